@@ -1,0 +1,27 @@
+"""tensorlib: automatic differentiation of tensor programs, eager and traced.
+
+>>> import tensorlib as tl
+>>> x = tl.tensor([1.0, 2.0, 3.0])
+>>> float(tl.grad(lambda x: tl.sum(x * x))(x)[1])
+4.0
+"""
+from . import dtypes
+from .dtypes import bool_, float16, float32, float64, int32, int64
+from .tensor import Tensor, TensorSpec, Variable
+from . import backends
+from .backends import backend, set_backend
+from . import ops
+from .ops.creation import arange, eye, full, linspace, ones, tensor, zeros
+from .ops.linalg import einsum, matmul, tensordot
+from .ops.math import (abs, add, cast, clip, cos, divide, equal, exp, expm1, floor, full_like, greater,
+                       greater_equal, identity, less, less_equal, log, log1p, logical_and, logical_not,
+                       logical_or, maximum, minimum, multiply, negative, not_equal, ones_like, power, round,
+                       sigmoid, sign, sin, sqrt, square, subtract, tanh, where, zeros_like)
+from .ops.reduce import argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
+from .ops.shape import (broadcast_to, concat, expand_dims, gather, getitem, one_hot, pad, reshape, split,
+                        squeeze, stack, take, tile, transpose)
+from . import grad
+from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
+from .grad.custom import custom_gradient, stop_gradient
+
+__version__ = "0.1.0"

@@ -1,0 +1,8 @@
+"""Backends: NumPy (always) and CuPy (optional, imported on first use)."""
+from .base import Backend, backend, current, get, names, register, set_backend
+from .numpy_backend import numpy
+from . import base as _base
+
+_base._default.append(numpy)
+
+__all__ = ["Backend", "backend", "current", "get", "names", "register", "set_backend", "numpy"]

@@ -1,0 +1,111 @@
+"""The Backend object and the public backend registry.
+
+A backend is a name, an array namespace ``xp`` and a few conversions.  Kernels
+are looked up by backend name on each OpDef, so registering a new backend and
+kernels for it needs no change to tensorlib itself::
+
+    >>> import numpy as np, tensorlib as tl
+    >>> class Counting(tl.backends.Backend):
+    ...     pass
+    >>> _ = tl.backends.register(Counting("counting", np))
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from .. import dtypes
+
+
+class Backend:
+    """An array library tensorlib can run kernels on.
+
+    Subclasses override ``asarray``/``to_numpy`` when their arrays are not
+    NumPy arrays; ``einsum`` and ``matmul`` may be specialised for speed.
+    """
+
+    def __init__(self, name: str, xp):
+        self.name = name
+        self.xp = xp
+
+    def asarray(self, data, dtype=None):
+        return self.xp.asarray(data, dtype=dtype)
+
+    def to_numpy(self, array) -> np.ndarray:
+        return np.asarray(array)
+
+    def is_array(self, value) -> bool:
+        return isinstance(value, np.ndarray)
+
+    def einsum(self, subscripts, *operands):
+        return self.xp.einsum(subscripts, *operands)
+
+    def synchronize(self) -> None:
+        """Wait for queued device work (a no-op on the host)."""
+
+    def __repr__(self) -> str:
+        return f"<Backend {self.name}>"
+
+
+_backends: dict[str, Backend] = {}
+_default: list[Backend] = []
+
+
+def register(backend: Backend) -> Backend:
+    """Make ``backend`` available by name; returns it."""
+    if backend.name in _backends and _backends[backend.name] is not backend:
+        raise ValueError(f"a backend named {backend.name!r} is already registered")
+    _backends[backend.name] = backend
+    return backend
+
+
+def get(name_or_backend) -> Backend:
+    """Look a backend up by name (``"numpy"``, ``"cupy"``, ...)."""
+    if isinstance(name_or_backend, Backend):
+        return name_or_backend
+    if name_or_backend == "cupy" and "cupy" not in _backends:
+        from . import cupy_backend  # noqa: F401  (registers itself; raises if CuPy is missing)
+    try:
+        return _backends[name_or_backend]
+    except KeyError:
+        raise ValueError(f"unknown backend {name_or_backend!r}; registered: "
+                         f"{sorted(_backends)}") from None
+
+
+def names() -> list[str]:
+    return sorted(_backends)
+
+
+def current() -> Backend:
+    return _default[-1]
+
+
+def set_backend(name_or_backend) -> Backend:
+    """Set the backend new tensors are created on."""
+    b = get(name_or_backend)
+    _default[-1] = b
+    return b
+
+
+@contextlib.contextmanager
+def backend(name_or_backend):
+    """``with tl.backend("cupy"):`` creates new tensors on that backend inside the block."""
+    _default.append(get(name_or_backend))
+    try:
+        yield _default[-1]
+    finally:
+        _default.pop()
+
+
+def backend_of_array(value) -> Backend | None:
+    """The registered backend whose array type ``value`` is, preferring NumPy."""
+    if isinstance(value, np.ndarray):
+        return None
+    for b in _backends.values():
+        if b.name != "numpy" and b.is_array(value):
+            return b
+    return None
+
+
+__all__ = ["Backend", "register", "get", "names", "current", "set_backend", "backend", "dtypes"]

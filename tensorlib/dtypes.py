@@ -1,0 +1,82 @@
+"""dtypes and promotion.
+
+tensorlib uses NumPy dtype objects.  Promotion follows NumPy between typed
+values (``float32`` with ``float64`` gives ``float64``) while Python scalars
+are *weak*: they take the dtype of the tensor they meet, as in JAX and
+PyTorch, so ``float32_tensor * 2.0`` stays ``float32``.
+
+>>> import tensorlib as tl
+>>> (tl.tensor([1.0, 2.0]) * 2.0).dtype
+dtype('float32')
+"""
+from __future__ import annotations
+
+import numpy as np
+
+float16 = np.dtype("float16")
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+bool_ = np.dtype("bool")
+
+SUPPORTED = (float16, float32, float64, int32, int64, bool_)
+FLOATS = (float16, float32, float64)
+_SUPPORTED_SET = frozenset(SUPPORTED)
+# Dtypes a NumPy array may carry that we map onto a supported one.
+_NARROWED = {np.dtype("int8"): int32, np.dtype("int16"): int32, np.dtype("uint8"): int32,
+             np.dtype("uint16"): int32, np.dtype("uint32"): int64}
+
+default_float = float32
+default_int = int64
+
+
+def as_dtype(dtype) -> np.dtype:
+    """Return the NumPy dtype for ``dtype`` (a name, type or dtype); raise for unsupported ones."""
+    if dtype is bool:
+        return bool_
+    if dtype is float:
+        return default_float
+    if dtype is int:
+        return default_int
+    try:
+        d = np.dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"tensorlib: {dtype!r} is not a dtype") from e
+    if d in _SUPPORTED_SET:
+        return d
+    if d in _NARROWED:
+        return _NARROWED[d]
+    raise TypeError(f"tensorlib: dtype {d} is not supported (supported: "
+                    f"{', '.join(str(s) for s in SUPPORTED)})")
+
+
+def is_floating(dtype) -> bool:
+    return np.dtype(dtype).kind == "f"
+
+
+def is_integer(dtype) -> bool:
+    return np.dtype(dtype).kind in "iu"
+
+
+def promote_types(*dtypes) -> np.dtype:
+    """NumPy promotion restricted to the supported dtypes."""
+    return as_dtype(np.result_type(*dtypes))
+
+
+def weak_scalar_dtype(value, strong: np.dtype | None) -> np.dtype:
+    """The dtype a Python scalar takes next to a tensor of dtype ``strong``.
+
+    A scalar of a lower or equal kind adopts ``strong``; a float scalar next to
+    an integer or bool tensor gives the default float; an int next to bool
+    gives the default int.
+    """
+    kind = "b" if isinstance(value, bool) else "i" if isinstance(value, int) else "f"
+    if isinstance(value, complex):
+        raise TypeError(f"tensorlib: complex scalars are not supported ({value!r})")
+    if strong is None:
+        return {"b": bool_, "i": default_int, "f": default_float}[kind]
+    order = "bif"
+    if order.index(kind) <= order.index(strong.kind if strong.kind != "u" else "i"):
+        return strong
+    return default_float if kind == "f" else default_int

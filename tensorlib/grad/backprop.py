@@ -1,0 +1,84 @@
+"""The one reverse-mode engine, for tapes (eager) and graphs (symbolic) alike.
+
+Both hand it a list of recorded Nodes in execution order.  It calls, per
+node, only the gradient functions of inputs that lead back to a source, and
+reduces broadcast gradients back to each input's shape in one place.
+"""
+from __future__ import annotations
+
+from . import registry
+
+
+def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
+    """Gradients of ``sum(target * target_grad)`` with respect to each source."""
+    from ..ops import math as m
+
+    needs = {s._id for s in sources}
+    relevant = []
+    for node in nodes:
+        for t in node.inputs:
+            if t._id in needs:
+                relevant.append(node)
+                for o in node.outputs:
+                    if o.dtype.kind == "f":
+                        needs.add(o._id)
+                break
+    keep = {s._id for s in sources}
+    grads: dict = {}
+    for t, g in zip(targets, target_grads):
+        if t._id in needs:
+            _accumulate(grads, t._id, g)
+    for node in reversed(relevant):
+        outs = node.outputs
+        out_grads = [grads.get(o._id) if o._id in keep else grads.pop(o._id, None) for o in outs]
+        if all(g is None for g in out_grads):
+            continue
+        out_grads = [m.zeros_like(o) if g is None else g for o, g in zip(outs, out_grads)]
+        per_input = registry.lookup(node)
+        variadic = node.op.variadic
+        for i, t in enumerate(node.inputs):
+            if t._id not in needs:
+                continue
+            fn = per_input[0] if variadic else per_input[i]
+            if fn is None:  # an input used for its shape or as indices: no gradient flows to it
+                continue
+            g = fn(node, *out_grads, index=i) if variadic else fn(node, *out_grads)
+            if g is None:
+                continue
+            _accumulate(grads, t._id, fit_to(g, t))
+    result = []
+    for s in sources:
+        g = grads.get(s._id)
+        if g is None and unconnected == "zero":
+            g = m.zeros_like(s)
+        result.append(g)
+    return result
+
+
+def _accumulate(grads, key, g):
+    prev = grads.get(key)
+    grads[key] = g if prev is None else prev + g
+
+
+def fit_to(g, like):
+    """Sum a broadcast gradient back to ``like``'s shape and give it ``like``'s dtype."""
+    from ..ops import math as m
+
+    if g.shape != like.shape:
+        g = sum_to(g, like.shape)
+    if g.dtype != like.dtype and like.dtype.kind == "f":
+        g = m.cast(g, dtype=like.dtype)
+    return g
+
+
+def sum_to(g, shape):
+    """Reduce ``g`` over the axes along which ``shape`` was broadcast (the one un-broadcast helper)."""
+    from ..ops import reduce as r
+
+    lead = len(g.shape) - len(shape)
+    kept = tuple(lead + i for i, d in enumerate(shape) if d == 1 and g.shape[lead + i] != 1)
+    if kept:
+        g = r.sum(g, axis=kept, keepdims=True)
+    if lead > 0:
+        g = r.sum(g, axis=tuple(range(lead)))
+    return g

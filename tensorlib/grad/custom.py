@@ -1,0 +1,113 @@
+"""stop_gradient and custom_gradient."""
+from __future__ import annotations
+
+import contextlib
+import functools
+import weakref
+
+from .. import dispatch
+from ..ops.registry import defop, spec
+from ..tensor import Tensor
+from . import registry
+from .tape import flatten
+
+_stop = defop("StopGradient", inputs=("x",), infer=lambda x: x, differentiable=False,
+              doc="Identity in the forward pass; no gradient flows through it.")
+
+
+@_stop.generic
+def _stop_gradient_kernel(xp, x):
+    return x
+
+
+def stop_gradient(x) -> Tensor:
+    """``x`` unchanged, with no gradient flowing back through it.
+
+    >>> import tensorlib as tl
+    >>> float(tl.grad(lambda x: x * tl.stop_gradient(x))(3.0))
+    3.0
+    """
+    return _stop(x)
+
+
+@contextlib.contextmanager
+def _tapes_paused():
+    saved = list(dispatch.tapes)
+    dispatch.tapes.clear()
+    try:
+        yield
+    finally:
+        dispatch.tapes[:] = saved
+
+
+def _custom_infer(*inputs, grad_fn, n_inputs):
+    outs = inputs[n_inputs:]
+    return tuple(spec(o.shape, o.dtype) for o in outs)
+
+
+_custom = defop("CustomGradient", inputs=("inputs",), attrs={"grad_fn": None, "n_inputs": 0},
+                infer=_custom_infer, variadic=True,
+                doc="Passes its last outputs through; its gradient is the user's grad_fn.")
+
+
+@_custom.generic
+def _custom_kernel(xp, *arrays, grad_fn, n_inputs):
+    return tuple(arrays[n_inputs:])
+
+
+_grad_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _custom_gradient_rule(op, *out_grads, index):
+    n = op.attrs["n_inputs"]
+    if index >= n:
+        return None
+    cached = _grad_cache.get(op)
+    key = tuple(id(g) for g in out_grads)
+    if cached is None or cached[0] != key:
+        fn = op.attrs["grad_fn"]
+        result = fn(*out_grads)
+        result = list(result) if isinstance(result, (list, tuple)) else [result]
+        if len(result) != n:
+            raise ValueError(f"custom_gradient: grad_fn returned {len(result)} gradients for {n} "
+                             "tensor inputs")
+        cached = (key, result, out_grads)
+        _grad_cache[op] = cached
+    g = cached[1][index]
+    if g is not None and not isinstance(g, Tensor):
+        g = dispatch.to_tensor(g, op.inputs[index].backend, op.inputs[index].dtype)
+    return g
+
+
+registry.register_gradient("CustomGradient", _custom_gradient_rule)
+
+
+def custom_gradient(f):
+    """Give ``f`` its own gradient: ``f`` returns ``(y, grad_fn)`` and ``grad_fn(dy)``
+    returns one gradient per Tensor positional argument.
+
+    Works in eager and traced code; when ``grad_fn`` is written with
+    tensorlib ops it is itself differentiable.  A straight-through estimator:
+
+    >>> import tensorlib as tl
+    >>> @tl.custom_gradient
+    ... def round_ste(x):
+    ...     return tl.round(x), lambda dy: dy
+    >>> float(tl.grad(lambda x: round_ste(x) * 2.0)(1.3))
+    2.0
+    """
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        if not dispatch.tapes:
+            y, _ = f(*args, **kwargs)
+            return y
+        tensor_args = [a for a in args if isinstance(a, Tensor)]
+        with _tapes_paused():
+            y, grad_fn = f(*args, **kwargs)
+        outs, rebuild = flatten(y)
+        for o in outs:
+            if not isinstance(o, Tensor):
+                raise TypeError(f"custom_gradient: {f.__name__} must return tensors, got {type(o).__name__}")
+        results = _custom(*tensor_args, *outs, grad_fn=grad_fn, n_inputs=len(tensor_args))
+        return rebuild(list(results))
+    return wrapper

@@ -1,0 +1,162 @@
+"""The gradient registry: one gradient function per differentiable input.
+
+A gradient function for one input is called as ``fn(op, *output_grads)``
+(plus ``index=`` for variadic ops) and returns that input's gradient, written
+with tensorlib ops so that it can itself be recorded, traced and
+differentiated again.
+
+>>> import tensorlib as tl
+>>> sorted(tl.grad.get("Mul"))
+['x', 'y']
+"""
+from __future__ import annotations
+
+import contextlib
+
+rules: dict[str, tuple] = {}          # op type -> per-input functions (None: input needs none)
+_not_differentiable: set[str] = set()
+_overrides: list[dict] = []           # innermost last
+
+
+def _opdef(op_type):
+    from ..ops.registry import _ops
+    return _ops.get(op_type)
+
+
+def _per_input(op_type, fns, by_name, what):
+    op = _opdef(op_type)
+    if op is None:
+        raise LookupError(f"{what}: no op type {op_type!r} is defined")
+    names = op.input_names
+    if op.variadic:
+        if len(fns) + len(by_name) != 1:
+            raise TypeError(f"{what}({op_type!r}): a variadic op takes one gradient function "
+                            "(called with index=)")
+        return (fns[0] if fns else next(iter(by_name.values())),)
+    if len(fns) > len(names):
+        raise TypeError(f"{what}({op_type!r}): {len(fns)} functions for {len(names)} inputs {names}")
+    per = list(fns) + [None] * (len(names) - len(fns))
+    for key, fn in by_name.items():
+        if key not in names:
+            raise TypeError(f"{what}({op_type!r}): no input named {key!r} (inputs: {', '.join(names)})")
+        per[names.index(key)] = fn
+    return tuple(per)
+
+
+def register_gradient(op_type: str, *fns, **by_name) -> None:
+    """Register one gradient function per input of ``op_type``, positionally or by input name.
+
+    An input given no function (or ``None``) gets no gradient through this op,
+    as for indices or a tensor used only for its shape (TensorFlow's None).
+    """
+    if op_type in rules:
+        raise ValueError(f"register_gradient: {op_type!r} already has a gradient; "
+                         "use tl.grad.override to replace it in a scope")
+    if op_type in _not_differentiable:
+        raise ValueError(f"register_gradient: {op_type!r} was declared not differentiable")
+    rules[op_type] = _per_input(op_type, fns, by_name, "register_gradient")
+
+
+def not_differentiable(op_type: str) -> None:
+    """Declare ``op_type`` not differentiable: its outputs carry no gradient, and nothing raises."""
+    if op_type in rules:
+        raise ValueError(f"not_differentiable: {op_type!r} already has a gradient")
+    _not_differentiable.add(op_type)
+    op = _opdef(op_type)
+    if op is not None:
+        op.differentiable = False
+
+
+def is_differentiable(op_type: str) -> bool:
+    return op_type not in _not_differentiable
+
+
+def get(op_type: str) -> dict | None:
+    """The per-input gradient functions of ``op_type`` by input name; None if not differentiable."""
+    if op_type in _not_differentiable:
+        return None
+    per = _lookup_rules(op_type)
+    if per is None:
+        raise LookupError(f"No gradient defined for operation '{op_type}' (op type: {op_type})")
+    op = _opdef(op_type)
+    names = op.input_names if op is not None else tuple(f"input{i}" for i in range(len(per)))
+    if op is not None and op.variadic:
+        return {names[0]: per[0]}
+    return dict(zip(names, per))
+
+
+def _lookup_rules(op_type):
+    for scope in reversed(_overrides):
+        if op_type in scope:
+            return scope[op_type]
+    return rules.get(op_type)
+
+
+def lookup(node) -> tuple:
+    """The per-input functions for a recorded node, honouring overrides; raise if there are none."""
+    per = _lookup_rules(node.op.name)
+    if per is None:
+        raise missing_gradient_error(node)
+    return per
+
+
+def missing_gradient_error(node) -> LookupError:
+    t = node.op.name
+    site = f"\n  The op was called at {node.site}." if node.site else ""
+    return LookupError(
+        f"No gradient defined for operation '{t}' (op type: {t}).{site}\n"
+        "  Remedies: wrap its input in tl.stop_gradient(...) if no gradient should flow, "
+        "give the computation a gradient with @tl.custom_gradient, or register one with "
+        f"tl.grad.register_gradient({t!r}, ...).")
+
+
+@contextlib.contextmanager
+def override(mapping: dict):
+    """Replace gradient functions inside a ``with`` block (eager and traced).
+
+    ``mapping`` maps op type names to one function (single-input ops), a tuple
+    of per-input functions, or a dict keyed by input name.
+
+    >>> import tensorlib as tl
+    >>> x = tl.tensor([-1.0, 2.0])
+    >>> with tl.grad.override({"Relu": lambda op, g: g}):
+    ...     with tl.GradientTape() as tape:
+    ...         tape.watch(x)
+    ...         y = tl.nn.relu(x)
+    ...     tape.gradient(y, x).numpy().tolist()
+    [1.0, 1.0]
+    """
+    scope = {}
+    for op_type, value in mapping.items():
+        if _opdef(op_type) is None:
+            raise LookupError(f"tl.grad.override: no op type {op_type!r} is defined")
+        if callable(value):
+            value = (value,)
+        if isinstance(value, dict):
+            scope[op_type] = _per_input(op_type, (), value, "override")
+        else:
+            scope[op_type] = _per_input(op_type, tuple(value), {}, "override")
+    _overrides.append(scope)
+    try:
+        yield
+    finally:
+        _overrides.remove(scope)
+
+
+def audit() -> dict[str, dict[str, str]]:
+    """For every defined op type and input: 'gradient', 'not differentiable' or 'missing'."""
+    from ..ops.registry import _ops
+    report = {}
+    for name, op in sorted(_ops.items()):
+        if name in _not_differentiable:
+            report[name] = {i: "not differentiable" for i in op.input_names}
+            continue
+        per = rules.get(name)
+        if per is None:
+            report[name] = {i: "missing" for i in op.input_names}
+        elif op.variadic:
+            report[name] = {op.input_names[0]: "gradient" if per[0] else "missing"}
+        else:
+            report[name] = {i: ("gradient" if f is not None else "not differentiable")
+                            for i, f in zip(op.input_names, per)}
+    return report

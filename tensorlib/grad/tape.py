@@ -1,0 +1,176 @@
+"""GradientTape: records the ops that touch watched tensors, then runs the engine."""
+from __future__ import annotations
+
+import contextlib
+
+from .. import dispatch
+from ..tensor import Tensor, Variable
+from .backprop import backprop
+
+
+def flatten(structure):
+    """(list of leaves, rebuild function) for a Tensor, list/tuple or dict of them."""
+    if isinstance(structure, (list, tuple)):
+        parts = [flatten(s) for s in structure]
+        leaves = [leaf for p in parts for leaf in p[0]]
+
+        def rebuild(values, parts=parts, kind=type(structure)):
+            out, i = [], 0
+            for p in parts:
+                n = len(p[0])
+                out.append(p[1](values[i:i + n]))
+                i += n
+            return kind(out) if kind in (list, tuple) else kind(*out)
+        return leaves, rebuild
+    if isinstance(structure, dict):
+        keys = list(structure)
+        leaves, rebuild_list = flatten([structure[k] for k in keys])
+        return leaves, lambda values: dict(zip(keys, rebuild_list(values)))
+    return [structure], lambda values: values[0]
+
+
+class GradientTape:
+    """Records operations on watched tensors for reverse-mode differentiation.
+
+    >>> import tensorlib as tl
+    >>> x = tl.tensor(3.0)
+    >>> with tl.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    >>> float(tape.gradient(y, x))
+    6.0
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
+        self._persistent = persistent
+        self._watch_accessed_variables = watch_accessed_variables
+        self._watched: set = set()
+        self._variables: list = []
+        self._nodes: list | None = []
+
+    def __enter__(self):
+        if self._nodes is None:
+            raise RuntimeError("GradientTape: a non-persistent tape was already used for gradients; "
+                               "create a new one")
+        dispatch.tapes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        if self in dispatch.tapes:
+            dispatch.tapes.remove(self)
+
+    def watch(self, tensor) -> None:
+        """Watch a Tensor, Variable, or a list/tuple/dict of them."""
+        for t in flatten(tensor)[0]:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"GradientTape.watch: expected tensors, got {type(t).__name__}")
+            if t.dtype.kind != "f":
+                continue
+            if isinstance(t, Variable):
+                self._watch_variable(t)
+            else:
+                self._watched.add(t._id)
+
+    def _watch_variable(self, var):
+        if var._id not in self._watched:
+            self._watched.add(var._id)
+            self._variables.append(var)
+
+    def watched_variables(self) -> tuple:
+        return tuple(self._variables)
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Ops run inside this block are not recorded."""
+        active = self in dispatch.tapes
+        if active:
+            dispatch.tapes.remove(self)
+        try:
+            yield
+        finally:
+            if active:
+                dispatch.tapes.append(self)
+
+    def reset(self) -> None:
+        """Forget everything recorded so far."""
+        self._watched = set()
+        self._variables = []
+        self._nodes = []
+
+    def _nodes_or_raise(self, what):
+        if self._nodes is None:
+            raise RuntimeError(f"GradientTape.{what}: a non-persistent GradientTape can compute gradients "
+                               "only once; use GradientTape(persistent=True) to call it several times")
+        return self._nodes
+
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients: str = "none"):
+        """Gradient of ``target`` (summed over its elements) with respect to ``sources``.
+
+        ``sources`` may be a Tensor, a list/tuple or a dict of them; the result
+        has the same structure.  Unconnected sources give None, or zeros with
+        ``unconnected_gradients="zero"``.
+        """
+        nodes = self._nodes_or_raise("gradient")
+        if unconnected_gradients not in ("none", "zero"):
+            raise ValueError(f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', "
+                             f"got {unconnected_gradients!r}")
+        flat_sources, rebuild = flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, Tensor):
+                raise TypeError(f"GradientTape.gradient: sources must be tensors or variables, got "
+                                f"{type(s).__name__}")
+        targets = flatten(target)[0]
+        if output_gradients is None:
+            from ..ops.math import ones_like
+            weights = [ones_like(t) for t in targets]
+        else:
+            weights = [dispatch.to_tensor(w, t.backend, t.dtype) if not isinstance(w, Tensor) else w
+                       for w, t in zip(flatten(output_gradients)[0], targets)]
+            for w, t in zip(weights, targets):
+                if tuple(w.shape) != tuple(t.shape):
+                    raise ValueError(f"GradientTape.gradient: output_gradients shape {w.shape} does not "
+                                     f"match target shape {t.shape}")
+        with self.stop_recording():
+            grads = backprop(nodes, targets, weights, flat_sources, unconnected_gradients)
+        if not self._persistent:
+            self._nodes = None
+            self._watched = set()
+        return rebuild(grads)
+
+    def jacobian(self, target, sources, unconnected_gradients: str = "none"):
+        """d target / d source, of shape ``target.shape + source.shape``, for each source."""
+        from ..ops import creation
+        from ..ops import shape as s
+
+        nodes = self._nodes_or_raise("jacobian")
+        flat_sources, rebuild = flatten(sources)
+        if None in target.shape:
+            raise ValueError(f"GradientTape.jacobian: target shape {target.shape} must be fully known")
+        size = 1
+        for d in target.shape:
+            size *= d
+        rows = [[] for _ in flat_sources]
+        with self.stop_recording():
+            eye = creation.eye(size, dtype=target.dtype, backend=target.backend)
+            for i in range(size):
+                weight = s.reshape(eye[i], target.shape)
+                grads = backprop(nodes, [target], [weight], flat_sources, "zero")
+                for k, g in enumerate(grads):
+                    rows[k].append(g)
+        result = []
+        for src, r in zip(flat_sources, rows):
+            jac = s.reshape(s.stack(r), tuple(target.shape) + tuple(src.shape)) if r else None
+            if unconnected_gradients == "none" and jac is not None and not _connected(nodes, target, src):
+                jac = None
+            result.append(jac)
+        if not self._persistent:
+            self._nodes = None
+        return rebuild(result)
+
+
+def _connected(nodes, target, source) -> bool:
+    reach = {source._id}
+    for node in nodes:
+        if any(t._id in reach for t in node.inputs):
+            reach.update(o._id for o in node.outputs)
+    return target._id in reach

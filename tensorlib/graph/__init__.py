@@ -1,0 +1,1 @@
+"""Graph mode: IR, tracing, executor, passes, serialization."""

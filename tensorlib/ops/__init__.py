@@ -1,0 +1,5 @@
+"""Op families; each module defines its ops with the public registration API."""
+from . import creation, linalg, math, reduce, shape  # noqa: F401  (registers the ops)
+from .registry import OpDef, all_ops, defop, get
+
+__all__ = ["OpDef", "defop", "get", "all_ops", "creation", "math", "reduce", "shape", "linalg"]

@@ -1,0 +1,44 @@
+"""Shape helpers shared by shape rules (pure functions on tuples; ``None`` = unknown size)."""
+from __future__ import annotations
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy broadcasting of shapes that may hold ``None``; ValueError quotes them all."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for axis in range(ndim):
+        size = 1
+        for s in shapes:
+            k = axis - ndim + len(s)
+            if k < 0:
+                continue
+            d = s[k]
+            if d == 1 or d == size:
+                continue
+            if size == 1:
+                size = d
+            elif d is None or size is None:
+                size = size if d is None else d
+            else:
+                raise ValueError(f"shapes {' and '.join(str(tuple(x)) for x in shapes)} are not broadcastable")
+        out.append(size)
+    return tuple(out)
+
+
+def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
+    if not isinstance(axis, (int,)) or isinstance(axis, bool):
+        raise TypeError(f"{what} must be an int, got {axis!r}")
+    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise ValueError(f"{what} {axis} is out of range for a tensor of rank {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def normalize_axes(axis, ndim: int) -> tuple:
+    """``None`` -> all axes; an int or sequence -> sorted tuple of non-negative axes, checked."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = tuple(sorted(normalize_axis(a, ndim) for a in axes))
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate axis in {axis!r}")
+    return out

@@ -1,0 +1,96 @@
+"""Creating tensors: tl.tensor, zeros, ones, full, arange, eye, linspace."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dispatch
+from .. import dtypes as _dt
+from ..backends import base as _backends
+from ..tensor import Tensor, make
+
+
+def _backend(backend):
+    return _backends.current() if backend is None else _backends.get(backend)
+
+
+def tensor(data, dtype=None, backend=None) -> Tensor:
+    """A new tensor holding a copy of ``data``.
+
+    NumPy arrays keep their dtype; a Python list of floats becomes float32,
+    of ints int64; a Tensor is copied (onto ``backend`` if given).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.tensor(np.zeros(2)).dtype, tl.tensor([1.0]).dtype, tl.tensor([1]).dtype
+    (dtype('float64'), dtype('float32'), dtype('int64'))
+    """
+    if isinstance(data, Tensor):
+        if data._value is None:
+            if dtype is not None and _dt.as_dtype(dtype) != data.dtype:
+                from .math import cast
+                return cast(data, dtype)
+            return data
+        target = data.backend if backend is None else _backends.get(backend)
+        host = data.numpy() if target is not data.backend else data._value
+        arr = target.asarray(host, dtype=None if dtype is None else _dt.as_dtype(dtype))
+        return make(arr.copy() if arr is data._value else arr, target)
+    b = _backend(backend)
+    if dtype is not None:
+        dtype = _dt.as_dtype(dtype)
+    if isinstance(data, (bool, int, float)) and not isinstance(data, np.generic):
+        dtype = dtype or _dt.weak_scalar_dtype(data, None)
+        return make(b.asarray(data, dtype=dtype), b)
+    if hasattr(data, "dtype") and hasattr(data, "shape"):
+        src = _dt.as_dtype(data.dtype) if dtype is None else dtype
+        host = data if b.is_array(data) else np.asarray(data)
+        arr = b.asarray(host, dtype=src)
+        if arr is data or (isinstance(data, np.ndarray) and np.shares_memory(arr, data)):
+            arr = arr.copy()
+        return make(arr, b)
+    t = dispatch.to_tensor(data, b)
+    if dtype is not None and t.dtype != dtype:
+        return make(t._value.astype(dtype), b)
+    return t
+
+
+def _shape_tuple(shape):
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+
+
+def full(shape, value, dtype=None, backend=None) -> Tensor:
+    """A tensor of ``shape`` filled with ``value`` (float32 by default for floats)."""
+    b = _backend(backend)
+    dtype = _dt.weak_scalar_dtype(value, None) if dtype is None else _dt.as_dtype(dtype)
+    return make(b.xp.full(_shape_tuple(shape), value, dtype=dtype), b)
+
+
+def zeros(shape, dtype=_dt.float32, backend=None) -> Tensor:
+    """>>> import tensorlib as tl; tl.zeros((2, 3)).shape
+    (2, 3)
+    """
+    return full(shape, 0, dtype, backend)
+
+
+def ones(shape, dtype=_dt.float32, backend=None) -> Tensor:
+    return full(shape, 1, dtype, backend)
+
+
+def arange(start, stop=None, step=1, dtype=None, backend=None) -> Tensor:
+    """Like ``numpy.arange``; int64 for integer arguments, float32 otherwise."""
+    b = _backend(backend)
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        dtype = _dt.default_int if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) \
+            else _dt.default_float
+    return make(b.xp.arange(start, stop, step, dtype=_dt.as_dtype(dtype)), b)
+
+
+def linspace(start, stop, num=50, dtype=_dt.float32, backend=None) -> Tensor:
+    b = _backend(backend)
+    return make(b.xp.linspace(start, stop, num, dtype=_dt.as_dtype(dtype)), b)
+
+
+def eye(n: int, m: int | None = None, dtype=_dt.float32, backend=None) -> Tensor:
+    """The identity matrix (n x m)."""
+    b = _backend(backend)
+    return make(b.xp.eye(n, m, dtype=_dt.as_dtype(dtype)), b)

@@ -1,0 +1,187 @@
+"""Contractions: matmul (batched, broadcasting), einsum (opt_einsum, cached paths), tensordot."""
+from __future__ import annotations
+
+import string
+
+from ..backends.numpy_backend import _contract_expression
+from ..dispatch import apply
+from ..grad.registry import register_gradient
+from ..tensor import Tensor
+from ._shapes import broadcast_shapes
+from .registry import defop, spec
+
+
+# ------------------------------------------------------------------ matmul
+def _matmul_infer(x, y):
+    if len(x.shape) < 2 or len(y.shape) < 2:
+        raise ValueError("both operands need rank >= 2 (tl.matmul handles vectors)")
+    if x.dtype.kind not in "fi" or y.dtype.kind not in "fi":
+        raise TypeError(f"cannot multiply {x.dtype} matrices")
+    n, k = x.shape[-2:]
+    k2, m = y.shape[-2:]
+    if k is not None and k2 is not None and k != k2:
+        raise ValueError(f"inner dimensions do not match: {x.shape} @ {y.shape} ({k} != {k2})")
+    return spec(broadcast_shapes(x.shape[:-2], y.shape[:-2]) + (n, m), x.dtype)
+
+
+_matmul = defop("BatchMatMulV2", inputs=("x", "y"), infer=_matmul_infer, promote=(0, 1),
+                doc="Matrix product over the last two axes; leading axes broadcast.")
+_matmul.generic(lambda xp, x, y: xp.matmul(x, y))
+
+
+def _swap(t):
+    from .shape import transpose
+    n = len(t.shape)
+    return transpose(t, tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+register_gradient("BatchMatMulV2", lambda op, g: matmul(g, _swap(op.inputs[1])),
+                  lambda op, g: matmul(_swap(op.inputs[0]), g))
+
+
+def matmul(x, y) -> Tensor:
+    """NumPy's ``matmul``: vectors are promoted to matrices and the added axis removed.
+
+    >>> import tensorlib as tl
+    >>> (tl.ones((2, 3)) @ tl.ones((3,))).numpy().tolist()
+    [3.0, 3.0]
+    """
+    from .creation import tensor
+    from .shape import expand_dims, squeeze
+    x = x if isinstance(x, Tensor) else tensor(x)
+    y = y if isinstance(y, Tensor) else tensor(y)
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError(f"BatchMatMulV2: matmul of a scalar (shapes {x.shape} and {y.shape}); use *")
+    squeeze_axes = []
+    if x.ndim == 1:
+        x = expand_dims(x, 0)
+        squeeze_axes.append(-2)
+    if y.ndim == 1:
+        y = expand_dims(y, 1)
+        squeeze_axes.append(-1)
+    out = apply(_matmul, (x, y))
+    if squeeze_axes:
+        out = squeeze(out, tuple(a % out.ndim for a in squeeze_axes))
+    return out
+
+
+# ------------------------------------------------------------------ einsum
+def _parse_einsum(subscripts: str, shapes) -> tuple:
+    """Explicit form ``("ij", "jk"), "ik"`` with any ellipsis replaced by letters."""
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        lhs, out = subscripts.split("->")
+    else:
+        lhs, out = subscripts, None
+    ins = lhs.split(",")
+    if len(ins) != len(shapes):
+        raise ValueError(f"subscripts {subscripts!r} name {len(ins)} operands, got {len(shapes)}")
+    used = set(subscripts)
+    spare = [c for c in string.ascii_letters if c not in used]
+    ell_rank = max((len(s) - len(sub.replace("...", "")) for sub, s in zip(ins, shapes) if "..." in sub), default=0)
+    ell = "".join(spare[:ell_rank])
+    expanded = []
+    for sub, shape in zip(ins, shapes):
+        if "..." in sub:
+            k = len(shape) - len(sub.replace("...", ""))
+            sub = sub.replace("...", ell[ell_rank - k:] if k else "")
+        if len(sub) != len(shape):
+            raise ValueError(f"subscript {sub!r} has {len(sub)} indices for an operand of shape {tuple(shape)}")
+        if len(set(sub)) != len(sub):
+            raise ValueError(f"repeated index in operand subscript {sub!r} (diagonals) is not supported")
+        expanded.append(sub)
+    if out is None:
+        letters = "".join(expanded)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return tuple(expanded), out
+
+
+def _einsum_infer(*xs, equation):
+    ins, out = equation.split("->")
+    ins = ins.split(",")
+    if len(ins) != len(xs):
+        raise ValueError(f"equation {equation!r} names {len(ins)} operands, got {len(xs)}")
+    sizes = {}
+    for sub, x in zip(ins, xs):
+        if len(sub) != len(x.shape):
+            raise ValueError(f"subscript {sub!r} does not match operand shape {x.shape}")
+        for c, d in zip(sub, x.shape):
+            prev = sizes.get(c)
+            if prev is not None and d is not None and prev != d and 1 not in (prev, d):
+                raise ValueError(f"index {c!r} has sizes {prev} and {d} (shapes {[tuple(t.shape) for t in xs]})")
+            if prev is None or prev == 1:
+                sizes[c] = d
+    return spec(tuple(sizes[c] for c in out), xs[0].dtype)
+
+
+_einsum = defop("Einsum", inputs=("inputs",), attrs={"equation": ""}, infer=_einsum_infer, promote="all",
+                variadic=True, doc="Einstein summation; on NumPy through opt_einsum with cached paths.")
+
+
+@_einsum.kernel("numpy")
+def _einsum_numpy(*xs, equation):
+    return _contract_expression(equation, *(x.shape for x in xs))(*xs)
+
+
+_einsum.generic(lambda xp, *xs, equation: xp.einsum(equation, *xs))
+
+
+def _einsum_grad(op, g, index):
+    from .shape import broadcast_like, expand_dims
+    ins, out = op.attrs["equation"].split("->")
+    ins = ins.split(",")
+    target = ins[index]
+    others = [(s, t) for k, (s, t) in enumerate(zip(ins, op.inputs)) if k != index]
+    present = set(out).union(*(set(s) for s, _ in others))
+    kept = "".join(c for c in target if c in present)
+    grad = einsum(",".join([out] + [s for s, _ in others]) + "->" + kept, g, *(t for _, t in others))
+    if kept != target:
+        missing = tuple(k for k, c in enumerate(target) if c not in present)
+        grad = broadcast_like(expand_dims(grad, missing), op.inputs[index])
+    return grad
+
+
+register_gradient("Einsum", _einsum_grad)
+
+
+def einsum(subscripts: str, *operands) -> Tensor:
+    """Einstein summation (``numpy.einsum`` notation, ellipsis allowed).
+
+    >>> import tensorlib as tl
+    >>> tl.einsum("ij,j->i", tl.ones((2, 3)), tl.ones(3)).numpy().tolist()
+    [3.0, 3.0]
+    """
+    from .creation import tensor
+    xs = tuple(x if isinstance(x, Tensor) else tensor(x) for x in operands)
+    try:
+        ins, out = _parse_einsum(subscripts, [x.shape for x in xs])
+    except ValueError as e:
+        shapes = ", ".join(f"{tuple(x.shape)} {x.dtype}" for x in xs)
+        raise ValueError(f"Einsum: {e} (operands: {shapes})") from None
+    return apply(_einsum, xs, {"equation": ",".join(ins) + "->" + out})
+
+
+def tensordot(a, b, axes=2) -> Tensor:
+    """``numpy.tensordot``: contract the last ``axes`` axes of a with the first of b, or explicit lists."""
+    from .creation import tensor
+    a = a if isinstance(a, Tensor) else tensor(a)
+    b = b if isinstance(b, Tensor) else tensor(b)
+    if isinstance(axes, int):
+        axes_a = list(range(a.ndim - axes, a.ndim))
+        axes_b = list(range(axes))
+    else:
+        axes_a, axes_b = ([axes[0]] if isinstance(axes[0], int) else list(axes[0]),
+                          [axes[1]] if isinstance(axes[1], int) else list(axes[1]))
+    if len(axes_a) != len(axes_b):
+        raise ValueError(f"Tensordot: axes {axes} pair {len(axes_a)} with {len(axes_b)} axes "
+                         f"(shapes {a.shape} and {b.shape})")
+    letters = iter(string.ascii_letters)
+    sa = [next(letters) for _ in range(a.ndim)]
+    sb = [next(letters) for _ in range(b.ndim)]
+    for i, j in zip(axes_a, axes_b):
+        sb[j % b.ndim] = sa[i % a.ndim]
+    out = [c for k, c in enumerate(sa) if k not in {i % a.ndim for i in axes_a}] + \
+          [c for k, c in enumerate(sb) if k not in {j % b.ndim for j in axes_b}]
+    return einsum("".join(sa) + "," + "".join(sb) + "->" + "".join(out), a, b)

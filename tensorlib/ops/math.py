@@ -1,0 +1,404 @@
+"""Elementwise math: arithmetic with NumPy broadcasting, unary functions, comparisons.
+
+Each op's gradient rules sit right below it, written with tensorlib ops.
+Broadcast gradients are summed back to the input's shape by the engine.
+"""
+from __future__ import annotations
+
+from .. import dispatch
+from .. import dtypes as _dt
+from ..dispatch import apply
+from ..grad.registry import not_differentiable, register_gradient
+from ..tensor import Tensor
+from ._shapes import broadcast_shapes
+from .registry import defop, spec
+
+
+def _same(x):
+    return x
+
+
+def _broadcast(x, y):
+    if x.shape == y.shape:
+        return x
+    return spec(broadcast_shapes(x.shape, y.shape), x.dtype)
+
+
+def _compare(x, y):
+    return spec(x.shape if x.shape == y.shape else broadcast_shapes(x.shape, y.shape), _dt.bool_)
+
+
+def _binary(name, fn, doc):
+    op = defop(name, inputs=("x", "y"), infer=_broadcast, promote=(0, 1), doc=doc)
+    op.generic(fn)
+    return op
+
+
+# ------------------------------------------------------------------ arithmetic
+_add = _binary("Add", lambda xp, x, y: x + y, "x + y with broadcasting.")
+register_gradient("Add", lambda op, g: g, lambda op, g: g)
+
+_sub = _binary("Sub", lambda xp, x, y: x - y, "x - y with broadcasting.")
+register_gradient("Sub", lambda op, g: g, lambda op, g: -g)
+
+_mul = _binary("Mul", lambda xp, x, y: x * y, "x * y with broadcasting.")
+register_gradient("Mul", lambda op, g: g * op.inputs[1], lambda op, g: g * op.inputs[0])
+
+_div = _binary("Div", lambda xp, x, y: x / y, "x / y (true division) with broadcasting.")
+register_gradient("Div", lambda op, g: g / op.inputs[1],
+                  lambda op, g: -g * op.outputs[0] / op.inputs[1])
+
+
+def _pow_infer(x, y):
+    return _broadcast(x, y)
+
+
+_pow = defop("Pow", inputs=("x", "y"), infer=_pow_infer, promote=(0, 1), doc="x ** y.")
+
+
+@_pow.generic
+def _pow_kernel(xp, x, y):
+    return xp.power(x, y)
+
+
+def _pow_grad_x(op, g):
+    x, y = op.inputs
+    return g * y * x ** (y - 1)
+
+
+def _pow_grad_y(op, g):
+    x = op.inputs[0]
+    safe = where(x > 0, x, ones_like(x))
+    return g * op.outputs[0] * where(x > 0, log(safe), zeros_like(x))
+
+
+register_gradient("Pow", _pow_grad_x, _pow_grad_y)
+
+_max = _binary("Maximum", lambda xp, x, y: xp.maximum(x, y), "Elementwise max; ties send the gradient to x.")
+register_gradient("Maximum", lambda op, g: g * cast(op.inputs[0] >= op.inputs[1], dtype=g.dtype),
+                  lambda op, g: g * cast(op.inputs[0] < op.inputs[1], dtype=g.dtype))
+
+_min = _binary("Minimum", lambda xp, x, y: xp.minimum(x, y), "Elementwise min; ties send the gradient to x.")
+register_gradient("Minimum", lambda op, g: g * cast(op.inputs[0] <= op.inputs[1], dtype=g.dtype),
+                  lambda op, g: g * cast(op.inputs[0] > op.inputs[1], dtype=g.dtype))
+
+
+# ------------------------------------------------------------------ unary
+def _unary(name, fn, doc, grad=None):
+    op = defop(name, inputs=("x",), infer=_same, doc=doc)
+    op.generic(fn)
+    if grad is not None:
+        register_gradient(name, grad)
+    return op
+
+
+_neg = _unary("Neg", lambda xp, x: -x, "-x.", lambda op, g: -g)
+_identity = _unary("Identity", lambda xp, x: x, "x, as a new tensor.", lambda op, g: g)
+_exp = _unary("Exp", lambda xp, x: xp.exp(x), "e ** x.", lambda op, g: g * op.outputs[0])
+_log = _unary("Log", lambda xp, x: xp.log(x), "Natural logarithm.", lambda op, g: g / op.inputs[0])
+_sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), "Square root.", lambda op, g: g * 0.5 / op.outputs[0])
+_square = _unary("Square", lambda xp, x: x * x, "x * x.", lambda op, g: g * 2.0 * op.inputs[0])
+_abs = _unary("Abs", lambda xp, x: xp.abs(x), "|x|; gradient sign(x).", lambda op, g: g * sign(op.inputs[0]))
+_sign = _unary("Sign", lambda xp, x: xp.sign(x), "Sign of x; its gradient is zero.",
+               lambda op, g: zeros_like(op.inputs[0]))
+_sin = _unary("Sin", lambda xp, x: xp.sin(x), "Sine.", lambda op, g: g * cos(op.inputs[0]))
+_cos = _unary("Cos", lambda xp, x: xp.cos(x), "Cosine.", lambda op, g: -g * sin(op.inputs[0]))
+_tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), "Hyperbolic tangent.",
+               lambda op, g: g * (1.0 - op.outputs[0] * op.outputs[0]))
+_log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), "log(1 + x), accurate near 0.",
+                lambda op, g: g / (op.inputs[0] + 1.0))
+_expm1 = _unary("Expm1", lambda xp, x: xp.expm1(x), "exp(x) - 1, accurate near 0.",
+                lambda op, g: g * (op.outputs[0] + 1.0))
+
+
+def _sigmoid_kernel(xp, x):
+    # Split by sign so that exp never overflows.
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+_sigmoid = _unary("Sigmoid", _sigmoid_kernel, "1 / (1 + exp(-x)), overflow-free.",
+                  lambda op, g: g * op.outputs[0] * (1.0 - op.outputs[0]))
+
+_round = _unary("Round", lambda xp, x: xp.round(x), "Round half to even (not differentiable).")
+not_differentiable("Round")
+_floor = _unary("Floor", lambda xp, x: xp.floor(x), "Floor (not differentiable).")
+not_differentiable("Floor")
+
+
+# ------------------------------------------------------------------ cast, comparisons, where, clip
+def _cast_infer(x, *, dtype):
+    return spec(x.shape, _dt.as_dtype(dtype))
+
+
+_cast = defop("Cast", inputs=("x",), attrs={"dtype": _dt.float32}, infer=_cast_infer,
+              doc="Convert to another dtype; the gradient is cast back.")
+
+
+@_cast.generic
+def _cast_kernel(xp, x, *, dtype):
+    return x.astype(dtype)
+
+
+register_gradient("Cast", lambda op, g: cast(g, dtype=op.inputs[0].dtype) if op.inputs[0].dtype.kind == "f" else None)
+dispatch._cast_op = lambda x, dtype: _cast(x, dtype=dtype)
+
+_comparisons = {}
+for _name, _fn in {"Equal": "equal", "NotEqual": "not_equal", "Less": "less", "LessEqual": "less_equal",
+                   "Greater": "greater", "GreaterEqual": "greater_equal", "LogicalAnd": "logical_and",
+                   "LogicalOr": "logical_or"}.items():
+    _comparisons[_name] = defop(_name, inputs=("x", "y"), infer=_compare, promote=(0, 1),
+                                differentiable=False, doc=f"Elementwise {_fn} (not differentiable).")
+    _comparisons[_name].generic(lambda xp, x, y, _fn=_fn: getattr(xp, _fn)(x, y))
+
+_logical_not = defop("LogicalNot", inputs=("x",), infer=lambda x: spec(x.shape, _dt.bool_),
+                     differentiable=False, doc="Elementwise not.")
+_logical_not.generic(lambda xp, x: xp.logical_not(x))
+
+
+def _where_infer(condition, x, y):
+    if condition.dtype != _dt.bool_:
+        raise TypeError(f"condition must be bool, got {condition.dtype}")
+    return spec(broadcast_shapes(condition.shape, x.shape, y.shape), x.dtype)
+
+
+_where = defop("Select", inputs=("condition", "x", "y"), infer=_where_infer, promote=(1, 2),
+               doc="x where condition else y, with broadcasting.")
+
+
+@_where.generic
+def _where_kernel(xp, condition, x, y):
+    return xp.where(condition, x, y)
+
+
+register_gradient("Select", None,
+                  lambda op, g: where(op.inputs[0], g, zeros_like(g)),
+                  lambda op, g: where(op.inputs[0], zeros_like(g), g))
+
+
+def _clip_infer(x, lo, hi):
+    return spec(broadcast_shapes(x.shape, lo.shape, hi.shape), x.dtype)
+
+
+_clip = defop("ClipByValue", inputs=("x", "clip_value_min", "clip_value_max"), infer=_clip_infer,
+              promote=(0, 1, 2), doc="min(max(x, lo), hi); the gradient flows where x is inside.")
+
+
+@_clip.generic
+def _clip_kernel(xp, x, lo, hi):
+    return xp.minimum(xp.maximum(x, lo), hi)
+
+
+def _clip_mask(op, g, which):
+    x, lo, hi = op.inputs
+    inside = {"x": logical_and(x >= lo, x <= hi), "lo": x < lo, "hi": x > hi}[which]
+    return where(inside, g, zeros_like(g))
+
+
+register_gradient("ClipByValue", lambda op, g: _clip_mask(op, g, "x"),
+                  lambda op, g: _clip_mask(op, g, "lo"), lambda op, g: _clip_mask(op, g, "hi"))
+
+
+# ------------------------------------------------------------------ *_like (work on symbolic tensors too)
+def _like_infer(x, *, value=0, dtype=None):
+    return spec(x.shape, x.dtype if dtype is None else _dt.as_dtype(dtype))
+
+
+_full_like = defop("FullLike", inputs=("x",), attrs={"value": 0, "dtype": None}, infer=_like_infer,
+                   differentiable=False, doc="A tensor of x's shape filled with value.")
+
+
+@_full_like.generic
+def _full_like_kernel(xp, x, *, value, dtype):
+    return xp.full(x.shape, value, dtype=x.dtype if dtype is None else dtype)
+
+
+# ------------------------------------------------------------------ public functions
+def add(x, y) -> Tensor:
+    """x + y with NumPy broadcasting.
+
+    >>> import tensorlib as tl
+    >>> tl.add(tl.tensor([1.0, 2.0]), 1.0).numpy().tolist()
+    [2.0, 3.0]
+    """
+    return apply(_add, (x, y))
+
+
+def subtract(x, y) -> Tensor:
+    return apply(_sub, (x, y))
+
+
+def multiply(x, y) -> Tensor:
+    return apply(_mul, (x, y))
+
+
+def divide(x, y) -> Tensor:
+    return apply(_div, (x, y))
+
+
+def power(x, y) -> Tensor:
+    return apply(_pow, (x, y))
+
+
+def maximum(x, y) -> Tensor:
+    return apply(_max, (x, y))
+
+
+def minimum(x, y) -> Tensor:
+    return apply(_min, (x, y))
+
+
+def negative(x) -> Tensor:
+    return apply(_neg, (x,))
+
+
+def identity(x) -> Tensor:
+    return apply(_identity, (x,))
+
+
+def exp(x) -> Tensor:
+    return apply(_exp, (x,))
+
+
+def log(x) -> Tensor:
+    return apply(_log, (x,))
+
+
+def log1p(x) -> Tensor:
+    return apply(_log1p, (x,))
+
+
+def expm1(x) -> Tensor:
+    return apply(_expm1, (x,))
+
+
+def sqrt(x) -> Tensor:
+    return apply(_sqrt, (x,))
+
+
+def square(x) -> Tensor:
+    return apply(_square, (x,))
+
+
+def abs(x) -> Tensor:  # noqa: A001 - NumPy's name
+    return apply(_abs, (x,))
+
+
+def sign(x) -> Tensor:
+    return apply(_sign, (x,))
+
+
+def sin(x) -> Tensor:
+    return apply(_sin, (x,))
+
+
+def cos(x) -> Tensor:
+    return apply(_cos, (x,))
+
+
+def tanh(x) -> Tensor:
+    return apply(_tanh, (x,))
+
+
+def sigmoid(x) -> Tensor:
+    return apply(_sigmoid, (x,))
+
+
+def round(x) -> Tensor:  # noqa: A001 - NumPy's name
+    return apply(_round, (x,))
+
+
+def floor(x) -> Tensor:
+    return apply(_floor, (x,))
+
+
+def cast(x, dtype) -> Tensor:
+    """Convert ``x`` to ``dtype``."""
+    return apply(_cast, (x,), {"dtype": _dt.as_dtype(dtype)})
+
+
+def where(condition, x, y) -> Tensor:
+    """Elements of x where condition holds, else of y (broadcasting)."""
+    return apply(_where, (condition, x, y))
+
+
+def clip(x, clip_value_min, clip_value_max) -> Tensor:
+    return apply(_clip, (x, clip_value_min, clip_value_max))
+
+
+def equal(x, y):
+    return apply(_comparisons["Equal"], (x, y))
+
+
+def not_equal(x, y):
+    return apply(_comparisons["NotEqual"], (x, y))
+
+
+def less(x, y):
+    return apply(_comparisons["Less"], (x, y))
+
+
+def less_equal(x, y):
+    return apply(_comparisons["LessEqual"], (x, y))
+
+
+def greater(x, y):
+    return apply(_comparisons["Greater"], (x, y))
+
+
+def greater_equal(x, y):
+    return apply(_comparisons["GreaterEqual"], (x, y))
+
+
+def logical_and(x, y):
+    return apply(_comparisons["LogicalAnd"], (x, y))
+
+
+def logical_or(x, y):
+    return apply(_comparisons["LogicalOr"], (x, y))
+
+
+def logical_not(x):
+    return apply(_logical_not, (x,))
+
+
+def full_like(x, value, dtype=None) -> Tensor:
+    return apply(_full_like, (x,), {"value": value, "dtype": None if dtype is None else _dt.as_dtype(dtype)})
+
+
+def zeros_like(x, dtype=None) -> Tensor:
+    return apply(_full_like, (x,), {"value": 0, "dtype": None if dtype is None else _dt.as_dtype(dtype)})
+
+
+def ones_like(x, dtype=None) -> Tensor:
+    return apply(_full_like, (x,), {"value": 1, "dtype": None if dtype is None else _dt.as_dtype(dtype)})
+
+
+def _install_operators():
+    T = Tensor
+    T.__add__ = lambda self, other: apply(_add, (self, other))
+    T.__radd__ = lambda self, other: apply(_add, (other, self))
+    T.__sub__ = lambda self, other: apply(_sub, (self, other))
+    T.__rsub__ = lambda self, other: apply(_sub, (other, self))
+    T.__mul__ = lambda self, other: apply(_mul, (self, other))
+    T.__rmul__ = lambda self, other: apply(_mul, (other, self))
+    T.__truediv__ = lambda self, other: apply(_div, (self, other))
+    T.__rtruediv__ = lambda self, other: apply(_div, (other, self))
+    T.__pow__ = lambda self, other: apply(_pow, (self, other))
+    T.__rpow__ = lambda self, other: apply(_pow, (other, self))
+    T.__neg__ = lambda self: apply(_neg, (self,))
+    T.__pos__ = lambda self: self
+    T.__abs__ = lambda self: apply(_abs, (self,))
+    T.__lt__ = lambda self, other: apply(_comparisons["Less"], (self, other))
+    T.__le__ = lambda self, other: apply(_comparisons["LessEqual"], (self, other))
+    T.__gt__ = lambda self, other: apply(_comparisons["Greater"], (self, other))
+    T.__ge__ = lambda self, other: apply(_comparisons["GreaterEqual"], (self, other))
+    T.__eq__ = lambda self, other: apply(_comparisons["Equal"], (self, other))
+    T.__ne__ = lambda self, other: apply(_comparisons["NotEqual"], (self, other))
+    T.__and__ = lambda self, other: apply(_comparisons["LogicalAnd"], (self, other))
+    T.__or__ = lambda self, other: apply(_comparisons["LogicalOr"], (self, other))
+    T.__invert__ = lambda self: apply(_logical_not, (self,))
+    T.__hash__ = object.__hash__
+
+
+_install_operators()

@@ -1,0 +1,187 @@
+"""Reductions with ``axis`` and ``keepdims``: sum, mean, max, min, prod, var, std, logsumexp, argmax, argmin."""
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..dispatch import apply
+from ..grad.registry import register_gradient
+from ..tensor import Tensor
+from . import math as m
+from ._shapes import normalize_axes
+from .registry import defop, spec
+
+
+def _reduced_shape(shape, axis, keepdims):
+    if keepdims:
+        return tuple(1 if i in axis else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axis)
+
+
+def _reduce_infer(x, *, axis, keepdims):
+    axis = normalize_axes(axis, len(x.shape))
+    return spec(_reduced_shape(x.shape, axis, keepdims), x.dtype)
+
+
+def _restore(op, g):
+    """Give a reduction's output (or its gradient) back the reduced axes, broadcast to the input."""
+    from .shape import broadcast_like, expand_dims
+    x = op.inputs[0]
+    axis = normalize_axes(op.attrs["axis"], len(x.shape))
+    if not op.attrs["keepdims"] and axis:
+        g = expand_dims(g, axis)
+    return broadcast_like(g, x)
+
+
+def _reduction(name, doc):
+    return defop(name, inputs=("x",), attrs={"axis": None, "keepdims": False}, infer=_reduce_infer, doc=doc)
+
+
+_sum = _reduction("Sum", "Sum over axes.")
+_sum.generic(lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype))
+register_gradient("Sum", _restore)
+
+_prod = _reduction("Prod", "Product over axes.")
+_prod.generic(lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype))
+
+
+def _prod_grad(op, g):
+    # out / x is wrong at zeros; the product of the others is exact: exclusive cumprods would need
+    # a scan op, so use the division where x != 0 and recompute with x := 1 where it is 0.
+    x = op.inputs[0]
+    nonzero = m.not_equal(x, 0.0)
+    safe_x = m.where(nonzero, x, m.ones_like(x))
+    attrs = op.attrs
+    prod_safe = _restore(op, prod(safe_x, attrs["axis"], keepdims=attrs["keepdims"]))
+    zero_count = _restore(op, sum(m.cast(m.logical_not(nonzero), x.dtype), attrs["axis"], keepdims=attrs["keepdims"]))
+    others = m.where(nonzero, m.where(m.equal(zero_count, 0.0), prod_safe / safe_x, m.zeros_like(x)),
+                     m.where(m.equal(zero_count, 1.0), prod_safe, m.zeros_like(x)))
+    return _restore(op, g) * others
+
+
+register_gradient("Prod", _prod_grad)
+
+
+def _extremum_grad(op, g):
+    # Ties share the gradient equally (as TensorFlow does for reduce_max).
+    x = op.inputs[0]
+    is_max = m.cast(m.equal(x, _restore(op, op.outputs[0])), x.dtype)
+    count = _restore(op, sum(is_max, op.attrs["axis"], keepdims=op.attrs["keepdims"]))
+    return _restore(op, g) * is_max / count
+
+
+_max = _reduction("Max", "Maximum over axes; ties share the gradient.")
+_max.generic(lambda xp, x, *, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims))
+register_gradient("Max", _extremum_grad)
+
+_min = _reduction("Min", "Minimum over axes; ties share the gradient.")
+_min.generic(lambda xp, x, *, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims))
+register_gradient("Min", _extremum_grad)
+
+
+def _arg_infer(x, *, axis):
+    if axis is None:
+        return spec((), _dt.int64)
+    axes = normalize_axes(axis, len(x.shape))
+    return spec(_reduced_shape(x.shape, axes, False), _dt.int64)
+
+
+_argmax = defop("ArgMax", inputs=("x",), attrs={"axis": None}, infer=_arg_infer, differentiable=False,
+                doc="Index of the maximum (not differentiable).")
+_argmax.generic(lambda xp, x, *, axis: xp.argmax(x, axis=axis).astype(xp.int64))
+_argmin = defop("ArgMin", inputs=("x",), attrs={"axis": None}, infer=_arg_infer, differentiable=False,
+                doc="Index of the minimum (not differentiable).")
+_argmin.generic(lambda xp, x, *, axis: xp.argmin(x, axis=axis).astype(xp.int64))
+
+
+def _axis_attr(axis):
+    if axis is None or isinstance(axis, int):
+        return axis
+    return tuple(int(a) for a in axis)
+
+
+def _check_axis(x, axis, name):
+    if isinstance(x, Tensor):
+        try:
+            normalize_axes(axis, x.ndim)
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"{name}: {e} (input shape {x.shape}, {x.dtype})") from None
+
+
+def sum(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Sum over ``axis`` (all axes by default).
+
+    >>> import tensorlib as tl
+    >>> tl.sum(tl.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=0).numpy().tolist()
+    [4.0, 6.0]
+    """
+    return apply(_sum, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
+
+
+def prod(x, axis=None, keepdims: bool = False) -> Tensor:
+    return apply(_prod, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
+
+
+def max(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    return apply(_max, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
+
+
+def min(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    return apply(_min, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
+
+
+def argmax(x, axis=None) -> Tensor:
+    return apply(_argmax, (x,), {"axis": axis})
+
+
+def argmin(x, axis=None) -> Tensor:
+    return apply(_argmin, (x,), {"axis": axis})
+
+
+def _count(x, axis):
+    """Number of elements reduced: a Python int when the shape is known, else a traced op."""
+    axes = normalize_axes(axis, x.ndim)
+    dims = [x.shape[a] for a in axes]
+    if None not in dims:
+        n = 1
+        for d in dims:
+            n *= d
+        return n
+    from .shape import shape_size
+    return m.cast(shape_size(x, axes), x.dtype)
+
+
+def mean(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Arithmetic mean over ``axis``."""
+    from .creation import tensor
+    x = x if isinstance(x, Tensor) else tensor(x)
+    _check_axis(x, axis, "Mean")
+    total = sum(x, axis, keepdims)
+    return total / _count(x, axis)
+
+
+def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+    """Variance with NumPy's ``ddof`` (0 by default)."""
+    from .creation import tensor
+    x = x if isinstance(x, Tensor) else tensor(x)
+    _check_axis(x, axis, "Var")
+    centered = x - mean(x, axis, keepdims=True)
+    n = _count(x, axis)
+    return sum(centered * centered, axis, keepdims) / (n - ddof)
+
+
+def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+    return m.sqrt(var(x, axis, keepdims, ddof))
+
+
+def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
+    """log(sum(exp(x))), stable for large inputs (the max is subtracted first)."""
+    from .creation import tensor
+    from ..grad.custom import stop_gradient
+    x = x if isinstance(x, Tensor) else tensor(x)
+    _check_axis(x, axis, "LogSumExp")
+    shift = stop_gradient(max(x, axis, keepdims=True))
+    shift = m.where(m.logical_and(shift > -float("inf"), shift < float("inf")), shift, m.zeros_like(shift))
+    out = m.log(sum(m.exp(x - shift), axis, keepdims=True)) + shift
+    if not keepdims:
+        from .shape import squeeze
+        out = squeeze(out, normalize_axes(axis, x.ndim)) if x.ndim else out
+    return out

@@ -1,0 +1,142 @@
+"""OpDef and the public op-registration API (``tl.ops.defop``).
+
+An op is a name, its inputs' names, its attributes with defaults, a pure
+shape/dtype rule and one kernel per backend.  Built-in ops are defined with
+exactly the API users get, so adding an op needs no rebuild::
+
+    >>> import numpy as np, tensorlib as tl
+    >>> scale = tl.ops.defop("ScaleDoc", inputs=("x",), attrs={"alpha": 1.0},
+    ...                      infer=lambda x, *, alpha: x)
+    >>> @scale.kernel("numpy")
+    ... def _scale(x, *, alpha):
+    ...     return x * np.asarray(alpha, x.dtype)
+    >>> tl.grad.register_gradient("ScaleDoc", lambda op, g: g * op.attrs["alpha"])
+    >>> scale(tl.tensor([1.0, 2.0]), alpha=3.0).numpy().tolist()
+    [3.0, 6.0]
+"""
+from __future__ import annotations
+
+import inspect
+
+from .. import dispatch
+from ..tensor import TensorSpec
+
+_ops: dict[str, "OpDef"] = {}
+
+
+class OpDef:
+    """One op type: inputs, attributes, shape rule and kernels per backend."""
+
+    def __init__(self, name, inputs, attrs, infer, *, promote=None, differentiable=True,
+                 variadic=False, doc=""):
+        self.name = name
+        self.input_names = tuple(inputs)
+        self.defaults = dict(attrs or {})
+        self.infer = infer
+        self.promote = promote
+        self.differentiable = differentiable
+        self.variadic = variadic
+        self.kernels: dict = {}
+        self.generic_kernel = None
+        self.strategy = None
+        self.__doc__ = doc
+
+    def __call__(self, *inputs, **attrs):
+        return dispatch.apply(self, inputs, attrs)
+
+    def bind_attrs(self, attrs: dict) -> dict:
+        unknown = [k for k in attrs if k not in self.defaults]
+        if unknown:
+            raise TypeError(f"{self.name}: unknown attribute {unknown[0]!r} (attributes: "
+                            f"{', '.join(self.defaults) or 'none'})")
+        return {**self.defaults, **attrs}
+
+    def kernel(self, backend: str):
+        """Decorator: register ``fn(*arrays, **attrs) -> array(s)`` as this op's kernel on ``backend``."""
+        def register(fn):
+            self.kernels[backend] = fn
+            return fn
+        return register
+
+    def generic(self, fn):
+        """Decorator: a kernel ``fn(xp, *arrays, **attrs)`` written against any backend's namespace."""
+        self.generic_kernel = fn
+        return fn
+
+    def resolve_kernel(self, backend):
+        """The kernel for ``backend``: a registered one, else the generic kernel bound to its ``xp``."""
+        if backend.name in self.kernels:
+            return self.kernels[backend.name]
+        if self.generic_kernel is None:
+            have = ", ".join(sorted(self.kernels)) or "none"
+            raise LookupError(f"{self.name}: no kernel for backend {backend.name!r} "
+                                      f"(kernels: {have}); register one with "
+                                      f"tl.ops.get({self.name!r}).kernel({backend.name!r})")
+        generic, xp = self.generic_kernel, backend.xp
+
+        def bound(*arrays, **attrs):
+            return generic(xp, *arrays, **attrs)
+        bound.__name__ = generic.__name__
+        bound.__wrapped__ = generic
+        self.kernels[backend.name] = bound
+        return bound
+
+    def kernel_source(self, backend_name: str):
+        """(qualified function name, ``file:line``) of the kernel that runs on ``backend_name``."""
+        fn = self.kernels.get(backend_name)
+        if fn is None and self.generic_kernel is not None:
+            fn = self.generic_kernel
+        if fn is None:
+            return None
+        fn = inspect.unwrap(fn)
+        try:
+            where = f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
+        except (OSError, TypeError):
+            where = "<unknown>"
+        return f"{fn.__module__}.{fn.__qualname__}", where
+
+    def __repr__(self):
+        return f"<OpDef {self.name}({', '.join(self.input_names)}) attrs={self.defaults}>"
+
+
+def defop(name: str, inputs=("x",), attrs=None, infer=None, *, promote=None,
+          differentiable=True, variadic=False, doc="") -> OpDef:
+    """Define and register an op type.
+
+    ``infer(*input_specs, **attrs)`` returns a :class:`TensorSpec` (or a tuple
+    for several outputs) and must be pure.  ``promote`` lists the input
+    positions cast to one common dtype (NumPy promotion, weak scalars).
+    ``variadic=True`` makes the op take any number of inputs (``concat``);
+    gradient functions of a variadic op receive ``index=`` the input position.
+    ``differentiable=False`` declares it not differentiable (``argmax``).
+    """
+    if name in _ops:
+        raise ValueError(f"op type {name!r} is already defined ({_ops[name]!r})")
+    if infer is None:
+        raise TypeError(f"defop({name!r}): a shape/dtype rule `infer` is required")
+    op = OpDef(name, inputs, attrs, infer, promote=promote, differentiable=differentiable,
+               variadic=variadic, doc=doc)
+    _ops[name] = op
+    if not differentiable:
+        from ..grad.registry import not_differentiable
+        not_differentiable(name)
+    return op
+
+
+def get(name: str) -> OpDef:
+    try:
+        return _ops[name]
+    except KeyError:
+        raise LookupError(f"no op type {name!r} is defined") from None
+
+
+def all_ops() -> dict[str, OpDef]:
+    return dict(_ops)
+
+
+def spec(shape, dtype) -> TensorSpec:
+    """Shape rules return this: a TensorSpec without validation overhead."""
+    s = object.__new__(TensorSpec)
+    s.shape = tuple(shape)
+    s.dtype = dtype
+    return s

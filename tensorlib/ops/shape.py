@@ -1,0 +1,511 @@
+"""Shape ops: reshape, transpose, expand_dims, squeeze, broadcast, concat, stack, split,
+tile, pad, indexing (``x[...]``), take/gather and one_hot."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import apply
+from ..grad.registry import register_gradient
+from ..tensor import Tensor
+from ._shapes import broadcast_shapes, normalize_axes, normalize_axis
+from .registry import defop, spec
+
+
+def _known(shape):
+    return None not in shape
+
+
+def _prod(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+# ------------------------------------------------------------------ reshape
+def _reshape_infer(x, *, shape):
+    if list(shape).count(-1) > 1:
+        raise ValueError(f"can only specify one unknown dimension (-1) in {shape}")
+    if not _known(x.shape):
+        return spec(tuple(None if d == -1 else d for d in shape), x.dtype)
+    total = _prod(x.shape)
+    rest = _prod(d for d in shape if d != -1)
+    if -1 in shape:
+        if rest == 0 or total % rest:
+            raise ValueError(f"cannot reshape a tensor of shape {x.shape} into {shape}")
+        shape = tuple(total // rest if d == -1 else d for d in shape)
+    elif rest != total:
+        raise ValueError(f"cannot reshape a tensor of shape {x.shape} ({total} elements) into {shape}")
+    return spec(shape, x.dtype)
+
+
+_reshape = defop("Reshape", inputs=("x",), attrs={"shape": ()}, infer=_reshape_infer,
+                 doc="Same elements, new shape (one -1 allowed).")
+_reshape.generic(lambda xp, x, *, shape: xp.reshape(x, shape))
+register_gradient("Reshape", lambda op, g: reshape_like(g, op.inputs[0]))
+
+_reshape_like = defop("ReshapeLike", inputs=("x", "like"), infer=lambda x, like: spec(like.shape, x.dtype),
+                      doc="Reshape x to like's (possibly symbolic) shape.")
+_reshape_like.generic(lambda xp, x, like: xp.reshape(x, like.shape))
+register_gradient("ReshapeLike", lambda op, g: reshape_like(g, op.inputs[0]), None)
+
+
+# ------------------------------------------------------------------ transpose
+def _transpose_infer(x, *, perm):
+    if sorted(perm) != list(range(len(x.shape))):
+        raise ValueError(f"perm {perm} is not a permutation of the axes of a rank-{len(x.shape)} tensor")
+    return spec(tuple(x.shape[p] for p in perm), x.dtype)
+
+
+_transpose = defop("Transpose", inputs=("x",), attrs={"perm": ()}, infer=_transpose_infer,
+                   doc="Permute axes.")
+_transpose.generic(lambda xp, x, *, perm: xp.transpose(x, perm))
+register_gradient("Transpose", lambda op, g: transpose(g, tuple(int(i) for i in np.argsort(op.attrs["perm"]))))
+
+
+# ------------------------------------------------------------------ expand_dims / squeeze
+def _expand_infer(x, *, axis):
+    ndim = len(x.shape) + len(axis)
+    axes = normalize_axes(axis, ndim)
+    dims = iter(x.shape)
+    return spec(tuple(1 if i in axes else next(dims) for i in range(ndim)), x.dtype)
+
+
+_expand = defop("ExpandDims", inputs=("x",), attrs={"axis": (0,)}, infer=_expand_infer,
+                doc="Insert size-1 axes at the given output positions.")
+_expand.generic(lambda xp, x, *, axis: xp.expand_dims(x, axis))
+register_gradient("ExpandDims", lambda op, g: squeeze(g, normalize_axes(op.attrs["axis"], len(g.shape))))
+
+
+def _squeeze_infer(x, *, axis):
+    axes = tuple(i for i, d in enumerate(x.shape) if d == 1) if axis is None else normalize_axes(axis, len(x.shape))
+    for a in axes:
+        if x.shape[a] not in (1, None):
+            raise ValueError(f"cannot squeeze axis {a} of size {x.shape[a]}")
+    return spec(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
+
+
+_squeeze = defop("Squeeze", inputs=("x",), attrs={"axis": None}, infer=_squeeze_infer,
+                 doc="Remove size-1 axes.")
+_squeeze.generic(lambda xp, x, *, axis: xp.squeeze(x, axis))
+register_gradient("Squeeze", lambda op, g: reshape_like(g, op.inputs[0]))
+
+
+# ------------------------------------------------------------------ broadcasting
+_broadcast_to = defop("BroadcastTo", inputs=("x",), attrs={"shape": ()},
+                      infer=lambda x, *, shape: spec(_check_broadcast(x.shape, shape), x.dtype),
+                      doc="Broadcast to a shape (NumPy rules); the gradient sums back.")
+_broadcast_to.generic(lambda xp, x, *, shape: xp.broadcast_to(x, shape))
+register_gradient("BroadcastTo", lambda op, g: g)
+
+
+def _check_broadcast(shape, target):
+    if broadcast_shapes(shape, target) != tuple(target):
+        raise ValueError(f"cannot broadcast shape {shape} to {tuple(target)}")
+    return tuple(target)
+
+
+_broadcast_like = defop("BroadcastLike", inputs=("x", "like"),
+                        infer=lambda x, like: spec(broadcast_shapes(x.shape, like.shape), x.dtype),
+                        doc="Broadcast x to the shape of x and like together.")
+_broadcast_like.generic(lambda xp, x, like: xp.broadcast_to(x, np.broadcast_shapes(x.shape, like.shape)))
+register_gradient("BroadcastLike", lambda op, g: g, None)
+
+
+def _size_infer(x, *, axis):
+    return spec((), _dt.int64)
+
+
+_size = defop("Size", inputs=("x",), attrs={"axis": None}, infer=_size_infer, differentiable=False,
+              doc="Number of elements along axes (for shapes only known at run time).")
+_size.generic(lambda xp, x, *, axis: xp.asarray(_prod(x.shape[a] for a in axis), dtype=xp.int64))
+
+
+# ------------------------------------------------------------------ concat / stack / split
+def _concat_infer(*xs, axis):
+    if not xs:
+        raise ValueError("needs at least one tensor")
+    rank = len(xs[0].shape)
+    ax = normalize_axis(axis, rank)
+    for x in xs[1:]:
+        if len(x.shape) != rank or any(a != b and None not in (a, b) for i, (a, b)
+                                        in enumerate(zip(x.shape, xs[0].shape)) if i != ax):
+            raise ValueError(f"shapes {[tuple(t.shape) for t in xs]} differ outside axis {axis}")
+    sizes = [x.shape[ax] for x in xs]
+    total = None if None in sizes else sum(sizes)
+    return spec(xs[0].shape[:ax] + (total,) + xs[0].shape[ax + 1:], xs[0].dtype)
+
+
+_concat = defop("ConcatV2", inputs=("values",), attrs={"axis": 0}, infer=_concat_infer, promote="all",
+                variadic=True, doc="Join tensors along an existing axis.")
+_concat.generic(lambda xp, *xs, axis: xp.concatenate(xs, axis=axis))
+
+
+def _concat_grad(op, g, index):
+    ax = normalize_axis(op.attrs["axis"], len(g.shape))
+    start = sum(t.shape[ax] for t in op.inputs[:index])
+    stop = start + op.inputs[index].shape[ax]
+    return g[(slice(None),) * ax + (slice(start, stop),)]
+
+
+register_gradient("ConcatV2", _concat_grad)
+
+
+def _stack_infer(*xs, axis):
+    if not xs:
+        raise ValueError("needs at least one tensor")
+    for x in xs[1:]:
+        if len(x.shape) != len(xs[0].shape) or any(a != b and None not in (a, b) for a, b in zip(x.shape, xs[0].shape)):
+            raise ValueError(f"all shapes must be equal, got {[tuple(t.shape) for t in xs]}")
+    ax = normalize_axis(axis, len(xs[0].shape) + 1)
+    return spec(xs[0].shape[:ax] + (len(xs),) + xs[0].shape[ax:], xs[0].dtype)
+
+
+_stack = defop("Pack", inputs=("values",), attrs={"axis": 0}, infer=_stack_infer, promote="all",
+               variadic=True, doc="Join tensors along a new axis.")
+_stack.generic(lambda xp, *xs, axis: xp.stack(xs, axis=axis))
+
+
+def _stack_grad(op, g, index):
+    ax = normalize_axis(op.attrs["axis"], len(g.shape))
+    return g[(slice(None),) * ax + (index,)]
+
+
+register_gradient("Pack", _stack_grad)
+
+
+def _split_infer(x, *, sizes, axis):
+    ax = normalize_axis(axis, len(x.shape))
+    if x.shape[ax] is not None and sum(sizes) != x.shape[ax]:
+        raise ValueError(f"split sizes {sizes} do not add up to {x.shape[ax]} along axis {axis}")
+    return tuple(spec(x.shape[:ax] + (s,) + x.shape[ax + 1:], x.dtype) for s in sizes)
+
+
+_split = defop("SplitV", inputs=("x",), attrs={"sizes": (), "axis": 0}, infer=_split_infer,
+               doc="Split along an axis into pieces of the given sizes.")
+
+
+@_split.generic
+def _split_kernel(xp, x, *, sizes, axis):
+    return tuple(xp.split(x, np.cumsum(sizes)[:-1].tolist(), axis=axis))
+
+
+register_gradient("SplitV", lambda op, *gs: concat(list(gs), axis=op.attrs["axis"]))
+
+
+# ------------------------------------------------------------------ tile / pad
+def _tile_infer(x, *, reps):
+    if len(reps) != len(x.shape):
+        raise ValueError(f"reps {reps} must have one entry per axis of shape {x.shape}")
+    return spec(tuple(None if d is None else d * r for d, r in zip(x.shape, reps)), x.dtype)
+
+
+_tile = defop("Tile", inputs=("x",), attrs={"reps": ()}, infer=_tile_infer, doc="Repeat the whole tensor along each axis.")
+_tile.generic(lambda xp, x, *, reps: xp.tile(x, reps))
+
+
+def _tile_grad(op, g):
+    from .reduce import sum as reduce_sum
+    x, reps = op.inputs[0], op.attrs["reps"]
+    split = tuple(v for r, d in zip(reps, x.shape) for v in (r, d))
+    return reduce_sum(reshape(g, split), axis=tuple(range(0, 2 * len(reps), 2)))
+
+
+register_gradient("Tile", _tile_grad)
+
+
+def _pad_infer(x, *, paddings, constant_values):
+    if len(paddings) != len(x.shape) or any(len(p) != 2 or min(p) < 0 for p in paddings):
+        raise ValueError(f"paddings {paddings} must be one non-negative (before, after) pair per axis of {x.shape}")
+    return spec(tuple(None if d is None else d + a + b for d, (a, b) in zip(x.shape, paddings)), x.dtype)
+
+
+_pad = defop("PadV2", inputs=("x",), attrs={"paddings": (), "constant_values": 0}, infer=_pad_infer,
+             doc="Pad with a constant.")
+_pad.generic(lambda xp, x, *, paddings, constant_values: xp.pad(x, paddings, constant_values=constant_values))
+register_gradient("PadV2", lambda op, g: g[tuple(slice(a, a + d if d is not None else (-b or None))
+                                                  for (a, b), d in zip(op.attrs["paddings"], op.inputs[0].shape))])
+
+
+# ------------------------------------------------------------------ indexing
+def _expand_index(shape, index):
+    """Replace Ellipsis and add trailing full slices, checking the index against ``shape``."""
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if n_real > len(shape):
+        raise IndexError(f"too many indices ({n_real}) for a tensor of shape {shape}")
+    if index.count(Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis")
+    fill = (slice(None),) * (len(shape) - n_real)
+    if Ellipsis in index:
+        k = index.index(Ellipsis)
+        return index[:k] + fill + index[k + 1:]
+    return index + fill
+
+
+def _getitem_infer(x, *, index):
+    out, dim = [], 0
+    for i in index:
+        if i is None:
+            out.append(1)
+            continue
+        d = x.shape[dim]
+        if isinstance(i, slice):
+            out.append(None if d is None else len(range(*i.indices(d))))
+        elif d is not None and not -d <= i < d:
+            raise IndexError(f"index {i} is out of bounds for axis {dim} with size {d}")
+        dim += 1
+    return spec(tuple(out), x.dtype)
+
+
+_getitem = defop("StridedSlice", inputs=("x",), attrs={"index": ()}, infer=_getitem_infer,
+                 doc="Basic indexing: ints, slices, None, Ellipsis.")
+_getitem.generic(lambda xp, x, *, index: x[index])
+register_gradient("StridedSlice", lambda op, g: _getitem_grad(g, op.inputs[0], index=op.attrs["index"]))
+
+_getitem_grad = defop("StridedSliceGrad", inputs=("dy", "like"), attrs={"index": ()},
+                      infer=lambda dy, like, *, index: spec(like.shape, dy.dtype),
+                      doc="Scatter dy into zeros shaped like the sliced input.")
+
+
+@_getitem_grad.generic
+def _getitem_grad_kernel(xp, dy, like, *, index):
+    out = xp.zeros(like.shape, dtype=dy.dtype)
+    out[index] = dy
+    return out
+
+
+register_gradient("StridedSliceGrad", lambda op, g: getitem(g, op.attrs["index"]), None)
+
+
+def _take_infer(x, indices, *, axis):
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    ax = normalize_axis(axis, len(x.shape))
+    return spec(x.shape[:ax] + tuple(indices.shape) + x.shape[ax + 1:], x.dtype)
+
+
+_take = defop("GatherV2", inputs=("params", "indices"), attrs={"axis": 0}, infer=_take_infer,
+              doc="Pick slices along an axis by integer indices (negative indices count from the end).")
+
+
+@_take.generic
+def _take_kernel(xp, x, indices, *, axis):
+    size = x.shape[axis]
+    if indices.size and (indices.min() < -size or indices.max() >= size):
+        bad = indices[(indices < -size) | (indices >= size)].ravel()[0]
+        raise IndexError(f"GatherV2: index {int(bad)} is out of bounds for axis {axis} with size {size}")
+    return xp.take(x, indices, axis=axis)
+
+
+register_gradient("GatherV2", lambda op, g: _take_grad(g, op.inputs[1], op.inputs[0], axis=op.attrs["axis"]), None)
+
+_take_grad = defop("GatherV2Grad", inputs=("dy", "indices", "like"), attrs={"axis": 0},
+                   infer=lambda dy, indices, like, *, axis: spec(like.shape, dy.dtype),
+                   doc="Scatter-add dy at the gathered indices (repeated indices add up).")
+
+
+@_take_grad.generic
+def _take_grad_kernel(xp, dy, indices, like, *, axis):
+    out = xp.zeros(like.shape, dtype=dy.dtype)
+    moved = xp.moveaxis(out, axis, 0)
+    size = like.shape[axis]
+    flat = (indices.reshape(-1) % size) if size else indices.reshape(-1)
+    src = xp.moveaxis(dy, tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
+    xp.add.at(moved, flat, src.reshape((-1,) + moved.shape[1:]))
+    return out
+
+
+register_gradient("GatherV2Grad", lambda op, g: take(g, op.inputs[1], axis=op.attrs["axis"]), None, None)
+
+
+def _one_hot_infer(indices, *, depth, on_value, off_value, axis, dtype):
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    shape = list(indices.shape)
+    shape.insert(normalize_axis(axis, len(shape) + 1), depth)
+    return spec(tuple(shape), _dt.as_dtype(dtype))
+
+
+_one_hot = defop("OneHot", inputs=("indices",),
+                 attrs={"depth": 1, "on_value": 1.0, "off_value": 0.0, "axis": -1, "dtype": _dt.float32},
+                 infer=_one_hot_infer, differentiable=False, doc="One-hot encoding of integer indices.")
+
+
+@_one_hot.generic
+def _one_hot_kernel(xp, indices, *, depth, on_value, off_value, axis, dtype):
+    hot = indices[..., None] == xp.arange(depth)
+    out = xp.where(hot, xp.asarray(on_value, dtype), xp.asarray(off_value, dtype))
+    return xp.moveaxis(out, -1, axis)
+
+
+# ------------------------------------------------------------------ public functions
+def _shape_attr(shape):
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+
+
+def reshape(x, shape) -> Tensor:
+    """Same elements in a new shape; one dimension may be -1.
+
+    >>> import tensorlib as tl
+    >>> tl.reshape(tl.arange(6), (2, -1)).shape
+    (2, 3)
+    """
+    return apply(_reshape, (x,), {"shape": _shape_attr(shape)})
+
+
+def reshape_like(x, like) -> Tensor:
+    return apply(_reshape_like, (x, like))
+
+
+def transpose(x, perm=None) -> Tensor:
+    """Permute axes (reverse them by default)."""
+    if perm is None:
+        perm = tuple(reversed(range(len(x.shape) if hasattr(x, "shape") else np.ndim(x))))
+    return apply(_transpose, (x,), {"perm": tuple(int(p) for p in perm)})
+
+
+def expand_dims(x, axis) -> Tensor:
+    return apply(_expand, (x,), {"axis": (int(axis),) if isinstance(axis, (int, np.integer)) else tuple(axis)})
+
+
+def squeeze(x, axis=None) -> Tensor:
+    if axis is not None:
+        axis = (int(axis),) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return apply(_squeeze, (x,), {"axis": axis})
+
+
+def broadcast_to(x, shape) -> Tensor:
+    return apply(_broadcast_to, (x,), {"shape": _shape_attr(shape)})
+
+
+def broadcast_like(x, like) -> Tensor:
+    return apply(_broadcast_like, (x, like))
+
+
+def shape_size(x, axis) -> Tensor:
+    return apply(_size, (x,), {"axis": tuple(axis)})
+
+
+def concat(values, axis: int = 0) -> Tensor:
+    """Join a sequence of tensors along ``axis``."""
+    return apply(_concat, tuple(values), {"axis": int(axis)})
+
+
+def stack(values, axis: int = 0) -> Tensor:
+    """Join tensors of equal shape along a new ``axis``."""
+    return apply(_stack, tuple(values), {"axis": int(axis)})
+
+
+def split(x, indices_or_sections, axis: int = 0) -> tuple:
+    """NumPy's split: a number of equal sections or a list of split points."""
+    from .creation import tensor
+    x = x if isinstance(x, Tensor) else tensor(x)
+    ax = normalize_axis(axis, x.ndim, "axis")
+    size = x.shape[ax]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        n = int(indices_or_sections)
+        if n <= 0 or size is None or size % n:
+            raise ValueError(f"SplitV: axis {axis} of size {size} (shape {x.shape}) cannot be split into "
+                             f"{n} equal sections")
+        sizes = (size // n,) * n
+    else:
+        points = [0] + [min(int(p), size) for p in indices_or_sections] + [size]
+        sizes = tuple(max(b - a, 0) for a, b in zip(points[:-1], points[1:]))
+    return apply(_split, (x,), {"sizes": sizes, "axis": ax})
+
+
+def tile(x, reps) -> Tensor:
+    return apply(_tile, (x,), {"reps": _shape_attr(reps)})
+
+
+def pad(x, paddings, constant_values=0) -> Tensor:
+    """Pad each axis by (before, after) with ``constant_values``."""
+    pairs = tuple((int(a), int(b)) for a, b in (paddings.numpy().tolist() if isinstance(paddings, Tensor) else paddings))
+    return apply(_pad, (x,), {"paddings": pairs, "constant_values": constant_values})
+
+
+def take(x, indices, axis: int = 0) -> Tensor:
+    """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``)."""
+    return apply(_take, (x, indices), {"axis": int(axis)})
+
+
+gather = take
+
+
+def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, axis: int = -1, dtype=_dt.float32) -> Tensor:
+    return apply(_one_hot, (indices,), {"depth": int(depth), "on_value": on_value, "off_value": off_value,
+                                        "axis": int(axis), "dtype": _dt.as_dtype(dtype)})
+
+
+def _is_advanced(i):
+    return isinstance(i, (Tensor, np.ndarray, list))
+
+
+def getitem(x, index) -> Tensor:
+    """``x[index]``: ints, slices, None, Ellipsis and one integer array (gathered with take)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    advanced = [k for k, i in enumerate(index) if _is_advanced(i)]
+    if len(advanced) > 1:
+        raise IndexError(f"StridedSlice: at most one integer-array index is supported, got {len(advanced)}")
+    if advanced:
+        k = advanced[0]
+        indices = index[k]
+        if isinstance(indices, list):
+            indices = np.asarray(indices)
+        if indices.dtype == np.bool_:
+            raise IndexError("StridedSlice: boolean mask indexing gives a data-dependent shape; use tl.where")
+        before = index[:k]
+        axis = sum(1 for i in before if i is None or isinstance(i, slice))
+        if Ellipsis in before:
+            n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+            axis += x.ndim - n_real
+        base = getitem(x, index[:k] + (slice(None),) + index[k + 1:])
+        return take(base, indices, axis=axis)
+    clean = []
+    for i in index:
+        if isinstance(i, (bool, np.bool_)):
+            raise IndexError("StridedSlice: boolean scalar indices are not supported")
+        if isinstance(i, (int, np.integer)):
+            clean.append(int(i))
+        elif isinstance(i, Tensor) and i.ndim == 0:
+            clean.append(int(i))
+        elif isinstance(i, slice):
+            clean.append(slice(*(None if v is None else int(v) for v in (i.start, i.stop, i.step))))
+        elif i is None or i is Ellipsis:
+            clean.append(i)
+        else:
+            raise IndexError(f"StridedSlice: unsupported index {i!r}")
+    shape = x.shape if hasattr(x, "shape") else np.shape(x)
+    try:
+        full = _expand_index(tuple(shape), tuple(clean))
+    except IndexError as e:
+        raise IndexError(f"StridedSlice: {e}") from None
+    return apply(_getitem, (x,), {"index": full})
+
+
+def _install_methods():
+    from . import reduce as r
+    Tensor.__getitem__ = getitem
+    Tensor.reshape = lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape)
+    Tensor.transpose = lambda self, *perm: transpose(self, perm[0] if len(perm) == 1 else (perm or None))
+    Tensor.T = property(lambda self: transpose(self))
+    Tensor.squeeze = squeeze
+    Tensor.expand_dims = expand_dims
+    for name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "logsumexp"):
+        setattr(Tensor, name, getattr(r, name))
+    from . import math as m
+    Tensor.astype = m.cast
+    Tensor.__matmul__ = lambda self, other: _matmul()(self, other)
+    Tensor.__rmatmul__ = lambda self, other: _matmul()(other, self)
+
+
+def _matmul():
+    from .linalg import matmul
+    return matmul
+
+
+_install_methods()

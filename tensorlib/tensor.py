@@ -1,0 +1,209 @@
+"""Tensor, Variable and TensorSpec.
+
+A Tensor is a backend array plus its shape, dtype and backend; under
+``tl.function`` tracing it is *symbolic*: no value, only the graph node that
+will produce it.  Arithmetic operators and methods are attached by
+``tensorlib.ops`` so that every one of them goes through the one dispatch path.
+"""
+from __future__ import annotations
+
+import itertools
+import weakref
+
+import numpy as np
+
+from . import dtypes as _dtypes
+
+_ids = itertools.count(1)
+
+
+class TensorSpec:
+    """Shape and dtype of a tensor; ``None`` in ``shape`` means any size.
+
+    >>> import tensorlib as tl
+    >>> tl.TensorSpec((None, 3), "float32")
+    TensorSpec(shape=(None, 3), dtype=float32)
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype=_dtypes.float32):
+        self.shape = tuple(None if d is None else int(d) for d in shape)
+        self.dtype = _dtypes.as_dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def is_compatible_with(self, shape, dtype) -> bool:
+        return (np.dtype(dtype) == self.dtype and len(shape) == len(self.shape)
+                and all(a is None or a == b for a, b in zip(self.shape, shape)))
+
+    def __eq__(self, other):
+        return isinstance(other, TensorSpec) and self.shape == other.shape and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype})"
+
+
+class Tensor:
+    """An n-dimensional array on a backend, recorded by tapes and traced by ``tl.function``.
+
+    >>> import tensorlib as tl
+    >>> x = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> (x @ x.T).numpy().tolist()
+    [[5.0, 11.0], [11.0, 25.0]]
+    """
+
+    __slots__ = ("_value", "shape", "dtype", "backend", "_id", "_node", "_index", "__weakref__")
+    __array_priority__ = 1000
+    __hash__ = object.__hash__
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape)) if None not in self.shape else None
+
+    @property
+    def is_symbolic(self) -> bool:
+        return self._value is None
+
+    @property
+    def spec(self) -> TensorSpec:
+        return TensorSpec(self.shape, self.dtype)
+
+    def numpy(self) -> np.ndarray:
+        """The value as a NumPy array on the host (a copy where the backend is a device)."""
+        if self._value is None:
+            raise TypeError(f"tensorlib: a symbolic tensor {self._describe()} has no value while "
+                            "tl.function traces; return it from the function to get its value")
+        return np.asarray(self.backend.to_numpy(self._value))
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self):
+        return self.numpy().item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __bool__(self):
+        return bool(self.numpy())
+
+    def __float__(self):
+        return float(self.numpy())
+
+    def __int__(self):
+        return int(self.numpy())
+
+    def __index__(self):
+        if not _dtypes.is_integer(self.dtype):
+            raise TypeError(f"tensorlib: only integer tensors can be used as an index, got {self.dtype}")
+        return int(self.numpy())
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("tensorlib: len() of a 0-d tensor")
+        if self.shape[0] is None:
+            raise TypeError(f"tensorlib: len() of a symbolic tensor with unknown first dimension {self._describe()}")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def _describe(self) -> str:
+        src = f" from {self._node.op.name}" if self._node is not None else ""
+        return f"(shape {self.shape}, dtype {self.dtype}{src})"
+
+    def __repr__(self):
+        if self._value is None:
+            src = f" from {self._node.op.name}" if self._node is not None else ""
+            return f"<tl.Tensor symbolic shape={self.shape} dtype={self.dtype}{src}>"
+        body = np.array2string(self.numpy(), separator=", ", prefix="tl.Tensor(")
+        extra = "" if self.backend.name == "numpy" else f", backend={self.backend.name}"
+        return f"tl.Tensor({body}, dtype={self.dtype}{extra})"
+
+
+def make(value, backend, shape=None, dtype=None) -> Tensor:
+    """Wrap a raw backend array (no copy, no checks): the dispatch fast path."""
+    t = object.__new__(Tensor)
+    t._value = value
+    t.shape = value.shape if shape is None else shape
+    t.dtype = value.dtype if dtype is None else dtype
+    t.backend = backend
+    t._id = next(_ids)
+    t._node = None
+    t._index = 0
+    return t
+
+
+def make_symbolic(shape, dtype, backend, node, index) -> Tensor:
+    t = object.__new__(Tensor)
+    t._value = None
+    t.shape = tuple(shape)
+    t.dtype = dtype
+    t.backend = backend
+    t._id = next(_ids)
+    t._node = node
+    t._index = index
+    return t
+
+
+class Variable(Tensor):
+    """A mutable tensor.  Trainable variables are watched by tapes automatically.
+
+    >>> import tensorlib as tl
+    >>> v = tl.Variable([1.0, 2.0], name="v")
+    >>> _ = v.assign_add([1.0, 1.0]); v.numpy().tolist()
+    [2.0, 3.0]
+    """
+
+    __slots__ = ("name", "trainable", "_readers", "_version")
+    _names = itertools.count()
+
+    def __init__(self, initial_value, name: str | None = None, trainable: bool = True, dtype=None, backend=None):
+        from .ops.creation import tensor as _tensor
+        init = initial_value() if callable(initial_value) else initial_value
+        t = _tensor(init, dtype=dtype, backend=backend)
+        if t._value is None:
+            raise TypeError("tensorlib: a Variable's initial value must be concrete, not a symbolic tensor")
+        self._value = t._value
+        self.shape = t.shape
+        self.dtype = t.dtype
+        self.backend = t.backend
+        self._id = next(_ids)
+        self._node = None
+        self._index = 0
+        self.name = name if name is not None else f"Variable:{next(Variable._names)}"
+        self.trainable = bool(trainable)
+        self._readers = weakref.WeakSet()
+        self._version = 0
+
+    def assign(self, value):
+        """Set the value (same shape and dtype); inside ``tl.function`` this becomes a graph node."""
+        from . import dispatch
+        return dispatch.assign_variable(self, value, "assign")
+
+    def assign_add(self, delta):
+        from . import dispatch
+        return dispatch.assign_variable(self, self + delta, "assign_add")
+
+    def assign_sub(self, delta):
+        from . import dispatch
+        return dispatch.assign_variable(self, self - delta, "assign_sub")
+
+    def read_value(self) -> Tensor:
+        from .ops.math import identity
+        return identity(self)
+
+    def __repr__(self):
+        return f"<tl.Variable {self.name!r} shape={self.shape} dtype={self.dtype} value={np.array2string(self.numpy(), separator=', ')}>"
