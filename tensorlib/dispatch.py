@@ -24,22 +24,24 @@ tapes: list = []        # recording GradientTapes, innermost last
 modes: list = []        # tracing contexts, innermost last
 observers: list = []    # profilers and numerics checkers
 _EMPTY: dict = {}
+_scalars: dict = {}      # (type, value, dtype, backend) -> shared constant Tensor
 _cast_op = None          # set by tensorlib.ops.math (Cast) to break the import cycle
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def apply(op, args, attrs=_EMPTY):
     """Run ``op`` on ``args`` with ``attrs``; return a Tensor or a tuple of Tensors."""
-    if attrs:
-        attrs = op.bind_attrs(attrs)
-    else:
-        attrs = op.defaults
+    attrs = op.bind_attrs(attrs) if attrs else op.defaults
     for a in args:
         if not isinstance(a, Tensor):
             args = convert_inputs(op, args)
             break
     if op.promote is not None and len(args) > 1:
-        args = _promote(op, args)
+        first = args[0].dtype
+        for t in args:
+            if t.dtype is not first:
+                args = _promote(op, args)
+                break
     try:
         specs = op.infer(*args, **attrs)
     except (ValueError, TypeError, IndexError) as e:
@@ -49,21 +51,35 @@ def apply(op, args, attrs=_EMPTY):
     else:
         backend = args[0].backend if args else _backends.current()
         for t in args:
-            if t.backend is not backend:
-                raise ValueError(f"{op.name}: inputs are on different backends "
-                                 f"({describe_inputs(op, args)}); move them with tl.tensor(x, backend=...)")
-            if t._value is None:
-                raise ValueError(f"{op.name}: a symbolic tensor {t._describe()} from a tl.function trace "
-                                 "was used outside of it")
+            if t.backend is not backend or t._value is None:
+                _raise_unrunnable(op, args, t, backend)
         if observers:
             outputs = _run_observed(op, args, attrs, specs, backend)
         else:
             kernel = op.kernels.get(backend.name) or op.resolve_kernel(backend)
             raw = kernel(*[t._value for t in args], **attrs)
-            outputs = _wrap(raw, specs, backend)
+            if specs.__class__ is tuple:
+                outputs = _wrap(raw, specs, backend)
+            else:
+                dtype = specs.dtype
+                if raw.__class__ is not np.ndarray:
+                    raw = backend.asarray(raw) if backend.name != "numpy" or not hasattr(raw, "shape") \
+                        else np.asarray(raw)
+                if raw.dtype is not dtype and raw.dtype != dtype:
+                    raw = raw.astype(dtype)
+                outputs = make(raw, backend, raw.shape, dtype)
     if tapes and op.differentiable:
         record(op, args, outputs, attrs)
     return outputs
+
+
+def _raise_unrunnable(op, args, t, backend):
+    if t._value is None:
+        raise ValueError(f"{op.name}: a symbolic tensor {t._describe()} from a tl.function trace "
+                         "was used outside of it")
+    raise ValueError(f"{op.name}: inputs are on different backends ({describe_inputs(op, args)}; "
+                     f"backends {', '.join(a.backend.name for a in args)}); "
+                     "move them with tl.tensor(x, backend=...)")
 
 
 def _wrap(raw, specs, backend):
@@ -74,10 +90,10 @@ def _wrap(raw, specs, backend):
 
 def _wrap_one(raw, spec, backend):
     dtype = spec.dtype
+    if not hasattr(raw, "shape") or (type(raw) is not np.ndarray and backend.name == "numpy"):
+        raw = backend.asarray(raw)
     if raw.dtype != dtype:
         raw = raw.astype(dtype)
-    if type(raw) is not np.ndarray and backend.name == "numpy":
-        raw = np.asarray(raw)
     return make(raw, backend, raw.shape, dtype)
 
 
@@ -163,6 +179,32 @@ def describe_inputs(op, args) -> str:
 
 def convert_inputs(op, args):
     """Turn arrays, lists and Python scalars into Tensors; scalars are weak."""
+    if len(args) == 2 and op.promote is not None and not modes:
+        a, b = args
+        if b.__class__ in _SCALARS and isinstance(a, Tensor):
+            return a, _cached_scalar(b, a)
+        if a.__class__ in _SCALARS and isinstance(b, Tensor):
+            return _cached_scalar(a, b), b
+    return _convert_general(op, args)
+
+
+_SCALARS = (float, int, bool)
+
+
+def _cached_scalar(value, like):
+    """The weak constant ``value`` next to ``like`` (shared: constants are immutable and never watched)."""
+    backend = like.backend
+    key = (value.__class__, value, like.dtype, backend.name)
+    t = _scalars.get(key)
+    if t is None:
+        t = make(backend.asarray(value, dtype=_dtypes.weak_scalar_dtype(value, like.dtype)), backend)
+        t.__class__ = WeakScalar
+        if len(_scalars) < 4096 and value == value:
+            _scalars[key] = t
+    return t
+
+
+def _convert_general(op, args):
     backend = None
     strong = []
     for i, a in enumerate(args):
@@ -187,7 +229,7 @@ def convert_inputs(op, args):
 
 
 def _in_group(op, i) -> bool:
-    return op.promote is None or op.promote == "all" or i in op.promote
+    return op.promote == "all" or (op.promote is not None and i in op.promote)
 
 
 def _checked_dtype(op, i, dtype):
@@ -207,8 +249,12 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
     if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
         dtype = _dtypes.weak_scalar_dtype(value, strong_dtype)
         if modes:
-            return modes[-1].convert(value, dtype, backend)
-        return make(backend.asarray(value, dtype=dtype), backend)
+            t = modes[-1].convert(value, dtype, backend)
+        else:
+            t = make(backend.asarray(value, dtype=dtype), backend)
+        if t.__class__ is Tensor:
+            t.__class__ = WeakScalar
+        return t
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         dtype = _checked_dtype(op, index, value.dtype) if op is not None else _dtypes.as_dtype(value.dtype)
         if modes:
@@ -239,6 +285,14 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
                     f"{type(value).__name__} {value!r:.60}")
 
 
+class WeakScalar(Tensor):
+    """A constant made from a Python scalar: it adopts its neighbours' dtype in promotion."""
+    __slots__ = ()
+
+
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
 def _promote(op, args):
     group = range(len(args)) if op.promote == "all" else [i for i in op.promote if i < len(args)]
     first = args[group[0]].dtype
@@ -247,7 +301,12 @@ def _promote(op, args):
             break
     else:
         return args
-    target = _dtypes.promote_types(*[args[i].dtype for i in group])
+    strong = [args[i].dtype for i in group if args[i].__class__ is not WeakScalar]
+    target = _dtypes.promote_types(*(strong or [args[i].dtype for i in group]))
+    for i in group:  # a float scalar next to integer tensors makes the result float, as in JAX
+        d = args[i].dtype
+        if args[i].__class__ is WeakScalar and _KIND_ORDER[d.kind] > _KIND_ORDER[target.kind]:
+            target = d
     return tuple(_cast_op(a, dtype=target) if (i in group and a.dtype != target) else a
                  for i, a in enumerate(args))
 

@@ -28,13 +28,21 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
     for t, g in zip(targets, target_grads):
         if t._id in needs:
             _accumulate(grads, t._id, g)
+    lookup = registry.lookup
     for node in reversed(relevant):
         outs = node.outputs
-        out_grads = [grads.get(o._id) if o._id in keep else grads.pop(o._id, None) for o in outs]
-        if all(g is None for g in out_grads):
-            continue
-        out_grads = [m.zeros_like(o) if g is None else g for o, g in zip(outs, out_grads)]
-        per_input = registry.lookup(node)
+        if len(outs) == 1:
+            oid = outs[0]._id
+            g = grads.get(oid) if oid in keep else grads.pop(oid, None)
+            if g is None:
+                continue
+            out_grads = (g,)
+        else:
+            out_grads = [grads.get(o._id) if o._id in keep else grads.pop(o._id, None) for o in outs]
+            if all(g is None for g in out_grads):
+                continue
+            out_grads = [m.zeros_like(o) if g is None else g for o, g in zip(outs, out_grads)]
+        per_input = lookup(node)
         variadic = node.op.variadic
         for i, t in enumerate(node.inputs):
             if t._id not in needs:
@@ -45,7 +53,11 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
             g = fn(node, *out_grads, index=i) if variadic else fn(node, *out_grads)
             if g is None:
                 continue
-            _accumulate(grads, t._id, fit_to(g, t))
+            if g.shape != t.shape or g.dtype is not t.dtype:
+                g = fit_to(g, t)
+            key = t._id
+            prev = grads.get(key)
+            grads[key] = g if prev is None else prev + g
     result = []
     for s in sources:
         g = grads.get(s._id)

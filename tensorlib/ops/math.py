@@ -19,8 +19,10 @@ def _same(x):
 
 
 def _broadcast(x, y):
-    if x.shape == y.shape:
+    if x.shape == y.shape or not y.shape:
         return x
+    if not x.shape:
+        return spec(y.shape, x.dtype)
     return spec(broadcast_shapes(x.shape, y.shape), x.dtype)
 
 

@@ -16,6 +16,7 @@ exactly the API users get, so adding an op needs no rebuild::
 """
 from __future__ import annotations
 
+import functools
 import inspect
 
 from .. import dispatch
@@ -72,12 +73,7 @@ class OpDef:
             raise LookupError(f"{self.name}: no kernel for backend {backend.name!r} "
                                       f"(kernels: {have}); register one with "
                                       f"tl.ops.get({self.name!r}).kernel({backend.name!r})")
-        generic, xp = self.generic_kernel, backend.xp
-
-        def bound(*arrays, **attrs):
-            return generic(xp, *arrays, **attrs)
-        bound.__name__ = generic.__name__
-        bound.__wrapped__ = generic
+        bound = functools.partial(self.generic_kernel, backend.xp)
         self.kernels[backend.name] = bound
         return bound
 
@@ -88,7 +84,7 @@ class OpDef:
             fn = self.generic_kernel
         if fn is None:
             return None
-        fn = inspect.unwrap(fn)
+        fn = inspect.unwrap(fn.func if isinstance(fn, functools.partial) else fn)
         try:
             where = f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
         except (OSError, TypeError):
