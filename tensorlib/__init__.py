@@ -24,4 +24,8 @@ from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient, stop_gradient
 
+from .ops import random
+from . import debugging
+from .profiler import profile
+
 __version__ = "0.1.0"
