@@ -64,8 +64,6 @@ def get(name_or_backend) -> Backend:
     """Look a backend up by name (``"numpy"``, ``"cupy"``, ...)."""
     if isinstance(name_or_backend, Backend):
         return name_or_backend
-    if name_or_backend == "cupy" and "cupy" not in _backends:
-        from . import cupy_backend  # noqa: F401  (registers itself; raises if CuPy is missing)
     try:
         return _backends[name_or_backend]
     except KeyError:
