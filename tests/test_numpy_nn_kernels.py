@@ -1,0 +1,641 @@
+"""Checks of the NumPy conv / pool / batch-norm kernels against slow references.
+
+The references below are written the obvious way, with Python loops over
+output pixels and filter taps, so that their correctness can be read off.
+The fast kernels must match them over a sweep of strides, dilations,
+paddings and sizes, satisfy the adjoint identities that tie a linear map to
+its transpose, and agree with PyTorch where it is installed.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from tensorlib.backends import numpy_nn as nn
+
+NO_PADS = ((0, 0), (0, 0))
+
+
+# ---------------------------------------------------------------------------
+# Loop references
+# ---------------------------------------------------------------------------
+
+
+def ref_out_size(in_size, k, stride, dilation, before, after):
+    return (in_size + before + after - ((k - 1) * dilation + 1)) // stride + 1
+
+
+def ref_out_hw(x_shape, kernel_hw, strides, dilations, pads):
+    return tuple(
+        ref_out_size(x_shape[1 + d], kernel_hw[d], strides[d], dilations[d], *pads[d])
+        for d in range(2)
+    )
+
+
+def pad_nhwc(x, pads, value=0.0):
+    return np.pad(x, ((0, 0), pads[0], pads[1], (0, 0)), constant_values=value)
+
+
+def ref_conv2d(x, w, strides, dilations, pads):
+    kh, kw, _, cout = w.shape
+    out_h, out_w = ref_out_hw(x.shape, (kh, kw), strides, dilations, pads)
+    xp = pad_nhwc(x, pads)
+    out = np.zeros((x.shape[0], out_h, out_w, cout))
+    for oh, ow, i, j in itertools.product(range(out_h), range(out_w), range(kh), range(kw)):
+        row = oh * strides[0] + i * dilations[0]
+        col = ow * strides[1] + j * dilations[1]
+        out[:, oh, ow, :] += xp[:, row, col, :] @ w[i, j]
+    return out
+
+
+def ref_conv2d_backprop_input(input_shape, w, dy, strides, dilations, pads):
+    kh, kw = w.shape[:2]
+    n, h, wd, c = input_shape
+    dxp = np.zeros((n, h + sum(pads[0]), wd + sum(pads[1]), c))
+    for oh, ow, i, j in itertools.product(
+        range(dy.shape[1]), range(dy.shape[2]), range(kh), range(kw)
+    ):
+        row = oh * strides[0] + i * dilations[0]
+        col = ow * strides[1] + j * dilations[1]
+        dxp[:, row, col, :] += dy[:, oh, ow, :] @ w[i, j].T
+    return dxp[:, pads[0][0] : pads[0][0] + h, pads[1][0] : pads[1][0] + wd]
+
+
+def ref_conv2d_backprop_filter(x, filter_shape, dy, strides, dilations, pads):
+    kh, kw = filter_shape[:2]
+    xp = pad_nhwc(x, pads)
+    dw = np.zeros(filter_shape)
+    for oh, ow, i, j in itertools.product(
+        range(dy.shape[1]), range(dy.shape[2]), range(kh), range(kw)
+    ):
+        row = oh * strides[0] + i * dilations[0]
+        col = ow * strides[1] + j * dilations[1]
+        dw[i, j] += xp[:, row, col, :].T @ dy[:, oh, ow, :]
+    return dw
+
+
+def pool_windows(x, ksize, strides, pads, fill):
+    """Yield (oh, ow, window of shape (N, kh*kw, C), rows, cols) in row-major order."""
+    xp = pad_nhwc(x, pads, fill)
+    out_h, out_w = ref_out_hw(x.shape, ksize, strides, (1, 1), pads)
+    for oh, ow in itertools.product(range(out_h), range(out_w)):
+        r0, c0 = oh * strides[0], ow * strides[1]
+        window = xp[:, r0 : r0 + ksize[0], c0 : c0 + ksize[1], :]
+        yield oh, ow, window.reshape(x.shape[0], -1, x.shape[3]), r0, c0
+
+
+def ref_avg_pool(x, ksize, strides, pads):
+    out_h, out_w = ref_out_hw(x.shape, ksize, strides, (1, 1), pads)
+    out = np.zeros((x.shape[0], out_h, out_w, x.shape[3]))
+    real = pad_nhwc(np.ones((1, *x.shape[1:3], 1)), pads)  # 1 on real cells, 0 on padding
+    for oh, ow, window, r0, c0 in pool_windows(x, ksize, strides, pads, 0.0):
+        count = real[0, r0 : r0 + ksize[0], c0 : c0 + ksize[1], 0].sum()
+        out[:, oh, ow, :] = window.sum(axis=1) / count
+    return out
+
+
+def ref_avg_pool_grad(input_shape, dy, ksize, strides, pads):
+    n, h, w, c = input_shape
+    real = pad_nhwc(np.ones((1, h, w, 1)), pads)
+    dxp = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c))
+    for oh, ow in itertools.product(range(dy.shape[1]), range(dy.shape[2])):
+        r0, c0 = oh * strides[0], ow * strides[1]
+        count = real[0, r0 : r0 + ksize[0], c0 : c0 + ksize[1], 0].sum()
+        dxp[:, r0 : r0 + ksize[0], c0 : c0 + ksize[1], :] += dy[:, oh, ow, None, None, :] / count
+    return dxp[:, pads[0][0] : pads[0][0] + h, pads[1][0] : pads[1][0] + w]
+
+
+def ref_max_pool(x, ksize, strides, pads):
+    out_h, out_w = ref_out_hw(x.shape, ksize, strides, (1, 1), pads)
+    out = np.zeros((x.shape[0], out_h, out_w, x.shape[3]))
+    for oh, ow, window, _, _ in pool_windows(x, ksize, strides, pads, -np.inf):
+        out[:, oh, ow, :] = window.max(axis=1)
+    return out
+
+
+def ref_max_pool_argmax_cells(x, ksize, strides, pads):
+    """Yield (oh, ow, n, c, padded row, padded col) of each window's first max."""
+    for oh, ow, window, r0, c0 in pool_windows(x, ksize, strides, pads, -np.inf):
+        first = window.argmax(axis=1)  # argmax returns the first maximum
+        for n, c in itertools.product(range(x.shape[0]), range(x.shape[3])):
+            i, j = divmod(int(first[n, c]), ksize[1])
+            yield oh, ow, n, c, r0 + i, c0 + j
+
+
+def ref_max_pool_grad(x, dy, ksize, strides, pads):
+    n, h, w, c = x.shape
+    dxp = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c))
+    for oh, ow, b, ch, row, col in ref_max_pool_argmax_cells(x, ksize, strides, pads):
+        dxp[b, row, col, ch] += dy[b, oh, ow, ch]
+    return dxp[:, pads[0][0] : pads[0][0] + h, pads[1][0] : pads[1][0] + w]
+
+
+def ref_max_pool_grad_grad(x, ddx, ksize, strides, pads):
+    out_h, out_w = ref_out_hw(x.shape, ksize, strides, (1, 1), pads)
+    ddxp = pad_nhwc(ddx, pads)
+    out = np.zeros((x.shape[0], out_h, out_w, x.shape[3]))
+    for oh, ow, b, ch, row, col in ref_max_pool_argmax_cells(x, ksize, strides, pads):
+        out[b, oh, ow, ch] = ddxp[b, row, col, ch]
+    return out
+
+
+def ref_batch_norm(x, scale, offset, epsilon):
+    mean = x.mean(axis=(0, 1, 2))
+    var = ((x - mean) ** 2).mean(axis=(0, 1, 2))
+    return (x - mean) / np.sqrt(var + epsilon) * scale + offset
+
+
+# ---------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------
+
+
+def resolve(x_shape, kernel_hw, strides, dilations, padding):
+    return nn.resolve_conv_padding(x_shape[1:3], kernel_hw, strides, dilations, padding)[1]
+
+
+def conv_cases():
+    """Every stride x dilation x padding kind x kernel parity, with the other
+    sizes (non-square strides, input sizes, channels, batch) drawn per case."""
+    rng = np.random.default_rng(1234)
+    cases = []
+    for stride, dilation, padding, kernel in itertools.product(
+        (1, 2, 3), (1, 2), ("VALID", "SAME", "EXPLICIT"), (3, 2)
+    ):
+        strides = (stride, int(rng.integers(1, 4)))
+        dilations = (dilation, int(rng.integers(1, 3)))
+        kernel_hw = (kernel, int(rng.integers(1, 5)))
+        min_hw = [(k - 1) * d + 1 for k, d in zip(kernel_hw, dilations)]
+        in_hw = tuple(m + int(rng.integers(0, 5)) for m in min_hw)
+        if padding == "EXPLICIT":
+            padding = tuple(tuple(int(p) for p in rng.integers(0, 3, 2)) for _ in range(2))
+        batch, cin, cout = (int(v) for v in rng.integers(1, [4, 6, 6]))
+        cases.append(((batch, *in_hw, cin), (*kernel_hw, cin, cout), strides, dilations, padding))
+    return cases
+
+
+CONV_CASES = conv_cases()
+
+
+def conv_case_id(case):
+    x_shape, w_shape, strides, dilations, padding = case
+    return f"x{x_shape}-w{w_shape}-s{strides}-d{dilations}-{padding}".replace(" ", "")
+
+
+@pytest.fixture
+def tiny_blocks(monkeypatch):
+    """Block budgets so small that every image is split into row bands and
+    every batch into one-image blocks, to exercise the blocking logic."""
+    monkeypatch.setattr(nn, "_PATCH_BLOCK_BYTES", 64)
+    monkeypatch.setattr(nn, "_POOL_BLOCK_BYTES", 64)
+
+
+def random_conv_inputs(case, seed=0):
+    x_shape, w_shape, strides, dilations, padding = case
+    rng = np.random.default_rng(seed)
+    pads = resolve(x_shape, w_shape[:2], strides, dilations, padding)
+    out_hw = ref_out_hw(x_shape, w_shape[:2], strides, dilations, pads)
+    x = rng.standard_normal(x_shape)
+    w = rng.standard_normal(w_shape)
+    dy = rng.standard_normal((x_shape[0], *out_hw, w_shape[3]))
+    return x, w, dy, strides, dilations, pads
+
+
+# ---------------------------------------------------------------------------
+# Geometry
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        ((32, 3, 1, 1, "VALID"), (30, (0, 0))),
+        ((5, 2, 2, 1, "SAME"), (3, (0, 1))),
+        ((28, 5, 1, 1, "SAME"), (28, (2, 2))),
+        ((28, 5, 2, 1, "SAME"), (14, (1, 2))),
+        ((7, 3, 3, 2, "SAME"), (3, (2, 2))),
+        ((8, 3, 3, 2, "SAME"), (3, (1, 2))),
+        ((4, 1, 3, 1, "SAME"), (2, (0, 0))),
+        ((10, 3, 2, 2, "VALID"), (3, (0, 0))),
+        ((6, 3, 2, 1, (1, 2)), (4, (1, 2))),
+    ],
+)
+def test_conv_output_size_and_padding(args, expected):
+    assert nn.conv_output_size_and_padding(*args) == expected
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(2, 3, 1, 1, "VALID"), (3, 2, 1, 3, "VALID"), (3, 3, 1, 1, "FULL"), (3, 3, 0, 1, "SAME"),
+     (3, 3, 1, 1, (-1, 0))],
+)
+def test_conv_output_size_rejects_bad_geometry(args):
+    with pytest.raises(ValueError, match="conv geometry"):
+        nn.conv_output_size_and_padding(*args)
+
+
+def test_resolve_conv_padding_per_dimension():
+    out_hw, pads = nn.resolve_conv_padding((28, 9), (5, 2), (2, 3), (1, 2), "SAME")
+    assert out_hw == (14, 3)
+    assert pads == (nn.conv_output_size_and_padding(28, 5, 2, 1, "SAME")[1],
+                    nn.conv_output_size_and_padding(9, 2, 3, 2, "SAME")[1])
+    assert nn.resolve_conv_padding((5, 5), (3, 3), (1, 1), (1, 1), ((1, 0), (0, 2))) == (
+        (4, 5), ((1, 0), (0, 2)))
+
+
+def test_kernel_errors_name_the_kernel_and_shapes():
+    with pytest.raises(ValueError, match=r"conv2d: input depth 3 .* filter in_channels 1"):
+        nn.conv2d(np.zeros((1, 4, 4, 3)), np.zeros((2, 2, 1, 1)), (1, 1), (1, 1), NO_PADS)
+    with pytest.raises(ValueError, match=r"conv2d_backprop_input: output gradient shape"):
+        nn.conv2d_backprop_input((1, 4, 4, 1), np.zeros((2, 2, 1, 1)), np.zeros((1, 2, 2, 1)),
+                                 (1, 1), (1, 1), NO_PADS)
+    with pytest.raises(ValueError, match=r"max_pool: .*smaller than"):
+        nn.max_pool(np.zeros((1, 2, 2, 1)), (3, 3), (1, 1), NO_PADS)
+    with pytest.raises(ValueError, match="unknown strategy"):
+        nn.conv2d(np.zeros((1, 4, 4, 1)), np.zeros((2, 2, 1, 1)), (1, 1), (1, 1), NO_PADS,
+                  strategy="winograd")
+
+
+def test_strategy_rule():
+    assert nn.conv2d_strategy((6000, 32, 32, 1), (3, 3, 1, 6), (1, 1), (1, 1), NO_PADS) == (
+        "shifted_gemm")
+    assert nn.conv2d_strategy((8, 14, 14, 32), (5, 5, 32, 64), (1, 1), (1, 1), NO_PADS) == (
+        "im2col_gemm")
+
+
+# ---------------------------------------------------------------------------
+# Convolution
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=conv_case_id)
+def test_conv_kernels_match_loop_references(case):
+    x, w, dy, strides, dilations, pads = random_conv_inputs(case)
+    expected = ref_conv2d(x, w, strides, dilations, pads)
+    for strategy in ("shifted_gemm", "im2col_gemm"):
+        np.testing.assert_allclose(
+            nn.conv2d(x, w, strides, dilations, pads, strategy=strategy), expected,
+            rtol=1e-10, atol=1e-10, err_msg=f"conv2d {strategy}")
+        np.testing.assert_allclose(
+            nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=strategy),
+            ref_conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads),
+            rtol=1e-10, atol=1e-10, err_msg=f"conv2d_backprop_input {strategy}")
+        np.testing.assert_allclose(
+            nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads, strategy=strategy),
+            ref_conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads),
+            rtol=1e-10, atol=1e-10, err_msg=f"conv2d_backprop_filter {strategy}")
+
+
+@pytest.mark.parametrize("case", CONV_CASES[::3], ids=conv_case_id)
+def test_conv_adjoint_identities(case):
+    """<conv(x, w), dy> = <x, backprop_input(dy)> = <w, backprop_filter(x, dy)>."""
+    x, w, dy, strides, dilations, pads = random_conv_inputs(case, seed=7)
+    forward = np.vdot(nn.conv2d(x, w, strides, dilations, pads), dy)
+    via_input = np.vdot(x, nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads))
+    via_filter = np.vdot(w, nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads))
+    np.testing.assert_allclose(via_input, forward, rtol=1e-10)
+    np.testing.assert_allclose(via_filter, forward, rtol=1e-10)
+
+
+@pytest.mark.parametrize("case", CONV_CASES[::4], ids=conv_case_id)
+@pytest.mark.parametrize("strategy", ["shifted_gemm", "im2col_gemm"])
+def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
+    x, w, dy, strides, dilations, pads = random_conv_inputs(case, seed=3)
+    np.testing.assert_allclose(
+        nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
+        ref_conv2d(x, w, strides, dilations, pads), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=strategy),
+        ref_conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads),
+        rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads, strategy=strategy),
+        ref_conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads),
+        rtol=1e-10, atol=1e-10)
+
+
+def test_conv_strategies_agree_on_a_batch_of_many_blocks():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((40, 12, 11, 3))
+    w = rng.standard_normal((3, 4, 3, 7))
+    dy = rng.standard_normal((40, 6, 4, 7))
+    pads = resolve(x.shape, (3, 4), (2, 3), (1, 1), "SAME")
+    args = ((2, 3), (1, 1), pads)
+    for kernel, first_arg, second_arg in [
+        (nn.conv2d, x, w),
+        (nn.conv2d_backprop_input, x.shape, w),
+        (nn.conv2d_backprop_filter, x, w.shape),
+    ]:
+        extra = () if kernel is nn.conv2d else (dy,)
+        shifted = kernel(first_arg, second_arg, *extra, *args, strategy="shifted_gemm")
+        im2col = kernel(first_arg, second_arg, *extra, *args, strategy="im2col_gemm")
+        np.testing.assert_allclose(shifted, im2col, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-5), (np.float16, 2e-2)])
+@pytest.mark.parametrize("strategy", ["shifted_gemm", "im2col_gemm"])
+def test_conv_kernels_keep_dtype(dtype, rtol, strategy):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 9, 8, 3)).astype(dtype)
+    w = rng.standard_normal((3, 3, 3, 4)).astype(dtype)
+    dy = rng.standard_normal((3, 5, 4, 4)).astype(dtype)
+    strides, dilations = (2, 2), (1, 1)
+    pads = resolve(x.shape, (3, 3), strides, dilations, "SAME")
+    x64, w64, dy64 = (a.astype(np.float64) for a in (x, w, dy))
+    results = {
+        "conv2d": (nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
+                   ref_conv2d(x64, w64, strides, dilations, pads)),
+        "input": (nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads,
+                                           strategy=strategy),
+                  ref_conv2d_backprop_input(x.shape, w64, dy64, strides, dilations, pads)),
+        "filter": (nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads,
+                                             strategy=strategy),
+                   ref_conv2d_backprop_filter(x64, w.shape, dy64, strides, dilations, pads)),
+    }
+    for name, (got, expected) in results.items():
+        assert got.dtype == dtype, name
+        scale = np.abs(expected).max()
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * scale, err_msg=name)
+
+
+# ---------------------------------------------------------------------------
+# Pooling
+# ---------------------------------------------------------------------------
+
+
+def pool_cases():
+    rng = np.random.default_rng(99)
+    cases = []
+    for (kh, kw), (sh, sw), padding in itertools.product(
+        ((2, 2), (3, 3), (2, 3), (1, 2)), ((1, 1), (2, 2), (3, 2), (2, 3)), ("VALID", "SAME")
+    ):
+        in_hw = (kh + int(rng.integers(0, 5)), kw + int(rng.integers(0, 5)))
+        batch, channels = int(rng.integers(1, 4)), int(rng.integers(1, 6))
+        cases.append(((batch, *in_hw, channels), (kh, kw), (sh, sw), padding))
+    # Non-overlapping windows that tile the input exactly (the GEMM column
+    # path), and the same with more channels than the GEMM path takes.
+    cases += [((2, 8, 6, 3), (2, 2), (2, 2), "VALID"), ((2, 8, 6, 10), (2, 2), (2, 2), "VALID"),
+              ((1, 9, 9, 10), (3, 3), (2, 2), "SAME"), ((2, 7, 6, 2), (2, 3), (2, 3), "SAME"),
+              ((2, 6, 7, 2), (3, 2), (3, 2), ((1, 2), (0, 1)))]
+    return cases
+
+
+POOL_CASES = pool_cases()
+
+
+def pool_case_id(case):
+    return "x{}-k{}-s{}-{}".format(*case).replace(" ", "")
+
+
+def random_pool_inputs(case, seed=0, integer_values=False):
+    x_shape, ksize, strides, padding = case
+    rng = np.random.default_rng(seed)
+    pads = resolve(x_shape, ksize, strides, (1, 1), padding)
+    out_hw = ref_out_hw(x_shape, ksize, strides, (1, 1), pads)
+    # Few distinct integer values make many ties inside windows.
+    x = rng.integers(0, 3, x_shape).astype(float) if integer_values else rng.standard_normal(x_shape)
+    dy = rng.standard_normal((x_shape[0], *out_hw, x_shape[3]))
+    ddx = rng.standard_normal(x_shape)
+    return x, dy, ddx, ksize, strides, pads
+
+
+@pytest.mark.parametrize("case", POOL_CASES, ids=pool_case_id)
+def test_avg_pool_matches_loop_reference(case):
+    x, dy, _, ksize, strides, pads = random_pool_inputs(case)
+    np.testing.assert_allclose(nn.avg_pool(x, ksize, strides, pads),
+                               ref_avg_pool(x, ksize, strides, pads), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
+                               ref_avg_pool_grad(x.shape, dy, ksize, strides, pads),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("integer_values", [False, True], ids=["distinct", "ties"])
+@pytest.mark.parametrize("case", POOL_CASES, ids=pool_case_id)
+def test_max_pool_matches_loop_reference(case, integer_values):
+    x, dy, ddx, ksize, strides, pads = random_pool_inputs(case, integer_values=integer_values)
+    y = nn.max_pool(x, ksize, strides, pads)
+    np.testing.assert_array_equal(y, ref_max_pool(x, ksize, strides, pads))
+    np.testing.assert_allclose(nn.max_pool_grad(x, y, dy, ksize, strides, pads),
+                               ref_max_pool_grad(x, dy, ksize, strides, pads),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
+                                  ref_max_pool_grad_grad(x, ddx, ksize, strides, pads))
+
+
+@pytest.mark.parametrize("case", POOL_CASES[::5], ids=pool_case_id)
+def test_pool_adjoint_identities(case):
+    """avg_pool_grad is avg_pool's transpose; max_pool_grad_grad is max_pool_grad's."""
+    x, dy, ddx, ksize, strides, pads = random_pool_inputs(case, seed=11, integer_values=True)
+    np.testing.assert_allclose(
+        np.vdot(nn.avg_pool(ddx, ksize, strides, pads), dy),
+        np.vdot(ddx, nn.avg_pool_grad(x.shape, dy, ksize, strides, pads)), rtol=1e-10)
+    y = nn.max_pool(x, ksize, strides, pads)
+    np.testing.assert_allclose(
+        np.vdot(nn.max_pool_grad(x, y, dy, ksize, strides, pads), ddx),
+        np.vdot(dy, nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("case", POOL_CASES[::6], ids=pool_case_id)
+def test_pool_kernels_split_into_blocks(case, tiny_blocks):
+    x, dy, ddx, ksize, strides, pads = random_pool_inputs(case, seed=4, integer_values=True)
+    np.testing.assert_allclose(nn.avg_pool(x, ksize, strides, pads),
+                               ref_avg_pool(x, ksize, strides, pads), rtol=1e-12)
+    np.testing.assert_allclose(nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
+                               ref_avg_pool_grad(x.shape, dy, ksize, strides, pads), rtol=1e-12)
+    y = nn.max_pool(x, ksize, strides, pads)
+    np.testing.assert_array_equal(y, ref_max_pool(x, ksize, strides, pads))
+    np.testing.assert_allclose(nn.max_pool_grad(x, y, dy, ksize, strides, pads),
+                               ref_max_pool_grad(x, dy, ksize, strides, pads), rtol=1e-12)
+    np.testing.assert_array_equal(nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
+                                  ref_max_pool_grad_grad(x, ddx, ksize, strides, pads))
+
+
+def test_same_avg_pool_divides_by_real_cells_only():
+    x = np.ones((1, 3, 3, 1))
+    pads = resolve(x.shape, (2, 2), (2, 2), (1, 1), "SAME")  # ((0, 1), (0, 1))
+    y = nn.avg_pool(x, (2, 2), (2, 2), pads)
+    np.testing.assert_array_equal(y, np.ones((1, 2, 2, 1)))
+    dx = nn.avg_pool_grad(x.shape, np.ones((1, 2, 2, 1)), (2, 2), (2, 2), pads)
+    np.testing.assert_array_equal(dx[0, :, :, 0], [[0.25, 0.25, 0.5], [0.25, 0.25, 0.5],
+                                                   [0.5, 0.5, 1.0]])
+
+
+def test_max_pool_grad_sends_ties_to_the_first_max_in_row_major_order():
+    x = np.array([[0.0, 2.0, 2.0],
+                  [2.0, 2.0, 1.0],
+                  [0.0, 0.0, 0.0]]).reshape(1, 3, 3, 1)
+    # 2x2 windows, stride 1: every window but the bottom-right holds a tie.
+    y = nn.max_pool(x, (2, 2), (1, 1), NO_PADS)
+    dy = np.array([1.0, 10.0, 100.0, 1000.0]).reshape(1, 2, 2, 1)
+    dx = nn.max_pool_grad(x, y, dy, (2, 2), (1, 1), NO_PADS)
+    np.testing.assert_array_equal(dx[0, :, :, 0], [[0, 11, 0], [100, 1000, 0], [0, 0, 0]])
+    ddx = np.arange(9.0).reshape(1, 3, 3, 1)
+    gathered = nn.max_pool_grad_grad(x, y, ddx, (2, 2), (1, 1), NO_PADS)
+    np.testing.assert_array_equal(gathered[0, :, :, 0], [[1, 1], [3, 4]])
+
+
+def test_max_pool_grad_never_routes_into_padding():
+    x = np.full((1, 3, 3, 1), -np.inf)
+    x[0, 2, 2, 0] = 5.0
+    pads = resolve(x.shape, (3, 3), (2, 2), (1, 1), "SAME")  # ((1, 1), (1, 1))
+    y = nn.max_pool(x, (3, 3), (2, 2), pads)
+    np.testing.assert_array_equal(y[0, :, :, 0], [[-np.inf, -np.inf], [-np.inf, 5.0]])
+    dx = nn.max_pool_grad(x, y, np.ones_like(y), (3, 3), (2, 2), pads)
+    # Windows whose max is -inf send their gradient to their first real cell.
+    np.testing.assert_array_equal(dx[0, :, :, 0], [[1, 1, 0], [1, 0, 0], [0, 0, 1]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_pool_kernels_keep_dtype(dtype):
+    rng = np.random.default_rng(8)
+    for case in (((2, 8, 6, 3), (2, 2), (2, 2), "VALID"), ((2, 7, 7, 10), (3, 3), (2, 2), "SAME")):
+        x64, dy64, ddx64, ksize, strides, pads = random_pool_inputs(case, seed=int(rng.integers(99)))
+        x, dy, ddx = (a.astype(dtype) for a in (x64, dy64, ddx64))
+        rtol = 1e-5 if dtype == np.float32 else 3e-3
+        y = nn.max_pool(x, ksize, strides, pads)
+        checks = {
+            "avg_pool": (nn.avg_pool(x, ksize, strides, pads),
+                         ref_avg_pool(x.astype(float), ksize, strides, pads)),
+            "avg_pool_grad": (nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
+                              ref_avg_pool_grad(x.shape, dy.astype(float), ksize, strides, pads)),
+            "max_pool": (y, ref_max_pool(x.astype(float), ksize, strides, pads)),
+            "max_pool_grad": (nn.max_pool_grad(x, y, dy, ksize, strides, pads),
+                              ref_max_pool_grad(x.astype(float), dy.astype(float), ksize,
+                                                strides, pads)),
+            "max_pool_grad_grad": (nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
+                                   ref_max_pool_grad_grad(x.astype(float), ddx.astype(float),
+                                                          ksize, strides, pads)),
+        }
+        for name, (got, expected) in checks.items():
+            assert got.dtype == dtype, name
+            np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol, err_msg=name)
+
+
+# ---------------------------------------------------------------------------
+# Fused batch norm
+# ---------------------------------------------------------------------------
+
+
+def test_batch_norm_forward_matches_reference():
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((3, 4, 5, 6)) * 3 + 1
+    scale, offset = rng.standard_normal(6), rng.standard_normal(6)
+    y, mean, var, inv_std = nn.fused_batch_norm_forward(x, scale, offset, 1e-3)
+    np.testing.assert_allclose(y, ref_batch_norm(x, scale, offset, 1e-3), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(mean, x.mean(axis=(0, 1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(var, x.var(axis=(0, 1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(inv_std, 1 / np.sqrt(x.var(axis=(0, 1, 2)) + 1e-3), rtol=1e-12)
+
+
+def test_batch_norm_backward_matches_central_differences():
+    rng = np.random.default_rng(22)
+    x = rng.standard_normal((2, 3, 2, 3))
+    scale, offset = rng.standard_normal(3), rng.standard_normal(3)
+    weights = rng.standard_normal(x.shape)  # loss = sum(weights * y)
+    epsilon, step = 1e-3, 1e-6
+
+    def loss(x, scale, offset):
+        return np.vdot(weights, nn.fused_batch_norm_forward(x, scale, offset, epsilon)[0])
+
+    _, mean, _, inv_std = nn.fused_batch_norm_forward(x, scale, offset, epsilon)
+    dx, dscale, doffset = nn.fused_batch_norm_backward(weights, x, scale, mean, inv_std)
+    params = {"x": x, "scale": scale, "offset": offset}
+    for name, analytic in (("x", dx), ("scale", dscale), ("offset", doffset)):
+        numeric = np.zeros_like(params[name])
+        for index in np.ndindex(numeric.shape):
+            plus = {k: v.copy() for k, v in params.items()}
+            minus = {k: v.copy() for k, v in params.items()}
+            plus[name][index] += step
+            minus[name][index] -= step
+            numeric[index] = (loss(**plus) - loss(**minus)) / (2 * step)
+        np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_batch_norm_keeps_dtype(dtype):
+    rng = np.random.default_rng(23)
+    x64 = rng.standard_normal((4, 5, 6, 3)) * 2 + 3
+    dy64 = rng.standard_normal(x64.shape)
+    scale, offset = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(
+        np.float32)
+    x, dy = x64.astype(dtype), dy64.astype(dtype)
+    y, mean, var, inv_std = nn.fused_batch_norm_forward(x, scale, offset, 1e-3)
+    assert y.dtype == dtype
+    assert mean.dtype == var.dtype == inv_std.dtype == np.float32
+    tol = 1e-4 if dtype == np.float32 else 1e-2
+    x_cast = x.astype(float)
+    np.testing.assert_allclose(y, ref_batch_norm(x_cast, scale, offset, 1e-3), rtol=tol, atol=tol)
+    np.testing.assert_allclose(var, x_cast.var(axis=(0, 1, 2)), rtol=tol)
+    dx, dscale, doffset = nn.fused_batch_norm_backward(dy, x, scale, mean, inv_std)
+    assert dx.dtype == dtype and dscale.dtype == doffset.dtype == np.float32
+    dx64, dscale64, doffset64 = nn.fused_batch_norm_backward(
+        dy.astype(float), x_cast, scale.astype(float), mean.astype(float), inv_std.astype(float))
+    np.testing.assert_allclose(dx, dx64, rtol=tol, atol=tol * np.abs(dx64).max())
+    np.testing.assert_allclose(dscale, dscale64, rtol=tol, atol=tol)
+    np.testing.assert_allclose(doffset, doffset64, rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------------------
+# PyTorch cross-check (skipped when torch is absent)
+# ---------------------------------------------------------------------------
+
+
+def torch_nchw(x):
+    import torch
+
+    return torch.tensor(np.ascontiguousarray(x.transpose(0, 3, 1, 2)), requires_grad=True)
+
+
+def nhwc(t):
+    return t.detach().numpy().transpose(0, 2, 3, 1)
+
+
+@pytest.mark.parametrize("case", CONV_CASES[::5], ids=conv_case_id)
+def test_conv_kernels_match_torch(case):
+    torch = pytest.importorskip("torch")
+    x, w, dy, strides, dilations, pads = random_conv_inputs(case, seed=13)
+    xt = torch_nchw(x)
+    wt = torch.tensor(np.ascontiguousarray(w.transpose(3, 2, 0, 1)), requires_grad=True)
+    padded = torch.nn.functional.pad(xt, (*pads[1], *pads[0]))
+    yt = torch.nn.functional.conv2d(padded, wt, stride=strides, dilation=dilations)
+    yt.backward(torch.tensor(np.ascontiguousarray(dy.transpose(0, 3, 1, 2))))
+    np.testing.assert_allclose(nn.conv2d(x, w, strides, dilations, pads), nhwc(yt),
+                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads),
+                               xt.grad.numpy().transpose(0, 2, 3, 1), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads),
+                               wt.grad.numpy().transpose(2, 3, 1, 0), rtol=1e-10, atol=1e-10)
+
+
+def test_max_pool_and_batch_norm_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((2, 9, 9, 4))
+    dy = rng.standard_normal((2, 5, 5, 4))
+    pads = ((1, 1), (1, 1))  # symmetric, which torch's padding argument can express
+    y = nn.max_pool(x, (3, 3), (2, 2), pads)
+    xt = torch_nchw(x)
+    yt = torch.nn.functional.max_pool2d(xt, 3, 2, padding=1)
+    yt.backward(torch.tensor(np.ascontiguousarray(dy.transpose(0, 3, 1, 2))))
+    np.testing.assert_array_equal(y, nhwc(yt))
+    np.testing.assert_allclose(nn.max_pool_grad(x, y, dy, (3, 3), (2, 2), pads),
+                               xt.grad.numpy().transpose(0, 2, 3, 1), rtol=1e-12)
+
+    xt = torch_nchw(x)
+    at = torch.nn.functional.avg_pool2d(xt, 3, 2, padding=1, count_include_pad=False)
+    np.testing.assert_allclose(nn.avg_pool(x, (3, 3), (2, 2), pads), nhwc(at), rtol=1e-12)
+
+    scale, offset = rng.standard_normal(4), rng.standard_normal(4)
+    xt = torch_nchw(x)
+    st = torch.tensor(scale, requires_grad=True)
+    ot = torch.tensor(offset, requires_grad=True)
+    bt = torch.nn.functional.batch_norm(xt, None, None, st, ot, training=True, eps=1e-3)
+    dyb = rng.standard_normal(x.shape)
+    bt.backward(torch.tensor(np.ascontiguousarray(dyb.transpose(0, 3, 1, 2))))
+    yb, mean, _, inv_std = nn.fused_batch_norm_forward(x, scale, offset, 1e-3)
+    np.testing.assert_allclose(yb, nhwc(bt), rtol=1e-10, atol=1e-10)
+    dx, dscale, doffset = nn.fused_batch_norm_backward(dyb, x, scale, mean, inv_std)
+    np.testing.assert_allclose(dx, xt.grad.numpy().transpose(0, 2, 3, 1), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(dscale, st.grad.numpy(), rtol=1e-9)
+    np.testing.assert_allclose(doffset, ot.grad.numpy(), rtol=1e-9)
