@@ -23,6 +23,7 @@ from .ops.shape import (broadcast_to, concat, expand_dims, gather, getitem, one_
 from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient, stop_gradient
+from . import nn
 
 from .ops import random
 from . import debugging
