@@ -30,3 +30,5 @@ from . import debugging
 from .profiler import profile
 
 __version__ = "0.1.0"
+from . import graph
+from .graph.tracing import function

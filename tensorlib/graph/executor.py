@@ -1,0 +1,331 @@
+"""The executor: an optimized Graph compiled to one generated Python function.
+
+Compilation binds every node's kernel once and writes straight-line code:
+one line per node, in topological order, with ``del`` right after each
+value's last use (the memory plan: an intermediate lives exactly as long as
+something still needs it).  The first run checks every kernel's result type
+and dtype and records the few that need fixing; later runs use code that
+fixes only those.  Profilers (``dispatch.observers``) get a per-node
+interpreter instead, and a graph called under a recording GradientTape (or
+inside another trace) is replayed op by op through ``dispatch.apply``, so
+tapes see every op.
+
+>>> import tensorlib as tl
+>>> f = tl.function(lambda x: tl.exp(x) * 2.0)
+>>> print(f.get_graph(tl.TensorSpec((3,))).optimize().executable().source.strip())
+def run(feeds, targets):
+    v0, = feeds
+    v3 = k0(v0)
+    del v0
+    v4 = k1(v3, c2)
+    del v3
+    return (v4,)
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import time
+
+import numpy as np
+
+from .. import dispatch
+from ..tensor import Tensor, Variable, make
+from .ir import Graph
+
+_compiled_names = itertools.count()
+
+
+class _Step:
+    __slots__ = ("node", "kernel", "inputs", "outputs", "multi", "frees")
+
+    def __init__(self, node, kernel, inputs, outputs, multi):
+        self.node, self.kernel, self.inputs, self.outputs, self.multi = node, kernel, inputs, outputs, multi
+        self.frees = ()
+
+
+class Executable:
+    """A compiled graph: ``run(feeds, targets)`` over raw backend arrays."""
+
+    def __init__(self, graph: Graph):
+        from .tracing import ASSIGN
+        self.graph = graph
+        names = graph.value_names()
+        self.local = {k: "v" + v[1:] for k, v in names.items()}
+        used = {t._id for n in graph.nodes for t in n.inputs} | {t._id for t in graph.outputs}
+        self.capture_slots = [i for i, c in enumerate(graph.captures) if c.tensor._id in used]
+        self.assigned = []            # capture index of each AssignVariable target, in step order
+        capture_index = {c.tensor._id: i for i, c in enumerate(graph.captures)}
+        self.params = [t._id for t in graph.inputs] + [graph.captures[i].tensor._id for i in self.capture_slots]
+        self.steps = []
+        for node in graph.nodes:
+            if node.op is ASSIGN:
+                self.assigned.append(capture_index[node.inputs[0]._id])
+                self.steps.append(_Step(node, None, [t._id for t in node.inputs], [], False))
+                continue
+            specs = node.op.infer(*node.inputs, **node.attrs)
+            kernel = node.op.kernels.get(node.inputs[0].backend.name if node.inputs else graph.backend.name) \
+                or node.op.resolve_kernel(node.inputs[0].backend if node.inputs else graph.backend)
+            self.steps.append(_Step(node, kernel, [t._id for t in node.inputs], [o._id for o in node.outputs],
+                                    isinstance(specs, tuple)))
+        self._plan_frees()
+        self.fixups = None            # step indices whose results need a type/dtype fix (known after a run)
+        self.source, self._fn, self._lines = self._generate(check=True)
+
+    def _plan_frees(self):
+        """Free each value right after its last use: graph outputs and constants are never freed."""
+        keep = {t._id for t in self.graph.outputs} | set(self.graph.constants)
+        last = {v: -1 for v in self.params}
+        for k, step in enumerate(self.steps):
+            for v in step.inputs:
+                last[v] = k
+            for v in step.outputs:
+                last.setdefault(v, k)
+        by_step: dict = {}
+        for v, k in last.items():
+            if v not in keep:
+                by_step.setdefault(k, []).append(v)
+        self.initial_frees = by_step.get(-1, [])
+        for k, step in enumerate(self.steps):
+            step.frees = by_step.get(k, [])
+
+    def _generate(self, check: bool):
+        """Python source for the plan, compiled; ``check`` verifies every result (first run)."""
+        graph, local = self.graph, self.local
+        ns = {"np": np, "check": self._check, "fix": _fix, "assign": _assign}
+        for t, raw in graph.constants.values():
+            ns[local[t._id].replace("v", "c", 1)] = raw
+        lines = ["def run(feeds, targets):"]
+        if self.params:
+            lines.append(f"    {', '.join(local[v] for v in self.params)}, = feeds")
+        if self.initial_frees:
+            lines.append(f"    del {', '.join(local[v] for v in self.initial_frees)}")
+        line_steps = {}
+
+        def name(v):
+            return local[v].replace("v", "c", 1) if v in graph.constants else local[v]
+
+        assign_index = 0
+        for k, step in enumerate(self.steps):
+            line_steps[len(lines) + 1] = k
+            args = ", ".join(name(v) for v in step.inputs)
+            if step.kernel is None:
+                lines.append(f"    assign(targets[{assign_index}], {name(step.inputs[1])})")
+                assign_index += 1
+            else:
+                ns[f"k{k}"] = step.kernel
+                if step.node.attrs:
+                    ns[f"a{k}"] = step.node.attrs
+                    args += (", " if args else "") + f"**a{k}"
+                outs = ", ".join(local[v] for v in step.outputs) + ("," if step.multi else "")
+                lines.append(f"    {outs} = k{k}({args})")
+                for i, (v, o) in enumerate(zip(step.outputs, step.node.outputs)):
+                    ns[f"d{k}_{i}"], ns[f"b{k}_{i}"] = o.dtype, o.backend
+                    if check:
+                        lines.append(f"    {local[v]} = check({k}, {local[v]}, d{k}_{i}, b{k}_{i})")
+                    elif k in self.fixups:
+                        lines.append(f"    {local[v]} = fix({local[v]}, d{k}_{i}, b{k}_{i})")
+            if step.frees:
+                lines.append(f"    del {', '.join(local[v] for v in step.frees)}")
+        outs = [name(t._id) for t in graph.outputs]
+        lines.append(f"    return ({', '.join(outs)}{',' if outs else ''})")
+        source = "\n".join(lines) + "\n"
+        filename = f"<tl.graph {graph.name} #{next(_compiled_names)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), ns)
+        return source, ns["run"], (filename, line_steps)
+
+    def _check(self, k, value, dtype, backend):
+        fixed = _fix(value, dtype, backend)
+        if fixed is not value:
+            self._seen_fixups.add(k)
+        return fixed
+
+    def run(self, feeds, targets):
+        """Raw outputs for raw ``feeds`` (inputs, then the used captures) and assignment ``targets``."""
+        if dispatch.observers:
+            return self._run_observed(feeds, targets)
+        first = self.fixups is None
+        if first:
+            self._seen_fixups = set()
+        try:
+            outs = self._fn(feeds, targets)
+        except Exception as e:
+            self._annotate(e)
+            raise
+        if first:
+            self.fixups = self._seen_fixups
+            self.source, self._fn, self._lines = self._generate(check=False)
+        return outs
+
+    def _annotate(self, error):
+        filename, line_steps = self._lines
+        tb = error.__traceback__
+        step = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == filename:
+                step = line_steps.get(tb.tb_lineno)
+            tb = tb.tb_next
+        if step is not None and hasattr(error, "add_note"):
+            node = self.steps[step].node
+            names = self.graph.value_names()
+            ins = ", ".join(f"{names[t._id]}: {t.dtype}{list(t.shape)}" for t in node.inputs)
+            error.add_note(f"while running node {node.type}({ins}) of graph {self.graph.name!r}, "
+                           f"traced at {node.site or '<unknown>'}")
+
+    def _run_observed(self, feeds, targets):
+        """One node at a time, timing each kernel and reporting it to the observers with concrete tensors."""
+        graph = self.graph
+        env = dict(zip(self.params, feeds))
+        env.update({k: raw for k, (t, raw) in graph.constants.items()})
+        assign_index = 0
+        for step in self.steps:
+            node = step.node
+            args = [env[v] for v in step.inputs]
+            if step.kernel is None:
+                _assign(targets[assign_index], args[1])
+                assign_index += 1
+                continue
+            start = time.perf_counter()
+            raw = step.kernel(*args, **node.attrs)
+            backend = node.outputs[0].backend if node.outputs else graph.backend
+            backend.synchronize()
+            seconds = time.perf_counter() - start
+            raws = raw if step.multi else (raw,)
+            raws = [_fix(r, o.dtype, o.backend) for r, o in zip(raws, node.outputs)]
+            env.update(zip(step.outputs, raws))
+            inputs = tuple(make(a, t.backend, a.shape, t.dtype) for a, t in zip(args, node.inputs))
+            outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
+            for obs in list(dispatch.observers):
+                obs.on_op(node.op, inputs, outputs if step.multi else outputs[0], node.attrs, seconds,
+                          step.kernel, backend)
+            for v in step.frees:
+                env.pop(v, None)
+        return tuple(env[t._id] for t in graph.outputs)
+
+
+def _fix(value, dtype, backend):
+    """Give a kernel's result the array type and dtype its shape rule promised (as dispatch does)."""
+    if not hasattr(value, "shape") or (value.__class__ is not np.ndarray and backend.name == "numpy"):
+        value = backend.asarray(value)
+    if value.dtype is not dtype and value.dtype != dtype:
+        value = value.astype(dtype)
+    return value
+
+
+def _assign(var, raw):
+    """An AssignVariable step: the same rules as ``Variable.assign`` in eager mode."""
+    if not isinstance(var, Variable):
+        raise TypeError(f"the graph assigns to its capture; pass a tl.Variable for it, got {type(var).__name__}")
+    for tape in list(var._readers):
+        if tape in dispatch.tapes:
+            raise RuntimeError(f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read "
+                               "by a GradientTape that is still recording; assign after tape.gradient()")
+    var._value = raw
+    var._version += 1
+
+
+# ---------------------------------------------------------------- calling a graph
+def run(graph: Graph, leaves, sources=None):
+    """Run ``graph`` on its tensor arguments ``leaves`` (Tensors or arrays, in ``graph.inputs`` order)."""
+    from .tracing import unpack
+    if sources is None:
+        sources = [c.source for c in graph.captures]
+    if dispatch.modes or (dispatch.tapes and _recorded(graph, leaves, sources)):
+        flat = replay(graph.optimize(keep_gradients=True), leaves, sources)
+    else:
+        exe = graph.optimize().executable()
+        feeds = [_raw(x, t) for x, t in zip(leaves, graph.inputs)]
+        feeds += [_raw(sources[i], graph.captures[i].tensor) for i in exe.capture_slots]
+        raws = exe.run(feeds, [sources[i] for i in exe.assigned])
+        flat = [make(_fix(r, t.dtype, t.backend), t.backend, None, t.dtype) for r, t in zip(raws, graph.outputs)]
+    return unpack(graph.structure, flat)
+
+
+def _raw(value, placeholder):
+    if isinstance(value, Tensor):
+        if value.backend is not placeholder.backend:
+            raise ValueError(f"graph input is on backend {value.backend.name}, the graph expects "
+                             f"{placeholder.backend.name}; move it with tl.tensor(x, backend=...)")
+        return value._value
+    backend = placeholder.backend
+    if backend.name == "numpy" and isinstance(value, np.ndarray):
+        return value if value.dtype == placeholder.dtype else value.astype(placeholder.dtype)
+    return backend.asarray(value, dtype=placeholder.dtype)
+
+
+def _recorded(graph, leaves, sources) -> bool:
+    """Would an active tape record this call?  (It watches an argument or a capture, or reads variables.)"""
+    for tape in dispatch.tapes:
+        watched = tape._watched
+        for x in leaves:
+            if isinstance(x, Tensor) and x._id in watched:
+                return True
+        for c, s in zip(graph.captures, sources):
+            if isinstance(s, Tensor) and (s._id in watched or (
+                    isinstance(s, Variable) and s.trainable and tape._watch_accessed_variables)):
+                return True
+    return False
+
+
+def replay(graph: Graph, leaves, sources):
+    """Run the graph op by op through ``dispatch.apply``: tapes record it and an outer trace inlines it."""
+    from .tracing import ASSIGN
+    env = {t._id: x for t, x in zip(graph.inputs, leaves)}
+    env.update({c.tensor._id: s for c, s in zip(graph.captures, sources)})
+    for t, raw in graph.constants.values():
+        value = make(raw, t.backend, raw.shape, t.dtype)
+        if t.__class__ is not Tensor:
+            value.__class__ = t.__class__
+        env[t._id] = value
+    for node in graph.nodes:
+        args = tuple(env[t._id] for t in node.inputs)
+        if node.op is ASSIGN:
+            if not isinstance(args[0], Variable):
+                raise TypeError(f"the graph assigns to a capture; pass a tl.Variable, got {type(args[0]).__name__}")
+            dispatch.assign_variable(args[0], args[1], "assign")
+            continue
+        outs = dispatch.apply(node.op, args, node.attrs)
+        env.update(zip((o._id for o in node.outputs), outs if isinstance(outs, tuple) else (outs,)))
+    return [x if isinstance(x, Tensor) else dispatch.to_tensor(x, t.backend, t.dtype)
+            for x, t in ((env[t._id], t) for t in graph.outputs)]
+
+
+def call_graph(graph: Graph, args, captures: dict):
+    """``graph(*args, **captures)``: check the arguments against the placeholders, then run."""
+    if len(args) != len(graph.inputs):
+        names = ", ".join(graph.input_names) or "none"
+        raise TypeError(f"graph {graph.name!r}: takes {len(graph.inputs)} tensor arguments ({names}), "
+                        f"got {len(args)}")
+    leaves = []
+    for i, (a, t, name) in enumerate(zip(args, graph.inputs, graph.input_names)):
+        if not isinstance(a, Tensor) and not hasattr(a, "shape"):
+            a = dispatch.to_tensor(a, t.backend, t.dtype)
+        shape, dtype = tuple(a.shape), np.dtype(a.dtype)
+        fits = len(shape) == len(t.shape) and all(d is None or d == s for d, s in zip(t.shape, shape))
+        if not fits or dtype != t.dtype:
+            raise ValueError(f"graph {graph.name!r}: argument {i} ({name}) must be {_spec_text(t)}, got "
+                             f"{dtype.name}{list(shape)}")
+        leaves.append(a)
+    by_name = {c.name: i for i, c in enumerate(graph.captures)}
+    unknown = sorted(set(captures) - set(by_name))
+    if unknown:
+        raise TypeError(f"graph {graph.name!r}: unknown capture {unknown[0]!r}; its captures are "
+                        f"{sorted(by_name) or 'none'}")
+    sources = [c.source for c in graph.captures]
+    for name, value in captures.items():
+        c = graph.captures[by_name[name]]
+        shape = tuple(value.shape) if hasattr(value, "shape") else ()
+        if shape != tuple(c.shape) or np.dtype(getattr(value, "dtype", c.dtype)) != c.dtype:
+            raise ValueError(f"graph {graph.name!r}: capture {name!r} must be {_spec_text(c.tensor)}, got "
+                             f"{np.dtype(getattr(value, 'dtype', 'O')).name}{list(shape)}")
+        sources[by_name[name]] = value
+    missing = [c.name for c, s in zip(graph.captures, sources) if s is None]
+    if missing:
+        raise TypeError(f"graph {graph.name!r}: missing captures {missing} (the file was saved without them); "
+                        f"pass them as keyword arguments: graph(..., {missing[0]}=array)")
+    return run(graph, leaves, sources)
+
+
+def _spec_text(t) -> str:
+    return f"{np.dtype(t.dtype).name}[{', '.join('?' if d is None else str(d) for d in t.shape)}]"

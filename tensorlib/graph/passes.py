@@ -1,0 +1,248 @@
+"""Graph passes, run before execution: simplification, constant folding, CSE, fusion, dead-node elimination.
+
+Each pass rebuilds the graph front to back (``Graph.add_node`` re-runs the
+shape rules, so a rewritten graph is checked as it is built) and maps old
+values to new ones.  None of them runs a kernel on anything but small
+constants.
+
+>>> import tensorlib as tl
+>>> f = tl.function(lambda x: tl.transpose(tl.transpose(x * 1.0)) + tl.exp(x) + tl.exp(x))
+>>> g = f.get_graph(tl.TensorSpec((2, 3)))
+>>> [n.type for n in g.optimize().nodes]
+['Exp', 'Add', 'Add']
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops import registry as _registry
+from .ir import CONSTANT_BYTES, Graph, _nbytes
+
+
+def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
+    """All passes in order.  ``keep_gradients`` keeps the ops that only matter to gradients
+    (StopGradient, CustomGradient), for a graph that will be replayed under a tape."""
+    g = simplify(graph, keep_gradients)
+    g = fuse_conv_avgpool(g)
+    g = simplify(g, keep_gradients)
+    return eliminate_dead_nodes(g)
+
+
+def _is_stateful(op) -> bool:
+    """Ops whose results are not a function of inputs and attrs alone are never folded or merged."""
+    return getattr(op, "stateful", False) or "Random" in op.name or op.name == "Dropout"
+
+
+# ---------------------------------------------------------------- simplify = no-ops + folding + CSE
+def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
+    """Algebraic no-ops, constant folding of small constants, and common-subexpression elimination."""
+    from .tracing import ASSIGN
+    new = graph.empty_copy()
+    env: dict = {}
+    seen: dict = {}
+    constants = {_constant_key(raw): t for t, raw in new.constants.values()}
+    for node in graph.nodes:
+        ins = tuple(env.get(t._id, t) for t in node.inputs)
+        if node.op is ASSIGN:
+            new.add_node(ASSIGN, ins, {}, (), node.site)
+            continue
+        outs = _no_op(new, node, ins, keep_gradients)
+        if outs is None:
+            stateful = _is_stateful(node.op)
+            key = None if stateful else (node.op.name, tuple(t._id for t in ins), canonical(node.attrs))
+            outs = seen.get(key)
+            if outs is None:
+                outs = None if stateful else _fold(new, node, ins, constants)
+                if outs is None:
+                    outs = new.add_node(node.op, ins, node.attrs, site=node.site)
+                if key is not None:
+                    seen[key] = outs
+        for old, out in zip(node.outputs, outs):
+            env[old._id] = out
+    new.outputs = [env.get(t._id, t) for t in graph.outputs]
+    return new
+
+
+def canonical(value):
+    """A hashable key for attribute values: tuples, slices, dtypes, Ellipsis, arrays; callables by identity."""
+    if isinstance(value, dict):
+        return ("dict",) + tuple((k, canonical(v)) for k, v in sorted(value.items()))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(canonical(v) for v in value)
+    if isinstance(value, slice):
+        return ("slice", canonical(value.start), canonical(value.stop), canonical(value.step))
+    if isinstance(value, np.dtype):
+        return ("dtype", value.str)
+    if isinstance(value, np.ndarray):
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    if value is None or value is Ellipsis or isinstance(value, (bool, int, float, str, np.generic)):
+        return (type(value).__name__, repr(value))
+    return ("object", id(value))
+
+
+def _constant_key(raw):
+    host = np.asarray(raw)
+    return host.dtype.str, host.shape, host.tobytes()
+
+
+def _fold(new: Graph, node, ins, constants):
+    """Evaluate a node whose inputs are all constants, if its outputs are small; None otherwise."""
+    if not ins or any(t._id not in new.constants for t in ins):
+        return None
+    if any(None in o.shape or _nbytes(o.shape, o.dtype) > CONSTANT_BYTES for o in node.outputs):
+        return None
+    backend = ins[0].backend
+    try:
+        raw = node.op.resolve_kernel(backend)(*[new.constant_value(t) for t in ins], **node.attrs)
+    except Exception:  # noqa: BLE001 - leave the error to the run, where it names the call site
+        return None
+    raws = raw if isinstance(raw, tuple) else (raw,)
+    outs = []
+    for value, spec in zip(raws, node.outputs):
+        value = backend.asarray(value)
+        if value.dtype != spec.dtype:
+            value = value.astype(spec.dtype)
+        key = _constant_key(backend.to_numpy(value))
+        t = constants.get(key)
+        if t is None:
+            t = constants[key] = new.add_constant(value)
+        outs.append(t)
+    return tuple(outs)
+
+
+def _all_equal(new: Graph, t, number) -> bool:
+    raw = new.constant_value(t)
+    return raw is not None and bool(np.all(np.asarray(t.backend.to_numpy(raw)) == number))
+
+
+def _no_op(new: Graph, node, ins, keep_gradients):
+    """Replacement outputs when the node does nothing (x*1, x+0, transpose of transpose, ...), else None.
+
+    A replacement must have the node's exact shape and dtype: ``x * ones(3, 3)``
+    broadcasts and ``x_int + 0.5`` promotes, so neither is a no-op.
+    """
+    kind, out = node.op.name, node.outputs[0] if node.outputs else None
+
+    def same(t):
+        return t.shape == out.shape and t.dtype == out.dtype
+
+    if kind == "Identity" or (kind == "StopGradient" and not keep_gradients):
+        return (ins[0],)
+    if kind == "CustomGradient" and not keep_gradients:
+        return ins[node.attrs["n_inputs"]:]
+    if kind in ("Mul", "Add"):
+        unit = 1 if kind == "Mul" else 0
+        for x, other in ((ins[0], ins[1]), (ins[1], ins[0])):
+            if same(x) and _all_equal(new, other, unit):
+                return (x,)
+    if kind in ("Sub", "Div") and same(ins[0]) and _all_equal(new, ins[1], 0 if kind == "Sub" else 1):
+        return (ins[0],)
+    if kind in ("Cast", "BroadcastTo", "BroadcastLike") and same(ins[0]):
+        return (ins[0],)
+    if kind in ("Reshape", "ReshapeLike"):
+        if same(ins[0]) and None not in out.shape:
+            return (ins[0],)
+        inner = ins[0]._node
+        if kind == "Reshape" and inner is not None and inner.op.name == "Reshape" and ins[0] is inner.outputs[0]:
+            return new.add_node(node.op, (inner.inputs[0],), node.attrs, site=node.site)
+    if kind == "Transpose":
+        perm = tuple(node.attrs["perm"])
+        inner = ins[0]._node
+        source = ins[0]
+        if inner is not None and inner.op.name == "Transpose":
+            first = inner.attrs["perm"]
+            perm = tuple(first[p] for p in perm)
+            source = inner.inputs[0]
+        if perm == tuple(range(len(perm))):
+            return (source,)
+        if source is not ins[0]:
+            return new.add_node(node.op, (source,), {"perm": perm}, site=node.site)
+    return None
+
+
+# ---------------------------------------------------------------- AvgPool right after a stride-1 Conv2D
+def fuse_conv_avgpool(graph: Graph) -> Graph:
+    """``avg_pool(conv2d(x, w))`` -> one ``conv2d(x, w', strides=pool strides)``.
+
+    Exact for VALID padding everywhere, unit dilation and conv stride 1, when
+    the conv feeds only the pool: ``w'`` is ``w`` convolved with a kh x kw box
+    divided by kh*kw (a (KH+kh-1) x (KW+kw-1) filter).  The pooled output is
+    never materialized at full resolution, which also saves its memory.
+    """
+    uses: dict = {}
+    for node in graph.nodes:
+        for t in node.inputs:
+            uses[t._id] = uses.get(t._id, 0) + 1
+    for t in graph.outputs:
+        uses[t._id] = uses.get(t._id, 0) + 1
+    pairs = {}
+    for node in graph.nodes:
+        conv = node.inputs[0]._node if node.op.name == "AvgPool" and node.inputs else None
+        if conv is not None and conv.op.name == "Conv2D" and uses[conv.outputs[0]._id] == 1 \
+                and _fusable(conv.attrs, node.attrs) and None not in conv.inputs[1].shape:
+            pairs[id(node)] = conv
+    if not pairs:
+        return graph
+    fused_convs = {id(c) for c in pairs.values()}
+    new = graph.empty_copy()
+    env: dict = {}
+    for node in graph.nodes:
+        if id(node) in fused_convs:
+            continue
+        ins = tuple(env.get(t._id, t) for t in node.inputs)
+        conv = pairs.get(id(node))
+        if conv is None:
+            outs = new.add_node(node.op, ins, node.attrs, site=node.site)
+        else:
+            x, w = (env.get(t._id, t) for t in conv.inputs)
+            kh, kw = node.attrs["ksize"]
+            box = _box_filter(new, w, kh, kw)
+            outs = new.add_node(conv.op, (x, box), {**conv.attrs, "strides": tuple(node.attrs["strides"])},
+                                site=node.site)
+        for old, out in zip(node.outputs, outs):
+            env[old._id] = out
+    new.outputs = [env.get(t._id, t) for t in graph.outputs]
+    return new
+
+
+def _is_valid(padding) -> bool:
+    return padding == "VALID" or padding in (((0, 0), (0, 0)), [[0, 0], [0, 0]])
+
+
+def _fusable(conv_attrs, pool_attrs) -> bool:
+    return (_is_valid(conv_attrs.get("padding")) and _is_valid(pool_attrs.get("padding"))
+            and tuple(conv_attrs.get("strides", (1, 1))) == (1, 1)
+            and tuple(conv_attrs.get("dilations", (1, 1))) == (1, 1)
+            and conv_attrs.get("data_format", "NHWC") == "NHWC" and pool_attrs.get("data_format", "NHWC") == "NHWC")
+
+
+def _box_filter(g: Graph, w, kh: int, kw: int):
+    """``w`` (HWIO) fully convolved with a kh x kw box, over kh*kw: pad, add shifted slices, scale."""
+    fh, fw = w.shape[0] + kh - 1, w.shape[1] + kw - 1
+    pads = ((kh - 1, kh - 1), (kw - 1, kw - 1), (0, 0), (0, 0))
+    padded = g.add_node(_registry.get("PadV2"), (w,), {"paddings": pads, "constant_values": 0})[0]
+    total = None
+    for p in range(kh):
+        for q in range(kw):
+            index = (slice(kh - 1 - p, kh - 1 - p + fh), slice(kw - 1 - q, kw - 1 - q + fw), slice(None), slice(None))
+            part = g.add_node(_registry.get("StridedSlice"), (padded,), {"index": index})[0]
+            total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {})[0]
+    scale = g.add_constant(w.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=w.dtype)))
+    return g.add_node(_registry.get("Mul"), (total, scale), {})[0]
+
+
+# ---------------------------------------------------------------- dead nodes
+def eliminate_dead_nodes(graph: Graph) -> Graph:
+    """Drop nodes (and constants) nothing needs; Variable assignments always stay."""
+    from .tracing import ASSIGN
+    live = {t._id for t in graph.outputs}
+    kept = []
+    for node in reversed(graph.nodes):
+        if node.op is ASSIGN or any(o._id in live for o in node.outputs):
+            kept.append(node)
+            live.update(t._id for t in node.inputs)
+    new = graph.empty_copy()
+    new.nodes = kept[::-1]
+    new.constants = {k: v for k, v in graph.constants.items() if k in live}
+    new.outputs = list(graph.outputs)
+    return new

@@ -1,0 +1,311 @@
+"""Saving and loading graphs: JSON for the structure, ``.npz`` for the arrays, never pickle.
+
+The JSON names a format and version, the op type of every node and its
+attributes, each encoded with an explicit type tag (``{"$tuple": [...]}``,
+``{"$slice": [...]}``, ``{"$dtype": "float32"}``, ...), never a Python
+callable.  Arrays (constants, and capture values when asked for) go to the
+``.npz`` beside it, read with ``allow_pickle=False``.  Loading accepts
+registered op types only, rebuilds every node through its shape rule, and
+turns anything malformed into one :class:`GraphFormatError`; it runs no kernel.
+
+>>> import os, tempfile, tensorlib as tl
+>>> f = tl.function(lambda x: tl.sum(x * 3.0))
+>>> path = os.path.join(tempfile.mkdtemp(), "f.json")
+>>> f.save(path, tl.TensorSpec((None,), "float32"))
+>>> g = tl.graph.load(path)
+>>> float(g(tl.tensor([1.0, 2.0])))
+9.0
+"""
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+
+import numpy as np
+
+from .. import dispatch
+from .. import dtypes as _dtypes
+from ..backends import base as _backends
+from ..tensor import Tensor, Variable
+from .ir import Graph
+
+FORMAT = "tensorlib.graph"
+VERSION = 1
+_UNLOADABLE = {"CustomGradient": "its gradient is a Python function"}
+
+
+class GraphFormatError(ValueError):
+    """A graph file is corrupt, truncated, foreign, or uses an op this process does not know."""
+
+
+def _paths(path) -> tuple[str, str]:
+    path = os.fspath(path)
+    base = path[:-5] if path.endswith(".json") else path
+    return path, base + ".npz"
+
+
+# ---------------------------------------------------------------- save
+def save(graph: Graph, path, include_captures: bool = False) -> None:
+    """Write ``graph`` to ``path`` (JSON) and ``<path without .json>.npz`` (constants, captures if asked)."""
+    json_path, npz_path = _paths(path)
+    ids = {t: int(n[1:]) for t, n in graph.value_names().items()}
+    arrays = {}
+    constants = []
+    for k, (t, raw) in enumerate(graph.constants.values()):
+        arrays[f"const_{k}"] = np.asarray(t.backend.to_numpy(raw))
+        constants.append({"id": ids[t._id], "key": f"const_{k}", **_spec(t),
+                          "weak": t.__class__ is not Tensor})
+    captures = []
+    for c in graph.captures:
+        saved = include_captures and c.source is not None
+        if saved:
+            arrays[f"capture_{c.name}"] = _host_value(c)
+        captures.append({"id": ids[c.tensor._id], "name": c.name, **_spec(c.tensor), "bytes": c.nbytes,
+                         "kind": c.kind, "site": c.site, "saved": saved})
+    nodes = []
+    for k, node in enumerate(graph.nodes):
+        attrs = {}
+        for name, value in node.attrs.items():
+            where = f"graph.save: node {k} ({node.type}) attribute {name!r}"
+            attrs[name] = encode(value, where)
+        nodes.append({"op": node.type, "inputs": [ids[t._id] for t in node.inputs], "attrs": attrs,
+                      "outputs": [{"id": ids[o._id], **_spec(o)} for o in node.outputs], "site": node.site})
+    doc = {"format": FORMAT, "version": VERSION, "name": graph.name, "backend": graph.backend.name,
+           "inputs": [{"id": ids[t._id], "name": n, **_spec(t)} for t, n in zip(graph.inputs, graph.input_names)],
+           "captures": captures, "constants": constants, "nodes": nodes,
+           "outputs": [ids[t._id] for t in graph.outputs], "structure": _encode_structure(graph.structure)}
+    text = json.dumps(doc, indent=1, allow_nan=False)
+    with open(npz_path, "wb") as fh:
+        np.savez(fh, **arrays)
+    with open(json_path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _spec(t) -> dict:
+    return {"shape": list(t.shape), "dtype": np.dtype(t.dtype).name}
+
+
+def _host_value(capture) -> np.ndarray:
+    src = capture.source
+    raw = src._value if isinstance(src, Tensor) else src
+    host = np.asarray(capture.tensor.backend.to_numpy(raw) if not isinstance(raw, np.ndarray) else raw)
+    return host.astype(capture.dtype, copy=False)
+
+
+def encode(value, where: str = "attribute"):
+    """JSON for an attribute value, with explicit type tags; raises ValueError for callables and objects."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int) and not isinstance(value, np.integer):
+        return value
+    if isinstance(value, float) and not isinstance(value, np.floating):
+        return {"$float": repr(value)}
+    if isinstance(value, tuple):
+        return {"$tuple": [encode(v, where) for v in value]}
+    if isinstance(value, list):
+        return {"$list": [encode(v, where) for v in value]}
+    if isinstance(value, dict):
+        return {"$dict": [[encode(k, where), encode(v, where)] for k, v in value.items()]}
+    if isinstance(value, slice):
+        return {"$slice": [encode(value.start, where), encode(value.stop, where), encode(value.step, where)]}
+    if value is Ellipsis:
+        return {"$ellipsis": True}
+    if isinstance(value, np.dtype):
+        return {"$dtype": value.name}
+    if isinstance(value, np.generic):
+        return {"$scalar": [value.dtype.name, encode(value.item(), where)]}
+    if callable(value):
+        raise ValueError(f"{where} is a Python callable ({getattr(value, '__qualname__', value)!r}); graphs "
+                         "holding Python functions (such as tl.custom_gradient's grad_fn) cannot be saved")
+    raise ValueError(f"{where} has a value of type {type(value).__name__} that a graph file cannot hold")
+
+
+def _encode_structure(structure):
+    kind = structure[0]
+    if kind == "tensor":
+        return {"tensor": structure[1]}
+    if kind == "const":
+        return {"const": encode(structure[1], "output constant")}
+    if kind == "dict":
+        return {"dict": [[encode(k, "output key"), _encode_structure(s)] for k, s in structure[1]]}
+    return {"list" if kind == "list" else "tuple": [_encode_structure(s) for s in structure[1]]}
+
+
+# ---------------------------------------------------------------- load
+def load(path, backend=None) -> Graph:
+    """Load a graph saved by ``Graph.save`` / ``f.save``; nothing in the files is executed.
+
+    Captures saved without their values become arguments: pass them as
+    keyword arguments named as in ``graph.captures``.  ``backend`` overrides
+    the backend the graph was saved on.
+    """
+    json_path, npz_path = _paths(path)
+    with open(json_path, "rb") as fh:
+        raw_text = fh.read()
+    try:
+        doc = json.loads(raw_text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise GraphFormatError(f"{json_path}: not a tensorlib graph file (unreadable JSON: {e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise GraphFormatError(f"{json_path}: not a tensorlib graph file (format "
+                               f"{doc.get('format') if isinstance(doc, dict) else type(doc).__name__!r}, "
+                               f"expected {FORMAT!r})")
+    version = doc.get("version")
+    if not isinstance(version, int) or not 1 <= version <= VERSION:
+        raise GraphFormatError(f"{json_path}: graph format version {version!r} is not supported "
+                               f"(this tensorlib reads versions 1 to {VERSION})")
+    try:
+        arrays = _read_arrays(npz_path)
+        return _build(doc, arrays, backend)
+    except GraphFormatError as e:
+        raise GraphFormatError(f"{json_path}: {e}") from None
+    except (KeyError, TypeError, ValueError, IndexError, LookupError) as e:
+        raise GraphFormatError(f"{json_path}: malformed graph file ({type(e).__name__}: {e})") from None
+
+
+def _read_arrays(npz_path) -> dict:
+    try:
+        with np.load(npz_path, allow_pickle=False) as z:
+            if not isinstance(z, np.lib.npyio.NpzFile):
+                raise GraphFormatError(f"{npz_path} is not an .npz archive")
+            return {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise GraphFormatError(f"the array file {npz_path} is missing") from None
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
+        raise GraphFormatError(f"the array file {npz_path} is corrupt or holds pickled objects ({e})") from None
+
+
+def _get(obj, key, kind):
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise GraphFormatError(f"field {key!r} is missing or not a {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def _shape_dtype(entry):
+    shape = _get(entry, "shape", list)
+    if not all(d is None or (isinstance(d, int) and not isinstance(d, bool) and d >= 0) for d in shape):
+        raise GraphFormatError(f"bad shape {shape!r}")
+    return tuple(shape), _dtypes.as_dtype(_get(entry, "dtype", str))
+
+
+def _array(arrays, key, shape, dtype, what):
+    if key not in arrays:
+        raise GraphFormatError(f"{what}: array {key!r} is missing from the .npz file")
+    a = arrays[key]
+    if a.dtype != dtype or tuple(a.shape) != tuple(shape):
+        raise GraphFormatError(f"{what}: array {key!r} is {a.dtype}{list(a.shape)}, the graph says "
+                               f"{np.dtype(dtype).name}{list(shape)}")
+    return a
+
+
+def _build(doc, arrays, backend) -> Graph:
+    from ..ops.registry import _ops
+    from .tracing import ASSIGN
+    backend = _backends.get(backend if backend is not None else _get(doc, "backend", str))
+    graph = Graph(_get(doc, "name", str), backend)
+    env: dict = {}
+
+    def define(entry, tensor):
+        key = _get(entry, "id", int)
+        if key in env:
+            raise GraphFormatError(f"value id {key} is defined twice")
+        env[key] = tensor
+
+    for entry in _get(doc, "inputs", list):
+        define(entry, graph.add_input(*_shape_dtype(entry), _get(entry, "name", str)))
+    for entry in _get(doc, "captures", list):
+        shape, dtype = _shape_dtype(entry)
+        if None in shape:
+            raise GraphFormatError(f"capture {entry.get('name')!r} has an unknown dimension")
+        name, kind, source = _get(entry, "name", str), _get(entry, "kind", str), None
+        if _get(entry, "saved", bool):
+            source = _array(arrays, f"capture_{name}", shape, dtype, f"capture {name!r}")
+            source = Variable(source, name=name) if kind == "variable" else backend.asarray(source)
+        site = entry.get("site") if isinstance(entry.get("site"), str) else None
+        graph.add_capture(name, shape, dtype, source, kind if source is not None else "feed", site)
+        define(entry, graph.captures[-1].tensor)
+    for entry in _get(doc, "constants", list):
+        shape, dtype = _shape_dtype(entry)
+        value = backend.asarray(_array(arrays, _get(entry, "key", str), shape, dtype, "constant"))
+        define(entry, graph.add_constant(value, dispatch.WeakScalar if entry.get("weak") is True else None))
+    for k, entry in enumerate(_get(doc, "nodes", list)):
+        op_type = _get(entry, "op", str)
+        op = ASSIGN if op_type == ASSIGN.name else _ops.get(op_type)
+        if op is None:
+            raise GraphFormatError(f"node {k} uses op type {op_type!r}, which is not registered in this "
+                                   "process (define it with tl.ops.defop before loading)")
+        if op_type in _UNLOADABLE:
+            raise GraphFormatError(f"node {k} uses op type {op_type!r}: {_UNLOADABLE[op_type]}")
+        ins = []
+        for i in _get(entry, "inputs", list):
+            if not isinstance(i, int) or i not in env:
+                raise GraphFormatError(f"node {k} ({op_type}) uses value {i!r} before it is defined")
+            ins.append(env[i])
+        attrs = {name: decode(v) for name, v in _get(entry, "attrs", dict).items()}
+        site = entry.get("site") if isinstance(entry.get("site"), str) else None
+        if op is ASSIGN:
+            if len(ins) != 2 or ins[0] not in [c.tensor for c in graph.captures]:
+                raise GraphFormatError(f"node {k} (AssignVariable) must assign a capture")
+            outs = graph.add_node(ASSIGN, ins, {}, (), site)
+        else:
+            try:
+                outs = graph.add_node(op, ins, op.bind_attrs(attrs) if attrs else dict(op.defaults), site=site)
+            except (ValueError, TypeError, IndexError) as e:
+                raise GraphFormatError(f"node {k} ({op_type}) does not fit its inputs: {e}") from None
+        recorded = _get(entry, "outputs", list)
+        if len(recorded) != len(outs):
+            raise GraphFormatError(f"node {k} ({op_type}) records {len(recorded)} outputs, its shape rule gives "
+                                   f"{len(outs)}")
+        for rec, out in zip(recorded, outs):
+            if _shape_dtype(rec) != (tuple(out.shape), out.dtype):
+                raise GraphFormatError(f"node {k} ({op_type}) records output {_shape_dtype(rec)}, its shape rule "
+                                       f"gives {(tuple(out.shape), out.dtype)}")
+            define(rec, out)
+    outputs = _get(doc, "outputs", list)
+    if not all(isinstance(i, int) and i in env for i in outputs):
+        raise GraphFormatError("an output refers to an undefined value")
+    graph.outputs = [env[i] for i in outputs]
+    graph.structure = _decode_structure(doc.get("structure"), len(graph.outputs))
+    return graph
+
+
+def decode(value):
+    """The inverse of :func:`encode`; anything it would not produce raises GraphFormatError."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if not isinstance(value, dict) or len(value) != 1:
+        raise GraphFormatError(f"attribute value {value!r:.80} has no type tag")
+    (tag, body), = value.items()
+    if tag == "$float" and isinstance(body, str):
+        return float(body)
+    if tag in ("$tuple", "$list") and isinstance(body, list):
+        items = [decode(v) for v in body]
+        return tuple(items) if tag == "$tuple" else items
+    if tag == "$dict" and isinstance(body, list) and all(isinstance(p, list) and len(p) == 2 for p in body):
+        return {decode(k): decode(v) for k, v in body}
+    if tag == "$slice" and isinstance(body, list) and len(body) == 3:
+        return slice(*(decode(v) for v in body))
+    if tag == "$ellipsis" and body is True:
+        return Ellipsis
+    if tag == "$dtype" and isinstance(body, str):
+        return _dtypes.as_dtype(body)
+    if tag == "$scalar" and isinstance(body, list) and len(body) == 2 and isinstance(body[0], str):
+        return _dtypes.as_dtype(body[0]).type(decode(body[1]))
+    raise GraphFormatError(f"unknown attribute encoding {tag!r}")
+
+
+def _decode_structure(s, n_outputs):
+    if not isinstance(s, dict) or len(s) != 1:
+        raise GraphFormatError(f"bad output structure {s!r:.80}")
+    (kind, body), = s.items()
+    if kind == "tensor" and isinstance(body, int) and 0 <= body < n_outputs:
+        return ("tensor", body)
+    if kind == "const":
+        return ("const", decode(body))
+    if kind in ("tuple", "list") and isinstance(body, list):
+        return (kind, tuple(_decode_structure(x, n_outputs) for x in body))
+    if kind == "dict" and isinstance(body, list) and all(isinstance(p, list) and len(p) == 2 for p in body):
+        return ("dict", tuple((decode(k), _decode_structure(v, n_outputs)) for k, v in body))
+    raise GraphFormatError(f"bad output structure {s!r:.80}")

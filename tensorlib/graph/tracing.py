@@ -1,0 +1,556 @@
+"""``tl.function``: trace a Python function into a Graph once per input signature, then run the graph.
+
+While a trace is active it sits on ``dispatch.modes`` and every op call lands
+in :meth:`_Trace.bind`, which adds a node and returns symbolic outputs.
+Tensor and NumPy arguments become placeholders; what the function closes
+over is captured by reference (see :class:`tensorlib.graph.ir.Capture`).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import itertools
+import sys
+import warnings
+
+import numpy as np
+
+from .. import dispatch
+from .. import dtypes as _dtypes
+from ..backends import base as _backends
+from ..ops.registry import OpDef
+from ..tensor import Tensor, TensorSpec, Variable, _ids
+from .ir import CONSTANT_BYTES, Graph, _nbytes
+
+# Assignments to Variables are graph nodes of this op type; it is no registered op (no kernel, no gradient).
+ASSIGN = OpDef("AssignVariable", ("resource", "value"), {}, lambda resource, value: (), differentiable=False,
+               doc="Store value into the captured Variable `resource` when the graph runs.")
+RETRACE_WARNING_AFTER = 5
+
+
+class RetracingWarning(UserWarning):
+    """A ``tl.function`` was traced many times: some argument keeps changing its signature."""
+
+
+class _Trace:
+    """The tracing mode: builds ``graph`` from the ops the function calls."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.first_id = next(_ids)       # tensors with a larger _id were created while tracing
+        self.known: set = set()          # _ids of this graph's symbolic tensors
+        self.lifted: dict = {}           # _id of a concrete Tensor/Variable -> its symbolic value now
+        self.variable_refs: dict = {}    # Variable _id -> its capture placeholder (the assign target)
+        self.arrays: dict = {}           # id(array) -> placeholder of a captured array
+        self.constants: dict = {}        # value key -> constant (one per distinct literal)
+        self.sources: list = []          # closed-over objects, for the retrace guards
+
+    def placeholder(self, shape, dtype, backend, name):
+        t = self.graph.add_input(shape, dtype, name)
+        t.backend = backend
+        self.known.add(t._id)
+        return t
+
+    def bind(self, op, inputs, attrs, specs):
+        ins = [t if t._id in self.known else self.lift(t, op) for t in inputs]
+        for t in ins:
+            if t.backend is not ins[0].backend:
+                raise ValueError(f"{op.name}: inputs are on different backends "
+                                 f"({dispatch.describe_inputs(op, ins)}; backends "
+                                 f"{', '.join(a.backend.name for a in ins)}); move them with tl.tensor(x, backend=...)")
+        outs = self.graph.add_node(op, ins, attrs, specs, dispatch.user_site())
+        self.known.update(o._id for o in outs)
+        return outs if isinstance(specs, tuple) else outs[0]
+
+    def convert(self, value, dtype, backend):
+        """A Python scalar or small array becomes a constant; a big array is captured by reference."""
+        if isinstance(value, (bool, int, float)):
+            raw = backend.asarray(value, dtype=dtype)
+            return self._constant(("scalar", dtype, backend.to_numpy(raw).tobytes()), raw)
+        self.sources.append(value)
+        if _nbytes(value.shape, dtype) <= CONSTANT_BYTES:
+            host = np.array(backend.to_numpy(value) if not isinstance(value, np.ndarray) else value, dtype=dtype)
+            return self._constant(("array", dtype, host.shape, host.tobytes()), backend.asarray(host))
+        t = self.arrays.get(id(value))
+        if t is None:
+            t = self._capture(value, tuple(value.shape), dtype, "array", backend)
+            self.arrays[id(value)] = t
+        return t
+
+    def _constant(self, key, raw):
+        t = self.constants.get(key)
+        if t is None:
+            t = self.constants[key] = self.graph.add_constant(raw)
+            self.known.add(t._id)
+        return t
+
+    def _capture(self, source, shape, dtype, kind, backend):
+        name = _unique_name(_name_of(source), {c.name for c in self.graph.captures})
+        t = self.graph.add_capture(name, shape, dtype, source, kind, dispatch.user_site())
+        t.backend = backend
+        self.known.add(t._id)
+        self.sources.append(source)
+        return t
+
+    def lift(self, t, op=None):
+        """The symbolic value of a Tensor from outside the trace: Variables and closed-over tensors are
+        captured (the same object gives the same placeholder), tensors made while tracing may be constants."""
+        if t._id in self.known:
+            return t
+        value = self.lifted.get(t._id)
+        if value is not None:
+            return value
+        if t._value is None:
+            where = f"{op.name}: " if op is not None else ""
+            raise ValueError(f"{where}a symbolic tensor {t._describe()} from another tl.function trace was "
+                             f"used while tracing {self.graph.name!r}; pass it as an argument instead")
+        if isinstance(t, Variable):
+            value = self._capture(t, t.shape, t.dtype, "variable", t.backend)
+            self.variable_refs[t._id] = value
+        elif t._id > self.first_id and t._value.nbytes <= CONSTANT_BYTES:
+            value = self.graph.add_constant(t._value, t.__class__ if t.__class__ is not Tensor else None)
+            self.known.add(value._id)
+        else:
+            value = self._capture(t, t.shape, t.dtype, "tensor", t.backend)
+        self.lifted[t._id] = value
+        return value
+
+    def assign(self, var, value):
+        """``var.assign(value)`` inside the trace: an AssignVariable node; later reads see ``value``."""
+        for tape in list(var._readers):
+            if tape in dispatch.tapes:
+                raise RuntimeError(
+                    f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
+                    "GradientTape that is still recording; its gradient would mix old and new values. "
+                    "Assign after tape.gradient(), or inside `with tape.stop_recording():`.")
+        value = self.lift(value)
+        if value.backend is not var.backend:
+            raise ValueError(f"Variable.assign: value is on backend {value.backend.name}, "
+                             f"variable {var.name!r} on {var.backend.name}")
+        self.lift(var)
+        self.graph.add_node(ASSIGN, (self.variable_refs[var._id], value), {}, (), dispatch.user_site())
+        self.lifted[var._id] = value
+        return var
+
+
+def _name_of(obj) -> str:
+    """The Python name the user's code binds ``obj`` to (innermost frame first), else a generic one."""
+    if isinstance(obj, Variable) and not obj.name.startswith("Variable:"):
+        return _identifier(obj.name)
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not frame.f_code.co_filename.startswith(dispatch._PACKAGE_DIR):
+            for scope in (frame.f_locals, frame.f_globals):
+                for name, value in scope.items():
+                    if value is obj and not name.startswith("_"):
+                        return name
+        frame = frame.f_back
+    if isinstance(obj, Variable):
+        return _identifier(obj.name)
+    return "capture"
+
+
+def _identifier(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else f"v_{cleaned}"
+
+
+def _unique_name(name, taken) -> str:
+    if name not in taken:
+        return name
+    for k in itertools.count(1):
+        if f"{name}_{k}" not in taken:
+            return f"{name}_{k}"
+
+
+# ---------------------------------------------------------------- nested values: keys, placeholders, outputs
+def _leaf_key(value, feeds, keep):
+    """Hashable signature of one argument; tensor leaves are appended to ``feeds`` (placeholder order)."""
+    cls = value.__class__
+    if cls is tuple or cls is list:
+        return (cls, tuple(_leaf_key(v, feeds, keep) for v in value))
+    if cls is dict:
+        return (dict, tuple((k, _leaf_key(v, feeds, keep)) for k, v in value.items()))
+    if isinstance(value, Tensor):
+        if isinstance(value, Variable):
+            keep.append(value)
+            return ("variable", value._id)
+        feeds.append(value)
+        return (value.shape, value.dtype, value.backend.name)
+    if cls in (int, float, bool, str) or value is None:
+        return (cls, value)
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        feeds.append(value)
+        backend = _backends.backend_of_array(value)
+        return (tuple(value.shape), _dtypes.as_dtype(value.dtype), backend.name if backend else "numpy")
+    try:
+        hash(value)
+        return (cls, value)
+    except TypeError:
+        keep.append(value)
+        return ("id", id(value))
+
+
+def _with_placeholders(value, path, trace):
+    """``value`` with every tensor/array leaf replaced by a new placeholder named by its path."""
+    if value.__class__ in (tuple, list):
+        return value.__class__(_with_placeholders(v, f"{path}[{i}]", trace) for i, v in enumerate(value))
+    if value.__class__ is dict:
+        return {k: _with_placeholders(v, f"{path}[{k!r}]", trace) for k, v in value.items()}
+    if isinstance(value, TensorSpec):
+        return trace.placeholder(value.shape, value.dtype, _backends.current(), path)
+    if isinstance(value, Tensor):
+        if isinstance(value, Variable):
+            return value
+        return trace.placeholder(value.shape, value.dtype, value.backend, path)
+    if not isinstance(value, (int, float, bool, str)) and hasattr(value, "shape") and hasattr(value, "dtype"):
+        backend = _backends.backend_of_array(value) or _backends.get("numpy")
+        return trace.placeholder(tuple(value.shape), _dtypes.as_dtype(value.dtype), backend, path)
+    return value
+
+
+def _describe(value, path, out):
+    """``{path: description}`` for every leaf and container, to explain retraces."""
+    if value.__class__ in (tuple, list):
+        out[path] = ("structure", type(value).__name__)
+        for i, v in enumerate(value):
+            _describe(v, f"{path}[{i}]", out)
+    elif value.__class__ is dict:
+        out[path] = ("structure", "dict")
+        for k, v in value.items():
+            _describe(v, f"{path}[{k!r}]", out)
+    elif isinstance(value, Variable):
+        out[path] = ("variable", f"Variable {value.name!r} (id {value._id})")
+    elif isinstance(value, (Tensor, TensorSpec)) or (
+            not isinstance(value, (int, float, bool, str)) and hasattr(value, "shape") and hasattr(value, "dtype")):
+        backend = value.backend.name if isinstance(value, Tensor) else "numpy"
+        out[path] = ("tensor", tuple(value.shape), np.dtype(value.dtype).name, backend)
+    else:
+        text = repr(value)
+        out[path] = ("value", text if len(text) < 60 else f"{type(value).__name__} object")
+
+
+def _explain(old: dict, new: dict) -> list[str]:
+    """What changed between two call descriptions, by argument path (a changed container hides its items)."""
+    reasons = []
+    for path in list(new) + [p for p in old if p not in new]:
+        before, after = old.get(path), new.get(path)
+        if before == after or any(old.get(p) != new.get(p) for p in _ancestors(path)):
+            continue
+        if before is None:
+            reasons.append(f"{path}: new argument ({_show(after)})")
+        elif after is None:
+            reasons.append(f"{path}: argument removed (was {_show(before)})")
+        elif before[0] == after[0] == "tensor":
+            reasons.extend(_tensor_changes(path, before, after))
+        else:
+            reasons.append(f"{path}: {_show(before)} -> {_show(after)}")
+    return reasons
+
+
+def _ancestors(path):
+    return [path[:i] for i, c in enumerate(path) if c == "["]
+
+
+def _tensor_changes(path, before, after) -> list[str]:
+    _, shape0, dtype0, backend0 = before
+    _, shape1, dtype1, backend1 = after
+    out = []
+    if len(shape0) != len(shape1):
+        out.append(f"{path}.shape: {shape0} -> {shape1}")
+    else:
+        out += [f"{path}.shape[{i}]: {a} -> {b}" for i, (a, b) in enumerate(zip(shape0, shape1)) if a != b]
+    if dtype0 != dtype1:
+        out.append(f"{path}.dtype: {dtype0} -> {dtype1}")
+    if backend0 != backend1:
+        out.append(f"{path}.backend: {backend0} -> {backend1}")
+    return out
+
+
+def _show(desc) -> str:
+    if desc[0] == "tensor":
+        return f"tensor {desc[2]}{list(desc[1])}"
+    return desc[1]
+
+
+def pack(value, leaves: list):
+    """The nesting of a function's result, with tensors replaced by their index in ``leaves``."""
+    if isinstance(value, Tensor):
+        leaves.append(value)
+        return ("tensor", len(leaves) - 1)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return ("namedtuple", tuple(pack(v, leaves) for v in value), type(value))
+    if value.__class__ in (tuple, list):
+        return (value.__class__.__name__, tuple(pack(v, leaves) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, pack(v, leaves)) for k, v in value.items()))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ("const", value)
+    raise TypeError(f"tl.function: the function returned a {type(value).__name__} ({value!r:.60}); "
+                    "return tensors, Python numbers, strings, None, or tuples/lists/dicts of them")
+
+
+def unpack(structure, values):
+    kind = structure[0]
+    if kind == "tensor":
+        return values[structure[1]]
+    if kind == "const":
+        return structure[1]
+    if kind == "dict":
+        return {k: unpack(s, values) for k, s in structure[1]}
+    items = [unpack(s, values) for s in structure[1]]
+    if kind == "namedtuple":
+        return structure[2](*items)
+    return list(items) if kind == "list" else tuple(items)
+
+
+# ---------------------------------------------------------------- the traced function
+class _Concrete:
+    """One traced signature: its graph and the guards that keep closed-over names pointing at the captures."""
+
+    __slots__ = ("graph", "guards", "keep")
+
+    def __init__(self, graph, guards, keep):
+        self.graph = graph
+        self.guards = guards
+        self.keep = keep
+
+    def stale(self) -> str | None:
+        for kind, scope, name, obj in self.guards:
+            now = scope.cell_contents if kind == "closure" else scope.get(name)
+            if now is not obj:
+                return f"captured {kind} {name!r} now refers to a different object"
+        return None
+
+
+def _guards(fn, sources) -> list:
+    """(kind, cell or globals, name, object) for each captured object the function names directly."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    wanted = {id(s): s for s in sources}
+    guards = []
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if id(value) in wanted:
+            guards.append(("closure", cell, name, value))
+    for name in code.co_names:
+        value = fn.__globals__.get(name)
+        if value is not None and id(value) in wanted:
+            guards.append(("global", fn.__globals__, name, value))
+    return guards
+
+
+class Function:
+    """A Python function traced into graphs, one per input signature; see :func:`function`."""
+
+    def __init__(self, fn, input_signature=None, max_traces=None):
+        functools.update_wrapper(self, fn)
+        self.python_function = fn
+        self.input_signature = None if input_signature is None else tuple(input_signature)
+        if self.input_signature is not None:
+            for i, s in enumerate(self.input_signature):
+                if not isinstance(s, TensorSpec):
+                    raise TypeError(f"tl.function({self.__name__}): input_signature[{i}] must be a "
+                                    f"tl.TensorSpec, got {type(s).__name__}")
+        self.max_traces = max_traces
+        self.trace_count = 0
+        self.retrace_reasons: list[str] = []
+        self._cache: dict = {}
+        self._hits = 0
+        self._last_call: dict | None = None
+        self._no_retrace = 0
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __call__(self, *args, **kwargs):
+        if dispatch.modes:
+            # Called while another function traces: inline it into that trace.
+            return self.python_function(*args, **kwargs)
+        concrete, feeds = self._concrete_for(args, kwargs)
+        from .executor import run
+        return run(concrete.graph, feeds)
+
+    def _concrete_for(self, args, kwargs):
+        feeds, keep = [], []
+        if self.input_signature is not None:
+            args = self._check_signature(args, kwargs)
+            key = "input_signature"
+            feeds = list(args)
+        else:
+            key = (_leaf_key(args, feeds, keep), _leaf_key(dict(sorted(kwargs.items())), feeds, keep)
+                   if kwargs else None)
+        concrete = self._cache.get(key)
+        stale = concrete.stale() if concrete is not None and concrete.guards else None
+        if concrete is None or stale:
+            concrete = self._trace(args, kwargs, key, keep, stale)
+        else:
+            self._hits += 1
+        return concrete, feeds
+
+    def _check_signature(self, args, kwargs):
+        """Bind the call to the signature; every argument must be a tensor that fits its TensorSpec."""
+        if kwargs:
+            bound = inspect.signature(self.python_function).bind(*args, **kwargs)
+            args = bound.args
+        specs = self.input_signature
+        if len(args) != len(specs):
+            raise TypeError(f"tl.function {self.__name__}: called with {len(args)} arguments, the "
+                            f"input_signature has {len(specs)}")
+        out = []
+        for i, (a, spec) in enumerate(zip(args, specs)):
+            if not isinstance(a, Tensor) and not hasattr(a, "shape"):
+                from ..ops.creation import tensor
+                a = tensor(a, dtype=spec.dtype)
+            shape, dtype = tuple(a.shape), _dtypes.as_dtype(a.dtype)
+            if not spec.is_compatible_with(shape, dtype):
+                raise ValueError(f"tl.function {self.__name__}: args[{i}] has shape {shape} and dtype {dtype}, "
+                                 f"which does not fit input_signature[{i}] = {spec}")
+            out.append(a)
+        return tuple(out)
+
+    def _trace(self, args, kwargs, key, keep, stale=None):
+        call = {}
+        _describe(args, "args", call)
+        _describe(dict(sorted(kwargs.items())), "kwargs", call)
+        if self.input_signature is not None:
+            call = {f"args[{i}]": ("tensor", s.shape, s.dtype.name, "signature")
+                    for i, s in enumerate(self.input_signature)}
+        if self._last_call is None:
+            reason = "first call"
+        else:
+            reason = "; ".join([stale] if stale else _explain(self._last_call, call)) or "new signature"
+        if self._no_retrace and self.trace_count:
+            raise AssertionError(f"tl.testing.no_retrace: tl.function {self.__name__!r} was retraced "
+                                 f"(trace #{self.trace_count + 1}) because {reason}")
+        if self.max_traces is not None and self.trace_count >= self.max_traces:
+            raise RuntimeError(f"tl.function {self.__name__!r}: tracing again would exceed max_traces="
+                               f"{self.max_traces}; the new trace is needed because {reason}. Pass a "
+                               "tl.TensorSpec with None dimensions in input_signature to accept varying sizes, "
+                               "or pass changing Python values as tensors")
+        if self.input_signature is not None:
+            args, kwargs = self.input_signature, {}
+        graph, sources = trace_graph(self.python_function, args, kwargs, self.__name__)
+        concrete = _Concrete(graph, _guards(self.python_function, sources), keep)
+        self._cache[key] = concrete
+        self.trace_count += 1
+        self.retrace_reasons.append(reason)
+        self._last_call = call
+        if self.trace_count > RETRACE_WARNING_AFTER:
+            warnings.warn(RetracingWarning(
+                f"tl.function {self.__name__!r} was traced {self.trace_count} times; the last retrace was "
+                f"caused by: {reason}. Retracing is slow: use input_signature with None dimensions, or pass "
+                "values that change as tensors"), stacklevel=4)
+        return concrete
+
+    def get_graph(self, *args, **kwargs) -> Graph:
+        """The (traced, unoptimized) Graph for these arguments; a ``tl.TensorSpec`` stands for any tensor
+        of that shape and dtype."""
+        if self.input_signature is not None and not args and not kwargs:
+            args = self.input_signature
+        if any(isinstance(a, TensorSpec) for a in args) or any(isinstance(v, TensorSpec) for v in kwargs.values()):
+            keep = []
+            specs_key = tuple(("spec", a.shape, a.dtype) if isinstance(a, TensorSpec) else _leaf_key(a, [], keep)
+                              for a in args)
+            key = ("specs", specs_key, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+            concrete = self._cache.get(key) or self._trace(args, kwargs, key, keep)
+            return concrete.graph
+        return self._concrete_for(args, kwargs)[0].graph
+
+    def save(self, path, *args, include_captures: bool = False, **kwargs) -> None:
+        """Trace for ``args`` (tensors, arrays or TensorSpecs) and save that graph (see ``Graph.save``)."""
+        self.get_graph(*args, **kwargs).save(path, include_captures=include_captures)
+
+    def cache_info(self) -> dict:
+        """Traces, cache hits and size, and why each trace happened."""
+        return {"traces": self.trace_count, "hits": self._hits, "cached_graphs": len(self._cache),
+                "retrace_reasons": list(self.retrace_reasons)}
+
+    def __repr__(self):
+        return f"<tl.function {self.__name__} ({self.trace_count} traces)>"
+
+
+def trace_graph(fn, args, kwargs, name: str) -> tuple:
+    """Run ``fn`` under a new trace: ``(graph, closed-over objects)``.
+
+    Tensor, array and TensorSpec leaves of the arguments become placeholders."""
+    first = next((a for a in _tensor_leaves((args, kwargs)) if isinstance(a, Tensor)), None)
+    graph = Graph(name, first.backend if first is not None else _backends.current())
+    trace = _Trace(graph)
+    placed_args = _with_placeholders(tuple(args), "args", trace)
+    placed_kwargs = {k: _with_placeholders(v, f"kwargs[{k!r}]", trace) for k, v in sorted(kwargs.items())}
+    outer_tapes = list(dispatch.tapes)
+    dispatch.tapes.clear()        # tapes recording outside must not see symbolic nodes
+    dispatch.modes.append(trace)
+    try:
+        result = fn(*placed_args, **placed_kwargs)
+    finally:
+        dispatch.modes.remove(trace)
+        dispatch.tapes[:] = outer_tapes
+    leaves = []
+    graph.structure = pack(result, leaves)
+    graph.outputs = [trace.lift(t) for t in leaves]
+    return graph, trace.sources
+
+
+def _tensor_leaves(value):
+    if value.__class__ in (tuple, list):
+        for v in value:
+            yield from _tensor_leaves(v)
+    elif value.__class__ is dict:
+        for v in value.values():
+            yield from _tensor_leaves(v)
+    elif isinstance(value, Tensor):
+        yield value
+
+
+def function(fn=None, *, input_signature=None, max_traces: int | None = None):
+    """Trace ``fn`` into a graph once per input signature and run the optimized graph.
+
+    The signature is the shapes, dtypes and backends of the tensor and NumPy
+    arguments, the values of the other arguments, and the identity of the
+    objects the function closes over.  Each retrace records why it happened
+    (``f.retrace_reasons``); after a few it warns, and ``max_traces=N``
+    makes the next one raise.  ``input_signature=[tl.TensorSpec((None, 3))]``
+    gives one graph for every batch size.
+
+    >>> import tensorlib as tl
+    >>> @tl.function
+    ... def f(x, scale=2.0):
+    ...     return tl.sum(x * scale)
+    >>> float(f(tl.tensor([1.0, 2.0]))), float(f(tl.tensor([3.0, 4.0]))), f.trace_count
+    (6.0, 14.0, 1)
+    >>> _ = f(tl.tensor([1.0, 2.0, 3.0])); f.retrace_reasons[-1]
+    'args[0].shape[0]: 2 -> 3'
+    """
+    if fn is None:
+        return lambda f: Function(f, input_signature, max_traces)
+    return Function(fn, input_signature, max_traces)
+
+
+@contextlib.contextmanager
+def no_retrace(*functions):
+    """Inside the block, tracing an already-traced ``tl.function`` again raises AssertionError with the reason.
+
+    >>> import tensorlib as tl
+    >>> f = tl.function(lambda x: x + 1.0)
+    >>> _ = f(tl.tensor([1.0]))
+    >>> with no_retrace(f):
+    ...     _ = f(tl.tensor([2.0]))
+    """
+    for f in functions:
+        if not isinstance(f, Function):
+            raise TypeError(f"no_retrace: expected tl.function objects, got {type(f).__name__}")
+        f._no_retrace += 1
+    try:
+        yield
+    finally:
+        for f in functions:
+            f._no_retrace -= 1
