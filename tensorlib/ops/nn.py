@@ -31,7 +31,7 @@ from . import math as m
 from . import random as _random
 from . import reduce as r
 from . import shape as s
-from ._shapes import broadcast_shapes, normalize_axis
+from ._shapes import normalize_axis
 from .registry import defop, spec
 
 _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
@@ -386,13 +386,29 @@ def _float_unary(x, **attrs):
     return x
 
 
-_relu = defop("Relu", inputs=("features",), infer=lambda x: x, doc="max(x, 0).")
-_relu.generic(lambda xp, x: xp.maximum(x, 0))
-register_gradient("Relu", lambda op, g: _relu_grad(g, op.outputs[0]))
+_relu = defop("Relu", inputs=("features",), infer=lambda features: features, doc="max(features, 0).")
 
-_relu_grad = defop("ReluGrad", inputs=("gradients", "features"), infer=lambda g, features: g, promote=(0, 1),
-                   doc="gradients where features > 0, else 0 (dtype kept).")
-_relu_grad.generic(lambda xp, g, features: xp.where(features > 0, g, 0))
+
+@_relu.generic
+def _relu_kernel(xp, features):
+    return xp.maximum(features, 0)
+
+
+def _relu_gradient(op, g):
+    return _relu_grad(g, op.outputs[0])
+
+
+register_gradient("Relu", _relu_gradient)
+
+_relu_grad = defop("ReluGrad", inputs=("gradients", "features"), infer=lambda gradients, features: gradients,
+                   promote=(0, 1), doc="gradients where features > 0, else 0 (in the gradients' dtype).")
+
+
+@_relu_grad.generic
+def _relu_grad_kernel(xp, gradients, features):
+    return gradients * (features > 0)  # a bool mask: multiplying keeps the gradients' dtype
+
+
 # The mask's derivative is zero wherever it is defined: no gradient flows to ``features``.
 register_gradient("ReluGrad", lambda op, g: _relu_grad(g, op.inputs[1]), None)
 
@@ -569,7 +585,8 @@ def _dropout_infer(x, *, rate, seed, noise_shape):
     _check_float("x", x)
     if noise_shape is None:
         return x, spec(x.shape, x.dtype)
-    if len(noise_shape) != len(x.shape) or broadcast_shapes(x.shape, noise_shape) != tuple(x.shape):
+    if len(noise_shape) != len(x.shape) or any(n not in (1, d) and None not in (n, d)
+                                               for n, d in zip(noise_shape, x.shape)):
         raise ValueError(f"noise_shape {noise_shape} does not broadcast to x's shape {tuple(x.shape)}")
     return x, spec(noise_shape, x.dtype)
 

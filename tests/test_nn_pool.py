@@ -1,0 +1,188 @@
+"""tl.nn.avg_pool and tl.nn.max_pool, their gradient ops and the gradients of those.
+
+References are plain NumPy loops over output pixels; SAME windows average
+only their real cells (TensorFlow's divisor) and never pick a padding cell.
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.testing import check_grads
+
+
+def ref_windows(in_hw, ksize, strides, padding):
+    """Per output pixel: (oh, ow, list of real (row, col) cells in the window, row-major)."""
+    pads = []
+    for size, k, s in zip(in_hw, ksize, strides):
+        if padding == "VALID":
+            pads.append(0)
+            out = (size - k) // s + 1
+        else:
+            out = -(-size // s)
+            pads.append(max((out - 1) * s + k - size, 0) // 2)
+        pads.append(out)
+    top, out_h, left, out_w = pads
+    for oh, ow in itertools.product(range(out_h), range(out_w)):
+        cells = [(oh * strides[0] + i - top, ow * strides[1] + j - left)
+                 for i, j in itertools.product(range(ksize[0]), range(ksize[1]))]
+        yield oh, ow, [(r, c) for r, c in cells if 0 <= r < in_hw[0] and 0 <= c < in_hw[1]], (out_h, out_w)
+
+
+def ref_pool(x, ksize, strides, padding, kind):
+    windows = list(ref_windows(x.shape[1:3], ksize, strides, padding))
+    out = np.zeros((x.shape[0], *windows[0][3], x.shape[3]))
+    for oh, ow, cells, _ in windows:
+        values = np.stack([x[:, r, c] for r, c in cells])
+        out[:, oh, ow] = values.mean(0) if kind == "avg" else values.max(0)
+    return out
+
+
+def ref_pool_grad(x, dy, ksize, strides, padding, kind):
+    dx = np.zeros(x.shape)
+    for oh, ow, cells, _ in ref_windows(x.shape[1:3], ksize, strides, padding):
+        if kind == "avg":
+            for r, c in cells:
+                dx[:, r, c] += dy[:, oh, ow] / len(cells)
+            continue
+        values = np.stack([x[:, r, c] for r, c in cells])
+        first_max = np.argmax(values, axis=0)  # the first maximum in row-major order, as TensorFlow's CPU kernel
+        for k, (r, c) in enumerate(cells):
+            dx[:, r, c] += np.where(first_max == k, dy[:, oh, ow], 0.0)
+    return dx
+
+
+CASES = [((k, k), (s, s), p) for k, s, p in itertools.product([1, 2, 3], [1, 2, 3], ["VALID", "SAME"])] + [
+    ((2, 3), (1, 2), "SAME"), ((3, 2), (3, 1), "VALID"), ((4, 4), (2, 2), "SAME")]
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+@pytest.mark.parametrize("ksize, strides, padding", CASES)
+@pytest.mark.parametrize("shape", [(2, 7, 6, 3), (1, 8, 9, 1)])
+def test_pool_and_gradient_match_loop_reference(kind, ksize, strides, padding, shape):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    pool = tl.nn.avg_pool if kind == "avg" else tl.nn.max_pool
+    xt = tl.tensor(x)
+    with tl.GradientTape() as tape:
+        tape.watch(xt)
+        y = pool(xt, ksize, strides, padding)
+    np.testing.assert_allclose(y.numpy(), ref_pool(x, ksize, strides, padding, kind), rtol=1e-12, atol=1e-12)
+    dy = rng.standard_normal(y.shape)
+    dx = tape.gradient(y, xt, output_gradients=tl.tensor(dy))
+    np.testing.assert_allclose(dx.numpy(), ref_pool_grad(x, dy, ksize, strides, padding, kind), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_max_pool_ties_send_the_gradient_to_the_first_maximum():
+    x = tl.tensor(np.array([[1.0, 3.0], [3.0, 3.0]]).reshape(1, 2, 2, 1))
+    dx = tl.grad(lambda x: tl.sum(tl.nn.max_pool(x, 2, 2, "VALID")))(x)
+    assert dx.numpy().ravel().tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_avg_pool_same_leaves_padding_out_of_the_divisor():
+    y = tl.nn.avg_pool(np.ones((1, 3, 3, 1)), 2, 2, "SAME")
+    assert y.numpy().ravel().tolist() == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_ksize_and_strides_forms():
+    x = np.random.default_rng(1).standard_normal((1, 6, 6, 2))
+    a = tl.nn.max_pool(x, [1, 2, 3, 1], [1, 2, 3, 1], "VALID")
+    b = tl.nn.max_pool(x, (2, 3), (2, 3), "VALID")
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(tl.nn.max_pool2d(x, 2, 2, "VALID").numpy(), tl.nn.max_pool(x, 2, 2, "VALID").numpy())
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+@pytest.mark.parametrize("ksize, strides, padding", [(2, 2, "VALID"), (3, 2, "SAME"), (2, 1, "SAME")])
+def test_gradients_second_order(kind, ksize, strides, padding):
+    x = np.random.default_rng(2).standard_normal((2, 5, 4, 2))
+    pool = tl.nn.avg_pool if kind == "avg" else tl.nn.max_pool
+    check_grads(lambda x: pool(x, ksize, strides, padding), [x], order=2)
+
+
+def test_grad_ops_differentiate_into_each_other():
+    x = tl.tensor(np.random.default_rng(3).standard_normal((1, 4, 4, 2)))
+    for pool, first, second in [(tl.nn.avg_pool, ["AvgPoolGrad"], ["AvgPool"]),
+                                (tl.nn.max_pool, ["MaxPoolGrad"], ["MaxPoolGradGrad"])]:
+        with tl.GradientTape() as outer:
+            outer.watch(x)
+            with tl.GradientTape() as inner:
+                inner.watch(x)
+                y = pool(x, 2, 2, "VALID")
+                loss = tl.sum(y * y)
+            with tl.profile() as prof1:
+                g = inner.gradient(loss, x)
+        with tl.profile() as prof2:
+            outer.gradient(g, x)
+        assert [e.op_type for e in prof1.events if "Pool" in e.op_type] == first
+        # The second backward runs the gradient op's own gradient first (then the pool's gradient again).
+        assert [e.op_type for e in prof2.events if "Pool" in e.op_type][:1] == second
+
+
+def test_max_pool_grad_grad_gathers_at_the_maxima():
+    x = tl.tensor(np.array([[1.0, 3.0], [2.0, 0.0]]).reshape(1, 2, 2, 1))
+    y = tl.nn.max_pool(x, 2, 2, "VALID")
+    ddx = np.arange(4.0).reshape(1, 2, 2, 1)
+    out = tl.ops.get("MaxPoolGradGrad")(x, y, ddx, ksize=(2, 2), strides=(2, 2), padding="VALID")
+    assert out.numpy().ravel().tolist() == [1.0]
+    check_grads(lambda g: tl.ops.get("MaxPoolGradGrad")(x, y, g, ksize=(2, 2), strides=(2, 2), padding="VALID"),
+                [ddx], order=2)
+    check_grads(lambda g: tl.ops.get("AvgPoolGrad")(g, input_shape=(1, 2, 2, 1), ksize=(2, 2), strides=(2, 2),
+                                                     padding="VALID"), [np.ones((1, 1, 1, 1))], order=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("kind", ["avg", "max"])
+def test_dtype_is_kept_forward_and_backward(dtype, kind):
+    x = tl.tensor(np.random.default_rng(4).standard_normal((2, 6, 6, 3)).astype(dtype))
+    pool = tl.nn.avg_pool if kind == "avg" else tl.nn.max_pool
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = pool(x, 3, 2, "SAME")
+    dx = tape.gradient(y, x)
+    assert y.dtype == dx.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(y.numpy(), ref_pool(x.numpy().astype(np.float64), (3, 3), (2, 2), "SAME", kind),
+                               rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: tl.nn.max_pool(np.ones((4, 4, 1)), 2, 2, "VALID"), ValueError,
+     r"^MaxPool: input must be 4-D NHWC .* got shape \(4, 4, 1\)"),
+    (lambda: tl.nn.avg_pool(np.ones((1, 4, 4, 1)), 2, 2, ((1, 1), (1, 1))), ValueError,
+     r"^AvgPool: padding must be 'VALID' or 'SAME', got \(\(1, 1\), \(1, 1\)\)"),
+    (lambda: tl.nn.avg_pool(np.ones((1, 4, 4, 1)), 0, 2, "VALID"), ValueError, r"^AvgPool: ksize must be >= 1"),
+    (lambda: tl.nn.max_pool(np.ones((1, 4, 4, 1)), [2, 2, 2, 2], 2, "VALID"), ValueError,
+     r"^MaxPool: ksize must be an int, a \(rows, cols\) pair or \[1, rows, cols, 1\], got \[2, 2, 2, 2\]"),
+    (lambda: tl.nn.max_pool(np.ones((1, 2, 2, 1)), 3, 1, "VALID"), ValueError,
+     r"^MaxPool: .*input size 2 .* smaller than the dilated kernel size 3"),
+    (lambda: tl.nn.avg_pool(np.ones((1, 4, 4, 1), np.int32), 2, 2, "VALID"), TypeError,
+     r"^AvgPool: input must be a floating-point tensor, got int32"),
+    (lambda: tl.ops.get("AvgPoolGrad")(np.ones((1, 3, 3, 1)), input_shape=(1, 4, 4, 1), ksize=(2, 2),
+                                       strides=(2, 2), padding="VALID"), ValueError,
+     r"^AvgPoolGrad: grad shape \(1, 3, 3, 1\) does not match the expected \(1, 2, 2, 1\)"),
+])
+def test_error_messages(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_against_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    x = np.random.default_rng(5).standard_normal((2, 7, 8, 3))
+    for ksize, strides, padding in [(3, 2, "SAME"), (2, 2, "VALID"), ((2, 3), (1, 2), "SAME")]:
+        xt = tf.constant(x)
+        for ours, theirs in ((tl.nn.avg_pool, tf.nn.avg_pool2d), (tl.nn.max_pool, tf.nn.max_pool2d)):
+            with tf.GradientTape() as tape:
+                tape.watch(xt)
+                y_tf = theirs(xt, ksize, strides, padding)
+                loss_tf = tf.reduce_sum(y_tf * y_tf)
+            xs = tl.tensor(x)
+            with tl.GradientTape() as t:
+                t.watch(xs)
+                y = ours(xs, ksize, strides, padding)
+                loss = tl.sum(y * y)
+            np.testing.assert_allclose(y.numpy(), y_tf.numpy(), rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(t.gradient(loss, xs).numpy(), tape.gradient(loss_tf, xt).numpy(),
+                                       rtol=1e-12, atol=1e-12)
