@@ -46,7 +46,16 @@ register_gradient("Sub", lambda op, g: g, lambda op, g: -g)
 _mul = _binary("Mul", lambda xp, x, y: x * y, "x * y with broadcasting.")
 register_gradient("Mul", lambda op, g: g * op.inputs[1], lambda op, g: g * op.inputs[0])
 
-_div = _binary("Div", lambda xp, x, y: x / y, "x / y (true division) with broadcasting.")
+
+def _div_infer(x, y):
+    # True division, as in NumPy: integers and bools give float64.
+    out = _broadcast(x, y)
+    return out if x.dtype.kind == "f" else spec(out.shape, _dt.float64)
+
+
+_div = defop("Div", inputs=("x", "y"), infer=_div_infer, promote=(0, 1),
+             doc="x / y (true division) with broadcasting.")
+_div.generic(lambda xp, x, y: x / y)
 register_gradient("Div", lambda op, g: g / op.inputs[1],
                   lambda op, g: -g * op.outputs[0] / op.inputs[1])
 
@@ -64,8 +73,9 @@ def _pow_kernel(xp, x, y):
 
 
 def _pow_grad_x(op, g):
+    # y * x ** (y - 1) is 0 * inf at x = 0 when y = 0; the derivative of x ** 0 is 0 there.
     x, y = op.inputs
-    return g * y * x ** (y - 1)
+    return g * where(logical_and(equal(x, 0), equal(y, 0)), zeros_like(op.outputs[0]), y * x ** (y - 1))
 
 
 def _pow_grad_y(op, g):

@@ -44,16 +44,21 @@ _prod.generic(lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=ke
 
 
 def _prod_grad(op, g):
-    # out / x is wrong at zeros; the product of the others is exact: exclusive cumprods would need
-    # a scan op, so use the division where x != 0 and recompute with x := 1 where it is 0.
-    x = op.inputs[0]
+    # d prod / d x_j is the product of the other entries.  out / x fails at zeros, so x is split into
+    # its nonzero entries (product P, where P / x_j is safe) and its zeros, each entry in exactly one
+    # factor, which keeps the rule exact when it is differentiated again (second order).
+    x, axis = op.inputs[0], op.attrs["axis"]
     nonzero = m.not_equal(x, 0.0)
-    safe_x = m.where(nonzero, x, m.ones_like(x))
-    attrs = op.attrs
-    prod_safe = _restore(op, prod(safe_x, attrs["axis"], keepdims=attrs["keepdims"]))
-    zero_count = _restore(op, sum(m.cast(m.logical_not(nonzero), x.dtype), attrs["axis"], keepdims=attrs["keepdims"]))
-    others = m.where(nonzero, m.where(m.equal(zero_count, 0.0), prod_safe / safe_x, m.zeros_like(x)),
-                     m.where(m.equal(zero_count, 1.0), prod_safe, m.zeros_like(x)))
+    ones, zeros = m.ones_like(x), m.zeros_like(x)
+    nonzero_part = prod(m.where(nonzero, x, ones), axis, keepdims=True)
+    zero_part = prod(m.where(nonzero, ones, x), axis, keepdims=True)
+    zero_count = sum(m.where(nonzero, zeros, ones), axis, keepdims=True)
+    # At a zero entry the other factors are P times the other zeros: none (1), one (their sum minus
+    # x_j), or several (0, with a zero first derivative too).
+    other_zeros = m.where(m.equal(zero_count, 1.0), ones,
+                          m.where(m.equal(zero_count, 2.0), sum(m.where(nonzero, zeros, x), axis, keepdims=True) - x,
+                                  zeros))
+    others = m.where(nonzero, nonzero_part / m.where(nonzero, x, ones) * zero_part, nonzero_part * other_zeros)
     return _restore(op, g) * others
 
 

@@ -223,7 +223,8 @@ def _pad_infer(x, *, paddings, constant_values):
 
 _pad = defop("PadV2", inputs=("x",), attrs={"paddings": (), "constant_values": 0}, infer=_pad_infer,
              doc="Pad with a constant.")
-_pad.generic(lambda xp, x, *, paddings, constant_values: xp.pad(x, paddings, constant_values=constant_values))
+_pad.generic(lambda xp, x, *, paddings, constant_values:
+             xp.pad(x, paddings, constant_values=constant_values) if paddings else x.copy())
 register_gradient("PadV2", lambda op, g: g[tuple(slice(a, a + d if d is not None else (-b or None))
                                                   for (a, b), d in zip(op.attrs["paddings"], op.inputs[0].shape))])
 
@@ -307,6 +308,7 @@ _take_grad = defop("GatherV2Grad", inputs=("dy", "indices", "like"), attrs={"axi
 
 @_take_grad.generic
 def _take_grad_kernel(xp, dy, indices, like, *, axis):
+    axis %= like.ndim  # the moveaxis below counts dy's axes from the gather axis
     out = xp.zeros(like.shape, dtype=dy.dtype)
     moved = xp.moveaxis(out, axis, 0)
     size = like.shape[axis]
@@ -412,8 +414,13 @@ def split(x, indices_or_sections, axis: int = 0) -> tuple:
                              f"{n} equal sections")
         sizes = (size // n,) * n
     else:
-        points = [0] + [min(int(p), size) for p in indices_or_sections] + [size]
-        sizes = tuple(max(b - a, 0) for a, b in zip(points[:-1], points[1:]))
+        # NumPy's slicing semantics: negative points count from the end, points past the end clip.
+        points = [0] + [min(max(int(p) + size if int(p) < 0 else int(p), 0), size)
+                        for p in indices_or_sections] + [size]
+        if any(b < a for a, b in zip(points[:-1], points[1:])):
+            raise ValueError(f"SplitV: split points {list(indices_or_sections)} must be increasing along axis "
+                             f"{axis} of size {size} (shape {x.shape})")
+        sizes = tuple(b - a for a, b in zip(points[:-1], points[1:]))
     return apply(_split, (x,), {"sizes": sizes, "axis": ax})
 
 
