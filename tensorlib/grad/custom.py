@@ -98,7 +98,7 @@ def custom_gradient(f):
     """
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        if not dispatch.tapes:
+        if not dispatch.tapes and not dispatch.modes:  # traced graphs keep the rule: they may be differentiated later
             y, _ = f(*args, **kwargs)
             return y
         tensor_args = [a for a in args if isinstance(a, Tensor)]
