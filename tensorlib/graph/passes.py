@@ -16,7 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import registry as _registry
-from .ir import CONSTANT_BYTES, Graph, _nbytes
+from .ir import Graph, _nbytes
+
+# Folded results live only in the optimized graph (files hold the traced graph), so they may be a
+# little larger than traced constants: enough for a fused conv filter, never a data-sized array.
+FOLD_BYTES = 16 * 1024
 
 
 def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
@@ -89,7 +93,7 @@ def _fold(new: Graph, node, ins, constants):
     """Evaluate a node whose inputs are all constants, if its outputs are small; None otherwise."""
     if not ins or any(t._id not in new.constants for t in ins):
         return None
-    if any(None in o.shape or _nbytes(o.shape, o.dtype) > CONSTANT_BYTES for o in node.outputs):
+    if any(None in o.shape or _nbytes(o.shape, o.dtype) > FOLD_BYTES for o in node.outputs):
         return None
     backend = ins[0].backend
     try:

@@ -180,6 +180,8 @@ def _leaf_key(value, feeds, keep):
         return (value.shape, value.dtype, value.backend.name)
     if cls in (int, float, bool, str) or value is None:
         return (cls, value)
+    if cls is TensorSpec:
+        return (value.shape, value.dtype, _backends.current().name)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         feeds.append(value)
         backend = _backends.backend_of_array(value)
@@ -204,7 +206,7 @@ def _with_placeholders(value, path, trace):
         if isinstance(value, Variable):
             return value
         return trace.placeholder(value.shape, value.dtype, value.backend, path)
-    if not isinstance(value, (int, float, bool, str)) and hasattr(value, "shape") and hasattr(value, "dtype"):
+    if hasattr(value, "shape") and hasattr(value, "dtype"):   # NumPy arrays and scalars, CuPy arrays
         backend = _backends.backend_of_array(value) or _backends.get("numpy")
         return trace.placeholder(tuple(value.shape), _dtypes.as_dtype(value.dtype), backend, path)
     return value
@@ -222,8 +224,7 @@ def _describe(value, path, out):
             _describe(v, f"{path}[{k!r}]", out)
     elif isinstance(value, Variable):
         out[path] = ("variable", f"Variable {value.name!r} (id {value._id})")
-    elif isinstance(value, (Tensor, TensorSpec)) or (
-            not isinstance(value, (int, float, bool, str)) and hasattr(value, "shape") and hasattr(value, "dtype")):
+    elif hasattr(value, "shape") and hasattr(value, "dtype"):     # tensors, specs, arrays
         backend = value.backend.name if isinstance(value, Tensor) else "numpy"
         out[path] = ("tensor", tuple(value.shape), np.dtype(value.dtype).name, backend)
     else:
@@ -375,6 +376,9 @@ class Function:
             # Called while another function traces: inline it into that trace.
             return self.python_function(*args, **kwargs)
         concrete, feeds = self._concrete_for(args, kwargs)
+        if len(feeds) != len(concrete.graph.inputs):
+            raise TypeError(f"tl.function {self.__name__}: TensorSpec arguments are for get_graph() and save(); "
+                            "call the function with tensors or arrays")
         from .executor import run
         return run(concrete.graph, feeds)
 
@@ -451,17 +455,10 @@ class Function:
         return concrete
 
     def get_graph(self, *args, **kwargs) -> Graph:
-        """The (traced, unoptimized) Graph for these arguments; a ``tl.TensorSpec`` stands for any tensor
-        of that shape and dtype."""
+        """The traced (unoptimized) Graph for these arguments; a ``tl.TensorSpec`` stands for any tensor
+        of its shape and dtype (None: any size)."""
         if self.input_signature is not None and not args and not kwargs:
             args = self.input_signature
-        if any(isinstance(a, TensorSpec) for a in args) or any(isinstance(v, TensorSpec) for v in kwargs.values()):
-            keep = []
-            specs_key = tuple(("spec", a.shape, a.dtype) if isinstance(a, TensorSpec) else _leaf_key(a, [], keep)
-                              for a in args)
-            key = ("specs", specs_key, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-            concrete = self._cache.get(key) or self._trace(args, kwargs, key, keep)
-            return concrete.graph
         return self._concrete_for(args, kwargs)[0].graph
 
     def save(self, path, *args, include_captures: bool = False, **kwargs) -> None:

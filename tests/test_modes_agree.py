@@ -1,0 +1,77 @@
+"""Every OpInfo in the catalogue gives the same values eager and traced, gradients included.
+
+The eager result is the reference here (``tests/test_ops_*`` check eager
+against NumPy); the traced side runs the optimized graph through the
+executor, and its gradients are traced too (``tl.function(tl.grad(...))``).
+"""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tensorlib as tl
+from tensorlib.grad.tape import flatten
+from tensorlib.testing.op_db import all_opinfos
+
+INFOS = all_opinfos()
+
+
+def _dtypes(info):
+    """float64 (with gradients), plus the catalogue's first other dtype (forward only)."""
+    chosen = [np.dtype(np.float64)] if np.dtype(np.float64) in info.dtypes else []
+    others = [d for d in info.dtypes if np.dtype(d) != np.float64]
+    return chosen + others[:1]
+
+
+def _split(sample):
+    """(positions of the array arguments, a function of those arrays that calls the op)."""
+    positions = [k for k, a in enumerate(sample.args) if isinstance(a, np.ndarray)]
+
+    def call(op, *arrays):
+        args = list(sample.args)
+        for k, a in zip(positions, arrays):
+            args[k] = a
+        return op(*args, **sample.kwargs)
+    return positions, call
+
+
+def _assert_same(eager, traced, what, atol, rtol):
+    assert len(eager) == len(traced), f"{what}: {len(eager)} eager outputs, {len(traced)} traced"
+    for k, (e, t) in enumerate(zip(eager, traced)):
+        if e is None or t is None:
+            assert e is None and t is None, f"{what} output {k}: eager {e!r}, traced {t!r}"
+            continue
+        assert (e.dtype, tuple(e.shape)) == (t.dtype, tuple(t.shape)), \
+            f"{what} output {k}: eager {e.dtype}{list(e.shape)}, traced {t.dtype}{list(t.shape)}"
+        np.testing.assert_allclose(t.numpy(), e.numpy(), atol=atol, rtol=rtol, equal_nan=True,
+                                   err_msg=f"{what} output {k}")
+
+
+@pytest.mark.parametrize("info", INFOS, ids=lambda info: info.name)
+@settings(max_examples=2, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_traced_matches_eager(info, data):
+    for dtype in _dtypes(info):
+        sample = data.draw(info.samples(dtype), label=f"sample {dtype}")
+        positions, call = _split(sample)
+        tensors = [tl.tensor(sample.args[k]) for k in positions]
+        atol, rtol = info.tolerances(dtype)
+        what = f"{info.name} {dtype} {sample!r}"
+        eager = flatten(call(info.op, *tensors))[0]
+        traced = flatten(tl.function(lambda *xs: call(info.op, *xs))(*tensors))[0]
+        _assert_same(eager, traced, f"{what} forward", atol, rtol)
+
+        argnums = tuple(positions.index(k) for k in sample.grad_argnums if k in positions)
+        if not info.differentiable or dtype != np.float64 or not argnums:
+            continue
+        rng = np.random.default_rng(0)
+        weights = [rng.standard_normal(o.shape) if o.dtype.kind == "f" else None for o in eager]
+
+        def loss(*xs):
+            outs = flatten(call(info.op, *xs))[0]
+            return sum(tl.sum(o * w) for o, w in zip(outs, weights) if w is not None)
+
+        grads_eager = tl.grad(loss, argnums=argnums)(*tensors)
+        grads_traced = tl.function(tl.grad(loss, argnums=argnums))(*tensors)
+        _assert_same(list(grads_eager), list(grads_traced), f"{what} gradient", info.grad_atol, info.grad_rtol)
