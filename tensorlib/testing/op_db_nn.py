@@ -1,0 +1,525 @@
+"""The nn catalogue: one OpInfo per ``tl.nn`` function and per nn gradient op.
+
+References are NumPy written tap by tap (one shifted, strided view per filter
+or window tap), in float64 and cast back, independent of the kernels in
+``tensorlib.backends.numpy_nn``.  Samples are small: the registry-driven tests
+run every entry in several dtypes and modes.
+
+>>> from tensorlib.testing.op_db_nn import OPINFOS
+>>> [t for t in ("Conv2D", "Conv2DBackpropInput", "FusedBatchNormGradV3")
+...  if any(t in info.op_types for info in OPINFOS)]
+['Conv2D', 'Conv2DBackpropInput', 'FusedBatchNormGradV3']
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+import tensorlib as tl
+
+from .. import dtypes as _dt
+from .opinfo import ErrorInput, OpInfo, SampleInput
+from .strategies import scalars, shapes, tensors
+
+FLOATS = (_dt.float32, _dt.float64)
+WITH_HALF = (_dt.float16, _dt.float32, _dt.float64)
+
+
+# ---------------------------------------------------------------- geometry shared by the references
+def _pair(v):
+    if isinstance(v, int):
+        return v, v
+    return (v[1], v[2]) if len(v) == 4 else tuple(v)
+
+
+def _pads(in_hw, k_hw, strides, dilations, padding):
+    if not isinstance(padding, str):
+        return tuple(tuple(p) for p in padding)
+    pads = []
+    for size, k, s, d in zip(in_hw, k_hw, strides, dilations):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0) if padding == "SAME" else 0
+        pads.append((total // 2, total - total // 2))
+    return tuple(pads)
+
+
+def _geometry(in_hw, k_hw, strides, padding, dilations=1):
+    strides, dilations = _pair(strides), _pair(dilations)
+    pads = _pads(in_hw, k_hw, strides, dilations, padding)
+    out_hw = tuple((size + sum(p) - (k - 1) * d - 1) // s + 1
+                   for size, k, s, d, p in zip(in_hw, k_hw, strides, dilations, pads))
+    return strides, dilations, pads, out_hw
+
+
+def _tap_views(padded, k_hw, strides, dilations, out_hw):
+    """((i, j), view) per tap: the padded cells the tap meets, one per output pixel."""
+    for i in range(k_hw[0]):
+        for j in range(k_hw[1]):
+            r, c = i * dilations[0], j * dilations[1]
+            yield (i, j), padded[:, r:r + (out_hw[0] - 1) * strides[0] + 1:strides[0],
+                                 c:c + (out_hw[1] - 1) * strides[1] + 1:strides[1]]
+
+
+def _pad(x, pads, value=0.0):
+    return np.pad(x.astype(np.float64), ((0, 0), pads[0], pads[1], (0, 0)), constant_values=value)
+
+
+# ---------------------------------------------------------------- conv references
+def _conv2d_ref(x, w, strides, padding, dilations=1):
+    strides, dilations, pads, out_hw = _geometry(x.shape[1:3], w.shape[:2], strides, padding, dilations)
+    out = np.zeros((x.shape[0], *out_hw, w.shape[3]))
+    for (i, j), view in _tap_views(_pad(x, pads), w.shape[:2], strides, dilations, out_hw):
+        out += view @ w[i, j].astype(np.float64)
+    return out.astype(np.result_type(x, w))
+
+
+def _backprop_input_ref(input_shape, w, dy, strides, padding, dilations=1):
+    n, h, wd, c = (dy.shape[0], *input_shape[1:])
+    strides, dilations, pads, out_hw = _geometry((h, wd), w.shape[:2], strides, padding, dilations)
+    padded = np.zeros((n, h + sum(pads[0]), wd + sum(pads[1]), c))
+    for (i, j), view in _tap_views(padded, w.shape[:2], strides, dilations, out_hw):
+        view += dy.astype(np.float64) @ w[i, j].T.astype(np.float64)
+    return padded[:, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + wd].astype(np.result_type(w, dy))
+
+
+def _backprop_filter_ref(x, filter_shape, dy, strides, padding, dilations=1):
+    strides, dilations, pads, out_hw = _geometry(x.shape[1:3], filter_shape[:2], strides, padding, dilations)
+    dw = np.zeros(filter_shape)
+    for (i, j), view in _tap_views(_pad(x, pads), filter_shape[:2], strides, dilations, out_hw):
+        dw[i, j] = np.einsum("nhwc,nhwo->co", view, dy.astype(np.float64))
+    return dw.astype(np.result_type(x, dy))
+
+
+def _conv2d_transpose_ref(x, w, output_shape, strides, padding):
+    return _backprop_input_ref(output_shape, w, x, strides, padding)
+
+
+@st.composite
+def _conv_geometry(draw, max_size=6):
+    """(input shape, filter shape, strides, padding, dilations): any padding form, odd and even sizes."""
+    n, cin, cout = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    k = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    strides = draw(st.sampled_from([1, 2, (1, 2), (3, 1), [1, 2, 2, 1]]))
+    dilations = draw(st.sampled_from([1, 2, (1, 2)]))
+    padding = draw(st.sampled_from(["VALID", "SAME", "explicit"]))
+    if padding == "explicit":
+        padding = tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in range(2))
+    d = _pair(dilations)
+    hw = []
+    for axis in range(2):
+        pad_total = sum(padding[axis]) if not isinstance(padding, str) else 0
+        smallest = max(1, (k[axis] - 1) * d[axis] + 1 - (0 if padding == "SAME" else pad_total))
+        hw.append(draw(st.integers(smallest, max(smallest, max_size))))
+    return (n, hw[0], hw[1], cin), (*k, cin, cout), strides, padding, dilations
+
+
+@st.composite
+def _conv2d_draw(draw, dtype):
+    x_shape, w_shape, strides, padding, dilations = draw(_conv_geometry())
+    x, w = draw(tensors(dtype, x_shape)), draw(tensors(dtype, w_shape))
+    return SampleInput((x, w, strides, padding, dilations), grad_argnums=(0, 1))
+
+
+@st.composite
+def _backprop_input_draw(draw, dtype):
+    x_shape, w_shape, strides, padding, dilations = draw(_conv_geometry())
+    out_hw = _geometry(x_shape[1:3], w_shape[:2], strides, padding, dilations)[3]
+    w, dy = draw(tensors(dtype, w_shape)), draw(tensors(dtype, (x_shape[0], *out_hw, w_shape[3])))
+    input_shape = draw(st.sampled_from([x_shape, (None, *x_shape[1:])]))
+    return SampleInput((input_shape, w, dy, strides, padding, dilations), grad_argnums=(1, 2))
+
+
+@st.composite
+def _backprop_filter_draw(draw, dtype):
+    x_shape, w_shape, strides, padding, dilations = draw(_conv_geometry())
+    out_hw = _geometry(x_shape[1:3], w_shape[:2], strides, padding, dilations)[3]
+    x, dy = draw(tensors(dtype, x_shape)), draw(tensors(dtype, (x_shape[0], *out_hw, w_shape[3])))
+    return SampleInput((x, w_shape, dy, strides, padding, dilations), grad_argnums=(0, 2))
+
+
+@st.composite
+def _conv2d_transpose_draw(draw, dtype):
+    x_shape, w_shape, strides, padding, _ = draw(_conv_geometry())
+    out_hw = _geometry(x_shape[1:3], w_shape[:2], strides, padding)[3]
+    y, w = draw(tensors(dtype, (x_shape[0], *out_hw, w_shape[3]))), draw(tensors(dtype, w_shape))
+    return SampleInput((y, w, x_shape, strides, padding), grad_argnums=(0, 1))
+
+
+def _conv_errors():
+    depth = r"input depth 3 does not match filter in_channels 1 \(input shape \(8, 32, 32, 3\), filter shape " \
+            r"\(3, 3, 1, 6\)\)"
+    return (ErrorInput((np.ones((8, 32, 32, 3)), np.ones((3, 3, 1, 6)), 1, "SAME"), exc=ValueError,
+                       match=rf"^Conv2D: {depth}"),
+            ErrorInput((np.ones((1, 4, 4, 1)), np.ones((2, 2, 1, 1)), 1, "FULL"), exc=ValueError,
+                       match=r"^Conv2D: padding must be 'VALID', 'SAME' or \(\(top, bottom\), \(left, right\)\)"),
+            ErrorInput((np.ones((1, 4, 4, 1)), np.ones((2, 2, 1, 1)), (1, 2, 3), "SAME"), exc=ValueError,
+                       match=r"^Conv2D: strides must be an int, a \(rows, cols\) pair or \[1, rows, cols, 1\]"))
+
+
+# ---------------------------------------------------------------- pooling references
+def _pool_ref(x, ksize, strides, padding, kind):
+    k = _pair(ksize)
+    strides, _, pads, out_hw = _geometry(x.shape[1:3], k, strides, padding)
+    fill = 0.0 if kind == "avg" else -np.inf
+    views = [v for _, v in _tap_views(_pad(x, pads, fill), k, strides, (1, 1), out_hw)]
+    if kind == "max":
+        return np.max(views, axis=0).astype(x.dtype)
+    counts = [v for _, v in _tap_views(_pad(np.ones((1, *x.shape[1:3], 1)), pads), k, strides, (1, 1), out_hw)]
+    return (np.sum(views, axis=0) / np.sum(counts, axis=0)).astype(x.dtype)
+
+
+def _avg_pool_grad_ref(grad, input_shape, ksize, strides, padding):
+    n, h, w, c = (grad.shape[0], *input_shape[1:])
+    k = _pair(ksize)
+    strides, _, pads, out_hw = _geometry((h, w), k, strides, padding)
+    counts = sum(v for _, v in _tap_views(_pad(np.ones((1, h, w, 1)), pads), k, strides, (1, 1), out_hw))
+    padded = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c))
+    for _, view in _tap_views(padded, k, strides, (1, 1), out_hw):
+        view += grad / counts
+    return padded[:, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w].astype(grad.dtype)
+
+
+def _first_max_masks(x, y, ksize, strides, padding):
+    """(tap view geometry, per-tap masks of the windows whose first maximum sits at that tap)."""
+    k = _pair(ksize)
+    strides, _, pads, out_hw = _geometry(x.shape[1:3], k, strides, padding)
+    taken = np.zeros(y.shape, bool)
+    masks = []
+    for _, view in _tap_views(_pad(x, pads, np.nan), k, strides, (1, 1), out_hw):
+        hit = (view == y) & ~taken
+        taken |= hit
+        masks.append(hit)
+    return (k, strides, pads, out_hw), masks
+
+
+def _max_pool_grad_ref(orig_input, orig_output, grad, ksize, strides, padding):
+    (k, strides, pads, out_hw), masks = _first_max_masks(orig_input, orig_output, ksize, strides, padding)
+    n, h, w, c = orig_input.shape
+    padded = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c))
+    for (_, view), hit in zip(_tap_views(padded, k, strides, (1, 1), out_hw), masks):
+        view += np.where(hit, grad, 0.0)
+    return padded[:, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w].astype(grad.dtype)
+
+
+def _max_pool_grad_grad_ref(orig_input, orig_output, grad, ksize, strides, padding):
+    (k, strides, pads, out_hw), masks = _first_max_masks(orig_input, orig_output, ksize, strides, padding)
+    out = np.zeros(orig_output.shape)
+    for (_, view), hit in zip(_tap_views(_pad(grad, pads), k, strides, (1, 1), out_hw), masks):
+        out += np.where(hit, view, 0.0)
+    return out.astype(grad.dtype)
+
+
+@st.composite
+def _pool_geometry(draw):
+    ksize = draw(st.sampled_from([1, 2, 3, (2, 3), [1, 2, 2, 1]]))
+    strides = draw(st.sampled_from([1, 2, (2, 1), 3]))
+    padding = draw(st.sampled_from(["VALID", "SAME"]))
+    k = _pair(ksize)
+    shape = (draw(st.integers(1, 2)), draw(st.integers(k[0], 6)), draw(st.integers(k[1], 6)), draw(st.integers(1, 3)))
+    return shape, ksize, strides, padding
+
+
+def _distinct(dtype, shape):
+    """Values without ties (so a window's maximum is unique) and far apart in float16 too."""
+    return tensors(dtype, shape, st.integers(-200, 200).map(lambda v: v / 32.0), unique=True)
+
+
+def _pool_draw(kind):
+    @st.composite
+    def draw_sample(draw, dtype):
+        shape, ksize, strides, padding = draw(_pool_geometry())
+        x = draw(_distinct(dtype, shape) if kind == "max" else tensors(dtype, shape))
+        return SampleInput((x, ksize, strides, padding))
+    return draw_sample
+
+
+def _pool_grad_attrs(ksize, strides, padding):
+    return {"ksize": _pair(ksize), "strides": _pair(strides), "padding": padding}
+
+
+@st.composite
+def _avg_pool_grad_draw(draw, dtype):
+    shape, ksize, strides, padding = draw(_pool_geometry())
+    out_hw = _geometry(shape[1:3], _pair(ksize), strides, padding)[3]
+    grad = draw(tensors(dtype, (shape[0], *out_hw, shape[3])))
+    return SampleInput((grad,), {"input_shape": shape, **_pool_grad_attrs(ksize, strides, padding)})
+
+
+def _max_pool_grad_draw(second_order):
+    @st.composite
+    def draw_sample(draw, dtype):
+        shape, ksize, strides, padding = draw(_pool_geometry())
+        x = draw(_distinct(dtype, shape))
+        y = _pool_ref(x, ksize, strides, padding, "max")
+        grad = draw(tensors(dtype, shape if second_order else y.shape))
+        return SampleInput((x, y, grad), _pool_grad_attrs(ksize, strides, padding), grad_argnums=(2,))
+    return draw_sample
+
+
+def _avg_pool_grad(grad, **attrs):
+    return tl.ops.get("AvgPoolGrad")(grad, **attrs)
+
+
+def _max_pool_grad(x, y, grad, **attrs):
+    return tl.ops.get("MaxPoolGrad")(x, y, grad, **attrs)
+
+
+def _max_pool_grad_grad(x, y, grad, **attrs):
+    return tl.ops.get("MaxPoolGradGrad")(x, y, grad, **attrs)
+
+
+def _pool_errors(op_type):
+    return (ErrorInput((np.ones((4, 4, 1)), 2, 2, "VALID"), exc=ValueError,
+                       match=rf"^{op_type}: input must be 4-D NHWC .* got shape \(4, 4, 1\)"),
+            ErrorInput((np.ones((1, 4, 4, 1)), 2, 2, ((1, 1), (1, 1))), exc=ValueError,
+                       match=rf"^{op_type}: padding must be 'VALID' or 'SAME'"))
+
+
+# ---------------------------------------------------------------- activations and losses
+def _unary_draw(lo=-3.0, hi=3.0, away_from=None):
+    def samples(dtype):
+        elements = scalars(dtype, lo, hi)
+        if away_from is not None:  # keep clear of a kink, where the finite differences would straddle it
+            elements = elements.filter(lambda v: abs(v - away_from) > 0.05)
+        return tensors(dtype, shapes(1, 3), elements).map(lambda x: SampleInput((x,)))
+    return samples
+
+
+def _f64(fn):
+    """A float64 NumPy formula, its result cast back to the input's dtype."""
+    def ref(x, *args, **kwargs):
+        return np.asarray(fn(x.astype(np.float64), *args, **kwargs)).astype(x.dtype)
+    return ref
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _gelu_ref(x, approximate=False):
+    if approximate:
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+def _log_softmax_ref(x, axis=-1):
+    shifted = x - x.max(axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis, keepdims=True))
+
+
+@st.composite
+def _axis_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3)))
+    return SampleInput((x, draw(st.integers(-x.ndim, x.ndim - 1))))
+
+
+@st.composite
+def _cross_entropy_draw(draw, dtype):
+    logits = draw(tensors(dtype, shapes(1, 3), min_value=-5.0, max_value=5.0))
+    labels = draw(tensors(dtype, logits.shape, min_value=0.0, max_value=1.0))
+    return SampleInput((labels, logits, draw(st.integers(-logits.ndim, logits.ndim - 1))), grad_argnums=(0, 1))
+
+
+def _cross_entropy_ref(labels, logits, axis=-1):
+    return -(labels.astype(np.float64) * _log_softmax_ref(logits.astype(np.float64), axis)).sum(axis).astype(
+        logits.dtype)
+
+
+@st.composite
+def _sparse_cross_entropy_draw(draw, dtype):
+    logits = draw(tensors(dtype, shapes(1, 3), min_value=-5.0, max_value=5.0))
+    labels = draw(tensors(np.int64, logits.shape[:-1], st.integers(0, logits.shape[-1] - 1)))
+    return SampleInput((labels, logits), grad_argnums=(1,))
+
+
+def _sparse_cross_entropy_ref(labels, logits):
+    log_probs = _log_softmax_ref(logits.astype(np.float64))
+    return (-np.take_along_axis(log_probs, labels[..., None], -1)[..., 0]).astype(logits.dtype)
+
+
+@st.composite
+def _dropout_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3)))
+    noise_shape = draw(st.sampled_from([None, tuple(1 if i == 0 else d for i, d in enumerate(x.shape))]))
+    return SampleInput((x, draw(st.sampled_from([0.0, 0.3, 0.5])), draw(st.integers(0, 100)), noise_shape))
+
+
+def _dropout_ref(x, rate, seed, noise_shape=None):
+    """tl.nn.dropout's documented draw: NumPy's default_rng(seed), float32 uniforms, keep where u >= rate."""
+    if rate == 0.0:
+        return x
+    shape = x.shape if noise_shape is None else noise_shape
+    keep = np.random.default_rng(seed).random(shape, dtype=np.float32) >= rate
+    return (x.astype(np.float64) * keep / (1.0 - rate)).astype(x.dtype)
+
+
+@st.composite
+def _relu_grad_draw(draw, dtype):
+    features = draw(tensors(dtype, shapes(1, 3)))
+    return SampleInput((draw(tensors(dtype, features.shape)), features), grad_argnums=(0,))
+
+
+def _relu_grad(gradients, features):
+    return tl.ops.get("ReluGrad")(gradients, features)
+
+
+def _relu_grad_ref(gradients, features):
+    return np.where(features > 0, gradients, 0).astype(gradients.dtype)
+
+
+# ---------------------------------------------------------------- batch norm
+def _bn_shapes():
+    return st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)).filter(
+        lambda s: s[0] * s[1] * s[2] > 1)
+
+
+@st.composite
+def _fused_batch_norm_draw(draw, dtype, is_training):
+    shape = draw(_bn_shapes())
+    channels = (shape[3],)
+    x = draw(tensors(dtype, shape))
+    scale, offset = draw(tensors(dtype, channels)), draw(tensors(dtype, channels))
+    if is_training:
+        return SampleInput((x, scale, offset), {"epsilon": 1e-2}, grad_argnums=(0, 1, 2))
+    mean, variance = draw(tensors(dtype, channels)), draw(tensors(dtype, channels, min_value=0.5, max_value=2.0))
+    return SampleInput((x, scale, offset, mean, variance), {"epsilon": 1e-2, "is_training": False},
+                       grad_argnums=(0, 1, 2, 3, 4))
+
+
+def _fused_batch_norm_ref(x, scale, offset, mean=None, variance=None, epsilon=1e-3, is_training=True):
+    xf = x.astype(np.float64)
+    if is_training:
+        mean, variance = xf.mean((0, 1, 2)), xf.var((0, 1, 2))
+        count = x.size // x.shape[3]
+        stats = (mean, variance * count / max(count - 1, 1))
+    else:
+        stats = (mean, variance)
+    y = (xf - mean) / np.sqrt(variance + epsilon) * scale + offset
+    return (y.astype(x.dtype),) + tuple(np.asarray(s).astype(scale.dtype) for s in stats)
+
+
+@st.composite
+def _fused_batch_norm_grad_draw(draw, dtype):
+    shape = draw(_bn_shapes())
+    x, dy = draw(tensors(dtype, shape)), draw(tensors(dtype, shape))
+    scale, offset = draw(tensors(dtype, shape[3:])), draw(tensors(dtype, shape[3:]))
+    return SampleInput((dy, x, scale, offset), grad_argnums=(0, 1, 2))
+
+
+def _fused_batch_norm_grad(dy, x, scale, offset):
+    """The gradient op at x's own statistics (as the forward op hands them over)."""
+    _, mean, _, inv_std = tl.ops.get("FusedBatchNormV3")(x, scale, offset, np.empty(0, scale.dtype),
+                                                         np.empty(0, scale.dtype), epsilon=1e-2)
+    return tl.ops.get("FusedBatchNormGradV3")(dy, x, scale, mean, inv_std, epsilon=1e-2)
+
+
+def _fused_batch_norm_grad_ref(dy, x, scale, offset):
+    axes = (0, 1, 2)
+    xf, dyf = x.astype(np.float64), dy.astype(np.float64)
+    x_hat = (xf - xf.mean(axes)) / np.sqrt(xf.var(axes) + 1e-2)
+    dscale, doffset = (dyf * x_hat).sum(axes), dyf.sum(axes)
+    dx = scale / np.sqrt(xf.var(axes) + 1e-2) * (dyf - dyf.mean(axes) - x_hat * (dyf * x_hat).mean(axes))
+    return dx.astype(x.dtype), dscale.astype(scale.dtype), doffset.astype(scale.dtype)
+
+
+@st.composite
+def _batch_normalization_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3)))
+    channel = x.shape[-1:]
+    mean, offset, scale = (draw(tensors(dtype, channel)) for _ in range(3))
+    variance = draw(tensors(dtype, channel, min_value=0.5, max_value=2.0))
+    return SampleInput((x, mean, variance, offset, scale, 1e-3), grad_argnums=(0, 1, 2, 3, 4))
+
+
+def _batch_normalization_ref(x, mean, variance, offset, scale, variance_epsilon):
+    return ((x - mean) / np.sqrt(variance + variance_epsilon) * scale + offset).astype(x.dtype)
+
+
+@st.composite
+def _moments_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3, min_side=2)))
+    axes = draw(st.lists(st.integers(0, x.ndim - 1), min_size=1, max_size=x.ndim, unique=True))
+    return SampleInput((x, sorted(axes), draw(st.booleans())))
+
+
+def _moments_ref(x, axes, keepdims=False):
+    xf = x.astype(np.float64)
+    return (xf.mean(tuple(axes), keepdims=keepdims).astype(x.dtype),
+            xf.var(tuple(axes), keepdims=keepdims).astype(x.dtype))
+
+
+def _fbn_errors():
+    return (ErrorInput((np.ones((2, 3)), np.ones(3), np.zeros(3)), exc=ValueError,
+                       match=r"^FusedBatchNormV3: x must be 4-D NHWC"),
+            ErrorInput((np.ones((1, 2, 2, 3)), np.ones(4), np.zeros(3)), exc=ValueError,
+                       match=r"^FusedBatchNormV3: scale must have shape \(3,\)"))
+
+
+# ---------------------------------------------------------------- the catalogue
+OPINFOS = [
+    OpInfo("nn.conv2d", tl.nn.conv2d, _conv2d_ref, _conv2d_draw, op_types=("Conv2D",), dtypes=WITH_HALF,
+           error_inputs=_conv_errors()),
+    OpInfo("nn.conv2d_backprop_input", tl.nn.conv2d_backprop_input, _backprop_input_ref, _backprop_input_draw,
+           op_types=("Conv2DBackpropInput",), dtypes=WITH_HALF),
+    OpInfo("nn.conv2d_backprop_filter", tl.nn.conv2d_backprop_filter, _backprop_filter_ref, _backprop_filter_draw,
+           op_types=("Conv2DBackpropFilter",), dtypes=WITH_HALF),
+    OpInfo("nn.conv2d_transpose", tl.nn.conv2d_transpose, _conv2d_transpose_ref, _conv2d_transpose_draw,
+           op_types=("Conv2DBackpropInput",)),
+    OpInfo("nn.avg_pool", tl.nn.avg_pool, lambda x, k, s, p: _pool_ref(x, k, s, p, "avg"), _pool_draw("avg"),
+           op_types=("AvgPool",), dtypes=WITH_HALF, error_inputs=_pool_errors("AvgPool")),
+    OpInfo("nn.max_pool", tl.nn.max_pool, lambda x, k, s, p: _pool_ref(x, k, s, p, "max"), _pool_draw("max"),
+           op_types=("MaxPool",), dtypes=WITH_HALF, kinks=True, error_inputs=_pool_errors("MaxPool")),
+    OpInfo("AvgPoolGrad", _avg_pool_grad, _avg_pool_grad_ref, _avg_pool_grad_draw, op_types=("AvgPoolGrad",)),
+    OpInfo("MaxPoolGrad", _max_pool_grad, _max_pool_grad_ref, _max_pool_grad_draw(False), op_types=("MaxPoolGrad",)),
+    OpInfo("MaxPoolGradGrad", _max_pool_grad_grad, _max_pool_grad_grad_ref, _max_pool_grad_draw(True),
+           op_types=("MaxPoolGradGrad",)),
+    OpInfo("nn.relu", tl.nn.relu, _f64(lambda x: np.maximum(x, 0)), _unary_draw(away_from=0.0), op_types=("Relu",),
+           dtypes=WITH_HALF, kinks=True),
+    OpInfo("ReluGrad", _relu_grad, _relu_grad_ref, _relu_grad_draw, op_types=("ReluGrad",), dtypes=WITH_HALF),
+    OpInfo("nn.leaky_relu", tl.nn.leaky_relu, _f64(lambda x, alpha=0.2: np.where(x > 0, x, alpha * x)),
+           _unary_draw(away_from=0.0), op_types=("LeakyRelu",), dtypes=WITH_HALF, kinks=True),
+    OpInfo("nn.elu", tl.nn.elu, _f64(lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
+           _unary_draw(away_from=0.0), op_types=("Elu",), dtypes=WITH_HALF, kinks=True),
+    OpInfo("nn.gelu", tl.nn.gelu, _f64(_gelu_ref), _unary_draw(), op_types=("Gelu", "Erf"), dtypes=WITH_HALF),
+    OpInfo("nn.gelu_tanh", lambda x: tl.nn.gelu(x, approximate=True), _f64(lambda x: _gelu_ref(x, True)),
+           _unary_draw(), op_types=("Gelu",), dtypes=WITH_HALF),
+    OpInfo("nn.erf", tl.nn.erf, _f64(_erf), _unary_draw(), op_types=("Erf",), dtypes=WITH_HALF),
+    OpInfo("nn.softplus", tl.nn.softplus, _f64(lambda x: np.logaddexp(x, 0.0)), _unary_draw(-30.0, 30.0),
+           op_types=("Softplus",), dtypes=WITH_HALF),
+    OpInfo("nn.softmax", tl.nn.softmax, _f64(lambda x, axis=-1: np.exp(_log_softmax_ref(x, axis))), _axis_draw,
+           op_types=("Softmax",), dtypes=WITH_HALF,
+           error_inputs=(ErrorInput((np.zeros((2, 3)), 2), exc=ValueError,
+                                    match=r"^Softmax: axis 2 is out of range for a tensor of rank 2"),)),
+    OpInfo("nn.log_softmax", tl.nn.log_softmax, _f64(_log_softmax_ref), _axis_draw, op_types=("LogSoftmax",),
+           dtypes=WITH_HALF),
+    OpInfo("nn.softmax_cross_entropy_with_logits", tl.nn.softmax_cross_entropy_with_logits, _cross_entropy_ref,
+           _cross_entropy_draw, op_types=("SoftmaxCrossEntropyWithLogits", "Softmax", "LogSoftmax"),
+           error_inputs=(ErrorInput((np.zeros((2, 4)), np.zeros((2, 5))), exc=ValueError,
+                                    match=r"^SoftmaxCrossEntropyWithLogits: labels shape \(2, 4\) does not match"),)),
+    OpInfo("nn.sparse_softmax_cross_entropy_with_logits", tl.nn.sparse_softmax_cross_entropy_with_logits,
+           _sparse_cross_entropy_ref, _sparse_cross_entropy_draw, op_types=("SparseSoftmaxCrossEntropyWithLogits",),
+           error_inputs=(ErrorInput((np.array([0, 5]), np.zeros((2, 5))), exc=ValueError,
+                                    match=r"^SparseSoftmaxCrossEntropyWithLogits: label 5 is out of range \[0, 5\)"),
+                         ErrorInput((np.array([0.0]), np.zeros((1, 5))), exc=TypeError,
+                                    match=r"^SparseSoftmaxCrossEntropyWithLogits: labels must be integer"))),
+    OpInfo("nn.dropout", tl.nn.dropout, _dropout_ref, _dropout_draw, op_types=("Dropout",), dtypes=WITH_HALF,
+           error_inputs=(ErrorInput((np.ones(3), 1.0), exc=ValueError,
+                                    match=r"^Dropout: rate must be in \[0, 1\), got 1.0"),)),
+    # Training returns batch statistics without gradient (for running averages): checked forward only here,
+    # and y alone with its gradients below.
+    OpInfo("nn.fused_batch_norm", tl.nn.fused_batch_norm, _fused_batch_norm_ref,
+           lambda dtype: _fused_batch_norm_draw(dtype, True), op_types=("FusedBatchNormV3",), differentiable=False,
+           error_inputs=_fbn_errors()),
+    OpInfo("nn.fused_batch_norm_y", lambda *a, **k: tl.nn.fused_batch_norm(*a, **k)[0],
+           lambda *a, **k: _fused_batch_norm_ref(*a, **k)[0], lambda dtype: _fused_batch_norm_draw(dtype, True),
+           op_types=("FusedBatchNormV3", "FusedBatchNormGradV3"), grad_atol=1e-4, grad_rtol=1e-3),
+    OpInfo("nn.fused_batch_norm_inference", tl.nn.fused_batch_norm, _fused_batch_norm_ref,
+           lambda dtype: _fused_batch_norm_draw(dtype, False), op_types=("FusedBatchNormV3",)),
+    OpInfo("FusedBatchNormGradV3", _fused_batch_norm_grad, _fused_batch_norm_grad_ref, _fused_batch_norm_grad_draw,
+           op_types=("FusedBatchNormGradV3",), atol=1e-4, grad_atol=1e-4, grad_rtol=1e-3),
+    OpInfo("nn.batch_normalization", tl.nn.batch_normalization, _batch_normalization_ref,
+           _batch_normalization_draw, op_types=("Add", "Sqrt", "Div", "Mul", "Sub")),
+    OpInfo("nn.moments", tl.nn.moments, _moments_ref, _moments_draw, op_types=("Sum", "Div", "Sub", "Mul"),
+           dtypes=WITH_HALF),
+]
