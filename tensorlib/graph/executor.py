@@ -12,14 +12,16 @@ tapes see every op.
 
 >>> import tensorlib as tl
 >>> f = tl.function(lambda x: tl.exp(x) * 2.0)
->>> print(f.get_graph(tl.TensorSpec((3,))).optimize().executable().source.strip())
+>>> x = tl.tensor([0.0, 1.0, 2.0])
+>>> y = f(x)
+>>> print(f.get_graph(x).optimize().executable().source.strip())
 def run(feeds, targets):
     v0, = feeds
-    v3 = k0(v0)
+    v2 = k0(v0)
     del v0
-    v4 = k1(v3, c2)
-    del v3
-    return (v4,)
+    v3 = k1(v2, c1)
+    del v2
+    return (v3,)
 """
 from __future__ import annotations
 
@@ -166,8 +168,11 @@ class Executable:
             if tb.tb_frame.f_code.co_filename == filename:
                 step = line_steps.get(tb.tb_lineno)
             tb = tb.tb_next
-        if step is not None and hasattr(error, "add_note"):
-            node = self.steps[step].node
+        if step is not None:
+            self._note(error, self.steps[step].node)
+
+    def _note(self, error, node):
+        if hasattr(error, "add_note"):
             names = self.graph.value_names()
             ins = ", ".join(f"{names[t._id]}: {t.dtype}{list(t.shape)}" for t in node.inputs)
             error.add_note(f"while running node {node.type}({ins}) of graph {self.graph.name!r}, "
@@ -178,30 +183,35 @@ class Executable:
         graph = self.graph
         env = dict(zip(self.params, feeds))
         env.update({k: raw for k, (t, raw) in graph.constants.items()})
-        assign_index = 0
+        targets = iter(targets)
         for step in self.steps:
-            node = step.node
-            args = [env[v] for v in step.inputs]
-            if step.kernel is None:
-                _assign(targets[assign_index], args[1])
-                assign_index += 1
-                continue
-            start = time.perf_counter()
-            raw = step.kernel(*args, **node.attrs)
-            backend = node.outputs[0].backend if node.outputs else graph.backend
-            backend.synchronize()
-            seconds = time.perf_counter() - start
-            raws = raw if step.multi else (raw,)
-            raws = [_fix(r, o.dtype, o.backend) for r, o in zip(raws, node.outputs)]
-            env.update(zip(step.outputs, raws))
-            inputs = tuple(make(a, t.backend, a.shape, t.dtype) for a, t in zip(args, node.inputs))
-            outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
-            for obs in list(dispatch.observers):
-                obs.on_op(node.op, inputs, outputs if step.multi else outputs[0], node.attrs, seconds,
-                          step.kernel, backend)
+            try:
+                self._observe_step(step, env, targets)
+            except Exception as e:
+                self._note(e, step.node)
+                raise
             for v in step.frees:
                 env.pop(v, None)
         return tuple(env[t._id] for t in graph.outputs)
+
+    def _observe_step(self, step, env, targets):
+        node = step.node
+        args = [env[v] for v in step.inputs]
+        if step.kernel is None:
+            _assign(next(targets), args[1])
+            return
+        backend = node.outputs[0].backend if node.outputs else self.graph.backend
+        start = time.perf_counter()
+        raw = step.kernel(*args, **node.attrs)
+        backend.synchronize()
+        seconds = time.perf_counter() - start
+        raws = [_fix(r, o.dtype, o.backend) for r, o in zip(raw if step.multi else (raw,), node.outputs)]
+        env.update(zip(step.outputs, raws))
+        inputs = tuple(make(a, t.backend, a.shape, t.dtype) for a, t in zip(args, node.inputs))
+        outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
+        for obs in list(dispatch.observers):
+            obs.on_op(node.op, inputs, outputs if step.multi else outputs[0], node.attrs, seconds, step.kernel,
+                      backend, mode="graph")
 
 
 def _fix(value, dtype, backend):

@@ -293,7 +293,7 @@ def _short_value(raw, backend) -> str:
     if a.ndim == 0:
         return repr(a.item())
     if a.size <= 6:
-        return np.array2string(a, separator=",", threshold=6).replace("\n", "")
+        return str(a.tolist())
     return f"<{a.size} values>"
 
 
@@ -301,7 +301,8 @@ def _attr_text(v) -> str:
     if isinstance(v, np.dtype):
         return v.name
     if isinstance(v, slice):
-        return ":".join("" if x is None else str(x) for x in (v.start, v.stop, v.step)).rstrip(":") or ":"
+        text = f"{'' if v.start is None else v.start}:{'' if v.stop is None else v.stop}"
+        return text if v.step is None else f"{text}:{v.step}"
     if isinstance(v, tuple):
         return "(" + ",".join(_attr_text(x) for x in v) + ("," if len(v) == 1 else "") + ")"
     if v is Ellipsis:

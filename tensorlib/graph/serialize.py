@@ -246,7 +246,7 @@ def _build(doc, arrays, backend) -> Graph:
         attrs = {name: decode(v) for name, v in _get(entry, "attrs", dict).items()}
         site = entry.get("site") if isinstance(entry.get("site"), str) else None
         if op is ASSIGN:
-            if len(ins) != 2 or ins[0] not in [c.tensor for c in graph.captures]:
+            if len(ins) != 2 or not any(ins[0] is c.tensor for c in graph.captures):
                 raise GraphFormatError(f"node {k} (AssignVariable) must assign a capture")
             outs = graph.add_node(ASSIGN, ins, {}, (), site)
         else:

@@ -1,0 +1,90 @@
+"""The executor: compiled plans, feed validation, observers (profiler, numerics), run-time errors."""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+
+def test_the_plan_is_straight_line_code_with_kernels_bound_once():
+    f = tl.function(lambda x: tl.sum(tl.exp(x) * 2.0, axis=0))
+    x = np.ones((2, 3), np.float32)
+    out = f(x)
+    np.testing.assert_allclose(out.numpy(), 2 * np.exp(x).sum(0), rtol=1e-6)
+    exe = f.get_graph(x).optimize().executable()
+    calls = [line.strip() for line in exe.source.splitlines() if "= k" in line]
+    assert calls == ["v2 = k0(v0)", "v3 = k1(v2, c1)", "v4 = k2(v3, **a2)"]
+    assert "check(" not in exe.source                 # after the first run only the needed fixes remain
+
+
+def test_kernel_results_get_the_promised_type_and_dtype():
+    f = tl.function(lambda x: (tl.sum(x), tl.sum(x, axis=0)))
+    for _ in range(2):                                 # first (checked) and compiled runs
+        total, per_column = f(np.ones((2, 2), np.float32))
+        assert type(total._value) is np.ndarray and total.dtype == np.float32 and total.shape == ()
+        assert per_column.dtype == np.float32 and per_column.numpy().tolist() == [2.0, 2.0]
+
+
+def test_feeds_are_checked_against_the_placeholders():
+    graph = tl.function(lambda x, y: x @ y).get_graph(tl.TensorSpec((None, 3), "float64"),
+                                                      tl.TensorSpec((3, 2), "float64"))
+    assert graph(np.ones((4, 3)), np.ones((3, 2))).shape == (4, 2)
+    with pytest.raises(TypeError, match=r"takes 2 tensor arguments \(args\[0\], args\[1\]\), got 1"):
+        graph(np.ones((4, 3)))
+    with pytest.raises(ValueError, match=r"argument 0 \(args\[0\]\) must be float64\[\?, 3\], got float64\[4, 2\]"):
+        graph(np.ones((4, 2)), np.ones((3, 2)))
+    with pytest.raises(ValueError, match=r"argument 1 \(args\[1\]\) must be float64\[3, 2\], got float32\[3, 2\]"):
+        graph(np.ones((4, 3)), np.ones((3, 2), np.float32))
+    with pytest.raises(TypeError, match="unknown capture 'w'; its captures are none"):
+        graph(np.ones((4, 3)), np.ones((3, 2)), w=np.ones(2))
+    with pytest.raises(TypeError, match="TensorSpec arguments are for get_graph"):
+        tl.function(lambda x: x)(tl.TensorSpec((2,)))
+
+
+def test_captures_can_be_overridden_by_name():
+    table = np.arange(300.0)
+    f = tl.function(lambda i: tl.take(table, i))
+    graph = f.get_graph(np.array([1, 2]))
+    assert graph(np.array([1, 2])).numpy().tolist() == [1.0, 2.0]
+    assert graph(np.array([1, 2]), table=-table).numpy().tolist() == [-1.0, -2.0]
+    with pytest.raises(ValueError, match=r"capture 'table' must be float64\[300\], got float64\[2\]"):
+        graph(np.array([1, 2]), table=np.ones(2))
+
+
+def test_profiler_sees_every_graph_node_with_concrete_tensors():
+    f = tl.function(lambda x: tl.nn.relu(x @ x.T) + 1.0)
+    x = np.random.default_rng(0).standard_normal((3, 2))
+    expected = np.maximum(x @ x.T, 0) + 1.0
+    with tl.profile() as prof:
+        out = f(x)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    graph = f.get_graph(x).optimize()
+    assert [e.op_type for e in prof.events] == [n.type for n in graph.nodes]
+    assert {e.mode for e in prof.events} == {"graph"}
+    assert prof.events[1].input_shapes == ((3, 2), (2, 3))
+
+
+def test_numerics_checks_name_the_node_and_where_it_was_traced():
+    f = tl.function(lambda x: tl.log(x) * 2.0)
+    f(np.ones(2))
+    with tl.debugging.enable_check_numerics(), np.errstate(invalid="ignore"):
+        with pytest.raises(tl.debugging.NumericsError, match="Log produced") as info:
+            f(np.array([1.0, -1.0]))
+    assert "while running node Log" in "\n".join(info.value.__notes__)
+
+
+def test_a_kernel_error_at_run_time_names_the_node_and_its_trace_site():
+    f = tl.function(lambda x, i: tl.take(x, i) * 2.0)
+    assert f(np.arange(3.0), np.array([2])).numpy().tolist() == [4.0]
+    with pytest.raises(IndexError, match="index 5 is out of bounds") as info:
+        f(np.arange(3.0), np.array([5]))
+    note = "\n".join(info.value.__notes__)
+    assert "while running node GatherV2(%0: float64[3], %1: int64[1]) of graph '<lambda>'" in note
+    assert "test_graph_executor.py" in note
+
+
+def test_a_graph_called_inside_another_trace_is_inlined():
+    graph = tl.function(lambda x: tl.exp(x) + 1.0).get_graph(tl.TensorSpec((2,), "float64"))
+    h = tl.function(lambda x: graph(x) * 2.0)
+    x = np.array([0.0, 1.0])
+    np.testing.assert_allclose(h(x).numpy(), (np.exp(x) + 1.0) * 2.0)
+    assert [n.type for n in h.get_graph(x).nodes] == ["Exp", "Add", "Mul"]
