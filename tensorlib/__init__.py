@@ -32,3 +32,4 @@ from .profiler import profile
 __version__ = "0.1.0"
 from . import graph
 from .graph.tracing import function
+from . import testing

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.graph import CONSTANT_BYTES, RetracingWarning, no_retrace
+from tensorlib.graph import CONSTANT_BYTES, RetracingWarning
+from tensorlib.testing import no_retrace
 
 
 def _counting(fn):
