@@ -1,14 +1,14 @@
 """The executor: an optimized Graph compiled to one generated Python function.
 
-Compilation binds every node's kernel once and writes straight-line code:
-one line per node, in topological order, with ``del`` right after each
-value's last use (the memory plan: an intermediate lives exactly as long as
-something still needs it).  The first run checks every kernel's result type
-and dtype and records the few that need fixing; later runs use code that
-fixes only those.  Profilers (``dispatch.observers``) get a per-node
-interpreter instead, and a graph called under a recording GradientTape (or
-inside another trace) is replayed op by op through ``dispatch.apply``, so
-tapes see every op.
+Every node's kernel is looked up once.  The first run interprets the plan
+node by node and records which kernel results need a type or dtype fix; the
+second compiles the plan into straight-line code: one line per node, in
+topological order, with ``del`` right after each value's last use (the
+memory plan: an intermediate lives exactly as long as something still needs
+it), fixing only the results that need it.  Profilers
+(``dispatch.observers``) get the interpreter, which reports every node; a
+graph called under a recording GradientTape (or inside another trace) is
+replayed op by op through ``dispatch.apply``, so tapes see every op.
 
 >>> import tensorlib as tl
 >>> f = tl.function(lambda x: tl.exp(x) * 2.0)
@@ -47,7 +47,12 @@ class _Step:
 
 
 class Executable:
-    """A compiled graph: ``run(feeds, targets)`` over raw backend arrays."""
+    """A graph ready to run: ``run(feeds, targets)`` over raw backend arrays.
+
+    The first run interprets the plan node by node and records which kernel
+    results need a type or dtype fix; the second compiles the plan into
+    straight-line Python (see :attr:`source`) that every later run calls.
+    """
 
     def __init__(self, graph: Graph):
         from .tracing import ASSIGN
@@ -65,14 +70,13 @@ class Executable:
                 self.assigned.append(capture_index[node.inputs[0]._id])
                 self.steps.append(_Step(node, None, [t._id for t in node.inputs], [], False))
                 continue
-            specs = node.op.infer(*node.inputs, **node.attrs)
-            kernel = node.op.kernels.get(node.inputs[0].backend.name if node.inputs else graph.backend.name) \
-                or node.op.resolve_kernel(node.inputs[0].backend if node.inputs else graph.backend)
-            self.steps.append(_Step(node, kernel, [t._id for t in node.inputs], [o._id for o in node.outputs],
-                                    isinstance(specs, tuple)))
+            backend = node.inputs[0].backend if node.inputs else graph.backend
+            kernel = node.op.kernels.get(backend.name) or node.op.resolve_kernel(backend)
+            multi = isinstance(node.op.infer(*node.inputs, **node.attrs), tuple)
+            self.steps.append(_Step(node, kernel, [t._id for t in node.inputs], [o._id for o in node.outputs], multi))
         self._plan_frees()
-        self.fixups = None            # step indices whose results need a type/dtype fix (known after a run)
-        self.source, self._fn, self._lines = self._generate(check=True)
+        self.fixups = None            # steps whose results need a type/dtype fix (known after the first run)
+        self._fn = self._source = self._lines = None
 
     def _plan_frees(self):
         """Free each value right after its last use: graph outputs and constants are never freed."""
@@ -91,41 +95,46 @@ class Executable:
         for k, step in enumerate(self.steps):
             step.frees = by_step.get(k, [])
 
-    def _generate(self, check: bool):
-        """Python source for the plan, compiled; ``check`` verifies every result (first run)."""
+    @property
+    def source(self) -> str:
+        """The generated Python function (compiled on first use)."""
+        if self._fn is None:
+            self._compile()
+        return self._source
+
+    def _compile(self):
+        """Straight-line Python for the plan: one line per node, ``del`` after each value's last use."""
         graph, local = self.graph, self.local
-        ns = {"np": np, "check": self._check, "fix": _fix, "assign": _assign}
+        ns = {"fix": _fix, "assign": _assign}
+
+        def name(v):
+            return local[v].replace("v", "c", 1) if v in graph.constants else local[v]
+
         for t, raw in graph.constants.values():
-            ns[local[t._id].replace("v", "c", 1)] = raw
+            ns[name(t._id)] = raw
         lines = ["def run(feeds, targets):"]
         if self.params:
             lines.append(f"    {', '.join(local[v] for v in self.params)}, = feeds")
         if self.initial_frees:
             lines.append(f"    del {', '.join(local[v] for v in self.initial_frees)}")
         line_steps = {}
-
-        def name(v):
-            return local[v].replace("v", "c", 1) if v in graph.constants else local[v]
-
-        assign_index = 0
+        assigns = 0
         for k, step in enumerate(self.steps):
             line_steps[len(lines) + 1] = k
-            args = ", ".join(name(v) for v in step.inputs)
             if step.kernel is None:
-                lines.append(f"    assign(targets[{assign_index}], {name(step.inputs[1])})")
-                assign_index += 1
+                lines.append(f"    assign(targets[{assigns}], {name(step.inputs[1])})")
+                assigns += 1
             else:
                 ns[f"k{k}"] = step.kernel
+                args = [name(v) for v in step.inputs]
                 if step.node.attrs:
                     ns[f"a{k}"] = step.node.attrs
-                    args += (", " if args else "") + f"**a{k}"
+                    args.append(f"**a{k}")
                 outs = ", ".join(local[v] for v in step.outputs) + ("," if step.multi else "")
-                lines.append(f"    {outs} = k{k}({args})")
-                for i, (v, o) in enumerate(zip(step.outputs, step.node.outputs)):
-                    ns[f"d{k}_{i}"], ns[f"b{k}_{i}"] = o.dtype, o.backend
-                    if check:
-                        lines.append(f"    {local[v]} = check({k}, {local[v]}, d{k}_{i}, b{k}_{i})")
-                    elif k in self.fixups:
+                lines.append(f"    {outs} = k{k}({', '.join(args)})")
+                if self.fixups is None or k in self.fixups:
+                    for i, (v, o) in enumerate(zip(step.outputs, step.node.outputs)):
+                        ns[f"d{k}_{i}"], ns[f"b{k}_{i}"] = o.dtype, o.backend
                         lines.append(f"    {local[v]} = fix({local[v]}, d{k}_{i}, b{k}_{i})")
             if step.frees:
                 lines.append(f"    del {', '.join(local[v] for v in step.frees)}")
@@ -135,30 +144,64 @@ class Executable:
         filename = f"<tl.graph {graph.name} #{next(_compiled_names)}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), ns)
-        return source, ns["run"], (filename, line_steps)
-
-    def _check(self, k, value, dtype, backend):
-        fixed = _fix(value, dtype, backend)
-        if fixed is not value:
-            self._seen_fixups.add(k)
-        return fixed
+        self._source, self._fn, self._lines = source, ns["run"], (filename, line_steps)
 
     def run(self, feeds, targets):
         """Raw outputs for raw ``feeds`` (inputs, then the used captures) and assignment ``targets``."""
-        if dispatch.observers:
-            return self._run_observed(feeds, targets)
-        first = self.fixups is None
-        if first:
-            self._seen_fixups = set()
+        if dispatch.observers or self.fixups is None:
+            return self._interpret(feeds, targets, list(dispatch.observers))
+        if self._fn is None:
+            self._compile()
         try:
-            outs = self._fn(feeds, targets)
+            return self._fn(feeds, targets)
         except Exception as e:
             self._annotate(e)
             raise
-        if first:
-            self.fixups = self._seen_fixups
-            self.source, self._fn, self._lines = self._generate(check=False)
-        return outs
+
+    def _interpret(self, feeds, targets, observers):
+        """One node at a time: records the fixes kernels need, times and reports nodes to ``observers``."""
+        graph = self.graph
+        env = dict(zip(self.params, feeds))
+        env.update({k: raw for k, (t, raw) in graph.constants.items()})
+        targets = iter(targets)
+        fixups = set()
+        for k, step in enumerate(self.steps):
+            try:
+                self._interpret_step(k, step, env, targets, observers, fixups)
+            except Exception as e:
+                self._note(e, step.node)
+                raise
+            for v in step.frees:
+                env.pop(v, None)
+        if self.fixups is None:
+            self.fixups = fixups
+        return tuple(env[t._id] for t in graph.outputs)
+
+    def _interpret_step(self, k, step, env, targets, observers, fixups):
+        node = step.node
+        args = [env[v] for v in step.inputs]
+        if step.kernel is None:
+            _assign(next(targets), args[1])
+            return
+        backend = node.outputs[0].backend if node.outputs else self.graph.backend
+        start = time.perf_counter()
+        raw = step.kernel(*args, **node.attrs)
+        if observers:
+            backend.synchronize()
+        seconds = time.perf_counter() - start
+        raws = []
+        for r, o in zip(raw if step.multi else (raw,), node.outputs):
+            fixed = _fix(r, o.dtype, o.backend)
+            if fixed is not r:
+                fixups.add(k)
+            raws.append(fixed)
+        env.update(zip(step.outputs, raws))
+        if observers:
+            inputs = tuple(make(a, t.backend, a.shape, t.dtype) for a, t in zip(args, node.inputs))
+            outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
+            for obs in observers:
+                obs.on_op(node.op, inputs, outputs if step.multi else outputs[0], node.attrs, seconds, step.kernel,
+                          backend, mode="graph")
 
     def _annotate(self, error):
         filename, line_steps = self._lines
@@ -177,41 +220,6 @@ class Executable:
             ins = ", ".join(f"{names[t._id]}: {t.dtype}{list(t.shape)}" for t in node.inputs)
             error.add_note(f"while running node {node.type}({ins}) of graph {self.graph.name!r}, "
                            f"traced at {node.site or '<unknown>'}")
-
-    def _run_observed(self, feeds, targets):
-        """One node at a time, timing each kernel and reporting it to the observers with concrete tensors."""
-        graph = self.graph
-        env = dict(zip(self.params, feeds))
-        env.update({k: raw for k, (t, raw) in graph.constants.items()})
-        targets = iter(targets)
-        for step in self.steps:
-            try:
-                self._observe_step(step, env, targets)
-            except Exception as e:
-                self._note(e, step.node)
-                raise
-            for v in step.frees:
-                env.pop(v, None)
-        return tuple(env[t._id] for t in graph.outputs)
-
-    def _observe_step(self, step, env, targets):
-        node = step.node
-        args = [env[v] for v in step.inputs]
-        if step.kernel is None:
-            _assign(next(targets), args[1])
-            return
-        backend = node.outputs[0].backend if node.outputs else self.graph.backend
-        start = time.perf_counter()
-        raw = step.kernel(*args, **node.attrs)
-        backend.synchronize()
-        seconds = time.perf_counter() - start
-        raws = [_fix(r, o.dtype, o.backend) for r, o in zip(raw if step.multi else (raw,), node.outputs)]
-        env.update(zip(step.outputs, raws))
-        inputs = tuple(make(a, t.backend, a.shape, t.dtype) for a, t in zip(args, node.inputs))
-        outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
-        for obs in list(dispatch.observers):
-            obs.on_op(node.op, inputs, outputs if step.multi else outputs[0], node.attrs, seconds, step.kernel,
-                      backend, mode="graph")
 
 
 def _fix(value, dtype, backend):

@@ -27,8 +27,9 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
     """All passes in order.  ``keep_gradients`` keeps the ops that only matter to gradients
     (StopGradient, CustomGradient), for a graph that will be replayed under a tape."""
     g = simplify(graph, keep_gradients)
-    g = fuse_conv_avgpool(g)
-    g = simplify(g, keep_gradients)
+    fused = fuse_conv_avgpool(g)
+    if fused is not g:
+        g = simplify(fused, keep_gradients)
     return eliminate_dead_nodes(g)
 
 
@@ -116,7 +117,9 @@ def _fold(new: Graph, node, ins, constants):
 
 def _all_equal(new: Graph, t, number) -> bool:
     raw = new.constant_value(t)
-    return raw is not None and bool(np.all(np.asarray(t.backend.to_numpy(raw)) == number))
+    if raw is None or raw.size > 64:
+        return False
+    return bool(np.all(np.asarray(t.backend.to_numpy(raw)) == number))
 
 
 def _no_op(new: Graph, node, ins, keep_gradients):
