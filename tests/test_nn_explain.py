@@ -91,3 +91,17 @@ def test_explain_leaves_tapes_alone(capsys):
         tl.ops.explain(tl.nn.relu, (2,))
         y = x * 2.0
     assert float(tape.gradient(y, x)) == 2.0
+
+
+def test_tensor_parameters_are_told_apart_from_shape_arguments(capsys):
+    text = tl.ops.explain(tl.nn.conv2d_transpose, (8, 16, 16, 3), (3, 3, 6, 3), (8, 32, 32, 6), 2, "SAME")
+    assert "Conv2DBackpropInput(filters: (3, 3, 6, 3) float32, out_backprop: (8, 16, 16, 3) float32) -> " \
+           "(8, 32, 32, 6) float32" in text
+    assert "input_shape=(8, 32, 32, 6)" in text
+    text = tl.ops.explain(tl.nn.moments, (8, 3), [0])
+    assert "Sum(x: (8, 3) float32) -> (1, 3) float32" in text
+
+
+def test_a_gradient_that_dispatches_nothing_says_so(capsys):
+    text = tl.ops.explain(tl.add, (2,), (2,))
+    assert "(dispatches no op: the incoming gradient passes through)" in text

@@ -136,7 +136,8 @@ def _example_call(opdef, fn, args, kwargs):
     except TypeError as e:
         raise TypeError(f"explain: the example arguments do not fit {fn.__name__}{inspect.signature(fn)}: {e}") \
             from None
-    tensor_params = set(opdef.input_names) if opdef is not None else set(bound.arguments)
+    tensor_params = getattr(fn, "tensor_params", None) or (opdef.input_names if opdef is not None else
+                                                           tuple(bound.arguments))
     for name, value in bound.arguments.items():
         if name in tensor_params:
             bound.arguments[name] = _symbolic(value, backend)
@@ -191,7 +192,7 @@ def _kernel_lines(opdef) -> list:
 
 def _strategy_line(node) -> str | None:
     strategy = getattr(node.op, "strategy", None)
-    if strategy is None or any(None in t.shape for t in node.inputs):
+    if strategy is None or any(None in t.shape[1:] for t in node.inputs):  # the batch size may be unknown
         return None
     return strategy(*node.inputs, **node.attrs)
 
@@ -237,6 +238,8 @@ def _gradient_lines(node, dry: _DryRun, indent: str) -> list:
         except Exception as e:  # a rule that needs values cannot be dry-run; say so, keep explaining
             lines.append(f"{indent}{_INDENT * 2}(could not be traced without values: {type(e).__name__}: {e})")
             continue
+        if not calls:
+            lines.append(f"{indent}{_INDENT * 2}(dispatches no op: the incoming gradient passes through)")
         for call in calls:
             lines.extend(_describe_node(call, indent + _INDENT * 2))
     return lines

@@ -770,11 +770,18 @@ register_gradient("FusedBatchNormGradV3", _bn_grad_grad_y_backprop, _bn_grad_gra
 
 
 # ------------------------------------------------------------------ public functions
-def _op_type(name):
+def _op_type(name, tensors=None):
+    """Name the op type a public function dispatches (for ``tl.ops.explain``) and its tensor parameters."""
     def mark(fn):
         fn.op_type = name
+        fn.tensor_params = tensors if tensors is not None else _ops_input_names(name)
         return fn
     return mark
+
+
+def _ops_input_names(name):
+    from .registry import get
+    return get(name).input_names
 
 
 @_op_type("Conv2D")
@@ -841,7 +848,7 @@ def conv2d_backprop_filter(input, filter_shape, out_backprop, strides, padding, 
         "dilations": _window_pair(dilations, "dilations", name)})
 
 
-@_op_type("Conv2DBackpropInput")
+@_op_type("Conv2DBackpropInput", tensors=("input", "filters"))
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", dilations=1) -> Tensor:
     """Transposed ("de-") convolution: the gradient of a conv2d that maps ``output_shape`` to ``input``'s shape.
 
@@ -1027,6 +1034,7 @@ def dropout(x, rate: float, seed: int | None = None, noise_shape=None) -> Tensor
                                   "noise_shape": noise_shape})[0]
 
 
+@_op_type(None, tensors=("x",))
 def moments(x, axes, keepdims: bool = False) -> tuple:
     """Mean and (biased) variance of ``x`` over ``axes``; float16 is computed in float32.
 
@@ -1039,13 +1047,16 @@ def moments(x, axes, keepdims: bool = False) -> tuple:
     x = x if isinstance(x, Tensor) else tensor(x)
     axes = (int(axes),) if isinstance(axes, (int, np.integer)) else tuple(int(a) for a in axes)
     wide = m.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
-    mean = r.mean(wide, axes, keepdims=keepdims)
-    variance = r.var(wide, axes, keepdims=keepdims)
+    mean = r.mean(wide, axes, keepdims=True)
+    variance = r.mean(m.square(wide - mean), axes, keepdims=keepdims)
+    if not keepdims:
+        mean = s.squeeze(mean, axes)
     if wide is not x:
         mean, variance = m.cast(mean, x.dtype), m.cast(variance, x.dtype)
     return mean, variance
 
 
+@_op_type(None, tensors=("x", "mean", "variance", "offset", "scale"))
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon: float) -> Tensor:
     """``(x - mean) / sqrt(variance + variance_epsilon) * scale + offset`` for any rank (broadcasting).
 
