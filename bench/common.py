@@ -155,8 +155,12 @@ def import_jax(x64: bool = True):
 def env_header() -> str:
     """A few lines describing the machine and the library versions."""
     load = ""
+    busy = None
     try:
-        load = ", load average %.2f %.2f %.2f" % os.getloadavg()
+        la = os.getloadavg()
+        load = ", load average %.2f %.2f %.2f" % la
+        if la[0] > 1.0:
+            busy = la[0]
     except OSError:
         pass
     lines = [
@@ -190,6 +194,11 @@ def env_header() -> str:
             lines.append("numpy BLAS: " + "; ".join(info))
     except Exception:
         pass
+    if busy is not None:
+        lines.append(
+            f"WARNING: the machine is not idle (1-min load {busy:.2f} before starting); "
+            "other processes compete for the cores and the numbers will be noisy."
+        )
     core = os.environ.get("OPENBLAS_CORETYPE")
     if core:
         lines.append(

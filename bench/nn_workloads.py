@@ -473,8 +473,18 @@ def numpy_reference(key: str, d: dict | None = None) -> dict | None:
     return None
 
 
-def tolerance(key: str) -> float:
-    return 1e-9 if dtype_of(key) == np.float64 else 2e-4
+def tolerance(key: str, name: str) -> float:
+    """Allowed max |got - ref| / max |ref| for one output array.
+
+    float32 gradients get 1e-2: a float32 conv output that lands within
+    rounding of a relu / max-pool tie can route one gradient term differently
+    from PyTorch's. In cnn-train-step this moves g_w1 by about 3e-3
+    (JAX f32 shows the same vs a float64 reference, while tensorlib f64
+    matches PyTorch f64 to 1e-14). Real bugs give errors of order 1.
+    """
+    if dtype_of(key) == np.float64:
+        return 1e-9
+    return 1e-2 if name.startswith("g_") else 2e-4
 
 
 # ------------------------------------------------------------------ timing
@@ -545,20 +555,21 @@ def verify(outdir: str, keys: list[str]) -> list[str]:
             if ref is None:
                 lines.append(f"verify {key} [{label}]: not verified (no PyTorch reference)")
                 continue
-            worst, bad, missing = 0.0, [], []
+            worst, worst_name, bad, missing = 0.0, "", [], []
             for name, r in ref.items():
                 if name not in got:
                     missing.append(name)
                     continue
-                ok, err = common.compare_arrays(got[name], r, tolerance(key))
-                worst = max(worst, err)
+                ok, err = common.compare_arrays(got[name], r, tolerance(key, name))
+                if err >= worst:
+                    worst, worst_name = err, name
                 if not ok:
-                    bad.append(f"{name} (rel err {err:.2e})")
+                    bad.append(f"{name} (rel err {err:.2e} > {tolerance(key, name):.0e})")
             if bad or missing:
                 what = ", ".join(bad + [f"{m} missing" for m in missing])
                 lines.append(f"WARNING: {key} [{label}] does not match {src}: {what}")
             else:
-                lines.append(f"verify {key} [{label}] vs {src}: OK (max rel err {worst:.1e})")
+                lines.append(f"verify {key} [{label}] vs {src}: OK (max rel err {worst:.1e} in {worst_name})")
     if not lines:
         lines.append("verify: skipped (tensorlib produced no outputs)")
     return lines

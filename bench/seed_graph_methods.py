@@ -190,13 +190,14 @@ def w_jax(rep, args) -> None:
     # Method 1 for JAX: lax.conv on NumPy inputs, op by op.
     sync = lambda y: y.block_until_ready()  # noqa: E731
     skip = None
-    if _n(args) > 6000 and not args.jax_captured:
+    if not args.jax_captured:
         # jax.jit treats closed-over arrays as compile-time constants and XLA
-        # constant-folds the whole pipeline: ~25-40 s per method at N=6000,
-        # growing with N (the steady state then just returns the folded result).
+        # constant-folds the whole pipeline: 25-75 s per method already at
+        # N=6000 on 2 cores, growing with N (and the steady state then only
+        # returns the folded result). Opt in with --jax-captured.
         skip = (
-            "methods 4-5 skipped at this N (XLA constant-folds captured arrays; "
-            "about 30 s each at N=6000, growing with N); --jax-captured runs them"
+            "methods 4-5 skipped (XLA constant-folds captured arrays: 25-75 s each "
+            "already at N=6000); --jax-captured runs them"
         )
     _run_methods(rep, "jax", args, nw.jax_seed_fn(jax), jnp.asarray, jax.jit, sync, skip_captured=skip)
     _small_ops(rep, "jax", args, jnp.sin, jnp.exp, jnp.asarray, jax.jit, sync)
@@ -208,7 +209,7 @@ WORKERS = {"tensorlib": w_tensorlib, "tensorflow": w_tensorflow, "jax": w_jax}
 def main(argv=None, header: bool = True) -> int:
     parser = common.base_arg_parser(__doc__.splitlines()[0])
     parser.add_argument(
-        "--jax-captured", action="store_true", help="run JAX methods 4-5 even at N=60000 (slow)"
+        "--jax-captured", action="store_true", help="also run JAX methods 4-5 (closures; minutes of XLA constant folding)"
     )
     args = parser.parse_args(argv)
     if args.worker:
