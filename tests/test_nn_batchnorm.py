@@ -172,3 +172,19 @@ def test_fused_and_composite_agree(data):
     mean, variance = tl.nn.moments(x, [0, 1, 2])
     composite = tl.nn.batch_normalization(x, mean, variance, offset, scale, 1e-3)
     np.testing.assert_allclose(fused.numpy(), composite.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_traced_second_order_with_unknown_batch(data):
+    x, scale, offset, _, _ = data
+
+    def squared_gradient_norm(x):
+        dx = tl.grad(lambda x: tl.sum(tl.nn.fused_batch_norm(x, scale, offset)[0] ** 3))(x)
+        return tl.sum(dx * dx)
+
+    traced = tl.function(tl.grad(squared_gradient_norm))
+    graph = traced.get_graph(tl.TensorSpec((None, 4, 5, 2), "float64"))
+    assert "FusedBatchNormGradV3" in {n.type for n in graph.nodes}
+    for batch in (2, 3):
+        xb = x[:batch]
+        np.testing.assert_allclose(traced(xb).numpy(), tl.grad(squared_gradient_norm)(xb).numpy(), rtol=1e-9,
+                                   atol=1e-9)

@@ -186,3 +186,14 @@ def test_against_tensorflow():
             np.testing.assert_allclose(y.numpy(), y_tf.numpy(), rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(t.gradient(loss, xs).numpy(), tape.gradient(loss_tf, xt).numpy(),
                                        rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("pool", [tl.nn.avg_pool, tl.nn.max_pool])
+def test_traced_gradient_with_unknown_batch(pool):
+    grad = tl.function(tl.grad(lambda x: tl.sum(pool(x, 3, 2, "SAME") ** 2)))
+    graph = grad.get_graph(tl.TensorSpec((None, 7, 6, 2), "float64"))
+    assert {"AvgPoolGrad", "MaxPoolGrad"} & {n.type for n in graph.nodes}
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).standard_normal((batch, 7, 6, 2))
+        eager = tl.grad(lambda x: tl.sum(pool(x, 3, 2, "SAME") ** 2))(x)
+        np.testing.assert_allclose(grad(x).numpy(), eager.numpy(), rtol=1e-12)
