@@ -1,4 +1,6 @@
 """fused_batch_norm (one op forward, one op backward), batch_normalization and moments."""
+import weakref
+
 import numpy as np
 import pytest
 
@@ -188,3 +190,18 @@ def test_traced_second_order_with_unknown_batch(data):
         xb = x[:batch]
         np.testing.assert_allclose(traced(xb).numpy(), tl.grad(squared_gradient_norm)(xb).numpy(), rtol=1e-9,
                                    atol=1e-9)
+
+
+def test_the_backward_op_runs_once_and_is_not_kept(data):
+    x, scale, offset, _, _ = data
+    xs, ss, os_ = tl.tensor(x), tl.tensor(scale), tl.tensor(offset)
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch([xs, ss, os_])
+        y = tl.nn.fused_batch_norm(xs, ss, os_)[0]
+    for _ in range(2):  # a persistent tape: each pass computes its own backward, once for the three inputs
+        with tl.profile() as prof:
+            dx, dscale, doffset = tape.gradient(y, [xs, ss, os_])
+        assert [e.op_type for e in prof.events].count("FusedBatchNormGradV3") == 1
+    freed = weakref.ref(dx)
+    del dx, dscale, doffset
+    assert freed() is None, "the shared backward result outlived the backward pass"

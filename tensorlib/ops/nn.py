@@ -610,18 +610,25 @@ register_gradient("Dropout", lambda op, g_y, g_mask: g_y * op.outputs[1])
 
 
 # ------------------------------------------------------------------ FusedBatchNormV3 and its gradient op
-def _per_node_cache(compute):
-    """Run ``compute(op, *grads)`` once per recorded node and gradients: it serves several inputs' rules."""
+def _shared_by_inputs(compute, consumers):
+    """``compute(op, *grads)`` run once for the gradient rules of several inputs of one node.
+
+    Each rule passes its input's name; the result is dropped as soon as every
+    input in ``consumers`` took it (or with the node), so it lives no longer
+    than the backward pass that needs it.
+    """
     cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
-    def cached(op, *grads):
-        key = tuple(id(g) for g in grads)
-        hit = cache.get(op)
-        if hit is None or hit[0] != key:
-            hit = (key, compute(op, *grads), grads)  # holding grads keeps their ids unique
-            cache[op] = hit
-        return hit[1]
-    return cached
+    def shared(op, consumer, *grads):
+        entry = cache.get(op)
+        if entry is None or any(a is not b for a, b in zip(entry["grads"], grads)):
+            entry = {"grads": grads, "result": compute(op, *grads), "waiting": set(consumers)}
+            cache[op] = entry
+        entry["waiting"].discard(consumer)
+        if not entry["waiting"]:
+            del cache[op]
+        return entry["result"]
+    return shared
 
 
 def _check_channel_vector(what, t, channels):
@@ -665,7 +672,7 @@ def _fused_batch_norm_backward(op, g_y, *ignored_stat_grads):
     return _fused_batch_norm_grad(g_y, x, scale, op.outputs[1], op.outputs[3], epsilon=op.attrs["epsilon"])
 
 
-_training_grads = _per_node_cache(_fused_batch_norm_backward)
+_training_grads = _shared_by_inputs(_fused_batch_norm_backward, ("x", "scale", "offset"))
 
 
 def _inference_inv_std(op):
@@ -674,18 +681,18 @@ def _inference_inv_std(op):
 
 def _bn_grad_x(op, g, *_):
     if op.attrs["is_training"]:
-        return _training_grads(op, g, *_)[0]
+        return _training_grads(op, "x", g, *_)[0]
     return g * (op.inputs[1] * _inference_inv_std(op))
 
 
 def _bn_grad_scale(op, g, *_):
     if op.attrs["is_training"]:
-        return _training_grads(op, g, *_)[1]
+        return _training_grads(op, "scale", g, *_)[1]
     return r.sum(g * (op.inputs[0] - op.inputs[3]), _NHW) * _inference_inv_std(op)
 
 
 def _bn_grad_offset(op, g, *_):
-    return _training_grads(op, g, *_)[2] if op.attrs["is_training"] else r.sum(g, _NHW)
+    return _training_grads(op, "offset", g, *_)[2] if op.attrs["is_training"] else r.sum(g, _NHW)
 
 
 def _bn_grad_mean(op, g, *_):  # inference only: training ignores the mean and variance inputs
@@ -741,17 +748,17 @@ def _bn_second_order_terms(op, g_dx, g_dscale, g_doffset):
                 g_dscale=g_dscale, g_doffset=g_doffset)
 
 
-_second_order_terms = _per_node_cache(_bn_second_order_terms)
+_second_order_terms = _shared_by_inputs(_bn_second_order_terms, ("y_backprop", "x", "scale"))
 
 
 def _bn_grad_grad_y_backprop(op, *grads):
-    t = _second_order_terms(op, *grads)
+    t = _second_order_terms(op, "y_backprop", *grads)
     projected = t["g_centered"] - t["x_hat"] * t["mean_g_xhat"]
     return t["scale"] * t["inv_std"] * projected + t["x_hat"] * t["g_dscale"] + t["g_doffset"]
 
 
 def _bn_grad_grad_x(op, *grads):
-    t = _second_order_terms(op, *grads)
+    t = _second_order_terms(op, "x", *grads)
     a, b = t["mean_g_xhat"], t["mean_dy_xhat"]
     from_dx = t["x_hat"] * (3.0 * a * b - t["mean_g_dy"]) - b * t["g_centered"] - a * t["dy_centered"]
     from_dscale = t["dy_centered"] - t["x_hat"] * b
@@ -759,7 +766,7 @@ def _bn_grad_grad_x(op, *grads):
 
 
 def _bn_grad_grad_scale(op, *grads):
-    t = _second_order_terms(op, *grads)
+    t = _second_order_terms(op, "scale", *grads)
     g_dx = grads[0]
     return r.sum(g_dx * (t["dy_centered"] - t["x_hat"] * t["mean_dy_xhat"]), _NHW) * t["inv_std"]
 
