@@ -314,7 +314,8 @@ def _promote(op, args):
 # ---------------------------------------------------------------- variables
 
 def assign_variable(var: Variable, value, how: str) -> Variable:
-    if not isinstance(value, Tensor):
+    from_caller = not isinstance(value, Tensor)
+    if from_caller:
         value = to_tensor(value, var.backend, var.dtype, None)
     if tuple(value.shape) != tuple(var.shape) or value.dtype != var.dtype:
         if value.dtype != var.dtype and value.dtype.kind == var.dtype.kind or (
@@ -334,6 +335,7 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
     if value.backend is not var.backend:
         raise ValueError(f"Variable.{how}: value is on backend {value.backend.name}, "
                          f"variable {var.name!r} on {var.backend.name}")
-    var._value = value._value
+    # A value converted from the caller's array may alias it: keep a copy, as Variable() does.
+    var._value = value._value.copy() if from_caller else value._value
     var._version += 1
     return var

@@ -131,11 +131,23 @@ class GradientTape:
                     raise ValueError(f"GradientTape.gradient: output_gradients shape {w.shape} does not "
                                      f"match target shape {t.shape}")
         with self.stop_recording():
-            grads = backprop(nodes, targets, weights, flat_sources, unconnected_gradients)
+            grads = self._watched_only(flat_sources, unconnected_gradients,
+                                       lambda watched: backprop(nodes, targets, weights, watched,
+                                                                unconnected_gradients))
         if not self._persistent:
             self._nodes = None
             self._watched = set()
         return rebuild(grads)
+
+    def _watched_only(self, sources, unconnected, run):
+        """``run`` on the watched sources only; an unwatched source gets None (or zeros), as in TensorFlow."""
+        watched = [s for s in sources if s._id in self._watched]
+        found = dict(zip((s._id for s in watched), run(watched))) if watched else {}
+        if len(found) == len(sources):
+            return [found[s._id] for s in sources]
+        from ..ops.math import zeros_like
+        return [found[s._id] if s._id in found else zeros_like(s) if unconnected == "zero" else None
+                for s in sources]
 
     def jacobian(self, target, sources, unconnected_gradients: str = "none"):
         """d target / d source, of shape ``target.shape + source.shape``, for each source."""
@@ -154,13 +166,15 @@ class GradientTape:
             eye = creation.eye(size, dtype=target.dtype, backend=target.backend)
             for i in range(size):
                 weight = s.reshape(eye[i], target.shape)
-                grads = backprop(nodes, [target], [weight], flat_sources, "zero")
+                grads = self._watched_only(flat_sources, "zero",
+                                           lambda watched: backprop(nodes, [target], [weight], watched, "zero"))
                 for k, g in enumerate(grads):
                     rows[k].append(g)
         result = []
         for src, r in zip(flat_sources, rows):
             jac = s.reshape(s.stack(r), tuple(target.shape) + tuple(src.shape)) if r else None
-            if unconnected_gradients == "none" and jac is not None and not _connected(nodes, target, src):
+            if unconnected_gradients == "none" and jac is not None and (
+                    src._id not in self._watched or not _connected(nodes, target, src)):
                 jac = None
             result.append(jac)
         if not self._persistent:

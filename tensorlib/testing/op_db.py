@@ -174,6 +174,13 @@ def _math_opinfos():
                differentiable=False),
         OpInfo("custom_gradient", _custom_square, np.square, _unary(), op_types=("CustomGradient",),
                dtypes=FLOATS),
+        OpInfo("check_numerics", tl.debugging.check_numerics, lambda x, message: x.copy(),
+               lambda dtype: _unary()(dtype).map(lambda s: SampleInput(s.args + ("checked",))),
+               op_types=("CheckNumerics",), dtypes=ELEMENTWISE,
+               error_inputs=(ErrorInput((np.array([1.0, np.nan]), "loss"), exc=tl.debugging.NumericsError,
+                                        match=r"CheckNumerics: loss: tensor had NaN values \(shape \(2,\), float64\)"),
+                             ErrorInput((np.array([np.inf]), "logits"), exc=tl.debugging.NumericsError,
+                                        match=r"CheckNumerics: logits: tensor had Inf values"))),
     ]
     return infos
 
