@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import dispatch
 from ..tensor import Tensor, Variable, make
-from .ir import Graph
+from .ir import Graph, unpack
 
 _compiled_names = itertools.count()
 
@@ -246,21 +246,24 @@ def _assign(var, raw):
 # ---------------------------------------------------------------- calling a graph
 def run(graph: Graph, leaves, sources=None):
     """Run ``graph`` on its tensor arguments ``leaves`` (Tensors or arrays, in ``graph.inputs`` order)."""
-    from .tracing import unpack
     if sources is None:
         sources = [c.source for c in graph.captures]
     if dispatch.modes or (dispatch.tapes and _recorded(graph, leaves, sources)):
         flat = replay(graph.optimize(keep_gradients=True), leaves, sources)
     else:
-        exe = graph.optimize().executable()
-        feeds = [_raw(x, t) for x, t in zip(leaves, graph.inputs)]
+        exe = graph._runner
+        if exe is None:
+            exe = graph._runner = graph.optimize().executable()
+        feeds = [x._value if x.__class__ is Tensor and x.backend is t.backend else _raw(x, t)
+                 for x, t in zip(leaves, graph.inputs)]
         feeds += [_raw(sources[i], graph.captures[i].tensor) for i in exe.capture_slots]
         raws = exe.run(feeds, [sources[i] for i in exe.assigned])
-        flat = [make(_fix(r, t.dtype, t.backend), t.backend, None, t.dtype) for r, t in zip(raws, graph.outputs)]
+        flat = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(raws, graph.outputs)]
     return unpack(graph.structure, flat)
 
 
 def _raw(value, placeholder):
+    """The raw array to feed for ``placeholder``: a Tensor's value, or an array converted to its dtype."""
     if isinstance(value, Tensor):
         if value.backend is not placeholder.backend:
             raise ValueError(f"graph input is on backend {value.backend.name}, the graph expects "

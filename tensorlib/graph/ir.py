@@ -21,6 +21,8 @@ import linecache
 
 import numpy as np
 
+from ..tensor import Tensor, make_symbolic
+
 # A constant larger than this is captured by reference instead (DESIGN §2, the seeds' 10 s first call).
 CONSTANT_BYTES = 1024
 
@@ -110,25 +112,23 @@ class Graph:
         self.outputs: list = []
         self.structure = None            # how outputs nest (see tensorlib.graph.tracing.pack)
         self._optimized = {}             # keep_gradients flag -> optimized Graph
-        self._executable = None
+        self._executable = None          # this graph compiled
+        self._runner = None              # the optimized graph compiled: what graph(...) runs
 
     # ------------------------------------------------------------ building
     def add_input(self, shape, dtype, name: str):
-        from ..tensor import make_symbolic
         t = make_symbolic(shape, dtype, self.backend, None, 0)
         self.inputs.append(t)
         self.input_names.append(name)
         return t
 
     def add_capture(self, name, shape, dtype, source, kind, site):
-        from ..tensor import make_symbolic
         t = make_symbolic(shape, dtype, self.backend, None, 0)
         self.captures.append(Capture(name, t, source, kind, site))
         return t
 
     def add_constant(self, raw, cls=None):
         """A symbolic tensor standing for the small array ``raw`` (on this graph's backend)."""
-        from ..tensor import make_symbolic
         t = make_symbolic(raw.shape, raw.dtype, self.backend, None, 0)
         if cls is not None:
             t.__class__ = cls
@@ -137,12 +137,12 @@ class Graph:
 
     def add_node(self, op, inputs, attrs, specs=None, site=None) -> tuple:
         """Append ``op(*inputs, **attrs)``; returns its outputs as a tuple (the shape rule runs if no specs)."""
-        from ..tensor import make_symbolic
         if specs is None:
             specs = op.infer(*inputs, **attrs)
         node = Node(op, tuple(inputs), (), attrs, site)
         many = specs if isinstance(specs, tuple) else (specs,)
-        node.outputs = tuple(make_symbolic(s.shape, s.dtype, self.backend, node, i) for i, s in enumerate(many))
+        backend = inputs[0].backend if inputs else self.backend
+        node.outputs = tuple(make_symbolic(s.shape, s.dtype, backend, node, i) for i, s in enumerate(many))
         self.nodes.append(node)
         return node.outputs
 
@@ -310,3 +310,35 @@ def _attr_text(v) -> str:
     if callable(v):
         return f"<{getattr(v, '__qualname__', type(v).__name__)}>"
     return repr(v)
+
+
+# ---------------------------------------------------------------- output nesting
+def pack(value, leaves: list):
+    """The nesting of a function's result, with tensors replaced by their index in ``leaves``."""
+    if isinstance(value, Tensor):
+        leaves.append(value)
+        return ("tensor", len(leaves) - 1)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return ("namedtuple", tuple(pack(v, leaves) for v in value), type(value))
+    if value.__class__ in (tuple, list):
+        return (value.__class__.__name__, tuple(pack(v, leaves) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, pack(v, leaves)) for k, v in value.items()))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ("const", value)
+    raise TypeError(f"tl.function: the function returned a {type(value).__name__} ({value!r:.60}); "
+                    "return tensors, Python numbers, strings, None, or tuples/lists/dicts of them")
+
+
+def unpack(structure, values):
+    kind = structure[0]
+    if kind == "tensor":
+        return values[structure[1]]
+    if kind == "const":
+        return structure[1]
+    if kind == "dict":
+        return {k: unpack(s, values) for k, s in structure[1]}
+    items = [unpack(s, values) for s in structure[1]]
+    if kind == "namedtuple":
+        return structure[2](*items)
+    return list(items) if kind == "list" else tuple(items)

@@ -21,7 +21,8 @@ from .. import dtypes as _dtypes
 from ..backends import base as _backends
 from ..ops.registry import OpDef
 from ..tensor import Tensor, TensorSpec, Variable, _ids
-from .ir import CONSTANT_BYTES, Graph, _nbytes
+from . import executor
+from .ir import CONSTANT_BYTES, Graph, _nbytes, pack
 
 # Assignments to Variables are graph nodes of this op type; it is no registered op (no kernel, no gradient).
 ASSIGN = OpDef("AssignVariable", ("resource", "value"), {}, lambda resource, value: (), differentiable=False,
@@ -275,37 +276,6 @@ def _show(desc) -> str:
     return desc[1]
 
 
-def pack(value, leaves: list):
-    """The nesting of a function's result, with tensors replaced by their index in ``leaves``."""
-    if isinstance(value, Tensor):
-        leaves.append(value)
-        return ("tensor", len(leaves) - 1)
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return ("namedtuple", tuple(pack(v, leaves) for v in value), type(value))
-    if value.__class__ in (tuple, list):
-        return (value.__class__.__name__, tuple(pack(v, leaves) for v in value))
-    if isinstance(value, dict):
-        return ("dict", tuple((k, pack(v, leaves)) for k, v in value.items()))
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return ("const", value)
-    raise TypeError(f"tl.function: the function returned a {type(value).__name__} ({value!r:.60}); "
-                    "return tensors, Python numbers, strings, None, or tuples/lists/dicts of them")
-
-
-def unpack(structure, values):
-    kind = structure[0]
-    if kind == "tensor":
-        return values[structure[1]]
-    if kind == "const":
-        return structure[1]
-    if kind == "dict":
-        return {k: unpack(s, values) for k, s in structure[1]}
-    items = [unpack(s, values) for s in structure[1]]
-    if kind == "namedtuple":
-        return structure[2](*items)
-    return list(items) if kind == "list" else tuple(items)
-
-
 # ---------------------------------------------------------------- the traced function
 class _Concrete:
     """One traced signature: its graph and the guards that keep closed-over names pointing at the captures."""
@@ -379,8 +349,7 @@ class Function:
         if len(feeds) != len(concrete.graph.inputs):
             raise TypeError(f"tl.function {self.__name__}: TensorSpec arguments are for get_graph() and save(); "
                             "call the function with tensors or arrays")
-        from .executor import run
-        return run(concrete.graph, feeds)
+        return executor.run(concrete.graph, feeds)
 
     def _concrete_for(self, args, kwargs):
         feeds, keep = [], []
