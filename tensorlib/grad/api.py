@@ -103,9 +103,11 @@ def jvp(f, primals, tangents):
     from ..ops import reduce as r
 
     xs = [_as_tensor(p) for p in primals]
-    ts = [_as_tensor(t) for t in tangents]
-    if len(xs) != len(ts):
-        raise ValueError(f"tl.jvp: {len(xs)} primals but {len(ts)} tangents")
+    tangents = tuple(tangents)
+    if len(xs) != len(tangents):
+        raise ValueError(f"tl.jvp: {len(xs)} primals but {len(tangents)} tangents")
+    # Tangents given as arrays or numbers go to their primal's backend.
+    ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, tangents)]
     for x, t in zip(xs, ts):
         if tuple(x.shape) != tuple(t.shape):
             raise ValueError(f"tl.jvp: tangent shape {t.shape} does not match primal shape {x.shape}")

@@ -210,7 +210,7 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
         if grads is not None:
             _compare_vjp(grads[slot], i, v, us, numeric, context)
         if "fwd" in modes:
-            _, tangent_out = jvp(f_of(i), (inputs[i],), (v.astype(point[i].dtype),))
+            _, tangent_out = jvp(f_of(i), (inputs[i],), (_tensor(v.astype(point[i].dtype), backends[i]),))
             tangents = _leaves(tangent_out, f"the jvp of {label}")
             _compare_jvp([tangents[k] for k in float_pos], i, numeric, context)
 
