@@ -1,6 +1,8 @@
 """Shape helpers shared by shape rules (pure functions on tuples; ``None`` = unknown size)."""
 from __future__ import annotations
 
+import operator
+
 
 def broadcast_shapes(*shapes) -> tuple:
     """NumPy broadcasting of shapes that may hold ``None``; ValueError quotes them all."""
@@ -26,8 +28,9 @@ def broadcast_shapes(*shapes) -> tuple:
 
 
 def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
-    if not isinstance(axis, (int,)) or isinstance(axis, bool):
+    if isinstance(axis, bool) or not hasattr(axis, "__index__"):
         raise TypeError(f"{what} must be an int, got {axis!r}")
+    axis = operator.index(axis)  # NumPy integers are axes too
     if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
         raise ValueError(f"{what} {axis} is out of range for a tensor of rank {ndim}")
     return axis % ndim if ndim else 0
@@ -37,7 +40,7 @@ def normalize_axes(axis, ndim: int) -> tuple:
     """``None`` -> all axes; an int or sequence -> sorted tuple of non-negative axes, checked."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = tuple(sorted(normalize_axis(a, ndim) for a in axes))
     if len(set(out)) != len(out):
         raise ValueError(f"duplicate axis in {axis!r}")

@@ -52,6 +52,11 @@ def matmul(x, y) -> Tensor:
     y = y if isinstance(y, Tensor) else tensor(y)
     if x.ndim == 0 or y.ndim == 0:
         raise ValueError(f"BatchMatMulV2: matmul of a scalar (shapes {x.shape} and {y.shape}); use *")
+    inner_x, inner_y = x.shape[-1], y.shape[0 if y.ndim == 1 else -2]
+    if (x.ndim == 1 or y.ndim == 1) and None not in (inner_x, inner_y) and inner_x != inner_y:
+        # Quote the caller's shapes, not the matrices the vectors become below.
+        raise ValueError(f"BatchMatMulV2: inner dimensions do not match: {x.shape} @ {y.shape} "
+                         f"({inner_x} != {inner_y}) (inputs x: shape {x.shape} {x.dtype}, y: shape {y.shape} {y.dtype})")
     squeeze_axes = []
     if x.ndim == 1:
         x = expand_dims(x, 0)
@@ -95,6 +100,10 @@ def _parse_einsum(subscripts: str, shapes) -> tuple:
         out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
     else:
         out = out.replace("...", ell)
+        unknown = [c for c in out if c not in "".join(expanded)]
+        if unknown or len(set(out)) != len(out):
+            raise ValueError(f"output subscript {out!r} " + (f"names {unknown[0]!r}, which no operand has"
+                                                             if unknown else "repeats an index"))
     return tuple(expanded), out
 
 

@@ -98,9 +98,12 @@ _argmin.generic(lambda xp, x, *, axis: xp.argmin(x, axis=axis).astype(xp.int64))
 
 
 def _axis_attr(axis):
-    if axis is None or isinstance(axis, int):
-        return axis
-    return tuple(int(a) for a in axis)
+    """A hashable axis attribute; NumPy integers become ints, anything invalid is left to the shape rule."""
+    if isinstance(axis, (tuple, list)):
+        return tuple(int(a) if hasattr(a, "__index__") and not isinstance(a, bool) else a for a in axis)
+    if hasattr(axis, "__index__") and not isinstance(axis, bool):
+        return int(axis)
+    return axis
 
 
 def _check_axis(x, axis, name):
