@@ -381,9 +381,9 @@ register_gradient("MaxPoolGradGrad", None, None,
 
 
 # ------------------------------------------------------------------ Relu and ReluGrad
-def _float_unary(x, **attrs):
-    _check_float("features", x)
-    return x
+def _float_features(features, **attrs):
+    _check_float("features", features)
+    return features
 
 
 _relu = defop("Relu", inputs=("features",), infer=lambda features: features, doc="max(features, 0).")
@@ -414,16 +414,16 @@ register_gradient("ReluGrad", lambda op, g: _relu_grad(g, op.inputs[1]), None)
 
 
 # ------------------------------------------------------------------ LeakyRelu, Elu, Softplus
-_leaky_relu = defop("LeakyRelu", inputs=("features",), attrs={"alpha": 0.2}, infer=_float_unary,
+_leaky_relu = defop("LeakyRelu", inputs=("features",), attrs={"alpha": 0.2}, infer=_float_features,
                     doc="x where x > 0, else alpha * x.")
 _leaky_relu.generic(lambda xp, x, *, alpha: xp.where(x > 0, x, x * alpha))
 register_gradient("LeakyRelu", lambda op, g: m.where(op.inputs[0] > 0, g, g * op.attrs["alpha"]))
 
-_elu = defop("Elu", inputs=("features",), infer=_float_unary, doc="x where x > 0, else exp(x) - 1.")
+_elu = defop("Elu", inputs=("features",), infer=_float_features, doc="x where x > 0, else exp(x) - 1.")
 _elu.generic(lambda xp, x: xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0))))
 register_gradient("Elu", lambda op, g: m.where(op.inputs[0] > 0, g, g * (op.outputs[0] + 1.0)))
 
-_softplus = defop("Softplus", inputs=("features",), infer=_float_unary,
+_softplus = defop("Softplus", inputs=("features",), infer=_float_features,
                   doc="log(1 + exp(x)), without overflow for large |x|.")
 _softplus.generic(lambda xp, x: xp.logaddexp(x, 0))
 register_gradient("Softplus", lambda op, g: g * m.sigmoid(op.inputs[0]))
@@ -444,7 +444,12 @@ def _erf_by_math(x: np.ndarray) -> np.ndarray:
     return np.frompyfunc(_math.erf, 1, 1)(x).astype(x.dtype)
 
 
-_erf = defop("Erf", inputs=("x",), infer=_float_unary, doc="The error function.")
+def _erf_infer(x):
+    _check_float("x", x)
+    return x
+
+
+_erf = defop("Erf", inputs=("x",), infer=_erf_infer, doc="The error function.")
 
 
 @_erf.kernel("numpy")
@@ -464,7 +469,7 @@ def _gelu_numpy(x, *, approximate):
     return 0.5 * x * (1.0 + _erf_function()(x * (1.0 / _math.sqrt(2.0))))
 
 
-_gelu = defop("Gelu", inputs=("features",), attrs={"approximate": False}, infer=_float_unary,
+_gelu = defop("Gelu", inputs=("features",), attrs={"approximate": False}, infer=_float_features,
               doc="x * Phi(x) with Phi the normal CDF (erf form), or its tanh approximation.")
 _gelu.kernel("numpy")(_gelu_numpy)
 
