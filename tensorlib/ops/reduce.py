@@ -31,16 +31,26 @@ def _restore(op, g):
     return broadcast_like(g, x)
 
 
-def _reduction(name, doc):
-    return defop(name, inputs=("x",), attrs={"axis": None, "keepdims": False}, infer=_reduce_infer, doc=doc)
+def _counting_infer(x, *, axis, keepdims):
+    # Sums and products of bools count, as in NumPy: they give int64.
+    out = _reduce_infer(x, axis=axis, keepdims=keepdims)
+    return spec(out.shape, _dt.int64) if x.dtype == _dt.bool_ else out
 
 
-_sum = _reduction("Sum", "Sum over axes.")
-_sum.generic(lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype))
+def _reduction(name, doc, infer=_reduce_infer):
+    return defop(name, inputs=("x",), attrs={"axis": None, "keepdims": False}, infer=infer, doc=doc)
+
+
+def _accumulator(xp, x):
+    return xp.int64 if x.dtype == _dt.bool_ else x.dtype
+
+
+_sum = _reduction("Sum", "Sum over axes.", _counting_infer)
+_sum.generic(lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims, dtype=_accumulator(xp, x)))
 register_gradient("Sum", _restore)
 
-_prod = _reduction("Prod", "Product over axes.")
-_prod.generic(lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype))
+_prod = _reduction("Prod", "Product over axes.", _counting_infer)
+_prod.generic(lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims, dtype=_accumulator(xp, x)))
 
 
 def _prod_grad(op, g):

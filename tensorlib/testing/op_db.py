@@ -302,17 +302,17 @@ def _axis_error(name):
 
 def _reduce_opinfos():
     return [
-        OpInfo("sum", tl.sum, np.sum, _reduction(), op_types=("Sum",), dtypes=NUMERIC,
+        OpInfo("sum", tl.sum, np.sum, _reduction(), op_types=("Sum",), dtypes=NUMERIC + (_dt.bool_,),
                error_inputs=(_axis_error("Sum"),)),
         # Tiny nonzero factors make the second derivative (P / x_j differentiated) cancel catastrophically.
         OpInfo("prod", tl.prod, np.prod, _reduction(elements=lambda dtype: _elements(dtype, -2.0, 2.0, 0.25)),
-               op_types=("Prod",), dtypes=NUMERIC),
+               op_types=("Prod",), dtypes=NUMERIC + (_dt.bool_,)),
         OpInfo("prod_with_zeros", tl.prod, np.prod, _reduction(elements=_with_zeros),
                op_types=("Prod",), dtypes=FLOATS),
-        OpInfo("max", tl.max, np.max, _reduction(), op_types=("Max",), dtypes=NUMERIC, kinks=True,
+        OpInfo("max", tl.max, np.max, _reduction(), op_types=("Max",), dtypes=NUMERIC + (_dt.bool_,), kinks=True,
                error_inputs=(_axis_error("Max"),)),
         OpInfo("min", tl.min, np.min, _reduction(), op_types=("Min",), dtypes=NUMERIC, kinks=True),
-        OpInfo("mean", tl.mean, _mean_ref, _reduction(), op_types=("Sum", "Div"), dtypes=NUMERIC,
+        OpInfo("mean", tl.mean, _mean_ref, _reduction(), op_types=("Sum", "Div"), dtypes=NUMERIC + (_dt.bool_,),
                error_inputs=(_axis_error("Mean"),)),
         OpInfo("var", tl.var, _var_ref, _reduction(ddof=True), op_types=("Sum", "Sub", "Mul", "Div"),
                dtypes=FLOATS, error_inputs=(_axis_error("Var"),)),
