@@ -146,6 +146,8 @@ def _make_node(op, inputs, outputs, attrs):
 
 def _snapshot(var):
     """A Variable's value at read time, with the Variable's identity (for gradient keys)."""
+    if modes:
+        return modes[-1].snapshot(var)
     if var._value is None:
         return var
     t = make(var._value, var.backend, var.shape, var.dtype)
