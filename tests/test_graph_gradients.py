@@ -125,3 +125,15 @@ def test_value_and_grad_vjp_and_jvp_inside_a_trace():
 def test_ops_declared_not_differentiable_pass_no_gradient_under_tracing():
     f = tl.function(lambda x: tl.grad(lambda y: tl.sum(tl.floor(y) * y))(x))
     np.testing.assert_allclose(f(tl.tensor(X)).numpy(), np.floor(X))
+
+
+def test_a_tape_keeps_the_value_a_variable_had_when_it_was_read():
+    def step(v):
+        with tl.GradientTape() as tape:
+            y = tl.sum(v * v * v)
+        v.assign([5.0])                       # allowed: the tape has stopped recording
+        return tape.gradient(y, v)
+    eager, traced = tl.Variable([2.0]), tl.Variable([2.0])
+    assert step(eager).numpy().tolist() == [12.0]                       # 3 * 2 ** 2, not 3 * 5 ** 2
+    assert tl.function(lambda: step(traced))().numpy().tolist() == [12.0]
+    assert traced.numpy().tolist() == [5.0]

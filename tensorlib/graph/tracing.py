@@ -20,7 +20,7 @@ from .. import dispatch
 from .. import dtypes as _dtypes
 from ..backends import base as _backends
 from ..ops.registry import OpDef
-from ..tensor import Tensor, TensorSpec, Variable, _ids
+from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
 from . import executor
 from .ir import CONSTANT_BYTES, Graph, _nbytes, pack
 
@@ -43,6 +43,7 @@ class _Trace:
         self.known: set = set()          # _ids of this graph's symbolic tensors
         self.lifted: dict = {}           # _id of a concrete Tensor/Variable -> its symbolic value now
         self.variable_refs: dict = {}    # Variable _id -> its capture placeholder (the assign target)
+        self.reads: dict = {}            # id(snapshot) -> (snapshot, the Variable's value when a tape read it)
         self.arrays: dict = {}           # id(array) -> placeholder of a captured array
         self.constants: dict = {}        # value key -> constant (one per distinct literal)
         self.sources: list = []          # closed-over objects, for the retrace guards
@@ -99,6 +100,9 @@ class _Trace:
         captured (the same object gives the same placeholder), tensors made while tracing may be constants."""
         if t._id in self.known:
             return t
+        read = self.reads.get(id(t))
+        if read is not None and read[0] is t:
+            return read[1]
         value = self.lifted.get(t._id)
         if value is not None:
             return value
@@ -116,6 +120,14 @@ class _Trace:
             value = self._capture(t, t.shape, t.dtype, "tensor", t.backend)
         self.lifted[t._id] = value
         return value
+
+    def snapshot(self, var):
+        """What a tape records for a read of ``var``: its value now, keyed like the Variable (so gradients
+        reach it), and still this value if the Variable is assigned before the gradient is taken."""
+        alias = make_symbolic(var.shape, var.dtype, var.backend, None, 0)
+        alias._id = var._id
+        self.reads[id(alias)] = (alias, self.lift(var))
+        return alias
 
     def assign(self, var, value):
         """``var.assign(value)`` inside the trace: an AssignVariable node; later reads see ``value``."""
