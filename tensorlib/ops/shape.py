@@ -314,7 +314,7 @@ def _take_grad_kernel(xp, dy, indices, like, *, axis):
     size = like.shape[axis]
     flat = (indices.reshape(-1) % size) if size else indices.reshape(-1)
     src = xp.moveaxis(dy, tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
-    xp.add.at(moved, flat, src.reshape((-1,) + moved.shape[1:]))
+    xp.add.at(moved, flat, src.reshape((flat.size,) + moved.shape[1:]))  # not -1: empty arrays
     return out
 
 
@@ -471,7 +471,16 @@ def getitem(x, index) -> Tensor:
             n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
             axis += x.ndim - n_real
         base = getitem(x, index[:k] + (slice(None),) + index[k + 1:])
-        return take(base, indices, axis=axis)
+        out = take(base, indices, axis=axis)
+        # NumPy: when a slice, None or Ellipsis separates the array from an integer index (both are
+        # "advanced"), the gathered dimensions go first.
+        ints = [j for j, i in enumerate(index) if isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+                or isinstance(i, Tensor) and i.ndim == 0]
+        positions = sorted(ints + [k])
+        if axis and positions[-1] - positions[0] + 1 != len(positions):
+            n = np.ndim(indices)
+            out = transpose(out, tuple(range(axis, axis + n)) + tuple(range(axis)) + tuple(range(axis + n, out.ndim)))
+        return out
     clean = []
     for i in index:
         if isinstance(i, (bool, np.bool_)):

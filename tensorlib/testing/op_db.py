@@ -502,19 +502,26 @@ def _getitem_ref(x, index):
 
 @st.composite
 def _getitem_array_draw(draw, dtype):
+    """One integer array among ints, slices, None and Ellipsis: NumPy's placement rules for the gathered axes."""
     x = draw(tensors(dtype, shapes(1, 3)))
-    lead = draw(st.integers(0, x.ndim - 1))
-    size = x.shape[lead]
-    indices = draw(tensors(_dt.int64, shapes(0, 2), st.integers(-size, size - 1)))
-    return SampleInput((x, indices), {"lead": lead, "ellipsis": draw(st.booleans()) and lead == x.ndim - 1})
+    k = draw(st.integers(0, x.ndim - 1))
+    indices = draw(tensors(_dt.int64, shapes(0, 2), st.integers(-x.shape[k], x.shape[k] - 1)))
+    index = []
+    for axis, size in enumerate(x.shape):
+        if axis == k:
+            index.append(indices)
+        else:
+            index.append(draw(st.sampled_from([slice(None), 0, slice(1, None), slice(None, None, -1), size - 1])))
+    if draw(st.booleans()):
+        index.insert(draw(st.integers(0, len(index))), None)
+    if draw(st.booleans()) and isinstance(index[-1], slice) and index[-1] == slice(None):
+        index[-1] = Ellipsis
+    position = next(j for j, i in enumerate(index) if isinstance(i, np.ndarray))
+    return SampleInput((x, indices), {"before": tuple(index[:position]), "after": tuple(index[position + 1:])})
 
 
-def _getitem_array(x, indices, *, lead, ellipsis):
-    return x[(Ellipsis, indices) if ellipsis else (slice(None),) * lead + (indices,)]
-
-
-def _getitem_array_ref(x, indices, *, lead, ellipsis):
-    return x[(Ellipsis, indices) if ellipsis else (slice(None),) * lead + (indices,)]
+def _getitem_array(x, indices, *, before, after):
+    return x[before + (indices,) + after]
 
 
 @st.composite
@@ -598,7 +605,7 @@ def _shape_opinfos():
                                         match=r"StridedSlice: too many indices \(3\) for a tensor of shape \(2, 3\)"),
                              ErrorInput((np.ones((2, 3)), (5,)), exc=IndexError,
                                         match=r"StridedSlice: index 5 is out of bounds for axis 0 with size 2"))),
-        OpInfo("getitem_int_array", _getitem_array, _getitem_array_ref, _getitem_array_draw,
+        OpInfo("getitem_int_array", _getitem_array, _getitem_array, _getitem_array_draw,
                op_types=("StridedSlice", "GatherV2", "GatherV2Grad"), dtypes=NUMERIC),
         OpInfo("take", tl.take, np.take, _take_draw, op_types=("GatherV2", "GatherV2Grad"), dtypes=NUMERIC,
                error_inputs=(ErrorInput((np.ones(3), np.array([0, 5])), exc=IndexError,
