@@ -6,7 +6,7 @@ executor, and its gradients are traced too (``tl.function(tl.grad(...))``).
 """
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensorlib as tl
@@ -48,8 +48,7 @@ def _assert_same(eager, traced, what, atol, rtol):
 
 
 @pytest.mark.parametrize("info", INFOS, ids=lambda info: info.name)
-@settings(max_examples=2, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@settings(max_examples=2)      # the rest from the hypothesis profile (tests/conftest.py); each example traces twice
 @given(data=st.data())
 def test_traced_matches_eager(info, data):
     for dtype in _dtypes(info):

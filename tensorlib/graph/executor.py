@@ -303,7 +303,8 @@ def replay(graph: Graph, leaves, sources):
         args = tuple(env[t._id] for t in node.inputs)
         if node.op is ASSIGN:
             if not isinstance(args[0], Variable):
-                raise TypeError(f"the graph assigns to a capture; pass a tl.Variable, got {type(args[0]).__name__}")
+                raise TypeError(f"the graph assigns to its capture; pass a tl.Variable for it, got "
+                                f"{type(args[0]).__name__}")
             dispatch.assign_variable(args[0], args[1], "assign")
             continue
         outs = dispatch.apply(node.op, args, node.attrs)
