@@ -132,6 +132,9 @@ def check_grads(f, args, order: int = 1, modes=("rev", "fwd"), atol=None, rtol=N
     for attempt in range(max_resamples + 1):
         point, backends = zip(*[_host(a) for a in args]) if args else ((), ())
         nums = _argnums(point, argnums)
+        if not nums:
+            raise ValueError(f"check_grads: {label} has no floating-point array argument to differentiate "
+                             f"(arguments: {', '.join(type(p).__name__ for p in point) or 'none'})")
         try:
             _check(f, list(point), list(backends), nums, order, tuple(modes), atol, rtol, eps, rng, label,
                    [f"argument {i}" for i in range(len(point))])
@@ -196,7 +199,7 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
     atol_, rtol_ = (default_atol if atol is None else atol), (default_rtol if rtol is None else rtol)
     eps_ = _EPS[numeric_dtype] if eps is None else eps
     context = dict(f=f, point=point, backends=backends, label=label, names=names, atol=atol_, rtol=rtol_, eps=eps_,
-                   numeric_dtype=numeric_dtype, order_checked=depth)
+                   numeric_dtype=numeric_dtype, depth=depth)
 
     us = [np.asarray(rng.standard_normal(leaves[k].shape)).astype(leaves[k].dtype) for k in float_pos]
     cotangents = []
@@ -308,7 +311,7 @@ def _failure(kind, ctx, i, detail) -> AssertionError:
     arg = ctx["point"][i]
     if not uses:
         grad_of = ""
-    elif ctx["order_checked"] == 1:
+    elif ctx["depth"] == 1:
         grad_of = f" (the gradient of {', '.join(uses)})"
     else:
         grad_of = f" (it enters as {', '.join(uses)} of the gradient function)"

@@ -632,7 +632,8 @@ def _matmul_draw(draw, dtype):
 
 
 EINSUM_EQUATIONS = ("ij,jk->ik", "bij,bjk->bik", "i,i->", "ij->ji", "ij->", "ij", "ij,jk", "ij,k->ijk",
-                    "ijk,ik->j", "ij,jk->i", "...ij,...jk->...ik", "...i,...i->...", "i...->...")
+                    "ijk,ik->j", "ij,jk->i", "...ij,...jk->...ik", "...i,...i->...", "i...->...", "ij,ij->ij",
+                    "ij,ij->", "i,j->ij", "ij,jk,kb->ib", "bij,jk->bik", "ij,kj->ki")
 
 
 @st.composite

@@ -55,9 +55,12 @@ def tensors(dtype=np.float64, shape=None, elements=None, *, min_value=-3.0, max_
     Values are finite and lie in ``[min_value, max_value]`` unless an ``elements`` strategy says otherwise.
 
     >>> import numpy as np
+    >>> from hypothesis import given
     >>> from tensorlib.testing.strategies import tensors
-    >>> tensors(np.float32, (2, 3), min_value=0.5).example().dtype
-    dtype('float32')
+    >>> @given(tensors(np.float32, (2, 3), min_value=0.5))
+    ... def check(x):
+    ...     assert x.dtype == np.float32 and x.shape == (2, 3) and x.min() >= 0.5
+    >>> check()
     """
     dtype = np.dtype(dtype)
     if shape is None:
@@ -127,10 +130,12 @@ def op_inputs(op, dtype=np.float64) -> st.SearchStrategy:
     an :class:`~tensorlib.ops.OpDef` or the public function itself.
 
     >>> import numpy as np, tensorlib as tl
+    >>> from hypothesis import given
     >>> from tensorlib.testing.strategies import op_inputs
-    >>> sample = op_inputs("BatchMatMulV2").example()
-    >>> tl.matmul(*sample.args).dtype
-    dtype('float64')
+    >>> @given(op_inputs("BatchMatMulV2"))
+    ... def check(sample):
+    ...     np.testing.assert_allclose(tl.matmul(*sample.args).numpy(), np.matmul(*sample.args))
+    >>> check()
     """
     info = _find_opinfo(op)
     dtype = np.dtype(dtype)
