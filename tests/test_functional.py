@@ -149,3 +149,15 @@ def test_grad_of_grad_composes():
 def test_check_grads_on_a_composite_function_to_second_order():
     tl.testing.check_grads(lambda x, w: tl.sum(tl.tanh(tl.matmul(x, w)) ** 2),
                            [RNG.standard_normal((2, 3)), RNG.standard_normal((3, 2))], order=2)
+
+
+def test_jacobian_and_hessian_of_structured_outputs_and_several_arguments():
+    x, y = tl.tensor(np.array([1.0, 2.0])), tl.tensor(np.array([3.0, 4.0]))
+    (hxx, hxy), (hyx, hyy) = tl.hessian(lambda x, y: tl.sum(x * x * y), argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(hxx.numpy(), np.diag([6.0, 8.0]))
+    np.testing.assert_allclose(hxy.numpy(), np.diag([2.0, 4.0]))
+    np.testing.assert_allclose(hyx.numpy(), hxy.numpy())
+    assert not hyy.numpy().any()
+    doubled, parts = tl.jacobian(lambda x: (x * 2.0, {"cube": x ** 3}))(x)
+    np.testing.assert_allclose(doubled.numpy(), 2 * np.eye(2))
+    np.testing.assert_allclose(parts["cube"].numpy(), np.diag([3.0, 12.0]))

@@ -129,7 +129,11 @@ def jvp(f, primals, tangents):
 
 
 def jacobian(f, argnums=0):
-    """Reverse-mode Jacobian: ``out.shape + arg.shape`` for each differentiated argument."""
+    """Reverse-mode Jacobian: ``out.shape + arg.shape`` for each differentiated argument.
+
+    Outputs may be a tuple, list or dict of tensors (each gets its Jacobians); with a tuple
+    ``argnums`` each output gets a tuple, one Jacobian per argument, as in JAX.
+    """
     def jac_f(*args):
         nums = _argnums_tuple(argnums, len(args), "tl.jacobian")
         args = list(args)
@@ -139,8 +143,12 @@ def jacobian(f, argnums=0):
             for n in nums:
                 tape.watch(args[n])
             out = f(*args)
-        jacs = tape.jacobian(out, [args[n] for n in nums], unconnected_gradients="zero")
-        return jacs[0] if isinstance(argnums, int) else tuple(jacs)
+        leaves, rebuild = flatten(out)
+        per_output = []
+        for leaf in leaves:
+            jacs = tape.jacobian(leaf, [args[n] for n in nums], unconnected_gradients="zero")
+            per_output.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
+        return rebuild(per_output)
     return jac_f
 
 
