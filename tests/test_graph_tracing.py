@@ -274,3 +274,13 @@ def test_an_op_error_while_tracing_names_the_op_and_shapes():
     f = tl.function(lambda x, y: x @ y)
     with pytest.raises(ValueError, match=r"BatchMatMulV2: inner dimensions do not match"):
         f(np.ones((2, 3)), np.ones((4, 2)))
+
+
+def test_assigning_an_argument_copies_it_as_eager_assign_does():
+    v = tl.Variable(np.zeros(3))
+    f = tl.function(lambda x: v.assign(x))
+    for _ in range(2):                                 # interpreted, then compiled
+        x = np.array([1.0, 2.0, 3.0])
+        f(x)
+        x[:] = -1.0
+        assert v.numpy().tolist() == [1.0, 2.0, 3.0]

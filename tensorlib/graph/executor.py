@@ -74,6 +74,10 @@ class Executable:
             kernel = node.op.kernels.get(backend.name) or node.op.resolve_kernel(backend)
             multi = isinstance(node.op.infer(*node.inputs, **node.attrs), tuple)
             self.steps.append(_Step(node, kernel, [t._id for t in node.inputs], [o._id for o in node.outputs], multi))
+        # Assigning a fed or constant array as it is would let the Variable alias the caller's memory.
+        produced = {o._id for n in graph.nodes for o in n.outputs}
+        self.copied_assigns = {k for k, step in enumerate(self.steps)
+                               if step.kernel is None and step.inputs[1] not in produced}
         self._plan_frees()
         self.fixups = None            # steps whose results need a type/dtype fix (known after the first run)
         self._fn = self._source = self._lines = None
@@ -122,7 +126,8 @@ class Executable:
         for k, step in enumerate(self.steps):
             line_steps[len(lines) + 1] = k
             if step.kernel is None:
-                lines.append(f"    assign(targets[{assigns}], {name(step.inputs[1])})")
+                copy = ".copy()" if k in self.copied_assigns else ""
+                lines.append(f"    assign(targets[{assigns}], {name(step.inputs[1])}{copy})")
                 assigns += 1
             else:
                 ns[f"k{k}"] = step.kernel
@@ -181,7 +186,7 @@ class Executable:
         node = step.node
         args = [env[v] for v in step.inputs]
         if step.kernel is None:
-            _assign(next(targets), args[1])
+            _assign(next(targets), args[1].copy() if k in self.copied_assigns else args[1])
             return
         backend = node.outputs[0].backend if node.outputs else self.graph.backend
         start = time.perf_counter()
