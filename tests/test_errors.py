@@ -15,7 +15,8 @@ def test_broadcast_mismatch_in_add_names_op_shapes_and_dtypes():
 
 def test_matmul_mismatch_quotes_the_callers_shapes():
     with pytest.raises(ValueError, match=r"^BatchMatMulV2: inner dimensions do not match: \(2, 3\) @ \(4, 5\) "
-                                         r"\(3 != 4\) \(inputs x: shape \(2, 3\) float32, y: shape \(4, 5\) float32\)$"):
+                                         r"\(3 != 4\) \(inputs x: shape \(2, 3\) float32, y: shape \(4, 5\) "
+                                         r"float32\)$"):
         tl.ones((2, 3)) @ tl.ones((4, 5))
     with pytest.raises(ValueError, match=r"^BatchMatMulV2: inner dimensions do not match: \(2, 3\) @ \(4,\) "
                                          r"\(3 != 4\)"):

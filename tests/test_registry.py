@@ -10,7 +10,6 @@ import sys
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import tensorlib as tl
 from tensorlib import dispatch

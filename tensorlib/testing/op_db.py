@@ -316,8 +316,9 @@ def _reduce_opinfos():
                error_inputs=(_axis_error("Mean"),)),
         OpInfo("var", tl.var, _var_ref, _reduction(ddof=True), op_types=("Sum", "Sub", "Mul", "Div"),
                dtypes=FLOATS, error_inputs=(_axis_error("Var"),)),
-        OpInfo("std", tl.std, _std_ref, _reduction(min_dims=1, max_dims=2, min_side=2, min_axes=1, max_side=3, unique=True, ddof=True,
-                                                    elements=_half_steps),
+        # Distinct values at least 0.5 apart on every reduced axis: std stays away from its kink at 0.
+        OpInfo("std", tl.std, _std_ref, _reduction(min_dims=1, max_dims=2, min_side=2, max_side=3, min_axes=1,
+                                                    unique=True, ddof=True, elements=_half_steps),
                op_types=("Sqrt",), dtypes=FLOATS),
         OpInfo("logsumexp", tl.logsumexp, _logsumexp_ref, _reduction(lo=-10.0, hi=10.0),
                op_types=("Max", "StopGradient", "Exp", "Log"), dtypes=FLOATS,
