@@ -291,3 +291,17 @@ def test_strategies_op_inputs_finds_opinfos_by_name_type_and_function():
         op_inputs("NoSuchOp")
     with pytest.raises(ValueError, match=re.escape("einsum is not tested in int64")):
         op_inputs("einsum", np.int64)
+
+
+def test_override_by_input_name_keeps_the_other_inputs_rules():
+    x, y = tl.tensor(np.array([1.0, 2.0])), tl.tensor(np.array([3.0, 4.0]))
+    f = tl.grad(lambda x, y: tl.sum(x * y), argnums=(0, 1))
+    with tl.grad.override({"Mul": {"y": lambda op, g: g * 0.0 + 5.0}}):
+        gx, gy = f(x, y)
+    assert gx.numpy().tolist() == [3.0, 4.0] and gy.numpy().tolist() == [5.0, 5.0]
+    with tl.grad.override({"Mul": {"y": None}}):
+        gx, gy = f(x, y)
+    assert gx.numpy().tolist() == [3.0, 4.0] and gy.numpy().tolist() == [0.0, 0.0]
+    with tl.grad.override({"Mul": (lambda op, g: g * 0.0,)}):             # positional: y gets no rule
+        gx, gy = f(x, y)
+    assert gx.numpy().tolist() == [0.0, 0.0] and gy.numpy().tolist() == [0.0, 0.0]

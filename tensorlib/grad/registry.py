@@ -115,7 +115,8 @@ def override(mapping: dict):
     """Replace gradient functions inside a ``with`` block (eager and traced).
 
     ``mapping`` maps op type names to one function (single-input ops), a tuple
-    of per-input functions, or a dict keyed by input name.
+    of per-input functions, or a dict keyed by input name (inputs it does not
+    name keep their rules; map an input to None to stop its gradient).
 
     >>> import tensorlib as tl
     >>> x = tl.tensor([-1.0, 2.0])
@@ -133,7 +134,13 @@ def override(mapping: dict):
         if callable(value):
             value = (value,)
         if isinstance(value, dict):
-            scope[op_type] = _per_input(op_type, (), value, "override")
+            # Inputs the dict does not name keep the rules in effect (registered, or an outer override).
+            per = _per_input(op_type, (), value, "override")
+            current = _lookup_rules(op_type)
+            op = _opdef(op_type)
+            if current is not None and not op.variadic:
+                per = tuple(fn if name in value else old for fn, old, name in zip(per, current, op.input_names))
+            scope[op_type] = per
         else:
             scope[op_type] = _per_input(op_type, tuple(value), {}, "override")
     _overrides.append(scope)
