@@ -68,9 +68,13 @@ def _binary(x_range=(-3.0, 3.0), y_range=(-3.0, 3.0), y_away_from_zero=None, wea
     @st.composite
     def draw_sample(draw, dtype):
         if weak_scalars and draw(st.integers(0, 3)) == 0:
-            x = draw(tensors(dtype, shapes(), _elements(dtype, *x_range)))
-            y = draw(_python_scalar(dtype, *y_range, away_from_zero=y_away_from_zero))
-            return SampleInput((x, y), grad_argnums=(0,))
+            if draw(st.booleans()):
+                x = draw(tensors(dtype, shapes(), _elements(dtype, *x_range)))
+                y = draw(_python_scalar(dtype, *y_range, away_from_zero=y_away_from_zero))
+                return SampleInput((x, y), grad_argnums=(0,))
+            x = draw(_python_scalar(dtype, *x_range))
+            y = draw(tensors(dtype, shapes(), _elements(dtype, *y_range, away_from_zero=y_away_from_zero)))
+            return SampleInput((x, y), grad_argnums=(1,))
         shape_x, shape_y = draw(mutually_broadcastable_shapes(2))
         x = draw(tensors(dtype, shape_x, _elements(dtype, *x_range)))
         y = draw(tensors(dtype, shape_y, _elements(dtype, *y_range, away_from_zero=y_away_from_zero)))
@@ -191,11 +195,14 @@ def _sigmoid_ref(x):
 
 @st.composite
 def _power_draw(draw, dtype):
-    # Positive bases with any exponent, or any base with a small whole Python exponent.
-    if draw(st.booleans()):
+    # Positive bases with any exponent (weak scalar bases too), or any base with a small whole exponent.
+    kind = draw(st.sampled_from(["arrays", "whole exponent", "scalar base"]))
+    if kind == "arrays":
         return draw(_binary((0.5, 2.5), (-2.0, 2.0), weak_scalars=False)(dtype))
     x = draw(tensors(dtype, shapes(), _elements(dtype)))
-    return SampleInput((x, draw(st.sampled_from([1, 2, 3]))), grad_argnums=(0,))
+    if kind == "whole exponent":
+        return SampleInput((x, draw(st.sampled_from([1, 2, 3]))), grad_argnums=(0,))
+    return SampleInput((draw(st.sampled_from([0.5, 2.0, 3.0])), x), grad_argnums=(1,))
 
 
 def _power_samples(dtype):
