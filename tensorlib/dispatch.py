@@ -36,6 +36,7 @@ def apply(op, args, attrs=_EMPTY):
         if not isinstance(a, Tensor):
             args = convert_inputs(op, args)
             break
+    given = args
     if op.promote is not None and len(args) > 1:
         first = args[0].dtype
         for t in args:
@@ -45,7 +46,7 @@ def apply(op, args, attrs=_EMPTY):
     try:
         specs = op.infer(*args, **attrs)
     except (ValueError, TypeError, IndexError) as e:
-        raise type(e)(f"{op.name}: {e} ({describe_inputs(op, args)})") from None
+        raise type(e)(f"{op.name}: {e} ({describe_inputs(op, given)})") from None
     if modes:
         outputs = modes[-1].bind(op, args, attrs, specs)
     else:
@@ -265,15 +266,15 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         if arr.dtype != dtype:
             arr = arr.astype(dtype)
         return make(arr, backend)
+    name = op.name if op is not None else "tensor"
+    where = f" input {_input_name(op, index)}" if op is not None else ""
     if isinstance(value, (list, tuple)):
         try:
             arr = np.asarray(value)
         except ValueError as e:
-            raise ValueError(f"{op.name if op else 'tensor'}: ragged nested sequence for input "
-                             f"{_input_name(op, index) if op else ''}: {e}") from None
+            raise ValueError(f"{name}:{where or ' data'} is a ragged nested sequence: {e}") from None
         if arr.dtype.kind in "OUSV":
-            raise TypeError(f"{op.name if op else 'tensor'}: input {_input_name(op, index) if op else ''} "
-                            f"is not numeric: {value!r:.60}")
+            raise TypeError(f"{name}:{where or ' data'} is not numeric: {value!r:.60}")
         if arr.dtype.kind == "f":
             arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind == "f"
                              else _dtypes.default_float)
@@ -281,8 +282,6 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
             arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind in "if"
                              else _dtypes.default_int)
         return to_tensor(arr, backend, None, op, index)
-    name = op.name if op is not None else "tensor"
-    where = f" input {_input_name(op, index)}" if op is not None else ""
     raise TypeError(f"{name}:{where} expected a tensor, array or number, got "
                     f"{type(value).__name__} {value!r:.60}")
 
