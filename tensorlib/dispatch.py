@@ -17,7 +17,7 @@ from . import dtypes as _dtypes
 from .backends import base as _backends
 from .grad import registry as _grad_registry
 from .graph.ir import Node
-from .tensor import Tensor, Variable, make
+from .tensor import Tensor, Variable, _ids, make
 
 # Mutated in place, never rebound: the hot path reads them as globals.
 tapes: list = []        # recording GradientTapes, innermost last
@@ -26,12 +26,14 @@ observers: list = []    # profilers and numerics checkers
 _EMPTY: dict = {}
 _scalars: dict = {}      # (type, value, dtype, backend) -> shared constant Tensor
 _cast_op = None          # set by tensorlib.ops.math (Cast) to break the import cycle
+_rules = _grad_registry.rules
+_new = object.__new__
+_next_id = _ids.__next__
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def apply(op, args, attrs=_EMPTY):
     """Run ``op`` on ``args`` with ``attrs``; return a Tensor or a tuple of Tensors."""
-    attrs = op.bind_attrs(attrs) if attrs else op.defaults
     for a in args:
         if not isinstance(a, Tensor):
             args = convert_inputs(op, args)
@@ -43,10 +45,20 @@ def apply(op, args, attrs=_EMPTY):
             if t.dtype is not first:
                 args = _promote(op, args)
                 break
-    try:
-        specs = op.infer(*args, **attrs)
-    except (ValueError, TypeError, IndexError) as e:
-        raise type(e)(f"{op.name}: {e} ({describe_inputs(op, given)})") from None
+    if op.defaults:
+        attrs = op.bind_attrs(attrs) if attrs else op.defaults
+        try:
+            specs = op.infer(*args, **attrs)
+        except (ValueError, TypeError, IndexError) as e:
+            raise type(e)(f"{op.name}: {e} ({describe_inputs(op, given)})") from None
+    else:
+        if attrs:
+            op.bind_attrs(attrs)
+        attrs = _EMPTY
+        try:
+            specs = op.infer(*args)
+        except (ValueError, TypeError, IndexError) as e:
+            raise type(e)(f"{op.name}: {e} ({describe_inputs(op, given)})") from None
     if modes:
         outputs = modes[-1].bind(op, args, attrs, specs)
     else:
@@ -58,7 +70,15 @@ def apply(op, args, attrs=_EMPTY):
             outputs = _run_observed(op, args, attrs, specs, backend)
         else:
             kernel = op.kernels.get(backend.name) or op.resolve_kernel(backend)
-            raw = kernel(*[t._value for t in args], **attrs)
+            n = len(args)
+            if attrs:
+                raw = kernel(*[t._value for t in args], **attrs)
+            elif n == 2:
+                raw = kernel(args[0]._value, args[1]._value)
+            elif n == 1:
+                raw = kernel(args[0]._value)
+            else:
+                raw = kernel(*[t._value for t in args])
             if specs.__class__ is tuple:
                 outputs = _wrap(raw, specs, backend)
             else:
@@ -68,7 +88,14 @@ def apply(op, args, attrs=_EMPTY):
                         else np.asarray(raw)
                 if raw.dtype is not dtype and raw.dtype != dtype:
                     raw = raw.astype(dtype)
-                outputs = make(raw, backend, raw.shape, dtype)
+                outputs = _new(Tensor)
+                outputs._value = raw
+                outputs.shape = raw.shape
+                outputs.dtype = dtype
+                outputs.backend = backend
+                outputs._id = _next_id()
+                outputs._node = None
+                outputs._index = 0
     if tapes and op.differentiable:
         record(op, args, outputs, attrs)
     return outputs
@@ -116,33 +143,31 @@ def record(op, inputs, outputs, attrs):
     for tape in tapes:
         watched = tape._watched
         hit = False
+        has_variable = False
         for t in inputs:
+            if t.__class__ is Variable:
+                has_variable = True
+                if t.trainable and tape._watch_accessed_variables:
+                    tape._watch_variable(t)
             if t._id in watched:
-                hit = True
-            elif t.__class__ is Variable and t.trainable and tape._watch_accessed_variables:
-                tape._watch_variable(t)
                 hit = True
         if not hit:
             continue
         if node is None:
-            node = _make_node(op, inputs, outputs, attrs)
-        for t in inputs:
-            if t.__class__ is Variable:
-                t._readers.add(tape)
-        outs = outputs if isinstance(outputs, tuple) else (outputs,)
-        for o in outs:
+            if has_variable:
+                ins = tuple(_snapshot(t) if t.__class__ is Variable else t for t in inputs)
+            else:
+                ins = inputs
+            outs = outputs if outputs.__class__ is tuple else (outputs,)
+            node = Node(op, ins, outs, attrs, None if op.name in _rules else user_site())
+        if has_variable:
+            for t in inputs:
+                if t.__class__ is Variable:
+                    t._readers.add(tape)
+        for o in node.outputs:
             if o.dtype.kind == "f":
                 watched.add(o._id)
         tape._nodes.append(node)
-
-
-def _make_node(op, inputs, outputs, attrs):
-    ins = tuple(_snapshot(t) if t.__class__ is Variable else t for t in inputs)
-    outs = outputs if isinstance(outputs, tuple) else (outputs,)
-    site = None
-    if op.name not in _grad_registry.rules:
-        site = user_site()
-    return Node(op, ins, outs, attrs, site)
 
 
 def _snapshot(var):

@@ -29,6 +29,7 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
         if t._id in needs:
             _accumulate(grads, t._id, g)
     lookup = registry.lookup
+    rules = None if registry._overrides else registry.rules
     for node in reversed(relevant):
         outs = node.outputs
         if len(outs) == 1:
@@ -42,8 +43,11 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
             if all(g is None for g in out_grads):
                 continue
             out_grads = [m.zeros_like(o) if g is None else g for o, g in zip(outs, out_grads)]
-        per_input = lookup(node)
-        variadic = node.op.variadic
+        op = node.op
+        per_input = rules.get(op.name) if rules is not None else None
+        if per_input is None:
+            per_input = lookup(node)
+        variadic = op.variadic
         for i, t in enumerate(node.inputs):
             if t._id not in needs:
                 continue

@@ -5,6 +5,8 @@ Broadcast gradients are summed back to the input's shape by the engine.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dispatch
 from .. import dtypes as _dt
 from ..dispatch import apply
@@ -136,6 +138,15 @@ _round = _unary("Round", lambda xp, x: xp.round(x), "Round half to even (not dif
 not_differentiable("Round")
 _floor = _unary("Floor", lambda xp, x: xp.floor(x), "Floor (not differentiable).")
 not_differentiable("Floor")
+
+
+# On NumPy the elementwise kernels are the ufuncs themselves: no Python frame between dispatch and C.
+for _op, _ufunc in ((_add, np.add), (_sub, np.subtract), (_mul, np.multiply), (_div, np.true_divide),
+                    (_max, np.maximum), (_min, np.minimum), (_neg, np.negative), (_exp, np.exp),
+                    (_log, np.log), (_sqrt, np.sqrt), (_square, np.square), (_abs, np.absolute),
+                    (_sign, np.sign), (_sin, np.sin), (_cos, np.cos), (_tanh, np.tanh), (_log1p, np.log1p),
+                    (_expm1, np.expm1), (_floor, np.floor)):
+    _op.kernel("numpy")(_ufunc)
 
 
 # ------------------------------------------------------------------ cast, comparisons, where, clip

@@ -85,11 +85,15 @@ class OpDef:
         if fn is None:
             return None
         fn = inspect.unwrap(fn.func if isinstance(fn, functools.partial) else fn)
+        name = f"{getattr(fn, '__module__', None) or type(fn).__module__}.{getattr(fn, '__qualname__', fn.__name__)}"
+        if not inspect.isfunction(fn) and not inspect.ismethod(fn):
+            # A compiled callable such as a NumPy ufunc: the kernel is its C loop.
+            return name, f"compiled ({type(fn).__name__}, no Python source)"
         try:
             where = f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
         except (OSError, TypeError):
             where = "<unknown>"
-        return f"{fn.__module__}.{fn.__qualname__}", where
+        return name, where
 
     def __repr__(self):
         return f"<OpDef {self.name}({', '.join(self.input_names)}) attrs={self.defaults}>"
