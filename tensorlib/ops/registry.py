@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 
 from .. import dispatch
 from ..tensor import TensorSpec
@@ -40,6 +41,7 @@ class OpDef:
         self.kernels: dict = {}
         self.generic_kernel = None
         self.strategy = None
+        self.defined_at = "<unknown>"  # file:line of the defop call
         self.__doc__ = doc
 
     def __call__(self, *inputs, **attrs):
@@ -116,6 +118,8 @@ def defop(name: str, inputs=("x",), attrs=None, infer=None, *, promote=None,
         raise TypeError(f"defop({name!r}): a shape/dtype rule `infer` is required")
     op = OpDef(name, inputs, attrs, infer, promote=promote, differentiable=differentiable,
                variadic=variadic, doc=doc)
+    caller = sys._getframe(1)
+    op.defined_at = f"{caller.f_code.co_filename}:{caller.f_lineno}"
     _ops[name] = op
     if not differentiable:
         from ..grad.registry import not_differentiable
