@@ -15,6 +15,7 @@ import pytest
 from tensorlib.backends import numpy_nn as nn
 
 NO_PADS = ((0, 0), (0, 0))
+STRATEGIES = ("shifted_gemm", "im2col_gemm", "fourier_gemm")
 
 
 # ---------------------------------------------------------------------------
@@ -186,9 +187,10 @@ def conv_case_id(case):
 @pytest.fixture
 def tiny_blocks(monkeypatch):
     """Block budgets so small that every image is split into row bands and
-    every batch into one-image blocks, to exercise the blocking logic."""
-    monkeypatch.setattr(nn, "_PATCH_BLOCK_BYTES", 64)
-    monkeypatch.setattr(nn, "_POOL_BLOCK_BYTES", 64)
+    every batch into one-image blocks (chunks), to exercise the blocking logic."""
+    for budget in ("_PATCH_BLOCK_BYTES", "_POOL_BLOCK_BYTES", "_FOURIER_CHUNK_BYTES",
+                   "_FOURIER_BLOCK_BYTES"):
+        monkeypatch.setattr(nn, budget, 64)
 
 
 def random_conv_inputs(case, seed=0):
@@ -258,9 +260,14 @@ def test_kernel_errors_name_the_kernel_and_shapes():
 
 
 def test_strategy_rule():
+    same_5x5 = ((2, 2), (2, 2))
     assert nn.conv2d_strategy((6000, 32, 32, 1), (3, 3, 1, 6), (1, 1), (1, 1), NO_PADS) == (
         "shifted_gemm")
-    assert nn.conv2d_strategy((8, 14, 14, 32), (5, 5, 32, 64), (1, 1), (1, 1), NO_PADS) == (
+    assert nn.conv2d_strategy((128, 28, 28, 1), (5, 5, 1, 32), (1, 1), (1, 1), same_5x5) == (
+        "shifted_gemm")
+    assert nn.conv2d_strategy((128, 14, 14, 32), (5, 5, 32, 64), (1, 1), (1, 1), same_5x5) == (
+        "fourier_gemm")
+    assert nn.conv2d_strategy((8, 28, 28, 32), (3, 3, 32, 64), (2, 2), (1, 1), NO_PADS) == (
         "im2col_gemm")
 
 
@@ -273,7 +280,7 @@ def test_strategy_rule():
 def test_conv_kernels_match_loop_references(case):
     x, w, dy, strides, dilations, pads = random_conv_inputs(case)
     expected = ref_conv2d(x, w, strides, dilations, pads)
-    for strategy in ("shifted_gemm", "im2col_gemm"):
+    for strategy in STRATEGIES:
         np.testing.assert_allclose(
             nn.conv2d(x, w, strides, dilations, pads, strategy=strategy), expected,
             rtol=1e-10, atol=1e-10, err_msg=f"conv2d {strategy}")
@@ -299,7 +306,7 @@ def test_conv_adjoint_identities(case):
 
 
 @pytest.mark.parametrize("case", CONV_CASES[::4], ids=conv_case_id)
-@pytest.mark.parametrize("strategy", ["shifted_gemm", "im2col_gemm"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
 def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
     x, w, dy, strides, dilations, pads = random_conv_inputs(case, seed=3)
     np.testing.assert_allclose(
@@ -315,7 +322,9 @@ def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
         rtol=1e-10, atol=1e-10)
 
 
-def test_conv_strategies_agree_on_a_batch_of_many_blocks():
+def test_conv_strategies_agree_on_a_batch_of_many_blocks(monkeypatch):
+    monkeypatch.setattr(nn, "_FOURIER_CHUNK_BYTES", 64 << 10)
+    monkeypatch.setattr(nn, "_FOURIER_BLOCK_BYTES", 8 << 10)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((40, 12, 11, 3))
     w = rng.standard_normal((3, 4, 3, 7))
@@ -329,12 +338,13 @@ def test_conv_strategies_agree_on_a_batch_of_many_blocks():
     ]:
         extra = () if kernel is nn.conv2d else (dy,)
         shifted = kernel(first_arg, second_arg, *extra, *args, strategy="shifted_gemm")
-        im2col = kernel(first_arg, second_arg, *extra, *args, strategy="im2col_gemm")
-        np.testing.assert_allclose(shifted, im2col, rtol=1e-12, atol=1e-12)
+        for strategy in ("im2col_gemm", "fourier_gemm"):
+            other = kernel(first_arg, second_arg, *extra, *args, strategy=strategy)
+            np.testing.assert_allclose(other, shifted, rtol=1e-11, atol=1e-11, err_msg=strategy)
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-5), (np.float16, 2e-2)])
-@pytest.mark.parametrize("strategy", ["shifted_gemm", "im2col_gemm"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
 def test_conv_kernels_keep_dtype(dtype, rtol, strategy):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((3, 9, 8, 3)).astype(dtype)
