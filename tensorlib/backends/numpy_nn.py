@@ -204,20 +204,24 @@ def _images_per_block(batch: int, bytes_per_image: int, budget: int) -> int:
 
 
 class _PaddedBlocks:
-    """Blocks of images of ``x``, padded by copying into one reused buffer.
+    """Blocks of images of ``x`` in ``dtype``, padded by copying into one
+    reused buffer.
 
-    The border is filled once; each block overwrites only the interior. With
-    no padding the blocks are plain slices of ``x`` and nothing is copied.
+    The border is filled once; each block overwrites only the interior.
+    Without padding or a cast, the blocks are plain slices of ``x``. A cast
+    is done here, once per block, because NumPy's float16 loops are several
+    times slower than its float32 ones.
     """
 
-    def __init__(self, x: np.ndarray, pads: Pads, images: int, fill: float):
+    def __init__(self, x: np.ndarray, pads: Pads, images: int, fill: float, dtype=None):
         self.x = x
         (self.top, bottom), (self.left, right) = pads
+        dtype = x.dtype if dtype is None else np.dtype(dtype)
         self.buffer = None
-        if any(pads[0]) or any(pads[1]):
+        if any(pads[0]) or any(pads[1]) or dtype != x.dtype:
             _, h, w, c = x.shape
             shape = (images, h + self.top + bottom, w + self.left + right, c)
-            self.buffer = np.full(shape, fill, x.dtype)
+            self.buffer = np.full(shape, fill, dtype)
 
     def load(self, start: int, stop: int) -> np.ndarray:
         if self.buffer is None:
@@ -786,7 +790,7 @@ def conv2d(
     out = np.empty((conv.batch, out_h, out_w, conv.out_channels), dtype)
     w_matrix = plan.filter_matrix(w)
     scratch = np.empty(plan.pixels * conv.out_channels, conv.compute_dtype)
-    padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, fill=0)
+    padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
     for start, stop in plan.image_blocks():
         padded = padded_blocks.load(start, stop)
         for rows in plan.row_blocks():
@@ -873,7 +877,7 @@ def conv2d_backprop_filter(
     plan = _PatchPlan(conv)
     total = np.zeros((plan.k, conv.out_channels), conv.compute_dtype)
     partial = np.empty_like(total)
-    padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, fill=0)
+    padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
     for start, stop in plan.image_blocks():
         padded = padded_blocks.load(start, stop)
         for rows, dy_block in plan.out_gradient_blocks(dy, start, stop):
@@ -890,16 +894,16 @@ def conv2d_backprop_filter(
 class _PoolPlan:
     """Geometry, block size and the column-reduction method of one pooling.
 
-    ``accumulates`` says whether the kernel sums values (then float16 is
-    computed in float32) or only selects them (then it keeps its dtype).
+    float16 is pooled in float32 like everywhere here: sums need the digits,
+    and maxima, exact in either, run several times faster.
     """
 
-    def __init__(self, name, x_shape, ksize, strides, pads, dtype, accumulates):
+    def __init__(self, name, x_shape, ksize, strides, pads, dtype):
         if len(x_shape) != 4:
             raise ValueError(f"{name}: expected an NHWC input, got shape {tuple(x_shape)}")
         self.geometry = _Geometry.build(name, x_shape[1:3], ksize, strides, (1, 1), pads)
         self.batch, in_h, in_w, self.channels = x_shape
-        self.compute_dtype = _compute_dtype(dtype) if accumulates else np.dtype(dtype)
+        self.compute_dtype = _compute_dtype(dtype)
         (top, bottom), (left, right) = self.geometry.pads
         (kh, kw), (sh, sw) = self.geometry.kernel_hw, self.geometry.strides
         out_h, out_w = self.geometry.out_hw
@@ -991,7 +995,7 @@ def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float,
     needs_cast = plan.compute_dtype != x.dtype
     if needs_cast:
         out_scratch = np.empty((plan.images, out_h, out_w, channels), plan.compute_dtype)
-    padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, fill)
+    padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, fill, plan.compute_dtype)
     for start, stop in plan.image_blocks():
         padded = padded_blocks.load(start, stop)
         row_pooled = row_pooled_all[: stop - start]
@@ -1020,7 +1024,7 @@ def avg_pool(x: np.ndarray, ksize: Pair, strides: Pair, pads: Pads) -> np.ndarra
     array([[ 2.5,  4.5],
            [10.5, 12.5]])
     """
-    plan = _PoolPlan("avg_pool", x.shape, ksize, strides, pads, x.dtype, accumulates=True)
+    plan = _PoolPlan("avg_pool", x.shape, ksize, strides, pads, x.dtype)
     return _pool_forward(plan, x, np.add, 0, scale=plan.reciprocal_counts())
 
 
@@ -1042,7 +1046,7 @@ def avg_pool_grad(
            [0.25, 0.25]])
     """
     input_shape = tuple(int(d) for d in input_shape)
-    plan = _PoolPlan("avg_pool_grad", input_shape, ksize, strides, pads, dy.dtype, True)
+    plan = _PoolPlan("avg_pool_grad", input_shape, ksize, strides, pads, dy.dtype)
     geometry = plan.geometry
     _check_pool_out_shape("avg_pool_grad", dy, plan)
     dy = np.ascontiguousarray(dy)
@@ -1095,7 +1099,7 @@ def max_pool(x: np.ndarray, ksize: Pair, strides: Pair, pads: Pads) -> np.ndarra
     array([[ 5.,  7.],
            [13., 15.]])
     """
-    plan = _PoolPlan("max_pool", x.shape, ksize, strides, pads, x.dtype, accumulates=False)
+    plan = _PoolPlan("max_pool", x.shape, ksize, strides, pads, x.dtype)
     return _pool_forward(plan, x, np.maximum, -np.inf)
 
 
@@ -1145,12 +1149,12 @@ def max_pool_grad(
     array([[0., 1.],
            [0., 0.]])
     """
-    plan = _PoolPlan("max_pool_grad", x.shape, ksize, strides, pads, dy.dtype, True)
+    plan = _PoolPlan("max_pool_grad", x.shape, ksize, strides, pads, dy.dtype)
     _check_pool_out_shape("max_pool_grad", y, plan)
     _check_pool_out_shape("max_pool_grad", dy, plan)
     block_shape = (plan.images, *plan.geometry.out_hw, plan.channels)
     hit, taken = np.empty(block_shape, bool), np.empty(block_shape, bool)
-    padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, fill=np.nan)
+    padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, np.nan, plan.compute_dtype)
     scatter = _PaddedScatter(x.shape, dy.dtype, plan.geometry.pads, plan.images, plan.compute_dtype)
     overlap = plan.geometry.windows_overlap
     for start, stop in plan.image_blocks():
@@ -1192,7 +1196,7 @@ def max_pool_grad_grad(
     >>> max_pool_grad_grad(x, y, ddx, (2, 2), (2, 2), ((0, 0), (0, 0)))[0, :, :, 0]
     array([[1.]])
     """
-    plan = _PoolPlan("max_pool_grad_grad", x.shape, ksize, strides, pads, ddx.dtype, False)
+    plan = _PoolPlan("max_pool_grad_grad", x.shape, ksize, strides, pads, ddx.dtype)
     _check_pool_out_shape("max_pool_grad_grad", y, plan)
     if ddx.shape != x.shape:
         raise ValueError(
@@ -1202,7 +1206,7 @@ def max_pool_grad_grad(
     out = np.zeros(y.shape, ddx.dtype)
     block_shape = (plan.images, *plan.geometry.out_hw, plan.channels)
     hit, taken = np.empty(block_shape, bool), np.empty(block_shape, bool)
-    padded_x_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, fill=np.nan)
+    padded_x_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, np.nan, plan.compute_dtype)
     padded_ddx_blocks = _PaddedBlocks(ddx, plan.geometry.pads, plan.images, fill=0)
     for start, stop in plan.image_blocks():
         images = stop - start
