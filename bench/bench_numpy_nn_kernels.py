@@ -1,4 +1,4 @@
-"""Timing of the NumPy conv / pool / batch-norm kernels on two workloads.
+"""Timing of the NumPy conv / pool / batch-norm kernels on three workloads.
 
 Not a test: prints the median wall time (ms) of repeated runs.
 
@@ -7,6 +7,10 @@ Not a test: prints the median wall time (ms) of repeated runs.
 * cnn: batch 128, 28x28x1 float32; conv 5x5 1->32 SAME, relu, maxpool 2,
   conv 5x5 32->64 SAME, relu, maxpool 2; forward plus the backprops of both
   convs (input and filter; none for the first conv's input) and both pools.
+* bn: fused batch norm forward and backward on (128, 28, 28, 32) float32.
+
+Fresh output arrays cost page faults on first touch, so the numbers move
+with the state of the allocator and the machine: compare within one run.
 
 When PyTorch is installed, the same conv/pool parts run through it too.
 
@@ -48,12 +52,26 @@ def bench_seed(repeats: int) -> None:
         conv = nn.conv2d(x, w, ONE, ONE, VALID)
         report("conv2d", median_ms(lambda: nn.conv2d(x, w, ONE, ONE, VALID), repeats))
         report("avg_pool", median_ms(lambda: nn.avg_pool(conv, (2, 2), (2, 2), VALID), repeats))
+        # The two plain-NumPy pools DESIGN §4 asks to weigh against each other.
+        windows = (conv.shape[0], conv.shape[1] // 2, 2, conv.shape[2] // 2, 2, conv.shape[3])
+        report("  vs reshape(...).mean(axis=(2, 4))",
+               median_ms(lambda: conv.reshape(windows).mean(axis=(2, 4)), repeats))
+        report("  vs sum of 4 strided slices", median_ms(lambda: sum_of_slices_pool(conv), repeats))
 
         def forward():
             pooled = nn.avg_pool(nn.conv2d(x, w, ONE, ONE, VALID), (2, 2), (2, 2), VALID)
             return np.maximum(pooled, 0, out=pooled)
 
         report("conv2d + avg_pool + relu", median_ms(forward, repeats))
+
+
+def sum_of_slices_pool(x):
+    """2x2/2 average pool as a sum of the four strided tap slices."""
+    out = np.add(x[:, 0::2, 0::2], x[:, 0::2, 1::2])
+    out += x[:, 1::2, 0::2]
+    out += x[:, 1::2, 1::2]
+    out *= 0.25
+    return out
 
 
 def cnn_step_kernels(x, w1, w2):
@@ -111,6 +129,14 @@ def bench_cnn(repeats: int) -> None:
     }
     for label, fn in parts.items():
         report(label, median_ms(fn, repeats))
+    # conv2 with the patch strategy it would use without fourier_gemm.
+    forced = {"strategy": "im2col_gemm"}
+    report("  conv2 forward, im2col_gemm", median_ms(
+        lambda: nn.conv2d(p1, w2, ONE, ONE, pads, **forced), repeats))
+    report("  conv2 backprop_filter, im2col_gemm", median_ms(
+        lambda: nn.conv2d_backprop_filter(p1, w2.shape, da2, ONE, ONE, pads, **forced), repeats))
+    report("  conv2 backprop_input, im2col_gemm", median_ms(
+        lambda: nn.conv2d_backprop_input(p1.shape, w2, da2, ONE, ONE, pads, **forced), repeats))
     report("whole step (incl. relu masks)", median_ms(lambda: cnn_step_kernels(x, w1, w2),
                                                       repeats))
     bench_cnn_torch(x, w1, w2, repeats)
