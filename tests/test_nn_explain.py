@@ -43,8 +43,10 @@ def test_conv2d_with_shapes(capsys):
 
 def test_the_strategy_follows_the_shapes(capsys):
     few = tl.ops.explain("Conv2D", (6000, 32, 32, 1), (3, 3, 1, 6), strides=1, padding="VALID")
-    many = tl.ops.explain("Conv2D", (128, 14, 14, 32), (5, 5, 32, 64), strides=1, padding="SAME")
+    many = tl.ops.explain("Conv2D", (8, 16, 16, 64), (3, 3, 64, 64), strides=1, padding="SAME")
+    large_filter = tl.ops.explain("Conv2D", (128, 14, 14, 32), (5, 5, 32, 64), strides=1, padding="SAME")
     assert "strategy    shifted_gemm" in few and "strategy    im2col_gemm" in many
+    assert "strategy    fourier_gemm" in large_filter
 
 
 def test_by_name_without_shapes(capsys):
