@@ -148,6 +148,9 @@ class Executable:
         source = "\n".join(lines) + "\n"
         filename = f"<tl.graph {graph.name} #{next(_compiled_names)}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        # Safe by construction (as torch.fx's code generation): the source holds only generated
+        # identifiers (v<k>, k<k>, a<k>, ...); kernels, attributes and constants reach it through
+        # ``ns``, never as text, so nothing from a loaded graph file is ever compiled.
         exec(compile(source, filename, "exec"), ns)
         self._source, self._fn, self._lines = source, ns["run"], (filename, line_steps)
 
