@@ -11,10 +11,11 @@ has no half-precision GEMM, and half-precision sums lose digits) and the
 result is cast back; float32 and float64 are never widened.
 
 Speed (DESIGN §4): the work is split into blocks of images (or of output rows
-of one image) small enough to stay in cache, and every block buffer is
-allocated once per call and reused; fresh memory costs a page fault per 4 KiB
-on first touch, which on the machines we measured could cost as much as the
-arithmetic. Convolutions either copy each filter tap's strided view of the
+of one image) small enough to stay in cache, and every block buffer comes
+from a per-thread workspace that outlives the call (:func:`_scratch`); fresh
+memory costs a page fault per 4 KiB on first touch, which on the machines we
+measured could cost as much as the arithmetic. Outputs are always fresh
+arrays: callers keep them. Convolutions either copy each filter tap's strided view of the
 input into a patch block and run one BLAS GEMM per block, or, for large
 filters on small images, multiply discrete Fourier spectra (see
 :func:`conv2d_strategy`). Pooling reduces along rows first, where the runs
@@ -24,6 +25,8 @@ are long and contiguous, and only then along columns.
 from __future__ import annotations
 
 import functools
+import math
+import threading
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -52,6 +55,9 @@ _FOURIER_BLOCK_BYTES = 1 << 20
 # fourier_gemm's small batched GEMMs ran at a third of the direct method's
 # flop rate in our measurements, so it must save that factor in flops.
 _FOURIER_OVERHEAD = 3
+
+# Workspace buffers bigger than this are allocated per call instead of kept.
+_SCRATCH_MAX_BYTES = 32 << 20
 
 SHIFTED_GEMM = "shifted_gemm"
 IM2COL_GEMM = "im2col_gemm"
@@ -193,6 +199,38 @@ class _Geometry(NamedTuple):
         ]
 
 
+class _Workspace(threading.local):
+    """Per-thread flat buffers, one per (purpose, dtype), grown on demand."""
+
+    def __init__(self):
+        self.buffers: dict[tuple[str, np.dtype], np.ndarray] = {}
+
+
+_workspace = _Workspace()
+
+
+def _scratch(purpose: str, shape, dtype) -> np.ndarray:
+    """An uninitialised ``shape`` buffer for a kernel's temporaries, reused
+    across calls (so its pages are already mapped).
+
+    Each ``purpose`` names one buffer: a kernel must not hold two scratches
+    of the same purpose at once, and must never return one (or a view of
+    one) to its caller. The cache is per thread and holds at most one
+    buffer per purpose and dtype, each at most ``_SCRATCH_MAX_BYTES``.
+    """
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    size = math.prod(shape)
+    if size * dtype.itemsize > _SCRATCH_MAX_BYTES:
+        return np.empty(shape, dtype)
+    key = (purpose, dtype)
+    buffer = _workspace.buffers.get(key)
+    if buffer is None or buffer.size < size:
+        buffer = np.empty(size, dtype)
+        _workspace.buffers[key] = buffer
+    return buffer[:size].reshape(shape)
+
+
 def _compute_dtype(dtype) -> np.dtype:
     """float16 is computed in float32; every other dtype as it is."""
     dtype = np.dtype(dtype)
@@ -213,7 +251,8 @@ class _PaddedBlocks:
     times slower than its float32 ones.
     """
 
-    def __init__(self, x: np.ndarray, pads: Pads, images: int, fill: float, dtype=None):
+    def __init__(self, x: np.ndarray, pads: Pads, images: int, fill: float, dtype=None,
+                 purpose: str = "padded"):
         self.x = x
         (self.top, bottom), (self.left, right) = pads
         dtype = x.dtype if dtype is None else np.dtype(dtype)
@@ -221,7 +260,8 @@ class _PaddedBlocks:
         if any(pads[0]) or any(pads[1]) or dtype != x.dtype:
             _, h, w, c = x.shape
             shape = (images, h + self.top + bottom, w + self.left + right, c)
-            self.buffer = np.full(shape, fill, dtype)
+            self.buffer = _scratch(purpose, shape, dtype)
+            self.buffer.fill(fill)
 
     def load(self, start: int, stop: int) -> np.ndarray:
         if self.buffer is None:
@@ -249,7 +289,7 @@ class _PaddedScatter:
             self.dx = np.empty(dx_shape, dtype)
             _, h, w, c = dx_shape
             shape = (images, h + self.top + bottom, w + self.left + right, c)
-            self.buffer = np.empty(shape, compute_dtype)
+            self.buffer = _scratch("padded_gradient", shape, compute_dtype)
 
     def begin(self, start: int, stop: int) -> np.ndarray:
         if self.direct:
@@ -439,7 +479,7 @@ class _PatchPlan:
         if out_h * row_bytes > _PATCH_BLOCK_BYTES:
             self.rows = max(1, _PATCH_BLOCK_BYTES // row_bytes)
         self.pixels = self.images * self.rows * out_w
-        self.storage = np.empty(self.pixels * self.k, conv.compute_dtype)
+        self.storage = _scratch("patches", self.pixels * self.k, conv.compute_dtype)
 
     def image_blocks(self) -> Iterator[Pair]:
         return _blocks(self.conv.batch, self.images)
@@ -449,7 +489,7 @@ class _PatchPlan:
 
     def out_gradient_blocks(self, dy: np.ndarray, start: int, stop: int):
         """Yield ``(rows, dy block as a (pixels, Cout) compute-dtype matrix)``."""
-        scratch = np.empty(self.pixels * self.conv.out_channels, self.conv.compute_dtype)
+        scratch = _scratch("out_gradient", self.pixels * self.conv.out_channels, self.conv.compute_dtype)
         for rows in self.row_blocks():
             block = dy[start:stop, rows[0] : rows[1]].reshape(-1, self.conv.out_channels)
             yield rows, _as_compute(block, scratch)
@@ -590,19 +630,17 @@ class _FourierPlan:
         self.transform_images = _images_per_block(
             self.images, itemsize * self.work_per_image, _FOURIER_BLOCK_BYTES
         )
-        self.work = np.empty(self.transform_images * self.work_per_image, conv.compute_dtype)
 
     def _work(self, size: int) -> np.ndarray:
-        """The front of the reused work buffer, grown for the filter's transform."""
-        if self.work.size < size:
-            self.work = np.empty(size, self.work.dtype)
-        return self.work[:size]
+        """The front of the reused transform work buffer."""
+        return _scratch("fourier_work", size, self.conv.compute_dtype)
 
     def image_blocks(self) -> Iterator[Pair]:
         return _blocks(self.conv.batch, self.images)
 
-    def spectra_buffer(self, channels: int) -> np.ndarray:
-        return np.empty((self.images, self.frequencies, 2, channels), self.conv.compute_dtype)
+    def spectra_buffer(self, purpose: str, channels: int) -> np.ndarray:
+        shape = (self.images, self.frequencies, 2, channels)
+        return _scratch(purpose, shape, self.conv.compute_dtype)
 
     def spectrum(self, signal: np.ndarray, positions, out: np.ndarray) -> np.ndarray:
         """Spectrum of ``signal`` ``(images, n_h, n_w, C)`` sampled at
@@ -650,7 +688,7 @@ class _FourierPlan:
         """Real and imaginary parts ``(F, Cin, Cout)`` of the filter's spectrum."""
         kh, kw, in_c, out_c = w.shape
         taps = np.ascontiguousarray(w.reshape(1, kh, kw, in_c * out_c), self.conv.compute_dtype)
-        spectrum = np.empty((1, self.frequencies, 2, in_c * out_c), self.conv.compute_dtype)
+        spectrum = _scratch("filter_spectrum", (1, self.frequencies, 2, in_c * out_c), self.conv.compute_dtype)
         self.spectrum(taps, self.tap_positions, spectrum)
         spectrum = spectrum.reshape(self.frequencies, 2, in_c, out_c)
         return spectrum[:, 0], spectrum[:, 1]
@@ -667,15 +705,17 @@ class _FourierPlan:
         return product
 
 
-def _complex_blocks(real: np.ndarray, imag: np.ndarray) -> np.ndarray:
+def _complex_blocks(real: np.ndarray, imag: np.ndarray, conjugate: bool = False) -> np.ndarray:
     """Real ``(F, 2m, 2n)`` matrices ``[[real, imag], [-imag, real]]``:
     right-multiplying a (re | im) row by one multiplies the complex row by
-    the complex matrix ``real + i imag``."""
+    the complex matrix ``real + i imag`` (or by its conjugate)."""
     frequencies, m, n = real.shape
-    blocks = np.empty((frequencies, 2, m, 2, n), real.dtype)
+    blocks = _scratch("complex_blocks", (frequencies, 2, m, 2, n), real.dtype)
+    plus, minus = (blocks[:, 1, :, 0], blocks[:, 0, :, 1]) if conjugate else (
+        blocks[:, 0, :, 1], blocks[:, 1, :, 0])
     blocks[:, 0, :, 0] = real
-    blocks[:, 0, :, 1] = imag
-    np.negative(imag, out=blocks[:, 1, :, 0])
+    np.copyto(plus, imag)
+    np.negative(imag, out=minus)
     blocks[:, 1, :, 1] = real
     return blocks.reshape(frequencies, 2 * m, 2 * n)
 
@@ -684,10 +724,11 @@ def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray) -> np.ndarr
     plan = _FourierPlan(conv)
     real, imag = plan.filter_spectrum(w)
     # y = x (*) w in the spectrum: Y = X conj(W), summed over Cin.
-    blocks = _complex_blocks(real, -imag)
+    blocks = _complex_blocks(real, imag, conjugate=True)
     out = np.empty((conv.batch, *conv.geometry.out_hw, conv.out_channels), conv.dtype)
-    x_spectra, y_spectra = plan.spectra_buffer(conv.in_channels), plan.spectra_buffer(conv.out_channels)
-    scratch = np.empty(plan.images * x[0].size, conv.compute_dtype)
+    x_spectra = plan.spectra_buffer("input_spectra", conv.in_channels)
+    y_spectra = plan.spectra_buffer("output_spectra", conv.out_channels)
+    scratch = _scratch("cast_input", plan.images * x[0].size, conv.compute_dtype)
     for start, stop in plan.image_blocks():
         spectrum = plan.spectrum(_as_compute(x[start:stop], scratch), plan.input_positions, x_spectra)
         product = plan.per_frequency_product(spectrum, blocks, y_spectra)
@@ -701,8 +742,9 @@ def _fourier_conv2d_backprop_input(conv: _ConvShapes, w: np.ndarray, dy: np.ndar
     # dx = dy scattered through w: DX = DY W, summed over Cout.
     blocks = _complex_blocks(real.transpose(0, 2, 1), imag.transpose(0, 2, 1))
     dx = np.empty((conv.batch, *conv.geometry.in_hw, conv.in_channels), conv.dtype)
-    dy_spectra, dx_spectra = plan.spectra_buffer(conv.out_channels), plan.spectra_buffer(conv.in_channels)
-    scratch = np.empty(plan.images * dy[0].size, conv.compute_dtype)
+    dy_spectra = plan.spectra_buffer("output_spectra", conv.out_channels)
+    dx_spectra = plan.spectra_buffer("input_spectra", conv.in_channels)
+    scratch = _scratch("cast_out_gradient", plan.images * dy[0].size, conv.compute_dtype)
     for start, stop in plan.image_blocks():
         spectrum = plan.spectrum(_as_compute(dy[start:stop], scratch), plan.output_positions, dy_spectra)
         product = plan.per_frequency_product(spectrum, blocks, dx_spectra)
@@ -714,11 +756,13 @@ def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.nda
     plan = _FourierPlan(conv)
     in_c, out_c = conv.in_channels, conv.out_channels
     # dw = x correlated with dy: DW = sum over images of X^T conj(DY).
-    gram = np.zeros((plan.frequencies, 2 * in_c, 2 * out_c), conv.compute_dtype)
-    partial = np.empty_like(gram)
-    x_spectra, dy_spectra = plan.spectra_buffer(in_c), plan.spectra_buffer(out_c)
-    x_scratch = np.empty(plan.images * x[0].size, conv.compute_dtype)
-    dy_scratch = np.empty(plan.images * dy[0].size, conv.compute_dtype)
+    gram = _scratch("gram", (plan.frequencies, 2 * in_c, 2 * out_c), conv.compute_dtype)
+    gram.fill(0)
+    partial = _scratch("partial_gram", gram.shape, conv.compute_dtype)
+    x_spectra = plan.spectra_buffer("input_spectra", in_c)
+    dy_spectra = plan.spectra_buffer("output_spectra", out_c)
+    x_scratch = _scratch("cast_input", plan.images * x[0].size, conv.compute_dtype)
+    dy_scratch = _scratch("cast_out_gradient", plan.images * dy[0].size, conv.compute_dtype)
     for start, stop in plan.image_blocks():
         images = stop - start
         x_block, dy_block = _as_compute(x[start:stop], x_scratch), _as_compute(dy[start:stop], dy_scratch)
@@ -731,11 +775,11 @@ def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.nda
         )
         gram += partial
     gram = gram.reshape(plan.frequencies, 2, in_c, 2, out_c)
-    spectrum = np.stack(
-        [gram[:, 0, :, 0] + gram[:, 1, :, 1], gram[:, 1, :, 0] - gram[:, 0, :, 1]], axis=1
-    )
+    spectrum = _scratch("filter_spectrum", (plan.frequencies, 2, in_c, out_c), conv.compute_dtype)
+    np.add(gram[:, 0, :, 0], gram[:, 1, :, 1], out=spectrum[:, 0])
+    np.subtract(gram[:, 1, :, 0], gram[:, 0, :, 1], out=spectrum[:, 1])
     kh, kw = conv.geometry.kernel_hw
-    dw = np.empty((1, kh, kw, in_c * out_c), conv.compute_dtype)
+    dw = np.empty((1, kh, kw, in_c * out_c), conv.compute_dtype)  # fresh: it is returned
     plan.synthesis(spectrum.reshape(1, plan.frequencies, 2, in_c * out_c), plan.tap_positions, dw)
     return dw.reshape(kh, kw, in_c, out_c).astype(conv.dtype, copy=False)
 
@@ -745,7 +789,7 @@ def _synthesize_into(plan: _FourierPlan, spectrum, positions, target: np.ndarray
     if target.dtype == plan.conv.compute_dtype:
         plan.synthesis(spectrum, positions, target)
     else:
-        result = np.empty(target.shape, plan.conv.compute_dtype)
+        result = _scratch("cast_result", target.shape, plan.conv.compute_dtype)
         plan.synthesis(spectrum, positions, result)
         np.copyto(target, result)
 
@@ -789,7 +833,7 @@ def conv2d(
     out_h, out_w = conv.geometry.out_hw
     out = np.empty((conv.batch, out_h, out_w, conv.out_channels), dtype)
     w_matrix = plan.filter_matrix(w)
-    scratch = np.empty(plan.pixels * conv.out_channels, conv.compute_dtype)
+    scratch = _scratch("cast_result", plan.pixels * conv.out_channels, conv.compute_dtype)
     padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
     for start, stop in plan.image_blocks():
         padded = padded_blocks.load(start, stop)
@@ -985,7 +1029,7 @@ def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float,
     out_h, out_w = plan.geometry.out_hw
     channels, kw = plan.channels, plan.geometry.kernel_hw[1]
     out = np.empty((plan.batch, out_h, out_w, channels), x.dtype)
-    row_pooled_all = np.empty((plan.images, out_h, plan.used_w, channels), plan.compute_dtype)
+    row_pooled_all = _scratch("row_pooled", (plan.images, out_h, plan.used_w, channels), plan.compute_dtype)
     use_gemm = reduce is np.add and plan.columns_by_gemm
     if use_gemm:
         column_matrix = plan.column_sum_matrix()
@@ -994,7 +1038,7 @@ def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float,
             scale = None
     needs_cast = plan.compute_dtype != x.dtype
     if needs_cast:
-        out_scratch = np.empty((plan.images, out_h, out_w, channels), plan.compute_dtype)
+        out_scratch = _scratch("cast_result", (plan.images, out_h, out_w, channels), plan.compute_dtype)
     padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, fill, plan.compute_dtype)
     for start, stop in plan.image_blocks():
         padded = padded_blocks.load(start, stop)
@@ -1054,8 +1098,8 @@ def avg_pool_grad(
     uniform = not geometry.has_padding
     channels, (kh, kw) = plan.channels, geometry.kernel_hw
     out_h, out_w = geometry.out_hw
-    scaled = np.empty((plan.images, out_h, out_w, channels), plan.compute_dtype)
-    spread = np.empty((plan.images, out_h, plan.used_w, channels), plan.compute_dtype)
+    scaled = _scratch("scaled_gradient", (plan.images, out_h, out_w, channels), plan.compute_dtype)
+    spread = _scratch("row_spread", (plan.images, out_h, plan.used_w, channels), plan.compute_dtype)
     if plan.columns_by_gemm:
         column_matrix_t = plan.column_sum_matrix().T
         if uniform:
@@ -1153,7 +1197,7 @@ def max_pool_grad(
     _check_pool_out_shape("max_pool_grad", y, plan)
     _check_pool_out_shape("max_pool_grad", dy, plan)
     block_shape = (plan.images, *plan.geometry.out_hw, plan.channels)
-    hit, taken = np.empty(block_shape, bool), np.empty(block_shape, bool)
+    hit, taken = _scratch("hit", block_shape, bool), _scratch("taken", block_shape, bool)
     padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, np.nan, plan.compute_dtype)
     scatter = _PaddedScatter(x.shape, dy.dtype, plan.geometry.pads, plan.images, plan.compute_dtype)
     overlap = plan.geometry.windows_overlap
@@ -1205,9 +1249,9 @@ def max_pool_grad_grad(
         )
     out = np.zeros(y.shape, ddx.dtype)
     block_shape = (plan.images, *plan.geometry.out_hw, plan.channels)
-    hit, taken = np.empty(block_shape, bool), np.empty(block_shape, bool)
+    hit, taken = _scratch("hit", block_shape, bool), _scratch("taken", block_shape, bool)
     padded_x_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, np.nan, plan.compute_dtype)
-    padded_ddx_blocks = _PaddedBlocks(ddx, plan.geometry.pads, plan.images, fill=0)
+    padded_ddx_blocks = _PaddedBlocks(ddx, plan.geometry.pads, plan.images, 0, purpose="padded_ddx")
     for start, stop in plan.image_blocks():
         images = stop - start
         padded_ddx = padded_ddx_blocks.load(start, stop)
