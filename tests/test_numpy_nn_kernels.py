@@ -461,6 +461,27 @@ def test_pool_kernels_split_into_blocks(case, tiny_blocks):
                                   ref_max_pool_grad_grad(x, ddx, ksize, strides, pads))
 
 
+def test_kernels_split_images_between_threads(monkeypatch, tiny_blocks):
+    """Shares of the batch in three threads, with GEMMs cut into stacks of
+    tiny single-thread ones plus a remainder, match the references."""
+    monkeypatch.setattr(nn, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(nn, "_thread_count", lambda: 3)
+    monkeypatch.setattr(nn, "_BLAS_SINGLE_THREAD_FLOPS", 100)
+    rng = np.random.default_rng(5)
+    x = rng.integers(-4, 5, (7, 9, 8, 2)).astype(np.float64)
+    pads = ((0, 0), (0, 0))
+    for ksize, strides in (((2, 2), (2, 2)), ((3, 2), (1, 2))):
+        np.testing.assert_allclose(nn.avg_pool(x, ksize, strides, pads),
+                                   ref_avg_pool(x, ksize, strides, pads), rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(nn.max_pool(x, ksize, strides, pads),
+                                      ref_max_pool(x, ksize, strides, pads))
+    w = rng.standard_normal((3, 2, 2, 5))
+    for strategy in ("shifted_gemm", "im2col_gemm"):
+        np.testing.assert_allclose(
+            nn.conv2d(x, w, (1, 2), (1, 1), ((1, 1), (0, 1)), strategy=strategy),
+            ref_conv2d(x, w, (1, 2), (1, 1), ((1, 1), (0, 1))), rtol=1e-10, atol=1e-10)
+
+
 def test_same_avg_pool_divides_by_real_cells_only():
     x = np.ones((1, 3, 3, 1))
     pads = resolve(x.shape, (2, 2), (2, 2), (1, 1), "SAME")  # ((0, 1), (0, 1))

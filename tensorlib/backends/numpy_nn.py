@@ -15,7 +15,9 @@ of one image) small enough to stay in cache, and every block buffer comes
 from a per-thread workspace that outlives the call (:func:`_scratch`); fresh
 memory costs a page fault per 4 KiB on first touch, which on the machines we
 measured could cost as much as the arithmetic. Outputs are always fresh
-arrays: callers keep them. Convolutions either copy each filter tap's strided view of the
+arrays: callers keep them. Big convolutions and poolings split their images
+between threads (:func:`_split_images`); their skinny GEMMs are cut into
+stacks small enough to run on the calling thread (:func:`_single_thread_gemm`). Convolutions either copy each filter tap's strided view of the
 input into a patch block and run one BLAS GEMM per block, or, for large
 filters on small images, multiply discrete Fourier spectra (see
 :func:`conv2d_strategy`). Pooling reduces along rows first, where the runs
@@ -26,7 +28,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -58,6 +62,14 @@ _FOURIER_OVERHEAD = 3
 
 # Workspace buffers bigger than this are allocated per call instead of kept.
 _SCRATCH_MAX_BYTES = 32 << 20
+# Pooling of inputs at least this big splits its images between threads:
+# it is bound by memory traffic, which one core cannot saturate, and NumPy's
+# loops and BLAS release the GIL. At most as many threads as NumPy's BLAS
+# may use (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS) and this process's cores.
+_PARALLEL_MIN_BYTES = 8 << 20
+_MAX_THREADS = 8
+# OpenBLAS runs a GEMM of at most this M * N * K on the calling thread.
+_BLAS_SINGLE_THREAD_FLOPS = 65536 * 4
 
 SHIFTED_GEMM = "shifted_gemm"
 IM2COL_GEMM = "im2col_gemm"
@@ -229,6 +241,63 @@ def _scratch(purpose: str, shape, dtype) -> np.ndarray:
         buffer = np.empty(size, dtype)
         _workspace.buffers[key] = buffer
     return buffer[:size].reshape(shape)
+
+
+@functools.lru_cache(maxsize=1)
+def _thread_count() -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    limit = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or ""
+    allowed = int(limit) if limit.isdigit() and int(limit) > 0 else _MAX_THREADS
+    return max(1, min(cores or 1, allowed, _MAX_THREADS))
+
+
+@functools.lru_cache(maxsize=1)
+def _executor() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(_thread_count() - 1, thread_name_prefix="tensorlib-numpy-nn")
+
+
+if hasattr(os, "register_at_fork"):
+    # A forked child has none of the parent's worker threads: it starts its own.
+    os.register_at_fork(after_in_child=_executor.cache_clear)
+
+
+def _split_images(run, batch: int, nbytes: int) -> None:
+    """``run(first, last)`` over contiguous shares of the images ``range(batch)``,
+    in parallel threads when ``nbytes`` of input make it worth it.
+
+    The calling thread runs the first share. ``run`` must write disjoint
+    parts of the output and take its buffers from :func:`_scratch` (which
+    is per thread).
+    """
+    threads = min(_thread_count(), batch) if nbytes >= _PARALLEL_MIN_BYTES else 1
+    if threads <= 1:
+        run(0, batch)
+        return
+    bounds = [batch * i // threads for i in range(threads + 1)]
+    futures = [_executor().submit(run, first, last) for first, last in zip(bounds[1:-1], bounds[2:])]
+    try:
+        run(bounds[0], bounds[1])
+    finally:
+        for future in futures:
+            future.result()
+
+
+def _single_thread_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out[...] = a @ b`` for a tall, skinny ``a``, as a stack of GEMMs small
+    enough that OpenBLAS runs each on the calling thread.
+
+    Such GEMMs are bound by memory traffic, so BLAS threads barely speed them
+    up; worse, idle OpenBLAS threads spin for a while after each call and
+    take the cores that :func:`_split_images` shares the work out to.
+    """
+    rows, depth = a.shape
+    step = max(1, _BLAS_SINGLE_THREAD_FLOPS // max(1, depth * b.shape[1]))
+    stacked = rows - rows % step
+    if stacked:
+        np.matmul(a[:stacked].reshape(-1, step, depth), b,
+                  out=out[:stacked].reshape(-1, step, out.shape[1]))
+    if stacked < rows:
+        np.matmul(a[stacked:], b, out=out[stacked:])
 
 
 def _compute_dtype(dtype) -> np.dtype:
@@ -412,8 +481,8 @@ class _ConvShapes:
         return np.ascontiguousarray(dy)
 
 
-def _blocks(total: int, size: int) -> Iterator[Pair]:
-    for start in range(0, total, size):
+def _blocks(total: int, size: int, first: int = 0) -> Iterator[Pair]:
+    for start in range(first, total, size):
         yield start, min(total, start + size)
 
 
@@ -484,10 +553,9 @@ class _PatchPlan:
         if out_h * row_bytes > _PATCH_BLOCK_BYTES:
             self.rows = max(1, _PATCH_BLOCK_BYTES // row_bytes)
         self.pixels = self.images * self.rows * out_w
-        self.storage = _scratch("patches", self.pixels * self.k, conv.compute_dtype)
 
-    def image_blocks(self) -> Iterator[Pair]:
-        return _blocks(self.conv.batch, self.images)
+    def image_blocks(self, first: int = 0, last: int | None = None) -> Iterator[Pair]:
+        return _blocks(self.conv.batch if last is None else last, self.images, first)
 
     def row_blocks(self) -> Iterator[Pair]:
         return _blocks(self.geometry.out_hw[0], self.rows)
@@ -500,9 +568,8 @@ class _PatchPlan:
             yield rows, _as_compute(block, scratch)
 
     def _patches(self, images: int, rows: Pair) -> np.ndarray:
-        return self.layout.allocate(
-            self.storage, images, rows[1] - rows[0], self.geometry.out_hw[1]
-        )
+        storage = _scratch("patches", self.pixels * self.k, self.conv.compute_dtype)
+        return self.layout.allocate(storage, images, rows[1] - rows[0], self.geometry.out_hw[1])
 
     def gather(self, padded: np.ndarray, rows: Pair) -> np.ndarray:
         """The patch matrix of the output ``rows`` of the padded image block."""
@@ -802,10 +869,10 @@ def _synthesize_into(plan: _FourierPlan, spectrum, positions, target: np.ndarray
 def _gemm_into(a: np.ndarray, b: np.ndarray, target: np.ndarray, scratch) -> None:
     """``target[...] = a @ b``, through a compute-dtype scratch when casting."""
     if target.dtype == a.dtype:
-        np.matmul(a, b, out=target)
+        _single_thread_gemm(a, b, target)
     else:
         result = scratch[: target.size].reshape(target.shape)
-        np.matmul(a, b, out=result)
+        _single_thread_gemm(a, b, result)
         np.copyto(target, result)
 
 
@@ -838,13 +905,17 @@ def conv2d(
     out_h, out_w = conv.geometry.out_hw
     out = np.empty((conv.batch, out_h, out_w, conv.out_channels), dtype)
     w_matrix = plan.filter_matrix(w)
-    scratch = _scratch("cast_result", plan.pixels * conv.out_channels, conv.compute_dtype)
-    padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
-    for start, stop in plan.image_blocks():
-        padded = padded_blocks.load(start, stop)
-        for rows in plan.row_blocks():
-            target = out[start:stop, rows[0] : rows[1]].reshape(-1, conv.out_channels)
-            _gemm_into(plan.gather(padded, rows), w_matrix, target, scratch)
+
+    def run(first: int, last: int) -> None:
+        scratch = _scratch("cast_result", plan.pixels * conv.out_channels, conv.compute_dtype)
+        padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
+        for start, stop in plan.image_blocks(first, last):
+            padded = padded_blocks.load(start, stop)
+            for rows in plan.row_blocks():
+                target = out[start:stop, rows[0] : rows[1]].reshape(-1, conv.out_channels)
+                _gemm_into(plan.gather(padded, rows), w_matrix, target, scratch)
+
+    _split_images(run, conv.batch, max(x.nbytes, out.nbytes))
     return out
 
 
@@ -969,9 +1040,8 @@ class _PoolPlan:
         self.windows_tile = (sh, sw) == (kh, kw) and (out_h * kh, out_w * kw) == (
             in_h + top + bottom, in_w + left + right)
 
-    def image_blocks(self) -> Iterator[Pair]:
-        for start in range(0, self.batch, self.images):
-            yield start, min(self.batch, start + self.images)
+    def image_blocks(self, first: int = 0, last: int | None = None) -> Iterator[Pair]:
+        return _blocks(self.batch if last is None else last, self.images, first)
 
     def row_tap_views(self, padded: np.ndarray) -> list[np.ndarray]:
         """Per row tap, the padded rows (as far as ``used_w``) that it meets."""
@@ -1037,7 +1107,6 @@ def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float,
     out_h, out_w = plan.geometry.out_hw
     channels, kw = plan.channels, plan.geometry.kernel_hw[1]
     out = np.empty((plan.batch, out_h, out_w, channels), x.dtype)
-    row_pooled_all = _scratch("row_pooled", (plan.images, out_h, plan.used_w, channels), plan.compute_dtype)
     use_gemm = reduce is np.add and plan.columns_by_gemm
     if use_gemm:
         column_matrix = plan.column_sum_matrix()
@@ -1045,26 +1114,29 @@ def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float,
             column_matrix *= scale
             scale = None
     needs_cast = plan.compute_dtype != x.dtype
-    if needs_cast:
-        out_scratch = _scratch("cast_result", (plan.images, out_h, out_w, channels), plan.compute_dtype)
-    padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, fill, plan.compute_dtype)
-    for start, stop in plan.image_blocks():
-        padded = padded_blocks.load(start, stop)
-        row_pooled = row_pooled_all[: stop - start]
-        _reduce_views(reduce, plan.row_tap_views(padded), row_pooled)
-        target = out_scratch[: stop - start] if needs_cast else out[start:stop]
-        if use_gemm:
-            np.matmul(
-                row_pooled.reshape(-1, kw * channels),
-                column_matrix,
-                out=target.reshape(-1, channels),
-            )
-        else:
-            _reduce_views(reduce, plan.col_tap_views(row_pooled), target)
-        if scale is not None:
-            np.multiply(target, scale, out=target)
-        if needs_cast:
-            np.copyto(out[start:stop], target)
+
+    def run(first: int, last: int) -> None:
+        block_shape = (plan.images, out_h, out_w, channels)
+        row_pooled_all = _scratch("row_pooled", (plan.images, out_h, plan.used_w, channels), plan.compute_dtype)
+        out_scratch = _scratch("cast_result", block_shape, plan.compute_dtype) if needs_cast else None
+        padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, fill, plan.compute_dtype)
+        for start, stop in plan.image_blocks(first, last):
+            padded = padded_blocks.load(start, stop)
+            row_pooled = row_pooled_all[: stop - start]
+            _reduce_views(reduce, plan.row_tap_views(padded), row_pooled)
+            target = out_scratch[: stop - start] if needs_cast else out[start:stop]
+            if use_gemm:
+                _single_thread_gemm(
+                    row_pooled.reshape(-1, kw * channels), column_matrix, target.reshape(-1, channels)
+                )
+            else:
+                _reduce_views(reduce, plan.col_tap_views(row_pooled), target)
+            if scale is not None:
+                np.multiply(target, scale, out=target)
+            if needs_cast:
+                np.copyto(out[start:stop], target)
+
+    _split_images(run, plan.batch, x.nbytes)
     return out
 
 
