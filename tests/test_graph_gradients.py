@@ -3,7 +3,6 @@
 References are NumPy formulas derived by hand (and the eager run, for the training step).
 """
 import numpy as np
-import pytest
 
 import tensorlib as tl
 

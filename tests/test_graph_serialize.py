@@ -28,8 +28,8 @@ def test_round_trip_gives_identical_results_and_listing(tmp_path):
     f.save(tmp_path / "g.json", x, idx)
     loaded = tl.graph.load(tmp_path / "g.json").verify()
     assert str(loaded) == str(graph)
-    for x in (x, RNG.standard_normal((3, 4))):
-        want, got = f(x, idx), loaded(x, idx)
+    for feed in (x, RNG.standard_normal((3, 4))):
+        want, got = f(feed, idx), loaded(feed, idx)
         assert got["c"] == 3 and got["d"] is None
         np.testing.assert_array_equal(got["a"].numpy(), want["a"].numpy())
         for g, w in zip(got["b"], want["b"]):

@@ -683,7 +683,7 @@ class _FourierPlan:
         self.conv = conv
         geometry = conv.geometry
         (top, bottom), (left, right) = geometry.pads
-        (h, w), (out_h, out_w) = geometry.in_hw, geometry.out_hw
+        (h, w), (_, out_w) = geometry.in_hw, geometry.out_hw
         self.lengths = (h + top + bottom, w + left + right)
         self.half_h = self.lengths[0] // 2 + 1
         self.frequencies = self.half_h * self.lengths[1]
