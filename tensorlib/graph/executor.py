@@ -1,32 +1,27 @@
-"""The executor: an optimized Graph compiled to one generated Python function.
+"""The executor: an optimized Graph compiled to a flat plan over numbered slots.
 
 Every node's kernel is looked up once.  The first run interprets the plan
-node by node and records which kernel results need a type or dtype fix; the
-second compiles the plan into straight-line code: one line per node, in
-topological order, with ``del`` right after each value's last use (the
-memory plan: an intermediate lives exactly as long as something still needs
-it), fixing only the results that need it.  Profilers
-(``dispatch.observers``) get the interpreter, which reports every node; a
-graph called under a recording GradientTape (or inside another trace) is
-replayed op by op through ``dispatch.apply``, so tapes see every op.
+node by node and records which kernel results need a type or dtype fix; from
+the second on, a tight loop runs the compiled plan: each step reads its
+inputs from slots, calls its bound kernel and writes its outputs to slots,
+then clears the slots of values it was the last user of (the memory plan: an
+intermediate lives exactly as long as something still needs it).  No code is
+generated or compiled.  Profilers (``dispatch.observers``) get the
+interpreter, which reports every node; a graph called under a recording
+GradientTape (or inside another trace) is replayed op by op through
+``dispatch.apply``, so tapes see every op.
 
 >>> import tensorlib as tl
 >>> f = tl.function(lambda x: tl.exp(x) * 2.0)
 >>> x = tl.tensor([0.0, 1.0, 2.0])
->>> y = f(x)
->>> print(f.get_graph(x).optimize().executable().source.strip())
-def run(feeds, targets):
-    v0, = feeds
-    v2 = k0(v0)
-    del v0
-    v3 = k1(v2, c1)
-    del v2
-    return (v3,)
+>>> y = f(x); y = f(x)
+>>> print(f.get_graph(x).optimize().executable().plan_text())
+v2 = Exp(v0); free v0
+v3 = Mul(v2, c1); free v2
+return v3
 """
 from __future__ import annotations
 
-import itertools
-import linecache
 import time
 
 import numpy as np
@@ -34,9 +29,6 @@ import numpy as np
 from .. import dispatch
 from ..tensor import Tensor, Variable, make
 from .ir import Graph, unpack
-
-_compiled_names = itertools.count()
-
 
 class _Step:
     __slots__ = ("node", "kernel", "inputs", "outputs", "multi", "frees")
@@ -80,7 +72,7 @@ class Executable:
                                if step.kernel is None and step.inputs[1] not in produced}
         self._plan_frees()
         self.fixups = None            # steps whose results need a type/dtype fix (known after the first run)
-        self._fn = self._source = self._lines = None
+        self._program = None
 
     def _plan_frees(self):
         """Free each value right after its last use: graph outputs and constants are never freed."""
@@ -99,72 +91,87 @@ class Executable:
         for k, step in enumerate(self.steps):
             step.frees = by_step.get(k, [])
 
-    @property
-    def source(self) -> str:
-        """The generated Python function (compiled on first use)."""
-        if self._fn is None:
-            self._compile()
-        return self._source
-
-    def _compile(self):
-        """Straight-line Python for the plan: one line per node, ``del`` after each value's last use."""
+    def plan_text(self) -> str:
+        """The compiled plan, one line per step (for reading; ``c`` marks constants)."""
         graph, local = self.graph, self.local
-        ns = {"fix": _fix, "assign": _assign}
 
         def name(v):
             return local[v].replace("v", "c", 1) if v in graph.constants else local[v]
 
-        for t, raw in graph.constants.values():
-            ns[name(t._id)] = raw
-        lines = ["def run(feeds, targets):"]
-        if self.params:
-            lines.append(f"    {', '.join(local[v] for v in self.params)}, = feeds")
-        if self.initial_frees:
-            lines.append(f"    del {', '.join(local[v] for v in self.initial_frees)}")
-        line_steps = {}
-        assigns = 0
+        lines = []
         for k, step in enumerate(self.steps):
-            line_steps[len(lines) + 1] = k
+            free = f"; free {', '.join(name(v) for v in step.frees)}" if step.frees else ""
+            if self.fixups is not None and k in self.fixups:
+                free = "; fix type" + free
             if step.kernel is None:
-                copy = ".copy()" if k in self.copied_assigns else ""
-                lines.append(f"    assign(targets[{assigns}], {name(step.inputs[1])}{copy})")
-                assigns += 1
+                lines.append(f"assign {name(step.inputs[0])} := {name(step.inputs[1])}{free}")
             else:
-                ns[f"k{k}"] = step.kernel
-                args = [name(v) for v in step.inputs]
-                if step.node.attrs:
-                    ns[f"a{k}"] = step.node.attrs
-                    args.append(f"**a{k}")
-                outs = ", ".join(local[v] for v in step.outputs) + ("," if step.multi else "")
-                lines.append(f"    {outs} = k{k}({', '.join(args)})")
-                if self.fixups is None or k in self.fixups:
-                    for i, (v, o) in enumerate(zip(step.outputs, step.node.outputs)):
-                        ns[f"d{k}_{i}"], ns[f"b{k}_{i}"] = o.dtype, o.backend
-                        lines.append(f"    {local[v]} = fix({local[v]}, d{k}_{i}, b{k}_{i})")
-            if step.frees:
-                lines.append(f"    del {', '.join(local[v] for v in step.frees)}")
-        outs = [name(t._id) for t in graph.outputs]
-        lines.append(f"    return ({', '.join(outs)}{',' if outs else ''})")
-        source = "\n".join(lines) + "\n"
-        filename = f"<tl.graph {graph.name} #{next(_compiled_names)}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        # Safe by construction (as torch.fx's code generation): the source holds only generated
-        # identifiers (v<k>, k<k>, a<k>, ...); kernels, attributes and constants reach it through
-        # ``ns``, never as text, so nothing from a loaded graph file is ever compiled.
-        exec(compile(source, filename, "exec"), ns)
-        self._source, self._fn, self._lines = source, ns["run"], (filename, line_steps)
+                outs = ", ".join(name(v) for v in step.outputs)
+                lines.append(f"{outs} = {step.node.type}({', '.join(name(v) for v in step.inputs)}){free}")
+        lines.append("return " + ", ".join(name(t._id) for t in graph.outputs))
+        return "\n".join(lines)
+
+    def _compile(self):
+        """The flat plan: values numbered into slots, one tuple per step, constants pre-filled."""
+        graph = self.graph
+        slot = {}
+        for v in list(self.params) + list(graph.constants):
+            slot.setdefault(v, len(slot))
+        for step in self.steps:
+            for v in step.outputs:
+                slot.setdefault(v, len(slot))
+        template = [None] * len(slot)
+        for v, (t, raw) in graph.constants.items():
+            template[slot[v]] = raw
+        program = []
+        for k, step in enumerate(self.steps):
+            ins = tuple(slot[v] for v in step.inputs)
+            frees = tuple(slot[v] for v in step.frees)
+            if step.kernel is None:
+                program.append((_ASSIGN, None, ins, k in self.copied_assigns, None, frees, step.node))
+                continue
+            outs = tuple(slot[v] for v in step.outputs)
+            attrs = step.node.attrs or None
+            fixes = tuple((o.dtype, o.backend) for o in step.node.outputs) if k in self.fixups else None
+            if attrs is None and fixes is None and not step.multi and len(ins) in (1, 2):
+                # The common steps: one or two inputs, one output, no attributes, nothing to fix.
+                program.append((len(ins), step.kernel, ins[0], ins[-1], outs[0], frees, step.node))
+            else:
+                program.append((_GENERAL, step.kernel, ins, (attrs, fixes), outs if step.multi else outs[0],
+                                frees, step.node))
+        self._program = program
+        self._template = template
+        self._param_slots = tuple(slot[v] for v in self.params)
+        self._output_slots = tuple(slot[t._id] for t in graph.outputs)
 
     def run(self, feeds, targets):
         """Raw outputs for raw ``feeds`` (inputs, then the used captures) and assignment ``targets``."""
         if dispatch.observers or self.fixups is None:
             return self._interpret(feeds, targets, list(dispatch.observers))
-        if self._fn is None:
+        if self._program is None:
             self._compile()
+        env = self._template.copy()
+        for i, value in zip(self._param_slots, feeds):
+            env[i] = value
+        assigns = iter(targets)
+        node = None
         try:
-            return self._fn(feeds, targets)
+            for kind, kernel, a, b, out, frees, node in self._program:
+                if kind == 1:
+                    env[out] = kernel(env[a])
+                elif kind == 2:
+                    env[out] = kernel(env[a], env[b])
+                elif kind == _ASSIGN:
+                    _assign(next(assigns), env[a[1]].copy() if b else env[a[1]])
+                else:
+                    _run_general(env, kernel, a, out, *b)
+                for i in frees:
+                    env[i] = None
         except Exception as e:
-            self._annotate(e)
+            if node is not None:
+                self._note(e, node)
             raise
+        return tuple(env[i] for i in self._output_slots)
 
     def _interpret(self, feeds, targets, observers):
         """One node at a time: records the fixes kernels need, times and reports nodes to ``observers``."""
@@ -211,23 +218,26 @@ class Executable:
                 obs.on_op(node.op, inputs, outputs if step.multi else outputs[0], node.attrs, seconds, step.kernel,
                           backend, mode="graph")
 
-    def _annotate(self, error):
-        filename, line_steps = self._lines
-        tb = error.__traceback__
-        step = None
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == filename:
-                step = line_steps.get(tb.tb_lineno)
-            tb = tb.tb_next
-        if step is not None:
-            self._note(error, self.steps[step].node)
-
     def _note(self, error, node):
         if hasattr(error, "add_note"):
             names = self.graph.value_names()
             ins = ", ".join(f"{names[t._id]}: {t.dtype}{list(t.shape)}" for t in node.inputs)
             error.add_note(f"while running node {node.type}({ins}) of graph {self.graph.name!r}, "
                            f"traced at {node.site or '<unknown>'}")
+
+
+_GENERAL, _ASSIGN = 3, 4
+
+
+def _run_general(env, kernel, ins, out, attrs, fixes):
+    """A step with attributes, several inputs or outputs, or results to fix."""
+    args = [env[i] for i in ins]
+    result = kernel(*args) if attrs is None else kernel(*args, **attrs)
+    if out.__class__ is int:
+        env[out] = result if fixes is None else _fix(result, *fixes[0])
+    else:
+        for i, r, fix in zip(out, result, fixes or [None] * len(out)):
+            env[i] = r if fix is None else _fix(r, *fix)
 
 
 def _fix(value, dtype, backend):
