@@ -37,8 +37,9 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
             g = grads.get(oid) if oid in keep else grads.pop(oid, None)
             if g is None:
                 continue
-            out_grads = (g,)
+            out_grads = single = g
         else:
+            single = None
             out_grads = [grads.get(o._id) if o._id in keep else grads.pop(o._id, None) for o in outs]
             if all(g is None for g in out_grads):
                 continue
@@ -48,13 +49,20 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
         if per_input is None:
             per_input = lookup(node)
         variadic = op.variadic
+        if single is not None and variadic:
+            out_grads = (single,)
         for i, t in enumerate(node.inputs):
             if t._id not in needs:
                 continue
             fn = per_input[0] if variadic else per_input[i]
             if fn is None:  # an input used for its shape or as indices: no gradient flows to it
                 continue
-            g = fn(node, *out_grads, index=i) if variadic else fn(node, *out_grads)
+            if variadic:
+                g = fn(node, *out_grads, index=i)
+            elif single is not None:
+                g = fn(node, single)
+            else:
+                g = fn(node, *out_grads)
             if g is None:
                 continue
             if g.shape != t.shape or g.dtype is not t.dtype:
