@@ -482,6 +482,26 @@ def test_kernels_split_images_between_threads(monkeypatch, tiny_blocks):
             ref_conv2d(x, w, (1, 2), (1, 1), ((1, 1), (0, 1))), rtol=1e-10, atol=1e-10)
 
 
+def test_relu_kernels_split_between_threads_and_keep_dtype(monkeypatch):
+    monkeypatch.setattr(nn, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(nn, "_thread_count", lambda: 3)
+    rng = np.random.default_rng(6)
+    for dtype in (np.float16, np.float32, np.float64):
+        x = rng.standard_normal((7, 5, 3)).astype(dtype)
+        dy = rng.standard_normal((7, 5, 3)).astype(dtype)
+        y = nn.relu(x)
+        assert y.dtype == dtype
+        np.testing.assert_array_equal(y, np.where(x > 0, x, 0))
+        dx = nn.relu_grad(dy, x)
+        assert dx.dtype == dtype
+        np.testing.assert_array_equal(dx, np.where(x > 0, dy, 0))
+    np.testing.assert_array_equal(nn.relu(np.array(-2.0)), 0.0)
+    np.testing.assert_array_equal(nn.relu_grad(np.ones((2, 3)), np.array([1.0, -1.0, 2.0])),
+                                  [[1, 0, 1], [1, 0, 1]])
+    x_t = rng.standard_normal((4, 6)).T                 # not contiguous
+    np.testing.assert_array_equal(nn.relu(x_t), np.maximum(x_t, 0))
+
+
 def test_same_avg_pool_divides_by_real_cells_only():
     x = np.ones((1, 3, 3, 1))
     pads = resolve(x.shape, (2, 2), (2, 2), (1, 1), "SAME")  # ((0, 1), (0, 1))

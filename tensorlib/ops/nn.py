@@ -409,13 +409,8 @@ def _relu_grad_kernel(xp, gradients, features):
     return gradients * (features > 0)  # a bool mask: multiplying keeps the gradients' dtype
 
 
-@_relu_grad.kernel("numpy")
-def _relu_grad_numpy(gradients, features):
-    # The same product with the mask written as 1.0 / 0.0 into the output itself:
-    # no mask-sized temporary (fresh memory faults on first touch).
-    out = np.empty(np.broadcast_shapes(gradients.shape, features.shape), gradients.dtype)
-    np.greater(features, 0, out=out)
-    return np.multiply(out, gradients, out=out)
+_relu.kernel("numpy")(_kernels.relu)
+_relu_grad.kernel("numpy")(_kernels.relu_grad)
 
 
 # The mask's derivative is zero wherever it is defined: no gradient flows to ``features``.
