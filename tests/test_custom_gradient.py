@@ -128,3 +128,40 @@ def test_stop_gradient():
     # The value is x, the gradient 2x + 1: check_grads must see that the gradient is not the derivative.
     with pytest.raises(AssertionError, match="disagrees with finite differences"):
         check_grads(lambda x: x * x - tl.stop_gradient(x * x) + x, [np.array([0.3, 2.0])])
+
+
+def test_variables_read_inside_get_their_gradient_from_grad_fn():
+    w = tl.Variable(np.array([2.0, 3.0]), name="w")
+
+    @tl.custom_gradient
+    def scaled(x):
+        def grad_fn(dy, variables=None):
+            assert len(variables) == 1 and variables[0].shape == (2,)
+            return dy * w * 10.0, [dy * x * 100.0]
+        return x * w, grad_fn
+
+    x = tl.tensor(np.array([1.0, -1.0]))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        loss = tl.sum(scaled(x))
+    gx, gw = tape.gradient(loss, [x, w])
+    np.testing.assert_allclose(gx.numpy(), [20.0, 30.0])
+    np.testing.assert_allclose(gw.numpy(), [100.0, -100.0])
+    traced = tl.function(lambda x: tl.grad(lambda x: tl.sum(scaled(x)))(x))
+    np.testing.assert_allclose(traced(x).numpy(), [20.0, 30.0])
+
+
+def test_grad_fn_without_variables_argument_is_told_what_to_accept():
+    w = tl.Variable(np.array([2.0, 3.0]))
+
+    @tl.custom_gradient
+    def scaled(x):
+        return x * w, lambda dy: dy
+
+    x = tl.tensor(np.array([1.0, 1.0]))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        loss = tl.sum(scaled(x))
+    with pytest.raises(TypeError, match=r"reads 1 trainable Variable\(s\) \(shape \(2,\) float64\), so its "
+                                        r"grad_fn must accept variables="):
+        tape.gradient(loss, x)

@@ -9,7 +9,7 @@ from .. import dispatch
 from ..ops.registry import defop, spec
 from ..tensor import Tensor
 from . import registry
-from .tape import flatten
+from .tape import GradientTape, flatten
 
 _stop = defop("StopGradient", inputs=("x",), infer=lambda x: x, differentiable=False,
               doc="Identity in the forward pass; no gradient flows through it.")
@@ -40,38 +40,58 @@ def _tapes_paused():
         dispatch.tapes[:] = saved
 
 
-def _custom_infer(*inputs, grad_fn, n_inputs):
-    outs = inputs[n_inputs:]
+def _custom_infer(*inputs, grad_fn, n_inputs, n_variables):
+    outs = inputs[n_inputs + n_variables:]
     return tuple(spec(o.shape, o.dtype) for o in outs)
 
 
-_custom = defop("CustomGradient", inputs=("inputs",), attrs={"grad_fn": None, "n_inputs": 0},
+_custom = defop("CustomGradient", inputs=("inputs",), attrs={"grad_fn": None, "n_inputs": 0, "n_variables": 0},
                 infer=_custom_infer, variadic=True,
                 doc="Passes its last outputs through; its gradient is the user's grad_fn.")
 
 
 @_custom.generic
-def _custom_kernel(xp, *arrays, grad_fn, n_inputs):
-    return tuple(arrays[n_inputs:])
+def _custom_kernel(xp, *arrays, grad_fn, n_inputs, n_variables):
+    return tuple(arrays[n_inputs + n_variables:])
 
 
 _grad_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def _call_grad_fn(op, out_grads) -> list:
+    """The user's gradients for the tensor inputs, then for the variables ``f`` read."""
+    n, n_vars = op.attrs["n_inputs"], op.attrs["n_variables"]
+    fn = op.attrs["grad_fn"]
+    if n_vars:
+        variables = list(op.inputs[n:n + n_vars])
+        try:
+            result, var_grads = fn(*out_grads, variables=variables)
+        except TypeError as e:
+            if "variables" not in str(e):
+                raise
+            read = ", ".join(f"shape {tuple(v.shape)} {v.dtype}" for v in variables)
+            raise TypeError(f"custom_gradient: the function reads {n_vars} trainable Variable(s) ({read}), so "
+                            "its grad_fn must accept variables= and return (input_gradients, "
+                            "variable_gradients)") from None
+        var_grads = list(var_grads)
+        if len(var_grads) != n_vars:
+            raise ValueError(f"custom_gradient: grad_fn returned {len(var_grads)} variable gradients for "
+                             f"{n_vars} variables")
+    else:
+        result, var_grads = fn(*out_grads), []
+    result = list(result) if isinstance(result, (list, tuple)) else [result]
+    if len(result) != n:
+        raise ValueError(f"custom_gradient: grad_fn returned {len(result)} gradients for {n} tensor inputs")
+    return result + var_grads
+
+
 def _custom_gradient_rule(op, *out_grads, index):
-    n = op.attrs["n_inputs"]
-    if index >= n:
+    if index >= op.attrs["n_inputs"] + op.attrs["n_variables"]:
         return None
     cached = _grad_cache.get(op)
     key = tuple(id(g) for g in out_grads)
     if cached is None or cached[0] != key:
-        fn = op.attrs["grad_fn"]
-        result = fn(*out_grads)
-        result = list(result) if isinstance(result, (list, tuple)) else [result]
-        if len(result) != n:
-            raise ValueError(f"custom_gradient: grad_fn returned {len(result)} gradients for {n} "
-                             "tensor inputs")
-        cached = (key, result, out_grads)
+        cached = (key, _call_grad_fn(op, out_grads), out_grads)
         _grad_cache[op] = cached
     g = cached[1][index]
     if g is not None and not isinstance(g, Tensor):
@@ -86,8 +106,11 @@ def custom_gradient(f):
     """Give ``f`` its own gradient: ``f`` returns ``(y, grad_fn)`` and ``grad_fn(dy)``
     returns one gradient per Tensor positional argument.
 
-    Works in eager and traced code; when ``grad_fn`` is written with
-    tensorlib ops it is itself differentiable.  A straight-through estimator:
+    If ``f`` reads trainable Variables, ``grad_fn(dy, variables=...)`` is
+    given them and returns ``(input_gradients, variable_gradients)``, as in
+    TensorFlow.  Works in eager and traced code; when ``grad_fn`` is written
+    with tensorlib ops it is itself differentiable.  A straight-through
+    estimator:
 
     >>> import tensorlib as tl
     >>> @tl.custom_gradient
@@ -103,11 +126,15 @@ def custom_gradient(f):
             return y
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         with _tapes_paused():
-            y, grad_fn = f(*args, **kwargs)
+            reads = GradientTape()  # records no one's gradient: it only learns which Variables f reads
+            with reads:
+                y, grad_fn = f(*args, **kwargs)
+        variables = [v for v in reads.watched_variables() if not any(v is a for a in tensor_args)]
         outs, rebuild = flatten(y)
         for o in outs:
             if not isinstance(o, Tensor):
                 raise TypeError(f"custom_gradient: {f.__name__} must return tensors, got {type(o).__name__}")
-        results = _custom(*tensor_args, *outs, grad_fn=grad_fn, n_inputs=len(tensor_args))
+        results = _custom(*tensor_args, *variables, *outs, grad_fn=grad_fn, n_inputs=len(tensor_args),
+                          n_variables=len(variables))
         return rebuild(list(results))
     return wrapper
