@@ -284,3 +284,14 @@ def test_assigning_an_argument_copies_it_as_eager_assign_does():
         f(x)
         x[:] = -1.0
         assert v.numpy().tolist() == [1.0, 2.0, 3.0]
+
+
+def test_random_draws_inside_a_traced_function_are_new_on_every_run():
+    f = tl.function(lambda x: x + tl.random.normal((3,), dtype="float64"))
+    a, b = f(np.zeros(3)).numpy(), f(np.zeros(3)).numpy()
+    assert not np.array_equal(a, b)                    # not baked into the graph at trace time
+    seeded = tl.function(lambda x: x + tl.random.normal((3,), dtype="float64", seed=7))
+    np.testing.assert_array_equal(seeded(np.zeros(3)).numpy(), seeded(np.zeros(3)).numpy())
+    np.testing.assert_array_equal(seeded(np.zeros(3)).numpy(),
+                                  tl.random.normal((3,), dtype="float64", seed=7).numpy())
+    assert [n.type for n in f.get_graph(np.zeros(3)).optimize().nodes] == ["RandomStandardNormal", "Add"]

@@ -35,7 +35,7 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
 
 def _is_stateful(op) -> bool:
     """Ops whose results are not a function of inputs and attrs alone are never folded or merged."""
-    return getattr(op, "stateful", False) or "Random" in op.name or op.name == "Dropout"
+    return op.stateful
 
 
 # ---------------------------------------------------------------- simplify = no-ops + folding + CSE

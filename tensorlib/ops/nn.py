@@ -601,7 +601,7 @@ def _dropout_infer(x, *, rate, seed, noise_shape):
 
 
 _dropout = defop("Dropout", inputs=("x",), attrs={"rate": 0.5, "seed": None, "noise_shape": None},
-                 infer=_dropout_infer,
+                 infer=_dropout_infer, stateful=True,
                  doc="x * keep / (1 - rate) with keep ~ Bernoulli(1 - rate); outputs (y, scaled mask).")
 
 

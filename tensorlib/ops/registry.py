@@ -30,7 +30,7 @@ class OpDef:
     """One op type: inputs, attributes, shape rule and kernels per backend."""
 
     def __init__(self, name, inputs, attrs, infer, *, promote=None, differentiable=True,
-                 variadic=False, doc=""):
+                 variadic=False, stateful=False, doc=""):
         self.name = name
         self.input_names = tuple(inputs)
         self.defaults = dict(attrs or {})
@@ -38,6 +38,7 @@ class OpDef:
         self.promote = promote
         self.differentiable = differentiable
         self.variadic = variadic
+        self.stateful = stateful  # results depend on more than inputs and attrs (random draws)
         self.kernels: dict = {}
         self.generic_kernel = None
         self.strategy = None
@@ -102,7 +103,7 @@ class OpDef:
 
 
 def defop(name: str, inputs=("x",), attrs=None, infer=None, *, promote=None,
-          differentiable=True, variadic=False, doc="") -> OpDef:
+          differentiable=True, variadic=False, stateful=False, doc="") -> OpDef:
     """Define and register an op type.
 
     ``infer(*input_specs, **attrs)`` returns a :class:`TensorSpec` (or a tuple
@@ -111,13 +112,15 @@ def defop(name: str, inputs=("x",), attrs=None, infer=None, *, promote=None,
     ``variadic=True`` makes the op take any number of inputs (``concat``);
     gradient functions of a variadic op receive ``index=`` the input position.
     ``differentiable=False`` declares it not differentiable (``argmax``).
+    ``stateful=True`` marks an op whose results are not a function of its
+    inputs and attributes alone (random draws): graph passes never fold or merge it.
     """
     if name in _ops:
         raise ValueError(f"op type {name!r} is already defined ({_ops[name]!r})")
     if infer is None:
         raise TypeError(f"defop({name!r}): a shape/dtype rule `infer` is required")
     op = OpDef(name, inputs, attrs, infer, promote=promote, differentiable=differentiable,
-               variadic=variadic, doc=doc)
+               variadic=variadic, stateful=stateful, doc=doc)
     caller = sys._getframe(1)
     op.defined_at = f"{caller.f_code.co_filename}:{caller.f_lineno}"
     _ops[name] = op

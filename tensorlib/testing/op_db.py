@@ -711,7 +711,49 @@ def _linalg_opinfos():
     ]
 
 
-OPINFOS: list = _math_opinfos() + _reduce_opinfos() + _shape_opinfos() + _linalg_opinfos()
+# ---------------------------------------------------------------- random (seeded draws vs NumPy's generator)
+
+@st.composite
+def _random_draw(draw, dtype):
+    shape = draw(st.lists(st.integers(0, 3), max_size=3).map(tuple))
+    return SampleInput((shape,), {"seed": draw(st.integers(0, 2**31 - 1)), "dtype": dtype}, grad_argnums=())
+
+
+def _truncated_ref(shape, seed, dtype):
+    rng = np.random.default_rng(seed)
+    out = rng.normal(size=shape)
+    bad = np.abs(out) > 2
+    while bad.any():
+        out[bad] = rng.normal(size=int(bad.sum()))
+        bad = np.abs(out) > 2
+    return out.astype(dtype)
+
+
+def _random_opinfos():
+    def normal_ref(shape, seed, dtype):
+        return np.random.default_rng(seed).normal(0.0, 1.0, size=shape).astype(dtype)
+
+    def uniform_ref(shape, seed, dtype):
+        return np.random.default_rng(seed).uniform(0.0, 1.0, size=shape).astype(dtype)
+
+    def bernoulli_ref(shape, seed, dtype):
+        return (np.random.default_rng(seed).random(size=shape) < 0.5).astype(dtype)
+
+    return [
+        OpInfo("random.normal", tl.random.normal, normal_ref, _random_draw, op_types=("RandomStandardNormal",),
+               differentiable=False),
+        OpInfo("random.uniform", tl.random.uniform, uniform_ref, _random_draw, op_types=("RandomUniform",),
+               differentiable=False,
+               error_inputs=(ErrorInput(((2, -1),), exc=ValueError,
+                                        match=r"RandomUniform: shape \(2, -1\) has a negative dimension"),)),
+        OpInfo("random.truncated_normal", tl.random.truncated_normal, _truncated_ref, _random_draw,
+               op_types=("TruncatedNormal",), differentiable=False),
+        OpInfo("random.bernoulli", tl.random.bernoulli, bernoulli_ref, _random_draw, op_types=("RandomBernoulli",),
+               differentiable=False),
+    ]
+
+
+OPINFOS: list = _math_opinfos() + _reduce_opinfos() + _shape_opinfos() + _linalg_opinfos() + _random_opinfos()
 
 
 def all_opinfos() -> list:
