@@ -824,15 +824,9 @@ def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray) -> np.ndarr
     plan = _FourierPlan(conv)
     real, imag = plan.filter_spectrum(w)
     # y = x (*) w in the spectrum: Y = X conj(W), summed over Cin.
-    blocks = _complex_blocks(real, imag, conjugate=True)
     out = np.empty((conv.batch, *conv.geometry.out_hw, conv.out_channels), conv.dtype)
-    x_spectra = plan.spectra_buffer("input_spectra", conv.in_channels)
-    y_spectra = plan.spectra_buffer("output_spectra", conv.out_channels)
-    scratch = _scratch("cast_input", plan.images * x[0].size, conv.compute_dtype)
-    for start, stop in plan.image_blocks():
-        spectrum = plan.spectrum(_as_compute(x[start:stop], scratch), plan.input_positions, x_spectra)
-        product = plan.per_frequency_product(spectrum, blocks, y_spectra)
-        _synthesize_into(plan, product, plan.output_positions, out[start:stop])
+    _fourier_apply(plan, _complex_blocks(real, imag, conjugate=True), x, ("input", plan.input_positions),
+                   out, ("output", plan.output_positions))
     return out
 
 
@@ -840,16 +834,26 @@ def _fourier_conv2d_backprop_input(conv: _ConvShapes, w: np.ndarray, dy: np.ndar
     plan = _FourierPlan(conv)
     real, imag = plan.filter_spectrum(w)
     # dx = dy scattered through w: DX = DY W, summed over Cout.
-    blocks = _complex_blocks(real.transpose(0, 2, 1), imag.transpose(0, 2, 1))
     dx = np.empty((conv.batch, *conv.geometry.in_hw, conv.in_channels), conv.dtype)
-    dy_spectra = plan.spectra_buffer("output_spectra", conv.out_channels)
-    dx_spectra = plan.spectra_buffer("input_spectra", conv.in_channels)
-    scratch = _scratch("cast_out_gradient", plan.images * dy[0].size, conv.compute_dtype)
-    for start, stop in plan.image_blocks():
-        spectrum = plan.spectrum(_as_compute(dy[start:stop], scratch), plan.output_positions, dy_spectra)
-        product = plan.per_frequency_product(spectrum, blocks, dx_spectra)
-        _synthesize_into(plan, product, plan.input_positions, dx[start:stop])
+    _fourier_apply(plan, _complex_blocks(real.transpose(0, 2, 1), imag.transpose(0, 2, 1)),
+                   dy, ("output", plan.output_positions), dx, ("input", plan.input_positions))
     return dx
+
+
+def _fourier_apply(plan: _FourierPlan, blocks, source: np.ndarray, source_side, target: np.ndarray,
+                   target_side) -> None:
+    """``target`` = the per-frequency product of ``source``'s spectrum with the filter ``blocks``,
+    image block by image block.  A side is ("input" | "output", its pixel positions)."""
+    source_name, source_positions = source_side
+    target_name, target_positions = target_side
+    source_spectra = plan.spectra_buffer(f"{source_name}_spectra", source.shape[-1])
+    target_spectra = plan.spectra_buffer(f"{target_name}_spectra", target.shape[-1])
+    cast = "cast_input" if source_name == "input" else "cast_out_gradient"
+    scratch = _scratch(cast, plan.images * source[0].size, plan.conv.compute_dtype)
+    for start, stop in plan.image_blocks():
+        spectrum = plan.spectrum(_as_compute(source[start:stop], scratch), source_positions, source_spectra)
+        product = plan.per_frequency_product(spectrum, blocks, target_spectra)
+        _synthesize_into(plan, product, target_positions, target[start:stop])
 
 
 def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.ndarray):
