@@ -42,6 +42,17 @@ class _Kink(Exception):
 
 # ---------------------------------------------------------------- points: host values and their backends
 
+
+def _partial_in(f, point, argnums):
+    """``f`` as a function of the arguments at ``argnums`` only, the others fixed at ``point``."""
+    def f_of_diff(*diff):
+        full = list(point)
+        for i, d in zip(argnums, diff):
+            full[i] = d
+        return f(*full)
+    return f_of_diff
+
+
 def _host(value):
     if isinstance(value, Tensor):
         return np.array(value.numpy()), value.backend
@@ -181,13 +192,7 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
             return f(*full)
         return f_i
 
-    def f_of_diff(*diff):
-        full = list(inputs)
-        for i, d in zip(argnums, diff):
-            full[i] = d
-        return f(*full)
-
-    out, vjp_fn = vjp(f_of_diff, *[inputs[i] for i in argnums])
+    out, vjp_fn = vjp(_partial_in(f, inputs, argnums), *[inputs[i] for i in argnums])
     leaves = _leaves(out, label)
     float_pos = [k for k, o in enumerate(leaves) if o.dtype.kind == "f"]
     if not float_pos:
@@ -234,13 +239,7 @@ def _vjp_function(f, nargs, argnums, float_pos, label):
     def gradient_of_f(*values):
         point, cts = values[:nargs], values[nargs:]
 
-        def f_of_diff(*diff):
-            full = list(point)
-            for i, d in zip(argnums, diff):
-                full[i] = d
-            return f(*full)
-
-        out, vjp_fn = vjp(f_of_diff, *[point[i] for i in argnums])
+        out, vjp_fn = vjp(_partial_in(f, point, argnums), *[point[i] for i in argnums])
         outs = flatten(out)[0]
         full_cts = [cts[float_pos.index(k)] if k in float_pos else zeros_like(o) for k, o in enumerate(outs)]
         return tuple(vjp_fn(full_cts))
