@@ -3,8 +3,8 @@
 Each entry names the function, a NumPy reference, hypothesis sample inputs
 per dtype (broadcasting shapes for binaries, positive inputs for log/sqrt,
 divisors away from zero), the op types it exercises and error inputs with
-the message they must give.  ``all_opinfos()`` adds the nn catalogue
-(``tensorlib.testing.op_db_nn.OPINFOS``) when it exists.  The registry-driven
+the message they must give.  ``all_opinfos()`` adds the catalogue of every
+family module ``op_db_<family>.py`` beside this one (``op_db_nn.py``, ...).  The registry-driven
 tests (``tests/test_ops_*.py``, ``tests/test_modes_agree.py``) walk this list.
 
 >>> from tensorlib.testing.op_db import all_opinfos
@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import importlib
+import os
 
 import numpy as np
 from hypothesis import strategies as st
@@ -757,11 +758,9 @@ OPINFOS: list = _math_opinfos() + _reduce_opinfos() + _shape_opinfos() + _linalg
 
 
 def all_opinfos() -> list:
-    """This catalogue plus ``tensorlib.testing.op_db_nn.OPINFOS`` when that module exists."""
-    try:
-        nn = importlib.import_module(f"{__package__}.op_db_nn")
-    except ModuleNotFoundError as e:
-        if e.name != f"{__package__}.op_db_nn":
-            raise
-        return list(OPINFOS)
-    return list(OPINFOS) + list(nn.OPINFOS)
+    """This catalogue plus ``OPINFOS`` of every family module ``tensorlib/testing/op_db_<family>.py``."""
+    infos = list(OPINFOS)
+    here = os.path.dirname(__file__)
+    for name in sorted(n[:-3] for n in os.listdir(here) if n.startswith("op_db_") and n.endswith(".py")):
+        infos += list(importlib.import_module(f"{__package__}.{name}").OPINFOS)
+    return infos
