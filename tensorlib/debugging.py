@@ -19,11 +19,11 @@ class NumericsError(ValueError):
 
 
 def _bad_kind(xp, array) -> str | None:
-    if array.dtype.kind != "f":
+    if not xp.isdtype(array.dtype, "real floating"):
         return None
-    if bool(xp.isnan(array).any()):
+    if bool(xp.any(xp.isnan(array))):
         return "NaN"
-    if bool(xp.isinf(array).any()):
+    if bool(xp.any(xp.isinf(array))):
         return "Inf"
     return None
 

@@ -84,9 +84,8 @@ def apply(op, args, attrs=_EMPTY):
             else:
                 dtype = specs.dtype
                 if raw.__class__ is not np.ndarray:
-                    raw = backend.asarray(raw) if backend.name != "numpy" or not hasattr(raw, "shape") \
-                        else np.asarray(raw)
-                if raw.dtype is not dtype and raw.dtype != dtype:
+                    raw = backend.fit(raw, dtype) if backend.name != "numpy" else np.asarray(raw, dtype)
+                elif raw.dtype is not dtype and raw.dtype != dtype:
                     raw = raw.astype(dtype)
                 outputs = _new(Tensor)
                 outputs._value = raw
@@ -118,11 +117,14 @@ def _wrap(raw, specs, backend):
 
 def _wrap_one(raw, spec, backend):
     dtype = spec.dtype
-    if not hasattr(raw, "shape") or (type(raw) is not np.ndarray and backend.name == "numpy"):
-        raw = backend.asarray(raw)
-    if raw.dtype != dtype:
-        raw = raw.astype(dtype)
-    return make(raw, backend, raw.shape, dtype)
+    if backend.name != "numpy":
+        raw = backend.fit(raw, dtype)
+    else:
+        if type(raw) is not np.ndarray:
+            raw = np.asarray(raw)
+        if raw.dtype != dtype:
+            raw = raw.astype(dtype)
+    return make(raw, backend, tuple(raw.shape), dtype)
 
 
 def _run_observed(op, args, attrs, specs, backend):
@@ -287,10 +289,7 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         dtype = _checked_dtype(op, index, value.dtype) if op is not None else _dtypes.as_dtype(value.dtype)
         if modes:
             return modes[-1].convert(value, dtype, backend)
-        arr = backend.asarray(value)
-        if arr.dtype != dtype:
-            arr = arr.astype(dtype)
-        return make(arr, backend)
+        return make(backend.asarray(value, dtype=dtype), backend, None, dtype)
     name = op.name if op is not None else "tensor"
     where = f" input {_input_name(op, index)}" if op is not None else ""
     if isinstance(value, (list, tuple)):
@@ -362,6 +361,6 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
         raise ValueError(f"Variable.{how}: value is on backend {value.backend.name}, "
                          f"variable {var.name!r} on {var.backend.name}")
     # A value converted from the caller's array may alias it: keep a copy, as Variable() does.
-    var._value = value._value.copy() if from_caller else value._value
+    var._value = var.backend.copy(value._value) if from_caller else value._value
     var._version += 1
     return var

@@ -138,7 +138,11 @@ def make(value, backend, shape=None, dtype=None) -> Tensor:
     t = object.__new__(Tensor)
     t._value = value
     t.shape = value.shape if shape is None else shape
-    t.dtype = value.dtype if dtype is None else dtype
+    if dtype is None:
+        dtype = value.dtype
+        if not isinstance(dtype, np.dtype):      # a backend with dtype objects of its own
+            dtype = backend.dtype_of(value)
+    t.dtype = dtype
     t.backend = backend
     t._id = next(_ids)
     t._node = None

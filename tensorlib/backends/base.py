@@ -41,6 +41,20 @@ class Backend:
     def einsum(self, subscripts, *operands):
         return self.xp.einsum(subscripts, *operands)
 
+    def fit(self, raw, dtype):
+        """A kernel's result as this backend's array of ``dtype`` (its shape rule's dtype)."""
+        if not self.is_array(raw):
+            raw = self.asarray(raw)
+        return raw if raw.dtype == dtype else raw.astype(dtype)
+
+    def dtype_of(self, array) -> np.dtype:
+        """The NumPy dtype of one of this backend's arrays (tensors always carry NumPy dtypes)."""
+        return np.dtype(array.dtype)
+
+    def copy(self, array):
+        """A copy of ``array`` that shares no memory with it."""
+        return array.copy()
+
     def synchronize(self) -> None:
         """Wait for queued device work (a no-op on the host)."""
 

@@ -242,8 +242,10 @@ def _run_general(env, kernel, ins, out, attrs, fixes):
 
 def _fix(value, dtype, backend):
     """Give a kernel's result the array type and dtype its shape rule promised (as dispatch does)."""
-    if not hasattr(value, "shape") or (value.__class__ is not np.ndarray and backend.name == "numpy"):
-        value = backend.asarray(value)
+    if backend.name != "numpy":
+        return backend.fit(value, dtype)
+    if value.__class__ is not np.ndarray:
+        value = np.asarray(value)
     if value.dtype is not dtype and value.dtype != dtype:
         value = value.astype(dtype)
     return value

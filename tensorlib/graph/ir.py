@@ -129,7 +129,7 @@ class Graph:
 
     def add_constant(self, raw, cls=None):
         """A symbolic tensor standing for the small array ``raw`` (on this graph's backend)."""
-        t = make_symbolic(raw.shape, raw.dtype, self.backend, None, 0)
+        t = make_symbolic(tuple(raw.shape), self.backend.dtype_of(raw), self.backend, None, 0)
         if cls is not None:
             t.__class__ = cls
         self.constants[t._id] = (t, raw)

@@ -104,9 +104,7 @@ def _fold(new: Graph, node, ins, constants):
     raws = raw if isinstance(raw, tuple) else (raw,)
     outs = []
     for value, spec in zip(raws, node.outputs):
-        value = backend.asarray(value)
-        if value.dtype != spec.dtype:
-            value = value.astype(spec.dtype)
+        value = backend.fit(value, spec.dtype)
         key = _constant_key(backend.to_numpy(value))
         t = constants.get(key)
         if t is None:

@@ -113,7 +113,7 @@ class _Trace:
         if isinstance(t, Variable):
             value = self._capture(t, t.shape, t.dtype, "variable", t.backend)
             self.variable_refs[t._id] = value
-        elif t._id > self.first_id and t._value.nbytes <= CONSTANT_BYTES:
+        elif t._id > self.first_id and _nbytes(t.shape, t.dtype) <= CONSTANT_BYTES:
             value = self.graph.add_constant(t._value, t.__class__ if t.__class__ is not Tensor else None)
             self.known.add(value._id)
         else:

@@ -32,7 +32,7 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
         target = data.backend if backend is None else _backends.get(backend)
         host = data.numpy() if target is not data.backend else data._value
         arr = target.asarray(host, dtype=None if dtype is None else _dt.as_dtype(dtype))
-        return make(arr.copy() if arr is data._value else arr, target)
+        return make(target.copy(arr) if arr is data._value else arr, target)
     b = _backend(backend)
     if dtype is not None:
         dtype = _dt.as_dtype(dtype)
@@ -43,12 +43,13 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
         src = _dt.as_dtype(data.dtype) if dtype is None else dtype
         host = data if b.is_array(data) else np.asarray(data)
         arr = b.asarray(host, dtype=src)
-        if arr is data or (isinstance(data, np.ndarray) and np.shares_memory(arr, data)):
-            arr = arr.copy()
+        if arr is data or (isinstance(arr, np.ndarray) and isinstance(data, np.ndarray)
+                           and np.shares_memory(arr, data)):
+            arr = b.copy(arr)
         return make(arr, b)
     t = dispatch.to_tensor(data, b)
     if dtype is not None and t.dtype != dtype:
-        return make(t._value.astype(dtype), b)
+        return make(b.fit(t._value, dtype), b)
     return t
 
 

@@ -57,7 +57,14 @@ def _div_infer(x, y):
 
 _div = defop("Div", inputs=("x", "y"), infer=_div_infer, promote=(0, 1),
              doc="x / y (true division) with broadcasting.")
-_div.generic(lambda xp, x, y: x / y)
+
+
+@_div.generic
+def _div_kernel(xp, x, y):
+    # True division of integers gives float64 (NumPy's rule); the Array API divides floats only.
+    if not xp.isdtype(x.dtype, "real floating"):
+        x, y = xp.astype(x, xp.float64), xp.astype(y, xp.float64)
+    return x / y
 register_gradient("Div", lambda op, g: g / op.inputs[1],
                   lambda op, g: -g * op.outputs[0] / op.inputs[1])
 
@@ -71,7 +78,7 @@ _pow = defop("Pow", inputs=("x", "y"), infer=_pow_infer, promote=(0, 1), doc="x 
 
 @_pow.generic
 def _pow_kernel(xp, x, y):
-    return xp.power(x, y)
+    return xp.pow(x, y)
 
 
 def _pow_grad_x(op, g):
@@ -128,7 +135,7 @@ _expm1 = _unary("Expm1", lambda xp, x: xp.expm1(x), "exp(x) - 1, accurate near 0
 def _sigmoid_kernel(xp, x):
     # Split by sign so that exp never overflows.
     e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    return xp.astype(xp.where(x >= 0, 1 / (1 + e), e / (1 + e)), x.dtype, copy=False)
 
 
 _sigmoid = _unary("Sigmoid", _sigmoid_kernel, "1 / (1 + exp(-x)), overflow-free.",
@@ -160,7 +167,7 @@ _cast = defop("Cast", inputs=("x",), attrs={"dtype": _dt.float32}, infer=_cast_i
 
 @_cast.generic
 def _cast_kernel(xp, x, *, dtype):
-    return x.astype(dtype)
+    return xp.astype(x, dtype)
 
 
 register_gradient("Cast", lambda op, g: cast(g, dtype=op.inputs[0].dtype) if op.inputs[0].dtype.kind == "f" else None)
@@ -172,7 +179,14 @@ for _name, _fn in {"Equal": "equal", "NotEqual": "not_equal", "Less": "less", "L
                    "LogicalOr": "logical_or"}.items():
     _comparisons[_name] = defop(_name, inputs=("x", "y"), infer=_compare, promote=(0, 1),
                                 differentiable=False, doc=f"Elementwise {_fn} (not differentiable).")
-    _comparisons[_name].generic(lambda xp, x, y, _fn=_fn: getattr(xp, _fn)(x, y))
+    _comparisons[_name].generic(lambda xp, x, y, _fn=_fn: getattr(xp, _fn)(*_ordered(xp, _fn, x, y)))
+
+
+def _ordered(xp, fn, x, y):
+    # NumPy orders bools (False < True); the Array API compares bools for equality only.
+    if fn in ("less", "less_equal", "greater", "greater_equal") and xp.isdtype(x.dtype, "bool"):
+        return xp.astype(x, xp.int8), xp.astype(y, xp.int8)
+    return x, y
 
 _logical_not = defop("LogicalNot", inputs=("x",), infer=lambda x: spec(x.shape, _dt.bool_),
                      differentiable=False, doc="Elementwise not.")

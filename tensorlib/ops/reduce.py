@@ -1,6 +1,8 @@
 """Reductions with ``axis`` and ``keepdims``: sum, mean, max, min, prod, var, std, logsumexp, argmax, argmin."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..dispatch import apply
 from ..grad.registry import register_gradient
@@ -41,16 +43,25 @@ def _reduction(name, doc, infer=_reduce_infer):
     return defop(name, inputs=("x",), attrs={"axis": None, "keepdims": False}, infer=infer, doc=doc)
 
 
-def _accumulator(xp, x):
-    return xp.int64 if x.dtype == _dt.bool_ else x.dtype
+def _counted(xp, x):
+    # The Array API's sum and prod take numbers only: bools are counted as int64 first.
+    return xp.astype(x, xp.int64) if xp.isdtype(x.dtype, "bool") else x
+
+
+def _accumulator(x):
+    return _dt.int64 if x.dtype == _dt.bool_ else x.dtype
 
 
 _sum = _reduction("Sum", "Sum over axes.", _counting_infer)
-_sum.generic(lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims, dtype=_accumulator(xp, x)))
+_sum.generic(lambda xp, x, *, axis, keepdims: xp.sum(_counted(xp, x), axis=axis, keepdims=keepdims,
+                                                     dtype=_counted(xp, x).dtype))
+_sum.kernel("numpy")(lambda x, *, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x)))
 register_gradient("Sum", _restore)
 
 _prod = _reduction("Prod", "Product over axes.", _counting_infer)
-_prod.generic(lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims, dtype=_accumulator(xp, x)))
+_prod.generic(lambda xp, x, *, axis, keepdims: xp.prod(_counted(xp, x), axis=axis, keepdims=keepdims,
+                                                       dtype=_counted(xp, x).dtype))
+_prod.kernel("numpy")(lambda x, *, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x)))
 
 
 def _prod_grad(op, g):
@@ -84,11 +95,13 @@ def _extremum_grad(op, g):
 
 
 _max = _reduction("Max", "Maximum over axes; ties share the gradient.")
-_max.generic(lambda xp, x, *, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims))
+_max.generic(lambda xp, x, *, axis, keepdims: (xp.any if xp.isdtype(x.dtype, "bool") else xp.max)(
+    x, axis=axis, keepdims=keepdims))
 register_gradient("Max", _extremum_grad)
 
 _min = _reduction("Min", "Minimum over axes; ties share the gradient.")
-_min.generic(lambda xp, x, *, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims))
+_min.generic(lambda xp, x, *, axis, keepdims: (xp.all if xp.isdtype(x.dtype, "bool") else xp.min)(
+    x, axis=axis, keepdims=keepdims))
 register_gradient("Min", _extremum_grad)
 
 
@@ -101,10 +114,10 @@ def _arg_infer(x, *, axis):
 
 _argmax = defop("ArgMax", inputs=("x",), attrs={"axis": None}, infer=_arg_infer, differentiable=False,
                 doc="Index of the maximum (not differentiable).")
-_argmax.generic(lambda xp, x, *, axis: xp.argmax(x, axis=axis).astype(xp.int64))
+_argmax.generic(lambda xp, x, *, axis: xp.astype(xp.argmax(x, axis=axis), xp.int64))
 _argmin = defop("ArgMin", inputs=("x",), attrs={"axis": None}, infer=_arg_infer, differentiable=False,
                 doc="Index of the minimum (not differentiable).")
-_argmin.generic(lambda xp, x, *, axis: xp.argmin(x, axis=axis).astype(xp.int64))
+_argmin.generic(lambda xp, x, *, axis: xp.astype(xp.argmin(x, axis=axis), xp.int64))
 
 
 def _axis_attr(axis):

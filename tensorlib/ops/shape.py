@@ -60,7 +60,7 @@ def _transpose_infer(x, *, perm):
 
 _transpose = defop("Transpose", inputs=("x",), attrs={"perm": ()}, infer=_transpose_infer,
                    doc="Permute axes.")
-_transpose.generic(lambda xp, x, *, perm: xp.transpose(x, perm))
+_transpose.generic(lambda xp, x, *, perm: xp.permute_dims(x, perm))
 register_gradient("Transpose", lambda op, g: transpose(g, tuple(int(i) for i in np.argsort(op.attrs["perm"]))))
 
 
@@ -88,7 +88,8 @@ def _squeeze_infer(x, *, axis):
 
 _squeeze = defop("Squeeze", inputs=("x",), attrs={"axis": None}, infer=_squeeze_infer,
                  doc="Remove size-1 axes.")
-_squeeze.generic(lambda xp, x, *, axis: xp.squeeze(x, axis))
+_squeeze.generic(lambda xp, x, *, axis: xp.squeeze(
+    x, tuple(i for i, d in enumerate(x.shape) if d == 1) if axis is None else axis))
 register_gradient("Squeeze", lambda op, g: reshape_like(g, op.inputs[0]))
 
 
@@ -139,7 +140,7 @@ def _concat_infer(*xs, axis):
 
 _concat = defop("ConcatV2", inputs=("values",), attrs={"axis": 0}, infer=_concat_infer, promote="all",
                 variadic=True, doc="Join tensors along an existing axis.")
-_concat.generic(lambda xp, *xs, axis: xp.concatenate(xs, axis=axis))
+_concat.generic(lambda xp, *xs, axis: xp.concat(xs, axis=axis))
 
 
 def _concat_grad(op, g, index):
@@ -188,7 +189,9 @@ _split = defop("SplitV", inputs=("x",), attrs={"sizes": (), "axis": 0}, infer=_s
 
 @_split.generic
 def _split_kernel(xp, x, *, sizes, axis):
-    return tuple(xp.split(x, np.cumsum(sizes)[:-1].tolist(), axis=axis))
+    ax = axis % x.ndim
+    starts = np.cumsum((0,) + tuple(sizes)).tolist()
+    return tuple(x[(slice(None),) * ax + (slice(a, b),)] for a, b in zip(starts, starts[1:]))
 
 
 register_gradient("SplitV", lambda op, *gs: concat(list(gs), axis=op.attrs["axis"]))
@@ -223,8 +226,19 @@ def _pad_infer(x, *, paddings, constant_values):
 
 _pad = defop("PadV2", inputs=("x",), attrs={"paddings": (), "constant_values": 0}, infer=_pad_infer,
              doc="Pad with a constant.")
-_pad.generic(lambda xp, x, *, paddings, constant_values:
-             xp.pad(x, paddings, constant_values=constant_values) if paddings else x.copy())
+
+
+@_pad.generic
+def _pad_kernel(xp, x, *, paddings, constant_values):
+    # The Array API has no pad: fill a new array and write x into its middle.
+    shape = tuple(d + a + b for d, (a, b) in zip(x.shape, paddings))
+    out = xp.full(shape, constant_values, dtype=x.dtype)
+    out[tuple(slice(a, a + d) for d, (a, _) in zip(x.shape, paddings))] = x
+    return out
+
+
+_pad.kernel("numpy")(lambda x, *, paddings, constant_values:
+                     np.pad(x, paddings, constant_values=constant_values) if paddings else x.copy())
 register_gradient("PadV2", lambda op, g: g[tuple(slice(a, a + d if d is not None else (-b or None))
                                                   for (a, b), d in zip(op.attrs["paddings"], op.inputs[0].shape))])
 
@@ -293,10 +307,14 @@ _take = defop("GatherV2", inputs=("params", "indices"), attrs={"axis": 0}, infer
 @_take.generic
 def _take_kernel(xp, x, indices, *, axis):
     size = x.shape[axis]
-    if indices.size and (indices.min() < -size or indices.max() >= size):
-        bad = indices[(indices < -size) | (indices >= size)].ravel()[0]
+    flat = xp.reshape(indices, (-1,))
+    if flat.shape[0] and (int(xp.min(flat)) < -size or int(xp.max(flat)) >= size):
+        bad = flat[int(xp.argmax(xp.astype((flat < -size) | (flat >= size), xp.int8)))]
         raise IndexError(f"GatherV2: index {int(bad)} is out of bounds for axis {axis} with size {size}")
-    return xp.take(x, indices, axis=axis)
+    # The Array API's take wants 1-d, non-negative indices.
+    picked = xp.take(x, xp.where(flat < 0, flat + size, flat), axis=axis)
+    axis %= x.ndim
+    return xp.reshape(picked, x.shape[:axis] + tuple(indices.shape) + x.shape[axis + 1:])
 
 
 register_gradient("GatherV2", lambda op, g: _take_grad(g, op.inputs[1], op.inputs[0], axis=op.attrs["axis"]), None)
@@ -307,7 +325,21 @@ _take_grad = defop("GatherV2Grad", inputs=("dy", "indices", "like"), attrs={"axi
 
 
 @_take_grad.generic
-def _take_grad_kernel(xp, dy, indices, like, *, axis):
+def _take_grad_generic(xp, dy, indices, like, *, axis):
+    # The Array API has no scatter-add: repeated indices are summed by a one-hot matrix product.
+    axis %= like.ndim
+    size = like.shape[axis]
+    flat = xp.reshape(indices, (-1,)) % size if size else xp.reshape(indices, (-1,))
+    hot = xp.astype(flat[:, None] == xp.arange(size, dtype=flat.dtype)[None, :], dy.dtype)
+    src = xp.moveaxis(dy, tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
+    rest = like.shape[:axis] + like.shape[axis + 1:]
+    summed = xp.matmul(xp.matrix_transpose(hot), xp.reshape(src, (flat.shape[0], -1)))
+    return xp.moveaxis(xp.reshape(summed, (size,) + rest), 0, axis)
+
+
+@_take_grad.kernel("numpy")
+def _take_grad_kernel(dy, indices, like, *, axis):
+    xp = np
     axis %= like.ndim  # the moveaxis below counts dy's axes from the gather axis
     out = xp.zeros(like.shape, dtype=dy.dtype)
     moved = xp.moveaxis(out, axis, 0)
@@ -337,7 +369,7 @@ _one_hot = defop("OneHot", inputs=("indices",),
 @_one_hot.generic
 def _one_hot_kernel(xp, indices, *, depth, on_value, off_value, axis, dtype):
     hot = indices[..., None] == xp.arange(depth)
-    out = xp.where(hot, xp.asarray(on_value, dtype), xp.asarray(off_value, dtype))
+    out = xp.where(hot, xp.asarray(on_value, dtype=dtype), xp.asarray(off_value, dtype=dtype))
     return xp.moveaxis(out, -1, axis)
 
 
