@@ -28,6 +28,7 @@ from .module import Module
 from . import initializers
 from . import optimizers
 from .checkpoint import load_variables, save_variables
+from . import linalg
 
 from .ops import random
 from . import debugging
