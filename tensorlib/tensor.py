@@ -102,6 +102,16 @@ class Tensor:
     def item(self):
         return self.numpy().item()
 
+    def to(self, backend) -> "Tensor":
+        """A copy of this tensor on ``backend`` (``"numpy"``, ``"cupy"``, ...), as ``tl.tensor(t, backend=)``.
+
+        >>> import tensorlib as tl
+        >>> tl.tensor([1.0]).to("numpy").backend.name
+        'numpy'
+        """
+        from .ops.creation import tensor
+        return tensor(self, backend=backend)
+
     def tolist(self):
         return self.numpy().tolist()
 

@@ -91,7 +91,8 @@ def test_an_op_without_a_kernel_for_the_backend_says_how_to_add_one():
     op = tl.ops.defop("TestBackendNumpyOnly", inputs=("x",), infer=lambda x: x)
     op.kernel("numpy")(lambda x: x + 1)
     with pytest.raises(LookupError, match=r"TestBackendNumpyOnly: no kernel for backend 'counting' \(kernels: "
-                                          r"numpy\); register one with "
+                                          r"numpy; it runs on NumPy only and never copies through the host\); "
+                                          r"register one with "
                                           r"tl.ops.get\('TestBackendNumpyOnly'\).kernel\('counting'\)"):
         op(tl.tensor([1.0], backend="counting"))
 

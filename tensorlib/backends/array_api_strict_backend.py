@@ -93,6 +93,8 @@ def _translating(fn, ns):
 class ArrayAPIStrictBackend(Backend):
     """Tensors held as ``array_api_strict`` arrays; the package is imported on first use."""
 
+    unsupported_dtypes = (np.dtype(np.float16),)   # the Array API standard has no float16
+
     def __init__(self):
         super().__init__(_NAME, None)
         self._xp = None
@@ -120,6 +122,8 @@ class ArrayAPIStrictBackend(Backend):
         if self.is_array(data):
             return data if dtype is None else xp.astype(data, dtype, copy=False)
         host = np.asarray(data, dtype=dtype)
+        if host.dtype in self.unsupported_dtypes:
+            raise TypeError(f"backend {_NAME!r} has no {host.dtype} (the Array API standard has none)")
         return xp._module.asarray(host, copy=True)
 
     def to_numpy(self, array) -> np.ndarray:

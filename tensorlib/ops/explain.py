@@ -177,7 +177,8 @@ def _kernel_lines(opdef) -> list:
     for name in _backends.names():
         found = opdef.kernel_source(name)
         if found is None:
-            lines.append(f"{name}: no kernel (register one with tl.ops.get({opdef.name!r}).kernel({name!r}))")
+            lines.append(f"{name}: no kernel ({opdef.kernels_note()}; register one with "
+                         f"tl.ops.get({opdef.name!r}).kernel({name!r}))")
             continue
         qualname, where = found
         registered = opdef.kernels.get(name)

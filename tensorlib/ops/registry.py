@@ -72,13 +72,20 @@ class OpDef:
         if backend.name in self.kernels:
             return self.kernels[backend.name]
         if self.generic_kernel is None:
-            have = ", ".join(sorted(self.kernels)) or "none"
             raise LookupError(f"{self.name}: no kernel for backend {backend.name!r} "
-                                      f"(kernels: {have}); register one with "
-                                      f"tl.ops.get({self.name!r}).kernel({backend.name!r})")
+                              f"({self.kernels_note()}); register one with "
+                              f"tl.ops.get({self.name!r}).kernel({backend.name!r})")
         bound = functools.partial(self.generic_kernel, backend.xp)
         self.kernels[backend.name] = bound
         return bound
+
+    def kernels_note(self) -> str:
+        """Where this op has kernels: said when a backend has none (tensors never go through the host)."""
+        have = sorted(name for name, fn in self.kernels.items() if not isinstance(fn, functools.partial))
+        if not have:
+            return "kernels: none"
+        only = "NumPy only" if have == ["numpy"] else f"{', '.join(have)} only"
+        return f"kernels: {', '.join(have)}; it runs on {only} and never copies through the host"
 
     def kernel_source(self, backend_name: str):
         """(qualified function name, ``file:line``) of the kernel that runs on ``backend_name``."""

@@ -191,7 +191,7 @@ _split = defop("SplitV", inputs=("x",), attrs={"sizes": (), "axis": 0}, infer=_s
 def _split_kernel(xp, x, *, sizes, axis):
     ax = axis % x.ndim
     starts = np.cumsum((0,) + tuple(sizes)).tolist()
-    return tuple(x[(slice(None),) * ax + (slice(a, b),)] for a, b in zip(starts, starts[1:]))
+    return tuple(x[(slice(None),) * ax + (slice(a, b), ...)] for a, b in zip(starts, starts[1:]))
 
 
 register_gradient("SplitV", lambda op, *gs: concat(list(gs), axis=op.attrs["axis"]))

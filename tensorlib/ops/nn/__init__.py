@@ -24,3 +24,6 @@ __all__ = ["avg_pool", "batch_normalization", "conv2d", "conv2d_backprop_filter"
            "conv2d_transpose", "dropout", "elu", "erf", "fused_batch_norm", "gelu", "leaky_relu", "log_softmax",
            "max_pool", "moments", "relu", "softmax", "softmax_cross_entropy_with_logits", "softplus",
            "sparse_softmax_cross_entropy_with_logits"]
+
+# The CuPy kernels of these ops register here; CuPy itself is imported on their first call.
+from ...backends import cupy_nn as _cupy_nn  # noqa: E402,F401

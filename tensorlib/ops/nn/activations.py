@@ -43,7 +43,7 @@ _relu_grad = defop("ReluGrad", inputs=("gradients", "features"), infer=lambda gr
 
 @_relu_grad.generic
 def _relu_grad_kernel(xp, gradients, features):
-    return gradients * (features > 0)  # a bool mask: multiplying keeps the gradients' dtype
+    return xp.where(features > 0, gradients, xp.zeros_like(gradients))
 
 
 _relu.kernel("numpy")(_kernels.relu)

@@ -75,12 +75,18 @@ _sparse_cross_entropy = defop("SparseSoftmaxCrossEntropyWithLogits", inputs=("lo
 @_sparse_cross_entropy.generic
 def _sparse_cross_entropy_kernel(xp, logits, labels):
     classes = logits.shape[-1]
-    if labels.size and (labels.min() < 0 or labels.max() >= classes):
-        bad = labels[(labels < 0) | (labels >= classes)][0]
+    flat = xp.reshape(labels, (-1,))
+    if flat.shape[0] and (int(xp.min(flat)) < 0 or int(xp.max(flat)) >= classes):
+        bad = flat[int(xp.argmax(xp.astype((flat < 0) | (flat >= classes), xp.int8)))]
         raise ValueError(f"SparseSoftmaxCrossEntropyWithLogits: label {int(bad)} is out of range [0, {classes}) "
                          f"(logits shape {logits.shape})")
+    return _picked_log_probs(xp, logits, labels)
+
+
+def _picked_log_probs(xp, logits, labels):
+    """-log_softmax(logits)[..., label]: the loss without the label check (CuPy skips it: a host sync)."""
     log_probs = _log_softmax_kernel(xp, logits, axis=-1)
-    return -xp.take_along_axis(log_probs, labels[..., None].astype(xp.int64), axis=-1)[..., 0]
+    return -xp.take_along_axis(log_probs, xp.astype(labels, xp.int64)[..., None], axis=-1)[..., 0]
 
 
 def _sparse_cross_entropy_grad(op, g):

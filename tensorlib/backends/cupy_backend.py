@@ -1,0 +1,122 @@
+"""The CuPy backend: tensors on an NVIDIA GPU, kernels through CuPy, cuBLAS and cuDNN.
+
+CuPy is an optional extra (``pip install 'tensorlib[cuda]'``) imported on
+first use: ``import tensorlib`` never needs it, and a machine without CuPy
+or without a CUDA device gets one clear error when it asks for the backend.
+Generic kernels run with ``xp = cupy`` (CuPy 14 mirrors NumPy 2, so the
+Array API names the generic kernels use are there); the conv family, pools,
+batch norm and a few others have CuPy kernels of their own in
+``tensorlib.backends.cupy_nn``.
+
+    >>> import tensorlib as tl
+    >>> tl.backends.get("cupy").name
+    'cupy'
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import numpy as np
+
+from .base import Backend, register
+
+_NAME = "cupy"
+# Array API names a generic kernel may use, with NumPy-1-style spellings for an older CuPy.
+_STANDARD_ALIASES = {"pow": "power", "concat": "concatenate", "permute_dims": "transpose"}
+
+
+class CupyUnavailable(RuntimeError):
+    """The CuPy backend was asked for where CuPy or a CUDA device is missing."""
+
+
+def _import_cupy():
+    try:
+        cupy = importlib.import_module("cupy")
+    except ImportError as e:
+        raise CupyUnavailable(f"the 'cupy' backend needs CuPy with a CUDA device: CuPy is not installed "
+                              f"({e}); pip install 'tensorlib[cuda]'") from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # noqa: BLE001 - CUDA driver missing or broken: say so once, plainly
+        raise CupyUnavailable(f"the 'cupy' backend needs a CUDA device, and CUDA says: "
+                              f"{type(e).__name__}: {e}") from None
+    if count == 0:
+        raise CupyUnavailable("the 'cupy' backend needs a CUDA device; none is visible")
+    return cupy
+
+
+class _Namespace:
+    """``cupy`` itself, plus the few Array API functions an older CuPy lacks (``astype``, ``isdtype``...)."""
+
+    def __init__(self, cupy):
+        self._module = cupy
+
+    def __getattr__(self, name):
+        module = self._module
+        fn = getattr(module, name, None)
+        if fn is None and name in _STANDARD_ALIASES:
+            fn = getattr(module, _STANDARD_ALIASES[name])
+        if fn is None and name == "astype":
+            def fn(x, dtype, /, *, copy=True):
+                return x.astype(dtype, copy=copy)
+        if fn is None and name == "isdtype":
+            fn = np.isdtype
+        if fn is None and name == "matrix_transpose":
+            def fn(x):
+                return module.swapaxes(x, -1, -2)
+        if fn is None:
+            raise AttributeError(f"module 'cupy' has no attribute {name!r}")
+        setattr(self, name, fn)            # looked up once
+        return fn
+
+
+def _namespace(cupy):
+    missing = [n for n in ("astype", "isdtype", "pow", "concat", "permute_dims", "matrix_transpose")
+               if not hasattr(cupy, n)]
+    return cupy if not missing else _Namespace(cupy)
+
+
+class CupyBackend(Backend):
+    """Tensors held as ``cupy.ndarray`` on the current CUDA device; CuPy is imported on first use."""
+
+    def __init__(self):
+        super().__init__(_NAME, None)
+        self._xp = None
+        self._cupy = None
+
+    @property
+    def cupy(self):
+        """The ``cupy`` module (imported, and the device checked, on first use)."""
+        if self._cupy is None:
+            self._cupy = _import_cupy()
+        return self._cupy
+
+    @property
+    def xp(self):
+        if self._xp is None:
+            self._xp = _namespace(self.cupy)
+        return self._xp
+
+    @xp.setter
+    def xp(self, value):
+        self._xp = value
+
+    def is_array(self, value) -> bool:
+        cupy = sys.modules.get("cupy")
+        return cupy is not None and isinstance(value, cupy.ndarray)
+
+    def asarray(self, data, dtype=None):
+        return self.cupy.asarray(data, dtype=dtype)
+
+    def to_numpy(self, array) -> np.ndarray:
+        return self.cupy.asnumpy(array) if self.is_array(array) else np.asarray(array)
+
+    def einsum(self, subscripts, *operands):
+        return self.cupy.einsum(subscripts, *operands)
+
+    def synchronize(self) -> None:
+        self.cupy.cuda.get_current_stream().synchronize()
+
+
+cupy = register(CupyBackend())

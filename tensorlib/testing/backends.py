@@ -1,0 +1,50 @@
+"""Which backends the op catalogue runs on here, and which entries each one can run.
+
+The catalogue tests run on NumPy always, on ``array_api_strict`` when the
+package is installed (it proves the generic kernels use only the Array API
+standard), and on CuPy when a GPU is present.  An entry is skipped on a
+backend only for a stated reason: an op type with no kernel there (its
+kernels are NumPy-only, as ``tl.ops.explain`` says) or a dtype the backend
+lacks (the Array API standard has no float16).
+
+    >>> import tensorlib as tl
+    >>> "numpy" in tl.testing.backends.available()
+    True
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends import base as _backends
+from ..ops.registry import get as _get_op
+
+__all__ = ["available", "skip_reason"]
+
+
+def _usable(name: str) -> bool:
+    try:
+        backend = _backends.get(name)
+        backend.asarray(np.zeros(1, np.float32))       # imports the package; CuPy also needs a device
+        return True
+    except Exception:  # noqa: BLE001 - no package, no driver or no GPU: the backend is not available here
+        return False
+
+
+def available(extra: bool = False) -> list:
+    """Names of the backends usable here: NumPy first; ``extra=True`` leaves NumPy out."""
+    names = [] if extra else ["numpy"]
+    return names + [name for name in ("array_api_strict", "cupy")
+                    if name in _backends.names() and _usable(name)]
+
+
+def skip_reason(info, dtype, backend: str) -> str | None:
+    """Why catalogue entry ``info`` cannot run in ``dtype`` on ``backend`` (None: it can)."""
+    b = _backends.get(backend)
+    lacking = getattr(b, "unsupported_dtypes", ())
+    if np.dtype(dtype) in lacking:
+        return f"backend {backend!r} has no {np.dtype(dtype)}"
+    for op_type in info.op_types:
+        op = _get_op(op_type)
+        if backend not in op.kernels and op.generic_kernel is None:
+            return f"{op_type} has no kernel for backend {backend!r} ({op.kernels_note()})"
+    return None

@@ -1,0 +1,146 @@
+"""The op catalogue on every other backend present: forward vs the NumPy reference, gradients to
+second order, traced vs eager, with the same checks as the NumPy catalogue tests.
+
+``array_api_strict`` runs in CI (it is in the test extra): a generic kernel that
+uses anything outside the Array API standard fails here, so what passes runs on
+CuPy too.  CuPy runs where a GPU is present and is skipped cleanly elsewhere.
+An entry is skipped on a backend only for the reason ``skip_reason`` gives (an
+op whose kernels are NumPy-only, a dtype the backend lacks); those ops raise a
+clear error there instead of copying through the host (tested below).
+"""
+import numpy as np
+import pytest
+from hypothesis import given, reject, settings
+from hypothesis import strategies as st
+
+import tensorlib as tl
+from tensorlib.grad.tape import flatten
+from tensorlib.testing import KinkError, check_forward, check_sample_grads
+from tensorlib.testing.backends import available, skip_reason
+from tensorlib.testing.op_db import all_opinfos
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+BACKENDS = available(extra=True)
+INFOS = all_opinfos()
+F64 = np.dtype(np.float64)
+FORWARD = [(info, np.dtype(d), b) for b in BACKENDS for info in INFOS for d in info.dtypes]
+GRADIENTS = [(info, b) for b in BACKENDS for info in INFOS if info.differentiable and F64 in info.dtypes]
+TRACED = [(info, b) for b in BACKENDS for info in INFOS]
+
+
+def _skip_unless_runs(info, dtype, backend):
+    reason = skip_reason(info, dtype, backend)
+    if reason is not None:
+        pytest.skip(reason)
+
+
+def _on(backend, sample):
+    """The sample's arrays as tensors on ``backend`` (other arguments unchanged)."""
+    return [tl.tensor(a, backend=backend) if isinstance(a, np.ndarray) else a for a in sample.args]
+
+
+@pytest.mark.skipif(not BACKENDS, reason="no backend besides NumPy is installed here")
+@pytest.mark.parametrize("info, dtype, backend", FORWARD, ids=[f"{b}-{i.name}-{d}" for i, d, b in FORWARD])
+@settings(max_examples=3)
+@given(data=st.data())
+def test_forward_matches_numpy_reference_on_backend(info, dtype, backend, data):
+    _skip_unless_runs(info, dtype, backend)
+    sample = data.draw(info.samples(dtype), label="sample")
+    with tl.backend(backend), np.errstate(all="ignore"):
+        check_forward(info.op, sample, info.ref, *info.tolerances(dtype), name=f"{info.name} on {backend}")
+        for out in flatten(info.op(*_on(backend, sample), **sample.kwargs))[0]:
+            assert out.backend.name == backend, f"{info.name}: an output landed on {out.backend.name}"
+
+
+@pytest.mark.skipif(not BACKENDS, reason="no backend besides NumPy is installed here")
+@pytest.mark.parametrize("info, backend", GRADIENTS, ids=[f"{b}-{i.name}" for i, b in GRADIENTS])
+@settings(max_examples=2)
+@given(data=st.data())
+def test_gradients_float64_order_2_on_backend(info, backend, data):
+    _skip_unless_runs(info, F64, backend)
+    sample = data.draw(info.samples(F64), label="sample")
+    sample.args = tuple(_on(backend, sample))      # check_grads differentiates on the tensors' backend
+    try:
+        check_sample_grads(info.op, sample, order=2 if info.second_order else 1, modes=("rev", "fwd"),
+                           atol=info.grad_atol, rtol=info.grad_rtol, name=f"{info.name} on {backend}")
+    except KinkError:
+        if not info.kinks:
+            raise
+        reject()
+
+
+@pytest.mark.skipif(not BACKENDS, reason="no backend besides NumPy is installed here")
+@pytest.mark.parametrize("info, backend", TRACED, ids=[f"{b}-{i.name}" for i, b in TRACED])
+@settings(max_examples=2)
+@given(data=st.data())
+def test_traced_matches_eager_on_backend(info, backend, data):
+    dtype = F64 if F64 in info.dtypes else np.dtype(info.dtypes[0])
+    _skip_unless_runs(info, dtype, backend)
+    sample = data.draw(info.samples(dtype), label="sample")
+    positions = [k for k, a in enumerate(sample.args) if isinstance(a, np.ndarray)]
+
+    def call(*arrays):
+        args = list(sample.args)
+        for k, a in zip(positions, arrays):
+            args[k] = a
+        return info.op(*args, **sample.kwargs)
+    tensors = [tl.tensor(sample.args[k], backend=backend) for k in positions]
+    with np.errstate(all="ignore"):
+        eager = flatten(call(*tensors))[0]
+        traced = flatten(tl.function(call)(*tensors))[0]
+    atol, rtol = info.tolerances(dtype)
+    for k, (e, t) in enumerate(zip(eager, traced)):
+        assert t.backend.name == backend and (e.dtype, tuple(e.shape)) == (t.dtype, tuple(t.shape)), info.name
+        np.testing.assert_allclose(t.numpy(), e.numpy(), atol=atol, rtol=rtol, equal_nan=True,
+                                   err_msg=f"{info.name} on {backend} output {k}")
+
+
+# ---------------------------------------------------------------- array_api_strict: the backend itself
+
+def _strict():
+    pytest.importorskip("array_api_strict")
+    return tl.backends.get("array_api_strict")
+
+
+def test_strict_tensors_keep_numpy_dtypes_and_come_back_to_the_host():
+    strict = _strict()
+    x = tl.tensor(np.array([[1.0, -2.0]], np.float32), backend="array_api_strict")
+    y = tl.sum(tl.abs(x) * 2.0, axis=1)
+    assert x.backend is strict and y.backend is strict and y.dtype == np.float32
+    assert type(y._value).__module__.startswith("array_api_strict")
+    np.testing.assert_array_equal(y.numpy(), [6.0])
+    assert tl.tensor(y, backend="numpy").backend is tl.backends.numpy
+
+
+def test_strict_backend_rejects_float16_naming_it():
+    _strict()
+    with pytest.raises(TypeError, match="backend 'array_api_strict' has no float16"):
+        tl.tensor(np.ones(2, np.float16), backend="array_api_strict")
+
+
+def test_numpy_only_op_raises_naming_op_and_backend_and_explain_says_so():
+    _strict()
+    x = tl.tensor(np.ones((1, 4, 4, 1)), backend="array_api_strict")
+    with pytest.raises(LookupError, match=r"MaxPool: no kernel for backend 'array_api_strict' \(kernels: numpy; "
+                                          r"it runs on NumPy only and never copies through the host\)"):
+        tl.nn.max_pool(x, 2, 2, "VALID")
+    text = tl.ops.explain("MaxPool")
+    assert "array_api_strict: no kernel (kernels: numpy; it runs on NumPy only" in text
+
+
+def test_generic_kernels_are_checked_against_the_standard():
+    _strict()
+    op = tl.ops.defop("TestStrictNonStandard", inputs=("x",), infer=lambda x: x)
+    op.generic(lambda xp, x: xp.cumprod(x))              # NumPy has cumprod; the standard does not
+    assert op(tl.tensor([1.0, 2.0])).numpy().tolist() == [1.0, 2.0]
+    with pytest.raises(AttributeError, match="cumprod"):
+        op(tl.tensor([1.0, 2.0], backend="array_api_strict"))
+
+
+def test_strict_gradients_and_graphs_stay_on_the_backend():
+    _strict()
+    x = tl.tensor(np.array([0.3, -1.2]), backend="array_api_strict")
+    g = tl.function(tl.grad(lambda x: tl.sum(tl.tanh(x) * x)))(x)
+    assert g.backend.name == "array_api_strict"
+    t = np.tanh([0.3, -1.2])
+    np.testing.assert_allclose(g.numpy(), t + (1 - t * t) * [0.3, -1.2])
