@@ -174,9 +174,9 @@ def test_tl_function_on_cupy_keeps_captures_on_the_device_and_never_reads_back(m
         raise AssertionError("a graph run on CuPy read an array back to the host")
     monkeypatch.setattr(backend, "to_numpy", no_host_reads)
     monkeypatch.setattr(backend.cupy, "asnumpy", no_host_reads)
-    monkeypatch.setattr(backend.cupy.ndarray, "get", no_host_reads)
-    monkeypatch.setattr(backend.cupy.ndarray, "item", no_host_reads)
-    second = step(x, labels)
+    import cupyx
+    with cupyx.allow_synchronize(False):          # any implicit device synchronisation raises
+        second = step(x, labels)
     monkeypatch.undo()
     assert second.backend.name == "cupy" and float(second) < float(first)
 

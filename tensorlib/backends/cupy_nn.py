@@ -277,21 +277,9 @@ def conv2d_backprop_filter(input, out_backprop, *, filter_shape, strides, paddin
 
 _POOL_SOURCE = r"""
 // NHWC pooling; "first maximum" = the first window position in row-major order equal to the pooled value.
-extern "C" {
+// T (float or double) is defined before this source; float16 runs in float.
 #define GEOMETRY int N, int H, int W, int C, int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL
 #define DECODE_OUT(o) int c = o % C; int ow = (o / C) % OW; int oh = (o / (C * OW)) % OH; int n = o / (C * OW * OH);
-
-__global__ void max_pool_T(const T* x, T* y, GEOMETRY) {
-    long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (o >= (long long)N * OH * OW * C) return;
-    DECODE_OUT(o)
-    float best = -__int_as_float(0x7f800000);
-    for (int i = 0; i < KH; ++i) { int h = oh * SH - PT + i; if (h < 0 || h >= H) continue;
-        for (int j = 0; j < KW; ++j) { int w = ow * SW - PL + j; if (w < 0 || w >= W) continue;
-            float v = (float)x[(((long long)n * H + h) * W + w) * C + c];
-            if (v > best || v != v) best = v; } }
-    y[o] = (T)best;
-}
 
 __device__ long long first_max(const T* x, const T* y, long long o, GEOMETRY) {
     DECODE_OUT(o)
@@ -303,37 +291,51 @@ __device__ long long first_max(const T* x, const T* y, long long o, GEOMETRY) {
     return -1;
 }
 
-__global__ void max_pool_grad_T(const T* x, const T* y, const T* dy, A* dx, GEOMETRY) {
+extern "C" {
+
+__global__ void max_pool(const T* x, T* y, GEOMETRY) {
+    long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (o >= (long long)N * OH * OW * C) return;
+    DECODE_OUT(o)
+    T best = -(T)__int_as_float(0x7f800000);
+    for (int i = 0; i < KH; ++i) { int h = oh * SH - PT + i; if (h < 0 || h >= H) continue;
+        for (int j = 0; j < KW; ++j) { int w = ow * SW - PL + j; if (w < 0 || w >= W) continue;
+            T v = x[(((long long)n * H + h) * W + w) * C + c];
+            if (v > best || v != v) best = v; } }
+    y[o] = (T)best;
+}
+
+__global__ void max_pool_grad(const T* x, const T* y, const T* dy, T* dx, GEOMETRY) {
     long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (o >= (long long)N * OH * OW * C) return;
     long long at = first_max(x, y, o, N, H, W, C, OH, OW, KH, KW, SH, SW, PT, PL);
-    if (at >= 0) atomicAdd(&dx[at], (A)dy[o]);
+    if (at >= 0) atomicAdd(&dx[at], (T)dy[o]);
 }
 
-__global__ void max_pool_grad_grad_T(const T* x, const T* y, const T* ddx, T* ddy, GEOMETRY) {
+__global__ void max_pool_grad_grad(const T* x, const T* y, const T* ddx, T* ddy, GEOMETRY) {
     long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (o >= (long long)N * OH * OW * C) return;
     long long at = first_max(x, y, o, N, H, W, C, OH, OW, KH, KW, SH, SW, PT, PL);
     ddy[o] = at >= 0 ? ddx[at] : (T)0.0;
 }
 
-__global__ void avg_pool_T(const T* x, T* y, GEOMETRY) {
+__global__ void avg_pool(const T* x, T* y, GEOMETRY) {
     long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (o >= (long long)N * OH * OW * C) return;
     DECODE_OUT(o)
-    A total = 0; int count = 0;
+    T total = 0; int count = 0;
     for (int i = 0; i < KH; ++i) { int h = oh * SH - PT + i; if (h < 0 || h >= H) continue;
         for (int j = 0; j < KW; ++j) { int w = ow * SW - PL + j; if (w < 0 || w >= W) continue;
-            total += (A)x[(((long long)n * H + h) * W + w) * C + c]; ++count; } }
-    y[o] = (T)(count ? total / count : (A)0);
+            total += (T)x[(((long long)n * H + h) * W + w) * C + c]; ++count; } }
+    y[o] = (T)(count ? total / count : (T)0);
 }
 
 // The gradient of avg_pool as a gather: each input cell sums dy / count over the windows holding it.
-__global__ void avg_pool_grad_T(const T* dy, T* dx, GEOMETRY) {
+__global__ void avg_pool_grad(const T* dy, T* dx, GEOMETRY) {
     long long a = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (a >= (long long)N * H * W * C) return;
     int c = a % C; int w = (a / C) % W; int h = (a / (C * W)) % H; int n = a / (C * W * H);
-    A total = 0;
+    T total = 0;
     int oh_lo = max(0, (h + PT - KH + SH) / SH), oh_hi = min(OH - 1, (h + PT) / SH);
     int ow_lo = max(0, (w + PL - KW + SW) / SW), ow_hi = min(OW - 1, (w + PL) / SW);
     for (int oh = oh_lo; oh <= oh_hi; ++oh) {
@@ -342,7 +344,7 @@ __global__ void avg_pool_grad_T(const T* dy, T* dx, GEOMETRY) {
         for (int ow = ow_lo; ow <= ow_hi; ++ow) {
             if (w < ow * SW - PL || w >= ow * SW - PL + KW) continue;
             int w0 = max(ow * SW - PL, 0), w1 = min(ow * SW - PL + KW, W);
-            total += (A)dy[(((long long)n * OH + oh) * OW + ow) * C + c] / (A)((h1 - h0) * (w1 - w0)); } }
+            total += (T)dy[(((long long)n * OH + oh) * OW + ow) * C + c] / (T)((h1 - h0) * (w1 - w0)); } }
     dx[a] = (T)total;
 }
 }
@@ -354,11 +356,7 @@ _C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
 @functools.lru_cache(maxsize=None)
 def _pool_module(dtype):
-    t = _C_TYPES[np.dtype(dtype)]
-    source = _POOL_SOURCE.replace("_T(", f"_{t}(").replace("const T*", f"const {t}*").replace("T* ", f"{t}* ") \
-        .replace("(T)", f"({t})").replace("T target", f"{t} target").replace("A* dx", f"{t}* dx") \
-        .replace("(A)", f"({t})").replace("A total", f"{t} total")
-    return _cp().RawModule(code=source), t
+    return _cp().RawModule(code=f"typedef {_C_TYPES[np.dtype(dtype)]} T;\n" + _POOL_SOURCE)
 
 
 def _wide(a):
@@ -367,8 +365,7 @@ def _wide(a):
 
 
 def _launch(name, dtype, count, *args):
-    module, suffix = _pool_module(dtype)
-    kernel = module.get_function(f"{name}_{suffix}")
+    kernel = _pool_module(dtype).get_function(name)
     threads = 256
     kernel(((count + threads - 1) // threads,), (threads,), args)
 

@@ -263,7 +263,7 @@ _trsolve = defop("MatrixTriangularSolve", inputs=("a", "b"),
 def _trsolve_kernel(xp, a, b, *, trans, lower, unit_diagonal):
     # numpy has no batched triangular solve: a general solve on the masked triangle is exact and batched.
     t = _triangular_matrix(xp, a, lower, unit_diagonal)
-    return xp.linalg.solve(xp.swapaxes(t, -1, -2) if trans else t, b)
+    return xp.linalg.solve(xp.matrix_transpose(t) if trans else t, b)
 
 
 _trsolve.kernel("numpy")(_lapack("MatrixTriangularSolve")(functools.partial(_trsolve_kernel, np)))
@@ -311,7 +311,7 @@ _cholesky = defop("Cholesky", inputs=("x",), infer=_square_infer,
 
 @_cholesky.generic
 def _cholesky_kernel(xp, x):
-    return xp.linalg.cholesky((x + xp.swapaxes(x, -1, -2).conj()) / 2)
+    return xp.linalg.cholesky((x + xp.conj(xp.matrix_transpose(x))) / 2)
 
 
 _cholesky.kernel("numpy")(_lapack("Cholesky")(functools.partial(_cholesky_kernel, np)))
@@ -355,7 +355,7 @@ _eigh = defop("SelfAdjointEigV2", inputs=("x",), infer=_eigh_infer,
 
 @_eigh.generic
 def _eigh_kernel(xp, x):
-    return tuple(xp.linalg.eigh((x + xp.swapaxes(x, -1, -2).conj()) / 2))
+    return tuple(xp.linalg.eigh((x + xp.conj(xp.matrix_transpose(x))) / 2))
 
 
 _eigh.kernel("numpy")(_lapack("SelfAdjointEigV2")(functools.partial(_eigh_kernel, np)))
@@ -418,8 +418,8 @@ _svd = defop("Svd", inputs=("x",), attrs={"full_matrices": True, "compute_uv": T
 
 @_svd.generic
 def _svd_kernel(xp, x, *, full_matrices, compute_uv):
-    out = xp.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
-    return tuple(out) if compute_uv else out
+    # The Array API's svd always returns the vectors; svdvals gives the values alone.
+    return tuple(xp.linalg.svd(x, full_matrices=full_matrices)) if compute_uv else xp.linalg.svdvals(x)
 
 
 _svd.kernel("numpy")(_lapack("Svd")(functools.partial(_svd_kernel, np)))
