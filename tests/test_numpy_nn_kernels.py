@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tensorlib.backends import numpy_nn as nn
+from tensorlib.backends.numpy_nn import blocks, conv, fourier, pool
 
 NO_PADS = ((0, 0), (0, 0))
 STRATEGIES = ("shifted_gemm", "im2col_gemm", "fourier_gemm")
@@ -188,9 +189,9 @@ def conv_case_id(case):
 def tiny_blocks(monkeypatch):
     """Block budgets so small that every image is split into row bands and
     every batch into one-image blocks (chunks), to exercise the blocking logic."""
-    for budget in ("_PATCH_BLOCK_BYTES", "_POOL_BLOCK_BYTES", "_FOURIER_CHUNK_BYTES",
-                   "_FOURIER_BLOCK_BYTES"):
-        monkeypatch.setattr(nn, budget, 64)
+    for module, budget in ((conv, "_PATCH_BLOCK_BYTES"), (pool, "_POOL_BLOCK_BYTES"),
+                           (fourier, "_FOURIER_CHUNK_BYTES"), (fourier, "_FOURIER_BLOCK_BYTES")):
+        monkeypatch.setattr(module, budget, 64)
 
 
 def random_conv_inputs(case, seed=0):
@@ -323,8 +324,8 @@ def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
 
 
 def test_conv_strategies_agree_on_a_batch_of_many_blocks(monkeypatch):
-    monkeypatch.setattr(nn, "_FOURIER_CHUNK_BYTES", 64 << 10)
-    monkeypatch.setattr(nn, "_FOURIER_BLOCK_BYTES", 8 << 10)
+    monkeypatch.setattr(fourier, "_FOURIER_CHUNK_BYTES", 64 << 10)
+    monkeypatch.setattr(fourier, "_FOURIER_BLOCK_BYTES", 8 << 10)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((40, 12, 11, 3))
     w = rng.standard_normal((3, 4, 3, 7))
@@ -464,9 +465,9 @@ def test_pool_kernels_split_into_blocks(case, tiny_blocks):
 def test_kernels_split_images_between_threads(monkeypatch, tiny_blocks):
     """Shares of the batch in three threads, with GEMMs cut into stacks of
     tiny single-thread ones plus a remainder, match the references."""
-    monkeypatch.setattr(nn, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(nn, "_thread_count", lambda: 3)
-    monkeypatch.setattr(nn, "_BLAS_SINGLE_THREAD_FLOPS", 100)
+    monkeypatch.setattr(blocks, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(blocks, "_thread_count", lambda: 3)
+    monkeypatch.setattr(blocks, "_BLAS_SINGLE_THREAD_FLOPS", 100)
     rng = np.random.default_rng(5)
     x = rng.integers(-4, 5, (7, 9, 8, 2)).astype(np.float64)
     pads = ((0, 0), (0, 0))
@@ -483,8 +484,8 @@ def test_kernels_split_images_between_threads(monkeypatch, tiny_blocks):
 
 
 def test_relu_kernels_split_between_threads_and_keep_dtype(monkeypatch):
-    monkeypatch.setattr(nn, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(nn, "_thread_count", lambda: 3)
+    monkeypatch.setattr(blocks, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(blocks, "_thread_count", lambda: 3)
     rng = np.random.default_rng(6)
     for dtype in (np.float16, np.float32, np.float64):
         x = rng.standard_normal((7, 5, 3)).astype(dtype)
