@@ -128,7 +128,8 @@ def get(op_type: str) -> dict | None:
 def override_key() -> tuple:
     """The active ``override`` scopes as a hashable value: part of a ``tl.function``'s signature, since
     a graph bakes in the gradient rules that were in effect when it was traced."""
-    return tuple(tuple(scope.items()) for scope in _overrides) if _overrides else ()
+    scopes = active_overrides()
+    return tuple(tuple(scope.items()) for scope in scopes) if scopes else ()
 
 
 def _lookup_rules(op_type):
