@@ -25,6 +25,7 @@ from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient, stop_gradient
 from . import nn
 from . import linalg
+from . import special, stats
 
 from .ops import random
 from . import debugging
