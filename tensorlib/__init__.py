@@ -20,6 +20,14 @@ from .ops.math import (abs, add, cast, clip, cos, divide, equal, exp, expm1, flo
 from .ops.reduce import argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
 from .ops.shape import (broadcast_to, concat, expand_dims, gather, getitem, one_hot, pad, reshape, split,
                         squeeze, stack, take, tile, transpose)
+from .ops.elementwise import (angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, ceil, conj,
+                              conjugate, cosh, deg2rad, exp2, fabs, fmax, fmin, hypot, imag, log10, log2, logaddexp,
+                              logaddexp2, mod, nan_to_num, nonzero, rad2deg, real, reciprocal, remainder, sinc, sinh,
+                              tan, where)
+from .ops.array import (append, argsort, array_split, atleast_1d, atleast_2d, atleast_3d, column_stack, cross,
+                        cumprod, cumsum, diag, diagonal, diff, dot, dstack, flip, fliplr, flipud, hstack, inner, kron,
+                        median, moveaxis, outer, percentile, quantile, ravel, repeat, roll, rot90, sort, swapaxes,
+                        take_along_axis, trace, tril, triu, vdot, vstack)
 from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient, stop_gradient
