@@ -32,6 +32,11 @@ from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient, stop_gradient
 from . import nn
+from .module import Module
+from . import initializers
+from . import optimizers
+from .checkpoint import load_variables, save_variables
+from . import linalg
 
 from .ops import random
 from . import debugging
@@ -41,3 +46,4 @@ __version__ = "0.1.0"
 from . import graph
 from .graph.tracing import function
 from . import testing
+from . import distributed

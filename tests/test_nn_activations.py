@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.ops import nn as ops_nn
+from tensorlib.ops.nn import activations as ops_nn
 from tensorlib.testing import check_grads
 
 

@@ -1,8 +1,8 @@
 """tl.nn.conv2d, conv2d_backprop_input, conv2d_backprop_filter and conv2d_transpose.
 
-References are plain NumPy loops over output pixels and filter taps, with
-TensorFlow's SAME rule worked out here independently; PyTorch and TensorFlow
-are compared where installed.
+References are ``tensorlib.testing.references`` (NumPy, one strided view per
+filter tap, TensorFlow's SAME rule worked out independently); PyTorch and
+TensorFlow are compared where installed.
 """
 import itertools
 
@@ -10,62 +10,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.testing import check_grads
-
-
-# ------------------------------------------------------------------ loop references
-def ref_pads(in_hw, k_hw, strides, dilations, padding):
-    """Explicit ((top, bottom), (left, right)) for VALID / SAME (TensorFlow: the odd cell goes last)."""
-    if not isinstance(padding, str):
-        return tuple(tuple(p) for p in padding)
-    pads = []
-    for size, k, s, d in zip(in_hw, k_hw, strides, dilations):
-        if padding == "VALID":
-            pads.append((0, 0))
-            continue
-        out = -(-size // s)
-        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
-        pads.append((total // 2, total - total // 2))
-    return tuple(pads)
-
-
-def ref_out_hw(in_hw, k_hw, strides, dilations, pads):
-    return tuple((size + sum(p) - (k - 1) * d - 1) // s + 1
-                 for size, k, s, d, p in zip(in_hw, k_hw, strides, dilations, pads))
-
-
-def taps(out_hw, k_hw, strides, dilations):
-    """(out row, out col, tap row, tap col, padded row, padded col) for every product term."""
-    for oh, ow, i, j in itertools.product(range(out_hw[0]), range(out_hw[1]), range(k_hw[0]), range(k_hw[1])):
-        yield oh, ow, i, j, oh * strides[0] + i * dilations[0], ow * strides[1] + j * dilations[1]
-
-
-def ref_conv2d(x, w, strides, padding, dilations):
-    pads = ref_pads(x.shape[1:3], w.shape[:2], strides, dilations, padding)
-    xp = np.pad(x.astype(np.float64), ((0, 0), pads[0], pads[1], (0, 0)))
-    out_hw = ref_out_hw(x.shape[1:3], w.shape[:2], strides, dilations, pads)
-    out = np.zeros((x.shape[0], *out_hw, w.shape[3]))
-    for oh, ow, i, j, row, col in taps(out_hw, w.shape[:2], strides, dilations):
-        out[:, oh, ow] += xp[:, row, col] @ w[i, j]
-    return out
-
-
-def ref_backprop_input(input_shape, w, dy, strides, padding, dilations):
-    n, h, wd, c = input_shape
-    pads = ref_pads((h, wd), w.shape[:2], strides, dilations, padding)
-    dxp = np.zeros((n, h + sum(pads[0]), wd + sum(pads[1]), c))
-    for oh, ow, i, j, row, col in taps(dy.shape[1:3], w.shape[:2], strides, dilations):
-        dxp[:, row, col] += dy[:, oh, ow] @ w[i, j].T
-    return dxp[:, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + wd]
-
-
-def ref_backprop_filter(x, filter_shape, dy, strides, padding, dilations):
-    pads = ref_pads(x.shape[1:3], filter_shape[:2], strides, dilations, padding)
-    xp = np.pad(x.astype(np.float64), ((0, 0), pads[0], pads[1], (0, 0)))
-    dw = np.zeros(filter_shape)
-    for oh, ow, i, j, row, col in taps(dy.shape[1:3], filter_shape[:2], strides, dilations):
-        dw[i, j] += xp[:, row, col].T @ dy[:, oh, ow]
-    return dw
+from tensorlib.testing import check_grads, references
 
 
 # ------------------------------------------------------------------ the sweep
@@ -96,13 +41,13 @@ def test_conv2d_and_backprops_match_loop_references(case):
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
     y = tl.nn.conv2d(x, w, strides, padding, dilations)
-    np.testing.assert_allclose(y.numpy(), ref_conv2d(x, w, strides, padding, dilations), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(y.numpy(), references.conv2d(x, w, strides, padding, dilations), rtol=1e-10, atol=1e-10)
     dy = rng.standard_normal(y.shape)
     dx = tl.nn.conv2d_backprop_input(x_shape, w, dy, strides, padding, dilations)
-    np.testing.assert_allclose(dx.numpy(), ref_backprop_input(x_shape, w, dy, strides, padding, dilations),
+    np.testing.assert_allclose(dx.numpy(), references.conv2d_backprop_input(x_shape, w, dy, strides, padding, dilations),
                                rtol=1e-10, atol=1e-10)
     dw = tl.nn.conv2d_backprop_filter(x, w_shape, dy, strides, padding, dilations)
-    np.testing.assert_allclose(dw.numpy(), ref_backprop_filter(x, w_shape, dy, strides, padding, dilations),
+    np.testing.assert_allclose(dw.numpy(), references.conv2d_backprop_filter(x, w_shape, dy, strides, padding, dilations),
                                rtol=1e-10, atol=1e-10)
 
 
@@ -120,7 +65,7 @@ def test_attribute_forms_are_normalised(strides, padding, dilations):
     y = tl.nn.conv2d(x, w, strides, padding, dilations)
     pair = (lambda v: (v, v) if isinstance(v, int) else tuple(v[1:3]) if len(v) == 4 else tuple(v))
     explicit = padding.upper() if isinstance(padding, str) else tuple(tuple(p) for p in padding[1:3])
-    expected = ref_conv2d(x, w, pair(strides), explicit, pair(dilations))
+    expected = references.conv2d(x, w, pair(strides), explicit, pair(dilations))
     np.testing.assert_allclose(y.numpy(), expected)
 
 
@@ -128,7 +73,7 @@ def test_conv2d_transpose_is_the_input_gradient_of_conv2d():
     rng = np.random.default_rng(3)
     x, w = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((3, 3, 2, 5))
     y = tl.nn.conv2d_transpose(x, w, (2, 6, 8, 2), strides=2, padding="SAME")
-    np.testing.assert_allclose(y.numpy(), ref_backprop_input((2, 6, 8, 2), w, x, (2, 2), "SAME", (1, 1)))
+    np.testing.assert_allclose(y.numpy(), references.conv2d_backprop_input((2, 6, 8, 2), w, x, (2, 2), "SAME", (1, 1)))
     # <conv2d(a, w), x> == <a, conv2d_transpose(x, w)>: the adjoint identity.
     a = rng.standard_normal((2, 6, 8, 2))
     lhs = np.sum(tl.nn.conv2d(a, w, 2, "SAME").numpy() * x)
@@ -203,9 +148,9 @@ def test_dtype_is_kept_forward_and_backward(dtype):
     dx, dw = tape.gradient(loss, [x, w])
     assert y.dtype == dx.dtype == dw.dtype == np.dtype(dtype)
     tol = 2e-2 if dtype == np.float16 else 1e-4
-    ref = ref_conv2d(x.numpy().astype(np.float64), w.numpy().astype(np.float64), (2, 2), "SAME", (1, 1))
+    ref = references.conv2d(x.numpy().astype(np.float64), w.numpy().astype(np.float64), (2, 2), "SAME", (1, 1))
     np.testing.assert_allclose(y.numpy(), ref, rtol=tol, atol=tol * np.abs(ref).max())
-    ref_dx = ref_backprop_input(x.shape, w.numpy().astype(np.float64), 2 * ref, (2, 2), "SAME", (1, 1))
+    ref_dx = references.conv2d_backprop_input(x.shape, w.numpy().astype(np.float64), 2 * ref, (2, 2), "SAME", (1, 1))
     np.testing.assert_allclose(dx.numpy(), ref_dx, rtol=tol, atol=tol * np.abs(ref_dx).max())
 
 
@@ -264,7 +209,7 @@ def test_backprop_shape_errors():
 
 # ------------------------------------------------------------------ symbolic batch (tracing)
 def test_shape_rules_accept_an_unknown_batch():
-    from tensorlib.ops import nn as ops_nn
+    from tensorlib.ops.nn import conv as ops_nn
     spec = tl.TensorSpec
     x, w = spec((None, 28, 28, 1)), spec((5, 5, 1, 32))
     attrs = {"strides": (2, 2), "padding": "SAME", "dilations": (1, 1)}
@@ -278,7 +223,7 @@ def test_shape_rules_accept_an_unknown_batch():
 def test_backprop_input_takes_the_batch_from_out_backprop():
     w = np.ones((3, 3, 1, 1))
     dx = tl.nn.conv2d_backprop_input((None, 5, 5, 1), w, np.ones((3, 3, 3, 1)), 1, "VALID")
-    np.testing.assert_allclose(dx.numpy(), ref_backprop_input((3, 5, 5, 1), w, np.ones((3, 3, 3, 1)), (1, 1),
+    np.testing.assert_allclose(dx.numpy(), references.conv2d_backprop_input((3, 5, 5, 1), w, np.ones((3, 3, 3, 1)), (1, 1),
                                                               "VALID", (1, 1)))
 
 

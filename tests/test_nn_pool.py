@@ -1,7 +1,7 @@
 """tl.nn.avg_pool and tl.nn.max_pool, their gradient ops and the gradients of those.
 
-References are plain NumPy loops over output pixels; SAME windows average
-only their real cells (TensorFlow's divisor) and never pick a padding cell.
+References are ``tensorlib.testing.references``: SAME windows average only
+their real cells (TensorFlow's divisor) and never pick a padding cell.
 """
 import itertools
 
@@ -9,48 +9,17 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.testing import check_grads
-
-
-def ref_windows(in_hw, ksize, strides, padding):
-    """Per output pixel: (oh, ow, list of real (row, col) cells in the window, row-major)."""
-    pads = []
-    for size, k, s in zip(in_hw, ksize, strides):
-        if padding == "VALID":
-            pads.append(0)
-            out = (size - k) // s + 1
-        else:
-            out = -(-size // s)
-            pads.append(max((out - 1) * s + k - size, 0) // 2)
-        pads.append(out)
-    top, out_h, left, out_w = pads
-    for oh, ow in itertools.product(range(out_h), range(out_w)):
-        cells = [(oh * strides[0] + i - top, ow * strides[1] + j - left)
-                 for i, j in itertools.product(range(ksize[0]), range(ksize[1]))]
-        yield oh, ow, [(r, c) for r, c in cells if 0 <= r < in_hw[0] and 0 <= c < in_hw[1]], (out_h, out_w)
+from tensorlib.testing import check_grads, references
 
 
 def ref_pool(x, ksize, strides, padding, kind):
-    windows = list(ref_windows(x.shape[1:3], ksize, strides, padding))
-    out = np.zeros((x.shape[0], *windows[0][3], x.shape[3]))
-    for oh, ow, cells, _ in windows:
-        values = np.stack([x[:, r, c] for r, c in cells])
-        out[:, oh, ow] = values.mean(0) if kind == "avg" else values.max(0)
-    return out
+    return (references.avg_pool if kind == "avg" else references.max_pool)(x, ksize, strides, padding)
 
 
 def ref_pool_grad(x, dy, ksize, strides, padding, kind):
-    dx = np.zeros(x.shape)
-    for oh, ow, cells, _ in ref_windows(x.shape[1:3], ksize, strides, padding):
-        if kind == "avg":
-            for r, c in cells:
-                dx[:, r, c] += dy[:, oh, ow] / len(cells)
-            continue
-        values = np.stack([x[:, r, c] for r, c in cells])
-        first_max = np.argmax(values, axis=0)  # the first maximum in row-major order, as TensorFlow's CPU kernel
-        for k, (r, c) in enumerate(cells):
-            dx[:, r, c] += np.where(first_max == k, dy[:, oh, ow], 0.0)
-    return dx
+    if kind == "avg":
+        return references.avg_pool_grad(x.shape, dy, ksize, strides, padding)
+    return references.max_pool_grad(x, dy, ksize, strides, padding)
 
 
 CASES = [((k, k), (s, s), p) for k, s, p in itertools.product([1, 2, 3], [1, 2, 3], ["VALID", "SAME"])] + [

@@ -1,7 +1,7 @@
 """Checks of the NumPy conv / pool / batch-norm kernels against slow references.
 
-The references below are written the obvious way, with Python loops over
-output pixels and filter taps, so that their correctness can be read off.
+The references (``tensorlib.testing.references``) are written the obvious way,
+one shifted, strided view per filter tap, so that their correctness can be read off.
 The fast kernels must match them over a sweep of strides, dilations,
 paddings and sizes, satisfy the adjoint identities that tie a linear map to
 its transpose, and agree with PyTorch where it is installed.
@@ -13,138 +13,11 @@ import numpy as np
 import pytest
 
 from tensorlib.backends import numpy_nn as nn
+from tensorlib.backends.numpy_nn import blocks, conv, fourier, pool
+from tensorlib.testing import references
 
 NO_PADS = ((0, 0), (0, 0))
 STRATEGIES = ("shifted_gemm", "im2col_gemm", "fourier_gemm")
-
-
-# ---------------------------------------------------------------------------
-# Loop references
-# ---------------------------------------------------------------------------
-
-
-def ref_out_size(in_size, k, stride, dilation, before, after):
-    return (in_size + before + after - ((k - 1) * dilation + 1)) // stride + 1
-
-
-def ref_out_hw(x_shape, kernel_hw, strides, dilations, pads):
-    return tuple(
-        ref_out_size(x_shape[1 + d], kernel_hw[d], strides[d], dilations[d], *pads[d])
-        for d in range(2)
-    )
-
-
-def pad_nhwc(x, pads, value=0.0):
-    return np.pad(x, ((0, 0), pads[0], pads[1], (0, 0)), constant_values=value)
-
-
-def ref_conv2d(x, w, strides, dilations, pads):
-    kh, kw, _, cout = w.shape
-    out_h, out_w = ref_out_hw(x.shape, (kh, kw), strides, dilations, pads)
-    xp = pad_nhwc(x, pads)
-    out = np.zeros((x.shape[0], out_h, out_w, cout))
-    for oh, ow, i, j in itertools.product(range(out_h), range(out_w), range(kh), range(kw)):
-        row = oh * strides[0] + i * dilations[0]
-        col = ow * strides[1] + j * dilations[1]
-        out[:, oh, ow, :] += xp[:, row, col, :] @ w[i, j]
-    return out
-
-
-def ref_conv2d_backprop_input(input_shape, w, dy, strides, dilations, pads):
-    kh, kw = w.shape[:2]
-    n, h, wd, c = input_shape
-    dxp = np.zeros((n, h + sum(pads[0]), wd + sum(pads[1]), c))
-    for oh, ow, i, j in itertools.product(
-        range(dy.shape[1]), range(dy.shape[2]), range(kh), range(kw)
-    ):
-        row = oh * strides[0] + i * dilations[0]
-        col = ow * strides[1] + j * dilations[1]
-        dxp[:, row, col, :] += dy[:, oh, ow, :] @ w[i, j].T
-    return dxp[:, pads[0][0] : pads[0][0] + h, pads[1][0] : pads[1][0] + wd]
-
-
-def ref_conv2d_backprop_filter(x, filter_shape, dy, strides, dilations, pads):
-    kh, kw = filter_shape[:2]
-    xp = pad_nhwc(x, pads)
-    dw = np.zeros(filter_shape)
-    for oh, ow, i, j in itertools.product(
-        range(dy.shape[1]), range(dy.shape[2]), range(kh), range(kw)
-    ):
-        row = oh * strides[0] + i * dilations[0]
-        col = ow * strides[1] + j * dilations[1]
-        dw[i, j] += xp[:, row, col, :].T @ dy[:, oh, ow, :]
-    return dw
-
-
-def pool_windows(x, ksize, strides, pads, fill):
-    """Yield (oh, ow, window of shape (N, kh*kw, C), rows, cols) in row-major order."""
-    xp = pad_nhwc(x, pads, fill)
-    out_h, out_w = ref_out_hw(x.shape, ksize, strides, (1, 1), pads)
-    for oh, ow in itertools.product(range(out_h), range(out_w)):
-        r0, c0 = oh * strides[0], ow * strides[1]
-        window = xp[:, r0 : r0 + ksize[0], c0 : c0 + ksize[1], :]
-        yield oh, ow, window.reshape(x.shape[0], -1, x.shape[3]), r0, c0
-
-
-def ref_avg_pool(x, ksize, strides, pads):
-    out_h, out_w = ref_out_hw(x.shape, ksize, strides, (1, 1), pads)
-    out = np.zeros((x.shape[0], out_h, out_w, x.shape[3]))
-    real = pad_nhwc(np.ones((1, *x.shape[1:3], 1)), pads)  # 1 on real cells, 0 on padding
-    for oh, ow, window, r0, c0 in pool_windows(x, ksize, strides, pads, 0.0):
-        count = real[0, r0 : r0 + ksize[0], c0 : c0 + ksize[1], 0].sum()
-        out[:, oh, ow, :] = window.sum(axis=1) / count
-    return out
-
-
-def ref_avg_pool_grad(input_shape, dy, ksize, strides, pads):
-    n, h, w, c = input_shape
-    real = pad_nhwc(np.ones((1, h, w, 1)), pads)
-    dxp = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c))
-    for oh, ow in itertools.product(range(dy.shape[1]), range(dy.shape[2])):
-        r0, c0 = oh * strides[0], ow * strides[1]
-        count = real[0, r0 : r0 + ksize[0], c0 : c0 + ksize[1], 0].sum()
-        dxp[:, r0 : r0 + ksize[0], c0 : c0 + ksize[1], :] += dy[:, oh, ow, None, None, :] / count
-    return dxp[:, pads[0][0] : pads[0][0] + h, pads[1][0] : pads[1][0] + w]
-
-
-def ref_max_pool(x, ksize, strides, pads):
-    out_h, out_w = ref_out_hw(x.shape, ksize, strides, (1, 1), pads)
-    out = np.zeros((x.shape[0], out_h, out_w, x.shape[3]))
-    for oh, ow, window, _, _ in pool_windows(x, ksize, strides, pads, -np.inf):
-        out[:, oh, ow, :] = window.max(axis=1)
-    return out
-
-
-def ref_max_pool_argmax_cells(x, ksize, strides, pads):
-    """Yield (oh, ow, n, c, padded row, padded col) of each window's first max."""
-    for oh, ow, window, r0, c0 in pool_windows(x, ksize, strides, pads, -np.inf):
-        first = window.argmax(axis=1)  # argmax returns the first maximum
-        for n, c in itertools.product(range(x.shape[0]), range(x.shape[3])):
-            i, j = divmod(int(first[n, c]), ksize[1])
-            yield oh, ow, n, c, r0 + i, c0 + j
-
-
-def ref_max_pool_grad(x, dy, ksize, strides, pads):
-    n, h, w, c = x.shape
-    dxp = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c))
-    for oh, ow, b, ch, row, col in ref_max_pool_argmax_cells(x, ksize, strides, pads):
-        dxp[b, row, col, ch] += dy[b, oh, ow, ch]
-    return dxp[:, pads[0][0] : pads[0][0] + h, pads[1][0] : pads[1][0] + w]
-
-
-def ref_max_pool_grad_grad(x, ddx, ksize, strides, pads):
-    out_h, out_w = ref_out_hw(x.shape, ksize, strides, (1, 1), pads)
-    ddxp = pad_nhwc(ddx, pads)
-    out = np.zeros((x.shape[0], out_h, out_w, x.shape[3]))
-    for oh, ow, b, ch, row, col in ref_max_pool_argmax_cells(x, ksize, strides, pads):
-        out[b, oh, ow, ch] = ddxp[b, row, col, ch]
-    return out
-
-
-def ref_batch_norm(x, scale, offset, epsilon):
-    mean = x.mean(axis=(0, 1, 2))
-    var = ((x - mean) ** 2).mean(axis=(0, 1, 2))
-    return (x - mean) / np.sqrt(var + epsilon) * scale + offset
 
 
 # ---------------------------------------------------------------------------
@@ -153,7 +26,7 @@ def ref_batch_norm(x, scale, offset, epsilon):
 
 
 def resolve(x_shape, kernel_hw, strides, dilations, padding):
-    return nn.resolve_conv_padding(x_shape[1:3], kernel_hw, strides, dilations, padding)[1]
+    return references.explicit_pads(x_shape[1:3], kernel_hw, strides, dilations, padding)
 
 
 def conv_cases():
@@ -188,16 +61,16 @@ def conv_case_id(case):
 def tiny_blocks(monkeypatch):
     """Block budgets so small that every image is split into row bands and
     every batch into one-image blocks (chunks), to exercise the blocking logic."""
-    for budget in ("_PATCH_BLOCK_BYTES", "_POOL_BLOCK_BYTES", "_FOURIER_CHUNK_BYTES",
-                   "_FOURIER_BLOCK_BYTES"):
-        monkeypatch.setattr(nn, budget, 64)
+    for module, budget in ((conv, "_PATCH_BLOCK_BYTES"), (pool, "_POOL_BLOCK_BYTES"),
+                           (fourier, "_FOURIER_CHUNK_BYTES"), (fourier, "_FOURIER_BLOCK_BYTES")):
+        monkeypatch.setattr(module, budget, 64)
 
 
 def random_conv_inputs(case, seed=0):
     x_shape, w_shape, strides, dilations, padding = case
     rng = np.random.default_rng(seed)
     pads = resolve(x_shape, w_shape[:2], strides, dilations, padding)
-    out_hw = ref_out_hw(x_shape, w_shape[:2], strides, dilations, pads)
+    out_hw = references.output_hw(x_shape[1:3], w_shape[:2], strides, dilations, pads)
     x = rng.standard_normal(x_shape)
     w = rng.standard_normal(w_shape)
     dy = rng.standard_normal((x_shape[0], *out_hw, w_shape[3]))
@@ -279,18 +152,18 @@ def test_strategy_rule():
 @pytest.mark.parametrize("case", CONV_CASES, ids=conv_case_id)
 def test_conv_kernels_match_loop_references(case):
     x, w, dy, strides, dilations, pads = random_conv_inputs(case)
-    expected = ref_conv2d(x, w, strides, dilations, pads)
+    expected = references.conv2d(x, w, strides, pads, dilations)
     for strategy in STRATEGIES:
         np.testing.assert_allclose(
             nn.conv2d(x, w, strides, dilations, pads, strategy=strategy), expected,
             rtol=1e-10, atol=1e-10, err_msg=f"conv2d {strategy}")
         np.testing.assert_allclose(
             nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=strategy),
-            ref_conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads),
+            references.conv2d_backprop_input(x.shape, w, dy, strides, pads, dilations),
             rtol=1e-10, atol=1e-10, err_msg=f"conv2d_backprop_input {strategy}")
         np.testing.assert_allclose(
             nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads, strategy=strategy),
-            ref_conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads),
+            references.conv2d_backprop_filter(x, w.shape, dy, strides, pads, dilations),
             rtol=1e-10, atol=1e-10, err_msg=f"conv2d_backprop_filter {strategy}")
 
 
@@ -311,20 +184,20 @@ def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
     x, w, dy, strides, dilations, pads = random_conv_inputs(case, seed=3)
     np.testing.assert_allclose(
         nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
-        ref_conv2d(x, w, strides, dilations, pads), rtol=1e-10, atol=1e-10)
+        references.conv2d(x, w, strides, pads, dilations), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(
         nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=strategy),
-        ref_conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads),
+        references.conv2d_backprop_input(x.shape, w, dy, strides, pads, dilations),
         rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(
         nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads, strategy=strategy),
-        ref_conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads),
+        references.conv2d_backprop_filter(x, w.shape, dy, strides, pads, dilations),
         rtol=1e-10, atol=1e-10)
 
 
 def test_conv_strategies_agree_on_a_batch_of_many_blocks(monkeypatch):
-    monkeypatch.setattr(nn, "_FOURIER_CHUNK_BYTES", 64 << 10)
-    monkeypatch.setattr(nn, "_FOURIER_BLOCK_BYTES", 8 << 10)
+    monkeypatch.setattr(fourier, "_FOURIER_CHUNK_BYTES", 64 << 10)
+    monkeypatch.setattr(fourier, "_FOURIER_BLOCK_BYTES", 8 << 10)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((40, 12, 11, 3))
     w = rng.standard_normal((3, 4, 3, 7))
@@ -355,13 +228,13 @@ def test_conv_kernels_keep_dtype(dtype, rtol, strategy):
     x64, w64, dy64 = (a.astype(np.float64) for a in (x, w, dy))
     results = {
         "conv2d": (nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
-                   ref_conv2d(x64, w64, strides, dilations, pads)),
+                   references.conv2d(x64, w64, strides, pads, dilations)),
         "input": (nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads,
                                            strategy=strategy),
-                  ref_conv2d_backprop_input(x.shape, w64, dy64, strides, dilations, pads)),
+                  references.conv2d_backprop_input(x.shape, w64, dy64, strides, pads, dilations)),
         "filter": (nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads,
                                              strategy=strategy),
-                   ref_conv2d_backprop_filter(x64, w.shape, dy64, strides, dilations, pads)),
+                   references.conv2d_backprop_filter(x64, w.shape, dy64, strides, pads, dilations)),
     }
     for name, (got, expected) in results.items():
         assert got.dtype == dtype, name
@@ -402,7 +275,7 @@ def random_pool_inputs(case, seed=0, integer_values=False):
     x_shape, ksize, strides, padding = case
     rng = np.random.default_rng(seed)
     pads = resolve(x_shape, ksize, strides, (1, 1), padding)
-    out_hw = ref_out_hw(x_shape, ksize, strides, (1, 1), pads)
+    out_hw = references.output_hw(x_shape[1:3], ksize, strides, (1, 1), pads)
     # Few distinct integer values make many ties inside windows.
     x = rng.integers(0, 3, x_shape).astype(float) if integer_values else rng.standard_normal(x_shape)
     dy = rng.standard_normal((x_shape[0], *out_hw, x_shape[3]))
@@ -414,9 +287,9 @@ def random_pool_inputs(case, seed=0, integer_values=False):
 def test_avg_pool_matches_loop_reference(case):
     x, dy, _, ksize, strides, pads = random_pool_inputs(case)
     np.testing.assert_allclose(nn.avg_pool(x, ksize, strides, pads),
-                               ref_avg_pool(x, ksize, strides, pads), rtol=1e-12, atol=1e-12)
+                               references.avg_pool(x, ksize, strides, pads), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
-                               ref_avg_pool_grad(x.shape, dy, ksize, strides, pads),
+                               references.avg_pool_grad(x.shape, dy, ksize, strides, pads),
                                rtol=1e-12, atol=1e-12)
 
 
@@ -425,12 +298,12 @@ def test_avg_pool_matches_loop_reference(case):
 def test_max_pool_matches_loop_reference(case, integer_values):
     x, dy, ddx, ksize, strides, pads = random_pool_inputs(case, integer_values=integer_values)
     y = nn.max_pool(x, ksize, strides, pads)
-    np.testing.assert_array_equal(y, ref_max_pool(x, ksize, strides, pads))
+    np.testing.assert_array_equal(y, references.max_pool(x, ksize, strides, pads))
     np.testing.assert_allclose(nn.max_pool_grad(x, y, dy, ksize, strides, pads),
-                               ref_max_pool_grad(x, dy, ksize, strides, pads),
+                               references.max_pool_grad(x, dy, ksize, strides, pads),
                                rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
-                                  ref_max_pool_grad_grad(x, ddx, ksize, strides, pads))
+                                  references.max_pool_grad_grad(x, ddx, ksize, strides, pads))
 
 
 @pytest.mark.parametrize("case", POOL_CASES[::5], ids=pool_case_id)
@@ -450,41 +323,41 @@ def test_pool_adjoint_identities(case):
 def test_pool_kernels_split_into_blocks(case, tiny_blocks):
     x, dy, ddx, ksize, strides, pads = random_pool_inputs(case, seed=4, integer_values=True)
     np.testing.assert_allclose(nn.avg_pool(x, ksize, strides, pads),
-                               ref_avg_pool(x, ksize, strides, pads), rtol=1e-12)
+                               references.avg_pool(x, ksize, strides, pads), rtol=1e-12)
     np.testing.assert_allclose(nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
-                               ref_avg_pool_grad(x.shape, dy, ksize, strides, pads), rtol=1e-12)
+                               references.avg_pool_grad(x.shape, dy, ksize, strides, pads), rtol=1e-12)
     y = nn.max_pool(x, ksize, strides, pads)
-    np.testing.assert_array_equal(y, ref_max_pool(x, ksize, strides, pads))
+    np.testing.assert_array_equal(y, references.max_pool(x, ksize, strides, pads))
     np.testing.assert_allclose(nn.max_pool_grad(x, y, dy, ksize, strides, pads),
-                               ref_max_pool_grad(x, dy, ksize, strides, pads), rtol=1e-12)
+                               references.max_pool_grad(x, dy, ksize, strides, pads), rtol=1e-12)
     np.testing.assert_array_equal(nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
-                                  ref_max_pool_grad_grad(x, ddx, ksize, strides, pads))
+                                  references.max_pool_grad_grad(x, ddx, ksize, strides, pads))
 
 
 def test_kernels_split_images_between_threads(monkeypatch, tiny_blocks):
     """Shares of the batch in three threads, with GEMMs cut into stacks of
     tiny single-thread ones plus a remainder, match the references."""
-    monkeypatch.setattr(nn, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(nn, "_thread_count", lambda: 3)
-    monkeypatch.setattr(nn, "_BLAS_SINGLE_THREAD_FLOPS", 100)
+    monkeypatch.setattr(blocks, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(blocks, "_thread_count", lambda: 3)
+    monkeypatch.setattr(blocks, "_BLAS_SINGLE_THREAD_FLOPS", 100)
     rng = np.random.default_rng(5)
     x = rng.integers(-4, 5, (7, 9, 8, 2)).astype(np.float64)
     pads = ((0, 0), (0, 0))
     for ksize, strides in (((2, 2), (2, 2)), ((3, 2), (1, 2))):
         np.testing.assert_allclose(nn.avg_pool(x, ksize, strides, pads),
-                                   ref_avg_pool(x, ksize, strides, pads), rtol=1e-12, atol=1e-12)
+                                   references.avg_pool(x, ksize, strides, pads), rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(nn.max_pool(x, ksize, strides, pads),
-                                      ref_max_pool(x, ksize, strides, pads))
+                                      references.max_pool(x, ksize, strides, pads))
     w = rng.standard_normal((3, 2, 2, 5))
     for strategy in ("shifted_gemm", "im2col_gemm"):
         np.testing.assert_allclose(
             nn.conv2d(x, w, (1, 2), (1, 1), ((1, 1), (0, 1)), strategy=strategy),
-            ref_conv2d(x, w, (1, 2), (1, 1), ((1, 1), (0, 1))), rtol=1e-10, atol=1e-10)
+            references.conv2d(x, w, (1, 2), ((1, 1), (0, 1)), (1, 1)), rtol=1e-10, atol=1e-10)
 
 
 def test_relu_kernels_split_between_threads_and_keep_dtype(monkeypatch):
-    monkeypatch.setattr(nn, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(nn, "_thread_count", lambda: 3)
+    monkeypatch.setattr(blocks, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(blocks, "_thread_count", lambda: 3)
     rng = np.random.default_rng(6)
     for dtype in (np.float16, np.float32, np.float64):
         x = rng.standard_normal((7, 5, 3)).astype(dtype)
@@ -547,16 +420,15 @@ def test_pool_kernels_keep_dtype(dtype):
         y = nn.max_pool(x, ksize, strides, pads)
         checks = {
             "avg_pool": (nn.avg_pool(x, ksize, strides, pads),
-                         ref_avg_pool(x.astype(float), ksize, strides, pads)),
+                         references.avg_pool(x.astype(float), ksize, strides, pads)),
             "avg_pool_grad": (nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
-                              ref_avg_pool_grad(x.shape, dy.astype(float), ksize, strides, pads)),
-            "max_pool": (y, ref_max_pool(x.astype(float), ksize, strides, pads)),
+                              references.avg_pool_grad(x.shape, dy.astype(float), ksize, strides, pads)),
+            "max_pool": (y, references.max_pool(x.astype(float), ksize, strides, pads)),
             "max_pool_grad": (nn.max_pool_grad(x, y, dy, ksize, strides, pads),
-                              ref_max_pool_grad(x.astype(float), dy.astype(float), ksize,
-                                                strides, pads)),
+                              references.max_pool_grad(x.astype(float), dy.astype(float), ksize, strides, pads)),
             "max_pool_grad_grad": (nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
-                                   ref_max_pool_grad_grad(x.astype(float), ddx.astype(float),
-                                                          ksize, strides, pads)),
+                                   references.max_pool_grad_grad(x.astype(float), ddx.astype(float), ksize, strides,
+                                                                 pads)),
         }
         for name, (got, expected) in checks.items():
             assert got.dtype == dtype, name
@@ -573,7 +445,7 @@ def test_batch_norm_forward_matches_reference():
     x = rng.standard_normal((3, 4, 5, 6)) * 3 + 1
     scale, offset = rng.standard_normal(6), rng.standard_normal(6)
     y, mean, var, inv_std = nn.fused_batch_norm_forward(x, scale, offset, 1e-3)
-    np.testing.assert_allclose(y, ref_batch_norm(x, scale, offset, 1e-3), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y, references.batch_norm(x, scale, offset, 1e-3), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(mean, x.mean(axis=(0, 1, 2)), rtol=1e-12)
     np.testing.assert_allclose(var, x.var(axis=(0, 1, 2)), rtol=1e-12)
     np.testing.assert_allclose(inv_std, 1 / np.sqrt(x.var(axis=(0, 1, 2)) + 1e-3), rtol=1e-12)
@@ -616,7 +488,7 @@ def test_batch_norm_keeps_dtype(dtype):
     assert mean.dtype == var.dtype == inv_std.dtype == np.float32
     tol = 1e-4 if dtype == np.float32 else 1e-2
     x_cast = x.astype(float)
-    np.testing.assert_allclose(y, ref_batch_norm(x_cast, scale, offset, 1e-3), rtol=tol, atol=tol)
+    np.testing.assert_allclose(y, references.batch_norm(x_cast, scale, offset, 1e-3), rtol=tol, atol=tol)
     np.testing.assert_allclose(var, x_cast.var(axis=(0, 1, 2)), rtol=tol)
     dx, dscale, doffset = nn.fused_batch_norm_backward(dy, x, scale, mean, inv_std)
     assert dx.dtype == dtype and dscale.dtype == doffset.dtype == np.float32

@@ -14,12 +14,13 @@ they dispatch, with shapes and attributes.
 >>> import tensorlib as tl
 >>> text = tl.ops.explain(tl.nn.conv2d, (8, 32, 32, 3), (3, 3, 3, 6), strides=1, padding="SAME")
 Conv2D: ...
->>> "Conv2DBackpropInput" in text and "numpy_nn.py" in text
+>>> "Conv2DBackpropInput" in text and "numpy_nn/conv.py" in text
 True
 """
 from __future__ import annotations
 
 import inspect
+import sys
 
 from .. import dispatch
 from .. import dtypes as _dt
@@ -245,13 +246,22 @@ def _gradient_lines(node, dry: _DryRun, indent: str) -> list:
     return lines
 
 
+def _family_module(fn) -> str:
+    """The op family that exports ``fn``: ``tensorlib.ops.nn`` for a function defined in ``tensorlib.ops.nn.conv``."""
+    parts = fn.__module__.split(".")
+    for end in range(min(3, len(parts)), len(parts)):
+        if getattr(sys.modules.get(".".join(parts[:end])), fn.__name__, None) is fn:
+            return ".".join(parts[:end])
+    return fn.__module__
+
+
 def _header(opdef, fn) -> list:
     lines = []
     if opdef is not None:
         lines.append(f"{opdef.name}: {opdef.__doc__ or ''}".rstrip())
     if fn is not None:
         signature = inspect.signature(fn).replace(return_annotation=inspect.Signature.empty)
-        lines.append(f"{_INDENT}called as   {fn.__module__.replace('tensorlib.ops.', 'tl.')}.{fn.__name__}{signature}")
+        lines.append(f"{_INDENT}called as   {_family_module(fn).replace('tensorlib.ops.', 'tl.')}.{fn.__name__}{signature}")
     return lines
 
 

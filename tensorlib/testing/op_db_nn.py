@@ -1,8 +1,8 @@
 """The nn catalogue: one OpInfo per ``tl.nn`` function and per nn gradient op.
 
-References are NumPy written tap by tap (one shifted, strided view per filter
-or window tap), in float64 and cast back, independent of the kernels in
-``tensorlib.backends.numpy_nn``.  Samples are small: the registry-driven tests
+The conv and pool references are :mod:`tensorlib.testing.references` (NumPy,
+one shifted, strided view per filter or window tap, in float64 and cast back),
+independent of the kernels in ``tensorlib.backends.numpy_nn``.  Samples are small: the registry-driven tests
 run every entry in several dtypes and modes.
 
 >>> from tensorlib.testing.op_db_nn import OPINFOS
@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
+from . import references
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from .strategies import scalars, shapes, tensors
 
@@ -27,69 +28,19 @@ FLOATS = (_dt.float32, _dt.float64)
 WITH_HALF = (_dt.float16, _dt.float32, _dt.float64)
 
 
-# ---------------------------------------------------------------- geometry shared by the references
-def _pair(v):
-    if isinstance(v, int):
-        return v, v
-    return (v[1], v[2]) if len(v) == 4 else tuple(v)
-
-
-def _pads(in_hw, k_hw, strides, dilations, padding):
-    if not isinstance(padding, str):
-        return tuple(tuple(p) for p in padding)
-    pads = []
-    for size, k, s, d in zip(in_hw, k_hw, strides, dilations):
-        out = -(-size // s)
-        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0) if padding == "SAME" else 0
-        pads.append((total // 2, total - total // 2))
-    return tuple(pads)
-
-
-def _geometry(in_hw, k_hw, strides, padding, dilations=1):
-    strides, dilations = _pair(strides), _pair(dilations)
-    pads = _pads(in_hw, k_hw, strides, dilations, padding)
-    out_hw = tuple((size + sum(p) - (k - 1) * d - 1) // s + 1
-                   for size, k, s, d, p in zip(in_hw, k_hw, strides, dilations, pads))
-    return strides, dilations, pads, out_hw
-
-
-def _tap_views(padded, k_hw, strides, dilations, out_hw):
-    """((i, j), view) per tap: the padded cells the tap meets, one per output pixel."""
-    for i in range(k_hw[0]):
-        for j in range(k_hw[1]):
-            r, c = i * dilations[0], j * dilations[1]
-            yield (i, j), padded[:, r:r + (out_hw[0] - 1) * strides[0] + 1:strides[0],
-                                 c:c + (out_hw[1] - 1) * strides[1] + 1:strides[1]]
-
-
-def _pad(x, pads, value=0.0):
-    return np.pad(x.astype(np.float64), ((0, 0), pads[0], pads[1], (0, 0)), constant_values=value)
-
-
-# ---------------------------------------------------------------- conv references
+# ---------------------------------------------------------------- conv references (float64, cast back)
 def _conv2d_ref(x, w, strides, padding, dilations=1):
-    strides, dilations, pads, out_hw = _geometry(x.shape[1:3], w.shape[:2], strides, padding, dilations)
-    out = np.zeros((x.shape[0], *out_hw, w.shape[3]))
-    for (i, j), view in _tap_views(_pad(x, pads), w.shape[:2], strides, dilations, out_hw):
-        out += view @ w[i, j].astype(np.float64)
-    return out.astype(np.result_type(x, w))
+    return references.conv2d(x, w, strides, padding, dilations).astype(np.result_type(x, w))
 
 
 def _backprop_input_ref(input_shape, w, dy, strides, padding, dilations=1):
-    n, h, wd, c = (dy.shape[0], *input_shape[1:])
-    strides, dilations, pads, out_hw = _geometry((h, wd), w.shape[:2], strides, padding, dilations)
-    padded = np.zeros((n, h + sum(pads[0]), wd + sum(pads[1]), c))
-    for (i, j), view in _tap_views(padded, w.shape[:2], strides, dilations, out_hw):
-        view += dy.astype(np.float64) @ w[i, j].T.astype(np.float64)
-    return padded[:, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + wd].astype(np.result_type(w, dy))
+    return references.conv2d_backprop_input(input_shape, w, dy, strides, padding, dilations).astype(
+        np.result_type(w, dy))
 
 
 def _backprop_filter_ref(x, filter_shape, dy, strides, padding, dilations=1):
-    strides, dilations, pads, out_hw = _geometry(x.shape[1:3], filter_shape[:2], strides, padding, dilations)
-    dw = np.zeros(filter_shape)
-    for (i, j), view in _tap_views(_pad(x, pads), filter_shape[:2], strides, dilations, out_hw):
-        dw[i, j] = np.einsum("nhwc,nhwo->co", view, dy.astype(np.float64))
-    return dw.astype(np.result_type(x, dy))
+    return references.conv2d_backprop_filter(x, filter_shape, dy, strides, padding, dilations).astype(
+        np.result_type(x, dy))
 
 
 def _conv2d_transpose_ref(x, w, output_shape, strides, padding):
@@ -106,7 +57,7 @@ def _conv_geometry(draw, max_size=6):
     padding = draw(st.sampled_from(["VALID", "SAME", "explicit"]))
     if padding == "explicit":
         padding = tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in range(2))
-    d = _pair(dilations)
+    d = references.pair(dilations)
     hw = []
     for axis in range(2):
         pad_total = sum(padding[axis]) if not isinstance(padding, str) else 0
@@ -125,7 +76,7 @@ def _conv2d_draw(draw, dtype):
 @st.composite
 def _backprop_input_draw(draw, dtype):
     x_shape, w_shape, strides, padding, dilations = draw(_conv_geometry())
-    out_hw = _geometry(x_shape[1:3], w_shape[:2], strides, padding, dilations)[3]
+    out_hw = references.geometry(x_shape[1:3], w_shape[:2], strides, padding, dilations)[3]
     w, dy = draw(tensors(dtype, w_shape)), draw(tensors(dtype, (x_shape[0], *out_hw, w_shape[3])))
     input_shape = draw(st.sampled_from([x_shape, (None, *x_shape[1:])]))
     return SampleInput((input_shape, w, dy, strides, padding, dilations), grad_argnums=(1, 2))
@@ -134,7 +85,7 @@ def _backprop_input_draw(draw, dtype):
 @st.composite
 def _backprop_filter_draw(draw, dtype):
     x_shape, w_shape, strides, padding, dilations = draw(_conv_geometry())
-    out_hw = _geometry(x_shape[1:3], w_shape[:2], strides, padding, dilations)[3]
+    out_hw = references.geometry(x_shape[1:3], w_shape[:2], strides, padding, dilations)[3]
     x, dy = draw(tensors(dtype, x_shape)), draw(tensors(dtype, (x_shape[0], *out_hw, w_shape[3])))
     return SampleInput((x, w_shape, dy, strides, padding, dilations), grad_argnums=(0, 2))
 
@@ -142,7 +93,7 @@ def _backprop_filter_draw(draw, dtype):
 @st.composite
 def _conv2d_transpose_draw(draw, dtype):
     x_shape, w_shape, strides, padding, _ = draw(_conv_geometry())
-    out_hw = _geometry(x_shape[1:3], w_shape[:2], strides, padding)[3]
+    out_hw = references.geometry(x_shape[1:3], w_shape[:2], strides, padding)[3]
     y, w = draw(tensors(dtype, (x_shape[0], *out_hw, w_shape[3]))), draw(tensors(dtype, w_shape))
     return SampleInput((y, w, x_shape, strides, padding), grad_argnums=(0, 1))
 
@@ -158,57 +109,21 @@ def _conv_errors():
                        match=r"^Conv2D: strides must be an int, a \(rows, cols\) pair or \[1, rows, cols, 1\]"))
 
 
-# ---------------------------------------------------------------- pooling references
+# ---------------------------------------------------------------- pooling references (float64, cast back)
 def _pool_ref(x, ksize, strides, padding, kind):
-    k = _pair(ksize)
-    strides, _, pads, out_hw = _geometry(x.shape[1:3], k, strides, padding)
-    fill = 0.0 if kind == "avg" else -np.inf
-    views = [v for _, v in _tap_views(_pad(x, pads, fill), k, strides, (1, 1), out_hw)]
-    if kind == "max":
-        return np.max(views, axis=0).astype(x.dtype)
-    counts = [v for _, v in _tap_views(_pad(np.ones((1, *x.shape[1:3], 1)), pads), k, strides, (1, 1), out_hw)]
-    return (np.sum(views, axis=0) / np.sum(counts, axis=0)).astype(x.dtype)
+    return (references.avg_pool if kind == "avg" else references.max_pool)(x, ksize, strides, padding).astype(x.dtype)
 
 
 def _avg_pool_grad_ref(grad, input_shape, ksize, strides, padding):
-    n, h, w, c = (grad.shape[0], *input_shape[1:])
-    k = _pair(ksize)
-    strides, _, pads, out_hw = _geometry((h, w), k, strides, padding)
-    counts = sum(v for _, v in _tap_views(_pad(np.ones((1, h, w, 1)), pads), k, strides, (1, 1), out_hw))
-    padded = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c))
-    for _, view in _tap_views(padded, k, strides, (1, 1), out_hw):
-        view += grad / counts
-    return padded[:, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w].astype(grad.dtype)
-
-
-def _first_max_masks(x, y, ksize, strides, padding):
-    """(tap view geometry, per-tap masks of the windows whose first maximum sits at that tap)."""
-    k = _pair(ksize)
-    strides, _, pads, out_hw = _geometry(x.shape[1:3], k, strides, padding)
-    taken = np.zeros(y.shape, bool)
-    masks = []
-    for _, view in _tap_views(_pad(x, pads, np.nan), k, strides, (1, 1), out_hw):
-        hit = (view == y) & ~taken
-        taken |= hit
-        masks.append(hit)
-    return (k, strides, pads, out_hw), masks
+    return references.avg_pool_grad(input_shape, grad, ksize, strides, padding).astype(grad.dtype)
 
 
 def _max_pool_grad_ref(orig_input, orig_output, grad, ksize, strides, padding):
-    (k, strides, pads, out_hw), masks = _first_max_masks(orig_input, orig_output, ksize, strides, padding)
-    n, h, w, c = orig_input.shape
-    padded = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c))
-    for (_, view), hit in zip(_tap_views(padded, k, strides, (1, 1), out_hw), masks):
-        view += np.where(hit, grad, 0.0)
-    return padded[:, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w].astype(grad.dtype)
+    return references.max_pool_grad(orig_input, grad, ksize, strides, padding).astype(grad.dtype)
 
 
 def _max_pool_grad_grad_ref(orig_input, orig_output, grad, ksize, strides, padding):
-    (k, strides, pads, out_hw), masks = _first_max_masks(orig_input, orig_output, ksize, strides, padding)
-    out = np.zeros(orig_output.shape)
-    for (_, view), hit in zip(_tap_views(_pad(grad, pads), k, strides, (1, 1), out_hw), masks):
-        out += np.where(hit, view, 0.0)
-    return out.astype(grad.dtype)
+    return references.max_pool_grad_grad(orig_input, grad, ksize, strides, padding).astype(grad.dtype)
 
 
 @st.composite
@@ -216,7 +131,7 @@ def _pool_geometry(draw):
     ksize = draw(st.sampled_from([1, 2, 3, (2, 3), [1, 2, 2, 1]]))
     strides = draw(st.sampled_from([1, 2, (2, 1), 3]))
     padding = draw(st.sampled_from(["VALID", "SAME"]))
-    k = _pair(ksize)
+    k = references.pair(ksize)
     shape = (draw(st.integers(1, 2)), draw(st.integers(k[0], 6)), draw(st.integers(k[1], 6)), draw(st.integers(1, 3)))
     return shape, ksize, strides, padding
 
@@ -236,13 +151,13 @@ def _pool_draw(kind):
 
 
 def _pool_grad_attrs(ksize, strides, padding):
-    return {"ksize": _pair(ksize), "strides": _pair(strides), "padding": padding}
+    return {"ksize": references.pair(ksize), "strides": references.pair(strides), "padding": padding}
 
 
 @st.composite
 def _avg_pool_grad_draw(draw, dtype):
     shape, ksize, strides, padding = draw(_pool_geometry())
-    out_hw = _geometry(shape[1:3], _pair(ksize), strides, padding)[3]
+    out_hw = references.geometry(shape[1:3], references.pair(ksize), strides, padding)[3]
     grad = draw(tensors(dtype, (shape[0], *out_hw, shape[3])))
     return SampleInput((grad,), {"input_shape": shape, **_pool_grad_attrs(ksize, strides, padding)})
 

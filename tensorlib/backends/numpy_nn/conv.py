@@ -1,0 +1,380 @@
+"""2-D convolution, its input gradient and its filter gradient: the strategy choice and the
+patch-GEMM kernels (shifted_gemm, im2col_gemm); fourier_gemm lives in :mod:`.fourier`."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from .blocks import (
+    Pads,
+    Pair,
+    _as_compute,
+    _blocks,
+    _compute_dtype,
+    _Geometry,
+    _images_per_block,
+    _PaddedBlocks,
+    _PaddedScatter,
+    _scratch,
+    _single_thread_gemm,
+    _split_images,
+    resolve_conv_padding,
+)
+from .fourier import _fourier_conv2d, _fourier_conv2d_backprop_filter, _fourier_conv2d_backprop_input, _fourier_flops
+
+# A conv patch block of this size fits in the L2+L3 caches of the machines we
+# measured on; bigger blocks were slower for the seed and CNN workloads.
+_PATCH_BLOCK_BYTES = 4 << 20
+
+# im2col_gemm copies runs of Cin values, shifted_gemm runs of OW values; the
+# measured crossover: shifted_gemm wins up to 4 input channels on any width,
+# and while output rows are at least 4x longer than the channel count.
+_SHIFTED_GEMM_MAX_CHANNELS = 4
+_SHIFTED_GEMM_ROW_PER_CHANNEL = 4
+
+# fourier_gemm's small batched GEMMs ran at a third of the direct method's
+# flop rate in our measurements, so it must save that factor in flops.
+_FOURIER_OVERHEAD = 3
+
+SHIFTED_GEMM = "shifted_gemm"
+IM2COL_GEMM = "im2col_gemm"
+FOURIER_GEMM = "fourier_gemm"
+
+
+def conv2d_strategy(
+    x_shape: tuple[int, ...],
+    w_shape: tuple[int, ...],
+    strides: Pair,
+    dilations: Pair,
+    pads: Pads,
+) -> str:
+    """Which algorithm the three conv kernels use for these shapes.
+
+    * ``"fourier_gemm"`` when its flop count, times 3 for its smaller
+      GEMMs, is below the direct method's ``2 * OH * OW * KH * KW * Cin *
+      Cout`` per image, and the filter's spectrum (``4 * F * Cin * Cout``
+      values, ``F`` about half the padded image's pixels) is no bigger than
+      the batch's input and output: products of discrete Fourier spectra
+      over the padded image (see ``_FourierPlan``). It pays for large
+      filters on small images, like a 5x5 conv from 32 to 64 channels on
+      14x14.
+    * else ``"shifted_gemm"`` when the input has at most 4 channels or the
+      output rows are at least 4 times longer than the channel count: each
+      tap's shifted, strided view of the input is copied as whole output
+      rows into a ``(taps * Cin, pixels)`` block and the ``KH*KW`` per-tap
+      GEMMs are summed inside one BLAS call.
+    * else ``"im2col_gemm"``: patches laid out ``(pixels, taps * Cin)``, one
+      GEMM per block; each copy run is ``Cin`` values long.
+
+    All three give the same result to rounding.
+
+    >>> conv2d_strategy((6000, 32, 32, 1), (3, 3, 1, 6), (1, 1), (1, 1), ((0, 0), (0, 0)))
+    'shifted_gemm'
+    >>> conv2d_strategy((128, 14, 14, 32), (5, 5, 32, 64), (1, 1), (1, 1), ((2, 2), (2, 2)))
+    'fourier_gemm'
+    >>> conv2d_strategy((128, 28, 28, 32), (3, 3, 32, 64), (2, 2), (1, 1), ((0, 1), (0, 1)))
+    'im2col_gemm'
+    """
+    (batch, h, w, in_c), (kh, kw, _, out_c) = x_shape, w_shape
+    out_hw, _ = resolve_conv_padding((h, w), (kh, kw), strides, dilations, pads)
+    padded_hw = (h + sum(pads[0]), w + sum(pads[1]))
+    direct_flops = 2 * out_hw[0] * out_hw[1] * kh * kw * in_c * out_c
+    fourier_flops = _fourier_flops((h, w), out_hw, padded_hw, in_c, out_c)
+    frequencies = (padded_hw[0] // 2 + 1) * padded_hw[1]
+    activations = batch * (h * w * in_c + out_hw[0] * out_hw[1] * out_c)
+    if (
+        fourier_flops * _FOURIER_OVERHEAD < direct_flops
+        and 4 * frequencies * in_c * out_c <= activations
+    ):
+        return FOURIER_GEMM
+    if in_c <= _SHIFTED_GEMM_MAX_CHANNELS or in_c * _SHIFTED_GEMM_ROW_PER_CHANNEL <= out_hw[1]:
+        return SHIFTED_GEMM
+    return IM2COL_GEMM
+
+
+class _ConvShapes:
+    """The checked shapes, geometry, dtypes and strategy of one conv call."""
+
+    def __init__(self, name, x_shape, w_shape, strides, dilations, pads, dtype, strategy):
+        if len(x_shape) != 4 or len(w_shape) != 4 or x_shape[3] != w_shape[2]:
+            raise ValueError(
+                f"{name}: input depth {x_shape[3] if len(x_shape) == 4 else '?'} "
+                f"does not match filter in_channels "
+                f"{w_shape[2] if len(w_shape) == 4 else '?'} (input shape "
+                f"{tuple(x_shape)}, filter shape {tuple(w_shape)}); expected "
+                f"NHWC input and HWIO filter"
+            )
+        self.geometry = _Geometry.build(name, x_shape[1:3], w_shape[:2], strides, dilations, pads)
+        self.batch = x_shape[0]
+        self.in_channels, self.out_channels = w_shape[2], w_shape[3]
+        self.dtype = np.dtype(dtype)
+        self.compute_dtype = _compute_dtype(dtype)
+        if strategy is None:
+            strategy = conv2d_strategy(x_shape, w_shape, strides, dilations, pads)
+        if strategy not in (SHIFTED_GEMM, IM2COL_GEMM, FOURIER_GEMM):
+            raise ValueError(
+                f"{name}: unknown strategy {strategy!r}; use {SHIFTED_GEMM!r}, "
+                f"{IM2COL_GEMM!r} or {FOURIER_GEMM!r}"
+            )
+        self.strategy = strategy
+
+    def check_out_gradient(self, name: str, dy: np.ndarray) -> np.ndarray:
+        expected = (self.batch, *self.geometry.out_hw, self.out_channels)
+        if dy.shape != expected:
+            raise ValueError(
+                f"{name}: output gradient shape {tuple(dy.shape)} does not match "
+                f"the conv output shape {expected}"
+            )
+        return np.ascontiguousarray(dy)
+
+
+class _PatchLayout:
+    """Where a block's ``K = KH*KW*Cin`` patch values per output pixel live.
+
+    shifted_gemm: ``(taps, Cin, images, rows, OW)``; the ``(pixels, K)`` patch
+    matrix is a transposed (Fortran-ordered) view, which BLAS takes as is.
+    im2col_gemm: ``(images, rows, OW, taps, Cin)``; the matrix is C-ordered.
+    """
+
+    def __init__(self, strategy: str, taps: int, in_channels: int):
+        self.tap_major = strategy == SHIFTED_GEMM
+        self.taps = taps
+        self.in_channels = in_channels
+
+    def allocate(self, storage: np.ndarray, images: int, rows: int, out_w: int):
+        """A patch block carved from the front of the flat ``storage``."""
+        size = self.taps * self.in_channels * images * rows * out_w
+        if self.tap_major:
+            shape = (self.taps, self.in_channels, images, rows, out_w)
+        else:
+            shape = (images, rows, out_w, self.taps, self.in_channels)
+        return storage[:size].reshape(shape)
+
+    def tap_block(self, patches: np.ndarray, tap_index: int) -> np.ndarray:
+        """The part of ``patches`` for one tap, axes ordered as by :meth:`arrange`."""
+        if self.tap_major:
+            return patches[tap_index]
+        return patches[:, :, :, tap_index, :]
+
+    def arrange(self, view: np.ndarray) -> np.ndarray:
+        """An ``(images, rows, OW, Cin)`` view with its axes in the block's
+        order, so that element-wise loops run along the block's long rows."""
+        return view.transpose(3, 0, 1, 2) if self.tap_major else view
+
+    def matrix(self, patches: np.ndarray) -> np.ndarray:
+        """The ``(pixels, K)`` patch matrix, K ordered like an HWIO filter."""
+        k = self.taps * self.in_channels
+        if self.tap_major:
+            return patches.reshape(k, -1).T
+        return patches.reshape(-1, k)
+
+
+class _PatchPlan:
+    """Blocks and the reused patch buffer of shifted_gemm and im2col_gemm."""
+
+    def __init__(self, conv: _ConvShapes):
+        self.conv = conv
+        self.geometry = conv.geometry
+        taps = len(self.geometry.taps)
+        self.layout = _PatchLayout(conv.strategy, taps, conv.in_channels)
+        self.k = taps * conv.in_channels
+        out_h, out_w = self.geometry.out_hw
+        row_bytes = out_w * self.k * conv.compute_dtype.itemsize
+        self.images = _images_per_block(conv.batch, out_h * row_bytes, _PATCH_BLOCK_BYTES)
+        # An image too big for one block is split into bands of output rows.
+        self.rows = out_h
+        if out_h * row_bytes > _PATCH_BLOCK_BYTES:
+            self.rows = max(1, _PATCH_BLOCK_BYTES // row_bytes)
+        self.pixels = self.images * self.rows * out_w
+
+    def image_blocks(self, first: int = 0, last: int | None = None) -> Iterator[Pair]:
+        return _blocks(self.conv.batch if last is None else last, self.images, first)
+
+    def row_blocks(self) -> Iterator[Pair]:
+        return _blocks(self.geometry.out_hw[0], self.rows)
+
+    def out_gradient_blocks(self, dy: np.ndarray, start: int, stop: int):
+        """Yield ``(rows, dy block as a (pixels, Cout) compute-dtype matrix)``."""
+        scratch = _scratch("out_gradient", self.pixels * self.conv.out_channels, self.conv.compute_dtype)
+        for rows in self.row_blocks():
+            block = dy[start:stop, rows[0] : rows[1]].reshape(-1, self.conv.out_channels)
+            yield rows, _as_compute(block, scratch)
+
+    def _patches(self, images: int, rows: Pair) -> np.ndarray:
+        storage = _scratch("patches", self.pixels * self.k, self.conv.compute_dtype)
+        return self.layout.allocate(storage, images, rows[1] - rows[0], self.geometry.out_hw[1])
+
+    def gather(self, padded: np.ndarray, rows: Pair) -> np.ndarray:
+        """The patch matrix of the output ``rows`` of the padded image block."""
+        patches = self._patches(padded.shape[0], rows)
+        for index, tap in enumerate(self.geometry.taps):
+            view = self.layout.arrange(self.geometry.tap_view(padded, tap, rows))
+            np.copyto(self.layout.tap_block(patches, index), view)
+        return self.layout.matrix(patches)
+
+    def scatter_add(self, padded: np.ndarray, rows: Pair, dy_block, w_matrix) -> None:
+        """Add the patch matrix ``dy_block @ w_matrix.T`` into ``padded``.
+
+        This is the transpose of :meth:`gather`: every tap's share is added
+        into the strided view of the padded block that the tap reads.
+        """
+        patches = self._patches(padded.shape[0], rows)
+        matrix = self.layout.matrix(patches)
+        # Write through the C-ordered orientation, the one BLAS can fill.
+        if matrix.flags.c_contiguous:
+            np.matmul(dy_block, w_matrix.T, out=matrix)
+        else:
+            np.matmul(w_matrix, dy_block.T, out=matrix.T)
+        for index, tap in enumerate(self.geometry.taps):
+            view = self.layout.arrange(self.geometry.tap_view(padded, tap, rows))
+            # order="C" keeps NumPy from looping along the Cin axis, which
+            # is the contiguous one of the view but only 1-4 long here.
+            np.add(view, self.layout.tap_block(patches, index), out=view, order="C")
+
+    def filter_matrix(self, w: np.ndarray) -> np.ndarray:
+        """The filter as a contiguous ``(K, Cout)`` matrix in compute dtype."""
+        return np.ascontiguousarray(
+            w.reshape(self.k, self.conv.out_channels), self.conv.compute_dtype
+        )
+
+
+def _gemm_into(a: np.ndarray, b: np.ndarray, target: np.ndarray, scratch) -> None:
+    """``target[...] = a @ b``, through a compute-dtype scratch when casting."""
+    if target.dtype == a.dtype:
+        _single_thread_gemm(a, b, target)
+    else:
+        result = scratch[: target.size].reshape(target.shape)
+        _single_thread_gemm(a, b, result)
+        np.copyto(target, result)
+
+
+def conv2d(
+    x: np.ndarray,
+    w: np.ndarray,
+    strides: Pair,
+    dilations: Pair,
+    pads: Pads,
+    *,
+    strategy: str | None = None,
+) -> np.ndarray:
+    """2-D convolution (TensorFlow's cross-correlation), NHWC x HWIO -> NHWC.
+
+    ``strategy`` forces ``"shifted_gemm"``, ``"im2col_gemm"`` or
+    ``"fourier_gemm"``; by default :func:`conv2d_strategy` picks one from the
+    shapes.
+
+    >>> x = np.arange(16.0).reshape(1, 4, 4, 1)
+    >>> w = np.ones((2, 2, 1, 1))
+    >>> conv2d(x, w, (2, 2), (1, 1), ((0, 0), (0, 0)))[0, :, :, 0]
+    array([[10., 18.],
+           [42., 50.]])
+    """
+    dtype = np.result_type(x, w)
+    conv = _ConvShapes("conv2d", x.shape, w.shape, strides, dilations, pads, dtype, strategy)
+    if conv.strategy == FOURIER_GEMM:
+        return _fourier_conv2d(conv, x, w)
+    plan = _PatchPlan(conv)
+    out_h, out_w = conv.geometry.out_hw
+    out = np.empty((conv.batch, out_h, out_w, conv.out_channels), dtype)
+    w_matrix = plan.filter_matrix(w)
+
+    def run(first: int, last: int) -> None:
+        scratch = _scratch("cast_result", plan.pixels * conv.out_channels, conv.compute_dtype)
+        padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
+        for start, stop in plan.image_blocks(first, last):
+            padded = padded_blocks.load(start, stop)
+            for rows in plan.row_blocks():
+                target = out[start:stop, rows[0] : rows[1]].reshape(-1, conv.out_channels)
+                _gemm_into(plan.gather(padded, rows), w_matrix, target, scratch)
+
+    _split_images(run, conv.batch, max(x.nbytes, out.nbytes))
+    return out
+
+
+def conv2d_backprop_input(
+    input_shape: tuple[int, int, int, int],
+    w: np.ndarray,
+    dy: np.ndarray,
+    strides: Pair,
+    dilations: Pair,
+    pads: Pads,
+    *,
+    strategy: str | None = None,
+) -> np.ndarray:
+    """Gradient of :func:`conv2d` with respect to its input (a transposed conv).
+
+    With the patch strategies, one GEMM ``dy @ w_matrix.T`` per block gives
+    every tap's contribution; each tap's share is added into the strided
+    view of a zero-padded ``dx`` block that the tap read in the forward
+    pass, and the padding is cropped off. With ``"fourier_gemm"`` the
+    spectrum of ``dy`` is multiplied by the filter's and synthesized at the
+    input's positions.
+
+    >>> w = np.ones((2, 2, 1, 1))
+    >>> dy = np.ones((1, 2, 2, 1))
+    >>> conv2d_backprop_input((1, 3, 3, 1), w, dy, (1, 1), (1, 1), ((0, 0), (0, 0)))[0, :, :, 0]
+    array([[1., 2., 1.],
+           [2., 4., 2.],
+           [1., 2., 1.]])
+    """
+    input_shape = tuple(int(d) for d in input_shape)
+    dtype = np.result_type(w, dy)
+    name = "conv2d_backprop_input"
+    conv = _ConvShapes(name, input_shape, w.shape, strides, dilations, pads, dtype, strategy)
+    dy = conv.check_out_gradient(name, dy)
+    if conv.strategy == FOURIER_GEMM:
+        return _fourier_conv2d_backprop_input(conv, w, dy)
+    plan = _PatchPlan(conv)
+    w_matrix = plan.filter_matrix(w)
+    scatter = _PaddedScatter(input_shape, dtype, conv.geometry.pads, plan.images, conv.compute_dtype)
+    for start, stop in plan.image_blocks():
+        padded_dx = scatter.begin(start, stop)
+        for rows, dy_block in plan.out_gradient_blocks(dy, start, stop):
+            plan.scatter_add(padded_dx, rows, dy_block, w_matrix)
+        scatter.finish(start, stop)
+    return scatter.dx
+
+
+def conv2d_backprop_filter(
+    x: np.ndarray,
+    filter_shape: tuple[int, int, int, int],
+    dy: np.ndarray,
+    strides: Pair,
+    dilations: Pair,
+    pads: Pads,
+    *,
+    strategy: str | None = None,
+) -> np.ndarray:
+    """Gradient of :func:`conv2d` with respect to its filter.
+
+    The contraction of the input patches with ``dy`` over batch and pixels:
+    with the patch strategies, one GEMM ``patches.T @ dy`` per block, summed
+    over the blocks; with ``"fourier_gemm"``, the sum over images of the
+    input's spectrum times the conjugate of ``dy``'s, synthesized at the
+    filter taps.
+
+    >>> x = np.arange(9.0).reshape(1, 3, 3, 1)
+    >>> dy = np.ones((1, 2, 2, 1))
+    >>> conv2d_backprop_filter(x, (2, 2, 1, 1), dy, (1, 1), (1, 1), ((0, 0), (0, 0)))[:, :, 0, 0]
+    array([[ 8., 12.],
+           [20., 24.]])
+    """
+    filter_shape = tuple(int(d) for d in filter_shape)
+    dtype = np.result_type(x, dy)
+    name = "conv2d_backprop_filter"
+    conv = _ConvShapes(name, x.shape, filter_shape, strides, dilations, pads, dtype, strategy)
+    dy = conv.check_out_gradient(name, dy)
+    if conv.strategy == FOURIER_GEMM:
+        return _fourier_conv2d_backprop_filter(conv, x, dy)
+    plan = _PatchPlan(conv)
+    total = np.zeros((plan.k, conv.out_channels), conv.compute_dtype)
+    partial = np.empty_like(total)
+    padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
+    for start, stop in plan.image_blocks():
+        padded = padded_blocks.load(start, stop)
+        for rows, dy_block in plan.out_gradient_blocks(dy, start, stop):
+            np.matmul(plan.gather(padded, rows).T, dy_block, out=partial)
+            total += partial
+    return total.astype(dtype, copy=False).reshape(filter_shape)

@@ -1,0 +1,294 @@
+"""The fourier_gemm conv strategy: convolution as per-frequency products of DFT spectra."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Iterator
+
+import numpy as np
+
+from .blocks import Pair, _as_compute, _blocks, _images_per_block, _scratch
+
+if TYPE_CHECKING:  # conv.py imports this module; the plan only annotates with its shapes
+    from .conv import _ConvShapes
+
+
+# fourier_gemm: bytes of the spectra of one chunk of images, and of the
+# transform work buffer of one block of images.
+_FOURIER_CHUNK_BYTES = 4 << 20
+_FOURIER_BLOCK_BYTES = 1 << 20
+
+
+def _fourier_flops(in_hw: Pair, out_hw: Pair, padded_hw: Pair, in_c: int, out_c: int) -> int:
+    """Real flops per image of the fourier_gemm forward pass (see _FourierPlan)."""
+    (h, w), (out_h, out_w), (length_h, length_w) = in_hw, out_hw, padded_hw
+    half_h = length_h // 2 + 1
+    spectrum = 4 * half_h * h * w * in_c + 8 * half_h * length_w * w * in_c
+    product = 8 * half_h * length_w * in_c * out_c
+    synthesis = 8 * half_h * out_w * length_w * out_c + 4 * out_h * half_h * out_w * out_c
+    return spectrum + product + synthesis
+
+
+def _dft_angles(positions: Pair, count: int, frequencies: int, length: int) -> np.ndarray:
+    """``(frequencies, count)`` angles ``2 pi f p / length`` for the samples
+    at ``p = offset + step * k``, ``positions = (offset, step)``."""
+    offset, step = positions
+    samples = offset + step * np.arange(count)
+    # Reducing f * p modulo the length in integers keeps the angles exact.
+    return (2 * np.pi / length) * (np.multiply.outer(np.arange(frequencies), samples) % length)
+
+
+@functools.lru_cache(maxsize=64)
+def _half_analysis_matrix(positions: Pair, count: int, length: int, dtype) -> np.ndarray:
+    """``(2 Fh, count)``: rows ``(f, re/im)`` of ``exp(-2 pi i f p / L)``,
+    the half spectrum of a real signal sampled at ``positions``."""
+    angles = _dft_angles(positions, count, length // 2 + 1, length)
+    matrix = np.stack([np.cos(angles), -np.sin(angles)], axis=1).reshape(-1, count)
+    return _read_only(matrix.astype(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _full_analysis_matrix(positions: Pair, count: int, length: int, dtype) -> np.ndarray:
+    """``(2 L, 2 count)``: ``exp(-2 pi i f p / L)`` acting on complex columns
+    stored as ``(re/im, p)`` rows, giving ``(f, re/im)`` rows."""
+    angles = _dft_angles(positions, count, length, length)
+    cos, sin = np.cos(angles), np.sin(angles)
+    matrix = np.stack([np.stack([cos, sin], 1), np.stack([-sin, cos], 1)], 1)
+    return _read_only(matrix.reshape(2 * length, 2 * count).astype(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _full_synthesis_matrix(positions: Pair, count: int, length: int, dtype) -> np.ndarray:
+    """``(2 count, 2 L)``: ``exp(+2 pi i f p / L)`` taking ``(f, re/im)`` rows
+    to ``(re/im, p)`` rows (unscaled)."""
+    angles = _dft_angles(positions, count, length, length).T
+    cos, sin = np.cos(angles), np.sin(angles)
+    matrix = np.stack([np.stack([cos, -sin], 2), np.stack([sin, cos], 2)], 0)
+    return _read_only(matrix.reshape(2 * count, 2 * length).astype(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _half_synthesis_matrix(positions: Pair, count: int, length: int, scale: float, dtype):
+    """``(count, 2 Fh)``: the real signal at ``positions`` from its half
+    spectrum's ``(f, re/im)`` rows, times ``scale``. Frequencies that stand
+    for a conjugate pair count twice."""
+    half = length // 2 + 1
+    weights = np.full(half, 2.0 * scale)
+    weights[0] = scale
+    if length % 2 == 0:
+        weights[-1] = scale
+    angles = _dft_angles(positions, count, half, length).T
+    matrix = np.stack([np.cos(angles) * weights, -np.sin(angles) * weights], axis=2)
+    return _read_only(matrix.reshape(count, 2 * half).astype(dtype))
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False  # shared through the caches above
+    return array
+
+
+class _FourierPlan:
+    """The fourier_gemm strategy: convolution as a product of spectra.
+
+    Every signal (image, output gradient, filter) is placed at its positions
+    in the padded image and transformed with a discrete Fourier transform of
+    the padded size ``Lh x Lw``, long enough that the circular convolution
+    never wraps onto a value that is kept; strides and dilations are just
+    the positions that samples sit at. The transforms are dense DFT matrices
+    applied as batched real GEMMs (NumPy's FFT is several times slower on
+    thousands of tiny images): half a spectrum along H, since the signals
+    are real, then the full spectrum along W. A spectrum is stored
+    ``(images, F, 2, C)`` with ``F = Fh * Lw``, the (re, im) pair next to
+    the channels, so the complex product at each frequency is one real GEMM
+    with both dimensions doubled.
+    """
+
+    def __init__(self, conv: _ConvShapes):
+        self.conv = conv
+        geometry = conv.geometry
+        (top, bottom), (left, right) = geometry.pads
+        (h, w), (_, out_w) = geometry.in_hw, geometry.out_hw
+        self.lengths = (h + top + bottom, w + left + right)
+        self.half_h = self.lengths[0] // 2 + 1
+        self.frequencies = self.half_h * self.lengths[1]
+        # (offset, step) of the samples along H and W, in padded coordinates.
+        self.input_positions = ((top, 1), (left, 1))
+        self.output_positions = ((0, geometry.strides[0]), (0, geometry.strides[1]))
+        self.tap_positions = ((0, geometry.dilations[0]), (0, geometry.dilations[1]))
+        in_c, out_c = conv.in_channels, conv.out_channels
+        itemsize = conv.compute_dtype.itemsize
+        # The per-frequency products run one small GEMM per frequency, whose
+        # fixed cost is paid once per chunk: chunks are as big as memory
+        # allows. The transforms run on sub-blocks that stay in cache.
+        spectra_bytes = itemsize * 2 * self.frequencies * (in_c + out_c)
+        self.images = _images_per_block(conv.batch, spectra_bytes, _FOURIER_CHUNK_BYTES)
+        self.work_per_image = 2 * self.half_h * max(w, out_w) * max(in_c, out_c)
+        self.transform_images = _images_per_block(
+            self.images, itemsize * self.work_per_image, _FOURIER_BLOCK_BYTES
+        )
+
+    def _work(self, size: int) -> np.ndarray:
+        """The front of the reused transform work buffer."""
+        return _scratch("fourier_work", size, self.conv.compute_dtype)
+
+    def image_blocks(self) -> Iterator[Pair]:
+        return _blocks(self.conv.batch, self.images)
+
+    def spectra_buffer(self, purpose: str, channels: int) -> np.ndarray:
+        shape = (self.images, self.frequencies, 2, channels)
+        return _scratch(purpose, shape, self.conv.compute_dtype)
+
+    def spectrum(self, signal: np.ndarray, positions, out: np.ndarray) -> np.ndarray:
+        """Spectrum of ``signal`` ``(images, n_h, n_w, C)`` sampled at
+        ``positions``, written into the front of ``out`` and returned."""
+        dtype = self.conv.compute_dtype
+        images, n_h, n_w, channels = signal.shape
+        length_h, length_w = self.lengths
+        rows = _half_analysis_matrix(positions[0], n_h, length_h, dtype)
+        cols = _full_analysis_matrix(positions[1], n_w, length_w, dtype)
+        for start, stop in _blocks(images, self.transform_images):
+            half = self._work((stop - start) * 2 * self.half_h * n_w * channels)
+            half = half.reshape(stop - start, 2 * self.half_h, n_w * channels)
+            block = signal[start:stop].reshape(stop - start, n_h, n_w * channels)
+            np.matmul(rows, block, out=half)
+            np.matmul(
+                cols,
+                half.reshape(-1, 2 * n_w, channels),
+                out=out[start:stop].reshape(-1, 2 * length_w, channels),
+            )
+        return out[:images]
+
+    def synthesis(self, spectrum: np.ndarray, positions, out: np.ndarray) -> None:
+        """Write into ``out`` ``(images, m_h, m_w, C)`` the real signal at
+        ``positions`` whose spectrum is ``spectrum`` ``(images, F, 2, C)``."""
+        dtype = self.conv.compute_dtype
+        images, m_h, m_w, channels = out.shape
+        length_h, length_w = self.lengths
+        cols = _full_synthesis_matrix(positions[1], m_w, length_w, dtype)
+        rows = _half_synthesis_matrix(positions[0], m_h, length_h, 1 / (length_h * length_w), dtype)
+        for start, stop in _blocks(images, self.transform_images):
+            by_row_frequency = self._work((stop - start) * 2 * self.half_h * m_w * channels)
+            by_row_frequency = by_row_frequency.reshape(-1, 2 * m_w, channels)
+            np.matmul(
+                cols,
+                spectrum[start:stop].reshape(-1, 2 * length_w, channels),
+                out=by_row_frequency,
+            )
+            np.matmul(
+                rows,
+                by_row_frequency.reshape(stop - start, 2 * self.half_h, m_w * channels),
+                out=out[start:stop].reshape(stop - start, m_h, m_w * channels),
+            )
+
+    def filter_spectrum(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Real and imaginary parts ``(F, Cin, Cout)`` of the filter's spectrum."""
+        kh, kw, in_c, out_c = w.shape
+        taps = np.ascontiguousarray(w.reshape(1, kh, kw, in_c * out_c), self.conv.compute_dtype)
+        spectrum = _scratch("filter_spectrum", (1, self.frequencies, 2, in_c * out_c), self.conv.compute_dtype)
+        self.spectrum(taps, self.tap_positions, spectrum)
+        spectrum = spectrum.reshape(self.frequencies, 2, in_c, out_c)
+        return spectrum[:, 0], spectrum[:, 1]
+
+    def per_frequency_product(self, spectrum: np.ndarray, blocks: np.ndarray, out: np.ndarray):
+        """``out[b, f] = spectrum[b, f] @ blocks[f]`` for the images of ``spectrum``."""
+        images = spectrum.shape[0]
+        product = out[:images]
+        np.matmul(
+            spectrum.reshape(images, self.frequencies, -1).transpose(1, 0, 2),
+            blocks,
+            out=product.reshape(images, self.frequencies, -1).transpose(1, 0, 2),
+        )
+        return product
+
+
+def _complex_blocks(real: np.ndarray, imag: np.ndarray, conjugate: bool = False) -> np.ndarray:
+    """Real ``(F, 2m, 2n)`` matrices ``[[real, imag], [-imag, real]]``:
+    right-multiplying a (re | im) row by one multiplies the complex row by
+    the complex matrix ``real + i imag`` (or by its conjugate)."""
+    frequencies, m, n = real.shape
+    blocks = _scratch("complex_blocks", (frequencies, 2, m, 2, n), real.dtype)
+    plus, minus = (blocks[:, 1, :, 0], blocks[:, 0, :, 1]) if conjugate else (
+        blocks[:, 0, :, 1], blocks[:, 1, :, 0])
+    blocks[:, 0, :, 0] = real
+    np.copyto(plus, imag)
+    np.negative(imag, out=minus)
+    blocks[:, 1, :, 1] = real
+    return blocks.reshape(frequencies, 2 * m, 2 * n)
+
+
+def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    plan = _FourierPlan(conv)
+    real, imag = plan.filter_spectrum(w)
+    # y = x (*) w in the spectrum: Y = X conj(W), summed over Cin.
+    out = np.empty((conv.batch, *conv.geometry.out_hw, conv.out_channels), conv.dtype)
+    _fourier_apply(plan, _complex_blocks(real, imag, conjugate=True), x, ("input", plan.input_positions),
+                   out, ("output", plan.output_positions))
+    return out
+
+
+def _fourier_conv2d_backprop_input(conv: _ConvShapes, w: np.ndarray, dy: np.ndarray):
+    plan = _FourierPlan(conv)
+    real, imag = plan.filter_spectrum(w)
+    # dx = dy scattered through w: DX = DY W, summed over Cout.
+    dx = np.empty((conv.batch, *conv.geometry.in_hw, conv.in_channels), conv.dtype)
+    _fourier_apply(plan, _complex_blocks(real.transpose(0, 2, 1), imag.transpose(0, 2, 1)),
+                   dy, ("output", plan.output_positions), dx, ("input", plan.input_positions))
+    return dx
+
+
+def _fourier_apply(plan: _FourierPlan, blocks, source: np.ndarray, source_side, target: np.ndarray,
+                   target_side) -> None:
+    """``target`` = the per-frequency product of ``source``'s spectrum with the filter ``blocks``,
+    image block by image block.  A side is ("input" | "output", its pixel positions)."""
+    source_name, source_positions = source_side
+    target_name, target_positions = target_side
+    source_spectra = plan.spectra_buffer(f"{source_name}_spectra", source.shape[-1])
+    target_spectra = plan.spectra_buffer(f"{target_name}_spectra", target.shape[-1])
+    cast = "cast_input" if source_name == "input" else "cast_out_gradient"
+    scratch = _scratch(cast, plan.images * source[0].size, plan.conv.compute_dtype)
+    for start, stop in plan.image_blocks():
+        spectrum = plan.spectrum(_as_compute(source[start:stop], scratch), source_positions, source_spectra)
+        product = plan.per_frequency_product(spectrum, blocks, target_spectra)
+        _synthesize_into(plan, product, target_positions, target[start:stop])
+
+
+def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.ndarray):
+    plan = _FourierPlan(conv)
+    in_c, out_c = conv.in_channels, conv.out_channels
+    # dw = x correlated with dy: DW = sum over images of X^T conj(DY).
+    gram = _scratch("gram", (plan.frequencies, 2 * in_c, 2 * out_c), conv.compute_dtype)
+    gram.fill(0)
+    partial = _scratch("partial_gram", gram.shape, conv.compute_dtype)
+    x_spectra = plan.spectra_buffer("input_spectra", in_c)
+    dy_spectra = plan.spectra_buffer("output_spectra", out_c)
+    x_scratch = _scratch("cast_input", plan.images * x[0].size, conv.compute_dtype)
+    dy_scratch = _scratch("cast_out_gradient", plan.images * dy[0].size, conv.compute_dtype)
+    for start, stop in plan.image_blocks():
+        images = stop - start
+        x_block, dy_block = _as_compute(x[start:stop], x_scratch), _as_compute(dy[start:stop], dy_scratch)
+        x_spectrum = plan.spectrum(x_block, plan.input_positions, x_spectra)
+        dy_spectrum = plan.spectrum(dy_block, plan.output_positions, dy_spectra)
+        np.matmul(
+            x_spectrum.reshape(images, plan.frequencies, 2 * in_c).transpose(1, 2, 0),
+            dy_spectrum.reshape(images, plan.frequencies, 2 * out_c).transpose(1, 0, 2),
+            out=partial,
+        )
+        gram += partial
+    gram = gram.reshape(plan.frequencies, 2, in_c, 2, out_c)
+    spectrum = _scratch("filter_spectrum", (plan.frequencies, 2, in_c, out_c), conv.compute_dtype)
+    np.add(gram[:, 0, :, 0], gram[:, 1, :, 1], out=spectrum[:, 0])
+    np.subtract(gram[:, 1, :, 0], gram[:, 0, :, 1], out=spectrum[:, 1])
+    kh, kw = conv.geometry.kernel_hw
+    dw = np.empty((1, kh, kw, in_c * out_c), conv.compute_dtype)  # fresh: it is returned
+    plan.synthesis(spectrum.reshape(1, plan.frequencies, 2, in_c * out_c), plan.tap_positions, dw)
+    return dw.reshape(kh, kw, in_c, out_c).astype(conv.dtype, copy=False)
+
+
+def _synthesize_into(plan: _FourierPlan, spectrum, positions, target: np.ndarray) -> None:
+    """Synthesis straight into ``target``, through a scratch when casting."""
+    if target.dtype == plan.conv.compute_dtype:
+        plan.synthesis(spectrum, positions, target)
+    else:
+        result = _scratch("cast_result", target.shape, plan.conv.compute_dtype)
+        plan.synthesis(spectrum, positions, result)
+        np.copyto(target, result)

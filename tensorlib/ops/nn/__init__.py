@@ -1,0 +1,26 @@
+"""Neural-network ops, one family per module: :mod:`.conv` (conv2d and its two gradient ops),
+:mod:`.pool`, :mod:`.activations`, :mod:`.losses`, :mod:`.batch_norm` and :mod:`.dropout`.
+
+Every op is an OpDef with TensorFlow's op type name, its gradient rules right
+below it and its public function next to it, all written with tensorlib ops, so second-order gradients and
+traced backward passes come free.  Convolution, pooling and fused batch norm
+run the NumPy kernels of :mod:`tensorlib.backends.numpy_nn` (NHWC images, HWIO
+filters); the elementwise ops are generic kernels that run on any backend.
+
+Gradient ops that need the shape of a tensor the gradient does not keep
+(``Conv2DBackpropInput``'s ``input_shape``, ``AvgPoolGrad``'s) take it as an
+attribute whose batch size may be ``None``: the kernel reads the batch from the
+incoming gradient, so a function traced with ``TensorSpec((None, 28, 28, 1))``
+differentiates for every batch size.  Height, width and channels must be known.
+"""
+from .activations import elu, erf, gelu, leaky_relu, log_softmax, relu, softmax, softplus
+from .batch_norm import batch_normalization, fused_batch_norm, moments
+from .conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
+from .dropout import dropout
+from .losses import softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits
+from .pool import avg_pool, max_pool
+
+__all__ = ["avg_pool", "batch_normalization", "conv2d", "conv2d_backprop_filter", "conv2d_backprop_input",
+           "conv2d_transpose", "dropout", "elu", "erf", "fused_batch_norm", "gelu", "leaky_relu", "log_softmax",
+           "max_pool", "moments", "relu", "softmax", "softmax_cross_entropy_with_logits", "softplus",
+           "sparse_softmax_cross_entropy_with_logits"]

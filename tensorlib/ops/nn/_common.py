@@ -1,0 +1,131 @@
+"""Attribute parsing, shape checks and the public-function marker shared by the nn op families."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ...backends import numpy_nn as _kernels
+from ...tensor import Tensor
+from ..registry import get
+
+
+# ------------------------------------------------------------------ attribute and shape helpers
+def _window_pair(value, what: str, op_name: str) -> tuple:
+    """An int, a (rows, cols) pair or TensorFlow's ``[1, rows, cols, 1]`` -> ``(rows, cols)``."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        pair = (int(value), int(value))
+    else:
+        try:
+            items = tuple(int(v) for v in value)
+        except (TypeError, ValueError):
+            items = ()
+        if len(items) == 2:
+            pair = items
+        elif len(items) == 4 and items[0] == 1 and items[3] == 1:
+            pair = items[1:3]
+        else:
+            raise ValueError(f"{op_name}: {what} must be an int, a (rows, cols) pair or [1, rows, cols, 1], "
+                             f"got {value!r}")
+    if min(pair) < 1:
+        raise ValueError(f"{op_name}: {what} must be >= 1, got {value!r}")
+    return pair
+
+
+def _padding_attr(padding, op_name: str, explicit: bool = True):
+    """``"VALID"``, ``"SAME"`` or explicit ``((top, bottom), (left, right))`` (TF's 4-pair form too)."""
+    if isinstance(padding, str):
+        if padding.upper() in ("VALID", "SAME"):
+            return padding.upper()
+    elif explicit:
+        try:
+            pairs = tuple(tuple(int(v) for v in pair) for pair in padding)
+        except (TypeError, ValueError):
+            pairs = ()
+        if len(pairs) == 4 and pairs[0] == (0, 0) and pairs[3] == (0, 0):
+            pairs = pairs[1:3]
+        if len(pairs) == 2 and all(len(p) == 2 and min(p) >= 0 for p in pairs):
+            return pairs
+    form = "'VALID', 'SAME' or ((top, bottom), (left, right))" if explicit else "'VALID' or 'SAME'"
+    raise ValueError(f"{op_name}: padding must be {form}, got {padding!r}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _geometry(in_hw, window_hw, strides, dilations, padding):
+    """((out_h, out_w), ((top, bottom), (left, right))): cached, the kernels ask on every call."""
+    return _kernels.resolve_conv_padding(in_hw, window_hw, strides, dilations, padding)
+
+
+def _output_hw(in_hw, window_hw, strides, dilations, padding) -> tuple:
+    """Output height and width; ``None`` where the input size is unknown (tracing)."""
+    if None not in in_hw and None not in window_hw:
+        return _geometry(tuple(in_hw), tuple(window_hw), strides, dilations, padding)[0]
+    return tuple(None if in_hw[d] is None or window_hw[d] is None else
+                 _kernels.conv_output_size_and_padding(in_hw[d], window_hw[d], strides[d], dilations[d],
+                                                       padding if isinstance(padding, str) else padding[d])[0]
+                 for d in range(2))
+
+
+def _check_float(what: str, t) -> None:
+    if t.dtype.kind != "f":
+        raise TypeError(f"{what} must be a floating-point tensor, got {t.dtype}")
+
+
+def _check_rank4(what: str, shape, layout: str) -> None:
+    if len(shape) != 4:
+        raise ValueError(f"{what} must be 4-D {layout}, got shape {tuple(shape)}")
+
+
+def _check_conv_operands(input_shape, filter_shape) -> None:
+    _check_rank4("input", input_shape, "NHWC (batch, height, width, channels)")
+    _check_rank4("filter", filter_shape, "HWIO (height, width, in_channels, out_channels)")
+    if None not in (input_shape[3], filter_shape[2]) and input_shape[3] != filter_shape[2]:
+        raise ValueError(f"input depth {input_shape[3]} does not match filter in_channels {filter_shape[2]} "
+                         f"(input shape {tuple(input_shape)}, filter shape {tuple(filter_shape)})")
+
+
+def _check_known_shape(what: str, shape, first: int) -> tuple:
+    shape = tuple(shape)
+    if len(shape) != 4 or None in shape[first:]:
+        known = "height, width and channels" if first else "all four dimensions"
+        raise ValueError(f"{what} must be 4-D with known {known}, got {shape}")
+    return shape
+
+
+def _check_matches(what: str, shape, expected) -> None:
+    if len(shape) != len(expected) or any(a is not None and b is not None and a != b
+                                          for a, b in zip(shape, expected)):
+        raise ValueError(f"{what} shape {tuple(shape)} does not match the expected {tuple(expected)}")
+
+
+def _batch(shape_attr, like) -> tuple:
+    """``shape_attr`` with an unknown batch size taken from ``like``'s first dimension."""
+    return shape_attr if shape_attr[0] is not None else (like[0], *shape_attr[1:])
+
+
+def _delegates_to(adapter, kernel):
+    """Mark ``adapter`` (resolves padding, then calls ``kernel``) so that ``kernel_source`` names ``kernel``."""
+    adapter.__wrapped__ = kernel
+    return adapter
+
+
+def _op_type(name, tensors=None):
+    """Name the op type a public function dispatches (for ``tl.ops.explain``) and its tensor parameters."""
+    def mark(fn):
+        fn.op_type = name
+        fn.tensor_params = tensors if tensors is not None else _ops_input_names(name)
+        return fn
+    return mark
+
+
+def _ops_input_names(name):
+    return get(name).input_names
+
+
+def _shape_tuple(shape, what, op_name) -> tuple:
+    if isinstance(shape, Tensor) and shape.dtype.kind in "iu" and shape._value is not None:
+        shape = shape.numpy().tolist()
+    try:
+        return tuple(None if d is None else int(d) for d in shape)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op_name}: {what} must be a sequence of 4 ints, got {shape!r}") from None

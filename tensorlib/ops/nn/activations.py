@@ -1,0 +1,252 @@
+"""Elementwise activations (Relu, LeakyRelu, Elu, Softplus, Erf, Gelu) and Softmax, LogSoftmax."""
+from __future__ import annotations
+
+import functools
+import math as _math
+
+import numpy as np
+
+from ...backends import numpy_nn as _kernels
+from ...dispatch import apply
+from ...grad.registry import register_gradient
+from ...tensor import Tensor
+from .. import math as m
+from .. import reduce as r
+from .._shapes import normalize_axis
+from ..registry import defop
+from ._common import _check_float, _op_type
+
+
+# ------------------------------------------------------------------ Relu and ReluGrad
+def _float_features(features, **attrs):
+    _check_float("features", features)
+    return features
+
+
+_relu = defop("Relu", inputs=("features",), infer=lambda features: features, doc="max(features, 0).")
+
+
+@_relu.generic
+def _relu_kernel(xp, features):
+    return xp.maximum(features, 0)
+
+
+def _relu_gradient(op, g):
+    return _relu_grad(g, op.outputs[0])
+
+
+register_gradient("Relu", _relu_gradient)
+
+_relu_grad = defop("ReluGrad", inputs=("gradients", "features"), infer=lambda gradients, features: gradients,
+                   promote=(0, 1), doc="gradients where features > 0, else 0 (in the gradients' dtype).")
+
+
+@_relu_grad.generic
+def _relu_grad_kernel(xp, gradients, features):
+    return gradients * (features > 0)  # a bool mask: multiplying keeps the gradients' dtype
+
+
+_relu.kernel("numpy")(_kernels.relu)
+_relu_grad.kernel("numpy")(_kernels.relu_grad)
+
+
+# The mask's derivative is zero wherever it is defined: no gradient flows to ``features``.
+register_gradient("ReluGrad", lambda op, g: _relu_grad(g, op.inputs[1]), None)
+
+
+@_op_type("Relu")
+def relu(features) -> Tensor:
+    """max(features, 0); its gradient is the incoming gradient where features > 0.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.relu(tl.tensor([-1.0, 2.0])).numpy().tolist()
+    [0.0, 2.0]
+    """
+    return apply(_relu, (features,))
+
+
+# ------------------------------------------------------------------ LeakyRelu, Elu, Softplus
+_leaky_relu = defop("LeakyRelu", inputs=("features",), attrs={"alpha": 0.2}, infer=_float_features,
+                    doc="x where x > 0, else alpha * x.")
+_leaky_relu.generic(lambda xp, x, *, alpha: xp.where(x > 0, x, x * alpha))
+register_gradient("LeakyRelu", lambda op, g: m.where(op.inputs[0] > 0, g, g * op.attrs["alpha"]))
+
+
+@_op_type("LeakyRelu")
+def leaky_relu(features, alpha: float = 0.2) -> Tensor:
+    """features where positive, else ``alpha * features``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.leaky_relu(tl.tensor([-1.0, 2.0])).numpy().tolist()
+    [-0.2, 2.0]
+    """
+    return apply(_leaky_relu, (features,), {"alpha": float(alpha)})
+
+
+_elu = defop("Elu", inputs=("features",), infer=_float_features, doc="x where x > 0, else exp(x) - 1.")
+_elu.generic(lambda xp, x: xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0))))
+register_gradient("Elu", lambda op, g: m.where(op.inputs[0] > 0, g, g * (op.outputs[0] + 1.0)))
+
+
+@_op_type("Elu")
+def elu(features) -> Tensor:
+    """features where positive, else ``exp(features) - 1``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.nn.elu(tl.tensor(-1.0))), 4)
+    -0.6321
+    """
+    return apply(_elu, (features,))
+
+
+_softplus = defop("Softplus", inputs=("features",), infer=_float_features,
+                  doc="log(1 + exp(x)), without overflow for large |x|.")
+_softplus.generic(lambda xp, x: xp.logaddexp(x, 0))
+register_gradient("Softplus", lambda op, g: g * m.sigmoid(op.inputs[0]))
+
+
+@_op_type("Softplus")
+def softplus(features) -> Tensor:
+    """log(1 + exp(features)), exact for large positive and negative inputs.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.softplus(tl.tensor([-1000.0, 1000.0])).numpy().tolist()
+    [0.0, 1000.0]
+    """
+    return apply(_softplus, (features,))
+
+
+# ------------------------------------------------------------------ Erf and Gelu
+@functools.cache
+def _erf_function():
+    """SciPy's erf where SciPy is installed, else the standard library's, elementwise."""
+    try:
+        from scipy.special import erf
+    except ImportError:
+        return _erf_by_math
+    return erf
+
+
+def _erf_by_math(x: np.ndarray) -> np.ndarray:
+    return np.frompyfunc(_math.erf, 1, 1)(x).astype(x.dtype)
+
+
+def _erf_infer(x):
+    _check_float("x", x)
+    return x
+
+
+_erf = defop("Erf", inputs=("x",), infer=_erf_infer, doc="The error function.")
+
+
+@_erf.kernel("numpy")
+def _erf_numpy(x):
+    return _erf_function()(x).astype(x.dtype, copy=False)
+
+
+register_gradient("Erf", lambda op, g: g * (2.0 / _math.sqrt(_math.pi)) * m.exp(-m.square(op.inputs[0])))
+
+
+@_op_type("Erf")
+def erf(x) -> Tensor:
+    """The error function ``2 / sqrt(pi) * integral from 0 to x of exp(-t**2)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.nn.erf(tl.tensor(1.0))), 4)
+    0.8427
+    """
+    return apply(_erf, (x,))
+
+
+_SQRT_2_OVER_PI = _math.sqrt(2.0 / _math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def _gelu_numpy(x, *, approximate):
+    if approximate:
+        return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x ** 3)))
+    return 0.5 * x * (1.0 + _erf_function()(x * (1.0 / _math.sqrt(2.0))))
+
+
+_gelu = defop("Gelu", inputs=("features",), attrs={"approximate": False}, infer=_float_features,
+              doc="x * Phi(x) with Phi the normal CDF (erf form), or its tanh approximation.")
+_gelu.kernel("numpy")(_gelu_numpy)
+
+
+def _gelu_grad(op, g):
+    x = op.inputs[0]
+    if op.attrs["approximate"]:
+        t = m.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
+        slope = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x * x)
+        return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * slope)
+    cdf = 0.5 * (1.0 + _erf(x * (1.0 / _math.sqrt(2.0))))
+    pdf = m.exp(-0.5 * x * x) * (1.0 / _math.sqrt(2.0 * _math.pi))
+    return g * (cdf + x * pdf)
+
+
+register_gradient("Gelu", _gelu_grad)
+
+
+@_op_type("Gelu")
+def gelu(features, approximate: bool = False) -> Tensor:
+    """Gaussian error linear unit ``x * Phi(x)``; ``approximate=True`` uses the tanh form.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.nn.gelu(tl.tensor(1.0))), 4), round(float(tl.nn.gelu(tl.tensor(1.0), approximate=True)), 4)
+    (0.8413, 0.8412)
+    """
+    return apply(_gelu, (features,), {"approximate": bool(approximate)})
+
+
+# ------------------------------------------------------------------ Softmax and LogSoftmax
+def _axis_unary(x, *, axis):
+    _check_float("logits", x)
+    normalize_axis(axis, len(x.shape))
+    return x
+
+
+def _softmax_kernel(xp, x, *, axis):
+    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    e /= xp.sum(e, axis=axis, keepdims=True)
+    return e
+
+
+def _log_softmax_kernel(xp, x, *, axis):
+    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    shifted -= xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+    return shifted
+
+
+_softmax = defop("Softmax", inputs=("logits",), attrs={"axis": -1}, infer=_axis_unary,
+                 doc="exp(x) / sum(exp(x)) along axis, with the max subtracted first.")
+_softmax.generic(_softmax_kernel)
+register_gradient("Softmax", lambda op, g: op.outputs[0] * (
+    g - r.sum(g * op.outputs[0], op.attrs["axis"], keepdims=True)))
+
+
+@_op_type("Softmax")
+def softmax(logits, axis: int = -1) -> Tensor:
+    """exp(logits) normalised to sum to one along ``axis``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.softmax(tl.tensor([0.0, 0.0])).numpy().tolist()
+    [0.5, 0.5]
+    """
+    return apply(_softmax, (logits,), {"axis": int(axis)})
+
+
+_log_softmax = defop("LogSoftmax", inputs=("logits",), attrs={"axis": -1}, infer=_axis_unary,
+                     doc="x - logsumexp(x) along axis, stable for large logits.")
+_log_softmax.generic(_log_softmax_kernel)
+register_gradient("LogSoftmax", lambda op, g: g - m.exp(op.outputs[0]) * r.sum(g, op.attrs["axis"], keepdims=True))
+
+
+@_op_type("LogSoftmax")
+def log_softmax(logits, axis: int = -1) -> Tensor:
+    """logits - logsumexp(logits) along ``axis``, finite for logits of any size.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.log_softmax(tl.tensor([1e4, 0.0])).numpy().tolist()
+    [0.0, -10000.0]
+    """
+    return apply(_log_softmax, (logits,), {"axis": int(axis)})

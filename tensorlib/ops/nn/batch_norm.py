@@ -1,0 +1,261 @@
+"""FusedBatchNormV3 and its gradient op FusedBatchNormGradV3; moments and batch_normalization,
+built from other ops."""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ...backends import numpy_nn as _kernels
+from ...dispatch import apply
+from ...grad.custom import stop_gradient
+from ...grad.registry import register_gradient
+from ...tensor import Tensor
+from .. import math as m
+from .. import reduce as r
+from .. import shape as s
+from ..creation import tensor
+from ..registry import defop, spec
+from ._common import _check_float, _check_matches, _check_rank4, _delegates_to, _op_type
+
+_NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
+
+
+# ------------------------------------------------------------------ FusedBatchNormV3 and its gradient op
+def _shared_by_inputs(compute, consumers):
+    """``compute(op, *grads)`` run once for the gradient rules of several inputs of one node.
+
+    Each rule passes its input's name; the result is dropped as soon as every
+    input in ``consumers`` took it (or with the node), so it lives no longer
+    than the backward pass that needs it.
+    """
+    cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+    def shared(op, consumer, *grads):
+        entry = cache.get(op)
+        if entry is None or any(a is not b for a, b in zip(entry["grads"], grads)):
+            entry = {"grads": grads, "result": compute(op, *grads), "waiting": set(consumers)}
+            cache[op] = entry
+        entry["waiting"].discard(consumer)
+        if not entry["waiting"]:
+            del cache[op]
+        return entry["result"]
+    return shared
+
+
+def _check_channel_vector(what, t, channels):
+    if len(t.shape) != 1 or (None not in (t.shape[0], channels) and t.shape[0] != channels):
+        raise ValueError(f"{what} must have shape ({channels},) (one value per channel), got {tuple(t.shape)}")
+
+
+def _fused_batch_norm_infer(x, scale, offset, mean, variance, *, epsilon, is_training):
+    _check_float("x", x)
+    _check_float("scale", scale)
+    _check_rank4("x", x.shape, "NHWC (batch, height, width, channels)")
+    channels = x.shape[3]
+    named = (("scale", scale), ("offset", offset)) + (() if is_training else (("mean", mean), ("variance", variance)))
+    for what, t in named:
+        _check_channel_vector(what, t, channels)
+    stat = spec((channels,), scale.dtype)
+    return spec(x.shape, x.dtype), stat, stat, stat
+
+
+_fused_batch_norm = defop(
+    "FusedBatchNormV3", inputs=("x", "scale", "offset", "mean", "variance"),
+    attrs={"epsilon": 1e-3, "is_training": True}, infer=_fused_batch_norm_infer, promote=(1, 2, 3, 4),
+    doc="Batch norm of an NHWC x in one pass: outputs (y, batch_mean, batch_variance, inv_std). In training the "
+        "batch variance is Bessel-corrected (for running averages, as in TensorFlow); y uses the biased one.")
+
+
+@_fused_batch_norm.kernel("numpy")
+def _fused_batch_norm_numpy(x, scale, offset, mean, variance, *, epsilon, is_training):
+    if is_training:
+        y, batch_mean, batch_var, inv_std = _kernels.fused_batch_norm_forward(x, scale, offset, epsilon)
+        count = x.size // x.shape[3]
+        return y, batch_mean, batch_var * (count / max(count - 1, 1)), inv_std
+    inv_std = 1.0 / np.sqrt(variance + scale.dtype.type(epsilon))
+    factor = scale * inv_std
+    y = x * factor.astype(x.dtype) + (offset - mean * factor).astype(x.dtype)
+    return y, mean, variance, inv_std
+
+
+def _fused_batch_norm_backward(op, g_y, *ignored_stat_grads):
+    x, scale = op.inputs[:2]
+    return _fused_batch_norm_grad(g_y, x, scale, op.outputs[1], op.outputs[3], epsilon=op.attrs["epsilon"])
+
+
+_training_grads = _shared_by_inputs(_fused_batch_norm_backward, ("x", "scale", "offset"))
+
+
+def _inference_inv_std(op):
+    return 1.0 / m.sqrt(op.inputs[4] + op.attrs["epsilon"])
+
+
+def _bn_grad_x(op, g, *_):
+    if op.attrs["is_training"]:
+        return _training_grads(op, "x", g, *_)[0]
+    return g * (op.inputs[1] * _inference_inv_std(op))
+
+
+def _bn_grad_scale(op, g, *_):
+    if op.attrs["is_training"]:
+        return _training_grads(op, "scale", g, *_)[1]
+    return r.sum(g * (op.inputs[0] - op.inputs[3]), _NHW) * _inference_inv_std(op)
+
+
+def _bn_grad_offset(op, g, *_):
+    return _training_grads(op, "offset", g, *_)[2] if op.attrs["is_training"] else r.sum(g, _NHW)
+
+
+def _bn_grad_mean(op, g, *_):  # inference only: training ignores the mean and variance inputs
+    return None if op.attrs["is_training"] else -r.sum(g, _NHW) * op.inputs[1] * _inference_inv_std(op)
+
+
+def _bn_grad_variance(op, g, *_):
+    if op.attrs["is_training"]:
+        return None
+    inv_std = _inference_inv_std(op)
+    return r.sum(g * (op.inputs[0] - op.inputs[3]), _NHW) * op.inputs[1] * -0.5 * inv_std * inv_std * inv_std
+
+
+register_gradient("FusedBatchNormV3", _bn_grad_x, _bn_grad_scale, _bn_grad_offset, _bn_grad_mean, _bn_grad_variance)
+
+
+def _fused_batch_norm_grad_infer(y_backprop, x, scale, batch_mean, inv_std, *, epsilon):
+    _check_matches("y_backprop", y_backprop.shape, x.shape)
+    stat = spec(scale.shape, scale.dtype)
+    return spec(x.shape, x.dtype), stat, stat
+
+
+_fused_batch_norm_grad = defop(
+    "FusedBatchNormGradV3", inputs=("y_backprop", "x", "scale", "batch_mean", "inv_std"), attrs={"epsilon": 1e-3},
+    infer=_fused_batch_norm_grad_infer,
+    doc="Training-mode batch norm backward in one pass: (x_backprop, scale_backprop, offset_backprop).")
+
+
+@_fused_batch_norm_grad.kernel("numpy")
+def _fused_batch_norm_grad_numpy(y_backprop, x, scale, batch_mean, inv_std, *, epsilon):
+    return _kernels.fused_batch_norm_backward(y_backprop, x, scale, batch_mean, inv_std)
+
+
+_delegates_to(_fused_batch_norm_grad_numpy, _kernels.fused_batch_norm_backward)
+
+
+def _bn_second_order_terms(op, g_dx, g_dscale, g_doffset):
+    """Shared pieces of the gradient of (dx, dscale, doffset) = FusedBatchNormGradV3(dy, x, scale).
+
+    Statistics are recomputed from x with ops (the batch_mean / inv_std inputs are x's statistics),
+    so these rules carry x's full dependence and differentiate again correctly.
+    """
+    dy, x, scale = op.inputs[:3]
+    mu = r.mean(x, _NHW)
+    inv_std = 1.0 / m.sqrt(r.mean(m.square(x - mu), _NHW) + op.attrs["epsilon"])
+    x_hat = (x - mu) * inv_std
+    dy_centered = dy - r.mean(dy, _NHW)
+    mean_dy_xhat = r.mean(dy * x_hat, _NHW)
+    g_centered = g_dx - r.mean(g_dx, _NHW)
+    mean_g_xhat = r.mean(g_dx * x_hat, _NHW)
+    return dict(scale=scale, inv_std=inv_std, x_hat=x_hat, dy_centered=dy_centered, mean_dy_xhat=mean_dy_xhat,
+                g_centered=g_centered, mean_g_xhat=mean_g_xhat, mean_g_dy=r.mean(g_dx * dy_centered, _NHW),
+                g_dscale=g_dscale, g_doffset=g_doffset)
+
+
+_second_order_terms = _shared_by_inputs(_bn_second_order_terms, ("y_backprop", "x", "scale"))
+
+
+def _bn_grad_grad_y_backprop(op, *grads):
+    t = _second_order_terms(op, "y_backprop", *grads)
+    projected = t["g_centered"] - t["x_hat"] * t["mean_g_xhat"]
+    return t["scale"] * t["inv_std"] * projected + t["x_hat"] * t["g_dscale"] + t["g_doffset"]
+
+
+def _bn_grad_grad_x(op, *grads):
+    t = _second_order_terms(op, "x", *grads)
+    a, b = t["mean_g_xhat"], t["mean_dy_xhat"]
+    from_dx = t["x_hat"] * (3.0 * a * b - t["mean_g_dy"]) - b * t["g_centered"] - a * t["dy_centered"]
+    from_dscale = t["dy_centered"] - t["x_hat"] * b
+    return t["scale"] * t["inv_std"] * t["inv_std"] * from_dx + t["g_dscale"] * t["inv_std"] * from_dscale
+
+
+def _bn_grad_grad_scale(op, *grads):
+    t = _second_order_terms(op, "scale", *grads)
+    g_dx = grads[0]
+    return r.sum(g_dx * (t["dy_centered"] - t["x_hat"] * t["mean_dy_xhat"]), _NHW) * t["inv_std"]
+
+
+# batch_mean and inv_std are x's statistics; the x rule accounts for them, so nothing flows to them.
+register_gradient("FusedBatchNormGradV3", _bn_grad_grad_y_backprop, _bn_grad_grad_x, _bn_grad_grad_scale,
+                  None, None)
+
+
+@_op_type("FusedBatchNormV3")
+def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon: float = 1e-3,
+                     is_training: bool = True) -> tuple:
+    """Batch norm of a 4-D NHWC ``x`` as one op: returns ``(y, batch_mean, batch_variance)``.
+
+    Training (``is_training=True``) normalises with the batch's statistics over
+    (N, H, W) and returns them for running averages: the variance
+    Bessel-corrected, as TensorFlow does, and both without gradient (as in
+    TensorFlow; use :func:`moments` for statistics you differentiate).
+    Inference normalises with the given ``mean`` and ``variance`` and returns them.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.array([1.0, 3.0]).reshape(1, 1, 2, 1)
+    >>> y, mean, var = tl.nn.fused_batch_norm(x, np.ones(1), np.zeros(1), epsilon=0.0)
+    >>> y.numpy().ravel().tolist(), mean.numpy().tolist(), var.numpy().tolist()
+    ([-1.0, 1.0], [2.0], [2.0])
+    """
+    if is_training:
+        dtype = scale.dtype if hasattr(scale, "dtype") else _dt.float32
+        empty = np.empty((0,), dtype)
+        y, batch_mean, batch_var, _ = apply(_fused_batch_norm, (
+            x, scale, offset, empty if mean is None else mean, empty if variance is None else variance),
+            {"epsilon": float(epsilon), "is_training": True})
+        return y, stop_gradient(batch_mean), stop_gradient(batch_var)
+    if mean is None or variance is None:
+        raise ValueError("FusedBatchNormV3: inference (is_training=False) needs the mean and variance to use")
+    y = apply(_fused_batch_norm, (x, scale, offset, mean, variance),
+              {"epsilon": float(epsilon), "is_training": False})[0]
+    return y, mean, variance
+
+
+@_op_type(None, tensors=("x",))
+def moments(x, axes, keepdims: bool = False) -> tuple:
+    """Mean and (biased) variance of ``x`` over ``axes``; float16 is computed in float32.
+
+    >>> import tensorlib as tl
+    >>> mean, variance = tl.nn.moments(tl.tensor([[1.0, 3.0], [5.0, 7.0]]), axes=[0])
+    >>> mean.numpy().tolist(), variance.numpy().tolist()
+    ([3.0, 5.0], [4.0, 4.0])
+    """
+    x = x if isinstance(x, Tensor) else tensor(x)
+    axes = (int(axes),) if isinstance(axes, (int, np.integer)) else tuple(int(a) for a in axes)
+    wide = m.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
+    mean = r.mean(wide, axes, keepdims=True)
+    variance = r.mean(m.square(wide - mean), axes, keepdims=keepdims)
+    if not keepdims:
+        mean = s.squeeze(mean, axes)
+    if wide is not x:
+        mean, variance = m.cast(mean, x.dtype), m.cast(variance, x.dtype)
+    return mean, variance
+
+
+@_op_type(None, tensors=("x", "mean", "variance", "offset", "scale"))
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon: float) -> Tensor:
+    """``(x - mean) / sqrt(variance + variance_epsilon) * scale + offset`` for any rank (broadcasting).
+
+    The caller supplies the statistics (e.g. from :func:`moments`, or running
+    averages); ``offset`` and ``scale`` may be None.  Built from ops, so every
+    argument gets a gradient.
+
+    >>> import tensorlib as tl
+    >>> y = tl.nn.batch_normalization(tl.tensor([1.0, 3.0]), 2.0, 1.0, None, None, 0.0)
+    >>> y.numpy().tolist()
+    [-1.0, 1.0]
+    """
+    inv = 1.0 / m.sqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    shift = -mean * inv if offset is None else offset - mean * inv
+    return x * inv + shift

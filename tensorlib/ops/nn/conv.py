@@ -1,0 +1,223 @@
+"""Conv2D and its two gradient ops, Conv2DBackpropInput and Conv2DBackpropFilter, which differentiate
+into each other; and conv2d, conv2d_backprop_input, conv2d_backprop_filter, conv2d_transpose."""
+from __future__ import annotations
+
+from ...backends import numpy_nn as _kernels
+from ...dispatch import apply
+from ...grad.registry import register_gradient
+from ...tensor import Tensor
+from ..registry import defop, spec
+from ._common import (
+    _batch,
+    _check_conv_operands,
+    _check_float,
+    _check_known_shape,
+    _check_matches,
+    _delegates_to,
+    _geometry,
+    _op_type,
+    _output_hw,
+    _padding_attr,
+    _shape_tuple,
+    _window_pair,
+)
+
+
+def _conv_attrs(op) -> dict:
+    a = op.attrs
+    return {"strides": a["strides"], "padding": a["padding"], "dilations": a["dilations"]}
+
+
+# ------------------------------------------------------------------ Conv2D
+_CONV_ATTRS = {"strides": (1, 1), "padding": "VALID", "dilations": (1, 1)}
+
+
+def _conv2d_infer(input, filters, *, strides, padding, dilations):
+    _check_float("input", input)
+    _check_conv_operands(input.shape, filters.shape)
+    out_hw = _output_hw(input.shape[1:3], filters.shape[:2], strides, dilations, padding)
+    return spec((input.shape[0], *out_hw, filters.shape[3]), input.dtype)
+
+
+_conv2d = defop("Conv2D", inputs=("input", "filters"), attrs=_CONV_ATTRS, infer=_conv2d_infer, promote=(0, 1),
+                doc="2-D convolution (cross-correlation) of an NHWC input with an HWIO filter.")
+
+
+@_conv2d.kernel("numpy")
+def _conv2d_numpy(input, filters, *, strides, padding, dilations):
+    pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    return _kernels.conv2d(input, filters, strides, dilations, pads)
+
+
+def _conv2d_strategy(input, filters, *, strides, padding, dilations):
+    pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    return _kernels.conv2d_strategy(input.shape, filters.shape, strides, dilations, pads)
+
+
+_delegates_to(_conv2d_numpy, _kernels.conv2d)
+_conv2d.strategy = _conv2d_strategy
+
+
+def _conv2d_grad_input(op, g):
+    return _backprop_input(op.inputs[1], g, input_shape=op.inputs[0].shape, **_conv_attrs(op))
+
+
+def _conv2d_grad_filters(op, g):
+    return _backprop_filter(op.inputs[0], g, filter_shape=op.inputs[1].shape, **_conv_attrs(op))
+
+
+register_gradient("Conv2D", input=_conv2d_grad_input, filters=_conv2d_grad_filters)
+
+
+@_op_type("Conv2D")
+def conv2d(input, filters, strides, padding, dilations=1) -> Tensor:
+    """2-D convolution of an NHWC ``input`` with an HWIO ``filters`` tensor (TensorFlow's ``tf.nn.conv2d``).
+
+    ``strides`` and ``dilations`` are an int, a (rows, cols) pair or ``[1, rows, cols, 1]``;
+    ``padding`` is ``"VALID"``, ``"SAME"`` (TensorFlow's rule) or ``((top, bottom), (left, right))``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = tl.tensor(np.arange(16.0).reshape(1, 4, 4, 1))
+    >>> tl.nn.conv2d(x, np.ones((2, 2, 1, 1)), strides=2, padding="VALID").numpy()[0, :, :, 0]
+    array([[10., 18.],
+           [42., 50.]])
+    """
+    return apply(_conv2d, (input, filters), {"strides": _window_pair(strides, "strides", "Conv2D"),
+                                              "padding": _padding_attr(padding, "Conv2D"),
+                                              "dilations": _window_pair(dilations, "dilations", "Conv2D")})
+
+
+# ------------------------------------------------------------------ Conv2DBackpropInput
+def _backprop_input_infer(filters, out_backprop, *, input_shape, strides, padding, dilations):
+    _check_float("filters", filters)
+    input_shape = _check_known_shape("input_shape", input_shape, first=1)
+    _check_conv_operands(input_shape, filters.shape)
+    out_hw = _output_hw(input_shape[1:3], filters.shape[:2], strides, dilations, padding)
+    _check_matches("out_backprop", out_backprop.shape, (input_shape[0], *out_hw, filters.shape[3]))
+    return spec(_batch(input_shape, out_backprop.shape), filters.dtype)
+
+
+_backprop_input = defop("Conv2DBackpropInput", inputs=("filters", "out_backprop"),
+                        attrs={"input_shape": (None, 1, 1, 1), **_CONV_ATTRS}, infer=_backprop_input_infer,
+                        promote=(0, 1), doc="Gradient of Conv2D with respect to its input: a transposed conv.")
+
+
+@_backprop_input.kernel("numpy")
+def _backprop_input_numpy(filters, out_backprop, *, input_shape, strides, padding, dilations):
+    pads = _geometry(input_shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    return _kernels.conv2d_backprop_input(_batch(input_shape, out_backprop.shape), filters, out_backprop,
+                                          strides, dilations, pads)
+
+
+def _backprop_input_strategy(filters, out_backprop, *, input_shape, strides, padding, dilations):
+    pads = _geometry(input_shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    return _kernels.conv2d_strategy(input_shape, filters.shape, strides, dilations, pads)
+
+
+_delegates_to(_backprop_input_numpy, _kernels.conv2d_backprop_input)
+_backprop_input.strategy = _backprop_input_strategy
+
+
+def _backprop_input_grad_filters(op, g):
+    return _backprop_filter(g, op.inputs[1], filter_shape=op.inputs[0].shape, **_conv_attrs(op))
+
+
+def _backprop_input_grad_out_backprop(op, g):
+    return _conv2d(g, op.inputs[0], **_conv_attrs(op))
+
+
+register_gradient("Conv2DBackpropInput", filters=_backprop_input_grad_filters,
+                  out_backprop=_backprop_input_grad_out_backprop)
+
+
+@_op_type("Conv2DBackpropInput")
+def conv2d_backprop_input(input_shape, filters, out_backprop, strides, padding, dilations=1) -> Tensor:
+    """The gradient of :func:`conv2d` with respect to its input, for an input of ``input_shape``.
+
+    ``input_shape`` may have ``None`` as its batch size (then ``out_backprop``'s is used).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> dy = np.ones((1, 2, 2, 1))
+    >>> tl.nn.conv2d_backprop_input((1, 3, 3, 1), np.ones((2, 2, 1, 1)), dy, 1, "VALID").numpy()[0, :, :, 0]
+    array([[1., 2., 1.],
+           [2., 4., 2.],
+           [1., 2., 1.]])
+    """
+    name = "Conv2DBackpropInput"
+    return apply(_backprop_input, (filters, out_backprop), {
+        "input_shape": _shape_tuple(input_shape, "input_shape", name),
+        "strides": _window_pair(strides, "strides", name), "padding": _padding_attr(padding, name),
+        "dilations": _window_pair(dilations, "dilations", name)})
+
+
+# ------------------------------------------------------------------ Conv2DBackpropFilter
+def _backprop_filter_infer(input, out_backprop, *, filter_shape, strides, padding, dilations):
+    _check_float("input", input)
+    filter_shape = _check_known_shape("filter_shape", filter_shape, first=0)
+    _check_conv_operands(input.shape, filter_shape)
+    out_hw = _output_hw(input.shape[1:3], filter_shape[:2], strides, dilations, padding)
+    _check_matches("out_backprop", out_backprop.shape, (input.shape[0], *out_hw, filter_shape[3]))
+    return spec(filter_shape, input.dtype)
+
+
+_backprop_filter = defop("Conv2DBackpropFilter", inputs=("input", "out_backprop"),
+                         attrs={"filter_shape": (1, 1, 1, 1), **_CONV_ATTRS}, infer=_backprop_filter_infer,
+                         promote=(0, 1), doc="Gradient of Conv2D with respect to its filter: a contraction.")
+
+
+@_backprop_filter.kernel("numpy")
+def _backprop_filter_numpy(input, out_backprop, *, filter_shape, strides, padding, dilations):
+    pads = _geometry(input.shape[1:3], filter_shape[:2], strides, dilations, padding)[1]
+    return _kernels.conv2d_backprop_filter(input, filter_shape, out_backprop, strides, dilations, pads)
+
+
+def _backprop_filter_strategy(input, out_backprop, *, filter_shape, strides, padding, dilations):
+    pads = _geometry(input.shape[1:3], filter_shape[:2], strides, dilations, padding)[1]
+    return _kernels.conv2d_strategy(input.shape, filter_shape, strides, dilations, pads)
+
+
+_delegates_to(_backprop_filter_numpy, _kernels.conv2d_backprop_filter)
+_backprop_filter.strategy = _backprop_filter_strategy
+
+
+def _backprop_filter_grad_input(op, g):
+    return _backprop_input(g, op.inputs[1], input_shape=op.inputs[0].shape, **_conv_attrs(op))
+
+
+def _backprop_filter_grad_out_backprop(op, g):
+    return _conv2d(op.inputs[0], g, **_conv_attrs(op))
+
+
+register_gradient("Conv2DBackpropFilter", input=_backprop_filter_grad_input,
+                  out_backprop=_backprop_filter_grad_out_backprop)
+
+
+@_op_type("Conv2DBackpropFilter")
+def conv2d_backprop_filter(input, filter_shape, out_backprop, strides, padding, dilations=1) -> Tensor:
+    """The gradient of :func:`conv2d` with respect to a filter of ``filter_shape``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.arange(9.0).reshape(1, 3, 3, 1)
+    >>> tl.nn.conv2d_backprop_filter(x, (2, 2, 1, 1), np.ones((1, 2, 2, 1)), 1, "VALID").numpy()[:, :, 0, 0]
+    array([[ 8., 12.],
+           [20., 24.]])
+    """
+    name = "Conv2DBackpropFilter"
+    return apply(_backprop_filter, (input, out_backprop), {
+        "filter_shape": _shape_tuple(filter_shape, "filter_shape", name),
+        "strides": _window_pair(strides, "strides", name), "padding": _padding_attr(padding, name),
+        "dilations": _window_pair(dilations, "dilations", name)})
+
+
+@_op_type("Conv2DBackpropInput", tensors=("input", "filters"))
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", dilations=1) -> Tensor:
+    """Transposed ("de-") convolution: the gradient of a conv2d that maps ``output_shape`` to ``input``'s shape.
+
+    ``filters`` is ``(height, width, output_channels, input_channels)``, as in TensorFlow.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> y = tl.nn.conv2d_transpose(np.ones((1, 2, 2, 1)), np.ones((3, 3, 1, 1)), (1, 4, 4, 1), 2, "SAME")
+    >>> y.shape
+    (1, 4, 4, 1)
+    """
+    return conv2d_backprop_input(output_shape, filters, input, strides, padding, dilations)

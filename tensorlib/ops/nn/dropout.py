@@ -1,0 +1,67 @@
+"""Dropout: a stateful op that outputs the result and its scaled mask."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...dispatch import apply
+from ...grad.registry import register_gradient
+from ...tensor import Tensor
+from .. import random as _random
+from ..registry import defop, spec
+from ._common import _check_float, _op_type, _shape_tuple
+
+
+# ------------------------------------------------------------------ Dropout
+def _dropout_infer(x, *, rate, seed, noise_shape):
+    _check_float("x", x)
+    if noise_shape is None:
+        return x, spec(x.shape, x.dtype)
+    if len(noise_shape) != len(x.shape) or any(n not in (1, d) and None not in (n, d)
+                                               for n, d in zip(noise_shape, x.shape)):
+        raise ValueError(f"noise_shape {noise_shape} does not broadcast to x's shape {tuple(x.shape)}")
+    return x, spec(noise_shape, x.dtype)
+
+
+_dropout = defop("Dropout", inputs=("x",), attrs={"rate": 0.5, "seed": None, "noise_shape": None},
+                 infer=_dropout_infer, stateful=True,
+                 doc="x * keep / (1 - rate) with keep ~ Bernoulli(1 - rate); outputs (y, scaled mask).")
+
+
+@_dropout.kernel("numpy")
+def _dropout_numpy(x, *, rate, seed, noise_shape):
+    rng = _random._gen(seed)._rng  # unseeded draws follow tl.random.seed()
+    shape = x.shape if noise_shape is None else tuple(x.shape[i] if d is None else d
+                                                       for i, d in enumerate(noise_shape))
+    mask = (rng.random(shape, dtype=np.float32) >= rate).astype(x.dtype)
+    mask *= x.dtype.type(1.0 / (1.0 - rate))
+    return x * mask, mask
+
+
+register_gradient("Dropout", lambda op, g_y, g_mask: g_y * op.outputs[1])
+
+
+@_op_type("Dropout")
+def dropout(x, rate: float, seed: int | None = None, noise_shape=None) -> Tensor:
+    """Zero each element with probability ``rate`` and scale the rest by ``1 / (1 - rate)``.
+
+    The same ``seed`` gives the same mask; ``noise_shape`` (broadcastable to
+    ``x``'s shape, ``None`` entries meaning x's size) shares one draw along its
+    size-1 axes.  ``rate=0`` returns ``x`` itself.
+
+    >>> import tensorlib as tl
+    >>> y = tl.nn.dropout(tl.ones((2, 4)), rate=0.5, seed=1)
+    >>> sorted(set(y.numpy().ravel().tolist())) == [0.0, 2.0]
+    True
+    """
+    rate = float(rate)
+    if not 0.0 <= rate < 1.0:
+        raise ValueError(f"Dropout: rate must be in [0, 1), got {rate}")
+    if rate == 0.0:
+        return x
+    if noise_shape is not None:
+        noise_shape = _shape_tuple(noise_shape, "noise_shape", "Dropout")
+        shape = getattr(x, "shape", None)
+        if shape is not None and len(shape) == len(noise_shape):
+            noise_shape = tuple(shape[i] if d is None else d for i, d in enumerate(noise_shape))
+    return apply(_dropout, (x,), {"rate": rate, "seed": None if seed is None else int(seed),
+                                  "noise_shape": noise_shape})[0]

@@ -1,0 +1,104 @@
+"""Softmax cross entropy with logits, dense and sparse labels."""
+from __future__ import annotations
+
+from ...dispatch import apply
+from ...grad.registry import register_gradient
+from ...tensor import Tensor
+from .. import reduce as r
+from .. import shape as s
+from .._shapes import normalize_axis
+from ..registry import defop, spec
+from ._common import _check_float, _check_matches, _op_type
+from .activations import _log_softmax_kernel, log_softmax, softmax
+
+
+# ------------------------------------------------------------------ softmax cross entropy (dense and sparse)
+def _cross_entropy_infer(logits, labels, *, axis):
+    _check_float("logits", logits)
+    if tuple(logits.shape) != tuple(labels.shape):
+        _check_matches("labels", labels.shape, logits.shape)
+    ax = normalize_axis(axis, len(logits.shape))
+    return spec(tuple(d for i, d in enumerate(logits.shape) if i != ax), logits.dtype)
+
+
+_cross_entropy = defop("SoftmaxCrossEntropyWithLogits", inputs=("logits", "labels"), attrs={"axis": -1},
+                       infer=_cross_entropy_infer, promote=(0, 1),
+                       doc="-sum(labels * log_softmax(logits)) along axis.")
+
+
+@_cross_entropy.generic
+def _cross_entropy_kernel(xp, logits, labels, *, axis):
+    return -xp.sum(labels * _log_softmax_kernel(xp, logits, axis=axis), axis=axis)
+
+
+def _cross_entropy_grad_logits(op, g):
+    logits, labels = op.inputs
+    axis = op.attrs["axis"]
+    # softmax * sum(labels) - labels: exactly softmax - labels for labels that sum to one.
+    return s.expand_dims(g, axis) * (softmax(logits, axis) * r.sum(labels, axis, keepdims=True) - labels)
+
+
+register_gradient("SoftmaxCrossEntropyWithLogits", _cross_entropy_grad_logits,
+                  lambda op, g: -s.expand_dims(g, op.attrs["axis"]) * log_softmax(op.inputs[0], op.attrs["axis"]))
+
+
+@_op_type("SoftmaxCrossEntropyWithLogits")
+def softmax_cross_entropy_with_logits(labels, logits, axis: int = -1) -> Tensor:
+    """Cross entropy between ``labels`` (a distribution per row) and ``softmax(logits)``.
+
+    The gradient with respect to ``logits`` is ``softmax(logits) - labels``.
+
+    >>> import tensorlib as tl
+    >>> loss = tl.nn.softmax_cross_entropy_with_logits(labels=[[0.0, 1.0]], logits=[[1e4, 0.0]])
+    >>> loss.numpy().tolist()
+    [10000.0]
+    """
+    return apply(_cross_entropy, (logits, labels), {"axis": int(axis)})
+
+
+def _sparse_cross_entropy_infer(logits, labels):
+    _check_float("logits", logits)
+    if labels.dtype.kind not in "iu":
+        raise TypeError(f"labels must be integer class indices, got {labels.dtype}")
+    if len(logits.shape) != len(labels.shape) + 1:
+        raise ValueError(f"logits must have one more dimension than labels (the classes), got logits shape "
+                         f"{tuple(logits.shape)} and labels shape {tuple(labels.shape)}")
+    _check_matches("labels", labels.shape, logits.shape[:-1])
+    return spec(labels.shape, logits.dtype)
+
+
+_sparse_cross_entropy = defop("SparseSoftmaxCrossEntropyWithLogits", inputs=("logits", "labels"),
+                              infer=_sparse_cross_entropy_infer,
+                              doc="-log_softmax(logits)[label] along the last axis, for integer labels.")
+
+
+@_sparse_cross_entropy.generic
+def _sparse_cross_entropy_kernel(xp, logits, labels):
+    classes = logits.shape[-1]
+    if labels.size and (labels.min() < 0 or labels.max() >= classes):
+        bad = labels[(labels < 0) | (labels >= classes)][0]
+        raise ValueError(f"SparseSoftmaxCrossEntropyWithLogits: label {int(bad)} is out of range [0, {classes}) "
+                         f"(logits shape {logits.shape})")
+    log_probs = _log_softmax_kernel(xp, logits, axis=-1)
+    return -xp.take_along_axis(log_probs, labels[..., None].astype(xp.int64), axis=-1)[..., 0]
+
+
+def _sparse_cross_entropy_grad(op, g):
+    logits, labels = op.inputs
+    hot = s.one_hot(labels, logits.shape[-1], dtype=logits.dtype)
+    return s.expand_dims(g, -1) * (softmax(logits) - hot)
+
+
+register_gradient("SparseSoftmaxCrossEntropyWithLogits", _sparse_cross_entropy_grad, None)
+
+
+@_op_type("SparseSoftmaxCrossEntropyWithLogits")
+def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
+    """Cross entropy for integer class ``labels`` against ``logits`` of shape ``labels.shape + (classes,)``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> loss = tl.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([1]), logits=[[0.0, 0.0]])
+    >>> round(float(loss[0]), 4)
+    0.6931
+    """
+    return apply(_sparse_cross_entropy, (logits, labels))

@@ -1,0 +1,165 @@
+"""AvgPool, MaxPool and their gradient ops; avg_pool and max_pool."""
+from __future__ import annotations
+
+from ...backends import numpy_nn as _kernels
+from ...dispatch import apply
+from ...grad.registry import register_gradient
+from ...tensor import Tensor
+from ..registry import defop, spec
+from ._common import (
+    _batch,
+    _check_float,
+    _check_known_shape,
+    _check_matches,
+    _check_rank4,
+    _delegates_to,
+    _geometry,
+    _op_type,
+    _output_hw,
+    _padding_attr,
+    _window_pair,
+)
+
+
+def _pool_attrs(op) -> dict:
+    a = op.attrs
+    return {"ksize": a["ksize"], "strides": a["strides"], "padding": a["padding"]}
+
+
+# ------------------------------------------------------------------ AvgPool and AvgPoolGrad
+_POOL_ATTRS = {"ksize": (1, 1), "strides": (1, 1), "padding": "VALID"}
+
+
+def _pool_infer(input, *, ksize, strides, padding):
+    _check_float("input", input)
+    _check_rank4("input", input.shape, "NHWC (batch, height, width, channels)")
+    out_hw = _output_hw(input.shape[1:3], ksize, strides, (1, 1), padding)
+    return spec((input.shape[0], *out_hw, input.shape[3]), input.dtype)
+
+
+def _pool_pads(in_hw, ksize, strides, padding):
+    return _geometry(in_hw, ksize, strides, (1, 1), padding)[1]
+
+
+_avg_pool = defop("AvgPool", inputs=("input",), attrs=_POOL_ATTRS, infer=_pool_infer,
+                  doc="Average pooling over (height, width); SAME windows average only their real cells.")
+
+
+@_avg_pool.kernel("numpy")
+def _avg_pool_numpy(input, *, ksize, strides, padding):
+    return _kernels.avg_pool(input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+
+
+_delegates_to(_avg_pool_numpy, _kernels.avg_pool)
+register_gradient("AvgPool", lambda op, g: _avg_pool_grad(g, input_shape=op.inputs[0].shape, **_pool_attrs(op)))
+
+
+def _avg_pool_grad_infer(grad, *, input_shape, ksize, strides, padding):
+    _check_float("grad", grad)
+    input_shape = _check_known_shape("input_shape", input_shape, first=1)
+    out_hw = _output_hw(input_shape[1:3], ksize, strides, (1, 1), padding)
+    _check_matches("grad", grad.shape, (input_shape[0], *out_hw, input_shape[3]))
+    return spec(_batch(input_shape, grad.shape), grad.dtype)
+
+
+_avg_pool_grad = defop("AvgPoolGrad", inputs=("grad",), attrs={"input_shape": (None, 1, 1, 1), **_POOL_ATTRS},
+                       infer=_avg_pool_grad_infer, doc="Gradient of AvgPool: each window's share spread back.")
+
+
+@_avg_pool_grad.kernel("numpy")
+def _avg_pool_grad_numpy(grad, *, input_shape, ksize, strides, padding):
+    pads = _pool_pads(input_shape[1:3], ksize, strides, padding)
+    return _kernels.avg_pool_grad(_batch(input_shape, grad.shape), grad, ksize, strides, pads)
+
+
+_delegates_to(_avg_pool_grad_numpy, _kernels.avg_pool_grad)
+register_gradient("AvgPoolGrad", lambda op, g: _avg_pool(g, **_pool_attrs(op)))  # linear: its transpose
+
+
+def _pool(op, input, ksize, strides, padding):
+    name = op.name
+    return apply(op, (input,), {"ksize": _window_pair(ksize, "ksize", name),
+                                "strides": _window_pair(strides, "strides", name),
+                                "padding": _padding_attr(padding, name, explicit=False)})
+
+
+@_op_type("AvgPool")
+def avg_pool(input, ksize, strides, padding) -> Tensor:
+    """Average pooling of an NHWC tensor; with ``"SAME"`` each window averages only its real cells.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.avg_pool(np.arange(16.0).reshape(1, 4, 4, 1), 2, 2, "VALID").numpy()[0, :, :, 0]
+    array([[ 2.5,  4.5],
+           [10.5, 12.5]])
+    """
+    return _pool(_avg_pool, input, ksize, strides, padding)
+
+
+# ------------------------------------------------------------------ MaxPool, MaxPoolGrad, MaxPoolGradGrad
+_max_pool = defop("MaxPool", inputs=("input",), attrs=_POOL_ATTRS, infer=_pool_infer,
+                  doc="Max pooling over (height, width); the gradient goes to each window's first maximum.")
+
+
+@_max_pool.kernel("numpy")
+def _max_pool_numpy(input, *, ksize, strides, padding):
+    return _kernels.max_pool(input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+
+
+_delegates_to(_max_pool_numpy, _kernels.max_pool)
+register_gradient("MaxPool", lambda op, g: _max_pool_grad(op.inputs[0], op.outputs[0], g, **_pool_attrs(op)))
+
+
+@_op_type("MaxPool")
+def max_pool(input, ksize, strides, padding) -> Tensor:
+    """Max pooling of an NHWC tensor (padding cells never win).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.max_pool(np.arange(16.0).reshape(1, 4, 4, 1), 2, 2, "VALID").numpy()[0, :, :, 0]
+    array([[ 5.,  7.],
+           [13., 15.]])
+    """
+    return _pool(_max_pool, input, ksize, strides, padding)
+
+
+def _max_pool_grad_infer(orig_input, orig_output, grad, *, ksize, strides, padding):
+    pooled = _pool_infer(orig_input, ksize=ksize, strides=strides, padding=padding)
+    _check_matches("orig_output", orig_output.shape, pooled.shape)
+    _check_matches("grad", grad.shape, pooled.shape)
+    return spec(orig_input.shape, grad.dtype)
+
+
+def _max_pool_grad_grad_infer(orig_input, orig_output, grad, *, ksize, strides, padding):
+    pooled = _pool_infer(orig_input, ksize=ksize, strides=strides, padding=padding)
+    _check_matches("orig_output", orig_output.shape, pooled.shape)
+    _check_matches("grad", grad.shape, orig_input.shape)
+    return spec(pooled.shape, grad.dtype)
+
+
+_max_pool_grad = defop("MaxPoolGrad", inputs=("orig_input", "orig_output", "grad"), attrs=_POOL_ATTRS,
+                       infer=_max_pool_grad_infer, promote="all",
+                       doc="Gradient of MaxPool: each window's gradient routed to its first maximum.")
+_max_pool_grad_grad = defop("MaxPoolGradGrad", inputs=("orig_input", "orig_output", "grad"), attrs=_POOL_ATTRS,
+                            infer=_max_pool_grad_grad_infer, promote="all",
+                            doc="Gradient of MaxPoolGrad: the input change gathered at each window's maximum.")
+
+
+@_max_pool_grad.kernel("numpy")
+def _max_pool_grad_numpy(orig_input, orig_output, grad, *, ksize, strides, padding):
+    pads = _pool_pads(orig_input.shape[1:3], ksize, strides, padding)
+    return _kernels.max_pool_grad(orig_input, orig_output, grad, ksize, strides, pads)
+
+
+@_max_pool_grad_grad.kernel("numpy")
+def _max_pool_grad_grad_numpy(orig_input, orig_output, grad, *, ksize, strides, padding):
+    pads = _pool_pads(orig_input.shape[1:3], ksize, strides, padding)
+    return _kernels.max_pool_grad_grad(orig_input, orig_output, grad, ksize, strides, pads)
+
+
+_delegates_to(_max_pool_grad_numpy, _kernels.max_pool_grad)
+_delegates_to(_max_pool_grad_grad_numpy, _kernels.max_pool_grad_grad)
+# Both are linear in ``grad`` and each other's transpose; the routing, a function of the
+# original input and output, is piecewise constant: no gradient flows to those two.
+register_gradient("MaxPoolGrad", None, None,
+                  lambda op, g: _max_pool_grad_grad(op.inputs[0], op.inputs[1], g, **_pool_attrs(op)))
+register_gradient("MaxPoolGradGrad", None, None,
+                  lambda op, g: _max_pool_grad(op.inputs[0], op.inputs[1], g, **_pool_attrs(op)))

@@ -1,0 +1,196 @@
+"""Plain NumPy references for the conv and pooling ops, written independently of the kernels.
+
+One copy, used by the kernel tests, the ``tl.nn`` tests and the op catalogue
+(``op_db_nn``).  Arguments follow ``tl.nn``: NHWC images, HWIO filters,
+``strides``/``dilations``/``ksize`` as an int, a pair or TensorFlow's
+``[1, rows, cols, 1]``, and ``padding`` as ``"VALID"``, ``"SAME"`` (TensorFlow's
+rule, worked out here: the odd padding cell goes last) or explicit
+``((top, bottom), (left, right))``.  Every reference loops over the filter (or
+window) taps only; each tap is one shifted, strided view of the padded input,
+one cell per output pixel, so the code reads like the definition.  Results are
+float64; callers cast them where they compare in another dtype.
+
+>>> import numpy as np
+>>> from tensorlib.testing import references
+>>> references.same_pads(5, 2, 2, 1)
+(0, 1)
+>>> references.conv2d(np.arange(16.0).reshape(1, 4, 4, 1), np.ones((2, 2, 1, 1)), 2, "VALID")[0, :, :, 0]
+array([[10., 18.],
+       [42., 50.]])
+>>> references.max_pool(np.arange(16.0).reshape(1, 4, 4, 1), 2, 2, "SAME")[0, :, :, 0]
+array([[ 5.,  7.],
+       [13., 15.]])
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+Pair = tuple[int, int]
+Pads = tuple[Pair, Pair]
+
+
+# ---------------------------------------------------------------- geometry
+def pair(value) -> Pair:
+    """An int, a (rows, cols) pair or ``[1, rows, cols, 1]`` as ``(rows, cols)``."""
+    if isinstance(value, (int, np.integer)):
+        return int(value), int(value)
+    value = tuple(int(v) for v in value)
+    return value[1:3] if len(value) == 4 else value
+
+
+def same_pads(size: int, k: int, stride: int, dilation: int) -> Pair:
+    """TensorFlow's SAME padding of one dimension: ``ceil(size / stride)`` outputs, the odd cell last."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + (k - 1) * dilation + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def explicit_pads(in_hw, k_hw, strides, dilations, padding) -> Pads:
+    """``padding`` ("VALID", "SAME" or pairs) as explicit ``((top, bottom), (left, right))``."""
+    if not isinstance(padding, str):
+        return tuple(tuple(int(p) for p in pads) for pads in padding)
+    if padding == "VALID":
+        return (0, 0), (0, 0)
+    return tuple(same_pads(size, k, s, d) for size, k, s, d in zip(in_hw, k_hw, strides, dilations))
+
+
+def output_hw(in_hw, k_hw, strides, dilations, pads) -> Pair:
+    """Output height and width of a window sweep over the padded input."""
+    return tuple((size + sum(p) - (k - 1) * d - 1) // s + 1
+                 for size, k, s, d, p in zip(in_hw, k_hw, strides, dilations, pads))
+
+
+def geometry(in_hw, k_hw, strides, padding, dilations=1):
+    strides, dilations = pair(strides), pair(dilations)
+    pads = explicit_pads(in_hw, k_hw, strides, dilations, padding)
+    return strides, dilations, pads, output_hw(in_hw, k_hw, strides, dilations, pads)
+
+
+def _pad(x, pads, value=0.0) -> np.ndarray:
+    return np.pad(np.asarray(x, np.float64), ((0, 0), pads[0], pads[1], (0, 0)), constant_values=value)
+
+
+def _unpad(padded, pads, hw) -> np.ndarray:
+    return padded[:, pads[0][0]:pads[0][0] + hw[0], pads[1][0]:pads[1][0] + hw[1]]
+
+
+def tap_views(padded, k_hw, strides, dilations, out_hw) -> Iterator[tuple[Pair, np.ndarray]]:
+    """``((i, j), view)`` per tap, row-major: the padded cells tap (i, j) meets, one per output pixel."""
+    for i in range(k_hw[0]):
+        for j in range(k_hw[1]):
+            r, c = i * dilations[0], j * dilations[1]
+            yield (i, j), padded[:, r:r + (out_hw[0] - 1) * strides[0] + 1:strides[0],
+                                 c:c + (out_hw[1] - 1) * strides[1] + 1:strides[1]]
+
+
+# ---------------------------------------------------------------- convolution
+def conv2d(x, w, strides, padding, dilations=1) -> np.ndarray:
+    """``y[n, oh, ow, o] = sum over taps (i, j) and c of x_padded[n, oh*sh + i*dh, ow*sw + j*dw, c] * w[i, j, c, o]``."""
+    w = np.asarray(w, np.float64)
+    strides, dilations, pads, out_hw = geometry(np.shape(x)[1:3], w.shape[:2], strides, padding, dilations)
+    out = np.zeros((np.shape(x)[0], *out_hw, w.shape[3]))
+    for (i, j), view in tap_views(_pad(x, pads), w.shape[:2], strides, dilations, out_hw):
+        out += view @ w[i, j]
+    return out
+
+
+def conv2d_backprop_input(input_shape, w, dy, strides, padding, dilations=1) -> np.ndarray:
+    """The transpose of :func:`conv2d` in x: each tap scatters ``dy @ w[i, j].T`` back to the cells it read.
+
+    ``input_shape``'s batch may be None (then ``dy``'s is used)."""
+    w, dy = np.asarray(w, np.float64), np.asarray(dy, np.float64)
+    n, h, wd, c = (dy.shape[0], *input_shape[1:])
+    strides, dilations, pads, out_hw = geometry((h, wd), w.shape[:2], strides, padding, dilations)
+    padded = np.zeros((n, h + sum(pads[0]), wd + sum(pads[1]), c))
+    for (i, j), view in tap_views(padded, w.shape[:2], strides, dilations, out_hw):
+        view += dy @ w[i, j].T
+    return _unpad(padded, pads, (h, wd))
+
+
+def conv2d_backprop_filter(x, filter_shape, dy, strides, padding, dilations=1) -> np.ndarray:
+    """The transpose of :func:`conv2d` in w: ``dw[i, j] = sum over n, pixels of view(i, j)^T dy``."""
+    dy = np.asarray(dy, np.float64)
+    strides, dilations, pads, out_hw = geometry(np.shape(x)[1:3], filter_shape[:2], strides, padding, dilations)
+    dw = np.zeros(filter_shape)
+    for (i, j), view in tap_views(_pad(x, pads), filter_shape[:2], strides, dilations, out_hw):
+        dw[i, j] = np.einsum("nhwc,nhwo->co", view, dy)
+    return dw
+
+
+# ---------------------------------------------------------------- pooling
+def _real_cells(in_hw, k_hw, strides, pads, out_hw) -> np.ndarray:
+    """Per output pixel, how many cells of its window are real (not padding): SAME's avg divisor."""
+    ones = _pad(np.ones((1, *in_hw, 1)), pads)
+    return sum(view for _, view in tap_views(ones, k_hw, strides, (1, 1), out_hw))
+
+
+def avg_pool(x, ksize, strides, padding) -> np.ndarray:
+    """The mean of each window's real cells (padding cells are left out of the divisor)."""
+    k = pair(ksize)
+    strides, _, pads, out_hw = geometry(np.shape(x)[1:3], k, strides, padding)
+    total = sum(view for _, view in tap_views(_pad(x, pads), k, strides, (1, 1), out_hw))
+    return total / _real_cells(np.shape(x)[1:3], k, strides, pads, out_hw)
+
+
+def avg_pool_grad(input_shape, grad, ksize, strides, padding) -> np.ndarray:
+    """Each window's gradient shared equally between its real cells; ``input_shape``'s batch may be None."""
+    grad = np.asarray(grad, np.float64)
+    n, h, w, c = (grad.shape[0], *input_shape[1:])
+    k = pair(ksize)
+    strides, _, pads, out_hw = geometry((h, w), k, strides, padding)
+    share = grad / _real_cells((h, w), k, strides, pads, out_hw)
+    padded = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c))
+    for _, view in tap_views(padded, k, strides, (1, 1), out_hw):
+        view += share
+    return _unpad(padded, pads, (h, w))
+
+
+def _first_max_masks(x, ksize, strides, padding):
+    """The geometry and, per tap, the windows whose first maximum (row-major) sits at that tap."""
+    k = pair(ksize)
+    strides, _, pads, out_hw = geometry(np.shape(x)[1:3], k, strides, padding)
+    padded = _pad(x, pads, -np.inf)  # a padding cell never wins
+    views = [view for _, view in tap_views(padded, k, strides, (1, 1), out_hw)]
+    best = np.max(views, axis=0)
+    taken = np.zeros(best.shape, bool)
+    masks = []
+    for view in views:
+        hit = (view == best) & ~taken
+        taken |= hit
+        masks.append(hit)
+    return (k, strides, pads, out_hw), best, masks
+
+
+def max_pool(x, ksize, strides, padding) -> np.ndarray:
+    """The maximum of each window (padding cells never win)."""
+    return _first_max_masks(x, ksize, strides, padding)[1]
+
+
+def max_pool_grad(x, grad, ksize, strides, padding) -> np.ndarray:
+    """Each window's gradient routed to its first maximum (TensorFlow's CPU kernel)."""
+    (k, strides, pads, out_hw), _, masks = _first_max_masks(x, ksize, strides, padding)
+    n, h, w, c = np.shape(x)
+    padded = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c))
+    for (_, view), hit in zip(tap_views(padded, k, strides, (1, 1), out_hw), masks):
+        view += np.where(hit, grad, 0.0)
+    return _unpad(padded, pads, (h, w))
+
+
+def max_pool_grad_grad(x, grad, ksize, strides, padding) -> np.ndarray:
+    """The transpose of :func:`max_pool_grad` in its gradient: ``grad`` (x's shape) read at each first maximum."""
+    (k, strides, pads, out_hw), best, masks = _first_max_masks(x, ksize, strides, padding)
+    out = np.zeros(best.shape)
+    for (_, view), hit in zip(tap_views(_pad(grad, pads), k, strides, (1, 1), out_hw), masks):
+        out += np.where(hit, view, 0.0)
+    return out
+
+
+# ---------------------------------------------------------------- batch norm
+def batch_norm(x, scale, offset, epsilon) -> np.ndarray:
+    """Training-mode batch norm of NHWC ``x`` with the batch's (biased) statistics over (N, H, W)."""
+    x = np.asarray(x, np.float64)
+    mean = x.mean(axis=(0, 1, 2))
+    var = ((x - mean) ** 2).mean(axis=(0, 1, 2))
+    return (x - mean) / np.sqrt(var + epsilon) * scale + offset
