@@ -450,8 +450,6 @@ def tile(x, reps) -> Tensor:
     from .creation import tensor
     x = x if isinstance(x, Tensor) else tensor(x)
     reps = _shape_attr(reps)
-    if any(r < 0 for r in reps):
-        raise ValueError(f"Tile: reps {reps} must be non-negative (input shape {x.shape}, {x.dtype})")
     if len(reps) > x.ndim:
         x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(-1 if d is None else d for d in x.shape))
     reps = (1,) * (x.ndim - len(reps)) + reps

@@ -603,7 +603,7 @@ def _shape_opinfos():
                                         match=r"SplitV: split points \[3, 1\] must be increasing"))),
         OpInfo("tile", tl.tile, np.tile, _tile_draw, op_types=("Tile",), dtypes=NUMERIC,
                error_inputs=(ErrorInput((np.ones((2, 3)), (2, -1)), exc=ValueError,
-                                        match=r"Tile: reps \(2, -1\) must be non-negative \(input shape \(2, 3\), "
+                                        match=r"Tile: reps \(2, -1\) must not be negative \(inputs x: shape \(2, 3\) "
                                               r"float64\)"),)),
         OpInfo("pad", tl.pad, _pad_ref, _pad_draw, op_types=("PadV2",), dtypes=NUMERIC,
                error_inputs=(ErrorInput((np.ones((2, 3)), ((1, 1),)), exc=ValueError,
