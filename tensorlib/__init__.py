@@ -47,3 +47,4 @@ from . import graph
 from .graph.tracing import function
 from . import testing
 from . import distributed
+from . import numpy_protocol  # noqa: E402,F401  (NEP 13/18: NumPy's functions on Tensors)
