@@ -37,6 +37,7 @@ from . import initializers
 from . import optimizers
 from .checkpoint import load_variables, save_variables
 from . import linalg
+from . import special, stats
 
 from .ops import random
 from . import debugging
