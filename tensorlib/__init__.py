@@ -17,9 +17,18 @@ from .ops.math import (abs, add, cast, clip, cos, divide, equal, exp, expm1, flo
                        greater_equal, identity, less, less_equal, log, log1p, logical_and, logical_not,
                        logical_or, maximum, minimum, multiply, negative, not_equal, ones_like, power, round,
                        sigmoid, sign, sin, sqrt, square, subtract, tanh, where, zeros_like)
+from .ops.control_flow import cond, scan, while_loop
 from .ops.reduce import argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
 from .ops.shape import (broadcast_to, concat, expand_dims, gather, getitem, one_hot, pad, reshape, split,
                         squeeze, stack, take, tile, transpose)
+from .ops.elementwise import (angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, ceil, conj,
+                              conjugate, cosh, deg2rad, exp2, fabs, fmax, fmin, hypot, imag, log10, log2, logaddexp,
+                              logaddexp2, mod, nan_to_num, nonzero, rad2deg, real, reciprocal, remainder, sinc, sinh,
+                              tan, where)
+from .ops.array import (append, argsort, array_split, atleast_1d, atleast_2d, atleast_3d, column_stack, cross,
+                        cumprod, cumsum, diag, diagonal, diff, dot, dstack, flip, fliplr, flipud, hstack, inner, kron,
+                        median, moveaxis, outer, percentile, quantile, ravel, repeat, roll, rot90, sort, swapaxes,
+                        take_along_axis, trace, tril, triu, vdot, vstack)
 from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient, stop_gradient
@@ -29,6 +38,7 @@ from . import initializers
 from . import optimizers
 from .checkpoint import load_variables, save_variables
 from . import linalg
+from . import special, stats
 
 from .ops import random
 from . import debugging
@@ -39,3 +49,4 @@ from . import graph
 from .graph.tracing import function
 from . import testing
 from . import distributed
+from . import numpy_protocol  # noqa: E402,F401  (NEP 13/18: NumPy's functions on Tensors)

@@ -49,18 +49,21 @@ def _counted(xp, x):
 
 
 def _accumulator(x):
-    return _dt.int64 if x.dtype == _dt.bool_ else x.dtype
+    # Bools count in int64; float16 accumulates in float32 (the result is rounded to float16 once).
+    if not isinstance(x.dtype, np.dtype):          # a namespace with dtypes of its own has no float16
+        return x.dtype
+    return _dt.int64 if x.dtype == _dt.bool_ else _dt.float32 if x.dtype == _dt.float16 else x.dtype
 
 
 _sum = _reduction("Sum", "Sum over axes.", _counting_infer)
 _sum.generic(lambda xp, x, *, axis, keepdims: xp.sum(_counted(xp, x), axis=axis, keepdims=keepdims,
-                                                     dtype=_counted(xp, x).dtype))
+                                                     dtype=_accumulator(_counted(xp, x))))
 _sum.kernel("numpy")(lambda x, *, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x)))
 register_gradient("Sum", _restore)
 
 _prod = _reduction("Prod", "Product over axes.", _counting_infer)
 _prod.generic(lambda xp, x, *, axis, keepdims: xp.prod(_counted(xp, x), axis=axis, keepdims=keepdims,
-                                                       dtype=_counted(xp, x).dtype))
+                                                       dtype=_accumulator(_counted(xp, x))))
 _prod.kernel("numpy")(lambda x, *, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x)))
 
 
@@ -181,37 +184,76 @@ def _count(x, axis):
 
 
 def mean(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Arithmetic mean over ``axis``."""
+    """Arithmetic mean over ``axis``; integers and bools give float64, float16 accumulates in float32.
+
+    >>> import tensorlib as tl
+    >>> tl.mean(tl.tensor([1, 2])).numpy().item()
+    1.5
+    """
     from .creation import tensor
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "Mean")
+    if x.dtype == _dt.float16:
+        return m.cast(mean(m.cast(x, _dt.float32), axis, keepdims), _dt.float16)
     total = sum(x, axis, keepdims)
     return total / _count(x, axis)
 
 
 def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
-    """Variance with NumPy's ``ddof`` (0 by default)."""
+    """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32.
+
+    >>> import tensorlib as tl
+    >>> tl.var(tl.tensor([1.0, 3.0])).numpy().item()
+    1.0
+    """
     from .creation import tensor
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "Var")
+    if x.dtype == _dt.float16:
+        return m.cast(var(m.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
     centered = x - mean(x, axis, keepdims=True)
     n = _count(x, axis)
     return sum(centered * centered, axis, keepdims) / (n - ddof)
 
 
 def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
-    return m.sqrt(var(x, axis, keepdims, ddof))
+    """Standard deviation; its gradient at zero spread is 0 (as PyTorch and autograd give), not nan.
+
+    >>> import tensorlib as tl
+    >>> tl.grad(lambda x: tl.std(x))(tl.tensor([2.0, 2.0])).numpy().tolist()
+    [0.0, 0.0]
+    """
+    return safe_sqrt(var(x, axis, keepdims, ddof))
 
 
-def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
-    """log(sum(exp(x))), stable for large inputs (the max is subtracted first)."""
+def safe_sqrt(v) -> Tensor:
+    """``sqrt(v)`` whose gradient at ``v == 0`` is 0 instead of inf (0 * inf is nan downstream).
+
+    The square root sees 1 where ``v`` is 0, so neither order of derivative meets an infinity.
+    """
+    positive = m.greater(v, 0)
+    return m.where(positive, m.sqrt(m.where(positive, v, m.ones_like(v))), m.zeros_like(v))
+
+
+def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
+    """log(sum(b * exp(x))), stable for large inputs (the max is subtracted first).
+
+    ``b`` (SciPy's weights, broadcast against x) is differentiable too.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.logsumexp(tl.tensor([0.0, 0.0]), b=tl.tensor([1.0, 3.0]))), 4)
+    1.3863
+    """
     from .creation import tensor
     from ..grad.custom import stop_gradient
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "LogSumExp")
     shift = stop_gradient(max(x, axis, keepdims=True))
     shift = m.where(m.logical_and(shift > -float("inf"), shift < float("inf")), shift, m.zeros_like(shift))
-    out = m.log(sum(m.exp(x - shift), axis, keepdims=True)) + shift
+    terms = m.exp(x - shift)
+    if b is not None:
+        terms = terms * b
+    out = m.log(sum(terms, axis, keepdims=True)) + shift
     if not keepdims:
         from .shape import squeeze
         out = squeeze(out, normalize_axes(axis, x.ndim)) if x.ndim else out
