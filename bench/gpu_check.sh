@@ -60,12 +60,12 @@ print("float32 fprop asymmetric SAME:", cupy_nn.conv_engine("fprop", (2, 8, 8, 3
 EOF
 
 step "benchmark: tensorlib on CuPy vs PyTorch CUDA"
-timeout 170 $PY bench/gpu_bench.py --backend cupy --repeats 15
+timeout 150 $PY bench/gpu_bench.py --backend cupy --repeats 15
 
 step "test suite with the GPU present (cupy catalogue, tests/test_cupy.py, everything else)"
-NVIDIA_TF32_OVERRIDE=0 timeout 250 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:warnings --timeout 120 \
+NVIDIA_TF32_OVERRIDE=0 timeout 200 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:warnings --timeout 120 \
     tests/test_cupy.py tests/test_catalogue_backends.py tests/test_backends.py -rf 2>&1 | tail -60
-NVIDIA_TF32_OVERRIDE=0 timeout 90 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:warnings -x --timeout 60 \
+NVIDIA_TF32_OVERRIDE=0 timeout 60 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:warnings -x --timeout 60 \
     --ignore=tests/test_catalogue_backends.py --ignore=tests/test_cupy.py 2>&1 | tail -15
 step "done"
 } 2>&1 | tee "$LOG"

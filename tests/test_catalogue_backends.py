@@ -10,7 +10,7 @@ clear error there instead of copying through the host (tested below).
 """
 import numpy as np
 import pytest
-from hypothesis import given, reject, settings
+from hypothesis import Phase, given, reject, settings
 from hypothesis import strategies as st
 
 import tensorlib as tl
@@ -41,7 +41,7 @@ def _on(backend, sample):
 
 @pytest.mark.skipif(not BACKENDS, reason="no backend besides NumPy is installed here")
 @pytest.mark.parametrize("info, dtype, backend", FORWARD, ids=[f"{b}-{i.name}-{d}" for i, d, b in FORWARD])
-@settings(max_examples=2)
+@settings(max_examples=2, phases=[Phase.explicit, Phase.generate])  # no shrinking: cheap
 @given(data=st.data())
 def test_forward_matches_numpy_reference_on_backend(info, dtype, backend, data):
     _skip_unless_runs(info, dtype, backend)
@@ -54,7 +54,7 @@ def test_forward_matches_numpy_reference_on_backend(info, dtype, backend, data):
 
 @pytest.mark.skipif(not BACKENDS, reason="no backend besides NumPy is installed here")
 @pytest.mark.parametrize("info, backend", GRADIENTS, ids=[f"{b}-{i.name}" for i, b in GRADIENTS])
-@settings(max_examples=1)
+@settings(max_examples=1, phases=[Phase.explicit, Phase.generate])  # no shrinking: cheap
 @given(data=st.data())
 def test_gradients_float64_order_2_on_backend(info, backend, data):
     _skip_unless_runs(info, F64, backend)
@@ -71,7 +71,7 @@ def test_gradients_float64_order_2_on_backend(info, backend, data):
 
 @pytest.mark.skipif(not BACKENDS, reason="no backend besides NumPy is installed here")
 @pytest.mark.parametrize("info, backend", TRACED, ids=[f"{b}-{i.name}" for i, b in TRACED])
-@settings(max_examples=1)
+@settings(max_examples=1, phases=[Phase.explicit, Phase.generate])  # no shrinking: cheap
 @given(data=st.data())
 def test_traced_matches_eager_on_backend(info, backend, data):
     dtype = F64 if F64 in info.dtypes else np.dtype(info.dtypes[0])
