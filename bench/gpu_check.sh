@@ -63,9 +63,15 @@ step "benchmark: tensorlib on CuPy vs PyTorch CUDA"
 timeout 150 $PY bench/gpu_bench.py --backend cupy --repeats 15
 
 step "test suite with the GPU present (cupy catalogue, tests/test_cupy.py, everything else)"
-NVIDIA_TF32_OVERRIDE=0 timeout 200 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:warnings --timeout 120 \
-    tests/test_cupy.py tests/test_catalogue_backends.py tests/test_backends.py -rf 2>&1 | tail -60
-NVIDIA_TF32_OVERRIDE=0 timeout 60 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:warnings -x --timeout 60 \
-    --ignore=tests/test_catalogue_backends.py --ignore=tests/test_cupy.py 2>&1 | tail -15
+# Full reports go to their own files in $LOG_DIR; the summaries (FAILED lines) come here.
+NVIDIA_TF32_OVERRIDE=0 timeout 100 $PY -m pytest -q -p no:cacheprovider -p no:warnings --timeout 60 --tb=short \
+    tests/test_cupy.py tests/test_backends.py -rf > "$LOG_DIR/test_cupy.txt" 2>&1
+grep -E "^(FAILED|ERROR)|passed|failed" "$LOG_DIR/test_cupy.txt" | tail -40
+NVIDIA_TF32_OVERRIDE=0 timeout 150 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:warnings --timeout 120 \
+    --tb=short tests/test_catalogue_backends.py -k cupy -rf > "$LOG_DIR/test_catalogue_cupy.txt" 2>&1
+grep -E "^(FAILED|ERROR)|passed|failed" "$LOG_DIR/test_catalogue_cupy.txt" | tail -60
+NVIDIA_TF32_OVERRIDE=0 timeout 60 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:warnings --timeout 60 \
+    --tb=short --ignore=tests/test_catalogue_backends.py --ignore=tests/test_cupy.py > "$LOG_DIR/test_rest.txt" 2>&1
+grep -E "^(FAILED|ERROR)|passed|failed" "$LOG_DIR/test_rest.txt" | tail -15
 step "done"
 } 2>&1 | tee "$LOG"

@@ -141,9 +141,10 @@ class Graph:
         self.captures.append(Capture(name, t, source, kind, site))
         return t
 
-    def add_constant(self, raw, cls=None):
-        """A symbolic tensor standing for the small array ``raw`` (on this graph's backend)."""
-        t = make_symbolic(tuple(raw.shape), self.backend.dtype_of(raw), self.backend, None, 0)
+    def add_constant(self, raw, cls=None, backend=None):
+        """A symbolic tensor standing for the small array ``raw`` (on ``backend``, by default this graph's)."""
+        backend = self.backend if backend is None else backend
+        t = make_symbolic(tuple(raw.shape), backend.dtype_of(raw), backend, None, 0)
         if cls is not None:
             t.__class__ = cls
         self.constants[t._id] = (t, raw)
@@ -276,7 +277,7 @@ class Graph:
             lines.append(f"  {names[c.tensor._id]} = capture {c.name!r}: {_type_str(c.tensor)}  "
                          f"[{c.kind}, {_human_bytes(c.nbytes)}, {_site_text(c.site)}]")
         for t, raw in self.constants.values():
-            lines.append(f"  {names[t._id]} = const {_type_str(t)} {_short_value(raw, self.backend)}")
+            lines.append(f"  {names[t._id]} = const {_type_str(t)} {_short_value(raw, t.backend)}")
         for node in self.nodes:
             outs = ", ".join(names[o._id] for o in node.outputs)
             ins = ", ".join(names.get(t._id, "?") for t in node.inputs)

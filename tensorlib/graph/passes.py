@@ -45,7 +45,7 @@ def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
     new = graph.empty_copy()
     env: dict = {}
     seen: dict = {}
-    constants = {_constant_key(raw): t for t, raw in new.constants.values()}
+    constants = {_constant_key(raw, t.backend): t for t, raw in new.constants.values()}
     for node in graph.nodes:
         ins = tuple(env.get(t._id, t) for t in node.inputs)
         if node.op is ASSIGN:
@@ -85,9 +85,9 @@ def canonical(value):
     return ("object", id(value))
 
 
-def _constant_key(raw):
-    host = np.asarray(raw)
-    return host.dtype.str, host.shape, host.tobytes()
+def _constant_key(raw, backend):
+    host = np.asarray(backend.to_numpy(raw))
+    return host.dtype.str, host.shape, host.tobytes(), backend.name
 
 
 def _fold(new: Graph, node, ins, constants):
@@ -108,10 +108,10 @@ def _fold(new: Graph, node, ins, constants):
     outs = []
     for value, spec in zip(raws, node.outputs):
         value = backend.fit(value, spec.dtype)
-        key = _constant_key(backend.to_numpy(value))
+        key = _constant_key(value, backend)
         t = constants.get(key)
         if t is None:
-            t = constants[key] = new.add_constant(value)
+            t = constants[key] = new.add_constant(value, backend=backend)
         outs.append(t)
     return tuple(outs)
 
@@ -153,7 +153,7 @@ def _no_op(new: Graph, node, ins, keep_gradients):
             if x.shape == out.shape and _all_equal(new, other, not keep):
                 # x & False, x | True: x's values do not matter, only its shape (a FullLike, folded if small)
                 if None not in out.shape and _nbytes(out.shape, out.dtype) <= FOLD_BYTES:
-                    return (new.add_constant(x.backend.xp.full(out.shape, not keep, dtype=out.dtype)),)
+                    return (new.add_constant(x.backend.xp.full(out.shape, not keep, dtype=out.dtype), backend=x.backend),)
                 return new.add_node(_registry.get("FullLike"), (x,), {"value": not keep, "dtype": out.dtype},
                                     site=node.site)
     if kind == "Select":
@@ -250,7 +250,7 @@ def _box_filter(g: Graph, w, kh: int, kw: int):
             index = (slice(kh - 1 - p, kh - 1 - p + fh), slice(kw - 1 - q, kw - 1 - q + fw), slice(None), slice(None))
             part = g.add_node(_registry.get("StridedSlice"), (padded,), {"index": index})[0]
             total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {})[0]
-    scale = g.add_constant(w.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=w.dtype)))
+    scale = g.add_constant(w.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=w.dtype)), backend=w.backend)
     return g.add_node(_registry.get("Mul"), (total, scale), {})[0]
 
 

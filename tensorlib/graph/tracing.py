@@ -97,21 +97,22 @@ class _Trace:
         """A Python scalar or small array becomes a constant; a big array is captured by reference."""
         if isinstance(value, (bool, int, float)):
             raw = backend.asarray(value, dtype=dtype)
-            return self._constant(("scalar", dtype, backend.to_numpy(raw).tobytes()), raw)
+            return self._constant(("scalar", dtype, backend.to_numpy(raw).tobytes()), raw, backend)
         self.sources.append(value)
         if _nbytes(value.shape, dtype) <= CONSTANT_BYTES:
             host = np.array(backend.to_numpy(value) if not isinstance(value, np.ndarray) else value, dtype=dtype)
-            return self._constant(("array", dtype, host.shape, host.tobytes()), backend.asarray(host))
+            return self._constant(("array", dtype, host.shape, host.tobytes()), backend.asarray(host), backend)
         t = self.arrays.get(id(value))
         if t is None:
             t = self._capture(value, tuple(value.shape), dtype, "array", backend)
             self.arrays[id(value)] = t
         return t
 
-    def _constant(self, key, raw):
+    def _constant(self, key, raw, backend):
+        key += (backend.name,)                      # a constant lives on the backend of the op that uses it
         t = self.constants.get(key)
         if t is None:
-            t = self.constants[key] = self.graph.add_constant(raw)
+            t = self.constants[key] = self.graph.add_constant(raw, backend=backend)
             self.known.add(t._id)
         return t
 
@@ -142,7 +143,7 @@ class _Trace:
             value = self._capture(t, t.shape, t.dtype, "variable", t.backend)
             self.variable_refs[t._id] = value
         elif t._id > self.first_id and _nbytes(t.shape, t.dtype) <= CONSTANT_BYTES:
-            value = self.graph.add_constant(t._value, t.__class__ if t.__class__ is not Tensor else None)
+            value = self.graph.add_constant(t._value, t.__class__ if t.__class__ is not Tensor else None, t.backend)
             self.known.add(value._id)
         else:
             value = self._capture(t, t.shape, t.dtype, "tensor", t.backend)
