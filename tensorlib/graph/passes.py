@@ -99,7 +99,7 @@ def _fold(new: Graph, node, ins, constants):
     if any(None in o.shape or _nbytes(o.shape, o.dtype) > FOLD_BYTES for o in node.outputs):
         return None
     backend = ins[0].backend
-    values = [new.constant_value(t) if t._id in new.constants else backend.xp.empty(t.shape, t.dtype) for t in ins]
+    values = [new.constant_value(t) if t._id in new.constants else backend.xp.empty(t.shape, dtype=t.dtype) for t in ins]
     try:
         raw = node.op.resolve_kernel(backend)(*values, **node.attrs)
     except Exception:  # noqa: BLE001 - leave the error to the run, where it names the call site

@@ -148,7 +148,13 @@ def _solve_infer(a, b):
 _solve = defop("MatrixSolve", inputs=("a", "b"), infer=_solve_infer, promote=(0, 1),
                doc="x with a @ x == b, for square a.")
 _solve.kernel("numpy")(_lapack("MatrixSolve")(np.linalg.solve))
-_solve.generic(lambda xp, a, b: xp.linalg.solve(a, b))
+_solve.generic(lambda xp, a, b: xp.linalg.solve(*_batched(xp, a, b)))
+
+
+def _batched(xp, a, b):
+    """a and b with their batch axes broadcast to one shape (CuPy's solve does not broadcast them)."""
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    return xp.broadcast_to(a, batch + a.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:])
 
 
 def _solve_grad_b(op, g):
@@ -263,7 +269,7 @@ _trsolve = defop("MatrixTriangularSolve", inputs=("a", "b"),
 def _trsolve_kernel(xp, a, b, *, trans, lower, unit_diagonal):
     # numpy has no batched triangular solve: a general solve on the masked triangle is exact and batched.
     t = _triangular_matrix(xp, a, lower, unit_diagonal)
-    return xp.linalg.solve(xp.matrix_transpose(t) if trans else t, b)
+    return xp.linalg.solve(*_batched(xp, xp.matrix_transpose(t) if trans else t, b))
 
 
 _trsolve.kernel("numpy")(_lapack("MatrixTriangularSolve")(functools.partial(_trsolve_kernel, np)))
@@ -419,7 +425,10 @@ _svd = defop("Svd", inputs=("x",), attrs={"full_matrices": True, "compute_uv": T
 @_svd.generic
 def _svd_kernel(xp, x, *, full_matrices, compute_uv):
     # The Array API's svd always returns the vectors; svdvals gives the values alone.
-    return tuple(xp.linalg.svd(x, full_matrices=full_matrices)) if compute_uv else xp.linalg.svdvals(x)
+    if compute_uv:
+        return tuple(xp.linalg.svd(x, full_matrices=full_matrices))
+    svdvals = getattr(xp.linalg, "svdvals", None)      # CuPy 14 has no svdvals
+    return svdvals(x) if svdvals is not None else xp.linalg.svd(x, compute_uv=False)
 
 
 _svd.kernel("numpy")(_lapack("Svd")(functools.partial(_svd_kernel, np)))

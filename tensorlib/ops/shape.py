@@ -344,7 +344,7 @@ def _take_grad_generic(xp, dy, indices, like, *, axis):
     hot = xp.astype(flat[:, None] == xp.arange(size, dtype=flat.dtype)[None, :], dy.dtype)
     src = xp.moveaxis(dy, tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
     rest = like.shape[:axis] + like.shape[axis + 1:]
-    summed = xp.matmul(xp.matrix_transpose(hot), xp.reshape(src, (flat.shape[0], -1)))
+    summed = xp.matmul(xp.matrix_transpose(hot), xp.reshape(src, (flat.shape[0], _prod(rest))))
     return xp.moveaxis(xp.reshape(summed, (size,) + rest), 0, axis)
 
 
