@@ -540,3 +540,49 @@ def sparse_softmax_cross_entropy(logits, labels):
 @_shape._take.kernel("cupy")
 def take(x, indices, *, axis):
     return _cp().take(x, indices, axis=axis)
+
+
+# ---------------------------------------------------------------- fused elementwise and GEMV reductions
+# Measured on an H200 (CNN step, batch 128): the generic kernels spent ~0.5 ms per bias-gradient Sum
+# over (N, H, W) and three kernels per ReluGrad; one fused kernel and one cuBLAS GEMV replace them.
+
+@functools.lru_cache(maxsize=None)
+def _elementwise(name):
+    cp = _cp()
+    if name == "relu":
+        return cp.ElementwiseKernel("T x", "T y", "y = x > (T)0 ? x : (T)0", "tensorlib_relu")
+    return cp.ElementwiseKernel("T g, T f", "T y", "y = f > (T)0 ? g : (T)0", "tensorlib_relu_grad")
+
+
+@_activations._relu.kernel("cupy")
+def relu(features):
+    return _elementwise("relu")(features)
+
+
+@_activations._relu_grad.kernel("cupy")
+def relu_grad(gradients, features):
+    return _elementwise("relu_grad")(gradients, features.astype(gradients.dtype, copy=False))
+
+
+@importlib.import_module("tensorlib.ops.reduce")._sum.kernel("cupy")
+def reduce_sum(x, *, axis, keepdims):
+    """Sums over leading or trailing axes of float32/float64 arrays as one GEMV with a ones vector."""
+    cp = _cp()
+    reduce_mod = importlib.import_module("tensorlib.ops.reduce")
+    axes = tuple(range(x.ndim)) if axis is None else tuple(sorted(a % x.ndim for a in
+                                                                 ((axis,) if isinstance(axis, int) else axis)))
+    k = len(axes)
+    gemv = x.dtype in (np.float32, np.float64) and 0 < k < x.ndim and x.size and x.flags.c_contiguous
+    if gemv and axes == tuple(range(k)):
+        m = math.prod(x.shape[:k])
+        out = cp.ones((1, m), dtype=x.dtype) @ x.reshape(m, -1)
+        kept = x.shape[k:]
+    elif gemv and axes == tuple(range(x.ndim - k, x.ndim)):
+        m = math.prod(x.shape[x.ndim - k:])
+        out = x.reshape(-1, m) @ cp.ones((m, 1), dtype=x.dtype)
+        kept = x.shape[:x.ndim - k]
+    else:
+        return reduce_mod._sum.generic_kernel(cp, x, axis=axis, keepdims=keepdims)
+    if keepdims:
+        return out.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    return out.reshape(kept)
