@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 from tensorlib.grad.tape import flatten
 from tensorlib.testing import KinkError, check_forward, check_sample_grads
-from tensorlib.testing.backends import available, skip_reason
+from tensorlib.testing.backends import available, skip_reason, unchecked_op_error
 from tensorlib.testing.op_db import all_opinfos
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -52,6 +52,11 @@ def _on_backend(backend):
         if f"no kernel for backend {backend!r}" not in str(e):
             raise
         pytest.skip(str(e))
+    except (AttributeError, TypeError, ValueError) as e:
+        reason = unchecked_op_error(e, backend)
+        if reason is None:
+            raise
+        pytest.skip(reason)
 
 
 def _on(backend, sample):

@@ -511,8 +511,9 @@ _qr = defop("Qr", inputs=("x",), attrs={"mode": "reduced"}, infer=_qr_infer,
 
 @_qr.generic
 def _qr_kernel(xp, x, *, mode):
-    out = xp.linalg.qr(x, mode=mode)
-    return out if mode == "r" else tuple(out)
+    if mode == "r":                    # the Array API's qr has modes "reduced" and "complete" only
+        return xp.linalg.qr(x, mode="reduced")[1]
+    return tuple(xp.linalg.qr(x, mode=mode))
 
 
 def _qr_grad(op, *grads):
