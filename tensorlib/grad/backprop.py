@@ -103,7 +103,7 @@ def checked(g, like, node, index, fn):
     if not isinstance(g, Tensor):
         problem = f"got {type(g).__name__} {g!r:.60}, expected a Tensor or None"
     elif g.dtype.kind not in "fc":
-        problem = f"got dtype {g.dtype}, expected a float or complex dtype ({like.dtype})"
+        problem = f"got dtype {g.dtype}, expected a float dtype ({like.dtype})"
     elif not _sums_back(g.shape, like.shape, strict=node.op.name == "CustomGradient"):
         problem = f"got shape {tuple(g.shape)}, expected {tuple(like.shape)}"
     if problem is None:
