@@ -293,6 +293,11 @@ class Graph:
             types = ", ".join(_type_str(o) for o in node.outputs)
             lhs = f"{outs} = " if outs else ""
             lines.append(f"  {lhs}{node.type}({ins}){attrs}" + (f" : {types}" if types else ""))
+            for k, v in node.attrs.items():
+                if isinstance(v, Graph):         # control flow: the subgraph, nested under its node
+                    sub = str(v).splitlines()
+                    lines.append(f"    {k}: {sub[0]}")
+                    lines.extend("    " + line for line in sub[1:])
         lines.append(f"  return ({', '.join(names.get(t._id, '?') for t in self.outputs)})")
         lines.append("}")
         return "\n".join(lines)
@@ -340,6 +345,8 @@ def _short_value(raw, backend) -> str:
 
 
 def _attr_text(v) -> str:
+    if isinstance(v, Graph):
+        return f"<graph {v.name}>"
     if isinstance(v, np.dtype):
         return v.name
     if isinstance(v, slice):
