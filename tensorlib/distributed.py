@@ -254,6 +254,10 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
         raise TypeError(f"{what}: x must be a dask array chunked along axis 0, got {type(x).__name__}")
     if x.ndim == 0:
         raise ValueError(f"{what}: x must have a batch axis, got a 0-d array")
+    for name, value in kwargs.items():
+        if isinstance(value, da.Array):
+            raise TypeError(f"{what}: keyword argument {name!r} is a dask array; pass the arrays to cut into "
+                            "blocks positionally (keyword arguments are sent whole to every worker)")
     rows = x.chunks[0]
     blocked = [x] + [a for a in args if isinstance(a, da.Array)]
     template = [_SLOT] + [_SLOT if isinstance(a, da.Array) else a for a in args]
@@ -307,8 +311,10 @@ def _block_value_and_grad(loss_fn, skeleton, n_leaves):
 
 def _weighted_partial(shipped, params, *blocks, dtype):
     """One row: the block's loss and flattened gradients, each times the block's number of rows."""
-    value, grads = shipped(params, *blocks)
     rows = blocks[0].shape[0]
+    if rows == 0:  # the mean loss of no rows is NaN; a block without rows adds nothing
+        return np.zeros((1, 1 + sum(np.size(p) for p in params)), dtype)
+    value, grads = shipped(params, *blocks)
     parts = [np.asarray(value.numpy(), dtype).reshape(1)] + [np.asarray(g.numpy(), dtype).ravel() for g in grads]
     row = np.concatenate(parts)
     row *= rows
@@ -351,6 +357,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         if v.dtype.kind != "f":
             raise TypeError(f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters")
     rows = data[0].chunks[0]
+    if sum(rows) == 0:
+        raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
     blocked = _aligned(data, rows, what)
     dtype = np.result_type(np.float32, *values)
     shipped = _shipped(_block_value_and_grad(loss_fn, skeleton, len(values)), [_SLOT] * (1 + len(blocked)),
