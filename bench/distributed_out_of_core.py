@@ -12,8 +12,8 @@ reduces the 3.24 GB output to its sum and its first 256 rows.
 Checked: the head against the same function run in this process, the sum
 against a streaming single-process pass over the same memory map (also the
 time to beat at equal cores: that process uses 2 BLAS threads); reported:
-wall times, each worker's peak resident memory and the bytes it spilled to
-disk.
+wall times, each worker's peak resident memory (sampled every 50 ms) and the bytes it
+spilled to disk.
 
     python bench/distributed_out_of_core.py [--n 600000] [--rows 10000] [--keep]
 """
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -52,12 +52,31 @@ def write_input(path: str, n: int) -> None:
     del out
 
 
-def worker_memory():
-    """(peak resident MB of this process, bytes it spilled to disk)."""
-    from distributed import get_worker
-    digests = get_worker().digests_total  # dask's own counters, keyed by (..., activity, unit)
-    spilled = sum(v for k, v in digests.items() if isinstance(k, tuple) and k[-2:] == ("disk-write", "bytes"))
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, int(spilled)
+def spilled_bytes(dask_worker):
+    """Bytes this worker spilled to disk (dask's own counters); run by ``client.run``."""
+    digests = dask_worker.digests_total  # keyed by (..., activity, unit)
+    return int(sum(v for k, v in digests.items() if isinstance(k, tuple) and k[-2:] == ("disk-write", "bytes")))
+
+
+class PeakMemory(threading.Thread):
+    """Samples the resident memory of some processes every 50 ms and keeps each one's peak.
+
+    (``ru_maxrss`` will not do: a spawned worker inherits its parent's peak through exec.)"""
+
+    def __init__(self, pids):
+        super().__init__(daemon=True)
+        import psutil
+        self.procs = {pid: psutil.Process(pid) for pid in pids}
+        self.peak = dict.fromkeys(pids, 0)
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.wait(0.05):
+            for pid, proc in self.procs.items():
+                try:
+                    self.peak[pid] = max(self.peak[pid], proc.memory_info().rss)
+                except Exception:  # a worker that died (and was restarted) has no memory to sample
+                    pass
 
 
 def main():
@@ -89,6 +108,7 @@ def main():
     for i in range(0, args.n, args.rows):
         total_single += float(np.sum(f(np.array(x_map[i:i + args.rows]), w).numpy(), dtype=np.float64))
     t_single = time.perf_counter() - t0
+    print(f"single process done in {t_single:.1f} s", flush=True)
     head_single = f(np.array(x_map[:HEAD]), w).numpy()
     del x_map
 
@@ -98,12 +118,18 @@ def main():
                           dashboard_address=None, memory_limit=args.memory_limit, silence_logs=40) as cluster, \
                 Client(cluster) as client:
             limit = next(iter(client.scheduler_info()["workers"].values()))["memory_limit"]
+            pids = client.run(os.getpid)
+            sampler = PeakMemory(list(pids.values()))
+            sampler.start()
             x = tl.distributed.from_npy(args.path, rows_per_block=args.rows)
             y = tl.distributed.map_blocks(seed_forward, x, w, client=client)
             t0 = time.perf_counter()
             total, head = client.compute([y.sum(dtype=np.float64), y[:HEAD]], sync=True)
             t_dask = time.perf_counter() - t0
-            memory = client.run(worker_memory)
+            sampler.done.set()
+            print(f"dask done in {t_dask:.1f} s", flush=True)
+            spilled = client.run(spilled_bytes)
+            memory = {addr: (sampler.peak[pid] / 1e6, spilled.get(addr, 0)) for addr, pid in pids.items()}
 
     print(f"input {size / 1e9:.2f} GB ({args.n} x 32 x 32 x 1 float32), output "
           f"{args.n * 15 * 15 * 6 * 4 / 1e9:.2f} GB, blocks of {args.rows} rows ({x.numblocks[0]} blocks)")
