@@ -12,7 +12,7 @@ Edges carry the shape and dtype of the value they move.
 >>> print(g.to_dot())  # doctest: +ELLIPSIS
 digraph "<lambda>" {
 ...
-  "%0" [label="%0: args[0]", shape=ellipse...];
+  "%0" [label="%0: x", shape=ellipse...];
 ...
   "%2" [label="%2 = Exp", ...fillcolor="#dbe9f6"];
   "%0" -> "%2" [label="float32[2]"];
