@@ -24,6 +24,7 @@ from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient, stop_gradient
 from . import nn
+from . import linalg
 
 from .ops import random
 from . import debugging

@@ -1,0 +1,18 @@
+"""``tl.linalg``: NumPy's ``linalg`` (and SciPy's ``solve_triangular``) with gradients, batched.
+
+Every function takes matrices in the last two axes and broadcasts over the
+leading ones.  Gradient rules are tensorlib ops, so second derivatives and
+traced gradients work.  Where a gradient is undefined (repeated eigenvalues
+or singular values, singular matrices) the caveat is in the function's docstring.
+
+>>> import tensorlib as tl
+>>> a = tl.tensor([[2.0, 1.0], [1.0, 3.0]])
+>>> [round(float(v), 4) for v in tl.grad(lambda a: tl.linalg.det(a))(a).numpy().ravel()]
+[3.0, -1.0, -1.0, 2.0]
+"""
+from .ops.linalg import einsum, matmul, tensordot
+from .ops.linalg_ops import (cholesky, det, eigh, inv, matrix_power, norm, pinv, qr, slogdet, solve,
+                             solve_triangular, svd)
+
+__all__ = ["cholesky", "det", "eigh", "einsum", "inv", "matmul", "matrix_power", "norm", "pinv", "qr", "slogdet",
+           "solve", "solve_triangular", "svd", "tensordot"]

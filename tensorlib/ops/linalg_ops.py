@@ -1,0 +1,732 @@
+"""Matrix functions and decompositions (``tl.linalg``), batched over leading axes.
+
+Kernels call ``numpy.linalg`` (batched natively).  Gradient rules are written
+with tensorlib ops (matmul, the triangular solve below, masks), so they are
+recorded, traced and differentiated again.  Rules use the plain transpose
+``_mT`` rather than the conjugate transpose: with JAX's convention for complex
+gradients (see ``docs/complex.md``) the rule of a holomorphic function
+(inv, solve, det) is the same formula as for real inputs.
+
+Decompositions of symmetric matrices (``cholesky``, ``eigh``) read the
+symmetric part ``(a + a^T) / 2`` of their input, as JAX does, so their
+gradient is defined for any perturbation and is itself symmetric.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import apply
+from ..grad.registry import register_gradient
+from ..tensor import Tensor
+from ._shapes import broadcast_shapes
+from .registry import defop, spec
+
+
+# ------------------------------------------------------------------ shape rules shared by the ops
+def _linalg_dtype(dtype):
+    """NumPy's rule: integer and bool matrices give float64; LAPACK has no float16."""
+    if dtype.kind in "biu":
+        return _dt.float64
+    if dtype == _dt.float16:
+        raise TypeError("float16 is not supported by LAPACK; cast to float32")
+    return dtype
+
+
+def _check_matrix(x, square=True):
+    if len(x.shape) < 2:
+        raise ValueError(f"expected a matrix (rank >= 2), got rank {len(x.shape)}")
+    n, m = x.shape[-2:]
+    if square and n is not None and m is not None and n != m:
+        raise ValueError(f"expected square matrices in the last two axes, got {n}x{m}")
+    return _linalg_dtype(x.dtype)
+
+
+def _square_infer(x):
+    return spec(x.shape, _check_matrix(x))
+
+
+def _lapack(op_name):
+    """Name the op and the input in NumPy's LinAlgError (a singular or non-definite matrix)."""
+    def wrap(kernel):
+        @functools.wraps(kernel)
+        def run(*arrays, **attrs):
+            try:
+                return kernel(*arrays, **attrs)
+            except np.linalg.LinAlgError as e:
+                shapes = ", ".join(f"shape {a.shape} {a.dtype}" for a in arrays)
+                raise np.linalg.LinAlgError(f"{op_name}: {e} (inputs {shapes})") from None
+        return run
+    return wrap
+
+
+# ------------------------------------------------------------------ helpers written in tensorlib ops
+def _mT(x):
+    from .shape import transpose
+    n = len(x.shape)
+    return transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def _constant(array, like):
+    from .creation import tensor
+    return tensor(np.asarray(array, dtype=like.dtype), backend=like.backend)
+
+
+def _eye_like(x):
+    return _constant(np.eye(x.shape[-1]), x)
+
+
+def _diag_embed(v):
+    """(..., n) -> (..., n, n) with ``v`` on the diagonal."""
+    from .shape import expand_dims
+    return expand_dims(v, -1) * _constant(np.eye(v.shape[-1]), v)
+
+
+def _diag_part(x):
+    from .reduce import sum as reduce_sum
+    return reduce_sum(x * _eye_like(x), axis=-1)
+
+
+def _triangle(x, lower, k=0):
+    """The lower (upper) triangle of ``x`` from diagonal ``k`` (-k), the rest zero."""
+    n, m = x.shape[-2:]
+    mask = np.tril(np.ones((n, m)), k) if lower else np.triu(np.ones((n, m)), -k)
+    return x * _constant(mask, x)
+
+
+def _symmetrize(x):
+    return (x + _mT(x)) * 0.5
+
+
+def _matmul(a, b):
+    from .linalg import matmul
+    return matmul(a, b)
+
+
+def _gap_reciprocal(d):
+    """1 / d where the gap d is nonzero, else 0: the eigen- and singular-vector gradients' F matrix.
+
+    d is zero on the diagonal and wherever a value repeats; dropping those terms
+    (instead of dividing by zero) keeps losses of the values alone exact at a
+    repeated value, where the vectors themselves are not unique.
+    """
+    from .math import where
+    zero = d == _constant(0.0, d)
+    return where(zero, _constant(0.0, d), _constant(1.0, d) / where(zero, _constant(1.0, d), d))
+
+
+# ------------------------------------------------------------------ inv
+_inv = defop("MatrixInverse", inputs=("x",), infer=_square_infer, doc="Inverse of square matrices.")
+_inv.generic(lambda xp, x: xp.linalg.inv(x))
+_inv.kernel("numpy")(_lapack("MatrixInverse")(np.linalg.inv))
+register_gradient("MatrixInverse",
+                  lambda op, g: -_matmul(_mT(op.outputs[0]), _matmul(g, _mT(op.outputs[0]))))
+
+
+def inv(x) -> Tensor:
+    """Inverse of a square matrix (or a batch of them).
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.inv(tl.tensor([[2.0, 0.0], [0.0, 4.0]])).numpy().tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    return apply(_inv, (x,))
+
+
+# ------------------------------------------------------------------ solve
+def _solve_infer(a, b):
+    dtype = _check_matrix(a)
+    if len(b.shape) < 2:
+        raise ValueError(f"b must have rank >= 2, got rank {len(b.shape)}")
+    if a.shape[-1] is not None and b.shape[-2] is not None and a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"a is {a.shape[-2]}x{a.shape[-1]} but b has {b.shape[-2]} rows")
+    return spec(broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:], dtype)
+
+
+_solve = defop("MatrixSolve", inputs=("a", "b"), infer=_solve_infer, promote=(0, 1),
+               doc="x with a @ x == b, for square a.")
+_solve.kernel("numpy")(_lapack("MatrixSolve")(np.linalg.solve))
+_solve.generic(lambda xp, a, b: xp.linalg.solve(a, b))
+
+
+def _solve_grad_b(op, g):
+    return solve(_mT(op.inputs[0]), g)
+
+
+register_gradient("MatrixSolve", lambda op, g: -_matmul(_solve_grad_b(op, g), _mT(op.outputs[0])), _solve_grad_b)
+
+
+def _as_columns(b):
+    """NumPy's rule: ``b`` is a vector only when it is 1-D; then solve for one column."""
+    from .creation import tensor
+    from .shape import expand_dims
+    b = b if isinstance(b, Tensor) else tensor(b)
+    return (expand_dims(b, -1), True) if b.ndim == 1 else (b, False)
+
+
+def solve(a, b) -> Tensor:
+    """Solve ``a @ x = b``; ``b`` is a vector when 1-D, else (..., n, k); batch axes broadcast.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.solve(tl.tensor([[2.0, 0.0], [0.0, 4.0]]), tl.tensor([2.0, 2.0])).numpy().tolist()
+    [1.0, 0.5]
+    """
+    from .shape import squeeze
+    b, vector = _as_columns(b)
+    x = apply(_solve, (a, b))
+    return squeeze(x, -1) if vector else x
+
+
+# ------------------------------------------------------------------ det, slogdet
+def _det_infer(x):
+    return spec(x.shape[:-2], _check_matrix(x))
+
+
+_det = defop("MatrixDeterminant", inputs=("x",), infer=_det_infer, doc="Determinant of square matrices.")
+_det.generic(lambda xp, x: xp.linalg.det(x))
+
+
+def _det_grad(op, g):
+    from .shape import expand_dims
+    return expand_dims(g * op.outputs[0], (-2, -1)) * _mT(inv(op.inputs[0]))
+
+
+register_gradient("MatrixDeterminant", _det_grad)
+
+
+def det(x) -> Tensor:
+    """Determinant; its gradient ``det(x) inv(x)^T`` needs an invertible ``x``.
+
+    >>> import tensorlib as tl
+    >>> float(tl.linalg.det(tl.tensor([[2.0, 1.0], [1.0, 3.0]])))
+    5.0
+    """
+    return apply(_det, (x,))
+
+
+def _slogdet_infer(x):
+    dtype = _check_matrix(x)
+    real = np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
+    return spec(x.shape[:-2], dtype), spec(x.shape[:-2], real)
+
+
+_slogdet = defop("LogMatrixDeterminant", inputs=("x",), infer=_slogdet_infer,
+                 doc="(sign, log|det|) of square matrices, without overflow.")
+_slogdet.generic(lambda xp, x: tuple(xp.linalg.slogdet(x)))
+
+
+def _slogdet_grad(op, g_sign, g_logabsdet):
+    # The sign is piecewise constant (for real matrices): only log|det| carries a gradient.
+    from .shape import expand_dims
+    return expand_dims(g_logabsdet, (-2, -1)) * _mT(inv(op.inputs[0]))
+
+
+register_gradient("LogMatrixDeterminant", _slogdet_grad)
+
+
+def slogdet(x) -> tuple:
+    """``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``; only ``logabsdet`` has a gradient.
+
+    >>> import tensorlib as tl
+    >>> sign, logabsdet = tl.linalg.slogdet(tl.tensor([[-2.0, 0.0], [0.0, 3.0]]))
+    >>> float(sign), round(float(logabsdet), 4)
+    (-1.0, 1.7918)
+    """
+    return apply(_slogdet, (x,))
+
+
+# ------------------------------------------------------------------ solve_triangular
+def _trans_attr(trans):
+    codes = {0: 0, 1: 1, "N": 0, "T": 1}
+    if trans not in codes:
+        raise ValueError(f"MatrixTriangularSolve: trans must be 0, 1, 'N' or 'T', got {trans!r}")
+    return codes[trans]
+
+
+def _triangular_matrix(xp, a, lower, unit_diagonal):
+    n = a.shape[-1]
+    t = xp.tril(a) if lower else xp.triu(a)
+    if unit_diagonal:
+        t = t * (1 - xp.eye(n, dtype=a.dtype)) + xp.eye(n, dtype=a.dtype)
+    return t
+
+
+_trsolve = defop("MatrixTriangularSolve", inputs=("a", "b"),
+                 attrs={"trans": 0, "lower": False, "unit_diagonal": False},
+                 infer=lambda a, b, **attrs: _solve_infer(a, b), promote=(0, 1),
+                 doc="x with op(t) @ x == b for the triangle t of a; op is the transpose when trans=1.")
+
+
+@_trsolve.generic
+def _trsolve_kernel(xp, a, b, *, trans, lower, unit_diagonal):
+    # numpy has no batched triangular solve: a general solve on the masked triangle is exact and batched.
+    t = _triangular_matrix(xp, a, lower, unit_diagonal)
+    return xp.linalg.solve(xp.swapaxes(t, -1, -2) if trans else t, b)
+
+
+_trsolve.kernel("numpy")(_lapack("MatrixTriangularSolve")(functools.partial(_trsolve_kernel, np)))
+
+
+def _trsolve_grad_b(op, g):
+    attrs = op.attrs
+    return solve_triangular(op.inputs[0], g, trans=1 - attrs["trans"], lower=attrs["lower"],
+                            unit_diagonal=attrs["unit_diagonal"])
+
+
+def _trsolve_grad_a(op, g):
+    attrs = op.attrs
+    gb, x = _trsolve_grad_b(op, g), op.outputs[0]
+    ga = -_matmul(x, _mT(gb)) if attrs["trans"] else -_matmul(gb, _mT(x))
+    return _triangle(ga, attrs["lower"], -1 if attrs["unit_diagonal"] else 0)
+
+
+register_gradient("MatrixTriangularSolve", _trsolve_grad_a, _trsolve_grad_b)
+
+
+def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False) -> Tensor:
+    """SciPy's ``solve_triangular``: solve ``t @ x = b`` (``t.T @ x = b`` for ``trans=1``).
+
+    ``t`` is the lower (``lower=True``) or upper triangle of ``a``, with ones on
+    its diagonal if ``unit_diagonal``; the other entries of ``a`` are never read
+    and get a zero gradient.
+
+    >>> import tensorlib as tl
+    >>> a = tl.tensor([[2.0, 0.0], [1.0, 1.0]])
+    >>> tl.linalg.solve_triangular(a, tl.tensor([2.0, 3.0]), lower=True).numpy().tolist()
+    [1.0, 2.0]
+    """
+    from .shape import squeeze
+    b, vector = _as_columns(b)
+    x = apply(_trsolve, (a, b), {"trans": _trans_attr(trans), "lower": bool(lower),
+                                 "unit_diagonal": bool(unit_diagonal)})
+    return squeeze(x, -1) if vector else x
+
+
+# ------------------------------------------------------------------ cholesky
+_cholesky = defop("Cholesky", inputs=("x",), infer=_square_infer,
+                  doc="Lower Cholesky factor of the symmetric part of x (positive definite).")
+
+
+@_cholesky.generic
+def _cholesky_kernel(xp, x):
+    return xp.linalg.cholesky((x + xp.swapaxes(x, -1, -2).conj()) / 2)
+
+
+_cholesky.kernel("numpy")(_lapack("Cholesky")(functools.partial(_cholesky_kernel, np)))
+
+
+def _cholesky_grad(op, g):
+    # Murray (2016): with P = Phi(L^T tril(g)), Phi = lower triangle with halved diagonal,
+    # the gradient is the symmetric part of L^-T P L^-1 (two triangular solves).
+    factor = op.outputs[0]
+    p = _matmul(_mT(factor), _triangle(g, lower=True))
+    p = _triangle(p, lower=True, k=-1) + _diag_embed(_diag_part(p)) * 0.5
+    left = solve_triangular(factor, p, trans=1, lower=True)                 # L^-T P
+    return _symmetrize(_mT(solve_triangular(factor, _mT(left), trans=1, lower=True)))
+
+
+register_gradient("Cholesky", _cholesky_grad)
+
+
+def cholesky(x) -> Tensor:
+    """Lower-triangular ``L`` with ``L @ L.T == x`` for symmetric positive-definite ``x``.
+
+    Reads the symmetric part ``(x + x.T) / 2`` (JAX's rule), so the gradient is symmetric.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.cholesky(tl.tensor([[4.0, 2.0], [2.0, 2.0]])).numpy().tolist()
+    [[2.0, 0.0], [1.0, 1.0]]
+    """
+    return apply(_cholesky, (x,))
+
+
+# ------------------------------------------------------------------ eigh
+def _eigh_infer(x):
+    dtype = _check_matrix(x)
+    real = np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
+    return spec(x.shape[:-1], real), spec(x.shape, dtype)
+
+
+_eigh = defop("SelfAdjointEigV2", inputs=("x",), infer=_eigh_infer,
+              doc="Eigenvalues (ascending) and eigenvectors of the symmetric part of x.")
+
+
+@_eigh.generic
+def _eigh_kernel(xp, x):
+    return tuple(xp.linalg.eigh((x + xp.swapaxes(x, -1, -2).conj()) / 2))
+
+
+_eigh.kernel("numpy")(_lapack("SelfAdjointEigV2")(functools.partial(_eigh_kernel, np)))
+
+
+def _eigh_grad(op, g_w, g_v):
+    # dv_j = sum_i v_i (v_i^T dA v_j) / (w_j - w_i): the gradient is V (diag(gw) + F o V^T gV) V^T.
+    w, v = op.outputs
+    f = _gap_reciprocal(_row(w) - _column(w))
+    inner = _diag_embed(g_w) + f * _matmul(_mT(v), g_v)
+    return _symmetrize(_matmul(v, _matmul(inner, _mT(v))))
+
+
+def _row(v):
+    from .shape import expand_dims
+    return expand_dims(v, -2)
+
+
+def _column(v):
+    from .shape import expand_dims
+    return expand_dims(v, -1)
+
+
+register_gradient("SelfAdjointEigV2", _eigh_grad)
+
+
+def eigh(x) -> tuple:
+    """Eigenvalues ``w`` (ascending) and eigenvectors ``v`` (columns) of a symmetric matrix.
+
+    Reads the symmetric part ``(x + x.T) / 2``.  Caveat: the gradient through
+    ``v`` divides by eigenvalue gaps, so it blows up as eigenvalues approach
+    each other; at exactly repeated eigenvalues the eigenvectors are not unique
+    and those terms are dropped, so the gradient of a loss that depends on ``v``
+    is meaningless there, while a loss of ``w`` alone keeps its exact gradient.
+
+    >>> import tensorlib as tl
+    >>> w, v = tl.linalg.eigh(tl.tensor([[2.0, 0.0], [0.0, 1.0]]))
+    >>> w.numpy().tolist()
+    [1.0, 2.0]
+    """
+    return apply(_eigh, (x,))
+
+
+# ------------------------------------------------------------------ svd
+def _svd_infer(x, *, full_matrices, compute_uv):
+    dtype = _check_matrix(x, square=False)
+    real = np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
+    *batch, m, n = x.shape
+    k = min(m, n)
+    s = spec(tuple(batch) + (k,), real)
+    if not compute_uv:
+        return s
+    rows, cols = (m, n) if full_matrices else (k, k)
+    return spec(tuple(batch) + (m, rows), dtype), s, spec(tuple(batch) + (cols, n), dtype)
+
+
+_svd = defop("Svd", inputs=("x",), attrs={"full_matrices": True, "compute_uv": True}, infer=_svd_infer,
+             doc="Singular value decomposition x = u @ diag(s) @ vh.")
+
+
+@_svd.generic
+def _svd_kernel(xp, x, *, full_matrices, compute_uv):
+    out = xp.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
+    return tuple(out) if compute_uv else out
+
+
+_svd.kernel("numpy")(_lapack("Svd")(functools.partial(_svd_kernel, np)))
+
+
+def _svd_grad(op, *grads):
+    from .shape import getitem
+    x = op.inputs[0]
+    if not op.attrs["compute_uv"]:
+        u, _, vh = svd(x, full_matrices=False)
+        return _matmul(u * _row(grads[0]), vh)
+    u, s, vh = op.outputs
+    g_u, g_s, g_vh = grads
+    k = s.shape[-1]
+    if op.attrs["full_matrices"]:
+        # The columns of u (rows of vh) past min(m, n) span a fixed subspace in an arbitrary basis:
+        # their gradient is ignored, as in PyTorch.
+        u, g_u = getitem(u, (Ellipsis, slice(0, k))), getitem(g_u, (Ellipsis, slice(0, k)))
+        vh, g_vh = getitem(vh, (Ellipsis, slice(0, k), slice(None))), getitem(g_vh, (Ellipsis, slice(0, k), slice(None)))
+    return _svd_reduced_grad(u, s, vh, g_u, g_s, g_vh)
+
+
+def _svd_reduced_grad(u, s, vh, g_u, g_s, g_vh):
+    # Townsend (2016), "Differentiating the singular value decomposition", with F_ij = 1 / (s_j^2 - s_i^2).
+    v, g_v = _mT(vh), _mT(g_vh)
+    s2 = s * s
+    f = _gap_reciprocal(_row(s2) - _column(s2))
+    ut_gu, vt_gv = _matmul(_mT(u), g_u), _matmul(_mT(v), g_v)
+    j = f * (ut_gu - _mT(ut_gu))
+    kk = f * (vt_gv - _mT(vt_gv))
+    core = j * _row(s) + _diag_embed(g_s) + _column(s) * kk
+    grad = _matmul(u, _matmul(core, vh))
+    m, n = u.shape[-2], v.shape[-2]
+    if m > s.shape[-1]:  # the part of g_u outside span(u)
+        outside = g_u - _matmul(u, ut_gu)
+        grad = grad + _matmul(outside / _row(s), vh)
+    if n > s.shape[-1]:
+        outside = g_v - _matmul(v, vt_gv)
+        grad = grad + _matmul(u / _row(s), _mT(outside))
+    return grad
+
+
+register_gradient("Svd", _svd_grad)
+
+
+def svd(x, full_matrices: bool = True, compute_uv: bool = True):
+    """NumPy's ``svd``: ``(u, s, vh)`` with ``x = u @ diag(s) @ vh``, or ``s`` alone.
+
+    Gradient caveats (degenerate spectrum): the gradient through ``u``/``vh``
+    divides by gaps between squared singular values (and by the values
+    themselves when ``x`` is not square), so it blows up as singular values
+    approach each other; at exactly repeated values the singular vectors are
+    not unique and the gap terms are dropped, so only a loss of ``s`` alone
+    keeps an exact gradient there (use ``compute_uv=False`` for it).  With
+    ``full_matrices=True`` the gradient of the columns of ``u`` (rows of ``vh``)
+    past ``min(m, n)`` is ignored (they are an arbitrary basis), as in PyTorch.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.svd(tl.tensor([[3.0, 0.0], [0.0, -2.0]]), compute_uv=False).numpy().tolist()
+    [3.0, 2.0]
+    """
+    return apply(_svd, (x,), {"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv)})
+
+
+# ------------------------------------------------------------------ qr
+def _qr_infer(x, *, mode):
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    dtype = _check_matrix(x, square=False)
+    *batch, m, n = x.shape
+    k = min(m, n)
+    cols = m if mode == "complete" else k
+    r = spec(tuple(batch) + (cols, n), dtype)
+    return r if mode == "r" else (spec(tuple(batch) + (m, cols), dtype), r)
+
+
+_qr = defop("Qr", inputs=("x",), attrs={"mode": "reduced"}, infer=_qr_infer,
+            doc="QR decomposition x = q @ r, q with orthonormal columns, r upper triangular.")
+
+
+@_qr.generic
+def _qr_kernel(xp, x, *, mode):
+    out = xp.linalg.qr(x, mode=mode)
+    return out if mode == "r" else tuple(out)
+
+
+def _qr_grad(op, *grads):
+    from .shape import concat, getitem
+    x, mode = op.inputs[0], op.attrs["mode"]
+    m, n = x.shape[-2:]
+    if mode == "complete" and m > n:
+        raise ValueError(f"Qr: the gradient of mode='complete' with more rows than columns (input shape "
+                         f"{tuple(x.shape)}) is not defined: the last {m - n} columns of q are an arbitrary "
+                         "basis; use mode='reduced'")
+    if mode == "r":
+        q, r = qr(x)
+        g_q, g_r = None, grads[0]
+    else:
+        (q, r), (g_q, g_r) = op.outputs, grads
+    if m >= n:
+        return _qr_tall_grad(q, r, g_q, g_r)
+    # Wide x = [y z] with y = q r_y square: z = q r_z adds to q's gradient and gets q g_rz.
+    r_y, r_z = getitem(r, (Ellipsis, slice(0, m))), getitem(r, (Ellipsis, slice(m, None)))
+    g_ry, g_rz = getitem(g_r, (Ellipsis, slice(0, m))), getitem(g_r, (Ellipsis, slice(m, None)))
+    g_q_total = _matmul(getitem(x, (Ellipsis, slice(m, None))), _mT(g_rz))
+    if g_q is not None:
+        g_q_total = g_q_total + g_q
+    return concat([_qr_tall_grad(q, r_y, g_q_total, g_ry), _matmul(q, g_rz)], axis=-1)
+
+
+def _qr_tall_grad(q, r, g_q, g_r):
+    # m >= n (Walter & Lehmann; Seeger et al.): M = R gR^T - gQ^T Q,
+    # gA = (gQ + Q copyltu(M)) R^-T, copyltu(M) the symmetric matrix with M's lower triangle.
+    g_r = _triangle(g_r, lower=False)
+    mm = _matmul(r, _mT(g_r))
+    if g_q is not None:
+        mm = mm - _matmul(_mT(g_q), q)
+    lower = _triangle(mm, lower=True, k=-1)
+    copyltu = lower + _mT(lower) + _diag_embed(_diag_part(mm))
+    b = _matmul(q, copyltu) if g_q is None else g_q + _matmul(q, copyltu)
+    # b R^-T: solve R x^T = b^T.
+    return _mT(solve_triangular(r, _mT(b), lower=False))
+
+
+_qr.kernel("numpy")(_lapack("Qr")(functools.partial(_qr_kernel, np)))
+register_gradient("Qr", _qr_grad)
+
+
+def qr(x, mode: str = "reduced"):
+    """NumPy's ``qr``: ``(q, r)`` for ``mode='reduced'`` or ``'complete'``, ``r`` alone for ``'r'``.
+
+    Gradients need ``r`` with a nonzero diagonal (full column rank); with
+    ``mode='complete'`` and more rows than columns the extra columns of ``q``
+    are not unique and asking for the gradient raises.
+
+    >>> import tensorlib as tl
+    >>> q, r = tl.linalg.qr(tl.tensor([[3.0, 0.0], [4.0, 5.0]]))
+    >>> abs(r.numpy()).round(4).tolist()
+    [[5.0, 4.0], [0.0, 3.0]]
+    """
+    return apply(_qr, (x,), {"mode": mode})
+
+
+# ------------------------------------------------------------------ pinv
+def _pinv_infer(x, *, rcond):
+    dtype = _check_matrix(x, square=False)
+    return spec(x.shape[:-2] + (x.shape[-1], x.shape[-2]), dtype)
+
+
+_pinv = defop("MatrixPseudoInverse", inputs=("x",), attrs={"rcond": None}, infer=_pinv_infer,
+              doc="Moore-Penrose pseudo-inverse (singular values below rcond * largest are cut).")
+
+
+@_pinv.generic
+def _pinv_kernel(xp, x, *, rcond):
+    return xp.linalg.pinv(x) if rcond is None else xp.linalg.pinv(x, rcond=rcond)
+
+
+_pinv.kernel("numpy")(_lapack("MatrixPseudoInverse")(functools.partial(_pinv_kernel, np)))
+
+
+def _pinv_grad(op, g):
+    # Golub & Pereyra (1973), for x of constant rank:
+    # d x+ = -x+ dx x+ + x+ x+^T dx^T (I - x x+) + (I - x+ x) dx^T x+^T x+.
+    x, p = op.inputs[0], op.outputs[0]
+    pt, gt = _mT(p), _mT(g)
+    left = _constant(np.eye(x.shape[-2]), x) - _matmul(x, p)
+    right = _constant(np.eye(x.shape[-1]), x) - _matmul(p, x)
+    return (-_matmul(pt, _matmul(g, pt)) + _matmul(left, _matmul(gt, _matmul(p, pt)))
+            + _matmul(pt, _matmul(p, _matmul(gt, right))))
+
+
+register_gradient("MatrixPseudoInverse", _pinv_grad)
+
+
+def pinv(x, rcond=None) -> Tensor:
+    """Moore-Penrose pseudo-inverse (NumPy's ``pinv``), batched.
+
+    The gradient (Golub & Pereyra) holds where the rank is constant near ``x``:
+    at a matrix whose small singular values sit at the ``rcond`` cut-off the
+    pseudo-inverse jumps.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.pinv(tl.tensor([[2.0, 0.0], [0.0, 0.0]])).numpy().tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    """
+    return apply(_pinv, (x,), {"rcond": None if rcond is None else float(rcond)})
+
+
+# ------------------------------------------------------------------ compositions: matrix_power, norm
+def matrix_power(x, n: int) -> Tensor:
+    """``x`` to the integer power ``n`` by repeated squaring (``inv(x)`` first for ``n < 0``).
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.matrix_power(tl.tensor([[1.0, 1.0], [0.0, 1.0]]), 3).numpy().tolist()
+    [[1.0, 3.0], [0.0, 1.0]]
+    """
+    from .creation import tensor
+    from .math import zeros_like
+    from .shape import broadcast_like
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"matrix_power: the exponent must be an integer, got {type(n).__name__} {n!r}")
+    x = x if isinstance(x, Tensor) else tensor(x)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"matrix_power: expected square matrices in the last two axes (input shape "
+                         f"{tuple(x.shape)} {x.dtype})")
+    if n == 0:
+        return broadcast_like(_eye_like(x), x) + zeros_like(x)
+    base = inv(x) if n < 0 else x
+    n = abs(int(n))
+    result = None
+    while n:
+        if n & 1:
+            result = base if result is None else _matmul(result, base)
+        n >>= 1
+        if n:
+            base = _matmul(base, base)
+    return result
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    from . import reduce as r
+    from .math import abs as absolute, cast, not_equal, power, sqrt
+    if ord is None or ord == 2:
+        return sqrt(r.sum(x * x if x.dtype.kind != "c" else absolute(x) ** 2, axis=axis, keepdims=keepdims))
+    a = absolute(x)
+    if ord == np.inf:
+        return r.max(a, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return r.min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return r.sum(cast(not_equal(a, 0), dtype=a.dtype), axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return r.sum(a, axis=axis, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+    return power(r.sum(power(a, float(ord)), axis=axis, keepdims=keepdims), 1.0 / float(ord))
+
+
+def _matrix_norm(x, ord, axis, keepdims):
+    from . import reduce as r
+    from .math import abs as absolute, sqrt
+    from .shape import expand_dims, transpose
+    row, col = axis
+    if ord in (2, -2, "nuc"):
+        # Move the two axes last for svd, then put them back as size-1 axes if keepdims.
+        rest = [d for d in range(x.ndim) if d not in (row, col)]
+        s = svd(transpose(x, rest + [row, col]), compute_uv=False)
+        out = r.max(s, axis=-1) if ord == 2 else r.min(s, axis=-1) if ord == -2 else r.sum(s, axis=-1)
+        return expand_dims(out, tuple(sorted((row, col)))) if keepdims else out
+    if ord in (None, "fro"):
+        squared = x * x if x.dtype.kind != "c" else absolute(x) ** 2
+        return sqrt(r.sum(squared, axis=(row, col), keepdims=keepdims))
+    a = absolute(x)
+    if ord in (1, -1):
+        sums = r.sum(a, axis=row, keepdims=True)
+        pick = r.max if ord == 1 else r.min
+        out = pick(sums, axis=col, keepdims=True)
+    elif ord in (np.inf, -np.inf):
+        sums = r.sum(a, axis=col, keepdims=True)
+        pick = r.max if ord == np.inf else r.min
+        out = pick(sums, axis=row, keepdims=True)
+    else:
+        raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+    from .shape import squeeze
+    return out if keepdims else squeeze(out, tuple(sorted((row, col))))
+
+
+def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
+    """NumPy's ``linalg.norm``: vector norms (``ord`` None/2, 1, inf, -inf, 0, any p) over one axis,
+    matrix norms (``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf, -inf) over two.
+
+    Written with tensorlib ops, so gradients come from theirs (at 0 the
+    2-norm's gradient is NaN, as ``sqrt``'s is).
+
+    >>> import tensorlib as tl
+    >>> float(tl.linalg.norm(tl.tensor([3.0, 4.0])))
+    5.0
+    >>> float(tl.linalg.norm(tl.tensor([[1.0, -2.0], [3.0, 4.0]]), ord=1))
+    6.0
+    """
+    from .creation import tensor
+    from .math import cast
+    from .shape import reshape
+    x = x if isinstance(x, Tensor) else tensor(x)
+    if x.dtype.kind in "biu":
+        x = cast(x, dtype=_dt.float64)
+    if axis is None:
+        if ord is None:
+            out = _vector_norm(reshape(x, (-1,)), None, 0, False)
+            return reshape(out, (1,) * x.ndim) if keepdims else out
+        if x.ndim not in (1, 2):
+            raise ValueError(f"norm: ord={ord!r} needs a 1-D or 2-D input or an explicit axis "
+                             f"(input shape {tuple(x.shape)} {x.dtype})")
+        axis = tuple(range(x.ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    try:
+        axes = tuple(int(a) % x.ndim if -x.ndim <= int(a) < x.ndim else _bad_axis(a) for a in axes)
+    except IndexError as e:
+        raise ValueError(f"norm: {e} (input shape {tuple(x.shape)} {x.dtype})") from None
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes[0], keepdims)
+    if len(axes) == 2 and axes[0] != axes[1]:
+        return _matrix_norm(x, ord, axes, keepdims)
+    raise ValueError(f"norm: axis must name one or two different axes, got {axis!r} "
+                     f"(input shape {tuple(x.shape)} {x.dtype})")
+
+
+def _bad_axis(a):
+    raise IndexError(f"axis {a} is out of bounds")

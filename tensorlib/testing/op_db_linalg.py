@@ -1,0 +1,254 @@
+"""The linalg catalogue: one OpInfo per ``tl.linalg`` function, against ``numpy.linalg`` (and SciPy).
+
+Samples are drawn well-conditioned, because the gradients divide by what
+they must: diagonally dominant matrices for inv/solve/det, symmetric
+positive-definite ones for cholesky, symmetric matrices with eigenvalues at
+least 1 apart for eigh, and matrices with singular values at least 0.7 apart
+(and >= 1) for svd, qr and pinv.  Hypothesis draws the shape and a seed; NumPy
+builds the matrix from them.
+
+>>> from tensorlib.testing.op_db_linalg import OPINFOS
+>>> sorted(t for info in OPINFOS for t in info.op_types)[:3]
+['Cholesky', 'LogMatrixDeterminant', 'MatrixDeterminant']
+"""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+import tensorlib as tl
+
+from .. import dtypes as _dt
+from .opinfo import ErrorInput, OpInfo, SampleInput
+
+FLOATS = (_dt.float32, _dt.float64)
+BATCHES = st.sampled_from([(), (2,), (2, 1)])
+SIDES = st.sampled_from([3, 2, 1])
+SEEDS = st.integers(0, 2**16)
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def _dominant(seed, shape, dtype):
+    """Diagonally dominant: well conditioned, with both signs of determinant."""
+    rng = _rng(seed)
+    n = shape[-1]
+    a = rng.uniform(-1, 1, shape) + np.eye(n) * rng.choice([-1, 1], shape[:-1])[..., None] * (n + 1)
+    return a.astype(dtype)
+
+
+def _spd(seed, shape, dtype):
+    rng = _rng(seed)
+    a = rng.uniform(-1, 1, shape)
+    return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def _orthonormal(rng, batch, m, k):
+    q, r = np.linalg.qr(rng.standard_normal(batch + (m, k)))
+    return q
+
+
+def _separated_symmetric(seed, shape, dtype):
+    rng = _rng(seed)
+    n = shape[-1]
+    q = _orthonormal(rng, shape[:-2], n, n)
+    w = np.arange(n) * 1.5 - n / 2 + rng.uniform(0, 0.5, shape[:-2] + (n,))
+    return (q * w[..., None, :] @ np.swapaxes(q, -1, -2)).astype(dtype)
+
+
+def _separated_singular(seed, shape, dtype):
+    rng = _rng(seed)
+    *batch, m, n = shape
+    k = min(m, n)
+    u, v = _orthonormal(rng, tuple(batch), m, k), _orthonormal(rng, tuple(batch), n, k)
+    s = 1.0 + np.arange(k)[::-1] * 0.7 + rng.uniform(0, 0.2, tuple(batch) + (k,))
+    return (u * s[..., None, :] @ np.swapaxes(v, -1, -2)).astype(dtype)
+
+
+def _square(builder, **kwargs):
+    def samples(dtype):
+        return st.builds(lambda seed, batch, n: SampleInput((builder(seed, batch + (n, n), dtype),), dict(kwargs)),
+                         SEEDS, BATCHES, SIDES)
+    return samples
+
+
+def _rectangular(builder, **kwargs):
+    def samples(dtype):
+        return st.builds(lambda seed, batch, m, n: SampleInput((builder(seed, batch + (m, n), dtype),), dict(kwargs)),
+                         SEEDS, BATCHES, st.sampled_from([3, 2, 4, 1]), st.sampled_from([2, 3, 4, 1]))
+    return samples
+
+
+def _sym(a):
+    return (a + np.swapaxes(a, -1, -2)) / 2
+
+
+# ---------------------------------------------------------------- solve and solve_triangular
+@st.composite
+def _solve_draw(draw, dtype, triangular=False):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    a = _dominant(seed, batch + (n, n), dtype)
+    b_batch = draw(st.sampled_from([batch, batch[1:], ()]))
+    b_shape = (n,) if draw(st.booleans()) and not batch else b_batch + (n, draw(st.sampled_from([2, 1])))
+    b = _rng(seed + 1).uniform(-2, 2, b_shape).astype(dtype)
+    kwargs = {}
+    if triangular:
+        kwargs = {"trans": draw(st.sampled_from([0, 1, "T"])), "lower": draw(st.booleans()),
+                  "unit_diagonal": draw(st.booleans())}
+    return SampleInput((a, b), kwargs, grad_argnums=(0, 1))
+
+
+def _solve_triangular_ref(a, b, trans=0, lower=False, unit_diagonal=False):
+    from scipy.linalg import solve_triangular
+    vector = b.ndim == 1
+    b = b[:, None] if vector else b
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+    out = np.empty(batch + b.shape[-2:], np.result_type(a, b))
+    for index in np.ndindex(*batch):
+        out[index] = solve_triangular(a[index], b[index], trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+    return out[..., 0] if vector else out
+
+
+# ---------------------------------------------------------------- svd, qr, matrix_power, norm
+@st.composite
+def _svd_draw(draw, dtype):
+    seed, batch = draw(SEEDS), draw(BATCHES)
+    full = draw(st.booleans())
+    m, n = draw(st.sampled_from([3, 2, 4])), draw(st.sampled_from([3, 2, 4]))
+    # With full_matrices=True and m != n the extra columns of u are an arbitrary basis: forward only.
+    grads = (0,) if not full or m == n else ()
+    return SampleInput((_separated_singular(seed, batch + (m, n), dtype),), {"full_matrices": full}, grads)
+
+
+@st.composite
+def _qr_draw(draw, dtype):
+    seed, batch = draw(SEEDS), draw(BATCHES)
+    m, n = draw(st.sampled_from([3, 2, 4])), draw(st.sampled_from([3, 2, 4]))
+    mode = draw(st.sampled_from(["reduced", "r", "complete"]))
+    grads = () if mode == "complete" and m > n else (0,)
+    return SampleInput((_separated_singular(seed, batch + (m, n), dtype),), {"mode": mode}, grads)
+
+
+def _qr_ref(a, mode="reduced"):
+    out = np.linalg.qr(a, mode=mode)
+    return out if mode == "r" else tuple(out)
+
+
+@st.composite
+def _matrix_power_draw(draw, dtype):
+    seed, batch, side = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    power = draw(st.sampled_from([2, 3, -1, -2, 1, 0]))
+    a = _dominant(seed, batch + (side, side), dtype) / (side + 1)
+    return SampleInput((a, power), grad_argnums=(0,) if power else ())
+
+
+_VECTOR_ORDS = [None, 2, 1, np.inf, -np.inf, 3, 0.5]
+_MATRIX_ORDS = [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]
+
+
+@st.composite
+def _norm_draw(draw, dtype):
+    rng = _rng(draw(SEEDS))
+    keepdims = draw(st.booleans())
+    kind = draw(st.sampled_from(["vector", "matrix", "flat"]))
+    if kind == "flat":
+        return SampleInput((rng.uniform(0.5, 2, (2, 3)).astype(dtype) * rng.choice([-1, 1], (2, 3)),),
+                           {"keepdims": keepdims})
+    if kind == "vector":
+        x = (rng.uniform(0.5, 2, (3, 4)) * rng.choice([-1, 1], (3, 4))).astype(dtype)
+        return SampleInput((x,), {"ord": draw(st.sampled_from(_VECTOR_ORDS)), "axis": draw(st.sampled_from([-1, 0])),
+                                  "keepdims": keepdims})
+    x = _separated_singular(draw(SEEDS), (3, 3), np.float64)[:, None, :] * np.array([1.0, -0.5])[:, None]
+    return SampleInput((x.astype(dtype),), {"ord": draw(st.sampled_from(_MATRIX_ORDS)),
+                                            "axis": draw(st.sampled_from([(0, 2), (2, 0)])), "keepdims": keepdims})
+
+
+# ---------------------------------------------------------------- error inputs
+def _not_square(op_type, fn_args=()):
+    return ErrorInput((np.ones((2, 3)),) + fn_args, exc=ValueError,
+                      match=rf"{op_type}: expected square matrices in the last two axes, got 2x3 \(inputs x: "
+                            r"shape \(2, 3\) float64\)")
+
+
+def _vector_input(op_type):
+    return ErrorInput((np.ones(3),), exc=ValueError,
+                      match=rf"{op_type}: expected a matrix \(rank >= 2\), got rank 1 \(inputs x: shape \(3,\) float64\)")
+
+
+def _half(op_type):
+    return ErrorInput((np.eye(2, dtype=np.float16),), exc=TypeError,
+                      match=rf"{op_type}: float16 is not supported by LAPACK; cast to float32 \(inputs x: shape "
+                            r"\(2, 2\) float16\)")
+
+
+def _singular(op_type):
+    return ErrorInput((np.ones((2, 2)),), exc=np.linalg.LinAlgError,
+                      match=rf"{op_type}: Singular matrix \(inputs shape \(2, 2\) float64\)")
+
+
+OPINFOS = [
+    OpInfo("linalg.inv", tl.linalg.inv, np.linalg.inv, _square(_dominant), op_types=("MatrixInverse",),
+           dtypes=FLOATS, error_inputs=(_not_square("MatrixInverse"), _vector_input("MatrixInverse"),
+                                        _half("MatrixInverse"), _singular("MatrixInverse"))),
+    OpInfo("linalg.solve", tl.linalg.solve, np.linalg.solve, _solve_draw, op_types=("MatrixSolve",), dtypes=FLOATS,
+           error_inputs=(ErrorInput((np.eye(3), np.ones((2, 1))), exc=ValueError,
+                                    match=r"MatrixSolve: a is 3x3 but b has 2 rows \(inputs a: shape \(3, 3\) "
+                                          r"float64, b: shape \(2, 1\) float64\)"),
+                         ErrorInput((np.zeros((2, 2)), np.ones(2)), exc=np.linalg.LinAlgError,
+                                    match=r"MatrixSolve: Singular matrix"))),
+    OpInfo("linalg.solve_triangular", tl.linalg.solve_triangular, _solve_triangular_ref,
+           lambda dtype: _solve_draw(dtype, triangular=True), op_types=("MatrixTriangularSolve",), dtypes=FLOATS,
+           error_inputs=(ErrorInput((np.eye(2), np.ones(2)), {"trans": 2}, ValueError,
+                                    r"MatrixTriangularSolve: trans must be 0, 1, 'N' or 'T', got 2"),
+                         ErrorInput((np.ones((2, 3)), np.ones((3, 1))), exc=ValueError,
+                                    match=r"MatrixTriangularSolve: expected square matrices .* \(inputs a: shape "
+                                          r"\(2, 3\) float64, b: shape \(3, 1\) float64\)"))),
+    OpInfo("linalg.det", tl.linalg.det, np.linalg.det, _square(_dominant), op_types=("MatrixDeterminant",),
+           dtypes=FLOATS, rtol=1e-5, error_inputs=(_not_square("MatrixDeterminant"), _half("MatrixDeterminant"))),
+    OpInfo("linalg.slogdet", tl.linalg.slogdet, lambda a: tuple(np.linalg.slogdet(a)), _square(_dominant),
+           op_types=("LogMatrixDeterminant",), dtypes=FLOATS,
+           error_inputs=(_not_square("LogMatrixDeterminant"),)),
+    OpInfo("linalg.cholesky", tl.linalg.cholesky, lambda a: np.linalg.cholesky(_sym(a)), _square(_spd),
+           op_types=("Cholesky",), dtypes=FLOATS,
+           error_inputs=(_not_square("Cholesky"),
+                         ErrorInput((-np.eye(2),), exc=np.linalg.LinAlgError,
+                                    match=r"Cholesky: Matrix is not positive definite \(inputs shape \(2, 2\) "
+                                          r"float64\)"))),
+    OpInfo("linalg.eigh", tl.linalg.eigh, lambda a: tuple(np.linalg.eigh(_sym(a))), _square(_separated_symmetric),
+           op_types=("SelfAdjointEigV2",), dtypes=FLOATS, atol=1e-5,
+           error_inputs=(_not_square("SelfAdjointEigV2"), _vector_input("SelfAdjointEigV2"))),
+    OpInfo("linalg.svd", tl.linalg.svd, lambda a, full_matrices: tuple(np.linalg.svd(a, full_matrices)),
+           _svd_draw, op_types=("Svd",), dtypes=FLOATS, atol=1e-5,
+           error_inputs=(_vector_input("Svd"), _half("Svd"))),
+    OpInfo("linalg.svdvals", lambda a: tl.linalg.svd(a, compute_uv=False),
+           lambda a: np.linalg.svd(a, compute_uv=False), _rectangular(_separated_singular), op_types=("Svd",),
+           dtypes=FLOATS, atol=1e-5),
+    OpInfo("linalg.qr", tl.linalg.qr, _qr_ref, _qr_draw, op_types=("Qr",), dtypes=FLOATS, atol=1e-5,
+           error_inputs=(ErrorInput((np.eye(2),), {"mode": "full"}, ValueError,
+                                    r"Qr: mode must be 'reduced', 'complete' or 'r', got 'full' \(inputs x: shape "
+                                    r"\(2, 2\) float64\)"),)),
+    OpInfo("linalg.pinv", tl.linalg.pinv, np.linalg.pinv, _rectangular(_separated_singular),
+           op_types=("MatrixPseudoInverse",), dtypes=FLOATS, atol=1e-5, error_inputs=(_vector_input("MatrixPseudoInverse"),)),
+    OpInfo("linalg.matrix_power", tl.linalg.matrix_power, np.linalg.matrix_power, _matrix_power_draw,
+           op_types=(), dtypes=FLOATS,
+           error_inputs=(ErrorInput((np.eye(2), 1.5), exc=TypeError,
+                                    match=r"matrix_power: the exponent must be an integer, got float 1.5"),
+                         ErrorInput((np.ones((2, 3)), 2), exc=ValueError,
+                                    match=r"matrix_power: expected square matrices in the last two axes \(input "
+                                          r"shape \(2, 3\) float64\)"))),
+    OpInfo("linalg.norm", tl.linalg.norm, np.linalg.norm, _norm_draw, op_types=(), dtypes=FLOATS, kinks=True,
+           error_inputs=(ErrorInput((np.ones((2, 2, 2)),), {"ord": 1}, ValueError,
+                                    r"norm: ord=1 needs a 1-D or 2-D input or an explicit axis \(input shape "
+                                    r"\(2, 2, 2\) float64\)"),
+                         ErrorInput((np.ones((2, 2)),), {"ord": "fro", "axis": 0}, ValueError,
+                                    r"norm: invalid norm order 'fro' for vectors"),
+                         ErrorInput((np.ones((2, 2)),), {"ord": 3, "axis": (0, 1)}, ValueError,
+                                    r"norm: invalid norm order 3 for matrices"),
+                         ErrorInput((np.ones((2, 2)),), {"axis": (0, 0)}, ValueError,
+                                    r"norm: axis must name one or two different axes, got \(0, 0\)"),
+                         ErrorInput((np.ones((2, 2)),), {"axis": 2}, ValueError,
+                                    r"norm: axis 2 is out of bounds \(input shape \(2, 2\) float64\)"))),
+]

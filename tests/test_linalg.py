@@ -1,0 +1,107 @@
+"""tl.linalg beyond the catalogue: batching, dtype rules, the documented gradient caveats, errors.
+
+The catalogue (``tensorlib/testing/op_db_linalg.py``) checks every function's
+forward value, gradients to second order and eager == traced.
+"""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.testing import check_grads
+
+RNG = np.random.default_rng(7)
+
+
+def _dominant(*shape):
+    return RNG.uniform(-1, 1, shape) + 4 * np.eye(shape[-1])
+
+
+def test_solve_broadcasts_batch_axes_and_sums_the_gradient_back():
+    a, b = _dominant(2, 3, 3), RNG.standard_normal((3, 2))
+    x = tl.linalg.solve(a, b)
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(a, b), rtol=1e-12)
+    ga, gb = tl.grad(lambda a, b: tl.sum(tl.linalg.solve(a, b) ** 2), argnums=(0, 1))(tl.tensor(a), tl.tensor(b))
+    assert ga.shape == (2, 3, 3) and gb.shape == (3, 2)
+    check_grads(lambda a, b: tl.linalg.solve(a, b), [a, b], order=1)
+
+
+def test_integer_matrices_give_float64_as_in_numpy():
+    a = np.array([[2, 1], [1, 3]])
+    assert tl.linalg.inv(a).dtype == np.float64
+    np.testing.assert_allclose(tl.linalg.det(a).numpy(), 5.0)
+    assert tl.linalg.norm(np.array([3, 4])).dtype == np.float64
+
+
+def test_float32_stays_float32_through_the_gradient():
+    a = tl.tensor(_dominant(3, 3).astype(np.float32))
+    g = tl.grad(lambda a: tl.linalg.slogdet(a)[1])(a)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g.numpy(), np.linalg.inv(a.numpy()).T, rtol=1e-4)
+
+
+def test_svd_full_matrices_gradient_ignores_the_extra_columns():
+    x = RNG.standard_normal((4, 2))
+
+    def leading(x):
+        u, s, vh = tl.linalg.svd(x, full_matrices=True)
+        return u[:, :2], s, vh
+
+    check_grads(leading, [x], order=1)
+    u_full = tl.grad(lambda x: tl.sum(tl.linalg.svd(x)[0]))(tl.tensor(x))
+    u_lead = tl.grad(lambda x: tl.sum(tl.linalg.svd(x)[0][:, :2]))(tl.tensor(x))
+    np.testing.assert_allclose(u_full.numpy(), u_lead.numpy(), atol=1e-12)
+
+
+def test_eigenvalue_loss_keeps_an_exact_gradient_at_a_repeated_eigenvalue():
+    # d tr(f(A)) / dA at A = 2I is f'(2) I; the eigenvector terms (undefined there) are dropped.
+    g = tl.grad(lambda a: tl.sum(tl.linalg.eigh(a)[0] ** 2))(tl.tensor(2 * np.eye(3)))
+    np.testing.assert_allclose(g.numpy(), 4 * np.eye(3), atol=1e-12)
+    g = tl.grad(lambda a: tl.sum(tl.linalg.svd(a)[1]))(tl.tensor(np.eye(3)))
+    np.testing.assert_allclose(g.numpy(), np.eye(3), atol=1e-12)
+
+
+def test_eigh_and_cholesky_read_the_symmetric_part_and_give_symmetric_gradients():
+    a = _dominant(3, 3)
+    np.testing.assert_allclose(tl.linalg.eigh(a)[0].numpy(), np.linalg.eigvalsh((a + a.T) / 2), rtol=1e-12)
+    spd = a @ a.T + np.eye(3)
+    for f, x in ((lambda s: tl.sum(tl.linalg.cholesky(s) ** 3), spd), (lambda a: tl.sum(tl.linalg.eigh(a)[1][:, 0] ** 3), a)):
+        g = tl.grad(f)(tl.tensor(x)).numpy()
+        np.testing.assert_allclose(g, g.T, atol=1e-12)
+
+
+def test_second_derivative_of_log_det_is_minus_inv_kron_inv():
+    a = _dominant(2, 2)
+    hess = tl.hessian(lambda a: tl.linalg.slogdet(a)[1])(tl.tensor(a)).numpy()
+    inv = np.linalg.inv(a)
+    np.testing.assert_allclose(hess, -np.einsum("jk,li->ijkl", inv, inv), atol=1e-10)
+
+
+def test_qr_complete_with_more_rows_has_no_gradient_and_says_why():
+    x = tl.tensor(RNG.standard_normal((3, 2)))
+    q, r = tl.linalg.qr(x, mode="complete")
+    assert q.shape == (3, 3) and r.shape == (3, 2)
+    with pytest.raises(ValueError, match=r"Qr: the gradient of mode='complete' with more rows than columns "
+                                         r"\(input shape \(3, 2\)\) is not defined"):
+        tl.grad(lambda x: tl.sum(tl.linalg.qr(x, mode="complete")[0]))(x)
+
+
+def test_solve_triangular_never_reads_the_other_triangle():
+    a, b = _dominant(3, 3), RNG.standard_normal(3)
+    x = tl.linalg.solve_triangular(a, b, lower=True)
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(np.tril(a), b), rtol=1e-12)
+    g = tl.grad(lambda a: tl.sum(tl.linalg.solve_triangular(a, b, lower=True, unit_diagonal=True)))(tl.tensor(a))
+    assert not np.any(np.triu(g.numpy()))
+
+
+def test_singular_matrix_error_names_the_op_and_leaves_the_input_alone():
+    a = np.ones((2, 2))
+    with pytest.raises(np.linalg.LinAlgError, match=r"MatrixInverse: Singular matrix \(inputs shape \(2, 2\) "):
+        tl.linalg.inv(a)
+    np.testing.assert_array_equal(a, np.ones((2, 2)))
+
+
+def test_gradient_of_traced_function_with_linalg_is_a_graph():
+    a = tl.tensor(_dominant(3, 3))
+    f = tl.function(tl.grad(lambda a: tl.linalg.norm(tl.linalg.inv(a), "nuc")))
+    np.testing.assert_allclose(f(a).numpy(), tl.grad(lambda a: tl.linalg.norm(tl.linalg.inv(a), "nuc"))(a).numpy(),
+                               rtol=1e-10)
