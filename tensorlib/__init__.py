@@ -34,3 +34,4 @@ __version__ = "0.1.0"
 from . import graph
 from .graph.tracing import function
 from . import testing
+from . import distributed

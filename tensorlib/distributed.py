@@ -1,0 +1,416 @@
+"""tensorlib on a Dask cluster: functions over the blocks of a dask array, data-parallel gradients.
+
+Dask (``dask.array`` + ``dask.distributed``) is the engine; tensorlib only says
+what runs on each block.  A function is pickled once on the client, sent once
+to each worker (``client.scatter(..., broadcast=True)``) and kept there in a
+per-process cache keyed by its content, where a ``tl.function`` traces it once
+per block signature: later blocks, later calls and later training steps reuse
+the graph and the weights the function closes over, which are never re-sent
+per block.  Without a distributed client the same graph runs on dask's local
+scheduler.
+
+dask and distributed are optional (``pip install "tensorlib[distributed]"``):
+they are imported when a function of this module is called, never by
+``import tensorlib``.
+
+>>> import numpy as np, dask.array as da, tensorlib as tl
+>>> x = da.from_array(np.linspace(-1.0, 1.0, 12).reshape(6, 2), chunks=(4, 2))
+>>> y = tl.distributed.map_blocks(lambda b: tl.tanh(b) * 2.0, x)
+>>> y.chunks
+((4, 2), (2,))
+>>> bool(np.allclose(y.compute(), 2.0 * np.tanh(x.compute())))
+True
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import hashlib
+import os
+import io
+import pickle
+import string
+import threading
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from .tensor import Tensor, TensorSpec, Variable
+
+__all__ = ["from_npy", "map_blocks", "value_and_grad"]
+
+# How many shipped functions a worker process (and a client, per Client) keeps; an old one is
+# dropped first, and re-sent if it is used again.
+CACHE_SIZE = 16
+
+_worker_cache: collections.OrderedDict = collections.OrderedDict()   # token -> _Shipped, per process
+_client_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Client -> {token: Future}
+_cache_lock = threading.Lock()
+# Tapes and tracing contexts are process-wide state in tensorlib, so a worker
+# with several threads runs one tensorlib call at a time (BLAS still uses every
+# core inside it); one thread per worker process is the recommended setup.
+_run_lock = threading.Lock()
+
+
+def _dask_array():
+    try:
+        import dask.array as da
+    except ImportError as e:  # pragma: no cover - the ci extra installs dask
+        raise ImportError('tl.distributed needs dask: pip install "tensorlib[distributed]"') from e
+    return da
+
+
+def _default_client(client):
+    """The given client, else the current distributed client, else None (dask's local scheduler)."""
+    if client is not None:
+        return client
+    try:
+        from distributed import default_client
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------- shipping functions to workers
+class _Slot:
+    """Marks an argument that comes from a block (or per-call data) rather than from the shipped function."""
+
+    def __repr__(self):
+        return "<block>"
+
+    def __reduce__(self):
+        return "_SLOT"  # unpickles as this module's one instance, so ``is _SLOT`` holds on workers
+
+
+_SLOT = _Slot()
+
+
+def _rebuild_tensor(value, backend, variable, name, trainable):
+    from .ops.creation import tensor
+    if variable:
+        return Variable(value, name=name, trainable=trainable, backend=backend)
+    return tensor(value, backend=backend)
+
+
+def _dumps(obj) -> bytes:
+    """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module)."""
+    import cloudpickle
+
+    class Pickler(cloudpickle.CloudPickler):
+        def reducer_override(self, value):
+            if isinstance(value, Tensor):
+                if value._value is None:
+                    raise TypeError("tl.distributed: a symbolic Tensor cannot be sent to a worker")
+                is_var = isinstance(value, Variable)
+                return _rebuild_tensor, (value.numpy(), value.backend.name, is_var,
+                                         value.name if is_var else None, value.trainable if is_var else None)
+            return super().reducer_override(value)
+
+    buf = io.BytesIO()
+    Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buf.getvalue()
+
+
+def _load_shipped(token: str, data: bytes) -> "_Shipped":
+    """Unpickle on a worker, or return the copy this process already holds (with its traced graphs)."""
+    with _cache_lock:
+        shipped = _worker_cache.get(token)
+        if shipped is not None:
+            _worker_cache.move_to_end(token)
+            return shipped
+    fn, signature, args, kwargs = pickle.loads(data)
+    shipped = _Shipped(fn, signature, args, kwargs, token=token, data=data)
+    with _cache_lock:
+        shipped = _worker_cache.setdefault(token, shipped)
+        while len(_worker_cache) > CACHE_SIZE:
+            _worker_cache.popitem(last=False)
+    return shipped
+
+
+class _Shipped:
+    """A Python function with its fixed arguments; ``shipped(*dynamic)`` fills the ``_SLOT`` arguments
+    in order and runs the function as a ``tl.function`` (one trace per signature, kept)."""
+
+    def __init__(self, fn, signature, args, kwargs, token=None, data=None):
+        self.fn, self.signature, self.args, self.kwargs = fn, signature, tuple(args), dict(kwargs)
+        if data is None:
+            data = _dumps((fn, signature, self.args, self.kwargs))
+            token = hashlib.sha1(data).hexdigest()
+        self.token, self.data = token, data
+        self._function = None
+
+    def __reduce__(self):
+        return _load_shipped, (self.token, self.data)
+
+    def function(self):
+        if self._function is None:
+            from .graph.tracing import Function
+            self._function = Function(self.fn, self.signature)
+        return self._function
+
+    def arguments(self, dynamic) -> tuple:
+        dynamic = iter(dynamic)
+        return tuple(next(dynamic) if a is _SLOT else a for a in self.args)
+
+    def __call__(self, *dynamic):
+        with _run_lock:
+            return self.function()(*self.arguments(dynamic), **self.kwargs)
+
+
+def _shipped(fn, args, kwargs, what) -> _Shipped:
+    if not callable(fn):
+        raise TypeError(f"{what}: expected a function, got {type(fn).__name__}")
+    from .graph.tracing import Function
+    if isinstance(fn, Function):
+        return _Shipped(fn.python_function, fn.input_signature, args, kwargs)
+    return _Shipped(fn, None, args, kwargs)
+
+
+def _reference(shipped: _Shipped, client):
+    """What the block tasks take as the function: a future of the copy scattered once to every worker."""
+    if client is None:
+        return shipped  # local scheduler: one object in the graph, shared by its threads
+    with _cache_lock:
+        futures = _client_cache.setdefault(client, collections.OrderedDict())
+        future = futures.get(shipped.token)
+    if future is None or future.status != "finished":
+        future = client.scatter(shipped, broadcast=True, hash=False)
+        with _cache_lock:
+            futures[shipped.token] = future
+            while len(futures) > CACHE_SIZE:
+                futures.popitem(last=False)
+    return future
+
+
+# ---------------------------------------------------------------- blocks along the batch axis
+def _aligned(arrays, rows, what):
+    """The dask arrays, chunked along axis 0 as ``rows`` and in one chunk along every other axis."""
+    da = _dask_array()
+    out = []
+    for i, a in enumerate(arrays):
+        if not isinstance(a, da.Array):
+            raise TypeError(f"{what}: data[{i}] must be a dask array chunked along axis 0, got {type(a).__name__}")
+        if a.ndim == 0 or a.shape[0] != sum(rows):
+            raise ValueError(f"{what}: data[{i}] has shape {a.shape} but the batch has {sum(rows)} rows "
+                             f"(every array must share axis 0)")
+        wanted = (tuple(rows),) + tuple((n,) for n in a.shape[1:])
+        out.append(a if a.chunks == wanted else a.rechunk(wanted))
+    return out
+
+
+def _indexed(arrays, first_letter=0):
+    """blockwise's (array, index) pairs: axis 0 is ``i``; every other axis its own letter, contracted."""
+    letters = iter(string.ascii_letters[first_letter:].replace("i", ""))
+    pairs = []
+    for a in arrays:
+        pairs += [a, "i" + "".join(next(letters) for _ in range(a.ndim - 1))]
+    return pairs, letters
+
+
+def _run_block(shipped, *blocks, out_shape, out_dtype):
+    out = shipped(*blocks)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"tl.distributed.map_blocks: {_name(shipped.fn)} must return one Tensor per block, "
+                        f"got {type(out).__name__}")
+    rows = blocks[0].shape[0]
+    value = out.numpy()
+    if value.shape != (rows,) + out_shape or value.dtype != out_dtype:
+        raise ValueError(f"tl.distributed.map_blocks: {_name(shipped.fn)} returned shape {value.shape} dtype "
+                         f"{value.dtype} for a block of {rows} rows; expected {(rows,) + out_shape} {out_dtype} "
+                         "(the output must have one row per input row)")
+    return value
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
+    """Evaluate ``f`` over the blocks of dask array ``x`` along axis 0; returns a lazy dask array.
+
+    ``f`` is a ``tl.function`` or any function of tensorlib ops; it must map a
+    block of ``rows`` rows to ``rows`` rows of output.  Other dask arrays in
+    ``args`` are cut into the same blocks along axis 0; all other arguments
+    (weights, Tensors, NumPy arrays, Python values) and the arrays ``f``
+    closes over are sent once to each worker with the function and fed to its
+    graph by reference at every block.  Each worker traces ``f`` once per block
+    signature (pass ``tl.function(f, input_signature=[tl.TensorSpec((None,
+    ...))])`` for one trace for every block size) and keeps the graph.
+
+    ``client``: a ``distributed.Client``; by default the current one, and
+    dask's local scheduler when there is none.
+
+    >>> import numpy as np, dask.array as da, tensorlib as tl
+    >>> w = np.array([[1.0], [-1.0]])
+    >>> x = da.from_array(np.arange(10.0).reshape(5, 2), chunks=(2, 2))
+    >>> y = tl.distributed.map_blocks(lambda b, w: b @ w, x, w)
+    >>> y.shape, y.compute().ravel().tolist()
+    ((5, 1), [-1.0, -1.0, -1.0, -1.0, -1.0])
+    """
+    da = _dask_array()
+    what = "tl.distributed.map_blocks"
+    if not isinstance(x, da.Array):
+        raise TypeError(f"{what}: x must be a dask array chunked along axis 0, got {type(x).__name__}")
+    if x.ndim == 0:
+        raise ValueError(f"{what}: x must have a batch axis, got a 0-d array")
+    rows = x.chunks[0]
+    blocked = [x] + [a for a in args if isinstance(a, da.Array)]
+    template = [_SLOT] + [_SLOT if isinstance(a, da.Array) else a for a in args]
+    shipped = _shipped(f, template, kwargs, what)
+    blocked = _aligned(blocked, rows, what)
+
+    # The output's shape and dtype: trace once on the client with specs for the first block.
+    specs = [TensorSpec((rows[0],) + a.shape[1:], a.dtype) for a in blocked]
+    graph = shipped.function().get_graph(*shipped.arguments(specs), **shipped.kwargs)
+    if graph.structure[0] != "tensor":
+        raise TypeError(f"{what}: {_name(shipped.fn)} must return one Tensor per block, got a "
+                        f"{graph.structure[0]}")
+    out = graph.outputs[0]
+    out_rows = out.shape[0] if out.ndim else None
+    if out_rows != rows[0]:
+        raise ValueError(f"{what}: {_name(shipped.fn)} maps a block of shape {specs[0].shape} to shape "
+                         f"{tuple(out.shape)}; the output must have one row per input row")
+    out_shape, out_dtype = tuple(out.shape[1:]), np.dtype(out.dtype.name)
+
+    pairs, letters = _indexed(blocked)
+    new = "".join(next(letters) for _ in out_shape)
+    return da.blockwise(
+        functools.partial(_run_block, out_shape=out_shape, out_dtype=out_dtype), "i" + new,
+        _reference(shipped, _default_client(client)), None, *pairs,
+        new_axes=dict(zip(new, out_shape)), concatenate=True, dtype=out_dtype,
+        meta=np.empty((0,) * (1 + len(out_shape)), out_dtype))
+
+
+# ---------------------------------------------------------------- data-parallel gradients
+def _skeleton(structure):
+    from .grad.tape import flatten
+    leaves, rebuild = flatten(structure)
+    return leaves, rebuild([None] * len(leaves))
+
+
+def _block_value_and_grad(loss_fn, skeleton, n_leaves):
+    """The per-block step: ``(loss, gradients of every parameter leaf)``; traced on the worker."""
+    from .grad.api import value_and_grad as tl_value_and_grad
+    from .grad.tape import flatten
+
+    rebuild = flatten(skeleton)[1]
+    argnums = tuple(range(n_leaves))
+
+    def block_value_and_grad(leaves, *batch):
+        def loss_of_leaves(*values):
+            return loss_fn(rebuild(list(values)), *batch)
+        return tl_value_and_grad(loss_of_leaves, argnums=argnums)(*leaves)
+    block_value_and_grad.__name__ = f"value_and_grad({_name(loss_fn)})"
+    return block_value_and_grad
+
+
+def _weighted_partial(shipped, params, *blocks, dtype):
+    """One row: the block's loss and flattened gradients, each times the block's number of rows."""
+    value, grads = shipped(params, *blocks)
+    rows = blocks[0].shape[0]
+    parts = [np.asarray(value.numpy(), dtype).reshape(1)] + [np.asarray(g.numpy(), dtype).ravel() for g in grads]
+    row = np.concatenate(parts)
+    row *= rows
+    return row[None, :]
+
+
+def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: int | None = None):
+    """The mean loss over all rows of ``data`` and its gradient with respect to ``params``, computed block by
+    block on the workers and summed with dask's tree reduction.
+
+    ``loss_fn(params, *batch)`` returns the mean loss over its batch (a
+    scalar Tensor); ``params`` is a Tensor/array or a nested list, tuple or
+    dict of them; each of ``data`` is a dask array whose axis 0 runs over the
+    examples (chunked along it, the chunks of ``data[0]`` rule).  Each worker
+    computes ``rows * value_and_grad`` for its blocks; dask sums those
+    partial results in a tree of fan-in ``split_every`` (dask's default 4),
+    and the client divides by the total rows, so the result equals the
+    single-machine gradient up to float rounding.  The parameters go to each
+    worker once per call; the loss function once per worker and cluster.
+
+    Returns ``(loss, grads)``: a scalar Tensor and Tensors nested like ``params``.
+
+    >>> import numpy as np, dask.array as da, tensorlib as tl
+    >>> x = da.from_array(np.arange(6.0).reshape(6, 1), chunks=(4, 1))
+    >>> loss, g = tl.distributed.value_and_grad(lambda p, x: tl.mean((x * p["w"]) ** 2), {"w": 2.0}, x)
+    >>> float(loss), float(g["w"])   # mean(4 x^2) = 4 * 55/6; d/dw = 2 w mean(x^2)
+    (36.666666666666664, 36.666666666666664)
+    """
+    from .ops.creation import tensor
+
+    what = "tl.distributed.value_and_grad"
+    da = _dask_array()
+    if not data:
+        raise TypeError(f"{what}: pass at least one dask array of data after params")
+    if not isinstance(data[0], da.Array):
+        raise TypeError(f"{what}: data[0] must be a dask array chunked along axis 0, got {type(data[0]).__name__}")
+    leaves, skeleton = _skeleton(params)
+    values = [np.asarray(v.numpy() if isinstance(v, Tensor) else v) for v in leaves]
+    for i, v in enumerate(values):
+        if v.dtype.kind != "f":
+            raise TypeError(f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters")
+    rows = data[0].chunks[0]
+    blocked = _aligned(data, rows, what)
+    dtype = np.result_type(np.float32, *values)
+    shipped = _shipped(_block_value_and_grad(loss_fn, skeleton, len(values)), [_SLOT] * (1 + len(blocked)),
+                       {}, what)
+    client = _default_client(client)
+    # Parameters go out with every call: once to each worker, not once per block.
+    params_ref = client.scatter([values], broadcast=True, hash=False)[0] if client is not None else values
+    pairs, _ = _indexed(blocked, first_letter=1)
+    size = 1 + sum(v.size for v in values)
+    partial_sums = da.blockwise(
+        functools.partial(_weighted_partial, dtype=dtype), "ij",
+        _reference(shipped, client), None, params_ref, None, *pairs,
+        new_axes={"j": size}, adjust_chunks={"i": 1}, concatenate=True, dtype=dtype,
+        meta=np.empty((0, 0), dtype))
+    total = partial_sums.sum(axis=0, split_every=split_every)
+    total = client.compute(total).result() if client is not None else total.compute()
+    total = total / sum(rows)
+    grads, start = [], 1
+    for v in values:
+        grads.append(tensor(total[start:start + v.size].reshape(v.shape).astype(v.dtype)))
+        start += v.size
+    from .grad.tape import flatten
+    return tensor(total[0].astype(dtype)), flatten(skeleton)[1](grads)
+
+
+# ---------------------------------------------------------------- data that does not fit in memory
+class _NpyFile:
+    """A ``.npy`` file that dask reads block by block: each task maps the file where it runs and copies
+    only its slice (pickling sends the path, never the data)."""
+
+    def __init__(self, path: str):
+        header = np.load(path, mmap_mode="r")
+        self.path, self.shape, self.dtype = str(path), header.shape, header.dtype
+        self.ndim = len(self.shape)
+
+    def __getitem__(self, index):
+        return np.array(np.load(self.path, mmap_mode="r")[index])
+
+
+def from_npy(path, rows_per_block: int):
+    """A dask array over a ``.npy`` file, read by memory map in the task that needs each block.
+
+    Blocks are ``rows_per_block`` rows along axis 0 (whole along the other
+    axes); no process ever holds more of the file than the blocks it works
+    on, so the file may be far larger than any worker's memory.
+
+    >>> import numpy as np, tempfile, os, tensorlib as tl
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.npy"); np.save(path, np.arange(10.0).reshape(5, 2))
+    >>> x = tl.distributed.from_npy(path, rows_per_block=2)
+    >>> x.chunks, float(x.sum().compute())
+    (((2, 2, 1), (2,)), 45.0)
+    """
+    da = _dask_array()
+    source = _NpyFile(path)
+    if source.ndim == 0:
+        raise ValueError(f"tl.distributed.from_npy: {path} holds a 0-d array; it needs a batch axis")
+    if int(rows_per_block) < 1:
+        raise ValueError(f"tl.distributed.from_npy: rows_per_block must be >= 1, got {rows_per_block}")
+    chunks = (int(rows_per_block),) + source.shape[1:]
+    stat = os.stat(source.path)
+    # The name is dask's cache key: the path and the file's size and mtime, so a rewritten file is re-read.
+    name = "npy-" + hashlib.sha1(f"{source.path}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    return da.from_array(source, chunks=chunks, asarray=False, fancy=False, name=name)
