@@ -24,6 +24,10 @@ from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient, stop_gradient
 from . import nn
+from .module import Module
+from . import initializers
+from . import optimizers
+from .checkpoint import load_variables, save_variables
 from . import linalg
 
 from .ops import random

@@ -1,0 +1,129 @@
+"""Checkpoints: ``tl.save_variables`` / ``tl.load_variables`` in the safetensors format.
+
+A file holds named arrays and nothing else (no pickle: loading never runs
+code).  Names are the paths of the nested structure joined by dots, as in a
+PyTorch ``state_dict``: ``"0.kernel"``, ``"1.running_mean"``.  The file is
+written to a temporary name in the same folder and renamed over the target,
+so a crash never leaves a half-written checkpoint.  The ``safetensors``
+package (the ``checkpoints`` extra) is imported on first use.
+
+>>> import os, tempfile, tensorlib as tl
+>>> model = tl.nn.Dense(2, 3, seed=0)
+>>> path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
+>>> tl.save_variables(path, model)
+>>> fresh = tl.nn.Dense(2, 3, seed=1)
+>>> _ = tl.load_variables(path, fresh)
+>>> bool((fresh.kernel.numpy() == model.kernel.numpy()).all())
+True
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+from .tensor import Tensor, Variable
+
+__all__ = ["save_variables", "load_variables"]
+
+
+def _safetensors_numpy():
+    try:
+        import safetensors.numpy
+    except ImportError:
+        raise ImportError("tl.save_variables/tl.load_variables need the safetensors package: "
+                          "pip install 'tensorlib[checkpoints]' (or pip install safetensors)") from None
+    return safetensors.numpy
+
+
+def _named(target, who: str) -> dict:
+    """``{dotted name: Tensor}`` for a Module/optimizer (its ``variables``) or a nested dict/list/tuple."""
+    out = {}
+
+    def walk(node, prefix):
+        if hasattr(node, "variables") and not isinstance(node, Tensor) and not callable(node.variables):
+            node = node.variables
+        if isinstance(node, dict):
+            items = node.items()
+        elif isinstance(node, (list, tuple)):
+            items = enumerate(node)
+        elif isinstance(node, Tensor):
+            out[prefix or "value"] = node
+            return
+        else:
+            raise TypeError(f"{who}: entry {prefix or '<root>'!r} is a {type(node).__name__}; expected a Variable, "
+                            "Tensor, Module, optimizer, or a dict/list/tuple of them")
+        for key, value in items:
+            key = str(key)
+            if "." in key:
+                raise ValueError(f"{who}: key {key!r} under {prefix or '<root>'!r} contains '.', the name separator")
+            walk(value, f"{prefix}.{key}" if prefix else key)
+
+    walk(target, "")
+    return out
+
+
+def save_variables(path, target) -> None:
+    """Write every Variable/Tensor of ``target`` (a Module, an optimizer, or a nested dict/list of them) to ``path``.
+
+    The write is atomic: a temporary file in the same folder is renamed over ``path``.
+    """
+    st = _safetensors_numpy()
+    named = _named(target, "save_variables")
+    # np.array, not ascontiguousarray, which would turn a 0-d value (a step counter) into 1-d.
+    arrays = {name: np.array(t.numpy(), order="C") for name, t in named.items()}
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".safetensors", dir=folder)
+    os.close(fd)
+    try:
+        st.save_file(arrays, tmp, metadata={"format": "tensorlib"})
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def load_variables(path, target=None, strict: bool = True):
+    """Read a checkpoint; assign it into ``target``'s Variables, or return ``{name: Tensor}`` without a target.
+
+    Every entry is checked before any Variable changes: with ``strict=True``
+    a name missing from the file or present in the file only is an error, as
+    is a shape or dtype that differs; the one ``ValueError`` lists them all.
+    With ``strict=False`` missing and extra names are allowed (shapes still
+    must match).  Returns ``target``.
+    """
+    st = _safetensors_numpy()
+    try:
+        arrays = st.load_file(os.fspath(path))
+    except FileNotFoundError:
+        raise
+    except Exception as e:
+        raise ValueError(f"load_variables: {os.fspath(path)!r} is not a readable safetensors file ({e})") from None
+    if target is None:
+        from .ops.creation import tensor
+        return {name: tensor(a) for name, a in arrays.items()}
+    named = _named(target, "load_variables")
+    problems = []
+    missing = [n for n in named if n not in arrays]
+    extra = [n for n in arrays if n not in named]
+    if strict and missing:
+        problems.append(f"missing from the file: {missing}")
+    if strict and extra:
+        problems.append(f"in the file but not in the target: {extra}")
+    for name, t in named.items():
+        if name not in arrays:
+            continue
+        a = arrays[name]
+        if not isinstance(t, Variable):
+            problems.append(f"{name!r} is a {type(t).__name__}, not a Variable, so it cannot be loaded into")
+        elif tuple(a.shape) != tuple(t.shape) or a.dtype != t.dtype:
+            problems.append(f"{name!r} has shape {tuple(a.shape)} {a.dtype} in the file, "
+                            f"but {tuple(t.shape)} {t.dtype} in the target")
+    if problems:
+        raise ValueError(f"load_variables: {os.fspath(path)!r} does not fit the target: " + "; ".join(problems))
+    for name, t in named.items():
+        if name in arrays:
+            t.assign(arrays[name])
+    return target

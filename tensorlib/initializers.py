@@ -1,0 +1,119 @@
+"""Initial values for weights, each drawn from an explicit seed.
+
+Every initializer is called as ``init(shape, seed=None, dtype=float32)`` and
+returns a Tensor.  ``seed=None`` draws from the global stream that
+``tl.random.seed(s)`` resets, so a whole model is reproducible from one call.
+Fans follow Keras: a ``(in, out)`` matrix has ``fan_in = in``; a conv filter
+``(kh, kw, in, out)`` (HWIO) has ``fan_in = kh * kw * in`` and ``fan_out = kh * kw * out``.
+
+>>> import tensorlib as tl
+>>> w = tl.initializers.glorot_uniform((3, 4), seed=0)
+>>> w.shape, bool((abs(w.numpy()) <= (6 / 7) ** 0.5).all())
+((3, 4), True)
+>>> bool((tl.initializers.he_normal((2, 2), seed=1) == tl.initializers.he_normal((2, 2), seed=1)).numpy().all())
+True
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as _dt
+from .ops import random as _random
+from .ops.creation import tensor as _tensor
+from .tensor import Tensor
+
+__all__ = ["zeros", "ones", "glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "orthogonal", "get"]
+
+
+def _fans(shape) -> tuple:
+    shape = tuple(int(d) for d in shape)
+    if len(shape) < 1:
+        raise ValueError(f"initializers: a weight needs at least one dimension to define its fans, got shape {shape}")
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    receptive = math.prod(shape[:-2])
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+def _rng(seed) -> np.random.Generator:
+    return _random._gen(seed)._rng
+
+
+def _finish(host: np.ndarray, dtype) -> Tensor:
+    return _tensor(host.astype(_dt.as_dtype(dtype), copy=False))
+
+
+def zeros(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
+    """All zeros (``seed`` is accepted and unused, so every initializer has one signature)."""
+    return _finish(np.zeros(tuple(shape)), dtype)
+
+
+def ones(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
+    """All ones."""
+    return _finish(np.ones(tuple(shape)), dtype)
+
+
+def glorot_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
+    """Uniform in ``[-a, a]`` with ``a = sqrt(6 / (fan_in + fan_out))`` (Glorot & Bengio 2010)."""
+    fan_in, fan_out = _fans(shape)
+    limit = math.sqrt(6.0 / (fan_in + fan_out))
+    return _finish(_rng(seed).uniform(-limit, limit, size=tuple(shape)), dtype)
+
+
+def glorot_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
+    """Normal with standard deviation ``sqrt(2 / (fan_in + fan_out))``."""
+    fan_in, fan_out = _fans(shape)
+    return _finish(_rng(seed).normal(0.0, math.sqrt(2.0 / (fan_in + fan_out)), size=tuple(shape)), dtype)
+
+
+def he_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
+    """Uniform in ``[-a, a]`` with ``a = sqrt(6 / fan_in)`` (He et al. 2015, for ReLU layers)."""
+    fan_in, _ = _fans(shape)
+    limit = math.sqrt(6.0 / fan_in)
+    return _finish(_rng(seed).uniform(-limit, limit, size=tuple(shape)), dtype)
+
+
+def he_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
+    """Normal with standard deviation ``sqrt(2 / fan_in)``."""
+    fan_in, _ = _fans(shape)
+    return _finish(_rng(seed).normal(0.0, math.sqrt(2.0 / fan_in), size=tuple(shape)), dtype)
+
+
+def orthogonal(shape, seed: int | None = None, dtype=_dt.float32, gain: float = 1.0) -> Tensor:
+    """A (semi-)orthogonal matrix over the last axis: rows or columns orthonormal, times ``gain``.
+
+    The weight is viewed as ``(prod(shape[:-1]), shape[-1])``; the Q factor of
+    a Gaussian matrix is sign-corrected with R's diagonal so it is uniformly
+    distributed (Saxe et al. 2014; Mezzadri 2007).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> q = tl.initializers.orthogonal((4, 3), seed=0).numpy()
+    >>> bool(np.allclose(q.T @ q, np.eye(3), atol=1e-6))
+    True
+    """
+    shape = tuple(int(d) for d in shape)
+    if len(shape) < 2:
+        raise ValueError(f"orthogonal: needs a weight of at least 2 dimensions, got shape {shape}")
+    rows, cols = math.prod(shape[:-1]), shape[-1]
+    gaussian = _rng(seed).normal(size=(max(rows, cols), min(rows, cols)))
+    q, r = np.linalg.qr(gaussian)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _finish(gain * q.reshape(shape), dtype)
+
+
+_BY_NAME = {f.__name__: f for f in (zeros, ones, glorot_uniform, glorot_normal, he_uniform, he_normal, orthogonal)}
+
+
+def get(initializer):
+    """An initializer from its name (``"he_uniform"``) or a callable ``(shape, seed, dtype) -> Tensor``."""
+    if callable(initializer):
+        return initializer
+    try:
+        return _BY_NAME[initializer]
+    except (KeyError, TypeError):
+        raise ValueError(f"initializers: unknown initializer {initializer!r}; "
+                         f"choose one of {sorted(_BY_NAME)} or pass a callable") from None

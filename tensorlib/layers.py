@@ -1,0 +1,245 @@
+"""Layers for ``tl.nn``: Dense, Conv2D, pools, BatchNorm, Dropout, Flatten.
+
+Sizes are explicit (no shape inference on the first call), weights are
+created in ``__init__`` from a seeded initializer, and images are NHWC with
+HWIO filters as in the rest of ``tl.nn``.
+
+>>> import tensorlib as tl
+>>> layer = tl.nn.Dense(3, 2, seed=0)
+>>> layer(tl.ones((5, 3))).shape, layer.kernel.shape
+((5, 2), (3, 2))
+"""
+from __future__ import annotations
+
+from . import dtypes as _dt
+from . import initializers as _init
+from .module import Module
+from .ops import nn as _nn
+from .ops import shape as _shape
+from .ops.creation import tensor as _tensor
+from .tensor import Tensor, Variable
+
+__all__ = ["Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "BatchNorm", "Dropout", "Flatten"]
+
+
+def _positive(what: str, value, layer: str) -> int:
+    if isinstance(value, bool) or int(value) != value or int(value) < 1:
+        raise ValueError(f"{layer}: {what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _as_tensor(x) -> Tensor:
+    return x if isinstance(x, Tensor) else _tensor(x)
+
+
+def _seed_for(seed, k: int):
+    """A different seed per weight of one layer (kernel, bias, ...), all from the layer's one seed."""
+    return None if seed is None else int(seed) * 1000003 + k
+
+
+class Dense(Module):
+    """``activation(x @ kernel + bias)`` with ``kernel`` of shape ``(in_features, out_features)``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> d = tl.nn.Dense(2, 1, kernel_initializer="ones", seed=0)
+    >>> d(np.array([[1.0, 2.0]], np.float32)).numpy().tolist()
+    [[3.0]]
+    """
+
+    def __init__(self, in_features: int, out_features: int, activation=None, use_bias: bool = True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", seed: int | None = None,
+                 dtype=_dt.float32):
+        super().__init__()
+        self.in_features = _positive("in_features", in_features, "Dense")
+        self.out_features = _positive("out_features", out_features, "Dense")
+        self.activation = activation
+        self.kernel = Variable(_init.get(kernel_initializer)((self.in_features, self.out_features),
+                                                             seed=seed, dtype=dtype), name="kernel")
+        self.bias = Variable(_init.get(bias_initializer)((self.out_features,), seed=_seed_for(seed, 1), dtype=dtype),
+                             name="bias") if use_bias else None
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        if not x.shape or x.shape[-1] != self.in_features:
+            raise ValueError(f"Dense: input's last dimension must be in_features={self.in_features}, "
+                             f"got input shape {tuple(x.shape)}")
+        y = x @ self.kernel
+        if self.bias is not None:
+            y = y + self.bias
+        return y if self.activation is None else self.activation(y)
+
+    def extra_repr(self) -> str:
+        return f"{self.in_features}, {self.out_features}" + (
+            f", activation={getattr(self.activation, '__name__', self.activation)}" if self.activation else "")
+
+
+class Conv2D(Module):
+    """2-D convolution of NHWC images with an HWIO ``kernel`` of shape ``(kh, kw, in_channels, out_channels)``.
+
+    ``padding`` is ``"SAME"`` (TensorFlow's rule), ``"VALID"`` or explicit pairs, as for :func:`tl.nn.conv2d`.
+
+    >>> import tensorlib as tl
+    >>> conv = tl.nn.Conv2D(3, 8, kernel_size=3, seed=0)
+    >>> conv(tl.ones((2, 16, 16, 3))).shape
+    (2, 16, 16, 8)
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, strides=1, padding="SAME", dilations=1,
+                 activation=None, use_bias: bool = True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", seed: int | None = None, dtype=_dt.float32):
+        super().__init__()
+        self.in_channels = _positive("in_channels", in_channels, "Conv2D")
+        self.out_channels = _positive("out_channels", out_channels, "Conv2D")
+        kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+        self.kernel_size = (_positive("kernel_size", kh, "Conv2D"), _positive("kernel_size", kw, "Conv2D"))
+        self.strides, self.padding, self.dilations = strides, padding, dilations
+        self.activation = activation
+        self.kernel = Variable(_init.get(kernel_initializer)((*self.kernel_size, self.in_channels, self.out_channels),
+                                                             seed=seed, dtype=dtype), name="kernel")
+        self.bias = Variable(_init.get(bias_initializer)((self.out_channels,), seed=_seed_for(seed, 1), dtype=dtype),
+                             name="bias") if use_bias else None
+
+    def forward(self, x):
+        y = _nn.conv2d(x, self.kernel, self.strides, self.padding, self.dilations)
+        if self.bias is not None:
+            y = y + self.bias
+        return y if self.activation is None else self.activation(y)
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, strides={self.strides}, "
+                f"padding={self.padding!r}")
+
+
+class _Pool2D(Module):
+    _function = None
+
+    def __init__(self, ksize=2, strides=None, padding="VALID"):
+        super().__init__()
+        self.ksize = ksize
+        self.strides = ksize if strides is None else strides
+        self.padding = padding
+
+    def forward(self, x):
+        return type(self)._function(x, self.ksize, self.strides, self.padding)
+
+    def extra_repr(self) -> str:
+        return f"ksize={self.ksize}, strides={self.strides}, padding={self.padding!r}"
+
+
+class MaxPool2D(_Pool2D):
+    """Max over ``ksize`` windows of NHWC images (``strides`` defaults to ``ksize``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.MaxPool2D(2)(tl.ones((1, 4, 6, 3))).shape
+    (1, 2, 3, 3)
+    """
+    _function = staticmethod(_nn.max_pool)
+
+
+class AvgPool2D(_Pool2D):
+    """Mean over ``ksize`` windows of NHWC images (``strides`` defaults to ``ksize``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.AvgPool2D(2)(tl.ones((1, 4, 4, 1))).numpy().ravel().tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    _function = staticmethod(_nn.avg_pool)
+
+
+class BatchNorm(Module):
+    """Batch normalization over every axis but the last (channels), with running statistics.
+
+    Training normalises with the batch mean and (biased) variance and updates
+    ``running_mean``/``running_var`` as PyTorch does:
+    ``running = (1 - momentum) * running + momentum * batch``, the variance
+    Bessel-corrected.  ``eval()`` mode normalises with the running statistics.
+    ``scale`` and ``offset`` (gamma and beta) are trainable; the running
+    statistics are not.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> bn = tl.nn.BatchNorm(1, momentum=0.5)
+    >>> y = bn(np.array([[1.0], [3.0]], np.float32))
+    >>> y.numpy().ravel().round(3).tolist(), bn.running_mean.numpy().tolist(), bn.running_var.numpy().tolist()
+    ([-1.0, 1.0], [1.0], [1.5])
+    """
+
+    def __init__(self, num_features: int, momentum: float = 0.1, epsilon: float = 1e-5, dtype=_dt.float32):
+        super().__init__()
+        self.num_features = _positive("num_features", num_features, "BatchNorm")
+        if not 0.0 <= momentum <= 1.0:
+            raise ValueError(f"BatchNorm: momentum must be in [0, 1], got {momentum}")
+        self.momentum, self.epsilon = float(momentum), float(epsilon)
+        self.scale = Variable(_init.ones((self.num_features,), dtype=dtype), name="scale")
+        self.offset = Variable(_init.zeros((self.num_features,), dtype=dtype), name="offset")
+        self.running_mean = Variable(_init.zeros((self.num_features,), dtype=dtype), name="running_mean",
+                                     trainable=False)
+        self.running_var = Variable(_init.ones((self.num_features,), dtype=dtype), name="running_var",
+                                    trainable=False)
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        if len(x.shape) < 2 or x.shape[-1] != self.num_features:
+            raise ValueError(f"BatchNorm: input's last (channel) dimension must be num_features="
+                             f"{self.num_features}, got input shape {tuple(x.shape)}")
+        if not self.training:
+            return _nn.batch_normalization(x, self.running_mean, self.running_var, self.offset, self.scale,
+                                           self.epsilon)
+        axes = tuple(range(len(x.shape) - 1))
+        mean, variance = _nn.moments(x, axes)
+        count = 1
+        for a in axes:
+            count *= x.shape[a]
+        # The running averages must not be differentiated through, nor make a recording tape keep them.
+        from .grad.custom import stop_gradient
+        batch_mean, batch_var = stop_gradient(mean), stop_gradient(variance) * (count / max(count - 1, 1))
+        m = self.momentum
+        self.running_mean.assign(self.running_mean * (1.0 - m) + batch_mean * m)
+        self.running_var.assign(self.running_var * (1.0 - m) + batch_var * m)
+        return _nn.batch_normalization(x, mean, variance, self.offset, self.scale, self.epsilon)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}, momentum={self.momentum}, epsilon={self.epsilon}"
+
+
+class Dropout(Module):
+    """Zero elements with probability ``rate`` while training (scaling the rest); identity in ``eval()`` mode.
+
+    Masks come from the global stream that ``tl.random.seed`` resets (a new mask per call).
+
+    >>> import tensorlib as tl
+    >>> drop = tl.nn.Dropout(0.5)
+    >>> drop.eval()(tl.ones((2,))).numpy().tolist()
+    [1.0, 1.0]
+    """
+
+    def __init__(self, rate: float):
+        super().__init__()
+        if not 0.0 <= float(rate) < 1.0:
+            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate}")
+        self.rate = float(rate)
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        return _nn.dropout(x, self.rate) if self.training and self.rate > 0 else x
+
+    def extra_repr(self) -> str:
+        return f"rate={self.rate}"
+
+
+class Flatten(Module):
+    """Reshape ``(N, ...)`` to ``(N, prod(...))``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Flatten()(tl.ones((2, 3, 4))).shape
+    (2, 12)
+    """
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        if len(x.shape) < 1:
+            raise ValueError(f"Flatten: input needs a batch dimension, got shape {tuple(x.shape)}")
+        rest = 1
+        for d in x.shape[1:]:
+            rest *= d
+        return _shape.reshape(x, (-1, rest))
+

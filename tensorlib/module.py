@@ -1,0 +1,148 @@
+"""``tl.Module``: a container of Variables and sub-Modules with a train/eval flag.
+
+A Module's attributes that are Variables or Modules (or lists/tuples of
+Modules) are its state, collected in attribute order.  ``variables`` and
+``trainable_variables`` return them as a nested dict keyed by attribute name,
+the structure that ``tape.gradient``, optimizers and checkpoints take.
+
+>>> import tensorlib as tl
+>>> class Affine(tl.Module):
+...     def __init__(self):
+...         super().__init__()
+...         self.w = tl.Variable([[2.0]])
+...         self.b = tl.Variable([1.0])
+...     def forward(self, x):
+...         return x @ self.w + self.b
+>>> m = Affine()
+>>> m(tl.tensor([[3.0]])).numpy().tolist()
+[[7.0]]
+>>> sorted(m.trainable_variables)
+['b', 'w']
+"""
+from __future__ import annotations
+
+from .tensor import Variable
+
+__all__ = ["Module", "Sequential"]
+
+
+class Module:
+    """Base class: subclasses create Variables and sub-Modules in ``__init__`` and define ``forward``."""
+
+    def __init__(self):
+        self.training = True
+
+    def forward(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__}: a Module subclass must define forward(...)")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def _children(self) -> dict:
+        """Sub-Modules by name, in attribute order (a list of Modules ``blocks`` gives ``blocks.0`` ...)."""
+        out = {}
+        for name, value in vars(self).items():
+            if isinstance(value, Module):
+                out[name] = value
+            elif isinstance(value, (list, tuple)) and value and all(isinstance(v, Module) for v in value):
+                out[name] = _ModuleList(value)
+        return out
+
+    def _own_variables(self) -> dict:
+        return {name: value for name, value in vars(self).items() if isinstance(value, Variable)}
+
+    def _tree(self, keep) -> dict:
+        tree = {name: v for name, v in self._own_variables().items() if keep(v)}
+        for name, child in self._children().items():
+            sub = child._tree(keep)
+            if sub:
+                tree[name] = sub
+        return tree
+
+    @property
+    def variables(self) -> dict:
+        """Every Variable (trainable or not, e.g. BatchNorm's running statistics) as a nested dict."""
+        return self._tree(lambda v: True)
+
+    @property
+    def trainable_variables(self) -> dict:
+        """The trainable Variables as a nested dict (what ``tape.gradient`` and optimizers take)."""
+        return self._tree(lambda v: v.trainable)
+
+    def modules(self) -> list:
+        """This Module and every sub-Module, depth first."""
+        found = [self]
+        for child in self._children().values():
+            found.extend(child.modules() if not isinstance(child, _ModuleList) else child.modules()[1:])
+        return found
+
+    def train(self, mode: bool = True) -> "Module":
+        """Set training mode (BatchNorm uses batch statistics, Dropout drops) on this Module and all below."""
+        for m in self.modules():
+            m.training = bool(mode)
+        return self
+
+    def eval(self) -> "Module":
+        """Set inference mode: BatchNorm uses its running statistics, Dropout passes values through."""
+        return self.train(False)
+
+    def num_parameters(self, trainable_only: bool = True) -> int:
+        """How many numbers the (trainable) Variables hold."""
+        from .grad.tape import flatten
+        tree = self.trainable_variables if trainable_only else self.variables
+        return sum(v.size for v in flatten(tree)[0])
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self):
+        children = self._children()
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        if not children:
+            return head + ")"
+        body = "".join(f"\n  ({name}): " + repr(c).replace("\n", "\n  ") for name, c in children.items())
+        return head + body + "\n)"
+
+
+class _ModuleList(Module):
+    """A list of Modules seen as one node of the variable tree, keyed ``"0"``, ``"1"``, ..."""
+
+    def __init__(self, items):
+        super().__init__()
+        self.items = list(items)
+
+    def _children(self) -> dict:
+        return {str(i): m for i, m in enumerate(self.items)}
+
+
+class Sequential(Module):
+    """Layers applied in order; variables are keyed by position (``"0"``, ``"1"``, ...), as in PyTorch.
+
+    >>> import tensorlib as tl
+    >>> model = tl.nn.Sequential(tl.nn.Dense(4, 8, activation=tl.nn.relu, seed=0), tl.nn.Dense(8, 2, seed=1))
+    >>> model(tl.ones((3, 4))).shape
+    (3, 2)
+    >>> {k: sorted(v) for k, v in model.trainable_variables.items()}
+    {'0': ['bias', 'kernel'], '1': ['bias', 'kernel']}
+    """
+
+    def __init__(self, *layers):
+        super().__init__()
+        for i, layer in enumerate(layers):
+            if not callable(layer):
+                raise TypeError(f"Sequential: layer {i} is a {type(layer).__name__}, not a Module or callable")
+        self.layers = list(layers)
+
+    def _children(self) -> dict:
+        return {str(i): m for i, m in enumerate(self.layers) if isinstance(m, Module)}
+
+    def __getitem__(self, i):
+        return self.layers[i]
+
+    def __len__(self):
+        return len(self.layers)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x

@@ -1,0 +1,390 @@
+"""``tl.optimizers``: SGD, Adam, AdamW and RMSprop, learning-rate schedules, clipping by global norm.
+
+``opt.apply(grads, variables)`` takes the same nested structure twice, as
+``tape.gradient(loss, model.trainable_variables)`` returns it.  The update
+formulas are PyTorch's (``torch.optim``), so the numbers match it step for
+step.  An optimizer's state (its step counter and per-variable slots such as
+Adam's moments) lives in Variables, so a step traced by ``tl.function``
+updates it like an eager step does; a schedule is written in tensorlib ops on
+the step counter for the same reason.
+
+>>> import tensorlib as tl
+>>> w = tl.Variable([1.0, -2.0])
+>>> opt = tl.optimizers.SGD(learning_rate=0.1)
+>>> with tl.GradientTape() as tape:
+...     loss = tl.sum(w * w)
+>>> opt.apply(tape.gradient(loss, [w]), [w])
+>>> w.numpy().tolist()
+[0.8, -1.6]
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as _dt
+from .ops import math as _m
+from .ops import reduce as _r
+from .tensor import Tensor, Variable
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "StepDecay", "CosineDecay", "Warmup",
+           "clip_by_global_norm", "global_norm"]
+
+
+# ------------------------------------------------------------------ nested structures
+def _paths(tree, prefix=()):
+    """``[(path, leaf), ...]`` of a nested dict/list/tuple, dict keys in insertion order."""
+    if isinstance(tree, dict):
+        return [p for k in tree for p in _paths(tree[k], prefix + (k,))]
+    if isinstance(tree, (list, tuple)):
+        return [p for i, v in enumerate(tree) for p in _paths(v, prefix + (i,))]
+    return [(prefix, tree)]
+
+
+def _path_str(path) -> str:
+    return "".join(f"[{k!r}]" for k in path) or "<root>"
+
+
+def _pairs(grads, variables, who: str) -> list:
+    """``[(grad, variable), ...]`` from two structures that must match; grads may be None (skipped)."""
+    grad_paths, var_paths = _paths(grads), _paths(variables)
+    if [p for p, _ in grad_paths] != [p for p, _ in var_paths]:
+        g_set, v_set = {p for p, _ in grad_paths}, {p for p, _ in var_paths}
+        missing = [_path_str(p) for p, _ in var_paths if p not in g_set]
+        extra = [_path_str(p) for p, _ in grad_paths if p not in v_set]
+        raise ValueError(f"{who}: grads and variables must have the same structure; "
+                         f"missing gradients for {missing or 'none'}, gradients without a variable at "
+                         f"{extra or 'none'} ({len(grad_paths)} gradients, {len(var_paths)} variables)")
+    pairs = []
+    for (path, g), (_, v) in zip(grad_paths, var_paths):
+        if not isinstance(v, Variable):
+            raise TypeError(f"{who}: {_path_str(path)} is a {type(v).__name__}, not a tl.Variable")
+        if g is None:
+            continue
+        if tuple(g.shape) != tuple(v.shape):
+            raise ValueError(f"{who}: gradient at {_path_str(path)} has shape {tuple(g.shape)}, "
+                             f"variable {v.name!r} has shape {v.shape}")
+        pairs.append((g, v))
+    return pairs
+
+
+# ------------------------------------------------------------------ clipping
+def global_norm(tensors) -> Tensor:
+    """``sqrt(sum of squares)`` over every tensor of a nested structure (None entries ignored).
+
+    >>> import tensorlib as tl
+    >>> float(tl.optimizers.global_norm([tl.tensor([3.0]), {"b": tl.tensor([4.0])}, None]))
+    5.0
+    """
+    leaves = [t for _, t in _paths(tensors) if t is not None]
+    if not leaves:
+        raise ValueError("global_norm: no tensors given")
+    total = None
+    for t in leaves:
+        s = _r.sum(_m.square(_m.cast(t, _dt.float32) if t.dtype == _dt.float16 else t))
+        total = s if total is None else total + s
+    return _m.sqrt(total)
+
+
+def clip_by_global_norm(tensors, clip_norm: float):
+    """Scale every tensor by ``clip_norm / max(global_norm, clip_norm)``: returns ``(clipped, global_norm)``.
+
+    The structure of ``tensors`` is kept (None entries stay None), as in TensorFlow.
+
+    >>> import tensorlib as tl
+    >>> clipped, norm = tl.optimizers.clip_by_global_norm([tl.tensor([3.0]), tl.tensor([4.0])], 1.0)
+    >>> float(norm), [round(float(c[0]), 3) for c in clipped]
+    (5.0, [0.6, 0.8])
+    """
+    if not clip_norm > 0:
+        raise ValueError(f"clip_by_global_norm: clip_norm must be positive, got {clip_norm}")
+    norm = global_norm(tensors)
+    scale = clip_norm / _m.maximum(norm, clip_norm)
+    return _map(lambda t: None if t is None else t * _m.cast(scale, t.dtype), tensors), norm
+
+
+def _map(fn, tree):
+    if isinstance(tree, dict):
+        return {k: _map(fn, v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_map(fn, v) for v in tree)
+    return fn(tree)
+
+
+# ------------------------------------------------------------------ schedules
+class StepDecay:
+    """``initial * gamma ** floor(step / step_size)`` (PyTorch's ``StepLR``).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.StepDecay(1.0, step_size=10, gamma=0.5)
+    >>> [float(s(t)) for t in (0, 9, 10, 25)]
+    [1.0, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, initial: float, step_size: int, gamma: float = 0.1):
+        if step_size < 1:
+            raise ValueError(f"StepDecay: step_size must be >= 1, got {step_size}")
+        self.initial, self.step_size, self.gamma = float(initial), int(step_size), float(gamma)
+
+    def __call__(self, step) -> Tensor:
+        return self.initial * _m.power(self.gamma, _m.floor(_as_step(step) / self.step_size))
+
+
+class CosineDecay:
+    """From ``initial`` down to ``alpha * initial`` along half a cosine over ``decay_steps``, then constant.
+
+    ``lr(t) = initial * (alpha + (1 - alpha) * (1 + cos(pi * min(t, T) / T)) / 2)``.
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.CosineDecay(1.0, decay_steps=100)
+    >>> [round(float(s(t)), 4) for t in (0, 50, 100, 200)]
+    [1.0, 0.5, 0.0, 0.0]
+    """
+
+    def __init__(self, initial: float, decay_steps: int, alpha: float = 0.0):
+        if decay_steps < 1:
+            raise ValueError(f"CosineDecay: decay_steps must be >= 1, got {decay_steps}")
+        self.initial, self.decay_steps, self.alpha = float(initial), int(decay_steps), float(alpha)
+
+    def __call__(self, step) -> Tensor:
+        progress = _m.minimum(_as_step(step), float(self.decay_steps)) / self.decay_steps
+        cosine = 0.5 * (1.0 + _m.cos(math.pi * progress))
+        return self.initial * (self.alpha + (1.0 - self.alpha) * cosine)
+
+
+class Warmup:
+    """Linear warm-up from ``initial / warmup_steps`` to the wrapped schedule (or constant) over ``warmup_steps``.
+
+    Step ``t < warmup_steps`` gives ``after(0) * (t + 1) / warmup_steps``; afterwards ``after(t - warmup_steps)``.
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.Warmup(0.4, warmup_steps=4)
+    >>> [round(float(s(t)), 4) for t in (0, 1, 3, 10)]
+    [0.1, 0.2, 0.4, 0.4]
+    """
+
+    def __init__(self, after, warmup_steps: int):
+        if warmup_steps < 1:
+            raise ValueError(f"Warmup: warmup_steps must be >= 1, got {warmup_steps}")
+        self.after, self.warmup_steps = after, int(warmup_steps)
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        later = _lr_at(self.after, _m.maximum(t - self.warmup_steps, 0.0))
+        ramp = _lr_at(self.after, t * 0.0) * _m.minimum((t + 1.0) / self.warmup_steps, 1.0)
+        return _m.where(t < self.warmup_steps, ramp, later)
+
+
+def _as_step(step) -> Tensor:
+    from .ops.creation import tensor
+    t = step if isinstance(step, Tensor) else tensor(float(step), dtype=_dt.float64)
+    return t if t.dtype == _dt.float64 else _m.cast(t, _dt.float64)
+
+
+def _lr_at(schedule, step: Tensor) -> Tensor:
+    if callable(schedule):
+        return _m.cast(schedule(step), _dt.float64)
+    from .ops.creation import tensor
+    return tensor(float(schedule), dtype=_dt.float64)
+
+
+# ------------------------------------------------------------------ optimizers
+class Optimizer:
+    """Base class: holds the learning rate (a float or a schedule of the step), the step counter and the slots.
+
+    Subclasses define ``_slot_names`` and ``_update(var, grad, lr, step, slots)``, written in tensorlib ops.
+    ``variables`` returns the optimizer state as a nested dict (for checkpoints).
+    """
+
+    _slot_names: tuple = ()
+
+    def __init__(self, learning_rate, global_clipnorm: float | None = None):
+        if not callable(learning_rate) and not float(learning_rate) >= 0:
+            raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
+        self.learning_rate = learning_rate
+        self.global_clipnorm = global_clipnorm
+        self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
+        self._slots: dict = {}  # variable id -> (variable, {slot name: Variable})
+
+    def _slots_for(self, var: Variable) -> dict:
+        entry = self._slots.get(var._id)
+        if entry is None:
+            slots = {name: Variable(np.zeros(var.shape, var.dtype), name=f"{var.name}/{name}", trainable=False,
+                                    backend=var.backend) for name in self._slot_names}
+            entry = self._slots[var._id] = (var, slots)
+        return entry[1]
+
+    def apply(self, grads, variables) -> None:
+        """Update ``variables`` in place from ``grads`` (same nested structure; None gradients are skipped)."""
+        who = f"{type(self).__name__}.apply"
+        pairs = _pairs(grads, variables, who)
+        if not pairs:
+            return
+        for g, v in pairs:
+            if v.dtype.kind != "f":
+                raise TypeError(f"{who}: variable {v.name!r} has dtype {v.dtype}; only float variables are trained")
+        if self.global_clipnorm is not None:
+            clipped, _ = clip_by_global_norm([g for g, _ in pairs], self.global_clipnorm)
+            pairs = list(zip(clipped, [v for _, v in pairs]))
+        # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
+        step = _m.cast(self.iterations, _dt.float64)
+        lr = _lr_at(self.learning_rate, step)
+        count = step + 1.0  # this step's number, 1-based, for bias corrections
+        by_dtype = {}
+        for g, v in pairs:
+            if v.dtype not in by_dtype:
+                by_dtype[v.dtype] = (_m.cast(lr, v.dtype), _m.cast(count, v.dtype)) if v.dtype != _dt.float64 \
+                    else (lr, count)
+            lr_v, count_v = by_dtype[v.dtype]
+            self._update(v, _m.cast(g, v.dtype) if g.dtype != v.dtype else g, lr_v, count_v, self._slots_for(v))
+        self.iterations.assign_add(np.int64(1))
+
+    def _update(self, var, grad, lr, step, slots) -> None:
+        raise TypeError(f"{type(self).__name__}: an Optimizer subclass must define _update")
+
+    @property
+    def variables(self) -> dict:
+        """``{"iterations": ..., "slots": {variable name: {slot: Variable}}}`` for checkpoints."""
+        slots = {}
+        for var, named in self._slots.values():
+            key = var.name
+            while key in slots:
+                key += "'"
+            slots[key] = named
+        return {"iterations": self.iterations, "slots": slots}
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with optional momentum (PyTorch's form) and Nesterov momentum.
+
+    ``g += weight_decay * w``; with momentum ``buf = momentum * buf + g`` and the
+    step is ``buf`` (or ``g + momentum * buf`` with ``nesterov=True``);
+    ``w -= lr * step``.
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> opt = tl.optimizers.SGD(0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     opt.apply([tl.tensor([1.0])], [w])
+    >>> round(float(w[0]), 4)  # 1 - 0.1 * 1 - 0.1 * 1.9
+    0.71
+    """
+
+    def __init__(self, learning_rate=0.01, momentum: float = 0.0, nesterov: bool = False,
+                 weight_decay: float = 0.0, global_clipnorm: float | None = None):
+        super().__init__(learning_rate, global_clipnorm)
+        if momentum < 0:
+            raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
+        if nesterov and momentum <= 0:
+            raise ValueError("SGD: nesterov=True needs a positive momentum")
+        self.momentum, self.nesterov, self.weight_decay = float(momentum), bool(nesterov), float(weight_decay)
+        self._slot_names = ("momentum",) if momentum > 0 else ()
+
+    def _update(self, var, grad, lr, step, slots):
+        if self.weight_decay:
+            grad = grad + self.weight_decay * var
+        if self.momentum > 0:
+            buf = slots["momentum"]
+            new_buf = self.momentum * buf + grad
+            buf.assign(new_buf)
+            grad = grad + self.momentum * new_buf if self.nesterov else new_buf
+        var.assign(var - lr * grad)
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015) with bias correction; ``weight_decay`` adds ``wd * w`` to the gradient (L2).
+
+    ``m = b1 m + (1 - b1) g``; ``v = b2 v + (1 - b2) g^2``;
+    ``w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + epsilon)``.
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> tl.optimizers.Adam(0.1).apply([tl.tensor([5.0])], [w])  # the first step moves by lr
+    >>> round(float(w[0]), 6)
+    0.9
+    """
+
+    _slot_names = ("m", "v")
+
+    def __init__(self, learning_rate=1e-3, beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-8,
+                 weight_decay: float = 0.0, global_clipnorm: float | None = None):
+        super().__init__(learning_rate, global_clipnorm)
+        for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"{type(self).__name__}: {name} must be in [0, 1), got {beta}")
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        self.weight_decay = float(weight_decay)
+
+    def _decay(self, var, grad, lr) -> tuple:
+        """(the value the step starts from, the gradient the moments see): L2 decay joins the gradient."""
+        return var, grad + self.weight_decay * var if self.weight_decay else grad
+
+    def _update(self, var, grad, lr, step, slots):
+        start, grad = self._decay(var, grad, lr)
+        b1, b2 = self.beta_1, self.beta_2
+        m = b1 * slots["m"] + (1.0 - b1) * grad
+        v = b2 * slots["v"] + (1.0 - b2) * _m.square(grad)
+        slots["m"].assign(m)
+        slots["v"].assign(v)
+        m_hat = m / (1.0 - _m.power(b1, step))
+        v_hat = v / (1.0 - _m.power(b2, step))
+        var.assign(start - lr * m_hat / (_m.sqrt(v_hat) + self.epsilon))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019): ``w -= lr * wd * w`` before the Adam step.
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> tl.optimizers.AdamW(0.1, weight_decay=0.5).apply([tl.tensor([0.0])], [w])
+    >>> round(float(w[0]), 6)  # decay only: 1 - 0.1 * 0.5
+    0.95
+    """
+
+    def __init__(self, learning_rate=1e-3, beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-8,
+                 weight_decay: float = 0.01, global_clipnorm: float | None = None):
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm)
+
+    def _decay(self, var, grad, lr) -> tuple:
+        return (var * (1.0 - lr * self.weight_decay) if self.weight_decay else var), grad
+
+
+class RMSprop(Optimizer):
+    """RMSprop in PyTorch's form: ``v = rho v + (1 - rho) g^2``; ``w -= lr * g / (sqrt(v) + epsilon)``.
+
+    ``centered=True`` subtracts the squared running mean of ``g`` from ``v``;
+    ``momentum > 0`` accumulates ``buf = momentum * buf + g / (sqrt(v) + epsilon)`` and steps by ``buf``.
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> tl.optimizers.RMSprop(0.01, rho=0.99).apply([tl.tensor([2.0])], [w])
+    >>> round(float(w[0]), 4)  # 1 - 0.01 * 2 / sqrt(0.01 * 4)
+    0.9
+    """
+
+    def __init__(self, learning_rate=0.01, rho: float = 0.99, epsilon: float = 1e-8, momentum: float = 0.0,
+                 centered: bool = False, weight_decay: float = 0.0, global_clipnorm: float | None = None):
+        super().__init__(learning_rate, global_clipnorm)
+        if not 0.0 <= rho < 1.0:
+            raise ValueError(f"RMSprop: rho must be in [0, 1), got {rho}")
+        self.rho, self.epsilon, self.momentum, self.centered = float(rho), float(epsilon), float(momentum), centered
+        self.weight_decay = float(weight_decay)
+        self._slot_names = ("v",) + (("mean_grad",) if centered else ()) + (("momentum",) if momentum > 0 else ())
+
+    def _update(self, var, grad, lr, step, slots):
+        if self.weight_decay:
+            grad = grad + self.weight_decay * var
+        rho = self.rho
+        v = rho * slots["v"] + (1.0 - rho) * _m.square(grad)
+        slots["v"].assign(v)
+        if self.centered:
+            mean_grad = rho * slots["mean_grad"] + (1.0 - rho) * grad
+            slots["mean_grad"].assign(mean_grad)
+            v = v - _m.square(mean_grad)
+        direction = grad / (_m.sqrt(v) + self.epsilon)
+        if self.momentum > 0:
+            buf = self.momentum * slots["momentum"] + direction
+            slots["momentum"].assign(buf)
+            direction = buf
+        var.assign(var - lr * direction)

@@ -1,0 +1,100 @@
+"""tl.save_variables / tl.load_variables: safetensors files, atomic writes, errors that list every problem."""
+import os
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+pytest.importorskip("safetensors")
+
+
+def _model(seed):
+    return tl.nn.Sequential(tl.nn.Conv2D(1, 2, 3, seed=seed), tl.nn.BatchNorm(2), tl.nn.Flatten(),
+                            tl.nn.Dense(8, 3, seed=seed + 1))
+
+
+def test_round_trip_restores_every_variable_including_running_statistics(tmp_path):
+    model = _model(0)
+    model(np.random.default_rng(0).normal(size=(2, 2, 2, 1)).astype(np.float32))  # moves the running stats
+    path = tmp_path / "model.safetensors"
+    tl.save_variables(path, model)
+    fresh = _model(10)
+    assert tl.load_variables(path, fresh) is fresh
+    for name in ("kernel", "bias"):
+        np.testing.assert_array_equal(getattr(fresh[0], name).numpy(), getattr(model[0], name).numpy())
+    np.testing.assert_array_equal(fresh[1].running_var.numpy(), model[1].running_var.numpy())
+    assert not np.array_equal(model[1].running_var.numpy(), np.ones(2))
+
+
+def test_file_is_plain_safetensors_with_dotted_names(tmp_path):
+    from safetensors.numpy import load_file
+    path = tmp_path / "m.safetensors"
+    tl.save_variables(path, {"model": _model(0), "step": tl.Variable(np.int64(7))})
+    arrays = load_file(str(path))
+    assert sorted(arrays) == ["model.0.bias", "model.0.kernel", "model.1.offset", "model.1.running_mean",
+                              "model.1.running_var", "model.1.scale", "model.3.bias", "model.3.kernel", "step"]
+    assert arrays["model.0.kernel"].dtype == np.float32 and arrays["step"].dtype == np.int64
+    loaded = tl.load_variables(path)
+    assert int(loaded["step"].numpy()) == 7
+
+
+def test_optimizer_state_round_trips(tmp_path):
+    w = tl.Variable(np.ones(2), name="w")
+    opt = tl.optimizers.Adam(0.1)
+    opt.apply([tl.tensor(np.array([1.0, 2.0]))], [w])
+    tl.save_variables(tmp_path / "opt.safetensors", opt)
+    w2 = tl.Variable(np.ones(2), name="w")
+    opt2 = tl.optimizers.Adam(0.1)
+    opt2.apply([tl.tensor(np.zeros(2))], [w2])
+    tl.load_variables(tmp_path / "opt.safetensors", opt2)
+    np.testing.assert_array_equal(opt2.variables["slots"]["w"]["m"].numpy(), opt.variables["slots"]["w"]["m"].numpy())
+    assert int(opt2.iterations.numpy()) == 1
+
+
+def test_load_error_lists_missing_extra_and_misshaped_and_changes_nothing(tmp_path):
+    path = tmp_path / "a.safetensors"
+    tl.save_variables(path, {"w": tl.Variable(np.zeros((2, 3), np.float32)), "old": tl.Variable(np.zeros(1))})
+    target = {"w": tl.Variable(np.ones((3, 2), np.float32)), "new": tl.Variable(np.ones(1))}
+    with pytest.raises(ValueError) as info:
+        tl.load_variables(path, target)
+    message = str(info.value)
+    assert "missing from the file: ['new']" in message
+    assert "in the file but not in the target: ['old']" in message
+    assert "'w' has shape (2, 3) float32 in the file, but (3, 2) float32 in the target" in message
+    assert target["w"].numpy().tolist() == np.ones((3, 2)).tolist()
+    with pytest.raises(ValueError, match=r"'w' has shape \(2, 3\)"):
+        tl.load_variables(path, target, strict=False)
+    target["w"] = tl.Variable(np.ones((2, 3), np.float32))
+    tl.load_variables(path, target, strict=False)
+    assert target["w"].numpy().sum() == 0 and target["new"].numpy().tolist() == [1.0]
+
+
+def test_write_is_atomic(tmp_path, monkeypatch):
+    import safetensors.numpy
+    path = tmp_path / "ckpt.safetensors"
+    tl.save_variables(path, {"w": tl.Variable(np.ones(2))})
+    before = path.read_bytes()
+
+    def broken(arrays, filename, metadata=None):
+        with open(filename, "wb") as f:
+            f.write(b"partial")
+        raise OSError("disk full")
+    monkeypatch.setattr(safetensors.numpy, "save_file", broken)
+    with pytest.raises(OSError, match="disk full"):
+        tl.save_variables(path, {"w": tl.Variable(np.zeros(2))})
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["ckpt.safetensors"]
+
+
+def test_bad_inputs(tmp_path):
+    with pytest.raises(TypeError, match="save_variables: entry 'a' is a str"):
+        tl.save_variables(tmp_path / "x.safetensors", {"a": "text"})
+    with pytest.raises(ValueError, match="contains '.'"):
+        tl.save_variables(tmp_path / "x.safetensors", {"a.b": tl.Variable(1.0)})
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\x00" * 20)
+    with pytest.raises(ValueError, match="is not a readable safetensors file"):
+        tl.load_variables(bad)
+    with pytest.raises(FileNotFoundError):
+        tl.load_variables(tmp_path / "absent.safetensors")

@@ -1,0 +1,214 @@
+"""tl.optimizers against the published update formulas (written here in NumPy), eager and traced."""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+SHAPES = {"layer": {"kernel": (3, 2), "bias": (2,)}, "extra": [(4,)]}
+STEPS = 5
+
+
+def _params(dtype=np.float64):
+    rng = np.random.default_rng(0)
+    return {"layer": {"kernel": rng.normal(size=(3, 2)).astype(dtype), "bias": rng.normal(size=2).astype(dtype)},
+            "extra": [rng.normal(size=4).astype(dtype)]}
+
+
+def _leaves(tree):
+    return [tree["layer"]["kernel"], tree["layer"]["bias"], tree["extra"][0]]
+
+
+def _grad_of(p):
+    """Gradient of sum(p**4 / 4 + p): depends on p, so every step's state matters."""
+    return p ** 3 + 1.0
+
+
+def _numpy_run(update, state_names, lr_at, steps=STEPS):
+    params = [p.copy() for p in _leaves(_params())]
+    states = [{name: np.zeros_like(p) for name in state_names} for p in params]
+    for t in range(1, steps + 1):
+        for p, s in zip(params, states):
+            p[...] = update(p, _grad_of(p), s, lr_at(t - 1), t)
+    return params
+
+
+def sgd_ref(lr, momentum=0.0, nesterov=False, wd=0.0):
+    def update(p, g, s, lr_t, t):
+        g = g + wd * p
+        if momentum:
+            s["buf"] = momentum * s["buf"] + g
+            g = g + momentum * s["buf"] if nesterov else s["buf"]
+        return p - lr_t * g
+    return update, ["buf"]
+
+
+def adam_ref(lr, b1=0.9, b2=0.999, eps=1e-8, wd=0.0, decoupled=False):
+    def update(p, g, s, lr_t, t):
+        if decoupled:
+            p = p * (1 - lr_t * wd)
+        else:
+            g = g + wd * p
+        s["m"] = b1 * s["m"] + (1 - b1) * g
+        s["v"] = b2 * s["v"] + (1 - b2) * g * g
+        m_hat = s["m"] / (1 - b1 ** t)
+        v_hat = s["v"] / (1 - b2 ** t)
+        return p - lr_t * m_hat / (np.sqrt(v_hat) + eps)
+    return update, ["m", "v"]
+
+
+def rmsprop_ref(lr, rho=0.99, eps=1e-8, momentum=0.0, centered=False):
+    def update(p, g, s, lr_t, t):
+        s["v"] = rho * s["v"] + (1 - rho) * g * g
+        avg = s["v"]
+        if centered:
+            s["g"] = rho * s["g"] + (1 - rho) * g
+            avg = avg - s["g"] ** 2
+        d = g / (np.sqrt(avg) + eps)
+        if momentum:
+            s["buf"] = momentum * s["buf"] + d
+            d = s["buf"]
+        return p - lr_t * d
+    return update, ["v", "g", "buf"]
+
+
+CASES = {
+    "sgd": (lambda: tl.optimizers.SGD(0.05), sgd_ref(0.05)),
+    "sgd_momentum": (lambda: tl.optimizers.SGD(0.05, momentum=0.9), sgd_ref(0.05, 0.9)),
+    "sgd_nesterov_wd": (lambda: tl.optimizers.SGD(0.05, momentum=0.8, nesterov=True, weight_decay=0.1),
+                        sgd_ref(0.05, 0.8, True, 0.1)),
+    "adam": (lambda: tl.optimizers.Adam(0.01), adam_ref(0.01)),
+    "adam_l2": (lambda: tl.optimizers.Adam(0.01, beta_1=0.8, beta_2=0.99, weight_decay=0.1),
+                adam_ref(0.01, 0.8, 0.99, wd=0.1)),
+    "adamw": (lambda: tl.optimizers.AdamW(0.01, weight_decay=0.3), adam_ref(0.01, wd=0.3, decoupled=True)),
+    "rmsprop": (lambda: tl.optimizers.RMSprop(0.01), rmsprop_ref(0.01)),
+    "rmsprop_centered_momentum": (lambda: tl.optimizers.RMSprop(0.01, rho=0.9, momentum=0.5, centered=True),
+                                  rmsprop_ref(0.01, 0.9, momentum=0.5, centered=True)),
+}
+
+
+def _run_tensorlib(make_opt, traced, steps=STEPS):
+    p = _params()
+    variables = {"layer": {"kernel": tl.Variable(p["layer"]["kernel"]), "bias": tl.Variable(p["layer"]["bias"])},
+                 "extra": [tl.Variable(p["extra"][0])]}
+    opt = make_opt()
+
+    def step():
+        with tl.GradientTape() as tape:
+            loss = sum(tl.sum(v ** 4 / 4.0 + v) for v in _leaves(variables))
+        grads = tape.gradient(loss, variables)
+        opt.apply(grads, variables)
+        return loss
+
+    run = tl.function(step) if traced else step
+    for _ in range(steps):
+        run()
+    return [v.numpy() for v in _leaves(variables)], opt
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_matches_published_formula(case, traced):
+    make_opt, (update, names) = CASES[case]
+    lr = make_opt().learning_rate
+    expected = _numpy_run(update, names, lambda t: lr)
+    got, opt = _run_tensorlib(make_opt, traced)
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+    assert int(opt.iterations.numpy()) == STEPS
+
+
+def test_slots_are_variables_updated_by_a_traced_step():
+    _, opt = _run_tensorlib(lambda: tl.optimizers.Adam(0.01), traced=True, steps=2)
+    slots = opt.variables["slots"]
+    assert len(slots) == 3 and all(isinstance(v, tl.Variable) for s in slots.values() for v in s.values())
+    assert all(np.abs(s["m"].numpy()).sum() > 0 for s in slots.values())
+
+
+def test_schedule_drives_the_learning_rate():
+    schedule = tl.optimizers.Warmup(tl.optimizers.CosineDecay(0.1, decay_steps=3), warmup_steps=2)
+    lrs = [float(schedule(t)) for t in range(STEPS)]
+    expected_lrs = [0.05, 0.1, 0.1, 0.1 * 0.5 * (1 + np.cos(np.pi / 3)), 0.1 * 0.5 * (1 + np.cos(2 * np.pi / 3))]
+    np.testing.assert_allclose(lrs, expected_lrs, rtol=1e-6)
+    update, names = sgd_ref(None, 0.9)
+    expected = _numpy_run(update, names, lambda t: expected_lrs[t])
+    for traced in (False, True):
+        got, _ = _run_tensorlib(lambda: tl.optimizers.SGD(schedule, momentum=0.9), traced)
+        for e, g in zip(expected, got):
+            np.testing.assert_allclose(g, e, rtol=1e-6)
+
+
+def test_step_decay_and_cosine_values():
+    step = tl.optimizers.StepDecay(2.0, step_size=3, gamma=0.5)
+    assert [float(step(t)) for t in range(7)] == [2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 0.5]
+    cosine = tl.optimizers.CosineDecay(1.0, decay_steps=4, alpha=0.2)
+    np.testing.assert_allclose([float(cosine(t)) for t in (0, 2, 4, 9)], [1.0, 0.6, 0.2, 0.2], rtol=1e-6)
+
+
+def test_clip_by_global_norm_numbers_and_structure():
+    grads = {"a": tl.tensor(np.array([3.0, 0.0])), "b": [tl.tensor(np.array([[4.0]])), None]}
+    clipped, norm = tl.optimizers.clip_by_global_norm(grads, 2.5)
+    assert float(norm) == 5.0
+    np.testing.assert_allclose(clipped["a"].numpy(), [1.5, 0.0])
+    np.testing.assert_allclose(clipped["b"][0].numpy(), [[2.0]])
+    assert clipped["b"][1] is None
+    unchanged, _ = tl.optimizers.clip_by_global_norm(grads, 10.0)
+    np.testing.assert_allclose(unchanged["a"].numpy(), [3.0, 0.0])
+
+
+def test_optimizer_clips_before_the_update():
+    w = tl.Variable(np.zeros(2))
+    tl.optimizers.SGD(1.0, global_clipnorm=1.0).apply([tl.tensor(np.array([30.0, 40.0]))], [w])
+    np.testing.assert_allclose(w.numpy(), [-0.6, -0.8])
+
+
+def test_float32_variables_stay_float32():
+    w = tl.Variable(np.ones(3, np.float32))
+    opt = tl.optimizers.Adam(0.1)
+    opt.apply([tl.tensor(np.ones(3, np.float32))], [w])
+    assert w.dtype == tl.float32 and opt.variables["slots"][w.name]["v"].dtype == tl.float32
+
+
+def test_none_gradients_are_skipped():
+    a, b = tl.Variable(np.ones(2)), tl.Variable(np.ones(2))
+    tl.optimizers.SGD(0.5).apply([None, tl.tensor(np.ones(2))], [a, b])
+    assert a.numpy().tolist() == [1.0, 1.0] and b.numpy().tolist() == [0.5, 0.5]
+
+
+def test_structure_mismatch_names_the_paths():
+    v = {"w": tl.Variable(np.ones(2)), "b": tl.Variable(np.ones(1))}
+    with pytest.raises(ValueError, match=r"SGD.apply: grads and variables must have the same structure; "
+                                         r"missing gradients for \[\"\['b'\]\"\]"):
+        tl.optimizers.SGD(0.1).apply({"w": tl.tensor(np.ones(2))}, v)
+    with pytest.raises(ValueError, match=r"Adam.apply: gradient at \['w'\] has shape \(3,\)"):
+        tl.optimizers.Adam().apply({"w": tl.tensor(np.ones(3)), "b": None}, v)
+    with pytest.raises(TypeError, match=r"SGD.apply: \[0\] is a Tensor, not a tl.Variable"):
+        tl.optimizers.SGD(0.1).apply([tl.tensor(1.0)], [tl.tensor(1.0)])
+
+
+def test_bad_hyperparameters():
+    with pytest.raises(ValueError, match="nesterov=True needs a positive momentum"):
+        tl.optimizers.SGD(0.1, nesterov=True)
+    with pytest.raises(ValueError, match=r"Adam: beta_2 must be in \[0, 1\), got 1.0"):
+        tl.optimizers.Adam(beta_2=1.0)
+    with pytest.raises(ValueError, match="clip_norm must be positive"):
+        tl.optimizers.clip_by_global_norm([tl.tensor(1.0)], 0.0)
+
+
+def test_matches_torch_optim_when_installed():
+    torch = pytest.importorskip("torch")
+    for make_opt, make_torch in [
+            (lambda: tl.optimizers.Adam(0.01, weight_decay=0.1), lambda p: torch.optim.Adam(p, lr=0.01, weight_decay=0.1)),
+            (lambda: tl.optimizers.AdamW(0.01), lambda p: torch.optim.AdamW(p, lr=0.01)),
+            (lambda: tl.optimizers.SGD(0.05, momentum=0.9, nesterov=True),
+             lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True)),
+            (lambda: tl.optimizers.RMSprop(0.01, momentum=0.5, centered=True),
+             lambda p: torch.optim.RMSprop(p, lr=0.01, momentum=0.5, centered=True))]:
+        params = [torch.tensor(p, requires_grad=True) for p in _leaves(_params())]
+        opt = make_torch(params)
+        for _ in range(STEPS):
+            opt.zero_grad()
+            sum((p ** 4 / 4 + p).sum() for p in params).backward()
+            opt.step()
+        got, _ = _run_tensorlib(make_opt, traced=False)
+        for p, g in zip(params, got):
+            np.testing.assert_allclose(g, p.detach().numpy(), rtol=1e-7, atol=1e-10)
