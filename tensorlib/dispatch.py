@@ -332,7 +332,7 @@ def _promote(op, args):
     for i in group:  # a float scalar next to integer tensors makes the result float, as in JAX
         d = args[i].dtype
         if args[i].__class__ is WeakScalar and _KIND_ORDER[d.kind] > _KIND_ORDER[target.kind]:
-            target = d
+            target = _dtypes.default_float if d.kind == "f" else d   # a traced float argument is float64
     return tuple(_cast_op(a, dtype=target) if (i in group and a.dtype != target) else a
                  for i, a in enumerate(args))
 

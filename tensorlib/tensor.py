@@ -29,6 +29,9 @@ class TensorSpec:
 
     def __init__(self, shape, dtype=_dtypes.float32):
         self.shape = tuple(None if d is None else int(d) for d in shape)
+        if any(d is not None and d < 0 for d in self.shape):
+            raise ValueError(f"TensorSpec: shape {tuple(shape)} has a negative dimension; "
+                             "use None for a dimension of any size")
         self.dtype = _dtypes.as_dtype(dtype)
 
     @property
@@ -81,9 +84,16 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array on the host (a copy where the backend is a device)."""
         if self._value is None:
-            raise TypeError(f"tensorlib: a symbolic tensor {self._describe()} has no value while "
-                            "tl.function traces; return it from the function to get its value")
+            self._no_value("its value is needed", "return it from the function to get its value")
         return np.asarray(self.backend.to_numpy(self._value))
+
+    def _no_value(self, use, remedy):
+        """Raise for a symbolic tensor asked for its value (a tracing mode may first ask for a retrace)."""
+        from . import dispatch
+        for mode in dispatch.modes:
+            mode.needs_value(self)
+        raise TypeError(f"tensorlib: a symbolic tensor {self._describe()} has no value while "
+                        f"tl.function traces, but {use}; {remedy}")
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -96,6 +106,11 @@ class Tensor:
         return self.numpy().tolist()
 
     def __bool__(self):
+        if self._value is None:
+            self._no_value("Python `if`, `while`, `and`/`or` or bool() needs one",
+                           "use tl.cond(pred, true_fn, false_fn, operands) or tl.while_loop for control flow, "
+                           "tl.where(cond, x, y) to select elementwise, or make the argument static "
+                           "(static_argnums)")
         return bool(self.numpy())
 
     def __float__(self):

@@ -32,11 +32,11 @@ def test_feeds_are_checked_against_the_placeholders():
     graph = tl.function(lambda x, y: x @ y).get_graph(tl.TensorSpec((None, 3), "float64"),
                                                       tl.TensorSpec((3, 2), "float64"))
     assert graph(np.ones((4, 3)), np.ones((3, 2))).shape == (4, 2)
-    with pytest.raises(TypeError, match=r"takes 2 tensor arguments \(args\[0\], args\[1\]\), got 1"):
+    with pytest.raises(TypeError, match=r"takes 2 tensor arguments \(x, y\), got 1"):
         graph(np.ones((4, 3)))
-    with pytest.raises(ValueError, match=r"argument 0 \(args\[0\]\) must be float64\[\?, 3\], got float64\[4, 2\]"):
+    with pytest.raises(ValueError, match=r"argument 0 \(x\) must be float64\[\?, 3\], got float64\[4, 2\]"):
         graph(np.ones((4, 2)), np.ones((3, 2)))
-    with pytest.raises(ValueError, match=r"argument 1 \(args\[1\]\) must be float64\[3, 2\], got float32\[3, 2\]"):
+    with pytest.raises(ValueError, match=r"argument 1 \(y\) must be float64\[3, 2\], got float32\[3, 2\]"):
         graph(np.ones((4, 3)), np.ones((3, 2), np.float32))
     with pytest.raises(TypeError, match="unknown capture 'w'; its captures are none"):
         graph(np.ones((4, 3)), np.ones((3, 2)), w=np.ones(2))

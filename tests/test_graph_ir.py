@@ -23,7 +23,7 @@ def test_print_lists_one_line_per_node_with_types_and_attributes():
     fn, _ = _model(None)
     graph = tl.function(fn).get_graph(tl.TensorSpec((None, 2), "float64"))
     lines = str(graph).splitlines()
-    assert lines[0] == "graph fn(%0: float64[?,2] args[0]) {"
+    assert lines[0] == "graph fn(%0: float64[?,2] x) {"
     assert re.fullmatch(r"  %1 = capture 'steps': float64\[\]  \[variable, 8 B, from .*test_graph_ir\.py:\d+: "
                         r"counter\.assign_add\(1\.0\)\]", lines[1])
     assert re.fullmatch(r"  %2 = capture 'TABLE': float64\[300,2\]  \[array, 4\.7 KiB, from .*: "

@@ -85,6 +85,12 @@ def get(op_type: str) -> dict | None:
     return dict(zip(names, per))
 
 
+def override_key() -> tuple:
+    """The active ``override`` scopes as a hashable value: part of a ``tl.function``'s signature, since
+    a graph bakes in the gradient rules that were in effect when it was traced."""
+    return tuple(tuple(scope.items()) for scope in _overrides) if _overrides else ()
+
+
 def _lookup_rules(op_type):
     for scope in reversed(_overrides):
         if op_type in scope:

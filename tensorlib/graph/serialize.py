@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+import tempfile
 import zipfile
 
 import numpy as np
@@ -28,10 +30,15 @@ from .. import dispatch
 from .. import dtypes as _dtypes
 from ..backends import base as _backends
 from ..tensor import Tensor, Variable
-from .ir import Graph
+from .ir import Graph, _nbytes
 
 FORMAT = "tensorlib.graph"
-VERSION = 1
+VERSION = 2                  # 2: the JSON and the .npz share a token (a mix of two saves does not load)
+_TOKEN = "__token__"
+# A traced graph's constants are at most CONSTANT_BYTES, an optimized one's at most the passes' FOLD_BYTES:
+# a file that declares a bigger constant is not one we wrote (and must not make us allocate it).
+_MAX_CONSTANT_BYTES = 16 * 1024
+_NPY_HEADER_MAX = 1 << 16
 _UNLOADABLE = {"CustomGradient": "its gradient is a Python function"}
 
 
@@ -75,11 +82,34 @@ def save(graph: Graph, path, include_captures: bool = False) -> None:
            "inputs": [{"id": ids[t._id], "name": n, **_spec(t)} for t, n in zip(graph.inputs, graph.input_names)],
            "captures": captures, "constants": constants, "nodes": nodes,
            "outputs": [ids[t._id] for t in graph.outputs], "structure": _encode_structure(graph.structure)}
-    text = json.dumps(doc, indent=1, allow_nan=False)
-    with open(npz_path, "wb") as fh:
-        np.savez(fh, **arrays)
-    with open(json_path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    token = secrets.token_hex(16)
+    doc["token"] = token
+    arrays[_TOKEN] = np.array(token)
+    text = json.dumps(doc, indent=1, allow_nan=False).encode("utf-8")
+    # Each file is written to a temporary beside it and renamed over the old one (atomic); a fault between
+    # the two renames leaves files whose tokens differ, which load refuses rather than mixing two saves.
+    npz_tmp = _write_temp(npz_path, lambda fh: np.savez(fh, **arrays))
+    try:
+        json_tmp = _write_temp(json_path, lambda fh: fh.write(text))
+    except BaseException:
+        os.unlink(npz_tmp)
+        raise
+    os.replace(npz_tmp, npz_path)
+    os.replace(json_tmp, json_path)
+
+
+def _write_temp(path, write) -> str:
+    """Write a temporary file in ``path``'s folder with ``write(fh)``, flushed to disk; return its name."""
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
 
 
 def _spec(t) -> dict:
@@ -145,8 +175,9 @@ def load(path, backend=None) -> Graph:
         raw_text = fh.read()
     try:
         doc = json.loads(raw_text.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise GraphFormatError(f"{json_path}: not a tensorlib graph file (unreadable JSON: {e})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise GraphFormatError(f"{json_path}: not a tensorlib graph file (unreadable JSON: "
+                               f"{type(e).__name__}: {e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise GraphFormatError(f"{json_path}: not a tensorlib graph file (format "
                                f"{doc.get('format') if isinstance(doc, dict) else type(doc).__name__!r}, "
@@ -156,24 +187,79 @@ def load(path, backend=None) -> Graph:
         raise GraphFormatError(f"{json_path}: graph format version {version!r} is not supported "
                                f"(this tensorlib reads versions 1 to {VERSION})")
     try:
-        arrays = _read_arrays(npz_path)
-        return _build(doc, arrays, backend)
+        with _Arrays(npz_path) as arrays:
+            if version >= 2:
+                token = arrays.token()
+                if token != _get(doc, "token", str):
+                    raise GraphFormatError(f"the array file {npz_path} belongs to another save of the graph "
+                                           "(their tokens differ): the files were mixed or a save was interrupted")
+            return _build(doc, arrays, backend)
     except GraphFormatError as e:
         raise GraphFormatError(f"{json_path}: {e}") from None
-    except (KeyError, TypeError, ValueError, IndexError, LookupError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, LookupError, RecursionError, OverflowError,
+            MemoryError) as e:
         raise GraphFormatError(f"{json_path}: malformed graph file ({type(e).__name__}: {e})") from None
 
 
-def _read_arrays(npz_path) -> dict:
-    try:
-        with np.load(npz_path, allow_pickle=False) as z:
-            if not isinstance(z, np.lib.npyio.NpzFile):
-                raise GraphFormatError(f"{npz_path} is not an .npz archive")
-            return {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise GraphFormatError(f"the array file {npz_path} is missing") from None
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
-        raise GraphFormatError(f"the array file {npz_path} is corrupt or holds pickled objects ({e})") from None
+class _Arrays:
+    """The ``.npz`` read lazily: a member is decompressed only when the graph names it, and only after its
+    header's shape and dtype (and its size in the archive) match what the graph declares."""
+
+    def __init__(self, npz_path):
+        self.path = npz_path
+        try:
+            self.zip = zipfile.ZipFile(npz_path)
+        except FileNotFoundError:
+            raise GraphFormatError(f"the array file {npz_path} is missing") from None
+        except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
+            raise GraphFormatError(f"the array file {npz_path} is not an .npz archive ({e})") from None
+        self.members = {name[:-4]: info for name, info in ((i.filename, i) for i in self.zip.infolist())
+                        if name.endswith(".npy")}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.zip.close()
+
+    def __contains__(self, key):
+        return key in self.members
+
+    def token(self):
+        info = self.members.get(_TOKEN)
+        if info is None or info.file_size > _NPY_HEADER_MAX:
+            return None
+        value = self._read(info)
+        return str(value) if value.dtype.kind == "U" and value.ndim == 0 else None
+
+    def get(self, key, shape, dtype):
+        info = self.members[key]
+        try:
+            with self.zip.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                               (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                if read_header is None:
+                    raise ValueError(f".npy format version {version} is not supported")
+                header = read_header(fh, max_header_size=_NPY_HEADER_MAX)
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile, SyntaxError) as e:
+            raise GraphFormatError(f"array {key!r} in {self.path} is corrupt ({e})") from None
+        stored_shape, _, stored_dtype = header
+        if stored_dtype != dtype or tuple(stored_shape) != tuple(shape):
+            raise GraphFormatError(f"array {key!r} is {stored_dtype}{list(stored_shape)}, the graph says "
+                                   f"{np.dtype(dtype).name}{list(shape)}")
+        if not _nbytes(shape, dtype) <= info.file_size <= _nbytes(shape, dtype) + _NPY_HEADER_MAX:
+            raise GraphFormatError(f"array {key!r} takes {info.file_size} bytes in {self.path}, not the "
+                                   f"{_nbytes(shape, dtype)} its shape {list(shape)} needs")
+        return self._read(info)
+
+    def _read(self, info):
+        try:
+            with self.zip.open(info) as fh:
+                return np.lib.format.read_array(fh, allow_pickle=False)
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+            raise GraphFormatError(f"array {info.filename!r} in {self.path} is corrupt or holds pickled "
+                                   f"objects ({e})") from None
 
 
 def _get(obj, key, kind):
@@ -185,7 +271,7 @@ def _get(obj, key, kind):
 
 def _shape_dtype(entry):
     shape = _get(entry, "shape", list)
-    if not all(d is None or (isinstance(d, int) and not isinstance(d, bool) and d >= 0) for d in shape):
+    if not all(d is None or (isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2 ** 63) for d in shape):
         raise GraphFormatError(f"bad shape {shape!r}")
     return tuple(shape), _dtypes.as_dtype(_get(entry, "dtype", str))
 
@@ -193,11 +279,10 @@ def _shape_dtype(entry):
 def _array(arrays, key, shape, dtype, what):
     if key not in arrays:
         raise GraphFormatError(f"{what}: array {key!r} is missing from the .npz file")
-    a = arrays[key]
-    if a.dtype != dtype or tuple(a.shape) != tuple(shape):
-        raise GraphFormatError(f"{what}: array {key!r} is {a.dtype}{list(a.shape)}, the graph says "
-                               f"{np.dtype(dtype).name}{list(shape)}")
-    return a
+    try:
+        return arrays.get(key, shape, dtype)
+    except GraphFormatError as e:
+        raise GraphFormatError(f"{what}: {e}") from None
 
 
 def _build(doc, arrays, backend) -> Graph:
@@ -228,6 +313,9 @@ def _build(doc, arrays, backend) -> Graph:
         define(entry, graph.captures[-1].tensor)
     for entry in _get(doc, "constants", list):
         shape, dtype = _shape_dtype(entry)
+        if None in shape or _nbytes(shape, dtype) > _MAX_CONSTANT_BYTES:
+            raise GraphFormatError(f"a constant is declared as {dtype.name}{list(shape)}: graphs hold constants "
+                                   f"of at most {_MAX_CONSTANT_BYTES} bytes")
         value = backend.asarray(_array(arrays, _get(entry, "key", str), shape, dtype, "constant"))
         define(entry, graph.add_constant(value, dispatch.WeakScalar if entry.get("weak") is True else None))
     for k, entry in enumerate(_get(doc, "nodes", list)):

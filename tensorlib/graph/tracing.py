@@ -7,18 +7,21 @@ over is captured by reference (see :class:`tensorlib.graph.ir.Capture`).
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import inspect
 import itertools
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dtypes
 from ..backends import base as _backends
+from ..grad import registry as _grad_registry
 from ..ops.registry import OpDef
 from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
 from . import executor
@@ -28,10 +31,23 @@ from .ir import CONSTANT_BYTES, Graph, _nbytes, pack
 ASSIGN = OpDef("AssignVariable", ("resource", "value"), {}, lambda resource, value: (), differentiable=False,
                doc="Store value into the captured Variable `resource` when the graph runs.")
 RETRACE_WARNING_AFTER = 5
+# Graphs a tl.function keeps (least recently used first out); JAX's jit keeps 4096 executables, but a
+# tensorlib graph pins its captures, so the bound is smaller.
+CACHE_SIZE = 64
 
 
 class RetracingWarning(UserWarning):
     """A ``tl.function`` was traced many times: some argument keeps changing its signature."""
+
+
+class _NeedsValue(Exception):
+    """A Python float fed as a weak input was needed as a Python value: make its argument static.
+
+    Not a ValueError/TypeError, so that ``dispatch.apply`` does not rewrap it on its way out."""
+
+    def __init__(self, argument):
+        super().__init__(argument)
+        self.argument = argument
 
 
 class _Trace:
@@ -47,6 +63,7 @@ class _Trace:
         self.arrays: dict = {}           # id(array) -> placeholder of a captured array
         self.constants: dict = {}        # value key -> constant (one per distinct literal)
         self.sources: list = []          # closed-over objects, for the retrace guards
+        self.weak_args: dict = {}        # _id of a weak Python-float placeholder -> its top-level argument
 
     def placeholder(self, shape, dtype, backend, name):
         t = self.graph.add_input(shape, dtype, name)
@@ -54,7 +71,18 @@ class _Trace:
         self.known.add(t._id)
         return t
 
+    def needs_value(self, t):
+        """``t``'s concrete value is asked for (``float(t)``, an attribute): a Python-float argument then
+        becomes static and the function traces again; any other symbolic tensor has no value."""
+        argument = self.weak_args.get(t._id)
+        if argument is not None:
+            raise _NeedsValue(argument)
+
     def bind(self, op, inputs, attrs, specs):
+        for v in attrs.values():
+            if isinstance(v, Tensor):
+                for mode in dispatch.modes:
+                    mode.needs_value(v)
         ins = [t if t._id in self.known else self.lift(t, op) for t in inputs]
         for t in ins:
             if t.backend is not ins[0].backend:
@@ -178,20 +206,29 @@ def _unique_name(name, taken) -> str:
 
 
 # ---------------------------------------------------------------- nested values: keys, placeholders, outputs
-def _leaf_key(value, feeds, keep):
-    """Hashable signature of one argument; tensor leaves are appended to ``feeds`` (placeholder order)."""
+_WEAK_FLOAT = ("weak float",)
+
+
+def _leaf_key(value, feeds, keep, static=False):
+    """Hashable signature of one argument; tensor leaves (and Python floats unless ``static``) are appended
+    to ``feeds`` in placeholder order; objects keyed by identity go to ``keep`` (held weakly by the cache)."""
     cls = value.__class__
     if cls is tuple or cls is list:
-        return (cls, tuple(_leaf_key(v, feeds, keep) for v in value))
+        return (cls, tuple(_leaf_key(v, feeds, keep, static) for v in value))
     if cls is dict:
-        return (dict, tuple((k, _leaf_key(v, feeds, keep)) for k, v in value.items()))
+        return (dict, tuple((k, _leaf_key(v, feeds, keep, static)) for k, v in value.items()))
+    if cls is float:
+        if not static:
+            feeds.append(value)
+            return _WEAK_FLOAT
+        return (float, repr(value))       # repr: a NaN equals itself, 0.0 and -0.0 differ
     if isinstance(value, Tensor):
         if isinstance(value, Variable):
             keep.append(value)
-            return ("variable", value._id)
+            return ("variable", id(value))
         feeds.append(value)
         return (value.shape, value.dtype, value.backend.name)
-    if cls in (int, float, bool, str) or value is None:
+    if cls in (int, bool, str) or value is None:
         return (cls, value)
     if cls is TensorSpec:
         return (value.shape, value.dtype, _backends.current().name)
@@ -199,6 +236,9 @@ def _leaf_key(value, feeds, keep):
         feeds.append(value)
         backend = _backends.backend_of_array(value)
         return (tuple(value.shape), _dtypes.as_dtype(value.dtype), backend.name if backend else "numpy")
+    if cls.__hash__ is object.__hash__:
+        keep.append(value)                # hashed by identity: key by id, never keep it alive
+        return ("id", id(value))
     try:
         hash(value)
         return (cls, value)
@@ -207,12 +247,18 @@ def _leaf_key(value, feeds, keep):
         return ("id", id(value))
 
 
-def _with_placeholders(value, path, trace):
-    """``value`` with every tensor/array leaf replaced by a new placeholder named by its path."""
+def _with_placeholders(value, path, trace, top=None, static=False):
+    """``value`` with every tensor/array leaf (and Python float unless ``static``) replaced by a new
+    placeholder named by its path; ``top`` is the argument it belongs to (to make it static later)."""
     if value.__class__ in (tuple, list):
-        return value.__class__(_with_placeholders(v, f"{path}[{i}]", trace) for i, v in enumerate(value))
+        return value.__class__(_with_placeholders(v, f"{path}[{i}]", trace, top, static) for i, v in enumerate(value))
     if value.__class__ is dict:
-        return {k: _with_placeholders(v, f"{path}[{k!r}]", trace) for k, v in value.items()}
+        return {k: _with_placeholders(v, f"{path}[{k!r}]", trace, top, static) for k, v in value.items()}
+    if value.__class__ is float and not static:
+        t = trace.placeholder((), _dtypes.float64, _backends.current(), path)
+        t.__class__ = dispatch.WeakScalar     # promotes like the Python float it stands for
+        trace.weak_args[t._id] = top
+        return t
     if isinstance(value, TensorSpec):
         return trace.placeholder(value.shape, value.dtype, _backends.current(), path)
     if isinstance(value, Tensor):
@@ -225,16 +271,18 @@ def _with_placeholders(value, path, trace):
     return value
 
 
-def _describe(value, path, out):
+def _describe(value, path, out, static=False):
     """``{path: description}`` for every leaf and container, to explain retraces."""
     if value.__class__ in (tuple, list):
         out[path] = ("structure", type(value).__name__)
         for i, v in enumerate(value):
-            _describe(v, f"{path}[{i}]", out)
+            _describe(v, f"{path}[{i}]", out, static)
     elif value.__class__ is dict:
         out[path] = ("structure", "dict")
         for k, v in value.items():
-            _describe(v, f"{path}[{k!r}]", out)
+            _describe(v, f"{path}[{k!r}]", out, static)
+    elif value.__class__ is float and not static:
+        out[path] = ("value", "a Python float fed as a weak scalar")
     elif isinstance(value, Variable):
         out[path] = ("variable", f"Variable {value.name!r} (id {value._id})")
     elif hasattr(value, "shape") and hasattr(value, "dtype"):     # tensors, specs, arrays
@@ -331,7 +379,8 @@ def _guards(fn, sources) -> list:
 class Function:
     """A Python function traced into graphs, one per input signature; see :func:`function`."""
 
-    def __init__(self, fn, input_signature=None, max_traces=None):
+    def __init__(self, fn, input_signature=None, max_traces=None, static_argnums=(), static_argnames=(),
+                 cache_size=CACHE_SIZE):
         functools.update_wrapper(self, fn)
         self.python_function = fn
         self.input_signature = None if input_signature is None else tuple(input_signature)
@@ -340,13 +389,40 @@ class Function:
                 if not isinstance(s, TensorSpec):
                     raise TypeError(f"tl.function({self.__name__}): input_signature[{i}] must be a "
                                     f"tl.TensorSpec, got {type(s).__name__}")
+        self._positional, self._varargs, has_kwargs = _parameters(fn)
+        self._static_pos, self._static_names = self._statics(static_argnums, static_argnames, has_kwargs)
+        if cache_size < 1:
+            raise ValueError(f"tl.function({self.__name__}): cache_size must be at least 1, got {cache_size}")
+        self.cache_size = cache_size
         self.max_traces = max_traces
         self.trace_count = 0
         self.retrace_reasons: list[str] = []
-        self._cache: dict = {}
+        self._cache: collections.OrderedDict = collections.OrderedDict()
         self._hits = 0
+        self._evicted = 0
         self._last_call: dict | None = None
         self._no_retrace = 0
+
+    def _statics(self, argnums, argnames, has_kwargs):
+        """Static positions and names, each completed from the other through the signature (as in JAX)."""
+        argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames)
+        n = len(self._positional)
+        positions = set()
+        for i in argnums:
+            if not isinstance(i, int) or (i < 0 and (self._varargs or -i > n)):
+                raise ValueError(f"tl.function({self.__name__}): static_argnums entry {i!r} is not a "
+                                 f"parameter position (parameters: {', '.join(self._positional) or 'none'})")
+            positions.add(i % n if i < 0 else i)
+        names = set(argnames)
+        for name in argnames:
+            if name in self._positional:
+                positions.add(self._positional.index(name))
+            elif not has_kwargs:
+                raise ValueError(f"tl.function({self.__name__}): static_argnames entry {name!r} is not a parameter "
+                                 f"(parameters: {', '.join(self._positional) or 'none'})")
+        names.update(self._positional[i] for i in positions if i < n)
+        return positions, names
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -363,22 +439,39 @@ class Function:
                             "call the function with tensors or arrays")
         return executor.run(concrete.graph, feeds)
 
-    def _concrete_for(self, args, kwargs):
+    def _key(self, args, kwargs):
         feeds, keep = [], []
         if self.input_signature is not None:
-            args = self._check_signature(args, kwargs)
-            key = "input_signature"
-            feeds = list(args)
-        else:
-            key = (_leaf_key(args, feeds, keep), _leaf_key(dict(sorted(kwargs.items())), feeds, keep)
-                   if kwargs else None)
-        concrete = self._cache.get(key)
-        stale = concrete.stale() if concrete is not None and concrete.guards else None
-        if concrete is None or stale:
-            concrete = self._trace(args, kwargs, key, keep, stale)
-        else:
-            self._hits += 1
-        return concrete, feeds
+            return ("input_signature", _grad_registry.override_key()), feeds, keep
+        statics = self._static_pos
+        key = [_leaf_key(a, feeds, keep, i in statics) for i, a in enumerate(args)]
+        for k, v in sorted(kwargs.items()):
+            key.append((k, _leaf_key(v, feeds, keep, k in self._static_names)))
+        key.append(_grad_registry.override_key())
+        return tuple(key), feeds, keep
+
+    def _concrete_for(self, args, kwargs, warn=True):
+        if self.input_signature is not None:
+            args, kwargs = self._check_signature(args, kwargs), {}
+        while True:
+            key, feeds, keep = self._key(args, kwargs)
+            if self.input_signature is not None:
+                feeds = list(args)
+            concrete = self._cache.get(key)
+            stale = concrete.stale() if concrete is not None and concrete.guards else None
+            if concrete is not None and not stale:
+                self._hits += 1
+                self._cache.move_to_end(key)
+                return concrete, feeds
+            try:
+                return self._trace(args, kwargs, key, keep, stale, warn), feeds
+            except _NeedsValue as e:
+                # The float was needed as a Python value: it is static from now on, and the call traces again.
+                position, name = e.argument
+                if position is not None:
+                    self._static_pos.add(position)
+                if name is not None:
+                    self._static_names.add(name)
 
     def _check_signature(self, args, kwargs):
         """Bind the call to the signature; every argument must be a tensor that fits its TensorSpec."""
@@ -396,18 +489,33 @@ class Function:
                 a = tensor(a, dtype=spec.dtype)
             shape, dtype = tuple(a.shape), _dtypes.as_dtype(a.dtype)
             if not spec.is_compatible_with(shape, dtype):
-                raise ValueError(f"tl.function {self.__name__}: args[{i}] has shape {shape} and dtype {dtype}, "
-                                 f"which does not fit input_signature[{i}] = {spec}")
+                raise ValueError(f"tl.function {self.__name__}: {self._arg_name(i)} has shape {shape} and dtype "
+                                 f"{dtype}, which does not fit input_signature[{i}] = {spec}")
             out.append(a)
         return tuple(out)
 
-    def _trace(self, args, kwargs, key, keep, stale=None):
+    def _arg_name(self, i: int) -> str:
+        """The parameter name of positional argument ``i`` (``args[k]`` for the k-th of ``*args``)."""
+        n = len(self._positional)
+        return self._positional[i] if i < n else f"{self._varargs or 'args'}[{i - n}]"
+
+    def _describe_call(self, args, kwargs) -> dict:
         call = {}
-        _describe(args, "args", call)
-        _describe(dict(sorted(kwargs.items())), "kwargs", call)
         if self.input_signature is not None:
-            call = {f"args[{i}]": ("tensor", s.shape, s.dtype.name, "signature")
+            call = {self._arg_name(i): ("tensor", s.shape, s.dtype.name, "signature")
                     for i, s in enumerate(self.input_signature)}
+        else:
+            for i, a in enumerate(args):
+                _describe(a, self._arg_name(i), call, i in self._static_pos)
+            for k, v in sorted(kwargs.items()):
+                _describe(v, k, call, k in self._static_names)
+        overrides = _grad_registry.override_key()
+        call["tl.grad.override"] = ("value", ", ".join(sorted({t for scope in overrides for t, _ in scope}))
+                                    + " overridden" if overrides else "none active")
+        return call
+
+    def _trace(self, args, kwargs, key, keep, stale=None, warn=True):
+        call = self._describe_call(args, kwargs)
         if self._last_call is None:
             reason = "first call"
         else:
@@ -422,25 +530,54 @@ class Function:
                                "or pass changing Python values as tensors")
         if self.input_signature is not None:
             args, kwargs = self.input_signature, {}
-        graph, sources = trace_graph(self.python_function, args, kwargs, self.__name__)
-        concrete = _Concrete(graph, _guards(self.python_function, sources), keep)
+        tops = [(i, self._positional[i] if i < len(self._positional) else None) for i in range(len(args))]
+        graph, sources = trace_graph(self.python_function, args, kwargs, self.__name__,
+                                     [self._arg_name(i) for i in range(len(args))], tops,
+                                     (self._static_pos, self._static_names))
+        concrete = _Concrete(graph, _guards(self.python_function, sources), self._weak_keep(key, keep))
         self._cache[key] = concrete
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+            self._evicted += 1
+            if self._evicted == 1:
+                warnings.warn(RetracingWarning(
+                    f"tl.function {self.__name__!r}: its cache of {self.cache_size} graphs is full; the least "
+                    "recently used graphs are dropped from now on (pass changing values as tensors, or raise "
+                    "cache_size)"), stacklevel=4)
         self.trace_count += 1
         self.retrace_reasons.append(reason)
         self._last_call = call
-        if self.trace_count > RETRACE_WARNING_AFTER:
+        if warn and self.trace_count > RETRACE_WARNING_AFTER:
             warnings.warn(RetracingWarning(
                 f"tl.function {self.__name__!r} was traced {self.trace_count} times; the last retrace was "
-                f"caused by: {reason}. Retracing is slow: use input_signature with None dimensions, or pass "
-                "values that change as tensors"), stacklevel=4)
+                f"caused by: {reason}. Retracing is slow: use input_signature with None dimensions, pass "
+                "values that change as tensors, or list the arguments meant to retrace in static_argnums"),
+                stacklevel=4)
         return concrete
+
+    def _weak_keep(self, key, keep) -> list:
+        """Weak references to the objects keyed by identity: when one dies its graph leaves the cache
+        (so the cache never keeps a caller's object, or what its graph captured from it, alive)."""
+        cache = weakref.ref(self._cache)
+
+        def evict(_ref):
+            c = cache()
+            if c is not None:
+                c.pop(key, None)
+        refs = []
+        for obj in keep:
+            try:
+                refs.append(weakref.ref(obj, evict))
+            except TypeError:
+                refs.append(obj)          # not weakly referenceable: held (the cache is bounded)
+        return refs
 
     def get_graph(self, *args, **kwargs) -> Graph:
         """The traced (unoptimized) Graph for these arguments; a ``tl.TensorSpec`` stands for any tensor
         of its shape and dtype (None: any size)."""
         if self.input_signature is not None and not args and not kwargs:
             args = self.input_signature
-        return self._concrete_for(args, kwargs)[0].graph
+        return self._concrete_for(args, kwargs, warn=False)[0].graph
 
     def save(self, path, *args, include_captures: bool = False, **kwargs) -> None:
         """Trace for ``args`` (tensors, arrays or TensorSpecs) and save that graph (see ``Graph.save``)."""
@@ -455,15 +592,32 @@ class Function:
         return f"<tl.function {self.__name__} ({self.trace_count} traces)>"
 
 
-def trace_graph(fn, args, kwargs, name: str) -> tuple:
+def _parameters(fn) -> tuple:
+    """(positional parameter names, the ``*args`` name or None, whether it takes ``**kwargs``)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return [], None, True
+    kinds = inspect.Parameter
+    positional = [p.name for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    varargs = next((p.name for p in params if p.kind is kinds.VAR_POSITIONAL), None)
+    return positional, varargs, any(p.kind is kinds.VAR_KEYWORD for p in params)
+
+
+def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=((), ())) -> tuple:
     """Run ``fn`` under a new trace: ``(graph, closed-over objects)``.
 
-    Tensor, array and TensorSpec leaves of the arguments become placeholders."""
+    Tensor, array and TensorSpec leaves of the arguments (and Python floats, but in the arguments
+    whose positions or names ``static`` lists) become placeholders, named by ``arg_names`` (default
+    ``args[i]``); ``tops`` says which (position, name) each argument is."""
     first = next((a for a in _tensor_leaves((args, kwargs)) if isinstance(a, Tensor)), None)
     graph = Graph(name, first.backend if first is not None else _backends.current())
     trace = _Trace(graph)
-    placed_args = _with_placeholders(tuple(args), "args", trace)
-    placed_kwargs = {k: _with_placeholders(v, f"kwargs[{k!r}]", trace) for k, v in sorted(kwargs.items())}
+    arg_names = arg_names or [f"args[{i}]" for i in range(len(args))]
+    tops = tops or [(i, None) for i in range(len(args))]
+    placed_args = tuple(_with_placeholders(a, arg_names[i], trace, tops[i], i in static[0])
+                        for i, a in enumerate(args))
+    placed_kwargs = {k: _with_placeholders(v, k, trace, (None, k), k in static[1]) for k, v in sorted(kwargs.items())}
     outer_tapes = list(dispatch.tapes)
     dispatch.tapes.clear()        # tapes recording outside must not see symbolic nodes
     dispatch.modes.append(trace)
@@ -489,28 +643,40 @@ def _tensor_leaves(value):
         yield value
 
 
-def function(fn=None, *, input_signature=None, max_traces: int | None = None):
+def function(fn=None, *, input_signature=None, max_traces: int | None = None, static_argnums=(),
+             static_argnames=(), cache_size: int = CACHE_SIZE):
     """Trace ``fn`` into a graph once per input signature and run the optimized graph.
 
     The signature is the shapes, dtypes and backends of the tensor and NumPy
-    arguments, the values of the other arguments, and the identity of the
-    objects the function closes over.  Each retrace records why it happened
-    (``f.retrace_reasons``); after a few it warns, and ``max_traces=N``
-    makes the next one raise.  ``input_signature=[tl.TensorSpec((None, 3))]``
-    gives one graph for every batch size.
+    arguments, the values of the other arguments, the active
+    ``tl.grad.override`` scopes, and the identity of the objects the function
+    closes over.  Python floats are fed as weak scalar inputs (a changing
+    learning rate does not retrace) unless their argument is listed in
+    ``static_argnums``/``static_argnames`` (or the function needs the float
+    as a Python value, which makes it static by itself).  Each retrace records
+    why it happened (``f.retrace_reasons``, naming parameters); after a few it
+    warns, and ``max_traces=N`` makes the next one raise.  At most
+    ``cache_size`` graphs are kept (least recently used out, with a warning).
+    ``input_signature=[tl.TensorSpec((None, 3))]`` gives one graph for every
+    batch size.
 
     >>> import tensorlib as tl
     >>> @tl.function
     ... def f(x, scale=2.0):
     ...     return tl.sum(x * scale)
-    >>> float(f(tl.tensor([1.0, 2.0]))), float(f(tl.tensor([3.0, 4.0]))), f.trace_count
-    (6.0, 14.0, 1)
-    >>> _ = f(tl.tensor([1.0, 2.0, 3.0])); f.retrace_reasons[-1]
-    'args[0].shape[0]: 2 -> 3'
+    >>> float(f(tl.tensor([1.0, 2.0]), 2.0)), float(f(tl.tensor([3.0, 4.0]), 0.5)), f.trace_count
+    (6.0, 3.5, 1)
+    >>> _ = f(tl.tensor([1.0, 2.0, 3.0]), 2.0); f.retrace_reasons[-1]
+    'x.shape[0]: 2 -> 3'
+    >>> g = tl.function(lambda x, power: x ** power, static_argnums=1)
+    >>> [float(g(tl.tensor(2.0), p)) for p in (2.0, 3.0)], g.trace_count
+    ([4.0, 8.0], 2)
     """
+    options = dict(input_signature=input_signature, max_traces=max_traces, static_argnums=static_argnums,
+                   static_argnames=static_argnames, cache_size=cache_size)
     if fn is None:
-        return lambda f: Function(f, input_signature, max_traces)
-    return Function(fn, input_signature, max_traces)
+        return lambda f: Function(f, **options)
+    return Function(fn, **options)
 
 
 @contextlib.contextmanager

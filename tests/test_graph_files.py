@@ -1,0 +1,148 @@
+"""Graph files: atomic saves, lazy and checked array reads, hostile files refused with GraphFormatError."""
+import io
+import json
+import os
+import shutil
+import tracemalloc
+import zipfile
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.graph import GraphFormatError
+
+
+def _save(tmp_path, factor, name="g"):
+    f = tl.function(lambda x: tl.sum(x * tl.tensor(np.full(3, factor))))
+    path = tmp_path / f"{name}.json"
+    f.save(path, tl.TensorSpec((3,), "float64"))
+    return path, tmp_path / f"{name}.npz"
+
+
+def _value(path):
+    return float(tl.graph.load(path)(np.ones(3)))
+
+
+def test_save_replaces_both_files_and_leaves_no_temporaries(tmp_path):
+    path, _ = _save(tmp_path, 2.0)
+    _save(tmp_path, 3.0)
+    assert _value(path) == 9.0
+    assert sorted(os.listdir(tmp_path)) == ["g.json", "g.npz"]
+
+
+def test_a_fault_while_writing_leaves_the_old_files_loading(tmp_path, monkeypatch):
+    path, _ = _save(tmp_path, 2.0)
+
+    def broken_savez(*args, **kwargs):
+        raise OSError("disk full")
+    monkeypatch.setattr(np, "savez", broken_savez)
+    with pytest.raises(OSError, match="disk full"):
+        _save(tmp_path, 3.0)
+    monkeypatch.undo()
+    assert _value(path) == 6.0
+    assert sorted(os.listdir(tmp_path)) == ["g.json", "g.npz"]
+
+
+def test_a_fault_between_the_renames_never_loads_a_mix(tmp_path, monkeypatch):
+    path, _ = _save(tmp_path, 2.0)
+    real_replace, calls = os.replace, []
+
+    def replace_then_crash(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError("power cut")
+        real_replace(src, dst)
+    monkeypatch.setattr(os, "replace", replace_then_crash)
+    with pytest.raises(OSError, match="power cut"):
+        _save(tmp_path, 3.0)
+    monkeypatch.undo()
+    with pytest.raises(GraphFormatError, match="belongs to another save of the graph"):
+        tl.graph.load(path)
+
+
+def test_files_of_two_saves_do_not_mix(tmp_path):
+    a, a_npz = _save(tmp_path, 2.0, "a")
+    _, b_npz = _save(tmp_path, 3.0, "b")
+    shutil.copy(b_npz, a_npz)
+    with pytest.raises(GraphFormatError, match="tokens differ"):
+        tl.graph.load(a)
+
+
+def _npy_header(shape, dtype):
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
+def _add_member(npz, name, payload):
+    with zipfile.ZipFile(npz, "a", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr(name + ".npy", payload)
+
+
+def test_members_the_graph_does_not_name_are_never_read(tmp_path):
+    path, npz = _save(tmp_path, 2.0)
+    bomb = _npy_header((1 << 27,), "float64") + bytes(1 << 26)     # 64 MiB of zeros, 1 GiB declared
+    _add_member(npz, "extra", bomb)
+    assert os.path.getsize(npz) < 1 << 20
+    tracemalloc.start()
+    assert _value(path) == 6.0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 << 20
+
+
+def _replace_member(npz, name, payload):
+    with zipfile.ZipFile(npz) as z:
+        members = {i.filename: z.read(i) for i in z.infolist() if i.filename != name + ".npy"}
+    with zipfile.ZipFile(npz, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for k, v in members.items():
+            z.writestr(k, v)
+        z.writestr(name + ".npy", payload)
+
+
+def test_a_member_is_checked_against_the_graph_before_it_is_read(tmp_path):
+    path, npz = _save(tmp_path, 2.0)
+    _replace_member(npz, "const_0", _npy_header((1 << 27,), "float64") + bytes(1 << 20))
+    tracemalloc.start()
+    with pytest.raises(GraphFormatError, match=r"array 'const_0' is float64\[134217728\], the graph says float64\[3\]"):
+        tl.graph.load(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 << 20
+    _replace_member(npz, "const_0", _npy_header((3,), "float64") + bytes(1 << 22))   # header fits, body does not
+    with pytest.raises(GraphFormatError, match=r"array 'const_0' takes \d+ bytes .*not the 24 its shape \[3\] needs"):
+        tl.graph.load(path)
+
+
+def test_a_declared_constant_larger_than_any_graph_holds_is_refused(tmp_path):
+    path, npz = _save(tmp_path, 2.0)
+    doc = json.loads(path.read_text())
+    doc["constants"][0]["shape"] = [1 << 27]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(GraphFormatError, match=r"a constant is declared as float64\[134217728\]"):
+        tl.graph.load(path)
+
+
+@pytest.mark.parametrize("text", ["[" * 100000 + "]" * 100000,
+                                  '{"format": "tensorlib.graph", "version": 2, "x": ' + "[" * 50000 + "]" * 50000 + "}"])
+def test_deeply_nested_json_is_a_format_error(tmp_path, text):
+    path, _ = _save(tmp_path, 2.0)
+    path.write_text(text)
+    with pytest.raises(GraphFormatError, match="RecursionError"):
+        tl.graph.load(path)
+
+
+def test_deeply_nested_attributes_and_huge_shapes_are_format_errors(tmp_path):
+    path, _ = _save(tmp_path, 2.0)
+    doc = json.loads(path.read_text())
+    doc["nodes"][-1]["attrs"] = {"axis": "NESTED"}
+    nested = '{"$tuple": [' * 700 + "1" + "]}" * 700    # JSON parses it; decoding it recurses too deep
+    path.write_text(json.dumps(doc).replace('"NESTED"', nested))
+    with pytest.raises(GraphFormatError, match="RecursionError"):
+        tl.graph.load(path)
+    doc["nodes"][-1]["attrs"] = {}
+    doc["inputs"][0]["shape"] = [2 ** 64]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(GraphFormatError, match="bad shape"):
+        tl.graph.load(path)
