@@ -22,7 +22,8 @@ from .ops.shape import (broadcast_to, concat, expand_dims, gather, getitem, one_
                         squeeze, stack, take, tile, transpose)
 from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
-from .grad.custom import custom_gradient, stop_gradient
+from .grad.custom import custom_gradient
+from .ops.math import stop_gradient
 from . import nn
 from .module import Module
 from . import initializers

@@ -16,8 +16,7 @@ import numpy as np
 from . import dtypes as _dtypes
 from .backends import base as _backends
 from .grad import registry as _grad_registry
-from .graph.ir import Node
-from .tensor import Tensor, Variable, _ids, make
+from .tensor import Node, Tensor, Variable, _ids, make
 
 # Mutated in place, never rebound: the hot path reads them as globals.
 tapes: list = []        # recording GradientTapes, innermost last

@@ -148,6 +148,36 @@ class Tensor:
         return f"tl.Tensor({body}, dtype={self.dtype}{extra})"
 
 
+class Node:
+    """One application of an op: what tapes record, graphs hold and a gradient function receives as ``op``.
+
+    ``type`` is the op type name, ``inputs``/``outputs`` are Tensors (symbolic
+    under tracing), ``attrs`` the op's attributes, ``site`` the user's
+    ``file:line`` when it was captured (only for ops without a gradient rule).
+    """
+
+    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "__weakref__")
+
+    def __init__(self, op, inputs, outputs, attrs, site=None):
+        self.op = op
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.site = site
+
+    @property
+    def type(self) -> str:
+        return self.op.name
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    def __repr__(self):
+        ins = ", ".join(f"{t.shape}" for t in self.inputs)
+        return f"<Node {self.op.name}({ins}) attrs={self.attrs}>"
+
+
 def make(value, backend, shape=None, dtype=None) -> Tensor:
     """Wrap a raw backend array (no copy, no checks): the dispatch fast path."""
     t = object.__new__(Tensor)

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import dispatch
 from ..tensor import Tensor, Variable, make
-from .ir import Graph, unpack
+from .ir import ASSIGN, Graph, unpack
 
 class _Step:
     __slots__ = ("node", "kernel", "inputs", "outputs", "multi", "frees")
@@ -47,7 +47,6 @@ class Executable:
     """
 
     def __init__(self, graph: Graph):
-        from .tracing import ASSIGN
         self.graph = graph
         names = graph.value_names()
         self.local = {k: "v" + v[1:] for k, v in names.items()}
@@ -309,7 +308,6 @@ def _recorded(graph, leaves, sources) -> bool:
 
 def replay(graph: Graph, leaves, sources):
     """Run the graph op by op through ``dispatch.apply``: tapes record it and an outer trace inlines it."""
-    from .tracing import ASSIGN
     env = {t._id: x for t, x in zip(graph.inputs, leaves)}
     env.update({c.tensor._id: s for c, s in zip(graph.captures, sources)})
     for t, raw in graph.constants.values():

@@ -21,40 +21,15 @@ import linecache
 
 import numpy as np
 
-from ..tensor import Tensor, make_symbolic
+from ..ops.registry import OpDef, _ops
+from ..tensor import Node, Tensor, make_symbolic
 
 # A constant larger than this is captured by reference instead (DESIGN §2, the seeds' 10 s first call).
 CONSTANT_BYTES = 1024
 
-
-class Node:
-    """One application of an op: what a gradient function receives as ``op``.
-
-    ``type`` is the op type name, ``inputs``/``outputs`` are Tensors (symbolic
-    under tracing), ``attrs`` the op's attributes, ``site`` the user's
-    ``file:line`` when it was captured (only for ops without a gradient rule).
-    """
-
-    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "__weakref__")
-
-    def __init__(self, op, inputs, outputs, attrs, site=None):
-        self.op = op
-        self.inputs = inputs
-        self.outputs = outputs
-        self.attrs = attrs
-        self.site = site
-
-    @property
-    def type(self) -> str:
-        return self.op.name
-
-    @property
-    def name(self) -> str:
-        return self.op.name
-
-    def __repr__(self):
-        ins = ", ".join(f"{t.shape}" for t in self.inputs)
-        return f"<Node {self.op.name}({ins}) attrs={self.attrs}>"
+# Assignments to Variables are graph nodes of this op type; it is no registered op (no kernel, no gradient).
+ASSIGN = OpDef("AssignVariable", ("resource", "value"), {}, lambda resource, value: (), differentiable=False,
+               doc="Store value into the captured Variable `resource` when the graph runs.")
 
 
 class Capture:
@@ -195,8 +170,6 @@ class Graph:
         Every value is defined once before use, every op type is known, and
         every node's shape rule reproduces its recorded output shapes and dtypes.
         """
-        from ..ops.registry import _ops
-        from .tracing import ASSIGN
         defined = {t._id for t in self.inputs} | {c.tensor._id for c in self.captures} | set(self.constants)
         names = self.value_names()
         for k, node in enumerate(self.nodes):

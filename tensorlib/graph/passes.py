@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import registry as _registry
-from .ir import Graph, _nbytes
+from .ir import ASSIGN, Graph, _nbytes
 
 # Folded results live only in the optimized graph (files hold the traced graph), so they may be a
 # little larger than traced constants: enough for a fused conv filter, never a data-sized array.
@@ -41,7 +41,6 @@ def _is_stateful(op) -> bool:
 # ---------------------------------------------------------------- simplify = no-ops + folding + CSE
 def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
     """Algebraic no-ops, constant folding of small constants, and common-subexpression elimination."""
-    from .tracing import ASSIGN
     new = graph.empty_copy()
     env: dict = {}
     seen: dict = {}
@@ -241,7 +240,6 @@ def _box_filter(g: Graph, w, kh: int, kw: int):
 # ---------------------------------------------------------------- dead nodes
 def eliminate_dead_nodes(graph: Graph) -> Graph:
     """Drop nodes (and constants) nothing needs; Variable assignments always stay."""
-    from .tracing import ASSIGN
     live = {t._id for t in graph.outputs}
     kept = []
     for node in reversed(graph.nodes):

@@ -279,6 +279,25 @@ def identity(x) -> Tensor:
     return apply(_identity, (x,))
 
 
+_stop = defop("StopGradient", inputs=("x",), infer=lambda x: x, differentiable=False,
+              doc="Identity in the forward pass; no gradient flows through it.")
+
+
+@_stop.generic
+def _stop_gradient_kernel(xp, x):
+    return x
+
+
+def stop_gradient(x) -> Tensor:
+    """``x`` unchanged, with no gradient flowing back through it.
+
+    >>> import tensorlib as tl
+    >>> float(tl.grad(lambda x: x * tl.stop_gradient(x))(3.0))
+    3.0
+    """
+    return _stop(x)
+
+
 def exp(x) -> Tensor:
     return apply(_exp, (x,))
 
