@@ -23,12 +23,14 @@ return v3
 from __future__ import annotations
 
 import time
+import weakref
 
 import numpy as np
 
 from .. import dispatch
 from ..tensor import Tensor, Variable, make
 from .ir import ASSIGN, Graph, unpack
+from .passes import optimized
 
 class _Step:
     __slots__ = ("node", "kernel", "inputs", "outputs", "multi", "frees")
@@ -266,11 +268,11 @@ def run(graph: Graph, leaves, sources=None):
     if sources is None:
         sources = [c.source for c in graph.captures]
     if dispatch.modes or (dispatch.tapes and _recorded(graph, leaves, sources)):
-        flat = replay(graph.optimize(keep_gradients=True), leaves, sources)
+        flat = replay(optimized(graph, keep_gradients=True), leaves, sources)
     else:
-        exe = graph._runner
+        exe = _runners.get(graph)
         if exe is None:
-            exe = graph._runner = graph.optimize().executable()
+            exe = _runners[graph] = executable(optimized(graph))
         feeds = [x._value if x.__class__ is Tensor and x.backend is t.backend else _raw(x, t)
                  for x, t in zip(leaves, graph.inputs)]
         feeds += [_raw(sources[i], graph.captures[i].tensor) for i in exe.capture_slots]
@@ -329,7 +331,19 @@ def replay(graph: Graph, leaves, sources):
             for x, t in ((env[t._id], t) for t in graph.outputs)]
 
 
-def call_graph(graph: Graph, args, captures: dict):
+_executables: "weakref.WeakKeyDictionary[Graph, Executable]" = weakref.WeakKeyDictionary()
+_runners: "weakref.WeakKeyDictionary[Graph, Executable]" = weakref.WeakKeyDictionary()  # graph -> its optimized graph compiled
+
+
+def executable(graph: Graph) -> Executable:
+    """``graph.executable()``: this graph compiled for the executor, once per graph."""
+    exe = _executables.get(graph)
+    if exe is None:
+        exe = _executables[graph] = Executable(graph)
+    return exe
+
+
+def call_graph(graph: Graph, *args, **captures):
     """``graph(*args, **captures)``: check the arguments against the placeholders, then run."""
     if len(args) != len(graph.inputs):
         names = ", ".join(graph.input_names) or "none"

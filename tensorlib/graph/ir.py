@@ -73,7 +73,9 @@ class Graph:
     ``graph(*args, **captures)`` runs it (args in the order of ``inputs``;
     keyword arguments only for captures a loaded graph did not save);
     ``print(graph)`` lists it, ``graph.to_dot()`` draws it and
-    ``graph.save(path)`` stores it (see :func:`tensorlib.graph.load`).
+    ``graph.save(path)`` stores it (see :func:`tensorlib.graph.load`).  Those
+    methods and ``optimize``/``executable`` come from the executor, the passes,
+    the serializer and the visualizer (installed by :mod:`tensorlib.graph`).
     """
 
     def __init__(self, name: str, backend):
@@ -86,9 +88,6 @@ class Graph:
         self.nodes: list[Node] = []
         self.outputs: list = []
         self.structure = None            # how outputs nest (see tensorlib.graph.tracing.pack)
-        self._optimized = {}             # keep_gradients flag -> optimized Graph
-        self._executable = None          # this graph compiled
-        self._runner = None              # the optimized graph compiled: what graph(...) runs
 
     # ------------------------------------------------------------ building
     def add_input(self, shape, dtype, name: str):
@@ -133,37 +132,9 @@ class Graph:
         entry = self.constants.get(t._id)
         return None if entry is None else entry[1]
 
-    # ------------------------------------------------------------ running and tools
-    def __call__(self, *args, **captures):
-        from . import executor
-        return executor.call_graph(self, args, captures)
-
-    def optimize(self, keep_gradients: bool = False) -> "Graph":
-        """The graph after the passes (cached).  ``keep_gradients`` keeps StopGradient and custom
-        gradients, for graphs that are replayed under a GradientTape."""
-        g = self._optimized.get(keep_gradients)
-        if g is None:
-            from . import passes
-            g = self._optimized[keep_gradients] = passes.optimize(self, keep_gradients)
-        return g
-
-    def executable(self):
-        """This graph compiled for the executor (cached); see :mod:`tensorlib.graph.executor`."""
-        if self._executable is None:
-            from .executor import Executable
-            self._executable = Executable(self)
-        return self._executable
-
-    def save(self, path, include_captures: bool = False) -> None:
-        """Write the structure to ``path`` (JSON) and arrays to the ``.npz`` beside it."""
-        from . import serialize
-        serialize.save(self, path, include_captures)
-
-    def to_dot(self) -> str:
-        """Graphviz DOT text: op types as labels, shapes and dtypes on the edges."""
-        from . import visualize
-        return visualize.to_dot(self)
-
+    # ------------------------------------------------------------ checking and printing
+    # Running and the tools (graph(...), optimize, executable, save, to_dot) are installed by
+    # tensorlib/graph/__init__.py from the modules that implement them: the IR imports none of them.
     def verify(self) -> "Graph":
         """Check the graph is well formed; raise ValueError naming the first bad node.
 

@@ -13,6 +13,8 @@ constants.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..ops import registry as _registry
@@ -21,6 +23,23 @@ from .ir import ASSIGN, Graph, _nbytes
 # Folded results live only in the optimized graph (files hold the traced graph), so they may be a
 # little larger than traced constants: enough for a fused conv filter, never a data-sized array.
 FOLD_BYTES = 16 * 1024
+
+
+_optimized: "weakref.WeakKeyDictionary[Graph, dict]" = weakref.WeakKeyDictionary()
+
+
+def optimized(graph: Graph, keep_gradients: bool = False) -> Graph:
+    """``graph.optimize(keep_gradients)``: the graph after the passes, computed once per graph and flag.
+
+    ``keep_gradients`` keeps StopGradient and custom gradients, for graphs that are replayed under a
+    GradientTape."""
+    cache = _optimized.get(graph)
+    if cache is None:
+        cache = _optimized[graph] = {}
+    g = cache.get(keep_gradients)
+    if g is None:
+        g = cache[keep_gradients] = optimize(graph, keep_gradients)
+    return g
 
 
 def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
