@@ -23,8 +23,10 @@ bool_ = np.dtype("bool")
 SUPPORTED = (float16, float32, float64, int32, int64, bool_)
 FLOATS = (float16, float32, float64)
 _SUPPORTED_SET = frozenset(SUPPORTED)
-# Dtypes a NumPy array may carry that we map onto a supported one.
-_NARROWED = {np.dtype("int8"): int32, np.dtype("int16"): int32, np.dtype("uint8"): int32,
+# Dtypes a caller's NumPy array may carry, held in the smallest supported dtype that
+# represents every value exactly.  Asked for by name (``cast(x, "int8")``) they are an error:
+# a result of another width would silently differ from NumPy's.
+_WIDENED = {np.dtype("int8"): int32, np.dtype("int16"): int32, np.dtype("uint8"): int32,
              np.dtype("uint16"): int32, np.dtype("uint32"): int64}
 
 default_float = float32
@@ -32,7 +34,15 @@ default_int = int64
 
 
 def as_dtype(dtype) -> np.dtype:
-    """Return the NumPy dtype for ``dtype`` (a name, type or dtype); raise for unsupported ones."""
+    """Return the NumPy dtype for ``dtype`` (a name, type or dtype); raise for unsupported ones.
+
+    Python's ``bool``, ``int`` and ``float`` mean bool, the default int and the
+    default float.  A dtype tensorlib does not hold (``int8``) raises rather
+    than silently giving another width.
+
+    >>> as_dtype(float), as_dtype(int), as_dtype("float64")
+    (dtype('float32'), dtype('int64'), dtype('float64'))
+    """
     if dtype is bool:
         return bool_
     if dtype is float:
@@ -45,10 +55,18 @@ def as_dtype(dtype) -> np.dtype:
         raise TypeError(f"tensorlib: {dtype!r} is not a dtype") from e
     if d in _SUPPORTED_SET:
         return d
-    if d in _NARROWED:
-        return _NARROWED[d]
     raise TypeError(f"tensorlib: dtype {d} is not supported (supported: "
                     f"{', '.join(str(s) for s in SUPPORTED)})")
+
+
+def of_array(dtype) -> np.dtype:
+    """The supported dtype that holds every value of an array of ``dtype`` exactly (int8 -> int32).
+
+    >>> of_array("uint8"), of_array("float64")
+    (dtype('int32'), dtype('float64'))
+    """
+    d = np.dtype(dtype)
+    return _WIDENED.get(d) or as_dtype(d)
 
 
 def is_floating(dtype) -> bool:

@@ -77,8 +77,8 @@ def test_non_numeric_data_names_the_op_and_the_input():
         tl.tensor(["a", "b"])
     with pytest.raises(ValueError, match=r"ragged nested sequence"):
         tl.tensor([[1.0], [1.0, 2.0]])
-    with pytest.raises(TypeError, match=r"^tensorlib: dtype complex64 is not supported \(supported: float16, "
-                                        r"float32, float64, int32, int64, bool\)$"):
+    with pytest.raises(TypeError, match=r"^Cast: tensorlib: dtype complex64 is not supported \(supported: float16, "
+                                        r"float32, float64, int32, int64, bool\) \(input shape \(2,\) float32\)$"):
         tl.cast(tl.ones(2), "complex64")
 
 

@@ -16,6 +16,15 @@ def _as_tensor(x):
     return tensor(x)
 
 
+def _require_float(t, what, name):
+    """Differentiating with respect to an integer or bool is an error (JAX's rule), never a zero."""
+    if isinstance(t, Tensor) and t.dtype.kind != "f":
+        raise TypeError(f"{what}: cannot differentiate with respect to {name} of dtype {t.dtype} "
+                        f"(shape {tuple(t.shape)}); gradients need a float input: pass a float value "
+                        "or cast it with tl.cast(x, 'float64')")
+    return t
+
+
 def _argnums_tuple(argnums, nargs, what):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for n in nums:
@@ -28,7 +37,7 @@ def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
     nums = _argnums_tuple(argnums, len(args), what)
     args = list(args)
     for n in nums:
-        args[n] = _as_tensor(args[n])
+        args[n] = _require_float(_as_tensor(args[n]), what, f"argument {n}")
     with GradientTape(watch_accessed_variables=False) as tape:
         for n in nums:
             tape.watch(args[n])
@@ -77,7 +86,7 @@ def vjp(f, *primals):
     >>> vjp_fn(tl.tensor([1.0, 1.0]))[0].numpy().tolist()
     [2.0, 4.0]
     """
-    xs = [_as_tensor(p) for p in primals]
+    xs = [_require_float(_as_tensor(p), "tl.vjp", f"primal {i}") for i, p in enumerate(primals)]
     tape = GradientTape(persistent=True, watch_accessed_variables=False)
     with tape:
         tape.watch(xs)
@@ -102,7 +111,7 @@ def jvp(f, primals, tangents):
     from ..ops import math as m
     from ..ops import reduce as r
 
-    xs = [_as_tensor(p) for p in primals]
+    xs = [_require_float(_as_tensor(p), "tl.jvp", f"primal {i}") for i, p in enumerate(primals)]
     tangents = tuple(tangents)
     if len(xs) != len(tangents):
         raise ValueError(f"tl.jvp: {len(xs)} primals but {len(tangents)} tangents")
@@ -138,7 +147,7 @@ def jacobian(f, argnums=0):
         nums = _argnums_tuple(argnums, len(args), "tl.jacobian")
         args = list(args)
         for n in nums:
-            args[n] = _as_tensor(args[n])
+            args[n] = _require_float(_as_tensor(args[n]), "tl.jacobian", f"argument {n}")
         with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
             for n in nums:
                 tape.watch(args[n])

@@ -6,6 +6,9 @@ reduces broadcast gradients back to each input's shape in one place.
 """
 from __future__ import annotations
 
+import inspect
+
+from ..tensor import Tensor
 from . import registry
 
 
@@ -29,7 +32,7 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
         if t._id in needs:
             _accumulate(grads, t._id, g)
     lookup = registry.lookup
-    rules = None if registry._overrides else registry.rules
+    rules = None if registry.active_overrides() else registry.rules
     for node in reversed(relevant):
         outs = node.outputs
         if len(outs) == 1:
@@ -65,8 +68,8 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
                 g = fn(node, *out_grads)
             if g is None:
                 continue
-            if g.shape != t.shape or g.dtype is not t.dtype:
-                g = fit_to(g, t)
+            if g.__class__ is not Tensor or g.shape != t.shape or g.dtype is not t.dtype:
+                g = fit_to(checked(g, t, node, i, fn), t)
             key = t._id
             prev = grads.get(key)
             grads[key] = g if prev is None else prev + g
@@ -77,6 +80,53 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
             g = m.zeros_like(s)
         result.append(g)
     return result
+
+
+class GradientRuleError(TypeError):
+    """A gradient rule returned something that is not a gradient for its input."""
+
+
+def checked(g, like, node, index, fn):
+    """``g`` if it can be the gradient of input ``index`` of ``node``; else a GradientRuleError.
+
+    A gradient is a Tensor with a float dtype whose shape equals the input's
+    or sums back to it (the input was broadcast).  Only called when the
+    shape or dtype differs from the input's, so the common case costs nothing.
+    """
+    problem = None
+    if not isinstance(g, Tensor):
+        problem = f"got {type(g).__name__} {g!r:.60}, expected a Tensor or None"
+    elif g.dtype.kind != "f":
+        problem = f"got dtype {g.dtype}, expected a float dtype ({like.dtype})"
+    elif not _sums_back(g.shape, like.shape, strict=node.op.name == "CustomGradient"):
+        problem = f"got shape {tuple(g.shape)}, expected {tuple(like.shape)}"
+    if problem is None:
+        return g
+    op = node.op
+    names = op.input_names
+    name = names[0] + f"[{index}]" if op.variadic else names[index] if index < len(names) else str(index)
+    rule = node.attrs.get("grad_fn") if op.name == "CustomGradient" else fn
+    raise GradientRuleError(f"gradient of {op.name} for input {name!r} (shape {tuple(like.shape)} {like.dtype}): "
+                            f"{problem}; rule defined at {rule_site(rule)}")
+
+
+def _sums_back(got, want, strict):
+    """Whether a gradient of shape ``got`` sums back to ``want`` (``want`` broadcast to ``got``)."""
+    if len(got) < len(want) or (strict and len(got) != len(want)):
+        return False
+    for a, b in zip(got[len(got) - len(want):], want):
+        if a != b and not (a is None or b is None) and (strict or b != 1):
+            return False
+    return True
+
+
+def rule_site(fn) -> str:
+    """``file:line`` where a gradient function was written."""
+    fn = inspect.unwrap(getattr(fn, "func", fn))
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return f"<{type(fn).__name__}, no Python source>"
+    return f"{code.co_filename}:{code.co_firstlineno}"
 
 
 def _accumulate(grads, key, g):

@@ -84,6 +84,15 @@ def _custom_gradient_rule(op, *out_grads, index):
 registry.register_gradient("CustomGradient", _custom_gradient_rule)
 
 
+def _outputs_and_grad_fn(f, result):
+    if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
+        got = (f"a tuple of {len(result)}" if isinstance(result, tuple) else
+               f"{type(result).__name__}" + (f" of shape {tuple(result.shape)}" if hasattr(result, "shape") else ""))
+        raise TypeError(f"custom_gradient: {getattr(f, '__qualname__', f)} must return (outputs, grad_fn) with "
+                        f"a callable grad_fn, got {got}")
+    return result
+
+
 def custom_gradient(f):
     """Give ``f`` its own gradient: ``f`` returns ``(y, grad_fn)`` and ``grad_fn(dy)``
     returns one gradient per Tensor positional argument.
@@ -103,14 +112,15 @@ def custom_gradient(f):
     """
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        if not dispatch.tapes and not dispatch.modes:  # traced graphs keep the rule: they may be differentiated later
-            y, _ = f(*args, **kwargs)
+        st = dispatch.current_state()
+        if not st.tapes and not st.modes:  # traced graphs keep the rule: they may be differentiated later
+            y, _ = _outputs_and_grad_fn(f, f(*args, **kwargs))
             return y
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         with _tapes_paused():
             reads = GradientTape()  # records no one's gradient: it only learns which Variables f reads
             with reads:
-                y, grad_fn = f(*args, **kwargs)
+                y, grad_fn = _outputs_and_grad_fn(f, f(*args, **kwargs))
         variables = [v for v in reads.watched_variables() if not any(v is a for a in tensor_args)]
         outs, rebuild = flatten(y)
         for o in outs:

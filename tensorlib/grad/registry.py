@@ -12,10 +12,16 @@ differentiated again.
 from __future__ import annotations
 
 import contextlib
+import inspect
 
 rules: dict[str, tuple] = {}          # op type -> per-input functions (None: input needs none)
 _not_differentiable: set[str] = set()
-_overrides: list[dict] = []           # innermost last
+
+
+def active_overrides() -> list:
+    """This thread's ``override`` scopes, innermost last (an override in one thread leaves others alone)."""
+    from .. import dispatch
+    return dispatch.current_state().overrides
 
 
 def _opdef(op_type):
@@ -32,7 +38,9 @@ def _per_input(op_type, fns, by_name, what):
         if len(fns) + len(by_name) != 1:
             raise TypeError(f"{what}({op_type!r}): a variadic op takes one gradient function "
                             "(called with index=)")
-        return (fns[0] if fns else next(iter(by_name.values())),)
+        fn = fns[0] if fns else next(iter(by_name.values()))
+        _check_rule(fn, op_type, names[0], what, variadic=True)
+        return (fn,)
     if len(fns) > len(names):
         raise TypeError(f"{what}({op_type!r}): {len(fns)} functions for {len(names)} inputs {names}")
     per = list(fns) + [None] * (len(names) - len(fns))
@@ -40,7 +48,39 @@ def _per_input(op_type, fns, by_name, what):
         if key not in names:
             raise TypeError(f"{what}({op_type!r}): no input named {key!r} (inputs: {', '.join(names)})")
         per[names.index(key)] = fn
+    for name, fn in zip(names, per):
+        _check_rule(fn, op_type, name, what, variadic=False)
     return tuple(per)
+
+
+def _check_rule(fn, op_type, input_name, what, variadic):
+    """Reject at registration what would fail only in backward: a non-callable, or one that cannot take
+    ``(op, output_grad)`` (plus ``index=`` for a variadic op)."""
+    if fn is None:
+        return
+    if not callable(fn):
+        raise TypeError(f"{what}({op_type!r}): the gradient for input {input_name!r} must be a function "
+                        f"fn(op, *output_grads), got {type(fn).__name__} {fn!r:.60}")
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+        return
+    params = sig.parameters.values()
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = any(p.kind is p.VAR_POSITIONAL for p in params)
+    keywords = {p.name for p in params if p.kind is p.KEYWORD_ONLY or p.kind is p.POSITIONAL_OR_KEYWORD}
+    required_kw = {p.name for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty}
+    problem = None
+    if len(positional) < 2 and not star:
+        problem = "it takes fewer than two positional arguments"
+    elif variadic and "index" not in keywords and not any(p.kind is p.VAR_KEYWORD for p in params):
+        problem = "it has no index= parameter"
+    elif required_kw - {"index"}:
+        problem = f"it requires keyword arguments {sorted(required_kw - {'index'})}"
+    if problem:
+        call = "fn(op, *output_grads, index=i)" if variadic else "fn(op, *output_grads)"
+        raise TypeError(f"{what}({op_type!r}): the gradient for input {input_name!r} is called as {call}, "
+                        f"but {getattr(fn, '__qualname__', fn)}{sig} cannot be: {problem}")
 
 
 def register_gradient(op_type: str, *fns, **by_name) -> None:
@@ -88,11 +128,12 @@ def get(op_type: str) -> dict | None:
 def override_key() -> tuple:
     """The active ``override`` scopes as a hashable value: part of a ``tl.function``'s signature, since
     a graph bakes in the gradient rules that were in effect when it was traced."""
-    return tuple(tuple(scope.items()) for scope in _overrides) if _overrides else ()
+    scopes = active_overrides()
+    return tuple(tuple(scope.items()) for scope in scopes) if scopes else ()
 
 
 def _lookup_rules(op_type):
-    for scope in reversed(_overrides):
+    for scope in reversed(active_overrides()):
         if op_type in scope:
             return scope[op_type]
     return rules.get(op_type)
@@ -149,11 +190,13 @@ def override(mapping: dict):
             scope[op_type] = per
         else:
             scope[op_type] = _per_input(op_type, tuple(value), {}, "override")
-    _overrides.append(scope)
+    from .. import dispatch
+    scopes = dispatch.local_state().overrides
+    scopes.append(scope)
     try:
         yield
     finally:
-        _overrides.remove(scope)
+        scopes.remove(scope)
 
 
 def audit() -> dict[str, dict[str, str]]:

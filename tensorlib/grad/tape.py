@@ -115,10 +115,7 @@ class GradientTape:
             raise ValueError(f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', "
                              f"got {unconnected_gradients!r}")
         flat_sources, rebuild = flatten(sources)
-        for s in flat_sources:
-            if not isinstance(s, Tensor):
-                raise TypeError(f"GradientTape.gradient: sources must be tensors or variables, got "
-                                f"{type(s).__name__}")
+        _check_sources(flat_sources, "gradient")
         targets = flatten(target)[0]
         if output_gradients is None:
             from ..ops.math import ones_like
@@ -156,6 +153,7 @@ class GradientTape:
 
         nodes = self._nodes_or_raise("jacobian")
         flat_sources, rebuild = flatten(sources)
+        _check_sources(flat_sources, "jacobian")
         if None in target.shape:
             raise ValueError(f"GradientTape.jacobian: target shape {target.shape} must be fully known")
         size = 1
@@ -180,6 +178,16 @@ class GradientTape:
         if not self._persistent:
             self._nodes = None
         return rebuild(result)
+
+
+def _check_sources(sources, what):
+    for i, s in enumerate(sources):
+        if not isinstance(s, Tensor):
+            raise TypeError(f"GradientTape.{what}: sources must be tensors or variables, got "
+                            f"{type(s).__name__} (source {i})")
+        if s.dtype.kind != "f":
+            raise TypeError(f"GradientTape.{what}: cannot differentiate with respect to source {i} of dtype "
+                            f"{s.dtype} (shape {tuple(s.shape)}); gradients need a float source")
 
 
 def _connected(nodes, target, source) -> bool:

@@ -231,7 +231,7 @@ def _leaf_key(value, feeds, keep, static=False):
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         feeds.append(value)
         backend = _backends.backend_of_array(value)
-        return (tuple(value.shape), _dtypes.as_dtype(value.dtype), backend.name if backend else "numpy")
+        return (tuple(value.shape), _dtypes.of_array(value.dtype), backend.name if backend else "numpy")
     if cls.__hash__ is object.__hash__:
         keep.append(value)                # hashed by identity: key by id, never keep it alive
         return ("id", id(value))
@@ -263,7 +263,7 @@ def _with_placeholders(value, path, trace, top=None, static=False):
         return trace.placeholder(value.shape, value.dtype, value.backend, path)
     if hasattr(value, "shape") and hasattr(value, "dtype"):   # NumPy arrays and scalars, CuPy arrays
         backend = _backends.backend_of_array(value) or _backends.get("numpy")
-        return trace.placeholder(tuple(value.shape), _dtypes.as_dtype(value.dtype), backend, path)
+        return trace.placeholder(tuple(value.shape), _dtypes.of_array(value.dtype), backend, path)
     return value
 
 
@@ -483,7 +483,7 @@ class Function:
             if not isinstance(a, Tensor) and not hasattr(a, "shape"):
                 from ..ops.creation import tensor
                 a = tensor(a, dtype=spec.dtype)
-            shape, dtype = tuple(a.shape), _dtypes.as_dtype(a.dtype)
+            shape, dtype = tuple(a.shape), _dtypes.of_array(a.dtype)
             if not spec.is_compatible_with(shape, dtype):
                 raise ValueError(f"tl.function {self.__name__}: {self._arg_name(i)} has shape {shape} and dtype "
                                  f"{dtype}, which does not fit input_signature[{i}] = {spec}")

@@ -38,9 +38,10 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
         dtype = _dt.as_dtype(dtype)
     if isinstance(data, (bool, int, float)) and not isinstance(data, np.generic):
         dtype = dtype or _dt.weak_scalar_dtype(data, None)
+        dispatch.check_int_range(data, dtype, "tensor: data")
         return make(b.asarray(data, dtype=dtype), b)
     if hasattr(data, "dtype") and hasattr(data, "shape"):
-        src = _dt.as_dtype(data.dtype) if dtype is None else dtype
+        src = _dt.of_array(data.dtype) if dtype is None else dtype
         host = data if b.is_array(data) else np.asarray(data)
         arr = b.asarray(host, dtype=src)
         if arr is data or (isinstance(data, np.ndarray) and np.shares_memory(arr, data)):
@@ -52,15 +53,20 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
     return t
 
 
-def _shape_tuple(shape):
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+def _shape_tuple(shape, what):
+    dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{what}: negative dimension in shape {dims}")
+    return dims
 
 
 def full(shape, value, dtype=None, backend=None) -> Tensor:
     """A tensor of ``shape`` filled with ``value`` (float32 by default for floats)."""
     b = _backend(backend)
     dtype = _dt.weak_scalar_dtype(value, None) if dtype is None else _dt.as_dtype(dtype)
-    return make(b.xp.full(_shape_tuple(shape), value, dtype=dtype), b)
+    shape = _shape_tuple(shape, "full")
+    dispatch.check_int_range(value, dtype, "full: value")
+    return make(b.xp.full(shape, value, dtype=dtype), b)
 
 
 def zeros(shape, dtype=_dt.float32, backend=None) -> Tensor:

@@ -122,7 +122,7 @@ def _symbolic(value, backend):
     if isinstance(value, (tuple, list)) and all(d is None or isinstance(d, int) for d in value):
         return make_symbolic(tuple(value), _dt.float32, backend, None, 0)
     if isinstance(value, Tensor) or (hasattr(value, "shape") and hasattr(value, "dtype")):
-        return make_symbolic(tuple(value.shape), _dt.as_dtype(value.dtype), backend, None, 0)
+        return make_symbolic(tuple(value.shape), _dt.of_array(value.dtype), backend, None, 0)
     return value
 
 

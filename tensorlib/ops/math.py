@@ -75,9 +75,12 @@ def _pow_kernel(xp, x, y):
 
 
 def _pow_grad_x(op, g):
-    # y * x ** (y - 1) is 0 * inf at x = 0 when y = 0; the derivative of x ** 0 is 0 there.
+    # y * x ** (y - 1) is 0 * inf at x = 0 when y = 0; the derivative of x ** 0 is 0 there.  The
+    # unused branch sees x = 1 at those points, so its own derivative (second order) stays finite.
     x, y = op.inputs
-    return g * where(logical_and(equal(x, 0), equal(y, 0)), zeros_like(op.outputs[0]), y * x ** (y - 1))
+    at_zero = logical_and(equal(x, 0), equal(y, 0))
+    safe_x = where(at_zero, ones_like(x), x)
+    return g * where(at_zero, zeros_like(op.outputs[0]), y * safe_x ** (y - 1))
 
 
 def _pow_grad_y(op, g):
@@ -88,18 +91,28 @@ def _pow_grad_y(op, g):
 
 register_gradient("Pow", _pow_grad_x, _pow_grad_y)
 
-_max = _binary("Maximum", lambda xp, x, y: xp.maximum(x, y), "Elementwise max; ties send the gradient to x.")
-register_gradient("Maximum", lambda op, g: g * cast(op.inputs[0] >= op.inputs[1], dtype=g.dtype),
-                  lambda op, g: g * cast(op.inputs[0] < op.inputs[1], dtype=g.dtype))
+def _share(g, wins, ties):
+    """``g`` where this input wins, half of it where the two tie (PyTorch, JAX and autograd split ties)."""
+    return g * (cast(wins, dtype=g.dtype) + 0.5 * cast(ties, dtype=g.dtype))
 
-_min = _binary("Minimum", lambda xp, x, y: xp.minimum(x, y), "Elementwise min; ties send the gradient to x.")
-register_gradient("Minimum", lambda op, g: g * cast(op.inputs[0] <= op.inputs[1], dtype=g.dtype),
-                  lambda op, g: g * cast(op.inputs[0] > op.inputs[1], dtype=g.dtype))
+
+_max = _binary("Maximum", lambda xp, x, y: xp.maximum(x, y), "Elementwise max; ties share the gradient.")
+register_gradient("Maximum", lambda op, g: _share(g, op.inputs[0] > op.inputs[1], equal(*op.inputs)),
+                  lambda op, g: _share(g, op.inputs[0] < op.inputs[1], equal(*op.inputs)))
+
+_min = _binary("Minimum", lambda xp, x, y: xp.minimum(x, y), "Elementwise min; ties share the gradient.")
+register_gradient("Minimum", lambda op, g: _share(g, op.inputs[0] < op.inputs[1], equal(*op.inputs)),
+                  lambda op, g: _share(g, op.inputs[0] > op.inputs[1], equal(*op.inputs)))
 
 
 # ------------------------------------------------------------------ unary
-def _unary(name, fn, doc, grad=None):
-    op = defop(name, inputs=("x",), infer=_same, doc=doc)
+def _to_float(x):
+    return x if x.dtype.kind == "f" else spec(x.shape, _dt.float64)
+
+
+def _unary(name, fn, doc, grad=None, float_valued=False):
+    op = defop(name, inputs=("x",), infer=_to_float if float_valued else _same, float_valued=float_valued,
+               doc=doc)
     op.generic(fn)
     if grad is not None:
         register_gradient(name, grad)
@@ -108,21 +121,23 @@ def _unary(name, fn, doc, grad=None):
 
 _neg = _unary("Neg", lambda xp, x: -x, "-x.", lambda op, g: -g)
 _identity = _unary("Identity", lambda xp, x: x, "x, as a new tensor.", lambda op, g: g)
-_exp = _unary("Exp", lambda xp, x: xp.exp(x), "e ** x.", lambda op, g: g * op.outputs[0])
-_log = _unary("Log", lambda xp, x: xp.log(x), "Natural logarithm.", lambda op, g: g / op.inputs[0])
-_sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), "Square root.", lambda op, g: g * 0.5 / op.outputs[0])
+_exp = _unary("Exp", lambda xp, x: xp.exp(x), "e ** x.", lambda op, g: g * op.outputs[0], float_valued=True)
+_log = _unary("Log", lambda xp, x: xp.log(x), "Natural logarithm.", lambda op, g: g / op.inputs[0],
+              float_valued=True)
+_sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), "Square root.", lambda op, g: g * 0.5 / op.outputs[0],
+               float_valued=True)
 _square = _unary("Square", lambda xp, x: x * x, "x * x.", lambda op, g: g * 2.0 * op.inputs[0])
 _abs = _unary("Abs", lambda xp, x: xp.abs(x), "|x|; gradient sign(x).", lambda op, g: g * sign(op.inputs[0]))
 _sign = _unary("Sign", lambda xp, x: xp.sign(x), "Sign of x; its gradient is zero.",
                lambda op, g: zeros_like(op.inputs[0]))
-_sin = _unary("Sin", lambda xp, x: xp.sin(x), "Sine.", lambda op, g: g * cos(op.inputs[0]))
-_cos = _unary("Cos", lambda xp, x: xp.cos(x), "Cosine.", lambda op, g: -g * sin(op.inputs[0]))
+_sin = _unary("Sin", lambda xp, x: xp.sin(x), "Sine.", lambda op, g: g * cos(op.inputs[0]), float_valued=True)
+_cos = _unary("Cos", lambda xp, x: xp.cos(x), "Cosine.", lambda op, g: -g * sin(op.inputs[0]), float_valued=True)
 _tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), "Hyperbolic tangent.",
-               lambda op, g: g * (1.0 - op.outputs[0] * op.outputs[0]))
+               lambda op, g: g * (1.0 - op.outputs[0] * op.outputs[0]), float_valued=True)
 _log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), "log(1 + x), accurate near 0.",
-                lambda op, g: g / (op.inputs[0] + 1.0))
+                lambda op, g: g / (op.inputs[0] + 1.0), float_valued=True)
 _expm1 = _unary("Expm1", lambda xp, x: xp.expm1(x), "exp(x) - 1, accurate near 0.",
-                lambda op, g: g * (op.outputs[0] + 1.0))
+                lambda op, g: g * (op.outputs[0] + 1.0), float_valued=True)
 
 
 def _sigmoid_kernel(xp, x):
@@ -132,7 +147,7 @@ def _sigmoid_kernel(xp, x):
 
 
 _sigmoid = _unary("Sigmoid", _sigmoid_kernel, "1 / (1 + exp(-x)), overflow-free.",
-                  lambda op, g: g * op.outputs[0] * (1.0 - op.outputs[0]))
+                  lambda op, g: g * op.outputs[0] * (1.0 - op.outputs[0]), float_valued=True)
 
 _round = _unary("Round", lambda xp, x: xp.round(x), "Round half to even (not differentiable).")
 not_differentiable("Round")
@@ -355,8 +370,18 @@ def floor(x) -> Tensor:
 
 
 def cast(x, dtype) -> Tensor:
-    """Convert ``x`` to ``dtype``."""
-    return apply(_cast, (x,), {"dtype": _dt.as_dtype(dtype)})
+    """Convert ``x`` to ``dtype``; a dtype tensorlib does not hold (``int8``) is an error, never another width.
+
+    >>> import tensorlib as tl
+    >>> tl.cast(tl.tensor([1.7, -1.7]), int).numpy().tolist()
+    [1, -1]
+    """
+    try:
+        dtype = _dt.as_dtype(dtype)
+    except TypeError as e:
+        where = f" (input shape {tuple(x.shape)} {x.dtype})" if hasattr(x, "dtype") else ""
+        raise TypeError(f"Cast: {e}{where}") from None
+    return apply(_cast, (x,), {"dtype": dtype})
 
 
 def where(condition, x, y) -> Tensor:

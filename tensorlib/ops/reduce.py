@@ -42,7 +42,8 @@ def _reduction(name, doc, infer=_reduce_infer):
 
 
 def _accumulator(xp, x):
-    return xp.int64 if x.dtype == _dt.bool_ else x.dtype
+    # Bools count in int64; float16 accumulates in float32 (the result is rounded to float16 once).
+    return xp.int64 if x.dtype == _dt.bool_ else xp.float32 if x.dtype == _dt.float16 else x.dtype
 
 
 _sum = _reduction("Sum", "Sum over axes.", _counting_infer)
@@ -168,26 +169,55 @@ def _count(x, axis):
 
 
 def mean(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Arithmetic mean over ``axis``."""
+    """Arithmetic mean over ``axis``; integers and bools give float64, float16 accumulates in float32.
+
+    >>> import tensorlib as tl
+    >>> tl.mean(tl.tensor([1, 2])).numpy().item()
+    1.5
+    """
     from .creation import tensor
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "Mean")
+    if x.dtype == _dt.float16:
+        return m.cast(mean(m.cast(x, _dt.float32), axis, keepdims), _dt.float16)
     total = sum(x, axis, keepdims)
     return total / _count(x, axis)
 
 
 def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
-    """Variance with NumPy's ``ddof`` (0 by default)."""
+    """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32.
+
+    >>> import tensorlib as tl
+    >>> tl.var(tl.tensor([1.0, 3.0])).numpy().item()
+    1.0
+    """
     from .creation import tensor
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "Var")
+    if x.dtype == _dt.float16:
+        return m.cast(var(m.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
     centered = x - mean(x, axis, keepdims=True)
     n = _count(x, axis)
     return sum(centered * centered, axis, keepdims) / (n - ddof)
 
 
 def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
-    return m.sqrt(var(x, axis, keepdims, ddof))
+    """Standard deviation; its gradient at zero spread is 0 (as PyTorch and autograd give), not nan.
+
+    >>> import tensorlib as tl
+    >>> tl.grad(lambda x: tl.std(x))(tl.tensor([2.0, 2.0])).numpy().tolist()
+    [0.0, 0.0]
+    """
+    return safe_sqrt(var(x, axis, keepdims, ddof))
+
+
+def safe_sqrt(v) -> Tensor:
+    """``sqrt(v)`` whose gradient at ``v == 0`` is 0 instead of inf (0 * inf is nan downstream).
+
+    The square root sees 1 where ``v`` is 0, so neither order of derivative meets an infinity.
+    """
+    positive = m.greater(v, 0)
+    return m.where(positive, m.sqrt(m.where(positive, v, m.ones_like(v))), m.zeros_like(v))
 
 
 def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:

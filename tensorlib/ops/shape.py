@@ -24,7 +24,14 @@ def _prod(dims):
 
 
 # ------------------------------------------------------------------ reshape
+def _require_axes(x, what):
+    if not x.shape:
+        raise ValueError(f"cannot {what} of a 0-d tensor (shape ())")
+
+
 def _reshape_infer(x, *, shape):
+    if any(d < -1 for d in shape):
+        raise ValueError(f"negative dimension in {shape} (only -1, one unknown dimension, is allowed)")
     if list(shape).count(-1) > 1:
         raise ValueError(f"can only specify one unknown dimension (-1) in {shape}")
     if not _known(x.shape):
@@ -126,6 +133,7 @@ _size.generic(lambda xp, x, *, axis: xp.asarray(_prod(x.shape[a] for a in axis),
 def _concat_infer(*xs, axis):
     if not xs:
         raise ValueError("needs at least one tensor")
+    _require_axes(xs[0], "concatenate")
     rank = len(xs[0].shape)
     ax = normalize_axis(axis, rank)
     for x in xs[1:]:
@@ -196,6 +204,8 @@ register_gradient("SplitV", lambda op, *gs: concat(list(gs), axis=op.attrs["axis
 
 # ------------------------------------------------------------------ tile / pad
 def _tile_infer(x, *, reps):
+    if any(r < 0 for r in reps):
+        raise ValueError(f"reps {reps} must not be negative")
     if len(reps) != len(x.shape):
         raise ValueError(f"reps {reps} must have one entry per axis of shape {x.shape}")
     return spec(tuple(None if d is None else d * r for d, r in zip(x.shape, reps)), x.dtype)
@@ -282,6 +292,7 @@ register_gradient("StridedSliceGrad", lambda op, g: getitem(g, op.attrs["index"]
 def _take_infer(x, indices, *, axis):
     if indices.dtype.kind not in "iu":
         raise TypeError(f"indices must be integers, got {indices.dtype}")
+    _require_axes(x, "take along an axis")
     ax = normalize_axis(axis, len(x.shape))
     return spec(x.shape[:ax] + tuple(indices.shape) + x.shape[ax + 1:], x.dtype)
 
@@ -322,6 +333,8 @@ register_gradient("GatherV2Grad", lambda op, g: take(g, op.inputs[1], axis=op.at
 
 
 def _one_hot_infer(indices, *, depth, on_value, off_value, axis, dtype):
+    if depth < 0:
+        raise ValueError(f"depth must not be negative, got {depth}")
     if indices.dtype.kind not in "iu":
         raise TypeError(f"indices must be integers, got {indices.dtype}")
     shape = list(indices.shape)
@@ -405,6 +418,8 @@ def split(x, indices_or_sections, axis: int = 0) -> tuple:
     """NumPy's split: a number of equal sections or a list of split points."""
     from .creation import tensor
     x = x if isinstance(x, Tensor) else tensor(x)
+    if not x.ndim:
+        raise ValueError(f"SplitV: cannot split a 0-d tensor (shape {x.shape}, {x.dtype})")
     ax = normalize_axis(axis, x.ndim, "axis")
     size = x.shape[ax]
     if isinstance(indices_or_sections, (int, np.integer)):
