@@ -31,9 +31,9 @@ def isolated_registries() -> Iterator[None]:
     saved_backends = dict(backends._backends)
     current = backends.current()
     saved_ops = dict(op_registry._ops)
-    saved_kernels = {name: (dict(op.kernels), op.differentiable) for name, op in saved_ops.items()}
+    saved_kernels = {name: (dict(op.kernels), op.differentiable, op.has_gradient)
+                     for name, op in saved_ops.items()}
     saved_rules = dict(grad_registry.rules)
-    saved_not_differentiable = set(grad_registry._not_differentiable)
     try:
         yield
     finally:
@@ -42,15 +42,11 @@ def isolated_registries() -> Iterator[None]:
             backends.set_backend(current)
         _restore(op_registry._ops, saved_ops)
         for name, op in saved_ops.items():
-            kernels, differentiable = saved_kernels[name]
+            kernels, op.differentiable, op.has_gradient = saved_kernels[name]
             if op.kernels != kernels:
                 op.kernels.clear()
                 op.kernels.update(kernels)
-            op.differentiable = differentiable
         _restore(grad_registry.rules, saved_rules)
-        if grad_registry._not_differentiable != saved_not_differentiable:
-            grad_registry._not_differentiable.clear()
-            grad_registry._not_differentiable.update(saved_not_differentiable)
 
 
 def _restore(registry: dict, saved: dict) -> None:
