@@ -7,7 +7,9 @@ will produce it.  Arithmetic operators and methods are attached by
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
+import threading
 
 import numpy as np
 
@@ -139,22 +141,43 @@ class Tensor:
         return f"tl.Tensor({body}, dtype={self.dtype}{extra})"
 
 
+# The engine marks the ops that gradient rules run (per thread): graph pictures colour them, profiles label them.
+_phase = threading.local()
+
+
+def current_phase() -> str:
+    """``"gradient"`` while the reverse-mode engine runs gradient rules on this thread, else ``"forward"``."""
+    return "gradient" if getattr(_phase, "depth", 0) else "forward"
+
+
+@contextlib.contextmanager
+def gradient_phase():
+    """Mark the ops run inside as gradient ops (used by ``grad.backprop``)."""
+    _phase.depth = getattr(_phase, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _phase.depth -= 1
+
+
 class Node:
     """One application of an op: what tapes record, graphs hold and a gradient function receives as ``op``.
 
     ``type`` is the op type name, ``inputs``/``outputs`` are Tensors (symbolic
     under tracing), ``attrs`` the op's attributes, ``site`` the user's
-    ``file:line`` when it was captured (only for ops without a gradient rule).
+    ``file:line`` when it was captured (only for ops without a gradient rule),
+    ``phase`` ``"gradient"`` for a graph node that a gradient rule added, else ``"forward"``.
     """
 
-    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "__weakref__")
+    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "phase", "__weakref__")
 
-    def __init__(self, op, inputs, outputs, attrs, site=None):
+    def __init__(self, op, inputs, outputs, attrs, site=None, phase="forward"):
         self.op = op
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
         self.site = site
+        self.phase = phase
 
     @property
     def type(self) -> str:

@@ -22,3 +22,15 @@ Graph.optimize = passes.optimized
 Graph.executable = executor.executable
 Graph.save = serialize.save
 Graph.to_dot = visualize.to_dot
+Graph.render = visualize.render
+
+
+def _repr_svg_(graph):
+    """Inline SVG for notebooks (None when Graphviz is not installed, so the text repr shows)."""
+    try:
+        return visualize.svg(graph)
+    except (ImportError, RuntimeError):
+        return None
+
+
+Graph._repr_svg_ = _repr_svg_

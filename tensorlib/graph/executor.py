@@ -217,7 +217,7 @@ class Executable:
             outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
             for obs in observers:
                 obs.on_op(node.op, inputs, outputs if step.multi else outputs[0], node.attrs, seconds, step.kernel,
-                          backend, mode="graph")
+                          backend, mode="graph", phase=node.phase)
 
     def _note(self, error, node):
         if hasattr(error, "add_note"):
@@ -270,9 +270,7 @@ def run(graph: Graph, leaves, sources=None):
     if dispatch.modes or (dispatch.tapes and _recorded(graph, leaves, sources)):
         flat = replay(optimized(graph, keep_gradients=True), leaves, sources)
     else:
-        exe = _runners.get(graph)
-        if exe is None:
-            exe = _runners[graph] = executable(optimized(graph))
+        exe = _runners.get(graph) or runner(graph)
         feeds = [x._value if x.__class__ is Tensor and x.backend is t.backend else _raw(x, t)
                  for x, t in zip(leaves, graph.inputs)]
         feeds += [_raw(sources[i], graph.captures[i].tensor) for i in exe.capture_slots]
@@ -340,6 +338,14 @@ def executable(graph: Graph) -> Executable:
     exe = _executables.get(graph)
     if exe is None:
         exe = _executables[graph] = Executable(graph)
+    return exe
+
+
+def runner(graph: Graph) -> Executable:
+    """What ``graph(...)`` runs: the optimized graph compiled, once per graph."""
+    exe = _runners.get(graph)
+    if exe is None:
+        exe = _runners[graph] = executable(optimized(graph))
     return exe
 
 

@@ -22,7 +22,7 @@ import linecache
 import numpy as np
 
 from ..ops.registry import OpDef, _ops
-from ..tensor import Node, Tensor, make_symbolic
+from ..tensor import Node, Tensor, current_phase, gradient_phase, make_symbolic  # noqa: F401 (re-exported)
 
 # A constant larger than this is captured by reference instead (DESIGN §2, the seeds' 10 s first call).
 CONSTANT_BYTES = 1024
@@ -109,11 +109,14 @@ class Graph:
         self.constants[t._id] = (t, raw)
         return t
 
-    def add_node(self, op, inputs, attrs, specs=None, site=None) -> tuple:
-        """Append ``op(*inputs, **attrs)``; returns its outputs as a tuple (the shape rule runs if no specs)."""
+    def add_node(self, op, inputs, attrs, specs=None, site=None, phase=None) -> tuple:
+        """Append ``op(*inputs, **attrs)``; returns its outputs as a tuple (the shape rule runs if no specs).
+
+        ``phase`` defaults to the current one (``"gradient"`` inside the reverse-mode engine).
+        """
         if specs is None:
             specs = op.infer(*inputs, **attrs)
-        node = Node(op, tuple(inputs), (), attrs, site)
+        node = Node(op, tuple(inputs), (), attrs, site, phase or current_phase())
         many = specs if isinstance(specs, tuple) else (specs,)
         backend = inputs[0].backend if inputs else self.backend
         node.outputs = tuple(make_symbolic(s.shape, s.dtype, backend, node, i) for i, s in enumerate(many))
@@ -195,6 +198,11 @@ class Graph:
             types = ", ".join(_type_str(o) for o in node.outputs)
             lhs = f"{outs} = " if outs else ""
             lines.append(f"  {lhs}{node.type}({ins}){attrs}" + (f" : {types}" if types else ""))
+            for k, v in node.attrs.items():
+                if isinstance(v, Graph):         # control flow: the subgraph, nested under its node
+                    sub = str(v).splitlines()
+                    lines.append(f"    {k}: {sub[0]}")
+                    lines.extend("    " + line for line in sub[1:])
         lines.append(f"  return ({', '.join(names.get(t._id, '?') for t in self.outputs)})")
         lines.append("}")
         return "\n".join(lines)
@@ -242,6 +250,8 @@ def _short_value(raw, backend) -> str:
 
 
 def _attr_text(v) -> str:
+    if isinstance(v, Graph):
+        return f"<graph {v.name}>"
     if isinstance(v, np.dtype):
         return v.name
     if isinstance(v, slice):
