@@ -7,7 +7,6 @@ will produce it.  Arithmetic operators and methods are attached by
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
 
@@ -141,23 +140,15 @@ class Tensor:
         return f"tl.Tensor({body}, dtype={self.dtype}{extra})"
 
 
-# The engine marks the ops that gradient rules run (per thread): graph pictures colour them, profiles label them.
-_phase = threading.local()
+# The engine marks the ops that gradient rules run (per thread): graph pictures colour them, profiles label
+# them.  grad.backprop raises ``phase.depth`` while it runs.
+phase = threading.local()
+phase.depth = 0
 
 
 def current_phase() -> str:
     """``"gradient"`` while the reverse-mode engine runs gradient rules on this thread, else ``"forward"``."""
-    return "gradient" if getattr(_phase, "depth", 0) else "forward"
-
-
-@contextlib.contextmanager
-def gradient_phase():
-    """Mark the ops run inside as gradient ops (used by ``grad.backprop``)."""
-    _phase.depth = getattr(_phase, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        _phase.depth -= 1
+    return "gradient" if getattr(phase, "depth", 0) else "forward"
 
 
 class Node:

@@ -35,6 +35,7 @@ PLACEMENT = [
     # flow sits above its tracing): ops, but of the layer above tracing.
     ("tensorlib.ops.control_flow", "control flow ops"),
     ("tensorlib.ops.explain", "tools and API"),    # introspection: dry-runs ops in a mode of its own
+    ("tensorlib.ops.table", "tools and API"),      # writes docs/ops_table.md from the registry and catalogue
     ("tensorlib.ops.*", "op families"),
     ("tensorlib.grad.*", "gradient engine and APIs"),
     ("tensorlib.graph.ir", "graph IR"),

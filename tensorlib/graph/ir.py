@@ -22,7 +22,7 @@ import linecache
 import numpy as np
 
 from ..ops.registry import OpDef, _ops
-from ..tensor import Node, Tensor, current_phase, gradient_phase, make_symbolic  # noqa: F401 (re-exported)
+from ..tensor import Node, Tensor, current_phase, make_symbolic
 
 # A constant larger than this is captured by reference instead (DESIGN §2, the seeds' 10 s first call).
 CONSTANT_BYTES = 1024
