@@ -16,9 +16,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from .backends import base as _backends
-from .grad import registry as _grad_registry
-from .graph.ir import Node
-from .tensor import Tensor, Variable, _ids, make
+from .tensor import Node, Tensor, Variable, _ids, make
 
 
 class State:
@@ -66,7 +64,6 @@ def __getattr__(name):
 _EMPTY: dict = {}
 _scalars: dict = {}      # (type, value, dtype, backend) -> shared constant Tensor
 _cast_op = None          # set by tensorlib.ops.math (Cast) to break the import cycle
-_rules = _grad_registry.rules
 _new = object.__new__
 _next_id = _ids.__next__
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -86,7 +83,7 @@ def apply(op, args, attrs=_EMPTY):
             if t.dtype is not first:
                 args = _promote(op, args)
                 break
-    elif op.float_valued and args[0].dtype.kind != "f":
+    elif op.float_valued and args[0].dtype.kind not in "fc":
         # NumPy's rule: float-valued functions of integers and bools compute in float64.
         args = (_cast_op(args[0], dtype=_dtypes.float64),) + tuple(args[1:])
     if op.defaults:
@@ -159,7 +156,8 @@ class KernelResultError(RuntimeError):
 
 def _kernel_error(op, kernel, given, error):
     """The one error path of kernels: the same exception type, naming the op and the caller's inputs."""
-    if isinstance(error, KernelResultError) or str(error).startswith(f"{op.name}:"):
+    if isinstance(error, KernelResultError) or getattr(error, "_raised_by_observer", False) \
+            or str(error).startswith(f"{op.name}:"):
         return error  # already names the op (a kernel that validates its own inputs)
     message = f"{op.name}: {error} ({describe_inputs(op, given)})"
     try:
@@ -237,8 +235,12 @@ def _run_observed(op, args, attrs, specs, backend, kernel, observers):
     backend.synchronize()
     seconds = time.perf_counter() - start
     outputs = _wrap(raw, specs, backend, op, kernel)
-    for obs in observers:
-        obs.on_op(op, args, outputs, attrs, seconds, kernel, backend)
+    try:
+        for obs in observers:
+            obs.on_op(op, args, outputs, attrs, seconds, kernel, backend)
+    except Exception as e:
+        e._raised_by_observer = True  # a profiler's or check_numerics' own error: no kernel error to rename
+        raise
     return outputs
 
 
@@ -264,13 +266,13 @@ def record(op, inputs, outputs, attrs):
             else:
                 ins = inputs
             outs = outputs if outputs.__class__ is tuple else (outputs,)
-            node = Node(op, ins, outs, attrs, None if op.name in _rules else user_site())
+            node = Node(op, ins, outs, attrs, None if op.has_gradient else user_site())
         if has_variable:
             for t in inputs:
                 if t.__class__ is Variable:
                     t._readers.add(tape)
         for o in node.outputs:
-            if o.dtype.kind == "f":
+            if o.dtype.kind in "fc":
                 watched.add(o._id)
         tape._nodes.append(node)
 
@@ -322,7 +324,7 @@ def convert_inputs(op, args, st=None):
     return _convert_general(op, args)
 
 
-_SCALARS = (float, int, bool)
+_SCALARS = (float, int, bool, complex)
 
 
 def _cached_scalar(value, like, op, index):
@@ -396,7 +398,7 @@ def _input_name(op, i):
 def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
     """Convert one non-Tensor input; under tracing the tracer decides (constant or capture)."""
     modes = current_state().modes
-    if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+    if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
         dtype = _dtypes.weak_scalar_dtype(value, strong_dtype)
         check_int_range(value, dtype, _where(op, index))
         if modes:
@@ -429,6 +431,9 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         elif arr.dtype.kind in "iu":
             arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind in "if"
                              else _dtypes.default_int)
+        elif arr.dtype.kind == "c":
+            arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind == "c"
+                             else _dtypes.default_complex)
         return to_tensor(arr, backend, None, op, index)
     raise TypeError(f"{name}:{where} expected a tensor, array or number, got "
                     f"{type(value).__name__} {value!r:.60}")
@@ -439,7 +444,7 @@ class WeakScalar(Tensor):
     __slots__ = ()
 
 
-_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def _promote(op, args):

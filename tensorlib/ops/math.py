@@ -52,7 +52,7 @@ register_gradient("Mul", lambda op, g: g * op.inputs[1], lambda op, g: g * op.in
 def _div_infer(x, y):
     # True division, as in NumPy: integers and bools give float64.
     out = _broadcast(x, y)
-    return out if x.dtype.kind == "f" else spec(out.shape, _dt.float64)
+    return out if x.dtype.kind in "fc" else spec(out.shape, _dt.float64)
 
 
 _div = defop("Div", inputs=("x", "y"), infer=_div_infer, promote=(0, 1),
@@ -114,7 +114,7 @@ register_gradient("Minimum", lambda op, g: _share(g, op.inputs[0] < op.inputs[1]
 
 # ------------------------------------------------------------------ unary
 def _to_float(x):
-    return x if x.dtype.kind == "f" else spec(x.shape, _dt.float64)
+    return x if x.dtype.kind in "fc" else spec(x.shape, _dt.float64)
 
 
 def _unary(name, fn, doc, grad=None, float_valued=False):
@@ -134,7 +134,21 @@ _log = _unary("Log", lambda xp, x: xp.log(x), "Natural logarithm.", lambda op, g
 _sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), "Square root.", lambda op, g: g * 0.5 / op.outputs[0],
                float_valued=True)
 _square = _unary("Square", lambda xp, x: x * x, "x * x.", lambda op, g: g * 2.0 * op.inputs[0])
-_abs = _unary("Abs", lambda xp, x: xp.abs(x), "|x|; gradient sign(x).", lambda op, g: g * sign(op.inputs[0]))
+_abs = defop("Abs", inputs=("x",), infer=lambda x: spec(x.shape, _dt.real_dtype(x.dtype)),
+             doc="|x| (the modulus, real, for complex x); gradient sign(x), or conj(x) / |x| for complex x.")
+_abs.generic(lambda xp, x: xp.abs(x))
+
+
+def _abs_grad(op, g):
+    x = op.inputs[0]
+    if x.dtype.kind != "c":
+        return g * sign(x)
+    # JAX's convention: d|z| = conj(z) / |z| = |z| / z, taken as 0 at z = 0 (as sign(0) is for reals).
+    zero = equal(x, 0)
+    return g * where(zero, zeros_like(x), cast(op.outputs[0], dtype=x.dtype) / where(zero, ones_like(x), x))
+
+
+register_gradient("Abs", _abs_grad)
 _sign = _unary("Sign", lambda xp, x: xp.sign(x), "Sign of x; its gradient is zero.",
                lambda op, g: zeros_like(op.inputs[0]))
 _sin = _unary("Sin", lambda xp, x: xp.sin(x), "Sine.", lambda op, g: g * cos(op.inputs[0]), float_valued=True)
@@ -182,10 +196,15 @@ _cast = defop("Cast", inputs=("x",), attrs={"dtype": _dt.float32}, infer=_cast_i
 
 @_cast.generic
 def _cast_kernel(xp, x, *, dtype):
+    # Complex to real keeps the real part, as NumPy does, without its ComplexWarning.
+    if xp.isdtype(x.dtype, "complex floating") and np.dtype(dtype).kind != "c":
+        x = xp.real(x)
     return xp.astype(x, dtype)
 
 
-register_gradient("Cast", lambda op, g: cast(g, dtype=op.inputs[0].dtype) if op.inputs[0].dtype.kind == "f" else None)
+# To a real input, the gradient from a complex result is its real part: Cast back does exactly that.
+register_gradient("Cast", lambda op, g: cast(g, dtype=op.inputs[0].dtype) if op.inputs[0].dtype.kind in "fc"
+                  else None)
 dispatch._cast_op = lambda x, dtype: _cast(x, dtype=dtype)
 
 _comparisons = {}
@@ -306,6 +325,25 @@ def negative(x) -> Tensor:
 
 def identity(x) -> Tensor:
     return apply(_identity, (x,))
+
+
+_stop = defop("StopGradient", inputs=("x",), infer=lambda x: x, differentiable=False,
+              doc="Identity in the forward pass; no gradient flows through it.")
+
+
+@_stop.generic
+def _stop_gradient_kernel(xp, x):
+    return x
+
+
+def stop_gradient(x) -> Tensor:
+    """``x`` unchanged, with no gradient flowing back through it.
+
+    >>> import tensorlib as tl
+    >>> float(tl.grad(lambda x: x * tl.stop_gradient(x))(3.0))
+    3.0
+    """
+    return _stop(x)
 
 
 def exp(x) -> Tensor:
@@ -434,33 +472,3 @@ def zeros_like(x, dtype=None) -> Tensor:
 
 def ones_like(x, dtype=None) -> Tensor:
     return apply(_full_like, (x,), {"value": 1, "dtype": None if dtype is None else _dt.as_dtype(dtype)})
-
-
-def _install_operators():
-    T = Tensor
-    T.__add__ = lambda self, other: apply(_add, (self, other))
-    T.__radd__ = lambda self, other: apply(_add, (other, self))
-    T.__sub__ = lambda self, other: apply(_sub, (self, other))
-    T.__rsub__ = lambda self, other: apply(_sub, (other, self))
-    T.__mul__ = lambda self, other: apply(_mul, (self, other))
-    T.__rmul__ = lambda self, other: apply(_mul, (other, self))
-    T.__truediv__ = lambda self, other: apply(_div, (self, other))
-    T.__rtruediv__ = lambda self, other: apply(_div, (other, self))
-    T.__pow__ = lambda self, other: apply(_pow, (self, other))
-    T.__rpow__ = lambda self, other: apply(_pow, (other, self))
-    T.__neg__ = lambda self: apply(_neg, (self,))
-    T.__pos__ = lambda self: self
-    T.__abs__ = lambda self: apply(_abs, (self,))
-    T.__lt__ = lambda self, other: apply(_comparisons["Less"], (self, other))
-    T.__le__ = lambda self, other: apply(_comparisons["LessEqual"], (self, other))
-    T.__gt__ = lambda self, other: apply(_comparisons["Greater"], (self, other))
-    T.__ge__ = lambda self, other: apply(_comparisons["GreaterEqual"], (self, other))
-    T.__eq__ = lambda self, other: apply(_comparisons["Equal"], (self, other))
-    T.__ne__ = lambda self, other: apply(_comparisons["NotEqual"], (self, other))
-    T.__and__ = lambda self, other: apply(_comparisons["LogicalAnd"], (self, other))
-    T.__or__ = lambda self, other: apply(_comparisons["LogicalOr"], (self, other))
-    T.__invert__ = lambda self: apply(_logical_not, (self,))
-    T.__hash__ = object.__hash__
-
-
-_install_operators()

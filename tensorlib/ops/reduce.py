@@ -212,6 +212,8 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     if x.dtype == _dt.float16:
         return m.cast(var(m.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
     centered = x - mean(x, axis, keepdims=True)
+    if x.dtype.kind == "c":   # NumPy: the mean squared modulus, real
+        centered = m.abs(centered)
     n = _count(x, axis)
     return sum(centered * centered, axis, keepdims) / (n - ddof)
 
@@ -245,10 +247,9 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
     1.3863
     """
     from .creation import tensor
-    from ..grad.custom import stop_gradient
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "LogSumExp")
-    shift = stop_gradient(max(x, axis, keepdims=True))
+    shift = m.stop_gradient(max(x, axis, keepdims=True))
     shift = m.where(m.logical_and(shift > -float("inf"), shift < float("inf")), shift, m.zeros_like(shift))
     terms = m.exp(x - shift)
     if b is not None:
