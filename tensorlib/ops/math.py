@@ -62,7 +62,7 @@ _div = defop("Div", inputs=("x", "y"), infer=_div_infer, promote=(0, 1),
 @_div.generic
 def _div_kernel(xp, x, y):
     # True division of integers gives float64 (NumPy's rule); the Array API divides floats only.
-    if not xp.isdtype(x.dtype, "real floating"):
+    if xp.isdtype(x.dtype, ("bool", "integral")):
         x, y = xp.astype(x, xp.float64), xp.astype(y, xp.float64)
     return x / y
 register_gradient("Div", lambda op, g: g / op.inputs[1],
