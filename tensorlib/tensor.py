@@ -101,8 +101,14 @@ class Tensor:
         >>> tl.tensor([1.0]).to("numpy").backend.name
         'numpy'
         """
-        from .ops.creation import tensor
-        return tensor(self, backend=backend)
+        from .backends import base as _backends
+        if self._value is None:
+            raise TypeError(f"tensorlib: .to() of a symbolic tensor {self._describe()}; move the arguments "
+                            "of the tl.function instead")
+        target = _backends.get(backend)
+        value = self._value if target is self.backend else self.backend.to_numpy(self._value)
+        moved = target.asarray(value)
+        return make(target.copy(moved) if moved is self._value else moved, target, self.shape, self.dtype)
 
     def tolist(self):
         return self.numpy().tolist()

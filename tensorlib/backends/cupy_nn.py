@@ -31,13 +31,19 @@ import math
 
 import numpy as np
 
-from ..ops import random as _random
-from ..ops import shape as _shape
+from .numpy_nn import resolve_conv_padding
 
-# Modules, not the functions of the same names that tensorlib.ops.nn re-exports.
-_common, _activations, _batch_norm, _conv, _dropout, _pool = (
-    importlib.import_module(f"tensorlib.ops.nn.{name}")
-    for name in ("_common", "activations", "batch_norm", "conv", "dropout", "pool"))
+
+def _geometry(in_hw, window_hw, strides, dilations, padding):
+    """((out_h, out_w), pads) as the ops' shape rules compute them (explicit padding as pairs)."""
+    if not isinstance(padding, str):
+        padding = tuple(tuple(int(v) for v in p) for p in padding)
+    return resolve_conv_padding(tuple(in_hw), tuple(window_hw), tuple(strides), tuple(dilations), padding)
+
+
+def _batch(shape_attr, like) -> tuple:
+    """``shape_attr`` with an unknown batch size taken from ``like``'s first dimension."""
+    return tuple(shape_attr) if shape_attr[0] is not None else (like[0], *shape_attr[1:])
 
 __all__ = ["conv_engine", "gemm_conv2d", "gemm_conv2d_backprop_input", "gemm_conv2d_backprop_filter"]
 
@@ -252,23 +258,20 @@ def _pads_tuple(pads):
     return tuple(tuple(int(v) for v in p) for p in pads)
 
 
-@_conv._conv2d.kernel("cupy")
 def conv2d(input, filters, *, strides, padding, dilations):
-    out_hw, pads = _common._geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)
+    out_hw, pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)
     return _conv_fprop(input, filters, tuple(strides), tuple(dilations), _pads_tuple(pads), tuple(out_hw))
 
 
-@_conv._backprop_input.kernel("cupy")
 def conv2d_backprop_input(filters, out_backprop, *, input_shape, strides, padding, dilations):
-    input_shape = _common._batch(input_shape, out_backprop.shape)
-    pads = _common._geometry(tuple(input_shape[1:3]), filters.shape[:2], strides, dilations, padding)[1]
+    input_shape = _batch(input_shape, out_backprop.shape)
+    pads = _geometry(tuple(input_shape[1:3]), filters.shape[:2], strides, dilations, padding)[1]
     return _conv_dgrad(tuple(input_shape), filters, out_backprop, tuple(strides), tuple(dilations),
                        _pads_tuple(pads))
 
 
-@_conv._backprop_filter.kernel("cupy")
 def conv2d_backprop_filter(input, out_backprop, *, filter_shape, strides, padding, dilations):
-    pads = _common._geometry(input.shape[1:3], tuple(filter_shape[:2]), strides, dilations, padding)[1]
+    pads = _geometry(input.shape[1:3], tuple(filter_shape[:2]), strides, dilations, padding)[1]
     return _conv_wgrad(input, tuple(filter_shape), out_backprop, tuple(strides), tuple(dilations),
                        _pads_tuple(pads))
 
@@ -377,11 +380,10 @@ def _pool_geometry(x_shape, y_shape, ksize, strides, pads):
 
 
 def _pool_out(x_shape, ksize, strides, padding):
-    out_hw, pads = _common._geometry(tuple(x_shape[1:3]), tuple(ksize), tuple(strides), (1, 1), padding)
+    out_hw, pads = _geometry(tuple(x_shape[1:3]), tuple(ksize), tuple(strides), (1, 1), padding)
     return (x_shape[0], *out_hw, x_shape[3]), pads
 
 
-@_pool._max_pool.kernel("cupy")
 def max_pool(input, *, ksize, strides, padding):
     cp = _cp()
     x = _wide(input)
@@ -391,7 +393,6 @@ def max_pool(input, *, ksize, strides, padding):
     return y.astype(input.dtype, copy=False)
 
 
-@_pool._max_pool_grad.kernel("cupy")
 def max_pool_grad(orig_input, orig_output, grad, *, ksize, strides, padding):
     cp = _cp()
     x, y, dy = (_wide(a) for a in (orig_input, orig_output, grad))
@@ -401,7 +402,6 @@ def max_pool_grad(orig_input, orig_output, grad, *, ksize, strides, padding):
     return dx.astype(grad.dtype, copy=False)
 
 
-@_pool._max_pool_grad_grad.kernel("cupy")
 def max_pool_grad_grad(orig_input, orig_output, grad, *, ksize, strides, padding):
     cp = _cp()
     x, y, ddx = (_wide(a) for a in (orig_input, orig_output, grad))
@@ -412,7 +412,6 @@ def max_pool_grad_grad(orig_input, orig_output, grad, *, ksize, strides, padding
     return ddy.astype(grad.dtype, copy=False)
 
 
-@_pool._avg_pool.kernel("cupy")
 def avg_pool(input, *, ksize, strides, padding):
     cp = _cp()
     x = _wide(input)
@@ -422,11 +421,10 @@ def avg_pool(input, *, ksize, strides, padding):
     return y.astype(input.dtype, copy=False)
 
 
-@_pool._avg_pool_grad.kernel("cupy")
 def avg_pool_grad(grad, *, input_shape, ksize, strides, padding):
     cp = _cp()
     dy = _wide(grad)
-    x_shape = tuple(_common._batch(input_shape, dy.shape))
+    x_shape = tuple(_batch(input_shape, dy.shape))
     pads = _pool_out(x_shape, ksize, strides, padding)[1]
     dx = cp.empty(x_shape, dtype=dy.dtype)
     _launch("avg_pool_grad", dy.dtype, dx.size, dy, dx, *_pool_geometry(x_shape, dy.shape, ksize, strides, pads))
@@ -467,7 +465,6 @@ def batch_norm_backward(xp, dy, x, scale, mean, inv_std):
     return dx.astype(x.dtype).reshape(x.shape), dscale.astype(scale.dtype), doffset.astype(scale.dtype)
 
 
-@_batch_norm._fused_batch_norm.kernel("cupy")
 def fused_batch_norm(x, scale, offset, mean, variance, *, epsilon, is_training):
     cp = _cp()
     if is_training:
@@ -480,20 +477,17 @@ def fused_batch_norm(x, scale, offset, mean, variance, *, epsilon, is_training):
     return y, mean, variance, inv_std.astype(scale.dtype)
 
 
-@_batch_norm._fused_batch_norm_grad.kernel("cupy")
 def fused_batch_norm_grad(y_backprop, x, scale, batch_mean, inv_std, *, epsilon):
     return batch_norm_backward(_cp(), y_backprop, x, scale, batch_mean, inv_std)
 
 
 # ---------------------------------------------------------------- erf, gelu, dropout, gather-grad
 
-@_activations._erf.kernel("cupy")
 def erf(x):
     from cupyx.scipy import special
     return special.erf(x).astype(x.dtype, copy=False)
 
 
-@_activations._gelu.kernel("cupy")
 def gelu(x, *, approximate):
     cp = _cp()
     if approximate:
@@ -501,20 +495,14 @@ def gelu(x, *, approximate):
     return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
 
 
-@_dropout._dropout.kernel("cupy")
-def dropout(x, *, rate, seed, noise_shape):
+def dropout(x, uniforms, *, rate):
+    """(x * mask, mask) with mask = (uniforms >= rate) / (1 - rate); uniforms drawn by the op's generator."""
     cp = _cp()
-    shape = x.shape if noise_shape is None else tuple(x.shape[i] if d is None else d
-                                                      for i, d in enumerate(noise_shape))
-    # The draws come from tensorlib's generator (tl.random.seed), on the host, so that a seed gives the
-    # same mask on every backend; the mask then lives on the device.
-    host = _random._gen(seed)._rng.random(shape, dtype=np.float32)
-    mask = (cp.asarray(host) >= rate).astype(x.dtype)
+    mask = (cp.asarray(uniforms) >= rate).astype(x.dtype)
     mask *= x.dtype.type(1.0 / (1.0 - rate))
     return x * mask, mask
 
 
-@_shape._take_grad.kernel("cupy")
 def take_grad(dy, indices, like, *, axis):
     cp = _cp()
     import cupyx
@@ -530,14 +518,14 @@ def take_grad(dy, indices, like, *, axis):
 
 # Labels and gather indices are not range-checked on the GPU: reading them back would stop the
 # stream at every step (out-of-range values are clipped, as JAX does on accelerators).
-@importlib.import_module("tensorlib.ops.nn.losses")._sparse_cross_entropy.kernel("cupy")
 def sparse_softmax_cross_entropy(logits, labels):
     cp = _cp()
-    losses = importlib.import_module("tensorlib.ops.nn.losses")
-    return losses._picked_log_probs(cp, logits, cp.clip(labels, 0, logits.shape[-1] - 1))
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_probs = shifted - cp.log(cp.exp(shifted).sum(axis=-1, keepdims=True))
+    picked = cp.clip(labels, 0, logits.shape[-1] - 1).astype(cp.int64)[..., None]
+    return -cp.take_along_axis(log_probs, picked, axis=-1)[..., 0]
 
 
-@_shape._take.kernel("cupy")
 def take(x, indices, *, axis):
     return _cp().take(x, indices, axis=axis)
 
@@ -554,21 +542,17 @@ def _elementwise(name):
     return cp.ElementwiseKernel("T g, T f", "T y", "y = f > (T)0 ? g : (T)0", "tensorlib_relu_grad")
 
 
-@_activations._relu.kernel("cupy")
 def relu(features):
     return _elementwise("relu")(features)
 
 
-@_activations._relu_grad.kernel("cupy")
 def relu_grad(gradients, features):
     return _elementwise("relu_grad")(gradients, features.astype(gradients.dtype, copy=False))
 
 
-@importlib.import_module("tensorlib.ops.reduce")._sum.kernel("cupy")
 def reduce_sum(x, *, axis, keepdims):
     """Sums over leading or trailing axes of float32/float64 arrays as one GEMV with a ones vector."""
     cp = _cp()
-    reduce_mod = importlib.import_module("tensorlib.ops.reduce")
     axes = tuple(range(x.ndim)) if axis is None else tuple(sorted(a % x.ndim for a in
                                                                  ((axis,) if isinstance(axis, int) else axis)))
     k = len(axes)
@@ -581,8 +565,32 @@ def reduce_sum(x, *, axis, keepdims):
         m = math.prod(x.shape[x.ndim - k:])
         out = x.reshape(-1, m) @ cp.ones((m, 1), dtype=x.dtype)
         kept = x.shape[:x.ndim - k]
-    else:
-        return reduce_mod._sum.generic_kernel(cp, x, axis=axis, keepdims=keepdims)
+    else:   # bools count in int64, float16 accumulates in float32 (as the generic Sum)
+        wide = {np.dtype(bool): np.int64, np.dtype(np.float16): np.float32}.get(x.dtype, x.dtype)
+        return cp.sum(x, axis=axis, keepdims=keepdims, dtype=wide)
     if keepdims:
         return out.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
     return out.reshape(kept)
+
+
+# What tensorlib.ops.nn registers as each op type's "cupy" kernel (Dropout: see tensorlib.ops.nn._cupy).
+KERNELS = {
+    "Conv2D": conv2d,
+    "Conv2DBackpropInput": conv2d_backprop_input,
+    "Conv2DBackpropFilter": conv2d_backprop_filter,
+    "MaxPool": max_pool,
+    "MaxPoolGrad": max_pool_grad,
+    "MaxPoolGradGrad": max_pool_grad_grad,
+    "AvgPool": avg_pool,
+    "AvgPoolGrad": avg_pool_grad,
+    "FusedBatchNormV3": fused_batch_norm,
+    "FusedBatchNormGradV3": fused_batch_norm_grad,
+    "Erf": erf,
+    "Gelu": gelu,
+    "GatherV2Grad": take_grad,
+    "SparseSoftmaxCrossEntropyWithLogits": sparse_softmax_cross_entropy,
+    "GatherV2": take,
+    "Relu": relu,
+    "ReluGrad": relu_grad,
+    "Sum": reduce_sum,
+}

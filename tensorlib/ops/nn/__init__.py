@@ -26,4 +26,4 @@ __all__ = ["avg_pool", "batch_normalization", "conv2d", "conv2d_backprop_filter"
            "sparse_softmax_cross_entropy_with_logits"]
 
 # The CuPy kernels of these ops register here; CuPy itself is imported on their first call.
-from ...backends import cupy_nn as _cupy_nn  # noqa: E402,F401
+from . import _cupy  # noqa: E402,F401
