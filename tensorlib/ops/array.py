@@ -270,7 +270,9 @@ def roll(x, shift, axis=None) -> Tensor:
     [3, 1, 2]
     """
     shifts = (int(shift),) if np.ndim(shift) == 0 else tuple(int(k) for k in shift)
-    if axis is not None:
+    if axis is None:
+        shifts = (sum(shifts),)  # NumPy rolls the flattened array by each shift in turn
+    else:
         axis = (int(axis),) if np.ndim(axis) == 0 else tuple(int(a) for a in axis)
         if len(shifts) == 1 and len(axis) > 1:
             shifts = shifts * len(axis)
@@ -580,24 +582,38 @@ def kron(a, b) -> Tensor:
 
 
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Tensor:
-    """Cross product of 3-vectors along the given axes, broadcasting the others (``numpy.cross``).
+    """Cross product of 3-vectors (or 2-vectors, with a zero third component) along the given axes,
+    broadcasting the others (``numpy.cross``); two 2-vectors give the scalar third component.
 
     >>> import tensorlib as tl
     >>> tl.cross(tl.tensor([1.0, 0.0, 0.0]), tl.tensor([0.0, 1.0, 0.0])).numpy().tolist()
     [0.0, 0.0, 1.0]
+    >>> float(tl.cross(tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])))
+    -2.0
     """
     a, b = _as_tensor(a), _as_tensor(b)
     if axis is not None:
         axisa = axisb = axisc = axis
     a = moveaxis(a, axisa, -1) if a.ndim else a
     b = moveaxis(b, axisb, -1) if b.ndim else b
-    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != 3 or b.shape[-1] != 3:
-        raise ValueError(f"cross: both vector axes must have 3 elements (2-element vectors are deprecated "
-                         f"in NumPy), got shapes {a.shape} and {b.shape} ({a.dtype}, {b.dtype})")
-    a0, a1, a2 = (a[..., i] for i in range(3))
-    b0, b1, b2 = (b[..., i] for i in range(3))
-    c = s.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return moveaxis(c, -1, axisc)
+    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError(f"cross: both vector axes must have 2 or 3 elements, got shapes {a.shape} and "
+                         f"{b.shape} ({a.dtype}, {b.dtype})")
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return z
+    if a.shape[-1] == 2:  # the missing third components are zero
+        b2 = b[..., 2]
+        c = [a1 * b2, -(a0 * b2), z]
+    elif b.shape[-1] == 2:
+        a2 = a[..., 2]
+        c = [-(a2 * b1), a2 * b0, z]
+    else:
+        a2, b2 = a[..., 2], b[..., 2]
+        c = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z]
+    return moveaxis(s.stack(c, axis=-1), -1, axisc)
 
 
 # ------------------------------------------------------------------ sort, argsort, take_along_axis
