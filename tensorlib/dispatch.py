@@ -83,7 +83,7 @@ def apply(op, args, attrs=_EMPTY):
             if t.dtype is not first:
                 args = _promote(op, args)
                 break
-    elif op.float_valued and args[0].dtype.kind != "f":
+    elif op.float_valued and args[0].dtype.kind not in "fc":
         # NumPy's rule: float-valued functions of integers and bools compute in float64.
         args = (_cast_op(args[0], dtype=_dtypes.float64),) + tuple(args[1:])
     if op.defaults:
@@ -272,7 +272,7 @@ def record(op, inputs, outputs, attrs):
                 if t.__class__ is Variable:
                     t._readers.add(tape)
         for o in node.outputs:
-            if o.dtype.kind == "f":
+            if o.dtype.kind in "fc":
                 watched.add(o._id)
         tape._nodes.append(node)
 
@@ -324,7 +324,7 @@ def convert_inputs(op, args, st=None):
     return _convert_general(op, args)
 
 
-_SCALARS = (float, int, bool)
+_SCALARS = (float, int, bool, complex)
 
 
 def _cached_scalar(value, like, op, index):
@@ -398,7 +398,7 @@ def _input_name(op, i):
 def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
     """Convert one non-Tensor input; under tracing the tracer decides (constant or capture)."""
     modes = current_state().modes
-    if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+    if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
         dtype = _dtypes.weak_scalar_dtype(value, strong_dtype)
         check_int_range(value, dtype, _where(op, index))
         if modes:
@@ -434,6 +434,9 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         elif arr.dtype.kind in "iu":
             arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind in "if"
                              else _dtypes.default_int)
+        elif arr.dtype.kind == "c":
+            arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind == "c"
+                             else _dtypes.default_complex)
         return to_tensor(arr, backend, None, op, index)
     raise TypeError(f"{name}:{where} expected a tensor, array or number, got "
                     f"{type(value).__name__} {value!r:.60}")
@@ -444,7 +447,7 @@ class WeakScalar(Tensor):
     __slots__ = ()
 
 
-_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def _promote(op, args):

@@ -91,7 +91,7 @@ class _Trace:
 
     def convert(self, value, dtype, backend):
         """A Python scalar or small array becomes a constant; a big array is captured by reference."""
-        if isinstance(value, (bool, int, float)):
+        if isinstance(value, (bool, int, float, complex)):
             raw = backend.asarray(value, dtype=dtype)
             return self._constant(("scalar", dtype, backend.to_numpy(raw).tobytes()), raw)
         self.sources.append(value)
