@@ -467,6 +467,21 @@ def _promote(op, args):
 
 # ---------------------------------------------------------------- variables
 
+def check_assignable(var: Variable, backend=None, how: str = "assign") -> None:
+    """The one check before a Variable's value changes, eagerly, in a trace or in a compiled graph: no
+    GradientTape that is still recording has read it, and the new value (on ``backend``) is on its backend."""
+    tapes = current_state().tapes
+    for tape in list(var._readers):
+        if tape in tapes:
+            raise RuntimeError(
+                f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
+                "GradientTape that is still recording; its gradient would mix old and new values. "
+                "Assign after tape.gradient(), or inside `with tape.stop_recording():`.")
+    if backend is not None and backend is not var.backend:
+        raise ValueError(f"Variable.{how}: value is on backend {backend.name}, "
+                         f"variable {var.name!r} on {var.backend.name}")
+
+
 def assign_variable(var: Variable, value, how: str) -> Variable:
     from_caller = not isinstance(value, Tensor)
     if from_caller:
@@ -481,15 +496,7 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
     st = current_state()
     if st.modes:
         return st.modes[-1].assign(var, value)
-    for tape in list(var._readers):
-        if tape in st.tapes:
-            raise RuntimeError(
-                f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
-                "GradientTape that is still recording; its gradient would mix old and new values. "
-                "Assign after tape.gradient(), or inside `with tape.stop_recording():`.")
-    if value.backend is not var.backend:
-        raise ValueError(f"Variable.{how}: value is on backend {value.backend.name}, "
-                         f"variable {var.name!r} on {var.backend.name}")
+    check_assignable(var, value.backend, how)
     # A value converted from the caller's array may alias it: keep a copy, as Variable() does.
     var._value = var.backend.copy(value._value) if from_caller else value._value
     var._version += 1

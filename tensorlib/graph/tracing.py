@@ -156,16 +156,8 @@ class _Trace:
 
     def assign(self, var, value):
         """``var.assign(value)`` inside the trace: an AssignVariable node; later reads see ``value``."""
-        for tape in list(var._readers):
-            if tape in dispatch.tapes:
-                raise RuntimeError(
-                    f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
-                    "GradientTape that is still recording; its gradient would mix old and new values. "
-                    "Assign after tape.gradient(), or inside `with tape.stop_recording():`.")
         value = self.lift(value)
-        if value.backend is not var.backend:
-            raise ValueError(f"Variable.assign: value is on backend {value.backend.name}, "
-                             f"variable {var.name!r} on {var.backend.name}")
+        dispatch.check_assignable(var, value.backend)
         self.lift(var)
         self.graph.add_node(ASSIGN, (self.variable_refs[var._id], value), {}, (), dispatch.user_site())
         self.lifted[var._id] = value
