@@ -22,21 +22,20 @@ from .tensor import Tensor, Variable, _ids, make
 
 
 class State:
-    """What is active in one thread (or context): tapes, tracing modes, observers, overrides, backends.
+    """What is active in one thread (or context): tapes, tracing modes, observers, gradient overrides.
 
     Every list is innermost last.  Each thread starts with nothing active,
     as in PyTorch and TensorFlow: a tape or a trace opened in one thread
     never sees another thread's ops.
     """
 
-    __slots__ = ("tapes", "modes", "observers", "overrides", "backends")
+    __slots__ = ("tapes", "modes", "observers", "overrides")
 
     def __init__(self, empty=list):
         self.tapes = empty()        # recording GradientTapes
         self.modes = empty()        # tracing contexts
         self.observers = empty()    # profilers and numerics checkers
         self.overrides = empty()    # tl.grad.override scopes
-        self.backends = empty()     # `with tl.backend(...)` blocks
 
 
 # A context variable, not threading.local: reading it costs one C call (about 20 ns, against
@@ -423,7 +422,8 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         elif arr.dtype.kind in "iu":
             arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind in "if"
                              else _dtypes.default_int)
-        return to_tensor(arr, backend, None, op, index)
+        # A new array made here from literals, not a caller's: under tracing it may become a constant.
+        return make(backend.asarray(arr.astype(_dtypes.of_array(arr.dtype), copy=False)), backend)
     raise TypeError(f"{name}:{where} expected a tensor, array or number, got "
                     f"{type(value).__name__} {value!r:.60}")
 

@@ -13,6 +13,7 @@ import functools
 import inspect
 import itertools
 import sys
+import threading
 import warnings
 import weakref
 
@@ -25,7 +26,7 @@ from ..grad import registry as _grad_registry
 from ..ops.registry import OpDef
 from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
 from . import executor
-from .ir import CONSTANT_BYTES, Graph, _nbytes, pack
+from .ir import CONSTANT_BYTES, Graph, pack
 
 # Assignments to Variables are graph nodes of this op type; it is no registered op (no kernel, no gradient).
 ASSIGN = OpDef("AssignVariable", ("resource", "value"), {}, lambda resource, value: (), differentiable=False,
@@ -94,14 +95,12 @@ class _Trace:
         return outs if isinstance(specs, tuple) else outs[0]
 
     def convert(self, value, dtype, backend):
-        """A Python scalar or small array becomes a constant; a big array is captured by reference."""
+        """A Python scalar becomes a constant; an array, whatever its size, is captured by reference
+        (read at every call, so writing to it later is seen, as for big arrays, never frozen)."""
         if isinstance(value, (bool, int, float)):
             raw = backend.asarray(value, dtype=dtype)
             return self._constant(("scalar", dtype, backend.to_numpy(raw).tobytes()), raw)
         self.sources.append(value)
-        if _nbytes(value.shape, dtype) <= CONSTANT_BYTES:
-            host = np.array(backend.to_numpy(value) if not isinstance(value, np.ndarray) else value, dtype=dtype)
-            return self._constant(("array", dtype, host.shape, host.tobytes()), backend.asarray(host))
         t = self.arrays.get(id(value))
         if t is None:
             t = self._capture(value, tuple(value.shape), dtype, "array", backend)
@@ -402,6 +401,8 @@ class Function:
         self._evicted = 0
         self._last_call: dict | None = None
         self._no_retrace = 0
+        # Held while tracing: threads calling a new signature at once trace it once and share the graph.
+        self._trace_lock = threading.RLock()
 
     def _statics(self, argnums, argnames, has_kwargs):
         """Static positions and names, each completed from the other through the signature (as in JAX)."""
@@ -457,14 +458,18 @@ class Function:
             key, feeds, keep = self._key(args, kwargs)
             if self.input_signature is not None:
                 feeds = list(args)
-            concrete = self._cache.get(key)
-            stale = concrete.stale() if concrete is not None and concrete.guards else None
-            if concrete is not None and not stale:
-                self._hits += 1
-                self._cache.move_to_end(key)
-                return concrete, feeds
+            hit = self._cached(key)
+            if hit is not None:
+                return hit, feeds
             try:
-                return self._trace(args, kwargs, key, keep, stale, warn), feeds
+                with self._trace_lock:
+                    # Another thread may have traced this signature while this one waited.
+                    hit = self._cached(key)
+                    if hit is not None:
+                        return hit, feeds
+                    concrete = self._cache.get(key)
+                    stale = concrete.stale() if concrete is not None and concrete.guards else None
+                    return self._trace(args, kwargs, key, keep, stale, warn), feeds
             except _NeedsValue as e:
                 # The float was needed as a Python value: it is static from now on, and the call traces again.
                 position, name = e.argument
@@ -472,6 +477,17 @@ class Function:
                     self._static_pos.add(position)
                 if name is not None:
                     self._static_names.add(name)
+
+    def _cached(self, key):
+        concrete = self._cache.get(key)
+        if concrete is None or (concrete.guards and concrete.stale()):
+            return None
+        self._hits += 1
+        try:
+            self._cache.move_to_end(key)
+        except KeyError:  # evicted by another thread just now: the graph is still valid for this call
+            pass
+        return concrete
 
     def _check_signature(self, args, kwargs):
         """Bind the call to the signature; every argument must be a tensor that fits its TensorSpec."""
