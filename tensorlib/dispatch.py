@@ -401,8 +401,8 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         if modes:
             return modes[-1].convert(value, dtype, backend)
         arr = backend.asarray(value)
-        if arr.dtype != dtype:
-            arr = arr.astype(dtype)
+        # The caller's array becomes a value tensorlib owns: a later write to it changes no result.
+        arr = arr.astype(dtype) if arr.dtype != dtype else arr.copy() if _may_alias(arr, value) else arr
         return make(arr, backend)
     name = op.name if op is not None else "tensor"
     where = f" input {_input_name(op, index)}" if op is not None else ""
@@ -426,6 +426,10 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         return make(backend.asarray(arr.astype(_dtypes.of_array(arr.dtype), copy=False)), backend)
     raise TypeError(f"{name}:{where} expected a tensor, array or number, got "
                     f"{type(value).__name__} {value!r:.60}")
+
+
+def _may_alias(arr, value) -> bool:
+    return arr is value or getattr(arr, "base", None) is not None or isinstance(value, np.ndarray)
 
 
 class WeakScalar(Tensor):

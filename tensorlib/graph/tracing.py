@@ -179,12 +179,18 @@ def _name_of(obj) -> str:
     if isinstance(obj, Variable) and not obj.name.startswith("Variable:"):
         return _identifier(obj.name)
     frame = sys._getframe(1)
+    inside = False
     while frame is not None:
         if not frame.f_code.co_filename.startswith(dispatch._PACKAGE_DIR):
+            inside = True
             for scope in (frame.f_locals, frame.f_globals):
                 for name, value in scope.items():
                     if value is obj and not name.startswith("_"):
                         return name
+        elif inside:
+            # Back in tensorlib below the traced function: the frames further out are the caller's, whose
+            # f_locals snapshot would keep every object it binds alive (and they are not the function's names).
+            break
         frame = frame.f_back
     if isinstance(obj, Variable):
         return _identifier(obj.name)
