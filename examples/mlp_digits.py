@@ -1,4 +1,4 @@
-"""An MLP on scikit-learn's digits in 11 lines of tensorlib (the PyTorch version takes 12; see the README)."""
+"""An MLP on scikit-learn's digits: 12 lines of tensorlib, the same in PyTorch takes 13 (no data loader or module class)."""
 import numpy as np, tensorlib as tl  # noqa: E401
 from sklearn.datasets import load_digits
 x, y = load_digits(return_X_y=True)

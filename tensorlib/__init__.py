@@ -17,6 +17,7 @@ from .ops.math import (abs, add, cast, clip, cos, divide, equal, exp, expm1, flo
                        greater_equal, identity, less, less_equal, log, log1p, logical_and, logical_not,
                        logical_or, maximum, minimum, multiply, negative, not_equal, ones_like, power, round,
                        sigmoid, sign, sin, sqrt, square, subtract, tanh, where, zeros_like)
+from .ops.control_flow import cond, scan, while_loop
 from .ops.reduce import argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
 from .ops.shape import (broadcast_to, concat, expand_dims, gather, getitem, one_hot, pad, reshape, split,
                         squeeze, stack, take, tile, transpose)
@@ -29,6 +30,7 @@ from . import initializers
 from . import optimizers
 from .checkpoint import load_variables, save_variables
 from . import linalg
+from . import special, stats
 
 from .ops import random
 from . import debugging

@@ -49,7 +49,7 @@ def check_numerics(x, message: str = ""):
 
 
 class _NumericsChecker:
-    def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager"):
+    def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
         outs = outputs if isinstance(outputs, tuple) else (outputs,)
         for i, t in enumerate(outs):
             bad = _bad_kind(backend.xp, t._value)

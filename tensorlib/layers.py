@@ -2,7 +2,8 @@
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
-HWIO filters as in the rest of ``tl.nn``.
+HWIO filters as in the rest of ``tl.nn``; ``data_format="NCHW"`` makes the
+image layers take PyTorch's channels-first layout.
 
 >>> import tensorlib as tl
 >>> layer = tl.nn.Dense(3, 2, seed=0)
@@ -30,6 +31,12 @@ def _positive(what: str, value, layer: str) -> int:
 
 def _as_tensor(x) -> Tensor:
     return x if isinstance(x, Tensor) else _tensor(x)
+
+
+def _data_format(value, layer: str) -> str:
+    if value not in ("NHWC", "NCHW"):
+        raise ValueError(f"{layer}: data_format must be 'NHWC' or 'NCHW', got {value!r}")
+    return value
 
 
 def _seed_for(seed, k: int):
@@ -76,18 +83,22 @@ class Dense(Module):
 class Conv2D(Module):
     """2-D convolution of NHWC images with an HWIO ``kernel`` of shape ``(kh, kw, in_channels, out_channels)``.
 
-    ``padding`` is ``"SAME"`` (TensorFlow's rule), ``"VALID"`` or explicit pairs, as for :func:`tl.nn.conv2d`.
+    ``padding`` is ``"SAME"`` (TensorFlow's rule), ``"VALID"`` or explicit pairs, as for :func:`tl.nn.conv2d`;
+    ``data_format="NCHW"`` takes and returns channels-first images (the kernel stays HWIO).
 
     >>> import tensorlib as tl
     >>> conv = tl.nn.Conv2D(3, 8, kernel_size=3, seed=0)
     >>> conv(tl.ones((2, 16, 16, 3))).shape
     (2, 16, 16, 8)
+    >>> tl.nn.Conv2D(3, 8, kernel_size=3, seed=0, data_format="NCHW")(tl.ones((2, 3, 16, 16))).shape
+    (2, 8, 16, 16)
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, strides=1, padding="SAME", dilations=1,
                  activation=None, use_bias: bool = True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", seed: int | None = None, dtype=_dt.float32):
+                 bias_initializer="zeros", seed: int | None = None, dtype=_dt.float32, data_format: str = "NHWC"):
         super().__init__()
+        self.data_format = _data_format(data_format, "Conv2D")
         self.in_channels = _positive("in_channels", in_channels, "Conv2D")
         self.out_channels = _positive("out_channels", out_channels, "Conv2D")
         kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
@@ -100,9 +111,9 @@ class Conv2D(Module):
                              name="bias") if use_bias else None
 
     def forward(self, x):
-        y = _nn.conv2d(x, self.kernel, self.strides, self.padding, self.dilations)
+        y = _nn.conv2d(x, self.kernel, self.strides, self.padding, self.dilations, data_format=self.data_format)
         if self.bias is not None:
-            y = y + self.bias
+            y = y + (self.bias if self.data_format == "NHWC" else _shape.reshape(self.bias, (-1, 1, 1)))
         return y if self.activation is None else self.activation(y)
 
     def extra_repr(self) -> str:
@@ -113,14 +124,15 @@ class Conv2D(Module):
 class _Pool2D(Module):
     _function = None
 
-    def __init__(self, ksize=2, strides=None, padding="VALID"):
+    def __init__(self, ksize=2, strides=None, padding="VALID", data_format: str = "NHWC"):
         super().__init__()
         self.ksize = ksize
         self.strides = ksize if strides is None else strides
         self.padding = padding
+        self.data_format = _data_format(data_format, type(self).__name__)
 
     def forward(self, x):
-        return type(self)._function(x, self.ksize, self.strides, self.padding)
+        return type(self)._function(x, self.ksize, self.strides, self.padding, data_format=self.data_format)
 
     def extra_repr(self) -> str:
         return f"ksize={self.ksize}, strides={self.strides}, padding={self.padding!r}"
@@ -147,7 +159,7 @@ class AvgPool2D(_Pool2D):
 
 
 class BatchNorm(Module):
-    """Batch normalization over every axis but the last (channels), with running statistics.
+    """Batch normalization over every axis but the channels (the last; axis 1 with ``data_format="NCHW"``).
 
     Training normalises with the batch mean and (biased) variance and updates
     ``running_mean``/``running_var`` as PyTorch does:
@@ -163,8 +175,10 @@ class BatchNorm(Module):
     ([-1.0, 1.0], [1.0], [1.5])
     """
 
-    def __init__(self, num_features: int, momentum: float = 0.1, epsilon: float = 1e-5, dtype=_dt.float32):
+    def __init__(self, num_features: int, momentum: float = 0.1, epsilon: float = 1e-5, dtype=_dt.float32,
+                 data_format: str = "NHWC"):
         super().__init__()
+        self.data_format = _data_format(data_format, "BatchNorm")
         self.num_features = _positive("num_features", num_features, "BatchNorm")
         if not 0.0 <= momentum <= 1.0:
             raise ValueError(f"BatchNorm: momentum must be in [0, 1], got {momentum}")
@@ -178,13 +192,17 @@ class BatchNorm(Module):
 
     def forward(self, x):
         x = _as_tensor(x)
-        if len(x.shape) < 2 or x.shape[-1] != self.num_features:
-            raise ValueError(f"BatchNorm: input's last (channel) dimension must be num_features="
+        channel = -1 if self.data_format == "NHWC" else 1
+        if len(x.shape) < 2 or x.shape[channel] != self.num_features:
+            where = "last" if channel == -1 else "second (NCHW)"
+            raise ValueError(f"BatchNorm: input's {where} (channel) dimension must be num_features="
                              f"{self.num_features}, got input shape {tuple(x.shape)}")
+        # Per-channel vectors broadcast along the channel axis: (C,) for NHWC, (C, 1, ..., 1) for NCHW.
+        along = (lambda v: v) if channel == -1 else (lambda v: _shape.reshape(v, (-1,) + (1,) * (len(x.shape) - 2)))
         if not self.training:
-            return _nn.batch_normalization(x, self.running_mean, self.running_var, self.offset, self.scale,
-                                           self.epsilon)
-        axes = tuple(range(len(x.shape) - 1))
+            return _nn.batch_normalization(x, along(self.running_mean), along(self.running_var), along(self.offset),
+                                           along(self.scale), self.epsilon)
+        axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
         mean, variance = _nn.moments(x, axes)
         count = 1
         for a in axes:
@@ -195,7 +213,8 @@ class BatchNorm(Module):
         m = self.momentum
         self.running_mean.assign(self.running_mean * (1.0 - m) + batch_mean * m)
         self.running_var.assign(self.running_var * (1.0 - m) + batch_var * m)
-        return _nn.batch_normalization(x, mean, variance, self.offset, self.scale, self.epsilon)
+        return _nn.batch_normalization(x, along(mean), along(variance), along(self.offset), along(self.scale),
+                                       self.epsilon)
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, momentum={self.momentum}, epsilon={self.epsilon}"

@@ -47,7 +47,7 @@ def _path_str(path) -> str:
 
 
 def _pairs(grads, variables, who: str) -> list:
-    """``[(grad, variable), ...]`` from two structures that must match; grads may be None (skipped)."""
+    """``[(path, grad, variable), ...]`` from two structures that must match; grads may be None (skipped)."""
     grad_paths, var_paths = _paths(grads), _paths(variables)
     if [p for p, _ in grad_paths] != [p for p, _ in var_paths]:
         g_set, v_set = {p for p, _ in grad_paths}, {p for p, _ in var_paths}
@@ -65,7 +65,7 @@ def _pairs(grads, variables, who: str) -> list:
         if tuple(g.shape) != tuple(v.shape):
             raise ValueError(f"{who}: gradient at {_path_str(path)} has shape {tuple(g.shape)}, "
                              f"variable {v.name!r} has shape {v.shape}")
-        pairs.append((g, v))
+        pairs.append(("/".join(str(k) for k in path) or v.name, g, v))
     return pairs
 
 
@@ -205,15 +205,19 @@ class Optimizer:
         self.learning_rate = learning_rate
         self.global_clipnorm = global_clipnorm
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
-        self._slots: dict = {}  # variable id -> (variable, {slot name: Variable})
+        self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
 
-    def _slots_for(self, var: Variable) -> dict:
+    def _slots_for(self, key: str, var: Variable) -> dict:
+        """The slots of ``var``, created at its first update and keyed by its path in that structure."""
         entry = self._slots.get(var._id)
         if entry is None:
-            slots = {name: Variable(np.zeros(var.shape, var.dtype), name=f"{var.name}/{name}", trainable=False,
+            taken = {k for k, _, _ in self._slots.values()}
+            while key in taken:  # the same path in two differently shaped calls
+                key += f"/{var.name}"
+            slots = {name: Variable(np.zeros(var.shape, var.dtype), name=f"{key}/{name}", trainable=False,
                                     backend=var.backend) for name in self._slot_names}
-            entry = self._slots[var._id] = (var, slots)
-        return entry[1]
+            entry = self._slots[var._id] = (key, var, slots)
+        return entry[2]
 
     def apply(self, grads, variables) -> None:
         """Update ``variables`` in place from ``grads`` (same nested structure; None gradients are skipped)."""
@@ -221,23 +225,24 @@ class Optimizer:
         pairs = _pairs(grads, variables, who)
         if not pairs:
             return
-        for g, v in pairs:
+        for _, g, v in pairs:
             if v.dtype.kind != "f":
                 raise TypeError(f"{who}: variable {v.name!r} has dtype {v.dtype}; only float variables are trained")
         if self.global_clipnorm is not None:
-            clipped, _ = clip_by_global_norm([g for g, _ in pairs], self.global_clipnorm)
-            pairs = list(zip(clipped, [v for _, v in pairs]))
+            clipped, _ = clip_by_global_norm([g for _, g, _ in pairs], self.global_clipnorm)
+            pairs = [(key, g, v) for (key, _, v), g in zip(pairs, clipped)]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
         step = _m.cast(self.iterations, _dt.float64)
         lr = _lr_at(self.learning_rate, step)
         count = step + 1.0  # this step's number, 1-based, for bias corrections
         by_dtype = {}
-        for g, v in pairs:
+        for key, g, v in pairs:
             if v.dtype not in by_dtype:
                 by_dtype[v.dtype] = (_m.cast(lr, v.dtype), _m.cast(count, v.dtype)) if v.dtype != _dt.float64 \
                     else (lr, count)
             lr_v, count_v = by_dtype[v.dtype]
-            self._update(v, _m.cast(g, v.dtype) if g.dtype != v.dtype else g, lr_v, count_v, self._slots_for(v))
+            self._update(v, _m.cast(g, v.dtype) if g.dtype != v.dtype else g, lr_v, count_v,
+                         self._slots_for(key, v))
         self.iterations.assign_add(np.int64(1))
 
     def _update(self, var, grad, lr, step, slots) -> None:
@@ -245,14 +250,13 @@ class Optimizer:
 
     @property
     def variables(self) -> dict:
-        """``{"iterations": ..., "slots": {variable name: {slot: Variable}}}`` for checkpoints."""
-        slots = {}
-        for var, named in self._slots.values():
-            key = var.name
-            while key in slots:
-                key += "'"
-            slots[key] = named
-        return {"iterations": self.iterations, "slots": slots}
+        """``{"iterations": ..., "slots": {path: {slot: Variable}}}`` for checkpoints.
+
+        A variable's path is where it sat in the structure of its first ``apply``
+        (``"0/kernel"`` for ``model.trainable_variables["0"]["kernel"]``; its name when
+        passed alone), so a fresh optimizer for the same model restores by name.
+        """
+        return {"iterations": self.iterations, "slots": {key: named for key, _, named in self._slots.values()}}
 
 
 class SGD(Optimizer):

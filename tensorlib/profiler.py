@@ -1,10 +1,36 @@
-"""``tl.profile()``: every op executed, eager or traced, with its kernel and wall time.
+"""``tl.profile()``: every op executed, eager or traced, forward or gradient, with its kernel and wall time.
+
+Each :class:`OpEvent` says which op ran, on which shapes and dtypes, which
+kernel ran it (the function that does the work, not the adapter that
+resolves attributes), for how long, in which ``mode`` (``"eager"``, or
+``"graph"`` for a node the executor of a ``tl.function`` ran) and in which
+``phase`` (``"forward"``, or ``"gradient"`` for ops that gradient rules ran).
 
 >>> import tensorlib as tl
+>>> x = tl.Variable([1.0, 2.0])
 >>> with tl.profile() as prof:
-...     _ = tl.exp(tl.ones((3,)))
->>> [e.op_type for e in prof.events]
-['Exp']
+...     with tl.GradientTape() as tape:
+...         y = tl.sum(tl.exp(x))
+...     _ = tape.gradient(y, x)
+>>> [(e.op_type, e.mode, e.phase) for e in prof.events][:2]
+[('Exp', 'eager', 'forward'), ('Sum', 'eager', 'forward')]
+>>> sorted({e.phase for e in prof.events})
+['forward', 'gradient']
+
+``prof.export_chrome_trace("trace.json")`` writes Chrome's trace format: open
+https://ui.perfetto.dev (or ``chrome://tracing``) and load the file.  Each
+mode and phase is one row ("eager forward", "graph gradient", ...), each op a
+box whose arguments list its shapes, dtypes, backend and kernel:
+
+>>> import json, os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "trace.json")
+>>> prof.export_chrome_trace(path)
+>>> trace = json.load(open(path))
+>>> sorted({e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M"})
+['eager forward', 'eager gradient']
+>>> first = [e for e in trace["traceEvents"] if e["ph"] == "X"][0]
+>>> first["name"], first["args"]["shapes"], first["args"]["kernel"]
+('Exp', [[2]], 'numpy.exp')
 """
 from __future__ import annotations
 
@@ -14,6 +40,9 @@ import json
 import time
 
 from . import dispatch
+from .graph.ir import current_phase
+
+_ROWS = ("eager forward", "eager gradient", "graph forward", "graph gradient")
 
 
 @dataclasses.dataclass
@@ -26,11 +55,15 @@ class OpEvent:
     start_s: float
     seconds: float
     mode: str
+    phase: str = "forward"
 
 
 def _kernel_name(kernel) -> str:
+    """The function doing the work: unwrap ``functools.partial`` (generic kernels) and adapters (``__wrapped__``)."""
     fn = getattr(kernel, "func", kernel)
-    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+    while getattr(fn, "__wrapped__", None) is not None:
+        fn = fn.__wrapped__
+    return f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', None) or repr(fn)}"
 
 
 class Profile:
@@ -40,11 +73,11 @@ class Profile:
         self.events: list[OpEvent] = []
         self._origin = time.perf_counter()
 
-    def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager"):
+    def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
         end = time.perf_counter()
         self.events.append(OpEvent(op.name, tuple(tuple(t.shape) for t in inputs),
                                    tuple(str(t.dtype) for t in inputs), backend.name, _kernel_name(kernel),
-                                   end - seconds - self._origin, seconds, mode))
+                                   end - seconds - self._origin, seconds, mode, phase or current_phase()))
 
     def __enter__(self):
         dispatch.observers.append(self)
@@ -54,34 +87,51 @@ class Profile:
         dispatch.observers.remove(self)
 
     def summary(self) -> list[tuple]:
-        """Rows ``(op_type, kernel, calls, total_s, mean_s)``, most expensive first."""
+        """Rows ``(op_type, mode, phase, kernel, calls, total_s, mean_s)``, most expensive first."""
         totals = collections.defaultdict(lambda: [0, 0.0])
         for e in self.events:
-            row = totals[(e.op_type, e.kernel)]
+            row = totals[(e.op_type, e.mode, e.phase, e.kernel)]
             row[0] += 1
             row[1] += e.seconds
-        rows = [(op, k, n, t, t / n) for (op, k), (n, t) in totals.items()]
-        return sorted(rows, key=lambda r: -r[3])
+        rows = [(*key, n, t, t / n) for key, (n, t) in totals.items()]
+        return sorted(rows, key=lambda r: -r[5])
 
     def table(self, limit: int | None = 30) -> str:
-        """A text table of time per op type and kernel."""
+        """A text table of time per op type, mode (eager/graph), phase (forward/gradient) and kernel.
+
+        >>> import tensorlib as tl
+        >>> with tl.profile() as prof:
+        ...     _ = tl.exp(tl.ones((3,)))
+        >>> print(prof.table())  # doctest: +ELLIPSIS
+        op type       mode   phase     calls   total ms    mean us      %  kernel
+        Exp           eager  forward       1 ...  100.0  numpy.exp
+        """
         rows = self.summary()[:limit]
         total = sum(e.seconds for e in self.events) or 1.0
-        lines = [f"{'op type':<24} {'calls':>6} {'total ms':>10} {'mean us':>10} {'%':>6}  kernel"]
-        for op, kernel, n, t, mean in rows:
-            lines.append(f"{op:<24} {n:>6} {t * 1e3:>10.3f} {mean * 1e6:>10.1f} {100 * t / total:>6.1f}  {kernel}")
+        lines = [f"{'op type':<13} {'mode':<6} {'phase':<8} {'calls':>6} {'total ms':>10} {'mean us':>10} "
+                 f"{'%':>6}  kernel"]
+        for op, mode, phase, kernel, n, t, mean in rows:
+            lines.append(f"{op:<13} {mode:<6} {phase:<8} {n:>6} {t * 1e3:>10.3f} {mean * 1e6:>10.1f} "
+                         f"{100 * t / total:>6.1f}  {kernel}")
         return "\n".join(lines)
 
     def export_chrome_trace(self, path) -> None:
-        """Write the events in Chrome's trace format (open in Perfetto or chrome://tracing)."""
-        events = [{"name": e.op_type, "cat": e.mode, "ph": "X", "pid": 0, "tid": 0,
-                   "ts": e.start_s * 1e6, "dur": e.seconds * 1e6,
-                   "args": {"shapes": [list(s) for s in e.input_shapes], "dtypes": list(e.dtypes),
-                            "backend": e.backend, "kernel": e.kernel}} for e in self.events]
+        """Write the events in Chrome's trace format: open in https://ui.perfetto.dev or chrome://tracing.
+
+        One row (trace "thread") per mode and phase; each op's box carries its
+        shapes, dtypes, backend and kernel as arguments.
+        """
+        rows = sorted({f"{e.mode} {e.phase}" for e in self.events}, key=lambda r: (_ROWS + (r,)).index(r))
+        tid = {r: i for i, r in enumerate(rows)}
+        events = [{"name": "thread_name", "ph": "M", "pid": 0, "tid": tid[r], "args": {"name": r}} for r in rows]
+        events += [{"name": e.op_type, "cat": f"{e.mode},{e.phase}", "ph": "X", "pid": 0,
+                    "tid": tid[f"{e.mode} {e.phase}"], "ts": e.start_s * 1e6, "dur": e.seconds * 1e6,
+                    "args": {"shapes": [list(s) for s in e.input_shapes], "dtypes": list(e.dtypes),
+                             "backend": e.backend, "kernel": e.kernel}} for e in self.events]
         with open(path, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
 
 
 def profile() -> Profile:
-    """Record every op run inside ``with tl.profile() as prof:``."""
+    """Record every op run inside ``with tl.profile() as prof:`` (see :class:`Profile`)."""
     return Profile()

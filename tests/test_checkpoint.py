@@ -48,8 +48,31 @@ def test_optimizer_state_round_trips(tmp_path):
     opt2 = tl.optimizers.Adam(0.1)
     opt2.apply([tl.tensor(np.zeros(2))], [w2])
     tl.load_variables(tmp_path / "opt.safetensors", opt2)
-    np.testing.assert_array_equal(opt2.variables["slots"]["w"]["m"].numpy(), opt.variables["slots"]["w"]["m"].numpy())
+    np.testing.assert_array_equal(opt2.variables["slots"]["0"]["m"].numpy(), opt.variables["slots"]["0"]["m"].numpy())
     assert int(opt2.iterations.numpy()) == 1
+
+
+def test_training_resumes_from_a_model_and_optimizer_checkpoint(tmp_path):
+    x = np.random.default_rng(0).normal(size=(8, 4)).astype(np.float32)
+
+    def make():
+        return tl.nn.Sequential(tl.nn.Dense(4, 4, seed=0), tl.nn.Dense(4, 1, seed=1)), tl.optimizers.Adam(0.01)
+
+    def step(model, opt):
+        with tl.GradientTape() as tape:
+            loss = tl.mean(tl.square(model(x)))
+        opt.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+
+    model, opt = make()
+    step(model, opt)
+    tl.save_variables(tmp_path / "ckpt.safetensors", {"model": model, "optimizer": opt})
+    assert sorted(opt.variables["slots"]) == ["0/bias", "0/kernel", "1/bias", "1/kernel"]
+    step(model, opt)
+    resumed, resumed_opt = make()
+    step(resumed, resumed_opt)  # creates the slots, then the checkpoint overwrites everything
+    tl.load_variables(tmp_path / "ckpt.safetensors", {"model": resumed, "optimizer": resumed_opt})
+    step(resumed, resumed_opt)
+    np.testing.assert_allclose(resumed[1].kernel.numpy(), model[1].kernel.numpy(), rtol=1e-6)
 
 
 def test_load_error_lists_missing_extra_and_misshaped_and_changes_nothing(tmp_path):

@@ -51,9 +51,12 @@ def test_dot_output_labels_ops_and_puts_shapes_on_edges():
     fn, _ = _model(None)
     dot = tl.function(fn).get_graph(tl.TensorSpec((None, 2), "float64")).to_dot()
     assert dot.startswith('digraph "fn" {') and dot.endswith("}")
-    declared = set(re.findall(r"^  (\w+) \[label=", dot, flags=re.M))
-    edges = re.findall(r"^  (\w+) -> (\w+) \[label=\"([^\"]+)\"\];", dot, flags=re.M)
+    declared = set(re.findall(r'^  "([^"]+)" \[', dot, flags=re.M))
+    edges = re.findall(r'^  "([^"]+)" -> "([^"]+)" \[label="([^"]+)"\];', dot, flags=re.M)
     assert edges and all(a in declared and b in declared for a, b, _ in edges)
-    assert '  n0 [label="BatchMatMulV2"];' in dot and '  c1 [label="capture TABLE", shape=ellipse, style=dashed];' in dot
-    assert ("v0", "n0", "float64[?,2]") in edges and ("c1", "n7", "float64[300,2]") in edges
-    assert sum(1 for _, b, _ in edges if b.startswith("out")) == 2
+    # Node ids are the value names of print(graph).
+    assert '  "%6" [label="%6 = BatchMatMulV2", fillcolor=' in dot
+    assert '  "%2" [label="%2: capture TABLE\\nfloat64[300,2], 4.7 KiB", shape=ellipse, style=dashed];' in dot
+    assert ("%0", "%6", "float64[?,2]") in edges and ("%2", "%13", "float64[300,2]") in edges
+    assert ("%8", "%11", "%9: float64[?,1]") in edges  # SplitV's second output
+    assert sum(1 for _, b, _ in edges if b.startswith("output")) == 2

@@ -52,7 +52,7 @@ def test_the_strategy_follows_the_shapes(capsys):
 def test_by_name_without_shapes(capsys):
     text = tl.ops.explain("Conv2D")
     assert "inputs      input, filters" in text
-    assert "called as   tl.nn.conv2d(input, filters, strides, padding, dilations=1)" in text
+    assert "called as   tl.nn.conv2d(input, filters, strides, padding, dilations=1, data_format='NHWC')" in text
     assert "calls Conv2DBackpropInput" in text and "calls Conv2DBackpropFilter" in text
     assert f"numpy_nn.conv.conv2d_backprop_filter at {_line_of(numpy_nn.conv2d_backprop_filter)}" in text
 

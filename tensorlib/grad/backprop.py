@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import inspect
 
+from ..graph.ir import gradient_phase
 from ..tensor import Tensor
 from . import registry
 
 
 def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
     """Gradients of ``sum(target * target_grad)`` with respect to each source."""
+    with gradient_phase():  # the ops that rules run are gradient ops (profiles and pictures tell them apart)
+        return _backprop(nodes, targets, target_grads, sources, unconnected)
+
+
+def _backprop(nodes, targets, target_grads, sources, unconnected):
     from ..ops import math as m
 
     needs = {s._id for s in sources}

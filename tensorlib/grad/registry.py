@@ -199,10 +199,48 @@ def override(mapping: dict):
         scopes.remove(scope)
 
 
-def audit() -> dict[str, dict[str, str]]:
-    """For every defined op type and input: 'gradient', 'not differentiable' or 'missing'."""
+class GradientAudit(dict):
+    """``{op type: {input: status}}`` whose ``repr`` is a readable summary: counts, then the gaps by name."""
+
+    def ops_with(self, status: str) -> list:
+        """Op types with at least one input in ``status`` ('gradient', 'not differentiable' or 'missing')."""
+        return [op for op, inputs in self.items() if status in inputs.values()]
+
+    def __repr__(self):
+        missing = self.ops_with("missing")
+        partly = [op for op in self.ops_with("not differentiable") if "gradient" in self[op].values()]
+        none = [op for op, inputs in self.items() if set(inputs.values()) <= {"not differentiable"}]
+        lines = [f"gradient audit of {len(self)} op types: "
+                 f"{len(self) - len(missing) - len(none)} with gradients, {len(none)} not differentiable, "
+                 f"{len(missing)} missing a gradient"]
+        for op in missing:
+            gaps = ", ".join(i for i, status in self[op].items() if status == "missing")
+            lines.append(f"  MISSING  {op}: no gradient for {gaps or 'its inputs'}")
+        if partly:
+            lines.append("  inputs without a gradient by design: " + "; ".join(
+                f"{op}({', '.join(i for i, st in self[op].items() if st == 'not differentiable')})" for op in partly))
+        if none:
+            lines.append(f"  not differentiable: {', '.join(none)}")
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+
+def audit() -> GradientAudit:
+    """For every defined op type and input: 'gradient', 'not differentiable' or 'missing'.
+
+    The result is a dict; printed, it is a summary that lists the gaps first:
+
+    >>> import tensorlib as tl
+    >>> report = tl.grad.audit()
+    >>> report["ArgMax"], report["Exp"]
+    ({'x': 'not differentiable'}, {'x': 'gradient'})
+    >>> print(report)  # doctest: +ELLIPSIS
+    gradient audit of ... op types: ... with gradients, ... not differentiable, ... missing a gradient
+    ...
+    """
     from ..ops.registry import _ops
-    report = {}
+    report = GradientAudit()
     for name, op in sorted(_ops.items()):
         if name in _not_differentiable:
             report[name] = {i: "not differentiable" for i in op.input_names}

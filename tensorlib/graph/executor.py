@@ -216,7 +216,7 @@ class Executable:
             outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
             for obs in observers:
                 obs.on_op(node.op, inputs, outputs if step.multi else outputs[0], node.attrs, seconds, step.kernel,
-                          backend, mode="graph")
+                          backend, mode="graph", phase=node.phase)
 
     def _note(self, error, node):
         if hasattr(error, "add_note"):

@@ -17,7 +17,9 @@ defined once (SSA).  Values enter a graph in three ways:
 """
 from __future__ import annotations
 
+import contextlib
 import linecache
+import threading
 
 import numpy as np
 
@@ -27,22 +29,43 @@ from ..tensor import Tensor, make_symbolic
 CONSTANT_BYTES = 1024
 
 
+# The engine marks the ops that gradient rules run (per thread): graph pictures colour them, profiles label them.
+_phase = threading.local()
+
+
+def current_phase() -> str:
+    """``"gradient"`` while the reverse-mode engine runs gradient rules on this thread, else ``"forward"``."""
+    return "gradient" if getattr(_phase, "depth", 0) else "forward"
+
+
+@contextlib.contextmanager
+def gradient_phase():
+    """Mark the ops run inside as gradient ops (used by ``grad.backprop``)."""
+    _phase.depth = getattr(_phase, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _phase.depth -= 1
+
+
 class Node:
     """One application of an op: what a gradient function receives as ``op``.
 
     ``type`` is the op type name, ``inputs``/``outputs`` are Tensors (symbolic
     under tracing), ``attrs`` the op's attributes, ``site`` the user's
-    ``file:line`` when it was captured (only for ops without a gradient rule).
+    ``file:line`` when it was captured (only for ops without a gradient rule),
+    ``phase`` ``"gradient"`` for a graph node that a gradient rule added, else ``"forward"``.
     """
 
-    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "__weakref__")
+    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "phase", "__weakref__")
 
-    def __init__(self, op, inputs, outputs, attrs, site=None):
+    def __init__(self, op, inputs, outputs, attrs, site=None, phase="forward"):
         self.op = op
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
         self.site = site
+        self.phase = phase
 
     @property
     def type(self) -> str:
@@ -135,11 +158,14 @@ class Graph:
         self.constants[t._id] = (t, raw)
         return t
 
-    def add_node(self, op, inputs, attrs, specs=None, site=None) -> tuple:
-        """Append ``op(*inputs, **attrs)``; returns its outputs as a tuple (the shape rule runs if no specs)."""
+    def add_node(self, op, inputs, attrs, specs=None, site=None, phase=None) -> tuple:
+        """Append ``op(*inputs, **attrs)``; returns its outputs as a tuple (the shape rule runs if no specs).
+
+        ``phase`` defaults to the current one (``"gradient"`` inside the reverse-mode engine).
+        """
         if specs is None:
             specs = op.infer(*inputs, **attrs)
-        node = Node(op, tuple(inputs), (), attrs, site)
+        node = Node(op, tuple(inputs), (), attrs, site, phase or current_phase())
         many = specs if isinstance(specs, tuple) else (specs,)
         backend = inputs[0].backend if inputs else self.backend
         node.outputs = tuple(make_symbolic(s.shape, s.dtype, backend, node, i) for i, s in enumerate(many))
@@ -185,9 +211,25 @@ class Graph:
         serialize.save(self, path, include_captures)
 
     def to_dot(self) -> str:
-        """Graphviz DOT text: op types as labels, shapes and dtypes on the edges."""
+        """Graphviz DOT text: values named as in ``print(graph)``, shapes and dtypes on the edges."""
         from . import visualize
         return visualize.to_dot(self)
+
+    def render(self, path, format: str | None = None) -> str:
+        """Draw the graph to ``path`` (``.svg``, ``.png``, ``.pdf``...) with Graphviz; returns the path.
+
+        Needs the ``graphviz`` Python package (the ``pictures`` extra) and Graphviz's ``dot`` program.
+        """
+        from . import visualize
+        return visualize.render(self, path, format)
+
+    def _repr_svg_(self):
+        """Inline SVG for notebooks (None when Graphviz is not installed, so the text repr shows)."""
+        from . import visualize
+        try:
+            return visualize.svg(self)
+        except (ImportError, RuntimeError):
+            return None
 
     def verify(self) -> "Graph":
         """Check the graph is well formed; raise ValueError naming the first bad node.
@@ -251,6 +293,11 @@ class Graph:
             types = ", ".join(_type_str(o) for o in node.outputs)
             lhs = f"{outs} = " if outs else ""
             lines.append(f"  {lhs}{node.type}({ins}){attrs}" + (f" : {types}" if types else ""))
+            for k, v in node.attrs.items():
+                if isinstance(v, Graph):         # control flow: the subgraph, nested under its node
+                    sub = str(v).splitlines()
+                    lines.append(f"    {k}: {sub[0]}")
+                    lines.extend("    " + line for line in sub[1:])
         lines.append(f"  return ({', '.join(names.get(t._id, '?') for t in self.outputs)})")
         lines.append("}")
         return "\n".join(lines)
@@ -298,6 +345,8 @@ def _short_value(raw, backend) -> str:
 
 
 def _attr_text(v) -> str:
+    if isinstance(v, Graph):
+        return f"<graph {v.name}>"
     if isinstance(v, np.dtype):
         return v.name
     if isinstance(v, slice):

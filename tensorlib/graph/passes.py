@@ -49,7 +49,7 @@ def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
     for node in graph.nodes:
         ins = tuple(env.get(t._id, t) for t in node.inputs)
         if node.op is ASSIGN:
-            new.add_node(ASSIGN, ins, {}, (), node.site)
+            new.add_node(ASSIGN, ins, {}, (), node.site, node.phase)
             continue
         outs = _no_op(new, node, ins, keep_gradients)
         if outs is None:
@@ -59,7 +59,7 @@ def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
             if outs is None:
                 outs = None if stateful else _fold(new, node, ins, constants)
                 if outs is None:
-                    outs = new.add_node(node.op, ins, node.attrs, site=node.site)
+                    outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
                 if key is not None:
                     seen[key] = outs
         for old, out in zip(node.outputs, outs):
@@ -151,7 +151,7 @@ def _no_op(new: Graph, node, ins, keep_gradients):
             return (ins[0],)
         inner = ins[0]._node
         if kind == "Reshape" and inner is not None and inner.op.name == "Reshape" and ins[0] is inner.outputs[0]:
-            return new.add_node(node.op, (inner.inputs[0],), node.attrs, site=node.site)
+            return new.add_node(node.op, (inner.inputs[0],), node.attrs, site=node.site, phase=node.phase)
     if kind == "Transpose":
         perm = tuple(node.attrs["perm"])
         inner = ins[0]._node
@@ -163,7 +163,7 @@ def _no_op(new: Graph, node, ins, keep_gradients):
         if perm == tuple(range(len(perm))):
             return (source,)
         if source is not ins[0]:
-            return new.add_node(node.op, (source,), {"perm": perm}, site=node.site)
+            return new.add_node(node.op, (source,), {"perm": perm}, site=node.site, phase=node.phase)
     return None
 
 
@@ -199,7 +199,7 @@ def fuse_conv_avgpool(graph: Graph) -> Graph:
         ins = tuple(env.get(t._id, t) for t in node.inputs)
         conv = pairs.get(id(node))
         if conv is None:
-            outs = new.add_node(node.op, ins, node.attrs, site=node.site)
+            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
         else:
             x, w = (env.get(t._id, t) for t in conv.inputs)
             kh, kw = node.attrs["ksize"]

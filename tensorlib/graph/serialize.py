@@ -56,32 +56,8 @@ def _paths(path) -> tuple[str, str]:
 def save(graph: Graph, path, include_captures: bool = False) -> None:
     """Write ``graph`` to ``path`` (JSON) and ``<path without .json>.npz`` (constants, captures if asked)."""
     json_path, npz_path = _paths(path)
-    ids = {t: int(n[1:]) for t, n in graph.value_names().items()}
     arrays = {}
-    constants = []
-    for k, (t, raw) in enumerate(graph.constants.values()):
-        arrays[f"const_{k}"] = np.asarray(t.backend.to_numpy(raw))
-        constants.append({"id": ids[t._id], "key": f"const_{k}", **_spec(t),
-                          "weak": t.__class__ is not Tensor})
-    captures = []
-    for c in graph.captures:
-        saved = include_captures and c.source is not None
-        if saved:
-            arrays[f"capture_{c.name}"] = _host_value(c)
-        captures.append({"id": ids[c.tensor._id], "name": c.name, **_spec(c.tensor), "bytes": c.nbytes,
-                         "kind": c.kind, "site": c.site, "saved": saved})
-    nodes = []
-    for k, node in enumerate(graph.nodes):
-        attrs = {}
-        for name, value in node.attrs.items():
-            where = f"graph.save: node {k} ({node.type}) attribute {name!r}"
-            attrs[name] = encode(value, where)
-        nodes.append({"op": node.type, "inputs": [ids[t._id] for t in node.inputs], "attrs": attrs,
-                      "outputs": [{"id": ids[o._id], **_spec(o)} for o in node.outputs], "site": node.site})
-    doc = {"format": FORMAT, "version": VERSION, "name": graph.name, "backend": graph.backend.name,
-           "inputs": [{"id": ids[t._id], "name": n, **_spec(t)} for t, n in zip(graph.inputs, graph.input_names)],
-           "captures": captures, "constants": constants, "nodes": nodes,
-           "outputs": [ids[t._id] for t in graph.outputs], "structure": _encode_structure(graph.structure)}
+    doc = {"format": FORMAT, "version": VERSION, **_graph_doc(graph, arrays, include_captures, "")}
     token = secrets.token_hex(16)
     doc["token"] = token
     arrays[_TOKEN] = np.array(token)
@@ -110,6 +86,38 @@ def _write_temp(path, write) -> str:
         os.unlink(tmp)
         raise
     return tmp
+
+
+def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) -> dict:
+    """The JSON of one graph; its arrays go to ``arrays`` under keys starting with ``prefix``.  A
+    subgraph (a control-flow node's attribute) is nested as ``{"$graph": {...}}`` with its own ids."""
+    ids = {t: int(n[1:]) for t, n in graph.value_names().items()}
+    constants = []
+    for k, (t, raw) in enumerate(graph.constants.values()):
+        arrays[f"{prefix}const_{k}"] = np.asarray(t.backend.to_numpy(raw))
+        constants.append({"id": ids[t._id], "key": f"{prefix}const_{k}", **_spec(t),
+                          "weak": t.__class__ is not Tensor})
+    captures = []
+    for c in graph.captures:
+        saved = include_captures and c.source is not None
+        if saved:
+            arrays[f"capture_{c.name}"] = _host_value(c)
+        captures.append({"id": ids[c.tensor._id], "name": c.name, **_spec(c.tensor), "bytes": c.nbytes,
+                         "kind": c.kind, "site": c.site, "saved": saved})
+    nodes = []
+    for k, node in enumerate(graph.nodes):
+        attrs = {}
+        for name, value in node.attrs.items():
+            if isinstance(value, Graph):
+                attrs[name] = {"$graph": _graph_doc(value, arrays, include_captures, f"{prefix}n{k}.{name}.")}
+            else:
+                attrs[name] = encode(value, f"graph.save: node {k} ({node.type}) attribute {name!r}")
+        nodes.append({"op": node.type, "inputs": [ids[t._id] for t in node.inputs], "attrs": attrs,
+                      "outputs": [{"id": ids[o._id], **_spec(o)} for o in node.outputs], "site": node.site})
+    return {"name": graph.name, "backend": graph.backend.name,
+            "inputs": [{"id": ids[t._id], "name": n, **_spec(t)} for t, n in zip(graph.inputs, graph.input_names)],
+            "captures": captures, "constants": constants, "nodes": nodes,
+            "outputs": [ids[t._id] for t in graph.outputs], "structure": _encode_structure(graph.structure)}
 
 
 def _spec(t) -> dict:
@@ -288,7 +296,8 @@ def _array(arrays, key, shape, dtype, what):
 def _build(doc, arrays, backend) -> Graph:
     from ..ops.registry import _ops
     from .tracing import ASSIGN
-    backend = _backends.get(backend if backend is not None else _get(doc, "backend", str))
+    if not hasattr(backend, "name"):
+        backend = _backends.get(backend if backend is not None else _get(doc, "backend", str))
     graph = Graph(_get(doc, "name", str), backend)
     env: dict = {}
 
@@ -331,7 +340,8 @@ def _build(doc, arrays, backend) -> Graph:
             if not isinstance(i, int) or i not in env:
                 raise GraphFormatError(f"node {k} ({op_type}) uses value {i!r} before it is defined")
             ins.append(env[i])
-        attrs = {name: decode(v) for name, v in _get(entry, "attrs", dict).items()}
+        attrs = {name: _build(_get(v, "$graph", dict), arrays, backend) if isinstance(v, dict) and "$graph" in v
+                 else decode(v) for name, v in _get(entry, "attrs", dict).items()}
         site = entry.get("site") if isinstance(entry.get("site"), str) else None
         if op is ASSIGN:
             if len(ins) != 2 or not any(ins[0] is c.tensor for c in graph.captures):

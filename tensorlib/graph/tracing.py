@@ -26,7 +26,7 @@ from ..grad import registry as _grad_registry
 from ..ops.registry import OpDef
 from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
 from . import executor
-from .ir import CONSTANT_BYTES, Graph, pack
+from .ir import CONSTANT_BYTES, Graph, pack, unpack
 
 # Assignments to Variables are graph nodes of this op type; it is no registered op (no kernel, no gradient).
 ASSIGN = OpDef("AssignVariable", ("resource", "value"), {}, lambda resource, value: (), differentiable=False,
@@ -172,6 +172,110 @@ class _Trace:
         self.graph.add_node(ASSIGN, (self.variable_refs[var._id], value), {}, (), dispatch.user_site())
         self.lifted[var._id] = value
         return var
+
+
+class _SubTrace(_Trace):
+    """Traces a branch or loop body of ``tl.cond``/``tl.while_loop``/``tl.scan`` into its own Graph.
+
+    What the body takes from outside (a value of the enclosing trace, a capture, a Variable) is lifted
+    into the enclosing trace and becomes an extra input of the subgraph (``outer``), so a subgraph has
+    no captures of its own and the control-flow node lists everything it reads as an input."""
+
+    def __init__(self, graph, parent):
+        super().__init__(graph)
+        self.parent = parent
+        self.outer: list = []            # values of the enclosing trace, in the order of their inputs here
+        self.outer_map: dict = {}        # _id of an outer value -> its placeholder here
+
+    def from_outer(self, value):
+        t = self.outer_map.get(value._id)
+        if t is None:
+            t = self.placeholder(value.shape, value.dtype, value.backend, f"outer[{len(self.outer)}]")
+            if value.__class__ is dispatch.WeakScalar:
+                t.__class__ = value.__class__        # a weak scalar stays weak
+            self.outer_map[value._id] = t
+            self.outer.append(value)
+        return t
+
+    def lift(self, t, op=None):
+        if t._id in self.known:
+            return t
+        read = self.reads.get(id(t))
+        if read is not None and read[0] is t:
+            return read[1]
+        inner = self.outer_map.get(t._id)
+        if inner is not None:
+            return inner
+        if isinstance(t, Variable):
+            # The node takes the Variable itself, so that tapes outside watch and snapshot it as for any op.
+            return self.from_outer(t)
+        if (t._value is not None and not isinstance(t, Variable) and t._id > self.first_id
+                and t._value.nbytes <= CONSTANT_BYTES):
+            return super().lift(t, op)               # a small literal made inside the body
+        return self.from_outer(self.parent.lift(t, op))
+
+    def convert(self, value, dtype, backend):
+        if isinstance(value, (bool, int, float)) or _nbytes(value.shape, dtype) <= CONSTANT_BYTES:
+            return super().convert(value, dtype, backend)
+        return self.from_outer(self.parent.convert(value, dtype, backend))
+
+    def assign(self, var, value):
+        raise ValueError(f"Variable.assign: variable {var.name!r} is assigned inside a tl.cond branch or a "
+                         "tl.while_loop/tl.scan body; return the new value from it and assign after")
+
+    def with_outer(self, n_args: int, outer: list) -> Graph:
+        """The graph with inputs ``args + outer`` (values it does not read get unused inputs)."""
+        for value in outer:
+            self.from_outer(value)
+        g = self.graph
+        inputs = g.inputs[:n_args] + [self.outer_map[v._id] for v in outer]
+        names = {t._id: n for t, n in zip(g.inputs, g.input_names)}
+        g.inputs, g.input_names = inputs, [names[t._id] for t in inputs]
+        return g
+
+
+def trace_subgraph(fn, args, name: str):
+    """Trace ``fn(*args)`` inside the current trace, ``args`` a nested structure of Tensors/TensorSpecs.
+
+    Returns ``(sub, leaves)``: the :class:`_SubTrace` (its ``graph`` has one input per tensor leaf of
+    ``args``, then one per outer value in ``sub.outer``) and the result's tensor leaves (also
+    ``sub.graph.outputs``; ``sub.graph.structure`` says how they nest).  Python numbers in the result
+    become tensors."""
+    parent = dispatch.modes[-1]
+    graph = Graph(name, parent.graph.backend)
+    sub = _SubTrace(graph, parent)
+    arg_leaves = []
+    structure = pack(args, arg_leaves)
+    placed = [sub.placeholder(t.shape, t.dtype, getattr(t, "backend", graph.backend), f"{name}[{i}]")
+              for i, t in enumerate(arg_leaves)]
+    for t, p in zip(arg_leaves, placed):
+        if t.__class__ is dispatch.WeakScalar:
+            p.__class__ = t.__class__
+    outer_tapes = list(dispatch.tapes)
+    dispatch.tapes.clear()
+    dispatch.modes.append(sub)
+    try:
+        result = _tensors_in(fn(*unpack(structure, placed)), graph.backend)
+    finally:
+        dispatch.modes.remove(sub)
+        dispatch.tapes[:] = outer_tapes
+    leaves = []
+    graph.structure = pack(result, leaves)
+    graph.outputs = [sub.lift(t) for t in leaves]
+    return sub, graph.outputs
+
+
+def _tensors_in(value, backend):
+    """``value`` with Python numbers and arrays turned into tensors (a body's result is all tensors)."""
+    if value.__class__ in (tuple, list):
+        return value.__class__(_tensors_in(v, backend) for v in value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return value.__class__(*(_tensors_in(v, backend) for v in value))
+    if value.__class__ is dict:
+        return {k: _tensors_in(v, backend) for k, v in value.items()}
+    if isinstance(value, Tensor) or value is None or isinstance(value, str):
+        return value
+    return dispatch.to_tensor(value, backend)
 
 
 def _name_of(obj) -> str:

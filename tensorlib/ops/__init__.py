@@ -1,5 +1,6 @@
 """Op families; each module defines its ops with the public registration API."""
 from . import creation, linalg, math, nn, reduce, shape  # noqa: F401  (registers the ops)
+from . import control_flow  # noqa: F401
 from .registry import OpDef, all_ops, defop, get
 from .explain import explain
 

@@ -7,11 +7,12 @@
 """
 import importlib
 
-from .check import KinkError, check_error, check_forward, check_grads, check_sample_grads, check_traced, opcheck
+from .check import (KinkError, check_error, check_forward, check_grads, check_kernels, check_sample_grads,
+                    check_traced, opcheck)
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from ..graph.tracing import no_retrace
 
-__all__ = ["check_grads", "KinkError", "opcheck", "check_forward", "check_sample_grads", "check_traced",
+__all__ = ["check_grads", "KinkError", "opcheck", "check_forward", "check_kernels", "check_sample_grads", "check_traced",
            "check_error", "OpInfo", "SampleInput", "ErrorInput", "strategies", "op_db", "all_opinfos"]
 
 

@@ -24,8 +24,8 @@ from ..grad.tape import flatten
 from ..tensor import Tensor
 from .opinfo import ErrorInput, OpInfo, SampleInput
 
-__all__ = ["check_grads", "KinkError", "opcheck", "check_forward", "check_sample_grads", "check_traced",
-           "check_error", "sample_tensors"]
+__all__ = ["check_grads", "KinkError", "opcheck", "check_forward", "check_kernels", "check_sample_grads",
+           "check_traced", "check_error", "sample_tensors"]
 
 # (atol, rtol) for gradients computed in each dtype; eps for finite differences evaluated in each dtype.
 _GRAD_TOLERANCES = {_dt.float64: (1e-5, 1e-4), _dt.float32: (1e-3, 2e-3), _dt.float16: (5e-2, 5e-2)}
@@ -98,8 +98,12 @@ def _lowest_precision(dtypes):
 
 
 def _name_of(f) -> str:
+    """How failures name ``f``: an op by its type (``Conv2D``), a function by its name."""
+    from ..ops.registry import OpDef
     if isinstance(f, functools.partial):
         return _name_of(f.func)
+    if isinstance(f, OpDef):
+        return f.name
     return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
 
 
@@ -140,22 +144,31 @@ def check_grads(f, args, order: int = 1, modes=("rev", "fwd"), atol=None, rtol=N
     rng = np.random.default_rng(seed)
     label = name or _name_of(f)
     args = list(args)
+    first_kink = None  # (the kink's description, the first point) once the point has been moved off a kink
     for attempt in range(max_resamples + 1):
         point, backends = zip(*[_host(a) for a in args]) if args else ((), ())
         nums = _argnums(point, argnums)
         if not nums:
             raise ValueError(f"check_grads: {label} has no floating-point array argument to differentiate "
                              f"(arguments: {', '.join(type(p).__name__ for p in point) or 'none'})")
+        names = [f"argument {i}" for i in range(len(point))]
         try:
-            _check(f, list(point), list(backends), nums, order, tuple(modes), atol, rtol, eps, rng, label,
-                   [f"argument {i}" for i in range(len(point))])
+            _check(f, list(point), list(backends), nums, order, tuple(modes), atol, rtol, eps, rng, label, names)
             return
         except _Kink as kink:
             if attempt == max_resamples:
                 how = "resample(rng)" if resample is not None else "jittering the point"
                 raise KinkError(f"{kink}\n  Still not differentiable after {max_resamples} new points "
                                 f"({how}); pass points away from kinks or a `resample` callable.") from None
+            if first_kink is None:
+                first_kink = (str(kink).split("\n")[0], _describe_point(point, names))
             args = list(resample(rng)) if resample is not None else _jitter(point, backends, nums, rng)
+        except AssertionError as failure:
+            if first_kink is None:
+                raise
+            how = "by resample(rng)" if resample is not None else "by jittering"
+            raise AssertionError(f"{failure}\n  This point was moved off a kink ({how}, {attempt} time(s)): "
+                                 f"{first_kink[0]}\n  The first point was: {first_kink[1]}") from None
 
 
 def _argnums(point, argnums):
@@ -204,7 +217,7 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
     atol_, rtol_ = (default_atol if atol is None else atol), (default_rtol if rtol is None else rtol)
     eps_ = _EPS[numeric_dtype] if eps is None else eps
     context = dict(f=f, point=point, backends=backends, label=label, names=names, atol=atol_, rtol=rtol_, eps=eps_,
-                   numeric_dtype=numeric_dtype, depth=depth)
+                   numeric_dtype=numeric_dtype, depth=depth, float_pos=float_pos)
 
     us = [np.asarray(rng.standard_normal(leaves[k].shape)).astype(leaves[k].dtype) for k in float_pos]
     cotangents = []
@@ -335,9 +348,42 @@ def _compare_vjp(grad, i, v, us, numeric, ctx):
     size = sum(t.size for t in terms)
     tolerance = ctx["atol"] * np.sqrt(max(size, 1)) + ctx["rtol"] * float(sum(np.sum(np.abs(t)) for t in terms))
     if not abs(analytic - expected) <= tolerance:
+        worst = _worst_element(grad, i, us, ctx) if arg.size <= WORST_ELEMENT_SIZE else ""
         raise _failure("reverse-mode (vjp)", ctx, i,
                        f"<vjp(u), v> = {analytic:.10g} (analytic) vs {expected:.10g} (numeric), difference "
-                       f"{abs(analytic - expected):.3g} > tolerance {tolerance:.3g}, for random directions u, v.")
+                       f"{abs(analytic - expected):.3g} > tolerance {tolerance:.3g}, for random directions u, v."
+                       + worst)
+
+
+# Arguments up to this size get their gradient compared element by element when a check fails
+# (two evaluations of f per element), so the message can show the worst one.
+WORST_ELEMENT_SIZE = 64
+
+
+def _worst_element(grad, i, us, ctx) -> str:
+    """The element of argument ``i`` whose gradient (of ``<f, u>``) is furthest from its central difference."""
+    eps = ctx["eps"]
+    base = [p.astype(np.float64) if _is_float_array(p) else p for p in ctx["point"]]
+
+    def inner(j, step):
+        shifted = list(base)
+        moved = base[i].copy()
+        moved[j] += step
+        shifted[i] = moved
+        outs = _leaves(ctx["f"](*_inputs(shifted, ctx["backends"])), ctx["label"])
+        return sum(float(np.sum(np.asarray(outs[k].numpy(), np.float64) * u))
+                   for k, u in zip(ctx["float_pos"], us))
+
+    arg = base[i]
+    numeric = np.zeros(arg.shape)
+    for j in np.ndindex(*arg.shape):
+        numeric[j] = (inner(j, eps) - inner(j, -eps)) / (2 * eps)
+    analytic = np.asarray(grad.numpy(), dtype=np.float64)
+    error = np.abs(analytic - numeric)
+    j = _index_of(np.argmax(error), error.shape)
+    return (f"\n  Worst element {j}: analytic {analytic[j]:.10g} vs numeric {numeric[j]:.10g} (difference "
+            f"{error[j]:.3g}); gradient of <f, u> element by element, "
+            f"analytic {_show(analytic)}, numeric {_show(numeric)}.")
 
 
 def _compare_jvp(tangents, i, numeric, ctx):
@@ -437,6 +483,46 @@ def check_traced(op, sample: SampleInput, atol: float = 1e-6, rtol: float = 1e-5
     return True
 
 
+def check_kernels(op, sample: SampleInput, name=None) -> int:
+    """Call each registered kernel of the OpDef ``op`` on ``sample`` and compare its raw result with the shape rule.
+
+    Dispatch casts a kernel's result to the rule's dtype, which would hide a
+    kernel computing in the wrong precision; this calls the kernels directly.
+    Returns how many kernels were checked (0 when ``op`` is not an OpDef).
+    """
+    from ..backends import base as _backends
+    from ..ops.registry import OpDef
+    if not isinstance(op, OpDef):
+        return 0
+    label = name or _name_of(op)
+    attrs = op.bind_attrs(dict(sample.kwargs)) if op.defaults else {}
+    checked = 0
+    for backend_name in sorted(op.kernels) or ["numpy"]:
+        try:
+            backend = _backends.get(backend_name)
+        except (KeyError, LookupError, ValueError):
+            continue
+        inputs = sample_tensors(sample, backend)
+        specs = op.infer(*inputs, **attrs)
+        kernel = op.resolve_kernel(backend)
+        raw = kernel(*[t._value for t in inputs], **attrs)
+        many_specs = specs if isinstance(specs, tuple) else (specs,)
+        many_raw = raw if isinstance(specs, tuple) else (raw,)
+        if len(many_raw) != len(many_specs):
+            raise AssertionError(f"{label}: the {backend_name} kernel returned {len(many_raw)} outputs, the shape "
+                                 f"rule gives {len(many_specs)}")
+        for k, (r, s) in enumerate(zip(many_raw, many_specs)):
+            shape, dtype = tuple(getattr(r, "shape", ())), np.dtype(getattr(r, "dtype", type(r)))
+            if shape != tuple(s.shape) or dtype != s.dtype:
+                fn = getattr(kernel, "func", kernel)
+                where = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
+                raise AssertionError(f"{label}: the {backend_name} kernel ({where}) returned output {k} of shape "
+                                     f"{shape} {dtype}, but the shape rule says {tuple(s.shape)} {s.dtype} "
+                                     f"(sample {sample!r})")
+        checked += 1
+    return checked
+
+
 def check_error(op, error: ErrorInput, name=None) -> None:
     """The call must raise ``error.exc`` with a message matching ``error.match``."""
     label = name or _name_of(op)
@@ -475,7 +561,8 @@ def _samples_function(samples):
     return lambda dtype: [_cast_floats(s, dtype) for s in fixed]
 
 
-def opcheck(op, samples=None, ref=None, *, dtypes=(_dt.float32, _dt.float64), grad_dtypes=(_dt.float64,),
+def opcheck(op, samples=None, ref=None, *, dtypes=(_dt.float32, _dt.float64),
+            grad_dtypes=(_dt.float32, _dt.float64),
             differentiable: bool = True, order: int = 2, modes=("rev", "fwd"), atol: float = 1e-6,
             rtol: float = 1e-5, grad_atol=None, grad_rtol=None, error_inputs=(), traced: bool = True,
             max_examples: int = 10, name: str | None = None) -> dict:
@@ -486,18 +573,20 @@ def opcheck(op, samples=None, ref=None, *, dtypes=(_dt.float32, _dt.float64), gr
     ``samples`` is a list of :class:`SampleInput` (or of argument tuples;
     float arrays are cast to each dtype), a hypothesis strategy of them, or
     ``samples(dtype) -> strategy or list``.  For each sample and dtype it
-    compares the forward value with ``ref`` (NumPy), checks first- and
-    second-order gradients with ``check_grads`` (both modes) in
-    ``grad_dtypes``, and compares eager with ``tl.function`` results when
-    graph mode exists.  Every ``error_inputs`` entry must raise as declared.
+    compares the forward value with ``ref`` (NumPy), compares what each
+    kernel of an OpDef returns with the op's shape rule (shapes and dtypes,
+    before dispatch could fix anything up), checks first- and second-order
+    gradients with ``check_grads`` (both modes) in ``grad_dtypes`` (float32
+    as well as float64, so a gradient that only breaks in float32 fails),
+    and compares eager with ``tl.function`` results when graph mode exists.  Every ``error_inputs`` entry must raise as declared.
     Returns how many checks of each kind ran; raises ``AssertionError`` on
     the first failure.
 
     >>> import numpy as np, tensorlib as tl
     >>> from tensorlib.testing import opcheck, SampleInput
     >>> report = opcheck(tl.tanh, [SampleInput((np.linspace(-2, 2, 5),))], ref=np.tanh)
-    >>> report["forward"], report["gradients"]
-    (2, 1)
+    >>> report["forward"], report["kernels"], report["gradients"]
+    (2, 0, 2)
     """
     if isinstance(op, OpInfo):
         info = op
@@ -510,9 +599,10 @@ def opcheck(op, samples=None, ref=None, *, dtypes=(_dt.float32, _dt.float64), gr
                       second_order=order > 1, error_inputs=tuple(error_inputs), atol=atol, rtol=rtol,
                       grad_atol=grad_atol, grad_rtol=grad_rtol)
     order = order if info.second_order else 1
-    report = {"forward": 0, "gradients": 0, "traced": 0, "errors": 0, "skipped": []}
+    report = {"forward": 0, "kernels": 0, "gradients": 0, "traced": 0, "errors": 0, "skipped": []}
 
     def run_one(sample, dtype):
+        report["kernels"] += check_kernels(info.op, sample, name=info.name)
         if info.ref is not None:
             check_forward(info.op, sample, info.ref, *info.tolerances(dtype), name=info.name)
             report["forward"] += 1

@@ -80,8 +80,66 @@ def _check_conv_operands(input_shape, filter_shape) -> None:
     _check_rank4("input", input_shape, "NHWC (batch, height, width, channels)")
     _check_rank4("filter", filter_shape, "HWIO (height, width, in_channels, out_channels)")
     if None not in (input_shape[3], filter_shape[2]) and input_shape[3] != filter_shape[2]:
+        hint = ""
+        if input_shape[1] == filter_shape[2]:
+            hint = (f"; this looks like NCHW (channels-first) input with {input_shape[1]} channels: pass "
+                    'data_format="NCHW", or transpose it to NHWC')
         raise ValueError(f"input depth {input_shape[3]} does not match filter in_channels {filter_shape[2]} "
-                         f"(input shape {tuple(input_shape)}, filter shape {tuple(filter_shape)})")
+                         f"(input shape {tuple(input_shape)}, filter shape {tuple(filter_shape)}){hint}")
+
+
+# ---------------------------------------------------------------- data_format="NCHW" (PyTorch's layout)
+# The kernels are NHWC; an NCHW call transposes in and out around the same op (filters stay HWIO, as
+# in TensorFlow), so gradients, tracing and every check are shared with the NHWC path.
+def _is_nchw(data_format, op_name: str) -> bool:
+    if data_format == "NHWC":
+        return False
+    if data_format == "NCHW":
+        return True
+    raise ValueError(f"{op_name}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+
+
+def _to_nhwc(x, op_name: str, what: str = "input"):
+    from ..shape import transpose
+    shape = tuple(getattr(x, "shape", np.shape(x)))
+    if len(shape) != 4:
+        raise ValueError(f"{op_name}: {what} must be 4-D NCHW (batch, channels, height, width) with "
+                         f'data_format="NCHW", got shape {shape}')
+    return transpose(x, (0, 2, 3, 1))
+
+
+def _to_nchw(x):
+    from ..shape import transpose
+    return transpose(x, (0, 3, 1, 2))
+
+
+def _nhwc_shape(shape, what: str, op_name: str) -> tuple:
+    """An NCHW shape (the batch may be None) reordered to NHWC."""
+    shape = _shape_tuple(shape, what, op_name)
+    if len(shape) != 4:
+        raise ValueError(f"{op_name}: {what} must have 4 entries (NCHW), got {shape}")
+    return (shape[0], shape[2], shape[3], shape[1])
+
+
+def _nchw_window(value, nchw: bool):
+    """TensorFlow's NCHW 4-element form ``[1, 1, rows, cols]`` -> ``(rows, cols)``; anything else unchanged."""
+    if nchw and not isinstance(value, (int, np.integer)):
+        try:
+            items = tuple(int(v) for v in value)
+        except (TypeError, ValueError):
+            return value
+        if len(items) == 4 and items[:2] == (1, 1):
+            return items[2:]
+    return value
+
+
+def _nchw_padding(padding, nchw: bool):
+    """Explicit NCHW pairs ``[[0, 0], [0, 0], [t, b], [l, r]]`` -> the NHWC order."""
+    if nchw and not isinstance(padding, str):
+        pairs = list(padding)
+        if len(pairs) == 4:
+            return [pairs[0], pairs[2], pairs[3], pairs[1]]
+    return padding
 
 
 def _check_known_shape(what: str, shape, first: int) -> tuple:

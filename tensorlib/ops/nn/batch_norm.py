@@ -17,7 +17,7 @@ from .. import reduce as r
 from .. import shape as s
 from ..creation import tensor
 from ..registry import defop, spec
-from ._common import _check_float, _check_matches, _check_rank4, _delegates_to, _op_type
+from ._common import _check_float, _check_matches, _check_rank4, _delegates_to, _is_nchw, _op_type, _to_nchw, _to_nhwc
 
 _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 
@@ -191,7 +191,7 @@ register_gradient("FusedBatchNormGradV3", _bn_grad_grad_y_backprop, _bn_grad_gra
 
 @_op_type("FusedBatchNormV3")
 def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon: float = 1e-3,
-                     is_training: bool = True) -> tuple:
+                     is_training: bool = True, data_format="NHWC") -> tuple:
     """Batch norm of a 4-D NHWC ``x`` as one op: returns ``(y, batch_mean, batch_variance)``.
 
     Training (``is_training=True``) normalises with the batch's statistics over
@@ -199,6 +199,7 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon: float 
     Bessel-corrected, as TensorFlow does, and both without gradient (as in
     TensorFlow; use :func:`moments` for statistics you differentiate).
     Inference normalises with the given ``mean`` and ``variance`` and returns them.
+    ``data_format="NCHW"`` takes and returns a channels-first ``x`` (statistics per channel, axis 1).
 
     >>> import numpy as np, tensorlib as tl
     >>> x = np.array([1.0, 3.0]).reshape(1, 1, 2, 1)
@@ -206,6 +207,10 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon: float 
     >>> y.numpy().ravel().tolist(), mean.numpy().tolist(), var.numpy().tolist()
     ([-1.0, 1.0], [2.0], [2.0])
     """
+    if _is_nchw(data_format, "FusedBatchNormV3"):
+        y, batch_mean, batch_var = fused_batch_norm(_to_nhwc(x, "FusedBatchNormV3", "x"), scale, offset, mean,
+                                                    variance, epsilon, is_training)
+        return _to_nchw(y), batch_mean, batch_var
     if is_training:
         dtype = scale.dtype if hasattr(scale, "dtype") else _dt.float32
         empty = np.empty((0,), dtype)

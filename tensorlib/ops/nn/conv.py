@@ -15,10 +15,16 @@ from ._common import (
     _check_matches,
     _delegates_to,
     _geometry,
+    _is_nchw,
+    _nchw_padding,
+    _nchw_window,
+    _nhwc_shape,
     _op_type,
     _output_hw,
     _padding_attr,
     _shape_tuple,
+    _to_nchw,
+    _to_nhwc,
     _window_pair,
 )
 
@@ -70,18 +76,25 @@ register_gradient("Conv2D", input=_conv2d_grad_input, filters=_conv2d_grad_filte
 
 
 @_op_type("Conv2D")
-def conv2d(input, filters, strides, padding, dilations=1) -> Tensor:
+def conv2d(input, filters, strides, padding, dilations=1, data_format="NHWC") -> Tensor:
     """2-D convolution of an NHWC ``input`` with an HWIO ``filters`` tensor (TensorFlow's ``tf.nn.conv2d``).
 
     ``strides`` and ``dilations`` are an int, a (rows, cols) pair or ``[1, rows, cols, 1]``;
     ``padding`` is ``"VALID"``, ``"SAME"`` (TensorFlow's rule) or ``((top, bottom), (left, right))``.
+    ``data_format="NCHW"`` takes and returns channels-first tensors (PyTorch's layout; the filters
+    stay HWIO, and 4-element strides are ``[1, 1, rows, cols]``).
 
     >>> import numpy as np, tensorlib as tl
     >>> x = tl.tensor(np.arange(16.0).reshape(1, 4, 4, 1))
     >>> tl.nn.conv2d(x, np.ones((2, 2, 1, 1)), strides=2, padding="VALID").numpy()[0, :, :, 0]
     array([[10., 18.],
            [42., 50.]])
+    >>> tl.nn.conv2d(np.ones((1, 3, 5, 5)), np.ones((3, 3, 3, 8)), 1, "SAME", data_format="NCHW").shape
+    (1, 8, 5, 5)
     """
+    if _is_nchw(data_format, "Conv2D"):
+        return _to_nchw(conv2d(_to_nhwc(input, "Conv2D"), filters, _nchw_window(strides, True),
+                               _nchw_padding(padding, True), _nchw_window(dilations, True)))
     return apply(_conv2d, (input, filters), {"strides": _window_pair(strides, "strides", "Conv2D"),
                                               "padding": _padding_attr(padding, "Conv2D"),
                                               "dilations": _window_pair(dilations, "dilations", "Conv2D")})
@@ -131,10 +144,12 @@ register_gradient("Conv2DBackpropInput", filters=_backprop_input_grad_filters,
 
 
 @_op_type("Conv2DBackpropInput")
-def conv2d_backprop_input(input_shape, filters, out_backprop, strides, padding, dilations=1) -> Tensor:
+def conv2d_backprop_input(input_shape, filters, out_backprop, strides, padding, dilations=1,
+                          data_format="NHWC") -> Tensor:
     """The gradient of :func:`conv2d` with respect to its input, for an input of ``input_shape``.
 
     ``input_shape`` may have ``None`` as its batch size (then ``out_backprop``'s is used).
+    With ``data_format="NCHW"``, ``input_shape``, ``out_backprop`` and the result are channels-first.
 
     >>> import numpy as np, tensorlib as tl
     >>> dy = np.ones((1, 2, 2, 1))
@@ -144,6 +159,10 @@ def conv2d_backprop_input(input_shape, filters, out_backprop, strides, padding, 
            [1., 2., 1.]])
     """
     name = "Conv2DBackpropInput"
+    if _is_nchw(data_format, name):
+        return _to_nchw(conv2d_backprop_input(
+            _nhwc_shape(input_shape, "input_shape", name), filters, _to_nhwc(out_backprop, name, "out_backprop"),
+            _nchw_window(strides, True), _nchw_padding(padding, True), _nchw_window(dilations, True)))
     return apply(_backprop_input, (filters, out_backprop), {
         "input_shape": _shape_tuple(input_shape, "input_shape", name),
         "strides": _window_pair(strides, "strides", name), "padding": _padding_attr(padding, name),
@@ -193,8 +212,9 @@ register_gradient("Conv2DBackpropFilter", input=_backprop_filter_grad_input,
 
 
 @_op_type("Conv2DBackpropFilter")
-def conv2d_backprop_filter(input, filter_shape, out_backprop, strides, padding, dilations=1) -> Tensor:
-    """The gradient of :func:`conv2d` with respect to a filter of ``filter_shape``.
+def conv2d_backprop_filter(input, filter_shape, out_backprop, strides, padding, dilations=1,
+                           data_format="NHWC") -> Tensor:
+    """The gradient of :func:`conv2d` with respect to a filter of ``filter_shape`` (HWIO in both data formats).
 
     >>> import numpy as np, tensorlib as tl
     >>> x = np.arange(9.0).reshape(1, 3, 3, 1)
@@ -203,6 +223,10 @@ def conv2d_backprop_filter(input, filter_shape, out_backprop, strides, padding, 
            [20., 24.]])
     """
     name = "Conv2DBackpropFilter"
+    if _is_nchw(data_format, name):
+        return conv2d_backprop_filter(_to_nhwc(input, name), filter_shape, _to_nhwc(out_backprop, name, "out_backprop"),
+                                      _nchw_window(strides, True), _nchw_padding(padding, True),
+                                      _nchw_window(dilations, True))
     return apply(_backprop_filter, (input, out_backprop), {
         "filter_shape": _shape_tuple(filter_shape, "filter_shape", name),
         "strides": _window_pair(strides, "strides", name), "padding": _padding_attr(padding, name),
@@ -210,7 +234,8 @@ def conv2d_backprop_filter(input, filter_shape, out_backprop, strides, padding, 
 
 
 @_op_type("Conv2DBackpropInput", tensors=("input", "filters"))
-def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", dilations=1) -> Tensor:
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", dilations=1,
+                     data_format="NHWC") -> Tensor:
     """Transposed ("de-") convolution: the gradient of a conv2d that maps ``output_shape`` to ``input``'s shape.
 
     ``filters`` is ``(height, width, output_channels, input_channels)``, as in TensorFlow.
@@ -220,4 +245,4 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", dila
     >>> y.shape
     (1, 4, 4, 1)
     """
-    return conv2d_backprop_input(output_shape, filters, input, strides, padding, dilations)
+    return conv2d_backprop_input(output_shape, filters, input, strides, padding, dilations, data_format)

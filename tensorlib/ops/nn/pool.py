@@ -14,9 +14,13 @@ from ._common import (
     _check_rank4,
     _delegates_to,
     _geometry,
+    _is_nchw,
+    _nchw_window,
     _op_type,
     _output_hw,
     _padding_attr,
+    _to_nchw,
+    _to_nhwc,
     _window_pair,
 )
 
@@ -76,23 +80,28 @@ _delegates_to(_avg_pool_grad_numpy, _kernels.avg_pool_grad)
 register_gradient("AvgPoolGrad", lambda op, g: _avg_pool(g, **_pool_attrs(op)))  # linear: its transpose
 
 
-def _pool(op, input, ksize, strides, padding):
+def _pool(op, input, ksize, strides, padding, data_format="NHWC"):
     name = op.name
+    if _is_nchw(data_format, name):
+        return _to_nchw(_pool(op, _to_nhwc(input, name), _nchw_window(ksize, True), _nchw_window(strides, True),
+                              padding))
     return apply(op, (input,), {"ksize": _window_pair(ksize, "ksize", name),
                                 "strides": _window_pair(strides, "strides", name),
                                 "padding": _padding_attr(padding, name, explicit=False)})
 
 
 @_op_type("AvgPool")
-def avg_pool(input, ksize, strides, padding) -> Tensor:
+def avg_pool(input, ksize, strides, padding, data_format="NHWC") -> Tensor:
     """Average pooling of an NHWC tensor; with ``"SAME"`` each window averages only its real cells.
+
+    ``data_format="NCHW"`` pools channels-first tensors (4-element ksize/strides ``[1, 1, rows, cols]``).
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.avg_pool(np.arange(16.0).reshape(1, 4, 4, 1), 2, 2, "VALID").numpy()[0, :, :, 0]
     array([[ 2.5,  4.5],
            [10.5, 12.5]])
     """
-    return _pool(_avg_pool, input, ksize, strides, padding)
+    return _pool(_avg_pool, input, ksize, strides, padding, data_format)
 
 
 # ------------------------------------------------------------------ MaxPool, MaxPoolGrad, MaxPoolGradGrad
@@ -110,15 +119,15 @@ register_gradient("MaxPool", lambda op, g: _max_pool_grad(op.inputs[0], op.outpu
 
 
 @_op_type("MaxPool")
-def max_pool(input, ksize, strides, padding) -> Tensor:
-    """Max pooling of an NHWC tensor (padding cells never win).
+def max_pool(input, ksize, strides, padding, data_format="NHWC") -> Tensor:
+    """Max pooling of an NHWC tensor (padding cells never win); ``data_format="NCHW"`` for channels-first.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.max_pool(np.arange(16.0).reshape(1, 4, 4, 1), 2, 2, "VALID").numpy()[0, :, :, 0]
     array([[ 5.,  7.],
            [13., 15.]])
     """
-    return _pool(_max_pool, input, ksize, strides, padding)
+    return _pool(_max_pool, input, ksize, strides, padding, data_format)
 
 
 def _max_pool_grad_infer(orig_input, orig_output, grad, *, ksize, strides, padding):

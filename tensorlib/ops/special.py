@@ -1,0 +1,375 @@
+"""Special functions (``tl.special``): SciPy's kernels, gradients in tensorlib ops.
+
+SciPy is imported by this module only, lazily, the first time a kernel runs:
+``import tensorlib`` needs only NumPy.  Each gradient is written with the
+special functions themselves (``gammaln' = digamma``, ``digamma' =
+polygamma(1, .)``, ``i0' = i1``, ...), so every order of derivative exists.
+
+Integer and bool inputs give float64 (NumPy's rule for float-valued
+functions); float16 is computed in float32 and rounded back.
+"""
+from __future__ import annotations
+
+import functools
+import math as _math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import apply
+from ..grad.registry import register_gradient
+from ..tensor import Tensor
+from . import math as m
+from ._shapes import broadcast_shapes
+from .registry import defop, spec
+
+_SQRT_PI = _math.sqrt(_math.pi)
+
+
+@functools.cache
+def scipy_special():
+    """The ``scipy.special`` module; a clear ImportError naming the extra if SciPy is missing."""
+    try:
+        import scipy.special
+    except ImportError as e:
+        raise ImportError("tl.special needs SciPy: pip install 'tensorlib[special]' (or scipy)") from e
+    return scipy.special
+
+
+def _result_dtype(*dtypes):
+    for d in dtypes:
+        if d.kind not in "biuf":
+            raise TypeError(f"not defined for {d}")
+    floats = [d for d in dtypes if d.kind == "f"]
+    return _dt.promote_types(*floats) if floats else _dt.float64
+
+
+def _elementwise_infer(*xs, **attrs):
+    shape = xs[0].shape if len(xs) == 1 else broadcast_shapes(*(x.shape for x in xs))
+    return spec(shape, _result_dtype(*(x.dtype for x in xs)))
+
+
+def _scipy_kernel(function_name):
+    """Kernel calling ``scipy.special.<function_name>`` in float32 or float64, cast to the rule's dtype."""
+    def kernel(*arrays, **attrs):
+        dtype = _result_dtype(*(a.dtype for a in arrays))
+        work = _dt.float32 if dtype == _dt.float16 else dtype
+        fn = getattr(scipy_special(), function_name)
+        args = [a.astype(work, copy=False) for a in arrays]
+        out = fn(*attrs.values(), *args)  # polygamma's order n comes first
+        return np.asarray(out).astype(dtype, copy=False)
+    kernel.__name__ = kernel.__qualname__ = f"scipy_{function_name}"
+    return kernel
+
+
+def _define(op_type, function_name, inputs=("x",), attrs=None, doc=""):
+    op = defop(op_type, inputs=inputs, attrs=attrs, infer=_elementwise_infer,
+               promote=tuple(range(len(inputs))) if len(inputs) > 1 else None, doc=doc)
+    op.kernel("numpy")(_scipy_kernel(function_name))
+    return op
+
+
+def _float(x):
+    """``x`` as a Tensor, integer and bool values converted to float64."""
+    from .creation import tensor
+    x = x if isinstance(x, Tensor) else tensor(x)
+    return m.cast(x, dtype=_dt.float64) if x.dtype.kind in "biu" else x
+
+
+# ------------------------------------------------------------------ the gamma family
+_gammaln = _define("Lgamma", "gammaln", doc="log|Gamma(x)|.")
+_digamma = _define("Digamma", "psi", doc="d/dx log Gamma(x).")
+_polygamma = _define("Polygamma", "polygamma", attrs={"n": 1}, doc="The n-th derivative of digamma.")
+_gamma = _define("Gamma", "gamma", doc="Gamma(x).")
+register_gradient("Lgamma", lambda op, g: g * digamma(op.inputs[0]))
+register_gradient("Digamma", lambda op, g: g * polygamma(1, op.inputs[0]))
+register_gradient("Polygamma", lambda op, g: g * polygamma(op.attrs["n"] + 1, op.inputs[0]))
+register_gradient("Gamma", lambda op, g: g * op.outputs[0] * digamma(op.inputs[0]))
+
+
+def gammaln(x) -> Tensor:
+    """``log|Gamma(x)|`` (SciPy's ``gammaln``); gradient ``digamma(x)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.gammaln(tl.tensor(5.0))), 6)   # log(4!)
+    3.178054
+    """
+    return apply(_gammaln, (x,))
+
+
+def digamma(x) -> Tensor:
+    """``d/dx log Gamma(x)``; gradient ``polygamma(1, x)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.digamma(tl.tensor(1.0))), 6)   # minus Euler's constant
+    -0.577216
+    """
+    return apply(_digamma, (x,))
+
+
+def polygamma(n: int, x) -> Tensor:
+    """The ``n``-th derivative of ``digamma`` (``n`` a non-negative Python int); gradient ``polygamma(n + 1, x)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.polygamma(1, tl.tensor(1.0))), 6)   # pi ** 2 / 6
+    1.644934
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"Polygamma: the order n must be a non-negative int, got {n!r}")
+    return apply(_polygamma, (x,), {"n": int(n)})
+
+
+def gamma(x) -> Tensor:
+    """``Gamma(x)``; gradient ``Gamma(x) digamma(x)``.
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.gamma(tl.tensor(5.0)))
+    24.0
+    """
+    return apply(_gamma, (x,))
+
+
+_betaln = _define("Betaln", "betaln", inputs=("a", "b"), doc="log|B(a, b)|.")
+_beta = _define("Beta", "beta", inputs=("a", "b"), doc="B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b).")
+
+
+def _beta_partial(op, which):
+    a, b = op.inputs
+    return digamma(op.inputs[which]) - digamma(a + b)
+
+
+register_gradient("Betaln", lambda op, g: g * _beta_partial(op, 0), lambda op, g: g * _beta_partial(op, 1))
+register_gradient("Beta", lambda op, g: g * op.outputs[0] * _beta_partial(op, 0),
+                  lambda op, g: g * op.outputs[0] * _beta_partial(op, 1))
+
+
+def betaln(a, b) -> Tensor:
+    """``log|B(a, b)|``, without the overflow of ``log(beta(a, b))``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.betaln(tl.tensor(2.0), tl.tensor(3.0))), 6)   # log(1/12)
+    -2.484907
+    """
+    return apply(_betaln, (a, b))
+
+
+def beta(a, b) -> Tensor:
+    """The beta function ``Gamma(a) Gamma(b) / Gamma(a + b)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.beta(tl.tensor(2.0), tl.tensor(3.0))), 6)
+    0.083333
+    """
+    return apply(_beta, (a, b))
+
+
+# ------------------------------------------------------------------ the error-function family
+_erfc = _define("Erfc", "erfc", doc="1 - erf(x), accurate for large x.")
+_erfinv = _define("Erfinv", "erfinv", doc="The inverse of erf on (-1, 1).")
+_erfcinv = _define("Erfcinv", "erfcinv", doc="The inverse of erfc on (0, 2).")
+_ndtr = _define("Ndtr", "ndtr", doc="The standard normal CDF.")
+_log_ndtr = _define("LogNdtr", "log_ndtr", doc="log of the standard normal CDF, accurate in both tails.")
+register_gradient("Erfc", lambda op, g: g * (-2.0 / _SQRT_PI) * m.exp(-m.square(op.inputs[0])))
+register_gradient("Erfinv", lambda op, g: g * (_SQRT_PI / 2.0) * m.exp(m.square(op.outputs[0])))
+register_gradient("Erfcinv", lambda op, g: g * (-_SQRT_PI / 2.0) * m.exp(m.square(op.outputs[0])))
+_LOG_SQRT_2PI = 0.5 * _math.log(2 * _math.pi)
+register_gradient("Ndtr", lambda op, g: g * m.exp(-0.5 * m.square(op.inputs[0]) - _LOG_SQRT_2PI))
+# d log Phi(x) = phi(x) / Phi(x), formed in logs so that it stays finite far in the left tail.
+register_gradient("LogNdtr", lambda op, g: g * m.exp(-0.5 * m.square(op.inputs[0]) - _LOG_SQRT_2PI - op.outputs[0]))
+
+
+def erf(x) -> Tensor:
+    """The error function (the op of ``tl.nn.erf``; integer inputs give float64).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.erf(tl.tensor(1.0))), 6)
+    0.842701
+    """
+    from .nn import erf as nn_erf
+    return nn_erf(_float(x))
+
+
+def erfc(x) -> Tensor:
+    """``1 - erf(x)``, without cancellation for large ``x``.
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.erfc(tl.tensor(10.0))) > 0
+    True
+    """
+    return apply(_erfc, (x,))
+
+
+def erfinv(x) -> Tensor:
+    """Inverse of ``erf``: ``erf(erfinv(y)) == y`` on (-1, 1); gradient ``sqrt(pi)/2 exp(erfinv(y)**2)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.erfinv(tl.tensor(0.5))), 6)
+    0.476936
+    """
+    return apply(_erfinv, (x,))
+
+
+def erfcinv(x) -> Tensor:
+    """Inverse of ``erfc`` on (0, 2).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.erfcinv(tl.tensor(0.5))), 6)
+    0.476936
+    """
+    return apply(_erfcinv, (x,))
+
+
+def ndtr(x) -> Tensor:
+    """The standard normal CDF.
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.ndtr(tl.tensor(0.0)))
+    0.5
+    """
+    return apply(_ndtr, (x,))
+
+
+def log_ndtr(x) -> Tensor:
+    """``log(ndtr(x))``, finite and accurate far into the left tail (and its gradient too).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.log_ndtr(tl.tensor(-40.0))), 3)
+    -804.608
+    """
+    return apply(_log_ndtr, (x,))
+
+
+# ------------------------------------------------------------------ expit, logit, xlogy, xlog1py
+def expit(x) -> Tensor:
+    """The logistic sigmoid ``1 / (1 + exp(-x))`` (the op of ``tl.sigmoid``).
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.expit(tl.tensor(0.0)))
+    0.5
+    """
+    return m.sigmoid(_float(x))
+
+
+_logit = _define("Logit", "logit", doc="log(p / (1 - p)), the inverse of expit.")
+register_gradient("Logit", lambda op, g: g / (op.inputs[0] * (1.0 - op.inputs[0])))
+
+
+def logit(p) -> Tensor:
+    """``log(p / (1 - p))``, the inverse of ``expit``; gradient ``1 / (p (1 - p))``.
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.logit(tl.tensor(0.5)))
+    0.0
+    """
+    return apply(_logit, (p,))
+
+
+_xlogy = _define("Xlogy", "xlogy", inputs=("x", "y"), doc="x * log(y), 0 where x == 0.")
+_xlog1py = _define("Xlog1py", "xlog1py", inputs=("x", "y"), doc="x * log1p(y), 0 where x == 0.")
+
+
+def _y_safe(op, pole, fill):
+    """y with ``fill`` where x == 0 and y sits at the pole: there x / (y - pole) must be 0, not NaN.
+
+    Replacing y only at that point (not wherever x == 0) keeps d/dx (x / y) = 1 / y for second order.
+    """
+    x, y = op.inputs
+    at_pole = m.logical_and(m.equal(x, 0.0), m.equal(y, pole))
+    return m.where(at_pole, m.full_like(y, fill), y)
+
+
+register_gradient("Xlogy", lambda op, g: g * m.log(op.inputs[1]),
+                  lambda op, g: g * (op.inputs[0] / _y_safe(op, 0.0, 1.0)))
+register_gradient("Xlog1py", lambda op, g: g * m.log1p(op.inputs[1]),
+                  lambda op, g: g * (op.inputs[0] / (_y_safe(op, -1.0, 0.0) + 1.0)))
+
+
+def xlogy(x, y) -> Tensor:
+    """``x * log(y)``, defined as 0 where ``x == 0`` (even at ``y == 0``), with broadcasting.
+
+    Gradients: ``log(y)`` for ``x``; ``x / y`` for ``y`` (0 where ``x == 0``, even at ``y == 0``).
+
+    >>> import tensorlib as tl
+    >>> tl.special.xlogy(tl.tensor([0.0, 2.0]), tl.tensor([0.0, 1.0])).numpy().tolist()
+    [0.0, 0.0]
+    """
+    return apply(_xlogy, (x, y))
+
+
+def xlog1py(x, y) -> Tensor:
+    """``x * log1p(y)``, defined as 0 where ``x == 0``.
+
+    >>> import tensorlib as tl
+    >>> tl.special.xlog1py(tl.tensor([0.0, 2.0]), tl.tensor([-1.0, 0.0])).numpy().tolist()
+    [0.0, 0.0]
+    """
+    return apply(_xlog1py, (x, y))
+
+
+# ------------------------------------------------------------------ modified Bessel functions
+_i0 = _define("BesselI0", "i0", doc="Modified Bessel function of the first kind, order 0.")
+_i1 = _define("BesselI1", "i1", doc="Modified Bessel function of the first kind, order 1.")
+_i0e = _define("BesselI0e", "i0e", doc="exp(-|x|) i0(x).")
+_i1e = _define("BesselI1e", "i1e", doc="exp(-|x|) i1(x).")
+
+
+def _over_x(value, x, scale=None):
+    """``value / x`` for ``value`` = i1(x) or i1e(x) = exp(-|x|) i1(x) (``scale`` = exp(-|x|)).
+
+    Near 0 the quotient is the series of i1(x)/x, ``1/2 + x**2/16 + x**4/384``
+    (times ``scale``): differentiating ``i1(x) / x`` there would cancel
+    catastrophically (``i1'(x)/x - i1(x)/x**2``).
+    """
+    small = m.less(m.abs(x), 1e-3)
+    x2 = m.square(x)
+    series = 0.5 + x2 * (1.0 / 16.0) + m.square(x2) * (1.0 / 384.0)
+    if scale is not None:
+        series = series * scale
+    return m.where(small, series, value / m.where(small, m.ones_like(x), x))
+
+
+register_gradient("BesselI0", lambda op, g: g * i1(op.inputs[0]))
+register_gradient("BesselI1", lambda op, g: g * (i0(op.inputs[0]) - _over_x(op.outputs[0], op.inputs[0])))
+register_gradient("BesselI0e", lambda op, g: g * (i1e(op.inputs[0]) - m.sign(op.inputs[0]) * op.outputs[0]))
+register_gradient("BesselI1e", lambda op, g: g * (i0e(op.inputs[0]) - m.sign(op.inputs[0]) * op.outputs[0]
+                                                  - _over_x(op.outputs[0], op.inputs[0], m.exp(-m.abs(op.inputs[0])))))
+
+
+def i0(x) -> Tensor:
+    """Modified Bessel function of the first kind, order 0; gradient ``i1(x)``.
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.i0(tl.tensor(0.0)))
+    1.0
+    """
+    return apply(_i0, (x,))
+
+
+def i1(x) -> Tensor:
+    """Modified Bessel function of the first kind, order 1; gradient ``i0(x) - i1(x) / x``.
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.i1(tl.tensor(0.0)))
+    0.0
+    """
+    return apply(_i1, (x,))
+
+
+def i0e(x) -> Tensor:
+    """Exponentially scaled ``i0``: ``exp(-|x|) i0(x)``, finite for large ``|x|``.
+
+    >>> import tensorlib as tl
+    >>> 0 < float(tl.special.i0e(tl.tensor(1000.0))) < 1
+    True
+    """
+    return apply(_i0e, (x,))
+
+
+def i1e(x) -> Tensor:
+    """Exponentially scaled ``i1``: ``exp(-|x|) i1(x)``.
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.i1e(tl.tensor(0.0)))
+    0.0
+    """
+    return apply(_i1e, (x,))

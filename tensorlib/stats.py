@@ -1,0 +1,205 @@
+"""``tl.stats``: log-densities with SciPy's names and arguments, differentiable in their continuous arguments.
+
+Each is a composition of tensorlib ops (``tl.special``, ``tl.linalg``), so
+gradients of every order come from theirs: ``tl.grad`` of a log-likelihood
+with respect to locations, scales, shapes, concentrations, means or
+covariances works as for any other function.  Values match
+``scipy.stats.<dist>.<method>`` inside the support.
+
+>>> import tensorlib as tl
+>>> round(float(tl.stats.norm.logpdf(tl.tensor(0.0))), 6)
+-0.918939
+>>> float(tl.grad(lambda mu: tl.stats.norm.logpdf(tl.tensor(1.0), loc=mu))(tl.tensor(0.0)))
+1.0
+"""
+from __future__ import annotations
+
+import math as _math
+from types import SimpleNamespace
+
+from . import special as _sp
+from .ops import math as _m
+from .ops import reduce as _r
+from .ops.special import _float
+from .tensor import Tensor
+
+_LOG_2PI = _math.log(2 * _math.pi)
+
+
+def _args(*values):
+    """Tensors of one float dtype: arrays' (integers count as float64), which Python numbers adopt."""
+    from .dtypes import float64, promote_types
+    from .ops.creation import tensor
+    arrays = [_float(v) for v in values if not isinstance(v, (int, float))]
+    dtype = promote_types(*(a.dtype for a in arrays)) if arrays else float64
+    it = iter(arrays)
+    return [tensor(v, dtype=dtype) if isinstance(v, (int, float)) else next(it) for v in values]
+
+
+# ------------------------------------------------------------------ norm
+def _norm_logpdf(x, loc=0.0, scale=1.0) -> Tensor:
+    """log N(x; loc, scale**2).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.norm.logpdf(tl.tensor(1.0), loc=1.0, scale=2.0)), 6)
+    -1.612086
+    """
+    x, loc, scale = _args(x, loc, scale)
+    z = (x - loc) / scale
+    return -0.5 * z * z - _m.log(scale) - 0.5 * _LOG_2PI
+
+
+def _norm_logcdf(x, loc=0.0, scale=1.0) -> Tensor:
+    """log P(X <= x), accurate far into the left tail (``tl.special.log_ndtr``).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.norm.logcdf(tl.tensor(0.0))), 6)
+    -0.693147
+    """
+    x, loc, scale = _args(x, loc, scale)
+    return _sp.log_ndtr((x - loc) / scale)
+
+
+def _norm_pdf(x, loc=0.0, scale=1.0) -> Tensor:
+    """The normal density.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.norm.pdf(tl.tensor(0.0))), 6)
+    0.398942
+    """
+    return _m.exp(_norm_logpdf(x, loc, scale))
+
+
+def _norm_cdf(x, loc=0.0, scale=1.0) -> Tensor:
+    """The normal CDF.
+
+    >>> import tensorlib as tl
+    >>> float(tl.stats.norm.cdf(tl.tensor(0.0)))
+    0.5
+    """
+    x, loc, scale = _args(x, loc, scale)
+    return _sp.ndtr((x - loc) / scale)
+
+
+norm = SimpleNamespace(logpdf=_norm_logpdf, logcdf=_norm_logcdf, pdf=_norm_pdf, cdf=_norm_cdf)
+
+
+# ------------------------------------------------------------------ t
+def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
+    """Student's t log-density with ``df`` degrees of freedom (differentiable in all four arguments).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.t.logpdf(tl.tensor(0.0), 1.0)), 6)   # Cauchy: -log(pi)
+    -1.14473
+    """
+    x, df, loc, scale = _args(x, df, loc, scale)
+    z = (x - loc) / scale
+    half = (df + 1.0) * 0.5
+    return (_sp.gammaln(half) - _sp.gammaln(df * 0.5) - 0.5 * _m.log(df * _math.pi) - _m.log(scale)
+            - half * _m.log1p(z * z / df))
+
+
+t = SimpleNamespace(logpdf=_t_logpdf, pdf=lambda x, df, loc=0.0, scale=1.0: _m.exp(_t_logpdf(x, df, loc, scale)))
+
+
+# ------------------------------------------------------------------ poisson
+def _poisson_logpmf(k, mu) -> Tensor:
+    """log P(K = k) for a Poisson(mu) count ``k``; differentiable in ``mu`` (``k`` may be float too).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.poisson.logpmf(tl.tensor(2), tl.tensor(3.0))), 6)
+    -1.495922
+    """
+    k, mu = _args(k, mu)
+    return _sp.xlogy(k, mu) - mu - _sp.gammaln(k + 1.0)
+
+
+poisson = SimpleNamespace(logpmf=_poisson_logpmf, pmf=lambda k, mu: _m.exp(_poisson_logpmf(k, mu)))
+
+
+# ------------------------------------------------------------------ beta, gamma
+def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
+    """Beta(a, b) log-density on (loc, loc + scale).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.beta.logpdf(tl.tensor(0.5), 2.0, 2.0)), 6)   # log 1.5
+    0.405465
+    """
+    x, a, b, loc, scale = _args(x, a, b, loc, scale)
+    z = (x - loc) / scale
+    return _sp.xlogy(a - 1.0, z) + _sp.xlog1py(b - 1.0, -z) - _sp.betaln(a, b) - _m.log(scale)
+
+
+beta = SimpleNamespace(logpdf=_beta_logpdf, pdf=lambda x, a, b, loc=0.0, scale=1.0: _m.exp(_beta_logpdf(x, a, b, loc, scale)))
+
+
+def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
+    """Gamma log-density with shape ``a`` and ``scale`` (SciPy's parametrization).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.gamma.logpdf(tl.tensor(1.0), 1.0)), 6)   # Exponential(1) at 1
+    -1.0
+    """
+    x, a, loc, scale = _args(x, a, loc, scale)
+    z = (x - loc) / scale
+    return _sp.xlogy(a - 1.0, z) - z - _sp.gammaln(a) - _m.log(scale)
+
+
+gamma = SimpleNamespace(logpdf=_gamma_logpdf, pdf=lambda x, a, loc=0.0, scale=1.0: _m.exp(_gamma_logpdf(x, a, loc, scale)))
+
+
+# ------------------------------------------------------------------ dirichlet
+def _dirichlet_logpdf(x, alpha) -> Tensor:
+    """Dirichlet(alpha) log-density.  As in SciPy, ``x`` has the K components on its FIRST axis
+    (shape (K,) or (K, N)), ``alpha`` has shape (K,).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.dirichlet.logpdf(tl.tensor([0.2, 0.3, 0.5]), tl.tensor([1.0, 1.0, 1.0]))), 6)   # log 2!
+    0.693147
+    """
+    from .ops.shape import reshape
+    x, alpha = _args(x, alpha)
+    if alpha.ndim != 1 or x.shape[0] != alpha.shape[0]:
+        raise ValueError(f"dirichlet.logpdf: x must have the {alpha.shape[-1] if alpha.ndim else '?'} components "
+                         f"of alpha on its first axis (x shape {tuple(x.shape)} {x.dtype}, alpha shape "
+                         f"{tuple(alpha.shape)} {alpha.dtype})")
+    a = reshape(alpha, (-1,) + (1,) * (x.ndim - 1))
+    log_norm = _r.sum(_sp.gammaln(alpha)) - _sp.gammaln(_r.sum(alpha))
+    return _r.sum(_sp.xlogy(a - 1.0, x), axis=0) - log_norm
+
+
+dirichlet = SimpleNamespace(logpdf=_dirichlet_logpdf, pdf=lambda x, alpha: _m.exp(_dirichlet_logpdf(x, alpha)))
+
+
+# ------------------------------------------------------------------ multivariate normal
+def _mvn_logpdf(x, mean, cov) -> Tensor:
+    """log N(x; mean, cov) for ``x`` of shape (..., k), through the Cholesky factor of ``cov``.
+
+    Differentiable in ``x``, ``mean`` and ``cov`` (the gradient for ``cov`` is
+    symmetric: the Cholesky factor reads its symmetric part).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.multivariate_normal.logpdf(tl.zeros(2, "float64"), tl.zeros(2, "float64"),
+    ...                                                  tl.eye(2, dtype="float64"))), 6)
+    -1.837877
+    """
+    from .linalg import cholesky, solve_triangular
+    from .ops.linalg_ops import _diag_part, _mT
+    from .ops.shape import reshape
+    x, mean, cov = _args(x, mean, cov)
+    k = cov.shape[-1]
+    if cov.ndim != 2 or cov.shape[0] != k or x.shape[-1] != k or mean.shape[-1:] not in ((k,), ()):
+        raise ValueError(f"multivariate_normal.logpdf: x (..., k), mean (k,) and cov (k, k) must agree "
+                         f"(x shape {tuple(x.shape)} {x.dtype}, mean shape {tuple(mean.shape)} {mean.dtype}, "
+                         f"cov shape {tuple(cov.shape)} {cov.dtype})")
+    factor = cholesky(cov)
+    centered = reshape(x - mean, (-1, k))
+    z = solve_triangular(factor, _mT(centered), lower=True)
+    mahalanobis = reshape(_r.sum(z * z, axis=0), x.shape[:-1])
+    return -0.5 * (mahalanobis + k * _LOG_2PI) - _r.sum(_m.log(_diag_part(factor)))
+
+
+multivariate_normal = SimpleNamespace(logpdf=_mvn_logpdf,
+                                      pdf=lambda x, mean, cov: _m.exp(_mvn_logpdf(x, mean, cov)))
+
+__all__ = ["beta", "dirichlet", "gamma", "multivariate_normal", "norm", "poisson", "t"]

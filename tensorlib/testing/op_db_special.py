@@ -1,0 +1,178 @@
+"""The special-function and stats catalogue: ``tl.special`` against ``scipy.special``, ``tl.stats``
+against ``scipy.stats`` (both imported inside the references only, so listing the catalogue needs no SciPy).
+
+Samples stay inside each function's domain and away from its poles; the
+log-densities are drawn inside their support, with every continuous argument
+differentiated.
+
+>>> from tensorlib.testing.op_db_special import OPINFOS
+>>> "special.gammaln" in {info.name for info in OPINFOS}
+True
+"""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+import tensorlib as tl
+
+from .. import dtypes as _dt
+from .opinfo import ErrorInput, OpInfo, SampleInput
+from .strategies import scalars, tensors
+
+FLOATS = (_dt.float32, _dt.float64)
+SHAPES = st.sampled_from([(2, 3), (3,), (), (2, 1, 2)])
+
+
+def _scipy(name):
+    """``scipy.special.<name>`` as a reference that keeps float32 inputs in float32 (SciPy's loops may not)."""
+    def ref(*args, **kwargs):
+        import scipy.special
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
+        dtype = np.result_type(*arrays) if arrays else np.float64
+        dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
+        return np.asarray(getattr(scipy.special, name)(*args, **kwargs)).astype(dtype)
+    return ref
+
+
+def _stats(dist, method):
+    def ref(*args):
+        import scipy.stats
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
+        dtype = np.result_type(*[a.dtype if a.dtype.kind == "f" else np.float64 for a in arrays])
+        return np.asarray(getattr(getattr(scipy.stats, dist), method)(*args)).astype(dtype)
+    return ref
+
+
+def _uniform(*ranges, shapes=SHAPES, grads=None):
+    """Arrays of one broadcastable shape, one value range per argument."""
+    def samples(dtype):
+        @st.composite
+        def draw(draw):
+            shape = draw(shapes)
+            args = tuple(draw(tensors(dtype, shape, scalars(dtype, lo, hi))) for lo, hi in ranges)
+            return SampleInput(args, grad_argnums=tuple(range(len(ranges))) if grads is None else grads)
+        return draw()
+    return samples
+
+
+def _special(name, ranges, op_types, **kwargs):
+    return OpInfo(f"special.{name}", getattr(tl.special, name), _scipy(name), _uniform(*ranges),
+                  op_types=op_types, dtypes=kwargs.pop("dtypes", FLOATS), **kwargs)
+
+
+# ---------------------------------------------------------------- special functions
+@st.composite
+def _polygamma_draw(draw, dtype):
+    x = draw(tensors(dtype, draw(SHAPES), scalars(dtype, 0.4, 4.0)))
+    return SampleInput((draw(st.sampled_from([0, 1, 2, 3])), x), grad_argnums=(1,))
+
+
+def _poles_and_zeros(dtype):
+    """xlogy samples with exact zeros in x (the defined 0 * log(0) case and its zero gradient for y)."""
+    @st.composite
+    def draw(draw):
+        shape = draw(SHAPES)
+        x = draw(tensors(dtype, shape, scalars(dtype, -2.0, 2.0) | st.just(0.0)))
+        y = draw(tensors(dtype, shape, scalars(dtype, 0.3, 3.0)))
+        return SampleInput((x, y), grad_argnums=(0, 1))
+    return draw()
+
+
+def _xlog1py_samples(dtype):
+    return _poles_and_zeros(dtype).map(lambda s: SampleInput((s.args[0], s.args[1] - np.asarray(1.2, dtype)),
+                                                              grad_argnums=(0, 1)))
+
+
+_SPECIAL = [
+    _special("gammaln", [(0.2, 5.0)], ("Lgamma",),
+             error_inputs=(ErrorInput((["a"],), exc=TypeError, match=r"Lgamma: input 'x' is not numeric"),)),
+    _special("digamma", [(0.3, 5.0)], ("Digamma",)),
+    OpInfo("special.polygamma", tl.special.polygamma, _scipy("polygamma"), _polygamma_draw, op_types=("Polygamma",),
+           dtypes=FLOATS, error_inputs=(ErrorInput((-1, np.ones(2)), exc=ValueError,
+                                                   match=r"Polygamma: the order n must be a non-negative int, got -1"),
+                                        ErrorInput((1.5, np.ones(2)), exc=ValueError,
+                                                   match=r"Polygamma: the order n must be a non-negative int"))),
+    _special("gamma", [(0.3, 4.0)], ("Gamma",)),
+    _special("betaln", [(0.3, 4.0), (0.3, 4.0)], ("Betaln",),
+             error_inputs=(ErrorInput((np.ones((2, 3)), np.ones(4)), exc=ValueError,
+                                      match=r"Betaln: shapes \(2, 3\) and \(4,\) are not broadcastable \(inputs a: "
+                                            r"shape \(2, 3\) float64, b: shape \(4,\) float64\)"),)),
+    _special("beta", [(0.3, 4.0), (0.3, 4.0)], ("Beta",)),
+    _special("erf", [(-3.0, 3.0)], ("Erf",)),
+    _special("erfc", [(-3.0, 3.0)], ("Erfc",)),
+    _special("erfinv", [(-0.9, 0.9)], ("Erfinv",)),
+    _special("erfcinv", [(0.1, 1.9)], ("Erfcinv",)),
+    _special("ndtr", [(-5.0, 5.0)], ("Ndtr",)),
+    _special("log_ndtr", [(-30.0, 5.0)], ("LogNdtr",)),
+    _special("expit", [(-6.0, 6.0)], ("Sigmoid",)),
+    _special("logit", [(0.05, 0.95)], ("Logit",)),
+    OpInfo("special.xlogy", tl.special.xlogy, _scipy("xlogy"), _poles_and_zeros, op_types=("Xlogy",), dtypes=FLOATS),
+    OpInfo("special.xlog1py", tl.special.xlog1py, _scipy("xlog1py"), _xlog1py_samples, op_types=("Xlog1py",),
+           dtypes=FLOATS),
+    _special("i0", [(-3.0, 3.0)], ("BesselI0",)),
+    _special("i1", [(-3.0, 3.0)], ("BesselI1",)),
+    _special("i0e", [(-3.0, 3.0)], ("BesselI0e",), kinks=True),   # exp(-|x|): a kink at 0
+    _special("i1e", [(-3.0, 3.0)], ("BesselI1e",), kinks=True),
+    OpInfo("special.gammaln_int", tl.special.gammaln, _scipy("gammaln"),
+           lambda dtype: tensors(dtype, SHAPES, st.integers(1, 6)).map(lambda x: SampleInput((x,), grad_argnums=())),
+           op_types=("Lgamma",), dtypes=(_dt.int64,), differentiable=False),
+]
+
+
+# ---------------------------------------------------------------- stats
+@st.composite
+def _poisson_draw(draw, dtype):
+    shape = draw(SHAPES)
+    k = draw(tensors(_dt.int64, shape, st.integers(0, 6)))
+    return SampleInput((k, draw(tensors(dtype, shape, scalars(dtype, 0.3, 5.0)))), grad_argnums=(1,))
+
+
+@st.composite
+def _dirichlet_draw(draw, dtype):
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    k = draw(st.sampled_from([3, 2, 4]))
+    shape = (k,) if draw(st.booleans()) else (k, draw(st.sampled_from([2, 3])))
+    x = rng.uniform(0.1, 1.0, shape)
+    alpha = rng.uniform(0.5, 3.0, k)
+    return SampleInput(((x / x.sum(axis=0)).astype(dtype), alpha.astype(dtype)), grad_argnums=(1,))
+
+
+@st.composite
+def _mvn_draw(draw, dtype):
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    k = draw(st.sampled_from([2, 3, 1]))
+    batch = draw(st.sampled_from([(), (3,), (2, 2)]))
+    a = rng.uniform(-1, 1, (k, k))
+    cov = a @ a.T + k * np.eye(k)
+    return SampleInput((rng.standard_normal(batch + (k,)).astype(dtype), rng.standard_normal(k).astype(dtype),
+                        cov.astype(dtype)), grad_argnums=(0, 1, 2))
+
+
+_STATS = [
+    OpInfo("stats.norm.logpdf", tl.stats.norm.logpdf, _stats("norm", "logpdf"),
+           _uniform((-3.0, 3.0), (-1.0, 1.0), (0.5, 2.0)), dtypes=FLOATS),
+    OpInfo("stats.norm.logcdf", tl.stats.norm.logcdf, _stats("norm", "logcdf"),
+           _uniform((-8.0, 3.0), (-1.0, 1.0), (0.5, 2.0)), dtypes=FLOATS),
+    OpInfo("stats.t.logpdf", tl.stats.t.logpdf, _stats("t", "logpdf"),
+           _uniform((-3.0, 3.0), (0.5, 6.0), (-1.0, 1.0), (0.5, 2.0)), dtypes=FLOATS),
+    OpInfo("stats.poisson.logpmf", tl.stats.poisson.logpmf, _stats("poisson", "logpmf"), _poisson_draw,
+           dtypes=FLOATS),
+    OpInfo("stats.beta.logpdf", tl.stats.beta.logpdf, _stats("beta", "logpdf"),
+           _uniform((0.05, 0.95), (0.5, 4.0), (0.5, 4.0)), dtypes=FLOATS),
+    OpInfo("stats.gamma.logpdf", tl.stats.gamma.logpdf, _stats("gamma", "logpdf"),
+           _uniform((0.2, 5.0), (0.5, 4.0)), dtypes=FLOATS),
+    OpInfo("stats.dirichlet.logpdf", tl.stats.dirichlet.logpdf, _stats("dirichlet", "logpdf"), _dirichlet_draw,
+           dtypes=FLOATS, error_inputs=(ErrorInput((np.full(2, 0.5), np.ones(3)), exc=ValueError,
+                                                   match=r"dirichlet.logpdf: x must have the 3 components of alpha on "
+                                                         r"its first axis \(x shape \(2,\) float64, alpha shape \(3,\) "
+                                                         r"float64\)"),)),
+    OpInfo("stats.multivariate_normal.logpdf", tl.stats.multivariate_normal.logpdf,
+           _stats("multivariate_normal", "logpdf"), _mvn_draw, dtypes=FLOATS, atol=1e-5,
+           error_inputs=(ErrorInput((np.zeros(3), np.zeros(2), np.eye(2)), exc=ValueError,
+                                    match=r"multivariate_normal.logpdf: x \(..., k\), mean \(k,\) and cov \(k, k\) "
+                                          r"must agree \(x shape \(3,\) float64, mean shape \(2,\) float64, cov shape "
+                                          r"\(2, 2\) float64\)"),)),
+]
+
+OPINFOS = _SPECIAL + _STATS

@@ -1,0 +1,72 @@
+"""tl.special and tl.stats beyond the catalogue (``tensorlib/testing/op_db_special.py``):
+the optional SciPy dependency, the defined edge cases, closed-form gradients."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+scipy_stats = pytest.importorskip("scipy.stats")
+
+
+def test_import_tensorlib_needs_no_scipy_and_the_error_names_the_extra():
+    code = ("import sys; sys.modules['scipy'] = None\n"
+            "import tensorlib as tl\n"
+            "try:\n    tl.special.gammaln(tl.tensor(2.0))\n"
+            "except ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "tl.special needs SciPy: pip install 'tensorlib[special]'" in out
+
+
+def test_xlogy_is_zero_at_zero_with_zero_gradient_for_y():
+    x, y = tl.tensor([0.0, 0.0, 2.0]), tl.tensor([0.0, 3.0, 3.0])
+    np.testing.assert_allclose(tl.special.xlogy(x, y).numpy(), [0.0, 0.0, 2 * np.log(3.0)])
+    gy = tl.grad(lambda y: tl.sum(tl.special.xlogy(x, y)))(y)
+    np.testing.assert_allclose(gy.numpy(), [0.0, 0.0, 2 / 3.0])
+
+
+def test_log_ndtr_gradient_stays_finite_in_the_far_left_tail():
+    g = tl.grad(tl.special.log_ndtr)(tl.tensor(-40.0, dtype="float64"))
+    assert np.isfinite(float(g)) and abs(float(g) - 40.0) < 0.1   # Mills ratio: about -x
+
+
+def test_integer_inputs_give_float64_as_in_numpy_and_scipy():
+    assert tl.special.gammaln(np.array([1, 2, 3])).dtype == np.float64
+    assert tl.special.erf(np.array([0, 1])).dtype == np.float64
+    assert tl.special.gammaln(np.ones(2, np.float32)).dtype == np.float32
+    assert tl.special.gammaln(np.ones(2, np.float16)).dtype == np.float16
+
+
+def test_normal_log_likelihood_gradients_are_the_closed_forms():
+    x = np.array([0.5, -1.0, 2.0])
+    loc, scale = tl.tensor(0.3, dtype="float64"), tl.tensor(1.5, dtype="float64")
+    g_loc, g_scale = tl.grad(lambda m, s: tl.sum(tl.stats.norm.logpdf(x, m, s)), argnums=(0, 1))(loc, scale)
+    np.testing.assert_allclose(float(g_loc), np.sum(x - 0.3) / 1.5 ** 2)
+    np.testing.assert_allclose(float(g_scale), np.sum((x - 0.3) ** 2) / 1.5 ** 3 - 3 / 1.5)
+
+
+def test_multivariate_normal_covariance_gradient_is_symmetric_closed_form():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 3))
+    cov, x, mean = a @ a.T + 3 * np.eye(3), rng.standard_normal(3), rng.standard_normal(3)
+    g = tl.grad(lambda c: tl.stats.multivariate_normal.logpdf(x, mean, c))(tl.tensor(cov)).numpy()
+    inv = np.linalg.inv(cov)
+    d = (x - mean)[:, None]
+    np.testing.assert_allclose(g, 0.5 * (inv @ d @ d.T @ inv - inv), rtol=1e-10, atol=1e-12)
+
+
+def test_poisson_log_likelihood_is_maximised_at_the_mean():
+    k = np.array([1, 4, 2, 5])
+    g = tl.grad(lambda mu: tl.sum(tl.stats.poisson.logpmf(k, mu)))(tl.tensor(k.mean()))
+    assert abs(float(g)) < 1e-12
+
+
+def test_stats_values_match_scipy_for_python_scalar_parameters():
+    x = np.linspace(0.1, 0.9, 4)
+    np.testing.assert_allclose(tl.stats.beta.logpdf(x, 2.0, 3.0).numpy(), scipy_stats.beta.logpdf(x, 2.0, 3.0))
+    np.testing.assert_allclose(tl.stats.gamma.logpdf(x, 2.0, scale=2.0).numpy(),
+                               scipy_stats.gamma.logpdf(x, 2.0, scale=2.0))
+    np.testing.assert_allclose(tl.stats.t.logpdf(x, 3.0, 0.5, 2.0).numpy(), scipy_stats.t.logpdf(x, 3.0, 0.5, 2.0))
+    assert tl.stats.norm.logpdf(x.astype(np.float32)).dtype == np.float32
