@@ -21,6 +21,14 @@ from .ops.control_flow import cond, scan, while_loop
 from .ops.reduce import argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
 from .ops.shape import (broadcast_to, concat, expand_dims, gather, getitem, one_hot, pad, reshape, split,
                         squeeze, stack, take, tile, transpose)
+from .ops.elementwise import (angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, ceil, conj,
+                              conjugate, cosh, deg2rad, exp2, fabs, fmax, fmin, hypot, imag, log10, log2, logaddexp,
+                              logaddexp2, mod, nan_to_num, nonzero, rad2deg, real, reciprocal, remainder, sinc, sinh,
+                              tan, where)
+from .ops.array import (append, argsort, array_split, atleast_1d, atleast_2d, atleast_3d, column_stack, cross,
+                        cumprod, cumsum, diag, diagonal, diff, dot, dstack, flip, fliplr, flipud, hstack, inner, kron,
+                        median, moveaxis, outer, percentile, quantile, ravel, repeat, roll, rot90, sort, swapaxes,
+                        take_along_axis, trace, tril, triu, vdot, vstack)
 from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient, stop_gradient
@@ -41,3 +49,4 @@ from . import graph
 from .graph.tracing import function
 from . import testing
 from . import distributed
+from . import numpy_protocol  # noqa: E402,F401  (NEP 13/18: NumPy's functions on Tensors)

@@ -130,7 +130,7 @@ def apply(op, args, attrs=_EMPTY):
                         raw = _as_array(raw, specs, backend, op, kernel)
                     shape = specs.shape
                     if raw.shape != shape:
-                        raise KernelResultError(_bad_result(op, kernel, raw, specs))
+                        shape = _filled_shape(raw, specs, op, kernel)
                     dtype = specs.dtype
                     if raw.dtype is not dtype and raw.dtype != dtype:
                         raw = _fit_dtype(raw, specs, op, kernel)
@@ -178,6 +178,15 @@ def _bad_result(op, kernel, raw, spec) -> str:
             f"gives shape {tuple(spec.shape)} {spec.dtype}")
 
 
+def _filled_shape(raw, spec, op, kernel) -> tuple:
+    """The result's shape where it only fills the rule's unknown (None) sizes, as for the
+    data-dependent length of ``where(condition)``; any other difference is the kernel's error."""
+    shape = tuple(raw.shape)
+    if len(shape) != len(spec.shape) or any(r is not None and r != d for d, r in zip(shape, spec.shape)):
+        raise KernelResultError(_bad_result(op, kernel, raw, spec))
+    return shape
+
+
 def _as_array(raw, spec, backend, op, kernel):
     if raw is None or not hasattr(raw, "shape") and not isinstance(raw, (int, float, bool, complex)):
         raise KernelResultError(_bad_result(op, kernel, None, spec))
@@ -215,7 +224,7 @@ def _wrap_one(raw, spec, backend, op, kernel):
     if not hasattr(raw, "shape") or (type(raw) is not np.ndarray and backend.name == "numpy"):
         raw = _as_array(raw, spec, backend, op, kernel)
     if tuple(raw.shape) != tuple(spec.shape):
-        raise KernelResultError(_bad_result(op, kernel, raw, spec))
+        _filled_shape(raw, spec, op, kernel)
     if raw.dtype != spec.dtype:
         raw = _fit_dtype(raw, spec, op, kernel)
     return make(raw, backend, raw.shape, spec.dtype)

@@ -1,7 +1,7 @@
 """``tl.Module``: a container of Variables and sub-Modules with a train/eval flag.
 
-A Module's attributes that are Variables or Modules (or lists/tuples of
-Modules) are its state, collected in attribute order.  ``variables`` and
+A Module's attributes that are Variables or Modules (or lists, tuples or
+dicts of Modules) are its state, collected in attribute order.  ``variables`` and
 ``trainable_variables`` return them as a nested dict keyed by attribute name,
 the structure that ``tape.gradient``, optimizers and checkpoints take.
 
@@ -29,6 +29,8 @@ __all__ = ["Module", "Sequential"]
 class Module:
     """Base class: subclasses create Variables and sub-Modules in ``__init__`` and define ``forward``."""
 
+    training = True  # also for subclasses whose __init__ does not call Module.__init__
+
     def __init__(self):
         self.training = True
 
@@ -45,6 +47,8 @@ class Module:
             if isinstance(value, Module):
                 out[name] = value
             elif isinstance(value, (list, tuple)) and value and all(isinstance(v, Module) for v in value):
+                out[name] = _ModuleList(dict(enumerate(value)))
+            elif isinstance(value, dict) and value and all(isinstance(v, Module) for v in value.values()):
                 out[name] = _ModuleList(value)
         return out
 
@@ -105,14 +109,14 @@ class Module:
 
 
 class _ModuleList(Module):
-    """A list of Modules seen as one node of the variable tree, keyed ``"0"``, ``"1"``, ..."""
+    """A list (keys ``"0"``, ``"1"``, ...) or dict of Modules seen as one node of the variable tree."""
 
-    def __init__(self, items):
+    def __init__(self, items: dict):
         super().__init__()
-        self.items = list(items)
+        self.items = items
 
     def _children(self) -> dict:
-        return {str(i): m for i, m in enumerate(self.items)}
+        return {str(k): m for k, m in self.items.items()}
 
 
 class Sequential(Module):

@@ -30,6 +30,21 @@ def test_module_collects_variables_and_submodules_in_order():
     assert block.norm.training
 
 
+def test_dicts_of_modules_and_subclasses_without_super_init():
+    class Heads(tl.Module):
+        def __init__(self):  # no super().__init__(): still a Module with a training flag
+            self.heads = {"a": tl.nn.Dense(2, 1, seed=0), "b": tl.nn.Dropout(0.5)}
+
+        def forward(self, x):
+            return self.heads["b"](self.heads["a"](x))
+
+    m = Heads()
+    assert m.training and list(m.variables["heads"]) == ["a"]
+    m.eval()
+    assert not m.heads["b"].training
+    assert m(np.ones((1, 2), np.float32)).shape == (1, 1)
+
+
 def test_gradient_of_a_module_has_its_variable_structure():
     model = tl.nn.Sequential(tl.nn.Dense(2, 3, activation=tl.nn.relu, seed=0), tl.nn.Dense(3, 1, seed=1))
     x = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)

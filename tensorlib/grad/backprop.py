@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import inspect
 
-from ..graph.ir import gradient_phase
+from ..graph.ir import phase as _phase
 from ..tensor import Tensor
 from . import registry
 
 
 def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
     """Gradients of ``sum(target * target_grad)`` with respect to each source."""
-    with gradient_phase():  # the ops that rules run are gradient ops (profiles and pictures tell them apart)
+    # The ops that rules run are gradient ops (profiles and pictures tell them apart); per thread.
+    _phase.depth = getattr(_phase, "depth", 0) + 1
+    try:
         return _backprop(nodes, targets, target_grads, sources, unconnected)
+    finally:
+        _phase.depth -= 1
 
 
 def _backprop(nodes, targets, target_grads, sources, unconnected):

@@ -17,7 +17,6 @@ defined once (SSA).  Values enter a graph in three ways:
 """
 from __future__ import annotations
 
-import contextlib
 import linecache
 import threading
 
@@ -29,23 +28,15 @@ from ..tensor import Tensor, make_symbolic
 CONSTANT_BYTES = 1024
 
 
-# The engine marks the ops that gradient rules run (per thread): graph pictures colour them, profiles label them.
-_phase = threading.local()
+# The engine marks the ops that gradient rules run (per thread): graph pictures colour them, profiles label
+# them.  grad.backprop raises ``phase.depth`` while it runs.
+phase = threading.local()
+phase.depth = 0
 
 
 def current_phase() -> str:
     """``"gradient"`` while the reverse-mode engine runs gradient rules on this thread, else ``"forward"``."""
-    return "gradient" if getattr(_phase, "depth", 0) else "forward"
-
-
-@contextlib.contextmanager
-def gradient_phase():
-    """Mark the ops run inside as gradient ops (used by ``grad.backprop``)."""
-    _phase.depth = getattr(_phase, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        _phase.depth -= 1
+    return "gradient" if getattr(phase, "depth", 0) else "forward"
 
 
 class Node:

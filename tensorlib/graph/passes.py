@@ -91,14 +91,17 @@ def _constant_key(raw):
 
 
 def _fold(new: Graph, node, ins, constants):
-    """Evaluate a node whose inputs are all constants, if its outputs are small; None otherwise."""
-    if not ins or any(t._id not in new.constants for t in ins):
+    """Evaluate a node whose inputs are all constants (or, for a shape-only op, have known shapes), if its
+    outputs are small; None otherwise."""
+    shape_only = node.op.shape_only
+    if not ins or any(t._id not in new.constants and not (shape_only and None not in t.shape) for t in ins):
         return None
     if any(None in o.shape or _nbytes(o.shape, o.dtype) > FOLD_BYTES for o in node.outputs):
         return None
     backend = ins[0].backend
+    values = [new.constant_value(t) if t._id in new.constants else backend.xp.empty(t.shape, t.dtype) for t in ins]
     try:
-        raw = node.op.resolve_kernel(backend)(*[new.constant_value(t) for t in ins], **node.attrs)
+        raw = node.op.resolve_kernel(backend)(*values, **node.attrs)
     except Exception:  # noqa: BLE001 - leave the error to the run, where it names the call site
         return None
     raws = raw if isinstance(raw, tuple) else (raw,)
@@ -142,8 +145,23 @@ def _no_op(new: Graph, node, ins, keep_gradients):
         for x, other in ((ins[0], ins[1]), (ins[1], ins[0])):
             if same(x) and _all_equal(new, other, unit):
                 return (x,)
-    if kind in ("Sub", "Div") and same(ins[0]) and _all_equal(new, ins[1], 0 if kind == "Sub" else 1):
+    if kind in ("Sub", "Div", "Pow") and same(ins[0]) and _all_equal(new, ins[1], 0 if kind == "Sub" else 1):
         return (ins[0],)
+    if kind in ("LogicalAnd", "LogicalOr"):
+        keep = kind == "LogicalAnd"          # x & True == x, x | False == x
+        for x, other in ((ins[0], ins[1]), (ins[1], ins[0])):
+            if same(x) and _all_equal(new, other, keep):
+                return (x,)
+            if x.shape == out.shape and _all_equal(new, other, not keep):
+                # x & False, x | True: x's values do not matter, only its shape (a FullLike, folded if small)
+                if None not in out.shape and _nbytes(out.shape, out.dtype) <= FOLD_BYTES:
+                    return (new.add_constant(x.backend.xp.full(out.shape, not keep, dtype=out.dtype)),)
+                return new.add_node(_registry.get("FullLike"), (x,), {"value": not keep, "dtype": out.dtype},
+                                    site=node.site)
+    if kind == "Select":
+        for value, chosen in ((True, ins[1]), (False, ins[2])):
+            if same(chosen) and _all_equal(new, ins[0], value):
+                return (chosen,)
     if kind in ("Cast", "BroadcastTo", "BroadcastLike") and same(ins[0]):
         return (ins[0],)
     if kind in ("Reshape", "ReshapeLike"):

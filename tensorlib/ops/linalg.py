@@ -92,8 +92,6 @@ def _parse_einsum(subscripts: str, shapes) -> tuple:
             sub = sub.replace("...", ell[ell_rank - k:] if k else "")
         if len(sub) != len(shape):
             raise ValueError(f"subscript {sub!r} has {len(sub)} indices for an operand of shape {tuple(shape)}")
-        if len(set(sub)) != len(sub):
-            raise ValueError(f"repeated index in operand subscript {sub!r} (diagonals) is not supported")
         expanded.append(sub)
     if out is None:
         letters = "".join(expanded)
@@ -155,17 +153,57 @@ def _einsum_grad(op, g, index):
 register_gradient("Einsum", _einsum_grad)
 
 
-def einsum(subscripts: str, *operands) -> Tensor:
-    """Einstein summation (``numpy.einsum`` notation, ellipsis allowed).
+def _sublist_subscripts(args) -> tuple:
+    """NumPy's interleaved form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` as (subscripts, operands)."""
+    out = args[-1] if len(args) % 2 else None
+    pairs = args[:-1] if len(args) % 2 else args
+    operands, subs = list(pairs[0::2]), list(pairs[1::2])
+
+    def letters(sublist):
+        try:
+            return "".join("..." if v is Ellipsis else string.ascii_letters[v] for v in sublist)
+        except (TypeError, IndexError):
+            raise ValueError(f"Einsum: sublist {sublist!r} must hold Ellipsis or ints in [0, 52)") from None
+    text = ",".join(letters(sub) for sub in subs)
+    return (text if out is None else text + "->" + letters(out)), operands
+
+
+def _take_diagonals(ins, xs):
+    """Operands whose subscript repeats an index (``"ii"``) replaced by their diagonals (``"i"``)."""
+    from .array import diagonal
+    ins, xs = list(ins), list(xs)
+    for k, sub in enumerate(ins):
+        while len(set(sub)) != len(sub):
+            c = next(c for c in sub if sub.count(c) > 1)
+            i = sub.index(c)
+            j = sub.index(c, i + 1)
+            if xs[k].shape[i] != xs[k].shape[j]:
+                raise ValueError(f"index {c!r} has sizes {xs[k].shape[i]} and {xs[k].shape[j]} in operand {k}")
+            xs[k] = diagonal(xs[k], 0, i, j)
+            sub = sub[:i] + sub[i + 1:j] + sub[j + 1:] + c
+        ins[k] = sub
+    return ins, xs
+
+
+def einsum(subscripts, *operands) -> Tensor:
+    """Einstein summation (``numpy.einsum`` notation: ellipsis, repeated indices within an operand
+    for diagonals, and the interleaved sublist form).
 
     >>> import tensorlib as tl
     >>> tl.einsum("ij,j->i", tl.ones((2, 3)), tl.ones(3)).numpy().tolist()
     [3.0, 3.0]
+    >>> float(tl.einsum("ii", tl.eye(3)))
+    3.0
+    >>> tl.einsum(tl.ones((2, 3)), [0, 1], tl.ones(3), [1], [0]).numpy().tolist()
+    [3.0, 3.0]
     """
     from .creation import tensor
+    if not isinstance(subscripts, str):
+        subscripts, operands = _sublist_subscripts((subscripts,) + operands)
     xs = tuple(x if isinstance(x, Tensor) else tensor(x) for x in operands)
     try:
         ins, out = _parse_einsum(subscripts, [x.shape for x in xs])
+        ins, xs = _take_diagonals(ins, xs)
     except ValueError as e:
         shapes = ", ".join(f"{tuple(x.shape)} {x.dtype}" for x in xs)
         raise ValueError(f"Einsum: {e} (operands: {shapes})") from None

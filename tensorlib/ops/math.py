@@ -243,7 +243,7 @@ def _like_infer(x, *, value=0, dtype=None):
 
 
 _full_like = defop("FullLike", inputs=("x",), attrs={"value": 0, "dtype": None}, infer=_like_infer,
-                   differentiable=False, doc="A tensor of x's shape filled with value.")
+                   differentiable=False, shape_only=True, doc="A tensor of x's shape filled with value.")
 
 
 @_full_like.generic

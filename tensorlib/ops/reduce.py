@@ -220,15 +220,25 @@ def safe_sqrt(v) -> Tensor:
     return m.where(positive, m.sqrt(m.where(positive, v, m.ones_like(v))), m.zeros_like(v))
 
 
-def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
-    """log(sum(exp(x))), stable for large inputs (the max is subtracted first)."""
+def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
+    """log(sum(b * exp(x))), stable for large inputs (the max is subtracted first).
+
+    ``b`` (SciPy's weights, broadcast against x) is differentiable too.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.logsumexp(tl.tensor([0.0, 0.0]), b=tl.tensor([1.0, 3.0]))), 4)
+    1.3863
+    """
     from .creation import tensor
     from ..grad.custom import stop_gradient
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "LogSumExp")
     shift = stop_gradient(max(x, axis, keepdims=True))
     shift = m.where(m.logical_and(shift > -float("inf"), shift < float("inf")), shift, m.zeros_like(shift))
-    out = m.log(sum(m.exp(x - shift), axis, keepdims=True)) + shift
+    terms = m.exp(x - shift)
+    if b is not None:
+        terms = terms * b
+    out = m.log(sum(terms, axis, keepdims=True)) + shift
     if not keepdims:
         from .shape import squeeze
         out = squeeze(out, normalize_axes(axis, x.ndim)) if x.ndim else out

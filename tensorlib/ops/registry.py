@@ -30,7 +30,7 @@ class OpDef:
     """One op type: inputs, attributes, shape rule and kernels per backend."""
 
     def __init__(self, name, inputs, attrs, infer, *, promote=None, differentiable=True,
-                 variadic=False, stateful=False, float_valued=False, doc=""):
+                 variadic=False, stateful=False, float_valued=False, shape_only=False, doc=""):
         self.name = name
         self.input_names = tuple(inputs)
         self.defaults = dict(attrs or {})
@@ -40,6 +40,7 @@ class OpDef:
         self.variadic = variadic
         self.stateful = stateful  # results depend on more than inputs and attrs (random draws)
         self.float_valued = float_valued  # integer/bool input x is cast to float64 first, as in NumPy
+        self.shape_only = shape_only  # reads only its inputs' shapes and dtypes, never their values
         self.kernels: dict = {}
         self.generic_kernel = None
         self.strategy = None
@@ -104,7 +105,8 @@ class OpDef:
 
 
 def defop(name: str, inputs=("x",), attrs=None, infer=None, *, promote=None,
-          differentiable=True, variadic=False, stateful=False, float_valued=False, doc="") -> OpDef:
+          differentiable=True, variadic=False, stateful=False, float_valued=False, shape_only=False,
+          doc="") -> OpDef:
     """Define and register an op type.
 
     ``infer(*input_specs, **attrs)`` returns a :class:`TensorSpec` (or a tuple
@@ -118,13 +120,15 @@ def defop(name: str, inputs=("x",), attrs=None, infer=None, *, promote=None,
     ``float_valued=True`` (for an op without ``promote``) casts an integer or
     bool first input to float64 before the rule and kernel run, NumPy's rule
     for ``log``, ``exp``, ``sin``...
+    ``shape_only=True`` marks an op that reads only its inputs' shapes and
+    dtypes (``zeros_like``): graph passes fold it when the shapes are known.
     """
     if name in _ops:
         raise ValueError(f"op type {name!r} is already defined ({_ops[name]!r})")
     if infer is None:
         raise TypeError(f"defop({name!r}): a shape/dtype rule `infer` is required")
     op = OpDef(name, inputs, attrs, infer, promote=promote, differentiable=differentiable,
-               variadic=variadic, stateful=stateful, float_valued=float_valued, doc=doc)
+               variadic=variadic, stateful=stateful, float_valued=float_valued, shape_only=shape_only, doc=doc)
     caller = sys._getframe(1)
     op.defined_at = f"{caller.f_code.co_filename}:{caller.f_lineno}"
     _ops[name] = op

@@ -440,7 +440,20 @@ def split(x, indices_or_sections, axis: int = 0) -> tuple:
 
 
 def tile(x, reps) -> Tensor:
-    return apply(_tile, (x,), {"reps": _shape_attr(reps)})
+    """``numpy.tile``: repeat x ``reps`` times per axis; fewer reps than axes repeat the last axes,
+    more reps than axes give x leading size-1 axes first.
+
+    >>> import tensorlib as tl
+    >>> tl.tile(tl.tensor([[1, 2]]), 2).numpy().tolist()
+    [[1, 2, 1, 2]]
+    """
+    from .creation import tensor
+    x = x if isinstance(x, Tensor) else tensor(x)
+    reps = _shape_attr(reps)
+    if len(reps) > x.ndim:
+        x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(-1 if d is None else d for d in x.shape))
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    return apply(_tile, (x,), {"reps": reps})
 
 
 def pad(x, paddings, constant_values=0) -> Tensor:

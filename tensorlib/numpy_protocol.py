@@ -1,0 +1,268 @@
+"""NumPy's own functions on Tensors: ``np.exp(t)``, ``np.sum(t)``, ``np.concatenate([t, u])``.
+
+Tensor implements NEP 13 (``__array_ufunc__``) and NEP 18 (``__array_function__``): a NumPy
+function called with a Tensor runs the tensorlib function of the same name (``np.concatenate``
+runs ``tl.concat``, ``np.linalg.inv`` runs ``tl.linalg.inv``), so the call is recorded by tapes and
+traced by ``tl.function`` like any other op.  A NumPy function that tensorlib lacks raises a
+TypeError naming it, rather than converting the Tensor to a plain array and silently dropping
+its gradient.  ``np.asarray(t)`` (``__array__``) still gives the values, without a gradient.
+
+Value queries whose results carry no gradient (``np.allclose``, ``np.isnan``, ``np.array_equal``,
+...) compare the values and return NumPy results.
+
+>>> import numpy as np, tensorlib as tl
+>>> x = tl.tensor([0.0, 1.0], dtype="float64")
+>>> with tl.GradientTape() as tape:
+...     tape.watch(x)
+...     y = np.sum(np.exp(x) * 2.0)
+>>> type(y).__name__, tape.gradient(y, x).numpy().round(4).tolist()
+('Tensor', [2.0, 5.4366])
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from .tensor import Tensor
+
+_NO_VALUE = getattr(np, "_NoValue", object())
+_table: dict = {}            # NumPy function -> (tensorlib function, NumPy signature, renames, its parameters)
+_ufuncs: dict = {}           # ufunc -> tensorlib callable
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+# NumPy names whose tensorlib function is named differently, or takes the argument under another name.
+_RENAMED = {"concatenate": "concat", "amax": "max", "amin": "min", "around": "round", "absolute": "abs",
+            "true_divide": "divide", "conjugate": "conj", "mod": "remainder", "copy": "identity",
+            "rint": "round"}
+_ARGUMENTS = {"clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min",
+                       "max": "clip_value_max"},
+              "pad": {"pad_width": "paddings"}, "transpose": {"axes": "perm"}, "full_like": {"fill_value": "value"}}
+# NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
+_CREATION = {"identity", "zeros", "ones", "full", "eye", "arange", "linspace"}
+_VALUE_QUERIES = ("allclose", "isclose", "array_equal", "array_equiv", "isnan", "isinf", "isfinite", "isneginf",
+                  "isposinf", "count_nonzero", "any", "all", "signbit", "array_repr", "array_str")
+
+
+def _signature(fn):
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):  # a C function without a text signature: arguments pass as given
+        return None
+
+
+def _build_table():
+    """Fill the tables on first use (tl.linalg and tl.fft are imported by then).  Built aside and
+    published at the end, functions table last: a thread that sees it filled sees all of it."""
+    import tensorlib as tl
+    table, ufuncs = {}, {}
+    pairs = [(np, tl), (np.linalg, getattr(tl, "linalg", None)), (np.fft, getattr(tl, "fft", None))]
+    for np_module, tl_module in pairs:
+        if tl_module is None:
+            continue
+        for name in dir(np_module):
+            target = _RENAMED.get(name, name)
+            if name.startswith("_") or name in _CREATION or not hasattr(tl_module, target):
+                continue
+            np_fn, tl_fn = getattr(np_module, name), getattr(tl_module, target)
+            if not callable(tl_fn) or isinstance(tl_fn, type) or inspect.ismodule(tl_fn):
+                continue
+            if isinstance(np_fn, np.ufunc):
+                ufuncs[np_fn] = tl_fn
+            elif callable(np_fn):
+                table[np_fn] = (tl_fn, _signature(np_fn), _ARGUMENTS.get(name, {}), _parameters(tl_fn))
+    for np_fn, tl_fn in _SPECIAL.items():
+        table[np_fn] = (tl_fn, None, {}, ())
+    for name in _VALUE_QUERIES:
+        if hasattr(np, name):
+            table[getattr(np, name)] = (_on_values(getattr(np, name)), None, {}, ())
+    _ufuncs.update(ufuncs)
+    _table.update(table)
+
+
+def _parameters(fn) -> tuple:
+    sig = _signature(fn)
+    return tuple(sig.parameters) if sig is not None else ()
+
+
+def _on_values(np_fn):
+    def query(*args, **kwargs):
+        return np_fn(*_values(args), **{k: _values([v])[0] for k, v in kwargs.items()})
+    return query
+
+
+def _values(args):
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            a = a.numpy()
+        elif isinstance(a, (list, tuple)):
+            a = type(a)(_values(a))
+        out.append(a)
+    return out
+
+
+def _call(name, tl_fn, sig, renames, tl_params, args, kwargs):
+    """Call ``tl_fn`` with NumPy's arguments: the first (or ``*arrays``) by position, the others by
+    (renamed) name; an argument tensorlib lacks may only hold NumPy's default."""
+    if sig is None or (not kwargs and len(args) == 1):  # np.sum(t): nothing to translate
+        return tl_fn(*args, **kwargs)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"numpy.{name}: {e}") from None
+    positional, call_kwargs = [], {}
+    for k, (arg, value) in enumerate(bound.arguments.items()):
+        param = sig.parameters[arg]
+        if param.kind is param.VAR_POSITIONAL:
+            positional.extend(value)
+            continue
+        if k == 0:
+            positional.append(value)
+            continue
+        given = value.items() if param.kind is param.VAR_KEYWORD else [(arg, value)]
+        for key, v in given:
+            target = renames.get(key, key)
+            if v is _NO_VALUE:
+                continue
+            if target in tl_params:
+                call_kwargs[target] = v
+            elif param.kind is param.VAR_KEYWORD or not _equal(v, param.default):
+                raise TypeError(f"numpy.{name}: argument {key}={v!r:.40} is not supported on tensorlib Tensors "
+                                f"({tl_fn.__module__}.{tl_fn.__name__} takes {', '.join(tl_params)})")
+    return tl_fn(*positional, **call_kwargs)
+
+
+def _equal(a, b) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _unsupported(what):
+    return TypeError(f"tensorlib has no implementation of {what} for Tensors, so it would drop the gradient; "
+                     f"use a tensorlib function, or np.asarray(t) to work on the values (no gradient)")
+
+
+def _qualified(fn) -> str:
+    return f"{getattr(fn, '__module__', None) or 'numpy'}.{fn.__name__}"
+
+
+def array_function(self, func, types, args, kwargs):
+    """NEP 18: NumPy's non-ufunc functions on Tensors run the tensorlib function of the same name."""
+    if not _table:
+        _build_table()
+    if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
+        return NotImplemented  # another array library's type: let it (or NumPy) decide
+    entry = _table.get(func)
+    if entry is None:
+        raise _unsupported(_qualified(func))
+    return _call(func.__name__, *entry, args, kwargs)
+
+
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """NEP 13: NumPy's ufuncs (``np.exp``, ``ndarray + Tensor``) and their ``reduce``/``accumulate``."""
+    if not _table:
+        _build_table()
+    name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    if kwargs.get("out") is not None:
+        raise TypeError(f"{name}: out= cannot write a Tensor's result into an array (tensorlib values are "
+                        "immutable); assign the returned Tensor instead")
+    kwargs.pop("out", None)
+    if method == "__call__" and ufunc.__name__ in _VALUE_QUERIES:
+        return ufunc(*_values(inputs), **kwargs)
+    if method == "__call__":
+        fn = _ufuncs.get(ufunc)
+        if fn is None:
+            raise _unsupported(name)
+        if kwargs:
+            raise TypeError(f"{name}: argument(s) {sorted(kwargs)} are not supported on tensorlib Tensors")
+        return fn(*inputs)
+    import tensorlib as tl
+    table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
+    if ufunc.__name__ not in table or len(inputs) != 1:
+        raise _unsupported(name)
+    axis = kwargs.pop("axis", 0)  # ufunc.reduce and ufunc.accumulate work along axis 0 by default
+    keepdims = kwargs.pop("keepdims", False)
+    if kwargs.pop("dtype", None) is not None or kwargs:
+        raise TypeError(f"{name}: argument(s) {sorted(kwargs) or ['dtype']} are not supported on tensorlib Tensors")
+    fn = getattr(tl, table[ufunc.__name__])
+    return fn(inputs[0], axis=axis, keepdims=keepdims) if method == "reduce" else fn(inputs[0], axis=axis)
+
+
+def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    import tensorlib as tl
+    if out is not None or dtype is not None:
+        raise TypeError("numpy.concatenate: out= and dtype= are not supported on tensorlib Tensors")
+    if axis is None:
+        return tl.concat([tl.ravel(a) for a in arrays], axis=0)
+    return tl.concat(list(arrays), axis=axis)
+
+
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    import tensorlib as tl
+    if out is not None or mode != "raise":
+        raise TypeError("numpy.take: out= and mode= are not supported on tensorlib Tensors")
+    return tl.take(tl.ravel(a), indices) if axis is None else tl.take(a, indices, axis=axis)
+
+
+def _clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_NO_VALUE, **kwargs):  # noqa: A002
+    import tensorlib as tl
+    if out is not None or kwargs:
+        raise TypeError(f"numpy.clip: out= and {sorted(kwargs)} are not supported on tensorlib Tensors")
+    lo = a_min if a_min is not _NO_VALUE else None if min is _NO_VALUE else min
+    hi = a_max if a_max is not _NO_VALUE else None if max is _NO_VALUE else max
+    out = a
+    if lo is not None:
+        out = tl.maximum(out, lo)
+    return tl.minimum(out, hi) if hi is not None else out
+
+
+def _einsum(*operands, out=None, optimize=False, **kwargs):
+    import tensorlib as tl
+    if out is not None or kwargs:
+        raise TypeError("numpy.einsum: out=, dtype=, order= and casting= are not supported on tensorlib Tensors")
+    return tl.einsum(*operands)
+
+
+def _where(condition, *xy):
+    import tensorlib as tl
+    return tl.where(condition, *xy)
+
+
+def _binary(name):
+    def call(a, b, out=None):
+        import tensorlib as tl
+        if out is not None:
+            raise TypeError(f"numpy.{name}: out= is not supported on tensorlib Tensors")
+        return getattr(tl, name)(a, b)
+    return call
+
+
+def _shape(a):
+    return tuple(a.shape)
+
+
+def _ndim(a):
+    return a.ndim
+
+
+def _size(a, axis=None):
+    return a.size if axis is None else a.shape[axis]
+
+
+_SPECIAL = {np.concatenate: _concatenate, np.take: _take, np.clip: _clip, np.einsum: _einsum, np.where: _where,
+            np.dot: _binary("dot"), np.inner: _binary("inner"), np.vdot: _binary("vdot"), np.shape: _shape,
+            np.ndim: _ndim, np.size: _size}
+
+
+def install():
+    Tensor.__array_ufunc__ = array_ufunc
+    Tensor.__array_function__ = array_function
+
+
+install()

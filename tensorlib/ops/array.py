@@ -1,0 +1,753 @@
+"""NumPy's array functions: cumulative sums and products, triangles and diagonals, roll, flip,
+sort/argsort, take_along_axis, and the compositions built on them and on the shape ops
+(diff, trace, repeat, swapaxes, moveaxis, rot90, the *stack family, append, array_split,
+atleast_nd, kron, outer, inner, dot, vdot, cross, percentile/quantile/median, ravel).
+
+An op that has a kernel of its own carries its gradient rules right below it; a composition is
+used where it is exact and costs no more (``hstack`` is ``concat``, ``repeat`` is a ``take``).
+
+>>> import tensorlib as tl
+>>> x = tl.tensor([3.0, 1.0, 2.0], dtype="float64")
+>>> tl.grad(lambda x: tl.sum(tl.sort(x) * tl.tensor([1.0, 2.0, 3.0], dtype="float64")))(x).numpy().tolist()
+[3.0, 1.0, 2.0]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import apply
+from ..grad.registry import register_gradient
+from ..tensor import Tensor
+from . import math as m
+from . import shape as s
+from ._shapes import normalize_axes, normalize_axis
+from .registry import defop, spec
+
+
+def _as_tensor(x) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    from .creation import tensor
+    return tensor(x)
+
+
+def _accumulated_dtype(dtype):
+    # NumPy's cumsum/cumprod of bools and integers narrower than int64 accumulate in int64.
+    return _dt.int64 if dtype.kind in "biu" else dtype
+
+
+def _axis_checked(x, axis):
+    return normalize_axis(axis, len(x.shape))
+
+
+# ------------------------------------------------------------------ cumsum / cumprod
+def _cumulative_infer(x, *, axis, reverse=False):
+    _axis_checked(x, axis)
+    return spec(x.shape, _accumulated_dtype(x.dtype))
+
+
+_cumsum = defop("Cumsum", inputs=("x",), attrs={"axis": 0, "reverse": False}, infer=_cumulative_infer,
+                doc="Running sum along an axis (from the end with reverse=True).")
+
+
+@_cumsum.generic
+def _cumsum_kernel(xp, x, *, axis, reverse):
+    dtype = _accumulated_dtype(x.dtype)
+    if reverse:
+        return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=dtype), axis)
+    return xp.cumsum(x, axis=axis, dtype=dtype)
+
+
+register_gradient("Cumsum", lambda op, g: _cumsum_op(g, op.attrs["axis"], not op.attrs["reverse"]))
+
+
+def _cumsum_op(x, axis, reverse=False):
+    return apply(_cumsum, (x,), {"axis": axis, "reverse": reverse})
+
+
+def _flat_or(x, axis):
+    """(x, axis) with NumPy's axis=None meaning: the flattened array along 0."""
+    x = _as_tensor(x)
+    if axis is None:
+        return s.reshape(x, (-1,)), 0
+    return x, int(axis)
+
+
+def cumsum(x, axis: int | None = None) -> Tensor:
+    """Running sum along ``axis`` (of the flattened array by default), as ``numpy.cumsum``.
+
+    >>> import tensorlib as tl
+    >>> tl.cumsum(tl.tensor([[1, 2], [3, 4]]), axis=1).numpy().tolist()
+    [[1, 3], [3, 7]]
+    """
+    x, axis = _flat_or(x, axis)
+    return _cumsum_op(x, axis)
+
+
+def cumprod(x, axis: int | None = None) -> Tensor:
+    """Running product along ``axis`` (of the flattened array by default), as ``numpy.cumprod``.
+
+    A Hillis-Steele scan of ``ceil(log2(n))`` shifted products: made of Mul, PadV2 and slicing, its
+    gradient is exact to every order, zeros included (a rule dividing by x is not, and patching the
+    zeros with masks loses the second derivative with respect to them).
+
+    >>> import tensorlib as tl
+    >>> tl.cumprod(tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
+    [1.0, 2.0, 6.0]
+    """
+    x, axis = _flat_or(x, axis)
+    ax = normalize_axis(axis, x.ndim)
+    dtype = _accumulated_dtype(x.dtype)
+    y = m.cast(x, dtype) if x.dtype != dtype else m.identity(x)
+    n, step = x.shape[ax], 1
+    head = (slice(None),) * ax
+    while step < n:
+        paddings = tuple((step, 0) if i == ax else (0, 0) for i in range(x.ndim))
+        y = y * s.pad(y[head + (slice(0, n - step),)], paddings, constant_values=1)
+        step *= 2
+    return y
+
+
+# ------------------------------------------------------------------ tril / triu
+def _triangle_infer(x, *, k):
+    if len(x.shape) < 2:
+        raise ValueError(f"needs a tensor of rank >= 2 (the last two axes are the matrix), got shape {x.shape}")
+    return x
+
+
+_tril = defop("MatrixBandPartLower", inputs=("x",), attrs={"k": 0}, infer=_triangle_infer,
+              doc="Lower triangle of the last two axes: zeros above the k-th diagonal.")
+_tril.generic(lambda xp, x, *, k: xp.tril(x, k))
+register_gradient("MatrixBandPartLower", lambda op, g: apply(_tril, (g,), op.attrs))
+_triu = defop("MatrixBandPartUpper", inputs=("x",), attrs={"k": 0}, infer=_triangle_infer,
+              doc="Upper triangle of the last two axes: zeros below the k-th diagonal.")
+_triu.generic(lambda xp, x, *, k: xp.triu(x, k))
+register_gradient("MatrixBandPartUpper", lambda op, g: apply(_triu, (g,), op.attrs))
+
+
+def _matrix(x):
+    # NumPy's tril/triu of a vector repeat it as the rows of a square matrix.
+    x = _as_tensor(x)
+    return s.broadcast_to(x, (x.shape[0], x.shape[0])) if x.ndim == 1 else x
+
+
+def tril(x, k: int = 0) -> Tensor:
+    """Zeros above the k-th diagonal of the last two axes (``numpy.tril``).
+
+    >>> import tensorlib as tl
+    >>> tl.tril(tl.ones((2, 2))).numpy().tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    return apply(_tril, (_matrix(x),), {"k": int(k)})
+
+
+def triu(x, k: int = 0) -> Tensor:
+    """Zeros below the k-th diagonal of the last two axes (``numpy.triu``)."""
+    return apply(_triu, (_matrix(x),), {"k": int(k)})
+
+
+# ------------------------------------------------------------------ diagonal
+def _diagonal_axes(shape, offset, axis1, axis2):
+    a1, a2 = normalize_axis(axis1, len(shape), "axis1"), normalize_axis(axis2, len(shape), "axis2")
+    if a1 == a2:
+        raise ValueError(f"axis1 and axis2 cannot be the same (both {a1})")
+    return a1, a2
+
+
+def _diagonal_length(n1, n2, offset):
+    if n1 is None or n2 is None:
+        return None
+    return max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+
+
+def _diagonal_infer(x, *, offset, axis1, axis2):
+    if len(x.shape) < 2:
+        raise ValueError(f"diagonal needs a tensor of rank >= 2, got shape {x.shape}")
+    a1, a2 = _diagonal_axes(x.shape, offset, axis1, axis2)
+    rest = tuple(d for i, d in enumerate(x.shape) if i not in (a1, a2))
+    return spec(rest + (_diagonal_length(x.shape[a1], x.shape[a2], offset),), x.dtype)
+
+
+_diagonal = defop("MatrixDiagPart", inputs=("x",), attrs={"offset": 0, "axis1": 0, "axis2": 1},
+                  infer=_diagonal_infer, doc="A diagonal of two axes, as the last axis (numpy.diagonal).")
+_diagonal.generic(lambda xp, x, *, offset, axis1, axis2: xp.diagonal(x, offset, axis1, axis2).copy())
+register_gradient("MatrixDiagPart", lambda op, g: apply(_diagonal_scatter, (g, op.inputs[0]), op.attrs))
+
+
+def _diagonal_scatter_infer(dy, like, *, offset, axis1, axis2):
+    expected = _diagonal_infer(like, offset=offset, axis1=axis1, axis2=axis2).shape
+    if len(dy.shape) != len(expected):
+        raise ValueError(f"diagonal of shape {dy.shape} does not fit a tensor of shape {like.shape}")
+    return spec(like.shape, dy.dtype)
+
+
+_diagonal_scatter = defop("MatrixSetDiag", inputs=("diagonal", "like"), attrs={"offset": 0, "axis1": 0, "axis2": 1},
+                          infer=_diagonal_scatter_infer,
+                          doc="Zeros shaped like `like` with `diagonal` written on a diagonal (MatrixDiagPart's "
+                              "gradient).")
+
+
+@_diagonal_scatter.generic
+def _diagonal_scatter_kernel(xp, dy, like, *, offset, axis1, axis2):
+    out = xp.zeros(like.shape, dtype=dy.dtype)
+    view = xp.moveaxis(out, (axis1, axis2), (-2, -1))  # a writable view of out
+    i = xp.arange(dy.shape[-1])
+    view[..., i + max(-offset, 0), i + max(offset, 0)] = dy
+    return out
+
+
+register_gradient("MatrixSetDiag", lambda op, g: apply(_diagonal, (g,), op.attrs), None)
+
+
+def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    """The ``offset`` diagonal of axes ``axis1`` and ``axis2``, as the last axis (``numpy.diagonal``).
+
+    >>> import tensorlib as tl
+    >>> tl.diagonal(tl.tensor([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist()
+    [1.0, 4.0]
+    """
+    return apply(_diagonal, (x,), {"offset": int(offset), "axis1": int(axis1), "axis2": int(axis2)})
+
+
+def diag(v, k: int = 0) -> Tensor:
+    """``numpy.diag``: the k-th diagonal of a matrix, or a square matrix with vector ``v`` on it.
+
+    >>> import tensorlib as tl
+    >>> tl.diag(tl.tensor([1.0, 2.0])).numpy().tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    v = _as_tensor(v)
+    if v.ndim == 2:
+        return diagonal(v, k)
+    if v.ndim != 1:
+        raise ValueError(f"diag: input must be 1-d or 2-d, got shape {v.shape} ({v.dtype})")
+    n = v.shape[0] + abs(int(k))
+    from .creation import zeros
+    like = s.broadcast_to(zeros((), dtype=v.dtype), (n, n))  # only its shape is read: no n * n constant
+    return apply(_diagonal_scatter, (v, like), {"offset": int(k), "axis1": 0, "axis2": 1})
+
+
+def trace(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    """Sum of a diagonal (``numpy.trace``).
+
+    >>> import tensorlib as tl
+    >>> float(tl.trace(tl.tensor([[1.0, 2.0], [3.0, 4.0]])))
+    5.0
+    """
+    from .reduce import sum as reduce_sum
+    return reduce_sum(diagonal(x, offset, axis1, axis2), axis=-1)
+
+
+# ------------------------------------------------------------------ roll / flip
+def _roll_infer(x, *, shift, axis):
+    if axis is not None:
+        normalize_axes(axis, len(x.shape))
+        if len(shift) != len(axis):
+            raise ValueError(f"shift {shift} and axis {axis} must have the same length")
+    elif len(shift) != 1:
+        raise ValueError(f"without axis, shift must be one int, got {shift}")
+    return x
+
+
+_roll = defop("Roll", inputs=("x",), attrs={"shift": (0,), "axis": None}, infer=_roll_infer,
+              doc="Shift elements cyclically along axes (the flattened array without axis).")
+_roll.generic(lambda xp, x, *, shift, axis: xp.roll(x, shift if axis is not None else shift[0], axis))
+register_gradient("Roll", lambda op, g: apply(_roll, (g,), {"shift": tuple(-k for k in op.attrs["shift"]),
+                                                            "axis": op.attrs["axis"]}))
+
+
+def roll(x, shift, axis=None) -> Tensor:
+    """Roll elements along ``axis`` (``numpy.roll``); an int shift with several axes applies to each.
+
+    >>> import tensorlib as tl
+    >>> tl.roll(tl.tensor([1, 2, 3]), 1).numpy().tolist()
+    [3, 1, 2]
+    """
+    shifts = (int(shift),) if np.ndim(shift) == 0 else tuple(int(k) for k in shift)
+    if axis is not None:
+        axis = (int(axis),) if np.ndim(axis) == 0 else tuple(int(a) for a in axis)
+        if len(shifts) == 1 and len(axis) > 1:
+            shifts = shifts * len(axis)
+    return apply(_roll, (x,), {"shift": shifts, "axis": axis})
+
+
+def _flip_infer(x, *, axis):
+    normalize_axes(axis, len(x.shape))
+    return x
+
+
+_flip = defop("ReverseV2", inputs=("x",), attrs={"axis": ()}, infer=_flip_infer, doc="Reverse the order along axes.")
+_flip.generic(lambda xp, x, *, axis: xp.flip(x, axis).copy())
+register_gradient("ReverseV2", lambda op, g: apply(_flip, (g,), op.attrs))
+
+
+def flip(x, axis=None) -> Tensor:
+    """Reverse the order of elements along ``axis`` (all axes by default), as ``numpy.flip``."""
+    x = _as_tensor(x)
+    axes = tuple(range(x.ndim)) if axis is None else (int(axis),) if np.ndim(axis) == 0 else tuple(axis)
+    return apply(_flip, (x,), {"axis": axes})
+
+
+def fliplr(x) -> Tensor:
+    return flip(x, 1)
+
+
+def flipud(x) -> Tensor:
+    return flip(x, 0)
+
+
+def rot90(x, k: int = 1, axes=(0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (``numpy.rot90``)."""
+    x = _as_tensor(x)
+    a0, a1 = (normalize_axis(a, x.ndim) for a in axes)
+    if len(axes) != 2 or a0 == a1:
+        raise ValueError(f"rot90: axes must be two different axes, got {axes} (shape {x.shape})")
+    k %= 4
+    if k == 0:
+        return m.identity(x)
+    if k == 2:
+        return flip(x, (a0, a1))
+    perm = list(range(x.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return s.transpose(flip(x, a1), perm)
+    return flip(s.transpose(x, perm), a1)
+
+
+# ------------------------------------------------------------------ axes
+def swapaxes(x, axis1: int, axis2: int) -> Tensor:
+    """Exchange two axes (``numpy.swapaxes``)."""
+    x = _as_tensor(x)
+    perm = list(range(x.ndim))
+    a1, a2 = normalize_axis(axis1, x.ndim, "axis1"), normalize_axis(axis2, x.ndim, "axis2")
+    perm[a1], perm[a2] = perm[a2], perm[a1]
+    return s.transpose(x, perm)
+
+
+def moveaxis(x, source, destination) -> Tensor:
+    """Move axes to new positions, the others keep their order (``numpy.moveaxis``).
+
+    >>> import tensorlib as tl
+    >>> tl.moveaxis(tl.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    x = _as_tensor(x)
+    src = [normalize_axis(a, x.ndim, "source") for a in ((source,) if np.ndim(source) == 0 else source)]
+    dst = [normalize_axis(a, x.ndim, "destination") for a in ((destination,) if np.ndim(destination) == 0
+                                                               else destination)]
+    if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(f"moveaxis: source {source} and destination {destination} must be distinct axes, "
+                         f"as many of each (shape {x.shape})")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, a in sorted(zip(dst, src)):
+        order.insert(d, a)
+    return s.transpose(x, order)
+
+
+def ravel(x) -> Tensor:
+    """The elements as a 1-d tensor (``numpy.ravel``; values are immutable, so never a view)."""
+    return s.reshape(x, (-1,))
+
+
+# ------------------------------------------------------------------ joining and splitting
+def _several(arys):
+    out = tuple(_as_tensor(a) for a in arys)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arys):
+    """Each input with at least one axis; one tensor for one input, else a tuple (as NumPy)."""
+    return _several(a if a.ndim >= 1 else s.reshape(a, (1,)) for a in map(_as_tensor, arys))
+
+
+def atleast_2d(*arys):
+    """Each input with at least two axes: a vector becomes a row (as NumPy)."""
+    def lift(a):
+        return a if a.ndim >= 2 else s.reshape(a, (1, -1) if a.ndim else (1, 1))
+    return _several(lift(a) for a in map(_as_tensor, arys))
+
+
+def atleast_3d(*arys):
+    """Each input with at least three axes: (n,) -> (1, n, 1), (m, n) -> (m, n, 1) (as NumPy)."""
+    def lift(a):
+        if a.ndim == 0:
+            return s.reshape(a, (1, 1, 1))
+        if a.ndim == 1:
+            return s.reshape(a, (1, -1, 1))
+        return s.expand_dims(a, -1) if a.ndim == 2 else a
+    return _several(lift(a) for a in map(_as_tensor, arys))
+
+
+def _as_list(fn, tup):
+    out = fn(*tup)
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def vstack(tup) -> Tensor:
+    """Stack along the first axis after ``atleast_2d`` (``numpy.vstack``)."""
+    return s.concat(_as_list(atleast_2d, tup), axis=0)
+
+
+def hstack(tup) -> Tensor:
+    """Concatenate along the second axis (the first for vectors), as ``numpy.hstack``.
+
+    >>> import tensorlib as tl
+    >>> tl.hstack([tl.tensor([1, 2]), tl.tensor([3])]).numpy().tolist()
+    [1, 2, 3]
+    """
+    arrays = _as_list(atleast_1d, tup)
+    return s.concat(arrays, axis=0 if arrays[0].ndim == 1 else 1)
+
+
+def dstack(tup) -> Tensor:
+    """Stack along the third axis after ``atleast_3d`` (``numpy.dstack``)."""
+    return s.concat(_as_list(atleast_3d, tup), axis=2)
+
+
+def column_stack(tup) -> Tensor:
+    """Vectors become columns, then concatenate along the second axis (``numpy.column_stack``)."""
+    arrays = [_as_tensor(a) for a in tup]
+    return s.concat([s.reshape(a, (-1, 1)) if a.ndim < 2 else a for a in arrays], axis=1)
+
+
+def append(arr, values, axis: int | None = None) -> Tensor:
+    """``values`` after ``arr`` along ``axis``; both flattened when axis is None (``numpy.append``)."""
+    arr, values = _as_tensor(arr), _as_tensor(values)
+    if axis is None:
+        return s.concat([ravel(arr), ravel(values)], axis=0)
+    return s.concat([arr, values], axis=axis)
+
+
+def array_split(x, indices_or_sections, axis: int = 0) -> tuple:
+    """``numpy.array_split``: like ``split``, but n sections need not divide the axis evenly.
+
+    >>> import tensorlib as tl
+    >>> [t.shape for t in tl.array_split(tl.zeros(5), 3)]
+    [(2,), (2,), (1,)]
+    """
+    x = _as_tensor(x)
+    if not isinstance(indices_or_sections, (int, np.integer)):
+        return s.split(x, indices_or_sections, axis)
+    n = int(indices_or_sections)
+    size = x.shape[normalize_axis(axis, x.ndim)]
+    if n <= 0:
+        raise ValueError(f"array_split: number of sections must be larger than 0, got {n} (shape {x.shape})")
+    base, extra = divmod(size, n)
+    points = np.cumsum([base + 1] * extra + [base] * (n - extra))[:-1]
+    return s.split(x, points.tolist(), axis)
+
+
+# ------------------------------------------------------------------ products
+def outer(a, b) -> Tensor:
+    """Outer product of the flattened inputs (``numpy.outer``)."""
+    return s.expand_dims(ravel(a), 1) * s.expand_dims(ravel(b), 0)
+
+
+def inner(a, b) -> Tensor:
+    """Sum product over the last axes (``numpy.inner``); a scalar operand multiplies."""
+    from .linalg import tensordot
+    a, b = _as_tensor(a), _as_tensor(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+def dot(a, b) -> Tensor:
+    """``numpy.dot``: the last axis of a against the second-to-last of b (the only one of a vector).
+
+    >>> import tensorlib as tl
+    >>> float(tl.dot(tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])))
+    11.0
+    """
+    from .linalg import tensordot
+    a, b = _as_tensor(a), _as_tensor(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return tensordot(a, b, axes=([-1], [0 if b.ndim == 1 else -2]))
+
+
+def vdot(a, b) -> Tensor:
+    """Dot product of the flattened inputs, the first conjugated (``numpy.vdot``)."""
+    from .elementwise import conj
+    from .reduce import sum as reduce_sum
+    a = _as_tensor(a)
+    a = conj(a) if a.dtype.kind == "c" else a
+    return reduce_sum(ravel(a) * ravel(b))
+
+
+def kron(a, b) -> Tensor:
+    """Kronecker product (``numpy.kron``): blocks of b scaled by the elements of a.
+
+    >>> import tensorlib as tl
+    >>> tl.kron(tl.tensor([1, 2]), tl.tensor([1, 10])).numpy().tolist()
+    [1, 10, 2, 20]
+    """
+    a, b = _as_tensor(a), _as_tensor(b)
+    nd = max(a.ndim, b.ndim)
+    sa = (1,) * (nd - a.ndim) + tuple(a.shape)
+    sb = (1,) * (nd - b.ndim) + tuple(b.shape)
+    spread_a = s.reshape(a, tuple(v for d in sa for v in (d, 1)))
+    spread_b = s.reshape(b, tuple(v for d in sb for v in (1, d)))
+    return s.reshape(spread_a * spread_b, tuple(x * y for x, y in zip(sa, sb)))
+
+
+def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Tensor:
+    """Cross product of 3-vectors along the given axes, broadcasting the others (``numpy.cross``)."""
+    a, b = _as_tensor(a), _as_tensor(b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = moveaxis(a, axisa, -1) if a.ndim else a
+    b = moveaxis(b, axisb, -1) if b.ndim else b
+    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError(f"cross: both vector axes must have 3 elements (2-element vectors are deprecated "
+                         f"in NumPy), got shapes {a.shape} and {b.shape} ({a.dtype}, {b.dtype})")
+    a0, a1, a2 = (a[..., i] for i in range(3))
+    b0, b1, b2 = (b[..., i] for i in range(3))
+    c = s.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return moveaxis(c, -1, axisc)
+
+
+# ------------------------------------------------------------------ sort, argsort, take_along_axis
+def _sort_infer(x, *, axis, stable=True):
+    if not x.shape:
+        raise ValueError("cannot sort a 0-d tensor along an axis")
+    normalize_axis(axis, len(x.shape))
+    return x
+
+
+_sort = defop("Sort", inputs=("x",), attrs={"axis": -1}, infer=_sort_infer,
+              doc="Sorted along an axis; the gradient goes back through the (stable) permutation.")
+_sort.generic(lambda xp, x, *, axis: xp.sort(x, axis=axis, kind="stable"))
+
+
+def _sort_grad(op, g):
+    # y = x[perm], so dx = g[inverse(perm)]: a gather, whose own gradient is a scatter.
+    axis = op.attrs["axis"]
+    perm = apply(_argsort, (op.inputs[0],), {"axis": axis, "stable": True})
+    inverse = apply(_argsort, (perm,), {"axis": axis, "stable": True})
+    return apply(_take_along, (g, inverse), {"axis": axis})
+
+
+register_gradient("Sort", _sort_grad)
+
+_argsort = defop("ArgSort", inputs=("x",), attrs={"axis": -1, "stable": False},
+                 infer=lambda x, *, axis, stable: spec(_sort_infer(x, axis=axis).shape, _dt.int64),
+                 differentiable=False, doc="The permutation that sorts along an axis (not differentiable).")
+_argsort.generic(lambda xp, x, *, axis, stable: xp.argsort(x, axis=axis, kind="stable" if stable else None)
+                 .astype(xp.int64, copy=False))
+
+
+def _take_along_infer(x, indices, *, axis):
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    if len(x.shape) != len(indices.shape):
+        raise ValueError(f"indices of shape {indices.shape} must have the rank of x {x.shape}")
+    ax = normalize_axis(axis, len(x.shape))
+    for i, (a, b) in enumerate(zip(x.shape, indices.shape)):
+        if i != ax and a != b and None not in (a, b):
+            raise ValueError(f"x {x.shape} and indices {indices.shape} differ outside axis {axis}")
+    return spec(indices.shape, x.dtype)
+
+
+_take_along = defop("TakeAlongAxis", inputs=("x", "indices"), attrs={"axis": -1}, infer=_take_along_infer,
+                    doc="Pick elements along an axis by per-position indices (numpy.take_along_axis).")
+
+
+@_take_along.generic
+def _take_along_kernel(xp, x, indices, *, axis):
+    size = x.shape[axis]
+    if indices.size and (indices.min() < -size or indices.max() >= size):
+        raise IndexError(f"TakeAlongAxis: an index is out of bounds for axis {axis} with size {size}")
+    return xp.take_along_axis(x, indices, axis=axis)
+
+
+register_gradient("TakeAlongAxis",
+                  lambda op, g: apply(_take_along_grad, (g, op.inputs[1], op.inputs[0]), op.attrs), None)
+
+_take_along_grad = defop("TakeAlongAxisGrad", inputs=("dy", "indices", "like"), attrs={"axis": -1},
+                         infer=lambda dy, indices, like, *, axis: spec(like.shape, dy.dtype),
+                         doc="Scatter-add dy at the taken positions (repeated indices add up).")
+
+
+@_take_along_grad.generic
+def _take_along_grad_kernel(xp, dy, indices, like, *, axis):
+    out = xp.zeros(like.shape, dtype=dy.dtype)
+    axis %= like.ndim
+    grid = list(xp.ogrid[tuple(slice(0, n) for n in indices.shape)]) if indices.ndim else []
+    grid[axis] = indices % like.shape[axis] if like.shape[axis] else indices
+    xp.add.at(out, tuple(grid), dy)
+    return out
+
+
+register_gradient("TakeAlongAxisGrad",
+                  lambda op, g: apply(_take_along, (g, op.inputs[1]), op.attrs), None, None)
+
+
+def sort(x, axis: int | None = -1) -> Tensor:
+    """Sorted along ``axis`` (the flattened array for None), as ``numpy.sort``; the gradient follows
+    the permutation (stable for ties)."""
+    x, axis = _flat_or(x, axis)
+    return apply(_sort, (x,), {"axis": axis})
+
+
+def argsort(x, axis: int | None = -1, kind: str | None = None, stable: bool | None = None) -> Tensor:
+    """Indices that sort ``x`` along ``axis`` (``numpy.argsort``; ``stable=True`` or kind="stable"
+    keeps ties in order); not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.argsort(tl.tensor([3.0, 1.0, 2.0])).numpy().tolist()
+    [1, 2, 0]
+    """
+    x, axis = _flat_or(x, axis)
+    return apply(_argsort, (x,), {"axis": axis, "stable": bool(stable) or kind in ("stable", "mergesort")})
+
+
+def take_along_axis(x, indices, axis: int | None) -> Tensor:
+    """``numpy.take_along_axis``: ``indices`` picks elements of ``x`` position by position along ``axis``.
+
+    >>> import tensorlib as tl
+    >>> x = tl.tensor([[3.0, 1.0], [0.0, 2.0]])
+    >>> tl.take_along_axis(x, tl.argsort(x, axis=1), axis=1).numpy().tolist()
+    [[1.0, 3.0], [0.0, 2.0]]
+    """
+    x, axis = _flat_or(x, axis)
+    return apply(_take_along, (x, indices), {"axis": axis})
+
+
+# ------------------------------------------------------------------ quantiles
+def _lerp(lo, hi, t):
+    # NumPy's form (exact at both ends, monotonic): from the nearer end.
+    diff = hi - lo
+    return m.where(t >= 0.5, hi - diff * (1.0 - t), lo + diff * t)
+
+
+def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
+    """``numpy.quantile`` with its default linear interpolation; the gradient flows to the (one or
+    two) selected elements of each slice, through the sort.  ``q`` is a constant.
+
+    >>> import tensorlib as tl
+    >>> float(tl.quantile(tl.tensor([4.0, 1.0, 3.0, 2.0]), 0.5))
+    2.5
+    """
+    if method != "linear":
+        raise ValueError(f"quantile: only method='linear' (NumPy's default) is supported, got {method!r}")
+    a = _as_tensor(a)
+    if isinstance(q, Tensor):
+        q = q.numpy()
+    dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
+    if not isinstance(q, (int, float)) and np.asarray(q).dtype.kind == "f":
+        dtype = _dt.promote_types(dtype, np.asarray(q).dtype)  # NumPy: an array of q is not weak
+    q = np.asarray(q, dtype=np.float64)
+    if q.size and (q.min() < 0 or q.max() > 1) or np.isnan(q).any():
+        raise ValueError(f"quantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")
+    a = m.cast(a, dtype) if a.dtype != dtype else a
+    ndim = a.ndim
+    axes = normalize_axes(axis, ndim)
+    if a.ndim == 0:
+        flat = s.reshape(a, (1,))
+    else:
+        kept = [i for i in range(ndim) if i not in axes]
+        moved = s.transpose(a, kept + list(axes))
+        flat = s.reshape(moved, tuple(a.shape[i] for i in kept) + (-1,))
+    n = flat.shape[-1]
+    if n == 0:
+        raise ValueError(f"quantile: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
+    ordered = sort(flat, axis=-1)
+    position = q * (n - 1)
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, n - 1)
+    t = (position - below).astype(dtype)
+    lo = s.take(ordered, below, axis=-1)      # shape: kept dims + q.shape
+    hi = s.take(ordered, above, axis=-1)
+    out = _lerp(lo, hi, t)
+    if q.ndim:  # NumPy puts q's axes first
+        k = out.ndim - q.ndim
+        out = s.transpose(out, tuple(range(k, out.ndim)) + tuple(range(k)))
+    if keepdims:
+        shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
+        out = s.reshape(out, q.shape + shape)
+    return out
+
+
+def percentile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
+    """``numpy.percentile``: ``quantile`` with q in percent.
+
+    >>> import tensorlib as tl
+    >>> tl.percentile(tl.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), [25, 50]).numpy().tolist()
+    [2.0, 3.0]
+    """
+    if isinstance(q, Tensor):
+        q = q.numpy()
+    return quantile(a, q / 100.0 if isinstance(q, (int, float)) else np.true_divide(q, 100), axis, keepdims, method)
+
+
+def median(a, axis=None, keepdims: bool = False) -> Tensor:
+    """``numpy.median``: the middle element, or the mean of the two middle ones."""
+    return quantile(a, 0.5, axis, keepdims)
+
+
+# ------------------------------------------------------------------ diff, repeat
+def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
+    """n-th forward difference along ``axis`` (``numpy.diff``), with optional prepend/append values.
+
+    >>> import tensorlib as tl
+    >>> tl.diff(tl.tensor([1.0, 4.0, 9.0])).numpy().tolist()
+    [3.0, 5.0]
+    """
+    a = _as_tensor(a)
+    if a.ndim == 0:
+        raise ValueError("diff: needs a tensor of rank >= 1, got a 0-d tensor")
+    if n < 0:
+        raise ValueError(f"diff: order n must be non-negative, got {n}")
+    ax = normalize_axis(axis, a.ndim)
+    if n == 0:  # NumPy ignores prepend and append then
+        return a
+    edge_shape = tuple(1 if i == ax else d for i, d in enumerate(a.shape))
+    parts = []
+    for extra in (prepend, a, append):
+        if extra is None:
+            continue
+        extra = _as_tensor(extra)
+        parts.append(s.broadcast_to(extra, edge_shape) if extra.ndim == 0 else extra)
+    if len(parts) > 1:
+        a = s.concat(parts, axis=ax)
+    head = (slice(None),) * ax
+    for _ in range(n):
+        a = a[head + (slice(1, None),)] - a[head + (slice(None, -1),)]
+    return a
+
+
+def repeat(a, repeats, axis: int | None = None) -> Tensor:
+    """Repeat each element ``repeats`` times along ``axis`` (``numpy.repeat``): a gather, whose
+    gradient sums the copies.
+
+    >>> import tensorlib as tl
+    >>> tl.repeat(tl.tensor([1, 2]), [1, 2]).numpy().tolist()
+    [1, 2, 2]
+    """
+    a, ax = _flat_or(a, axis)
+    ax = normalize_axis(ax, a.ndim)
+    size = a.shape[ax]
+    counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
+    if counts.dtype.kind not in "iu" or (counts < 0).any() or counts.ndim > 1 or (
+            counts.ndim == 1 and counts.size not in (1, size)):
+        raise ValueError(f"repeat: repeats must be non-negative integers, one or one per element "
+                         f"({size}) along axis {ax}, got {counts.tolist()} (shape {a.shape})")
+    return s.take(a, np.repeat(np.arange(size), counts), axis=ax)
+
+
+def _install_methods():
+    Tensor.ravel = ravel
+    Tensor.flatten = ravel
+    Tensor.cumsum = cumsum
+    Tensor.cumprod = cumprod
+    Tensor.sort = sort
+    Tensor.argsort = argsort
+    Tensor.diagonal = diagonal
+    Tensor.trace = trace
+    Tensor.repeat = repeat
+    Tensor.swapaxes = swapaxes
+
+
+_install_methods()

@@ -1,0 +1,404 @@
+"""More elementwise functions under NumPy's names: trigonometric and hyperbolic functions with their
+inverses, log2/log10/exp2, logaddexp, hypot, arctan2, fmax/fmin, remainder, sinc, nan_to_num, the
+complex parts (real/imag/conj/angle), ceil, and ``where(condition)`` with one argument.
+
+Each op's per-input gradient rules sit right below it, written with tensorlib ops (so higher
+orders and tracing come free); broadcast gradients are summed back by the engine.
+
+>>> import tensorlib as tl
+>>> x = tl.tensor([0.5, 1.0], dtype="float64")
+>>> [round(v, 4) for v in tl.grad(lambda x: tl.sum(tl.arctan(x)))(x).numpy().tolist()]
+[0.8, 0.5]
+"""
+from __future__ import annotations
+
+import math as _pymath
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import apply
+from ..grad.registry import not_differentiable, register_gradient
+from ..tensor import Tensor
+from . import math as m
+from ._shapes import broadcast_shapes
+from .registry import defop, spec
+
+
+def _float_valued(x):
+    # NumPy's rule: a float-valued function of integers or bools gives float64.
+    return x if x.dtype.kind in "fc" else spec(x.shape, _dt.float64)
+
+
+def _same(x):
+    return x
+
+
+def _binary_float_valued(x, y):
+    return _float_valued(spec(broadcast_shapes(x.shape, y.shape), x.dtype))
+
+
+def _binary_same(x, y):
+    return spec(broadcast_shapes(x.shape, y.shape), x.dtype)
+
+
+def _unary(name, ufunc, doc, grad=None, infer=_float_valued):
+    op = defop(name, inputs=("x",), infer=infer, doc=doc)
+    op.generic(lambda xp, x: getattr(xp, ufunc.__name__)(x))
+    op.kernel("numpy")(ufunc)  # the ufunc itself: no Python frame between dispatch and C
+    if grad is None:
+        not_differentiable(name)
+    else:
+        register_gradient(name, grad)
+    return op
+
+
+def _binary(name, ufunc, doc, grad_x, grad_y, infer=_binary_float_valued):
+    op = defop(name, inputs=("x", "y"), infer=infer, promote=(0, 1), doc=doc)
+    op.generic(lambda xp, x, y: getattr(xp, ufunc.__name__)(x, y))
+    op.kernel("numpy")(ufunc)
+    register_gradient(name, grad_x, grad_y)
+    return op
+
+
+def _x(op):
+    return op.inputs[0]
+
+
+def _y(op):
+    return op.outputs[0]
+
+
+_LN2 = _pymath.log(2.0)
+_LN10 = _pymath.log(10.0)
+
+# ------------------------------------------------------------------ trigonometric and hyperbolic
+_tan = _unary("Tan", np.tan, "Tangent.", lambda op, g: g * (1.0 + _y(op) * _y(op)))
+_sinh = _unary("Sinh", np.sinh, "Hyperbolic sine.", lambda op, g: g * cosh(_x(op)))
+_cosh = _unary("Cosh", np.cosh, "Hyperbolic cosine.", lambda op, g: g * sinh(_x(op)))
+_arcsin = _unary("Asin", np.arcsin, "Inverse sine.", lambda op, g: g / m.sqrt(1.0 - _x(op) * _x(op)))
+_arccos = _unary("Acos", np.arccos, "Inverse cosine.", lambda op, g: -g / m.sqrt(1.0 - _x(op) * _x(op)))
+_arctan = _unary("Atan", np.arctan, "Inverse tangent.", lambda op, g: g / (1.0 + _x(op) * _x(op)))
+_arcsinh = _unary("Asinh", np.arcsinh, "Inverse hyperbolic sine.",
+                  lambda op, g: g / m.sqrt(_x(op) * _x(op) + 1.0))
+_arccosh = _unary("Acosh", np.arccosh, "Inverse hyperbolic cosine (x >= 1).",
+                  lambda op, g: g / m.sqrt(_x(op) * _x(op) - 1.0))
+_arctanh = _unary("Atanh", np.arctanh, "Inverse hyperbolic tangent (|x| < 1).",
+                  lambda op, g: g / (1.0 - _x(op) * _x(op)))
+_deg2rad = _unary("Deg2Rad", np.deg2rad, "Degrees to radians.", lambda op, g: g * (_pymath.pi / 180.0))
+_rad2deg = _unary("Rad2Deg", np.rad2deg, "Radians to degrees.", lambda op, g: g * (180.0 / _pymath.pi))
+
+# ------------------------------------------------------------------ exponentials and logarithms
+_log2 = _unary("Log2", np.log2, "Base-2 logarithm.", lambda op, g: g / (_x(op) * _LN2))
+_log10 = _unary("Log10", np.log10, "Base-10 logarithm.", lambda op, g: g / (_x(op) * _LN10))
+_exp2 = _unary("Exp2", np.exp2, "2 ** x.", lambda op, g: g * _y(op) * _LN2)
+# NumPy keeps integer dtypes here (1 // x); only float reciprocals are differentiated.
+_reciprocal = _unary("Reciprocal", np.reciprocal, "1 / x (integer division for integers, as in NumPy).",
+                     lambda op, g: -g * _y(op) * _y(op), infer=_same)
+_fabs = _unary("Fabs", np.fabs, "|x| as a float; gradient sign(x).", lambda op, g: g * m.sign(_x(op)))
+_ceil = _unary("Ceil", np.ceil, "Ceiling (not differentiable).", infer=_same)
+
+
+def _sinc_grad(op, g):
+    # d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x, which cancels catastrophically near 0: there
+    # its Taylor series is used (itself differentiable, so second order stays exact).  The double
+    # `where` keeps the unused branch finite, so no NaN reaches the gradient of the gradient.
+    x = _x(op)
+    small = m.less(m.abs(x), 1e-2)
+    safe = m.where(small, m.ones_like(x), x)
+    px2 = (_pymath.pi * _pymath.pi) * x * x
+    series = -(_pymath.pi * _pymath.pi) * x * (1.0 / 3.0 - px2 * (1.0 / 30.0 - px2 / 840.0))
+    exact = (m.cos(_pymath.pi * safe) - sinc(safe)) / safe
+    return g * m.where(small, series, exact)
+
+
+_sinc = _unary("Sinc", np.sinc, "sin(pi x) / (pi x), 1 at 0.", _sinc_grad)
+
+# ------------------------------------------------------------------ binary functions
+
+
+def _r2(op):
+    x, y = op.inputs
+    return x * x + y * y
+
+
+_arctan2 = _binary("Atan2", np.arctan2, "Angle of the point (x=x2, y=x1): arctan2(x1, x2), NumPy's order.",
+                   lambda op, g: g * op.inputs[1] / _r2(op), lambda op, g: -g * op.inputs[0] / _r2(op))
+_hypot = _binary("Hypot", np.hypot, "sqrt(x1**2 + x2**2) without overflow.",
+                 lambda op, g: g * op.inputs[0] / _y(op), lambda op, g: g * op.inputs[1] / _y(op))
+_logaddexp = _binary("LogAddExp", np.logaddexp, "log(exp(x1) + exp(x2)) without overflow.",
+                     lambda op, g: g * m.exp(op.inputs[0] - _y(op)), lambda op, g: g * m.exp(op.inputs[1] - _y(op)))
+_logaddexp2 = _binary("LogAddExp2", np.logaddexp2, "log2(2**x1 + 2**x2) without overflow.",
+                      lambda op, g: g * exp2(op.inputs[0] - _y(op)), lambda op, g: g * exp2(op.inputs[1] - _y(op)))
+
+
+def _remainder_grad_y(op, g):
+    x, y = op.inputs
+    return -g * m.floor(x / y)
+
+
+# x - floor(x / y) * y with the sign of the divisor (Python's %), integer dtypes kept.
+_remainder = _binary("FloorMod", np.remainder, "Remainder with the divisor's sign (Python's %, np.remainder).",
+                     lambda op, g: g, _remainder_grad_y, infer=_binary_same)
+
+
+def _nan_aware_share(op, g, first):
+    # fmax/fmin pick the non-NaN operand; equal operands share the gradient (DESIGN §6: ties split).
+    x, y = op.inputs if first else op.inputs[::-1]
+    wins = m.logical_or(m.equal(op.outputs[0], x), m.not_equal(y, y))
+    tie = m.logical_and(m.equal(x, y), m.equal(x, x))
+    share = m.where(tie, m.full_like(g, 0.5), m.where(wins, m.ones_like(g), m.zeros_like(g)))
+    return g * share
+
+
+_fmax = _binary("Fmax", np.fmax, "Elementwise max ignoring NaNs; ties share the gradient.",
+                lambda op, g: _nan_aware_share(op, g, True), lambda op, g: _nan_aware_share(op, g, False),
+                infer=_binary_same)
+_fmin = _binary("Fmin", np.fmin, "Elementwise min ignoring NaNs; ties share the gradient.",
+                lambda op, g: _nan_aware_share(op, g, True), lambda op, g: _nan_aware_share(op, g, False),
+                infer=_binary_same)
+
+
+# ------------------------------------------------------------------ nan_to_num
+_nan_to_num = defop("NanToNum", inputs=("x",), attrs={"nan": 0.0, "posinf": None, "neginf": None},
+                    infer=lambda x, **attrs: x,
+                    doc="NaN and infinities replaced by finite numbers; the gradient flows where x is finite.")
+
+
+@_nan_to_num.generic
+def _nan_to_num_kernel(xp, x, *, nan, posinf, neginf):
+    return xp.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+
+
+register_gradient("NanToNum", lambda op, g: m.where(m.less(m.abs(_x(op)), float("inf")), g, m.zeros_like(g)))
+
+
+# ------------------------------------------------------------------ complex parts
+def _real_part(x):
+    return spec(x.shape, _dt.float32 if x.dtype == np.complex64 else _dt.float64) if x.dtype.kind == "c" else x
+
+
+_real = _unary("Real", np.real, "Real part (x itself for real x).", lambda op, g: g, infer=_real_part)
+_imag = _unary("Imag", np.imag, "Imaginary part (zeros for real x).", lambda op, g: m.zeros_like(_x(op)),
+               infer=_real_part)
+_conj = _unary("Conj", np.conjugate, "Complex conjugate (x itself for real x).", lambda op, g: conj(g), infer=_same)
+_angle = _unary("Angle", np.angle, "Argument of a complex number: 0 or pi for real x.",
+                lambda op, g: m.zeros_like(_x(op)),
+                infer=lambda x: _real_part(x) if x.dtype.kind == "c" else _float_valued(x))
+_imag.kernel("numpy")(lambda x: np.imag(x).copy())  # np.imag of a real array is a read-only view
+
+
+# ------------------------------------------------------------------ where(condition): indices of nonzeros
+def _nonzero_infer(x):
+    if not x.shape:
+        raise ValueError("nonzero of a 0-d tensor is not defined (as in NumPy); use atleast_1d first")
+    return tuple(spec((None,), _dt.int64) for _ in x.shape)
+
+
+_nonzero = defop("Where", inputs=("condition",), infer=_nonzero_infer, differentiable=False,
+                 doc="Indices of the nonzero elements, one int64 vector per axis (data-dependent length).")
+_nonzero.generic(lambda xp, x: tuple(i.astype(xp.int64) for i in xp.nonzero(x)))
+
+
+# ------------------------------------------------------------------ public functions
+def tan(x) -> Tensor:
+    """Tangent, elementwise.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.tan(tl.tensor(0.5))), 4)
+    0.5463
+    """
+    return apply(_tan, (x,))
+
+
+def sinh(x) -> Tensor:
+    return apply(_sinh, (x,))
+
+
+def cosh(x) -> Tensor:
+    return apply(_cosh, (x,))
+
+
+def arcsin(x) -> Tensor:
+    return apply(_arcsin, (x,))
+
+
+def arccos(x) -> Tensor:
+    return apply(_arccos, (x,))
+
+
+def arctan(x) -> Tensor:
+    return apply(_arctan, (x,))
+
+
+def arcsinh(x) -> Tensor:
+    return apply(_arcsinh, (x,))
+
+
+def arccosh(x) -> Tensor:
+    return apply(_arccosh, (x,))
+
+
+def arctanh(x) -> Tensor:
+    return apply(_arctanh, (x,))
+
+
+def deg2rad(x) -> Tensor:
+    return apply(_deg2rad, (x,))
+
+
+def rad2deg(x) -> Tensor:
+    return apply(_rad2deg, (x,))
+
+
+def log2(x) -> Tensor:
+    return apply(_log2, (x,))
+
+
+def log10(x) -> Tensor:
+    return apply(_log10, (x,))
+
+
+def exp2(x) -> Tensor:
+    return apply(_exp2, (x,))
+
+
+def reciprocal(x) -> Tensor:
+    return apply(_reciprocal, (x,))
+
+
+def fabs(x) -> Tensor:
+    return apply(_fabs, (x,))
+
+
+def ceil(x) -> Tensor:
+    return apply(_ceil, (x,))
+
+
+def sinc(x) -> Tensor:
+    """The normalized sinc, sin(pi x) / (pi x), as ``numpy.sinc``.
+
+    >>> import tensorlib as tl
+    >>> tl.sinc(tl.tensor([0.0, 1.0])).numpy().round(6).tolist()
+    [1.0, 0.0]
+    """
+    return apply(_sinc, (x,))
+
+
+def arctan2(x1, x2) -> Tensor:
+    """The angle of the point (x2, x1) in radians, in [-pi, pi].
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.arctan2(1.0, -1.0)), 4)
+    2.3562
+    """
+    return apply(_arctan2, (x1, x2))
+
+
+def hypot(x1, x2) -> Tensor:
+    return apply(_hypot, (x1, x2))
+
+
+def logaddexp(x1, x2) -> Tensor:
+    """log(exp(x1) + exp(x2)), stable for large inputs.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.logaddexp(tl.tensor(1000.0), 1000.0)), 2)
+    1000.69
+    """
+    return apply(_logaddexp, (x1, x2))
+
+
+def logaddexp2(x1, x2) -> Tensor:
+    return apply(_logaddexp2, (x1, x2))
+
+
+def remainder(x1, x2) -> Tensor:
+    """x1 - floor(x1 / x2) * x2: the sign of the divisor, as Python's ``%``.
+
+    >>> import tensorlib as tl
+    >>> tl.remainder(tl.tensor([-3.0, 3.0]), 2.0).numpy().tolist()
+    [1.0, 1.0]
+    """
+    return apply(_remainder, (x1, x2))
+
+
+mod = remainder
+
+
+def fmax(x1, x2) -> Tensor:
+    return apply(_fmax, (x1, x2))
+
+
+def fmin(x1, x2) -> Tensor:
+    return apply(_fmin, (x1, x2))
+
+
+def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """NaN -> ``nan``, +inf -> ``posinf`` (largest finite by default), -inf -> ``neginf``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nan_to_num(tl.tensor([np.nan, 1.0]), nan=-1.0).numpy().tolist()
+    [-1.0, 1.0]
+    """
+    return apply(_nan_to_num, (x,), {"nan": float(nan), "posinf": None if posinf is None else float(posinf),
+                                      "neginf": None if neginf is None else float(neginf)})
+
+
+def real(x) -> Tensor:
+    return apply(_real, (x,))
+
+
+def imag(x) -> Tensor:
+    return apply(_imag, (x,))
+
+
+def conj(x) -> Tensor:
+    return apply(_conj, (x,))
+
+
+conjugate = conj
+
+
+def angle(x, deg: bool = False) -> Tensor:
+    """The argument of complex x (0 or pi for real x), in degrees with ``deg=True``."""
+    out = apply(_angle, (x,))
+    return rad2deg(out) if deg else out
+
+
+def nonzero(x) -> tuple:
+    """Indices of the nonzero elements, one int64 tensor per axis (``numpy.nonzero``).
+
+    >>> import tensorlib as tl
+    >>> [i.numpy().tolist() for i in tl.nonzero(tl.tensor([[0, 1], [2, 0]]))]
+    [[0, 1], [1, 0]]
+    """
+    return apply(_nonzero, (x,))
+
+
+_NO_ARGUMENT = object()
+
+
+def where(condition, x=_NO_ARGUMENT, y=_NO_ARGUMENT):
+    """``numpy.where``: with x and y, elements of x where condition holds, else of y (broadcasting);
+    with the condition alone, the indices of its nonzero elements (``nonzero``).
+
+    >>> import tensorlib as tl
+    >>> tl.where(tl.tensor([True, False]), 1.0, -1.0).numpy().tolist()
+    [1.0, -1.0]
+    >>> tl.where(tl.tensor([0.0, 3.0, 4.0]))[0].numpy().tolist()
+    [1, 2]
+    """
+    if x is _NO_ARGUMENT and y is _NO_ARGUMENT:
+        return nonzero(condition)
+    if x is _NO_ARGUMENT or y is _NO_ARGUMENT:
+        raise TypeError("where: give both x and y, or neither (then the indices of the nonzero elements)")
+    return m.where(condition, x, y)
+
+
+def _install_operators():
+    Tensor.__mod__ = lambda self, other: apply(_remainder, (self, other))
+    Tensor.__rmod__ = lambda self, other: apply(_remainder, (other, self))
+
+
+_install_operators()

@@ -1,0 +1,109 @@
+"""NumPy's own functions on Tensors (NEP 13 ``__array_ufunc__``, NEP 18 ``__array_function__``):
+they run tensorlib ops, record gradients and trace; what tensorlib lacks raises, naming it."""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.testing import check_grads
+
+X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+Y = np.array([[1.0, 2.0, -0.5], [0.3, -1.2, 0.8]])
+
+
+def _grad(f, *xs):
+    xs = [tl.tensor(x) for x in xs]
+    with tl.GradientTape() as tape:
+        tape.watch(xs)
+        out = f(*xs)
+    return out, tape.gradient(out, xs)
+
+
+def test_ufuncs_and_functions_return_tensors_and_record_gradients():
+    out, (g,) = _grad(lambda x: np.sum(np.exp(x) * np.sin(x)), X)
+    assert isinstance(out, tl.Tensor)
+    np.testing.assert_allclose(out.numpy(), np.sum(np.exp(X) * np.sin(X)))
+    np.testing.assert_allclose(g.numpy(), np.exp(X) * (np.sin(X) + np.cos(X)))
+
+
+def test_concatenate_and_stack_route_gradients_to_each_input():
+    out, (gx, gy) = _grad(lambda x, y: np.sum(np.concatenate([x, 3.0 * y], axis=1) ** 2), X, Y)
+    np.testing.assert_allclose(gx.numpy(), 2 * X)
+    np.testing.assert_allclose(gy.numpy(), 18 * Y)
+    out = np.stack([tl.tensor(X), tl.tensor(Y)], axis=-1)
+    assert isinstance(out, tl.Tensor) and out.shape == (2, 3, 2)
+    flat = np.concatenate([tl.tensor(X), tl.tensor(Y)], axis=None)
+    np.testing.assert_array_equal(flat.numpy(), np.concatenate([X, Y], axis=None))
+
+
+@pytest.mark.parametrize("name, call", [
+    ("mean axis keepdims", lambda np_, x: np_.mean(x, axis=0, keepdims=True)),
+    ("var ddof", lambda np_, x: np_.var(x, axis=1, ddof=1)),
+    ("max", lambda np_, x: np_.max(x, axis=1)),
+    ("clip", lambda np_, x: np_.clip(x, -0.5, 1.0)),
+    ("clip one side", lambda np_, x: np_.clip(x, None, 1.0)),
+    ("transpose axes", lambda np_, x: np_.transpose(x, (1, 0))),
+    ("reshape", lambda np_, x: np_.reshape(x, (3, 2))),
+    ("take flat", lambda np_, x: np_.take(x, [4, 0])),
+    ("where", lambda np_, x: np_.where(x > 0, x, 0.0)),
+    ("einsum", lambda np_, x: np_.einsum("ij,ij->i", x, x)),
+    ("dot", lambda np_, x: np_.dot(x, x.T)),
+    ("matmul ufunc", lambda np_, x: np_.matmul(x, x.T)),
+    ("cumsum", lambda np_, x: np_.cumsum(x, axis=1)),
+    ("sort", lambda np_, x: np_.sort(x)),
+    ("percentile", lambda np_, x: np_.percentile(x, 30, axis=1)),
+    ("pad", lambda np_, x: np_.pad(x, ((1, 0), (0, 2)), constant_values=1.5)),
+    ("linalg.norm", lambda np_, x: np_.linalg.norm(x)),
+    ("atleast_3d varargs", lambda np_, x: np_.atleast_3d(x)),
+    ("add.reduce", lambda np_, x: np_.add.reduce(x)),
+    ("maximum.reduce keepdims", lambda np_, x: np_.maximum.reduce(x, axis=1, keepdims=True)),
+    ("multiply.accumulate", lambda np_, x: np_.multiply.accumulate(x, axis=1)),
+    ("arctan2", lambda np_, x: np_.arctan2(x, 2.0)),
+    ("ndarray on the left", lambda np_, x: Y * x + Y),
+])
+def test_numpy_call_on_a_tensor_matches_numpy_and_its_gradient_checks(name, call):
+    got = call(np, tl.tensor(X))
+    assert isinstance(got, tl.Tensor), name
+    np.testing.assert_allclose(got.numpy(), call(np, X), rtol=1e-12, err_msg=name)
+    check_grads(lambda x: call(np, x), [X], order=1)
+
+
+def test_numpy_functions_trace_inside_tl_function():
+    f = tl.function(lambda x: np.sum(np.tanh(x), axis=0))
+    np.testing.assert_allclose(f(tl.tensor(X)).numpy(), np.sum(np.tanh(X), axis=0))
+    graph = f.get_graph(tl.tensor(X))
+    assert {"Tanh", "Sum"} <= {node.op.name for node in graph.nodes}
+
+
+def test_shape_queries_and_value_queries():
+    t = tl.tensor(X)
+    assert np.shape(t) == (2, 3) and np.ndim(t) == 2 and np.size(t) == 6
+    assert np.allclose(t, X) and np.array_equal(t, X)
+    assert not np.isnan(t).any()
+    assert isinstance(np.asarray(t), np.ndarray)  # __array__ still gives the values
+
+
+def test_a_numpy_function_tensorlib_lacks_raises_naming_it():
+    t = tl.tensor(X)
+    with pytest.raises(TypeError, match=r"tensorlib has no implementation of numpy\.unwrap for Tensors, so it "
+                                        r"would drop the gradient"):
+        np.unwrap(t)
+    with pytest.raises(TypeError, match=r"numpy\.gcd"):
+        np.gcd(tl.tensor([4, 6]), 2)
+    with pytest.raises(TypeError, match=r"numpy\.add\.outer"):
+        np.add.outer(t, t)
+    with pytest.raises(TypeError, match=r"numpy\.linalg\.matrix_rank"):
+        np.linalg.matrix_rank(t)
+
+
+def test_unsupported_arguments_and_out_raise_instead_of_converting():
+    t = tl.tensor(X)
+    with pytest.raises(TypeError, match=r"numpy\.sum: argument dtype=<class 'numpy\.float32'> is not supported"):
+        np.sum(t, dtype=np.float32)
+    with pytest.raises(TypeError, match=r"numpy\.add: out= cannot write a Tensor's result into an array"):
+        np.add(t, 1.0, out=np.empty((2, 3)))
+    buffer = X.copy()
+    with pytest.raises(TypeError, match=r"numpy\.add: out="):
+        buffer += t
+    np.testing.assert_array_equal(buffer, X)  # the caller's array is untouched
+    with pytest.raises(TypeError, match=r"numpy\.exp: argument\(s\) \['where'\] are not supported"):
+        np.exp(t, where=X > 0)
