@@ -96,7 +96,9 @@ class _Trace:
 
     def convert(self, value, dtype, backend):
         """A Python scalar becomes a constant; an array, whatever its size, is captured by reference
-        (read at every call, so writing to it later is seen, as for big arrays, never frozen)."""
+        (read at every call, so writing to it later is seen, as for big arrays, never frozen).  Only an
+        array that was a temporary of the trace (nothing outside holds it when the trace ends) becomes
+        a constant then: see ``freeze_temporaries``."""
         if isinstance(value, (bool, int, float)):
             raw = backend.asarray(value, dtype=dtype)
             return self._constant(("scalar", dtype, backend.to_numpy(raw).tobytes()), raw)
@@ -106,6 +108,23 @@ class _Trace:
             t = self._capture(value, tuple(value.shape), dtype, "array", backend)
             self.arrays[id(value)] = t
         return t
+
+    def freeze_temporaries(self):
+        """Small array captures that only this trace still holds (``x * np.ones(3)`` made while tracing)
+        become constants: no one can write to them any more, and the graph is then self-contained."""
+        kept = []
+        for c in self.graph.captures:
+            source = c.source
+            if c.kind == "array" and source.__class__ is np.ndarray and source.nbytes <= CONSTANT_BYTES:
+                ours = 3 + sum(1 for s in self.sources if s is source)  # c.source, `source`, getrefcount's argument
+                if sys.getrefcount(source) <= ours:
+                    self.graph.constants[c.tensor._id] = (c.tensor, np.array(source, dtype=c.tensor.dtype))
+                    continue
+            kept.append(c)
+        if len(kept) != len(self.graph.captures):
+            frozen = {id(c.source) for c in self.graph.captures if c not in kept}
+            self.sources[:] = [s for s in self.sources if id(s) not in frozen]
+            self.graph.captures[:] = kept
 
     def _constant(self, key, raw):
         t = self.constants.get(key)
@@ -215,7 +234,8 @@ class _SubTrace(_Trace):
         return self.from_outer(self.parent.lift(t, op))
 
     def convert(self, value, dtype, backend):
-        if isinstance(value, (bool, int, float)) or _nbytes(value.shape, dtype) <= CONSTANT_BYTES:
+        # Arrays, whatever their size, are read by reference through the outer trace.
+        if isinstance(value, (bool, int, float)):
             return super().convert(value, dtype, backend)
         return self.from_outer(self.parent.convert(value, dtype, backend))
 
@@ -755,6 +775,7 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=(
     leaves = []
     graph.structure = pack(result, leaves)
     graph.outputs = [trace.lift(t) for t in leaves]
+    trace.freeze_temporaries()
     return graph, trace.sources
 
 
