@@ -113,6 +113,7 @@ def _vjp_of(graph, n_args: int) -> Callable:
     """``f(*args, *cotangents) -> gradients for every arg`` (zeros where none flows), for a subgraph."""
     from ..grad.tape import GradientTape
     from . import math as m
+    from . import reduce as r
 
     def vjp(*values):
         args, cotangents = values[:n_args], values[n_args:]
@@ -121,13 +122,11 @@ def _vjp_of(graph, n_args: int) -> Callable:
             for a in floats:
                 tape.watch(a)
             outs = _replay(graph, args)
-            target = None
-            for o, g in zip(outs, cotangents):
-                if o.dtype.kind == "f":
-                    term = m.multiply(o, g)
-                    from . import reduce as r
-                    term = r.sum(term)
-                    target = term if target is None else target + term
+            # sum(out * cotangent) over the float outputs: its gradient is the vector-Jacobian product
+            terms = [r.sum(m.multiply(o, g)) for o, g in zip(outs, cotangents) if o.dtype.kind == "f"]
+            target = terms[0] if terms else None
+            for term in terms[1:]:
+                target = target + term
         grads = tape.gradient(target, floats, unconnected_gradients="zero") if target is not None and floats \
             else [m.zeros_like(a) for a in floats]
         it = iter(grads)

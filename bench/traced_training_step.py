@@ -1,0 +1,71 @@
+"""The traced LeNet-style training step: tl.function against tf.function (no XLA) and PyTorch eager.
+
+Workload (``cnn-train-step`` of ``bench/nn_workloads.py``, the same seeded
+data and definitions): batch 128 of 28x28x1 float32; conv 5x5 1->32 SAME + b,
+relu, max pool 2, conv 5x5 32->64 SAME + b, relu, max pool 2, dense
+3136->128 + b, relu, dense 128->10 + b, mean sparse softmax cross entropy;
+forward + backward for all 8 parameters.  Columns: tensorlib traced
+(``tl.function``), tensorlib eager, PyTorch eager, TF ``tf.function`` (XLA
+off, as TF's default).  One worker process per library, all in one run; a
+second row gives each step's peak RSS above its process's baseline (MiB),
+measured over 5 steps after the timing.
+
+    python bench/traced_training_step.py [--quick]
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402  (sets thread env vars before numpy is imported)
+import nn_workloads as nw  # noqa: E402
+
+KEY = "cnn-train-step"
+COLUMNS = [
+    common.Column("tensorlib-fn", "tl.function", "tensorlib", role="ours", ratio_label="tl.function / best peer"),
+    common.Column("tensorlib", "tensorlib eager", "tensorlib"),
+    common.Column("torch", "PyTorch eager", "torch"),
+    common.Column("tf-fn", "tf.function", "tensorflow"),
+]
+LIB_COLS = {"tensorlib": ["tensorlib-fn", "tensorlib"], "torch": ["torch"], "tensorflow": ["tf-fn"]}
+LIB_ORDER = ["tensorlib", "torch", "tensorflow"]
+
+
+def make_worker(lib: str):
+    def worker(rep: common.Reporter, args) -> None:
+        {"tensorlib": common.import_tensorlib, "torch": common.import_torch,
+         "tensorflow": common.import_tf}[lib]()
+        if lib == "tensorflow":
+            import tensorflow as tf
+            tf.config.optimizer.set_jit(False)          # tf.function without XLA
+        d = nw.make_data(KEY)
+        s = nw.settings(KEY, args.quick)
+        for col in LIB_COLS[lib]:
+            step, _ = nw.build_step(col, KEY, d)
+            rep.measure(col, "step ms", lambda: common.median_time(step, **s) * 1e3)
+            rep.measure(col, "peak MiB", lambda: common.measure_peak_above_baseline(
+                lambda: [step() for _ in range(5)])["delta_mib"])
+            del step
+    return worker
+
+
+WORKERS = {lib: make_worker(lib) for lib in LIB_ORDER}
+
+
+def main(argv=None) -> int:
+    parser = common.base_arg_parser(__doc__.splitlines()[0])
+    args = parser.parse_args(argv)
+    if args.worker:
+        return common.run_as_worker(WORKERS, args)
+    print(common.env_header())
+    timeout = args.timeout or (300 if args.quick else 1200)
+    res = common.collect(__file__, common.selected_libs(args, LIB_ORDER), common.quick_args(args), timeout)
+    common.print_table("traced training step (LeNet-style, batch 128): median ms per step; peak RSS MiB",
+                       [("step ms", "step ms"), ("peak MiB", "peak MiB")], COLUMNS, res, fmt="{:.4g}",
+                       footnotes=list(res.notes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
