@@ -65,6 +65,7 @@ def __getattr__(name):
 _EMPTY: dict = {}
 _scalars: dict = {}      # (type, value, dtype, backend) -> shared constant Tensor
 _cast_op = None          # set by tensorlib.ops.math (Cast) to break the import cycle
+_stack_op = None         # set by tensorlib.ops.shape (Pack), likewise
 _rules = _grad_registry.rules
 _new = object.__new__
 _next_id = _ids.__next__
@@ -416,6 +417,10 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
     name = op.name if op is not None else "tensor"
     where = f" input {_input_name(op, index)}" if op is not None else ""
     if isinstance(value, (list, tuple)):
+        if _holds_tensor(value):
+            # Stacked with the Pack op, so the gradient reaches every tensor in the list.
+            return _stack_op([to_tensor(v, backend, strong_dtype, op, index) if isinstance(v, (list, tuple))
+                              else v for v in value])
         try:
             arr = np.asarray(value)
         except ValueError as e:
@@ -435,6 +440,10 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         return make(backend.asarray(arr.astype(_dtypes.of_array(arr.dtype), copy=False)), backend)
     raise TypeError(f"{name}:{where} expected a tensor, array or number, got "
                     f"{type(value).__name__} {value!r:.60}")
+
+
+def _holds_tensor(value) -> bool:
+    return any(isinstance(v, Tensor) or isinstance(v, (list, tuple)) and _holds_tensor(v) for v in value)
 
 
 def _may_alias(arr, value) -> bool:
