@@ -206,3 +206,21 @@ def test_gradient_graphs_lose_trivial_nodes():
     assert "FullLike" not in optimized and optimized.count("Pow") <= 1
     np.testing.assert_allclose(graph(np.array([1.0, -2.0, 0.5])).numpy(),
                                grad_of(tl.tensor(np.array([1.0, -2.0, 0.5]))).numpy())
+
+
+@settings(max_examples=10, deadline=None)
+@given(kh=st.integers(1, 3), kw=st.integers(1, 3), sh=st.integers(1, 3), sw=st.integers(1, 3),
+       fh=st.integers(1, 3), fw=st.integers(1, 2), seed=st.integers(0, 2**16))
+def test_avg_pool_grad_folds_into_the_conv_backprops_exactly(kh, kw, sh, sw, fh, fw, seed):
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal((2, 8, 7, 2)), rng.standard_normal((fh, fw, 2, 3))
+
+    def loss(x, w):
+        y = tl.nn.avg_pool(tl.nn.conv2d(x, w, strides=1, padding="VALID"), ksize=(kh, kw), strides=(sh, sw),
+                           padding="VALID")
+        return tl.sum(tl.sin(y))
+    grads = tl.function(lambda x, w: tl.grad(loss, argnums=(0, 1))(x, w))
+    optimized = [n.type for n in grads.get_graph(x, w).optimize().nodes]
+    assert "AvgPoolGrad" not in optimized and "AvgPool" not in optimized
+    for got, expected in zip(grads(x, w), tl.grad(loss, argnums=(0, 1))(tl.tensor(x), tl.tensor(w))):
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)

@@ -35,10 +35,24 @@ def test_opcheck_compares_each_kernel_with_the_shape_rule():
         return x.astype(np.float64) * 2  # dispatch would cast this back to float32 and hide it
     tl.grad.register_gradient("KitWideKernel", lambda op, g: g * 2.0)
     assert op(np.ones(2, np.float32)).dtype == tl.float32
-    with pytest.raises(AssertionError, match=r"KitWideKernel: the numpy kernel \(.*wide_kernel\) returned output 0 "
-                                             r"of shape \(2,\) float64, but the shape rule says \(2,\) float32"):
+    with pytest.raises(AssertionError, match=r"KitWideKernel: KitWideKernel's numpy kernel \(.*wide_kernel\) returned "
+                                             r"output 0 of shape \(2,\) float64, but the shape rule says \(2,\) float32"):
         opcheck(op, [SampleInput((np.ones(2),))], ref=lambda x: 2 * x)
     assert tl.testing.check_kernels(op, SampleInput((np.ones(3),))) == 1  # float64 input: consistent
+
+    # A function is checked through every op it dispatches, the wide kernel included.
+    def composite(x):
+        return tl.exp(op(x)) + 1.0
+    with pytest.raises(AssertionError, match=r"composite: KitWideKernel's numpy kernel"):
+        tl.testing.check_kernels(composite, SampleInput((np.ones(2, np.float32),)))
+    assert tl.testing.check_kernels(composite, SampleInput((np.ones(2),))) == 3  # KitWideKernel, Exp, Add
+
+
+def test_catalogue_kernels_agree_with_their_rules():
+    for fn, args in [(tl.nn.conv2d, (np.ones((1, 4, 4, 2), np.float32), np.ones((3, 3, 2, 3), np.float32), 1,
+                                     "SAME")),
+                     (tl.nn.gelu, (np.ones((3,), np.float16),)), (tl.mean, (np.arange(4),))]:
+        assert tl.testing.check_kernels(fn, SampleInput(args)) >= 1
 
 
 def test_check_grads_failure_names_the_op_type_and_the_worst_element():

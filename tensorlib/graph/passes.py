@@ -27,7 +27,7 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
     """All passes in order.  ``keep_gradients`` keeps the ops that only matter to gradients
     (StopGradient, CustomGradient), for a graph that will be replayed under a tape."""
     g = simplify(graph, keep_gradients)
-    fused = fuse_conv_avgpool(g)
+    fused = fuse_avgpool_grad_conv_backprop(fuse_conv_avgpool(g))
     if fused is not g:
         g = simplify(fused, keep_gradients)
     return eliminate_dead_nodes(g)
@@ -253,6 +253,72 @@ def _box_filter(g: Graph, w, kh: int, kw: int):
             part = g.add_node(_registry.get("StridedSlice"), (padded,), {"index": index})[0]
             total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {})[0]
     scale = g.add_constant(w.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=w.dtype)))
+    return g.add_node(_registry.get("Mul"), (total, scale), {})[0]
+
+
+# ---------------------------------------------------------------- its gradient: AvgPoolGrad into the conv backprops
+def fuse_avgpool_grad_conv_backprop(graph: Graph) -> Graph:
+    """The gradient counterpart of :func:`fuse_conv_avgpool`: an ``AvgPoolGrad`` whose result feeds only
+    stride-1 VALID ``Conv2DBackpropInput``/``Conv2DBackpropFilter`` nodes is folded into them.
+
+    ``backprop_input(w, avg_pool_grad(g))`` is ``backprop_input(w', g)`` with the pool's strides, ``w'``
+    the box-filtered ``w``; ``backprop_filter(x, avg_pool_grad(g))`` is ``backprop_filter(x, g)`` for the
+    (KH+kh-1) x (KW+kw-1) filter at the pool's strides, box-correlated back to KH x KW (the transpose of
+    the box filter).  Exact; the full-resolution gradient is never materialized.
+    """
+    uses: dict = {}
+    for node in graph.nodes:
+        for i, t in enumerate(node.inputs):
+            uses.setdefault(t._id, []).append((node, i))
+    outputs = {t._id for t in graph.outputs}
+    pools = {}
+    for node in graph.nodes:
+        if node.op.name != "AvgPoolGrad" or node.outputs[0]._id in outputs or not _is_valid(node.attrs["padding"]):
+            continue
+        users = uses.get(node.outputs[0]._id, [])
+        if users and all(u.op.name in ("Conv2DBackpropInput", "Conv2DBackpropFilter") and i == 1
+                         and _fusable(u.attrs, node.attrs) and None not in _static_filter(u)
+                         for u, i in users):
+            pools[node.outputs[0]._id] = node
+    if not pools:
+        return graph
+    new = graph.empty_copy()
+    env: dict = {}
+    for node in graph.nodes:
+        ins = tuple(env.get(t._id, t) for t in node.inputs)
+        pool = pools.get(node.inputs[1]._id) if len(node.inputs) == 2 else None
+        if pool is None:
+            outs = new.add_node(node.op, ins, node.attrs, site=node.site)
+        else:
+            kh, kw = pool.attrs["ksize"]
+            grad = env.get(pool.inputs[0]._id, pool.inputs[0])
+            attrs = {**node.attrs, "strides": tuple(pool.attrs["strides"])}
+            if node.op.name == "Conv2DBackpropInput":
+                outs = new.add_node(node.op, (_box_filter(new, ins[0], kh, kw), grad), attrs, site=node.site)
+            else:
+                fh, fw, c_in, c_out = node.attrs["filter_shape"]
+                attrs["filter_shape"] = (fh + kh - 1, fw + kw - 1, c_in, c_out)
+                wide = new.add_node(node.op, (ins[0], grad), attrs, site=node.site)[0]
+                outs = (_box_correlate(new, wide, fh, fw, kh, kw),)
+        for old, out in zip(node.outputs, outs):
+            env[old._id] = out
+    new.outputs = [env.get(t._id, t) for t in graph.outputs]
+    return new
+
+
+def _static_filter(node) -> tuple:
+    return tuple(node.attrs["filter_shape"]) if node.op.name == "Conv2DBackpropFilter" else tuple(node.inputs[0].shape)
+
+
+def _box_correlate(g: Graph, wide, fh: int, fw: int, kh: int, kw: int):
+    """``sum over p<kh, q<kw of wide[p:p+fh, q:q+fw]`` over kh*kw: the transpose of :func:`_box_filter`."""
+    total = None
+    for p in range(kh):
+        for q in range(kw):
+            index = (slice(p, p + fh), slice(q, q + fw), slice(None), slice(None))
+            part = g.add_node(_registry.get("StridedSlice"), (wide,), {"index": index})[0]
+            total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {})[0]
+    scale = g.add_constant(wide.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=wide.dtype)))
     return g.add_node(_registry.get("Mul"), (total, scale), {})[0]
 
 

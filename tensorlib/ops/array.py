@@ -143,7 +143,12 @@ def tril(x, k: int = 0) -> Tensor:
 
 
 def triu(x, k: int = 0) -> Tensor:
-    """Zeros below the k-th diagonal of the last two axes (``numpy.triu``)."""
+    """Zeros below the k-th diagonal of the last two axes (``numpy.triu``).
+
+    >>> import tensorlib as tl
+    >>> tl.triu(tl.ones((2, 2))).numpy().tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
     return apply(_triu, (_matrix(x),), {"k": int(k)})
 
 
@@ -265,7 +270,9 @@ def roll(x, shift, axis=None) -> Tensor:
     [3, 1, 2]
     """
     shifts = (int(shift),) if np.ndim(shift) == 0 else tuple(int(k) for k in shift)
-    if axis is not None:
+    if axis is None:
+        shifts = (sum(shifts),)  # NumPy rolls the flattened array by each shift in turn
+    else:
         axis = (int(axis),) if np.ndim(axis) == 0 else tuple(int(a) for a in axis)
         if len(shifts) == 1 and len(axis) > 1:
             shifts = shifts * len(axis)
@@ -283,22 +290,44 @@ register_gradient("ReverseV2", lambda op, g: apply(_flip, (g,), op.attrs))
 
 
 def flip(x, axis=None) -> Tensor:
-    """Reverse the order of elements along ``axis`` (all axes by default), as ``numpy.flip``."""
+    """Reverse the order of elements along ``axis`` (all axes by default), as ``numpy.flip``.
+
+    >>> import tensorlib as tl
+    >>> tl.flip(tl.tensor([[1, 2], [3, 4]])).numpy().tolist()
+    [[4, 3], [2, 1]]
+    """
     x = _as_tensor(x)
     axes = tuple(range(x.ndim)) if axis is None else (int(axis),) if np.ndim(axis) == 0 else tuple(axis)
     return apply(_flip, (x,), {"axis": axes})
 
 
 def fliplr(x) -> Tensor:
+    """Reverse the second axis (``numpy.fliplr``).
+
+    >>> import tensorlib as tl
+    >>> tl.fliplr(tl.tensor([[1, 2], [3, 4]])).numpy().tolist()
+    [[2, 1], [4, 3]]
+    """
     return flip(x, 1)
 
 
 def flipud(x) -> Tensor:
+    """Reverse the first axis (``numpy.flipud``).
+
+    >>> import tensorlib as tl
+    >>> tl.flipud(tl.tensor([[1, 2], [3, 4]])).numpy().tolist()
+    [[3, 4], [1, 2]]
+    """
     return flip(x, 0)
 
 
 def rot90(x, k: int = 1, axes=(0, 1)) -> Tensor:
-    """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (``numpy.rot90``)."""
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (``numpy.rot90``).
+
+    >>> import tensorlib as tl
+    >>> tl.rot90(tl.tensor([[1, 2], [3, 4]])).numpy().tolist()
+    [[2, 4], [1, 3]]
+    """
     x = _as_tensor(x)
     a0, a1 = (normalize_axis(a, x.ndim) for a in axes)
     if len(axes) != 2 or a0 == a1:
@@ -317,7 +346,12 @@ def rot90(x, k: int = 1, axes=(0, 1)) -> Tensor:
 
 # ------------------------------------------------------------------ axes
 def swapaxes(x, axis1: int, axis2: int) -> Tensor:
-    """Exchange two axes (``numpy.swapaxes``)."""
+    """Exchange two axes (``numpy.swapaxes``).
+
+    >>> import tensorlib as tl
+    >>> tl.swapaxes(tl.zeros((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+    """
     x = _as_tensor(x)
     perm = list(range(x.ndim))
     a1, a2 = normalize_axis(axis1, x.ndim, "axis1"), normalize_axis(axis2, x.ndim, "axis2")
@@ -346,7 +380,12 @@ def moveaxis(x, source, destination) -> Tensor:
 
 
 def ravel(x) -> Tensor:
-    """The elements as a 1-d tensor (``numpy.ravel``; values are immutable, so never a view)."""
+    """The elements as a 1-d tensor (``numpy.ravel``; values are immutable, so never a view).
+
+    >>> import tensorlib as tl
+    >>> tl.tensor([[1, 2], [3, 4]]).ravel().numpy().tolist()
+    [1, 2, 3, 4]
+    """
     return s.reshape(x, (-1,))
 
 
@@ -357,19 +396,34 @@ def _several(arys):
 
 
 def atleast_1d(*arys):
-    """Each input with at least one axis; one tensor for one input, else a tuple (as NumPy)."""
+    """Each input with at least one axis; one tensor for one input, else a tuple (as NumPy).
+
+    >>> import tensorlib as tl
+    >>> tl.atleast_1d(tl.tensor(1.0)).shape
+    (1,)
+    """
     return _several(a if a.ndim >= 1 else s.reshape(a, (1,)) for a in map(_as_tensor, arys))
 
 
 def atleast_2d(*arys):
-    """Each input with at least two axes: a vector becomes a row (as NumPy)."""
+    """Each input with at least two axes: a vector becomes a row (as NumPy).
+
+    >>> import tensorlib as tl
+    >>> tl.atleast_2d(tl.tensor([1.0, 2.0])).shape
+    (1, 2)
+    """
     def lift(a):
         return a if a.ndim >= 2 else s.reshape(a, (1, -1) if a.ndim else (1, 1))
     return _several(lift(a) for a in map(_as_tensor, arys))
 
 
 def atleast_3d(*arys):
-    """Each input with at least three axes: (n,) -> (1, n, 1), (m, n) -> (m, n, 1) (as NumPy)."""
+    """Each input with at least three axes: (n,) -> (1, n, 1), (m, n) -> (m, n, 1) (as NumPy).
+
+    >>> import tensorlib as tl
+    >>> [t.shape for t in tl.atleast_3d(tl.tensor([1.0, 2.0]), tl.ones((2, 3)))]
+    [(1, 2, 1), (2, 3, 1)]
+    """
     def lift(a):
         if a.ndim == 0:
             return s.reshape(a, (1, 1, 1))
@@ -385,7 +439,12 @@ def _as_list(fn, tup):
 
 
 def vstack(tup) -> Tensor:
-    """Stack along the first axis after ``atleast_2d`` (``numpy.vstack``)."""
+    """Stack along the first axis after ``atleast_2d`` (``numpy.vstack``).
+
+    >>> import tensorlib as tl
+    >>> tl.vstack([tl.tensor([1, 2]), tl.tensor([3, 4])]).numpy().tolist()
+    [[1, 2], [3, 4]]
+    """
     return s.concat(_as_list(atleast_2d, tup), axis=0)
 
 
@@ -401,18 +460,33 @@ def hstack(tup) -> Tensor:
 
 
 def dstack(tup) -> Tensor:
-    """Stack along the third axis after ``atleast_3d`` (``numpy.dstack``)."""
+    """Stack along the third axis after ``atleast_3d`` (``numpy.dstack``).
+
+    >>> import tensorlib as tl
+    >>> tl.dstack([tl.ones((2, 3)), tl.zeros((2, 3))]).shape
+    (2, 3, 2)
+    """
     return s.concat(_as_list(atleast_3d, tup), axis=2)
 
 
 def column_stack(tup) -> Tensor:
-    """Vectors become columns, then concatenate along the second axis (``numpy.column_stack``)."""
+    """Vectors become columns, then concatenate along the second axis (``numpy.column_stack``).
+
+    >>> import tensorlib as tl
+    >>> tl.column_stack([tl.tensor([1, 2]), tl.tensor([3, 4])]).numpy().tolist()
+    [[1, 3], [2, 4]]
+    """
     arrays = [_as_tensor(a) for a in tup]
     return s.concat([s.reshape(a, (-1, 1)) if a.ndim < 2 else a for a in arrays], axis=1)
 
 
 def append(arr, values, axis: int | None = None) -> Tensor:
-    """``values`` after ``arr`` along ``axis``; both flattened when axis is None (``numpy.append``)."""
+    """``values`` after ``arr`` along ``axis``; both flattened when axis is None (``numpy.append``).
+
+    >>> import tensorlib as tl
+    >>> tl.append(tl.tensor([[1, 2]]), tl.tensor([3])).numpy().tolist()
+    [1, 2, 3]
+    """
     arr, values = _as_tensor(arr), _as_tensor(values)
     if axis is None:
         return s.concat([ravel(arr), ravel(values)], axis=0)
@@ -440,12 +514,22 @@ def array_split(x, indices_or_sections, axis: int = 0) -> tuple:
 
 # ------------------------------------------------------------------ products
 def outer(a, b) -> Tensor:
-    """Outer product of the flattened inputs (``numpy.outer``)."""
+    """Outer product of the flattened inputs (``numpy.outer``).
+
+    >>> import tensorlib as tl
+    >>> tl.outer(tl.tensor([1, 2]), tl.tensor([1, 10])).numpy().tolist()
+    [[1, 10], [2, 20]]
+    """
     return s.expand_dims(ravel(a), 1) * s.expand_dims(ravel(b), 0)
 
 
 def inner(a, b) -> Tensor:
-    """Sum product over the last axes (``numpy.inner``); a scalar operand multiplies."""
+    """Sum product over the last axes (``numpy.inner``); a scalar operand multiplies.
+
+    >>> import tensorlib as tl
+    >>> float(tl.inner(tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])))
+    11.0
+    """
     from .linalg import tensordot
     a, b = _as_tensor(a), _as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
@@ -468,7 +552,12 @@ def dot(a, b) -> Tensor:
 
 
 def vdot(a, b) -> Tensor:
-    """Dot product of the flattened inputs, the first conjugated (``numpy.vdot``)."""
+    """Dot product of the flattened inputs, the first conjugated (``numpy.vdot``).
+
+    >>> import tensorlib as tl
+    >>> float(tl.vdot(tl.tensor([[1.0, 2.0]]), tl.tensor([3.0, 4.0])))
+    11.0
+    """
     from .elementwise import conj
     from .reduce import sum as reduce_sum
     a = _as_tensor(a)
@@ -493,19 +582,38 @@ def kron(a, b) -> Tensor:
 
 
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Tensor:
-    """Cross product of 3-vectors along the given axes, broadcasting the others (``numpy.cross``)."""
+    """Cross product of 3-vectors (or 2-vectors, with a zero third component) along the given axes,
+    broadcasting the others (``numpy.cross``); two 2-vectors give the scalar third component.
+
+    >>> import tensorlib as tl
+    >>> tl.cross(tl.tensor([1.0, 0.0, 0.0]), tl.tensor([0.0, 1.0, 0.0])).numpy().tolist()
+    [0.0, 0.0, 1.0]
+    >>> float(tl.cross(tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])))
+    -2.0
+    """
     a, b = _as_tensor(a), _as_tensor(b)
     if axis is not None:
         axisa = axisb = axisc = axis
     a = moveaxis(a, axisa, -1) if a.ndim else a
     b = moveaxis(b, axisb, -1) if b.ndim else b
-    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != 3 or b.shape[-1] != 3:
-        raise ValueError(f"cross: both vector axes must have 3 elements (2-element vectors are deprecated "
-                         f"in NumPy), got shapes {a.shape} and {b.shape} ({a.dtype}, {b.dtype})")
-    a0, a1, a2 = (a[..., i] for i in range(3))
-    b0, b1, b2 = (b[..., i] for i in range(3))
-    c = s.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return moveaxis(c, -1, axisc)
+    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError(f"cross: both vector axes must have 2 or 3 elements, got shapes {a.shape} and "
+                         f"{b.shape} ({a.dtype}, {b.dtype})")
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return z
+    if a.shape[-1] == 2:  # the missing third components are zero
+        b2 = b[..., 2]
+        c = [a1 * b2, -(a0 * b2), z]
+    elif b.shape[-1] == 2:
+        a2 = a[..., 2]
+        c = [-(a2 * b1), a2 * b0, z]
+    else:
+        a2, b2 = a[..., 2], b[..., 2]
+        c = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z]
+    return moveaxis(s.stack(c, axis=-1), -1, axisc)
 
 
 # ------------------------------------------------------------------ sort, argsort, take_along_axis
@@ -586,7 +694,12 @@ register_gradient("TakeAlongAxisGrad",
 
 def sort(x, axis: int | None = -1) -> Tensor:
     """Sorted along ``axis`` (the flattened array for None), as ``numpy.sort``; the gradient follows
-    the permutation (stable for ties)."""
+    the permutation (stable for ties).
+
+    >>> import tensorlib as tl
+    >>> tl.sort(tl.tensor([[3.0, 1.0], [0.0, 2.0]]), axis=None).numpy().tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
     x, axis = _flat_or(x, axis)
     return apply(_sort, (x,), {"axis": axis})
 
@@ -683,7 +796,12 @@ def percentile(a, q, axis=None, keepdims: bool = False, method: str = "linear") 
 
 
 def median(a, axis=None, keepdims: bool = False) -> Tensor:
-    """``numpy.median``: the middle element, or the mean of the two middle ones."""
+    """``numpy.median``: the middle element, or the mean of the two middle ones.
+
+    >>> import tensorlib as tl
+    >>> float(tl.median(tl.tensor([3.0, 1.0, 2.0, 10.0])))
+    2.5
+    """
     return quantile(a, 0.5, axis, keepdims)
 
 

@@ -212,66 +212,162 @@ def tan(x) -> Tensor:
 
 
 def sinh(x) -> Tensor:
+    """Hyperbolic sine, elementwise.
+
+    >>> import tensorlib as tl
+    >>> tl.sinh(tl.tensor([0.0, 1.0])).numpy().round(4).tolist()
+    [0.0, 1.1751999855041504]
+    """
     return apply(_sinh, (x,))
 
 
 def cosh(x) -> Tensor:
+    """Hyperbolic cosine, elementwise.
+
+    >>> import tensorlib as tl
+    >>> tl.cosh(tl.tensor([0.0, 1.0])).numpy().round(4).tolist()
+    [1.0, 1.5430999994277954]
+    """
     return apply(_cosh, (x,))
 
 
 def arcsin(x) -> Tensor:
+    """Inverse sine (in [-pi/2, pi/2]); the gradient is 1 / sqrt(1 - x**2).
+
+    >>> import tensorlib as tl
+    >>> tl.arcsin(tl.tensor([0.0, 1.0])).numpy().round(4).tolist()
+    [0.0, 1.5707999467849731]
+    """
     return apply(_arcsin, (x,))
 
 
 def arccos(x) -> Tensor:
+    """Inverse cosine (in [0, pi]); the gradient is -1 / sqrt(1 - x**2).
+
+    >>> import tensorlib as tl
+    >>> tl.arccos(tl.tensor([1.0, 0.0])).numpy().round(4).tolist()
+    [0.0, 1.5707999467849731]
+    """
     return apply(_arccos, (x,))
 
 
 def arctan(x) -> Tensor:
+    """Inverse tangent; the gradient is 1 / (1 + x**2).
+
+    >>> import tensorlib as tl
+    >>> tl.arctan(tl.tensor([0.0, 1.0])).numpy().round(4).tolist()
+    [0.0, 0.7853999733924866]
+    """
     return apply(_arctan, (x,))
 
 
 def arcsinh(x) -> Tensor:
+    """Inverse hyperbolic sine.
+
+    >>> import tensorlib as tl
+    >>> tl.arcsinh(tl.tensor([0.0, 1.0])).numpy().round(4).tolist()
+    [0.0, 0.8813999891281128]
+    """
     return apply(_arcsinh, (x,))
 
 
 def arccosh(x) -> Tensor:
+    """Inverse hyperbolic cosine (x >= 1).
+
+    >>> import tensorlib as tl
+    >>> tl.arccosh(tl.tensor([1.0, 2.0])).numpy().round(4).tolist()
+    [0.0, 1.3170000314712524]
+    """
     return apply(_arccosh, (x,))
 
 
 def arctanh(x) -> Tensor:
+    """Inverse hyperbolic tangent (|x| < 1).
+
+    >>> import tensorlib as tl
+    >>> tl.arctanh(tl.tensor([0.0, 0.5])).numpy().round(4).tolist()
+    [0.0, 0.5493000149726868]
+    """
     return apply(_arctanh, (x,))
 
 
 def deg2rad(x) -> Tensor:
+    """Degrees to radians.
+
+    >>> import tensorlib as tl
+    >>> tl.deg2rad(tl.tensor([180.0])).numpy().round(4).tolist()
+    [3.1415998935699463]
+    """
     return apply(_deg2rad, (x,))
 
 
 def rad2deg(x) -> Tensor:
+    """Radians to degrees.
+
+    >>> import tensorlib as tl
+    >>> tl.rad2deg(tl.tensor([1.0])).numpy().round(2).tolist()
+    [57.29999923706055]
+    """
     return apply(_rad2deg, (x,))
 
 
 def log2(x) -> Tensor:
+    """Base-2 logarithm; integers give float64, as in NumPy.
+
+    >>> import tensorlib as tl
+    >>> tl.log2(tl.tensor([1, 8])).numpy().tolist()
+    [0.0, 3.0]
+    """
     return apply(_log2, (x,))
 
 
 def log10(x) -> Tensor:
+    """Base-10 logarithm.
+
+    >>> import tensorlib as tl
+    >>> tl.log10(tl.tensor([10.0, 1000.0])).numpy().tolist()
+    [1.0, 3.000000238418579]
+    """
     return apply(_log10, (x,))
 
 
 def exp2(x) -> Tensor:
+    """2 ** x, elementwise.
+
+    >>> import tensorlib as tl
+    >>> tl.exp2(tl.tensor([3.0, -1.0])).numpy().tolist()
+    [8.0, 0.5]
+    """
     return apply(_exp2, (x,))
 
 
 def reciprocal(x) -> Tensor:
+    """1 / x; integer inputs keep NumPy's integer reciprocal.
+
+    >>> import tensorlib as tl
+    >>> tl.reciprocal(tl.tensor([2.0, -4.0])).numpy().tolist()
+    [0.5, -0.25]
+    """
     return apply(_reciprocal, (x,))
 
 
 def fabs(x) -> Tensor:
+    """Absolute value as a float (``numpy.fabs``); the gradient is sign(x).
+
+    >>> import tensorlib as tl
+    >>> tl.fabs(tl.tensor([-2, 3])).numpy().tolist()
+    [2.0, 3.0]
+    """
     return apply(_fabs, (x,))
 
 
 def ceil(x) -> Tensor:
+    """Smallest integer not below x (not differentiable).
+
+    >>> import tensorlib as tl
+    >>> tl.ceil(tl.tensor([-1.5, 1.2])).numpy().tolist()
+    [-1.0, 2.0]
+    """
     return apply(_ceil, (x,))
 
 
@@ -296,6 +392,12 @@ def arctan2(x1, x2) -> Tensor:
 
 
 def hypot(x1, x2) -> Tensor:
+    """sqrt(x1**2 + x2**2), without overflow.
+
+    >>> import tensorlib as tl
+    >>> tl.hypot(tl.tensor([3.0]), 4.0).numpy().tolist()
+    [5.0]
+    """
     return apply(_hypot, (x1, x2))
 
 
@@ -310,6 +412,12 @@ def logaddexp(x1, x2) -> Tensor:
 
 
 def logaddexp2(x1, x2) -> Tensor:
+    """log2(2**x1 + 2**x2), without overflow.
+
+    >>> import tensorlib as tl
+    >>> tl.logaddexp2(tl.tensor([1.0]), 1.0).numpy().tolist()
+    [2.0]
+    """
     return apply(_logaddexp2, (x1, x2))
 
 
@@ -327,10 +435,22 @@ mod = remainder
 
 
 def fmax(x1, x2) -> Tensor:
+    """Elementwise maximum that ignores a NaN operand; equal operands share the gradient.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.fmax(tl.tensor([np.nan, 1.0]), tl.tensor([2.0, 0.0])).numpy().tolist()
+    [2.0, 1.0]
+    """
     return apply(_fmax, (x1, x2))
 
 
 def fmin(x1, x2) -> Tensor:
+    """Elementwise minimum that ignores a NaN operand; equal operands share the gradient.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.fmin(tl.tensor([np.nan, 1.0]), tl.tensor([2.0, 0.0])).numpy().tolist()
+    [2.0, 0.0]
+    """
     return apply(_fmin, (x1, x2))
 
 
@@ -346,14 +466,32 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
 
 
 def real(x) -> Tensor:
+    """The real part (a copy of x for real x).
+
+    >>> import tensorlib as tl
+    >>> tl.real(tl.tensor([1.5, -2.0])).numpy().tolist()
+    [1.5, -2.0]
+    """
     return apply(_real, (x,))
 
 
 def imag(x) -> Tensor:
+    """The imaginary part (zeros for real x).
+
+    >>> import tensorlib as tl
+    >>> tl.imag(tl.tensor([1.5, -2.0])).numpy().tolist()
+    [0.0, 0.0]
+    """
     return apply(_imag, (x,))
 
 
 def conj(x) -> Tensor:
+    """The complex conjugate (a copy of x for real x).
+
+    >>> import tensorlib as tl
+    >>> tl.conj(tl.tensor([1.5, -2.0])).numpy().tolist()
+    [1.5, -2.0]
+    """
     return apply(_conj, (x,))
 
 
@@ -361,7 +499,12 @@ conjugate = conj
 
 
 def angle(x, deg: bool = False) -> Tensor:
-    """The argument of complex x (0 or pi for real x), in degrees with ``deg=True``."""
+    """The argument of complex x (0 or pi for real x), in degrees with ``deg=True``.
+
+    >>> import tensorlib as tl
+    >>> tl.angle(tl.tensor([-2.0, 3.0])).numpy().round(4).tolist()
+    [3.1415998935699463, 0.0]
+    """
     out = apply(_angle, (x,))
     return rad2deg(out) if deg else out
 

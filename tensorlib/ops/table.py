@@ -100,9 +100,9 @@ def render() -> str:
     return "\n".join(lines) + "\n"
 
 
-def is_stale(path: str = TABLE_PATH) -> bool:
+def is_stale(path: str | None = None) -> bool:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path or TABLE_PATH, encoding="utf-8") as f:
             return f.read() != render()
     except FileNotFoundError:
         return True
