@@ -1,17 +1,18 @@
 """Nested structures: the one place that flattens and rebuilds them.
 
 A *tree* is a leaf, or a list, tuple, named tuple or dict of trees.  Every
-other value (a Tensor, an array, a number) is a leaf; ``None`` is an empty
-subtree with no leaves (as in JAX), so a dict of parameters may hold ``None``
-entries and get ``None`` back in the same place.  Dicts keep their insertion
-order.  ``tl.grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``jacobian``,
+other value (a Tensor, an array, a number, ``None``) is a leaf, as in
+TensorFlow's ``nest``: a ``None`` keeps its place, so a structure of
+placeholders round-trips, and the gradient transforms pass ``None`` leaves
+through untouched (a dict of parameters with ``None`` entries gets ``None``
+back there).  Dicts keep their insertion order.  ``tl.grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``jacobian``,
 ``hessian`` and ``GradientTape`` all walk structures with this module.
 
 >>> import tensorlib as tl
 >>> leaves, treedef = tl.tree.flatten({"w": 1.0, "layers": [2.0, (3.0, None)]})
 >>> leaves
-[1.0, 2.0, 3.0]
->>> tl.tree.unflatten(treedef, [10.0, 20.0, 30.0])
+[1.0, 2.0, 3.0, None]
+>>> tl.tree.unflatten(treedef, [10.0, 20.0, 30.0, None])
 {'w': 10.0, 'layers': [20.0, (30.0, None)]}
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Callable
 
 __all__ = ["TreeDef", "flatten", "unflatten", "leaves", "map", "structure_error"]
 
-_LEAF, _NONE, _LIST, _TUPLE, _NAMEDTUPLE, _DICT = range(6)
+_LEAF, _LIST, _TUPLE, _NAMEDTUPLE, _DICT = range(5)
 
 
 class TreeDef:
@@ -44,8 +45,6 @@ class TreeDef:
     def __repr__(self) -> str:
         if self.kind == _LEAF:
             return "*"
-        if self.kind == _NONE:
-            return "None"
         inner = [repr(c) for c in self.children]
         if self.kind == _DICT:
             return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.meta, inner)) + "}"
@@ -56,7 +55,6 @@ class TreeDef:
 
 
 _LEAF_DEF = TreeDef(_LEAF, None, ())
-_NONE_DEF = TreeDef(_NONE, None, ())
 
 
 def flatten(tree: Any) -> tuple[list, TreeDef]:
@@ -77,8 +75,6 @@ def _flatten(tree, leaves) -> TreeDef:
         return TreeDef(_TUPLE, None, tuple(_flatten(t, leaves) for t in tree))
     if cls is dict:
         return TreeDef(_DICT, tuple(tree), tuple(_flatten(v, leaves) for v in tree.values()))
-    if tree is None:
-        return _NONE_DEF
     if isinstance(tree, tuple) and hasattr(cls, "_fields"):
         return TreeDef(_NAMEDTUPLE, cls, tuple(_flatten(t, leaves) for t in tree))
     if isinstance(tree, dict):  # OrderedDict, defaultdict...: rebuilt as a plain dict
@@ -101,8 +97,6 @@ def _unflatten(treedef, leaves, i):
     kind = treedef.kind
     if kind == _LEAF:
         return leaves[i], i + 1
-    if kind == _NONE:
-        return None, i
     items = []
     for child in treedef.children:
         item, i = _unflatten(child, leaves, i)

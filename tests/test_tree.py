@@ -16,8 +16,8 @@ def f64(v):
 
 # ---------------------------------------------------------------- the tree module
 
-@pytest.mark.parametrize("structure,n", [(1.0, 1), ([1, 2], 2), ((1, (2, 3)), 3), ({"b": 1, "a": [2, None]}, 2),
-                                         (Pair(1, [2, 3]), 3), (None, 0), ([], 0), ({}, 0), ([[], (None,)], 0),
+@pytest.mark.parametrize("structure,n", [(1.0, 1), ([1, 2], 2), ((1, (2, 3)), 3), ({"b": 1, "a": [2, None]}, 3),
+                                         (Pair(1, [2, 3]), 3), (None, 1), ([], 0), ({}, 0), ([[], (None,)], 1),
                                          (collections.OrderedDict(x=1, y=2), 2)])
 def test_flatten_then_unflatten_round_trips(structure, n):
     leaves, treedef = tree.flatten(structure)
@@ -84,9 +84,16 @@ def test_grad_of_namedtuples_and_argnums_tuple():
     assert float(gs) == 11.0
 
 
-def test_grad_with_none_entries_gives_none_back():
-    g = tl.grad(lambda p: tl.sum(p["w"] * 2.0))({"w": f64([1.0]), "frozen": None})
+def test_none_entries_get_none_back_everywhere():
+    params = {"w": f64([1.0]), "frozen": None}
+    g = tl.grad(lambda p: tl.sum(p["w"] * 2.0))(params)
     assert g["frozen"] is None and g["w"].numpy().tolist() == [2.0]
+    (g,) = tl.vjp(lambda p: p["w"] * 3.0, params)[1](f64([1.0]))
+    assert g["frozen"] is None and g["w"].numpy().tolist() == [3.0]
+    _, t = tl.jvp(lambda p: p["w"] * 3.0, (params,), ({"w": f64([2.0]), "frozen": None},))
+    assert t.numpy().tolist() == [6.0]
+    jac = tl.jacobian(lambda p: p["w"] * 3.0)(params)
+    assert jac["frozen"] is None and jac["w"].numpy().tolist() == [[3.0]]
 
 
 def test_grad_of_an_integer_leaf_names_it():
