@@ -32,7 +32,8 @@ from .ops.array import (append, argsort, array_split, atleast_1d, atleast_2d, at
                         take_along_axis, trace, tril, triu, vdot, vstack)
 from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
-from .grad.custom import custom_gradient, stop_gradient
+from .grad.custom import custom_gradient
+from .ops.math import stop_gradient
 from . import nn
 from .module import Module
 from . import initializers

@@ -16,9 +16,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from .backends import base as _backends
-from .grad import registry as _grad_registry
-from .graph.ir import Node
-from .tensor import Tensor, Variable, _ids, make
+from .tensor import Node, Tensor, Variable, _ids, make
 
 
 class State:
@@ -66,7 +64,6 @@ _EMPTY: dict = {}
 _scalars: dict = {}      # (type, value, dtype, backend) -> shared constant Tensor
 _cast_op = None          # set by tensorlib.ops.math (Cast) to break the import cycle
 _stack_op = None         # set by tensorlib.ops.shape (Pack), likewise
-_rules = _grad_registry.rules
 _new = object.__new__
 _next_id = _ids.__next__
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -159,7 +156,8 @@ class KernelResultError(RuntimeError):
 
 def _kernel_error(op, kernel, given, error):
     """The one error path of kernels: the same exception type, naming the op and the caller's inputs."""
-    if isinstance(error, KernelResultError) or str(error).startswith(f"{op.name}:"):
+    if isinstance(error, KernelResultError) or getattr(error, "_raised_by_observer", False) \
+            or str(error).startswith(f"{op.name}:"):
         return error  # already names the op (a kernel that validates its own inputs)
     message = f"{op.name}: {error} ({describe_inputs(op, given)})"
     try:
@@ -237,8 +235,12 @@ def _run_observed(op, args, attrs, specs, backend, kernel, observers):
     backend.synchronize()
     seconds = time.perf_counter() - start
     outputs = _wrap(raw, specs, backend, op, kernel)
-    for obs in observers:
-        obs.on_op(op, args, outputs, attrs, seconds, kernel, backend)
+    try:
+        for obs in observers:
+            obs.on_op(op, args, outputs, attrs, seconds, kernel, backend)
+    except Exception as e:
+        e._raised_by_observer = True  # a profiler's or check_numerics' own error: no kernel error to rename
+        raise
     return outputs
 
 
@@ -264,7 +266,7 @@ def record(op, inputs, outputs, attrs):
             else:
                 ins = inputs
             outs = outputs if outputs.__class__ is tuple else (outputs,)
-            node = Node(op, ins, outs, attrs, None if op.name in _rules else user_site())
+            node = Node(op, ins, outs, attrs, None if op.has_gradient else user_site())
         if has_variable:
             for t in inputs:
                 if t.__class__ is Variable:

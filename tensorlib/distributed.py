@@ -120,7 +120,7 @@ def _load_shipped(token: str, data: bytes) -> "_Shipped":
             _worker_cache.move_to_end(token)
             return shipped
     fn, signature, args, kwargs = pickle.loads(data)
-    shipped = _Shipped(fn, signature, args, kwargs, token=token, data=data)
+    shipped = _Shipped(fn, signature, args, kwargs, token=token)
     with _cache_lock:
         shipped = _worker_cache.setdefault(token, shipped)
         while len(_worker_cache) > CACHE_SIZE:
@@ -132,16 +132,20 @@ class _Shipped:
     """A Python function with its fixed arguments; ``shipped(*dynamic)`` fills the ``_SLOT`` arguments
     in order and runs the function as a ``tl.function`` (one trace per signature, kept)."""
 
-    def __init__(self, fn, signature, args, kwargs, token=None, data=None):
+    def __init__(self, fn, signature, args, kwargs, token=None):
         self.fn, self.signature, self.args, self.kwargs = fn, signature, tuple(args), dict(kwargs)
-        if data is None:
-            data = _dumps((fn, signature, self.args, self.kwargs))
-            token = hashlib.sha1(data).hexdigest()
-        self.token, self.data = token, data
+        self.data = None
+        if token is None:
+            self.data = _dumps((fn, signature, self.args, self.kwargs))
+            token = hashlib.sha1(self.data).hexdigest()
+        self.token = token
         self._function = None
 
     def __reduce__(self):
-        return _load_shipped, (self.token, self.data)
+        # A worker's copy keeps no pickled bytes (its weights would be held twice); it pickles again
+        # only when dask moves it to another worker, under the token it arrived with.
+        data = self.data if self.data is not None else _dumps((self.fn, self.signature, self.args, self.kwargs))
+        return _load_shipped, (self.token, data)
 
     def function(self):
         if self._function is None:
@@ -233,8 +237,9 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     block of ``rows`` rows to ``rows`` rows of output.  Other dask arrays in
     ``args`` are cut into the same blocks along axis 0; all other arguments
     (weights, Tensors, NumPy arrays, Python values) and the arrays ``f``
-    closes over are sent once to each worker with the function and fed to its
-    graph by reference at every block.  Each worker traces ``f`` once per block
+    closes over (their values at this call) are sent once to each worker
+    with the function and fed to its graph by reference at every block.
+    Each worker traces ``f`` once per block
     signature (pass ``tl.function(f, input_signature=[tl.TensorSpec((None,
     ...))])`` for one trace for every block size) and keeps the graph.
 
@@ -254,6 +259,10 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
         raise TypeError(f"{what}: x must be a dask array chunked along axis 0, got {type(x).__name__}")
     if x.ndim == 0:
         raise ValueError(f"{what}: x must have a batch axis, got a 0-d array")
+    for name, value in kwargs.items():
+        if isinstance(value, da.Array):
+            raise TypeError(f"{what}: keyword argument {name!r} is a dask array; pass the arrays to cut into "
+                            "blocks positionally (keyword arguments are sent whole to every worker)")
     rows = x.chunks[0]
     blocked = [x] + [a for a in args if isinstance(a, da.Array)]
     template = [_SLOT] + [_SLOT if isinstance(a, da.Array) else a for a in args]
@@ -307,8 +316,10 @@ def _block_value_and_grad(loss_fn, skeleton, n_leaves):
 
 def _weighted_partial(shipped, params, *blocks, dtype):
     """One row: the block's loss and flattened gradients, each times the block's number of rows."""
-    value, grads = shipped(params, *blocks)
     rows = blocks[0].shape[0]
+    if rows == 0:  # the mean loss of no rows is NaN; a block without rows adds nothing
+        return np.zeros((1, 1 + sum(np.size(p) for p in params)), dtype)
+    value, grads = shipped(params, *blocks)
     parts = [np.asarray(value.numpy(), dtype).reshape(1)] + [np.asarray(g.numpy(), dtype).ravel() for g in grads]
     row = np.concatenate(parts)
     row *= rows
@@ -351,6 +362,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         if v.dtype.kind != "f":
             raise TypeError(f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters")
     rows = data[0].chunks[0]
+    if sum(rows) == 0:
+        raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
     blocked = _aligned(data, rows, what)
     dtype = np.result_type(np.float32, *values)
     shipped = _shipped(_block_value_and_grad(loss_fn, skeleton, len(values)), [_SLOT] * (1 + len(blocked)),

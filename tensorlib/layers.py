@@ -208,7 +208,7 @@ class BatchNorm(Module):
         for a in axes:
             count *= x.shape[a]
         # The running averages must not be differentiated through, nor make a recording tape keep them.
-        from .grad.custom import stop_gradient
+        from .ops.math import stop_gradient
         batch_mean, batch_var = stop_gradient(mean), stop_gradient(variance) * (count / max(count - 1, 1))
         m = self.momentum
         self.running_mean.assign(self.running_mean * (1.0 - m) + batch_mean * m)

@@ -3,12 +3,12 @@
 A Tensor is a backend array plus its shape, dtype and backend; under
 ``tl.function`` tracing it is *symbolic*: no value, only the graph node that
 will produce it.  Arithmetic operators and methods are attached by
-``tensorlib.ops`` so that every one of them goes through the one dispatch path.
+``tensorlib.ops._methods`` so that every one of them goes through the one dispatch path.
 """
 from __future__ import annotations
 
 import itertools
-import weakref
+import threading
 
 import numpy as np
 
@@ -103,14 +103,6 @@ class Tensor:
             return value
         return np.asarray(self.backend.to_numpy(value))
 
-    def _no_value(self, use, remedy):
-        """Raise for a symbolic tensor asked for its value (a tracing mode may first ask for a retrace)."""
-        from . import dispatch
-        for mode in dispatch.modes:
-            mode.needs_value(self)
-        raise TypeError(f"tensorlib: a symbolic tensor {self._describe()} has no value while "
-                        f"tl.function traces, but {use}; {remedy}")
-
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         if dtype is not None and np.dtype(dtype) != a.dtype:
@@ -166,6 +158,49 @@ class Tensor:
         return f"tl.Tensor({body}, dtype={self.dtype}{extra})"
 
 
+# The engine marks the ops that gradient rules run (per thread): graph pictures colour them, profiles label
+# them.  grad.backprop raises ``phase.depth`` while it runs.
+phase = threading.local()
+phase.depth = 0
+
+
+def current_phase() -> str:
+    """``"gradient"`` while the reverse-mode engine runs gradient rules on this thread, else ``"forward"``."""
+    return "gradient" if getattr(phase, "depth", 0) else "forward"
+
+
+class Node:
+    """One application of an op: what tapes record, graphs hold and a gradient function receives as ``op``.
+
+    ``type`` is the op type name, ``inputs``/``outputs`` are Tensors (symbolic
+    under tracing), ``attrs`` the op's attributes, ``site`` the user's
+    ``file:line`` when it was captured (only for ops without a gradient rule),
+    ``phase`` ``"gradient"`` for a graph node that a gradient rule added, else ``"forward"``.
+    """
+
+    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "phase", "__weakref__")
+
+    def __init__(self, op, inputs, outputs, attrs, site=None, phase="forward"):
+        self.op = op
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.site = site
+        self.phase = phase
+
+    @property
+    def type(self) -> str:
+        return self.op.name
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    def __repr__(self):
+        ins = ", ".join(f"{t.shape}" for t in self.inputs)
+        return f"<Node {self.op.name}({ins}) attrs={self.attrs}>"
+
+
 def make(value, backend, shape=None, dtype=None) -> Tensor:
     """Wrap a raw backend array (no copy, no checks): the dispatch fast path."""
     t = object.__new__(Tensor)
@@ -194,6 +229,9 @@ def make_symbolic(shape, dtype, backend, node, index) -> Tensor:
 class Variable(Tensor):
     """A mutable tensor.  Trainable variables are watched by tapes automatically.
 
+    Its constructor and ``assign``/``assign_add``/``assign_sub``/``read_value`` convert and dispatch,
+    so they are installed with Tensor's operators by :mod:`tensorlib.ops._methods`.
+
     >>> import tensorlib as tl
     >>> v = tl.Variable([1.0, 2.0], name="v")
     >>> _ = v.assign_add([1.0, 1.0]); v.numpy().tolist()
@@ -202,41 +240,6 @@ class Variable(Tensor):
 
     __slots__ = ("name", "trainable", "_readers", "_version")
     _names = itertools.count()
-
-    def __init__(self, initial_value, name: str | None = None, trainable: bool = True, dtype=None, backend=None):
-        from .ops.creation import tensor as _tensor
-        init = initial_value() if callable(initial_value) else initial_value
-        t = _tensor(init, dtype=dtype, backend=backend)
-        if t._value is None:
-            raise TypeError("tensorlib: a Variable's initial value must be concrete, not a symbolic tensor")
-        self._value = t._value
-        self.shape = t.shape
-        self.dtype = t.dtype
-        self.backend = t.backend
-        self._id = next(_ids)
-        self._node = None
-        self._index = 0
-        self.name = name if name is not None else f"Variable:{next(Variable._names)}"
-        self.trainable = bool(trainable)
-        self._readers = weakref.WeakSet()
-        self._version = 0
-
-    def assign(self, value):
-        """Set the value (same shape and dtype); inside ``tl.function`` this becomes a graph node."""
-        from . import dispatch
-        return dispatch.assign_variable(self, value, "assign")
-
-    def assign_add(self, delta):
-        from . import dispatch
-        return dispatch.assign_variable(self, self + delta, "assign_add")
-
-    def assign_sub(self, delta):
-        from . import dispatch
-        return dispatch.assign_variable(self, self - delta, "assign_sub")
-
-    def read_value(self) -> Tensor:
-        from .ops.math import identity
-        return identity(self)
 
     def __repr__(self):
         return f"<tl.Variable {self.name!r} shape={self.shape} dtype={self.dtype} value={np.array2string(self.numpy(), separator=', ')}>"

@@ -25,7 +25,15 @@ class CountingBackend(tl.backends.Backend):
         super().__init__("counting", CountingNumpy())
 
 
-COUNTING = tl.backends.register(CountingBackend())
+COUNTING = CountingBackend()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _counting_registered():
+    # Registered for this module only: later tests and doctests must not see it.
+    with tl.testing.isolated_registries():
+        tl.backends.register(COUNTING)
+        yield
 
 
 @pytest.fixture

@@ -79,6 +79,8 @@ def test_map_blocks_errors():
         tl.distributed.map_blocks(lambda b: (b, b), x)
     with pytest.raises(ValueError, match=r"data\[1\] has shape \(5, 2\) but the batch has 6 rows"):
         tl.distributed.map_blocks(lambda a, b: a + b, x, da.ones((5, 2)))
+    with pytest.raises(TypeError, match=r"keyword argument 'b' is a dask array; pass the arrays to cut into blocks"):
+        tl.distributed.map_blocks(lambda a, b: a + b, x, b=x)
 
 
 def test_value_and_grad_errors():
@@ -93,6 +95,28 @@ def test_value_and_grad_errors():
         tl.distributed.value_and_grad(loss, 1.0, x, da.ones(3))
     with pytest.raises(TypeError, match=r"pass at least one dask array"):
         tl.distributed.value_and_grad(loss, 1.0)
+    with pytest.raises(ValueError, match=r"data\[0\] has shape \(0, 2\): no rows to average the loss over"):
+        tl.distributed.value_and_grad(loss, 1.0, da.ones((0, 2)))
+
+
+def test_without_a_cluster_dask_local_scheduler_runs_the_same_code():
+    import dask
+    with dask.config.set(scheduler="threads"):
+        a = np.random.default_rng(9).standard_normal((50, 3))
+        xd = da.from_array(a, chunks=(20, 3))
+        y = tl.distributed.map_blocks(lambda b, s: tl.sin(b) * s, xd, 2.0)
+        np.testing.assert_allclose(y.compute(), np.sin(a) * 2.0, rtol=1e-12)
+        # An empty block adds nothing (the mean loss of zero rows would be NaN).
+        xe = da.concatenate([xd[:0], xd])
+        loss, g = tl.distributed.value_and_grad(lambda p, x: tl.mean(tl.sum(x * p, axis=1) ** 2), np.ones(3), xe)
+        np.testing.assert_allclose(float(loss), np.mean(a.sum(1) ** 2), rtol=1e-12)
+        np.testing.assert_allclose(g.numpy(), 2 * (a.sum(1)[:, None] * a).mean(0), rtol=1e-12)
+
+
+def test_docstring_examples_run():
+    import doctest
+    result = doctest.testmod(tl.distributed, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 4 and result.failed == 0
 
 
 def test_shipped_tensors_travel_as_values_and_slots_stay_slots():
@@ -202,6 +226,12 @@ def cnn_loss_traces(client):
         return sum(s._function.trace_count for s in tl.distributed._worker_cache.values()
                    if s._function is not None and "cnn_loss" in s._function.__name__)
     return client.run(count)
+
+
+def test_value_and_grad_errors_from_the_workers_reach_the_caller(client):
+    x = da.from_array(np.ones((4, 2)), chunks=(2, 2))
+    with pytest.raises(TypeError, match=r"f must return a scalar, got shape \(2, 2\)"):
+        tl.distributed.value_and_grad(lambda p, x: x * p, 1.0, x, client=client)
 
 
 def test_value_and_grad_traces_once_per_worker_across_steps(client):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import inspect
 
-from ..graph.ir import phase as _phase
 from ..tensor import Tensor
+from ..tensor import phase as _phase
 from . import registry
 
 

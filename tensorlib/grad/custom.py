@@ -1,4 +1,4 @@
-"""stop_gradient and custom_gradient."""
+"""custom_gradient (stop_gradient, an op, is defined with the other ops in :mod:`tensorlib.ops.math`)."""
 from __future__ import annotations
 
 import contextlib
@@ -6,30 +6,12 @@ import functools
 import weakref
 
 from .. import dispatch
+from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_gradient, as before)
 from ..ops.registry import defop, spec
 from ..tensor import Tensor
 from . import registry
 from .. import tree
 from .tape import GradientTape
-
-_stop = defop("StopGradient", inputs=("x",), infer=lambda x: x, differentiable=False,
-              doc="Identity in the forward pass; no gradient flows through it.")
-
-
-@_stop.generic
-def _stop_gradient_kernel(xp, x):
-    return x
-
-
-def stop_gradient(x) -> Tensor:
-    """``x`` unchanged, with no gradient flowing back through it.
-
-    >>> import tensorlib as tl
-    >>> float(tl.grad(lambda x: x * tl.stop_gradient(x))(3.0))
-    3.0
-    """
-    return _stop(x)
-
 
 @contextlib.contextmanager
 def _tapes_paused():

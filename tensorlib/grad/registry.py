@@ -14,18 +14,21 @@ from __future__ import annotations
 import contextlib
 import inspect
 
-rules: dict[str, tuple] = {}          # op type -> per-input functions (None: input needs none)
-_not_differentiable: set[str] = set()
+from .. import dispatch
+from ..ops.registry import _ops
+
+# op type -> per-input functions (None: input needs none).  Whether an op type is differentiable at all
+# is stored once, on its OpDef (``differentiable``); so is whether it has a rule here (``has_gradient``,
+# which dispatch reads to decide whether to keep the caller's file:line for a missing-gradient error).
+rules: dict[str, tuple] = {}
 
 
 def active_overrides() -> list:
     """This thread's ``override`` scopes, innermost last (an override in one thread leaves others alone)."""
-    from .. import dispatch
     return dispatch.current_state().overrides
 
 
 def _opdef(op_type):
-    from ..ops.registry import _ops
     return _ops.get(op_type)
 
 
@@ -92,28 +95,31 @@ def register_gradient(op_type: str, *fns, **by_name) -> None:
     if op_type in rules:
         raise ValueError(f"register_gradient: {op_type!r} already has a gradient; "
                          "use tl.grad.override to replace it in a scope")
-    if op_type in _not_differentiable:
+    op = _opdef(op_type)
+    if op is not None and not op.differentiable:
         raise ValueError(f"register_gradient: {op_type!r} was declared not differentiable")
     rules[op_type] = _per_input(op_type, fns, by_name, "register_gradient")
+    op.has_gradient = True
 
 
 def not_differentiable(op_type: str) -> None:
     """Declare ``op_type`` not differentiable: its outputs carry no gradient, and nothing raises."""
+    op = _opdef(op_type)
+    if op is None:
+        raise LookupError(f"not_differentiable: no op type {op_type!r} is defined")
     if op_type in rules:
         raise ValueError(f"not_differentiable: {op_type!r} already has a gradient")
-    _not_differentiable.add(op_type)
-    op = _opdef(op_type)
-    if op is not None:
-        op.differentiable = False
+    op.differentiable = False
 
 
 def is_differentiable(op_type: str) -> bool:
-    return op_type not in _not_differentiable
+    op = _opdef(op_type)
+    return op is None or op.differentiable
 
 
 def get(op_type: str) -> dict | None:
     """The per-input gradient functions of ``op_type`` by input name; None if not differentiable."""
-    if op_type in _not_differentiable:
+    if not is_differentiable(op_type):
         return None
     per = _lookup_rules(op_type)
     if per is None:
@@ -190,7 +196,6 @@ def override(mapping: dict):
             scope[op_type] = per
         else:
             scope[op_type] = _per_input(op_type, tuple(value), {}, "override")
-    from .. import dispatch
     scopes = dispatch.local_state().overrides
     scopes.append(scope)
     try:
@@ -239,10 +244,9 @@ def audit() -> GradientAudit:
     gradient audit of ... op types: ... with gradients, ... not differentiable, ... missing a gradient
     ...
     """
-    from ..ops.registry import _ops
     report = GradientAudit()
     for name, op in sorted(_ops.items()):
-        if name in _not_differentiable:
+        if not op.differentiable:
             report[name] = {i: "not differentiable" for i in op.input_names}
             continue
         per = rules.get(name)

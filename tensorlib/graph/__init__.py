@@ -7,20 +7,30 @@
 >>> type(f.get_graph(tl.TensorSpec((2,)))).__name__
 'Graph'
 """
-import importlib
-
+from . import executor, passes, serialize, visualize
 from .ir import CONSTANT_BYTES, Capture, Graph, Node
+from .serialize import GraphFormatError, load
+from .tracing import Function, RetracingWarning, function, no_retrace
 
 __all__ = ["Node", "Graph", "Capture", "CONSTANT_BYTES", "function", "Function", "load", "GraphFormatError",
            "RetracingWarning", "no_retrace"]
 
-# tracing/executor/serialize import the op modules, which import dispatch, which imports this package
-# (for Node): load them on first use.
-_LAZY = {"function": "tracing", "Function": "tracing", "RetracingWarning": "tracing", "no_retrace": "tracing",
-         "load": "serialize", "GraphFormatError": "serialize"}
+# The one place where the IR meets the tools: graph/ir.py is plain data and imports none of these;
+# each method is the function of the module that implements it (their docstrings say what they do).
+Graph.__call__ = executor.call_graph
+Graph.optimize = passes.optimized
+Graph.executable = executor.executable
+Graph.save = serialize.save
+Graph.to_dot = visualize.to_dot
+Graph.render = visualize.render
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def _repr_svg_(graph):
+    """Inline SVG for notebooks (None when Graphviz is not installed, so the text repr shows)."""
+    try:
+        return visualize.svg(graph)
+    except (ImportError, RuntimeError):
+        return None
+
+
+Graph._repr_svg_ = _repr_svg_

@@ -23,12 +23,14 @@ return v3
 from __future__ import annotations
 
 import time
+import weakref
 
 import numpy as np
 
 from .. import dispatch
 from ..tensor import Tensor, Variable, make
-from .ir import Graph, unpack
+from .ir import ASSIGN, Graph, unpack
+from .passes import optimized
 
 class _Step:
     __slots__ = ("node", "kernel", "inputs", "outputs", "multi", "frees")
@@ -47,7 +49,6 @@ class Executable:
     """
 
     def __init__(self, graph: Graph):
-        from .tracing import ASSIGN
         self.graph = graph
         names = graph.value_names()
         self.local = {k: "v" + v[1:] for k, v in names.items()}
@@ -267,11 +268,9 @@ def run(graph: Graph, leaves, sources=None):
     if sources is None:
         sources = [c.source for c in graph.captures]
     if dispatch.modes or (dispatch.tapes and _recorded(graph, leaves, sources)):
-        flat = replay(graph.optimize(keep_gradients=True), leaves, sources)
+        flat = replay(optimized(graph, keep_gradients=True), leaves, sources)
     else:
-        exe = graph._runner
-        if exe is None:
-            exe = graph._runner = graph.optimize().executable()
+        exe = _runners.get(graph) or runner(graph)
         feeds = [x._value if x.__class__ is Tensor and x.backend is t.backend else _raw(x, t)
                  for x, t in zip(leaves, graph.inputs)]
         feeds += [_raw(sources[i], graph.captures[i].tensor) for i in exe.capture_slots]
@@ -321,7 +320,6 @@ def _recorded(graph, leaves, sources) -> bool:
 
 def replay(graph: Graph, leaves, sources):
     """Run the graph op by op through ``dispatch.apply``: tapes record it and an outer trace inlines it."""
-    from .tracing import ASSIGN
     env = {t._id: x for t, x in zip(graph.inputs, leaves)}
     env.update({c.tensor._id: s for c, s in zip(graph.captures, sources)})
     for t, raw in graph.constants.values():
@@ -343,7 +341,27 @@ def replay(graph: Graph, leaves, sources):
             for x, t in ((env[t._id], t) for t in graph.outputs)]
 
 
-def call_graph(graph: Graph, args, captures: dict):
+_executables: "weakref.WeakKeyDictionary[Graph, Executable]" = weakref.WeakKeyDictionary()
+_runners: "weakref.WeakKeyDictionary[Graph, Executable]" = weakref.WeakKeyDictionary()  # graph -> its optimized graph compiled
+
+
+def executable(graph: Graph) -> Executable:
+    """``graph.executable()``: this graph compiled for the executor, once per graph."""
+    exe = _executables.get(graph)
+    if exe is None:
+        exe = _executables[graph] = Executable(graph)
+    return exe
+
+
+def runner(graph: Graph) -> Executable:
+    """What ``graph(...)`` runs: the optimized graph compiled, once per graph."""
+    exe = _runners.get(graph)
+    if exe is None:
+        exe = _runners[graph] = executable(optimized(graph))
+    return exe
+
+
+def call_graph(graph: Graph, *args, **captures):
     """``graph(*args, **captures)``: check the arguments against the placeholders, then run."""
     if len(args) != len(graph.inputs):
         names = ", ".join(graph.input_names) or "none"

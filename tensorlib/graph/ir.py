@@ -18,57 +18,18 @@ defined once (SSA).  Values enter a graph in three ways:
 from __future__ import annotations
 
 import linecache
-import threading
 
 import numpy as np
 
-from ..tensor import Tensor, make_symbolic
+from ..ops.registry import OpDef, _ops
+from ..tensor import Node, Tensor, current_phase, make_symbolic
 
 # A constant larger than this is captured by reference instead (DESIGN §2, the seeds' 10 s first call).
 CONSTANT_BYTES = 1024
 
-
-# The engine marks the ops that gradient rules run (per thread): graph pictures colour them, profiles label
-# them.  grad.backprop raises ``phase.depth`` while it runs.
-phase = threading.local()
-phase.depth = 0
-
-
-def current_phase() -> str:
-    """``"gradient"`` while the reverse-mode engine runs gradient rules on this thread, else ``"forward"``."""
-    return "gradient" if getattr(phase, "depth", 0) else "forward"
-
-
-class Node:
-    """One application of an op: what a gradient function receives as ``op``.
-
-    ``type`` is the op type name, ``inputs``/``outputs`` are Tensors (symbolic
-    under tracing), ``attrs`` the op's attributes, ``site`` the user's
-    ``file:line`` when it was captured (only for ops without a gradient rule),
-    ``phase`` ``"gradient"`` for a graph node that a gradient rule added, else ``"forward"``.
-    """
-
-    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "phase", "__weakref__")
-
-    def __init__(self, op, inputs, outputs, attrs, site=None, phase="forward"):
-        self.op = op
-        self.inputs = inputs
-        self.outputs = outputs
-        self.attrs = attrs
-        self.site = site
-        self.phase = phase
-
-    @property
-    def type(self) -> str:
-        return self.op.name
-
-    @property
-    def name(self) -> str:
-        return self.op.name
-
-    def __repr__(self):
-        ins = ", ".join(f"{t.shape}" for t in self.inputs)
-        return f"<Node {self.op.name}({ins}) attrs={self.attrs}>"
+# Assignments to Variables are graph nodes of this op type; it is no registered op (no kernel, no gradient).
+ASSIGN = OpDef("AssignVariable", ("resource", "value"), {}, lambda resource, value: (), differentiable=False,
+               doc="Store value into the captured Variable `resource` when the graph runs.")
 
 
 class Capture:
@@ -112,7 +73,9 @@ class Graph:
     ``graph(*args, **captures)`` runs it (args in the order of ``inputs``;
     keyword arguments only for captures a loaded graph did not save);
     ``print(graph)`` lists it, ``graph.to_dot()`` draws it and
-    ``graph.save(path)`` stores it (see :func:`tensorlib.graph.load`).
+    ``graph.save(path)`` stores it (see :func:`tensorlib.graph.load`).  Those
+    methods and ``optimize``/``executable`` come from the executor, the passes,
+    the serializer and the visualizer (installed by :mod:`tensorlib.graph`).
     """
 
     def __init__(self, name: str, backend):
@@ -125,9 +88,6 @@ class Graph:
         self.nodes: list[Node] = []
         self.outputs: list = []
         self.structure = None            # how outputs nest (see tensorlib.graph.tracing.pack)
-        self._optimized = {}             # keep_gradients flag -> optimized Graph
-        self._executable = None          # this graph compiled
-        self._runner = None              # the optimized graph compiled: what graph(...) runs
 
     # ------------------------------------------------------------ building
     def add_input(self, shape, dtype, name: str):
@@ -175,61 +135,15 @@ class Graph:
         entry = self.constants.get(t._id)
         return None if entry is None else entry[1]
 
-    # ------------------------------------------------------------ running and tools
-    def __call__(self, *args, **captures):
-        from . import executor
-        return executor.call_graph(self, args, captures)
-
-    def optimize(self, keep_gradients: bool = False) -> "Graph":
-        """The graph after the passes (cached).  ``keep_gradients`` keeps StopGradient and custom
-        gradients, for graphs that are replayed under a GradientTape."""
-        g = self._optimized.get(keep_gradients)
-        if g is None:
-            from . import passes
-            g = self._optimized[keep_gradients] = passes.optimize(self, keep_gradients)
-        return g
-
-    def executable(self):
-        """This graph compiled for the executor (cached); see :mod:`tensorlib.graph.executor`."""
-        if self._executable is None:
-            from .executor import Executable
-            self._executable = Executable(self)
-        return self._executable
-
-    def save(self, path, include_captures: bool = False) -> None:
-        """Write the structure to ``path`` (JSON) and arrays to the ``.npz`` beside it."""
-        from . import serialize
-        serialize.save(self, path, include_captures)
-
-    def to_dot(self) -> str:
-        """Graphviz DOT text: values named as in ``print(graph)``, shapes and dtypes on the edges."""
-        from . import visualize
-        return visualize.to_dot(self)
-
-    def render(self, path, format: str | None = None) -> str:
-        """Draw the graph to ``path`` (``.svg``, ``.png``, ``.pdf``...) with Graphviz; returns the path.
-
-        Needs the ``graphviz`` Python package (the ``pictures`` extra) and Graphviz's ``dot`` program.
-        """
-        from . import visualize
-        return visualize.render(self, path, format)
-
-    def _repr_svg_(self):
-        """Inline SVG for notebooks (None when Graphviz is not installed, so the text repr shows)."""
-        from . import visualize
-        try:
-            return visualize.svg(self)
-        except (ImportError, RuntimeError):
-            return None
-
+    # ------------------------------------------------------------ checking and printing
+    # Running and the tools (graph(...), optimize, executable, save, to_dot) are installed by
+    # tensorlib/graph/__init__.py from the modules that implement them: the IR imports none of them.
     def verify(self) -> "Graph":
         """Check the graph is well formed; raise ValueError naming the first bad node.
 
         Every value is defined once before use, every op type is known, and
         every node's shape rule reproduces its recorded output shapes and dtypes.
         """
-        from ..ops.registry import _ops
-        from .tracing import ASSIGN
         defined = {t._id for t in self.inputs} | {c.tensor._id for c in self.captures} | set(self.constants)
         names = self.value_names()
         for k, node in enumerate(self.nodes):

@@ -13,14 +13,33 @@ constants.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..ops import registry as _registry
-from .ir import Graph, _nbytes
+from .ir import ASSIGN, Graph, _nbytes
 
 # Folded results live only in the optimized graph (files hold the traced graph), so they may be a
 # little larger than traced constants: enough for a fused conv filter, never a data-sized array.
 FOLD_BYTES = 16 * 1024
+
+
+_optimized: "weakref.WeakKeyDictionary[Graph, dict]" = weakref.WeakKeyDictionary()
+
+
+def optimized(graph: Graph, keep_gradients: bool = False) -> Graph:
+    """``graph.optimize(keep_gradients)``: the graph after the passes, computed once per graph and flag.
+
+    ``keep_gradients`` keeps StopGradient and custom gradients, for graphs that are replayed under a
+    GradientTape."""
+    cache = _optimized.get(graph)
+    if cache is None:
+        cache = _optimized[graph] = {}
+    g = cache.get(keep_gradients)
+    if g is None:
+        g = cache[keep_gradients] = optimize(graph, keep_gradients)
+    return g
 
 
 def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
@@ -41,7 +60,6 @@ def _is_stateful(op) -> bool:
 # ---------------------------------------------------------------- simplify = no-ops + folding + CSE
 def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
     """Algebraic no-ops, constant folding of small constants, and common-subexpression elimination."""
-    from .tracing import ASSIGN
     new = graph.empty_copy()
     env: dict = {}
     seen: dict = {}
@@ -325,7 +343,6 @@ def _box_correlate(g: Graph, wide, fh: int, fw: int, kh: int, kw: int):
 # ---------------------------------------------------------------- dead nodes
 def eliminate_dead_nodes(graph: Graph) -> Graph:
     """Drop nodes (and constants) nothing needs; Variable assignments always stay."""
-    from .tracing import ASSIGN
     live = {t._id for t in graph.outputs}
     kept = []
     for node in reversed(graph.nodes):

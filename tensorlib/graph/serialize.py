@@ -29,8 +29,9 @@ import numpy as np
 from .. import dispatch
 from .. import dtypes as _dtypes
 from ..backends import base as _backends
+from ..ops.registry import _ops
 from ..tensor import Tensor, Variable
-from .ir import Graph, _nbytes
+from .ir import ASSIGN, Graph, _nbytes
 
 FORMAT = "tensorlib.graph"
 VERSION = 2                  # 2: the JSON and the .npz share a token (a mix of two saves does not load)
@@ -294,8 +295,6 @@ def _array(arrays, key, shape, dtype, what):
 
 
 def _build(doc, arrays, backend) -> Graph:
-    from ..ops.registry import _ops
-    from .tracing import ASSIGN
     if not hasattr(backend, "name"):
         backend = _backends.get(backend if backend is not None else _get(doc, "backend", str))
     graph = Graph(_get(doc, "name", str), backend)

@@ -23,14 +23,10 @@ from .. import dispatch
 from .. import dtypes as _dtypes
 from ..backends import base as _backends
 from ..grad import registry as _grad_registry
-from ..ops.registry import OpDef
 from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
 from . import executor
-from .ir import CONSTANT_BYTES, Graph, pack, unpack
+from .ir import ASSIGN, CONSTANT_BYTES, Graph, pack, unpack
 
-# Assignments to Variables are graph nodes of this op type; it is no registered op (no kernel, no gradient).
-ASSIGN = OpDef("AssignVariable", ("resource", "value"), {}, lambda resource, value: (), differentiable=False,
-               doc="Store value into the captured Variable `resource` when the graph runs.")
 RETRACE_WARNING_AFTER = 5
 # Graphs a tl.function keeps (least recently used first out); JAX's jit keeps 4096 executables, but a
 # tensorlib graph pins its captures, so the bound is smaller.

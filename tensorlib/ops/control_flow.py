@@ -65,10 +65,8 @@ def _types(leaves) -> str:
 
 def _run(graph, raws) -> tuple:
     """Run a subgraph on raw arrays with the executor (its optimized plan, compiled once)."""
-    exe = graph._runner
-    if exe is None:
-        exe = graph._runner = graph.optimize().executable()
-    return exe.run(list(raws), [])
+    from ..graph.executor import runner
+    return runner(graph).run(list(raws), [])
 
 
 def _replay(graph, values) -> list:

@@ -26,8 +26,7 @@ from .. import dispatch
 from .. import dtypes as _dt
 from ..backends import base as _backends
 from ..grad import registry as _grad_registry
-from ..graph.ir import Node
-from ..tensor import Tensor, TensorSpec, make, make_symbolic
+from ..tensor import Node, Tensor, TensorSpec, make, make_symbolic
 from .registry import OpDef, _ops
 
 _INDENT = "    "

@@ -294,6 +294,25 @@ def identity(x) -> Tensor:
     return apply(_identity, (x,))
 
 
+_stop = defop("StopGradient", inputs=("x",), infer=lambda x: x, differentiable=False,
+              doc="Identity in the forward pass; no gradient flows through it.")
+
+
+@_stop.generic
+def _stop_gradient_kernel(xp, x):
+    return x
+
+
+def stop_gradient(x) -> Tensor:
+    """``x`` unchanged, with no gradient flowing back through it.
+
+    >>> import tensorlib as tl
+    >>> float(tl.grad(lambda x: x * tl.stop_gradient(x))(3.0))
+    3.0
+    """
+    return _stop(x)
+
+
 def exp(x) -> Tensor:
     return apply(_exp, (x,))
 
@@ -420,33 +439,3 @@ def zeros_like(x, dtype=None) -> Tensor:
 
 def ones_like(x, dtype=None) -> Tensor:
     return apply(_full_like, (x,), {"value": 1, "dtype": None if dtype is None else _dt.as_dtype(dtype)})
-
-
-def _install_operators():
-    T = Tensor
-    T.__add__ = lambda self, other: apply(_add, (self, other))
-    T.__radd__ = lambda self, other: apply(_add, (other, self))
-    T.__sub__ = lambda self, other: apply(_sub, (self, other))
-    T.__rsub__ = lambda self, other: apply(_sub, (other, self))
-    T.__mul__ = lambda self, other: apply(_mul, (self, other))
-    T.__rmul__ = lambda self, other: apply(_mul, (other, self))
-    T.__truediv__ = lambda self, other: apply(_div, (self, other))
-    T.__rtruediv__ = lambda self, other: apply(_div, (other, self))
-    T.__pow__ = lambda self, other: apply(_pow, (self, other))
-    T.__rpow__ = lambda self, other: apply(_pow, (other, self))
-    T.__neg__ = lambda self: apply(_neg, (self,))
-    T.__pos__ = lambda self: self
-    T.__abs__ = lambda self: apply(_abs, (self,))
-    T.__lt__ = lambda self, other: apply(_comparisons["Less"], (self, other))
-    T.__le__ = lambda self, other: apply(_comparisons["LessEqual"], (self, other))
-    T.__gt__ = lambda self, other: apply(_comparisons["Greater"], (self, other))
-    T.__ge__ = lambda self, other: apply(_comparisons["GreaterEqual"], (self, other))
-    T.__eq__ = lambda self, other: apply(_comparisons["Equal"], (self, other))
-    T.__ne__ = lambda self, other: apply(_comparisons["NotEqual"], (self, other))
-    T.__and__ = lambda self, other: apply(_comparisons["LogicalAnd"], (self, other))
-    T.__or__ = lambda self, other: apply(_comparisons["LogicalOr"], (self, other))
-    T.__invert__ = lambda self: apply(_logical_not, (self,))
-    T.__hash__ = object.__hash__
-
-
-_install_operators()

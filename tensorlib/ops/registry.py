@@ -36,7 +36,8 @@ class OpDef:
         self.defaults = dict(attrs or {})
         self.infer = infer
         self.promote = promote
-        self.differentiable = differentiable
+        self.differentiable = differentiable  # the one record of it (tl.grad.not_differentiable sets it)
+        self.has_gradient = False  # a gradient rule is registered (set by tl.grad.register_gradient)
         self.variadic = variadic
         self.stateful = stateful  # results depend on more than inputs and attrs (random draws)
         self.float_valued = float_valued  # integer/bool input x is cast to float64 first, as in NumPy
@@ -132,9 +133,6 @@ def defop(name: str, inputs=("x",), attrs=None, infer=None, *, promote=None,
     caller = sys._getframe(1)
     op.defined_at = f"{caller.f_code.co_filename}:{caller.f_lineno}"
     _ops[name] = op
-    if not differentiable:
-        from ..grad.registry import not_differentiable
-        not_differentiable(name)
     return op
 
 

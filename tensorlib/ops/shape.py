@@ -533,27 +533,3 @@ def getitem(x, index) -> Tensor:
     except IndexError as e:
         raise IndexError(f"StridedSlice: {e}") from None
     return apply(_getitem, (x,), {"index": full})
-
-
-def _install_methods():
-    from . import reduce as r
-    Tensor.__getitem__ = getitem
-    Tensor.reshape = lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape)
-    Tensor.transpose = lambda self, *perm: transpose(self, perm[0] if len(perm) == 1 else (perm or None))
-    Tensor.T = property(lambda self: transpose(self))
-    Tensor.squeeze = squeeze
-    Tensor.expand_dims = expand_dims
-    for name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "logsumexp"):
-        setattr(Tensor, name, getattr(r, name))
-    from . import math as m
-    Tensor.astype = m.cast
-    Tensor.__matmul__ = lambda self, other: _matmul()(self, other)
-    Tensor.__rmatmul__ = lambda self, other: _matmul()(other, self)
-
-
-def _matmul():
-    from .linalg import matmul
-    return matmul
-
-
-_install_methods()

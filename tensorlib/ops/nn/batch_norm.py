@@ -9,10 +9,10 @@ import numpy as np
 from ... import dtypes as _dt
 from ...backends import numpy_nn as _kernels
 from ...dispatch import apply
-from ...grad.custom import stop_gradient
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
 from .. import math as m
+from ..math import stop_gradient
 from .. import reduce as r
 from .. import shape as s
 from ..creation import tensor

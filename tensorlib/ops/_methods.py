@@ -1,0 +1,128 @@
+"""Every Tensor and Variable method that converts, dispatches or calls an op, installed in one place.
+
+``tensorlib/tensor.py`` defines the data (Tensor, Variable, TensorSpec, Node) and imports nothing
+above :mod:`tensorlib.dtypes`.  A Tensor's operators must call ops, which sit above it: that is the
+one loop the layering keeps, and it is closed here, once, after the op families are defined (JAX
+does the same for its tracers).  ``tensorlib/ops/__init__.py`` imports this module last.
+
+>>> import tensorlib as tl
+>>> x = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
+>>> (x @ x.T + 1.0).sum().numpy().item(), tl.Variable([1.0]).read_value().numpy().tolist()
+(56.0, [1.0])
+"""
+from __future__ import annotations
+
+import weakref
+
+from .. import dispatch
+from ..dispatch import apply
+from ..tensor import Tensor, Variable, _ids
+from . import linalg, reduce
+from .creation import tensor
+from .math import _abs, _add, _comparisons, _div, _logical_not, _mul, _neg, _pow, _sub, cast, identity
+from .shape import expand_dims, getitem, reshape, squeeze, transpose
+
+
+# ---------------------------------------------------------------- Tensor: operators
+def _install_operators():
+    T = Tensor
+    T.__add__ = lambda self, other: apply(_add, (self, other))
+    T.__radd__ = lambda self, other: apply(_add, (other, self))
+    T.__sub__ = lambda self, other: apply(_sub, (self, other))
+    T.__rsub__ = lambda self, other: apply(_sub, (other, self))
+    T.__mul__ = lambda self, other: apply(_mul, (self, other))
+    T.__rmul__ = lambda self, other: apply(_mul, (other, self))
+    T.__truediv__ = lambda self, other: apply(_div, (self, other))
+    T.__rtruediv__ = lambda self, other: apply(_div, (other, self))
+    T.__pow__ = lambda self, other: apply(_pow, (self, other))
+    T.__rpow__ = lambda self, other: apply(_pow, (other, self))
+    T.__neg__ = lambda self: apply(_neg, (self,))
+    T.__pos__ = lambda self: self
+    T.__abs__ = lambda self: apply(_abs, (self,))
+    T.__lt__ = lambda self, other: apply(_comparisons["Less"], (self, other))
+    T.__le__ = lambda self, other: apply(_comparisons["LessEqual"], (self, other))
+    T.__gt__ = lambda self, other: apply(_comparisons["Greater"], (self, other))
+    T.__ge__ = lambda self, other: apply(_comparisons["GreaterEqual"], (self, other))
+    T.__eq__ = lambda self, other: apply(_comparisons["Equal"], (self, other))
+    T.__ne__ = lambda self, other: apply(_comparisons["NotEqual"], (self, other))
+    T.__and__ = lambda self, other: apply(_comparisons["LogicalAnd"], (self, other))
+    T.__or__ = lambda self, other: apply(_comparisons["LogicalOr"], (self, other))
+    T.__invert__ = lambda self: apply(_logical_not, (self,))
+    T.__hash__ = object.__hash__
+    T.__matmul__ = lambda self, other: linalg.matmul(self, other)
+    T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
+
+
+# ---------------------------------------------------------------- Tensor: methods
+def _install_methods():
+    Tensor.__getitem__ = getitem
+    Tensor.reshape = lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape)
+    Tensor.transpose = lambda self, *perm: transpose(self, perm[0] if len(perm) == 1 else (perm or None))
+    Tensor.T = property(lambda self: transpose(self))
+    Tensor.squeeze = squeeze
+    Tensor.expand_dims = expand_dims
+    for name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "logsumexp"):
+        setattr(Tensor, name, getattr(reduce, name))
+    Tensor.astype = cast
+    Tensor._no_value = _no_value
+
+
+def _no_value(self, use, remedy):
+    """Raise for a symbolic tensor asked for its value (a tracing mode may first ask for a retrace)."""
+    for mode in dispatch.modes:
+        mode.needs_value(self)
+    raise TypeError(f"tensorlib: a symbolic tensor {self._describe()} has no value while "
+                    f"tl.function traces, but {use}; {remedy}")
+
+
+# ---------------------------------------------------------------- Variable
+def _variable_init(self, initial_value, name: str | None = None, trainable: bool = True, dtype=None,
+                   backend=None):
+    init = initial_value() if callable(initial_value) else initial_value
+    t = tensor(init, dtype=dtype, backend=backend)
+    if t._value is None:
+        raise TypeError("tensorlib: a Variable's initial value must be concrete, not a symbolic tensor")
+    self._value = t._value
+    self.shape = t.shape
+    self.dtype = t.dtype
+    self.backend = t.backend
+    self._id = next(_ids)
+    self._node = None
+    self._index = 0
+    self.name = name if name is not None else f"Variable:{next(Variable._names)}"
+    self.trainable = bool(trainable)
+    self._readers = weakref.WeakSet()
+    self._version = 0
+
+
+def _assign(self, value):
+    """Set the value (same shape and dtype); inside ``tl.function`` this becomes a graph node."""
+    return dispatch.assign_variable(self, value, "assign")
+
+
+def _assign_add(self, delta):
+    """Add ``delta`` to the value (see :meth:`assign`)."""
+    return dispatch.assign_variable(self, self + delta, "assign_add")
+
+
+def _assign_sub(self, delta):
+    """Subtract ``delta`` from the value (see :meth:`assign`)."""
+    return dispatch.assign_variable(self, self - delta, "assign_sub")
+
+
+def _read_value(self) -> Tensor:
+    """The current value as a new Tensor (what a tape records as the read)."""
+    return identity(self)
+
+
+def _install_variable_methods():
+    for name, fn in (("__init__", _variable_init), ("assign", _assign), ("assign_add", _assign_add),
+                     ("assign_sub", _assign_sub), ("read_value", _read_value)):
+        fn.__name__ = name
+        fn.__qualname__ = f"Variable.{name}"
+        setattr(Variable, name, fn)
+
+
+_install_operators()
+_install_methods()
+_install_variable_methods()
