@@ -47,9 +47,11 @@ CACHE_SIZE = 16
 _worker_cache: collections.OrderedDict = collections.OrderedDict()   # token -> _Shipped, per process
 _client_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Client -> {token: Future}
 _cache_lock = threading.Lock()
-# Tapes and tracing contexts are process-wide state in tensorlib, so a worker
-# with several threads runs one tensorlib call at a time (BLAS still uses every
-# core inside it); one thread per worker process is the recommended setup.
+# A worker's copy of a function is shared by the worker's threads, and a
+# tl.function is not guarded against two threads tracing it at once; so a
+# worker with several threads runs one shipped call at a time (BLAS and the
+# kernels still use every core inside it).  One thread per worker process is
+# the recommended setup.
 _run_lock = threading.Lock()
 
 
