@@ -41,6 +41,7 @@ from . import optimizers
 from .checkpoint import load_variables, save_variables
 from . import linalg
 from . import special, stats
+from . import fft
 
 from .ops import random
 from . import debugging

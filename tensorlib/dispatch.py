@@ -83,7 +83,7 @@ def apply(op, args, attrs=_EMPTY):
             if t.dtype is not first:
                 args = _promote(op, args)
                 break
-    elif op.float_valued and args[0].dtype.kind != "f":
+    elif op.float_valued and args[0].dtype.kind not in "fc":
         # NumPy's rule: float-valued functions of integers and bools compute in float64.
         args = (_cast_op(args[0], dtype=_dtypes.float64),) + tuple(args[1:])
     if op.defaults:
@@ -272,7 +272,7 @@ def record(op, inputs, outputs, attrs):
                 if t.__class__ is Variable:
                     t._readers.add(tape)
         for o in node.outputs:
-            if o.dtype.kind == "f":
+            if o.dtype.kind in "fc":
                 watched.add(o._id)
         tape._nodes.append(node)
 
@@ -324,7 +324,7 @@ def convert_inputs(op, args, st=None):
     return _convert_general(op, args)
 
 
-_SCALARS = (float, int, bool)
+_SCALARS = (float, int, bool, complex)
 
 
 def _cached_scalar(value, like, op, index):
@@ -398,7 +398,7 @@ def _input_name(op, i):
 def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
     """Convert one non-Tensor input; under tracing the tracer decides (constant or capture)."""
     modes = current_state().modes
-    if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+    if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
         dtype = _dtypes.weak_scalar_dtype(value, strong_dtype)
         check_int_range(value, dtype, _where(op, index))
         if modes:
@@ -438,6 +438,9 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         elif arr.dtype.kind in "iu":
             arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind in "if"
                              else _dtypes.default_int)
+        elif arr.dtype.kind == "c":
+            arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind == "c"
+                             else _dtypes.default_complex)
         # A new array made here from literals, not a caller's: under tracing it may become a constant.
         return make(backend.asarray(arr.astype(_dtypes.of_array(arr.dtype), copy=False)), backend)
     raise TypeError(f"{name}:{where} expected a tensor, array or number, got "
@@ -457,7 +460,7 @@ class WeakScalar(Tensor):
     __slots__ = ()
 
 
-_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def _promote(op, args):
@@ -480,6 +483,21 @@ def _promote(op, args):
 
 # ---------------------------------------------------------------- variables
 
+def check_assignable(var: Variable, backend=None, how: str = "assign") -> None:
+    """The one check before a Variable's value changes, eagerly, in a trace or in a compiled graph: no
+    GradientTape that is still recording has read it, and the new value (on ``backend``) is on its backend."""
+    tapes = current_state().tapes
+    for tape in list(var._readers):
+        if tape in tapes:
+            raise RuntimeError(
+                f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
+                "GradientTape that is still recording; its gradient would mix old and new values. "
+                "Assign after tape.gradient(), or inside `with tape.stop_recording():`.")
+    if backend is not None and backend is not var.backend:
+        raise ValueError(f"Variable.{how}: value is on backend {backend.name}, "
+                         f"variable {var.name!r} on {var.backend.name}")
+
+
 def assign_variable(var: Variable, value, how: str) -> Variable:
     from_caller = not isinstance(value, Tensor)
     if from_caller:
@@ -494,15 +512,7 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
     st = current_state()
     if st.modes:
         return st.modes[-1].assign(var, value)
-    for tape in list(var._readers):
-        if tape in st.tapes:
-            raise RuntimeError(
-                f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
-                "GradientTape that is still recording; its gradient would mix old and new values. "
-                "Assign after tape.gradient(), or inside `with tape.stop_recording():`.")
-    if value.backend is not var.backend:
-        raise ValueError(f"Variable.{how}: value is on backend {value.backend.name}, "
-                         f"variable {var.name!r} on {var.backend.name}")
+    check_assignable(var, value.backend, how)
     # A value converted from the caller's array may alias it: keep a copy, as Variable() does.
     var._value = value._value.copy() if from_caller else value._value
     var._version += 1

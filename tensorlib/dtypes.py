@@ -19,8 +19,11 @@ float64 = np.dtype("float64")
 int32 = np.dtype("int32")
 int64 = np.dtype("int64")
 bool_ = np.dtype("bool")
+complex64 = np.dtype("complex64")
+complex128 = np.dtype("complex128")
 
-SUPPORTED = (float16, float32, float64, int32, int64, bool_)
+SUPPORTED = (float16, float32, float64, int32, int64, bool_, complex64, complex128)
+COMPLEX = (complex64, complex128)
 FLOATS = (float16, float32, float64)
 _SUPPORTED_SET = frozenset(SUPPORTED)
 # Dtypes a caller's NumPy array may carry, held in the smallest supported dtype that
@@ -31,6 +34,7 @@ _WIDENED = {np.dtype("int8"): int32, np.dtype("int16"): int32, np.dtype("uint8")
 
 default_float = float32
 default_int = int64
+default_complex = complex64   # a Python list of complex numbers, as a list of floats gives float32
 
 
 def as_dtype(dtype) -> np.dtype:
@@ -73,6 +77,33 @@ def is_floating(dtype) -> bool:
     return np.dtype(dtype).kind == "f"
 
 
+def is_inexact(dtype) -> bool:
+    """Float or complex: the dtypes that carry gradients."""
+    return np.dtype(dtype).kind in "fc"
+
+
+def real_dtype(dtype) -> np.dtype:
+    """The dtype of the real and imaginary parts: complex64 -> float32, complex128 -> float64; others unchanged.
+
+    >>> real_dtype("complex64"), real_dtype("float16")
+    (dtype('float32'), dtype('float16'))
+    """
+    d = np.dtype(dtype)
+    return {complex64: float32, complex128: float64}.get(d, d)
+
+
+def complex_dtype(dtype) -> np.dtype:
+    """The complex dtype with parts of ``dtype``'s precision (float16 -> complex64, integers -> complex128).
+
+    >>> complex_dtype("float32"), complex_dtype("int64")
+    (dtype('complex64'), dtype('complex128'))
+    """
+    d = np.dtype(dtype)
+    if d.kind == "c":
+        return d
+    return complex64 if d in (float16, float32) else complex128
+
+
 def is_integer(dtype) -> bool:
     return np.dtype(dtype).kind in "iu"
 
@@ -89,12 +120,13 @@ def weak_scalar_dtype(value, strong: np.dtype | None) -> np.dtype:
     an integer or bool tensor gives the default float; an int next to bool
     gives the default int.
     """
-    kind = "b" if isinstance(value, bool) else "i" if isinstance(value, int) else "f"
-    if isinstance(value, complex):
-        raise TypeError(f"tensorlib: complex scalars are not supported ({value!r})")
+    kind = "b" if isinstance(value, bool) else "i" if isinstance(value, int) else \
+        "c" if isinstance(value, complex) else "f"
     if strong is None:
-        return {"b": bool_, "i": default_int, "f": default_float}[kind]
-    order = "bif"
+        return {"b": bool_, "i": default_int, "f": default_float, "c": default_complex}[kind]
+    if kind == "c":   # 1j next to float32 gives complex64, as in NumPy 2 and JAX
+        return complex_dtype(strong) if strong.kind in "fc" else default_complex
+    order = "bifc"
     if order.index(kind) <= order.index(strong.kind if strong.kind != "u" else "i"):
         return strong
     return default_float if kind == "f" else default_int

@@ -126,6 +126,9 @@ class Tensor:
     def __float__(self):
         return float(self.numpy())
 
+    def __complex__(self):
+        return complex(self.numpy())
+
     def __int__(self):
         return int(self.numpy())
 

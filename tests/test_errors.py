@@ -69,17 +69,18 @@ def test_non_numeric_data_names_the_op_and_the_input():
         tl.exp(None)
     with pytest.raises(TypeError, match=r"^Exp: input 'x' has unsupported dtype <U1$"):
         tl.exp(np.array(["x"]))
-    with pytest.raises(TypeError, match=r"^Exp: input 'x' has unsupported dtype complex128$"):
-        tl.exp(np.array([1 + 2j]))
+    with pytest.raises(TypeError, match=r"^Exp: input 'x' has unsupported dtype uint64$"):
+        tl.exp(np.array([1], np.uint64))
     with pytest.raises(TypeError, match=r"^Mul: input 'y' is not numeric: \['a'\]$"):
         tl.multiply(tl.ones(1), ["a"])
     with pytest.raises(TypeError, match=r"is not numeric: \['a', 'b'\]"):
         tl.tensor(["a", "b"])
     with pytest.raises(ValueError, match=r"ragged nested sequence"):
         tl.tensor([[1.0], [1.0, 2.0]])
-    with pytest.raises(TypeError, match=r"^Cast: tensorlib: dtype complex64 is not supported \(supported: float16, "
-                                        r"float32, float64, int32, int64, bool\) \(input shape \(2,\) float32\)$"):
-        tl.cast(tl.ones(2), "complex64")
+    with pytest.raises(TypeError, match=r"^Cast: tensorlib: dtype uint64 is not supported \(supported: float16, "
+                                        r"float32, float64, int32, int64, bool, complex64, complex128\) \(input shape "
+                                        r"\(2,\) float32\)$"):
+        tl.cast(tl.ones(2), "uint64")
 
 
 def test_dtype_errors_name_the_op():

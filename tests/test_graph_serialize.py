@@ -112,7 +112,7 @@ def _edit_json(path, edit):
     (lambda d: d["nodes"][1].update(inputs=[7, 1]), r"node 1 \(Mul\) uses value 7 before it is defined"),
     (lambda d: d["nodes"][0]["attrs"].update(bogus={"$tuple": []}), r"node 0 \(Exp\).*unknown attribute 'bogus'"),
     (lambda d: d["constants"][0].update(dtype="float32"), "array 'const_0' is float64"),
-    (lambda d: d["inputs"][0].update(dtype="complex128"), "not supported"),
+    (lambda d: d["inputs"][0].update(dtype="uint64"), "not supported"),
 ])
 def test_malformed_files_raise_one_clear_error(tmp_path, edit, message):
     json_path, _ = _saved(tmp_path)

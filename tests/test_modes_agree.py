@@ -17,9 +17,9 @@ INFOS = all_opinfos()
 
 
 def _dtypes(info):
-    """float64 (with gradients), plus the catalogue's first other dtype (forward only)."""
-    chosen = [np.dtype(np.float64)] if np.dtype(np.float64) in info.dtypes else []
-    others = [d for d in info.dtypes if np.dtype(d) != np.float64]
+    """float64 or complex128 (with gradients), plus the catalogue's first other dtype (forward only)."""
+    chosen = [d for d in (np.dtype(np.float64), np.dtype(np.complex128)) if d in info.dtypes][:1]
+    others = [d for d in info.dtypes if np.dtype(d) not in chosen]
     return chosen + others[:1]
 
 
@@ -62,14 +62,16 @@ def test_traced_matches_eager(info, data):
         _assert_same(eager, traced, f"{what} forward", atol, rtol)
 
         argnums = tuple(positions.index(k) for k in sample.grad_argnums if k in positions)
-        if not info.differentiable or dtype != np.float64 or not argnums:
+        if not info.differentiable or dtype not in (np.float64, np.complex128) or not argnums:
             continue
         rng = np.random.default_rng(0)
-        weights = [rng.standard_normal(o.shape) if o.dtype.kind == "f" else None for o in eager]
+        weights = [rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o.dtype.kind == "c" else 0)
+                   if o.dtype.kind in "fc" else None for o in eager]
 
         def loss(*xs):
+            # A real loss (the real part of complex terms: Cast), so complex outputs are checked too.
             outs = flatten(call(info.op, *xs))[0]
-            return sum(tl.sum(o * w) for o, w in zip(outs, weights) if w is not None)
+            return sum(tl.cast(tl.sum(o * w), "float64") for o, w in zip(outs, weights) if w is not None)
 
         grads_eager = tl.grad(loss, argnums=argnums)(*tensors)
         grads_traced = tl.function(tl.grad(loss, argnums=argnums))(*tensors)

@@ -24,7 +24,7 @@ def _as_tensor(x):
 
 def _require_float(t, what, name):
     """Differentiating with respect to an integer or bool is an error (JAX's rule), never a zero."""
-    if isinstance(t, Tensor) and t.dtype.kind != "f":
+    if isinstance(t, Tensor) and t.dtype.kind not in "fc":
         raise TypeError(f"{what}: cannot differentiate with respect to {name} of dtype {t.dtype} "
                         f"(shape {tuple(t.shape)}); gradients need a float input: pass a float value "
                         "or cast it with tl.cast(x, 'float64')")

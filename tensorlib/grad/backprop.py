@@ -33,7 +33,7 @@ def _backprop(nodes, targets, target_grads, sources, unconnected):
             if t._id in needs:
                 relevant.append(node)
                 for o in node.outputs:
-                    if o.dtype.kind == "f":
+                    if o.dtype.kind in "fc":
                         needs.add(o._id)
                 break
     keep = {s._id for s in sources}
@@ -106,7 +106,7 @@ def checked(g, like, node, index, fn):
     problem = None
     if not isinstance(g, Tensor):
         problem = f"got {type(g).__name__} {g!r:.60}, expected a Tensor or None"
-    elif g.dtype.kind != "f":
+    elif g.dtype.kind not in "fc":
         problem = f"got dtype {g.dtype}, expected a float dtype ({like.dtype})"
     elif not _sums_back(g.shape, like.shape, strict=node.op.name == "CustomGradient"):
         problem = f"got shape {tuple(g.shape)}, expected {tuple(like.shape)}"
@@ -150,7 +150,8 @@ def fit_to(g, like):
 
     if g.shape != like.shape:
         g = sum_to(g, like.shape)
-    if g.dtype != like.dtype and like.dtype.kind == "f":
+    if g.dtype != like.dtype and like.dtype.kind in "fc":
+        # A complex gradient for a real input keeps its real part (JAX's convention; Cast does that).
         g = m.cast(g, dtype=like.dtype)
     return g
 

@@ -53,7 +53,7 @@ class GradientTape:
                 continue
             if not isinstance(t, Tensor):
                 raise TypeError(f"GradientTape.watch: expected tensors, got {type(t).__name__}")
-            if t.dtype.kind != "f":
+            if t.dtype.kind not in "fc":
                 continue
             if isinstance(t, Variable):
                 self._watch_variable(t)
@@ -179,7 +179,7 @@ def _check_sources(sources, what):
         if not isinstance(s, Tensor):
             raise TypeError(f"GradientTape.{what}: sources must be tensors or variables, got "
                             f"{type(s).__name__} (source {i})")
-        if s.dtype.kind != "f":
+        if s.dtype.kind not in "fc":
             raise TypeError(f"GradientTape.{what}: cannot differentiate with respect to source {i} of dtype "
                             f"{s.dtype} (shape {tuple(s.shape)}); gradients need a float source")
 

@@ -254,10 +254,7 @@ def _assign(var, raw):
     """An AssignVariable step: the same rules as ``Variable.assign`` in eager mode."""
     if not isinstance(var, Variable):
         raise TypeError(f"the graph assigns to its capture; pass a tl.Variable for it, got {type(var).__name__}")
-    for tape in list(var._readers):
-        if tape in dispatch.tapes:
-            raise RuntimeError(f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read "
-                               "by a GradientTape that is still recording; assign after tape.gradient()")
+    dispatch.check_assignable(var)
     var._value = raw
     var._version += 1
 

@@ -95,7 +95,7 @@ class _Trace:
         (read at every call, so writing to it later is seen, as for big arrays, never frozen).  Only an
         array that was a temporary of the trace (nothing outside holds it when the trace ends) becomes
         a constant then: see ``freeze_temporaries``."""
-        if isinstance(value, (bool, int, float)):
+        if isinstance(value, (bool, int, float, complex)):
             raw = backend.asarray(value, dtype=dtype)
             return self._constant(("scalar", dtype, backend.to_numpy(raw).tobytes()), raw)
         self.sources.append(value)
@@ -173,16 +173,8 @@ class _Trace:
 
     def assign(self, var, value):
         """``var.assign(value)`` inside the trace: an AssignVariable node; later reads see ``value``."""
-        for tape in list(var._readers):
-            if tape in dispatch.tapes:
-                raise RuntimeError(
-                    f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
-                    "GradientTape that is still recording; its gradient would mix old and new values. "
-                    "Assign after tape.gradient(), or inside `with tape.stop_recording():`.")
         value = self.lift(value)
-        if value.backend is not var.backend:
-            raise ValueError(f"Variable.assign: value is on backend {value.backend.name}, "
-                             f"variable {var.name!r} on {var.backend.name}")
+        dispatch.check_assignable(var, value.backend)
         self.lift(var)
         self.graph.add_node(ASSIGN, (self.variable_refs[var._id], value), {}, (), dispatch.user_site())
         self.lifted[var._id] = value
@@ -231,7 +223,7 @@ class _SubTrace(_Trace):
 
     def convert(self, value, dtype, backend):
         # Arrays, whatever their size, are read by reference through the outer trace.
-        if isinstance(value, (bool, int, float)):
+        if isinstance(value, (bool, int, float, complex)):
             return super().convert(value, dtype, backend)
         return self.from_outer(self.parent.convert(value, dtype, backend))
 

@@ -178,12 +178,25 @@ def _real_part(x):
     return spec(x.shape, _dt.float32 if x.dtype == np.complex64 else _dt.float64) if x.dtype.kind == "c" else x
 
 
+def _imag_grad(op, g):
+    # JAX's convention (docs/complex.md): d Im(z) = -i; a real input has no imaginary part to move.
+    return g * -1j if _x(op).dtype.kind == "c" else m.zeros_like(_x(op))
+
+
+def _angle_grad(op, g):
+    # angle(z) = atan2(y, x): dL/dx - i dL/dy = (-y - i x) / |z|**2 = -i / z (taken as 0 at z = 0).
+    x = _x(op)
+    if x.dtype.kind != "c":
+        return m.zeros_like(x)
+    zero = m.equal(x, 0)
+    return g * m.where(zero, m.zeros_like(x), -1j / m.where(zero, m.ones_like(x), x))
+
+
+# Real's rule returns g itself: for a complex input the engine casts it to g + 0j, JAX's d Re(z) = 1.
 _real = _unary("Real", np.real, "Real part (x itself for real x).", lambda op, g: g, infer=_real_part)
-_imag = _unary("Imag", np.imag, "Imaginary part (zeros for real x).", lambda op, g: m.zeros_like(_x(op)),
-               infer=_real_part)
+_imag = _unary("Imag", np.imag, "Imaginary part (zeros for real x).", _imag_grad, infer=_real_part)
 _conj = _unary("Conj", np.conjugate, "Complex conjugate (x itself for real x).", lambda op, g: conj(g), infer=_same)
-_angle = _unary("Angle", np.angle, "Argument of a complex number: 0 or pi for real x.",
-                lambda op, g: m.zeros_like(_x(op)),
+_angle = _unary("Angle", np.angle, "Argument of a complex number: 0 or pi for real x.", _angle_grad,
                 infer=lambda x: _real_part(x) if x.dtype.kind == "c" else _float_valued(x))
 _imag.kernel("numpy")(lambda x: np.imag(x).copy())  # np.imag of a real array is a read-only view
 

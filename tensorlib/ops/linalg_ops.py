@@ -105,6 +105,14 @@ def _matmul(a, b):
     return matmul(a, b)
 
 
+def _real_only(op):
+    """Decompositions whose gradient needs conjugate transposes (and a phase gauge) are real-only here."""
+    x = op.inputs[0]
+    if x.dtype.kind == "c":
+        raise TypeError(f"{op.type}: gradients for complex inputs are not supported (input shape "
+                        f"{tuple(x.shape)} {x.dtype}); the forward value is")
+
+
 def _gap_reciprocal(d):
     """1 / d where the gap d is nonzero, else 0: the eigen- and singular-vector gradients' F matrix.
 
@@ -218,9 +226,17 @@ _slogdet.generic(lambda xp, x: tuple(xp.linalg.slogdet(x)))
 
 
 def _slogdet_grad(op, g_sign, g_logabsdet):
-    # The sign is piecewise constant (for real matrices): only log|det| carries a gradient.
+    # With h = log det (holomorphic), logabsdet = Re h and sign = exp(i Im h): the cotangent of h is
+    # g_logabsdet - i Re(i sign g_sign).  For real matrices the sign is piecewise constant (no term).
+    from .math import cast
     from .shape import expand_dims
-    return expand_dims(g_logabsdet, (-2, -1)) * _mT(inv(op.inputs[0]))
+    x = op.inputs[0]
+    g_h = g_logabsdet
+    if x.dtype.kind == "c":
+        sign = op.outputs[0]
+        g_h = cast(g_logabsdet, dtype=x.dtype) - 1j * cast(cast(1j * sign * g_sign, dtype=g_logabsdet.dtype),
+                                                            dtype=x.dtype)
+    return expand_dims(g_h, (-2, -1)) * _mT(inv(x))
 
 
 register_gradient("LogMatrixDeterminant", _slogdet_grad)
@@ -320,6 +336,7 @@ _cholesky.kernel("numpy")(_lapack("Cholesky")(functools.partial(_cholesky_kernel
 def _cholesky_grad(op, g):
     # Murray (2016): with P = Phi(L^T tril(g)), Phi = lower triangle with halved diagonal,
     # the gradient is the symmetric part of L^-T P L^-1 (two triangular solves).
+    _real_only(op)
     factor = op.outputs[0]
     p = _matmul(_mT(factor), _triangle(g, lower=True))
     p = _triangle(p, lower=True, k=-1) + _diag_embed(_diag_part(p)) * 0.5
@@ -363,6 +380,7 @@ _eigh.kernel("numpy")(_lapack("SelfAdjointEigV2")(functools.partial(_eigh_kernel
 
 def _eigh_grad(op, g_w, g_v):
     # dv_j = sum_i v_i (v_i^T dA v_j) / (w_j - w_i): the gradient is V (diag(gw) + F o V^T gV) V^T.
+    _real_only(op)
     w, v = op.outputs
     f = _gap_reciprocal(_row(w) - _column(w))
     inner = _diag_embed(g_w) + f * _matmul(_mT(v), g_v)
@@ -427,6 +445,7 @@ _svd.kernel("numpy")(_lapack("Svd")(functools.partial(_svd_kernel, np)))
 
 def _svd_grad(op, *grads):
     from .shape import getitem
+    _real_only(op)
     x = op.inputs[0]
     if not op.attrs["compute_uv"]:
         u, _, vh = svd(x, full_matrices=False)
@@ -508,6 +527,7 @@ def _qr_kernel(xp, x, *, mode):
 
 def _qr_grad(op, *grads):
     from .shape import concat, getitem
+    _real_only(op)
     x, mode = op.inputs[0], op.attrs["mode"]
     m, n = x.shape[-2:]
     if mode == "complete" and m > n:
@@ -584,6 +604,7 @@ _pinv.kernel("numpy")(_lapack("MatrixPseudoInverse")(functools.partial(_pinv_ker
 def _pinv_grad(op, g):
     # Golub & Pereyra (1973), for x of constant rank:
     # d x+ = -x+ dx x+ + x+ x+^T dx^T (I - x x+) + (I - x+ x) dx^T x+^T x+.
+    _real_only(op)
     x, p = op.inputs[0], op.outputs[0]
     pt, gt = _mT(p), _mT(g)
     left = _constant(np.eye(x.shape[-2]), x) - _matmul(x, p)

@@ -52,7 +52,7 @@ register_gradient("Mul", lambda op, g: g * op.inputs[1], lambda op, g: g * op.in
 def _div_infer(x, y):
     # True division, as in NumPy: integers and bools give float64.
     out = _broadcast(x, y)
-    return out if x.dtype.kind == "f" else spec(out.shape, _dt.float64)
+    return out if x.dtype.kind in "fc" else spec(out.shape, _dt.float64)
 
 
 _div = defop("Div", inputs=("x", "y"), infer=_div_infer, promote=(0, 1),
@@ -107,7 +107,7 @@ register_gradient("Minimum", lambda op, g: _share(g, op.inputs[0] < op.inputs[1]
 
 # ------------------------------------------------------------------ unary
 def _to_float(x):
-    return x if x.dtype.kind == "f" else spec(x.shape, _dt.float64)
+    return x if x.dtype.kind in "fc" else spec(x.shape, _dt.float64)
 
 
 def _unary(name, fn, doc, grad=None, float_valued=False):
@@ -127,7 +127,21 @@ _log = _unary("Log", lambda xp, x: xp.log(x), "Natural logarithm.", lambda op, g
 _sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), "Square root.", lambda op, g: g * 0.5 / op.outputs[0],
                float_valued=True)
 _square = _unary("Square", lambda xp, x: x * x, "x * x.", lambda op, g: g * 2.0 * op.inputs[0])
-_abs = _unary("Abs", lambda xp, x: xp.abs(x), "|x|; gradient sign(x).", lambda op, g: g * sign(op.inputs[0]))
+_abs = defop("Abs", inputs=("x",), infer=lambda x: spec(x.shape, _dt.real_dtype(x.dtype)),
+             doc="|x| (the modulus, real, for complex x); gradient sign(x), or conj(x) / |x| for complex x.")
+_abs.generic(lambda xp, x: xp.abs(x))
+
+
+def _abs_grad(op, g):
+    x = op.inputs[0]
+    if x.dtype.kind != "c":
+        return g * sign(x)
+    # JAX's convention: d|z| = conj(z) / |z| = |z| / z, taken as 0 at z = 0 (as sign(0) is for reals).
+    zero = equal(x, 0)
+    return g * where(zero, zeros_like(x), cast(op.outputs[0], dtype=x.dtype) / where(zero, ones_like(x), x))
+
+
+register_gradient("Abs", _abs_grad)
 _sign = _unary("Sign", lambda xp, x: xp.sign(x), "Sign of x; its gradient is zero.",
                lambda op, g: zeros_like(op.inputs[0]))
 _sin = _unary("Sin", lambda xp, x: xp.sin(x), "Sine.", lambda op, g: g * cos(op.inputs[0]), float_valued=True)
@@ -175,10 +189,13 @@ _cast = defop("Cast", inputs=("x",), attrs={"dtype": _dt.float32}, infer=_cast_i
 
 @_cast.generic
 def _cast_kernel(xp, x, *, dtype):
-    return x.astype(dtype)
+    # Complex to real keeps the real part, as NumPy does, without its ComplexWarning.
+    return (xp.real(x) if x.dtype.kind == "c" and np.dtype(dtype).kind != "c" else x).astype(dtype)
 
 
-register_gradient("Cast", lambda op, g: cast(g, dtype=op.inputs[0].dtype) if op.inputs[0].dtype.kind == "f" else None)
+# To a real input, the gradient from a complex result is its real part: Cast back does exactly that.
+register_gradient("Cast", lambda op, g: cast(g, dtype=op.inputs[0].dtype) if op.inputs[0].dtype.kind in "fc"
+                  else None)
 dispatch._cast_op = lambda x, dtype: _cast(x, dtype=dtype)
 
 _comparisons = {}

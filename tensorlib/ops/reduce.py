@@ -197,6 +197,8 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     if x.dtype == _dt.float16:
         return m.cast(var(m.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
     centered = x - mean(x, axis, keepdims=True)
+    if x.dtype.kind == "c":   # NumPy: the mean squared modulus, real
+        centered = m.abs(centered)
     n = _count(x, axis)
     return sum(centered * centered, axis, keepdims) / (n - ddof)
 

@@ -62,7 +62,21 @@ def _host(value):
 
 
 def _is_float_array(value) -> bool:
-    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
+    """Float or complex: complex arguments are differentiated along their real and imaginary parts."""
+    return isinstance(value, np.ndarray) and value.dtype.kind in "fc"
+
+
+def _wide(dtype):
+    """float64, or complex128 for complex values: the dtype finite differences run in."""
+    return np.dtype(np.complex128 if np.dtype(dtype).kind == "c" else np.float64)
+
+
+def _direction(rng, shape, dtype):
+    """A random direction; complex (independent real and imaginary parts) for complex values."""
+    v = np.asarray(rng.standard_normal(shape))
+    if np.dtype(dtype).kind == "c":
+        v = v + 1j * np.asarray(rng.standard_normal(shape))
+    return v
 
 
 def _tensor(value, backend):
@@ -75,8 +89,8 @@ def _inputs(point, backends, float64=False):
     out = []
     for value, backend in zip(point, backends):
         if isinstance(value, np.ndarray):
-            if float64 and value.dtype.kind == "f":
-                value = value.astype(np.float64)
+            if float64 and value.dtype.kind in "fc":
+                value = value.astype(_wide(value.dtype))
             out.append(_tensor(value, backend))
         else:
             out.append(value)
@@ -93,7 +107,7 @@ def _leaves(out, what):
 
 
 def _lowest_precision(dtypes):
-    floats = [np.dtype(d) for d in dtypes if np.dtype(d).kind == "f"]
+    floats = [_dt.real_dtype(d) for d in dtypes if np.dtype(d).kind in "fc"]
     return min(floats, key=lambda d: d.itemsize) if floats else _dt.float64
 
 
@@ -187,8 +201,8 @@ def _jitter(point, backends, argnums, rng):
     out = []
     for i, (value, backend) in enumerate(zip(point, backends)):
         if i in argnums:
-            step = 1e-2 * np.maximum(np.abs(value.astype(np.float64)), 1e-2)
-            value = np.asarray(value + step * rng.standard_normal(value.shape)).astype(value.dtype)
+            step = 1e-2 * np.maximum(np.abs(value.astype(_wide(value.dtype))), 1e-2)
+            value = np.asarray(value + step * _direction(rng, value.shape, value.dtype)).astype(value.dtype)
         out.append(_tensor(value, backend) if backend is not None else value)
     return out
 
@@ -207,7 +221,7 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
 
     out, vjp_fn = vjp(_partial_in(f, inputs, argnums), *[inputs[i] for i in argnums])
     leaves = _leaves(out, label)
-    float_pos = [k for k, o in enumerate(leaves) if o.dtype.kind == "f"]
+    float_pos = [k for k, o in enumerate(leaves) if o.dtype.kind in "fc"]
     if not float_pos:
         raise TypeError(f"check_grads: {label} has no floating-point output to differentiate "
                         f"(output dtypes: {[str(o.dtype) for o in leaves]})")
@@ -219,14 +233,14 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
     context = dict(f=f, point=point, backends=backends, label=label, names=names, atol=atol_, rtol=rtol_, eps=eps_,
                    numeric_dtype=numeric_dtype, depth=depth, float_pos=float_pos)
 
-    us = [np.asarray(rng.standard_normal(leaves[k].shape)).astype(leaves[k].dtype) for k in float_pos]
+    us = [_direction(rng, leaves[k].shape, leaves[k].dtype).astype(leaves[k].dtype) for k in float_pos]
     cotangents = []
     for k, leaf in enumerate(leaves):
         cotangents.append(us[float_pos.index(k)] if k in float_pos else np.zeros(leaf.shape, leaf.dtype))
     grads = vjp_fn(cotangents) if "rev" in modes else None
 
     for slot, i in enumerate(argnums):
-        v = np.asarray(rng.standard_normal(point[i].shape))
+        v = _direction(rng, point[i].shape, point[i].dtype)
         numeric = _numeric_jvp(f, point, backends, i, v, float_pos, context)
         if grads is not None:
             _compare_vjp(grads[slot], i, v, us, numeric, context)
@@ -263,13 +277,13 @@ def _vjp_function(f, nargs, argnums, float_pos, label):
 def _numeric_jvp(f, point, backends, i, v, float_pos, ctx):
     """Central difference of f's float outputs along ``v`` in argument ``i`` (float64), after a kink check."""
     eps = ctx["eps"]
-    base = [p.astype(np.float64) if _is_float_array(p) else p for p in point]
+    base = [p.astype(_wide(p.dtype)) if _is_float_array(p) else p for p in point]
 
     def at(step):
         shifted = list(base)
         shifted[i] = np.asarray(base[i] + step * v)
         outs = _leaves(f(*_inputs(shifted, backends)), ctx["label"])
-        return [np.asarray(outs[k].numpy(), dtype=np.float64) for k in float_pos]
+        return [np.asarray(outs[k].numpy(), dtype=_wide(outs[k].dtype)) for k in float_pos]
 
     f0, fp, fm, fp2, fm2 = at(0.0), at(eps), at(-eps), at(eps / 2), at(-eps / 2)
     central = []
@@ -342,13 +356,16 @@ def _compare_vjp(grad, i, v, us, numeric, ctx):
         got = "None" if grad is None else f"shape {tuple(grad.shape)}, {grad.dtype}"
         raise _failure("reverse-mode (vjp)", ctx, i,
                        f"The gradient has {got}; expected shape {arg.shape}, {arg.dtype}.")
-    analytic = float(np.sum(np.asarray(grad.numpy(), dtype=np.float64) * v))
-    terms = [n * u.astype(np.float64) for n, u in zip(numeric, us)]
-    expected = float(sum(np.sum(t) for t in terms))
+    # For complex values the pairing is Re(sum(a * b)): with JAX's convention the gradient g of the
+    # real loss Re(<u, f>) moves it by Re(sum(g * v)) along v (real and imaginary parts at once).
+    analytic = float(np.real(np.sum(np.asarray(grad.numpy(), dtype=_wide(grad.dtype)) * v)))
+    terms = [n * u.astype(_wide(u.dtype)) for n, u in zip(numeric, us)]
+    expected = float(np.real(sum(np.sum(t) for t in terms)))
     size = sum(t.size for t in terms)
     tolerance = ctx["atol"] * np.sqrt(max(size, 1)) + ctx["rtol"] * float(sum(np.sum(np.abs(t)) for t in terms))
     if not abs(analytic - expected) <= tolerance:
-        worst = _worst_element(grad, i, us, ctx) if arg.size <= WORST_ELEMENT_SIZE else ""
+        worst = _worst_element(grad, i, us, ctx) if arg.size <= WORST_ELEMENT_SIZE and arg.dtype.kind == "f" \
+            and all(u.dtype.kind == "f" for u in us) else ""
         raise _failure("reverse-mode (vjp)", ctx, i,
                        f"<vjp(u), v> = {analytic:.10g} (analytic) vs {expected:.10g} (numeric), difference "
                        f"{abs(analytic - expected):.3g} > tolerance {tolerance:.3g}, for random directions u, v."
@@ -391,7 +408,7 @@ def _compare_jvp(tangents, i, numeric, ctx):
         if tuple(t.shape) != n.shape:
             raise _failure("forward-mode (jvp)", ctx, i,
                            f"J v of output {k} has shape {tuple(t.shape)}, expected {n.shape}.")
-        analytic = np.asarray(t.numpy(), dtype=np.float64)
+        analytic = np.asarray(t.numpy(), dtype=_wide(t.dtype))
         error = np.abs(analytic - n)
         allowed = ctx["atol"] + ctx["rtol"] * np.abs(n)
         if not np.all(error <= allowed):

@@ -70,6 +70,6 @@ class OpInfo:
         dtype = np.dtype(dtype)
         if dtype == _dt.float16:
             return 1e-2, 1e-2
-        if dtype == _dt.float32:
+        if dtype in (_dt.float32, _dt.complex64):
             return max(self.atol, 1e-5), max(self.rtol, 1e-4)
         return self.atol, self.rtol

@@ -1,0 +1,17 @@
+"""``tl.fft``: NumPy's ``fft`` module with gradients (``n``/``s``, ``axis``/``axes`` and ``norm`` as in NumPy).
+
+Real inputs to ``fft`` become complex; ``rfft``/``irfft`` keep the half
+spectrum.  Gradients follow JAX's convention for complex values (see
+``docs/complex.md``), so a real loss of a spectrum differentiates back to a
+real signal:
+
+>>> import tensorlib as tl
+>>> x = tl.tensor([1.0, 2.0, 3.0, 4.0], dtype="float64")
+>>> power = lambda x: tl.sum(tl.abs(tl.fft.rfft(x)) ** 2)
+>>> tl.grad(power)(x).numpy().round(6).tolist()
+[12.0, 20.0, 20.0, 28.0]
+"""
+from .ops.fft import (fft, fft2, fftn, fftshift, ifft, ifft2, ifftn, ifftshift, irfft, irfftn, rfft, rfftn)
+
+__all__ = ["fft", "fft2", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft", "irfftn", "rfft",
+           "rfftn"]

@@ -1,0 +1,359 @@
+"""Discrete Fourier transforms (``tl.fft``): three ops, NumPy's functions on top of them.
+
+``FFTN`` (complex to complex, forward or inverse), ``RFFTN`` (real to half
+spectrum) and ``IRFFTN`` (half spectrum to real) run ``numpy.fft`` over the
+given axes with NumPy's ``norm`` modes.  Cropping and zero-padding to ``n`` /
+``s`` are slicing and ``pad`` ops in the public functions, so their gradients
+come free.
+
+Gradients, with JAX's convention for complex values (``docs/complex.md``):
+the DFT matrix is symmetric, so the transpose of each ``FFTN`` is the same
+transform with the same ``norm``; the transpose of ``RFFTN`` zero-pads the
+half spectrum and applies the full forward transform (keeping the real part
+for the real input); the transpose of ``IRFFTN`` is the inverse transform of
+the real cotangent, cut to the half spectrum and doubled on the bins that
+stand for two (every bin but 0 and, for even sizes, the last).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import apply
+from ..grad.registry import register_gradient
+from ..tensor import Tensor
+from .registry import defop, spec
+
+_NORMS = ("backward", "ortho", "forward")
+
+
+def _check_axes(x, axes):
+    rank = len(x.shape)
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ValueError(f"axis {a} is out of bounds for rank {rank}")
+    if len({a % rank for a in axes}) != len(axes):
+        raise ValueError(f"axes {axes} repeat an axis")
+    return tuple(a % rank for a in axes)
+
+
+# ------------------------------------------------------------------ FFTN
+def _fftn_infer(x, *, axes, norm, inverse):
+    if x.dtype.kind != "c":
+        raise TypeError(f"expected a complex input, got {x.dtype}")
+    _check_axes(x, axes)
+    return spec(x.shape, x.dtype)
+
+
+_fftn = defop("FFTN", inputs=("x",), attrs={"axes": (-1,), "norm": "backward", "inverse": False},
+              infer=_fftn_infer, doc="Complex DFT over axes (inverse=True: the inverse DFT), numpy.fft norms.")
+
+
+@_fftn.generic
+def _fftn_kernel(xp, x, *, axes, norm, inverse):
+    return (xp.fft.ifftn if inverse else xp.fft.fftn)(x, axes=axes, norm=norm)
+
+
+# The DFT matrix is symmetric: each transform is its own transpose.
+register_gradient("FFTN", lambda op, g: apply(_fftn, (g,), op.attrs))
+
+
+# ------------------------------------------------------------------ RFFTN
+def _rfftn_infer(x, *, axes, norm):
+    if x.dtype.kind != "f":
+        raise TypeError(f"expected a real input, got {x.dtype} (use fft for complex inputs)")
+    axes = _check_axes(x, axes)
+    shape = list(x.shape)
+    shape[axes[-1]] = shape[axes[-1]] // 2 + 1
+    return spec(tuple(shape), _dt.complex_dtype(x.dtype))
+
+
+_rfftn = defop("RFFTN", inputs=("x",), attrs={"axes": (-1,), "norm": "backward"}, infer=_rfftn_infer,
+               doc="DFT of a real input over axes, the last one cut to its n // 2 + 1 nonnegative frequencies.")
+
+
+@_rfftn.generic
+def _rfftn_kernel(xp, x, *, axes, norm):
+    return xp.fft.rfftn(x, axes=axes, norm=norm)
+
+
+def _rfftn_grad(op, g):
+    from .math import cast
+    from .shape import pad
+    x, axes = op.inputs[0], op.attrs["axes"]
+    last = axes[-1] % x.ndim
+    widths = [(0, 0)] * x.ndim
+    widths[last] = (0, x.shape[last] - g.shape[last])
+    full = apply(_fftn, (pad(g, widths),), {"axes": axes, "norm": op.attrs["norm"], "inverse": False})
+    return cast(full, dtype=x.dtype)    # the real part
+
+
+register_gradient("RFFTN", _rfftn_grad)
+
+
+# ------------------------------------------------------------------ IRFFTN
+def _irfftn_infer(x, *, axes, norm, n):
+    if x.dtype.kind != "c":
+        raise TypeError(f"expected a complex input, got {x.dtype}")
+    axes = _check_axes(x, axes)
+    shape = list(x.shape)
+    if shape[axes[-1]] != n // 2 + 1:
+        raise ValueError(f"axis {axes[-1]} has {shape[axes[-1]]} frequencies, {n} outputs need {n // 2 + 1}")
+    shape[axes[-1]] = n
+    return spec(tuple(shape), _dt.real_dtype(x.dtype))
+
+
+_irfftn = defop("IRFFTN", inputs=("x",), attrs={"axes": (-1,), "norm": "backward", "n": 2}, infer=_irfftn_infer,
+                doc="Inverse of RFFTN: n real outputs along the last axis from its n // 2 + 1 frequencies.")
+
+
+@_irfftn.generic
+def _irfftn_kernel(xp, x, *, axes, norm, n):
+    sizes = [x.shape[a] for a in axes[:-1]] + [n]
+    return xp.fft.irfftn(x, s=sizes, axes=axes, norm=norm)
+
+
+def _irfftn_grad(op, g):
+    from .creation import tensor
+    from .math import cast
+    from .shape import getitem
+    x, axes, n = op.inputs[0], op.attrs["axes"], op.attrs["n"]
+    last = axes[-1] % x.ndim
+    spectrum = apply(_fftn, (cast(g, dtype=x.dtype),), {"axes": axes, "norm": op.attrs["norm"], "inverse": True})
+    m = n // 2 + 1
+    index = [slice(None)] * x.ndim
+    index[last] = slice(0, m)
+    # Bins 1 .. (n - 1) // 2 stand for themselves and their mirror image, so they count twice.
+    weight = np.ones(m)
+    weight[1:(n - 1) // 2 + 1] = 2.0
+    weight = weight.reshape((m,) + (1,) * (x.ndim - 1 - last))
+    return getitem(spectrum, tuple(index)) * tensor(weight.astype(x.dtype), backend=x.backend)
+
+
+register_gradient("IRFFTN", _irfftn_grad)
+
+
+# ------------------------------------------------------------------ NumPy's functions
+def _tensor(a, what):
+    from .creation import tensor
+    a = a if isinstance(a, Tensor) else tensor(a)
+    if a.dtype.kind not in "biufc":
+        raise TypeError(f"{what}: input of dtype {a.dtype} is not numeric")
+    return a
+
+
+def _norm(norm, what):
+    norm = "backward" if norm is None else norm
+    if norm not in _NORMS:
+        raise ValueError(f"{what}: norm must be None, 'backward', 'ortho' or 'forward', got {norm!r}")
+    return norm
+
+
+def _as_complex(a):
+    from .math import cast
+    return a if a.dtype.kind == "c" else cast(a, dtype=_dt.complex_dtype(a.dtype))
+
+
+def _as_real(a, what):
+    from .math import cast
+    if a.dtype.kind == "c":
+        raise TypeError(f"{what}: expected a real input, got {a.dtype} (shape {tuple(a.shape)}); use fft for "
+                        "complex inputs")
+    return a if a.dtype.kind == "f" else cast(a, dtype=_dt.float64)
+
+
+def _resize(a, axis, n):
+    """Crop or zero-pad ``a`` along ``axis`` to ``n`` (NumPy's ``n`` and ``s`` arguments)."""
+    from .shape import getitem, pad
+    size = a.shape[axis]
+    if n == size:
+        return a
+    if n < size:
+        index = [slice(None)] * a.ndim
+        index[axis] = slice(0, n)
+        return getitem(a, tuple(index))
+    widths = [(0, 0)] * a.ndim
+    widths[axis] = (0, n - size)
+    return pad(a, widths)
+
+
+def _plan(a, s, axes, what):
+    """NumPy's (s, axes) rules: normalized axes and the size per axis (``None``: keep the input's)."""
+    if axes is None:
+        axes = tuple(range(a.ndim)) if s is None else tuple(range(a.ndim - len(s), a.ndim))
+    axes = tuple(int(ax) for ax in ((axes,) if isinstance(axes, (int, np.integer)) else axes))
+    if not axes:
+        raise ValueError(f"{what}: no axes to transform (input shape {tuple(a.shape)} {a.dtype})")
+    if s is not None and len(s) != len(axes):
+        raise ValueError(f"{what}: s {tuple(s)} and axes {axes} have different lengths")
+    try:
+        axes = _check_axes(a, axes)
+    except ValueError as e:
+        raise ValueError(f"{what}: {e} (input shape {tuple(a.shape)} {a.dtype})") from None
+    sizes = [None] * len(axes) if s is None else [int(n) for n in s]
+    for n in sizes:
+        if n is not None and n < 1:
+            raise ValueError(f"{what}: invalid number of data points {n} (input shape {tuple(a.shape)} {a.dtype})")
+    return axes, sizes
+
+
+def fftn(a, s=None, axes=None, norm=None) -> Tensor:
+    """N-dimensional DFT (``numpy.fft.fftn``); ``s`` crops or zero-pads each axis first.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.fftn(tl.tensor([[1.0, 0.0], [0.0, 0.0]])).numpy().real.tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    a = _tensor(a, "fftn")
+    axes, sizes = _plan(a, s, axes, "fftn")
+    for ax, n in zip(axes, sizes):
+        a = a if n is None else _resize(a, ax, n)
+    return apply(_fftn, (_as_complex(a),), {"axes": axes, "norm": _norm(norm, "fftn"), "inverse": False})
+
+
+def ifftn(a, s=None, axes=None, norm=None) -> Tensor:
+    """N-dimensional inverse DFT (``numpy.fft.ifftn``).
+
+    >>> import tensorlib as tl
+    >>> tl.fft.ifftn(tl.tensor([[4.0, 0.0], [0.0, 0.0]])).numpy().real.tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    a = _tensor(a, "ifftn")
+    axes, sizes = _plan(a, s, axes, "ifftn")
+    for ax, n in zip(axes, sizes):
+        a = a if n is None else _resize(a, ax, n)
+    return apply(_fftn, (_as_complex(a),), {"axes": axes, "norm": _norm(norm, "ifftn"), "inverse": True})
+
+
+def fft(a, n=None, axis: int = -1, norm=None) -> Tensor:
+    """One-dimensional DFT along ``axis`` (``numpy.fft.fft``); ``n`` crops or zero-pads first.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.fft(tl.tensor([1.0, 1.0, 1.0, 1.0])).numpy().real.tolist()
+    [4.0, 0.0, 0.0, 0.0]
+    """
+    return fftn(a, None if n is None else (n,), (axis,), norm)
+
+
+def ifft(a, n=None, axis: int = -1, norm=None) -> Tensor:
+    """One-dimensional inverse DFT (``numpy.fft.ifft``).
+
+    >>> import tensorlib as tl
+    >>> tl.fft.ifft(tl.tensor([4.0, 0.0, 0.0, 0.0])).numpy().real.tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    return ifftn(a, None if n is None else (n,), (axis,), norm)
+
+
+def fft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
+    """Two-dimensional DFT over ``axes`` (``numpy.fft.fft2``).
+
+    >>> import tensorlib as tl
+    >>> tl.fft.fft2(tl.ones((2, 2))).numpy().real.tolist()
+    [[4.0, 0.0], [0.0, 0.0]]
+    """
+    return fftn(a, s, axes, norm)
+
+
+def ifft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
+    """Two-dimensional inverse DFT (``numpy.fft.ifft2``).
+
+    >>> import tensorlib as tl
+    >>> tl.fft.ifft2(tl.tensor([[4.0, 0.0], [0.0, 0.0]])).numpy().real.tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    return ifftn(a, s, axes, norm)
+
+
+def rfftn(a, s=None, axes=None, norm=None) -> Tensor:
+    """DFT of a real input (``numpy.fft.rfftn``): the last axis keeps its ``n // 2 + 1`` nonnegative frequencies.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.rfftn(tl.ones((2, 4))).numpy().real.tolist()
+    [[8.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    a = _as_real(_tensor(a, "rfftn"), "rfftn")
+    axes, sizes = _plan(a, s, axes, "rfftn")
+    for ax, n in zip(axes, sizes):
+        a = a if n is None else _resize(a, ax, n)
+    return apply(_rfftn, (a,), {"axes": axes, "norm": _norm(norm, "rfftn")})
+
+
+def rfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
+    """One-dimensional DFT of a real input (``numpy.fft.rfft``).
+
+    >>> import tensorlib as tl
+    >>> tl.fft.rfft(tl.tensor([1.0, 2.0, 3.0, 4.0])).numpy().tolist()
+    [(10+0j), (-2+2j), (-2+0j)]
+    """
+    return rfftn(a, None if n is None else (n,), (axis,), norm)
+
+
+def irfftn(a, s=None, axes=None, norm=None) -> Tensor:
+    """Inverse of ``rfftn`` (``numpy.fft.irfftn``): real output, the last axis of size ``s[-1]``
+    (default ``2 * (m - 1)`` for ``m`` input frequencies).
+
+    >>> import tensorlib as tl
+    >>> tl.fft.irfftn(tl.fft.rfftn(tl.tensor([[1.0, 2.0], [3.0, 4.0]]))).numpy().tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    a = _tensor(a, "irfftn")
+    axes, sizes = _plan(a, s, axes, "irfftn")
+    last = sizes[-1] if sizes[-1] is not None else 2 * (a.shape[axes[-1]] - 1)
+    if last < 1:
+        raise ValueError(f"irfftn: invalid number of data points {last} (input shape {tuple(a.shape)} {a.dtype})")
+    for ax, n in zip(axes[:-1], sizes[:-1]):
+        a = a if n is None else _resize(a, ax, n)
+    a = _resize(a, axes[-1], last // 2 + 1)
+    return apply(_irfftn, (_as_complex(a),), {"axes": axes, "norm": _norm(norm, "irfftn"), "n": last})
+
+
+def irfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
+    """Inverse of ``rfft`` (``numpy.fft.irfft``): ``n`` real outputs (default ``2 * (m - 1)``).
+
+    >>> import tensorlib as tl
+    >>> tl.fft.irfft(tl.fft.rfft(tl.tensor([1.0, 2.0, 3.0]), ), n=3).numpy().round(6).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    return irfftn(a, None if n is None else (n,), (axis,), norm)
+
+
+def _shift(x, axes, inverse, what):
+    from .shape import concat, getitem
+    x = _tensor(x, what)
+    if axes is None:
+        axes = tuple(range(x.ndim))
+    axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
+    try:
+        axes = _check_axes(x, axes)
+    except ValueError as e:
+        raise ValueError(f"{what}: {e} (input shape {tuple(x.shape)} {x.dtype})") from None
+    for ax in axes:
+        size = x.shape[ax]
+        cut = size // 2 if inverse else size - size // 2   # where the output starts
+        if cut in (0, size):
+            continue
+        head, tail = ([slice(None)] * x.ndim for _ in range(2))
+        head[ax], tail[ax] = slice(0, cut), slice(cut, None)
+        x = concat([getitem(x, tuple(tail)), getitem(x, tuple(head))], axis=ax)
+    return x
+
+
+def fftshift(x, axes=None) -> Tensor:
+    """Move the zero frequency to the centre (``numpy.fft.fftshift``): a roll by ``n // 2``.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.fftshift(tl.arange(5)).numpy().tolist()
+    [3, 4, 0, 1, 2]
+    """
+    return _shift(x, axes, False, "fftshift")
+
+
+def ifftshift(x, axes=None) -> Tensor:
+    """Inverse of ``fftshift`` (``numpy.fft.ifftshift``).
+
+    >>> import tensorlib as tl
+    >>> tl.fft.ifftshift(tl.fft.fftshift(tl.arange(5))).numpy().tolist()
+    [0, 1, 2, 3, 4]
+    """
+    return _shift(x, axes, True, "ifftshift")

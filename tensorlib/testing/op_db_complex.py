@@ -1,0 +1,141 @@
+"""The complex catalogue: the ops NumPy defines on complex numbers, in complex64 and complex128.
+
+Forward values against NumPy; gradients (complex128, second order, both
+modes) follow JAX's convention and are checked by perturbing real and
+imaginary parts (``tl.testing.check_grads``).  Weak Python complex scalars
+(``x * 2j``) take the tensor's precision, as in NumPy 2 and JAX.
+
+>>> from tensorlib.testing.op_db_complex import OPINFOS
+>>> "complex.multiply" in {info.name for info in OPINFOS}
+True
+"""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+import tensorlib as tl
+
+from .. import dtypes as _dt
+from .opinfo import ErrorInput, OpInfo, SampleInput
+from .strategies import mutually_broadcastable_shapes
+
+COMPLEX = (_dt.complex64, _dt.complex128)
+SHAPES = st.sampled_from([(2, 3), (3,), (), (2, 1, 3)])
+
+
+def _values(rng, shape, dtype, away_from_zero=0.0):
+    z = rng.uniform(-2, 2, shape) + 1j * rng.uniform(-2, 2, shape)
+    if away_from_zero:
+        z = z + away_from_zero * z / np.maximum(np.abs(z), 1e-12)
+    return np.asarray(z).astype(dtype)
+
+
+def _unary(away_from_zero=0.0):
+    def samples(dtype):
+        return st.builds(lambda seed, shape: SampleInput((_values(np.random.default_rng(seed), shape, dtype,
+                                                                  away_from_zero),)),
+                         st.integers(0, 2**16), SHAPES)
+    return samples
+
+
+def _binary(away_from_zero=0.0, scalars=True):
+    """Two broadcastable complex arrays, a complex array with a real one, or a weak Python scalar."""
+    def samples(dtype):
+        @st.composite
+        def draw(draw):
+            rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+            kind = draw(st.sampled_from(["arrays", "real y", "scalar"] if scalars else ["arrays", "real y"]))
+            if kind == "scalar":
+                x = _values(rng, draw(SHAPES), dtype)
+                return SampleInput((x, draw(st.sampled_from([2j, 1.5 - 0.5j, 3.0]))), grad_argnums=(0,))
+            shape_x, shape_y = draw(mutually_broadcastable_shapes(2))
+            y = _values(rng, shape_y, dtype, away_from_zero)
+            if kind == "real y":
+                y = (np.abs(y) + away_from_zero).astype(_dt.real_dtype(dtype))
+            return SampleInput((_values(rng, shape_x, dtype), y), grad_argnums=(0, 1))
+        return draw()
+    return samples
+
+
+def _entry(name, fn, ref, samples, op_types, **kwargs):
+    return OpInfo(f"complex.{name}", fn, ref, samples, op_types=op_types, dtypes=COMPLEX, atol=1e-5, **kwargs)
+
+
+def _matrices(dtype, seed, shape):
+    rng = np.random.default_rng(seed)
+    return (_values(rng, shape, np.complex128) + shape[-1] * 1.5 * np.eye(shape[-1])).astype(dtype)
+
+
+@st.composite
+def _solve_draw(draw, dtype):
+    seed, n = draw(st.integers(0, 2**16)), draw(st.sampled_from([1, 2, 3]))
+    batch = draw(st.sampled_from([(), (2,)]))
+    b = _values(np.random.default_rng(seed + 1), batch + (n, 2), dtype)
+    return SampleInput((_matrices(dtype, seed, batch + (n, n)), b), grad_argnums=(0, 1))
+
+
+def _square(dtype):
+    return st.builds(lambda seed, batch, n: SampleInput((_matrices(dtype, seed, batch + (n, n)),)),
+                     st.integers(0, 2**16), st.sampled_from([(), (2,)]), st.sampled_from([1, 2, 3]))
+
+
+def _matmul_draw(dtype):
+    return st.builds(lambda seed, k: SampleInput((_values(np.random.default_rng(seed), (2, k), dtype),
+                                                  _values(np.random.default_rng(seed + 1), (k, 3), dtype)),
+                                                 grad_argnums=(0, 1)),
+                     st.integers(0, 2**16), st.sampled_from([1, 2, 4]))
+
+
+def _reduce(fn):
+    def samples(dtype):
+        return st.builds(lambda seed, shape, keepdims: SampleInput(
+            (_values(np.random.default_rng(seed), shape, dtype),), {"axis": -1 if shape else None,
+                                                                      "keepdims": keepdims}),
+            st.integers(0, 2**16), SHAPES, st.booleans())
+    return samples
+
+
+OPINFOS = [
+    _entry("add", tl.add, np.add, _binary(), ("Add",)),
+    _entry("subtract", tl.subtract, np.subtract, _binary(), ("Sub",)),
+    _entry("multiply", tl.multiply, np.multiply, _binary(), ("Mul",)),
+    _entry("divide", tl.divide, np.divide, _binary(away_from_zero=0.5), ("Div",)),
+    _entry("negative", tl.negative, np.negative, _unary(), ("Neg",)),
+    _entry("exp", tl.exp, np.exp, _unary(), ("Exp",)),
+    _entry("log", tl.log, np.log, _unary(0.3), ("Log",)),   # the branch cut on the negative axis is a kink
+    _entry("sqrt", tl.sqrt, np.sqrt, _unary(0.3), ("Sqrt",)),
+    _entry("square", tl.square, np.square, _unary(), ("Square",)),
+    _entry("abs", tl.abs, np.abs, _unary(0.2), ("Abs",)),
+    _entry("sin", tl.sin, np.sin, _unary(), ("Sin",)),
+    _entry("cos", tl.cos, np.cos, _unary(), ("Cos",)),
+    _entry("tanh", tl.tanh, np.tanh, _unary(), ("Tanh",)),
+    _entry("sum", tl.sum, np.sum, _reduce(np.sum), ("Sum",)),
+    _entry("prod", tl.prod, np.prod, _reduce(np.prod), ("Prod",)),
+    _entry("mean", tl.mean, np.mean, _reduce(np.mean), ()),
+    _entry("var", tl.var, np.var, _reduce(np.var), ()),        # real: the mean squared modulus
+    _entry("tan", tl.tan, np.tan, _unary(), ("Tan",)),
+    _entry("sinh", tl.sinh, np.sinh, _unary(), ("Sinh",)),
+    _entry("reciprocal", tl.reciprocal, np.reciprocal, _unary(0.5), ("Reciprocal",)),
+    _entry("cumsum", lambda z: tl.cumsum(z, axis=-1), lambda z: np.cumsum(z, axis=-1),
+           lambda dtype: _unary()(dtype).filter(lambda s: s.args[0].ndim > 0), ("Cumsum",)),
+    _entry("vdot", tl.vdot, np.vdot, lambda dtype: _matmul_draw(dtype).map(
+        lambda s: SampleInput((s.args[0], s.args[0][::-1].copy()), grad_argnums=(0, 1))), ("Conj",)),
+    _entry("matmul", tl.matmul, np.matmul, _matmul_draw, ("BatchMatMulV2",)),
+    _entry("einsum", lambda a, b: tl.einsum("ij,jk->ik", a, b), lambda a, b: np.einsum("ij,jk->ik", a, b),
+           _matmul_draw, ("Einsum",)),
+    _entry("transpose", tl.transpose, np.transpose, _unary(), ("Transpose",)),
+    _entry("real", tl.real, np.real, _unary(), ("Real",)),
+    _entry("imag", tl.imag, lambda z: np.imag(z).copy(), _unary(), ("Imag",)),
+    _entry("conj", tl.conj, np.conj, _unary(), ("Conj",)),
+    _entry("angle", tl.angle, np.angle, _unary(0.3), ("Angle",)),   # the cut on the negative axis is a kink
+    _entry("to_real", lambda z: tl.cast(z, _dt.real_dtype(z.dtype)), lambda z: z.real.copy(), _unary(), ("Cast",)),
+    _entry("linalg.inv", tl.linalg.inv, np.linalg.inv, _square, ("MatrixInverse",)),
+    _entry("linalg.solve", tl.linalg.solve, np.linalg.solve, _solve_draw, ("MatrixSolve",)),
+    _entry("linalg.det", tl.linalg.det, np.linalg.det, _square, ("MatrixDeterminant",)),
+    _entry("linalg.slogdet", tl.linalg.slogdet, lambda a: tuple(np.linalg.slogdet(a)), _square,
+           ("LogMatrixDeterminant",)),
+    _entry("linalg.matrix_power", lambda a: tl.linalg.matrix_power(a, -2),
+           lambda a: np.linalg.matrix_power(a, -2), _square, ()),
+    _entry("linalg.norm", lambda a: tl.linalg.norm(a, axis=-1), lambda a: np.linalg.norm(a, axis=-1), _square, ()),
+]
