@@ -121,3 +121,18 @@ def test_profile_separates_modes_and_phases_and_names_the_real_kernel(tmp_path):
     assert len(boxes) == len(prof.events)
     assert all(rows[b["tid"]] == b["cat"].replace(",", " ") for b in boxes)
     assert all(b["dur"] >= 0 and "kernel" in b["args"] for b in boxes)
+
+
+def test_nodes_rewritten_by_the_pool_folding_keep_their_phase():
+    w = tl.Variable(np.ones((3, 3, 1, 2)))
+
+    def f(x):
+        with tl.GradientTape() as tape:
+            loss = tl.sum(tl.nn.avg_pool(tl.nn.conv2d(x, w, 1, "VALID"), 2, 2, "VALID"))
+        return tape.gradient(loss, w)
+    nodes = tl.function(f).get_graph(np.ones((1, 8, 8, 1))).optimize().nodes
+    types = [n.type for n in nodes]
+    assert "AvgPool" not in types and "AvgPoolGrad" not in types  # both folded into the convs
+    conv, backprop = types.index("Conv2D"), types.index("Conv2DBackpropFilter")
+    assert all(n.phase == "forward" for n in nodes[:conv + 1])  # the box-filtered filter and the conv
+    assert all(n.phase == "gradient" for n in nodes[backprop:])  # the filter gradient and its box correlation

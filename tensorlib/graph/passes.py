@@ -175,7 +175,7 @@ def _no_op(new: Graph, node, ins, keep_gradients):
                 if None not in out.shape and _nbytes(out.shape, out.dtype) <= FOLD_BYTES:
                     return (new.add_constant(x.backend.xp.full(out.shape, not keep, dtype=out.dtype)),)
                 return new.add_node(_registry.get("FullLike"), (x,), {"value": not keep, "dtype": out.dtype},
-                                    site=node.site)
+                                    site=node.site, phase=node.phase)
     if kind == "Select":
         for value, chosen in ((True, ins[1]), (False, ins[2])):
             if same(chosen) and _all_equal(new, ins[0], value):
@@ -239,9 +239,9 @@ def fuse_conv_avgpool(graph: Graph) -> Graph:
         else:
             x, w = (env.get(t._id, t) for t in conv.inputs)
             kh, kw = node.attrs["ksize"]
-            box = _box_filter(new, w, kh, kw)
+            box = _box_filter(new, w, kh, kw, node.phase)
             outs = new.add_node(conv.op, (x, box), {**conv.attrs, "strides": tuple(node.attrs["strides"])},
-                                site=node.site)
+                                site=node.site, phase=node.phase)
         for old, out in zip(node.outputs, outs):
             env[old._id] = out
     new.outputs = [env.get(t._id, t) for t in graph.outputs]
@@ -259,19 +259,19 @@ def _fusable(conv_attrs, pool_attrs) -> bool:
             and conv_attrs.get("data_format", "NHWC") == "NHWC" and pool_attrs.get("data_format", "NHWC") == "NHWC")
 
 
-def _box_filter(g: Graph, w, kh: int, kw: int):
+def _box_filter(g: Graph, w, kh: int, kw: int, phase=None):
     """``w`` (HWIO) fully convolved with a kh x kw box, over kh*kw: pad, add shifted slices, scale."""
     fh, fw = w.shape[0] + kh - 1, w.shape[1] + kw - 1
     pads = ((kh - 1, kh - 1), (kw - 1, kw - 1), (0, 0), (0, 0))
-    padded = g.add_node(_registry.get("PadV2"), (w,), {"paddings": pads, "constant_values": 0})[0]
+    padded = g.add_node(_registry.get("PadV2"), (w,), {"paddings": pads, "constant_values": 0}, phase=phase)[0]
     total = None
     for p in range(kh):
         for q in range(kw):
             index = (slice(kh - 1 - p, kh - 1 - p + fh), slice(kw - 1 - q, kw - 1 - q + fw), slice(None), slice(None))
-            part = g.add_node(_registry.get("StridedSlice"), (padded,), {"index": index})[0]
-            total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {})[0]
+            part = g.add_node(_registry.get("StridedSlice"), (padded,), {"index": index}, phase=phase)[0]
+            total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {}, phase=phase)[0]
     scale = g.add_constant(w.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=w.dtype)))
-    return g.add_node(_registry.get("Mul"), (total, scale), {})[0]
+    return g.add_node(_registry.get("Mul"), (total, scale), {}, phase=phase)[0]
 
 
 # ---------------------------------------------------------------- its gradient: AvgPoolGrad into the conv backprops
@@ -306,18 +306,19 @@ def fuse_avgpool_grad_conv_backprop(graph: Graph) -> Graph:
         ins = tuple(env.get(t._id, t) for t in node.inputs)
         pool = pools.get(node.inputs[1]._id) if len(node.inputs) == 2 else None
         if pool is None:
-            outs = new.add_node(node.op, ins, node.attrs, site=node.site)
+            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
         else:
             kh, kw = pool.attrs["ksize"]
             grad = env.get(pool.inputs[0]._id, pool.inputs[0])
             attrs = {**node.attrs, "strides": tuple(pool.attrs["strides"])}
             if node.op.name == "Conv2DBackpropInput":
-                outs = new.add_node(node.op, (_box_filter(new, ins[0], kh, kw), grad), attrs, site=node.site)
+                outs = new.add_node(node.op, (_box_filter(new, ins[0], kh, kw, node.phase), grad), attrs,
+                                    site=node.site, phase=node.phase)
             else:
                 fh, fw, c_in, c_out = node.attrs["filter_shape"]
                 attrs["filter_shape"] = (fh + kh - 1, fw + kw - 1, c_in, c_out)
-                wide = new.add_node(node.op, (ins[0], grad), attrs, site=node.site)[0]
-                outs = (_box_correlate(new, wide, fh, fw, kh, kw),)
+                wide = new.add_node(node.op, (ins[0], grad), attrs, site=node.site, phase=node.phase)[0]
+                outs = (_box_correlate(new, wide, fh, fw, kh, kw, node.phase),)
         for old, out in zip(node.outputs, outs):
             env[old._id] = out
     new.outputs = [env.get(t._id, t) for t in graph.outputs]
@@ -328,16 +329,16 @@ def _static_filter(node) -> tuple:
     return tuple(node.attrs["filter_shape"]) if node.op.name == "Conv2DBackpropFilter" else tuple(node.inputs[0].shape)
 
 
-def _box_correlate(g: Graph, wide, fh: int, fw: int, kh: int, kw: int):
+def _box_correlate(g: Graph, wide, fh: int, fw: int, kh: int, kw: int, phase=None):
     """``sum over p<kh, q<kw of wide[p:p+fh, q:q+fw]`` over kh*kw: the transpose of :func:`_box_filter`."""
     total = None
     for p in range(kh):
         for q in range(kw):
             index = (slice(p, p + fh), slice(q, q + fw), slice(None), slice(None))
-            part = g.add_node(_registry.get("StridedSlice"), (wide,), {"index": index})[0]
-            total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {})[0]
+            part = g.add_node(_registry.get("StridedSlice"), (wide,), {"index": index}, phase=phase)[0]
+            total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {}, phase=phase)[0]
     scale = g.add_constant(wide.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=wide.dtype)))
-    return g.add_node(_registry.get("Mul"), (total, scale), {})[0]
+    return g.add_node(_registry.get("Mul"), (total, scale), {}, phase=phase)[0]
 
 
 # ---------------------------------------------------------------- dead nodes
