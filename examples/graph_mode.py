@@ -54,17 +54,18 @@ def seed_methods(n):
         print(f"  {name:34s} first call {first:6.3f} s, then {steady:6.3f} s  "
               f"(max diff vs eager {np.abs(out - reference).max():.1e})")
     graph = methods["1: NumPy arrays used directly"].get_graph()
-    print("\nThe traced graph: the array is a capture, the 3x3 filter a small constant")
+    print("\nThe traced graph: both closed-over arrays are captures, read at every call")
     print(graph)
     print("\nWhat runs: AvgPool after a stride-1 Conv2D became one stride-2 Conv2D with a 4x4 filter")
     print(graph.optimize())
     path = os.path.join(tempfile.mkdtemp(), "seed.json")
     graph.save(path)
     size = os.path.getsize(path) + os.path.getsize(path[:-5] + ".npz")
-    print(f"\nSaved without its capture: {size} bytes; load it and pass the array by name:")
+    print(f"\nSaved without its captures: {size} bytes; load it and pass the arrays by name:")
     loaded = tl.graph.load(path)
-    name = loaded.captures[0].name
-    print(f"  loaded({name}=...) matches: {np.allclose(loaded(**{name: x_np}).numpy(), reference)}")
+    arrays = {c.name: x_np if tuple(c.shape) == x_np.shape else w_np for c in loaded.captures}
+    print(f"  loaded({', '.join(f'{k}=...' for k in arrays)}) matches: "
+          f"{np.allclose(loaded(**arrays).numpy(), reference)}")
 
 
 def retracing():

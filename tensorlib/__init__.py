@@ -6,6 +6,7 @@
 4.0
 """
 from . import dtypes
+from . import tree
 from .dtypes import bool_, float16, float32, float64, int32, int64
 from .tensor import Tensor, TensorSpec, Variable
 from . import backends

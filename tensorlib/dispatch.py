@@ -20,21 +20,20 @@ from .tensor import Node, Tensor, Variable, _ids, make
 
 
 class State:
-    """What is active in one thread (or context): tapes, tracing modes, observers, overrides, backends.
+    """What is active in one thread (or context): tapes, tracing modes, observers, gradient overrides.
 
     Every list is innermost last.  Each thread starts with nothing active,
     as in PyTorch and TensorFlow: a tape or a trace opened in one thread
     never sees another thread's ops.
     """
 
-    __slots__ = ("tapes", "modes", "observers", "overrides", "backends")
+    __slots__ = ("tapes", "modes", "observers", "overrides")
 
     def __init__(self, empty=list):
         self.tapes = empty()        # recording GradientTapes
         self.modes = empty()        # tracing contexts
         self.observers = empty()    # profilers and numerics checkers
         self.overrides = empty()    # tl.grad.override scopes
-        self.backends = empty()     # `with tl.backend(...)` blocks
 
 
 # A context variable, not threading.local: reading it costs one C call (about 20 ns, against
@@ -64,6 +63,7 @@ def __getattr__(name):
 _EMPTY: dict = {}
 _scalars: dict = {}      # (type, value, dtype, backend) -> shared constant Tensor
 _cast_op = None          # set by tensorlib.ops.math (Cast) to break the import cycle
+_stack_op = None         # set by tensorlib.ops.shape (Pack), likewise
 _new = object.__new__
 _next_id = _ids.__next__
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -412,10 +412,20 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         dtype = _checked_dtype(op, index, value.dtype) if op is not None else _dtypes.of_array(value.dtype)
         if modes:
             return modes[-1].convert(value, dtype, backend)
-        return make(backend.asarray(value, dtype=dtype), backend, None, dtype)
+        arr = backend.asarray(value)
+        # The caller's array becomes a value tensorlib owns: a later write to it changes no result.
+        if backend.dtype_of(arr) != dtype:
+            arr = backend.fit(arr, dtype)
+        elif _may_alias(arr, value):
+            arr = backend.copy(arr)
+        return make(arr, backend, None, dtype)
     name = op.name if op is not None else "tensor"
     where = f" input {_input_name(op, index)}" if op is not None else ""
     if isinstance(value, (list, tuple)):
+        if _holds_tensor(value):
+            # Stacked with the Pack op, so the gradient reaches every tensor in the list.
+            return _stack_op([to_tensor(v, backend, strong_dtype, op, index) if isinstance(v, (list, tuple))
+                              else v for v in value])
         try:
             arr = np.asarray(value)
         except ValueError as e:
@@ -434,9 +444,18 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         elif arr.dtype.kind == "c":
             arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind == "c"
                              else _dtypes.default_complex)
-        return to_tensor(arr, backend, None, op, index)
+        # A new array made here from literals, not a caller's: under tracing it may become a constant.
+        return make(backend.asarray(arr.astype(_dtypes.of_array(arr.dtype), copy=False)), backend)
     raise TypeError(f"{name}:{where} expected a tensor, array or number, got "
                     f"{type(value).__name__} {value!r:.60}")
+
+
+def _holds_tensor(value) -> bool:
+    return any(isinstance(v, Tensor) or isinstance(v, (list, tuple)) and _holds_tensor(v) for v in value)
+
+
+def _may_alias(arr, value) -> bool:
+    return arr is value or getattr(arr, "base", None) is not None or isinstance(value, np.ndarray)
 
 
 class WeakScalar(Tensor):

@@ -152,14 +152,14 @@ def _line_of(text):
         return next(i for i, line in enumerate(fh, 1) if text in line and "_line_of" not in line)
 
 
-def test_small_literals_are_constants_and_the_same_object_is_one_capture():
+def test_scalar_literals_are_constants_and_arrays_of_any_size_are_captures():
     small = np.array([1.0, 2.0])
     w = tl.tensor(np.ones((64, 64)))
     f = tl.function(lambda x: (x + small) @ w[:2, :] + tl.sum(w) + 0.5)
     out = f(np.ones((3, 2)))
     np.testing.assert_allclose(out.numpy(), (np.ones((3, 2)) + small) @ np.ones((2, 64)) + 64 * 64 + 0.5)
     graph = f.get_graph(np.ones((3, 2)))
-    assert [c.name for c in graph.captures] == ["w"]
+    assert [c.name for c in graph.captures] == ["small", "w"]
     assert sorted(np.asarray(raw).tolist() if raw.ndim else raw.item() for _, raw in graph.constants.values()
                   if raw.ndim == 0) == [0.5]
 

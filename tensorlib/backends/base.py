@@ -12,6 +12,7 @@ kernels for it needs no change to tensorlib itself::
 from __future__ import annotations
 
 import contextlib
+import contextvars
 
 import numpy as np
 
@@ -89,12 +90,20 @@ def names() -> list[str]:
     return sorted(_backends)
 
 
+# `with tl.backend(...)` blocks of this thread (or context), innermost last: another thread's block never
+# changes where this thread's tensors are made.
+_scoped: contextvars.ContextVar = contextvars.ContextVar("tensorlib_backends", default=())
+
+
 def current() -> Backend:
-    return _default[-1]
+    """The backend new tensors are made on: the innermost ``with tl.backend`` block of this thread, else
+    the process-wide default (``set_backend``)."""
+    scoped = _scoped.get()
+    return scoped[-1] if scoped else _default[-1]
 
 
 def set_backend(name_or_backend) -> Backend:
-    """Set the backend new tensors are created on."""
+    """Set the process-wide default backend (``with tl.backend(...)`` overrides it in one thread)."""
     b = get(name_or_backend)
     _default[-1] = b
     return b
@@ -102,12 +111,13 @@ def set_backend(name_or_backend) -> Backend:
 
 @contextlib.contextmanager
 def backend(name_or_backend):
-    """``with tl.backend("cupy"):`` creates new tensors on that backend inside the block."""
-    _default.append(get(name_or_backend))
+    """``with tl.backend("cupy"):`` creates new tensors on that backend inside the block, in this thread."""
+    b = get(name_or_backend)
+    token = _scoped.set(_scoped.get() + (b,))
     try:
-        yield _default[-1]
+        yield b
     finally:
-        _default.pop()
+        _scoped.reset(token)
 
 
 def backend_of_array(value) -> Backend | None:

@@ -1,12 +1,18 @@
-"""Functional autodiff in JAX's forms: grad, value_and_grad, vjp, jvp, jacobian, hessian."""
+"""Functional autodiff in JAX's forms: grad, value_and_grad, vjp, jvp, jacobian, hessian.
+
+Arguments and results may be nested structures (dicts, lists, tuples, named
+tuples) of tensors: ``tensorlib.tree`` flattens them, and gradients come back
+in the structure of the argument they belong to.
+"""
 from __future__ import annotations
 
 import functools
 
 from .. import dispatch
+from .. import tree
 from ..tensor import Tensor
 from .backprop import backprop
-from .tape import GradientTape, flatten
+from .tape import GradientTape
 
 
 def _as_tensor(x):
@@ -25,6 +31,16 @@ def _require_float(t, what, name):
     return t
 
 
+def _differentiable(value, what, name):
+    """``(tree of tensors, its leaves, its treedef)`` for an argument to differentiate with respect to;
+    ``None`` leaves stay ``None`` (and get a ``None`` gradient)."""
+    leaves, treedef = tree.flatten(value)
+    leaves = [None if x is None else
+              _require_float(_as_tensor(x), what, name if not treedef.children else f"{name} (leaf {i})")
+              for i, x in enumerate(leaves)]
+    return tree.unflatten(treedef, leaves), leaves, treedef
+
+
 def _argnums_tuple(argnums, nargs, what):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for n in nums:
@@ -33,14 +49,25 @@ def _argnums_tuple(argnums, nargs, what):
     return nums
 
 
+def _split(flat, treedefs):
+    """``flat`` cut into one tree per treedef."""
+    out, i = [], 0
+    for treedef in treedefs:
+        out.append(tree.unflatten(treedef, flat[i:i + treedef.num_leaves]))
+        i += treedef.num_leaves
+    return out
+
+
 def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
     nums = _argnums_tuple(argnums, len(args), what)
     args = list(args)
+    sources, treedefs = [], []
     for n in nums:
-        args[n] = _require_float(_as_tensor(args[n]), what, f"argument {n}")
+        args[n], leaves, treedef = _differentiable(args[n], what, f"argument {n}")
+        sources += leaves
+        treedefs.append(treedef)
     with GradientTape(watch_accessed_variables=False) as tape:
-        for n in nums:
-            tape.watch(args[n])
+        tape.watch(sources)
         out = f(*args, **kwargs)
     aux = None
     if has_aux:
@@ -50,17 +77,20 @@ def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
     if out.shape != ():
         raise TypeError(f"{what}: f must return a scalar, got shape {out.shape}; use tl.vjp or "
                         "tl.jacobian for non-scalar outputs")
-    grads = tape.gradient(out, [args[n] for n in nums], unconnected_gradients="zero")
+    grads = _split(tape.gradient(out, sources, unconnected_gradients="zero"), treedefs)
     g = grads[0] if isinstance(argnums, int) else tuple(grads)
     return out, g, aux
 
 
 def grad(f, argnums=0, has_aux: bool = False):
-    """The gradient function of a scalar function ``f``.
+    """The gradient function of a scalar function ``f``; nested arguments get gradients of their structure.
 
     >>> import tensorlib as tl
     >>> float(tl.grad(lambda x: x ** 3)(2.0))
     12.0
+    >>> g = tl.grad(lambda p: p["w"] * p["b"])({"w": 2.0, "b": 3.0})
+    >>> float(g["w"]), float(g["b"])
+    (3.0, 2.0)
     """
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
@@ -70,7 +100,13 @@ def grad(f, argnums=0, has_aux: bool = False):
 
 
 def value_and_grad(f, argnums=0, has_aux: bool = False):
-    """``f``'s value and gradient in one pass: ``(value, grad)`` or ``((value, aux), grad)``."""
+    """``f``'s value and gradient in one pass: ``(value, grad)`` or ``((value, aux), grad)``.
+
+    >>> import tensorlib as tl
+    >>> value, g = tl.value_and_grad(lambda p: tl.sum(p[0] * p[1]))([tl.tensor(2.0), tl.tensor(5.0)])
+    >>> float(value), [float(t) for t in g]
+    (10.0, [5.0, 2.0])
+    """
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
         out, g, aux = _value_and_grads(f, argnums, has_aux, args, kwargs, "tl.value_and_grad")
@@ -78,89 +114,170 @@ def value_and_grad(f, argnums=0, has_aux: bool = False):
     return value_and_grad_f
 
 
+def _outputs(out, what):
+    """The output leaves: Tensors take part; a NumPy or Python constant has a zero derivative."""
+    leaves, treedef = tree.flatten(out)
+    tensors = []
+    for leaf in leaves:
+        if isinstance(leaf, Tensor):
+            tensors.append(leaf)
+        elif hasattr(leaf, "shape") and hasattr(leaf, "dtype") or isinstance(leaf, (int, float, bool)):
+            tensors.append(None)           # a constant: nothing flows back from it
+        else:
+            raise TypeError(f"{what}: f returned a {type(leaf).__name__} ({leaf!r:.60}); return tensors, "
+                            "arrays or numbers, or dicts/lists/tuples of them")
+    return leaves, tensors, treedef
+
+
 def vjp(f, *primals):
     """``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns one gradient per primal.
+
+    Primals, outputs and cotangents may be nested structures; an output that
+    is a NumPy or Python constant contributes nothing (its cotangent is ignored).
 
     >>> import tensorlib as tl
     >>> out, vjp_fn = tl.vjp(lambda x: x * x, tl.tensor([1.0, 2.0]))
     >>> vjp_fn(tl.tensor([1.0, 1.0]))[0].numpy().tolist()
     [2.0, 4.0]
     """
-    xs = [_require_float(_as_tensor(p), "tl.vjp", f"primal {i}") for i, p in enumerate(primals)]
+    primals, xs, treedefs = _primals(primals, "tl.vjp")
     tape = GradientTape(persistent=True, watch_accessed_variables=False)
     with tape:
         tape.watch(xs)
-        out = f(*xs)
-    outs, _ = flatten(out)
+        out = f(*primals)
+    leaves, outs, out_def = _outputs(out, "tl.vjp")
 
     def vjp_fn(cotangent):
-        cts = flatten(cotangent)[0]
-        if len(cts) != len(outs):
-            raise ValueError(f"vjp_fn: {len(cts)} cotangents for {len(outs)} outputs")
-        cts = [c if isinstance(c, Tensor) else dispatch.to_tensor(c, o.backend, o.dtype)
-               for c, o in zip(cts, outs)]
-        for c, o in zip(cts, outs):
-            if tuple(c.shape) != tuple(o.shape):
-                raise ValueError(f"vjp_fn: cotangent shape {c.shape} does not match output shape {o.shape}")
-        return tuple(backprop(tape._nodes, outs, cts, xs, "zero"))
+        cts, ct_def = tree.flatten(cotangent)
+        if len(cts) != len(leaves):
+            raise ValueError(f"vjp_fn: {len(cts)} cotangents for {len(leaves)} outputs (output structure "
+                             f"{out_def!r}, cotangent structure {ct_def!r})")
+        targets, weights = [], []
+        for c, o, leaf in zip(cts, outs, leaves):
+            shape = tuple(getattr(leaf, "shape", ()))
+            if tuple(getattr(c, "shape", ())) != shape:
+                raise ValueError(f"vjp_fn: cotangent shape {tuple(getattr(c, 'shape', ()))} does not match "
+                                 f"output shape {shape}")
+            if o is not None:
+                targets.append(o)
+                weights.append(c if isinstance(c, Tensor) else dispatch.to_tensor(c, o.backend, o.dtype))
+        return tuple(_split(_backprop_live(tape._nodes, targets, weights, xs), treedefs))
     return out, vjp_fn
 
 
+def _backprop_live(nodes, targets, weights, xs):
+    """``backprop`` for the tensors among ``xs``; a None leaf gets a None gradient."""
+    live = iter(backprop(nodes, targets, weights, [x for x in xs if x is not None], "zero"))
+    return [None if x is None else next(live) for x in xs]
+
+
+def _primals(primals, what):
+    trees, xs, treedefs = [], [], []
+    for i, p in enumerate(primals):
+        t, leaves, treedef = _differentiable(p, what, f"primal {i}")
+        trees.append(t)
+        xs += leaves
+        treedefs.append(treedef)
+    return trees, xs, treedefs
+
+
 def jvp(f, primals, tangents):
-    """Forward mode: ``(f(*primals), J @ tangents)``, by transposing the vjp (the double-vjp trick)."""
+    """Forward mode: ``(f(*primals), J @ tangents)``, by transposing the vjp (the double-vjp trick).
+
+    ``tangents`` has the structure of ``primals``; the result tangent has the structure of the
+    output (a NumPy or Python constant output gets a zero tangent).
+
+    >>> import tensorlib as tl
+    >>> _, t = tl.jvp(lambda x: x * x, (tl.tensor([1.0, 2.0]),), (tl.tensor([1.0, 1.0]),))
+    >>> t.numpy().tolist()
+    [2.0, 4.0]
+    """
+    from ..ops import creation
     from ..ops import math as m
     from ..ops import reduce as r
 
-    xs = [_require_float(_as_tensor(p), "tl.jvp", f"primal {i}") for i, p in enumerate(primals)]
-    tangents = tuple(tangents)
-    if len(xs) != len(tangents):
-        raise ValueError(f"tl.jvp: {len(xs)} primals but {len(tangents)} tangents")
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"tl.jvp: {len(primals)} primals but {len(tangents)} tangents")
+    primals, xs, treedefs = _primals(primals, "tl.jvp")
+    flat_tangents, tangent_def = tree.flatten(tangents)
+    if tangent_def != tree.flatten(tuple(primals))[1]:
+        raise tree.structure_error("tl.jvp: tangents and primals", tree.flatten(tuple(primals))[1], tangent_def)
     # Tangents given as arrays or numbers go to their primal's backend.
-    ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, tangents)]
+    ts = [t if isinstance(t, Tensor) or x is None else dispatch.to_tensor(t, x.backend, x.dtype)
+          for x, t in zip(xs, flat_tangents)]
     for x, t in zip(xs, ts):
-        if tuple(x.shape) != tuple(t.shape):
+        if x is not None and tuple(x.shape) != tuple(t.shape):
             raise ValueError(f"tl.jvp: tangent shape {t.shape} does not match primal shape {x.shape}")
     inner = GradientTape(persistent=True, watch_accessed_variables=False)
     with inner:
         inner.watch(xs)
-        out = f(*xs)
-    outs, rebuild = flatten(out)
-    dummies = [m.zeros_like(o) for o in outs]
+        out = f(*primals)
+    leaves, outs, out_def = _outputs(out, "tl.jvp")
+    live = [o for o in outs if o is not None]
+    dummies = [m.zeros_like(o) for o in live]
     with GradientTape(watch_accessed_variables=False) as outer:
         outer.watch(dummies)
-        grads = backprop(inner._nodes, outs, dummies, xs, "zero")
+        grads = _backprop_live(inner._nodes, live, dummies, xs)
         total = None
         for g, t in zip(grads, ts):
+            if g is None:
+                continue
             term = r.sum(g * m.cast(t, dtype=g.dtype))
             total = term if total is None else total + term
-    tangent_out = outer.gradient(total, dummies, unconnected_gradients="zero")
-    return out, rebuild(tangent_out)
+    tangent_live = iter(outer.gradient(total, dummies, unconnected_gradients="zero") if total is not None
+                        else [m.zeros_like(o) for o in live])
+    tangent_out = [next(tangent_live) if o is not None else
+                   creation.zeros(tuple(getattr(leaf, "shape", ())), dtype=_float_dtype(leaf))
+                   for o, leaf in zip(outs, leaves)]
+    return out, tree.unflatten(out_def, tangent_out)
+
+
+def _float_dtype(value):
+    import numpy as np
+    dtype = np.result_type(value)
+    return dtype if dtype.kind == "f" else np.float64
 
 
 def jacobian(f, argnums=0):
     """Reverse-mode Jacobian: ``out.shape + arg.shape`` for each differentiated argument.
 
-    Outputs may be a tuple, list or dict of tensors (each gets its Jacobians); with a tuple
-    ``argnums`` each output gets a tuple, one Jacobian per argument, as in JAX.
+    Outputs may be a tuple, list or dict of tensors (each gets its Jacobians) and arguments
+    nested structures (each leaf gets its Jacobian, in the argument's structure); with a tuple
+    ``argnums`` each output gets a tuple, one per argument, as in JAX.
+
+    >>> import tensorlib as tl
+    >>> tl.jacobian(lambda x: x * x)(tl.tensor([1.0, 3.0])).numpy().tolist()
+    [[2.0, 0.0], [0.0, 6.0]]
     """
     def jac_f(*args):
         nums = _argnums_tuple(argnums, len(args), "tl.jacobian")
         args = list(args)
+        sources, treedefs = [], []
         for n in nums:
-            args[n] = _require_float(_as_tensor(args[n]), "tl.jacobian", f"argument {n}")
+            args[n], leaves, treedef = _differentiable(args[n], "tl.jacobian", f"argument {n}")
+            sources += leaves
+            treedefs.append(treedef)
         with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
-            for n in nums:
-                tape.watch(args[n])
+            tape.watch(sources)
             out = f(*args)
-        leaves, rebuild = flatten(out)
+        leaves, outs, out_def = _outputs(out, "tl.jacobian")
         per_output = []
-        for leaf in leaves:
-            jacs = tape.jacobian(leaf, [args[n] for n in nums], unconnected_gradients="zero")
+        for leaf, o in zip(leaves, outs):
+            if o is None:
+                raise TypeError(f"tl.jacobian: f returned a constant {type(leaf).__name__} (no tensor): its "
+                                "Jacobian is zero and not computed; return tensors")
+            jacs = _split(tape.jacobian(o, sources, unconnected_gradients="zero"), treedefs)
             per_output.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
-        return rebuild(per_output)
+        return tree.unflatten(out_def, per_output)
     return jac_f
 
 
 def hessian(f, argnums=0):
-    """The Hessian of a scalar function: the Jacobian of its gradient."""
+    """The Hessian of a scalar function: the Jacobian of its gradient.
+
+    >>> import tensorlib as tl
+    >>> tl.hessian(lambda x: tl.sum(x ** 3))(tl.tensor([1.0, 2.0])).numpy().tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+    """
     return jacobian(grad(f, argnums), argnums)

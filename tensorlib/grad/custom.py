@@ -10,7 +10,8 @@ from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_
 from ..ops.registry import defop, spec
 from ..tensor import Tensor
 from . import registry
-from .tape import GradientTape, flatten
+from .. import tree
+from .tape import GradientTape
 
 @contextlib.contextmanager
 def _tapes_paused():
@@ -122,11 +123,11 @@ def custom_gradient(f):
             with reads:
                 y, grad_fn = _outputs_and_grad_fn(f, f(*args, **kwargs))
         variables = [v for v in reads.watched_variables() if not any(v is a for a in tensor_args)]
-        outs, rebuild = flatten(y)
+        outs, out_def = tree.flatten(y)
         for o in outs:
             if not isinstance(o, Tensor):
                 raise TypeError(f"custom_gradient: {f.__name__} must return tensors, got {type(o).__name__}")
         results = _custom(*tensor_args, *variables, *outs, grad_fn=grad_fn, n_inputs=len(tensor_args),
                           n_variables=len(variables))
-        return rebuild(list(results))
+        return tree.unflatten(out_def, results)
     return wrapper

@@ -2,31 +2,18 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 
 from .. import dispatch
+from .. import tree
 from ..tensor import Tensor, Variable
 from .backprop import backprop
 
 
 def flatten(structure):
-    """(list of leaves, rebuild function) for a Tensor, list/tuple or dict of them."""
-    if isinstance(structure, (list, tuple)):
-        parts = [flatten(s) for s in structure]
-        leaves = [leaf for p in parts for leaf in p[0]]
-
-        def rebuild(values, parts=parts, kind=type(structure)):
-            out, i = [], 0
-            for p in parts:
-                n = len(p[0])
-                out.append(p[1](values[i:i + n]))
-                i += n
-            return kind(out) if kind in (list, tuple) else kind(*out)
-        return leaves, rebuild
-    if isinstance(structure, dict):
-        keys = list(structure)
-        leaves, rebuild_list = flatten([structure[k] for k in keys])
-        return leaves, lambda values: dict(zip(keys, rebuild_list(values)))
-    return [structure], lambda values: values[0]
+    """``(leaves, rebuild)`` for a nested structure: ``tensorlib.tree.flatten`` with its rebuild bound."""
+    leaves, treedef = tree.flatten(structure)
+    return leaves, functools.partial(tree.unflatten, treedef)
 
 
 class GradientTape:
@@ -61,7 +48,9 @@ class GradientTape:
 
     def watch(self, tensor) -> None:
         """Watch a Tensor, Variable, or a list/tuple/dict of them."""
-        for t in flatten(tensor)[0]:
+        for t in tree.leaves(tensor):
+            if t is None:  # an empty entry of a structure (a frozen parameter slot)
+                continue
             if not isinstance(t, Tensor):
                 raise TypeError(f"GradientTape.watch: expected tensors, got {type(t).__name__}")
             if t.dtype.kind not in "fc":
@@ -114,15 +103,15 @@ class GradientTape:
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError(f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', "
                              f"got {unconnected_gradients!r}")
-        flat_sources, rebuild = flatten(sources)
+        flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "gradient")
-        targets = flatten(target)[0]
+        targets = tree.leaves(target)
         if output_gradients is None:
             from ..ops.math import ones_like
             weights = [ones_like(t) for t in targets]
         else:
             weights = [dispatch.to_tensor(w, t.backend, t.dtype) if not isinstance(w, Tensor) else w
-                       for w, t in zip(flatten(output_gradients)[0], targets)]
+                       for w, t in zip(tree.leaves(output_gradients), targets)]
             for w, t in zip(weights, targets):
                 if tuple(w.shape) != tuple(t.shape):
                     raise ValueError(f"GradientTape.gradient: output_gradients shape {w.shape} does not "
@@ -134,17 +123,17 @@ class GradientTape:
         if not self._persistent:
             self._nodes = None
             self._watched = set()
-        return rebuild(grads)
+        return tree.unflatten(source_def, grads)
 
     def _watched_only(self, sources, unconnected, run):
         """``run`` on the watched sources only; an unwatched source gets None (or zeros), as in TensorFlow."""
-        watched = [s for s in sources if s._id in self._watched]
+        watched = [s for s in sources if s is not None and s._id in self._watched]
         found = dict(zip((s._id for s in watched), run(watched))) if watched else {}
         if len(found) == len(sources):
             return [found[s._id] for s in sources]
         from ..ops.math import zeros_like
-        return [found[s._id] if s._id in found else zeros_like(s) if unconnected == "zero" else None
-                for s in sources]
+        return [None if s is None else found[s._id] if s._id in found else
+                zeros_like(s) if unconnected == "zero" else None for s in sources]
 
     def jacobian(self, target, sources, unconnected_gradients: str = "none"):
         """d target / d source, of shape ``target.shape + source.shape``, for each source."""
@@ -152,7 +141,7 @@ class GradientTape:
         from ..ops import shape as s
 
         nodes = self._nodes_or_raise("jacobian")
-        flat_sources, rebuild = flatten(sources)
+        flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "jacobian")
         if None in target.shape:
             raise ValueError(f"GradientTape.jacobian: target shape {target.shape} must be fully known")
@@ -170,6 +159,9 @@ class GradientTape:
                     rows[k].append(g)
         result = []
         for src, r in zip(flat_sources, rows):
+            if src is None:
+                result.append(None)
+                continue
             jac = s.reshape(s.stack(r), tuple(target.shape) + tuple(src.shape)) if r else None
             if unconnected_gradients == "none" and jac is not None and (
                     src._id not in self._watched or not _connected(nodes, target, src)):
@@ -177,11 +169,13 @@ class GradientTape:
             result.append(jac)
         if not self._persistent:
             self._nodes = None
-        return rebuild(result)
+        return tree.unflatten(source_def, result)
 
 
 def _check_sources(sources, what):
     for i, s in enumerate(sources):
+        if s is None:
+            continue
         if not isinstance(s, Tensor):
             raise TypeError(f"GradientTape.{what}: sources must be tensors or variables, got "
                             f"{type(s).__name__} (source {i})")

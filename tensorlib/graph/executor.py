@@ -274,8 +274,20 @@ def run(graph: Graph, leaves, sources=None):
                  for x, t in zip(leaves, graph.inputs)]
         feeds += [_raw(sources[i], graph.captures[i].tensor) for i in exe.capture_slots]
         raws = exe.run(feeds, [sources[i] for i in exe.assigned])
+        callers = [f for f, x in zip(feeds, list(leaves) + [sources[i] for i in exe.capture_slots])
+                   if not isinstance(x, Tensor)]
+        if callers:
+            raws = [_owned(r, callers) for r in raws]
         flat = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(raws, graph.outputs)]
     return unpack(graph.structure, flat)
+
+
+def _owned(raw, callers):
+    """``raw``, copied if it is (a view of) a caller's array: a result never changes after it is returned."""
+    for f in callers:
+        if raw is f or np.may_share_memory(raw, f):
+            return raw.copy()
+    return raw
 
 
 def _raw(value, placeholder):

@@ -13,6 +13,7 @@ import functools
 import inspect
 import itertools
 import sys
+import threading
 import warnings
 import weakref
 
@@ -24,7 +25,7 @@ from ..backends import base as _backends
 from ..grad import registry as _grad_registry
 from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
 from . import executor
-from .ir import ASSIGN, CONSTANT_BYTES, Graph, _nbytes, pack, unpack
+from .ir import ASSIGN, CONSTANT_BYTES, Graph, pack, unpack
 
 RETRACE_WARNING_AFTER = 5
 # Graphs a tl.function keeps (least recently used first out); JAX's jit keeps 4096 executables, but a
@@ -90,19 +91,38 @@ class _Trace:
         return outs if isinstance(specs, tuple) else outs[0]
 
     def convert(self, value, dtype, backend):
-        """A Python scalar or small array becomes a constant; a big array is captured by reference."""
+        """A Python scalar becomes a constant; an array, whatever its size, is captured by reference
+        (read at every call, so writing to it later is seen, as for big arrays, never frozen).  Only an
+        array that was a temporary of the trace (nothing outside holds it when the trace ends) becomes
+        a constant then: see ``freeze_temporaries``."""
         if isinstance(value, (bool, int, float, complex)):
             raw = backend.asarray(value, dtype=dtype)
             return self._constant(("scalar", dtype, backend.to_numpy(raw).tobytes()), raw, backend)
         self.sources.append(value)
-        if _nbytes(value.shape, dtype) <= CONSTANT_BYTES:
-            host = np.array(backend.to_numpy(value) if not isinstance(value, np.ndarray) else value, dtype=dtype)
-            return self._constant(("array", dtype, host.shape, host.tobytes()), backend.asarray(host), backend)
+
         t = self.arrays.get(id(value))
         if t is None:
             t = self._capture(value, tuple(value.shape), dtype, "array", backend)
             self.arrays[id(value)] = t
         return t
+
+    def freeze_temporaries(self):
+        """Small array captures that only this trace still holds (``x * np.ones(3)`` made while tracing)
+        become constants: no one can write to them any more, and the graph is then self-contained."""
+        kept = []
+        for c in self.graph.captures:
+            source = c.source
+            if c.kind == "array" and source.__class__ is np.ndarray and source.nbytes <= CONSTANT_BYTES:
+                ours = 3 + sum(1 for s in self.sources if s is source)  # c.source, `source`, getrefcount's argument
+                if sys.getrefcount(source) <= ours:
+                    self.graph.constants[c.tensor._id] = (
+                        c.tensor, c.tensor.backend.asarray(np.array(source, dtype=c.tensor.dtype)))
+                    continue
+            kept.append(c)
+        if len(kept) != len(self.graph.captures):
+            frozen = {id(c.source) for c in self.graph.captures if c not in kept}
+            self.sources[:] = [s for s in self.sources if id(s) not in frozen]
+            self.graph.captures[:] = kept
 
     def _constant(self, key, raw, backend):
         key += (backend.name,)                      # a constant lives on the backend of the op that uses it
@@ -205,7 +225,8 @@ class _SubTrace(_Trace):
         return self.from_outer(self.parent.lift(t, op))
 
     def convert(self, value, dtype, backend):
-        if isinstance(value, (bool, int, float)) or _nbytes(value.shape, dtype) <= CONSTANT_BYTES:
+        # Arrays, whatever their size, are read by reference through the outer trace.
+        if isinstance(value, (bool, int, float, complex)):
             return super().convert(value, dtype, backend)
         return self.from_outer(self.parent.convert(value, dtype, backend))
 
@@ -273,12 +294,18 @@ def _name_of(obj) -> str:
     if isinstance(obj, Variable) and not obj.name.startswith("Variable:"):
         return _identifier(obj.name)
     frame = sys._getframe(1)
+    inside = False
     while frame is not None:
         if not frame.f_code.co_filename.startswith(dispatch._PACKAGE_DIR):
+            inside = True
             for scope in (frame.f_locals, frame.f_globals):
                 for name, value in scope.items():
                     if value is obj and not name.startswith("_"):
                         return name
+        elif inside:
+            # Back in tensorlib below the traced function: the frames further out are the caller's, whose
+            # f_locals snapshot would keep every object it binds alive (and they are not the function's names).
+            break
         frame = frame.f_back
     if isinstance(obj, Variable):
         return _identifier(obj.name)
@@ -495,6 +522,8 @@ class Function:
         self._evicted = 0
         self._last_call: dict | None = None
         self._no_retrace = 0
+        # Held while tracing: threads calling a new signature at once trace it once and share the graph.
+        self._trace_lock = threading.RLock()
 
     def _statics(self, argnums, argnames, has_kwargs):
         """Static positions and names, each completed from the other through the signature (as in JAX)."""
@@ -550,14 +579,18 @@ class Function:
             key, feeds, keep = self._key(args, kwargs)
             if self.input_signature is not None:
                 feeds = list(args)
-            concrete = self._cache.get(key)
-            stale = concrete.stale() if concrete is not None and concrete.guards else None
-            if concrete is not None and not stale:
-                self._hits += 1
-                self._cache.move_to_end(key)
-                return concrete, feeds
+            hit = self._cached(key)
+            if hit is not None:
+                return hit, feeds
             try:
-                return self._trace(args, kwargs, key, keep, stale, warn), feeds
+                with self._trace_lock:
+                    # Another thread may have traced this signature while this one waited.
+                    hit = self._cached(key)
+                    if hit is not None:
+                        return hit, feeds
+                    concrete = self._cache.get(key)
+                    stale = concrete.stale() if concrete is not None and concrete.guards else None
+                    return self._trace(args, kwargs, key, keep, stale, warn), feeds
             except _NeedsValue as e:
                 # The float was needed as a Python value: it is static from now on, and the call traces again.
                 position, name = e.argument
@@ -565,6 +598,17 @@ class Function:
                     self._static_pos.add(position)
                 if name is not None:
                     self._static_names.add(name)
+
+    def _cached(self, key):
+        concrete = self._cache.get(key)
+        if concrete is None or (concrete.guards and concrete.stale()):
+            return None
+        self._hits += 1
+        try:
+            self._cache.move_to_end(key)
+        except KeyError:  # evicted by another thread just now: the graph is still valid for this call
+            pass
+        return concrete
 
     def _check_signature(self, args, kwargs):
         """Bind the call to the signature; every argument must be a tensor that fits its TensorSpec."""
@@ -722,6 +766,7 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=(
     leaves = []
     graph.structure = pack(result, leaves)
     graph.outputs = [trace.lift(t) for t in leaves]
+    trace.freeze_temporaries()
     return graph, trace.sources
 
 

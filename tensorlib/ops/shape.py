@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dispatch
 from .. import dtypes as _dt
 from ..dispatch import apply
 from ..grad.registry import register_gradient
@@ -444,6 +445,9 @@ def concat(values, axis: int = 0) -> Tensor:
 def stack(values, axis: int = 0) -> Tensor:
     """Join tensors of equal shape along a new ``axis``."""
     return apply(_stack, tuple(values), {"axis": int(axis)})
+
+
+dispatch._stack_op = stack
 
 
 def split(x, indices_or_sections, axis: int = 0) -> tuple:
