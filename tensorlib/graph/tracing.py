@@ -25,7 +25,7 @@ from ..backends import base as _backends
 from ..grad import registry as _grad_registry
 from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
 from . import executor
-from .ir import ASSIGN, CONSTANT_BYTES, Graph, pack, unpack
+from .ir import ASSIGN, CONSTANT_BYTES, Graph, _nbytes, pack, unpack
 
 RETRACE_WARNING_AFTER = 5
 # Graphs a tl.function keeps (least recently used first out); JAX's jit keeps 4096 executables, but a
