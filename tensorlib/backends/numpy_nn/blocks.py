@@ -328,7 +328,7 @@ class _PaddedScatter:
 
 
 def _blocks(total: int, size: int, first: int = 0) -> Iterator[Pair]:
-    for start in range(first, total, size):
+    for start in range(first, total, max(size, 1)):  # size 0 comes from an empty batch
         yield start, min(total, start + size)
 
 
