@@ -105,3 +105,13 @@ def test_gradient_of_traced_function_with_linalg_is_a_graph():
     f = tl.function(tl.grad(lambda a: tl.linalg.norm(tl.linalg.inv(a), "nuc")))
     np.testing.assert_allclose(f(a).numpy(), tl.grad(lambda a: tl.linalg.norm(tl.linalg.inv(a), "nuc"))(a).numpy(),
                                rtol=1e-10)
+
+
+def test_norm_gradient_at_zero_is_zero_as_in_pytorch():
+    for x, kw in [(np.zeros(3), {}), (np.zeros((2, 2)), {}), (np.zeros((2, 2)), {"ord": "fro"}),
+                  (np.zeros((2, 3)), {"axis": 1})]:
+        g = tl.grad(lambda t: tl.sum(tl.linalg.norm(t, **kw)))(tl.tensor(x))
+        np.testing.assert_array_equal(g.numpy(), np.zeros_like(x))
+    x = np.array([3.0, 0.0, -4.0])  # away from zero the gradient is still x / |x|
+    g = tl.grad(lambda t: tl.linalg.norm(t))(tl.tensor(x))
+    np.testing.assert_allclose(g.numpy(), x / 5.0, rtol=1e-15)

@@ -673,9 +673,9 @@ def matrix_power(x, n: int) -> Tensor:
 
 def _vector_norm(x, ord, axis, keepdims):
     from . import reduce as r
-    from .math import abs as absolute, cast, not_equal, power, sqrt
+    from .math import abs as absolute, cast, not_equal, power
     if ord is None or ord == 2:
-        return sqrt(r.sum(x * x if x.dtype.kind != "c" else absolute(x) ** 2, axis=axis, keepdims=keepdims))
+        return r.safe_sqrt(r.sum(x * x if x.dtype.kind != "c" else absolute(x) ** 2, axis=axis, keepdims=keepdims))
     a = absolute(x)
     if ord == np.inf:
         return r.max(a, axis=axis, keepdims=keepdims)
@@ -692,7 +692,7 @@ def _vector_norm(x, ord, axis, keepdims):
 
 def _matrix_norm(x, ord, axis, keepdims):
     from . import reduce as r
-    from .math import abs as absolute, sqrt
+    from .math import abs as absolute
     from .shape import expand_dims, transpose
     row, col = axis
     if ord in (2, -2, "nuc"):
@@ -703,7 +703,7 @@ def _matrix_norm(x, ord, axis, keepdims):
         return expand_dims(out, tuple(sorted((row, col)))) if keepdims else out
     if ord in (None, "fro"):
         squared = x * x if x.dtype.kind != "c" else absolute(x) ** 2
-        return sqrt(r.sum(squared, axis=(row, col), keepdims=keepdims))
+        return r.safe_sqrt(r.sum(squared, axis=(row, col), keepdims=keepdims))
     a = absolute(x)
     if ord in (1, -1):
         sums = r.sum(a, axis=row, keepdims=True)
@@ -723,8 +723,8 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
     """NumPy's ``linalg.norm``: vector norms (``ord`` None/2, 1, inf, -inf, 0, any p) over one axis,
     matrix norms (``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf, -inf) over two.
 
-    Written with tensorlib ops, so gradients come from theirs (at 0 the
-    2-norm's gradient is NaN, as ``sqrt``'s is).
+    Written with tensorlib ops, so gradients come from theirs; at 0 the
+    2-norm's and Frobenius norm's gradient is 0, as in PyTorch and autograd.
 
     >>> import tensorlib as tl
     >>> float(tl.linalg.norm(tl.tensor([3.0, 4.0])))
