@@ -140,14 +140,21 @@ class _Trace:
         self.sources.append(source)
         return t
 
-    def lift(self, t, op=None):
-        """The symbolic value of a Tensor from outside the trace: Variables and closed-over tensors are
-        captured (the same object gives the same placeholder), tensors made while tracing may be constants."""
+    def _in_graph(self, t):
+        """``t`` itself if it is this graph's, the value a tape read of a Variable stands for, else None."""
         if t._id in self.known:
             return t
         read = self.reads.get(id(t))
         if read is not None and read[0] is t:
             return read[1]
+        return None
+
+    def lift(self, t, op=None):
+        """The symbolic value of a Tensor from outside the trace: Variables and closed-over tensors are
+        captured (the same object gives the same placeholder), tensors made while tracing may be constants."""
+        value = self._in_graph(t)
+        if value is not None:
+            return value
         value = self.lifted.get(t._id)
         if value is not None:
             return value
@@ -208,11 +215,9 @@ class _SubTrace(_Trace):
         return t
 
     def lift(self, t, op=None):
-        if t._id in self.known:
-            return t
-        read = self.reads.get(id(t))
-        if read is not None and read[0] is t:
-            return read[1]
+        value = self._in_graph(t)
+        if value is not None:
+            return value
         inner = self.outer_map.get(t._id)
         if inner is not None:
             return inner
