@@ -54,8 +54,9 @@ def bench_seed(repeats: int) -> None:
         report("avg_pool", median_ms(lambda: nn.avg_pool(conv, (2, 2), (2, 2), VALID), repeats))
         # The two plain-NumPy pools DESIGN §4 asks to weigh against each other.
         windows = (conv.shape[0], conv.shape[1] // 2, 2, conv.shape[2] // 2, 2, conv.shape[3])
-        report("  vs reshape(...).mean(axis=(2, 4))",
-               median_ms(lambda: conv.reshape(windows).mean(axis=(2, 4)), repeats))
+        report(
+            "  vs reshape(...).mean(axis=(2, 4))", median_ms(lambda: conv.reshape(windows).mean(axis=(2, 4)), repeats)
+        )
         report("  vs sum of 4 strided slices", median_ms(lambda: sum_of_slices_pool(conv), repeats))
 
         def forward():
@@ -109,36 +110,35 @@ def bench_cnn(repeats: int) -> None:
     da2 = np.ones_like(a2)
     da1 = np.ones_like(a1)
     print("cnn step, batch 128 float32 (conv/pool kernels only)")
-    print(f"  conv1 strategy {nn.conv2d_strategy(x.shape, w1.shape, ONE, ONE, pads)}, "
-          f"conv2 strategy {nn.conv2d_strategy(p1.shape, w2.shape, ONE, ONE, pads)}")
+    print(
+        f"  conv1 strategy {nn.conv2d_strategy(x.shape, w1.shape, ONE, ONE, pads)}, "
+        f"conv2 strategy {nn.conv2d_strategy(p1.shape, w2.shape, ONE, ONE, pads)}"
+    )
     parts = {
         "conv1 forward": lambda: nn.conv2d(x, w1, ONE, ONE, pads),
         "maxpool1 forward": lambda: nn.max_pool(a1, (2, 2), (2, 2), VALID),
         "conv2 forward": lambda: nn.conv2d(p1, w2, ONE, ONE, pads),
         "maxpool2 forward": lambda: nn.max_pool(a2, (2, 2), (2, 2), VALID),
-        "maxpool2 grad": lambda: nn.max_pool_grad(a2, p2, np.ones_like(p2), (2, 2), (2, 2),
-                                                  VALID),
-        "conv2 backprop_filter": lambda: nn.conv2d_backprop_filter(p1, w2.shape, da2, ONE, ONE,
-                                                                   pads),
-        "conv2 backprop_input": lambda: nn.conv2d_backprop_input(p1.shape, w2, da2, ONE, ONE,
-                                                                 pads),
-        "maxpool1 grad": lambda: nn.max_pool_grad(a1, p1, np.ones_like(p1), (2, 2), (2, 2),
-                                                  VALID),
-        "conv1 backprop_filter": lambda: nn.conv2d_backprop_filter(x, w1.shape, da1, ONE, ONE,
-                                                                   pads),
+        "maxpool2 grad": lambda: nn.max_pool_grad(a2, p2, np.ones_like(p2), (2, 2), (2, 2), VALID),
+        "conv2 backprop_filter": lambda: nn.conv2d_backprop_filter(p1, w2.shape, da2, ONE, ONE, pads),
+        "conv2 backprop_input": lambda: nn.conv2d_backprop_input(p1.shape, w2, da2, ONE, ONE, pads),
+        "maxpool1 grad": lambda: nn.max_pool_grad(a1, p1, np.ones_like(p1), (2, 2), (2, 2), VALID),
+        "conv1 backprop_filter": lambda: nn.conv2d_backprop_filter(x, w1.shape, da1, ONE, ONE, pads),
     }
     for label, fn in parts.items():
         report(label, median_ms(fn, repeats))
     # conv2 with the patch strategy it would use without fourier_gemm.
     forced = {"strategy": "im2col_gemm"}
-    report("  conv2 forward, im2col_gemm", median_ms(
-        lambda: nn.conv2d(p1, w2, ONE, ONE, pads, **forced), repeats))
-    report("  conv2 backprop_filter, im2col_gemm", median_ms(
-        lambda: nn.conv2d_backprop_filter(p1, w2.shape, da2, ONE, ONE, pads, **forced), repeats))
-    report("  conv2 backprop_input, im2col_gemm", median_ms(
-        lambda: nn.conv2d_backprop_input(p1.shape, w2, da2, ONE, ONE, pads, **forced), repeats))
-    report("whole step (incl. relu masks)", median_ms(lambda: cnn_step_kernels(x, w1, w2),
-                                                      repeats))
+    report("  conv2 forward, im2col_gemm", median_ms(lambda: nn.conv2d(p1, w2, ONE, ONE, pads, **forced), repeats))
+    report(
+        "  conv2 backprop_filter, im2col_gemm",
+        median_ms(lambda: nn.conv2d_backprop_filter(p1, w2.shape, da2, ONE, ONE, pads, **forced), repeats),
+    )
+    report(
+        "  conv2 backprop_input, im2col_gemm",
+        median_ms(lambda: nn.conv2d_backprop_input(p1.shape, w2, da2, ONE, ONE, pads, **forced), repeats),
+    )
+    report("whole step (incl. relu masks)", median_ms(lambda: cnn_step_kernels(x, w1, w2), repeats))
     bench_cnn_torch(x, w1, w2, repeats)
 
 
@@ -167,10 +167,8 @@ def bench_batch_norm(repeats: int) -> None:
     scale, offset = np.ones(32, np.float32), np.zeros(32, np.float32)
     y, mean, _, inv_std = nn.fused_batch_norm_forward(x, scale, offset, 1e-3)
     print("fused batch norm, (128, 28, 28, 32) float32")
-    report("forward", median_ms(lambda: nn.fused_batch_norm_forward(x, scale, offset, 1e-3),
-                                repeats))
-    report("backward", median_ms(lambda: nn.fused_batch_norm_backward(y, x, scale, mean,
-                                                                      inv_std), repeats))
+    report("forward", median_ms(lambda: nn.fused_batch_norm_forward(x, scale, offset, 1e-3), repeats))
+    report("backward", median_ms(lambda: nn.fused_batch_norm_backward(y, x, scale, mean, inv_std), repeats))
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ variables below are set when this module is imported (before NumPy, torch,
 TF or JAX are imported by a worker), and the ``import_*`` helpers also set
 torch's and TF's thread pools explicitly.
 """
+
 from __future__ import annotations
 
 import os
@@ -376,9 +377,7 @@ def base_arg_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--outdir", help=argparse.SUPPRESS)
-    p.add_argument(
-        "--timeout", type=float, default=None, help="seconds allowed per worker subprocess"
-    )
+    p.add_argument("--timeout", type=float, default=None, help="seconds allowed per worker subprocess")
     p.add_argument(
         "--libs",
         default=None,
@@ -446,7 +445,7 @@ def run_worker(
     for line in stdout.splitlines():
         if line.startswith(TAG):
             try:
-                rec = json.loads(line[len(TAG):])
+                rec = json.loads(line[len(TAG) :])
             except json.JSONDecodeError:
                 continue
             if "fatal" in rec:
@@ -566,9 +565,7 @@ def print_table(
     file = file or sys.stdout
     ratio_rows = ratio_rows or {}
     ours = [c for c in columns if c.role == "ours"] if ratio else []
-    header = ["workload"] + [c.label for c in columns] + [
-        c.ratio_label or f"{c.label} / best peer" for c in ours
-    ]
+    header = ["workload"] + [c.label for c in columns] + [c.ratio_label or f"{c.label} / best peer" for c in ours]
     table: list[list[str]] = []
 
     def best_peer(row: str) -> float | None:

@@ -23,6 +23,7 @@ NumPy is the floor (forward only; it is not counted as a peer).
 
     python bench/dispatch_overhead.py [--quick]
 """
+
 from __future__ import annotations
 
 import sys

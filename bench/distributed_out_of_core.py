@@ -17,6 +17,7 @@ spilled to disk.
 
     python bench/distributed_out_of_core.py [--n 600000] [--rows 10000] [--keep]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,7 +48,7 @@ def write_input(path: str, n: int) -> None:
     out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, 32, 32, 1))
     rng = np.random.default_rng(0)
     for i in range(0, n, 20000):
-        out[i:i + 20000] = rng.standard_normal((min(20000, n - i), 32, 32, 1), dtype=np.float32)
+        out[i : i + 20000] = rng.standard_normal((min(20000, n - i), 32, 32, 1), dtype=np.float32)
     out.flush()
     del out
 
@@ -66,6 +67,7 @@ class PeakMemory(threading.Thread):
     def __init__(self, pids):
         super().__init__(daemon=True)
         import psutil
+
         self.procs = {pid: psutil.Process(pid) for pid in pids}
         self.peak = dict.fromkeys(pids, 0)
         self.done = threading.Event()
@@ -93,8 +95,11 @@ def main():
 
     w = np.random.default_rng(1).standard_normal((3, 3, 1, 6)).astype(np.float32)
     expected_bytes = args.n * 32 * 32 * 4
-    if not (os.path.exists(args.path) and os.path.getsize(args.path) >= expected_bytes
-            and np.load(args.path, mmap_mode="r").shape[0] == args.n):
+    if not (
+        os.path.exists(args.path)
+        and os.path.getsize(args.path) >= expected_bytes
+        and np.load(args.path, mmap_mode="r").shape[0] == args.n
+    ):
         t0 = time.perf_counter()
         write_input(args.path, args.n)
         print(f"wrote {args.path}: {os.path.getsize(args.path) / 1e9:.2f} GB in {time.perf_counter() - t0:.1f} s")
@@ -106,7 +111,7 @@ def main():
     t0 = time.perf_counter()
     total_single = 0.0
     for i in range(0, args.n, args.rows):
-        total_single += float(np.sum(f(np.array(x_map[i:i + args.rows]), w).numpy(), dtype=np.float64))
+        total_single += float(np.sum(f(np.array(x_map[i : i + args.rows]), w).numpy(), dtype=np.float64))
     t_single = time.perf_counter() - t0
     print(f"single process done in {t_single:.1f} s", flush=True)
     head_single = f(np.array(x_map[:HEAD]), w).numpy()
@@ -114,9 +119,18 @@ def main():
 
     # Workers must never pause on memory pressure before doing the work; spill past 60 % like dask's default.
     with dask.config.set({"distributed.worker.memory.target": 0.6, "distributed.worker.memory.spill": 0.7}):
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None, memory_limit=args.memory_limit, silence_logs=40) as cluster, \
-                Client(cluster) as client:
+        with (
+            LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                memory_limit=args.memory_limit,
+                silence_logs=40,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             limit = next(iter(client.scheduler_info()["workers"].values()))["memory_limit"]
             pids = client.run(os.getpid)
             sampler = PeakMemory(list(pids.values()))
@@ -131,18 +145,21 @@ def main():
             spilled = client.run(spilled_bytes)
             memory = {addr: (sampler.peak[pid] / 1e6, spilled.get(addr, 0)) for addr, pid in pids.items()}
 
-    print(f"input {size / 1e9:.2f} GB ({args.n} x 32 x 32 x 1 float32), output "
-          f"{args.n * 15 * 15 * 6 * 4 / 1e9:.2f} GB, blocks of {args.rows} rows ({x.numblocks[0]} blocks)")
-    print(f"2 workers x 1 thread, memory limit {limit / 2**30:.2f} GiB each ({2 * limit / size:.2f} x the input "
-          "for both together)")
+    print(
+        f"input {size / 1e9:.2f} GB ({args.n} x 32 x 32 x 1 float32), output "
+        f"{args.n * 15 * 15 * 6 * 4 / 1e9:.2f} GB, blocks of {args.rows} rows ({x.numblocks[0]} blocks)"
+    )
+    print(
+        f"2 workers x 1 thread, memory limit {limit / 2**30:.2f} GiB each ({2 * limit / size:.2f} x the input "
+        "for both together)"
+    )
     for addr, (peak_mb, spilled) in sorted(memory.items()):
         print(f"  worker {addr}: peak resident {peak_mb:.0f} MB, spilled {spilled / 1e6:.1f} MB")
     print(f"dask, 2 workers:               {t_dask:7.1f} s")
     print(f"single process, 2 threads:     {t_single:7.1f} s   (dask / single = {t_dask / t_single:.2f})")
     head_ok = np.allclose(head, head_single, rtol=1e-5, atol=1e-5)
     sum_ok = np.isclose(total, total_single, rtol=1e-6)
-    print(f"head of {HEAD} rows equals the single process: {head_ok}; sums {total:.6e} vs {total_single:.6e}: "
-          f"{sum_ok}")
+    print(f"head of {HEAD} rows equals the single process: {head_ok}; sums {total:.6e} vs {total_single:.6e}: {sum_ok}")
     if not args.keep:
         os.remove(args.path)
     if not (head_ok and sum_ok):

@@ -28,6 +28,7 @@ noisy; the ratios are taken in one run.
 
     python bench/distributed_scaling.py [--repeats 7] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,16 @@ sys.path.insert(0, str(ROOT))
 
 SEED_N, SEED_BLOCK = 60000, 5000
 CNN_BATCH, CNN_BLOCK = 1024, 128
-CNN_SHAPES = {"w1": (5, 5, 1, 32), "b1": (32,), "w2": (5, 5, 32, 64), "b2": (64,),
-              "w3": (3136, 128), "b3": (128,), "w4": (128, 10), "b4": (10,)}
+CNN_SHAPES = {
+    "w1": (5, 5, 1, 32),
+    "b1": (32,),
+    "w2": (5, 5, 32, 64),
+    "b2": (64,),
+    "w3": (3136, 128),
+    "b3": (128,),
+    "w4": (128, 10),
+    "b4": (10,),
+}
 
 
 def seed_forward(tl, x, w):
@@ -63,6 +72,7 @@ def seed_forward(tl, x, w):
 
 def cnn_loss(params, x, labels):
     import tensorlib as tl
+
     p = params
     h = tl.nn.relu(tl.nn.conv2d(x, p["w1"], strides=1, padding="SAME") + p["b1"])
     h = tl.nn.max_pool(h, ksize=2, strides=2, padding="VALID")
@@ -104,22 +114,28 @@ def timed(fn, repeats):
 # ---------------------------------------------------------------- one process
 def single(repeats, seed_n):
     import tensorlib as tl
+
     out = {}
     x, w = seed_data(seed_n)
     f = tl.function(lambda b: tl.sum(seed_forward(tl, b, w)))
 
     def seed_run():
-        return sum(float(f(x[i:i + SEED_BLOCK])) for i in range(0, len(x), SEED_BLOCK))
+        return sum(float(f(x[i : i + SEED_BLOCK])) for i in range(0, len(x), SEED_BLOCK))
+
     out["seed"] = timed(seed_run, repeats)[0]
     xc, labels, params = cnn_data(CNN_BATCH)
     names = list(params)
-    step = tl.function(lambda leaves, x, y: tl.value_and_grad(
-        lambda *ls: cnn_loss(dict(zip(names, ls)), x, y), argnums=tuple(range(len(names))))(*leaves))
+    step = tl.function(
+        lambda leaves, x, y: tl.value_and_grad(
+            lambda *ls: cnn_loss(dict(zip(names, ls)), x, y), argnums=tuple(range(len(names)))
+        )(*leaves)
+    )
     leaves = [params[k] for k in names]
 
     def cnn_run():
         loss, grads = step(leaves, xc, labels)
         return float(loss), [g.numpy() for g in grads]
+
     out["cnn-grad"] = timed(cnn_run, repeats)[0]
     out["cnn-loss"] = cnn_run()[0]
     return out
@@ -142,8 +158,9 @@ def tcp_bytes(ports: set) -> int:
     for line in text.splitlines():
         if not line[:1].isspace():
             cols = line.split()
-            matched = len(cols) >= 5 and any(c.rsplit(":", 1)[-1].isdigit() and int(c.rsplit(":", 1)[1]) in ports
-                                             for c in cols[3:5])
+            matched = len(cols) >= 5 and any(
+                c.rsplit(":", 1)[-1].isdigit() and int(c.rsplit(":", 1)[1]) in ports for c in cols[3:5]
+            )
         elif matched:
             found = re.search(r"bytes_received:(\d+)", line)
             total += int(found.group(1)) if found else 0
@@ -155,9 +172,19 @@ def on_dask(n_workers, repeats, seed_n):
     from distributed import Client, LocalCluster
 
     import tensorlib as tl
+
     out = {}
-    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, silence_logs=40) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=40,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         x, w = seed_data(seed_n)
         xd = client.persist(da.from_array(x, chunks=(SEED_BLOCK, 32, 32, 1)))
         y = tl.distributed.map_blocks(lambda b: seed_forward(tl, b, w), xd, client=client).sum()
@@ -170,6 +197,7 @@ def on_dask(n_workers, repeats, seed_n):
         def cnn_run():
             loss, grads = tl.distributed.value_and_grad(cnn_loss, params, xcd, yd, client=client)
             return float(loss), grads
+
         out["cnn-grad"] = timed(cnn_run, repeats)[0]
         ports = cluster_ports(cluster, client)
         moved = []
@@ -196,29 +224,44 @@ def main():
         return
     results = {}
     for threads in (1, 2):
-        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-                   MKL_NUM_THREADS=str(threads))
-        done = subprocess.run([sys.executable, __file__, "--single", str(threads), "--repeats", str(repeats)]
-                              + (["--quick"] if args.quick else []), env=env, capture_output=True, text=True,
-                              check=True, cwd=ROOT)
+        env = dict(
+            os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads)
+        )
+        done = subprocess.run(
+            [sys.executable, __file__, "--single", str(threads), "--repeats", str(repeats)]
+            + (["--quick"] if args.quick else []),
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
         results[f"single-{threads}"] = json.loads(done.stdout.strip().splitlines()[-1])
     for n in (1, 2):
         results[f"dask-{n}"] = on_dask(n, repeats, seed_n)
 
-    print(f"tl.distributed scaling, medians of {repeats} runs (seconds); seed N={seed_n} in blocks of "
-          f"{SEED_BLOCK}, cnn-grad batch {CNN_BATCH} in blocks of {CNN_BLOCK}")
-    print(f"{'workload':10} {'single 1t':>10} {'single 2t':>10} {'dask 1w':>10} {'dask 2w':>10} "
-          f"{'scaling eff':>12} {'dask/single 1 core':>19} {'dask/single 2 cores':>20}")
+    print(
+        f"tl.distributed scaling, medians of {repeats} runs (seconds); seed N={seed_n} in blocks of "
+        f"{SEED_BLOCK}, cnn-grad batch {CNN_BATCH} in blocks of {CNN_BLOCK}"
+    )
+    print(
+        f"{'workload':10} {'single 1t':>10} {'single 2t':>10} {'dask 1w':>10} {'dask 2w':>10} "
+        f"{'scaling eff':>12} {'dask/single 1 core':>19} {'dask/single 2 cores':>20}"
+    )
     for key in ("seed", "cnn-grad"):
         s1, s2 = results["single-1"][key], results["single-2"][key]
         d1, d2 = results["dask-1"][key], results["dask-2"][key]
-        print(f"{key:10} {s1:10.3f} {s2:10.3f} {d1:10.3f} {d2:10.3f} {d1 / (2 * d2):12.2f} {d1 / s1:19.2f} "
-              f"{d2 / s2:20.2f}")
+        print(
+            f"{key:10} {s1:10.3f} {s2:10.3f} {d1:10.3f} {d2:10.3f} {d1 / (2 * d2):12.2f} {d1 / s1:19.2f} "
+            f"{d2 / s2:20.2f}"
+        )
     for n in (1, 2):
         r = results[f"dask-{n}"]
         p = r["param_bytes"]
-        print(f"TCP bytes per cnn-grad step, {n} worker(s): {r['bytes'] / 1e6:.2f} MB = {r['bytes'] / p:.2f} x the "
-              f"{p / 1e6:.2f} MB of parameters (median of 3 steps)")
+        print(
+            f"TCP bytes per cnn-grad step, {n} worker(s): {r['bytes'] / 1e6:.2f} MB = {r['bytes'] / p:.2f} x the "
+            f"{p / 1e6:.2f} MB of parameters (median of 3 steps)"
+        )
     losses = [results[k]["cnn-loss"] for k in results]
     print(f"cnn loss agrees across configurations: max |diff| = {max(losses) - min(losses):.2e}")
 

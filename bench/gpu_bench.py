@@ -16,6 +16,7 @@ Times are medians of ``--repeats`` calls after warm-up; ratios are tensorlib / P
 
 ``--backend numpy --quick`` runs the same script on the CPU (to check the script itself).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,16 +50,33 @@ def data(kind, n):
     rng = np.random.default_rng({"seed": 0, "cnn": 1, "mlp": 2}[kind])
     f32 = np.float32
     if kind == "seed":
-        return {"x": rng.standard_normal((n, 32, 32, 1)).astype(f32), "w": rng.standard_normal((3, 3, 1, 6)).astype(f32)}
+        return {
+            "x": rng.standard_normal((n, 32, 32, 1)).astype(f32),
+            "w": rng.standard_normal((3, 3, 1, 6)).astype(f32),
+        }
     if kind == "cnn":
         d = {"x": rng.standard_normal((CNN_BATCH, 28, 28, 1)).astype(f32), "y": rng.integers(0, 10, CNN_BATCH)}
-        shapes = {"w1": ((5, 5, 1, 32), 25), "b1": ((32,), 0), "w2": ((5, 5, 32, 64), 800), "b2": ((64,), 0),
-                  "w3": ((3136, 128), 3136), "b3": ((128,), 0), "w4": ((128, 10), 128), "b4": ((10,), 0)}
+        shapes = {
+            "w1": ((5, 5, 1, 32), 25),
+            "b1": ((32,), 0),
+            "w2": ((5, 5, 32, 64), 800),
+            "b2": ((64,), 0),
+            "w3": ((3136, 128), 3136),
+            "b3": ((128,), 0),
+            "w4": ((128, 10), 128),
+            "b4": ((10,), 0),
+        }
     else:
         labels = rng.integers(0, 10, MLP_BATCH)
         d = {"x": rng.standard_normal((MLP_BATCH, 784)).astype(f32), "y": np.eye(10, dtype=f32)[labels]}
-        shapes = {"w1": ((784, 512), 784), "b1": ((512,), 0), "w2": ((512, 512), 512), "b2": ((512,), 0),
-                  "w3": ((512, 10), 512), "b3": ((10,), 0)}
+        shapes = {
+            "w1": ((784, 512), 784),
+            "b1": ((512,), 0),
+            "w2": ((512, 512), 512),
+            "b2": ((512,), 0),
+            "w3": ((512, 10), 512),
+            "b3": ((10,), 0),
+        }
     for name, (shape, fan_in) in shapes.items():
         d[name] = (rng.standard_normal(shape) * (np.sqrt(2.0 / fan_in) if fan_in else 0.01)).astype(f32)
     return d
@@ -66,11 +84,14 @@ def data(kind, n):
 
 # ---------------------------------------------------------------- tensorlib
 
+
 def tl_step(kind, d, backend, traced):
     on = lambda a: tl.tensor(a, backend=backend)  # noqa: E731
     if kind == "seed":
+
         def f(x, w):
             return tl.nn.relu(tl.nn.avg_pool(tl.nn.conv2d(x, w, 1, "VALID"), 2, 2, "VALID"))
+
         f = tl.function(f) if traced else f
         x, w = on(d["x"]), on(d["w"])
         return lambda: f(x, w), lambda y: float(tl.sum(tl.cast(y, "float64")))
@@ -93,14 +114,17 @@ def tl_step(kind, d, backend, traced):
         with tl.GradientTape() as tape:
             loss = loss_fn(x, y)
         return loss, tape.gradient(loss, params)
+
     train_step = tl.function(train_step) if traced else train_step
     return lambda: train_step(x, y), lambda r: float(r[0])
 
 
 # ---------------------------------------------------------------- PyTorch CUDA
 
+
 def torch_step(kind, d):
     import torch
+
     F = torch.nn.functional
     dev = "cuda"
     to = lambda a: torch.as_tensor(np.ascontiguousarray(a), device=dev)  # noqa: E731
@@ -111,6 +135,7 @@ def torch_step(kind, d):
         def step():
             with torch.no_grad():
                 return F.relu(F.avg_pool2d(F.conv2d(x, w), 2, 2))
+
         return step, lambda y: float(y.double().sum())
     if kind == "cnn":
         w3 = d["w3"].reshape(7, 7, 64, 128).transpose(2, 0, 1, 3).reshape(3136, 128)
@@ -125,6 +150,7 @@ def torch_step(kind, d):
             h = F.relu(torch.addmm(b3, h.reshape(CNN_BATCH, 3136), w3_))
             loss = F.cross_entropy(torch.addmm(b4, h, w4), y)
             return loss, torch.autograd.grad(loss, params)
+
         return step, lambda r: float(r[0])
     params = [to(d[k]).requires_grad_() for k in ("w1", "b1", "w2", "b2", "w3", "b3")]
     x, y = to(d["x"]), to(d["y"])
@@ -134,6 +160,7 @@ def torch_step(kind, d):
         h = F.relu(torch.addmm(b2, F.relu(torch.addmm(b1, x, w1)), w2))
         loss = F.cross_entropy(torch.addmm(b3, h, w3), y)
         return loss, torch.autograd.grad(loss, params)
+
     return step, lambda r: float(r[0])
 
 
@@ -147,13 +174,18 @@ def main() -> None:
     repeats = 3 if args.quick else args.repeats
     try:
         import torch
+
         have_torch = torch.cuda.is_available()
     except ImportError:
         have_torch = False
     sync_torch = (lambda: torch.cuda.synchronize()) if have_torch else None
     rows = []
     n_seed = 600 if args.quick else 60000
-    for label, kind in ((f"seed-f32-N{n_seed}", "seed"), ("cnn-train-step b128", "cnn"), ("mlp-train-step b256", "mlp")):
+    for label, kind in (
+        (f"seed-f32-N{n_seed}", "seed"),
+        ("cnn-train-step b128", "cnn"),
+        ("mlp-train-step b256", "mlp"),
+    ):
         d = data(kind, n_seed)
         row = {"workload": label}
         checks = {}
@@ -173,13 +205,16 @@ def main() -> None:
         rows.append(row)
 
     # Per-op eager overhead: one add of two 4-element tensors, 2000 times, then one synchronisation.
-    a, b = tl.tensor(np.ones(4, np.float32), backend=args.backend), tl.tensor(np.ones(4, np.float32),
-                                                                                backend=args.backend)
+    a, b = (
+        tl.tensor(np.ones(4, np.float32), backend=args.backend),
+        tl.tensor(np.ones(4, np.float32), backend=args.backend),
+    )
     row = {"workload": "tiny-add (us/op)"}
 
     def tl_adds():
         for _ in range(2000):
             a + b
+
     row["tensorlib"] = median_ms(tl_adds, backend.synchronize, repeats) / 2000 * 1e3
     if have_torch:
         ta, tb = torch.ones(4, device="cuda"), torch.ones(4, device="cuda")
@@ -187,6 +222,7 @@ def main() -> None:
         def torch_adds():
             for _ in range(2000):
                 ta + tb
+
         row["PyTorch"] = median_ms(torch_adds, sync_torch, repeats) / 2000 * 1e3
     rows.append(row)
 
@@ -195,13 +231,17 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for r in rows:
+
         def cell(k, width):
             return f"{r[k]:{width}.3f}" if r.get(k) is not None else f"{'-':>{width}s}"
 
         def ratio(k):
             return f"{r[k] / r['PyTorch']:7.2f}x" if r.get(k) and r.get("PyTorch") else f"{'-':>8s}"
-        print(f"{r['workload']:24s} {cell('tensorlib', 10)} {cell('tl.function', 12)} {cell('PyTorch', 9)} "
-              f"{ratio('tensorlib'):>9s} {ratio('tl.function'):>7s}")
+
+        print(
+            f"{r['workload']:24s} {cell('tensorlib', 10)} {cell('tl.function', 12)} {cell('PyTorch', 9)} "
+            f"{ratio('tensorlib'):>9s} {ratio('tl.function'):>7s}"
+        )
 
 
 if __name__ == "__main__":

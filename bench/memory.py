@@ -16,6 +16,7 @@ process's peak including imports) is shown as a cross-check in a second table.
 
     python bench/memory.py [--quick]
 """
+
 from __future__ import annotations
 
 import sys
@@ -72,9 +73,7 @@ def main(argv=None, header: bool = True) -> int:
         wall = 0.0
         fatal = None
         for key in keys:
-            run = common.run_worker(
-                __file__, lib, common.quick_args(args) + ["--workload", key], timeout
-            )
+            run = common.run_worker(__file__, lib, common.quick_args(args) + ["--workload", key], timeout)
             wall += run.wall_s
             if run.fatal:
                 res.errors[(lib, key)] = run.fatal

@@ -27,6 +27,7 @@ missing); a mismatch prints a WARNING line.
 
     python bench/nn_workloads.py [--quick]
 """
+
 from __future__ import annotations
 
 import os
@@ -516,8 +517,12 @@ def _load(outdir: str, col: str, key: str) -> dict | None:
 def make_worker(lib: str):
     def worker(rep: common.Reporter, args) -> None:
         # Import (and pin threads) up front so a missing library fails once.
-        {"tensorlib": common.import_tensorlib, "torch": common.import_torch,
-         "jax": common.import_jax, "tensorflow": common.import_tf}[lib]()
+        {
+            "tensorlib": common.import_tensorlib,
+            "torch": common.import_torch,
+            "jax": common.import_jax,
+            "tensorflow": common.import_tf,
+        }[lib]()
         save_cols = {"tensorlib", "tensorlib-fn", "torch"}
         for key in workload_keys(args.quick):
             d = make_data(key)

@@ -7,6 +7,7 @@ microseconds, all in one run: the tensorlib function, the same through NumPy's d
 
     python bench/numpy_protocol.py
 """
+
 from __future__ import annotations
 
 import statistics

@@ -7,6 +7,7 @@
 
 Each script is also runnable alone: ``python bench/<name>.py [--quick]``.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -25,6 +25,7 @@ chain of dispatch_overhead.py on a float64[4] tensor, eager vs traced.
 
     python bench/seed_graph_methods.py [--quick]
 """
+
 from __future__ import annotations
 
 import sys
@@ -116,7 +117,7 @@ def _run_methods(rep, lib: str, args, f, to_tensor, trace, sync, skip_captured: 
             rep.error(f"{lib}:steady", key, err)
         holder.clear()
 
-    method("m1", lambda: (lambda: f(xn, wn)))
+    method("m1", lambda: lambda: f(xn, wn))
 
     def m2():
         xt, wt = to_tensor(xn), to_tensor(wn)
@@ -209,7 +210,9 @@ WORKERS = {"tensorlib": w_tensorlib, "tensorflow": w_tensorflow, "jax": w_jax}
 def main(argv=None, header: bool = True) -> int:
     parser = common.base_arg_parser(__doc__.splitlines()[0])
     parser.add_argument(
-        "--jax-captured", action="store_true", help="also run JAX methods 4-5 (closures; minutes of XLA constant folding)"
+        "--jax-captured",
+        action="store_true",
+        help="also run JAX methods 4-5 (closures; minutes of XLA constant folding)",
     )
     args = parser.parse_args(argv)
     if args.worker:
@@ -244,8 +247,13 @@ def main(argv=None, header: bool = True) -> int:
         f"seed_graph_methods: small ops, chain of {dov.N_OPS} elementwise ops on float64[4]",
         SMALL_ROWS,
         [
-            common.Column(f"{lib}:small", LABEL[lib], lib, role="ours" if lib == "tensorlib" else "peer",
-                          ratio_label="tensorlib / best peer")
+            common.Column(
+                f"{lib}:small",
+                LABEL[lib],
+                lib,
+                role="ours" if lib == "tensorlib" else "peer",
+                ratio_label="tensorlib / best peer",
+            )
             for lib in LIB_ORDER
         ],
         res,

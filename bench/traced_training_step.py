@@ -12,6 +12,7 @@ measured over 5 steps after the timing.
 
     python bench/traced_training_step.py [--quick]
 """
+
 from __future__ import annotations
 
 import sys
@@ -34,19 +35,23 @@ LIB_ORDER = ["tensorlib", "torch", "tensorflow"]
 
 def make_worker(lib: str):
     def worker(rep: common.Reporter, args) -> None:
-        {"tensorlib": common.import_tensorlib, "torch": common.import_torch,
-         "tensorflow": common.import_tf}[lib]()
+        {"tensorlib": common.import_tensorlib, "torch": common.import_torch, "tensorflow": common.import_tf}[lib]()
         if lib == "tensorflow":
             import tensorflow as tf
-            tf.config.optimizer.set_jit(False)          # tf.function without XLA
+
+            tf.config.optimizer.set_jit(False)  # tf.function without XLA
         d = nw.make_data(KEY)
         s = nw.settings(KEY, args.quick)
         for col in LIB_COLS[lib]:
             step, _ = nw.build_step(col, KEY, d)
             rep.measure(col, "step ms", lambda: common.median_time(step, **s) * 1e3)
-            rep.measure(col, "peak MiB", lambda: common.measure_peak_above_baseline(
-                lambda: [step() for _ in range(5)])["delta_mib"])
+            rep.measure(
+                col,
+                "peak MiB",
+                lambda: common.measure_peak_above_baseline(lambda: [step() for _ in range(5)])["delta_mib"],
+            )
             del step
+
     return worker
 
 
@@ -61,9 +66,14 @@ def main(argv=None) -> int:
     print(common.env_header())
     timeout = args.timeout or (300 if args.quick else 1200)
     res = common.collect(__file__, common.selected_libs(args, LIB_ORDER), common.quick_args(args), timeout)
-    common.print_table("traced training step (LeNet-style, batch 128): median ms per step; peak RSS MiB",
-                       [("step ms", "step ms"), ("peak MiB", "peak MiB")], COLUMNS, res, fmt="{:.4g}",
-                       footnotes=list(res.notes))
+    common.print_table(
+        "traced training step (LeNet-style, batch 128): median ms per step; peak RSS MiB",
+        [("step ms", "step ms"), ("peak MiB", "peak MiB")],
+        COLUMNS,
+        res,
+        fmt="{:.4g}",
+        footnotes=list(res.notes),
+    )
     return 0
 
 

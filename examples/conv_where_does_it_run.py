@@ -12,6 +12,7 @@
 
     python examples/conv_where_does_it_run.py
 """
+
 import time
 
 import numpy as np
@@ -50,8 +51,10 @@ def main():
             start = time.perf_counter()
             result = f(x, w).numpy()
             times.append(time.perf_counter() - start)
-        print(f"{name:12s} first call {times[0] * 1e3:7.1f} ms, then {min(times[1:]) * 1e3:7.1f} ms "
-              f"-> {result.shape} {result.dtype}")
+        print(
+            f"{name:12s} first call {times[0] * 1e3:7.1f} ms, then {min(times[1:]) * 1e3:7.1f} ms "
+            f"-> {result.shape} {result.dtype}"
+        )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ gradients, and the same code traced into an inspectable graph.
 
 Run: python examples/demo.py
 """
+
 import os
 import tempfile
 
@@ -18,17 +19,22 @@ def section(title):
 
 
 section("1. Eager mode: ops run at once, a tape records them")
-x = tl.tensor(rng.normal(size=(8, 32, 32, 1)))            # NumPy arrays keep their dtype (float64)
+x = tl.tensor(rng.normal(size=(8, 32, 32, 1)))  # NumPy arrays keep their dtype (float64)
 w = tl.Variable(rng.normal(size=(3, 3, 1, 6)) * 0.1, name="w")
-with tl.GradientTape() as tape:                            # trainable Variables are watched automatically
+with tl.GradientTape() as tape:  # trainable Variables are watched automatically
     c = tl.nn.conv2d(x, w, strides=1, padding="VALID")
     p = tl.nn.avg_pool(c, ksize=2, strides=2, padding="VALID")
     loss = tl.mean(tl.nn.relu(p) ** 2)
 grad_w = tape.gradient(loss, w)
 print("loss", float(loss), "| dloss/dw shape", grad_w.shape, grad_w.dtype)
-print("finite-difference check of the whole pipeline:",
-      tl.testing.check_grads(lambda w: tl.mean(tl.nn.relu(tl.nn.avg_pool(
-          tl.nn.conv2d(x[:2], w, 1, "VALID"), 2, 2, "VALID")) ** 2), (w.numpy(),)) or "ok")
+print(
+    "finite-difference check of the whole pipeline:",
+    tl.testing.check_grads(
+        lambda w: tl.mean(tl.nn.relu(tl.nn.avg_pool(tl.nn.conv2d(x[:2], w, 1, "VALID"), 2, 2, "VALID")) ** 2),
+        (w.numpy(),),
+    )
+    or "ok",
+)
 
 section("2. Where does tf.nn.conv2d really run? (the seeds' first question)")
 tl.ops.explain(tl.nn.conv2d, x, w, strides=1, padding="VALID")
@@ -39,7 +45,7 @@ with tl.GradientTape() as tape:
     tape.watch(x)
     y = tl.sum(tl.nn.conv2d(x, tl.stop_gradient(w), 1, "SAME"))
 with tl.profile() as prof:
-    tape.gradient(y, x)                                    # the frozen filter's gradient is never computed
+    tape.gradient(y, x)  # the frozen filter's gradient is never computed
 print("ops run for d/dx with a frozen filter:", [e.op_type for e in prof.events])
 
 section("4. Stop or replace a gradient (straight-through estimator)")
@@ -47,12 +53,12 @@ section("4. Stop or replace a gradient (straight-through estimator)")
 
 @tl.custom_gradient
 def round_ste(v):
-    return tl.round(v), lambda dy: dy                      # forward: round; backward: identity
+    return tl.round(v), lambda dy: dy  # forward: round; backward: identity
 
 
 v = tl.tensor([0.2, 1.7, -0.6])
 print("d/dv sum(round_ste(v)*v) =", tl.grad(lambda v: tl.sum(round_ste(v) * v))(v).numpy())
-with tl.grad.override({"Relu": lambda op, g: g}):         # TensorFlow's gradient_override_map
+with tl.grad.override({"Relu": lambda op, g: g}):  # TensorFlow's gradient_override_map
     print("relu grad, overridden to identity:", tl.grad(lambda v: tl.sum(tl.nn.relu(v)))(v).numpy())
 try:
     tl.grad(lambda v: tl.sum(tl.round(v)))(v)
@@ -74,7 +80,7 @@ def step(images, filters):
 loss_g, grad_g = step(x, w.numpy())
 print("traced loss equals eager:", np.allclose(float(loss_g), float(loss)))
 graph = step.get_graph(x, w.numpy())
-print(graph)                                               # the trace, one line per node, like a jaxpr
+print(graph)  # the trace, one line per node, like a jaxpr
 print("after the passes (CSE, dead nodes, conv+avg_pool fused into one strided conv):")
 print(graph.optimize())
 

@@ -9,6 +9,7 @@ address (``--scheduler tcp://host:8786``) instead of starting a LocalCluster.
 
     python examples/distributed_training.py [--steps 30] [--scheduler ADDRESS]
 """
+
 import argparse
 import os
 import sys
@@ -29,16 +30,19 @@ def make_data(n, seed=0):
     x = rng.normal(0.0, 0.5, (n, 8, 8, 1)).astype(np.float32)
     for c in range(CLASSES):
         r, q = divmod(c, 2)
-        x[labels == c, 4 * r:4 * r + 4, 4 * q:4 * q + 4, :] += 1.0
+        x[labels == c, 4 * r : 4 * r + 4, 4 * q : 4 * q + 4, :] += 1.0
     return x, labels
 
 
 def init_params(seed=1):
     rng = np.random.default_rng(seed)
-    return {"conv": {"w": (rng.standard_normal((3, 3, 1, 8)) * 0.3).astype(np.float32),
-                     "b": np.zeros(8, np.float32)},
-            "dense": {"w": (rng.standard_normal((4 * 4 * 8, CLASSES)) * 0.1).astype(np.float32),
-                      "b": np.zeros(CLASSES, np.float32)}}
+    return {
+        "conv": {"w": (rng.standard_normal((3, 3, 1, 8)) * 0.3).astype(np.float32), "b": np.zeros(8, np.float32)},
+        "dense": {
+            "w": (rng.standard_normal((4 * 4 * 8, CLASSES)) * 0.1).astype(np.float32),
+            "b": np.zeros(CLASSES, np.float32),
+        },
+    }
 
 
 def logits_of(params, x):
@@ -65,8 +69,13 @@ def main():
     import dask.array as da
     from distributed import Client, LocalCluster
 
-    cluster = None if args.scheduler else LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                                       host="127.0.0.1", dashboard_address=None, silence_logs=40)
+    cluster = (
+        None
+        if args.scheduler
+        else LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=40
+        )
+    )
     client = Client(args.scheduler or cluster)
     try:
         x, labels = make_data(args.batch * 8)
@@ -77,16 +86,20 @@ def main():
         batches = len(x) // args.batch
         for step in range(args.steps):
             i = (step % batches) * args.batch
-            loss, grads = tl.distributed.value_and_grad(loss_fn, params, xd[i:i + args.batch],
-                                                        yd[i:i + args.batch], client=client)
-            params = {layer: {k: v - args.lr * grads[layer][k].numpy() for k, v in p.items()}
-                      for layer, p in params.items()}
+            loss, grads = tl.distributed.value_and_grad(
+                loss_fn, params, xd[i : i + args.batch], yd[i : i + args.batch], client=client
+            )
+            params = {
+                layer: {k: v - args.lr * grads[layer][k].numpy() for k, v in p.items()} for layer, p in params.items()
+            }
             if step == 0 or (step + 1) % 10 == 0 or step + 1 == args.steps:
                 print(f"step {step + 1:3d}  loss {float(loss):.4f}")
         workers = len(client.scheduler_info()["workers"])
         blocks = -(-args.batch // args.block)
-        print(f"{n_params} float32 parameters = {4 * n_params / 1e3:.1f} kB; per step: the parameters to each of "
-              f"{workers} workers, {blocks} block gradients summed in dask's tree, one gradient back")
+        print(
+            f"{n_params} float32 parameters = {4 * n_params / 1e3:.1f} kB; per step: the parameters to each of "
+            f"{workers} workers, {blocks} block gradients summed in dask's tree, one gradient back"
+        )
         full_loss = float(loss_fn(params, tl.tensor(x), tl.tensor(labels)))
         accuracy = float(np.mean(np.argmax(logits_of(params, tl.tensor(x)).numpy(), axis=1) == labels))
         print(f"final loss on all {len(x)} examples {full_loss:.4f}, accuracy {accuracy:.3f}")

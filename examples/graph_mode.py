@@ -8,6 +8,7 @@ captured by reference, so all three methods cost the same on the first call.
     python examples/graph_mode.py            # N = 6000 images
     python examples/graph_mode.py --n 60000  # the seeds' size (about 0.5 GB per array)
 """
+
 import argparse
 import os
 import tempfile
@@ -51,8 +52,10 @@ def seed_methods(n):
         first, steady = timed(fn)
         out = fn().numpy()
         reference = out if reference is None else reference
-        print(f"  {name:34s} first call {first:6.3f} s, then {steady:6.3f} s  "
-              f"(max diff vs eager {np.abs(out - reference).max():.1e})")
+        print(
+            f"  {name:34s} first call {first:6.3f} s, then {steady:6.3f} s  "
+            f"(max diff vs eager {np.abs(out - reference).max():.1e})"
+        )
     graph = methods["1: NumPy arrays used directly"].get_graph()
     print("\nThe traced graph: both closed-over arrays are captures, read at every call")
     print(graph)
@@ -64,8 +67,9 @@ def seed_methods(n):
     print(f"\nSaved without its captures: {size} bytes; load it and pass the arrays by name:")
     loaded = tl.graph.load(path)
     arrays = {c.name: x_np if tuple(c.shape) == x_np.shape else w_np for c in loaded.captures}
-    print(f"  loaded({', '.join(f'{k}=...' for k in arrays)}) matches: "
-          f"{np.allclose(loaded(**arrays).numpy(), reference)}")
+    print(
+        f"  loaded({', '.join(f'{k}=...' for k in arrays)}) matches: {np.allclose(loaded(**arrays).numpy(), reference)}"
+    )
 
 
 def retracing():
@@ -85,13 +89,16 @@ def per_op_cost():
         for _ in range(200):
             x = tl.exp(tl.sin(x * 1.0001 + 0.5) - 0.25)
         return x
+
     x = tl.tensor(np.array([0.1, 0.2, 0.3, 0.4]))
     traced = tl.function(chain)
     traced(x)
     eager_s = timed(lambda: chain(x), 10)[1]
     traced_s = timed(lambda: traced(x), 10)[1]
-    print(f"  eager {eager_s / 1000 * 1e6:.2f} us/op, traced {traced_s / 1000 * 1e6:.2f} us/op "
-          f"({eager_s / traced_s:.1f}x faster)")
+    print(
+        f"  eager {eager_s / 1000 * 1e6:.2f} us/op, traced {traced_s / 1000 * 1e6:.2f} us/op "
+        f"({eager_s / traced_s:.1f}x faster)"
+    )
 
 
 def main():

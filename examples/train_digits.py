@@ -9,6 +9,7 @@ seed and batches are trained twice: once with an eager step, once with the
 step traced by ``tl.function`` (the optimizer's slots are Variables, so the
 traced step updates them); both reach the same accuracy.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,6 +23,7 @@ import tensorlib as tl
 def load_digits(test_fraction: float = 0.2, seed: int = 0):
     """(x_train, y_train, x_test, y_test): NHWC float32 images in [0, 1], int64 labels."""
     from sklearn.datasets import load_digits as sklearn_digits
+
     data = sklearn_digits()
     x = (data.images / 16.0).astype(np.float32)[..., None]
     y = data.target.astype(np.int64)
@@ -33,10 +35,10 @@ def load_digits(test_fraction: float = 0.2, seed: int = 0):
 
 def build_model(seed: int = 0) -> tl.nn.Sequential:
     return tl.nn.Sequential(
-        tl.nn.Conv2D(1, 16, kernel_size=3, activation=tl.nn.relu, seed=seed),      # 8x8x16
-        tl.nn.MaxPool2D(2),                                                         # 4x4x16
+        tl.nn.Conv2D(1, 16, kernel_size=3, activation=tl.nn.relu, seed=seed),  # 8x8x16
+        tl.nn.MaxPool2D(2),  # 4x4x16
         tl.nn.Conv2D(16, 32, kernel_size=3, activation=tl.nn.relu, seed=seed + 1),  # 4x4x32
-        tl.nn.MaxPool2D(2),                                                         # 2x2x32
+        tl.nn.MaxPool2D(2),  # 2x2x32
         tl.nn.Flatten(),
         tl.nn.Dropout(0.2),
         tl.nn.Dense(2 * 2 * 32, 10, seed=seed + 2),
@@ -46,6 +48,7 @@ def build_model(seed: int = 0) -> tl.nn.Sequential:
 def train(mode: str, epochs: int, batch_size: int = 64, seed: int = 0, progress: bool = True) -> dict:
     """Train one model in ``mode`` ("eager" or "traced"); returns per-epoch history and the time taken."""
     from tqdm import tqdm
+
     x_train, y_train, x_test, y_test = load_digits(seed=seed)
     tl.random.seed(seed)
     model = build_model(seed)
@@ -64,8 +67,9 @@ def train(mode: str, epochs: int, batch_size: int = 64, seed: int = 0, progress:
 
     if mode == "traced":
         # One graph for every batch size (the last batch is smaller).
-        train_step = tl.function(train_step, input_signature=[tl.TensorSpec((None, 8, 8, 1), tl.float32),
-                                                              tl.TensorSpec((None,), tl.int64)])
+        train_step = tl.function(
+            train_step, input_signature=[tl.TensorSpec((None, 8, 8, 1), tl.float32), tl.TensorSpec((None,), tl.int64)]
+        )
         predict = tl.function(predict)
     history = {"loss": [], "train_accuracy": [], "test_accuracy": []}
     rng = np.random.default_rng(seed)
@@ -76,7 +80,7 @@ def train(mode: str, epochs: int, batch_size: int = 64, seed: int = 0, progress:
         order = rng.permutation(len(y_train))
         losses = []
         for i in range(0, len(order), batch_size):
-            batch = order[i:i + batch_size]
+            batch = order[i : i + batch_size]
             losses.append(float(train_step(x_train[batch], y_train[batch])))
         model.eval()
         history["loss"].append(float(np.mean(losses)))
@@ -90,8 +94,10 @@ def train(mode: str, epochs: int, batch_size: int = 64, seed: int = 0, progress:
 
 def plot(histories: dict, path: str) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(8, 3), dpi=80)
     for mode, h in histories.items():
         epochs = np.arange(1, len(h["loss"]) + 1)
@@ -118,8 +124,10 @@ def main(argv=None) -> dict:
     histories = {}
     for mode in modes:
         h = histories[mode] = train(mode, args.epochs, progress=not args.no_progress)
-        print(f"{mode}: test accuracy {h['test_accuracy'][-1]:.3f} after {args.epochs} epochs "
-              f"in {h['seconds']:.1f} s ({h['parameters']} parameters)")
+        print(
+            f"{mode}: test accuracy {h['test_accuracy'][-1]:.3f} after {args.epochs} epochs "
+            f"in {h['seconds']:.1f} s ({h['parameters']} parameters)"
+        )
     if args.plot:
         plot(histories, args.plot)
         print(f"wrote {args.plot}")

@@ -16,6 +16,7 @@ package (the ``checkpoints`` extra) is imported on first use.
 >>> bool((fresh.kernel.numpy() == model.kernel.numpy()).all())
 True
 """
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,10 @@ def _safetensors_numpy():
     try:
         import safetensors.numpy
     except ImportError:
-        raise ImportError("tl.save_variables/tl.load_variables need the safetensors package: "
-                          "pip install 'tensorlib[checkpoints]' (or pip install safetensors)") from None
+        raise ImportError(
+            "tl.save_variables/tl.load_variables need the safetensors package: "
+            "pip install 'tensorlib[checkpoints]' (or pip install safetensors)"
+        ) from None
     return safetensors.numpy
 
 
@@ -52,8 +55,10 @@ def _named(target, who: str) -> dict:
             out[prefix or "value"] = node
             return
         else:
-            raise TypeError(f"{who}: entry {prefix or '<root>'!r} is a {type(node).__name__}; expected a Variable, "
-                            "Tensor, Module, optimizer, or a dict/list/tuple of them")
+            raise TypeError(
+                f"{who}: entry {prefix or '<root>'!r} is a {type(node).__name__}; expected a Variable, "
+                "Tensor, Module, optimizer, or a dict/list/tuple of them"
+            )
         for key, value in items:
             key = str(key)
             if "." in key:
@@ -103,6 +108,7 @@ def load_variables(path, target=None, strict: bool = True):
         raise ValueError(f"load_variables: {os.fspath(path)!r} is not a readable safetensors file ({e})") from None
     if target is None:
         from .ops.creation import tensor
+
         return {name: tensor(a) for name, a in arrays.items()}
     named = _named(target, "load_variables")
     problems = []
@@ -119,8 +125,10 @@ def load_variables(path, target=None, strict: bool = True):
         if not isinstance(t, Variable):
             problems.append(f"{name!r} is a {type(t).__name__}, not a Variable, so it cannot be loaded into")
         elif tuple(a.shape) != tuple(t.shape) or a.dtype != t.dtype:
-            problems.append(f"{name!r} has shape {tuple(a.shape)} {a.dtype} in the file, "
-                            f"but {tuple(t.shape)} {t.dtype} in the target")
+            problems.append(
+                f"{name!r} has shape {tuple(a.shape)} {a.dtype} in the file, "
+                f"but {tuple(t.shape)} {t.dtype} in the target"
+            )
     if problems:
         raise ValueError(f"load_variables: {os.fspath(path)!r} does not fit the target: " + "; ".join(problems))
     for name, t in named.items():

@@ -7,6 +7,7 @@ Traceback (most recent call last):
 ...
 tensorlib.debugging.NumericsError: Log produced NaN in output 0 (shape (1,), float32) ...
 """
+
 from __future__ import annotations
 
 from . import dispatch
@@ -28,8 +29,13 @@ def _bad_kind(xp, array) -> str | None:
     return None
 
 
-_check = defop("CheckNumerics", inputs=("x",), attrs={"message": ""}, infer=lambda x, *, message: x,
-               doc="Identity that raises when x holds NaN or Inf; its gradient is checked too.")
+_check = defop(
+    "CheckNumerics",
+    inputs=("x",),
+    attrs={"message": ""},
+    infer=lambda x, *, message: x,
+    doc="Identity that raises when x holds NaN or Inf; its gradient is checked too.",
+)
 
 
 @_check.generic
@@ -55,8 +61,10 @@ class _NumericsChecker:
             bad = _bad_kind(backend.xp, t._value)
             if bad is not None:
                 ins = ", ".join(f"{tuple(a.shape)} {a.dtype}" for a in inputs)
-                raise NumericsError(f"{op.name} produced {bad} in output {i} (shape {tuple(t.shape)}, {t.dtype}) "
-                                    f"at {dispatch.user_site()}; inputs: {ins}")
+                raise NumericsError(
+                    f"{op.name} produced {bad} in output {i} (shape {tuple(t.shape)}, {t.dtype}) "
+                    f"at {dispatch.user_site()}; inputs: {ins}"
+                )
 
     def __enter__(self):
         return self

@@ -5,6 +5,7 @@ rule, then hands the op to the active mode: the innermost tracing context
 adds a graph node, otherwise the backend kernel runs.  Active tapes that
 watch an input record the node either way.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -30,10 +31,10 @@ class State:
     __slots__ = ("tapes", "modes", "observers", "overrides")
 
     def __init__(self, empty=list):
-        self.tapes = empty()        # recording GradientTapes
-        self.modes = empty()        # tracing contexts
-        self.observers = empty()    # profilers and numerics checkers
-        self.overrides = empty()    # tl.grad.override scopes
+        self.tapes = empty()  # recording GradientTapes
+        self.modes = empty()  # tracing contexts
+        self.observers = empty()  # profilers and numerics checkers
+        self.overrides = empty()  # tl.grad.override scopes
 
 
 # A context variable, not threading.local: reading it costs one C call (about 20 ns, against
@@ -61,9 +62,9 @@ def __getattr__(name):
 
 
 _EMPTY: dict = {}
-_scalars: dict = {}      # (type, value, dtype, backend) -> shared constant Tensor
-_cast_op = None          # set by tensorlib.ops.math (Cast) to break the import cycle
-_stack_op = None         # set by tensorlib.ops.shape (Pack), likewise
+_scalars: dict = {}  # (type, value, dtype, backend) -> shared constant Tensor
+_cast_op = None  # set by tensorlib.ops.math (Cast) to break the import cycle
+_stack_op = None  # set by tensorlib.ops.shape (Pack), likewise
 _new = object.__new__
 _next_id = _ids.__next__
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -126,7 +127,7 @@ def apply(op, args, attrs=_EMPTY):
                 else:
                     dtype = specs.dtype
                     if raw.__class__ is not np.ndarray:
-                        raw = _as_array(raw, specs, backend, op, kernel)   # in the rule's dtype
+                        raw = _as_array(raw, specs, backend, op, kernel)  # in the rule's dtype
                     elif raw.dtype is not dtype and raw.dtype != dtype:
                         raw = _fit_dtype(raw, specs, op, kernel)
                     shape = specs.shape
@@ -156,8 +157,11 @@ class KernelResultError(RuntimeError):
 
 def _kernel_error(op, kernel, given, error):
     """The one error path of kernels: the same exception type, naming the op and the caller's inputs."""
-    if isinstance(error, KernelResultError) or getattr(error, "_raised_by_observer", False) \
-            or str(error).startswith(f"{op.name}:"):
+    if (
+        isinstance(error, KernelResultError)
+        or getattr(error, "_raised_by_observer", False)
+        or str(error).startswith(f"{op.name}:")
+    ):
         return error  # already names the op (a kernel that validates its own inputs)
     message = f"{op.name}: {error} ({describe_inputs(op, given)})"
     try:
@@ -173,8 +177,10 @@ def _kernel_name(op, kernel) -> str:
 
 def _bad_result(op, kernel, raw, spec) -> str:
     got = "None" if raw is None else f"shape {tuple(raw.shape)} {raw.dtype}"
-    return (f"{op.name}: kernel {_kernel_name(op, kernel)} returned {got}, but the op's shape rule "
-            f"gives shape {tuple(spec.shape)} {spec.dtype}")
+    return (
+        f"{op.name}: kernel {_kernel_name(op, kernel)} returned {got}, but the op's shape rule "
+        f"gives shape {tuple(spec.shape)} {spec.dtype}"
+    )
 
 
 def _filled_shape(raw, spec, op, kernel) -> tuple:
@@ -200,28 +206,35 @@ def _fit_dtype(raw, spec, op, kernel, backend=None):
     if kind != want and not (kind in "iu" and want in "iu"):
         raise KernelResultError(_bad_result(op, kernel, raw, spec))
     return raw.astype(spec.dtype) if backend is None else backend.fit(raw, spec.dtype)
+
+
 def _raise_unrunnable(op, args, t, backend):
     if t._value is None:
-        raise ValueError(f"{op.name}: a symbolic tensor {t._describe()} from a tl.function trace "
-                         "was used outside of it")
-    raise ValueError(f"{op.name}: inputs are on different backends ({describe_inputs(op, args)}; "
-                     f"backends {', '.join(a.backend.name for a in args)}); "
-                     "move them with tl.tensor(x, backend=...)")
+        raise ValueError(
+            f"{op.name}: a symbolic tensor {t._describe()} from a tl.function trace was used outside of it"
+        )
+    raise ValueError(
+        f"{op.name}: inputs are on different backends ({describe_inputs(op, args)}; "
+        f"backends {', '.join(a.backend.name for a in args)}); "
+        "move them with tl.tensor(x, backend=...)"
+    )
 
 
 def _wrap(raw, specs, backend, op, kernel):
     if isinstance(specs, tuple):
         if raw is None or len(raw) != len(specs):
             got = "None" if raw is None else f"{len(raw)} results"
-            raise KernelResultError(f"{op.name}: kernel {_kernel_name(op, kernel)} returned {got}, "
-                                    f"but the op's shape rule gives {len(specs)} outputs")
+            raise KernelResultError(
+                f"{op.name}: kernel {_kernel_name(op, kernel)} returned {got}, "
+                f"but the op's shape rule gives {len(specs)} outputs"
+            )
         return tuple(_wrap_one(r, s, backend, op, kernel) for r, s in zip(raw, specs))
     return _wrap_one(raw, specs, backend, op, kernel)
 
 
 def _wrap_one(raw, spec, backend, op, kernel):
     if type(raw) is not np.ndarray:
-        raw = _as_array(raw, spec, backend, op, kernel)   # in the rule's dtype
+        raw = _as_array(raw, spec, backend, op, kernel)  # in the rule's dtype
     elif raw.dtype != spec.dtype:
         raw = _fit_dtype(raw, spec, op, kernel)
     if tuple(raw.shape) != tuple(spec.shape):
@@ -300,6 +313,7 @@ def user_site() -> str:
 
 
 # ---------------------------------------------------------------- conversion
+
 
 def describe_inputs(op, args) -> str:
     names = op.input_names
@@ -424,30 +438,37 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
     if isinstance(value, (list, tuple)):
         if _holds_tensor(value):
             # Stacked with the Pack op, so the gradient reaches every tensor in the list.
-            return _stack_op([to_tensor(v, backend, strong_dtype, op, index) if isinstance(v, (list, tuple))
-                              else v for v in value])
+            return _stack_op(
+                [to_tensor(v, backend, strong_dtype, op, index) if isinstance(v, (list, tuple)) else v for v in value]
+            )
         try:
             arr = np.asarray(value)
         except ValueError as e:
             raise ValueError(f"{name}:{where or ' data'} is a ragged nested sequence: {e}") from None
-        if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 or arr.dtype.kind == "O" and any(
-                v.__class__ is int for v in arr.ravel()):
+        if (
+            arr.dtype.kind == "u"
+            and arr.dtype.itemsize == 8
+            or arr.dtype.kind == "O"
+            and any(v.__class__ is int for v in arr.ravel())
+        ):
             raise OverflowError(f"{name}:{where or ' data'} holds an integer outside int64: {value!r:.60}")
         if arr.dtype.kind in "OUSV":
             raise TypeError(f"{name}:{where or ' data'} is not numeric: {value!r:.60}")
         if arr.dtype.kind == "f":
-            arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind == "f"
-                             else _dtypes.default_float)
+            arr = arr.astype(
+                strong_dtype if strong_dtype is not None and strong_dtype.kind == "f" else _dtypes.default_float
+            )
         elif arr.dtype.kind in "iu":
-            arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind in "if"
-                             else _dtypes.default_int)
+            arr = arr.astype(
+                strong_dtype if strong_dtype is not None and strong_dtype.kind in "if" else _dtypes.default_int
+            )
         elif arr.dtype.kind == "c":
-            arr = arr.astype(strong_dtype if strong_dtype is not None and strong_dtype.kind == "c"
-                             else _dtypes.default_complex)
+            arr = arr.astype(
+                strong_dtype if strong_dtype is not None and strong_dtype.kind == "c" else _dtypes.default_complex
+            )
         # A new array made here from literals, not a caller's: under tracing it may become a constant.
         return make(backend.asarray(arr.astype(_dtypes.of_array(arr.dtype), copy=False)), backend)
-    raise TypeError(f"{name}:{where} expected a tensor, array or number, got "
-                    f"{type(value).__name__} {value!r:.60}")
+    raise TypeError(f"{name}:{where} expected a tensor, array or number, got {type(value).__name__} {value!r:.60}")
 
 
 def _holds_tensor(value) -> bool:
@@ -460,6 +481,7 @@ def _may_alias(arr, value) -> bool:
 
 class WeakScalar(Tensor):
     """A constant made from a Python scalar: it adopts its neighbours' dtype in promotion."""
+
     __slots__ = ()
 
 
@@ -479,12 +501,12 @@ def _promote(op, args):
     for i in group:  # a float scalar next to integer tensors makes the result float, as in JAX
         d = args[i].dtype
         if args[i].__class__ is WeakScalar and _KIND_ORDER[d.kind] > _KIND_ORDER[target.kind]:
-            target = _dtypes.default_float if d.kind == "f" else d   # a traced float argument is float64
-    return tuple(_cast_op(a, dtype=target) if (i in group and a.dtype != target) else a
-                 for i, a in enumerate(args))
+            target = _dtypes.default_float if d.kind == "f" else d  # a traced float argument is float64
+    return tuple(_cast_op(a, dtype=target) if (i in group and a.dtype != target) else a for i, a in enumerate(args))
 
 
 # ---------------------------------------------------------------- variables
+
 
 def check_assignable(var: Variable, backend=None, how: str = "assign") -> None:
     """The one check before a Variable's value changes, eagerly, in a trace or in a compiled graph: no
@@ -495,10 +517,12 @@ def check_assignable(var: Variable, backend=None, how: str = "assign") -> None:
             raise RuntimeError(
                 f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
                 "GradientTape that is still recording; its gradient would mix old and new values. "
-                "Assign after tape.gradient(), or inside `with tape.stop_recording():`.")
+                "Assign after tape.gradient(), or inside `with tape.stop_recording():`."
+            )
     if backend is not None and backend is not var.backend:
-        raise ValueError(f"Variable.{how}: value is on backend {backend.name}, "
-                         f"variable {var.name!r} on {var.backend.name}")
+        raise ValueError(
+            f"Variable.{how}: value is on backend {backend.name}, variable {var.name!r} on {var.backend.name}"
+        )
 
 
 def assign_variable(var: Variable, value, how: str) -> Variable:
@@ -506,12 +530,17 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
     if from_caller:
         value = to_tensor(value, var.backend, var.dtype, None)
     if tuple(value.shape) != tuple(var.shape) or value.dtype != var.dtype:
-        if value.dtype != var.dtype and value.dtype.kind == var.dtype.kind or (
-                value.dtype.kind in "iu" and var.dtype.kind == "f"):
+        if (
+            value.dtype != var.dtype
+            and value.dtype.kind == var.dtype.kind
+            or (value.dtype.kind in "iu" and var.dtype.kind == "f")
+        ):
             value = _cast_op(value, dtype=var.dtype)
         if tuple(value.shape) != tuple(var.shape) or value.dtype != var.dtype:
-            raise ValueError(f"Variable.{how}: value of shape {tuple(value.shape)} {value.dtype} does not "
-                             f"match variable {var.name!r} of shape {var.shape} {var.dtype}")
+            raise ValueError(
+                f"Variable.{how}: value of shape {tuple(value.shape)} {value.dtype} does not "
+                f"match variable {var.name!r} of shape {var.shape} {var.dtype}"
+            )
     st = current_state()
     if st.modes:
         return st.modes[-1].assign(var, value)

@@ -21,6 +21,7 @@ they are imported when a function of this module is called, never by
 >>> bool(np.allclose(y.compute(), 2.0 * np.tanh(x.compute())))
 True
 """
+
 from __future__ import annotations
 
 import collections
@@ -44,7 +45,7 @@ __all__ = ["from_npy", "map_blocks", "value_and_grad"]
 # dropped first, and re-sent if it is used again.
 CACHE_SIZE = 16
 
-_worker_cache: collections.OrderedDict = collections.OrderedDict()   # token -> _Shipped, per process
+_worker_cache: collections.OrderedDict = collections.OrderedDict()  # token -> _Shipped, per process
 _client_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Client -> {token: Future}
 _cache_lock = threading.Lock()
 # A worker's copy of a function is shared by the worker's threads, and a
@@ -69,6 +70,7 @@ def _default_client(client):
         return client
     try:
         from distributed import default_client
+
         return default_client()
     except (ImportError, ValueError):
         return None
@@ -90,6 +92,7 @@ _SLOT = _Slot()
 
 def _rebuild_tensor(value, backend, variable, name, trainable):
     from .ops.creation import tensor
+
     if variable:
         return Variable(value, name=name, trainable=trainable, backend=backend)
     return tensor(value, backend=backend)
@@ -105,8 +108,13 @@ def _dumps(obj) -> bytes:
                 if value._value is None:
                     raise TypeError("tl.distributed: a symbolic Tensor cannot be sent to a worker")
                 is_var = isinstance(value, Variable)
-                return _rebuild_tensor, (value.numpy(), value.backend.name, is_var,
-                                         value.name if is_var else None, value.trainable if is_var else None)
+                return _rebuild_tensor, (
+                    value.numpy(),
+                    value.backend.name,
+                    is_var,
+                    value.name if is_var else None,
+                    value.trainable if is_var else None,
+                )
             return super().reducer_override(value)
 
     buf = io.BytesIO()
@@ -152,6 +160,7 @@ class _Shipped:
     def function(self):
         if self._function is None:
             from .graph.tracing import Function
+
             self._function = Function(self.fn, self.signature)
         return self._function
 
@@ -168,6 +177,7 @@ def _shipped(fn, args, kwargs, what) -> _Shipped:
     if not callable(fn):
         raise TypeError(f"{what}: expected a function, got {type(fn).__name__}")
     from .graph.tracing import Function
+
     if isinstance(fn, Function):
         return _Shipped(fn.python_function, fn.input_signature, args, kwargs)
     return _Shipped(fn, None, args, kwargs)
@@ -198,8 +208,10 @@ def _aligned(arrays, rows, what):
         if not isinstance(a, da.Array):
             raise TypeError(f"{what}: data[{i}] must be a dask array chunked along axis 0, got {type(a).__name__}")
         if a.ndim == 0 or a.shape[0] != sum(rows):
-            raise ValueError(f"{what}: data[{i}] has shape {a.shape} but the batch has {sum(rows)} rows "
-                             f"(every array must share axis 0)")
+            raise ValueError(
+                f"{what}: data[{i}] has shape {a.shape} but the batch has {sum(rows)} rows "
+                f"(every array must share axis 0)"
+            )
         wanted = (tuple(rows),) + tuple((n,) for n in a.shape[1:])
         out.append(a if a.chunks == wanted else a.rechunk(wanted))
     return out
@@ -217,14 +229,17 @@ def _indexed(arrays, first_letter=0):
 def _run_block(shipped, *blocks, out_shape, out_dtype):
     out = shipped(*blocks)
     if not isinstance(out, Tensor):
-        raise TypeError(f"tl.distributed.map_blocks: {_name(shipped.fn)} must return one Tensor per block, "
-                        f"got {type(out).__name__}")
+        raise TypeError(
+            f"tl.distributed.map_blocks: {_name(shipped.fn)} must return one Tensor per block, got {type(out).__name__}"
+        )
     rows = blocks[0].shape[0]
     value = out.numpy()
     if value.shape != (rows,) + out_shape or value.dtype != out_dtype:
-        raise ValueError(f"tl.distributed.map_blocks: {_name(shipped.fn)} returned shape {value.shape} dtype "
-                         f"{value.dtype} for a block of {rows} rows; expected {(rows,) + out_shape} {out_dtype} "
-                         "(the output must have one row per input row)")
+        raise ValueError(
+            f"tl.distributed.map_blocks: {_name(shipped.fn)} returned shape {value.shape} dtype "
+            f"{value.dtype} for a block of {rows} rows; expected {(rows,) + out_shape} {out_dtype} "
+            "(the output must have one row per input row)"
+        )
     return value
 
 
@@ -263,8 +278,10 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
         raise ValueError(f"{what}: x must have a batch axis, got a 0-d array")
     for name, value in kwargs.items():
         if isinstance(value, da.Array):
-            raise TypeError(f"{what}: keyword argument {name!r} is a dask array; pass the arrays to cut into "
-                            "blocks positionally (keyword arguments are sent whole to every worker)")
+            raise TypeError(
+                f"{what}: keyword argument {name!r} is a dask array; pass the arrays to cut into "
+                "blocks positionally (keyword arguments are sent whole to every worker)"
+            )
     rows = x.chunks[0]
     blocked = [x] + [a for a in args if isinstance(a, da.Array)]
     template = [_SLOT] + [_SLOT if isinstance(a, da.Array) else a for a in args]
@@ -275,27 +292,35 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     specs = [TensorSpec((rows[0],) + a.shape[1:], a.dtype) for a in blocked]
     graph = shipped.function().get_graph(*shipped.arguments(specs), **shipped.kwargs)
     if graph.structure[0] != "tensor":
-        raise TypeError(f"{what}: {_name(shipped.fn)} must return one Tensor per block, got a "
-                        f"{graph.structure[0]}")
+        raise TypeError(f"{what}: {_name(shipped.fn)} must return one Tensor per block, got a {graph.structure[0]}")
     out = graph.outputs[0]
     out_rows = out.shape[0] if out.ndim else None
     if out_rows != rows[0]:
-        raise ValueError(f"{what}: {_name(shipped.fn)} maps a block of shape {specs[0].shape} to shape "
-                         f"{tuple(out.shape)}; the output must have one row per input row")
+        raise ValueError(
+            f"{what}: {_name(shipped.fn)} maps a block of shape {specs[0].shape} to shape "
+            f"{tuple(out.shape)}; the output must have one row per input row"
+        )
     out_shape, out_dtype = tuple(out.shape[1:]), np.dtype(out.dtype.name)
 
     pairs, letters = _indexed(blocked)
     new = "".join(next(letters) for _ in out_shape)
     return da.blockwise(
-        functools.partial(_run_block, out_shape=out_shape, out_dtype=out_dtype), "i" + new,
-        _reference(shipped, _default_client(client)), None, *pairs,
-        new_axes=dict(zip(new, out_shape)), concatenate=True, dtype=out_dtype,
-        meta=np.empty((0,) * (1 + len(out_shape)), out_dtype))
+        functools.partial(_run_block, out_shape=out_shape, out_dtype=out_dtype),
+        "i" + new,
+        _reference(shipped, _default_client(client)),
+        None,
+        *pairs,
+        new_axes=dict(zip(new, out_shape)),
+        concatenate=True,
+        dtype=out_dtype,
+        meta=np.empty((0,) * (1 + len(out_shape)), out_dtype),
+    )
 
 
 # ---------------------------------------------------------------- data-parallel gradients
 def _skeleton(structure):
     from .grad.tape import flatten
+
     leaves, rebuild = flatten(structure)
     return leaves, rebuild([None] * len(leaves))
 
@@ -311,7 +336,9 @@ def _block_value_and_grad(loss_fn, skeleton, n_leaves):
     def block_value_and_grad(leaves, *batch):
         def loss_of_leaves(*values):
             return loss_fn(rebuild(list(values)), *batch)
+
         return tl_value_and_grad(loss_of_leaves, argnums=argnums)(*leaves)
+
     block_value_and_grad.__name__ = f"value_and_grad({_name(loss_fn)})"
     return block_value_and_grad
 
@@ -368,26 +395,35 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
     blocked = _aligned(data, rows, what)
     dtype = np.result_type(np.float32, *values)
-    shipped = _shipped(_block_value_and_grad(loss_fn, skeleton, len(values)), [_SLOT] * (1 + len(blocked)),
-                       {}, what)
+    shipped = _shipped(_block_value_and_grad(loss_fn, skeleton, len(values)), [_SLOT] * (1 + len(blocked)), {}, what)
     client = _default_client(client)
     # Parameters go out with every call: once to each worker, not once per block.
     params_ref = client.scatter([values], broadcast=True, hash=False)[0] if client is not None else values
     pairs, _ = _indexed(blocked, first_letter=1)
     size = 1 + sum(v.size for v in values)
     partial_sums = da.blockwise(
-        functools.partial(_weighted_partial, dtype=dtype), "ij",
-        _reference(shipped, client), None, params_ref, None, *pairs,
-        new_axes={"j": size}, adjust_chunks={"i": 1}, concatenate=True, dtype=dtype,
-        meta=np.empty((0, 0), dtype))
+        functools.partial(_weighted_partial, dtype=dtype),
+        "ij",
+        _reference(shipped, client),
+        None,
+        params_ref,
+        None,
+        *pairs,
+        new_axes={"j": size},
+        adjust_chunks={"i": 1},
+        concatenate=True,
+        dtype=dtype,
+        meta=np.empty((0, 0), dtype),
+    )
     total = partial_sums.sum(axis=0, split_every=split_every)
     total = client.compute(total).result() if client is not None else total.compute()
     total = total / sum(rows)
     grads, start = [], 1
     for v in values:
-        grads.append(tensor(total[start:start + v.size].reshape(v.shape).astype(v.dtype)))
+        grads.append(tensor(total[start : start + v.size].reshape(v.shape).astype(v.dtype)))
         start += v.size
     from .grad.tape import flatten
+
     return tensor(total[0].astype(dtype)), flatten(skeleton)[1](grads)
 
 

@@ -9,6 +9,7 @@ PyTorch, so ``float32_tensor * 2.0`` stays ``float32``.
 >>> (tl.tensor([1.0, 2.0]) * 2.0).dtype
 dtype('float32')
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,12 +30,17 @@ _SUPPORTED_SET = frozenset(SUPPORTED)
 # Dtypes a caller's NumPy array may carry, held in the smallest supported dtype that
 # represents every value exactly.  Asked for by name (``cast(x, "int8")``) they are an error:
 # a result of another width would silently differ from NumPy's.
-_WIDENED = {np.dtype("int8"): int32, np.dtype("int16"): int32, np.dtype("uint8"): int32,
-             np.dtype("uint16"): int32, np.dtype("uint32"): int64}
+_WIDENED = {
+    np.dtype("int8"): int32,
+    np.dtype("int16"): int32,
+    np.dtype("uint8"): int32,
+    np.dtype("uint16"): int32,
+    np.dtype("uint32"): int64,
+}
 
 default_float = float32
 default_int = int64
-default_complex = complex64   # a Python list of complex numbers, as a list of floats gives float32
+default_complex = complex64  # a Python list of complex numbers, as a list of floats gives float32
 
 
 def as_dtype(dtype) -> np.dtype:
@@ -59,8 +65,7 @@ def as_dtype(dtype) -> np.dtype:
         raise TypeError(f"tensorlib: {dtype!r} is not a dtype") from e
     if d in _SUPPORTED_SET:
         return d
-    raise TypeError(f"tensorlib: dtype {d} is not supported (supported: "
-                    f"{', '.join(str(s) for s in SUPPORTED)})")
+    raise TypeError(f"tensorlib: dtype {d} is not supported (supported: {', '.join(str(s) for s in SUPPORTED)})")
 
 
 def of_array(dtype) -> np.dtype:
@@ -120,11 +125,18 @@ def weak_scalar_dtype(value, strong: np.dtype | None) -> np.dtype:
     an integer or bool tensor gives the default float; an int next to bool
     gives the default int.
     """
-    kind = "b" if isinstance(value, bool) else "i" if isinstance(value, int) else \
-        "c" if isinstance(value, complex) else "f"
+    kind = (
+        "b"
+        if isinstance(value, bool)
+        else "i"
+        if isinstance(value, int)
+        else "c"
+        if isinstance(value, complex)
+        else "f"
+    )
     if strong is None:
         return {"b": bool_, "i": default_int, "f": default_float, "c": default_complex}[kind]
-    if kind == "c":   # 1j next to float32 gives complex64, as in NumPy 2 and JAX
+    if kind == "c":  # 1j next to float32 gives complex64, as in NumPy 2 and JAX
         return complex_dtype(strong) if strong.kind in "fc" else default_complex
     order = "bifc"
     if order.index(kind) <= order.index(strong.kind if strong.kind != "u" else "i"):

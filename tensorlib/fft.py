@@ -11,7 +11,7 @@ real signal:
 >>> tl.grad(power)(x).numpy().round(6).tolist()
 [12.0, 20.0, 20.0, 28.0]
 """
-from .ops.fft import (fft, fft2, fftn, fftshift, ifft, ifft2, ifftn, ifftshift, irfft, irfftn, rfft, rfftn)
 
-__all__ = ["fft", "fft2", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft", "irfftn", "rfft",
-           "rfftn"]
+from .ops.fft import fft, fft2, fftn, fftshift, ifft, ifft2, ifftn, ifftshift, irfft, irfftn, rfft, rfftn
+
+__all__ = ["fft", "fft2", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft", "irfftn", "rfft", "rfftn"]

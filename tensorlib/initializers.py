@@ -13,6 +13,7 @@ Fans follow Keras: a ``(in, out)`` matrix has ``fan_in = in``; a conv filter
 >>> bool((tl.initializers.he_normal((2, 2), seed=1) == tl.initializers.he_normal((2, 2), seed=1)).numpy().all())
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -115,5 +116,6 @@ def get(initializer):
     try:
         return _BY_NAME[initializer]
     except (KeyError, TypeError):
-        raise ValueError(f"initializers: unknown initializer {initializer!r}; "
-                         f"choose one of {sorted(_BY_NAME)} or pass a callable") from None
+        raise ValueError(
+            f"initializers: unknown initializer {initializer!r}; choose one of {sorted(_BY_NAME)} or pass a callable"
+        ) from None

@@ -10,6 +10,7 @@ image layers take PyTorch's channels-first layout.
 >>> layer(tl.ones((5, 3))).shape, layer.kernel.shape
 ((5, 2), (3, 2))
 """
+
 from __future__ import annotations
 
 from . import dtypes as _dt
@@ -53,23 +54,39 @@ class Dense(Module):
     [[3.0]]
     """
 
-    def __init__(self, in_features: int, out_features: int, activation=None, use_bias: bool = True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros", seed: int | None = None,
-                 dtype=_dt.float32):
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        activation=None,
+        use_bias: bool = True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
         super().__init__()
         self.in_features = _positive("in_features", in_features, "Dense")
         self.out_features = _positive("out_features", out_features, "Dense")
         self.activation = activation
-        self.kernel = Variable(_init.get(kernel_initializer)((self.in_features, self.out_features),
-                                                             seed=seed, dtype=dtype), name="kernel")
-        self.bias = Variable(_init.get(bias_initializer)((self.out_features,), seed=_seed_for(seed, 1), dtype=dtype),
-                             name="bias") if use_bias else None
+        self.kernel = Variable(
+            _init.get(kernel_initializer)((self.in_features, self.out_features), seed=seed, dtype=dtype), name="kernel"
+        )
+        self.bias = (
+            Variable(
+                _init.get(bias_initializer)((self.out_features,), seed=_seed_for(seed, 1), dtype=dtype), name="bias"
+            )
+            if use_bias
+            else None
+        )
 
     def forward(self, x):
         x = _as_tensor(x)
         if not x.shape or x.shape[-1] != self.in_features:
-            raise ValueError(f"Dense: input's last dimension must be in_features={self.in_features}, "
-                             f"got input shape {tuple(x.shape)}")
+            raise ValueError(
+                f"Dense: input's last dimension must be in_features={self.in_features}, "
+                f"got input shape {tuple(x.shape)}"
+            )
         y = x @ self.kernel
         if self.bias is not None:
             y = y + self.bias
@@ -77,7 +94,8 @@ class Dense(Module):
 
     def extra_repr(self) -> str:
         return f"{self.in_features}, {self.out_features}" + (
-            f", activation={getattr(self.activation, '__name__', self.activation)}" if self.activation else "")
+            f", activation={getattr(self.activation, '__name__', self.activation)}" if self.activation else ""
+        )
 
 
 class Conv2D(Module):
@@ -94,9 +112,22 @@ class Conv2D(Module):
     (2, 8, 16, 16)
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, strides=1, padding="SAME", dilations=1,
-                 activation=None, use_bias: bool = True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", seed: int | None = None, dtype=_dt.float32, data_format: str = "NHWC"):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        strides=1,
+        padding="SAME",
+        dilations=1,
+        activation=None,
+        use_bias: bool = True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        seed: int | None = None,
+        dtype=_dt.float32,
+        data_format: str = "NHWC",
+    ):
         super().__init__()
         self.data_format = _data_format(data_format, "Conv2D")
         self.in_channels = _positive("in_channels", in_channels, "Conv2D")
@@ -105,10 +136,19 @@ class Conv2D(Module):
         self.kernel_size = (_positive("kernel_size", kh, "Conv2D"), _positive("kernel_size", kw, "Conv2D"))
         self.strides, self.padding, self.dilations = strides, padding, dilations
         self.activation = activation
-        self.kernel = Variable(_init.get(kernel_initializer)((*self.kernel_size, self.in_channels, self.out_channels),
-                                                             seed=seed, dtype=dtype), name="kernel")
-        self.bias = Variable(_init.get(bias_initializer)((self.out_channels,), seed=_seed_for(seed, 1), dtype=dtype),
-                             name="bias") if use_bias else None
+        self.kernel = Variable(
+            _init.get(kernel_initializer)(
+                (*self.kernel_size, self.in_channels, self.out_channels), seed=seed, dtype=dtype
+            ),
+            name="kernel",
+        )
+        self.bias = (
+            Variable(
+                _init.get(bias_initializer)((self.out_channels,), seed=_seed_for(seed, 1), dtype=dtype), name="bias"
+            )
+            if use_bias
+            else None
+        )
 
     def forward(self, x):
         y = _nn.conv2d(x, self.kernel, self.strides, self.padding, self.dilations, data_format=self.data_format)
@@ -117,8 +157,10 @@ class Conv2D(Module):
         return y if self.activation is None else self.activation(y)
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, strides={self.strides}, "
-                f"padding={self.padding!r}")
+        return (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, strides={self.strides}, "
+            f"padding={self.padding!r}"
+        )
 
 
 class _Pool2D(Module):
@@ -145,6 +187,7 @@ class MaxPool2D(_Pool2D):
     >>> tl.nn.MaxPool2D(2)(tl.ones((1, 4, 6, 3))).shape
     (1, 2, 3, 3)
     """
+
     _function = staticmethod(_nn.max_pool)
 
 
@@ -155,6 +198,7 @@ class AvgPool2D(_Pool2D):
     >>> tl.nn.AvgPool2D(2)(tl.ones((1, 4, 4, 1))).numpy().ravel().tolist()
     [1.0, 1.0, 1.0, 1.0]
     """
+
     _function = staticmethod(_nn.avg_pool)
 
 
@@ -175,8 +219,14 @@ class BatchNorm(Module):
     ([-1.0, 1.0], [1.0], [1.5])
     """
 
-    def __init__(self, num_features: int, momentum: float = 0.1, epsilon: float = 1e-5, dtype=_dt.float32,
-                 data_format: str = "NHWC"):
+    def __init__(
+        self,
+        num_features: int,
+        momentum: float = 0.1,
+        epsilon: float = 1e-5,
+        dtype=_dt.float32,
+        data_format: str = "NHWC",
+    ):
         super().__init__()
         self.data_format = _data_format(data_format, "BatchNorm")
         self.num_features = _positive("num_features", num_features, "BatchNorm")
@@ -185,23 +235,31 @@ class BatchNorm(Module):
         self.momentum, self.epsilon = float(momentum), float(epsilon)
         self.scale = Variable(_init.ones((self.num_features,), dtype=dtype), name="scale")
         self.offset = Variable(_init.zeros((self.num_features,), dtype=dtype), name="offset")
-        self.running_mean = Variable(_init.zeros((self.num_features,), dtype=dtype), name="running_mean",
-                                     trainable=False)
-        self.running_var = Variable(_init.ones((self.num_features,), dtype=dtype), name="running_var",
-                                    trainable=False)
+        self.running_mean = Variable(
+            _init.zeros((self.num_features,), dtype=dtype), name="running_mean", trainable=False
+        )
+        self.running_var = Variable(_init.ones((self.num_features,), dtype=dtype), name="running_var", trainable=False)
 
     def forward(self, x):
         x = _as_tensor(x)
         channel = -1 if self.data_format == "NHWC" else 1
         if len(x.shape) < 2 or x.shape[channel] != self.num_features:
             where = "last" if channel == -1 else "second (NCHW)"
-            raise ValueError(f"BatchNorm: input's {where} (channel) dimension must be num_features="
-                             f"{self.num_features}, got input shape {tuple(x.shape)}")
+            raise ValueError(
+                f"BatchNorm: input's {where} (channel) dimension must be num_features="
+                f"{self.num_features}, got input shape {tuple(x.shape)}"
+            )
         # Per-channel vectors broadcast along the channel axis: (C,) for NHWC, (C, 1, ..., 1) for NCHW.
         along = (lambda v: v) if channel == -1 else (lambda v: _shape.reshape(v, (-1,) + (1,) * (len(x.shape) - 2)))
         if not self.training:
-            return _nn.batch_normalization(x, along(self.running_mean), along(self.running_var), along(self.offset),
-                                           along(self.scale), self.epsilon)
+            return _nn.batch_normalization(
+                x,
+                along(self.running_mean),
+                along(self.running_var),
+                along(self.offset),
+                along(self.scale),
+                self.epsilon,
+            )
         axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
         mean, variance = _nn.moments(x, axes)
         count = 1
@@ -209,12 +267,14 @@ class BatchNorm(Module):
             count *= x.shape[a]
         # The running averages must not be differentiated through, nor make a recording tape keep them.
         from .ops.math import stop_gradient
+
         batch_mean, batch_var = stop_gradient(mean), stop_gradient(variance) * (count / max(count - 1, 1))
         m = self.momentum
         self.running_mean.assign(self.running_mean * (1.0 - m) + batch_mean * m)
         self.running_var.assign(self.running_var * (1.0 - m) + batch_var * m)
-        return _nn.batch_normalization(x, along(mean), along(variance), along(self.offset), along(self.scale),
-                                       self.epsilon)
+        return _nn.batch_normalization(
+            x, along(mean), along(variance), along(self.offset), along(self.scale), self.epsilon
+        )
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, momentum={self.momentum}, epsilon={self.epsilon}"
@@ -261,4 +321,3 @@ class Flatten(Module):
         for d in x.shape[1:]:
             rest *= d
         return _shape.reshape(x, (-1, rest))
-

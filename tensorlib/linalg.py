@@ -10,9 +10,37 @@ or singular values, singular matrices) the caveat is in the function's docstring
 >>> [round(float(v), 4) for v in tl.grad(lambda a: tl.linalg.det(a))(a).numpy().ravel()]
 [3.0, -1.0, -1.0, 2.0]
 """
-from .ops.linalg import einsum, matmul, tensordot
-from .ops.linalg_ops import (cholesky, det, eigh, inv, matrix_power, norm, pinv, qr, slogdet, solve,
-                             solve_triangular, svd)
 
-__all__ = ["cholesky", "det", "eigh", "einsum", "inv", "matmul", "matrix_power", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_triangular", "svd", "tensordot"]
+from .ops.linalg import einsum, matmul, tensordot
+from .ops.linalg_ops import (
+    cholesky,
+    det,
+    eigh,
+    inv,
+    matrix_power,
+    norm,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    solve_triangular,
+    svd,
+)
+
+__all__ = [
+    "cholesky",
+    "det",
+    "eigh",
+    "einsum",
+    "inv",
+    "matmul",
+    "matrix_power",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_triangular",
+    "svd",
+    "tensordot",
+]

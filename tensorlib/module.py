@@ -19,6 +19,7 @@ the structure that ``tape.gradient``, optimizers and checkpoints take.
 >>> sorted(m.trainable_variables)
 ['b', 'w']
 """
+
 from __future__ import annotations
 
 from .tensor import Variable
@@ -93,6 +94,7 @@ class Module:
     def num_parameters(self, trainable_only: bool = True) -> int:
         """How many numbers the (trainable) Variables hold."""
         from .grad.tape import flatten
+
         tree = self.trainable_variables if trainable_only else self.variables
         return sum(v.size for v in flatten(tree)[0])
 

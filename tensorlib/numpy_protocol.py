@@ -18,6 +18,7 @@ Value queries whose results carry no gradient (``np.allclose``, ``np.isnan``, ``
 >>> type(y).__name__, tape.gradient(y, x).numpy().round(4).tolist()
 ('Tensor', [2.0, 5.4366])
 """
+
 from __future__ import annotations
 
 import inspect
@@ -27,22 +28,49 @@ import numpy as np
 from .tensor import Tensor
 
 _NO_VALUE = getattr(np, "_NoValue", object())
-_table: dict = {}            # NumPy function -> (tensorlib function, NumPy signature, renames, its parameters)
-_ufuncs: dict = {}           # ufunc -> tensorlib callable
+_table: dict = {}  # NumPy function -> (tensorlib function, NumPy signature, renames, its parameters)
+_ufuncs: dict = {}  # ufunc -> tensorlib callable
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 # NumPy names whose tensorlib function is named differently, or takes the argument under another name.
-_RENAMED = {"concatenate": "concat", "amax": "max", "amin": "min", "around": "round", "absolute": "abs",
-            "true_divide": "divide", "conjugate": "conj", "mod": "remainder", "copy": "identity",
-            "rint": "round"}
-_ARGUMENTS = {"clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min",
-                       "max": "clip_value_max"},
-              "pad": {"pad_width": "paddings"}, "transpose": {"axes": "perm"}, "full_like": {"fill_value": "value"}}
+_RENAMED = {
+    "concatenate": "concat",
+    "amax": "max",
+    "amin": "min",
+    "around": "round",
+    "absolute": "abs",
+    "true_divide": "divide",
+    "conjugate": "conj",
+    "mod": "remainder",
+    "copy": "identity",
+    "rint": "round",
+}
+_ARGUMENTS = {
+    "clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min", "max": "clip_value_max"},
+    "pad": {"pad_width": "paddings"},
+    "transpose": {"axes": "perm"},
+    "full_like": {"fill_value": "value"},
+}
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
 _CREATION = {"identity", "zeros", "ones", "full", "eye", "arange", "linspace"}
-_VALUE_QUERIES = ("allclose", "isclose", "array_equal", "array_equiv", "isnan", "isinf", "isfinite", "isneginf",
-                  "isposinf", "count_nonzero", "any", "all", "signbit", "array_repr", "array_str")
+_VALUE_QUERIES = (
+    "allclose",
+    "isclose",
+    "array_equal",
+    "array_equiv",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "isneginf",
+    "isposinf",
+    "count_nonzero",
+    "any",
+    "all",
+    "signbit",
+    "array_repr",
+    "array_str",
+)
 
 
 def _signature(fn):
@@ -56,6 +84,7 @@ def _build_table():
     """Fill the tables on first use (tl.linalg and tl.fft are imported by then).  Built aside and
     published at the end, functions table last: a thread that sees it filled sees all of it."""
     import tensorlib as tl
+
     table, ufuncs = {}, {}
     pairs = [(np, tl), (np.linalg, getattr(tl, "linalg", None)), (np.fft, getattr(tl, "fft", None))]
     for np_module, tl_module in pairs:
@@ -89,6 +118,7 @@ def _parameters(fn) -> tuple:
 def _on_values(np_fn):
     def query(*args, **kwargs):
         return np_fn(*_values(args), **{k: _values([v])[0] for k, v in kwargs.items()})
+
     return query
 
 
@@ -129,8 +159,10 @@ def _call(name, tl_fn, sig, renames, tl_params, args, kwargs):
             if target in tl_params:
                 call_kwargs[target] = v
             elif param.kind is param.VAR_KEYWORD or not _equal(v, param.default):
-                raise TypeError(f"numpy.{name}: argument {key}={v!r:.40} is not supported on tensorlib Tensors "
-                                f"({tl_fn.__module__}.{tl_fn.__name__} takes {', '.join(tl_params)})")
+                raise TypeError(
+                    f"numpy.{name}: argument {key}={v!r:.40} is not supported on tensorlib Tensors "
+                    f"({tl_fn.__module__}.{tl_fn.__name__} takes {', '.join(tl_params)})"
+                )
     return tl_fn(*positional, **call_kwargs)
 
 
@@ -144,8 +176,10 @@ def _equal(a, b) -> bool:
 
 
 def _unsupported(what):
-    return TypeError(f"tensorlib has no implementation of {what} for Tensors, so it would drop the gradient; "
-                     f"use a tensorlib function, or np.asarray(t) to work on the values (no gradient)")
+    return TypeError(
+        f"tensorlib has no implementation of {what} for Tensors, so it would drop the gradient; "
+        f"use a tensorlib function, or np.asarray(t) to work on the values (no gradient)"
+    )
 
 
 def _qualified(fn) -> str:
@@ -170,8 +204,10 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         _build_table()
     name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     if kwargs.get("out") is not None:
-        raise TypeError(f"{name}: out= cannot write a Tensor's result into an array (tensorlib values are "
-                        "immutable); assign the returned Tensor instead")
+        raise TypeError(
+            f"{name}: out= cannot write a Tensor's result into an array (tensorlib values are "
+            "immutable); assign the returned Tensor instead"
+        )
     kwargs.pop("out", None)
     if method == "__call__" and ufunc.__name__ in _VALUE_QUERIES:
         return ufunc(*_values(inputs), **kwargs)
@@ -183,6 +219,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
             raise TypeError(f"{name}: argument(s) {sorted(kwargs)} are not supported on tensorlib Tensors")
         return fn(*inputs)
     import tensorlib as tl
+
     table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
     if ufunc.__name__ not in table or len(inputs) != 1:
         raise _unsupported(name)
@@ -196,6 +233,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     import tensorlib as tl
+
     if out is not None or dtype is not None:
         raise TypeError("numpy.concatenate: out= and dtype= are not supported on tensorlib Tensors")
     if axis is None:
@@ -205,6 +243,7 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 
 def _take(a, indices, axis=None, out=None, mode="raise"):
     import tensorlib as tl
+
     if out is not None or mode != "raise":
         raise TypeError("numpy.take: out= and mode= are not supported on tensorlib Tensors")
     return tl.take(tl.ravel(a), indices) if axis is None else tl.take(a, indices, axis=axis)
@@ -212,6 +251,7 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
 
 def _clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_NO_VALUE, **kwargs):  # noqa: A002
     import tensorlib as tl
+
     if out is not None or kwargs:
         raise TypeError(f"numpy.clip: out= and {sorted(kwargs)} are not supported on tensorlib Tensors")
     lo = a_min if a_min is not _NO_VALUE else None if min is _NO_VALUE else min
@@ -224,6 +264,7 @@ def _clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_
 
 def _einsum(*operands, out=None, optimize=False, **kwargs):
     import tensorlib as tl
+
     if out is not None or kwargs:
         raise TypeError("numpy.einsum: out=, dtype=, order= and casting= are not supported on tensorlib Tensors")
     return tl.einsum(*operands)
@@ -231,15 +272,18 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
 
 def _where(condition, *xy):
     import tensorlib as tl
+
     return tl.where(condition, *xy)
 
 
 def _binary(name):
     def call(a, b, out=None):
         import tensorlib as tl
+
         if out is not None:
             raise TypeError(f"numpy.{name}: out= is not supported on tensorlib Tensors")
         return getattr(tl, name)(a, b)
+
     return call
 
 
@@ -255,9 +299,19 @@ def _size(a, axis=None):
     return a.size if axis is None else a.shape[axis]
 
 
-_SPECIAL = {np.concatenate: _concatenate, np.take: _take, np.clip: _clip, np.einsum: _einsum, np.where: _where,
-            np.dot: _binary("dot"), np.inner: _binary("inner"), np.vdot: _binary("vdot"), np.shape: _shape,
-            np.ndim: _ndim, np.size: _size}
+_SPECIAL = {
+    np.concatenate: _concatenate,
+    np.take: _take,
+    np.clip: _clip,
+    np.einsum: _einsum,
+    np.where: _where,
+    np.dot: _binary("dot"),
+    np.inner: _binary("inner"),
+    np.vdot: _binary("vdot"),
+    np.shape: _shape,
+    np.ndim: _ndim,
+    np.size: _size,
+}
 
 
 def install():

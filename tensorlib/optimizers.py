@@ -17,6 +17,7 @@ the step counter for the same reason.
 >>> w.numpy().tolist()
 [0.8, -1.6]
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,18 @@ from .ops import math as _m
 from .ops import reduce as _r
 from .tensor import Tensor, Variable
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "StepDecay", "CosineDecay", "Warmup",
-           "clip_by_global_norm", "global_norm"]
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "StepDecay",
+    "CosineDecay",
+    "Warmup",
+    "clip_by_global_norm",
+    "global_norm",
+]
 
 
 # ------------------------------------------------------------------ nested structures
@@ -53,9 +64,11 @@ def _pairs(grads, variables, who: str) -> list:
         g_set, v_set = {p for p, _ in grad_paths}, {p for p, _ in var_paths}
         missing = [_path_str(p) for p, _ in var_paths if p not in g_set]
         extra = [_path_str(p) for p, _ in grad_paths if p not in v_set]
-        raise ValueError(f"{who}: grads and variables must have the same structure; "
-                         f"missing gradients for {missing or 'none'}, gradients without a variable at "
-                         f"{extra or 'none'} ({len(grad_paths)} gradients, {len(var_paths)} variables)")
+        raise ValueError(
+            f"{who}: grads and variables must have the same structure; "
+            f"missing gradients for {missing or 'none'}, gradients without a variable at "
+            f"{extra or 'none'} ({len(grad_paths)} gradients, {len(var_paths)} variables)"
+        )
     pairs = []
     for (path, g), (_, v) in zip(grad_paths, var_paths):
         if not isinstance(v, Variable):
@@ -63,8 +76,10 @@ def _pairs(grads, variables, who: str) -> list:
         if g is None:
             continue
         if tuple(g.shape) != tuple(v.shape):
-            raise ValueError(f"{who}: gradient at {_path_str(path)} has shape {tuple(g.shape)}, "
-                             f"variable {v.name!r} has shape {v.shape}")
+            raise ValueError(
+                f"{who}: gradient at {_path_str(path)} has shape {tuple(g.shape)}, "
+                f"variable {v.name!r} has shape {v.shape}"
+            )
         pairs.append(("/".join(str(k) for k in path) or v.name, g, v))
     return pairs
 
@@ -178,6 +193,7 @@ class Warmup:
 
 def _as_step(step) -> Tensor:
     from .ops.creation import tensor
+
     t = step if isinstance(step, Tensor) else tensor(float(step), dtype=_dt.float64)
     return t if t.dtype == _dt.float64 else _m.cast(t, _dt.float64)
 
@@ -186,6 +202,7 @@ def _lr_at(schedule, step: Tensor) -> Tensor:
     if callable(schedule):
         return _m.cast(schedule(step), _dt.float64)
     from .ops.creation import tensor
+
     return tensor(float(schedule), dtype=_dt.float64)
 
 
@@ -214,8 +231,12 @@ class Optimizer:
             taken = {k for k, _, _ in self._slots.values()}
             while key in taken:  # the same path in two differently shaped calls
                 key += f"/{var.name}"
-            slots = {name: Variable(np.zeros(var.shape, var.dtype), name=f"{key}/{name}", trainable=False,
-                                    backend=var.backend) for name in self._slot_names}
+            slots = {
+                name: Variable(
+                    np.zeros(var.shape, var.dtype), name=f"{key}/{name}", trainable=False, backend=var.backend
+                )
+                for name in self._slot_names
+            }
             entry = self._slots[var._id] = (key, var, slots)
         return entry[2]
 
@@ -238,11 +259,11 @@ class Optimizer:
         by_dtype = {}
         for key, g, v in pairs:
             if v.dtype not in by_dtype:
-                by_dtype[v.dtype] = (_m.cast(lr, v.dtype), _m.cast(count, v.dtype)) if v.dtype != _dt.float64 \
-                    else (lr, count)
+                by_dtype[v.dtype] = (
+                    (_m.cast(lr, v.dtype), _m.cast(count, v.dtype)) if v.dtype != _dt.float64 else (lr, count)
+                )
             lr_v, count_v = by_dtype[v.dtype]
-            self._update(v, _m.cast(g, v.dtype) if g.dtype != v.dtype else g, lr_v, count_v,
-                         self._slots_for(key, v))
+            self._update(v, _m.cast(g, v.dtype) if g.dtype != v.dtype else g, lr_v, count_v, self._slots_for(key, v))
         self.iterations.assign_add(np.int64(1))
 
     def _update(self, var, grad, lr, step, slots) -> None:
@@ -275,8 +296,14 @@ class SGD(Optimizer):
     0.71
     """
 
-    def __init__(self, learning_rate=0.01, momentum: float = 0.0, nesterov: bool = False,
-                 weight_decay: float = 0.0, global_clipnorm: float | None = None):
+    def __init__(
+        self,
+        learning_rate=0.01,
+        momentum: float = 0.0,
+        nesterov: bool = False,
+        weight_decay: float = 0.0,
+        global_clipnorm: float | None = None,
+    ):
         super().__init__(learning_rate, global_clipnorm)
         if momentum < 0:
             raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
@@ -311,8 +338,15 @@ class Adam(Optimizer):
 
     _slot_names = ("m", "v")
 
-    def __init__(self, learning_rate=1e-3, beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-8,
-                 weight_decay: float = 0.0, global_clipnorm: float | None = None):
+    def __init__(
+        self,
+        learning_rate=1e-3,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-8,
+        weight_decay: float = 0.0,
+        global_clipnorm: float | None = None,
+    ):
         super().__init__(learning_rate, global_clipnorm)
         for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
             if not 0.0 <= beta < 1.0:
@@ -346,8 +380,15 @@ class AdamW(Adam):
     0.95
     """
 
-    def __init__(self, learning_rate=1e-3, beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-8,
-                 weight_decay: float = 0.01, global_clipnorm: float | None = None):
+    def __init__(
+        self,
+        learning_rate=1e-3,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-8,
+        weight_decay: float = 0.01,
+        global_clipnorm: float | None = None,
+    ):
         super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm)
 
     def _decay(self, var, grad, lr) -> tuple:
@@ -367,8 +408,16 @@ class RMSprop(Optimizer):
     0.9
     """
 
-    def __init__(self, learning_rate=0.01, rho: float = 0.99, epsilon: float = 1e-8, momentum: float = 0.0,
-                 centered: bool = False, weight_decay: float = 0.0, global_clipnorm: float | None = None):
+    def __init__(
+        self,
+        learning_rate=0.01,
+        rho: float = 0.99,
+        epsilon: float = 1e-8,
+        momentum: float = 0.0,
+        centered: bool = False,
+        weight_decay: float = 0.0,
+        global_clipnorm: float | None = None,
+    ):
         super().__init__(learning_rate, global_clipnorm)
         if not 0.0 <= rho < 1.0:
             raise ValueError(f"RMSprop: rho must be in [0, 1), got {rho}")

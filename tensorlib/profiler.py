@@ -32,6 +32,7 @@ box whose arguments list its shapes, dtypes, backend and kernel:
 >>> first["name"], first["args"]["shapes"], first["args"]["kernel"]
 ('Exp', [[2]], 'numpy.exp')
 """
+
 from __future__ import annotations
 
 import collections
@@ -75,9 +76,19 @@ class Profile:
 
     def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
         end = time.perf_counter()
-        self.events.append(OpEvent(op.name, tuple(tuple(t.shape) for t in inputs),
-                                   tuple(str(t.dtype) for t in inputs), backend.name, _kernel_name(kernel),
-                                   end - seconds - self._origin, seconds, mode, phase or current_phase()))
+        self.events.append(
+            OpEvent(
+                op.name,
+                tuple(tuple(t.shape) for t in inputs),
+                tuple(str(t.dtype) for t in inputs),
+                backend.name,
+                _kernel_name(kernel),
+                end - seconds - self._origin,
+                seconds,
+                mode,
+                phase or current_phase(),
+            )
+        )
 
     def __enter__(self):
         dispatch.observers.append(self)
@@ -108,11 +119,14 @@ class Profile:
         """
         rows = self.summary()[:limit]
         total = sum(e.seconds for e in self.events) or 1.0
-        lines = [f"{'op type':<13} {'mode':<6} {'phase':<8} {'calls':>6} {'total ms':>10} {'mean us':>10} "
-                 f"{'%':>6}  kernel"]
+        lines = [
+            f"{'op type':<13} {'mode':<6} {'phase':<8} {'calls':>6} {'total ms':>10} {'mean us':>10} {'%':>6}  kernel"
+        ]
         for op, mode, phase, kernel, n, t, mean in rows:
-            lines.append(f"{op:<13} {mode:<6} {phase:<8} {n:>6} {t * 1e3:>10.3f} {mean * 1e6:>10.1f} "
-                         f"{100 * t / total:>6.1f}  {kernel}")
+            lines.append(
+                f"{op:<13} {mode:<6} {phase:<8} {n:>6} {t * 1e3:>10.3f} {mean * 1e6:>10.1f} "
+                f"{100 * t / total:>6.1f}  {kernel}"
+            )
         return "\n".join(lines)
 
     def export_chrome_trace(self, path) -> None:
@@ -124,10 +138,24 @@ class Profile:
         rows = sorted({f"{e.mode} {e.phase}" for e in self.events}, key=lambda r: (_ROWS + (r,)).index(r))
         tid = {r: i for i, r in enumerate(rows)}
         events = [{"name": "thread_name", "ph": "M", "pid": 0, "tid": tid[r], "args": {"name": r}} for r in rows]
-        events += [{"name": e.op_type, "cat": f"{e.mode},{e.phase}", "ph": "X", "pid": 0,
-                    "tid": tid[f"{e.mode} {e.phase}"], "ts": e.start_s * 1e6, "dur": e.seconds * 1e6,
-                    "args": {"shapes": [list(s) for s in e.input_shapes], "dtypes": list(e.dtypes),
-                             "backend": e.backend, "kernel": e.kernel}} for e in self.events]
+        events += [
+            {
+                "name": e.op_type,
+                "cat": f"{e.mode},{e.phase}",
+                "ph": "X",
+                "pid": 0,
+                "tid": tid[f"{e.mode} {e.phase}"],
+                "ts": e.start_s * 1e6,
+                "dur": e.seconds * 1e6,
+                "args": {
+                    "shapes": [list(s) for s in e.input_shapes],
+                    "dtypes": list(e.dtypes),
+                    "backend": e.backend,
+                    "kernel": e.kernel,
+                },
+            }
+            for e in self.events
+        ]
         with open(path, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
 

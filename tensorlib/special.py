@@ -4,8 +4,49 @@
 >>> round(float(tl.grad(tl.special.gammaln)(tl.tensor(1.0))), 6)   # digamma(1)
 -0.577216
 """
-from .ops.special import (beta, betaln, digamma, erf, erfc, erfcinv, erfinv, expit, gamma, gammaln, i0, i0e, i1, i1e,
-                          log_ndtr, logit, ndtr, polygamma, xlog1py, xlogy)
 
-__all__ = ["beta", "betaln", "digamma", "erf", "erfc", "erfcinv", "erfinv", "expit", "gamma", "gammaln", "i0", "i0e",
-           "i1", "i1e", "log_ndtr", "logit", "ndtr", "polygamma", "xlog1py", "xlogy"]
+from .ops.special import (
+    beta,
+    betaln,
+    digamma,
+    erf,
+    erfc,
+    erfcinv,
+    erfinv,
+    expit,
+    gamma,
+    gammaln,
+    i0,
+    i0e,
+    i1,
+    i1e,
+    log_ndtr,
+    logit,
+    ndtr,
+    polygamma,
+    xlog1py,
+    xlogy,
+)
+
+__all__ = [
+    "beta",
+    "betaln",
+    "digamma",
+    "erf",
+    "erfc",
+    "erfcinv",
+    "erfinv",
+    "expit",
+    "gamma",
+    "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "log_ndtr",
+    "logit",
+    "ndtr",
+    "polygamma",
+    "xlog1py",
+    "xlogy",
+]

@@ -12,6 +12,7 @@ covariances works as for any other function.  Values match
 >>> float(tl.grad(lambda mu: tl.stats.norm.logpdf(tl.tensor(1.0), loc=mu))(tl.tensor(0.0)))
 1.0
 """
+
 from __future__ import annotations
 
 import math as _math
@@ -30,6 +31,7 @@ def _args(*values):
     """Tensors of one float dtype: arrays' (integers count as float64), which Python numbers adopt."""
     from .dtypes import float64, promote_types
     from .ops.creation import tensor
+
     arrays = [_float(v) for v in values if not isinstance(v, (int, float))]
     dtype = promote_types(*(a.dtype for a in arrays)) if arrays else float64
     it = iter(arrays)
@@ -95,8 +97,13 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
     x, df, loc, scale = _args(x, df, loc, scale)
     z = (x - loc) / scale
     half = (df + 1.0) * 0.5
-    return (_sp.gammaln(half) - _sp.gammaln(df * 0.5) - 0.5 * _m.log(df * _math.pi) - _m.log(scale)
-            - half * _m.log1p(z * z / df))
+    return (
+        _sp.gammaln(half)
+        - _sp.gammaln(df * 0.5)
+        - 0.5 * _m.log(df * _math.pi)
+        - _m.log(scale)
+        - half * _m.log1p(z * z / df)
+    )
 
 
 t = SimpleNamespace(logpdf=_t_logpdf, pdf=lambda x, df, loc=0.0, scale=1.0: _m.exp(_t_logpdf(x, df, loc, scale)))
@@ -130,7 +137,9 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     return _sp.xlogy(a - 1.0, z) + _sp.xlog1py(b - 1.0, -z) - _sp.betaln(a, b) - _m.log(scale)
 
 
-beta = SimpleNamespace(logpdf=_beta_logpdf, pdf=lambda x, a, b, loc=0.0, scale=1.0: _m.exp(_beta_logpdf(x, a, b, loc, scale)))
+beta = SimpleNamespace(
+    logpdf=_beta_logpdf, pdf=lambda x, a, b, loc=0.0, scale=1.0: _m.exp(_beta_logpdf(x, a, b, loc, scale))
+)
 
 
 def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
@@ -145,7 +154,9 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     return _sp.xlogy(a - 1.0, z) - z - _sp.gammaln(a) - _m.log(scale)
 
 
-gamma = SimpleNamespace(logpdf=_gamma_logpdf, pdf=lambda x, a, loc=0.0, scale=1.0: _m.exp(_gamma_logpdf(x, a, loc, scale)))
+gamma = SimpleNamespace(
+    logpdf=_gamma_logpdf, pdf=lambda x, a, loc=0.0, scale=1.0: _m.exp(_gamma_logpdf(x, a, loc, scale))
+)
 
 
 # ------------------------------------------------------------------ dirichlet
@@ -158,11 +169,14 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
     0.693147
     """
     from .ops.shape import reshape
+
     x, alpha = _args(x, alpha)
     if alpha.ndim != 1 or x.shape[0] != alpha.shape[0]:
-        raise ValueError(f"dirichlet.logpdf: x must have the {alpha.shape[-1] if alpha.ndim else '?'} components "
-                         f"of alpha on its first axis (x shape {tuple(x.shape)} {x.dtype}, alpha shape "
-                         f"{tuple(alpha.shape)} {alpha.dtype})")
+        raise ValueError(
+            f"dirichlet.logpdf: x must have the {alpha.shape[-1] if alpha.ndim else '?'} components "
+            f"of alpha on its first axis (x shape {tuple(x.shape)} {x.dtype}, alpha shape "
+            f"{tuple(alpha.shape)} {alpha.dtype})"
+        )
     a = reshape(alpha, (-1,) + (1,) * (x.ndim - 1))
     log_norm = _r.sum(_sp.gammaln(alpha)) - _sp.gammaln(_r.sum(alpha))
     return _r.sum(_sp.xlogy(a - 1.0, x), axis=0) - log_norm
@@ -186,12 +200,15 @@ def _mvn_logpdf(x, mean, cov) -> Tensor:
     from .linalg import cholesky, solve_triangular
     from .ops.linalg_ops import _diag_part, _mT
     from .ops.shape import reshape
+
     x, mean, cov = _args(x, mean, cov)
     k = cov.shape[-1]
     if cov.ndim != 2 or cov.shape[0] != k or x.shape[-1] != k or mean.shape[-1:] not in ((k,), ()):
-        raise ValueError(f"multivariate_normal.logpdf: x (..., k), mean (k,) and cov (k, k) must agree "
-                         f"(x shape {tuple(x.shape)} {x.dtype}, mean shape {tuple(mean.shape)} {mean.dtype}, "
-                         f"cov shape {tuple(cov.shape)} {cov.dtype})")
+        raise ValueError(
+            f"multivariate_normal.logpdf: x (..., k), mean (k,) and cov (k, k) must agree "
+            f"(x shape {tuple(x.shape)} {x.dtype}, mean shape {tuple(mean.shape)} {mean.dtype}, "
+            f"cov shape {tuple(cov.shape)} {cov.dtype})"
+        )
     factor = cholesky(cov)
     centered = reshape(x - mean, (-1, k))
     z = solve_triangular(factor, _mT(centered), lower=True)
@@ -199,7 +216,6 @@ def _mvn_logpdf(x, mean, cov) -> Tensor:
     return -0.5 * (mahalanobis + k * _LOG_2PI) - _r.sum(_m.log(_diag_part(factor)))
 
 
-multivariate_normal = SimpleNamespace(logpdf=_mvn_logpdf,
-                                      pdf=lambda x, mean, cov: _m.exp(_mvn_logpdf(x, mean, cov)))
+multivariate_normal = SimpleNamespace(logpdf=_mvn_logpdf, pdf=lambda x, mean, cov: _m.exp(_mvn_logpdf(x, mean, cov)))
 
 __all__ = ["beta", "dirichlet", "gamma", "multivariate_normal", "norm", "poisson", "t"]

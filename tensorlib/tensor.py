@@ -5,6 +5,7 @@ A Tensor is a backend array plus its shape, dtype and backend; under
 will produce it.  Arithmetic operators and methods are attached by
 ``tensorlib.ops._methods`` so that every one of them goes through the one dispatch path.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -30,8 +31,9 @@ class TensorSpec:
     def __init__(self, shape, dtype=_dtypes.float32):
         self.shape = tuple(None if d is None else int(d) for d in shape)
         if any(d is not None and d < 0 for d in self.shape):
-            raise ValueError(f"TensorSpec: shape {tuple(shape)} has a negative dimension; "
-                             "use None for a dimension of any size")
+            raise ValueError(
+                f"TensorSpec: shape {tuple(shape)} has a negative dimension; use None for a dimension of any size"
+            )
         self.dtype = _dtypes.as_dtype(dtype)
 
     @property
@@ -39,8 +41,11 @@ class TensorSpec:
         return len(self.shape)
 
     def is_compatible_with(self, shape, dtype) -> bool:
-        return (np.dtype(dtype) == self.dtype and len(shape) == len(self.shape)
-                and all(a is None or a == b for a, b in zip(self.shape, shape)))
+        return (
+            np.dtype(dtype) == self.dtype
+            and len(shape) == len(self.shape)
+            and all(a is None or a == b for a, b in zip(self.shape, shape))
+        )
 
     def __eq__(self, other):
         return isinstance(other, TensorSpec) and self.shape == other.shape and self.dtype == other.dtype
@@ -120,9 +125,12 @@ class Tensor:
         'numpy'
         """
         from .backends import base as _backends
+
         if self._value is None:
-            raise TypeError(f"tensorlib: .to() of a symbolic tensor {self._describe()}; move the arguments "
-                            "of the tl.function instead")
+            raise TypeError(
+                f"tensorlib: .to() of a symbolic tensor {self._describe()}; move the arguments "
+                "of the tl.function instead"
+            )
         target = _backends.get(backend)
         value = self._value if target is self.backend else self.backend.to_numpy(self._value)
         moved = target.asarray(value)
@@ -133,10 +141,12 @@ class Tensor:
 
     def __bool__(self):
         if self._value is None:
-            self._no_value("Python `if`, `while`, `and`/`or` or bool() needs one",
-                           "use tl.cond(pred, true_fn, false_fn, operands) or tl.while_loop for control flow, "
-                           "tl.where(cond, x, y) to select elementwise, or make the argument static "
-                           "(static_argnums)")
+            self._no_value(
+                "Python `if`, `while`, `and`/`or` or bool() needs one",
+                "use tl.cond(pred, true_fn, false_fn, operands) or tl.while_loop for control flow, "
+                "tl.where(cond, x, y) to select elementwise, or make the argument static "
+                "(static_argnums)",
+            )
         return bool(self.numpy())
 
     def __float__(self):
@@ -227,7 +237,7 @@ def make(value, backend, shape=None, dtype=None) -> Tensor:
     t.shape = value.shape if shape is None else shape
     if dtype is None:
         dtype = value.dtype
-        if not isinstance(dtype, np.dtype):      # a backend with dtype objects of its own
+        if not isinstance(dtype, np.dtype):  # a backend with dtype objects of its own
             dtype = backend.dtype_of(value)
     t.dtype = dtype
     t.backend = backend

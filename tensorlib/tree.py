@@ -15,6 +15,7 @@ back there).  Dicts keep their insertion order.  ``tl.grad``, ``value_and_grad``
 >>> tl.tree.unflatten(treedef, [10.0, 20.0, 30.0, None])
 {'w': 10.0, 'layers': [20.0, (30.0, None)]}
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -31,13 +32,17 @@ class TreeDef:
 
     def __init__(self, kind: int, meta, children: tuple):
         self.kind = kind
-        self.meta = meta            # the named tuple's type, or the dict's keys
+        self.meta = meta  # the named tuple's type, or the dict's keys
         self.children = children
         self.num_leaves = 1 if kind == _LEAF else sum(c.num_leaves for c in children)
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, TreeDef) and self.kind == other.kind and self.meta == other.meta
-                and self.children == other.children)
+        return (
+            isinstance(other, TreeDef)
+            and self.kind == other.kind
+            and self.meta == other.meta
+            and self.children == other.children
+        )
 
     def __hash__(self):
         return hash((self.kind, self.meta if self.kind != _DICT else tuple(self.meta), self.children))
@@ -87,8 +92,9 @@ def unflatten(treedef: TreeDef, leaves) -> Any:
     """Rebuild the tree ``treedef`` describes from ``leaves`` (as many as it has)."""
     leaves = list(leaves)
     if len(leaves) != treedef.num_leaves:
-        raise ValueError(f"tl.tree.unflatten: {len(leaves)} leaves for a structure with {treedef.num_leaves} "
-                         f"({treedef!r})")
+        raise ValueError(
+            f"tl.tree.unflatten: {len(leaves)} leaves for a structure with {treedef.num_leaves} ({treedef!r})"
+        )
     out, _ = _unflatten(treedef, leaves, 0)
     return out
 

@@ -1,11 +1,14 @@
 """One check before a Variable changes (dispatch.check_assignable): eager, traced and compiled assigns agree."""
+
 import numpy as np
 import pytest
 
 import tensorlib as tl
 
-MESSAGE = (r"^Variable\.assign: variable 'v' \(shape \(2,\), float32\) was read by a GradientTape that is still "
-           r"recording; its gradient would mix old and new values")
+MESSAGE = (
+    r"^Variable\.assign: variable 'v' \(shape \(2,\), float32\) was read by a GradientTape that is still "
+    r"recording; its gradient would mix old and new values"
+)
 
 
 def _assign_eagerly(v):
@@ -20,8 +23,9 @@ def _assign_by_a_graph_call(v):
     graph()
 
 
-@pytest.mark.parametrize("assign", [_assign_eagerly, _assign_traced, _assign_by_a_graph_call],
-                         ids=["eager", "traced", "graph call"])
+@pytest.mark.parametrize(
+    "assign", [_assign_eagerly, _assign_traced, _assign_by_a_graph_call], ids=["eager", "traced", "graph call"]
+)
 def test_assigning_a_variable_a_recording_tape_read_raises_the_same_error(assign):
     v = tl.Variable([1.0, 2.0], name="v")
     with tl.GradientTape() as tape:
@@ -39,6 +43,9 @@ def test_a_value_on_another_backend_is_refused_naming_both():
     other = tl.backends.Backend("isolated_other", np)
     with tl.testing.isolated_registries():
         tl.backends.register(other)
-        with pytest.raises(ValueError, match=r"^Variable\.assign: value is on backend isolated_other, "
-                                             r"variable 'w' on numpy"):
+        with pytest.raises(
+            ValueError,
+            match=r"^Variable\.assign: value is on backend isolated_other, "
+            r"variable 'w' on numpy",
+        ):
             tl.dispatch.check_assignable(v, other)

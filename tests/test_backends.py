@@ -1,6 +1,7 @@
 """Backends: a second backend registered from user code (a NumPy wrapper that counts what kernels
 call), kernel dispatch by backend, generic kernels bound to the backend's xp, tensors carrying their
 backend, mixing errors, tl.set_backend and ``with tl.backend(...)``; CuPy where a GPU is present."""
+
 import collections
 
 import numpy as np
@@ -45,7 +46,7 @@ def calls():
 def test_registering_a_backend_makes_it_available_by_name():
     assert "counting" in tl.backends.names()
     assert tl.backends.get("counting") is COUNTING
-    assert tl.backends.register(COUNTING) is COUNTING                     # idempotent for the same object
+    assert tl.backends.register(COUNTING) is COUNTING  # idempotent for the same object
     with pytest.raises(ValueError, match="a backend named 'counting' is already registered"):
         tl.backends.register(CountingBackend())
     with pytest.raises(ValueError, match=r"unknown backend 'nope'; registered: \[.*'counting'.*'numpy'"):
@@ -60,10 +61,10 @@ def test_with_backend_creates_tensors_there_and_generic_kernels_use_its_xp(calls
         z = tl.zeros((2,))
     assert tl.backends.current() is tl.backends.numpy
     assert x.backend is COUNTING and y.backend is COUNTING and z.backend is COUNTING
-    assert calls["exp"] == 1                                               # Exp's generic kernel ran with COUNTING.xp
+    assert calls["exp"] == 1  # Exp's generic kernel ran with COUNTING.xp
     np.testing.assert_allclose(y.numpy(), np.exp([0.5, 1.0]).astype(np.float32))
     n = tl.exp(tl.tensor([0.5]))
-    assert n.backend is tl.backends.numpy and calls["exp"] == 1            # NumPy tensors still run on NumPy
+    assert n.backend is tl.backends.numpy and calls["exp"] == 1  # NumPy tensors still run on NumPy
 
 
 def test_ops_follow_their_inputs_backend_not_the_default(calls):
@@ -98,22 +99,28 @@ def test_a_backend_specific_kernel_wins_over_the_generic_one(calls):
 def test_an_op_without_a_kernel_for_the_backend_says_how_to_add_one():
     op = tl.ops.defop("TestBackendNumpyOnly", inputs=("x",), infer=lambda x: x)
     op.kernel("numpy")(lambda x: x + 1)
-    with pytest.raises(LookupError, match=r"TestBackendNumpyOnly: no kernel for backend 'counting' \(kernels: "
-                                          r"numpy; it runs on NumPy only and never copies through the host\); "
-                                          r"register one with "
-                                          r"tl.ops.get\('TestBackendNumpyOnly'\).kernel\('counting'\)"):
+    with pytest.raises(
+        LookupError,
+        match=r"TestBackendNumpyOnly: no kernel for backend 'counting' \(kernels: "
+        r"numpy; it runs on NumPy only and never copies through the host\); "
+        r"register one with "
+        r"tl.ops.get\('TestBackendNumpyOnly'\).kernel\('counting'\)",
+    ):
         op(tl.tensor([1.0], backend="counting"))
 
 
 def test_mixing_backends_in_one_op_raises():
     a, b = tl.tensor([1.0, 2.0]), tl.tensor([1.0, 2.0], backend="counting")
-    with pytest.raises(ValueError, match=r"Add: inputs are on different backends \(inputs x: shape \(2,\) "
-                                         r"float32, y: shape \(2,\) float32; backends numpy, counting\); move "
-                                         r"them with tl.tensor\(x, backend=...\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"Add: inputs are on different backends \(inputs x: shape \(2,\) "
+        r"float32, y: shape \(2,\) float32; backends numpy, counting\); move "
+        r"them with tl.tensor\(x, backend=...\)",
+    ):
         tl.add(a, b)
     with pytest.raises(ValueError, match="BatchMatMulV2: inputs are on different backends"):
         tl.matmul(tl.ones((2, 2)), tl.tensor(np.ones((2, 2)), backend="counting"))
-    assert (tl.tensor(a, backend="counting") + b).backend is COUNTING      # moved explicitly: fine
+    assert (tl.tensor(a, backend="counting") + b).backend is COUNTING  # moved explicitly: fine
 
 
 def test_set_backend_changes_the_default_until_changed_back():
@@ -138,7 +145,7 @@ def test_with_backend_restores_the_default_after_an_error():
 def test_gradients_run_on_the_inputs_backend(calls):
     x = tl.tensor(np.array([0.3, -1.2]), backend="counting")
     g = tl.grad(lambda x: tl.sum(tl.sin(x) * x))(x)
-    assert g.backend is COUNTING and calls["cos"] >= 1                     # Sin's rule calls Cos there
+    assert g.backend is COUNTING and calls["cos"] >= 1  # Sin's rule calls Cos there
     np.testing.assert_allclose(g.numpy(), np.cos([0.3, -1.2]) * [0.3, -1.2] + np.sin([0.3, -1.2]))
     tl.testing.check_grads(lambda x: tl.sum(tl.tanh(x) ** 2), [x], order=2)
 
@@ -156,7 +163,8 @@ def _cupy_or_skip():
     try:
         backend = tl.backends.get("cupy")
         import cupy
-        cupy.zeros(1)                                                      # a device must be present
+
+        cupy.zeros(1)  # a device must be present
     except Exception as e:  # noqa: BLE001  (no CuPy, no cupy backend, or no GPU)
         pytest.skip(f"CuPy backend unavailable: {type(e).__name__}: {e}")
     return backend
@@ -169,6 +177,7 @@ def test_core_ops_and_gradients_on_cupy_match_numpy():
 
     def f(x, y):
         return tl.sum(tl.tanh(tl.matmul(x, y)) * 2.0) + tl.sum(tl.einsum("ij,jk->ik", x, y) ** 2)
+
     gpu = [tl.tensor(a, backend="cupy"), tl.tensor(b, backend="cupy")]
     value, grads = tl.value_and_grad(f, argnums=(0, 1))(*gpu)
     value_cpu, grads_cpu = tl.value_and_grad(f, argnums=(0, 1))(tl.tensor(a), tl.tensor(b))

@@ -8,6 +8,7 @@ An entry is skipped on a backend only for the reason ``skip_reason`` gives (an
 op whose kernels are NumPy-only, a dtype the backend lacks); those ops raise a
 clear error there instead of copying through the host (tested below).
 """
+
 import contextlib
 
 import numpy as np
@@ -86,11 +87,18 @@ def test_forward_matches_numpy_reference_on_backend(info, dtype, backend, data):
 def test_gradients_float64_order_2_on_backend(info, backend, data):
     _skip_unless_runs(info, F64, backend)
     sample = data.draw(info.samples(F64), label="sample")
-    sample.args = tuple(_on(backend, sample))      # check_grads differentiates on the tensors' backend
+    sample.args = tuple(_on(backend, sample))  # check_grads differentiates on the tensors' backend
     try:
         with _on_backend(backend):
-            check_sample_grads(info.op, sample, order=2 if info.second_order else 1, modes=("rev", "fwd"),
-                               atol=info.grad_atol, rtol=info.grad_rtol, name=f"{info.name} on {backend}")
+            check_sample_grads(
+                info.op,
+                sample,
+                order=2 if info.second_order else 1,
+                modes=("rev", "fwd"),
+                atol=info.grad_atol,
+                rtol=info.grad_rtol,
+                name=f"{info.name} on {backend}",
+            )
     except KinkError:
         if not info.kinks:
             raise
@@ -112,18 +120,21 @@ def test_traced_matches_eager_on_backend(info, backend, data):
         for k, a in zip(positions, arrays):
             args[k] = a
         return info.op(*args, **sample.kwargs)
+
     tensors = [tl.tensor(sample.args[k], backend=backend) for k in positions]
-    with _on_backend(backend):                 # ops without tensor inputs (random draws) land there too
+    with _on_backend(backend):  # ops without tensor inputs (random draws) land there too
         eager = flatten(call(*tensors))[0]
         traced = flatten(tl.function(call)(*tensors))[0]
     atol, rtol = info.tolerances(dtype)
     for k, (e, t) in enumerate(zip(eager, traced)):
         assert t.backend.name == backend and (e.dtype, tuple(e.shape)) == (t.dtype, tuple(t.shape)), info.name
-        np.testing.assert_allclose(t.numpy(), e.numpy(), atol=atol, rtol=rtol, equal_nan=True,
-                                   err_msg=f"{info.name} on {backend} output {k}")
+        np.testing.assert_allclose(
+            t.numpy(), e.numpy(), atol=atol, rtol=rtol, equal_nan=True, err_msg=f"{info.name} on {backend} output {k}"
+        )
 
 
 # ---------------------------------------------------------------- array_api_strict: the backend itself
+
 
 def _strict():
     pytest.importorskip("array_api_strict")
@@ -149,8 +160,11 @@ def test_strict_backend_rejects_float16_naming_it():
 def test_numpy_only_op_raises_naming_op_and_backend_and_explain_says_so():
     _strict()
     x = tl.tensor(np.ones((1, 4, 4, 1)), backend="array_api_strict")
-    with pytest.raises(LookupError, match=r"MaxPool: no kernel for backend 'array_api_strict' \(kernels: cupy, "
-                                          r"numpy; it runs on cupy, numpy only and never copies through the host\)"):
+    with pytest.raises(
+        LookupError,
+        match=r"MaxPool: no kernel for backend 'array_api_strict' \(kernels: cupy, "
+        r"numpy; it runs on cupy, numpy only and never copies through the host\)",
+    ):
         tl.nn.max_pool(x, 2, 2, "VALID")
     text = tl.ops.explain("MaxPool")
     assert "array_api_strict: no kernel (kernels: cupy, numpy; it runs on cupy, numpy only" in text
@@ -159,7 +173,7 @@ def test_numpy_only_op_raises_naming_op_and_backend_and_explain_says_so():
 def test_generic_kernels_are_checked_against_the_standard():
     _strict()
     op = tl.ops.defop("TestStrictNonStandard", inputs=("x",), infer=lambda x: x)
-    op.generic(lambda xp, x: xp.cumprod(x))              # NumPy has cumprod; the standard does not
+    op.generic(lambda xp, x: xp.cumprod(x))  # NumPy has cumprod; the standard does not
     assert op(tl.tensor([1.0, 2.0])).numpy().tolist() == [1.0, 2.0]
     with pytest.raises(AttributeError, match="cumprod"):
         op(tl.tensor([1.0, 2.0], backend="array_api_strict"))

@@ -1,4 +1,5 @@
 """tl.save_variables / tl.load_variables: safetensors files, atomic writes, errors that list every problem."""
+
 import os
 
 import numpy as np
@@ -10,8 +11,9 @@ pytest.importorskip("safetensors")
 
 
 def _model(seed):
-    return tl.nn.Sequential(tl.nn.Conv2D(1, 2, 3, seed=seed), tl.nn.BatchNorm(2), tl.nn.Flatten(),
-                            tl.nn.Dense(8, 3, seed=seed + 1))
+    return tl.nn.Sequential(
+        tl.nn.Conv2D(1, 2, 3, seed=seed), tl.nn.BatchNorm(2), tl.nn.Flatten(), tl.nn.Dense(8, 3, seed=seed + 1)
+    )
 
 
 def test_round_trip_restores_every_variable_including_running_statistics(tmp_path):
@@ -29,11 +31,21 @@ def test_round_trip_restores_every_variable_including_running_statistics(tmp_pat
 
 def test_file_is_plain_safetensors_with_dotted_names(tmp_path):
     from safetensors.numpy import load_file
+
     path = tmp_path / "m.safetensors"
     tl.save_variables(path, {"model": _model(0), "step": tl.Variable(np.int64(7))})
     arrays = load_file(str(path))
-    assert sorted(arrays) == ["model.0.bias", "model.0.kernel", "model.1.offset", "model.1.running_mean",
-                              "model.1.running_var", "model.1.scale", "model.3.bias", "model.3.kernel", "step"]
+    assert sorted(arrays) == [
+        "model.0.bias",
+        "model.0.kernel",
+        "model.1.offset",
+        "model.1.running_mean",
+        "model.1.running_var",
+        "model.1.scale",
+        "model.3.bias",
+        "model.3.kernel",
+        "step",
+    ]
     assert arrays["model.0.kernel"].dtype == np.float32 and arrays["step"].dtype == np.int64
     loaded = tl.load_variables(path)
     assert int(loaded["step"].numpy()) == 7
@@ -95,6 +107,7 @@ def test_load_error_lists_missing_extra_and_misshaped_and_changes_nothing(tmp_pa
 
 def test_write_is_atomic(tmp_path, monkeypatch):
     import safetensors.numpy
+
     path = tmp_path / "ckpt.safetensors"
     tl.save_variables(path, {"w": tl.Variable(np.ones(2))})
     before = path.read_bytes()
@@ -103,6 +116,7 @@ def test_write_is_atomic(tmp_path, monkeypatch):
         with open(filename, "wb") as f:
             f.write(b"partial")
         raise OSError("disk full")
+
     monkeypatch.setattr(safetensors.numpy, "save_file", broken)
     with pytest.raises(OSError, match="disk full"):
         tl.save_variables(path, {"w": tl.Variable(np.zeros(2))})

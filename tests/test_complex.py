@@ -3,6 +3,7 @@
 The catalogue entries (``tensorlib/testing/op_db_complex.py``, ``op_db_fft.py``)
 check every complex op's forward value, gradients and eager == traced.
 """
+
 import numpy as np
 import pytest
 
@@ -14,8 +15,17 @@ RNG = np.random.default_rng(11)
 Z = RNG.standard_normal((2, 3)) + 1j * RNG.standard_normal((2, 3))
 
 
-@pytest.mark.parametrize("a, b", [(np.complex64, np.float64), (np.complex64, np.float32), (np.complex128, np.float32),
-                                  (np.complex64, np.int64), (np.complex64, np.complex128), (np.float64, np.complex64)])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (np.complex64, np.float64),
+        (np.complex64, np.float32),
+        (np.complex128, np.float32),
+        (np.complex64, np.int64),
+        (np.complex64, np.complex128),
+        (np.float64, np.complex64),
+    ],
+)
 def test_promotion_between_typed_values_is_numpys(a, b):
     x, y = np.ones(2, a), np.ones(2, b)
     assert (tl.tensor(x) + tl.tensor(y)).dtype == (x + y).dtype
@@ -36,7 +46,7 @@ def test_abs_of_complex_is_real_with_the_parts_precision():
 
 def test_gradient_convention_is_jaxs_conjugate_of_steepest_ascent():
     z = tl.tensor(np.array(3 + 4j))
-    assert complex(tl.grad(lambda z: tl.abs(z) ** 2)(z)) == 6 - 8j        # JAX's documented example
+    assert complex(tl.grad(lambda z: tl.abs(z) ** 2)(z)) == 6 - 8j  # JAX's documented example
     # Re(z**2) = x**2 - y**2: dL/dx - i dL/dy = 2x + 2iy = 2z.
     g = tl.grad(lambda z: tl.cast(z * z, "float64"))(z)
     assert complex(g) == pytest.approx(6 + 8j)
@@ -71,14 +81,17 @@ def test_tapes_watch_complex_sources_and_integers_still_raise():
     with tl.GradientTape() as tape:
         tape.watch(z)
         loss = tl.sum(tl.abs(z * z))
-    np.testing.assert_allclose(tape.gradient(loss, z).numpy(), 2 * np.conj(Z), rtol=1e-12)   # |z*z| = |z|**2
+    np.testing.assert_allclose(tape.gradient(loss, z).numpy(), 2 * np.conj(Z), rtol=1e-12)  # |z*z| = |z|**2
     with pytest.raises(TypeError, match="cannot differentiate with respect to"):
         tl.grad(lambda n: tl.sum(n * 1.0))(tl.tensor(np.arange(3)))
 
 
 def test_check_grads_perturbs_real_and_imaginary_parts_and_catches_a_conjugated_rule():
     c = 1.5 - 0.5j
-    for name, rule in (("TestComplexRight", lambda op, g: g * c), ("TestComplexConjugated", lambda op, g: g * c.conjugate())):
+    for name, rule in (
+        ("TestComplexRight", lambda op, g: g * c),
+        ("TestComplexConjugated", lambda op, g: g * c.conjugate()),
+    ):
         op = tl.ops.defop(name, inputs=("z",), infer=lambda z: z)
         op.generic(lambda xp, z: z * c)
         tl.grad.register_gradient(name, rule)
@@ -92,8 +105,11 @@ def test_decompositions_compute_complex_results_but_refuse_their_gradient():
     w, v = tl.linalg.eigh(a)
     np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(a), rtol=1e-12)
     assert w.dtype == np.float64 and v.dtype == C128
-    with pytest.raises(TypeError, match=r"SelfAdjointEigV2: gradients for complex inputs are not supported \(input "
-                                        r"shape \(2, 2\) complex128\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"SelfAdjointEigV2: gradients for complex inputs are not supported \(input "
+        r"shape \(2, 2\) complex128\)",
+    ):
         tl.grad(lambda a: tl.sum(tl.linalg.eigh(a)[0]))(tl.tensor(a))
 
 

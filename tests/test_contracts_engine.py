@@ -1,4 +1,5 @@
 """Engine tests that kill real bugs (issue 7, point 9): sources that are intermediates, one-shot tapes."""
+
 import numpy as np
 import pytest
 
@@ -42,8 +43,11 @@ def test_a_non_persistent_tape_refuses_a_second_use(first, second):
         tape.watch(x)
         y = x * x
     getattr(tape, first)(y, x)
-    with pytest.raises(RuntimeError, match=rf"GradientTape.{second}: a non-persistent GradientTape can compute "
-                                           r"gradients only once"):
+    with pytest.raises(
+        RuntimeError,
+        match=rf"GradientTape.{second}: a non-persistent GradientTape can compute "
+        r"gradients only once",
+    ):
         getattr(tape, second)(y, x)
 
 

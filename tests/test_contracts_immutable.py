@@ -1,4 +1,5 @@
 """Contract: values are immutable; a write through a result reaches nothing tensorlib holds (issue 7, point 2)."""
+
 import numpy as np
 import pytest
 
@@ -9,17 +10,25 @@ def _write(array):
     array[0] = 99.0
 
 
-@pytest.mark.parametrize("view", [tl.identity, lambda a: tl.reshape(a, (2, 2)), lambda a: tl.multiply(a, 1.0),
-                                  lambda a: tl.transpose(tl.reshape(a, (2, 2))), lambda a: tl.identity(a)[1:]],
-                         ids=["identity", "reshape", "times_one", "transpose", "slice"])
+@pytest.mark.parametrize(
+    "view",
+    [
+        tl.identity,
+        lambda a: tl.reshape(a, (2, 2)),
+        lambda a: tl.multiply(a, 1.0),
+        lambda a: tl.transpose(tl.reshape(a, (2, 2))),
+        lambda a: tl.identity(a)[1:],
+    ],
+    ids=["identity", "reshape", "times_one", "transpose", "slice"],
+)
 def test_results_of_a_callers_array_do_not_alias_it(view):
     caller = np.arange(4.0)
     out = view(caller)
     before = out.numpy().copy()
-    caller[:] = -1.0                                   # the caller writes to its own array afterwards
+    caller[:] = -1.0  # the caller writes to its own array afterwards
     np.testing.assert_array_equal(out.numpy(), before)
     with pytest.raises(ValueError, match="read-only"):
-        _write(out.numpy())                            # and cannot write through the result
+        _write(out.numpy())  # and cannot write through the result
     np.testing.assert_array_equal(caller, [-1.0] * 4)
 
 
@@ -60,7 +69,7 @@ def test_np_array_of_a_tensor_is_a_writable_copy():
 
 
 def test_traced_identity_output_does_not_alias_the_callers_argument():
-    f = tl.function(lambda x: x * 1.0)                  # simplified to its input by the graph passes
+    f = tl.function(lambda x: x * 1.0)  # simplified to its input by the graph passes
     caller = np.array([1.0, 2.0])
     out = f(caller)
     caller[0] = 42.0
@@ -85,7 +94,7 @@ def test_closed_over_arrays_are_read_by_reference_at_every_size(size):
     data = np.ones(size)
     f = tl.function(lambda x: tl.sum(x * data))
     assert float(f(np.float64(2.0))) == 2.0 * size
-    data[:] = 3.0                                      # small arrays are no longer frozen into the graph
+    data[:] = 3.0  # small arrays are no longer frozen into the graph
     assert float(f(np.float64(2.0))) == 6.0 * size
     assert f.trace_count == 1
     assert [c.name for c in f.get_graph(np.float64(2.0)).captures] == ["data"]

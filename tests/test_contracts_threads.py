@@ -1,4 +1,5 @@
 """Contract: tapes, traces, observers, gradient overrides and `with tl.backend` belong to one thread (issue 7, 1)."""
+
 import threading
 import time
 
@@ -17,6 +18,7 @@ def _run_threads(targets, timeout=60):
                 fn()
             except BaseException as e:  # noqa: BLE001 - reported in the main thread
                 errors.append(e)
+
         return run
 
     threads = [threading.Thread(target=guard(t)) for t in targets]
@@ -39,12 +41,12 @@ def _train(seed, steps, barrier=None):
     for _ in range(steps):
         with tl.GradientTape() as tape:
             if barrier is not None:
-                barrier.wait()          # both threads record at the same time
+                barrier.wait()  # both threads record at the same time
             loss = tl.mean(tl.square(tl.matmul(x, w) + b - y))
             if barrier is not None:
                 barrier.wait()
         gw, gb = tape.gradient(loss, [w, b])
-        w.assign_sub(0.1 * gw)          # assigning while the other thread's tape records
+        w.assign_sub(0.1 * gw)  # assigning while the other thread's tape records
         b.assign_sub(0.1 * gb)
         losses.append(float(loss))
     return losses, w.numpy().copy(), b.numpy().copy()
@@ -69,7 +71,7 @@ def test_an_eager_thread_stays_eager_while_another_traces():
     @tl.function
     def slow(x):
         tracing.set()
-        assert eager_done.wait(30)        # the other thread runs its ops while this trace is open
+        assert eager_done.wait(30)  # the other thread runs its ops while this trace is open
         return x * 2.0
 
     def tracer():
@@ -105,7 +107,7 @@ def test_an_eager_tape_in_one_thread_does_not_record_another_threads_ops():
 
     def other():
         assert inside.wait(30)
-        v = tl.Variable(1.0, name="other_threads_variable")   # a tape in this thread would watch it
+        v = tl.Variable(1.0, name="other_threads_variable")  # a tape in this thread would watch it
         for _ in range(5):
             v.assign(v * 2.0)
         counts["other"] = float(v)
@@ -163,8 +165,11 @@ def test_a_backend_block_in_one_thread_leaves_others_alone():
         def __init__(self):
             super().__init__("contract_threads_quiet", np)
 
-    quiet = tl.backends.get("contract_threads_quiet") if "contract_threads_quiet" in tl.backends.names() \
+    quiet = (
+        tl.backends.get("contract_threads_quiet")
+        if "contract_threads_quiet" in tl.backends.names()
         else tl.backends.register(Quiet())
+    )
     entered, done = threading.Event(), threading.Event()
     names = {}
 
@@ -190,7 +195,7 @@ def test_ten_threads_calling_a_new_function_at_once_trace_it_once():
     @tl.function
     def f(x):
         calls.append(threading.get_ident())
-        time.sleep(0.05)                  # a slow trace: the other threads arrive while it runs
+        time.sleep(0.05)  # a slow trace: the other threads arrive while it runs
         return tl.sin(x) * 2.0 + 1.0
 
     barrier = threading.Barrier(10)

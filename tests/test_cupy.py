@@ -3,6 +3,7 @@ NumPy reference, tl.function with captures on the device and no host reads; skip
 
 The tests that need no GPU check what a machine without one must see: a clear error.
 """
+
 import importlib.util
 
 import numpy as np
@@ -30,6 +31,7 @@ def _close(got, want, dtype):
 
 # ---------------------------------------------------------------- without a GPU
 
+
 def test_without_cuda_the_backend_says_what_is_missing():
     if importlib.util.find_spec("cupy") is not None:
         pytest.skip("CuPy is installed here")
@@ -41,16 +43,30 @@ def test_without_cuda_the_backend_says_what_is_missing():
 def test_conv_kernels_on_cupy_are_registered_and_explained():
     text = tl.ops.explain("Conv2D")
     assert "cupy: tensorlib.backends.cupy_nn.conv2d" in text
-    for op_type in ("Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool", "MaxPoolGrad", "MaxPoolGradGrad",
-                    "AvgPool", "AvgPoolGrad", "FusedBatchNormV3", "FusedBatchNormGradV3"):
+    for op_type in (
+        "Conv2DBackpropInput",
+        "Conv2DBackpropFilter",
+        "MaxPool",
+        "MaxPoolGrad",
+        "MaxPoolGradGrad",
+        "AvgPool",
+        "AvgPoolGrad",
+        "FusedBatchNormV3",
+        "FusedBatchNormGradV3",
+    ):
         assert "cupy" in tl.ops.get(op_type).kernels, op_type
 
 
 # ---------------------------------------------------------------- on a GPU
 
-CONVS = [((2, 9, 8, 3), (3, 3, 3, 4), 1, "SAME", 1), ((2, 10, 9, 2), (3, 2, 2, 5), 2, "SAME", 1),
-         ((1, 11, 11, 3), (3, 3, 3, 2), 1, "VALID", 2), ((2, 8, 8, 4), (2, 3, 4, 3), (2, 1), [[1, 2], [0, 1]], 1),
-         ((3, 28, 28, 1), (5, 5, 1, 6), 1, "VALID", 1), ((4, 12, 12, 6), (5, 5, 6, 16), 1, "VALID", 1)]
+CONVS = [
+    ((2, 9, 8, 3), (3, 3, 3, 4), 1, "SAME", 1),
+    ((2, 10, 9, 2), (3, 2, 2, 5), 2, "SAME", 1),
+    ((1, 11, 11, 3), (3, 3, 3, 2), 1, "VALID", 2),
+    ((2, 8, 8, 4), (2, 3, 4, 3), (2, 1), [[1, 2], [0, 1]], 1),
+    ((3, 28, 28, 1), (5, 5, 1, 6), 1, "VALID", 1),
+    ((4, 12, 12, 6), (5, 5, 6, 16), 1, "VALID", 1),
+]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
@@ -63,12 +79,20 @@ def test_conv_family_matches_numpy(x_shape, w_shape, strides, padding, dilations
     got = tl.nn.conv2d(tl.tensor(x, backend="cupy"), tl.tensor(w, backend="cupy"), strides, padding, dilations)
     _close(got, want, dtype)
     dy = rng.standard_normal(want.shape).astype(dtype)
-    _close(tl.nn.conv2d_backprop_input(x_shape, tl.tensor(w, backend="cupy"), tl.tensor(dy, backend="cupy"),
-                                       strides, padding, dilations),
-           tl.nn.conv2d_backprop_input(x_shape, w, dy, strides, padding, dilations), dtype)
-    _close(tl.nn.conv2d_backprop_filter(tl.tensor(x, backend="cupy"), w_shape, tl.tensor(dy, backend="cupy"),
-                                        strides, padding, dilations),
-           tl.nn.conv2d_backprop_filter(x, w_shape, dy, strides, padding, dilations), dtype)
+    _close(
+        tl.nn.conv2d_backprop_input(
+            x_shape, tl.tensor(w, backend="cupy"), tl.tensor(dy, backend="cupy"), strides, padding, dilations
+        ),
+        tl.nn.conv2d_backprop_input(x_shape, w, dy, strides, padding, dilations),
+        dtype,
+    )
+    _close(
+        tl.nn.conv2d_backprop_filter(
+            tl.tensor(x, backend="cupy"), w_shape, tl.tensor(dy, backend="cupy"), strides, padding, dilations
+        ),
+        tl.nn.conv2d_backprop_filter(x, w_shape, dy, strides, padding, dilations),
+        dtype,
+    )
 
 
 @pytest.mark.parametrize("x_shape, w_shape, strides, padding, dilations", CONVS[:4])
@@ -78,16 +102,22 @@ def test_gemm_fallback_matches_numpy_on_the_gpu(x_shape, w_shape, strides, paddi
     x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
     want = tl.nn.conv2d(x, w, strides, padding, dilations).numpy()
     from tensorlib.ops.nn import _common
+
     s = (strides, strides) if isinstance(strides, int) else tuple(strides)
     d = (dilations, dilations)
-    pads = _common._geometry(x_shape[1:3], w_shape[:2], s, d, padding if isinstance(padding, str)
-                             else tuple(map(tuple, padding)))[1]
+    pads = _common._geometry(
+        x_shape[1:3], w_shape[:2], s, d, padding if isinstance(padding, str) else tuple(map(tuple, padding))
+    )[1]
     got = cupy_nn.gemm_conv2d(cp, cp.asarray(x), cp.asarray(w), s, d, pads)
     np.testing.assert_allclose(cp.asnumpy(got), want, rtol=1e-10, atol=1e-10)
 
 
-POOLS = [((2, 6, 6, 3), 2, 2, "VALID"), ((2, 7, 5, 2), 3, 2, "SAME"), ((1, 8, 8, 4), (3, 2), (1, 2), "SAME"),
-         ((3, 28, 28, 6), 2, 2, "VALID")]
+POOLS = [
+    ((2, 6, 6, 3), 2, 2, "VALID"),
+    ((2, 7, 5, 2), 3, 2, "SAME"),
+    ((1, 8, 8, 4), (3, 2), (1, 2), "SAME"),
+    ((3, 28, 28, 6), 2, 2, "VALID"),
+]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
@@ -104,9 +134,13 @@ def test_pools_and_their_gradients_match_numpy(shape, ksize, strides, padding, d
         grad_want = tl.grad(lambda t: tl.sum(pool(t, ksize, strides, padding) * u))(tl.tensor(x))
         grad_got = tl.grad(lambda t: tl.sum(pool(t, ksize, strides, padding) * tl.tensor(u, backend="cupy")))(gx)
         _close(grad_got, grad_want, dtype)
-    if dtype == np.float64:   # second order through MaxPoolGrad / MaxPoolGradGrad
+    if dtype == np.float64:  # second order through MaxPoolGrad / MaxPoolGradGrad
+
         def f(t):
-            return tl.sum(tl.square(tl.grad(lambda s: tl.sum(tl.square(tl.nn.max_pool(s, ksize, strides, padding))))(t)))
+            return tl.sum(
+                tl.square(tl.grad(lambda s: tl.sum(tl.square(tl.nn.max_pool(s, ksize, strides, padding))))(t))
+            )
+
         _close(tl.grad(f)(gx), tl.grad(f)(tl.tensor(x)), dtype)
 
 
@@ -115,13 +149,18 @@ def test_pools_and_their_gradients_match_numpy(shape, ksize, strides, padding, d
 def test_fused_batch_norm_and_its_gradients_match_numpy(dtype, is_training):
     _gpu()
     rng = np.random.default_rng(3)
-    args = [rng.standard_normal((4, 5, 3, 6)).astype(dtype), rng.standard_normal(6).astype(dtype),
-            rng.standard_normal(6).astype(dtype), rng.standard_normal(6).astype(dtype),
-            rng.uniform(0.5, 2.0, 6).astype(dtype)]
+    args = [
+        rng.standard_normal((4, 5, 3, 6)).astype(dtype),
+        rng.standard_normal(6).astype(dtype),
+        rng.standard_normal(6).astype(dtype),
+        rng.standard_normal(6).astype(dtype),
+        rng.uniform(0.5, 2.0, 6).astype(dtype),
+    ]
 
     def loss(*ts):
         y, mean, var = tl.nn.fused_batch_norm(*ts, epsilon=1e-3, is_training=is_training)
         return tl.sum(y * y) + tl.sum(mean) + tl.sum(var)
+
     want = tl.value_and_grad(loss, argnums=(0, 1, 2))(*[tl.tensor(a) for a in args])
     got = tl.value_and_grad(loss, argnums=(0, 1, 2))(*[tl.tensor(a, backend="cupy") for a in args])
     _close(got[0], want[0], dtype)
@@ -146,8 +185,13 @@ def test_gradients_on_cupy_match_the_float64_numpy_reference():
     _numpy_checked_grads(lambda x, w: tl.sum(tl.tanh(tl.nn.conv2d(x, w, 1, "SAME"))), [x, w], order=2)
     _numpy_checked_grads(lambda x: tl.sum(tl.nn.avg_pool(tl.sin(x), 2, 2, "VALID") ** 2), [x], order=2)
     logits, labels = rng.standard_normal((5, 4)), np.array([0, 3, 1, 2, 3])
-    _numpy_checked_grads(lambda z: tl.sum(tl.nn.sparse_softmax_cross_entropy_with_logits(
-        labels=tl.tensor(labels, backend=z.backend), logits=z)), [logits], order=2)
+    _numpy_checked_grads(
+        lambda z: tl.sum(
+            tl.nn.sparse_softmax_cross_entropy_with_logits(labels=tl.tensor(labels, backend=z.backend), logits=z)
+        ),
+        [logits],
+        order=2,
+    )
 
 
 def test_tl_function_on_cupy_keeps_captures_on_the_device_and_never_reads_back(monkeypatch):
@@ -164,6 +208,7 @@ def test_tl_function_on_cupy_keeps_captures_on_the_device_and_never_reads_back(m
             loss = tl.mean(tl.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
         w.assign_sub(0.1 * tape.gradient(loss, w))
         return loss
+
     x = tl.tensor(rng.standard_normal((8, 12, 12, 1)).astype(np.float32), backend="cupy")
     labels = tl.tensor(rng.integers(0, 10, 8), backend="cupy")
     first = step(x, labels)
@@ -172,10 +217,12 @@ def test_tl_function_on_cupy_keeps_captures_on_the_device_and_never_reads_back(m
 
     def no_host_reads(*args, **kwargs):
         raise AssertionError("a graph run on CuPy read an array back to the host")
+
     monkeypatch.setattr(backend, "to_numpy", no_host_reads)
     monkeypatch.setattr(backend.cupy, "asnumpy", no_host_reads)
     import cupyx
-    with cupyx.allow_synchronize(False):          # any implicit device synchronisation raises
+
+    with cupyx.allow_synchronize(False):  # any implicit device synchronisation raises
         second = step(x, labels)
     monkeypatch.undo()
     assert second.backend.name == "cupy" and float(second) < float(first)

@@ -1,5 +1,6 @@
 """stop_gradient and @tl.custom_gradient: straight-through estimators, kwargs, several inputs and
 outputs, differentiable grad_fns (second order), graph mode, and misuse."""
+
 import numpy as np
 import pytest
 
@@ -27,9 +28,11 @@ def cube(x):
 @tl.custom_gradient
 def clip_gradient_norm(x, max_norm):
     """Identity forward; the gradient's norm is clipped (a classic custom gradient)."""
+
     def grad_fn(dy):
         norm = tl.sqrt(tl.sum(dy * dy))
         return dy * tl.minimum(tl.ones_like(norm), max_norm / norm)
+
     return tl.identity(x), grad_fn
 
 
@@ -51,7 +54,7 @@ def test_keyword_arguments_configure_the_function_and_get_no_gradient():
 def test_non_tensor_positional_arguments_get_no_gradient():
     x, weights = tl.tensor(np.array([1.0, 1.0])), tl.tensor(np.array([3.0, 4.0]))
     g = tl.grad(lambda x: tl.sum(clip_gradient_norm(x, 1.0) * weights))(x)
-    np.testing.assert_allclose(g.numpy(), [0.6, 0.8])                  # [3, 4] clipped to norm 1
+    np.testing.assert_allclose(g.numpy(), [0.6, 0.8])  # [3, 4] clipped to norm 1
     g = tl.grad(lambda x: tl.sum(clip_gradient_norm(x, 10.0) * weights))(x)
     np.testing.assert_allclose(g.numpy(), [3.0, 4.0])
 
@@ -67,6 +70,7 @@ def test_a_wrong_custom_gradient_is_caught_by_check_grads():
     @tl.custom_gradient
     def wrong_cube(x):
         return x * x * x, lambda dy: dy * 2.0 * x * x
+
     with pytest.raises(AssertionError, match="CustomGradient"):
         check_grads(wrong_cube, [np.array([0.5, 2.0])])
 
@@ -76,7 +80,9 @@ def test_several_inputs_and_outputs():
     def product_and_sum(a, b):
         def grad_fn(d_product, d_sum):
             return d_product * b + d_sum, d_product * a + d_sum
+
         return (a * b, a + b), grad_fn
+
     a, b = tl.tensor(np.array([1.0, 2.0])), tl.tensor(np.array([3.0, -1.0]))
     with tl.GradientTape() as tape:
         tape.watch([a, b])
@@ -92,6 +98,7 @@ def test_grad_fn_may_return_none_for_an_input():
     @tl.custom_gradient
     def scale(x, factor):
         return x * factor, lambda dy: (dy * factor, None)
+
     x, f = tl.tensor(np.array([1.0, 2.0])), tl.tensor(np.array(3.0))
     gx, gf = tl.grad(lambda x, f: tl.sum(scale(x, f)), argnums=(0, 1))(x, f)
     assert gx.numpy().tolist() == [3.0, 3.0] and float(gf) == 0.0
@@ -101,6 +108,7 @@ def test_grad_fn_with_the_wrong_number_of_gradients_raises():
     @tl.custom_gradient
     def bad(a, b):
         return a * b, lambda dy: dy
+
     with pytest.raises(ValueError, match="custom_gradient: grad_fn returned 1 gradients for 2 tensor inputs"):
         tl.grad(lambda a: tl.sum(bad(a, tl.tensor(np.ones(2)))))(tl.tensor(np.ones(2)))
 
@@ -120,7 +128,7 @@ def test_stop_gradient():
     x = tl.tensor(np.array([1.5, -2.0]))
     assert tl.stop_gradient(x).numpy().tolist() == [1.5, -2.0]
     g = tl.grad(lambda x: tl.sum(x * tl.stop_gradient(x)))(x)
-    assert g.numpy().tolist() == [1.5, -2.0]                     # d/dx (x * c) with c = x held fixed
+    assert g.numpy().tolist() == [1.5, -2.0]  # d/dx (x * c) with c = x held fixed
     with tl.GradientTape() as tape:
         tape.watch(x)
         y = tl.stop_gradient(x * x)
@@ -138,6 +146,7 @@ def test_variables_read_inside_get_their_gradient_from_grad_fn():
         def grad_fn(dy, variables=None):
             assert len(variables) == 1 and variables[0].shape == (2,)
             return dy * w * 10.0, [dy * x * 100.0]
+
         return x * w, grad_fn
 
     x = tl.tensor(np.array([1.0, -1.0]))
@@ -162,6 +171,9 @@ def test_grad_fn_without_variables_argument_is_told_what_to_accept():
     with tl.GradientTape() as tape:
         tape.watch(x)
         loss = tl.sum(scaled(x))
-    with pytest.raises(TypeError, match=r"reads 1 trainable Variable\(s\) \(shape \(2,\) float64\), so its "
-                                        r"grad_fn must accept variables="):
+    with pytest.raises(
+        TypeError,
+        match=r"reads 1 trainable Variable\(s\) \(shape \(2,\) float64\), so its "
+        r"grad_fn must accept variables=",
+    ):
         tape.gradient(loss, x)

@@ -1,4 +1,5 @@
 """tl.distributed on a real dask LocalCluster: two worker processes on loopback, started here."""
+
 import os
 import pickle
 import signal
@@ -23,8 +24,15 @@ TIMEOUT = 60  # seconds for any one computation; the machine is shared and can b
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None, memory_limit="2GiB", silence_logs=50)
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        memory_limit="2GiB",
+        silence_logs=50,
+    )
     with distributed.Client(cluster) as c:
         c.wait_for_workers(2, timeout=TIMEOUT)
         yield c
@@ -39,8 +47,10 @@ def seed_forward(x, w):
 
 def seed_data(n, seed=0):
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal((n, 32, 32, 1)).astype(np.float32),
-            rng.standard_normal((3, 3, 1, 6)).astype(np.float32))
+    return (
+        rng.standard_normal((n, 32, 32, 1)).astype(np.float32),
+        rng.standard_normal((3, 3, 1, 6)).astype(np.float32),
+    )
 
 
 def seed_reference(x, w):
@@ -49,9 +59,11 @@ def seed_reference(x, w):
 
 def worker_traces(client, token):
     """Per worker: how many graphs the shipped function with this token has traced there."""
+
     def count(token=token):
         shipped = tl.distributed._worker_cache.get(token)
         return None if shipped is None or shipped._function is None else shipped._function.trace_count
+
     return client.run(count)
 
 
@@ -72,8 +84,11 @@ def test_map_blocks_errors():
     x = da.from_array(np.ones((6, 2)), chunks=(3, 2))
     with pytest.raises(TypeError, match=r"map_blocks: x must be a dask array chunked along axis 0, got ndarray"):
         tl.distributed.map_blocks(tl.tanh, np.ones((6, 2)))
-    with pytest.raises(ValueError, match=r"map_blocks: <lambda> maps a block of shape \(3, 2\) to shape \(\); "
-                                         r"the output must have one row per input row"):
+    with pytest.raises(
+        ValueError,
+        match=r"map_blocks: <lambda> maps a block of shape \(3, 2\) to shape \(\); "
+        r"the output must have one row per input row",
+    ):
         tl.distributed.map_blocks(lambda b: tl.sum(b), x)
     with pytest.raises(TypeError, match=r"map_blocks: <lambda> must return one Tensor per block, got a tuple"):
         tl.distributed.map_blocks(lambda b: (b, b), x)
@@ -86,8 +101,11 @@ def test_map_blocks_errors():
 def test_value_and_grad_errors():
     x = da.from_array(np.ones((4, 2)), chunks=(2, 2))
     loss = lambda p, x: tl.mean(x * p)  # noqa: E731
-    with pytest.raises(TypeError, match=r"value_and_grad: data\[0\] must be a dask array chunked along axis 0, "
-                                        r"got ndarray"):
+    with pytest.raises(
+        TypeError,
+        match=r"value_and_grad: data\[0\] must be a dask array chunked along axis 0, "
+        r"got ndarray",
+    ):
         tl.distributed.value_and_grad(loss, 1.0, np.ones((4, 2)))
     with pytest.raises(TypeError, match=r"parameter leaf 1 has dtype int64; gradients need float parameters"):
         tl.distributed.value_and_grad(lambda p, x: tl.mean(x * p[0]), [1.0, np.arange(2)], x)
@@ -101,6 +119,7 @@ def test_value_and_grad_errors():
 
 def test_without_a_cluster_dask_local_scheduler_runs_the_same_code():
     import dask
+
     with dask.config.set(scheduler="threads"):
         a = np.random.default_rng(9).standard_normal((50, 3))
         xd = da.from_array(a, chunks=(20, 3))
@@ -115,6 +134,7 @@ def test_without_a_cluster_dask_local_scheduler_runs_the_same_code():
 
 def test_docstring_examples_run():
     import doctest
+
     result = doctest.testmod(tl.distributed, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 4 and result.failed == 0
 
@@ -159,8 +179,7 @@ def test_map_blocks_sends_weights_once_per_worker_not_per_block(client):
     y = tl.distributed.map_blocks(f, x, client=client)
     # The tasks name the function by its scattered key; the 8 MB travel inside that one object.
     assert len(cloudpickle.dumps(dict(y.__dask_graph__().layers[y.name]))) < pad.nbytes / 100
-    np.testing.assert_allclose(client.compute(y).result(timeout=TIMEOUT), seed_reference(xn, big),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(client.compute(y).result(timeout=TIMEOUT), seed_reference(xn, big), rtol=1e-5, atol=1e-5)
     token = shipped_token(y)
     who_has = client.who_has()
     shipped_keys = [k for k in who_has if "_Shipped" in str(k)]
@@ -175,12 +194,15 @@ def test_map_blocks_sends_weights_once_per_worker_not_per_block(client):
 def test_map_blocks_blocks_several_dask_arguments(client):
     a = np.random.default_rng(3).standard_normal((90, 4))
     b = np.random.default_rng(4).standard_normal((90,))
-    y = tl.distributed.map_blocks(lambda a, s, b: tl.tanh(a) * s + tl.expand_dims(b, 1),
-                                  da.from_array(a, chunks=(40, 4)), 3.0, da.from_array(b, chunks=25),
-                                  client=client)
+    y = tl.distributed.map_blocks(
+        lambda a, s, b: tl.tanh(a) * s + tl.expand_dims(b, 1),
+        da.from_array(a, chunks=(40, 4)),
+        3.0,
+        da.from_array(b, chunks=25),
+        client=client,
+    )
     assert y.chunks == ((40, 40, 10), (4,))
-    np.testing.assert_allclose(client.compute(y).result(timeout=TIMEOUT), np.tanh(a) * 3.0 + b[:, None],
-                               rtol=1e-12)
+    np.testing.assert_allclose(client.compute(y).result(timeout=TIMEOUT), np.tanh(a) * 3.0 + b[:, None], rtol=1e-12)
 
 
 # ---------------------------------------------------------------- data-parallel gradients
@@ -196,8 +218,10 @@ def cnn_problem(n, dtype, seed=5):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, 8, 8, 1)).astype(dtype)
     labels = rng.integers(0, 3, n)
-    params = {"conv": [(rng.standard_normal((3, 3, 1, 4)) * 0.5).astype(dtype), np.zeros(4, dtype)],
-              "dense": {"w": (rng.standard_normal((64, 3)) * 0.2).astype(dtype), "b": np.full(3, 0.1, dtype)}}
+    params = {
+        "conv": [(rng.standard_normal((3, 3, 1, 4)) * 0.5).astype(dtype), np.zeros(4, dtype)],
+        "dense": {"w": (rng.standard_normal((64, 3)) * 0.2).astype(dtype), "b": np.full(3, 0.1, dtype)},
+    }
     return x, labels, params
 
 
@@ -206,12 +230,15 @@ def test_value_and_grad_equals_single_machine_gradient(client, dtype, rtol):
     x, labels, params = cnn_problem(230, dtype)
     # 10 uneven blocks, fan-in 3: a reduction tree of depth 3.
     xd = da.from_array(x, chunks=(23, 8, 8, 1))
-    loss, grads = tl.distributed.value_and_grad(cnn_loss, params, xd, da.from_array(labels, chunks=50),
-                                                client=client, split_every=3)
+    loss, grads = tl.distributed.value_and_grad(
+        cnn_loss, params, xd, da.from_array(labels, chunks=50), client=client, split_every=3
+    )
     want_loss, want = tl.value_and_grad(
-        lambda *leaves: cnn_loss({"conv": list(leaves[:2]), "dense": {"w": leaves[2], "b": leaves[3]}},
-                                 tl.tensor(x), tl.tensor(labels)),
-        argnums=(0, 1, 2, 3))(params["conv"][0], params["conv"][1], params["dense"]["w"], params["dense"]["b"])
+        lambda *leaves: cnn_loss(
+            {"conv": list(leaves[:2]), "dense": {"w": leaves[2], "b": leaves[3]}}, tl.tensor(x), tl.tensor(labels)
+        ),
+        argnums=(0, 1, 2, 3),
+    )(params["conv"][0], params["conv"][1], params["dense"]["w"], params["dense"]["b"])
     assert loss.dtype == want_loss.dtype and loss.shape == ()
     np.testing.assert_allclose(float(loss), float(want_loss), rtol=rtol)
     got = [grads["conv"][0], grads["conv"][1], grads["dense"]["w"], grads["dense"]["b"]]
@@ -223,8 +250,12 @@ def test_value_and_grad_equals_single_machine_gradient(client, dtype, rtol):
 
 def cnn_loss_traces(client):
     def count():
-        return sum(s._function.trace_count for s in tl.distributed._worker_cache.values()
-                   if s._function is not None and "cnn_loss" in s._function.__name__)
+        return sum(
+            s._function.trace_count
+            for s in tl.distributed._worker_cache.values()
+            if s._function is not None and "cnn_loss" in s._function.__name__
+        )
+
     return client.run(count)
 
 
@@ -242,8 +273,10 @@ def test_value_and_grad_traces_once_per_worker_across_steps(client):
     for _ in range(3):  # three SGD steps: parameters change, each worker's graph stays
         loss, grads = tl.distributed.value_and_grad(cnn_loss, params, xd, yd, client=client)
         losses.append(float(loss))
-        params = {"conv": [p - 0.5 * g.numpy() for p, g in zip(params["conv"], grads["conv"])],
-                  "dense": {k: params["dense"][k] - 0.5 * grads["dense"][k].numpy() for k in ("w", "b")}}
+        params = {
+            "conv": [p - 0.5 * g.numpy() for p, g in zip(params["conv"], grads["conv"])],
+            "dense": {k: params["dense"][k] - 0.5 * grads["dense"][k].numpy() for k in ("w", "b")},
+        }
     assert losses[2] < losses[0]
     after = cnn_loss_traces(client)
     assert all(after[w] - before.get(w, 0) <= 1 for w in after), (before, after)
@@ -287,8 +320,14 @@ def test_killed_worker_blocks_are_recomputed(client):
     victim = sorted(client.scheduler_info()["workers"])[1]
     pid = client.run(os.getpid, workers=[victim])[victim]
     deadline = time.monotonic() + TIMEOUT
-    while client.run_on_scheduler(lambda dask_scheduler: sum(
-            ts.state == "memory" and "run_block" in str(ts.key) for ts in dask_scheduler.tasks.values())) < 3:
+    while (
+        client.run_on_scheduler(
+            lambda dask_scheduler: sum(
+                ts.state == "memory" and "run_block" in str(ts.key) for ts in dask_scheduler.tasks.values()
+            )
+        )
+        < 3
+    ):
         assert time.monotonic() < deadline and not future.done()
         time.sleep(0.05)
     os.kill(pid, signal.SIGKILL)

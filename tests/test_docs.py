@@ -1,4 +1,5 @@
 """The docs site lists every tutorial (their examples run as doctests with the rest of docs/)."""
+
 import glob
 import os
 

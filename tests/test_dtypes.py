@@ -1,5 +1,6 @@
 """dtypes: weak Python scalars, list conversion, NumPy arrays keeping their dtype, NumPy promotion
 between typed values, defaults of the creation functions, and gradients keeping the input's dtype."""
+
 import numpy as np
 import pytest
 
@@ -13,10 +14,21 @@ def typed(dtype):
     return tl.tensor(np.ones(2, dtype))
 
 
-@pytest.mark.parametrize("make", [lambda t: t * 2.0, lambda t: 2.0 * t, lambda t: t + 1, lambda t: t - 0.5,
-                                  lambda t: t / 3.0, lambda t: t ** 2, lambda t: tl.maximum(t, 0.0),
-                                  lambda t: tl.where(t > 0, t, 0.0), lambda t: tl.clip(t, 0, 1.5)],
-                         ids=["mul", "rmul", "add-int", "sub", "div", "pow", "maximum", "where", "clip"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: t * 2.0,
+        lambda t: 2.0 * t,
+        lambda t: t + 1,
+        lambda t: t - 0.5,
+        lambda t: t / 3.0,
+        lambda t: t**2,
+        lambda t: tl.maximum(t, 0.0),
+        lambda t: tl.where(t > 0, t, 0.0),
+        lambda t: tl.clip(t, 0, 1.5),
+    ],
+    ids=["mul", "rmul", "add-int", "sub", "div", "pow", "maximum", "where", "clip"],
+)
 @pytest.mark.parametrize("dtype", [F16, F32, F64])
 def test_python_scalars_are_weak(make, dtype):
     assert make(typed(dtype)).dtype == dtype
@@ -24,10 +36,10 @@ def test_python_scalars_are_weak(make, dtype):
 
 def test_weak_scalars_next_to_integers_and_bools():
     assert (typed(I64) + 2).dtype == I64 and (typed(I32) + 2).dtype == I32
-    assert (typed(I64) * 2.0).dtype == F32                   # a float scalar gives the default float (as JAX)
+    assert (typed(I64) * 2.0).dtype == F32  # a float scalar gives the default float (as JAX)
     assert (typed(BOOL) + 1).dtype == I64
     assert (typed(BOOL) + 1.5).dtype == F32
-    assert (typed(I32) / typed(I32)).dtype == F64            # true division, as NumPy
+    assert (typed(I32) / typed(I32)).dtype == F64  # true division, as NumPy
 
 
 def test_numpy_scalars_are_typed_not_weak():
@@ -35,8 +47,18 @@ def test_numpy_scalars_are_typed_not_weak():
     assert (typed(F32) + np.float32(1.0)).dtype == F32
 
 
-@pytest.mark.parametrize("a, b, expected", [(F32, F64, F64), (F16, F32, F32), (I32, I64, I64), (I64, F32, F64),
-                                            (I32, F16, F64), (BOOL, I32, I32), (BOOL, F32, F32)])
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        (F32, F64, F64),
+        (F16, F32, F32),
+        (I32, I64, I64),
+        (I64, F32, F64),
+        (I32, F16, F64),
+        (BOOL, I32, I32),
+        (BOOL, F32, F32),
+    ],
+)
 def test_typed_values_promote_as_numpy_does(a, b, expected):
     assert expected == np.result_type(a, b)
     assert (typed(a) + typed(b)).dtype == expected
@@ -87,7 +109,7 @@ def test_creation_defaults():
 
 def test_reductions_follow_numpy():
     assert tl.sum(typed(I32)).dtype == I32 and tl.sum(typed(F16)).dtype == F16
-    assert tl.sum(tl.tensor([True, True, False])).numpy() == 2                 # bools count
+    assert tl.sum(tl.tensor([True, True, False])).numpy() == 2  # bools count
     assert tl.sum(typed(BOOL)).dtype == I64 and tl.prod(typed(BOOL)).dtype == I64
     assert tl.mean(tl.tensor([1, 2])).dtype == F64 and float(tl.mean(tl.tensor([1, 2]))) == 1.5
     assert tl.argmax(typed(F32)).dtype == I64
@@ -103,7 +125,7 @@ def test_comparisons_and_casts():
 @pytest.mark.parametrize("dtype", [F16, F32, F64])
 def test_gradients_keep_the_input_dtype(dtype):
     x = tl.tensor(np.array([0.5, 1.5], dtype))
-    w = tl.tensor(np.array([[1.0, 2.0], [3.0, 4.0]]))                   # float64 weights
+    w = tl.tensor(np.array([[1.0, 2.0], [3.0, 4.0]]))  # float64 weights
     g = tl.grad(lambda x: tl.sum(tl.tanh(tl.matmul(w, x)) * 2.0))(x)
     assert g.dtype == dtype
     v = tl.Variable(np.array([1.0, 2.0], dtype))

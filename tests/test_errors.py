@@ -1,4 +1,5 @@
 """User errors: one exception that names the op and the offending shapes, dtypes or arguments."""
+
 import numpy as np
 import pytest
 
@@ -6,20 +7,29 @@ import tensorlib as tl
 
 
 def test_broadcast_mismatch_in_add_names_op_shapes_and_dtypes():
-    with pytest.raises(ValueError, match=r"^Add: shapes \(2, 3\) and \(4,\) are not broadcastable \(inputs x: shape "
-                                         r"\(2, 3\) float32, y: shape \(4,\) float32\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^Add: shapes \(2, 3\) and \(4,\) are not broadcastable \(inputs x: shape "
+        r"\(2, 3\) float32, y: shape \(4,\) float32\)$",
+    ):
         tl.add(tl.ones((2, 3)), np.ones(4, np.float32))
     with pytest.raises(ValueError, match=r"^Mul: shapes \(3,\) and \(2,\) are not broadcastable"):
         tl.ones(3) * tl.ones(2)
 
 
 def test_matmul_mismatch_quotes_the_callers_shapes():
-    with pytest.raises(ValueError, match=r"^BatchMatMulV2: inner dimensions do not match: \(2, 3\) @ \(4, 5\) "
-                                         r"\(3 != 4\) \(inputs x: shape \(2, 3\) float32, y: shape \(4, 5\) "
-                                         r"float32\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^BatchMatMulV2: inner dimensions do not match: \(2, 3\) @ \(4, 5\) "
+        r"\(3 != 4\) \(inputs x: shape \(2, 3\) float32, y: shape \(4, 5\) "
+        r"float32\)$",
+    ):
         tl.ones((2, 3)) @ tl.ones((4, 5))
-    with pytest.raises(ValueError, match=r"^BatchMatMulV2: inner dimensions do not match: \(2, 3\) @ \(4,\) "
-                                         r"\(3 != 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^BatchMatMulV2: inner dimensions do not match: \(2, 3\) @ \(4,\) "
+        r"\(3 != 4\)",
+    ):
         tl.matmul(tl.ones((2, 3)), tl.ones(4))
     with pytest.raises(ValueError, match=r"^BatchMatMulV2: shapes \(2,\) and \(3,\) are not broadcastable"):
         tl.matmul(tl.ones((2, 1, 2)), tl.ones((3, 2, 2)))
@@ -30,8 +40,11 @@ def test_matmul_mismatch_quotes_the_callers_shapes():
 def test_einsum_errors_name_the_subscripts_and_operands():
     with pytest.raises(ValueError, match=r"^Einsum: index 'j' has sizes 3 and 4 \(shapes \[\(2, 3\), \(4, 5\)\]\)"):
         tl.einsum("ij,jk->ik", tl.ones((2, 3)), tl.ones((4, 5)))
-    with pytest.raises(ValueError, match=r"^Einsum: subscript 'ijk' has 3 indices for an operand of shape \(2, 2\) "
-                                         r"\(operands: \(2, 2\) float32\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^Einsum: subscript 'ijk' has 3 indices for an operand of shape \(2, 2\) "
+        r"\(operands: \(2, 2\) float32\)$",
+    ):
         tl.einsum("ijk->i", tl.ones((2, 2)))
     with pytest.raises(ValueError, match=r"^Einsum: output subscript 'k' names 'k', which no operand has"):
         tl.einsum("ij->k", tl.ones((2, 2)))
@@ -39,11 +52,23 @@ def test_einsum_errors_name_the_subscripts_and_operands():
         tl.einsum("ij->ii", tl.ones((2, 2)))
 
 
-@pytest.mark.parametrize("reduce, name", [(tl.sum, "Sum"), (tl.max, "Max"), (tl.prod, "Prod"), (tl.mean, "Mean"),
-                                          (tl.var, "Var"), (tl.logsumexp, "LogSumExp")])
+@pytest.mark.parametrize(
+    "reduce, name",
+    [
+        (tl.sum, "Sum"),
+        (tl.max, "Max"),
+        (tl.prod, "Prod"),
+        (tl.mean, "Mean"),
+        (tl.var, "Var"),
+        (tl.logsumexp, "LogSumExp"),
+    ],
+)
 def test_a_wrong_axis_names_the_op_the_axis_and_the_shape(reduce, name):
-    with pytest.raises(ValueError, match=rf"^{name}: axis 2 is out of range for a tensor of rank 2 \(input.*shape "
-                                         r"\(2, 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^{name}: axis 2 is out of range for a tensor of rank 2 \(input.*shape "
+        r"\(2, 3\)",
+    ):
         reduce(tl.ones((2, 3)), axis=2)
 
 
@@ -58,7 +83,7 @@ def test_other_axis_errors():
         tl.sum(tl.ones(2), axis=0.5)
     with pytest.raises(TypeError, match=r"^Max: axis must be an int, got True"):
         tl.max(tl.ones(2), axis=True)
-    assert tl.sum(tl.ones((2, 3)), axis=np.int64(1)).shape == (2,)        # NumPy integers are fine
+    assert tl.sum(tl.ones((2, 3)), axis=np.int64(1)).shape == (2,)  # NumPy integers are fine
     assert tl.mean(tl.ones((2, 3)), axis=(np.int64(0), -1)).shape == ()
 
 
@@ -77,15 +102,21 @@ def test_non_numeric_data_names_the_op_and_the_input():
         tl.tensor(["a", "b"])
     with pytest.raises(ValueError, match=r"ragged nested sequence"):
         tl.tensor([[1.0], [1.0, 2.0]])
-    with pytest.raises(TypeError, match=r"^Cast: tensorlib: dtype uint64 is not supported \(supported: float16, "
-                                        r"float32, float64, int32, int64, bool, complex64, complex128\) \(input shape "
-                                        r"\(2,\) float32\)$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^Cast: tensorlib: dtype uint64 is not supported \(supported: float16, "
+        r"float32, float64, int32, int64, bool, complex64, complex128\) \(input shape "
+        r"\(2,\) float32\)$",
+    ):
         tl.cast(tl.ones(2), "uint64")
 
 
 def test_dtype_errors_name_the_op():
-    with pytest.raises(TypeError, match=r"^Select: condition must be bool, got float32 \(inputs condition: shape "
-                                        r"\(2,\) float32"):
+    with pytest.raises(
+        TypeError,
+        match=r"^Select: condition must be bool, got float32 \(inputs condition: shape "
+        r"\(2,\) float32",
+    ):
         tl.where(tl.ones(2), tl.ones(2), tl.zeros(2))
     with pytest.raises(TypeError, match=r"^GatherV2: indices must be integers, got float32"):
         tl.take(tl.ones(3), tl.tensor([0.5]))
@@ -112,8 +143,11 @@ def test_indexing_errors():
         x[2]
     with pytest.raises(IndexError, match=r"^StridedSlice: too many indices \(3\) for a tensor of shape \(2, 3\)$"):
         x[0, 0, 0]
-    with pytest.raises(IndexError, match=r"^StridedSlice: boolean mask indexing gives a data-dependent shape; "
-                                         r"use tl.where$"):
+    with pytest.raises(
+        IndexError,
+        match=r"^StridedSlice: boolean mask indexing gives a data-dependent shape; "
+        r"use tl.where$",
+    ):
         x[np.array([True, False])]
     with pytest.raises(IndexError, match=r"^StridedSlice: unsupported index 0.5$"):
         x[0.5]

@@ -1,5 +1,6 @@
 """Functional autodiff (JAX's forms): grad, value_and_grad, vjp, jvp, jacobian, hessian,
 against analytic results and float64 central differences."""
+
 import numpy as np
 import pytest
 
@@ -38,12 +39,13 @@ def test_grad_matches_finite_differences_and_the_analytic_gradient():
 def test_grad_argnums_and_python_scalars():
     def f(x, y, scale):
         return tl.sum(x * y) * scale
+
     x, y = tl.tensor(X), tl.tensor(2 * X)
     gx, gy = tl.grad(f, argnums=(0, 1))(x, y, 3.0)
     np.testing.assert_allclose(gx.numpy(), 6 * X)
     np.testing.assert_allclose(gy.numpy(), 3 * X)
-    assert float(tl.grad(lambda x: x ** 3)(2.0)) == 12.0            # a Python float in, float32 out
-    assert tl.grad(lambda x: x ** 3)(2.0).dtype == np.float32
+    assert float(tl.grad(lambda x: x**3)(2.0)) == 12.0  # a Python float in, float32 out
+    assert tl.grad(lambda x: x**3)(2.0).dtype == np.float32
     assert tl.grad(lambda x, k: x * k, argnums=0)(np.float64(2.0), k=5.0).dtype == np.float64
 
 
@@ -56,8 +58,9 @@ def test_value_and_grad_and_has_aux():
     value, g = tl.value_and_grad(loss)(tl.tensor(X))
     assert float(value) == pytest.approx(loss_np(X))
     np.testing.assert_allclose(g.numpy(), numeric_grad(loss_np, X), rtol=1e-7, atol=1e-9)
-    (value, aux), g = tl.value_and_grad(lambda x: (tl.sum(x * x), {"norm": tl.sqrt(tl.sum(x * x))}),
-                                        has_aux=True)(tl.tensor(X))
+    (value, aux), g = tl.value_and_grad(lambda x: (tl.sum(x * x), {"norm": tl.sqrt(tl.sum(x * x))}), has_aux=True)(
+        tl.tensor(X)
+    )
     assert float(aux["norm"]) == pytest.approx(np.linalg.norm(X))
     np.testing.assert_allclose(g.numpy(), 2 * X)
     g, aux = tl.grad(lambda x: (tl.sum(x), "label"), has_aux=True)(tl.tensor(X))
@@ -76,13 +79,14 @@ def test_grad_errors_name_the_problem():
 def test_vjp_is_the_transposed_jacobian_times_the_cotangent():
     def f(x):
         return tl.sin(tl.matmul(tl.tensor(A), x))
+
     out, vjp_fn = tl.vjp(f, tl.tensor(X))
     np.testing.assert_allclose(out.numpy(), np.sin(A @ X))
     u = RNG.standard_normal(3)
     (g,) = vjp_fn(tl.tensor(u))
     jacobian = np.cos(A @ X)[:, None] * A
     np.testing.assert_allclose(g.numpy(), jacobian.T @ u, rtol=1e-12)
-    (g2,) = vjp_fn(u)                                            # reusable, and NumPy cotangents work
+    (g2,) = vjp_fn(u)  # reusable, and NumPy cotangents work
     np.testing.assert_allclose(g2.numpy(), g.numpy())
     with pytest.raises(ValueError, match=r"vjp_fn: cotangent shape \(4,\) does not match output shape \(3,\)"):
         vjp_fn(np.ones(4))
@@ -100,6 +104,7 @@ def test_vjp_of_several_inputs_and_outputs():
 def test_jvp_is_the_directional_derivative():
     def f(x):
         return tl.exp(x) * tl.sum(x * x)
+
     v = RNG.standard_normal(4)
     out, tangent = tl.jvp(f, (tl.tensor(X),), (tl.tensor(v),))
     eps = 1e-6
@@ -111,8 +116,9 @@ def test_jvp_is_the_directional_derivative():
 
 
 def test_jvp_of_two_inputs_and_tuple_outputs_and_its_errors():
-    out, tangents = tl.jvp(lambda x, y: (x * y, x + y), (tl.tensor(X), tl.tensor(A[0])),
-                           (tl.tensor(np.ones(4)), tl.tensor(np.zeros(4))))
+    out, tangents = tl.jvp(
+        lambda x, y: (x * y, x + y), (tl.tensor(X), tl.tensor(A[0])), (tl.tensor(np.ones(4)), tl.tensor(np.zeros(4)))
+    )
     np.testing.assert_allclose(tangents[0].numpy(), A[0])
     np.testing.assert_allclose(tangents[1].numpy(), np.ones(4))
     with pytest.raises(ValueError, match="tl.jvp: 1 primals but 2 tangents"):
@@ -134,8 +140,7 @@ def test_hessian_of_a_quadratic_form_and_against_finite_differences():
     h = tl.hessian(lambda x: tl.sum(x * tl.matmul(tl.tensor(m), x)))(tl.tensor(X)).numpy()
     np.testing.assert_allclose(h, m + m.T, rtol=1e-12)
     h = tl.hessian(loss)(tl.tensor(X)).numpy()
-    numeric = np.stack([numeric_grad(lambda x: float(tl.grad(loss)(tl.tensor(x)).numpy()[i]), X)
-                        for i in range(4)])
+    numeric = np.stack([numeric_grad(lambda x: float(tl.grad(loss)(tl.tensor(x)).numpy()[i]), X) for i in range(4)])
     np.testing.assert_allclose(h, numeric, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(h, h.T, atol=1e-12)
 
@@ -147,8 +152,11 @@ def test_grad_of_grad_composes():
 
 
 def test_check_grads_on_a_composite_function_to_second_order():
-    tl.testing.check_grads(lambda x, w: tl.sum(tl.tanh(tl.matmul(x, w)) ** 2),
-                           [RNG.standard_normal((2, 3)), RNG.standard_normal((3, 2))], order=2)
+    tl.testing.check_grads(
+        lambda x, w: tl.sum(tl.tanh(tl.matmul(x, w)) ** 2),
+        [RNG.standard_normal((2, 3)), RNG.standard_normal((3, 2))],
+        order=2,
+    )
 
 
 def test_jacobian_and_hessian_of_structured_outputs_and_several_arguments():
@@ -158,6 +166,6 @@ def test_jacobian_and_hessian_of_structured_outputs_and_several_arguments():
     np.testing.assert_allclose(hxy.numpy(), np.diag([2.0, 4.0]))
     np.testing.assert_allclose(hyx.numpy(), hxy.numpy())
     assert not hyy.numpy().any()
-    doubled, parts = tl.jacobian(lambda x: (x * 2.0, {"cube": x ** 3}))(x)
+    doubled, parts = tl.jacobian(lambda x: (x * 2.0, {"cube": x**3}))(x)
     np.testing.assert_allclose(doubled.numpy(), 2 * np.eye(2))
     np.testing.assert_allclose(parts["cube"].numpy(), np.diag([3.0, 12.0]))

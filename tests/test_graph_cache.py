@@ -1,4 +1,5 @@
 """tl.function signatures and cache: parameter names, overrides, NaN, weak floats, static arguments, bounds."""
+
 import gc
 import os
 import warnings
@@ -15,13 +16,19 @@ def test_retrace_reasons_name_parameters():
     @tl.function
     def f(batch_input, *rest, scale=1):
         return batch_input * scale
+
     f(np.ones((5, 2)))
     f(np.ones((6, 2)))
     f(np.ones((6, 2)), np.ones(3))
     f(np.ones((6, 2)), np.ones(4))
     f(np.ones((6, 2)), np.ones(4), scale=3)
-    assert f.retrace_reasons == ["first call", "batch_input.shape[0]: 5 -> 6", "rest[0]: new argument (tensor float64[3])",
-                                 "rest[0].shape[0]: 3 -> 4", "scale: new argument (3)"]
+    assert f.retrace_reasons == [
+        "first call",
+        "batch_input.shape[0]: 5 -> 6",
+        "rest[0]: new argument (tensor float64[3])",
+        "rest[0].shape[0]: 3 -> 4",
+        "scale: new argument (3)",
+    ]
     assert f.get_graph(np.ones((6, 2)), np.ones(4)).input_names == ["batch_input", "rest[0]"]
 
 
@@ -30,6 +37,7 @@ def test_methods_name_self():
         @tl.function
         def __call__(self, x, k):
             return x * k
+
     m = Model()
     m(np.ones(2), 1)
     m(np.ones(2), 2)
@@ -42,12 +50,13 @@ def test_an_active_gradient_override_is_part_of_the_signature():
             tape.watch(x)
             y = tl.sum(tl.nn.relu(x))
         return tape.gradient(y, x)
+
     f = tl.function(grad_of_relu)
     x = tl.tensor([-1.0, 2.0])
-    assert f(x).numpy().tolist() == [0.0, 1.0]             # traced before the override...
+    assert f(x).numpy().tolist() == [0.0, 1.0]  # traced before the override...
     with tl.grad.override({"Relu": lambda op, g: g * 5.0}):
-        assert f(x).numpy().tolist() == [5.0, 5.0]         # ...does not ignore it
-    assert f(x).numpy().tolist() == [0.0, 1.0]             # and one traced under it does not keep it
+        assert f(x).numpy().tolist() == [5.0, 5.0]  # ...does not ignore it
+    assert f(x).numpy().tolist() == [0.0, 1.0]  # and one traced under it does not keep it
     assert f.trace_count == 2
     assert "tl.grad.override: none active -> Relu overridden" in f.retrace_reasons[1]
 
@@ -59,13 +68,14 @@ def test_a_nan_static_argument_does_not_retrace_on_every_call():
     assert np.isnan(out.numpy()[0]) and f.trace_count == 1
     f(np.array([-1.0, 1.0]), -0.0)
     f(np.array([-1.0, 1.0]), 0.0)
-    assert f.trace_count == 3                              # 0.0 and -0.0 are different values
+    assert f.trace_count == 3  # 0.0 and -0.0 are different values
 
 
 def test_fresh_objects_passed_as_arguments_are_not_kept_alive():
     class Config:
         def __init__(self):
-            self.table = np.ones(1 << 14)                  # 128 KiB: captured by reference
+            self.table = np.ones(1 << 14)  # 128 KiB: captured by reference
+
     f = tl.function(lambda x, config: x + config.table[:2] * 0.0)
     refs = []
     with warnings.catch_warnings():
@@ -83,6 +93,7 @@ def test_fresh_objects_passed_as_arguments_are_not_kept_alive():
 def test_the_cache_is_bounded_and_warns_naming_the_function():
     def scaled(x, k):
         return x * k
+
     f = tl.function(scaled, cache_size=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RetracingWarning)
@@ -93,9 +104,9 @@ def test_the_cache_is_bounded_and_warns_naming_the_function():
     assert f.cache_info()["cached_graphs"] == 3
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RetracingWarning)
-        f(np.ones(2), 3)                                    # the most recent stays
+        f(np.ones(2), 3)  # the most recent stays
         assert f.trace_count == 4
-        f(np.ones(2), 0)                                    # the least recent was dropped
+        f(np.ones(2), 0)  # the least recent was dropped
         assert f.trace_count == 5
     with pytest.raises(ValueError, match="cache_size must be at least 1"):
         tl.function(scaled, cache_size=0)
@@ -123,6 +134,7 @@ def test_a_changing_float_is_fed_without_retracing_and_stays_weak():
     @tl.function
     def step(w, lr):
         return w - lr * w
+
     w32 = np.array([1.0, 2.0], np.float32)
     for lr in (0.1, 0.01, 0.5):
         out = step(w32, lr)
@@ -130,19 +142,19 @@ def test_a_changing_float_is_fed_without_retracing_and_stays_weak():
         assert out.dtype == eager.dtype == np.float32
         np.testing.assert_array_equal(out.numpy(), eager.numpy())
     w64 = np.array([1.0, 2.0])
-    np.testing.assert_array_equal(step(w64, 0.1).numpy(), w64 - 0.1 * w64)   # exact in float64
+    np.testing.assert_array_equal(step(w64, 0.1).numpy(), w64 - 0.1 * w64)  # exact in float64
     assert step.trace_count == 2 and step.retrace_reasons[1] == "w.dtype: float32 -> float64"
     ints = tl.function(lambda n, s: n * s)(np.array([1, 2]), 0.5)
     assert ints.dtype == (tl.tensor([1, 2]) * 0.5).dtype
 
 
 def test_static_argnums_and_argnames_retrace_on_value():
-    f = tl.function(lambda x, p: x ** p, static_argnums=(1,))
-    g = tl.function(lambda x, p: x ** p, static_argnames=("p",))
+    f = tl.function(lambda x, p: x**p, static_argnums=(1,))
+    g = tl.function(lambda x, p: x**p, static_argnames=("p",))
     for h in (f, g):
         assert [float(h(tl.tensor(2.0), p)) for p in (2.0, 3.0, 2.0)] == [4.0, 8.0, 4.0]
         assert h.trace_count == 2 and h.retrace_reasons[1] == "p: 2.0 -> 3.0"
-        assert float(h(tl.tensor(2.0), p=3.0)) == 8.0       # by name as well
+        assert float(h(tl.tensor(2.0), p=3.0)) == 8.0  # by name as well
     with pytest.raises(ValueError, match=r"static_argnames entry 'q' is not a parameter \(parameters: x, p\)"):
         tl.function(lambda x, p: x, static_argnames="q")
     with pytest.raises(ValueError, match="static_argnums entry -5 is not a parameter position"):
@@ -164,5 +176,6 @@ def test_python_if_on_a_traced_tensor_points_to_cond_and_where():
         if tl.sum(x) > 0:
             return x
         return -x
+
     with pytest.raises(TypeError, match=r"Python `if`.*tl\.cond\(pred, true_fn, false_fn, operands\).*tl\.where"):
         tl.function(f)(np.ones(2))

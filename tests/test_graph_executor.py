@@ -1,4 +1,5 @@
 """The executor: compiled plans, feed validation, observers (profiler, numerics), run-time errors."""
+
 import numpy as np
 import pytest
 
@@ -10,27 +11,28 @@ def test_the_plan_is_straight_line_code_with_kernels_bound_once():
     x = np.ones((2, 3), np.float32)
     out = f(x)
     np.testing.assert_allclose(out.numpy(), 2 * np.exp(x).sum(0), rtol=1e-6)
-    f(x)                                               # the second run uses the compiled plan
+    f(x)  # the second run uses the compiled plan
     exe = f.get_graph(x).optimize().executable()
     calls = [line.split(";")[0] for line in exe.plan_text().splitlines()]
     assert calls == ["v2 = Exp(v0)", "v3 = Mul(v2, c1)", "v4 = Sum(v3)", "return v4"]
     assert [step[1] for step in exe._program] == [tl.ops.get(t).kernels["numpy"] for t in ("Exp", "Mul", "Sum")]
-    assert "fix" not in exe.plan_text()                # these kernels return what their shape rules promise
+    assert "fix" not in exe.plan_text()  # these kernels return what their shape rules promise
 
 
 def test_kernel_results_get_the_promised_type_and_dtype():
     f = tl.function(lambda x: (tl.sum(x), tl.sum(x, axis=0)))
-    for _ in range(2):                                 # first (checked) and compiled runs
+    for _ in range(2):  # first (checked) and compiled runs
         total, per_column = f(np.ones((2, 2), np.float32))
         assert type(total._value) is np.ndarray and total.dtype == np.float32 and total.shape == ()
         assert per_column.dtype == np.float32 and per_column.numpy().tolist() == [2.0, 2.0]
     plan = f.get_graph(np.ones((2, 2), np.float32)).optimize().executable().plan_text()
-    assert plan.count("fix type") == 1                 # only the full reduction returns a NumPy scalar
+    assert plan.count("fix type") == 1  # only the full reduction returns a NumPy scalar
 
 
 def test_feeds_are_checked_against_the_placeholders():
-    graph = tl.function(lambda x, y: x @ y).get_graph(tl.TensorSpec((None, 3), "float64"),
-                                                      tl.TensorSpec((3, 2), "float64"))
+    graph = tl.function(lambda x, y: x @ y).get_graph(
+        tl.TensorSpec((None, 3), "float64"), tl.TensorSpec((3, 2), "float64")
+    )
     assert graph(np.ones((4, 3)), np.ones((3, 2))).shape == (4, 2)
     with pytest.raises(TypeError, match=r"takes 2 tensor arguments \(x, y\), got 1"):
         graph(np.ones((4, 3)))

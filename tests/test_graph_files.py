@@ -1,4 +1,5 @@
 """Graph files: atomic saves, lazy and checked array reads, hostile files refused with GraphFormatError."""
+
 import io
 import json
 import os
@@ -36,6 +37,7 @@ def test_a_fault_while_writing_leaves_the_old_files_loading(tmp_path, monkeypatc
 
     def broken_savez(*args, **kwargs):
         raise OSError("disk full")
+
     monkeypatch.setattr(np, "savez", broken_savez)
     with pytest.raises(OSError, match="disk full"):
         _save(tmp_path, 3.0)
@@ -53,6 +55,7 @@ def test_a_fault_between_the_renames_never_loads_a_mix(tmp_path, monkeypatch):
         if len(calls) == 2:
             raise OSError("power cut")
         real_replace(src, dst)
+
     monkeypatch.setattr(os, "replace", replace_then_crash)
     with pytest.raises(OSError, match="power cut"):
         _save(tmp_path, 3.0)
@@ -82,7 +85,7 @@ def _add_member(npz, name, payload):
 
 def test_members_the_graph_does_not_name_are_never_read(tmp_path):
     path, npz = _save(tmp_path, 2.0)
-    bomb = _npy_header((1 << 27,), "float64") + bytes(1 << 26)     # 64 MiB of zeros, 1 GiB declared
+    bomb = _npy_header((1 << 27,), "float64") + bytes(1 << 26)  # 64 MiB of zeros, 1 GiB declared
     _add_member(npz, "extra", bomb)
     assert os.path.getsize(npz) < 1 << 20
     tracemalloc.start()
@@ -110,7 +113,7 @@ def test_a_member_is_checked_against_the_graph_before_it_is_read(tmp_path):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 8 << 20
-    _replace_member(npz, "const_0", _npy_header((3,), "float64") + bytes(1 << 22))   # header fits, body does not
+    _replace_member(npz, "const_0", _npy_header((3,), "float64") + bytes(1 << 22))  # header fits, body does not
     with pytest.raises(GraphFormatError, match=r"array 'const_0' takes \d+ bytes .*not the 24 its shape \[3\] needs"):
         tl.graph.load(path)
 
@@ -124,8 +127,13 @@ def test_a_declared_constant_larger_than_any_graph_holds_is_refused(tmp_path):
         tl.graph.load(path)
 
 
-@pytest.mark.parametrize("text", ["[" * 100000 + "]" * 100000,
-                                  '{"format": "tensorlib.graph", "version": 2, "x": ' + "[" * 50000 + "]" * 50000 + "}"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100000 + "]" * 100000,
+        '{"format": "tensorlib.graph", "version": 2, "x": ' + "[" * 50000 + "]" * 50000 + "}",
+    ],
+)
 def test_deeply_nested_json_is_a_format_error(tmp_path, text):
     path, _ = _save(tmp_path, 2.0)
     path.write_text(text)
@@ -137,12 +145,12 @@ def test_deeply_nested_attributes_and_huge_shapes_are_format_errors(tmp_path):
     path, _ = _save(tmp_path, 2.0)
     doc = json.loads(path.read_text())
     doc["nodes"][-1]["attrs"] = {"axis": "NESTED"}
-    nested = '{"$tuple": [' * 700 + "1" + "]}" * 700    # JSON parses it; decoding it recurses too deep
+    nested = '{"$tuple": [' * 700 + "1" + "]}" * 700  # JSON parses it; decoding it recurses too deep
     path.write_text(json.dumps(doc).replace('"NESTED"', nested))
     with pytest.raises(GraphFormatError, match="RecursionError"):
         tl.graph.load(path)
     doc["nodes"][-1]["attrs"] = {}
-    doc["inputs"][0]["shape"] = [2 ** 64]
+    doc["inputs"][0]["shape"] = [2**64]
     path.write_text(json.dumps(doc))
     with pytest.raises(GraphFormatError, match="bad shape"):
         tl.graph.load(path)

@@ -2,6 +2,7 @@
 
 References are NumPy formulas derived by hand (and the eager run, for the training step).
 """
+
 import numpy as np
 
 import tensorlib as tl
@@ -11,8 +12,11 @@ X = np.array([0.3, -1.2, 2.0, 0.7])
 
 def _mlp_params(seed=0):
     rng = np.random.default_rng(seed)
-    return [tl.Variable(rng.standard_normal((4, 8)), name="w1"), tl.Variable(np.zeros(8), name="b1"),
-            tl.Variable(rng.standard_normal((8, 3)) * 0.5, name="w2")]
+    return [
+        tl.Variable(rng.standard_normal((4, 8)), name="w1"),
+        tl.Variable(np.zeros(8), name="b1"),
+        tl.Variable(rng.standard_normal((8, 3)) * 0.5, name="w2"),
+    ]
 
 
 def _train_step(params, x, y, lr=0.1):
@@ -30,9 +34,9 @@ def _numpy_train_step(params, x, y, lr=0.1):
     w1, b1, w2 = params
     h = np.tanh(x @ w1 + b1)
     d = h @ w2 - y
-    loss = (d ** 2).sum(axis=1).mean()
+    loss = (d**2).sum(axis=1).mean()
     d_logits = 2 * d / len(x)
-    d_z1 = (d_logits @ w2.T) * (1 - h ** 2)
+    d_z1 = (d_logits @ w2.T) * (1 - h**2)
     grads = [x.T @ d_z1, d_z1.sum(0), h.T @ d_logits]
     return loss, [p - lr * g for p, g in zip(params, grads)]
 
@@ -41,8 +45,10 @@ def test_traced_training_step_matches_eager_and_numpy():
     rng = np.random.default_rng(1)
     eager, traced = _mlp_params(), _mlp_params()
     reference = [p.numpy() for p in _mlp_params()]
-    step = tl.function(lambda x, y: _train_step(traced, x, y),
-                       input_signature=[tl.TensorSpec((None, 4), "float64"), tl.TensorSpec((None, 3), "float64")])
+    step = tl.function(
+        lambda x, y: _train_step(traced, x, y),
+        input_signature=[tl.TensorSpec((None, 4), "float64"), tl.TensorSpec((None, 3), "float64")],
+    )
     for batch in (5, 5, 9):
         x, y = rng.standard_normal((batch, 4)), rng.standard_normal((batch, 3))
         loss_eager = _train_step(eager, tl.tensor(x), tl.tensor(y))
@@ -86,10 +92,10 @@ def test_replayed_graph_keeps_stop_gradient_and_custom_gradients():
 
 
 def test_grad_of_grad_and_hessian_under_tracing():
-    second = tl.function(lambda x: tl.grad(lambda y: tl.sum(tl.grad(lambda z: tl.sum(z ** 3 * tl.sin(z)))(y)))(x))
-    expected = 6 * X * np.sin(X) + 6 * X ** 2 * np.cos(X) - X ** 3 * np.sin(X)
+    second = tl.function(lambda x: tl.grad(lambda y: tl.sum(tl.grad(lambda z: tl.sum(z**3 * tl.sin(z)))(y)))(x))
+    expected = 6 * X * np.sin(X) + 6 * X**2 * np.cos(X) - X**3 * np.sin(X)
     np.testing.assert_allclose(second(tl.tensor(X)).numpy(), expected, rtol=1e-12)
-    hess = tl.function(tl.hessian(lambda x: tl.sum(x ** 3)))
+    hess = tl.function(tl.hessian(lambda x: tl.sum(x**3)))
     np.testing.assert_allclose(hess(tl.tensor(X)).numpy(), np.diag(6 * X), atol=1e-12)
 
 
@@ -99,7 +105,7 @@ def test_custom_gradient_stop_gradient_and_override_inside_a_trace():
         return x * 1.0, lambda dy: tl.clip(dy, -0.5, 0.5)
 
     f = tl.function(lambda x: tl.grad(lambda y: tl.sum(clip_grad(y) * tl.stop_gradient(y) ** 2))(x))
-    np.testing.assert_allclose(f(tl.tensor(X)).numpy(), np.clip(X ** 2, -0.5, 0.5))
+    np.testing.assert_allclose(f(tl.tensor(X)).numpy(), np.clip(X**2, -0.5, 0.5))
     with tl.grad.override({"Sin": lambda op, g: g * 100.0}):
         overridden = tl.function(lambda x: tl.grad(lambda y: tl.sum(tl.sin(y)))(x))
         np.testing.assert_allclose(overridden(tl.tensor(X)).numpy(), np.full(4, 100.0))
@@ -130,9 +136,10 @@ def test_a_tape_keeps_the_value_a_variable_had_when_it_was_read():
     def step(v):
         with tl.GradientTape() as tape:
             y = tl.sum(v * v * v)
-        v.assign([5.0])                       # allowed: the tape has stopped recording
+        v.assign([5.0])  # allowed: the tape has stopped recording
         return tape.gradient(y, v)
+
     eager, traced = tl.Variable([2.0]), tl.Variable([2.0])
-    assert step(eager).numpy().tolist() == [12.0]                       # 3 * 2 ** 2, not 3 * 5 ** 2
+    assert step(eager).numpy().tolist() == [12.0]  # 3 * 2 ** 2, not 3 * 5 ** 2
     assert tl.function(lambda: step(traced))().numpy().tolist() == [12.0]
     assert traced.numpy().tolist() == [5.0]

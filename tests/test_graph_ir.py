@@ -1,12 +1,13 @@
 """The Graph IR as people read it: print(graph) and graph.to_dot()."""
+
 import re
 
 import numpy as np
 
 import tensorlib as tl
 
-WEIGHTS = np.ones((40, 2))              # 640 B: a constant
-TABLE = np.zeros((300, 2))              # 4.7 KiB: a capture
+WEIGHTS = np.ones((40, 2))  # 640 B: a constant
+TABLE = np.zeros((300, 2))  # 4.7 KiB: a capture
 
 
 def _model(x):
@@ -16,6 +17,7 @@ def _model(x):
         left, right = tl.split(x @ WEIGHTS.T @ WEIGHTS, 2, axis=1)
         counter.assign_add(1.0)
         return tl.sum(left * right) + tl.sum(TABLE), right
+
     return fn, counter
 
 
@@ -24,12 +26,21 @@ def test_print_lists_one_line_per_node_with_types_and_attributes():
     graph = tl.function(fn).get_graph(tl.TensorSpec((None, 2), "float64"))
     lines = str(graph).splitlines()
     assert lines[0] == "graph fn(%0: float64[?,2] x) {"
-    assert re.fullmatch(r"  %1 = capture 'steps': float64\[\]  \[variable, 8 B, from .*test_graph_ir\.py:\d+: "
-                        r"counter\.assign_add\(1\.0\)\]", lines[1])
-    assert re.fullmatch(r"  %2 = capture 'TABLE': float64\[300,2\]  \[array, 4\.7 KiB, from .*: "
-                        r"return tl\.sum\(left \* right\) \+ tl\.sum\(TABLE\), right\]", lines[2])
-    assert lines[3:6] == ["  %3 = const float64[2,40] <80 values>", "  %4 = const float64[40,2] <80 values>",
-                          "  %5 = const float64[] 1.0"]
+    assert re.fullmatch(
+        r"  %1 = capture 'steps': float64\[\]  \[variable, 8 B, from .*test_graph_ir\.py:\d+: "
+        r"counter\.assign_add\(1\.0\)\]",
+        lines[1],
+    )
+    assert re.fullmatch(
+        r"  %2 = capture 'TABLE': float64\[300,2\]  \[array, 4\.7 KiB, from .*: "
+        r"return tl\.sum\(left \* right\) \+ tl\.sum\(TABLE\), right\]",
+        lines[2],
+    )
+    assert lines[3:6] == [
+        "  %3 = const float64[2,40] <80 values>",
+        "  %4 = const float64[40,2] <80 values>",
+        "  %5 = const float64[] 1.0",
+    ]
     assert lines[6:] == [
         "  %6 = BatchMatMulV2(%0, %3) : float64[?,40]",
         "  %7 = BatchMatMulV2(%6, %4) : float64[?,2]",
@@ -41,7 +52,8 @@ def test_print_lists_one_line_per_node_with_types_and_attributes():
         "  %13 = Sum(%2) axis=None keepdims=False : float64[]",
         "  %14 = Add(%12, %13) : float64[]",
         "  return (%14, %9)",
-        "}"]
+        "}",
+    ]
     assert repr(graph) == "<tl.Graph 'fn': 1 inputs, 2 captures, 3 constants, 9 nodes, 2 outputs>"
     sliced = tl.function(lambda x: x[..., None, 1:]).get_graph(tl.TensorSpec((3, 2), "float32"))
     assert "  %1 = StridedSlice(%0) index=(:,None,1:) : float32[3,1,1]" in str(sliced).splitlines()

@@ -1,4 +1,5 @@
 """Graph passes: dead nodes, CSE, constant folding, algebraic no-ops, conv+avgpool fusion, memory plan."""
+
 import tracemalloc
 
 import numpy as np
@@ -29,6 +30,7 @@ def test_dead_nodes_are_removed_but_assignments_stay():
         unused = tl.exp(x) * 3.0  # noqa: F841 - dead on purpose
         v.assign(x[:1])
         return tl.sin(x)
+
     graph = tl.function(fn).get_graph(np.ones(2))
     assert _types(graph) == ["Exp", "Mul", "StridedSlice", "AssignVariable", "Sin"]
     assert _types(graph.optimize()) == ["StridedSlice", "AssignVariable", "Sin"]
@@ -41,15 +43,17 @@ def test_common_subexpressions_are_merged_by_op_inputs_and_canonical_attrs():
     graph = _optimized(lambda x: tl.cast(x, "float32")[:2] * tl.cast(x, "float32")[:2] + tl.cast(x, "int64")[:2], x)
     assert _types(graph) == ["Cast", "StridedSlice", "Mul", "Cast", "StridedSlice", "Cast", "Cast", "Add"]
     assert len({canonical(v) for v in (1, 1.0, True, "1", None, (1,), [1], slice(1), np.dtype("int64"))}) == 9
-    assert canonical({"index": (slice(1, 3), Ellipsis, None), "dtype": np.dtype("float32")}) == \
-        canonical({"dtype": np.dtype("float32"), "index": (slice(1, 3), Ellipsis, None)})
+    assert canonical({"index": (slice(1, 3), Ellipsis, None), "dtype": np.dtype("float32")}) == canonical(
+        {"dtype": np.dtype("float32"), "index": (slice(1, 3), Ellipsis, None)}
+    )
 
 
 def test_small_constants_are_folded_and_big_results_are_not():
     def fn(x):
-        c = tl.exp(tl.tensor([0.0, 1.0]) * 2.0)                       # all-constant: folded
-        big = tl.broadcast_to(tl.tensor(1.5), (5, 1000))               # 20 kB result: not folded
+        c = tl.exp(tl.tensor([0.0, 1.0]) * 2.0)  # all-constant: folded
+        big = tl.broadcast_to(tl.tensor(1.5), (5, 1000))  # 20 kB result: not folded
         return x * c + tl.sum(big)
+
     graph = _optimized(fn, RNG.random((3, 2)))
     assert _types(graph) == ["BroadcastTo", "Mul", "Sum", "Cast", "Add"]
     assert all(raw.nbytes <= FOLD_BYTES for _, raw in graph.constants.values())
@@ -67,8 +71,8 @@ def test_algebraic_no_ops_are_removed():
 
 def test_no_ops_that_would_change_shape_or_dtype_are_kept():
     x = RNG.random(3)
-    assert "Mul" in _types(_optimized(lambda x: x * np.ones((2, 3)), x))             # broadcasts
-    assert "Add" in _types(_optimized(lambda x: x + np.zeros((2, 1, 3)), x))          # adds an axis
+    assert "Mul" in _types(_optimized(lambda x: x * np.ones((2, 3)), x))  # broadcasts
+    assert "Add" in _types(_optimized(lambda x: x + np.zeros((2, 1, 3)), x))  # adds an axis
     assert "Add" in _types(_optimized(lambda x: x + np.array([0.0, 1e-300, 0.0]), x))
 
 
@@ -79,7 +83,7 @@ def _conv_reference(x, w, stride=1):
     out = np.zeros((n, (h - kh) // stride + 1, (wd - kw) // stride + 1, cout))
     for i in range(out.shape[1]):
         for j in range(out.shape[2]):
-            patch = x[:, i * stride:i * stride + kh, j * stride:j * stride + kw, :]
+            patch = x[:, i * stride : i * stride + kh, j * stride : j * stride + kw, :]
             out[:, i, j, :] = np.einsum("nabc,abcd->nd", patch, w)
     return out
 
@@ -89,7 +93,7 @@ def _pool_reference(y, k, stride):
     out = np.zeros((n, (h - k) // stride + 1, (w - k) // stride + 1, c))
     for i in range(out.shape[1]):
         for j in range(out.shape[2]):
-            out[:, i, j, :] = y[:, i * stride:i * stride + k, j * stride:j * stride + k, :].mean(axis=(1, 2))
+            out[:, i, j, :] = y[:, i * stride : i * stride + k, j * stride : j * stride + k, :].mean(axis=(1, 2))
     return out
 
 
@@ -100,6 +104,7 @@ def test_avgpool_after_conv_fuses_into_one_strided_conv(ksize, stride):
     def fn(x, w):
         y = tl.nn.conv2d(x, w, strides=1, padding="VALID")
         return tl.nn.relu(tl.nn.avg_pool(y, ksize=ksize, strides=stride, padding="VALID"))
+
     graph = _optimized(fn, x, w)
     convs = [n for n in graph.nodes if n.type == "Conv2D"]
     assert "AvgPool" not in _types(graph) and len(convs) == 1
@@ -111,9 +116,16 @@ def test_avgpool_after_conv_fuses_into_one_strided_conv(ksize, stride):
     np.testing.assert_allclose(tl.grad(lambda w: loss(x, w))(tl.tensor(w)).numpy(), eager.numpy(), rtol=1e-10)
 
 
-@pytest.mark.parametrize("conv_kwargs, pool_padding, reuse", [
-    ({"padding": "SAME"}, "VALID", False), ({"strides": 2}, "VALID", False),
-    ({"dilations": 2}, "VALID", False), ({}, "SAME", False), ({}, "VALID", True)])
+@pytest.mark.parametrize(
+    "conv_kwargs, pool_padding, reuse",
+    [
+        ({"padding": "SAME"}, "VALID", False),
+        ({"strides": 2}, "VALID", False),
+        ({"dilations": 2}, "VALID", False),
+        ({}, "SAME", False),
+        ({}, "VALID", True),
+    ],
+)
 def test_fusion_is_skipped_where_it_would_not_be_exact(conv_kwargs, pool_padding, reuse):
     x, w = RNG.random((1, 12, 12, 1)), RNG.standard_normal((3, 3, 1, 2))
 
@@ -121,6 +133,7 @@ def test_fusion_is_skipped_where_it_would_not_be_exact(conv_kwargs, pool_padding
         y = tl.nn.conv2d(x, w, **{"strides": 1, "padding": "VALID", **conv_kwargs})
         p = tl.nn.avg_pool(y, ksize=2, strides=2, padding=pool_padding)
         return (p, y) if reuse else p
+
     f = tl.function(fn)
     graph = f.get_graph(x, w).optimize()
     assert _types(graph) == ["Conv2D", "AvgPool"]
@@ -129,7 +142,7 @@ def test_fusion_is_skipped_where_it_would_not_be_exact(conv_kwargs, pool_padding
 
 
 def test_memory_plan_frees_each_intermediate_after_its_last_use():
-    n = 500_000                                       # 4 MB per float64 intermediate
+    n = 500_000  # 4 MB per float64 intermediate
     x = RNG.random(n)
 
     def chain(x):
@@ -137,10 +150,11 @@ def test_memory_plan_frees_each_intermediate_after_its_last_use():
             x = tl.sin(x) + 1.0
             x = tl.exp(x * 0.5)
         return tl.sum(x)
+
     f = tl.function(chain)
     expected = float(chain(tl.tensor(x)))
     f(x)
-    f(x)                                              # compiled, first-run checks done
+    f(x)  # compiled, first-run checks done
     tracemalloc.start()
     try:
         result = f(x)
@@ -162,6 +176,9 @@ def test_verify_rejects_malformed_graphs():
         graph.verify()
     graph.nodes.reverse()
     graph.nodes[0].outputs[0].shape = (4,)
-    with pytest.raises(ValueError, match=r"node 0 \(Exp\): output %\d+ recorded as float64\[4\], the shape rule "
-                                         r"gives float64\[3\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"node 0 \(Exp\): output %\d+ recorded as float64\[4\], the shape rule "
+        r"gives float64\[3\]",
+    ):
         graph.verify()

@@ -7,6 +7,7 @@ draws and dropout, constants, repeated subexpressions (CSE candidates) and
 near-duplicates that differ only in an attribute, and conv + average pool
 pairs with non-square pools and strides (the conv/pool fusion).
 """
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -19,21 +20,60 @@ SHAPES = [(3,), (2, 3), (1, 3)]
 
 
 def _unary(name):
-    return {"exp": lambda x: tl.exp(tl.tanh(x)), "sin": tl.sin, "neg": tl.negative, "abs": tl.abs,
-            "square": tl.square, "sqrt": lambda x: tl.sqrt(tl.abs(x) + 1.0), "relu": tl.nn.relu,
-            "tanh": tl.tanh, "pow1": lambda x: x ** 1, "mul1": lambda x: x * 1.0, "add0": lambda x: x + 0.0,
-            "sub0": lambda x: x - 0.0, "div1": lambda x: x / 1.0, "identity": tl.identity,
-            "stop": tl.stop_gradient, "zeros_like": tl.zeros_like, "ones_like": lambda x: tl.ones_like(x) * 2.0,
-            "double_t": lambda x: tl.transpose(tl.transpose(x))}[name]
+    return {
+        "exp": lambda x: tl.exp(tl.tanh(x)),
+        "sin": tl.sin,
+        "neg": tl.negative,
+        "abs": tl.abs,
+        "square": tl.square,
+        "sqrt": lambda x: tl.sqrt(tl.abs(x) + 1.0),
+        "relu": tl.nn.relu,
+        "tanh": tl.tanh,
+        "pow1": lambda x: x**1,
+        "mul1": lambda x: x * 1.0,
+        "add0": lambda x: x + 0.0,
+        "sub0": lambda x: x - 0.0,
+        "div1": lambda x: x / 1.0,
+        "identity": tl.identity,
+        "stop": tl.stop_gradient,
+        "zeros_like": tl.zeros_like,
+        "ones_like": lambda x: tl.ones_like(x) * 2.0,
+        "double_t": lambda x: tl.transpose(tl.transpose(x)),
+    }[name]
 
 
-UNARY = ["exp", "sin", "neg", "abs", "square", "sqrt", "relu", "tanh", "pow1", "mul1", "add0", "sub0", "div1",
-         "identity", "stop", "zeros_like", "ones_like", "double_t"]
-BINARY = {"add": tl.add, "sub": tl.subtract, "mul": tl.multiply, "max": tl.maximum, "min": tl.minimum,
-          "div": lambda a, b: a / (tl.abs(b) + 1.0), "where": lambda a, b: tl.where(a > b, a, b),
-          "and_where": lambda a, b: tl.where(tl.logical_and(a > 0.0, b > 0.0), a, b * 0.5),
-          "and_false": lambda a, b: tl.where(tl.logical_and(a > b, False), a, b),
-          "or_true": lambda a, b: tl.where(tl.logical_or(a > b, True), a, b)}
+UNARY = [
+    "exp",
+    "sin",
+    "neg",
+    "abs",
+    "square",
+    "sqrt",
+    "relu",
+    "tanh",
+    "pow1",
+    "mul1",
+    "add0",
+    "sub0",
+    "div1",
+    "identity",
+    "stop",
+    "zeros_like",
+    "ones_like",
+    "double_t",
+]
+BINARY = {
+    "add": tl.add,
+    "sub": tl.subtract,
+    "mul": tl.multiply,
+    "max": tl.maximum,
+    "min": tl.minimum,
+    "div": lambda a, b: a / (tl.abs(b) + 1.0),
+    "where": lambda a, b: tl.where(a > b, a, b),
+    "and_where": lambda a, b: tl.where(tl.logical_and(a > 0.0, b > 0.0), a, b * 0.5),
+    "and_false": lambda a, b: tl.where(tl.logical_and(a > b, False), a, b),
+    "or_true": lambda a, b: tl.where(tl.logical_or(a > b, True), a, b),
+}
 
 
 @st.composite
@@ -48,8 +88,9 @@ def programs(draw):
     steps = []
     size = n_inputs
     for _ in range(draw(st.integers(2, 9))):
-        kind = draw(st.sampled_from(["unary", "binary", "const", "cast", "reduce", "reshape", "random", "dropout",
-                                     "repeat"]))
+        kind = draw(
+            st.sampled_from(["unary", "binary", "const", "cast", "reduce", "reshape", "random", "dropout", "repeat"])
+        )
         pick = st.integers(0, size - 1)
         if kind == "unary":
             steps.append(("unary", draw(st.sampled_from(UNARY)), draw(pick)))
@@ -61,8 +102,15 @@ def programs(draw):
         elif kind == "cast":
             steps.append(("cast", draw(st.sampled_from(["float32", "float64", "int32"])), draw(pick)))
         elif kind == "reduce":
-            steps.append(("reduce", draw(st.sampled_from(["sum", "mean", "max"])), draw(st.sampled_from([None, -1])),
-                          draw(st.booleans()), draw(pick)))
+            steps.append(
+                (
+                    "reduce",
+                    draw(st.sampled_from(["sum", "mean", "max"])),
+                    draw(st.sampled_from([None, -1])),
+                    draw(st.booleans()),
+                    draw(pick),
+                )
+            )
         elif kind == "reshape":
             steps.append(("reshape", draw(pick)))
         elif kind == "random":
@@ -91,12 +139,15 @@ def _run(inputs, steps):
             if a.dtype != b.dtype:
                 b = tl.cast(b, a.dtype)
             if tuple(a.shape) != tuple(b.shape):
-                b = tl.sum(b)                           # a scalar broadcasts against anything
+                b = tl.sum(b)  # a scalar broadcasts against anything
             out = BINARY[step[1]](a, b)
         elif kind == "const":
             x = pool[step[2]]
-            c = np.random.default_rng(step[3]).uniform(-1, 1, x.shape).astype(x.dtype) if step[1] == "array" \
+            c = (
+                np.random.default_rng(step[3]).uniform(-1, 1, x.shape).astype(x.dtype)
+                if step[1] == "array"
                 else step[1]
+            )
             out = x * c + c
         elif kind == "cast":
             out = tl.cast(pool[step[2]], step[1])
@@ -114,17 +165,23 @@ def _run(inputs, steps):
             x = pool[step[3]]
             out = tl.nn.dropout(x, step[1], seed=step[2]) if x.dtype.kind == "f" else x
         pool.append(out)
-    return tuple(pool[len(inputs):])
+    return tuple(pool[len(inputs) :])
 
 
 def _same(expected, got, what):
     assert len(expected) == len(got)
     for k, (e, g) in enumerate(zip(expected, got)):
-        assert (np.dtype(e.dtype), tuple(e.shape)) == (np.dtype(g.dtype), tuple(g.shape)), \
+        assert (np.dtype(e.dtype), tuple(e.shape)) == (np.dtype(g.dtype), tuple(g.shape)), (
             f"{what} value {k}: {e.dtype}{list(e.shape)} vs {g.dtype}{list(g.shape)}"
+        )
         tol = 1e-6 if np.dtype(e.dtype) == np.float32 else 1e-12
-        np.testing.assert_allclose(np.asarray(g.numpy(), np.float64), np.asarray(e.numpy(), np.float64),
-                                   rtol=tol, atol=tol, err_msg=f"{what} value {k}")
+        np.testing.assert_allclose(
+            np.asarray(g.numpy(), np.float64),
+            np.asarray(e.numpy(), np.float64),
+            rtol=tol,
+            atol=tol,
+            err_msg=f"{what} value {k}",
+        )
 
 
 @settings(max_examples=40, deadline=None)
@@ -142,26 +199,41 @@ def test_optimized_equals_unoptimized_equals_eager(program):
 
 
 @settings(max_examples=12, deadline=None)
-@given(kh=st.integers(1, 3), kw=st.integers(1, 3), sh=st.integers(1, 3), sw=st.integers(1, 3),
-       fh=st.integers(1, 3), fw=st.integers(1, 2), seed=st.integers(0, 2**16))
+@given(
+    kh=st.integers(1, 3),
+    kw=st.integers(1, 3),
+    sh=st.integers(1, 3),
+    sw=st.integers(1, 3),
+    fh=st.integers(1, 3),
+    fw=st.integers(1, 2),
+    seed=st.integers(0, 2**16),
+)
 def test_conv_avg_pool_fusion_is_exact_for_any_pool_and_stride(kh, kw, sh, sw, fh, fw, seed):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((2, 8, 7, 2))
     w = rng.standard_normal((fh, fw, 2, 3))
 
     def f(x):
-        return tl.nn.avg_pool(tl.nn.conv2d(x, w, strides=1, padding="VALID"), ksize=(kh, kw), strides=(sh, sw),
-                              padding="VALID")
+        return tl.nn.avg_pool(
+            tl.nn.conv2d(x, w, strides=1, padding="VALID"), ksize=(kh, kw), strides=(sh, sw), padding="VALID"
+        )
+
     graph = tl.function(f).get_graph(x)
     fused = [n.type for n in graph.optimize().nodes]
-    assert "AvgPool" not in fused                           # the fusion applied...
-    np.testing.assert_allclose(graph(x).numpy(), f(tl.tensor(x)).numpy(), rtol=1e-12, atol=1e-12)   # ...exactly
+    assert "AvgPool" not in fused  # the fusion applied...
+    np.testing.assert_allclose(graph(x).numpy(), f(tl.tensor(x)).numpy(), rtol=1e-12, atol=1e-12)  # ...exactly
 
 
 def test_cse_keeps_nodes_whose_attributes_differ():
     def f(x):
-        return tl.cast(x, "float32"), tl.cast(x, "int32"), tl.sum(x, axis=0), tl.sum(x, axis=1), \
-            tl.sum(x, axis=0, keepdims=True)
+        return (
+            tl.cast(x, "float32"),
+            tl.cast(x, "int32"),
+            tl.sum(x, axis=0),
+            tl.sum(x, axis=1),
+            tl.sum(x, axis=0, keepdims=True),
+        )
+
     graph = tl.function(f).get_graph(np.ones((2, 3)))
     types = [n.type for n in graph.optimize().nodes]
     assert types.count("Cast") == 2 and types.count("Sum") == 3
@@ -173,21 +245,24 @@ def test_stateful_ops_are_never_folded_or_merged():
     f = tl.function(lambda: (tl.random.normal((3,)), tl.random.normal((3,))))
     a, b = f()
     c, _ = f()
-    assert not np.array_equal(a.numpy(), b.numpy())         # two draws are not one (no CSE)
-    assert not np.array_equal(a.numpy(), c.numpy())         # and each run draws again (no folding)
+    assert not np.array_equal(a.numpy(), b.numpy())  # two draws are not one (no CSE)
+    assert not np.array_equal(a.numpy(), c.numpy())  # and each run draws again (no folding)
     types = [n.type for n in f.get_graph().optimize().nodes]
     assert len(types) == 2
 
 
-@pytest.mark.parametrize("make, gone", [
-    (lambda x: x ** 1, "Pow"),
-    (lambda x: tl.where(tl.tensor(True), x, x * 2.0), "Select"),
-    (lambda x: tl.logical_and(x > 0, True), "LogicalAnd"),
-    (lambda x: tl.logical_and(x > 0, False), "LogicalAnd"),
-    (lambda x: tl.logical_or(x > 0, False), "LogicalOr"),
-    (lambda x: tl.where(tl.logical_or(x > 0, True), x, -x), "Select"),
-    (lambda x: x + tl.zeros_like(x), "FullLike"),
-])
+@pytest.mark.parametrize(
+    "make, gone",
+    [
+        (lambda x: x**1, "Pow"),
+        (lambda x: tl.where(tl.tensor(True), x, x * 2.0), "Select"),
+        (lambda x: tl.logical_and(x > 0, True), "LogicalAnd"),
+        (lambda x: tl.logical_and(x > 0, False), "LogicalAnd"),
+        (lambda x: tl.logical_or(x > 0, False), "LogicalOr"),
+        (lambda x: tl.where(tl.logical_or(x > 0, True), x, -x), "Select"),
+        (lambda x: x + tl.zeros_like(x), "FullLike"),
+    ],
+)
 def test_trivial_nodes_are_removed(make, gone):
     x = np.array([1.5, -2.0])
     graph = tl.function(make).get_graph(x)
@@ -201,24 +276,35 @@ def test_trivial_nodes_are_removed(make, gone):
 def test_gradient_graphs_lose_trivial_nodes():
     def grad_of(x):
         return tl.grad(lambda v: tl.sum(tl.nn.relu(v) ** 2 + tl.abs(v)))(x)
+
     graph = tl.function(grad_of).get_graph(np.ones(3))
     optimized = [n.type for n in graph.optimize().nodes]
     assert "FullLike" not in optimized and optimized.count("Pow") <= 1
-    np.testing.assert_allclose(graph(np.array([1.0, -2.0, 0.5])).numpy(),
-                               grad_of(tl.tensor(np.array([1.0, -2.0, 0.5]))).numpy())
+    np.testing.assert_allclose(
+        graph(np.array([1.0, -2.0, 0.5])).numpy(), grad_of(tl.tensor(np.array([1.0, -2.0, 0.5]))).numpy()
+    )
 
 
 @settings(max_examples=10, deadline=None)
-@given(kh=st.integers(1, 3), kw=st.integers(1, 3), sh=st.integers(1, 3), sw=st.integers(1, 3),
-       fh=st.integers(1, 3), fw=st.integers(1, 2), seed=st.integers(0, 2**16))
+@given(
+    kh=st.integers(1, 3),
+    kw=st.integers(1, 3),
+    sh=st.integers(1, 3),
+    sw=st.integers(1, 3),
+    fh=st.integers(1, 3),
+    fw=st.integers(1, 2),
+    seed=st.integers(0, 2**16),
+)
 def test_avg_pool_grad_folds_into_the_conv_backprops_exactly(kh, kw, sh, sw, fh, fw, seed):
     rng = np.random.default_rng(seed)
     x, w = rng.standard_normal((2, 8, 7, 2)), rng.standard_normal((fh, fw, 2, 3))
 
     def loss(x, w):
-        y = tl.nn.avg_pool(tl.nn.conv2d(x, w, strides=1, padding="VALID"), ksize=(kh, kw), strides=(sh, sw),
-                           padding="VALID")
+        y = tl.nn.avg_pool(
+            tl.nn.conv2d(x, w, strides=1, padding="VALID"), ksize=(kh, kw), strides=(sh, sw), padding="VALID"
+        )
         return tl.sum(tl.sin(y))
+
     grads = tl.function(lambda x, w: tl.grad(loss, argnums=(0, 1))(x, w))
     optimized = [n.type for n in grads.get_graph(x, w).optimize().nodes]
     assert "AvgPoolGrad" not in optimized and "AvgPool" not in optimized

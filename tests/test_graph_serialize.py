@@ -1,4 +1,5 @@
 """Saving and loading graphs: round trips, captures, and files that must be refused without running anything."""
+
 import json
 import math
 import os
@@ -38,8 +39,18 @@ def test_round_trip_gives_identical_results_and_listing(tmp_path):
 
 
 def test_attribute_encoding_round_trips_with_explicit_type_tags():
-    values = [None, True, 3, -0.0, math.inf, (1, (2.5, "s")), [slice(None, -1, 2), Ellipsis, None],
-              np.dtype("int32"), np.float32(1.5), {"k": (1,)}]
+    values = [
+        None,
+        True,
+        3,
+        -0.0,
+        math.inf,
+        (1, (2.5, "s")),
+        [slice(None, -1, 2), Ellipsis, None],
+        np.dtype("int32"),
+        np.float32(1.5),
+        {"k": (1,)},
+    ]
     for v in values:
         encoded = json.loads(json.dumps(encode(v), allow_nan=False))
         back = decode(encoded)
@@ -61,10 +72,11 @@ def test_captures_are_not_saved_unless_asked_and_are_fed_by_name(tmp_path):
         row = tl.take(table, i, axis=0)
         v.assign_add(tl.sum(row, axis=0))
         return row * 2.0
+
     f = tl.function(fn)
     i = np.array([1, 3])
     f.save(tmp_path / "lean.json", i)
-    assert os.path.getsize(tmp_path / "lean.npz") < 2000          # the 16 kB table is not in the file
+    assert os.path.getsize(tmp_path / "lean.npz") < 2000  # the 16 kB table is not in the file
     lean = tl.graph.load(tmp_path / "lean.json")
     assert [(c.name, c.kind, c.shape) for c in lean.captures] == [("table", "feed", (50, 40)), ("acc", "feed", (40,))]
     with pytest.raises(TypeError, match=r"missing captures \['table', 'acc'\].*graph\(\.\.\., table=array\)"):
@@ -86,6 +98,7 @@ def test_a_graph_with_a_python_gradient_function_is_refused_at_save_time(tmp_pat
     @tl.custom_gradient
     def clipped(x):
         return x * 1.0, lambda dy: tl.clip(dy, -1.0, 1.0)
+
     f = tl.function(lambda x: clipped(x) + 1.0)
     with pytest.raises(ValueError, match=r"node 1 \(CustomGradient\) attribute 'grad_fn' is a Python callable"):
         f.save(tmp_path / "c.json", np.ones(2))
@@ -103,17 +116,20 @@ def _edit_json(path, edit):
     path.write_text(json.dumps(doc))
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d["nodes"][0].update(op="NoSuchOp"), "node 0 uses op type 'NoSuchOp', which is not registered"),
-    (lambda d: d["nodes"][0].update(op="CustomGradient"), "'CustomGradient': its gradient is a Python function"),
-    (lambda d: d.update(format="keras"), "not a tensorlib graph file"),
-    (lambda d: d.update(version=99), "format version 99 is not supported"),
-    (lambda d: d["nodes"][1]["outputs"][0].update(shape=[4]), r"node 1 \(Mul\) records output"),
-    (lambda d: d["nodes"][1].update(inputs=[7, 1]), r"node 1 \(Mul\) uses value 7 before it is defined"),
-    (lambda d: d["nodes"][0]["attrs"].update(bogus={"$tuple": []}), r"node 0 \(Exp\).*unknown attribute 'bogus'"),
-    (lambda d: d["constants"][0].update(dtype="float32"), "array 'const_0' is float64"),
-    (lambda d: d["inputs"][0].update(dtype="uint64"), "not supported"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d["nodes"][0].update(op="NoSuchOp"), "node 0 uses op type 'NoSuchOp', which is not registered"),
+        (lambda d: d["nodes"][0].update(op="CustomGradient"), "'CustomGradient': its gradient is a Python function"),
+        (lambda d: d.update(format="keras"), "not a tensorlib graph file"),
+        (lambda d: d.update(version=99), "format version 99 is not supported"),
+        (lambda d: d["nodes"][1]["outputs"][0].update(shape=[4]), r"node 1 \(Mul\) records output"),
+        (lambda d: d["nodes"][1].update(inputs=[7, 1]), r"node 1 \(Mul\) uses value 7 before it is defined"),
+        (lambda d: d["nodes"][0]["attrs"].update(bogus={"$tuple": []}), r"node 0 \(Exp\).*unknown attribute 'bogus'"),
+        (lambda d: d["constants"][0].update(dtype="float32"), "array 'const_0' is float64"),
+        (lambda d: d["inputs"][0].update(dtype="uint64"), "not supported"),
+    ],
+)
 def test_malformed_files_raise_one_clear_error(tmp_path, edit, message):
     json_path, _ = _saved(tmp_path)
     _edit_json(json_path, edit)
@@ -163,12 +179,13 @@ def test_truncated_corrupt_and_foreign_files_are_refused(tmp_path):
 
 
 def test_the_seed_workload_saves_in_a_few_kilobytes(tmp_path):
-    images = np.broadcast_to(np.float64(0.5), (60000, 32, 32, 1))    # 469 MiB logically, no memory
+    images = np.broadcast_to(np.float64(0.5), (60000, 32, 32, 1))  # 469 MiB logically, no memory
     filters = RNG.random((3, 3, 1, 6))
 
     def forward():
         conv = tl.nn.conv2d(images, filters, strides=[1, 1, 1, 1], padding="VALID")
         return tl.nn.relu(tl.nn.avg_pool(conv, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID"))
+
     graph = tl.function(forward).get_graph()
     assert [(c.name, c.nbytes) for c in graph.captures] == [("images", 60000 * 32 * 32 * 8), ("filters", 432)]
     graph.save(tmp_path / "seed.json")

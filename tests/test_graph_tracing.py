@@ -1,4 +1,5 @@
 """tl.function: signatures and retracing, captures, variables, outputs, errors."""
+
 import collections
 import warnings
 
@@ -16,6 +17,7 @@ def _counting(fn):
     def wrapped(*args, **kwargs):
         calls.append(1)
         return fn(*args, **kwargs)
+
     f = tl.function(wrapped)
     return f, calls
 
@@ -27,11 +29,11 @@ def test_traces_once_per_signature():
     for _ in range(3):
         np.testing.assert_allclose(f(tl.tensor(x), 2.0).numpy(), x * 2.0)
     assert f.trace_count == 1 and len(calls) == 1
-    f(x + 1.0, 2.0)                          # a NumPy array of the same shape and dtype shares the graph
+    f(x + 1.0, 2.0)  # a NumPy array of the same shape and dtype shares the graph
     assert f.trace_count == 1
-    np.testing.assert_allclose(f(x, 3.0).numpy(), x * 3.0)   # a Python float is a weak input: no retrace
+    np.testing.assert_allclose(f(x, 3.0).numpy(), x * 3.0)  # a Python float is a weak input: no retrace
     assert f.trace_count == 1
-    np.testing.assert_allclose(f(x, 3).numpy(), x * 3)       # a Python int is part of the signature
+    np.testing.assert_allclose(f(x, 3).numpy(), x * 3)  # a Python int is part of the signature
     f(np.arange(4.0), 3)
     f(x.astype(np.float32), 3)
     assert f.trace_count == 4
@@ -85,19 +87,18 @@ def test_max_traces_raises_naming_the_reason():
 def test_no_retrace_allows_cached_calls_and_the_first_trace_only():
     f = tl.function(lambda x: x * 2.0)
     with no_retrace(f):
-        f(np.ones(3))                        # the first trace is not a retrace
+        f(np.ones(3))  # the first trace is not a retrace
         f(np.zeros(3))
         with pytest.raises(AssertionError, match=r"no_retrace.*retraced.*x\.shape\[0\]: 3 -> 4"):
             f(np.ones(4))
-    f(np.ones(4))                            # outside the block retracing is allowed again
+    f(np.ones(4))  # outside the block retracing is allowed again
     with pytest.raises(TypeError, match="expected tl.function"):
         with no_retrace(lambda x: x):
             pass
 
 
 def test_input_signature_with_none_gives_one_graph_for_all_batch_sizes():
-    f = tl.function(lambda x: tl.sum(x * x, axis=1) / tl.mean(x),
-                    input_signature=[tl.TensorSpec((None, 3), "float64")])
+    f = tl.function(lambda x: tl.sum(x * x, axis=1) / tl.mean(x), input_signature=[tl.TensorSpec((None, 3), "float64")])
     for n in (1, 4, 9):
         x = np.random.default_rng(n).random((n, 3))
         np.testing.assert_allclose(f(x).numpy(), (x * x).sum(1) / x.mean(), rtol=1e-12)
@@ -132,17 +133,22 @@ def _scaled(x):
 
 # ---------------------------------------------------------------- captures
 def test_a_big_closed_over_array_is_captured_by_reference_not_embedded():
-    data = np.ones((256, 256))                        # 512 KiB
+    data = np.ones((256, 256))  # 512 KiB
     f = tl.function(lambda x: tl.sum(x * data))
     assert float(f(np.float64(2.0))) == 2.0 * 256 * 256
     graph = f.get_graph(np.float64(2.0))
     (capture,) = graph.captures
     assert (capture.name, capture.shape, capture.dtype, capture.nbytes, capture.kind) == (
-        "data", (256, 256), np.float64, 256 * 256 * 8, "array")
+        "data",
+        (256, 256),
+        np.float64,
+        256 * 256 * 8,
+        "array",
+    )
     assert capture.site.endswith(f"test_graph_tracing.py:{_line_of('tl.sum(x * data)')}")
     assert all(raw.nbytes <= CONSTANT_BYTES for _, raw in graph.constants.values())
     assert "data" in str(graph) and "512.0 KiB" in str(graph)
-    data[:] = 3.0                                     # by reference: the next run sees the new values
+    data[:] = 3.0  # by reference: the next run sees the new values
     assert float(f(np.float64(2.0))) == 6.0 * 256 * 256
     assert f.trace_count == 1
 
@@ -160,8 +166,9 @@ def test_scalar_literals_are_constants_and_arrays_of_any_size_are_captures():
     np.testing.assert_allclose(out.numpy(), (np.ones((3, 2)) + small) @ np.ones((2, 64)) + 64 * 64 + 0.5)
     graph = f.get_graph(np.ones((3, 2)))
     assert [c.name for c in graph.captures] == ["small", "w"]
-    assert sorted(np.asarray(raw).tolist() if raw.ndim else raw.item() for _, raw in graph.constants.values()
-                  if raw.ndim == 0) == [0.5]
+    assert sorted(
+        np.asarray(raw).tolist() if raw.ndim else raw.item() for _, raw in graph.constants.values() if raw.ndim == 0
+    ) == [0.5]
 
 
 def test_variables_are_read_at_every_run_and_assign_updates_them():
@@ -171,7 +178,7 @@ def test_variables_are_read_at_every_run_and_assign_updates_them():
     def bump(delta):
         before = v * 1.0
         v.assign_add(delta)
-        after = v * 1.0                       # reads after the assignment see the new value
+        after = v * 1.0  # reads after the assignment see the new value
         return before, after
 
     b, a = bump(tl.tensor([10.0, 10.0]))
@@ -207,6 +214,7 @@ def test_assign_rules_match_eager():
             y = v * x
             v.assign(y)
         return y
+
     with pytest.raises(RuntimeError, match="read by a GradientTape that is still recording"):
         assign_while_recording(tl.tensor([1.0, 1.0]))
 
@@ -214,8 +222,7 @@ def test_assign_rules_match_eager():
 # ---------------------------------------------------------------- outputs, nesting, methods
 def test_outputs_keep_their_nesting_and_python_constants():
     Pair = collections.namedtuple("Pair", "a b")
-    f = tl.function(lambda x: {"sum": tl.sum(x), "parts": [x * 2.0, (x + 1.0, 7)], "pair": Pair(x, None),
-                               "name": "ok"})
+    f = tl.function(lambda x: {"sum": tl.sum(x), "parts": [x * 2.0, (x + 1.0, 7)], "pair": Pair(x, None), "name": "ok"})
     out = f(np.array([1.0, 2.0]))
     assert float(out["sum"]) == 3.0 and out["parts"][0].numpy().tolist() == [2.0, 4.0]
     assert out["parts"][1][0].numpy().tolist() == [2.0, 3.0] and out["parts"][1][1] == 7
@@ -281,7 +288,7 @@ def test_an_op_error_while_tracing_names_the_op_and_shapes():
 def test_assigning_an_argument_copies_it_as_eager_assign_does():
     v = tl.Variable(np.zeros(3))
     f = tl.function(lambda x: v.assign(x))
-    for _ in range(2):                                 # interpreted, then compiled
+    for _ in range(2):  # interpreted, then compiled
         x = np.array([1.0, 2.0, 3.0])
         f(x)
         x[:] = -1.0
@@ -291,9 +298,8 @@ def test_assigning_an_argument_copies_it_as_eager_assign_does():
 def test_random_draws_inside_a_traced_function_are_new_on_every_run():
     f = tl.function(lambda x: x + tl.random.normal((3,), dtype="float64"))
     a, b = f(np.zeros(3)).numpy(), f(np.zeros(3)).numpy()
-    assert not np.array_equal(a, b)                    # not baked into the graph at trace time
+    assert not np.array_equal(a, b)  # not baked into the graph at trace time
     seeded = tl.function(lambda x: x + tl.random.normal((3,), dtype="float64", seed=7))
     np.testing.assert_array_equal(seeded(np.zeros(3)).numpy(), seeded(np.zeros(3)).numpy())
-    np.testing.assert_array_equal(seeded(np.zeros(3)).numpy(),
-                                  tl.random.normal((3,), dtype="float64", seed=7).numpy())
+    np.testing.assert_array_equal(seeded(np.zeros(3)).numpy(), tl.random.normal((3,), dtype="float64", seed=7).numpy())
     assert [n.type for n in f.get_graph(np.zeros(3)).optimize().nodes] == ["RandomStandardNormal", "Add"]

@@ -1,4 +1,5 @@
 """tl.testing.isolated_registries, which the repository's conftest wraps around every test and doctest."""
+
 import numpy as np
 import pytest
 

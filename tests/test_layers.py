@@ -8,6 +8,7 @@ ops/_methods.py installs the operators and methods, once, above the op families.
 Package ``__init__`` files only re-export (they are the top of their package), so imports *from*
 them are not checked; importing a package (``from .. import graph``) counts as importing the top.
 """
+
 import ast
 import fnmatch
 import pathlib
@@ -17,14 +18,28 @@ import tensorlib
 PACKAGE = pathlib.Path(tensorlib.__file__).parent
 
 # Bottom to top (docs/architecture.md draws them).
-LAYERS = ["dtypes", "backends", "tensor", "tree", "dispatch", "op registry", "gradient registry", "op families",
-          "tensor methods", "gradient engine and APIs", "graph IR", "graph tools", "tracing", "control flow ops",
-          "tools and API"]
+LAYERS = [
+    "dtypes",
+    "backends",
+    "tensor",
+    "tree",
+    "dispatch",
+    "op registry",
+    "gradient registry",
+    "op families",
+    "tensor methods",
+    "gradient engine and APIs",
+    "graph IR",
+    "graph tools",
+    "tracing",
+    "control flow ops",
+    "tools and API",
+]
 # Where each module sits: the first pattern (fnmatch on the dotted name) that fits decides.
 PLACEMENT = [
     ("tensorlib.dtypes", "dtypes"),
-    ("tensorlib.backends.*", "backends"),          # kernels are leaves: raw arrays in, raw arrays out
-    ("tensorlib.tensor", "tensor"),                # Tensor, Variable, TensorSpec, Node: data
+    ("tensorlib.backends.*", "backends"),  # kernels are leaves: raw arrays in, raw arrays out
+    ("tensorlib.tensor", "tensor"),  # Tensor, Variable, TensorSpec, Node: data
     ("tensorlib.tree", "tree"),
     ("tensorlib.dispatch", "dispatch"),
     ("tensorlib.ops.registry", "op registry"),
@@ -34,8 +49,8 @@ PLACEMENT = [
     # cond/while_loop/scan trace their branch and body functions into subgraphs (as JAX's lax control
     # flow sits above its tracing): ops, but of the layer above tracing.
     ("tensorlib.ops.control_flow", "control flow ops"),
-    ("tensorlib.ops.explain", "tools and API"),    # introspection: dry-runs ops in a mode of its own
-    ("tensorlib.ops.table", "tools and API"),      # writes docs/ops_table.md from the registry and catalogue
+    ("tensorlib.ops.explain", "tools and API"),  # introspection: dry-runs ops in a mode of its own
+    ("tensorlib.ops.table", "tools and API"),  # writes docs/ops_table.md from the registry and catalogue
     ("tensorlib.ops.*", "op families"),
     ("tensorlib.grad.*", "gradient engine and APIs"),
     ("tensorlib.graph.ir", "graph IR"),
@@ -47,6 +62,7 @@ PLACEMENT = [
     ("tensorlib.*", "tools and API"),
     ("tensorlib", "tools and API"),
 ]
+
 
 def _module_name(path: pathlib.Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
@@ -105,7 +121,8 @@ def test_every_module_is_in_a_layer():
 def test_no_module_imports_from_a_higher_layer():
     upward = _upward_imports()
     assert not upward, "upward imports (import from below, or move the code down): " + "; ".join(
-        f"{a} -> {b} ({why})" for (a, b), why in sorted(upward.items()))
+        f"{a} -> {b} ({why})" for (a, b), why in sorted(upward.items())
+    )
 
 
 def test_imports_are_found_at_the_top_and_inside_functions():

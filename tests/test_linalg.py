@@ -3,6 +3,7 @@
 The catalogue (``tensorlib/testing/op_db_linalg.py``) checks every function's
 forward value, gradients to second order and eager == traced.
 """
+
 import numpy as np
 import pytest
 
@@ -64,7 +65,10 @@ def test_eigh_and_cholesky_read_the_symmetric_part_and_give_symmetric_gradients(
     a = _dominant(3, 3)
     np.testing.assert_allclose(tl.linalg.eigh(a)[0].numpy(), np.linalg.eigvalsh((a + a.T) / 2), rtol=1e-12)
     spd = a @ a.T + np.eye(3)
-    for f, x in ((lambda s: tl.sum(tl.linalg.cholesky(s) ** 3), spd), (lambda a: tl.sum(tl.linalg.eigh(a)[1][:, 0] ** 3), a)):
+    for f, x in (
+        (lambda s: tl.sum(tl.linalg.cholesky(s) ** 3), spd),
+        (lambda a: tl.sum(tl.linalg.eigh(a)[1][:, 0] ** 3), a),
+    ):
         g = tl.grad(f)(tl.tensor(x)).numpy()
         np.testing.assert_allclose(g, g.T, atol=1e-12)
 
@@ -80,8 +84,11 @@ def test_qr_complete_with_more_rows_has_no_gradient_and_says_why():
     x = tl.tensor(RNG.standard_normal((3, 2)))
     q, r = tl.linalg.qr(x, mode="complete")
     assert q.shape == (3, 3) and r.shape == (3, 2)
-    with pytest.raises(ValueError, match=r"Qr: the gradient of mode='complete' with more rows than columns "
-                                         r"\(input shape \(3, 2\)\) is not defined"):
+    with pytest.raises(
+        ValueError,
+        match=r"Qr: the gradient of mode='complete' with more rows than columns "
+        r"\(input shape \(3, 2\)\) is not defined",
+    ):
         tl.grad(lambda x: tl.sum(tl.linalg.qr(x, mode="complete")[0]))(x)
 
 
@@ -103,13 +110,18 @@ def test_singular_matrix_error_names_the_op_and_leaves_the_input_alone():
 def test_gradient_of_traced_function_with_linalg_is_a_graph():
     a = tl.tensor(_dominant(3, 3))
     f = tl.function(tl.grad(lambda a: tl.linalg.norm(tl.linalg.inv(a), "nuc")))
-    np.testing.assert_allclose(f(a).numpy(), tl.grad(lambda a: tl.linalg.norm(tl.linalg.inv(a), "nuc"))(a).numpy(),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        f(a).numpy(), tl.grad(lambda a: tl.linalg.norm(tl.linalg.inv(a), "nuc"))(a).numpy(), rtol=1e-10
+    )
 
 
 def test_norm_gradient_at_zero_is_zero_as_in_pytorch():
-    for x, kw in [(np.zeros(3), {}), (np.zeros((2, 2)), {}), (np.zeros((2, 2)), {"ord": "fro"}),
-                  (np.zeros((2, 3)), {"axis": 1})]:
+    for x, kw in [
+        (np.zeros(3), {}),
+        (np.zeros((2, 2)), {}),
+        (np.zeros((2, 2)), {"ord": "fro"}),
+        (np.zeros((2, 3)), {"axis": 1}),
+    ]:
         g = tl.grad(lambda t: tl.sum(tl.linalg.norm(t, **kw)))(tl.tensor(x))
         np.testing.assert_array_equal(g.numpy(), np.zeros_like(x))
     x = np.array([3.0, 0.0, -4.0])  # away from zero the gradient is still x / |x|

@@ -4,6 +4,7 @@ The eager result is the reference here (``tests/test_ops_*`` check eager
 against NumPy); the traced side runs the optimized graph through the
 executor, and its gradients are traced too (``tl.function(tl.grad(...))``).
 """
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -32,6 +33,7 @@ def _split(sample):
         for k, a in zip(positions, arrays):
             args[k] = a
         return op(*args, **sample.kwargs)
+
     return positions, call
 
 
@@ -41,14 +43,16 @@ def _assert_same(eager, traced, what, atol, rtol):
         if e is None or t is None:
             assert e is None and t is None, f"{what} output {k}: eager {e!r}, traced {t!r}"
             continue
-        assert (e.dtype, tuple(e.shape)) == (t.dtype, tuple(t.shape)), \
+        assert (e.dtype, tuple(e.shape)) == (t.dtype, tuple(t.shape)), (
             f"{what} output {k}: eager {e.dtype}{list(e.shape)}, traced {t.dtype}{list(t.shape)}"
-        np.testing.assert_allclose(t.numpy(), e.numpy(), atol=atol, rtol=rtol, equal_nan=True,
-                                   err_msg=f"{what} output {k}")
+        )
+        np.testing.assert_allclose(
+            t.numpy(), e.numpy(), atol=atol, rtol=rtol, equal_nan=True, err_msg=f"{what} output {k}"
+        )
 
 
 @pytest.mark.parametrize("info", INFOS, ids=lambda info: info.name)
-@settings(max_examples=2)      # the rest from the hypothesis profile (tests/conftest.py); each example traces twice
+@settings(max_examples=2)  # the rest from the hypothesis profile (tests/conftest.py); each example traces twice
 @given(data=st.data())
 def test_traced_matches_eager(info, data):
     for dtype in _dtypes(info):
@@ -65,8 +69,12 @@ def test_traced_matches_eager(info, data):
         if not info.differentiable or dtype not in (np.float64, np.complex128) or not argnums:
             continue
         rng = np.random.default_rng(0)
-        weights = [rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o.dtype.kind == "c" else 0)
-                   if o.dtype.kind in "fc" else None for o in eager]
+        weights = [
+            rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o.dtype.kind == "c" else 0)
+            if o.dtype.kind in "fc"
+            else None
+            for o in eager
+        ]
 
         def loss(*xs):
             # A real loss (the real part of complex terms: Cast), so complex outputs are checked too.

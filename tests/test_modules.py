@@ -1,4 +1,5 @@
 """tl.Module, the layers in tl.nn and tl.initializers."""
+
 import numpy as np
 import pytest
 
@@ -67,7 +68,7 @@ def test_dense_and_conv_match_numpy():
     img = np.random.default_rng(1).normal(size=(1, 5, 4, 2)).astype(np.float32)
     y = conv(img).numpy()
     k = conv.kernel.numpy()
-    expected = sum(np.einsum("nhwc,co->nhwo", img[:, i:i + 3, :, :], k[i, 0]) for i in range(3)) + 1.0
+    expected = sum(np.einsum("nhwc,co->nhwo", img[:, i : i + 3, :, :], k[i, 0]) for i in range(3)) + 1.0
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
     assert y.shape == (1, 3, 4, 3)
 
@@ -114,7 +115,7 @@ def test_batchnorm_trains_under_a_tape_and_in_a_traced_step():
     traced = tl.function(step)(x)
     np.testing.assert_allclose(traced["scale"].numpy(), eager["scale"].numpy(), atol=1e-5)
     # One eager and one traced update, each running = 0.9 * running + 0.1 * batch mean.
-    np.testing.assert_allclose(bn.running_mean.numpy(), (1 - 0.9 ** 2) * x.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(bn.running_mean.numpy(), (1 - 0.9**2) * x.mean(0), rtol=1e-5)
 
 
 def test_layers_are_reproducible_from_their_seed():
@@ -127,17 +128,21 @@ def test_layers_are_reproducible_from_their_seed():
     assert np.array_equal(d.kernel.numpy(), tl.nn.Dense(3, 3).kernel.numpy())
 
 
-@pytest.mark.parametrize("name,bound", [("glorot_uniform", lambda fi, fo: np.sqrt(6 / (fi + fo))),
-                                        ("he_uniform", lambda fi, fo: np.sqrt(6 / fi))])
+@pytest.mark.parametrize(
+    "name,bound",
+    [("glorot_uniform", lambda fi, fo: np.sqrt(6 / (fi + fo))), ("he_uniform", lambda fi, fo: np.sqrt(6 / fi))],
+)
 def test_uniform_initializers_fill_their_range(name, bound):
     w = tl.initializers.get(name)((3, 3, 8, 16), seed=0).numpy()
     limit = bound(72, 144)
     assert w.dtype == np.float32 and np.abs(w).max() <= limit and np.abs(w).max() > 0.95 * limit
-    np.testing.assert_allclose(w.var(), limit ** 2 / 3, rtol=0.05)
+    np.testing.assert_allclose(w.var(), limit**2 / 3, rtol=0.05)
 
 
-@pytest.mark.parametrize("name,std", [("glorot_normal", lambda fi, fo: np.sqrt(2 / (fi + fo))),
-                                      ("he_normal", lambda fi, fo: np.sqrt(2 / fi))])
+@pytest.mark.parametrize(
+    "name,std",
+    [("glorot_normal", lambda fi, fo: np.sqrt(2 / (fi + fo))), ("he_normal", lambda fi, fo: np.sqrt(2 / fi))],
+)
 def test_normal_initializers_have_their_std(name, std):
     w = tl.initializers.get(name)((200, 100), seed=0, dtype=tl.float64).numpy()
     assert w.dtype == np.float64
@@ -156,8 +161,11 @@ def test_orthogonal_and_constant_initializers():
 
 
 def test_layer_errors_name_the_layer_and_shapes():
-    with pytest.raises(ValueError, match=r"Dense: input's last dimension must be in_features=3, got input shape "
-                                         r"\(2, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"Dense: input's last dimension must be in_features=3, got input shape "
+        r"\(2, 4\)",
+    ):
         tl.nn.Dense(3, 1, seed=0)(np.ones((2, 4), np.float32))
     with pytest.raises(ValueError, match="Conv2D: out_channels must be a positive integer, got 0"):
         tl.nn.Conv2D(1, 0, 3)
@@ -173,8 +181,14 @@ def test_layer_errors_name_the_layer_and_shapes():
 
 def test_traced_training_step_equals_eager():
     def build():
-        return tl.nn.Sequential(tl.nn.Conv2D(1, 2, 3, seed=0), tl.nn.BatchNorm(2), tl.nn.MaxPool2D(2),
-                                tl.nn.Flatten(), tl.nn.Dense(8, 3, seed=1))
+        return tl.nn.Sequential(
+            tl.nn.Conv2D(1, 2, 3, seed=0),
+            tl.nn.BatchNorm(2),
+            tl.nn.MaxPool2D(2),
+            tl.nn.Flatten(),
+            tl.nn.Dense(8, 3, seed=1),
+        )
+
     x = np.random.default_rng(0).normal(size=(4, 4, 4, 1)).astype(np.float32)
     labels = np.array([0, 1, 2, 1])
     results = []
@@ -186,6 +200,7 @@ def test_traced_training_step_equals_eager():
                 loss = tl.mean(tl.nn.sparse_softmax_cross_entropy_with_logits(labels, model(x)))
             opt.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
             return loss
+
         run = tl.function(step) if traced else step
         losses = [float(run(x, labels)) for _ in range(3)]
         results.append((losses, model[0].kernel.numpy(), model[1].running_var.numpy()))

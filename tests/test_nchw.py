@@ -1,12 +1,13 @@
 """data_format="NCHW" across tl.nn and the layers: the same numbers as NHWC, transposed; the NCHW hint."""
+
 import numpy as np
 import pytest
 
 import tensorlib as tl
 
 RNG = np.random.default_rng(0)
-X = RNG.normal(size=(2, 3, 7, 6))           # NCHW
-W = RNG.normal(size=(3, 2, 3, 4))           # HWIO
+X = RNG.normal(size=(2, 3, 7, 6))  # NCHW
+W = RNG.normal(size=(3, 2, 3, 4))  # HWIO
 
 
 def nhwc(a):
@@ -17,8 +18,9 @@ def nchw(a):
     return np.asarray(a).transpose(0, 3, 1, 2)
 
 
-@pytest.mark.parametrize("strides,padding", [(1, "SAME"), ([1, 1, 2, 3], "VALID"),
-                                             (2, [[0, 0], [0, 0], [1, 2], [0, 1]])])
+@pytest.mark.parametrize(
+    "strides,padding", [(1, "SAME"), ([1, 1, 2, 3], "VALID"), (2, [[0, 0], [0, 0], [1, 2], [0, 1]])]
+)
 def test_conv2d_nchw_equals_nhwc(strides, padding):
     got = tl.nn.conv2d(X, W, strides, padding, data_format="NCHW").numpy()
     nhwc_strides = strides if isinstance(strides, int) else strides[2:]
@@ -27,8 +29,9 @@ def test_conv2d_nchw_equals_nhwc(strides, padding):
 
 
 def test_conv2d_nchw_gradients():
-    tl.testing.check_grads(lambda x, w: tl.nn.conv2d(x, w, 2, "SAME", data_format="NCHW"),
-                           [X[:1, :, :4, :4], W[:2, :2]], order=1)
+    tl.testing.check_grads(
+        lambda x, w: tl.nn.conv2d(x, w, 2, "SAME", data_format="NCHW"), [X[:1, :, :4, :4], W[:2, :2]], order=1
+    )
 
 
 def test_conv_gradient_ops_and_transpose_in_nchw():
@@ -57,9 +60,12 @@ def test_fused_batch_norm_nchw():
 
 
 def test_channel_mismatch_says_it_looks_like_nchw():
-    with pytest.raises(ValueError, match=r"Conv2D: input depth 6 does not match filter in_channels 3 \(input shape "
-                                         r"\(2, 3, 7, 6\), filter shape \(3, 2, 3, 4\)\); this looks like NCHW "
-                                         r"\(channels-first\) input with 3 channels: pass data_format=\"NCHW\""):
+    with pytest.raises(
+        ValueError,
+        match=r"Conv2D: input depth 6 does not match filter in_channels 3 \(input shape "
+        r"\(2, 3, 7, 6\), filter shape \(3, 2, 3, 4\)\); this looks like NCHW "
+        r"\(channels-first\) input with 3 channels: pass data_format=\"NCHW\"",
+    ):
         tl.nn.conv2d(X, W, 1, "SAME")
     with pytest.raises(ValueError) as info:
         tl.nn.conv2d(nhwc(X), RNG.normal(size=(3, 3, 5, 4)), 1, "SAME")
@@ -77,9 +83,13 @@ def test_bad_data_format_and_rank():
 
 def test_layers_in_nchw_match_nhwc():
     def model(fmt):
-        return tl.nn.Sequential(tl.nn.Conv2D(3, 4, 3, seed=1, bias_initializer="ones", data_format=fmt),
-                                tl.nn.BatchNorm(4, data_format=fmt), tl.nn.MaxPool2D(2, data_format=fmt),
-                                tl.nn.AvgPool2D(1, data_format=fmt))
+        return tl.nn.Sequential(
+            tl.nn.Conv2D(3, 4, 3, seed=1, bias_initializer="ones", data_format=fmt),
+            tl.nn.BatchNorm(4, data_format=fmt),
+            tl.nn.MaxPool2D(2, data_format=fmt),
+            tl.nn.AvgPool2D(1, data_format=fmt),
+        )
+
     x = X.astype(np.float32)
     a, b = model("NCHW"), model("NHWC")
     np.testing.assert_allclose(a(x).numpy(), nchw(b(nhwc(x))), rtol=1e-4, atol=1e-5)
@@ -87,6 +97,9 @@ def test_layers_in_nchw_match_nhwc():
     a.eval()
     b.eval()
     np.testing.assert_allclose(a(x).numpy(), nchw(b(nhwc(x))), rtol=1e-4, atol=1e-5)
-    with pytest.raises(ValueError, match=r"BatchNorm: input's second \(NCHW\) \(channel\) dimension must be "
-                                         r"num_features=4"):
+    with pytest.raises(
+        ValueError,
+        match=r"BatchNorm: input's second \(NCHW\) \(channel\) dimension must be "
+        r"num_features=4",
+    ):
         a[1](np.ones((2, 3, 4, 4), np.float32))

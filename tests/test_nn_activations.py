@@ -1,4 +1,5 @@
 """Activations, softmax, the cross-entropy losses and dropout, against NumPy formulas."""
+
 import math
 
 import numpy as np
@@ -11,7 +12,7 @@ from tensorlib.testing import check_grads
 
 def ref_gelu(x, approximate=False):
     if approximate:
-        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
     return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
 
 
@@ -104,8 +105,9 @@ def test_softmax_cross_entropy_values_and_gradient():
     g = tl.grad(lambda z: tl.sum(tl.nn.softmax_cross_entropy_with_logits(labels=labels, logits=z)))(logits)
     np.testing.assert_allclose(g.numpy(), np.exp(ref_log_softmax(logits)) - labels, rtol=1e-10, atol=1e-12)
     check_grads(lambda y, z: tl.nn.softmax_cross_entropy_with_logits(labels=y, logits=z), [labels, logits], order=2)
-    check_grads(lambda y, z: tl.nn.softmax_cross_entropy_with_logits(labels=y, logits=z, axis=0),
-                [labels, logits], order=2)
+    check_grads(
+        lambda y, z: tl.nn.softmax_cross_entropy_with_logits(labels=y, logits=z, axis=0), [labels, logits], order=2
+    )
 
 
 def test_sparse_softmax_cross_entropy_values_and_gradient():
@@ -132,19 +134,37 @@ def test_cross_entropy_is_stable_for_logits_of_1e4(dtype):
     np.testing.assert_array_equal(g.numpy(), [[1.0, -1.0, 0.0], [0.0, 0.0, 0.0]])
 
 
-@pytest.mark.parametrize("call, exc, match", [
-    (lambda: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([0, 5]), logits=np.zeros((2, 5))),
-     ValueError, r"^SparseSoftmaxCrossEntropyWithLogits: label 5 is out of range \[0, 5\)"),
-    (lambda: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([0.0]), logits=np.zeros((1, 5))),
-     TypeError, r"^SparseSoftmaxCrossEntropyWithLogits: labels must be integer class indices, got float64"),
-    (lambda: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([0, 1]), logits=np.zeros((3, 5))),
-     ValueError, r"^SparseSoftmaxCrossEntropyWithLogits: labels shape \(2,\) does not match the expected \(3,\)"),
-    (lambda: tl.nn.softmax_cross_entropy_with_logits(labels=np.zeros((2, 4)), logits=np.zeros((2, 5))),
-     ValueError, r"^SoftmaxCrossEntropyWithLogits: labels shape \(2, 4\) does not match the expected \(2, 5\)"),
-    (lambda: tl.nn.softmax(np.zeros((2, 3)), axis=2), ValueError,
-     r"^Softmax: axis 2 is out of range for a tensor of rank 2"),
-    (lambda: tl.nn.gelu(np.zeros(3, np.int64)), TypeError, r"^Gelu: features must be a floating-point tensor"),
-])
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (
+            lambda: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([0, 5]), logits=np.zeros((2, 5))),
+            ValueError,
+            r"^SparseSoftmaxCrossEntropyWithLogits: label 5 is out of range \[0, 5\)",
+        ),
+        (
+            lambda: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([0.0]), logits=np.zeros((1, 5))),
+            TypeError,
+            r"^SparseSoftmaxCrossEntropyWithLogits: labels must be integer class indices, got float64",
+        ),
+        (
+            lambda: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([0, 1]), logits=np.zeros((3, 5))),
+            ValueError,
+            r"^SparseSoftmaxCrossEntropyWithLogits: labels shape \(2,\) does not match the expected \(3,\)",
+        ),
+        (
+            lambda: tl.nn.softmax_cross_entropy_with_logits(labels=np.zeros((2, 4)), logits=np.zeros((2, 5))),
+            ValueError,
+            r"^SoftmaxCrossEntropyWithLogits: labels shape \(2, 4\) does not match the expected \(2, 5\)",
+        ),
+        (
+            lambda: tl.nn.softmax(np.zeros((2, 3)), axis=2),
+            ValueError,
+            r"^Softmax: axis 2 is out of range for a tensor of rank 2",
+        ),
+        (lambda: tl.nn.gelu(np.zeros(3, np.int64)), TypeError, r"^Gelu: features must be a floating-point tensor"),
+    ],
+)
 def test_error_messages(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
@@ -184,12 +204,17 @@ def test_dropout_noise_shape_shares_the_draw():
     assert (y == y[:, :1, :]).all()
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: tl.nn.dropout(tl.ones(3), 1.0), r"^Dropout: rate must be in \[0, 1\), got 1.0"),
-    (lambda: tl.nn.dropout(tl.ones(3), -0.1), r"^Dropout: rate must be in \[0, 1\), got -0.1"),
-    (lambda: tl.nn.dropout(tl.ones((2, 3)), 0.5, noise_shape=(3, 3)),
-     r"^Dropout: noise_shape \(3, 3\) does not broadcast to x's shape \(2, 3\)"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: tl.nn.dropout(tl.ones(3), 1.0), r"^Dropout: rate must be in \[0, 1\), got 1.0"),
+        (lambda: tl.nn.dropout(tl.ones(3), -0.1), r"^Dropout: rate must be in \[0, 1\), got -0.1"),
+        (
+            lambda: tl.nn.dropout(tl.ones((2, 3)), 0.5, noise_shape=(3, 3)),
+            r"^Dropout: noise_shape \(3, 3\) does not broadcast to x's shape \(2, 3\)",
+        ),
+    ],
+)
 def test_dropout_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()

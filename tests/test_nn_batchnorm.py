@@ -1,4 +1,5 @@
 """fused_batch_norm (one op forward, one op backward), batch_normalization and moments."""
+
 import weakref
 
 import numpy as np
@@ -26,8 +27,9 @@ def test_training_forward_and_statistics(data):
     x, scale, offset, _, _ = data
     y, mean, var = tl.nn.fused_batch_norm(x, scale, offset, epsilon=1e-3)
     axes = (0, 1, 2)
-    np.testing.assert_allclose(y.numpy(), ref_batch_norm(x, x.mean(axes), x.var(axes), offset, scale, 1e-3),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        y.numpy(), ref_batch_norm(x, x.mean(axes), x.var(axes), offset, scale, 1e-3), rtol=1e-12, atol=1e-12
+    )
     np.testing.assert_allclose(mean.numpy(), x.mean(axes), rtol=1e-12)
     # The returned variance is Bessel-corrected, as TensorFlow's, for running averages; y uses the biased one.
     np.testing.assert_allclose(var.numpy(), x.var(axes, ddof=1), rtol=1e-12)
@@ -48,8 +50,11 @@ def test_training_gradients_to_second_order(data):
 
 def test_inference_gradients_to_second_order(data):
     x, scale, offset, mean, var = data
-    check_grads(lambda x, s, o, m, v: tl.nn.fused_batch_norm(x, s, o, m, v, is_training=False)[0],
-                [x, scale, offset, mean, var], order=2)
+    check_grads(
+        lambda x, s, o, m, v: tl.nn.fused_batch_norm(x, s, o, m, v, is_training=False)[0],
+        [x, scale, offset, mean, var],
+        order=2,
+    )
 
 
 def test_gradient_op_differentiates_correctly(data):
@@ -118,17 +123,29 @@ def test_against_tensorflow(data):
     np.testing.assert_allclose(ours[0].numpy(), theirs[0].numpy(), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: tl.nn.fused_batch_norm(np.ones((2, 3)), np.ones(3), np.zeros(3)),
-     r"^FusedBatchNormV3: x must be 4-D NHWC .* got shape \(2, 3\)"),
-    (lambda: tl.nn.fused_batch_norm(np.ones((1, 2, 2, 3)), np.ones(4), np.zeros(3)),
-     r"^FusedBatchNormV3: scale must have shape \(3,\) \(one value per channel\), got \(4,\)"),
-    (lambda: tl.nn.fused_batch_norm(np.ones((1, 2, 2, 3)), np.ones(3), np.zeros(3), is_training=False),
-     r"^FusedBatchNormV3: inference \(is_training=False\) needs the mean and variance"),
-    (lambda: tl.nn.fused_batch_norm(np.ones((1, 2, 2, 3)), np.ones(3), np.zeros(3), np.zeros(2), np.ones(3),
-                                    is_training=False),
-     r"^FusedBatchNormV3: mean must have shape \(3,\)"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda: tl.nn.fused_batch_norm(np.ones((2, 3)), np.ones(3), np.zeros(3)),
+            r"^FusedBatchNormV3: x must be 4-D NHWC .* got shape \(2, 3\)",
+        ),
+        (
+            lambda: tl.nn.fused_batch_norm(np.ones((1, 2, 2, 3)), np.ones(4), np.zeros(3)),
+            r"^FusedBatchNormV3: scale must have shape \(3,\) \(one value per channel\), got \(4,\)",
+        ),
+        (
+            lambda: tl.nn.fused_batch_norm(np.ones((1, 2, 2, 3)), np.ones(3), np.zeros(3), is_training=False),
+            r"^FusedBatchNormV3: inference \(is_training=False\) needs the mean and variance",
+        ),
+        (
+            lambda: tl.nn.fused_batch_norm(
+                np.ones((1, 2, 2, 3)), np.ones(3), np.zeros(3), np.zeros(2), np.ones(3), is_training=False
+            ),
+            r"^FusedBatchNormV3: mean must have shape \(3,\)",
+        ),
+    ],
+)
 def test_error_messages(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -146,8 +163,12 @@ def test_moments_and_batch_normalization_any_rank(shape, axes):
     assert kept.shape == tuple(1 if i in axes else d for i, d in enumerate(shape))
     offset, scale = rng.standard_normal(shape[-1]), rng.standard_normal(shape[-1])
     y = tl.nn.batch_normalization(x, mean, variance, offset, scale, 1e-3)
-    np.testing.assert_allclose(y.numpy(), ref_batch_norm(x, x.mean(tuple(axes)), x.var(tuple(axes)), offset, scale,
-                                                         1e-3), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        y.numpy(),
+        ref_batch_norm(x, x.mean(tuple(axes)), x.var(tuple(axes)), offset, scale, 1e-3),
+        rtol=1e-10,
+        atol=1e-12,
+    )
 
     def normalize(x, offset, scale):
         m, v = tl.nn.moments(x, axes)
@@ -188,8 +209,7 @@ def test_traced_second_order_with_unknown_batch(data):
     assert "FusedBatchNormGradV3" in {n.type for n in graph.nodes}
     for batch in (2, 3):
         xb = x[:batch]
-        np.testing.assert_allclose(traced(xb).numpy(), tl.grad(squared_gradient_norm)(xb).numpy(), rtol=1e-9,
-                                   atol=1e-9)
+        np.testing.assert_allclose(traced(xb).numpy(), tl.grad(squared_gradient_norm)(xb).numpy(), rtol=1e-9, atol=1e-9)
 
 
 def test_the_backward_op_runs_once_and_is_not_kept(data):

@@ -4,6 +4,7 @@ References are ``tensorlib.testing.references`` (NumPy, one strided view per
 filter tap, TensorFlow's SAME rule worked out independently); PyTorch and
 TensorFlow are compared where installed.
 """
+
 import itertools
 
 import numpy as np
@@ -18,13 +19,15 @@ def _sweep():
     rng = np.random.default_rng(1234)
     cases = []
     paddings = ["VALID", "SAME", ((1, 0), (2, 1)), ((0, 2), (1, 1))]
-    for strides, dilations, padding in itertools.product([(1, 1), (2, 2), (3, 1), (1, 3)], [(1, 1), (2, 2), (1, 2)],
-                                                         paddings):
+    for strides, dilations, padding in itertools.product(
+        [(1, 1), (2, 2), (3, 1), (1, 3)], [(1, 1), (2, 2), (1, 2)], paddings
+    ):
         kh, kw = rng.integers(1, 5, size=2)
         h, w = rng.integers(5, 10, size=2) + (np.array([kh, kw]) - 1) * np.array(dilations)
         cin, cout = rng.integers(1, 6, size=2)
-        cases.append(((2, int(h), int(w), int(cin)), (int(kh), int(kw), int(cin), int(cout)), strides, padding,
-                      dilations))
+        cases.append(
+            ((2, int(h), int(w), int(cin)), (int(kh), int(kw), int(cin), int(cout)), strides, padding, dilations)
+        )
     return cases
 
 
@@ -44,11 +47,19 @@ def test_conv2d_and_backprops_match_loop_references(case):
     np.testing.assert_allclose(y.numpy(), references.conv2d(x, w, strides, padding, dilations), rtol=1e-10, atol=1e-10)
     dy = rng.standard_normal(y.shape)
     dx = tl.nn.conv2d_backprop_input(x_shape, w, dy, strides, padding, dilations)
-    np.testing.assert_allclose(dx.numpy(), references.conv2d_backprop_input(x_shape, w, dy, strides, padding, dilations),
-                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        dx.numpy(),
+        references.conv2d_backprop_input(x_shape, w, dy, strides, padding, dilations),
+        rtol=1e-10,
+        atol=1e-10,
+    )
     dw = tl.nn.conv2d_backprop_filter(x, w_shape, dy, strides, padding, dilations)
-    np.testing.assert_allclose(dw.numpy(), references.conv2d_backprop_filter(x, w_shape, dy, strides, padding, dilations),
-                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        dw.numpy(),
+        references.conv2d_backprop_filter(x, w_shape, dy, strides, padding, dilations),
+        rtol=1e-10,
+        atol=1e-10,
+    )
 
 
 def test_the_sweep_covers_the_promised_grid():
@@ -57,13 +68,19 @@ def test_the_sweep_covers_the_promised_grid():
     assert {c[1][0] % 2 for c in SWEEP} == {0, 1} and {c[0][1] % 2 for c in SWEEP} == {0, 1}
 
 
-@pytest.mark.parametrize("strides, padding, dilations", [
-    (1, "SAME", 1), ([1, 2, 2, 1], "VALID", [1, 1, 1, 1]), ((2, 1), [[0, 0], [1, 2], [2, 1], [0, 0]], (1, 2)),
-    (2, "same", 1)])
+@pytest.mark.parametrize(
+    "strides, padding, dilations",
+    [
+        (1, "SAME", 1),
+        ([1, 2, 2, 1], "VALID", [1, 1, 1, 1]),
+        ((2, 1), [[0, 0], [1, 2], [2, 1], [0, 0]], (1, 2)),
+        (2, "same", 1),
+    ],
+)
 def test_attribute_forms_are_normalised(strides, padding, dilations):
     x, w = np.ones((1, 7, 8, 2)), np.ones((3, 2, 2, 3))
     y = tl.nn.conv2d(x, w, strides, padding, dilations)
-    pair = (lambda v: (v, v) if isinstance(v, int) else tuple(v[1:3]) if len(v) == 4 else tuple(v))
+    pair = lambda v: (v, v) if isinstance(v, int) else tuple(v[1:3]) if len(v) == 4 else tuple(v)
     explicit = padding.upper() if isinstance(padding, str) else tuple(tuple(p) for p in padding[1:3])
     expected = references.conv2d(x, w, pair(strides), explicit, pair(dilations))
     np.testing.assert_allclose(y.numpy(), expected)
@@ -94,10 +111,12 @@ def test_backprop_ops_gradients_second_order(strides, padding, dilations):
     rng = np.random.default_rng(6)
     x, w = rng.standard_normal((2, 5, 6, 2)), rng.standard_normal((2, 3, 2, 3))
     dy = rng.standard_normal(tl.nn.conv2d(x, w, strides, padding, dilations).shape)
-    check_grads(lambda w, dy: tl.nn.conv2d_backprop_input(x.shape, w, dy, strides, padding, dilations), [w, dy],
-                order=2)
-    check_grads(lambda x, dy: tl.nn.conv2d_backprop_filter(x, w.shape, dy, strides, padding, dilations), [x, dy],
-                order=2)
+    check_grads(
+        lambda w, dy: tl.nn.conv2d_backprop_input(x.shape, w, dy, strides, padding, dilations), [w, dy], order=2
+    )
+    check_grads(
+        lambda x, dy: tl.nn.conv2d_backprop_filter(x, w.shape, dy, strides, padding, dilations), [x, dy], order=2
+    )
 
 
 def _backward_conv_ops(f, operand, *args):
@@ -118,9 +137,11 @@ def test_the_three_conv_ops_differentiate_into_each_other():
         "Conv2DBackpropFilter": {"input": "Conv2DBackpropInput", "out_backprop": "Conv2D"},
     }
     dy = tl.tensor(np.ones((1, 2, 2, 2)))
-    calls = {"Conv2D": lambda a, b: tl.nn.conv2d(a, b, 1, "VALID"),
-             "Conv2DBackpropInput": lambda a, b: tl.nn.conv2d_backprop_input((1, 4, 4, 2), a, b, 1, "VALID"),
-             "Conv2DBackpropFilter": lambda a, b: tl.nn.conv2d_backprop_filter(a, (3, 3, 2, 2), b, 1, "VALID")}
+    calls = {
+        "Conv2D": lambda a, b: tl.nn.conv2d(a, b, 1, "VALID"),
+        "Conv2DBackpropInput": lambda a, b: tl.nn.conv2d_backprop_input((1, 4, 4, 2), a, b, 1, "VALID"),
+        "Conv2DBackpropFilter": lambda a, b: tl.nn.conv2d_backprop_filter(a, (3, 3, 2, 2), b, 1, "VALID"),
+    }
     operands = {"Conv2D": (x, w), "Conv2DBackpropInput": (w, dy), "Conv2DBackpropFilter": (x, dy)}
     for op_type, per_input in expected.items():
         a, b = operands[op_type]
@@ -166,50 +187,114 @@ def _raises(exc, match, f, *args, **kwargs):
 
 
 def test_depth_mismatch_names_op_and_both_shapes():
-    _raises(ValueError, r"^Conv2D: input depth 3 does not match filter in_channels 1 \(input shape \(8, 32, 32, 3\), "
-            r"filter shape \(3, 3, 1, 6\)\)", tl.nn.conv2d, np.ones((8, 32, 32, 3), np.float32),
-            np.ones((3, 3, 1, 6), np.float32), 1, "SAME")
+    _raises(
+        ValueError,
+        r"^Conv2D: input depth 3 does not match filter in_channels 1 \(input shape \(8, 32, 32, 3\), "
+        r"filter shape \(3, 3, 1, 6\)\)",
+        tl.nn.conv2d,
+        np.ones((8, 32, 32, 3), np.float32),
+        np.ones((3, 3, 1, 6), np.float32),
+        1,
+        "SAME",
+    )
 
 
-@pytest.mark.parametrize("args, exc, match", [
-    (((8, 8, 3), (3, 3, 3, 1), 1, "SAME"), ValueError, r"^Conv2D: input must be 4-D NHWC .* got shape \(8, 8, 3\)"),
-    (((1, 8, 8, 3), (3, 3, 3), 1, "SAME"), ValueError, r"^Conv2D: filter must be 4-D HWIO .* got shape \(3, 3, 3\)"),
-    (((1, 8, 8, 1), (3, 3, 1, 1), 0, "SAME"), ValueError, r"^Conv2D: strides must be >= 1, got 0"),
-    (((1, 8, 8, 1), (3, 3, 1, 1), (1, 2, 3), "SAME"), ValueError,
-     r"^Conv2D: strides must be an int, a \(rows, cols\) pair or \[1, rows, cols, 1\], got \(1, 2, 3\)"),
-    (((1, 8, 8, 1), (3, 3, 1, 1), [2, 1, 1, 1], "SAME"), ValueError, r"^Conv2D: strides must be an int"),
-    (((1, 8, 8, 1), (3, 3, 1, 1), 1, "FULL"), ValueError,
-     r"^Conv2D: padding must be 'VALID', 'SAME' or \(\(top, bottom\), \(left, right\)\), got 'FULL'"),
-    (((1, 8, 8, 1), (3, 3, 1, 1), 1, ((1, -1), (0, 0))), ValueError, r"^Conv2D: padding must be"),
-    (((1, 2, 2, 1), (3, 3, 1, 1), 1, "VALID"), ValueError,
-     r"^Conv2D: .*input size 2 .* smaller than the dilated kernel size 3"),
-])
+@pytest.mark.parametrize(
+    "args, exc, match",
+    [
+        (((8, 8, 3), (3, 3, 3, 1), 1, "SAME"), ValueError, r"^Conv2D: input must be 4-D NHWC .* got shape \(8, 8, 3\)"),
+        (
+            ((1, 8, 8, 3), (3, 3, 3), 1, "SAME"),
+            ValueError,
+            r"^Conv2D: filter must be 4-D HWIO .* got shape \(3, 3, 3\)",
+        ),
+        (((1, 8, 8, 1), (3, 3, 1, 1), 0, "SAME"), ValueError, r"^Conv2D: strides must be >= 1, got 0"),
+        (
+            ((1, 8, 8, 1), (3, 3, 1, 1), (1, 2, 3), "SAME"),
+            ValueError,
+            r"^Conv2D: strides must be an int, a \(rows, cols\) pair or \[1, rows, cols, 1\], got \(1, 2, 3\)",
+        ),
+        (((1, 8, 8, 1), (3, 3, 1, 1), [2, 1, 1, 1], "SAME"), ValueError, r"^Conv2D: strides must be an int"),
+        (
+            ((1, 8, 8, 1), (3, 3, 1, 1), 1, "FULL"),
+            ValueError,
+            r"^Conv2D: padding must be 'VALID', 'SAME' or \(\(top, bottom\), \(left, right\)\), got 'FULL'",
+        ),
+        (((1, 8, 8, 1), (3, 3, 1, 1), 1, ((1, -1), (0, 0))), ValueError, r"^Conv2D: padding must be"),
+        (
+            ((1, 2, 2, 1), (3, 3, 1, 1), 1, "VALID"),
+            ValueError,
+            r"^Conv2D: .*input size 2 .* smaller than the dilated kernel size 3",
+        ),
+    ],
+)
 def test_conv2d_error_messages(args, exc, match):
     x_shape, w_shape, strides, padding = args
     _raises(exc, match, tl.nn.conv2d, np.ones(x_shape), np.ones(w_shape), strides, padding)
 
 
 def test_integer_input_is_rejected_with_its_dtype():
-    _raises(TypeError, r"^Conv2D: input must be a floating-point tensor, got int64", tl.nn.conv2d,
-            np.ones((1, 4, 4, 1), np.int64), np.ones((2, 2, 1, 1), np.int64), 1, "VALID")
+    _raises(
+        TypeError,
+        r"^Conv2D: input must be a floating-point tensor, got int64",
+        tl.nn.conv2d,
+        np.ones((1, 4, 4, 1), np.int64),
+        np.ones((2, 2, 1, 1), np.int64),
+        1,
+        "VALID",
+    )
 
 
 def test_backprop_shape_errors():
     w = np.ones((3, 3, 2, 4))
-    _raises(ValueError, r"^Conv2DBackpropInput: out_backprop shape \(1, 5, 5, 4\) does not match the expected "
-            r"\(1, 6, 6, 4\)", tl.nn.conv2d_backprop_input, (1, 8, 8, 2), w, np.ones((1, 5, 5, 4)), 1, "VALID")
-    _raises(ValueError, r"^Conv2DBackpropInput: input_shape must be 4-D with known height, width and channels, "
-            r"got \(1, None, 8, 2\)", tl.nn.conv2d_backprop_input, (1, None, 8, 2), w, np.ones((1, 6, 6, 4)), 1,
-            "VALID")
-    _raises(ValueError, r"^Conv2DBackpropFilter: input depth 3 does not match filter in_channels 2",
-            tl.nn.conv2d_backprop_filter, np.ones((1, 8, 8, 3)), w.shape, np.ones((1, 6, 6, 4)), 1, "VALID")
-    _raises(TypeError, r"^Conv2DBackpropFilter: filter_shape must be a sequence of 4 ints, got 'abc'",
-            tl.nn.conv2d_backprop_filter, np.ones((1, 8, 8, 2)), "abc", np.ones((1, 6, 6, 4)), 1, "VALID")
+    _raises(
+        ValueError,
+        r"^Conv2DBackpropInput: out_backprop shape \(1, 5, 5, 4\) does not match the expected "
+        r"\(1, 6, 6, 4\)",
+        tl.nn.conv2d_backprop_input,
+        (1, 8, 8, 2),
+        w,
+        np.ones((1, 5, 5, 4)),
+        1,
+        "VALID",
+    )
+    _raises(
+        ValueError,
+        r"^Conv2DBackpropInput: input_shape must be 4-D with known height, width and channels, "
+        r"got \(1, None, 8, 2\)",
+        tl.nn.conv2d_backprop_input,
+        (1, None, 8, 2),
+        w,
+        np.ones((1, 6, 6, 4)),
+        1,
+        "VALID",
+    )
+    _raises(
+        ValueError,
+        r"^Conv2DBackpropFilter: input depth 3 does not match filter in_channels 2",
+        tl.nn.conv2d_backprop_filter,
+        np.ones((1, 8, 8, 3)),
+        w.shape,
+        np.ones((1, 6, 6, 4)),
+        1,
+        "VALID",
+    )
+    _raises(
+        TypeError,
+        r"^Conv2DBackpropFilter: filter_shape must be a sequence of 4 ints, got 'abc'",
+        tl.nn.conv2d_backprop_filter,
+        np.ones((1, 8, 8, 2)),
+        "abc",
+        np.ones((1, 6, 6, 4)),
+        1,
+        "VALID",
+    )
 
 
 # ------------------------------------------------------------------ symbolic batch (tracing)
 def test_shape_rules_accept_an_unknown_batch():
     from tensorlib.ops.nn import conv as ops_nn
+
     spec = tl.TensorSpec
     x, w = spec((None, 28, 28, 1)), spec((5, 5, 1, 32))
     attrs = {"strides": (2, 2), "padding": "SAME", "dilations": (1, 1)}
@@ -223,8 +308,9 @@ def test_shape_rules_accept_an_unknown_batch():
 def test_backprop_input_takes_the_batch_from_out_backprop():
     w = np.ones((3, 3, 1, 1))
     dx = tl.nn.conv2d_backprop_input((None, 5, 5, 1), w, np.ones((3, 3, 3, 1)), 1, "VALID")
-    np.testing.assert_allclose(dx.numpy(), references.conv2d_backprop_input((3, 5, 5, 1), w, np.ones((3, 3, 3, 1)), (1, 1),
-                                                              "VALID", (1, 1)))
+    np.testing.assert_allclose(
+        dx.numpy(), references.conv2d_backprop_input((3, 5, 5, 1), w, np.ones((3, 3, 3, 1)), (1, 1), "VALID", (1, 1))
+    )
 
 
 @pytest.mark.skipif(not hasattr(tl, "function"), reason="tl.function is not available yet")
@@ -254,8 +340,10 @@ def test_traced_gradient_with_unknown_batch():
 
 
 # ------------------------------------------------------------------ other frameworks
-@pytest.mark.parametrize("strides, padding, dilations", [(1, "SAME", 1), (2, "SAME", 1), (2, "VALID", 1),
-                                                         (1, "SAME", 2), (3, [[0, 0], [1, 2], [0, 3], [0, 0]], 1)])
+@pytest.mark.parametrize(
+    "strides, padding, dilations",
+    [(1, "SAME", 1), (2, "SAME", 1), (2, "VALID", 1), (1, "SAME", 2), (3, [[0, 0], [1, 2], [0, 3], [0, 0]], 1)],
+)
 def test_against_tensorflow(strides, padding, dilations):
     tf = pytest.importorskip("tensorflow")
     rng = np.random.default_rng(11)
@@ -268,12 +356,18 @@ def test_against_tensorflow(strides, padding, dilations):
     dy = rng.standard_normal(y.shape)
     tf_dx = tf.compat.v1.nn.conv2d_backprop_input(x.shape, w, dy, [1, *y_strides(strides), 1], padding)
     tf_dw = tf.compat.v1.nn.conv2d_backprop_filter(x, w.shape, dy, [1, *y_strides(strides), 1], padding)
-    np.testing.assert_allclose(tl.nn.conv2d_backprop_input(x.shape, w, dy, strides, padding).numpy(), tf_dx.numpy(),
-                               rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(tl.nn.conv2d_backprop_filter(x, w.shape, dy, strides, padding).numpy(),
-                               tf_dw.numpy(), rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(tl.nn.conv2d_transpose(dy, w, x.shape, strides, padding).numpy(),
-                               tf.nn.conv2d_transpose(dy, w, x.shape, strides, padding).numpy(), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        tl.nn.conv2d_backprop_input(x.shape, w, dy, strides, padding).numpy(), tf_dx.numpy(), rtol=1e-9, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        tl.nn.conv2d_backprop_filter(x, w.shape, dy, strides, padding).numpy(), tf_dw.numpy(), rtol=1e-9, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        tl.nn.conv2d_transpose(dy, w, x.shape, strides, padding).numpy(),
+        tf.nn.conv2d_transpose(dy, w, x.shape, strides, padding).numpy(),
+        rtol=1e-9,
+        atol=1e-9,
+    )
 
 
 def y_strides(strides):
@@ -288,7 +382,7 @@ def test_against_pytorch():
     xt = torch.tensor(x.transpose(0, 3, 1, 2), requires_grad=True)
     wt = torch.tensor(w.transpose(3, 2, 0, 1), requires_grad=True)
     y_t = torch.nn.functional.conv2d(xt, wt, stride=strides, padding=(2, 1), dilation=dilations)
-    (y_t ** 2).sum().backward()
+    (y_t**2).sum().backward()
     xs, ws = tl.tensor(x), tl.tensor(w)
     with tl.GradientTape() as t:
         t.watch([xs, ws])

@@ -1,4 +1,5 @@
 """A batch of zero images gives empty results and zero filter gradients, as in TensorFlow and PyTorch."""
+
 import numpy as np
 import pytest
 

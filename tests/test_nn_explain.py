@@ -1,4 +1,5 @@
 """tl.ops.explain: op, attributes, kernels with file:line, conv strategy and gradient ops."""
+
 import inspect
 import re
 
@@ -33,11 +34,15 @@ def test_conv2d_with_shapes(capsys):
     assert f"strategy    {strategy}" in text
     # The gradient of each input is an op of its own, with its own kernel and file:line.
     assert re.search(r"input <- tensorlib\.ops\.nn\.conv\._conv2d_grad_input at .*nn/conv\.py:\d+", text)
-    assert "Conv2DBackpropInput(filters: (3, 3, 3, 6) float32, out_backprop: (8, 30, 30, 6) float32) -> " \
-           "(8, 32, 32, 3) float32" in text
+    assert (
+        "Conv2DBackpropInput(filters: (3, 3, 3, 6) float32, out_backprop: (8, 30, 30, 6) float32) -> "
+        "(8, 32, 32, 3) float32" in text
+    )
     assert f"numpy_nn.conv.conv2d_backprop_input at {_line_of(numpy_nn.conv2d_backprop_input)}" in text
-    assert "Conv2DBackpropFilter(input: (8, 32, 32, 3) float32, out_backprop: (8, 30, 30, 6) float32) -> " \
-           "(3, 3, 3, 6) float32" in text
+    assert (
+        "Conv2DBackpropFilter(input: (8, 32, 32, 3) float32, out_backprop: (8, 30, 30, 6) float32) -> "
+        "(3, 3, 3, 6) float32" in text
+    )
     assert f"numpy_nn.conv.conv2d_backprop_filter at {_line_of(numpy_nn.conv2d_backprop_filter)}" in text
 
 
@@ -97,8 +102,10 @@ def test_explain_leaves_tapes_alone(capsys):
 
 def test_tensor_parameters_are_told_apart_from_shape_arguments(capsys):
     text = tl.ops.explain(tl.nn.conv2d_transpose, (8, 16, 16, 3), (3, 3, 6, 3), (8, 32, 32, 6), 2, "SAME")
-    assert "Conv2DBackpropInput(filters: (3, 3, 6, 3) float32, out_backprop: (8, 16, 16, 3) float32) -> " \
-           "(8, 32, 32, 6) float32" in text
+    assert (
+        "Conv2DBackpropInput(filters: (3, 3, 6, 3) float32, out_backprop: (8, 16, 16, 3) float32) -> "
+        "(8, 32, 32, 6) float32" in text
+    )
     assert "input_shape=(8, 32, 32, 6)" in text
     text = tl.ops.explain(tl.nn.moments, (8, 3), [0])
     assert "Sum(x: (8, 3) float32) -> (1, 3) float32" in text

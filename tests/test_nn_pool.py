@@ -3,6 +3,7 @@
 References are ``tensorlib.testing.references``: SAME windows average only
 their real cells (TensorFlow's divisor) and never pick a padding cell.
 """
+
 import itertools
 
 import numpy as np
@@ -23,7 +24,10 @@ def ref_pool_grad(x, dy, ksize, strides, padding, kind):
 
 
 CASES = [((k, k), (s, s), p) for k, s, p in itertools.product([1, 2, 3], [1, 2, 3], ["VALID", "SAME"])] + [
-    ((2, 3), (1, 2), "SAME"), ((3, 2), (3, 1), "VALID"), ((4, 4), (2, 2), "SAME")]
+    ((2, 3), (1, 2), "SAME"),
+    ((3, 2), (3, 1), "VALID"),
+    ((4, 4), (2, 2), "SAME"),
+]
 
 
 @pytest.mark.parametrize("kind", ["avg", "max"])
@@ -40,8 +44,7 @@ def test_pool_and_gradient_match_loop_reference(kind, ksize, strides, padding, s
     np.testing.assert_allclose(y.numpy(), ref_pool(x, ksize, strides, padding, kind), rtol=1e-12, atol=1e-12)
     dy = rng.standard_normal(y.shape)
     dx = tape.gradient(y, xt, output_gradients=tl.tensor(dy))
-    np.testing.assert_allclose(dx.numpy(), ref_pool_grad(x, dy, ksize, strides, padding, kind), rtol=1e-12,
-                               atol=1e-12)
+    np.testing.assert_allclose(dx.numpy(), ref_pool_grad(x, dy, ksize, strides, padding, kind), rtol=1e-12, atol=1e-12)
 
 
 def test_max_pool_ties_send_the_gradient_to_the_first_maximum():
@@ -73,8 +76,10 @@ def test_gradients_second_order(kind, ksize, strides, padding):
 
 def test_grad_ops_differentiate_into_each_other():
     x = tl.tensor(np.random.default_rng(3).standard_normal((1, 4, 4, 2)))
-    for pool, first, second in [(tl.nn.avg_pool, ["AvgPoolGrad"], ["AvgPool"]),
-                                (tl.nn.max_pool, ["MaxPoolGrad"], ["MaxPoolGradGrad"])]:
+    for pool, first, second in [
+        (tl.nn.avg_pool, ["AvgPoolGrad"], ["AvgPool"]),
+        (tl.nn.max_pool, ["MaxPoolGrad"], ["MaxPoolGradGrad"]),
+    ]:
         with tl.GradientTape() as outer:
             outer.watch(x)
             with tl.GradientTape() as inner:
@@ -96,10 +101,14 @@ def test_max_pool_grad_grad_gathers_at_the_maxima():
     ddx = np.arange(4.0).reshape(1, 2, 2, 1)
     out = tl.ops.get("MaxPoolGradGrad")(x, y, ddx, ksize=(2, 2), strides=(2, 2), padding="VALID")
     assert out.numpy().ravel().tolist() == [1.0]
-    check_grads(lambda g: tl.ops.get("MaxPoolGradGrad")(x, y, g, ksize=(2, 2), strides=(2, 2), padding="VALID"),
-                [ddx], order=2)
-    check_grads(lambda g: tl.ops.get("AvgPoolGrad")(g, input_shape=(1, 2, 2, 1), ksize=(2, 2), strides=(2, 2),
-                                                     padding="VALID"), [np.ones((1, 1, 1, 1))], order=2)
+    check_grads(
+        lambda g: tl.ops.get("MaxPoolGradGrad")(x, y, g, ksize=(2, 2), strides=(2, 2), padding="VALID"), [ddx], order=2
+    )
+    check_grads(
+        lambda g: tl.ops.get("AvgPoolGrad")(g, input_shape=(1, 2, 2, 1), ksize=(2, 2), strides=(2, 2), padding="VALID"),
+        [np.ones((1, 1, 1, 1))],
+        order=2,
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
@@ -112,26 +121,49 @@ def test_dtype_is_kept_forward_and_backward(dtype, kind):
         y = pool(x, 3, 2, "SAME")
     dx = tape.gradient(y, x)
     assert y.dtype == dx.dtype == np.dtype(dtype)
-    np.testing.assert_allclose(y.numpy(), ref_pool(x.numpy().astype(np.float64), (3, 3), (2, 2), "SAME", kind),
-                               rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(
+        y.numpy(), ref_pool(x.numpy().astype(np.float64), (3, 3), (2, 2), "SAME", kind), rtol=2e-3, atol=2e-3
+    )
 
 
-@pytest.mark.parametrize("call, exc, match", [
-    (lambda: tl.nn.max_pool(np.ones((4, 4, 1)), 2, 2, "VALID"), ValueError,
-     r"^MaxPool: input must be 4-D NHWC .* got shape \(4, 4, 1\)"),
-    (lambda: tl.nn.avg_pool(np.ones((1, 4, 4, 1)), 2, 2, ((1, 1), (1, 1))), ValueError,
-     r"^AvgPool: padding must be 'VALID' or 'SAME', got \(\(1, 1\), \(1, 1\)\)"),
-    (lambda: tl.nn.avg_pool(np.ones((1, 4, 4, 1)), 0, 2, "VALID"), ValueError, r"^AvgPool: ksize must be >= 1"),
-    (lambda: tl.nn.max_pool(np.ones((1, 4, 4, 1)), [2, 2, 2, 2], 2, "VALID"), ValueError,
-     r"^MaxPool: ksize must be an int, a \(rows, cols\) pair or \[1, rows, cols, 1\], got \[2, 2, 2, 2\]"),
-    (lambda: tl.nn.max_pool(np.ones((1, 2, 2, 1)), 3, 1, "VALID"), ValueError,
-     r"^MaxPool: .*input size 2 .* smaller than the dilated kernel size 3"),
-    (lambda: tl.nn.avg_pool(np.ones((1, 4, 4, 1), np.int32), 2, 2, "VALID"), TypeError,
-     r"^AvgPool: input must be a floating-point tensor, got int32"),
-    (lambda: tl.ops.get("AvgPoolGrad")(np.ones((1, 3, 3, 1)), input_shape=(1, 4, 4, 1), ksize=(2, 2),
-                                       strides=(2, 2), padding="VALID"), ValueError,
-     r"^AvgPoolGrad: grad shape \(1, 3, 3, 1\) does not match the expected \(1, 2, 2, 1\)"),
-])
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (
+            lambda: tl.nn.max_pool(np.ones((4, 4, 1)), 2, 2, "VALID"),
+            ValueError,
+            r"^MaxPool: input must be 4-D NHWC .* got shape \(4, 4, 1\)",
+        ),
+        (
+            lambda: tl.nn.avg_pool(np.ones((1, 4, 4, 1)), 2, 2, ((1, 1), (1, 1))),
+            ValueError,
+            r"^AvgPool: padding must be 'VALID' or 'SAME', got \(\(1, 1\), \(1, 1\)\)",
+        ),
+        (lambda: tl.nn.avg_pool(np.ones((1, 4, 4, 1)), 0, 2, "VALID"), ValueError, r"^AvgPool: ksize must be >= 1"),
+        (
+            lambda: tl.nn.max_pool(np.ones((1, 4, 4, 1)), [2, 2, 2, 2], 2, "VALID"),
+            ValueError,
+            r"^MaxPool: ksize must be an int, a \(rows, cols\) pair or \[1, rows, cols, 1\], got \[2, 2, 2, 2\]",
+        ),
+        (
+            lambda: tl.nn.max_pool(np.ones((1, 2, 2, 1)), 3, 1, "VALID"),
+            ValueError,
+            r"^MaxPool: .*input size 2 .* smaller than the dilated kernel size 3",
+        ),
+        (
+            lambda: tl.nn.avg_pool(np.ones((1, 4, 4, 1), np.int32), 2, 2, "VALID"),
+            TypeError,
+            r"^AvgPool: input must be a floating-point tensor, got int32",
+        ),
+        (
+            lambda: tl.ops.get("AvgPoolGrad")(
+                np.ones((1, 3, 3, 1)), input_shape=(1, 4, 4, 1), ksize=(2, 2), strides=(2, 2), padding="VALID"
+            ),
+            ValueError,
+            r"^AvgPoolGrad: grad shape \(1, 3, 3, 1\) does not match the expected \(1, 2, 2, 1\)",
+        ),
+    ],
+)
 def test_error_messages(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
@@ -153,8 +185,9 @@ def test_against_tensorflow():
                 y = ours(xs, ksize, strides, padding)
                 loss = tl.sum(y * y)
             np.testing.assert_allclose(y.numpy(), y_tf.numpy(), rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose(t.gradient(loss, xs).numpy(), tape.gradient(loss_tf, xt).numpy(),
-                                       rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(
+                t.gradient(loss, xs).numpy(), tape.gradient(loss_tf, xt).numpy(), rtol=1e-12, atol=1e-12
+            )
 
 
 @pytest.mark.parametrize("pool", [tl.nn.avg_pool, tl.nn.max_pool])

@@ -61,8 +61,12 @@ def conv_case_id(case):
 def tiny_blocks(monkeypatch):
     """Block budgets so small that every image is split into row bands and
     every batch into one-image blocks (chunks), to exercise the blocking logic."""
-    for module, budget in ((conv, "_PATCH_BLOCK_BYTES"), (pool, "_POOL_BLOCK_BYTES"),
-                           (fourier, "_FOURIER_CHUNK_BYTES"), (fourier, "_FOURIER_BLOCK_BYTES")):
+    for module, budget in (
+        (conv, "_PATCH_BLOCK_BYTES"),
+        (pool, "_POOL_BLOCK_BYTES"),
+        (fourier, "_FOURIER_CHUNK_BYTES"),
+        (fourier, "_FOURIER_BLOCK_BYTES"),
+    ):
         monkeypatch.setattr(module, budget, 64)
 
 
@@ -102,8 +106,7 @@ def test_conv_output_size_and_padding(args, expected):
 
 @pytest.mark.parametrize(
     "args",
-    [(2, 3, 1, 1, "VALID"), (3, 2, 1, 3, "VALID"), (3, 3, 1, 1, "FULL"), (3, 3, 0, 1, "SAME"),
-     (3, 3, 1, 1, (-1, 0))],
+    [(2, 3, 1, 1, "VALID"), (3, 2, 1, 3, "VALID"), (3, 3, 1, 1, "FULL"), (3, 3, 0, 1, "SAME"), (3, 3, 1, 1, (-1, 0))],
 )
 def test_conv_output_size_rejects_bad_geometry(args):
     with pytest.raises(ValueError, match="conv geometry"):
@@ -113,35 +116,30 @@ def test_conv_output_size_rejects_bad_geometry(args):
 def test_resolve_conv_padding_per_dimension():
     out_hw, pads = nn.resolve_conv_padding((28, 9), (5, 2), (2, 3), (1, 2), "SAME")
     assert out_hw == (14, 3)
-    assert pads == (nn.conv_output_size_and_padding(28, 5, 2, 1, "SAME")[1],
-                    nn.conv_output_size_and_padding(9, 2, 3, 2, "SAME")[1])
-    assert nn.resolve_conv_padding((5, 5), (3, 3), (1, 1), (1, 1), ((1, 0), (0, 2))) == (
-        (4, 5), ((1, 0), (0, 2)))
+    assert pads == (
+        nn.conv_output_size_and_padding(28, 5, 2, 1, "SAME")[1],
+        nn.conv_output_size_and_padding(9, 2, 3, 2, "SAME")[1],
+    )
+    assert nn.resolve_conv_padding((5, 5), (3, 3), (1, 1), (1, 1), ((1, 0), (0, 2))) == ((4, 5), ((1, 0), (0, 2)))
 
 
 def test_kernel_errors_name_the_kernel_and_shapes():
     with pytest.raises(ValueError, match=r"conv2d: input depth 3 .* filter in_channels 1"):
         nn.conv2d(np.zeros((1, 4, 4, 3)), np.zeros((2, 2, 1, 1)), (1, 1), (1, 1), NO_PADS)
     with pytest.raises(ValueError, match=r"conv2d_backprop_input: output gradient shape"):
-        nn.conv2d_backprop_input((1, 4, 4, 1), np.zeros((2, 2, 1, 1)), np.zeros((1, 2, 2, 1)),
-                                 (1, 1), (1, 1), NO_PADS)
+        nn.conv2d_backprop_input((1, 4, 4, 1), np.zeros((2, 2, 1, 1)), np.zeros((1, 2, 2, 1)), (1, 1), (1, 1), NO_PADS)
     with pytest.raises(ValueError, match=r"max_pool: .*smaller than"):
         nn.max_pool(np.zeros((1, 2, 2, 1)), (3, 3), (1, 1), NO_PADS)
     with pytest.raises(ValueError, match="unknown strategy"):
-        nn.conv2d(np.zeros((1, 4, 4, 1)), np.zeros((2, 2, 1, 1)), (1, 1), (1, 1), NO_PADS,
-                  strategy="winograd")
+        nn.conv2d(np.zeros((1, 4, 4, 1)), np.zeros((2, 2, 1, 1)), (1, 1), (1, 1), NO_PADS, strategy="winograd")
 
 
 def test_strategy_rule():
     same_5x5 = ((2, 2), (2, 2))
-    assert nn.conv2d_strategy((6000, 32, 32, 1), (3, 3, 1, 6), (1, 1), (1, 1), NO_PADS) == (
-        "shifted_gemm")
-    assert nn.conv2d_strategy((128, 28, 28, 1), (5, 5, 1, 32), (1, 1), (1, 1), same_5x5) == (
-        "shifted_gemm")
-    assert nn.conv2d_strategy((128, 14, 14, 32), (5, 5, 32, 64), (1, 1), (1, 1), same_5x5) == (
-        "fourier_gemm")
-    assert nn.conv2d_strategy((8, 28, 28, 32), (3, 3, 32, 64), (2, 2), (1, 1), NO_PADS) == (
-        "im2col_gemm")
+    assert nn.conv2d_strategy((6000, 32, 32, 1), (3, 3, 1, 6), (1, 1), (1, 1), NO_PADS) == ("shifted_gemm")
+    assert nn.conv2d_strategy((128, 28, 28, 1), (5, 5, 1, 32), (1, 1), (1, 1), same_5x5) == ("shifted_gemm")
+    assert nn.conv2d_strategy((128, 14, 14, 32), (5, 5, 32, 64), (1, 1), (1, 1), same_5x5) == ("fourier_gemm")
+    assert nn.conv2d_strategy((8, 28, 28, 32), (3, 3, 32, 64), (2, 2), (1, 1), NO_PADS) == ("im2col_gemm")
 
 
 # ---------------------------------------------------------------------------
@@ -155,16 +153,26 @@ def test_conv_kernels_match_loop_references(case):
     expected = references.conv2d(x, w, strides, pads, dilations)
     for strategy in STRATEGIES:
         np.testing.assert_allclose(
-            nn.conv2d(x, w, strides, dilations, pads, strategy=strategy), expected,
-            rtol=1e-10, atol=1e-10, err_msg=f"conv2d {strategy}")
+            nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
+            expected,
+            rtol=1e-10,
+            atol=1e-10,
+            err_msg=f"conv2d {strategy}",
+        )
         np.testing.assert_allclose(
             nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=strategy),
             references.conv2d_backprop_input(x.shape, w, dy, strides, pads, dilations),
-            rtol=1e-10, atol=1e-10, err_msg=f"conv2d_backprop_input {strategy}")
+            rtol=1e-10,
+            atol=1e-10,
+            err_msg=f"conv2d_backprop_input {strategy}",
+        )
         np.testing.assert_allclose(
             nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads, strategy=strategy),
             references.conv2d_backprop_filter(x, w.shape, dy, strides, pads, dilations),
-            rtol=1e-10, atol=1e-10, err_msg=f"conv2d_backprop_filter {strategy}")
+            rtol=1e-10,
+            atol=1e-10,
+            err_msg=f"conv2d_backprop_filter {strategy}",
+        )
 
 
 @pytest.mark.parametrize("case", CONV_CASES[::3], ids=conv_case_id)
@@ -184,15 +192,22 @@ def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
     x, w, dy, strides, dilations, pads = random_conv_inputs(case, seed=3)
     np.testing.assert_allclose(
         nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
-        references.conv2d(x, w, strides, pads, dilations), rtol=1e-10, atol=1e-10)
+        references.conv2d(x, w, strides, pads, dilations),
+        rtol=1e-10,
+        atol=1e-10,
+    )
     np.testing.assert_allclose(
         nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=strategy),
         references.conv2d_backprop_input(x.shape, w, dy, strides, pads, dilations),
-        rtol=1e-10, atol=1e-10)
+        rtol=1e-10,
+        atol=1e-10,
+    )
     np.testing.assert_allclose(
         nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads, strategy=strategy),
         references.conv2d_backprop_filter(x, w.shape, dy, strides, pads, dilations),
-        rtol=1e-10, atol=1e-10)
+        rtol=1e-10,
+        atol=1e-10,
+    )
 
 
 def test_conv_strategies_agree_on_a_batch_of_many_blocks(monkeypatch):
@@ -227,14 +242,18 @@ def test_conv_kernels_keep_dtype(dtype, rtol, strategy):
     pads = resolve(x.shape, (3, 3), strides, dilations, "SAME")
     x64, w64, dy64 = (a.astype(np.float64) for a in (x, w, dy))
     results = {
-        "conv2d": (nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
-                   references.conv2d(x64, w64, strides, pads, dilations)),
-        "input": (nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads,
-                                           strategy=strategy),
-                  references.conv2d_backprop_input(x.shape, w64, dy64, strides, pads, dilations)),
-        "filter": (nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads,
-                                             strategy=strategy),
-                   references.conv2d_backprop_filter(x64, w.shape, dy64, strides, pads, dilations)),
+        "conv2d": (
+            nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
+            references.conv2d(x64, w64, strides, pads, dilations),
+        ),
+        "input": (
+            nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=strategy),
+            references.conv2d_backprop_input(x.shape, w64, dy64, strides, pads, dilations),
+        ),
+        "filter": (
+            nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads, strategy=strategy),
+            references.conv2d_backprop_filter(x64, w.shape, dy64, strides, pads, dilations),
+        ),
     }
     for name, (got, expected) in results.items():
         assert got.dtype == dtype, name
@@ -258,9 +277,13 @@ def pool_cases():
         cases.append(((batch, *in_hw, channels), (kh, kw), (sh, sw), padding))
     # Non-overlapping windows that tile the input exactly (the GEMM column
     # path), and the same with more channels than the GEMM path takes.
-    cases += [((2, 8, 6, 3), (2, 2), (2, 2), "VALID"), ((2, 8, 6, 10), (2, 2), (2, 2), "VALID"),
-              ((1, 9, 9, 10), (3, 3), (2, 2), "SAME"), ((2, 7, 6, 2), (2, 3), (2, 3), "SAME"),
-              ((2, 6, 7, 2), (3, 2), (3, 2), ((1, 2), (0, 1)))]
+    cases += [
+        ((2, 8, 6, 3), (2, 2), (2, 2), "VALID"),
+        ((2, 8, 6, 10), (2, 2), (2, 2), "VALID"),
+        ((1, 9, 9, 10), (3, 3), (2, 2), "SAME"),
+        ((2, 7, 6, 2), (2, 3), (2, 3), "SAME"),
+        ((2, 6, 7, 2), (3, 2), (3, 2), ((1, 2), (0, 1))),
+    ]
     return cases
 
 
@@ -286,11 +309,15 @@ def random_pool_inputs(case, seed=0, integer_values=False):
 @pytest.mark.parametrize("case", POOL_CASES, ids=pool_case_id)
 def test_avg_pool_matches_loop_reference(case):
     x, dy, _, ksize, strides, pads = random_pool_inputs(case)
-    np.testing.assert_allclose(nn.avg_pool(x, ksize, strides, pads),
-                               references.avg_pool(x, ksize, strides, pads), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
-                               references.avg_pool_grad(x.shape, dy, ksize, strides, pads),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        nn.avg_pool(x, ksize, strides, pads), references.avg_pool(x, ksize, strides, pads), rtol=1e-12, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
+        references.avg_pool_grad(x.shape, dy, ksize, strides, pads),
+        rtol=1e-12,
+        atol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("integer_values", [False, True], ids=["distinct", "ties"])
@@ -299,11 +326,16 @@ def test_max_pool_matches_loop_reference(case, integer_values):
     x, dy, ddx, ksize, strides, pads = random_pool_inputs(case, integer_values=integer_values)
     y = nn.max_pool(x, ksize, strides, pads)
     np.testing.assert_array_equal(y, references.max_pool(x, ksize, strides, pads))
-    np.testing.assert_allclose(nn.max_pool_grad(x, y, dy, ksize, strides, pads),
-                               references.max_pool_grad(x, dy, ksize, strides, pads),
-                               rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
-                                  references.max_pool_grad_grad(x, ddx, ksize, strides, pads))
+    np.testing.assert_allclose(
+        nn.max_pool_grad(x, y, dy, ksize, strides, pads),
+        references.max_pool_grad(x, dy, ksize, strides, pads),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+    np.testing.assert_array_equal(
+        nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
+        references.max_pool_grad_grad(x, ddx, ksize, strides, pads),
+    )
 
 
 @pytest.mark.parametrize("case", POOL_CASES[::5], ids=pool_case_id)
@@ -312,26 +344,39 @@ def test_pool_adjoint_identities(case):
     x, dy, ddx, ksize, strides, pads = random_pool_inputs(case, seed=11, integer_values=True)
     np.testing.assert_allclose(
         np.vdot(nn.avg_pool(ddx, ksize, strides, pads), dy),
-        np.vdot(ddx, nn.avg_pool_grad(x.shape, dy, ksize, strides, pads)), rtol=1e-10)
+        np.vdot(ddx, nn.avg_pool_grad(x.shape, dy, ksize, strides, pads)),
+        rtol=1e-10,
+    )
     y = nn.max_pool(x, ksize, strides, pads)
     np.testing.assert_allclose(
         np.vdot(nn.max_pool_grad(x, y, dy, ksize, strides, pads), ddx),
-        np.vdot(dy, nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads)), rtol=1e-10)
+        np.vdot(dy, nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads)),
+        rtol=1e-10,
+    )
 
 
 @pytest.mark.parametrize("case", POOL_CASES[::6], ids=pool_case_id)
 def test_pool_kernels_split_into_blocks(case, tiny_blocks):
     x, dy, ddx, ksize, strides, pads = random_pool_inputs(case, seed=4, integer_values=True)
-    np.testing.assert_allclose(nn.avg_pool(x, ksize, strides, pads),
-                               references.avg_pool(x, ksize, strides, pads), rtol=1e-12)
-    np.testing.assert_allclose(nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
-                               references.avg_pool_grad(x.shape, dy, ksize, strides, pads), rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.avg_pool(x, ksize, strides, pads), references.avg_pool(x, ksize, strides, pads), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
+        references.avg_pool_grad(x.shape, dy, ksize, strides, pads),
+        rtol=1e-12,
+    )
     y = nn.max_pool(x, ksize, strides, pads)
     np.testing.assert_array_equal(y, references.max_pool(x, ksize, strides, pads))
-    np.testing.assert_allclose(nn.max_pool_grad(x, y, dy, ksize, strides, pads),
-                               references.max_pool_grad(x, dy, ksize, strides, pads), rtol=1e-12)
-    np.testing.assert_array_equal(nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
-                                  references.max_pool_grad_grad(x, ddx, ksize, strides, pads))
+    np.testing.assert_allclose(
+        nn.max_pool_grad(x, y, dy, ksize, strides, pads),
+        references.max_pool_grad(x, dy, ksize, strides, pads),
+        rtol=1e-12,
+    )
+    np.testing.assert_array_equal(
+        nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
+        references.max_pool_grad_grad(x, ddx, ksize, strides, pads),
+    )
 
 
 def test_kernels_split_images_between_threads(monkeypatch, tiny_blocks):
@@ -344,15 +389,20 @@ def test_kernels_split_images_between_threads(monkeypatch, tiny_blocks):
     x = rng.integers(-4, 5, (7, 9, 8, 2)).astype(np.float64)
     pads = ((0, 0), (0, 0))
     for ksize, strides in (((2, 2), (2, 2)), ((3, 2), (1, 2))):
-        np.testing.assert_allclose(nn.avg_pool(x, ksize, strides, pads),
-                                   references.avg_pool(x, ksize, strides, pads), rtol=1e-12, atol=1e-12)
-        np.testing.assert_array_equal(nn.max_pool(x, ksize, strides, pads),
-                                      references.max_pool(x, ksize, strides, pads))
+        np.testing.assert_allclose(
+            nn.avg_pool(x, ksize, strides, pads), references.avg_pool(x, ksize, strides, pads), rtol=1e-12, atol=1e-12
+        )
+        np.testing.assert_array_equal(
+            nn.max_pool(x, ksize, strides, pads), references.max_pool(x, ksize, strides, pads)
+        )
     w = rng.standard_normal((3, 2, 2, 5))
     for strategy in ("shifted_gemm", "im2col_gemm"):
         np.testing.assert_allclose(
             nn.conv2d(x, w, (1, 2), (1, 1), ((1, 1), (0, 1)), strategy=strategy),
-            references.conv2d(x, w, (1, 2), ((1, 1), (0, 1)), (1, 1)), rtol=1e-10, atol=1e-10)
+            references.conv2d(x, w, (1, 2), ((1, 1), (0, 1)), (1, 1)),
+            rtol=1e-10,
+            atol=1e-10,
+        )
 
 
 def test_relu_kernels_split_between_threads_and_keep_dtype(monkeypatch):
@@ -369,9 +419,8 @@ def test_relu_kernels_split_between_threads_and_keep_dtype(monkeypatch):
         assert dx.dtype == dtype
         np.testing.assert_array_equal(dx, np.where(x > 0, dy, 0))
     np.testing.assert_array_equal(nn.relu(np.array(-2.0)), 0.0)
-    np.testing.assert_array_equal(nn.relu_grad(np.ones((2, 3)), np.array([1.0, -1.0, 2.0])),
-                                  [[1, 0, 1], [1, 0, 1]])
-    x_t = rng.standard_normal((4, 6)).T                 # not contiguous
+    np.testing.assert_array_equal(nn.relu_grad(np.ones((2, 3)), np.array([1.0, -1.0, 2.0])), [[1, 0, 1], [1, 0, 1]])
+    x_t = rng.standard_normal((4, 6)).T  # not contiguous
     np.testing.assert_array_equal(nn.relu(x_t), np.maximum(x_t, 0))
 
 
@@ -381,14 +430,11 @@ def test_same_avg_pool_divides_by_real_cells_only():
     y = nn.avg_pool(x, (2, 2), (2, 2), pads)
     np.testing.assert_array_equal(y, np.ones((1, 2, 2, 1)))
     dx = nn.avg_pool_grad(x.shape, np.ones((1, 2, 2, 1)), (2, 2), (2, 2), pads)
-    np.testing.assert_array_equal(dx[0, :, :, 0], [[0.25, 0.25, 0.5], [0.25, 0.25, 0.5],
-                                                   [0.5, 0.5, 1.0]])
+    np.testing.assert_array_equal(dx[0, :, :, 0], [[0.25, 0.25, 0.5], [0.25, 0.25, 0.5], [0.5, 0.5, 1.0]])
 
 
 def test_max_pool_grad_sends_ties_to_the_first_max_in_row_major_order():
-    x = np.array([[0.0, 2.0, 2.0],
-                  [2.0, 2.0, 1.0],
-                  [0.0, 0.0, 0.0]]).reshape(1, 3, 3, 1)
+    x = np.array([[0.0, 2.0, 2.0], [2.0, 2.0, 1.0], [0.0, 0.0, 0.0]]).reshape(1, 3, 3, 1)
     # 2x2 windows, stride 1: every window but the bottom-right holds a tie.
     y = nn.max_pool(x, (2, 2), (1, 1), NO_PADS)
     dy = np.array([1.0, 10.0, 100.0, 1000.0]).reshape(1, 2, 2, 1)
@@ -419,16 +465,23 @@ def test_pool_kernels_keep_dtype(dtype):
         rtol = 1e-5 if dtype == np.float32 else 3e-3
         y = nn.max_pool(x, ksize, strides, pads)
         checks = {
-            "avg_pool": (nn.avg_pool(x, ksize, strides, pads),
-                         references.avg_pool(x.astype(float), ksize, strides, pads)),
-            "avg_pool_grad": (nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
-                              references.avg_pool_grad(x.shape, dy.astype(float), ksize, strides, pads)),
+            "avg_pool": (
+                nn.avg_pool(x, ksize, strides, pads),
+                references.avg_pool(x.astype(float), ksize, strides, pads),
+            ),
+            "avg_pool_grad": (
+                nn.avg_pool_grad(x.shape, dy, ksize, strides, pads),
+                references.avg_pool_grad(x.shape, dy.astype(float), ksize, strides, pads),
+            ),
             "max_pool": (y, references.max_pool(x.astype(float), ksize, strides, pads)),
-            "max_pool_grad": (nn.max_pool_grad(x, y, dy, ksize, strides, pads),
-                              references.max_pool_grad(x.astype(float), dy.astype(float), ksize, strides, pads)),
-            "max_pool_grad_grad": (nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
-                                   references.max_pool_grad_grad(x.astype(float), ddx.astype(float), ksize, strides,
-                                                                 pads)),
+            "max_pool_grad": (
+                nn.max_pool_grad(x, y, dy, ksize, strides, pads),
+                references.max_pool_grad(x.astype(float), dy.astype(float), ksize, strides, pads),
+            ),
+            "max_pool_grad_grad": (
+                nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
+                references.max_pool_grad_grad(x.astype(float), ddx.astype(float), ksize, strides, pads),
+            ),
         }
         for name, (got, expected) in checks.items():
             assert got.dtype == dtype, name
@@ -480,8 +533,7 @@ def test_batch_norm_keeps_dtype(dtype):
     rng = np.random.default_rng(23)
     x64 = rng.standard_normal((4, 5, 6, 3)) * 2 + 3
     dy64 = rng.standard_normal(x64.shape)
-    scale, offset = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(
-        np.float32)
+    scale, offset = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
     x, dy = x64.astype(dtype), dy64.astype(dtype)
     y, mean, var, inv_std = nn.fused_batch_norm_forward(x, scale, offset, 1e-3)
     assert y.dtype == dtype
@@ -493,7 +545,8 @@ def test_batch_norm_keeps_dtype(dtype):
     dx, dscale, doffset = nn.fused_batch_norm_backward(dy, x, scale, mean, inv_std)
     assert dx.dtype == dtype and dscale.dtype == doffset.dtype == np.float32
     dx64, dscale64, doffset64 = nn.fused_batch_norm_backward(
-        dy.astype(float), x_cast, scale.astype(float), mean.astype(float), inv_std.astype(float))
+        dy.astype(float), x_cast, scale.astype(float), mean.astype(float), inv_std.astype(float)
+    )
     np.testing.assert_allclose(dx, dx64, rtol=tol, atol=tol * np.abs(dx64).max())
     np.testing.assert_allclose(dscale, dscale64, rtol=tol, atol=tol)
     np.testing.assert_allclose(doffset, doffset64, rtol=tol, atol=tol)
@@ -523,12 +576,19 @@ def test_conv_kernels_match_torch(case):
     padded = torch.nn.functional.pad(xt, (*pads[1], *pads[0]))
     yt = torch.nn.functional.conv2d(padded, wt, stride=strides, dilation=dilations)
     yt.backward(torch.tensor(np.ascontiguousarray(dy.transpose(0, 3, 1, 2))))
-    np.testing.assert_allclose(nn.conv2d(x, w, strides, dilations, pads), nhwc(yt),
-                               rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads),
-                               xt.grad.numpy().transpose(0, 2, 3, 1), rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads),
-                               wt.grad.numpy().transpose(2, 3, 1, 0), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(nn.conv2d(x, w, strides, dilations, pads), nhwc(yt), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads),
+        xt.grad.numpy().transpose(0, 2, 3, 1),
+        rtol=1e-10,
+        atol=1e-10,
+    )
+    np.testing.assert_allclose(
+        nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads),
+        wt.grad.numpy().transpose(2, 3, 1, 0),
+        rtol=1e-10,
+        atol=1e-10,
+    )
 
 
 def test_max_pool_and_batch_norm_match_torch():
@@ -542,8 +602,9 @@ def test_max_pool_and_batch_norm_match_torch():
     yt = torch.nn.functional.max_pool2d(xt, 3, 2, padding=1)
     yt.backward(torch.tensor(np.ascontiguousarray(dy.transpose(0, 3, 1, 2))))
     np.testing.assert_array_equal(y, nhwc(yt))
-    np.testing.assert_allclose(nn.max_pool_grad(x, y, dy, (3, 3), (2, 2), pads),
-                               xt.grad.numpy().transpose(0, 2, 3, 1), rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.max_pool_grad(x, y, dy, (3, 3), (2, 2), pads), xt.grad.numpy().transpose(0, 2, 3, 1), rtol=1e-12
+    )
 
     xt = torch_nchw(x)
     at = torch.nn.functional.avg_pool2d(xt, 3, 2, padding=1, count_include_pad=False)

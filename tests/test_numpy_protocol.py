@@ -1,5 +1,6 @@
 """NumPy's own functions on Tensors (NEP 13 ``__array_ufunc__``, NEP 18 ``__array_function__``):
 they run tensorlib ops, record gradients and trace; what tensorlib lacks raises, naming it."""
+
 import numpy as np
 import pytest
 
@@ -35,31 +36,34 @@ def test_concatenate_and_stack_route_gradients_to_each_input():
     np.testing.assert_array_equal(flat.numpy(), np.concatenate([X, Y], axis=None))
 
 
-@pytest.mark.parametrize("name, call", [
-    ("mean axis keepdims", lambda np_, x: np_.mean(x, axis=0, keepdims=True)),
-    ("var ddof", lambda np_, x: np_.var(x, axis=1, ddof=1)),
-    ("max", lambda np_, x: np_.max(x, axis=1)),
-    ("clip", lambda np_, x: np_.clip(x, -0.5, 1.0)),
-    ("clip one side", lambda np_, x: np_.clip(x, None, 1.0)),
-    ("transpose axes", lambda np_, x: np_.transpose(x, (1, 0))),
-    ("reshape", lambda np_, x: np_.reshape(x, (3, 2))),
-    ("take flat", lambda np_, x: np_.take(x, [4, 0])),
-    ("where", lambda np_, x: np_.where(x > 0, x, 0.0)),
-    ("einsum", lambda np_, x: np_.einsum("ij,ij->i", x, x)),
-    ("dot", lambda np_, x: np_.dot(x, x.T)),
-    ("matmul ufunc", lambda np_, x: np_.matmul(x, x.T)),
-    ("cumsum", lambda np_, x: np_.cumsum(x, axis=1)),
-    ("sort", lambda np_, x: np_.sort(x)),
-    ("percentile", lambda np_, x: np_.percentile(x, 30, axis=1)),
-    ("pad", lambda np_, x: np_.pad(x, ((1, 0), (0, 2)), constant_values=1.5)),
-    ("linalg.norm", lambda np_, x: np_.linalg.norm(x)),
-    ("atleast_3d varargs", lambda np_, x: np_.atleast_3d(x)),
-    ("add.reduce", lambda np_, x: np_.add.reduce(x)),
-    ("maximum.reduce keepdims", lambda np_, x: np_.maximum.reduce(x, axis=1, keepdims=True)),
-    ("multiply.accumulate", lambda np_, x: np_.multiply.accumulate(x, axis=1)),
-    ("arctan2", lambda np_, x: np_.arctan2(x, 2.0)),
-    ("ndarray on the left", lambda np_, x: Y * x + Y),
-])
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("mean axis keepdims", lambda np_, x: np_.mean(x, axis=0, keepdims=True)),
+        ("var ddof", lambda np_, x: np_.var(x, axis=1, ddof=1)),
+        ("max", lambda np_, x: np_.max(x, axis=1)),
+        ("clip", lambda np_, x: np_.clip(x, -0.5, 1.0)),
+        ("clip one side", lambda np_, x: np_.clip(x, None, 1.0)),
+        ("transpose axes", lambda np_, x: np_.transpose(x, (1, 0))),
+        ("reshape", lambda np_, x: np_.reshape(x, (3, 2))),
+        ("take flat", lambda np_, x: np_.take(x, [4, 0])),
+        ("where", lambda np_, x: np_.where(x > 0, x, 0.0)),
+        ("einsum", lambda np_, x: np_.einsum("ij,ij->i", x, x)),
+        ("dot", lambda np_, x: np_.dot(x, x.T)),
+        ("matmul ufunc", lambda np_, x: np_.matmul(x, x.T)),
+        ("cumsum", lambda np_, x: np_.cumsum(x, axis=1)),
+        ("sort", lambda np_, x: np_.sort(x)),
+        ("percentile", lambda np_, x: np_.percentile(x, 30, axis=1)),
+        ("pad", lambda np_, x: np_.pad(x, ((1, 0), (0, 2)), constant_values=1.5)),
+        ("linalg.norm", lambda np_, x: np_.linalg.norm(x)),
+        ("atleast_3d varargs", lambda np_, x: np_.atleast_3d(x)),
+        ("add.reduce", lambda np_, x: np_.add.reduce(x)),
+        ("maximum.reduce keepdims", lambda np_, x: np_.maximum.reduce(x, axis=1, keepdims=True)),
+        ("multiply.accumulate", lambda np_, x: np_.multiply.accumulate(x, axis=1)),
+        ("arctan2", lambda np_, x: np_.arctan2(x, 2.0)),
+        ("ndarray on the left", lambda np_, x: Y * x + Y),
+    ],
+)
 def test_numpy_call_on_a_tensor_matches_numpy_and_its_gradient_checks(name, call):
     got = call(np, tl.tensor(X))
     assert isinstance(got, tl.Tensor), name
@@ -84,8 +88,11 @@ def test_shape_queries_and_value_queries():
 
 def test_a_numpy_function_tensorlib_lacks_raises_naming_it():
     t = tl.tensor(X)
-    with pytest.raises(TypeError, match=r"tensorlib has no implementation of numpy\.unwrap for Tensors, so it "
-                                        r"would drop the gradient"):
+    with pytest.raises(
+        TypeError,
+        match=r"tensorlib has no implementation of numpy\.unwrap for Tensors, so it "
+        r"would drop the gradient",
+    ):
         np.unwrap(t)
     with pytest.raises(TypeError, match=r"numpy\.gcd"):
         np.gcd(tl.tensor([4, 6]), 2)

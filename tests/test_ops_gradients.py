@@ -3,6 +3,7 @@ float64 central differences (``tl.testing.check_grads``); non-differentiable ops
 
 Also tests of ``check_grads`` itself: it must fail on a wrong gradient.
 """
+
 import numpy as np
 import pytest
 from hypothesis import given, reject, settings
@@ -23,8 +24,9 @@ DIFFERENTIABLE = [info for info in INFOS if info.differentiable and (F64 in info
 DIFFERENTIABLE_F32 = [info for info in DIFFERENTIABLE if F32 in info.dtypes]
 # Entries whose op types are all declared not differentiable (OpInfo.differentiable=False alone
 # may only mean "no gradient check for these samples").
-NOT_DIFFERENTIABLE = [info for info in INFOS
-                      if info.op_types and not any(tl.grad.is_differentiable(t) for t in info.op_types)]
+NOT_DIFFERENTIABLE = [
+    info for info in INFOS if info.op_types and not any(tl.grad.is_differentiable(t) for t in info.op_types)
+]
 
 
 def _check(info, sample, **kwargs):
@@ -40,8 +42,14 @@ def _check(info, sample, **kwargs):
 @given(data=st.data())
 def test_gradients_float64_order_2_rev_and_fwd(info, data):
     sample = data.draw(info.samples(F64 if F64 in info.dtypes else C128), label="sample")
-    _check(info, sample, order=2 if info.second_order else 1, modes=("rev", "fwd"), atol=info.grad_atol,
-           rtol=info.grad_rtol)
+    _check(
+        info,
+        sample,
+        order=2 if info.second_order else 1,
+        modes=("rev", "fwd"),
+        atol=info.grad_atol,
+        rtol=info.grad_rtol,
+    )
 
 
 @pytest.mark.parametrize("info", DIFFERENTIABLE_F32, ids=lambda info: info.name)
@@ -74,6 +82,7 @@ def test_not_differentiable_ops_give_no_gradient(info, data):
 
 # ---------------------------------------------------------------- check_grads can fail
 
+
 def _user_op(name, gradient):
     op = tl.ops.defop(name, inputs=("x", "y"), infer=lambda x, y: x, promote=(0, 1))
     op.generic(lambda xp, x, y: x * x * y)
@@ -81,14 +90,21 @@ def _user_op(name, gradient):
     return op
 
 
-_right = _user_op("TestCheckRight", (lambda op, g: g * 2.0 * op.inputs[0] * op.inputs[1],
-                                     lambda op, g: g * op.inputs[0] * op.inputs[0]))
-_wrong_y = _user_op("TestCheckWrongY", (lambda op, g: g * 2.0 * op.inputs[0] * op.inputs[1],
-                                        lambda op, g: g * op.inputs[0]))
+_right = _user_op(
+    "TestCheckRight",
+    (lambda op, g: g * 2.0 * op.inputs[0] * op.inputs[1], lambda op, g: g * op.inputs[0] * op.inputs[0]),
+)
+_wrong_y = _user_op(
+    "TestCheckWrongY", (lambda op, g: g * 2.0 * op.inputs[0] * op.inputs[1], lambda op, g: g * op.inputs[0])
+)
 # Right values, but the rule hides x from the second derivative.
-_wrong_order_2 = _user_op("TestCheckWrongOrder2", (
-    lambda op, g: g * 2.0 * tl.stop_gradient(op.inputs[0] * op.inputs[1]),
-    lambda op, g: g * op.inputs[0] * op.inputs[0]))
+_wrong_order_2 = _user_op(
+    "TestCheckWrongOrder2",
+    (
+        lambda op, g: g * 2.0 * tl.stop_gradient(op.inputs[0] * op.inputs[1]),
+        lambda op, g: g * op.inputs[0] * op.inputs[0],
+    ),
+)
 POINT = [np.array([0.5, 1.5, -2.0]), np.array([1.0, -0.7, 0.3])]
 
 
@@ -122,10 +138,13 @@ def test_check_grads_float32_function_has_float32_tolerances_but_still_fails_whe
 
 
 def test_check_grads_resamples_kinks_and_names_a_point_it_cannot_leave():
-    check_grads(tl.abs, [np.zeros(4)], order=2)                     # jittered off the kink
-    check_grads(lambda x: tl.max(x), [np.ones(3)], order=2)          # ties broken by jittering
-    with pytest.raises(KinkError, match=r"(?s)not differentiable at the sampled point .*Point: argument 0 = "
-                                        r"\[0\., 0\.\]"):
+    check_grads(tl.abs, [np.zeros(4)], order=2)  # jittered off the kink
+    check_grads(lambda x: tl.max(x), [np.ones(3)], order=2)  # ties broken by jittering
+    with pytest.raises(
+        KinkError,
+        match=r"(?s)not differentiable at the sampled point .*Point: argument 0 = "
+        r"\[0\., 0\.\]",
+    ):
         check_grads(tl.abs, [np.zeros(2)], resample=lambda rng: [np.zeros(2)])
 
 

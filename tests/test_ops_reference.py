@@ -4,6 +4,7 @@ A new op gets these tests by adding an OpInfo to ``tensorlib/testing/op_db.py``
 (or ``op_db_nn.py``); ``tests/test_registry.py`` fails until every registered
 op type is covered by one.
 """
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -38,6 +39,7 @@ def test_error_input_raises_its_message(info, error):
 
 # ---------------------------------------------------------------- the harness itself can fail
 
+
 def test_check_forward_rejects_a_wrong_value():
     with pytest.raises(AssertionError, match="exp"):
         check_forward(tl.exp, SampleInput((np.array([0.5, 1.0]),)), np.expm1, name="exp")
@@ -45,8 +47,9 @@ def test_check_forward_rejects_a_wrong_value():
 
 def test_check_forward_rejects_a_wrong_dtype():
     with pytest.raises(AssertionError, match="dtype float32, the reference gives float64"):
-        check_forward(tl.exp, SampleInput((np.array([0.5], np.float32),)),
-                      lambda x: np.exp(x.astype(np.float64)), name="exp")
+        check_forward(
+            tl.exp, SampleInput((np.array([0.5], np.float32),)), lambda x: np.exp(x.astype(np.float64)), name="exp"
+        )
 
 
 def test_check_forward_rejects_a_wrong_shape():
@@ -58,6 +61,7 @@ def test_check_forward_rejects_an_op_that_changes_its_input():
     def clobber(x):
         x._value[...] = 0.0
         return tl.identity(x)
+
     with pytest.raises(AssertionError, match="changed its input 0 in place"):
         check_forward(clobber, SampleInput((np.array([0.5, 1.0]),)), np.copy, name="clobber")
 

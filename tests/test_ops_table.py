@@ -1,4 +1,5 @@
 """docs/ops_table.md is generated from the op registry and the catalogue, and must not be stale."""
+
 from tensorlib.ops import table
 
 
@@ -7,7 +8,8 @@ def test_ops_table_is_up_to_date():
         written = f.read()
     assert written == table.render(), (
         f"docs/ops_table.md is stale (an op type was added, or its gradient or catalogue status changed): "
-        f"regenerate it with `{table.COMMAND}` and commit it")
+        f"regenerate it with `{table.COMMAND}` and commit it"
+    )
 
 
 def test_table_lists_every_builtin_op_with_its_status():

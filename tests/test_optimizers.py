@@ -1,4 +1,5 @@
 """tl.optimizers against the published update formulas (written here in NumPy), eager and traced."""
+
 import numpy as np
 import pytest
 
@@ -10,8 +11,10 @@ STEPS = 5
 
 def _params(dtype=np.float64):
     rng = np.random.default_rng(0)
-    return {"layer": {"kernel": rng.normal(size=(3, 2)).astype(dtype), "bias": rng.normal(size=2).astype(dtype)},
-            "extra": [rng.normal(size=4).astype(dtype)]}
+    return {
+        "layer": {"kernel": rng.normal(size=(3, 2)).astype(dtype), "bias": rng.normal(size=2).astype(dtype)},
+        "extra": [rng.normal(size=4).astype(dtype)],
+    }
 
 
 def _leaves(tree):
@@ -20,7 +23,7 @@ def _leaves(tree):
 
 def _grad_of(p):
     """Gradient of sum(p**4 / 4 + p): depends on p, so every step's state matters."""
-    return p ** 3 + 1.0
+    return p**3 + 1.0
 
 
 def _numpy_run(update, state_names, lr_at, steps=STEPS):
@@ -39,6 +42,7 @@ def sgd_ref(lr, momentum=0.0, nesterov=False, wd=0.0):
             s["buf"] = momentum * s["buf"] + g
             g = g + momentum * s["buf"] if nesterov else s["buf"]
         return p - lr_t * g
+
     return update, ["buf"]
 
 
@@ -50,9 +54,10 @@ def adam_ref(lr, b1=0.9, b2=0.999, eps=1e-8, wd=0.0, decoupled=False):
             g = g + wd * p
         s["m"] = b1 * s["m"] + (1 - b1) * g
         s["v"] = b2 * s["v"] + (1 - b2) * g * g
-        m_hat = s["m"] / (1 - b1 ** t)
-        v_hat = s["v"] / (1 - b2 ** t)
+        m_hat = s["m"] / (1 - b1**t)
+        v_hat = s["v"] / (1 - b2**t)
         return p - lr_t * m_hat / (np.sqrt(v_hat) + eps)
+
     return update, ["m", "v"]
 
 
@@ -68,33 +73,42 @@ def rmsprop_ref(lr, rho=0.99, eps=1e-8, momentum=0.0, centered=False):
             s["buf"] = momentum * s["buf"] + d
             d = s["buf"]
         return p - lr_t * d
+
     return update, ["v", "g", "buf"]
 
 
 CASES = {
     "sgd": (lambda: tl.optimizers.SGD(0.05), sgd_ref(0.05)),
     "sgd_momentum": (lambda: tl.optimizers.SGD(0.05, momentum=0.9), sgd_ref(0.05, 0.9)),
-    "sgd_nesterov_wd": (lambda: tl.optimizers.SGD(0.05, momentum=0.8, nesterov=True, weight_decay=0.1),
-                        sgd_ref(0.05, 0.8, True, 0.1)),
+    "sgd_nesterov_wd": (
+        lambda: tl.optimizers.SGD(0.05, momentum=0.8, nesterov=True, weight_decay=0.1),
+        sgd_ref(0.05, 0.8, True, 0.1),
+    ),
     "adam": (lambda: tl.optimizers.Adam(0.01), adam_ref(0.01)),
-    "adam_l2": (lambda: tl.optimizers.Adam(0.01, beta_1=0.8, beta_2=0.99, weight_decay=0.1),
-                adam_ref(0.01, 0.8, 0.99, wd=0.1)),
+    "adam_l2": (
+        lambda: tl.optimizers.Adam(0.01, beta_1=0.8, beta_2=0.99, weight_decay=0.1),
+        adam_ref(0.01, 0.8, 0.99, wd=0.1),
+    ),
     "adamw": (lambda: tl.optimizers.AdamW(0.01, weight_decay=0.3), adam_ref(0.01, wd=0.3, decoupled=True)),
     "rmsprop": (lambda: tl.optimizers.RMSprop(0.01), rmsprop_ref(0.01)),
-    "rmsprop_centered_momentum": (lambda: tl.optimizers.RMSprop(0.01, rho=0.9, momentum=0.5, centered=True),
-                                  rmsprop_ref(0.01, 0.9, momentum=0.5, centered=True)),
+    "rmsprop_centered_momentum": (
+        lambda: tl.optimizers.RMSprop(0.01, rho=0.9, momentum=0.5, centered=True),
+        rmsprop_ref(0.01, 0.9, momentum=0.5, centered=True),
+    ),
 }
 
 
 def _run_tensorlib(make_opt, traced, steps=STEPS):
     p = _params()
-    variables = {"layer": {"kernel": tl.Variable(p["layer"]["kernel"]), "bias": tl.Variable(p["layer"]["bias"])},
-                 "extra": [tl.Variable(p["extra"][0])]}
+    variables = {
+        "layer": {"kernel": tl.Variable(p["layer"]["kernel"]), "bias": tl.Variable(p["layer"]["bias"])},
+        "extra": [tl.Variable(p["extra"][0])],
+    }
     opt = make_opt()
 
     def step():
         with tl.GradientTape() as tape:
-            loss = sum(tl.sum(v ** 4 / 4.0 + v) for v in _leaves(variables))
+            loss = sum(tl.sum(v**4 / 4.0 + v) for v in _leaves(variables))
         grads = tape.gradient(loss, variables)
         opt.apply(grads, variables)
         return loss
@@ -177,8 +191,11 @@ def test_none_gradients_are_skipped():
 
 def test_structure_mismatch_names_the_paths():
     v = {"w": tl.Variable(np.ones(2)), "b": tl.Variable(np.ones(1))}
-    with pytest.raises(ValueError, match=r"SGD.apply: grads and variables must have the same structure; "
-                                         r"missing gradients for \[\"\['b'\]\"\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"SGD.apply: grads and variables must have the same structure; "
+        r"missing gradients for \[\"\['b'\]\"\]",
+    ):
         tl.optimizers.SGD(0.1).apply({"w": tl.tensor(np.ones(2))}, v)
     with pytest.raises(ValueError, match=r"Adam.apply: gradient at \['w'\] has shape \(3,\)"):
         tl.optimizers.Adam().apply({"w": tl.tensor(np.ones(3)), "b": None}, v)
@@ -198,17 +215,22 @@ def test_bad_hyperparameters():
 def test_matches_torch_optim_when_installed():
     torch = pytest.importorskip("torch")
     for make_opt, make_torch in [
-            (lambda: tl.optimizers.Adam(0.01, weight_decay=0.1), lambda p: torch.optim.Adam(p, lr=0.01, weight_decay=0.1)),
-            (lambda: tl.optimizers.AdamW(0.01), lambda p: torch.optim.AdamW(p, lr=0.01)),
-            (lambda: tl.optimizers.SGD(0.05, momentum=0.9, nesterov=True),
-             lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True)),
-            (lambda: tl.optimizers.RMSprop(0.01, momentum=0.5, centered=True),
-             lambda p: torch.optim.RMSprop(p, lr=0.01, momentum=0.5, centered=True))]:
+        (lambda: tl.optimizers.Adam(0.01, weight_decay=0.1), lambda p: torch.optim.Adam(p, lr=0.01, weight_decay=0.1)),
+        (lambda: tl.optimizers.AdamW(0.01), lambda p: torch.optim.AdamW(p, lr=0.01)),
+        (
+            lambda: tl.optimizers.SGD(0.05, momentum=0.9, nesterov=True),
+            lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True),
+        ),
+        (
+            lambda: tl.optimizers.RMSprop(0.01, momentum=0.5, centered=True),
+            lambda p: torch.optim.RMSprop(p, lr=0.01, momentum=0.5, centered=True),
+        ),
+    ]:
         params = [torch.tensor(p, requires_grad=True) for p in _leaves(_params())]
         opt = make_torch(params)
         for _ in range(STEPS):
             opt.zero_grad()
-            sum((p ** 4 / 4 + p).sum() for p in params).backward()
+            sum((p**4 / 4 + p).sum() for p in params).backward()
             opt.step()
         got, _ = _run_tensorlib(make_opt, traced=False)
         for p, g in zip(params, got):

@@ -1,4 +1,5 @@
 """graph.render / _repr_svg_ / to_dot ids and colours; the profiler's modes, phases, kernels and trace."""
+
 import json
 import re
 import shutil
@@ -20,6 +21,7 @@ def _training_graph():
         with tl.GradientTape() as tape:
             loss = tl.sum(tl.exp(x @ w)) + tl.sum(big)
         return tape.gradient(loss, w)
+
     return tl.function(step).get_graph(tl.TensorSpec((None, 3), tl.float32))
 
 
@@ -80,8 +82,11 @@ def test_repr_svg_for_notebooks():
 def test_render_without_dot_says_how_to_install(tmp_path, monkeypatch):
     graphviz = pytest.importorskip("graphviz")
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(RuntimeError, match=r"Graph.render: Graphviz's `dot` program was not found; install "
-                                           r"Graphviz's `dot` program \(Debian/Ubuntu: apt-get install graphviz"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Graph.render: Graphviz's `dot` program was not found; install "
+        r"Graphviz's `dot` program \(Debian/Ubuntu: apt-get install graphviz",
+    ):
         _training_graph().render(tmp_path / "g.svg")
     assert _training_graph()._repr_svg_() is None
     assert graphviz is not None
@@ -100,14 +105,19 @@ def test_profile_separates_modes_and_phases_and_names_the_real_kernel(tmp_path):
         with tl.GradientTape() as tape:
             loss = tl.sum(tl.nn.conv2d(x, w, 1, "SAME"))
         return tape.gradient(loss, w)
+
     traced = tl.function(step)
     traced(x)
     with tl.profile() as prof:
         step(x)
         traced(x)
     seen = {(e.op_type, e.mode, e.phase) for e in prof.events}
-    assert {("Conv2D", "eager", "forward"), ("Conv2DBackpropFilter", "eager", "gradient"),
-            ("Conv2D", "graph", "forward"), ("Conv2DBackpropFilter", "graph", "gradient")} <= seen
+    assert {
+        ("Conv2D", "eager", "forward"),
+        ("Conv2DBackpropFilter", "eager", "gradient"),
+        ("Conv2D", "graph", "forward"),
+        ("Conv2DBackpropFilter", "graph", "gradient"),
+    } <= seen
     conv = next(e for e in prof.events if e.op_type == "Conv2D")
     assert conv.kernel == "tensorlib.backends.numpy_nn.conv.conv2d"
     table = prof.table()
@@ -130,9 +140,10 @@ def test_nodes_rewritten_by_the_pool_folding_keep_their_phase():
         with tl.GradientTape() as tape:
             loss = tl.sum(tl.nn.avg_pool(tl.nn.conv2d(x, w, 1, "VALID"), 2, 2, "VALID"))
         return tape.gradient(loss, w)
+
     nodes = tl.function(f).get_graph(np.ones((1, 8, 8, 1))).optimize().nodes
     types = [n.type for n in nodes]
     assert "AvgPool" not in types and "AvgPoolGrad" not in types  # both folded into the convs
     conv, backprop = types.index("Conv2D"), types.index("Conv2DBackpropFilter")
-    assert all(n.phase == "forward" for n in nodes[:conv + 1])  # the box-filtered filter and the conv
+    assert all(n.phase == "forward" for n in nodes[: conv + 1])  # the box-filtered filter and the conv
     assert all(n.phase == "gradient" for n in nodes[backprop:])  # the filter gradient and its box correlation

@@ -1,5 +1,6 @@
 """The op and gradient registries: coverage by the catalogue, per-input rules, missing gradients,
 overrides, double registration, and the user-facing ``opcheck`` / ``docs/adding_an_op.md``."""
+
 import inspect
 import os
 import re
@@ -84,8 +85,9 @@ def test_declared_op_types_really_run(info):
         info.op(*[tl.tensor(a) if isinstance(a, np.ndarray) else a for a in sample.args], **sample.kwargs)
         if info.differentiable and dtype == np.float64 and sample.grad_argnums:
             with np.errstate(all="ignore"):
-                check_sample_grads(info.op, sample, order=2 if info.second_order else 1, modes=("rev",),
-                                   atol=1e3, rtol=1e3)
+                check_sample_grads(
+                    info.op, sample, order=2 if info.second_order else 1, modes=("rev",), atol=1e3, rtol=1e3
+                )
 
     dispatch.observers.append(observer)
     try:
@@ -96,6 +98,7 @@ def test_declared_op_types_really_run(info):
 
 
 # ---------------------------------------------------------------- per-input gradient rules
+
 
 def _spy_op(name):
     calls = []
@@ -109,6 +112,7 @@ def _spy_op(name):
     def grad_y(node, g):
         calls.append("y")
         return g * node.inputs[0]
+
     tl.grad.register_gradient(name, y=grad_y, x=grad_x)
     return op, calls
 
@@ -121,7 +125,7 @@ def test_the_rule_of_an_input_that_needs_no_gradient_is_never_called():
         z = op(x, y)
     np.testing.assert_allclose(tape.gradient(z, x).numpy(), [3.0, 4.0])
     assert calls == ["x"]
-    assert tape.gradient(z, y) is None and calls == ["x"]   # y was never watched: nothing recorded for it
+    assert tape.gradient(z, y) is None and calls == ["x"]  # y was never watched: nothing recorded for it
     frozen = tl.Variable([3.0, 4.0], trainable=False)
     tl.grad(lambda x: tl.sum(op(x, frozen)))(x)
     assert calls == ["x", "x"]
@@ -129,8 +133,10 @@ def test_the_rule_of_an_input_that_needs_no_gradient_is_never_called():
 
 def test_builtin_rules_are_called_per_input_too():
     calls = []
-    spies = {"x": lambda op, g: calls.append("x") or g * op.inputs[1],
-             "y": lambda op, g: calls.append("y") or g * op.inputs[0]}
+    spies = {
+        "x": lambda op, g: calls.append("x") or g * op.inputs[1],
+        "y": lambda op, g: calls.append("y") or g * op.inputs[0],
+    }
     x = tl.tensor([1.0, 2.0])
     with tl.grad.override({"Mul": spies}):
         np.testing.assert_allclose(tl.grad(lambda x: tl.sum(x * 3.0))(x).numpy(), [3.0, 3.0])
@@ -143,7 +149,8 @@ def test_missing_gradient_names_the_op_and_the_callers_line_and_the_forward_stil
     x = tl.tensor([1.0, 2.0])
     with tl.GradientTape() as tape:
         tape.watch(x)
-        y = op(x); line = inspect.currentframe().f_lineno  # noqa: E702  (the call's own line)
+        y = op(x)
+        line = inspect.currentframe().f_lineno - 1  # the call's line, just above
         z = tl.sum(y * y)
     np.testing.assert_allclose(y.numpy(), [2.0, 4.0])
     with pytest.raises(LookupError) as failure:
@@ -177,6 +184,7 @@ def test_not_differentiable_ops_give_none_and_do_not_raise():
 
 
 # ---------------------------------------------------------------- override and registration errors
+
 
 def test_override_applies_inside_the_block_only_and_nests():
     x = tl.tensor(0.5)
@@ -219,6 +227,7 @@ def test_unknown_attribute_is_rejected():
 
 # ---------------------------------------------------------------- opcheck and the docs
 
+
 def _scale_op(name, wrong=False):
     op = tl.ops.defop(name, inputs=("x",), attrs={"alpha": 1.0}, infer=lambda x, *, alpha: x)
     op.generic(lambda xp, x, *, alpha: x * alpha * x)
@@ -246,13 +255,19 @@ def test_opcheck_fails_on_a_wrong_reference_and_runs_error_inputs():
     with pytest.raises(AssertionError, match="Not equal to tolerance"):
         opcheck(op, [(np.array([0.5, -1.0]),)], ref=lambda x, alpha=1.0: x)
     from tensorlib.testing import ErrorInput
-    report = opcheck(op, [(np.array([0.5]),)], ref=lambda x, alpha=1.0: alpha * x * x,
-                     error_inputs=[ErrorInput((np.array([1.0]),), {"beta": 2.0}, TypeError, "unknown attribute")])
+
+    report = opcheck(
+        op,
+        [(np.array([0.5]),)],
+        ref=lambda x, alpha=1.0: alpha * x * x,
+        error_inputs=[ErrorInput((np.array([1.0]),), {"beta": 2.0}, TypeError, "unknown attribute")],
+    )
     assert report["errors"] == 1
 
 
 def test_opcheck_accepts_hypothesis_strategies_and_opinfos():
     from tensorlib.testing import strategies as tls
+
     report = opcheck(tl.sin, tls.tensors(np.float64, tls.shapes(max_dims=2)), ref=np.sin, max_examples=3)
     assert report["forward"] == 6 and report["gradients"] == 6
     info = next(i for i in INFOS if i.name == "matmul")
@@ -263,8 +278,13 @@ def test_adding_an_op_doc_examples_run():
     # In a fresh interpreter: the page registers ops ("Hypot", "Halve") that must not clash with a
     # pytest session that also collects docs/*.md.
     path = os.path.join(ROOT, "docs", "adding_an_op.md")
-    run = subprocess.run([sys.executable, "-m", "doctest", "-o", "ELLIPSIS", "-o", "NORMALIZE_WHITESPACE", path],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "doctest", "-o", "ELLIPSIS", "-o", "NORMALIZE_WHITESPACE", path],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": ROOT},
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -277,6 +297,7 @@ def test_strategies_op_inputs_finds_opinfos_by_name_type_and_function():
         assert tl.matmul(*matmul_sample.args).dtype == np.float64
         assert isinstance(einsum_sample.args[0], str)
         assert take_sample.args[0].dtype == np.int64
+
     draws()
     with pytest.raises(LookupError, match="no OpInfo describes 'NoSuchOp'"):
         op_inputs("NoSuchOp")
@@ -293,6 +314,6 @@ def test_override_by_input_name_keeps_the_other_inputs_rules():
     with tl.grad.override({"Mul": {"y": None}}):
         gx, gy = f(x, y)
     assert gx.numpy().tolist() == [3.0, 4.0] and gy.numpy().tolist() == [0.0, 0.0]
-    with tl.grad.override({"Mul": (lambda op, g: g * 0.0,)}):             # positional: y gets no rule
+    with tl.grad.override({"Mul": (lambda op, g: g * 0.0,)}):  # positional: y gets no rule
         gx, gy = f(x, y)
     assert gx.numpy().tolist() == [0.0, 0.0] and gy.numpy().tolist() == [0.0, 0.0]

@@ -1,5 +1,6 @@
 """tl.special and tl.stats beyond the catalogue (``tensorlib/testing/op_db_special.py``):
 the optional SciPy dependency, the defined edge cases, closed-form gradients."""
+
 import subprocess
 import sys
 
@@ -12,10 +13,12 @@ scipy_stats = pytest.importorskip("scipy.stats")
 
 
 def test_import_tensorlib_needs_no_scipy_and_the_error_names_the_extra():
-    code = ("import sys; sys.modules['scipy'] = None\n"
-            "import tensorlib as tl\n"
-            "try:\n    tl.special.gammaln(tl.tensor(2.0))\n"
-            "except ImportError as e:\n    print(e)\n")
+    code = (
+        "import sys; sys.modules['scipy'] = None\n"
+        "import tensorlib as tl\n"
+        "try:\n    tl.special.gammaln(tl.tensor(2.0))\n"
+        "except ImportError as e:\n    print(e)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "tl.special needs SciPy: pip install 'tensorlib[special]'" in out
 
@@ -29,7 +32,7 @@ def test_xlogy_is_zero_at_zero_with_zero_gradient_for_y():
 
 def test_log_ndtr_gradient_stays_finite_in_the_far_left_tail():
     g = tl.grad(tl.special.log_ndtr)(tl.tensor(-40.0, dtype="float64"))
-    assert np.isfinite(float(g)) and abs(float(g) - 40.0) < 0.1   # Mills ratio: about -x
+    assert np.isfinite(float(g)) and abs(float(g) - 40.0) < 0.1  # Mills ratio: about -x
 
 
 def test_integer_inputs_give_float64_as_in_numpy_and_scipy():
@@ -43,8 +46,8 @@ def test_normal_log_likelihood_gradients_are_the_closed_forms():
     x = np.array([0.5, -1.0, 2.0])
     loc, scale = tl.tensor(0.3, dtype="float64"), tl.tensor(1.5, dtype="float64")
     g_loc, g_scale = tl.grad(lambda m, s: tl.sum(tl.stats.norm.logpdf(x, m, s)), argnums=(0, 1))(loc, scale)
-    np.testing.assert_allclose(float(g_loc), np.sum(x - 0.3) / 1.5 ** 2)
-    np.testing.assert_allclose(float(g_scale), np.sum((x - 0.3) ** 2) / 1.5 ** 3 - 3 / 1.5)
+    np.testing.assert_allclose(float(g_loc), np.sum(x - 0.3) / 1.5**2)
+    np.testing.assert_allclose(float(g_scale), np.sum((x - 0.3) ** 2) / 1.5**3 - 3 / 1.5)
 
 
 def test_multivariate_normal_covariance_gradient_is_symmetric_closed_form():
@@ -66,7 +69,8 @@ def test_poisson_log_likelihood_is_maximised_at_the_mean():
 def test_stats_values_match_scipy_for_python_scalar_parameters():
     x = np.linspace(0.1, 0.9, 4)
     np.testing.assert_allclose(tl.stats.beta.logpdf(x, 2.0, 3.0).numpy(), scipy_stats.beta.logpdf(x, 2.0, 3.0))
-    np.testing.assert_allclose(tl.stats.gamma.logpdf(x, 2.0, scale=2.0).numpy(),
-                               scipy_stats.gamma.logpdf(x, 2.0, scale=2.0))
+    np.testing.assert_allclose(
+        tl.stats.gamma.logpdf(x, 2.0, scale=2.0).numpy(), scipy_stats.gamma.logpdf(x, 2.0, scale=2.0)
+    )
     np.testing.assert_allclose(tl.stats.t.logpdf(x, 3.0, 0.5, 2.0).numpy(), scipy_stats.t.logpdf(x, 3.0, 0.5, 2.0))
     assert tl.stats.norm.logpdf(x.astype(np.float32)).dtype == np.float32

@@ -1,5 +1,6 @@
 """GradientTape: recording, watching, reuse, output gradients, unconnected sources, jacobians,
 stop_recording, nested tapes (higher order), and Variables under tapes."""
+
 import numpy as np
 import pytest
 
@@ -24,8 +25,11 @@ def test_a_non_persistent_tape_gives_gradients_once():
         tape.watch(x)
         y = x * x
     assert float(tape.gradient(y, x)) == 4.0
-    with pytest.raises(RuntimeError, match="non-persistent GradientTape can compute gradients only once; "
-                                           r"use GradientTape\(persistent=True\)"):
+    with pytest.raises(
+        RuntimeError,
+        match="non-persistent GradientTape can compute gradients only once; "
+        r"use GradientTape\(persistent=True\)",
+    ):
         tape.gradient(y, x)
     with pytest.raises(RuntimeError, match="already used for gradients; create a new one"):
         with tape:
@@ -40,7 +44,7 @@ def test_a_persistent_tape_gives_gradients_many_times():
         z = y * x
     assert float(tape.gradient(y, x)) == 4.0
     assert float(tape.gradient(z, x)) == 12.0
-    assert float(tape.gradient(z, y)) == 2.0       # intermediates are watched once computed from watched ones
+    assert float(tape.gradient(z, y)) == 2.0  # intermediates are watched once computed from watched ones
 
 
 def test_unwatched_constants_get_no_gradient():
@@ -62,8 +66,11 @@ def test_watch_takes_structures_and_skips_integer_tensors():
         y = a * b * tl.cast(n, "float64")
     grads = tape.gradient(y, {"a": a, "pair": [b]})
     assert float(grads["a"]) == 6.0 and float(grads["pair"][0]) == 3.0
-    with pytest.raises(TypeError, match=r"GradientTape.gradient: cannot differentiate with respect to source 2 "
-                                        r"of dtype int64"):
+    with pytest.raises(
+        TypeError,
+        match=r"GradientTape.gradient: cannot differentiate with respect to source 2 "
+        r"of dtype int64",
+    ):
         tape.gradient(y, {"a": a, "pair": [b, n]})
     with pytest.raises(TypeError, match="GradientTape.watch: expected tensors, got float"):
         tl.GradientTape().watch([[1.0]])
@@ -90,13 +97,12 @@ def test_output_gradients_weigh_the_target():
     x = f64(1.0, 2.0)
     with tl.GradientTape() as tape:
         tape.watch(x)
-        y = x * x                                     # non-scalar target
-    np.testing.assert_allclose(tape.gradient(y, x, output_gradients=[np.array([10.0, -1.0])]).numpy(),
-                               [20.0, -4.0])
+        y = x * x  # non-scalar target
+    np.testing.assert_allclose(tape.gradient(y, x, output_gradients=[np.array([10.0, -1.0])]).numpy(), [20.0, -4.0])
     with tl.GradientTape() as tape:
         tape.watch(x)
         y = x * x
-    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [2.0, 4.0])   # the sum of the elements
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [2.0, 4.0])  # the sum of the elements
     with tl.GradientTape() as tape:
         tape.watch(x)
         y = x * x
@@ -166,7 +172,7 @@ def test_stop_recording_hides_ops_from_the_tape():
         tape.watch(x)
         y = x * x
         with tape.stop_recording():
-            z = y * 10.0                             # not recorded: no path from x to z
+            z = y * 10.0  # not recorded: no path from x to z
         w = y + z
     assert float(tape.gradient(w, x)) == 4.0
 
@@ -194,12 +200,12 @@ def test_nested_tapes_give_second_and_third_order():
             t2.watch(x)
             with tl.GradientTape() as t1:
                 t1.watch(x)
-                y = x ** 4
+                y = x**4
             dy = t1.gradient(y, x)
         d2y = t2.gradient(dy, x)
     d3y = t3.gradient(d2y, x)
-    assert float(dy) == pytest.approx(4 * 1.5 ** 3)
-    assert float(d2y) == pytest.approx(12 * 1.5 ** 2)
+    assert float(dy) == pytest.approx(4 * 1.5**3)
+    assert float(d2y) == pytest.approx(12 * 1.5**2)
     assert float(d3y) == pytest.approx(24 * 1.5)
 
 
@@ -229,20 +235,24 @@ def test_gradient_with_respect_to_an_intermediate_of_another_dtype():
 
 # ---------------------------------------------------------------- Variables under tapes
 
+
 def test_assigning_a_variable_a_recording_tape_read_raises_clearly():
     v = tl.Variable(np.array([1.0, 2.0]), name="weights")
     with tl.GradientTape() as tape:
         y = tl.sum(v * v)
-        with pytest.raises(RuntimeError, match="Variable.assign: variable 'weights' \\(shape \\(2,\\), float64\\) "
-                                               "was read by a GradientTape that is still recording"):
+        with pytest.raises(
+            RuntimeError,
+            match="Variable.assign: variable 'weights' \\(shape \\(2,\\), float64\\) "
+            "was read by a GradientTape that is still recording",
+        ):
             v.assign(np.array([5.0, 5.0]))
         with pytest.raises(RuntimeError, match="Variable.assign_add"):
             v.assign_add(np.array([1.0, 1.0]))
         with tape.stop_recording():
             pass
-    np.testing.assert_allclose(v.numpy(), [1.0, 2.0])                # unchanged by the failed assigns
+    np.testing.assert_allclose(v.numpy(), [1.0, 2.0])  # unchanged by the failed assigns
     np.testing.assert_allclose(tape.gradient(y, v).numpy(), [2.0, 4.0])
-    v.assign_sub(np.array([1.0, 1.0]))                                # fine once the tape stopped
+    v.assign_sub(np.array([1.0, 1.0]))  # fine once the tape stopped
     np.testing.assert_allclose(v.numpy(), [0.0, 1.0])
 
 
@@ -256,10 +266,13 @@ def test_the_gradient_uses_the_value_the_variable_had_when_read():
 
 def test_variable_assign_checks_shape_and_casts_compatible_dtypes():
     v = tl.Variable(np.zeros(2), name="v")
-    with pytest.raises(ValueError, match=r"Variable.assign: value of shape \(3,\) float64 does not match variable "
-                                         r"'v' of shape \(2,\) float64"):
+    with pytest.raises(
+        ValueError,
+        match=r"Variable.assign: value of shape \(3,\) float64 does not match variable "
+        r"'v' of shape \(2,\) float64",
+    ):
         v.assign(np.ones(3))
-    v.assign(np.array([1, 2]))                                        # ints into a float variable
+    v.assign(np.array([1, 2]))  # ints into a float variable
     assert v.dtype == np.float64 and v.numpy().tolist() == [1.0, 2.0]
 
 
@@ -281,7 +294,7 @@ def test_no_op_or_variable_mutates_the_callers_numpy_array():
     tl.grad(lambda t: tl.sum(t[0:2] * t[0:2]))(a)
     np.testing.assert_array_equal(a, original_a)
     np.testing.assert_array_equal(b, original_b)
-    b[0, 0] = 42.0                                                     # and the Variable does not alias it
+    b[0, 0] = 42.0  # and the Variable does not alias it
     assert v.numpy()[0] == -0.5
     c = np.array([7.0, 8.0, 9.0])
     v.assign(c)

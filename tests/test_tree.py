@@ -1,4 +1,5 @@
 """Contract: nested structures everywhere, one tree module (issue 7, point 7)."""
+
 import collections
 
 import numpy as np
@@ -16,9 +17,22 @@ def f64(v):
 
 # ---------------------------------------------------------------- the tree module
 
-@pytest.mark.parametrize("structure,n", [(1.0, 1), ([1, 2], 2), ((1, (2, 3)), 3), ({"b": 1, "a": [2, None]}, 3),
-                                         (Pair(1, [2, 3]), 3), (None, 1), ([], 0), ({}, 0), ([[], (None,)], 1),
-                                         (collections.OrderedDict(x=1, y=2), 2)])
+
+@pytest.mark.parametrize(
+    "structure,n",
+    [
+        (1.0, 1),
+        ([1, 2], 2),
+        ((1, (2, 3)), 3),
+        ({"b": 1, "a": [2, None]}, 3),
+        (Pair(1, [2, 3]), 3),
+        (None, 1),
+        ([], 0),
+        ({}, 0),
+        ([[], (None,)], 1),
+        (collections.OrderedDict(x=1, y=2), 2),
+    ],
+)
 def test_flatten_then_unflatten_round_trips(structure, n):
     leaves, treedef = tree.flatten(structure)
     assert len(leaves) == n == treedef.num_leaves
@@ -37,7 +51,9 @@ def test_leaves_keep_order_and_namedtuples_keep_their_type():
 
 def test_unflatten_with_the_wrong_number_of_leaves_is_an_error():
     _, treedef = tree.flatten([1, (2, 3)])
-    with pytest.raises(ValueError, match=r"^tl.tree.unflatten: 2 leaves for a structure with 3 \(\[\*, \(\*, \*\)\]\)$"):
+    with pytest.raises(
+        ValueError, match=r"^tl.tree.unflatten: 2 leaves for a structure with 3 \(\[\*, \(\*, \*\)\]\)$"
+    ):
         tree.unflatten(treedef, [1, 2])
 
 
@@ -55,6 +71,7 @@ def test_treedefs_compare_by_structure():
 
 
 # ---------------------------------------------------------------- the transforms take structures
+
 
 def _loss(p):
     return tl.sum(p["w"] * p["x"][0]) + p["b"] * p["x"][1]
@@ -77,6 +94,7 @@ def test_value_and_grad_of_a_dict_of_parameters():
 def test_grad_of_namedtuples_and_argnums_tuple():
     def f(pair, scale):
         return tl.sum(pair.a * pair.b) * scale
+
     ga, gs = tl.grad(f, argnums=(0, 1))(Pair(f64([1.0, 2.0]), f64([3.0, 4.0])), f64(2.0))
     assert isinstance(ga, Pair)
     np.testing.assert_array_equal(ga.a.numpy(), [6.0, 8.0])
@@ -97,14 +115,18 @@ def test_none_entries_get_none_back_everywhere():
 
 
 def test_grad_of_an_integer_leaf_names_it():
-    with pytest.raises(TypeError, match=r"tl.grad: cannot differentiate with respect to argument 0 \(leaf 1\) "
-                                        r"of dtype int64"):
+    with pytest.raises(
+        TypeError,
+        match=r"tl.grad: cannot differentiate with respect to argument 0 \(leaf 1\) "
+        r"of dtype int64",
+    ):
         tl.grad(lambda p: p[0] * 2.0)([f64(1.0), tl.tensor(3)])
 
 
 def test_vjp_and_jvp_of_nested_primals_and_outputs():
     def f(p):
         return {"sq": p["a"] * p["a"], "both": (p["a"] * p["b"],)}
+
     primal = {"a": f64([1.0, 2.0]), "b": f64([3.0, 4.0])}
     out, vjp_fn = tl.vjp(f, primal)
     (g,) = vjp_fn({"sq": f64([1.0, 1.0]), "both": (f64([1.0, 0.0]),)})
@@ -120,6 +142,7 @@ def test_vjp_and_jvp_of_nested_primals_and_outputs():
 def test_jacobian_and_hessian_of_dict_arguments():
     def f(p):
         return p["a"] * p["b"]
+
     jac = tl.jacobian(f)({"a": f64([1.0, 2.0]), "b": f64([3.0, 4.0])})
     np.testing.assert_array_equal(jac["a"].numpy(), np.diag([3.0, 4.0]))
     np.testing.assert_array_equal(jac["b"].numpy(), np.diag([1.0, 2.0]))
@@ -141,6 +164,7 @@ def test_tape_gradient_with_nested_sources_and_targets():
 
 # ---------------------------------------------------------------- lists of tensors given to ops
 
+
 def test_a_list_of_tensors_given_to_an_op_is_stacked_and_keeps_its_gradient():
     g = tl.grad(lambda x: tl.mean([x, x + 2.0]))(f64(3.0))
     assert float(g) == 1.0
@@ -156,6 +180,7 @@ def test_a_list_of_tensors_given_to_tl_tensor_keeps_its_gradient():
 
 
 # ---------------------------------------------------------------- constants returned by f
+
 
 def test_vjp_of_a_function_returning_a_numpy_constant_gives_zeros():
     out, vjp_fn = tl.vjp(lambda x: np.ones(2), f64([1.0, 2.0]))

@@ -3,6 +3,7 @@
 Docstrings hold runnable ``>>>`` examples (the test suite runs them); as plain
 Markdown their output lines (``[1.0, 2.0]``) would read as link references.
 """
+
 from __future__ import annotations
 
 import griffe
@@ -14,7 +15,7 @@ def fence_doctests(text: str) -> str:
     for line in text.splitlines():
         stripped = line.lstrip()
         if not in_block and stripped.startswith(">>>"):
-            indent = line[:len(line) - len(stripped)]
+            indent = line[: len(line) - len(stripped)]
             out.append(f"{indent}```pycon")
             in_block = True
         elif in_block and (not stripped or not line.startswith(indent)):

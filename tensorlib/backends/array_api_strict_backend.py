@@ -18,6 +18,7 @@ op attributes.
     >>> y.backend.name, y.dtype, y.numpy().tolist()
     ('array_api_strict', dtype('float64'), [2.0, 4.0])
 """
+
 from __future__ import annotations
 
 import importlib
@@ -34,8 +35,10 @@ def _module():
     try:
         return importlib.import_module("array_api_strict")
     except ImportError:
-        raise ImportError("the 'array_api_strict' backend needs the array-api-strict package "
-                          "(pip install 'tensorlib[test]' or pip install array-api-strict)") from None
+        raise ImportError(
+            "the 'array_api_strict' backend needs the array-api-strict package "
+            "(pip install 'tensorlib[test]' or pip install array-api-strict)"
+        ) from None
 
 
 class _Namespace:
@@ -47,19 +50,35 @@ class _Namespace:
 
     def __init__(self, module):
         self._module = module
-        self._dtypes = {np.dtype(name): getattr(module, name) for name in (
-            "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-            "float32", "float64", "complex64", "complex128")}
+        self._dtypes = {
+            np.dtype(name): getattr(module, name)
+            for name in (
+                "bool",
+                "int8",
+                "int16",
+                "int32",
+                "int64",
+                "uint8",
+                "uint16",
+                "uint32",
+                "uint64",
+                "float32",
+                "float64",
+                "complex64",
+                "complex128",
+            )
+        }
 
     def dtype(self, dtype):
         """The namespace's dtype for a NumPy dtype (or one of its own)."""
         try:
             return self._dtypes[np.dtype(dtype)]
         except TypeError:
-            return dtype                      # already one of the namespace's dtypes
+            return dtype  # already one of the namespace's dtypes
         except KeyError:
-            raise TypeError(f"array_api_strict has no dtype {np.dtype(dtype)} (float16 is outside "
-                            "the Array API standard)") from None
+            raise TypeError(
+                f"array_api_strict has no dtype {np.dtype(dtype)} (float16 is outside the Array API standard)"
+            ) from None
 
     def numpy_dtype(self, dtype) -> np.dtype:
         """The NumPy dtype for one of the namespace's dtypes."""
@@ -85,6 +104,7 @@ def _translating(fn, ns):
         if fn.__name__ in ("finfo", "iinfo", "isdtype") and args and not hasattr(args[0], "shape"):
             args = (ns.dtype(args[0]),) + args[1:]
         return fn(*args, **kwargs)
+
     call.__name__ = call.__qualname__ = fn.__name__
     call.__wrapped__ = fn
     return call
@@ -93,7 +113,7 @@ def _translating(fn, ns):
 class ArrayAPIStrictBackend(Backend):
     """Tensors held as ``array_api_strict`` arrays; the package is imported on first use."""
 
-    unsupported_dtypes = (np.dtype(np.float16),)   # the Array API standard has no float16
+    unsupported_dtypes = (np.dtype(np.float16),)  # the Array API standard has no float16
 
     def __init__(self):
         super().__init__(_NAME, None)

@@ -9,6 +9,7 @@ kernels for it needs no change to tensorlib itself::
     ...     pass
     >>> _ = tl.backends.register(Counting("counting", np))
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -82,8 +83,7 @@ def get(name_or_backend) -> Backend:
     try:
         return _backends[name_or_backend]
     except KeyError:
-        raise ValueError(f"unknown backend {name_or_backend!r}; registered: "
-                         f"{sorted(_backends)}") from None
+        raise ValueError(f"unknown backend {name_or_backend!r}; registered: {sorted(_backends)}") from None
 
 
 def names() -> list[str]:

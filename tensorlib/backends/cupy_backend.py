@@ -12,6 +12,7 @@ batch norm and a few others have CuPy kernels of their own in
     >>> tl.backends.get("cupy").name
     'cupy'
 """
+
 from __future__ import annotations
 
 import importlib
@@ -34,13 +35,16 @@ def _import_cupy():
     try:
         cupy = importlib.import_module("cupy")
     except ImportError as e:
-        raise CupyUnavailable(f"the 'cupy' backend needs CuPy with a CUDA device: CuPy is not installed "
-                              f"({e}); pip install 'tensorlib[cuda]'") from None
+        raise CupyUnavailable(
+            f"the 'cupy' backend needs CuPy with a CUDA device: CuPy is not installed "
+            f"({e}); pip install 'tensorlib[cuda]'"
+        ) from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:  # noqa: BLE001 - CUDA driver missing or broken: say so once, plainly
-        raise CupyUnavailable(f"the 'cupy' backend needs a CUDA device, and CUDA says: "
-                              f"{type(e).__name__}: {e}") from None
+        raise CupyUnavailable(
+            f"the 'cupy' backend needs a CUDA device, and CUDA says: {type(e).__name__}: {e}"
+        ) from None
     if count == 0:
         raise CupyUnavailable("the 'cupy' backend needs a CUDA device; none is visible")
     return cupy
@@ -58,22 +62,27 @@ class _Namespace:
         if fn is None and name in _STANDARD_ALIASES:
             fn = getattr(module, _STANDARD_ALIASES[name])
         if fn is None and name == "astype":
+
             def fn(x, dtype, /, *, copy=True):
                 return x.astype(dtype, copy=copy)
+
         if fn is None and name == "isdtype":
             fn = np.isdtype
         if fn is None and name == "matrix_transpose":
+
             def fn(x):
                 return module.swapaxes(x, -1, -2)
+
         if fn is None:
             raise AttributeError(f"module 'cupy' has no attribute {name!r}")
-        setattr(self, name, fn)            # looked up once
+        setattr(self, name, fn)  # looked up once
         return fn
 
 
 def _namespace(cupy):
-    missing = [n for n in ("astype", "isdtype", "pow", "concat", "permute_dims", "matrix_transpose")
-               if not hasattr(cupy, n)]
+    missing = [
+        n for n in ("astype", "isdtype", "pow", "concat", "permute_dims", "matrix_transpose") if not hasattr(cupy, n)
+    ]
     return cupy if not missing else _Namespace(cupy)
 
 

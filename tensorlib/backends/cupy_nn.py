@@ -23,6 +23,7 @@ it is tested on machines without a GPU:
            [26., 30., 34.],
            [42., 46., 50.]])
 """
+
 from __future__ import annotations
 
 import functools
@@ -45,20 +46,23 @@ def _batch(shape_attr, like) -> tuple:
     """``shape_attr`` with an unknown batch size taken from ``like``'s first dimension."""
     return tuple(shape_attr) if shape_attr[0] is not None else (like[0], *shape_attr[1:])
 
+
 __all__ = ["conv_engine", "gemm_conv2d", "gemm_conv2d_backprop_input", "gemm_conv2d_backprop_filter"]
 
 
 def _cp():
     from . import cupy_backend
+
     return cupy_backend.cupy.cupy
 
 
 # ---------------------------------------------------------------- the GEMM path (xp-generic)
 
+
 def _window(x, i, j, out_hw, strides, dilations):
     """The (N, out_h, out_w, C) view of padded ``x`` that filter tap (i, j) multiplies."""
     (sh, sw), (dh, dw), (oh, ow) = strides, dilations, out_hw
-    return x[:, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw, :]
+    return x[:, i * dh : i * dh + (oh - 1) * sh + 1 : sh, j * dw : j * dw + (ow - 1) * sw + 1 : sw, :]
 
 
 def _padded(xp, x, pads):
@@ -67,7 +71,7 @@ def _padded(xp, x, pads):
         return x
     n, h, w, c = x.shape
     out = xp.zeros((n, h + top + bottom, w + left + right, c), dtype=x.dtype)
-    out[:, top:top + h, left:left + w, :] = x
+    out[:, top : top + h, left : left + w, :] = x
     return out
 
 
@@ -93,7 +97,7 @@ def gemm_conv2d_backprop_input(xp, input_shape, w, dy, strides, dilations, pads)
     for i in range(w.shape[0]):
         for j in range(w.shape[1]):
             _window(dx, i, j, out_hw, strides, dilations)[...] += xp.matmul(dy, xp.swapaxes(w[i, j], 0, 1))
-    return dx[:, top:top + h, left:left + wd, :]
+    return dx[:, top : top + h, left : left + wd, :]
 
 
 def gemm_conv2d_backprop_filter(xp, x, filter_shape, dy, strides, dilations, pads):
@@ -111,6 +115,7 @@ def gemm_conv2d_backprop_filter(xp, x, filter_shape, dy, strides, dilations, pad
 
 
 # ---------------------------------------------------------------- the cuDNN path
+
 
 class _NoEngine(Exception):
     """cuDNN (or its frontend) cannot run this configuration: the GEMM path takes it."""
@@ -151,11 +156,12 @@ def _graph(kind, x_shape, w_shape, y_shape, dtype, strides, dilations, pads):
     io = getattr(cudnn.data_type, _CUDNN_TYPES[dtype])
     compute = cudnn.data_type.DOUBLE if dtype == np.float64 else cudnn.data_type.FLOAT
     try:
-        graph = cudnn.pygraph(io_data_type=io, intermediate_data_type=compute, compute_data_type=compute,
-                              handle=handle)
+        graph = cudnn.pygraph(io_data_type=io, intermediate_data_type=compute, compute_data_type=compute, handle=handle)
+
         def tensor(name, shape):
             dims, strides_ = _nhwc(*shape)
             return graph.tensor(name=name, dim=dims, stride=strides_, data_type=io)
+
         geometry = dict(stride=list(strides), dilation=list(dilations))
         if (top, left) == (bottom, right):
             geometry["padding"] = [top, left]
@@ -179,8 +185,10 @@ def _graph(kind, x_shape, w_shape, y_shape, dtype, strides, dilations, pads):
         graph.build_plans()
         return graph, inputs, out, graph.get_workspace_size()
     except Exception as e:  # noqa: BLE001 - cuDNN says why it has no engine; the GEMM path runs instead
-        raise _NoEngine(f"cuDNN has no engine for {kind} {dtype} x{x_shape} w{w_shape} ({type(e).__name__}: "
-                        f"{str(e).splitlines()[0] if str(e) else ''})") from None
+        raise _NoEngine(
+            f"cuDNN has no engine for {kind} {dtype} x{x_shape} w{w_shape} ({type(e).__name__}: "
+            f"{str(e).splitlines()[0] if str(e) else ''})"
+        ) from None
 
 
 _workspace = {}
@@ -213,8 +221,16 @@ def conv_engine(kind: str, x_shape, w_shape, y_shape, dtype, strides, dilations,
     ``kind`` is ``"fprop"``, ``"dgrad"`` or ``"wgrad"``; shapes are NHWC and HWIO.
     """
     try:
-        _graph(kind, tuple(x_shape), _krsc_shape(w_shape), tuple(y_shape), np.dtype(dtype), tuple(strides),
-               tuple(dilations), tuple(map(tuple, pads)))
+        _graph(
+            kind,
+            tuple(x_shape),
+            _krsc_shape(w_shape),
+            tuple(y_shape),
+            np.dtype(dtype),
+            tuple(strides),
+            tuple(dilations),
+            tuple(map(tuple, pads)),
+        )
         return "cudnn"
     except _NoEngine as e:
         return f"gemm: {e}"
@@ -229,8 +245,9 @@ def _conv_fprop(x, w, strides, dilations, pads, out_hw):
     cp = _cp()
     y_shape = (x.shape[0], *out_hw, w.shape[3])
     try:
-        return _run_graph("fprop", (x, _krsc(w)), tuple(x.shape), _krsc_shape(w.shape), y_shape, x.dtype,
-                          strides, dilations, pads)
+        return _run_graph(
+            "fprop", (x, _krsc(w)), tuple(x.shape), _krsc_shape(w.shape), y_shape, x.dtype, strides, dilations, pads
+        )
     except _NoEngine:
         return gemm_conv2d(cp, x, w, strides, dilations, pads)
 
@@ -238,8 +255,17 @@ def _conv_fprop(x, w, strides, dilations, pads, out_hw):
 def _conv_dgrad(input_shape, w, dy, strides, dilations, pads):
     cp = _cp()
     try:
-        return _run_graph("dgrad", (_krsc(w), dy), tuple(input_shape), _krsc_shape(w.shape), tuple(dy.shape),
-                          dy.dtype, strides, dilations, pads)
+        return _run_graph(
+            "dgrad",
+            (_krsc(w), dy),
+            tuple(input_shape),
+            _krsc_shape(w.shape),
+            tuple(dy.shape),
+            dy.dtype,
+            strides,
+            dilations,
+            pads,
+        )
     except _NoEngine:
         return gemm_conv2d_backprop_input(cp, input_shape, w, dy, strides, dilations, pads)
 
@@ -247,8 +273,17 @@ def _conv_dgrad(input_shape, w, dy, strides, dilations, pads):
 def _conv_wgrad(x, filter_shape, dy, strides, dilations, pads):
     cp = _cp()
     try:
-        krsc = _run_graph("wgrad", (x, dy), tuple(x.shape), _krsc_shape(filter_shape), tuple(dy.shape), dy.dtype,
-                          strides, dilations, pads)
+        krsc = _run_graph(
+            "wgrad",
+            (x, dy),
+            tuple(x.shape),
+            _krsc_shape(filter_shape),
+            tuple(dy.shape),
+            dy.dtype,
+            strides,
+            dilations,
+            pads,
+        )
         return cp.ascontiguousarray(krsc.transpose(1, 2, 3, 0))
     except _NoEngine:
         return gemm_conv2d_backprop_filter(cp, x, filter_shape, dy, strides, dilations, pads)
@@ -266,14 +301,12 @@ def conv2d(input, filters, *, strides, padding, dilations):
 def conv2d_backprop_input(filters, out_backprop, *, input_shape, strides, padding, dilations):
     input_shape = _batch(input_shape, out_backprop.shape)
     pads = _geometry(tuple(input_shape[1:3]), filters.shape[:2], strides, dilations, padding)[1]
-    return _conv_dgrad(tuple(input_shape), filters, out_backprop, tuple(strides), tuple(dilations),
-                       _pads_tuple(pads))
+    return _conv_dgrad(tuple(input_shape), filters, out_backprop, tuple(strides), tuple(dilations), _pads_tuple(pads))
 
 
 def conv2d_backprop_filter(input, out_backprop, *, filter_shape, strides, padding, dilations):
     pads = _geometry(input.shape[1:3], tuple(filter_shape[:2]), strides, dilations, padding)[1]
-    return _conv_wgrad(input, tuple(filter_shape), out_backprop, tuple(strides), tuple(dilations),
-                       _pads_tuple(pads))
+    return _conv_wgrad(input, tuple(filter_shape), out_backprop, tuple(strides), tuple(dilations), _pads_tuple(pads))
 
 
 # ---------------------------------------------------------------- pooling: one CUDA thread per output (or input)
@@ -375,8 +408,23 @@ def _launch(name, dtype, count, *args):
 
 def _pool_geometry(x_shape, y_shape, ksize, strides, pads):
     n, h, w, c = x_shape
-    return tuple(np.int32(v) for v in (n, h, w, c, y_shape[1], y_shape[2], ksize[0], ksize[1], strides[0],
-                                       strides[1], pads[0][0], pads[1][0]))
+    return tuple(
+        np.int32(v)
+        for v in (
+            n,
+            h,
+            w,
+            c,
+            y_shape[1],
+            y_shape[2],
+            ksize[0],
+            ksize[1],
+            strides[0],
+            strides[1],
+            pads[0][0],
+            pads[1][0],
+        )
+    )
 
 
 def _pool_out(x_shape, ksize, strides, padding):
@@ -397,7 +445,7 @@ def max_pool_grad(orig_input, orig_output, grad, *, ksize, strides, padding):
     cp = _cp()
     x, y, dy = (_wide(a) for a in (orig_input, orig_output, grad))
     pads = _pool_out(x.shape, ksize, strides, padding)[1]
-    dx = cp.zeros(x.shape, dtype=x.dtype)   # windows overlap: atomicAdd into zeros
+    dx = cp.zeros(x.shape, dtype=x.dtype)  # windows overlap: atomicAdd into zeros
     _launch("max_pool_grad", x.dtype, y.size, x, y, dy, dx, *_pool_geometry(x.shape, y.shape, ksize, strides, pads))
     return dx.astype(grad.dtype, copy=False)
 
@@ -407,8 +455,9 @@ def max_pool_grad_grad(orig_input, orig_output, grad, *, ksize, strides, padding
     x, y, ddx = (_wide(a) for a in (orig_input, orig_output, grad))
     pads = _pool_out(x.shape, ksize, strides, padding)[1]
     ddy = cp.empty(y.shape, dtype=x.dtype)
-    _launch("max_pool_grad_grad", x.dtype, y.size, x, y, ddx, ddy,
-            *_pool_geometry(x.shape, y.shape, ksize, strides, pads))
+    _launch(
+        "max_pool_grad_grad", x.dtype, y.size, x, y, ddx, ddy, *_pool_geometry(x.shape, y.shape, ksize, strides, pads)
+    )
     return ddy.astype(grad.dtype, copy=False)
 
 
@@ -432,6 +481,7 @@ def avg_pool_grad(grad, *, input_shape, ksize, strides, padding):
 
 
 # ---------------------------------------------------------------- batch norm (reductions in float32 or wider)
+
 
 def _compute(dtype) -> np.dtype:
     return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
@@ -483,8 +533,10 @@ def fused_batch_norm_grad(y_backprop, x, scale, batch_mean, inv_std, *, epsilon)
 
 # ---------------------------------------------------------------- erf, gelu, dropout, gather-grad
 
+
 def erf(x):
     from cupyx.scipy import special
+
     return special.erf(x).astype(x.dtype, copy=False)
 
 
@@ -506,6 +558,7 @@ def dropout(x, uniforms, *, rate):
 def take_grad(dy, indices, like, *, axis):
     cp = _cp()
     import cupyx
+
     axis %= like.ndim
     out = cp.zeros(like.shape, dtype=dy.dtype)
     moved = cp.moveaxis(out, axis, 0)
@@ -534,6 +587,7 @@ def take(x, indices, *, axis):
 # Measured on an H200 (CNN step, batch 128): the generic kernels spent ~0.5 ms per bias-gradient Sum
 # over (N, H, W) and three kernels per ReluGrad; one fused kernel and one cuBLAS GEMV replace them.
 
+
 @functools.lru_cache(maxsize=None)
 def _elementwise(name):
     cp = _cp()
@@ -553,8 +607,11 @@ def relu_grad(gradients, features):
 def reduce_sum(x, *, axis, keepdims):
     """Sums over leading or trailing axes of float32/float64 arrays as one GEMV with a ones vector."""
     cp = _cp()
-    axes = tuple(range(x.ndim)) if axis is None else tuple(sorted(a % x.ndim for a in
-                                                                 ((axis,) if isinstance(axis, int) else axis)))
+    axes = (
+        tuple(range(x.ndim))
+        if axis is None
+        else tuple(sorted(a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)))
+    )
     k = len(axes)
     gemv = x.dtype in (np.float32, np.float64) and 0 < k < x.ndim and x.size and x.flags.c_contiguous
     if gemv and axes == tuple(range(k)):
@@ -562,10 +619,10 @@ def reduce_sum(x, *, axis, keepdims):
         out = cp.ones((1, m), dtype=x.dtype) @ x.reshape(m, -1)
         kept = x.shape[k:]
     elif gemv and axes == tuple(range(x.ndim - k, x.ndim)):
-        m = math.prod(x.shape[x.ndim - k:])
+        m = math.prod(x.shape[x.ndim - k :])
         out = x.reshape(-1, m) @ cp.ones((m, 1), dtype=x.dtype)
-        kept = x.shape[:x.ndim - k]
-    else:   # bools count in int64, float16 accumulates in float32 (as the generic Sum)
+        kept = x.shape[: x.ndim - k]
+    else:  # bools count in int64, float16 accumulates in float32 (as the generic Sum)
         wide = {np.dtype(bool): np.int64, np.dtype(np.float16): np.float32}.get(x.dtype, x.dtype)
         return cp.sum(x, axis=axis, keepdims=keepdims, dtype=wide)
     if keepdims:

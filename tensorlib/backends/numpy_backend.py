@@ -1,4 +1,5 @@
 """The NumPy backend: host arrays, contractions through opt_einsum and BLAS."""
+
 from __future__ import annotations
 
 import functools

@@ -4,6 +4,7 @@
 ``tl.grad.override``, ...) and JAX's ``grad`` function: calling the module
 calls :func:`tensorlib.grad.api.grad`.
 """
+
 import sys
 import types
 
@@ -13,8 +14,21 @@ from .backprop import backprop
 from .registry import audit, get, is_differentiable, not_differentiable, override, register_gradient
 from .tape import GradientTape
 
-__all__ = ["register_gradient", "not_differentiable", "get", "override", "audit", "is_differentiable",
-           "GradientTape", "backprop", "value_and_grad", "vjp", "jvp", "jacobian", "hessian"]
+__all__ = [
+    "register_gradient",
+    "not_differentiable",
+    "get",
+    "override",
+    "audit",
+    "is_differentiable",
+    "GradientTape",
+    "backprop",
+    "value_and_grad",
+    "vjp",
+    "jvp",
+    "jacobian",
+    "hessian",
+]
 
 
 class _CallableModule(types.ModuleType):

@@ -4,6 +4,7 @@ Arguments and results may be nested structures (dicts, lists, tuples, named
 tuples) of tensors: ``tensorlib.tree`` flattens them, and gradients come back
 in the structure of the argument they belong to.
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,15 +20,18 @@ def _as_tensor(x):
     if isinstance(x, Tensor):
         return x
     from ..ops.creation import tensor
+
     return tensor(x)
 
 
 def _require_float(t, what, name):
     """Differentiating with respect to an integer or bool is an error (JAX's rule), never a zero."""
     if isinstance(t, Tensor) and t.dtype.kind not in "fc":
-        raise TypeError(f"{what}: cannot differentiate with respect to {name} of dtype {t.dtype} "
-                        f"(shape {tuple(t.shape)}); gradients need a float input: pass a float value "
-                        "or cast it with tl.cast(x, 'float64')")
+        raise TypeError(
+            f"{what}: cannot differentiate with respect to {name} of dtype {t.dtype} "
+            f"(shape {tuple(t.shape)}); gradients need a float input: pass a float value "
+            "or cast it with tl.cast(x, 'float64')"
+        )
     return t
 
 
@@ -35,9 +39,12 @@ def _differentiable(value, what, name):
     """``(tree of tensors, its leaves, its treedef)`` for an argument to differentiate with respect to;
     ``None`` leaves stay ``None`` (and get a ``None`` gradient)."""
     leaves, treedef = tree.flatten(value)
-    leaves = [None if x is None else
-              _require_float(_as_tensor(x), what, name if not treedef.children else f"{name} (leaf {i})")
-              for i, x in enumerate(leaves)]
+    leaves = [
+        None
+        if x is None
+        else _require_float(_as_tensor(x), what, name if not treedef.children else f"{name} (leaf {i})")
+        for i, x in enumerate(leaves)
+    ]
     return tree.unflatten(treedef, leaves), leaves, treedef
 
 
@@ -53,7 +60,7 @@ def _split(flat, treedefs):
     """``flat`` cut into one tree per treedef."""
     out, i = [], 0
     for treedef in treedefs:
-        out.append(tree.unflatten(treedef, flat[i:i + treedef.num_leaves]))
+        out.append(tree.unflatten(treedef, flat[i : i + treedef.num_leaves]))
         i += treedef.num_leaves
     return out
 
@@ -75,8 +82,9 @@ def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
     if not isinstance(out, Tensor):
         raise TypeError(f"{what}: f must return a scalar Tensor, got {type(out).__name__}")
     if out.shape != ():
-        raise TypeError(f"{what}: f must return a scalar, got shape {out.shape}; use tl.vjp or "
-                        "tl.jacobian for non-scalar outputs")
+        raise TypeError(
+            f"{what}: f must return a scalar, got shape {out.shape}; use tl.vjp or tl.jacobian for non-scalar outputs"
+        )
     grads = _split(tape.gradient(out, sources, unconnected_gradients="zero"), treedefs)
     g = grads[0] if isinstance(argnums, int) else tuple(grads)
     return out, g, aux
@@ -92,10 +100,12 @@ def grad(f, argnums=0, has_aux: bool = False):
     >>> float(g["w"]), float(g["b"])
     (3.0, 2.0)
     """
+
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
         _, g, aux = _value_and_grads(f, argnums, has_aux, args, kwargs, "tl.grad")
         return (g, aux) if has_aux else g
+
     return grad_f
 
 
@@ -107,10 +117,12 @@ def value_and_grad(f, argnums=0, has_aux: bool = False):
     >>> float(value), [float(t) for t in g]
     (10.0, [5.0, 2.0])
     """
+
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
         out, g, aux = _value_and_grads(f, argnums, has_aux, args, kwargs, "tl.value_and_grad")
         return ((out, aux), g) if has_aux else (out, g)
+
     return value_and_grad_f
 
 
@@ -122,10 +134,12 @@ def _outputs(out, what):
         if isinstance(leaf, Tensor):
             tensors.append(leaf)
         elif hasattr(leaf, "shape") and hasattr(leaf, "dtype") or isinstance(leaf, (int, float, bool)):
-            tensors.append(None)           # a constant: nothing flows back from it
+            tensors.append(None)  # a constant: nothing flows back from it
         else:
-            raise TypeError(f"{what}: f returned a {type(leaf).__name__} ({leaf!r:.60}); return tensors, "
-                            "arrays or numbers, or dicts/lists/tuples of them")
+            raise TypeError(
+                f"{what}: f returned a {type(leaf).__name__} ({leaf!r:.60}); return tensors, "
+                "arrays or numbers, or dicts/lists/tuples of them"
+            )
     return leaves, tensors, treedef
 
 
@@ -150,18 +164,22 @@ def vjp(f, *primals):
     def vjp_fn(cotangent):
         cts, ct_def = tree.flatten(cotangent)
         if len(cts) != len(leaves):
-            raise ValueError(f"vjp_fn: {len(cts)} cotangents for {len(leaves)} outputs (output structure "
-                             f"{out_def!r}, cotangent structure {ct_def!r})")
+            raise ValueError(
+                f"vjp_fn: {len(cts)} cotangents for {len(leaves)} outputs (output structure "
+                f"{out_def!r}, cotangent structure {ct_def!r})"
+            )
         targets, weights = [], []
         for c, o, leaf in zip(cts, outs, leaves):
             shape = tuple(getattr(leaf, "shape", ()))
             if tuple(getattr(c, "shape", ())) != shape:
-                raise ValueError(f"vjp_fn: cotangent shape {tuple(getattr(c, 'shape', ()))} does not match "
-                                 f"output shape {shape}")
+                raise ValueError(
+                    f"vjp_fn: cotangent shape {tuple(getattr(c, 'shape', ()))} does not match output shape {shape}"
+                )
             if o is not None:
                 targets.append(o)
                 weights.append(c if isinstance(c, Tensor) else dispatch.to_tensor(c, o.backend, o.dtype))
         return tuple(_split(_backprop_live(tape._nodes, targets, weights, xs), treedefs))
+
     return out, vjp_fn
 
 
@@ -204,8 +222,10 @@ def jvp(f, primals, tangents):
     if tangent_def != tree.flatten(tuple(primals))[1]:
         raise tree.structure_error("tl.jvp: tangents and primals", tree.flatten(tuple(primals))[1], tangent_def)
     # Tangents given as arrays or numbers go to their primal's backend.
-    ts = [t if isinstance(t, Tensor) or x is None else dispatch.to_tensor(t, x.backend, x.dtype)
-          for x, t in zip(xs, flat_tangents)]
+    ts = [
+        t if isinstance(t, Tensor) or x is None else dispatch.to_tensor(t, x.backend, x.dtype)
+        for x, t in zip(xs, flat_tangents)
+    ]
     for x, t in zip(xs, ts):
         if x is not None and tuple(x.shape) != tuple(t.shape):
             raise ValueError(f"tl.jvp: tangent shape {t.shape} does not match primal shape {x.shape}")
@@ -225,16 +245,23 @@ def jvp(f, primals, tangents):
                 continue
             term = r.sum(g * m.cast(t, dtype=g.dtype))
             total = term if total is None else total + term
-    tangent_live = iter(outer.gradient(total, dummies, unconnected_gradients="zero") if total is not None
-                        else [m.zeros_like(o) for o in live])
-    tangent_out = [next(tangent_live) if o is not None else
-                   creation.zeros(tuple(getattr(leaf, "shape", ())), dtype=_float_dtype(leaf))
-                   for o, leaf in zip(outs, leaves)]
+    tangent_live = iter(
+        outer.gradient(total, dummies, unconnected_gradients="zero")
+        if total is not None
+        else [m.zeros_like(o) for o in live]
+    )
+    tangent_out = [
+        next(tangent_live)
+        if o is not None
+        else creation.zeros(tuple(getattr(leaf, "shape", ())), dtype=_float_dtype(leaf))
+        for o, leaf in zip(outs, leaves)
+    ]
     return out, tree.unflatten(out_def, tangent_out)
 
 
 def _float_dtype(value):
     import numpy as np
+
     dtype = np.result_type(value)
     return dtype if dtype.kind == "f" else np.float64
 
@@ -250,6 +277,7 @@ def jacobian(f, argnums=0):
     >>> tl.jacobian(lambda x: x * x)(tl.tensor([1.0, 3.0])).numpy().tolist()
     [[2.0, 0.0], [0.0, 6.0]]
     """
+
     def jac_f(*args):
         nums = _argnums_tuple(argnums, len(args), "tl.jacobian")
         args = list(args)
@@ -265,11 +293,14 @@ def jacobian(f, argnums=0):
         per_output = []
         for leaf, o in zip(leaves, outs):
             if o is None:
-                raise TypeError(f"tl.jacobian: f returned a constant {type(leaf).__name__} (no tensor): its "
-                                "Jacobian is zero and not computed; return tensors")
+                raise TypeError(
+                    f"tl.jacobian: f returned a constant {type(leaf).__name__} (no tensor): its "
+                    "Jacobian is zero and not computed; return tensors"
+                )
             jacs = _split(tape.jacobian(o, sources, unconnected_gradients="zero"), treedefs)
             per_output.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
         return tree.unflatten(out_def, per_output)
+
     return jac_f
 
 

@@ -4,6 +4,7 @@ Both hand it a list of recorded Nodes in execution order.  It calls, per
 node, only the gradient functions of inputs that lead back to a source, and
 reduces broadcast gradients back to each input's shape in one place.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -116,15 +117,17 @@ def checked(g, like, node, index, fn):
     names = op.input_names
     name = names[0] + f"[{index}]" if op.variadic else names[index] if index < len(names) else str(index)
     rule = node.attrs.get("grad_fn") if op.name == "CustomGradient" else fn
-    raise GradientRuleError(f"gradient of {op.name} for input {name!r} (shape {tuple(like.shape)} {like.dtype}): "
-                            f"{problem}; rule defined at {rule_site(rule)}")
+    raise GradientRuleError(
+        f"gradient of {op.name} for input {name!r} (shape {tuple(like.shape)} {like.dtype}): "
+        f"{problem}; rule defined at {rule_site(rule)}"
+    )
 
 
 def _sums_back(got, want, strict):
     """Whether a gradient of shape ``got`` sums back to ``want`` (``want`` broadcast to ``got``)."""
     if len(got) < len(want) or (strict and len(got) != len(want)):
         return False
-    for a, b in zip(got[len(got) - len(want):], want):
+    for a, b in zip(got[len(got) - len(want) :], want):
         if a != b and not (a is None or b is None) and (strict or b != 1):
             return False
     return True

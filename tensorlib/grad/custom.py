@@ -1,4 +1,5 @@
 """custom_gradient (stop_gradient, an op, is defined with the other ops in :mod:`tensorlib.ops.math`)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -13,6 +14,7 @@ from . import registry
 from .. import tree
 from .tape import GradientTape
 
+
 @contextlib.contextmanager
 def _tapes_paused():
     saved = list(dispatch.tapes)
@@ -24,18 +26,23 @@ def _tapes_paused():
 
 
 def _custom_infer(*inputs, grad_fn, n_inputs, n_variables):
-    outs = inputs[n_inputs + n_variables:]
+    outs = inputs[n_inputs + n_variables :]
     return tuple(spec(o.shape, o.dtype) for o in outs)
 
 
-_custom = defop("CustomGradient", inputs=("inputs",), attrs={"grad_fn": None, "n_inputs": 0, "n_variables": 0},
-                infer=_custom_infer, variadic=True,
-                doc="Passes its last outputs through; its gradient is the user's grad_fn.")
+_custom = defop(
+    "CustomGradient",
+    inputs=("inputs",),
+    attrs={"grad_fn": None, "n_inputs": 0, "n_variables": 0},
+    infer=_custom_infer,
+    variadic=True,
+    doc="Passes its last outputs through; its gradient is the user's grad_fn.",
+)
 
 
 @_custom.generic
 def _custom_kernel(xp, *arrays, grad_fn, n_inputs, n_variables):
-    return tuple(arrays[n_inputs + n_variables:])
+    return tuple(arrays[n_inputs + n_variables :])
 
 
 _grad_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -46,20 +53,23 @@ def _call_grad_fn(op, out_grads) -> list:
     n, n_vars = op.attrs["n_inputs"], op.attrs["n_variables"]
     fn = op.attrs["grad_fn"]
     if n_vars:
-        variables = list(op.inputs[n:n + n_vars])
+        variables = list(op.inputs[n : n + n_vars])
         try:
             result, var_grads = fn(*out_grads, variables=variables)
         except TypeError as e:
             if "variables" not in str(e):
                 raise
             read = ", ".join(f"shape {tuple(v.shape)} {v.dtype}" for v in variables)
-            raise TypeError(f"custom_gradient: the function reads {n_vars} trainable Variable(s) ({read}), so "
-                            "its grad_fn must accept variables= and return (input_gradients, "
-                            "variable_gradients)") from None
+            raise TypeError(
+                f"custom_gradient: the function reads {n_vars} trainable Variable(s) ({read}), so "
+                "its grad_fn must accept variables= and return (input_gradients, "
+                "variable_gradients)"
+            ) from None
         var_grads = list(var_grads)
         if len(var_grads) != n_vars:
-            raise ValueError(f"custom_gradient: grad_fn returned {len(var_grads)} variable gradients for "
-                             f"{n_vars} variables")
+            raise ValueError(
+                f"custom_gradient: grad_fn returned {len(var_grads)} variable gradients for {n_vars} variables"
+            )
     else:
         result, var_grads = fn(*out_grads), []
     result = list(result) if isinstance(result, (list, tuple)) else [result]
@@ -87,10 +97,15 @@ registry.register_gradient("CustomGradient", _custom_gradient_rule)
 
 def _outputs_and_grad_fn(f, result):
     if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
-        got = (f"a tuple of {len(result)}" if isinstance(result, tuple) else
-               f"{type(result).__name__}" + (f" of shape {tuple(result.shape)}" if hasattr(result, "shape") else ""))
-        raise TypeError(f"custom_gradient: {getattr(f, '__qualname__', f)} must return (outputs, grad_fn) with "
-                        f"a callable grad_fn, got {got}")
+        got = (
+            f"a tuple of {len(result)}"
+            if isinstance(result, tuple)
+            else f"{type(result).__name__}" + (f" of shape {tuple(result.shape)}" if hasattr(result, "shape") else "")
+        )
+        raise TypeError(
+            f"custom_gradient: {getattr(f, '__qualname__', f)} must return (outputs, grad_fn) with "
+            f"a callable grad_fn, got {got}"
+        )
     return result
 
 
@@ -111,6 +126,7 @@ def custom_gradient(f):
     >>> float(tl.grad(lambda x: round_ste(x) * 2.0)(1.3))
     2.0
     """
+
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         st = dispatch.current_state()
@@ -127,7 +143,9 @@ def custom_gradient(f):
         for o in outs:
             if not isinstance(o, Tensor):
                 raise TypeError(f"custom_gradient: {f.__name__} must return tensors, got {type(o).__name__}")
-        results = _custom(*tensor_args, *variables, *outs, grad_fn=grad_fn, n_inputs=len(tensor_args),
-                          n_variables=len(variables))
+        results = _custom(
+            *tensor_args, *variables, *outs, grad_fn=grad_fn, n_inputs=len(tensor_args), n_variables=len(variables)
+        )
         return tree.unflatten(out_def, results)
+
     return wrapper

@@ -9,6 +9,7 @@ differentiated again.
 >>> sorted(tl.grad.get("Mul"))
 ['x', 'y']
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,8 +40,7 @@ def _per_input(op_type, fns, by_name, what):
     names = op.input_names
     if op.variadic:
         if len(fns) + len(by_name) != 1:
-            raise TypeError(f"{what}({op_type!r}): a variadic op takes one gradient function "
-                            "(called with index=)")
+            raise TypeError(f"{what}({op_type!r}): a variadic op takes one gradient function (called with index=)")
         fn = fns[0] if fns else next(iter(by_name.values()))
         _check_rule(fn, op_type, names[0], what, variadic=True)
         return (fn,)
@@ -62,8 +62,10 @@ def _check_rule(fn, op_type, input_name, what, variadic):
     if fn is None:
         return
     if not callable(fn):
-        raise TypeError(f"{what}({op_type!r}): the gradient for input {input_name!r} must be a function "
-                        f"fn(op, *output_grads), got {type(fn).__name__} {fn!r:.60}")
+        raise TypeError(
+            f"{what}({op_type!r}): the gradient for input {input_name!r} must be a function "
+            f"fn(op, *output_grads), got {type(fn).__name__} {fn!r:.60}"
+        )
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):  # a builtin without a signature: nothing to check
@@ -82,8 +84,10 @@ def _check_rule(fn, op_type, input_name, what, variadic):
         problem = f"it requires keyword arguments {sorted(required_kw - {'index'})}"
     if problem:
         call = "fn(op, *output_grads, index=i)" if variadic else "fn(op, *output_grads)"
-        raise TypeError(f"{what}({op_type!r}): the gradient for input {input_name!r} is called as {call}, "
-                        f"but {getattr(fn, '__qualname__', fn)}{sig} cannot be: {problem}")
+        raise TypeError(
+            f"{what}({op_type!r}): the gradient for input {input_name!r} is called as {call}, "
+            f"but {getattr(fn, '__qualname__', fn)}{sig} cannot be: {problem}"
+        )
 
 
 def register_gradient(op_type: str, *fns, **by_name) -> None:
@@ -93,8 +97,9 @@ def register_gradient(op_type: str, *fns, **by_name) -> None:
     as for indices or a tensor used only for its shape (TensorFlow's None).
     """
     if op_type in rules:
-        raise ValueError(f"register_gradient: {op_type!r} already has a gradient; "
-                         "use tl.grad.override to replace it in a scope")
+        raise ValueError(
+            f"register_gradient: {op_type!r} already has a gradient; use tl.grad.override to replace it in a scope"
+        )
     op = _opdef(op_type)
     if op is not None and not op.differentiable:
         raise ValueError(f"register_gradient: {op_type!r} was declared not differentiable")
@@ -160,7 +165,8 @@ def missing_gradient_error(node) -> LookupError:
         f"No gradient defined for operation '{t}' (op type: {t}).{site}\n"
         "  Remedies: wrap its input in tl.stop_gradient(...) if no gradient should flow, "
         "give the computation a gradient with @tl.custom_gradient, or register one with "
-        f"tl.grad.register_gradient({t!r}, ...).")
+        f"tl.grad.register_gradient({t!r}, ...)."
+    )
 
 
 @contextlib.contextmanager
@@ -215,15 +221,21 @@ class GradientAudit(dict):
         missing = self.ops_with("missing")
         partly = [op for op in self.ops_with("not differentiable") if "gradient" in self[op].values()]
         none = [op for op, inputs in self.items() if set(inputs.values()) <= {"not differentiable"}]
-        lines = [f"gradient audit of {len(self)} op types: "
-                 f"{len(self) - len(missing) - len(none)} with gradients, {len(none)} not differentiable, "
-                 f"{len(missing)} missing a gradient"]
+        lines = [
+            f"gradient audit of {len(self)} op types: "
+            f"{len(self) - len(missing) - len(none)} with gradients, {len(none)} not differentiable, "
+            f"{len(missing)} missing a gradient"
+        ]
         for op in missing:
             gaps = ", ".join(i for i, status in self[op].items() if status == "missing")
             lines.append(f"  MISSING  {op}: no gradient for {gaps or 'its inputs'}")
         if partly:
-            lines.append("  inputs without a gradient by design: " + "; ".join(
-                f"{op}({', '.join(i for i, st in self[op].items() if st == 'not differentiable')})" for op in partly))
+            lines.append(
+                "  inputs without a gradient by design: "
+                + "; ".join(
+                    f"{op}({', '.join(i for i, st in self[op].items() if st == 'not differentiable')})" for op in partly
+                )
+            )
         if none:
             lines.append(f"  not differentiable: {', '.join(none)}")
         return "\n".join(lines)
@@ -255,6 +267,7 @@ def audit() -> GradientAudit:
         elif op.variadic:
             report[name] = {op.input_names[0]: "gradient" if per[0] else "missing"}
         else:
-            report[name] = {i: ("gradient" if f is not None else "not differentiable")
-                            for i, f in zip(op.input_names, per)}
+            report[name] = {
+                i: ("gradient" if f is not None else "not differentiable") for i, f in zip(op.input_names, per)
+            }
     return report

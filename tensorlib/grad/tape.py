@@ -1,4 +1,5 @@
 """GradientTape: records the ops that touch watched tensors, then runs the engine."""
+
 from __future__ import annotations
 
 import contextlib
@@ -37,8 +38,7 @@ class GradientTape:
 
     def __enter__(self):
         if self._nodes is None:
-            raise RuntimeError("GradientTape: a non-persistent tape was already used for gradients; "
-                               "create a new one")
+            raise RuntimeError("GradientTape: a non-persistent tape was already used for gradients; create a new one")
         dispatch.tapes.append(self)
         return self
 
@@ -88,8 +88,10 @@ class GradientTape:
 
     def _nodes_or_raise(self, what):
         if self._nodes is None:
-            raise RuntimeError(f"GradientTape.{what}: a non-persistent GradientTape can compute gradients "
-                               "only once; use GradientTape(persistent=True) to call it several times")
+            raise RuntimeError(
+                f"GradientTape.{what}: a non-persistent GradientTape can compute gradients "
+                "only once; use GradientTape(persistent=True) to call it several times"
+            )
         return self._nodes
 
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients: str = "none"):
@@ -101,25 +103,32 @@ class GradientTape:
         """
         nodes = self._nodes_or_raise("gradient")
         if unconnected_gradients not in ("none", "zero"):
-            raise ValueError(f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', "
-                             f"got {unconnected_gradients!r}")
+            raise ValueError(
+                f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}"
+            )
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "gradient")
         targets = tree.leaves(target)
         if output_gradients is None:
             from ..ops.math import ones_like
+
             weights = [ones_like(t) for t in targets]
         else:
-            weights = [dispatch.to_tensor(w, t.backend, t.dtype) if not isinstance(w, Tensor) else w
-                       for w, t in zip(tree.leaves(output_gradients), targets)]
+            weights = [
+                dispatch.to_tensor(w, t.backend, t.dtype) if not isinstance(w, Tensor) else w
+                for w, t in zip(tree.leaves(output_gradients), targets)
+            ]
             for w, t in zip(weights, targets):
                 if tuple(w.shape) != tuple(t.shape):
-                    raise ValueError(f"GradientTape.gradient: output_gradients shape {w.shape} does not "
-                                     f"match target shape {t.shape}")
+                    raise ValueError(
+                        f"GradientTape.gradient: output_gradients shape {w.shape} does not match target shape {t.shape}"
+                    )
         with self.stop_recording():
-            grads = self._watched_only(flat_sources, unconnected_gradients,
-                                       lambda watched: backprop(nodes, targets, weights, watched,
-                                                                unconnected_gradients))
+            grads = self._watched_only(
+                flat_sources,
+                unconnected_gradients,
+                lambda watched: backprop(nodes, targets, weights, watched, unconnected_gradients),
+            )
         if not self._persistent:
             self._nodes = None
             self._watched = set()
@@ -132,8 +141,11 @@ class GradientTape:
         if len(found) == len(sources):
             return [found[s._id] for s in sources]
         from ..ops.math import zeros_like
-        return [None if s is None else found[s._id] if s._id in found else
-                zeros_like(s) if unconnected == "zero" else None for s in sources]
+
+        return [
+            None if s is None else found[s._id] if s._id in found else zeros_like(s) if unconnected == "zero" else None
+            for s in sources
+        ]
 
     def jacobian(self, target, sources, unconnected_gradients: str = "none"):
         """d target / d source, of shape ``target.shape + source.shape``, for each source."""
@@ -153,8 +165,9 @@ class GradientTape:
             eye = creation.eye(size, dtype=target.dtype, backend=target.backend)
             for i in range(size):
                 weight = s.reshape(eye[i], target.shape)
-                grads = self._watched_only(flat_sources, "zero",
-                                           lambda watched: backprop(nodes, [target], [weight], watched, "zero"))
+                grads = self._watched_only(
+                    flat_sources, "zero", lambda watched: backprop(nodes, [target], [weight], watched, "zero")
+                )
                 for k, g in enumerate(grads):
                     rows[k].append(g)
         result = []
@@ -163,8 +176,11 @@ class GradientTape:
                 result.append(None)
                 continue
             jac = s.reshape(s.stack(r), tuple(target.shape) + tuple(src.shape)) if r else None
-            if unconnected_gradients == "none" and jac is not None and (
-                    src._id not in self._watched or not _connected(nodes, target, src)):
+            if (
+                unconnected_gradients == "none"
+                and jac is not None
+                and (src._id not in self._watched or not _connected(nodes, target, src))
+            ):
                 jac = None
             result.append(jac)
         if not self._persistent:
@@ -177,11 +193,14 @@ def _check_sources(sources, what):
         if s is None:
             continue
         if not isinstance(s, Tensor):
-            raise TypeError(f"GradientTape.{what}: sources must be tensors or variables, got "
-                            f"{type(s).__name__} (source {i})")
+            raise TypeError(
+                f"GradientTape.{what}: sources must be tensors or variables, got {type(s).__name__} (source {i})"
+            )
         if s.dtype.kind not in "fc":
-            raise TypeError(f"GradientTape.{what}: cannot differentiate with respect to source {i} of dtype "
-                            f"{s.dtype} (shape {tuple(s.shape)}); gradients need a float source")
+            raise TypeError(
+                f"GradientTape.{what}: cannot differentiate with respect to source {i} of dtype "
+                f"{s.dtype} (shape {tuple(s.shape)}); gradients need a float source"
+            )
 
 
 def _connected(nodes, target, source) -> bool:

@@ -7,13 +7,24 @@
 >>> type(f.get_graph(tl.TensorSpec((2,)))).__name__
 'Graph'
 """
+
 from . import executor, passes, serialize, visualize
 from .ir import CONSTANT_BYTES, Capture, Graph, Node
 from .serialize import GraphFormatError, load
 from .tracing import Function, RetracingWarning, function, no_retrace
 
-__all__ = ["Node", "Graph", "Capture", "CONSTANT_BYTES", "function", "Function", "load", "GraphFormatError",
-           "RetracingWarning", "no_retrace"]
+__all__ = [
+    "Node",
+    "Graph",
+    "Capture",
+    "CONSTANT_BYTES",
+    "function",
+    "Function",
+    "load",
+    "GraphFormatError",
+    "RetracingWarning",
+    "no_retrace",
+]
 
 # The one place where the IR meets the tools: graph/ir.py is plain data and imports none of these;
 # each method is the function of the module that implements it (their docstrings say what they do).

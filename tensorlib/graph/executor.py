@@ -20,6 +20,7 @@ v2 = Exp(v0); free v0
 v3 = Mul(v2, c1); free v2
 return v3
 """
+
 from __future__ import annotations
 
 import time
@@ -31,6 +32,7 @@ from .. import dispatch
 from ..tensor import Tensor, Variable, make
 from .ir import ASSIGN, Graph, unpack
 from .passes import optimized
+
 
 class _Step:
     __slots__ = ("node", "kernel", "inputs", "outputs", "multi", "frees")
@@ -54,7 +56,7 @@ class Executable:
         self.local = {k: "v" + v[1:] for k, v in names.items()}
         used = {t._id for n in graph.nodes for t in n.inputs} | {t._id for t in graph.outputs}
         self.capture_slots = [i for i, c in enumerate(graph.captures) if c.tensor._id in used]
-        self.assigned = []            # capture index of each AssignVariable target, in step order
+        self.assigned = []  # capture index of each AssignVariable target, in step order
         capture_index = {c.tensor._id: i for i, c in enumerate(graph.captures)}
         self.params = [t._id for t in graph.inputs] + [graph.captures[i].tensor._id for i in self.capture_slots]
         self.steps = []
@@ -69,10 +71,11 @@ class Executable:
             self.steps.append(_Step(node, kernel, [t._id for t in node.inputs], [o._id for o in node.outputs], multi))
         # Assigning a fed or constant array as it is would let the Variable alias the caller's memory.
         produced = {o._id for n in graph.nodes for o in n.outputs}
-        self.copied_assigns = {k for k, step in enumerate(self.steps)
-                               if step.kernel is None and step.inputs[1] not in produced}
+        self.copied_assigns = {
+            k for k, step in enumerate(self.steps) if step.kernel is None and step.inputs[1] not in produced
+        }
         self._plan_frees()
-        self.fixups = None            # steps whose results need a type/dtype fix (known after the first run)
+        self.fixups = None  # steps whose results need a type/dtype fix (known after the first run)
         self._program = None
 
     def _plan_frees(self):
@@ -138,8 +141,9 @@ class Executable:
                 # The common steps: one or two inputs, one output, no attributes, nothing to fix.
                 program.append((len(ins), step.kernel, ins[0], ins[-1], outs[0], frees, step.node))
             else:
-                program.append((_GENERAL, step.kernel, ins, (attrs, fixes), outs if step.multi else outs[0],
-                                frees, step.node))
+                program.append(
+                    (_GENERAL, step.kernel, ins, (attrs, fixes), outs if step.multi else outs[0], frees, step.node)
+                )
         self._program = program
         self._template = template
         self._param_slots = tuple(slot[v] for v in self.params)
@@ -216,15 +220,26 @@ class Executable:
             inputs = tuple(make(a, t.backend, a.shape, t.dtype) for a, t in zip(args, node.inputs))
             outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
             for obs in observers:
-                obs.on_op(node.op, inputs, outputs if step.multi else outputs[0], node.attrs, seconds, step.kernel,
-                          backend, mode="graph", phase=node.phase)
+                obs.on_op(
+                    node.op,
+                    inputs,
+                    outputs if step.multi else outputs[0],
+                    node.attrs,
+                    seconds,
+                    step.kernel,
+                    backend,
+                    mode="graph",
+                    phase=node.phase,
+                )
 
     def _note(self, error, node):
         if hasattr(error, "add_note"):
             names = self.graph.value_names()
             ins = ", ".join(f"{names[t._id]}: {t.dtype}{list(t.shape)}" for t in node.inputs)
-            error.add_note(f"while running node {node.type}({ins}) of graph {self.graph.name!r}, "
-                           f"traced at {node.site or '<unknown>'}")
+            error.add_note(
+                f"while running node {node.type}({ins}) of graph {self.graph.name!r}, "
+                f"traced at {node.site or '<unknown>'}"
+            )
 
 
 _GENERAL, _ASSIGN = 3, 4
@@ -270,12 +285,17 @@ def run(graph: Graph, leaves, sources=None):
         flat = replay(optimized(graph, keep_gradients=True), leaves, sources)
     else:
         exe = _runners.get(graph) or runner(graph)
-        feeds = [x._value if x.__class__ is Tensor and x.backend is t.backend else _raw(x, t)
-                 for x, t in zip(leaves, graph.inputs)]
+        feeds = [
+            x._value if x.__class__ is Tensor and x.backend is t.backend else _raw(x, t)
+            for x, t in zip(leaves, graph.inputs)
+        ]
         feeds += [_raw(sources[i], graph.captures[i].tensor) for i in exe.capture_slots]
         raws = exe.run(feeds, [sources[i] for i in exe.assigned])
-        callers = [f for f, x in zip(feeds, list(leaves) + [sources[i] for i in exe.capture_slots])
-                   if not isinstance(x, Tensor)]
+        callers = [
+            f
+            for f, x in zip(feeds, list(leaves) + [sources[i] for i in exe.capture_slots])
+            if not isinstance(x, Tensor)
+        ]
         if callers:
             raws = [_owned(r, callers) for r in raws]
         flat = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(raws, graph.outputs)]
@@ -294,8 +314,10 @@ def _raw(value, placeholder):
     """The raw array to feed for ``placeholder``: a Tensor's value, or an array converted to its dtype."""
     if isinstance(value, Tensor):
         if value.backend is not placeholder.backend:
-            raise ValueError(f"graph input is on backend {value.backend.name}, the graph expects "
-                             f"{placeholder.backend.name}; move it with tl.tensor(x, backend=...)")
+            raise ValueError(
+                f"graph input is on backend {value.backend.name}, the graph expects "
+                f"{placeholder.backend.name}; move it with tl.tensor(x, backend=...)"
+            )
         return value._value
     backend = placeholder.backend
     if backend.name == "numpy" and isinstance(value, np.ndarray):
@@ -311,8 +333,9 @@ def _recorded(graph, leaves, sources) -> bool:
             if isinstance(x, Tensor) and x._id in watched:
                 return True
         for c, s in zip(graph.captures, sources):
-            if isinstance(s, Tensor) and (s._id in watched or (
-                    isinstance(s, Variable) and s.trainable and tape._watch_accessed_variables)):
+            if isinstance(s, Tensor) and (
+                s._id in watched or (isinstance(s, Variable) and s.trainable and tape._watch_accessed_variables)
+            ):
                 return True
     return False
 
@@ -330,18 +353,23 @@ def replay(graph: Graph, leaves, sources):
         args = tuple(env[t._id] for t in node.inputs)
         if node.op is ASSIGN:
             if not isinstance(args[0], Variable):
-                raise TypeError(f"the graph assigns to its capture; pass a tl.Variable for it, got "
-                                f"{type(args[0]).__name__}")
+                raise TypeError(
+                    f"the graph assigns to its capture; pass a tl.Variable for it, got {type(args[0]).__name__}"
+                )
             dispatch.assign_variable(args[0], args[1], "assign")
             continue
         outs = dispatch.apply(node.op, args, node.attrs)
         env.update(zip((o._id for o in node.outputs), outs if isinstance(outs, tuple) else (outs,)))
-    return [x if isinstance(x, Tensor) else dispatch.to_tensor(x, t.backend, t.dtype)
-            for x, t in ((env[t._id], t) for t in graph.outputs)]
+    return [
+        x if isinstance(x, Tensor) else dispatch.to_tensor(x, t.backend, t.dtype)
+        for x, t in ((env[t._id], t) for t in graph.outputs)
+    ]
 
 
 _executables: "weakref.WeakKeyDictionary[Graph, Executable]" = weakref.WeakKeyDictionary()
-_runners: "weakref.WeakKeyDictionary[Graph, Executable]" = weakref.WeakKeyDictionary()  # graph -> its optimized graph compiled
+_runners: "weakref.WeakKeyDictionary[Graph, Executable]" = (
+    weakref.WeakKeyDictionary()
+)  # graph -> its optimized graph compiled
 
 
 def executable(graph: Graph) -> Executable:
@@ -364,8 +392,7 @@ def call_graph(graph: Graph, *args, **captures):
     """``graph(*args, **captures)``: check the arguments against the placeholders, then run."""
     if len(args) != len(graph.inputs):
         names = ", ".join(graph.input_names) or "none"
-        raise TypeError(f"graph {graph.name!r}: takes {len(graph.inputs)} tensor arguments ({names}), "
-                        f"got {len(args)}")
+        raise TypeError(f"graph {graph.name!r}: takes {len(graph.inputs)} tensor arguments ({names}), got {len(args)}")
     leaves = []
     for i, (a, t, name) in enumerate(zip(args, graph.inputs, graph.input_names)):
         if not isinstance(a, Tensor) and not hasattr(a, "shape"):
@@ -373,26 +400,32 @@ def call_graph(graph: Graph, *args, **captures):
         shape, dtype = tuple(a.shape), np.dtype(a.dtype)
         fits = len(shape) == len(t.shape) and all(d is None or d == s for d, s in zip(t.shape, shape))
         if not fits or dtype != t.dtype:
-            raise ValueError(f"graph {graph.name!r}: argument {i} ({name}) must be {_spec_text(t)}, got "
-                             f"{dtype.name}{list(shape)}")
+            raise ValueError(
+                f"graph {graph.name!r}: argument {i} ({name}) must be {_spec_text(t)}, got {dtype.name}{list(shape)}"
+            )
         leaves.append(a)
     by_name = {c.name: i for i, c in enumerate(graph.captures)}
     unknown = sorted(set(captures) - set(by_name))
     if unknown:
-        raise TypeError(f"graph {graph.name!r}: unknown capture {unknown[0]!r}; its captures are "
-                        f"{sorted(by_name) or 'none'}")
+        raise TypeError(
+            f"graph {graph.name!r}: unknown capture {unknown[0]!r}; its captures are {sorted(by_name) or 'none'}"
+        )
     sources = [c.source for c in graph.captures]
     for name, value in captures.items():
         c = graph.captures[by_name[name]]
         shape = tuple(value.shape) if hasattr(value, "shape") else ()
         if shape != tuple(c.shape) or np.dtype(getattr(value, "dtype", c.dtype)) != c.dtype:
-            raise ValueError(f"graph {graph.name!r}: capture {name!r} must be {_spec_text(c.tensor)}, got "
-                             f"{np.dtype(getattr(value, 'dtype', 'O')).name}{list(shape)}")
+            raise ValueError(
+                f"graph {graph.name!r}: capture {name!r} must be {_spec_text(c.tensor)}, got "
+                f"{np.dtype(getattr(value, 'dtype', 'O')).name}{list(shape)}"
+            )
         sources[by_name[name]] = value
     missing = [c.name for c, s in zip(graph.captures, sources) if s is None]
     if missing:
-        raise TypeError(f"graph {graph.name!r}: missing captures {missing} (the file was saved without them); "
-                        f"pass them as keyword arguments: graph(..., {missing[0]}=array)")
+        raise TypeError(
+            f"graph {graph.name!r}: missing captures {missing} (the file was saved without them); "
+            f"pass them as keyword arguments: graph(..., {missing[0]}=array)"
+        )
     return run(graph, leaves, sources)
 
 

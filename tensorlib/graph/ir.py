@@ -15,6 +15,7 @@ defined once (SSA).  Values enter a graph in three ways:
 >>> [n.type for n in g.nodes], g.outputs[0].shape
 (['Mul', 'Sum'], ())
 """
+
 from __future__ import annotations
 
 import linecache
@@ -28,8 +29,14 @@ from ..tensor import Node, Tensor, current_phase, make_symbolic
 CONSTANT_BYTES = 1024
 
 # Assignments to Variables are graph nodes of this op type; it is no registered op (no kernel, no gradient).
-ASSIGN = OpDef("AssignVariable", ("resource", "value"), {}, lambda resource, value: (), differentiable=False,
-               doc="Store value into the captured Variable `resource` when the graph runs.")
+ASSIGN = OpDef(
+    "AssignVariable",
+    ("resource", "value"),
+    {},
+    lambda resource, value: (),
+    differentiable=False,
+    doc="Store value into the captured Variable `resource` when the graph runs.",
+)
 
 
 class Capture:
@@ -63,8 +70,10 @@ class Capture:
         return _nbytes(self.shape, self.dtype)
 
     def __repr__(self):
-        return (f"Capture({self.name!r}, {_type_str(self.tensor)}, {self.kind}, {_human_bytes(self.nbytes)}, "
-                f"from {self.site})")
+        return (
+            f"Capture({self.name!r}, {_type_str(self.tensor)}, {self.kind}, {_human_bytes(self.nbytes)}, "
+            f"from {self.site})"
+        )
 
 
 class Graph:
@@ -84,10 +93,10 @@ class Graph:
         self.inputs: list = []
         self.input_names: list[str] = []
         self.captures: list[Capture] = []
-        self.constants: dict = {}        # tensor _id -> (symbolic tensor, raw backend array)
+        self.constants: dict = {}  # tensor _id -> (symbolic tensor, raw backend array)
         self.nodes: list[Node] = []
         self.outputs: list = []
-        self.structure = None            # how outputs nest (see tensorlib.graph.tracing.pack)
+        self.structure = None  # how outputs nest (see tensorlib.graph.tracing.pack)
 
     # ------------------------------------------------------------ building
     def add_input(self, shape, dtype, name: str):
@@ -163,8 +172,10 @@ class Graph:
                 raise ValueError(f"{where}: {len(node.outputs)} outputs recorded, the shape rule gives {len(specs)}")
             for s, o in zip(specs, node.outputs):
                 if tuple(s.shape) != tuple(o.shape) or s.dtype != o.dtype:
-                    raise ValueError(f"{where}: output {names[o._id]} recorded as {_type_str(o)}, "
-                                     f"the shape rule gives {_type_str(s)}")
+                    raise ValueError(
+                        f"{where}: output {names[o._id]} recorded as {_type_str(o)}, "
+                        f"the shape rule gives {_type_str(s)}"
+                    )
             for o in node.outputs:
                 if o._id in defined:
                     raise ValueError(f"{where}: output {names[o._id]} is defined twice")
@@ -188,8 +199,10 @@ class Graph:
         params = ", ".join(f"{names[t._id]}: {_type_str(t)} {n}" for t, n in zip(self.inputs, self.input_names))
         lines = [f"graph {self.name}({params}) {{"]
         for c in self.captures:
-            lines.append(f"  {names[c.tensor._id]} = capture {c.name!r}: {_type_str(c.tensor)}  "
-                         f"[{c.kind}, {_human_bytes(c.nbytes)}, {_site_text(c.site)}]")
+            lines.append(
+                f"  {names[c.tensor._id]} = capture {c.name!r}: {_type_str(c.tensor)}  "
+                f"[{c.kind}, {_human_bytes(c.nbytes)}, {_site_text(c.site)}]"
+            )
         for t, raw in self.constants.values():
             lines.append(f"  {names[t._id]} = const {_type_str(t)} {_short_value(raw, t.backend)}")
         for node in self.nodes:
@@ -200,7 +213,7 @@ class Graph:
             lhs = f"{outs} = " if outs else ""
             lines.append(f"  {lhs}{node.type}({ins}){attrs}" + (f" : {types}" if types else ""))
             for k, v in node.attrs.items():
-                if isinstance(v, Graph):         # control flow: the subgraph, nested under its node
+                if isinstance(v, Graph):  # control flow: the subgraph, nested under its node
                     sub = str(v).splitlines()
                     lines.append(f"    {k}: {sub[0]}")
                     lines.extend("    " + line for line in sub[1:])
@@ -209,8 +222,10 @@ class Graph:
         return "\n".join(lines)
 
     def __repr__(self):
-        return (f"<tl.Graph {self.name!r}: {len(self.inputs)} inputs, {len(self.captures)} captures, "
-                f"{len(self.constants)} constants, {len(self.nodes)} nodes, {len(self.outputs)} outputs>")
+        return (
+            f"<tl.Graph {self.name!r}: {len(self.inputs)} inputs, {len(self.captures)} captures, "
+            f"{len(self.constants)} constants, {len(self.nodes)} nodes, {len(self.outputs)} outputs>"
+        )
 
 
 # ---------------------------------------------------------------- text helpers
@@ -281,8 +296,10 @@ def pack(value, leaves: list):
         return ("dict", tuple((k, pack(v, leaves)) for k, v in value.items()))
     if value is None or isinstance(value, (bool, int, float, str)):
         return ("const", value)
-    raise TypeError(f"tl.function: the function returned a {type(value).__name__} ({value!r:.60}); "
-                    "return tensors, Python numbers, strings, None, or tuples/lists/dicts of them")
+    raise TypeError(
+        f"tl.function: the function returned a {type(value).__name__} ({value!r:.60}); "
+        "return tensors, Python numbers, strings, None, or tuples/lists/dicts of them"
+    )
 
 
 def unpack(structure, values):

@@ -11,6 +11,7 @@ constants.
 >>> [n.type for n in g.optimize().nodes]
 ['Exp', 'Add', 'Add']
 """
+
 from __future__ import annotations
 
 import weakref
@@ -117,7 +118,9 @@ def _fold(new: Graph, node, ins, constants):
     if any(None in o.shape or _nbytes(o.shape, o.dtype) > FOLD_BYTES for o in node.outputs):
         return None
     backend = ins[0].backend
-    values = [new.constant_value(t) if t._id in new.constants else backend.xp.empty(t.shape, dtype=t.dtype) for t in ins]
+    values = [
+        new.constant_value(t) if t._id in new.constants else backend.xp.empty(t.shape, dtype=t.dtype) for t in ins
+    ]
     try:
         raw = node.op.resolve_kernel(backend)(*values, **node.attrs)
     except Exception:  # noqa: BLE001 - leave the error to the run, where it names the call site
@@ -155,7 +158,7 @@ def _no_op(new: Graph, node, ins, keep_gradients):
     if kind == "Identity" or (kind == "StopGradient" and not keep_gradients):
         return (ins[0],)
     if kind == "CustomGradient" and not keep_gradients:
-        return ins[node.attrs["n_inputs"]:]
+        return ins[node.attrs["n_inputs"] :]
     if kind in ("Mul", "Add"):
         unit = 1 if kind == "Mul" else 0
         for x, other in ((ins[0], ins[1]), (ins[1], ins[0])):
@@ -164,16 +167,23 @@ def _no_op(new: Graph, node, ins, keep_gradients):
     if kind in ("Sub", "Div", "Pow") and same(ins[0]) and _all_equal(new, ins[1], 0 if kind == "Sub" else 1):
         return (ins[0],)
     if kind in ("LogicalAnd", "LogicalOr"):
-        keep = kind == "LogicalAnd"          # x & True == x, x | False == x
+        keep = kind == "LogicalAnd"  # x & True == x, x | False == x
         for x, other in ((ins[0], ins[1]), (ins[1], ins[0])):
             if same(x) and _all_equal(new, other, keep):
                 return (x,)
             if x.shape == out.shape and _all_equal(new, other, not keep):
                 # x & False, x | True: x's values do not matter, only its shape (a FullLike, folded if small)
                 if None not in out.shape and _nbytes(out.shape, out.dtype) <= FOLD_BYTES:
-                    return (new.add_constant(x.backend.xp.full(out.shape, not keep, dtype=out.dtype), backend=x.backend),)
-                return new.add_node(_registry.get("FullLike"), (x,), {"value": not keep, "dtype": out.dtype},
-                                    site=node.site, phase=node.phase)
+                    return (
+                        new.add_constant(x.backend.xp.full(out.shape, not keep, dtype=out.dtype), backend=x.backend),
+                    )
+                return new.add_node(
+                    _registry.get("FullLike"),
+                    (x,),
+                    {"value": not keep, "dtype": out.dtype},
+                    site=node.site,
+                    phase=node.phase,
+                )
     if kind == "Select":
         for value, chosen in ((True, ins[1]), (False, ins[2])):
             if same(chosen) and _all_equal(new, ins[0], value):
@@ -219,8 +229,13 @@ def fuse_conv_avgpool(graph: Graph) -> Graph:
     pairs = {}
     for node in graph.nodes:
         conv = node.inputs[0]._node if node.op.name == "AvgPool" and node.inputs else None
-        if conv is not None and conv.op.name == "Conv2D" and uses[conv.outputs[0]._id] == 1 \
-                and _fusable(conv.attrs, node.attrs) and None not in conv.inputs[1].shape:
+        if (
+            conv is not None
+            and conv.op.name == "Conv2D"
+            and uses[conv.outputs[0]._id] == 1
+            and _fusable(conv.attrs, node.attrs)
+            and None not in conv.inputs[1].shape
+        ):
             pairs[id(node)] = conv
     if not pairs:
         return graph
@@ -238,8 +253,13 @@ def fuse_conv_avgpool(graph: Graph) -> Graph:
             x, w = (env.get(t._id, t) for t in conv.inputs)
             kh, kw = node.attrs["ksize"]
             box = _box_filter(new, w, kh, kw, node.phase)
-            outs = new.add_node(conv.op, (x, box), {**conv.attrs, "strides": tuple(node.attrs["strides"])},
-                                site=node.site, phase=node.phase)
+            outs = new.add_node(
+                conv.op,
+                (x, box),
+                {**conv.attrs, "strides": tuple(node.attrs["strides"])},
+                site=node.site,
+                phase=node.phase,
+            )
         for old, out in zip(node.outputs, outs):
             env[old._id] = out
     new.outputs = [env.get(t._id, t) for t in graph.outputs]
@@ -251,10 +271,14 @@ def _is_valid(padding) -> bool:
 
 
 def _fusable(conv_attrs, pool_attrs) -> bool:
-    return (_is_valid(conv_attrs.get("padding")) and _is_valid(pool_attrs.get("padding"))
-            and tuple(conv_attrs.get("strides", (1, 1))) == (1, 1)
-            and tuple(conv_attrs.get("dilations", (1, 1))) == (1, 1)
-            and conv_attrs.get("data_format", "NHWC") == "NHWC" and pool_attrs.get("data_format", "NHWC") == "NHWC")
+    return (
+        _is_valid(conv_attrs.get("padding"))
+        and _is_valid(pool_attrs.get("padding"))
+        and tuple(conv_attrs.get("strides", (1, 1))) == (1, 1)
+        and tuple(conv_attrs.get("dilations", (1, 1))) == (1, 1)
+        and conv_attrs.get("data_format", "NHWC") == "NHWC"
+        and pool_attrs.get("data_format", "NHWC") == "NHWC"
+    )
 
 
 def _box_filter(g: Graph, w, kh: int, kw: int, phase=None):
@@ -292,9 +316,13 @@ def fuse_avgpool_grad_conv_backprop(graph: Graph) -> Graph:
         if node.op.name != "AvgPoolGrad" or node.outputs[0]._id in outputs or not _is_valid(node.attrs["padding"]):
             continue
         users = uses.get(node.outputs[0]._id, [])
-        if users and all(u.op.name in ("Conv2DBackpropInput", "Conv2DBackpropFilter") and i == 1
-                         and _fusable(u.attrs, node.attrs) and None not in _static_filter(u)
-                         for u, i in users):
+        if users and all(
+            u.op.name in ("Conv2DBackpropInput", "Conv2DBackpropFilter")
+            and i == 1
+            and _fusable(u.attrs, node.attrs)
+            and None not in _static_filter(u)
+            for u, i in users
+        ):
             pools[node.outputs[0]._id] = node
     if not pools:
         return graph
@@ -310,8 +338,13 @@ def fuse_avgpool_grad_conv_backprop(graph: Graph) -> Graph:
             grad = env.get(pool.inputs[0]._id, pool.inputs[0])
             attrs = {**node.attrs, "strides": tuple(pool.attrs["strides"])}
             if node.op.name == "Conv2DBackpropInput":
-                outs = new.add_node(node.op, (_box_filter(new, ins[0], kh, kw, node.phase), grad), attrs,
-                                    site=node.site, phase=node.phase)
+                outs = new.add_node(
+                    node.op,
+                    (_box_filter(new, ins[0], kh, kw, node.phase), grad),
+                    attrs,
+                    site=node.site,
+                    phase=node.phase,
+                )
             else:
                 fh, fw, c_in, c_out = node.attrs["filter_shape"]
                 attrs["filter_shape"] = (fh + kh - 1, fw + kw - 1, c_in, c_out)

@@ -16,6 +16,7 @@ turns anything malformed into one :class:`GraphFormatError`; it runs no kernel.
 >>> float(g(tl.tensor([1.0, 2.0])))
 9.0
 """
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,7 @@ from ..tensor import Tensor, Variable
 from .ir import ASSIGN, Graph, _nbytes
 
 FORMAT = "tensorlib.graph"
-VERSION = 2                  # 2: the JSON and the .npz share a token (a mix of two saves does not load)
+VERSION = 2  # 2: the JSON and the .npz share a token (a mix of two saves does not load)
 _TOKEN = "__token__"
 # A traced graph's constants are at most CONSTANT_BYTES, an optimized one's at most the passes' FOLD_BYTES:
 # a file that declares a bigger constant is not one we wrote (and must not make us allocate it).
@@ -96,15 +97,23 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
     constants = []
     for k, (t, raw) in enumerate(graph.constants.values()):
         arrays[f"{prefix}const_{k}"] = np.asarray(t.backend.to_numpy(raw))
-        constants.append({"id": ids[t._id], "key": f"{prefix}const_{k}", **_spec(t),
-                          "weak": t.__class__ is not Tensor})
+        constants.append({"id": ids[t._id], "key": f"{prefix}const_{k}", **_spec(t), "weak": t.__class__ is not Tensor})
     captures = []
     for c in graph.captures:
         saved = include_captures and c.source is not None
         if saved:
             arrays[f"capture_{c.name}"] = _host_value(c)
-        captures.append({"id": ids[c.tensor._id], "name": c.name, **_spec(c.tensor), "bytes": c.nbytes,
-                         "kind": c.kind, "site": c.site, "saved": saved})
+        captures.append(
+            {
+                "id": ids[c.tensor._id],
+                "name": c.name,
+                **_spec(c.tensor),
+                "bytes": c.nbytes,
+                "kind": c.kind,
+                "site": c.site,
+                "saved": saved,
+            }
+        )
     nodes = []
     for k, node in enumerate(graph.nodes):
         attrs = {}
@@ -113,12 +122,25 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
                 attrs[name] = {"$graph": _graph_doc(value, arrays, include_captures, f"{prefix}n{k}.{name}.")}
             else:
                 attrs[name] = encode(value, f"graph.save: node {k} ({node.type}) attribute {name!r}")
-        nodes.append({"op": node.type, "inputs": [ids[t._id] for t in node.inputs], "attrs": attrs,
-                      "outputs": [{"id": ids[o._id], **_spec(o)} for o in node.outputs], "site": node.site})
-    return {"name": graph.name, "backend": graph.backend.name,
-            "inputs": [{"id": ids[t._id], "name": n, **_spec(t)} for t, n in zip(graph.inputs, graph.input_names)],
-            "captures": captures, "constants": constants, "nodes": nodes,
-            "outputs": [ids[t._id] for t in graph.outputs], "structure": _encode_structure(graph.structure)}
+        nodes.append(
+            {
+                "op": node.type,
+                "inputs": [ids[t._id] for t in node.inputs],
+                "attrs": attrs,
+                "outputs": [{"id": ids[o._id], **_spec(o)} for o in node.outputs],
+                "site": node.site,
+            }
+        )
+    return {
+        "name": graph.name,
+        "backend": graph.backend.name,
+        "inputs": [{"id": ids[t._id], "name": n, **_spec(t)} for t, n in zip(graph.inputs, graph.input_names)],
+        "captures": captures,
+        "constants": constants,
+        "nodes": nodes,
+        "outputs": [ids[t._id] for t in graph.outputs],
+        "structure": _encode_structure(graph.structure),
+    }
 
 
 def _spec(t) -> dict:
@@ -155,8 +177,10 @@ def encode(value, where: str = "attribute"):
     if isinstance(value, np.generic):
         return {"$scalar": [value.dtype.name, encode(value.item(), where)]}
     if callable(value):
-        raise ValueError(f"{where} is a Python callable ({getattr(value, '__qualname__', value)!r}); graphs "
-                         "holding Python functions (such as tl.custom_gradient's grad_fn) cannot be saved")
+        raise ValueError(
+            f"{where} is a Python callable ({getattr(value, '__qualname__', value)!r}); graphs "
+            "holding Python functions (such as tl.custom_gradient's grad_fn) cannot be saved"
+        )
     raise ValueError(f"{where} has a value of type {type(value).__name__} that a graph file cannot hold")
 
 
@@ -185,28 +209,34 @@ def load(path, backend=None) -> Graph:
     try:
         doc = json.loads(raw_text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise GraphFormatError(f"{json_path}: not a tensorlib graph file (unreadable JSON: "
-                               f"{type(e).__name__}: {e})") from None
+        raise GraphFormatError(
+            f"{json_path}: not a tensorlib graph file (unreadable JSON: {type(e).__name__}: {e})"
+        ) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise GraphFormatError(f"{json_path}: not a tensorlib graph file (format "
-                               f"{doc.get('format') if isinstance(doc, dict) else type(doc).__name__!r}, "
-                               f"expected {FORMAT!r})")
+        raise GraphFormatError(
+            f"{json_path}: not a tensorlib graph file (format "
+            f"{doc.get('format') if isinstance(doc, dict) else type(doc).__name__!r}, "
+            f"expected {FORMAT!r})"
+        )
     version = doc.get("version")
     if not isinstance(version, int) or not 1 <= version <= VERSION:
-        raise GraphFormatError(f"{json_path}: graph format version {version!r} is not supported "
-                               f"(this tensorlib reads versions 1 to {VERSION})")
+        raise GraphFormatError(
+            f"{json_path}: graph format version {version!r} is not supported "
+            f"(this tensorlib reads versions 1 to {VERSION})"
+        )
     try:
         with _Arrays(npz_path) as arrays:
             if version >= 2:
                 token = arrays.token()
                 if token != _get(doc, "token", str):
-                    raise GraphFormatError(f"the array file {npz_path} belongs to another save of the graph "
-                                           "(their tokens differ): the files were mixed or a save was interrupted")
+                    raise GraphFormatError(
+                        f"the array file {npz_path} belongs to another save of the graph "
+                        "(their tokens differ): the files were mixed or a save was interrupted"
+                    )
             return _build(doc, arrays, backend)
     except GraphFormatError as e:
         raise GraphFormatError(f"{json_path}: {e}") from None
-    except (KeyError, TypeError, ValueError, IndexError, LookupError, RecursionError, OverflowError,
-            MemoryError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, LookupError, RecursionError, OverflowError, MemoryError) as e:
         raise GraphFormatError(f"{json_path}: malformed graph file ({type(e).__name__}: {e})") from None
 
 
@@ -222,8 +252,9 @@ class _Arrays:
             raise GraphFormatError(f"the array file {npz_path} is missing") from None
         except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
             raise GraphFormatError(f"the array file {npz_path} is not an .npz archive ({e})") from None
-        self.members = {name[:-4]: info for name, info in ((i.filename, i) for i in self.zip.infolist())
-                        if name.endswith(".npy")}
+        self.members = {
+            name[:-4]: info for name, info in ((i.filename, i) for i in self.zip.infolist()) if name.endswith(".npy")
+        }
 
     def __enter__(self):
         return self
@@ -246,8 +277,10 @@ class _Arrays:
         try:
             with self.zip.open(info) as fh:
                 version = np.lib.format.read_magic(fh)
-                read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                               (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                read_header = {
+                    (1, 0): np.lib.format.read_array_header_1_0,
+                    (2, 0): np.lib.format.read_array_header_2_0,
+                }.get(version)
                 if read_header is None:
                     raise ValueError(f".npy format version {version} is not supported")
                 header = read_header(fh, max_header_size=_NPY_HEADER_MAX)
@@ -255,11 +288,15 @@ class _Arrays:
             raise GraphFormatError(f"array {key!r} in {self.path} is corrupt ({e})") from None
         stored_shape, _, stored_dtype = header
         if stored_dtype != dtype or tuple(stored_shape) != tuple(shape):
-            raise GraphFormatError(f"array {key!r} is {stored_dtype}{list(stored_shape)}, the graph says "
-                                   f"{np.dtype(dtype).name}{list(shape)}")
+            raise GraphFormatError(
+                f"array {key!r} is {stored_dtype}{list(stored_shape)}, the graph says "
+                f"{np.dtype(dtype).name}{list(shape)}"
+            )
         if not _nbytes(shape, dtype) <= info.file_size <= _nbytes(shape, dtype) + _NPY_HEADER_MAX:
-            raise GraphFormatError(f"array {key!r} takes {info.file_size} bytes in {self.path}, not the "
-                                   f"{_nbytes(shape, dtype)} its shape {list(shape)} needs")
+            raise GraphFormatError(
+                f"array {key!r} takes {info.file_size} bytes in {self.path}, not the "
+                f"{_nbytes(shape, dtype)} its shape {list(shape)} needs"
+            )
         return self._read(info)
 
     def _read(self, info):
@@ -267,8 +304,9 @@ class _Arrays:
             with self.zip.open(info) as fh:
                 return np.lib.format.read_array(fh, allow_pickle=False)
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
-            raise GraphFormatError(f"array {info.filename!r} in {self.path} is corrupt or holds pickled "
-                                   f"objects ({e})") from None
+            raise GraphFormatError(
+                f"array {info.filename!r} in {self.path} is corrupt or holds pickled objects ({e})"
+            ) from None
 
 
 def _get(obj, key, kind):
@@ -280,7 +318,7 @@ def _get(obj, key, kind):
 
 def _shape_dtype(entry):
     shape = _get(entry, "shape", list)
-    if not all(d is None or (isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2 ** 63) for d in shape):
+    if not all(d is None or (isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**63) for d in shape):
         raise GraphFormatError(f"bad shape {shape!r}")
     return tuple(shape), _dtypes.as_dtype(_get(entry, "dtype", str))
 
@@ -322,16 +360,20 @@ def _build(doc, arrays, backend) -> Graph:
     for entry in _get(doc, "constants", list):
         shape, dtype = _shape_dtype(entry)
         if None in shape or _nbytes(shape, dtype) > _MAX_CONSTANT_BYTES:
-            raise GraphFormatError(f"a constant is declared as {dtype.name}{list(shape)}: graphs hold constants "
-                                   f"of at most {_MAX_CONSTANT_BYTES} bytes")
+            raise GraphFormatError(
+                f"a constant is declared as {dtype.name}{list(shape)}: graphs hold constants "
+                f"of at most {_MAX_CONSTANT_BYTES} bytes"
+            )
         value = backend.asarray(_array(arrays, _get(entry, "key", str), shape, dtype, "constant"))
         define(entry, graph.add_constant(value, dispatch.WeakScalar if entry.get("weak") is True else None))
     for k, entry in enumerate(_get(doc, "nodes", list)):
         op_type = _get(entry, "op", str)
         op = ASSIGN if op_type == ASSIGN.name else _ops.get(op_type)
         if op is None:
-            raise GraphFormatError(f"node {k} uses op type {op_type!r}, which is not registered in this "
-                                   "process (define it with tl.ops.defop before loading)")
+            raise GraphFormatError(
+                f"node {k} uses op type {op_type!r}, which is not registered in this "
+                "process (define it with tl.ops.defop before loading)"
+            )
         if op_type in _UNLOADABLE:
             raise GraphFormatError(f"node {k} uses op type {op_type!r}: {_UNLOADABLE[op_type]}")
         ins = []
@@ -339,8 +381,12 @@ def _build(doc, arrays, backend) -> Graph:
             if not isinstance(i, int) or i not in env:
                 raise GraphFormatError(f"node {k} ({op_type}) uses value {i!r} before it is defined")
             ins.append(env[i])
-        attrs = {name: _build(_get(v, "$graph", dict), arrays, backend) if isinstance(v, dict) and "$graph" in v
-                 else decode(v) for name, v in _get(entry, "attrs", dict).items()}
+        attrs = {
+            name: _build(_get(v, "$graph", dict), arrays, backend)
+            if isinstance(v, dict) and "$graph" in v
+            else decode(v)
+            for name, v in _get(entry, "attrs", dict).items()
+        }
         site = entry.get("site") if isinstance(entry.get("site"), str) else None
         if op is ASSIGN:
             if len(ins) != 2 or not any(ins[0] is c.tensor for c in graph.captures):
@@ -353,12 +399,15 @@ def _build(doc, arrays, backend) -> Graph:
                 raise GraphFormatError(f"node {k} ({op_type}) does not fit its inputs: {e}") from None
         recorded = _get(entry, "outputs", list)
         if len(recorded) != len(outs):
-            raise GraphFormatError(f"node {k} ({op_type}) records {len(recorded)} outputs, its shape rule gives "
-                                   f"{len(outs)}")
+            raise GraphFormatError(
+                f"node {k} ({op_type}) records {len(recorded)} outputs, its shape rule gives {len(outs)}"
+            )
         for rec, out in zip(recorded, outs):
             if _shape_dtype(rec) != (tuple(out.shape), out.dtype):
-                raise GraphFormatError(f"node {k} ({op_type}) records output {_shape_dtype(rec)}, its shape rule "
-                                       f"gives {(tuple(out.shape), out.dtype)}")
+                raise GraphFormatError(
+                    f"node {k} ({op_type}) records output {_shape_dtype(rec)}, its shape rule "
+                    f"gives {(tuple(out.shape), out.dtype)}"
+                )
             define(rec, out)
     outputs = _get(doc, "outputs", list)
     if not all(isinstance(i, int) and i in env for i in outputs):
@@ -374,7 +423,7 @@ def decode(value):
         return value
     if not isinstance(value, dict) or len(value) != 1:
         raise GraphFormatError(f"attribute value {value!r:.80} has no type tag")
-    (tag, body), = value.items()
+    ((tag, body),) = value.items()
     if tag == "$float" and isinstance(body, str):
         return float(body)
     if tag in ("$tuple", "$list") and isinstance(body, list):
@@ -396,7 +445,7 @@ def decode(value):
 def _decode_structure(s, n_outputs):
     if not isinstance(s, dict) or len(s) != 1:
         raise GraphFormatError(f"bad output structure {s!r:.80}")
-    (kind, body), = s.items()
+    ((kind, body),) = s.items()
     if kind == "tensor" and isinstance(body, int) and 0 <= body < n_outputs:
         return ("tensor", body)
     if kind == "const":

@@ -5,6 +5,7 @@ in :meth:`_Trace.bind`, which adds a node and returns symbolic outputs.
 Tensor and NumPy arguments become placeholders; what the function closes
 over is captured by reference (see :class:`tensorlib.graph.ir.Capture`).
 """
+
 from __future__ import annotations
 
 import collections
@@ -52,15 +53,15 @@ class _Trace:
 
     def __init__(self, graph: Graph):
         self.graph = graph
-        self.first_id = next(_ids)       # tensors with a larger _id were created while tracing
-        self.known: set = set()          # _ids of this graph's symbolic tensors
-        self.lifted: dict = {}           # _id of a concrete Tensor/Variable -> its symbolic value now
-        self.variable_refs: dict = {}    # Variable _id -> its capture placeholder (the assign target)
-        self.reads: dict = {}            # id(snapshot) -> (snapshot, the Variable's value when a tape read it)
-        self.arrays: dict = {}           # id(array) -> placeholder of a captured array
-        self.constants: dict = {}        # value key -> constant (one per distinct literal)
-        self.sources: list = []          # closed-over objects, for the retrace guards
-        self.weak_args: dict = {}        # _id of a weak Python-float placeholder -> its top-level argument
+        self.first_id = next(_ids)  # tensors with a larger _id were created while tracing
+        self.known: set = set()  # _ids of this graph's symbolic tensors
+        self.lifted: dict = {}  # _id of a concrete Tensor/Variable -> its symbolic value now
+        self.variable_refs: dict = {}  # Variable _id -> its capture placeholder (the assign target)
+        self.reads: dict = {}  # id(snapshot) -> (snapshot, the Variable's value when a tape read it)
+        self.arrays: dict = {}  # id(array) -> placeholder of a captured array
+        self.constants: dict = {}  # value key -> constant (one per distinct literal)
+        self.sources: list = []  # closed-over objects, for the retrace guards
+        self.weak_args: dict = {}  # _id of a weak Python-float placeholder -> its top-level argument
 
     def placeholder(self, shape, dtype, backend, name):
         t = self.graph.add_input(shape, dtype, name)
@@ -83,9 +84,11 @@ class _Trace:
         ins = [t if t._id in self.known else self.lift(t, op) for t in inputs]
         for t in ins:
             if t.backend is not ins[0].backend:
-                raise ValueError(f"{op.name}: inputs are on different backends "
-                                 f"({dispatch.describe_inputs(op, ins)}; backends "
-                                 f"{', '.join(a.backend.name for a in ins)}); move them with tl.tensor(x, backend=...)")
+                raise ValueError(
+                    f"{op.name}: inputs are on different backends "
+                    f"({dispatch.describe_inputs(op, ins)}; backends "
+                    f"{', '.join(a.backend.name for a in ins)}); move them with tl.tensor(x, backend=...)"
+                )
         outs = self.graph.add_node(op, ins, attrs, specs, dispatch.user_site())
         self.known.update(o._id for o in outs)
         return outs if isinstance(specs, tuple) else outs[0]
@@ -116,7 +119,9 @@ class _Trace:
                 ours = 3 + sum(1 for s in self.sources if s is source)  # c.source, `source`, getrefcount's argument
                 if sys.getrefcount(source) <= ours:
                     self.graph.constants[c.tensor._id] = (
-                        c.tensor, c.tensor.backend.asarray(np.array(source, dtype=c.tensor.dtype)))
+                        c.tensor,
+                        c.tensor.backend.asarray(np.array(source, dtype=c.tensor.dtype)),
+                    )
                     continue
             kept.append(c)
         if len(kept) != len(self.graph.captures):
@@ -125,7 +130,7 @@ class _Trace:
             self.graph.captures[:] = kept
 
     def _constant(self, key, raw, backend):
-        key += (backend.name,)                      # a constant lives on the backend of the op that uses it
+        key += (backend.name,)  # a constant lives on the backend of the op that uses it
         t = self.constants.get(key)
         if t is None:
             t = self.constants[key] = self.graph.add_constant(raw, backend=backend)
@@ -160,8 +165,10 @@ class _Trace:
             return value
         if t._value is None:
             where = f"{op.name}: " if op is not None else ""
-            raise ValueError(f"{where}a symbolic tensor {t._describe()} from another tl.function trace was "
-                             f"used while tracing {self.graph.name!r}; pass it as an argument instead")
+            raise ValueError(
+                f"{where}a symbolic tensor {t._describe()} from another tl.function trace was "
+                f"used while tracing {self.graph.name!r}; pass it as an argument instead"
+            )
         if isinstance(t, Variable):
             value = self._capture(t, t.shape, t.dtype, "variable", t.backend)
             self.variable_refs[t._id] = value
@@ -201,15 +208,15 @@ class _SubTrace(_Trace):
     def __init__(self, graph, parent):
         super().__init__(graph)
         self.parent = parent
-        self.outer: list = []            # values of the enclosing trace, in the order of their inputs here
-        self.outer_map: dict = {}        # _id of an outer value -> its placeholder here
+        self.outer: list = []  # values of the enclosing trace, in the order of their inputs here
+        self.outer_map: dict = {}  # _id of an outer value -> its placeholder here
 
     def from_outer(self, value):
         t = self.outer_map.get(value._id)
         if t is None:
             t = self.placeholder(value.shape, value.dtype, value.backend, f"outer[{len(self.outer)}]")
             if value.__class__ is dispatch.WeakScalar:
-                t.__class__ = value.__class__        # a weak scalar stays weak
+                t.__class__ = value.__class__  # a weak scalar stays weak
             self.outer_map[value._id] = t
             self.outer.append(value)
         return t
@@ -224,9 +231,13 @@ class _SubTrace(_Trace):
         if isinstance(t, Variable):
             # The node takes the Variable itself, so that tapes outside watch and snapshot it as for any op.
             return self.from_outer(t)
-        if (t._value is not None and not isinstance(t, Variable) and t._id > self.first_id
-                and t._value.nbytes <= CONSTANT_BYTES):
-            return super().lift(t, op)               # a small literal made inside the body
+        if (
+            t._value is not None
+            and not isinstance(t, Variable)
+            and t._id > self.first_id
+            and t._value.nbytes <= CONSTANT_BYTES
+        ):
+            return super().lift(t, op)  # a small literal made inside the body
         return self.from_outer(self.parent.lift(t, op))
 
     def convert(self, value, dtype, backend):
@@ -236,8 +247,10 @@ class _SubTrace(_Trace):
         return self.from_outer(self.parent.convert(value, dtype, backend))
 
     def assign(self, var, value):
-        raise ValueError(f"Variable.assign: variable {var.name!r} is assigned inside a tl.cond branch or a "
-                         "tl.while_loop/tl.scan body; return the new value from it and assign after")
+        raise ValueError(
+            f"Variable.assign: variable {var.name!r} is assigned inside a tl.cond branch or a "
+            "tl.while_loop/tl.scan body; return the new value from it and assign after"
+        )
 
     def with_outer(self, n_args: int, outer: list) -> Graph:
         """The graph with inputs ``args + outer`` (values it does not read get unused inputs)."""
@@ -262,8 +275,10 @@ def trace_subgraph(fn, args, name: str):
     sub = _SubTrace(graph, parent)
     arg_leaves = []
     structure = pack(args, arg_leaves)
-    placed = [sub.placeholder(t.shape, t.dtype, getattr(t, "backend", graph.backend), f"{name}[{i}]")
-              for i, t in enumerate(arg_leaves)]
+    placed = [
+        sub.placeholder(t.shape, t.dtype, getattr(t, "backend", graph.backend), f"{name}[{i}]")
+        for i, t in enumerate(arg_leaves)
+    ]
     for t, p in zip(arg_leaves, placed):
         if t.__class__ is dispatch.WeakScalar:
             p.__class__ = t.__class__
@@ -346,7 +361,7 @@ def _leaf_key(value, feeds, keep, static=False):
         if not static:
             feeds.append(value)
             return _WEAK_FLOAT
-        return (float, repr(value))       # repr: a NaN equals itself, 0.0 and -0.0 differ
+        return (float, repr(value))  # repr: a NaN equals itself, 0.0 and -0.0 differ
     if isinstance(value, Tensor):
         if isinstance(value, Variable):
             keep.append(value)
@@ -362,7 +377,7 @@ def _leaf_key(value, feeds, keep, static=False):
         backend = _backends.backend_of_array(value)
         return (tuple(value.shape), _dtypes.of_array(value.dtype), backend.name if backend else "numpy")
     if cls.__hash__ is object.__hash__:
-        keep.append(value)                # hashed by identity: key by id, never keep it alive
+        keep.append(value)  # hashed by identity: key by id, never keep it alive
         return ("id", id(value))
     try:
         hash(value)
@@ -381,7 +396,7 @@ def _with_placeholders(value, path, trace, top=None, static=False):
         return {k: _with_placeholders(v, f"{path}[{k!r}]", trace, top, static) for k, v in value.items()}
     if value.__class__ is float and not static:
         t = trace.placeholder((), _dtypes.float64, _backends.current(), path)
-        t.__class__ = dispatch.WeakScalar     # promotes like the Python float it stands for
+        t.__class__ = dispatch.WeakScalar  # promotes like the Python float it stands for
         trace.weak_args[t._id] = top
         return t
     if isinstance(value, TensorSpec):
@@ -390,7 +405,7 @@ def _with_placeholders(value, path, trace, top=None, static=False):
         if isinstance(value, Variable):
             return value
         return trace.placeholder(value.shape, value.dtype, value.backend, path)
-    if hasattr(value, "shape") and hasattr(value, "dtype"):   # NumPy arrays and scalars, CuPy arrays
+    if hasattr(value, "shape") and hasattr(value, "dtype"):  # NumPy arrays and scalars, CuPy arrays
         backend = _backends.backend_of_array(value) or _backends.get("numpy")
         return trace.placeholder(tuple(value.shape), _dtypes.of_array(value.dtype), backend, path)
     return value
@@ -410,7 +425,7 @@ def _describe(value, path, out, static=False):
         out[path] = ("value", "a Python float fed as a weak scalar")
     elif isinstance(value, Variable):
         out[path] = ("variable", f"Variable {value.name!r} (id {value._id})")
-    elif hasattr(value, "shape") and hasattr(value, "dtype"):     # tensors, specs, arrays
+    elif hasattr(value, "shape") and hasattr(value, "dtype"):  # tensors, specs, arrays
         backend = value.backend.name if isinstance(value, Tensor) else "numpy"
         out[path] = ("tensor", tuple(value.shape), np.dtype(value.dtype).name, backend)
     else:
@@ -504,16 +519,19 @@ def _guards(fn, sources) -> list:
 class Function:
     """A Python function traced into graphs, one per input signature; see :func:`function`."""
 
-    def __init__(self, fn, input_signature=None, max_traces=None, static_argnums=(), static_argnames=(),
-                 cache_size=CACHE_SIZE):
+    def __init__(
+        self, fn, input_signature=None, max_traces=None, static_argnums=(), static_argnames=(), cache_size=CACHE_SIZE
+    ):
         functools.update_wrapper(self, fn)
         self.python_function = fn
         self.input_signature = None if input_signature is None else tuple(input_signature)
         if self.input_signature is not None:
             for i, s in enumerate(self.input_signature):
                 if not isinstance(s, TensorSpec):
-                    raise TypeError(f"tl.function({self.__name__}): input_signature[{i}] must be a "
-                                    f"tl.TensorSpec, got {type(s).__name__}")
+                    raise TypeError(
+                        f"tl.function({self.__name__}): input_signature[{i}] must be a "
+                        f"tl.TensorSpec, got {type(s).__name__}"
+                    )
         self._positional, self._varargs, has_kwargs = _parameters(fn)
         self._static_pos, self._static_names = self._statics(static_argnums, static_argnames, has_kwargs)
         if cache_size < 1:
@@ -538,16 +556,20 @@ class Function:
         positions = set()
         for i in argnums:
             if not isinstance(i, int) or (i < 0 and (self._varargs or -i > n)):
-                raise ValueError(f"tl.function({self.__name__}): static_argnums entry {i!r} is not a "
-                                 f"parameter position (parameters: {', '.join(self._positional) or 'none'})")
+                raise ValueError(
+                    f"tl.function({self.__name__}): static_argnums entry {i!r} is not a "
+                    f"parameter position (parameters: {', '.join(self._positional) or 'none'})"
+                )
             positions.add(i % n if i < 0 else i)
         names = set(argnames)
         for name in argnames:
             if name in self._positional:
                 positions.add(self._positional.index(name))
             elif not has_kwargs:
-                raise ValueError(f"tl.function({self.__name__}): static_argnames entry {name!r} is not a parameter "
-                                 f"(parameters: {', '.join(self._positional) or 'none'})")
+                raise ValueError(
+                    f"tl.function({self.__name__}): static_argnames entry {name!r} is not a parameter "
+                    f"(parameters: {', '.join(self._positional) or 'none'})"
+                )
         names.update(self._positional[i] for i in positions if i < n)
         return positions, names
 
@@ -562,8 +584,10 @@ class Function:
             return self.python_function(*args, **kwargs)
         concrete, feeds = self._concrete_for(args, kwargs)
         if len(feeds) != len(concrete.graph.inputs):
-            raise TypeError(f"tl.function {self.__name__}: TensorSpec arguments are for get_graph() and save(); "
-                            "call the function with tensors or arrays")
+            raise TypeError(
+                f"tl.function {self.__name__}: TensorSpec arguments are for get_graph() and save(); "
+                "call the function with tensors or arrays"
+            )
         return executor.run(concrete.graph, feeds)
 
     def _key(self, args, kwargs):
@@ -622,17 +646,21 @@ class Function:
             args = bound.args
         specs = self.input_signature
         if len(args) != len(specs):
-            raise TypeError(f"tl.function {self.__name__}: called with {len(args)} arguments, the "
-                            f"input_signature has {len(specs)}")
+            raise TypeError(
+                f"tl.function {self.__name__}: called with {len(args)} arguments, the input_signature has {len(specs)}"
+            )
         out = []
         for i, (a, spec) in enumerate(zip(args, specs)):
             if not isinstance(a, Tensor) and not hasattr(a, "shape"):
                 from ..ops.creation import tensor
+
                 a = tensor(a, dtype=spec.dtype)
             shape, dtype = tuple(a.shape), _dtypes.of_array(a.dtype)
             if not spec.is_compatible_with(shape, dtype):
-                raise ValueError(f"tl.function {self.__name__}: {self._arg_name(i)} has shape {shape} and dtype "
-                                 f"{dtype}, which does not fit input_signature[{i}] = {spec}")
+                raise ValueError(
+                    f"tl.function {self.__name__}: {self._arg_name(i)} has shape {shape} and dtype "
+                    f"{dtype}, which does not fit input_signature[{i}] = {spec}"
+                )
             out.append(a)
         return tuple(out)
 
@@ -644,16 +672,22 @@ class Function:
     def _describe_call(self, args, kwargs) -> dict:
         call = {}
         if self.input_signature is not None:
-            call = {self._arg_name(i): ("tensor", s.shape, s.dtype.name, "signature")
-                    for i, s in enumerate(self.input_signature)}
+            call = {
+                self._arg_name(i): ("tensor", s.shape, s.dtype.name, "signature")
+                for i, s in enumerate(self.input_signature)
+            }
         else:
             for i, a in enumerate(args):
                 _describe(a, self._arg_name(i), call, i in self._static_pos)
             for k, v in sorted(kwargs.items()):
                 _describe(v, k, call, k in self._static_names)
         overrides = _grad_registry.override_key()
-        call["tl.grad.override"] = ("value", ", ".join(sorted({t for scope in overrides for t, _ in scope}))
-                                    + " overridden" if overrides else "none active")
+        call["tl.grad.override"] = (
+            "value",
+            ", ".join(sorted({t for scope in overrides for t, _ in scope})) + " overridden"
+            if overrides
+            else "none active",
+        )
         return call
 
     def _trace(self, args, kwargs, key, keep, stale=None, warn=True):
@@ -663,38 +697,55 @@ class Function:
         else:
             reason = "; ".join([stale] if stale else _explain(self._last_call, call)) or "new signature"
         if self._no_retrace and self.trace_count:
-            raise AssertionError(f"tl.testing.no_retrace: tl.function {self.__name__!r} was retraced "
-                                 f"(trace #{self.trace_count + 1}) because {reason}")
+            raise AssertionError(
+                f"tl.testing.no_retrace: tl.function {self.__name__!r} was retraced "
+                f"(trace #{self.trace_count + 1}) because {reason}"
+            )
         if self.max_traces is not None and self.trace_count >= self.max_traces:
-            raise RuntimeError(f"tl.function {self.__name__!r}: tracing again would exceed max_traces="
-                               f"{self.max_traces}; the new trace is needed because {reason}. Pass a "
-                               "tl.TensorSpec with None dimensions in input_signature to accept varying sizes, "
-                               "or pass changing Python values as tensors")
+            raise RuntimeError(
+                f"tl.function {self.__name__!r}: tracing again would exceed max_traces="
+                f"{self.max_traces}; the new trace is needed because {reason}. Pass a "
+                "tl.TensorSpec with None dimensions in input_signature to accept varying sizes, "
+                "or pass changing Python values as tensors"
+            )
         if self.input_signature is not None:
             args, kwargs = self.input_signature, {}
         tops = [(i, self._positional[i] if i < len(self._positional) else None) for i in range(len(args))]
-        graph, sources = trace_graph(self.python_function, args, kwargs, self.__name__,
-                                     [self._arg_name(i) for i in range(len(args))], tops,
-                                     (self._static_pos, self._static_names))
+        graph, sources = trace_graph(
+            self.python_function,
+            args,
+            kwargs,
+            self.__name__,
+            [self._arg_name(i) for i in range(len(args))],
+            tops,
+            (self._static_pos, self._static_names),
+        )
         concrete = _Concrete(graph, _guards(self.python_function, sources), self._weak_keep(key, keep))
         self._cache[key] = concrete
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
             self._evicted += 1
             if self._evicted == 1:
-                warnings.warn(RetracingWarning(
-                    f"tl.function {self.__name__!r}: its cache of {self.cache_size} graphs is full; the least "
-                    "recently used graphs are dropped from now on (pass changing values as tensors, or raise "
-                    "cache_size)"), stacklevel=4)
+                warnings.warn(
+                    RetracingWarning(
+                        f"tl.function {self.__name__!r}: its cache of {self.cache_size} graphs is full; the least "
+                        "recently used graphs are dropped from now on (pass changing values as tensors, or raise "
+                        "cache_size)"
+                    ),
+                    stacklevel=4,
+                )
         self.trace_count += 1
         self.retrace_reasons.append(reason)
         self._last_call = call
         if warn and self.trace_count > RETRACE_WARNING_AFTER:
-            warnings.warn(RetracingWarning(
-                f"tl.function {self.__name__!r} was traced {self.trace_count} times; the last retrace was "
-                f"caused by: {reason}. Retracing is slow: use input_signature with None dimensions, pass "
-                "values that change as tensors, or list the arguments meant to retrace in static_argnums"),
-                stacklevel=4)
+            warnings.warn(
+                RetracingWarning(
+                    f"tl.function {self.__name__!r} was traced {self.trace_count} times; the last retrace was "
+                    f"caused by: {reason}. Retracing is slow: use input_signature with None dimensions, pass "
+                    "values that change as tensors, or list the arguments meant to retrace in static_argnums"
+                ),
+                stacklevel=4,
+            )
         return concrete
 
     def _weak_keep(self, key, keep) -> list:
@@ -706,12 +757,13 @@ class Function:
             c = cache()
             if c is not None:
                 c.pop(key, None)
+
         refs = []
         for obj in keep:
             try:
                 refs.append(weakref.ref(obj, evict))
             except TypeError:
-                refs.append(obj)          # not weakly referenceable: held (the cache is bounded)
+                refs.append(obj)  # not weakly referenceable: held (the cache is bounded)
         return refs
 
     def get_graph(self, *args, **kwargs) -> Graph:
@@ -727,8 +779,12 @@ class Function:
 
     def cache_info(self) -> dict:
         """Traces, cache hits and size, and why each trace happened."""
-        return {"traces": self.trace_count, "hits": self._hits, "cached_graphs": len(self._cache),
-                "retrace_reasons": list(self.retrace_reasons)}
+        return {
+            "traces": self.trace_count,
+            "hits": self._hits,
+            "cached_graphs": len(self._cache),
+            "retrace_reasons": list(self.retrace_reasons),
+        }
 
     def __repr__(self):
         return f"<tl.function {self.__name__} ({self.trace_count} traces)>"
@@ -757,11 +813,10 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=(
     trace = _Trace(graph)
     arg_names = arg_names or [f"args[{i}]" for i in range(len(args))]
     tops = tops or [(i, None) for i in range(len(args))]
-    placed_args = tuple(_with_placeholders(a, arg_names[i], trace, tops[i], i in static[0])
-                        for i, a in enumerate(args))
+    placed_args = tuple(_with_placeholders(a, arg_names[i], trace, tops[i], i in static[0]) for i, a in enumerate(args))
     placed_kwargs = {k: _with_placeholders(v, k, trace, (None, k), k in static[1]) for k, v in sorted(kwargs.items())}
     outer_tapes = list(dispatch.tapes)
-    dispatch.tapes.clear()        # tapes recording outside must not see symbolic nodes
+    dispatch.tapes.clear()  # tapes recording outside must not see symbolic nodes
     dispatch.modes.append(trace)
     try:
         result = fn(*placed_args, **placed_kwargs)
@@ -786,8 +841,15 @@ def _tensor_leaves(value):
         yield value
 
 
-def function(fn=None, *, input_signature=None, max_traces: int | None = None, static_argnums=(),
-             static_argnames=(), cache_size: int = CACHE_SIZE):
+def function(
+    fn=None,
+    *,
+    input_signature=None,
+    max_traces: int | None = None,
+    static_argnums=(),
+    static_argnames=(),
+    cache_size: int = CACHE_SIZE,
+):
     """Trace ``fn`` into a graph once per input signature and run the optimized graph.
 
     The signature is the shapes, dtypes and backends of the tensor and NumPy
@@ -815,8 +877,13 @@ def function(fn=None, *, input_signature=None, max_traces: int | None = None, st
     >>> [float(g(tl.tensor(2.0), p)) for p in (2.0, 3.0)], g.trace_count
     ([4.0, 8.0], 2)
     """
-    options = dict(input_signature=input_signature, max_traces=max_traces, static_argnums=static_argnums,
-                   static_argnames=static_argnames, cache_size=cache_size)
+    options = dict(
+        input_signature=input_signature,
+        max_traces=max_traces,
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+        cache_size=cache_size,
+    )
     if fn is None:
         return lambda f: Function(f, **options)
     return Function(fn, **options)

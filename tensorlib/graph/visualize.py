@@ -19,15 +19,18 @@ digraph "<lambda>" {
 ...
 }
 """
+
 from __future__ import annotations
 
 from .ir import Graph, _human_bytes, _short_value, _type_str
 
-FORWARD_COLOR = "#dbe9f6"   # light blue
+FORWARD_COLOR = "#dbe9f6"  # light blue
 GRADIENT_COLOR = "#fde2c8"  # light orange
-INSTALL_GRAPHVIZ = ("install Graphviz's `dot` program (Debian/Ubuntu: apt-get install graphviz; macOS: "
-                    "brew install graphviz; conda: conda install graphviz; Windows: https://graphviz.org/download/) "
-                    "and make sure `dot` is on PATH")
+INSTALL_GRAPHVIZ = (
+    "install Graphviz's `dot` program (Debian/Ubuntu: apt-get install graphviz; macOS: "
+    "brew install graphviz; conda: conda install graphviz; Windows: https://graphviz.org/download/) "
+    "and make sure `dot` is on PATH"
+)
 
 
 def _quote(text: str) -> str:
@@ -37,20 +40,25 @@ def _quote(text: str) -> str:
 def to_dot(graph: Graph) -> str:
     """The graph in the DOT language, node ids as in ``print(graph)`` (render with ``graph.render(path)``)."""
     names = graph.value_names()
-    lines = [f"digraph {_quote(graph.name)} {{", "  rankdir=TB;",
-             '  node [shape=box, style="rounded,filled", fillcolor=white, fontname="Helvetica"];',
-             '  edge [fontname="Helvetica", fontsize=10];']
+    lines = [
+        f"digraph {_quote(graph.name)} {{",
+        "  rankdir=TB;",
+        '  node [shape=box, style="rounded,filled", fillcolor=white, fontname="Helvetica"];',
+        '  edge [fontname="Helvetica", fontsize=10];',
+    ]
     for t, name in zip(graph.inputs, graph.input_names):
-        lines.append(f"  {_quote(names[t._id])} [label={_quote(f'{names[t._id]}: {name}')}, shape=ellipse, "
-                     f"fillcolor=white];")
+        lines.append(
+            f"  {_quote(names[t._id])} [label={_quote(f'{names[t._id]}: {name}')}, shape=ellipse, fillcolor=white];"
+        )
     for c in graph.captures:
         v = names[c.tensor._id]
         label = f"{v}: capture {c.name}\n{_type_str(c.tensor)}, {_human_bytes(c.nbytes)}"
         lines.append(f"  {_quote(v)} [label={_quote(label)}, shape=ellipse, style=dashed];")
     for t, raw in graph.constants.values():
         v = names[t._id]
-        lines.append(f"  {_quote(v)} [label={_quote(f'{v} = {_short_value(raw, t.backend)}')}, shape=plaintext, "
-                     "style=solid];")
+        lines.append(
+            f"  {_quote(v)} [label={_quote(f'{v} = {_short_value(raw, t.backend)}')}, shape=plaintext, style=solid];"
+        )
     drawn_as = {}  # value id -> the DOT node that produces it (a node with several outputs draws them all)
     for k, node in enumerate(graph.nodes):
         node_id = names[node.outputs[0]._id] if node.outputs else f"{node.type}#{k}"
@@ -59,18 +67,24 @@ def to_dot(graph: Graph) -> str:
         color = GRADIENT_COLOR if getattr(node, "phase", "forward") == "gradient" else FORWARD_COLOR
         lines.append(f"  {_quote(node_id)} [label={_quote(label)}, fillcolor={_quote(color)}];")
         for t in node.inputs:
-            lines.append(f"  {_quote(drawn_as.get(t._id, names.get(t._id, '?')))} -> {_quote(node_id)} "
-                         f"[label={_quote(_edge_label(t, names, drawn_as))}];")
+            lines.append(
+                f"  {_quote(drawn_as.get(t._id, names.get(t._id, '?')))} -> {_quote(node_id)} "
+                f"[label={_quote(_edge_label(t, names, drawn_as))}];"
+            )
         for o in node.outputs:
             drawn_as[o._id] = node_id
     for k, t in enumerate(graph.outputs):
         lines.append(f"  {_quote(f'output {k}')} [shape=ellipse, style=bold];")
-        lines.append(f"  {_quote(drawn_as.get(t._id, names.get(t._id, '?')))} -> {_quote(f'output {k}')} "
-                     f"[label={_quote(_edge_label(t, names, drawn_as))}];")
+        lines.append(
+            f"  {_quote(drawn_as.get(t._id, names.get(t._id, '?')))} -> {_quote(f'output {k}')} "
+            f"[label={_quote(_edge_label(t, names, drawn_as))}];"
+        )
     if any(getattr(n, "phase", "forward") == "gradient" for n in graph.nodes):
-        lines.append(f'  legend [shape=plaintext, style=solid, label=<<table border="0"><tr>'
-                     f'<td bgcolor="{FORWARD_COLOR}">forward</td><td bgcolor="{GRADIENT_COLOR}">gradient</td>'
-                     '</tr></table>>];')
+        lines.append(
+            f'  legend [shape=plaintext, style=solid, label=<<table border="0"><tr>'
+            f'<td bgcolor="{FORWARD_COLOR}">forward</td><td bgcolor="{GRADIENT_COLOR}">gradient</td>'
+            "</tr></table>>];"
+        )
     lines.append("}")
     return "\n".join(lines)
 
@@ -85,14 +99,17 @@ def _source(graph: Graph):
     try:
         import graphviz
     except ImportError:
-        raise ImportError("Graph.render needs the graphviz Python package: pip install 'tensorlib[pictures]' "
-                          f"(or pip install graphviz); it also needs Graphviz itself: {INSTALL_GRAPHVIZ}") from None
+        raise ImportError(
+            "Graph.render needs the graphviz Python package: pip install 'tensorlib[pictures]' "
+            f"(or pip install graphviz); it also needs Graphviz itself: {INSTALL_GRAPHVIZ}"
+        ) from None
     return graphviz, graphviz.Source(to_dot(graph))
 
 
 def render(graph: Graph, path, format: str | None = None) -> str:
     """Draw ``graph`` to ``path`` (SVG, PNG, PDF, ... from the suffix, or ``format``); returns the path written."""
     import os
+
     path = os.fspath(path)
     fmt = format or os.path.splitext(path)[1].lstrip(".").lower()
     if not fmt:

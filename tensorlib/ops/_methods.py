@@ -10,6 +10,7 @@ does the same for its tracers).  ``tensorlib/ops/__init__.py`` imports this modu
 >>> (x @ x.T + 1.0).sum().numpy().item(), tl.Variable([1.0]).read_value().numpy().tolist()
 (56.0, [1.0])
 """
+
 from __future__ import annotations
 
 import weakref
@@ -71,13 +72,13 @@ def _no_value(self, use, remedy):
     """Raise for a symbolic tensor asked for its value (a tracing mode may first ask for a retrace)."""
     for mode in dispatch.modes:
         mode.needs_value(self)
-    raise TypeError(f"tensorlib: a symbolic tensor {self._describe()} has no value while "
-                    f"tl.function traces, but {use}; {remedy}")
+    raise TypeError(
+        f"tensorlib: a symbolic tensor {self._describe()} has no value while tl.function traces, but {use}; {remedy}"
+    )
 
 
 # ---------------------------------------------------------------- Variable
-def _variable_init(self, initial_value, name: str | None = None, trainable: bool = True, dtype=None,
-                   backend=None):
+def _variable_init(self, initial_value, name: str | None = None, trainable: bool = True, dtype=None, backend=None):
     init = initial_value() if callable(initial_value) else initial_value
     t = tensor(init, dtype=dtype, backend=backend)
     if t._value is None:
@@ -116,8 +117,13 @@ def _read_value(self) -> Tensor:
 
 
 def _install_variable_methods():
-    for name, fn in (("__init__", _variable_init), ("assign", _assign), ("assign_add", _assign_add),
-                     ("assign_sub", _assign_sub), ("read_value", _read_value)):
+    for name, fn in (
+        ("__init__", _variable_init),
+        ("assign", _assign),
+        ("assign_add", _assign_add),
+        ("assign_sub", _assign_sub),
+        ("read_value", _read_value),
+    ):
         fn.__name__ = name
         fn.__qualname__ = f"Variable.{name}"
         setattr(Variable, name, fn)

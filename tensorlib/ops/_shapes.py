@@ -1,4 +1,5 @@
 """Shape helpers shared by shape rules (pure functions on tuples; ``None`` = unknown size)."""
+
 from __future__ import annotations
 
 import operator

@@ -11,6 +11,7 @@ used where it is exact and costs no more (``hstack`` is ``concat``, ``repeat`` i
 >>> tl.grad(lambda x: tl.sum(tl.sort(x) * tl.tensor([1.0, 2.0, 3.0], dtype="float64")))(x).numpy().tolist()
 [3.0, 1.0, 2.0]
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,6 +30,7 @@ def _as_tensor(x) -> Tensor:
     if isinstance(x, Tensor):
         return x
     from .creation import tensor
+
     return tensor(x)
 
 
@@ -47,8 +49,13 @@ def _cumulative_infer(x, *, axis, reverse=False):
     return spec(x.shape, _accumulated_dtype(x.dtype))
 
 
-_cumsum = defop("Cumsum", inputs=("x",), attrs={"axis": 0, "reverse": False}, infer=_cumulative_infer,
-                doc="Running sum along an axis (from the end with reverse=True).")
+_cumsum = defop(
+    "Cumsum",
+    inputs=("x",),
+    attrs={"axis": 0, "reverse": False},
+    infer=_cumulative_infer,
+    doc="Running sum along an axis (from the end with reverse=True).",
+)
 
 
 @_cumsum.generic
@@ -116,12 +123,22 @@ def _triangle_infer(x, *, k):
     return x
 
 
-_tril = defop("MatrixBandPartLower", inputs=("x",), attrs={"k": 0}, infer=_triangle_infer,
-              doc="Lower triangle of the last two axes: zeros above the k-th diagonal.")
+_tril = defop(
+    "MatrixBandPartLower",
+    inputs=("x",),
+    attrs={"k": 0},
+    infer=_triangle_infer,
+    doc="Lower triangle of the last two axes: zeros above the k-th diagonal.",
+)
 _tril.generic(lambda xp, x, *, k: xp.tril(x, k))
 register_gradient("MatrixBandPartLower", lambda op, g: apply(_tril, (g,), op.attrs))
-_triu = defop("MatrixBandPartUpper", inputs=("x",), attrs={"k": 0}, infer=_triangle_infer,
-              doc="Upper triangle of the last two axes: zeros below the k-th diagonal.")
+_triu = defop(
+    "MatrixBandPartUpper",
+    inputs=("x",),
+    attrs={"k": 0},
+    infer=_triangle_infer,
+    doc="Upper triangle of the last two axes: zeros below the k-th diagonal.",
+)
 _triu.generic(lambda xp, x, *, k: xp.triu(x, k))
 register_gradient("MatrixBandPartUpper", lambda op, g: apply(_triu, (g,), op.attrs))
 
@@ -174,8 +191,13 @@ def _diagonal_infer(x, *, offset, axis1, axis2):
     return spec(rest + (_diagonal_length(x.shape[a1], x.shape[a2], offset),), x.dtype)
 
 
-_diagonal = defop("MatrixDiagPart", inputs=("x",), attrs={"offset": 0, "axis1": 0, "axis2": 1},
-                  infer=_diagonal_infer, doc="A diagonal of two axes, as the last axis (numpy.diagonal).")
+_diagonal = defop(
+    "MatrixDiagPart",
+    inputs=("x",),
+    attrs={"offset": 0, "axis1": 0, "axis2": 1},
+    infer=_diagonal_infer,
+    doc="A diagonal of two axes, as the last axis (numpy.diagonal).",
+)
 _diagonal.generic(lambda xp, x, *, offset, axis1, axis2: xp.diagonal(x, offset, axis1, axis2).copy())
 register_gradient("MatrixDiagPart", lambda op, g: apply(_diagonal_scatter, (g, op.inputs[0]), op.attrs))
 
@@ -187,10 +209,13 @@ def _diagonal_scatter_infer(dy, like, *, offset, axis1, axis2):
     return spec(like.shape, dy.dtype)
 
 
-_diagonal_scatter = defop("MatrixSetDiag", inputs=("diagonal", "like"), attrs={"offset": 0, "axis1": 0, "axis2": 1},
-                          infer=_diagonal_scatter_infer,
-                          doc="Zeros shaped like `like` with `diagonal` written on a diagonal (MatrixDiagPart's "
-                              "gradient).")
+_diagonal_scatter = defop(
+    "MatrixSetDiag",
+    inputs=("diagonal", "like"),
+    attrs={"offset": 0, "axis1": 0, "axis2": 1},
+    infer=_diagonal_scatter_infer,
+    doc="Zeros shaped like `like` with `diagonal` written on a diagonal (MatrixDiagPart's gradient).",
+)
 
 
 @_diagonal_scatter.generic
@@ -229,6 +254,7 @@ def diag(v, k: int = 0) -> Tensor:
         raise ValueError(f"diag: input must be 1-d or 2-d, got shape {v.shape} ({v.dtype})")
     n = v.shape[0] + abs(int(k))
     from .creation import zeros
+
     like = s.broadcast_to(zeros((), dtype=v.dtype), (n, n))  # only its shape is read: no n * n constant
     return apply(_diagonal_scatter, (v, like), {"offset": int(k), "axis1": 0, "axis2": 1})
 
@@ -241,6 +267,7 @@ def trace(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     5.0
     """
     from .reduce import sum as reduce_sum
+
     return reduce_sum(diagonal(x, offset, axis1, axis2), axis=-1)
 
 
@@ -255,11 +282,17 @@ def _roll_infer(x, *, shift, axis):
     return x
 
 
-_roll = defop("Roll", inputs=("x",), attrs={"shift": (0,), "axis": None}, infer=_roll_infer,
-              doc="Shift elements cyclically along axes (the flattened array without axis).")
+_roll = defop(
+    "Roll",
+    inputs=("x",),
+    attrs={"shift": (0,), "axis": None},
+    infer=_roll_infer,
+    doc="Shift elements cyclically along axes (the flattened array without axis).",
+)
 _roll.generic(lambda xp, x, *, shift, axis: xp.roll(x, shift if axis is not None else shift[0], axis))
-register_gradient("Roll", lambda op, g: apply(_roll, (g,), {"shift": tuple(-k for k in op.attrs["shift"]),
-                                                            "axis": op.attrs["axis"]}))
+register_gradient(
+    "Roll", lambda op, g: apply(_roll, (g,), {"shift": tuple(-k for k in op.attrs["shift"]), "axis": op.attrs["axis"]})
+)
 
 
 def roll(x, shift, axis=None) -> Tensor:
@@ -368,11 +401,14 @@ def moveaxis(x, source, destination) -> Tensor:
     """
     x = _as_tensor(x)
     src = [normalize_axis(a, x.ndim, "source") for a in ((source,) if np.ndim(source) == 0 else source)]
-    dst = [normalize_axis(a, x.ndim, "destination") for a in ((destination,) if np.ndim(destination) == 0
-                                                               else destination)]
+    dst = [
+        normalize_axis(a, x.ndim, "destination") for a in ((destination,) if np.ndim(destination) == 0 else destination)
+    ]
     if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise ValueError(f"moveaxis: source {source} and destination {destination} must be distinct axes, "
-                         f"as many of each (shape {x.shape})")
+        raise ValueError(
+            f"moveaxis: source {source} and destination {destination} must be distinct axes, "
+            f"as many of each (shape {x.shape})"
+        )
     order = [a for a in range(x.ndim) if a not in src]
     for d, a in sorted(zip(dst, src)):
         order.insert(d, a)
@@ -412,8 +448,10 @@ def atleast_2d(*arys):
     >>> tl.atleast_2d(tl.tensor([1.0, 2.0])).shape
     (1, 2)
     """
+
     def lift(a):
         return a if a.ndim >= 2 else s.reshape(a, (1, -1) if a.ndim else (1, 1))
+
     return _several(lift(a) for a in map(_as_tensor, arys))
 
 
@@ -424,12 +462,14 @@ def atleast_3d(*arys):
     >>> [t.shape for t in tl.atleast_3d(tl.tensor([1.0, 2.0]), tl.ones((2, 3)))]
     [(1, 2, 1), (2, 3, 1)]
     """
+
     def lift(a):
         if a.ndim == 0:
             return s.reshape(a, (1, 1, 1))
         if a.ndim == 1:
             return s.reshape(a, (1, -1, 1))
         return s.expand_dims(a, -1) if a.ndim == 2 else a
+
     return _several(lift(a) for a in map(_as_tensor, arys))
 
 
@@ -531,6 +571,7 @@ def inner(a, b) -> Tensor:
     11.0
     """
     from .linalg import tensordot
+
     a, b = _as_tensor(a), _as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
@@ -545,6 +586,7 @@ def dot(a, b) -> Tensor:
     11.0
     """
     from .linalg import tensordot
+
     a, b = _as_tensor(a), _as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
@@ -560,6 +602,7 @@ def vdot(a, b) -> Tensor:
     """
     from .elementwise import conj
     from .reduce import sum as reduce_sum
+
     a = _as_tensor(a)
     a = conj(a) if a.dtype.kind == "c" else a
     return reduce_sum(ravel(a) * ravel(b))
@@ -597,8 +640,10 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     a = moveaxis(a, axisa, -1) if a.ndim else a
     b = moveaxis(b, axisb, -1) if b.ndim else b
     if a.ndim == 0 or b.ndim == 0 or a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
-        raise ValueError(f"cross: both vector axes must have 2 or 3 elements, got shapes {a.shape} and "
-                         f"{b.shape} ({a.dtype}, {b.dtype})")
+        raise ValueError(
+            f"cross: both vector axes must have 2 or 3 elements, got shapes {a.shape} and "
+            f"{b.shape} ({a.dtype}, {b.dtype})"
+        )
     a0, a1 = a[..., 0], a[..., 1]
     b0, b1 = b[..., 0], b[..., 1]
     z = a0 * b1 - a1 * b0
@@ -624,8 +669,13 @@ def _sort_infer(x, *, axis, stable=True):
     return x
 
 
-_sort = defop("Sort", inputs=("x",), attrs={"axis": -1}, infer=_sort_infer,
-              doc="Sorted along an axis; the gradient goes back through the (stable) permutation.")
+_sort = defop(
+    "Sort",
+    inputs=("x",),
+    attrs={"axis": -1},
+    infer=_sort_infer,
+    doc="Sorted along an axis; the gradient goes back through the (stable) permutation.",
+)
 _sort.generic(lambda xp, x, *, axis: xp.sort(x, axis=axis, kind="stable"))
 
 
@@ -639,11 +689,19 @@ def _sort_grad(op, g):
 
 register_gradient("Sort", _sort_grad)
 
-_argsort = defop("ArgSort", inputs=("x",), attrs={"axis": -1, "stable": False},
-                 infer=lambda x, *, axis, stable: spec(_sort_infer(x, axis=axis).shape, _dt.int64),
-                 differentiable=False, doc="The permutation that sorts along an axis (not differentiable).")
-_argsort.generic(lambda xp, x, *, axis, stable: xp.argsort(x, axis=axis, kind="stable" if stable else None)
-                 .astype(xp.int64, copy=False))
+_argsort = defop(
+    "ArgSort",
+    inputs=("x",),
+    attrs={"axis": -1, "stable": False},
+    infer=lambda x, *, axis, stable: spec(_sort_infer(x, axis=axis).shape, _dt.int64),
+    differentiable=False,
+    doc="The permutation that sorts along an axis (not differentiable).",
+)
+_argsort.generic(
+    lambda xp, x, *, axis, stable: xp.argsort(x, axis=axis, kind="stable" if stable else None).astype(
+        xp.int64, copy=False
+    )
+)
 
 
 def _take_along_infer(x, indices, *, axis):
@@ -658,8 +716,13 @@ def _take_along_infer(x, indices, *, axis):
     return spec(indices.shape, x.dtype)
 
 
-_take_along = defop("TakeAlongAxis", inputs=("x", "indices"), attrs={"axis": -1}, infer=_take_along_infer,
-                    doc="Pick elements along an axis by per-position indices (numpy.take_along_axis).")
+_take_along = defop(
+    "TakeAlongAxis",
+    inputs=("x", "indices"),
+    attrs={"axis": -1},
+    infer=_take_along_infer,
+    doc="Pick elements along an axis by per-position indices (numpy.take_along_axis).",
+)
 
 
 @_take_along.generic
@@ -670,12 +733,17 @@ def _take_along_kernel(xp, x, indices, *, axis):
     return xp.take_along_axis(x, indices, axis=axis)
 
 
-register_gradient("TakeAlongAxis",
-                  lambda op, g: apply(_take_along_grad, (g, op.inputs[1], op.inputs[0]), op.attrs), None)
+register_gradient(
+    "TakeAlongAxis", lambda op, g: apply(_take_along_grad, (g, op.inputs[1], op.inputs[0]), op.attrs), None
+)
 
-_take_along_grad = defop("TakeAlongAxisGrad", inputs=("dy", "indices", "like"), attrs={"axis": -1},
-                         infer=lambda dy, indices, like, *, axis: spec(like.shape, dy.dtype),
-                         doc="Scatter-add dy at the taken positions (repeated indices add up).")
+_take_along_grad = defop(
+    "TakeAlongAxisGrad",
+    inputs=("dy", "indices", "like"),
+    attrs={"axis": -1},
+    infer=lambda dy, indices, like, *, axis: spec(like.shape, dy.dtype),
+    doc="Scatter-add dy at the taken positions (repeated indices add up).",
+)
 
 
 @_take_along_grad.generic
@@ -688,8 +756,7 @@ def _take_along_grad_kernel(xp, dy, indices, like, *, axis):
     return out
 
 
-register_gradient("TakeAlongAxisGrad",
-                  lambda op, g: apply(_take_along, (g, op.inputs[1]), op.attrs), None, None)
+register_gradient("TakeAlongAxisGrad", lambda op, g: apply(_take_along, (g, op.inputs[1]), op.attrs), None, None)
 
 
 def sort(x, axis: int | None = -1) -> Tensor:
@@ -771,7 +838,7 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
     below = np.floor(position).astype(np.int64)
     above = np.minimum(below + 1, n - 1)
     t = (position - below).astype(dtype)
-    lo = s.take(ordered, below, axis=-1)      # shape: kept dims + q.shape
+    lo = s.take(ordered, below, axis=-1)  # shape: kept dims + q.shape
     hi = s.take(ordered, above, axis=-1)
     out = _lerp(lo, hi, t)
     if q.ndim:  # NumPy puts q's axes first
@@ -848,10 +915,16 @@ def repeat(a, repeats, axis: int | None = None) -> Tensor:
     ax = normalize_axis(ax, a.ndim)
     size = a.shape[ax]
     counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
-    if counts.dtype.kind not in "iu" or (counts < 0).any() or counts.ndim > 1 or (
-            counts.ndim == 1 and counts.size not in (1, size)):
-        raise ValueError(f"repeat: repeats must be non-negative integers, one or one per element "
-                         f"({size}) along axis {ax}, got {counts.tolist()} (shape {a.shape})")
+    if (
+        counts.dtype.kind not in "iu"
+        or (counts < 0).any()
+        or counts.ndim > 1
+        or (counts.ndim == 1 and counts.size not in (1, size))
+    ):
+        raise ValueError(
+            f"repeat: repeats must be non-negative integers, one or one per element "
+            f"({size}) along axis {ax}, got {counts.tolist()} (shape {a.shape})"
+        )
     return s.take(a, np.repeat(np.arange(size), counts), axis=ax)
 
 

@@ -21,6 +21,7 @@ traces as a ``scan`` of ``cond``s (TensorFlow's rule).
 >>> [n.type for n in f.get_graph(tl.TensorSpec((2,), "float32")).nodes]
 ['Sum', 'Greater', 'Cond']
 """
+
 from __future__ import annotations
 
 import weakref
@@ -39,6 +40,7 @@ def _flatten(tree, what: str) -> tuple:
     """(tensor leaves, structure) of a nested argument; arrays and numbers become tensors."""
     from ..graph.ir import pack
     from ..graph.tracing import _tensors_in
+
     leaves = []
     try:
         structure = pack(_tensors_in(tree, _backend_of(tree)), leaves)
@@ -50,12 +52,14 @@ def _flatten(tree, what: str) -> tuple:
 def _backend_of(tree):
     from ..backends import base as _backends
     from ..graph.tracing import _tensor_leaves
+
     first = next(_tensor_leaves(tree), None)
     return first.backend if first is not None else _backends.current()
 
 
 def _unflatten(structure, leaves):
     from ..graph.ir import unpack
+
     return unpack(structure, list(leaves))
 
 
@@ -66,12 +70,14 @@ def _types(leaves) -> str:
 def _run(graph, raws) -> tuple:
     """Run a subgraph on raw arrays with the executor (its optimized plan, compiled once)."""
     from ..graph.executor import runner
+
     return runner(graph).run(list(raws), [])
 
 
 def _replay(graph, values) -> list:
     """The subgraph's outputs for Tensor ``values``, op by op (so tapes record and traces inline it)."""
     from ..graph.executor import replay
+
     return replay(graph, list(values), [])
 
 
@@ -89,6 +95,7 @@ def _scalar_pred(pred, what: str):
 
 def _bool_pred(pred, what: str):
     from . import math as m
+
     pred = _scalar_pred(pred, what)
     return pred if pred.dtype.kind == "b" else m.not_equal(pred, 0)
 
@@ -125,10 +132,14 @@ def _vjp_of(graph, n_args: int) -> Callable:
             target = terms[0] if terms else None
             for term in terms[1:]:
                 target = target + term
-        grads = tape.gradient(target, floats, unconnected_gradients="zero") if target is not None and floats \
+        grads = (
+            tape.gradient(target, floats, unconnected_gradients="zero")
+            if target is not None and floats
             else [m.zeros_like(a) for a in floats]
+        )
         it = iter(grads)
         return tuple(next(it) if a.dtype.kind == "f" else m.zeros_like(a) for a in args)
+
     return vjp
 
 
@@ -137,9 +148,14 @@ def _cond_infer(pred, *args, true_graph, false_graph):
     return _specs(true_graph)
 
 
-_cond_op = defop("Cond", inputs=("inputs",), attrs={"true_graph": None, "false_graph": None}, infer=_cond_infer,
-                 variadic=True, doc="Run true_graph or false_graph (subgraphs) on the inputs, as the scalar "
-                                    "predicate (the first input) says.")
+_cond_op = defop(
+    "Cond",
+    inputs=("inputs",),
+    attrs={"true_graph": None, "false_graph": None},
+    infer=_cond_infer,
+    variadic=True,
+    doc="Run true_graph or false_graph (subgraphs) on the inputs, as the scalar predicate (the first input) says.",
+)
 
 
 @_cond_op.generic
@@ -167,15 +183,18 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     if not dispatch.modes:
         return true_fn(*operands) if bool(pred.numpy()) else false_fn(*operands)
     from ..graph.tracing import trace_subgraph
+
     leaves, structure = _flatten(operands, "tl.cond operands")
     args = _unflatten(structure, leaves)
     true_sub, true_out = trace_subgraph(true_fn, args, "true_fn")
     false_sub, false_out = trace_subgraph(false_fn, args, "false_fn")
     tg, fg = true_sub.graph, false_sub.graph
     if tg.structure != fg.structure or _specs(tg) != _specs(fg):
-        raise TypeError(f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
-                        f"true_fn returns {_types(true_out)}, false_fn returns {_types(false_out)}"
-                        + ("" if tg.structure == fg.structure else " (the nesting differs)"))
+        raise TypeError(
+            f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
+            f"true_fn returns {_types(true_out)}, false_fn returns {_types(false_out)}"
+            + ("" if tg.structure == fg.structure else " (the nesting differs)")
+        )
     outer = true_sub.outer + [v for v in false_sub.outer if v._id not in true_sub.outer_map]
     tg, fg = true_sub.with_outer(len(leaves), outer), false_sub.with_outer(len(leaves), outer)
     outs = _cond_op(pred, *leaves, *outer, true_graph=tg, false_graph=fg)
@@ -184,12 +203,13 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
 
 def _cond_grad(op, *grads, index):
     if index == 0:
-        return None                      # the predicate
+        return None  # the predicate
 
     def compute():
         pred, args = op.inputs[0], op.inputs[1:]
         n = len(args)
         return cond(pred, _vjp_of(op.attrs["true_graph"], n), _vjp_of(op.attrs["false_graph"], n), *args, *grads)
+
     grad = _all_grads(op, grads, compute)[index - 1]
     return grad if op.inputs[index].dtype.kind == "f" else None
 
@@ -201,22 +221,28 @@ register_gradient("Cond", _cond_grad)
 def _scan_infer(*args, body, n_carry, n_xs, length, reverse):
     outs = body.outputs
     carry, ys = outs[:n_carry], outs[n_carry:]
-    return (tuple(TensorSpec(c.shape, c.dtype) for c in carry)
-            + tuple(TensorSpec((length,) + tuple(y.shape), y.dtype) for y in ys)
-            + tuple(TensorSpec((length,) + tuple(c.shape), c.dtype) for c in carry))
+    return (
+        tuple(TensorSpec(c.shape, c.dtype) for c in carry)
+        + tuple(TensorSpec((length,) + tuple(y.shape), y.dtype) for y in ys)
+        + tuple(TensorSpec((length,) + tuple(c.shape), c.dtype) for c in carry)
+    )
 
 
-_scan_op = defop("Scan", inputs=("inputs",), attrs={"body": None, "n_carry": 0, "n_xs": 0, "length": 0,
-                                                    "reverse": False},
-                 infer=_scan_infer, variadic=True,
-                 doc="Loop the body subgraph over the leading axis of the xs inputs, threading the carry; "
-                     "outputs the final carry, the stacked ys and the carry before each step.")
+_scan_op = defop(
+    "Scan",
+    inputs=("inputs",),
+    attrs={"body": None, "n_carry": 0, "n_xs": 0, "length": 0, "reverse": False},
+    infer=_scan_infer,
+    variadic=True,
+    doc="Loop the body subgraph over the leading axis of the xs inputs, threading the carry; "
+    "outputs the final carry, the stacked ys and the carry before each step.",
+)
 
 
 @_scan_op.generic
 def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse):
     carry = list(args[:n_carry])
-    xs, outer = args[n_carry:n_carry + n_xs], list(args[n_carry + n_xs:])
+    xs, outer = args[n_carry : n_carry + n_xs], list(args[n_carry + n_xs :])
     n_ys = len(body.outputs) - n_carry
     ys = [[None] * length for _ in range(n_ys)]
     history = [[None] * length for _ in range(n_carry)]
@@ -229,8 +255,10 @@ def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse):
         for k in range(n_ys):
             ys[k][t] = out[n_carry + k]
     specs = body.outputs
-    stacked = [xp.stack(y) if length else xp.empty((0,) + tuple(s.shape), s.dtype)
-               for y, s in zip(ys + history, list(specs[n_carry:]) + list(specs[:n_carry]))]
+    stacked = [
+        xp.stack(y) if length else xp.empty((0,) + tuple(s.shape), s.dtype)
+        for y, s in zip(ys + history, list(specs[n_carry:]) + list(specs[:n_carry]))
+    ]
     return tuple(carry) + tuple(stacked)
 
 
@@ -252,8 +280,11 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     x_leaves, x_structure = _flatten(xs, "tl.scan xs")
     lengths = {x.shape[0] if x.shape else None for x in x_leaves}
     if None in lengths or len(lengths) > 1 or (length is not None and lengths and lengths != {length}):
-        raise ValueError(f"tl.scan: every leaf of xs needs the same known leading size"
-                         + (f" (length={length})" if length is not None else "") + f", got {_types(x_leaves)}")
+        raise ValueError(
+            f"tl.scan: every leaf of xs needs the same known leading size"
+            + (f" (length={length})" if length is not None else "")
+            + f", got {_types(x_leaves)}"
+        )
     if length is None:
         if not lengths:
             raise ValueError("tl.scan: give xs or length")
@@ -261,6 +292,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     if not dispatch.modes:
         return _scan_eager(f, init, x_leaves, x_structure, length, reverse)
     from ..graph.tracing import trace_subgraph
+
     c_leaves, c_structure = _flatten(init, "tl.scan init")
     slices = [make_symbolic(x.shape[1:], x.dtype, x.backend, None, 0) for x in x_leaves]
     sub, outs = trace_subgraph(f, (_unflatten(c_structure, c_leaves), _unflatten(x_structure, slices)), "f")
@@ -270,15 +302,19 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     carry_structure, y_structure = body.structure[1]
     n_carry = _count(carry_structure)
     new_carry = outs[:n_carry]
-    if _rebase(carry_structure) != _rebase(c_structure) or [(t.shape, t.dtype) for t in new_carry] != \
-            [(t.shape, t.dtype) for t in c_leaves]:
-        raise TypeError(f"tl.scan: f must return a carry of the same structure, shapes and dtypes as init: "
-                        f"init is {_types(c_leaves)}, f returns {_types(new_carry)}")
+    if _rebase(carry_structure) != _rebase(c_structure) or [(t.shape, t.dtype) for t in new_carry] != [
+        (t.shape, t.dtype) for t in c_leaves
+    ]:
+        raise TypeError(
+            f"tl.scan: f must return a carry of the same structure, shapes and dtypes as init: "
+            f"init is {_types(c_leaves)}, f returns {_types(new_carry)}"
+        )
     body = sub.with_outer(len(c_leaves) + len(x_leaves), list(sub.outer))
-    results = _scan_op(*c_leaves, *x_leaves, *sub.outer, body=body, n_carry=n_carry, n_xs=len(x_leaves),
-                       length=length, reverse=reverse)
+    results = _scan_op(
+        *c_leaves, *x_leaves, *sub.outer, body=body, n_carry=n_carry, n_xs=len(x_leaves), length=length, reverse=reverse
+    )
     carry = _unflatten(c_structure, results[:n_carry])
-    ys = _unflatten(_rebase(y_structure, -n_carry), results[n_carry:len(outs)])
+    ys = _unflatten(_rebase(y_structure, -n_carry), results[n_carry : len(outs)])
     return carry, ys
 
 
@@ -309,11 +345,13 @@ def _rebase(structure, shift=None):
         if kind == "dict":
             return ("dict", tuple((k, walk(v)) for k, v in s[1]))
         return (s[0], tuple(walk(v) for v in s[1])) + s[2:]
+
     return walk(structure)
 
 
 def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
     from . import shape as _shape
+
     carry, ys = init, [None] * length
     for step in range(length):
         t = length - 1 - step if reverse else step
@@ -324,8 +362,9 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
         carry, ys[t] = out
         _check_carry(init, carry)
     if not length:
-        raise ValueError("tl.scan: an eager scan of length 0 cannot know the shape of its ys; trace it with "
-                         "tl.function")
+        raise ValueError(
+            "tl.scan: an eager scan of length 0 cannot know the shape of its ys; trace it with tl.function"
+        )
     y_leaves = [_flatten(y, "tl.scan ys") for y in ys]
     stacked = [_shape.stack([leaves[k] for leaves, _ in y_leaves]) for k in range(len(y_leaves[0][0]))]
     return carry, _unflatten(y_leaves[0][1], stacked)
@@ -335,10 +374,13 @@ def _check_carry(init, carry):
     """The eager scan checks what the traced one does: the carry keeps its structure, shapes and dtypes."""
     before, structure = _flatten(init, "tl.scan init")
     after, new_structure = _flatten(carry, "tl.scan carry")
-    if _rebase(structure) != _rebase(new_structure) or \
-            [(t.shape, t.dtype) for t in before] != [(t.shape, t.dtype) for t in after]:
-        raise TypeError(f"tl.scan: f must return a carry of the same structure, shapes and dtypes as init: "
-                        f"init is {_types(before)}, f returns {_types(after)}")
+    if _rebase(structure) != _rebase(new_structure) or [(t.shape, t.dtype) for t in before] != [
+        (t.shape, t.dtype) for t in after
+    ]:
+        raise TypeError(
+            f"tl.scan: f must return a carry of the same structure, shapes and dtypes as init: "
+            f"init is {_types(before)}, f returns {_types(after)}"
+        )
 
 
 def _scan_grad(op, *grads, index):
@@ -348,22 +390,29 @@ def _scan_grad(op, *grads, index):
 
     def compute():
         from . import math as m
+
         inputs = op.inputs
-        init, xs, outer = inputs[:n_carry], inputs[n_carry:n_carry + n_xs], inputs[n_carry + n_xs:]
-        g_carry, g_ys, g_history = grads[:n_carry], grads[n_carry:n_carry + n_ys], grads[n_carry + n_ys:]
-        history = op.outputs[n_carry + n_ys:]
+        init, xs, outer = inputs[:n_carry], inputs[n_carry : n_carry + n_xs], inputs[n_carry + n_xs :]
+        g_carry, g_ys, g_history = grads[:n_carry], grads[n_carry : n_carry + n_ys], grads[n_carry + n_ys :]
+        history = op.outputs[n_carry + n_ys :]
         body_vjp = _vjp_of(a["body"], n_carry + n_xs + len(outer))
 
         def step(carry, per_step):
             gc, go = carry
             c_t, x_t, gy_t, gh_t = per_step
             g = body_vjp(*c_t, *x_t, *outer, *gc, *gy_t)
-            dc, dx, do = g[:n_carry], g[n_carry:n_carry + n_xs], g[n_carry + n_xs:]
+            dc, dx, do = g[:n_carry], g[n_carry : n_carry + n_xs], g[n_carry + n_xs :]
             return ([d + h for d, h in zip(dc, gh_t)], [o + d for o, d in zip(go, do)]), list(dx)
-        (g_init, g_outer), g_xs = scan(step, (list(g_carry), [m.zeros_like(o) for o in outer]),
-                                       (list(history), list(xs), list(g_ys), list(g_history)),
-                                       length=length, reverse=not a["reverse"])
+
+        (g_init, g_outer), g_xs = scan(
+            step,
+            (list(g_carry), [m.zeros_like(o) for o in outer]),
+            (list(history), list(xs), list(g_ys), list(g_history)),
+            length=length,
+            reverse=not a["reverse"],
+        )
         return tuple(g_init) + tuple(g_xs) + tuple(g_outer)
+
     grad = _all_grads(op, grads, compute)[index]
     return grad if op.inputs[index].dtype.kind == "f" else None
 
@@ -376,9 +425,14 @@ def _while_infer(*args, cond_graph, body_graph, n_vars):
     return _specs(body_graph)
 
 
-_while_op = defop("While", inputs=("inputs",), attrs={"cond_graph": None, "body_graph": None, "n_vars": 0},
-                  infer=_while_infer, variadic=True,
-                  doc="Run body_graph on the loop variables while cond_graph says so (forward only).")
+_while_op = defop(
+    "While",
+    inputs=("inputs",),
+    attrs={"cond_graph": None, "body_graph": None, "n_vars": 0},
+    infer=_while_infer,
+    variadic=True,
+    doc="Run body_graph on the loop variables while cond_graph says so (forward only).",
+)
 
 
 @_while_op.generic
@@ -390,9 +444,11 @@ def _while_kernel(xp, *args, cond_graph, body_graph, n_vars):
 
 
 def _while_grad(op, *grads, index):
-    raise ValueError("tl.while_loop: reverse-mode differentiation of a while loop needs "
-                     "maximum_iterations=N (its trip count is unknown in advance, as in TensorFlow); pass "
-                     "maximum_iterations, or write the loop with tl.scan")
+    raise ValueError(
+        "tl.while_loop: reverse-mode differentiation of a while loop needs "
+        "maximum_iterations=N (its trip count is unknown in advance, as in TensorFlow); pass "
+        "maximum_iterations, or write the loop with tl.scan"
+    )
 
 
 register_gradient("While", _while_grad)
@@ -417,22 +473,27 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
         raise ValueError(f"tl.while_loop: maximum_iterations must be a non-negative int, got {maximum_iterations!r}")
     if not dispatch.modes:
         values, count = loop_vars, 0
-        while (maximum_iterations is None or count < maximum_iterations) and \
-                bool(_scalar_pred(cond_fn(values), "tl.while_loop cond_fn").numpy()):
+        while (maximum_iterations is None or count < maximum_iterations) and bool(
+            _scalar_pred(cond_fn(values), "tl.while_loop cond_fn").numpy()
+        ):
             values = body_fn(values)
             count += 1
         return values
     if maximum_iterations is not None:
         return _bounded_while(cond_fn, body_fn, loop_vars, maximum_iterations)
     from ..graph.tracing import trace_subgraph
+
     leaves, structure = _flatten(loop_vars, "tl.while_loop loop_vars")
     args = _unflatten(structure, leaves)
     cond_sub, _ = trace_subgraph(lambda v: _bool_pred(cond_fn(v), "tl.while_loop cond_fn"), (args,), "cond_fn")
     body_sub, outs = trace_subgraph(body_fn, (args,), "body_fn")
-    if _rebase(body_sub.graph.structure) != _rebase(structure) or \
-            [(t.shape, t.dtype) for t in outs] != [(t.shape, t.dtype) for t in leaves]:
-        raise TypeError(f"tl.while_loop: body_fn must return the structure, shapes and dtypes of loop_vars: "
-                        f"loop_vars are {_types(leaves)}, body_fn returns {_types(outs)}")
+    if _rebase(body_sub.graph.structure) != _rebase(structure) or [(t.shape, t.dtype) for t in outs] != [
+        (t.shape, t.dtype) for t in leaves
+    ]:
+        raise TypeError(
+            f"tl.while_loop: body_fn must return the structure, shapes and dtypes of loop_vars: "
+            f"loop_vars are {_types(leaves)}, body_fn returns {_types(outs)}"
+        )
     outer = cond_sub.outer + [v for v in body_sub.outer if v._id not in cond_sub.outer_map]
     cg, bg = cond_sub.with_outer(len(leaves), outer), body_sub.with_outer(len(leaves), outer)
     outs = _while_op(*leaves, *outer, cond_graph=cg, body_graph=bg, n_vars=len(leaves))
@@ -447,6 +508,8 @@ def _bounded_while(cond_fn, body_fn, loop_vars, maximum_iterations):
         values, active = carry
         active = m.logical_and(active, _bool_pred(cond_fn(values), "tl.while_loop cond_fn"))
         return (cond(active, body_fn, lambda v: v, values), active), None
-    (values, _), _ = scan(step, (loop_vars, dispatch.to_tensor(True, _backend_of(loop_vars))),
-                          length=maximum_iterations)
+
+    (values, _), _ = scan(
+        step, (loop_vars, dispatch.to_tensor(True, _backend_of(loop_vars))), length=maximum_iterations
+    )
     return values

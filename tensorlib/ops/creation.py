@@ -1,4 +1,5 @@
 """Creating tensors: tl.tensor, zeros, ones, full, arange, eye, linspace."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,6 +28,7 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
         if data._value is None:
             if dtype is not None and _dt.as_dtype(dtype) != data.dtype:
                 from .math import cast
+
                 return cast(data, dtype)
             return data
         target = data.backend if backend is None else _backends.get(backend)
@@ -44,8 +46,9 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
         src = _dt.of_array(data.dtype) if dtype is None else dtype
         host = data if b.is_array(data) else np.asarray(data)
         arr = b.asarray(host, dtype=src)
-        if arr is data or (isinstance(arr, np.ndarray) and isinstance(data, np.ndarray)
-                           and np.shares_memory(arr, data)):
+        if arr is data or (
+            isinstance(arr, np.ndarray) and isinstance(data, np.ndarray) and np.shares_memory(arr, data)
+        ):
             arr = b.copy(arr)
         return make(arr, b)
     t = dispatch.to_tensor(data, b)
@@ -87,8 +90,9 @@ def arange(start, stop=None, step=1, dtype=None, backend=None) -> Tensor:
     if stop is None:
         start, stop = 0, start
     if dtype is None:
-        dtype = _dt.default_int if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) \
-            else _dt.default_float
+        dtype = (
+            _dt.default_int if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else _dt.default_float
+        )
     return make(b.xp.arange(start, stop, step, dtype=_dt.as_dtype(dtype)), b)
 
 

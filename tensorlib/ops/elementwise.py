@@ -10,6 +10,7 @@ orders and tracing come free); broadcast gradients are summed back by the engine
 >>> [round(v, 4) for v in tl.grad(lambda x: tl.sum(tl.arctan(x)))(x).numpy().tolist()]
 [0.8, 0.5]
 """
+
 from __future__ import annotations
 
 import math as _pymath
@@ -79,12 +80,13 @@ _cosh = _unary("Cosh", np.cosh, "Hyperbolic cosine.", lambda op, g: g * sinh(_x(
 _arcsin = _unary("Asin", np.arcsin, "Inverse sine.", lambda op, g: g / m.sqrt(1.0 - _x(op) * _x(op)))
 _arccos = _unary("Acos", np.arccos, "Inverse cosine.", lambda op, g: -g / m.sqrt(1.0 - _x(op) * _x(op)))
 _arctan = _unary("Atan", np.arctan, "Inverse tangent.", lambda op, g: g / (1.0 + _x(op) * _x(op)))
-_arcsinh = _unary("Asinh", np.arcsinh, "Inverse hyperbolic sine.",
-                  lambda op, g: g / m.sqrt(_x(op) * _x(op) + 1.0))
-_arccosh = _unary("Acosh", np.arccosh, "Inverse hyperbolic cosine (x >= 1).",
-                  lambda op, g: g / m.sqrt(_x(op) * _x(op) - 1.0))
-_arctanh = _unary("Atanh", np.arctanh, "Inverse hyperbolic tangent (|x| < 1).",
-                  lambda op, g: g / (1.0 - _x(op) * _x(op)))
+_arcsinh = _unary("Asinh", np.arcsinh, "Inverse hyperbolic sine.", lambda op, g: g / m.sqrt(_x(op) * _x(op) + 1.0))
+_arccosh = _unary(
+    "Acosh", np.arccosh, "Inverse hyperbolic cosine (x >= 1).", lambda op, g: g / m.sqrt(_x(op) * _x(op) - 1.0)
+)
+_arctanh = _unary(
+    "Atanh", np.arctanh, "Inverse hyperbolic tangent (|x| < 1).", lambda op, g: g / (1.0 - _x(op) * _x(op))
+)
 _deg2rad = _unary("Deg2Rad", np.deg2rad, "Degrees to radians.", lambda op, g: g * (_pymath.pi / 180.0))
 _rad2deg = _unary("Rad2Deg", np.rad2deg, "Radians to degrees.", lambda op, g: g * (180.0 / _pymath.pi))
 
@@ -93,8 +95,13 @@ _log2 = _unary("Log2", np.log2, "Base-2 logarithm.", lambda op, g: g / (_x(op) *
 _log10 = _unary("Log10", np.log10, "Base-10 logarithm.", lambda op, g: g / (_x(op) * _LN10))
 _exp2 = _unary("Exp2", np.exp2, "2 ** x.", lambda op, g: g * _y(op) * _LN2)
 # NumPy keeps integer dtypes here (1 // x); only float reciprocals are differentiated.
-_reciprocal = _unary("Reciprocal", np.reciprocal, "1 / x (integer division for integers, as in NumPy).",
-                     lambda op, g: -g * _y(op) * _y(op), infer=_same)
+_reciprocal = _unary(
+    "Reciprocal",
+    np.reciprocal,
+    "1 / x (integer division for integers, as in NumPy).",
+    lambda op, g: -g * _y(op) * _y(op),
+    infer=_same,
+)
 _fabs = _unary("Fabs", np.fabs, "|x| as a float; gradient sign(x).", lambda op, g: g * m.sign(_x(op)))
 _ceil = _unary("Ceil", np.ceil, "Ceiling (not differentiable).", infer=_same)
 
@@ -122,14 +129,34 @@ def _r2(op):
     return x * x + y * y
 
 
-_arctan2 = _binary("Atan2", np.arctan2, "Angle of the point (x=x2, y=x1): arctan2(x1, x2), NumPy's order.",
-                   lambda op, g: g * op.inputs[1] / _r2(op), lambda op, g: -g * op.inputs[0] / _r2(op))
-_hypot = _binary("Hypot", np.hypot, "sqrt(x1**2 + x2**2) without overflow.",
-                 lambda op, g: g * op.inputs[0] / _y(op), lambda op, g: g * op.inputs[1] / _y(op))
-_logaddexp = _binary("LogAddExp", np.logaddexp, "log(exp(x1) + exp(x2)) without overflow.",
-                     lambda op, g: g * m.exp(op.inputs[0] - _y(op)), lambda op, g: g * m.exp(op.inputs[1] - _y(op)))
-_logaddexp2 = _binary("LogAddExp2", np.logaddexp2, "log2(2**x1 + 2**x2) without overflow.",
-                      lambda op, g: g * exp2(op.inputs[0] - _y(op)), lambda op, g: g * exp2(op.inputs[1] - _y(op)))
+_arctan2 = _binary(
+    "Atan2",
+    np.arctan2,
+    "Angle of the point (x=x2, y=x1): arctan2(x1, x2), NumPy's order.",
+    lambda op, g: g * op.inputs[1] / _r2(op),
+    lambda op, g: -g * op.inputs[0] / _r2(op),
+)
+_hypot = _binary(
+    "Hypot",
+    np.hypot,
+    "sqrt(x1**2 + x2**2) without overflow.",
+    lambda op, g: g * op.inputs[0] / _y(op),
+    lambda op, g: g * op.inputs[1] / _y(op),
+)
+_logaddexp = _binary(
+    "LogAddExp",
+    np.logaddexp,
+    "log(exp(x1) + exp(x2)) without overflow.",
+    lambda op, g: g * m.exp(op.inputs[0] - _y(op)),
+    lambda op, g: g * m.exp(op.inputs[1] - _y(op)),
+)
+_logaddexp2 = _binary(
+    "LogAddExp2",
+    np.logaddexp2,
+    "log2(2**x1 + 2**x2) without overflow.",
+    lambda op, g: g * exp2(op.inputs[0] - _y(op)),
+    lambda op, g: g * exp2(op.inputs[1] - _y(op)),
+)
 
 
 def _remainder_grad_y(op, g):
@@ -138,8 +165,14 @@ def _remainder_grad_y(op, g):
 
 
 # x - floor(x / y) * y with the sign of the divisor (Python's %), integer dtypes kept.
-_remainder = _binary("FloorMod", np.remainder, "Remainder with the divisor's sign (Python's %, np.remainder).",
-                     lambda op, g: g, _remainder_grad_y, infer=_binary_same)
+_remainder = _binary(
+    "FloorMod",
+    np.remainder,
+    "Remainder with the divisor's sign (Python's %, np.remainder).",
+    lambda op, g: g,
+    _remainder_grad_y,
+    infer=_binary_same,
+)
 
 
 def _nan_aware_share(op, g, first):
@@ -151,18 +184,32 @@ def _nan_aware_share(op, g, first):
     return g * share
 
 
-_fmax = _binary("Fmax", np.fmax, "Elementwise max ignoring NaNs; ties share the gradient.",
-                lambda op, g: _nan_aware_share(op, g, True), lambda op, g: _nan_aware_share(op, g, False),
-                infer=_binary_same)
-_fmin = _binary("Fmin", np.fmin, "Elementwise min ignoring NaNs; ties share the gradient.",
-                lambda op, g: _nan_aware_share(op, g, True), lambda op, g: _nan_aware_share(op, g, False),
-                infer=_binary_same)
+_fmax = _binary(
+    "Fmax",
+    np.fmax,
+    "Elementwise max ignoring NaNs; ties share the gradient.",
+    lambda op, g: _nan_aware_share(op, g, True),
+    lambda op, g: _nan_aware_share(op, g, False),
+    infer=_binary_same,
+)
+_fmin = _binary(
+    "Fmin",
+    np.fmin,
+    "Elementwise min ignoring NaNs; ties share the gradient.",
+    lambda op, g: _nan_aware_share(op, g, True),
+    lambda op, g: _nan_aware_share(op, g, False),
+    infer=_binary_same,
+)
 
 
 # ------------------------------------------------------------------ nan_to_num
-_nan_to_num = defop("NanToNum", inputs=("x",), attrs={"nan": 0.0, "posinf": None, "neginf": None},
-                    infer=lambda x, **attrs: x,
-                    doc="NaN and infinities replaced by finite numbers; the gradient flows where x is finite.")
+_nan_to_num = defop(
+    "NanToNum",
+    inputs=("x",),
+    attrs={"nan": 0.0, "posinf": None, "neginf": None},
+    infer=lambda x, **attrs: x,
+    doc="NaN and infinities replaced by finite numbers; the gradient flows where x is finite.",
+)
 
 
 @_nan_to_num.generic
@@ -196,8 +243,13 @@ def _angle_grad(op, g):
 _real = _unary("Real", np.real, "Real part (x itself for real x).", lambda op, g: g, infer=_real_part)
 _imag = _unary("Imag", np.imag, "Imaginary part (zeros for real x).", _imag_grad, infer=_real_part)
 _conj = _unary("Conj", np.conjugate, "Complex conjugate (x itself for real x).", lambda op, g: conj(g), infer=_same)
-_angle = _unary("Angle", np.angle, "Argument of a complex number: 0 or pi for real x.", _angle_grad,
-                infer=lambda x: _real_part(x) if x.dtype.kind == "c" else _float_valued(x))
+_angle = _unary(
+    "Angle",
+    np.angle,
+    "Argument of a complex number: 0 or pi for real x.",
+    _angle_grad,
+    infer=lambda x: _real_part(x) if x.dtype.kind == "c" else _float_valued(x),
+)
 _imag.kernel("numpy")(lambda x: np.imag(x).copy())  # np.imag of a real array is a read-only view
 
 
@@ -208,8 +260,13 @@ def _nonzero_infer(x):
     return tuple(spec((None,), _dt.int64) for _ in x.shape)
 
 
-_nonzero = defop("Where", inputs=("condition",), infer=_nonzero_infer, differentiable=False,
-                 doc="Indices of the nonzero elements, one int64 vector per axis (data-dependent length).")
+_nonzero = defop(
+    "Where",
+    inputs=("condition",),
+    infer=_nonzero_infer,
+    differentiable=False,
+    doc="Indices of the nonzero elements, one int64 vector per axis (data-dependent length).",
+)
 _nonzero.generic(lambda xp, x: tuple(i.astype(xp.int64) for i in xp.nonzero(x)))
 
 
@@ -474,8 +531,15 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     >>> tl.nan_to_num(tl.tensor([np.nan, 1.0]), nan=-1.0).numpy().tolist()
     [-1.0, 1.0]
     """
-    return apply(_nan_to_num, (x,), {"nan": float(nan), "posinf": None if posinf is None else float(posinf),
-                                      "neginf": None if neginf is None else float(neginf)})
+    return apply(
+        _nan_to_num,
+        (x,),
+        {
+            "nan": float(nan),
+            "posinf": None if posinf is None else float(posinf),
+            "neginf": None if neginf is None else float(neginf),
+        },
+    )
 
 
 def real(x) -> Tensor:

@@ -17,6 +17,7 @@ Conv2D: ...
 >>> "Conv2DBackpropInput" in text and "numpy_nn/conv.py" in text
 True
 """
+
 from __future__ import annotations
 
 import inspect
@@ -55,6 +56,7 @@ def explain(target, *example_args, **example_kwargs) -> str:
 def _public_functions() -> dict:
     """op type -> the first public function (tl.nn, tl) that dispatches it."""
     import tensorlib
+
     found = {}
     for namespace in (tensorlib.nn, tensorlib):
         for value in vars(namespace).values():
@@ -69,8 +71,9 @@ def _resolve(target):
         return target, _public_functions().get(target.name)
     if isinstance(target, str):
         if target not in _ops:
-            raise LookupError(f"explain: no op type {target!r} is defined; op types look like 'Conv2D' "
-                              f"(tl.ops.all_ops() lists them)")
+            raise LookupError(
+                f"explain: no op type {target!r} is defined; op types look like 'Conv2D' (tl.ops.all_ops() lists them)"
+            )
         return _ops[target], _public_functions().get(target)
     if callable(target):
         op_type = getattr(target, "op_type", None)
@@ -89,8 +92,9 @@ class _DryRun:
         node = Node(op, tuple(inputs), (), attrs)
         many = isinstance(specs, tuple)
         backend = inputs[0].backend if inputs else _backends.current()
-        node.outputs = tuple(make_symbolic(sp.shape, sp.dtype, backend, node, i)
-                             for i, sp in enumerate(specs if many else (specs,)))
+        node.outputs = tuple(
+            make_symbolic(sp.shape, sp.dtype, backend, node, i) for i, sp in enumerate(specs if many else (specs,))
+        )
         self.calls.append(node)
         return node.outputs if many else node.outputs[0]
 
@@ -134,10 +138,12 @@ def _example_call(opdef, fn, args, kwargs):
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as e:
-        raise TypeError(f"explain: the example arguments do not fit {fn.__name__}{inspect.signature(fn)}: {e}") \
-            from None
-    tensor_params = getattr(fn, "tensor_params", None) or (opdef.input_names if opdef is not None else
-                                                           tuple(bound.arguments))
+        raise TypeError(
+            f"explain: the example arguments do not fit {fn.__name__}{inspect.signature(fn)}: {e}"
+        ) from None
+    tensor_params = getattr(fn, "tensor_params", None) or (
+        opdef.input_names if opdef is not None else tuple(bound.arguments)
+    )
     for name, value in bound.arguments.items():
         if name in tensor_params:
             bound.arguments[name] = _symbolic(value, backend)
@@ -151,8 +157,9 @@ def _describe_tensor(t) -> str:
 
 def _signature(node) -> str:
     names = node.op.input_names
-    ins = ", ".join(f"{names[i] if i < len(names) else names[-1]}: {_describe_tensor(t)}"
-                    for i, t in enumerate(node.inputs))
+    ins = ", ".join(
+        f"{names[i] if i < len(names) else names[-1]}: {_describe_tensor(t)}" for i, t in enumerate(node.inputs)
+    )
     outs = ", ".join(_describe_tensor(o) for o in node.outputs)
     return f"{node.op.name}({ins}) -> {outs}"
 
@@ -176,8 +183,10 @@ def _kernel_lines(opdef) -> list:
     for name in _backends.names():
         found = opdef.kernel_source(name)
         if found is None:
-            lines.append(f"{name}: no kernel ({opdef.kernels_note()}; register one with "
-                         f"tl.ops.get({opdef.name!r}).kernel({name!r}))")
+            lines.append(
+                f"{name}: no kernel ({opdef.kernels_note()}; register one with "
+                f"tl.ops.get({opdef.name!r}).kernel({name!r}))"
+            )
             continue
         qualname, where = found
         registered = opdef.kernels.get(name)
@@ -186,8 +195,10 @@ def _kernel_lines(opdef) -> list:
             continue
         lines.append(f"{name}: {qualname} at {where}")
         if registered is not None and getattr(registered, "__wrapped__", None) is not None:
-            lines.append(f"{' ' * len(name)}  called by {registered.__module__}.{registered.__qualname__}, "
-                         "which resolves the attributes")
+            lines.append(
+                f"{' ' * len(name)}  called by {registered.__module__}.{registered.__qualname__}, "
+                "which resolves the attributes"
+            )
     return lines
 
 
@@ -261,7 +272,9 @@ def _header(opdef, fn) -> list:
         lines.append(f"{opdef.name}: {opdef.__doc__ or ''}".rstrip())
     if fn is not None:
         signature = inspect.signature(fn).replace(return_annotation=inspect.Signature.empty)
-        lines.append(f"{_INDENT}called as   {_family_module(fn).replace('tensorlib.ops.', 'tl.')}.{fn.__name__}{signature}")
+        lines.append(
+            f"{_INDENT}called as   {_family_module(fn).replace('tensorlib.ops.', 'tl.')}.{fn.__name__}{signature}"
+        )
     return lines
 
 
@@ -295,8 +308,10 @@ def _referenced_ops(fn) -> list:
 
 def _explain_static(opdef, fn) -> str:
     if opdef is None:
-        raise TypeError(f"explain: {getattr(fn, '__name__', fn)!r} does not name an op type; pass example "
-                        "inputs (shapes) so explain can trace the ops it dispatches")
+        raise TypeError(
+            f"explain: {getattr(fn, '__name__', fn)!r} does not name an op type; pass example "
+            "inputs (shapes) so explain can trace the ops it dispatches"
+        )
     lines = _header(opdef, fn)
     lines.append(f"{_INDENT}inputs      {', '.join(opdef.input_names)}")
     lines.append(f"{_INDENT}attributes  {_attrs_text(opdef.defaults)} (defaults)")

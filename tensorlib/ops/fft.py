@@ -14,6 +14,7 @@ for the real input); the transpose of ``IRFFTN`` is the inverse transform of
 the real cotangent, cut to the half spectrum and doubled on the bins that
 stand for two (every bin but 0 and, for even sizes, the last).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,8 +46,13 @@ def _fftn_infer(x, *, axes, norm, inverse):
     return spec(x.shape, x.dtype)
 
 
-_fftn = defop("FFTN", inputs=("x",), attrs={"axes": (-1,), "norm": "backward", "inverse": False},
-              infer=_fftn_infer, doc="Complex DFT over axes (inverse=True: the inverse DFT), numpy.fft norms.")
+_fftn = defop(
+    "FFTN",
+    inputs=("x",),
+    attrs={"axes": (-1,), "norm": "backward", "inverse": False},
+    infer=_fftn_infer,
+    doc="Complex DFT over axes (inverse=True: the inverse DFT), numpy.fft norms.",
+)
 
 
 @_fftn.generic
@@ -68,8 +74,13 @@ def _rfftn_infer(x, *, axes, norm):
     return spec(tuple(shape), _dt.complex_dtype(x.dtype))
 
 
-_rfftn = defop("RFFTN", inputs=("x",), attrs={"axes": (-1,), "norm": "backward"}, infer=_rfftn_infer,
-               doc="DFT of a real input over axes, the last one cut to its n // 2 + 1 nonnegative frequencies.")
+_rfftn = defop(
+    "RFFTN",
+    inputs=("x",),
+    attrs={"axes": (-1,), "norm": "backward"},
+    infer=_rfftn_infer,
+    doc="DFT of a real input over axes, the last one cut to its n // 2 + 1 nonnegative frequencies.",
+)
 
 
 @_rfftn.generic
@@ -80,12 +91,13 @@ def _rfftn_kernel(xp, x, *, axes, norm):
 def _rfftn_grad(op, g):
     from .math import cast
     from .shape import pad
+
     x, axes = op.inputs[0], op.attrs["axes"]
     last = axes[-1] % x.ndim
     widths = [(0, 0)] * x.ndim
     widths[last] = (0, x.shape[last] - g.shape[last])
     full = apply(_fftn, (pad(g, widths),), {"axes": axes, "norm": op.attrs["norm"], "inverse": False})
-    return cast(full, dtype=x.dtype)    # the real part
+    return cast(full, dtype=x.dtype)  # the real part
 
 
 register_gradient("RFFTN", _rfftn_grad)
@@ -103,8 +115,13 @@ def _irfftn_infer(x, *, axes, norm, n):
     return spec(tuple(shape), _dt.real_dtype(x.dtype))
 
 
-_irfftn = defop("IRFFTN", inputs=("x",), attrs={"axes": (-1,), "norm": "backward", "n": 2}, infer=_irfftn_infer,
-                doc="Inverse of RFFTN: n real outputs along the last axis from its n // 2 + 1 frequencies.")
+_irfftn = defop(
+    "IRFFTN",
+    inputs=("x",),
+    attrs={"axes": (-1,), "norm": "backward", "n": 2},
+    infer=_irfftn_infer,
+    doc="Inverse of RFFTN: n real outputs along the last axis from its n // 2 + 1 frequencies.",
+)
 
 
 @_irfftn.generic
@@ -117,6 +134,7 @@ def _irfftn_grad(op, g):
     from .creation import tensor
     from .math import cast
     from .shape import getitem
+
     x, axes, n = op.inputs[0], op.attrs["axes"], op.attrs["n"]
     last = axes[-1] % x.ndim
     spectrum = apply(_fftn, (cast(g, dtype=x.dtype),), {"axes": axes, "norm": op.attrs["norm"], "inverse": True})
@@ -125,7 +143,7 @@ def _irfftn_grad(op, g):
     index[last] = slice(0, m)
     # Bins 1 .. (n - 1) // 2 stand for themselves and their mirror image, so they count twice.
     weight = np.ones(m)
-    weight[1:(n - 1) // 2 + 1] = 2.0
+    weight[1 : (n - 1) // 2 + 1] = 2.0
     weight = weight.reshape((m,) + (1,) * (x.ndim - 1 - last))
     return getitem(spectrum, tuple(index)) * tensor(weight.astype(x.dtype), backend=x.backend)
 
@@ -136,6 +154,7 @@ register_gradient("IRFFTN", _irfftn_grad)
 # ------------------------------------------------------------------ NumPy's functions
 def _tensor(a, what):
     from .creation import tensor
+
     a = a if isinstance(a, Tensor) else tensor(a)
     if a.dtype.kind not in "biufc":
         raise TypeError(f"{what}: input of dtype {a.dtype} is not numeric")
@@ -151,20 +170,24 @@ def _norm(norm, what):
 
 def _as_complex(a):
     from .math import cast
+
     return a if a.dtype.kind == "c" else cast(a, dtype=_dt.complex_dtype(a.dtype))
 
 
 def _as_real(a, what):
     from .math import cast
+
     if a.dtype.kind == "c":
-        raise TypeError(f"{what}: expected a real input, got {a.dtype} (shape {tuple(a.shape)}); use fft for "
-                        "complex inputs")
+        raise TypeError(
+            f"{what}: expected a real input, got {a.dtype} (shape {tuple(a.shape)}); use fft for complex inputs"
+        )
     return a if a.dtype.kind == "f" else cast(a, dtype=_dt.float64)
 
 
 def _resize(a, axis, n):
     """Crop or zero-pad ``a`` along ``axis`` to ``n`` (NumPy's ``n`` and ``s`` arguments)."""
     from .shape import getitem, pad
+
     size = a.shape[axis]
     if n == size:
         return a
@@ -320,6 +343,7 @@ def irfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
 
 def _shift(x, axes, inverse, what):
     from .shape import concat, getitem
+
     x = _tensor(x, what)
     if axes is None:
         axes = tuple(range(x.ndim))
@@ -330,7 +354,7 @@ def _shift(x, axes, inverse, what):
         raise ValueError(f"{what}: {e} (input shape {tuple(x.shape)} {x.dtype})") from None
     for ax in axes:
         size = x.shape[ax]
-        cut = size // 2 if inverse else size - size // 2   # where the output starts
+        cut = size // 2 if inverse else size - size // 2  # where the output starts
         if cut in (0, size):
             continue
         head, tail = ([slice(None)] * x.ndim for _ in range(2))

@@ -1,4 +1,5 @@
 """Contractions: matmul (batched, broadcasting), einsum (opt_einsum, cached paths), tensordot."""
+
 from __future__ import annotations
 
 import string
@@ -24,19 +25,26 @@ def _matmul_infer(x, y):
     return spec(broadcast_shapes(x.shape[:-2], y.shape[:-2]) + (n, m), x.dtype)
 
 
-_matmul = defop("BatchMatMulV2", inputs=("x", "y"), infer=_matmul_infer, promote=(0, 1),
-                doc="Matrix product over the last two axes; leading axes broadcast.")
+_matmul = defop(
+    "BatchMatMulV2",
+    inputs=("x", "y"),
+    infer=_matmul_infer,
+    promote=(0, 1),
+    doc="Matrix product over the last two axes; leading axes broadcast.",
+)
 _matmul.generic(lambda xp, x, y: xp.matmul(x, y))
 
 
 def _swap(t):
     from .shape import transpose
+
     n = len(t.shape)
     return transpose(t, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
-register_gradient("BatchMatMulV2", lambda op, g: matmul(g, _swap(op.inputs[1])),
-                  lambda op, g: matmul(_swap(op.inputs[0]), g))
+register_gradient(
+    "BatchMatMulV2", lambda op, g: matmul(g, _swap(op.inputs[1])), lambda op, g: matmul(_swap(op.inputs[0]), g)
+)
 
 
 def matmul(x, y) -> Tensor:
@@ -48,6 +56,7 @@ def matmul(x, y) -> Tensor:
     """
     from .creation import tensor
     from .shape import expand_dims, squeeze
+
     x = x if isinstance(x, Tensor) else tensor(x)
     y = y if isinstance(y, Tensor) else tensor(y)
     if x.ndim == 0 or y.ndim == 0:
@@ -55,8 +64,10 @@ def matmul(x, y) -> Tensor:
     inner_x, inner_y = x.shape[-1], y.shape[0 if y.ndim == 1 else -2]
     if (x.ndim == 1 or y.ndim == 1) and None not in (inner_x, inner_y) and inner_x != inner_y:
         # Quote the caller's shapes, not the matrices the vectors become below.
-        raise ValueError(f"BatchMatMulV2: inner dimensions do not match: {x.shape} @ {y.shape} "
-                         f"({inner_x} != {inner_y}) (inputs x: shape {x.shape} {x.dtype}, y: shape {y.shape} {y.dtype})")
+        raise ValueError(
+            f"BatchMatMulV2: inner dimensions do not match: {x.shape} @ {y.shape} "
+            f"({inner_x} != {inner_y}) (inputs x: shape {x.shape} {x.dtype}, y: shape {y.shape} {y.dtype})"
+        )
     squeeze_axes = []
     if x.ndim == 1:
         x = expand_dims(x, 0)
@@ -89,7 +100,7 @@ def _parse_einsum(subscripts: str, shapes) -> tuple:
     for sub, shape in zip(ins, shapes):
         if "..." in sub:
             k = len(shape) - len(sub.replace("...", ""))
-            sub = sub.replace("...", ell[ell_rank - k:] if k else "")
+            sub = sub.replace("...", ell[ell_rank - k :] if k else "")
         if len(sub) != len(shape):
             raise ValueError(f"subscript {sub!r} has {len(sub)} indices for an operand of shape {tuple(shape)}")
         expanded.append(sub)
@@ -100,8 +111,10 @@ def _parse_einsum(subscripts: str, shapes) -> tuple:
         out = out.replace("...", ell)
         unknown = [c for c in out if c not in "".join(expanded)]
         if unknown or len(set(out)) != len(out):
-            raise ValueError(f"output subscript {out!r} " + (f"names {unknown[0]!r}, which no operand has"
-                                                             if unknown else "repeats an index"))
+            raise ValueError(
+                f"output subscript {out!r} "
+                + (f"names {unknown[0]!r}, which no operand has" if unknown else "repeats an index")
+            )
     return tuple(expanded), out
 
 
@@ -123,15 +136,20 @@ def _einsum_infer(*xs, equation):
     return spec(tuple(sizes[c] for c in out), xs[0].dtype)
 
 
-_einsum = defop("Einsum", inputs=("inputs",), attrs={"equation": ""}, infer=_einsum_infer, promote="all",
-                variadic=True, doc="Einstein summation; on NumPy through opt_einsum with cached paths.")
+_einsum = defop(
+    "Einsum",
+    inputs=("inputs",),
+    attrs={"equation": ""},
+    infer=_einsum_infer,
+    promote="all",
+    variadic=True,
+    doc="Einstein summation; on NumPy through opt_einsum with cached paths.",
+)
 
 
 @_einsum.kernel("numpy")
 def _einsum_numpy(*xs, equation):
     return _contract_expression(equation, *(x.shape for x in xs))(*xs)
-
-
 
 
 @_einsum.generic
@@ -147,16 +165,16 @@ def _einsum_generic(xp, *xs, equation):
     letters = list(out) + sorted({c for c in ins if c.isalpha() and c not in out})
     total = None
     for sub, x in zip(ins.split(","), xs):
-        sub = list(sub)                             # no repeated index: einsum() rejects diagonals
+        sub = list(sub)  # no repeated index: einsum() rejects diagonals
         x = xp.permute_dims(x, tuple(sub.index(c) for c in letters if c in sub))
-        x = xp.reshape(x, tuple(x.shape[[c for c in letters if c in sub].index(c)] if c in sub else 1
-                                for c in letters))
+        x = xp.reshape(x, tuple(x.shape[[c for c in letters if c in sub].index(c)] if c in sub else 1 for c in letters))
         total = x if total is None else total * x
     return xp.sum(total, axis=tuple(range(len(out), len(letters)))) if len(letters) > len(out) else total
 
 
 def _einsum_grad(op, g, index):
     from .shape import broadcast_like, expand_dims
+
     ins, out = op.attrs["equation"].split("->")
     ins = ins.split(",")
     target = ins[index]
@@ -184,6 +202,7 @@ def _sublist_subscripts(args) -> tuple:
             return "".join("..." if v is Ellipsis else string.ascii_letters[v] for v in sublist)
         except (TypeError, IndexError):
             raise ValueError(f"Einsum: sublist {sublist!r} must hold Ellipsis or ints in [0, 52)") from None
+
     text = ",".join(letters(sub) for sub in subs)
     return (text if out is None else text + "->" + letters(out)), operands
 
@@ -191,6 +210,7 @@ def _sublist_subscripts(args) -> tuple:
 def _take_diagonals(ins, xs):
     """Operands whose subscript repeats an index (``"ii"``) replaced by their diagonals (``"i"``)."""
     from .array import diagonal
+
     ins, xs = list(ins), list(xs)
     for k, sub in enumerate(ins):
         while len(set(sub)) != len(sub):
@@ -200,7 +220,7 @@ def _take_diagonals(ins, xs):
             if xs[k].shape[i] != xs[k].shape[j]:
                 raise ValueError(f"index {c!r} has sizes {xs[k].shape[i]} and {xs[k].shape[j]} in operand {k}")
             xs[k] = diagonal(xs[k], 0, i, j)
-            sub = sub[:i] + sub[i + 1:j] + sub[j + 1:] + c
+            sub = sub[:i] + sub[i + 1 : j] + sub[j + 1 :] + c
         ins[k] = sub
     return ins, xs
 
@@ -218,6 +238,7 @@ def einsum(subscripts, *operands) -> Tensor:
     [3.0, 3.0]
     """
     from .creation import tensor
+
     if not isinstance(subscripts, str):
         subscripts, operands = _sublist_subscripts((subscripts,) + operands)
     xs = tuple(x if isinstance(x, Tensor) else tensor(x) for x in operands)
@@ -233,22 +254,27 @@ def einsum(subscripts, *operands) -> Tensor:
 def tensordot(a, b, axes=2) -> Tensor:
     """``numpy.tensordot``: contract the last ``axes`` axes of a with the first of b, or explicit lists."""
     from .creation import tensor
+
     a = a if isinstance(a, Tensor) else tensor(a)
     b = b if isinstance(b, Tensor) else tensor(b)
     if isinstance(axes, int):
         axes_a = list(range(a.ndim - axes, a.ndim))
         axes_b = list(range(axes))
     else:
-        axes_a, axes_b = ([axes[0]] if isinstance(axes[0], int) else list(axes[0]),
-                          [axes[1]] if isinstance(axes[1], int) else list(axes[1]))
+        axes_a, axes_b = (
+            [axes[0]] if isinstance(axes[0], int) else list(axes[0]),
+            [axes[1]] if isinstance(axes[1], int) else list(axes[1]),
+        )
     if len(axes_a) != len(axes_b):
-        raise ValueError(f"Tensordot: axes {axes} pair {len(axes_a)} with {len(axes_b)} axes "
-                         f"(shapes {a.shape} and {b.shape})")
+        raise ValueError(
+            f"Tensordot: axes {axes} pair {len(axes_a)} with {len(axes_b)} axes (shapes {a.shape} and {b.shape})"
+        )
     letters = iter(string.ascii_letters)
     sa = [next(letters) for _ in range(a.ndim)]
     sb = [next(letters) for _ in range(b.ndim)]
     for i, j in zip(axes_a, axes_b):
         sb[j % b.ndim] = sa[i % a.ndim]
-    out = [c for k, c in enumerate(sa) if k not in {i % a.ndim for i in axes_a}] + \
-          [c for k, c in enumerate(sb) if k not in {j % b.ndim for j in axes_b}]
+    out = [c for k, c in enumerate(sa) if k not in {i % a.ndim for i in axes_a}] + [
+        c for k, c in enumerate(sb) if k not in {j % b.ndim for j in axes_b}
+    ]
     return einsum("".join(sa) + "," + "".join(sb) + "->" + "".join(out), a, b)

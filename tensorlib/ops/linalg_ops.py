@@ -11,6 +11,7 @@ Decompositions of symmetric matrices (``cholesky``, ``eigh``) read the
 symmetric part ``(a + a^T) / 2`` of their input, as JAX does, so their
 gradient is defined for any perturbation and is itself symmetric.
 """
+
 from __future__ import annotations
 
 import functools
@@ -50,6 +51,7 @@ def _square_infer(x):
 
 def _lapack(op_name):
     """Name the op and the input in NumPy's LinAlgError (a singular or non-definite matrix)."""
+
     def wrap(kernel):
         @functools.wraps(kernel)
         def run(*arrays, **attrs):
@@ -58,19 +60,23 @@ def _lapack(op_name):
             except np.linalg.LinAlgError as e:
                 shapes = ", ".join(f"shape {a.shape} {a.dtype}" for a in arrays)
                 raise np.linalg.LinAlgError(f"{op_name}: {e} (inputs {shapes})") from None
+
         return run
+
     return wrap
 
 
 # ------------------------------------------------------------------ helpers written in tensorlib ops
 def _mT(x):
     from .shape import transpose
+
     n = len(x.shape)
     return transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def _constant(array, like):
     from .creation import tensor
+
     return tensor(np.asarray(array, dtype=like.dtype), backend=like.backend)
 
 
@@ -81,11 +87,13 @@ def _eye_like(x):
 def _diag_embed(v):
     """(..., n) -> (..., n, n) with ``v`` on the diagonal."""
     from .shape import expand_dims
+
     return expand_dims(v, -1) * _constant(np.eye(v.shape[-1]), v)
 
 
 def _diag_part(x):
     from .reduce import sum as reduce_sum
+
     return reduce_sum(x * _eye_like(x), axis=-1)
 
 
@@ -102,6 +110,7 @@ def _symmetrize(x):
 
 def _matmul(a, b):
     from .linalg import matmul
+
     return matmul(a, b)
 
 
@@ -109,8 +118,10 @@ def _real_only(op):
     """Decompositions whose gradient needs conjugate transposes (and a phase gauge) are real-only here."""
     x = op.inputs[0]
     if x.dtype.kind == "c":
-        raise TypeError(f"{op.type}: gradients for complex inputs are not supported (input shape "
-                        f"{tuple(x.shape)} {x.dtype}); the forward value is")
+        raise TypeError(
+            f"{op.type}: gradients for complex inputs are not supported (input shape "
+            f"{tuple(x.shape)} {x.dtype}); the forward value is"
+        )
 
 
 def _gap_reciprocal(d):
@@ -121,6 +132,7 @@ def _gap_reciprocal(d):
     repeated value, where the vectors themselves are not unique.
     """
     from .math import where
+
     zero = d == _constant(0.0, d)
     return where(zero, _constant(0.0, d), _constant(1.0, d) / where(zero, _constant(1.0, d), d))
 
@@ -129,8 +141,7 @@ def _gap_reciprocal(d):
 _inv = defop("MatrixInverse", inputs=("x",), infer=_square_infer, doc="Inverse of square matrices.")
 _inv.generic(lambda xp, x: xp.linalg.inv(x))
 _inv.kernel("numpy")(_lapack("MatrixInverse")(np.linalg.inv))
-register_gradient("MatrixInverse",
-                  lambda op, g: -_matmul(_mT(op.outputs[0]), _matmul(g, _mT(op.outputs[0]))))
+register_gradient("MatrixInverse", lambda op, g: -_matmul(_mT(op.outputs[0]), _matmul(g, _mT(op.outputs[0]))))
 
 
 def inv(x) -> Tensor:
@@ -153,8 +164,9 @@ def _solve_infer(a, b):
     return spec(broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:], dtype)
 
 
-_solve = defop("MatrixSolve", inputs=("a", "b"), infer=_solve_infer, promote=(0, 1),
-               doc="x with a @ x == b, for square a.")
+_solve = defop(
+    "MatrixSolve", inputs=("a", "b"), infer=_solve_infer, promote=(0, 1), doc="x with a @ x == b, for square a."
+)
 _solve.kernel("numpy")(_lapack("MatrixSolve")(np.linalg.solve))
 _solve.generic(lambda xp, a, b: xp.linalg.solve(*_batched(xp, a, b)))
 
@@ -176,6 +188,7 @@ def _as_columns(b):
     """NumPy's rule: ``b`` is a vector only when it is 1-D; then solve for one column."""
     from .creation import tensor
     from .shape import expand_dims
+
     b = b if isinstance(b, Tensor) else tensor(b)
     return (expand_dims(b, -1), True) if b.ndim == 1 else (b, False)
 
@@ -188,6 +201,7 @@ def solve(a, b) -> Tensor:
     [1.0, 0.5]
     """
     from .shape import squeeze
+
     b, vector = _as_columns(b)
     x = apply(_solve, (a, b))
     return squeeze(x, -1) if vector else x
@@ -204,6 +218,7 @@ _det.generic(lambda xp, x: xp.linalg.det(x))
 
 def _det_grad(op, g):
     from .shape import expand_dims
+
     return expand_dims(g * op.outputs[0], (-2, -1)) * _mT(inv(op.inputs[0]))
 
 
@@ -226,8 +241,12 @@ def _slogdet_infer(x):
     return spec(x.shape[:-2], dtype), spec(x.shape[:-2], real)
 
 
-_slogdet = defop("LogMatrixDeterminant", inputs=("x",), infer=_slogdet_infer,
-                 doc="(sign, log|det|) of square matrices, without overflow.")
+_slogdet = defop(
+    "LogMatrixDeterminant",
+    inputs=("x",),
+    infer=_slogdet_infer,
+    doc="(sign, log|det|) of square matrices, without overflow.",
+)
 _slogdet.generic(lambda xp, x: tuple(xp.linalg.slogdet(x)))
 
 
@@ -236,12 +255,14 @@ def _slogdet_grad(op, g_sign, g_logabsdet):
     # g_logabsdet - i Re(i sign g_sign).  For real matrices the sign is piecewise constant (no term).
     from .math import cast
     from .shape import expand_dims
+
     x = op.inputs[0]
     g_h = g_logabsdet
     if x.dtype.kind == "c":
         sign = op.outputs[0]
-        g_h = cast(g_logabsdet, dtype=x.dtype) - 1j * cast(cast(1j * sign * g_sign, dtype=g_logabsdet.dtype),
-                                                            dtype=x.dtype)
+        g_h = cast(g_logabsdet, dtype=x.dtype) - 1j * cast(
+            cast(1j * sign * g_sign, dtype=g_logabsdet.dtype), dtype=x.dtype
+        )
     return expand_dims(g_h, (-2, -1)) * _mT(inv(x))
 
 
@@ -275,10 +296,14 @@ def _triangular_matrix(xp, a, lower, unit_diagonal):
     return t
 
 
-_trsolve = defop("MatrixTriangularSolve", inputs=("a", "b"),
-                 attrs={"trans": 0, "lower": False, "unit_diagonal": False},
-                 infer=lambda a, b, **attrs: _solve_infer(a, b), promote=(0, 1),
-                 doc="x with op(t) @ x == b for the triangle t of a; op is the transpose when trans=1.")
+_trsolve = defop(
+    "MatrixTriangularSolve",
+    inputs=("a", "b"),
+    attrs={"trans": 0, "lower": False, "unit_diagonal": False},
+    infer=lambda a, b, **attrs: _solve_infer(a, b),
+    promote=(0, 1),
+    doc="x with op(t) @ x == b for the triangle t of a; op is the transpose when trans=1.",
+)
 
 
 @_trsolve.generic
@@ -293,8 +318,9 @@ _trsolve.kernel("numpy")(_lapack("MatrixTriangularSolve")(functools.partial(_trs
 
 def _trsolve_grad_b(op, g):
     attrs = op.attrs
-    return solve_triangular(op.inputs[0], g, trans=1 - attrs["trans"], lower=attrs["lower"],
-                            unit_diagonal=attrs["unit_diagonal"])
+    return solve_triangular(
+        op.inputs[0], g, trans=1 - attrs["trans"], lower=attrs["lower"], unit_diagonal=attrs["unit_diagonal"]
+    )
 
 
 def _trsolve_grad_a(op, g):
@@ -320,15 +346,21 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     [1.0, 2.0]
     """
     from .shape import squeeze
+
     b, vector = _as_columns(b)
-    x = apply(_trsolve, (a, b), {"trans": _trans_attr(trans), "lower": bool(lower),
-                                 "unit_diagonal": bool(unit_diagonal)})
+    x = apply(
+        _trsolve, (a, b), {"trans": _trans_attr(trans), "lower": bool(lower), "unit_diagonal": bool(unit_diagonal)}
+    )
     return squeeze(x, -1) if vector else x
 
 
 # ------------------------------------------------------------------ cholesky
-_cholesky = defop("Cholesky", inputs=("x",), infer=_square_infer,
-                  doc="Lower Cholesky factor of the symmetric part of x (positive definite).")
+_cholesky = defop(
+    "Cholesky",
+    inputs=("x",),
+    infer=_square_infer,
+    doc="Lower Cholesky factor of the symmetric part of x (positive definite).",
+)
 
 
 @_cholesky.generic
@@ -346,7 +378,7 @@ def _cholesky_grad(op, g):
     factor = op.outputs[0]
     p = _matmul(_mT(factor), _triangle(g, lower=True))
     p = _triangle(p, lower=True, k=-1) + _diag_embed(_diag_part(p)) * 0.5
-    left = solve_triangular(factor, p, trans=1, lower=True)                 # L^-T P
+    left = solve_triangular(factor, p, trans=1, lower=True)  # L^-T P
     return _symmetrize(_mT(solve_triangular(factor, _mT(left), trans=1, lower=True)))
 
 
@@ -372,8 +404,12 @@ def _eigh_infer(x):
     return spec(x.shape[:-1], real), spec(x.shape, dtype)
 
 
-_eigh = defop("SelfAdjointEigV2", inputs=("x",), infer=_eigh_infer,
-              doc="Eigenvalues (ascending) and eigenvectors of the symmetric part of x.")
+_eigh = defop(
+    "SelfAdjointEigV2",
+    inputs=("x",),
+    infer=_eigh_infer,
+    doc="Eigenvalues (ascending) and eigenvectors of the symmetric part of x.",
+)
 
 
 @_eigh.generic
@@ -395,11 +431,13 @@ def _eigh_grad(op, g_w, g_v):
 
 def _row(v):
     from .shape import expand_dims
+
     return expand_dims(v, -2)
 
 
 def _column(v):
     from .shape import expand_dims
+
     return expand_dims(v, -1)
 
 
@@ -436,8 +474,13 @@ def _svd_infer(x, *, full_matrices, compute_uv):
     return spec(tuple(batch) + (m, rows), dtype), s, spec(tuple(batch) + (cols, n), dtype)
 
 
-_svd = defop("Svd", inputs=("x",), attrs={"full_matrices": True, "compute_uv": True}, infer=_svd_infer,
-             doc="Singular value decomposition x = u @ diag(s) @ vh.")
+_svd = defop(
+    "Svd",
+    inputs=("x",),
+    attrs={"full_matrices": True, "compute_uv": True},
+    infer=_svd_infer,
+    doc="Singular value decomposition x = u @ diag(s) @ vh.",
+)
 
 
 @_svd.generic
@@ -445,7 +488,7 @@ def _svd_kernel(xp, x, *, full_matrices, compute_uv):
     # The Array API's svd always returns the vectors; svdvals gives the values alone.
     if compute_uv:
         return tuple(xp.linalg.svd(x, full_matrices=full_matrices))
-    svdvals = getattr(xp.linalg, "svdvals", None)      # CuPy 14 has no svdvals
+    svdvals = getattr(xp.linalg, "svdvals", None)  # CuPy 14 has no svdvals
     return svdvals(x) if svdvals is not None else xp.linalg.svd(x, compute_uv=False)
 
 
@@ -454,6 +497,7 @@ _svd.kernel("numpy")(_lapack("Svd")(functools.partial(_svd_kernel, np)))
 
 def _svd_grad(op, *grads):
     from .shape import getitem
+
     _real_only(op)
     x = op.inputs[0]
     if not op.attrs["compute_uv"]:
@@ -466,7 +510,10 @@ def _svd_grad(op, *grads):
         # The columns of u (rows of vh) past min(m, n) span a fixed subspace in an arbitrary basis:
         # their gradient is ignored, as in PyTorch.
         u, g_u = getitem(u, (Ellipsis, slice(0, k))), getitem(g_u, (Ellipsis, slice(0, k)))
-        vh, g_vh = getitem(vh, (Ellipsis, slice(0, k), slice(None))), getitem(g_vh, (Ellipsis, slice(0, k), slice(None)))
+        vh, g_vh = (
+            getitem(vh, (Ellipsis, slice(0, k), slice(None))),
+            getitem(g_vh, (Ellipsis, slice(0, k), slice(None))),
+        )
     return _svd_reduced_grad(u, s, vh, g_u, g_s, g_vh)
 
 
@@ -524,26 +571,34 @@ def _qr_infer(x, *, mode):
     return r if mode == "r" else (spec(tuple(batch) + (m, cols), dtype), r)
 
 
-_qr = defop("Qr", inputs=("x",), attrs={"mode": "reduced"}, infer=_qr_infer,
-            doc="QR decomposition x = q @ r, q with orthonormal columns, r upper triangular.")
+_qr = defop(
+    "Qr",
+    inputs=("x",),
+    attrs={"mode": "reduced"},
+    infer=_qr_infer,
+    doc="QR decomposition x = q @ r, q with orthonormal columns, r upper triangular.",
+)
 
 
 @_qr.generic
 def _qr_kernel(xp, x, *, mode):
-    if mode == "r":                    # the Array API's qr has modes "reduced" and "complete" only
+    if mode == "r":  # the Array API's qr has modes "reduced" and "complete" only
         return xp.linalg.qr(x, mode="reduced")[1]
     return tuple(xp.linalg.qr(x, mode=mode))
 
 
 def _qr_grad(op, *grads):
     from .shape import concat, getitem
+
     _real_only(op)
     x, mode = op.inputs[0], op.attrs["mode"]
     m, n = x.shape[-2:]
     if mode == "complete" and m > n:
-        raise ValueError(f"Qr: the gradient of mode='complete' with more rows than columns (input shape "
-                         f"{tuple(x.shape)}) is not defined: the last {m - n} columns of q are an arbitrary "
-                         "basis; use mode='reduced'")
+        raise ValueError(
+            f"Qr: the gradient of mode='complete' with more rows than columns (input shape "
+            f"{tuple(x.shape)}) is not defined: the last {m - n} columns of q are an arbitrary "
+            "basis; use mode='reduced'"
+        )
     if mode == "r":
         q, r = qr(x)
         g_q, g_r = None, grads[0]
@@ -599,8 +654,13 @@ def _pinv_infer(x, *, rcond):
     return spec(x.shape[:-2] + (x.shape[-1], x.shape[-2]), dtype)
 
 
-_pinv = defop("MatrixPseudoInverse", inputs=("x",), attrs={"rcond": None}, infer=_pinv_infer,
-              doc="Moore-Penrose pseudo-inverse (singular values below rcond * largest are cut).")
+_pinv = defop(
+    "MatrixPseudoInverse",
+    inputs=("x",),
+    attrs={"rcond": None},
+    infer=_pinv_infer,
+    doc="Moore-Penrose pseudo-inverse (singular values below rcond * largest are cut).",
+)
 
 
 @_pinv.generic
@@ -619,8 +679,11 @@ def _pinv_grad(op, g):
     pt, gt = _mT(p), _mT(g)
     left = _constant(np.eye(x.shape[-2]), x) - _matmul(x, p)
     right = _constant(np.eye(x.shape[-1]), x) - _matmul(p, x)
-    return (-_matmul(pt, _matmul(g, pt)) + _matmul(left, _matmul(gt, _matmul(p, pt)))
-            + _matmul(pt, _matmul(p, _matmul(gt, right))))
+    return (
+        -_matmul(pt, _matmul(g, pt))
+        + _matmul(left, _matmul(gt, _matmul(p, pt)))
+        + _matmul(pt, _matmul(p, _matmul(gt, right)))
+    )
 
 
 register_gradient("MatrixPseudoInverse", _pinv_grad)
@@ -651,12 +714,14 @@ def matrix_power(x, n: int) -> Tensor:
     from .creation import tensor
     from .math import zeros_like
     from .shape import broadcast_like
+
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"matrix_power: the exponent must be an integer, got {type(n).__name__} {n!r}")
     x = x if isinstance(x, Tensor) else tensor(x)
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"matrix_power: expected square matrices in the last two axes (input shape "
-                         f"{tuple(x.shape)} {x.dtype})")
+        raise ValueError(
+            f"matrix_power: expected square matrices in the last two axes (input shape {tuple(x.shape)} {x.dtype})"
+        )
     if n == 0:
         return broadcast_like(_eye_like(x), x) + zeros_like(x)
     base = inv(x) if n < 0 else x
@@ -674,6 +739,7 @@ def matrix_power(x, n: int) -> Tensor:
 def _vector_norm(x, ord, axis, keepdims):
     from . import reduce as r
     from .math import abs as absolute, cast, not_equal, power
+
     if ord is None or ord == 2:
         return r.safe_sqrt(r.sum(x * x if x.dtype.kind != "c" else absolute(x) ** 2, axis=axis, keepdims=keepdims))
     a = absolute(x)
@@ -694,6 +760,7 @@ def _matrix_norm(x, ord, axis, keepdims):
     from . import reduce as r
     from .math import abs as absolute
     from .shape import expand_dims, transpose
+
     row, col = axis
     if ord in (2, -2, "nuc"):
         # Move the two axes last for svd, then put them back as size-1 axes if keepdims.
@@ -716,6 +783,7 @@ def _matrix_norm(x, ord, axis, keepdims):
     else:
         raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
     from .shape import squeeze
+
     return out if keepdims else squeeze(out, tuple(sorted((row, col))))
 
 
@@ -735,6 +803,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
     from .creation import tensor
     from .math import cast
     from .shape import reshape
+
     x = x if isinstance(x, Tensor) else tensor(x)
     if x.dtype.kind in "biu":
         x = cast(x, dtype=_dt.float64)
@@ -743,8 +812,10 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
             out = _vector_norm(reshape(x, (-1,)), None, 0, False)
             return reshape(out, (1,) * x.ndim) if keepdims else out
         if x.ndim not in (1, 2):
-            raise ValueError(f"norm: ord={ord!r} needs a 1-D or 2-D input or an explicit axis "
-                             f"(input shape {tuple(x.shape)} {x.dtype})")
+            raise ValueError(
+                f"norm: ord={ord!r} needs a 1-D or 2-D input or an explicit axis "
+                f"(input shape {tuple(x.shape)} {x.dtype})"
+            )
         axis = tuple(range(x.ndim))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     try:
@@ -755,8 +826,9 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
         return _vector_norm(x, ord, axes[0], keepdims)
     if len(axes) == 2 and axes[0] != axes[1]:
         return _matrix_norm(x, ord, axes, keepdims)
-    raise ValueError(f"norm: axis must name one or two different axes, got {axis!r} "
-                     f"(input shape {tuple(x.shape)} {x.dtype})")
+    raise ValueError(
+        f"norm: axis must name one or two different axes, got {axis!r} (input shape {tuple(x.shape)} {x.dtype})"
+    )
 
 
 def _bad_axis(a):

@@ -3,6 +3,7 @@
 Each op's gradient rules sit right below it, written with tensorlib ops.
 Broadcast gradients are summed back to the input's shape by the engine.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -55,8 +56,7 @@ def _div_infer(x, y):
     return out if x.dtype.kind in "fc" else spec(out.shape, _dt.float64)
 
 
-_div = defop("Div", inputs=("x", "y"), infer=_div_infer, promote=(0, 1),
-             doc="x / y (true division) with broadcasting.")
+_div = defop("Div", inputs=("x", "y"), infer=_div_infer, promote=(0, 1), doc="x / y (true division) with broadcasting.")
 
 
 @_div.generic
@@ -65,8 +65,9 @@ def _div_kernel(xp, x, y):
     if xp.isdtype(x.dtype, ("bool", "integral")):
         x, y = xp.astype(x, xp.float64), xp.astype(y, xp.float64)
     return x / y
-register_gradient("Div", lambda op, g: g / op.inputs[1],
-                  lambda op, g: -g * op.outputs[0] / op.inputs[1])
+
+
+register_gradient("Div", lambda op, g: g / op.inputs[1], lambda op, g: -g * op.outputs[0] / op.inputs[1])
 
 
 def _pow_infer(x, y):
@@ -98,18 +99,25 @@ def _pow_grad_y(op, g):
 
 register_gradient("Pow", _pow_grad_x, _pow_grad_y)
 
+
 def _share(g, wins, ties):
     """``g`` where this input wins, half of it where the two tie (PyTorch, JAX and autograd split ties)."""
     return g * (cast(wins, dtype=g.dtype) + 0.5 * cast(ties, dtype=g.dtype))
 
 
 _max = _binary("Maximum", lambda xp, x, y: xp.maximum(x, y), "Elementwise max; ties share the gradient.")
-register_gradient("Maximum", lambda op, g: _share(g, op.inputs[0] > op.inputs[1], equal(*op.inputs)),
-                  lambda op, g: _share(g, op.inputs[0] < op.inputs[1], equal(*op.inputs)))
+register_gradient(
+    "Maximum",
+    lambda op, g: _share(g, op.inputs[0] > op.inputs[1], equal(*op.inputs)),
+    lambda op, g: _share(g, op.inputs[0] < op.inputs[1], equal(*op.inputs)),
+)
 
 _min = _binary("Minimum", lambda xp, x, y: xp.minimum(x, y), "Elementwise min; ties share the gradient.")
-register_gradient("Minimum", lambda op, g: _share(g, op.inputs[0] < op.inputs[1], equal(*op.inputs)),
-                  lambda op, g: _share(g, op.inputs[0] > op.inputs[1], equal(*op.inputs)))
+register_gradient(
+    "Minimum",
+    lambda op, g: _share(g, op.inputs[0] < op.inputs[1], equal(*op.inputs)),
+    lambda op, g: _share(g, op.inputs[0] > op.inputs[1], equal(*op.inputs)),
+)
 
 
 # ------------------------------------------------------------------ unary
@@ -118,8 +126,7 @@ def _to_float(x):
 
 
 def _unary(name, fn, doc, grad=None, float_valued=False):
-    op = defop(name, inputs=("x",), infer=_to_float if float_valued else _same, float_valued=float_valued,
-               doc=doc)
+    op = defop(name, inputs=("x",), infer=_to_float if float_valued else _same, float_valued=float_valued, doc=doc)
     op.generic(fn)
     if grad is not None:
         register_gradient(name, grad)
@@ -129,13 +136,17 @@ def _unary(name, fn, doc, grad=None, float_valued=False):
 _neg = _unary("Neg", lambda xp, x: -x, "-x.", lambda op, g: -g)
 _identity = _unary("Identity", lambda xp, x: x, "x, as a new tensor.", lambda op, g: g)
 _exp = _unary("Exp", lambda xp, x: xp.exp(x), "e ** x.", lambda op, g: g * op.outputs[0], float_valued=True)
-_log = _unary("Log", lambda xp, x: xp.log(x), "Natural logarithm.", lambda op, g: g / op.inputs[0],
-              float_valued=True)
-_sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), "Square root.", lambda op, g: g * 0.5 / op.outputs[0],
-               float_valued=True)
+_log = _unary("Log", lambda xp, x: xp.log(x), "Natural logarithm.", lambda op, g: g / op.inputs[0], float_valued=True)
+_sqrt = _unary(
+    "Sqrt", lambda xp, x: xp.sqrt(x), "Square root.", lambda op, g: g * 0.5 / op.outputs[0], float_valued=True
+)
 _square = _unary("Square", lambda xp, x: x * x, "x * x.", lambda op, g: g * 2.0 * op.inputs[0])
-_abs = defop("Abs", inputs=("x",), infer=lambda x: spec(x.shape, _dt.real_dtype(x.dtype)),
-             doc="|x| (the modulus, real, for complex x); gradient sign(x), or conj(x) / |x| for complex x.")
+_abs = defop(
+    "Abs",
+    inputs=("x",),
+    infer=lambda x: spec(x.shape, _dt.real_dtype(x.dtype)),
+    doc="|x| (the modulus, real, for complex x); gradient sign(x), or conj(x) / |x| for complex x.",
+)
 _abs.generic(lambda xp, x: xp.abs(x))
 
 
@@ -149,16 +160,32 @@ def _abs_grad(op, g):
 
 
 register_gradient("Abs", _abs_grad)
-_sign = _unary("Sign", lambda xp, x: xp.sign(x), "Sign of x; its gradient is zero.",
-               lambda op, g: zeros_like(op.inputs[0]))
+_sign = _unary(
+    "Sign", lambda xp, x: xp.sign(x), "Sign of x; its gradient is zero.", lambda op, g: zeros_like(op.inputs[0])
+)
 _sin = _unary("Sin", lambda xp, x: xp.sin(x), "Sine.", lambda op, g: g * cos(op.inputs[0]), float_valued=True)
 _cos = _unary("Cos", lambda xp, x: xp.cos(x), "Cosine.", lambda op, g: -g * sin(op.inputs[0]), float_valued=True)
-_tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), "Hyperbolic tangent.",
-               lambda op, g: g * (1.0 - op.outputs[0] * op.outputs[0]), float_valued=True)
-_log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), "log(1 + x), accurate near 0.",
-                lambda op, g: g / (op.inputs[0] + 1.0), float_valued=True)
-_expm1 = _unary("Expm1", lambda xp, x: xp.expm1(x), "exp(x) - 1, accurate near 0.",
-                lambda op, g: g * (op.outputs[0] + 1.0), float_valued=True)
+_tanh = _unary(
+    "Tanh",
+    lambda xp, x: xp.tanh(x),
+    "Hyperbolic tangent.",
+    lambda op, g: g * (1.0 - op.outputs[0] * op.outputs[0]),
+    float_valued=True,
+)
+_log1p = _unary(
+    "Log1p",
+    lambda xp, x: xp.log1p(x),
+    "log(1 + x), accurate near 0.",
+    lambda op, g: g / (op.inputs[0] + 1.0),
+    float_valued=True,
+)
+_expm1 = _unary(
+    "Expm1",
+    lambda xp, x: xp.expm1(x),
+    "exp(x) - 1, accurate near 0.",
+    lambda op, g: g * (op.outputs[0] + 1.0),
+    float_valued=True,
+)
 
 
 def _sigmoid_kernel(xp, x):
@@ -167,8 +194,13 @@ def _sigmoid_kernel(xp, x):
     return xp.astype(xp.where(x >= 0, 1 / (1 + e), e / (1 + e)), x.dtype, copy=False)
 
 
-_sigmoid = _unary("Sigmoid", _sigmoid_kernel, "1 / (1 + exp(-x)), overflow-free.",
-                  lambda op, g: g * op.outputs[0] * (1.0 - op.outputs[0]), float_valued=True)
+_sigmoid = _unary(
+    "Sigmoid",
+    _sigmoid_kernel,
+    "1 / (1 + exp(-x)), overflow-free.",
+    lambda op, g: g * op.outputs[0] * (1.0 - op.outputs[0]),
+    float_valued=True,
+)
 
 _round = _unary("Round", lambda xp, x: xp.round(x), "Round half to even (not differentiable).")
 not_differentiable("Round")
@@ -177,11 +209,27 @@ not_differentiable("Floor")
 
 
 # On NumPy the elementwise kernels are the ufuncs themselves: no Python frame between dispatch and C.
-for _op, _ufunc in ((_add, np.add), (_sub, np.subtract), (_mul, np.multiply), (_div, np.true_divide),
-                    (_max, np.maximum), (_min, np.minimum), (_neg, np.negative), (_exp, np.exp),
-                    (_log, np.log), (_sqrt, np.sqrt), (_square, np.square), (_abs, np.absolute),
-                    (_sign, np.sign), (_sin, np.sin), (_cos, np.cos), (_tanh, np.tanh), (_log1p, np.log1p),
-                    (_expm1, np.expm1), (_floor, np.floor)):
+for _op, _ufunc in (
+    (_add, np.add),
+    (_sub, np.subtract),
+    (_mul, np.multiply),
+    (_div, np.true_divide),
+    (_max, np.maximum),
+    (_min, np.minimum),
+    (_neg, np.negative),
+    (_exp, np.exp),
+    (_log, np.log),
+    (_sqrt, np.sqrt),
+    (_square, np.square),
+    (_abs, np.absolute),
+    (_sign, np.sign),
+    (_sin, np.sin),
+    (_cos, np.cos),
+    (_tanh, np.tanh),
+    (_log1p, np.log1p),
+    (_expm1, np.expm1),
+    (_floor, np.floor),
+):
     _op.kernel("numpy")(_ufunc)
 
 
@@ -190,8 +238,13 @@ def _cast_infer(x, *, dtype):
     return spec(x.shape, _dt.as_dtype(dtype))
 
 
-_cast = defop("Cast", inputs=("x",), attrs={"dtype": _dt.float32}, infer=_cast_infer,
-              doc="Convert to another dtype; the gradient is cast back.")
+_cast = defop(
+    "Cast",
+    inputs=("x",),
+    attrs={"dtype": _dt.float32},
+    infer=_cast_infer,
+    doc="Convert to another dtype; the gradient is cast back.",
+)
 
 
 @_cast.generic
@@ -203,16 +256,28 @@ def _cast_kernel(xp, x, *, dtype):
 
 
 # To a real input, the gradient from a complex result is its real part: Cast back does exactly that.
-register_gradient("Cast", lambda op, g: cast(g, dtype=op.inputs[0].dtype) if op.inputs[0].dtype.kind in "fc"
-                  else None)
+register_gradient("Cast", lambda op, g: cast(g, dtype=op.inputs[0].dtype) if op.inputs[0].dtype.kind in "fc" else None)
 dispatch._cast_op = lambda x, dtype: _cast(x, dtype=dtype)
 
 _comparisons = {}
-for _name, _fn in {"Equal": "equal", "NotEqual": "not_equal", "Less": "less", "LessEqual": "less_equal",
-                   "Greater": "greater", "GreaterEqual": "greater_equal", "LogicalAnd": "logical_and",
-                   "LogicalOr": "logical_or"}.items():
-    _comparisons[_name] = defop(_name, inputs=("x", "y"), infer=_compare, promote=(0, 1),
-                                differentiable=False, doc=f"Elementwise {_fn} (not differentiable).")
+for _name, _fn in {
+    "Equal": "equal",
+    "NotEqual": "not_equal",
+    "Less": "less",
+    "LessEqual": "less_equal",
+    "Greater": "greater",
+    "GreaterEqual": "greater_equal",
+    "LogicalAnd": "logical_and",
+    "LogicalOr": "logical_or",
+}.items():
+    _comparisons[_name] = defop(
+        _name,
+        inputs=("x", "y"),
+        infer=_compare,
+        promote=(0, 1),
+        differentiable=False,
+        doc=f"Elementwise {_fn} (not differentiable).",
+    )
     _comparisons[_name].generic(lambda xp, x, y, _fn=_fn: getattr(xp, _fn)(*_ordered(xp, _fn, x, y)))
 
 
@@ -222,8 +287,10 @@ def _ordered(xp, fn, x, y):
         return xp.astype(x, xp.int8), xp.astype(y, xp.int8)
     return x, y
 
-_logical_not = defop("LogicalNot", inputs=("x",), infer=lambda x: spec(x.shape, _dt.bool_),
-                     differentiable=False, doc="Elementwise not.")
+
+_logical_not = defop(
+    "LogicalNot", inputs=("x",), infer=lambda x: spec(x.shape, _dt.bool_), differentiable=False, doc="Elementwise not."
+)
 _logical_not.generic(lambda xp, x: xp.logical_not(x))
 
 
@@ -233,8 +300,13 @@ def _where_infer(condition, x, y):
     return spec(broadcast_shapes(condition.shape, x.shape, y.shape), x.dtype)
 
 
-_where = defop("Select", inputs=("condition", "x", "y"), infer=_where_infer, promote=(1, 2),
-               doc="x where condition else y, with broadcasting.")
+_where = defop(
+    "Select",
+    inputs=("condition", "x", "y"),
+    infer=_where_infer,
+    promote=(1, 2),
+    doc="x where condition else y, with broadcasting.",
+)
 
 
 @_where.generic
@@ -242,17 +314,25 @@ def _where_kernel(xp, condition, x, y):
     return xp.where(condition, x, y)
 
 
-register_gradient("Select", None,
-                  lambda op, g: where(op.inputs[0], g, zeros_like(g)),
-                  lambda op, g: where(op.inputs[0], zeros_like(g), g))
+register_gradient(
+    "Select",
+    None,
+    lambda op, g: where(op.inputs[0], g, zeros_like(g)),
+    lambda op, g: where(op.inputs[0], zeros_like(g), g),
+)
 
 
 def _clip_infer(x, lo, hi):
     return spec(broadcast_shapes(x.shape, lo.shape, hi.shape), x.dtype)
 
 
-_clip = defop("ClipByValue", inputs=("x", "clip_value_min", "clip_value_max"), infer=_clip_infer,
-              promote=(0, 1, 2), doc="min(max(x, lo), hi); the gradient flows where x is inside.")
+_clip = defop(
+    "ClipByValue",
+    inputs=("x", "clip_value_min", "clip_value_max"),
+    infer=_clip_infer,
+    promote=(0, 1, 2),
+    doc="min(max(x, lo), hi); the gradient flows where x is inside.",
+)
 
 
 @_clip.generic
@@ -266,8 +346,12 @@ def _clip_mask(op, g, which):
     return where(inside, g, zeros_like(g))
 
 
-register_gradient("ClipByValue", lambda op, g: _clip_mask(op, g, "x"),
-                  lambda op, g: _clip_mask(op, g, "lo"), lambda op, g: _clip_mask(op, g, "hi"))
+register_gradient(
+    "ClipByValue",
+    lambda op, g: _clip_mask(op, g, "x"),
+    lambda op, g: _clip_mask(op, g, "lo"),
+    lambda op, g: _clip_mask(op, g, "hi"),
+)
 
 
 # ------------------------------------------------------------------ *_like (work on symbolic tensors too)
@@ -275,8 +359,15 @@ def _like_infer(x, *, value=0, dtype=None):
     return spec(x.shape, x.dtype if dtype is None else _dt.as_dtype(dtype))
 
 
-_full_like = defop("FullLike", inputs=("x",), attrs={"value": 0, "dtype": None}, infer=_like_infer,
-                   differentiable=False, shape_only=True, doc="A tensor of x's shape filled with value.")
+_full_like = defop(
+    "FullLike",
+    inputs=("x",),
+    attrs={"value": 0, "dtype": None},
+    infer=_like_infer,
+    differentiable=False,
+    shape_only=True,
+    doc="A tensor of x's shape filled with value.",
+)
 
 
 @_full_like.generic
@@ -327,8 +418,13 @@ def identity(x) -> Tensor:
     return apply(_identity, (x,))
 
 
-_stop = defop("StopGradient", inputs=("x",), infer=lambda x: x, differentiable=False,
-              doc="Identity in the forward pass; no gradient flows through it.")
+_stop = defop(
+    "StopGradient",
+    inputs=("x",),
+    infer=lambda x: x,
+    differentiable=False,
+    doc="Identity in the forward pass; no gradient flows through it.",
+)
 
 
 @_stop.generic

@@ -11,6 +11,7 @@ each run; a :class:`Generator` object's methods draw when called (inside
 >>> bool((a == b).numpy().all())
 True
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -78,32 +79,54 @@ def _draw_infer(*, shape, dtype, seed, a, b):
 
 
 def _draw_op(name, draw, doc):
-    op = defop(name, inputs=(), attrs={"shape": (), "dtype": _dt.float32, "seed": None, "a": 0.0, "b": 1.0},
-               infer=_draw_infer, differentiable=False, stateful=True, doc=doc)
+    op = defop(
+        name,
+        inputs=(),
+        attrs={"shape": (), "dtype": _dt.float32, "seed": None, "a": 0.0, "b": 1.0},
+        infer=_draw_infer,
+        differentiable=False,
+        stateful=True,
+        doc=doc,
+    )
 
     @op.generic
     def _kernel(xp, *, shape, dtype, seed, a, b):
         host = draw(_gen(seed), shape, a, b, dtype)
         return xp.asarray(host.astype(dtype, copy=False))
+
     return op
 
 
-_normal = _draw_op("RandomStandardNormal", lambda g, shape, a, b, dtype: g._rng.normal(a, b, size=shape),
-                   "Normal samples with mean a and standard deviation b.")
-_uniform = _draw_op("RandomUniform",
-                    lambda g, shape, a, b, dtype: g._rng.integers(a, b, size=shape) if dtype.kind in "iu"
-                    else g._rng.uniform(a, b, size=shape),
-                    "Uniform samples in [a, b).")
-_truncated = _draw_op("TruncatedNormal",
-                      lambda g, shape, a, b, dtype: g.truncated_normal(shape, a, b, _dt.float64).numpy(),
-                      "Normal samples within two standard deviations of the mean a (standard deviation b).")
-_bernoulli = _draw_op("RandomBernoulli", lambda g, shape, a, b, dtype: g._rng.random(size=shape) < a,
-                      "True with probability a.")
+_normal = _draw_op(
+    "RandomStandardNormal",
+    lambda g, shape, a, b, dtype: g._rng.normal(a, b, size=shape),
+    "Normal samples with mean a and standard deviation b.",
+)
+_uniform = _draw_op(
+    "RandomUniform",
+    lambda g, shape, a, b, dtype: (
+        g._rng.integers(a, b, size=shape) if dtype.kind in "iu" else g._rng.uniform(a, b, size=shape)
+    ),
+    "Uniform samples in [a, b).",
+)
+_truncated = _draw_op(
+    "TruncatedNormal",
+    lambda g, shape, a, b, dtype: g.truncated_normal(shape, a, b, _dt.float64).numpy(),
+    "Normal samples within two standard deviations of the mean a (standard deviation b).",
+)
+_bernoulli = _draw_op(
+    "RandomBernoulli", lambda g, shape, a, b, dtype: g._rng.random(size=shape) < a, "True with probability a."
+)
 
 
 def _sample(op, shape, dtype, seed, backend, a=0.0, b=1.0) -> Tensor:
-    attrs = {"shape": tuple(int(d) for d in shape), "dtype": _dt.as_dtype(dtype),
-             "seed": None if seed is None else int(seed), "a": a, "b": b}
+    attrs = {
+        "shape": tuple(int(d) for d in shape),
+        "dtype": _dt.as_dtype(dtype),
+        "seed": None if seed is None else int(seed),
+        "a": a,
+        "b": b,
+    }
     if backend is None:
         return apply(op, (), attrs)
     with _backends.backend(backend):

@@ -1,4 +1,5 @@
 """Reductions with ``axis`` and ``keepdims``: sum, mean, max, min, prod, var, std, logsumexp, argmax, argmin."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,6 +27,7 @@ def _reduce_infer(x, *, axis, keepdims):
 def _restore(op, g):
     """Give a reduction's output (or its gradient) back the reduced axes, broadcast to the input."""
     from .shape import broadcast_like, expand_dims
+
     x = op.inputs[0]
     axis = normalize_axes(op.attrs["axis"], len(x.shape))
     if not op.attrs["keepdims"] and axis:
@@ -50,20 +52,26 @@ def _counted(xp, x):
 
 def _accumulator(x):
     # Bools count in int64; float16 accumulates in float32 (the result is rounded to float16 once).
-    if not isinstance(x.dtype, np.dtype):          # a namespace with dtypes of its own has no float16
+    if not isinstance(x.dtype, np.dtype):  # a namespace with dtypes of its own has no float16
         return x.dtype
     return _dt.int64 if x.dtype == _dt.bool_ else _dt.float32 if x.dtype == _dt.float16 else x.dtype
 
 
 _sum = _reduction("Sum", "Sum over axes.", _counting_infer)
-_sum.generic(lambda xp, x, *, axis, keepdims: xp.sum(_counted(xp, x), axis=axis, keepdims=keepdims,
-                                                     dtype=_accumulator(_counted(xp, x))))
+_sum.generic(
+    lambda xp, x, *, axis, keepdims: xp.sum(
+        _counted(xp, x), axis=axis, keepdims=keepdims, dtype=_accumulator(_counted(xp, x))
+    )
+)
 _sum.kernel("numpy")(lambda x, *, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x)))
 register_gradient("Sum", _restore)
 
 _prod = _reduction("Prod", "Product over axes.", _counting_infer)
-_prod.generic(lambda xp, x, *, axis, keepdims: xp.prod(_counted(xp, x), axis=axis, keepdims=keepdims,
-                                                       dtype=_accumulator(_counted(xp, x))))
+_prod.generic(
+    lambda xp, x, *, axis, keepdims: xp.prod(
+        _counted(xp, x), axis=axis, keepdims=keepdims, dtype=_accumulator(_counted(xp, x))
+    )
+)
 _prod.kernel("numpy")(lambda x, *, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x)))
 
 
@@ -79,9 +87,11 @@ def _prod_grad(op, g):
     zero_count = sum(m.where(nonzero, zeros, ones), axis, keepdims=True)
     # At a zero entry the other factors are P times the other zeros: none (1), one (their sum minus
     # x_j), or several (0, with a zero first derivative too).
-    other_zeros = m.where(m.equal(zero_count, 1.0), ones,
-                          m.where(m.equal(zero_count, 2.0), sum(m.where(nonzero, zeros, x), axis, keepdims=True) - x,
-                                  zeros))
+    other_zeros = m.where(
+        m.equal(zero_count, 1.0),
+        ones,
+        m.where(m.equal(zero_count, 2.0), sum(m.where(nonzero, zeros, x), axis, keepdims=True) - x, zeros),
+    )
     others = m.where(nonzero, nonzero_part / m.where(nonzero, x, ones) * zero_part, nonzero_part * other_zeros)
     return _restore(op, g) * others
 
@@ -98,13 +108,19 @@ def _extremum_grad(op, g):
 
 
 _max = _reduction("Max", "Maximum over axes; ties share the gradient.")
-_max.generic(lambda xp, x, *, axis, keepdims: (xp.any if xp.isdtype(x.dtype, "bool") else xp.max)(
-    x, axis=axis, keepdims=keepdims))
+_max.generic(
+    lambda xp, x, *, axis, keepdims: (xp.any if xp.isdtype(x.dtype, "bool") else xp.max)(
+        x, axis=axis, keepdims=keepdims
+    )
+)
 register_gradient("Max", _extremum_grad)
 
 _min = _reduction("Min", "Minimum over axes; ties share the gradient.")
-_min.generic(lambda xp, x, *, axis, keepdims: (xp.all if xp.isdtype(x.dtype, "bool") else xp.min)(
-    x, axis=axis, keepdims=keepdims))
+_min.generic(
+    lambda xp, x, *, axis, keepdims: (xp.all if xp.isdtype(x.dtype, "bool") else xp.min)(
+        x, axis=axis, keepdims=keepdims
+    )
+)
 register_gradient("Min", _extremum_grad)
 
 
@@ -115,11 +131,23 @@ def _arg_infer(x, *, axis):
     return spec(_reduced_shape(x.shape, axes, False), _dt.int64)
 
 
-_argmax = defop("ArgMax", inputs=("x",), attrs={"axis": None}, infer=_arg_infer, differentiable=False,
-                doc="Index of the maximum (not differentiable).")
+_argmax = defop(
+    "ArgMax",
+    inputs=("x",),
+    attrs={"axis": None},
+    infer=_arg_infer,
+    differentiable=False,
+    doc="Index of the maximum (not differentiable).",
+)
 _argmax.generic(lambda xp, x, *, axis: xp.astype(xp.argmax(x, axis=axis), xp.int64))
-_argmin = defop("ArgMin", inputs=("x",), attrs={"axis": None}, infer=_arg_infer, differentiable=False,
-                doc="Index of the minimum (not differentiable).")
+_argmin = defop(
+    "ArgMin",
+    inputs=("x",),
+    attrs={"axis": None},
+    infer=_arg_infer,
+    differentiable=False,
+    doc="Index of the minimum (not differentiable).",
+)
 _argmin.generic(lambda xp, x, *, axis: xp.astype(xp.argmin(x, axis=axis), xp.int64))
 
 
@@ -180,6 +208,7 @@ def _count(x, axis):
             n *= d
         return n
     from .shape import shape_size
+
     return m.cast(shape_size(x, axes), x.dtype)
 
 
@@ -191,6 +220,7 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     1.5
     """
     from .creation import tensor
+
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "Mean")
     if x.dtype == _dt.float16:
@@ -207,12 +237,13 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     1.0
     """
     from .creation import tensor
+
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "Var")
     if x.dtype == _dt.float16:
         return m.cast(var(m.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
     centered = x - mean(x, axis, keepdims=True)
-    if x.dtype.kind == "c":   # NumPy: the mean squared modulus, real
+    if x.dtype.kind == "c":  # NumPy: the mean squared modulus, real
         centered = m.abs(centered)
     n = _count(x, axis)
     return sum(centered * centered, axis, keepdims) / (n - ddof)
@@ -247,6 +278,7 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
     1.3863
     """
     from .creation import tensor
+
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "LogSumExp")
     shift = m.stop_gradient(max(x, axis, keepdims=True))
@@ -257,5 +289,6 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
     out = m.log(sum(terms, axis, keepdims=True)) + shift
     if not keepdims:
         from .shape import squeeze
+
         out = squeeze(out, normalize_axes(axis, x.ndim)) if x.ndim else out
     return out

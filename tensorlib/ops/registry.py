@@ -14,6 +14,7 @@ exactly the API users get, so adding an op needs no rebuild::
     >>> scale(tl.tensor([1.0, 2.0]), alpha=3.0).numpy().tolist()
     [3.0, 6.0]
 """
+
 from __future__ import annotations
 
 import functools
@@ -29,8 +30,21 @@ _ops: dict[str, "OpDef"] = {}
 class OpDef:
     """One op type: inputs, attributes, shape rule and kernels per backend."""
 
-    def __init__(self, name, inputs, attrs, infer, *, promote=None, differentiable=True,
-                 variadic=False, stateful=False, float_valued=False, shape_only=False, doc=""):
+    def __init__(
+        self,
+        name,
+        inputs,
+        attrs,
+        infer,
+        *,
+        promote=None,
+        differentiable=True,
+        variadic=False,
+        stateful=False,
+        float_valued=False,
+        shape_only=False,
+        doc="",
+    ):
         self.name = name
         self.input_names = tuple(inputs)
         self.defaults = dict(attrs or {})
@@ -54,15 +68,18 @@ class OpDef:
     def bind_attrs(self, attrs: dict) -> dict:
         unknown = [k for k in attrs if k not in self.defaults]
         if unknown:
-            raise TypeError(f"{self.name}: unknown attribute {unknown[0]!r} (attributes: "
-                            f"{', '.join(self.defaults) or 'none'})")
+            raise TypeError(
+                f"{self.name}: unknown attribute {unknown[0]!r} (attributes: {', '.join(self.defaults) or 'none'})"
+            )
         return {**self.defaults, **attrs}
 
     def kernel(self, backend: str):
         """Decorator: register ``fn(*arrays, **attrs) -> array(s)`` as this op's kernel on ``backend``."""
+
         def register(fn):
             self.kernels[backend] = fn
             return fn
+
         return register
 
     def generic(self, fn):
@@ -75,9 +92,11 @@ class OpDef:
         if backend.name in self.kernels:
             return self.kernels[backend.name]
         if self.generic_kernel is None:
-            raise LookupError(f"{self.name}: no kernel for backend {backend.name!r} "
-                              f"({self.kernels_note()}); register one with "
-                              f"tl.ops.get({self.name!r}).kernel({backend.name!r})")
+            raise LookupError(
+                f"{self.name}: no kernel for backend {backend.name!r} "
+                f"({self.kernels_note()}); register one with "
+                f"tl.ops.get({self.name!r}).kernel({backend.name!r})"
+            )
         bound = functools.partial(self.generic_kernel, backend.xp)
         self.kernels[backend.name] = bound
         return bound
@@ -112,9 +131,20 @@ class OpDef:
         return f"<OpDef {self.name}({', '.join(self.input_names)}) attrs={self.defaults}>"
 
 
-def defop(name: str, inputs=("x",), attrs=None, infer=None, *, promote=None,
-          differentiable=True, variadic=False, stateful=False, float_valued=False, shape_only=False,
-          doc="") -> OpDef:
+def defop(
+    name: str,
+    inputs=("x",),
+    attrs=None,
+    infer=None,
+    *,
+    promote=None,
+    differentiable=True,
+    variadic=False,
+    stateful=False,
+    float_valued=False,
+    shape_only=False,
+    doc="",
+) -> OpDef:
     """Define and register an op type.
 
     ``infer(*input_specs, **attrs)`` returns a :class:`TensorSpec` (or a tuple
@@ -135,8 +165,19 @@ def defop(name: str, inputs=("x",), attrs=None, infer=None, *, promote=None,
         raise ValueError(f"op type {name!r} is already defined ({_ops[name]!r})")
     if infer is None:
         raise TypeError(f"defop({name!r}): a shape/dtype rule `infer` is required")
-    op = OpDef(name, inputs, attrs, infer, promote=promote, differentiable=differentiable,
-               variadic=variadic, stateful=stateful, float_valued=float_valued, shape_only=shape_only, doc=doc)
+    op = OpDef(
+        name,
+        inputs,
+        attrs,
+        infer,
+        promote=promote,
+        differentiable=differentiable,
+        variadic=variadic,
+        stateful=stateful,
+        float_valued=float_valued,
+        shape_only=shape_only,
+        doc=doc,
+    )
     caller = sys._getframe(1)
     op.defined_at = f"{caller.f_code.co_filename}:{caller.f_lineno}"
     _ops[name] = op

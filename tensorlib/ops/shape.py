@@ -1,5 +1,6 @@
 """Shape ops: reshape, transpose, expand_dims, squeeze, broadcast, concat, stack, split,
 tile, pad, indexing (``x[...]``), take/gather and one_hot."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -48,13 +49,22 @@ def _reshape_infer(x, *, shape):
     return spec(shape, x.dtype)
 
 
-_reshape = defop("Reshape", inputs=("x",), attrs={"shape": ()}, infer=_reshape_infer,
-                 doc="Same elements, new shape (one -1 allowed).")
+_reshape = defop(
+    "Reshape",
+    inputs=("x",),
+    attrs={"shape": ()},
+    infer=_reshape_infer,
+    doc="Same elements, new shape (one -1 allowed).",
+)
 _reshape.generic(lambda xp, x, *, shape: xp.reshape(x, shape))
 register_gradient("Reshape", lambda op, g: reshape_like(g, op.inputs[0]))
 
-_reshape_like = defop("ReshapeLike", inputs=("x", "like"), infer=lambda x, like: spec(like.shape, x.dtype),
-                      doc="Reshape x to like's (possibly symbolic) shape.")
+_reshape_like = defop(
+    "ReshapeLike",
+    inputs=("x", "like"),
+    infer=lambda x, like: spec(like.shape, x.dtype),
+    doc="Reshape x to like's (possibly symbolic) shape.",
+)
 _reshape_like.generic(lambda xp, x, like: xp.reshape(x, like.shape))
 register_gradient("ReshapeLike", lambda op, g: reshape_like(g, op.inputs[0]), None)
 
@@ -66,8 +76,7 @@ def _transpose_infer(x, *, perm):
     return spec(tuple(x.shape[p] for p in perm), x.dtype)
 
 
-_transpose = defop("Transpose", inputs=("x",), attrs={"perm": ()}, infer=_transpose_infer,
-                   doc="Permute axes.")
+_transpose = defop("Transpose", inputs=("x",), attrs={"perm": ()}, infer=_transpose_infer, doc="Permute axes.")
 _transpose.generic(lambda xp, x, *, perm: xp.permute_dims(x, perm))
 register_gradient("Transpose", lambda op, g: transpose(g, tuple(int(i) for i in np.argsort(op.attrs["perm"]))))
 
@@ -80,8 +89,13 @@ def _expand_infer(x, *, axis):
     return spec(tuple(1 if i in axes else next(dims) for i in range(ndim)), x.dtype)
 
 
-_expand = defop("ExpandDims", inputs=("x",), attrs={"axis": (0,)}, infer=_expand_infer,
-                doc="Insert size-1 axes at the given output positions.")
+_expand = defop(
+    "ExpandDims",
+    inputs=("x",),
+    attrs={"axis": (0,)},
+    infer=_expand_infer,
+    doc="Insert size-1 axes at the given output positions.",
+)
 _expand.generic(lambda xp, x, *, axis: xp.expand_dims(x, axis))
 register_gradient("ExpandDims", lambda op, g: squeeze(g, normalize_axes(op.attrs["axis"], len(g.shape))))
 
@@ -94,17 +108,21 @@ def _squeeze_infer(x, *, axis):
     return spec(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
 
 
-_squeeze = defop("Squeeze", inputs=("x",), attrs={"axis": None}, infer=_squeeze_infer,
-                 doc="Remove size-1 axes.")
-_squeeze.generic(lambda xp, x, *, axis: xp.squeeze(
-    x, tuple(i for i, d in enumerate(x.shape) if d == 1) if axis is None else axis))
+_squeeze = defop("Squeeze", inputs=("x",), attrs={"axis": None}, infer=_squeeze_infer, doc="Remove size-1 axes.")
+_squeeze.generic(
+    lambda xp, x, *, axis: xp.squeeze(x, tuple(i for i, d in enumerate(x.shape) if d == 1) if axis is None else axis)
+)
 register_gradient("Squeeze", lambda op, g: reshape_like(g, op.inputs[0]))
 
 
 # ------------------------------------------------------------------ broadcasting
-_broadcast_to = defop("BroadcastTo", inputs=("x",), attrs={"shape": ()},
-                      infer=lambda x, *, shape: spec(_check_broadcast(x.shape, shape), x.dtype),
-                      doc="Broadcast to a shape (NumPy rules); the gradient sums back.")
+_broadcast_to = defop(
+    "BroadcastTo",
+    inputs=("x",),
+    attrs={"shape": ()},
+    infer=lambda x, *, shape: spec(_check_broadcast(x.shape, shape), x.dtype),
+    doc="Broadcast to a shape (NumPy rules); the gradient sums back.",
+)
 _broadcast_to.generic(lambda xp, x, *, shape: xp.broadcast_to(x, shape))
 register_gradient("BroadcastTo", lambda op, g: g)
 
@@ -115,9 +133,12 @@ def _check_broadcast(shape, target):
     return tuple(target)
 
 
-_broadcast_like = defop("BroadcastLike", inputs=("x", "like"),
-                        infer=lambda x, like: spec(broadcast_shapes(x.shape, like.shape), x.dtype),
-                        doc="Broadcast x to the shape of x and like together.")
+_broadcast_like = defop(
+    "BroadcastLike",
+    inputs=("x", "like"),
+    infer=lambda x, like: spec(broadcast_shapes(x.shape, like.shape), x.dtype),
+    doc="Broadcast x to the shape of x and like together.",
+)
 _broadcast_like.generic(lambda xp, x, like: xp.broadcast_to(x, np.broadcast_shapes(x.shape, like.shape)))
 register_gradient("BroadcastLike", lambda op, g: g, None)
 
@@ -126,8 +147,14 @@ def _size_infer(x, *, axis):
     return spec((), _dt.int64)
 
 
-_size = defop("Size", inputs=("x",), attrs={"axis": None}, infer=_size_infer, differentiable=False,
-              doc="Number of elements along axes (for shapes only known at run time).")
+_size = defop(
+    "Size",
+    inputs=("x",),
+    attrs={"axis": None},
+    infer=_size_infer,
+    differentiable=False,
+    doc="Number of elements along axes (for shapes only known at run time).",
+)
 _size.generic(lambda xp, x, *, axis: xp.asarray(_prod(x.shape[a] for a in axis), dtype=xp.int64))
 
 
@@ -139,16 +166,24 @@ def _concat_infer(*xs, axis):
     rank = len(xs[0].shape)
     ax = normalize_axis(axis, rank)
     for x in xs[1:]:
-        if len(x.shape) != rank or any(a != b and None not in (a, b) for i, (a, b)
-                                        in enumerate(zip(x.shape, xs[0].shape)) if i != ax):
+        if len(x.shape) != rank or any(
+            a != b and None not in (a, b) for i, (a, b) in enumerate(zip(x.shape, xs[0].shape)) if i != ax
+        ):
             raise ValueError(f"shapes {[tuple(t.shape) for t in xs]} differ outside axis {axis}")
     sizes = [x.shape[ax] for x in xs]
     total = None if None in sizes else sum(sizes)
-    return spec(xs[0].shape[:ax] + (total,) + xs[0].shape[ax + 1:], xs[0].dtype)
+    return spec(xs[0].shape[:ax] + (total,) + xs[0].shape[ax + 1 :], xs[0].dtype)
 
 
-_concat = defop("ConcatV2", inputs=("values",), attrs={"axis": 0}, infer=_concat_infer, promote="all",
-                variadic=True, doc="Join tensors along an existing axis.")
+_concat = defop(
+    "ConcatV2",
+    inputs=("values",),
+    attrs={"axis": 0},
+    infer=_concat_infer,
+    promote="all",
+    variadic=True,
+    doc="Join tensors along an existing axis.",
+)
 _concat.generic(lambda xp, *xs, axis: xp.concat(xs, axis=axis))
 
 
@@ -172,8 +207,15 @@ def _stack_infer(*xs, axis):
     return spec(xs[0].shape[:ax] + (len(xs),) + xs[0].shape[ax:], xs[0].dtype)
 
 
-_stack = defop("Pack", inputs=("values",), attrs={"axis": 0}, infer=_stack_infer, promote="all",
-               variadic=True, doc="Join tensors along a new axis.")
+_stack = defop(
+    "Pack",
+    inputs=("values",),
+    attrs={"axis": 0},
+    infer=_stack_infer,
+    promote="all",
+    variadic=True,
+    doc="Join tensors along a new axis.",
+)
 _stack.generic(lambda xp, *xs, axis: xp.stack(xs, axis=axis))
 
 
@@ -189,11 +231,16 @@ def _split_infer(x, *, sizes, axis):
     ax = normalize_axis(axis, len(x.shape))
     if x.shape[ax] is not None and sum(sizes) != x.shape[ax]:
         raise ValueError(f"split sizes {sizes} do not add up to {x.shape[ax]} along axis {axis}")
-    return tuple(spec(x.shape[:ax] + (s,) + x.shape[ax + 1:], x.dtype) for s in sizes)
+    return tuple(spec(x.shape[:ax] + (s,) + x.shape[ax + 1 :], x.dtype) for s in sizes)
 
 
-_split = defop("SplitV", inputs=("x",), attrs={"sizes": (), "axis": 0}, infer=_split_infer,
-               doc="Split along an axis into pieces of the given sizes.")
+_split = defop(
+    "SplitV",
+    inputs=("x",),
+    attrs={"sizes": (), "axis": 0},
+    infer=_split_infer,
+    doc="Split along an axis into pieces of the given sizes.",
+)
 
 
 @_split.generic
@@ -215,12 +262,15 @@ def _tile_infer(x, *, reps):
     return spec(tuple(None if d is None else d * r for d, r in zip(x.shape, reps)), x.dtype)
 
 
-_tile = defop("Tile", inputs=("x",), attrs={"reps": ()}, infer=_tile_infer, doc="Repeat the whole tensor along each axis.")
+_tile = defop(
+    "Tile", inputs=("x",), attrs={"reps": ()}, infer=_tile_infer, doc="Repeat the whole tensor along each axis."
+)
 _tile.generic(lambda xp, x, *, reps: xp.tile(x, reps))
 
 
 def _tile_grad(op, g):
     from .reduce import sum as reduce_sum
+
     x, reps = op.inputs[0], op.attrs["reps"]
     split = tuple(v for r, d in zip(reps, x.shape) for v in (r, d))
     return reduce_sum(reshape(g, split), axis=tuple(range(0, 2 * len(reps), 2)))
@@ -235,8 +285,9 @@ def _pad_infer(x, *, paddings, constant_values):
     return spec(tuple(None if d is None else d + a + b for d, (a, b) in zip(x.shape, paddings)), x.dtype)
 
 
-_pad = defop("PadV2", inputs=("x",), attrs={"paddings": (), "constant_values": 0}, infer=_pad_infer,
-             doc="Pad with a constant.")
+_pad = defop(
+    "PadV2", inputs=("x",), attrs={"paddings": (), "constant_values": 0}, infer=_pad_infer, doc="Pad with a constant."
+)
 
 
 @_pad.generic
@@ -248,10 +299,20 @@ def _pad_kernel(xp, x, *, paddings, constant_values):
     return out
 
 
-_pad.kernel("numpy")(lambda x, *, paddings, constant_values:
-                     np.pad(x, paddings, constant_values=constant_values) if paddings else x.copy())
-register_gradient("PadV2", lambda op, g: g[tuple(slice(a, a + d if d is not None else (-b or None))
-                                                  for (a, b), d in zip(op.attrs["paddings"], op.inputs[0].shape))])
+_pad.kernel("numpy")(
+    lambda x, *, paddings, constant_values: (
+        np.pad(x, paddings, constant_values=constant_values) if paddings else x.copy()
+    )
+)
+register_gradient(
+    "PadV2",
+    lambda op, g: g[
+        tuple(
+            slice(a, a + d if d is not None else (-b or None))
+            for (a, b), d in zip(op.attrs["paddings"], op.inputs[0].shape)
+        )
+    ],
+)
 
 
 # ------------------------------------------------------------------ indexing
@@ -265,7 +326,7 @@ def _expand_index(shape, index):
     fill = (slice(None),) * (len(shape) - n_real)
     if Ellipsis in index:
         k = index.index(Ellipsis)
-        return index[:k] + fill + index[k + 1:]
+        return index[:k] + fill + index[k + 1 :]
     return index + fill
 
 
@@ -284,14 +345,23 @@ def _getitem_infer(x, *, index):
     return spec(tuple(out), x.dtype)
 
 
-_getitem = defop("StridedSlice", inputs=("x",), attrs={"index": ()}, infer=_getitem_infer,
-                 doc="Basic indexing: ints, slices, None, Ellipsis.")
+_getitem = defop(
+    "StridedSlice",
+    inputs=("x",),
+    attrs={"index": ()},
+    infer=_getitem_infer,
+    doc="Basic indexing: ints, slices, None, Ellipsis.",
+)
 _getitem.generic(lambda xp, x, *, index: x[index])
 register_gradient("StridedSlice", lambda op, g: _getitem_grad(g, op.inputs[0], index=op.attrs["index"]))
 
-_getitem_grad = defop("StridedSliceGrad", inputs=("dy", "like"), attrs={"index": ()},
-                      infer=lambda dy, like, *, index: spec(like.shape, dy.dtype),
-                      doc="Scatter dy into zeros shaped like the sliced input.")
+_getitem_grad = defop(
+    "StridedSliceGrad",
+    inputs=("dy", "like"),
+    attrs={"index": ()},
+    infer=lambda dy, like, *, index: spec(like.shape, dy.dtype),
+    doc="Scatter dy into zeros shaped like the sliced input.",
+)
 
 
 @_getitem_grad.generic
@@ -309,11 +379,16 @@ def _take_infer(x, indices, *, axis):
         raise TypeError(f"indices must be integers, got {indices.dtype}")
     _require_axes(x, "take along an axis")
     ax = normalize_axis(axis, len(x.shape))
-    return spec(x.shape[:ax] + tuple(indices.shape) + x.shape[ax + 1:], x.dtype)
+    return spec(x.shape[:ax] + tuple(indices.shape) + x.shape[ax + 1 :], x.dtype)
 
 
-_take = defop("GatherV2", inputs=("params", "indices"), attrs={"axis": 0}, infer=_take_infer,
-              doc="Pick slices along an axis by integer indices (negative indices count from the end).")
+_take = defop(
+    "GatherV2",
+    inputs=("params", "indices"),
+    attrs={"axis": 0},
+    infer=_take_infer,
+    doc="Pick slices along an axis by integer indices (negative indices count from the end).",
+)
 
 
 @_take.generic
@@ -326,14 +401,18 @@ def _take_kernel(xp, x, indices, *, axis):
     # The Array API's take wants 1-d, non-negative indices.
     picked = xp.take(x, xp.where(flat < 0, flat + size, flat), axis=axis)
     axis %= x.ndim
-    return xp.reshape(picked, x.shape[:axis] + tuple(indices.shape) + x.shape[axis + 1:])
+    return xp.reshape(picked, x.shape[:axis] + tuple(indices.shape) + x.shape[axis + 1 :])
 
 
 register_gradient("GatherV2", lambda op, g: _take_grad(g, op.inputs[1], op.inputs[0], axis=op.attrs["axis"]), None)
 
-_take_grad = defop("GatherV2Grad", inputs=("dy", "indices", "like"), attrs={"axis": 0},
-                   infer=lambda dy, indices, like, *, axis: spec(like.shape, dy.dtype),
-                   doc="Scatter-add dy at the gathered indices (repeated indices add up).")
+_take_grad = defop(
+    "GatherV2Grad",
+    inputs=("dy", "indices", "like"),
+    attrs={"axis": 0},
+    infer=lambda dy, indices, like, *, axis: spec(like.shape, dy.dtype),
+    doc="Scatter-add dy at the gathered indices (repeated indices add up).",
+)
 
 
 @_take_grad.generic
@@ -344,7 +423,7 @@ def _take_grad_generic(xp, dy, indices, like, *, axis):
     flat = xp.reshape(indices, (-1,)) % size if size else xp.reshape(indices, (-1,))
     hot = xp.astype(flat[:, None] == xp.arange(size, dtype=flat.dtype)[None, :], dy.dtype)
     src = xp.moveaxis(dy, tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
-    rest = like.shape[:axis] + like.shape[axis + 1:]
+    rest = like.shape[:axis] + like.shape[axis + 1 :]
     summed = xp.matmul(xp.matrix_transpose(hot), xp.reshape(src, (flat.shape[0], _prod(rest))))
     return xp.moveaxis(xp.reshape(summed, (size,) + rest), 0, axis)
 
@@ -375,9 +454,14 @@ def _one_hot_infer(indices, *, depth, on_value, off_value, axis, dtype):
     return spec(tuple(shape), _dt.as_dtype(dtype))
 
 
-_one_hot = defop("OneHot", inputs=("indices",),
-                 attrs={"depth": 1, "on_value": 1.0, "off_value": 0.0, "axis": -1, "dtype": _dt.float32},
-                 infer=_one_hot_infer, differentiable=False, doc="One-hot encoding of integer indices.")
+_one_hot = defop(
+    "OneHot",
+    inputs=("indices",),
+    attrs={"depth": 1, "on_value": 1.0, "off_value": 0.0, "axis": -1, "dtype": _dt.float32},
+    infer=_one_hot_infer,
+    differentiable=False,
+    doc="One-hot encoding of integer indices.",
+)
 
 
 @_one_hot.generic
@@ -453,6 +537,7 @@ dispatch._stack_op = stack
 def split(x, indices_or_sections, axis: int = 0) -> tuple:
     """NumPy's split: a number of equal sections or a list of split points."""
     from .creation import tensor
+
     x = x if isinstance(x, Tensor) else tensor(x)
     if not x.ndim:
         raise ValueError(f"SplitV: cannot split a 0-d tensor (shape {x.shape}, {x.dtype})")
@@ -461,16 +546,20 @@ def split(x, indices_or_sections, axis: int = 0) -> tuple:
     if isinstance(indices_or_sections, (int, np.integer)):
         n = int(indices_or_sections)
         if n <= 0 or size is None or size % n:
-            raise ValueError(f"SplitV: axis {axis} of size {size} (shape {x.shape}) cannot be split into "
-                             f"{n} equal sections")
+            raise ValueError(
+                f"SplitV: axis {axis} of size {size} (shape {x.shape}) cannot be split into {n} equal sections"
+            )
         sizes = (size // n,) * n
     else:
         # NumPy's slicing semantics: negative points count from the end, points past the end clip.
-        points = [0] + [min(max(int(p) + size if int(p) < 0 else int(p), 0), size)
-                        for p in indices_or_sections] + [size]
+        points = (
+            [0] + [min(max(int(p) + size if int(p) < 0 else int(p), 0), size) for p in indices_or_sections] + [size]
+        )
         if any(b < a for a, b in zip(points[:-1], points[1:])):
-            raise ValueError(f"SplitV: split points {list(indices_or_sections)} must be increasing along axis "
-                             f"{axis} of size {size} (shape {x.shape})")
+            raise ValueError(
+                f"SplitV: split points {list(indices_or_sections)} must be increasing along axis "
+                f"{axis} of size {size} (shape {x.shape})"
+            )
         sizes = tuple(b - a for a, b in zip(points[:-1], points[1:]))
     return apply(_split, (x,), {"sizes": sizes, "axis": ax})
 
@@ -484,6 +573,7 @@ def tile(x, reps) -> Tensor:
     [[1, 2, 1, 2]]
     """
     from .creation import tensor
+
     x = x if isinstance(x, Tensor) else tensor(x)
     reps = _shape_attr(reps)
     if len(reps) > x.ndim:
@@ -494,7 +584,9 @@ def tile(x, reps) -> Tensor:
 
 def pad(x, paddings, constant_values=0) -> Tensor:
     """Pad each axis by (before, after) with ``constant_values``."""
-    pairs = tuple((int(a), int(b)) for a, b in (paddings.numpy().tolist() if isinstance(paddings, Tensor) else paddings))
+    pairs = tuple(
+        (int(a), int(b)) for a, b in (paddings.numpy().tolist() if isinstance(paddings, Tensor) else paddings)
+    )
     return apply(_pad, (x,), {"paddings": pairs, "constant_values": constant_values})
 
 
@@ -507,8 +599,17 @@ gather = take
 
 
 def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, axis: int = -1, dtype=_dt.float32) -> Tensor:
-    return apply(_one_hot, (indices,), {"depth": int(depth), "on_value": on_value, "off_value": off_value,
-                                        "axis": int(axis), "dtype": _dt.as_dtype(dtype)})
+    return apply(
+        _one_hot,
+        (indices,),
+        {
+            "depth": int(depth),
+            "on_value": on_value,
+            "off_value": off_value,
+            "axis": int(axis),
+            "dtype": _dt.as_dtype(dtype),
+        },
+    )
 
 
 def _is_advanced(i):
@@ -534,12 +635,15 @@ def getitem(x, index) -> Tensor:
         if Ellipsis in before:
             n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
             axis += x.ndim - n_real
-        base = getitem(x, index[:k] + (slice(None),) + index[k + 1:])
+        base = getitem(x, index[:k] + (slice(None),) + index[k + 1 :])
         out = take(base, indices, axis=axis)
         # NumPy: when a slice, None or Ellipsis separates the array from an integer index (both are
         # "advanced"), the gathered dimensions go first.
-        ints = [j for j, i in enumerate(index) if isinstance(i, (int, np.integer)) and not isinstance(i, bool)
-                or isinstance(i, Tensor) and i.ndim == 0]
+        ints = [
+            j
+            for j, i in enumerate(index)
+            if isinstance(i, (int, np.integer)) and not isinstance(i, bool) or isinstance(i, Tensor) and i.ndim == 0
+        ]
         positions = sorted(ints + [k])
         if axis and positions[-1] - positions[0] + 1 != len(positions):
             n = np.ndim(indices)

@@ -8,6 +8,7 @@ polygamma(1, .)``, ``i0' = i1``, ...), so every order of derivative exists.
 Integer and bool inputs give float64 (NumPy's rule for float-valued
 functions); float16 is computed in float32 and rounded back.
 """
+
 from __future__ import annotations
 
 import functools
@@ -51,6 +52,7 @@ def _elementwise_infer(*xs, **attrs):
 
 def _scipy_kernel(function_name):
     """Kernel calling ``scipy.special.<function_name>`` in float32 or float64, cast to the rule's dtype."""
+
     def kernel(*arrays, **attrs):
         dtype = _result_dtype(*(a.dtype for a in arrays))
         work = _dt.float32 if dtype == _dt.float16 else dtype
@@ -58,13 +60,20 @@ def _scipy_kernel(function_name):
         args = [a.astype(work, copy=False) for a in arrays]
         out = fn(*attrs.values(), *args)  # polygamma's order n comes first
         return np.asarray(out).astype(dtype, copy=False)
+
     kernel.__name__ = kernel.__qualname__ = f"scipy_{function_name}"
     return kernel
 
 
 def _define(op_type, function_name, inputs=("x",), attrs=None, doc=""):
-    op = defop(op_type, inputs=inputs, attrs=attrs, infer=_elementwise_infer,
-               promote=tuple(range(len(inputs))) if len(inputs) > 1 else None, doc=doc)
+    op = defop(
+        op_type,
+        inputs=inputs,
+        attrs=attrs,
+        infer=_elementwise_infer,
+        promote=tuple(range(len(inputs))) if len(inputs) > 1 else None,
+        doc=doc,
+    )
     op.kernel("numpy")(_scipy_kernel(function_name))
     return op
 
@@ -72,6 +81,7 @@ def _define(op_type, function_name, inputs=("x",), attrs=None, doc=""):
 def _float(x):
     """``x`` as a Tensor, integer and bool values converted to float64."""
     from .creation import tensor
+
     x = x if isinstance(x, Tensor) else tensor(x)
     return m.cast(x, dtype=_dt.float64) if x.dtype.kind in "biu" else x
 
@@ -139,8 +149,11 @@ def _beta_partial(op, which):
 
 
 register_gradient("Betaln", lambda op, g: g * _beta_partial(op, 0), lambda op, g: g * _beta_partial(op, 1))
-register_gradient("Beta", lambda op, g: g * op.outputs[0] * _beta_partial(op, 0),
-                  lambda op, g: g * op.outputs[0] * _beta_partial(op, 1))
+register_gradient(
+    "Beta",
+    lambda op, g: g * op.outputs[0] * _beta_partial(op, 0),
+    lambda op, g: g * op.outputs[0] * _beta_partial(op, 1),
+)
 
 
 def betaln(a, b) -> Tensor:
@@ -186,6 +199,7 @@ def erf(x) -> Tensor:
     0.842701
     """
     from .nn import erf as nn_erf
+
     return nn_erf(_float(x))
 
 
@@ -278,10 +292,14 @@ def _y_safe(op, pole, fill):
     return m.where(at_pole, m.full_like(y, fill), y)
 
 
-register_gradient("Xlogy", lambda op, g: g * m.log(op.inputs[1]),
-                  lambda op, g: g * (op.inputs[0] / _y_safe(op, 0.0, 1.0)))
-register_gradient("Xlog1py", lambda op, g: g * m.log1p(op.inputs[1]),
-                  lambda op, g: g * (op.inputs[0] / (_y_safe(op, -1.0, 0.0) + 1.0)))
+register_gradient(
+    "Xlogy", lambda op, g: g * m.log(op.inputs[1]), lambda op, g: g * (op.inputs[0] / _y_safe(op, 0.0, 1.0))
+)
+register_gradient(
+    "Xlog1py",
+    lambda op, g: g * m.log1p(op.inputs[1]),
+    lambda op, g: g * (op.inputs[0] / (_y_safe(op, -1.0, 0.0) + 1.0)),
+)
 
 
 def xlogy(x, y) -> Tensor:
@@ -331,8 +349,17 @@ def _over_x(value, x, scale=None):
 register_gradient("BesselI0", lambda op, g: g * i1(op.inputs[0]))
 register_gradient("BesselI1", lambda op, g: g * (i0(op.inputs[0]) - _over_x(op.outputs[0], op.inputs[0])))
 register_gradient("BesselI0e", lambda op, g: g * (i1e(op.inputs[0]) - m.sign(op.inputs[0]) * op.outputs[0]))
-register_gradient("BesselI1e", lambda op, g: g * (i0e(op.inputs[0]) - m.sign(op.inputs[0]) * op.outputs[0]
-                                                  - _over_x(op.outputs[0], op.inputs[0], m.exp(-m.abs(op.inputs[0])))))
+register_gradient(
+    "BesselI1e",
+    lambda op, g: (
+        g
+        * (
+            i0e(op.inputs[0])
+            - m.sign(op.inputs[0]) * op.outputs[0]
+            - _over_x(op.outputs[0], op.inputs[0], m.exp(-m.abs(op.inputs[0])))
+        )
+    ),
+)
 
 
 def i0(x) -> Tensor:

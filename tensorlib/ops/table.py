@@ -15,6 +15,7 @@ test extra (hypothesis), which the catalogue is written with.
 >>> row["gradient"], row["2nd order"], row["traced"]
 ('x', 'checked', 'checked')
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,7 @@ COLUMNS = ("op type", "defined in", "gradient", "2nd order", "complex", "traced"
 
 def _builtin_ops() -> dict:
     from . import all_ops
+
     out = {}
     for name, op in all_ops().items():
         path = os.path.abspath(op.defined_at.rsplit(":", 1)[0])
@@ -41,6 +43,7 @@ def _builtin_ops() -> dict:
 
 def _gradient_status(op) -> str:
     from ..grad import registry
+
     if not registry.is_differentiable(op.name):
         return "not differentiable"
     per = registry.rules.get(op.name)
@@ -55,14 +58,18 @@ def _gradient_status(op) -> str:
 def rows() -> list:
     """One dict per built-in op type (sorted by name), with the columns of ``COLUMNS``."""
     from ..testing.op_db import all_opinfos
+
     infos = all_opinfos()
     out = []
     for name, (op, where) in sorted(_builtin_ops().items()):
         covering = [info for info in infos if name in info.op_types]
         gradient = _gradient_status(op)
         # tests/test_ops_gradients.py checks these in float64, or complex128 for complex-only entries.
-        differentiable = [i for i in covering if i.differentiable
-                          and (np.dtype(np.float64) in i.dtypes or np.dtype(np.complex128) in i.dtypes)]
+        differentiable = [
+            i
+            for i in covering
+            if i.differentiable and (np.dtype(np.float64) in i.dtypes or np.dtype(np.complex128) in i.dtypes)
+        ]
         if gradient in ("not differentiable", "none"):
             second = "n/a"
         elif any(i.second_order for i in differentiable):
@@ -70,8 +77,16 @@ def rows() -> list:
         else:
             second = "first order only" if differentiable else "not checked"
         complex_ = any(np.dtype(d).kind == "c" for i in covering for d in i.dtypes)
-        out.append({"op type": name, "defined in": where, "gradient": gradient, "2nd order": second,
-                    "complex": "yes" if complex_ else "no", "traced": "checked" if covering else "not checked"})
+        out.append(
+            {
+                "op type": name,
+                "defined in": where,
+                "gradient": gradient,
+                "2nd order": second,
+                "complex": "yes" if complex_ else "no",
+                "traced": "checked" if covering else "not checked",
+            }
+        )
     return out
 
 

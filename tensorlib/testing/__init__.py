@@ -6,18 +6,42 @@
 - :mod:`tensorlib.testing.op_db`: the catalogue of OpInfos that drives tensorlib's own tests.
 - :func:`isolated_registries`: backends, ops, kernels and gradient rules registered inside it are undone on exit.
 """
+
 import importlib
 
-from .check import (KinkError, check_error, check_forward, check_grads, check_kernels, check_sample_grads,
-                    check_traced, opcheck)
+from .check import (
+    KinkError,
+    check_error,
+    check_forward,
+    check_grads,
+    check_kernels,
+    check_sample_grads,
+    check_traced,
+    opcheck,
+)
 from .isolation import isolated_registries
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from ..graph.tracing import no_retrace
 from . import backends
 
-__all__ = ["check_grads", "KinkError", "opcheck", "check_forward", "check_kernels", "check_sample_grads", "check_traced",
-           "check_error", "isolated_registries", "OpInfo", "SampleInput", "ErrorInput", "strategies", "op_db",
-           "all_opinfos", "backends"]
+__all__ = [
+    "check_grads",
+    "KinkError",
+    "opcheck",
+    "check_forward",
+    "check_kernels",
+    "check_sample_grads",
+    "check_traced",
+    "check_error",
+    "isolated_registries",
+    "OpInfo",
+    "SampleInput",
+    "ErrorInput",
+    "strategies",
+    "op_db",
+    "all_opinfos",
+    "backends",
+]
 
 
 def __getattr__(name):

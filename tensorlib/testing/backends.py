@@ -11,6 +11,7 @@ lacks (the Array API standard has no float16).
     >>> "numpy" in tl.testing.backends.available()
     True
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,7 +26,7 @@ __all__ = ["available", "skip_reason", "unchecked_op_error", "STANDARD_FAMILIES"
 def _usable(name: str) -> bool:
     try:
         backend = _backends.get(name)
-        backend.asarray(np.zeros(1, np.float32))       # imports the package; CuPy also needs a device
+        backend.asarray(np.zeros(1, np.float32))  # imports the package; CuPy also needs a device
         return True
     except Exception:  # noqa: BLE001 - no package, no driver or no GPU: the backend is not available here
         return False
@@ -34,14 +35,22 @@ def _usable(name: str) -> bool:
 def available(extra: bool = False) -> list:
     """Names of the backends usable here: NumPy first; ``extra=True`` leaves NumPy out."""
     names = [] if extra else ["numpy"]
-    return names + [name for name in ("array_api_strict", "cupy")
-                    if name in _backends.names() and _usable(name)]
+    return names + [name for name in ("array_api_strict", "cupy") if name in _backends.names() and _usable(name)]
 
 
 # The op families whose generic kernels are written against the Array API standard (checked on
 # array_api_strict); families added since run there once their kernels are (say so here).
-STANDARD_FAMILIES = ("ops/math.py", "ops/reduce.py", "ops/shape.py", "ops/linalg.py", "ops/linalg_ops.py",
-                     "ops/random.py", "ops/nn/", "grad/custom.py", "debugging.py")
+STANDARD_FAMILIES = (
+    "ops/math.py",
+    "ops/reduce.py",
+    "ops/shape.py",
+    "ops/linalg.py",
+    "ops/linalg_ops.py",
+    "ops/random.py",
+    "ops/nn/",
+    "grad/custom.py",
+    "debugging.py",
+)
 
 
 def _family(op) -> str:

@@ -12,6 +12,7 @@ derivatives disagree) are resampled.
     >>> import numpy as np, tensorlib as tl
     >>> tl.testing.check_grads(lambda x, y: tl.sum(x * tl.sin(y)), [np.ones(3), np.arange(3.0)], order=2)
 """
+
 from __future__ import annotations
 
 import functools
@@ -24,8 +25,17 @@ from ..grad.tape import flatten
 from ..tensor import Tensor
 from .opinfo import ErrorInput, OpInfo, SampleInput
 
-__all__ = ["check_grads", "KinkError", "opcheck", "check_forward", "check_kernels", "check_sample_grads",
-           "check_traced", "check_error", "sample_tensors"]
+__all__ = [
+    "check_grads",
+    "KinkError",
+    "opcheck",
+    "check_forward",
+    "check_kernels",
+    "check_sample_grads",
+    "check_traced",
+    "check_error",
+    "sample_tensors",
+]
 
 # (atol, rtol) for gradients computed in each dtype; eps for finite differences evaluated in each dtype.
 _GRAD_TOLERANCES = {_dt.float64: (1e-5, 1e-4), _dt.float32: (1e-3, 2e-3), _dt.float16: (5e-2, 5e-2)}
@@ -45,11 +55,13 @@ class _Kink(Exception):
 
 def _partial_in(f, point, argnums):
     """``f`` as a function of the arguments at ``argnums`` only, the others fixed at ``point``."""
+
     def f_of_diff(*diff):
         full = list(point)
         for i, d in zip(argnums, diff):
             full[i] = d
         return f(*full)
+
     return f_of_diff
 
 
@@ -81,6 +93,7 @@ def _direction(rng, shape, dtype):
 
 def _tensor(value, backend):
     from ..ops.creation import tensor
+
     return tensor(value, backend=backend)
 
 
@@ -101,8 +114,9 @@ def _leaves(out, what):
     leaves = flatten(out)[0]
     for leaf in leaves:
         if not isinstance(leaf, Tensor):
-            raise TypeError(f"check_grads: {what} must return tensors (or tuples/lists of them), "
-                            f"got {type(leaf).__name__}")
+            raise TypeError(
+                f"check_grads: {what} must return tensors (or tuples/lists of them), got {type(leaf).__name__}"
+            )
     return leaves
 
 
@@ -114,6 +128,7 @@ def _lowest_precision(dtypes):
 def _name_of(f) -> str:
     """How failures name ``f``: an op by its type (``Conv2D``), a function by its name."""
     from ..ops.registry import OpDef
+
     if isinstance(f, functools.partial):
         return _name_of(f.func)
     if isinstance(f, OpDef):
@@ -129,8 +144,21 @@ def _show(value) -> str:
 
 # ---------------------------------------------------------------- the public checks
 
-def check_grads(f, args, order: int = 1, modes=("rev", "fwd"), atol=None, rtol=None, eps=None, seed: int = 0,
-                argnums=None, resample=None, max_resamples: int = 3, name: str | None = None) -> None:
+
+def check_grads(
+    f,
+    args,
+    order: int = 1,
+    modes=("rev", "fwd"),
+    atol=None,
+    rtol=None,
+    eps=None,
+    seed: int = 0,
+    argnums=None,
+    resample=None,
+    max_resamples: int = 3,
+    name: str | None = None,
+) -> None:
     """Check ``f``'s reverse- and forward-mode derivatives against float64 central differences.
 
     ``args`` are NumPy arrays, Tensors or other values (passed through
@@ -163,8 +191,10 @@ def check_grads(f, args, order: int = 1, modes=("rev", "fwd"), atol=None, rtol=N
         point, backends = zip(*[_host(a) for a in args]) if args else ((), ())
         nums = _argnums(point, argnums)
         if not nums:
-            raise ValueError(f"check_grads: {label} has no floating-point array argument to differentiate "
-                             f"(arguments: {', '.join(type(p).__name__ for p in point) or 'none'})")
+            raise ValueError(
+                f"check_grads: {label} has no floating-point array argument to differentiate "
+                f"(arguments: {', '.join(type(p).__name__ for p in point) or 'none'})"
+            )
         names = [f"argument {i}" for i in range(len(point))]
         try:
             _check(f, list(point), list(backends), nums, order, tuple(modes), atol, rtol, eps, rng, label, names)
@@ -172,8 +202,10 @@ def check_grads(f, args, order: int = 1, modes=("rev", "fwd"), atol=None, rtol=N
         except _Kink as kink:
             if attempt == max_resamples:
                 how = "resample(rng)" if resample is not None else "jittering the point"
-                raise KinkError(f"{kink}\n  Still not differentiable after {max_resamples} new points "
-                                f"({how}); pass points away from kinks or a `resample` callable.") from None
+                raise KinkError(
+                    f"{kink}\n  Still not differentiable after {max_resamples} new points "
+                    f"({how}); pass points away from kinks or a `resample` callable."
+                ) from None
             if first_kink is None:
                 first_kink = (str(kink).split("\n")[0], _describe_point(point, names))
             args = list(resample(rng)) if resample is not None else _jitter(point, backends, nums, rng)
@@ -181,8 +213,10 @@ def check_grads(f, args, order: int = 1, modes=("rev", "fwd"), atol=None, rtol=N
             if first_kink is None:
                 raise
             how = "by resample(rng)" if resample is not None else "by jittering"
-            raise AssertionError(f"{failure}\n  This point was moved off a kink ({how}, {attempt} time(s)): "
-                                 f"{first_kink[0]}\n  The first point was: {first_kink[1]}") from None
+            raise AssertionError(
+                f"{failure}\n  This point was moved off a kink ({how}, {attempt} time(s)): "
+                f"{first_kink[0]}\n  The first point was: {first_kink[1]}"
+            ) from None
 
 
 def _argnums(point, argnums):
@@ -191,8 +225,10 @@ def _argnums(point, argnums):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in nums:
         if not 0 <= i < len(point) or not _is_float_array(point[i]):
-            raise ValueError(f"check_grads: argnums {argnums!r}: argument {i} is not a floating-point array "
-                             f"({type(point[i]).__name__ if 0 <= i < len(point) else 'out of range'})")
+            raise ValueError(
+                f"check_grads: argnums {argnums!r}: argument {i} is not a floating-point array "
+                f"({type(point[i]).__name__ if 0 <= i < len(point) else 'out of range'})"
+            )
     return nums
 
 
@@ -217,21 +253,35 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
             full = list(inputs)
             full[i] = x
             return f(*full)
+
         return f_i
 
     out, vjp_fn = vjp(_partial_in(f, inputs, argnums), *[inputs[i] for i in argnums])
     leaves = _leaves(out, label)
     float_pos = [k for k, o in enumerate(leaves) if o.dtype.kind in "fc"]
     if not float_pos:
-        raise TypeError(f"check_grads: {label} has no floating-point output to differentiate "
-                        f"(output dtypes: {[str(o.dtype) for o in leaves]})")
+        raise TypeError(
+            f"check_grads: {label} has no floating-point output to differentiate "
+            f"(output dtypes: {[str(o.dtype) for o in leaves]})"
+        )
     numeric_dtype = _lowest_precision(o.dtype for o in _leaves(f(*_inputs(point, backends, True)), label))
     analytic_dtype = _lowest_precision([point[i].dtype for i in argnums] + [leaves[k].dtype for k in float_pos])
     default_atol, default_rtol = np.maximum(_GRAD_TOLERANCES[analytic_dtype], _GRAD_TOLERANCES[numeric_dtype])
     atol_, rtol_ = (default_atol if atol is None else atol), (default_rtol if rtol is None else rtol)
     eps_ = _EPS[numeric_dtype] if eps is None else eps
-    context = dict(f=f, point=point, backends=backends, label=label, names=names, atol=atol_, rtol=rtol_, eps=eps_,
-                   numeric_dtype=numeric_dtype, depth=depth, float_pos=float_pos)
+    context = dict(
+        f=f,
+        point=point,
+        backends=backends,
+        label=label,
+        names=names,
+        atol=atol_,
+        rtol=rtol_,
+        eps=eps_,
+        numeric_dtype=numeric_dtype,
+        depth=depth,
+        float_pos=float_pos,
+    )
 
     us = [_direction(rng, leaves[k].shape, leaves[k].dtype).astype(leaves[k].dtype) for k in float_pos]
     cotangents = []
@@ -252,10 +302,21 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
     if order > 1:
         g = _vjp_function(f, len(point), argnums, float_pos, label)
         n = len(point)
-        _check(g, point + us, backends + [leaves[k].backend for k in float_pos],
-               tuple(argnums) + tuple(range(n, n + len(us))), order - 1, modes, atol, rtol, eps, rng,
-               f"the gradient (vjp) of {label}",
-               names + [f"cotangent {k} (of output {float_pos[k]})" for k in range(len(us))], depth + 1)
+        _check(
+            g,
+            point + us,
+            backends + [leaves[k].backend for k in float_pos],
+            tuple(argnums) + tuple(range(n, n + len(us))),
+            order - 1,
+            modes,
+            atol,
+            rtol,
+            eps,
+            rng,
+            f"the gradient (vjp) of {label}",
+            names + [f"cotangent {k} (of output {float_pos[k]})" for k in range(len(us))],
+            depth + 1,
+        )
 
 
 def _vjp_function(f, nargs, argnums, float_pos, label):
@@ -270,6 +331,7 @@ def _vjp_function(f, nargs, argnums, float_pos, label):
         outs = flatten(out)[0]
         full_cts = [cts[float_pos.index(k)] if k in float_pos else zeros_like(o) for k, o in enumerate(outs)]
         return tuple(vjp_fn(full_cts))
+
     gradient_of_f.__qualname__ = f"gradient of {label}"
     return gradient_of_f
 
@@ -293,16 +355,18 @@ def _numeric_jvp(f, point, backends, i, v, float_pos, ctx):
         # One-sided gaps: about eps*f'' (and half that at eps/2) where f is smooth, a constant jump at a kink.
         gap1 = (yp - y0) / eps - (y0 - ym) / eps
         gap2 = (yp2 - y0) / (eps / 2) - (y0 - ym2) / (eps / 2)
-        roundoff = 50 * np.finfo(ctx['numeric_dtype']).eps * np.max(np.abs([y0, yp, ym]), initial=1.0) / eps
+        roundoff = 50 * np.finfo(ctx["numeric_dtype"]).eps * np.max(np.abs([y0, yp, ym]), initial=1.0) / eps
         limit = ctx["atol"] + ctx["rtol"] * np.abs(c1) + roundoff
         bad = (np.abs(gap1 - 2 * gap2) > limit) | (np.abs(c1 - c2) > limit) | ~np.isfinite(c1)
         if np.any(bad):
             j = _index_of(np.argmax(bad), bad.shape)
-            raise _Kink(f"check_grads: {ctx['label']} is not differentiable at the sampled point along "
-                        f"{ctx['names'][i]} (output {k}, element {j}): derivative from the right "
-                        f"{((yp - y0) / eps)[j]:.6g}, from the left {((y0 - ym) / eps)[j]:.6g}, central "
-                        f"differences {c1[j]:.6g} (eps {eps:g}) and {c2[j]:.6g} (eps {eps / 2:g}).\n"
-                        f"  Point: {_describe_point(point, ctx['names'])}")
+            raise _Kink(
+                f"check_grads: {ctx['label']} is not differentiable at the sampled point along "
+                f"{ctx['names'][i]} (output {k}, element {j}): derivative from the right "
+                f"{((yp - y0) / eps)[j]:.6g}, from the left {((y0 - ym) / eps)[j]:.6g}, central "
+                f"differences {c1[j]:.6g} (eps {eps:g}) and {c2[j]:.6g} (eps {eps / 2:g}).\n"
+                f"  Point: {_describe_point(point, ctx['names'])}"
+            )
         central.append(c1)
     return central
 
@@ -318,6 +382,7 @@ def _describe_point(point, names):
 def _describe_path(ctx, i) -> tuple:
     """(uses, op types): how argument ``i`` enters the ops on a tape of f, for failure messages."""
     from ..grad.tape import GradientTape
+
     inputs = _inputs(ctx["point"], ctx["backends"])
     with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
         tape.watch(inputs[i])
@@ -347,15 +412,17 @@ def _failure(kind, ctx, i, detail) -> AssertionError:
         f"  {detail}\n"
         f"  Tolerances: atol {ctx['atol']:g}, rtol {ctx['rtol']:g}, eps {ctx['eps']:g}.\n"
         f"  Ops on the tape of {ctx['label']}: {', '.join(types) or 'none'}.\n"
-        f"  Point: {_describe_point(ctx['point'], ctx['names'])}")
+        f"  Point: {_describe_point(ctx['point'], ctx['names'])}"
+    )
 
 
 def _compare_vjp(grad, i, v, us, numeric, ctx):
     arg = ctx["point"][i]
     if grad is None or tuple(grad.shape) != arg.shape or grad.dtype != arg.dtype:
         got = "None" if grad is None else f"shape {tuple(grad.shape)}, {grad.dtype}"
-        raise _failure("reverse-mode (vjp)", ctx, i,
-                       f"The gradient has {got}; expected shape {arg.shape}, {arg.dtype}.")
+        raise _failure(
+            "reverse-mode (vjp)", ctx, i, f"The gradient has {got}; expected shape {arg.shape}, {arg.dtype}."
+        )
     # For complex values the pairing is Re(sum(a * b)): with JAX's convention the gradient g of the
     # real loss Re(<u, f>) moves it by Re(sum(g * v)) along v (real and imaginary parts at once).
     analytic = float(np.real(np.sum(np.asarray(grad.numpy(), dtype=_wide(grad.dtype)) * v)))
@@ -364,12 +431,18 @@ def _compare_vjp(grad, i, v, us, numeric, ctx):
     size = sum(t.size for t in terms)
     tolerance = ctx["atol"] * np.sqrt(max(size, 1)) + ctx["rtol"] * float(sum(np.sum(np.abs(t)) for t in terms))
     if not abs(analytic - expected) <= tolerance:
-        worst = _worst_element(grad, i, us, ctx) if arg.size <= WORST_ELEMENT_SIZE and arg.dtype.kind == "f" \
-            and all(u.dtype.kind == "f" for u in us) else ""
-        raise _failure("reverse-mode (vjp)", ctx, i,
-                       f"<vjp(u), v> = {analytic:.10g} (analytic) vs {expected:.10g} (numeric), difference "
-                       f"{abs(analytic - expected):.3g} > tolerance {tolerance:.3g}, for random directions u, v."
-                       + worst)
+        worst = (
+            _worst_element(grad, i, us, ctx)
+            if arg.size <= WORST_ELEMENT_SIZE and arg.dtype.kind == "f" and all(u.dtype.kind == "f" for u in us)
+            else ""
+        )
+        raise _failure(
+            "reverse-mode (vjp)",
+            ctx,
+            i,
+            f"<vjp(u), v> = {analytic:.10g} (analytic) vs {expected:.10g} (numeric), difference "
+            f"{abs(analytic - expected):.3g} > tolerance {tolerance:.3g}, for random directions u, v." + worst,
+        )
 
 
 # Arguments up to this size get their gradient compared element by element when a check fails
@@ -388,8 +461,7 @@ def _worst_element(grad, i, us, ctx) -> str:
         moved[j] += step
         shifted[i] = moved
         outs = _leaves(ctx["f"](*_inputs(shifted, ctx["backends"])), ctx["label"])
-        return sum(float(np.sum(np.asarray(outs[k].numpy(), np.float64) * u))
-                   for k, u in zip(ctx["float_pos"], us))
+        return sum(float(np.sum(np.asarray(outs[k].numpy(), np.float64) * u)) for k, u in zip(ctx["float_pos"], us))
 
     arg = base[i]
     numeric = np.zeros(arg.shape)
@@ -398,27 +470,35 @@ def _worst_element(grad, i, us, ctx) -> str:
     analytic = np.asarray(grad.numpy(), dtype=np.float64)
     error = np.abs(analytic - numeric)
     j = _index_of(np.argmax(error), error.shape)
-    return (f"\n  Worst element {j}: analytic {analytic[j]:.10g} vs numeric {numeric[j]:.10g} (difference "
-            f"{error[j]:.3g}); gradient of <f, u> element by element, "
-            f"analytic {_show(analytic)}, numeric {_show(numeric)}.")
+    return (
+        f"\n  Worst element {j}: analytic {analytic[j]:.10g} vs numeric {numeric[j]:.10g} (difference "
+        f"{error[j]:.3g}); gradient of <f, u> element by element, "
+        f"analytic {_show(analytic)}, numeric {_show(numeric)}."
+    )
 
 
 def _compare_jvp(tangents, i, numeric, ctx):
     for k, (t, n) in enumerate(zip(tangents, numeric)):
         if tuple(t.shape) != n.shape:
-            raise _failure("forward-mode (jvp)", ctx, i,
-                           f"J v of output {k} has shape {tuple(t.shape)}, expected {n.shape}.")
+            raise _failure(
+                "forward-mode (jvp)", ctx, i, f"J v of output {k} has shape {tuple(t.shape)}, expected {n.shape}."
+            )
         analytic = np.asarray(t.numpy(), dtype=_wide(t.dtype))
         error = np.abs(analytic - n)
         allowed = ctx["atol"] + ctx["rtol"] * np.abs(n)
         if not np.all(error <= allowed):
             j = _index_of(np.argmax(error - allowed), error.shape)
-            raise _failure("forward-mode (jvp)", ctx, i,
-                           f"J v (output {k}, element {j}) = {analytic[j]:.10g} (analytic) vs {n[j]:.10g} "
-                           f"(numeric), difference {error[j]:.3g} > {allowed[j]:.3g}, for a random direction v.")
+            raise _failure(
+                "forward-mode (jvp)",
+                ctx,
+                i,
+                f"J v (output {k}, element {j}) = {analytic[j]:.10g} (analytic) vs {n[j]:.10g} "
+                f"(numeric), difference {error[j]:.3g} > {allowed[j]:.3g}, for a random direction v.",
+            )
 
 
 # ---------------------------------------------------------------- the op battery
+
 
 def sample_tensors(sample: SampleInput, backend=None) -> list:
     """The sample's positional args with NumPy arrays turned into Tensors (other values unchanged)."""
@@ -444,8 +524,9 @@ def check_forward(op, sample: SampleInput, ref, atol: float = 1e-6, rtol: float 
     expected = ref(*[a.copy() if isinstance(a, np.ndarray) else a for a in sample.args], **sample.kwargs)
     got_leaves, expected_leaves = flatten(got)[0], flatten(expected)[0]
     if len(got_leaves) != len(expected_leaves):
-        raise AssertionError(f"{label}: {len(got_leaves)} outputs, the reference gives {len(expected_leaves)} "
-                             f"({sample!r})")
+        raise AssertionError(
+            f"{label}: {len(got_leaves)} outputs, the reference gives {len(expected_leaves)} ({sample!r})"
+        )
     for k, (g, e) in enumerate(zip(got_leaves, expected_leaves)):
         if not isinstance(g, Tensor):
             raise AssertionError(f"{label}: output {k} is a {type(g).__name__}, not a Tensor ({sample!r})")
@@ -458,8 +539,9 @@ def check_forward(op, sample: SampleInput, ref, atol: float = 1e-6, rtol: float 
         np.testing.assert_allclose(g.numpy(), e, atol=atol, rtol=rtol, equal_nan=True, err_msg=where)
 
 
-def check_sample_grads(op, sample: SampleInput, order: int = 2, modes=("rev", "fwd"), atol=None, rtol=None,
-                       name=None, seed: int = 0) -> None:
+def check_sample_grads(
+    op, sample: SampleInput, order: int = 2, modes=("rev", "fwd"), atol=None, rtol=None, name=None, seed: int = 0
+) -> None:
     """``check_grads`` of ``op`` at one sample, for the arguments in ``sample.grad_argnums``."""
     if not sample.grad_argnums:
         return
@@ -468,14 +550,25 @@ def check_sample_grads(op, sample: SampleInput, order: int = 2, modes=("rev", "f
 
     def f(*args):
         return op(*args, **kwargs)
+
     f.__qualname__ = label
-    check_grads(f, sample.args, order=order, modes=modes, atol=atol, rtol=rtol, seed=seed,
-                argnums=sample.grad_argnums, name=label)
+    check_grads(
+        f,
+        sample.args,
+        order=order,
+        modes=modes,
+        atol=atol,
+        rtol=rtol,
+        seed=seed,
+        argnums=sample.grad_argnums,
+        name=label,
+    )
 
 
 def check_traced(op, sample: SampleInput, atol: float = 1e-6, rtol: float = 1e-5, name=None):
     """Eager against ``tl.function``-traced results; returns False (skipped) if graph mode is missing."""
     import tensorlib as tl
+
     function = getattr(tl, "function", None)
     if function is None:
         return False
@@ -513,6 +606,7 @@ def check_kernels(op, sample: SampleInput, name=None) -> int:
     """
     from ..backends import base as _backends
     from ..ops.registry import OpDef
+
     label = name or _name_of(op)
     calls = []  # (op, input tensors, attrs, kernel, backend)
     if isinstance(op, OpDef):
@@ -531,17 +625,23 @@ def check_kernels(op, sample: SampleInput, name=None) -> int:
         many_specs = specs if isinstance(specs, tuple) else (specs,)
         many_raw = raw if isinstance(specs, tuple) else (raw,)
         fn = getattr(kernel, "func", kernel)
-        where = f"{op_def.name}'s {backend.name} kernel ({getattr(fn, '__module__', '?')}." \
-                f"{getattr(fn, '__qualname__', fn)})"
+        where = (
+            f"{op_def.name}'s {backend.name} kernel ({getattr(fn, '__module__', '?')}."
+            f"{getattr(fn, '__qualname__', fn)})"
+        )
         if len(many_raw) != len(many_specs):
-            raise AssertionError(f"{label}: {where} returned {len(many_raw)} outputs, the shape rule gives "
-                                 f"{len(many_specs)} (sample {sample!r})")
+            raise AssertionError(
+                f"{label}: {where} returned {len(many_raw)} outputs, the shape rule gives "
+                f"{len(many_specs)} (sample {sample!r})"
+            )
         for k, (r, spec) in enumerate(zip(many_raw, many_specs)):
             shape, dtype = tuple(getattr(r, "shape", ())), np.dtype(getattr(r, "dtype", type(r)))
             wider_half = spec.dtype == _dt.float16 and dtype.kind == "f" and dtype.itemsize > 2
             if shape != tuple(spec.shape) or (dtype != spec.dtype and not wider_half):
-                raise AssertionError(f"{label}: {where} returned output {k} of shape {shape} {dtype}, but the "
-                                     f"shape rule says {tuple(spec.shape)} {spec.dtype} (sample {sample!r})")
+                raise AssertionError(
+                    f"{label}: {where} returned output {k} of shape {shape} {dtype}, but the "
+                    f"shape rule says {tuple(spec.shape)} {spec.dtype} (sample {sample!r})"
+                )
     return len(calls)
 
 
@@ -568,14 +668,18 @@ def check_error(op, error: ErrorInput, name=None) -> None:
         _call(op, SampleInput(error.args, error.kwargs))
     except error.exc as e:
         if not re.search(error.match, str(e)):
-            raise AssertionError(f"{label}: {type(e).__name__} message {str(e)!r} does not match "
-                                 f"{error.match!r}") from e
+            raise AssertionError(
+                f"{label}: {type(e).__name__} message {str(e)!r} does not match {error.match!r}"
+            ) from e
         return
     except Exception as e:
-        raise AssertionError(f"{label}: expected {error.exc.__name__} matching {error.match!r}, got "
-                             f"{type(e).__name__}: {e}") from e
-    raise AssertionError(f"{label}: expected {error.exc.__name__} matching {error.match!r}; the call "
-                         f"with {SampleInput(error.args, error.kwargs)!r} succeeded")
+        raise AssertionError(
+            f"{label}: expected {error.exc.__name__} matching {error.match!r}, got {type(e).__name__}: {e}"
+        ) from e
+    raise AssertionError(
+        f"{label}: expected {error.exc.__name__} matching {error.match!r}; the call "
+        f"with {SampleInput(error.args, error.kwargs)!r} succeeded"
+    )
 
 
 def _cast_floats(sample: SampleInput, dtype) -> SampleInput:
@@ -599,11 +703,25 @@ def _samples_function(samples):
     return lambda dtype: [_cast_floats(s, dtype) for s in fixed]
 
 
-def opcheck(op, samples=None, ref=None, *, dtypes=(_dt.float32, _dt.float64),
-            grad_dtypes=(_dt.float32, _dt.float64),
-            differentiable: bool = True, order: int = 2, modes=("rev", "fwd"), atol: float = 1e-6,
-            rtol: float = 1e-5, grad_atol=None, grad_rtol=None, error_inputs=(), traced: bool = True,
-            max_examples: int = 10, name: str | None = None) -> dict:
+def opcheck(
+    op,
+    samples=None,
+    ref=None,
+    *,
+    dtypes=(_dt.float32, _dt.float64),
+    grad_dtypes=(_dt.float32, _dt.float64),
+    differentiable: bool = True,
+    order: int = 2,
+    modes=("rev", "fwd"),
+    atol: float = 1e-6,
+    rtol: float = 1e-5,
+    grad_atol=None,
+    grad_rtol=None,
+    error_inputs=(),
+    traced: bool = True,
+    max_examples: int = 10,
+    name: str | None = None,
+) -> dict:
     """Run the op catalogue's battery on one op or function, from one call.
 
     ``op`` is an OpDef, a function of Tensors, or an :class:`OpInfo` (which
@@ -630,12 +748,21 @@ def opcheck(op, samples=None, ref=None, *, dtypes=(_dt.float32, _dt.float64),
         info = op
     else:
         if samples is None:
-            raise TypeError("opcheck: pass samples= (SampleInputs, a hypothesis strategy, or a function of "
-                            "the dtype)")
-        info = OpInfo(name or getattr(op, "name", None) or _name_of(op), op, ref, _samples_function(samples),
-                      dtypes=tuple(np.dtype(d) for d in dtypes), differentiable=differentiable,
-                      second_order=order > 1, error_inputs=tuple(error_inputs), atol=atol, rtol=rtol,
-                      grad_atol=grad_atol, grad_rtol=grad_rtol)
+            raise TypeError("opcheck: pass samples= (SampleInputs, a hypothesis strategy, or a function of the dtype)")
+        info = OpInfo(
+            name or getattr(op, "name", None) or _name_of(op),
+            op,
+            ref,
+            _samples_function(samples),
+            dtypes=tuple(np.dtype(d) for d in dtypes),
+            differentiable=differentiable,
+            second_order=order > 1,
+            error_inputs=tuple(error_inputs),
+            atol=atol,
+            rtol=rtol,
+            grad_atol=grad_atol,
+            grad_rtol=grad_rtol,
+        )
     order = order if info.second_order else 1
     report = {"forward": 0, "kernels": 0, "gradients": 0, "traced": 0, "errors": 0, "skipped": []}
 
@@ -646,8 +773,15 @@ def opcheck(op, samples=None, ref=None, *, dtypes=(_dt.float32, _dt.float64),
             report["forward"] += 1
         if info.differentiable and dtype in [np.dtype(d) for d in grad_dtypes]:
             exact = dtype == _dt.float64  # OpInfo's gradient tolerances are float64 ones
-            check_sample_grads(info.op, sample, order=order, modes=modes, atol=info.grad_atol if exact else None,
-                               rtol=info.grad_rtol if exact else None, name=info.name)
+            check_sample_grads(
+                info.op,
+                sample,
+                order=order,
+                modes=modes,
+                atol=info.grad_atol if exact else None,
+                rtol=info.grad_rtol if exact else None,
+                name=info.name,
+            )
             report["gradients"] += 1
         if traced:
             if check_traced(info.op, sample, *info.tolerances(dtype), name=info.name):
@@ -680,9 +814,15 @@ def _is_strategy(value) -> bool:
 def _run_strategy(strategy, run, max_examples):
     from hypothesis import HealthCheck, given, settings
 
-    @settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(strategy)
     def check(sample):
         run(_as_sample(sample))
+
     check()

@@ -14,6 +14,7 @@ True
 >>> "IsolatedDoc" in tl.ops.all_ops()
 False
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,8 +32,7 @@ def isolated_registries() -> Iterator[None]:
     saved_backends = dict(backends._backends)
     current = backends.current()
     saved_ops = dict(op_registry._ops)
-    saved_kernels = {name: (dict(op.kernels), op.differentiable, op.has_gradient)
-                     for name, op in saved_ops.items()}
+    saved_kernels = {name: (dict(op.kernels), op.differentiable, op.has_gradient) for name, op in saved_ops.items()}
     saved_rules = dict(grad_registry.rules)
     try:
         yield

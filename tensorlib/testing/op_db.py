@@ -11,6 +11,7 @@ tests (``tests/test_ops_*.py``, ``tests/test_modes_agree.py``) walk this list.
 >>> "matmul" in {info.name for info in all_opinfos()}
 True
 """
+
 from __future__ import annotations
 
 import importlib
@@ -33,6 +34,7 @@ NUMERIC = FLOATS + (_dt.int64,)
 
 
 # ---------------------------------------------------------------- sample helpers
+
 
 def shapes(min_dims=0, max_dims=3, min_side=1, max_side=4):
     """Like ``strategies.shapes``, but hypothesis's first (simplest) draws are rank 2 with sides of 2:
@@ -59,13 +61,14 @@ def _python_scalar(dtype, lo=-3.0, hi=3.0, away_from_zero=None):
 
 def _unary(lo=-3.0, hi=3.0, max_dims=3, min_side=1):
     def samples(dtype):
-        return tensors(dtype, shapes(0, max_dims, min_side), _elements(dtype, lo, hi)).map(
-            lambda x: SampleInput((x,)))
+        return tensors(dtype, shapes(0, max_dims, min_side), _elements(dtype, lo, hi)).map(lambda x: SampleInput((x,)))
+
     return samples
 
 
 def _binary(x_range=(-3.0, 3.0), y_range=(-3.0, 3.0), y_away_from_zero=None, weak_scalars=True):
     """Two broadcastable arrays, or an array and a weak Python scalar on either side."""
+
     @st.composite
     def draw_sample(draw, dtype):
         if weak_scalars and draw(st.integers(0, 3)) == 0:
@@ -80,6 +83,7 @@ def _binary(x_range=(-3.0, 3.0), y_range=(-3.0, 3.0), y_away_from_zero=None, wea
         x = draw(tensors(dtype, shape_x, _elements(dtype, *x_range)))
         y = draw(tensors(dtype, shape_y, _elements(dtype, *y_range, away_from_zero=y_away_from_zero)))
         return SampleInput((x, y), grad_argnums=(0, 1))
+
     return draw_sample
 
 
@@ -94,36 +98,64 @@ def _compare_samples(dtype):
     @st.composite
     def draw_sample(draw):
         shape_x, shape_y = draw(mutually_broadcastable_shapes(2))
-        return SampleInput((draw(tensors(dtype, shape_x, _integer_valued(dtype))),
-                            draw(tensors(dtype, shape_y, _integer_valued(dtype)))), grad_argnums=())
+        return SampleInput(
+            (
+                draw(tensors(dtype, shape_x, _integer_valued(dtype))),
+                draw(tensors(dtype, shape_y, _integer_valued(dtype))),
+            ),
+            grad_argnums=(),
+        )
+
     return draw_sample()
 
 
 def _shape_mismatch(op_name):
-    return ErrorInput((np.ones((2, 3)), np.ones((4,))), exc=ValueError,
-                      match=rf"{op_name}: shapes \(2, 3\) and \(4,\) are not broadcastable \(inputs x: shape "
-                            r"\(2, 3\) float64, y: shape \(4,\) float64\)")
+    return ErrorInput(
+        (np.ones((2, 3)), np.ones((4,))),
+        exc=ValueError,
+        match=rf"{op_name}: shapes \(2, 3\) and \(4,\) are not broadcastable \(inputs x: shape "
+        r"\(2, 3\) float64, y: shape \(4,\) float64\)",
+    )
 
 
 def _not_numeric(op_name):
-    return ErrorInput((np.ones(2), ["a", "b"]), exc=TypeError,
-                      match=rf"{op_name}: input 'y' is not numeric")
+    return ErrorInput((np.ones(2), ["a", "b"]), exc=TypeError, match=rf"{op_name}: input 'y' is not numeric")
 
 
 # ---------------------------------------------------------------- math
 
+
 def _math_opinfos():
     infos = []
-    for name, fn, ref, op_type in [("add", tl.add, np.add, "Add"), ("subtract", tl.subtract, np.subtract, "Sub"),
-                                   ("multiply", tl.multiply, np.multiply, "Mul"),
-                                   ("maximum", tl.maximum, np.maximum, "Maximum"),
-                                   ("minimum", tl.minimum, np.minimum, "Minimum")]:
-        infos.append(OpInfo(name, fn, ref, _binary(), op_types=(op_type,), dtypes=ELEMENTWISE + (_dt.int64,),
-                            kinks=op_type in ("Maximum", "Minimum"),
-                            error_inputs=(_shape_mismatch(op_type), _not_numeric(op_type))))
+    for name, fn, ref, op_type in [
+        ("add", tl.add, np.add, "Add"),
+        ("subtract", tl.subtract, np.subtract, "Sub"),
+        ("multiply", tl.multiply, np.multiply, "Mul"),
+        ("maximum", tl.maximum, np.maximum, "Maximum"),
+        ("minimum", tl.minimum, np.minimum, "Minimum"),
+    ]:
+        infos.append(
+            OpInfo(
+                name,
+                fn,
+                ref,
+                _binary(),
+                op_types=(op_type,),
+                dtypes=ELEMENTWISE + (_dt.int64,),
+                kinks=op_type in ("Maximum", "Minimum"),
+                error_inputs=(_shape_mismatch(op_type), _not_numeric(op_type)),
+            )
+        )
     infos += [
-        OpInfo("divide", tl.divide, np.divide, _binary(y_away_from_zero=0.5), op_types=("Div",),
-               dtypes=ELEMENTWISE + (_dt.int64,), error_inputs=(_shape_mismatch("Div"),)),
+        OpInfo(
+            "divide",
+            tl.divide,
+            np.divide,
+            _binary(y_away_from_zero=0.5),
+            op_types=("Div",),
+            dtypes=ELEMENTWISE + (_dt.int64,),
+            error_inputs=(_shape_mismatch("Div"),),
+        ),
         OpInfo("power", tl.power, np.power, _power_samples, op_types=("Pow",), dtypes=FLOATS),
         OpInfo("negative", tl.negative, np.negative, _unary(), op_types=("Neg",), dtypes=ELEMENTWISE + (_dt.int64,)),
         OpInfo("identity", tl.identity, np.copy, _unary(), op_types=("Identity",), dtypes=ELEMENTWISE + (_dt.int64,)),
@@ -134,58 +166,166 @@ def _math_opinfos():
         OpInfo("sqrt", tl.sqrt, np.sqrt, _unary(0.2, 3.0), op_types=("Sqrt",), dtypes=ELEMENTWISE),
         OpInfo("square", tl.square, np.square, _unary(), op_types=("Square",), dtypes=ELEMENTWISE + (_dt.int64,)),
         OpInfo("abs", tl.abs, np.abs, _unary(), op_types=("Abs",), dtypes=ELEMENTWISE + (_dt.int64,), kinks=True),
-        OpInfo("sign", tl.sign, np.sign, _unary(), op_types=("Sign",), dtypes=ELEMENTWISE + (_dt.int64,),
-               kinks=True),
+        OpInfo("sign", tl.sign, np.sign, _unary(), op_types=("Sign",), dtypes=ELEMENTWISE + (_dt.int64,), kinks=True),
         OpInfo("sin", tl.sin, np.sin, _unary(), op_types=("Sin",), dtypes=ELEMENTWISE),
         OpInfo("cos", tl.cos, np.cos, _unary(), op_types=("Cos",), dtypes=ELEMENTWISE),
         OpInfo("tanh", tl.tanh, np.tanh, _unary(), op_types=("Tanh",), dtypes=ELEMENTWISE),
         OpInfo("sigmoid", tl.sigmoid, _sigmoid_ref, _unary(-8.0, 8.0), op_types=("Sigmoid",), dtypes=ELEMENTWISE),
-        OpInfo("sigmoid_saturated", tl.sigmoid, _sigmoid_ref, _unary(-700.0, 700.0), op_types=("Sigmoid",),
-               dtypes=FLOATS, differentiable=False),
+        OpInfo(
+            "sigmoid_saturated",
+            tl.sigmoid,
+            _sigmoid_ref,
+            _unary(-700.0, 700.0),
+            op_types=("Sigmoid",),
+            dtypes=FLOATS,
+            differentiable=False,
+        ),
         OpInfo("round", tl.round, np.round, _unary(), op_types=("Round",), dtypes=ELEMENTWISE, differentiable=False),
         OpInfo("floor", tl.floor, np.floor, _unary(), op_types=("Floor",), dtypes=ELEMENTWISE, differentiable=False),
-        OpInfo("cast", _cast, _cast_ref, _cast_samples, op_types=("Cast",), dtypes=FLOATS + (_dt.int64, _dt.bool_),
-               grad_atol=1e-3, grad_rtol=2e-3,  # casts to float32 differentiate in float32
-               error_inputs=(ErrorInput((np.ones(2),), {"dtype": "uint64"}, TypeError,
-                                        r"tensorlib: dtype uint64 is not supported"),)),
-        OpInfo("where", tl.where, np.where, _where_samples, op_types=("Select",), dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones(2), np.ones(2), np.zeros(2)), exc=TypeError,
-                                        match=r"Select: condition must be bool, got float64 \(inputs condition: "
-                                              r"shape \(2,\) float64"),
-                             ErrorInput((np.ones(2, bool), np.ones(3), np.zeros(2)), exc=ValueError,
-                                        match=r"Select: shapes \(2,\) and \(3,\) and \(2,\) are not broadcastable"))),
-        OpInfo("clip", tl.clip, lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), _clip_samples,
-               op_types=("ClipByValue",), dtypes=NUMERIC, kinks=True),
+        OpInfo(
+            "cast",
+            _cast,
+            _cast_ref,
+            _cast_samples,
+            op_types=("Cast",),
+            dtypes=FLOATS + (_dt.int64, _dt.bool_),
+            grad_atol=1e-3,
+            grad_rtol=2e-3,  # casts to float32 differentiate in float32
+            error_inputs=(
+                ErrorInput((np.ones(2),), {"dtype": "uint64"}, TypeError, r"tensorlib: dtype uint64 is not supported"),
+            ),
+        ),
+        OpInfo(
+            "where",
+            tl.where,
+            np.where,
+            _where_samples,
+            op_types=("Select",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones(2), np.ones(2), np.zeros(2)),
+                    exc=TypeError,
+                    match=r"Select: condition must be bool, got float64 \(inputs condition: "
+                    r"shape \(2,\) float64",
+                ),
+                ErrorInput(
+                    (np.ones(2, bool), np.ones(3), np.zeros(2)),
+                    exc=ValueError,
+                    match=r"Select: shapes \(2,\) and \(3,\) and \(2,\) are not broadcastable",
+                ),
+            ),
+        ),
+        OpInfo(
+            "clip",
+            tl.clip,
+            lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+            _clip_samples,
+            op_types=("ClipByValue",),
+            dtypes=NUMERIC,
+            kinks=True,
+        ),
     ]
-    comparisons = [("equal", "Equal"), ("not_equal", "NotEqual"), ("less", "Less"), ("less_equal", "LessEqual"),
-                   ("greater", "Greater"), ("greater_equal", "GreaterEqual")]
+    comparisons = [
+        ("equal", "Equal"),
+        ("not_equal", "NotEqual"),
+        ("less", "Less"),
+        ("less_equal", "LessEqual"),
+        ("greater", "Greater"),
+        ("greater_equal", "GreaterEqual"),
+    ]
     for name, op_type in comparisons:
-        infos.append(OpInfo(name, getattr(tl, name), getattr(np, name), _compare_samples, op_types=(op_type,),
-                            dtypes=NUMERIC + (_dt.bool_,), differentiable=False,
-                            error_inputs=(_shape_mismatch(op_type),)))
+        infos.append(
+            OpInfo(
+                name,
+                getattr(tl, name),
+                getattr(np, name),
+                _compare_samples,
+                op_types=(op_type,),
+                dtypes=NUMERIC + (_dt.bool_,),
+                differentiable=False,
+                error_inputs=(_shape_mismatch(op_type),),
+            )
+        )
     for name, op_type in [("logical_and", "LogicalAnd"), ("logical_or", "LogicalOr")]:
-        infos.append(OpInfo(name, getattr(tl, name), getattr(np, name), _compare_samples, op_types=(op_type,),
-                            dtypes=(_dt.bool_,), differentiable=False))
+        infos.append(
+            OpInfo(
+                name,
+                getattr(tl, name),
+                getattr(np, name),
+                _compare_samples,
+                op_types=(op_type,),
+                dtypes=(_dt.bool_,),
+                differentiable=False,
+            )
+        )
     infos += [
-        OpInfo("logical_not", tl.logical_not, np.logical_not, _unary(), op_types=("LogicalNot",),
-               dtypes=(_dt.bool_,), differentiable=False),
-        OpInfo("full_like", tl.full_like, np.full_like, _full_like_samples, op_types=("FullLike",),
-               dtypes=NUMERIC + (_dt.bool_,), differentiable=False),
-        OpInfo("zeros_like", tl.zeros_like, np.zeros_like, _unary(), op_types=("FullLike",),
-               dtypes=NUMERIC + (_dt.bool_,), differentiable=False),
-        OpInfo("ones_like", tl.ones_like, np.ones_like, _unary(), op_types=("FullLike",),
-               dtypes=NUMERIC + (_dt.bool_,), differentiable=False),
-        OpInfo("stop_gradient", tl.stop_gradient, np.copy, _unary(), op_types=("StopGradient",), dtypes=FLOATS,
-               differentiable=False),
-        OpInfo("custom_gradient", _custom_square, np.square, _unary(), op_types=("CustomGradient",),
-               dtypes=FLOATS),
-        OpInfo("check_numerics", tl.debugging.check_numerics, lambda x, message: x.copy(),
-               lambda dtype: _unary()(dtype).map(lambda s: SampleInput(s.args + ("checked",))),
-               op_types=("CheckNumerics",), dtypes=ELEMENTWISE,
-               error_inputs=(ErrorInput((np.array([1.0, np.nan]), "loss"), exc=tl.debugging.NumericsError,
-                                        match=r"CheckNumerics: loss: tensor had NaN values \(shape \(2,\), float64\)"),
-                             ErrorInput((np.array([np.inf]), "logits"), exc=tl.debugging.NumericsError,
-                                        match=r"CheckNumerics: logits: tensor had Inf values"))),
+        OpInfo(
+            "logical_not",
+            tl.logical_not,
+            np.logical_not,
+            _unary(),
+            op_types=("LogicalNot",),
+            dtypes=(_dt.bool_,),
+            differentiable=False,
+        ),
+        OpInfo(
+            "full_like",
+            tl.full_like,
+            np.full_like,
+            _full_like_samples,
+            op_types=("FullLike",),
+            dtypes=NUMERIC + (_dt.bool_,),
+            differentiable=False,
+        ),
+        OpInfo(
+            "zeros_like",
+            tl.zeros_like,
+            np.zeros_like,
+            _unary(),
+            op_types=("FullLike",),
+            dtypes=NUMERIC + (_dt.bool_,),
+            differentiable=False,
+        ),
+        OpInfo(
+            "ones_like",
+            tl.ones_like,
+            np.ones_like,
+            _unary(),
+            op_types=("FullLike",),
+            dtypes=NUMERIC + (_dt.bool_,),
+            differentiable=False,
+        ),
+        OpInfo(
+            "stop_gradient",
+            tl.stop_gradient,
+            np.copy,
+            _unary(),
+            op_types=("StopGradient",),
+            dtypes=FLOATS,
+            differentiable=False,
+        ),
+        OpInfo("custom_gradient", _custom_square, np.square, _unary(), op_types=("CustomGradient",), dtypes=FLOATS),
+        OpInfo(
+            "check_numerics",
+            tl.debugging.check_numerics,
+            lambda x, message: x.copy(),
+            lambda dtype: _unary()(dtype).map(lambda s: SampleInput(s.args + ("checked",))),
+            op_types=("CheckNumerics",),
+            dtypes=ELEMENTWISE,
+            error_inputs=(
+                ErrorInput(
+                    (np.array([1.0, np.nan]), "loss"),
+                    exc=tl.debugging.NumericsError,
+                    match=r"CheckNumerics: loss: tensor had NaN values \(shape \(2,\), float64\)",
+                ),
+                ErrorInput(
+                    (np.array([np.inf]), "logits"),
+                    exc=tl.debugging.NumericsError,
+                    match=r"CheckNumerics: logits: tensor had Inf values",
+                ),
+            ),
+        ),
     ]
     return infos
 
@@ -225,6 +365,7 @@ def _cast_samples(dtype):
     def sample(x, target):
         differentiable = x.dtype.kind == "f" and target.kind == "f"
         return SampleInput((x,), {"dtype": target}, grad_argnums=(0,) if differentiable else ())
+
     return st.builds(sample, tensors(dtype, shapes(), elements), targets)
 
 
@@ -267,9 +408,22 @@ def _custom_square(x):
 
 # ---------------------------------------------------------------- reductions
 
+
 @st.composite
-def _reduction_draw(draw, dtype, lo=-3.0, hi=3.0, min_dims=0, max_dims=3, min_side=1, max_side=4, unique=False,
-                    ddof=False, elements=None, min_axes=0):
+def _reduction_draw(
+    draw,
+    dtype,
+    lo=-3.0,
+    hi=3.0,
+    min_dims=0,
+    max_dims=3,
+    min_side=1,
+    max_side=4,
+    unique=False,
+    ddof=False,
+    elements=None,
+    min_axes=0,
+):
     values = elements(dtype) if elements is not None else _elements(dtype, lo, hi)
     x = draw(tensors(dtype, shapes(min_dims, max_dims, min_side, max_side), values, unique=unique))
     axis = draw(valid_axes(x.ndim, min_size=min_axes))
@@ -304,39 +458,101 @@ def _logsumexp_ref(x, axis=None, keepdims=False):
 
 
 def _axis_error(name):
-    return ErrorInput((np.ones((2, 3)),), {"axis": 2}, ValueError,
-                      rf"{name}: axis 2 is out of range for a tensor of rank 2 \(input.*shape \(2, 3\)")
+    return ErrorInput(
+        (np.ones((2, 3)),),
+        {"axis": 2},
+        ValueError,
+        rf"{name}: axis 2 is out of range for a tensor of rank 2 \(input.*shape \(2, 3\)",
+    )
 
 
 def _reduce_opinfos():
     return [
-        OpInfo("sum", tl.sum, np.sum, _reduction(), op_types=("Sum",), dtypes=NUMERIC + (_dt.bool_,),
-               error_inputs=(_axis_error("Sum"),)),
+        OpInfo(
+            "sum",
+            tl.sum,
+            np.sum,
+            _reduction(),
+            op_types=("Sum",),
+            dtypes=NUMERIC + (_dt.bool_,),
+            error_inputs=(_axis_error("Sum"),),
+        ),
         # Tiny nonzero factors make the second derivative (P / x_j differentiated) cancel catastrophically.
-        OpInfo("prod", tl.prod, np.prod, _reduction(elements=lambda dtype: _elements(dtype, -2.0, 2.0, 0.25)),
-               op_types=("Prod",), dtypes=NUMERIC + (_dt.bool_,)),
-        OpInfo("prod_with_zeros", tl.prod, np.prod, _reduction(elements=_with_zeros),
-               op_types=("Prod",), dtypes=FLOATS),
-        OpInfo("max", tl.max, np.max, _reduction(), op_types=("Max",), dtypes=NUMERIC + (_dt.bool_,), kinks=True,
-               error_inputs=(_axis_error("Max"),)),
+        OpInfo(
+            "prod",
+            tl.prod,
+            np.prod,
+            _reduction(elements=lambda dtype: _elements(dtype, -2.0, 2.0, 0.25)),
+            op_types=("Prod",),
+            dtypes=NUMERIC + (_dt.bool_,),
+        ),
+        OpInfo(
+            "prod_with_zeros", tl.prod, np.prod, _reduction(elements=_with_zeros), op_types=("Prod",), dtypes=FLOATS
+        ),
+        OpInfo(
+            "max",
+            tl.max,
+            np.max,
+            _reduction(),
+            op_types=("Max",),
+            dtypes=NUMERIC + (_dt.bool_,),
+            kinks=True,
+            error_inputs=(_axis_error("Max"),),
+        ),
         OpInfo("min", tl.min, np.min, _reduction(), op_types=("Min",), dtypes=NUMERIC, kinks=True),
-        OpInfo("mean", tl.mean, _mean_ref, _reduction(), op_types=("Sum", "Div"), dtypes=NUMERIC + (_dt.bool_,),
-               error_inputs=(_axis_error("Mean"),)),
-        OpInfo("var", tl.var, _var_ref, _reduction(ddof=True), op_types=("Sum", "Sub", "Mul", "Div"),
-               dtypes=FLOATS, error_inputs=(_axis_error("Var"),)),
+        OpInfo(
+            "mean",
+            tl.mean,
+            _mean_ref,
+            _reduction(),
+            op_types=("Sum", "Div"),
+            dtypes=NUMERIC + (_dt.bool_,),
+            error_inputs=(_axis_error("Mean"),),
+        ),
+        OpInfo(
+            "var",
+            tl.var,
+            _var_ref,
+            _reduction(ddof=True),
+            op_types=("Sum", "Sub", "Mul", "Div"),
+            dtypes=FLOATS,
+            error_inputs=(_axis_error("Var"),),
+        ),
         # Distinct values at least 0.5 apart on every reduced axis: std stays away from its kink at 0.
-        OpInfo("std", tl.std, _std_ref, _reduction(min_dims=1, max_dims=2, min_side=2, max_side=3, min_axes=1,
-                                                    unique=True, ddof=True, elements=_half_steps),
-               op_types=("Sqrt",), dtypes=FLOATS),
-        OpInfo("logsumexp", tl.logsumexp, _logsumexp_ref, _reduction(lo=-10.0, hi=10.0),
-               op_types=("Max", "StopGradient", "Exp", "Log"), dtypes=FLOATS,
-               error_inputs=(_axis_error("LogSumExp"),)),
-        OpInfo("logsumexp_large", tl.logsumexp, _logsumexp_ref, _reduction(lo=500.0, hi=1000.0),
-               op_types=("Max",), dtypes=FLOATS, differentiable=False),
-        OpInfo("argmax", tl.argmax, np.argmax, _arg_samples, op_types=("ArgMax",), dtypes=NUMERIC,
-               differentiable=False),
-        OpInfo("argmin", tl.argmin, np.argmin, _arg_samples, op_types=("ArgMin",), dtypes=NUMERIC,
-               differentiable=False),
+        OpInfo(
+            "std",
+            tl.std,
+            _std_ref,
+            _reduction(
+                min_dims=1, max_dims=2, min_side=2, max_side=3, min_axes=1, unique=True, ddof=True, elements=_half_steps
+            ),
+            op_types=("Sqrt",),
+            dtypes=FLOATS,
+        ),
+        OpInfo(
+            "logsumexp",
+            tl.logsumexp,
+            _logsumexp_ref,
+            _reduction(lo=-10.0, hi=10.0),
+            op_types=("Max", "StopGradient", "Exp", "Log"),
+            dtypes=FLOATS,
+            error_inputs=(_axis_error("LogSumExp"),),
+        ),
+        OpInfo(
+            "logsumexp_large",
+            tl.logsumexp,
+            _logsumexp_ref,
+            _reduction(lo=500.0, hi=1000.0),
+            op_types=("Max",),
+            dtypes=FLOATS,
+            differentiable=False,
+        ),
+        OpInfo(
+            "argmax", tl.argmax, np.argmax, _arg_samples, op_types=("ArgMax",), dtypes=NUMERIC, differentiable=False
+        ),
+        OpInfo(
+            "argmin", tl.argmin, np.argmin, _arg_samples, op_types=("ArgMin",), dtypes=NUMERIC, differentiable=False
+        ),
     ]
 
 
@@ -359,10 +575,12 @@ def _arg_samples(dtype):
         x = draw(tensors(dtype, shapes(0, 3), _integer_valued(dtype)))
         axis = draw(st.none() | (st.integers(-x.ndim, x.ndim - 1) if x.ndim else st.none()))
         return SampleInput((x,), {"axis": axis}, grad_argnums=())
+
     return draw_sample()
 
 
 # ---------------------------------------------------------------- shape ops
+
 
 @st.composite
 def _reshape_draw(draw, dtype):
@@ -371,7 +589,7 @@ def _reshape_draw(draw, dtype):
     candidates = [(size,), (-1,), tuple(reversed(x.shape)), x.shape + (1,), (1,) + x.shape]
     if x.ndim:
         k = draw(st.integers(0, x.ndim - 1))
-        candidates.append(x.shape[:k] + (-1,) + x.shape[k + 1:])
+        candidates.append(x.shape[:k] + (-1,) + x.shape[k + 1 :])
     return SampleInput((x, draw(st.sampled_from(candidates))))
 
 
@@ -412,7 +630,7 @@ def _squeeze_draw(draw, dtype):
 def _broadcast_to_draw(draw, dtype):
     target = draw(shapes(0, 4))
     keep = draw(st.integers(0, len(target)))
-    shape = tuple(d if draw(st.booleans()) else 1 for d in target[len(target) - keep:])
+    shape = tuple(d if draw(st.booleans()) else 1 for d in target[len(target) - keep :])
     return SampleInput((draw(tensors(dtype, shape)), target))
 
 
@@ -468,8 +686,12 @@ def _split_draw(draw, dtype):
     axis = draw(st.integers(-x.ndim, x.ndim - 1))
     size = x.shape[axis]
     divisors = [d for d in range(1, size + 1) if size % d == 0]
-    sections = draw(st.sampled_from(divisors) | st.lists(st.integers(-size, size + 1), max_size=3).map(
-        lambda points: sorted(points, key=lambda p: min(max(p + size if p < 0 else p, 0), size))))
+    sections = draw(
+        st.sampled_from(divisors)
+        | st.lists(st.integers(-size, size + 1), max_size=3).map(
+            lambda points: sorted(points, key=lambda p: min(max(p + size if p < 0 else p, 0), size))
+        )
+    )
     return SampleInput((x, sections), {"axis": axis})
 
 
@@ -496,6 +718,7 @@ def _pad_ref(x, paddings, constant_values=0):
 @st.composite
 def _getitem_draw(draw, dtype):
     from hypothesis.extra import numpy as hnp
+
     x = draw(tensors(dtype, shapes(0, 3, 1, 4)))
     index = draw(hnp.basic_indices(x.shape, allow_newaxis=True, allow_ellipsis=True))
     return SampleInput((x, index))
@@ -526,7 +749,7 @@ def _getitem_array_draw(draw, dtype):
     if draw(st.booleans()) and isinstance(index[-1], slice) and index[-1] == slice(None):
         index[-1] = Ellipsis
     position = next(j for j, i in enumerate(index) if isinstance(i, np.ndarray))
-    return SampleInput((x, indices), {"before": tuple(index[:position]), "after": tuple(index[position + 1:])})
+    return SampleInput((x, indices), {"before": tuple(index[:position]), "after": tuple(index[position + 1 :])})
 
 
 def _getitem_array(x, indices, *, before, after):
@@ -547,8 +770,9 @@ def _one_hot_draw(draw, dtype):
     depth = draw(st.integers(1, 4))
     indices = draw(tensors(_dt.int64, shapes(0, 2), st.integers(-1, depth)))
     axis = draw(st.integers(-(indices.ndim + 1), indices.ndim))
-    return SampleInput((indices, depth), {"axis": axis, "dtype": dtype, "on_value": 2.0, "off_value": -1.0},
-                       grad_argnums=())
+    return SampleInput(
+        (indices, depth), {"axis": axis, "dtype": dtype, "on_value": 2.0, "off_value": -1.0}, grad_argnums=()
+    )
 
 
 def _one_hot_ref(indices, depth, axis=-1, dtype=np.float32, on_value=1.0, off_value=0.0):
@@ -558,78 +782,258 @@ def _one_hot_ref(indices, depth, axis=-1, dtype=np.float32, on_value=1.0, off_va
 
 def _shape_opinfos():
     return [
-        OpInfo("reshape", tl.reshape, np.reshape, _reshape_draw, op_types=("Reshape",), dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 3)), (4, 2)), exc=ValueError,
-                                        match=r"Reshape: cannot reshape a tensor of shape \(2, 3\) \(6 elements\) "
-                                              r"into \(4, 2\) \(inputs x: shape \(2, 3\) float64\)"),
-                             ErrorInput((np.ones((2, 3)), (-1, -1)), exc=ValueError,
-                                        match=r"Reshape: can only specify one unknown dimension"))),
-        OpInfo("reshape_like", _shape_ops.reshape_like, lambda x, like: x.reshape(like.shape), _reshape_like_draw,
-               op_types=("ReshapeLike",), dtypes=FLOATS),
-        OpInfo("transpose", tl.transpose, np.transpose, _transpose_draw, op_types=("Transpose",), dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 3)), (0, 0)), exc=ValueError,
-                                        match=r"Transpose: perm \(0, 0\) is not a permutation of the axes of a "
-                                              r"rank-2 tensor"),)),
-        OpInfo("expand_dims", tl.expand_dims, np.expand_dims, _expand_dims_draw, op_types=("ExpandDims",),
-               dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 3)), 4), exc=ValueError,
-                                        match=r"ExpandDims: axis 4 is out of range for a tensor of rank 3"),)),
-        OpInfo("squeeze", tl.squeeze, np.squeeze, _squeeze_draw, op_types=("Squeeze",), dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 1)), 0), exc=ValueError,
-                                        match=r"Squeeze: cannot squeeze axis 0 of size 2"),)),
-        OpInfo("broadcast_to", tl.broadcast_to, np.broadcast_to, _broadcast_to_draw, op_types=("BroadcastTo",),
-               dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 3)), (3, 3)), exc=ValueError,
-                                        match=r"BroadcastTo: (cannot broadcast shape \(2, 3\) to \(3, 3\)|shapes "
-                                              r"\(2, 3\) and \(3, 3\) are not broadcastable)"),)),
-        OpInfo("broadcast_like", _shape_ops.broadcast_like,
-               lambda x, like: np.broadcast_to(x, np.broadcast_shapes(x.shape, like.shape)), _broadcast_like_draw,
-               op_types=("BroadcastLike",), dtypes=FLOATS),
-        OpInfo("shape_size", _shape_ops.shape_size,
-               lambda x, axis: np.asarray(int(np.prod([x.shape[a] for a in axis])), np.int64), _shape_size_draw,
-               op_types=("Size",), dtypes=FLOATS, differentiable=False),
-        OpInfo("concat", _concat, _concat_ref, _concat_draw, op_types=("ConcatV2",), dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 3)), np.ones((3, 2))), {"axis": 0}, ValueError,
-                                        r"ConcatV2: shapes \[\(2, 3\), \(3, 2\)\] differ outside axis 0"),)),
-        OpInfo("stack", _stack, _stack_ref, lambda dtype: _concat_draw(dtype, new_axis=True), op_types=("Pack",),
-               dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 3)), np.ones((3, 2))), {"axis": 0}, ValueError,
-                                        r"Pack: all shapes must be equal, got \[\(2, 3\), \(3, 2\)\]"),)),
-        OpInfo("split", tl.split, np.split, _split_draw, op_types=("SplitV",), dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((5, 2)), 2), exc=ValueError,
-                                        match=r"SplitV: axis 0 of size 5 \(shape \(5, 2\)\) cannot be split into 2 "
-                                              r"equal sections"),
-                             ErrorInput((np.ones(5), [3, 1]), exc=ValueError,
-                                        match=r"SplitV: split points \[3, 1\] must be increasing"))),
-        OpInfo("tile", tl.tile, np.tile, _tile_draw, op_types=("Tile",), dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 3)), (2, -1)), exc=ValueError,
-                                        match=r"Tile: reps \(2, -1\) must not be negative \(inputs x: shape \(2, 3\) "
-                                              r"float64\)"),)),
-        OpInfo("pad", tl.pad, _pad_ref, _pad_draw, op_types=("PadV2",), dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 3)), ((1, 1),)), exc=ValueError,
-                                        match=r"PadV2: paddings \(\(1, 1\),\) must be one non-negative \(before, "
-                                              r"after\) pair per axis of \(2, 3\)"),)),
-        OpInfo("getitem", _getitem, _getitem_ref, _getitem_draw, op_types=("StridedSlice", "StridedSliceGrad"),
-               dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 3)), (0, 0, 0)), exc=IndexError,
-                                        match=r"StridedSlice: too many indices \(3\) for a tensor of shape \(2, 3\)"),
-                             ErrorInput((np.ones((2, 3)), (5,)), exc=IndexError,
-                                        match=r"StridedSlice: index 5 is out of bounds for axis 0 with size 2"))),
-        OpInfo("getitem_int_array", _getitem_array, _getitem_array, _getitem_array_draw,
-               op_types=("StridedSlice", "GatherV2", "GatherV2Grad"), dtypes=NUMERIC),
-        OpInfo("take", tl.take, np.take, _take_draw, op_types=("GatherV2", "GatherV2Grad"), dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones(3), np.array([0, 5])), exc=IndexError,
-                                        match=r"GatherV2: index 5 is out of bounds for axis 0 with size 3"),
-                             ErrorInput((np.ones(3), np.array([0.5])), exc=TypeError,
-                                        match=r"GatherV2: indices must be integers, got float64"))),
-        OpInfo("one_hot", tl.one_hot, _one_hot_ref, _one_hot_draw, op_types=("OneHot",), dtypes=FLOATS,
-               differentiable=False,
-               error_inputs=(ErrorInput((np.array([0.5]), 3), exc=TypeError,
-                                        match=r"OneHot: indices must be integers, got float64"),)),
+        OpInfo(
+            "reshape",
+            tl.reshape,
+            np.reshape,
+            _reshape_draw,
+            op_types=("Reshape",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), (4, 2)),
+                    exc=ValueError,
+                    match=r"Reshape: cannot reshape a tensor of shape \(2, 3\) \(6 elements\) "
+                    r"into \(4, 2\) \(inputs x: shape \(2, 3\) float64\)",
+                ),
+                ErrorInput(
+                    (np.ones((2, 3)), (-1, -1)),
+                    exc=ValueError,
+                    match=r"Reshape: can only specify one unknown dimension",
+                ),
+            ),
+        ),
+        OpInfo(
+            "reshape_like",
+            _shape_ops.reshape_like,
+            lambda x, like: x.reshape(like.shape),
+            _reshape_like_draw,
+            op_types=("ReshapeLike",),
+            dtypes=FLOATS,
+        ),
+        OpInfo(
+            "transpose",
+            tl.transpose,
+            np.transpose,
+            _transpose_draw,
+            op_types=("Transpose",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), (0, 0)),
+                    exc=ValueError,
+                    match=r"Transpose: perm \(0, 0\) is not a permutation of the axes of a "
+                    r"rank-2 tensor",
+                ),
+            ),
+        ),
+        OpInfo(
+            "expand_dims",
+            tl.expand_dims,
+            np.expand_dims,
+            _expand_dims_draw,
+            op_types=("ExpandDims",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), 4),
+                    exc=ValueError,
+                    match=r"ExpandDims: axis 4 is out of range for a tensor of rank 3",
+                ),
+            ),
+        ),
+        OpInfo(
+            "squeeze",
+            tl.squeeze,
+            np.squeeze,
+            _squeeze_draw,
+            op_types=("Squeeze",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput((np.ones((2, 1)), 0), exc=ValueError, match=r"Squeeze: cannot squeeze axis 0 of size 2"),
+            ),
+        ),
+        OpInfo(
+            "broadcast_to",
+            tl.broadcast_to,
+            np.broadcast_to,
+            _broadcast_to_draw,
+            op_types=("BroadcastTo",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), (3, 3)),
+                    exc=ValueError,
+                    match=r"BroadcastTo: (cannot broadcast shape \(2, 3\) to \(3, 3\)|shapes "
+                    r"\(2, 3\) and \(3, 3\) are not broadcastable)",
+                ),
+            ),
+        ),
+        OpInfo(
+            "broadcast_like",
+            _shape_ops.broadcast_like,
+            lambda x, like: np.broadcast_to(x, np.broadcast_shapes(x.shape, like.shape)),
+            _broadcast_like_draw,
+            op_types=("BroadcastLike",),
+            dtypes=FLOATS,
+        ),
+        OpInfo(
+            "shape_size",
+            _shape_ops.shape_size,
+            lambda x, axis: np.asarray(int(np.prod([x.shape[a] for a in axis])), np.int64),
+            _shape_size_draw,
+            op_types=("Size",),
+            dtypes=FLOATS,
+            differentiable=False,
+        ),
+        OpInfo(
+            "concat",
+            _concat,
+            _concat_ref,
+            _concat_draw,
+            op_types=("ConcatV2",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), np.ones((3, 2))),
+                    {"axis": 0},
+                    ValueError,
+                    r"ConcatV2: shapes \[\(2, 3\), \(3, 2\)\] differ outside axis 0",
+                ),
+            ),
+        ),
+        OpInfo(
+            "stack",
+            _stack,
+            _stack_ref,
+            lambda dtype: _concat_draw(dtype, new_axis=True),
+            op_types=("Pack",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), np.ones((3, 2))),
+                    {"axis": 0},
+                    ValueError,
+                    r"Pack: all shapes must be equal, got \[\(2, 3\), \(3, 2\)\]",
+                ),
+            ),
+        ),
+        OpInfo(
+            "split",
+            tl.split,
+            np.split,
+            _split_draw,
+            op_types=("SplitV",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((5, 2)), 2),
+                    exc=ValueError,
+                    match=r"SplitV: axis 0 of size 5 \(shape \(5, 2\)\) cannot be split into 2 "
+                    r"equal sections",
+                ),
+                ErrorInput(
+                    (np.ones(5), [3, 1]), exc=ValueError, match=r"SplitV: split points \[3, 1\] must be increasing"
+                ),
+            ),
+        ),
+        OpInfo(
+            "tile",
+            tl.tile,
+            np.tile,
+            _tile_draw,
+            op_types=("Tile",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), (2, -1)),
+                    exc=ValueError,
+                    match=r"Tile: reps \(2, -1\) must not be negative \(inputs x: shape \(2, 3\) "
+                    r"float64\)",
+                ),
+            ),
+        ),
+        OpInfo(
+            "pad",
+            tl.pad,
+            _pad_ref,
+            _pad_draw,
+            op_types=("PadV2",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), ((1, 1),)),
+                    exc=ValueError,
+                    match=r"PadV2: paddings \(\(1, 1\),\) must be one non-negative \(before, "
+                    r"after\) pair per axis of \(2, 3\)",
+                ),
+            ),
+        ),
+        OpInfo(
+            "getitem",
+            _getitem,
+            _getitem_ref,
+            _getitem_draw,
+            op_types=("StridedSlice", "StridedSliceGrad"),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), (0, 0, 0)),
+                    exc=IndexError,
+                    match=r"StridedSlice: too many indices \(3\) for a tensor of shape \(2, 3\)",
+                ),
+                ErrorInput(
+                    (np.ones((2, 3)), (5,)),
+                    exc=IndexError,
+                    match=r"StridedSlice: index 5 is out of bounds for axis 0 with size 2",
+                ),
+            ),
+        ),
+        OpInfo(
+            "getitem_int_array",
+            _getitem_array,
+            _getitem_array,
+            _getitem_array_draw,
+            op_types=("StridedSlice", "GatherV2", "GatherV2Grad"),
+            dtypes=NUMERIC,
+        ),
+        OpInfo(
+            "take",
+            tl.take,
+            np.take,
+            _take_draw,
+            op_types=("GatherV2", "GatherV2Grad"),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones(3), np.array([0, 5])),
+                    exc=IndexError,
+                    match=r"GatherV2: index 5 is out of bounds for axis 0 with size 3",
+                ),
+                ErrorInput(
+                    (np.ones(3), np.array([0.5])),
+                    exc=TypeError,
+                    match=r"GatherV2: indices must be integers, got float64",
+                ),
+            ),
+        ),
+        OpInfo(
+            "one_hot",
+            tl.one_hot,
+            _one_hot_ref,
+            _one_hot_draw,
+            op_types=("OneHot",),
+            dtypes=FLOATS,
+            differentiable=False,
+            error_inputs=(
+                ErrorInput((np.array([0.5]), 3), exc=TypeError, match=r"OneHot: indices must be integers, got float64"),
+            ),
+        ),
     ]
 
 
 # ---------------------------------------------------------------- linalg
+
 
 @st.composite
 def _matmul_draw(draw, dtype):
@@ -637,13 +1041,33 @@ def _matmul_draw(draw, dtype):
     batch_x, batch_y = draw(mutually_broadcastable_shapes(2, max_dims=2, max_side=3))
     shape_x = (k,) if draw(st.integers(0, 4)) == 0 else batch_x + (n, k)
     shape_y = (k,) if draw(st.integers(0, 4)) == 0 else batch_y + (k, m)
-    return SampleInput((draw(tensors(dtype, shape_x, _elements(dtype))),
-                        draw(tensors(dtype, shape_y, _elements(dtype)))), grad_argnums=(0, 1))
+    return SampleInput(
+        (draw(tensors(dtype, shape_x, _elements(dtype))), draw(tensors(dtype, shape_y, _elements(dtype)))),
+        grad_argnums=(0, 1),
+    )
 
 
-EINSUM_EQUATIONS = ("ij,jk->ik", "bij,bjk->bik", "i,i->", "ij->ji", "ij->", "ij", "ij,jk", "ij,k->ijk",
-                    "ijk,ik->j", "ij,jk->i", "...ij,...jk->...ik", "...i,...i->...", "i...->...", "ij,ij->ij",
-                    "ij,ij->", "i,j->ij", "ij,jk,kb->ib", "bij,jk->bik", "ij,kj->ki")
+EINSUM_EQUATIONS = (
+    "ij,jk->ik",
+    "bij,bjk->bik",
+    "i,i->",
+    "ij->ji",
+    "ij->",
+    "ij",
+    "ij,jk",
+    "ij,k->ijk",
+    "ijk,ik->j",
+    "ij,jk->i",
+    "...ij,...jk->...ik",
+    "...i,...i->...",
+    "i...->...",
+    "ij,ij->ij",
+    "ij,ij->",
+    "i,j->ij",
+    "ij,jk,kb->ib",
+    "bij,jk->bik",
+    "ij,kj->ki",
+)
 
 
 @st.composite
@@ -655,7 +1079,7 @@ def _einsum_draw(draw, dtype):
     arrays = []
     for sub in lhs:
         before, _, after = sub.partition("...")
-        batch = ellipsis[draw(st.integers(0, len(ellipsis))):] if "..." in sub else ()
+        batch = ellipsis[draw(st.integers(0, len(ellipsis))) :] if "..." in sub else ()
         batch = tuple(1 if draw(st.integers(0, 3)) == 0 else d for d in batch)
         shape = tuple(sizes[c] for c in before) + batch + tuple(sizes[c] for c in after)
         arrays.append(draw(tensors(dtype, shape, _elements(dtype))))
@@ -667,7 +1091,7 @@ def _tensordot_draw(draw, dtype):
     a = draw(tensors(dtype, shapes(0, 3, 1, 3), _elements(dtype)))
     if draw(st.booleans()):
         axes = draw(st.integers(0, a.ndim))
-        b_shape = a.shape[a.ndim - axes:] + draw(shapes(0, 2, 1, 3))
+        b_shape = a.shape[a.ndim - axes :] + draw(shapes(0, 2, 1, 3))
     else:
         count = draw(st.integers(0, a.ndim))
         axes_a = draw(st.permutations(range(a.ndim)))[:count]
@@ -685,33 +1109,86 @@ def _tensordot_draw(draw, dtype):
 
 def _linalg_opinfos():
     return [
-        OpInfo("matmul", tl.matmul, np.matmul, _matmul_draw, op_types=("BatchMatMulV2",), dtypes=NUMERIC,
-               error_inputs=(ErrorInput((np.ones((2, 3)), np.ones((4, 5))), exc=ValueError,
-                                        match=r"BatchMatMulV2: inner dimensions do not match: \(2, 3\) @ \(4, 5\) "
-                                              r"\(3 != 4\) \(inputs x: shape \(2, 3\) float64, y: shape \(4, 5\) "
-                                              r"float64\)"),
-                             ErrorInput((np.ones((2, 2, 3)), np.ones((3, 3, 2))), exc=ValueError,
-                                        match=r"BatchMatMulV2: shapes \(2,\) and \(3,\) are not broadcastable"),
-                             ErrorInput((np.ones(()), np.ones(3)), exc=ValueError,
-                                        match=r"BatchMatMulV2: matmul of a scalar \(shapes \(\) and \(3,\)\)"),
-                             ErrorInput((np.ones((2, 2), bool), np.ones((2, 2), bool)), exc=TypeError,
-                                        match=r"BatchMatMulV2: cannot multiply bool matrices"))),
-        OpInfo("einsum", tl.einsum, np.einsum, _einsum_draw, op_types=("Einsum",), dtypes=FLOATS,
-               error_inputs=(ErrorInput(("ij,jk->ik", np.ones((2, 3)), np.ones((4, 5))), exc=ValueError,
-                                        match=r"Einsum: index 'j' has sizes 3 and 4"),
-                             ErrorInput(("ij,jk->ik", np.ones((2, 3))), exc=ValueError,
-                                        match=r"Einsum: subscripts 'ij,jk->ik' name 2 operands, got 1 \(operands: "
-                                              r"\(2, 3\) float64\)"),
-                             ErrorInput(("ijk->i", np.ones((2, 2))), exc=ValueError,
-                                        match=r"Einsum: subscript 'ijk' has 3 indices for an operand of shape "
-                                              r"\(2, 2\)"))),
-        OpInfo("tensordot", tl.tensordot, np.tensordot, _tensordot_draw, op_types=("Einsum",), dtypes=FLOATS,
-               error_inputs=(ErrorInput((np.ones((2, 3)), np.ones((3, 2))), {"axes": ([1], [0, 1])}, ValueError,
-                                        r"Tensordot: axes .* pair 1 with 2 axes \(shapes \(2, 3\) and \(3, 2\)\)"),)),
+        OpInfo(
+            "matmul",
+            tl.matmul,
+            np.matmul,
+            _matmul_draw,
+            op_types=("BatchMatMulV2",),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), np.ones((4, 5))),
+                    exc=ValueError,
+                    match=r"BatchMatMulV2: inner dimensions do not match: \(2, 3\) @ \(4, 5\) "
+                    r"\(3 != 4\) \(inputs x: shape \(2, 3\) float64, y: shape \(4, 5\) "
+                    r"float64\)",
+                ),
+                ErrorInput(
+                    (np.ones((2, 2, 3)), np.ones((3, 3, 2))),
+                    exc=ValueError,
+                    match=r"BatchMatMulV2: shapes \(2,\) and \(3,\) are not broadcastable",
+                ),
+                ErrorInput(
+                    (np.ones(()), np.ones(3)),
+                    exc=ValueError,
+                    match=r"BatchMatMulV2: matmul of a scalar \(shapes \(\) and \(3,\)\)",
+                ),
+                ErrorInput(
+                    (np.ones((2, 2), bool), np.ones((2, 2), bool)),
+                    exc=TypeError,
+                    match=r"BatchMatMulV2: cannot multiply bool matrices",
+                ),
+            ),
+        ),
+        OpInfo(
+            "einsum",
+            tl.einsum,
+            np.einsum,
+            _einsum_draw,
+            op_types=("Einsum",),
+            dtypes=FLOATS,
+            error_inputs=(
+                ErrorInput(
+                    ("ij,jk->ik", np.ones((2, 3)), np.ones((4, 5))),
+                    exc=ValueError,
+                    match=r"Einsum: index 'j' has sizes 3 and 4",
+                ),
+                ErrorInput(
+                    ("ij,jk->ik", np.ones((2, 3))),
+                    exc=ValueError,
+                    match=r"Einsum: subscripts 'ij,jk->ik' name 2 operands, got 1 \(operands: "
+                    r"\(2, 3\) float64\)",
+                ),
+                ErrorInput(
+                    ("ijk->i", np.ones((2, 2))),
+                    exc=ValueError,
+                    match=r"Einsum: subscript 'ijk' has 3 indices for an operand of shape "
+                    r"\(2, 2\)",
+                ),
+            ),
+        ),
+        OpInfo(
+            "tensordot",
+            tl.tensordot,
+            np.tensordot,
+            _tensordot_draw,
+            op_types=("Einsum",),
+            dtypes=FLOATS,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), np.ones((3, 2))),
+                    {"axes": ([1], [0, 1])},
+                    ValueError,
+                    r"Tensordot: axes .* pair 1 with 2 axes \(shapes \(2, 3\) and \(3, 2\)\)",
+                ),
+            ),
+        ),
     ]
 
 
 # ---------------------------------------------------------------- random (seeded draws vs NumPy's generator)
+
 
 @st.composite
 def _random_draw(draw, dtype):
@@ -740,16 +1217,43 @@ def _random_opinfos():
         return (np.random.default_rng(seed).random(size=shape) < 0.5).astype(dtype)
 
     return [
-        OpInfo("random.normal", tl.random.normal, normal_ref, _random_draw, op_types=("RandomStandardNormal",),
-               differentiable=False),
-        OpInfo("random.uniform", tl.random.uniform, uniform_ref, _random_draw, op_types=("RandomUniform",),
-               differentiable=False,
-               error_inputs=(ErrorInput(((2, -1),), exc=ValueError,
-                                        match=r"RandomUniform: shape \(2, -1\) has a negative dimension"),)),
-        OpInfo("random.truncated_normal", tl.random.truncated_normal, _truncated_ref, _random_draw,
-               op_types=("TruncatedNormal",), differentiable=False),
-        OpInfo("random.bernoulli", tl.random.bernoulli, bernoulli_ref, _random_draw, op_types=("RandomBernoulli",),
-               differentiable=False),
+        OpInfo(
+            "random.normal",
+            tl.random.normal,
+            normal_ref,
+            _random_draw,
+            op_types=("RandomStandardNormal",),
+            differentiable=False,
+        ),
+        OpInfo(
+            "random.uniform",
+            tl.random.uniform,
+            uniform_ref,
+            _random_draw,
+            op_types=("RandomUniform",),
+            differentiable=False,
+            error_inputs=(
+                ErrorInput(
+                    ((2, -1),), exc=ValueError, match=r"RandomUniform: shape \(2, -1\) has a negative dimension"
+                ),
+            ),
+        ),
+        OpInfo(
+            "random.truncated_normal",
+            tl.random.truncated_normal,
+            _truncated_ref,
+            _random_draw,
+            op_types=("TruncatedNormal",),
+            differentiable=False,
+        ),
+        OpInfo(
+            "random.bernoulli",
+            tl.random.bernoulli,
+            bernoulli_ref,
+            _random_draw,
+            op_types=("RandomBernoulli",),
+            differentiable=False,
+        ),
     ]
 
 

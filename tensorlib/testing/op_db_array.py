@@ -8,6 +8,7 @@ draws zeros on purpose (its gradient must stay exact there, to second order).
 >>> "percentile" in {info.name for info in OPINFOS}
 True
 """
+
 from __future__ import annotations
 
 import warnings
@@ -70,8 +71,9 @@ def _roll_draw(draw, dtype):
 @st.composite
 def _flip_draw(draw, dtype):
     x = draw(tensors(dtype, shapes(1, 3)))
-    axis = draw(st.none() | st.integers(-x.ndim, x.ndim - 1) |
-                st.lists(st.integers(0, x.ndim - 1), unique=True).map(tuple))
+    axis = draw(
+        st.none() | st.integers(-x.ndim, x.ndim - 1) | st.lists(st.integers(0, x.ndim - 1), unique=True).map(tuple)
+    )
     return SampleInput((x,), {"axis": axis})
 
 
@@ -124,6 +126,7 @@ def _joined_draw(draw, dtype, join):
 def _sequence_fn(fn):
     def call(*arrays):
         return fn(list(arrays))
+
     call.__name__ = fn.__name__
     return call
 
@@ -248,13 +251,17 @@ def _take_along_draw(draw, dtype):
 @st.composite
 def _quantile_draw(draw, dtype, scale=1.0, with_q=True):
     x = draw(tensors(dtype, shapes(1, 3, 1, 4), _half_steps(dtype), unique=True))
-    axis = draw(st.none() | st.integers(-x.ndim, x.ndim - 1) |
-                st.lists(st.integers(0, x.ndim - 1), min_size=1, unique=True).map(tuple))
+    axis = draw(
+        st.none()
+        | st.integers(-x.ndim, x.ndim - 1)
+        | st.lists(st.integers(0, x.ndim - 1), min_size=1, unique=True).map(tuple)
+    )
     kwargs = {"axis": axis, "keepdims": draw(st.booleans())}
     if not with_q:
         return SampleInput((x,), kwargs)
-    q = draw(st.sampled_from([0.5, 0.0, 1.0, 0.3]) | st.lists(st.sampled_from([0.1, 0.25, 0.8, 1.0]), min_size=1,
-                                                              max_size=3))
+    q = draw(
+        st.sampled_from([0.5, 0.0, 1.0, 0.3]) | st.lists(st.sampled_from([0.1, 0.25, 0.8, 1.0]), min_size=1, max_size=3)
+    )
     q = q * scale if isinstance(q, float) else [v * scale for v in q]
     return SampleInput((x, q), kwargs)
 
@@ -324,7 +331,7 @@ def _einsum_sublist_draw(draw, dtype):
 @st.composite
 def _logsumexp_b_draw(draw, dtype):
     x = draw(tensors(dtype, shapes(0, 3), _elements(dtype, -10.0, 10.0)))
-    b_shape = tuple(d if draw(st.booleans()) else 1 for d in x.shape)[draw(st.integers(0, x.ndim)):]
+    b_shape = tuple(d if draw(st.booleans()) else 1 for d in x.shape)[draw(st.integers(0, x.ndim)) :]
     b = draw(tensors(dtype, b_shape, _elements(dtype, 0.5, 2.0)))
     axis = _axis_or_none(draw, x.ndim)
     return SampleInput((x,), {"axis": axis, "keepdims": draw(st.booleans()), "b": b})
@@ -346,121 +353,398 @@ def _tile_reps_draw(draw, dtype):
 
 
 OPINFOS: list = [
-    OpInfo("cumsum", tl.cumsum, np.cumsum, _cumulative_draw, op_types=("Cumsum",), dtypes=NUMERIC + (_dt.bool_,),
-           error_inputs=(ErrorInput((np.ones((2, 3)),), {"axis": 2}, ValueError,
-                                    r"Cumsum: axis 2 is out of range for a tensor of rank 2 \(inputs x: shape "
-                                    r"\(2, 3\) float64\)"),)),
-    OpInfo("cumprod", tl.cumprod, np.cumprod, lambda dtype: _cumulative_draw(dtype, _zeros_and_values),
-           op_types=("PadV2", "Mul"), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones((2, 3)),), {"axis": -3}, ValueError,
-                                    r"axis -3 is out of range for a tensor of rank 2"),)),
-    OpInfo("tril", tl.tril, np.tril, _triangle_draw, op_types=("MatrixBandPartLower",), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones(()),), exc=ValueError,
-                                    match=r"MatrixBandPartLower: needs a tensor of rank >= 2 .* got shape \(\)"),)),
+    OpInfo(
+        "cumsum",
+        tl.cumsum,
+        np.cumsum,
+        _cumulative_draw,
+        op_types=("Cumsum",),
+        dtypes=NUMERIC + (_dt.bool_,),
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)),),
+                {"axis": 2},
+                ValueError,
+                r"Cumsum: axis 2 is out of range for a tensor of rank 2 \(inputs x: shape "
+                r"\(2, 3\) float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "cumprod",
+        tl.cumprod,
+        np.cumprod,
+        lambda dtype: _cumulative_draw(dtype, _zeros_and_values),
+        op_types=("PadV2", "Mul"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones((2, 3)),), {"axis": -3}, ValueError, r"axis -3 is out of range for a tensor of rank 2"),
+        ),
+    ),
+    OpInfo(
+        "tril",
+        tl.tril,
+        np.tril,
+        _triangle_draw,
+        op_types=("MatrixBandPartLower",),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(()),),
+                exc=ValueError,
+                match=r"MatrixBandPartLower: needs a tensor of rank >= 2 .* got shape \(\)",
+            ),
+        ),
+    ),
     OpInfo("triu", tl.triu, np.triu, _triangle_draw, op_types=("MatrixBandPartUpper",), dtypes=NUMERIC),
-    OpInfo("diagonal", tl.diagonal, np.diagonal, _diagonal_draw, op_types=("MatrixDiagPart", "MatrixSetDiag"),
-           dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones((2, 3)),), {"axis1": 1, "axis2": -1}, ValueError,
-                                    r"MatrixDiagPart: axis1 and axis2 cannot be the same \(both 1\) \(inputs x: "
-                                    r"shape \(2, 3\) float64\)"),
-                         ErrorInput((np.ones(3),), exc=ValueError,
-                                    match=r"MatrixDiagPart: diagonal needs a tensor of rank >= 2"))),
-    OpInfo("diag", tl.diag, np.diag, _diag_draw, op_types=("MatrixDiagPart", "MatrixSetDiag"), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones((2, 2, 2)),), exc=ValueError,
-                                    match=r"diag: input must be 1-d or 2-d, got shape \(2, 2, 2\) \(float64\)"),)),
+    OpInfo(
+        "diagonal",
+        tl.diagonal,
+        np.diagonal,
+        _diagonal_draw,
+        op_types=("MatrixDiagPart", "MatrixSetDiag"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)),),
+                {"axis1": 1, "axis2": -1},
+                ValueError,
+                r"MatrixDiagPart: axis1 and axis2 cannot be the same \(both 1\) \(inputs x: "
+                r"shape \(2, 3\) float64\)",
+            ),
+            ErrorInput((np.ones(3),), exc=ValueError, match=r"MatrixDiagPart: diagonal needs a tensor of rank >= 2"),
+        ),
+    ),
+    OpInfo(
+        "diag",
+        tl.diag,
+        np.diag,
+        _diag_draw,
+        op_types=("MatrixDiagPart", "MatrixSetDiag"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 2, 2)),),
+                exc=ValueError,
+                match=r"diag: input must be 1-d or 2-d, got shape \(2, 2, 2\) \(float64\)",
+            ),
+        ),
+    ),
     OpInfo("trace", tl.trace, np.trace, _diagonal_draw, op_types=("MatrixDiagPart", "Sum"), dtypes=FLOATS),
-    OpInfo("roll", tl.roll, np.roll, _roll_draw, op_types=("Roll",), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones((2, 3)), (1, 2)), {"axis": 0}, ValueError,
-                                    r"Roll: shift \(1, 2\) and axis \(0,\) must have the same length"),)),
-    OpInfo("flip", tl.flip, np.flip, _flip_draw, op_types=("ReverseV2",), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones((2, 3)),), {"axis": 2}, ValueError,
-                                    r"ReverseV2: axis 2 is out of range for a tensor of rank 2"),)),
-    OpInfo("fliplr", tl.fliplr, np.fliplr, lambda dtype: _triangle_draw(dtype).filter(lambda s: s.args[0].ndim >= 2)
-           .map(lambda s: SampleInput(s.args)), op_types=("ReverseV2",), dtypes=FLOATS),
-    OpInfo("flipud", tl.flipud, np.flipud, lambda dtype: _flip_draw(dtype).map(lambda s: SampleInput(s.args)),
-           op_types=("ReverseV2",), dtypes=FLOATS),
-    OpInfo("rot90", tl.rot90, np.rot90, _rot90_draw, op_types=("ReverseV2",), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones((2, 3)),), {"axes": (1, 1)}, ValueError,
-                                    r"rot90: axes must be two different axes, got \(1, 1\) \(shape \(2, 3\)\)"),)),
+    OpInfo(
+        "roll",
+        tl.roll,
+        np.roll,
+        _roll_draw,
+        op_types=("Roll",),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), (1, 2)),
+                {"axis": 0},
+                ValueError,
+                r"Roll: shift \(1, 2\) and axis \(0,\) must have the same length",
+            ),
+        ),
+    ),
+    OpInfo(
+        "flip",
+        tl.flip,
+        np.flip,
+        _flip_draw,
+        op_types=("ReverseV2",),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)),), {"axis": 2}, ValueError, r"ReverseV2: axis 2 is out of range for a tensor of rank 2"
+            ),
+        ),
+    ),
+    OpInfo(
+        "fliplr",
+        tl.fliplr,
+        np.fliplr,
+        lambda dtype: _triangle_draw(dtype).filter(lambda s: s.args[0].ndim >= 2).map(lambda s: SampleInput(s.args)),
+        op_types=("ReverseV2",),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "flipud",
+        tl.flipud,
+        np.flipud,
+        lambda dtype: _flip_draw(dtype).map(lambda s: SampleInput(s.args)),
+        op_types=("ReverseV2",),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "rot90",
+        tl.rot90,
+        np.rot90,
+        _rot90_draw,
+        op_types=("ReverseV2",),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)),),
+                {"axes": (1, 1)},
+                ValueError,
+                r"rot90: axes must be two different axes, got \(1, 1\) \(shape \(2, 3\)\)",
+            ),
+        ),
+    ),
     OpInfo("swapaxes", tl.swapaxes, np.swapaxes, _swapaxes_draw, op_types=("Transpose",), dtypes=NUMERIC),
-    OpInfo("moveaxis", tl.moveaxis, np.moveaxis, _moveaxis_draw, op_types=("Transpose",), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones((2, 3)), [0, 1], [0]), exc=ValueError,
-                                    match=r"moveaxis: source \[0, 1\] and destination \[0\] must be distinct axes"),)),
-    OpInfo("ravel", _ravel, np.ravel, lambda dtype: _flip_draw(dtype).map(lambda s: SampleInput(s.args)),
-           op_types=("Reshape",), dtypes=NUMERIC),
-    OpInfo("flatten", _flatten, _flatten, lambda dtype: _flip_draw(dtype).map(lambda s: SampleInput(s.args)),
-           op_types=("Reshape",), dtypes=FLOATS),
-    OpInfo("vstack", _sequence_fn(tl.vstack), _sequence_fn(np.vstack),
-           lambda dtype: _joined_draw(dtype, lambda ndim: 0 if ndim >= 2 else None), op_types=("ConcatV2",),
-           dtypes=NUMERIC),
-    OpInfo("hstack", _sequence_fn(tl.hstack), _sequence_fn(np.hstack),
-           lambda dtype: _joined_draw(dtype, lambda ndim: 1 if ndim >= 2 else 0 if ndim else None),
-           op_types=("ConcatV2",), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones((2, 3)), np.ones((3, 3))), exc=ValueError,
-                                    match=r"ConcatV2: shapes \[\(2, 3\), \(3, 3\)\] differ outside axis 1"),)),
-    OpInfo("dstack", _sequence_fn(tl.dstack), _sequence_fn(np.dstack),
-           lambda dtype: _joined_draw(dtype, lambda ndim: 2 if ndim >= 3 else None), op_types=("ConcatV2",),
-           dtypes=FLOATS),
-    OpInfo("column_stack", _sequence_fn(tl.column_stack), _sequence_fn(np.column_stack),
-           lambda dtype: _joined_draw(dtype, lambda ndim: 1 if ndim >= 2 else None), op_types=("ConcatV2",),
-           dtypes=FLOATS),
+    OpInfo(
+        "moveaxis",
+        tl.moveaxis,
+        np.moveaxis,
+        _moveaxis_draw,
+        op_types=("Transpose",),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), [0, 1], [0]),
+                exc=ValueError,
+                match=r"moveaxis: source \[0, 1\] and destination \[0\] must be distinct axes",
+            ),
+        ),
+    ),
+    OpInfo(
+        "ravel",
+        _ravel,
+        np.ravel,
+        lambda dtype: _flip_draw(dtype).map(lambda s: SampleInput(s.args)),
+        op_types=("Reshape",),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "flatten",
+        _flatten,
+        _flatten,
+        lambda dtype: _flip_draw(dtype).map(lambda s: SampleInput(s.args)),
+        op_types=("Reshape",),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "vstack",
+        _sequence_fn(tl.vstack),
+        _sequence_fn(np.vstack),
+        lambda dtype: _joined_draw(dtype, lambda ndim: 0 if ndim >= 2 else None),
+        op_types=("ConcatV2",),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "hstack",
+        _sequence_fn(tl.hstack),
+        _sequence_fn(np.hstack),
+        lambda dtype: _joined_draw(dtype, lambda ndim: 1 if ndim >= 2 else 0 if ndim else None),
+        op_types=("ConcatV2",),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), np.ones((3, 3))),
+                exc=ValueError,
+                match=r"ConcatV2: shapes \[\(2, 3\), \(3, 3\)\] differ outside axis 1",
+            ),
+        ),
+    ),
+    OpInfo(
+        "dstack",
+        _sequence_fn(tl.dstack),
+        _sequence_fn(np.dstack),
+        lambda dtype: _joined_draw(dtype, lambda ndim: 2 if ndim >= 3 else None),
+        op_types=("ConcatV2",),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "column_stack",
+        _sequence_fn(tl.column_stack),
+        _sequence_fn(np.column_stack),
+        lambda dtype: _joined_draw(dtype, lambda ndim: 1 if ndim >= 2 else None),
+        op_types=("ConcatV2",),
+        dtypes=FLOATS,
+    ),
     OpInfo("append", tl.append, np.append, _append_draw, op_types=("ConcatV2",), dtypes=NUMERIC),
-    OpInfo("array_split", tl.array_split, np.array_split, _array_split_draw, op_types=("SplitV",), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones(3), 0), exc=ValueError,
-                                    match=r"array_split: number of sections must be larger than 0, got 0"),)),
+    OpInfo(
+        "array_split",
+        tl.array_split,
+        np.array_split,
+        _array_split_draw,
+        op_types=("SplitV",),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(3), 0), exc=ValueError, match=r"array_split: number of sections must be larger than 0, got 0"
+            ),
+        ),
+    ),
     OpInfo("atleast_1d", tl.atleast_1d, np.atleast_1d, _atleast_draw, op_types=(), dtypes=FLOATS),
     OpInfo("atleast_2d", tl.atleast_2d, np.atleast_2d, _atleast_draw, op_types=(), dtypes=FLOATS),
     OpInfo("atleast_3d", tl.atleast_3d, np.atleast_3d, _atleast_draw, op_types=(), dtypes=FLOATS),
-    OpInfo("kron", tl.kron, np.kron, lambda dtype: _two_arrays(dtype, _kron_shapes()), op_types=("Mul", "Reshape"),
-           dtypes=NUMERIC),
-    OpInfo("outer", tl.outer, np.outer, lambda dtype: _two_arrays(dtype, _outer_shapes()), op_types=("Mul",),
-           dtypes=NUMERIC),
-    OpInfo("inner", tl.inner, np.inner, lambda dtype: _two_arrays(dtype, _inner_shapes()), op_types=("Mul",),
-           dtypes=FLOATS),
-    OpInfo("dot", tl.dot, np.dot, lambda dtype: _two_arrays(dtype, _dot_shapes()), op_types=("Einsum",),
-           dtypes=FLOATS),
-    OpInfo("vdot", tl.vdot, _vdot_ref, lambda dtype: _two_arrays(dtype, _vdot_shapes()), op_types=("Mul", "Sum"),
-           dtypes=NUMERIC),
-    OpInfo("cross", tl.cross, _cross_ref, _cross_draw, op_types=("Mul", "Sub"), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones(4), np.ones(3)), exc=ValueError,
-                                    match=r"cross: both vector axes must have 2 or 3 elements, got shapes \(4,\) and "
-                                          r"\(3,\) \(float64, float64\)"),)),
-    OpInfo("sort", tl.sort, np.sort, _sort_draw, op_types=("Sort", "ArgSort", "TakeAlongAxis", "TakeAlongAxisGrad"),
-           dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones(()),), {"axis": 0}, ValueError,
-                                     r"Sort: cannot sort a 0-d tensor along an axis \(inputs x: shape \(\) float64\)"),)),
-    OpInfo("sort_ties", tl.sort, np.sort, lambda dtype: _sort_draw(dtype, ties=True), op_types=("Sort",),
-           dtypes=FLOATS, kinks=True),
-    OpInfo("argsort", tl.argsort, np.argsort, _argsort_draw, op_types=("ArgSort",), dtypes=NUMERIC,
-           differentiable=False),
-    OpInfo("take_along_axis", tl.take_along_axis, np.take_along_axis, _take_along_draw,
-           op_types=("TakeAlongAxis", "TakeAlongAxisGrad"), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones((2, 3)), np.array([[0], [3]]), 1), exc=IndexError,
-                                    match=r"TakeAlongAxis: an index is out of bounds for axis 1 with size 3"),
-                         ErrorInput((np.ones((2, 3)), np.array([0.5]), 1), exc=TypeError,
-                                    match=r"TakeAlongAxis: indices must be integers, got float64"))),
-    OpInfo("quantile", tl.quantile, np.quantile, _quantile_draw, op_types=("Sort", "GatherV2"), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones(3), 1.5), exc=ValueError,
-                                    match=r"quantile: q must be in \[0, 1\] \(percentiles in \[0, 100\]\), got 1.5"),
-                         ErrorInput((np.ones(3), 0.5), {"method": "nearest"}, ValueError,
-                                    r"quantile: only method='linear'"))),
-    OpInfo("percentile", tl.percentile, np.percentile, lambda dtype: _quantile_draw(dtype, scale=100.0),
-           op_types=("Sort", "GatherV2"), dtypes=NUMERIC),
-    OpInfo("median", tl.median, np.median, lambda dtype: _quantile_draw(dtype, with_q=False),
-           op_types=("Sort", "GatherV2"), dtypes=NUMERIC),
-    OpInfo("diff", tl.diff, _diff_ref, _diff_draw, op_types=(), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones(()),), exc=ValueError,
-                                    match=r"diff: needs a tensor of rank >= 1"),)),
-    OpInfo("repeat", tl.repeat, np.repeat, _repeat_draw, op_types=("GatherV2",), dtypes=NUMERIC,
-           error_inputs=(ErrorInput((np.ones(3), [1, 2]), exc=ValueError,
-                                    match=r"repeat: repeats must be non-negative integers, one or one per element "
-                                          r"\(3\) along axis 0, got \[1, 2\]"),)),
-    OpInfo("einsum_diagonal", tl.einsum, np.einsum, _einsum_diagonal_draw, op_types=("MatrixDiagPart", "Einsum"),
-           dtypes=FLOATS,
-           error_inputs=(ErrorInput(("ii->i", np.ones((2, 3))), exc=ValueError,
-                                    match=r"Einsum: index 'i' has sizes 2 and 3 in operand 0"),)),
+    OpInfo(
+        "kron",
+        tl.kron,
+        np.kron,
+        lambda dtype: _two_arrays(dtype, _kron_shapes()),
+        op_types=("Mul", "Reshape"),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "outer",
+        tl.outer,
+        np.outer,
+        lambda dtype: _two_arrays(dtype, _outer_shapes()),
+        op_types=("Mul",),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "inner", tl.inner, np.inner, lambda dtype: _two_arrays(dtype, _inner_shapes()), op_types=("Mul",), dtypes=FLOATS
+    ),
+    OpInfo("dot", tl.dot, np.dot, lambda dtype: _two_arrays(dtype, _dot_shapes()), op_types=("Einsum",), dtypes=FLOATS),
+    OpInfo(
+        "vdot",
+        tl.vdot,
+        _vdot_ref,
+        lambda dtype: _two_arrays(dtype, _vdot_shapes()),
+        op_types=("Mul", "Sum"),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "cross",
+        tl.cross,
+        _cross_ref,
+        _cross_draw,
+        op_types=("Mul", "Sub"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(4), np.ones(3)),
+                exc=ValueError,
+                match=r"cross: both vector axes must have 2 or 3 elements, got shapes \(4,\) and "
+                r"\(3,\) \(float64, float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "sort",
+        tl.sort,
+        np.sort,
+        _sort_draw,
+        op_types=("Sort", "ArgSort", "TakeAlongAxis", "TakeAlongAxisGrad"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(()),),
+                {"axis": 0},
+                ValueError,
+                r"Sort: cannot sort a 0-d tensor along an axis \(inputs x: shape \(\) float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "sort_ties",
+        tl.sort,
+        np.sort,
+        lambda dtype: _sort_draw(dtype, ties=True),
+        op_types=("Sort",),
+        dtypes=FLOATS,
+        kinks=True,
+    ),
+    OpInfo(
+        "argsort", tl.argsort, np.argsort, _argsort_draw, op_types=("ArgSort",), dtypes=NUMERIC, differentiable=False
+    ),
+    OpInfo(
+        "take_along_axis",
+        tl.take_along_axis,
+        np.take_along_axis,
+        _take_along_draw,
+        op_types=("TakeAlongAxis", "TakeAlongAxisGrad"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), np.array([[0], [3]]), 1),
+                exc=IndexError,
+                match=r"TakeAlongAxis: an index is out of bounds for axis 1 with size 3",
+            ),
+            ErrorInput(
+                (np.ones((2, 3)), np.array([0.5]), 1),
+                exc=TypeError,
+                match=r"TakeAlongAxis: indices must be integers, got float64",
+            ),
+        ),
+    ),
+    OpInfo(
+        "quantile",
+        tl.quantile,
+        np.quantile,
+        _quantile_draw,
+        op_types=("Sort", "GatherV2"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(3), 1.5),
+                exc=ValueError,
+                match=r"quantile: q must be in \[0, 1\] \(percentiles in \[0, 100\]\), got 1.5",
+            ),
+            ErrorInput((np.ones(3), 0.5), {"method": "nearest"}, ValueError, r"quantile: only method='linear'"),
+        ),
+    ),
+    OpInfo(
+        "percentile",
+        tl.percentile,
+        np.percentile,
+        lambda dtype: _quantile_draw(dtype, scale=100.0),
+        op_types=("Sort", "GatherV2"),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "median",
+        tl.median,
+        np.median,
+        lambda dtype: _quantile_draw(dtype, with_q=False),
+        op_types=("Sort", "GatherV2"),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "diff",
+        tl.diff,
+        _diff_ref,
+        _diff_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+        error_inputs=(ErrorInput((np.ones(()),), exc=ValueError, match=r"diff: needs a tensor of rank >= 1"),),
+    ),
+    OpInfo(
+        "repeat",
+        tl.repeat,
+        np.repeat,
+        _repeat_draw,
+        op_types=("GatherV2",),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(3), [1, 2]),
+                exc=ValueError,
+                match=r"repeat: repeats must be non-negative integers, one or one per element "
+                r"\(3\) along axis 0, got \[1, 2\]",
+            ),
+        ),
+    ),
+    OpInfo(
+        "einsum_diagonal",
+        tl.einsum,
+        np.einsum,
+        _einsum_diagonal_draw,
+        op_types=("MatrixDiagPart", "Einsum"),
+        dtypes=FLOATS,
+        error_inputs=(
+            ErrorInput(
+                ("ii->i", np.ones((2, 3))), exc=ValueError, match=r"Einsum: index 'i' has sizes 2 and 3 in operand 0"
+            ),
+        ),
+    ),
     OpInfo("einsum_sublist", tl.einsum, np.einsum, _einsum_sublist_draw, op_types=("Einsum",), dtypes=FLOATS),
-    OpInfo("logsumexp_b", _logsumexp_b, _logsumexp_b_ref, _logsumexp_b_draw, op_types=("Exp", "Log", "Mul"),
-           dtypes=FLOATS),
+    OpInfo(
+        "logsumexp_b", _logsumexp_b, _logsumexp_b_ref, _logsumexp_b_draw, op_types=("Exp", "Log", "Mul"), dtypes=FLOATS
+    ),
     OpInfo("tile_reps", tl.tile, np.tile, _tile_reps_draw, op_types=("Tile",), dtypes=NUMERIC),
 ]

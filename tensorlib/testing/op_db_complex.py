@@ -9,6 +9,7 @@ imaginary parts (``tl.testing.check_grads``).  Weak Python complex scalars
 >>> "complex.multiply" in {info.name for info in OPINFOS}
 True
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,14 +34,18 @@ def _values(rng, shape, dtype, away_from_zero=0.0):
 
 def _unary(away_from_zero=0.0):
     def samples(dtype):
-        return st.builds(lambda seed, shape: SampleInput((_values(np.random.default_rng(seed), shape, dtype,
-                                                                  away_from_zero),)),
-                         st.integers(0, 2**16), SHAPES)
+        return st.builds(
+            lambda seed, shape: SampleInput((_values(np.random.default_rng(seed), shape, dtype, away_from_zero),)),
+            st.integers(0, 2**16),
+            SHAPES,
+        )
+
     return samples
 
 
 def _binary(away_from_zero=0.0, scalars=True):
     """Two broadcastable complex arrays, a complex array with a real one, or a weak Python scalar."""
+
     def samples(dtype):
         @st.composite
         def draw(draw):
@@ -54,7 +59,9 @@ def _binary(away_from_zero=0.0, scalars=True):
             if kind == "real y":
                 y = (np.abs(y) + away_from_zero).astype(_dt.real_dtype(dtype))
             return SampleInput((_values(rng, shape_x, dtype), y), grad_argnums=(0, 1))
+
         return draw()
+
     return samples
 
 
@@ -76,23 +83,40 @@ def _solve_draw(draw, dtype):
 
 
 def _square(dtype):
-    return st.builds(lambda seed, batch, n: SampleInput((_matrices(dtype, seed, batch + (n, n)),)),
-                     st.integers(0, 2**16), st.sampled_from([(), (2,)]), st.sampled_from([1, 2, 3]))
+    return st.builds(
+        lambda seed, batch, n: SampleInput((_matrices(dtype, seed, batch + (n, n)),)),
+        st.integers(0, 2**16),
+        st.sampled_from([(), (2,)]),
+        st.sampled_from([1, 2, 3]),
+    )
 
 
 def _matmul_draw(dtype):
-    return st.builds(lambda seed, k: SampleInput((_values(np.random.default_rng(seed), (2, k), dtype),
-                                                  _values(np.random.default_rng(seed + 1), (k, 3), dtype)),
-                                                 grad_argnums=(0, 1)),
-                     st.integers(0, 2**16), st.sampled_from([1, 2, 4]))
+    return st.builds(
+        lambda seed, k: SampleInput(
+            (
+                _values(np.random.default_rng(seed), (2, k), dtype),
+                _values(np.random.default_rng(seed + 1), (k, 3), dtype),
+            ),
+            grad_argnums=(0, 1),
+        ),
+        st.integers(0, 2**16),
+        st.sampled_from([1, 2, 4]),
+    )
 
 
 def _reduce(fn):
     def samples(dtype):
-        return st.builds(lambda seed, shape, keepdims: SampleInput(
-            (_values(np.random.default_rng(seed), shape, dtype),), {"axis": -1 if shape else None,
-                                                                      "keepdims": keepdims}),
-            st.integers(0, 2**16), SHAPES, st.booleans())
+        return st.builds(
+            lambda seed, shape, keepdims: SampleInput(
+                (_values(np.random.default_rng(seed), shape, dtype),),
+                {"axis": -1 if shape else None, "keepdims": keepdims},
+            ),
+            st.integers(0, 2**16),
+            SHAPES,
+            st.booleans(),
+        )
+
     return samples
 
 
@@ -103,7 +127,7 @@ OPINFOS = [
     _entry("divide", tl.divide, np.divide, _binary(away_from_zero=0.5), ("Div",)),
     _entry("negative", tl.negative, np.negative, _unary(), ("Neg",)),
     _entry("exp", tl.exp, np.exp, _unary(), ("Exp",)),
-    _entry("log", tl.log, np.log, _unary(0.3), ("Log",)),   # the branch cut on the negative axis is a kink
+    _entry("log", tl.log, np.log, _unary(0.3), ("Log",)),  # the branch cut on the negative axis is a kink
     _entry("sqrt", tl.sqrt, np.sqrt, _unary(0.3), ("Sqrt",)),
     _entry("square", tl.square, np.square, _unary(), ("Square",)),
     _entry("abs", tl.abs, np.abs, _unary(0.2), ("Abs",)),
@@ -113,29 +137,52 @@ OPINFOS = [
     _entry("sum", tl.sum, np.sum, _reduce(np.sum), ("Sum",)),
     _entry("prod", tl.prod, np.prod, _reduce(np.prod), ("Prod",)),
     _entry("mean", tl.mean, np.mean, _reduce(np.mean), ()),
-    _entry("var", tl.var, np.var, _reduce(np.var), ()),        # real: the mean squared modulus
+    _entry("var", tl.var, np.var, _reduce(np.var), ()),  # real: the mean squared modulus
     _entry("tan", tl.tan, np.tan, _unary(), ("Tan",)),
     _entry("sinh", tl.sinh, np.sinh, _unary(), ("Sinh",)),
     _entry("reciprocal", tl.reciprocal, np.reciprocal, _unary(0.5), ("Reciprocal",)),
-    _entry("cumsum", lambda z: tl.cumsum(z, axis=-1), lambda z: np.cumsum(z, axis=-1),
-           lambda dtype: _unary()(dtype).filter(lambda s: s.args[0].ndim > 0), ("Cumsum",)),
-    _entry("vdot", tl.vdot, np.vdot, lambda dtype: _matmul_draw(dtype).map(
-        lambda s: SampleInput((s.args[0], s.args[0][::-1].copy()), grad_argnums=(0, 1))), ("Conj",)),
+    _entry(
+        "cumsum",
+        lambda z: tl.cumsum(z, axis=-1),
+        lambda z: np.cumsum(z, axis=-1),
+        lambda dtype: _unary()(dtype).filter(lambda s: s.args[0].ndim > 0),
+        ("Cumsum",),
+    ),
+    _entry(
+        "vdot",
+        tl.vdot,
+        np.vdot,
+        lambda dtype: _matmul_draw(dtype).map(
+            lambda s: SampleInput((s.args[0], s.args[0][::-1].copy()), grad_argnums=(0, 1))
+        ),
+        ("Conj",),
+    ),
     _entry("matmul", tl.matmul, np.matmul, _matmul_draw, ("BatchMatMulV2",)),
-    _entry("einsum", lambda a, b: tl.einsum("ij,jk->ik", a, b), lambda a, b: np.einsum("ij,jk->ik", a, b),
-           _matmul_draw, ("Einsum",)),
+    _entry(
+        "einsum",
+        lambda a, b: tl.einsum("ij,jk->ik", a, b),
+        lambda a, b: np.einsum("ij,jk->ik", a, b),
+        _matmul_draw,
+        ("Einsum",),
+    ),
     _entry("transpose", tl.transpose, np.transpose, _unary(), ("Transpose",)),
     _entry("real", tl.real, np.real, _unary(), ("Real",)),
     _entry("imag", tl.imag, lambda z: np.imag(z).copy(), _unary(), ("Imag",)),
     _entry("conj", tl.conj, np.conj, _unary(), ("Conj",)),
-    _entry("angle", tl.angle, np.angle, _unary(0.3), ("Angle",)),   # the cut on the negative axis is a kink
+    _entry("angle", tl.angle, np.angle, _unary(0.3), ("Angle",)),  # the cut on the negative axis is a kink
     _entry("to_real", lambda z: tl.cast(z, _dt.real_dtype(z.dtype)), lambda z: z.real.copy(), _unary(), ("Cast",)),
     _entry("linalg.inv", tl.linalg.inv, np.linalg.inv, _square, ("MatrixInverse",)),
     _entry("linalg.solve", tl.linalg.solve, np.linalg.solve, _solve_draw, ("MatrixSolve",)),
     _entry("linalg.det", tl.linalg.det, np.linalg.det, _square, ("MatrixDeterminant",)),
-    _entry("linalg.slogdet", tl.linalg.slogdet, lambda a: tuple(np.linalg.slogdet(a)), _square,
-           ("LogMatrixDeterminant",)),
-    _entry("linalg.matrix_power", lambda a: tl.linalg.matrix_power(a, -2),
-           lambda a: np.linalg.matrix_power(a, -2), _square, ()),
+    _entry(
+        "linalg.slogdet", tl.linalg.slogdet, lambda a: tuple(np.linalg.slogdet(a)), _square, ("LogMatrixDeterminant",)
+    ),
+    _entry(
+        "linalg.matrix_power",
+        lambda a: tl.linalg.matrix_power(a, -2),
+        lambda a: np.linalg.matrix_power(a, -2),
+        _square,
+        (),
+    ),
     _entry("linalg.norm", lambda a: tl.linalg.norm(a, axis=-1), lambda a: np.linalg.norm(a, axis=-1), _square, ()),
 ]

@@ -13,6 +13,7 @@ differences never cross a branch switch.
 >>> [info.name for info in OPINFOS][:2]
 ['cond', 'cond_node']
 """
+
 from __future__ import annotations
 
 import warnings
@@ -46,6 +47,7 @@ def _cond(flag, x, y):
     def no(ops):
         inner = tl.cond(tl.sum(ops["b"]) > 100.0, lambda v: v * 0.0, lambda v: tl.tanh(v) * v, ops["a"])
         return {"out": inner - ops["b"] * ops["b"], "aux": ops["a"] * 2.0}
+
     out = tl.cond(flag, yes, no, {"a": x, "b": y})
     return out["out"], out["aux"]
 
@@ -64,6 +66,7 @@ def _node(fn):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RetracingWarning)
             return traced(*args)
+
     call.__name__ = call.__qualname__ = f"{fn.__name__}_node"
     return call
 
@@ -83,8 +86,9 @@ def _scan(init, xs, w):
     def step(carry, x):
         c, n = carry
         return (c * tl.cos(x) + x * w, n + 1), tl.sin(c) * x
+
     (c, n), ys = tl.scan(step, (init, tl.tensor(0)), xs)
-    return c * tl.cast(n, c.dtype), ys                  # the integer carry, through a float output
+    return c * tl.cast(n, c.dtype), ys  # the integer carry, through a float output
 
 
 def _scan_ref(init, xs, w):
@@ -101,8 +105,10 @@ _scan_node = _node(_scan)
 @st.composite
 def _scan_draw(draw, dtype):
     seed, shape, length = draw(SEEDS), draw(SHAPES), draw(st.integers(1, 3))
-    return SampleInput((_uniform(seed, shape, dtype), _uniform(seed + 1, (length,) + shape, dtype),
-                        _uniform(seed + 2, shape, dtype)), grad_argnums=(0, 1, 2))
+    return SampleInput(
+        (_uniform(seed, shape, dtype), _uniform(seed + 1, (length,) + shape, dtype), _uniform(seed + 2, shape, dtype)),
+        grad_argnums=(0, 1, 2),
+    )
 
 
 def _reverse_scan(xs):
@@ -137,8 +143,9 @@ def _while_ref(limit, x):
 
 def _bounded_while(limit, x):
     """As ``_while`` with ``maximum_iterations=3``: differentiable in reverse mode (float output only)."""
-    count, y = tl.while_loop(lambda s: s[0] < limit, lambda s: (s[0] + 1, tl.sin(s[1]) * 2.0), (tl.tensor(0), x),
-                             maximum_iterations=3)
+    count, y = tl.while_loop(
+        lambda s: s[0] < limit, lambda s: (s[0] + 1, tl.sin(s[1]) * 2.0), (tl.tensor(0), x), maximum_iterations=3
+    )
     return y * tl.cast(count, y.dtype)
 
 
@@ -155,35 +162,70 @@ _bounded_while_node = _node(_bounded_while)
 
 @st.composite
 def _while_draw(draw, dtype):
-    return SampleInput((np.array(draw(st.integers(0, 5))), _uniform(draw(SEEDS), draw(SHAPES), dtype)),
-                       grad_argnums=(1,))
+    return SampleInput(
+        (np.array(draw(st.integers(0, 5))), _uniform(draw(SEEDS), draw(SHAPES), dtype)), grad_argnums=(1,)
+    )
 
 
 _CONTROL = dict(dtypes=FLOATS, atol=1e-6, rtol=1e-5, grad_atol=1e-5, grad_rtol=1e-4)
-_COND_ERRORS = (ErrorInput((np.ones(2), np.ones(2), np.ones(2)), {}, ValueError,
-                           r"tl.cond: the predicate must be a scalar, got shape \(2,\)"),)
-_SCAN_ERRORS = (ErrorInput((np.zeros(()), np.ones(()), np.ones(())), {}, ValueError,
-                           r"tl.scan: every leaf of xs needs the same known leading size, got \[float64\[\]\]"),
-                ErrorInput((np.zeros(()), np.ones((2, 3)), np.ones(3)), {}, TypeError,
-                           r"tl.scan: f must return a carry of the same structure, shapes and dtypes as init: init "
-                           r"is \[float64\[\], int64\[\]\], f returns \[float64\[3\], int64\[\]\]"))
-_WHILE_ERRORS = (ErrorInput((np.ones(2), np.ones(2)), {}, ValueError,
-                            r"tl.while_loop cond_fn: the predicate must be a scalar, got shape \(2,\)"),)
+_COND_ERRORS = (
+    ErrorInput(
+        (np.ones(2), np.ones(2), np.ones(2)),
+        {},
+        ValueError,
+        r"tl.cond: the predicate must be a scalar, got shape \(2,\)",
+    ),
+)
+_SCAN_ERRORS = (
+    ErrorInput(
+        (np.zeros(()), np.ones(()), np.ones(())),
+        {},
+        ValueError,
+        r"tl.scan: every leaf of xs needs the same known leading size, got \[float64\[\]\]",
+    ),
+    ErrorInput(
+        (np.zeros(()), np.ones((2, 3)), np.ones(3)),
+        {},
+        TypeError,
+        r"tl.scan: f must return a carry of the same structure, shapes and dtypes as init: init "
+        r"is \[float64\[\], int64\[\]\], f returns \[float64\[3\], int64\[\]\]",
+    ),
+)
+_WHILE_ERRORS = (
+    ErrorInput(
+        (np.ones(2), np.ones(2)),
+        {},
+        ValueError,
+        r"tl.while_loop cond_fn: the predicate must be a scalar, got shape \(2,\)",
+    ),
+)
 
 OPINFOS = [
     OpInfo("cond", _cond, _cond_ref, _cond_draw, error_inputs=_COND_ERRORS, **_CONTROL),
-    OpInfo("cond_node", _cond_node, _cond_ref, _cond_draw, op_types=("Cond",), error_inputs=_COND_ERRORS,
-           **_CONTROL),
+    OpInfo("cond_node", _cond_node, _cond_ref, _cond_draw, op_types=("Cond",), error_inputs=_COND_ERRORS, **_CONTROL),
     OpInfo("scan", _scan, _scan_ref, _scan_draw, error_inputs=_SCAN_ERRORS, **_CONTROL),
-    OpInfo("scan_node", _scan_node, _scan_ref, _scan_draw, op_types=("Scan",), error_inputs=_SCAN_ERRORS,
-           **_CONTROL),
-    OpInfo("scan_reverse_node", _node(_reverse_scan), _reverse_scan_ref, _reverse_draw, op_types=("Scan",),
-           **_CONTROL),
-    OpInfo("while_loop", _while, _while_ref, _while_draw, differentiable=False,
-           dtypes=FLOATS, error_inputs=_WHILE_ERRORS),
-    OpInfo("while_loop_node", _while_node, _while_ref, _while_draw, op_types=("While",), differentiable=False,
-           dtypes=FLOATS, error_inputs=_WHILE_ERRORS),
+    OpInfo("scan_node", _scan_node, _scan_ref, _scan_draw, op_types=("Scan",), error_inputs=_SCAN_ERRORS, **_CONTROL),
+    OpInfo("scan_reverse_node", _node(_reverse_scan), _reverse_scan_ref, _reverse_draw, op_types=("Scan",), **_CONTROL),
+    OpInfo(
+        "while_loop", _while, _while_ref, _while_draw, differentiable=False, dtypes=FLOATS, error_inputs=_WHILE_ERRORS
+    ),
+    OpInfo(
+        "while_loop_node",
+        _while_node,
+        _while_ref,
+        _while_draw,
+        op_types=("While",),
+        differentiable=False,
+        dtypes=FLOATS,
+        error_inputs=_WHILE_ERRORS,
+    ),
     OpInfo("while_loop_bounded", _bounded_while, _bounded_while_ref, _while_draw, **_CONTROL),
-    OpInfo("while_loop_bounded_node", _bounded_while_node, _bounded_while_ref, _while_draw,
-           op_types=("Scan", "Cond"), **_CONTROL),
+    OpInfo(
+        "while_loop_bounded_node",
+        _bounded_while_node,
+        _bounded_while_ref,
+        _while_draw,
+        op_types=("Scan", "Cond"),
+        **_CONTROL,
+    ),
 ]

@@ -8,6 +8,7 @@ of positives) and away from its kinks, except where an entry is marked ``kinks``
 >>> "arctan2" in {info.name for info in OPINFOS}
 True
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,29 +27,34 @@ INT = (_dt.int64,)
 def _away_from_zero(lo, hi, away):
     def samples(dtype):
         return tensors(dtype, shapes(0, 3), _elements(dtype, lo, hi, away)).map(lambda x: SampleInput((x,)))
+
     return samples
 
 
 def _unary_info(name, lo=-3.0, hi=3.0, dtypes=ELEMENTWISE, op_type=None, **options):
-    return OpInfo(name, getattr(tl, name), getattr(np, name), _unary(lo, hi), op_types=(op_type,), dtypes=dtypes,
-                  **options)
+    return OpInfo(
+        name, getattr(tl, name), getattr(np, name), _unary(lo, hi), op_types=(op_type,), dtypes=dtypes, **options
+    )
 
 
 def _with_non_finite(dtype):
     values = st.sampled_from([np.nan, np.inf, -np.inf, 0.5, -2.0]).map(np.dtype(dtype).type)
-    kwargs = st.fixed_dictionaries({}, optional={"nan": st.sampled_from([0.0, -1.5]),
-                                                 "posinf": st.sampled_from([9.0, 1e3]),
-                                                 "neginf": st.sampled_from([-9.0])})
-    return st.builds(lambda x, kw: SampleInput((x,), kw, grad_argnums=()), tensors(dtype, shapes(0, 3), values),
-                     kwargs)
+    kwargs = st.fixed_dictionaries(
+        {},
+        optional={
+            "nan": st.sampled_from([0.0, -1.5]),
+            "posinf": st.sampled_from([9.0, 1e3]),
+            "neginf": st.sampled_from([-9.0]),
+        },
+    )
+    return st.builds(lambda x, kw: SampleInput((x,), kw, grad_argnums=()), tensors(dtype, shapes(0, 3), values), kwargs)
 
 
 @st.composite
 def _with_nans(draw, dtype):
     shape_x, shape_y = draw(st.sampled_from([((2, 3), (2, 3)), ((3,), (2, 3)), ((), (2,))]))
     values = st.sampled_from([np.nan, 1.0, -2.0, 1.0]).map(np.dtype(dtype).type)
-    return SampleInput((draw(tensors(dtype, shape_x, values)), draw(tensors(dtype, shape_y, values))),
-                       grad_argnums=())
+    return SampleInput((draw(tensors(dtype, shape_x, values)), draw(tensors(dtype, shape_y, values))), grad_argnums=())
 
 
 def _nonzero_samples(dtype):
@@ -87,38 +93,95 @@ OPINFOS: list = [
     _unary_info("ceil", dtypes=ELEMENTWISE + INT, op_type="Ceil", differentiable=False),
     # Through 0, where the derivative switches to its Taylor series.
     _unary_info("sinc", op_type="Sinc"),
-    OpInfo("reciprocal", tl.reciprocal, np.reciprocal, _away_from_zero(-3.0, 3.0, 0.3), op_types=("Reciprocal",),
-           dtypes=ELEMENTWISE + INT),
-    OpInfo("arctan2", tl.arctan2, np.arctan2, _binary(y_away_from_zero=0.3), op_types=("Atan2",), dtypes=ELEMENTWISE,
-           error_inputs=(ErrorInput((np.ones((2, 3)), np.ones(4)), exc=ValueError,
-                                    match=r"Atan2: shapes \(2, 3\) and \(4,\) are not broadcastable \(inputs x: "
-                                          r"shape \(2, 3\) float64, y: shape \(4,\) float64\)"),)),
+    OpInfo(
+        "reciprocal",
+        tl.reciprocal,
+        np.reciprocal,
+        _away_from_zero(-3.0, 3.0, 0.3),
+        op_types=("Reciprocal",),
+        dtypes=ELEMENTWISE + INT,
+    ),
+    OpInfo(
+        "arctan2",
+        tl.arctan2,
+        np.arctan2,
+        _binary(y_away_from_zero=0.3),
+        op_types=("Atan2",),
+        dtypes=ELEMENTWISE,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), np.ones(4)),
+                exc=ValueError,
+                match=r"Atan2: shapes \(2, 3\) and \(4,\) are not broadcastable \(inputs x: "
+                r"shape \(2, 3\) float64, y: shape \(4,\) float64\)",
+            ),
+        ),
+    ),
     OpInfo("hypot", tl.hypot, np.hypot, _binary(y_away_from_zero=0.3), op_types=("Hypot",), dtypes=ELEMENTWISE),
-    OpInfo("logaddexp", tl.logaddexp, np.logaddexp, _binary((-30.0, 30.0)), op_types=("LogAddExp",),
-           dtypes=ELEMENTWISE),
+    OpInfo(
+        "logaddexp", tl.logaddexp, np.logaddexp, _binary((-30.0, 30.0)), op_types=("LogAddExp",), dtypes=ELEMENTWISE
+    ),
     OpInfo("logaddexp2", tl.logaddexp2, np.logaddexp2, _binary(), op_types=("LogAddExp2",), dtypes=ELEMENTWISE),
-    OpInfo("remainder", tl.remainder, np.remainder, _binary(y_away_from_zero=0.5), op_types=("FloorMod",),
-           dtypes=FLOATS + INT, kinks=True),
-    OpInfo("mod_operator", _mod_operator, np.remainder, _binary(y_away_from_zero=0.5), op_types=("FloorMod",),
-           dtypes=FLOATS + INT, kinks=True),
+    OpInfo(
+        "remainder",
+        tl.remainder,
+        np.remainder,
+        _binary(y_away_from_zero=0.5),
+        op_types=("FloorMod",),
+        dtypes=FLOATS + INT,
+        kinks=True,
+    ),
+    OpInfo(
+        "mod_operator",
+        _mod_operator,
+        np.remainder,
+        _binary(y_away_from_zero=0.5),
+        op_types=("FloorMod",),
+        dtypes=FLOATS + INT,
+        kinks=True,
+    ),
     OpInfo("fmax", tl.fmax, np.fmax, _binary(), op_types=("Fmax",), dtypes=ELEMENTWISE + INT, kinks=True),
     OpInfo("fmin", tl.fmin, np.fmin, _binary(), op_types=("Fmin",), dtypes=ELEMENTWISE + INT, kinks=True),
     OpInfo("fmax_nan", tl.fmax, np.fmax, _with_nans, op_types=("Fmax",), dtypes=FLOATS, differentiable=False),
     OpInfo("fmin_nan", tl.fmin, np.fmin, _with_nans, op_types=("Fmin",), dtypes=FLOATS, differentiable=False),
     OpInfo("nan_to_num", tl.nan_to_num, np.nan_to_num, _unary(), op_types=("NanToNum",), dtypes=FLOATS + INT),
-    OpInfo("nan_to_num_non_finite", tl.nan_to_num, np.nan_to_num, _with_non_finite, op_types=("NanToNum",),
-           dtypes=ELEMENTWISE, differentiable=False),
+    OpInfo(
+        "nan_to_num_non_finite",
+        tl.nan_to_num,
+        np.nan_to_num,
+        _with_non_finite,
+        op_types=("NanToNum",),
+        dtypes=ELEMENTWISE,
+        differentiable=False,
+    ),
     _unary_info("real", dtypes=FLOATS + INT, op_type="Real"),
     _unary_info("imag", dtypes=FLOATS + INT, op_type="Imag"),
     _unary_info("conj", dtypes=FLOATS + INT, op_type="Conj"),
     OpInfo("angle", tl.angle, np.angle, _away_from_zero(-3.0, 3.0, 0.5), op_types=("Angle",), dtypes=FLOATS + INT),
-    OpInfo("angle_degrees", _angle_degrees, lambda x: np.angle(x, deg=True), _away_from_zero(-3.0, 3.0, 0.5),
-           op_types=("Angle", "Rad2Deg"), dtypes=FLOATS),
-    OpInfo("where_one_argument", _where_one, np.nonzero, _nonzero_samples, op_types=("Where",),
-           dtypes=NUMERIC + (_dt.bool_,), differentiable=False,
-           error_inputs=(ErrorInput((np.ones(()),), exc=ValueError,
-                                    match=r"Where: nonzero of a 0-d tensor is not defined .*\(inputs condition: "
-                                          r"shape \(\) float64\)"),
-                         ErrorInput((np.ones(2), np.ones(2)), exc=TypeError,
-                                    match=r"where: give both x and y, or neither"))),
+    OpInfo(
+        "angle_degrees",
+        _angle_degrees,
+        lambda x: np.angle(x, deg=True),
+        _away_from_zero(-3.0, 3.0, 0.5),
+        op_types=("Angle", "Rad2Deg"),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "where_one_argument",
+        _where_one,
+        np.nonzero,
+        _nonzero_samples,
+        op_types=("Where",),
+        dtypes=NUMERIC + (_dt.bool_,),
+        differentiable=False,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(()),),
+                exc=ValueError,
+                match=r"Where: nonzero of a 0-d tensor is not defined .*\(inputs condition: "
+                r"shape \(\) float64\)",
+            ),
+            ErrorInput((np.ones(2), np.ones(2)), exc=TypeError, match=r"where: give both x and y, or neither"),
+        ),
+    ),
 ]

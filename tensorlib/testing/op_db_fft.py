@@ -8,6 +8,7 @@ real signal differentiates back to a real gradient.
 >>> sorted({t for info in OPINFOS for t in info.op_types})
 ['FFTN', 'IRFFTN', 'RFFTN']
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,6 +35,7 @@ def _array(seed, shape, dtype):
 
 def _one_axis(shapes=SHAPES):
     """(x, n, axis, norm) as in numpy.fft.fft."""
+
     def samples(dtype):
         @st.composite
         def draw(draw):
@@ -42,12 +44,15 @@ def _one_axis(shapes=SHAPES):
             axis = draw(st.integers(-len(shape), len(shape) - 1))
             n = draw(st.none() | st.integers(1, 6))
             return SampleInput((x,), {"n": n, "axis": axis, "norm": draw(NORMS)})
+
         return draw()
+
     return samples
 
 
 def _many_axes(two_d=False):
     """(x, s, axes, norm) as in numpy.fft.fftn (s only with explicit axes, as NumPy 2 asks)."""
+
     def samples(dtype):
         @st.composite
         def draw(draw):
@@ -56,11 +61,17 @@ def _many_axes(two_d=False):
             if two_d:
                 axes = draw(st.sampled_from([(-2, -1), (0, 1), (1, 0)]))
             else:
-                axes = draw(st.none() | st.permutations(range(len(shape))).flatmap(
-                    lambda p: st.integers(1, len(p)).map(lambda k: tuple(p[:k]))))
+                axes = draw(
+                    st.none()
+                    | st.permutations(range(len(shape))).flatmap(
+                        lambda p: st.integers(1, len(p)).map(lambda k: tuple(p[:k]))
+                    )
+                )
             s = None if axes is None or draw(st.booleans()) else tuple(draw(st.integers(2, 5)) for _ in axes)
             return SampleInput((x,), {"s": s, "axes": axes, "norm": draw(NORMS)})
+
         return draw()
+
     return samples
 
 
@@ -70,43 +81,118 @@ def _shift_samples(dtype):
         shape = draw(SHAPES)
         axes = draw(st.none() | st.integers(-len(shape), len(shape) - 1) | st.just(tuple(range(len(shape)))))
         return SampleInput((_array(draw(st.integers(0, 2**16)), shape, dtype),), {"axes": axes})
+
     return draw()
 
 
 def _entry(name, samples, dtypes, op_types, **kwargs):
-    return OpInfo(f"fft.{name}", getattr(tl.fft, name), getattr(np.fft, name), samples, op_types=op_types,
-                  dtypes=dtypes, atol=1e-5, **kwargs)
+    return OpInfo(
+        f"fft.{name}",
+        getattr(tl.fft, name),
+        getattr(np.fft, name),
+        samples,
+        op_types=op_types,
+        dtypes=dtypes,
+        atol=1e-5,
+        **kwargs,
+    )
 
 
-_NORM_ERROR = ErrorInput((np.ones(4),), {"norm": "unitary"}, ValueError,
-                         r"fft[n2]*: norm must be None, 'backward', 'ortho' or 'forward', got 'unitary'")
+_NORM_ERROR = ErrorInput(
+    (np.ones(4),),
+    {"norm": "unitary"},
+    ValueError,
+    r"fft[n2]*: norm must be None, 'backward', 'ortho' or 'forward', got 'unitary'",
+)
 
 OPINFOS = [
-    _entry("fft", _one_axis(), REAL, ("FFTN",),
-           error_inputs=(_NORM_ERROR, ErrorInput((np.ones(4),), {"n": 0}, ValueError,
-                                                 r"fftn: invalid number of data points 0 \(input shape \(4,\) float64\)"),
-                         ErrorInput((np.ones(4),), {"axis": 1}, ValueError,
-                                    r"fftn: axis 1 is out of bounds for rank 1 \(input shape \(4,\) float64\)"))),
+    _entry(
+        "fft",
+        _one_axis(),
+        REAL,
+        ("FFTN",),
+        error_inputs=(
+            _NORM_ERROR,
+            ErrorInput(
+                (np.ones(4),),
+                {"n": 0},
+                ValueError,
+                r"fftn: invalid number of data points 0 \(input shape \(4,\) float64\)",
+            ),
+            ErrorInput(
+                (np.ones(4),),
+                {"axis": 1},
+                ValueError,
+                r"fftn: axis 1 is out of bounds for rank 1 \(input shape \(4,\) float64\)",
+            ),
+        ),
+    ),
     OpInfo("fft.fft_complex", tl.fft.fft, np.fft.fft, _one_axis(), op_types=("FFTN",), dtypes=COMPLEX, atol=1e-5),
     _entry("ifft", _one_axis(), COMPLEX, ("FFTN",)),
     _entry("fft2", _many_axes(two_d=True), COMPLEX, ("FFTN",)),
     _entry("ifft2", _many_axes(two_d=True), COMPLEX, ("FFTN",)),
-    _entry("fftn", _many_axes(), COMPLEX, ("FFTN",),
-           error_inputs=(ErrorInput((np.ones((2, 2)),), {"axes": (0, 0)}, ValueError,
-                                    r"fftn: axes \(0, 0\) repeat an axis \(input shape \(2, 2\) float64\)"),
-                         ErrorInput((np.ones((2, 2)),), {"s": (2,), "axes": (0, 1)}, ValueError,
-                                    r"fftn: s \(2,\) and axes \(0, 1\) have different lengths"))),
+    _entry(
+        "fftn",
+        _many_axes(),
+        COMPLEX,
+        ("FFTN",),
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 2)),),
+                {"axes": (0, 0)},
+                ValueError,
+                r"fftn: axes \(0, 0\) repeat an axis \(input shape \(2, 2\) float64\)",
+            ),
+            ErrorInput(
+                (np.ones((2, 2)),),
+                {"s": (2,), "axes": (0, 1)},
+                ValueError,
+                r"fftn: s \(2,\) and axes \(0, 1\) have different lengths",
+            ),
+        ),
+    ),
     _entry("ifftn", _many_axes(), COMPLEX, ("FFTN",)),
-    _entry("rfft", _one_axis(), REAL, ("RFFTN",),
-           error_inputs=(ErrorInput((np.ones(4, np.complex128),), exc=TypeError,
-                                    match=r"rfftn: expected a real input, got complex128 \(shape \(4,\)\); use fft"),)),
-    _entry("irfft", _one_axis(st.sampled_from([(4,), (3, 5), (2, 3, 4)])), COMPLEX, ("IRFFTN",),
-           error_inputs=(ErrorInput((np.ones(1, np.complex128),), exc=ValueError,
-                                    match=r"irfftn: invalid number of data points 0 \(input shape \(1,\) complex128\)"),)),
+    _entry(
+        "rfft",
+        _one_axis(),
+        REAL,
+        ("RFFTN",),
+        error_inputs=(
+            ErrorInput(
+                (np.ones(4, np.complex128),),
+                exc=TypeError,
+                match=r"rfftn: expected a real input, got complex128 \(shape \(4,\)\); use fft",
+            ),
+        ),
+    ),
+    _entry(
+        "irfft",
+        _one_axis(st.sampled_from([(4,), (3, 5), (2, 3, 4)])),
+        COMPLEX,
+        ("IRFFTN",),
+        error_inputs=(
+            ErrorInput(
+                (np.ones(1, np.complex128),),
+                exc=ValueError,
+                match=r"irfftn: invalid number of data points 0 \(input shape \(1,\) complex128\)",
+            ),
+        ),
+    ),
     _entry("rfftn", _many_axes(), REAL, ("RFFTN",)),
     _entry("irfftn", _many_axes(), COMPLEX, ("IRFFTN",)),
-    _entry("fftshift", _shift_samples, COMPLEX + REAL, (),
-           error_inputs=(ErrorInput((np.ones(3),), {"axes": 2}, ValueError,
-                                    r"fftshift: axis 2 is out of bounds for rank 1 \(input shape \(3,\) float64\)"),)),
+    _entry(
+        "fftshift",
+        _shift_samples,
+        COMPLEX + REAL,
+        (),
+        error_inputs=(
+            ErrorInput(
+                (np.ones(3),),
+                {"axes": 2},
+                ValueError,
+                r"fftshift: axis 2 is out of bounds for rank 1 \(input shape \(3,\) float64\)",
+            ),
+        ),
+    ),
     _entry("ifftshift", _shift_samples, COMPLEX + REAL, ()),
 ]

@@ -11,6 +11,7 @@ builds the matrix from them.
 >>> sorted(t for info in OPINFOS for t in info.op_types)[:3]
 ['Cholesky', 'LogMatrixDeterminant', 'MatrixDeterminant']
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -69,15 +70,26 @@ def _separated_singular(seed, shape, dtype):
 
 def _square(builder, **kwargs):
     def samples(dtype):
-        return st.builds(lambda seed, batch, n: SampleInput((builder(seed, batch + (n, n), dtype),), dict(kwargs)),
-                         SEEDS, BATCHES, SIDES)
+        return st.builds(
+            lambda seed, batch, n: SampleInput((builder(seed, batch + (n, n), dtype),), dict(kwargs)),
+            SEEDS,
+            BATCHES,
+            SIDES,
+        )
+
     return samples
 
 
 def _rectangular(builder, **kwargs):
     def samples(dtype):
-        return st.builds(lambda seed, batch, m, n: SampleInput((builder(seed, batch + (m, n), dtype),), dict(kwargs)),
-                         SEEDS, BATCHES, st.sampled_from([3, 2, 4, 1]), st.sampled_from([2, 3, 4, 1]))
+        return st.builds(
+            lambda seed, batch, m, n: SampleInput((builder(seed, batch + (m, n), dtype),), dict(kwargs)),
+            SEEDS,
+            BATCHES,
+            st.sampled_from([3, 2, 4, 1]),
+            st.sampled_from([2, 3, 4, 1]),
+        )
+
     return samples
 
 
@@ -95,13 +107,17 @@ def _solve_draw(draw, dtype, triangular=False):
     b = _rng(seed + 1).uniform(-2, 2, b_shape).astype(dtype)
     kwargs = {}
     if triangular:
-        kwargs = {"trans": draw(st.sampled_from([0, 1, "T"])), "lower": draw(st.booleans()),
-                  "unit_diagonal": draw(st.booleans())}
+        kwargs = {
+            "trans": draw(st.sampled_from([0, 1, "T"])),
+            "lower": draw(st.booleans()),
+            "unit_diagonal": draw(st.booleans()),
+        }
     return SampleInput((a, b), kwargs, grad_argnums=(0, 1))
 
 
 def _solve_triangular_ref(a, b, trans=0, lower=False, unit_diagonal=False):
     from scipy.linalg import solve_triangular
+
     vector = b.ndim == 1
     b = b[:, None] if vector else b
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -155,100 +171,263 @@ def _norm_draw(draw, dtype):
     keepdims = draw(st.booleans())
     kind = draw(st.sampled_from(["vector", "matrix", "flat"]))
     if kind == "flat":
-        return SampleInput((rng.uniform(0.5, 2, (2, 3)).astype(dtype) * rng.choice([-1, 1], (2, 3)),),
-                           {"keepdims": keepdims})
+        return SampleInput(
+            (rng.uniform(0.5, 2, (2, 3)).astype(dtype) * rng.choice([-1, 1], (2, 3)),), {"keepdims": keepdims}
+        )
     if kind == "vector":
         x = (rng.uniform(0.5, 2, (3, 4)) * rng.choice([-1, 1], (3, 4))).astype(dtype)
-        return SampleInput((x,), {"ord": draw(st.sampled_from(_VECTOR_ORDS)), "axis": draw(st.sampled_from([-1, 0])),
-                                  "keepdims": keepdims})
+        return SampleInput(
+            (x,),
+            {"ord": draw(st.sampled_from(_VECTOR_ORDS)), "axis": draw(st.sampled_from([-1, 0])), "keepdims": keepdims},
+        )
     x = _separated_singular(draw(SEEDS), (3, 3), np.float64)[:, None, :] * np.array([1.0, -0.5])[:, None]
-    return SampleInput((x.astype(dtype),), {"ord": draw(st.sampled_from(_MATRIX_ORDS)),
-                                            "axis": draw(st.sampled_from([(0, 2), (2, 0)])), "keepdims": keepdims})
+    return SampleInput(
+        (x.astype(dtype),),
+        {
+            "ord": draw(st.sampled_from(_MATRIX_ORDS)),
+            "axis": draw(st.sampled_from([(0, 2), (2, 0)])),
+            "keepdims": keepdims,
+        },
+    )
 
 
 # ---------------------------------------------------------------- error inputs
 def _not_square(op_type, fn_args=()):
-    return ErrorInput((np.ones((2, 3)),) + fn_args, exc=ValueError,
-                      match=rf"{op_type}: expected square matrices in the last two axes, got 2x3 \(inputs x: "
-                            r"shape \(2, 3\) float64\)")
+    return ErrorInput(
+        (np.ones((2, 3)),) + fn_args,
+        exc=ValueError,
+        match=rf"{op_type}: expected square matrices in the last two axes, got 2x3 \(inputs x: "
+        r"shape \(2, 3\) float64\)",
+    )
 
 
 def _vector_input(op_type):
-    return ErrorInput((np.ones(3),), exc=ValueError,
-                      match=rf"{op_type}: expected a matrix \(rank >= 2\), got rank 1 \(inputs x: shape \(3,\) float64\)")
+    return ErrorInput(
+        (np.ones(3),),
+        exc=ValueError,
+        match=rf"{op_type}: expected a matrix \(rank >= 2\), got rank 1 \(inputs x: shape \(3,\) float64\)",
+    )
 
 
 def _half(op_type):
-    return ErrorInput((np.eye(2, dtype=np.float16),), exc=TypeError,
-                      match=rf"{op_type}: float16 is not supported by LAPACK; cast to float32 \(inputs x: shape "
-                            r"\(2, 2\) float16\)")
+    return ErrorInput(
+        (np.eye(2, dtype=np.float16),),
+        exc=TypeError,
+        match=rf"{op_type}: float16 is not supported by LAPACK; cast to float32 \(inputs x: shape "
+        r"\(2, 2\) float16\)",
+    )
 
 
 def _singular(op_type):
-    return ErrorInput((np.ones((2, 2)),), exc=np.linalg.LinAlgError,
-                      match=rf"{op_type}: Singular matrix \(inputs shape \(2, 2\) float64\)")
+    return ErrorInput(
+        (np.ones((2, 2)),),
+        exc=np.linalg.LinAlgError,
+        match=rf"{op_type}: Singular matrix \(inputs shape \(2, 2\) float64\)",
+    )
 
 
 OPINFOS = [
-    OpInfo("linalg.inv", tl.linalg.inv, np.linalg.inv, _square(_dominant), op_types=("MatrixInverse",),
-           dtypes=FLOATS, error_inputs=(_not_square("MatrixInverse"), _vector_input("MatrixInverse"),
-                                        _half("MatrixInverse"), _singular("MatrixInverse"))),
-    OpInfo("linalg.solve", tl.linalg.solve, np.linalg.solve, _solve_draw, op_types=("MatrixSolve",), dtypes=FLOATS,
-           error_inputs=(ErrorInput((np.eye(3), np.ones((2, 1))), exc=ValueError,
-                                    match=r"MatrixSolve: a is 3x3 but b has 2 rows \(inputs a: shape \(3, 3\) "
-                                          r"float64, b: shape \(2, 1\) float64\)"),
-                         ErrorInput((np.zeros((2, 2)), np.ones(2)), exc=np.linalg.LinAlgError,
-                                    match=r"MatrixSolve: Singular matrix"))),
-    OpInfo("linalg.solve_triangular", tl.linalg.solve_triangular, _solve_triangular_ref,
-           lambda dtype: _solve_draw(dtype, triangular=True), op_types=("MatrixTriangularSolve",), dtypes=FLOATS,
-           error_inputs=(ErrorInput((np.eye(2), np.ones(2)), {"trans": 2}, ValueError,
-                                    r"MatrixTriangularSolve: trans must be 0, 1, 'N' or 'T', got 2"),
-                         ErrorInput((np.ones((2, 3)), np.ones((3, 1))), exc=ValueError,
-                                    match=r"MatrixTriangularSolve: expected square matrices .* \(inputs a: shape "
-                                          r"\(2, 3\) float64, b: shape \(3, 1\) float64\)"))),
-    OpInfo("linalg.det", tl.linalg.det, np.linalg.det, _square(_dominant), op_types=("MatrixDeterminant",),
-           dtypes=FLOATS, rtol=1e-5, error_inputs=(_not_square("MatrixDeterminant"), _half("MatrixDeterminant"))),
-    OpInfo("linalg.slogdet", tl.linalg.slogdet, lambda a: tuple(np.linalg.slogdet(a)), _square(_dominant),
-           op_types=("LogMatrixDeterminant",), dtypes=FLOATS,
-           error_inputs=(_not_square("LogMatrixDeterminant"),)),
-    OpInfo("linalg.cholesky", tl.linalg.cholesky, lambda a: np.linalg.cholesky(_sym(a)), _square(_spd),
-           op_types=("Cholesky",), dtypes=FLOATS,
-           error_inputs=(_not_square("Cholesky"),
-                         ErrorInput((-np.eye(2),), exc=np.linalg.LinAlgError,
-                                    match=r"Cholesky: Matrix is not positive definite \(inputs shape \(2, 2\) "
-                                          r"float64\)"))),
-    OpInfo("linalg.eigh", tl.linalg.eigh, lambda a: tuple(np.linalg.eigh(_sym(a))), _square(_separated_symmetric),
-           op_types=("SelfAdjointEigV2",), dtypes=FLOATS, atol=1e-5,
-           error_inputs=(_not_square("SelfAdjointEigV2"), _vector_input("SelfAdjointEigV2"))),
-    OpInfo("linalg.svd", tl.linalg.svd, lambda a, full_matrices: tuple(np.linalg.svd(a, full_matrices)),
-           _svd_draw, op_types=("Svd",), dtypes=FLOATS, atol=1e-5,
-           error_inputs=(_vector_input("Svd"), _half("Svd"))),
-    OpInfo("linalg.svdvals", lambda a: tl.linalg.svd(a, compute_uv=False),
-           lambda a: np.linalg.svd(a, compute_uv=False), _rectangular(_separated_singular), op_types=("Svd",),
-           dtypes=FLOATS, atol=1e-5),
-    OpInfo("linalg.qr", tl.linalg.qr, _qr_ref, _qr_draw, op_types=("Qr",), dtypes=FLOATS, atol=1e-5,
-           error_inputs=(ErrorInput((np.eye(2),), {"mode": "full"}, ValueError,
-                                    r"Qr: mode must be 'reduced', 'complete' or 'r', got 'full' \(inputs x: shape "
-                                    r"\(2, 2\) float64\)"),)),
-    OpInfo("linalg.pinv", tl.linalg.pinv, np.linalg.pinv, _rectangular(_separated_singular),
-           op_types=("MatrixPseudoInverse",), dtypes=FLOATS, atol=1e-5, error_inputs=(_vector_input("MatrixPseudoInverse"),)),
-    OpInfo("linalg.matrix_power", tl.linalg.matrix_power, np.linalg.matrix_power, _matrix_power_draw,
-           op_types=(), dtypes=FLOATS,
-           error_inputs=(ErrorInput((np.eye(2), 1.5), exc=TypeError,
-                                    match=r"matrix_power: the exponent must be an integer, got float 1.5"),
-                         ErrorInput((np.ones((2, 3)), 2), exc=ValueError,
-                                    match=r"matrix_power: expected square matrices in the last two axes \(input "
-                                          r"shape \(2, 3\) float64\)"))),
-    OpInfo("linalg.norm", tl.linalg.norm, np.linalg.norm, _norm_draw, op_types=(), dtypes=FLOATS, kinks=True,
-           error_inputs=(ErrorInput((np.ones((2, 2, 2)),), {"ord": 1}, ValueError,
-                                    r"norm: ord=1 needs a 1-D or 2-D input or an explicit axis \(input shape "
-                                    r"\(2, 2, 2\) float64\)"),
-                         ErrorInput((np.ones((2, 2)),), {"ord": "fro", "axis": 0}, ValueError,
-                                    r"norm: invalid norm order 'fro' for vectors"),
-                         ErrorInput((np.ones((2, 2)),), {"ord": 3, "axis": (0, 1)}, ValueError,
-                                    r"norm: invalid norm order 3 for matrices"),
-                         ErrorInput((np.ones((2, 2)),), {"axis": (0, 0)}, ValueError,
-                                    r"norm: axis must name one or two different axes, got \(0, 0\)"),
-                         ErrorInput((np.ones((2, 2)),), {"axis": 2}, ValueError,
-                                    r"norm: axis 2 is out of bounds \(input shape \(2, 2\) float64\)"))),
+    OpInfo(
+        "linalg.inv",
+        tl.linalg.inv,
+        np.linalg.inv,
+        _square(_dominant),
+        op_types=("MatrixInverse",),
+        dtypes=FLOATS,
+        error_inputs=(
+            _not_square("MatrixInverse"),
+            _vector_input("MatrixInverse"),
+            _half("MatrixInverse"),
+            _singular("MatrixInverse"),
+        ),
+    ),
+    OpInfo(
+        "linalg.solve",
+        tl.linalg.solve,
+        np.linalg.solve,
+        _solve_draw,
+        op_types=("MatrixSolve",),
+        dtypes=FLOATS,
+        error_inputs=(
+            ErrorInput(
+                (np.eye(3), np.ones((2, 1))),
+                exc=ValueError,
+                match=r"MatrixSolve: a is 3x3 but b has 2 rows \(inputs a: shape \(3, 3\) "
+                r"float64, b: shape \(2, 1\) float64\)",
+            ),
+            ErrorInput(
+                (np.zeros((2, 2)), np.ones(2)), exc=np.linalg.LinAlgError, match=r"MatrixSolve: Singular matrix"
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.solve_triangular",
+        tl.linalg.solve_triangular,
+        _solve_triangular_ref,
+        lambda dtype: _solve_draw(dtype, triangular=True),
+        op_types=("MatrixTriangularSolve",),
+        dtypes=FLOATS,
+        error_inputs=(
+            ErrorInput(
+                (np.eye(2), np.ones(2)),
+                {"trans": 2},
+                ValueError,
+                r"MatrixTriangularSolve: trans must be 0, 1, 'N' or 'T', got 2",
+            ),
+            ErrorInput(
+                (np.ones((2, 3)), np.ones((3, 1))),
+                exc=ValueError,
+                match=r"MatrixTriangularSolve: expected square matrices .* \(inputs a: shape "
+                r"\(2, 3\) float64, b: shape \(3, 1\) float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.det",
+        tl.linalg.det,
+        np.linalg.det,
+        _square(_dominant),
+        op_types=("MatrixDeterminant",),
+        dtypes=FLOATS,
+        rtol=1e-5,
+        error_inputs=(_not_square("MatrixDeterminant"), _half("MatrixDeterminant")),
+    ),
+    OpInfo(
+        "linalg.slogdet",
+        tl.linalg.slogdet,
+        lambda a: tuple(np.linalg.slogdet(a)),
+        _square(_dominant),
+        op_types=("LogMatrixDeterminant",),
+        dtypes=FLOATS,
+        error_inputs=(_not_square("LogMatrixDeterminant"),),
+    ),
+    OpInfo(
+        "linalg.cholesky",
+        tl.linalg.cholesky,
+        lambda a: np.linalg.cholesky(_sym(a)),
+        _square(_spd),
+        op_types=("Cholesky",),
+        dtypes=FLOATS,
+        error_inputs=(
+            _not_square("Cholesky"),
+            ErrorInput(
+                (-np.eye(2),),
+                exc=np.linalg.LinAlgError,
+                match=r"Cholesky: Matrix is not positive definite \(inputs shape \(2, 2\) "
+                r"float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.eigh",
+        tl.linalg.eigh,
+        lambda a: tuple(np.linalg.eigh(_sym(a))),
+        _square(_separated_symmetric),
+        op_types=("SelfAdjointEigV2",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(_not_square("SelfAdjointEigV2"), _vector_input("SelfAdjointEigV2")),
+    ),
+    OpInfo(
+        "linalg.svd",
+        tl.linalg.svd,
+        lambda a, full_matrices: tuple(np.linalg.svd(a, full_matrices)),
+        _svd_draw,
+        op_types=("Svd",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(_vector_input("Svd"), _half("Svd")),
+    ),
+    OpInfo(
+        "linalg.svdvals",
+        lambda a: tl.linalg.svd(a, compute_uv=False),
+        lambda a: np.linalg.svd(a, compute_uv=False),
+        _rectangular(_separated_singular),
+        op_types=("Svd",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.qr",
+        tl.linalg.qr,
+        _qr_ref,
+        _qr_draw,
+        op_types=("Qr",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.eye(2),),
+                {"mode": "full"},
+                ValueError,
+                r"Qr: mode must be 'reduced', 'complete' or 'r', got 'full' \(inputs x: shape "
+                r"\(2, 2\) float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.pinv",
+        tl.linalg.pinv,
+        np.linalg.pinv,
+        _rectangular(_separated_singular),
+        op_types=("MatrixPseudoInverse",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(_vector_input("MatrixPseudoInverse"),),
+    ),
+    OpInfo(
+        "linalg.matrix_power",
+        tl.linalg.matrix_power,
+        np.linalg.matrix_power,
+        _matrix_power_draw,
+        op_types=(),
+        dtypes=FLOATS,
+        error_inputs=(
+            ErrorInput(
+                (np.eye(2), 1.5), exc=TypeError, match=r"matrix_power: the exponent must be an integer, got float 1.5"
+            ),
+            ErrorInput(
+                (np.ones((2, 3)), 2),
+                exc=ValueError,
+                match=r"matrix_power: expected square matrices in the last two axes \(input "
+                r"shape \(2, 3\) float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.norm",
+        tl.linalg.norm,
+        np.linalg.norm,
+        _norm_draw,
+        op_types=(),
+        dtypes=FLOATS,
+        kinks=True,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 2, 2)),),
+                {"ord": 1},
+                ValueError,
+                r"norm: ord=1 needs a 1-D or 2-D input or an explicit axis \(input shape "
+                r"\(2, 2, 2\) float64\)",
+            ),
+            ErrorInput(
+                (np.ones((2, 2)),), {"ord": "fro", "axis": 0}, ValueError, r"norm: invalid norm order 'fro' for vectors"
+            ),
+            ErrorInput(
+                (np.ones((2, 2)),), {"ord": 3, "axis": (0, 1)}, ValueError, r"norm: invalid norm order 3 for matrices"
+            ),
+            ErrorInput(
+                (np.ones((2, 2)),),
+                {"axis": (0, 0)},
+                ValueError,
+                r"norm: axis must name one or two different axes, got \(0, 0\)",
+            ),
+            ErrorInput(
+                (np.ones((2, 2)),),
+                {"axis": 2},
+                ValueError,
+                r"norm: axis 2 is out of bounds \(input shape \(2, 2\) float64\)",
+            ),
+        ),
+    ),
 ]

@@ -10,6 +10,7 @@ run every entry in several dtypes and modes.
 ...  if any(t in info.op_types for info in OPINFOS)]
 ['Conv2D', 'Conv2DBackpropInput', 'FusedBatchNormGradV3']
 """
+
 from __future__ import annotations
 
 import math
@@ -35,12 +36,14 @@ def _conv2d_ref(x, w, strides, padding, dilations=1):
 
 def _backprop_input_ref(input_shape, w, dy, strides, padding, dilations=1):
     return references.conv2d_backprop_input(input_shape, w, dy, strides, padding, dilations).astype(
-        np.result_type(w, dy))
+        np.result_type(w, dy)
+    )
 
 
 def _backprop_filter_ref(x, filter_shape, dy, strides, padding, dilations=1):
     return references.conv2d_backprop_filter(x, filter_shape, dy, strides, padding, dilations).astype(
-        np.result_type(x, dy))
+        np.result_type(x, dy)
+    )
 
 
 def _conv2d_transpose_ref(x, w, output_shape, strides, padding):
@@ -99,14 +102,25 @@ def _conv2d_transpose_draw(draw, dtype):
 
 
 def _conv_errors():
-    depth = r"input depth 3 does not match filter in_channels 1 \(input shape \(8, 32, 32, 3\), filter shape " \
-            r"\(3, 3, 1, 6\)\)"
-    return (ErrorInput((np.ones((8, 32, 32, 3)), np.ones((3, 3, 1, 6)), 1, "SAME"), exc=ValueError,
-                       match=rf"^Conv2D: {depth}"),
-            ErrorInput((np.ones((1, 4, 4, 1)), np.ones((2, 2, 1, 1)), 1, "FULL"), exc=ValueError,
-                       match=r"^Conv2D: padding must be 'VALID', 'SAME' or \(\(top, bottom\), \(left, right\)\)"),
-            ErrorInput((np.ones((1, 4, 4, 1)), np.ones((2, 2, 1, 1)), (1, 2, 3), "SAME"), exc=ValueError,
-                       match=r"^Conv2D: strides must be an int, a \(rows, cols\) pair or \[1, rows, cols, 1\]"))
+    depth = (
+        r"input depth 3 does not match filter in_channels 1 \(input shape \(8, 32, 32, 3\), filter shape "
+        r"\(3, 3, 1, 6\)\)"
+    )
+    return (
+        ErrorInput(
+            (np.ones((8, 32, 32, 3)), np.ones((3, 3, 1, 6)), 1, "SAME"), exc=ValueError, match=rf"^Conv2D: {depth}"
+        ),
+        ErrorInput(
+            (np.ones((1, 4, 4, 1)), np.ones((2, 2, 1, 1)), 1, "FULL"),
+            exc=ValueError,
+            match=r"^Conv2D: padding must be 'VALID', 'SAME' or \(\(top, bottom\), \(left, right\)\)",
+        ),
+        ErrorInput(
+            (np.ones((1, 4, 4, 1)), np.ones((2, 2, 1, 1)), (1, 2, 3), "SAME"),
+            exc=ValueError,
+            match=r"^Conv2D: strides must be an int, a \(rows, cols\) pair or \[1, rows, cols, 1\]",
+        ),
+    )
 
 
 # ---------------------------------------------------------------- pooling references (float64, cast back)
@@ -147,6 +161,7 @@ def _pool_draw(kind):
         shape, ksize, strides, padding = draw(_pool_geometry())
         x = draw(_distinct(dtype, shape) if kind == "max" else tensors(dtype, shape))
         return SampleInput((x, ksize, strides, padding))
+
     return draw_sample
 
 
@@ -170,6 +185,7 @@ def _max_pool_grad_draw(second_order):
         y = _pool_ref(x, ksize, strides, padding, "max")
         grad = draw(tensors(dtype, shape if second_order else y.shape))
         return SampleInput((x, y, grad), _pool_grad_attrs(ksize, strides, padding), grad_argnums=(2,))
+
     return draw_sample
 
 
@@ -186,10 +202,18 @@ def _max_pool_grad_grad(x, y, grad, **attrs):
 
 
 def _pool_errors(op_type):
-    return (ErrorInput((np.ones((4, 4, 1)), 2, 2, "VALID"), exc=ValueError,
-                       match=rf"^{op_type}: input must be 4-D NHWC .* got shape \(4, 4, 1\)"),
-            ErrorInput((np.ones((1, 4, 4, 1)), 2, 2, ((1, 1), (1, 1))), exc=ValueError,
-                       match=rf"^{op_type}: padding must be 'VALID' or 'SAME'"))
+    return (
+        ErrorInput(
+            (np.ones((4, 4, 1)), 2, 2, "VALID"),
+            exc=ValueError,
+            match=rf"^{op_type}: input must be 4-D NHWC .* got shape \(4, 4, 1\)",
+        ),
+        ErrorInput(
+            (np.ones((1, 4, 4, 1)), 2, 2, ((1, 1), (1, 1))),
+            exc=ValueError,
+            match=rf"^{op_type}: padding must be 'VALID' or 'SAME'",
+        ),
+    )
 
 
 # ---------------------------------------------------------------- activations and losses
@@ -199,13 +223,16 @@ def _unary_draw(lo=-3.0, hi=3.0, away_from=None):
         if away_from is not None:  # keep clear of a kink, where the finite differences would straddle it
             elements = elements.filter(lambda v: abs(v - away_from) > 0.05)
         return tensors(dtype, shapes(1, 3), elements).map(lambda x: SampleInput((x,)))
+
     return samples
 
 
 def _f64(fn):
     """A float64 NumPy formula, its result cast back to the input's dtype."""
+
     def ref(x, *args, **kwargs):
         return np.asarray(fn(x.astype(np.float64), *args, **kwargs)).astype(x.dtype)
+
     return ref
 
 
@@ -214,7 +241,7 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 def _gelu_ref(x, approximate=False):
     if approximate:
-        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
     return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
 
 
@@ -237,8 +264,9 @@ def _cross_entropy_draw(draw, dtype):
 
 
 def _cross_entropy_ref(labels, logits, axis=-1):
-    return -(labels.astype(np.float64) * _log_softmax_ref(logits.astype(np.float64), axis)).sum(axis).astype(
-        logits.dtype)
+    return (
+        -(labels.astype(np.float64) * _log_softmax_ref(logits.astype(np.float64), axis)).sum(axis).astype(logits.dtype)
+    )
 
 
 @st.composite
@@ -286,7 +314,8 @@ def _relu_grad_ref(gradients, features):
 # ---------------------------------------------------------------- batch norm
 def _bn_shapes():
     return st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)).filter(
-        lambda s: s[0] * s[1] * s[2] > 1)
+        lambda s: s[0] * s[1] * s[2] > 1
+    )
 
 
 @st.composite
@@ -298,8 +327,9 @@ def _fused_batch_norm_draw(draw, dtype, is_training):
     if is_training:
         return SampleInput((x, scale, offset), {"epsilon": 1e-2}, grad_argnums=(0, 1, 2))
     mean, variance = draw(tensors(dtype, channels)), draw(tensors(dtype, channels, min_value=0.5, max_value=2.0))
-    return SampleInput((x, scale, offset, mean, variance), {"epsilon": 1e-2, "is_training": False},
-                       grad_argnums=(0, 1, 2, 3, 4))
+    return SampleInput(
+        (x, scale, offset, mean, variance), {"epsilon": 1e-2, "is_training": False}, grad_argnums=(0, 1, 2, 3, 4)
+    )
 
 
 def _fused_batch_norm_ref(x, scale, offset, mean=None, variance=None, epsilon=1e-3, is_training=True):
@@ -324,8 +354,9 @@ def _fused_batch_norm_grad_draw(draw, dtype):
 
 def _fused_batch_norm_grad(dy, x, scale, offset):
     """The gradient op at x's own statistics (as the forward op hands them over)."""
-    _, mean, _, inv_std = tl.ops.get("FusedBatchNormV3")(x, scale, offset, np.empty(0, scale.dtype),
-                                                         np.empty(0, scale.dtype), epsilon=1e-2)
+    _, mean, _, inv_std = tl.ops.get("FusedBatchNormV3")(
+        x, scale, offset, np.empty(0, scale.dtype), np.empty(0, scale.dtype), epsilon=1e-2
+    )
     return tl.ops.get("FusedBatchNormGradV3")(dy, x, scale, mean, inv_std, epsilon=1e-2)
 
 
@@ -360,81 +391,248 @@ def _moments_draw(draw, dtype):
 
 def _moments_ref(x, axes, keepdims=False):
     xf = x.astype(np.float64)
-    return (xf.mean(tuple(axes), keepdims=keepdims).astype(x.dtype),
-            xf.var(tuple(axes), keepdims=keepdims).astype(x.dtype))
+    return (
+        xf.mean(tuple(axes), keepdims=keepdims).astype(x.dtype),
+        xf.var(tuple(axes), keepdims=keepdims).astype(x.dtype),
+    )
 
 
 def _fbn_errors():
-    return (ErrorInput((np.ones((2, 3)), np.ones(3), np.zeros(3)), exc=ValueError,
-                       match=r"^FusedBatchNormV3: x must be 4-D NHWC"),
-            ErrorInput((np.ones((1, 2, 2, 3)), np.ones(4), np.zeros(3)), exc=ValueError,
-                       match=r"^FusedBatchNormV3: scale must have shape \(3,\)"))
+    return (
+        ErrorInput(
+            (np.ones((2, 3)), np.ones(3), np.zeros(3)), exc=ValueError, match=r"^FusedBatchNormV3: x must be 4-D NHWC"
+        ),
+        ErrorInput(
+            (np.ones((1, 2, 2, 3)), np.ones(4), np.zeros(3)),
+            exc=ValueError,
+            match=r"^FusedBatchNormV3: scale must have shape \(3,\)",
+        ),
+    )
 
 
 # ---------------------------------------------------------------- the catalogue
 OPINFOS = [
-    OpInfo("nn.conv2d", tl.nn.conv2d, _conv2d_ref, _conv2d_draw, op_types=("Conv2D",), dtypes=WITH_HALF,
-           error_inputs=_conv_errors()),
-    OpInfo("nn.conv2d_backprop_input", tl.nn.conv2d_backprop_input, _backprop_input_ref, _backprop_input_draw,
-           op_types=("Conv2DBackpropInput",), dtypes=WITH_HALF),
-    OpInfo("nn.conv2d_backprop_filter", tl.nn.conv2d_backprop_filter, _backprop_filter_ref, _backprop_filter_draw,
-           op_types=("Conv2DBackpropFilter",), dtypes=WITH_HALF),
-    OpInfo("nn.conv2d_transpose", tl.nn.conv2d_transpose, _conv2d_transpose_ref, _conv2d_transpose_draw,
-           op_types=("Conv2DBackpropInput",)),
-    OpInfo("nn.avg_pool", tl.nn.avg_pool, lambda x, k, s, p: _pool_ref(x, k, s, p, "avg"), _pool_draw("avg"),
-           op_types=("AvgPool",), dtypes=WITH_HALF, error_inputs=_pool_errors("AvgPool")),
-    OpInfo("nn.max_pool", tl.nn.max_pool, lambda x, k, s, p: _pool_ref(x, k, s, p, "max"), _pool_draw("max"),
-           op_types=("MaxPool",), dtypes=WITH_HALF, kinks=True, error_inputs=_pool_errors("MaxPool")),
+    OpInfo(
+        "nn.conv2d",
+        tl.nn.conv2d,
+        _conv2d_ref,
+        _conv2d_draw,
+        op_types=("Conv2D",),
+        dtypes=WITH_HALF,
+        error_inputs=_conv_errors(),
+    ),
+    OpInfo(
+        "nn.conv2d_backprop_input",
+        tl.nn.conv2d_backprop_input,
+        _backprop_input_ref,
+        _backprop_input_draw,
+        op_types=("Conv2DBackpropInput",),
+        dtypes=WITH_HALF,
+    ),
+    OpInfo(
+        "nn.conv2d_backprop_filter",
+        tl.nn.conv2d_backprop_filter,
+        _backprop_filter_ref,
+        _backprop_filter_draw,
+        op_types=("Conv2DBackpropFilter",),
+        dtypes=WITH_HALF,
+    ),
+    OpInfo(
+        "nn.conv2d_transpose",
+        tl.nn.conv2d_transpose,
+        _conv2d_transpose_ref,
+        _conv2d_transpose_draw,
+        op_types=("Conv2DBackpropInput",),
+    ),
+    OpInfo(
+        "nn.avg_pool",
+        tl.nn.avg_pool,
+        lambda x, k, s, p: _pool_ref(x, k, s, p, "avg"),
+        _pool_draw("avg"),
+        op_types=("AvgPool",),
+        dtypes=WITH_HALF,
+        error_inputs=_pool_errors("AvgPool"),
+    ),
+    OpInfo(
+        "nn.max_pool",
+        tl.nn.max_pool,
+        lambda x, k, s, p: _pool_ref(x, k, s, p, "max"),
+        _pool_draw("max"),
+        op_types=("MaxPool",),
+        dtypes=WITH_HALF,
+        kinks=True,
+        error_inputs=_pool_errors("MaxPool"),
+    ),
     OpInfo("AvgPoolGrad", _avg_pool_grad, _avg_pool_grad_ref, _avg_pool_grad_draw, op_types=("AvgPoolGrad",)),
     OpInfo("MaxPoolGrad", _max_pool_grad, _max_pool_grad_ref, _max_pool_grad_draw(False), op_types=("MaxPoolGrad",)),
-    OpInfo("MaxPoolGradGrad", _max_pool_grad_grad, _max_pool_grad_grad_ref, _max_pool_grad_draw(True),
-           op_types=("MaxPoolGradGrad",)),
-    OpInfo("nn.relu", tl.nn.relu, _f64(lambda x: np.maximum(x, 0)), _unary_draw(away_from=0.0), op_types=("Relu",),
-           dtypes=WITH_HALF, kinks=True),
+    OpInfo(
+        "MaxPoolGradGrad",
+        _max_pool_grad_grad,
+        _max_pool_grad_grad_ref,
+        _max_pool_grad_draw(True),
+        op_types=("MaxPoolGradGrad",),
+    ),
+    OpInfo(
+        "nn.relu",
+        tl.nn.relu,
+        _f64(lambda x: np.maximum(x, 0)),
+        _unary_draw(away_from=0.0),
+        op_types=("Relu",),
+        dtypes=WITH_HALF,
+        kinks=True,
+    ),
     OpInfo("ReluGrad", _relu_grad, _relu_grad_ref, _relu_grad_draw, op_types=("ReluGrad",), dtypes=WITH_HALF),
-    OpInfo("nn.leaky_relu", tl.nn.leaky_relu, _f64(lambda x, alpha=0.2: np.where(x > 0, x, alpha * x)),
-           _unary_draw(away_from=0.0), op_types=("LeakyRelu",), dtypes=WITH_HALF, kinks=True),
-    OpInfo("nn.elu", tl.nn.elu, _f64(lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
-           _unary_draw(away_from=0.0), op_types=("Elu",), dtypes=WITH_HALF, kinks=True),
+    OpInfo(
+        "nn.leaky_relu",
+        tl.nn.leaky_relu,
+        _f64(lambda x, alpha=0.2: np.where(x > 0, x, alpha * x)),
+        _unary_draw(away_from=0.0),
+        op_types=("LeakyRelu",),
+        dtypes=WITH_HALF,
+        kinks=True,
+    ),
+    OpInfo(
+        "nn.elu",
+        tl.nn.elu,
+        _f64(lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
+        _unary_draw(away_from=0.0),
+        op_types=("Elu",),
+        dtypes=WITH_HALF,
+        kinks=True,
+    ),
     OpInfo("nn.gelu", tl.nn.gelu, _f64(_gelu_ref), _unary_draw(), op_types=("Gelu", "Erf"), dtypes=WITH_HALF),
-    OpInfo("nn.gelu_tanh", lambda x: tl.nn.gelu(x, approximate=True), _f64(lambda x: _gelu_ref(x, True)),
-           _unary_draw(), op_types=("Gelu",), dtypes=WITH_HALF),
+    OpInfo(
+        "nn.gelu_tanh",
+        lambda x: tl.nn.gelu(x, approximate=True),
+        _f64(lambda x: _gelu_ref(x, True)),
+        _unary_draw(),
+        op_types=("Gelu",),
+        dtypes=WITH_HALF,
+    ),
     OpInfo("nn.erf", tl.nn.erf, _f64(_erf), _unary_draw(), op_types=("Erf",), dtypes=WITH_HALF),
-    OpInfo("nn.softplus", tl.nn.softplus, _f64(lambda x: np.logaddexp(x, 0.0)), _unary_draw(-30.0, 30.0),
-           op_types=("Softplus",), dtypes=WITH_HALF),
-    OpInfo("nn.softmax", tl.nn.softmax, _f64(lambda x, axis=-1: np.exp(_log_softmax_ref(x, axis))), _axis_draw,
-           op_types=("Softmax",), dtypes=WITH_HALF,
-           error_inputs=(ErrorInput((np.zeros((2, 3)), 2), exc=ValueError,
-                                    match=r"^Softmax: axis 2 is out of range for a tensor of rank 2"),)),
-    OpInfo("nn.log_softmax", tl.nn.log_softmax, _f64(_log_softmax_ref), _axis_draw, op_types=("LogSoftmax",),
-           dtypes=WITH_HALF),
-    OpInfo("nn.softmax_cross_entropy_with_logits", tl.nn.softmax_cross_entropy_with_logits, _cross_entropy_ref,
-           _cross_entropy_draw, op_types=("SoftmaxCrossEntropyWithLogits", "Softmax", "LogSoftmax"),
-           error_inputs=(ErrorInput((np.zeros((2, 4)), np.zeros((2, 5))), exc=ValueError,
-                                    match=r"^SoftmaxCrossEntropyWithLogits: labels shape \(2, 4\) does not match"),)),
-    OpInfo("nn.sparse_softmax_cross_entropy_with_logits", tl.nn.sparse_softmax_cross_entropy_with_logits,
-           _sparse_cross_entropy_ref, _sparse_cross_entropy_draw, op_types=("SparseSoftmaxCrossEntropyWithLogits",),
-           error_inputs=(ErrorInput((np.array([0, 5]), np.zeros((2, 5))), exc=ValueError,
-                                    match=r"^SparseSoftmaxCrossEntropyWithLogits: label 5 is out of range \[0, 5\)"),
-                         ErrorInput((np.array([0.0]), np.zeros((1, 5))), exc=TypeError,
-                                    match=r"^SparseSoftmaxCrossEntropyWithLogits: labels must be integer"))),
-    OpInfo("nn.dropout", tl.nn.dropout, _dropout_ref, _dropout_draw, op_types=("Dropout",), dtypes=WITH_HALF,
-           error_inputs=(ErrorInput((np.ones(3), 1.0), exc=ValueError,
-                                    match=r"^Dropout: rate must be in \[0, 1\), got 1.0"),)),
+    OpInfo(
+        "nn.softplus",
+        tl.nn.softplus,
+        _f64(lambda x: np.logaddexp(x, 0.0)),
+        _unary_draw(-30.0, 30.0),
+        op_types=("Softplus",),
+        dtypes=WITH_HALF,
+    ),
+    OpInfo(
+        "nn.softmax",
+        tl.nn.softmax,
+        _f64(lambda x, axis=-1: np.exp(_log_softmax_ref(x, axis))),
+        _axis_draw,
+        op_types=("Softmax",),
+        dtypes=WITH_HALF,
+        error_inputs=(
+            ErrorInput(
+                (np.zeros((2, 3)), 2), exc=ValueError, match=r"^Softmax: axis 2 is out of range for a tensor of rank 2"
+            ),
+        ),
+    ),
+    OpInfo(
+        "nn.log_softmax",
+        tl.nn.log_softmax,
+        _f64(_log_softmax_ref),
+        _axis_draw,
+        op_types=("LogSoftmax",),
+        dtypes=WITH_HALF,
+    ),
+    OpInfo(
+        "nn.softmax_cross_entropy_with_logits",
+        tl.nn.softmax_cross_entropy_with_logits,
+        _cross_entropy_ref,
+        _cross_entropy_draw,
+        op_types=("SoftmaxCrossEntropyWithLogits", "Softmax", "LogSoftmax"),
+        error_inputs=(
+            ErrorInput(
+                (np.zeros((2, 4)), np.zeros((2, 5))),
+                exc=ValueError,
+                match=r"^SoftmaxCrossEntropyWithLogits: labels shape \(2, 4\) does not match",
+            ),
+        ),
+    ),
+    OpInfo(
+        "nn.sparse_softmax_cross_entropy_with_logits",
+        tl.nn.sparse_softmax_cross_entropy_with_logits,
+        _sparse_cross_entropy_ref,
+        _sparse_cross_entropy_draw,
+        op_types=("SparseSoftmaxCrossEntropyWithLogits",),
+        error_inputs=(
+            ErrorInput(
+                (np.array([0, 5]), np.zeros((2, 5))),
+                exc=ValueError,
+                match=r"^SparseSoftmaxCrossEntropyWithLogits: label 5 is out of range \[0, 5\)",
+            ),
+            ErrorInput(
+                (np.array([0.0]), np.zeros((1, 5))),
+                exc=TypeError,
+                match=r"^SparseSoftmaxCrossEntropyWithLogits: labels must be integer",
+            ),
+        ),
+    ),
+    OpInfo(
+        "nn.dropout",
+        tl.nn.dropout,
+        _dropout_ref,
+        _dropout_draw,
+        op_types=("Dropout",),
+        dtypes=WITH_HALF,
+        error_inputs=(
+            ErrorInput((np.ones(3), 1.0), exc=ValueError, match=r"^Dropout: rate must be in \[0, 1\), got 1.0"),
+        ),
+    ),
     # Training returns batch statistics without gradient (for running averages): checked forward only here,
     # and y alone with its gradients below.
-    OpInfo("nn.fused_batch_norm", tl.nn.fused_batch_norm, _fused_batch_norm_ref,
-           lambda dtype: _fused_batch_norm_draw(dtype, True), op_types=("FusedBatchNormV3",), differentiable=False,
-           error_inputs=_fbn_errors()),
-    OpInfo("nn.fused_batch_norm_y", lambda *a, **k: tl.nn.fused_batch_norm(*a, **k)[0],
-           lambda *a, **k: _fused_batch_norm_ref(*a, **k)[0], lambda dtype: _fused_batch_norm_draw(dtype, True),
-           op_types=("FusedBatchNormV3", "FusedBatchNormGradV3"), grad_atol=1e-4, grad_rtol=1e-3),
-    OpInfo("nn.fused_batch_norm_inference", tl.nn.fused_batch_norm, _fused_batch_norm_ref,
-           lambda dtype: _fused_batch_norm_draw(dtype, False), op_types=("FusedBatchNormV3",)),
-    OpInfo("FusedBatchNormGradV3", _fused_batch_norm_grad, _fused_batch_norm_grad_ref, _fused_batch_norm_grad_draw,
-           op_types=("FusedBatchNormGradV3",), atol=1e-4, grad_atol=1e-4, grad_rtol=1e-3),
-    OpInfo("nn.batch_normalization", tl.nn.batch_normalization, _batch_normalization_ref,
-           _batch_normalization_draw, op_types=("Add", "Sqrt", "Div", "Mul", "Sub")),
-    OpInfo("nn.moments", tl.nn.moments, _moments_ref, _moments_draw, op_types=("Sum", "Div", "Sub", "Mul"),
-           dtypes=WITH_HALF),
+    OpInfo(
+        "nn.fused_batch_norm",
+        tl.nn.fused_batch_norm,
+        _fused_batch_norm_ref,
+        lambda dtype: _fused_batch_norm_draw(dtype, True),
+        op_types=("FusedBatchNormV3",),
+        differentiable=False,
+        error_inputs=_fbn_errors(),
+    ),
+    OpInfo(
+        "nn.fused_batch_norm_y",
+        lambda *a, **k: tl.nn.fused_batch_norm(*a, **k)[0],
+        lambda *a, **k: _fused_batch_norm_ref(*a, **k)[0],
+        lambda dtype: _fused_batch_norm_draw(dtype, True),
+        op_types=("FusedBatchNormV3", "FusedBatchNormGradV3"),
+        grad_atol=1e-4,
+        grad_rtol=1e-3,
+    ),
+    OpInfo(
+        "nn.fused_batch_norm_inference",
+        tl.nn.fused_batch_norm,
+        _fused_batch_norm_ref,
+        lambda dtype: _fused_batch_norm_draw(dtype, False),
+        op_types=("FusedBatchNormV3",),
+    ),
+    OpInfo(
+        "FusedBatchNormGradV3",
+        _fused_batch_norm_grad,
+        _fused_batch_norm_grad_ref,
+        _fused_batch_norm_grad_draw,
+        op_types=("FusedBatchNormGradV3",),
+        atol=1e-4,
+        grad_atol=1e-4,
+        grad_rtol=1e-3,
+    ),
+    OpInfo(
+        "nn.batch_normalization",
+        tl.nn.batch_normalization,
+        _batch_normalization_ref,
+        _batch_normalization_draw,
+        op_types=("Add", "Sqrt", "Div", "Mul", "Sub"),
+    ),
+    OpInfo(
+        "nn.moments",
+        tl.nn.moments,
+        _moments_ref,
+        _moments_draw,
+        op_types=("Sum", "Div", "Sub", "Mul"),
+        dtypes=WITH_HALF,
+    ),
 ]

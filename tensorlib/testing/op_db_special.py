@@ -9,6 +9,7 @@ differentiated.
 >>> "special.gammaln" in {info.name for info in OPINFOS}
 True
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,39 +27,54 @@ SHAPES = st.sampled_from([(2, 3), (3,), (), (2, 1, 2)])
 
 def _scipy(name):
     """``scipy.special.<name>`` as a reference that keeps float32 inputs in float32 (SciPy's loops may not)."""
+
     def ref(*args, **kwargs):
         import scipy.special
+
         arrays = [a for a in args if isinstance(a, np.ndarray)]
         dtype = np.result_type(*arrays) if arrays else np.float64
         dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
         return np.asarray(getattr(scipy.special, name)(*args, **kwargs)).astype(dtype)
+
     return ref
 
 
 def _stats(dist, method):
     def ref(*args):
         import scipy.stats
+
         arrays = [a for a in args if isinstance(a, np.ndarray)]
         dtype = np.result_type(*[a.dtype if a.dtype.kind == "f" else np.float64 for a in arrays])
         return np.asarray(getattr(getattr(scipy.stats, dist), method)(*args)).astype(dtype)
+
     return ref
 
 
 def _uniform(*ranges, shapes=SHAPES, grads=None):
     """Arrays of one broadcastable shape, one value range per argument."""
+
     def samples(dtype):
         @st.composite
         def draw(draw):
             shape = draw(shapes)
             args = tuple(draw(tensors(dtype, shape, scalars(dtype, lo, hi))) for lo, hi in ranges)
             return SampleInput(args, grad_argnums=tuple(range(len(ranges))) if grads is None else grads)
+
         return draw()
+
     return samples
 
 
 def _special(name, ranges, op_types, **kwargs):
-    return OpInfo(f"special.{name}", getattr(tl.special, name), _scipy(name), _uniform(*ranges),
-                  op_types=op_types, dtypes=kwargs.pop("dtypes", FLOATS), **kwargs)
+    return OpInfo(
+        f"special.{name}",
+        getattr(tl.special, name),
+        _scipy(name),
+        _uniform(*ranges),
+        op_types=op_types,
+        dtypes=kwargs.pop("dtypes", FLOATS),
+        **kwargs,
+    )
 
 
 # ---------------------------------------------------------------- special functions
@@ -70,34 +86,59 @@ def _polygamma_draw(draw, dtype):
 
 def _poles_and_zeros(dtype):
     """xlogy samples with exact zeros in x (the defined 0 * log(0) case and its zero gradient for y)."""
+
     @st.composite
     def draw(draw):
         shape = draw(SHAPES)
         x = draw(tensors(dtype, shape, scalars(dtype, -2.0, 2.0) | st.just(0.0)))
         y = draw(tensors(dtype, shape, scalars(dtype, 0.3, 3.0)))
         return SampleInput((x, y), grad_argnums=(0, 1))
+
     return draw()
 
 
 def _xlog1py_samples(dtype):
-    return _poles_and_zeros(dtype).map(lambda s: SampleInput((s.args[0], s.args[1] - np.asarray(1.2, dtype)),
-                                                              grad_argnums=(0, 1)))
+    return _poles_and_zeros(dtype).map(
+        lambda s: SampleInput((s.args[0], s.args[1] - np.asarray(1.2, dtype)), grad_argnums=(0, 1))
+    )
 
 
 _SPECIAL = [
-    _special("gammaln", [(0.2, 5.0)], ("Lgamma",),
-             error_inputs=(ErrorInput((["a"],), exc=TypeError, match=r"Lgamma: input 'x' is not numeric"),)),
+    _special(
+        "gammaln",
+        [(0.2, 5.0)],
+        ("Lgamma",),
+        error_inputs=(ErrorInput((["a"],), exc=TypeError, match=r"Lgamma: input 'x' is not numeric"),),
+    ),
     _special("digamma", [(0.3, 5.0)], ("Digamma",)),
-    OpInfo("special.polygamma", tl.special.polygamma, _scipy("polygamma"), _polygamma_draw, op_types=("Polygamma",),
-           dtypes=FLOATS, error_inputs=(ErrorInput((-1, np.ones(2)), exc=ValueError,
-                                                   match=r"Polygamma: the order n must be a non-negative int, got -1"),
-                                        ErrorInput((1.5, np.ones(2)), exc=ValueError,
-                                                   match=r"Polygamma: the order n must be a non-negative int"))),
+    OpInfo(
+        "special.polygamma",
+        tl.special.polygamma,
+        _scipy("polygamma"),
+        _polygamma_draw,
+        op_types=("Polygamma",),
+        dtypes=FLOATS,
+        error_inputs=(
+            ErrorInput(
+                (-1, np.ones(2)), exc=ValueError, match=r"Polygamma: the order n must be a non-negative int, got -1"
+            ),
+            ErrorInput((1.5, np.ones(2)), exc=ValueError, match=r"Polygamma: the order n must be a non-negative int"),
+        ),
+    ),
     _special("gamma", [(0.3, 4.0)], ("Gamma",)),
-    _special("betaln", [(0.3, 4.0), (0.3, 4.0)], ("Betaln",),
-             error_inputs=(ErrorInput((np.ones((2, 3)), np.ones(4)), exc=ValueError,
-                                      match=r"Betaln: shapes \(2, 3\) and \(4,\) are not broadcastable \(inputs a: "
-                                            r"shape \(2, 3\) float64, b: shape \(4,\) float64\)"),)),
+    _special(
+        "betaln",
+        [(0.3, 4.0), (0.3, 4.0)],
+        ("Betaln",),
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), np.ones(4)),
+                exc=ValueError,
+                match=r"Betaln: shapes \(2, 3\) and \(4,\) are not broadcastable \(inputs a: "
+                r"shape \(2, 3\) float64, b: shape \(4,\) float64\)",
+            ),
+        ),
+    ),
     _special("beta", [(0.3, 4.0), (0.3, 4.0)], ("Beta",)),
     _special("erf", [(-3.0, 3.0)], ("Erf",)),
     _special("erfc", [(-3.0, 3.0)], ("Erfc",)),
@@ -108,15 +149,22 @@ _SPECIAL = [
     _special("expit", [(-6.0, 6.0)], ("Sigmoid",)),
     _special("logit", [(0.05, 0.95)], ("Logit",)),
     OpInfo("special.xlogy", tl.special.xlogy, _scipy("xlogy"), _poles_and_zeros, op_types=("Xlogy",), dtypes=FLOATS),
-    OpInfo("special.xlog1py", tl.special.xlog1py, _scipy("xlog1py"), _xlog1py_samples, op_types=("Xlog1py",),
-           dtypes=FLOATS),
+    OpInfo(
+        "special.xlog1py", tl.special.xlog1py, _scipy("xlog1py"), _xlog1py_samples, op_types=("Xlog1py",), dtypes=FLOATS
+    ),
     _special("i0", [(-3.0, 3.0)], ("BesselI0",)),
     _special("i1", [(-3.0, 3.0)], ("BesselI1",)),
-    _special("i0e", [(-3.0, 3.0)], ("BesselI0e",), kinks=True),   # exp(-|x|): a kink at 0
+    _special("i0e", [(-3.0, 3.0)], ("BesselI0e",), kinks=True),  # exp(-|x|): a kink at 0
     _special("i1e", [(-3.0, 3.0)], ("BesselI1e",), kinks=True),
-    OpInfo("special.gammaln_int", tl.special.gammaln, _scipy("gammaln"),
-           lambda dtype: tensors(dtype, SHAPES, st.integers(1, 6)).map(lambda x: SampleInput((x,), grad_argnums=())),
-           op_types=("Lgamma",), dtypes=(_dt.int64,), differentiable=False),
+    OpInfo(
+        "special.gammaln_int",
+        tl.special.gammaln,
+        _scipy("gammaln"),
+        lambda dtype: tensors(dtype, SHAPES, st.integers(1, 6)).map(lambda x: SampleInput((x,), grad_argnums=())),
+        op_types=("Lgamma",),
+        dtypes=(_dt.int64,),
+        differentiable=False,
+    ),
 ]
 
 
@@ -145,34 +193,82 @@ def _mvn_draw(draw, dtype):
     batch = draw(st.sampled_from([(), (3,), (2, 2)]))
     a = rng.uniform(-1, 1, (k, k))
     cov = a @ a.T + k * np.eye(k)
-    return SampleInput((rng.standard_normal(batch + (k,)).astype(dtype), rng.standard_normal(k).astype(dtype),
-                        cov.astype(dtype)), grad_argnums=(0, 1, 2))
+    return SampleInput(
+        (rng.standard_normal(batch + (k,)).astype(dtype), rng.standard_normal(k).astype(dtype), cov.astype(dtype)),
+        grad_argnums=(0, 1, 2),
+    )
 
 
 _STATS = [
-    OpInfo("stats.norm.logpdf", tl.stats.norm.logpdf, _stats("norm", "logpdf"),
-           _uniform((-3.0, 3.0), (-1.0, 1.0), (0.5, 2.0)), dtypes=FLOATS),
-    OpInfo("stats.norm.logcdf", tl.stats.norm.logcdf, _stats("norm", "logcdf"),
-           _uniform((-8.0, 3.0), (-1.0, 1.0), (0.5, 2.0)), dtypes=FLOATS),
-    OpInfo("stats.t.logpdf", tl.stats.t.logpdf, _stats("t", "logpdf"),
-           _uniform((-3.0, 3.0), (0.5, 6.0), (-1.0, 1.0), (0.5, 2.0)), dtypes=FLOATS),
-    OpInfo("stats.poisson.logpmf", tl.stats.poisson.logpmf, _stats("poisson", "logpmf"), _poisson_draw,
-           dtypes=FLOATS),
-    OpInfo("stats.beta.logpdf", tl.stats.beta.logpdf, _stats("beta", "logpdf"),
-           _uniform((0.05, 0.95), (0.5, 4.0), (0.5, 4.0)), dtypes=FLOATS),
-    OpInfo("stats.gamma.logpdf", tl.stats.gamma.logpdf, _stats("gamma", "logpdf"),
-           _uniform((0.2, 5.0), (0.5, 4.0)), dtypes=FLOATS),
-    OpInfo("stats.dirichlet.logpdf", tl.stats.dirichlet.logpdf, _stats("dirichlet", "logpdf"), _dirichlet_draw,
-           dtypes=FLOATS, error_inputs=(ErrorInput((np.full(2, 0.5), np.ones(3)), exc=ValueError,
-                                                   match=r"dirichlet.logpdf: x must have the 3 components of alpha on "
-                                                         r"its first axis \(x shape \(2,\) float64, alpha shape \(3,\) "
-                                                         r"float64\)"),)),
-    OpInfo("stats.multivariate_normal.logpdf", tl.stats.multivariate_normal.logpdf,
-           _stats("multivariate_normal", "logpdf"), _mvn_draw, dtypes=FLOATS, atol=1e-5,
-           error_inputs=(ErrorInput((np.zeros(3), np.zeros(2), np.eye(2)), exc=ValueError,
-                                    match=r"multivariate_normal.logpdf: x \(..., k\), mean \(k,\) and cov \(k, k\) "
-                                          r"must agree \(x shape \(3,\) float64, mean shape \(2,\) float64, cov shape "
-                                          r"\(2, 2\) float64\)"),)),
+    OpInfo(
+        "stats.norm.logpdf",
+        tl.stats.norm.logpdf,
+        _stats("norm", "logpdf"),
+        _uniform((-3.0, 3.0), (-1.0, 1.0), (0.5, 2.0)),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "stats.norm.logcdf",
+        tl.stats.norm.logcdf,
+        _stats("norm", "logcdf"),
+        _uniform((-8.0, 3.0), (-1.0, 1.0), (0.5, 2.0)),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "stats.t.logpdf",
+        tl.stats.t.logpdf,
+        _stats("t", "logpdf"),
+        _uniform((-3.0, 3.0), (0.5, 6.0), (-1.0, 1.0), (0.5, 2.0)),
+        dtypes=FLOATS,
+    ),
+    OpInfo("stats.poisson.logpmf", tl.stats.poisson.logpmf, _stats("poisson", "logpmf"), _poisson_draw, dtypes=FLOATS),
+    OpInfo(
+        "stats.beta.logpdf",
+        tl.stats.beta.logpdf,
+        _stats("beta", "logpdf"),
+        _uniform((0.05, 0.95), (0.5, 4.0), (0.5, 4.0)),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "stats.gamma.logpdf",
+        tl.stats.gamma.logpdf,
+        _stats("gamma", "logpdf"),
+        _uniform((0.2, 5.0), (0.5, 4.0)),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "stats.dirichlet.logpdf",
+        tl.stats.dirichlet.logpdf,
+        _stats("dirichlet", "logpdf"),
+        _dirichlet_draw,
+        dtypes=FLOATS,
+        error_inputs=(
+            ErrorInput(
+                (np.full(2, 0.5), np.ones(3)),
+                exc=ValueError,
+                match=r"dirichlet.logpdf: x must have the 3 components of alpha on "
+                r"its first axis \(x shape \(2,\) float64, alpha shape \(3,\) "
+                r"float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "stats.multivariate_normal.logpdf",
+        tl.stats.multivariate_normal.logpdf,
+        _stats("multivariate_normal", "logpdf"),
+        _mvn_draw,
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.zeros(3), np.zeros(2), np.eye(2)),
+                exc=ValueError,
+                match=r"multivariate_normal.logpdf: x \(..., k\), mean \(k,\) and cov \(k, k\) "
+                r"must agree \(x shape \(3,\) float64, mean shape \(2,\) float64, cov shape "
+                r"\(2, 2\) float64\)",
+            ),
+        ),
+    ),
 ]
 
 OPINFOS = _SPECIAL + _STATS

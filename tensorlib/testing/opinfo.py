@@ -4,6 +4,7 @@ Each OpInfo names the public function to call, a NumPy reference, a
 hypothesis strategy of sample inputs per dtype, which arguments are
 differentiable, and error inputs with the message they must produce.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,6 +21,7 @@ class SampleInput:
 
     ``grad_argnums`` lists the positions of the arguments that gradients are checked for.
     """
+
     args: tuple
     kwargs: dict = dataclasses.field(default_factory=dict)
     grad_argnums: tuple = (0,)
@@ -27,12 +29,14 @@ class SampleInput:
     def __repr__(self):
         def show(a):
             return f"array{a.shape}:{a.dtype}" if isinstance(a, np.ndarray) else repr(a)
+
         return f"SampleInput(args=({', '.join(show(a) for a in self.args)}), kwargs={self.kwargs})"
 
 
 @dataclasses.dataclass
 class ErrorInput:
     """A call that must raise ``exc`` with a message matching the regex ``match``."""
+
     args: tuple
     kwargs: dict = dataclasses.field(default_factory=dict)
     exc: type = ValueError
@@ -50,6 +54,7 @@ class OpInfo:
     covered by some OpInfo).  ``kinks`` marks ops whose gradient checks must
     avoid non-differentiable points (``check_grads`` resamples or reports).
     """
+
     name: str
     op: Callable
     ref: Callable

@@ -21,6 +21,7 @@ array([[10., 18.],
 array([[ 5.,  7.],
        [13., 15.]])
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -58,8 +59,9 @@ def explicit_pads(in_hw, k_hw, strides, dilations, padding) -> Pads:
 
 def output_hw(in_hw, k_hw, strides, dilations, pads) -> Pair:
     """Output height and width of a window sweep over the padded input."""
-    return tuple((size + sum(p) - (k - 1) * d - 1) // s + 1
-                 for size, k, s, d, p in zip(in_hw, k_hw, strides, dilations, pads))
+    return tuple(
+        (size + sum(p) - (k - 1) * d - 1) // s + 1 for size, k, s, d, p in zip(in_hw, k_hw, strides, dilations, pads)
+    )
 
 
 def geometry(in_hw, k_hw, strides, padding, dilations=1):
@@ -73,7 +75,7 @@ def _pad(x, pads, value=0.0) -> np.ndarray:
 
 
 def _unpad(padded, pads, hw) -> np.ndarray:
-    return padded[:, pads[0][0]:pads[0][0] + hw[0], pads[1][0]:pads[1][0] + hw[1]]
+    return padded[:, pads[0][0] : pads[0][0] + hw[0], pads[1][0] : pads[1][0] + hw[1]]
 
 
 def tap_views(padded, k_hw, strides, dilations, out_hw) -> Iterator[tuple[Pair, np.ndarray]]:
@@ -81,8 +83,14 @@ def tap_views(padded, k_hw, strides, dilations, out_hw) -> Iterator[tuple[Pair, 
     for i in range(k_hw[0]):
         for j in range(k_hw[1]):
             r, c = i * dilations[0], j * dilations[1]
-            yield (i, j), padded[:, r:r + (out_hw[0] - 1) * strides[0] + 1:strides[0],
-                                 c:c + (out_hw[1] - 1) * strides[1] + 1:strides[1]]
+            yield (
+                (i, j),
+                padded[
+                    :,
+                    r : r + (out_hw[0] - 1) * strides[0] + 1 : strides[0],
+                    c : c + (out_hw[1] - 1) * strides[1] + 1 : strides[1],
+                ],
+            )
 
 
 # ---------------------------------------------------------------- convolution

@@ -12,14 +12,24 @@ partners, axes, and valid inputs for any registered op::
     ...     np.testing.assert_array_equal(tl.negative(tl.negative(x)).numpy(), x)
     >>> test_neg_is_its_own_inverse()
 """
+
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-__all__ = ["tensors", "scalars", "shapes", "broadcastable_shapes", "mutually_broadcastable_shapes", "valid_axes",
-           "valid_axis", "op_inputs", "conv2d_args"]
+__all__ = [
+    "tensors",
+    "scalars",
+    "shapes",
+    "broadcastable_shapes",
+    "mutually_broadcastable_shapes",
+    "valid_axes",
+    "valid_axis",
+    "op_inputs",
+    "conv2d_args",
+]
 
 
 def _float_bound(value, dtype, direction):
@@ -34,8 +44,14 @@ def scalars(dtype, min_value=-3.0, max_value=3.0) -> st.SearchStrategy:
     """Scalar values of ``dtype``: finite, no subnormals, within [min_value, max_value]."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        return st.floats(_float_bound(min_value, dtype, +1), _float_bound(max_value, dtype, -1),
-                         width=8 * dtype.itemsize, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+        return st.floats(
+            _float_bound(min_value, dtype, +1),
+            _float_bound(max_value, dtype, -1),
+            width=8 * dtype.itemsize,
+            allow_nan=False,
+            allow_infinity=False,
+            allow_subnormal=False,
+        )
     if dtype.kind in "iu":
         return st.integers(int(np.ceil(min_value)), int(np.floor(max_value)))
     if dtype.kind == "b":
@@ -48,8 +64,9 @@ def shapes(min_dims: int = 0, max_dims: int = 3, min_side: int = 1, max_side: in
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
 
 
-def tensors(dtype=np.float64, shape=None, elements=None, *, min_value=-3.0, max_value=3.0,
-            unique: bool = False) -> st.SearchStrategy:
+def tensors(
+    dtype=np.float64, shape=None, elements=None, *, min_value=-3.0, max_value=3.0, unique: bool = False
+) -> st.SearchStrategy:
     """NumPy arrays of ``dtype`` and ``shape`` (a tuple or a strategy of tuples; default: ``shapes()``).
 
     Values are finite and lie in ``[min_value, max_value]`` unless an ``elements`` strategy says otherwise.
@@ -70,20 +87,24 @@ def tensors(dtype=np.float64, shape=None, elements=None, *, min_value=-3.0, max_
     return hnp.arrays(dtype, shape, elements=elements, unique=unique)
 
 
-def broadcastable_shapes(shape, min_dims: int = 0, max_dims: int | None = None, min_side: int = 1,
-                         max_side: int | None = 4) -> st.SearchStrategy:
+def broadcastable_shapes(
+    shape, min_dims: int = 0, max_dims: int | None = None, min_side: int = 1, max_side: int | None = 4
+) -> st.SearchStrategy:
     """Shapes that broadcast against ``shape`` (NumPy rules)."""
     if max_dims is None:
         max_dims = max(len(shape), min_dims)
-    return hnp.broadcastable_shapes(tuple(shape), min_dims=min_dims, max_dims=max_dims, min_side=min_side,
-                                    max_side=max_side)
+    return hnp.broadcastable_shapes(
+        tuple(shape), min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
+    )
 
 
-def mutually_broadcastable_shapes(num_shapes: int, min_dims: int = 0, max_dims: int = 3,
-                                  max_side: int = 4) -> st.SearchStrategy:
+def mutually_broadcastable_shapes(
+    num_shapes: int, min_dims: int = 0, max_dims: int = 3, max_side: int = 4
+) -> st.SearchStrategy:
     """``num_shapes`` shapes that broadcast together (a tuple of tuples)."""
-    return hnp.mutually_broadcastable_shapes(num_shapes=num_shapes, min_dims=min_dims, max_dims=max_dims,
-                                             max_side=max_side).map(lambda b: b.input_shapes)
+    return hnp.mutually_broadcastable_shapes(
+        num_shapes=num_shapes, min_dims=min_dims, max_dims=max_dims, max_side=max_side
+    ).map(lambda b: b.input_shapes)
 
 
 def valid_axis(ndim: int) -> st.SearchStrategy:
@@ -93,8 +114,9 @@ def valid_axis(ndim: int) -> st.SearchStrategy:
     return st.integers(-ndim, ndim - 1)
 
 
-def valid_axes(ndim: int, allow_none: bool = True, allow_int: bool = True, min_size: int = 0,
-               max_size: int | None = None) -> st.SearchStrategy:
+def valid_axes(
+    ndim: int, allow_none: bool = True, allow_int: bool = True, min_size: int = 0, max_size: int | None = None
+) -> st.SearchStrategy:
     """A reduction ``axis`` argument for a rank-``ndim`` array: None, an int, or a tuple of distinct axes."""
     options = [hnp.valid_tuple_axes(ndim, min_size=min_size, max_size=max_size)]
     if allow_none:
@@ -106,6 +128,7 @@ def valid_axes(ndim: int, allow_none: bool = True, allow_int: bool = True, min_s
 
 def _find_opinfo(op):
     from .op_db import all_opinfos
+
     infos = all_opinfos()
     if isinstance(op, str):
         for info in infos:
@@ -119,8 +142,7 @@ def _find_opinfo(op):
         for info in infos:
             if info.op is op or (name is not None and name in info.op_types):
                 return info
-    raise LookupError(f"op_inputs: no OpInfo describes {op!r}; known: "
-                      f"{', '.join(sorted(i.name for i in infos))}")
+    raise LookupError(f"op_inputs: no OpInfo describes {op!r}; known: {', '.join(sorted(i.name for i in infos))}")
 
 
 def op_inputs(op, dtype=np.float64) -> st.SearchStrategy:
@@ -140,14 +162,16 @@ def op_inputs(op, dtype=np.float64) -> st.SearchStrategy:
     info = _find_opinfo(op)
     dtype = np.dtype(dtype)
     if dtype not in info.dtypes:
-        raise ValueError(f"op_inputs: {info.name} is not tested in {dtype} (dtypes: "
-                         f"{', '.join(str(d) for d in info.dtypes)})")
+        raise ValueError(
+            f"op_inputs: {info.name} is not tested in {dtype} (dtypes: {', '.join(str(d) for d in info.dtypes)})"
+        )
     return info.samples(dtype)
 
 
 @st.composite
-def conv2d_args(draw, dtype=np.float64, max_batch: int = 2, max_size: int = 6, max_channels: int = 3,
-                max_kernel: int = 3):
+def conv2d_args(
+    draw, dtype=np.float64, max_batch: int = 2, max_size: int = 6, max_channels: int = 3, max_kernel: int = 3
+):
     """``(input, filters, kwargs)`` for ``tl.nn.conv2d``: NHWC input, HWIO filter, strides, padding, dilations.
 
     With ``"VALID"`` padding the dilated kernel always fits the input.

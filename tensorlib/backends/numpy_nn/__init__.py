@@ -28,17 +28,35 @@ from .activations import relu, relu_grad
 from .batch_norm import fused_batch_norm_backward, fused_batch_norm_forward
 from .blocks import Pads, Pair, conv_output_size_and_padding, resolve_conv_padding
 from .conv import (
-                   FOURIER_GEMM,
-                   IM2COL_GEMM,
-                   SHIFTED_GEMM,
-                   conv2d,
-                   conv2d_backprop_filter,
-                   conv2d_backprop_input,
-                   conv2d_strategy,
+    FOURIER_GEMM,
+    IM2COL_GEMM,
+    SHIFTED_GEMM,
+    conv2d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    conv2d_strategy,
 )
 from .pool import avg_pool, avg_pool_grad, max_pool, max_pool_grad, max_pool_grad_grad
 
-__all__ = ["FOURIER_GEMM", "IM2COL_GEMM", "SHIFTED_GEMM", "Pads", "Pair", "avg_pool", "avg_pool_grad", "conv2d",
-           "conv2d_backprop_filter", "conv2d_backprop_input", "conv2d_strategy", "conv_output_size_and_padding",
-           "fused_batch_norm_backward", "fused_batch_norm_forward", "max_pool", "max_pool_grad",
-           "max_pool_grad_grad", "relu", "relu_grad", "resolve_conv_padding"]
+__all__ = [
+    "FOURIER_GEMM",
+    "IM2COL_GEMM",
+    "SHIFTED_GEMM",
+    "Pads",
+    "Pair",
+    "avg_pool",
+    "avg_pool_grad",
+    "conv2d",
+    "conv2d_backprop_filter",
+    "conv2d_backprop_input",
+    "conv2d_strategy",
+    "conv_output_size_and_padding",
+    "fused_batch_norm_backward",
+    "fused_batch_norm_forward",
+    "max_pool",
+    "max_pool_grad",
+    "max_pool_grad_grad",
+    "relu",
+    "relu_grad",
+    "resolve_conv_padding",
+]

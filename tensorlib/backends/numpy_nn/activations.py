@@ -15,6 +15,7 @@ def relu(x: np.ndarray) -> np.ndarray:
 
     def run(first, last):
         np.maximum(x[first:last], 0, out=out[first:last])
+
     _split_images(run, x.shape[0], x.nbytes)
     return out
 
@@ -31,5 +32,6 @@ def relu_grad(dy: np.ndarray, features: np.ndarray) -> np.ndarray:
         part = out[first:last]
         np.greater(features[first:last], 0, out=part)
         np.multiply(part, dy[first:last], out=part)
+
     _split_images(run, out.shape[0], out.nbytes)
     return out

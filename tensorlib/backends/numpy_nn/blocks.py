@@ -43,10 +43,7 @@ def conv_output_size_and_padding(
     (14, (1, 2))
     """
     if k < 1 or stride < 1 or dilation < 1:
-        raise ValueError(
-            f"conv geometry: kernel size {k}, stride {stride} and dilation "
-            f"{dilation} must all be >= 1"
-        )
+        raise ValueError(f"conv geometry: kernel size {k}, stride {stride} and dilation {dilation} must all be >= 1")
     effective_k = (k - 1) * dilation + 1
     if isinstance(padding, str):
         if padding == "SAME":
@@ -55,8 +52,7 @@ def conv_output_size_and_padding(
             return out_size, (total // 2, total - total // 2)
         if padding != "VALID":
             raise ValueError(
-                f"conv geometry: padding must be 'VALID', 'SAME' or a "
-                f"(before, after) pair, got {padding!r}"
+                f"conv geometry: padding must be 'VALID', 'SAME' or a (before, after) pair, got {padding!r}"
             )
         before, after = 0, 0
     else:
@@ -137,10 +133,7 @@ class _Geometry(NamedTuple):
     @property
     def windows_overlap(self) -> bool:
         """Whether some input cell lies in two windows (then grads must add)."""
-        return any(
-            s < (k - 1) * d + 1
-            for s, k, d in zip(self.strides, self.kernel_hw, self.dilations)
-        )
+        return any(s < (k - 1) * d + 1 for s, k, d in zip(self.strides, self.kernel_hw, self.dilations))
 
     def tap_view(self, padded: np.ndarray, tap: Pair, rows: Pair | None = None):
         """The cells of ``padded`` that ``tap`` meets, one per output pixel.
@@ -242,8 +235,7 @@ def _single_thread_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     step = max(1, _BLAS_SINGLE_THREAD_FLOPS // max(1, depth * b.shape[1]))
     stacked = rows - rows % step
     if stacked:
-        np.matmul(a[:stacked].reshape(-1, step, depth), b,
-                  out=out[:stacked].reshape(-1, step, out.shape[1]))
+        np.matmul(a[:stacked].reshape(-1, step, depth), b, out=out[:stacked].reshape(-1, step, out.shape[1]))
     if stacked < rows:
         np.matmul(a[stacked:], b, out=out[stacked:])
 
@@ -268,8 +260,7 @@ class _PaddedBlocks:
     times slower than its float32 ones.
     """
 
-    def __init__(self, x: np.ndarray, pads: Pads, images: int, fill: float, dtype=None,
-                 purpose: str = "padded"):
+    def __init__(self, x: np.ndarray, pads: Pads, images: int, fill: float, dtype=None, purpose: str = "padded"):
         self.x = x
         (self.top, bottom), (self.left, right) = pads
         dtype = x.dtype if dtype is None else np.dtype(dtype)

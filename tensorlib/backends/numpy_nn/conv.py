@@ -84,10 +84,7 @@ def conv2d_strategy(
     fourier_flops = _fourier_flops((h, w), out_hw, padded_hw, in_c, out_c)
     frequencies = (padded_hw[0] // 2 + 1) * padded_hw[1]
     activations = batch * (h * w * in_c + out_hw[0] * out_hw[1] * out_c)
-    if (
-        fourier_flops * _FOURIER_OVERHEAD < direct_flops
-        and 4 * frequencies * in_c * out_c <= activations
-    ):
+    if fourier_flops * _FOURIER_OVERHEAD < direct_flops and 4 * frequencies * in_c * out_c <= activations:
         return FOURIER_GEMM
     if in_c <= _SHIFTED_GEMM_MAX_CHANNELS or in_c * _SHIFTED_GEMM_ROW_PER_CHANNEL <= out_hw[1]:
         return SHIFTED_GEMM
@@ -115,8 +112,7 @@ class _ConvShapes:
             strategy = conv2d_strategy(x_shape, w_shape, strides, dilations, pads)
         if strategy not in (SHIFTED_GEMM, IM2COL_GEMM, FOURIER_GEMM):
             raise ValueError(
-                f"{name}: unknown strategy {strategy!r}; use {SHIFTED_GEMM!r}, "
-                f"{IM2COL_GEMM!r} or {FOURIER_GEMM!r}"
+                f"{name}: unknown strategy {strategy!r}; use {SHIFTED_GEMM!r}, {IM2COL_GEMM!r} or {FOURIER_GEMM!r}"
             )
         self.strategy = strategy
 
@@ -124,8 +120,7 @@ class _ConvShapes:
         expected = (self.batch, *self.geometry.out_hw, self.out_channels)
         if dy.shape != expected:
             raise ValueError(
-                f"{name}: output gradient shape {tuple(dy.shape)} does not match "
-                f"the conv output shape {expected}"
+                f"{name}: output gradient shape {tuple(dy.shape)} does not match the conv output shape {expected}"
             )
         return np.ascontiguousarray(dy)
 
@@ -235,9 +230,7 @@ class _PatchPlan:
 
     def filter_matrix(self, w: np.ndarray) -> np.ndarray:
         """The filter as a contiguous ``(K, Cout)`` matrix in compute dtype."""
-        return np.ascontiguousarray(
-            w.reshape(self.k, self.conv.out_channels), self.conv.compute_dtype
-        )
+        return np.ascontiguousarray(w.reshape(self.k, self.conv.out_channels), self.conv.compute_dtype)
 
 
 def _gemm_into(a: np.ndarray, b: np.ndarray, target: np.ndarray, scratch) -> None:

@@ -123,9 +123,7 @@ class _FourierPlan:
         spectra_bytes = itemsize * 2 * self.frequencies * (in_c + out_c)
         self.images = _images_per_block(conv.batch, spectra_bytes, _FOURIER_CHUNK_BYTES)
         self.work_per_image = 2 * self.half_h * max(w, out_w) * max(in_c, out_c)
-        self.transform_images = _images_per_block(
-            self.images, itemsize * self.work_per_image, _FOURIER_BLOCK_BYTES
-        )
+        self.transform_images = _images_per_block(self.images, itemsize * self.work_per_image, _FOURIER_BLOCK_BYTES)
 
     def _work(self, size: int) -> np.ndarray:
         """The front of the reused transform work buffer."""
@@ -207,8 +205,7 @@ def _complex_blocks(real: np.ndarray, imag: np.ndarray, conjugate: bool = False)
     the complex matrix ``real + i imag`` (or by its conjugate)."""
     frequencies, m, n = real.shape
     blocks = _scratch("complex_blocks", (frequencies, 2, m, 2, n), real.dtype)
-    plus, minus = (blocks[:, 1, :, 0], blocks[:, 0, :, 1]) if conjugate else (
-        blocks[:, 0, :, 1], blocks[:, 1, :, 0])
+    plus, minus = (blocks[:, 1, :, 0], blocks[:, 0, :, 1]) if conjugate else (blocks[:, 0, :, 1], blocks[:, 1, :, 0])
     blocks[:, 0, :, 0] = real
     np.copyto(plus, imag)
     np.negative(imag, out=minus)
@@ -221,8 +218,14 @@ def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray) -> np.ndarr
     real, imag = plan.filter_spectrum(w)
     # y = x (*) w in the spectrum: Y = X conj(W), summed over Cin.
     out = np.empty((conv.batch, *conv.geometry.out_hw, conv.out_channels), conv.dtype)
-    _fourier_apply(plan, _complex_blocks(real, imag, conjugate=True), x, ("input", plan.input_positions),
-                   out, ("output", plan.output_positions))
+    _fourier_apply(
+        plan,
+        _complex_blocks(real, imag, conjugate=True),
+        x,
+        ("input", plan.input_positions),
+        out,
+        ("output", plan.output_positions),
+    )
     return out
 
 
@@ -231,13 +234,20 @@ def _fourier_conv2d_backprop_input(conv: _ConvShapes, w: np.ndarray, dy: np.ndar
     real, imag = plan.filter_spectrum(w)
     # dx = dy scattered through w: DX = DY W, summed over Cout.
     dx = np.empty((conv.batch, *conv.geometry.in_hw, conv.in_channels), conv.dtype)
-    _fourier_apply(plan, _complex_blocks(real.transpose(0, 2, 1), imag.transpose(0, 2, 1)),
-                   dy, ("output", plan.output_positions), dx, ("input", plan.input_positions))
+    _fourier_apply(
+        plan,
+        _complex_blocks(real.transpose(0, 2, 1), imag.transpose(0, 2, 1)),
+        dy,
+        ("output", plan.output_positions),
+        dx,
+        ("input", plan.input_positions),
+    )
     return dx
 
 
-def _fourier_apply(plan: _FourierPlan, blocks, source: np.ndarray, source_side, target: np.ndarray,
-                   target_side) -> None:
+def _fourier_apply(
+    plan: _FourierPlan, blocks, source: np.ndarray, source_side, target: np.ndarray, target_side
+) -> None:
     """``target`` = the per-frequency product of ``source``'s spectrum with the filter ``blocks``,
     image block by image block.  A side is ("input" | "output", its pixel positions)."""
     source_name, source_positions = source_side

@@ -48,15 +48,15 @@ class _PoolPlan:
         # Only the columns some window touches take part in row pooling.
         self.used_w = (out_w - 1) * sw + kw
         image_bytes = (in_h + top + bottom) * (in_w + left + right) * self.channels
-        self.images = _images_per_block(
-            self.batch, image_bytes * self.compute_dtype.itemsize, _POOL_BLOCK_BYTES
-        )
+        self.images = _images_per_block(self.batch, image_bytes * self.compute_dtype.itemsize, _POOL_BLOCK_BYTES)
         # Non-overlapping column windows tile the row-pooled block, so it can
         # be viewed as a (pixels, kw * C) matrix and pooled by one GEMM.
         self.columns_by_gemm = sw == kw and self.channels <= _GEMM_COLUMN_POOL_MAX_CHANNELS
         # Whether the windows cover the padded input once each, edge to edge.
         self.windows_tile = (sh, sw) == (kh, kw) and (out_h * kh, out_w * kw) == (
-            in_h + top + bottom, in_w + left + right)
+            in_h + top + bottom,
+            in_w + left + right,
+        )
 
     def image_blocks(self, first: int = 0, last: int | None = None) -> Iterator[Pair]:
         return _blocks(self.batch if last is None else last, self.images, first)
@@ -64,18 +64,12 @@ class _PoolPlan:
     def row_tap_views(self, padded: np.ndarray) -> list[np.ndarray]:
         """Per row tap, the padded rows (as far as ``used_w``) that it meets."""
         out_h, sh = self.geometry.out_hw[0], self.geometry.strides[0]
-        return [
-            padded[:, i : i + (out_h - 1) * sh + 1 : sh, : self.used_w]
-            for i in range(self.geometry.kernel_hw[0])
-        ]
+        return [padded[:, i : i + (out_h - 1) * sh + 1 : sh, : self.used_w] for i in range(self.geometry.kernel_hw[0])]
 
     def col_tap_views(self, row_pooled: np.ndarray) -> list[np.ndarray]:
         """Per column tap, the cells of a row-pooled block that it meets."""
         out_w, sw = self.geometry.out_hw[1], self.geometry.strides[1]
-        return [
-            row_pooled[:, :, j : j + (out_w - 1) * sw + 1 : sw]
-            for j in range(self.geometry.kernel_hw[1])
-        ]
+        return [row_pooled[:, :, j : j + (out_w - 1) * sw + 1 : sw] for j in range(self.geometry.kernel_hw[1])]
 
     def column_sum_matrix(self) -> np.ndarray:
         """``(kw * C, C)`` stacked identities: summing column taps by GEMM."""
@@ -99,9 +93,7 @@ class _PoolPlan:
         # A window lying wholly in explicit padding sums to 0; keep it 0.
         cells = np.maximum(np.outer(counts[0], counts[1]), 1)
         reciprocal = (1.0 / cells).astype(self.compute_dtype)
-        return np.ascontiguousarray(
-            np.broadcast_to(reciprocal[:, :, None], (*geometry.out_hw, self.channels))
-        )
+        return np.ascontiguousarray(np.broadcast_to(reciprocal[:, :, None], (*geometry.out_hw, self.channels)))
 
 
 def _reduce_views(reduce: np.ufunc, views: list[np.ndarray], out: np.ndarray) -> None:
@@ -144,9 +136,7 @@ def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float,
             _reduce_views(reduce, plan.row_tap_views(padded), row_pooled)
             target = out_scratch[: stop - start] if needs_cast else out[start:stop]
             if use_gemm:
-                _single_thread_gemm(
-                    row_pooled.reshape(-1, kw * channels), column_matrix, target.reshape(-1, channels)
-                )
+                _single_thread_gemm(row_pooled.reshape(-1, kw * channels), column_matrix, target.reshape(-1, channels))
             else:
                 _reduce_views(reduce, plan.col_tap_views(row_pooled), target)
             if scale is not None:
@@ -202,8 +192,9 @@ def avg_pool_grad(
         column_matrix_t = plan.column_sum_matrix().T
         if uniform:
             column_matrix_t = column_matrix_t * reciprocal
-    scatter = _PaddedScatter(input_shape, dy.dtype, geometry.pads, plan.images, plan.compute_dtype,
-                             overwrites=plan.windows_tile)
+    scatter = _PaddedScatter(
+        input_shape, dy.dtype, geometry.pads, plan.images, plan.compute_dtype, overwrites=plan.windows_tile
+    )
     rows_overlap = geometry.strides[0] < kh
 
     for start, stop in plan.image_blocks():
@@ -268,10 +259,7 @@ def _first_max_hits(plan, padded_x, y, hit, taken) -> Iterator[tuple[Pair, np.nd
 def _check_pool_out_shape(name: str, y: np.ndarray, plan: _PoolPlan) -> None:
     expected = (plan.batch, *plan.geometry.out_hw, plan.channels)
     if y.shape != expected:
-        raise ValueError(
-            f"{name}: pooled shape {tuple(y.shape)} does not match the pooling "
-            f"output shape {expected}"
-        )
+        raise ValueError(f"{name}: pooled shape {tuple(y.shape)} does not match the pooling output shape {expected}")
 
 
 def max_pool_grad(
@@ -299,15 +287,14 @@ def max_pool_grad(
     hit, taken = _scratch("hit", block_shape, bool), _scratch("taken", block_shape, bool)
     padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, np.nan, plan.compute_dtype)
     overlap = plan.geometry.windows_overlap
-    scatter = _PaddedScatter(x.shape, dy.dtype, plan.geometry.pads, plan.images, plan.compute_dtype,
-                             overwrites=plan.windows_tile)
+    scatter = _PaddedScatter(
+        x.shape, dy.dtype, plan.geometry.pads, plan.images, plan.compute_dtype, overwrites=plan.windows_tile
+    )
     for start, stop in plan.image_blocks():
         images = stop - start
         padded_dx = scatter.begin(start, stop)
         dy_block = dy[start:stop]
-        hits = _first_max_hits(
-            plan, padded_blocks.load(start, stop), y[start:stop], hit[:images], taken[:images]
-        )
+        hits = _first_max_hits(plan, padded_blocks.load(start, stop), y[start:stop], hit[:images], taken[:images])
         for tap, tap_hit in hits:
             view = plan.geometry.tap_view(padded_dx, tap)
             if overlap:
@@ -344,8 +331,7 @@ def max_pool_grad_grad(
     _check_pool_out_shape("max_pool_grad_grad", y, plan)
     if ddx.shape != x.shape:
         raise ValueError(
-            f"max_pool_grad_grad: ddx shape {tuple(ddx.shape)} does not match "
-            f"input shape {tuple(x.shape)}"
+            f"max_pool_grad_grad: ddx shape {tuple(ddx.shape)} does not match input shape {tuple(x.shape)}"
         )
     out = np.zeros(y.shape, ddx.dtype)
     block_shape = (plan.images, *plan.geometry.out_hw, plan.channels)
@@ -356,9 +342,7 @@ def max_pool_grad_grad(
         images = stop - start
         padded_ddx = padded_ddx_blocks.load(start, stop)
         out_block = out[start:stop]
-        hits = _first_max_hits(
-            plan, padded_x_blocks.load(start, stop), y[start:stop], hit[:images], taken[:images]
-        )
+        hits = _first_max_hits(plan, padded_x_blocks.load(start, stop), y[start:stop], hit[:images], taken[:images])
         for tap, tap_hit in hits:
             np.copyto(out_block, plan.geometry.tap_view(padded_ddx, tap), where=tap_hit)
     return out

@@ -13,6 +13,7 @@ attribute whose batch size may be ``None``: the kernel reads the batch from the
 incoming gradient, so a function traced with ``TensorSpec((None, 28, 28, 1))``
 differentiates for every batch size.  Height, width and channels must be known.
 """
+
 from .activations import elu, erf, gelu, leaky_relu, log_softmax, relu, softmax, softplus
 from .batch_norm import batch_normalization, fused_batch_norm, moments
 from .conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
@@ -20,10 +21,28 @@ from .dropout import dropout
 from .losses import softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits
 from .pool import avg_pool, max_pool
 
-__all__ = ["avg_pool", "batch_normalization", "conv2d", "conv2d_backprop_filter", "conv2d_backprop_input",
-           "conv2d_transpose", "dropout", "elu", "erf", "fused_batch_norm", "gelu", "leaky_relu", "log_softmax",
-           "max_pool", "moments", "relu", "softmax", "softmax_cross_entropy_with_logits", "softplus",
-           "sparse_softmax_cross_entropy_with_logits"]
+__all__ = [
+    "avg_pool",
+    "batch_normalization",
+    "conv2d",
+    "conv2d_backprop_filter",
+    "conv2d_backprop_input",
+    "conv2d_transpose",
+    "dropout",
+    "elu",
+    "erf",
+    "fused_batch_norm",
+    "gelu",
+    "leaky_relu",
+    "log_softmax",
+    "max_pool",
+    "moments",
+    "relu",
+    "softmax",
+    "softmax_cross_entropy_with_logits",
+    "softplus",
+    "sparse_softmax_cross_entropy_with_logits",
+]
 
 # The CuPy kernels of these ops register here; CuPy itself is imported on their first call.
 from . import _cupy  # noqa: E402,F401

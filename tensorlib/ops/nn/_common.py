@@ -1,4 +1,5 @@
 """Attribute parsing, shape checks and the public-function marker shared by the nn op families."""
+
 from __future__ import annotations
 
 import functools
@@ -25,8 +26,9 @@ def _window_pair(value, what: str, op_name: str) -> tuple:
         elif len(items) == 4 and items[0] == 1 and items[3] == 1:
             pair = items[1:3]
         else:
-            raise ValueError(f"{op_name}: {what} must be an int, a (rows, cols) pair or [1, rows, cols, 1], "
-                             f"got {value!r}")
+            raise ValueError(
+                f"{op_name}: {what} must be an int, a (rows, cols) pair or [1, rows, cols, 1], got {value!r}"
+            )
     if min(pair) < 1:
         raise ValueError(f"{op_name}: {what} must be >= 1, got {value!r}")
     return pair
@@ -60,10 +62,14 @@ def _output_hw(in_hw, window_hw, strides, dilations, padding) -> tuple:
     """Output height and width; ``None`` where the input size is unknown (tracing)."""
     if None not in in_hw and None not in window_hw:
         return _geometry(tuple(in_hw), tuple(window_hw), strides, dilations, padding)[0]
-    return tuple(None if in_hw[d] is None or window_hw[d] is None else
-                 _kernels.conv_output_size_and_padding(in_hw[d], window_hw[d], strides[d], dilations[d],
-                                                       padding if isinstance(padding, str) else padding[d])[0]
-                 for d in range(2))
+    return tuple(
+        None
+        if in_hw[d] is None or window_hw[d] is None
+        else _kernels.conv_output_size_and_padding(
+            in_hw[d], window_hw[d], strides[d], dilations[d], padding if isinstance(padding, str) else padding[d]
+        )[0]
+        for d in range(2)
+    )
 
 
 def _check_float(what: str, t) -> None:
@@ -82,10 +88,14 @@ def _check_conv_operands(input_shape, filter_shape) -> None:
     if None not in (input_shape[3], filter_shape[2]) and input_shape[3] != filter_shape[2]:
         hint = ""
         if input_shape[1] == filter_shape[2]:
-            hint = (f"; this looks like NCHW (channels-first) input with {input_shape[1]} channels: pass "
-                    'data_format="NCHW", or transpose it to NHWC')
-        raise ValueError(f"input depth {input_shape[3]} does not match filter in_channels {filter_shape[2]} "
-                         f"(input shape {tuple(input_shape)}, filter shape {tuple(filter_shape)}){hint}")
+            hint = (
+                f"; this looks like NCHW (channels-first) input with {input_shape[1]} channels: pass "
+                'data_format="NCHW", or transpose it to NHWC'
+            )
+        raise ValueError(
+            f"input depth {input_shape[3]} does not match filter in_channels {filter_shape[2]} "
+            f"(input shape {tuple(input_shape)}, filter shape {tuple(filter_shape)}){hint}"
+        )
 
 
 # ---------------------------------------------------------------- data_format="NCHW" (PyTorch's layout)
@@ -101,15 +111,19 @@ def _is_nchw(data_format, op_name: str) -> bool:
 
 def _to_nhwc(x, op_name: str, what: str = "input"):
     from ..shape import transpose
+
     shape = tuple(getattr(x, "shape", np.shape(x)))
     if len(shape) != 4:
-        raise ValueError(f"{op_name}: {what} must be 4-D NCHW (batch, channels, height, width) with "
-                         f'data_format="NCHW", got shape {shape}')
+        raise ValueError(
+            f"{op_name}: {what} must be 4-D NCHW (batch, channels, height, width) with "
+            f'data_format="NCHW", got shape {shape}'
+        )
     return transpose(x, (0, 2, 3, 1))
 
 
 def _to_nchw(x):
     from ..shape import transpose
+
     return transpose(x, (0, 3, 1, 2))
 
 
@@ -151,8 +165,7 @@ def _check_known_shape(what: str, shape, first: int) -> tuple:
 
 
 def _check_matches(what: str, shape, expected) -> None:
-    if len(shape) != len(expected) or any(a is not None and b is not None and a != b
-                                          for a, b in zip(shape, expected)):
+    if len(shape) != len(expected) or any(a is not None and b is not None and a != b for a, b in zip(shape, expected)):
         raise ValueError(f"{what} shape {tuple(shape)} does not match the expected {tuple(expected)}")
 
 
@@ -169,10 +182,12 @@ def _delegates_to(adapter, kernel):
 
 def _op_type(name, tensors=None):
     """Name the op type a public function dispatches (for ``tl.ops.explain``) and its tensor parameters."""
+
     def mark(fn):
         fn.op_type = name
         fn.tensor_params = tensors if tensors is not None else _ops_input_names(name)
         return fn
+
     return mark
 
 

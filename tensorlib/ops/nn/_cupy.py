@@ -4,6 +4,7 @@ Dropout's kernel lives here: its mask comes from tensorlib's generator (``tl.ran
 seed gives the same mask on every backend; the uniforms are drawn on the host and the mask is
 made on the device.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,7 +21,6 @@ for _op_type, _kernel in _kernels.KERNELS.items():
 
 @get("Dropout").kernel("cupy")
 def dropout(x, *, rate, seed, noise_shape):
-    shape = x.shape if noise_shape is None else tuple(x.shape[i] if d is None else d
-                                                      for i, d in enumerate(noise_shape))
+    shape = x.shape if noise_shape is None else tuple(x.shape[i] if d is None else d for i, d in enumerate(noise_shape))
     uniforms = _random._gen(seed)._rng.random(shape, dtype=np.float32)
     return _kernels.dropout(x, uniforms, rate=rate)

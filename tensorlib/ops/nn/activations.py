@@ -1,4 +1,5 @@
 """Elementwise activations (Relu, LeakyRelu, Elu, Softplus, Erf, Gelu) and Softmax, LogSoftmax."""
+
 from __future__ import annotations
 
 import functools
@@ -37,8 +38,13 @@ def _relu_gradient(op, g):
 
 register_gradient("Relu", _relu_gradient)
 
-_relu_grad = defop("ReluGrad", inputs=("gradients", "features"), infer=lambda gradients, features: gradients,
-                   promote=(0, 1), doc="gradients where features > 0, else 0 (in the gradients' dtype).")
+_relu_grad = defop(
+    "ReluGrad",
+    inputs=("gradients", "features"),
+    infer=lambda gradients, features: gradients,
+    promote=(0, 1),
+    doc="gradients where features > 0, else 0 (in the gradients' dtype).",
+)
 
 
 @_relu_grad.generic
@@ -66,8 +72,9 @@ def relu(features) -> Tensor:
 
 
 # ------------------------------------------------------------------ LeakyRelu, Elu, Softplus
-_leaky_relu = defop("LeakyRelu", inputs=("features",), attrs={"alpha": 0.2}, infer=_float_features,
-                    doc="x where x > 0, else alpha * x.")
+_leaky_relu = defop(
+    "LeakyRelu", inputs=("features",), attrs={"alpha": 0.2}, infer=_float_features, doc="x where x > 0, else alpha * x."
+)
 _leaky_relu.generic(lambda xp, x, *, alpha: xp.where(x > 0, x, x * alpha))
 register_gradient("LeakyRelu", lambda op, g: m.where(op.inputs[0] > 0, g, g * op.attrs["alpha"]))
 
@@ -99,8 +106,9 @@ def elu(features) -> Tensor:
     return apply(_elu, (features,))
 
 
-_softplus = defop("Softplus", inputs=("features",), infer=_float_features,
-                  doc="log(1 + exp(x)), without overflow for large |x|.")
+_softplus = defop(
+    "Softplus", inputs=("features",), infer=_float_features, doc="log(1 + exp(x)), without overflow for large |x|."
+)
 _softplus.generic(lambda xp, x: xp.logaddexp(x, 0))
 register_gradient("Softplus", lambda op, g: g * m.sigmoid(op.inputs[0]))
 
@@ -164,12 +172,17 @@ _GELU_CUBIC = 0.044715
 
 def _gelu_numpy(x, *, approximate):
     if approximate:
-        return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x ** 3)))
+        return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x**3)))
     return 0.5 * x * (1.0 + _erf_function()(x * (1.0 / _math.sqrt(2.0))))
 
 
-_gelu = defop("Gelu", inputs=("features",), attrs={"approximate": False}, infer=_float_features,
-              doc="x * Phi(x) with Phi the normal CDF (erf form), or its tanh approximation.")
+_gelu = defop(
+    "Gelu",
+    inputs=("features",),
+    attrs={"approximate": False},
+    infer=_float_features,
+    doc="x * Phi(x) with Phi the normal CDF (erf form), or its tanh approximation.",
+)
 _gelu.kernel("numpy")(_gelu_numpy)
 
 
@@ -217,11 +230,17 @@ def _log_softmax_kernel(xp, x, *, axis):
     return shifted
 
 
-_softmax = defop("Softmax", inputs=("logits",), attrs={"axis": -1}, infer=_axis_unary,
-                 doc="exp(x) / sum(exp(x)) along axis, with the max subtracted first.")
+_softmax = defop(
+    "Softmax",
+    inputs=("logits",),
+    attrs={"axis": -1},
+    infer=_axis_unary,
+    doc="exp(x) / sum(exp(x)) along axis, with the max subtracted first.",
+)
 _softmax.generic(_softmax_kernel)
-register_gradient("Softmax", lambda op, g: op.outputs[0] * (
-    g - r.sum(g * op.outputs[0], op.attrs["axis"], keepdims=True)))
+register_gradient(
+    "Softmax", lambda op, g: op.outputs[0] * (g - r.sum(g * op.outputs[0], op.attrs["axis"], keepdims=True))
+)
 
 
 @_op_type("Softmax")
@@ -235,8 +254,13 @@ def softmax(logits, axis: int = -1) -> Tensor:
     return apply(_softmax, (logits,), {"axis": int(axis)})
 
 
-_log_softmax = defop("LogSoftmax", inputs=("logits",), attrs={"axis": -1}, infer=_axis_unary,
-                     doc="x - logsumexp(x) along axis, stable for large logits.")
+_log_softmax = defop(
+    "LogSoftmax",
+    inputs=("logits",),
+    attrs={"axis": -1},
+    infer=_axis_unary,
+    doc="x - logsumexp(x) along axis, stable for large logits.",
+)
 _log_softmax.generic(_log_softmax_kernel)
 register_gradient("LogSoftmax", lambda op, g: g - m.exp(op.outputs[0]) * r.sum(g, op.attrs["axis"], keepdims=True))
 

@@ -1,5 +1,6 @@
 """FusedBatchNormV3 and its gradient op FusedBatchNormGradV3; moments and batch_normalization,
 built from other ops."""
+
 from __future__ import annotations
 
 import weakref
@@ -41,6 +42,7 @@ def _shared_by_inputs(compute, consumers):
         if not entry["waiting"]:
             del cache[op]
         return entry["result"]
+
     return shared
 
 
@@ -62,10 +64,14 @@ def _fused_batch_norm_infer(x, scale, offset, mean, variance, *, epsilon, is_tra
 
 
 _fused_batch_norm = defop(
-    "FusedBatchNormV3", inputs=("x", "scale", "offset", "mean", "variance"),
-    attrs={"epsilon": 1e-3, "is_training": True}, infer=_fused_batch_norm_infer, promote=(1, 2, 3, 4),
+    "FusedBatchNormV3",
+    inputs=("x", "scale", "offset", "mean", "variance"),
+    attrs={"epsilon": 1e-3, "is_training": True},
+    infer=_fused_batch_norm_infer,
+    promote=(1, 2, 3, 4),
     doc="Batch norm of an NHWC x in one pass: outputs (y, batch_mean, batch_variance, inv_std). In training the "
-        "batch variance is Bessel-corrected (for running averages, as in TensorFlow); y uses the biased one.")
+    "batch variance is Bessel-corrected (for running averages, as in TensorFlow); y uses the biased one.",
+)
 
 
 @_fused_batch_norm.kernel("numpy")
@@ -129,9 +135,12 @@ def _fused_batch_norm_grad_infer(y_backprop, x, scale, batch_mean, inv_std, *, e
 
 
 _fused_batch_norm_grad = defop(
-    "FusedBatchNormGradV3", inputs=("y_backprop", "x", "scale", "batch_mean", "inv_std"), attrs={"epsilon": 1e-3},
+    "FusedBatchNormGradV3",
+    inputs=("y_backprop", "x", "scale", "batch_mean", "inv_std"),
+    attrs={"epsilon": 1e-3},
     infer=_fused_batch_norm_grad_infer,
-    doc="Training-mode batch norm backward in one pass: (x_backprop, scale_backprop, offset_backprop).")
+    doc="Training-mode batch norm backward in one pass: (x_backprop, scale_backprop, offset_backprop).",
+)
 
 
 @_fused_batch_norm_grad.kernel("numpy")
@@ -156,9 +165,18 @@ def _bn_second_order_terms(op, g_dx, g_dscale, g_doffset):
     mean_dy_xhat = r.mean(dy * x_hat, _NHW)
     g_centered = g_dx - r.mean(g_dx, _NHW)
     mean_g_xhat = r.mean(g_dx * x_hat, _NHW)
-    return dict(scale=scale, inv_std=inv_std, x_hat=x_hat, dy_centered=dy_centered, mean_dy_xhat=mean_dy_xhat,
-                g_centered=g_centered, mean_g_xhat=mean_g_xhat, mean_g_dy=r.mean(g_dx * dy_centered, _NHW),
-                g_dscale=g_dscale, g_doffset=g_doffset)
+    return dict(
+        scale=scale,
+        inv_std=inv_std,
+        x_hat=x_hat,
+        dy_centered=dy_centered,
+        mean_dy_xhat=mean_dy_xhat,
+        g_centered=g_centered,
+        mean_g_xhat=mean_g_xhat,
+        mean_g_dy=r.mean(g_dx * dy_centered, _NHW),
+        g_dscale=g_dscale,
+        g_doffset=g_doffset,
+    )
 
 
 _second_order_terms = _shared_by_inputs(_bn_second_order_terms, ("y_backprop", "x", "scale"))
@@ -185,13 +203,13 @@ def _bn_grad_grad_scale(op, *grads):
 
 
 # batch_mean and inv_std are x's statistics; the x rule accounts for them, so nothing flows to them.
-register_gradient("FusedBatchNormGradV3", _bn_grad_grad_y_backprop, _bn_grad_grad_x, _bn_grad_grad_scale,
-                  None, None)
+register_gradient("FusedBatchNormGradV3", _bn_grad_grad_y_backprop, _bn_grad_grad_x, _bn_grad_grad_scale, None, None)
 
 
 @_op_type("FusedBatchNormV3")
-def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon: float = 1e-3,
-                     is_training: bool = True, data_format="NHWC") -> tuple:
+def fused_batch_norm(
+    x, scale, offset, mean=None, variance=None, epsilon: float = 1e-3, is_training: bool = True, data_format="NHWC"
+) -> tuple:
     """Batch norm of a 4-D NHWC ``x`` as one op: returns ``(y, batch_mean, batch_variance)``.
 
     Training (``is_training=True``) normalises with the batch's statistics over
@@ -208,20 +226,24 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon: float 
     ([-1.0, 1.0], [2.0], [2.0])
     """
     if _is_nchw(data_format, "FusedBatchNormV3"):
-        y, batch_mean, batch_var = fused_batch_norm(_to_nhwc(x, "FusedBatchNormV3", "x"), scale, offset, mean,
-                                                    variance, epsilon, is_training)
+        y, batch_mean, batch_var = fused_batch_norm(
+            _to_nhwc(x, "FusedBatchNormV3", "x"), scale, offset, mean, variance, epsilon, is_training
+        )
         return _to_nchw(y), batch_mean, batch_var
     if is_training:
         dtype = scale.dtype if hasattr(scale, "dtype") else _dt.float32
         empty = np.empty((0,), dtype)
-        y, batch_mean, batch_var, _ = apply(_fused_batch_norm, (
-            x, scale, offset, empty if mean is None else mean, empty if variance is None else variance),
-            {"epsilon": float(epsilon), "is_training": True})
+        y, batch_mean, batch_var, _ = apply(
+            _fused_batch_norm,
+            (x, scale, offset, empty if mean is None else mean, empty if variance is None else variance),
+            {"epsilon": float(epsilon), "is_training": True},
+        )
         return y, stop_gradient(batch_mean), stop_gradient(batch_var)
     if mean is None or variance is None:
         raise ValueError("FusedBatchNormV3: inference (is_training=False) needs the mean and variance to use")
-    y = apply(_fused_batch_norm, (x, scale, offset, mean, variance),
-              {"epsilon": float(epsilon), "is_training": False})[0]
+    y = apply(_fused_batch_norm, (x, scale, offset, mean, variance), {"epsilon": float(epsilon), "is_training": False})[
+        0
+    ]
     return y, mean, variance
 
 

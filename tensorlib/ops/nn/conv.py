@@ -1,5 +1,6 @@
 """Conv2D and its two gradient ops, Conv2DBackpropInput and Conv2DBackpropFilter, which differentiate
 into each other; and conv2d, conv2d_backprop_input, conv2d_backprop_filter, conv2d_transpose."""
+
 from __future__ import annotations
 
 from ...backends import numpy_nn as _kernels
@@ -45,8 +46,14 @@ def _conv2d_infer(input, filters, *, strides, padding, dilations):
     return spec((input.shape[0], *out_hw, filters.shape[3]), input.dtype)
 
 
-_conv2d = defop("Conv2D", inputs=("input", "filters"), attrs=_CONV_ATTRS, infer=_conv2d_infer, promote=(0, 1),
-                doc="2-D convolution (cross-correlation) of an NHWC input with an HWIO filter.")
+_conv2d = defop(
+    "Conv2D",
+    inputs=("input", "filters"),
+    attrs=_CONV_ATTRS,
+    infer=_conv2d_infer,
+    promote=(0, 1),
+    doc="2-D convolution (cross-correlation) of an NHWC input with an HWIO filter.",
+)
 
 
 @_conv2d.kernel("numpy")
@@ -93,11 +100,24 @@ def conv2d(input, filters, strides, padding, dilations=1, data_format="NHWC") ->
     (1, 8, 5, 5)
     """
     if _is_nchw(data_format, "Conv2D"):
-        return _to_nchw(conv2d(_to_nhwc(input, "Conv2D"), filters, _nchw_window(strides, True),
-                               _nchw_padding(padding, True), _nchw_window(dilations, True)))
-    return apply(_conv2d, (input, filters), {"strides": _window_pair(strides, "strides", "Conv2D"),
-                                              "padding": _padding_attr(padding, "Conv2D"),
-                                              "dilations": _window_pair(dilations, "dilations", "Conv2D")})
+        return _to_nchw(
+            conv2d(
+                _to_nhwc(input, "Conv2D"),
+                filters,
+                _nchw_window(strides, True),
+                _nchw_padding(padding, True),
+                _nchw_window(dilations, True),
+            )
+        )
+    return apply(
+        _conv2d,
+        (input, filters),
+        {
+            "strides": _window_pair(strides, "strides", "Conv2D"),
+            "padding": _padding_attr(padding, "Conv2D"),
+            "dilations": _window_pair(dilations, "dilations", "Conv2D"),
+        },
+    )
 
 
 # ------------------------------------------------------------------ Conv2DBackpropInput
@@ -110,16 +130,22 @@ def _backprop_input_infer(filters, out_backprop, *, input_shape, strides, paddin
     return spec(_batch(input_shape, out_backprop.shape), filters.dtype)
 
 
-_backprop_input = defop("Conv2DBackpropInput", inputs=("filters", "out_backprop"),
-                        attrs={"input_shape": (None, 1, 1, 1), **_CONV_ATTRS}, infer=_backprop_input_infer,
-                        promote=(0, 1), doc="Gradient of Conv2D with respect to its input: a transposed conv.")
+_backprop_input = defop(
+    "Conv2DBackpropInput",
+    inputs=("filters", "out_backprop"),
+    attrs={"input_shape": (None, 1, 1, 1), **_CONV_ATTRS},
+    infer=_backprop_input_infer,
+    promote=(0, 1),
+    doc="Gradient of Conv2D with respect to its input: a transposed conv.",
+)
 
 
 @_backprop_input.kernel("numpy")
 def _backprop_input_numpy(filters, out_backprop, *, input_shape, strides, padding, dilations):
     pads = _geometry(input_shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
-    return _kernels.conv2d_backprop_input(_batch(input_shape, out_backprop.shape), filters, out_backprop,
-                                          strides, dilations, pads)
+    return _kernels.conv2d_backprop_input(
+        _batch(input_shape, out_backprop.shape), filters, out_backprop, strides, dilations, pads
+    )
 
 
 def _backprop_input_strategy(filters, out_backprop, *, input_shape, strides, padding, dilations):
@@ -139,13 +165,15 @@ def _backprop_input_grad_out_backprop(op, g):
     return _conv2d(g, op.inputs[0], **_conv_attrs(op))
 
 
-register_gradient("Conv2DBackpropInput", filters=_backprop_input_grad_filters,
-                  out_backprop=_backprop_input_grad_out_backprop)
+register_gradient(
+    "Conv2DBackpropInput", filters=_backprop_input_grad_filters, out_backprop=_backprop_input_grad_out_backprop
+)
 
 
 @_op_type("Conv2DBackpropInput")
-def conv2d_backprop_input(input_shape, filters, out_backprop, strides, padding, dilations=1,
-                          data_format="NHWC") -> Tensor:
+def conv2d_backprop_input(
+    input_shape, filters, out_backprop, strides, padding, dilations=1, data_format="NHWC"
+) -> Tensor:
     """The gradient of :func:`conv2d` with respect to its input, for an input of ``input_shape``.
 
     ``input_shape`` may have ``None`` as its batch size (then ``out_backprop``'s is used).
@@ -160,13 +188,26 @@ def conv2d_backprop_input(input_shape, filters, out_backprop, strides, padding, 
     """
     name = "Conv2DBackpropInput"
     if _is_nchw(data_format, name):
-        return _to_nchw(conv2d_backprop_input(
-            _nhwc_shape(input_shape, "input_shape", name), filters, _to_nhwc(out_backprop, name, "out_backprop"),
-            _nchw_window(strides, True), _nchw_padding(padding, True), _nchw_window(dilations, True)))
-    return apply(_backprop_input, (filters, out_backprop), {
-        "input_shape": _shape_tuple(input_shape, "input_shape", name),
-        "strides": _window_pair(strides, "strides", name), "padding": _padding_attr(padding, name),
-        "dilations": _window_pair(dilations, "dilations", name)})
+        return _to_nchw(
+            conv2d_backprop_input(
+                _nhwc_shape(input_shape, "input_shape", name),
+                filters,
+                _to_nhwc(out_backprop, name, "out_backprop"),
+                _nchw_window(strides, True),
+                _nchw_padding(padding, True),
+                _nchw_window(dilations, True),
+            )
+        )
+    return apply(
+        _backprop_input,
+        (filters, out_backprop),
+        {
+            "input_shape": _shape_tuple(input_shape, "input_shape", name),
+            "strides": _window_pair(strides, "strides", name),
+            "padding": _padding_attr(padding, name),
+            "dilations": _window_pair(dilations, "dilations", name),
+        },
+    )
 
 
 # ------------------------------------------------------------------ Conv2DBackpropFilter
@@ -179,9 +220,14 @@ def _backprop_filter_infer(input, out_backprop, *, filter_shape, strides, paddin
     return spec(filter_shape, input.dtype)
 
 
-_backprop_filter = defop("Conv2DBackpropFilter", inputs=("input", "out_backprop"),
-                         attrs={"filter_shape": (1, 1, 1, 1), **_CONV_ATTRS}, infer=_backprop_filter_infer,
-                         promote=(0, 1), doc="Gradient of Conv2D with respect to its filter: a contraction.")
+_backprop_filter = defop(
+    "Conv2DBackpropFilter",
+    inputs=("input", "out_backprop"),
+    attrs={"filter_shape": (1, 1, 1, 1), **_CONV_ATTRS},
+    infer=_backprop_filter_infer,
+    promote=(0, 1),
+    doc="Gradient of Conv2D with respect to its filter: a contraction.",
+)
 
 
 @_backprop_filter.kernel("numpy")
@@ -207,13 +253,15 @@ def _backprop_filter_grad_out_backprop(op, g):
     return _conv2d(op.inputs[0], g, **_conv_attrs(op))
 
 
-register_gradient("Conv2DBackpropFilter", input=_backprop_filter_grad_input,
-                  out_backprop=_backprop_filter_grad_out_backprop)
+register_gradient(
+    "Conv2DBackpropFilter", input=_backprop_filter_grad_input, out_backprop=_backprop_filter_grad_out_backprop
+)
 
 
 @_op_type("Conv2DBackpropFilter")
-def conv2d_backprop_filter(input, filter_shape, out_backprop, strides, padding, dilations=1,
-                           data_format="NHWC") -> Tensor:
+def conv2d_backprop_filter(
+    input, filter_shape, out_backprop, strides, padding, dilations=1, data_format="NHWC"
+) -> Tensor:
     """The gradient of :func:`conv2d` with respect to a filter of ``filter_shape`` (HWIO in both data formats).
 
     >>> import numpy as np, tensorlib as tl
@@ -224,18 +272,28 @@ def conv2d_backprop_filter(input, filter_shape, out_backprop, strides, padding, 
     """
     name = "Conv2DBackpropFilter"
     if _is_nchw(data_format, name):
-        return conv2d_backprop_filter(_to_nhwc(input, name), filter_shape, _to_nhwc(out_backprop, name, "out_backprop"),
-                                      _nchw_window(strides, True), _nchw_padding(padding, True),
-                                      _nchw_window(dilations, True))
-    return apply(_backprop_filter, (input, out_backprop), {
-        "filter_shape": _shape_tuple(filter_shape, "filter_shape", name),
-        "strides": _window_pair(strides, "strides", name), "padding": _padding_attr(padding, name),
-        "dilations": _window_pair(dilations, "dilations", name)})
+        return conv2d_backprop_filter(
+            _to_nhwc(input, name),
+            filter_shape,
+            _to_nhwc(out_backprop, name, "out_backprop"),
+            _nchw_window(strides, True),
+            _nchw_padding(padding, True),
+            _nchw_window(dilations, True),
+        )
+    return apply(
+        _backprop_filter,
+        (input, out_backprop),
+        {
+            "filter_shape": _shape_tuple(filter_shape, "filter_shape", name),
+            "strides": _window_pair(strides, "strides", name),
+            "padding": _padding_attr(padding, name),
+            "dilations": _window_pair(dilations, "dilations", name),
+        },
+    )
 
 
 @_op_type("Conv2DBackpropInput", tensors=("input", "filters"))
-def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", dilations=1,
-                     data_format="NHWC") -> Tensor:
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", dilations=1, data_format="NHWC") -> Tensor:
     """Transposed ("de-") convolution: the gradient of a conv2d that maps ``output_shape`` to ``input``'s shape.
 
     ``filters`` is ``(height, width, output_channels, input_channels)``, as in TensorFlow.

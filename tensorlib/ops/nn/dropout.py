@@ -1,4 +1,5 @@
 """Dropout: a stateful op that outputs the result and its scaled mask."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,22 +17,27 @@ def _dropout_infer(x, *, rate, seed, noise_shape):
     _check_float("x", x)
     if noise_shape is None:
         return x, spec(x.shape, x.dtype)
-    if len(noise_shape) != len(x.shape) or any(n not in (1, d) and None not in (n, d)
-                                               for n, d in zip(noise_shape, x.shape)):
+    if len(noise_shape) != len(x.shape) or any(
+        n not in (1, d) and None not in (n, d) for n, d in zip(noise_shape, x.shape)
+    ):
         raise ValueError(f"noise_shape {noise_shape} does not broadcast to x's shape {tuple(x.shape)}")
     return x, spec(noise_shape, x.dtype)
 
 
-_dropout = defop("Dropout", inputs=("x",), attrs={"rate": 0.5, "seed": None, "noise_shape": None},
-                 infer=_dropout_infer, stateful=True,
-                 doc="x * keep / (1 - rate) with keep ~ Bernoulli(1 - rate); outputs (y, scaled mask).")
+_dropout = defop(
+    "Dropout",
+    inputs=("x",),
+    attrs={"rate": 0.5, "seed": None, "noise_shape": None},
+    infer=_dropout_infer,
+    stateful=True,
+    doc="x * keep / (1 - rate) with keep ~ Bernoulli(1 - rate); outputs (y, scaled mask).",
+)
 
 
 @_dropout.kernel("numpy")
 def _dropout_numpy(x, *, rate, seed, noise_shape):
     rng = _random._gen(seed)._rng  # unseeded draws follow tl.random.seed()
-    shape = x.shape if noise_shape is None else tuple(x.shape[i] if d is None else d
-                                                       for i, d in enumerate(noise_shape))
+    shape = x.shape if noise_shape is None else tuple(x.shape[i] if d is None else d for i, d in enumerate(noise_shape))
     mask = (rng.random(shape, dtype=np.float32) >= rate).astype(x.dtype)
     mask *= x.dtype.type(1.0 / (1.0 - rate))
     return x * mask, mask
@@ -63,5 +69,6 @@ def dropout(x, rate: float, seed: int | None = None, noise_shape=None) -> Tensor
         shape = getattr(x, "shape", None)
         if shape is not None and len(shape) == len(noise_shape):
             noise_shape = tuple(shape[i] if d is None else d for i, d in enumerate(noise_shape))
-    return apply(_dropout, (x,), {"rate": rate, "seed": None if seed is None else int(seed),
-                                  "noise_shape": noise_shape})[0]
+    return apply(
+        _dropout, (x,), {"rate": rate, "seed": None if seed is None else int(seed), "noise_shape": noise_shape}
+    )[0]

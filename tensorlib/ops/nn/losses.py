@@ -1,4 +1,5 @@
 """Softmax cross entropy with logits, dense and sparse labels."""
+
 from __future__ import annotations
 
 from ...dispatch import apply
@@ -21,9 +22,14 @@ def _cross_entropy_infer(logits, labels, *, axis):
     return spec(tuple(d for i, d in enumerate(logits.shape) if i != ax), logits.dtype)
 
 
-_cross_entropy = defop("SoftmaxCrossEntropyWithLogits", inputs=("logits", "labels"), attrs={"axis": -1},
-                       infer=_cross_entropy_infer, promote=(0, 1),
-                       doc="-sum(labels * log_softmax(logits)) along axis.")
+_cross_entropy = defop(
+    "SoftmaxCrossEntropyWithLogits",
+    inputs=("logits", "labels"),
+    attrs={"axis": -1},
+    infer=_cross_entropy_infer,
+    promote=(0, 1),
+    doc="-sum(labels * log_softmax(logits)) along axis.",
+)
 
 
 @_cross_entropy.generic
@@ -38,8 +44,11 @@ def _cross_entropy_grad_logits(op, g):
     return s.expand_dims(g, axis) * (softmax(logits, axis) * r.sum(labels, axis, keepdims=True) - labels)
 
 
-register_gradient("SoftmaxCrossEntropyWithLogits", _cross_entropy_grad_logits,
-                  lambda op, g: -s.expand_dims(g, op.attrs["axis"]) * log_softmax(op.inputs[0], op.attrs["axis"]))
+register_gradient(
+    "SoftmaxCrossEntropyWithLogits",
+    _cross_entropy_grad_logits,
+    lambda op, g: -s.expand_dims(g, op.attrs["axis"]) * log_softmax(op.inputs[0], op.attrs["axis"]),
+)
 
 
 @_op_type("SoftmaxCrossEntropyWithLogits")
@@ -61,15 +70,20 @@ def _sparse_cross_entropy_infer(logits, labels):
     if labels.dtype.kind not in "iu":
         raise TypeError(f"labels must be integer class indices, got {labels.dtype}")
     if len(logits.shape) != len(labels.shape) + 1:
-        raise ValueError(f"logits must have one more dimension than labels (the classes), got logits shape "
-                         f"{tuple(logits.shape)} and labels shape {tuple(labels.shape)}")
+        raise ValueError(
+            f"logits must have one more dimension than labels (the classes), got logits shape "
+            f"{tuple(logits.shape)} and labels shape {tuple(labels.shape)}"
+        )
     _check_matches("labels", labels.shape, logits.shape[:-1])
     return spec(labels.shape, logits.dtype)
 
 
-_sparse_cross_entropy = defop("SparseSoftmaxCrossEntropyWithLogits", inputs=("logits", "labels"),
-                              infer=_sparse_cross_entropy_infer,
-                              doc="-log_softmax(logits)[label] along the last axis, for integer labels.")
+_sparse_cross_entropy = defop(
+    "SparseSoftmaxCrossEntropyWithLogits",
+    inputs=("logits", "labels"),
+    infer=_sparse_cross_entropy_infer,
+    doc="-log_softmax(logits)[label] along the last axis, for integer labels.",
+)
 
 
 @_sparse_cross_entropy.generic
@@ -78,8 +92,10 @@ def _sparse_cross_entropy_kernel(xp, logits, labels):
     flat = xp.reshape(labels, (-1,))
     if flat.shape[0] and (int(xp.min(flat)) < 0 or int(xp.max(flat)) >= classes):
         bad = flat[int(xp.argmax(xp.astype((flat < 0) | (flat >= classes), xp.int8)))]
-        raise ValueError(f"SparseSoftmaxCrossEntropyWithLogits: label {int(bad)} is out of range [0, {classes}) "
-                         f"(logits shape {logits.shape})")
+        raise ValueError(
+            f"SparseSoftmaxCrossEntropyWithLogits: label {int(bad)} is out of range [0, {classes}) "
+            f"(logits shape {logits.shape})"
+        )
     return _picked_log_probs(xp, logits, labels)
 
 

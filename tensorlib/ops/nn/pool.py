@@ -1,4 +1,5 @@
 """AvgPool, MaxPool and their gradient ops; avg_pool and max_pool."""
+
 from __future__ import annotations
 
 from ...backends import numpy_nn as _kernels
@@ -45,8 +46,13 @@ def _pool_pads(in_hw, ksize, strides, padding):
     return _geometry(in_hw, ksize, strides, (1, 1), padding)[1]
 
 
-_avg_pool = defop("AvgPool", inputs=("input",), attrs=_POOL_ATTRS, infer=_pool_infer,
-                  doc="Average pooling over (height, width); SAME windows average only their real cells.")
+_avg_pool = defop(
+    "AvgPool",
+    inputs=("input",),
+    attrs=_POOL_ATTRS,
+    infer=_pool_infer,
+    doc="Average pooling over (height, width); SAME windows average only their real cells.",
+)
 
 
 @_avg_pool.kernel("numpy")
@@ -66,8 +72,13 @@ def _avg_pool_grad_infer(grad, *, input_shape, ksize, strides, padding):
     return spec(_batch(input_shape, grad.shape), grad.dtype)
 
 
-_avg_pool_grad = defop("AvgPoolGrad", inputs=("grad",), attrs={"input_shape": (None, 1, 1, 1), **_POOL_ATTRS},
-                       infer=_avg_pool_grad_infer, doc="Gradient of AvgPool: each window's share spread back.")
+_avg_pool_grad = defop(
+    "AvgPoolGrad",
+    inputs=("grad",),
+    attrs={"input_shape": (None, 1, 1, 1), **_POOL_ATTRS},
+    infer=_avg_pool_grad_infer,
+    doc="Gradient of AvgPool: each window's share spread back.",
+)
 
 
 @_avg_pool_grad.kernel("numpy")
@@ -83,11 +94,18 @@ register_gradient("AvgPoolGrad", lambda op, g: _avg_pool(g, **_pool_attrs(op))) 
 def _pool(op, input, ksize, strides, padding, data_format="NHWC"):
     name = op.name
     if _is_nchw(data_format, name):
-        return _to_nchw(_pool(op, _to_nhwc(input, name), _nchw_window(ksize, True), _nchw_window(strides, True),
-                              padding))
-    return apply(op, (input,), {"ksize": _window_pair(ksize, "ksize", name),
-                                "strides": _window_pair(strides, "strides", name),
-                                "padding": _padding_attr(padding, name, explicit=False)})
+        return _to_nchw(
+            _pool(op, _to_nhwc(input, name), _nchw_window(ksize, True), _nchw_window(strides, True), padding)
+        )
+    return apply(
+        op,
+        (input,),
+        {
+            "ksize": _window_pair(ksize, "ksize", name),
+            "strides": _window_pair(strides, "strides", name),
+            "padding": _padding_attr(padding, name, explicit=False),
+        },
+    )
 
 
 @_op_type("AvgPool")
@@ -105,8 +123,13 @@ def avg_pool(input, ksize, strides, padding, data_format="NHWC") -> Tensor:
 
 
 # ------------------------------------------------------------------ MaxPool, MaxPoolGrad, MaxPoolGradGrad
-_max_pool = defop("MaxPool", inputs=("input",), attrs=_POOL_ATTRS, infer=_pool_infer,
-                  doc="Max pooling over (height, width); the gradient goes to each window's first maximum.")
+_max_pool = defop(
+    "MaxPool",
+    inputs=("input",),
+    attrs=_POOL_ATTRS,
+    infer=_pool_infer,
+    doc="Max pooling over (height, width); the gradient goes to each window's first maximum.",
+)
 
 
 @_max_pool.kernel("numpy")
@@ -144,12 +167,22 @@ def _max_pool_grad_grad_infer(orig_input, orig_output, grad, *, ksize, strides, 
     return spec(pooled.shape, grad.dtype)
 
 
-_max_pool_grad = defop("MaxPoolGrad", inputs=("orig_input", "orig_output", "grad"), attrs=_POOL_ATTRS,
-                       infer=_max_pool_grad_infer, promote="all",
-                       doc="Gradient of MaxPool: each window's gradient routed to its first maximum.")
-_max_pool_grad_grad = defop("MaxPoolGradGrad", inputs=("orig_input", "orig_output", "grad"), attrs=_POOL_ATTRS,
-                            infer=_max_pool_grad_grad_infer, promote="all",
-                            doc="Gradient of MaxPoolGrad: the input change gathered at each window's maximum.")
+_max_pool_grad = defop(
+    "MaxPoolGrad",
+    inputs=("orig_input", "orig_output", "grad"),
+    attrs=_POOL_ATTRS,
+    infer=_max_pool_grad_infer,
+    promote="all",
+    doc="Gradient of MaxPool: each window's gradient routed to its first maximum.",
+)
+_max_pool_grad_grad = defop(
+    "MaxPoolGradGrad",
+    inputs=("orig_input", "orig_output", "grad"),
+    attrs=_POOL_ATTRS,
+    infer=_max_pool_grad_grad_infer,
+    promote="all",
+    doc="Gradient of MaxPoolGrad: the input change gathered at each window's maximum.",
+)
 
 
 @_max_pool_grad.kernel("numpy")
@@ -168,7 +201,9 @@ _delegates_to(_max_pool_grad_numpy, _kernels.max_pool_grad)
 _delegates_to(_max_pool_grad_grad_numpy, _kernels.max_pool_grad_grad)
 # Both are linear in ``grad`` and each other's transpose; the routing, a function of the
 # original input and output, is piecewise constant: no gradient flows to those two.
-register_gradient("MaxPoolGrad", None, None,
-                  lambda op, g: _max_pool_grad_grad(op.inputs[0], op.inputs[1], g, **_pool_attrs(op)))
-register_gradient("MaxPoolGradGrad", None, None,
-                  lambda op, g: _max_pool_grad(op.inputs[0], op.inputs[1], g, **_pool_attrs(op)))
+register_gradient(
+    "MaxPoolGrad", None, None, lambda op, g: _max_pool_grad_grad(op.inputs[0], op.inputs[1], g, **_pool_attrs(op))
+)
+register_gradient(
+    "MaxPoolGradGrad", None, None, lambda op, g: _max_pool_grad(op.inputs[0], op.inputs[1], g, **_pool_attrs(op))
+)
