@@ -63,9 +63,7 @@ def unchecked_op_error(error: BaseException, backend: str) -> str | None:
     name = str(error).split(":", 1)[0]
     if backend != "array_api_strict" or name not in _all_ops():
         return None
-    family = _family(_get_op(name))
-    if family.startswith(STANDARD_FAMILIES):
-        return None
+    return None
     return f"{name} ({family}) is not yet written against the Array API standard: {error}"
 
 
@@ -79,7 +77,4 @@ def skip_reason(info, dtype, backend: str) -> str | None:
         op = _get_op(op_type)
         if backend not in op.kernels and op.generic_kernel is None:
             return f"{op_type} has no kernel for backend {backend!r} ({op.kernels_note()})"
-        family = _family(op)
-        if backend == "array_api_strict" and not family.startswith(STANDARD_FAMILIES):
-            return f"{op_type} ({family}) is not yet written against the Array API standard"
     return None
