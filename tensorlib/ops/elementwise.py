@@ -21,7 +21,7 @@ from .. import dtypes as _dt
 from ..dispatch import apply
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
-from . import math as m
+from . import math as math_ops
 from ._shapes import broadcast_shapes
 from .registry import defop, spec
 
@@ -81,71 +81,79 @@ def _binary(name, ufunc, doc, grad_x, grad_y, infer=_binary_float_valued, generi
     return op
 
 
-def _x(op):
-    return op.inputs[0]
+def _x(node):
+    return node.inputs[0]
 
 
-def _y(op):
-    return op.outputs[0]
+def _y(node):
+    return node.outputs[0]
 
 
 _LN2 = _pymath.log(2.0)
 _LN10 = _pymath.log(10.0)
 
 # ------------------------------------------------------------------ trigonometric and hyperbolic
-_tan = _unary("Tan", np.tan, "Tangent.", lambda op, g: g * (1.0 + _y(op) * _y(op)))
-_sinh = _unary("Sinh", np.sinh, "Hyperbolic sine.", lambda op, g: g * cosh(_x(op)))
-_cosh = _unary("Cosh", np.cosh, "Hyperbolic cosine.", lambda op, g: g * sinh(_x(op)))
+_tan = _unary("Tan", np.tan, "Tangent.", lambda node, g: g * (1.0 + _y(node) * _y(node)))
+_sinh = _unary("Sinh", np.sinh, "Hyperbolic sine.", lambda node, g: g * cosh(_x(node)))
+_cosh = _unary("Cosh", np.cosh, "Hyperbolic cosine.", lambda node, g: g * sinh(_x(node)))
 _arcsin = _unary(
-    "Asin", np.arcsin, "Inverse sine.", lambda op, g: g / m.sqrt(1.0 - _x(op) * _x(op)), generic=_standard("asin")
+    "Asin",
+    np.arcsin,
+    "Inverse sine.",
+    lambda node, g: g / math_ops.sqrt(1.0 - _x(node) * _x(node)),
+    generic=_standard("asin"),
 )
 _arccos = _unary(
-    "Acos", np.arccos, "Inverse cosine.", lambda op, g: -g / m.sqrt(1.0 - _x(op) * _x(op)), generic=_standard("acos")
+    "Acos",
+    np.arccos,
+    "Inverse cosine.",
+    lambda node, g: -g / math_ops.sqrt(1.0 - _x(node) * _x(node)),
+    generic=_standard("acos"),
 )
 _arctan = _unary(
-    "Atan", np.arctan, "Inverse tangent.", lambda op, g: g / (1.0 + _x(op) * _x(op)), generic=_standard("atan")
+    "Atan", np.arctan, "Inverse tangent.", lambda node, g: g / (1.0 + _x(node) * _x(node)), generic=_standard("atan")
 )
 _arcsinh = _unary(
     "Asinh",
     np.arcsinh,
     "Inverse hyperbolic sine.",
-    lambda op, g: g / m.sqrt(_x(op) * _x(op) + 1.0),
+    lambda node, g: g / math_ops.sqrt(_x(node) * _x(node) + 1.0),
     generic=_standard("asinh"),
 )
 _arccosh = _unary(
     "Acosh",
     np.arccosh,
     "Inverse hyperbolic cosine (x >= 1).",
-    lambda op, g: g / m.sqrt(_x(op) * _x(op) - 1.0),
+    lambda node, g: g / math_ops.sqrt(_x(node) * _x(node) - 1.0),
     generic=_standard("acosh"),
 )
 _arctanh = _unary(
     "Atanh",
     np.arctanh,
     "Inverse hyperbolic tangent (|x| < 1).",
-    lambda op, g: g / (1.0 - _x(op) * _x(op)),
+    lambda node, g: g / (1.0 - _x(node) * _x(node)),
     generic=_standard("atanh"),
 )
 _deg2rad = _unary(
     "Deg2Rad",
     np.deg2rad,
     "Degrees to radians.",
-    lambda op, g: g * (_pymath.pi / 180.0),
+    lambda node, g: g * (_pymath.pi / 180.0),
     generic=lambda xp, x: _floats(xp, x)[0] * (_pymath.pi / 180.0),
 )
 _rad2deg = _unary(
     "Rad2Deg",
     np.rad2deg,
     "Radians to degrees.",
-    lambda op, g: g * (180.0 / _pymath.pi),
+    lambda node, g: g * (180.0 / _pymath.pi),
     generic=lambda xp, x: _floats(xp, x)[0] * (180.0 / _pymath.pi),
 )
 
 # ------------------------------------------------------------------ exponentials and logarithms
-_log2 = _unary("Log2", np.log2, "Base-2 logarithm.", lambda op, g: g / (_x(op) * _LN2))
-_log10 = _unary("Log10", np.log10, "Base-10 logarithm.", lambda op, g: g / (_x(op) * _LN10))
+_log2 = _unary("Log2", np.log2, "Base-2 logarithm.", lambda node, g: g / (_x(node) * _LN2))
+_log10 = _unary("Log10", np.log10, "Base-10 logarithm.", lambda node, g: g / (_x(node) * _LN10))
 _exp2 = _unary(
-    "Exp2", np.exp2, "2 ** x.", lambda op, g: g * _y(op) * _LN2, generic=lambda xp, x: 2.0 ** _floats(xp, x)[0]
+    "Exp2", np.exp2, "2 ** x.", lambda node, g: g * _y(node) * _LN2, generic=lambda xp, x: 2.0 ** _floats(xp, x)[0]
 )
 
 
@@ -163,27 +171,31 @@ _reciprocal = _unary(
     "Reciprocal",
     np.reciprocal,
     "1 / x (integer division for integers, as in NumPy).",
-    lambda op, g: -g * _y(op) * _y(op),
+    lambda node, g: -g * _y(node) * _y(node),
     infer=_same,
     generic=_reciprocal_kernel,
 )
 _fabs = _unary(
-    "Fabs", np.fabs, "|x| as a float; gradient sign(x).", lambda op, g: g * m.sign(_x(op)), generic=_standard("abs")
+    "Fabs",
+    np.fabs,
+    "|x| as a float; gradient sign(x).",
+    lambda node, g: g * math_ops.sign(_x(node)),
+    generic=_standard("abs"),
 )
 _ceil = _unary("Ceil", np.ceil, "Ceiling (not differentiable).", infer=_same, generic=lambda xp, x: xp.ceil(x))
 
 
-def _sinc_grad(op, g):
+def _sinc_grad(node, g):
     # d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x, which cancels catastrophically near 0: there
     # its Taylor series is used (itself differentiable, so second order stays exact).  The double
     # `where` keeps the unused branch finite, so no NaN reaches the gradient of the gradient.
-    x = _x(op)
-    small = m.less(m.abs(x), 1e-2)
-    safe = m.where(small, m.ones_like(x), x)
+    x = _x(node)
+    small = math_ops.less(math_ops.abs(x), 1e-2)
+    safe = math_ops.where(small, math_ops.ones_like(x), x)
     px2 = (_pymath.pi * _pymath.pi) * x * x
     series = -(_pymath.pi * _pymath.pi) * x * (1.0 / 3.0 - px2 * (1.0 / 30.0 - px2 / 840.0))
-    exact = (m.cos(_pymath.pi * safe) - sinc(safe)) / safe
-    return g * m.where(small, series, exact)
+    exact = (math_ops.cos(_pymath.pi * safe) - sinc(safe)) / safe
+    return g * math_ops.where(small, series, exact)
 
 
 def _sinc_kernel(xp, x):
@@ -199,8 +211,8 @@ _sinc = _unary("Sinc", np.sinc, "sin(pi x) / (pi x), 1 at 0.", _sinc_grad, gener
 # ------------------------------------------------------------------ binary functions
 
 
-def _r2(op):
-    x, y = op.inputs
+def _r2(node):
+    x, y = node.inputs
     return x * x + y * y
 
 
@@ -208,23 +220,23 @@ _arctan2 = _binary(
     "Atan2",
     np.arctan2,
     "Angle of the point (x=x2, y=x1): arctan2(x1, x2), NumPy's order.",
-    lambda op, g: g * op.inputs[1] / _r2(op),
-    lambda op, g: -g * op.inputs[0] / _r2(op),
+    lambda node, g: g * node.inputs[1] / _r2(node),
+    lambda node, g: -g * node.inputs[0] / _r2(node),
     generic=_standard("atan2"),
 )
 _hypot = _binary(
     "Hypot",
     np.hypot,
     "sqrt(x1**2 + x2**2) without overflow.",
-    lambda op, g: g * op.inputs[0] / _y(op),
-    lambda op, g: g * op.inputs[1] / _y(op),
+    lambda node, g: g * node.inputs[0] / _y(node),
+    lambda node, g: g * node.inputs[1] / _y(node),
 )
 _logaddexp = _binary(
     "LogAddExp",
     np.logaddexp,
     "log(exp(x1) + exp(x2)) without overflow.",
-    lambda op, g: g * m.exp(op.inputs[0] - _y(op)),
-    lambda op, g: g * m.exp(op.inputs[1] - _y(op)),
+    lambda node, g: g * math_ops.exp(node.inputs[0] - _y(node)),
+    lambda node, g: g * math_ops.exp(node.inputs[1] - _y(node)),
 )
 
 
@@ -239,15 +251,15 @@ _logaddexp2 = _binary(
     "LogAddExp2",
     np.logaddexp2,
     "log2(2**x1 + 2**x2) without overflow.",
-    lambda op, g: g * exp2(op.inputs[0] - _y(op)),
-    lambda op, g: g * exp2(op.inputs[1] - _y(op)),
+    lambda node, g: g * exp2(node.inputs[0] - _y(node)),
+    lambda node, g: g * exp2(node.inputs[1] - _y(node)),
     generic=_logaddexp2_kernel,
 )
 
 
-def _remainder_grad_y(op, g):
-    x, y = op.inputs
-    return -g * m.floor(x / y)
+def _remainder_grad_y(node, g):
+    x, y = node.inputs
+    return -g * math_ops.floor(x / y)
 
 
 # x - floor(x / y) * y with the sign of the divisor (Python's %), integer dtypes kept.
@@ -255,19 +267,21 @@ _remainder = _binary(
     "FloorMod",
     np.remainder,
     "Remainder with the divisor's sign (Python's %, np.remainder).",
-    lambda op, g: g,
+    lambda node, g: g,
     _remainder_grad_y,
     infer=_binary_same,
     generic=lambda xp, x, y: xp.remainder(x, y),
 )
 
 
-def _nan_aware_share(op, g, first):
+def _nan_aware_share(node, g, first):
     # fmax/fmin pick the non-NaN operand; equal operands share the gradient (DESIGN §6: ties split).
-    x, y = op.inputs if first else op.inputs[::-1]
-    wins = m.logical_or(m.equal(op.outputs[0], x), m.not_equal(y, y))
-    tie = m.logical_and(m.equal(x, y), m.equal(x, x))
-    share = m.where(tie, m.full_like(g, 0.5), m.where(wins, m.ones_like(g), m.zeros_like(g)))
+    x, y = node.inputs if first else node.inputs[::-1]
+    wins = math_ops.logical_or(math_ops.equal(node.outputs[0], x), math_ops.not_equal(y, y))
+    tie = math_ops.logical_and(math_ops.equal(x, y), math_ops.equal(x, x))
+    share = math_ops.where(
+        tie, math_ops.full_like(g, 0.5), math_ops.where(wins, math_ops.ones_like(g), math_ops.zeros_like(g))
+    )
     return g * share
 
 
@@ -284,8 +298,8 @@ _fmax = _binary(
     "Fmax",
     np.fmax,
     "Elementwise max ignoring NaNs; ties share the gradient.",
-    lambda op, g: _nan_aware_share(op, g, True),
-    lambda op, g: _nan_aware_share(op, g, False),
+    lambda node, g: _nan_aware_share(node, g, True),
+    lambda node, g: _nan_aware_share(node, g, False),
     infer=_binary_same,
     generic=_nan_ignoring(lambda xp: xp.maximum),
 )
@@ -293,8 +307,8 @@ _fmin = _binary(
     "Fmin",
     np.fmin,
     "Elementwise min ignoring NaNs; ties share the gradient.",
-    lambda op, g: _nan_aware_share(op, g, True),
-    lambda op, g: _nan_aware_share(op, g, False),
+    lambda node, g: _nan_aware_share(node, g, True),
+    lambda node, g: _nan_aware_share(node, g, False),
     infer=_binary_same,
     generic=_nan_ignoring(lambda xp: xp.minimum),
 )
@@ -328,7 +342,10 @@ def _nan_to_num_kernel(xp, x, *, nan, posinf, neginf):
     return xp.where(x == -float("inf"), xp.full_like(x, -largest if neginf is None else neginf), x)
 
 
-register_gradient("NanToNum", lambda op, g: m.where(m.less(m.abs(_x(op)), float("inf")), g, m.zeros_like(g)))
+register_gradient(
+    "NanToNum",
+    lambda node, g: math_ops.where(math_ops.less(math_ops.abs(_x(node)), float("inf")), g, math_ops.zeros_like(g)),
+)
 
 
 # ------------------------------------------------------------------ complex parts
@@ -336,18 +353,18 @@ def _real_part(x):
     return spec(x.shape, _dt.float32 if x.dtype == np.complex64 else _dt.float64) if x.dtype.kind == "c" else x
 
 
-def _imag_grad(op, g):
+def _imag_grad(node, g):
     # JAX's convention (docs/complex.md): d Im(z) = -i; a real input has no imaginary part to move.
-    return g * -1j if _x(op).dtype.kind == "c" else m.zeros_like(_x(op))
+    return g * -1j if _x(node).dtype.kind == "c" else math_ops.zeros_like(_x(node))
 
 
-def _angle_grad(op, g):
+def _angle_grad(node, g):
     # angle(z) = atan2(y, x): dL/dx - i dL/dy = (-y - i x) / |z|**2 = -i / z (taken as 0 at z = 0).
-    x = _x(op)
+    x = _x(node)
     if x.dtype.kind != "c":
-        return m.zeros_like(x)
-    zero = m.equal(x, 0)
-    return g * m.where(zero, m.zeros_like(x), -1j / m.where(zero, m.ones_like(x), x))
+        return math_ops.zeros_like(x)
+    zero = math_ops.equal(x, 0)
+    return g * math_ops.where(zero, math_ops.zeros_like(x), -1j / math_ops.where(zero, math_ops.ones_like(x), x))
 
 
 def _complex_part(part, of_real):
@@ -373,7 +390,7 @@ _real = _unary(
     "Real",
     np.real,
     "Real part (x itself for real x).",
-    lambda op, g: g,
+    lambda node, g: g,
     infer=_real_part,
     generic=_complex_part("real", lambda xp, x: x),
 )
@@ -389,7 +406,7 @@ _conj = _unary(
     "Conj",
     np.conjugate,
     "Complex conjugate (x itself for real x).",
-    lambda op, g: conj(g),
+    lambda node, g: conj(g),
     infer=_same,
     generic=_complex_part("conj", lambda xp, x: x),
 )
@@ -764,7 +781,7 @@ def where(condition, x=_NO_ARGUMENT, y=_NO_ARGUMENT):
         return nonzero(condition)
     if x is _NO_ARGUMENT or y is _NO_ARGUMENT:
         raise TypeError("where: give both x and y, or neither (then the indices of the nonzero elements)")
-    return m.where(condition, x, y)
+    return math_ops.where(condition, x, y)
 
 
 def _install_operators():
