@@ -64,7 +64,7 @@ def test_profiler_sees_every_graph_node_with_concrete_tensors():
         out = f(x)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
     graph = f.get_graph(x).optimize()
-    assert [e.op_type for e in prof.events] == [n.type for n in graph.nodes]
+    assert [e.op_type for e in prof.events] == [n.op_type for n in graph.nodes]
     assert {e.mode for e in prof.events} == {"graph"}
     assert prof.events[1].input_shapes == ((3, 2), (2, 3))
 
@@ -93,7 +93,7 @@ def test_a_graph_called_inside_another_trace_is_inlined():
     h = tl.function(lambda x: graph(x) * 2.0)
     x = np.array([0.0, 1.0])
     np.testing.assert_allclose(h(x).numpy(), (np.exp(x) + 1.0) * 2.0)
-    assert [n.type for n in h.get_graph(x).nodes] == ["Exp", "Add", "Mul"]
+    assert [n.op_type for n in h.get_graph(x).nodes] == ["Exp", "Add", "Mul"]
 
 
 _bad_ops = iter(range(10**6))

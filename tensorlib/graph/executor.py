@@ -113,7 +113,7 @@ class Executable:
                 lines.append(f"assign {name(step.inputs[0])} := {name(step.inputs[1])}{free}")
             else:
                 outs = ", ".join(name(v) for v in step.outputs)
-                lines.append(f"{outs} = {step.node.type}({', '.join(name(v) for v in step.inputs)}){free}")
+                lines.append(f"{outs} = {step.node.op_type}({', '.join(name(v) for v in step.inputs)}){free}")
         lines.append("return " + ", ".join(name(t._id) for t in graph.outputs))
         return "\n".join(lines)
 
@@ -243,7 +243,7 @@ class Executable:
             names = self.graph.value_names()
             ins = ", ".join(f"{names[t._id]}: {t.dtype}{list(t.shape)}" for t in node.inputs)
             error.add_note(
-                f"while running node {node.type}({ins}) of graph {self.graph.name!r}, "
+                f"while running node {node.op_type}({ins}) of graph {self.graph.name!r}, "
                 f"traced at {node.site or '<unknown>'}"
             )
 
