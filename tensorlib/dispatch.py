@@ -17,7 +17,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from .backends import base as _backends
-from .tensor import Node, Tensor, Variable, _ids, make
+from .tensor import Node, Tensor, TensorSpec, Variable, _ids, make
 
 
 class State:
@@ -126,10 +126,8 @@ def apply(op, args, attrs=_EMPTY):
                     outputs = _wrap(raw, specs, backend, op, kernel)
                 else:
                     dtype = specs.dtype
-                    if raw.__class__ is not np.ndarray:
-                        raw = _as_array(raw, specs, backend, op, kernel)  # in the rule's dtype
-                    elif raw.dtype is not dtype and raw.dtype != dtype:
-                        raw = _fit_dtype(raw, specs, op, kernel)
+                    if raw.__class__ is not np.ndarray or raw.dtype is not dtype and raw.dtype != dtype:
+                        raw = fit_result(raw, specs, backend, op, kernel)
                     shape = specs.shape
                     if raw.shape != shape:
                         shape = _filled_shape(raw, specs, op, kernel)
@@ -177,10 +175,8 @@ def _kernel_name(op, kernel) -> str:
 
 def _bad_result(op, kernel, raw, spec) -> str:
     got = "None" if raw is None else f"shape {tuple(raw.shape)} {raw.dtype}"
-    return (
-        f"{op.name}: kernel {_kernel_name(op, kernel)} returned {got}, but the op's shape rule "
-        f"gives shape {tuple(spec.shape)} {spec.dtype}"
-    )
+    who = f"kernel {_kernel_name(op, kernel)}" if kernel is not None else "its kernel"
+    return f"{op.name if op is not None else 'tensorlib'}: {who} returned {got}, but the op's shape rule gives shape {tuple(spec.shape)} {spec.dtype}"
 
 
 def _filled_shape(raw, spec, op, kernel) -> tuple:
@@ -192,20 +188,37 @@ def _filled_shape(raw, spec, op, kernel) -> tuple:
     return shape
 
 
-def _as_array(raw, spec, backend, op, kernel):
-    if raw is None or not hasattr(raw, "shape") and not isinstance(raw, (int, float, bool, complex)):
-        raise KernelResultError(_bad_result(op, kernel, None, spec))
-    raw = backend.asarray(raw) if backend.name != "numpy" or not hasattr(raw, "shape") else np.asarray(raw)
-    return raw if backend.dtype_of(raw) == spec.dtype else _fit_dtype(raw, spec, op, kernel, backend)
+def fit_result(raw, spec, backend, op=None, kernel=None):
+    """A kernel's result as ``backend``'s array of the dtype that ``op``'s shape rule declared (``spec``).
 
+    The one fix-up of kernel results, eagerly, in the executor and where passes fold constants: a
+    scalar or another array type becomes the backend's array, and the dtype is cast within its kind
+    only (float64 to float32, an integer to another); a result of another kind (a float from an
+    integer op) or no array at all is the kernel's error, a ``KernelResultError`` naming the op and
+    the kernel.  Shapes are the caller's to check.
 
-def _fit_dtype(raw, spec, op, kernel, backend=None):
-    """Cast a kernel result to its rule's dtype, only within a kind: never truncate floats to ints."""
-    got = raw.dtype if backend is None else backend.dtype_of(raw)
-    kind, want = got.kind, spec.dtype.kind
-    if kind != want and not (kind in "iu" and want in "iu"):
+    >>> import numpy as np
+    >>> import tensorlib as tl
+    >>> from tensorlib.dispatch import fit_result
+    >>> numpy, sqrt = tl.backends.get("numpy"), tl.ops.get("Sqrt")
+    >>> fit_result(np.float64(1.5), tl.TensorSpec((), "float32"), numpy, sqrt)
+    array(1.5, dtype=float32)
+    >>> fit_result(np.ones(2), tl.TensorSpec((2,), "int32"), numpy, sqrt)
+    Traceback (most recent call last):
+    ...
+    tensorlib.dispatch.KernelResultError: Sqrt: its kernel returned shape (2,) float64, but the op's shape rule gives shape (2,) int32
+    """
+    # NumPy: a NumPy scalar or an ndarray subclass becomes a plain ndarray, as kernels' results do.
+    if raw.__class__ is not np.ndarray and (backend.name == "numpy" or not backend.is_array(raw)):
+        if raw is None or not hasattr(raw, "shape") and not isinstance(raw, (int, float, bool, complex)):
+            raise KernelResultError(_bad_result(op, kernel, None, spec))
+        raw = backend.asarray(raw)
+    got, want = backend.dtype_of(raw), spec.dtype
+    if got == want:
+        return raw
+    if got.kind != want.kind and not (got.kind in "iu" and want.kind in "iu"):
         raise KernelResultError(_bad_result(op, kernel, raw, spec))
-    return raw.astype(spec.dtype) if backend is None else backend.fit(raw, spec.dtype)
+    return backend.fit(raw, want)
 
 
 def _raise_unrunnable(op, args, t, backend):
@@ -233,10 +246,8 @@ def _wrap(raw, specs, backend, op, kernel):
 
 
 def _wrap_one(raw, spec, backend, op, kernel):
-    if type(raw) is not np.ndarray:
-        raw = _as_array(raw, spec, backend, op, kernel)  # in the rule's dtype
-    elif raw.dtype != spec.dtype:
-        raw = _fit_dtype(raw, spec, op, kernel)
+    if raw.__class__ is not np.ndarray or raw.dtype != spec.dtype:
+        raw = fit_result(raw, spec, backend, op, kernel)
     if tuple(raw.shape) != tuple(spec.shape):
         _filled_shape(raw, spec, op, kernel)
     return make(raw, backend, tuple(raw.shape), spec.dtype)
@@ -428,8 +439,8 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
             return modes[-1].convert(value, dtype, backend)
         arr = backend.asarray(value)
         # The caller's array becomes a value tensorlib owns: a later write to it changes no result.
-        if backend.dtype_of(arr) != dtype:
-            arr = backend.fit(arr, dtype)
+        if backend.dtype_of(arr) != dtype:  # a dtype tensorlib holds in a wider one of its kind (int8 -> int32)
+            arr = fit_result(arr, TensorSpec(arr.shape, dtype), backend, op)
         elif _may_alias(arr, value):
             arr = backend.copy(arr)
         return make(arr, backend, None, dtype)
