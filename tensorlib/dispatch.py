@@ -8,6 +8,8 @@ watch an input record the node either way.
 
 from __future__ import annotations
 
+import abc
+import contextlib
 import contextvars
 import os
 import sys
@@ -59,6 +61,113 @@ def __getattr__(name):
     if name in ("tapes", "modes", "observers"):
         return getattr(local_state(), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class Mode(abc.ABC):
+    """What op calls go to while the mode is active (``with dispatch.in_mode(mode):``), instead of kernels.
+
+    Tracing (``tl.function``) and ``tl.ops.explain``'s dry run are modes.  Dispatch calls, on the
+    innermost active mode of the thread:
+
+    - ``bind(op, inputs, attrs, specs)`` for every op call, once the op's shape rule gave ``specs``
+      (a TensorSpec, or a tuple of them for an op with several outputs): it returns the output
+      Tensor (or the tuple of them) in place of the kernel's;
+    - ``convert(value, dtype, backend)`` for a Python scalar or an array given as an op input, already
+      checked and given its ``dtype``: it returns the Tensor that stands for it;
+    - ``snapshot(var)`` when a tape opened inside the mode records a read of the Variable ``var``;
+    - ``assign(var, value)`` for ``var.assign(value)``, ``value`` a Tensor of ``var``'s shape and dtype.
+
+    and ``needs_value(t)`` on every active mode before a symbolic tensor's value is refused (a mode may
+    then raise an exception of its own, as tracing does to make a Python-float argument static).
+
+    >>> import tensorlib as tl
+    >>> from tensorlib import dispatch
+    >>> from tensorlib.tensor import make_symbolic
+    >>> class ShapesOnly(dispatch.Mode):
+    ...     '''Runs only shape rules: op calls give symbolic tensors and are listed in ``calls``.'''
+    ...     def __init__(self):
+    ...         self.calls = []
+    ...     def bind(self, op, inputs, attrs, specs):
+    ...         self.calls.append(op.name)
+    ...         many = specs if isinstance(specs, tuple) else (specs,)
+    ...         outs = tuple(make_symbolic(s.shape, s.dtype, tl.backends.current(), None, 0) for s in many)
+    ...         return outs if isinstance(specs, tuple) else outs[0]
+    ...     def convert(self, value, dtype, backend):
+    ...         return make_symbolic(getattr(value, "shape", ()), dtype, backend, None, 0)
+    >>> x = tl.ones((1000, 1000))
+    >>> with dispatch.in_mode(ShapesOnly()) as mode:
+    ...     y = tl.sum(tl.exp(x) * 2.0, axis=0)
+    >>> mode.calls, y.shape
+    (['Exp', 'Mul', 'Sum'], (1000,))
+    """
+
+    @abc.abstractmethod
+    def bind(self, op, inputs: tuple, attrs: dict, specs):
+        """The output Tensor(s) of ``op(*inputs, **attrs)``, whose shape rule gave ``specs``."""
+
+    @abc.abstractmethod
+    def convert(self, value, dtype, backend) -> Tensor:
+        """The Tensor that stands for the Python scalar or array ``value`` (of ``dtype``) given as an op input."""
+
+    def snapshot(self, var: Variable) -> Tensor:
+        """What a tape records for a read of ``var``: by default the Variable itself."""
+        return var
+
+    def assign(self, var: Variable, value: Tensor) -> Variable:
+        """``var.assign(value)`` inside the mode: by default an error (a mode that builds no graph has
+        nowhere to put it, and changing the Variable would leak out of the mode)."""
+        raise ValueError(
+            f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned "
+            f"while a {type(self).__name__} mode is active"
+        )
+
+    def needs_value(self, t: Tensor) -> None:
+        """Called before a symbolic tensor's value is refused; by default nothing to do."""
+
+
+@contextlib.contextmanager
+def in_mode(mode: Mode):
+    """Make ``mode`` the innermost mode of this thread for the block, then restore what was active.
+
+    The tapes recording outside pause for the block (they must not record the mode's symbolic
+    calls); on the way out, normally or by an exception, the mode leaves and the tapes resume.
+    Modes nest: an inner one gets the op calls until its block ends.
+
+    >>> import tensorlib as tl
+    >>> from tensorlib import dispatch
+    >>> class Refuse(dispatch.Mode):
+    ...     def bind(self, op, inputs, attrs, specs):
+    ...         raise RuntimeError(f"no {op.name} here")
+    ...     def convert(self, value, dtype, backend):
+    ...         raise RuntimeError("no constants here")
+    >>> x = tl.tensor([1.0, 2.0])
+    >>> with tl.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     try:
+    ...         with dispatch.in_mode(Refuse()):
+    ...             tl.exp(x)
+    ...     except RuntimeError as e:
+    ...         print(e)
+    ...     y = tl.sum(tl.exp(x))  # eager again, and recorded
+    no Exp here
+    >>> dispatch.current_state().modes, tape.gradient(y, x).shape
+    ([], (2,))
+    """
+    if not isinstance(mode, Mode):
+        raise TypeError(f"dispatch.in_mode: expected a dispatch.Mode, got {type(mode).__name__} {mode!r:.60}")
+    st = local_state()
+    tapes = st.tapes[:]
+    st.tapes.clear()
+    st.modes.append(mode)
+    try:
+        yield mode
+    finally:
+        modes = st.modes
+        for i in range(len(modes) - 1, -1, -1):  # the innermost entry: one mode may be entered twice
+            if modes[i] is mode:
+                del modes[i]
+                break
+        st.tapes[:] = tapes
 
 
 _EMPTY: dict = {}
