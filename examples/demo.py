@@ -58,7 +58,7 @@ def round_ste(v):
 
 v = tl.tensor([0.2, 1.7, -0.6])
 print("d/dv sum(round_ste(v)*v) =", tl.grad(lambda v: tl.sum(round_ste(v) * v))(v).numpy())
-with tl.grad.override({"Relu": lambda op, g: g}):  # TensorFlow's gradient_override_map
+with tl.grad.override({"Relu": lambda node, g: g}):  # TensorFlow's gradient_override_map
     print("relu grad, overridden to identity:", tl.grad(lambda v: tl.sum(tl.nn.relu(v)))(v).numpy())
 try:
     tl.grad(lambda v: tl.sum(tl.round(v)))(v)

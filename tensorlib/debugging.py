@@ -46,7 +46,7 @@ def _check_kernel(xp, x, *, message):
     return x
 
 
-register_gradient("CheckNumerics", lambda op, g: check_numerics(g, f"gradient of: {op.attrs['message']}"))
+register_gradient("CheckNumerics", lambda node, g: check_numerics(g, f"gradient of: {node.attrs['message']}"))
 
 
 def check_numerics(x, message: str = ""):

@@ -25,8 +25,8 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from .ops import math as _m
-from .ops import reduce as _r
+from .ops import math as _math_ops
+from .ops import reduce as _reduce_ops
 from .tensor import Tensor, Variable
 
 __all__ = [
@@ -97,9 +97,9 @@ def global_norm(tensors) -> Tensor:
         raise ValueError("global_norm: no tensors given")
     total = None
     for t in leaves:
-        s = _r.sum(_m.square(_m.cast(t, _dt.float32) if t.dtype == _dt.float16 else t))
+        s = _reduce_ops.sum(_math_ops.square(_math_ops.cast(t, _dt.float32) if t.dtype == _dt.float16 else t))
         total = s if total is None else total + s
-    return _m.sqrt(total)
+    return _math_ops.sqrt(total)
 
 
 def clip_by_global_norm(tensors, clip_norm: float):
@@ -115,8 +115,8 @@ def clip_by_global_norm(tensors, clip_norm: float):
     if not clip_norm > 0:
         raise ValueError(f"clip_by_global_norm: clip_norm must be positive, got {clip_norm}")
     norm = global_norm(tensors)
-    scale = clip_norm / _m.maximum(norm, clip_norm)
-    return _map(lambda t: None if t is None else t * _m.cast(scale, t.dtype), tensors), norm
+    scale = clip_norm / _math_ops.maximum(norm, clip_norm)
+    return _map(lambda t: None if t is None else t * _math_ops.cast(scale, t.dtype), tensors), norm
 
 
 def _map(fn, tree):
@@ -143,7 +143,7 @@ class StepDecay:
         self.initial, self.step_size, self.gamma = float(initial), int(step_size), float(gamma)
 
     def __call__(self, step) -> Tensor:
-        return self.initial * _m.power(self.gamma, _m.floor(_as_step(step) / self.step_size))
+        return self.initial * _math_ops.power(self.gamma, _math_ops.floor(_as_step(step) / self.step_size))
 
 
 class CosineDecay:
@@ -163,8 +163,8 @@ class CosineDecay:
         self.initial, self.decay_steps, self.alpha = float(initial), int(decay_steps), float(alpha)
 
     def __call__(self, step) -> Tensor:
-        progress = _m.minimum(_as_step(step), float(self.decay_steps)) / self.decay_steps
-        cosine = 0.5 * (1.0 + _m.cos(math.pi * progress))
+        progress = _math_ops.minimum(_as_step(step), float(self.decay_steps)) / self.decay_steps
+        cosine = 0.5 * (1.0 + _math_ops.cos(math.pi * progress))
         return self.initial * (self.alpha + (1.0 - self.alpha) * cosine)
 
 
@@ -186,21 +186,21 @@ class Warmup:
 
     def __call__(self, step) -> Tensor:
         t = _as_step(step)
-        later = _lr_at(self.after, _m.maximum(t - self.warmup_steps, 0.0))
-        ramp = _lr_at(self.after, t * 0.0) * _m.minimum((t + 1.0) / self.warmup_steps, 1.0)
-        return _m.where(t < self.warmup_steps, ramp, later)
+        later = _lr_at(self.after, _math_ops.maximum(t - self.warmup_steps, 0.0))
+        ramp = _lr_at(self.after, t * 0.0) * _math_ops.minimum((t + 1.0) / self.warmup_steps, 1.0)
+        return _math_ops.where(t < self.warmup_steps, ramp, later)
 
 
 def _as_step(step) -> Tensor:
     from .ops.creation import tensor
 
     t = step if isinstance(step, Tensor) else tensor(float(step), dtype=_dt.float64)
-    return t if t.dtype == _dt.float64 else _m.cast(t, _dt.float64)
+    return t if t.dtype == _dt.float64 else _math_ops.cast(t, _dt.float64)
 
 
 def _lr_at(schedule, step: Tensor) -> Tensor:
     if callable(schedule):
-        return _m.cast(schedule(step), _dt.float64)
+        return _math_ops.cast(schedule(step), _dt.float64)
     from .ops.creation import tensor
 
     return tensor(float(schedule), dtype=_dt.float64)
@@ -253,17 +253,21 @@ class Optimizer:
             clipped, _ = clip_by_global_norm([g for _, g, _ in pairs], self.global_clipnorm)
             pairs = [(key, g, v) for (key, _, v), g in zip(pairs, clipped)]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
-        step = _m.cast(self.iterations, _dt.float64)
+        step = _math_ops.cast(self.iterations, _dt.float64)
         lr = _lr_at(self.learning_rate, step)
         count = step + 1.0  # this step's number, 1-based, for bias corrections
         by_dtype = {}
         for key, g, v in pairs:
             if v.dtype not in by_dtype:
                 by_dtype[v.dtype] = (
-                    (_m.cast(lr, v.dtype), _m.cast(count, v.dtype)) if v.dtype != _dt.float64 else (lr, count)
+                    (_math_ops.cast(lr, v.dtype), _math_ops.cast(count, v.dtype))
+                    if v.dtype != _dt.float64
+                    else (lr, count)
                 )
             lr_v, count_v = by_dtype[v.dtype]
-            self._update(v, _m.cast(g, v.dtype) if g.dtype != v.dtype else g, lr_v, count_v, self._slots_for(key, v))
+            self._update(
+                v, _math_ops.cast(g, v.dtype) if g.dtype != v.dtype else g, lr_v, count_v, self._slots_for(key, v)
+            )
         self.iterations.assign_add(np.int64(1))
 
     def _update(self, var, grad, lr, step, slots) -> None:
@@ -362,12 +366,12 @@ class Adam(Optimizer):
         start, grad = self._decay(var, grad, lr)
         b1, b2 = self.beta_1, self.beta_2
         m = b1 * slots["m"] + (1.0 - b1) * grad
-        v = b2 * slots["v"] + (1.0 - b2) * _m.square(grad)
+        v = b2 * slots["v"] + (1.0 - b2) * _math_ops.square(grad)
         slots["m"].assign(m)
         slots["v"].assign(v)
-        m_hat = m / (1.0 - _m.power(b1, step))
-        v_hat = v / (1.0 - _m.power(b2, step))
-        var.assign(start - lr * m_hat / (_m.sqrt(v_hat) + self.epsilon))
+        m_hat = m / (1.0 - _math_ops.power(b1, step))
+        v_hat = v / (1.0 - _math_ops.power(b2, step))
+        var.assign(start - lr * m_hat / (_math_ops.sqrt(v_hat) + self.epsilon))
 
 
 class AdamW(Adam):
@@ -429,13 +433,13 @@ class RMSprop(Optimizer):
         if self.weight_decay:
             grad = grad + self.weight_decay * var
         rho = self.rho
-        v = rho * slots["v"] + (1.0 - rho) * _m.square(grad)
+        v = rho * slots["v"] + (1.0 - rho) * _math_ops.square(grad)
         slots["v"].assign(v)
         if self.centered:
             mean_grad = rho * slots["mean_grad"] + (1.0 - rho) * grad
             slots["mean_grad"].assign(mean_grad)
-            v = v - _m.square(mean_grad)
-        direction = grad / (_m.sqrt(v) + self.epsilon)
+            v = v - _math_ops.square(mean_grad)
+        direction = grad / (_math_ops.sqrt(v) + self.epsilon)
         if self.momentum > 0:
             buf = self.momentum * slots["momentum"] + direction
             slots["momentum"].assign(buf)

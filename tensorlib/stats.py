@@ -19,8 +19,8 @@ import math as _math
 from types import SimpleNamespace
 
 from . import special as _sp
-from .ops import math as _m
-from .ops import reduce as _r
+from .ops import math as _math_ops
+from .ops import reduce as _reduce_ops
 from .ops.special import _float
 from .tensor import Tensor
 
@@ -48,7 +48,7 @@ def _norm_logpdf(x, loc=0.0, scale=1.0) -> Tensor:
     """
     x, loc, scale = _args(x, loc, scale)
     z = (x - loc) / scale
-    return -0.5 * z * z - _m.log(scale) - 0.5 * _LOG_2PI
+    return -0.5 * z * z - _math_ops.log(scale) - 0.5 * _LOG_2PI
 
 
 def _norm_logcdf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -69,7 +69,7 @@ def _norm_pdf(x, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.norm.pdf(tl.tensor(0.0))), 6)
     0.398942
     """
-    return _m.exp(_norm_logpdf(x, loc, scale))
+    return _math_ops.exp(_norm_logpdf(x, loc, scale))
 
 
 def _norm_cdf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -100,13 +100,13 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
     return (
         _sp.gammaln(half)
         - _sp.gammaln(df * 0.5)
-        - 0.5 * _m.log(df * _math.pi)
-        - _m.log(scale)
-        - half * _m.log1p(z * z / df)
+        - 0.5 * _math_ops.log(df * _math.pi)
+        - _math_ops.log(scale)
+        - half * _math_ops.log1p(z * z / df)
     )
 
 
-t = SimpleNamespace(logpdf=_t_logpdf, pdf=lambda x, df, loc=0.0, scale=1.0: _m.exp(_t_logpdf(x, df, loc, scale)))
+t = SimpleNamespace(logpdf=_t_logpdf, pdf=lambda x, df, loc=0.0, scale=1.0: _math_ops.exp(_t_logpdf(x, df, loc, scale)))
 
 
 # ------------------------------------------------------------------ poisson
@@ -121,7 +121,7 @@ def _poisson_logpmf(k, mu) -> Tensor:
     return _sp.xlogy(k, mu) - mu - _sp.gammaln(k + 1.0)
 
 
-poisson = SimpleNamespace(logpmf=_poisson_logpmf, pmf=lambda k, mu: _m.exp(_poisson_logpmf(k, mu)))
+poisson = SimpleNamespace(logpmf=_poisson_logpmf, pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)))
 
 
 # ------------------------------------------------------------------ beta, gamma
@@ -134,11 +134,11 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     """
     x, a, b, loc, scale = _args(x, a, b, loc, scale)
     z = (x - loc) / scale
-    return _sp.xlogy(a - 1.0, z) + _sp.xlog1py(b - 1.0, -z) - _sp.betaln(a, b) - _m.log(scale)
+    return _sp.xlogy(a - 1.0, z) + _sp.xlog1py(b - 1.0, -z) - _sp.betaln(a, b) - _math_ops.log(scale)
 
 
 beta = SimpleNamespace(
-    logpdf=_beta_logpdf, pdf=lambda x, a, b, loc=0.0, scale=1.0: _m.exp(_beta_logpdf(x, a, b, loc, scale))
+    logpdf=_beta_logpdf, pdf=lambda x, a, b, loc=0.0, scale=1.0: _math_ops.exp(_beta_logpdf(x, a, b, loc, scale))
 )
 
 
@@ -151,11 +151,11 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     """
     x, a, loc, scale = _args(x, a, loc, scale)
     z = (x - loc) / scale
-    return _sp.xlogy(a - 1.0, z) - z - _sp.gammaln(a) - _m.log(scale)
+    return _sp.xlogy(a - 1.0, z) - z - _sp.gammaln(a) - _math_ops.log(scale)
 
 
 gamma = SimpleNamespace(
-    logpdf=_gamma_logpdf, pdf=lambda x, a, loc=0.0, scale=1.0: _m.exp(_gamma_logpdf(x, a, loc, scale))
+    logpdf=_gamma_logpdf, pdf=lambda x, a, loc=0.0, scale=1.0: _math_ops.exp(_gamma_logpdf(x, a, loc, scale))
 )
 
 
@@ -178,11 +178,11 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
             f"{tuple(alpha.shape)} {alpha.dtype})"
         )
     a = reshape(alpha, (-1,) + (1,) * (x.ndim - 1))
-    log_norm = _r.sum(_sp.gammaln(alpha)) - _sp.gammaln(_r.sum(alpha))
-    return _r.sum(_sp.xlogy(a - 1.0, x), axis=0) - log_norm
+    log_norm = _reduce_ops.sum(_sp.gammaln(alpha)) - _sp.gammaln(_reduce_ops.sum(alpha))
+    return _reduce_ops.sum(_sp.xlogy(a - 1.0, x), axis=0) - log_norm
 
 
-dirichlet = SimpleNamespace(logpdf=_dirichlet_logpdf, pdf=lambda x, alpha: _m.exp(_dirichlet_logpdf(x, alpha)))
+dirichlet = SimpleNamespace(logpdf=_dirichlet_logpdf, pdf=lambda x, alpha: _math_ops.exp(_dirichlet_logpdf(x, alpha)))
 
 
 # ------------------------------------------------------------------ multivariate normal
@@ -212,10 +212,12 @@ def _mvn_logpdf(x, mean, cov) -> Tensor:
     factor = cholesky(cov)
     centered = reshape(x - mean, (-1, k))
     z = solve_triangular(factor, _mT(centered), lower=True)
-    mahalanobis = reshape(_r.sum(z * z, axis=0), x.shape[:-1])
-    return -0.5 * (mahalanobis + k * _LOG_2PI) - _r.sum(_m.log(_diag_part(factor)))
+    mahalanobis = reshape(_reduce_ops.sum(z * z, axis=0), x.shape[:-1])
+    return -0.5 * (mahalanobis + k * _LOG_2PI) - _reduce_ops.sum(_math_ops.log(_diag_part(factor)))
 
 
-multivariate_normal = SimpleNamespace(logpdf=_mvn_logpdf, pdf=lambda x, mean, cov: _m.exp(_mvn_logpdf(x, mean, cov)))
+multivariate_normal = SimpleNamespace(
+    logpdf=_mvn_logpdf, pdf=lambda x, mean, cov: _math_ops.exp(_mvn_logpdf(x, mean, cov))
+)
 
 __all__ = ["beta", "dirichlet", "gamma", "multivariate_normal", "norm", "poisson", "t"]

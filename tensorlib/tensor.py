@@ -199,9 +199,9 @@ def current_phase() -> str:
 
 
 class Node:
-    """One application of an op: what tapes record, graphs hold and a gradient function receives as ``op``.
+    """One application of an op: what tapes record, graphs hold and a gradient rule receives as ``node``.
 
-    ``type`` is the op type name, ``inputs``/``outputs`` are Tensors (symbolic
+    ``op`` is the OpDef and ``op_type`` its name (``"Mul"``), ``inputs``/``outputs`` are Tensors (symbolic
     under tracing), ``attrs`` the op's attributes, ``site`` the user's
     ``file:line`` when it was captured (only for ops without a gradient rule),
     ``phase`` ``"gradient"`` for a graph node that a gradient rule added, else ``"forward"``.
@@ -218,11 +218,7 @@ class Node:
         self.phase = phase
 
     @property
-    def type(self) -> str:
-        return self.op.name
-
-    @property
-    def name(self) -> str:
+    def op_type(self) -> str:
         return self.op.name
 
     def __repr__(self):

@@ -89,8 +89,8 @@ def test_tapes_watch_complex_sources_and_integers_still_raise():
 def test_check_grads_perturbs_real_and_imaginary_parts_and_catches_a_conjugated_rule():
     c = 1.5 - 0.5j
     for name, rule in (
-        ("TestComplexRight", lambda op, g: g * c),
-        ("TestComplexConjugated", lambda op, g: g * c.conjugate()),
+        ("TestComplexRight", lambda node, g: g * c),
+        ("TestComplexConjugated", lambda node, g: g * c.conjugate()),
     ):
         op = tl.ops.defop(name, inputs=("z",), infer=lambda z: z)
         op.generic(lambda xp, z: z * c)

@@ -102,9 +102,9 @@ def test_custom_gradient_without_grad_fn_is_a_clear_error():
 @pytest.mark.parametrize(
     "fn,message",
     [
-        (3, r"must be a function fn\(op, \*output_grads\), got int 3"),
+        (3, r"must be a function fn\(node, \*output_grads\), got int 3"),
         (lambda g: g, r"cannot be: it takes fewer than two positional arguments"),
-        (lambda op, g, *, scale: g, r"it requires keyword arguments \['scale'\]"),
+        (lambda node, g, *, scale: g, r"it requires keyword arguments \['scale'\]"),
     ],
 )
 def test_register_gradient_rejects_non_callables_and_wrong_arity(fn, message):

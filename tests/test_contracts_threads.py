@@ -122,7 +122,7 @@ def test_a_gradient_override_in_one_thread_leaves_others_alone():
     grads = {}
 
     def overriding():
-        with tl.grad.override({"Sin": lambda op, g: g * 0.0 + 100.0}):
+        with tl.grad.override({"Sin": lambda node, g: g * 0.0 + 100.0}):
             entered.set()
             assert done.wait(30)
             grads["override"] = float(tl.grad(tl.sin)(tl.tensor(0.0, dtype="float64")))

@@ -21,7 +21,7 @@ def test_traced_cond_runs_only_the_chosen_branch_and_matches_eager():
         eager = tl.cond(tl.sum(tl.tensor(x)) > 0, tl.exp, tl.sin, tl.tensor(x))
         np.testing.assert_allclose(f(x).numpy(), eager.numpy())
     assert sorted(calls) == ["f", "t"]  # each branch traced once, never run in Python again
-    assert [n.type for n in f.get_graph(np.ones(2)).nodes] == ["Sum", "Greater", "Cond"]
+    assert [n.op_type for n in f.get_graph(np.ones(2)).nodes] == ["Sum", "Greater", "Cond"]
 
 
 def test_subgraphs_print_nested_under_their_node():

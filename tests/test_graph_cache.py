@@ -54,7 +54,7 @@ def test_an_active_gradient_override_is_part_of_the_signature():
     f = tl.function(grad_of_relu)
     x = tl.tensor([-1.0, 2.0])
     assert f(x).numpy().tolist() == [0.0, 1.0]  # traced before the override...
-    with tl.grad.override({"Relu": lambda op, g: g * 5.0}):
+    with tl.grad.override({"Relu": lambda node, g: g * 5.0}):
         assert f(x).numpy().tolist() == [5.0, 5.0]  # ...does not ignore it
     assert f(x).numpy().tolist() == [0.0, 1.0]  # and one traced under it does not keep it
     assert f.trace_count == 2

@@ -64,7 +64,7 @@ def test_profiler_sees_every_graph_node_with_concrete_tensors():
         out = f(x)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
     graph = f.get_graph(x).optimize()
-    assert [e.op_type for e in prof.events] == [n.type for n in graph.nodes]
+    assert [e.op_type for e in prof.events] == [n.op_type for n in graph.nodes]
     assert {e.mode for e in prof.events} == {"graph"}
     assert prof.events[1].input_shapes == ((3, 2), (2, 3))
 
@@ -93,4 +93,45 @@ def test_a_graph_called_inside_another_trace_is_inlined():
     h = tl.function(lambda x: graph(x) * 2.0)
     x = np.array([0.0, 1.0])
     np.testing.assert_allclose(h(x).numpy(), (np.exp(x) + 1.0) * 2.0)
-    assert [n.type for n in h.get_graph(x).nodes] == ["Exp", "Add", "Mul"]
+    assert [n.op_type for n in h.get_graph(x).nodes] == ["Exp", "Add", "Mul"]
+
+
+_bad_ops = iter(range(10**6))
+
+
+@pytest.mark.parametrize(
+    "kernel,infer,got",
+    [
+        (lambda x: None, lambda x: x, r"returned None, but the op's shape rule gives shape \(2,\) float64\n"),
+        (
+            lambda x: x[:1] * 2.0,
+            lambda x: x,
+            r"returned shape \(1,\) float64, but the op's shape rule gives shape \(2,",
+        ),
+        (lambda x: x.astype(np.int64), lambda x: x, r"returned shape \(2,\) int64, but the op's shape rule gives"),
+        (lambda x: (x * 2.0,), lambda x: (x, x), r"returned 1 results, but the op's shape rule gives 2 outputs"),
+        (lambda x: (x * 2.0, x[:1]), lambda x: (x, x), r"returned shape \(1,\) float64, but the op's shape rule"),
+    ],
+)
+def test_a_traced_kernel_disagreeing_with_its_shape_rule_raises_as_in_eager(kernel, infer, got):
+    op = tl.ops.defop(f"ExecutorBadKernel{next(_bad_ops)}", inputs=("x",), infer=infer)
+    op.kernel("numpy")(kernel)
+    f = tl.function(lambda x: op(x * 1.5))
+    x = np.ones(2)
+    with pytest.raises(tl.dispatch.KernelResultError, match=rf"^{op.name}: kernel .*<lambda> {got}") as traced:
+        f(x)
+    assert f"while running node {op.name}(" in "\n".join(traced.value.__notes__)
+    with pytest.raises(tl.dispatch.KernelResultError) as eager:
+        op(tl.tensor(x * 1.5))
+    assert str(eager.value) == str(traced.value)  # the same message, traced and eager
+
+
+def test_a_kernel_result_of_another_width_is_fitted_as_in_eager():
+    op = tl.ops.defop(f"ExecutorWideKernel{next(_bad_ops)}", inputs=("x",), infer=lambda x: x)
+    op.kernel("numpy")(lambda x: x.astype(np.float64) * 2.0)
+    f = tl.function(lambda x: op(x))
+    x = np.ones(2, np.float32)
+    for _ in range(2):  # the checked first run and the compiled runs
+        out = f(x)
+        assert out._value.dtype == np.float32 and out.numpy().tolist() == [2.0, 2.0]
+    assert "fix type" in f.get_graph(x).optimize().executable().plan_text()

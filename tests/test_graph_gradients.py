@@ -106,7 +106,7 @@ def test_custom_gradient_stop_gradient_and_override_inside_a_trace():
 
     f = tl.function(lambda x: tl.grad(lambda y: tl.sum(clip_grad(y) * tl.stop_gradient(y) ** 2))(x))
     np.testing.assert_allclose(f(tl.tensor(X)).numpy(), np.clip(X**2, -0.5, 0.5))
-    with tl.grad.override({"Sin": lambda op, g: g * 100.0}):
+    with tl.grad.override({"Sin": lambda node, g: g * 100.0}):
         overridden = tl.function(lambda x: tl.grad(lambda y: tl.sum(tl.sin(y)))(x))
         np.testing.assert_allclose(overridden(tl.tensor(X)).numpy(), np.full(4, 100.0))
 

@@ -12,7 +12,7 @@ RNG = np.random.default_rng(0)
 
 
 def _types(graph):
-    return [n.type for n in graph.nodes]
+    return [n.op_type for n in graph.nodes]
 
 
 def _optimized(fn, *args):
@@ -106,7 +106,7 @@ def test_avgpool_after_conv_fuses_into_one_strided_conv(ksize, stride):
         return tl.nn.relu(tl.nn.avg_pool(y, ksize=ksize, strides=stride, padding="VALID"))
 
     graph = _optimized(fn, x, w)
-    convs = [n for n in graph.nodes if n.type == "Conv2D"]
+    convs = [n for n in graph.nodes if n.op_type == "Conv2D"]
     assert "AvgPool" not in _types(graph) and len(convs) == 1
     assert convs[0].attrs["strides"] == (stride, stride) and convs[0].inputs[1].shape == (2 + ksize, 2 + ksize, 2, 4)
     expected = np.maximum(_pool_reference(_conv_reference(x, w), ksize, stride), 0)

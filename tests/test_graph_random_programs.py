@@ -219,7 +219,7 @@ def test_conv_avg_pool_fusion_is_exact_for_any_pool_and_stride(kh, kw, sh, sw, f
         )
 
     graph = tl.function(f).get_graph(x)
-    fused = [n.type for n in graph.optimize().nodes]
+    fused = [n.op_type for n in graph.optimize().nodes]
     assert "AvgPool" not in fused  # the fusion applied...
     np.testing.assert_allclose(graph(x).numpy(), f(tl.tensor(x)).numpy(), rtol=1e-12, atol=1e-12)  # ...exactly
 
@@ -235,7 +235,7 @@ def test_cse_keeps_nodes_whose_attributes_differ():
         )
 
     graph = tl.function(f).get_graph(np.ones((2, 3)))
-    types = [n.type for n in graph.optimize().nodes]
+    types = [n.op_type for n in graph.optimize().nodes]
     assert types.count("Cast") == 2 and types.count("Sum") == 3
     for e, g in zip(f(tl.tensor(np.ones((2, 3)))), graph(np.ones((2, 3)))):
         assert e.dtype == g.dtype and e.shape == g.shape
@@ -247,7 +247,7 @@ def test_stateful_ops_are_never_folded_or_merged():
     c, _ = f()
     assert not np.array_equal(a.numpy(), b.numpy())  # two draws are not one (no CSE)
     assert not np.array_equal(a.numpy(), c.numpy())  # and each run draws again (no folding)
-    types = [n.type for n in f.get_graph().optimize().nodes]
+    types = [n.op_type for n in f.get_graph().optimize().nodes]
     assert len(types) == 2
 
 
@@ -266,7 +266,7 @@ def test_stateful_ops_are_never_folded_or_merged():
 def test_trivial_nodes_are_removed(make, gone):
     x = np.array([1.5, -2.0])
     graph = tl.function(make).get_graph(x)
-    assert gone not in [n.type for n in graph.optimize().nodes]
+    assert gone not in [n.op_type for n in graph.optimize().nodes]
     expected = make(tl.tensor(x))
     got = graph(x)
     assert expected.dtype == got.dtype
@@ -278,7 +278,7 @@ def test_gradient_graphs_lose_trivial_nodes():
         return tl.grad(lambda v: tl.sum(tl.nn.relu(v) ** 2 + tl.abs(v)))(x)
 
     graph = tl.function(grad_of).get_graph(np.ones(3))
-    optimized = [n.type for n in graph.optimize().nodes]
+    optimized = [n.op_type for n in graph.optimize().nodes]
     assert "FullLike" not in optimized and optimized.count("Pow") <= 1
     np.testing.assert_allclose(
         graph(np.array([1.0, -2.0, 0.5])).numpy(), grad_of(tl.tensor(np.array([1.0, -2.0, 0.5]))).numpy()
@@ -306,7 +306,7 @@ def test_avg_pool_grad_folds_into_the_conv_backprops_exactly(kh, kw, sh, sw, fh,
         return tl.sum(tl.sin(y))
 
     grads = tl.function(lambda x, w: tl.grad(loss, argnums=(0, 1))(x, w))
-    optimized = [n.type for n in grads.get_graph(x, w).optimize().nodes]
+    optimized = [n.op_type for n in grads.get_graph(x, w).optimize().nodes]
     assert "AvgPoolGrad" not in optimized and "AvgPool" not in optimized
     for got, expected in zip(grads(x, w), tl.grad(loss, argnums=(0, 1))(tl.tensor(x), tl.tensor(w))):
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)

@@ -190,7 +190,7 @@ def test_variables_are_read_at_every_run_and_assign_updates_them():
     assert bump.trace_count == 1
     graph = bump.get_graph(tl.tensor([1.0, 1.0]))
     assert [(c.name, c.kind) for c in graph.captures] == [("v", "variable")]
-    assert [n.type for n in graph.nodes].count("AssignVariable") == 1
+    assert [n.op_type for n in graph.nodes].count("AssignVariable") == 1
 
 
 def test_variable_arguments_are_keyed_by_identity():
@@ -237,7 +237,7 @@ def test_a_function_called_while_tracing_is_inlined():
     x = np.array([0.5, -0.5])
     np.testing.assert_allclose(outer(x).numpy(), 2 * np.exp(x) + 2 * np.exp(x + 1.0))
     assert inner.trace_count == 0
-    assert [n.type for n in outer.get_graph(x).nodes].count("Exp") == 2
+    assert [n.op_type for n in outer.get_graph(x).nodes].count("Exp") == 2
 
 
 def test_methods_are_traced_per_instance():
@@ -302,4 +302,4 @@ def test_random_draws_inside_a_traced_function_are_new_on_every_run():
     seeded = tl.function(lambda x: x + tl.random.normal((3,), dtype="float64", seed=7))
     np.testing.assert_array_equal(seeded(np.zeros(3)).numpy(), seeded(np.zeros(3)).numpy())
     np.testing.assert_array_equal(seeded(np.zeros(3)).numpy(), tl.random.normal((3,), dtype="float64", seed=7).numpy())
-    assert [n.type for n in f.get_graph(np.zeros(3)).optimize().nodes] == ["RandomStandardNormal", "Add"]
+    assert [n.op_type for n in f.get_graph(np.zeros(3)).optimize().nodes] == ["RandomStandardNormal", "Add"]

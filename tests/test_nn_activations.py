@@ -80,7 +80,7 @@ def test_erf_without_scipy_matches_scipy():
 
 def test_relu_gradient_can_be_overridden():
     x = tl.tensor([-1.0, 2.0])
-    with tl.grad.override({"Relu": lambda op, g: g * 3.0}):
+    with tl.grad.override({"Relu": lambda node, g: g * 3.0}):
         assert tl.grad(lambda x: tl.sum(tl.nn.relu(x)))(x).numpy().tolist() == [3.0, 3.0]
     assert tl.grad(lambda x: tl.sum(tl.nn.relu(x)))(x).numpy().tolist() == [0.0, 1.0]
 

@@ -206,7 +206,7 @@ def test_traced_second_order_with_unknown_batch(data):
 
     traced = tl.function(tl.grad(squared_gradient_norm))
     graph = traced.get_graph(tl.TensorSpec((None, 4, 5, 2), "float64"))
-    assert "FusedBatchNormGradV3" in {n.type for n in graph.nodes}
+    assert "FusedBatchNormGradV3" in {n.op_type for n in graph.nodes}
     for batch in (2, 3):
         xb = x[:batch]
         np.testing.assert_allclose(traced(xb).numpy(), tl.grad(squared_gradient_norm)(xb).numpy(), rtol=1e-9, atol=1e-9)

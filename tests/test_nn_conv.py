@@ -325,7 +325,7 @@ def test_traced_gradient_with_unknown_batch():
         return tape.gradient(loss, [x, w])
 
     graph = grads.get_graph(tl.TensorSpec((None, 28, 28, 1), "float32"))
-    types = [n.type for n in graph.nodes]
+    types = [n.op_type for n in graph.nodes]
     assert "Conv2DBackpropInput" in types and "Conv2DBackpropFilter" in types
     for batch in (3, 5):
         x = np.random.default_rng(batch).standard_normal((batch, 28, 28, 1)).astype(np.float32)

@@ -194,7 +194,7 @@ def test_against_tensorflow():
 def test_traced_gradient_with_unknown_batch(pool):
     grad = tl.function(tl.grad(lambda x: tl.sum(pool(x, 3, 2, "SAME") ** 2)))
     graph = grad.get_graph(tl.TensorSpec((None, 7, 6, 2), "float64"))
-    assert {"AvgPoolGrad", "MaxPoolGrad"} & {n.type for n in graph.nodes}
+    assert {"AvgPoolGrad", "MaxPoolGrad"} & {n.op_type for n in graph.nodes}
     for batch in (1, 3):
         x = np.random.default_rng(batch).standard_normal((batch, 7, 6, 2))
         eager = tl.grad(lambda x: tl.sum(pool(x, 3, 2, "SAME") ** 2))(x)

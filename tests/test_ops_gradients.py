@@ -92,17 +92,17 @@ def _user_op(name, gradient):
 
 _right = _user_op(
     "TestCheckRight",
-    (lambda op, g: g * 2.0 * op.inputs[0] * op.inputs[1], lambda op, g: g * op.inputs[0] * op.inputs[0]),
+    (lambda node, g: g * 2.0 * node.inputs[0] * node.inputs[1], lambda node, g: g * node.inputs[0] * node.inputs[0]),
 )
 _wrong_y = _user_op(
-    "TestCheckWrongY", (lambda op, g: g * 2.0 * op.inputs[0] * op.inputs[1], lambda op, g: g * op.inputs[0])
+    "TestCheckWrongY", (lambda node, g: g * 2.0 * node.inputs[0] * node.inputs[1], lambda node, g: g * node.inputs[0])
 )
 # Right values, but the rule hides x from the second derivative.
 _wrong_order_2 = _user_op(
     "TestCheckWrongOrder2",
     (
-        lambda op, g: g * 2.0 * tl.stop_gradient(op.inputs[0] * op.inputs[1]),
-        lambda op, g: g * op.inputs[0] * op.inputs[0],
+        lambda node, g: g * 2.0 * tl.stop_gradient(node.inputs[0] * node.inputs[1]),
+        lambda node, g: g * node.inputs[0] * node.inputs[0],
     ),
 )
 POINT = [np.array([0.5, 1.5, -2.0]), np.array([1.0, -0.7, 0.3])]
@@ -151,7 +151,7 @@ def test_check_grads_resamples_kinks_and_names_a_point_it_cannot_leave():
 def test_a_rule_returning_float64_still_gives_a_float32_gradient():
     op = tl.ops.defop("TestCheckF64Grad", inputs=("x",), infer=lambda x: x)
     op.generic(lambda xp, x: 2 * x)
-    tl.grad.register_gradient("TestCheckF64Grad", lambda op, g: tl.cast(g, "float64") * 2.0)
+    tl.grad.register_gradient("TestCheckF64Grad", lambda node, g: tl.cast(g, "float64") * 2.0)
     x = tl.tensor(np.ones(2, np.float32))
     assert tl.grad(lambda x: tl.sum(op(x)))(x).dtype == np.float32  # the engine casts back once
     check_grads(op, [np.ones(2, np.float32)])

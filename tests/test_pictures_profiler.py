@@ -41,7 +41,7 @@ def test_dot_ids_are_the_printed_value_names():
 
 def test_forward_and_gradient_nodes_are_coloured_apart():
     graph = _training_graph()
-    phases = {n.type: n.phase for n in graph.nodes}
+    phases = {n.op_type: n.phase for n in graph.nodes}
     assert phases["Exp"] == "forward" and graph.nodes[-1].phase == "gradient"
     dot = graph.to_dot()
     exp_line = next(line for line in dot.splitlines() if '= Exp"' in line)
@@ -142,7 +142,7 @@ def test_nodes_rewritten_by_the_pool_folding_keep_their_phase():
         return tape.gradient(loss, w)
 
     nodes = tl.function(f).get_graph(np.ones((1, 8, 8, 1))).optimize().nodes
-    types = [n.type for n in nodes]
+    types = [n.op_type for n in nodes]
     assert "AvgPool" not in types and "AvgPoolGrad" not in types  # both folded into the convs
     conv, backprop = types.index("Conv2D"), types.index("Conv2DBackpropFilter")
     assert all(n.phase == "forward" for n in nodes[: conv + 1])  # the box-filtered filter and the conv

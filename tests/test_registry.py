@@ -134,8 +134,8 @@ def test_the_rule_of_an_input_that_needs_no_gradient_is_never_called():
 def test_builtin_rules_are_called_per_input_too():
     calls = []
     spies = {
-        "x": lambda op, g: calls.append("x") or g * op.inputs[1],
-        "y": lambda op, g: calls.append("y") or g * op.inputs[0],
+        "x": lambda node, g: calls.append("x") or g * node.inputs[1],
+        "y": lambda node, g: calls.append("y") or g * node.inputs[0],
     }
     x = tl.tensor([1.0, 2.0])
     with tl.grad.override({"Mul": spies}):
@@ -189,9 +189,9 @@ def test_not_differentiable_ops_give_none_and_do_not_raise():
 def test_override_applies_inside_the_block_only_and_nests():
     x = tl.tensor(0.5)
     g = tl.grad(tl.sin)
-    with tl.grad.override({"Sin": lambda op, dy: dy * 7.0}):
+    with tl.grad.override({"Sin": lambda node, dy: dy * 7.0}):
         assert float(g(x)) == 7.0
-        with tl.grad.override({"Sin": (lambda op, dy: dy * 9.0,)}):
+        with tl.grad.override({"Sin": (lambda node, dy: dy * 9.0,)}):
             assert float(g(x)) == 9.0
         assert float(g(x)) == 7.0
     assert float(g(x)) == pytest.approx(np.cos(0.5))
@@ -199,23 +199,23 @@ def test_override_applies_inside_the_block_only_and_nests():
 
 def test_override_rejects_unknown_ops_and_inputs():
     with pytest.raises(LookupError, match="tl.grad.override: no op type 'NoSuchOp' is defined"):
-        with tl.grad.override({"NoSuchOp": lambda op, g: g}):
+        with tl.grad.override({"NoSuchOp": lambda node, g: g}):
             pass
     with pytest.raises(TypeError, match=r"override\('Mul'\): no input named 'z' \(inputs: x, y\)"):
-        with tl.grad.override({"Mul": {"z": lambda op, g: g}}):
+        with tl.grad.override({"Mul": {"z": lambda node, g: g}}):
             pass
     with pytest.raises(TypeError, match=r"override\('Sin'\): 2 functions for 1 inputs"):
-        with tl.grad.override({"Sin": (lambda op, g: g, lambda op, g: g)}):
+        with tl.grad.override({"Sin": (lambda node, g: g, lambda node, g: g)}):
             pass
 
 
 def test_registering_twice_raises_and_points_to_override():
     with pytest.raises(ValueError, match=r"register_gradient: 'Sin' already has a gradient; use tl.grad.override"):
-        tl.grad.register_gradient("Sin", lambda op, g: g)
+        tl.grad.register_gradient("Sin", lambda node, g: g)
     with pytest.raises(ValueError, match="'ArgMax' was declared not differentiable"):
-        tl.grad.register_gradient("ArgMax", lambda op, g: g)
+        tl.grad.register_gradient("ArgMax", lambda node, g: g)
     with pytest.raises(LookupError, match="register_gradient: no op type 'NoSuchOp' is defined"):
-        tl.grad.register_gradient("NoSuchOp", lambda op, g: g)
+        tl.grad.register_gradient("NoSuchOp", lambda node, g: g)
     with pytest.raises(ValueError, match="op type 'Add' is already defined"):
         tl.ops.defop("Add", inputs=("x",), infer=lambda x: x)
 
@@ -308,12 +308,12 @@ def test_strategies_op_inputs_finds_opinfos_by_name_type_and_function():
 def test_override_by_input_name_keeps_the_other_inputs_rules():
     x, y = tl.tensor(np.array([1.0, 2.0])), tl.tensor(np.array([3.0, 4.0]))
     f = tl.grad(lambda x, y: tl.sum(x * y), argnums=(0, 1))
-    with tl.grad.override({"Mul": {"y": lambda op, g: g * 0.0 + 5.0}}):
+    with tl.grad.override({"Mul": {"y": lambda node, g: g * 0.0 + 5.0}}):
         gx, gy = f(x, y)
     assert gx.numpy().tolist() == [3.0, 4.0] and gy.numpy().tolist() == [5.0, 5.0]
     with tl.grad.override({"Mul": {"y": None}}):
         gx, gy = f(x, y)
     assert gx.numpy().tolist() == [3.0, 4.0] and gy.numpy().tolist() == [0.0, 0.0]
-    with tl.grad.override({"Mul": (lambda op, g: g * 0.0,)}):  # positional: y gets no rule
+    with tl.grad.override({"Mul": (lambda node, g: g * 0.0,)}):  # positional: y gets no rule
         gx, gy = f(x, y)
     assert gx.numpy().tolist() == [0.0, 0.0] and gy.numpy().tolist() == [0.0, 0.0]

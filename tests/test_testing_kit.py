@@ -22,7 +22,7 @@ def test_opcheck_checks_float32_gradients_by_default():
     op = _op(
         "KitFloat32Only",
         lambda xp, x: x * x,
-        lambda op, g: g * (3.0 if op.inputs[0].dtype == np.float32 else 2.0) * op.inputs[0],
+        lambda node, g: g * (3.0 if node.inputs[0].dtype == np.float32 else 2.0) * node.inputs[0],
     )
     samples = [SampleInput((np.array([0.5, -1.5]),))]
     assert opcheck(op, samples, ref=lambda x: x * x, grad_dtypes=(tl.float64,))["gradients"] == 1
@@ -41,7 +41,7 @@ def test_opcheck_compares_each_kernel_with_the_shape_rule():
     def wide_kernel(x):
         return x.astype(np.float64) * 2  # dispatch would cast this back to float32 and hide it
 
-    tl.grad.register_gradient("KitWideKernel", lambda op, g: g * 2.0)
+    tl.grad.register_gradient("KitWideKernel", lambda node, g: g * 2.0)
     assert op(np.ones(2, np.float32)).dtype == tl.float32
     with pytest.raises(
         AssertionError,
@@ -74,7 +74,7 @@ def test_check_grads_failure_names_the_op_type_and_the_worst_element():
     op = _op(
         "KitWorstElement",
         lambda xp, x: x * x,
-        lambda op, g: g * 2.0 * op.inputs[0] * tl.tensor(np.array([1.0, 1.0, 5.0, 1.0])),
+        lambda node, g: g * 2.0 * node.inputs[0] * tl.tensor(np.array([1.0, 1.0, 5.0, 1.0])),
     )
     with pytest.raises(AssertionError) as info:
         check_grads(op, [np.array([1.0, 2.0, 3.0, 4.0])], modes=("rev",))
@@ -87,7 +87,7 @@ def test_check_grads_failure_names_the_op_type_and_the_worst_element():
 
 def test_check_grads_says_when_the_point_was_moved_off_a_kink():
     # abs at 0 is a kink; away from it the registered gradient (2 * sign) is wrong.
-    op = _op("KitKinkedAbs", lambda xp, x: xp.abs(x), lambda op, g: g * 2.0 * tl.sign(op.inputs[0]))
+    op = _op("KitKinkedAbs", lambda xp, x: xp.abs(x), lambda node, g: g * 2.0 * tl.sign(node.inputs[0]))
     with pytest.raises(AssertionError) as info:
         check_grads(op, [np.array([0.0, 1.0])], modes=("rev",))
     message = str(info.value)

@@ -211,8 +211,8 @@ def jvp(f, primals, tangents):
     [2.0, 4.0]
     """
     from ..ops import creation
-    from ..ops import math as m
-    from ..ops import reduce as r
+    from ..ops import math as math_ops
+    from ..ops import reduce as reduce_ops
 
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
@@ -235,7 +235,7 @@ def jvp(f, primals, tangents):
         out = f(*primals)
     leaves, outs, out_def = _outputs(out, "tl.jvp")
     live = [o for o in outs if o is not None]
-    dummies = [m.zeros_like(o) for o in live]
+    dummies = [math_ops.zeros_like(o) for o in live]
     with GradientTape(watch_accessed_variables=False) as outer:
         outer.watch(dummies)
         grads = _backprop_live(inner._nodes, live, dummies, xs)
@@ -243,12 +243,12 @@ def jvp(f, primals, tangents):
         for g, t in zip(grads, ts):
             if g is None:
                 continue
-            term = r.sum(g * m.cast(t, dtype=g.dtype))
+            term = reduce_ops.sum(g * math_ops.cast(t, dtype=g.dtype))
             total = term if total is None else total + term
     tangent_live = iter(
         outer.gradient(total, dummies, unconnected_gradients="zero")
         if total is not None
-        else [m.zeros_like(o) for o in live]
+        else [math_ops.zeros_like(o) for o in live]
     )
     tangent_out = [
         next(tangent_live)

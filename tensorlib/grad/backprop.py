@@ -25,7 +25,7 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
 
 
 def _backprop(nodes, targets, target_grads, sources, unconnected):
-    from ..ops import math as m
+    from ..ops import math as math_ops
 
     needs = {s._id for s in sources}
     relevant = []
@@ -57,7 +57,7 @@ def _backprop(nodes, targets, target_grads, sources, unconnected):
             out_grads = [grads.get(o._id) if o._id in keep else grads.pop(o._id, None) for o in outs]
             if all(g is None for g in out_grads):
                 continue
-            out_grads = [m.zeros_like(o) if g is None else g for o, g in zip(outs, out_grads)]
+            out_grads = [math_ops.zeros_like(o) if g is None else g for o, g in zip(outs, out_grads)]
         op = node.op
         per_input = rules.get(op.name) if rules is not None else None
         if per_input is None:
@@ -88,7 +88,7 @@ def _backprop(nodes, targets, target_grads, sources, unconnected):
     for s in sources:
         g = grads.get(s._id)
         if g is None and unconnected == "zero":
-            g = m.zeros_like(s)
+            g = math_ops.zeros_like(s)
         result.append(g)
     return result
 
@@ -149,24 +149,24 @@ def _accumulate(grads, key, g):
 
 def fit_to(g, like):
     """Sum a broadcast gradient back to ``like``'s shape and give it ``like``'s dtype."""
-    from ..ops import math as m
+    from ..ops import math as math_ops
 
     if g.shape != like.shape:
         g = sum_to(g, like.shape)
     if g.dtype != like.dtype and like.dtype.kind in "fc":
         # A complex gradient for a real input keeps its real part (JAX's convention; Cast does that).
-        g = m.cast(g, dtype=like.dtype)
+        g = math_ops.cast(g, dtype=like.dtype)
     return g
 
 
 def sum_to(g, shape):
     """Reduce ``g`` over the axes along which ``shape`` was broadcast (the one un-broadcast helper)."""
-    from ..ops import reduce as r
+    from ..ops import reduce as reduce_ops
 
     lead = len(g.shape) - len(shape)
     kept = tuple(lead + i for i, d in enumerate(shape) if d == 1 and g.shape[lead + i] != 1)
     if kept:
-        g = r.sum(g, axis=kept, keepdims=True)
+        g = reduce_ops.sum(g, axis=kept, keepdims=True)
     if lead > 0:
-        g = r.sum(g, axis=tuple(range(lead)))
+        g = reduce_ops.sum(g, axis=tuple(range(lead)))
     return g

@@ -48,12 +48,12 @@ def _custom_kernel(xp, *arrays, grad_fn, n_inputs, n_variables):
 _grad_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _call_grad_fn(op, out_grads) -> list:
+def _call_grad_fn(node, out_grads) -> list:
     """The user's gradients for the tensor inputs, then for the variables ``f`` read."""
-    n, n_vars = op.attrs["n_inputs"], op.attrs["n_variables"]
-    fn = op.attrs["grad_fn"]
+    n, n_vars = node.attrs["n_inputs"], node.attrs["n_variables"]
+    fn = node.attrs["grad_fn"]
     if n_vars:
-        variables = list(op.inputs[n : n + n_vars])
+        variables = list(node.inputs[n : n + n_vars])
         try:
             result, var_grads = fn(*out_grads, variables=variables)
         except TypeError as e:
@@ -78,17 +78,17 @@ def _call_grad_fn(op, out_grads) -> list:
     return result + var_grads
 
 
-def _custom_gradient_rule(op, *out_grads, index):
-    if index >= op.attrs["n_inputs"] + op.attrs["n_variables"]:
+def _custom_gradient_rule(node, *out_grads, index):
+    if index >= node.attrs["n_inputs"] + node.attrs["n_variables"]:
         return None
-    cached = _grad_cache.get(op)
+    cached = _grad_cache.get(node)
     key = tuple(id(g) for g in out_grads)
     if cached is None or cached[0] != key:
-        cached = (key, _call_grad_fn(op, out_grads), out_grads)
-        _grad_cache[op] = cached
+        cached = (key, _call_grad_fn(node, out_grads), out_grads)
+        _grad_cache[node] = cached
     g = cached[1][index]
     if g is not None and not isinstance(g, Tensor):
-        g = dispatch.to_tensor(g, op.inputs[index].backend, op.inputs[index].dtype)
+        g = dispatch.to_tensor(g, node.inputs[index].backend, node.inputs[index].dtype)
     return g
 
 

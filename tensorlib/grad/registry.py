@@ -1,6 +1,6 @@
 """The gradient registry: one gradient function per differentiable input.
 
-A gradient function for one input is called as ``fn(op, *output_grads)``
+A gradient function for one input is called as ``fn(node, *output_grads)``
 (plus ``index=`` for variadic ops) and returns that input's gradient, written
 with tensorlib ops so that it can itself be recorded, traced and
 differentiated again.
@@ -64,7 +64,7 @@ def _check_rule(fn, op_type, input_name, what, variadic):
     if not callable(fn):
         raise TypeError(
             f"{what}({op_type!r}): the gradient for input {input_name!r} must be a function "
-            f"fn(op, *output_grads), got {type(fn).__name__} {fn!r:.60}"
+            f"fn(node, *output_grads), got {type(fn).__name__} {fn!r:.60}"
         )
     try:
         sig = inspect.signature(fn)
@@ -83,7 +83,7 @@ def _check_rule(fn, op_type, input_name, what, variadic):
     elif required_kw - {"index"}:
         problem = f"it requires keyword arguments {sorted(required_kw - {'index'})}"
     if problem:
-        call = "fn(op, *output_grads, index=i)" if variadic else "fn(op, *output_grads)"
+        call = "fn(node, *output_grads, index=i)" if variadic else "fn(node, *output_grads)"
         raise TypeError(
             f"{what}({op_type!r}): the gradient for input {input_name!r} is called as {call}, "
             f"but {getattr(fn, '__qualname__', fn)}{sig} cannot be: {problem}"
@@ -179,7 +179,7 @@ def override(mapping: dict):
 
     >>> import tensorlib as tl
     >>> x = tl.tensor([-1.0, 2.0])
-    >>> with tl.grad.override({"Relu": lambda op, g: g}):
+    >>> with tl.grad.override({"Relu": lambda node, g: g}):
     ...     with tl.GradientTape() as tape:
     ...         tape.watch(x)
     ...         y = tl.nn.relu(x)

@@ -150,7 +150,7 @@ class GradientTape:
     def jacobian(self, target, sources, unconnected_gradients: str = "none"):
         """d target / d source, of shape ``target.shape + source.shape``, for each source."""
         from ..ops import creation
-        from ..ops import shape as s
+        from ..ops import shape as shape_ops
 
         nodes = self._nodes_or_raise("jacobian")
         flat_sources, source_def = tree.flatten(sources)
@@ -164,7 +164,7 @@ class GradientTape:
         with self.stop_recording():
             eye = creation.eye(size, dtype=target.dtype, backend=target.backend)
             for i in range(size):
-                weight = s.reshape(eye[i], target.shape)
+                weight = shape_ops.reshape(eye[i], target.shape)
                 grads = self._watched_only(
                     flat_sources, "zero", lambda watched: backprop(nodes, [target], [weight], watched, "zero")
                 )
@@ -175,7 +175,7 @@ class GradientTape:
             if src is None:
                 result.append(None)
                 continue
-            jac = s.reshape(s.stack(r), tuple(target.shape) + tuple(src.shape)) if r else None
+            jac = shape_ops.reshape(shape_ops.stack(r), tuple(target.shape) + tuple(src.shape)) if r else None
             if (
                 unconnected_gradients == "none"
                 and jac is not None

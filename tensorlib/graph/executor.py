@@ -1,7 +1,9 @@
 """The executor: an optimized Graph compiled to a flat plan over numbered slots.
 
 Every node's kernel is looked up once.  The first run interprets the plan
-node by node and records which kernel results need a type or dtype fix; from
+node by node, checks each kernel's result against its node's shape rule as an
+eager call is checked (``KernelResultError`` naming the op and the kernel),
+and records which kernel results need a type or dtype fix; from
 the second on, a tight loop runs the compiled plan: each step reads its
 inputs from slots, calls its bound kernel and writes its outputs to slots,
 then clears the slots of values it was the last user of (the memory plan: an
@@ -111,7 +113,7 @@ class Executable:
                 lines.append(f"assign {name(step.inputs[0])} := {name(step.inputs[1])}{free}")
             else:
                 outs = ", ".join(name(v) for v in step.outputs)
-                lines.append(f"{outs} = {step.node.type}({', '.join(name(v) for v in step.inputs)}){free}")
+                lines.append(f"{outs} = {step.node.op_type}({', '.join(name(v) for v in step.inputs)}){free}")
         lines.append("return " + ", ".join(name(t._id) for t in graph.outputs))
         return "\n".join(lines)
 
@@ -209,12 +211,16 @@ class Executable:
         if observers:
             backend.synchronize()
         seconds = time.perf_counter() - start
+        # Checked as dispatch checks an eager call (None, wrong shape or count, truncating dtype raise
+        # KernelResultError naming the op and kernel); the compiled runs after this one trust the kernel.
+        checked = dispatch._wrap(
+            raw, tuple(node.outputs) if step.multi else node.outputs[0], backend, node.op, step.kernel
+        )
         raws = []
-        for r, o in zip(raw if step.multi else (raw,), node.outputs):
-            fixed = _fix(r, o.dtype, o.backend)
-            if fixed is not r:
+        for r, t in zip(raw if step.multi else (raw,), checked if step.multi else (checked,)):
+            if t._value is not r:
                 fixups.add(k)
-            raws.append(fixed)
+            raws.append(t._value)
         env.update(zip(step.outputs, raws))
         if observers:
             inputs = tuple(make(a, t.backend, a.shape, t.dtype) for a, t in zip(args, node.inputs))
@@ -237,7 +243,7 @@ class Executable:
             names = self.graph.value_names()
             ins = ", ".join(f"{names[t._id]}: {t.dtype}{list(t.shape)}" for t in node.inputs)
             error.add_note(
-                f"while running node {node.type}({ins}) of graph {self.graph.name!r}, "
+                f"while running node {node.op_type}({ins}) of graph {self.graph.name!r}, "
                 f"traced at {node.site or '<unknown>'}"
             )
 

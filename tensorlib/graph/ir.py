@@ -12,7 +12,7 @@ defined once (SSA).  Values enter a graph in three ways:
 >>> import tensorlib as tl
 >>> f = tl.function(lambda x: tl.sum(x * 2.0))
 >>> g = f.get_graph(tl.TensorSpec((None, 3), "float32"))
->>> [n.type for n in g.nodes], g.outputs[0].shape
+>>> [n.op_type for n in g.nodes], g.outputs[0].shape
 (['Mul', 'Sum'], ())
 """
 
@@ -157,12 +157,12 @@ class Graph:
         defined = {t._id for t in self.inputs} | {c.tensor._id for c in self.captures} | set(self.constants)
         names = self.value_names()
         for k, node in enumerate(self.nodes):
-            where = f"Graph.verify: node {k} ({node.type})"
+            where = f"Graph.verify: node {k} ({node.op_type})"
             for t in node.inputs:
                 if t._id not in defined:
                     raise ValueError(f"{where}: input {names.get(t._id, '?')} is used before it is defined")
-            if node.op is not ASSIGN and _ops.get(node.type) is not node.op:
-                raise ValueError(f"{where}: op type {node.type!r} is not registered")
+            if node.op is not ASSIGN and _ops.get(node.op_type) is not node.op:
+                raise ValueError(f"{where}: op type {node.op_type!r} is not registered")
             unknown = set(node.attrs) - set(node.op.defaults)
             if unknown:
                 raise ValueError(f"{where}: unknown attributes {sorted(unknown)}")
@@ -211,7 +211,7 @@ class Graph:
             attrs = "".join(f" {k}={_attr_text(v)}" for k, v in node.attrs.items())
             types = ", ".join(_type_str(o) for o in node.outputs)
             lhs = f"{outs} = " if outs else ""
-            lines.append(f"  {lhs}{node.type}({ins}){attrs}" + (f" : {types}" if types else ""))
+            lines.append(f"  {lhs}{node.op_type}({ins}){attrs}" + (f" : {types}" if types else ""))
             for k, v in node.attrs.items():
                 if isinstance(v, Graph):  # control flow: the subgraph, nested under its node
                     sub = str(v).splitlines()

@@ -8,7 +8,7 @@ constants.
 >>> import tensorlib as tl
 >>> f = tl.function(lambda x: tl.transpose(tl.transpose(x * 1.0)) + tl.exp(x) + tl.exp(x))
 >>> g = f.get_graph(tl.TensorSpec((2, 3)))
->>> [n.type for n in g.optimize().nodes]
+>>> [n.op_type for n in g.optimize().nodes]
 ['Exp', 'Add', 'Add']
 """
 

@@ -121,10 +121,10 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
             if isinstance(value, Graph):
                 attrs[name] = {"$graph": _graph_doc(value, arrays, include_captures, f"{prefix}n{k}.{name}.")}
             else:
-                attrs[name] = encode(value, f"graph.save: node {k} ({node.type}) attribute {name!r}")
+                attrs[name] = encode(value, f"graph.save: node {k} ({node.op_type}) attribute {name!r}")
         nodes.append(
             {
-                "op": node.type,
+                "op": node.op_type,
                 "inputs": [ids[t._id] for t in node.inputs],
                 "attrs": attrs,
                 "outputs": [{"id": ids[o._id], **_spec(o)} for o in node.outputs],

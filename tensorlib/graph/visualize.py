@@ -61,9 +61,9 @@ def to_dot(graph: Graph) -> str:
         )
     drawn_as = {}  # value id -> the DOT node that produces it (a node with several outputs draws them all)
     for k, node in enumerate(graph.nodes):
-        node_id = names[node.outputs[0]._id] if node.outputs else f"{node.type}#{k}"
+        node_id = names[node.outputs[0]._id] if node.outputs else f"{node.op_type}#{k}"
         outs = ", ".join(names[o._id] for o in node.outputs)
-        label = f"{outs} = {node.type}" if outs else node.type
+        label = f"{outs} = {node.op_type}" if outs else node.op_type
         color = GRADIENT_COLOR if getattr(node, "phase", "forward") == "gradient" else FORWARD_COLOR
         lines.append(f"  {_quote(node_id)} [label={_quote(label)}, fillcolor={_quote(color)}];")
         for t in node.inputs:

@@ -20,8 +20,8 @@ from .. import dtypes as _dt
 from ..dispatch import apply
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
-from . import math as m
-from . import shape as s
+from . import math as math_ops
+from . import shape as shape_ops
 from ._shapes import normalize_axes, normalize_axis
 from .registry import defop, spec
 
@@ -66,7 +66,7 @@ def _cumsum_kernel(xp, x, *, axis, reverse):
     return xp.cumsum(x, axis=axis, dtype=dtype)
 
 
-register_gradient("Cumsum", lambda op, g: _cumsum_op(g, op.attrs["axis"], not op.attrs["reverse"]))
+register_gradient("Cumsum", lambda node, g: _cumsum_op(g, node.attrs["axis"], not node.attrs["reverse"]))
 
 
 def _cumsum_op(x, axis, reverse=False):
@@ -77,7 +77,7 @@ def _flat_or(x, axis):
     """(x, axis) with NumPy's axis=None meaning: the flattened array along 0."""
     x = _as_tensor(x)
     if axis is None:
-        return s.reshape(x, (-1,)), 0
+        return shape_ops.reshape(x, (-1,)), 0
     return x, int(axis)
 
 
@@ -106,12 +106,12 @@ def cumprod(x, axis: int | None = None) -> Tensor:
     x, axis = _flat_or(x, axis)
     ax = normalize_axis(axis, x.ndim)
     dtype = _accumulated_dtype(x.dtype)
-    y = m.cast(x, dtype) if x.dtype != dtype else m.identity(x)
+    y = math_ops.cast(x, dtype) if x.dtype != dtype else math_ops.identity(x)
     n, step = x.shape[ax], 1
     head = (slice(None),) * ax
     while step < n:
         paddings = tuple((step, 0) if i == ax else (0, 0) for i in range(x.ndim))
-        y = y * s.pad(y[head + (slice(0, n - step),)], paddings, constant_values=1)
+        y = y * shape_ops.pad(y[head + (slice(0, n - step),)], paddings, constant_values=1)
         step *= 2
     return y
 
@@ -131,7 +131,7 @@ _tril = defop(
     doc="Lower triangle of the last two axes: zeros above the k-th diagonal.",
 )
 _tril.generic(lambda xp, x, *, k: xp.tril(x, k))
-register_gradient("MatrixBandPartLower", lambda op, g: apply(_tril, (g,), op.attrs))
+register_gradient("MatrixBandPartLower", lambda node, g: apply(_tril, (g,), node.attrs))
 _triu = defop(
     "MatrixBandPartUpper",
     inputs=("x",),
@@ -140,13 +140,13 @@ _triu = defop(
     doc="Upper triangle of the last two axes: zeros below the k-th diagonal.",
 )
 _triu.generic(lambda xp, x, *, k: xp.triu(x, k))
-register_gradient("MatrixBandPartUpper", lambda op, g: apply(_triu, (g,), op.attrs))
+register_gradient("MatrixBandPartUpper", lambda node, g: apply(_triu, (g,), node.attrs))
 
 
 def _matrix(x):
     # NumPy's tril/triu of a vector repeat it as the rows of a square matrix.
     x = _as_tensor(x)
-    return s.broadcast_to(x, (x.shape[0], x.shape[0])) if x.ndim == 1 else x
+    return shape_ops.broadcast_to(x, (x.shape[0], x.shape[0])) if x.ndim == 1 else x
 
 
 def tril(x, k: int = 0) -> Tensor:
@@ -199,7 +199,7 @@ _diagonal = defop(
     doc="A diagonal of two axes, as the last axis (numpy.diagonal).",
 )
 _diagonal.generic(lambda xp, x, *, offset, axis1, axis2: xp.diagonal(x, offset, axis1, axis2).copy())
-register_gradient("MatrixDiagPart", lambda op, g: apply(_diagonal_scatter, (g, op.inputs[0]), op.attrs))
+register_gradient("MatrixDiagPart", lambda node, g: apply(_diagonal_scatter, (g, node.inputs[0]), node.attrs))
 
 
 def _diagonal_scatter_infer(dy, like, *, offset, axis1, axis2):
@@ -227,7 +227,7 @@ def _diagonal_scatter_kernel(xp, dy, like, *, offset, axis1, axis2):
     return out
 
 
-register_gradient("MatrixSetDiag", lambda op, g: apply(_diagonal, (g,), op.attrs), None)
+register_gradient("MatrixSetDiag", lambda node, g: apply(_diagonal, (g,), node.attrs), None)
 
 
 def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
@@ -255,7 +255,7 @@ def diag(v, k: int = 0) -> Tensor:
     n = v.shape[0] + abs(int(k))
     from .creation import zeros
 
-    like = s.broadcast_to(zeros((), dtype=v.dtype), (n, n))  # only its shape is read: no n * n constant
+    like = shape_ops.broadcast_to(zeros((), dtype=v.dtype), (n, n))  # only its shape is read: no n * n constant
     return apply(_diagonal_scatter, (v, like), {"offset": int(k), "axis1": 0, "axis2": 1})
 
 
@@ -291,7 +291,8 @@ _roll = defop(
 )
 _roll.generic(lambda xp, x, *, shift, axis: xp.roll(x, shift if axis is not None else shift[0], axis))
 register_gradient(
-    "Roll", lambda op, g: apply(_roll, (g,), {"shift": tuple(-k for k in op.attrs["shift"]), "axis": op.attrs["axis"]})
+    "Roll",
+    lambda node, g: apply(_roll, (g,), {"shift": tuple(-k for k in node.attrs["shift"]), "axis": node.attrs["axis"]}),
 )
 
 
@@ -319,7 +320,7 @@ def _flip_infer(x, *, axis):
 
 _flip = defop("ReverseV2", inputs=("x",), attrs={"axis": ()}, infer=_flip_infer, doc="Reverse the order along axes.")
 _flip.generic(lambda xp, x, *, axis: xp.flip(x, axis).copy())
-register_gradient("ReverseV2", lambda op, g: apply(_flip, (g,), op.attrs))
+register_gradient("ReverseV2", lambda node, g: apply(_flip, (g,), node.attrs))
 
 
 def flip(x, axis=None) -> Tensor:
@@ -367,14 +368,14 @@ def rot90(x, k: int = 1, axes=(0, 1)) -> Tensor:
         raise ValueError(f"rot90: axes must be two different axes, got {axes} (shape {x.shape})")
     k %= 4
     if k == 0:
-        return m.identity(x)
+        return math_ops.identity(x)
     if k == 2:
         return flip(x, (a0, a1))
     perm = list(range(x.ndim))
     perm[a0], perm[a1] = perm[a1], perm[a0]
     if k == 1:
-        return s.transpose(flip(x, a1), perm)
-    return flip(s.transpose(x, perm), a1)
+        return shape_ops.transpose(flip(x, a1), perm)
+    return flip(shape_ops.transpose(x, perm), a1)
 
 
 # ------------------------------------------------------------------ axes
@@ -389,7 +390,7 @@ def swapaxes(x, axis1: int, axis2: int) -> Tensor:
     perm = list(range(x.ndim))
     a1, a2 = normalize_axis(axis1, x.ndim, "axis1"), normalize_axis(axis2, x.ndim, "axis2")
     perm[a1], perm[a2] = perm[a2], perm[a1]
-    return s.transpose(x, perm)
+    return shape_ops.transpose(x, perm)
 
 
 def moveaxis(x, source, destination) -> Tensor:
@@ -412,7 +413,7 @@ def moveaxis(x, source, destination) -> Tensor:
     order = [a for a in range(x.ndim) if a not in src]
     for d, a in sorted(zip(dst, src)):
         order.insert(d, a)
-    return s.transpose(x, order)
+    return shape_ops.transpose(x, order)
 
 
 def ravel(x) -> Tensor:
@@ -422,7 +423,7 @@ def ravel(x) -> Tensor:
     >>> tl.tensor([[1, 2], [3, 4]]).ravel().numpy().tolist()
     [1, 2, 3, 4]
     """
-    return s.reshape(x, (-1,))
+    return shape_ops.reshape(x, (-1,))
 
 
 # ------------------------------------------------------------------ joining and splitting
@@ -438,7 +439,7 @@ def atleast_1d(*arys):
     >>> tl.atleast_1d(tl.tensor(1.0)).shape
     (1,)
     """
-    return _several(a if a.ndim >= 1 else s.reshape(a, (1,)) for a in map(_as_tensor, arys))
+    return _several(a if a.ndim >= 1 else shape_ops.reshape(a, (1,)) for a in map(_as_tensor, arys))
 
 
 def atleast_2d(*arys):
@@ -450,7 +451,7 @@ def atleast_2d(*arys):
     """
 
     def lift(a):
-        return a if a.ndim >= 2 else s.reshape(a, (1, -1) if a.ndim else (1, 1))
+        return a if a.ndim >= 2 else shape_ops.reshape(a, (1, -1) if a.ndim else (1, 1))
 
     return _several(lift(a) for a in map(_as_tensor, arys))
 
@@ -465,10 +466,10 @@ def atleast_3d(*arys):
 
     def lift(a):
         if a.ndim == 0:
-            return s.reshape(a, (1, 1, 1))
+            return shape_ops.reshape(a, (1, 1, 1))
         if a.ndim == 1:
-            return s.reshape(a, (1, -1, 1))
-        return s.expand_dims(a, -1) if a.ndim == 2 else a
+            return shape_ops.reshape(a, (1, -1, 1))
+        return shape_ops.expand_dims(a, -1) if a.ndim == 2 else a
 
     return _several(lift(a) for a in map(_as_tensor, arys))
 
@@ -485,7 +486,7 @@ def vstack(tup) -> Tensor:
     >>> tl.vstack([tl.tensor([1, 2]), tl.tensor([3, 4])]).numpy().tolist()
     [[1, 2], [3, 4]]
     """
-    return s.concat(_as_list(atleast_2d, tup), axis=0)
+    return shape_ops.concat(_as_list(atleast_2d, tup), axis=0)
 
 
 def hstack(tup) -> Tensor:
@@ -496,7 +497,7 @@ def hstack(tup) -> Tensor:
     [1, 2, 3]
     """
     arrays = _as_list(atleast_1d, tup)
-    return s.concat(arrays, axis=0 if arrays[0].ndim == 1 else 1)
+    return shape_ops.concat(arrays, axis=0 if arrays[0].ndim == 1 else 1)
 
 
 def dstack(tup) -> Tensor:
@@ -506,7 +507,7 @@ def dstack(tup) -> Tensor:
     >>> tl.dstack([tl.ones((2, 3)), tl.zeros((2, 3))]).shape
     (2, 3, 2)
     """
-    return s.concat(_as_list(atleast_3d, tup), axis=2)
+    return shape_ops.concat(_as_list(atleast_3d, tup), axis=2)
 
 
 def column_stack(tup) -> Tensor:
@@ -517,7 +518,7 @@ def column_stack(tup) -> Tensor:
     [[1, 3], [2, 4]]
     """
     arrays = [_as_tensor(a) for a in tup]
-    return s.concat([s.reshape(a, (-1, 1)) if a.ndim < 2 else a for a in arrays], axis=1)
+    return shape_ops.concat([shape_ops.reshape(a, (-1, 1)) if a.ndim < 2 else a for a in arrays], axis=1)
 
 
 def append(arr, values, axis: int | None = None) -> Tensor:
@@ -529,8 +530,8 @@ def append(arr, values, axis: int | None = None) -> Tensor:
     """
     arr, values = _as_tensor(arr), _as_tensor(values)
     if axis is None:
-        return s.concat([ravel(arr), ravel(values)], axis=0)
-    return s.concat([arr, values], axis=axis)
+        return shape_ops.concat([ravel(arr), ravel(values)], axis=0)
+    return shape_ops.concat([arr, values], axis=axis)
 
 
 def array_split(x, indices_or_sections, axis: int = 0) -> tuple:
@@ -542,14 +543,14 @@ def array_split(x, indices_or_sections, axis: int = 0) -> tuple:
     """
     x = _as_tensor(x)
     if not isinstance(indices_or_sections, (int, np.integer)):
-        return s.split(x, indices_or_sections, axis)
+        return shape_ops.split(x, indices_or_sections, axis)
     n = int(indices_or_sections)
     size = x.shape[normalize_axis(axis, x.ndim)]
     if n <= 0:
         raise ValueError(f"array_split: number of sections must be larger than 0, got {n} (shape {x.shape})")
     base, extra = divmod(size, n)
     points = np.cumsum([base + 1] * extra + [base] * (n - extra))[:-1]
-    return s.split(x, points.tolist(), axis)
+    return shape_ops.split(x, points.tolist(), axis)
 
 
 # ------------------------------------------------------------------ products
@@ -560,7 +561,7 @@ def outer(a, b) -> Tensor:
     >>> tl.outer(tl.tensor([1, 2]), tl.tensor([1, 10])).numpy().tolist()
     [[1, 10], [2, 20]]
     """
-    return s.expand_dims(ravel(a), 1) * s.expand_dims(ravel(b), 0)
+    return shape_ops.expand_dims(ravel(a), 1) * shape_ops.expand_dims(ravel(b), 0)
 
 
 def inner(a, b) -> Tensor:
@@ -619,9 +620,9 @@ def kron(a, b) -> Tensor:
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + tuple(a.shape)
     sb = (1,) * (nd - b.ndim) + tuple(b.shape)
-    spread_a = s.reshape(a, tuple(v for d in sa for v in (d, 1)))
-    spread_b = s.reshape(b, tuple(v for d in sb for v in (1, d)))
-    return s.reshape(spread_a * spread_b, tuple(x * y for x, y in zip(sa, sb)))
+    spread_a = shape_ops.reshape(a, tuple(v for d in sa for v in (d, 1)))
+    spread_b = shape_ops.reshape(b, tuple(v for d in sb for v in (1, d)))
+    return shape_ops.reshape(spread_a * spread_b, tuple(x * y for x, y in zip(sa, sb)))
 
 
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Tensor:
@@ -658,7 +659,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     else:
         a2, b2 = a[..., 2], b[..., 2]
         c = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z]
-    return moveaxis(s.stack(c, axis=-1), -1, axisc)
+    return moveaxis(shape_ops.stack(c, axis=-1), -1, axisc)
 
 
 # ------------------------------------------------------------------ sort, argsort, take_along_axis
@@ -679,10 +680,10 @@ _sort = defop(
 _sort.generic(lambda xp, x, *, axis: xp.sort(x, axis=axis, kind="stable"))
 
 
-def _sort_grad(op, g):
+def _sort_grad(node, g):
     # y = x[perm], so dx = g[inverse(perm)]: a gather, whose own gradient is a scatter.
-    axis = op.attrs["axis"]
-    perm = apply(_argsort, (op.inputs[0],), {"axis": axis, "stable": True})
+    axis = node.attrs["axis"]
+    perm = apply(_argsort, (node.inputs[0],), {"axis": axis, "stable": True})
     inverse = apply(_argsort, (perm,), {"axis": axis, "stable": True})
     return apply(_take_along, (g, inverse), {"axis": axis})
 
@@ -734,7 +735,7 @@ def _take_along_kernel(xp, x, indices, *, axis):
 
 
 register_gradient(
-    "TakeAlongAxis", lambda op, g: apply(_take_along_grad, (g, op.inputs[1], op.inputs[0]), op.attrs), None
+    "TakeAlongAxis", lambda node, g: apply(_take_along_grad, (g, node.inputs[1], node.inputs[0]), node.attrs), None
 )
 
 _take_along_grad = defop(
@@ -756,7 +757,7 @@ def _take_along_grad_kernel(xp, dy, indices, like, *, axis):
     return out
 
 
-register_gradient("TakeAlongAxisGrad", lambda op, g: apply(_take_along, (g, op.inputs[1]), op.attrs), None, None)
+register_gradient("TakeAlongAxisGrad", lambda node, g: apply(_take_along, (g, node.inputs[1]), node.attrs), None, None)
 
 
 def sort(x, axis: int | None = -1) -> Tensor:
@@ -799,7 +800,7 @@ def take_along_axis(x, indices, axis: int | None) -> Tensor:
 def _lerp(lo, hi, t):
     # NumPy's form (exact at both ends, monotonic): from the nearer end.
     diff = hi - lo
-    return m.where(t >= 0.5, hi - diff * (1.0 - t), lo + diff * t)
+    return math_ops.where(t >= 0.5, hi - diff * (1.0 - t), lo + diff * t)
 
 
 def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
@@ -821,15 +822,15 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
     q = np.asarray(q, dtype=np.float64)
     if q.size and (q.min() < 0 or q.max() > 1) or np.isnan(q).any():
         raise ValueError(f"quantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")
-    a = m.cast(a, dtype) if a.dtype != dtype else a
+    a = math_ops.cast(a, dtype) if a.dtype != dtype else a
     ndim = a.ndim
     axes = normalize_axes(axis, ndim)
     if a.ndim == 0:
-        flat = s.reshape(a, (1,))
+        flat = shape_ops.reshape(a, (1,))
     else:
         kept = [i for i in range(ndim) if i not in axes]
-        moved = s.transpose(a, kept + list(axes))
-        flat = s.reshape(moved, tuple(a.shape[i] for i in kept) + (-1,))
+        moved = shape_ops.transpose(a, kept + list(axes))
+        flat = shape_ops.reshape(moved, tuple(a.shape[i] for i in kept) + (-1,))
     n = flat.shape[-1]
     if n == 0:
         raise ValueError(f"quantile: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
@@ -838,15 +839,15 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
     below = np.floor(position).astype(np.int64)
     above = np.minimum(below + 1, n - 1)
     t = (position - below).astype(dtype)
-    lo = s.take(ordered, below, axis=-1)  # shape: kept dims + q.shape
-    hi = s.take(ordered, above, axis=-1)
+    lo = shape_ops.take(ordered, below, axis=-1)  # shape: kept dims + q.shape
+    hi = shape_ops.take(ordered, above, axis=-1)
     out = _lerp(lo, hi, t)
     if q.ndim:  # NumPy puts q's axes first
         k = out.ndim - q.ndim
-        out = s.transpose(out, tuple(range(k, out.ndim)) + tuple(range(k)))
+        out = shape_ops.transpose(out, tuple(range(k, out.ndim)) + tuple(range(k)))
     if keepdims:
         shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
-        out = s.reshape(out, q.shape + shape)
+        out = shape_ops.reshape(out, q.shape + shape)
     return out
 
 
@@ -894,9 +895,9 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
         if extra is None:
             continue
         extra = _as_tensor(extra)
-        parts.append(s.broadcast_to(extra, edge_shape) if extra.ndim == 0 else extra)
+        parts.append(shape_ops.broadcast_to(extra, edge_shape) if extra.ndim == 0 else extra)
     if len(parts) > 1:
-        a = s.concat(parts, axis=ax)
+        a = shape_ops.concat(parts, axis=ax)
     head = (slice(None),) * ax
     for _ in range(n):
         a = a[head + (slice(1, None),)] - a[head + (slice(None, -1),)]
@@ -925,7 +926,7 @@ def repeat(a, repeats, axis: int | None = None) -> Tensor:
             f"repeat: repeats must be non-negative integers, one or one per element "
             f"({size}) along axis {ax}, got {counts.tolist()} (shape {a.shape})"
         )
-    return s.take(a, np.repeat(np.arange(size), counts), axis=ax)
+    return shape_ops.take(a, np.repeat(np.arange(size), counts), axis=ax)
 
 
 def _install_methods():

@@ -18,7 +18,7 @@ traces as a ``scan`` of ``cond``s (TensorFlow's rule).
 >>> f = tl.function(lambda x: tl.cond(tl.sum(x) > 0, lambda v: v * 2.0, lambda v: -v, x))
 >>> f(tl.tensor([1.0, 2.0])).numpy().tolist(), f(tl.tensor([-1.0, -2.0])).numpy().tolist()
 ([2.0, 4.0], [1.0, 2.0])
->>> [n.type for n in f.get_graph(tl.TensorSpec((2,), "float32")).nodes]
+>>> [n.op_type for n in f.get_graph(tl.TensorSpec((2,), "float32")).nodes]
 ['Sum', 'Greater', 'Cond']
 """
 
@@ -94,10 +94,10 @@ def _scalar_pred(pred, what: str):
 
 
 def _bool_pred(pred, what: str):
-    from . import math as m
+    from . import math as math_ops
 
     pred = _scalar_pred(pred, what)
-    return pred if pred.dtype.kind == "b" else m.not_equal(pred, 0)
+    return pred if pred.dtype.kind == "b" else math_ops.not_equal(pred, 0)
 
 
 _vjps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -117,8 +117,8 @@ def _all_grads(node, grads, compute) -> tuple:
 def _vjp_of(graph, n_args: int) -> Callable:
     """``f(*args, *cotangents) -> gradients for every arg`` (zeros where none flows), for a subgraph."""
     from ..grad.tape import GradientTape
-    from . import math as m
-    from . import reduce as r
+    from . import math as math_ops
+    from . import reduce as reduce_ops
 
     def vjp(*values):
         args, cotangents = values[:n_args], values[n_args:]
@@ -128,17 +128,17 @@ def _vjp_of(graph, n_args: int) -> Callable:
                 tape.watch(a)
             outs = _replay(graph, args)
             # sum(out * cotangent) over the float outputs: its gradient is the vector-Jacobian product
-            terms = [r.sum(m.multiply(o, g)) for o, g in zip(outs, cotangents) if o.dtype.kind == "f"]
+            terms = [reduce_ops.sum(math_ops.multiply(o, g)) for o, g in zip(outs, cotangents) if o.dtype.kind == "f"]
             target = terms[0] if terms else None
             for term in terms[1:]:
                 target = target + term
         grads = (
             tape.gradient(target, floats, unconnected_gradients="zero")
             if target is not None and floats
-            else [m.zeros_like(a) for a in floats]
+            else [math_ops.zeros_like(a) for a in floats]
         )
         it = iter(grads)
-        return tuple(next(it) if a.dtype.kind == "f" else m.zeros_like(a) for a in args)
+        return tuple(next(it) if a.dtype.kind == "f" else math_ops.zeros_like(a) for a in args)
 
     return vjp
 
@@ -201,17 +201,17 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     return _unflatten(tg.structure, outs)
 
 
-def _cond_grad(op, *grads, index):
+def _cond_grad(node, *grads, index):
     if index == 0:
         return None  # the predicate
 
     def compute():
-        pred, args = op.inputs[0], op.inputs[1:]
+        pred, args = node.inputs[0], node.inputs[1:]
         n = len(args)
-        return cond(pred, _vjp_of(op.attrs["true_graph"], n), _vjp_of(op.attrs["false_graph"], n), *args, *grads)
+        return cond(pred, _vjp_of(node.attrs["true_graph"], n), _vjp_of(node.attrs["false_graph"], n), *args, *grads)
 
-    grad = _all_grads(op, grads, compute)[index - 1]
-    return grad if op.inputs[index].dtype.kind == "f" else None
+    grad = _all_grads(node, grads, compute)[index - 1]
+    return grad if node.inputs[index].dtype.kind == "f" else None
 
 
 register_gradient("Cond", _cond_grad)
@@ -383,18 +383,18 @@ def _check_carry(init, carry):
         )
 
 
-def _scan_grad(op, *grads, index):
-    a = op.attrs
+def _scan_grad(node, *grads, index):
+    a = node.attrs
     n_carry, n_xs, length = a["n_carry"], a["n_xs"], a["length"]
     n_ys = len(a["body"].outputs) - n_carry
 
     def compute():
-        from . import math as m
+        from . import math as math_ops
 
-        inputs = op.inputs
+        inputs = node.inputs
         init, xs, outer = inputs[:n_carry], inputs[n_carry : n_carry + n_xs], inputs[n_carry + n_xs :]
         g_carry, g_ys, g_history = grads[:n_carry], grads[n_carry : n_carry + n_ys], grads[n_carry + n_ys :]
-        history = op.outputs[n_carry + n_ys :]
+        history = node.outputs[n_carry + n_ys :]
         body_vjp = _vjp_of(a["body"], n_carry + n_xs + len(outer))
 
         def step(carry, per_step):
@@ -406,15 +406,15 @@ def _scan_grad(op, *grads, index):
 
         (g_init, g_outer), g_xs = scan(
             step,
-            (list(g_carry), [m.zeros_like(o) for o in outer]),
+            (list(g_carry), [math_ops.zeros_like(o) for o in outer]),
             (list(history), list(xs), list(g_ys), list(g_history)),
             length=length,
             reverse=not a["reverse"],
         )
         return tuple(g_init) + tuple(g_xs) + tuple(g_outer)
 
-    grad = _all_grads(op, grads, compute)[index]
-    return grad if op.inputs[index].dtype.kind == "f" else None
+    grad = _all_grads(node, grads, compute)[index]
+    return grad if node.inputs[index].dtype.kind == "f" else None
 
 
 register_gradient("Scan", _scan_grad)
@@ -443,7 +443,7 @@ def _while_kernel(xp, *args, cond_graph, body_graph, n_vars):
     return tuple(values)
 
 
-def _while_grad(op, *grads, index):
+def _while_grad(node, *grads, index):
     raise ValueError(
         "tl.while_loop: reverse-mode differentiation of a while loop needs "
         "maximum_iterations=N (its trip count is unknown in advance, as in TensorFlow); pass "
@@ -502,11 +502,11 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
 
 def _bounded_while(cond_fn, body_fn, loop_vars, maximum_iterations):
     """At most N steps as a scan whose step is a cond: differentiable through the taken steps."""
-    from . import math as m
+    from . import math as math_ops
 
     def step(carry, _):
         values, active = carry
-        active = m.logical_and(active, _bool_pred(cond_fn(values), "tl.while_loop cond_fn"))
+        active = math_ops.logical_and(active, _bool_pred(cond_fn(values), "tl.while_loop cond_fn"))
         return (cond(active, body_fn, lambda v: v, values), active), None
 
     (values, _), _ = scan(

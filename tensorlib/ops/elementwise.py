@@ -21,7 +21,7 @@ from .. import dtypes as _dt
 from ..dispatch import apply
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
-from . import math as m
+from . import math as math_ops
 from ._shapes import broadcast_shapes
 from .registry import defop, spec
 
@@ -62,61 +62,66 @@ def _binary(name, ufunc, doc, grad_x, grad_y, infer=_binary_float_valued):
     return op
 
 
-def _x(op):
-    return op.inputs[0]
+def _x(node):
+    return node.inputs[0]
 
 
-def _y(op):
-    return op.outputs[0]
+def _y(node):
+    return node.outputs[0]
 
 
 _LN2 = _pymath.log(2.0)
 _LN10 = _pymath.log(10.0)
 
 # ------------------------------------------------------------------ trigonometric and hyperbolic
-_tan = _unary("Tan", np.tan, "Tangent.", lambda op, g: g * (1.0 + _y(op) * _y(op)))
-_sinh = _unary("Sinh", np.sinh, "Hyperbolic sine.", lambda op, g: g * cosh(_x(op)))
-_cosh = _unary("Cosh", np.cosh, "Hyperbolic cosine.", lambda op, g: g * sinh(_x(op)))
-_arcsin = _unary("Asin", np.arcsin, "Inverse sine.", lambda op, g: g / m.sqrt(1.0 - _x(op) * _x(op)))
-_arccos = _unary("Acos", np.arccos, "Inverse cosine.", lambda op, g: -g / m.sqrt(1.0 - _x(op) * _x(op)))
-_arctan = _unary("Atan", np.arctan, "Inverse tangent.", lambda op, g: g / (1.0 + _x(op) * _x(op)))
-_arcsinh = _unary("Asinh", np.arcsinh, "Inverse hyperbolic sine.", lambda op, g: g / m.sqrt(_x(op) * _x(op) + 1.0))
+_tan = _unary("Tan", np.tan, "Tangent.", lambda node, g: g * (1.0 + _y(node) * _y(node)))
+_sinh = _unary("Sinh", np.sinh, "Hyperbolic sine.", lambda node, g: g * cosh(_x(node)))
+_cosh = _unary("Cosh", np.cosh, "Hyperbolic cosine.", lambda node, g: g * sinh(_x(node)))
+_arcsin = _unary("Asin", np.arcsin, "Inverse sine.", lambda node, g: g / math_ops.sqrt(1.0 - _x(node) * _x(node)))
+_arccos = _unary("Acos", np.arccos, "Inverse cosine.", lambda node, g: -g / math_ops.sqrt(1.0 - _x(node) * _x(node)))
+_arctan = _unary("Atan", np.arctan, "Inverse tangent.", lambda node, g: g / (1.0 + _x(node) * _x(node)))
+_arcsinh = _unary(
+    "Asinh", np.arcsinh, "Inverse hyperbolic sine.", lambda node, g: g / math_ops.sqrt(_x(node) * _x(node) + 1.0)
+)
 _arccosh = _unary(
-    "Acosh", np.arccosh, "Inverse hyperbolic cosine (x >= 1).", lambda op, g: g / m.sqrt(_x(op) * _x(op) - 1.0)
+    "Acosh",
+    np.arccosh,
+    "Inverse hyperbolic cosine (x >= 1).",
+    lambda node, g: g / math_ops.sqrt(_x(node) * _x(node) - 1.0),
 )
 _arctanh = _unary(
-    "Atanh", np.arctanh, "Inverse hyperbolic tangent (|x| < 1).", lambda op, g: g / (1.0 - _x(op) * _x(op))
+    "Atanh", np.arctanh, "Inverse hyperbolic tangent (|x| < 1).", lambda node, g: g / (1.0 - _x(node) * _x(node))
 )
-_deg2rad = _unary("Deg2Rad", np.deg2rad, "Degrees to radians.", lambda op, g: g * (_pymath.pi / 180.0))
-_rad2deg = _unary("Rad2Deg", np.rad2deg, "Radians to degrees.", lambda op, g: g * (180.0 / _pymath.pi))
+_deg2rad = _unary("Deg2Rad", np.deg2rad, "Degrees to radians.", lambda node, g: g * (_pymath.pi / 180.0))
+_rad2deg = _unary("Rad2Deg", np.rad2deg, "Radians to degrees.", lambda node, g: g * (180.0 / _pymath.pi))
 
 # ------------------------------------------------------------------ exponentials and logarithms
-_log2 = _unary("Log2", np.log2, "Base-2 logarithm.", lambda op, g: g / (_x(op) * _LN2))
-_log10 = _unary("Log10", np.log10, "Base-10 logarithm.", lambda op, g: g / (_x(op) * _LN10))
-_exp2 = _unary("Exp2", np.exp2, "2 ** x.", lambda op, g: g * _y(op) * _LN2)
+_log2 = _unary("Log2", np.log2, "Base-2 logarithm.", lambda node, g: g / (_x(node) * _LN2))
+_log10 = _unary("Log10", np.log10, "Base-10 logarithm.", lambda node, g: g / (_x(node) * _LN10))
+_exp2 = _unary("Exp2", np.exp2, "2 ** x.", lambda node, g: g * _y(node) * _LN2)
 # NumPy keeps integer dtypes here (1 // x); only float reciprocals are differentiated.
 _reciprocal = _unary(
     "Reciprocal",
     np.reciprocal,
     "1 / x (integer division for integers, as in NumPy).",
-    lambda op, g: -g * _y(op) * _y(op),
+    lambda node, g: -g * _y(node) * _y(node),
     infer=_same,
 )
-_fabs = _unary("Fabs", np.fabs, "|x| as a float; gradient sign(x).", lambda op, g: g * m.sign(_x(op)))
+_fabs = _unary("Fabs", np.fabs, "|x| as a float; gradient sign(x).", lambda node, g: g * math_ops.sign(_x(node)))
 _ceil = _unary("Ceil", np.ceil, "Ceiling (not differentiable).", infer=_same)
 
 
-def _sinc_grad(op, g):
+def _sinc_grad(node, g):
     # d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x, which cancels catastrophically near 0: there
     # its Taylor series is used (itself differentiable, so second order stays exact).  The double
     # `where` keeps the unused branch finite, so no NaN reaches the gradient of the gradient.
-    x = _x(op)
-    small = m.less(m.abs(x), 1e-2)
-    safe = m.where(small, m.ones_like(x), x)
+    x = _x(node)
+    small = math_ops.less(math_ops.abs(x), 1e-2)
+    safe = math_ops.where(small, math_ops.ones_like(x), x)
     px2 = (_pymath.pi * _pymath.pi) * x * x
     series = -(_pymath.pi * _pymath.pi) * x * (1.0 / 3.0 - px2 * (1.0 / 30.0 - px2 / 840.0))
-    exact = (m.cos(_pymath.pi * safe) - sinc(safe)) / safe
-    return g * m.where(small, series, exact)
+    exact = (math_ops.cos(_pymath.pi * safe) - sinc(safe)) / safe
+    return g * math_ops.where(small, series, exact)
 
 
 _sinc = _unary("Sinc", np.sinc, "sin(pi x) / (pi x), 1 at 0.", _sinc_grad)
@@ -124,8 +129,8 @@ _sinc = _unary("Sinc", np.sinc, "sin(pi x) / (pi x), 1 at 0.", _sinc_grad)
 # ------------------------------------------------------------------ binary functions
 
 
-def _r2(op):
-    x, y = op.inputs
+def _r2(node):
+    x, y = node.inputs
     return x * x + y * y
 
 
@@ -133,35 +138,35 @@ _arctan2 = _binary(
     "Atan2",
     np.arctan2,
     "Angle of the point (x=x2, y=x1): arctan2(x1, x2), NumPy's order.",
-    lambda op, g: g * op.inputs[1] / _r2(op),
-    lambda op, g: -g * op.inputs[0] / _r2(op),
+    lambda node, g: g * node.inputs[1] / _r2(node),
+    lambda node, g: -g * node.inputs[0] / _r2(node),
 )
 _hypot = _binary(
     "Hypot",
     np.hypot,
     "sqrt(x1**2 + x2**2) without overflow.",
-    lambda op, g: g * op.inputs[0] / _y(op),
-    lambda op, g: g * op.inputs[1] / _y(op),
+    lambda node, g: g * node.inputs[0] / _y(node),
+    lambda node, g: g * node.inputs[1] / _y(node),
 )
 _logaddexp = _binary(
     "LogAddExp",
     np.logaddexp,
     "log(exp(x1) + exp(x2)) without overflow.",
-    lambda op, g: g * m.exp(op.inputs[0] - _y(op)),
-    lambda op, g: g * m.exp(op.inputs[1] - _y(op)),
+    lambda node, g: g * math_ops.exp(node.inputs[0] - _y(node)),
+    lambda node, g: g * math_ops.exp(node.inputs[1] - _y(node)),
 )
 _logaddexp2 = _binary(
     "LogAddExp2",
     np.logaddexp2,
     "log2(2**x1 + 2**x2) without overflow.",
-    lambda op, g: g * exp2(op.inputs[0] - _y(op)),
-    lambda op, g: g * exp2(op.inputs[1] - _y(op)),
+    lambda node, g: g * exp2(node.inputs[0] - _y(node)),
+    lambda node, g: g * exp2(node.inputs[1] - _y(node)),
 )
 
 
-def _remainder_grad_y(op, g):
-    x, y = op.inputs
-    return -g * m.floor(x / y)
+def _remainder_grad_y(node, g):
+    x, y = node.inputs
+    return -g * math_ops.floor(x / y)
 
 
 # x - floor(x / y) * y with the sign of the divisor (Python's %), integer dtypes kept.
@@ -169,18 +174,20 @@ _remainder = _binary(
     "FloorMod",
     np.remainder,
     "Remainder with the divisor's sign (Python's %, np.remainder).",
-    lambda op, g: g,
+    lambda node, g: g,
     _remainder_grad_y,
     infer=_binary_same,
 )
 
 
-def _nan_aware_share(op, g, first):
+def _nan_aware_share(node, g, first):
     # fmax/fmin pick the non-NaN operand; equal operands share the gradient (DESIGN §6: ties split).
-    x, y = op.inputs if first else op.inputs[::-1]
-    wins = m.logical_or(m.equal(op.outputs[0], x), m.not_equal(y, y))
-    tie = m.logical_and(m.equal(x, y), m.equal(x, x))
-    share = m.where(tie, m.full_like(g, 0.5), m.where(wins, m.ones_like(g), m.zeros_like(g)))
+    x, y = node.inputs if first else node.inputs[::-1]
+    wins = math_ops.logical_or(math_ops.equal(node.outputs[0], x), math_ops.not_equal(y, y))
+    tie = math_ops.logical_and(math_ops.equal(x, y), math_ops.equal(x, x))
+    share = math_ops.where(
+        tie, math_ops.full_like(g, 0.5), math_ops.where(wins, math_ops.ones_like(g), math_ops.zeros_like(g))
+    )
     return g * share
 
 
@@ -188,16 +195,16 @@ _fmax = _binary(
     "Fmax",
     np.fmax,
     "Elementwise max ignoring NaNs; ties share the gradient.",
-    lambda op, g: _nan_aware_share(op, g, True),
-    lambda op, g: _nan_aware_share(op, g, False),
+    lambda node, g: _nan_aware_share(node, g, True),
+    lambda node, g: _nan_aware_share(node, g, False),
     infer=_binary_same,
 )
 _fmin = _binary(
     "Fmin",
     np.fmin,
     "Elementwise min ignoring NaNs; ties share the gradient.",
-    lambda op, g: _nan_aware_share(op, g, True),
-    lambda op, g: _nan_aware_share(op, g, False),
+    lambda node, g: _nan_aware_share(node, g, True),
+    lambda node, g: _nan_aware_share(node, g, False),
     infer=_binary_same,
 )
 
@@ -217,7 +224,10 @@ def _nan_to_num_kernel(xp, x, *, nan, posinf, neginf):
     return xp.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
 
 
-register_gradient("NanToNum", lambda op, g: m.where(m.less(m.abs(_x(op)), float("inf")), g, m.zeros_like(g)))
+register_gradient(
+    "NanToNum",
+    lambda node, g: math_ops.where(math_ops.less(math_ops.abs(_x(node)), float("inf")), g, math_ops.zeros_like(g)),
+)
 
 
 # ------------------------------------------------------------------ complex parts
@@ -225,24 +235,24 @@ def _real_part(x):
     return spec(x.shape, _dt.float32 if x.dtype == np.complex64 else _dt.float64) if x.dtype.kind == "c" else x
 
 
-def _imag_grad(op, g):
+def _imag_grad(node, g):
     # JAX's convention (docs/complex.md): d Im(z) = -i; a real input has no imaginary part to move.
-    return g * -1j if _x(op).dtype.kind == "c" else m.zeros_like(_x(op))
+    return g * -1j if _x(node).dtype.kind == "c" else math_ops.zeros_like(_x(node))
 
 
-def _angle_grad(op, g):
+def _angle_grad(node, g):
     # angle(z) = atan2(y, x): dL/dx - i dL/dy = (-y - i x) / |z|**2 = -i / z (taken as 0 at z = 0).
-    x = _x(op)
+    x = _x(node)
     if x.dtype.kind != "c":
-        return m.zeros_like(x)
-    zero = m.equal(x, 0)
-    return g * m.where(zero, m.zeros_like(x), -1j / m.where(zero, m.ones_like(x), x))
+        return math_ops.zeros_like(x)
+    zero = math_ops.equal(x, 0)
+    return g * math_ops.where(zero, math_ops.zeros_like(x), -1j / math_ops.where(zero, math_ops.ones_like(x), x))
 
 
 # Real's rule returns g itself: for a complex input the engine casts it to g + 0j, JAX's d Re(z) = 1.
-_real = _unary("Real", np.real, "Real part (x itself for real x).", lambda op, g: g, infer=_real_part)
+_real = _unary("Real", np.real, "Real part (x itself for real x).", lambda node, g: g, infer=_real_part)
 _imag = _unary("Imag", np.imag, "Imaginary part (zeros for real x).", _imag_grad, infer=_real_part)
-_conj = _unary("Conj", np.conjugate, "Complex conjugate (x itself for real x).", lambda op, g: conj(g), infer=_same)
+_conj = _unary("Conj", np.conjugate, "Complex conjugate (x itself for real x).", lambda node, g: conj(g), infer=_same)
 _angle = _unary(
     "Angle",
     np.angle,
@@ -613,7 +623,7 @@ def where(condition, x=_NO_ARGUMENT, y=_NO_ARGUMENT):
         return nonzero(condition)
     if x is _NO_ARGUMENT or y is _NO_ARGUMENT:
         raise TypeError("where: give both x and y, or neither (then the indices of the nonzero elements)")
-    return m.where(condition, x, y)
+    return math_ops.where(condition, x, y)
 
 
 def _install_operators():

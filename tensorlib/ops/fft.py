@@ -61,7 +61,7 @@ def _fftn_kernel(xp, x, *, axes, norm, inverse):
 
 
 # The DFT matrix is symmetric: each transform is its own transpose.
-register_gradient("FFTN", lambda op, g: apply(_fftn, (g,), op.attrs))
+register_gradient("FFTN", lambda node, g: apply(_fftn, (g,), node.attrs))
 
 
 # ------------------------------------------------------------------ RFFTN
@@ -88,15 +88,15 @@ def _rfftn_kernel(xp, x, *, axes, norm):
     return xp.fft.rfftn(x, axes=axes, norm=norm)
 
 
-def _rfftn_grad(op, g):
+def _rfftn_grad(node, g):
     from .math import cast
     from .shape import pad
 
-    x, axes = op.inputs[0], op.attrs["axes"]
+    x, axes = node.inputs[0], node.attrs["axes"]
     last = axes[-1] % x.ndim
     widths = [(0, 0)] * x.ndim
     widths[last] = (0, x.shape[last] - g.shape[last])
-    full = apply(_fftn, (pad(g, widths),), {"axes": axes, "norm": op.attrs["norm"], "inverse": False})
+    full = apply(_fftn, (pad(g, widths),), {"axes": axes, "norm": node.attrs["norm"], "inverse": False})
     return cast(full, dtype=x.dtype)  # the real part
 
 
@@ -130,14 +130,14 @@ def _irfftn_kernel(xp, x, *, axes, norm, n):
     return xp.fft.irfftn(x, s=sizes, axes=axes, norm=norm)
 
 
-def _irfftn_grad(op, g):
+def _irfftn_grad(node, g):
     from .creation import tensor
     from .math import cast
     from .shape import getitem
 
-    x, axes, n = op.inputs[0], op.attrs["axes"], op.attrs["n"]
+    x, axes, n = node.inputs[0], node.attrs["axes"], node.attrs["n"]
     last = axes[-1] % x.ndim
-    spectrum = apply(_fftn, (cast(g, dtype=x.dtype),), {"axes": axes, "norm": op.attrs["norm"], "inverse": True})
+    spectrum = apply(_fftn, (cast(g, dtype=x.dtype),), {"axes": axes, "norm": node.attrs["norm"], "inverse": True})
     m = n // 2 + 1
     index = [slice(None)] * x.ndim
     index[last] = slice(0, m)

@@ -43,7 +43,7 @@ def _swap(t):
 
 
 register_gradient(
-    "BatchMatMulV2", lambda op, g: matmul(g, _swap(op.inputs[1])), lambda op, g: matmul(_swap(op.inputs[0]), g)
+    "BatchMatMulV2", lambda node, g: matmul(g, _swap(node.inputs[1])), lambda node, g: matmul(_swap(node.inputs[0]), g)
 )
 
 
@@ -172,19 +172,19 @@ def _einsum_generic(xp, *xs, equation):
     return xp.sum(total, axis=tuple(range(len(out), len(letters)))) if len(letters) > len(out) else total
 
 
-def _einsum_grad(op, g, index):
+def _einsum_grad(node, g, index):
     from .shape import broadcast_like, expand_dims
 
-    ins, out = op.attrs["equation"].split("->")
+    ins, out = node.attrs["equation"].split("->")
     ins = ins.split(",")
     target = ins[index]
-    others = [(s, t) for k, (s, t) in enumerate(zip(ins, op.inputs)) if k != index]
+    others = [(s, t) for k, (s, t) in enumerate(zip(ins, node.inputs)) if k != index]
     present = set(out).union(*(set(s) for s, _ in others))
     kept = "".join(c for c in target if c in present)
     grad = einsum(",".join([out] + [s for s, _ in others]) + "->" + kept, g, *(t for _, t in others))
     if kept != target:
         missing = tuple(k for k, c in enumerate(target) if c not in present)
-        grad = broadcast_like(expand_dims(grad, missing), op.inputs[index])
+        grad = broadcast_like(expand_dims(grad, missing), node.inputs[index])
     return grad
 
 

@@ -114,12 +114,12 @@ def _matmul(a, b):
     return matmul(a, b)
 
 
-def _real_only(op):
+def _real_only(node):
     """Decompositions whose gradient needs conjugate transposes (and a phase gauge) are real-only here."""
-    x = op.inputs[0]
+    x = node.inputs[0]
     if x.dtype.kind == "c":
         raise TypeError(
-            f"{op.type}: gradients for complex inputs are not supported (input shape "
+            f"{node.op_type}: gradients for complex inputs are not supported (input shape "
             f"{tuple(x.shape)} {x.dtype}); the forward value is"
         )
 
@@ -141,7 +141,7 @@ def _gap_reciprocal(d):
 _inv = defop("MatrixInverse", inputs=("x",), infer=_square_infer, doc="Inverse of square matrices.")
 _inv.generic(lambda xp, x: xp.linalg.inv(x))
 _inv.kernel("numpy")(_lapack("MatrixInverse")(np.linalg.inv))
-register_gradient("MatrixInverse", lambda op, g: -_matmul(_mT(op.outputs[0]), _matmul(g, _mT(op.outputs[0]))))
+register_gradient("MatrixInverse", lambda node, g: -_matmul(_mT(node.outputs[0]), _matmul(g, _mT(node.outputs[0]))))
 
 
 def inv(x) -> Tensor:
@@ -177,11 +177,11 @@ def _batched(xp, a, b):
     return xp.broadcast_to(a, batch + a.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:])
 
 
-def _solve_grad_b(op, g):
-    return solve(_mT(op.inputs[0]), g)
+def _solve_grad_b(node, g):
+    return solve(_mT(node.inputs[0]), g)
 
 
-register_gradient("MatrixSolve", lambda op, g: -_matmul(_solve_grad_b(op, g), _mT(op.outputs[0])), _solve_grad_b)
+register_gradient("MatrixSolve", lambda node, g: -_matmul(_solve_grad_b(node, g), _mT(node.outputs[0])), _solve_grad_b)
 
 
 def _as_columns(b):
@@ -216,10 +216,10 @@ _det = defop("MatrixDeterminant", inputs=("x",), infer=_det_infer, doc="Determin
 _det.generic(lambda xp, x: xp.linalg.det(x))
 
 
-def _det_grad(op, g):
+def _det_grad(node, g):
     from .shape import expand_dims
 
-    return expand_dims(g * op.outputs[0], (-2, -1)) * _mT(inv(op.inputs[0]))
+    return expand_dims(g * node.outputs[0], (-2, -1)) * _mT(inv(node.inputs[0]))
 
 
 register_gradient("MatrixDeterminant", _det_grad)
@@ -250,16 +250,16 @@ _slogdet = defop(
 _slogdet.generic(lambda xp, x: tuple(xp.linalg.slogdet(x)))
 
 
-def _slogdet_grad(op, g_sign, g_logabsdet):
+def _slogdet_grad(node, g_sign, g_logabsdet):
     # With h = log det (holomorphic), logabsdet = Re h and sign = exp(i Im h): the cotangent of h is
     # g_logabsdet - i Re(i sign g_sign).  For real matrices the sign is piecewise constant (no term).
     from .math import cast
     from .shape import expand_dims
 
-    x = op.inputs[0]
+    x = node.inputs[0]
     g_h = g_logabsdet
     if x.dtype.kind == "c":
-        sign = op.outputs[0]
+        sign = node.outputs[0]
         g_h = cast(g_logabsdet, dtype=x.dtype) - 1j * cast(
             cast(1j * sign * g_sign, dtype=g_logabsdet.dtype), dtype=x.dtype
         )
@@ -316,16 +316,16 @@ def _trsolve_kernel(xp, a, b, *, trans, lower, unit_diagonal):
 _trsolve.kernel("numpy")(_lapack("MatrixTriangularSolve")(functools.partial(_trsolve_kernel, np)))
 
 
-def _trsolve_grad_b(op, g):
-    attrs = op.attrs
+def _trsolve_grad_b(node, g):
+    attrs = node.attrs
     return solve_triangular(
-        op.inputs[0], g, trans=1 - attrs["trans"], lower=attrs["lower"], unit_diagonal=attrs["unit_diagonal"]
+        node.inputs[0], g, trans=1 - attrs["trans"], lower=attrs["lower"], unit_diagonal=attrs["unit_diagonal"]
     )
 
 
-def _trsolve_grad_a(op, g):
-    attrs = op.attrs
-    gb, x = _trsolve_grad_b(op, g), op.outputs[0]
+def _trsolve_grad_a(node, g):
+    attrs = node.attrs
+    gb, x = _trsolve_grad_b(node, g), node.outputs[0]
     ga = -_matmul(x, _mT(gb)) if attrs["trans"] else -_matmul(gb, _mT(x))
     return _triangle(ga, attrs["lower"], -1 if attrs["unit_diagonal"] else 0)
 
@@ -371,11 +371,11 @@ def _cholesky_kernel(xp, x):
 _cholesky.kernel("numpy")(_lapack("Cholesky")(functools.partial(_cholesky_kernel, np)))
 
 
-def _cholesky_grad(op, g):
+def _cholesky_grad(node, g):
     # Murray (2016): with P = Phi(L^T tril(g)), Phi = lower triangle with halved diagonal,
     # the gradient is the symmetric part of L^-T P L^-1 (two triangular solves).
-    _real_only(op)
-    factor = op.outputs[0]
+    _real_only(node)
+    factor = node.outputs[0]
     p = _matmul(_mT(factor), _triangle(g, lower=True))
     p = _triangle(p, lower=True, k=-1) + _diag_embed(_diag_part(p)) * 0.5
     left = solve_triangular(factor, p, trans=1, lower=True)  # L^-T P
@@ -420,10 +420,10 @@ def _eigh_kernel(xp, x):
 _eigh.kernel("numpy")(_lapack("SelfAdjointEigV2")(functools.partial(_eigh_kernel, np)))
 
 
-def _eigh_grad(op, g_w, g_v):
+def _eigh_grad(node, g_w, g_v):
     # dv_j = sum_i v_i (v_i^T dA v_j) / (w_j - w_i): the gradient is V (diag(gw) + F o V^T gV) V^T.
-    _real_only(op)
-    w, v = op.outputs
+    _real_only(node)
+    w, v = node.outputs
     f = _gap_reciprocal(_row(w) - _column(w))
     inner = _diag_embed(g_w) + f * _matmul(_mT(v), g_v)
     return _symmetrize(_matmul(v, _matmul(inner, _mT(v))))
@@ -495,18 +495,18 @@ def _svd_kernel(xp, x, *, full_matrices, compute_uv):
 _svd.kernel("numpy")(_lapack("Svd")(functools.partial(_svd_kernel, np)))
 
 
-def _svd_grad(op, *grads):
+def _svd_grad(node, *grads):
     from .shape import getitem
 
-    _real_only(op)
-    x = op.inputs[0]
-    if not op.attrs["compute_uv"]:
+    _real_only(node)
+    x = node.inputs[0]
+    if not node.attrs["compute_uv"]:
         u, _, vh = svd(x, full_matrices=False)
         return _matmul(u * _row(grads[0]), vh)
-    u, s, vh = op.outputs
+    u, s, vh = node.outputs
     g_u, g_s, g_vh = grads
     k = s.shape[-1]
-    if op.attrs["full_matrices"]:
+    if node.attrs["full_matrices"]:
         # The columns of u (rows of vh) past min(m, n) span a fixed subspace in an arbitrary basis:
         # their gradient is ignored, as in PyTorch.
         u, g_u = getitem(u, (Ellipsis, slice(0, k))), getitem(g_u, (Ellipsis, slice(0, k)))
@@ -587,11 +587,11 @@ def _qr_kernel(xp, x, *, mode):
     return tuple(xp.linalg.qr(x, mode=mode))
 
 
-def _qr_grad(op, *grads):
+def _qr_grad(node, *grads):
     from .shape import concat, getitem
 
-    _real_only(op)
-    x, mode = op.inputs[0], op.attrs["mode"]
+    _real_only(node)
+    x, mode = node.inputs[0], node.attrs["mode"]
     m, n = x.shape[-2:]
     if mode == "complete" and m > n:
         raise ValueError(
@@ -603,7 +603,7 @@ def _qr_grad(op, *grads):
         q, r = qr(x)
         g_q, g_r = None, grads[0]
     else:
-        (q, r), (g_q, g_r) = op.outputs, grads
+        (q, r), (g_q, g_r) = node.outputs, grads
     if m >= n:
         return _qr_tall_grad(q, r, g_q, g_r)
     # Wide x = [y z] with y = q r_y square: z = q r_z adds to q's gradient and gets q g_rz.
@@ -671,11 +671,11 @@ def _pinv_kernel(xp, x, *, rcond):
 _pinv.kernel("numpy")(_lapack("MatrixPseudoInverse")(functools.partial(_pinv_kernel, np)))
 
 
-def _pinv_grad(op, g):
+def _pinv_grad(node, g):
     # Golub & Pereyra (1973), for x of constant rank:
     # d x+ = -x+ dx x+ + x+ x+^T dx^T (I - x x+) + (I - x+ x) dx^T x+^T x+.
-    _real_only(op)
-    x, p = op.inputs[0], op.outputs[0]
+    _real_only(node)
+    x, p = node.inputs[0], node.outputs[0]
     pt, gt = _mT(p), _mT(g)
     left = _constant(np.eye(x.shape[-2]), x) - _matmul(x, p)
     right = _constant(np.eye(x.shape[-1]), x) - _matmul(p, x)
@@ -737,27 +737,29 @@ def matrix_power(x, n: int) -> Tensor:
 
 
 def _vector_norm(x, ord, axis, keepdims):
-    from . import reduce as r
+    from . import reduce as reduce_ops
     from .math import abs as absolute, cast, not_equal, power
 
     if ord is None or ord == 2:
-        return r.safe_sqrt(r.sum(x * x if x.dtype.kind != "c" else absolute(x) ** 2, axis=axis, keepdims=keepdims))
+        return reduce_ops.safe_sqrt(
+            reduce_ops.sum(x * x if x.dtype.kind != "c" else absolute(x) ** 2, axis=axis, keepdims=keepdims)
+        )
     a = absolute(x)
     if ord == np.inf:
-        return r.max(a, axis=axis, keepdims=keepdims)
+        return reduce_ops.max(a, axis=axis, keepdims=keepdims)
     if ord == -np.inf:
-        return r.min(a, axis=axis, keepdims=keepdims)
+        return reduce_ops.min(a, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return r.sum(cast(not_equal(a, 0), dtype=a.dtype), axis=axis, keepdims=keepdims)
+        return reduce_ops.sum(cast(not_equal(a, 0), dtype=a.dtype), axis=axis, keepdims=keepdims)
     if ord == 1:
-        return r.sum(a, axis=axis, keepdims=keepdims)
+        return reduce_ops.sum(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
-    return power(r.sum(power(a, float(ord)), axis=axis, keepdims=keepdims), 1.0 / float(ord))
+    return power(reduce_ops.sum(power(a, float(ord)), axis=axis, keepdims=keepdims), 1.0 / float(ord))
 
 
 def _matrix_norm(x, ord, axis, keepdims):
-    from . import reduce as r
+    from . import reduce as reduce_ops
     from .math import abs as absolute
     from .shape import expand_dims, transpose
 
@@ -766,19 +768,25 @@ def _matrix_norm(x, ord, axis, keepdims):
         # Move the two axes last for svd, then put them back as size-1 axes if keepdims.
         rest = [d for d in range(x.ndim) if d not in (row, col)]
         s = svd(transpose(x, rest + [row, col]), compute_uv=False)
-        out = r.max(s, axis=-1) if ord == 2 else r.min(s, axis=-1) if ord == -2 else r.sum(s, axis=-1)
+        out = (
+            reduce_ops.max(s, axis=-1)
+            if ord == 2
+            else reduce_ops.min(s, axis=-1)
+            if ord == -2
+            else reduce_ops.sum(s, axis=-1)
+        )
         return expand_dims(out, tuple(sorted((row, col)))) if keepdims else out
     if ord in (None, "fro"):
         squared = x * x if x.dtype.kind != "c" else absolute(x) ** 2
-        return r.safe_sqrt(r.sum(squared, axis=(row, col), keepdims=keepdims))
+        return reduce_ops.safe_sqrt(reduce_ops.sum(squared, axis=(row, col), keepdims=keepdims))
     a = absolute(x)
     if ord in (1, -1):
-        sums = r.sum(a, axis=row, keepdims=True)
-        pick = r.max if ord == 1 else r.min
+        sums = reduce_ops.sum(a, axis=row, keepdims=True)
+        pick = reduce_ops.max if ord == 1 else reduce_ops.min
         out = pick(sums, axis=col, keepdims=True)
     elif ord in (np.inf, -np.inf):
-        sums = r.sum(a, axis=col, keepdims=True)
-        pick = r.max if ord == np.inf else r.min
+        sums = reduce_ops.sum(a, axis=col, keepdims=True)
+        pick = reduce_ops.max if ord == np.inf else reduce_ops.min
         out = pick(sums, axis=row, keepdims=True)
     else:
         raise ValueError(f"norm: invalid norm order {ord!r} for matrices")

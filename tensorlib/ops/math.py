@@ -41,13 +41,13 @@ def _binary(name, fn, doc):
 
 # ------------------------------------------------------------------ arithmetic
 _add = _binary("Add", lambda xp, x, y: x + y, "x + y with broadcasting.")
-register_gradient("Add", lambda op, g: g, lambda op, g: g)
+register_gradient("Add", lambda node, g: g, lambda node, g: g)
 
 _sub = _binary("Sub", lambda xp, x, y: x - y, "x - y with broadcasting.")
-register_gradient("Sub", lambda op, g: g, lambda op, g: -g)
+register_gradient("Sub", lambda node, g: g, lambda node, g: -g)
 
 _mul = _binary("Mul", lambda xp, x, y: x * y, "x * y with broadcasting.")
-register_gradient("Mul", lambda op, g: g * op.inputs[1], lambda op, g: g * op.inputs[0])
+register_gradient("Mul", lambda node, g: g * node.inputs[1], lambda node, g: g * node.inputs[0])
 
 
 def _div_infer(x, y):
@@ -67,7 +67,7 @@ def _div_kernel(xp, x, y):
     return x / y
 
 
-register_gradient("Div", lambda op, g: g / op.inputs[1], lambda op, g: -g * op.outputs[0] / op.inputs[1])
+register_gradient("Div", lambda node, g: g / node.inputs[1], lambda node, g: -g * node.outputs[0] / node.inputs[1])
 
 
 def _pow_infer(x, y):
@@ -82,19 +82,19 @@ def _pow_kernel(xp, x, y):
     return xp.pow(x, y)
 
 
-def _pow_grad_x(op, g):
+def _pow_grad_x(node, g):
     # y * x ** (y - 1) is 0 * inf at x = 0 when y = 0; the derivative of x ** 0 is 0 there.  The
     # unused branch sees x = 1 at those points, so its own derivative (second order) stays finite.
-    x, y = op.inputs
+    x, y = node.inputs
     at_zero = logical_and(equal(x, 0), equal(y, 0))
     safe_x = where(at_zero, ones_like(x), x)
-    return g * where(at_zero, zeros_like(op.outputs[0]), y * safe_x ** (y - 1))
+    return g * where(at_zero, zeros_like(node.outputs[0]), y * safe_x ** (y - 1))
 
 
-def _pow_grad_y(op, g):
-    x = op.inputs[0]
+def _pow_grad_y(node, g):
+    x = node.inputs[0]
     safe = where(x > 0, x, ones_like(x))
-    return g * op.outputs[0] * where(x > 0, log(safe), zeros_like(x))
+    return g * node.outputs[0] * where(x > 0, log(safe), zeros_like(x))
 
 
 register_gradient("Pow", _pow_grad_x, _pow_grad_y)
@@ -108,15 +108,15 @@ def _share(g, wins, ties):
 _max = _binary("Maximum", lambda xp, x, y: xp.maximum(x, y), "Elementwise max; ties share the gradient.")
 register_gradient(
     "Maximum",
-    lambda op, g: _share(g, op.inputs[0] > op.inputs[1], equal(*op.inputs)),
-    lambda op, g: _share(g, op.inputs[0] < op.inputs[1], equal(*op.inputs)),
+    lambda node, g: _share(g, node.inputs[0] > node.inputs[1], equal(*node.inputs)),
+    lambda node, g: _share(g, node.inputs[0] < node.inputs[1], equal(*node.inputs)),
 )
 
 _min = _binary("Minimum", lambda xp, x, y: xp.minimum(x, y), "Elementwise min; ties share the gradient.")
 register_gradient(
     "Minimum",
-    lambda op, g: _share(g, op.inputs[0] < op.inputs[1], equal(*op.inputs)),
-    lambda op, g: _share(g, op.inputs[0] > op.inputs[1], equal(*op.inputs)),
+    lambda node, g: _share(g, node.inputs[0] < node.inputs[1], equal(*node.inputs)),
+    lambda node, g: _share(g, node.inputs[0] > node.inputs[1], equal(*node.inputs)),
 )
 
 
@@ -133,14 +133,16 @@ def _unary(name, fn, doc, grad=None, float_valued=False):
     return op
 
 
-_neg = _unary("Neg", lambda xp, x: -x, "-x.", lambda op, g: -g)
-_identity = _unary("Identity", lambda xp, x: x, "x, as a new tensor.", lambda op, g: g)
-_exp = _unary("Exp", lambda xp, x: xp.exp(x), "e ** x.", lambda op, g: g * op.outputs[0], float_valued=True)
-_log = _unary("Log", lambda xp, x: xp.log(x), "Natural logarithm.", lambda op, g: g / op.inputs[0], float_valued=True)
-_sqrt = _unary(
-    "Sqrt", lambda xp, x: xp.sqrt(x), "Square root.", lambda op, g: g * 0.5 / op.outputs[0], float_valued=True
+_neg = _unary("Neg", lambda xp, x: -x, "-x.", lambda node, g: -g)
+_identity = _unary("Identity", lambda xp, x: x, "x, as a new tensor.", lambda node, g: g)
+_exp = _unary("Exp", lambda xp, x: xp.exp(x), "e ** x.", lambda node, g: g * node.outputs[0], float_valued=True)
+_log = _unary(
+    "Log", lambda xp, x: xp.log(x), "Natural logarithm.", lambda node, g: g / node.inputs[0], float_valued=True
 )
-_square = _unary("Square", lambda xp, x: x * x, "x * x.", lambda op, g: g * 2.0 * op.inputs[0])
+_sqrt = _unary(
+    "Sqrt", lambda xp, x: xp.sqrt(x), "Square root.", lambda node, g: g * 0.5 / node.outputs[0], float_valued=True
+)
+_square = _unary("Square", lambda xp, x: x * x, "x * x.", lambda node, g: g * 2.0 * node.inputs[0])
 _abs = defop(
     "Abs",
     inputs=("x",),
@@ -150,40 +152,40 @@ _abs = defop(
 _abs.generic(lambda xp, x: xp.abs(x))
 
 
-def _abs_grad(op, g):
-    x = op.inputs[0]
+def _abs_grad(node, g):
+    x = node.inputs[0]
     if x.dtype.kind != "c":
         return g * sign(x)
     # JAX's convention: d|z| = conj(z) / |z| = |z| / z, taken as 0 at z = 0 (as sign(0) is for reals).
     zero = equal(x, 0)
-    return g * where(zero, zeros_like(x), cast(op.outputs[0], dtype=x.dtype) / where(zero, ones_like(x), x))
+    return g * where(zero, zeros_like(x), cast(node.outputs[0], dtype=x.dtype) / where(zero, ones_like(x), x))
 
 
 register_gradient("Abs", _abs_grad)
 _sign = _unary(
-    "Sign", lambda xp, x: xp.sign(x), "Sign of x; its gradient is zero.", lambda op, g: zeros_like(op.inputs[0])
+    "Sign", lambda xp, x: xp.sign(x), "Sign of x; its gradient is zero.", lambda node, g: zeros_like(node.inputs[0])
 )
-_sin = _unary("Sin", lambda xp, x: xp.sin(x), "Sine.", lambda op, g: g * cos(op.inputs[0]), float_valued=True)
-_cos = _unary("Cos", lambda xp, x: xp.cos(x), "Cosine.", lambda op, g: -g * sin(op.inputs[0]), float_valued=True)
+_sin = _unary("Sin", lambda xp, x: xp.sin(x), "Sine.", lambda node, g: g * cos(node.inputs[0]), float_valued=True)
+_cos = _unary("Cos", lambda xp, x: xp.cos(x), "Cosine.", lambda node, g: -g * sin(node.inputs[0]), float_valued=True)
 _tanh = _unary(
     "Tanh",
     lambda xp, x: xp.tanh(x),
     "Hyperbolic tangent.",
-    lambda op, g: g * (1.0 - op.outputs[0] * op.outputs[0]),
+    lambda node, g: g * (1.0 - node.outputs[0] * node.outputs[0]),
     float_valued=True,
 )
 _log1p = _unary(
     "Log1p",
     lambda xp, x: xp.log1p(x),
     "log(1 + x), accurate near 0.",
-    lambda op, g: g / (op.inputs[0] + 1.0),
+    lambda node, g: g / (node.inputs[0] + 1.0),
     float_valued=True,
 )
 _expm1 = _unary(
     "Expm1",
     lambda xp, x: xp.expm1(x),
     "exp(x) - 1, accurate near 0.",
-    lambda op, g: g * (op.outputs[0] + 1.0),
+    lambda node, g: g * (node.outputs[0] + 1.0),
     float_valued=True,
 )
 
@@ -198,7 +200,7 @@ _sigmoid = _unary(
     "Sigmoid",
     _sigmoid_kernel,
     "1 / (1 + exp(-x)), overflow-free.",
-    lambda op, g: g * op.outputs[0] * (1.0 - op.outputs[0]),
+    lambda node, g: g * node.outputs[0] * (1.0 - node.outputs[0]),
     float_valued=True,
 )
 
@@ -256,7 +258,9 @@ def _cast_kernel(xp, x, *, dtype):
 
 
 # To a real input, the gradient from a complex result is its real part: Cast back does exactly that.
-register_gradient("Cast", lambda op, g: cast(g, dtype=op.inputs[0].dtype) if op.inputs[0].dtype.kind in "fc" else None)
+register_gradient(
+    "Cast", lambda node, g: cast(g, dtype=node.inputs[0].dtype) if node.inputs[0].dtype.kind in "fc" else None
+)
 dispatch._cast_op = lambda x, dtype: _cast(x, dtype=dtype)
 
 _comparisons = {}
@@ -317,8 +321,8 @@ def _where_kernel(xp, condition, x, y):
 register_gradient(
     "Select",
     None,
-    lambda op, g: where(op.inputs[0], g, zeros_like(g)),
-    lambda op, g: where(op.inputs[0], zeros_like(g), g),
+    lambda node, g: where(node.inputs[0], g, zeros_like(g)),
+    lambda node, g: where(node.inputs[0], zeros_like(g), g),
 )
 
 
@@ -340,17 +344,17 @@ def _clip_kernel(xp, x, lo, hi):
     return xp.minimum(xp.maximum(x, lo), hi)
 
 
-def _clip_mask(op, g, which):
-    x, lo, hi = op.inputs
+def _clip_mask(node, g, which):
+    x, lo, hi = node.inputs
     inside = {"x": logical_and(x >= lo, x <= hi), "lo": x < lo, "hi": x > hi}[which]
     return where(inside, g, zeros_like(g))
 
 
 register_gradient(
     "ClipByValue",
-    lambda op, g: _clip_mask(op, g, "x"),
-    lambda op, g: _clip_mask(op, g, "lo"),
-    lambda op, g: _clip_mask(op, g, "hi"),
+    lambda node, g: _clip_mask(node, g, "x"),
+    lambda node, g: _clip_mask(node, g, "lo"),
+    lambda node, g: _clip_mask(node, g, "hi"),
 )
 
 

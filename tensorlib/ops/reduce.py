@@ -8,7 +8,7 @@ from .. import dtypes as _dt
 from ..dispatch import apply
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
-from . import math as m
+from . import math as math_ops
 from ._shapes import normalize_axes
 from .registry import defop, spec
 
@@ -24,13 +24,13 @@ def _reduce_infer(x, *, axis, keepdims):
     return spec(_reduced_shape(x.shape, axis, keepdims), x.dtype)
 
 
-def _restore(op, g):
+def _restore(node, g):
     """Give a reduction's output (or its gradient) back the reduced axes, broadcast to the input."""
     from .shape import broadcast_like, expand_dims
 
-    x = op.inputs[0]
-    axis = normalize_axes(op.attrs["axis"], len(x.shape))
-    if not op.attrs["keepdims"] and axis:
+    x = node.inputs[0]
+    axis = normalize_axes(node.attrs["axis"], len(x.shape))
+    if not node.attrs["keepdims"] and axis:
         g = expand_dims(g, axis)
     return broadcast_like(g, x)
 
@@ -75,36 +75,40 @@ _prod.generic(
 _prod.kernel("numpy")(lambda x, *, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x)))
 
 
-def _prod_grad(op, g):
+def _prod_grad(node, g):
     # d prod / d x_j is the product of the other entries.  out / x fails at zeros, so x is split into
     # its nonzero entries (product P, where P / x_j is safe) and its zeros, each entry in exactly one
     # factor, which keeps the rule exact when it is differentiated again (second order).
-    x, axis = op.inputs[0], op.attrs["axis"]
-    nonzero = m.not_equal(x, 0.0)
-    ones, zeros = m.ones_like(x), m.zeros_like(x)
-    nonzero_part = prod(m.where(nonzero, x, ones), axis, keepdims=True)
-    zero_part = prod(m.where(nonzero, ones, x), axis, keepdims=True)
-    zero_count = sum(m.where(nonzero, zeros, ones), axis, keepdims=True)
+    x, axis = node.inputs[0], node.attrs["axis"]
+    nonzero = math_ops.not_equal(x, 0.0)
+    ones, zeros = math_ops.ones_like(x), math_ops.zeros_like(x)
+    nonzero_part = prod(math_ops.where(nonzero, x, ones), axis, keepdims=True)
+    zero_part = prod(math_ops.where(nonzero, ones, x), axis, keepdims=True)
+    zero_count = sum(math_ops.where(nonzero, zeros, ones), axis, keepdims=True)
     # At a zero entry the other factors are P times the other zeros: none (1), one (their sum minus
     # x_j), or several (0, with a zero first derivative too).
-    other_zeros = m.where(
-        m.equal(zero_count, 1.0),
+    other_zeros = math_ops.where(
+        math_ops.equal(zero_count, 1.0),
         ones,
-        m.where(m.equal(zero_count, 2.0), sum(m.where(nonzero, zeros, x), axis, keepdims=True) - x, zeros),
+        math_ops.where(
+            math_ops.equal(zero_count, 2.0), sum(math_ops.where(nonzero, zeros, x), axis, keepdims=True) - x, zeros
+        ),
     )
-    others = m.where(nonzero, nonzero_part / m.where(nonzero, x, ones) * zero_part, nonzero_part * other_zeros)
-    return _restore(op, g) * others
+    others = math_ops.where(
+        nonzero, nonzero_part / math_ops.where(nonzero, x, ones) * zero_part, nonzero_part * other_zeros
+    )
+    return _restore(node, g) * others
 
 
 register_gradient("Prod", _prod_grad)
 
 
-def _extremum_grad(op, g):
+def _extremum_grad(node, g):
     # Ties share the gradient equally (as TensorFlow does for reduce_max).
-    x = op.inputs[0]
-    is_max = m.cast(m.equal(x, _restore(op, op.outputs[0])), x.dtype)
-    count = _restore(op, sum(is_max, op.attrs["axis"], keepdims=op.attrs["keepdims"]))
-    return _restore(op, g) * is_max / count
+    x = node.inputs[0]
+    is_max = math_ops.cast(math_ops.equal(x, _restore(node, node.outputs[0])), x.dtype)
+    count = _restore(node, sum(is_max, node.attrs["axis"], keepdims=node.attrs["keepdims"]))
+    return _restore(node, g) * is_max / count
 
 
 _max = _reduction("Max", "Maximum over axes; ties share the gradient.")
@@ -209,7 +213,7 @@ def _count(x, axis):
         return n
     from .shape import shape_size
 
-    return m.cast(shape_size(x, axes), x.dtype)
+    return math_ops.cast(shape_size(x, axes), x.dtype)
 
 
 def mean(x, axis=None, keepdims: bool = False) -> Tensor:
@@ -224,7 +228,7 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "Mean")
     if x.dtype == _dt.float16:
-        return m.cast(mean(m.cast(x, _dt.float32), axis, keepdims), _dt.float16)
+        return math_ops.cast(mean(math_ops.cast(x, _dt.float32), axis, keepdims), _dt.float16)
     total = sum(x, axis, keepdims)
     return total / _count(x, axis)
 
@@ -241,10 +245,10 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "Var")
     if x.dtype == _dt.float16:
-        return m.cast(var(m.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
+        return math_ops.cast(var(math_ops.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
     centered = x - mean(x, axis, keepdims=True)
     if x.dtype.kind == "c":  # NumPy: the mean squared modulus, real
-        centered = m.abs(centered)
+        centered = math_ops.abs(centered)
     n = _count(x, axis)
     return sum(centered * centered, axis, keepdims) / (n - ddof)
 
@@ -264,8 +268,10 @@ def safe_sqrt(v) -> Tensor:
 
     The square root sees 1 where ``v`` is 0, so neither order of derivative meets an infinity.
     """
-    positive = m.greater(v, 0)
-    return m.where(positive, m.sqrt(m.where(positive, v, m.ones_like(v))), m.zeros_like(v))
+    positive = math_ops.greater(v, 0)
+    return math_ops.where(
+        positive, math_ops.sqrt(math_ops.where(positive, v, math_ops.ones_like(v))), math_ops.zeros_like(v)
+    )
 
 
 def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
@@ -281,12 +287,14 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
 
     x = x if isinstance(x, Tensor) else tensor(x)
     _check_axis(x, axis, "LogSumExp")
-    shift = m.stop_gradient(max(x, axis, keepdims=True))
-    shift = m.where(m.logical_and(shift > -float("inf"), shift < float("inf")), shift, m.zeros_like(shift))
-    terms = m.exp(x - shift)
+    shift = math_ops.stop_gradient(max(x, axis, keepdims=True))
+    shift = math_ops.where(
+        math_ops.logical_and(shift > -float("inf"), shift < float("inf")), shift, math_ops.zeros_like(shift)
+    )
+    terms = math_ops.exp(x - shift)
     if b is not None:
         terms = terms * b
-    out = m.log(sum(terms, axis, keepdims=True)) + shift
+    out = math_ops.log(sum(terms, axis, keepdims=True)) + shift
     if not keepdims:
         from .shape import squeeze
 

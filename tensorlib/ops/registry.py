@@ -10,7 +10,7 @@ exactly the API users get, so adding an op needs no rebuild::
     >>> @scale.kernel("numpy")
     ... def _scale(x, *, alpha):
     ...     return x * np.asarray(alpha, x.dtype)
-    >>> tl.grad.register_gradient("ScaleDoc", lambda op, g: g * op.attrs["alpha"])
+    >>> tl.grad.register_gradient("ScaleDoc", lambda node, g: g * node.attrs["alpha"])
     >>> scale(tl.tensor([1.0, 2.0]), alpha=3.0).numpy().tolist()
     [3.0, 6.0]
 """

@@ -57,7 +57,7 @@ _reshape = defop(
     doc="Same elements, new shape (one -1 allowed).",
 )
 _reshape.generic(lambda xp, x, *, shape: xp.reshape(x, shape))
-register_gradient("Reshape", lambda op, g: reshape_like(g, op.inputs[0]))
+register_gradient("Reshape", lambda node, g: reshape_like(g, node.inputs[0]))
 
 _reshape_like = defop(
     "ReshapeLike",
@@ -66,7 +66,7 @@ _reshape_like = defop(
     doc="Reshape x to like's (possibly symbolic) shape.",
 )
 _reshape_like.generic(lambda xp, x, like: xp.reshape(x, like.shape))
-register_gradient("ReshapeLike", lambda op, g: reshape_like(g, op.inputs[0]), None)
+register_gradient("ReshapeLike", lambda node, g: reshape_like(g, node.inputs[0]), None)
 
 
 # ------------------------------------------------------------------ transpose
@@ -78,7 +78,7 @@ def _transpose_infer(x, *, perm):
 
 _transpose = defop("Transpose", inputs=("x",), attrs={"perm": ()}, infer=_transpose_infer, doc="Permute axes.")
 _transpose.generic(lambda xp, x, *, perm: xp.permute_dims(x, perm))
-register_gradient("Transpose", lambda op, g: transpose(g, tuple(int(i) for i in np.argsort(op.attrs["perm"]))))
+register_gradient("Transpose", lambda node, g: transpose(g, tuple(int(i) for i in np.argsort(node.attrs["perm"]))))
 
 
 # ------------------------------------------------------------------ expand_dims / squeeze
@@ -97,7 +97,7 @@ _expand = defop(
     doc="Insert size-1 axes at the given output positions.",
 )
 _expand.generic(lambda xp, x, *, axis: xp.expand_dims(x, axis))
-register_gradient("ExpandDims", lambda op, g: squeeze(g, normalize_axes(op.attrs["axis"], len(g.shape))))
+register_gradient("ExpandDims", lambda node, g: squeeze(g, normalize_axes(node.attrs["axis"], len(g.shape))))
 
 
 def _squeeze_infer(x, *, axis):
@@ -112,7 +112,7 @@ _squeeze = defop("Squeeze", inputs=("x",), attrs={"axis": None}, infer=_squeeze_
 _squeeze.generic(
     lambda xp, x, *, axis: xp.squeeze(x, tuple(i for i, d in enumerate(x.shape) if d == 1) if axis is None else axis)
 )
-register_gradient("Squeeze", lambda op, g: reshape_like(g, op.inputs[0]))
+register_gradient("Squeeze", lambda node, g: reshape_like(g, node.inputs[0]))
 
 
 # ------------------------------------------------------------------ broadcasting
@@ -124,7 +124,7 @@ _broadcast_to = defop(
     doc="Broadcast to a shape (NumPy rules); the gradient sums back.",
 )
 _broadcast_to.generic(lambda xp, x, *, shape: xp.broadcast_to(x, shape))
-register_gradient("BroadcastTo", lambda op, g: g)
+register_gradient("BroadcastTo", lambda node, g: g)
 
 
 def _check_broadcast(shape, target):
@@ -140,7 +140,7 @@ _broadcast_like = defop(
     doc="Broadcast x to the shape of x and like together.",
 )
 _broadcast_like.generic(lambda xp, x, like: xp.broadcast_to(x, np.broadcast_shapes(x.shape, like.shape)))
-register_gradient("BroadcastLike", lambda op, g: g, None)
+register_gradient("BroadcastLike", lambda node, g: g, None)
 
 
 def _size_infer(x, *, axis):
@@ -187,10 +187,10 @@ _concat = defop(
 _concat.generic(lambda xp, *xs, axis: xp.concat(xs, axis=axis))
 
 
-def _concat_grad(op, g, index):
-    ax = normalize_axis(op.attrs["axis"], len(g.shape))
-    start = sum(t.shape[ax] for t in op.inputs[:index])
-    stop = start + op.inputs[index].shape[ax]
+def _concat_grad(node, g, index):
+    ax = normalize_axis(node.attrs["axis"], len(g.shape))
+    start = sum(t.shape[ax] for t in node.inputs[:index])
+    stop = start + node.inputs[index].shape[ax]
     return g[(slice(None),) * ax + (slice(start, stop),)]
 
 
@@ -219,8 +219,8 @@ _stack = defop(
 _stack.generic(lambda xp, *xs, axis: xp.stack(xs, axis=axis))
 
 
-def _stack_grad(op, g, index):
-    ax = normalize_axis(op.attrs["axis"], len(g.shape))
+def _stack_grad(node, g, index):
+    ax = normalize_axis(node.attrs["axis"], len(g.shape))
     return g[(slice(None),) * ax + (index,)]
 
 
@@ -250,7 +250,7 @@ def _split_kernel(xp, x, *, sizes, axis):
     return tuple(x[(slice(None),) * ax + (slice(a, b), ...)] for a, b in zip(starts, starts[1:]))
 
 
-register_gradient("SplitV", lambda op, *gs: concat(list(gs), axis=op.attrs["axis"]))
+register_gradient("SplitV", lambda node, *gs: concat(list(gs), axis=node.attrs["axis"]))
 
 
 # ------------------------------------------------------------------ tile / pad
@@ -268,10 +268,10 @@ _tile = defop(
 _tile.generic(lambda xp, x, *, reps: xp.tile(x, reps))
 
 
-def _tile_grad(op, g):
+def _tile_grad(node, g):
     from .reduce import sum as reduce_sum
 
-    x, reps = op.inputs[0], op.attrs["reps"]
+    x, reps = node.inputs[0], node.attrs["reps"]
     split = tuple(v for r, d in zip(reps, x.shape) for v in (r, d))
     return reduce_sum(reshape(g, split), axis=tuple(range(0, 2 * len(reps), 2)))
 
@@ -306,10 +306,10 @@ _pad.kernel("numpy")(
 )
 register_gradient(
     "PadV2",
-    lambda op, g: g[
+    lambda node, g: g[
         tuple(
             slice(a, a + d if d is not None else (-b or None))
-            for (a, b), d in zip(op.attrs["paddings"], op.inputs[0].shape)
+            for (a, b), d in zip(node.attrs["paddings"], node.inputs[0].shape)
         )
     ],
 )
@@ -353,7 +353,7 @@ _getitem = defop(
     doc="Basic indexing: ints, slices, None, Ellipsis.",
 )
 _getitem.generic(lambda xp, x, *, index: x[index])
-register_gradient("StridedSlice", lambda op, g: _getitem_grad(g, op.inputs[0], index=op.attrs["index"]))
+register_gradient("StridedSlice", lambda node, g: _getitem_grad(g, node.inputs[0], index=node.attrs["index"]))
 
 _getitem_grad = defop(
     "StridedSliceGrad",
@@ -371,7 +371,7 @@ def _getitem_grad_kernel(xp, dy, like, *, index):
     return out
 
 
-register_gradient("StridedSliceGrad", lambda op, g: getitem(g, op.attrs["index"]), None)
+register_gradient("StridedSliceGrad", lambda node, g: getitem(g, node.attrs["index"]), None)
 
 
 def _take_infer(x, indices, *, axis):
@@ -404,7 +404,9 @@ def _take_kernel(xp, x, indices, *, axis):
     return xp.reshape(picked, x.shape[:axis] + tuple(indices.shape) + x.shape[axis + 1 :])
 
 
-register_gradient("GatherV2", lambda op, g: _take_grad(g, op.inputs[1], op.inputs[0], axis=op.attrs["axis"]), None)
+register_gradient(
+    "GatherV2", lambda node, g: _take_grad(g, node.inputs[1], node.inputs[0], axis=node.attrs["axis"]), None
+)
 
 _take_grad = defop(
     "GatherV2Grad",
@@ -441,7 +443,7 @@ def _take_grad_kernel(dy, indices, like, *, axis):
     return out
 
 
-register_gradient("GatherV2Grad", lambda op, g: take(g, op.inputs[1], axis=op.attrs["axis"]), None, None)
+register_gradient("GatherV2Grad", lambda node, g: take(g, node.inputs[1], axis=node.attrs["axis"]), None, None)
 
 
 def _one_hot_infer(indices, *, depth, on_value, off_value, axis, dtype):

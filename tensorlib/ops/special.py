@@ -20,7 +20,7 @@ from .. import dtypes as _dt
 from ..dispatch import apply
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
-from . import math as m
+from . import math as math_ops
 from ._shapes import broadcast_shapes
 from .registry import defop, spec
 
@@ -83,7 +83,7 @@ def _float(x):
     from .creation import tensor
 
     x = x if isinstance(x, Tensor) else tensor(x)
-    return m.cast(x, dtype=_dt.float64) if x.dtype.kind in "biu" else x
+    return math_ops.cast(x, dtype=_dt.float64) if x.dtype.kind in "biu" else x
 
 
 # ------------------------------------------------------------------ the gamma family
@@ -91,10 +91,10 @@ _gammaln = _define("Lgamma", "gammaln", doc="log|Gamma(x)|.")
 _digamma = _define("Digamma", "psi", doc="d/dx log Gamma(x).")
 _polygamma = _define("Polygamma", "polygamma", attrs={"n": 1}, doc="The n-th derivative of digamma.")
 _gamma = _define("Gamma", "gamma", doc="Gamma(x).")
-register_gradient("Lgamma", lambda op, g: g * digamma(op.inputs[0]))
-register_gradient("Digamma", lambda op, g: g * polygamma(1, op.inputs[0]))
-register_gradient("Polygamma", lambda op, g: g * polygamma(op.attrs["n"] + 1, op.inputs[0]))
-register_gradient("Gamma", lambda op, g: g * op.outputs[0] * digamma(op.inputs[0]))
+register_gradient("Lgamma", lambda node, g: g * digamma(node.inputs[0]))
+register_gradient("Digamma", lambda node, g: g * polygamma(1, node.inputs[0]))
+register_gradient("Polygamma", lambda node, g: g * polygamma(node.attrs["n"] + 1, node.inputs[0]))
+register_gradient("Gamma", lambda node, g: g * node.outputs[0] * digamma(node.inputs[0]))
 
 
 def gammaln(x) -> Tensor:
@@ -143,16 +143,16 @@ _betaln = _define("Betaln", "betaln", inputs=("a", "b"), doc="log|B(a, b)|.")
 _beta = _define("Beta", "beta", inputs=("a", "b"), doc="B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b).")
 
 
-def _beta_partial(op, which):
-    a, b = op.inputs
-    return digamma(op.inputs[which]) - digamma(a + b)
+def _beta_partial(node, which):
+    a, b = node.inputs
+    return digamma(node.inputs[which]) - digamma(a + b)
 
 
-register_gradient("Betaln", lambda op, g: g * _beta_partial(op, 0), lambda op, g: g * _beta_partial(op, 1))
+register_gradient("Betaln", lambda node, g: g * _beta_partial(node, 0), lambda node, g: g * _beta_partial(node, 1))
 register_gradient(
     "Beta",
-    lambda op, g: g * op.outputs[0] * _beta_partial(op, 0),
-    lambda op, g: g * op.outputs[0] * _beta_partial(op, 1),
+    lambda node, g: g * node.outputs[0] * _beta_partial(node, 0),
+    lambda node, g: g * node.outputs[0] * _beta_partial(node, 1),
 )
 
 
@@ -182,13 +182,16 @@ _erfinv = _define("Erfinv", "erfinv", doc="The inverse of erf on (-1, 1).")
 _erfcinv = _define("Erfcinv", "erfcinv", doc="The inverse of erfc on (0, 2).")
 _ndtr = _define("Ndtr", "ndtr", doc="The standard normal CDF.")
 _log_ndtr = _define("LogNdtr", "log_ndtr", doc="log of the standard normal CDF, accurate in both tails.")
-register_gradient("Erfc", lambda op, g: g * (-2.0 / _SQRT_PI) * m.exp(-m.square(op.inputs[0])))
-register_gradient("Erfinv", lambda op, g: g * (_SQRT_PI / 2.0) * m.exp(m.square(op.outputs[0])))
-register_gradient("Erfcinv", lambda op, g: g * (-_SQRT_PI / 2.0) * m.exp(m.square(op.outputs[0])))
+register_gradient("Erfc", lambda node, g: g * (-2.0 / _SQRT_PI) * math_ops.exp(-math_ops.square(node.inputs[0])))
+register_gradient("Erfinv", lambda node, g: g * (_SQRT_PI / 2.0) * math_ops.exp(math_ops.square(node.outputs[0])))
+register_gradient("Erfcinv", lambda node, g: g * (-_SQRT_PI / 2.0) * math_ops.exp(math_ops.square(node.outputs[0])))
 _LOG_SQRT_2PI = 0.5 * _math.log(2 * _math.pi)
-register_gradient("Ndtr", lambda op, g: g * m.exp(-0.5 * m.square(op.inputs[0]) - _LOG_SQRT_2PI))
+register_gradient("Ndtr", lambda node, g: g * math_ops.exp(-0.5 * math_ops.square(node.inputs[0]) - _LOG_SQRT_2PI))
 # d log Phi(x) = phi(x) / Phi(x), formed in logs so that it stays finite far in the left tail.
-register_gradient("LogNdtr", lambda op, g: g * m.exp(-0.5 * m.square(op.inputs[0]) - _LOG_SQRT_2PI - op.outputs[0]))
+register_gradient(
+    "LogNdtr",
+    lambda node, g: g * math_ops.exp(-0.5 * math_ops.square(node.inputs[0]) - _LOG_SQRT_2PI - node.outputs[0]),
+)
 
 
 def erf(x) -> Tensor:
@@ -261,11 +264,11 @@ def expit(x) -> Tensor:
     >>> float(tl.special.expit(tl.tensor(0.0)))
     0.5
     """
-    return m.sigmoid(_float(x))
+    return math_ops.sigmoid(_float(x))
 
 
 _logit = _define("Logit", "logit", doc="log(p / (1 - p)), the inverse of expit.")
-register_gradient("Logit", lambda op, g: g / (op.inputs[0] * (1.0 - op.inputs[0])))
+register_gradient("Logit", lambda node, g: g / (node.inputs[0] * (1.0 - node.inputs[0])))
 
 
 def logit(p) -> Tensor:
@@ -282,23 +285,25 @@ _xlogy = _define("Xlogy", "xlogy", inputs=("x", "y"), doc="x * log(y), 0 where x
 _xlog1py = _define("Xlog1py", "xlog1py", inputs=("x", "y"), doc="x * log1p(y), 0 where x == 0.")
 
 
-def _y_safe(op, pole, fill):
+def _y_safe(node, pole, fill):
     """y with ``fill`` where x == 0 and y sits at the pole: there x / (y - pole) must be 0, not NaN.
 
     Replacing y only at that point (not wherever x == 0) keeps d/dx (x / y) = 1 / y for second order.
     """
-    x, y = op.inputs
-    at_pole = m.logical_and(m.equal(x, 0.0), m.equal(y, pole))
-    return m.where(at_pole, m.full_like(y, fill), y)
+    x, y = node.inputs
+    at_pole = math_ops.logical_and(math_ops.equal(x, 0.0), math_ops.equal(y, pole))
+    return math_ops.where(at_pole, math_ops.full_like(y, fill), y)
 
 
 register_gradient(
-    "Xlogy", lambda op, g: g * m.log(op.inputs[1]), lambda op, g: g * (op.inputs[0] / _y_safe(op, 0.0, 1.0))
+    "Xlogy",
+    lambda node, g: g * math_ops.log(node.inputs[1]),
+    lambda node, g: g * (node.inputs[0] / _y_safe(node, 0.0, 1.0)),
 )
 register_gradient(
     "Xlog1py",
-    lambda op, g: g * m.log1p(op.inputs[1]),
-    lambda op, g: g * (op.inputs[0] / (_y_safe(op, -1.0, 0.0) + 1.0)),
+    lambda node, g: g * math_ops.log1p(node.inputs[1]),
+    lambda node, g: g * (node.inputs[0] / (_y_safe(node, -1.0, 0.0) + 1.0)),
 )
 
 
@@ -338,25 +343,27 @@ def _over_x(value, x, scale=None):
     (times ``scale``): differentiating ``i1(x) / x`` there would cancel
     catastrophically (``i1'(x)/x - i1(x)/x**2``).
     """
-    small = m.less(m.abs(x), 1e-3)
-    x2 = m.square(x)
-    series = 0.5 + x2 * (1.0 / 16.0) + m.square(x2) * (1.0 / 384.0)
+    small = math_ops.less(math_ops.abs(x), 1e-3)
+    x2 = math_ops.square(x)
+    series = 0.5 + x2 * (1.0 / 16.0) + math_ops.square(x2) * (1.0 / 384.0)
     if scale is not None:
         series = series * scale
-    return m.where(small, series, value / m.where(small, m.ones_like(x), x))
+    return math_ops.where(small, series, value / math_ops.where(small, math_ops.ones_like(x), x))
 
 
-register_gradient("BesselI0", lambda op, g: g * i1(op.inputs[0]))
-register_gradient("BesselI1", lambda op, g: g * (i0(op.inputs[0]) - _over_x(op.outputs[0], op.inputs[0])))
-register_gradient("BesselI0e", lambda op, g: g * (i1e(op.inputs[0]) - m.sign(op.inputs[0]) * op.outputs[0]))
+register_gradient("BesselI0", lambda node, g: g * i1(node.inputs[0]))
+register_gradient("BesselI1", lambda node, g: g * (i0(node.inputs[0]) - _over_x(node.outputs[0], node.inputs[0])))
+register_gradient(
+    "BesselI0e", lambda node, g: g * (i1e(node.inputs[0]) - math_ops.sign(node.inputs[0]) * node.outputs[0])
+)
 register_gradient(
     "BesselI1e",
-    lambda op, g: (
+    lambda node, g: (
         g
         * (
-            i0e(op.inputs[0])
-            - m.sign(op.inputs[0]) * op.outputs[0]
-            - _over_x(op.outputs[0], op.inputs[0], m.exp(-m.abs(op.inputs[0])))
+            i0e(node.inputs[0])
+            - math_ops.sign(node.inputs[0]) * node.outputs[0]
+            - _over_x(node.outputs[0], node.inputs[0], math_ops.exp(-math_ops.abs(node.inputs[0])))
         )
     ),
 )

@@ -393,8 +393,8 @@ def _describe_path(ctx, i) -> tuple:
             if t is inputs[i]:
                 names = node.op.input_names
                 input_name = names[0] if node.op.variadic else names[pos]
-                uses.append(f"input {pos} ({input_name!r}) of {node.type}")
-    return list(dict.fromkeys(uses)), list(dict.fromkeys(node.type for node in tape._nodes))
+                uses.append(f"input {pos} ({input_name!r}) of {node.op_type}")
+    return list(dict.fromkeys(uses)), list(dict.fromkeys(node.op_type for node in tape._nodes))
 
 
 def _failure(kind, ctx, i, detail) -> AssertionError:

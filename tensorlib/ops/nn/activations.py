@@ -11,8 +11,8 @@ from ...backends import numpy_nn as _kernels
 from ...dispatch import apply
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
-from .. import math as m
-from .. import reduce as r
+from .. import math as math_ops
+from .. import reduce as reduce_ops
 from .._shapes import normalize_axis
 from ..registry import defop
 from ._common import _check_float, _op_type
@@ -32,8 +32,8 @@ def _relu_kernel(xp, features):
     return xp.maximum(features, 0)
 
 
-def _relu_gradient(op, g):
-    return _relu_grad(g, op.outputs[0])
+def _relu_gradient(node, g):
+    return _relu_grad(g, node.outputs[0])
 
 
 register_gradient("Relu", _relu_gradient)
@@ -57,7 +57,7 @@ _relu_grad.kernel("numpy")(_kernels.relu_grad)
 
 
 # The mask's derivative is zero wherever it is defined: no gradient flows to ``features``.
-register_gradient("ReluGrad", lambda op, g: _relu_grad(g, op.inputs[1]), None)
+register_gradient("ReluGrad", lambda node, g: _relu_grad(g, node.inputs[1]), None)
 
 
 @_op_type("Relu")
@@ -76,7 +76,7 @@ _leaky_relu = defop(
     "LeakyRelu", inputs=("features",), attrs={"alpha": 0.2}, infer=_float_features, doc="x where x > 0, else alpha * x."
 )
 _leaky_relu.generic(lambda xp, x, *, alpha: xp.where(x > 0, x, x * alpha))
-register_gradient("LeakyRelu", lambda op, g: m.where(op.inputs[0] > 0, g, g * op.attrs["alpha"]))
+register_gradient("LeakyRelu", lambda node, g: math_ops.where(node.inputs[0] > 0, g, g * node.attrs["alpha"]))
 
 
 @_op_type("LeakyRelu")
@@ -92,7 +92,7 @@ def leaky_relu(features, alpha: float = 0.2) -> Tensor:
 
 _elu = defop("Elu", inputs=("features",), infer=_float_features, doc="x where x > 0, else exp(x) - 1.")
 _elu.generic(lambda xp, x: xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0))))
-register_gradient("Elu", lambda op, g: m.where(op.inputs[0] > 0, g, g * (op.outputs[0] + 1.0)))
+register_gradient("Elu", lambda node, g: math_ops.where(node.inputs[0] > 0, g, g * (node.outputs[0] + 1.0)))
 
 
 @_op_type("Elu")
@@ -110,7 +110,7 @@ _softplus = defop(
     "Softplus", inputs=("features",), infer=_float_features, doc="log(1 + exp(x)), without overflow for large |x|."
 )
 _softplus.generic(lambda xp, x: xp.logaddexp(x, 0))
-register_gradient("Softplus", lambda op, g: g * m.sigmoid(op.inputs[0]))
+register_gradient("Softplus", lambda node, g: g * math_ops.sigmoid(node.inputs[0]))
 
 
 @_op_type("Softplus")
@@ -152,7 +152,9 @@ def _erf_numpy(x):
     return _erf_function()(x).astype(x.dtype, copy=False)
 
 
-register_gradient("Erf", lambda op, g: g * (2.0 / _math.sqrt(_math.pi)) * m.exp(-m.square(op.inputs[0])))
+register_gradient(
+    "Erf", lambda node, g: g * (2.0 / _math.sqrt(_math.pi)) * math_ops.exp(-math_ops.square(node.inputs[0]))
+)
 
 
 @_op_type("Erf")
@@ -186,14 +188,14 @@ _gelu = defop(
 _gelu.kernel("numpy")(_gelu_numpy)
 
 
-def _gelu_grad(op, g):
-    x = op.inputs[0]
-    if op.attrs["approximate"]:
-        t = m.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
+def _gelu_grad(node, g):
+    x = node.inputs[0]
+    if node.attrs["approximate"]:
+        t = math_ops.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
         slope = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x * x)
         return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * slope)
     cdf = 0.5 * (1.0 + _erf(x * (1.0 / _math.sqrt(2.0))))
-    pdf = m.exp(-0.5 * x * x) * (1.0 / _math.sqrt(2.0 * _math.pi))
+    pdf = math_ops.exp(-0.5 * x * x) * (1.0 / _math.sqrt(2.0 * _math.pi))
     return g * (cdf + x * pdf)
 
 
@@ -239,7 +241,8 @@ _softmax = defop(
 )
 _softmax.generic(_softmax_kernel)
 register_gradient(
-    "Softmax", lambda op, g: op.outputs[0] * (g - r.sum(g * op.outputs[0], op.attrs["axis"], keepdims=True))
+    "Softmax",
+    lambda node, g: node.outputs[0] * (g - reduce_ops.sum(g * node.outputs[0], node.attrs["axis"], keepdims=True)),
 )
 
 
@@ -262,7 +265,10 @@ _log_softmax = defop(
     doc="x - logsumexp(x) along axis, stable for large logits.",
 )
 _log_softmax.generic(_log_softmax_kernel)
-register_gradient("LogSoftmax", lambda op, g: g - m.exp(op.outputs[0]) * r.sum(g, op.attrs["axis"], keepdims=True))
+register_gradient(
+    "LogSoftmax",
+    lambda node, g: g - math_ops.exp(node.outputs[0]) * reduce_ops.sum(g, node.attrs["axis"], keepdims=True),
+)
 
 
 @_op_type("LogSoftmax")

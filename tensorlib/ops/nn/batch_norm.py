@@ -12,10 +12,10 @@ from ...backends import numpy_nn as _kernels
 from ...dispatch import apply
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
-from .. import math as m
+from .. import math as math_ops
 from ..math import stop_gradient
-from .. import reduce as r
-from .. import shape as s
+from .. import reduce as reduce_ops
+from .. import shape as shape_ops
 from ..creation import tensor
 from ..registry import defop, spec
 from ._common import _check_float, _check_matches, _check_rank4, _delegates_to, _is_nchw, _op_type, _to_nchw, _to_nhwc
@@ -25,7 +25,7 @@ _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 
 # ------------------------------------------------------------------ FusedBatchNormV3 and its gradient op
 def _shared_by_inputs(compute, consumers):
-    """``compute(op, *grads)`` run once for the gradient rules of several inputs of one node.
+    """``compute(node, *grads)`` run once for the gradient rules of several inputs of one node.
 
     Each rule passes its input's name; the result is dropped as soon as every
     input in ``consumers`` took it (or with the node), so it lives no longer
@@ -33,14 +33,14 @@ def _shared_by_inputs(compute, consumers):
     """
     cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
-    def shared(op, consumer, *grads):
-        entry = cache.get(op)
+    def shared(node, consumer, *grads):
+        entry = cache.get(node)
         if entry is None or any(a is not b for a, b in zip(entry["grads"], grads)):
-            entry = {"grads": grads, "result": compute(op, *grads), "waiting": set(consumers)}
-            cache[op] = entry
+            entry = {"grads": grads, "result": compute(node, *grads), "waiting": set(consumers)}
+            cache[node] = entry
         entry["waiting"].discard(consumer)
         if not entry["waiting"]:
-            del cache[op]
+            del cache[node]
         return entry["result"]
 
     return shared
@@ -86,43 +86,50 @@ def _fused_batch_norm_numpy(x, scale, offset, mean, variance, *, epsilon, is_tra
     return y, mean, variance, inv_std
 
 
-def _fused_batch_norm_backward(op, g_y, *ignored_stat_grads):
-    x, scale = op.inputs[:2]
-    return _fused_batch_norm_grad(g_y, x, scale, op.outputs[1], op.outputs[3], epsilon=op.attrs["epsilon"])
+def _fused_batch_norm_backward(node, g_y, *ignored_stat_grads):
+    x, scale = node.inputs[:2]
+    return _fused_batch_norm_grad(g_y, x, scale, node.outputs[1], node.outputs[3], epsilon=node.attrs["epsilon"])
 
 
 _training_grads = _shared_by_inputs(_fused_batch_norm_backward, ("x", "scale", "offset"))
 
 
-def _inference_inv_std(op):
-    return 1.0 / m.sqrt(op.inputs[4] + op.attrs["epsilon"])
+def _inference_inv_std(node):
+    return 1.0 / math_ops.sqrt(node.inputs[4] + node.attrs["epsilon"])
 
 
-def _bn_grad_x(op, g, *_):
-    if op.attrs["is_training"]:
-        return _training_grads(op, "x", g, *_)[0]
-    return g * (op.inputs[1] * _inference_inv_std(op))
+def _bn_grad_x(node, g, *_):
+    if node.attrs["is_training"]:
+        return _training_grads(node, "x", g, *_)[0]
+    return g * (node.inputs[1] * _inference_inv_std(node))
 
 
-def _bn_grad_scale(op, g, *_):
-    if op.attrs["is_training"]:
-        return _training_grads(op, "scale", g, *_)[1]
-    return r.sum(g * (op.inputs[0] - op.inputs[3]), _NHW) * _inference_inv_std(op)
+def _bn_grad_scale(node, g, *_):
+    if node.attrs["is_training"]:
+        return _training_grads(node, "scale", g, *_)[1]
+    return reduce_ops.sum(g * (node.inputs[0] - node.inputs[3]), _NHW) * _inference_inv_std(node)
 
 
-def _bn_grad_offset(op, g, *_):
-    return _training_grads(op, "offset", g, *_)[2] if op.attrs["is_training"] else r.sum(g, _NHW)
+def _bn_grad_offset(node, g, *_):
+    return _training_grads(node, "offset", g, *_)[2] if node.attrs["is_training"] else reduce_ops.sum(g, _NHW)
 
 
-def _bn_grad_mean(op, g, *_):  # inference only: training ignores the mean and variance inputs
-    return None if op.attrs["is_training"] else -r.sum(g, _NHW) * op.inputs[1] * _inference_inv_std(op)
+def _bn_grad_mean(node, g, *_):  # inference only: training ignores the mean and variance inputs
+    return None if node.attrs["is_training"] else -reduce_ops.sum(g, _NHW) * node.inputs[1] * _inference_inv_std(node)
 
 
-def _bn_grad_variance(op, g, *_):
-    if op.attrs["is_training"]:
+def _bn_grad_variance(node, g, *_):
+    if node.attrs["is_training"]:
         return None
-    inv_std = _inference_inv_std(op)
-    return r.sum(g * (op.inputs[0] - op.inputs[3]), _NHW) * op.inputs[1] * -0.5 * inv_std * inv_std * inv_std
+    inv_std = _inference_inv_std(node)
+    return (
+        reduce_ops.sum(g * (node.inputs[0] - node.inputs[3]), _NHW)
+        * node.inputs[1]
+        * -0.5
+        * inv_std
+        * inv_std
+        * inv_std
+    )
 
 
 register_gradient("FusedBatchNormV3", _bn_grad_x, _bn_grad_scale, _bn_grad_offset, _bn_grad_mean, _bn_grad_variance)
@@ -151,20 +158,20 @@ def _fused_batch_norm_grad_numpy(y_backprop, x, scale, batch_mean, inv_std, *, e
 _delegates_to(_fused_batch_norm_grad_numpy, _kernels.fused_batch_norm_backward)
 
 
-def _bn_second_order_terms(op, g_dx, g_dscale, g_doffset):
+def _bn_second_order_terms(node, g_dx, g_dscale, g_doffset):
     """Shared pieces of the gradient of (dx, dscale, doffset) = FusedBatchNormGradV3(dy, x, scale).
 
     Statistics are recomputed from x with ops (the batch_mean / inv_std inputs are x's statistics),
     so these rules carry x's full dependence and differentiate again correctly.
     """
-    dy, x, scale = op.inputs[:3]
-    mu = r.mean(x, _NHW)
-    inv_std = 1.0 / m.sqrt(r.mean(m.square(x - mu), _NHW) + op.attrs["epsilon"])
+    dy, x, scale = node.inputs[:3]
+    mu = reduce_ops.mean(x, _NHW)
+    inv_std = 1.0 / math_ops.sqrt(reduce_ops.mean(math_ops.square(x - mu), _NHW) + node.attrs["epsilon"])
     x_hat = (x - mu) * inv_std
-    dy_centered = dy - r.mean(dy, _NHW)
-    mean_dy_xhat = r.mean(dy * x_hat, _NHW)
-    g_centered = g_dx - r.mean(g_dx, _NHW)
-    mean_g_xhat = r.mean(g_dx * x_hat, _NHW)
+    dy_centered = dy - reduce_ops.mean(dy, _NHW)
+    mean_dy_xhat = reduce_ops.mean(dy * x_hat, _NHW)
+    g_centered = g_dx - reduce_ops.mean(g_dx, _NHW)
+    mean_g_xhat = reduce_ops.mean(g_dx * x_hat, _NHW)
     return dict(
         scale=scale,
         inv_std=inv_std,
@@ -173,7 +180,7 @@ def _bn_second_order_terms(op, g_dx, g_dscale, g_doffset):
         mean_dy_xhat=mean_dy_xhat,
         g_centered=g_centered,
         mean_g_xhat=mean_g_xhat,
-        mean_g_dy=r.mean(g_dx * dy_centered, _NHW),
+        mean_g_dy=reduce_ops.mean(g_dx * dy_centered, _NHW),
         g_dscale=g_dscale,
         g_doffset=g_doffset,
     )
@@ -182,24 +189,24 @@ def _bn_second_order_terms(op, g_dx, g_dscale, g_doffset):
 _second_order_terms = _shared_by_inputs(_bn_second_order_terms, ("y_backprop", "x", "scale"))
 
 
-def _bn_grad_grad_y_backprop(op, *grads):
-    t = _second_order_terms(op, "y_backprop", *grads)
+def _bn_grad_grad_y_backprop(node, *grads):
+    t = _second_order_terms(node, "y_backprop", *grads)
     projected = t["g_centered"] - t["x_hat"] * t["mean_g_xhat"]
     return t["scale"] * t["inv_std"] * projected + t["x_hat"] * t["g_dscale"] + t["g_doffset"]
 
 
-def _bn_grad_grad_x(op, *grads):
-    t = _second_order_terms(op, "x", *grads)
+def _bn_grad_grad_x(node, *grads):
+    t = _second_order_terms(node, "x", *grads)
     a, b = t["mean_g_xhat"], t["mean_dy_xhat"]
     from_dx = t["x_hat"] * (3.0 * a * b - t["mean_g_dy"]) - b * t["g_centered"] - a * t["dy_centered"]
     from_dscale = t["dy_centered"] - t["x_hat"] * b
     return t["scale"] * t["inv_std"] * t["inv_std"] * from_dx + t["g_dscale"] * t["inv_std"] * from_dscale
 
 
-def _bn_grad_grad_scale(op, *grads):
-    t = _second_order_terms(op, "scale", *grads)
+def _bn_grad_grad_scale(node, *grads):
+    t = _second_order_terms(node, "scale", *grads)
     g_dx = grads[0]
-    return r.sum(g_dx * (t["dy_centered"] - t["x_hat"] * t["mean_dy_xhat"]), _NHW) * t["inv_std"]
+    return reduce_ops.sum(g_dx * (t["dy_centered"] - t["x_hat"] * t["mean_dy_xhat"]), _NHW) * t["inv_std"]
 
 
 # batch_mean and inv_std are x's statistics; the x rule accounts for them, so nothing flows to them.
@@ -258,13 +265,13 @@ def moments(x, axes, keepdims: bool = False) -> tuple:
     """
     x = x if isinstance(x, Tensor) else tensor(x)
     axes = (int(axes),) if isinstance(axes, (int, np.integer)) else tuple(int(a) for a in axes)
-    wide = m.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
-    mean = r.mean(wide, axes, keepdims=True)
-    variance = r.mean(m.square(wide - mean), axes, keepdims=keepdims)
+    wide = math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
+    mean = reduce_ops.mean(wide, axes, keepdims=True)
+    variance = reduce_ops.mean(math_ops.square(wide - mean), axes, keepdims=keepdims)
     if not keepdims:
-        mean = s.squeeze(mean, axes)
+        mean = shape_ops.squeeze(mean, axes)
     if wide is not x:
-        mean, variance = m.cast(mean, x.dtype), m.cast(variance, x.dtype)
+        mean, variance = math_ops.cast(mean, x.dtype), math_ops.cast(variance, x.dtype)
     return mean, variance
 
 
@@ -281,7 +288,7 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon: floa
     >>> y.numpy().tolist()
     [-1.0, 1.0]
     """
-    inv = 1.0 / m.sqrt(variance + variance_epsilon)
+    inv = 1.0 / math_ops.sqrt(variance + variance_epsilon)
     if scale is not None:
         inv = inv * scale
     shift = -mean * inv if offset is None else offset - mean * inv

@@ -30,8 +30,8 @@ from ._common import (
 )
 
 
-def _conv_attrs(op) -> dict:
-    a = op.attrs
+def _conv_attrs(node) -> dict:
+    a = node.attrs
     return {"strides": a["strides"], "padding": a["padding"], "dilations": a["dilations"]}
 
 
@@ -71,12 +71,12 @@ _delegates_to(_conv2d_numpy, _kernels.conv2d)
 _conv2d.strategy = _conv2d_strategy
 
 
-def _conv2d_grad_input(op, g):
-    return _backprop_input(op.inputs[1], g, input_shape=op.inputs[0].shape, **_conv_attrs(op))
+def _conv2d_grad_input(node, g):
+    return _backprop_input(node.inputs[1], g, input_shape=node.inputs[0].shape, **_conv_attrs(node))
 
 
-def _conv2d_grad_filters(op, g):
-    return _backprop_filter(op.inputs[0], g, filter_shape=op.inputs[1].shape, **_conv_attrs(op))
+def _conv2d_grad_filters(node, g):
+    return _backprop_filter(node.inputs[0], g, filter_shape=node.inputs[1].shape, **_conv_attrs(node))
 
 
 register_gradient("Conv2D", input=_conv2d_grad_input, filters=_conv2d_grad_filters)
@@ -157,12 +157,12 @@ _delegates_to(_backprop_input_numpy, _kernels.conv2d_backprop_input)
 _backprop_input.strategy = _backprop_input_strategy
 
 
-def _backprop_input_grad_filters(op, g):
-    return _backprop_filter(g, op.inputs[1], filter_shape=op.inputs[0].shape, **_conv_attrs(op))
+def _backprop_input_grad_filters(node, g):
+    return _backprop_filter(g, node.inputs[1], filter_shape=node.inputs[0].shape, **_conv_attrs(node))
 
 
-def _backprop_input_grad_out_backprop(op, g):
-    return _conv2d(g, op.inputs[0], **_conv_attrs(op))
+def _backprop_input_grad_out_backprop(node, g):
+    return _conv2d(g, node.inputs[0], **_conv_attrs(node))
 
 
 register_gradient(
@@ -245,12 +245,12 @@ _delegates_to(_backprop_filter_numpy, _kernels.conv2d_backprop_filter)
 _backprop_filter.strategy = _backprop_filter_strategy
 
 
-def _backprop_filter_grad_input(op, g):
-    return _backprop_input(g, op.inputs[1], input_shape=op.inputs[0].shape, **_conv_attrs(op))
+def _backprop_filter_grad_input(node, g):
+    return _backprop_input(g, node.inputs[1], input_shape=node.inputs[0].shape, **_conv_attrs(node))
 
 
-def _backprop_filter_grad_out_backprop(op, g):
-    return _conv2d(op.inputs[0], g, **_conv_attrs(op))
+def _backprop_filter_grad_out_backprop(node, g):
+    return _conv2d(node.inputs[0], g, **_conv_attrs(node))
 
 
 register_gradient(

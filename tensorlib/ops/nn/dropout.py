@@ -43,7 +43,7 @@ def _dropout_numpy(x, *, rate, seed, noise_shape):
     return x * mask, mask
 
 
-register_gradient("Dropout", lambda op, g_y, g_mask: g_y * op.outputs[1])
+register_gradient("Dropout", lambda node, g_y, g_mask: g_y * node.outputs[1])
 
 
 @_op_type("Dropout")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ...dispatch import apply
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
-from .. import reduce as r
-from .. import shape as s
+from .. import reduce as reduce_ops
+from .. import shape as shape_ops
 from .._shapes import normalize_axis
 from ..registry import defop, spec
 from ._common import _check_float, _check_matches, _op_type
@@ -37,17 +37,19 @@ def _cross_entropy_kernel(xp, logits, labels, *, axis):
     return -xp.sum(labels * _log_softmax_kernel(xp, logits, axis=axis), axis=axis)
 
 
-def _cross_entropy_grad_logits(op, g):
-    logits, labels = op.inputs
-    axis = op.attrs["axis"]
+def _cross_entropy_grad_logits(node, g):
+    logits, labels = node.inputs
+    axis = node.attrs["axis"]
     # softmax * sum(labels) - labels: exactly softmax - labels for labels that sum to one.
-    return s.expand_dims(g, axis) * (softmax(logits, axis) * r.sum(labels, axis, keepdims=True) - labels)
+    return shape_ops.expand_dims(g, axis) * (
+        softmax(logits, axis) * reduce_ops.sum(labels, axis, keepdims=True) - labels
+    )
 
 
 register_gradient(
     "SoftmaxCrossEntropyWithLogits",
     _cross_entropy_grad_logits,
-    lambda op, g: -s.expand_dims(g, op.attrs["axis"]) * log_softmax(op.inputs[0], op.attrs["axis"]),
+    lambda node, g: -shape_ops.expand_dims(g, node.attrs["axis"]) * log_softmax(node.inputs[0], node.attrs["axis"]),
 )
 
 
@@ -105,10 +107,10 @@ def _picked_log_probs(xp, logits, labels):
     return -xp.take_along_axis(log_probs, xp.astype(labels, xp.int64)[..., None], axis=-1)[..., 0]
 
 
-def _sparse_cross_entropy_grad(op, g):
-    logits, labels = op.inputs
-    hot = s.one_hot(labels, logits.shape[-1], dtype=logits.dtype)
-    return s.expand_dims(g, -1) * (softmax(logits) - hot)
+def _sparse_cross_entropy_grad(node, g):
+    logits, labels = node.inputs
+    hot = shape_ops.one_hot(labels, logits.shape[-1], dtype=logits.dtype)
+    return shape_ops.expand_dims(g, -1) * (softmax(logits) - hot)
 
 
 register_gradient("SparseSoftmaxCrossEntropyWithLogits", _sparse_cross_entropy_grad, None)

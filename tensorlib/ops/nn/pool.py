@@ -26,8 +26,8 @@ from ._common import (
 )
 
 
-def _pool_attrs(op) -> dict:
-    a = op.attrs
+def _pool_attrs(node) -> dict:
+    a = node.attrs
     return {"ksize": a["ksize"], "strides": a["strides"], "padding": a["padding"]}
 
 
@@ -61,7 +61,7 @@ def _avg_pool_numpy(input, *, ksize, strides, padding):
 
 
 _delegates_to(_avg_pool_numpy, _kernels.avg_pool)
-register_gradient("AvgPool", lambda op, g: _avg_pool_grad(g, input_shape=op.inputs[0].shape, **_pool_attrs(op)))
+register_gradient("AvgPool", lambda node, g: _avg_pool_grad(g, input_shape=node.inputs[0].shape, **_pool_attrs(node)))
 
 
 def _avg_pool_grad_infer(grad, *, input_shape, ksize, strides, padding):
@@ -88,7 +88,7 @@ def _avg_pool_grad_numpy(grad, *, input_shape, ksize, strides, padding):
 
 
 _delegates_to(_avg_pool_grad_numpy, _kernels.avg_pool_grad)
-register_gradient("AvgPoolGrad", lambda op, g: _avg_pool(g, **_pool_attrs(op)))  # linear: its transpose
+register_gradient("AvgPoolGrad", lambda node, g: _avg_pool(g, **_pool_attrs(node)))  # linear: its transpose
 
 
 def _pool(op, input, ksize, strides, padding, data_format="NHWC"):
@@ -138,7 +138,7 @@ def _max_pool_numpy(input, *, ksize, strides, padding):
 
 
 _delegates_to(_max_pool_numpy, _kernels.max_pool)
-register_gradient("MaxPool", lambda op, g: _max_pool_grad(op.inputs[0], op.outputs[0], g, **_pool_attrs(op)))
+register_gradient("MaxPool", lambda node, g: _max_pool_grad(node.inputs[0], node.outputs[0], g, **_pool_attrs(node)))
 
 
 @_op_type("MaxPool")
@@ -202,8 +202,14 @@ _delegates_to(_max_pool_grad_grad_numpy, _kernels.max_pool_grad_grad)
 # Both are linear in ``grad`` and each other's transpose; the routing, a function of the
 # original input and output, is piecewise constant: no gradient flows to those two.
 register_gradient(
-    "MaxPoolGrad", None, None, lambda op, g: _max_pool_grad_grad(op.inputs[0], op.inputs[1], g, **_pool_attrs(op))
+    "MaxPoolGrad",
+    None,
+    None,
+    lambda node, g: _max_pool_grad_grad(node.inputs[0], node.inputs[1], g, **_pool_attrs(node)),
 )
 register_gradient(
-    "MaxPoolGradGrad", None, None, lambda op, g: _max_pool_grad(op.inputs[0], op.inputs[1], g, **_pool_attrs(op))
+    "MaxPoolGradGrad",
+    None,
+    None,
+    lambda node, g: _max_pool_grad(node.inputs[0], node.inputs[1], g, **_pool_attrs(node)),
 )
