@@ -65,6 +65,7 @@ def tiny_blocks(monkeypatch):
         (conv, "_PATCH_BLOCK_BYTES"),
         (pool, "_POOL_BLOCK_BYTES"),
         (fourier, "_FOURIER_CHUNK_BYTES"),
+        (fourier, "_FOURIER_GRAM_CHUNK_BYTES"),
         (fourier, "_FOURIER_BLOCK_BYTES"),
     ):
         monkeypatch.setattr(module, budget, 64)
@@ -212,6 +213,7 @@ def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
 
 def test_conv_strategies_agree_on_a_batch_of_many_blocks(monkeypatch):
     monkeypatch.setattr(fourier, "_FOURIER_CHUNK_BYTES", 64 << 10)
+    monkeypatch.setattr(fourier, "_FOURIER_GRAM_CHUNK_BYTES", 64 << 10)
     monkeypatch.setattr(fourier, "_FOURIER_BLOCK_BYTES", 8 << 10)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((40, 12, 11, 3))

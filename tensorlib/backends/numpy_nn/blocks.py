@@ -253,10 +253,10 @@ def _share_blocks(run, blocks: Iterable[Pair], parallel: bool) -> None:
             future.result()
 
 
-def _shared_blocks(total: int, size: int, parallel: bool) -> list[Pair]:
+def _shared_blocks(total: int, size: int, parallel: bool, per_thread: int = _BLOCKS_PER_THREAD) -> list[Pair]:
     """The blocks for :func:`_share_blocks`: at most ``size`` long, and enough
-    of them that every thread gets several."""
-    return _even_blocks(total, size, _thread_count() * _BLOCKS_PER_THREAD if parallel else 1)
+    of them that every thread gets ``per_thread``."""
+    return _even_blocks(total, size, _thread_count() * per_thread if parallel else 1)
 
 
 def _even_blocks(total: int, size: int, count: int = 1) -> list[Pair]:

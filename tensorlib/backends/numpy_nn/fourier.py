@@ -28,6 +28,12 @@ if TYPE_CHECKING:  # conv.py imports this module; the plan only annotates with i
 _FOURIER_CHUNK_BYTES = 4 << 20
 _FOURIER_BLOCK_BYTES = 1 << 20
 
+# The filter gradient adds one (F, 2 Cin, 2 Cout) product per chunk into its
+# sum, many times the traffic of the spectra: its chunks are bigger, and
+# each thread takes only two.
+_FOURIER_GRAM_CHUNK_BYTES = 16 << 20
+_FOURIER_GRAM_BLOCKS_PER_THREAD = 2
+
 
 def _fourier_flops(in_hw: Pair, out_hw: Pair, padded_hw: Pair, in_c: int, out_c: int) -> int:
     """Real flops per image of the fourier_gemm forward pass (see _FourierPlan)."""
@@ -113,7 +119,7 @@ class _FourierPlan:
     with both dimensions doubled.
     """
 
-    def __init__(self, conv: _ConvShapes):
+    def __init__(self, conv: _ConvShapes, chunk_bytes: int | None = None):
         self.conv = conv
         geometry = conv.geometry
         (top, bottom), (left, right) = geometry.pads
@@ -131,7 +137,8 @@ class _FourierPlan:
         # fixed cost is paid once per chunk: chunks are as big as memory
         # allows. The transforms run on sub-blocks that stay in cache.
         spectra_bytes = itemsize * 2 * self.frequencies * (in_c + out_c)
-        self.images = _images_per_block(conv.batch, spectra_bytes, _FOURIER_CHUNK_BYTES)
+        chunk_bytes = _FOURIER_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
+        self.images = _images_per_block(conv.batch, spectra_bytes, chunk_bytes)
         self.work_per_image = 2 * self.half_h * max(w, out_w) * max(in_c, out_c)
         self.transform_images = _images_per_block(self.images, itemsize * self.work_per_image, _FOURIER_BLOCK_BYTES)
         # Its GEMMs are too small for BLAS to thread: the images are shared out instead.
@@ -141,10 +148,10 @@ class _FourierPlan:
         """The front of the reused transform work buffer."""
         return _scratch("fourier_work", size, self.conv.compute_dtype)
 
-    def share_image_blocks(self, run) -> None:
+    def share_image_blocks(self, run, **per_thread) -> None:
         """``run(blocks)`` over chunks of the batch, in threads when it pays."""
         parallel = _parallel(0, self.flops)
-        _share_blocks(run, _shared_blocks(self.conv.batch, self.images, parallel), parallel)
+        _share_blocks(run, _shared_blocks(self.conv.batch, self.images, parallel, **per_thread), parallel)
 
     def spectra_buffer(self, purpose: str, channels: int) -> np.ndarray:
         shape = (self.images, self.frequencies, 2, channels)
@@ -199,10 +206,10 @@ class _FourierPlan:
         """``out[b, f] = spectrum[b, f] @ blocks[f]`` for the images of ``spectrum``."""
         images = spectrum.shape[0]
         product = out[:images]
-        np.matmul(
+        _single_thread_matmul(
             spectrum.reshape(images, self.frequencies, -1).transpose(1, 0, 2),
             blocks,
-            out=product.reshape(images, self.frequencies, -1).transpose(1, 0, 2),
+            product.reshape(images, self.frequencies, -1).transpose(1, 0, 2),
         )
         return product
 
@@ -275,7 +282,7 @@ def _fourier_apply(
 
 
 def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.ndarray):
-    plan = _FourierPlan(conv)
+    plan = _FourierPlan(conv, _FOURIER_GRAM_CHUNK_BYTES)
     kh, kw = conv.geometry.kernel_hw
     # The synthesis is linear: each thread's share of the batch gives a partial filter gradient.
     partials = []
@@ -283,7 +290,7 @@ def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.nda
     def run(blocks) -> None:
         partials.append(_fourier_filter_gradient_share(plan, x, dy, blocks))
 
-    plan.share_image_blocks(run)
+    plan.share_image_blocks(run, per_thread=_FOURIER_GRAM_BLOCKS_PER_THREAD)
     dw = partials[0]
     for partial in partials[1:]:
         dw += partial
@@ -296,8 +303,8 @@ def _fourier_filter_gradient_share(plan: _FourierPlan, x: np.ndarray, dy: np.nda
     in_c, out_c = conv.in_channels, conv.out_channels
     # dw = x correlated with dy: DW = sum over images of X^T conj(DY).
     gram = _scratch("gram", (plan.frequencies, 2 * in_c, 2 * out_c), conv.compute_dtype)
-    gram.fill(0)
     partial = _scratch("partial_gram", gram.shape, conv.compute_dtype)
+    summed = 0
     x_spectra = plan.spectra_buffer("input_spectra", in_c)
     dy_spectra = plan.spectra_buffer("output_spectra", out_c)
     x_scratch = _scratch("cast_input", plan.images * x[0].size, conv.compute_dtype)
@@ -307,12 +314,17 @@ def _fourier_filter_gradient_share(plan: _FourierPlan, x: np.ndarray, dy: np.nda
         x_block, dy_block = _as_compute(x[start:stop], x_scratch), _as_compute(dy[start:stop], dy_scratch)
         x_spectrum = plan.spectrum(x_block, plan.input_positions, x_spectra)
         dy_spectrum = plan.spectrum(dy_block, plan.output_positions, dy_spectra)
-        np.matmul(
+        # The first chunk's product is the sum so far: no zeroing, no adding.
+        _single_thread_matmul(
             x_spectrum.reshape(images, plan.frequencies, 2 * in_c).transpose(1, 2, 0),
             dy_spectrum.reshape(images, plan.frequencies, 2 * out_c).transpose(1, 0, 2),
-            out=partial,
+            partial if summed else gram,
         )
-        gram += partial
+        if summed:
+            gram += partial
+        summed += 1
+    if not summed:
+        gram.fill(0)
     gram = gram.reshape(plan.frequencies, 2, in_c, 2, out_c)
     spectrum = _scratch("filter_spectrum", (plan.frequencies, 2, in_c, out_c), conv.compute_dtype)
     np.add(gram[:, 0, :, 0], gram[:, 1, :, 1], out=spectrum[:, 0])
