@@ -1,18 +1,23 @@
 """Nested structures: the one place that flattens and rebuilds them.
 
-A *tree* is a leaf, or a list, tuple, named tuple or dict of trees.  Every
-other value (a Tensor, an array, a number, ``None``) is a leaf, as in
-TensorFlow's ``nest``: a ``None`` keeps its place, so a structure of
-placeholders round-trips, and the gradient transforms pass ``None`` leaves
-through untouched (a dict of parameters with ``None`` entries gets ``None``
-back there).  Dicts keep their insertion order.  ``tl.grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``jacobian``,
-``hessian`` and ``GradientTape`` all walk structures with this module.
+A *tree* is a list, tuple, named tuple or dict of trees, ``None``, or a
+leaf.  Every other value (a Tensor, an array, a number, any object) is a
+leaf.  ``None`` is an empty subtree with no leaves, as in JAX: it keeps its
+place when a tree is rebuilt, so a dict of parameters with ``None`` entries
+gets ``None`` back there from ``tl.grad``, ``tape.gradient`` or
+``tl.tree.map``.  Dicts keep their insertion order (a dict subclass is
+rebuilt as a plain dict).  The gradient transforms, tapes, ``tl.function``
+(arguments, results and saved graph files), ``cond``/``while_loop``/``scan``,
+modules, optimizers, checkpoints and the testing kit all walk structures
+with this module.
 
 >>> import tensorlib as tl
 >>> leaves, treedef = tl.tree.flatten({"w": 1.0, "layers": [2.0, (3.0, None)]})
 >>> leaves
-[1.0, 2.0, 3.0, None]
->>> tl.tree.unflatten(treedef, [10.0, 20.0, 30.0, None])
+[1.0, 2.0, 3.0]
+>>> treedef
+{'w': *, 'layers': [*, (*, None)]}
+>>> tl.tree.unflatten(treedef, [10.0, 20.0, 30.0])
 {'w': 10.0, 'layers': [20.0, (30.0, None)]}
 """
 
@@ -20,117 +25,291 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-__all__ = ["TreeDef", "flatten", "unflatten", "leaves", "map", "structure_error"]
+__all__ = ["KINDS", "TreeDef", "flatten", "flatten_with_path", "unflatten", "leaves", "map", "structure_error"]
 
-_LEAF, _LIST, _TUPLE, _NAMEDTUPLE, _DICT = range(5)
+# Node kinds (``TreeDef.kind``).  A constant is a leaf kept inside the TreeDef (``flatten(..., is_constant=)``):
+# it is no leaf, compares by type and value, and comes back as it was (tl.function's Python results).
+_LEAF, _NONE, _LIST, _TUPLE, _NAMEDTUPLE, _DICT, _CONSTANT = KINDS = (
+    "leaf",
+    "none",
+    "list",
+    "tuple",
+    "namedtuple",
+    "dict",
+    "constant",
+)
 
 
 class TreeDef:
-    """The shape of a tree without its leaves: what ``unflatten`` needs to rebuild it."""
+    """The shape of a tree without its leaves: what ``unflatten`` needs to rebuild it.
 
-    __slots__ = ("kind", "meta", "children", "num_leaves")
+    ``kind`` is one of ``KINDS``; ``meta`` is the named tuple's type, the dict's keys or the constant;
+    ``children`` are the TreeDefs of the items.  ``TreeDef(kind, meta, children)`` builds one (as graph
+    files do when they load).  Two TreeDefs are equal when their trees have the same containers, dict
+    keys (in order), named tuple types and constants; ``repr`` draws the tree with ``*`` for each leaf.
 
-    def __init__(self, kind: int, meta, children: tuple):
-        self.kind = kind
-        self.meta = meta  # the named tuple's type, or the dict's keys
-        self.children = children
-        self.num_leaves = 1 if kind == _LEAF else sum(c.num_leaves for c in children)
+    >>> import tensorlib as tl
+    >>> tl.tree.flatten((1, {"a": 2}))[1] == tl.tree.flatten((5, {"a": 6}))[1]
+    True
+    >>> tl.tree.flatten((1, {"a": 2}))[1].num_leaves
+    2
+    """
+
+    # The structure is held as nested plain tuples ``(kind, meta, children)`` (see ``key``): flattening
+    # builds no object per node, and comparing and hashing run in C (tl.function does both at each call).
+    __slots__ = ("_key", "_num_leaves")
+
+    def __init__(self, kind: str, meta, children: tuple):
+        if kind not in KINDS:
+            raise ValueError(f"tl.tree.TreeDef: kind {kind!r} is not one of {KINDS}")
+        self._key = (kind, (type(meta), meta) if kind == _CONSTANT else meta, tuple([c._key for c in children]))
+        self._num_leaves = None
+
+    @classmethod
+    def _of(cls, key, num_leaves=None) -> "TreeDef":
+        treedef = cls.__new__(cls)
+        treedef._key = key
+        treedef._num_leaves = num_leaves
+        return treedef
+
+    @property
+    def kind(self) -> str:
+        return self._key[0]
+
+    @property
+    def meta(self):
+        key = self._key
+        return key[1][1] if key[0] == _CONSTANT else key[1]
+
+    @property
+    def children(self) -> tuple:
+        return tuple([TreeDef._of(c) for c in self._key[2]])
+
+    @property
+    def num_leaves(self) -> int:
+        """How many leaves the tree has (constants and ``None`` are none)."""
+        n = self._num_leaves
+        if n is None:
+            n = self._num_leaves = _count(self._key)
+        return n
+
+    def key(self) -> tuple:
+        """The structure as nested plain tuples ``(kind, meta, children)``: equal exactly for equal TreeDefs
+        (a constant's meta is its type and value: True is not 1), and compared and hashed in C.
+
+        >>> import tensorlib as tl
+        >>> tl.tree.flatten({"a": [1, None]})[1].key()
+        ('dict', ('a',), (('list', None, (('leaf', None, ()), ('none', None, ()))),))
+        """
+        return self._key
 
     def __eq__(self, other) -> bool:
-        return (
-            isinstance(other, TreeDef)
-            and self.kind == other.kind
-            and self.meta == other.meta
-            and self.children == other.children
-        )
+        return isinstance(other, TreeDef) and self._key == other._key
 
     def __hash__(self):
-        return hash((self.kind, self.meta if self.kind != _DICT else tuple(self.meta), self.children))
+        try:
+            return hash(self._key)
+        except TypeError:  # an unhashable constant: equal TreeDefs still hash alike
+            return hash((self.kind, self.num_leaves))
 
     def __repr__(self) -> str:
-        if self.kind == _LEAF:
-            return "*"
-        inner = [repr(c) for c in self.children]
-        if self.kind == _DICT:
-            return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.meta, inner)) + "}"
-        if self.kind == _LIST:
-            return "[" + ", ".join(inner) + "]"
-        name = self.meta.__name__ if self.kind == _NAMEDTUPLE else ""
-        return f"{name}(" + ", ".join(inner) + ("," if len(inner) == 1 and not name else "") + ")"
+        return _draw(self._key)
+
+    def __reduce__(self):  # pickles as its key (tl.distributed ships TreeDefs to workers)
+        return (TreeDef._of, (self._key,))
 
 
-_LEAF_DEF = TreeDef(_LEAF, None, ())
+def _count(key) -> int:
+    return 1 if key[0] == _LEAF else sum([_count(c) for c in key[2]])
 
 
-def flatten(tree: Any) -> tuple[list, TreeDef]:
+def _draw(key) -> str:
+    kind, meta, children = key
+    if kind == _LEAF:
+        return "*"
+    if kind == _NONE:
+        return "None"
+    if kind == _CONSTANT:
+        return f"={meta[1]!r}"
+    inner = [_draw(c) for c in children]
+    if kind == _DICT:
+        return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(meta, inner)) + "}"
+    if kind == _LIST:
+        return "[" + ", ".join(inner) + "]"
+    name = meta.__name__ if kind == _NAMEDTUPLE else ""
+    return f"{name}(" + ", ".join(inner) + ("," if len(inner) == 1 and not name else "") + ")"
+
+
+_LEAF_KEY = (_LEAF, None, ())
+_NONE_KEY = (_NONE, None, ())
+
+
+def flatten(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None, is_constant: Callable[[Any], bool] | None = None
+) -> tuple[list, TreeDef]:
     """``(leaves, treedef)``: the leaves in order (lists and tuples by position, dicts by insertion order).
 
-    >>> flatten((1, [2, 3]))[0]
-    [1, 2, 3]
+    ``is_leaf(node)`` true makes a container (or ``None``) a leaf as it is, as JAX's ``is_leaf``.
+    ``is_constant(leaf)`` true keeps that leaf inside the TreeDef instead of the leaves: ``unflatten``
+    puts it back, and TreeDefs compare it by value (how ``tl.function`` keeps the Python numbers and
+    strings a function returns).
+
+    >>> import tensorlib as tl
+    >>> tl.tree.flatten((1, [2, None]))[0]
+    [1, 2]
+    >>> tl.tree.flatten((1, [2, None]), is_leaf=lambda x: x is None)[0]
+    [1, 2, None]
+    >>> leaves, treedef = tl.tree.flatten((1, "tag"), is_constant=lambda x: isinstance(x, str))
+    >>> leaves, treedef, tl.tree.unflatten(treedef, [7])
+    ([1], (*, ='tag'), (7, 'tag'))
     """
     leaves: list = []
-    return leaves, _flatten(tree, leaves)
+    if is_leaf is None and is_constant is None:
+        key = _flatten(tree, leaves)
+    else:
+        key = _flatten_with(tree, leaves, is_leaf, is_constant)
+    return leaves, TreeDef._of(key, len(leaves))
 
 
-def _flatten(tree, leaves) -> TreeDef:
+def _flatten(tree, leaves) -> tuple:
     cls = tree.__class__
     if cls is list:
-        return TreeDef(_LIST, None, tuple(_flatten(t, leaves) for t in tree))
+        return (_LIST, None, tuple([_flatten(t, leaves) for t in tree]))
     if cls is tuple:
-        return TreeDef(_TUPLE, None, tuple(_flatten(t, leaves) for t in tree))
+        return (_TUPLE, None, tuple([_flatten(t, leaves) for t in tree]))
     if cls is dict:
-        return TreeDef(_DICT, tuple(tree), tuple(_flatten(v, leaves) for v in tree.values()))
+        return (_DICT, tuple(tree), tuple([_flatten(v, leaves) for v in tree.values()]))
+    if tree is None:
+        return _NONE_KEY
     if isinstance(tree, tuple) and hasattr(cls, "_fields"):
-        return TreeDef(_NAMEDTUPLE, cls, tuple(_flatten(t, leaves) for t in tree))
+        return (_NAMEDTUPLE, cls, tuple([_flatten(t, leaves) for t in tree]))
     if isinstance(tree, dict):  # OrderedDict, defaultdict...: rebuilt as a plain dict
-        return TreeDef(_DICT, tuple(tree), tuple(_flatten(v, leaves) for v in tree.values()))
+        return (_DICT, tuple(tree), tuple([_flatten(v, leaves) for v in tree.values()]))
     leaves.append(tree)
-    return _LEAF_DEF
+    return _LEAF_KEY
 
 
-def unflatten(treedef: TreeDef, leaves) -> Any:
-    """Rebuild the tree ``treedef`` describes from ``leaves`` (as many as it has)."""
-    leaves = list(leaves)
-    if len(leaves) != treedef.num_leaves:
-        raise ValueError(
-            f"tl.tree.unflatten: {len(leaves)} leaves for a structure with {treedef.num_leaves} ({treedef!r})"
-        )
-    out, _ = _unflatten(treedef, leaves, 0)
+def _flatten_with(tree, leaves, is_leaf, is_constant) -> tuple:
+    """``_flatten`` with the predicates (a second function keeps the common call free of them)."""
+    if is_leaf is not None and is_leaf(tree):
+        leaves.append(tree)
+        return _LEAF_KEY
+    kind, meta, items = _node(tree)
+    if kind is not None:
+        return (kind, meta, tuple([_flatten_with(t, leaves, is_leaf, is_constant) for t in items]))
+    if tree is None:
+        return _NONE_KEY
+    if is_constant is not None and is_constant(tree):
+        return (_CONSTANT, (type(tree), tree), ())
+    leaves.append(tree)
+    return _LEAF_KEY
+
+
+def _node(tree) -> tuple:
+    """``(kind, meta, children)`` of a container, or ``(None, None, None)`` for ``None`` and leaves."""
+    cls = tree.__class__
+    if cls is list:
+        return _LIST, None, tree
+    if cls is tuple:
+        return _TUPLE, None, tree
+    if isinstance(tree, dict):
+        return _DICT, tuple(tree), tree.values()
+    if isinstance(tree, tuple) and hasattr(cls, "_fields"):
+        return _NAMEDTUPLE, cls, tree
+    return None, None, None
+
+
+def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, TreeDef]:
+    """``([(path, leaf), ...], treedef)``: each leaf with the keys that reach it from the root.
+
+    A path is a tuple of list/tuple positions (named tuples too: ``p[0]`` reads a named tuple's first
+    field) and dict keys; the root leaf's path is ``()``.
+
+    >>> import tensorlib as tl
+    >>> tl.tree.flatten_with_path({"w": [1.0, 2.0], "b": 3.0})[0]
+    [(('w', 0), 1.0), (('w', 1), 2.0), (('b',), 3.0)]
+    """
+    leaves, treedef = flatten(tree, is_leaf)
+    return list(zip(_paths(treedef._key, (), []), leaves)), treedef
+
+
+def _paths(key: tuple, prefix: tuple, out: list) -> list:
+    kind, meta, children = key
+    if kind == _LEAF:
+        out.append(prefix)
+    elif kind == _DICT:
+        for k, child in zip(meta, children):
+            _paths(child, prefix + (k,), out)
+    else:
+        for i, child in enumerate(children):
+            _paths(child, prefix + (i,), out)
     return out
 
 
-def _unflatten(treedef, leaves, i):
-    kind = treedef.kind
+def unflatten(treedef: TreeDef, leaves) -> Any:
+    """Rebuild the tree ``treedef`` describes from ``leaves`` (as many as it has).
+
+    >>> import tensorlib as tl
+    >>> _, treedef = tl.tree.flatten({"a": (1, 2), "b": None})
+    >>> tl.tree.unflatten(treedef, ["x", "y"])
+    {'a': ('x', 'y'), 'b': None}
+    """
+    if leaves.__class__ is not list:
+        leaves = list(leaves)
+    n = treedef._num_leaves
+    if len(leaves) != (treedef.num_leaves if n is None else n):
+        raise ValueError(
+            f"tl.tree.unflatten: {len(leaves)} leaves for a structure with {treedef.num_leaves} ({treedef!r})"
+        )
+    key = treedef._key
+    if key[0] == _LEAF:  # a single tensor: the common result of a tl.function
+        return leaves[0]
+    return _unflatten(key, iter(leaves))
+
+
+def _unflatten(key, leaves):
+    kind, meta, children = key
     if kind == _LEAF:
-        return leaves[i], i + 1
-    items = []
-    for child in treedef.children:
-        item, i = _unflatten(child, leaves, i)
-        items.append(item)
+        return next(leaves)
+    if kind == _NONE:
+        return None
+    if kind == _CONSTANT:
+        return meta[1]
+    items = [_unflatten(child, leaves) for child in children]
     if kind == _LIST:
-        return items, i
+        return items
     if kind == _TUPLE:
-        return tuple(items), i
+        return tuple(items)
     if kind == _NAMEDTUPLE:
-        return treedef.meta(*items), i
-    return dict(zip(treedef.meta, items)), i
+        return meta(*items)
+    return dict(zip(meta, items))
 
 
-def leaves(tree: Any) -> list:
-    """The leaves of ``tree``, in ``flatten`` order."""
-    return flatten(tree)[0]
+def leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
+    """The leaves of ``tree``, in ``flatten`` order.
+
+    >>> import tensorlib as tl
+    >>> tl.tree.leaves({"a": [1, None], "b": (2,)})
+    [1, 2]
+    """
+    return flatten(tree, is_leaf)[0]
 
 
-def map(fn: Callable, tree: Any, *rest: Any) -> Any:  # noqa: A001 - the name JAX and TF use
+def map(fn: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:  # noqa: A001 - the name JAX and TF use
     """``fn`` applied leaf by leaf to ``tree`` and the trees in ``rest`` (which must have its structure).
 
-    >>> map(lambda a, b: a + b, {"x": 1, "y": (2, 3)}, {"x": 10, "y": (20, 30)})
+    ``None`` entries are empty subtrees, so ``fn`` never sees them and they stay ``None``.
+
+    >>> import tensorlib as tl
+    >>> tl.tree.map(lambda a, b: a + b, {"x": 1, "y": (2, 3)}, {"x": 10, "y": (20, 30)})
     {'x': 11, 'y': (22, 33)}
+    >>> tl.tree.map(lambda a: a * 2, [1, None])
+    [2, None]
     """
-    flat, treedef = flatten(tree)
+    flat, treedef = flatten(tree, is_leaf)
     others = []
     for other in rest:
-        other_flat, other_def = flatten(other)
+        other_flat, other_def = flatten(other, is_leaf)
         if other_def != treedef:
             raise structure_error("tl.tree.map", treedef, other_def)
         others.append(other_flat)
@@ -138,4 +317,10 @@ def map(fn: Callable, tree: Any, *rest: Any) -> Any:  # noqa: A001 - the name JA
 
 
 def structure_error(what: str, expected: TreeDef, got: TreeDef) -> ValueError:
+    """The one error for two structures that should match: it draws both.
+
+    >>> import tensorlib as tl
+    >>> tl.tree.structure_error("f", tl.tree.flatten([1])[1], tl.tree.flatten((1,))[1])
+    ValueError('f: structures differ: expected [*], got (*,)')
+    """
     return ValueError(f"{what}: structures differ: expected {expected!r}, got {got!r}")
