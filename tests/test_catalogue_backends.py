@@ -61,18 +61,6 @@ NUMPY_AND_CUPY_ONLY = {  # erf: scipy.special on NumPy, cupyx.scipy.special on C
     "Erf",
     "Gelu",
 }
-NN_KERNELS_ONLY = {  # the nn kernels of backends/numpy_nn and backends/cupy_nn
-    "AvgPool",
-    "AvgPoolGrad",
-    "Conv2D",
-    "Conv2DBackpropFilter",
-    "Conv2DBackpropInput",
-    "FusedBatchNormGradV3",
-    "FusedBatchNormV3",
-    "MaxPool",
-    "MaxPoolGrad",
-    "MaxPoolGradGrad",
-}
 
 
 def _lacking(info, backend):
@@ -234,11 +222,11 @@ def test_strict_gradients_and_graphs_stay_on_the_backend():
 
 def test_ops_without_a_strict_kernel_are_exactly_the_listed_ones_and_explain_says_why():
     _strict()
-    assert set(ops_without_kernel("array_api_strict")) == NUMPY_ONLY | NUMPY_AND_CUPY_ONLY | NN_KERNELS_ONLY
+    assert set(ops_without_kernel("array_api_strict")) == NUMPY_ONLY | NUMPY_AND_CUPY_ONLY
     for op_type in sorted(NUMPY_ONLY):
         text = tl.ops.explain(op_type)
         assert "array_api_strict: no kernel (kernels: numpy; it runs on NumPy only (needs scipy.special." in text
-    for op_type in sorted(NUMPY_AND_CUPY_ONLY | NN_KERNELS_ONLY):
+    for op_type in sorted(NUMPY_AND_CUPY_ONLY):
         assert "array_api_strict: no kernel (kernels: cupy, numpy; it runs on cupy, numpy only" in tl.ops.explain(
             op_type
         )
