@@ -69,16 +69,14 @@ def _conv2d_strategy(input, filters, *, strides, padding, dilations):
 
 
 _delegates_to(_conv2d_numpy, _kernels.conv2d)
-_conv2d.generic(
-    lambda xp, input, filters, *, strides, padding, dilations: _generic.conv2d(
-        xp,
-        input,
-        filters,
-        strides,
-        dilations,
-        _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)[1],
-    )
-)
+
+
+@_conv2d.generic
+def _conv2d_generic(xp, input, filters, *, strides, padding, dilations):
+    pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    return _generic.conv2d(xp, input, filters, strides, dilations, pads)
+
+
 _conv2d.strategy = _conv2d_strategy
 
 

@@ -62,11 +62,13 @@ def _avg_pool_numpy(input, *, ksize, strides, padding):
 
 
 _delegates_to(_avg_pool_numpy, _kernels.avg_pool)
-_avg_pool.generic(
-    lambda xp, input, *, ksize, strides, padding: _generic.avg_pool(
-        xp, input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding)
-    )
-)
+
+
+@_avg_pool.generic
+def _avg_pool_generic(xp, input, *, ksize, strides, padding):
+    return _generic.avg_pool(xp, input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+
+
 register_gradient("AvgPool", lambda node, g: _avg_pool_grad(g, input_shape=node.inputs[0].shape, **_pool_attrs(node)))
 
 
@@ -152,11 +154,13 @@ def _max_pool_numpy(input, *, ksize, strides, padding):
 
 
 _delegates_to(_max_pool_numpy, _kernels.max_pool)
-_max_pool.generic(
-    lambda xp, input, *, ksize, strides, padding: _generic.max_pool(
-        xp, input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding)
-    )
-)
+
+
+@_max_pool.generic
+def _max_pool_generic(xp, input, *, ksize, strides, padding):
+    return _generic.max_pool(xp, input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+
+
 register_gradient("MaxPool", lambda node, g: _max_pool_grad(node.inputs[0], node.outputs[0], g, **_pool_attrs(node)))
 
 
