@@ -47,6 +47,7 @@ def _unary(name, ufunc, doc, grad=None, infer=_float_valued):
     op = defop(name, inputs=("x",), infer=infer, doc=doc)
     op.generic(lambda xp, x: getattr(xp, ufunc.__name__)(x))
     op.kernel("numpy")(ufunc)  # the ufunc itself: no Python frame between dispatch and C
+    op.out_kernel("numpy", inplace=True)(ufunc)  # ufuncs take out= and handle overlap with their inputs
     if grad is None:
         not_differentiable(name)
     else:
@@ -58,6 +59,7 @@ def _binary(name, ufunc, doc, grad_x, grad_y, infer=_binary_float_valued):
     op = defop(name, inputs=("x", "y"), infer=infer, promote=(0, 1), doc=doc)
     op.generic(lambda xp, x, y: getattr(xp, ufunc.__name__)(x, y))
     op.kernel("numpy")(ufunc)
+    op.out_kernel("numpy", inplace=True)(ufunc)
     register_gradient(name, grad_x, grad_y)
     return op
 
