@@ -24,6 +24,7 @@ import tempfile
 
 import numpy as np
 
+from . import tree
 from .tensor import Tensor, Variable
 
 __all__ = ["save_variables", "load_variables"]
@@ -40,32 +41,32 @@ def _safetensors_numpy():
     return safetensors.numpy
 
 
-def _named(target, who: str) -> dict:
-    """``{dotted name: Tensor}`` for a Module/optimizer (its ``variables``) or a nested dict/list/tuple."""
-    out = {}
+def _holds_variables(node) -> bool:
+    """A Module or an optimizer: its ``variables`` property gives its nested dict of Variables."""
+    return hasattr(node, "variables") and not isinstance(node, Tensor) and not callable(node.variables)
 
-    def walk(node, prefix):
-        if hasattr(node, "variables") and not isinstance(node, Tensor) and not callable(node.variables):
-            node = node.variables
-        if isinstance(node, dict):
-            items = node.items()
-        elif isinstance(node, (list, tuple)):
-            items = enumerate(node)
-        elif isinstance(node, Tensor):
-            out[prefix or "value"] = node
-            return
-        else:
-            raise TypeError(
-                f"{who}: entry {prefix or '<root>'!r} is a {type(node).__name__}; expected a Variable, "
-                "Tensor, Module, optimizer, or a dict/list/tuple of them"
-            )
-        for key, value in items:
+
+def _named(target, who: str, prefix: str = "") -> dict:
+    """``{dotted name: Tensor}`` for a Module/optimizer (its ``variables``) or a nested dict/list/tuple."""
+    if _holds_variables(target):
+        target = target.variables
+    out = {}
+    for path, leaf in tree.flatten_with_path(target, is_leaf=_holds_variables)[0]:
+        name = prefix
+        for key in path:
             key = str(key)
             if "." in key:
-                raise ValueError(f"{who}: key {key!r} under {prefix or '<root>'!r} contains '.', the name separator")
-            walk(value, f"{prefix}.{key}" if prefix else key)
-
-    walk(target, "")
+                raise ValueError(f"{who}: key {key!r} under {name or '<root>'!r} contains '.', the name separator")
+            name = f"{name}.{key}" if name else key
+        if _holds_variables(leaf):
+            out.update(_named(leaf, who, name))
+        elif isinstance(leaf, Tensor):
+            out[name or "value"] = leaf
+        else:
+            raise TypeError(
+                f"{who}: entry {name or '<root>'!r} is a {type(leaf).__name__}; expected a Variable, "
+                "Tensor, Module, optimizer, or a dict/list/tuple of them"
+            )
     return out
 
 

@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import tree
 from .tensor import Tensor, TensorSpec, Variable
 
 __all__ = ["from_npy", "map_blocks", "value_and_grad"]
@@ -291,8 +292,11 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     # The output's shape and dtype: trace once on the client with specs for the first block.
     specs = [TensorSpec((rows[0],) + a.shape[1:], a.dtype) for a in blocked]
     graph = shipped.function().get_graph(*shipped.arguments(specs), **shipped.kwargs)
-    if graph.structure[0] != "tensor":
-        raise TypeError(f"{what}: {_name(shipped.fn)} must return one Tensor per block, got a {graph.structure[0]}")
+    if graph.structure.kind != "leaf":
+        raise TypeError(
+            f"{what}: {_name(shipped.fn)} must return one Tensor per block, got a {graph.structure.kind} "
+            f"({graph.structure!r})"
+        )
     out = graph.outputs[0]
     out_rows = out.shape[0] if out.ndim else None
     if out_rows != rows[0]:
@@ -318,24 +322,15 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
 
 
 # ---------------------------------------------------------------- data-parallel gradients
-def _skeleton(structure):
-    from .grad.tape import flatten
-
-    leaves, rebuild = flatten(structure)
-    return leaves, rebuild([None] * len(leaves))
-
-
-def _block_value_and_grad(loss_fn, skeleton, n_leaves):
+def _block_value_and_grad(loss_fn, treedef):
     """The per-block step: ``(loss, gradients of every parameter leaf)``; traced on the worker."""
     from .grad.api import value_and_grad as tl_value_and_grad
-    from .grad.tape import flatten
 
-    rebuild = flatten(skeleton)[1]
-    argnums = tuple(range(n_leaves))
+    argnums = tuple(range(treedef.num_leaves))
 
     def block_value_and_grad(leaves, *batch):
         def loss_of_leaves(*values):
-            return loss_fn(rebuild(list(values)), *batch)
+            return loss_fn(tree.unflatten(treedef, values), *batch)
 
         return tl_value_and_grad(loss_of_leaves, argnums=argnums)(*leaves)
 
@@ -385,7 +380,7 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         raise TypeError(f"{what}: pass at least one dask array of data after params")
     if not isinstance(data[0], da.Array):
         raise TypeError(f"{what}: data[0] must be a dask array chunked along axis 0, got {type(data[0]).__name__}")
-    leaves, skeleton = _skeleton(params)
+    leaves, treedef = tree.flatten(params)
     values = [np.asarray(v.numpy() if isinstance(v, Tensor) else v) for v in leaves]
     for i, v in enumerate(values):
         if v.dtype.kind != "f":
@@ -395,7 +390,7 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
     blocked = _aligned(data, rows, what)
     dtype = np.result_type(np.float32, *values)
-    shipped = _shipped(_block_value_and_grad(loss_fn, skeleton, len(values)), [_SLOT] * (1 + len(blocked)), {}, what)
+    shipped = _shipped(_block_value_and_grad(loss_fn, treedef), [_SLOT] * (1 + len(blocked)), {}, what)
     client = _default_client(client)
     # Parameters go out with every call: once to each worker, not once per block.
     params_ref = client.scatter([values], broadcast=True, hash=False)[0] if client is not None else values
@@ -422,9 +417,7 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     for v in values:
         grads.append(tensor(total[start : start + v.size].reshape(v.shape).astype(v.dtype)))
         start += v.size
-    from .grad.tape import flatten
-
-    return tensor(total[0].astype(dtype)), flatten(skeleton)[1](grads)
+    return tensor(total[0].astype(dtype)), tree.unflatten(treedef, grads)
 
 
 # ---------------------------------------------------------------- data that does not fit in memory

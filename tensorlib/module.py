@@ -22,6 +22,7 @@ the structure that ``tape.gradient``, optimizers and checkpoints take.
 
 from __future__ import annotations
 
+from . import tree
 from .tensor import Variable
 
 __all__ = ["Module", "Sequential"]
@@ -57,12 +58,12 @@ class Module:
         return {name: value for name, value in vars(self).items() if isinstance(value, Variable)}
 
     def _tree(self, keep) -> dict:
-        tree = {name: v for name, v in self._own_variables().items() if keep(v)}
+        found = {name: v for name, v in self._own_variables().items() if keep(v)}
         for name, child in self._children().items():
             sub = child._tree(keep)
             if sub:
-                tree[name] = sub
-        return tree
+                found[name] = sub
+        return found
 
     @property
     def variables(self) -> dict:
@@ -93,10 +94,8 @@ class Module:
 
     def num_parameters(self, trainable_only: bool = True) -> int:
         """How many numbers the (trainable) Variables hold."""
-        from .grad.tape import flatten
-
-        tree = self.trainable_variables if trainable_only else self.variables
-        return sum(v.size for v in flatten(tree)[0])
+        variables = self.trainable_variables if trainable_only else self.variables
+        return sum(v.size for v in tree.leaves(variables))
 
     def extra_repr(self) -> str:
         return ""

@@ -25,6 +25,7 @@ import inspect
 
 import numpy as np
 
+from . import tree
 from .tensor import Tensor
 
 _NO_VALUE = getattr(np, "_NoValue", object())
@@ -122,15 +123,13 @@ def _on_values(np_fn):
     return query
 
 
-def _values(args):
-    out = []
-    for a in args:
-        if isinstance(a, Tensor):
-            a = a.numpy()
-        elif isinstance(a, (list, tuple)):
-            a = type(a)(_values(a))
-        out.append(a)
-    return out
+def _values(args) -> list:
+    """``args`` with every Tensor, also inside lists, tuples and dicts, as its NumPy array."""
+    return tree.map(_numpy_of, list(args))
+
+
+def _numpy_of(value):
+    return value.numpy() if isinstance(value, Tensor) else value
 
 
 def _call(name, tl_fn, sig, renames, tl_params, args, kwargs):

@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
+from . import tree
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
 from .tensor import Tensor, Variable
@@ -44,13 +45,8 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ nested structures
-def _paths(tree, prefix=()):
-    """``[(path, leaf), ...]`` of a nested dict/list/tuple, dict keys in insertion order."""
-    if isinstance(tree, dict):
-        return [p for k in tree for p in _paths(tree[k], prefix + (k,))]
-    if isinstance(tree, (list, tuple)):
-        return [p for i, v in enumerate(tree) for p in _paths(v, prefix + (i,))]
-    return [(prefix, tree)]
+def _is_none(value) -> bool:
+    return value is None
 
 
 def _path_str(path) -> str:
@@ -59,7 +55,10 @@ def _path_str(path) -> str:
 
 def _pairs(grads, variables, who: str) -> list:
     """``[(path, grad, variable), ...]`` from two structures that must match; grads may be None (skipped)."""
-    grad_paths, var_paths = _paths(grads), _paths(variables)
+    # None is a leaf here: a None gradient (an unconnected variable) still pairs with its variable.
+    grad_paths, grad_def = tree.flatten_with_path(grads, is_leaf=_is_none)
+    var_paths, var_def = tree.flatten_with_path(variables, is_leaf=_is_none)
+    # Paths, not TreeDefs, must agree: a tuple of gradients for a list of variables is fine.
     if [p for p, _ in grad_paths] != [p for p, _ in var_paths]:
         g_set, v_set = {p for p, _ in grad_paths}, {p for p, _ in var_paths}
         missing = [_path_str(p) for p, _ in var_paths if p not in g_set]
@@ -67,7 +66,8 @@ def _pairs(grads, variables, who: str) -> list:
         raise ValueError(
             f"{who}: grads and variables must have the same structure; "
             f"missing gradients for {missing or 'none'}, gradients without a variable at "
-            f"{extra or 'none'} ({len(grad_paths)} gradients, {len(var_paths)} variables)"
+            f"{extra or 'none'} ({len(grad_paths)} gradients, {len(var_paths)} variables; grads {grad_def!r}, "
+            f"variables {var_def!r})"
         )
     pairs = []
     for (path, g), (_, v) in zip(grad_paths, var_paths):
@@ -92,7 +92,7 @@ def global_norm(tensors) -> Tensor:
     >>> float(tl.optimizers.global_norm([tl.tensor([3.0]), {"b": tl.tensor([4.0])}, None]))
     5.0
     """
-    leaves = [t for _, t in _paths(tensors) if t is not None]
+    leaves = tree.leaves(tensors)
     if not leaves:
         raise ValueError("global_norm: no tensors given")
     total = None
@@ -116,15 +116,7 @@ def clip_by_global_norm(tensors, clip_norm: float):
         raise ValueError(f"clip_by_global_norm: clip_norm must be positive, got {clip_norm}")
     norm = global_norm(tensors)
     scale = clip_norm / _math_ops.maximum(norm, clip_norm)
-    return _map(lambda t: None if t is None else t * _math_ops.cast(scale, t.dtype), tensors), norm
-
-
-def _map(fn, tree):
-    if isinstance(tree, dict):
-        return {k: _map(fn, v) for k, v in tree.items()}
-    if isinstance(tree, (list, tuple)):
-        return type(tree)(_map(fn, v) for v in tree)
-    return fn(tree)
+    return tree.map(lambda t: t * _math_ops.cast(scale, t.dtype), tensors), norm
 
 
 # ------------------------------------------------------------------ schedules

@@ -17,7 +17,6 @@ from hypothesis import Phase, given, reject, settings
 from hypothesis import strategies as st
 
 import tensorlib as tl
-from tensorlib.grad.tape import flatten
 from tensorlib.testing import KinkError, check_forward, check_sample_grads
 from tensorlib.testing.backends import available, skip_reason, unchecked_op_error
 from tensorlib.testing.op_db import all_opinfos
@@ -76,7 +75,7 @@ def test_forward_matches_numpy_reference_on_backend(info, dtype, backend, data):
     sample = data.draw(info.samples(dtype), label="sample")
     with _on_backend(backend):
         check_forward(info.op, sample, info.ref, *info.tolerances(dtype), name=f"{info.name} on {backend}")
-        for out in flatten(info.op(*_on(backend, sample), **sample.kwargs))[0]:
+        for out in tl.tree.leaves(info.op(*_on(backend, sample), **sample.kwargs)):
             assert out.backend.name == backend, f"{info.name}: an output landed on {out.backend.name}"
 
 
@@ -123,8 +122,8 @@ def test_traced_matches_eager_on_backend(info, backend, data):
 
     tensors = [tl.tensor(sample.args[k], backend=backend) for k in positions]
     with _on_backend(backend):  # ops without tensor inputs (random draws) land there too
-        eager = flatten(call(*tensors))[0]
-        traced = flatten(tl.function(call)(*tensors))[0]
+        eager = tl.tree.leaves(call(*tensors))
+        traced = tl.tree.leaves(tl.function(call)(*tensors))
     atol, rtol = info.tolerances(dtype)
     for k, (e, t) in enumerate(zip(eager, traced)):
         assert t.backend.name == backend and (e.dtype, tuple(e.shape)) == (t.dtype, tuple(t.shape)), info.name

@@ -61,7 +61,7 @@ def test_retrace_reasons_name_the_changed_argument():
     g((np.ones(2), np.ones(2)))
     g((np.ones(2), np.ones(1)))
     g([np.ones(2), np.ones(1)])
-    assert g.retrace_reasons[1:] == ["pair[1].shape[0]: 2 -> 1", "pair: tuple -> list"]
+    assert g.retrace_reasons[1:] == ["pair[1].shape[0]: 2 -> 1", "pair: (*, *) -> [*, *]"]
 
 
 def test_warns_after_a_few_traces_with_the_reason():

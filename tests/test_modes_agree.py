@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensorlib as tl
-from tensorlib.grad.tape import flatten
 from tensorlib.testing.op_db import all_opinfos
 
 INFOS = all_opinfos()
@@ -61,8 +60,8 @@ def test_traced_matches_eager(info, data):
         tensors = [tl.tensor(sample.args[k]) for k in positions]
         atol, rtol = info.tolerances(dtype)
         what = f"{info.name} {dtype} {sample!r}"
-        eager = flatten(call(info.op, *tensors))[0]
-        traced = flatten(tl.function(lambda *xs: call(info.op, *xs))(*tensors))[0]
+        eager = tl.tree.leaves(call(info.op, *tensors))
+        traced = tl.tree.leaves(tl.function(lambda *xs: call(info.op, *xs))(*tensors))
         _assert_same(eager, traced, f"{what} forward", atol, rtol)
 
         argnums = tuple(positions.index(k) for k in sample.grad_argnums if k in positions)
@@ -78,7 +77,7 @@ def test_traced_matches_eager(info, data):
 
         def loss(*xs):
             # A real loss (the real part of complex terms: Cast), so complex outputs are checked too.
-            outs = flatten(call(info.op, *xs))[0]
+            outs = tl.tree.leaves(call(info.op, *xs))
             return sum(tl.cast(tl.sum(o * w), "float64") for o, w in zip(outs, weights) if w is not None)
 
         grads_eager = tl.grad(loss, argnums=argnums)(*tensors)

@@ -24,12 +24,12 @@ def f64(v):
         (1.0, 1),
         ([1, 2], 2),
         ((1, (2, 3)), 3),
-        ({"b": 1, "a": [2, None]}, 3),
+        ({"b": 1, "a": [2, None]}, 2),
         (Pair(1, [2, 3]), 3),
-        (None, 1),
+        (None, 0),
         ([], 0),
         ({}, 0),
-        ([[], (None,)], 1),
+        ([[], (None,)], 0),
         (collections.OrderedDict(x=1, y=2), 2),
     ],
 )
@@ -199,3 +199,121 @@ def test_jvp_of_a_function_returning_a_numpy_constant_gives_zeros():
 def test_jacobian_of_a_constant_is_a_clear_error():
     with pytest.raises(TypeError, match=r"^tl.jacobian: f returned a constant ndarray"):
         tl.jacobian(lambda x: np.ones(2))(f64([1.0]))
+
+
+# ---------------------------------------------------------------- None, predicates and paths
+
+
+def test_none_is_an_empty_subtree():
+    leaves, treedef = tree.flatten({"a": None, "b": [1, None]})
+    assert leaves == [1] and repr(treedef) == "{'a': None, 'b': [*, None]}"
+    assert tree.unflatten(treedef, [5]) == {"a": None, "b": [5, None]}
+    assert tree.flatten([None])[1] != tree.flatten([1])[1]
+    assert tree.map(lambda v: v + 1, {"a": None, "b": 2}) == {"a": None, "b": 3}
+
+
+def test_is_leaf_stops_the_walk_and_is_constant_keeps_leaves_in_the_treedef():
+    leaves, treedef = tree.flatten([None, (1, 2)], is_leaf=lambda v: v is None or isinstance(v, tuple))
+    assert leaves == [None, (1, 2)] and repr(treedef) == "[*, *]"
+    leaves, treedef = tree.flatten({"x": 1, "tag": "t", "n": 2.5}, is_constant=lambda v: not isinstance(v, int))
+    assert leaves == [1] and repr(treedef) == "{'x': *, 'tag': ='t', 'n': =2.5}"
+    assert tree.unflatten(treedef, [7]) == {"x": 7, "tag": "t", "n": 2.5}
+    same = tree.flatten({"x": 9, "tag": "t", "n": 2.5}, is_constant=lambda v: not isinstance(v, int))[1]
+    other = tree.flatten({"x": 9, "tag": "u", "n": 2.5}, is_constant=lambda v: not isinstance(v, int))[1]
+    assert same == treedef and hash(same) == hash(treedef) and other != treedef
+    # Constants compare by type too: True is not 1.
+    assert tree.flatten(True, is_constant=lambda v: True)[1] != tree.flatten(1, is_constant=lambda v: True)[1]
+
+
+def test_flatten_with_path_gives_the_keys_to_each_leaf():
+    pairs, treedef = tree.flatten_with_path({"w": [1, Pair(2, None)], "b": 3})
+    assert pairs == [(("w", 0), 1), (("w", 1, 0), 2), (("b",), 3)]
+    assert tree.unflatten(treedef, [p[1] for p in pairs]) == {"w": [1, Pair(2, None)], "b": 3}
+    assert tree.flatten_with_path(5) == ([((), 5)], tree.flatten(5)[1])
+
+
+# ---------------------------------------------------------------- modules, optimizers, checkpoints
+
+
+def _model():
+    class Block(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = [tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(3, 1, seed=1)]
+            self.gain = tl.Variable(np.float32(2.0))
+
+        def forward(self, x):
+            return self.layers[1](self.layers[0](x)) * self.gain
+
+    return Block()
+
+
+def test_module_parameter_trees_go_through_tapes_maps_and_optimizers():
+    model = _model()
+    params = model.trainable_variables
+    _, param_def = tree.flatten(params)
+    assert repr(param_def) == "{'gain': *, 'layers': {'0': {'kernel': *, 'bias': *}, '1': {'kernel': *, 'bias': *}}}"
+    assert model.num_parameters() == sum(v.size for v in tree.leaves(params)) == 1 + 6 + 3 + 3 + 1
+    x = np.array([[1.0, -1.0]], np.float32)
+    with tl.GradientTape() as tape:
+        loss = tl.sum(model(x))
+    grads = tape.gradient(loss, params)
+    assert tree.flatten(grads)[1] == param_def
+    before = tree.map(lambda v: v.numpy().copy(), params)
+    tl.optimizers.SGD(0.5).apply(grads, params)
+    after = tree.map(lambda v: v.numpy(), params)
+    tree.map(lambda b, a, g: np.testing.assert_allclose(a, b - 0.5 * g.numpy(), rtol=1e-6), before, after, grads)
+
+
+def test_optimizer_state_is_a_tree_keyed_by_variable_paths():
+    w, b = tl.Variable(np.array([1.0, 2.0])), tl.Variable(np.array(3.0))
+    opt = tl.optimizers.Adam(0.1)
+    variables = {"dense": Pair(w, b), "frozen": [w]}
+    grads = {"dense": Pair(tl.tensor([1.0, 1.0], dtype="float64"), None), "frozen": [None]}
+    opt.apply(grads, variables)
+    state = opt.variables
+    assert list(state["slots"]) == ["dense/0"] and list(state["slots"]["dense/0"]) == ["m", "v"]
+    assert b.numpy() == 3.0  # its gradient was None: skipped
+    np.testing.assert_allclose(w.numpy(), [0.9, 1.9])  # Adam's first step moves by lr * sign
+    assert len(tree.leaves(state)) == 3  # iterations and the two moments
+    # A tuple of gradients for a list of variables pairs by position, as before.
+    opt.apply((tl.tensor([1.0, 1.0], dtype="float64"),), [w])
+
+
+def test_optimizer_structure_mismatch_names_both_structures():
+    w = tl.Variable(np.array([1.0]))
+    with pytest.raises(
+        ValueError,
+        match=r"SGD.apply: grads and variables must have the same structure; missing gradients for "
+        r"\[\"\['b'\]\"\], gradients without a variable at none \(1 gradients, 2 variables; "
+        r"grads \{'a': \*\}, variables \{'a': \*, 'b': \*\}\)",
+    ):
+        tl.optimizers.SGD(0.1).apply({"a": tl.tensor([1.0])}, {"a": w, "b": w})
+
+
+def test_clip_by_global_norm_keeps_nested_structures_and_none():
+    grads = {"a": Pair(f64([3.0]), None), "b": [f64([4.0])]}
+    clipped, norm = tl.optimizers.clip_by_global_norm(grads, 1.0)
+    assert float(norm) == 5.0 and isinstance(clipped["a"], Pair) and clipped["a"].b is None
+    assert float(clipped["a"].a[0]) == pytest.approx(0.6) and float(clipped["b"][0][0]) == pytest.approx(0.8)
+
+
+def test_checkpoint_names_follow_tree_paths(tmp_path):
+    pytest.importorskip("safetensors")
+    model = _model()
+    target = {"model": model, "extra": Pair(tl.Variable(np.float32(1.0)), None)}
+    tl.save_variables(tmp_path / "c.safetensors", target)
+    fresh = {"model": _model(), "extra": Pair(tl.Variable(np.float32(0.0)), None)}
+    fresh["model"].gain.assign(np.float32(5.0))
+    tl.load_variables(tmp_path / "c.safetensors", fresh)
+    assert float(fresh["model"].gain) == 2.0 and float(fresh["extra"].a) == 1.0
+    from tensorlib.checkpoint import _named
+
+    assert sorted(_named(target, "save_variables")) == [
+        "extra.0",
+        "model.gain",
+        "model.layers.0.bias",
+        "model.layers.0.kernel",
+        "model.layers.1.bias",
+        "model.layers.1.kernel",
+    ]

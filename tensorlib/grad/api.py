@@ -37,12 +37,10 @@ def _require_float(t, what, name):
 
 def _differentiable(value, what, name):
     """``(tree of tensors, its leaves, its treedef)`` for an argument to differentiate with respect to;
-    ``None`` leaves stay ``None`` (and get a ``None`` gradient)."""
+    ``None`` entries are empty subtrees (they get ``None`` back)."""
     leaves, treedef = tree.flatten(value)
     leaves = [
-        None
-        if x is None
-        else _require_float(_as_tensor(x), what, name if not treedef.children else f"{name} (leaf {i})")
+        _require_float(_as_tensor(x), what, name if not treedef.children else f"{name} (leaf {i})")
         for i, x in enumerate(leaves)
     ]
     return tree.unflatten(treedef, leaves), leaves, treedef
@@ -178,15 +176,9 @@ def vjp(f, *primals):
             if o is not None:
                 targets.append(o)
                 weights.append(c if isinstance(c, Tensor) else dispatch.to_tensor(c, o.backend, o.dtype))
-        return tuple(_split(_backprop_live(tape._nodes, targets, weights, xs), treedefs))
+        return tuple(_split(backprop(tape._nodes, targets, weights, xs, "zero"), treedefs))
 
     return out, vjp_fn
-
-
-def _backprop_live(nodes, targets, weights, xs):
-    """``backprop`` for the tensors among ``xs``; a None leaf gets a None gradient."""
-    live = iter(backprop(nodes, targets, weights, [x for x in xs if x is not None], "zero"))
-    return [None if x is None else next(live) for x in xs]
 
 
 def _primals(primals, what):
@@ -222,12 +214,9 @@ def jvp(f, primals, tangents):
     if tangent_def != tree.flatten(tuple(primals))[1]:
         raise tree.structure_error("tl.jvp: tangents and primals", tree.flatten(tuple(primals))[1], tangent_def)
     # Tangents given as arrays or numbers go to their primal's backend.
-    ts = [
-        t if isinstance(t, Tensor) or x is None else dispatch.to_tensor(t, x.backend, x.dtype)
-        for x, t in zip(xs, flat_tangents)
-    ]
+    ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
     for x, t in zip(xs, ts):
-        if x is not None and tuple(x.shape) != tuple(t.shape):
+        if tuple(x.shape) != tuple(t.shape):
             raise ValueError(f"tl.jvp: tangent shape {t.shape} does not match primal shape {x.shape}")
     inner = GradientTape(persistent=True, watch_accessed_variables=False)
     with inner:
@@ -238,11 +227,9 @@ def jvp(f, primals, tangents):
     dummies = [math_ops.zeros_like(o) for o in live]
     with GradientTape(watch_accessed_variables=False) as outer:
         outer.watch(dummies)
-        grads = _backprop_live(inner._nodes, live, dummies, xs)
+        grads = backprop(inner._nodes, live, dummies, xs, "zero")
         total = None
         for g, t in zip(grads, ts):
-            if g is None:
-                continue
             term = reduce_ops.sum(g * math_ops.cast(t, dtype=g.dtype))
             total = term if total is None else total + term
     tangent_live = iter(

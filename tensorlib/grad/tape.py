@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 
 from .. import dispatch
 from .. import tree
 from ..tensor import Tensor, Variable
 from .backprop import backprop
-
-
-def flatten(structure):
-    """``(leaves, rebuild)`` for a nested structure: ``tensorlib.tree.flatten`` with its rebuild bound."""
-    leaves, treedef = tree.flatten(structure)
-    return leaves, functools.partial(tree.unflatten, treedef)
 
 
 class GradientTape:
@@ -49,8 +42,6 @@ class GradientTape:
     def watch(self, tensor) -> None:
         """Watch a Tensor, Variable, or a list/tuple/dict of them."""
         for t in tree.leaves(tensor):
-            if t is None:  # an empty entry of a structure (a frozen parameter slot)
-                continue
             if not isinstance(t, Tensor):
                 raise TypeError(f"GradientTape.watch: expected tensors, got {type(t).__name__}")
             if t.dtype.kind not in "fc":
@@ -136,16 +127,13 @@ class GradientTape:
 
     def _watched_only(self, sources, unconnected, run):
         """``run`` on the watched sources only; an unwatched source gets None (or zeros), as in TensorFlow."""
-        watched = [s for s in sources if s is not None and s._id in self._watched]
+        watched = [s for s in sources if s._id in self._watched]
         found = dict(zip((s._id for s in watched), run(watched))) if watched else {}
         if len(found) == len(sources):
             return [found[s._id] for s in sources]
         from ..ops.math import zeros_like
 
-        return [
-            None if s is None else found[s._id] if s._id in found else zeros_like(s) if unconnected == "zero" else None
-            for s in sources
-        ]
+        return [found[s._id] if s._id in found else zeros_like(s) if unconnected == "zero" else None for s in sources]
 
     def jacobian(self, target, sources, unconnected_gradients: str = "none"):
         """d target / d source, of shape ``target.shape + source.shape``, for each source."""
@@ -172,9 +160,6 @@ class GradientTape:
                     rows[k].append(g)
         result = []
         for src, r in zip(flat_sources, rows):
-            if src is None:
-                result.append(None)
-                continue
             jac = shape_ops.reshape(shape_ops.stack(r), tuple(target.shape) + tuple(src.shape)) if r else None
             if (
                 unconnected_gradients == "none"
@@ -190,8 +175,6 @@ class GradientTape:
 
 def _check_sources(sources, what):
     for i, s in enumerate(sources):
-        if s is None:
-            continue
         if not isinstance(s, Tensor):
             raise TypeError(
                 f"GradientTape.{what}: sources must be tensors or variables, got {type(s).__name__} (source {i})"

@@ -33,8 +33,9 @@ import weakref
 import numpy as np
 
 from .. import dispatch
+from .. import tree
 from ..tensor import Tensor, Variable, make
-from .ir import ASSIGN, Graph, _nbytes, unpack
+from .ir import ASSIGN, Graph, _nbytes
 from .passes import optimized
 
 
@@ -492,7 +493,7 @@ def run(graph: Graph, leaves, sources=None):
         if callers:
             raws = [_owned(r, callers) for r in raws]
         flat = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(raws, graph.outputs)]
-    return unpack(graph.structure, flat)
+    return tree.unflatten(graph.structure, flat)
 
 
 def _owned(raw, callers):

@@ -23,7 +23,7 @@ import linecache
 import numpy as np
 
 from ..ops.registry import OpDef, _ops
-from ..tensor import Node, Tensor, current_phase, make_symbolic
+from ..tensor import Node, current_phase, make_symbolic
 
 # A constant larger than this is captured by reference instead (DESIGN §2, the seeds' 10 s first call).
 CONSTANT_BYTES = 1024
@@ -96,7 +96,9 @@ class Graph:
         self.constants: dict = {}  # tensor _id -> (symbolic tensor, raw backend array)
         self.nodes: list[Node] = []
         self.outputs: list = []
-        self.structure = None  # how outputs nest (see tensorlib.graph.tracing.pack)
+        # How outputs nest: a tensorlib.tree.TreeDef whose leaves are ``outputs`` in order (Python
+        # constants the function returned sit in it as constants).
+        self.structure = None
 
     # ------------------------------------------------------------ building
     def add_input(self, shape, dtype, name: str):
@@ -280,37 +282,3 @@ def _attr_text(v) -> str:
     if callable(v):
         return f"<{getattr(v, '__qualname__', type(v).__name__)}>"
     return repr(v)
-
-
-# ---------------------------------------------------------------- output nesting
-def pack(value, leaves: list):
-    """The nesting of a function's result, with tensors replaced by their index in ``leaves``."""
-    if isinstance(value, Tensor):
-        leaves.append(value)
-        return ("tensor", len(leaves) - 1)
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return ("namedtuple", tuple(pack(v, leaves) for v in value), type(value))
-    if value.__class__ in (tuple, list):
-        return (value.__class__.__name__, tuple(pack(v, leaves) for v in value))
-    if isinstance(value, dict):
-        return ("dict", tuple((k, pack(v, leaves)) for k, v in value.items()))
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return ("const", value)
-    raise TypeError(
-        f"tl.function: the function returned a {type(value).__name__} ({value!r:.60}); "
-        "return tensors, Python numbers, strings, None, or tuples/lists/dicts of them"
-    )
-
-
-def unpack(structure, values):
-    kind = structure[0]
-    if kind == "tensor":
-        return values[structure[1]]
-    if kind == "const":
-        return structure[1]
-    if kind == "dict":
-        return {k: unpack(s, values) for k, s in structure[1]}
-    items = [unpack(s, values) for s in structure[1]]
-    if kind == "namedtuple":
-        return structure[2](*items)
-    return list(items) if kind == "list" else tuple(items)

@@ -19,6 +19,7 @@ turns anything malformed into one :class:`GraphFormatError`; it runs no kernel.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import secrets
@@ -29,13 +30,16 @@ import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dtypes
+from .. import tree
 from ..backends import base as _backends
 from ..ops.registry import _ops
 from ..tensor import Tensor, Variable
 from .ir import ASSIGN, Graph, _nbytes
 
 FORMAT = "tensorlib.graph"
-VERSION = 2  # 2: the JSON and the .npz share a token (a mix of two saves does not load)
+# 2: the JSON and the .npz share a token (a mix of two saves does not load).
+# 3: named tuple outputs keep their type's name and fields (versions 1 and 2 saved them as tuples).
+VERSION = 3
 _TOKEN = "__token__"
 # A traced graph's constants are at most CONSTANT_BYTES, an optimized one's at most the passes' FOLD_BYTES:
 # a file that declares a bigger constant is not one we wrote (and must not make us allocate it).
@@ -184,15 +188,22 @@ def encode(value, where: str = "attribute"):
     raise ValueError(f"{where} has a value of type {type(value).__name__} that a graph file cannot hold")
 
 
-def _encode_structure(structure):
-    kind = structure[0]
-    if kind == "tensor":
-        return {"tensor": structure[1]}
-    if kind == "const":
-        return {"const": encode(structure[1], "output constant")}
+def _encode_structure(treedef: tree.TreeDef, counter=None):
+    """JSON for the outputs' TreeDef: ``{"tensor": i}`` for the i-th output, ``{"const": value}`` for a
+    constant or None, and a tag per container (the encoding of versions 1 and 2, plus named tuples)."""
+    counter = [0] if counter is None else counter
+    kind, children = treedef.kind, treedef.children
+    if kind == "leaf":
+        counter[0] += 1
+        return {"tensor": counter[0] - 1}
+    if kind in ("none", "constant"):
+        return {"const": encode(treedef.meta, "output constant")}
+    items = [_encode_structure(c, counter) for c in children]
     if kind == "dict":
-        return {"dict": [[encode(k, "output key"), _encode_structure(s)] for k, s in structure[1]]}
-    return {"list" if kind == "list" else "tuple": [_encode_structure(s) for s in structure[1]]}
+        return {"dict": [[encode(k, "output key"), s] for k, s in zip(treedef.meta, items)]}
+    if kind == "namedtuple":
+        return {"namedtuple": [treedef.meta.__name__, list(treedef.meta._fields), items]}
+    return {kind: items}
 
 
 # ---------------------------------------------------------------- load
@@ -413,7 +424,12 @@ def _build(doc, arrays, backend) -> Graph:
     if not all(isinstance(i, int) and i in env for i in outputs):
         raise GraphFormatError("an output refers to an undefined value")
     graph.outputs = [env[i] for i in outputs]
-    graph.structure = _decode_structure(doc.get("structure"), len(graph.outputs))
+    counter = [0]
+    graph.structure = _decode_structure(doc.get("structure"), counter)
+    if counter[0] != len(graph.outputs):
+        raise GraphFormatError(
+            f"the output structure {graph.structure!r} holds {counter[0]} tensors for {len(graph.outputs)} outputs"
+        )
     return graph
 
 
@@ -442,16 +458,42 @@ def decode(value):
     raise GraphFormatError(f"unknown attribute encoding {tag!r}")
 
 
-def _decode_structure(s, n_outputs):
+def _decode_structure(s, counter) -> tree.TreeDef:
+    """The inverse of :func:`_encode_structure`; output ``i`` must be the i-th tensor (as saves write it)."""
     if not isinstance(s, dict) or len(s) != 1:
         raise GraphFormatError(f"bad output structure {s!r:.80}")
     ((kind, body),) = s.items()
-    if kind == "tensor" and isinstance(body, int) and 0 <= body < n_outputs:
-        return ("tensor", body)
+    if kind == "tensor" and type(body) is int and body == counter[0]:
+        counter[0] += 1
+        return tree.TreeDef("leaf", None, ())
     if kind == "const":
-        return ("const", decode(body))
+        value = decode(body)
+        return tree.TreeDef("none", None, ()) if value is None else tree.TreeDef("constant", value, ())
     if kind in ("tuple", "list") and isinstance(body, list):
-        return (kind, tuple(_decode_structure(x, n_outputs) for x in body))
+        return tree.TreeDef(kind, None, tuple(_decode_structure(x, counter) for x in body))
     if kind == "dict" and isinstance(body, list) and all(isinstance(p, list) and len(p) == 2 for p in body):
-        return ("dict", tuple((decode(k), _decode_structure(v, n_outputs)) for k, v in body))
+        keys = tuple(decode(k) for k, _ in body)
+        return tree.TreeDef("dict", keys, tuple(_decode_structure(v, counter) for _, v in body))
+    if kind == "namedtuple" and isinstance(body, list) and len(body) == 3:
+        name, fields, items = body
+        if isinstance(fields, list) and isinstance(items, list) and len(fields) == len(items):
+            children = tuple(_decode_structure(x, counter) for x in items)
+            return tree.TreeDef("namedtuple", _namedtuple_type(name, tuple(fields)), children)
     raise GraphFormatError(f"bad output structure {s!r:.80}")
+
+
+_namedtuple_types: dict = {}
+
+
+def _namedtuple_type(name, fields) -> type:
+    """A named tuple type of this name and fields, one per pair (so loaded structures compare equal); the
+    saved type itself is never imported from a file."""
+    key = (name, fields)
+    if key not in _namedtuple_types:
+        if not isinstance(name, str) or not all(isinstance(f, str) for f in fields):
+            raise GraphFormatError(f"bad named tuple {name!r:.40} with fields {fields!r:.80}")
+        try:
+            _namedtuple_types[key] = collections.namedtuple(name, fields)
+        except ValueError as e:
+            raise GraphFormatError(f"bad named tuple {name!r:.40}: {e}") from None
+    return _namedtuple_types[key]

@@ -22,11 +22,12 @@ import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dtypes
+from .. import tree
 from ..backends import base as _backends
 from ..grad import registry as _grad_registry
 from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
 from . import executor
-from .ir import ASSIGN, CONSTANT_BYTES, Graph, _nbytes, pack, unpack
+from .ir import ASSIGN, CONSTANT_BYTES, Graph, _nbytes
 
 RETRACE_WARNING_AFTER = 5
 # Graphs a tl.function keeps (least recently used first out); JAX's jit keeps 4096 executables, but a
@@ -268,13 +269,12 @@ def trace_subgraph(fn, args, name: str):
 
     Returns ``(sub, leaves)``: the :class:`_SubTrace` (its ``graph`` has one input per tensor leaf of
     ``args``, then one per outer value in ``sub.outer``) and the result's tensor leaves (also
-    ``sub.graph.outputs``; ``sub.graph.structure`` says how they nest).  Python numbers in the result
-    become tensors."""
+    ``sub.graph.outputs``; ``sub.graph.structure`` is the result's TreeDef).  Python numbers and arrays
+    in the result become tensors; strings stay constants of the structure."""
     parent = dispatch.modes[-1]
     graph = Graph(name, parent.graph.backend)
     sub = _SubTrace(graph, parent)
-    arg_leaves = []
-    structure = pack(args, arg_leaves)
+    arg_leaves, arg_def = tree.flatten(args, is_constant=_not_a_tensor)
     placed = [
         sub.placeholder(t.shape, t.dtype, getattr(t, "backend", graph.backend), f"{name}[{i}]")
         for i, t in enumerate(arg_leaves)
@@ -286,27 +286,28 @@ def trace_subgraph(fn, args, name: str):
     dispatch.tapes.clear()
     dispatch.modes.append(sub)
     try:
-        result = _tensors_in(fn(*unpack(structure, placed)), graph.backend)
+        result = fn(*tree.unflatten(arg_def, placed))
     finally:
         dispatch.modes.remove(sub)
         dispatch.tapes[:] = outer_tapes
-    leaves = []
-    graph.structure = pack(result, leaves)
+    leaves, graph.structure = tensor_leaves(result, graph.backend)
     graph.outputs = [sub.lift(t) for t in leaves]
     return sub, graph.outputs
 
 
-def _tensors_in(value, backend):
-    """``value`` with Python numbers and arrays turned into tensors (a body's result is all tensors)."""
-    if value.__class__ in (tuple, list):
-        return value.__class__(_tensors_in(v, backend) for v in value)
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return value.__class__(*(_tensors_in(v, backend) for v in value))
-    if value.__class__ is dict:
-        return {k: _tensors_in(v, backend) for k, v in value.items()}
-    if isinstance(value, Tensor) or value is None or isinstance(value, str):
-        return value
-    return dispatch.to_tensor(value, backend)
+def _not_a_tensor(value) -> bool:
+    return not isinstance(value, (Tensor, TensorSpec))
+
+
+def _is_string(value) -> bool:
+    return isinstance(value, str)
+
+
+def tensor_leaves(value, backend) -> tuple:
+    """``(tensor leaves, treedef)`` of a nested value whose Python numbers and arrays become tensors
+    (on ``backend``) and whose strings stay constants of the treedef (a subgraph's operands and results)."""
+    leaves, treedef = tree.flatten(value, is_constant=_is_string)
+    return [v if isinstance(v, Tensor) else dispatch.to_tensor(v, backend) for v in leaves], treedef
 
 
 def _name_of(obj) -> str:
@@ -349,14 +350,19 @@ def _unique_name(name, taken) -> str:
 _WEAK_FLOAT = ("weak float",)
 
 
+_NESTED = (list, tuple, dict)
+
+
+def _nested_key(value, feeds, keep, static=False):
+    """Hashable signature of a nested argument: its TreeDef and its leaves' keys (see ``_leaf_key``)."""
+    leaves, treedef = tree.flatten(value)
+    return (treedef, tuple([_leaf_key(v, feeds, keep, static) for v in leaves]))
+
+
 def _leaf_key(value, feeds, keep, static=False):
-    """Hashable signature of one argument; tensor leaves (and Python floats unless ``static``) are appended
+    """Hashable signature of one leaf; tensor leaves (and Python floats unless ``static``) are appended
     to ``feeds`` in placeholder order; objects keyed by identity go to ``keep`` (held weakly by the cache)."""
     cls = value.__class__
-    if cls is tuple or cls is list:
-        return (cls, tuple(_leaf_key(v, feeds, keep, static) for v in value))
-    if cls is dict:
-        return (dict, tuple((k, _leaf_key(v, feeds, keep, static)) for k, v in value.items()))
     if cls is float:
         if not static:
             feeds.append(value)
@@ -387,13 +393,19 @@ def _leaf_key(value, feeds, keep, static=False):
         return ("id", id(value))
 
 
-def _with_placeholders(value, path, trace, top=None, static=False):
+def _with_placeholders(value, name, trace, top=None, static=False):
     """``value`` with every tensor/array leaf (and Python float unless ``static``) replaced by a new
-    placeholder named by its path; ``top`` is the argument it belongs to (to make it static later)."""
-    if value.__class__ in (tuple, list):
-        return value.__class__(_with_placeholders(v, f"{path}[{i}]", trace, top, static) for i, v in enumerate(value))
-    if value.__class__ is dict:
-        return {k: _with_placeholders(v, f"{path}[{k!r}]", trace, top, static) for k, v in value.items()}
+    placeholder named by its path from the argument ``name``; ``top`` is the argument it belongs to
+    (to make it static later)."""
+    pairs, treedef = tree.flatten_with_path(value)
+    return tree.unflatten(treedef, [_placeholder(v, name + _path_text(p), trace, top, static) for p, v in pairs])
+
+
+def _path_text(path) -> str:
+    return "".join(f"[{k!r}]" for k in path)
+
+
+def _placeholder(value, path, trace, top, static):
     if value.__class__ is float and not static:
         t = trace.placeholder((), _dtypes.float64, _backends.current(), path)
         t.__class__ = dispatch.WeakScalar  # promotes like the Python float it stands for
@@ -411,17 +423,17 @@ def _with_placeholders(value, path, trace, top=None, static=False):
     return value
 
 
-def _describe(value, path, out, static=False):
-    """``{path: description}`` for every leaf and container, to explain retraces."""
-    if value.__class__ in (tuple, list):
-        out[path] = ("structure", type(value).__name__)
-        for i, v in enumerate(value):
-            _describe(v, f"{path}[{i}]", out, static)
-    elif value.__class__ is dict:
-        out[path] = ("structure", "dict")
-        for k, v in value.items():
-            _describe(v, f"{path}[{k!r}]", out, static)
-    elif value.__class__ is float and not static:
+def _describe(value, name, out, static=False):
+    """``{path: description}`` for an argument's structure (if it is nested) and each leaf, to explain retraces."""
+    pairs, treedef = tree.flatten_with_path(value)
+    if treedef.kind != "leaf":
+        out[name] = ("structure", repr(treedef))
+    for path, leaf in pairs:
+        _describe_leaf(leaf, name + _path_text(path), out, static)
+
+
+def _describe_leaf(value, path, out, static):
+    if value.__class__ is float and not static:
         out[path] = ("value", "a Python float fed as a weak scalar")
     elif isinstance(value, Variable):
         out[path] = ("variable", f"Variable {value.name!r} (id {value._id})")
@@ -595,9 +607,23 @@ class Function:
         if self.input_signature is not None:
             return ("input_signature", _grad_registry.override_key()), feeds, keep
         statics = self._static_pos
-        key = [_leaf_key(a, feeds, keep, i in statics) for i, a in enumerate(args)]
+        # Plain leaves (the common case) skip the tree walk.
+        key = [
+            _nested_key(a, feeds, keep, i in statics)
+            if isinstance(a, _NESTED)
+            else _leaf_key(a, feeds, keep, i in statics)
+            for i, a in enumerate(args)
+        ]
         for k, v in sorted(kwargs.items()):
-            key.append((k, _leaf_key(v, feeds, keep, k in self._static_names)))
+            static = k in self._static_names
+            key.append(
+                (
+                    k,
+                    _nested_key(v, feeds, keep, static)
+                    if isinstance(v, _NESTED)
+                    else _leaf_key(v, feeds, keep, static),
+                )
+            )
         key.append(_grad_registry.override_key())
         return tuple(key), feeds, keep
 
@@ -808,7 +834,7 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=(
     Tensor, array and TensorSpec leaves of the arguments (and Python floats, but in the arguments
     whose positions or names ``static`` lists) become placeholders, named by ``arg_names`` (default
     ``args[i]``); ``tops`` says which (position, name) each argument is."""
-    first = next((a for a in _tensor_leaves((args, kwargs)) if isinstance(a, Tensor)), None)
+    first = next((a for a in tree.leaves((args, kwargs)) if isinstance(a, Tensor)), None)
     graph = Graph(name, first.backend if first is not None else _backends.current())
     trace = _Trace(graph)
     arg_names = arg_names or [f"args[{i}]" for i in range(len(args))]
@@ -823,22 +849,23 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=(
     finally:
         dispatch.modes.remove(trace)
         dispatch.tapes[:] = outer_tapes
-    leaves = []
-    graph.structure = pack(result, leaves)
+    leaves, graph.structure = tree.flatten(result, is_constant=_output_constant)
     graph.outputs = [trace.lift(t) for t in leaves]
     trace.freeze_temporaries()
     return graph, trace.sources
 
 
-def _tensor_leaves(value):
-    if value.__class__ in (tuple, list):
-        for v in value:
-            yield from _tensor_leaves(v)
-    elif value.__class__ is dict:
-        for v in value.values():
-            yield from _tensor_leaves(v)
-    elif isinstance(value, Tensor):
-        yield value
+def _output_constant(value) -> bool:
+    """Whether a leaf of a traced function's result is a Python constant (kept in the graph's structure
+    and returned as it is); a leaf that is neither that nor a Tensor is an error."""
+    if isinstance(value, Tensor):
+        return False
+    if isinstance(value, (bool, int, float, str)):
+        return True
+    raise TypeError(
+        f"tl.function: the function returned a {type(value).__name__} ({value!r:.60}); "
+        "return tensors, Python numbers, strings, None, or tuples/lists/dicts of them"
+    )
 
 
 def function(

@@ -28,6 +28,7 @@ import weakref
 from typing import Any, Callable
 
 from .. import dispatch
+from .. import tree
 from ..grad.registry import register_gradient
 from ..tensor import Tensor, TensorSpec, make_symbolic
 from .registry import defop
@@ -36,35 +37,30 @@ __all__ = ["cond", "while_loop", "scan"]
 
 
 # ---------------------------------------------------------------- helpers
-def _flatten(tree, what: str) -> tuple:
-    """(tensor leaves, structure) of a nested argument; arrays and numbers become tensors."""
-    from ..graph.ir import pack
-    from ..graph.tracing import _tensors_in
+def _flatten(value, what: str) -> tuple:
+    """(tensor leaves, treedef) of a nested argument; arrays and numbers become tensors."""
+    from ..graph.tracing import tensor_leaves
 
-    leaves = []
     try:
-        structure = pack(_tensors_in(tree, _backend_of(tree)), leaves)
+        return tensor_leaves(value, _backend_of(value))
     except TypeError as e:
         raise TypeError(f"{what}: {e}") from None
-    return leaves, structure
 
 
-def _backend_of(tree):
+def _backend_of(value):
     from ..backends import base as _backends
-    from ..graph.tracing import _tensor_leaves
 
-    first = next(_tensor_leaves(tree), None)
+    first = next((t for t in tree.leaves(value) if isinstance(t, Tensor)), None)
     return first.backend if first is not None else _backends.current()
-
-
-def _unflatten(structure, leaves):
-    from ..graph.ir import unpack
-
-    return unpack(structure, list(leaves))
 
 
 def _types(leaves) -> str:
     return "[" + ", ".join(f"{t.dtype}{list(t.shape)}" for t in leaves) + "]"
+
+
+def _nesting(what_a, a, what_b, b) -> str:
+    """The two structures, drawn, when they differ (an error message's tail); else nothing."""
+    return "" if a == b else f" (the nesting differs: {what_a} {a!r}, {what_b} {b!r})"
 
 
 def _run(graph, raws) -> tuple:
@@ -185,7 +181,7 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     from ..graph.tracing import trace_subgraph
 
     leaves, structure = _flatten(operands, "tl.cond operands")
-    args = _unflatten(structure, leaves)
+    args = tree.unflatten(structure, leaves)
     true_sub, true_out = trace_subgraph(true_fn, args, "true_fn")
     false_sub, false_out = trace_subgraph(false_fn, args, "false_fn")
     tg, fg = true_sub.graph, false_sub.graph
@@ -193,12 +189,12 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
         raise TypeError(
             f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
             f"true_fn returns {_types(true_out)}, false_fn returns {_types(false_out)}"
-            + ("" if tg.structure == fg.structure else " (the nesting differs)")
+            + _nesting("true_fn returns", tg.structure, "false_fn returns", fg.structure)
         )
     outer = true_sub.outer + [v for v in false_sub.outer if v._id not in true_sub.outer_map]
     tg, fg = true_sub.with_outer(len(leaves), outer), false_sub.with_outer(len(leaves), outer)
     outs = _cond_op(pred, *leaves, *outer, true_graph=tg, false_graph=fg)
-    return _unflatten(tg.structure, outs)
+    return tree.unflatten(tg.structure, outs)
 
 
 def _cond_grad(node, *grads, index):
@@ -295,58 +291,28 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
     c_leaves, c_structure = _flatten(init, "tl.scan init")
     slices = [make_symbolic(x.shape[1:], x.dtype, x.backend, None, 0) for x in x_leaves]
-    sub, outs = trace_subgraph(f, (_unflatten(c_structure, c_leaves), _unflatten(x_structure, slices)), "f")
+    sub, outs = trace_subgraph(f, (tree.unflatten(c_structure, c_leaves), tree.unflatten(x_structure, slices)), "f")
     body = sub.graph
-    if body.structure[0] not in ("tuple", "list") or len(body.structure[1]) != 2:
-        raise TypeError("tl.scan: f must return a pair (carry, y)")
-    carry_structure, y_structure = body.structure[1]
-    n_carry = _count(carry_structure)
+    if body.structure.kind not in ("tuple", "list") or len(body.structure.children) != 2:
+        raise TypeError(f"tl.scan: f must return a pair (carry, y), got {body.structure!r}")
+    carry_structure, y_structure = body.structure.children
+    n_carry = carry_structure.num_leaves
     new_carry = outs[:n_carry]
-    if _rebase(carry_structure) != _rebase(c_structure) or [(t.shape, t.dtype) for t in new_carry] != [
+    if carry_structure != c_structure or [(t.shape, t.dtype) for t in new_carry] != [
         (t.shape, t.dtype) for t in c_leaves
     ]:
         raise TypeError(
             f"tl.scan: f must return a carry of the same structure, shapes and dtypes as init: "
             f"init is {_types(c_leaves)}, f returns {_types(new_carry)}"
+            + _nesting("init is", c_structure, "f's carry is", carry_structure)
         )
     body = sub.with_outer(len(c_leaves) + len(x_leaves), list(sub.outer))
     results = _scan_op(
         *c_leaves, *x_leaves, *sub.outer, body=body, n_carry=n_carry, n_xs=len(x_leaves), length=length, reverse=reverse
     )
-    carry = _unflatten(c_structure, results[:n_carry])
-    ys = _unflatten(_rebase(y_structure, -n_carry), results[n_carry : len(outs)])
+    carry = tree.unflatten(c_structure, results[:n_carry])
+    ys = tree.unflatten(y_structure, results[n_carry : len(outs)])
     return carry, ys
-
-
-def _count(structure) -> int:
-    kind = structure[0]
-    if kind == "tensor":
-        return 1
-    if kind == "const":
-        return 0
-    if kind == "dict":
-        return sum(_count(s) for _, s in structure[1])
-    return sum(_count(s) for s in structure[1])
-
-
-def _rebase(structure, shift=None):
-    """The structure with leaf indices renumbered from 0 (``shift=None``) or moved by ``shift``."""
-    counter = [0]
-
-    def walk(s):
-        kind = s[0]
-        if kind == "tensor":
-            if shift is None:
-                counter[0] += 1
-                return ("tensor", counter[0] - 1)
-            return ("tensor", s[1] + shift)
-        if kind == "const":
-            return s
-        if kind == "dict":
-            return ("dict", tuple((k, walk(v)) for k, v in s[1]))
-        return (s[0], tuple(walk(v) for v in s[1])) + s[2:]
-
-    return walk(structure)
 
 
 def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
@@ -355,7 +321,7 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
     carry, ys = init, [None] * length
     for step in range(length):
         t = length - 1 - step if reverse else step
-        x = _unflatten(x_structure, [leaf[t] for leaf in x_leaves]) if x_leaves else None
+        x = tree.unflatten(x_structure, [leaf[t] for leaf in x_leaves]) if x_leaves else None
         out = f(carry, x)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError("tl.scan: f must return a pair (carry, y)")
@@ -367,19 +333,18 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
         )
     y_leaves = [_flatten(y, "tl.scan ys") for y in ys]
     stacked = [_shape.stack([leaves[k] for leaves, _ in y_leaves]) for k in range(len(y_leaves[0][0]))]
-    return carry, _unflatten(y_leaves[0][1], stacked)
+    return carry, tree.unflatten(y_leaves[0][1], stacked)
 
 
 def _check_carry(init, carry):
     """The eager scan checks what the traced one does: the carry keeps its structure, shapes and dtypes."""
     before, structure = _flatten(init, "tl.scan init")
     after, new_structure = _flatten(carry, "tl.scan carry")
-    if _rebase(structure) != _rebase(new_structure) or [(t.shape, t.dtype) for t in before] != [
-        (t.shape, t.dtype) for t in after
-    ]:
+    if structure != new_structure or [(t.shape, t.dtype) for t in before] != [(t.shape, t.dtype) for t in after]:
         raise TypeError(
             f"tl.scan: f must return a carry of the same structure, shapes and dtypes as init: "
             f"init is {_types(before)}, f returns {_types(after)}"
+            + _nesting("init is", structure, "f's carry is", new_structure)
         )
 
 
@@ -484,20 +449,21 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     from ..graph.tracing import trace_subgraph
 
     leaves, structure = _flatten(loop_vars, "tl.while_loop loop_vars")
-    args = _unflatten(structure, leaves)
+    args = tree.unflatten(structure, leaves)
     cond_sub, _ = trace_subgraph(lambda v: _bool_pred(cond_fn(v), "tl.while_loop cond_fn"), (args,), "cond_fn")
     body_sub, outs = trace_subgraph(body_fn, (args,), "body_fn")
-    if _rebase(body_sub.graph.structure) != _rebase(structure) or [(t.shape, t.dtype) for t in outs] != [
+    if body_sub.graph.structure != structure or [(t.shape, t.dtype) for t in outs] != [
         (t.shape, t.dtype) for t in leaves
     ]:
         raise TypeError(
             f"tl.while_loop: body_fn must return the structure, shapes and dtypes of loop_vars: "
             f"loop_vars are {_types(leaves)}, body_fn returns {_types(outs)}"
+            + _nesting("loop_vars are", structure, "body_fn returns", body_sub.graph.structure)
         )
     outer = cond_sub.outer + [v for v in body_sub.outer if v._id not in cond_sub.outer_map]
     cg, bg = cond_sub.with_outer(len(leaves), outer), body_sub.with_outer(len(leaves), outer)
     outs = _while_op(*leaves, *outer, cond_graph=cg, body_graph=bg, n_vars=len(leaves))
-    return _unflatten(structure, outs if isinstance(outs, tuple) else (outs,))
+    return tree.unflatten(structure, outs if isinstance(outs, tuple) else (outs,))
 
 
 def _bounded_while(cond_fn, body_fn, loop_vars, maximum_iterations):

@@ -21,7 +21,7 @@ import re
 import numpy as np
 
 from .. import dtypes as _dt
-from ..grad.tape import flatten
+from .. import tree
 from ..tensor import Tensor
 from .opinfo import ErrorInput, OpInfo, SampleInput
 
@@ -111,7 +111,7 @@ def _inputs(point, backends, float64=False):
 
 
 def _leaves(out, what):
-    leaves = flatten(out)[0]
+    leaves = tree.leaves(out)
     for leaf in leaves:
         if not isinstance(leaf, Tensor):
             raise TypeError(
@@ -328,7 +328,7 @@ def _vjp_function(f, nargs, argnums, float_pos, label):
         point, cts = values[:nargs], values[nargs:]
 
         out, vjp_fn = vjp(_partial_in(f, point, argnums), *[point[i] for i in argnums])
-        outs = flatten(out)[0]
+        outs = tree.leaves(out)
         full_cts = [cts[float_pos.index(k)] if k in float_pos else zeros_like(o) for k, o in enumerate(outs)]
         return tuple(vjp_fn(full_cts))
 
@@ -522,7 +522,7 @@ def check_forward(op, sample: SampleInput, ref, atol: float = 1e-6, rtol: float 
         if a is not None and not np.array_equal(t.numpy(), a, equal_nan=True):
             raise AssertionError(f"{label}: the op changed its input {k} in place ({sample!r})")
     expected = ref(*[a.copy() if isinstance(a, np.ndarray) else a for a in sample.args], **sample.kwargs)
-    got_leaves, expected_leaves = flatten(got)[0], flatten(expected)[0]
+    got_leaves, expected_leaves = tree.leaves(got), tree.leaves(expected)
     if len(got_leaves) != len(expected_leaves):
         raise AssertionError(
             f"{label}: {len(got_leaves)} outputs, the reference gives {len(expected_leaves)} ({sample!r})"
@@ -581,8 +581,8 @@ def check_traced(op, sample: SampleInput, atol: float = 1e-6, rtol: float = 1e-5
             args[k] = a
         return op(*args, **sample.kwargs)
 
-    eager = flatten(_call(op, sample))[0]
-    traced = flatten(function(with_arrays)(*[_tensor(sample.args[k], None) for k in positions]))[0]
+    eager = tree.leaves(_call(op, sample))
+    traced = tree.leaves(function(with_arrays)(*[_tensor(sample.args[k], None) for k in positions]))
     if len(eager) != len(traced):
         raise AssertionError(f"{label}: eager gives {len(eager)} outputs, traced {len(traced)} ({sample!r})")
     for k, (e, t) in enumerate(zip(eager, traced)):
