@@ -8,6 +8,8 @@ watch an input record the node either way.
 
 from __future__ import annotations
 
+import abc
+import contextlib
 import contextvars
 import os
 import sys
@@ -17,7 +19,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from .backends import base as _backends
-from .tensor import Node, Tensor, Variable, _ids, make
+from .tensor import Node, Tensor, TensorSpec, Variable, _ids, make
 
 
 class State:
@@ -59,6 +61,113 @@ def __getattr__(name):
     if name in ("tapes", "modes", "observers"):
         return getattr(local_state(), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class Mode(abc.ABC):
+    """What op calls go to while the mode is active (``with dispatch.in_mode(mode):``), instead of kernels.
+
+    Tracing (``tl.function``) and ``tl.ops.explain``'s dry run are modes.  Dispatch calls, on the
+    innermost active mode of the thread:
+
+    - ``bind(op, inputs, attrs, specs)`` for every op call, once the op's shape rule gave ``specs``
+      (a TensorSpec, or a tuple of them for an op with several outputs): it returns the output
+      Tensor (or the tuple of them) in place of the kernel's;
+    - ``convert(value, dtype, backend)`` for a Python scalar or an array given as an op input, already
+      checked and given its ``dtype``: it returns the Tensor that stands for it;
+    - ``snapshot(var)`` when a tape opened inside the mode records a read of the Variable ``var``;
+    - ``assign(var, value)`` for ``var.assign(value)``, ``value`` a Tensor of ``var``'s shape and dtype.
+
+    and ``needs_value(t)`` on every active mode before a symbolic tensor's value is refused (a mode may
+    then raise an exception of its own, as tracing does to make a Python-float argument static).
+
+    >>> import tensorlib as tl
+    >>> from tensorlib import dispatch
+    >>> from tensorlib.tensor import make_symbolic
+    >>> class ShapesOnly(dispatch.Mode):
+    ...     '''Runs only shape rules: op calls give symbolic tensors and are listed in ``calls``.'''
+    ...     def __init__(self):
+    ...         self.calls = []
+    ...     def bind(self, op, inputs, attrs, specs):
+    ...         self.calls.append(op.name)
+    ...         many = specs if isinstance(specs, tuple) else (specs,)
+    ...         outs = tuple(make_symbolic(s.shape, s.dtype, tl.backends.current(), None, 0) for s in many)
+    ...         return outs if isinstance(specs, tuple) else outs[0]
+    ...     def convert(self, value, dtype, backend):
+    ...         return make_symbolic(getattr(value, "shape", ()), dtype, backend, None, 0)
+    >>> x = tl.ones((1000, 1000))
+    >>> with dispatch.in_mode(ShapesOnly()) as mode:
+    ...     y = tl.sum(tl.exp(x) * 2.0, axis=0)
+    >>> mode.calls, y.shape
+    (['Exp', 'Mul', 'Sum'], (1000,))
+    """
+
+    @abc.abstractmethod
+    def bind(self, op, inputs: tuple, attrs: dict, specs):
+        """The output Tensor(s) of ``op(*inputs, **attrs)``, whose shape rule gave ``specs``."""
+
+    @abc.abstractmethod
+    def convert(self, value, dtype, backend) -> Tensor:
+        """The Tensor that stands for the Python scalar or array ``value`` (of ``dtype``) given as an op input."""
+
+    def snapshot(self, var: Variable) -> Tensor:
+        """What a tape records for a read of ``var``: by default the Variable itself."""
+        return var
+
+    def assign(self, var: Variable, value: Tensor) -> Variable:
+        """``var.assign(value)`` inside the mode: by default an error (a mode that builds no graph has
+        nowhere to put it, and changing the Variable would leak out of the mode)."""
+        raise ValueError(
+            f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned "
+            f"while a {type(self).__name__} mode is active"
+        )
+
+    def needs_value(self, t: Tensor) -> None:
+        """Called before a symbolic tensor's value is refused; by default nothing to do."""
+
+
+@contextlib.contextmanager
+def in_mode(mode: Mode):
+    """Make ``mode`` the innermost mode of this thread for the block, then restore what was active.
+
+    The tapes recording outside pause for the block (they must not record the mode's symbolic
+    calls); on the way out, normally or by an exception, the mode leaves and the tapes resume.
+    Modes nest: an inner one gets the op calls until its block ends.
+
+    >>> import tensorlib as tl
+    >>> from tensorlib import dispatch
+    >>> class Refuse(dispatch.Mode):
+    ...     def bind(self, op, inputs, attrs, specs):
+    ...         raise RuntimeError(f"no {op.name} here")
+    ...     def convert(self, value, dtype, backend):
+    ...         raise RuntimeError("no constants here")
+    >>> x = tl.tensor([1.0, 2.0])
+    >>> with tl.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     try:
+    ...         with dispatch.in_mode(Refuse()):
+    ...             tl.exp(x)
+    ...     except RuntimeError as e:
+    ...         print(e)
+    ...     y = tl.sum(tl.exp(x))  # eager again, and recorded
+    no Exp here
+    >>> dispatch.current_state().modes, tape.gradient(y, x).shape
+    ([], (2,))
+    """
+    if not isinstance(mode, Mode):
+        raise TypeError(f"dispatch.in_mode: expected a dispatch.Mode, got {type(mode).__name__} {mode!r:.60}")
+    st = local_state()
+    tapes = st.tapes[:]
+    st.tapes.clear()
+    st.modes.append(mode)
+    try:
+        yield mode
+    finally:
+        modes = st.modes
+        for i in range(len(modes) - 1, -1, -1):  # the innermost entry: one mode may be entered twice
+            if modes[i] is mode:
+                del modes[i]
+                break
+        st.tapes[:] = tapes
 
 
 _EMPTY: dict = {}
@@ -126,10 +235,8 @@ def apply(op, args, attrs=_EMPTY):
                     outputs = _wrap(raw, specs, backend, op, kernel)
                 else:
                     dtype = specs.dtype
-                    if raw.__class__ is not np.ndarray:
-                        raw = _as_array(raw, specs, backend, op, kernel)  # in the rule's dtype
-                    elif raw.dtype is not dtype and raw.dtype != dtype:
-                        raw = _fit_dtype(raw, specs, op, kernel)
+                    if raw.__class__ is not np.ndarray or raw.dtype is not dtype and raw.dtype != dtype:
+                        raw = fit_result(raw, specs, backend, op, kernel)
                     shape = specs.shape
                     if raw.shape != shape:
                         shape = _filled_shape(raw, specs, op, kernel)
@@ -177,10 +284,8 @@ def _kernel_name(op, kernel) -> str:
 
 def _bad_result(op, kernel, raw, spec) -> str:
     got = "None" if raw is None else f"shape {tuple(raw.shape)} {raw.dtype}"
-    return (
-        f"{op.name}: kernel {_kernel_name(op, kernel)} returned {got}, but the op's shape rule "
-        f"gives shape {tuple(spec.shape)} {spec.dtype}"
-    )
+    who = f"kernel {_kernel_name(op, kernel)}" if kernel is not None else "its kernel"
+    return f"{op.name if op is not None else 'tensorlib'}: {who} returned {got}, but the op's shape rule gives shape {tuple(spec.shape)} {spec.dtype}"
 
 
 def _filled_shape(raw, spec, op, kernel) -> tuple:
@@ -192,20 +297,37 @@ def _filled_shape(raw, spec, op, kernel) -> tuple:
     return shape
 
 
-def _as_array(raw, spec, backend, op, kernel):
-    if raw is None or not hasattr(raw, "shape") and not isinstance(raw, (int, float, bool, complex)):
-        raise KernelResultError(_bad_result(op, kernel, None, spec))
-    raw = backend.asarray(raw) if backend.name != "numpy" or not hasattr(raw, "shape") else np.asarray(raw)
-    return raw if backend.dtype_of(raw) == spec.dtype else _fit_dtype(raw, spec, op, kernel, backend)
+def fit_result(raw, spec, backend, op=None, kernel=None):
+    """A kernel's result as ``backend``'s array of the dtype that ``op``'s shape rule declared (``spec``).
 
+    The one fix-up of kernel results, eagerly, in the executor and where passes fold constants: a
+    scalar or another array type becomes the backend's array, and the dtype is cast within its kind
+    only (float64 to float32, an integer to another); a result of another kind (a float from an
+    integer op) or no array at all is the kernel's error, a ``KernelResultError`` naming the op and
+    the kernel.  Shapes are the caller's to check.
 
-def _fit_dtype(raw, spec, op, kernel, backend=None):
-    """Cast a kernel result to its rule's dtype, only within a kind: never truncate floats to ints."""
-    got = raw.dtype if backend is None else backend.dtype_of(raw)
-    kind, want = got.kind, spec.dtype.kind
-    if kind != want and not (kind in "iu" and want in "iu"):
+    >>> import numpy as np
+    >>> import tensorlib as tl
+    >>> from tensorlib.dispatch import fit_result
+    >>> numpy, sqrt = tl.backends.get("numpy"), tl.ops.get("Sqrt")
+    >>> fit_result(np.float64(1.5), tl.TensorSpec((), "float32"), numpy, sqrt)
+    array(1.5, dtype=float32)
+    >>> fit_result(np.ones(2), tl.TensorSpec((2,), "int32"), numpy, sqrt)
+    Traceback (most recent call last):
+    ...
+    tensorlib.dispatch.KernelResultError: Sqrt: its kernel returned shape (2,) float64, but the op's shape rule gives shape (2,) int32
+    """
+    # NumPy: a NumPy scalar or an ndarray subclass becomes a plain ndarray, as kernels' results do.
+    if raw.__class__ is not np.ndarray and (backend.name == "numpy" or not backend.is_array(raw)):
+        if raw is None or not hasattr(raw, "shape") and not isinstance(raw, (int, float, bool, complex)):
+            raise KernelResultError(_bad_result(op, kernel, None, spec))
+        raw = backend.asarray(raw)
+    got, want = backend.dtype_of(raw), spec.dtype
+    if got == want:
+        return raw
+    if got.kind != want.kind and not (got.kind in "iu" and want.kind in "iu"):
         raise KernelResultError(_bad_result(op, kernel, raw, spec))
-    return raw.astype(spec.dtype) if backend is None else backend.fit(raw, spec.dtype)
+    return backend.fit(raw, want)
 
 
 def _raise_unrunnable(op, args, t, backend):
@@ -233,10 +355,8 @@ def _wrap(raw, specs, backend, op, kernel):
 
 
 def _wrap_one(raw, spec, backend, op, kernel):
-    if type(raw) is not np.ndarray:
-        raw = _as_array(raw, spec, backend, op, kernel)  # in the rule's dtype
-    elif raw.dtype != spec.dtype:
-        raw = _fit_dtype(raw, spec, op, kernel)
+    if raw.__class__ is not np.ndarray or raw.dtype != spec.dtype:
+        raw = fit_result(raw, spec, backend, op, kernel)
     if tuple(raw.shape) != tuple(spec.shape):
         _filled_shape(raw, spec, op, kernel)
     return make(raw, backend, tuple(raw.shape), spec.dtype)
@@ -428,8 +548,8 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
             return modes[-1].convert(value, dtype, backend)
         arr = backend.asarray(value)
         # The caller's array becomes a value tensorlib owns: a later write to it changes no result.
-        if backend.dtype_of(arr) != dtype:
-            arr = backend.fit(arr, dtype)
+        if backend.dtype_of(arr) != dtype:  # a dtype tensorlib holds in a wider one of its kind (int8 -> int32)
+            arr = fit_result(arr, TensorSpec(arr.shape, dtype), backend, op)
         elif _may_alias(arr, value):
             arr = backend.copy(arr)
         return make(arr, backend, None, dtype)

@@ -147,7 +147,11 @@ class Executable:
                 continue
             outs = tuple(slot[v] for v in step.outputs)
             attrs = step.node.attrs or None
-            fixes = tuple((o.dtype, o.backend) for o in step.node.outputs) if k in self.fixups else None
+            fixes = (
+                tuple((o, o.backend, step.node.op, step.kernel) for o in step.node.outputs)
+                if k in self.fixups
+                else None
+            )
             if attrs is None and fixes is None and not step.multi and len(ins) in (1, 2):
                 # The common steps: one or two inputs, one output, no attributes, nothing to fix.
                 program.append((len(ins), step.kernel, ins[0], ins[-1], outs[0], frees, step.node))
@@ -444,21 +448,10 @@ def _run_general(env, kernel, ins, out, attrs, fixes):
     args = [env[i] for i in ins]
     result = kernel(*args) if attrs is None else kernel(*args, **attrs)
     if out.__class__ is int:
-        env[out] = result if fixes is None else _fix(result, *fixes[0])
+        env[out] = result if fixes is None else dispatch.fit_result(result, *fixes[0])
     else:
         for i, r, fix in zip(out, result, fixes or [None] * len(out)):
-            env[i] = r if fix is None else _fix(r, *fix)
-
-
-def _fix(value, dtype, backend):
-    """Give a kernel's result the array type and dtype its shape rule promised (as dispatch does)."""
-    if backend.name != "numpy":
-        return backend.fit(value, dtype)
-    if value.__class__ is not np.ndarray:
-        value = np.asarray(value)
-    if value.dtype is not dtype and value.dtype != dtype:
-        value = value.astype(dtype)
-    return value
+            env[i] = r if fix is None else dispatch.fit_result(r, *fix)
 
 
 def _assign(var, raw):

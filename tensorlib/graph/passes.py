@@ -18,6 +18,7 @@ import weakref
 
 import numpy as np
 
+from ..dispatch import fit_result
 from ..ops import registry as _registry
 from .ir import ASSIGN, Graph, _nbytes
 
@@ -122,13 +123,16 @@ def _fold(new: Graph, node, ins, constants):
         new.constant_value(t) if t._id in new.constants else backend.xp.empty(t.shape, dtype=t.dtype) for t in ins
     ]
     try:
-        raw = node.op.resolve_kernel(backend)(*values, **node.attrs)
+        kernel = node.op.resolve_kernel(backend)
+        raw = kernel(*values, **node.attrs)
+        raws = [
+            fit_result(r, o, backend, node.op, kernel)
+            for r, o in zip(raw if isinstance(raw, tuple) else (raw,), node.outputs)
+        ]
     except Exception:  # noqa: BLE001 - leave the error to the run, where it names the call site
         return None
-    raws = raw if isinstance(raw, tuple) else (raw,)
     outs = []
-    for value, spec in zip(raws, node.outputs):
-        value = backend.fit(value, spec.dtype)
+    for value in raws:
         key = _constant_key(value, backend)
         t = constants.get(key)
         if t is None:

@@ -49,7 +49,7 @@ class _NeedsValue(Exception):
         self.argument = argument
 
 
-class _Trace:
+class _Trace(dispatch.Mode):
     """The tracing mode: builds ``graph`` from the ops the function calls."""
 
     def __init__(self, graph: Graph):
@@ -282,14 +282,8 @@ def trace_subgraph(fn, args, name: str):
     for t, p in zip(arg_leaves, placed):
         if t.__class__ is dispatch.WeakScalar:
             p.__class__ = t.__class__
-    outer_tapes = list(dispatch.tapes)
-    dispatch.tapes.clear()
-    dispatch.modes.append(sub)
-    try:
+    with dispatch.in_mode(sub):
         result = fn(*tree.unflatten(arg_def, placed))
-    finally:
-        dispatch.modes.remove(sub)
-        dispatch.tapes[:] = outer_tapes
     leaves, graph.structure = tensor_leaves(result, graph.backend)
     graph.outputs = [sub.lift(t) for t in leaves]
     return sub, graph.outputs
@@ -841,14 +835,8 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=(
     tops = tops or [(i, None) for i in range(len(args))]
     placed_args = tuple(_with_placeholders(a, arg_names[i], trace, tops[i], i in static[0]) for i, a in enumerate(args))
     placed_kwargs = {k: _with_placeholders(v, k, trace, (None, k), k in static[1]) for k, v in sorted(kwargs.items())}
-    outer_tapes = list(dispatch.tapes)
-    dispatch.tapes.clear()  # tapes recording outside must not see symbolic nodes
-    dispatch.modes.append(trace)
-    try:
+    with dispatch.in_mode(trace):  # tapes recording outside pause: they must not see symbolic nodes
         result = fn(*placed_args, **placed_kwargs)
-    finally:
-        dispatch.modes.remove(trace)
-        dispatch.tapes[:] = outer_tapes
     leaves, graph.structure = tree.flatten(result, is_constant=_output_constant)
     graph.outputs = [trace.lift(t) for t in leaves]
     trace.freeze_temporaries()

@@ -27,7 +27,8 @@ from .. import dispatch
 from .. import dtypes as _dt
 from ..backends import base as _backends
 from ..grad import registry as _grad_registry
-from ..tensor import Node, Tensor, TensorSpec, make, make_symbolic
+from ..graph.ir import Graph
+from ..tensor import Tensor, TensorSpec, make, make_symbolic
 from .registry import OpDef, _ops
 
 _INDENT = "    "
@@ -82,21 +83,16 @@ def _resolve(target):
 
 
 # ------------------------------------------------------------------ the dry run
-class _DryRun:
-    """A dispatch mode that runs only shape rules: it records each op call and returns symbolic outputs."""
+class _DryRun(dispatch.Mode):
+    """A dispatch mode that runs only shape rules: each op call becomes a node of ``graph``, with symbolic
+    outputs, and no kernel runs."""
 
     def __init__(self):
-        self.calls: list = []
+        self.graph = Graph("explain", _backends.current())
 
     def bind(self, op, inputs, attrs, specs):
-        node = Node(op, tuple(inputs), (), attrs)
-        many = isinstance(specs, tuple)
-        backend = inputs[0].backend if inputs else _backends.current()
-        node.outputs = tuple(
-            make_symbolic(sp.shape, sp.dtype, backend, node, i) for i, sp in enumerate(specs if many else (specs,))
-        )
-        self.calls.append(node)
-        return node.outputs if many else node.outputs[0]
+        outs = self.graph.add_node(op, inputs, attrs, specs)
+        return outs if isinstance(specs, tuple) else outs[0]
 
     def convert(self, value, dtype, backend):
         if hasattr(value, "shape") and hasattr(value, "dtype"):
@@ -104,20 +100,14 @@ class _DryRun:
         return make(backend.asarray(value, dtype=dtype), backend)
 
     def assign(self, var, value):
-        return var
+        return var  # a dry run changes nothing
 
     def run(self, fn, *args, **kwargs) -> list:
         """The nodes ``fn`` dispatches, with no tape recording and no kernel running."""
-        start = len(self.calls)
-        saved_tapes = list(dispatch.tapes)
-        dispatch.tapes.clear()
-        dispatch.modes.append(self)
-        try:
+        start = len(self.graph.nodes)
+        with dispatch.in_mode(self):
             fn(*args, **kwargs)
-        finally:
-            dispatch.modes.remove(self)
-            dispatch.tapes[:] = saved_tapes
-        return self.calls[start:]
+        return self.graph.nodes[start:]
 
 
 def _symbolic(value, backend):
