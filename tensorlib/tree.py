@@ -55,62 +55,93 @@ class TreeDef:
     2
     """
 
-    __slots__ = ("kind", "meta", "children", "_num_leaves", "_key")
+    # The structure is held as nested plain tuples ``(kind, meta, children)`` (see ``key``): flattening
+    # builds no object per node, and comparing and hashing run in C (tl.function does both at each call).
+    __slots__ = ("_key", "_num_leaves")
 
     def __init__(self, kind: str, meta, children: tuple):
-        self.kind = kind
-        self.meta = meta  # the named tuple's type, the dict's keys, or the constant
-        self.children = children
-        # Both computed when first asked for: flattening (at every tl.grad or tl.function call) only builds.
-        self._num_leaves = self._key = None
+        if kind not in KINDS:
+            raise ValueError(f"tl.tree.TreeDef: kind {kind!r} is not one of {KINDS}")
+        self._key = (kind, (type(meta), meta) if kind == _CONSTANT else meta, tuple([c._key for c in children]))
+        self._num_leaves = None
+
+    @classmethod
+    def _of(cls, key, num_leaves=None) -> "TreeDef":
+        treedef = cls.__new__(cls)
+        treedef._key = key
+        treedef._num_leaves = num_leaves
+        return treedef
+
+    @property
+    def kind(self) -> str:
+        return self._key[0]
+
+    @property
+    def meta(self):
+        key = self._key
+        return key[1][1] if key[0] == _CONSTANT else key[1]
+
+    @property
+    def children(self) -> tuple:
+        return tuple([TreeDef._of(c) for c in self._key[2]])
 
     @property
     def num_leaves(self) -> int:
         """How many leaves the tree has (constants and ``None`` are none)."""
         n = self._num_leaves
         if n is None:
-            n = self._num_leaves = 1 if self.kind == _LEAF else sum([c.num_leaves for c in self.children])
+            n = self._num_leaves = _count(self._key)
         return n
 
-    def _structure_key(self):
-        """The whole structure as nested plain tuples, so comparing and hashing TreeDefs runs in C once built;
-        a constant compares by type and value (True is not 1)."""
-        key = self._key
-        if key is None:
-            kind, meta = self.kind, self.meta
-            if kind == _CONSTANT:
-                meta = (type(meta), meta)
-            key = self._key = (kind, meta, tuple([c._structure_key() for c in self.children]))
-        return key
+    def key(self) -> tuple:
+        """The structure as nested plain tuples ``(kind, meta, children)``: equal exactly for equal TreeDefs
+        (a constant's meta is its type and value: True is not 1), and compared and hashed in C.
+
+        >>> import tensorlib as tl
+        >>> tl.tree.flatten({"a": [1, None]})[1].key()
+        ('dict', ('a',), (('list', None, (('leaf', None, ()), ('none', None, ()))),))
+        """
+        return self._key
 
     def __eq__(self, other) -> bool:
-        return self is other or isinstance(other, TreeDef) and self._structure_key() == other._structure_key()
+        return isinstance(other, TreeDef) and self._key == other._key
 
     def __hash__(self):
         try:
-            return hash(self._structure_key())
+            return hash(self._key)
         except TypeError:  # an unhashable constant: equal TreeDefs still hash alike
             return hash((self.kind, self.num_leaves))
 
     def __repr__(self) -> str:
-        kind = self.kind
-        if kind == _LEAF:
-            return "*"
-        if kind == _NONE:
-            return "None"
-        if kind == _CONSTANT:
-            return f"={self.meta!r}"
-        inner = [repr(c) for c in self.children]
-        if kind == _DICT:
-            return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.meta, inner)) + "}"
-        if kind == _LIST:
-            return "[" + ", ".join(inner) + "]"
-        name = self.meta.__name__ if kind == _NAMEDTUPLE else ""
-        return f"{name}(" + ", ".join(inner) + ("," if len(inner) == 1 and not name else "") + ")"
+        return _draw(self._key)
+
+    def __reduce__(self):  # pickles as its key (tl.distributed ships TreeDefs to workers)
+        return (TreeDef._of, (self._key,))
 
 
-_LEAF_DEF = TreeDef(_LEAF, None, ())
-_NONE_DEF = TreeDef(_NONE, None, ())
+def _count(key) -> int:
+    return 1 if key[0] == _LEAF else sum([_count(c) for c in key[2]])
+
+
+def _draw(key) -> str:
+    kind, meta, children = key
+    if kind == _LEAF:
+        return "*"
+    if kind == _NONE:
+        return "None"
+    if kind == _CONSTANT:
+        return f"={meta[1]!r}"
+    inner = [_draw(c) for c in children]
+    if kind == _DICT:
+        return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(meta, inner)) + "}"
+    if kind == _LIST:
+        return "[" + ", ".join(inner) + "]"
+    name = meta.__name__ if kind == _NAMEDTUPLE else ""
+    return f"{name}(" + ", ".join(inner) + ("," if len(inner) == 1 and not name else "") + ")"
+
+
+_LEAF_KEY = (_LEAF, None, ())
+_NONE_KEY = (_NONE, None, ())
 
 
 def flatten(
@@ -134,42 +165,44 @@ def flatten(
     """
     leaves: list = []
     if is_leaf is None and is_constant is None:
-        return leaves, _flatten(tree, leaves)
-    return leaves, _flatten_with(tree, leaves, is_leaf, is_constant)
+        key = _flatten(tree, leaves)
+    else:
+        key = _flatten_with(tree, leaves, is_leaf, is_constant)
+    return leaves, TreeDef._of(key, len(leaves))
 
 
-def _flatten(tree, leaves) -> TreeDef:
+def _flatten(tree, leaves) -> tuple:
     cls = tree.__class__
     if cls is list:
-        return TreeDef(_LIST, None, tuple([_flatten(t, leaves) for t in tree]))
+        return (_LIST, None, tuple([_flatten(t, leaves) for t in tree]))
     if cls is tuple:
-        return TreeDef(_TUPLE, None, tuple([_flatten(t, leaves) for t in tree]))
+        return (_TUPLE, None, tuple([_flatten(t, leaves) for t in tree]))
     if cls is dict:
-        return TreeDef(_DICT, tuple(tree), tuple([_flatten(v, leaves) for v in tree.values()]))
+        return (_DICT, tuple(tree), tuple([_flatten(v, leaves) for v in tree.values()]))
     if tree is None:
-        return _NONE_DEF
+        return _NONE_KEY
     if isinstance(tree, tuple) and hasattr(cls, "_fields"):
-        return TreeDef(_NAMEDTUPLE, cls, tuple([_flatten(t, leaves) for t in tree]))
+        return (_NAMEDTUPLE, cls, tuple([_flatten(t, leaves) for t in tree]))
     if isinstance(tree, dict):  # OrderedDict, defaultdict...: rebuilt as a plain dict
-        return TreeDef(_DICT, tuple(tree), tuple([_flatten(v, leaves) for v in tree.values()]))
+        return (_DICT, tuple(tree), tuple([_flatten(v, leaves) for v in tree.values()]))
     leaves.append(tree)
-    return _LEAF_DEF
+    return _LEAF_KEY
 
 
-def _flatten_with(tree, leaves, is_leaf, is_constant) -> TreeDef:
+def _flatten_with(tree, leaves, is_leaf, is_constant) -> tuple:
     """``_flatten`` with the predicates (a second function keeps the common call free of them)."""
     if is_leaf is not None and is_leaf(tree):
         leaves.append(tree)
-        return _LEAF_DEF
+        return _LEAF_KEY
     kind, meta, items = _node(tree)
     if kind is not None:
-        return TreeDef(kind, meta, tuple([_flatten_with(t, leaves, is_leaf, is_constant) for t in items]))
+        return (kind, meta, tuple([_flatten_with(t, leaves, is_leaf, is_constant) for t in items]))
     if tree is None:
-        return _NONE_DEF
+        return _NONE_KEY
     if is_constant is not None and is_constant(tree):
-        return TreeDef(_CONSTANT, tree, ())
+        return (_CONSTANT, (type(tree), tree), ())
     leaves.append(tree)
-    return _LEAF_DEF
+    return _LEAF_KEY
 
 
 def _node(tree) -> tuple:
@@ -197,18 +230,18 @@ def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -
     [(('w', 0), 1.0), (('w', 1), 2.0), (('b',), 3.0)]
     """
     leaves, treedef = flatten(tree, is_leaf)
-    return list(zip(_paths(treedef, (), []), leaves)), treedef
+    return list(zip(_paths(treedef._key, (), []), leaves)), treedef
 
 
-def _paths(treedef: TreeDef, prefix: tuple, out: list) -> list:
-    kind = treedef.kind
+def _paths(key: tuple, prefix: tuple, out: list) -> list:
+    kind, meta, children = key
     if kind == _LEAF:
         out.append(prefix)
     elif kind == _DICT:
-        for k, child in zip(treedef.meta, treedef.children):
+        for k, child in zip(meta, children):
             _paths(child, prefix + (k,), out)
     else:
-        for i, child in enumerate(treedef.children):
+        for i, child in enumerate(children):
             _paths(child, prefix + (i,), out)
     return out
 
@@ -221,32 +254,35 @@ def unflatten(treedef: TreeDef, leaves) -> Any:
     >>> tl.tree.unflatten(treedef, ["x", "y"])
     {'a': ('x', 'y'), 'b': None}
     """
-    leaves = list(leaves)
-    if len(leaves) != treedef.num_leaves:
+    if leaves.__class__ is not list:
+        leaves = list(leaves)
+    n = treedef._num_leaves
+    if len(leaves) != (treedef.num_leaves if n is None else n):
         raise ValueError(
             f"tl.tree.unflatten: {len(leaves)} leaves for a structure with {treedef.num_leaves} ({treedef!r})"
         )
-    if treedef.kind == _LEAF:
+    key = treedef._key
+    if key[0] == _LEAF:  # a single tensor: the common result of a tl.function
         return leaves[0]
-    return _unflatten(treedef, iter(leaves))
+    return _unflatten(key, iter(leaves))
 
 
-def _unflatten(treedef, leaves):
-    kind = treedef.kind
+def _unflatten(key, leaves):
+    kind, meta, children = key
     if kind == _LEAF:
         return next(leaves)
     if kind == _NONE:
         return None
     if kind == _CONSTANT:
-        return treedef.meta
-    items = [_unflatten(child, leaves) for child in treedef.children]
+        return meta[1]
+    items = [_unflatten(child, leaves) for child in children]
     if kind == _LIST:
         return items
     if kind == _TUPLE:
         return tuple(items)
     if kind == _NAMEDTUPLE:
-        return treedef.meta(*items)
-    return dict(zip(treedef.meta, items))
+        return meta(*items)
+    return dict(zip(meta, items))
 
 
 def leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
