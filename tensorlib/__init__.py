@@ -149,6 +149,8 @@ from .ops.array import (
     vdot,
     vstack,
 )
+from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
+from .ops import _methods  # noqa: F401  (Tensor's operators and methods: after the op families they call)
 from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient

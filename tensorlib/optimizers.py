@@ -71,6 +71,8 @@ def _pairs(grads, variables, who: str) -> list:
         )
     pairs = []
     for (path, g), (_, v) in zip(grad_paths, var_paths):
+        if g is None and v is None:  # an empty slot in both: None is an empty subtree, as in tl.tree
+            continue
         if not isinstance(v, Variable):
             raise TypeError(f"{who}: {_path_str(path)} is a {type(v).__name__}, not a tl.Variable")
         if g is None:

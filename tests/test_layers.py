@@ -6,12 +6,20 @@ upward dependency the design keeps, Tensor's operators calling ops, has no impor
 ops/_methods.py installs the operators and methods, once, above the op families.
 
 Package ``__init__`` files only re-export (they are the top of their package), so imports *from*
-them are not checked; importing a package (``from .. import graph``) counts as importing the top.
+them are not checked by the first test; importing a package (``from .. import graph``) counts as
+importing the top.  But Python runs a package's ``__init__`` before any module of the package is
+imported, so what an ``__init__`` imports at import time is loaded by everyone who imports one of
+its modules: the second check holds every ``__init__`` to the layer of its lowest importer from
+outside (``grad/__init__`` and ``ops/__init__`` load only their registries and re-export the rest
+lazily), and a fresh interpreter confirms it for the lowest layers.
 """
 
 import ast
 import fnmatch
+import json
 import pathlib
+import subprocess
+import sys
 
 import tensorlib
 
@@ -49,7 +57,7 @@ PLACEMENT = [
     # cond/while_loop/scan trace their branch and body functions into subgraphs (as JAX's lax control
     # flow sits above its tracing): ops, but of the layer above tracing.
     ("tensorlib.ops.control_flow", "control flow ops"),
-    ("tensorlib.ops.explain", "tools and API"),  # introspection: dry-runs ops in a mode of its own
+    ("tensorlib.ops._explain", "tools and API"),  # introspection: dry-runs ops in a mode of its own
     ("tensorlib.ops.table", "tools and API"),  # writes docs/ops_table.md from the registry and catalogue
     ("tensorlib.ops.*", "op families"),
     ("tensorlib.grad.*", "gradient engine and APIs"),
@@ -80,12 +88,17 @@ def _layer(module: str) -> int:
     raise AssertionError(f"{module} is in no layer of tests/test_layers.py")
 
 
-def _imports(module: str, source: str, known: set) -> set:
-    """The tensorlib modules that the (non-package) ``module`` imports; ``from . import x`` is the module x
-    when x is one."""
-    package = module.rpartition(".")[0]
+def _imports(module: str, source: str, known: set, is_package: bool = False, eager_only: bool = False) -> set:
+    """The tensorlib modules that ``module`` imports (with ``eager_only``, only those it imports when it is
+    imported, not inside functions); ``from . import x`` is the module x when x is one."""
+    package = module if is_package else module.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(source)):
+    todo = [ast.parse(source)]
+    while todo:
+        node = todo.pop()
+        if eager_only and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("tensorlib")}
         elif isinstance(node, ast.ImportFrom):
@@ -134,3 +147,109 @@ def test_imports_are_found_at_the_top_and_inside_functions():
 
 def test_every_placement_names_a_layer():
     assert {layer for _, layer in PLACEMENT} == set(LAYERS)
+
+
+# ---------------------------------------------------------------- package __init__ files
+
+
+def _eager_imports(package: str, modules: dict) -> set:
+    """The tensorlib modules that ``package``'s ``__init__`` imports when it runs."""
+    return _imports(package, modules[package].read_text(), set(modules), is_package=True, eager_only=True)
+
+
+def _is_package(module: str) -> bool:
+    return _modules()[module].name == "__init__.py"
+
+
+def _packages_run(target: str, importer: str, modules: dict) -> list:
+    """The packages whose ``__init__`` runs when ``importer`` imports ``target``: the ones on ``target``'s
+    path that do not hold ``importer`` (those already run), except the root (``import tensorlib`` is
+    the entry point: it loads everything, by design)."""
+    parts = target.split(".")
+    found = []
+    for end in range(2, len(parts) + 1):
+        package = ".".join(parts[:end])
+        if package in modules and modules[package].name == "__init__.py":
+            if importer != package and not importer.startswith(package + "."):
+                found.append(package)
+    return found
+
+
+def _init_loads(package: str, modules: dict, seen=None) -> tuple:
+    """(highest layer, the module in it) that running ``package``'s ``__init__`` loads."""
+    seen = set() if seen is None else seen
+    seen.add(package)
+    best = (-1, None)
+    for target in _eager_imports(package, modules):
+        if target not in modules:
+            continue
+        candidates = [] if modules[target].name == "__init__.py" else [(_layer(target), target)]
+        for inner in _packages_run(target, package, modules):
+            if inner not in seen:
+                candidates.append(_init_loads(inner, modules, seen))
+        best = max([best] + candidates, key=lambda c: c[0])
+    return best
+
+
+def test_package_inits_load_nothing_above_the_modules_that_import_from_them():
+    modules = _modules()
+    bad = []
+    for module, path in modules.items():
+        if path.name == "__init__.py":
+            continue
+        for target in _imports(module, path.read_text(), set(modules)):
+            for package in _packages_run(target, module, modules):
+                layer, culprit = _init_loads(package, modules)
+                if layer > _layer(module):
+                    bad.append(
+                        f"{module} ({LAYERS[_layer(module)]}) imports {target}, which runs {package}/__init__ "
+                        f"first; it loads {culprit} ({LAYERS[layer]})"
+                    )
+    assert not bad, "package __init__ files loading higher layers (re-export those names lazily): " + "; ".join(
+        sorted(set(bad))
+    )
+
+
+def test_the_init_check_sees_what_an_init_loads():
+    modules = _modules()
+    assert _packages_run("tensorlib.grad.registry", "tensorlib.ops.math", modules) == ["tensorlib.grad"]
+    assert _packages_run("tensorlib.ops.registry", "tensorlib.ops.math", modules) == []  # already running
+    assert _packages_run("tensorlib.ops.nn.conv", "tensorlib.nn", modules) == ["tensorlib.ops", "tensorlib.ops.nn"]
+    source = "from .registry import get\n\ndef f():\n    from .api import grad\n"
+    assert _imports("tensorlib.grad", source, set(modules), is_package=True, eager_only=True) == {
+        "tensorlib.grad.registry"
+    }
+    assert _imports("tensorlib.grad", source, set(modules), is_package=True) == {
+        "tensorlib.grad.registry",
+        "tensorlib.grad.api",
+    }
+    # graph/__init__ installs the Graph's methods from the tools and tracing: nothing below imports graph.
+    assert _init_loads("tensorlib.graph", modules)[0] == LAYERS.index("tracing")
+
+
+# The lowest layers, where an __init__ loading too much would close an import circle.
+FRESH = ["tensorlib.dispatch", "tensorlib.ops.registry", "tensorlib.grad.registry", "tensorlib.ops.math"]
+_FRESH_IMPORT = """
+import importlib, json, sys, types
+loaded = {}
+for name in sys.argv[2:]:
+    for m in [m for m in sys.modules if m == "tensorlib" or m.startswith("tensorlib.")]:
+        del sys.modules[m]
+    root = types.ModuleType("tensorlib")  # an empty root: what importing `name` alone loads
+    root.__path__ = [sys.argv[1]]
+    sys.modules["tensorlib"] = root
+    importlib.import_module(name)
+    loaded[name] = sorted(m for m in sys.modules if m.startswith("tensorlib."))
+print(json.dumps(loaded))
+"""
+
+
+def test_importing_a_low_module_in_a_fresh_interpreter_loads_only_its_layer_and_below():
+    out = subprocess.run([sys.executable, "-c", _FRESH_IMPORT, str(PACKAGE), *FRESH], capture_output=True, text=True)
+    assert out.returncode == 0, f"importing {FRESH} one at a time in a fresh interpreter failed:\n{out.stderr}"
+    loaded = json.loads(out.stdout)
+    assert "tensorlib.grad.registry" in loaded["tensorlib.grad.registry"]
+    for name, found in loaded.items():
+        above = [m for m in found if not _is_package(m) and _layer(m) > _layer(name)]
+        assert not above, f"importing {name} ({LAYERS[_layer(name)]}) loads {above}"
+    assert "tensorlib.grad.api" not in loaded["tensorlib.ops.math"]

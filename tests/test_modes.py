@@ -206,7 +206,7 @@ def test_tracing_and_explains_dry_run_are_modes():
 
     f(tl.tensor(1.0))
     assert isinstance(seen[0], dispatch.Mode) and _state() == ([], [])
-    explain = importlib.import_module("tensorlib.ops.explain")
+    explain = importlib.import_module("tensorlib.ops._explain")
     dry = explain._DryRun()
     nodes = dry.run(tl.nn.relu, tl.ones((2, 2)))
     assert isinstance(dry, dispatch.Mode) and nodes == dry.graph.nodes

@@ -289,6 +289,11 @@ def test_optimizer_structure_mismatch_names_both_structures():
         r"grads \{'a': \*\}, variables \{'a': \*, 'b': \*\}\)",
     ):
         tl.optimizers.SGD(0.1).apply({"a": tl.tensor([1.0])}, {"a": w, "b": w})
+    # A None slot in both structures is empty; a gradient for a None slot is an error.
+    tl.optimizers.SGD(0.1).apply({"a": tl.tensor([1.0]), "b": None}, {"a": w, "b": None})
+    assert w.numpy().tolist() == [0.9]
+    with pytest.raises(TypeError, match=r"^SGD.apply: \['b'\] is a NoneType, not a tl.Variable$"):
+        tl.optimizers.SGD(0.1).apply({"a": tl.tensor([1.0]), "b": tl.tensor([1.0])}, {"a": w, "b": None})
 
 
 def test_clip_by_global_norm_keeps_nested_structures_and_none():

@@ -262,3 +262,37 @@ def test_control_flow_structure_mismatches_draw_both_structures():
             call(tl.tensor(x))
     with pytest.raises(TypeError, match=r"tl.scan: f must return a pair \(carry, y\), got \(\*, \*, \*\)"):
         tl.function(lambda v: tl.scan(lambda c, u: (c, u, u), v[0], v))(x)
+
+
+# ---------------------------------------------------------------- one structure, every consumer
+
+
+def test_every_consumer_reads_one_structure_alike():
+    """An OrderedDict holding a named tuple, a list and a None slot: the gradient transforms, the tape,
+    tl.function, cond, the optimizer and clipping all see the same two leaves and give back its shape."""
+    w, b = tl.Variable(np.array([1.0, 2.0])), tl.Variable(np.array(0.5))
+    params = collections.OrderedDict(layer=Pair(w, [b]), frozen=None)
+    want = "{'layer': Pair(*, [*]), 'frozen': None}"
+    assert repr(tree.flatten(params)[1]) == want
+
+    def loss(p):
+        return tl.sum(p["layer"].a * p["layer"].b[0]) + tl.sum(p["layer"].a)
+
+    grads = tl.grad(loss)(params)
+    assert repr(tree.flatten(grads)[1]) == want
+    with tl.GradientTape() as tape:
+        value = loss(params)
+    assert repr(tree.flatten(tape.gradient(value, params))[1]) == want
+    traced = tl.function(lambda p: tl.grad(loss)(p))(params)
+    assert repr(tree.flatten(traced)[1]) == want
+    branch = tl.function(lambda p: tl.cond(tl.sum(p["layer"].a) > 0, lambda q: q, lambda q: q, p))(params)
+    assert repr(tree.flatten(branch)[1]) == want and isinstance(branch["layer"], Pair)
+    clipped, _ = tl.optimizers.clip_by_global_norm(grads, 1.0)
+    assert repr(tree.flatten(clipped)[1]) == want
+    np.testing.assert_allclose(grads["layer"].a.numpy(), [1.5, 1.5])
+    np.testing.assert_allclose(float(grads["layer"].b[0]), 3.0)
+    for g, t in zip(tree.leaves(grads), tree.leaves(traced)):
+        np.testing.assert_allclose(g.numpy(), t.numpy())
+    tl.optimizers.SGD(1.0).apply(grads, params)
+    np.testing.assert_allclose(w.numpy(), [-0.5, 0.5])
+    np.testing.assert_allclose(float(b), -2.5)

@@ -3,16 +3,23 @@
 ``tl.grad`` is both this namespace (``tl.grad.register_gradient``,
 ``tl.grad.override``, ...) and JAX's ``grad`` function: calling the module
 calls :func:`tensorlib.grad.api.grad`.
+
+The op families import ``tensorlib.grad.registry``, which runs this file first; so it loads only
+the registry (the layer below the families, docs/architecture.md "Layers"), and the engine, the
+tapes and the functional API above them load on first use of their names here (``import
+tensorlib`` uses them at once).  ``tl.grad.backprop`` is the engine's module; its function is
+``tl.grad.backprop.backprop``.
+
+>>> import tensorlib as tl
+>>> float(tl.grad(lambda x: x * x)(tl.tensor(3.0))), tl.grad.GradientTape.__module__
+(6.0, 'tensorlib.grad.tape')
 """
 
+import importlib
 import sys
 import types
 
-from .api import grad as _grad_function
-from .api import hessian, jacobian, jvp, value_and_grad, vjp
-from .backprop import backprop
 from .registry import audit, get, is_differentiable, not_differentiable, override, register_gradient
-from .tape import GradientTape
 
 __all__ = [
     "register_gradient",
@@ -22,7 +29,6 @@ __all__ = [
     "audit",
     "is_differentiable",
     "GradientTape",
-    "backprop",
     "value_and_grad",
     "vjp",
     "jvp",
@@ -30,10 +36,37 @@ __all__ = [
     "hessian",
 ]
 
+# Names re-exported from the modules above the registry: name -> module.
+_LAZY = {
+    "GradientTape": ".tape",
+    "value_and_grad": ".api",
+    "vjp": ".api",
+    "jvp": ".api",
+    "jacobian": ".api",
+    "hessian": ".api",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f".{name}", __name__)  # a module of the package: tl.grad.custom
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 class _CallableModule(types.ModuleType):
     def __call__(self, f, argnums=0, has_aux=False):
-        return _grad_function(f, argnums, has_aux)
+        from .api import grad
+
+        return grad(f, argnums, has_aux)
 
 
 sys.modules[__name__].__class__ = _CallableModule
