@@ -86,7 +86,7 @@ class Executable:
         self._pooled = None  # the program writing into self._buffers, or None when nothing is pooled
         self._buffers = []  # the buffer pool: raw bytes, kept from run to run
         self.buffer_of: dict = {}  # step -> buffer index, for the steps that write into the pool
-        self._pool_lock = threading.Lock()  # one run at a time uses the pool; a concurrent one allocates
+        self._pool_lock = threading.Lock()  # one run at a time uses the pool (a concurrent one allocates); compiling
 
     def _plan_frees(self):
         """Free each value right after its last use: graph outputs and constants are never freed."""
@@ -159,13 +159,13 @@ class Executable:
                 program.append(
                     (_GENERAL, step.kernel, ins, (attrs, fixes), outs if step.multi else outs[0], frees, step.node)
                 )
-        self._program = program
         self._template = template
         self._param_slots = tuple(slot[v] for v in self.params)
         self._output_slots = tuple(slot[t._id] for t in graph.outputs)
         self._plan_buffers()
         if self.buffer_of:
             self._pooled = self._pooled_program(program)
+        self._program = program  # last: a run that sees it sees everything above
 
     def _plan_buffers(self):
         """Which steps write into pooled buffers, and which buffer each gets (``self.buffer_of``).
@@ -280,7 +280,9 @@ class Executable:
         if dispatch.observers or self.fixups is None:
             return self._interpret(feeds, targets, list(dispatch.observers))
         if self._program is None:
-            self._compile()
+            with self._pool_lock:  # threads calling a new graph at once compile it once
+                if self._program is None:
+                    self._compile()
         if self._pooled is not None and self._pool_lock.acquire(blocking=False):
             try:
                 return self._execute(self._pooled, feeds, targets, self._pool_ids)
