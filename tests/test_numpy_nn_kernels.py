@@ -65,6 +65,7 @@ def tiny_blocks(monkeypatch):
         (conv, "_PATCH_BLOCK_BYTES"),
         (pool, "_POOL_BLOCK_BYTES"),
         (fourier, "_FOURIER_CHUNK_BYTES"),
+        (fourier, "_FOURIER_GRAM_CHUNK_BYTES"),
         (fourier, "_FOURIER_BLOCK_BYTES"),
     ):
         monkeypatch.setattr(module, budget, 64)
@@ -212,6 +213,7 @@ def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
 
 def test_conv_strategies_agree_on_a_batch_of_many_blocks(monkeypatch):
     monkeypatch.setattr(fourier, "_FOURIER_CHUNK_BYTES", 64 << 10)
+    monkeypatch.setattr(fourier, "_FOURIER_GRAM_CHUNK_BYTES", 64 << 10)
     monkeypatch.setattr(fourier, "_FOURIER_BLOCK_BYTES", 8 << 10)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((40, 12, 11, 3))
@@ -403,6 +405,122 @@ def test_kernels_split_images_between_threads(monkeypatch, tiny_blocks):
             rtol=1e-10,
             atol=1e-10,
         )
+
+
+@pytest.fixture
+def three_threads(monkeypatch):
+    """Every kernel shares its blocks out between three threads, however small."""
+    monkeypatch.setattr(blocks, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(blocks, "_PARALLEL_MIN_FLOPS", 0)
+    monkeypatch.setattr(blocks, "_thread_count", lambda: 3)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize(
+    "x_shape, w_shape, strides, dilations, padding",
+    [
+        ((9, 7, 6, 1), (3, 3, 1, 4), (1, 1), (1, 1), "SAME"),  # Cin = 1, odd sizes
+        ((7, 8, 9, 3), (2, 4, 3, 5), (2, 1), (1, 2), "SAME"),  # even kernel: the odd pad cell at the end
+        ((5, 9, 8, 2), (3, 2, 2, 3), (2, 2), (2, 1), ((1, 0), (2, 1))),
+    ],
+)
+def test_conv_kernels_shared_between_threads(
+    monkeypatch, three_threads, strategy, x_shape, w_shape, strides, dilations, padding
+):
+    """Blocks of images drawn by three threads at once (each with its own
+    buffers and, for the filter gradient, its own partial sum of stacked
+    thin GEMMs plus a remainder) match the references."""
+    monkeypatch.setattr(blocks, "_THIN_GEMM_MAX_STEP", 8)
+    monkeypatch.setattr(blocks, "_THIN_GEMM_MIN_STEP", 2)
+    x, w, dy, strides, dilations, pads = random_conv_inputs((x_shape, w_shape, strides, dilations, padding), seed=8)
+    np.testing.assert_allclose(
+        nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
+        references.conv2d(x, w, strides, pads, dilations),
+        rtol=1e-10,
+        atol=1e-10,
+    )
+    np.testing.assert_allclose(
+        nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=strategy),
+        references.conv2d_backprop_input(x.shape, w, dy, strides, pads, dilations),
+        rtol=1e-10,
+        atol=1e-10,
+    )
+    np.testing.assert_allclose(
+        nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads, strategy=strategy),
+        references.conv2d_backprop_filter(x, w.shape, dy, strides, pads, dilations),
+        rtol=1e-10,
+        atol=1e-10,
+    )
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+@pytest.mark.parametrize("ksize, strides", [((2, 2), (2, 2)), ((3, 2), (1, 2)), ((3, 3), (2, 2))])
+def test_max_pool_grad_shared_between_threads(three_threads, tiny_blocks, ksize, strides, padding):
+    """Each thread scatters into a padded block of its own; ties go to the first max."""
+    rng = np.random.default_rng(9)
+    x = rng.integers(-2, 3, (7, 9, 8, 2)).astype(np.float64)  # many ties
+    pads = resolve(x.shape, ksize, strides, (1, 1), padding)
+    y = nn.max_pool(x, ksize, strides, pads)
+    np.testing.assert_array_equal(y, references.max_pool(x, ksize, strides, pads))
+    dy = rng.standard_normal(y.shape)
+    np.testing.assert_allclose(
+        nn.max_pool_grad(x, y, dy, ksize, strides, pads),
+        references.max_pool_grad(x, dy, ksize, strides, pads),
+        rtol=1e-12,
+    )
+
+
+def test_share_blocks_gives_each_block_to_one_thread(three_threads):
+    seen = []
+
+    def run(shared):
+        for block in shared:
+            seen.append(block)
+
+    blocks._share_blocks(run, blocks._shared_blocks(50, 4, parallel=True), parallel=True)
+    assert sorted(seen) == blocks._even_blocks(50, 4, 12)
+    covered = sorted(i for first, last in seen for i in range(first, last))
+    assert covered == list(range(50))
+
+
+@pytest.mark.parametrize(
+    "total, size, count, expected",
+    [
+        (0, 5, 1, []),
+        (10, 3, 1, [(0, 2), (2, 5), (5, 7), (7, 10)]),
+        (10, 100, 4, [(0, 2), (2, 5), (5, 7), (7, 10)]),
+        (3, 100, 8, [(0, 1), (1, 2), (2, 3)]),
+        (7, 7, 1, [(0, 7)]),
+    ],
+)
+def test_even_blocks(total, size, count, expected):
+    assert blocks._even_blocks(total, size, count) == expected
+
+
+@pytest.mark.parametrize("length", [0, 5, 64, 1000])
+@pytest.mark.parametrize("fortran", [False, True])
+def test_thin_gemm_sums_its_pieces(length, fortran):
+    """Stacked single-thread pieces plus a remainder give ``a @ b``, for a
+    C-ordered (shifted_gemm) or transposed (im2col_gemm) patch matrix."""
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((length, 6)).T if fortran else rng.standard_normal((6, length))
+    b = rng.standard_normal((length, 4))
+    total = np.ones((6, 4))
+    step = blocks._thin_gemm_step(6, 4)
+    assert step == blocks._THIN_GEMM_MAX_STEP
+    blocks._add_thin_gemm(a, b, total, 64)
+    np.testing.assert_allclose(total, 1 + a @ b, rtol=1e-12, atol=1e-12)
+    assert blocks._thin_gemm_step(64, 8192) == 0  # pieces shorter than the minimum: one GEMM
+
+
+def test_single_thread_matmul_cuts_wide_operands(monkeypatch):
+    monkeypatch.setattr(blocks, "_BLAS_SINGLE_THREAD_FLOPS", 50)
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((4, 3))
+    b = rng.standard_normal((2, 3, 23))  # a broadcast over a batch, 23 = 5 pieces of 4 and 3
+    out = np.empty((2, 4, 23))
+    blocks._single_thread_matmul(a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
 
 
 def test_relu_kernels_split_between_threads_and_keep_dtype(monkeypatch):

@@ -15,10 +15,14 @@ of one image) small enough to stay in cache, and every block buffer comes
 from a per-thread workspace that outlives the call (:func:`_scratch`); fresh
 memory costs a page fault per 4 KiB on first touch, which on the machines we
 measured could cost as much as the arithmetic. Outputs are always fresh
-arrays: callers keep them. Big convolutions and poolings split their images
-between threads (:func:`_split_images`); their skinny GEMMs are cut into
-stacks small enough to run on the calling thread (:func:`_single_thread_gemm`). Convolutions either copy each filter tap's strided view of the
-input into a patch block and run one BLAS GEMM per block, or, for large
+arrays: callers keep them. Big convolutions, poolings and activations share
+their blocks out between threads, each block to whichever thread is free
+first (:func:`_share_blocks`); their thin GEMMs and small transforms are cut
+into pieces small enough that OpenBLAS runs each on the calling thread
+(:func:`_single_thread_gemm`, :func:`_add_thin_gemm`,
+:func:`_single_thread_matmul`), since OpenBLAS's own threads stall whenever
+another process holds a core. Convolutions either copy each filter tap's
+strided view of the input into a patch block and run one BLAS GEMM per block, or, for large
 filters on small images, multiply discrete Fourier spectra (see
 :func:`conv2d_strategy`). Pooling reduces along rows first, where the runs
 are long and contiguous, and only then along columns.

@@ -4,11 +4,13 @@ image blocks (padded loads and scatters), thread splitting and single-thread GEM
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,8 +27,24 @@ _SCRATCH_MAX_BYTES = 32 << 20
 _PARALLEL_MIN_BYTES = 8 << 20
 _MAX_THREADS = 8
 
+# Compute-bound kernels made of GEMMs too small for BLAS to thread (the
+# fourier_gemm transforms and per-frequency products, stacked thin GEMMs)
+# share their images out between threads from this many flops on: about a
+# millisecond of one core.
+_PARALLEL_MIN_FLOPS = 20_000_000
+
+# Blocks per thread when a kernel shares its blocks out, so that the threads
+# finish together even when one of them gets less of a core.
+_BLOCKS_PER_THREAD = 4
+
 # OpenBLAS runs a GEMM of at most this M * N * K on the calling thread.
 _BLAS_SINGLE_THREAD_FLOPS = 65536 * 4
+
+# Contraction lengths of the pieces of a thin GEMM (_add_thin_gemm): 256
+# ran fastest for a 25 x 32 filter gradient; pieces shorter than 32 waste
+# most of each call on its fixed cost.
+_THIN_GEMM_MAX_STEP = 256
+_THIN_GEMM_MIN_STEP = 32
 
 
 def conv_output_size_and_padding(
@@ -202,25 +220,51 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_executor.cache_clear)
 
 
-def _split_images(run, batch: int, nbytes: int) -> None:
-    """``run(first, last)`` over contiguous shares of the images ``range(batch)``,
-    in parallel threads when ``nbytes`` of input make it worth it.
+def _parallel(nbytes: int, flops: int = 0) -> bool:
+    """Whether a kernel with ``nbytes`` of input or ``flops`` of single-thread GEMMs
+    is worth sharing out between threads."""
+    return nbytes >= _PARALLEL_MIN_BYTES or flops >= _PARALLEL_MIN_FLOPS
 
-    The calling thread runs the first share. ``run`` must write disjoint
-    parts of the output and take its buffers from :func:`_scratch` (which
-    is per thread).
+
+def _share_blocks(run, blocks: Iterable[Pair], parallel: bool) -> None:
+    """``run(blocks)`` in the calling thread and, when ``parallel``, in worker
+    threads at once, all drawing from the one iterator over ``blocks``.
+
+    Each block goes to whichever thread asks first, so when the machine is
+    busy and a worker gets no core, the calling thread does its blocks and
+    the kernel is no slower than on one thread (a fixed share per thread
+    would wait for the slowest). ``run`` must write disjoint parts of the
+    output per block and take its buffers from :func:`_scratch` (which is
+    per thread); it sees the blocks as an iterator, so it sets up its
+    buffers and accumulators once per thread.
     """
-    threads = min(_thread_count(), batch) if nbytes >= _PARALLEL_MIN_BYTES else 1
+    blocks = list(blocks)
+    # Advancing a list iterator is one step under the GIL: no block is taken twice.
+    shared = iter(blocks)
+    threads = min(_thread_count(), len(blocks)) if parallel else 1
     if threads <= 1:
-        run(0, batch)
+        run(shared)
         return
-    bounds = [batch * i // threads for i in range(threads + 1)]
-    futures = [_executor().submit(run, first, last) for first, last in zip(bounds[1:-1], bounds[2:])]
+    futures = [_executor().submit(run, shared) for _ in range(threads - 1)]
     try:
-        run(bounds[0], bounds[1])
+        run(shared)
     finally:
         for future in futures:
             future.result()
+
+
+def _shared_blocks(total: int, size: int, parallel: bool, per_thread: int = _BLOCKS_PER_THREAD) -> list[Pair]:
+    """The blocks for :func:`_share_blocks`: at most ``size`` long, and enough
+    of them that every thread gets ``per_thread``."""
+    return _even_blocks(total, size, _thread_count() * per_thread if parallel else 1)
+
+
+def _even_blocks(total: int, size: int, count: int = 1) -> list[Pair]:
+    """``range(total)`` cut into at least ``count`` (when there are that many)
+    contiguous blocks of even sizes, none bigger than ``size``."""
+    pieces = min(total, max(count, -(-total // max(1, size))))
+    bounds = [total * i // pieces for i in range(pieces + 1)] if pieces else [0]
+    return list(itertools.pairwise(bounds))
 
 
 def _single_thread_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
@@ -238,6 +282,50 @@ def _single_thread_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         np.matmul(a[:stacked].reshape(-1, step, depth), b, out=out[:stacked].reshape(-1, step, out.shape[1]))
     if stacked < rows:
         np.matmul(a[stacked:], b, out=out[stacked:])
+
+
+def _single_thread_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``np.matmul(a, b, out=out)`` for a small ``a`` (a transform matrix) and a
+    ``b`` wide enough that OpenBLAS would thread each GEMM: cut along the
+    columns of ``b`` so that each runs on the calling thread (threaded GEMMs
+    stall whenever another process holds a core)."""
+    rows, depth = a.shape[-2:]
+    width = b.shape[-1]
+    step = max(1, _BLAS_SINGLE_THREAD_FLOPS // max(1, rows * depth))
+    for start in range(0, width, step):
+        np.matmul(a, b[..., start : start + step], out=out[..., start : start + step])
+
+
+def _thin_gemm_step(depth: int, width: int) -> int:
+    """Rows per piece for :func:`_add_thin_gemm` on a ``(depth, n) @ (n, width)``
+    product, or 0 when the pieces would be too short to run well (a wide result)."""
+    step = min(_THIN_GEMM_MAX_STEP, _BLAS_SINGLE_THREAD_FLOPS // max(1, depth * width))
+    return step if step >= _THIN_GEMM_MIN_STEP else 0
+
+
+def _add_thin_gemm(a: np.ndarray, b: np.ndarray, total: np.ndarray, step: int) -> None:
+    """``total += a @ b`` for a long contraction ``(depth, n) @ (n, width)``, as a
+    stack of GEMMs over ``step`` of the ``n`` at a time, each small enough
+    that OpenBLAS runs it on the calling thread, summed at the end.
+
+    A filter gradient is such a product: thin (taps x channels) and as long as
+    the block has pixels. One BLAS call would be threaded, and threaded GEMMs
+    stall whenever another process holds a core; the stacked pieces also
+    keep both operands in cache.
+    """
+    depth, length = a.shape
+    count = length // step
+    stacked = count * step
+    partial = _scratch("thin_gemm_sum", total.shape, total.dtype)
+    if count:
+        products = _scratch("thin_gemm_products", (count, *total.shape), total.dtype)
+        pieces = a[:, :stacked].reshape(depth, count, step).transpose(1, 0, 2)
+        np.matmul(pieces, b[:stacked].reshape(count, step, b.shape[1]), out=products)
+        np.sum(products, axis=0, out=partial)
+        total += partial
+    if stacked < length:
+        np.matmul(a[:, stacked:], b[stacked:], out=partial)
+        total += partial
 
 
 def _compute_dtype(dtype) -> np.dtype:
@@ -288,25 +376,29 @@ class _PaddedScatter:
     the block is ``dx`` itself (created zeroed), so nothing is copied.
     ``overwrites=True`` promises that the caller writes every cell of each
     block: then nothing is zeroed (zeroed memory is fresh memory, whose
-    pages fault on first touch).
+    pages fault on first touch). The padded block is taken from the calling
+    thread's workspace, so threads may scatter disjoint images at once.
     """
 
     def __init__(self, dx_shape, dtype, pads: Pads, images: int, compute_dtype, overwrites=False):
         (self.top, bottom), (self.left, right) = pads
         self.direct = not (any(pads[0]) or any(pads[1])) and dtype == compute_dtype
         self.overwrites = overwrites
+        self.compute_dtype = compute_dtype
         if self.direct:
             self.dx = (np.empty if overwrites else np.zeros)(dx_shape, dtype)
         else:
             self.dx = np.empty(dx_shape, dtype)
             _, h, w, c = dx_shape
-            shape = (images, h + self.top + bottom, w + self.left + right, c)
-            self.buffer = _scratch("padded_gradient", shape, compute_dtype)
+            self.block_shape = (images, h + self.top + bottom, w + self.left + right, c)
+
+    def _buffer(self) -> np.ndarray:
+        return _scratch("padded_gradient", self.block_shape, self.compute_dtype)
 
     def begin(self, start: int, stop: int) -> np.ndarray:
         if self.direct:
             return self.dx[start:stop]
-        block = self.buffer[: stop - start]
+        block = self._buffer()[: stop - start]
         if not self.overwrites:
             block.fill(0)
         return block
@@ -314,7 +406,7 @@ class _PaddedScatter:
     def finish(self, start: int, stop: int) -> None:
         if not self.direct:
             _, h, w, _ = self.dx.shape
-            block = self.buffer[: stop - start]
+            block = self._buffer()[: stop - start]
             self.dx[start:stop] = block[:, self.top : self.top + h, self.left : self.left + w]
 
 

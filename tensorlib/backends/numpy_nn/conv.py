@@ -3,13 +3,15 @@ patch-GEMM kernels (shifted_gemm, im2col_gemm); fourier_gemm lives in :mod:`.fou
 
 from __future__ import annotations
 
-from typing import Iterator
+import math
+from collections.abc import Iterator
 
 import numpy as np
 
 from .blocks import (
     Pads,
     Pair,
+    _add_thin_gemm,
     _as_compute,
     _blocks,
     _compute_dtype,
@@ -17,9 +19,12 @@ from .blocks import (
     _images_per_block,
     _PaddedBlocks,
     _PaddedScatter,
+    _parallel,
     _scratch,
+    _share_blocks,
+    _shared_blocks,
     _single_thread_gemm,
-    _split_images,
+    _thin_gemm_step,
     resolve_conv_padding,
 )
 from .fourier import _fourier_conv2d, _fourier_conv2d_backprop_filter, _fourier_conv2d_backprop_input, _fourier_flops
@@ -184,8 +189,12 @@ class _PatchPlan:
             self.rows = max(1, _PATCH_BLOCK_BYTES // row_bytes)
         self.pixels = self.images * self.rows * out_w
 
-    def image_blocks(self, first: int = 0, last: int | None = None) -> Iterator[Pair]:
-        return _blocks(self.conv.batch if last is None else last, self.images, first)
+    def image_blocks(self) -> Iterator[Pair]:
+        return _blocks(self.conv.batch, self.images)
+
+    def share_image_blocks(self, run, parallel: bool) -> None:
+        """``run(blocks)`` over the image blocks, in threads when ``parallel``."""
+        _share_blocks(run, _shared_blocks(self.conv.batch, self.images, parallel), parallel)
 
     def row_blocks(self) -> Iterator[Pair]:
         return _blocks(self.geometry.out_hw[0], self.rows)
@@ -273,16 +282,16 @@ def conv2d(
     out = np.empty((conv.batch, out_h, out_w, conv.out_channels), dtype)
     w_matrix = plan.filter_matrix(w)
 
-    def run(first: int, last: int) -> None:
+    def run(blocks) -> None:
         scratch = _scratch("cast_result", plan.pixels * conv.out_channels, conv.compute_dtype)
         padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
-        for start, stop in plan.image_blocks(first, last):
+        for start, stop in blocks:
             padded = padded_blocks.load(start, stop)
             for rows in plan.row_blocks():
                 target = out[start:stop, rows[0] : rows[1]].reshape(-1, conv.out_channels)
                 _gemm_into(plan.gather(padded, rows), w_matrix, target, scratch)
 
-    _split_images(run, conv.batch, max(x.nbytes, out.nbytes))
+    plan.share_image_blocks(run, _parallel(max(x.nbytes, out.nbytes)))
     return out
 
 
@@ -362,12 +371,29 @@ def conv2d_backprop_filter(
     if conv.strategy == FOURIER_GEMM:
         return _fourier_conv2d_backprop_filter(conv, x, dy)
     plan = _PatchPlan(conv)
-    total = np.zeros((plan.k, conv.out_channels), conv.compute_dtype)
-    partial = np.empty_like(total)
-    padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
-    for start, stop in plan.image_blocks():
-        padded = padded_blocks.load(start, stop)
-        for rows, dy_block in plan.out_gradient_blocks(dy, start, stop):
-            np.matmul(plan.gather(padded, rows).T, dy_block, out=partial)
-            total += partial
+    step = _thin_gemm_step(plan.k, conv.out_channels)
+    # Each thread sums its blocks' products into a total of its own.
+    totals = []
+
+    def run(blocks) -> None:
+        total = np.zeros((plan.k, conv.out_channels), conv.compute_dtype)
+        partial = np.empty_like(total)
+        padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
+        for start, stop in blocks:
+            padded = padded_blocks.load(start, stop)
+            for rows, dy_block in plan.out_gradient_blocks(dy, start, stop):
+                patches_t = plan.gather(padded, rows).T
+                if step:
+                    _add_thin_gemm(patches_t, dy_block, total, step)
+                else:
+                    np.matmul(patches_t, dy_block, out=partial)
+                    total += partial
+        totals.append(total)
+
+    # Only thin products run on one thread each; a wide one is left to BLAS's threads.
+    flops = 2 * conv.batch * math.prod(conv.geometry.out_hw) * plan.k * conv.out_channels
+    plan.share_image_blocks(run, bool(step) and _parallel(x.nbytes + dy.nbytes, flops))
+    total = totals[0]
+    for other in totals[1:]:
+        total += other
     return total.astype(dtype, copy=False).reshape(filter_shape)

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .blocks import Pair, _as_compute, _blocks, _images_per_block, _scratch
+from .blocks import (
+    Pair,
+    _as_compute,
+    _blocks,
+    _images_per_block,
+    _parallel,
+    _scratch,
+    _share_blocks,
+    _shared_blocks,
+    _single_thread_matmul,
+)
 
 if TYPE_CHECKING:  # conv.py imports this module; the plan only annotates with its shapes
     from .conv import _ConvShapes
@@ -17,6 +27,12 @@ if TYPE_CHECKING:  # conv.py imports this module; the plan only annotates with i
 # transform work buffer of one block of images.
 _FOURIER_CHUNK_BYTES = 4 << 20
 _FOURIER_BLOCK_BYTES = 1 << 20
+
+# The filter gradient adds one (F, 2 Cin, 2 Cout) product per chunk into its
+# sum, many times the traffic of the spectra: its chunks are bigger, and
+# each thread takes only two.
+_FOURIER_GRAM_CHUNK_BYTES = 16 << 20
+_FOURIER_GRAM_BLOCKS_PER_THREAD = 2
 
 
 def _fourier_flops(in_hw: Pair, out_hw: Pair, padded_hw: Pair, in_c: int, out_c: int) -> int:
@@ -103,7 +119,7 @@ class _FourierPlan:
     with both dimensions doubled.
     """
 
-    def __init__(self, conv: _ConvShapes):
+    def __init__(self, conv: _ConvShapes, chunk_bytes: int | None = None):
         self.conv = conv
         geometry = conv.geometry
         (top, bottom), (left, right) = geometry.pads
@@ -121,16 +137,21 @@ class _FourierPlan:
         # fixed cost is paid once per chunk: chunks are as big as memory
         # allows. The transforms run on sub-blocks that stay in cache.
         spectra_bytes = itemsize * 2 * self.frequencies * (in_c + out_c)
-        self.images = _images_per_block(conv.batch, spectra_bytes, _FOURIER_CHUNK_BYTES)
+        chunk_bytes = _FOURIER_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
+        self.images = _images_per_block(conv.batch, spectra_bytes, chunk_bytes)
         self.work_per_image = 2 * self.half_h * max(w, out_w) * max(in_c, out_c)
         self.transform_images = _images_per_block(self.images, itemsize * self.work_per_image, _FOURIER_BLOCK_BYTES)
+        # Its GEMMs are too small for BLAS to thread: the images are shared out instead.
+        self.flops = conv.batch * _fourier_flops((h, w), geometry.out_hw, self.lengths, in_c, out_c)
 
     def _work(self, size: int) -> np.ndarray:
         """The front of the reused transform work buffer."""
         return _scratch("fourier_work", size, self.conv.compute_dtype)
 
-    def image_blocks(self) -> Iterator[Pair]:
-        return _blocks(self.conv.batch, self.images)
+    def share_image_blocks(self, run, **per_thread) -> None:
+        """``run(blocks)`` over chunks of the batch, in threads when it pays."""
+        parallel = _parallel(0, self.flops)
+        _share_blocks(run, _shared_blocks(self.conv.batch, self.images, parallel, **per_thread), parallel)
 
     def spectra_buffer(self, purpose: str, channels: int) -> np.ndarray:
         shape = (self.images, self.frequencies, 2, channels)
@@ -148,11 +169,9 @@ class _FourierPlan:
             half = self._work((stop - start) * 2 * self.half_h * n_w * channels)
             half = half.reshape(stop - start, 2 * self.half_h, n_w * channels)
             block = signal[start:stop].reshape(stop - start, n_h, n_w * channels)
-            np.matmul(rows, block, out=half)
-            np.matmul(
-                cols,
-                half.reshape(-1, 2 * n_w, channels),
-                out=out[start:stop].reshape(-1, 2 * length_w, channels),
+            _single_thread_matmul(rows, block, half)
+            _single_thread_matmul(
+                cols, half.reshape(-1, 2 * n_w, channels), out[start:stop].reshape(-1, 2 * length_w, channels)
             )
         return out[:images]
 
@@ -167,15 +186,11 @@ class _FourierPlan:
         for start, stop in _blocks(images, self.transform_images):
             by_row_frequency = self._work((stop - start) * 2 * self.half_h * m_w * channels)
             by_row_frequency = by_row_frequency.reshape(-1, 2 * m_w, channels)
-            np.matmul(
-                cols,
-                spectrum[start:stop].reshape(-1, 2 * length_w, channels),
-                out=by_row_frequency,
-            )
-            np.matmul(
+            _single_thread_matmul(cols, spectrum[start:stop].reshape(-1, 2 * length_w, channels), by_row_frequency)
+            _single_thread_matmul(
                 rows,
                 by_row_frequency.reshape(stop - start, 2 * self.half_h, m_w * channels),
-                out=out[start:stop].reshape(stop - start, m_h, m_w * channels),
+                out[start:stop].reshape(stop - start, m_h, m_w * channels),
             )
 
     def filter_spectrum(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -191,10 +206,10 @@ class _FourierPlan:
         """``out[b, f] = spectrum[b, f] @ blocks[f]`` for the images of ``spectrum``."""
         images = spectrum.shape[0]
         product = out[:images]
-        np.matmul(
+        _single_thread_matmul(
             spectrum.reshape(images, self.frequencies, -1).transpose(1, 0, 2),
             blocks,
-            out=product.reshape(images, self.frequencies, -1).transpose(1, 0, 2),
+            product.reshape(images, self.frequencies, -1).transpose(1, 0, 2),
         )
         return product
 
@@ -252,38 +267,64 @@ def _fourier_apply(
     image block by image block.  A side is ("input" | "output", its pixel positions)."""
     source_name, source_positions = source_side
     target_name, target_positions = target_side
-    source_spectra = plan.spectra_buffer(f"{source_name}_spectra", source.shape[-1])
-    target_spectra = plan.spectra_buffer(f"{target_name}_spectra", target.shape[-1])
     cast = "cast_input" if source_name == "input" else "cast_out_gradient"
-    scratch = _scratch(cast, plan.images * source[0].size, plan.conv.compute_dtype)
-    for start, stop in plan.image_blocks():
-        spectrum = plan.spectrum(_as_compute(source[start:stop], scratch), source_positions, source_spectra)
-        product = plan.per_frequency_product(spectrum, blocks, target_spectra)
-        _synthesize_into(plan, product, target_positions, target[start:stop])
+
+    def run(image_blocks) -> None:
+        source_spectra = plan.spectra_buffer(f"{source_name}_spectra", source.shape[-1])
+        target_spectra = plan.spectra_buffer(f"{target_name}_spectra", target.shape[-1])
+        scratch = _scratch(cast, plan.images * source[0].size, plan.conv.compute_dtype)
+        for start, stop in image_blocks:
+            spectrum = plan.spectrum(_as_compute(source[start:stop], scratch), source_positions, source_spectra)
+            product = plan.per_frequency_product(spectrum, blocks, target_spectra)
+            _synthesize_into(plan, product, target_positions, target[start:stop])
+
+    plan.share_image_blocks(run)
 
 
 def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.ndarray):
-    plan = _FourierPlan(conv)
+    plan = _FourierPlan(conv, _FOURIER_GRAM_CHUNK_BYTES)
+    kh, kw = conv.geometry.kernel_hw
+    # The synthesis is linear: each thread's share of the batch gives a partial filter gradient.
+    partials = []
+
+    def run(blocks) -> None:
+        partials.append(_fourier_filter_gradient_share(plan, x, dy, blocks))
+
+    plan.share_image_blocks(run, per_thread=_FOURIER_GRAM_BLOCKS_PER_THREAD)
+    dw = partials[0]
+    for partial in partials[1:]:
+        dw += partial
+    return dw.reshape(kh, kw, conv.in_channels, conv.out_channels).astype(conv.dtype, copy=False)
+
+
+def _fourier_filter_gradient_share(plan: _FourierPlan, x: np.ndarray, dy: np.ndarray, blocks):
+    """The filter gradient ``(1, KH, KW, Cin * Cout)`` from the image ``blocks``, in a fresh array."""
+    conv = plan.conv
     in_c, out_c = conv.in_channels, conv.out_channels
     # dw = x correlated with dy: DW = sum over images of X^T conj(DY).
     gram = _scratch("gram", (plan.frequencies, 2 * in_c, 2 * out_c), conv.compute_dtype)
-    gram.fill(0)
     partial = _scratch("partial_gram", gram.shape, conv.compute_dtype)
+    summed = 0
     x_spectra = plan.spectra_buffer("input_spectra", in_c)
     dy_spectra = plan.spectra_buffer("output_spectra", out_c)
     x_scratch = _scratch("cast_input", plan.images * x[0].size, conv.compute_dtype)
     dy_scratch = _scratch("cast_out_gradient", plan.images * dy[0].size, conv.compute_dtype)
-    for start, stop in plan.image_blocks():
+    for start, stop in blocks:
         images = stop - start
         x_block, dy_block = _as_compute(x[start:stop], x_scratch), _as_compute(dy[start:stop], dy_scratch)
         x_spectrum = plan.spectrum(x_block, plan.input_positions, x_spectra)
         dy_spectrum = plan.spectrum(dy_block, plan.output_positions, dy_spectra)
-        np.matmul(
+        # The first chunk's product is the sum so far: no zeroing, no adding.
+        _single_thread_matmul(
             x_spectrum.reshape(images, plan.frequencies, 2 * in_c).transpose(1, 2, 0),
             dy_spectrum.reshape(images, plan.frequencies, 2 * out_c).transpose(1, 0, 2),
-            out=partial,
+            partial if summed else gram,
         )
-        gram += partial
+        if summed:
+            gram += partial
+        summed += 1
+    if not summed:
+        gram.fill(0)
     gram = gram.reshape(plan.frequencies, 2, in_c, 2, out_c)
     spectrum = _scratch("filter_spectrum", (plan.frequencies, 2, in_c, out_c), conv.compute_dtype)
     np.add(gram[:, 0, :, 0], gram[:, 1, :, 1], out=spectrum[:, 0])
@@ -291,7 +332,7 @@ def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.nda
     kh, kw = conv.geometry.kernel_hw
     dw = np.empty((1, kh, kw, in_c * out_c), conv.compute_dtype)  # fresh: it is returned
     plan.synthesis(spectrum.reshape(1, plan.frequencies, 2, in_c * out_c), plan.tap_positions, dw)
-    return dw.reshape(kh, kw, in_c, out_c).astype(conv.dtype, copy=False)
+    return dw
 
 
 def _synthesize_into(plan: _FourierPlan, spectrum, positions, target: np.ndarray) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .blocks import _split_images
+from .blocks import _parallel, _share_blocks, _shared_blocks
 
 # Rows are taken in blocks of about this many bytes of output: well inside L2, so the activation
 # reads back what the addition just wrote from cache (measured on the LeNet bias + ReLU, 128 x 28 x
@@ -52,14 +52,14 @@ def add_activation(x: np.ndarray, y: np.ndarray, *, activation: str, out: np.nda
         return out
     rows = max(1, BLOCK_BYTES // max(1, out.nbytes // out.shape[0]))
 
-    def run(first, last):
-        for start in range(first, last, rows):
-            stop = min(start + rows, last)
+    def run(blocks):
+        for start, stop in blocks:
             block = out[start:stop]
             np.add(_rows(x, start, stop, out.ndim), _rows(y, start, stop, out.ndim), out=block)
             apply(block)
 
-    _split_images(run, out.shape[0], out.nbytes)
+    parallel = _parallel(out.nbytes)
+    _share_blocks(run, _shared_blocks(out.shape[0], rows, parallel), parallel)
     return out
 
 

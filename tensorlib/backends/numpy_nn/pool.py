@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -16,9 +16,11 @@ from .blocks import (
     _images_per_block,
     _PaddedBlocks,
     _PaddedScatter,
+    _parallel,
     _scratch,
+    _share_blocks,
+    _shared_blocks,
     _single_thread_gemm,
-    _split_images,
 )
 
 # Input bytes of one pooling block; its row-reduced copy then stays in L2.
@@ -58,8 +60,13 @@ class _PoolPlan:
             in_w + left + right,
         )
 
-    def image_blocks(self, first: int = 0, last: int | None = None) -> Iterator[Pair]:
-        return _blocks(self.batch if last is None else last, self.images, first)
+    def image_blocks(self) -> Iterator[Pair]:
+        return _blocks(self.batch, self.images)
+
+    def share_image_blocks(self, run, nbytes: int) -> None:
+        """``run(blocks)`` over the image blocks, in threads for an ``nbytes`` input big enough."""
+        parallel = _parallel(nbytes)
+        _share_blocks(run, _shared_blocks(self.batch, self.images, parallel), parallel)
 
     def row_tap_views(self, padded: np.ndarray) -> list[np.ndarray]:
         """Per row tap, the padded rows (as far as ``used_w``) that it meets."""
@@ -125,12 +132,12 @@ def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float,
             scale = None
     needs_cast = plan.compute_dtype != x.dtype
 
-    def run(first: int, last: int) -> None:
+    def run(blocks) -> None:
         block_shape = (plan.images, out_h, out_w, channels)
         row_pooled_all = _scratch("row_pooled", (plan.images, out_h, plan.used_w, channels), plan.compute_dtype)
         out_scratch = _scratch("cast_result", block_shape, plan.compute_dtype) if needs_cast else None
         padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, fill, plan.compute_dtype)
-        for start, stop in plan.image_blocks(first, last):
+        for start, stop in blocks:
             padded = padded_blocks.load(start, stop)
             row_pooled = row_pooled_all[: stop - start]
             _reduce_views(reduce, plan.row_tap_views(padded), row_pooled)
@@ -144,7 +151,7 @@ def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float,
             if needs_cast:
                 np.copyto(out[start:stop], target)
 
-    _split_images(run, plan.batch, x.nbytes)
+    plan.share_image_blocks(run, x.nbytes)
     return out
 
 
@@ -284,27 +291,31 @@ def max_pool_grad(
     _check_pool_out_shape("max_pool_grad", y, plan)
     _check_pool_out_shape("max_pool_grad", dy, plan)
     block_shape = (plan.images, *plan.geometry.out_hw, plan.channels)
-    hit, taken = _scratch("hit", block_shape, bool), _scratch("taken", block_shape, bool)
-    padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, np.nan, plan.compute_dtype)
     overlap = plan.geometry.windows_overlap
     scatter = _PaddedScatter(
         x.shape, dy.dtype, plan.geometry.pads, plan.images, plan.compute_dtype, overwrites=plan.windows_tile
     )
-    for start, stop in plan.image_blocks():
-        images = stop - start
-        padded_dx = scatter.begin(start, stop)
-        dy_block = dy[start:stop]
-        hits = _first_max_hits(plan, padded_blocks.load(start, stop), y[start:stop], hit[:images], taken[:images])
-        for tap, tap_hit in hits:
-            view = plan.geometry.tap_view(padded_dx, tap)
-            if overlap:
-                np.add(view, dy_block, out=view, where=tap_hit)
-            else:
-                # Each cell is in one window at most, so writing the zeros
-                # too is right, and it is several times faster than a
-                # masked copy on sparse masks.
-                np.multiply(dy_block, tap_hit, out=view)
-        scatter.finish(start, stop)
+
+    def run(blocks) -> None:
+        hit, taken = _scratch("hit", block_shape, bool), _scratch("taken", block_shape, bool)
+        padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, np.nan, plan.compute_dtype)
+        for start, stop in blocks:
+            images = stop - start
+            padded_dx = scatter.begin(start, stop)
+            dy_block = dy[start:stop]
+            hits = _first_max_hits(plan, padded_blocks.load(start, stop), y[start:stop], hit[:images], taken[:images])
+            for tap, tap_hit in hits:
+                view = plan.geometry.tap_view(padded_dx, tap)
+                if overlap:
+                    np.add(view, dy_block, out=view, where=tap_hit)
+                else:
+                    # Each cell is in one window at most, so writing the zeros
+                    # too is right, and it is several times faster than a
+                    # masked copy on sparse masks.
+                    np.multiply(dy_block, tap_hit, out=view)
+            scatter.finish(start, stop)
+
+    plan.share_image_blocks(run, x.nbytes)
     return scatter.dx
 
 
