@@ -155,18 +155,39 @@ def in_mode(mode: Mode):
     """
     if not isinstance(mode, Mode):
         raise TypeError(f"dispatch.in_mode: expected a dispatch.Mode, got {type(mode).__name__} {mode!r:.60}")
+    modes = local_state().modes
+    with tapes_paused():
+        modes.append(mode)
+        try:
+            yield mode
+        finally:
+            for i in range(len(modes) - 1, -1, -1):  # the innermost entry: one mode may be entered twice
+                if modes[i] is mode:
+                    del modes[i]
+                    break
+
+
+@contextlib.contextmanager
+def tapes_paused():
+    """Pause every tape recording in this thread for the block; they resume on the way out, also by an exception.
+
+    >>> import tensorlib as tl
+    >>> from tensorlib import dispatch
+    >>> x = tl.tensor(3.0)
+    >>> with tl.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     with dispatch.tapes_paused():
+    ...         hidden = x * x  # not recorded: no gradient flows through it
+    ...     y = x * hidden
+    >>> float(tape.gradient(y, x))
+    9.0
+    """
     st = local_state()
     tapes = st.tapes[:]
     st.tapes.clear()
-    st.modes.append(mode)
     try:
-        yield mode
+        yield
     finally:
-        modes = st.modes
-        for i in range(len(modes) - 1, -1, -1):  # the innermost entry: one mode may be entered twice
-            if modes[i] is mode:
-                del modes[i]
-                break
         st.tapes[:] = tapes
 
 

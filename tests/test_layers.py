@@ -21,6 +21,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 import tensorlib
 
 PACKAGE = pathlib.Path(tensorlib.__file__).parent
@@ -253,3 +255,19 @@ def test_importing_a_low_module_in_a_fresh_interpreter_loads_only_its_layer_and_
         above = [m for m in found if not _is_package(m) and _layer(m) > _layer(name)]
         assert not above, f"importing {name} ({LAYERS[_layer(name)]}) loads {above}"
     assert "tensorlib.grad.api" not in loaded["tensorlib.ops.math"]
+
+
+def test_the_lazy_package_namespaces_give_every_exported_name():
+    import tensorlib.grad.backprop
+    import tensorlib.ops._explain
+    import tensorlib.ops.math
+
+    assert all(getattr(tensorlib.grad, name) is not None for name in tensorlib.grad.__all__)
+    assert all(getattr(tensorlib.ops, name) is not None for name in tensorlib.ops.__all__)
+    assert tensorlib.ops.explain is tensorlib.ops._explain.explain  # the function, not a module of that name
+    assert tensorlib.ops.math is sys.modules["tensorlib.ops.math"]
+    assert tensorlib.grad.GradientTape is sys.modules["tensorlib.grad.tape"].GradientTape
+    assert tensorlib.grad.backprop is sys.modules["tensorlib.grad.backprop"]  # the engine's module
+    for package in (tensorlib.grad, tensorlib.ops):
+        with pytest.raises(AttributeError, match=rf"^module '{package.__name__}' has no attribute 'no_such_name'$"):
+            package.no_such_name  # noqa: B018

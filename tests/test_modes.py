@@ -211,3 +211,19 @@ def test_tracing_and_explains_dry_run_are_modes():
     nodes = dry.run(tl.nn.relu, tl.ones((2, 2)))
     assert isinstance(dry, dispatch.Mode) and nodes == dry.graph.nodes
     assert [n.op_type for n in nodes] == ["Relu"] and nodes[0].outputs[0].shape == (2, 2)
+
+
+def test_tapes_paused_resumes_them_also_on_an_exception():
+    x = tl.tensor(np.array([1.0, 2.0]))
+    with tl.GradientTape() as outer, tl.GradientTape() as inner:
+        outer.watch(x)
+        inner.watch(x)
+        with pytest.raises(KeyError):
+            with dispatch.tapes_paused():
+                assert _state() == ([], [])
+                hidden = tl.exp(x)
+                raise KeyError("boom")
+        assert _state() == ([], [outer, inner])
+        y = tl.sum(x * hidden)
+    np.testing.assert_allclose(outer.gradient(y, x).numpy(), np.exp([1.0, 2.0]))  # hidden is a constant
+    np.testing.assert_allclose(inner.gradient(y, x).numpy(), np.exp([1.0, 2.0]))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import weakref
 
@@ -13,16 +12,6 @@ from ..tensor import Tensor
 from . import registry
 from .. import tree
 from .tape import GradientTape
-
-
-@contextlib.contextmanager
-def _tapes_paused():
-    saved = list(dispatch.tapes)
-    dispatch.tapes.clear()
-    try:
-        yield
-    finally:
-        dispatch.tapes[:] = saved
 
 
 def _custom_infer(*inputs, grad_fn, n_inputs, n_variables):
@@ -134,7 +123,7 @@ def custom_gradient(f):
             y, _ = _outputs_and_grad_fn(f, f(*args, **kwargs))
             return y
         tensor_args = [a for a in args if isinstance(a, Tensor)]
-        with _tapes_paused():
+        with dispatch.tapes_paused():
             reads = GradientTape()  # records no one's gradient: it only learns which Variables f reads
             with reads:
                 y, grad_fn = _outputs_and_grad_fn(f, f(*args, **kwargs))
