@@ -748,9 +748,12 @@ _take_along = defop(
 @_take_along.generic
 def _take_along_kernel(xp, x, indices, *, axis):
     size = x.shape[axis]
-    if indices.size and (int(xp.min(indices)) < -size or int(xp.max(indices)) >= size):
+    lowest = int(xp.min(indices)) if indices.size else 0
+    if indices.size and (lowest < -size or int(xp.max(indices)) >= size):
         raise IndexError(f"TakeAlongAxis: an index is out of bounds for axis {axis} with size {size}")
-    return xp.take_along_axis(x, xp.where(indices < 0, indices + size, indices), axis=axis)
+    if lowest < 0:  # the standard leaves negative indices to the library
+        indices = xp.where(indices < 0, indices + size, indices)
+    return xp.take_along_axis(x, indices, axis=axis)
 
 
 register_gradient(
