@@ -6,7 +6,6 @@ outside the plan makes the step allocate instead of overwriting it; concurrent r
 after the first runs a pooled graph touches no new pages.
 """
 
-import resource
 import threading
 
 import numpy as np
@@ -142,6 +141,7 @@ def test_concurrent_runs_of_one_graph_give_each_caller_its_own_result():
 
 
 def _pages_touched(fn, runs):
+    resource = pytest.importorskip("resource")  # POSIX only
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     for _ in range(runs):
         fn()
