@@ -126,6 +126,18 @@ def test_arrays_given_to_public_functions_are_captured_by_reference_too(use):
     assert f.trace_count == 1
 
 
+def test_a_temporary_view_of_a_closed_over_array_is_read_by_reference():
+    weights = np.ones((3, 2))
+    f = tl.function(lambda x: x @ weights.T)  # weights.T dies with the trace, but it views weights
+    x = tl.ones((1, 2), dtype="float64")
+    assert f(x).numpy().tolist() == [[2.0, 2.0, 2.0]]
+    weights[:] = 2.0
+    assert f(x).numpy().tolist() == [[4.0, 4.0, 4.0]]
+    # A view of a temporary is itself a temporary: frozen into the graph as a constant.
+    g = tl.function(lambda x: x * np.arange(4.0)[::2])
+    assert g(x).numpy().tolist() == [[0.0, 2.0]] and g.get_graph(x).captures == []
+
+
 def test_closed_over_array_output_does_not_alias_the_array():
     data = np.array([1.0, 2.0])
     f = tl.function(lambda: tl.identity(data))
