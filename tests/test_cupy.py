@@ -287,8 +287,10 @@ def test_random_draws_and_dropout_run_on_the_device_with_cupys_generator(monkeyp
     k = tl.random.uniform((1000,), 0, 5, dtype="int64", backend="cupy")
     t = tl.random.truncated_normal((20000,), backend="cupy")
     y = tl.nn.dropout(x, 0.5, seed=4)
+    with tl.backend("cupy"):
+        w = tl.initializers.he_normal((64, 32), seed=5)
     monkeypatch.undo()
-    for a in (x, u, k, t, y):
+    for a in (x, u, k, t, y, w):
         assert isinstance(a._value, cupy.ndarray)
     assert abs(float(x.numpy().mean()) - 1.0) < 0.1 and abs(float(x.numpy().std()) - 2.0) < 0.1
     assert -1.0 <= u.numpy().min() and u.numpy().max() < 1.0 and set(k.numpy().tolist()) == {0, 1, 2, 3, 4}
