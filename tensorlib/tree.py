@@ -62,7 +62,10 @@ class TreeDef:
     def __init__(self, kind: str, meta, children: tuple):
         if kind not in KINDS:
             raise ValueError(f"tl.tree.TreeDef: kind {kind!r} is not one of {KINDS}")
-        self._key = (kind, (type(meta), meta) if kind == _CONSTANT else meta, tuple([c._key for c in children]))
+        if kind == _LEAF:
+            self._key = _LEAF_KEY  # the one leaf key: unflatten tests it by identity
+        else:
+            self._key = (kind, (type(meta), meta) if kind == _CONSTANT else meta, tuple([c._key for c in children]))
         self._num_leaves = None
 
     @classmethod
@@ -275,7 +278,8 @@ def _unflatten(key, leaves):
         return None
     if kind == _CONSTANT:
         return meta[1]
-    items = [_unflatten(child, leaves) for child in children]
+    # A leaf child is taken in place (the common case, and the one rebuilt at every tl.function call).
+    items = [next(leaves) if child is _LEAF_KEY else _unflatten(child, leaves) for child in children]
     if kind == _LIST:
         return items
     if kind == _TUPLE:

@@ -4,9 +4,11 @@ second order, traced vs eager, with the same checks as the NumPy catalogue tests
 ``array_api_strict`` runs in CI (it is in the test extra): a generic kernel that
 uses anything outside the Array API standard fails here, so what passes runs on
 CuPy too.  CuPy runs where a GPU is present and is skipped cleanly elsewhere.
-An entry is skipped on a backend only for the reason ``skip_reason`` gives (an
-op whose kernels are NumPy-only, a dtype the backend lacks); those ops raise a
-clear error there instead of copying through the host (tested below).
+An entry is skipped on a backend only for a dtype the backend lacks.  An op
+with no kernel on a backend raises a clear error naming the op and the
+backend instead of copying through the host: the forward test asserts that
+error, and the ops that have no kernel on ``array_api_strict`` are exactly the
+short list below.
 """
 
 import contextlib
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 import tensorlib as tl
 from tensorlib.testing import KinkError, check_forward, check_sample_grads
-from tensorlib.testing.backends import available, skip_reason, unchecked_op_error
+from tensorlib.testing.backends import available, lacks_kernel, ops_without_kernel, skip_reason
 from tensorlib.testing.op_db import all_opinfos
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -36,27 +38,61 @@ TRACED = [(info, b) for b in BACKENDS for info in INFOS]
 CONVENTIONS = {("cupy", "linalg.eigh"), ("cupy", "linalg.svd"), ("cupy", "argsort")}
 
 
+# The ops with no kernel on array_api_strict, each for its reason (tl.ops.explain says it too).  A new op
+# joins this list only when its kernel genuinely cannot be written against the Array API standard.
+NUMPY_ONLY = {  # SciPy's special functions: the standard has none
+    "BesselI0",
+    "BesselI0e",
+    "BesselI1",
+    "BesselI1e",
+    "Beta",
+    "Betaln",
+    "Digamma",
+    "Erfc",
+    "Erfcinv",
+    "Erfinv",
+    "Gamma",
+    "Lgamma",
+    "LogNdtr",
+    "Ndtr",
+    "Polygamma",
+}
+NUMPY_AND_CUPY_ONLY = {  # erf: scipy.special on NumPy, cupyx.scipy.special on CuPy
+    "Erf",
+    "Gelu",
+}
+NN_KERNELS_ONLY = {  # the nn kernels of backends/numpy_nn and backends/cupy_nn
+    "AvgPool",
+    "AvgPoolGrad",
+    "Conv2D",
+    "Conv2DBackpropFilter",
+    "Conv2DBackpropInput",
+    "FusedBatchNormGradV3",
+    "FusedBatchNormV3",
+    "MaxPool",
+    "MaxPoolGrad",
+    "MaxPoolGradGrad",
+}
+
+
+def _lacking(info, backend):
+    """The entry's op types that have no kernel on ``backend``."""
+    return [op_type for op_type in info.op_types if lacks_kernel(op_type, backend)]
+
+
 def _skip_unless_runs(info, dtype, backend):
     reason = skip_reason(info, dtype, backend)
     if reason is not None:
         pytest.skip(reason)
+    lacking = _lacking(info, backend)
+    if lacking:
+        pytest.skip(f"{', '.join(lacking)}: no kernel for backend {backend!r} (the forward test asserts the error)")
 
 
 @contextlib.contextmanager
 def _on_backend(backend):
-    """Run on ``backend``; an op composed of one whose kernels are NumPy-only skips with its clear error."""
-    try:
-        with tl.backend(backend), np.errstate(all="ignore"):
-            yield
-    except LookupError as e:
-        if f"no kernel for backend {backend!r}" not in str(e):
-            raise
-        pytest.skip(str(e))
-    except (AttributeError, TypeError, ValueError) as e:
-        reason = unchecked_op_error(e, backend)
-        if reason is None:
-            raise
-        pytest.skip(reason)
+    with tl.backend(backend), np.errstate(all="ignore"):
+        yield
 
 
 def _on(backend, sample):
@@ -69,10 +105,19 @@ def _on(backend, sample):
 @settings(max_examples=2, phases=[Phase.explicit, Phase.generate])  # no shrinking: cheap
 @given(data=st.data())
 def test_forward_matches_numpy_reference_on_backend(info, dtype, backend, data):
-    _skip_unless_runs(info, dtype, backend)
+    reason = skip_reason(info, dtype, backend)
+    if reason is not None:
+        pytest.skip(reason)
     if (backend, info.name) in CONVENTIONS:
         pytest.skip(f"{info.name}: vector signs / tie order follow the backend's solver")
     sample = data.draw(info.samples(dtype), label="sample")
+    lacking = _lacking(info, backend)
+    if lacking:
+        # No silent host round trip: one LookupError naming an op the entry lists and the backend.
+        with pytest.raises(LookupError, match=rf"^({'|'.join(lacking)}): no kernel for backend '{backend}'"):
+            with _on_backend(backend):
+                info.op(*_on(backend, sample), **sample.kwargs)
+        return
     with _on_backend(backend):
         check_forward(info.op, sample, info.ref, *info.tolerances(dtype), name=f"{info.name} on {backend}")
         for out in tl.tree.leaves(info.op(*_on(backend, sample), **sample.kwargs)):
@@ -185,3 +230,25 @@ def test_strict_gradients_and_graphs_stay_on_the_backend():
     assert g.backend.name == "array_api_strict"
     t = np.tanh([0.3, -1.2])
     np.testing.assert_allclose(g.numpy(), t + (1 - t * t) * [0.3, -1.2])
+
+
+def test_ops_without_a_strict_kernel_are_exactly_the_listed_ones_and_explain_says_why():
+    _strict()
+    assert set(ops_without_kernel("array_api_strict")) == NUMPY_ONLY | NUMPY_AND_CUPY_ONLY | NN_KERNELS_ONLY
+    for op_type in sorted(NUMPY_ONLY):
+        text = tl.ops.explain(op_type)
+        assert "array_api_strict: no kernel (kernels: numpy; it runs on NumPy only (needs scipy.special." in text
+    for op_type in sorted(NUMPY_AND_CUPY_ONLY | NN_KERNELS_ONLY):
+        assert "array_api_strict: no kernel (kernels: cupy, numpy; it runs on cupy, numpy only" in tl.ops.explain(
+            op_type
+        )
+
+
+@pytest.mark.parametrize("op_type", sorted(NUMPY_ONLY | NUMPY_AND_CUPY_ONLY))
+def test_each_listed_op_raises_naming_op_and_backend_on_strict(op_type):
+    _strict()
+    op = tl.ops.get(op_type)
+    x = tl.tensor(np.array([0.25, 0.5]), backend="array_api_strict")
+    attrs = {"n": 1} if op_type == "Polygamma" else {"approximate": False} if op_type == "Gelu" else {}
+    with pytest.raises(LookupError, match=rf"^{op_type}: no kernel for backend 'array_api_strict' \(kernels: "):
+        op(*[x] * len(op.input_names), **attrs)

@@ -241,3 +241,29 @@ def test_to_moves_between_backends_and_random_draws_follow_the_seed():
         b = tl.random.normal((3,))
     assert a.backend.name == "cupy"
     np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_random_draws_and_dropout_run_on_the_device_with_cupys_generator(monkeypatch):
+    backend = _gpu()
+    import cupy
+
+    def no_host(*args, **kwargs):
+        raise AssertionError("a random draw went through the host")
+
+    monkeypatch.setattr(backend, "asarray", no_host)  # a host draw would be converted with asarray
+    tl.random.seed(3)
+    x = tl.random.normal((20000,), 1.0, 2.0, backend="cupy")
+    u = tl.random.uniform((20000,), -1.0, 1.0, dtype="float64", backend="cupy")
+    k = tl.random.uniform((1000,), 0, 5, dtype="int64", backend="cupy")
+    t = tl.random.truncated_normal((20000,), backend="cupy")
+    y = tl.nn.dropout(x, 0.5, seed=4)
+    monkeypatch.undo()
+    for a in (x, u, k, t, y):
+        assert isinstance(a._value, cupy.ndarray)
+    assert abs(float(x.numpy().mean()) - 1.0) < 0.1 and abs(float(x.numpy().std()) - 2.0) < 0.1
+    assert -1.0 <= u.numpy().min() and u.numpy().max() < 1.0 and set(k.numpy().tolist()) == {0, 1, 2, 3, 4}
+    assert np.abs(t.numpy()).max() <= 2.0
+    assert 0.45 < float((y.numpy() == 0).mean()) < 0.55
+    tl.random.seed(3)
+    np.testing.assert_array_equal(tl.random.normal((20000,), 1.0, 2.0, backend="cupy").numpy(), x.numpy())
+    assert type(tl.random.Generator(0)._stream(backend)).__module__.startswith("cupy")

@@ -515,9 +515,14 @@ def test_thin_gemm_sums_its_pieces(length, fortran):
 
 def test_single_thread_matmul_cuts_wide_operands(monkeypatch):
     monkeypatch.setattr(blocks, "_BLAS_SINGLE_THREAD_FLOPS", 50)
+    monkeypatch.setattr(blocks, "_THIN_GEMM_MIN_STEP", 2)
     rng = np.random.default_rng(11)
     a = rng.standard_normal((4, 3))
     b = rng.standard_normal((2, 3, 23))  # a broadcast over a batch, 23 = 5 pieces of 4 and 3
+    out = np.empty((2, 4, 23))
+    blocks._single_thread_matmul(a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+    monkeypatch.setattr(blocks, "_THIN_GEMM_MIN_STEP", 5)  # pieces of 4 columns would be too narrow: one call
     out = np.empty((2, 4, 23))
     blocks._single_thread_matmul(a, b, out)
     np.testing.assert_allclose(out, a @ b, rtol=1e-12)

@@ -60,8 +60,55 @@ class Backend:
     def synchronize(self) -> None:
         """Wait for queued device work (a no-op on the host)."""
 
+    def random_generator(self, seed: int | None):
+        """A new random number generator of this backend, seeded with ``seed`` (None: fresh entropy).
+
+        ``tl.random`` keeps one per backend and seed, and passes it back to :meth:`random`.  Here: NumPy's
+        PCG64, whose draws :meth:`random` converts (the Array API standard has no random numbers), so
+        one seed gives the same numbers on every host backend.
+        """
+        return np.random.default_rng(seed)
+
+    def random(self, rng, distribution: str, shape: tuple, dtype, a: float = 0.0, b: float = 1.0):
+        """``shape`` samples of ``distribution`` drawn with ``rng`` (from :meth:`random_generator`), as
+        this backend's array of ``dtype``: ``"normal"`` (mean a, standard deviation b), ``"uniform"``
+        (in [a, b); integers for an integer dtype), ``"truncated_normal"`` (within two standard
+        deviations, redrawn as TensorFlow does), ``"bernoulli"`` (True with probability a), ``"random"``
+        (float32 uniforms in [0, 1), dropout's draw) or ``"permutation"`` (of range(shape[0])).
+
+        >>> import numpy as np, tensorlib as tl
+        >>> b = tl.backends.numpy
+        >>> b.random(b.random_generator(0), "uniform", (2,), np.dtype("float64")).tolist()
+        [0.6369616873214543, 0.2697867137638703]
+        """
+        return self.asarray(
+            _host_draw(rng, distribution, tuple(shape), np.dtype(dtype), a, b).astype(dtype, copy=False)
+        )
+
     def __repr__(self) -> str:
         return f"<Backend {self.name}>"
+
+
+def _host_draw(rng: np.random.Generator, distribution, shape, dtype, a, b) -> np.ndarray:
+    """The draws of :meth:`Backend.random` with NumPy's generator: tensorlib's seeded streams."""
+    if distribution == "normal":
+        return rng.normal(a, b, size=shape)
+    if distribution == "uniform":
+        return rng.integers(a, b, size=shape) if dtype.kind in "iu" else rng.uniform(a, b, size=shape)
+    if distribution == "truncated_normal":
+        out = rng.normal(size=shape)
+        bad = np.abs(out) > 2
+        while bad.any():
+            out[bad] = rng.normal(size=int(bad.sum()))
+            bad = np.abs(out) > 2
+        return a + b * out
+    if distribution == "bernoulli":
+        return rng.random(size=shape) < a
+    if distribution == "random":
+        return rng.random(shape, dtype=np.float32)
+    if distribution == "permutation":
+        return rng.permutation(shape[0])
+    raise ValueError(f"unknown distribution {distribution!r}")
 
 
 _backends: dict[str, Backend] = {}

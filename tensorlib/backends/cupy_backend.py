@@ -127,5 +127,36 @@ class CupyBackend(Backend):
     def synchronize(self) -> None:
         self.cupy.cuda.get_current_stream().synchronize()
 
+    def random_generator(self, seed: int | None):
+        """CuPy's generator (``cupy.random.default_rng``): draws stay on the device."""
+        return self.cupy.random.default_rng(seed)
+
+    def random(self, rng, distribution: str, shape: tuple, dtype, a: float = 0.0, b: float = 1.0):
+        """The draws of ``Backend.random`` on the GPU with CuPy's generator, in float64 as on the host
+        (the same distributions; CuPy's stream gives other numbers than NumPy's for one seed)."""
+        shape, dtype = tuple(shape), np.dtype(dtype)
+        if distribution == "normal":
+            out = a + b * rng.standard_normal(shape, dtype=np.float64)
+        elif distribution == "uniform" and dtype.kind in "iu":
+            out = rng.integers(a, b, size=shape, dtype=np.int64)
+        elif distribution == "uniform":
+            out = a + (b - a) * rng.random(shape, dtype=np.float64)
+        elif distribution == "truncated_normal":
+            out = rng.standard_normal(shape, dtype=np.float64)
+            bad = abs(out) > 2
+            while bool(bad.any()):  # one sync per redraw round; about 5% of samples redraw each round
+                out = self.cupy.where(bad, rng.standard_normal(shape, dtype=np.float64), out)
+                bad = abs(out) > 2
+            out = a + b * out
+        elif distribution == "bernoulli":
+            out = rng.random(shape, dtype=np.float64) < a
+        elif distribution == "random":
+            out = rng.random(shape, dtype=np.float32)
+        elif distribution == "permutation":
+            out = self.cupy.argsort(rng.random(shape, dtype=np.float64))  # a uniform random order
+        else:
+            raise ValueError(f"unknown distribution {distribution!r}")
+        return out.astype(dtype, copy=False)
+
 
 cupy = register(CupyBackend())

@@ -1,4 +1,4 @@
-"""CuPy kernels for the nn ops: cuDNN convolutions, pooling RawKernels, batch norm, erf/gelu, dropout.
+"""CuPy kernels for the nn ops: cuDNN convolutions, pooling RawKernels, batch norm, erf/gelu.
 
 Registered on the existing OpDefs as their ``"cupy"`` kernels when tensorlib
 is imported; CuPy, the cuDNN frontend and the CUDA sources are loaded on the
@@ -531,7 +531,7 @@ def fused_batch_norm_grad(y_backprop, x, scale, batch_mean, inv_std, *, epsilon)
     return batch_norm_backward(_cp(), y_backprop, x, scale, batch_mean, inv_std)
 
 
-# ---------------------------------------------------------------- erf, gelu, dropout, gather-grad
+# ---------------------------------------------------------------- erf, gelu, gather-grad
 
 
 def erf(x):
@@ -545,14 +545,6 @@ def gelu(x, *, approximate):
     if approximate:
         return 0.5 * x * (1.0 + cp.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
     return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
-
-
-def dropout(x, uniforms, *, rate):
-    """(x * mask, mask) with mask = (uniforms >= rate) / (1 - rate); uniforms drawn by the op's generator."""
-    cp = _cp()
-    mask = (cp.asarray(uniforms) >= rate).astype(x.dtype)
-    mask *= x.dtype.type(1.0 / (1.0 - rate))
-    return x * mask, mask
 
 
 def take_grad(dy, indices, like, *, axis):

@@ -349,8 +349,10 @@ _NESTED = (list, tuple, dict)
 
 def _nested_key(value, feeds, keep, static=False):
     """Hashable signature of a nested argument: its TreeDef and its leaves' keys (see ``_leaf_key``)."""
-    leaves, treedef = tree.flatten(value)
-    return (treedef.key(), tuple([_leaf_key(v, feeds, keep, static) for v in leaves]))
+    leaves = []
+    # tree._flatten gives TreeDef.key() without building the TreeDef (this runs at every call).
+    structure = tree._flatten(value, leaves)
+    return (structure, tuple([_leaf_key(v, feeds, keep, static) for v in leaves]))
 
 
 def _leaf_key(value, feeds, keep, static=False):

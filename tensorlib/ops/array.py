@@ -60,10 +60,12 @@ _cumsum = defop(
 
 @_cumsum.generic
 def _cumsum_kernel(xp, x, *, axis, reverse):
-    dtype = _accumulated_dtype(x.dtype)
+    dtype = xp.int64 if xp.isdtype(x.dtype, ("bool", "integral")) else x.dtype
+    if xp.isdtype(x.dtype, "bool"):  # the standard sums numbers only
+        x = xp.astype(x, dtype)
     if reverse:
-        return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=dtype), axis)
-    return xp.cumsum(x, axis=axis, dtype=dtype)
+        return xp.flip(xp.cumulative_sum(xp.flip(x, axis=axis), axis=axis, dtype=dtype), axis=axis)
+    return xp.cumulative_sum(x, axis=axis, dtype=dtype)
 
 
 register_gradient("Cumsum", lambda node, g: _cumsum_op(g, node.attrs["axis"], not node.attrs["reverse"]))
@@ -130,7 +132,7 @@ _tril = defop(
     infer=_triangle_infer,
     doc="Lower triangle of the last two axes: zeros above the k-th diagonal.",
 )
-_tril.generic(lambda xp, x, *, k: xp.tril(x, k))
+_tril.generic(lambda xp, x, *, k: xp.tril(x, k=k))
 register_gradient("MatrixBandPartLower", lambda node, g: apply(_tril, (g,), node.attrs))
 _triu = defop(
     "MatrixBandPartUpper",
@@ -139,7 +141,7 @@ _triu = defop(
     infer=_triangle_infer,
     doc="Upper triangle of the last two axes: zeros below the k-th diagonal.",
 )
-_triu.generic(lambda xp, x, *, k: xp.triu(x, k))
+_triu.generic(lambda xp, x, *, k: xp.triu(x, k=k))
 register_gradient("MatrixBandPartUpper", lambda node, g: apply(_triu, (g,), node.attrs))
 
 
@@ -198,7 +200,10 @@ _diagonal = defop(
     infer=_diagonal_infer,
     doc="A diagonal of two axes, as the last axis (numpy.diagonal).",
 )
-_diagonal.generic(lambda xp, x, *, offset, axis1, axis2: xp.diagonal(x, offset, axis1, axis2).copy())
+_diagonal.kernel("numpy")(lambda x, *, offset, axis1, axis2: np.diagonal(x, offset, axis1, axis2).copy())
+_diagonal.generic(
+    lambda xp, x, *, offset, axis1, axis2: xp.linalg.diagonal(xp.moveaxis(x, (axis1, axis2), (-2, -1)), offset=offset)
+)
 register_gradient("MatrixDiagPart", lambda node, g: apply(_diagonal_scatter, (g, node.inputs[0]), node.attrs))
 
 
@@ -218,13 +223,28 @@ _diagonal_scatter = defop(
 )
 
 
-@_diagonal_scatter.generic
-def _diagonal_scatter_kernel(xp, dy, like, *, offset, axis1, axis2):
-    out = xp.zeros(like.shape, dtype=dy.dtype)
-    view = xp.moveaxis(out, (axis1, axis2), (-2, -1))  # a writable view of out
-    i = xp.arange(dy.shape[-1])
+@_diagonal_scatter.kernel("numpy")
+def _diagonal_scatter_numpy(dy, like, *, offset, axis1, axis2):
+    out = np.zeros(like.shape, dtype=dy.dtype)
+    view = np.moveaxis(out, (axis1, axis2), (-2, -1))  # a writable view of out
+    i = np.arange(dy.shape[-1])
     view[..., i + max(-offset, 0), i + max(offset, 0)] = dy
     return out
+
+
+@_diagonal_scatter.generic
+def _diagonal_scatter_kernel(xp, dy, like, *, offset, axis1, axis2):
+    # The standard writes through slices only: each row of the (n1, n2) matrices picks its diagonal
+    # element (if any) from dy and a mask keeps it on the diagonal alone.
+    n1, n2 = like.shape[axis1], like.shape[axis2]
+    rows, cols = xp.arange(n1)[:, None], xp.arange(n2)[None, :]
+    on_diagonal = (cols - rows) == offset
+    zeros = xp.zeros((*dy.shape[:-1], n1, n2), dtype=dy.dtype)
+    if dy.shape[-1]:
+        position = xp.clip(xp.arange(n1) - max(-offset, 0), 0, dy.shape[-1] - 1)
+        values = xp.take(dy, position, axis=-1)[..., :, None]
+        zeros = xp.where(on_diagonal, values, zeros)
+    return xp.moveaxis(zeros, (-2, -1), (axis1, axis2))
 
 
 register_gradient("MatrixSetDiag", lambda node, g: apply(_diagonal, (g,), node.attrs), None)
@@ -289,7 +309,7 @@ _roll = defop(
     infer=_roll_infer,
     doc="Shift elements cyclically along axes (the flattened array without axis).",
 )
-_roll.generic(lambda xp, x, *, shift, axis: xp.roll(x, shift if axis is not None else shift[0], axis))
+_roll.generic(lambda xp, x, *, shift, axis: xp.roll(x, shift=shift if axis is not None else shift[0], axis=axis))
 register_gradient(
     "Roll",
     lambda node, g: apply(_roll, (g,), {"shift": tuple(-k for k in node.attrs["shift"]), "axis": node.attrs["axis"]}),
@@ -319,7 +339,8 @@ def _flip_infer(x, *, axis):
 
 
 _flip = defop("ReverseV2", inputs=("x",), attrs={"axis": ()}, infer=_flip_infer, doc="Reverse the order along axes.")
-_flip.generic(lambda xp, x, *, axis: xp.flip(x, axis).copy())
+_flip.kernel("numpy")(lambda x, *, axis: np.flip(x, axis).copy())  # a copy: np.flip gives a view
+_flip.generic(lambda xp, x, *, axis: xp.flip(x, axis=axis))
 register_gradient("ReverseV2", lambda node, g: apply(_flip, (g,), node.attrs))
 
 
@@ -677,7 +698,7 @@ _sort = defop(
     infer=_sort_infer,
     doc="Sorted along an axis; the gradient goes back through the (stable) permutation.",
 )
-_sort.generic(lambda xp, x, *, axis: xp.sort(x, axis=axis, kind="stable"))
+_sort.generic(lambda xp, x, *, axis: xp.sort(x, axis=axis, stable=True))
 
 
 def _sort_grad(node, g):
@@ -699,9 +720,7 @@ _argsort = defop(
     doc="The permutation that sorts along an axis (not differentiable).",
 )
 _argsort.generic(
-    lambda xp, x, *, axis, stable: xp.argsort(x, axis=axis, kind="stable" if stable else None).astype(
-        xp.int64, copy=False
-    )
+    lambda xp, x, *, axis, stable: xp.astype(xp.argsort(x, axis=axis, stable=stable), xp.int64, copy=False)
 )
 
 
@@ -729,9 +748,9 @@ _take_along = defop(
 @_take_along.generic
 def _take_along_kernel(xp, x, indices, *, axis):
     size = x.shape[axis]
-    if indices.size and (indices.min() < -size or indices.max() >= size):
+    if indices.size and (int(xp.min(indices)) < -size or int(xp.max(indices)) >= size):
         raise IndexError(f"TakeAlongAxis: an index is out of bounds for axis {axis} with size {size}")
-    return xp.take_along_axis(x, indices, axis=axis)
+    return xp.take_along_axis(x, xp.where(indices < 0, indices + size, indices), axis=axis)
 
 
 register_gradient(
@@ -747,14 +766,26 @@ _take_along_grad = defop(
 )
 
 
+@_take_along_grad.kernel("numpy")
+def _take_along_grad_numpy(dy, indices, like, *, axis):
+    out = np.zeros(like.shape, dtype=dy.dtype)
+    axis %= like.ndim
+    grid = list(np.ogrid[tuple(slice(0, n) for n in indices.shape)]) if indices.ndim else []
+    grid[axis] = indices % like.shape[axis] if like.shape[axis] else indices
+    np.add.at(out, tuple(grid), dy)
+    return out
+
+
 @_take_along_grad.generic
 def _take_along_grad_kernel(xp, dy, indices, like, *, axis):
-    out = xp.zeros(like.shape, dtype=dy.dtype)
+    # The standard has no scatter-add: out[.., j, ..] sums dy over the positions whose index is j,
+    # a comparison against every j along the axis (memory: indices.size * like.shape[axis]).
     axis %= like.ndim
-    grid = list(xp.ogrid[tuple(slice(0, n) for n in indices.shape)]) if indices.ndim else []
-    grid[axis] = indices % like.shape[axis] if like.shape[axis] else indices
-    xp.add.at(out, tuple(grid), dy)
-    return out
+    n = like.shape[axis]
+    indices = xp.where(indices < 0, indices + n, indices)
+    targets = xp.reshape(xp.arange(n, dtype=indices.dtype), (n,) + (1,) * (indices.ndim - axis))
+    hits = xp.expand_dims(indices, axis=axis) == targets  # [.., j, k, ..]: index k lands on j
+    return xp.sum(xp.where(hits, xp.expand_dims(dy, axis=axis), xp.zeros((), dtype=dy.dtype)), axis=axis + 1)
 
 
 register_gradient("TakeAlongAxisGrad", lambda node, g: apply(_take_along, (g, node.inputs[1]), node.attrs), None, None)

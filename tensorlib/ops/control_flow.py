@@ -246,13 +246,13 @@ def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse):
         t = length - 1 - step if reverse else step
         for j, c in enumerate(carry):
             history[j][t] = c
-        out = _run(body, carry + [x[t] for x in xs] + outer)
+        out = _run(body, carry + [x[t, ...] for x in xs] + outer)
         carry = list(out[:n_carry])
         for k in range(n_ys):
             ys[k][t] = out[n_carry + k]
     specs = body.outputs
     stacked = [
-        xp.stack(y) if length else xp.empty((0,) + tuple(s.shape), s.dtype)
+        xp.stack(y) if length else xp.empty((0,) + tuple(s.shape), dtype=s.dtype)
         for y, s in zip(ys + history, list(specs[n_carry:]) + list(specs[:n_carry]))
     ]
     return tuple(carry) + tuple(stacked)
@@ -348,6 +348,12 @@ def _check_carry(init, carry):
         )
 
 
+def _sum(a, b):
+    # Integer and bool carries (loop counters, flags) get no gradient: their cotangents are placeholders
+    # that are never added (the Array API has no bool arithmetic) and are dropped below.
+    return a + b if a.dtype.kind in "fc" else a
+
+
 def _scan_grad(node, *grads, index):
     a = node.attrs
     n_carry, n_xs, length = a["n_carry"], a["n_xs"], a["length"]
@@ -367,7 +373,7 @@ def _scan_grad(node, *grads, index):
             c_t, x_t, gy_t, gh_t = per_step
             g = body_vjp(*c_t, *x_t, *outer, *gc, *gy_t)
             dc, dx, do = g[:n_carry], g[n_carry : n_carry + n_xs], g[n_carry + n_xs :]
-            return ([d + h for d, h in zip(dc, gh_t)], [o + d for o, d in zip(go, do)]), list(dx)
+            return ([_sum(d, h) for d, h in zip(dc, gh_t)], [_sum(o, d) for o, d in zip(go, do)]), list(dx)
 
         (g_init, g_outer), g_xs = scan(
             step,

@@ -43,10 +43,29 @@ def _binary_same(x, y):
     return spec(broadcast_shapes(x.shape, y.shape), x.dtype)
 
 
-def _unary(name, ufunc, doc, grad=None, infer=_float_valued):
+def _floats(xp, *arrays):
+    """The arrays as floats: integers and bools in float64 (NumPy's rule for float-valued functions)."""
+    return tuple(
+        a if xp.isdtype(a.dtype, ("real floating", "complex floating")) else xp.astype(a, xp.float64) for a in arrays
+    )
+
+
+def _standard(function_name):
+    """A generic kernel calling the Array API standard's ``function_name`` on float arguments."""
+
+    def kernel(xp, *arrays):
+        return getattr(xp, function_name)(*_floats(xp, *arrays))
+
+    kernel.__name__ = kernel.__qualname__ = f"standard_{function_name}"
+    return kernel
+
+
+def _unary(name, ufunc, doc, grad=None, infer=_float_valued, generic=None):
+    # NumPy runs the ufunc itself (no Python frame between dispatch and C); every other backend runs
+    # ``generic``, written against the Array API standard (NumPy's name when the standard shares it).
     op = defop(name, inputs=("x",), infer=infer, doc=doc)
-    op.generic(lambda xp, x: getattr(xp, ufunc.__name__)(x))
-    op.kernel("numpy")(ufunc)  # the ufunc itself: no Python frame between dispatch and C
+    op.generic(generic or _standard(ufunc.__name__))
+    op.kernel("numpy")(ufunc)
     if grad is None:
         not_differentiable(name)
     else:
@@ -54,9 +73,9 @@ def _unary(name, ufunc, doc, grad=None, infer=_float_valued):
     return op
 
 
-def _binary(name, ufunc, doc, grad_x, grad_y, infer=_binary_float_valued):
+def _binary(name, ufunc, doc, grad_x, grad_y, infer=_binary_float_valued, generic=None):
     op = defop(name, inputs=("x", "y"), infer=infer, promote=(0, 1), doc=doc)
-    op.generic(lambda xp, x, y: getattr(xp, ufunc.__name__)(x, y))
+    op.generic(generic or _standard(ufunc.__name__))
     op.kernel("numpy")(ufunc)
     register_gradient(name, grad_x, grad_y)
     return op
@@ -77,28 +96,76 @@ _LN10 = _pymath.log(10.0)
 _tan = _unary("Tan", np.tan, "Tangent.", lambda node, g: g * (1.0 + _y(node) * _y(node)))
 _sinh = _unary("Sinh", np.sinh, "Hyperbolic sine.", lambda node, g: g * cosh(_x(node)))
 _cosh = _unary("Cosh", np.cosh, "Hyperbolic cosine.", lambda node, g: g * sinh(_x(node)))
-_arcsin = _unary("Asin", np.arcsin, "Inverse sine.", lambda node, g: g / math_ops.sqrt(1.0 - _x(node) * _x(node)))
-_arccos = _unary("Acos", np.arccos, "Inverse cosine.", lambda node, g: -g / math_ops.sqrt(1.0 - _x(node) * _x(node)))
-_arctan = _unary("Atan", np.arctan, "Inverse tangent.", lambda node, g: g / (1.0 + _x(node) * _x(node)))
+_arcsin = _unary(
+    "Asin",
+    np.arcsin,
+    "Inverse sine.",
+    lambda node, g: g / math_ops.sqrt(1.0 - _x(node) * _x(node)),
+    generic=_standard("asin"),
+)
+_arccos = _unary(
+    "Acos",
+    np.arccos,
+    "Inverse cosine.",
+    lambda node, g: -g / math_ops.sqrt(1.0 - _x(node) * _x(node)),
+    generic=_standard("acos"),
+)
+_arctan = _unary(
+    "Atan", np.arctan, "Inverse tangent.", lambda node, g: g / (1.0 + _x(node) * _x(node)), generic=_standard("atan")
+)
 _arcsinh = _unary(
-    "Asinh", np.arcsinh, "Inverse hyperbolic sine.", lambda node, g: g / math_ops.sqrt(_x(node) * _x(node) + 1.0)
+    "Asinh",
+    np.arcsinh,
+    "Inverse hyperbolic sine.",
+    lambda node, g: g / math_ops.sqrt(_x(node) * _x(node) + 1.0),
+    generic=_standard("asinh"),
 )
 _arccosh = _unary(
     "Acosh",
     np.arccosh,
     "Inverse hyperbolic cosine (x >= 1).",
     lambda node, g: g / math_ops.sqrt(_x(node) * _x(node) - 1.0),
+    generic=_standard("acosh"),
 )
 _arctanh = _unary(
-    "Atanh", np.arctanh, "Inverse hyperbolic tangent (|x| < 1).", lambda node, g: g / (1.0 - _x(node) * _x(node))
+    "Atanh",
+    np.arctanh,
+    "Inverse hyperbolic tangent (|x| < 1).",
+    lambda node, g: g / (1.0 - _x(node) * _x(node)),
+    generic=_standard("atanh"),
 )
-_deg2rad = _unary("Deg2Rad", np.deg2rad, "Degrees to radians.", lambda node, g: g * (_pymath.pi / 180.0))
-_rad2deg = _unary("Rad2Deg", np.rad2deg, "Radians to degrees.", lambda node, g: g * (180.0 / _pymath.pi))
+_deg2rad = _unary(
+    "Deg2Rad",
+    np.deg2rad,
+    "Degrees to radians.",
+    lambda node, g: g * (_pymath.pi / 180.0),
+    generic=lambda xp, x: _floats(xp, x)[0] * (_pymath.pi / 180.0),
+)
+_rad2deg = _unary(
+    "Rad2Deg",
+    np.rad2deg,
+    "Radians to degrees.",
+    lambda node, g: g * (180.0 / _pymath.pi),
+    generic=lambda xp, x: _floats(xp, x)[0] * (180.0 / _pymath.pi),
+)
 
 # ------------------------------------------------------------------ exponentials and logarithms
 _log2 = _unary("Log2", np.log2, "Base-2 logarithm.", lambda node, g: g / (_x(node) * _LN2))
 _log10 = _unary("Log10", np.log10, "Base-10 logarithm.", lambda node, g: g / (_x(node) * _LN10))
-_exp2 = _unary("Exp2", np.exp2, "2 ** x.", lambda node, g: g * _y(node) * _LN2)
+_exp2 = _unary(
+    "Exp2", np.exp2, "2 ** x.", lambda node, g: g * _y(node) * _LN2, generic=lambda xp, x: 2.0 ** _floats(xp, x)[0]
+)
+
+
+def _reciprocal_kernel(xp, x):
+    if xp.isdtype(x.dtype, ("real floating", "complex floating")):
+        return 1.0 / x
+    # NumPy's integer 1 // x truncates towards zero: +-1 keep their value, every other x gives 0, and
+    # 0 gives what NumPy's loop gives for 1 // 0, the dtype's minimum.
+    zero = xp.zeros_like(x)
+    return xp.where(xp.abs(x) == 1, x, xp.where(x == 0, xp.full_like(x, xp.iinfo(x.dtype).min), zero))
+
+
 # NumPy keeps integer dtypes here (1 // x); only float reciprocals are differentiated.
 _reciprocal = _unary(
     "Reciprocal",
@@ -106,9 +173,16 @@ _reciprocal = _unary(
     "1 / x (integer division for integers, as in NumPy).",
     lambda node, g: -g * _y(node) * _y(node),
     infer=_same,
+    generic=_reciprocal_kernel,
 )
-_fabs = _unary("Fabs", np.fabs, "|x| as a float; gradient sign(x).", lambda node, g: g * math_ops.sign(_x(node)))
-_ceil = _unary("Ceil", np.ceil, "Ceiling (not differentiable).", infer=_same)
+_fabs = _unary(
+    "Fabs",
+    np.fabs,
+    "|x| as a float; gradient sign(x).",
+    lambda node, g: g * math_ops.sign(_x(node)),
+    generic=_standard("abs"),
+)
+_ceil = _unary("Ceil", np.ceil, "Ceiling (not differentiable).", infer=_same, generic=lambda xp, x: xp.ceil(x))
 
 
 def _sinc_grad(node, g):
@@ -124,7 +198,15 @@ def _sinc_grad(node, g):
     return g * math_ops.where(small, series, exact)
 
 
-_sinc = _unary("Sinc", np.sinc, "sin(pi x) / (pi x), 1 at 0.", _sinc_grad)
+def _sinc_kernel(xp, x):
+    (x,) = _floats(xp, x)
+    zero = x == 0
+    one = xp.ones_like(x)
+    pix = _pymath.pi * xp.where(zero, one, x)  # finite everywhere, so no warning at 0
+    return xp.where(zero, one, xp.sin(pix) / pix)
+
+
+_sinc = _unary("Sinc", np.sinc, "sin(pi x) / (pi x), 1 at 0.", _sinc_grad, generic=_sinc_kernel)
 
 # ------------------------------------------------------------------ binary functions
 
@@ -140,6 +222,7 @@ _arctan2 = _binary(
     "Angle of the point (x=x2, y=x1): arctan2(x1, x2), NumPy's order.",
     lambda node, g: g * node.inputs[1] / _r2(node),
     lambda node, g: -g * node.inputs[0] / _r2(node),
+    generic=_standard("atan2"),
 )
 _hypot = _binary(
     "Hypot",
@@ -155,12 +238,22 @@ _logaddexp = _binary(
     lambda node, g: g * math_ops.exp(node.inputs[0] - _y(node)),
     lambda node, g: g * math_ops.exp(node.inputs[1] - _y(node)),
 )
+
+
+def _logaddexp2_kernel(xp, x, y):
+    x, y = _floats(xp, x, y)
+    # max + log2(1 + 2 ** -|x - y|); equal operands (two equal infinities too) give x + 1 directly.
+    out = xp.maximum(x, y) + xp.log1p(2.0 ** -xp.abs(x - y)) / _LN2
+    return xp.where(x == y, x + 1.0, out)
+
+
 _logaddexp2 = _binary(
     "LogAddExp2",
     np.logaddexp2,
     "log2(2**x1 + 2**x2) without overflow.",
     lambda node, g: g * exp2(node.inputs[0] - _y(node)),
     lambda node, g: g * exp2(node.inputs[1] - _y(node)),
+    generic=_logaddexp2_kernel,
 )
 
 
@@ -177,6 +270,7 @@ _remainder = _binary(
     lambda node, g: g,
     _remainder_grad_y,
     infer=_binary_same,
+    generic=lambda xp, x, y: xp.remainder(x, y),
 )
 
 
@@ -191,6 +285,15 @@ def _nan_aware_share(node, g, first):
     return g * share
 
 
+def _nan_ignoring(pick):
+    def kernel(xp, x, y):
+        if xp.isdtype(x.dtype, ("bool", "integral")):
+            return pick(xp)(x, y)
+        return xp.where(xp.isnan(x), y, xp.where(xp.isnan(y), x, pick(xp)(x, y)))
+
+    return kernel
+
+
 _fmax = _binary(
     "Fmax",
     np.fmax,
@@ -198,6 +301,7 @@ _fmax = _binary(
     lambda node, g: _nan_aware_share(node, g, True),
     lambda node, g: _nan_aware_share(node, g, False),
     infer=_binary_same,
+    generic=_nan_ignoring(lambda xp: xp.maximum),
 )
 _fmin = _binary(
     "Fmin",
@@ -206,6 +310,7 @@ _fmin = _binary(
     lambda node, g: _nan_aware_share(node, g, True),
     lambda node, g: _nan_aware_share(node, g, False),
     infer=_binary_same,
+    generic=_nan_ignoring(lambda xp: xp.minimum),
 )
 
 
@@ -219,9 +324,22 @@ _nan_to_num = defop(
 )
 
 
+@_nan_to_num.kernel("numpy")
+def _nan_to_num_numpy(x, *, nan, posinf, neginf):
+    return np.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+
+
 @_nan_to_num.generic
 def _nan_to_num_kernel(xp, x, *, nan, posinf, neginf):
-    return xp.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+    if xp.isdtype(x.dtype, "complex floating"):  # NumPy replaces in the real and imaginary parts apart
+        parts = [_nan_to_num_kernel(xp, p, nan=nan, posinf=posinf, neginf=neginf) for p in (xp.real(x), xp.imag(x))]
+        return xp.astype(parts[0], x.dtype) + xp.astype(parts[1], x.dtype) * 1j
+    if not xp.isdtype(x.dtype, "real floating"):
+        return x
+    largest = float(xp.finfo(x.dtype).max)
+    x = xp.where(xp.isnan(x), xp.full_like(x, nan), x)
+    x = xp.where(x == float("inf"), xp.full_like(x, largest if posinf is None else posinf), x)
+    return xp.where(x == -float("inf"), xp.full_like(x, -largest if neginf is None else neginf), x)
 
 
 register_gradient(
@@ -249,16 +367,56 @@ def _angle_grad(node, g):
     return g * math_ops.where(zero, math_ops.zeros_like(x), -1j / math_ops.where(zero, math_ops.ones_like(x), x))
 
 
+def _complex_part(part, of_real):
+    """A generic kernel applying ``xp.<part>`` to complex x and ``of_real(xp, x)`` to real x (the
+    standard defines ``imag`` for complex dtypes only)."""
+
+    def kernel(xp, x):
+        return getattr(xp, part)(x) if xp.isdtype(x.dtype, "complex floating") else of_real(xp, x)
+
+    kernel.__name__ = kernel.__qualname__ = f"standard_{part}"
+    return kernel
+
+
+def _angle_kernel(xp, x):
+    if xp.isdtype(x.dtype, "complex floating"):
+        return xp.atan2(xp.imag(x), xp.real(x))
+    (x,) = _floats(xp, x)
+    return xp.atan2(xp.zeros_like(x), x)  # NumPy's angle of a real: pi for x < 0 and for -0.0
+
+
 # Real's rule returns g itself: for a complex input the engine casts it to g + 0j, JAX's d Re(z) = 1.
-_real = _unary("Real", np.real, "Real part (x itself for real x).", lambda node, g: g, infer=_real_part)
-_imag = _unary("Imag", np.imag, "Imaginary part (zeros for real x).", _imag_grad, infer=_real_part)
-_conj = _unary("Conj", np.conjugate, "Complex conjugate (x itself for real x).", lambda node, g: conj(g), infer=_same)
+_real = _unary(
+    "Real",
+    np.real,
+    "Real part (x itself for real x).",
+    lambda node, g: g,
+    infer=_real_part,
+    generic=_complex_part("real", lambda xp, x: x),
+)
+_imag = _unary(
+    "Imag",
+    np.imag,
+    "Imaginary part (zeros for real x).",
+    _imag_grad,
+    infer=_real_part,
+    generic=_complex_part("imag", lambda xp, x: xp.zeros_like(x)),
+)
+_conj = _unary(
+    "Conj",
+    np.conjugate,
+    "Complex conjugate (x itself for real x).",
+    lambda node, g: conj(g),
+    infer=_same,
+    generic=_complex_part("conj", lambda xp, x: x),
+)
 _angle = _unary(
     "Angle",
     np.angle,
     "Argument of a complex number: 0 or pi for real x.",
     _angle_grad,
     infer=lambda x: _real_part(x) if x.dtype.kind == "c" else _float_valued(x),
+    generic=_angle_kernel,
 )
 _imag.kernel("numpy")(lambda x: np.imag(x).copy())  # np.imag of a real array is a read-only view
 
@@ -277,7 +435,7 @@ _nonzero = defop(
     differentiable=False,
     doc="Indices of the nonzero elements, one int64 vector per axis (data-dependent length).",
 )
-_nonzero.generic(lambda xp, x: tuple(i.astype(xp.int64) for i in xp.nonzero(x)))
+_nonzero.generic(lambda xp, x: tuple(xp.astype(i, xp.int64) for i in xp.nonzero(x)))
 
 
 # ------------------------------------------------------------------ public functions

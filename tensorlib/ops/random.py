@@ -24,38 +24,49 @@ from .registry import defop, spec
 
 
 class Generator:
-    """A seeded stream of random tensors (NumPy's PCG64 underneath, on any backend)."""
+    """A seeded stream of random tensors on any backend.
+
+    Each backend draws with its own generator (``Backend.random_generator``):
+    NumPy's PCG64 on the host backends (the same seed gives the same numbers on
+    NumPy and array_api_strict), CuPy's on the GPU, so draws never go through
+    the host there.  One Generator keeps one stream per backend, all from its seed.
+    """
 
     def __init__(self, seed: int | None = None):
-        self._rng = np.random.default_rng(seed)
+        self._seed = seed
+        self._rng = np.random.default_rng(seed)  # the NumPy backend's stream (initializers draw from it too)
+        self._streams = {"numpy": self._rng}
 
-    def _finish(self, host, dtype, backend) -> Tensor:
-        b = _backends.current() if backend is None else _backends.get(backend)
-        return make(b.asarray(host.astype(_dt.as_dtype(dtype), copy=False)), b)
+    def _stream(self, backend):
+        stream = self._streams.get(backend.name)
+        if stream is None:
+            stream = self._streams.setdefault(backend.name, backend.random_generator(self._seed))
+        return stream
+
+    def draw(self, distribution: str, shape, dtype, a=0.0, b=1.0, backend=None) -> Tensor:
+        """``shape`` samples of ``distribution`` (see ``Backend.random``) on ``backend`` (default: current)."""
+        bk = _backends.current() if backend is None else _backends.get(backend)
+        return make(self.draw_array(bk, distribution, tuple(shape), _dt.as_dtype(dtype), a, b), bk)
+
+    def draw_array(self, backend, distribution: str, shape: tuple, dtype, a=0.0, b=1.0):
+        """As :meth:`draw`, the backend's raw array (what kernels use)."""
+        return backend.random(self._stream(backend), distribution, shape, dtype, a, b)
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=_dt.float32, backend=None) -> Tensor:
-        return self._finish(self._rng.normal(mean, stddev, size=tuple(shape)), dtype, backend)
+        return self.draw("normal", shape, dtype, mean, stddev, backend)
 
     def uniform(self, shape, minval=0.0, maxval=1.0, dtype=_dt.float32, backend=None) -> Tensor:
-        d = _dt.as_dtype(dtype)
-        if d.kind in "iu":
-            return self._finish(self._rng.integers(minval, maxval, size=tuple(shape)), d, backend)
-        return self._finish(self._rng.uniform(minval, maxval, size=tuple(shape)), d, backend)
+        return self.draw("uniform", shape, dtype, minval, maxval, backend)
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=_dt.float32, backend=None) -> Tensor:
         """Normal samples redrawn until within two standard deviations (TensorFlow's rule)."""
-        out = self._rng.normal(size=tuple(shape))
-        bad = np.abs(out) > 2
-        while bad.any():
-            out[bad] = self._rng.normal(size=int(bad.sum()))
-            bad = np.abs(out) > 2
-        return self._finish(mean + stddev * out, dtype, backend)
+        return self.draw("truncated_normal", shape, dtype, mean, stddev, backend)
 
     def bernoulli(self, shape, p=0.5, dtype=_dt.bool_, backend=None) -> Tensor:
-        return self._finish(self._rng.random(size=tuple(shape)) < p, dtype, backend)
+        return self.draw("bernoulli", shape, dtype, p, 0.0, backend)
 
     def permutation(self, n: int, backend=None) -> Tensor:
-        return self._finish(self._rng.permutation(n), _dt.int64, backend)
+        return self.draw("permutation", (int(n),), _dt.int64, 0.0, 0.0, backend)
 
 
 _global = [Generator()]
@@ -78,7 +89,7 @@ def _draw_infer(*, shape, dtype, seed, a, b):
     return spec(shape, dtype)
 
 
-def _draw_op(name, draw, doc):
+def _draw_op(name, distribution, doc):
     op = defop(
         name,
         inputs=(),
@@ -89,34 +100,21 @@ def _draw_op(name, draw, doc):
         doc=doc,
     )
 
-    @op.generic
-    def _kernel(xp, *, shape, dtype, seed, a, b):
-        host = draw(_gen(seed), shape, a, b, dtype)
-        return xp.asarray(host.astype(dtype, copy=False))
+    @op.per_backend
+    def _kernel(backend, *, shape, dtype, seed, a, b):
+        return _gen(seed).draw_array(backend, distribution, shape, dtype, a, b)
 
     return op
 
 
-_normal = _draw_op(
-    "RandomStandardNormal",
-    lambda g, shape, a, b, dtype: g._rng.normal(a, b, size=shape),
-    "Normal samples with mean a and standard deviation b.",
-)
-_uniform = _draw_op(
-    "RandomUniform",
-    lambda g, shape, a, b, dtype: (
-        g._rng.integers(a, b, size=shape) if dtype.kind in "iu" else g._rng.uniform(a, b, size=shape)
-    ),
-    "Uniform samples in [a, b).",
-)
+_normal = _draw_op("RandomStandardNormal", "normal", "Normal samples with mean a and standard deviation b.")
+_uniform = _draw_op("RandomUniform", "uniform", "Uniform samples in [a, b).")
 _truncated = _draw_op(
     "TruncatedNormal",
-    lambda g, shape, a, b, dtype: g.truncated_normal(shape, a, b, _dt.float64).numpy(),
+    "truncated_normal",
     "Normal samples within two standard deviations of the mean a (standard deviation b).",
 )
-_bernoulli = _draw_op(
-    "RandomBernoulli", lambda g, shape, a, b, dtype: g._rng.random(size=shape) < a, "True with probability a."
-)
+_bernoulli = _draw_op("RandomBernoulli", "bernoulli", "True with probability a.")
 
 
 def _sample(op, shape, dtype, seed, backend, a=0.0, b=1.0) -> Tensor:

@@ -58,6 +58,8 @@ class OpDef:
         self.shape_only = shape_only  # reads only its inputs' shapes and dtypes, never their values
         self.kernels: dict = {}
         self.generic_kernel = None
+        self.generic_takes_backend = False  # the generic kernel's first argument: the Backend, not its xp
+        self.kernels_reason = ""  # why the kernels are on these backends only (said where one has none)
         self.strategy = None
         self.defined_at = "<unknown>"  # file:line of the defop call
         self.__doc__ = doc
@@ -87,6 +89,13 @@ class OpDef:
         self.generic_kernel = fn
         return fn
 
+    def per_backend(self, fn):
+        """Decorator: a generic kernel ``fn(backend, *arrays, **attrs)`` that needs the Backend itself, not
+        only its namespace (``backend.xp``): random draws use the backend's own generator."""
+        self.generic_kernel = fn
+        self.generic_takes_backend = True
+        return fn
+
     def resolve_kernel(self, backend):
         """The kernel for ``backend``: a registered one, else the generic kernel bound to its ``xp``."""
         if backend.name in self.kernels:
@@ -97,7 +106,7 @@ class OpDef:
                 f"({self.kernels_note()}); register one with "
                 f"tl.ops.get({self.name!r}).kernel({backend.name!r})"
             )
-        bound = functools.partial(self.generic_kernel, backend.xp)
+        bound = functools.partial(self.generic_kernel, backend if self.generic_takes_backend else backend.xp)
         self.kernels[backend.name] = bound
         return bound
 
@@ -107,7 +116,8 @@ class OpDef:
         if not have:
             return "kernels: none"
         only = "NumPy only" if have == ["numpy"] else f"{', '.join(have)} only"
-        return f"kernels: {', '.join(have)}; it runs on {only} and never copies through the host"
+        because = f" (needs {self.kernels_reason})" if self.kernels_reason else ""
+        return f"kernels: {', '.join(have)}; it runs on {only}{because} and never copies through the host"
 
     def kernel_source(self, backend_name: str):
         """(qualified function name, ``file:line``) of the kernel that runs on ``backend_name``."""

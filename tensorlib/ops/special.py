@@ -65,7 +65,9 @@ def _scipy_kernel(function_name):
     return kernel
 
 
-def _define(op_type, function_name, inputs=("x",), attrs=None, doc=""):
+def _define(op_type, function_name, inputs=("x",), attrs=None, doc="", generic=None):
+    """An op whose NumPy kernel is ``scipy.special.<function_name>``; ``generic`` (written against the
+    Array API standard) runs it elsewhere.  Without one the op is NumPy-only and says why."""
     op = defop(
         op_type,
         inputs=inputs,
@@ -75,7 +77,33 @@ def _define(op_type, function_name, inputs=("x",), attrs=None, doc=""):
         doc=doc,
     )
     op.kernel("numpy")(_scipy_kernel(function_name))
+    if generic is not None:
+        op.generic(generic)
+    else:
+        op.kernels_reason = f"scipy.special.{function_name}; the Array API standard has no special functions"
     return op
+
+
+def _floats(xp, *arrays):
+    """The rule's dtype: integers and bools become float64 (float arguments are already promoted)."""
+    return [a if xp.isdtype(a.dtype, "real floating") else xp.astype(a, xp.float64) for a in arrays]
+
+
+def _logit_kernel(xp, p):
+    (p,) = _floats(xp, p)
+    return xp.log(p / (1.0 - p))  # -inf at 0, inf at 1, NaN outside [0, 1], as SciPy's
+
+
+def _x_times(log_name):
+    """x * log(y) (or log1p) with 0 where x == 0 and y is not NaN, as SciPy's xlogy/xlog1py."""
+
+    def kernel(xp, x, y):
+        x, y = _floats(xp, x, y)
+        out = x * getattr(xp, log_name)(y)
+        return xp.where(xp.logical_and(x == 0, xp.logical_not(xp.isnan(y))), xp.zeros_like(out), out)
+
+    kernel.__name__ = kernel.__qualname__ = f"x_times_{log_name}"
+    return kernel
 
 
 def _float(x):
@@ -267,7 +295,7 @@ def expit(x) -> Tensor:
     return math_ops.sigmoid(_float(x))
 
 
-_logit = _define("Logit", "logit", doc="log(p / (1 - p)), the inverse of expit.")
+_logit = _define("Logit", "logit", doc="log(p / (1 - p)), the inverse of expit.", generic=_logit_kernel)
 register_gradient("Logit", lambda node, g: g / (node.inputs[0] * (1.0 - node.inputs[0])))
 
 
@@ -281,8 +309,10 @@ def logit(p) -> Tensor:
     return apply(_logit, (p,))
 
 
-_xlogy = _define("Xlogy", "xlogy", inputs=("x", "y"), doc="x * log(y), 0 where x == 0.")
-_xlog1py = _define("Xlog1py", "xlog1py", inputs=("x", "y"), doc="x * log1p(y), 0 where x == 0.")
+_xlogy = _define("Xlogy", "xlogy", inputs=("x", "y"), doc="x * log(y), 0 where x == 0.", generic=_x_times("log"))
+_xlog1py = _define(
+    "Xlog1py", "xlog1py", inputs=("x", "y"), doc="x * log1p(y), 0 where x == 0.", generic=_x_times("log1p")
+)
 
 
 def _y_safe(node, pole, fill):

@@ -212,6 +212,7 @@ _STATS = [
         tl.stats.norm.logcdf,
         _stats("norm", "logcdf"),
         _uniform((-8.0, 3.0), (-1.0, 1.0), (0.5, 2.0)),
+        op_types=("LogNdtr",),
         dtypes=FLOATS,
     ),
     OpInfo(
@@ -219,14 +220,23 @@ _STATS = [
         tl.stats.t.logpdf,
         _stats("t", "logpdf"),
         _uniform((-3.0, 3.0), (0.5, 6.0), (-1.0, 1.0), (0.5, 2.0)),
+        op_types=("Lgamma",),
         dtypes=FLOATS,
     ),
-    OpInfo("stats.poisson.logpmf", tl.stats.poisson.logpmf, _stats("poisson", "logpmf"), _poisson_draw, dtypes=FLOATS),
+    OpInfo(
+        "stats.poisson.logpmf",
+        tl.stats.poisson.logpmf,
+        _stats("poisson", "logpmf"),
+        _poisson_draw,
+        op_types=("Xlogy", "Lgamma"),
+        dtypes=FLOATS,
+    ),
     OpInfo(
         "stats.beta.logpdf",
         tl.stats.beta.logpdf,
         _stats("beta", "logpdf"),
         _uniform((0.05, 0.95), (0.5, 4.0), (0.5, 4.0)),
+        op_types=("Xlogy", "Xlog1py", "Betaln"),
         dtypes=FLOATS,
     ),
     OpInfo(
@@ -234,6 +244,7 @@ _STATS = [
         tl.stats.gamma.logpdf,
         _stats("gamma", "logpdf"),
         _uniform((0.2, 5.0), (0.5, 4.0)),
+        op_types=("Xlogy", "Lgamma"),
         dtypes=FLOATS,
     ),
     OpInfo(
@@ -241,6 +252,7 @@ _STATS = [
         tl.stats.dirichlet.logpdf,
         _stats("dirichlet", "logpdf"),
         _dirichlet_draw,
+        op_types=("Lgamma",),
         dtypes=FLOATS,
         error_inputs=(
             ErrorInput(

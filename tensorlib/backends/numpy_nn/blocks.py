@@ -288,10 +288,14 @@ def _single_thread_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None
     """``np.matmul(a, b, out=out)`` for a small ``a`` (a transform matrix) and a
     ``b`` wide enough that OpenBLAS would thread each GEMM: cut along the
     columns of ``b`` so that each runs on the calling thread (threaded GEMMs
-    stall whenever another process holds a core)."""
+    stall whenever another process holds a core). When ``a`` is so big that
+    the pieces would be narrower than ``_THIN_GEMM_MIN_STEP`` columns, it is
+    one call, threaded or not."""
     rows, depth = a.shape[-2:]
     width = b.shape[-1]
-    step = max(1, _BLAS_SINGLE_THREAD_FLOPS // max(1, rows * depth))
+    step = _BLAS_SINGLE_THREAD_FLOPS // max(1, rows * depth)
+    if step < _THIN_GEMM_MIN_STEP:
+        step = max(1, width)
     for start in range(0, width, step):
         np.matmul(a, b[..., start : start + step], out=out[..., start : start + step])
 

@@ -24,15 +24,18 @@ if TYPE_CHECKING:  # conv.py imports this module; the plan only annotates with i
 
 
 # fourier_gemm: bytes of the spectra of one chunk of images, and of the
-# transform work buffer of one block of images.
-_FOURIER_CHUNK_BYTES = 4 << 20
+# transform work buffer of one block of images. A chunk of about 32 images
+# ran the per-frequency GEMMs fastest (their M or K is the chunk's images).
+_FOURIER_CHUNK_BYTES = 6 << 20
 _FOURIER_BLOCK_BYTES = 1 << 20
 
 # The filter gradient adds one (F, 2 Cin, 2 Cout) product per chunk into its
-# sum, many times the traffic of the spectra: its chunks are bigger, and
-# each thread takes only two.
+# sum, many times the traffic of the spectra: its chunks may be bigger.
 _FOURIER_GRAM_CHUNK_BYTES = 16 << 20
-_FOURIER_GRAM_BLOCKS_PER_THREAD = 2
+
+# Chunks per thread when they are shared out: few, as each chunk's GEMMs
+# run slower the fewer images it has.
+_FOURIER_CHUNKS_PER_THREAD = 2
 
 
 def _fourier_flops(in_hw: Pair, out_hw: Pair, padded_hw: Pair, in_c: int, out_c: int) -> int:
@@ -148,10 +151,11 @@ class _FourierPlan:
         """The front of the reused transform work buffer."""
         return _scratch("fourier_work", size, self.conv.compute_dtype)
 
-    def share_image_blocks(self, run, **per_thread) -> None:
+    def share_image_blocks(self, run) -> None:
         """``run(blocks)`` over chunks of the batch, in threads when it pays."""
         parallel = _parallel(0, self.flops)
-        _share_blocks(run, _shared_blocks(self.conv.batch, self.images, parallel, **per_thread), parallel)
+        blocks = _shared_blocks(self.conv.batch, self.images, parallel, _FOURIER_CHUNKS_PER_THREAD)
+        _share_blocks(run, blocks, parallel)
 
     def spectra_buffer(self, purpose: str, channels: int) -> np.ndarray:
         shape = (self.images, self.frequencies, 2, channels)
@@ -290,7 +294,7 @@ def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.nda
     def run(blocks) -> None:
         partials.append(_fourier_filter_gradient_share(plan, x, dy, blocks))
 
-    plan.share_image_blocks(run, per_thread=_FOURIER_GRAM_BLOCKS_PER_THREAD)
+    plan.share_image_blocks(run)
     dw = partials[0]
     for partial in partials[1:]:
         dw += partial

@@ -43,6 +43,17 @@ def _dropout_numpy(x, *, rate, seed, noise_shape):
     return x * mask, mask
 
 
+@_dropout.per_backend
+def _dropout_kernel(backend, x, *, rate, seed, noise_shape):
+    # The uniforms come from the backend's own generator (on the GPU for CuPy): the same stream and
+    # numbers as the NumPy kernel's on the host backends.
+    xp = backend.xp
+    shape = x.shape if noise_shape is None else tuple(x.shape[i] if d is None else d for i, d in enumerate(noise_shape))
+    uniforms = _random._gen(seed).draw_array(backend, "random", shape, np.dtype(np.float32))
+    mask = xp.astype(uniforms >= rate, x.dtype) * (1.0 / (1.0 - rate))
+    return x * mask, mask
+
+
 register_gradient("Dropout", lambda node, g_y, g_mask: g_y * node.outputs[1])
 
 
