@@ -182,3 +182,57 @@ def test_verify_rejects_malformed_graphs():
         r"gives float64\[3\]",
     ):
         graph.verify()
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bias_shape", [(32,), (1, 1, 32), ()])
+def test_bias_add_and_activation_fuse_into_one_exact_op(activation, dtype, bias_shape):
+    act = {"relu": tl.nn.relu, "tanh": tl.tanh, "sigmoid": tl.sigmoid}[activation]
+    x = RNG.standard_normal((24, 40, 32)).astype(dtype)  # 120 KiB+: the kernel works in several row blocks
+    b = RNG.standard_normal(bias_shape).astype(dtype)
+
+    def fn(x, b):
+        return act(x + b) * 2.0
+
+    graph = tl.function(fn).get_graph(x, b).optimize()
+    assert _types(graph) == ["AddActivation", "Mul"] and graph.nodes[0].attrs == {"activation": activation}
+    eager = fn(tl.tensor(x), tl.tensor(b)).numpy()
+    for _ in range(3):  # the first (checked) run, then pooled runs
+        np.testing.assert_array_equal(tl.function(fn)(x, b).numpy(), eager)  # bit for bit the unfused result
+
+    def loss(x, b):
+        return tl.sum(fn(x, b) ** 2)
+
+    step = tl.function(lambda x, b: tl.grad(loss, argnums=(0, 1))(x, b))
+    for got, want in zip(step(x, b), tl.grad(loss, argnums=(0, 1))(tl.tensor(x), tl.tensor(b))):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5 if dtype == "float32" else 1e-12)
+    assert "AddActivation" in _types(step.get_graph(x, b).optimize())
+
+
+def test_the_fused_op_differentiates_like_the_unfused_pair_under_a_tape():
+    x, b = RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+    f = tl.function(lambda x, b: tl.nn.relu(x + b) + tl.tanh(x - b + b))
+    xt, bt = tl.tensor(x), tl.tensor(b)
+    with tl.GradientTape() as tape:  # the optimized graph is replayed op by op: the fused op's own rules run
+        tape.watch([xt, bt])
+        y = tl.sum(f(xt, bt) ** 2)
+    got = tape.gradient(y, [xt, bt])
+    want = tl.grad(lambda x, b: tl.sum((tl.nn.relu(x + b) + tl.tanh(x - b + b)) ** 2), argnums=(0, 1))(xt, bt)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+    assert "AddActivation" in _types(f.get_graph(x, b).optimize(keep_gradients=True))
+    tl.testing.check_grads(lambda x, b: tl.ops.nn.fused.add_activation(x, b, "tanh"), (xt, bt), order=2, modes=("rev",))
+
+
+@pytest.mark.parametrize("shared", ["sum", "int"])
+def test_bias_activation_fusion_is_skipped_when_not_exact_or_the_sum_is_used_again(shared):
+    x = RNG.standard_normal((4, 3))
+    if shared == "sum":
+        fn = lambda x: (tl.nn.relu(x + 1.0), x + 1.0)  # noqa: E731
+    else:
+        fn = lambda x: tl.nn.relu(tl.cast(x, "int64") + 1)  # noqa: E731
+    f = tl.function(fn)
+    assert "AddActivation" not in _types(f.get_graph(x).optimize())
+    for got, want in zip(tl.tree.leaves(f(x)), tl.tree.leaves(fn(tl.tensor(x)))):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

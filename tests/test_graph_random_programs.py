@@ -4,8 +4,9 @@ Hypothesis draws straight-line programs over a pool of values: elementwise
 ops, casts, reductions with attributes, reshapes and transposes, selects,
 algebraic no-ops (x*1, x+0, x**1, casts to the same dtype), seeded random
 draws and dropout, constants, repeated subexpressions (CSE candidates) and
-near-duplicates that differ only in an attribute, and conv + average pool
-pairs with non-square pools and strides (the conv/pool fusion).
+near-duplicates that differ only in an attribute, additions feeding an
+activation (the bias + activation fusion), and conv + average pool pairs with
+non-square pools and strides (the conv/pool fusion).
 """
 
 import numpy as np
@@ -73,6 +74,9 @@ BINARY = {
     "and_where": lambda a, b: tl.where(tl.logical_and(a > 0.0, b > 0.0), a, b * 0.5),
     "and_false": lambda a, b: tl.where(tl.logical_and(a > b, False), a, b),
     "or_true": lambda a, b: tl.where(tl.logical_or(a > b, True), a, b),
+    "add_relu": lambda a, b: tl.nn.relu(a + b),  # the bias + activation fusion
+    "add_tanh": lambda a, b: tl.tanh(a + b),
+    "add_sigmoid": lambda a, b: tl.sigmoid(b + a),
 }
 
 

@@ -25,6 +25,8 @@ return v3
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
 import weakref
 
@@ -33,7 +35,7 @@ import numpy as np
 from .. import dispatch
 from .. import tree
 from ..tensor import Tensor, Variable, make
-from .ir import ASSIGN, Graph
+from .ir import ASSIGN, Graph, _nbytes
 from .passes import optimized
 
 
@@ -79,7 +81,12 @@ class Executable:
         }
         self._plan_frees()
         self.fixups = None  # steps whose results need a type/dtype fix (known after the first run)
+        self._views = None  # step -> the inputs its results were views of on the first run
         self._program = None
+        self._pooled = None  # the program writing into self._buffers, or None when nothing is pooled
+        self._buffers = []  # the buffer pool: raw bytes, kept from run to run
+        self.buffer_of: dict = {}  # step -> buffer index, for the steps that write into the pool
+        self._pool_lock = threading.Lock()  # one run at a time uses the pool (a concurrent one allocates); compiling
 
     def _plan_frees(self):
         """Free each value right after its last use: graph outputs and constants are never freed."""
@@ -114,7 +121,8 @@ class Executable:
                 lines.append(f"assign {name(step.inputs[0])} := {name(step.inputs[1])}{free}")
             else:
                 outs = ", ".join(name(v) for v in step.outputs)
-                lines.append(f"{outs} = {step.node.op_type}({', '.join(name(v) for v in step.inputs)}){free}")
+                into = f" into b{self.buffer_of[k]}" if k in self.buffer_of else ""
+                lines.append(f"{outs} = {step.node.op_type}({', '.join(name(v) for v in step.inputs)}){into}{free}")
         lines.append("return " + ", ".join(name(t._id) for t in graph.outputs))
         return "\n".join(lines)
 
@@ -151,30 +159,154 @@ class Executable:
                 program.append(
                     (_GENERAL, step.kernel, ins, (attrs, fixes), outs if step.multi else outs[0], frees, step.node)
                 )
-        self._program = program
         self._template = template
         self._param_slots = tuple(slot[v] for v in self.params)
         self._output_slots = tuple(slot[t._id] for t in graph.outputs)
+        self._plan_buffers()
+        if self.buffer_of:
+            self._pooled = self._pooled_program(program)
+        self._program = program  # last: a run that sees it sees everything above
+
+    def _plan_buffers(self):
+        """Which steps write into pooled buffers, and which buffer each gets (``self.buffer_of``).
+
+        A step is pooled when its op has an ``out_kernel`` for its backend, its result has a static
+        shape of at least :data:`POOL_MIN_BYTES`, it needed no fix on the first run, and neither its
+        result nor anything viewing it (the views seen on the first run) is returned or assigned to a
+        Variable.  A buffer is busy from its step to the last use of its value or of any view of it;
+        a free buffer is reused (the smallest that fits, else the largest, grown); an ``inplace``
+        kernel takes the buffer of an input that dies at that step.
+        """
+        steps, graph = self.steps, self.graph
+        escaping = {t._id for t in graph.outputs} | {s.inputs[1] for s in steps if s.kernel is None}
+        candidates = {}
+        for k, step in enumerate(steps):
+            entry = _out_kernel(step)
+            if entry is not None and k not in self.fixups:
+                out = step.node.outputs[0]
+                if (
+                    None not in out.shape
+                    and _nbytes(out.shape, out.dtype) >= POOL_MIN_BYTES
+                    and step.outputs[0] not in escaping
+                ):
+                    candidates[k] = entry
+        last = {}
+        for k, step in enumerate(steps):
+            for v in step.inputs:
+                last[v] = k
+        while True:
+            # roots[v]: the pooled results whose memory v may be (themselves, or views of them)
+            roots: dict = {}
+            for k, step in enumerate(steps):
+                if k in candidates:
+                    roots[step.outputs[0]] = {step.outputs[0]}
+                    continue
+                viewed = set().union(*(roots.get(v, ()) for v in self._views.get(k, ())))
+                for v in step.outputs:
+                    if viewed:
+                        roots[v] = viewed
+            end = {steps[k].outputs[0]: k for k in candidates}
+            escaped = set()
+            for v, rs in roots.items():
+                for r in rs:
+                    end[r] = max(end[r], last.get(v, -1))
+                    if v in escaping:
+                        escaped.add(r)
+            if not escaped:
+                break
+            candidates = {k: e for k, e in candidates.items() if steps[k].outputs[0] not in escaped}
+        sizes: list = []
+        free: list = []
+        holder: dict = {}  # value -> buffer, while the value (or a view of it) is alive
+        release: dict = {}
+        self.buffer_of = {}
+        for k, step in enumerate(steps):
+            if k in candidates:
+                value, out = step.outputs[0], step.node.outputs[0]
+                need = _nbytes(out.shape, out.dtype)
+                buffer = None
+                inplace = candidates[k][1]
+                for i, v in enumerate(step.inputs):
+                    t = step.node.inputs[i]
+                    if (
+                        (inplace is True or (inplace and i in inplace))
+                        and v in holder
+                        and end[v] == k
+                        and t.shape == out.shape
+                        and t.dtype == out.dtype
+                        # no other input may view that memory in another layout (a blocked kernel
+                        # would read what it already overwrote)
+                        and not any(u != v and v in roots.get(u, ()) for u in step.inputs)
+                    ):
+                        buffer = holder.pop(v)
+                        release[k].remove(buffer)
+                        break
+                if buffer is None:
+                    buffer = _best_fit(free, sizes, need)
+                    if buffer is None:
+                        buffer = len(sizes)
+                        sizes.append(need)
+                    sizes[buffer] = max(sizes[buffer], need)
+                holder[value] = buffer
+                release.setdefault(max(end[value], k), []).append(buffer)
+                self.buffer_of[k] = buffer
+            free.extend(release.pop(k, ()))
+        self._buffer_sizes = sizes
+
+    def _pooled_program(self, program):
+        """``program`` with the pooled steps writing into their buffers (allocated here, kept)."""
+        self._buffers = [np.empty(size, np.uint8) for size in self._buffer_sizes]
+        views: dict = {}
+        for k, buffer in self.buffer_of.items():
+            out = self.steps[k].node.outputs[0]
+            key = (buffer, out.shape, out.dtype)
+            if key not in views:
+                views[key] = self._buffers[buffer][: _nbytes(out.shape, out.dtype)].view(out.dtype).reshape(out.shape)
+        # A buffer is free when only the pool and its typed views hold it: a view of it held anywhere
+        # else (a kernel that kept one, a view the first run did not show) makes the step allocate.
+        expected = {key: _pool_refs(view) for key, view in views.items()}
+        pooled = list(program)
+        for k, buffer in self.buffer_of.items():
+            step, entry, out = self.steps[k], program[k], self.steps[k].node.outputs[0]
+            key = (buffer, out.shape, out.dtype)
+            ins = (entry[2],) if entry[0] == 1 else (entry[2], entry[3]) if entry[0] == 2 else entry[2]
+            plan = (step.node.attrs or {}, views[key], step.kernel, expected[key])
+            pooled[k] = (_POOLED, _out_kernel(step)[0], ins, plan, entry[4], entry[5], entry[6])
+        self._pool_ids = frozenset(id(buffer) for buffer in self._buffers)
+        return pooled
 
     def run(self, feeds, targets):
         """Raw outputs for raw ``feeds`` (inputs, then the used captures) and assignment ``targets``."""
         if dispatch.observers or self.fixups is None:
             return self._interpret(feeds, targets, list(dispatch.observers))
         if self._program is None:
-            self._compile()
+            with self._pool_lock:  # threads calling a new graph at once compile it once
+                if self._program is None:
+                    self._compile()
+        if self._pooled is not None and self._pool_lock.acquire(blocking=False):
+            try:
+                return self._execute(self._pooled, feeds, targets, self._pool_ids)
+            finally:
+                self._pool_lock.release()
+        return self._execute(self._program, feeds, targets, ())
+
+    def _execute(self, program, feeds, targets, pool):
         env = self._template.copy()
         for i, value in zip(self._param_slots, feeds):
             env[i] = value
         assigns = iter(targets)
         node = None
         try:
-            for kind, kernel, a, b, out, frees, node in self._program:
+            for kind, kernel, a, b, out, frees, node in program:
                 if kind == 1:
                     env[out] = kernel(env[a])
                 elif kind == 2:
                     env[out] = kernel(env[a], env[b])
+                elif kind == _POOLED:
+                    _run_pooled(env, kernel, a, out, *b)
                 elif kind == _ASSIGN:
-                    _assign(next(assigns), env[a[1]].copy() if b else env[a[1]])
+                    value = env[a[1]]
+                    _assign(next(assigns), value.copy() if b or (pool and _owner(value) in pool) else value)
                 else:
                     _run_general(env, kernel, a, out, *b)
                 for i in frees:
@@ -183,6 +315,9 @@ class Executable:
             if node is not None:
                 self._note(e, node)
             raise
+        if pool:
+            # The plan returns no pooled memory; this guards against views the first run did not show.
+            return tuple(r.copy() if _owner(r) in pool else r for r in (env[i] for i in self._output_slots))
         return tuple(env[i] for i in self._output_slots)
 
     def _interpret(self, feeds, targets, observers):
@@ -192,19 +327,20 @@ class Executable:
         env.update({k: raw for k, (t, raw) in graph.constants.items()})
         targets = iter(targets)
         fixups = set()
+        views = {} if self.fixups is None else None  # the first run records which results are views
         for k, step in enumerate(self.steps):
             try:
-                self._interpret_step(k, step, env, targets, observers, fixups)
+                self._interpret_step(k, step, env, targets, observers, fixups, views)
             except Exception as e:
                 self._note(e, step.node)
                 raise
             for v in step.frees:
                 env.pop(v, None)
         if self.fixups is None:
-            self.fixups = fixups
+            self.fixups, self._views = fixups, views
         return tuple(env[t._id] for t in graph.outputs)
 
-    def _interpret_step(self, k, step, env, targets, observers, fixups):
+    def _interpret_step(self, k, step, env, targets, observers, fixups, views):
         node = step.node
         args = [env[v] for v in step.inputs]
         if step.kernel is None:
@@ -227,6 +363,10 @@ class Executable:
                 fixups.add(k)
             raws.append(t._value)
         env.update(zip(step.outputs, raws))
+        if views is not None:
+            seen = [v for v, a in zip(step.inputs, args) if any(_may_view(r, a) for r in raws)]
+            if seen:
+                views[k] = seen
         if observers:
             inputs = tuple(make(a, t.backend, a.shape, t.dtype) for a, t in zip(args, node.inputs))
             outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
@@ -253,7 +393,56 @@ class Executable:
             )
 
 
-_GENERAL, _ASSIGN = 3, 4
+_GENERAL, _ASSIGN, _POOLED = 3, 4, 5
+
+# Results at least this big are written into pooled buffers (when their op has an out_kernel): below
+# it malloc recycles freed blocks without touching new pages, and the pooled call's extra keyword
+# argument and reference check (about 0.3 us) would be a measurable share of a small op.
+POOL_MIN_BYTES = 64 * 1024
+
+
+def _out_kernel(step):
+    """(kernel writing into ``out=``, inplace) for a single-output step's backend, or None."""
+    if step.kernel is None or step.multi:
+        return None
+    return step.node.op.out_kernels.get(step.node.outputs[0].backend.name)
+
+
+def _best_fit(free: list, sizes: list, need: int):
+    """Take from ``free`` the smallest buffer of at least ``need`` bytes, else the largest (to be grown)."""
+    if not free:
+        return None
+    fits = [b for b in free if sizes[b] >= need]
+    buffer = min(fits, key=sizes.__getitem__) if fits else max(free, key=sizes.__getitem__)
+    free.remove(buffer)
+    return buffer
+
+
+def _pool_refs(view) -> int:
+    """References to the pooled buffer under ``view`` (the same expression at planning and at run time)."""
+    return sys.getrefcount(view.base)
+
+
+def _may_view(result, arg) -> bool:
+    """Could ``result`` be (a view of) ``arg``'s memory?  Bounds only; other array types: assume so."""
+    if result.__class__ is np.ndarray and arg.__class__ is np.ndarray:
+        return np.may_share_memory(result, arg)
+    return result is arg or not isinstance(result, np.ndarray)
+
+
+def _owner(value) -> int:
+    """id of the array owning ``value``'s memory (views of a pooled buffer have it as their base)."""
+    base = getattr(value, "base", None)
+    return id(value if base is None else base)
+
+
+def _run_pooled(env, kernel, ins, out, attrs, buffer, allocate, expected):
+    """A step writing into its pooled ``buffer``, unless something outside the plan still views it."""
+    args = [env[i] for i in ins]
+    if _pool_refs(buffer) == expected:
+        env[out] = kernel(*args, out=buffer, **attrs)
+    else:
+        env[out] = allocate(*args, **attrs)
 
 
 def _run_general(env, kernel, ins, out, attrs, fixes):

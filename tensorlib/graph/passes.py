@@ -51,7 +51,7 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
     fused = fuse_avgpool_grad_conv_backprop(fuse_conv_avgpool(g))
     if fused is not g:
         g = simplify(fused, keep_gradients)
-    return eliminate_dead_nodes(g)
+    return eliminate_dead_nodes(fuse_add_activation(g))
 
 
 def _is_stateful(op) -> bool:
@@ -224,12 +224,7 @@ def fuse_conv_avgpool(graph: Graph) -> Graph:
     divided by kh*kw (a (KH+kh-1) x (KW+kw-1) filter).  The pooled output is
     never materialized at full resolution, which also saves its memory.
     """
-    uses: dict = {}
-    for node in graph.nodes:
-        for t in node.inputs:
-            uses[t._id] = uses.get(t._id, 0) + 1
-    for t in graph.outputs:
-        uses[t._id] = uses.get(t._id, 0) + 1
+    uses = _use_counts(graph)
     pairs = {}
     for node in graph.nodes:
         conv = node.inputs[0]._node if node.op.name == "AvgPool" and node.inputs else None
@@ -268,6 +263,17 @@ def fuse_conv_avgpool(graph: Graph) -> Graph:
             env[old._id] = out
     new.outputs = [env.get(t._id, t) for t in graph.outputs]
     return new
+
+
+def _use_counts(graph: Graph) -> dict:
+    """value id -> how many node inputs and graph outputs read it."""
+    uses: dict = {}
+    for node in graph.nodes:
+        for t in node.inputs:
+            uses[t._id] = uses.get(t._id, 0) + 1
+    for t in graph.outputs:
+        uses[t._id] = uses.get(t._id, 0) + 1
+    return uses
 
 
 def _is_valid(padding) -> bool:
@@ -374,6 +380,56 @@ def _box_correlate(g: Graph, wide, fh: int, fw: int, kh: int, kw: int, phase=Non
             total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {}, phase=phase)[0]
     scale = g.add_constant(wide.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=wide.dtype)))
     return g.add_node(_registry.get("Mul"), (total, scale), {}, phase=phase)[0]
+
+
+# ---------------------------------------------------------------- bias add + activation
+_FUSED_ACTIVATIONS = {"Relu": "relu", "Tanh": "tanh", "Sigmoid": "sigmoid"}
+
+
+def fuse_add_activation(graph: Graph) -> Graph:
+    """``relu(x + b)`` (or ``tanh``, ``sigmoid``) -> one ``AddActivation(x, b)``, where the sum feeds only
+    the activation.
+
+    Exact: the fused kernel gives each element the unfused operations; the sum, often the size of a
+    whole layer's output, is never materialized.  A gradient graph keeps working as it is (the
+    activations' gradients read their output, which the fused node produces), and the fused op has
+    gradient rules of its own for graphs replayed under a tape.
+    """
+    uses = _use_counts(graph)
+    pairs = {}
+    for node in graph.nodes:
+        activation = _FUSED_ACTIVATIONS.get(node.op.name)
+        add = node.inputs[0]._node if activation and node.inputs else None
+        if (
+            add is not None
+            and add.op.name == "Add"
+            and node.inputs[0] is add.outputs[0]
+            and uses[add.outputs[0]._id] == 1
+            and add.outputs[0].dtype.kind == "f"
+            and add.inputs[0].dtype == add.inputs[1].dtype == add.outputs[0].dtype
+        ):
+            pairs[id(node)] = (add, activation)
+    if not pairs:
+        return graph
+    fused_adds = {id(add) for add, _ in pairs.values()}
+    fused = _registry.get("AddActivation")
+    new = graph.empty_copy()
+    env: dict = {}
+    for node in graph.nodes:
+        if id(node) in fused_adds:
+            continue
+        pair = pairs.get(id(node))
+        if pair is None:
+            ins = tuple(env.get(t._id, t) for t in node.inputs)
+            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
+        else:
+            add, activation = pair
+            ins = tuple(env.get(t._id, t) for t in add.inputs)
+            outs = new.add_node(fused, ins, {"activation": activation}, site=node.site, phase=node.phase)
+        for old, out in zip(node.outputs, outs):
+            env[old._id] = out
+    new.outputs = [env.get(t._id, t) for t in graph.outputs]
+    return new
 
 
 # ---------------------------------------------------------------- dead nodes

@@ -66,6 +66,7 @@ def _unary(name, ufunc, doc, grad=None, infer=_float_valued, generic=None):
     op = defop(name, inputs=("x",), infer=infer, doc=doc)
     op.generic(generic or _standard(ufunc.__name__))
     op.kernel("numpy")(ufunc)
+    op.out_kernel("numpy", inplace=True)(ufunc)  # ufuncs take out= and handle overlap with their inputs
     if grad is None:
         not_differentiable(name)
     else:
@@ -77,6 +78,7 @@ def _binary(name, ufunc, doc, grad_x, grad_y, infer=_binary_float_valued, generi
     op = defop(name, inputs=("x", "y"), infer=infer, promote=(0, 1), doc=doc)
     op.generic(generic or _standard(ufunc.__name__))
     op.kernel("numpy")(ufunc)
+    op.out_kernel("numpy", inplace=True)(ufunc)
     register_gradient(name, grad_x, grad_y)
     return op
 

@@ -211,6 +211,7 @@ not_differentiable("Floor")
 
 
 # On NumPy the elementwise kernels are the ufuncs themselves: no Python frame between dispatch and C.
+# They take out= (and handle overlap with their inputs), so the graph executor may reuse buffers.
 for _op, _ufunc in (
     (_add, np.add),
     (_sub, np.subtract),
@@ -233,6 +234,7 @@ for _op, _ufunc in (
     (_floor, np.floor),
 ):
     _op.kernel("numpy")(_ufunc)
+    _op.out_kernel("numpy", inplace=True)(_ufunc)
 
 
 # ------------------------------------------------------------------ cast, comparisons, where, clip

@@ -57,6 +57,7 @@ class OpDef:
         self.float_valued = float_valued  # integer/bool input x is cast to float64 first, as in NumPy
         self.shape_only = shape_only  # reads only its inputs' shapes and dtypes, never their values
         self.kernels: dict = {}
+        self.out_kernels: dict = {}  # backend name -> (kernel writing into out=, whether out may be an input)
         self.generic_kernel = None
         self.generic_takes_backend = False  # the generic kernel's first argument: the Backend, not its xp
         self.kernels_reason = ""  # why the kernels are on these backends only (said where one has none)
@@ -80,6 +81,32 @@ class OpDef:
 
         def register(fn):
             self.kernels[backend] = fn
+            return fn
+
+        return register
+
+    def out_kernel(self, backend: str, *, inplace: bool | tuple = False):
+        """Decorator: register ``fn(*arrays, out=buffer, **attrs) -> buffer``, the kernel writing its one
+        result into ``out`` (of the rule's shape and dtype, C-contiguous) on ``backend``.
+
+        Optional, for single-output ops: the graph executor then writes into buffers it keeps across
+        runs instead of allocating; without one (or on another backend) the plain kernel allocates.
+        ``inplace=True`` says ``out`` may be the memory of an input of the same shape and dtype that is
+        not needed afterwards (elementwise kernels such as NumPy ufuncs); a tuple of input positions
+        says which inputs it may be.
+
+        >>> import numpy as np, tensorlib as tl
+        >>> halve = tl.ops.defop("HalveDoc", inputs=("x",), infer=lambda x: x)
+        >>> _ = halve.kernel("numpy")(lambda x: x * 0.5)
+        >>> @halve.out_kernel("numpy", inplace=True)
+        ... def _halve_into(x, *, out):
+        ...     return np.multiply(x, 0.5, out=out)
+        >>> tl.function(lambda x: halve(x) + 1.0)(tl.tensor([2.0, 4.0])).numpy().tolist()
+        [2.0, 3.0]
+        """
+
+        def register(fn):
+            self.out_kernels[backend] = (fn, inplace)
             return fn
 
         return register

@@ -16,9 +16,10 @@ def _row_blocks(array: np.ndarray):
     return _shared_blocks(array.shape[0], max(1, _ELEMENTWISE_BLOCK_BYTES // row_bytes), _parallel(array.nbytes))
 
 
-def relu(x: np.ndarray) -> np.ndarray:
-    """max(x, 0); big inputs are shared out between threads by rows (memory-bound)."""
-    out = np.empty_like(x)
+def relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """max(x, 0); big inputs are shared out between threads by rows (memory-bound).
+    ``out`` (optional, may be ``x`` itself) receives the result."""
+    out = np.empty_like(x) if out is None else out
     if x.ndim == 0:
         return np.maximum(x, 0, out=out)
 
@@ -30,10 +31,11 @@ def relu(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def relu_grad(dy: np.ndarray, features: np.ndarray) -> np.ndarray:
+def relu_grad(dy: np.ndarray, features: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """dy where features > 0, else 0, in dy's dtype: the mask is written as 1.0 / 0.0 into the
-    output itself (no mask-sized temporary); big inputs are shared out between threads."""
-    out = np.empty(np.broadcast_shapes(dy.shape, features.shape), dy.dtype)
+    output itself (no mask-sized temporary); big inputs are shared out between threads.  ``out``
+    (optional) receives the result: it may be ``features`` itself, never ``dy``."""
+    out = np.empty(np.broadcast_shapes(dy.shape, features.shape), dy.dtype) if out is None else out
     if out.ndim == 0 or dy.shape != features.shape:
         np.greater(features, 0, out=out)
         return np.multiply(out, dy, out=out)

@@ -44,5 +44,8 @@ __all__ = [
     "sparse_softmax_cross_entropy_with_logits",
 ]
 
+# AddActivation, the op the graph optimizer fuses a bias add and an activation into.
+from . import fused  # noqa: E402,F401
+
 # The CuPy kernels of these ops register here; CuPy itself is imported on their first call.
 from . import _cupy  # noqa: E402,F401

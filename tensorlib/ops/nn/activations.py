@@ -54,6 +54,8 @@ def _relu_grad_kernel(xp, gradients, features):
 
 _relu.kernel("numpy")(_kernels.relu)
 _relu_grad.kernel("numpy")(_kernels.relu_grad)
+_relu.out_kernel("numpy", inplace=True)(_kernels.relu)
+_relu_grad.out_kernel("numpy", inplace=(1,))(_kernels.relu_grad)  # out may be the features, never dy
 
 
 # The mask's derivative is zero wherever it is defined: no gradient flows to ``features``.

@@ -1,0 +1,192 @@
+"""The executor's buffer pool: kernels with ``out=`` write into buffers kept from run to run.
+
+What must hold: results equal the allocating run's bit for bit; no result returned (or assigned to a
+Variable) ever changes after it is returned, however it views a pooled intermediate; a view held
+outside the plan makes the step allocate instead of overwriting it; concurrent runs stay correct;
+after the first runs a pooled graph touches no new pages.
+"""
+
+import resource
+import threading
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.graph.executor import POOL_MIN_BYTES
+
+ROWS = POOL_MIN_BYTES // (4 * 64) * 2  # float32 [ROWS, 64] intermediates are twice the pooling threshold
+
+
+def _data(seed, shape=(ROWS, 64)):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+W = _data(99, (64, 64)) / 8
+B = _data(98, (64,))
+
+
+def _mlp(x):
+    h = tl.nn.relu(x @ W + B)
+    g = tl.nn.relu(h @ W - B) * 2.0
+    return g + h
+
+
+def _reference(x):
+    h = np.maximum(x @ W + B, 0)
+    return np.maximum(h @ W - B, 0) * 2.0 + h
+
+
+def _executable(f, *args):
+    return f.get_graph(*args).optimize().executable()
+
+
+def test_pooled_steps_share_buffers_and_match_the_allocating_run_bit_for_bit():
+    f = tl.function(_mlp)
+    x = _data(0)
+    first = f(x).numpy()  # interpreted: every kernel allocates
+    again = [f(x).numpy() for _ in range(3)]  # compiled: pooled
+    for a in again:
+        assert np.array_equal(a, first)
+    np.testing.assert_allclose(first, _reference(x), rtol=1e-5, atol=1e-5)
+    exe = _executable(f, x)
+    plan = exe.plan_text()
+    assert plan.count(" into b") == len(exe.buffer_of) >= 5
+    assert len(exe._buffers) < len(exe.buffer_of)  # intermediates with disjoint lifetimes share a buffer
+    buffer_of = {}
+    in_place = []
+    for line in plan.splitlines():
+        if " into b" in line:
+            out, rest = line.split(" = ")
+            buffer_of[out] = rest.split(" into ")[1].split(";")[0]
+            args = rest.split("(")[1].split(")")[0].split(", ")
+            in_place += [line for a in args if buffer_of.get(a) == buffer_of[out]]
+    assert any("Relu" in line for line in in_place)  # an elementwise kernel writes over its dying input
+
+
+def test_returned_results_never_change_in_later_runs():
+    def f(x):
+        h = tl.tanh((x @ W) * 0.5)
+        k = h * 3.0
+        # views of pooled intermediates: a reshape, a transpose, a slice, and the values themselves
+        return tl.reshape(k, (-1,)), tl.transpose(h), k[1:3], h + 1.0, tl.sum(k)
+
+    traced = tl.function(f)
+    inputs = [_data(seed) for seed in range(4)]
+    results = [traced(x) for x in inputs]
+    for x, got in zip(inputs, results):
+        for e, g in zip(f(tl.tensor(x)), got):
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-4)
+    values = [r._value for got in results for r in got]
+    exe = _executable(traced, inputs[0])
+    # h and k are returned through views, so only the matmul and the scaling before them are pooled
+    assert sorted(exe.steps[k].node.op_type for k in exe.buffer_of) == ["BatchMatMulV2", "Mul"]
+    pool = exe._pool_ids
+    assert all(id(v if v.base is None else v.base) not in pool for v in values)
+
+
+def test_a_value_assigned_to_a_variable_is_never_a_pooled_buffer():
+    v = tl.Variable(np.zeros((ROWS, 64), np.float32))
+
+    @tl.function
+    def step(x):
+        h = tl.nn.relu(x @ W + B) * 2.0
+        v.assign(h + 1.0)
+        return tl.sum(h)
+
+    seen = []
+    for seed in range(3):
+        x = _data(seed)
+        step(x)
+        seen.append((v.numpy().copy(), v._value))
+        np.testing.assert_allclose(v.numpy(), np.maximum(x @ W + B, 0) * 2.0 + 1.0, rtol=1e-5, atol=1e-5)
+    for value, raw in seen:
+        assert np.array_equal(raw, value)  # an earlier value of the Variable was not overwritten
+    exe = _executable(step, _data(0))
+    assigned = next(s.inputs[1] for s in exe.steps if s.kernel is None)
+    assert exe.buffer_of and not any(exe.steps[k].outputs[0] == assigned for k in exe.buffer_of)
+
+
+def test_a_view_kept_outside_the_plan_makes_the_step_allocate_instead():
+    kept = []
+    keep = tl.ops.defop("BufferTestKeep", inputs=("x",), infer=lambda x: tl.TensorSpec((), x.dtype))
+    keep.kernel("numpy")(lambda x: kept.append(x[:2]) or np.asarray(x.sum(), x.dtype))
+    tl.grad.not_differentiable("BufferTestKeep")
+    f = tl.function(lambda x: keep(tl.nn.relu(x * 2.0)) + tl.sum(tl.nn.relu(x * 3.0)))
+    inputs = [_data(seed) for seed in range(4)]
+    for x in inputs:
+        f(x)
+    for x, view in zip(inputs, kept):  # what the kernel kept still holds its run's values
+        np.testing.assert_array_equal(view, np.maximum(x[:2] * 2.0, 0))
+
+
+def test_concurrent_runs_of_one_graph_give_each_caller_its_own_result():
+    f = tl.function(_mlp)
+    f(_data(0))
+    f(_data(0))
+    errors = []
+
+    def worker(seed):
+        for _ in range(5):
+            x = _data(seed)
+            got = f(x).numpy()
+            if not np.allclose(got, _reference(x), rtol=1e-5, atol=1e-5):
+                errors.append(seed)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def _pages_touched(fn, runs):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(runs):
+        fn()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / runs
+
+
+def test_after_the_first_runs_a_pooled_graph_touches_no_new_pages():
+    x = _data(0, (16 * ROWS, 64))  # 8 MiB intermediates: beyond malloc's reuse of freed blocks
+    f = tl.function(lambda x: tl.sum(tl.nn.relu(tl.nn.relu(x * 2.0 + 1.0) * x - 1.0)))
+    f(x)
+    f(x)
+    per_run = _pages_touched(lambda: f(x), 5)
+    intermediate_pages = x.nbytes // 4096
+    assert per_run < intermediate_pages / 8, f"{per_run} page faults per run"
+
+
+@pytest.mark.parametrize("threshold", [POOL_MIN_BYTES])
+def test_small_results_are_not_pooled(threshold):
+    f = tl.function(lambda x: tl.exp(x) * 2.0 + 1.0)
+    x = np.ones((threshold // 8 - 1,), np.float32)
+    f(x)
+    f(x)
+    assert _executable(f, x).buffer_of == {}
+
+
+def test_an_elementwise_chain_runs_in_one_buffer_written_in_place():
+    x = _data(0)
+    f = tl.function(lambda x: tl.sum(tl.exp(tl.sin(x * 2.0) + 1.0) * 0.5))
+    f(x)
+    f(x)
+    exe = _executable(f, x)
+    assert len(exe.buffer_of) == 5 and len(exe._buffers) == 1 and exe._buffers[0].nbytes == x.nbytes
+
+
+def test_no_step_writes_in_place_over_memory_another_input_views_in_another_layout():
+    x = _data(0, (256, 256))
+
+    def f(x):
+        h = x * 2.0
+        return tl.nn.relu(h + tl.transpose(h)) * 1.0 + 1.0  # h's buffer must not receive the fused result
+
+    traced = tl.function(f)
+    for _ in range(3):
+        np.testing.assert_array_equal(traced(x).numpy(), f(tl.tensor(x)).numpy())
+    exe = _executable(traced, x)
+    fused = next(k for k, s in enumerate(exe.steps) if s.node.op_type == "AddActivation")
+    scaled = next(k for k, s in enumerate(exe.steps) if s.node.op_type == "Mul")
+    assert exe.buffer_of[fused] != exe.buffer_of[scaled]
