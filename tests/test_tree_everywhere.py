@@ -296,3 +296,21 @@ def test_every_consumer_reads_one_structure_alike():
     tl.optimizers.SGD(1.0).apply(grads, params)
     np.testing.assert_allclose(w.numpy(), [-0.5, 0.5])
     np.testing.assert_allclose(float(b), -2.5)
+
+
+def test_distributed_value_and_grad_keeps_a_nested_parameter_structure():
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    a = np.random.default_rng(3).standard_normal((30, 2))
+    params = {"lin": Pair(np.array([1.0, -1.0]), np.array(0.5)), "unused": None}
+
+    def loss(p, x):
+        return tl.mean((tl.sum(x * p["lin"].a, axis=1) + p["lin"].b) ** 2)
+
+    with dask.config.set(scheduler="threads"):
+        value, grads = tl.distributed.value_and_grad(loss, params, da.from_array(a, chunks=(7, 2)))
+    want_value, want = tl.value_and_grad(loss)({"lin": Pair(f64([1.0, -1.0]), f64(0.5)), "unused": None}, f64(a))
+    assert grads["unused"] is None and type(grads["lin"]) is Pair
+    np.testing.assert_allclose(float(value), float(want_value), rtol=1e-12)
+    np.testing.assert_allclose(grads["lin"].a.numpy(), want["lin"].a.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(float(grads["lin"].b), float(want["lin"].b), rtol=1e-12)

@@ -273,7 +273,7 @@ def _single_thread_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 
     Such GEMMs are bound by memory traffic, so BLAS threads barely speed them
     up; worse, idle OpenBLAS threads spin for a while after each call and
-    take the cores that :func:`_split_images` shares the work out to.
+    take the cores that :func:`_share_blocks` shares the work out to.
     """
     rows, depth = a.shape
     step = max(1, _BLAS_SINGLE_THREAD_FLOPS // max(1, depth * b.shape[1]))
