@@ -6,15 +6,20 @@ relu, max pool 2, conv 5x5 32->64 SAME + b, relu, max pool 2, dense
 3136->128 + b, relu, dense 128->10 + b, mean sparse softmax cross entropy;
 forward + backward for all 8 parameters.  Columns: tensorlib traced
 (``tl.function``), tensorlib eager, PyTorch eager, TF ``tf.function`` (XLA
-off, as TF's default).  One worker process per library, all in one run; a
-second row gives each step's peak RSS above its process's baseline (MiB),
-measured over 5 steps after the timing.
+off, as TF's default).  One worker process per library, all in one run; the
+other rows give each step's peak RSS above the RSS after its timing (MiB:
+what a step allocates and frees), its peak RSS above the RSS before the step
+was built (MiB: that plus what the step keeps between calls, such as
+tl.function's buffer pool), and its minor page faults (first touches of
+fresh memory) per step, each measured over 5 steps after the timing.
 
     python bench/traced_training_step.py [--quick]
 """
 
 from __future__ import annotations
 
+import gc
+import resource
 import sys
 from pathlib import Path
 
@@ -43,16 +48,31 @@ def make_worker(lib: str):
         d = nw.make_data(KEY)
         s = nw.settings(KEY, args.quick)
         for col in LIB_COLS[lib]:
-            step, _ = nw.build_step(col, KEY, d)
-            rep.measure(col, "step ms", lambda: common.median_time(step, **s) * 1e3)
-            rep.measure(
-                col,
-                "peak MiB",
-                lambda: common.measure_peak_above_baseline(lambda: [step() for _ in range(5)])["delta_mib"],
-            )
-            del step
+            _measure_column(rep, col, d, s)
 
     return worker
+
+
+def _measure_column(rep: common.Reporter, col: str, d: dict, s: dict) -> None:
+    gc.collect()
+    before_build = common.rss_mib()
+    step, _ = nw.build_step(col, KEY, d)
+
+    def five():
+        for _ in range(5):
+            step()
+
+    rep.measure(col, "step ms", lambda: common.median_time(step, **s) * 1e3)
+    rep.measure(col, "peak MiB", lambda: common.measure_peak_above_baseline(five)["delta_mib"])
+    rep.measure(col, "held+peak MiB", lambda: common.measure_peak_above_baseline(five)["peak_mib"] - before_build)
+    rep.measure(col, "faults/step", lambda: _page_faults(five) / 5)
+
+
+def _page_faults(run) -> int:
+    """Minor page faults (first touches of fresh pages) while ``run()`` runs."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    run()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 
 WORKERS = {lib: make_worker(lib) for lib in LIB_ORDER}
@@ -67,8 +87,13 @@ def main(argv=None) -> int:
     timeout = args.timeout or (300 if args.quick else 1200)
     res = common.collect(__file__, common.selected_libs(args, LIB_ORDER), common.quick_args(args), timeout)
     common.print_table(
-        "traced training step (LeNet-style, batch 128): median ms per step; peak RSS MiB",
-        [("step ms", "step ms"), ("peak MiB", "peak MiB")],
+        "traced training step (LeNet-style, batch 128): median ms per step; peak RSS MiB; page faults per step",
+        [
+            ("step ms", "step ms"),
+            ("peak MiB", "peak MiB"),
+            ("held+peak MiB", "held+peak MiB"),
+            ("faults/step", "faults/step"),
+        ],
         COLUMNS,
         res,
         fmt="{:.4g}",

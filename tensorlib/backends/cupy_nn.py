@@ -10,8 +10,9 @@ graphs on NHWC tensors, built once per (op, shapes, dtype, strides, pads,
 dilations) and cached.  Where the frontend is not installed, or cuDNN has no
 engine for a configuration (float64 on some versions, asymmetric SAME
 padding on others), the same op runs as a sum of shifted GEMMs through
-cuBLAS (:func:`gemm_conv2d` and its two transposes), and
-:func:`conv_engine` says which path an op takes and why.
+cuBLAS (:func:`gemm_conv2d` and its two transposes, the Array API kernels of
+``tensorlib.backends.generic_nn``), and :func:`conv_engine` says which path
+an op takes and why.
 
 The GEMM path is written against ``xp`` and runs on NumPy too, which is how
 it is tested on machines without a GPU:
@@ -32,6 +33,11 @@ import math
 
 import numpy as np
 
+from . import generic_nn
+from .generic_nn import batch_norm_backward
+from .generic_nn import conv2d as gemm_conv2d
+from .generic_nn import conv2d_backprop_filter as gemm_conv2d_backprop_filter
+from .generic_nn import conv2d_backprop_input as gemm_conv2d_backprop_input
 from .numpy_nn import resolve_conv_padding
 
 
@@ -54,64 +60,6 @@ def _cp():
     from . import cupy_backend
 
     return cupy_backend.cupy.cupy
-
-
-# ---------------------------------------------------------------- the GEMM path (xp-generic)
-
-
-def _window(x, i, j, out_hw, strides, dilations):
-    """The (N, out_h, out_w, C) view of padded ``x`` that filter tap (i, j) multiplies."""
-    (sh, sw), (dh, dw), (oh, ow) = strides, dilations, out_hw
-    return x[:, i * dh : i * dh + (oh - 1) * sh + 1 : sh, j * dw : j * dw + (ow - 1) * sw + 1 : sw, :]
-
-
-def _padded(xp, x, pads):
-    (top, bottom), (left, right) = pads
-    if not (top or bottom or left or right):
-        return x
-    n, h, w, c = x.shape
-    out = xp.zeros((n, h + top + bottom, w + left + right, c), dtype=x.dtype)
-    out[:, top : top + h, left : left + w, :] = x
-    return out
-
-
-def gemm_conv2d(xp, x, w, strides, dilations, pads):
-    """NHWC ``x`` (*) HWIO ``w``: one GEMM per filter tap, summed (no im2col buffer)."""
-    kh, kw, cin, cout = w.shape
-    xp_ = _padded(xp, x, pads)
-    oh = (xp_.shape[1] - (kh - 1) * dilations[0] - 1) // strides[0] + 1
-    ow = (xp_.shape[2] - (kw - 1) * dilations[1] - 1) // strides[1] + 1
-    y = xp.zeros((x.shape[0], oh, ow, cout), dtype=x.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            y += xp.matmul(_window(xp_, i, j, (oh, ow), strides, dilations), w[i, j])
-    return y
-
-
-def gemm_conv2d_backprop_input(xp, input_shape, w, dy, strides, dilations, pads):
-    """The transpose of :func:`gemm_conv2d` in its input: each tap's GEMM scattered back."""
-    (top, bottom), (left, right) = pads
-    n, h, wd, cin = input_shape
-    dx = xp.zeros((n, h + top + bottom, wd + left + right, cin), dtype=dy.dtype)
-    out_hw = dy.shape[1:3]
-    for i in range(w.shape[0]):
-        for j in range(w.shape[1]):
-            _window(dx, i, j, out_hw, strides, dilations)[...] += xp.matmul(dy, xp.swapaxes(w[i, j], 0, 1))
-    return dx[:, top : top + h, left : left + wd, :]
-
-
-def gemm_conv2d_backprop_filter(xp, x, filter_shape, dy, strides, dilations, pads):
-    """The transpose of :func:`gemm_conv2d` in its filter: one (C_in x M) @ (M x C_out) GEMM per tap."""
-    kh, kw, cin, cout = filter_shape
-    xp_ = _padded(xp, x, pads)
-    out_hw = dy.shape[1:3]
-    flat_dy = dy.reshape(-1, cout)
-    dw = xp.empty(tuple(filter_shape), dtype=dy.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            patch = xp.ascontiguousarray(_window(xp_, i, j, out_hw, strides, dilations)).reshape(-1, cin)
-            dw[i, j] = xp.matmul(patch.T, flat_dy)
-    return dw
 
 
 # ---------------------------------------------------------------- the cuDNN path
@@ -483,48 +431,8 @@ def avg_pool_grad(grad, *, input_shape, ksize, strides, padding):
 # ---------------------------------------------------------------- batch norm (reductions in float32 or wider)
 
 
-def _compute(dtype) -> np.dtype:
-    return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
-
-
-def batch_norm_forward(xp, x, scale, offset, epsilon):
-    """Training batch norm of NHWC ``x``: (y, mean, biased var, inv_std), statistics in scale's dtype."""
-    compute = _compute(x.dtype)
-    flat = x.reshape(-1, x.shape[-1])
-    count = flat.shape[0]
-    mean = xp.sum(flat, axis=0, dtype=compute) / count
-    centered = flat.astype(compute) - mean
-    var = xp.sum(centered * centered, axis=0) / count
-    inv_std = 1.0 / xp.sqrt(var + epsilon)
-    y = (centered * (scale.astype(compute) * inv_std) + offset.astype(compute)).astype(x.dtype)
-    stat = scale.dtype
-    return y.reshape(x.shape), mean.astype(stat), var.astype(stat), inv_std.astype(stat)
-
-
-def batch_norm_backward(xp, dy, x, scale, mean, inv_std):
-    """(dx, dscale, doffset) of training batch norm, one fused formula (as on NumPy)."""
-    compute = _compute(np.result_type(x.dtype, dy.dtype))
-    channels = x.shape[-1]
-    flat_dy = dy.reshape(-1, channels).astype(compute)
-    count = flat_dy.shape[0]
-    inv = inv_std.astype(compute)
-    x_hat = (x.reshape(-1, channels).astype(compute) - mean.astype(compute)) * inv
-    doffset = xp.sum(flat_dy, axis=0)
-    dscale = xp.sum(flat_dy * x_hat, axis=0)
-    dx = (scale.astype(compute) * inv / count) * (count * flat_dy - doffset - x_hat * dscale)
-    return dx.astype(x.dtype).reshape(x.shape), dscale.astype(scale.dtype), doffset.astype(scale.dtype)
-
-
 def fused_batch_norm(x, scale, offset, mean, variance, *, epsilon, is_training):
-    cp = _cp()
-    if is_training:
-        y, batch_mean, batch_var, inv_std = batch_norm_forward(cp, x, scale, offset, epsilon)
-        count = x.size // x.shape[3]
-        return y, batch_mean, batch_var * (count / max(count - 1, 1)), inv_std
-    inv_std = 1.0 / cp.sqrt(variance + epsilon)
-    factor = scale * inv_std
-    y = x * factor.astype(x.dtype) + (offset - mean * factor).astype(x.dtype)
-    return y, mean, variance, inv_std.astype(scale.dtype)
+    return generic_nn.fused_batch_norm(_cp(), x, scale, offset, mean, variance, epsilon, is_training)
 
 
 def fused_batch_norm_grad(y_backprop, x, scale, batch_mean, inv_std, *, epsilon):

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import tree
+from ..backends import base as _backends
 from ..tensor import Tensor
 from .opinfo import ErrorInput, OpInfo, SampleInput
 
@@ -158,6 +159,7 @@ def check_grads(
     resample=None,
     max_resamples: int = 3,
     name: str | None = None,
+    reference_backend: str | None = "numpy",
 ) -> None:
     """Check ``f``'s reverse- and forward-mode derivatives against float64 central differences.
 
@@ -167,6 +169,13 @@ def check_grads(
     float arguments cast to float64; a float32 ``f`` has its float32
     gradients compared with looser default tolerances.  ``order=2`` also
     checks the gradient function (the vjp, differentiated again).
+
+    ``f`` runs on the arguments' backend (Tensors keep theirs) for the
+    derivatives under test; the finite differences run on
+    ``reference_backend``, float64 NumPy by default, so an op on CuPy or
+    array_api_strict is checked against a host reference (``None``: on the
+    arguments' own backends).  ``f`` must then not close over tensors of
+    another backend.
 
     When the finite differences show a kink (the one-sided derivatives
     disagree), the point is resampled: by ``resample(rng) -> args`` if given,
@@ -197,7 +206,21 @@ def check_grads(
             )
         names = [f"argument {i}" for i in range(len(point))]
         try:
-            _check(f, list(point), list(backends), nums, order, tuple(modes), atol, rtol, eps, rng, label, names)
+            _check(
+                f,
+                list(point),
+                list(backends),
+                nums,
+                order,
+                tuple(modes),
+                atol,
+                rtol,
+                eps,
+                rng,
+                label,
+                names,
+                reference=None if reference_backend is None else _backends.get(reference_backend),
+            )
             return
         except _Kink as kink:
             if attempt == max_resamples:
@@ -243,10 +266,25 @@ def _jitter(point, backends, argnums, rng):
     return out
 
 
-def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, label, names, depth=1):
+def _on_reference(f, reference):
+    """``f`` evaluated with new tensors made on ``reference`` (where the finite differences run)."""
+    if reference is None:
+        return f
+
+    def on_reference(*args):
+        with _backends.backend(reference):
+            return f(*args)
+
+    return on_reference
+
+
+def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, label, names, depth=1, reference=None):
     from ..grad.api import jvp, vjp
 
     inputs = _inputs(point, backends)
+    # The finite differences: on the reference backend (NumPy) for every argument, in float64.
+    numeric_f = _on_reference(f, reference)
+    numeric_backends = list(backends) if reference is None else [reference] * len(backends)
 
     def f_of(i):
         def f_i(x):
@@ -264,7 +302,9 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
             f"check_grads: {label} has no floating-point output to differentiate "
             f"(output dtypes: {[str(o.dtype) for o in leaves]})"
         )
-    numeric_dtype = _lowest_precision(o.dtype for o in _leaves(f(*_inputs(point, backends, True)), label))
+    numeric_dtype = _lowest_precision(
+        o.dtype for o in _leaves(numeric_f(*_inputs(point, numeric_backends, True)), label)
+    )
     analytic_dtype = _lowest_precision([point[i].dtype for i in argnums] + [leaves[k].dtype for k in float_pos])
     default_atol, default_rtol = np.maximum(_GRAD_TOLERANCES[analytic_dtype], _GRAD_TOLERANCES[numeric_dtype])
     atol_, rtol_ = (default_atol if atol is None else atol), (default_rtol if rtol is None else rtol)
@@ -273,6 +313,8 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
         f=f,
         point=point,
         backends=backends,
+        numeric_f=numeric_f,
+        numeric_backends=numeric_backends,
         label=label,
         names=names,
         atol=atol_,
@@ -291,7 +333,7 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
 
     for slot, i in enumerate(argnums):
         v = _direction(rng, point[i].shape, point[i].dtype)
-        numeric = _numeric_jvp(f, point, backends, i, v, float_pos, context)
+        numeric = _numeric_jvp(numeric_f, point, numeric_backends, i, v, float_pos, context)
         if grads is not None:
             _compare_vjp(grads[slot], i, v, us, numeric, context)
         if "fwd" in modes:
@@ -316,6 +358,7 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
             f"the gradient (vjp) of {label}",
             names + [f"cotangent {k} (of output {float_pos[k]})" for k in range(len(us))],
             depth + 1,
+            reference,
         )
 
 
@@ -460,7 +503,7 @@ def _worst_element(grad, i, us, ctx) -> str:
         moved = base[i].copy()
         moved[j] += step
         shifted[i] = moved
-        outs = _leaves(ctx["f"](*_inputs(shifted, ctx["backends"])), ctx["label"])
+        outs = _leaves(ctx["numeric_f"](*_inputs(shifted, ctx["numeric_backends"])), ctx["label"])
         return sum(float(np.sum(np.asarray(outs[k].numpy(), np.float64) * u)) for k, u in zip(ctx["float_pos"], us))
 
     arg = base[i]

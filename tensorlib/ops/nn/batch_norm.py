@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 
 from ... import dtypes as _dt
+from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
 from ...dispatch import apply
 from ...grad.registry import register_gradient
@@ -86,6 +87,11 @@ def _fused_batch_norm_numpy(x, scale, offset, mean, variance, *, epsilon, is_tra
     return y, mean, variance, inv_std
 
 
+@_fused_batch_norm.generic
+def _fused_batch_norm_generic(xp, x, scale, offset, mean, variance, *, epsilon, is_training):
+    return _generic.fused_batch_norm(xp, x, scale, offset, mean, variance, epsilon, is_training)
+
+
 def _fused_batch_norm_backward(node, g_y, *ignored_stat_grads):
     x, scale = node.inputs[:2]
     return _fused_batch_norm_grad(g_y, x, scale, node.outputs[1], node.outputs[3], epsilon=node.attrs["epsilon"])
@@ -156,6 +162,11 @@ def _fused_batch_norm_grad_numpy(y_backprop, x, scale, batch_mean, inv_std, *, e
 
 
 _delegates_to(_fused_batch_norm_grad_numpy, _kernels.fused_batch_norm_backward)
+
+
+@_fused_batch_norm_grad.generic
+def _fused_batch_norm_grad_generic(xp, y_backprop, x, scale, batch_mean, inv_std, *, epsilon):
+    return _generic.batch_norm_backward(xp, y_backprop, x, scale, batch_mean, inv_std)
 
 
 def _bn_second_order_terms(node, g_dx, g_dscale, g_doffset):

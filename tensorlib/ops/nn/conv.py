@@ -3,6 +3,7 @@ into each other; and conv2d, conv2d_backprop_input, conv2d_backprop_filter, conv
 
 from __future__ import annotations
 
+from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
 from ...dispatch import apply
 from ...grad.registry import register_gradient
@@ -68,6 +69,14 @@ def _conv2d_strategy(input, filters, *, strides, padding, dilations):
 
 
 _delegates_to(_conv2d_numpy, _kernels.conv2d)
+
+
+@_conv2d.generic
+def _conv2d_generic(xp, input, filters, *, strides, padding, dilations):
+    pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    return _generic.conv2d(xp, input, filters, strides, dilations, pads)
+
+
 _conv2d.strategy = _conv2d_strategy
 
 
@@ -154,6 +163,15 @@ def _backprop_input_strategy(filters, out_backprop, *, input_shape, strides, pad
 
 
 _delegates_to(_backprop_input_numpy, _kernels.conv2d_backprop_input)
+
+
+@_backprop_input.generic
+def _backprop_input_generic(xp, filters, out_backprop, *, input_shape, strides, padding, dilations):
+    pads = _geometry(input_shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    shape = _batch(input_shape, out_backprop.shape)
+    return _generic.conv2d_backprop_input(xp, shape, filters, out_backprop, strides, dilations, pads)
+
+
 _backprop_input.strategy = _backprop_input_strategy
 
 
@@ -242,6 +260,14 @@ def _backprop_filter_strategy(input, out_backprop, *, filter_shape, strides, pad
 
 
 _delegates_to(_backprop_filter_numpy, _kernels.conv2d_backprop_filter)
+
+
+@_backprop_filter.generic
+def _backprop_filter_generic(xp, input, out_backprop, *, filter_shape, strides, padding, dilations):
+    pads = _geometry(input.shape[1:3], filter_shape[:2], strides, dilations, padding)[1]
+    return _generic.conv2d_backprop_filter(xp, input, filter_shape, out_backprop, strides, dilations, pads)
+
+
 _backprop_filter.strategy = _backprop_filter_strategy
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
 from ...dispatch import apply
 from ...grad.registry import register_gradient
@@ -61,6 +62,13 @@ def _avg_pool_numpy(input, *, ksize, strides, padding):
 
 
 _delegates_to(_avg_pool_numpy, _kernels.avg_pool)
+
+
+@_avg_pool.generic
+def _avg_pool_generic(xp, input, *, ksize, strides, padding):
+    return _generic.avg_pool(xp, input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+
+
 register_gradient("AvgPool", lambda node, g: _avg_pool_grad(g, input_shape=node.inputs[0].shape, **_pool_attrs(node)))
 
 
@@ -88,6 +96,14 @@ def _avg_pool_grad_numpy(grad, *, input_shape, ksize, strides, padding):
 
 
 _delegates_to(_avg_pool_grad_numpy, _kernels.avg_pool_grad)
+
+
+@_avg_pool_grad.generic
+def _avg_pool_grad_generic(xp, grad, *, input_shape, ksize, strides, padding):
+    pads = _pool_pads(input_shape[1:3], ksize, strides, padding)
+    return _generic.avg_pool_grad(xp, _batch(input_shape, grad.shape), grad, ksize, strides, pads)
+
+
 register_gradient("AvgPoolGrad", lambda node, g: _avg_pool(g, **_pool_attrs(node)))  # linear: its transpose
 
 
@@ -138,6 +154,13 @@ def _max_pool_numpy(input, *, ksize, strides, padding):
 
 
 _delegates_to(_max_pool_numpy, _kernels.max_pool)
+
+
+@_max_pool.generic
+def _max_pool_generic(xp, input, *, ksize, strides, padding):
+    return _generic.max_pool(xp, input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+
+
 register_gradient("MaxPool", lambda node, g: _max_pool_grad(node.inputs[0], node.outputs[0], g, **_pool_attrs(node)))
 
 
@@ -198,6 +221,20 @@ def _max_pool_grad_grad_numpy(orig_input, orig_output, grad, *, ksize, strides, 
 
 
 _delegates_to(_max_pool_grad_numpy, _kernels.max_pool_grad)
+
+
+@_max_pool_grad.generic
+def _max_pool_grad_generic(xp, orig_input, orig_output, grad, *, ksize, strides, padding):
+    pads = _pool_pads(orig_input.shape[1:3], ksize, strides, padding)
+    return _generic.max_pool_grad(xp, orig_input, orig_output, grad, ksize, strides, pads)
+
+
+@_max_pool_grad_grad.generic
+def _max_pool_grad_grad_generic(xp, orig_input, orig_output, grad, *, ksize, strides, padding):
+    pads = _pool_pads(orig_input.shape[1:3], ksize, strides, padding)
+    return _generic.max_pool_grad_grad(xp, orig_input, orig_output, grad, ksize, strides, pads)
+
+
 _delegates_to(_max_pool_grad_grad_numpy, _kernels.max_pool_grad_grad)
 # Both are linear in ``grad`` and each other's transpose; the routing, a function of the
 # original input and output, is piecewise constant: no gradient flows to those two.

@@ -1,0 +1,253 @@
+"""The nn kernels written against the Array API standard (``xp``): conv, pools and batch norm.
+
+They run where a backend has no nn kernels of its own (``array_api_strict``,
+a user's backend) and are CuPy's fallback where cuDNN has no engine.  Only
+the standard is used: slicing (also to write), ``matmul``, ``where``,
+``reshape``, ``stack``, reductions.  A convolution is one GEMM per filter tap,
+summed (no im2col buffer); a pool reduces its window's taps one by one.
+NumPy keeps its tuned kernels (``backends/numpy_nn``); these run on it too:
+
+    >>> import numpy as np
+    >>> x = np.arange(16.0).reshape(1, 4, 4, 1); w = np.ones((2, 2, 1, 1))
+    >>> conv2d(np, x, w, (1, 1), (1, 1), ((0, 0), (0, 0)))[0, :, :, 0]
+    array([[10., 14., 18.],
+           [26., 30., 34.],
+           [42., 46., 50.]])
+    >>> max_pool(np, x, (2, 2), (2, 2), ((0, 0), (0, 0)))[0, :, :, 0]
+    array([[ 5.,  7.],
+           [13., 15.]])
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "avg_pool",
+    "avg_pool_grad",
+    "batch_norm_backward",
+    "batch_norm_forward",
+    "fused_batch_norm",
+    "conv2d",
+    "conv2d_backprop_filter",
+    "conv2d_backprop_input",
+    "max_pool",
+    "max_pool_grad",
+    "max_pool_grad_grad",
+]
+
+
+def _tap(i, j, out_hw, strides, dilations) -> tuple:
+    """The index of the (N, out_h, out_w, C) cells of a padded NHWC array that window tap (i, j) reads."""
+    (sh, sw), (dh, dw), (oh, ow) = strides, dilations, out_hw
+    return (
+        slice(None),
+        slice(i * dh, i * dh + (oh - 1) * sh + 1, sh),
+        slice(j * dw, j * dw + (ow - 1) * sw + 1, sw),
+        slice(None),
+    )
+
+
+def _padded(xp, x, pads, fill=0.0):
+    (top, bottom), (left, right) = pads
+    if not (top or bottom or left or right):
+        return x
+    n, h, w, c = x.shape
+    out = xp.full((n, h + top + bottom, w + left + right, c), fill, dtype=x.dtype)
+    out[:, top : top + h, left : left + w, :] = x
+    return out
+
+
+def _unpadded(x, shape, pads):
+    (top, _), (left, _) = pads
+    return x[:, top : top + shape[1], left : left + shape[2], :]
+
+
+def _out_hw(padded_hw, window_hw, strides, dilations):
+    return tuple((p - (k - 1) * d - 1) // s + 1 for p, k, s, d in zip(padded_hw, window_hw, strides, dilations))
+
+
+# ---------------------------------------------------------------- convolution: one GEMM per filter tap
+
+
+def conv2d(xp, x, w, strides, dilations, pads):
+    """NHWC ``x`` (*) HWIO ``w`` (cross-correlation, TensorFlow's Conv2D)."""
+    kh, kw, _, cout = w.shape
+    padded = _padded(xp, x, pads)
+    out_hw = _out_hw(padded.shape[1:3], (kh, kw), strides, dilations)
+    y = xp.zeros((x.shape[0], *out_hw, cout), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            y = y + xp.matmul(padded[_tap(i, j, out_hw, strides, dilations)], w[i, j, ...])
+    return y
+
+
+def conv2d_backprop_input(xp, input_shape, w, dy, strides, dilations, pads):
+    """The transpose of :func:`conv2d` in its input: each tap's GEMM added back where it read."""
+    (top, bottom), (left, right) = pads
+    n, h, wd, cin = input_shape
+    dx = xp.zeros((n, h + top + bottom, wd + left + right, cin), dtype=dy.dtype)
+    out_hw = dy.shape[1:3]
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            tap = _tap(i, j, out_hw, strides, dilations)
+            dx[tap] = dx[tap] + xp.matmul(dy, xp.matrix_transpose(w[i, j, ...]))
+    return _unpadded(dx, input_shape, pads)
+
+
+def conv2d_backprop_filter(xp, x, filter_shape, dy, strides, dilations, pads):
+    """The transpose of :func:`conv2d` in its filter: one (C_in x M) @ (M x C_out) GEMM per tap."""
+    kh, kw, cin, cout = filter_shape
+    padded = _padded(xp, x, pads)
+    out_hw = dy.shape[1:3]
+    flat_dy = xp.reshape(dy, (-1, cout))
+    rows = []
+    for i in range(kh):
+        row = []
+        for j in range(kw):
+            patch = xp.reshape(padded[_tap(i, j, out_hw, strides, dilations)], (-1, cin))
+            row.append(xp.matmul(xp.matrix_transpose(patch), flat_dy))
+        rows.append(xp.stack(row))
+    return xp.stack(rows)
+
+
+# ---------------------------------------------------------------- pooling: the window's taps one by one
+
+
+def _taps(ksize):
+    return [(i, j) for i in range(ksize[0]) for j in range(ksize[1])]
+
+
+def _pool_hw(x_shape, ksize, strides, pads):
+    padded_hw = (x_shape[1] + sum(pads[0]), x_shape[2] + sum(pads[1]))
+    return _out_hw(padded_hw, ksize, strides, (1, 1))
+
+
+def _window_sums(xp, padded, out_hw, ksize, strides):
+    total = None
+    for i, j in _taps(ksize):
+        view = padded[_tap(i, j, out_hw, strides, (1, 1))]
+        total = view if total is None else total + view
+    return total
+
+
+def _cell_counts(xp, x_shape, ksize, strides, pads, dtype):
+    """How many real (unpadded) cells each window holds: SAME windows average only those."""
+    ones = xp.ones((1, x_shape[1], x_shape[2], 1), dtype=dtype)
+    return _window_sums(xp, _padded(xp, ones, pads), _pool_hw(x_shape, ksize, strides, pads), ksize, strides)
+
+
+def avg_pool(xp, x, ksize, strides, pads):
+    """Average pooling; padded cells are left out of each window's divisor."""
+    out_hw = _pool_hw(x.shape, ksize, strides, pads)
+    sums = _window_sums(xp, _padded(xp, x, pads), out_hw, ksize, strides)
+    return sums / _cell_counts(xp, x.shape, ksize, strides, pads, x.dtype)
+
+
+def avg_pool_grad(xp, input_shape, dy, ksize, strides, pads):
+    """The transpose of :func:`avg_pool`: each window's share added back to its cells."""
+    n, h, w, c = input_shape
+    share = dy / _cell_counts(xp, input_shape, ksize, strides, pads, dy.dtype)
+    dx = xp.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c), dtype=dy.dtype)
+    for i, j in _taps(ksize):
+        tap = _tap(i, j, dy.shape[1:3], strides, (1, 1))
+        dx[tap] = dx[tap] + share
+    return _unpadded(dx, input_shape, pads)
+
+
+def max_pool(xp, x, ksize, strides, pads):
+    """Max pooling; padded cells act as ``-inf``."""
+    out_hw = _pool_hw(x.shape, ksize, strides, pads)
+    padded = _padded(xp, x, pads, -float("inf"))
+    y = None
+    for i, j in _taps(ksize):
+        view = padded[_tap(i, j, out_hw, strides, (1, 1))]
+        y = view if y is None else xp.maximum(y, view)
+    return y
+
+
+def _first_max_hits(xp, x, y, ksize, strides, pads):
+    """``(tap index, hit)`` in row-major tap order: ``hit`` marks the windows whose first maximum
+    (TensorFlow's CPU tie rule) sits at that tap.  Padding holds NaN, which equals no maximum."""
+    padded = _padded(xp, x, pads, float("nan"))
+    taken = None
+    for i, j in _taps(ksize):
+        tap = _tap(i, j, y.shape[1:3], strides, (1, 1))
+        hit = padded[tap] == y
+        if taken is None:
+            taken = hit
+        else:
+            hit = xp.logical_and(hit, xp.logical_not(taken))
+            taken = xp.logical_or(taken, hit)
+        yield tap, hit
+
+
+def max_pool_grad(xp, x, y, dy, ksize, strides, pads):
+    """Gradient of :func:`max_pool` with respect to ``x``: each window's to its first maximum."""
+    n, h, w, c = x.shape
+    dx = xp.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c), dtype=dy.dtype)
+    zero = xp.zeros((), dtype=dy.dtype)
+    for tap, hit in _first_max_hits(xp, x, y, ksize, strides, pads):
+        dx[tap] = dx[tap] + xp.where(hit, dy, zero)
+    return _unpadded(dx, x.shape, pads)
+
+
+def max_pool_grad_grad(xp, x, y, ddx, ksize, strides, pads):
+    """The transpose of :func:`max_pool_grad` in ``dy``: ``ddx`` gathered at each window's first maximum."""
+    padded = _padded(xp, ddx, pads)
+    out = xp.zeros(y.shape, dtype=ddx.dtype)
+    for tap, hit in _first_max_hits(xp, x, y, ksize, strides, pads):
+        out = out + xp.where(hit, padded[tap], xp.zeros((), dtype=ddx.dtype))
+    return out
+
+
+# ---------------------------------------------------------------- batch norm (training), one pass each way
+
+
+def _compute_dtype(xp, dtype):
+    """float16 statistics accumulate in float32 (DESIGN §6); the standard has no float16, CuPy does."""
+    return xp.float32 if dtype == getattr(xp, "float16", None) else dtype
+
+
+def batch_norm_forward(xp, x, scale, offset, epsilon):
+    """Training batch norm of NHWC ``x``: (y, mean, biased var, inv_std), statistics in scale's dtype."""
+    compute = _compute_dtype(xp, x.dtype)
+    flat = xp.astype(xp.reshape(x, (-1, x.shape[-1])), compute)
+    count = flat.shape[0]
+    mean = xp.sum(flat, axis=0) / count
+    centered = flat - mean
+    var = xp.sum(centered * centered, axis=0) / count
+    inv_std = 1.0 / xp.sqrt(var + epsilon)
+    y = centered * (xp.astype(scale, compute) * inv_std) + xp.astype(offset, compute)
+    stat = scale.dtype
+    return (
+        xp.reshape(xp.astype(y, x.dtype), x.shape),
+        xp.astype(mean, stat),
+        xp.astype(var, stat),
+        xp.astype(inv_std, stat),
+    )
+
+
+def fused_batch_norm(xp, x, scale, offset, mean, variance, epsilon, is_training):
+    """FusedBatchNormV3: (y, mean, variance, inv_std); in training the batch's statistics, the
+    variance output Bessel-corrected (for running averages, as TensorFlow), y from the biased one."""
+    if is_training:
+        y, batch_mean, batch_var, inv_std = batch_norm_forward(xp, x, scale, offset, epsilon)
+        count = x.shape[0] * x.shape[1] * x.shape[2]
+        return y, batch_mean, batch_var * (count / max(count - 1, 1)), inv_std
+    inv_std = 1.0 / xp.sqrt(variance + epsilon)
+    factor = scale * inv_std
+    y = x * xp.astype(factor, x.dtype) + xp.astype(offset - mean * factor, x.dtype)
+    return y, mean, variance, xp.astype(inv_std, scale.dtype)
+
+
+def batch_norm_backward(xp, dy, x, scale, mean, inv_std):
+    """(dx, dscale, doffset) of training batch norm, one fused formula."""
+    compute = _compute_dtype(xp, xp.result_type(x.dtype, dy.dtype))
+    channels = x.shape[-1]
+    flat_dy = xp.astype(xp.reshape(dy, (-1, channels)), compute)
+    count = flat_dy.shape[0]
+    inv = xp.astype(inv_std, compute)
+    x_hat = (xp.astype(xp.reshape(x, (-1, channels)), compute) - xp.astype(mean, compute)) * inv
+    doffset = xp.sum(flat_dy, axis=0)
+    dscale = xp.sum(flat_dy * x_hat, axis=0)
+    dx = (xp.astype(scale, compute) * inv / count) * (count * flat_dy - doffset - x_hat * dscale)
+    return xp.reshape(xp.astype(dx, x.dtype), x.shape), xp.astype(dscale, scale.dtype), xp.astype(doffset, scale.dtype)
