@@ -18,6 +18,7 @@ fresh memory) per step, each measured over 5 steps after the timing.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import resource
 import sys
@@ -55,6 +56,7 @@ def make_worker(lib: str):
 
 def _measure_column(rep: common.Reporter, col: str, d: dict, s: dict) -> None:
     gc.collect()
+    _return_free_heap()  # what an earlier column freed must not lower this one's baseline's share
     before_build = common.rss_mib()
     step, _ = nw.build_step(col, KEY, d)
 
@@ -66,6 +68,14 @@ def _measure_column(rep: common.Reporter, col: str, d: dict, s: dict) -> None:
     rep.measure(col, "peak MiB", lambda: common.measure_peak_above_baseline(five)["delta_mib"])
     rep.measure(col, "held+peak MiB", lambda: common.measure_peak_above_baseline(five)["peak_mib"] - before_build)
     rep.measure(col, "faults/step", lambda: _page_faults(five) / 5)
+
+
+def _return_free_heap() -> None:
+    """glibc's ``malloc_trim(0)``: give freed heap memory back to the system (where there is glibc)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _page_faults(run) -> int:
