@@ -550,6 +550,19 @@ def _input_name(op, i):
     return repr(names[i]) if i < len(names) else f"{i}"
 
 
+def as_tensor(value, op=None, index=0) -> Tensor:
+    """The one conversion of a public function's input: a Tensor as is, anything else as ``apply`` converts it.
+
+    An array is read on its own backend (a NumPy array on the current one); under tracing the
+    mode decides, so a closed-over array is captured by reference as for any op input, never
+    copied into the graph.  ``tl.tensor`` is the user's explicit copy; ops never call it.
+    """
+    if isinstance(value, Tensor):
+        return value
+    backend = hasattr(value, "dtype") and _backends.backend_of_array(value) or _backends.current()
+    return to_tensor(value, backend, None, op, index)
+
+
 def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
     """Convert one non-Tensor input; under tracing the tracer decides (constant or capture)."""
     modes = current_state().modes

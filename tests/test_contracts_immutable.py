@@ -100,6 +100,44 @@ def test_closed_over_arrays_are_read_by_reference_at_every_size(size):
     assert [c.name for c in f.get_graph(np.float64(2.0)).captures] == ["data"]
 
 
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda x, data: x @ data,
+        lambda x, data: tl.matmul(x, data),
+        lambda x, data: x * tl.mean(data),
+        lambda x, data: x + tl.vstack([data, data])[:2],
+        lambda x, data: x * tl.linalg.det(data),
+    ],
+    ids=["@", "matmul", "mean", "vstack", "det"],
+)
+def test_arrays_given_to_public_functions_are_captured_by_reference_too(use):
+    # Public functions that reshape their inputs before the op convert them as an op does: a
+    # closed-over array is a capture, not a copy frozen into the graph.
+    data = np.eye(2)
+    f = tl.function(lambda x: use(x, data))
+    x = tl.ones((2, 2), dtype="float64")
+    before = f(x).numpy().copy()
+    np.testing.assert_allclose(before, use(x, np.eye(2)).numpy())
+    data *= 3.0
+    np.testing.assert_allclose(f(x).numpy(), use(x, 3.0 * np.eye(2)).numpy())
+    assert np.array_equal(before, use(x, np.eye(2)).numpy())
+    assert [c.name for c in f.get_graph(x).captures] == ["data"]
+    assert f.trace_count == 1
+
+
+def test_a_temporary_view_of_a_closed_over_array_is_read_by_reference():
+    weights = np.ones((3, 2))
+    f = tl.function(lambda x: x @ weights.T)  # weights.T dies with the trace, but it views weights
+    x = tl.ones((1, 2), dtype="float64")
+    assert f(x).numpy().tolist() == [[2.0, 2.0, 2.0]]
+    weights[:] = 2.0
+    assert f(x).numpy().tolist() == [[4.0, 4.0, 4.0]]
+    # A view of a temporary is itself a temporary: frozen into the graph as a constant.
+    g = tl.function(lambda x: x * np.arange(4.0)[::2])
+    assert g(x).numpy().tolist() == [[0.0, 2.0]] and g.get_graph(x).captures == []
+
+
 def test_closed_over_array_output_does_not_alias_the_array():
     data = np.array([1.0, 2.0])
     f = tl.function(lambda: tl.identity(data))

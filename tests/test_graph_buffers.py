@@ -192,3 +192,29 @@ def test_no_step_writes_in_place_over_memory_another_input_views_in_another_layo
     fused = next(k for k, s in enumerate(exe.steps) if s.node.op_type == "AddActivation")
     scaled = next(k for k, s in enumerate(exe.steps) if s.node.op_type == "Mul")
     assert exe.buffer_of[fused] != exe.buffer_of[scaled]
+
+
+def test_a_traced_training_step_returns_fresh_gradients_every_step():
+    rng = np.random.default_rng(5)
+    params = [
+        tl.Variable(rng.standard_normal((3, 3, 1, 8)).astype(np.float32) * 0.3),
+        tl.Variable(rng.standard_normal(8).astype(np.float32) * 0.1),
+        tl.Variable(rng.standard_normal((8 * 8 * 8, 64)).astype(np.float32) * 0.05),  # its gradient: 128 KiB
+    ]
+
+    def loss_and_grads(x):
+        with tl.GradientTape() as tape:
+            h = tl.nn.relu(tl.nn.conv2d(x, params[0], strides=1, padding="SAME") + params[1])  # 128 KiB
+            h = tl.nn.max_pool(h, ksize=2, strides=2, padding="VALID")
+            loss = tl.mean(tl.square(tl.reshape(h, (16, -1)) @ params[2]))
+        return loss, tape.gradient(loss, params)
+
+    step = tl.function(loss_and_grads)
+    inputs = [rng.standard_normal((16, 16, 16, 1)).astype(np.float32) for _ in range(4)]
+    results = [step(x) for x in inputs]  # all kept while later steps run
+    assert _executable(step, inputs[0]).buffer_of  # the step does write into pooled buffers
+    for x, (loss, grads) in zip(inputs, results):
+        want_loss, want_grads = loss_and_grads(tl.tensor(x))
+        np.testing.assert_allclose(loss.numpy(), want_loss.numpy(), rtol=1e-5)
+        for g, w in zip(grads, want_grads):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-6)

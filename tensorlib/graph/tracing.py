@@ -35,6 +35,15 @@ RETRACE_WARNING_AFTER = 5
 CACHE_SIZE = 64
 
 
+def _owns_its_data(array) -> bool:
+    """Whether no one outside can write to ``array``'s memory: it owns it, or it is a view of an array
+    that only it holds (``np.ones(4)[::2]``).  A temporary view of a live array (``WEIGHTS.T``) is
+    not: writing to ``WEIGHTS`` changes it, so it stays a capture, read at every call."""
+    base = array.base
+    # NumPy points ``base`` at the array that owns the memory; the view, `base` and the argument hold it.
+    return base is None or base.__class__ is np.ndarray and base.base is None and sys.getrefcount(base) <= 3
+
+
 class RetracingWarning(UserWarning):
     """A ``tl.function`` was traced many times: some argument keeps changing its signature."""
 
@@ -118,7 +127,7 @@ class _Trace(dispatch.Mode):
             source = c.source
             if c.kind == "array" and source.__class__ is np.ndarray and source.nbytes <= CONSTANT_BYTES:
                 ours = 3 + sum(1 for s in self.sources if s is source)  # c.source, `source`, getrefcount's argument
-                if sys.getrefcount(source) <= ours:
+                if sys.getrefcount(source) <= ours and _owns_its_data(source):
                     self.graph.constants[c.tensor._id] = (
                         c.tensor,
                         c.tensor.backend.asarray(np.array(source, dtype=c.tensor.dtype)),

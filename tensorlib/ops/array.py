@@ -17,21 +17,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply
+from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
 from . import shape as shape_ops
 from ._shapes import normalize_axes, normalize_axis
 from .registry import defop, spec
-
-
-def _as_tensor(x) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    from .creation import tensor
-
-    return tensor(x)
 
 
 def _accumulated_dtype(dtype):
@@ -77,7 +69,7 @@ def _cumsum_op(x, axis, reverse=False):
 
 def _flat_or(x, axis):
     """(x, axis) with NumPy's axis=None meaning: the flattened array along 0."""
-    x = _as_tensor(x)
+    x = as_tensor(x)
     if axis is None:
         return shape_ops.reshape(x, (-1,)), 0
     return x, int(axis)
@@ -147,7 +139,7 @@ register_gradient("MatrixBandPartUpper", lambda node, g: apply(_triu, (g,), node
 
 def _matrix(x):
     # NumPy's tril/triu of a vector repeat it as the rows of a square matrix.
-    x = _as_tensor(x)
+    x = as_tensor(x)
     return shape_ops.broadcast_to(x, (x.shape[0], x.shape[0])) if x.ndim == 1 else x
 
 
@@ -267,7 +259,7 @@ def diag(v, k: int = 0) -> Tensor:
     >>> tl.diag(tl.tensor([1.0, 2.0])).numpy().tolist()
     [[1.0, 0.0], [0.0, 2.0]]
     """
-    v = _as_tensor(v)
+    v = as_tensor(v)
     if v.ndim == 2:
         return diagonal(v, k)
     if v.ndim != 1:
@@ -351,7 +343,7 @@ def flip(x, axis=None) -> Tensor:
     >>> tl.flip(tl.tensor([[1, 2], [3, 4]])).numpy().tolist()
     [[4, 3], [2, 1]]
     """
-    x = _as_tensor(x)
+    x = as_tensor(x)
     axes = tuple(range(x.ndim)) if axis is None else (int(axis),) if np.ndim(axis) == 0 else tuple(axis)
     return apply(_flip, (x,), {"axis": axes})
 
@@ -383,7 +375,7 @@ def rot90(x, k: int = 1, axes=(0, 1)) -> Tensor:
     >>> tl.rot90(tl.tensor([[1, 2], [3, 4]])).numpy().tolist()
     [[2, 4], [1, 3]]
     """
-    x = _as_tensor(x)
+    x = as_tensor(x)
     a0, a1 = (normalize_axis(a, x.ndim) for a in axes)
     if len(axes) != 2 or a0 == a1:
         raise ValueError(f"rot90: axes must be two different axes, got {axes} (shape {x.shape})")
@@ -407,7 +399,7 @@ def swapaxes(x, axis1: int, axis2: int) -> Tensor:
     >>> tl.swapaxes(tl.zeros((2, 3, 4)), 0, 2).shape
     (4, 3, 2)
     """
-    x = _as_tensor(x)
+    x = as_tensor(x)
     perm = list(range(x.ndim))
     a1, a2 = normalize_axis(axis1, x.ndim, "axis1"), normalize_axis(axis2, x.ndim, "axis2")
     perm[a1], perm[a2] = perm[a2], perm[a1]
@@ -421,7 +413,7 @@ def moveaxis(x, source, destination) -> Tensor:
     >>> tl.moveaxis(tl.zeros((2, 3, 4)), 0, -1).shape
     (3, 4, 2)
     """
-    x = _as_tensor(x)
+    x = as_tensor(x)
     src = [normalize_axis(a, x.ndim, "source") for a in ((source,) if np.ndim(source) == 0 else source)]
     dst = [
         normalize_axis(a, x.ndim, "destination") for a in ((destination,) if np.ndim(destination) == 0 else destination)
@@ -449,7 +441,7 @@ def ravel(x) -> Tensor:
 
 # ------------------------------------------------------------------ joining and splitting
 def _several(arys):
-    out = tuple(_as_tensor(a) for a in arys)
+    out = tuple(as_tensor(a) for a in arys)
     return out[0] if len(out) == 1 else out
 
 
@@ -460,7 +452,7 @@ def atleast_1d(*arys):
     >>> tl.atleast_1d(tl.tensor(1.0)).shape
     (1,)
     """
-    return _several(a if a.ndim >= 1 else shape_ops.reshape(a, (1,)) for a in map(_as_tensor, arys))
+    return _several(a if a.ndim >= 1 else shape_ops.reshape(a, (1,)) for a in map(as_tensor, arys))
 
 
 def atleast_2d(*arys):
@@ -474,7 +466,7 @@ def atleast_2d(*arys):
     def lift(a):
         return a if a.ndim >= 2 else shape_ops.reshape(a, (1, -1) if a.ndim else (1, 1))
 
-    return _several(lift(a) for a in map(_as_tensor, arys))
+    return _several(lift(a) for a in map(as_tensor, arys))
 
 
 def atleast_3d(*arys):
@@ -492,7 +484,7 @@ def atleast_3d(*arys):
             return shape_ops.reshape(a, (1, -1, 1))
         return shape_ops.expand_dims(a, -1) if a.ndim == 2 else a
 
-    return _several(lift(a) for a in map(_as_tensor, arys))
+    return _several(lift(a) for a in map(as_tensor, arys))
 
 
 def _as_list(fn, tup):
@@ -538,7 +530,7 @@ def column_stack(tup) -> Tensor:
     >>> tl.column_stack([tl.tensor([1, 2]), tl.tensor([3, 4])]).numpy().tolist()
     [[1, 3], [2, 4]]
     """
-    arrays = [_as_tensor(a) for a in tup]
+    arrays = [as_tensor(a) for a in tup]
     return shape_ops.concat([shape_ops.reshape(a, (-1, 1)) if a.ndim < 2 else a for a in arrays], axis=1)
 
 
@@ -549,7 +541,7 @@ def append(arr, values, axis: int | None = None) -> Tensor:
     >>> tl.append(tl.tensor([[1, 2]]), tl.tensor([3])).numpy().tolist()
     [1, 2, 3]
     """
-    arr, values = _as_tensor(arr), _as_tensor(values)
+    arr, values = as_tensor(arr), as_tensor(values)
     if axis is None:
         return shape_ops.concat([ravel(arr), ravel(values)], axis=0)
     return shape_ops.concat([arr, values], axis=axis)
@@ -562,7 +554,7 @@ def array_split(x, indices_or_sections, axis: int = 0) -> tuple:
     >>> [t.shape for t in tl.array_split(tl.zeros(5), 3)]
     [(2,), (2,), (1,)]
     """
-    x = _as_tensor(x)
+    x = as_tensor(x)
     if not isinstance(indices_or_sections, (int, np.integer)):
         return shape_ops.split(x, indices_or_sections, axis)
     n = int(indices_or_sections)
@@ -594,7 +586,7 @@ def inner(a, b) -> Tensor:
     """
     from .linalg import tensordot
 
-    a, b = _as_tensor(a), _as_tensor(b)
+    a, b = as_tensor(a), as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return tensordot(a, b, axes=([-1], [-1]))
@@ -609,7 +601,7 @@ def dot(a, b) -> Tensor:
     """
     from .linalg import tensordot
 
-    a, b = _as_tensor(a), _as_tensor(b)
+    a, b = as_tensor(a), as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return tensordot(a, b, axes=([-1], [0 if b.ndim == 1 else -2]))
@@ -625,7 +617,7 @@ def vdot(a, b) -> Tensor:
     from .elementwise import conj
     from .reduce import sum as reduce_sum
 
-    a = _as_tensor(a)
+    a = as_tensor(a)
     a = conj(a) if a.dtype.kind == "c" else a
     return reduce_sum(ravel(a) * ravel(b))
 
@@ -637,7 +629,7 @@ def kron(a, b) -> Tensor:
     >>> tl.kron(tl.tensor([1, 2]), tl.tensor([1, 10])).numpy().tolist()
     [1, 10, 2, 20]
     """
-    a, b = _as_tensor(a), _as_tensor(b)
+    a, b = as_tensor(a), as_tensor(b)
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + tuple(a.shape)
     sb = (1,) * (nd - b.ndim) + tuple(b.shape)
@@ -656,7 +648,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     >>> float(tl.cross(tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])))
     -2.0
     """
-    a, b = _as_tensor(a), _as_tensor(b)
+    a, b = as_tensor(a), as_tensor(b)
     if axis is not None:
         axisa = axisb = axisc = axis
     a = moveaxis(a, axisa, -1) if a.ndim else a
@@ -844,7 +836,7 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
     """
     if method != "linear":
         raise ValueError(f"quantile: only method='linear' (NumPy's default) is supported, got {method!r}")
-    a = _as_tensor(a)
+    a = as_tensor(a)
     if isinstance(q, Tensor):
         q = q.numpy()
     dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
@@ -912,7 +904,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
     >>> tl.diff(tl.tensor([1.0, 4.0, 9.0])).numpy().tolist()
     [3.0, 5.0]
     """
-    a = _as_tensor(a)
+    a = as_tensor(a)
     if a.ndim == 0:
         raise ValueError("diff: needs a tensor of rank >= 1, got a 0-d tensor")
     if n < 0:
@@ -925,7 +917,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
     for extra in (prepend, a, append):
         if extra is None:
             continue
-        extra = _as_tensor(extra)
+        extra = as_tensor(extra)
         parts.append(shape_ops.broadcast_to(extra, edge_shape) if extra.ndim == 0 else extra)
     if len(parts) > 1:
         a = shape_ops.concat(parts, axis=ax)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply
+from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from .registry import defop, spec
@@ -153,9 +153,8 @@ register_gradient("IRFFTN", _irfftn_grad)
 
 # ------------------------------------------------------------------ NumPy's functions
 def _tensor(a, what):
-    from .creation import tensor
 
-    a = a if isinstance(a, Tensor) else tensor(a)
+    a = as_tensor(a)
     if a.dtype.kind not in "biufc":
         raise TypeError(f"{what}: input of dtype {a.dtype} is not numeric")
     return a

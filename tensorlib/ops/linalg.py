@@ -7,7 +7,7 @@ import string
 import numpy as np
 
 from ..backends.numpy_backend import _contract_expression
-from ..dispatch import apply
+from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._shapes import broadcast_shapes
@@ -57,11 +57,10 @@ def matmul(x, y) -> Tensor:
     >>> (tl.ones((2, 3)) @ tl.ones((3,))).numpy().tolist()
     [3.0, 3.0]
     """
-    from .creation import tensor
     from .shape import expand_dims, squeeze
 
-    x = x if isinstance(x, Tensor) else tensor(x)
-    y = y if isinstance(y, Tensor) else tensor(y)
+    x = as_tensor(x)
+    y = as_tensor(y)
     if x.ndim == 0 or y.ndim == 0:
         raise ValueError(f"BatchMatMulV2: matmul of a scalar (shapes {x.shape} and {y.shape}); use *")
     inner_x, inner_y = x.shape[-1], y.shape[0 if y.ndim == 1 else -2]
@@ -240,11 +239,10 @@ def einsum(subscripts, *operands) -> Tensor:
     >>> tl.einsum(tl.ones((2, 3)), [0, 1], tl.ones(3), [1], [0]).numpy().tolist()
     [3.0, 3.0]
     """
-    from .creation import tensor
 
     if not isinstance(subscripts, str):
         subscripts, operands = _sublist_subscripts((subscripts,) + operands)
-    xs = tuple(x if isinstance(x, Tensor) else tensor(x) for x in operands)
+    xs = tuple(as_tensor(x) for x in operands)
     try:
         ins, out = _parse_einsum(subscripts, [x.shape for x in xs])
         ins, xs = _take_diagonals(ins, xs)
@@ -256,10 +254,9 @@ def einsum(subscripts, *operands) -> Tensor:
 
 def tensordot(a, b, axes=2) -> Tensor:
     """``numpy.tensordot``: contract the last ``axes`` axes of a with the first of b, or explicit lists."""
-    from .creation import tensor
 
-    a = a if isinstance(a, Tensor) else tensor(a)
-    b = b if isinstance(b, Tensor) else tensor(b)
+    a = as_tensor(a)
+    b = as_tensor(b)
     if isinstance(axes, int):
         axes_a = list(range(a.ndim - axes, a.ndim))
         axes_b = list(range(axes))

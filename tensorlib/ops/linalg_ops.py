@@ -19,7 +19,7 @@ import functools
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply
+from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._shapes import broadcast_shapes
@@ -186,10 +186,9 @@ register_gradient("MatrixSolve", lambda node, g: -_matmul(_solve_grad_b(node, g)
 
 def _as_columns(b):
     """NumPy's rule: ``b`` is a vector only when it is 1-D; then solve for one column."""
-    from .creation import tensor
     from .shape import expand_dims
 
-    b = b if isinstance(b, Tensor) else tensor(b)
+    b = as_tensor(b)
     return (expand_dims(b, -1), True) if b.ndim == 1 else (b, False)
 
 
@@ -711,13 +710,12 @@ def matrix_power(x, n: int) -> Tensor:
     >>> tl.linalg.matrix_power(tl.tensor([[1.0, 1.0], [0.0, 1.0]]), 3).numpy().tolist()
     [[1.0, 3.0], [0.0, 1.0]]
     """
-    from .creation import tensor
     from .math import zeros_like
     from .shape import broadcast_like
 
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"matrix_power: the exponent must be an integer, got {type(n).__name__} {n!r}")
-    x = x if isinstance(x, Tensor) else tensor(x)
+    x = as_tensor(x)
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ValueError(
             f"matrix_power: expected square matrices in the last two axes (input shape {tuple(x.shape)} {x.dtype})"
@@ -808,11 +806,10 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
     >>> float(tl.linalg.norm(tl.tensor([[1.0, -2.0], [3.0, 4.0]]), ord=1))
     6.0
     """
-    from .creation import tensor
     from .math import cast
     from .shape import reshape
 
-    x = x if isinstance(x, Tensor) else tensor(x)
+    x = as_tensor(x)
     if x.dtype.kind in "biu":
         x = cast(x, dtype=_dt.float64)
     if axis is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply
+from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -223,9 +223,8 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     >>> tl.mean(tl.tensor([1, 2])).numpy().item()
     1.5
     """
-    from .creation import tensor
 
-    x = x if isinstance(x, Tensor) else tensor(x)
+    x = as_tensor(x)
     _check_axis(x, axis, "Mean")
     if x.dtype == _dt.float16:
         return math_ops.cast(mean(math_ops.cast(x, _dt.float32), axis, keepdims), _dt.float16)
@@ -240,9 +239,8 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     >>> tl.var(tl.tensor([1.0, 3.0])).numpy().item()
     1.0
     """
-    from .creation import tensor
 
-    x = x if isinstance(x, Tensor) else tensor(x)
+    x = as_tensor(x)
     _check_axis(x, axis, "Var")
     if x.dtype == _dt.float16:
         return math_ops.cast(var(math_ops.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
@@ -283,9 +281,8 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
     >>> round(float(tl.logsumexp(tl.tensor([0.0, 0.0]), b=tl.tensor([1.0, 3.0]))), 4)
     1.3863
     """
-    from .creation import tensor
 
-    x = x if isinstance(x, Tensor) else tensor(x)
+    x = as_tensor(x)
     _check_axis(x, axis, "LogSumExp")
     shift = math_ops.stop_gradient(max(x, axis, keepdims=True))
     shift = math_ops.where(

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
-from ..dispatch import apply
+from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._shapes import broadcast_shapes, normalize_axes, normalize_axis
@@ -538,9 +538,8 @@ dispatch._stack_op = stack
 
 def split(x, indices_or_sections, axis: int = 0) -> tuple:
     """NumPy's split: a number of equal sections or a list of split points."""
-    from .creation import tensor
 
-    x = x if isinstance(x, Tensor) else tensor(x)
+    x = as_tensor(x)
     if not x.ndim:
         raise ValueError(f"SplitV: cannot split a 0-d tensor (shape {x.shape}, {x.dtype})")
     ax = normalize_axis(axis, x.ndim, "axis")
@@ -574,9 +573,8 @@ def tile(x, reps) -> Tensor:
     >>> tl.tile(tl.tensor([[1, 2]]), 2).numpy().tolist()
     [[1, 2, 1, 2]]
     """
-    from .creation import tensor
 
-    x = x if isinstance(x, Tensor) else tensor(x)
+    x = as_tensor(x)
     reps = _shape_attr(reps)
     if len(reps) > x.ndim:
         x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(-1 if d is None else d for d in x.shape))

@@ -17,7 +17,7 @@ import math as _math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply
+from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -108,9 +108,8 @@ def _x_times(log_name):
 
 def _float(x):
     """``x`` as a Tensor, integer and bool values converted to float64."""
-    from .creation import tensor
 
-    x = x if isinstance(x, Tensor) else tensor(x)
+    x = as_tensor(x)
     return math_ops.cast(x, dtype=_dt.float64) if x.dtype.kind in "biu" else x
 
 

@@ -10,14 +10,13 @@ import numpy as np
 from ... import dtypes as _dt
 from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
-from ...dispatch import apply
+from ...dispatch import apply, as_tensor
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
 from .. import math as math_ops
 from ..math import stop_gradient
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
-from ..creation import tensor
 from ..registry import defop, spec
 from ._common import _check_float, _check_matches, _check_rank4, _delegates_to, _is_nchw, _op_type, _to_nchw, _to_nhwc
 
@@ -274,7 +273,7 @@ def moments(x, axes, keepdims: bool = False) -> tuple:
     >>> mean.numpy().tolist(), variance.numpy().tolist()
     ([3.0, 5.0], [4.0, 4.0])
     """
-    x = x if isinstance(x, Tensor) else tensor(x)
+    x = as_tensor(x)
     axes = (int(axes),) if isinstance(axes, (int, np.integer)) else tuple(int(a) for a in axes)
     wide = math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
     mean = reduce_ops.mean(wide, axes, keepdims=True)
