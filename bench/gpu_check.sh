@@ -5,7 +5,8 @@
 #   3. time the seed forward (N=60000 float32), a CNN training step (batch 128) and an MLP step
 #      side by side with PyTorch CUDA (bench/gpu_bench.py prints the table),
 #   4. run the test suite with the GPU present (the cupy-parametrized catalogue and tests/test_cupy.py
-#      run instead of skipping), float32 without TF32 so that float32 tolerances hold.
+#      run instead of skipping, random draws with CuPy's generator), float32 without TF32 so that
+#      float32 tolerances hold; gradients are checked against float64 finite differences on NumPy.
 # Usage, from the repository root:  bash bench/gpu_check.sh [LOG_DIR]   (logs also go to $OUT if set)
 set -u
 cd "$(dirname "$0")/.."
@@ -65,7 +66,7 @@ timeout 150 $PY bench/gpu_bench.py --backend cupy --repeats 15
 step "test suite with the GPU present (cupy catalogue, tests/test_cupy.py, everything else)"
 # Full reports go to their own files in $LOG_DIR; the summaries (FAILED lines) come here.
 NVIDIA_TF32_OVERRIDE=0 timeout 100 $PY -m pytest -q -p no:cacheprovider -p no:warnings --timeout 60 --tb=short \
-    tests/test_cupy.py tests/test_backends.py -rf > "$LOG_DIR/test_cupy.txt" 2>&1
+    tests/test_cupy.py tests/test_backends.py tests/test_backend_random.py -rf > "$LOG_DIR/test_cupy.txt" 2>&1
 grep -E "^(FAILED|ERROR)|passed|failed" "$LOG_DIR/test_cupy.txt" | tail -40
 NVIDIA_TF32_OVERRIDE=0 timeout 150 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:warnings --timeout 120 \
     --tb=short tests/test_catalogue_backends.py -k cupy -rf > "$LOG_DIR/test_catalogue_cupy.txt" 2>&1

@@ -42,6 +42,11 @@ def _rng(seed) -> np.random.Generator:
     return _random._gen(seed)._rng
 
 
+def _draw(distribution, shape, seed, dtype, a, b) -> Tensor:
+    """Drawn on the current backend with its own generator (CuPy's on the GPU, NumPy's stream on the host)."""
+    return _random._gen(seed).draw(distribution, tuple(int(d) for d in shape), dtype, a, b)
+
+
 def _finish(host: np.ndarray, dtype) -> Tensor:
     return _tensor(host.astype(_dt.as_dtype(dtype), copy=False))
 
@@ -60,26 +65,26 @@ def glorot_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Uniform in ``[-a, a]`` with ``a = sqrt(6 / (fan_in + fan_out))`` (Glorot & Bengio 2010)."""
     fan_in, fan_out = _fans(shape)
     limit = math.sqrt(6.0 / (fan_in + fan_out))
-    return _finish(_rng(seed).uniform(-limit, limit, size=tuple(shape)), dtype)
+    return _draw("uniform", shape, seed, dtype, -limit, limit)
 
 
 def glorot_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Normal with standard deviation ``sqrt(2 / (fan_in + fan_out))``."""
     fan_in, fan_out = _fans(shape)
-    return _finish(_rng(seed).normal(0.0, math.sqrt(2.0 / (fan_in + fan_out)), size=tuple(shape)), dtype)
+    return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / (fan_in + fan_out)))
 
 
 def he_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Uniform in ``[-a, a]`` with ``a = sqrt(6 / fan_in)`` (He et al. 2015, for ReLU layers)."""
     fan_in, _ = _fans(shape)
     limit = math.sqrt(6.0 / fan_in)
-    return _finish(_rng(seed).uniform(-limit, limit, size=tuple(shape)), dtype)
+    return _draw("uniform", shape, seed, dtype, -limit, limit)
 
 
 def he_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Normal with standard deviation ``sqrt(2 / fan_in)``."""
     fan_in, _ = _fans(shape)
-    return _finish(_rng(seed).normal(0.0, math.sqrt(2.0 / fan_in), size=tuple(shape)), dtype)
+    return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / fan_in))
 
 
 def orthogonal(shape, seed: int | None = None, dtype=_dt.float32, gain: float = 1.0) -> Tensor:

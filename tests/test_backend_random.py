@@ -131,3 +131,15 @@ def test_strict_draws_numpys_stream_and_converts():
 def test_unknown_distribution_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown distribution 'cauchy'"):
         tl.backends.numpy.random(np.random.default_rng(0), "cauchy", (2,), np.float64)
+
+
+def test_initializers_draw_with_the_current_backends_generator(device_like):
+    with tl.backend("device_like"):
+        w = tl.initializers.he_normal((4, 3), seed=6, dtype="float64")
+        u = tl.initializers.glorot_uniform((4, 3), seed=6, dtype="float64")
+    assert w.backend is device_like and u.backend is device_like
+    assert [s.calls for s in device_like.streams] == [[("normal", (4, 3))], [("uniform", (4, 3))]]
+    np.testing.assert_allclose(w.numpy(), np.sqrt(2.0 / 4) * np.random.default_rng(1006).standard_normal((4, 3)))
+    # On NumPy: the same stream as before, NumPy's PCG64 of the seed.
+    want = np.random.default_rng(6).normal(0.0, np.sqrt(2.0 / 4), size=(4, 3)).astype(np.float32)
+    np.testing.assert_array_equal(tl.initializers.he_normal((4, 3), seed=6).numpy(), want)

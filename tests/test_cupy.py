@@ -57,6 +57,36 @@ def test_conv_kernels_on_cupy_are_registered_and_explained():
         assert "cupy" in tl.ops.get(op_type).kernels, op_type
 
 
+def _numpy_one_style_module():
+    """A stand-in for an older CuPy: NumPy-1 names only, sorts without ``stable=``."""
+    import types
+
+    hidden = {"acos", "asin", "atan", "acosh", "asinh", "atanh", "atan2", "cumulative_sum", "astype", "isdtype"}
+    hidden |= {"matrix_transpose", "pow", "concat", "permute_dims", "sort", "argsort"}
+    module = types.SimpleNamespace(**{n: getattr(np, n) for n in dir(np) if not n.startswith("_") and n not in hidden})
+    module.sort = lambda a, axis=-1, kind=None: np.sort(a, axis=axis, kind="stable")
+    module.argsort = lambda a, axis=-1, kind=None: np.argsort(a, axis=axis, kind="stable")
+    return module
+
+
+def test_generic_kernels_run_on_the_namespace_given_to_an_older_cupy():
+    xp = cupy_backend._namespace(_numpy_one_style_module())
+    x = np.array([[0.5, -0.25, 0.5], [0.1, 0.9, -0.7]])
+
+    def run(op_type, *args, **attrs):
+        return tl.ops.get(op_type).generic_kernel(xp, *args, **{**tl.ops.get(op_type).defaults, **attrs})
+
+    np.testing.assert_array_equal(run("Sort", x, axis=1), np.sort(x, axis=1))
+    np.testing.assert_array_equal(run("ArgSort", x, axis=1, stable=True), np.argsort(x, axis=1, kind="stable"))
+    np.testing.assert_array_equal(run("Cumsum", x, axis=0, reverse=True), np.cumsum(x[::-1], axis=0)[::-1])
+    np.testing.assert_array_equal(xp.cumulative_sum(x, axis=1, include_initial=True)[:, 0], [0.0, 0.0])
+    for op_type, ref in (("Asin", np.arcsin), ("Atanh", np.arctanh), ("Acos", np.arccos)):
+        np.testing.assert_array_equal(run(op_type, x), ref(x))
+    np.testing.assert_array_equal(run("Atan2", x, x[::-1]), np.arctan2(x, x[::-1]))
+    np.testing.assert_array_equal(run("MatrixDiagPart", x, offset=1), np.diagonal(x, 1))
+    np.testing.assert_array_equal(xp.matrix_transpose(x), x.T)
+
+
 # ---------------------------------------------------------------- on a GPU
 
 CONVS = [
@@ -257,8 +287,10 @@ def test_random_draws_and_dropout_run_on_the_device_with_cupys_generator(monkeyp
     k = tl.random.uniform((1000,), 0, 5, dtype="int64", backend="cupy")
     t = tl.random.truncated_normal((20000,), backend="cupy")
     y = tl.nn.dropout(x, 0.5, seed=4)
+    with tl.backend("cupy"):
+        w = tl.initializers.he_normal((64, 32), seed=5)
     monkeypatch.undo()
-    for a in (x, u, k, t, y):
+    for a in (x, u, k, t, y, w):
         assert isinstance(a._value, cupy.ndarray)
     assert abs(float(x.numpy().mean()) - 1.0) < 0.1 and abs(float(x.numpy().std()) - 2.0) < 0.1
     assert -1.0 <= u.numpy().min() and u.numpy().max() < 1.0 and set(k.numpy().tolist()) == {0, 1, 2, 3, 4}

