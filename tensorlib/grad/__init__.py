@@ -7,8 +7,7 @@ calls :func:`tensorlib.grad.api.grad`.
 The op families import ``tensorlib.grad.registry``, which runs this file first; so it loads only
 the registry (the layer below the families, docs/architecture.md "Layers"), and the engine, the
 tapes and the functional API above them load on first use of their names here (``import
-tensorlib`` uses them at once).  ``tl.grad.backprop`` is the engine's module; its function is
-``tl.grad.backprop.backprop``.
+tensorlib`` uses them at once).
 
 >>> import tensorlib as tl
 >>> float(tl.grad(lambda x: x * x)(tl.tensor(3.0))), tl.grad.GradientTape.__module__
@@ -29,6 +28,7 @@ __all__ = [
     "audit",
     "is_differentiable",
     "GradientTape",
+    "backprop",
     "value_and_grad",
     "vjp",
     "jvp",
@@ -38,6 +38,7 @@ __all__ = [
 
 # Names re-exported from the modules above the registry: name -> module.
 _LAZY = {
+    "backprop": ".backprop",
     "GradientTape": ".tape",
     "value_and_grad": ".api",
     "vjp": ".api",
@@ -50,6 +51,10 @@ _LAZY = {
 def __getattr__(name):
     module = _LAZY.get(name)
     if module is not None:
+        # Importing a module of the package sets the package's attribute of that name to the module: the
+        # engine's module first, so that ``backprop`` then names its function, as the other names do.
+        engine = importlib.import_module(".backprop", __name__)
+        globals()["backprop"] = engine.backprop
         value = getattr(importlib.import_module(module, __name__), name)
         globals()[name] = value
         return value
