@@ -187,10 +187,8 @@ def test_conv_adjoint_identities(case):
     np.testing.assert_allclose(via_filter, forward, rtol=1e-10)
 
 
-@pytest.mark.parametrize("case", CONV_CASES[::4], ids=conv_case_id)
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
-    x, w, dy, strides, dilations, pads = random_conv_inputs(case, seed=3)
+def _assert_conv_family_matches_references(x, w, dy, strides, dilations, pads, strategy):
+    """Conv2D and both of its gradients, by ``strategy``, against the float64 references."""
     np.testing.assert_allclose(
         nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
         references.conv2d(x, w, strides, pads, dilations),
@@ -209,6 +207,13 @@ def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
         rtol=1e-10,
         atol=1e-10,
     )
+
+
+@pytest.mark.parametrize("case", CONV_CASES[::4], ids=conv_case_id)
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
+    x, w, dy, strides, dilations, pads = random_conv_inputs(case, seed=3)
+    _assert_conv_family_matches_references(x, w, dy, strides, dilations, pads, strategy)
 
 
 def test_conv_strategies_agree_on_a_batch_of_many_blocks(monkeypatch):
@@ -433,24 +438,7 @@ def test_conv_kernels_shared_between_threads(
     monkeypatch.setattr(blocks, "_THIN_GEMM_MAX_STEP", 8)
     monkeypatch.setattr(blocks, "_THIN_GEMM_MIN_STEP", 2)
     x, w, dy, strides, dilations, pads = random_conv_inputs((x_shape, w_shape, strides, dilations, padding), seed=8)
-    np.testing.assert_allclose(
-        nn.conv2d(x, w, strides, dilations, pads, strategy=strategy),
-        references.conv2d(x, w, strides, pads, dilations),
-        rtol=1e-10,
-        atol=1e-10,
-    )
-    np.testing.assert_allclose(
-        nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=strategy),
-        references.conv2d_backprop_input(x.shape, w, dy, strides, pads, dilations),
-        rtol=1e-10,
-        atol=1e-10,
-    )
-    np.testing.assert_allclose(
-        nn.conv2d_backprop_filter(x, w.shape, dy, strides, dilations, pads, strategy=strategy),
-        references.conv2d_backprop_filter(x, w.shape, dy, strides, pads, dilations),
-        rtol=1e-10,
-        atol=1e-10,
-    )
+    _assert_conv_family_matches_references(x, w, dy, strides, dilations, pads, strategy)
 
 
 @pytest.mark.parametrize("padding", ["VALID", "SAME"])
