@@ -202,8 +202,8 @@ def test_optimized_equals_unoptimized_equals_eager(program):
     assert graph.optimize().verify() is not None
 
 
-@settings(max_examples=12, deadline=None)
-@given(
+# Pool window (kh, kw), pool strides (sh, sw) and filter size (fh, fw) for the conv + pool fusions.
+POOL_AND_FILTER = dict(
     kh=st.integers(1, 3),
     kw=st.integers(1, 3),
     sh=st.integers(1, 3),
@@ -212,6 +212,10 @@ def test_optimized_equals_unoptimized_equals_eager(program):
     fw=st.integers(1, 2),
     seed=st.integers(0, 2**16),
 )
+
+
+@settings(max_examples=12, deadline=None)
+@given(**POOL_AND_FILTER)
 def test_conv_avg_pool_fusion_is_exact_for_any_pool_and_stride(kh, kw, sh, sw, fh, fw, seed):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((2, 8, 7, 2))
@@ -290,15 +294,7 @@ def test_gradient_graphs_lose_trivial_nodes():
 
 
 @settings(max_examples=10, deadline=None)
-@given(
-    kh=st.integers(1, 3),
-    kw=st.integers(1, 3),
-    sh=st.integers(1, 3),
-    sw=st.integers(1, 3),
-    fh=st.integers(1, 3),
-    fw=st.integers(1, 2),
-    seed=st.integers(0, 2**16),
-)
+@given(**POOL_AND_FILTER)
 def test_avg_pool_grad_folds_into_the_conv_backprops_exactly(kh, kw, sh, sw, fh, fw, seed):
     rng = np.random.default_rng(seed)
     x, w = rng.standard_normal((2, 8, 7, 2)), rng.standard_normal((fh, fw, 2, 3))
