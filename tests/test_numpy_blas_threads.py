@@ -6,6 +6,7 @@ thread per piece and shares the pieces out itself. The products and sums must eq
 rounding, checked against float64 references.
 """
 
+import os
 import threading
 import time
 
@@ -128,6 +129,29 @@ def test_single_threaded_restores_the_count_when_the_block_raises():
     with pytest.raises(ValueError, match="mismatch"):
         with blas.single_threaded:
             blas.matmul(np.ones((300, 400), np.float32), np.ones((300, 400), np.float32))
+    assert get_threads() == before
+
+
+@needs_openblas
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_inside_a_block_gets_its_blas_threads_back():
+    (_, get_threads), *_ = blas._openblas_controls()
+    before = get_threads()
+    with blas.single_threaded:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report the count it sees, and after leaving its block and one more
+            seen = get_threads()
+            blas.single_threaded.__exit__(None, None, None)
+            with blas.single_threaded:
+                inner = get_threads()
+            os.write(write, bytes([seen, inner, get_threads()]))
+            os._exit(0)
+        os.waitpid(pid, 0)
+        seen, inner, after = os.read(read, 3)
+        os.close(read), os.close(write)
+        assert get_threads() == 1  # the parent is still inside its block
+    assert (seen, inner, after) == (before, 1, before)
     assert get_threads() == before
 
 

@@ -110,13 +110,28 @@ class _SingleThreaded:
         controls = _openblas_controls()
         if controls:
             with self._lock:
+                if self._depth == 0:  # a block entered before a fork, left in the child: already given back
+                    return
                 self._depth -= 1
                 if self._depth == 0:
                     for (set_threads, _), count in zip(controls, self._saved):
                         set_threads(count)
 
+    def _reset_after_fork(self) -> None:
+        """In a forked child: no other thread is inside a block any more, so give back the count it saved."""
+        self._lock = threading.Lock()
+        if self._depth:
+            self._depth = 0
+            for (set_threads, _), count in zip(_openblas_controls(), self._saved):
+                set_threads(count)
+
 
 single_threaded = _SingleThreaded()
+
+if hasattr(os, "register_at_fork"):
+    # A fork while another thread is inside a block would leave the child with OpenBLAS on one
+    # thread for good, and the lock possibly held by a thread that does not exist there.
+    os.register_at_fork(after_in_child=single_threaded._reset_after_fork)
 
 
 def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
