@@ -145,14 +145,11 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.nd
     >>> matmul(x, y).tolist()
     [[3.0, 3.0], [12.0, 12.0]]
     """
-    rows, depth = x.shape[-2:]
-    columns = y.shape[-1]
-    if (
-        x.dtype.kind not in "fc"
-        or y.dtype.kind not in "fc"
-        or rows * depth * columns <= _BLAS_SINGLE_THREAD_FLOPS
-        or not _openblas_controls()
-    ):
+    xs, columns = x.shape, y.shape[-1]
+    rows, depth = xs[-2], xs[-1]
+    if rows * depth * columns <= _BLAS_SINGLE_THREAD_FLOPS:  # first: small products are most calls
+        return np.matmul(x, y, out=out)
+    if x.dtype.kind not in "fc" or y.dtype.kind not in "fc" or not _openblas_controls():
         return np.matmul(x, y, out=out)
     batch_shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     batch = math.prod(batch_shape)
