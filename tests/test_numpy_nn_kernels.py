@@ -216,6 +216,33 @@ def test_conv_kernels_split_into_row_bands(case, strategy, tiny_blocks):
     _assert_conv_family_matches_references(x, w, dy, strides, dilations, pads, strategy)
 
 
+def test_fourier_transform_is_shorter_than_the_padded_image():
+    """SAME padding of a 5x5 filter on 14x14 needs a 16-point transform, not the padded 18."""
+    shapes = conv._ConvShapes("conv2d", (8, 14, 14, 3), (5, 5, 3, 4), (1, 1), (1, 1), ((2, 2), (2, 2)), "f4", None)
+    assert fourier._FourierPlan(shapes).lengths == (16, 16)
+    valid = conv._ConvShapes("conv2d", (8, 14, 9, 3), (5, 3, 3, 4), (1, 1), (1, 1), NO_PADS, "f4", None)
+    assert fourier._FourierPlan(valid).lengths == (14, 9)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        # Padding wider than the dilated filter, on one side and on both.
+        ((2, 5, 6, 3), (3, 2, 3, 4), (1, 2), (2, 1), ((4, 1), (0, 5))),
+        ((2, 4, 3, 2), (2, 3, 2, 3), (2, 1), (1, 2), ((6, 6), (5, 0))),
+        ((1, 1, 2, 2), (5, 1, 2, 2), (1, 1), (1, 1), ((4, 4), (3, 3))),
+        # SAME on the LeNet sizes, and a strided, dilated one whose outputs overshoot the input.
+        ((2, 14, 14, 2), (5, 5, 2, 3), (1, 1), (1, 1), "SAME"),
+        ((2, 9, 7, 2), (3, 4, 2, 3), (3, 2), (2, 2), "SAME"),
+    ],
+    ids=conv_case_id,
+)
+def test_fourier_gemm_is_exact_with_its_shortest_transform(case):
+    """The circular convolution of the shortened transform never lands a wrapped value on a kept one."""
+    x, w, dy, strides, dilations, pads = random_conv_inputs(case, seed=11)
+    _assert_conv_family_matches_references(x, w, dy, strides, dilations, pads, "fourier_gemm")
+
+
 def test_conv_strategies_agree_on_a_batch_of_many_blocks(monkeypatch):
     monkeypatch.setattr(fourier, "_FOURIER_CHUNK_BYTES", 64 << 10)
     monkeypatch.setattr(fourier, "_FOURIER_GRAM_CHUNK_BYTES", 64 << 10)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes as _dt
+from ..backends.numpy_nn.sums import column_sums
 from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
@@ -63,7 +66,26 @@ _sum.generic(
         _counted(xp, x), axis=axis, keepdims=keepdims, dtype=_accumulator(_counted(xp, x))
     )
 )
-_sum.kernel("numpy")(lambda x, *, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x)))
+
+
+@_sum.kernel("numpy")
+def _numpy_sum(x, *, axis, keepdims):
+    # A sum over leading axes (a bias gradient over N, H, W) is a column sum of a tall matrix, which
+    # NumPy runs one short row at a time: numpy_nn.column_sums folds the rows into long ones.
+    axes = normalize_axes(axis, x.ndim)
+    if (
+        x.dtype.kind in "fc"
+        and 0 < len(axes) < x.ndim
+        and axes[-1] == len(axes) - 1
+        and x.flags.c_contiguous
+        and x.size
+    ):
+        kept = x.shape[len(axes) :]
+        sums = column_sums(x.reshape(-1, math.prod(kept)), _accumulator(x)).reshape(kept)
+        return sums.reshape((1,) * len(axes) + kept) if keepdims else sums
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x))
+
+
 register_gradient("Sum", _restore)
 
 _prod = _reduction("Prod", "Product over axes.", _counting_infer)

@@ -27,7 +27,13 @@ from .blocks import (
     _thin_gemm_step,
     resolve_conv_padding,
 )
-from .fourier import _fourier_conv2d, _fourier_conv2d_backprop_filter, _fourier_conv2d_backprop_input, _fourier_flops
+from .fourier import (
+    _fourier_conv2d,
+    _fourier_conv2d_backprop_filter,
+    _fourier_conv2d_backprop_input,
+    _fourier_flops,
+    _fourier_lengths,
+)
 
 # A conv patch block of this size fits in the L2+L3 caches of the machines we
 # measured on; bigger blocks were slower for the seed and CNN workloads.
@@ -60,9 +66,9 @@ def conv2d_strategy(
     * ``"fourier_gemm"`` when its flop count, times 3 for its smaller
       GEMMs, is below the direct method's ``2 * OH * OW * KH * KW * Cin *
       Cout`` per image, and the filter's spectrum (``4 * F * Cin * Cout``
-      values, ``F`` about half the padded image's pixels) is no bigger than
+      values, ``F`` about half the transform's pixels) is no bigger than
       the batch's input and output: products of discrete Fourier spectra
-      over the padded image (see ``_FourierPlan``). It pays for large
+      over (at most) the padded image (see ``_FourierPlan``). It pays for large
       filters on small images, like a 5x5 conv from 32 to 64 channels on
       14x14.
     * else ``"shifted_gemm"`` when the input has at most 4 channels or the
@@ -84,10 +90,10 @@ def conv2d_strategy(
     """
     (batch, h, w, in_c), (kh, kw, _, out_c) = x_shape, w_shape
     out_hw, _ = resolve_conv_padding((h, w), (kh, kw), strides, dilations, pads)
-    padded_hw = (h + sum(pads[0]), w + sum(pads[1]))
+    lengths = _fourier_lengths((h, w), out_hw, (kh, kw), strides, dilations, pads)
     direct_flops = 2 * out_hw[0] * out_hw[1] * kh * kw * in_c * out_c
-    fourier_flops = _fourier_flops((h, w), out_hw, padded_hw, in_c, out_c)
-    frequencies = (padded_hw[0] // 2 + 1) * padded_hw[1]
+    fourier_flops = _fourier_flops((h, w), out_hw, lengths, in_c, out_c)
+    frequencies = (lengths[0] // 2 + 1) * lengths[1]
     activations = batch * (h * w * in_c + out_hw[0] * out_hw[1] * out_c)
     if fourier_flops * _FOURIER_OVERHEAD < direct_flops and 4 * frequencies * in_c * out_c <= activations:
         return FOURIER_GEMM

@@ -38,9 +38,34 @@ _FOURIER_GRAM_CHUNK_BYTES = 16 << 20
 _FOURIER_CHUNKS_PER_THREAD = 2
 
 
-def _fourier_flops(in_hw: Pair, out_hw: Pair, padded_hw: Pair, in_c: int, out_c: int) -> int:
+def _circular_length(size: int, before: int, out_size: int, stride: int, kernel: int, dilation: int) -> int:
+    """The shortest transform length along one dimension at which the circular
+    convolution equals the linear one at every kept sample (see _FourierPlan).
+
+    The input sits at padded positions ``[before, before + size)``; an output
+    sample ``o`` and tap ``t`` meet the position ``i = o * stride + t * dilation``
+    in ``[0, last]``. Taken modulo the length ``L``, every such ``i`` lands on
+    the input exactly when ``i`` itself does if ``L >= before + size`` (the
+    input does not wrap) and ``L > last - before`` (a wrapped ``i`` lands in
+    the padding before the input). The same positions, read the other way,
+    make the two gradients exact. It is at most the padded size, and shorter
+    where the padding on both sides is wider than it needs to be to stay apart
+    under wrapping (SAME padding of a 5x5 filter: 16 instead of 18 on 14).
+    """
+    last = (out_size - 1) * stride + (kernel - 1) * dilation
+    return max(before + size, last - before + 1)
+
+
+def _fourier_lengths(in_hw: Pair, out_hw: Pair, kernel_hw: Pair, strides: Pair, dilations: Pair, pads) -> Pair:
+    """The transform lengths ``(Lh, Lw)`` of the fourier_gemm strategy."""
+    return tuple(
+        _circular_length(in_hw[d], pads[d][0], out_hw[d], strides[d], kernel_hw[d], dilations[d]) for d in range(2)
+    )
+
+
+def _fourier_flops(in_hw: Pair, out_hw: Pair, lengths: Pair, in_c: int, out_c: int) -> int:
     """Real flops per image of the fourier_gemm forward pass (see _FourierPlan)."""
-    (h, w), (out_h, out_w), (length_h, length_w) = in_hw, out_hw, padded_hw
+    (h, w), (out_h, out_w), (length_h, length_w) = in_hw, out_hw, lengths
     half_h = length_h // 2 + 1
     spectrum = 4 * half_h * h * w * in_c + 8 * half_h * length_w * w * in_c
     product = 8 * half_h * length_w * in_c * out_c
@@ -74,6 +99,21 @@ def _full_analysis_matrix(positions: Pair, count: int, length: int, dtype) -> np
     cos, sin = np.cos(angles), np.sin(angles)
     matrix = np.stack([np.stack([cos, sin], 1), np.stack([-sin, cos], 1)], 1)
     return _read_only(matrix.reshape(2 * length, 2 * count).astype(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _filter_analysis_matrix(positions: Pair, count: int, length: int, conjugate: bool, dtype) -> np.ndarray:
+    """``(4 L, 2 count)``: :func:`_full_analysis_matrix` with rows ``(f, b, a)``
+    instead of ``(f, re/im)``: at each frequency, the real 2x2 matrix (row
+    ``a``, column ``b``) that takes the (re, im) of a complex number to the
+    (re, im) of its product with the spectrum there (or with its conjugate)."""
+    full = _full_analysis_matrix(positions, count, length, dtype).reshape(length, 2, 2 * count)
+    real, imag = full[:, 0], full[:, 1]
+    if conjugate:
+        imag = -imag
+    # (x_re + i x_im)(real + i imag) = (x_re real - x_im imag) + i (x_re imag + x_im real)
+    matrix = np.stack([np.stack([real, -imag], 1), np.stack([imag, real], 1)], 1)
+    return _read_only(matrix.reshape(4 * length, 2 * count))
 
 
 @functools.lru_cache(maxsize=64)
@@ -111,23 +151,26 @@ class _FourierPlan:
 
     Every signal (image, output gradient, filter) is placed at its positions
     in the padded image and transformed with a discrete Fourier transform of
-    the padded size ``Lh x Lw``, long enough that the circular convolution
-    never wraps onto a value that is kept; strides and dilations are just
-    the positions that samples sit at. The transforms are dense DFT matrices
-    applied as batched real GEMMs (NumPy's FFT is several times slower on
-    thousands of tiny images): half a spectrum along H, since the signals
-    are real, then the full spectrum along W. A spectrum is stored
-    ``(images, F, 2, C)`` with ``F = Fh * Lw``, the (re, im) pair next to
-    the channels, so the complex product at each frequency is one real GEMM
-    with both dimensions doubled.
+    size ``Lh x Lw``, the shortest at which the circular convolution never
+    wraps onto a value that is kept (:func:`_circular_length`; at most the
+    padded size); strides and dilations are just the positions that samples
+    sit at. The transforms are dense DFT matrices applied as batched real
+    GEMMs (NumPy's FFT is several times slower on thousands of tiny images):
+    half a spectrum along H, since the signals are real, then the full
+    spectrum along W. A spectrum is stored ``(images, F, 2, C)`` with
+    ``F = Fh * Lw``, the (re, im) pair next to the channels, so the complex
+    product at each frequency is two real GEMMs, one per part of the result,
+    each with its contraction doubled (:meth:`filter_products`).
     """
 
     def __init__(self, conv: _ConvShapes, chunk_bytes: int | None = None):
         self.conv = conv
         geometry = conv.geometry
-        (top, bottom), (left, right) = geometry.pads
+        (top, _), (left, _) = geometry.pads
         (h, w), (_, out_w) = geometry.in_hw, geometry.out_hw
-        self.lengths = (h + top + bottom, w + left + right)
+        self.lengths = _fourier_lengths(
+            geometry.in_hw, geometry.out_hw, geometry.kernel_hw, geometry.strides, geometry.dilations, geometry.pads
+        )
         self.half_h = self.lengths[0] // 2 + 1
         self.frequencies = self.half_h * self.lengths[1]
         # (offset, step) of the samples along H and W, in padded coordinates.
@@ -197,49 +240,44 @@ class _FourierPlan:
                 out[start:stop].reshape(stop - start, m_h, m_w * channels),
             )
 
-    def filter_spectrum(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Real and imaginary parts ``(F, Cin, Cout)`` of the filter's spectrum."""
-        kh, kw, in_c, out_c = w.shape
-        taps = np.ascontiguousarray(w.reshape(1, kh, kw, in_c * out_c), self.conv.compute_dtype)
-        spectrum = _scratch("filter_spectrum", (1, self.frequencies, 2, in_c * out_c), self.conv.compute_dtype)
-        self.spectrum(taps, self.tap_positions, spectrum)
-        spectrum = spectrum.reshape(self.frequencies, 2, in_c, out_c)
-        return spectrum[:, 0], spectrum[:, 1]
+    def filter_products(self, w: np.ndarray, conjugate: bool) -> np.ndarray:
+        """``(F, 2, 2 C1, C2)``, for the filter ``w`` ``(KH, KW, C1, C2)``: at
+        each frequency and for each part (re, im) of the result, the real
+        ``(2 C1, C2)`` matrix that takes a ``(re | im, C1)`` spectrum row to
+        that part of its product with the filter's spectrum (or with its
+        conjugate), summed over ``C1``. A per-frequency product is then two
+        real GEMMs on the spectra as they are stored."""
+        kh, kw, c1, c2 = w.shape
+        dtype = self.conv.compute_dtype
+        taps = np.ascontiguousarray(w, dtype).reshape(kh, kw * c1 * c2)
+        rows = _half_analysis_matrix(self.tap_positions[0], kh, self.lengths[0], dtype)
+        cols = _filter_analysis_matrix(self.tap_positions[1], kw, self.lengths[1], conjugate, dtype)
+        half = self._work(2 * self.half_h * kw * c1 * c2).reshape(2 * self.half_h, kw * c1 * c2)
+        _single_thread_matmul(rows, taps, half)
+        products = _scratch("filter_products", (self.half_h, 4 * self.lengths[1], c1 * c2), dtype)
+        _single_thread_matmul(cols, half.reshape(self.half_h, 2 * kw, c1 * c2), products)
+        return products.reshape(self.frequencies, 2, 2 * c1, c2)
 
-    def per_frequency_product(self, spectrum: np.ndarray, blocks: np.ndarray, out: np.ndarray):
-        """``out[b, f] = spectrum[b, f] @ blocks[f]`` for the images of ``spectrum``."""
+    def per_frequency_product(self, spectrum: np.ndarray, products: np.ndarray, out: np.ndarray):
+        """``out[b, f, part] = spectrum[b, f] @ products[f, part]`` (flattened
+        ``(re | im, C)`` rows) for the images ``b`` of ``spectrum``."""
         images = spectrum.shape[0]
         product = out[:images]
         _single_thread_matmul(
-            spectrum.reshape(images, self.frequencies, -1).transpose(1, 0, 2),
-            blocks,
-            product.reshape(images, self.frequencies, -1).transpose(1, 0, 2),
+            spectrum.reshape(images, self.frequencies, 1, -1).transpose(1, 2, 0, 3),
+            products,
+            product.reshape(images, self.frequencies, 2, -1).transpose(1, 2, 0, 3),
         )
         return product
 
 
-def _complex_blocks(real: np.ndarray, imag: np.ndarray, conjugate: bool = False) -> np.ndarray:
-    """Real ``(F, 2m, 2n)`` matrices ``[[real, imag], [-imag, real]]``:
-    right-multiplying a (re | im) row by one multiplies the complex row by
-    the complex matrix ``real + i imag`` (or by its conjugate)."""
-    frequencies, m, n = real.shape
-    blocks = _scratch("complex_blocks", (frequencies, 2, m, 2, n), real.dtype)
-    plus, minus = (blocks[:, 1, :, 0], blocks[:, 0, :, 1]) if conjugate else (blocks[:, 0, :, 1], blocks[:, 1, :, 0])
-    blocks[:, 0, :, 0] = real
-    np.copyto(plus, imag)
-    np.negative(imag, out=minus)
-    blocks[:, 1, :, 1] = real
-    return blocks.reshape(frequencies, 2 * m, 2 * n)
-
-
 def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     plan = _FourierPlan(conv)
-    real, imag = plan.filter_spectrum(w)
     # y = x (*) w in the spectrum: Y = X conj(W), summed over Cin.
     out = np.empty((conv.batch, *conv.geometry.out_hw, conv.out_channels), conv.dtype)
     _fourier_apply(
         plan,
-        _complex_blocks(real, imag, conjugate=True),
+        plan.filter_products(w, conjugate=True),
         x,
         ("input", plan.input_positions),
         out,
@@ -250,12 +288,11 @@ def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray) -> np.ndarr
 
 def _fourier_conv2d_backprop_input(conv: _ConvShapes, w: np.ndarray, dy: np.ndarray):
     plan = _FourierPlan(conv)
-    real, imag = plan.filter_spectrum(w)
     # dx = dy scattered through w: DX = DY W, summed over Cout.
     dx = np.empty((conv.batch, *conv.geometry.in_hw, conv.in_channels), conv.dtype)
     _fourier_apply(
         plan,
-        _complex_blocks(real.transpose(0, 2, 1), imag.transpose(0, 2, 1)),
+        plan.filter_products(w.transpose(0, 1, 3, 2), conjugate=False),
         dy,
         ("output", plan.output_positions),
         dx,
@@ -265,9 +302,9 @@ def _fourier_conv2d_backprop_input(conv: _ConvShapes, w: np.ndarray, dy: np.ndar
 
 
 def _fourier_apply(
-    plan: _FourierPlan, blocks, source: np.ndarray, source_side, target: np.ndarray, target_side
+    plan: _FourierPlan, products, source: np.ndarray, source_side, target: np.ndarray, target_side
 ) -> None:
-    """``target`` = the per-frequency product of ``source``'s spectrum with the filter ``blocks``,
+    """``target`` = the per-frequency product of ``source``'s spectrum with the filter ``products``,
     image block by image block.  A side is ("input" | "output", its pixel positions)."""
     source_name, source_positions = source_side
     target_name, target_positions = target_side
@@ -279,7 +316,7 @@ def _fourier_apply(
         scratch = _scratch(cast, plan.images * source[0].size, plan.conv.compute_dtype)
         for start, stop in image_blocks:
             spectrum = plan.spectrum(_as_compute(source[start:stop], scratch), source_positions, source_spectra)
-            product = plan.per_frequency_product(spectrum, blocks, target_spectra)
+            product = plan.per_frequency_product(spectrum, products, target_spectra)
             _synthesize_into(plan, product, target_positions, target[start:stop])
 
     plan.share_image_blocks(run)
