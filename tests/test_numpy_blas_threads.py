@@ -6,6 +6,7 @@ thread per piece and shares the pieces out itself. The products and sums must eq
 rounding, checked against float64 references.
 """
 
+import os
 import threading
 import time
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.backends.numpy_nn import blas, blocks
+from tensorlib.backends.numpy_nn import blas, blocks, contract
 from tensorlib.backends.numpy_nn.sums import column_sums
 
 needs_openblas = pytest.mark.skipif(not blas.controls_openblas(), reason="NumPy's BLAS is not a controllable OpenBLAS")
@@ -76,8 +77,16 @@ def _cpu_seconds_while_sleeping(seconds: float) -> float:
     return time.process_time() - start
 
 
+PRODUCTS = {
+    "matmul": lambda x: tl.matmul(x, x),
+    "einsum": lambda x: tl.einsum("ij,jk->ki", x, x),
+    "tensordot": lambda x: tl.tensordot(x.reshape((32, 32, 1024)), x.reshape((32, 32, 1024)), axes=([0, 1], [1, 0])),
+}
+
+
 @needs_openblas
-def test_a_big_tensorlib_matmul_leaves_no_blas_thread_spinning():
+@pytest.mark.parametrize("product", sorted(PRODUCTS))
+def test_a_big_tensorlib_product_leaves_no_blas_thread_spinning(product):
     """After NumPy's own threaded product OpenBLAS's workers busy-wait (CPU time while this thread
     sleeps); after tensorlib's, of the same size, they stay asleep."""
     rng = np.random.default_rng(2)
@@ -90,9 +99,37 @@ def test_a_big_tensorlib_matmul_leaves_no_blas_thread_spinning():
     if spun < 0.03:
         pytest.skip(f"this OpenBLAS does not spin after a threaded call ({spun:.3f} s of CPU in 0.1 s)")
     time.sleep(0.3)
-    x = tl.tensor(a)
-    tl.matmul(x, x).numpy()
+    PRODUCTS[product](tl.tensor(a)).numpy()
     assert _cpu_seconds_while_sleeping(0.1) < 0.03
+
+
+@pytest.mark.parametrize(
+    "equation, shapes",
+    [
+        ("ij,jk->ik", [(300, 400), (400, 500)]),
+        ("bij,bjk->bik", [(8, 60, 70), (8, 70, 50)]),
+        ("ijk,kjl->li", [(20, 30, 40), (40, 30, 70)]),  # contracted axes in another order
+        ("abc,cd,db->a", [(50, 60, 70), (70, 80), (80, 60)]),  # three operands: two products
+        ("ij,jk->ik", [(0, 400), (400, 500)]),  # empty
+        ("ij,jk->ik", [(300, 0), (0, 500)]),  # empty contraction: zeros
+    ],
+)
+def test_big_einsums_through_the_threaded_products_match_float64(equation, shapes):
+    rng = np.random.default_rng(6)
+    operands = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+    got = tl.einsum(equation, *map(tl.tensor, operands)).numpy()
+    want = np.einsum(equation, *(o.astype(np.float64) for o in operands))
+    assert got.shape == want.shape and got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(want).max(initial=0)))
+
+
+def test_contract_tensordot_matches_numpys_and_names_a_mismatch():
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((3, 4, 5)), rng.standard_normal((5, 4, 2))
+    for axes in (1, ([1, 2], [1, 0]), ([-1], [0]), 0):
+        np.testing.assert_allclose(contract.tensordot(a, b, axes), np.tensordot(a, b, axes), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"tensordot: shape mismatch .*\(3, 4, 5\).*\(5, 4, 2\)"):
+        contract.tensordot(a, b, axes=([0], [0]))
 
 
 @needs_openblas
@@ -128,6 +165,29 @@ def test_single_threaded_restores_the_count_when_the_block_raises():
     with pytest.raises(ValueError, match="mismatch"):
         with blas.single_threaded:
             blas.matmul(np.ones((300, 400), np.float32), np.ones((300, 400), np.float32))
+    assert get_threads() == before
+
+
+@needs_openblas
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_inside_a_block_gets_its_blas_threads_back():
+    (_, get_threads), *_ = blas._openblas_controls()
+    before = get_threads()
+    with blas.single_threaded:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report the count it sees, and after leaving its block and one more
+            seen = get_threads()
+            blas.single_threaded.__exit__(None, None, None)
+            with blas.single_threaded:
+                inner = get_threads()
+            os.write(write, bytes([seen, inner, get_threads()]))
+            os._exit(0)
+        os.waitpid(pid, 0)
+        seen, inner, after = os.read(read, 3)
+        os.close(read), os.close(write)
+        assert get_threads() == 1  # the parent is still inside its block
+    assert (seen, inner, after) == (before, 1, before)
     assert get_threads() == before
 
 

@@ -61,6 +61,8 @@ def _accumulator(x):
 
 
 _sum = _reduction("Sum", "Sum over axes.", _counting_infer)
+# Below this many values NumPy's own sum is as fast as folding rows, and the checks would cost more.
+_FOLDED_SUM_MIN_SIZE = 1 << 14
 _sum.generic(
     lambda xp, x, *, axis, keepdims: xp.sum(
         _counted(xp, x), axis=axis, keepdims=keepdims, dtype=_accumulator(_counted(xp, x))
@@ -70,19 +72,14 @@ _sum.generic(
 
 @_sum.kernel("numpy")
 def _numpy_sum(x, *, axis, keepdims):
-    # A sum over leading axes (a bias gradient over N, H, W) is a column sum of a tall matrix, which
+    # A big sum over leading axes (a bias gradient over N, H, W) is a column sum of a tall matrix, which
     # NumPy runs one short row at a time: numpy_nn.column_sums folds the rows into long ones.
-    axes = normalize_axes(axis, x.ndim)
-    if (
-        x.dtype.kind in "fc"
-        and 0 < len(axes) < x.ndim
-        and axes[-1] == len(axes) - 1
-        and x.flags.c_contiguous
-        and x.size
-    ):
-        kept = x.shape[len(axes) :]
-        sums = column_sums(x.reshape(-1, math.prod(kept)), _accumulator(x)).reshape(kept)
-        return sums.reshape((1,) * len(axes) + kept) if keepdims else sums
+    if x.size >= _FOLDED_SUM_MIN_SIZE and x.dtype.kind in "fc" and x.flags.c_contiguous:
+        axes = normalize_axes(axis, x.ndim)
+        if 0 < len(axes) < x.ndim and axes[-1] == len(axes) - 1:
+            kept = x.shape[len(axes) :]
+            sums = column_sums(x.reshape(-1, math.prod(kept)), _accumulator(x)).reshape(kept)
+            return sums.reshape((1,) * len(axes) + kept) if keepdims else sums
     return np.sum(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x))
 
 

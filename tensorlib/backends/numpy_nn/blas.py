@@ -110,13 +110,28 @@ class _SingleThreaded:
         controls = _openblas_controls()
         if controls:
             with self._lock:
+                if self._depth == 0:  # a block entered before a fork, left in the child: already given back
+                    return
                 self._depth -= 1
                 if self._depth == 0:
                     for (set_threads, _), count in zip(controls, self._saved):
                         set_threads(count)
 
+    def _reset_after_fork(self) -> None:
+        """In a forked child: no other thread is inside a block any more, so give back the count it saved."""
+        self._lock = threading.Lock()
+        if self._depth:
+            self._depth = 0
+            for (set_threads, _), count in zip(_openblas_controls(), self._saved):
+                set_threads(count)
+
 
 single_threaded = _SingleThreaded()
+
+if hasattr(os, "register_at_fork"):
+    # A fork while another thread is inside a block would leave the child with OpenBLAS on one
+    # thread for good, and the lock possibly held by a thread that does not exist there.
+    os.register_at_fork(after_in_child=single_threaded._reset_after_fork)
 
 
 def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -130,14 +145,11 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.nd
     >>> matmul(x, y).tolist()
     [[3.0, 3.0], [12.0, 12.0]]
     """
-    rows, depth = x.shape[-2:]
-    columns = y.shape[-1]
-    if (
-        x.dtype.kind not in "fc"
-        or y.dtype.kind not in "fc"
-        or rows * depth * columns <= _BLAS_SINGLE_THREAD_FLOPS
-        or not _openblas_controls()
-    ):
+    xs, columns = x.shape, y.shape[-1]
+    rows, depth = xs[-2], xs[-1]
+    if rows * depth * columns <= _BLAS_SINGLE_THREAD_FLOPS:  # first: small products are most calls
+        return np.matmul(x, y, out=out)
+    if x.dtype.kind not in "fc" or y.dtype.kind not in "fc" or not _openblas_controls():
         return np.matmul(x, y, out=out)
     batch_shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     batch = math.prod(batch_shape)
