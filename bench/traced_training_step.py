@@ -11,13 +11,15 @@ other rows give each step's peak RSS above the RSS after its timing (MiB:
 what a step allocates and frees), its peak RSS above the RSS before the step
 was built (MiB: that plus what the step keeps between calls, such as
 tl.function's buffer pool), and its minor page faults (first touches of
-fresh memory) per step, each measured over 5 steps after the timing.
+fresh memory) per step, each measured over 5 steps after the timing.  Each
+column runs in a process of its own.
 
     python bench/traced_training_step.py [--quick]
 """
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import gc
 import resource
@@ -49,7 +51,8 @@ def make_worker(lib: str):
         d = nw.make_data(KEY)
         s = nw.settings(KEY, args.quick)
         for col in LIB_COLS[lib]:
-            _measure_column(rep, col, d, s)
+            if args.column in (None, col):
+                _measure_column(rep, col, d, s)
 
     return worker
 
@@ -90,12 +93,18 @@ WORKERS = {lib: make_worker(lib) for lib in LIB_ORDER}
 
 def main(argv=None) -> int:
     parser = common.base_arg_parser(__doc__.splitlines()[0])
+    parser.add_argument("--column", help=argparse.SUPPRESS)  # a worker measures this column only
     args = parser.parse_args(argv)
     if args.worker:
         return common.run_as_worker(WORKERS, args)
     print(common.env_header())
     timeout = args.timeout or (300 if args.quick else 1200)
-    res = common.collect(__file__, common.selected_libs(args, LIB_ORDER), common.quick_args(args), timeout)
+    res = common.Results()
+    for lib in common.selected_libs(args, LIB_ORDER):
+        # One process per column: what one column leaves behind (kernel workspaces, freed heap) must
+        # not count in another's memory rows, nor its warm caches in another's time.
+        for col in LIB_COLS[lib]:
+            common.collect(__file__, [lib], [*common.quick_args(args), "--column", col], timeout, res)
     common.print_table(
         "traced training step (LeNet-style, batch 128): median ms per step; peak RSS MiB; page faults per step",
         [

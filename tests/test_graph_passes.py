@@ -239,3 +239,83 @@ def test_bias_activation_fusion_is_skipped_when_not_exact_or_the_sum_is_used_aga
     assert "AddActivation" not in _types(f.get_graph(x).optimize())
     for got, want in zip(tl.tree.leaves(f(x)), tl.tree.leaves(fn(tl.tensor(x)))):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def _lenet_like_step(x, w1, w2, w3):
+    """conv + relu + 2x2/2 max pool twice, then dense: the gradients of all three filters."""
+
+    def loss(w1, w2, w3):
+        h = tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(x, w1, strides=1, padding="SAME") + 0.1), 2, 2, "VALID")
+        h = tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(h, w2, strides=1, padding="SAME") - 0.1), 2, 2, "VALID")
+        return tl.sum(tl.reshape(h, (x.shape[0], -1)) @ w3)
+
+    return tl.grad(loss, argnums=(0, 1, 2))(w1, w2, w3)
+
+
+def test_relu_grad_moves_before_max_pool_grad_at_pooled_size_and_bit_for_bit():
+    # Integer-valued inputs and filters: many relu zeros, so windows of all-equal zeros (ties).
+    x = RNG.integers(-1, 2, (8, 16, 16, 2)).astype(np.float64)  # the activations: 128 KiB+, pooled buffers
+    w1, w2 = RNG.integers(-1, 2, (3, 3, 2, 8)).astype(np.float64), RNG.integers(-1, 2, (3, 3, 8, 4)).astype(float)
+    w3 = RNG.standard_normal((4 * 4 * 4, 3))
+    step = tl.function(_lenet_like_step)
+    graph = step.get_graph(x, w1, w2, w3)
+    before = [n.op_type for n in graph.nodes]
+    optimized = graph.optimize().verify()
+    after = _types(optimized)
+    assert after.count("ReluGrad") == before.count("ReluGrad") == 2
+    assert after.count("MaxPoolGrad") == before.count("MaxPoolGrad") == 2
+    for node in (n for n in optimized.nodes if n.op_type == "MaxPoolGrad"):
+        relu_grad = node.inputs[2]._node
+        assert relu_grad.op_type == "ReluGrad" and relu_grad.inputs[1] is node.inputs[1]  # masked by the pooled p
+        assert relu_grad.outputs[0].shape == node.inputs[1].shape  # at pooled size
+    assert not any(n.op_type == "ReluGrad" and n.inputs[0]._node.op_type == "MaxPoolGrad" for n in optimized.nodes)
+    eager = _lenet_like_step(*(tl.tensor(a) for a in (x, w1, w2, w3)))
+    unoptimized = graph.executable().run([x, w1, w2, w3], [])
+    for _ in range(2):  # the first (checked) run, then runs in pooled buffers
+        for got, raw, want in zip(step(x, w1, w2, w3), unoptimized, eager):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            np.testing.assert_array_equal(np.asarray(raw), want.numpy())
+
+
+def _relu_grad_of_max_pool_grad(ksize, strides, features="h", reuse=False, grad_dtype=None):
+    from tensorlib.ops.nn.activations import _relu_grad
+    from tensorlib.ops.nn.pool import _max_pool_grad
+
+    def fn(h, g, other):
+        p = tl.nn.max_pool(h, ksize, strides, "VALID")
+        g = g if grad_dtype is None else tl.cast(g, grad_dtype)
+        dh = _max_pool_grad(h, p, g, ksize=ksize, strides=strides, padding="VALID")
+        dz = _relu_grad(dh, h if features == "h" else other)
+        return (dz, tl.sum(dh)) if reuse else dz
+
+    return fn
+
+
+@pytest.mark.parametrize("grad_dtype", [None, "float32"])
+@pytest.mark.parametrize(
+    "ksize, strides, features, reuse, moved",
+    [
+        ((2, 2), (2, 2), "h", False, True),
+        ((2, 3), (3, 3), "h", False, True),  # windows apart: some cells in none
+        ((3, 3), (2, 2), "h", False, False),  # overlapping windows
+        ((2, 2), (1, 2), "h", False, False),  # overlapping rows
+        ((2, 2), (2, 2), "other", False, False),  # the mask is another tensor's
+        ((2, 2), (2, 2), "h", True, False),  # the full-size gradient is used again
+    ],
+)
+def test_relu_grad_moves_only_where_exact(ksize, strides, features, reuse, moved, grad_dtype):
+    h = np.maximum(RNG.integers(-2, 3, (2, 12, 12, 3)), 0).astype(np.float64)  # ties and all-zero windows
+    other = RNG.standard_normal(h.shape)
+    fn = _relu_grad_of_max_pool_grad(ksize, strides, features, reuse, grad_dtype)
+    f = tl.function(fn)
+    p_shape = tl.nn.max_pool(h, ksize, strides, "VALID").shape
+    g = RNG.standard_normal(p_shape)
+    g.flat[::7], g.flat[1::11], g.flat[2::13] = np.inf, -np.inf, np.nan  # exact for these too
+    optimized = f.get_graph(h, g, other).optimize()
+    relu_grads = [n for n in optimized.nodes if n.op_type == "ReluGrad"]
+    assert len(relu_grads) == 1 and (relu_grads[0].outputs[0].shape == p_shape) == moved
+    with np.errstate(invalid="ignore"):
+        want = tl.tree.leaves(fn(tl.tensor(h), tl.tensor(g), tl.tensor(other)))
+        got = tl.tree.leaves(f(h, g, other))
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a.numpy().view(np.int64), b.numpy().view(np.int64))  # bits: NaN, signed 0

@@ -310,3 +310,48 @@ def test_avg_pool_grad_folds_into_the_conv_backprops_exactly(kh, kw, sh, sw, fh,
     assert "AvgPoolGrad" not in optimized and "AvgPool" not in optimized
     for got, expected in zip(grads(x, w), tl.grad(loss, argnums=(0, 1))(tl.tensor(x), tl.tensor(w))):
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    kh=st.integers(1, 3),
+    kw=st.integers(1, 3),
+    sh=st.integers(1, 3),
+    sw=st.integers(1, 3),
+    padding=st.sampled_from(["VALID", "SAME"]),
+    dtype=st.sampled_from(FLOAT_DTYPES),
+    nonfinite=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_relu_grad_before_max_pool_grad_is_exact_bit_for_bit(kh, kw, sh, sw, padding, dtype, nonfinite, seed):
+    """The ReluGrad of a max pool's input gradient, moved to pooled size where no two windows share a
+    cell: optimized == unoptimized == eager, bit for bit, with ties, all-zero windows, inf and NaN."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-2, 3, (2, 7, 8, 2)).astype(dtype)  # after relu: ties and windows of zeros
+    pooled = tl.nn.max_pool(np.zeros(a.shape, dtype), (kh, kw), (sh, sw), padding).shape
+    g = rng.standard_normal(pooled).astype(dtype)
+    if nonfinite:
+        g.flat[:: rng.integers(2, 5)] = np.inf
+        g.flat[1 :: rng.integers(2, 5)] = np.nan
+
+    def input_gradient(a, g):
+        with tl.GradientTape() as tape:
+            tape.watch(a)
+            p = tl.nn.max_pool(tl.nn.relu(a), (kh, kw), (sh, sw), padding)
+        return tape.gradient(p, a, output_gradients=g)
+
+    graph = tl.function(input_gradient).get_graph(a, g)
+    producers = {id(o): n for n in graph.optimize().nodes for o in n.outputs}
+    moved = [
+        n
+        for n in producers.values()
+        if n.op_type == "MaxPoolGrad" and getattr(producers.get(id(n.inputs[2])), "op_type", None) == "ReluGrad"
+    ]
+    assert bool(moved) == (sh >= kh and sw >= kw)
+    with np.errstate(invalid="ignore"):
+        eager = input_gradient(tl.tensor(a), tl.tensor(g)).numpy()
+        unoptimized = np.asarray(graph.executable().run([a, g], [])[0])
+        optimized = graph(a, g).numpy()
+    bits = np.dtype(f"i{eager.dtype.itemsize}")
+    np.testing.assert_array_equal(unoptimized.view(bits), eager.view(bits))
+    np.testing.assert_array_equal(optimized.view(bits), eager.view(bits))

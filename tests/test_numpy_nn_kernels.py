@@ -444,6 +444,7 @@ def three_threads(monkeypatch):
     """Every kernel shares its blocks out between three threads, however small."""
     monkeypatch.setattr(blocks, "_PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(blocks, "_PARALLEL_MIN_FLOPS", 0)
+    monkeypatch.setattr(pool, "_MAX_POOL_GRAD_PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(blocks, "_thread_count", lambda: 3)
 
 
@@ -483,6 +484,58 @@ def test_max_pool_grad_shared_between_threads(three_threads, tiny_blocks, ksize,
         references.max_pool_grad(x, dy, ksize, strides, pads),
         rtol=1e-12,
     )
+
+
+NONFINITE_POOL_CASES = [
+    ((3, 8, 6, 3), (2, 2), (2, 2), "VALID"),  # the windows tile the input
+    ((3, 7, 7, 3), (2, 2), (2, 2), "SAME"),  # they tile the padded input
+    ((3, 8, 8, 3), (2, 2), (3, 3), "VALID"),  # apart: some cells are in no window
+    ((3, 7, 7, 3), (3, 3), (2, 2), "SAME"),  # overlapping
+]
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # inf + -inf where windows overlap
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("case", NONFINITE_POOL_CASES, ids=pool_case_id)
+def test_max_pool_grad_sends_inf_and_nan_to_the_maximum_only(case, dtype, three_threads, tiny_blocks):
+    """An inf or NaN in a window's gradient reaches its first maximum and no
+    other cell: those stay exactly 0, as in TensorFlow and PyTorch (a product
+    ``dy * hit`` would make them ``inf * 0 = NaN``). Some blocks are finite."""
+    x, dy, ddx, ksize, strides, pads = random_pool_inputs(case, seed=12, integer_values=True)
+    for grad in (dy, ddx):
+        grad[1:, ...].flat[::4] = np.inf
+        grad[1:, ...].flat[1::6] = -np.inf
+        grad[1:, ...].flat[2::5] = np.nan
+    x, dy, ddx = (a.astype(dtype) for a in (x, dy, ddx))
+    y = nn.max_pool(x, ksize, strides, pads)
+    dx = nn.max_pool_grad(x, y, dy, ksize, strides, pads)
+    expected = references.max_pool_grad(x.astype(float), dy.astype(float), ksize, strides, pads)
+    assert dx.dtype == dtype
+    maxima = references.max_pool_grad(x.astype(float), np.ones(dy.shape), ksize, strides, pads) != 0
+    assert not np.isfinite(dy).all() and np.all(dx[~maxima] == 0)
+    rtol = {np.float64: 0, np.float32: 1e-6, np.float16: 1e-3}[dtype]
+    np.testing.assert_allclose(dx, expected, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(
+        nn.max_pool_grad_grad(x, y, ddx, ksize, strides, pads),
+        references.max_pool_grad_grad(x.astype(float), ddx.astype(float), ksize, strides, pads),
+        rtol=rtol,
+        atol=rtol,
+    )
+
+
+def test_max_pool_grad_with_inf_and_nan_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(32)
+    x = rng.integers(-2, 3, (2, 8, 8, 3)).astype(np.float64)  # ties, and windows all 0
+    for ksize, strides in (((2, 2), (2, 2)), ((2, 2), (3, 3)), ((3, 3), (2, 2))):
+        y = nn.max_pool(x, ksize, strides, NO_PADS)
+        dy = rng.standard_normal(y.shape)
+        dy.flat[::5], dy.flat[1::7], dy.flat[2::9] = np.inf, np.nan, -np.inf
+        xt = torch_nchw(x)
+        torch.nn.functional.max_pool2d(xt, ksize, strides).backward(
+            torch.tensor(np.ascontiguousarray(dy.transpose(0, 3, 1, 2)))
+        )
+        np.testing.assert_array_equal(nn.max_pool_grad(x, y, dy, ksize, strides, NO_PADS), nhwc(xt.grad))
 
 
 def test_share_blocks_gives_each_block_to_one_thread(three_threads):

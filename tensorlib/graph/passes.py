@@ -1,4 +1,5 @@
-"""Graph passes, run before execution: simplification, constant folding, CSE, fusion, dead-node elimination.
+"""Graph passes, run before execution: simplification, constant folding, CSE, fusion, ReluGrad moved
+before MaxPoolGrad, dead-node elimination.
 
 Each pass rebuilds the graph front to back (``Graph.add_node`` re-runs the
 shape rules, so a rewritten graph is checked as it is built) and maps old
@@ -51,7 +52,7 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
     fused = fuse_avgpool_grad_conv_backprop(fuse_conv_avgpool(g))
     if fused is not g:
         g = simplify(fused, keep_gradients)
-    return eliminate_dead_nodes(fuse_add_activation(g))
+    return eliminate_dead_nodes(move_relu_grad_before_max_pool_grad(fuse_add_activation(g)))
 
 
 def _is_stateful(op) -> bool:
@@ -430,6 +431,61 @@ def fuse_add_activation(graph: Graph) -> Graph:
             env[old._id] = out
     new.outputs = [env.get(t._id, t) for t in graph.outputs]
     return new
+
+
+# ---------------------------------------------------------------- ReluGrad after MaxPoolGrad, at pooled size
+def move_relu_grad_before_max_pool_grad(graph: Graph) -> Graph:
+    """``ReluGrad(MaxPoolGrad(h, p, g), h)`` -> ``MaxPoolGrad(h, p, ReluGrad(g, p))`` when no input cell
+    lies in two pooling windows and the MaxPoolGrad result feeds only that ReluGrad (h is typically the
+    ReLU's output, p = max_pool(h)).  The ReluGrad then runs on the pooled gradient, kh*kw times
+    smaller, and the full-resolution gradient is written once.
+
+    Exact, inf and NaN in ``g`` included.  MaxPoolGrad sends each window's ``g`` to one cell, the first
+    whose ``h`` equals ``p``, and 0 to every other cell (where windows do not overlap, no cell adds two
+    gradients).  At that cell ``h == p``, so ``h > 0`` exactly when ``p > 0``: ReluGrad gives it the
+    same value in either order.  Every other cell is a 0 in either order (ReluGrad of a 0 is the same
+    0).  ReluGrad keeps each element finite or not, so MaxPoolGrad's kernel takes the same path for
+    ``g`` and for the masked ``g``; and both ops promote their inputs to the widest dtype, exactly.
+    """
+    uses = _use_counts(graph)
+    pools = {}
+    for node in graph.nodes:
+        pool = node.inputs[0]._node if node.op.name == "ReluGrad" and len(node.inputs) == 2 else None
+        if (
+            pool is not None
+            and pool.op.name == "MaxPoolGrad"
+            and node.inputs[0] is pool.outputs[0]
+            and uses[pool.outputs[0]._id] == 1
+            and node.inputs[1]._id == pool.inputs[0]._id
+            and _windows_apart(pool.attrs)
+        ):
+            pools[id(node)] = pool
+    if not pools:
+        return graph
+    moved = {id(pool) for pool in pools.values()}
+    relu_grad = _registry.get("ReluGrad")
+    new = graph.empty_copy()
+    env: dict = {}
+    for node in graph.nodes:
+        if id(node) in moved:
+            continue
+        pool = pools.get(id(node))
+        if pool is None:
+            ins = tuple(env.get(t._id, t) for t in node.inputs)
+            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
+        else:
+            h, p, g = (env.get(t._id, t) for t in pool.inputs)
+            masked = new.add_node(relu_grad, (g, p), {}, site=node.site, phase=node.phase)[0]
+            outs = new.add_node(pool.op, (h, p, masked), pool.attrs, site=pool.site, phase=pool.phase)
+        for old, out in zip(node.outputs, outs):
+            env[old._id] = out
+    new.outputs = [env.get(t._id, t) for t in graph.outputs]
+    return new
+
+
+def _windows_apart(pool_attrs) -> bool:
+    """Whether each input cell lies in one pooling window at most (strides at least the window)."""
+    return all(s >= k for s, k in zip(pool_attrs["strides"], pool_attrs["ksize"]))
 
 
 # ---------------------------------------------------------------- dead nodes

@@ -7,6 +7,7 @@ import string
 import numpy as np
 
 from ..backends.numpy_backend import _contract_expression
+from ..backends.numpy_nn import blas as _blas
 from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
@@ -35,7 +36,9 @@ _matmul = defop(
     doc="Matrix product over the last two axes; leading axes broadcast.",
 )
 _matmul.generic(lambda xp, x, y: xp.matmul(x, y))
-_matmul.out_kernel("numpy")(np.matmul)  # the same BLAS call, into the executor's buffer
+# NumPy's matmul with OpenBLAS's own threads left asleep (see numpy_nn.blas); into out= for the executor.
+_matmul.kernel("numpy")(_blas.matmul)
+_matmul.out_kernel("numpy")(_blas.matmul)
 
 
 def _swap(t):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes as _dt
+from ..backends.numpy_nn.sums import column_sums
 from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
@@ -58,12 +61,28 @@ def _accumulator(x):
 
 
 _sum = _reduction("Sum", "Sum over axes.", _counting_infer)
+# Below this many values NumPy's own sum is as fast as folding rows, and the checks would cost more.
+_FOLDED_SUM_MIN_SIZE = 1 << 14
 _sum.generic(
     lambda xp, x, *, axis, keepdims: xp.sum(
         _counted(xp, x), axis=axis, keepdims=keepdims, dtype=_accumulator(_counted(xp, x))
     )
 )
-_sum.kernel("numpy")(lambda x, *, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x)))
+
+
+@_sum.kernel("numpy")
+def _numpy_sum(x, *, axis, keepdims):
+    # A big sum over leading axes (a bias gradient over N, H, W) is a column sum of a tall matrix, which
+    # NumPy runs one short row at a time: numpy_nn.column_sums folds the rows into long ones.
+    if x.size >= _FOLDED_SUM_MIN_SIZE and x.dtype.kind in "fc" and x.flags.c_contiguous:
+        axes = normalize_axes(axis, x.ndim)
+        if 0 < len(axes) < x.ndim and axes[-1] == len(axes) - 1:
+            kept = x.shape[len(axes) :]
+            sums = column_sums(x.reshape(-1, math.prod(kept)), _accumulator(x)).reshape(kept)
+            return sums.reshape((1,) * len(axes) + kept) if keepdims else sums
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=_accumulator(x))
+
+
 register_gradient("Sum", _restore)
 
 _prod = _reduction("Prod", "Product over axes.", _counting_infer)

@@ -21,7 +21,10 @@ first (:func:`_share_blocks`); their thin GEMMs and small transforms are cut
 into pieces small enough that OpenBLAS runs each on the calling thread
 (:func:`_single_thread_gemm`, :func:`_add_thin_gemm`,
 :func:`_single_thread_matmul`), since OpenBLAS's own threads stall whenever
-another process holds a core. Convolutions either copy each filter tap's
+another process holds a core, and keep a core busy-waiting for about 0.1 s
+after each call they run: :mod:`.blas` runs the bigger products (``matmul``)
+with OpenBLAS on one thread per piece and shares the pieces out, and
+:func:`.sums.column_sums` sums over (N, H, W) without BLAS. Convolutions either copy each filter tap's
 strided view of the input into a patch block and run one BLAS GEMM per block, or, for large
 filters on small images, multiply discrete Fourier spectra (see
 :func:`conv2d_strategy`). Pooling reduces along rows first, where the runs

@@ -30,6 +30,9 @@ _POOL_BLOCK_BYTES = 1 << 20
 # only while the GEMM's extra flops (2 * kw * C per output) stay small.
 _GEMM_COLUMN_POOL_MAX_CHANNELS = 8
 
+# max_pool_grad shares its images out between threads from this input size.
+_MAX_POOL_GRAD_PARALLEL_MIN_BYTES = 1 << 21
+
 
 class _PoolPlan:
     """Geometry, block size and the column-reduction method of one pooling.
@@ -279,7 +282,8 @@ def max_pool_grad(
 ) -> np.ndarray:
     """Gradient of :func:`max_pool` (``y = max_pool(x)``) with respect to ``x``.
 
-    Each window's gradient goes to its first maximum in row-major order.
+    Each window's gradient goes to its first maximum in row-major order; the
+    other cells get 0, even where that gradient is inf or NaN.
 
     >>> x = np.array([[1.0, 3.0], [3.0, 2.0]]).reshape(1, 2, 2, 1)
     >>> y = max_pool(x, (2, 2), (2, 2), ((0, 0), (0, 0)))
@@ -303,20 +307,39 @@ def max_pool_grad(
             images = stop - start
             padded_dx = scatter.begin(start, stop)
             dy_block = dy[start:stop]
+            # The product below would put inf * 0 = NaN into the cells that
+            # are not the maximum of a window whose gradient is inf or NaN.
+            finite = overlap or np.isfinite(dy_block, out=taken[:images]).all()
             hits = _first_max_hits(plan, padded_blocks.load(start, stop), y[start:stop], hit[:images], taken[:images])
             for tap, tap_hit in hits:
                 view = plan.geometry.tap_view(padded_dx, tap)
                 if overlap:
                     np.add(view, dy_block, out=view, where=tap_hit)
-                else:
+                elif finite:
                     # Each cell is in one window at most, so writing the zeros
                     # too is right, and it is several times faster than a
                     # masked copy on sparse masks.
                     np.multiply(dy_block, tap_hit, out=view)
+                else:
+                    _select_bits(dy_block, tap_hit, view)
             scatter.finish(start, stop)
 
-    plan.share_image_blocks(run, x.nbytes)
+    # Bound by NumPy's cost per row of C cells (the taps are strided views)
+    # more than by memory traffic: threads pay off from a few blocks on.
+    parallel = x.nbytes >= _MAX_POOL_GRAD_PARALLEL_MIN_BYTES
+    _share_blocks(run, _shared_blocks(plan.batch, plan.images, parallel), parallel)
     return scatter.dx
+
+
+def _select_bits(values: np.ndarray, hit: np.ndarray, out: np.ndarray) -> None:
+    """``out = values where hit, else +0`` exactly, inf and NaN included: the
+    bits of ``values`` (cast to ``out``'s dtype) and an integer mask that is all
+    ones where ``hit``."""
+    bits = np.dtype(f"i{out.dtype.itemsize}")
+    values = _as_compute(values, _scratch("select_values", values.shape, out.dtype))
+    mask = _scratch("select_mask", hit.shape, bits)
+    np.negative(hit.view(np.int8), out=mask)  # True -> -1, sign-extended: all bits set
+    np.bitwise_and(values.view(bits), mask, out=out.view(bits))
 
 
 def max_pool_grad_grad(
