@@ -69,6 +69,65 @@ def test_profiler_sees_every_graph_node_with_concrete_tensors():
     assert prof.events[1].input_shapes == ((3, 2), (2, 3))
 
 
+def _halving_op_with_out_kernel(name, calls):
+    """A custom op whose kernel into ``out=`` (the executor's pooled buffers) records its calls."""
+    halve = tl.ops.defop(name, inputs=("x",), infer=lambda x: x)
+    halve.kernel("numpy")(lambda x: x * 0.5)
+
+    @halve.out_kernel("numpy")
+    def halve_into(x, *, out):
+        calls.append(out.shape)
+        return np.multiply(x, 0.5, out=out)
+
+    return halve
+
+
+def test_profiled_runs_time_the_compiled_plan_with_its_pooled_buffers():
+    calls = []
+    halve = _halving_op_with_out_kernel("ProfiledHalve", calls)
+    f = tl.function(lambda x: halve(tl.exp(x)) + 1.0)
+    x = np.random.default_rng(1).standard_normal((256, 128)).astype(np.float32)  # 128 KiB: pooled
+    f(x)  # the first run interprets (allocating) and learns the plan
+    assert calls == []
+    with tl.profile() as prof:
+        results = [f(x).numpy() for _ in range(2)]
+    assert calls == [(256, 128)] * 2  # profiled runs wrote into the pooled buffer, as unprofiled runs do
+    nodes = [n.op_type for n in f.get_graph(x).optimize().nodes]
+    assert [e.op_type for e in prof.events] == nodes * 2
+    assert {e.mode for e in prof.events} == {"graph"}
+    assert all(e.seconds > 0 for e in prof.events)
+    halves = [e for e in prof.events if e.op_type == "ProfiledHalve"]
+    assert all(e.kernel.endswith("halve_into") and e.input_shapes == ((256, 128),) for e in halves)
+    for r in results:
+        np.testing.assert_allclose(r, np.exp(x) * 0.5 + 1.0, rtol=1e-6)
+
+
+def test_an_observer_keeping_pooled_results_never_sees_them_overwritten():
+    halve = _halving_op_with_out_kernel("KeptHalve", [])
+
+    class Keeper:
+        def __init__(self):
+            self.kept = []
+
+        def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
+            if op.name == "KeptHalve":
+                self.kept.append((outputs, outputs.numpy().copy()))
+
+    f = tl.function(lambda x: halve(x * 3.0) - 1.0)
+    rng = np.random.default_rng(2)
+    f(rng.standard_normal((256, 128)).astype(np.float32))
+    keeper = Keeper()
+    tl.dispatch.observers.append(keeper)
+    try:
+        for _ in range(3):
+            f(rng.standard_normal((256, 128)).astype(np.float32))
+    finally:
+        tl.dispatch.observers.remove(keeper)
+    f(rng.standard_normal((256, 128)).astype(np.float32))
+    for tensor, copy in keeper.kept:
+        assert np.array_equal(tensor.numpy(), copy)
+
+
 def test_numerics_checks_name_the_node_and_where_it_was_traced():
     f = tl.function(lambda x: tl.log(x) * 2.0)
     f(np.ones(2))

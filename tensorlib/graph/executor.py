@@ -8,8 +8,8 @@ the second on, a tight loop runs the compiled plan: each step reads its
 inputs from slots, calls its bound kernel and writes its outputs to slots,
 then clears the slots of values it was the last user of (the memory plan: an
 intermediate lives exactly as long as something still needs it).  No code is
-generated or compiled.  Profilers (``dispatch.observers``) get the
-interpreter, which reports every node; a graph called under a recording
+generated or compiled.  Profilers (``dispatch.observers``) see every node
+of the same compiled plan, timed step by step; a graph called under a recording
 GradientTape (or inside another trace) is replayed op by op through
 ``dispatch.apply``, so tapes see every op.
 
@@ -277,18 +277,21 @@ class Executable:
 
     def run(self, feeds, targets):
         """Raw outputs for raw ``feeds`` (inputs, then the used captures) and assignment ``targets``."""
-        if dispatch.observers or self.fixups is None:
+        if self.fixups is None:
             return self._interpret(feeds, targets, list(dispatch.observers))
         if self._program is None:
             with self._pool_lock:  # threads calling a new graph at once compile it once
                 if self._program is None:
                     self._compile()
+        # Observers (profilers, numerics checks) see the compiled plan, pooled buffers and all, timed
+        # step by step: what they measure is what an unobserved run does.
+        execute = self._execute_observed if dispatch.observers else self._execute
         if self._pooled is not None and self._pool_lock.acquire(blocking=False):
             try:
-                return self._execute(self._pooled, feeds, targets, self._pool_ids)
+                return execute(self._pooled, feeds, targets, self._pool_ids)
             finally:
                 self._pool_lock.release()
-        return self._execute(self._program, feeds, targets, ())
+        return execute(self._program, feeds, targets, ())
 
     def _execute(self, program, feeds, targets, pool):
         env = self._template.copy()
@@ -317,6 +320,66 @@ class Executable:
             raise
         if pool:
             # The plan returns no pooled memory; this guards against views the first run did not show.
+            return tuple(r.copy() if _owner(r) in pool else r for r in (env[i] for i in self._output_slots))
+        return tuple(env[i] for i in self._output_slots)
+
+    def _execute_observed(self, program, feeds, targets, pool):
+        """:meth:`_execute`, each step timed and reported to the observers as :meth:`_interpret` does."""
+        observers = list(dispatch.observers)
+        env = self._template.copy()
+        for i, value in zip(self._param_slots, feeds):
+            env[i] = value
+        assigns = iter(targets)
+        node = None
+        try:
+            for kind, kernel, a, b, out, frees, node in program:
+                if kind == _ASSIGN:
+                    value = env[a[1]]
+                    _assign(next(assigns), value.copy() if b or (pool and _owner(value) in pool) else value)
+                else:
+                    slots = (a,) if kind == 1 else (a, b) if kind == 2 else a
+                    args = [env[i] for i in slots]
+                    backend = node.outputs[0].backend if node.outputs else self.graph.backend
+                    start = time.perf_counter()
+                    if kind == 1:
+                        env[out] = kernel(args[0])
+                    elif kind == 2:
+                        env[out] = kernel(args[0], args[1])
+                    elif kind == _POOLED:
+                        _run_pooled(env, kernel, a, out, *b)
+                    else:
+                        _run_general(env, kernel, a, out, *b)
+                    backend.synchronize()
+                    seconds = time.perf_counter() - start
+                    multi = out.__class__ is not int
+                    results = [env[i] for i in (out if multi else (out,))]
+                    # Observers get new views of pooled memory: one they keep counts as a reference to
+                    # the buffer, so the next run's step allocates instead of overwriting it.
+                    if pool:
+                        args = [r.view() if _owner(r) in pool else r for r in args]
+                        results = [r.view() if _owner(r) in pool else r for r in results]
+                    inputs = tuple(make(r, t.backend, r.shape, t.dtype) for r, t in zip(args, node.inputs))
+                    outputs = tuple(make(r, t.backend, r.shape, t.dtype) for r, t in zip(results, node.outputs))
+                    for obs in observers:
+                        obs.on_op(
+                            node.op,
+                            inputs,
+                            outputs if multi else outputs[0],
+                            node.attrs,
+                            seconds,
+                            kernel,
+                            backend,
+                            mode="graph",
+                            phase=node.phase,
+                        )
+                    del args, results, inputs, outputs  # only what an observer keeps may hold the buffers
+                for i in frees:
+                    env[i] = None
+        except Exception as e:
+            if node is not None:
+                self._note(e, node)
+            raise
+        if pool:
             return tuple(r.copy() if _owner(r) in pool else r for r in (env[i] for i in self._output_slots))
         return tuple(env[i] for i in self._output_slots)
 

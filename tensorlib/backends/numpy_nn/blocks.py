@@ -290,12 +290,16 @@ def _single_thread_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None
     columns of ``b`` so that each runs on the calling thread (threaded GEMMs
     stall whenever another process holds a core). When ``a`` is so big that
     the pieces would be narrower than ``_THIN_GEMM_MIN_STEP`` columns, it is
-    one call, threaded or not."""
+    one call, with OpenBLAS held to the calling thread (see :mod:`.blas`)."""
     rows, depth = a.shape[-2:]
     width = b.shape[-1]
     step = _BLAS_SINGLE_THREAD_FLOPS // max(1, rows * depth)
     if step < _THIN_GEMM_MIN_STEP:
-        step = max(1, width)
+        from .blas import single_threaded  # blas builds on this module
+
+        with single_threaded:
+            np.matmul(a, b, out=out)
+        return
     for start in range(0, width, step):
         np.matmul(a, b[..., start : start + step], out=out[..., start : start + step])
 

@@ -27,6 +27,7 @@ from .blocks import (
     _thin_gemm_step,
     resolve_conv_padding,
 )
+from .blas import single_threaded
 from .fourier import (
     _fourier_conv2d,
     _fourier_conv2d_backprop_filter,
@@ -337,11 +338,18 @@ def conv2d_backprop_input(
     plan = _PatchPlan(conv)
     w_matrix = plan.filter_matrix(w)
     scatter = _PaddedScatter(input_shape, dtype, conv.geometry.pads, plan.images, conv.compute_dtype)
-    for start, stop in plan.image_blocks():
-        padded_dx = scatter.begin(start, stop)
-        for rows, dy_block in plan.out_gradient_blocks(dy, start, stop):
-            plan.scatter_add(padded_dx, rows, dy_block, w_matrix)
-        scatter.finish(start, stop)
+
+    def run(blocks) -> None:
+        for start, stop in blocks:
+            padded_dx = scatter.begin(start, stop)
+            for rows, dy_block in plan.out_gradient_blocks(dy, start, stop):
+                plan.scatter_add(padded_dx, rows, dy_block, w_matrix)
+            scatter.finish(start, stop)
+
+    # The images are shared out, each block's GEMM on one BLAS thread (see .blas).
+    flops = 2 * conv.batch * math.prod(conv.geometry.out_hw) * plan.k * conv.out_channels
+    with single_threaded:
+        plan.share_image_blocks(run, _parallel(dy.nbytes + scatter.dx.nbytes, flops))
     return scatter.dx
 
 
@@ -396,9 +404,10 @@ def conv2d_backprop_filter(
                     total += partial
         totals.append(total)
 
-    # Only thin products run on one thread each; a wide one is left to BLAS's threads.
+    # The images are shared out, each thread's products on one BLAS thread (see .blas).
     flops = 2 * conv.batch * math.prod(conv.geometry.out_hw) * plan.k * conv.out_channels
-    plan.share_image_blocks(run, bool(step) and _parallel(x.nbytes + dy.nbytes, flops))
+    with single_threaded:
+        plan.share_image_blocks(run, _parallel(x.nbytes + dy.nbytes, flops))
     total = totals[0]
     for other in totals[1:]:
         total += other
