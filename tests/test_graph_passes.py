@@ -319,3 +319,28 @@ def test_relu_grad_moves_only_where_exact(ksize, strides, features, reuse, moved
         got = tl.tree.leaves(f(h, g, other))
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a.numpy().view(np.int64), b.numpy().view(np.int64))  # bits: NaN, signed 0
+
+
+def test_the_moved_relu_grad_differentiates_like_the_original_under_a_tape():
+    x, w = RNG.standard_normal((2, 6, 6, 2)), RNG.standard_normal((3, 3, 2, 3))
+
+    def filter_gradient(x, w):
+        def loss(w):
+            return tl.sum(
+                tl.sin(tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(x, w, strides=1, padding="SAME")), 2, 2, "VALID"))
+            )
+
+        return tl.grad(loss)(w)
+
+    f = tl.function(filter_gradient)
+    optimized = f.get_graph(x, w).optimize(keep_gradients=True)
+    assert any(n.op_type == "MaxPoolGrad" and n.inputs[2]._node.op_type == "ReluGrad" for n in optimized.nodes)
+    v = RNG.standard_normal(w.shape)
+    second = []
+    for fn in (f, filter_gradient):  # the optimized graph is replayed op by op: its ops' own rules run
+        wt = tl.tensor(w)
+        with tl.GradientTape() as tape:
+            tape.watch(wt)
+            s = tl.sum(fn(tl.tensor(x), wt) * v)
+        second.append(tape.gradient(s, wt).numpy())
+    np.testing.assert_allclose(second[0], second[1], rtol=1e-12, atol=1e-12)

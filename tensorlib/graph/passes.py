@@ -52,7 +52,8 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
     fused = fuse_avgpool_grad_conv_backprop(fuse_conv_avgpool(g))
     if fused is not g:
         g = simplify(fused, keep_gradients)
-    return eliminate_dead_nodes(move_relu_grad_before_max_pool_grad(fuse_add_activation(g)))
+    g = move_relu_grad_before_max_pool_grad(fuse_add_activation(g))
+    return eliminate_dead_nodes(fuse_conv_add_activation(g))
 
 
 def _is_stateful(op) -> bool:
@@ -486,6 +487,53 @@ def move_relu_grad_before_max_pool_grad(graph: Graph) -> Graph:
 def _windows_apart(pool_attrs) -> bool:
     """Whether each input cell lies in one pooling window at most (strides at least the window)."""
     return all(s >= k for s, k in zip(pool_attrs["strides"], pool_attrs["ksize"]))
+
+
+def fuse_conv_add_activation(graph: Graph) -> Graph:
+    """``AddActivation(Conv2D(x, w), b)`` (either order) -> one ``Conv2DAddActivation(x, w, b)``, where the
+    conv's result feeds only that node and ``b`` holds one value per output channel, of the result's dtype.
+
+    Exact: the fused kernel applies the bias and activation to each block of the conv's result, with the
+    unfused operations, while the block is in cache; the conv's result is never materialized on its own.
+    """
+    uses = _use_counts(graph)
+    fusions = {}  # id(AddActivation node) -> (its Conv2D node, the bias)
+    for node in graph.nodes:
+        if node.op.name != "AddActivation":
+            continue
+        for side in (0, 1):
+            conv, bias = node.inputs[side]._node, node.inputs[1 - side]
+            if (
+                conv is not None
+                and conv.op.name == "Conv2D"
+                and node.inputs[side] is conv.outputs[0]
+                and uses[conv.outputs[0]._id] == 1
+                and tuple(bias.shape) == (conv.outputs[0].shape[3],)
+                and bias.dtype == conv.outputs[0].dtype == node.outputs[0].dtype
+            ):
+                fusions[id(node)] = (conv, bias)
+                break
+    if not fusions:
+        return graph
+    fused_convs = {id(conv) for conv, _ in fusions.values()}
+    fused = _registry.get("Conv2DAddActivation")
+    new = graph.empty_copy()
+    env: dict = {}
+    for node in graph.nodes:
+        if id(node) in fused_convs:
+            continue
+        if id(node) in fusions:
+            conv, bias = fusions[id(node)]
+            ins = tuple(env.get(t._id, t) for t in (*conv.inputs, bias))
+            attrs = {**conv.attrs, "activation": node.attrs["activation"]}
+            outs = new.add_node(fused, ins, attrs, site=node.site, phase=node.phase)
+        else:
+            ins = tuple(env.get(t._id, t) for t in node.inputs)
+            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
+        for old, out in zip(node.outputs, outs):
+            env[old._id] = out
+    new.outputs = [env.get(t._id, t) for t in graph.outputs]
+    return new
 
 
 # ---------------------------------------------------------------- dead nodes

@@ -293,12 +293,17 @@ def conv2d(
     pads: Pads,
     *,
     strategy: str | None = None,
+    out: np.ndarray | None = None,
+    epilogue=None,
 ) -> np.ndarray:
     """2-D convolution (TensorFlow's cross-correlation), NHWC x HWIO -> NHWC.
 
     ``strategy`` forces ``"shifted_gemm"``, ``"im2col_gemm"`` or
     ``"fourier_gemm"``; by default :func:`conv2d_strategy` picks one from the
-    shapes.
+    shapes. ``out`` (optional, C-contiguous, of the result's shape and dtype)
+    receives the result. ``epilogue`` (optional) is called on each block of
+    the result just written, an ``(..., Cout)`` view to change in place while
+    it is still in cache: a fused bias and activation.
 
     >>> x = np.arange(16.0).reshape(1, 4, 4, 1)
     >>> w = np.ones((2, 2, 1, 1))
@@ -308,11 +313,17 @@ def conv2d(
     """
     dtype = np.result_type(x, w)
     conv = _ConvShapes("conv2d", x.shape, w.shape, strides, dilations, pads, dtype, strategy)
-    if conv.strategy == FOURIER_GEMM:
-        return _fourier_conv2d(conv, x, w)
-    plan = _PatchPlan(conv)
     out_h, out_w = conv.geometry.out_hw
-    out = np.empty((conv.batch, out_h, out_w, conv.out_channels), dtype)
+    shape = (conv.batch, out_h, out_w, conv.out_channels)
+    if out is None:
+        out = np.empty(shape, dtype)
+    elif out.shape != shape or out.dtype != dtype or not out.flags.c_contiguous:
+        raise ValueError(
+            f"conv2d: out must be a C-contiguous {dtype}{list(shape)} array, got {out.dtype}{list(out.shape)}"
+        )
+    if conv.strategy == FOURIER_GEMM:
+        return _fourier_conv2d(conv, x, w, out, epilogue)
+    plan = _PatchPlan(conv)
     w_matrix = plan.filter_matrix(w)
 
     def run(blocks) -> None:
@@ -323,6 +334,8 @@ def conv2d(
             for rows in plan.row_blocks():
                 target = out[start:stop, rows[0] : rows[1]].reshape(-1, conv.out_channels)
                 _gemm_into(plan.gather(padded, rows), w_matrix, target, scratch)
+                if epilogue is not None:
+                    epilogue(target)
 
     plan.share_image_blocks(run, _parallel(max(x.nbytes, out.nbytes)))
     return out

@@ -279,10 +279,9 @@ class _FourierPlan:
         return product
 
 
-def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray, out: np.ndarray, epilogue=None) -> np.ndarray:
     plan = _FourierPlan(conv)
     # y = x (*) w in the spectrum: Y = X conj(W), summed over Cin.
-    out = np.empty((conv.batch, *conv.geometry.out_hw, conv.out_channels), conv.dtype)
     _fourier_apply(
         plan,
         plan.filter_products(w, conjugate=True),
@@ -290,6 +289,7 @@ def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray) -> np.ndarr
         ("input", plan.input_positions),
         out,
         ("output", plan.output_positions),
+        epilogue,
     )
     return out
 
@@ -310,10 +310,11 @@ def _fourier_conv2d_backprop_input(conv: _ConvShapes, w: np.ndarray, dy: np.ndar
 
 
 def _fourier_apply(
-    plan: _FourierPlan, products, source: np.ndarray, source_side, target: np.ndarray, target_side
+    plan: _FourierPlan, products, source: np.ndarray, source_side, target: np.ndarray, target_side, epilogue=None
 ) -> None:
     """``target`` = the per-frequency product of ``source``'s spectrum with the filter ``products``,
-    image block by image block.  A side is ("input" | "output", its pixel positions)."""
+    image block by image block.  A side is ("input" | "output", its pixel positions).  ``epilogue``
+    (optional) is applied in place to each block of ``target`` just written, while it is in cache."""
     source_name, source_positions = source_side
     target_name, target_positions = target_side
     cast = "cast_input" if source_name == "input" else "cast_out_gradient"
@@ -326,6 +327,8 @@ def _fourier_apply(
             spectrum = plan.spectrum(_as_compute(source[start:stop], scratch), source_positions, source_spectra)
             product = plan.per_frequency_product(spectrum, products, target_spectra)
             _synthesize_into(plan, product, target_positions, target[start:stop])
+            if epilogue is not None:
+                epilogue(target[start:stop])
 
     plan.share_image_blocks(run)
 

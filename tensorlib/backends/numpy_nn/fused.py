@@ -1,4 +1,5 @@
-"""``activation(x + y)`` in one pass: the kernel of the ``AddActivation`` op the graph optimizer fuses.
+"""``activation(x + y)`` in one pass: the kernels of the ``AddActivation`` and ``Conv2DAddActivation`` ops the
+graph optimizer fuses.
 
 The sum is computed a block of rows at a time and the activation applied to
 the block while it is still in cache, so the data crosses memory once instead
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .blocks import _parallel, _share_blocks, _shared_blocks
+from .blocks import Pads, Pair, _parallel, _share_blocks, _shared_blocks
+from .conv import conv2d
 
 # Rows are taken in blocks of about this many bytes of output: inside L2, so the activation reads
 # back what the addition just wrote from cache.  Measured on the LeNet bias + ReLU (128 x 28 x 28 x
@@ -67,3 +69,35 @@ def add_activation(x: np.ndarray, y: np.ndarray, *, activation: str, out: np.nda
 def _rows(a: np.ndarray, start: int, stop: int, ndim: int) -> np.ndarray:
     """Rows ``start:stop`` of an operand, or the operand itself where it broadcasts along the first axis."""
     return a if a.ndim < ndim or a.shape[0] == 1 else a[start:stop]
+
+
+def conv2d_add_activation(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray,
+    strides: Pair,
+    dilations: Pair,
+    pads: Pads,
+    *,
+    activation: str,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """``activation(conv2d(x, w) + bias)`` for a ``(Cout,)`` bias: the bias and activation are applied to each
+    block of the convolution's result just after it is written, while the block is in cache, with the operations
+    :func:`add_activation` gives each element (so the result is bit for bit the unfused one).
+
+    >>> x, w = np.arange(8.0).reshape(1, 2, 2, 2), np.ones((1, 1, 2, 2))
+    >>> conv2d_add_activation(x, w, np.array([-4.0, 0.0]), (1, 1), (1, 1), ((0, 0), (0, 0)), activation="relu")[0]
+    array([[[ 0.,  1.],
+            [ 1.,  5.]],
+    <BLANKLINE>
+           [[ 5.,  9.],
+            [ 9., 13.]]])
+    """
+    apply = ACTIVATIONS[activation]
+
+    def epilogue(block: np.ndarray) -> None:
+        np.add(block, bias, out=block)
+        apply(block)
+
+    return conv2d(x, w, strides, dilations, pads, out=out, epilogue=epilogue)

@@ -1,12 +1,18 @@
-"""``AddActivation``: ``activation(x + y)`` as one op, which the graph optimizer makes of a bias add (any
-broadcasting ``Add``) followed by ``Relu``, ``Tanh`` or ``Sigmoid``.
+"""The optimizer's fusions of a bias add and an activation, as ops of their own.
 
-Its NumPy kernel (:func:`tensorlib.backends.numpy_nn.fused.add_activation`)
-streams the data once instead of twice and writes into the executor's pooled
-buffers; its results are bit for bit the unfused ones.  The gradient with
-respect to both inputs is the activation's, written from the output as the
-unfused rules are (``ReluGrad(g, y)``, ``g * (1 - y * y)``,
-``g * y * (1 - y)``), so higher orders and traced backward passes come free.
+``AddActivation``: ``activation(x + y)``, made of a bias add (any broadcasting ``Add``) followed by
+``Relu``, ``Tanh`` or ``Sigmoid``.  Its NumPy kernel
+(:func:`tensorlib.backends.numpy_nn.fused.add_activation`) streams the data once instead of twice
+and writes into the executor's pooled buffers; its results are bit for bit the unfused ones.  The
+gradient with respect to both inputs is the activation's, written from the output as the unfused
+rules are (``ReluGrad(g, y)``, ``g * (1 - y * y)``, ``g * y * (1 - y)``), so higher orders and
+traced backward passes come free.
+
+``Conv2DAddActivation``: ``activation(conv2d(input, filters) + bias)`` for a ``(Cout,)`` bias, made of
+a ``Conv2D`` whose only use is such an ``AddActivation`` (TensorFlow's ``_FusedConv2D``).  On NumPy the
+bias and activation are applied to each block of the convolution's result while it is in cache, bit
+for bit as unfused; elsewhere the kernel is the unfused kernels in a row.  Its gradients are the
+activation's, then ``Conv2D``'s (``Conv2DBackpropInput`` and ``Conv2DBackpropFilter``) and the bias's sum.
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ from ...dispatch import apply
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
 from .. import math as math_ops
+from .. import reduce as reduce_ops
 from ..registry import defop, get
-from ._common import _check_float, _op_type
+from ._common import _check_float, _geometry, _op_type, _padding_attr, _window_pair
 from .activations import _relu_grad
+from .conv import _CONV_ATTRS, _backprop_filter, _backprop_input, _conv2d_infer, _conv_attrs
 
 # activation attribute -> the op type whose kernel (on other backends) and gradient the fused op follows
 ACTIVATIONS = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid"}
@@ -44,14 +52,17 @@ _add_activation.kernel("numpy")(_kernels.add_activation)
 _add_activation.out_kernel("numpy", inplace=True)(_kernels.add_activation)
 
 
-def _add_activation_gradient(node, g):
-    y = node.outputs[0]
-    activation = node.attrs["activation"]
+def _activation_gradient(g, y, activation):
+    """The gradient through ``activation``, from its output ``y`` (as the unfused rules write it)."""
     if activation == "relu":
         return _relu_grad(g, y)
     if activation == "tanh":
         return g * (1.0 - y * y)
     return g * y * (1.0 - y)
+
+
+def _add_activation_gradient(node, g):
+    return _activation_gradient(g, node.outputs[0], node.attrs["activation"])
 
 
 # x + y passes the gradient to both inputs unchanged; the engine sums it back to a broadcast bias's shape.
@@ -68,3 +79,81 @@ def add_activation(x, y, activation: str = "relu") -> Tensor:
     [[0.0, 2.0]]
     """
     return apply(_add_activation, (x, y), {"activation": activation})
+
+
+# ------------------------------------------------------------------ Conv2DAddActivation
+def _conv2d_add_activation_infer(input, filters, bias, *, strides, padding, dilations, activation):
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+    out = _conv2d_infer(input, filters, strides=strides, padding=padding, dilations=dilations)
+    if tuple(bias.shape) != (filters.shape[3],) or bias.dtype != out.dtype:
+        raise ValueError(
+            f"bias must be a {out.dtype} vector of the {filters.shape[3]} output channels, "
+            f"got {bias.dtype}{list(bias.shape)} (input {input.dtype}{list(input.shape)}, "
+            f"filters {filters.dtype}{list(filters.shape)})"
+        )
+    return out
+
+
+_conv2d_add_activation = defop(
+    "Conv2DAddActivation",
+    inputs=("input", "filters", "bias"),
+    attrs={**_CONV_ATTRS, "activation": "relu"},
+    infer=_conv2d_add_activation_infer,
+    promote=(0, 1, 2),
+    doc="activation(conv2d(input, filters) + bias) in one op (the optimizer's conv + bias + activation fusion).",
+)
+
+
+@_conv2d_add_activation.kernel("numpy")
+def _conv2d_add_activation_numpy(input, filters, bias, *, strides, padding, dilations, activation, out=None):
+    pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    return _kernels.conv2d_add_activation(
+        input, filters, bias, strides, dilations, pads, activation=activation, out=out
+    )
+
+
+_conv2d_add_activation.out_kernel("numpy")(_conv2d_add_activation_numpy)
+
+
+@_conv2d_add_activation.per_backend
+def _conv2d_add_activation_generic(backend, input, filters, bias, *, strides, padding, dilations, activation):
+    conv = get("Conv2D").resolve_kernel(backend)(input, filters, strides=strides, padding=padding, dilations=dilations)
+    return get("AddActivation").resolve_kernel(backend)(conv, bias, activation=activation)
+
+
+def _pre_activation_gradient(node, g):
+    return _activation_gradient(g, node.outputs[0], node.attrs["activation"])
+
+
+register_gradient(
+    "Conv2DAddActivation",
+    input=lambda node, g: _backprop_input(
+        node.inputs[1], _pre_activation_gradient(node, g), input_shape=node.inputs[0].shape, **_conv_attrs(node)
+    ),
+    filters=lambda node, g: _backprop_filter(
+        node.inputs[0], _pre_activation_gradient(node, g), filter_shape=node.inputs[1].shape, **_conv_attrs(node)
+    ),
+    bias=lambda node, g: reduce_ops.sum(_pre_activation_gradient(node, g), axis=(0, 1, 2)),
+)
+
+
+@_op_type("Conv2DAddActivation")
+def conv2d_add_activation(input, filters, bias, strides=1, padding="VALID", dilations=1, activation="relu") -> Tensor:
+    """``activation(tl.nn.conv2d(input, filters, strides, padding, dilations) + bias)`` in one op, NHWC, for a
+    bias of one value per output channel: what the graph optimizer makes of that pattern.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> from tensorlib.ops.nn.fused import conv2d_add_activation
+    >>> x, w = tl.tensor(np.arange(8.0).reshape(1, 2, 2, 2)), np.ones((1, 1, 2, 2))
+    >>> conv2d_add_activation(x, w, np.array([-4.0, 0.0])).numpy()[0, :, :, 0]
+    array([[0., 1.],
+           [5., 9.]])
+    """
+    attrs = {
+        "strides": _window_pair(strides, "strides", "Conv2DAddActivation"),
+        "padding": _padding_attr(padding, "Conv2DAddActivation"),
+        "dilations": _window_pair(dilations, "dilations", "Conv2DAddActivation"),
+        "activation": activation,
+    }
+    return apply(_conv2d_add_activation, (input, filters, bias), attrs)
