@@ -33,6 +33,9 @@ _FOURIER_BLOCK_BYTES = 1 << 20
 # sum, many times the traffic of the spectra: its chunks may be bigger.
 _FOURIER_GRAM_CHUNK_BYTES = 16 << 20
 
+# Spectra of consecutive images lie this far apart beyond their size (see spectra_buffer).
+_SPECTRUM_PAD_BYTES = 64
+
 # Chunks per thread when they are shared out: few, as each chunk's GEMMs
 # run slower the fewer images it has.
 _FOURIER_CHUNKS_PER_THREAD = 2
@@ -201,8 +204,13 @@ class _FourierPlan:
         _share_blocks(run, blocks, parallel)
 
     def spectra_buffer(self, purpose: str, channels: int) -> np.ndarray:
-        shape = (self.images, self.frequencies, 2, channels)
-        return _scratch(purpose, shape, self.conv.compute_dtype)
+        """``(images, F, 2, C)`` spectra, each image's padded by a cache line: the
+        per-frequency GEMMs take one row per image, and rows a multiple of 4 KiB
+        apart (``F * 2 * C`` floats often is) share a few cache sets."""
+        size = self.frequencies * 2 * channels
+        pad = _SPECTRUM_PAD_BYTES // self.conv.compute_dtype.itemsize
+        buffer = _scratch(purpose, (self.images, size + pad), self.conv.compute_dtype)
+        return buffer[:, :size].reshape(self.images, self.frequencies, 2, channels)
 
     def spectrum(self, signal: np.ndarray, positions, out: np.ndarray) -> np.ndarray:
         """Spectrum of ``signal`` ``(images, n_h, n_w, C)`` sampled at
@@ -217,8 +225,12 @@ class _FourierPlan:
             half = half.reshape(stop - start, 2 * self.half_h, n_w * channels)
             block = signal[start:stop].reshape(stop - start, n_h, n_w * channels)
             _single_thread_matmul(rows, block, half)
+            # Images and row frequencies stay two axes: the images of ``out`` are padded apart.
+            block_shape = (stop - start, self.half_h)
             _single_thread_matmul(
-                cols, half.reshape(-1, 2 * n_w, channels), out[start:stop].reshape(-1, 2 * length_w, channels)
+                cols,
+                half.reshape(*block_shape, 2 * n_w, channels),
+                out[start:stop].reshape(*block_shape, 2 * length_w, channels),
             )
         return out[:images]
 
@@ -231,9 +243,12 @@ class _FourierPlan:
         cols = _full_synthesis_matrix(positions[1], m_w, length_w, dtype)
         rows = _half_synthesis_matrix(positions[0], m_h, length_h, 1 / (length_h * length_w), dtype)
         for start, stop in _blocks(images, self.transform_images):
+            block_shape = (stop - start, self.half_h)
             by_row_frequency = self._work((stop - start) * 2 * self.half_h * m_w * channels)
-            by_row_frequency = by_row_frequency.reshape(-1, 2 * m_w, channels)
-            _single_thread_matmul(cols, spectrum[start:stop].reshape(-1, 2 * length_w, channels), by_row_frequency)
+            by_row_frequency = by_row_frequency.reshape(*block_shape, 2 * m_w, channels)
+            _single_thread_matmul(
+                cols, spectrum[start:stop].reshape(*block_shape, 2 * length_w, channels), by_row_frequency
+            )
             _single_thread_matmul(
                 rows,
                 by_row_frequency.reshape(stop - start, 2 * self.half_h, m_w * channels),
