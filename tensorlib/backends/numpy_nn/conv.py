@@ -171,6 +171,17 @@ class _PatchLayout:
         order, so that element-wise loops run along the block's long rows."""
         return view.transpose(3, 0, 1, 2) if self.tap_major else view
 
+    def arrange_taps(self, views: np.ndarray) -> np.ndarray:
+        """The ``(KH, KW, images, rows, OW, Cin)`` views of all taps with their
+        axes in the order of :meth:`tap_grid`."""
+        return views.transpose(0, 1, 5, 2, 3, 4) if self.tap_major else views.transpose(2, 3, 4, 0, 1, 5)
+
+    def tap_grid(self, patches: np.ndarray, kernel_hw: Pair) -> np.ndarray:
+        """``patches`` with its taps axis split into the filter's ``(KH, KW)``."""
+        if self.tap_major:
+            return patches.reshape(*kernel_hw, *patches.shape[1:])
+        return patches.reshape(*patches.shape[:3], *kernel_hw, self.in_channels)
+
     def matrix(self, patches: np.ndarray) -> np.ndarray:
         """The ``(pixels, K)`` patch matrix, K ordered like an HWIO filter."""
         k = self.taps * self.in_channels
@@ -223,11 +234,14 @@ class _PatchPlan:
         return self.layout.allocate(storage, images, rows[1] - rows[0], self.geometry.out_hw[1])
 
     def gather(self, padded: np.ndarray, rows: Pair) -> np.ndarray:
-        """The patch matrix of the output ``rows`` of the padded image block."""
+        """The patch matrix of the output ``rows`` of the padded image block.
+
+        All taps are copied by one call: NumPy runs it without the GIL, where
+        one short copy per tap made the threads of a shared-out conv take
+        turns (and cost a call's overhead per tap)."""
         patches = self._patches(padded.shape[0], rows)
-        for index, tap in enumerate(self.geometry.taps):
-            view = self.layout.arrange(self.geometry.tap_view(padded, tap, rows))
-            np.copyto(self.layout.tap_block(patches, index), view)
+        views = self.layout.arrange_taps(_all_tap_views(self.geometry, padded, rows))
+        np.copyto(self.layout.tap_grid(patches, self.geometry.kernel_hw), views)
         return self.layout.matrix(patches)
 
     def scatter_add(self, padded: np.ndarray, rows: Pair, dy_block, w_matrix) -> None:
@@ -252,6 +266,18 @@ class _PatchPlan:
     def filter_matrix(self, w: np.ndarray) -> np.ndarray:
         """The filter as a contiguous ``(K, Cout)`` matrix in compute dtype."""
         return np.ascontiguousarray(w.reshape(self.k, self.conv.out_channels), self.conv.compute_dtype)
+
+
+def _all_tap_views(geometry: _Geometry, padded: np.ndarray, rows: Pair) -> np.ndarray:
+    """A read-only ``(KH, KW, images, rows, OW, C)`` view of ``padded`` whose
+    ``[i, j]`` is ``geometry.tap_view(padded, (i, j), rows)``: tap ``(i, j)``
+    starts ``i * dilation_h`` rows and ``j * dilation_w`` columns after tap
+    ``(0, 0)``, and every tap's view lies inside ``padded``."""
+    first = geometry.tap_view(padded, (0, 0), rows)
+    tap_strides = (padded.strides[1] * geometry.dilations[0], padded.strides[2] * geometry.dilations[1])
+    return np.lib.stride_tricks.as_strided(
+        first, (*geometry.kernel_hw, *first.shape), (*tap_strides, *first.strides), writeable=False
+    )
 
 
 def _gemm_into(a: np.ndarray, b: np.ndarray, target: np.ndarray, scratch) -> None:

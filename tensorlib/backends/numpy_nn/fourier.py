@@ -261,8 +261,16 @@ class _FourierPlan:
         cols = _filter_analysis_matrix(self.tap_positions[1], kw, self.lengths[1], conjugate, dtype)
         half = self._work(2 * self.half_h * kw * c1 * c2).reshape(2 * self.half_h, kw * c1 * c2)
         _single_thread_matmul(rows, taps, half)
+        half = half.reshape(self.half_h, 2 * kw, c1 * c2)
         products = _scratch("filter_products", (self.half_h, 4 * self.lengths[1], c1 * c2), dtype)
-        _single_thread_matmul(cols, half.reshape(self.half_h, 2 * kw, c1 * c2), products)
+
+        # The transform along W, most of the work and of the writes, shares its rows out.
+        def run(row_blocks) -> None:
+            for start, stop in row_blocks:
+                _single_thread_matmul(cols, half[start:stop], products[start:stop])
+
+        parallel = _parallel(0, 2 * cols.shape[0] * half.size)
+        _share_blocks(run, _shared_blocks(self.half_h, self.half_h, parallel, _FOURIER_CHUNKS_PER_THREAD), parallel)
         return products.reshape(self.frequencies, 2, 2 * c1, c2)
 
     def per_frequency_product(self, spectrum: np.ndarray, products: np.ndarray, out: np.ndarray):
