@@ -37,6 +37,9 @@ _PARALLEL_MIN_FLOPS = 20_000_000
 # finish together even when one of them gets less of a core.
 _BLOCKS_PER_THREAD = 4
 
+# Lanes per thread of a reduction shared out by _share_lanes.
+_LANES_PER_THREAD = 2
+
 # OpenBLAS runs a GEMM of at most this M * N * K on the calling thread.
 _BLAS_SINGLE_THREAD_FLOPS = 65536 * 4
 
@@ -251,6 +254,29 @@ def _share_blocks(run, blocks: Iterable[Pair], parallel: bool) -> None:
     finally:
         for future in futures:
             future.result()
+
+
+def _share_lanes(run, blocks: Iterable[Pair], parallel: bool) -> list:
+    """``[run(lane) for lane in lanes]``, in lane order: ``blocks`` cut into contiguous lanes, which
+    threads take as :func:`_share_blocks` hands out blocks.
+
+    For reductions: each lane sums its blocks in order and the caller sums the results in list order,
+    so the total is the same to the bit whichever thread ran which lane (a per-thread sum over the
+    blocks each thread happened to take would change from run to run). Two lanes per thread keep most
+    of the balancing of block-by-block sharing.
+    """
+    blocks = list(blocks)
+    count = min(len(blocks), _thread_count() * _LANES_PER_THREAD) if parallel else 1
+    # An empty batch is one empty lane, so the caller still gets its (zero) result.
+    lanes = [blocks[a:b] for a, b in _even_blocks(len(blocks), len(blocks), count)] or [[]]
+    results: list = [None] * len(lanes)
+
+    def work(indexed_lanes) -> None:
+        for index, lane in indexed_lanes:
+            results[index] = run(lane)
+
+    _share_blocks(work, list(enumerate(lanes)), parallel)
+    return results
 
 
 def _shared_blocks(total: int, size: int, parallel: bool, per_thread: int = _BLOCKS_PER_THREAD) -> list[Pair]:

@@ -22,6 +22,7 @@ from .blocks import (
     _parallel,
     _scratch,
     _share_blocks,
+    _share_lanes,
     _shared_blocks,
     _single_thread_gemm,
     _thin_gemm_step,
@@ -213,6 +214,10 @@ class _PatchPlan:
     def share_image_blocks(self, run, parallel: bool) -> None:
         """``run(blocks)`` over the image blocks, in threads when ``parallel``."""
         _share_blocks(run, _shared_blocks(self.conv.batch, self.images, parallel), parallel)
+
+    def share_image_lanes(self, run, parallel: bool) -> list:
+        """``run(blocks)`` for each lane of image blocks, in threads when ``parallel``: the results in lane order."""
+        return _share_lanes(run, _shared_blocks(self.conv.batch, self.images, parallel), parallel)
 
     def row_blocks(self) -> Iterator[Pair]:
         return _blocks(self.geometry.out_hw[0], self.rows)
@@ -425,10 +430,10 @@ def conv2d_backprop_filter(
         return _fourier_conv2d_backprop_filter(conv, x, dy)
     plan = _PatchPlan(conv)
     step = _thin_gemm_step(plan.k, conv.out_channels)
-    # Each thread sums its blocks' products into a total of its own.
-    totals = []
 
-    def run(blocks) -> None:
+    # Each lane of image blocks sums its blocks' products in order; the lanes' totals are summed in
+    # order: the same bits whichever thread ran which lane.
+    def run(blocks) -> np.ndarray:
         total = np.zeros((plan.k, conv.out_channels), conv.compute_dtype)
         partial = np.empty_like(total)
         padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
@@ -441,12 +446,12 @@ def conv2d_backprop_filter(
                 else:
                     np.matmul(patches_t, dy_block, out=partial)
                     total += partial
-        totals.append(total)
+        return total
 
     # The images are shared out, each thread's products on one BLAS thread (see .blas).
     flops = 2 * conv.batch * math.prod(conv.geometry.out_hw) * plan.k * conv.out_channels
     with single_threaded:
-        plan.share_image_blocks(run, _parallel(x.nbytes + dy.nbytes, flops))
+        totals = plan.share_image_lanes(run, _parallel(x.nbytes + dy.nbytes, flops))
     total = totals[0]
     for other in totals[1:]:
         total += other

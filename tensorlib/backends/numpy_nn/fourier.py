@@ -15,6 +15,7 @@ from .blocks import (
     _parallel,
     _scratch,
     _share_blocks,
+    _share_lanes,
     _shared_blocks,
     _single_thread_matmul,
 )
@@ -205,6 +206,12 @@ class _FourierPlan:
         blocks = _shared_blocks(self.conv.batch, self.images, parallel, _FOURIER_CHUNKS_PER_THREAD)
         _share_blocks(run, blocks, parallel)
 
+    def share_image_lanes(self, run) -> list:
+        """``run(blocks)`` for each lane of chunks of the batch, in threads when it pays: the results in lane order."""
+        parallel = _parallel(0, self.flops)
+        blocks = _shared_blocks(self.conv.batch, self.images, parallel, _FOURIER_CHUNKS_PER_THREAD)
+        return _share_lanes(run, blocks, parallel)
+
     def spectra_buffer(self, purpose: str, channels: int) -> np.ndarray:
         """``(images, F, 2, C)`` spectra, each image's padded by a cache line: the
         per-frequency GEMMs take one row per image, and rows a multiple of 4 KiB
@@ -353,13 +360,9 @@ def _fourier_apply(
 def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.ndarray):
     plan = _FourierPlan(conv, _FOURIER_GRAM_CHUNK_BYTES)
     kh, kw = conv.geometry.kernel_hw
-    # The synthesis is linear: each thread's share of the batch gives a partial filter gradient.
-    partials = []
-
-    def run(blocks) -> None:
-        partials.append(_fourier_filter_gradient_share(plan, x, dy, blocks))
-
-    plan.share_image_blocks(run)
+    # The synthesis is linear: each lane of chunks gives a partial filter gradient, and the partials
+    # are summed in lane order (the same bits whichever thread ran which lane).
+    partials = plan.share_image_lanes(lambda blocks: _fourier_filter_gradient_share(plan, x, dy, blocks))
     dw = partials[0]
     for partial in partials[1:]:
         dw += partial
