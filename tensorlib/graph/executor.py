@@ -324,64 +324,10 @@ class Executable:
         return tuple(env[i] for i in self._output_slots)
 
     def _execute_observed(self, program, feeds, targets, pool):
-        """:meth:`_execute`, each step timed and reported to the observers as :meth:`_interpret` does."""
+        """:meth:`_execute` with every step's kernel timed and reported to the observers, as
+        :meth:`_interpret` reports nodes."""
         observers = list(dispatch.observers)
-        env = self._template.copy()
-        for i, value in zip(self._param_slots, feeds):
-            env[i] = value
-        assigns = iter(targets)
-        node = None
-        try:
-            for kind, kernel, a, b, out, frees, node in program:
-                if kind == _ASSIGN:
-                    value = env[a[1]]
-                    _assign(next(assigns), value.copy() if b or (pool and _owner(value) in pool) else value)
-                else:
-                    slots = (a,) if kind == 1 else (a, b) if kind == 2 else a
-                    args = [env[i] for i in slots]
-                    backend = node.outputs[0].backend if node.outputs else self.graph.backend
-                    start = time.perf_counter()
-                    if kind == 1:
-                        env[out] = kernel(args[0])
-                    elif kind == 2:
-                        env[out] = kernel(args[0], args[1])
-                    elif kind == _POOLED:
-                        _run_pooled(env, kernel, a, out, *b)
-                    else:
-                        _run_general(env, kernel, a, out, *b)
-                    backend.synchronize()
-                    seconds = time.perf_counter() - start
-                    multi = out.__class__ is not int
-                    results = [env[i] for i in (out if multi else (out,))]
-                    # Observers get new views of pooled memory: one they keep counts as a reference to
-                    # the buffer, so the next run's step allocates instead of overwriting it.
-                    if pool:
-                        args = [r.view() if _owner(r) in pool else r for r in args]
-                        results = [r.view() if _owner(r) in pool else r for r in results]
-                    inputs = tuple(make(r, t.backend, r.shape, t.dtype) for r, t in zip(args, node.inputs))
-                    outputs = tuple(make(r, t.backend, r.shape, t.dtype) for r, t in zip(results, node.outputs))
-                    for obs in observers:
-                        obs.on_op(
-                            node.op,
-                            inputs,
-                            outputs if multi else outputs[0],
-                            node.attrs,
-                            seconds,
-                            kernel,
-                            backend,
-                            mode="graph",
-                            phase=node.phase,
-                        )
-                    del args, results, inputs, outputs  # only what an observer keeps may hold the buffers
-                for i in frees:
-                    env[i] = None
-        except Exception as e:
-            if node is not None:
-                self._note(e, node)
-            raise
-        if pool:
-            return tuple(r.copy() if _owner(r) in pool else r for r in (env[i] for i in self._output_slots))
-        return tuple(env[i] for i in self._output_slots)
+        return self._execute([_observed(entry, observers, pool) for entry in program], feeds, targets, pool)
 
     def _interpret(self, feeds, targets, observers):
         """One node at a time: records the fixes kernels need, times and reports nodes to ``observers``."""
@@ -506,6 +452,53 @@ def _run_pooled(env, kernel, ins, out, attrs, buffer, allocate, expected):
         env[out] = kernel(*args, out=buffer, **attrs)
     else:
         env[out] = allocate(*args, **attrs)
+
+
+def _observed(entry, observers, pool):
+    """A compiled step whose kernel (and a pooled step's allocating fallback) reports to ``observers``."""
+    kind, kernel, a, b, out, frees, node = entry
+    if kind == _ASSIGN:
+        return entry
+    multi = out.__class__ is not int
+    if kind == _POOLED:
+        attrs, buffer, allocate, expected = b
+        b = (attrs, buffer, _reporting(allocate, node, multi, None, observers, pool), expected)
+    fixes = b[1] if kind == _GENERAL else None
+    return (kind, _reporting(kernel, node, multi, fixes, observers, pool), a, b, out, frees, node)
+
+
+def _reporting(kernel, node, multi, fixes, observers, pool):
+    """``kernel``, timed, its inputs and results reported to ``observers`` (results as the step fixes them)."""
+    backend = node.outputs[0].backend
+
+    def run(*args, **kwargs):
+        start = time.perf_counter()
+        result = kernel(*args, **kwargs)
+        backend.synchronize()
+        seconds = time.perf_counter() - start
+        results = result if multi else (result,)
+        if fixes is not None:
+            results = [dispatch.fit_result(r, *fix) for r, fix in zip(results, fixes)]
+        # Observers get new views of pooled memory: one they keep counts as a reference to the
+        # buffer, so the next run's step allocates instead of overwriting it.
+        shown = [r.view() if pool and _owner(r) in pool else r for r in (*args, *results)]
+        values = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(shown, (*node.inputs, *node.outputs))]
+        inputs, outputs = tuple(values[: len(args)]), tuple(values[len(args) :])
+        for obs in observers:
+            obs.on_op(
+                node.op,
+                inputs,
+                outputs if multi else outputs[0],
+                node.attrs,
+                seconds,
+                kernel,
+                backend,
+                mode="graph",
+                phase=node.phase,
+            )
+        return result
+
+    return run
 
 
 def _run_general(env, kernel, ins, out, attrs, fixes):

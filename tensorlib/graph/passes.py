@@ -237,34 +237,22 @@ def fuse_conv_avgpool(graph: Graph) -> Graph:
             and _fusable(conv.attrs, node.attrs)
             and None not in conv.inputs[1].shape
         ):
-            pairs[id(node)] = conv
+            pairs[id(node)] = (node, conv)
     if not pairs:
         return graph
-    fused_convs = {id(c) for c in pairs.values()}
-    new = graph.empty_copy()
-    env: dict = {}
-    for node in graph.nodes:
-        if id(node) in fused_convs:
-            continue
-        ins = tuple(env.get(t._id, t) for t in node.inputs)
-        conv = pairs.get(id(node))
-        if conv is None:
-            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
-        else:
-            x, w = (env.get(t._id, t) for t in conv.inputs)
-            kh, kw = node.attrs["ksize"]
-            box = _box_filter(new, w, kh, kw, node.phase)
-            outs = new.add_node(
-                conv.op,
-                (x, box),
-                {**conv.attrs, "strides": tuple(node.attrs["strides"])},
-                site=node.site,
-                phase=node.phase,
-            )
-        for old, out in zip(node.outputs, outs):
-            env[old._id] = out
-    new.outputs = [env.get(t._id, t) for t in graph.outputs]
-    return new
+
+    def strided_conv(pool, conv):
+        def build(new, value):
+            x, w = map(value, conv.inputs)
+            kh, kw = pool.attrs["ksize"]
+            box = _box_filter(new, w, kh, kw, pool.phase)
+            attrs = {**conv.attrs, "strides": tuple(pool.attrs["strides"])}
+            return new.add_node(conv.op, (x, box), attrs, site=pool.site, phase=pool.phase)
+
+        return build
+
+    rewrites = {key: strided_conv(pool, conv) for key, (pool, conv) in pairs.items()}
+    return _rebuild(graph, {id(conv) for _, conv in pairs.values()}, rewrites)
 
 
 def _use_counts(graph: Graph) -> dict:
@@ -276,6 +264,31 @@ def _use_counts(graph: Graph) -> dict:
     for t in graph.outputs:
         uses[t._id] = uses.get(t._id, 0) + 1
     return uses
+
+
+def _rebuild(graph: Graph, dropped: set, rewrites: dict) -> Graph:
+    """``graph`` rebuilt front to back: the nodes whose ids are in ``dropped`` left out, each node whose id
+    maps to ``build`` in ``rewrites`` replaced by ``build(new, value)`` (which adds nodes to ``new`` and
+    returns the values standing for the node's outputs; ``value(t)`` is the new value of an old ``t``),
+    every other node copied (its shape rule re-run by ``add_node``)."""
+    new = graph.empty_copy()
+    env: dict = {}
+
+    def value(t):
+        return env.get(t._id, t)
+
+    for node in graph.nodes:
+        if id(node) in dropped:
+            continue
+        build = rewrites.get(id(node))
+        if build is None:
+            outs = new.add_node(node.op, tuple(map(value, node.inputs)), node.attrs, site=node.site, phase=node.phase)
+        else:
+            outs = build(new, value)
+        for old, out in zip(node.outputs, outs):
+            env[old._id] = out
+    new.outputs = [value(t) for t in graph.outputs]
+    return new
 
 
 def _is_valid(padding) -> bool:
@@ -410,28 +423,20 @@ def fuse_add_activation(graph: Graph) -> Graph:
             and add.outputs[0].dtype.kind == "f"
             and add.inputs[0].dtype == add.inputs[1].dtype == add.outputs[0].dtype
         ):
-            pairs[id(node)] = (add, activation)
+            pairs[id(node)] = (node, add, activation)
     if not pairs:
         return graph
-    fused_adds = {id(add) for add, _ in pairs.values()}
     fused = _registry.get("AddActivation")
-    new = graph.empty_copy()
-    env: dict = {}
-    for node in graph.nodes:
-        if id(node) in fused_adds:
-            continue
-        pair = pairs.get(id(node))
-        if pair is None:
-            ins = tuple(env.get(t._id, t) for t in node.inputs)
-            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
-        else:
-            add, activation = pair
-            ins = tuple(env.get(t._id, t) for t in add.inputs)
-            outs = new.add_node(fused, ins, {"activation": activation}, site=node.site, phase=node.phase)
-        for old, out in zip(node.outputs, outs):
-            env[old._id] = out
-    new.outputs = [env.get(t._id, t) for t in graph.outputs]
-    return new
+
+    def add_activation(node, add, activation):
+        def build(new, value):
+            ins = tuple(map(value, add.inputs))
+            return new.add_node(fused, ins, {"activation": activation}, site=node.site, phase=node.phase)
+
+        return build
+
+    rewrites = {key: add_activation(*triple) for key, triple in pairs.items()}
+    return _rebuild(graph, {id(add) for _, add, _ in pairs.values()}, rewrites)
 
 
 # ---------------------------------------------------------------- ReluGrad after MaxPoolGrad, at pooled size
@@ -460,28 +465,21 @@ def move_relu_grad_before_max_pool_grad(graph: Graph) -> Graph:
             and node.inputs[1]._id == pool.inputs[0]._id
             and _windows_apart(pool.attrs)
         ):
-            pools[id(node)] = pool
+            pools[id(node)] = (node, pool)
     if not pools:
         return graph
-    moved = {id(pool) for pool in pools.values()}
     relu_grad = _registry.get("ReluGrad")
-    new = graph.empty_copy()
-    env: dict = {}
-    for node in graph.nodes:
-        if id(node) in moved:
-            continue
-        pool = pools.get(id(node))
-        if pool is None:
-            ins = tuple(env.get(t._id, t) for t in node.inputs)
-            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
-        else:
-            h, p, g = (env.get(t._id, t) for t in pool.inputs)
+
+    def masked_first(node, pool):
+        def build(new, value):
+            h, p, g = map(value, pool.inputs)
             masked = new.add_node(relu_grad, (g, p), {}, site=node.site, phase=node.phase)[0]
-            outs = new.add_node(pool.op, (h, p, masked), pool.attrs, site=pool.site, phase=pool.phase)
-        for old, out in zip(node.outputs, outs):
-            env[old._id] = out
-    new.outputs = [env.get(t._id, t) for t in graph.outputs]
-    return new
+            return new.add_node(pool.op, (h, p, masked), pool.attrs, site=pool.site, phase=pool.phase)
+
+        return build
+
+    rewrites = {key: masked_first(*pair) for key, pair in pools.items()}
+    return _rebuild(graph, {id(pool) for _, pool in pools.values()}, rewrites)
 
 
 def _windows_apart(pool_attrs) -> bool:
@@ -497,7 +495,7 @@ def fuse_conv_add_activation(graph: Graph) -> Graph:
     unfused operations, while the block is in cache; the conv's result is never materialized on its own.
     """
     uses = _use_counts(graph)
-    fusions = {}  # id(AddActivation node) -> (its Conv2D node, the bias)
+    fusions = {}  # id(AddActivation node) -> (that node, its Conv2D node, the bias)
     for node in graph.nodes:
         if node.op.name != "AddActivation":
             continue
@@ -511,29 +509,22 @@ def fuse_conv_add_activation(graph: Graph) -> Graph:
                 and tuple(bias.shape) == (conv.outputs[0].shape[3],)
                 and bias.dtype == conv.outputs[0].dtype == node.outputs[0].dtype
             ):
-                fusions[id(node)] = (conv, bias)
+                fusions[id(node)] = (node, conv, bias)
                 break
     if not fusions:
         return graph
-    fused_convs = {id(conv) for conv, _ in fusions.values()}
     fused = _registry.get("Conv2DAddActivation")
-    new = graph.empty_copy()
-    env: dict = {}
-    for node in graph.nodes:
-        if id(node) in fused_convs:
-            continue
-        if id(node) in fusions:
-            conv, bias = fusions[id(node)]
-            ins = tuple(env.get(t._id, t) for t in (*conv.inputs, bias))
+
+    def fused_conv(node, conv, bias):
+        def build(new, value):
+            ins = tuple(map(value, (*conv.inputs, bias)))
             attrs = {**conv.attrs, "activation": node.attrs["activation"]}
-            outs = new.add_node(fused, ins, attrs, site=node.site, phase=node.phase)
-        else:
-            ins = tuple(env.get(t._id, t) for t in node.inputs)
-            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
-        for old, out in zip(node.outputs, outs):
-            env[old._id] = out
-    new.outputs = [env.get(t._id, t) for t in graph.outputs]
-    return new
+            return new.add_node(fused, ins, attrs, site=node.site, phase=node.phase)
+
+        return build
+
+    rewrites = {key: fused_conv(*triple) for key, triple in fusions.items()}
+    return _rebuild(graph, {id(conv) for _, conv, _ in fusions.values()}, rewrites)
 
 
 # ---------------------------------------------------------------- dead nodes
