@@ -36,6 +36,11 @@ _FOURIER_BLOCK_BYTES = 2 << 20
 # sum, many times the traffic of the spectra: its chunks may be bigger.
 _FOURIER_GRAM_CHUNK_BYTES = 16 << 20
 
+# The filter gradient's chunks per thread: each lane of them ends by summing its
+# products into a filter spectrum and transforming it back, so fewer and bigger
+# chunks ran faster (by about 5%), though a GEMM over more images is slower.
+_FOURIER_GRAM_CHUNKS_PER_THREAD = 1
+
 # Spectra of consecutive images lie this far apart beyond their size (see spectra_buffer).
 _SPECTRUM_PAD_BYTES = 64
 
@@ -206,10 +211,10 @@ class _FourierPlan:
         blocks = _shared_blocks(self.conv.batch, self.images, parallel, _FOURIER_CHUNKS_PER_THREAD)
         _share_blocks(run, blocks, parallel)
 
-    def share_image_lanes(self, run) -> list:
+    def share_image_lanes(self, run, chunks_per_thread: int = _FOURIER_CHUNKS_PER_THREAD) -> list:
         """``run(blocks)`` for each lane of chunks of the batch, in threads when it pays: the results in lane order."""
         parallel = _parallel(0, self.flops)
-        blocks = _shared_blocks(self.conv.batch, self.images, parallel, _FOURIER_CHUNKS_PER_THREAD)
+        blocks = _shared_blocks(self.conv.batch, self.images, parallel, chunks_per_thread)
         return _share_lanes(run, blocks, parallel)
 
     def spectra_buffer(self, purpose: str, channels: int) -> np.ndarray:
@@ -362,7 +367,9 @@ def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.nda
     kh, kw = conv.geometry.kernel_hw
     # The synthesis is linear: each lane of chunks gives a partial filter gradient, and the partials
     # are summed in lane order (the same bits whichever thread ran which lane).
-    partials = plan.share_image_lanes(lambda blocks: _fourier_filter_gradient_share(plan, x, dy, blocks))
+    partials = plan.share_image_lanes(
+        lambda blocks: _fourier_filter_gradient_share(plan, x, dy, blocks), _FOURIER_GRAM_CHUNKS_PER_THREAD
+    )
     dw = partials[0]
     for partial in partials[1:]:
         dw += partial
