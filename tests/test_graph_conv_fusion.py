@@ -92,6 +92,18 @@ def test_the_fusion_is_skipped_where_it_would_not_be_exact_or_would_drop_a_value
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+def test_a_bias_of_unknown_length_is_not_fused_as_it_may_broadcast_one_value():
+    x, w = RNG.standard_normal((2, 6, 6, 3)), RNG.standard_normal((3, 3, 3, 4))
+
+    def fn(x, w, b):
+        return tl.nn.relu(tl.nn.conv2d(x, w, strides=1, padding="VALID") + b)
+
+    graph = tl.function(fn).get_graph(x, tl.TensorSpec((3, 3, 3, None), "float64"), tl.TensorSpec((None,), "float64"))
+    assert "Conv2DAddActivation" not in _types(graph.optimize().verify())
+    for b in (np.array([0.25]), RNG.standard_normal(4)):
+        np.testing.assert_array_equal(graph(x, w, b).numpy(), fn(tl.tensor(x), tl.tensor(w), tl.tensor(b)).numpy())
+
+
 def test_the_fused_op_differentiates_like_the_unfused_ops_under_a_tape():
     x, w, b = RNG.standard_normal((2, 7, 7, 2)), RNG.standard_normal((3, 3, 2, 3)), RNG.standard_normal(3)
     f = tl.function(lambda x, w, b: tl.tanh(tl.nn.conv2d(x, w, strides=2, padding="SAME") + b))

@@ -507,6 +507,7 @@ def fuse_conv_add_activation(graph: Graph) -> Graph:
                 and node.inputs[side] is conv.outputs[0]
                 and uses[conv.outputs[0]._id] == 1
                 and tuple(bias.shape) == (conv.outputs[0].shape[3],)
+                and None not in bias.shape  # a bias of unknown length could broadcast a length 1
                 and bias.dtype == conv.outputs[0].dtype == node.outputs[0].dtype
             ):
                 fusions[id(node)] = (node, conv, bias)
