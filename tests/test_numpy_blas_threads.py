@@ -38,9 +38,17 @@ PRODUCT_CASES = [
 ]
 
 
+@pytest.fixture
+def sharing(monkeypatch):
+    """As among kernels that share work out: products are cut into pieces (see numpy_nn.blas)."""
+    monkeypatch.setattr(blas, "_threads_shared_within", lambda seconds: True)
+    monkeypatch.setattr(blas, "_thread_count", lambda: 2)
+    monkeypatch.setattr(blocks, "_thread_count", lambda: 2)
+
+
 @pytest.mark.parametrize("x_shape, y_shape", PRODUCT_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
-def test_matmul_equals_the_float64_product(x_shape, y_shape, dtype):
+def test_matmul_equals_the_float64_product(x_shape, y_shape, dtype, sharing):
     rng = np.random.default_rng(0)
     x = rng.standard_normal(x_shape).astype(dtype)
     y = rng.standard_normal(y_shape).astype(dtype)
@@ -55,7 +63,7 @@ def test_matmul_equals_the_float64_product(x_shape, y_shape, dtype):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
 
 
-def test_matmul_writes_into_out_and_reads_strided_operands():
+def test_matmul_writes_into_out_and_reads_strided_operands(sharing):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((300, 256)).astype(np.float32).T  # a transposed view: (256, 300)
     y = rng.standard_normal((300, 500)).astype(np.float32)[:, ::2]  # every other column: (300, 250)
@@ -84,23 +92,63 @@ PRODUCTS = {
 }
 
 
+@pytest.fixture
+def two_threads(monkeypatch):
+    """tensorlib's kernels on two threads, even where the process was held to one (dask's in-process
+    workers set OPENBLAS_NUM_THREADS=1, after OpenBLAS itself was loaded with more)."""
+    (_, get_threads), *_ = blas._openblas_controls()
+    if get_threads() < 2:
+        pytest.skip("OpenBLAS runs on one thread here: it has no workers to spin")
+    monkeypatch.setattr(blocks, "_thread_count", lambda: 2)
+    monkeypatch.setattr(blas, "_thread_count", lambda: 2)
+
+
 @needs_openblas
 @pytest.mark.parametrize("product", sorted(PRODUCTS))
-def test_a_big_tensorlib_product_leaves_no_blas_thread_spinning(product):
+def test_a_big_product_among_kernels_sharing_work_leaves_no_blas_thread_spinning(product, two_threads):
     """After NumPy's own threaded product OpenBLAS's workers busy-wait (CPU time while this thread
-    sleeps); after tensorlib's, of the same size, they stay asleep."""
+    sleeps); after tensorlib's, of the same size, right after a kernel that shared its work out
+    between threads (as in a conv net's step), they stay asleep."""
     rng = np.random.default_rng(2)
     a = rng.standard_normal((1024, 1024)).astype(np.float32)
-    if blocks._thread_count() < 2:
-        pytest.skip("one core: nothing to share out")
     time.sleep(0.3)  # let workers woken by earlier tests fall asleep
     np.matmul(a, a)
     spun = _cpu_seconds_while_sleeping(0.1)
     if spun < 0.03:
         pytest.skip(f"this OpenBLAS does not spin after a threaded call ({spun:.3f} s of CPU in 0.1 s)")
     time.sleep(0.3)
+    big = tl.tensor(rng.standard_normal((64, 64, 64, 16)).astype(np.float32))  # 16 MiB: relu shares it out
+    tl.nn.relu(big).numpy()
     PRODUCTS[product](tl.tensor(a)).numpy()
     assert _cpu_seconds_while_sleeping(0.1) < 0.03
+
+
+@needs_openblas
+@pytest.mark.parametrize("recently_shared", [False, True])
+def test_a_product_is_threaded_by_openblas_unless_kernels_share_work(recently_shared, monkeypatch, two_threads):
+    """Products alone (a dense net) keep NumPy's call, which OpenBLAS threads (faster for a mid-size
+    product than two pieces); among kernels that share work out, each piece runs on one BLAS thread."""
+    (_, get_threads), *_ = blas._openblas_controls()
+    seen = []
+    real_matmul = np.matmul
+
+    class Numpy:  # blas.np with a matmul that notes OpenBLAS's thread count at each call
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        def matmul(self, *args, **kwargs):
+            seen.append(get_threads())
+            return real_matmul(*args, **kwargs)
+
+    monkeypatch.setattr(blas, "np", Numpy())
+    monkeypatch.setattr(blocks, "_shared_at", time.monotonic() if recently_shared else -np.inf)
+    x = np.random.default_rng(3).standard_normal((400, 500)).astype(np.float32)
+    got = blas.matmul(x, x.T)
+    np.testing.assert_allclose(got, _reference_product(x, x.T), rtol=1e-4, atol=1e-3)
+    if recently_shared:
+        assert len(seen) >= 2 and set(seen) == {1}
+    else:
+        assert len(seen) == 1 and seen[0] >= 2
 
 
 @pytest.mark.parametrize(
@@ -114,7 +162,7 @@ def test_a_big_tensorlib_product_leaves_no_blas_thread_spinning(product):
         ("ij,jk->ik", [(300, 0), (0, 500)]),  # empty contraction: zeros
     ],
 )
-def test_big_einsums_through_the_threaded_products_match_float64(equation, shapes):
+def test_big_einsums_through_the_threaded_products_match_float64(equation, shapes, sharing):
     rng = np.random.default_rng(6)
     operands = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
     got = tl.einsum(equation, *map(tl.tensor, operands)).numpy()

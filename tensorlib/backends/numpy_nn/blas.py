@@ -8,10 +8,14 @@ threads (pooling, activations, the conv transforms: :func:`.blocks._share_blocks
 left. The traced LeNet training step of ``bench/traced_training_step.py`` took 85 ms with NumPy's
 threaded matmul in it and 62 ms with the same products each run on one BLAS thread.
 
-So a product big enough for OpenBLAS to thread runs under :data:`single_threaded`, and
-:func:`matmul` shares its rows out between tensorlib's threads itself. Where NumPy's BLAS is not
-an OpenBLAS that says how to set its thread count (MKL, Accelerate, a build without the
-symbols), nothing here changes anything and NumPy's own threading is used.
+So while tensorlib's kernels share work out between threads (one did in the last
+:data:`_SHARING_RECENT_S` seconds: a conv net's step), a product big enough for OpenBLAS to
+thread runs under :data:`single_threaded`, and :func:`matmul` shares its pieces out between
+tensorlib's threads itself. Otherwise (products and elementwise ops alone: a dense net's step)
+the product is NumPy's own call, threaded by OpenBLAS, which shares its packed panels between
+its threads and runs a mid-size product up to twice as fast as two independent pieces do.
+Where NumPy's BLAS is not an OpenBLAS that says how to set its thread count (MKL, Accelerate, a
+build without the symbols), nothing here changes anything and NumPy's own threading is used.
 """
 
 from __future__ import annotations
@@ -25,11 +29,23 @@ import threading
 
 import numpy as np
 
-from .blocks import _BLAS_SINGLE_THREAD_FLOPS, _PARALLEL_MIN_FLOPS, _even_blocks, _share_blocks, _thread_count
+from .blocks import (
+    _BLAS_SINGLE_THREAD_FLOPS,
+    _PARALLEL_MIN_FLOPS,
+    _even_blocks,
+    _share_blocks,
+    _thread_count,
+    _threads_shared_within,
+)
 
 # The (prefix, suffix) of the thread-count functions in the OpenBLAS builds NumPy ships with:
 # scipy-openblas (NumPy's wheels, 64-bit integers and 32) and plain OpenBLAS (distributions).
 _SYMBOLS = (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"), ("openblas", ""))
+
+# How recently a kernel must have shared work out between threads for products to keep OpenBLAS's
+# workers asleep: longer than the workers' spin after a call (about 0.1 s), so that in a step that
+# alternates kernels and products no product's spin overlaps a kernel.
+_SHARING_RECENT_S = 0.15
 
 # Pieces per thread when a product's rows are shared out: two, so a thread that gets less of a
 # core hands its second piece to the other; more would shrink the GEMMs for little gain.
@@ -137,9 +153,10 @@ if hasattr(os, "register_at_fork"):
 def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``np.matmul(x, y, out=out)`` (at least 2-D operands) with OpenBLAS's threads left asleep.
 
-    A product too small for OpenBLAS to thread is one plain call. A bigger one runs on one BLAS
-    thread per piece: big products are cut into pieces along the stacked matrices, the rows or
-    the columns (whichever has room), which tensorlib's own threads share out.
+    A product too small for OpenBLAS to thread is one plain call, and so is a bigger one while
+    tensorlib's kernels have not been sharing work out (OpenBLAS threads it). Else it runs on one
+    BLAS thread per piece: big products are cut into pieces along the stacked matrices, the rows
+    or the columns (whichever has room), which tensorlib's own threads share out.
 
     >>> x, y = np.arange(6.0).reshape(2, 3), np.ones((3, 2))
     >>> matmul(x, y).tolist()
@@ -149,7 +166,12 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.nd
     rows, depth = xs[-2], xs[-1]
     if rows * depth * columns <= _BLAS_SINGLE_THREAD_FLOPS:  # first: small products are most calls
         return np.matmul(x, y, out=out)
-    if x.dtype.kind not in "fc" or y.dtype.kind not in "fc" or not _openblas_controls():
+    if (
+        x.dtype.kind not in "fc"
+        or y.dtype.kind not in "fc"
+        or not _openblas_controls()
+        or not _threads_shared_within(_SHARING_RECENT_S)
+    ):
         return np.matmul(x, y, out=out)
     batch_shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     batch = math.prod(batch_shape)
@@ -169,19 +191,19 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.nd
                 for start, stop in blocks:
                     np.matmul(x3[start:stop], y3[start:stop], out=o3[start:stop])
 
-            _share_blocks(run, _even_blocks(batch, batch, pieces), True)
+            _share_blocks(run, _even_blocks(batch, batch, pieces), True, note=False)
         elif rows >= columns:
 
             def run(blocks) -> None:
                 for start, stop in blocks:
                     np.matmul(x[..., start:stop, :], y, out=out[..., start:stop, :])
 
-            _share_blocks(run, _even_blocks(rows, rows, pieces), True)
+            _share_blocks(run, _even_blocks(rows, rows, pieces), True, note=False)
         else:
 
             def run(blocks) -> None:
                 for start, stop in blocks:
                     np.matmul(x, y[..., start:stop], out=out[..., start:stop])
 
-            _share_blocks(run, _even_blocks(columns, columns, pieces), True)
+            _share_blocks(run, _even_blocks(columns, columns, pieces), True, note=False)
     return out

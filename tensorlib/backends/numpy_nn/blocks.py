@@ -8,6 +8,7 @@ import itertools
 import math
 import os
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
@@ -229,7 +230,17 @@ def _parallel(nbytes: int, flops: int = 0) -> bool:
     return nbytes >= _PARALLEL_MIN_BYTES or flops >= _PARALLEL_MIN_FLOPS
 
 
-def _share_blocks(run, blocks: Iterable[Pair], parallel: bool) -> None:
+# time.monotonic() when a kernel last shared its work out between threads (see .blas: while kernels
+# do, products keep OpenBLAS's workers asleep).
+_shared_at = -math.inf
+
+
+def _threads_shared_within(seconds: float) -> bool:
+    """Whether a kernel shared its work out between threads in the last ``seconds``."""
+    return time.monotonic() - _shared_at < seconds
+
+
+def _share_blocks(run, blocks: Iterable[Pair], parallel: bool, note: bool = True) -> None:
     """``run(blocks)`` in the calling thread and, when ``parallel``, in worker
     threads at once, all drawing from the one iterator over ``blocks``.
 
@@ -239,7 +250,8 @@ def _share_blocks(run, blocks: Iterable[Pair], parallel: bool) -> None:
     would wait for the slowest). ``run`` must write disjoint parts of the
     output per block and take its buffers from :func:`_scratch` (which is
     per thread); it sees the blocks as an iterator, so it sets up its
-    buffers and accumulators once per thread.
+    buffers and accumulators once per thread. ``note=False`` keeps the
+    sharing out of :func:`_threads_shared_within` (products of :mod:`.blas`).
     """
     blocks = list(blocks)
     # Advancing a list iterator is one step under the GIL: no block is taken twice.
@@ -248,6 +260,9 @@ def _share_blocks(run, blocks: Iterable[Pair], parallel: bool) -> None:
     if threads <= 1:
         run(shared)
         return
+    if note:
+        global _shared_at
+        _shared_at = time.monotonic()
     futures = [_executor().submit(run, shared) for _ in range(threads - 1)]
     try:
         run(shared)
