@@ -1,4 +1,4 @@
-"""OpenBLAS kept on the calling thread: tensorlib's NumPy kernels share their work out between threads of their own.
+"""OpenBLAS held to the calling thread while tensorlib's NumPy kernels share work out between threads of their own.
 
 After each call that it runs on several threads, OpenBLAS leaves its worker threads spinning
 (busy-waiting for the next call) for about a tenth of a second: a 1024^3 float32 GEMM followed by
