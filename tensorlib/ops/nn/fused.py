@@ -52,8 +52,9 @@ _add_activation.kernel("numpy")(_kernels.add_activation)
 _add_activation.out_kernel("numpy", inplace=True)(_kernels.add_activation)
 
 
-def _activation_gradient(g, y, activation):
-    """The gradient through ``activation``, from its output ``y`` (as the unfused rules write it)."""
+def _through_activation(node, g):
+    """The gradient before a fused op's ``activation``, from its output (as the unfused rules write it)."""
+    y, activation = node.outputs[0], node.attrs["activation"]
     if activation == "relu":
         return _relu_grad(g, y)
     if activation == "tanh":
@@ -61,12 +62,8 @@ def _activation_gradient(g, y, activation):
     return g * y * (1.0 - y)
 
 
-def _add_activation_gradient(node, g):
-    return _activation_gradient(g, node.outputs[0], node.attrs["activation"])
-
-
 # x + y passes the gradient to both inputs unchanged; the engine sums it back to a broadcast bias's shape.
-register_gradient("AddActivation", _add_activation_gradient, _add_activation_gradient)
+register_gradient("AddActivation", _through_activation, _through_activation)
 
 
 @_op_type("AddActivation")
@@ -122,19 +119,15 @@ def _conv2d_add_activation_generic(backend, input, filters, bias, *, strides, pa
     return get("AddActivation").resolve_kernel(backend)(conv, bias, activation=activation)
 
 
-def _pre_activation_gradient(node, g):
-    return _activation_gradient(g, node.outputs[0], node.attrs["activation"])
-
-
 register_gradient(
     "Conv2DAddActivation",
     input=lambda node, g: _backprop_input(
-        node.inputs[1], _pre_activation_gradient(node, g), input_shape=node.inputs[0].shape, **_conv_attrs(node)
+        node.inputs[1], _through_activation(node, g), input_shape=node.inputs[0].shape, **_conv_attrs(node)
     ),
     filters=lambda node, g: _backprop_filter(
-        node.inputs[0], _pre_activation_gradient(node, g), filter_shape=node.inputs[1].shape, **_conv_attrs(node)
+        node.inputs[0], _through_activation(node, g), filter_shape=node.inputs[1].shape, **_conv_attrs(node)
     ),
-    bias=lambda node, g: reduce_ops.sum(_pre_activation_gradient(node, g), axis=(0, 1, 2)),
+    bias=lambda node, g: reduce_ops.sum(_through_activation(node, g), axis=(0, 1, 2)),
 )
 
 
