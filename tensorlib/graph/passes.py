@@ -53,7 +53,7 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
     if fused is not g:
         g = simplify(fused, keep_gradients)
     g = move_relu_grad_before_max_pool_grad(fuse_add_activation(g))
-    return eliminate_dead_nodes(fuse_conv_add_activation(g))
+    return eliminate_dead_nodes(fuse_conv_add_activation_max_pool(fuse_conv_add_activation(g)))
 
 
 def _is_stateful(op) -> bool:
@@ -526,6 +526,47 @@ def fuse_conv_add_activation(graph: Graph) -> Graph:
 
     rewrites = {key: fused_conv(*triple) for key, triple in fusions.items()}
     return _rebuild(graph, {id(conv) for _, conv, _ in fusions.values()}, rewrites)
+
+
+def fuse_conv_add_activation_max_pool(graph: Graph) -> Graph:
+    """``MaxPool(h)`` of ``h = Conv2DAddActivation(x, w, b)`` -> one ``Conv2DAddActivationMaxPool(x, w, b)``,
+    whose outputs stand for ``h`` (every other reader of ``h``, such as the pool's gradient, reads it as before)
+    and for the pool's result.  Where several MaxPools read ``h``, the first is fused and the others read ``h``.
+
+    Exact: the fused kernel writes ``h`` as ``Conv2DAddActivation`` does and pools each block of its images,
+    with the operations ``MaxPool`` gives each element, while the block is in cache: ``h`` is not read back
+    from memory by a pass of its own.
+    """
+    pools = {}  # id(Conv2DAddActivation node) -> (that node, the first MaxPool reading its result)
+    for node in graph.nodes:
+        conv = node.inputs[0]._node if node.op.name == "MaxPool" and node.inputs else None
+        if (
+            conv is not None
+            and conv.op.name == "Conv2DAddActivation"
+            and node.inputs[0] is conv.outputs[0]
+            and id(conv) not in pools
+        ):
+            pools[id(conv)] = (conv, node)
+    if not pools:
+        return graph
+    fused = _registry.get("Conv2DAddActivationMaxPool")
+    pooled = {}  # id(MaxPool node) -> the fused node's pooled output, once the fused node is built
+
+    def fused_conv(conv, pool):
+        def build(new, value):
+            attrs = {**conv.attrs, **{f"pool_{k}": pool.attrs[k] for k in ("ksize", "strides", "padding")}}
+            h, pooled[id(pool)] = new.add_node(
+                fused, tuple(map(value, conv.inputs)), attrs, site=conv.site, phase=conv.phase
+            )
+            return (h,)
+
+        return build
+
+    rewrites = {}
+    for key, (conv, pool) in pools.items():
+        rewrites[key] = fused_conv(conv, pool)
+        rewrites[id(pool)] = lambda new, value, pool=pool: (pooled[id(pool)],)
+    return _rebuild(graph, set(), rewrites)
 
 
 # ---------------------------------------------------------------- dead nodes
