@@ -1,5 +1,5 @@
-"""``activation(x + y)`` in one pass: the kernels of the ``AddActivation`` and ``Conv2DAddActivation`` ops the
-graph optimizer fuses.
+"""``activation(x + y)`` in one pass: the kernels of the ``AddActivation``, ``Conv2DAddActivation`` and
+``Conv2DAddActivationMaxPool`` ops the graph optimizer fuses.
 
 The sum is computed a block of rows at a time and the activation applied to
 the block while it is still in cache, so the data crosses memory once instead
