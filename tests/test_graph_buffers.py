@@ -13,6 +13,7 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.graph.executor import POOL_MIN_BYTES
+from tensorlib.ops.registry import spec
 
 ROWS = POOL_MIN_BYTES // (4 * 64) * 2  # float32 [ROWS, 64] intermediates are twice the pooling threshold
 
@@ -218,3 +219,90 @@ def test_a_traced_training_step_returns_fresh_gradients_every_step():
         np.testing.assert_allclose(loss.numpy(), want_loss.numpy(), rtol=1e-5)
         for g, w in zip(grads, want_grads):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def _split_op_with_out_kernel(name, calls):
+    """A custom two-output op, ``(x * 0.5, x + 1)``, whose kernel into ``out=`` records what it was given."""
+    split = tl.ops.defop(name, inputs=("x",), infer=lambda x: (spec(x.shape, x.dtype),) * 2)
+    split.kernel("numpy")(lambda x: (x * 0.5, x + 1.0))
+
+    @split.out_kernel("numpy")
+    def split_into(x, *, out):
+        calls.append(tuple(None if o is None else o.shape for o in out))
+        half, plus = (np.empty_like(x) if o is None else o for o in out)
+        return np.multiply(x, 0.5, out=half), np.add(x, 1.0, out=plus)
+
+    return split
+
+
+def test_a_multi_output_step_writes_each_pooled_result_into_its_own_buffer():
+    calls = []
+    split = _split_op_with_out_kernel("PooledSplit", calls)
+
+    def f(x):
+        half, plus = split(tl.exp(x))
+        return half * plus - 1.0
+
+    traced = tl.function(f)
+    x = _data(3)
+    first = traced(x).numpy()  # interpreted: allocates
+    assert calls == []
+    again = [traced(x).numpy() for _ in range(3)]
+    assert calls == [((ROWS, 64), (ROWS, 64))] * 3  # both results written into the pool
+    for a in again:
+        assert np.array_equal(a, first)
+    np.testing.assert_allclose(first, np.exp(x) * 0.5 * (np.exp(x) + 1.0) - 1.0, rtol=1e-5)
+    exe = _executable(traced, x)
+    step = next(k for k, s in enumerate(exe.steps) if s.node.op_type == "PooledSplit")
+    half, plus = exe.buffer_of[step]
+    assert half != plus  # both results live at once: never one buffer
+    assert f"into (b{half}, b{plus})" in exe.plan_text()
+
+
+def test_a_returned_result_of_a_multi_output_step_is_not_pooled_and_never_overwritten():
+    calls = []
+    split = _split_op_with_out_kernel("ReturnedSplit", calls)
+
+    def f(x):
+        half, plus = split(x * 2.0)
+        return plus, half * 3.0  # plus is returned: it must be fresh memory every run
+
+    traced = tl.function(f)
+    inputs = [_data(seed) for seed in (4, 5, 6, 7)]
+    results = [traced(x) for x in inputs]
+    assert calls[-1] == ((ROWS, 64), None)
+    exe = _executable(traced, inputs[0])
+    step = next(k for k, s in enumerate(exe.steps) if s.node.op_type == "ReturnedSplit")
+    assert exe.buffer_of[step][1] is None and f"into (b{exe.buffer_of[step][0]}, -)" in exe.plan_text()
+    for x, (plus, tripled) in zip(inputs, results):
+        np.testing.assert_array_equal(plus.numpy(), x * 2.0 + 1.0)
+        np.testing.assert_array_equal(tripled.numpy(), x * 2.0 * 0.5 * 3.0)
+
+
+def test_a_multi_output_step_allocates_a_result_whose_buffer_is_viewed_outside_the_plan():
+    calls = []
+    split = _split_op_with_out_kernel("KeptSplit", calls)
+
+    class Keeper:
+        def __init__(self):
+            self.kept = []
+
+        def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
+            if op.name == "KeptSplit":
+                self.kept.append([(t, t.numpy().copy()) for t in outputs])
+
+    traced = tl.function(lambda x: tl.add(*split(x - 1.0)))
+    rng = np.random.default_rng(8)
+    traced(_data(9))
+    keeper = Keeper()
+    tl.dispatch.observers.append(keeper)
+    try:
+        for _ in range(3):
+            traced(rng.standard_normal((ROWS, 64)).astype(np.float32))
+    finally:
+        tl.dispatch.observers.remove(keeper)
+    traced(_data(10))
+    assert None in calls[-1]  # a result the observer keeps is not overwritten: that one is allocated
+    for outputs in keeper.kept:
+        for tensor, copy in outputs:
+            assert np.array_equal(tensor.numpy(), copy)

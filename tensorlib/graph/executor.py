@@ -121,7 +121,7 @@ class Executable:
                 lines.append(f"assign {name(step.inputs[0])} := {name(step.inputs[1])}{free}")
             else:
                 outs = ", ".join(name(v) for v in step.outputs)
-                into = f" into b{self.buffer_of[k]}" if k in self.buffer_of else ""
+                into = f" into {_buffer_text(self.buffer_of[k])}" if k in self.buffer_of else ""
                 lines.append(f"{outs} = {step.node.op_type}({', '.join(name(v) for v in step.inputs)}){into}{free}")
         lines.append("return " + ", ".join(name(t._id) for t in graph.outputs))
         return "\n".join(lines)
@@ -170,26 +170,29 @@ class Executable:
     def _plan_buffers(self):
         """Which steps write into pooled buffers, and which buffer each gets (``self.buffer_of``).
 
-        A step is pooled when its op has an ``out_kernel`` for its backend, its result has a static
-        shape of at least :data:`POOL_MIN_BYTES`, it needed no fix on the first run, and neither its
-        result nor anything viewing it (the views seen on the first run) is returned or assigned to a
-        Variable.  A buffer is busy from its step to the last use of its value or of any view of it;
-        a free buffer is reused (the smallest that fits, else the largest, grown); an ``inplace``
-        kernel takes the buffer of an input that dies at that step.
+        A result is pooled when its op has an ``out_kernel`` for its backend, it has a static shape of
+        at least :data:`POOL_MIN_BYTES`, its step needed no fix on the first run, and neither it nor
+        anything viewing it (the views seen on the first run) is returned or assigned to a Variable.
+        A buffer is busy from its step to the last use of its value or of any view of it; a free
+        buffer is reused (the smallest that fits, else the largest, grown); an ``inplace`` kernel
+        takes the buffer of an input that dies at that step.  ``buffer_of[step]`` is the buffer of a
+        single-output step, or per output the buffer or None for a multi-output step.
         """
         steps, graph = self.steps, self.graph
         escaping = {t._id for t in graph.outputs} | {s.inputs[1] for s in steps if s.kernel is None}
-        candidates = {}
+        candidates = {}  # step -> (out_kernel entry, indices of the outputs it writes into buffers)
         for k, step in enumerate(steps):
             entry = _out_kernel(step)
             if entry is not None and k not in self.fixups:
-                out = step.node.outputs[0]
-                if (
-                    None not in out.shape
+                pooled = tuple(
+                    i
+                    for i, out in enumerate(step.node.outputs)
+                    if None not in out.shape
                     and _nbytes(out.shape, out.dtype) >= POOL_MIN_BYTES
-                    and step.outputs[0] not in escaping
-                ):
-                    candidates[k] = entry
+                    and step.outputs[i] not in escaping
+                )
+                if pooled:
+                    candidates[k] = (entry, pooled)
         last = {}
         for k, step in enumerate(steps):
             for v in step.inputs:
@@ -198,14 +201,14 @@ class Executable:
             # roots[v]: the pooled results whose memory v may be (themselves, or views of them)
             roots: dict = {}
             for k, step in enumerate(steps):
-                if k in candidates:
-                    roots[step.outputs[0]] = {step.outputs[0]}
-                    continue
+                pooled = candidates[k][1] if k in candidates else ()
                 viewed = set().union(*(roots.get(v, ()) for v in self._views.get(k, ())))
-                for v in step.outputs:
-                    if viewed:
+                for i, v in enumerate(step.outputs):
+                    if i in pooled:
+                        roots[v] = {v}
+                    elif viewed:
                         roots[v] = viewed
-            end = {steps[k].outputs[0]: k for k in candidates}
+            end = {steps[k].outputs[i]: k for k, (_, pooled) in candidates.items() for i in pooled}
             escaped = set()
             for v, rs in roots.items():
                 for r in rs:
@@ -214,7 +217,11 @@ class Executable:
                         escaped.add(r)
             if not escaped:
                 break
-            candidates = {k: e for k, e in candidates.items() if steps[k].outputs[0] not in escaped}
+            candidates = {
+                k: (entry, kept)
+                for k, (entry, pooled) in candidates.items()
+                if (kept := tuple(i for i in pooled if steps[k].outputs[i] not in escaped))
+            }
         sizes: list = []
         free: list = []
         holder: dict = {}  # value -> buffer, while the value (or a view of it) is alive
@@ -222,56 +229,78 @@ class Executable:
         self.buffer_of = {}
         for k, step in enumerate(steps):
             if k in candidates:
-                value, out = step.outputs[0], step.node.outputs[0]
-                need = _nbytes(out.shape, out.dtype)
-                buffer = None
-                inplace = candidates[k][1]
-                for i, v in enumerate(step.inputs):
-                    t = step.node.inputs[i]
-                    if (
-                        (inplace is True or (inplace and i in inplace))
-                        and v in holder
-                        and end[v] == k
-                        and t.shape == out.shape
-                        and t.dtype == out.dtype
-                        # no other input may view that memory in another layout (a blocked kernel
-                        # would read what it already overwrote)
-                        and not any(u != v and v in roots.get(u, ()) for u in step.inputs)
-                    ):
-                        buffer = holder.pop(v)
+                (_, inplace), pooled = candidates[k]
+                taken = [None] * len(step.outputs)
+                for i in pooled:
+                    value, out = step.outputs[i], step.node.outputs[i]
+                    buffer = None if step.multi else self._inplace_buffer(step, k, inplace, holder, end, roots)
+                    if buffer is not None:
                         release[k].remove(buffer)
-                        break
-                if buffer is None:
-                    buffer = _best_fit(free, sizes, need)
-                    if buffer is None:
-                        buffer = len(sizes)
-                        sizes.append(need)
-                    sizes[buffer] = max(sizes[buffer], need)
-                holder[value] = buffer
-                release.setdefault(max(end[value], k), []).append(buffer)
-                self.buffer_of[k] = buffer
+                    else:
+                        buffer = _best_fit(free, sizes, _nbytes(out.shape, out.dtype))
+                        if buffer is None:
+                            buffer = len(sizes)
+                            sizes.append(0)
+                        sizes[buffer] = max(sizes[buffer], _nbytes(out.shape, out.dtype))
+                    holder[value] = buffer
+                    release.setdefault(max(end[value], k), []).append(buffer)
+                    taken[i] = buffer
+                self.buffer_of[k] = tuple(taken) if step.multi else taken[0]
             free.extend(release.pop(k, ()))
         self._buffer_sizes = sizes
+
+    @staticmethod
+    def _inplace_buffer(step, k, inplace, holder, end, roots):
+        """The buffer of an input an ``inplace`` single-output kernel may overwrite at step ``k``, or None."""
+        out = step.node.outputs[0]
+        for i, v in enumerate(step.inputs):
+            t = step.node.inputs[i]
+            if (
+                (inplace is True or (inplace and i in inplace))
+                and v in holder
+                and end[v] == k
+                and t.shape == out.shape
+                and t.dtype == out.dtype
+                # no other input may view that memory in another layout (a blocked kernel
+                # would read what it already overwrote)
+                and not any(u != v and v in roots.get(u, ()) for u in step.inputs)
+            ):
+                return holder.pop(v)
+        return None
 
     def _pooled_program(self, program):
         """``program`` with the pooled steps writing into their buffers (allocated here, kept)."""
         self._buffers = [np.empty(size, np.uint8) for size in self._buffer_sizes]
         views: dict = {}
-        for k, buffer in self.buffer_of.items():
-            out = self.steps[k].node.outputs[0]
+
+        def view(buffer, out):
             key = (buffer, out.shape, out.dtype)
             if key not in views:
                 views[key] = self._buffers[buffer][: _nbytes(out.shape, out.dtype)].view(out.dtype).reshape(out.shape)
+            return key
+
+        keys = {}
+        for k, taken in self.buffer_of.items():
+            outs = self.steps[k].node.outputs
+            keys[k] = (
+                tuple(None if b is None else view(b, o) for b, o in zip(taken, outs))
+                if self.steps[k].multi
+                else (view(taken, outs[0]))
+            )
         # A buffer is free when only the pool and its typed views hold it: a view of it held anywhere
         # else (a kernel that kept one, a view the first run did not show) makes the step allocate.
-        expected = {key: _pool_refs(view) for key, view in views.items()}
+        expected = {key: _pool_refs(v) for key, v in views.items()}
         pooled = list(program)
-        for k, buffer in self.buffer_of.items():
-            step, entry, out = self.steps[k], program[k], self.steps[k].node.outputs[0]
-            key = (buffer, out.shape, out.dtype)
+        for k, key in keys.items():
+            step, entry = self.steps[k], program[k]
             ins = (entry[2],) if entry[0] == 1 else (entry[2], entry[3]) if entry[0] == 2 else entry[2]
-            plan = (step.node.attrs or {}, views[key], step.kernel, expected[key])
-            pooled[k] = (_POOLED, _out_kernel(step)[0], ins, plan, entry[4], entry[5], entry[6])
+            if step.multi:
+                targets = tuple(None if q is None else (views[q], expected[q]) for q in key)
+                plan = (step.node.attrs or {}, targets)
+                pooled[k] = (_POOLED_MULTI, _out_kernel(step)[0], ins, plan, entry[4], entry[5], entry[6])
+            else:
+                plan = (step.node.attrs or {}, views[key], step.kernel, expected[key])
+                pooled[k] = (_POOLED, _out_kernel(step)[0], ins, plan, entry[4], entry[5], entry[6])
         self._pool_ids = frozenset(id(buffer) for buffer in self._buffers)
         return pooled
 
@@ -307,6 +336,8 @@ class Executable:
                     env[out] = kernel(env[a], env[b])
                 elif kind == _POOLED:
                     _run_pooled(env, kernel, a, out, *b)
+                elif kind == _POOLED_MULTI:
+                    _run_pooled_multi(env, kernel, a, out, *b)
                 elif kind == _ASSIGN:
                     value = env[a[1]]
                     _assign(next(assigns), value.copy() if b or (pool and _owner(value) in pool) else value)
@@ -402,7 +433,7 @@ class Executable:
             )
 
 
-_GENERAL, _ASSIGN, _POOLED = 3, 4, 5
+_GENERAL, _ASSIGN, _POOLED, _POOLED_MULTI = 3, 4, 5, 6
 
 # Results at least this big are written into pooled buffers (when their op has an out_kernel): below
 # it malloc recycles freed blocks without touching new pages, and the pooled call's extra keyword
@@ -411,10 +442,17 @@ POOL_MIN_BYTES = 64 * 1024
 
 
 def _out_kernel(step):
-    """(kernel writing into ``out=``, inplace) for a single-output step's backend, or None."""
-    if step.kernel is None or step.multi:
+    """(kernel writing into ``out=``, inplace) for a step's backend, or None."""
+    if step.kernel is None:
         return None
     return step.node.op.out_kernels.get(step.node.outputs[0].backend.name)
+
+
+def _buffer_text(taken) -> str:
+    """``b3``, or ``(b3, -)`` for a multi-output step (``-``: that result is not pooled)."""
+    if isinstance(taken, tuple):
+        return "(" + ", ".join("-" if b is None else f"b{b}" for b in taken) + ")"
+    return f"b{taken}"
 
 
 def _best_fit(free: list, sizes: list, need: int):
@@ -452,6 +490,16 @@ def _run_pooled(env, kernel, ins, out, attrs, buffer, allocate, expected):
         env[out] = kernel(*args, out=buffer, **attrs)
     else:
         env[out] = allocate(*args, **attrs)
+
+
+def _run_pooled_multi(env, kernel, ins, outs, attrs, targets):
+    """A multi-output step writing each pooled result into its buffer (``targets``: per output, the
+    buffer's view and its expected reference count, or None); a buffer something outside the plan
+    still views is passed as None, and the kernel allocates that result."""
+    args = [env[i] for i in ins]
+    out = tuple(None if t is None or _pool_refs(t[0]) != t[1] else t[0] for t in targets)
+    for i, r in zip(outs, kernel(*args, out=out, **attrs)):
+        env[i] = r
 
 
 def _observed(entry, observers, pool):

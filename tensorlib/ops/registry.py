@@ -89,9 +89,11 @@ class OpDef:
         """Decorator: register ``fn(*arrays, out=buffer, **attrs) -> buffer``, the kernel writing its one
         result into ``out`` (of the rule's shape and dtype, C-contiguous) on ``backend``.
 
-        Optional, for single-output ops: the graph executor then writes into buffers it keeps across
-        runs instead of allocating; without one (or on another backend) the plain kernel allocates.
-        ``inplace=True`` says ``out`` may be the memory of an input of the same shape and dtype that is
+        Optional: the graph executor then writes into buffers it keeps across runs instead of
+        allocating; without one (or on another backend) the plain kernel allocates.  For a
+        multi-output op ``out`` is a tuple with, per output, the array to write that result into or
+        None (the kernel allocates that one), and ``fn`` returns the tuple of results.
+        ``inplace=True`` (single-output ops) says ``out`` may be the memory of an input of the same shape and dtype that is
         not needed afterwards (elementwise kernels such as NumPy ufuncs); a tuple of input positions
         says which inputs it may be.
 
