@@ -55,7 +55,7 @@ def _lenet_step(x, labels, params):
     return tl.grad(loss, argnums=tuple(range(6)))(*params)
 
 
-def test_a_traced_lenet_step_fuses_both_convs_and_matches_eager_bit_for_bit():
+def test_a_traced_lenet_step_fuses_both_convs_and_matches_eager():
     x = RNG.standard_normal((6, 12, 12, 1)).astype(np.float32)
     labels = RNG.integers(0, 5, 6)
     params = [
@@ -69,7 +69,10 @@ def test_a_traced_lenet_step_fuses_both_convs_and_matches_eager_bit_for_bit():
     eager = _lenet_step(tl.tensor(x), tl.tensor(labels), [tl.tensor(p) for p in params])
     for _ in range(3):
         for got, want in zip(step(x, labels, params), eager):
-            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            # The conv layers' gradients are fused too (tests/test_graph_conv_backprop_fusion.py): they sum in an
+            # order of their own, equal to float32 rounding.
+            want = want.numpy()
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
 
 
 @pytest.mark.parametrize("case", ["conv_used_again", "full_shape_bias", "bias_per_row", "not_a_conv"])

@@ -28,7 +28,9 @@ def _reference_product(x, y):
 # (x shape, y shape): every way matmul cuts a product (stacked matrices, rows, columns), broadcast
 # batch axes, products too small to cut, and ragged piece sizes.
 PRODUCT_CASES = [
-    ((128, 3136), (3136, 128)),  # rows >= columns: cut along the rows
+    ((128, 3136), (3136, 128)),  # a contraction over 4x longer than rows and columns: cut along it
+    ((2, 64, 4001), (4001, 50)),  # the same, stacked against one matrix, with ragged parts
+    ((512, 700), (700, 128)),  # rows >= columns: cut along the rows
     ((7, 3000), (3000, 401)),  # fewer rows than columns: cut along the columns
     ((9, 64, 300), (9, 300, 70)),  # enough stacked matrices: cut along them
     ((3, 1, 200, 301), (5, 301, 90)),  # broadcast batch axes
@@ -71,6 +73,38 @@ def test_matmul_writes_into_out_and_reads_strided_operands(sharing):
     result = blas.matmul(x, y, out=out)
     assert result is out
     np.testing.assert_allclose(out, _reference_product(x, y), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "x_shape, y_shape, depth_split", [((128, 3136), (3136, 128), True), ((128, 500), (500, 128), False)]
+)
+def test_a_long_contraction_is_cut_along_it_into_one_piece_per_thread(
+    x_shape, y_shape, depth_split, sharing, monkeypatch
+):
+    calls = []
+    real = blas._depth_split_matmul
+    monkeypatch.setattr(blas, "_depth_split_matmul", lambda *args: calls.append(args[-1]) or real(*args))
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    y = rng.standard_normal(y_shape).astype(np.float32)
+    results = [blas.matmul(x, y) for _ in range(6)]
+    assert calls == ([2] * 6 if depth_split else [])
+    # the pieces' products are added in order: the same bits on every call, whichever thread ran which
+    assert all(np.array_equal(r, results[0]) for r in results)
+    np.testing.assert_allclose(results[0], _reference_product(x, y), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("cut", ["depth", "rows", "columns"])
+def test_matmul_into_an_operands_own_memory_equals_the_product_of_the_operands_before(cut, sharing):
+    rng = np.random.default_rng(3)
+    rows, depth, columns = {"depth": (64, 1024, 64), "rows": (512, 512, 128), "columns": (128, 512, 512)}[cut]
+    buffer = rng.standard_normal((max(rows, depth), max(depth, columns))).astype(np.float32)
+    x = buffer[:rows, :depth]
+    y = rng.standard_normal((depth, columns)).astype(np.float32)
+    want = _reference_product(x, y)
+    out = buffer[:rows, :columns]  # the result overwrites the operand it is computed from
+    blas.matmul(x, y, out=out)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-3)
 
 
 def test_matmul_of_integers_is_numpys_exact_product():

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..dispatch import fit_result
 from ..ops import registry as _registry
+from ..ops._shapes import normalize_axes
 from .ir import ASSIGN, Graph, _nbytes
 
 # Folded results live only in the optimized graph (files hold the traced graph), so they may be a
@@ -53,7 +54,10 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
     if fused is not g:
         g = simplify(fused, keep_gradients)
     g = move_relu_grad_before_max_pool_grad(fuse_add_activation(g))
-    return eliminate_dead_nodes(fuse_conv_add_activation_max_pool(fuse_conv_add_activation(g)))
+    g = fuse_conv_add_activation(g)
+    g = fuse_conv_add_activation_max_pool(g)
+    g = fuse_conv_backprop_bias(g)
+    return eliminate_dead_nodes(g)
 
 
 def _is_stateful(op) -> bool:
@@ -567,6 +571,113 @@ def fuse_conv_add_activation_max_pool(graph: Graph) -> Graph:
         rewrites[key] = fused_conv(conv, pool)
         rewrites[id(pool)] = lambda new, value, pool=pool: (pooled[id(pool)],)
     return _rebuild(graph, set(), rewrites)
+
+
+# ---------------------------------------------------------------- a conv layer's gradients, fused
+def fuse_conv_backprop_bias(graph: Graph) -> Graph:
+    """A conv layer's bias and filter gradients -> one ``Conv2DBackpropFilterWithBias``; and with its input
+    gradient too -> one ``Conv2DBackprop`` (TensorFlow's "backprop filter with bias").
+
+    For an output gradient ``dy`` read by ``Sum(dy, axis=(0, 1, 2))`` (the bias gradient, as the gradient of
+    a bias add or of ``Conv2DAddActivation`` writes it) and by ``Conv2DBackpropFilter(x, dy)``, both are
+    replaced by ``Conv2DBackpropFilterWithBias(x, dy)``; when ``dy`` is also read by a
+    ``Conv2DBackpropInput(w, dy)`` of the same strides, padding and dilations, for an input of ``x``'s
+    shape and a filter of the filter gradient's, all three by ``Conv2DBackprop(x, w, dy)``.  Shapes must be
+    static and dtypes equal; other readers of ``dy`` stay.  The fused node takes the place of the first of
+    the nodes it replaces, so ``x`` and ``w`` must be computed before it.  Exact but for rounding: the
+    fused kernels read ``dy`` fewer times (with the Fourier strategy, its spectrum once) and sum in an
+    order of their own.
+    """
+    readers: dict = {}
+    for index, node in enumerate(graph.nodes):
+        for t in node.inputs:
+            readers.setdefault(t._id, []).append((index, node))
+    made_at = {o._id: index for index, node in enumerate(graph.nodes) for o in node.outputs}
+    fusions = {}  # id(first replaced node) -> (fused op, inputs, attrs, the replaced nodes in output order)
+    replaced = set()
+    for node in graph.nodes:
+        if node.op.name != "Sum" or not _is_bias_gradient(node):
+            continue
+        dy = node.inputs[0]
+        users = [(i, n) for i, n in readers[dy._id] if id(n) not in replaced]
+        sum_at = next(i for i, n in users if n is node)
+        found = next(((i, n) for i, n in users if _is_filter_gradient(n, dy)), None)
+        if found is None:
+            continue
+        filter_at, filt = found
+        x = filt.inputs[0]
+        group = [(sum_at, node), (filter_at, filt)]
+        attrs = {k: filt.attrs[k] for k in ("strides", "padding", "dilations")}
+        found = next(((i, n) for i, n in users if _is_input_gradient(n, dy, filt)), None)
+        if found is not None:
+            group.insert(0, found)
+            op, ins, outs = "Conv2DBackprop", (x, found[1].inputs[0], dy), [found[1], filt, node]
+        else:
+            op, ins, outs = "Conv2DBackpropFilterWithBias", (x, dy), [filt, node]
+            attrs["filter_shape"] = filt.attrs["filter_shape"]
+        first = min(i for i, _ in group)
+        if any(made_at.get(t._id, -1) >= first for t in ins):
+            continue
+        fusions[id(graph.nodes[first])] = (_registry.get(op), ins, attrs, outs, filt)
+        replaced.update(id(n) for _, n in group)
+    if not fusions:
+        return graph
+    new = graph.empty_copy()
+    env: dict = {}
+    for node in graph.nodes:
+        fusion = fusions.get(id(node))
+        if fusion is not None:
+            op, ins, attrs, outs, filt = fusion
+            values = new.add_node(op, tuple(env.get(t._id, t) for t in ins), attrs, site=filt.site, phase=filt.phase)
+            for old, value in zip(outs, values):
+                env[old.outputs[0]._id] = value
+        elif id(node) not in replaced:
+            values = new.add_node(
+                node.op, tuple(env.get(t._id, t) for t in node.inputs), node.attrs, site=node.site, phase=node.phase
+            )
+            for old, value in zip(node.outputs, values):
+                env[old._id] = value
+    new.outputs = [env.get(t._id, t) for t in graph.outputs]
+    return new
+
+
+def _is_bias_gradient(node) -> bool:
+    """Whether a ``Sum`` node sums a static, floating 4-D value over exactly (N, H, W), keeping no dims."""
+    dy, axis = node.inputs[0], node.attrs["axis"]
+    return (
+        len(dy.shape) == 4
+        and None not in dy.shape
+        and dy.dtype.kind == "f"
+        and node.outputs[0].dtype == dy.dtype
+        and not node.attrs["keepdims"]
+        and axis is not None
+        and normalize_axes(axis, 4) == (0, 1, 2)
+    )
+
+
+def _is_filter_gradient(node, dy) -> bool:
+    """Whether ``node`` is a ``Conv2DBackpropFilter(x, dy)`` of static shapes and ``dy``'s dtype."""
+    return (
+        node.op.name == "Conv2DBackpropFilter"
+        and node.inputs[1] is dy
+        and node.inputs[0] is not dy
+        and None not in node.inputs[0].shape
+        and node.inputs[0].dtype == dy.dtype == node.outputs[0].dtype
+    )
+
+
+def _is_input_gradient(node, dy, filt) -> bool:
+    """Whether ``node`` is a ``Conv2DBackpropInput(w, dy)`` matching the filter gradient ``filt``: the same conv
+    attributes, an input of ``filt``'s input's shape, a filter of its filter's shape, one dtype."""
+    return (
+        node.op.name == "Conv2DBackpropInput"
+        and node.inputs[1] is dy
+        and node.inputs[0] is not dy
+        and all(canonical(node.attrs[k]) == canonical(filt.attrs[k]) for k in ("strides", "padding", "dilations"))
+        and tuple(node.attrs["input_shape"]) == tuple(filt.inputs[0].shape)
+        and tuple(node.inputs[0].shape) == tuple(filt.attrs["filter_shape"])
+        and node.inputs[0].dtype == dy.dtype == node.outputs[0].dtype
+    )
 
 
 # ---------------------------------------------------------------- dead nodes

@@ -51,6 +51,12 @@ _SHARING_RECENT_S = 0.15
 # core hands its second piece to the other; more would shrink the GEMMs for little gain.
 _PIECES_PER_THREAD = 2
 
+# A product whose contraction is at least this many times longer than its rows and its columns (a
+# dense layer's forward pass: (128, 3136) @ (3136, 128)) is cut along the contraction instead, one
+# piece per thread, and the pieces' products are summed: each thread then packs half of each
+# operand, where cutting rows or columns has every piece pack the whole of the other operand.
+_DEPTH_SPLIT_RATIO = 4
+
 
 def _loaded_openblas_paths() -> list[str]:
     """Paths of the OpenBLAS libraries this process has loaded (Linux), else those NumPy ships."""
@@ -171,6 +177,8 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.nd
         or y.dtype.kind not in "fc"
         or not _openblas_controls()
         or not _threads_shared_within(_SHARING_RECENT_S)
+        # pieces would read what other pieces already wrote (one NumPy call copies an overlap first)
+        or (out is not None and (np.may_share_memory(out, x) or np.may_share_memory(out, y)))
     ):
         return np.matmul(x, y, out=out)
     batch_shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
@@ -192,6 +200,8 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.nd
                     np.matmul(x3[start:stop], y3[start:stop], out=o3[start:stop])
 
             _share_blocks(run, _even_blocks(batch, batch, pieces), True, note=False)
+        elif depth >= _DEPTH_SPLIT_RATIO * max(rows, columns):
+            _depth_split_matmul(x, y, out, threads)
         elif rows >= columns:
 
             def run(blocks) -> None:
@@ -207,3 +217,20 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.nd
 
             _share_blocks(run, _even_blocks(columns, columns, pieces), True, note=False)
     return out
+
+
+def _depth_split_matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray, pieces: int) -> None:
+    """``out = x @ y`` as the sum of ``pieces`` products over consecutive parts of the contraction,
+    shared out between threads, each on one BLAS thread. Each piece has its own target and they are
+    added in order: the same bits whichever thread ran which piece."""
+    parts = _even_blocks(x.shape[-1], x.shape[-1], pieces)
+    targets = [out, *np.empty((len(parts) - 1, *out.shape), out.dtype)]
+
+    def run(indices) -> None:
+        for index in indices:
+            start, stop = parts[index]
+            np.matmul(x[..., start:stop], y[..., start:stop, :], out=targets[index])
+
+    _share_blocks(run, range(len(parts)), True, note=False)
+    for target in targets[1:]:
+        out += target

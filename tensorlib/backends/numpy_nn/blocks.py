@@ -429,15 +429,17 @@ class _PaddedScatter:
     thread's workspace, so threads may scatter disjoint images at once.
     """
 
-    def __init__(self, dx_shape, dtype, pads: Pads, images: int, compute_dtype, overwrites=False):
+    def __init__(self, dx_shape, dtype, pads: Pads, images: int, compute_dtype, overwrites=False, out=None):
         (self.top, bottom), (self.left, right) = pads
         self.direct = not (any(pads[0]) or any(pads[1])) and dtype == compute_dtype
         self.overwrites = overwrites
         self.compute_dtype = compute_dtype
         if self.direct:
-            self.dx = (np.empty if overwrites else np.zeros)(dx_shape, dtype)
+            if out is not None and not overwrites:
+                out.fill(0)
+            self.dx = (np.empty if overwrites else np.zeros)(dx_shape, dtype) if out is None else out
         else:
-            self.dx = np.empty(dx_shape, dtype)
+            self.dx = np.empty(dx_shape, dtype) if out is None else out
             _, h, w, c = dx_shape
             self.block_shape = (images, h + self.top + bottom, w + self.left + right, c)
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .blas import single_threaded
 from .blocks import (
     Pads,
     Pair,
@@ -28,7 +29,6 @@ from .blocks import (
     _thin_gemm_step,
     resolve_conv_padding,
 )
-from .blas import single_threaded
 from .fourier import (
     _fourier_conv2d,
     _fourier_conv2d_backprop_filter,
@@ -36,6 +36,7 @@ from .fourier import (
     _fourier_flops,
     _fourier_lengths,
 )
+from .sums import column_sums
 
 # A conv patch block of this size fits in the L2+L3 caches of the machines we
 # measured on; bigger blocks were slower for the seed and CNN workloads.
@@ -352,6 +353,15 @@ def conv2d(
     return out
 
 
+def _checked_out(name: str, out: np.ndarray | None, shape: tuple, dtype) -> np.ndarray | None:
+    """``out`` when it can receive a ``dtype`` result of ``shape`` (C-contiguous), else a ValueError naming both."""
+    if out is not None and (out.shape != tuple(shape) or out.dtype != dtype or not out.flags.c_contiguous):
+        raise ValueError(
+            f"{name}: out must be a C-contiguous {np.dtype(dtype)}{list(shape)} array, got {out.dtype}{list(out.shape)}"
+        )
+    return out
+
+
 def conv2d_backprop_input(
     input_shape: tuple[int, int, int, int],
     w: np.ndarray,
@@ -361,6 +371,7 @@ def conv2d_backprop_input(
     pads: Pads,
     *,
     strategy: str | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Gradient of :func:`conv2d` with respect to its input (a transposed conv).
 
@@ -369,7 +380,8 @@ def conv2d_backprop_input(
     view of a zero-padded ``dx`` block that the tap read in the forward
     pass, and the padding is cropped off. With ``"fourier_gemm"`` the
     spectrum of ``dy`` is multiplied by the filter's and synthesized at the
-    input's positions.
+    input's positions. ``out`` (optional, C-contiguous, of the result's shape and dtype)
+    receives the result.
 
     >>> w = np.ones((2, 2, 1, 1))
     >>> dy = np.ones((1, 2, 2, 1))
@@ -383,11 +395,12 @@ def conv2d_backprop_input(
     name = "conv2d_backprop_input"
     conv = _ConvShapes(name, input_shape, w.shape, strides, dilations, pads, dtype, strategy)
     dy = conv.check_out_gradient(name, dy)
+    out = _checked_out(name, out, input_shape, dtype)
     if conv.strategy == FOURIER_GEMM:
-        return _fourier_conv2d_backprop_input(conv, w, dy)
+        return _fourier_conv2d_backprop_input(conv, w, dy, out)
     plan = _PatchPlan(conv)
     w_matrix = plan.filter_matrix(w)
-    scatter = _PaddedScatter(input_shape, dtype, conv.geometry.pads, plan.images, conv.compute_dtype)
+    scatter = _PaddedScatter(input_shape, dtype, conv.geometry.pads, plan.images, conv.compute_dtype, out=out)
 
     def run(blocks) -> None:
         for start, stop in blocks:
@@ -427,21 +440,28 @@ def conv2d_backprop_filter(
     array([[ 8., 12.],
            [20., 24.]])
     """
+    return _filter_gradient(x, filter_shape, dy, strides, dilations, pads, strategy, bias=False)[0]
+
+
+def _filter_gradient(x, filter_shape, dy, strides, dilations, pads, strategy, *, bias: bool, name=None):
+    """``(filter gradient, bias gradient or None)``: with ``bias``, the sum of ``dy`` over (N, H, W) is taken
+    from each block of ``dy`` while the filter gradient has it in cache, instead of in a pass of its own."""
     filter_shape = tuple(int(d) for d in filter_shape)
     dtype = np.result_type(x, dy)
-    name = "conv2d_backprop_filter"
+    name = name or "conv2d_backprop_filter"
     conv = _ConvShapes(name, x.shape, filter_shape, strides, dilations, pads, dtype, strategy)
     dy = conv.check_out_gradient(name, dy)
     if conv.strategy == FOURIER_GEMM:
-        return _fourier_conv2d_backprop_filter(conv, x, dy)
+        return _fourier_conv2d_backprop_filter(conv, x, dy, bias)
     plan = _PatchPlan(conv)
     step = _thin_gemm_step(plan.k, conv.out_channels)
 
     # Each lane of image blocks sums its blocks' products in order; the lanes' totals are summed in
     # order: the same bits whichever thread ran which lane.
-    def run(blocks) -> np.ndarray:
+    def run(blocks):
         total = np.zeros((plan.k, conv.out_channels), conv.compute_dtype)
         partial = np.empty_like(total)
+        bias_total = np.zeros(conv.out_channels, conv.compute_dtype) if bias else None
         padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
         for start, stop in blocks:
             padded = padded_blocks.load(start, stop)
@@ -452,13 +472,18 @@ def conv2d_backprop_filter(
                 else:
                     np.matmul(patches_t, dy_block, out=partial)
                     total += partial
-        return total
+                if bias:
+                    bias_total += column_sums(dy_block)
+        return total, bias_total
 
     # The images are shared out, each thread's products on one BLAS thread (see .blas).
     flops = 2 * conv.batch * math.prod(conv.geometry.out_hw) * plan.k * conv.out_channels
     with single_threaded:
         totals = plan.share_image_lanes(run, _parallel(x.nbytes + dy.nbytes, flops))
-    total = totals[0]
-    for other in totals[1:]:
+    total, bias_total = totals[0]
+    for other, other_bias in totals[1:]:
         total += other
-    return total.astype(dtype, copy=False).reshape(filter_shape)
+        if bias:
+            bias_total += other_bias
+    dw = total.astype(dtype, copy=False).reshape(filter_shape)
+    return dw, (bias_total.astype(dy.dtype, copy=False) if bias else None)

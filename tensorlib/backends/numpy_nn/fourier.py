@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,6 +41,9 @@ _FOURIER_GRAM_CHUNK_BYTES = 16 << 20
 # products into a filter spectrum and transforming it back, so fewer and bigger
 # chunks ran faster (by about 5%), though a GEMM over more images is slower.
 _FOURIER_GRAM_CHUNKS_PER_THREAD = 1
+
+# Chunks per thread of the three gradients in one pass (each chunk is a lane with a filter gradient of its own).
+_FOURIER_BACKPROP_CHUNKS_PER_THREAD = 2
 
 # Spectra of consecutive images lie this far apart beyond their size (see spectra_buffer).
 _SPECTRUM_PAD_BYTES = 64
@@ -326,10 +330,11 @@ def _fourier_conv2d(
     return out
 
 
-def _fourier_conv2d_backprop_input(conv: _ConvShapes, w: np.ndarray, dy: np.ndarray):
+def _fourier_conv2d_backprop_input(conv: _ConvShapes, w: np.ndarray, dy: np.ndarray, dx: np.ndarray | None = None):
     plan = _FourierPlan(conv)
     # dx = dy scattered through w: DX = DY W, summed over Cout.
-    dx = np.empty((conv.batch, *conv.geometry.in_hw, conv.in_channels), conv.dtype)
+    if dx is None:
+        dx = np.empty((conv.batch, *conv.geometry.in_hw, conv.in_channels), conv.dtype)
     _fourier_apply(
         plan,
         plan.filter_products(w.transpose(0, 1, 3, 2), conjugate=False),
@@ -375,32 +380,60 @@ def _fourier_apply(
     plan.share_image_blocks(run)
 
 
-def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.ndarray):
+def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.ndarray, bias: bool = False):
+    """``(filter gradient, bias gradient or None)``; the bias gradient (with ``bias``) is read off the zero
+    frequency of ``dy``'s spectrum, which the filter gradient computes anyway."""
     plan = _FourierPlan(conv, _FOURIER_GRAM_CHUNK_BYTES)
-    kh, kw = conv.geometry.kernel_hw
-    # The synthesis is linear: each lane of chunks gives a partial filter gradient, and the partials
-    # are summed in lane order (the same bits whichever thread ran which lane).
-    partials = plan.share_image_lanes(
-        lambda blocks: _fourier_filter_gradient_share(plan, x, dy, blocks), _FOURIER_GRAM_CHUNKS_PER_THREAD
+    lanes = plan.share_image_lanes(
+        lambda blocks: _fourier_gradients_share(plan, x, dy, blocks, bias), _FOURIER_GRAM_CHUNKS_PER_THREAD
     )
-    dw = partials[0]
-    for partial in partials[1:]:
-        dw += partial
-    return dw.reshape(kh, kw, conv.in_channels, conv.out_channels).astype(conv.dtype, copy=False)
+    return _sum_lanes(plan, lanes, dy.dtype)[1:]
 
 
-def _fourier_filter_gradient_share(plan: _FourierPlan, x: np.ndarray, dy: np.ndarray, blocks):
-    """The filter gradient ``(1, KH, KW, Cin * Cout)`` from the image ``blocks``, in a fresh array."""
+def _fourier_conv2d_backprop(conv: _ConvShapes, x: np.ndarray, w: np.ndarray, dy: np.ndarray, dx: np.ndarray):
+    """``(input gradient, filter gradient, bias gradient)`` in one pass over the batch: each chunk's spectrum of
+    ``dy`` serves the input gradient (its product with the filter's, synthesized at the input's positions),
+    the filter gradient (its per-frequency product with the input's spectrum) and the bias gradient (its
+    zero frequency), where the unfused kernels each compute it again.  ``dx`` receives the input gradient."""
+    plan = _FourierPlan(conv)
+    products = plan.filter_products(w.transpose(0, 1, 3, 2), conjugate=False)
+    lanes = plan.share_image_lanes(
+        lambda blocks: _fourier_gradients_share(plan, x, dy, blocks, True, (products, dx)),
+        _FOURIER_BACKPROP_CHUNKS_PER_THREAD,
+    )
+    return _sum_lanes(plan, lanes, dy.dtype)
+
+
+def _sum_lanes(plan: _FourierPlan, lanes: list, bias_dtype):
+    """``(dx, dw, db)`` from the lanes' results, their partial sums added in lane order (the same bits whichever
+    thread ran which lane)."""
+    conv = plan.conv
+    dx, dw, db = lanes[0]
+    for _, other_dw, other_db in lanes[1:]:
+        dw += other_dw
+        if db is not None:
+            db += other_db
+    kh, kw = conv.geometry.kernel_hw
+    dw = dw.reshape(kh, kw, conv.in_channels, conv.out_channels).astype(conv.dtype, copy=False)
+    return dx, dw, (None if db is None else db.astype(bias_dtype, copy=False))
+
+
+def _fourier_gradients_share(plan: _FourierPlan, x: np.ndarray, dy: np.ndarray, blocks, bias: bool, dx_side=None):
+    """``(dx, dw, db)`` from the image ``blocks`` (of at most ``plan.images`` images each): ``dw``
+    ``(1, KH, KW, Cin * Cout)`` and ``db`` (with ``bias``, else None) fresh arrays of these blocks' partial
+    sums; ``dx`` is the ``dx`` of ``dx_side = (filter products, dx)``, whose blocks are written here (or None)."""
     conv = plan.conv
     in_c, out_c = conv.in_channels, conv.out_channels
     # dw = x correlated with dy: DW = sum over images of X^T conj(DY).
     gram = _scratch("gram", (plan.frequencies, 2 * in_c, 2 * out_c), conv.compute_dtype)
     partial = _scratch("partial_gram", gram.shape, conv.compute_dtype)
+    db = np.zeros(out_c, conv.compute_dtype) if bias else None  # fresh: it is returned
     summed = 0
     x_spectra = plan.spectra_buffer("input_spectra", in_c)
     dy_spectra = plan.spectra_buffer("output_spectra", out_c)
-    x_scratch = _scratch("cast_input", plan.images * x[0].size, conv.compute_dtype)
-    dy_scratch = _scratch("cast_out_gradient", plan.images * dy[0].size, conv.compute_dtype)
+    # (per image sizes from the shapes: the batch may be empty)
+    x_scratch = _scratch("cast_input", plan.images * math.prod(x.shape[1:]), conv.compute_dtype)
+    dy_scratch = _scratch("cast_out_gradient", plan.images * math.prod(dy.shape[1:]), conv.compute_dtype)
     for start, stop in blocks:
         images = stop - start
         x_block, dy_block = _as_compute(x[start:stop], x_scratch), _as_compute(dy[start:stop], dy_scratch)
@@ -415,16 +448,25 @@ def _fourier_filter_gradient_share(plan: _FourierPlan, x: np.ndarray, dy: np.nda
         if summed:
             gram += partial
         summed += 1
-    if not summed:
-        gram.fill(0)
+        if bias:
+            # The real part at frequency 0 is each image's sum of dy over its pixels (every weight is cos 0 = 1).
+            db += dy_spectrum[:, 0, 0].sum(axis=0)
+        if dx_side is not None:
+            # x's spectrum is used up: its buffer takes the product (it has dx's channels).
+            products, dx = dx_side
+            product = plan.per_frequency_product(dy_spectrum, products, x_spectra)
+            _synthesize_into(plan, product, plan.input_positions, dx[start:stop])
+    dx = None if dx_side is None else dx_side[1]
+    kh, kw = conv.geometry.kernel_hw
+    if not summed:  # no images (an empty batch): a zero sum
+        return dx, np.zeros((1, kh, kw, in_c * out_c), conv.compute_dtype), db
     gram = gram.reshape(plan.frequencies, 2, in_c, 2, out_c)
     spectrum = _scratch("filter_spectrum", (plan.frequencies, 2, in_c, out_c), conv.compute_dtype)
     np.add(gram[:, 0, :, 0], gram[:, 1, :, 1], out=spectrum[:, 0])
     np.subtract(gram[:, 1, :, 0], gram[:, 0, :, 1], out=spectrum[:, 1])
-    kh, kw = conv.geometry.kernel_hw
     dw = np.empty((1, kh, kw, in_c * out_c), conv.compute_dtype)  # fresh: it is returned
     plan.synthesis(spectrum.reshape(1, plan.frequencies, 2, in_c * out_c), plan.tap_positions, dw)
-    return dw
+    return dx, dw, db
 
 
 def _synthesize_into(plan: _FourierPlan, spectrum, positions, target: np.ndarray) -> None:

@@ -47,5 +47,8 @@ __all__ = [
 # AddActivation, the op the graph optimizer fuses a bias add and an activation into.
 from . import fused  # noqa: E402,F401
 
+# Conv2DBackpropFilterWithBias and Conv2DBackprop, the ops the graph optimizer fuses a conv layer's gradients into.
+from . import fused_grad  # noqa: E402,F401
+
 # The CuPy kernels of these ops register here; CuPy itself is imported on their first call.
 from . import _cupy  # noqa: E402,F401
