@@ -245,6 +245,22 @@ class _PatchPlan:
         np.copyto(self.layout.tap_grid(patches, self.geometry.kernel_hw), views)
         return self.layout.matrix(patches)
 
+    def gather_with_ones(self, padded: np.ndarray, rows: Pair) -> np.ndarray | None:
+        """The transposed patch matrix ``(K + 1, pixels)`` of the output ``rows`` with a row of ones below, for
+        the tap-major layout (else None): its product with a ``dy`` block is the filter gradient's and, in the
+        last row, the bias gradient's share of the block, in one GEMM that reads the block once.
+
+        The ones follow the patches in the one buffer of their purpose, grown here to hold them."""
+        if not self.layout.tap_major:
+            return None
+        storage = _scratch("patches", self.pixels * (self.k + 1), self.conv.compute_dtype)
+        patches_t = self.gather(padded, rows).T
+        pixels = patches_t.shape[1]
+        if not np.may_share_memory(patches_t, storage):  # a block too big to keep has a buffer per call
+            return None
+        storage[self.k * pixels : (self.k + 1) * pixels] = 1
+        return storage[: (self.k + 1) * pixels].reshape(self.k + 1, pixels)
+
     def scatter_add(self, padded: np.ndarray, rows: Pair, dy_block, w_matrix) -> None:
         """Add the patch matrix ``dy_block @ w_matrix.T`` into ``padded``.
 
@@ -454,27 +470,37 @@ def _filter_gradient(x, filter_shape, dy, strides, dilations, pads, strategy, *,
     if conv.strategy == FOURIER_GEMM:
         return _fourier_conv2d_backprop_filter(conv, x, dy, bias)
     plan = _PatchPlan(conv)
-    step = _thin_gemm_step(plan.k, conv.out_channels)
 
     # Each lane of image blocks sums its blocks' products in order; the lanes' totals are summed in
     # order: the same bits whichever thread ran which lane.
+    # With the bias, the tap-major layout's patches get a row of ones: the GEMM's last row is the bias gradient
+    # (the other layout sums each dy block's columns just after its GEMM read it).
+    ones = bias and plan.layout.tap_major
+    k = plan.k + ones
+    step = _thin_gemm_step(k, conv.out_channels)
+
     def run(blocks):
-        total = np.zeros((plan.k, conv.out_channels), conv.compute_dtype)
+        total = np.zeros((k, conv.out_channels), conv.compute_dtype)
         partial = np.empty_like(total)
         bias_total = np.zeros(conv.out_channels, conv.compute_dtype) if bias else None
         padded_blocks = _PaddedBlocks(x, conv.geometry.pads, plan.images, 0, conv.compute_dtype)
         for start, stop in blocks:
             padded = padded_blocks.load(start, stop)
             for rows, dy_block in plan.out_gradient_blocks(dy, start, stop):
-                patches_t = plan.gather(padded, rows).T
+                patches_t = plan.gather_with_ones(padded, rows) if ones else None
+                if patches_t is None:
+                    patches_t = plan.gather(padded, rows).T
+                    if bias:
+                        bias_total += column_sums(dy_block)
+                product = total if patches_t.shape[0] == k else total[: plan.k]
                 if step:
-                    _add_thin_gemm(patches_t, dy_block, total, step)
+                    _add_thin_gemm(patches_t, dy_block, product, step)
                 else:
-                    np.matmul(patches_t, dy_block, out=partial)
-                    total += partial
-                if bias:
-                    bias_total += column_sums(dy_block)
-        return total, bias_total
+                    np.matmul(patches_t, dy_block, out=partial[: product.shape[0]])
+                    product += partial[: product.shape[0]]
+        if ones:
+            bias_total += total[plan.k]
+        return total[: plan.k], bias_total
 
     # The images are shared out, each thread's products on one BLAS thread (see .blas).
     flops = 2 * conv.batch * math.prod(conv.geometry.out_hw) * plan.k * conv.out_channels

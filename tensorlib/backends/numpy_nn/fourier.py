@@ -44,6 +44,7 @@ _FOURIER_GRAM_CHUNKS_PER_THREAD = 1
 
 # Chunks per thread of the three gradients in one pass (each chunk is a lane with a filter gradient of its own).
 _FOURIER_BACKPROP_CHUNKS_PER_THREAD = 2
+_FOURIER_BACKPROP_CHUNK_BYTES = _FOURIER_CHUNK_BYTES
 
 # Spectra of consecutive images lie this far apart beyond their size (see spectra_buffer).
 _SPECTRUM_PAD_BYTES = 64
@@ -395,7 +396,7 @@ def _fourier_conv2d_backprop(conv: _ConvShapes, x: np.ndarray, w: np.ndarray, dy
     ``dy`` serves the input gradient (its product with the filter's, synthesized at the input's positions),
     the filter gradient (its per-frequency product with the input's spectrum) and the bias gradient (its
     zero frequency), where the unfused kernels each compute it again.  ``dx`` receives the input gradient."""
-    plan = _FourierPlan(conv)
+    plan = _FourierPlan(conv, _FOURIER_BACKPROP_CHUNK_BYTES)
     products = plan.filter_products(w.transpose(0, 1, 3, 2), conjugate=False)
     lanes = plan.share_image_lanes(
         lambda blocks: _fourier_gradients_share(plan, x, dy, blocks, True, (products, dx)),
