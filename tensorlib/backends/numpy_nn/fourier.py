@@ -157,6 +157,73 @@ def _half_synthesis_matrix(positions: Pair, count: int, length: int, scale: floa
     return _read_only(matrix.reshape(count, 2 * half).astype(dtype))
 
 
+def _self_conjugate_rows(length: int) -> list[int]:
+    """The row frequencies of a length-``length`` transform equal to their own
+    negatives (0, and ``length / 2`` when even): a real signal's spectrum is
+    real there, so its imaginary part is zero and need not be stored."""
+    return [0] if length % 2 else sorted({0, length // 2})
+
+
+@functools.lru_cache(maxsize=64)
+def _row_frequency_runs(length: int) -> tuple:
+    """``(first, count, row)`` runs of ``count`` row frequencies from ``first``
+    that cover the half spectrum of a length-``length`` transform along H,
+    stored packed from ``row`` on: the ``(f, re/im)`` rows without the zero
+    imaginary rows of the self-conjugate frequencies. A run of count 0 is one
+    self-conjugate frequency (a single, real row)."""
+    half = length // 2 + 1
+    real = _self_conjugate_rows(length)
+    runs, row, frequency = [], 0, 0
+    while frequency < half:
+        if frequency in real:
+            runs.append((frequency, 0, row))
+            frequency, row = frequency + 1, row + 1
+            continue
+        stop = min([f for f in real if f > frequency] + [half])
+        runs.append((frequency, stop - frequency, row))
+        row += 2 * (stop - frequency)
+        frequency = stop
+    return tuple(runs)
+
+
+def _packed_rows(length: int) -> np.ndarray:
+    """Indices of the packed rows among the ``(f, re/im)`` rows of a half spectrum."""
+    dropped = [2 * f + 1 for f in _self_conjugate_rows(length)]
+    return np.delete(np.arange(2 * (length // 2 + 1)), dropped)
+
+
+@functools.lru_cache(maxsize=64)
+def _packed_half_analysis_matrix(positions: Pair, count: int, length: int, dtype) -> np.ndarray:
+    """:func:`_half_analysis_matrix` without the rows of the zero imaginary parts (see _row_frequency_runs)."""
+    matrix = _half_analysis_matrix(positions, count, length, dtype)[_packed_rows(length)]
+    return _read_only(np.ascontiguousarray(matrix))
+
+
+@functools.lru_cache(maxsize=64)
+def _packed_half_synthesis_matrix(positions: Pair, count: int, length: int, scale: float, dtype) -> np.ndarray:
+    """:func:`_half_synthesis_matrix` without the columns of the zero imaginary parts (see _row_frequency_runs)."""
+    matrix = _half_synthesis_matrix(positions, count, length, scale, dtype)[:, _packed_rows(length)]
+    return _read_only(np.ascontiguousarray(matrix))
+
+
+@functools.lru_cache(maxsize=64)
+def _real_row_synthesis_matrix(positions: Pair, count: int, length: int, dtype) -> np.ndarray:
+    """``(count, 2 Fw)``: the real part of :func:`_full_synthesis_matrix`'s result
+    on a spectrum row of a self-conjugate row frequency, from its first ``Fw =
+    length // 2 + 1`` frequencies alone. Only the real part reaches the signal,
+    and such a row of the spectrum of a real signal (or of a product of such
+    spectra) is Hermitian: the frequencies that stand for a conjugate pair
+    count twice."""
+    half = length // 2 + 1
+    weights = np.full(half, 2.0)
+    weights[0] = 1.0
+    if length % 2 == 0:
+        weights[-1] = 1.0
+    full = _full_synthesis_matrix(positions, count, length, np.float64)[:count, : 2 * half]
+    matrix = full.reshape(count, half, 2) * weights[:, None]
+    return _read_only(matrix.reshape(count, 2 * half).astype(dtype))
+
+
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False  # shared through the caches above
     return array
@@ -237,20 +304,21 @@ class _FourierPlan:
         dtype = self.conv.compute_dtype
         images, n_h, n_w, channels = signal.shape
         length_h, length_w = self.lengths
-        rows = _half_analysis_matrix(positions[0], n_h, length_h, dtype)
+        rows = _packed_half_analysis_matrix(positions[0], n_h, length_h, dtype)
         cols = _full_analysis_matrix(positions[1], n_w, length_w, dtype)
         for start, stop in _blocks(images, self.transform_images):
-            half = self._work((stop - start) * 2 * self.half_h * n_w * channels)
-            half = half.reshape(stop - start, 2 * self.half_h, n_w * channels)
+            half = self._work((stop - start) * rows.shape[0] * n_w * channels)
+            half = half.reshape(stop - start, rows.shape[0], n_w, channels)
             block = signal[start:stop].reshape(stop - start, n_h, n_w * channels)
-            _single_thread_matmul(rows, block, half)
+            _single_thread_matmul(rows, block, half.reshape(stop - start, rows.shape[0], n_w * channels))
             # Images and row frequencies stay two axes: the images of ``out`` are padded apart.
-            block_shape = (stop - start, self.half_h)
-            _single_thread_matmul(
-                cols,
-                half.reshape(*block_shape, 2 * n_w, channels),
-                out[start:stop].reshape(*block_shape, 2 * length_w, channels),
-            )
+            spectra = out[start:stop].reshape(stop - start, self.half_h, 2 * length_w, channels)
+            for first, count, row in _row_frequency_runs(length_h):
+                if not count:  # a real row: the (re | im) transform of its real part alone
+                    _single_thread_matmul(cols[:, :n_w], half[:, row], spectra[:, first])
+                    continue
+                source = half[:, row : row + 2 * count].reshape(stop - start, count, 2 * n_w, channels)
+                _single_thread_matmul(cols, source, spectra[:, first : first + count])
         return out[:images]
 
     def synthesis(self, spectrum: np.ndarray, positions, out: np.ndarray) -> None:
@@ -260,17 +328,21 @@ class _FourierPlan:
         images, m_h, m_w, channels = out.shape
         length_h, length_w = self.lengths
         cols = _full_synthesis_matrix(positions[1], m_w, length_w, dtype)
-        rows = _half_synthesis_matrix(positions[0], m_h, length_h, 1 / (length_h * length_w), dtype)
+        real_cols = _real_row_synthesis_matrix(positions[1], m_w, length_w, dtype)
+        rows = _packed_half_synthesis_matrix(positions[0], m_h, length_h, 1 / (length_h * length_w), dtype)
         for start, stop in _blocks(images, self.transform_images):
-            block_shape = (stop - start, self.half_h)
-            by_row_frequency = self._work((stop - start) * 2 * self.half_h * m_w * channels)
-            by_row_frequency = by_row_frequency.reshape(*block_shape, 2 * m_w, channels)
-            _single_thread_matmul(
-                cols, spectrum[start:stop].reshape(*block_shape, 2 * length_w, channels), by_row_frequency
-            )
+            spectra = spectrum[start:stop].reshape(stop - start, self.half_h, 2 * length_w, channels)
+            by_row_frequency = self._work((stop - start) * rows.shape[1] * m_w * channels)
+            by_row_frequency = by_row_frequency.reshape(stop - start, rows.shape[1], m_w, channels)
+            for first, count, row in _row_frequency_runs(length_h):
+                if not count:  # a real row: see _real_row_synthesis_matrix
+                    _single_thread_matmul(real_cols, spectra[:, first, : real_cols.shape[1]], by_row_frequency[:, row])
+                    continue
+                target = by_row_frequency[:, row : row + 2 * count].reshape(stop - start, count, 2 * m_w, channels)
+                _single_thread_matmul(cols, spectra[:, first : first + count], target)
             _single_thread_matmul(
                 rows,
-                by_row_frequency.reshape(stop - start, 2 * self.half_h, m_w * channels),
+                by_row_frequency.reshape(stop - start, rows.shape[1], m_w * channels),
                 out[start:stop].reshape(stop - start, m_h, m_w * channels),
             )
 
