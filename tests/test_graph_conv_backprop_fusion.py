@@ -213,6 +213,33 @@ def test_the_fusion_fires_only_on_one_layers_gradients_of_one_dy(case, fused):
         _assert_rounded(got.numpy(), want.numpy(), "float64")
 
 
+def test_the_fused_node_is_not_placed_before_an_input_it_reads():
+    w = RNG.standard_normal((3, 3, 3, 4))
+
+    def fn(x, dy):
+        db = tl.sum(dy, axis=(0, 1, 2))  # first of the nodes to fuse, before x2 is computed
+        x2 = x * 2.0
+        return tl.nn.conv2d_backprop_filter(x2, w.shape, dy, 1, "SAME"), db
+
+    x, dy = RNG.standard_normal((2, 5, 5, 3)), RNG.standard_normal((2, 5, 5, 4))
+    f = tl.function(fn)
+    assert "Conv2DBackpropFilterWithBias" not in _types(f.get_graph(x, dy).optimize().verify())
+    for got, want in zip(f(x, dy), fn(tl.tensor(x), tl.tensor(dy))):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_the_bias_gradient_without_a_row_of_ones_is_the_column_sums(monkeypatch):
+    # Patch blocks too big to keep get a buffer per call, with no room for the row of ones: the bias gradient
+    # is then summed from each dy block's columns.
+    monkeypatch.setattr(blocks, "_SCRATCH_MAX_BYTES", 0)
+    x = RNG.standard_normal((4, 9, 9, 2)).astype(np.float32)
+    dy = RNG.standard_normal((4, 9, 9, 6)).astype(np.float32)
+    pads = ((1, 1), (1, 1))
+    dw, db = kernels.conv2d_backprop_filter_bias(x, (3, 3, 2, 6), dy, (1, 1), (1, 1), pads, strategy="shifted_gemm")
+    _assert_rounded(db, dy.astype(np.float64).sum(axis=(0, 1, 2)), "float32")
+    _assert_rounded(dw, references.conv2d_backprop_filter(x, (3, 3, 2, 6), dy, 1, "SAME"), "float32")
+
+
 def test_a_dy_of_unknown_batch_or_of_another_dtype_is_not_fused():
     w = RNG.standard_normal((3, 3, 3, 4))
 

@@ -23,6 +23,7 @@ from ._common import (
     _check_conv_operands,
     _check_float,
     _check_matches,
+    _delegates_to,
     _geometry,
     _op_type,
     _output_hw,
@@ -75,6 +76,7 @@ def _filter_with_bias_numpy(input, out_backprop, *, filter_shape, strides, paddi
 
 
 _filter_with_bias.out_kernel("numpy")(_filter_with_bias_numpy)
+_delegates_to(_filter_with_bias_numpy, _kernels.conv2d_backprop_filter_bias)
 
 
 @_filter_with_bias.per_backend
@@ -85,12 +87,16 @@ def _filter_with_bias_generic(backend, input, out_backprop, **attrs):
 
 # Linear in each input: input gets Conv2DBackpropFilter's rule for it; out_backprop that rule's plus the bias
 # sum's (the bias gradient's gradient broadcast back over N, H, W).
+def _filter_with_bias_grad_input(node, g_dw, g_db):
+    return _backprop_input(g_dw, node.inputs[1], input_shape=node.inputs[0].shape, **_conv_attrs(node))
+
+
+def _filter_with_bias_grad_out_backprop(node, g_dw, g_db):
+    return _conv2d(node.inputs[0], g_dw, **_conv_attrs(node)) + g_db
+
+
 register_gradient(
-    "Conv2DBackpropFilterWithBias",
-    input=lambda node, g_dw, g_db: _backprop_input(
-        g_dw, node.inputs[1], input_shape=node.inputs[0].shape, **_conv_attrs(node)
-    ),
-    out_backprop=lambda node, g_dw, g_db: _conv2d(node.inputs[0], g_dw, **_conv_attrs(node)) + g_db,
+    "Conv2DBackpropFilterWithBias", input=_filter_with_bias_grad_input, out_backprop=_filter_with_bias_grad_out_backprop
 )
 
 
@@ -141,6 +147,7 @@ def _backprop_numpy(input, filters, out_backprop, *, strides, padding, dilations
 
 
 _backprop.out_kernel("numpy")(_backprop_numpy)
+_delegates_to(_backprop_numpy, _kernels.conv2d_backprop)
 
 
 @_backprop.per_backend
@@ -150,21 +157,25 @@ def _backprop_generic(backend, input, filters, out_backprop, **attrs):
     return dx, dw, _bias_grad_generic(backend, out_backprop)
 
 
+# Linear in each input: each gets the unfused ops' rules for it, added up.
+def _backprop_grad_input(node, g_dx, g_dw, g_db):
+    return _backprop_input(g_dw, node.inputs[2], input_shape=node.inputs[0].shape, **_conv_attrs(node))
+
+
+def _backprop_grad_filters(node, g_dx, g_dw, g_db):
+    return _backprop_filter(g_dx, node.inputs[2], filter_shape=node.inputs[1].shape, **_conv_attrs(node))
+
+
 def _backprop_grad_out_backprop(node, g_dx, g_dw, g_db):
     x, w = node.inputs[:2]
     attrs = _conv_attrs(node)
     return _conv2d(g_dx, w, **attrs) + _conv2d(x, g_dw, **attrs) + g_db
 
 
-# Linear in each input: each gets the unfused ops' rules for it, added up.
 register_gradient(
     "Conv2DBackprop",
-    input=lambda node, g_dx, g_dw, g_db: _backprop_input(
-        g_dw, node.inputs[2], input_shape=node.inputs[0].shape, **_conv_attrs(node)
-    ),
-    filters=lambda node, g_dx, g_dw, g_db: _backprop_filter(
-        g_dx, node.inputs[2], filter_shape=node.inputs[1].shape, **_conv_attrs(node)
-    ),
+    input=_backprop_grad_input,
+    filters=_backprop_grad_filters,
     out_backprop=_backprop_grad_out_backprop,
 )
 
