@@ -379,17 +379,20 @@ def _fourier_conv2d_backprop_filter(conv: _ConvShapes, x: np.ndarray, dy: np.nda
     return _sum_lanes(plan, lanes, dy.dtype)[1:]
 
 
-def _fourier_conv2d_backprop(conv: _ConvShapes, x: np.ndarray, w: np.ndarray, dy: np.ndarray, dx: np.ndarray):
+def _fourier_conv2d_backprop(
+    conv: _ConvShapes, x: np.ndarray, w: np.ndarray, dy: np.ndarray, dx: np.ndarray, epilogue=None
+):
     """``(input gradient, filter gradient, bias gradient)`` in one pass over the batch: each chunk's spectrum of
     ``dy`` serves the input gradient (its product with the filter's, synthesized at the input's positions),
     the filter gradient (its per-frequency product with the input's spectrum) and the bias gradient (its
-    zero frequency), where the unfused kernels each compute it again.  ``dx`` receives the input gradient."""
+    zero frequency), where the unfused kernels each compute it again.  ``dx`` receives the input gradient;
+    ``epilogue(start, stop)`` (optional) is called on each chunk of images of it just written."""
     plan = _FourierPlan(conv)
     products = plan.filter_products(w.transpose(0, 1, 3, 2), conjugate=False)
     parallel = _parallel(0, plan.flops)
     lanes = _shared_blocks(conv.batch, conv.batch, parallel, _FOURIER_BACKPROP_LANES_PER_THREAD)
     lanes = _share_lanes(
-        lambda blocks: _fourier_gradients_share(plan, x, dy, blocks, True, (products, dx)), lanes, parallel
+        lambda blocks: _fourier_gradients_share(plan, x, dy, blocks, True, (products, dx, epilogue)), lanes, parallel
     )
     return _sum_lanes(plan, lanes, dy.dtype)
 
@@ -418,7 +421,8 @@ def _sum_lanes(plan: _FourierPlan, lanes: list, bias_dtype):
 def _fourier_gradients_share(plan: _FourierPlan, x: np.ndarray, dy: np.ndarray, blocks, bias: bool, dx_side=None):
     """``(dx, dw, db)`` from the image ``blocks`` (cut into chunks of at most ``plan.images`` images): ``dw``
     ``(1, KH, KW, Cin * Cout)`` and ``db`` (with ``bias``, else None) fresh arrays of these blocks' partial
-    sums; ``dx`` is the ``dx`` of ``dx_side = (filter products, dx)``, whose blocks are written here (or None)."""
+    sums; ``dx`` is the ``dx`` of ``dx_side = (filter products, dx, epilogue or None)``, whose blocks are written
+    here (or None)."""
     conv = plan.conv
     in_c, out_c = conv.in_channels, conv.out_channels
     # dw = x correlated with dy: DW = sum over images of X^T conj(DY).
@@ -450,9 +454,11 @@ def _fourier_gradients_share(plan: _FourierPlan, x: np.ndarray, dy: np.ndarray, 
             db += dy_spectrum[:, 0, 0].sum(axis=0)
         if dx_side is not None:
             # x's spectrum is used up: its buffer takes the product (it has dx's channels).
-            products, dx = dx_side
+            products, dx, epilogue = dx_side
             product = plan.per_frequency_product(dy_spectrum, products, x_spectra)
             _synthesize_into(plan, product, plan.input_positions, dx[start:stop])
+            if epilogue is not None:
+                epilogue(start, stop)
     dx = None if dx_side is None else dx_side[1]
     kh, kw = conv.geometry.kernel_hw
     if not summed:  # no images (an empty batch): a zero sum
