@@ -317,6 +317,7 @@ def conv2d(
     strategy: str | None = None,
     out: np.ndarray | None = None,
     epilogue=None,
+    image_epilogue=None,
 ) -> np.ndarray:
     """2-D convolution (TensorFlow's cross-correlation), NHWC x HWIO -> NHWC.
 
@@ -325,7 +326,10 @@ def conv2d(
     shapes. ``out`` (optional, C-contiguous, of the result's shape and dtype)
     receives the result. ``epilogue`` (optional) is called on each block of
     the result just written, an ``(..., Cout)`` view to change in place while
-    it is still in cache: a fused bias and activation.
+    it is still in cache: a fused bias and activation. ``image_epilogue``
+    (optional) is called as ``image_epilogue(start, stop)`` once the images
+    ``start:stop`` of the result are complete (``epilogue`` included), by the
+    thread that wrote them: per-image work such as a fused pooling.
 
     >>> x = np.arange(16.0).reshape(1, 4, 4, 1)
     >>> w = np.ones((2, 2, 1, 1))
@@ -344,7 +348,7 @@ def conv2d(
             f"conv2d: out must be a C-contiguous {dtype}{list(shape)} array, got {out.dtype}{list(out.shape)}"
         )
     if conv.strategy == FOURIER_GEMM:
-        return _fourier_conv2d(conv, x, w, out, epilogue)
+        return _fourier_conv2d(conv, x, w, out, epilogue, image_epilogue)
     plan = _PatchPlan(conv)
     w_matrix = plan.filter_matrix(w)
 
@@ -358,6 +362,8 @@ def conv2d(
                 _gemm_into(plan.gather(padded, rows), w_matrix, target, scratch)
                 if epilogue is not None:
                     epilogue(target)
+            if image_epilogue is not None:
+                image_epilogue(start, stop)
 
     plan.share_image_blocks(run, _parallel(max(x.nbytes, out.nbytes)))
     return out

@@ -314,7 +314,9 @@ class _FourierPlan:
         return product
 
 
-def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray, out: np.ndarray, epilogue=None) -> np.ndarray:
+def _fourier_conv2d(
+    conv: _ConvShapes, x: np.ndarray, w: np.ndarray, out: np.ndarray, epilogue=None, image_epilogue=None
+) -> np.ndarray:
     plan = _FourierPlan(conv)
     # y = x (*) w in the spectrum: Y = X conj(W), summed over Cin.
     _fourier_apply(
@@ -325,6 +327,7 @@ def _fourier_conv2d(conv: _ConvShapes, x: np.ndarray, w: np.ndarray, out: np.nda
         out,
         ("output", plan.output_positions),
         epilogue,
+        image_epilogue,
     )
     return out
 
@@ -346,11 +349,19 @@ def _fourier_conv2d_backprop_input(conv: _ConvShapes, w: np.ndarray, dy: np.ndar
 
 
 def _fourier_apply(
-    plan: _FourierPlan, products, source: np.ndarray, source_side, target: np.ndarray, target_side, epilogue=None
+    plan: _FourierPlan,
+    products,
+    source: np.ndarray,
+    source_side,
+    target: np.ndarray,
+    target_side,
+    epilogue=None,
+    image_epilogue=None,
 ) -> None:
     """``target`` = the per-frequency product of ``source``'s spectrum with the filter ``products``,
     image block by image block.  A side is ("input" | "output", its pixel positions).  ``epilogue``
-    (optional) is applied in place to each block of ``target`` just written, while it is in cache."""
+    (optional) is applied in place to each block of ``target`` just written, while it is in cache, then
+    ``image_epilogue(start, stop)`` (optional) to its images."""
     source_name, source_positions = source_side
     target_name, target_positions = target_side
     cast = "cast_input" if source_name == "input" else "cast_out_gradient"
@@ -365,6 +376,8 @@ def _fourier_apply(
             _synthesize_into(plan, product, target_positions, target[start:stop])
             if epilogue is not None:
                 epilogue(target[start:stop])
+            if image_epilogue is not None:
+                image_epilogue(start, stop)
 
     plan.share_image_blocks(run)
 

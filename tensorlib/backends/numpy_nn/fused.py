@@ -1,5 +1,5 @@
-"""``activation(x + y)`` in one pass: the kernels of the ``AddActivation`` and ``Conv2DAddActivation`` ops the
-graph optimizer fuses.
+"""``activation(x + y)`` in one pass: the kernels of the ``AddActivation``, ``Conv2DAddActivation`` and
+``Conv2DAddActivationMaxPool`` ops the graph optimizer fuses.
 
 The sum is computed a block of rows at a time and the activation applied to
 the block while it is still in cache, so the data crosses memory once instead
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .blocks import Pads, Pair, _parallel, _share_blocks, _shared_blocks
+from .blocks import Pads, Pair, _parallel, _share_blocks, _shared_blocks, resolve_conv_padding
 from .conv import conv2d
+from .pool import _max_pool_images, _PoolPlan
 
 # Rows are taken in blocks of about this many bytes of output: inside L2, so the activation reads
 # back what the addition just wrote from cache.  Measured on the LeNet bias + ReLU (128 x 28 x 28 x
@@ -94,10 +95,69 @@ def conv2d_add_activation(
            [[ 5.,  9.],
             [ 9., 13.]]])
     """
+    return conv2d(x, w, strides, dilations, pads, out=out, epilogue=_bias_activation(bias, activation))
+
+
+def _bias_activation(bias: np.ndarray, activation: str):
+    """The epilogue adding ``bias`` to a block of a conv's result then applying ``activation``, in place."""
     apply = ACTIVATIONS[activation]
 
     def epilogue(block: np.ndarray) -> None:
         np.add(block, bias, out=block)
         apply(block)
 
-    return conv2d(x, w, strides, dilations, pads, out=out, epilogue=epilogue)
+    return epilogue
+
+
+def conv2d_add_activation_max_pool(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray,
+    strides: Pair,
+    dilations: Pair,
+    pads: Pads,
+    pool_ksize: Pair,
+    pool_strides: Pair,
+    pool_pads: Pads,
+    *,
+    activation: str,
+    out: tuple | None = None,
+    strategy: str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``h = activation(conv2d(x, w) + bias)`` and ``max_pool(h)``: each block of images of ``h`` is pooled just
+    after its bias and activation, while it is in cache, bit for bit as :func:`conv2d_add_activation` then
+    :func:`~.pool.max_pool` (a maximum is exact, and each element gets the unfused operations).
+
+    ``out`` is None or a pair ``(h or None, pooled or None)`` of C-contiguous arrays of the results' shapes and
+    dtype to write into; what is None is allocated.  ``strategy`` forces the conv's (see :func:`.conv.conv2d`).
+
+    >>> x, w = np.arange(16.0).reshape(1, 4, 4, 1), np.ones((1, 1, 1, 1))
+    >>> no_pads = ((0, 0), (0, 0))
+    >>> h, pooled = conv2d_add_activation_max_pool(
+    ...     x, w, np.array([-5.0]), (1, 1), (1, 1), no_pads, (2, 2), (2, 2), no_pads, activation="relu"
+    ... )
+    >>> pooled[0, :, :, 0]
+    array([[ 0.,  2.],
+           [ 8., 10.]])
+    """
+    h, pooled = (None, None) if out is None else out
+    out_hw, _ = resolve_conv_padding(x.shape[1:3], w.shape[:2], strides, dilations, pads)
+    h_shape, dtype = (x.shape[0], *out_hw, w.shape[3]), np.result_type(x, w)
+    if h is None:
+        h = np.empty(h_shape, dtype)
+    plan = _PoolPlan("conv2d_add_activation_max_pool", h_shape, pool_ksize, pool_strides, pool_pads, dtype)
+    pooled_shape = (h_shape[0], *plan.geometry.out_hw, h_shape[3])
+    if pooled is None:
+        pooled = np.empty(pooled_shape, dtype)
+    elif pooled.shape != pooled_shape or pooled.dtype != dtype or not pooled.flags.c_contiguous:
+        raise ValueError(
+            f"conv2d_add_activation_max_pool: the pooled out must be a C-contiguous {dtype}{list(pooled_shape)} "
+            f"array, got {pooled.dtype}{list(pooled.shape)}"
+        )
+
+    def pool_images(start: int, stop: int) -> None:
+        _max_pool_images(plan, h, pooled, start, stop)
+
+    epilogue = _bias_activation(bias, activation)
+    conv2d(x, w, strides, dilations, pads, strategy=strategy, out=h, epilogue=epilogue, image_epilogue=pool_images)
+    return h, pooled

@@ -247,6 +247,26 @@ def max_pool(x: np.ndarray, ksize: Pair, strides: Pair, pads: Pads) -> np.ndarra
     return _pool_forward(plan, x, np.maximum, -np.inf)
 
 
+def _max_pool_images(plan: _PoolPlan, x: np.ndarray, out: np.ndarray, start: int, stop: int) -> None:
+    """Max-pool the images ``start:stop`` of ``x`` into the same images of ``out``, on the calling thread, with
+    the operations :func:`max_pool` gives each element (so bit for bit its result): a kernel's epilogue pools
+    each block of images it has just written while the block is in cache.  The scratch buffers are this
+    function's own, so the caller may hold its own ones across the call."""
+    out_h, out_w = plan.geometry.out_hw
+    row_pooled_all = _scratch("images_row_pooled", (plan.images, out_h, plan.used_w, plan.channels), plan.compute_dtype)
+    needs_cast = plan.compute_dtype != x.dtype
+    if needs_cast:
+        pooled = _scratch("images_pooled", (plan.images, out_h, out_w, plan.channels), plan.compute_dtype)
+    padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, -np.inf, plan.compute_dtype, "images_padded")
+    for block_start, block_stop in _blocks(stop, plan.images, start):
+        row_pooled = row_pooled_all[: block_stop - block_start]
+        _reduce_views(np.maximum, plan.row_tap_views(padded_blocks.load(block_start, block_stop)), row_pooled)
+        target = pooled[: block_stop - block_start] if needs_cast else out[block_start:block_stop]
+        _reduce_views(np.maximum, plan.col_tap_views(row_pooled), target)
+        if needs_cast:
+            np.copyto(out[block_start:block_stop], target)
+
+
 def _first_max_hits(plan, padded_x, y, hit, taken) -> Iterator[tuple[Pair, np.ndarray]]:
     """Yield ``(tap, hit)`` in row-major tap order, where ``hit`` marks the
     windows whose first maximum (TensorFlow's CPU tie rule) sits at ``tap``.

@@ -13,6 +13,12 @@ a ``Conv2D`` whose only use is such an ``AddActivation`` (TensorFlow's ``_FusedC
 bias and activation are applied to each block of the convolution's result while it is in cache, bit
 for bit as unfused; elsewhere the kernel is the unfused kernels in a row.  Its gradients are the
 activation's, then ``Conv2D``'s (``Conv2DBackpropInput`` and ``Conv2DBackpropFilter``) and the bias's sum.
+
+``Conv2DAddActivationMaxPool``: a ``Conv2DAddActivation`` and the ``MaxPool`` of its result, as two outputs
+``(h, pooled)`` (h is still read by the pool's gradient).  On NumPy each block of images of ``h`` is pooled
+just after its bias and activation, while it is in cache, instead of being read back by a separate pass;
+its gradient is ``Conv2DAddActivation``'s, of what reaches ``h`` directly plus ``MaxPoolGrad`` of the pooled
+output's gradient.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from .. import reduce as reduce_ops
 from ..registry import defop, get
 from ._common import _check_float, _geometry, _op_type, _padding_attr, _window_pair
 from .activations import _relu_grad
+from .batch_norm import _shared_by_inputs
 from .conv import _CONV_ATTRS, _backprop_filter, _backprop_input, _conv2d_infer, _conv_attrs
+from .pool import _max_pool_grad, _pool_infer, _pool_pads
 
 # activation attribute -> the op type whose kernel (on other backends) and gradient the fused op follows
 ACTIVATIONS = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid"}
@@ -150,3 +158,131 @@ def conv2d_add_activation(input, filters, bias, strides=1, padding="VALID", dila
         "activation": activation,
     }
     return apply(_conv2d_add_activation, (input, filters, bias), attrs)
+
+
+# ------------------------------------------------------------------ Conv2DAddActivationMaxPool
+_POOL_ATTRS = {"pool_ksize": (1, 1), "pool_strides": (1, 1), "pool_padding": "VALID"}
+
+
+def _conv2d_add_activation_max_pool_infer(
+    input, filters, bias, *, strides, padding, dilations, activation, pool_ksize, pool_strides, pool_padding
+):
+    h = _conv2d_add_activation_infer(
+        input, filters, bias, strides=strides, padding=padding, dilations=dilations, activation=activation
+    )
+    try:
+        pooled = _pool_infer(h, ksize=pool_ksize, strides=pool_strides, padding=pool_padding)
+    except ValueError as error:
+        raise ValueError(
+            f"the pool (pool_ksize {tuple(pool_ksize)}, pool_strides {tuple(pool_strides)}, pool_padding "
+            f"{pool_padding!r}) does not fit the conv's result {h.dtype}{list(h.shape)}: {error}"
+        ) from None
+    return h, pooled
+
+
+_conv2d_add_activation_max_pool = defop(
+    "Conv2DAddActivationMaxPool",
+    inputs=("input", "filters", "bias"),
+    attrs={**_CONV_ATTRS, "activation": "relu", **_POOL_ATTRS},
+    infer=_conv2d_add_activation_max_pool_infer,
+    promote=(0, 1, 2),
+    doc="(h, max_pool(h)) for h = activation(conv2d(input, filters) + bias), in one op (the optimizer's "
+    "conv + bias + activation + max pool fusion).",
+)
+
+
+@_conv2d_add_activation_max_pool.kernel("numpy")
+def _conv2d_add_activation_max_pool_numpy(
+    input, filters, bias, *, strides, padding, dilations, activation, pool_ksize, pool_strides, pool_padding, out=None
+):
+    out_hw, pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)
+    pool_pads = _pool_pads(out_hw, pool_ksize, pool_strides, pool_padding)
+    return _kernels.conv2d_add_activation_max_pool(
+        input,
+        filters,
+        bias,
+        strides,
+        dilations,
+        pads,
+        pool_ksize,
+        pool_strides,
+        pool_pads,
+        activation=activation,
+        out=out,
+    )
+
+
+_conv2d_add_activation_max_pool.out_kernel("numpy")(_conv2d_add_activation_max_pool_numpy)
+
+
+@_conv2d_add_activation_max_pool.per_backend
+def _conv2d_add_activation_max_pool_generic(
+    backend, input, filters, bias, *, strides, padding, dilations, activation, pool_ksize, pool_strides, pool_padding
+):
+    h = get("Conv2DAddActivation").resolve_kernel(backend)(
+        input, filters, bias, strides=strides, padding=padding, dilations=dilations, activation=activation
+    )
+    return h, get("MaxPool").resolve_kernel(backend)(h, ksize=pool_ksize, strides=pool_strides, padding=pool_padding)
+
+
+def _before_activation_and_pool(node, g_h, g_pooled):
+    """The gradient before the activation: what reaches ``h`` directly plus what the pool routes back to it."""
+    h, pooled = node.outputs
+    a = node.attrs
+    routed = _max_pool_grad(
+        h, pooled, g_pooled, ksize=a["pool_ksize"], strides=a["pool_strides"], padding=a["pool_padding"]
+    )
+    return _through_activation(node, g_h + routed)
+
+
+# Computed once for the three inputs' rules (a traced backward would merge the copies, a tape would not).
+_shared_gradient = _shared_by_inputs(_before_activation_and_pool, ("input", "filters", "bias"))
+
+register_gradient(
+    "Conv2DAddActivationMaxPool",
+    input=lambda node, *g: _backprop_input(
+        node.inputs[1], _shared_gradient(node, "input", *g), input_shape=node.inputs[0].shape, **_conv_attrs(node)
+    ),
+    filters=lambda node, *g: _backprop_filter(
+        node.inputs[0], _shared_gradient(node, "filters", *g), filter_shape=node.inputs[1].shape, **_conv_attrs(node)
+    ),
+    bias=lambda node, *g: reduce_ops.sum(_shared_gradient(node, "bias", *g), axis=(0, 1, 2)),
+)
+
+
+@_op_type("Conv2DAddActivationMaxPool")
+def conv2d_add_activation_max_pool(
+    input,
+    filters,
+    bias,
+    strides=1,
+    padding="VALID",
+    dilations=1,
+    activation="relu",
+    pool_ksize=2,
+    pool_strides=2,
+    pool_padding="VALID",
+) -> tuple[Tensor, Tensor]:
+    """``h = conv2d_add_activation(input, filters, bias, strides, padding, dilations, activation)`` and
+    ``tl.nn.max_pool(h, pool_ksize, pool_strides, pool_padding)`` in one op, NHWC: what the graph optimizer makes
+    of that pattern.  Returns ``(h, pooled)``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> from tensorlib.ops.nn.fused import conv2d_add_activation_max_pool
+    >>> x, w = tl.tensor(np.arange(16.0).reshape(1, 4, 4, 1)), np.ones((1, 1, 1, 1))
+    >>> h, pooled = conv2d_add_activation_max_pool(x, w, np.array([-5.0]))
+    >>> h.shape, pooled.numpy()[0, :, :, 0]
+    ((1, 4, 4, 1), array([[ 0.,  2.],
+           [ 8., 10.]]))
+    """
+    name = "Conv2DAddActivationMaxPool"
+    attrs = {
+        "strides": _window_pair(strides, "strides", name),
+        "padding": _padding_attr(padding, name),
+        "dilations": _window_pair(dilations, "dilations", name),
+        "activation": activation,
+        "pool_ksize": _window_pair(pool_ksize, "pool_ksize", name),
+        "pool_strides": _window_pair(pool_strides, "pool_strides", name),
+        "pool_padding": _padding_attr(pool_padding, name, explicit=False),
+    }
+    return apply(_conv2d_add_activation_max_pool, (input, filters, bias), attrs)
