@@ -142,8 +142,10 @@ def test_a_traced_lenet_step_fuses_each_conv_layers_gradients_and_matches_eager(
     step = tl.function(_lenet_step)
     graph = step.get_graph(x, labels, params).optimize().verify()
     types = _types(graph)
-    # conv1's input gradient is not needed (x is data): filter + bias; conv2's: all three
+    # conv1's input gradient is not needed (x is data): filter + bias; conv2's: all three, and conv1's ReluGrad
     assert types.count("Conv2DBackpropFilterWithBias") == 1 and types.count("Conv2DBackprop") == 1
+    assert [n.attrs["relu_grad"] for n in graph.nodes if n.op_type == "Conv2DBackprop"] == [True]
+    assert types.count("ReluGrad") == 1  # conv2's, moved before its MaxPoolGrad
     assert "Conv2DBackpropFilter" not in types and "Conv2DBackpropInput" not in types
     assert not [n for n in graph.nodes if n.op_type == "Sum" and len(n.inputs[0].shape) == 4]
     eager = _lenet_step(tl.tensor(x), tl.tensor(labels), [tl.tensor(p) for p in params])
@@ -164,6 +166,42 @@ def test_the_conv2d_add_activation_gradient_fuses_the_same_way():
     f = tl.function(grads)
     assert "Conv2DBackprop" in _types(f.get_graph(x, w, b).optimize())
     for got, want in zip(f(x, w, b), grads(tl.tensor(x), tl.tensor(w), tl.tensor(b))):
+        _assert_rounded(got.numpy(), want.numpy(), "float64")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_input_gradients_relu_grad_is_bit_for_bit_the_ops(strategy):
+    x = RNG.standard_normal((5, 7, 7, 3)).astype(np.float32)
+    x[0, 0, 0] = 0.0  # ReluGrad's mask is x > 0
+    w, dy = RNG.standard_normal((3, 3, 3, 4)).astype(np.float32), RNG.standard_normal((5, 7, 7, 4)).astype(np.float32)
+    dy[1, 3, 3, 0] = np.nan  # reaches dx where x <= 0 too: 0 * nan stays nan, as in ReluGrad
+    pads = ((1, 1), (1, 1))
+    plain = kernels.conv2d_backprop(x, w, dy, (1, 1), (1, 1), pads, strategy=strategy)
+    masked = kernels.conv2d_backprop(x, w, dy, (1, 1), (1, 1), pads, strategy=strategy, relu_grad=True)
+    np.testing.assert_array_equal(masked[0], numpy_nn.relu_grad(plain[0], x))
+    assert np.isnan(masked[0]).any() and (masked[0][x <= 0] == 0).any()
+    for got, want in zip(masked[1:], plain[1:]):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("case", ["other_features", "input_gradient_read_twice", "input_gradient_returned"])
+def test_the_relu_grad_is_fused_only_when_it_is_the_input_gradients_one_use_masked_by_the_input(case):
+    x, w, dy = RNG.standard_normal((2, 6, 6, 3)), RNG.standard_normal((3, 3, 3, 4)), RNG.standard_normal((2, 6, 6, 4))
+    other = RNG.standard_normal(x.shape)
+
+    def fn(x, w, dy, other):
+        dx = tl.nn.conv2d_backprop_input(x.shape, w, dy, 1, "SAME")
+        dw, db = tl.nn.conv2d_backprop_filter(x, w.shape, dy, 1, "SAME"), tl.sum(dy, axis=(0, 1, 2))
+        masked = tl.ops.get("ReluGrad")(dx, other if case == "other_features" else x)
+        extra = {"input_gradient_read_twice": (dx * 2.0,), "input_gradient_returned": (dx,)}.get(case, ())
+        return (masked, dw, db, *extra)
+
+    f = tl.function(fn)
+    graph = f.get_graph(x, w, dy, other).optimize().verify()
+    assert [n.attrs["relu_grad"] for n in graph.nodes if n.op_type == "Conv2DBackprop"] == [False]
+    assert "ReluGrad" in _types(graph)
+    eager = fn(*map(tl.tensor, (x, w, dy, other)))
+    for got, want in zip(f(x, w, dy, other), eager):
         _assert_rounded(got.numpy(), want.numpy(), "float64")
 
 
@@ -211,6 +249,33 @@ def test_the_fusion_fires_only_on_one_layers_gradients_of_one_dy(case, fused):
         assert "Conv2DBackpropFilter" in types and "Sum" in types
     for got, want in zip(f(x, w, dy), fn(tl.tensor(x), tl.tensor(w), tl.tensor(dy))):
         _assert_rounded(got.numpy(), want.numpy(), "float64")
+
+
+def test_the_fused_node_is_not_placed_before_an_input_it_reads():
+    w = RNG.standard_normal((3, 3, 3, 4))
+
+    def fn(x, dy):
+        db = tl.sum(dy, axis=(0, 1, 2))  # first of the nodes to fuse, before x2 is computed
+        x2 = x * 2.0
+        return tl.nn.conv2d_backprop_filter(x2, w.shape, dy, 1, "SAME"), db
+
+    x, dy = RNG.standard_normal((2, 5, 5, 3)), RNG.standard_normal((2, 5, 5, 4))
+    f = tl.function(fn)
+    assert "Conv2DBackpropFilterWithBias" not in _types(f.get_graph(x, dy).optimize().verify())
+    for got, want in zip(f(x, dy), fn(tl.tensor(x), tl.tensor(dy))):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_the_bias_gradient_without_a_row_of_ones_is_the_column_sums(monkeypatch):
+    # Patch blocks too big to keep get a buffer per call, with no room for the row of ones: the bias gradient
+    # is then summed from each dy block's columns.
+    monkeypatch.setattr(blocks, "_SCRATCH_MAX_BYTES", 0)
+    x = RNG.standard_normal((4, 9, 9, 2)).astype(np.float32)
+    dy = RNG.standard_normal((4, 9, 9, 6)).astype(np.float32)
+    pads = ((1, 1), (1, 1))
+    dw, db = kernels.conv2d_backprop_filter_bias(x, (3, 3, 2, 6), dy, (1, 1), (1, 1), pads, strategy="shifted_gemm")
+    _assert_rounded(db, dy.astype(np.float64).sum(axis=(0, 1, 2)), "float32")
+    _assert_rounded(dw, references.conv2d_backprop_filter(x, (3, 3, 2, 6), dy, 1, "SAME"), "float32")
 
 
 def test_a_dy_of_unknown_batch_or_of_another_dtype_is_not_fused():

@@ -134,9 +134,11 @@ def test_a_traced_lenet_step_pools_in_both_convs_and_its_gradients_are_those_of_
     assert not {"MaxPool", "Conv2DAddActivation", "Conv2D", "AddActivation"} & set(types)
     fused = [n for n in graph.nodes if n.op_type == "Conv2DAddActivationMaxPool"]
     pool_grads = [n for n in graph.nodes if n.op_type == "MaxPoolGrad"]
-    # The pools' gradients read the fused ops' two outputs, and the ReluGrads still run before them, at pooled size.
+    # The pools' gradients read the fused ops' two outputs, and the ReluGrads still run before them, at pooled size:
+    # conv2's alone, conv1's inside conv2's fused gradients (Conv2DBackprop with relu_grad=True).
     assert [[t._id for t in n.inputs[:2]] for n in pool_grads] == [[o._id for o in n.outputs] for n in fused[::-1]]
-    assert [n.inputs[2]._node.op_type for n in pool_grads] == ["ReluGrad", "ReluGrad"]
+    assert [n.inputs[2]._node.op_type for n in pool_grads] == ["ReluGrad", "Conv2DBackprop"]
+    assert pool_grads[1].inputs[2]._node.attrs["relu_grad"]
     with monkeypatch.context() as patch:
         patch.setattr(passes, "FUSE_CONV_MAX_POOL", False)
         unfused_step = tl.function(_lenet_step)

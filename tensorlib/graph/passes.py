@@ -591,7 +591,9 @@ def fuse_conv_backprop_bias(graph: Graph) -> Graph:
     a bias add or of ``Conv2DAddActivation`` writes it) and by ``Conv2DBackpropFilter(x, dy)``, both are
     replaced by ``Conv2DBackpropFilterWithBias(x, dy)``; when ``dy`` is also read by a
     ``Conv2DBackpropInput(w, dy)`` of the same strides, padding and dilations, for an input of ``x``'s
-    shape and a filter of the filter gradient's, all three by ``Conv2DBackprop(x, w, dy)``.  Shapes must be
+    shape and a filter of the filter gradient's, all three by ``Conv2DBackprop(x, w, dy)``; and where the input
+    gradient's one use is ``ReluGrad(input gradient, x)`` (``x`` a ReLU's output, as a conv net's previous layer
+    reads it), that too, by ``Conv2DBackprop(x, w, dy, relu_grad=True)`` (bit for bit the ReluGrad).  Shapes must be
     static and dtypes equal; other readers of ``dy`` stay.  The fused node takes the place of the first of
     the nodes it replaces, so ``x`` and ``w`` must be computed before it.  Exact but for rounding: the
     fused kernels read ``dy`` fewer times (with the Fourier strategy, its spectrum once) and sum in an
@@ -602,6 +604,7 @@ def fuse_conv_backprop_bias(graph: Graph) -> Graph:
         for t in node.inputs:
             readers.setdefault(t._id, []).append((index, node))
     made_at = {o._id: index for index, node in enumerate(graph.nodes) for o in node.outputs}
+    outputs = {t._id for t in graph.outputs}
     fusions = {}  # id(first replaced node) -> (fused op, inputs, attrs, the replaced nodes in output order)
     replaced = set()
     for node in graph.nodes:
@@ -621,6 +624,11 @@ def fuse_conv_backprop_bias(graph: Graph) -> Graph:
         if found is not None:
             group.insert(0, found)
             op, ins, outs = "Conv2DBackprop", (x, found[1].inputs[0], dy), [found[1], filt, node]
+            mask = _relu_grad_of(found[1].outputs[0], x, readers, outputs)
+            attrs["relu_grad"] = mask is not None
+            if mask is not None:
+                group.append(mask)
+                outs[0] = mask[1]
         else:
             op, ins, outs = "Conv2DBackpropFilterWithBias", (x, dy), [filt, node]
             attrs["filter_shape"] = filt.attrs["filter_shape"]
@@ -648,6 +656,22 @@ def fuse_conv_backprop_bias(graph: Graph) -> Graph:
                 env[old._id] = value
     new.outputs = [env.get(t._id, t) for t in graph.outputs]
     return new
+
+
+def _relu_grad_of(dx, x, readers, outputs):
+    """``(index, node)`` of the ``ReluGrad(dx, x)`` that is ``dx``'s one use, of ``dx``'s dtype, or None."""
+    users = readers.get(dx._id, [])
+    if len(users) != 1 or dx._id in outputs:
+        return None
+    index, node = users[0]
+    if (
+        node.op.name == "ReluGrad"
+        and node.inputs[0] is dx
+        and node.inputs[1] is x
+        and node.outputs[0].dtype == dx.dtype
+    ):
+        return index, node
+    return None
 
 
 def _is_bias_gradient(node) -> bool:

@@ -3,7 +3,8 @@ and ``Conv2DBackprop`` (its input, filter and bias gradients), the optimizer's f
 
 The references are the unfused formulas in float64 NumPy (:mod:`.references`; the bias gradient is the sum
 of the output gradient over N, H, W); the conv's geometry is drawn as for ``Conv2D`` (any stride, dilation and
-padding), in float16, float32 and float64.
+padding), in float16, float32 and float64; ``Conv2DBackprop`` with and without its ReluGrad on the input
+gradient.
 
 >>> from tensorlib.testing.op_db_fused_grad import OPINFOS
 >>> [(info.name, info.op_types) for info in OPINFOS]
@@ -34,8 +35,10 @@ def _filter_with_bias_ref(x, filter_shape, dy, strides, padding, dilations):
     return dw.astype(np.result_type(x, dy)), _bias_ref(dy)
 
 
-def _backprop_ref(x, w, dy, strides, padding, dilations):
+def _backprop_ref(x, w, dy, strides, padding, dilations, relu_grad=False):
     dx = references.conv2d_backprop_input(x.shape, w, dy, strides, padding, dilations)
+    if relu_grad:
+        dx = np.where(x > 0, dx, 0.0)
     dw = references.conv2d_backprop_filter(x, w.shape, dy, strides, padding, dilations)
     dtype = np.result_type(x, w, dy)
     return dx.astype(dtype), dw.astype(dtype), _bias_ref(dy)
@@ -48,7 +51,8 @@ def _gradient_draw(draw, dtype, with_filters):
     x, dy = draw(tensors(dtype, x_shape)), draw(tensors(dtype, (x_shape[0], *out_hw, w_shape[3])))
     if with_filters:
         w = draw(tensors(dtype, w_shape))
-        return SampleInput((x, w, dy, strides, padding, dilations), grad_argnums=(0, 1, 2))
+        relu_grad = draw(st.booleans())
+        return SampleInput((x, w, dy, strides, padding, dilations, relu_grad), grad_argnums=(0, 1, 2))
     return SampleInput((x, w_shape, dy, strides, padding, dilations), grad_argnums=(0, 2))
 
 
@@ -91,6 +95,7 @@ OPINFOS = [
         lambda dtype: _gradient_draw(dtype, True),
         op_types=("Conv2DBackprop",),
         dtypes=_DTYPES,
+        kinks=True,  # relu_grad: the input gradient's mask changes where input == 0
         error_inputs=(
             ErrorInput(
                 (_X, np.ones((2, 2, 2, 5)), np.ones((1, 3, 3, 4)), 1, "VALID"),

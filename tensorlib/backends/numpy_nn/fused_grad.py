@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .blocks import Pads, Pair
+from .blocks import Pads, Pair, _blocks, _images_per_block, _scratch
 from .conv import FOURIER_GEMM, _checked_out, _ConvShapes, _filter_gradient, conv2d_backprop_input
 from .fourier import _fourier_conv2d_backprop
+
+# Images of the input gradient masked at a time after a patch strategy wrote it (inside L2).
+_MASK_BLOCK_BYTES = 1 << 20
 
 
 def conv2d_backprop_filter_bias(
@@ -54,14 +57,17 @@ def conv2d_backprop(
     pads: Pads,
     *,
     strategy: str | None = None,
+    relu_grad: bool = False,
     out=None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(input gradient, filter gradient, bias gradient)`` of ``conv2d(x, w) + bias`` for the output gradient
     ``dy``: with fourier_gemm in one pass that computes each chunk's spectrum of ``dy`` once; with the patch
     strategies the input gradient's kernel, then the filter gradient's with the bias sum inside.
 
-    ``out`` is None or a triple of arrays-or-None to write the results into (the input gradient is written
-    there directly).
+    ``relu_grad=True`` passes the input gradient back through a ReLU whose output is ``x``: it is
+    ``relu_grad(input gradient, x)`` (zero where ``x <= 0``), applied to each block of it while it is in cache,
+    bit for bit as :func:`.activations.relu_grad` would.  ``out`` is None or a triple of arrays-or-None to write
+    the results into (the input gradient is written there directly).
 
     >>> x, w, dy = np.arange(9.0).reshape(1, 3, 3, 1), np.ones((2, 2, 1, 1)), np.ones((1, 2, 2, 1))
     >>> dx, dw, db = conv2d_backprop(x, w, dy, (1, 1), (1, 1), ((0, 0), (0, 0)))
@@ -74,13 +80,31 @@ def conv2d_backprop(
     dx_out = _checked_out(name, None if out is None else out[0], x.shape, dtype)
     if conv.strategy == FOURIER_GEMM:
         dy = conv.check_out_gradient(name, dy)
-        if dx_out is None:
-            dx_out = np.empty(x.shape, dtype)
-        results = _fourier_conv2d_backprop(conv, x, w, dy, dx_out)
+        dx = np.empty(x.shape, dtype) if dx_out is None else dx_out
+        epilogue = _relu_masks(dx, x) if relu_grad else None
+        results = _fourier_conv2d_backprop(conv, x, w, dy, dx, epilogue)
     else:
         dx = conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=conv.strategy, out=dx_out)
+        if relu_grad:
+            mask = _relu_masks(dx, x)
+            for start, stop in _blocks(x.shape[0], _images_per_block(x.shape[0], dx[:1].nbytes, _MASK_BLOCK_BYTES)):
+                mask(start, stop)
         results = (dx, *_filter_gradient(x, w.shape, dy, strides, dilations, pads, conv.strategy, bias=True, name=name))
     return _into(name, results, out)
+
+
+def _relu_masks(dx: np.ndarray, x: np.ndarray):
+    """``mask(start, stop)``: images ``start:stop`` of ``dx`` multiplied in place by ``x > 0`` (as 1.0 / 0.0 of
+    ``dx``'s dtype, in that order: :func:`.activations.relu_grad`'s operations, so NaN and inf in ``dx``
+    stay where it keeps them)."""
+
+    def mask(start: int, stop: int) -> None:
+        block = dx[start:stop]
+        ones = _scratch("relu_mask", block.shape, block.dtype)
+        np.greater(x[start:stop], 0, out=ones)
+        np.multiply(ones, block, out=block)
+
+    return mask
 
 
 def _into(name: str, results: tuple, out) -> tuple:
