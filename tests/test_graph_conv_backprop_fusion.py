@@ -10,6 +10,7 @@ import functools
 
 import numpy as np
 import pytest
+from _lenet import lenet_data, lenet_step
 
 import tensorlib as tl
 from tensorlib.backends import numpy_nn
@@ -116,30 +117,12 @@ def test_the_fused_fourier_kernel_gives_the_same_bits_on_every_call(op, monkeypa
 
 
 # ------------------------------------------------------------------ the pass
-def _lenet_loss(x, labels, w1, b1, w2, b2, w3, b3):
-    h = tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(x, w1, strides=1, padding="SAME") + b1), 2, 2, "VALID")
-    h = tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(h, w2, strides=1, padding="SAME") + b2), 2, 2, "VALID")
-    logits = tl.reshape(h, (x.shape[0], -1)) @ w3 + b3
-    return tl.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits).mean()
-
-
-def _lenet_step(x, labels, params):
-    return tl.grad(lambda *p: _lenet_loss(x, labels, *p), argnums=tuple(range(6)))(*params)
-
-
-def _lenet_data():
-    x = RNG.standard_normal((6, 12, 12, 1)).astype(np.float32)
-    labels = RNG.integers(0, 5, 6)
-    shapes = [(5, 5, 1, 8), (8,), (5, 5, 8, 16), (16,), (3 * 3 * 16, 5), (5,)]
-    return x, labels, [RNG.standard_normal(s).astype(np.float32) * 0.3 for s in shapes]
-
-
 @pytest.mark.parametrize("strategy", [None, *STRATEGIES])
 def test_a_traced_lenet_step_fuses_each_conv_layers_gradients_and_matches_eager(strategy, monkeypatch):
     if strategy is not None:  # every conv of the step, eager and traced, runs this strategy
         monkeypatch.setattr(conv, "conv2d_strategy", lambda *shapes: strategy)
-    x, labels, params = _lenet_data()
-    step = tl.function(_lenet_step)
+    x, labels, params = lenet_data(RNG)
+    step = tl.function(lenet_step)
     graph = step.get_graph(x, labels, params).optimize().verify()
     types = _types(graph)
     # conv1's input gradient is not needed (x is data): filter + bias; conv2's: all three, and conv1's ReluGrad
@@ -148,7 +131,7 @@ def test_a_traced_lenet_step_fuses_each_conv_layers_gradients_and_matches_eager(
     assert types.count("ReluGrad") == 1  # conv2's, moved before its MaxPoolGrad
     assert "Conv2DBackpropFilter" not in types and "Conv2DBackpropInput" not in types
     assert not [n for n in graph.nodes if n.op_type == "Sum" and len(n.inputs[0].shape) == 4]
-    eager = _lenet_step(tl.tensor(x), tl.tensor(labels), [tl.tensor(p) for p in params])
+    eager = lenet_step(tl.tensor(x), tl.tensor(labels), [tl.tensor(p) for p in params])
     for _ in range(3):
         for got, want in zip(step(x, labels, params), eager):
             _assert_rounded(got.numpy(), want.numpy(), "float32")

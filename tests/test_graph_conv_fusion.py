@@ -6,6 +6,7 @@ strategy; the fusion must not fire where it would change a result or drop a valu
 
 import numpy as np
 import pytest
+from _lenet import lenet_data, lenet_step
 
 import tensorlib as tl
 from tensorlib.backends import numpy_nn
@@ -43,29 +44,12 @@ def test_conv_bias_activation_fuses_into_one_op_bit_for_bit(activation, dtype, b
         np.testing.assert_array_equal(f(x, w, b).numpy(), eager)
 
 
-def _lenet_step(x, labels, params):
-    w1, b1, w2, b2, w3, b3 = params
-
-    def loss(w1, b1, w2, b2, w3, b3):
-        h = tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(x, w1, strides=1, padding="SAME") + b1), 2, 2, "VALID")
-        h = tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(h, w2, strides=1, padding="SAME") + b2), 2, 2, "VALID")
-        logits = tl.reshape(h, (x.shape[0], -1)) @ w3 + b3
-        return tl.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits).mean()
-
-    return tl.grad(loss, argnums=tuple(range(6)))(*params)
-
-
 def test_a_traced_lenet_step_fuses_both_convs_and_matches_eager():
-    x = RNG.standard_normal((6, 12, 12, 1)).astype(np.float32)
-    labels = RNG.integers(0, 5, 6)
-    params = [
-        RNG.standard_normal(s).astype(np.float32) * 0.3
-        for s in [(5, 5, 1, 8), (8,), (5, 5, 8, 16), (16,), (3 * 3 * 16, 5), (5,)]
-    ]
-    step = tl.function(_lenet_step)
+    x, labels, params = lenet_data(RNG)
+    step = tl.function(lenet_step)
     types = _types(step.get_graph(x, labels, params).optimize().verify())
     assert types.count("Conv2DAddActivation") == 2 and "Conv2D" not in types and "AddActivation" not in types
-    eager = _lenet_step(tl.tensor(x), tl.tensor(labels), [tl.tensor(p) for p in params])
+    eager = lenet_step(tl.tensor(x), tl.tensor(labels), [tl.tensor(p) for p in params])
     for _ in range(3):
         for got, want in zip(step(x, labels, params), eager):
             # The conv layers' gradients are fused too (tests/test_graph_conv_backprop_fusion.py): they sum in an

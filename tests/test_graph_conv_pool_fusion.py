@@ -10,6 +10,7 @@ several read the same conv.
 
 import numpy as np
 import pytest
+from _lenet import lenet_data, lenet_step
 
 import tensorlib as tl
 from tensorlib.backends import numpy_nn
@@ -107,27 +108,11 @@ def test_conv_bias_activation_and_max_pool_fuse_into_one_op_bit_for_bit(activati
         np.testing.assert_array_equal(f(x, w, b).numpy(), eager)
 
 
-def _lenet_loss(x, labels, w1, b1, w2, b2, w3, b3):
-    h = tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(x, w1, strides=1, padding="SAME") + b1), 2, 2, "VALID")
-    h = tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(h, w2, strides=1, padding="SAME") + b2), 2, 2, "VALID")
-    logits = tl.reshape(h, (x.shape[0], -1)) @ w3 + b3
-    return tl.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits).mean()
-
-
-def _lenet_step(x, labels, params):
-    return tl.grad(lambda *p: _lenet_loss(x, labels, *p), argnums=tuple(range(6)))(*params)
-
-
 def test_a_traced_lenet_step_pools_in_both_convs_and_its_gradients_are_those_of_the_unfused_step(
     monkeypatch, pool_fusion
 ):
-    x = RNG.standard_normal((6, 12, 12, 1)).astype(np.float32)
-    labels = RNG.integers(0, 5, 6)
-    params = [
-        RNG.standard_normal(s).astype(np.float32) * 0.3
-        for s in [(5, 5, 1, 8), (8,), (5, 5, 8, 16), (16,), (3 * 3 * 16, 5), (5,)]
-    ]
-    step = tl.function(_lenet_step)
+    x, labels, params = lenet_data(RNG)
+    step = tl.function(lenet_step)
     graph = step.get_graph(x, labels, params).optimize().verify()
     types = _types(graph)
     assert types.count("Conv2DAddActivationMaxPool") == 2
@@ -141,10 +126,10 @@ def test_a_traced_lenet_step_pools_in_both_convs_and_its_gradients_are_those_of_
     assert pool_grads[1].inputs[2]._node.attrs["relu_grad"]
     with monkeypatch.context() as patch:
         patch.setattr(passes, "FUSE_CONV_MAX_POOL", False)
-        unfused_step = tl.function(_lenet_step)
+        unfused_step = tl.function(lenet_step)
         unfused = [g.numpy() for g in unfused_step(x, labels, params)]
         assert "MaxPool" in _types(unfused_step.get_graph(x, labels, params).optimize())
-    eager = _lenet_step(tl.tensor(x), tl.tensor(labels), [tl.tensor(p) for p in params])
+    eager = lenet_step(tl.tensor(x), tl.tensor(labels), [tl.tensor(p) for p in params])
     for _ in range(3):
         for got, same, want in zip(step(x, labels, params), unfused, eager):
             np.testing.assert_array_equal(got.numpy(), same)

@@ -254,10 +254,11 @@ class _PatchPlan:
         if not self.layout.tap_major:
             return None
         storage = _scratch("patches", self.pixels * (self.k + 1), self.conv.compute_dtype)
+        # A block too big to keep has a buffer per call: then the patches are not followed by the ones.
+        if not np.may_share_memory(_scratch("patches", self.pixels * self.k, self.conv.compute_dtype), storage):
+            return None
         patches_t = self.gather(padded, rows).T
         pixels = patches_t.shape[1]
-        if not np.may_share_memory(patches_t, storage):  # a block too big to keep has a buffer per call
-            return None
         storage[self.k * pixels : (self.k + 1) * pixels] = 1
         return storage[: (self.k + 1) * pixels].reshape(self.k + 1, pixels)
 
