@@ -136,3 +136,20 @@ def test_fourier_conv_family_over_chunk_boundaries(case, dtype, rtol, monkeypatc
     for name, (got, expected) in results.items():
         assert got.dtype == dtype, name
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * np.abs(expected).max(), err_msg=name)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_synthesis_of_the_product_reads_only_what_the_product_writes(case, block_bytes):
+    """The per-frequency product leaves the self-conjugate rows' frequencies past Lw / 2 unwritten
+    (NaN here): the synthesized convolution must still be the reference's."""
+    plan = _plan(case)
+    x_shape, w_shape, strides, dilations, pads = case
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(x_shape)
+    w = rng.standard_normal(w_shape)
+    spectrum = plan.spectrum(x, plan.input_positions, np.empty((x.shape[0], plan.frequencies, 2, x.shape[3])))
+    product = np.full((x.shape[0], plan.frequencies, 2, w.shape[3]), np.nan)
+    plan.per_frequency_product(spectrum, plan.filter_products(w, conjugate=True), product)
+    out = np.full((x.shape[0], *plan.conv.geometry.out_hw, w.shape[3]), np.nan)
+    plan.synthesis(product, plan.output_positions, out)
+    np.testing.assert_allclose(out, references.conv2d(x, w, strides, pads, dilations), rtol=1e-10, atol=1e-10)

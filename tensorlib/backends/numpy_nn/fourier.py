@@ -225,6 +225,18 @@ def _real_row_synthesis_matrix(positions: Pair, count: int, length: int, dtype) 
     return _read_only(matrix.reshape(count, 2 * half).astype(dtype))
 
 
+@functools.lru_cache(maxsize=64)
+def _synthesized_frequencies(length_h: int, length_w: int) -> tuple:
+    """``(start, stop)`` ranges of the frequencies ``f = fh * Lw + fw`` of a stored
+    spectrum that :meth:`_FourierPlan.synthesis` reads: every one of the rows
+    that are not self-conjugate, and ``fw <= Lw / 2`` of those that are."""
+    ranges = []
+    for first, count, _ in _row_frequency_runs(length_h):
+        stop = first * length_w + (length_w // 2 + 1 if not count else count * length_w)
+        ranges.append((first * length_w, stop))
+    return tuple(ranges)
+
+
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False  # shared through the caches above
     return array
@@ -375,14 +387,16 @@ class _FourierPlan:
 
     def per_frequency_product(self, spectrum: np.ndarray, products: np.ndarray, out: np.ndarray):
         """``out[b, f, part] = spectrum[b, f] @ products[f, part]`` (flattened
-        ``(re | im, C)`` rows) for the images ``b`` of ``spectrum``."""
+        ``(re | im, C)`` rows) for the images ``b`` of ``spectrum``, at the
+        frequencies that :meth:`synthesis` reads: those of the self-conjugate
+        row frequencies past ``Lw / 2`` are left unwritten (see
+        _real_row_synthesis_matrix)."""
         images = spectrum.shape[0]
         product = out[:images]
-        _single_thread_matmul(
-            spectrum.reshape(images, self.frequencies, 1, -1).transpose(1, 2, 0, 3),
-            products,
-            product.reshape(images, self.frequencies, 2, -1).transpose(1, 2, 0, 3),
-        )
+        rows = spectrum.reshape(images, self.frequencies, 1, -1).transpose(1, 2, 0, 3)
+        target = product.reshape(images, self.frequencies, 2, -1).transpose(1, 2, 0, 3)
+        for start, stop in _synthesized_frequencies(*self.lengths):
+            _single_thread_matmul(rows[start:stop], products[start:stop], target[start:stop])
         return product
 
 
