@@ -256,7 +256,12 @@ class _FourierPlan:
     spectrum along W. A spectrum is stored ``(images, F, 2, C)`` with
     ``F = Fh * Lw``, the (re, im) pair next to the channels, so the complex
     product at each frequency is two real GEMMs, one per part of the result,
-    each with its contraction doubled (:meth:`filter_products`).
+    each with its contraction doubled (:meth:`filter_products`). The row
+    frequencies equal to their own negatives (0 and ``Lh / 2``) are real after
+    the transform along H: their transform along W takes the real part alone,
+    and as their rows are Hermitian, synthesis reads only their frequencies up
+    to ``Lw / 2``, which is all that the per-frequency product computes there
+    (:func:`_row_frequency_runs`, :func:`_synthesized_frequencies`).
     """
 
     def __init__(self, conv: _ConvShapes, chunk_bytes: int | None = None):
