@@ -153,3 +153,26 @@ def test_synthesis_of_the_product_reads_only_what_the_product_writes(case, block
     out = np.full((x.shape[0], *plan.conv.geometry.out_hw, w.shape[3]), np.nan)
     plan.synthesis(product, plan.output_positions, out)
     np.testing.assert_allclose(out, references.conv2d(x, w, strides, pads, dilations), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_filter_gradient_sums_only_what_synthesis_reads(case, monkeypatch):
+    """The filter gradient's per-frequency sums skip the self-conjugate rows' frequencies past Lw / 2,
+    which synthesis never reads: its scratch buffers filled with NaN beforehand (stale values from an
+    earlier call), the gradient must still be the reference's."""
+    x_shape, w_shape, strides, dilations, pads = case
+    monkeypatch.setattr(fourier, "_parallel", lambda *args: False)  # one thread: the scratch filled here is used
+    plan = _plan(case)
+    in_c, out_c = w_shape[2], w_shape[3]
+    for purpose, shape in [
+        ("gram", (plan.frequencies, 2 * in_c, 2 * out_c)),
+        ("partial_gram", (plan.frequencies, 2 * in_c, 2 * out_c)),
+        ("filter_spectrum", (plan.frequencies, 2, in_c, out_c)),
+    ]:
+        fourier._scratch(purpose, shape, np.float64).fill(np.nan)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(x_shape)
+    dy = rng.standard_normal((x_shape[0], *plan.conv.geometry.out_hw, out_c))
+    got = nn.conv2d_backprop_filter(x, w_shape, dy, strides, dilations, pads, strategy="fourier_gemm")
+    want = references.conv2d_backprop_filter(x, w_shape, dy, strides, pads, dilations)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)

@@ -541,19 +541,20 @@ def _fourier_gradients_share(plan: _FourierPlan, x: np.ndarray, dy: np.ndarray, 
     # (per image sizes from the shapes: the batch may be empty)
     x_scratch = _scratch("cast_input", plan.images * math.prod(x.shape[1:]), conv.compute_dtype)
     dy_scratch = _scratch("cast_out_gradient", plan.images * math.prod(dy.shape[1:]), conv.compute_dtype)
+    # Only the frequencies that synthesis reads are summed (and combined below); the others stay unwritten.
+    read = _synthesized_frequencies(*plan.lengths)
     for start, stop in _chunks(blocks, plan.images):
         images = stop - start
         x_block, dy_block = _as_compute(x[start:stop], x_scratch), _as_compute(dy[start:stop], dy_scratch)
         x_spectrum = plan.spectrum(x_block, plan.input_positions, x_spectra)
         dy_spectrum = plan.spectrum(dy_block, plan.output_positions, dy_spectra)
-        # The first chunk's product is the sum so far: no zeroing, no adding.
-        _single_thread_matmul(
-            x_spectrum.reshape(images, plan.frequencies, 2 * in_c).transpose(1, 2, 0),
-            dy_spectrum.reshape(images, plan.frequencies, 2 * out_c).transpose(1, 0, 2),
-            partial if summed else gram,
-        )
-        if summed:
-            gram += partial
+        x_rows = x_spectrum.reshape(images, plan.frequencies, 2 * in_c).transpose(1, 2, 0)
+        dy_rows = dy_spectrum.reshape(images, plan.frequencies, 2 * out_c).transpose(1, 0, 2)
+        for first, last in read:
+            # The first chunk's product is the sum so far: no zeroing, no adding.
+            _single_thread_matmul(x_rows[first:last], dy_rows[first:last], (partial if summed else gram)[first:last])
+            if summed:
+                gram[first:last] += partial[first:last]
         summed += 1
         if bias:
             # The real part at frequency 0 is each image's sum of dy over its pixels (every weight is cos 0 = 1).
@@ -571,8 +572,9 @@ def _fourier_gradients_share(plan: _FourierPlan, x: np.ndarray, dy: np.ndarray, 
         return dx, np.zeros((1, kh, kw, in_c * out_c), conv.compute_dtype), db
     gram = gram.reshape(plan.frequencies, 2, in_c, 2, out_c)
     spectrum = _scratch("filter_spectrum", (plan.frequencies, 2, in_c, out_c), conv.compute_dtype)
-    np.add(gram[:, 0, :, 0], gram[:, 1, :, 1], out=spectrum[:, 0])
-    np.subtract(gram[:, 1, :, 0], gram[:, 0, :, 1], out=spectrum[:, 1])
+    for first, last in read:
+        np.add(gram[first:last, 0, :, 0], gram[first:last, 1, :, 1], out=spectrum[first:last, 0])
+        np.subtract(gram[first:last, 1, :, 0], gram[first:last, 0, :, 1], out=spectrum[first:last, 1])
     dw = np.empty((1, kh, kw, in_c * out_c), conv.compute_dtype)  # fresh: it is returned
     plan.synthesis(spectrum.reshape(1, plan.frequencies, 2, in_c * out_c), plan.tap_positions, dw)
     return dx, dw, db
