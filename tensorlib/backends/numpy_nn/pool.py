@@ -342,6 +342,7 @@ class _MaxPoolGradBlocks:
 
     def __init__(self, plan: _PoolPlan, x: np.ndarray, y: np.ndarray, dy: np.ndarray):
         self.plan, self.y, self.dy = plan, y, dy
+        self.overlap = plan.geometry.windows_overlap
         block_shape = (plan.images, *plan.geometry.out_hw, plan.channels)
         self.hit, self.taken = _scratch("hit", block_shape, bool), _scratch("taken", block_shape, bool)
         self.padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, np.nan, plan.compute_dtype)
@@ -349,8 +350,7 @@ class _MaxPoolGradBlocks:
     def write(self, start: int, stop: int, padded_dx: np.ndarray) -> None:
         """The gradient of images ``start:stop`` (at most ``plan.images``) into ``padded_dx``, their padded
         gradient block; its cells must be zero unless ``plan.windows_tile`` (then all are written)."""
-        plan, images = self.plan, stop - start
-        overlap = plan.geometry.windows_overlap
+        plan, images, overlap = self.plan, stop - start, self.overlap
         dy_block = self.dy[start:stop]
         hit, taken = self.hit[:images], self.taken[:images]
         # The product below would put inf * 0 = NaN into the cells that
