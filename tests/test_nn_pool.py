@@ -199,29 +199,3 @@ def test_traced_gradient_with_unknown_batch(pool):
         x = np.random.default_rng(batch).standard_normal((batch, 7, 6, 2))
         eager = tl.grad(lambda x: tl.sum(pool(x, 3, 2, "SAME") ** 2))(x)
         np.testing.assert_allclose(grad(x).numpy(), eager.numpy(), rtol=1e-12)
-
-
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-@pytest.mark.parametrize(
-    "ksize, strides, pads",
-    [((2, 2), (2, 2), ((0, 0), (0, 0))), ((3, 3), (2, 2), ((1, 1), (1, 1))), ((2, 2), (2, 2), ((0, 1), (1, 0)))],
-)
-def test_max_pool_grad_blocks_write_any_block_bit_for_bit(dtype, ksize, strides, pads):
-    # The block body max_pool_grad runs, driven block by block into a zeroed padded array of the compute
-    # dtype (as a fused consumer would), gives max_pool_grad's bits, ties, inf and NaN included.
-    from tensorlib.backends.numpy_nn import pool
-
-    rng = np.random.default_rng(3)
-    x = rng.integers(-2, 3, (5, 7, 7, 3)).astype(dtype)
-    y = pool.max_pool(x, ksize, strides, pads)
-    dy = rng.standard_normal(y.shape).astype(dtype)
-    dy.flat[::7], dy.flat[::11] = np.inf, np.nan
-    expected = pool.max_pool_grad(x, y, dy, ksize, strides, pads)
-    plan = pool._PoolPlan("max_pool_grad", x.shape, ksize, strides, pads, dtype)
-    (top, bottom), (left, right) = pads
-    padded = np.zeros((5, 7 + top + bottom, 7 + left + right, 3), plan.compute_dtype)
-    blocks = pool._MaxPoolGradBlocks(plan, x, y, dy)
-    for start, stop in [(0, 2), (2, 3), (3, 5)]:
-        blocks.write(start, stop, padded[start:stop])
-    got = padded[:, top : top + 7, left : left + 7].astype(dtype)
-    assert got.tobytes() == expected.tobytes()

@@ -314,14 +314,34 @@ def max_pool_grad(
     plan = _PoolPlan("max_pool_grad", x.shape, ksize, strides, pads, dy.dtype)
     _check_pool_out_shape("max_pool_grad", y, plan)
     _check_pool_out_shape("max_pool_grad", dy, plan)
+    block_shape = (plan.images, *plan.geometry.out_hw, plan.channels)
+    overlap = plan.geometry.windows_overlap
     scatter = _PaddedScatter(
         x.shape, dy.dtype, plan.geometry.pads, plan.images, plan.compute_dtype, overwrites=plan.windows_tile
     )
 
     def run(blocks) -> None:
-        block = _MaxPoolGradBlocks(plan, x, y, dy)
+        hit, taken = _scratch("hit", block_shape, bool), _scratch("taken", block_shape, bool)
+        padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, np.nan, plan.compute_dtype)
         for start, stop in blocks:
-            block.write(start, stop, scatter.begin(start, stop))
+            images = stop - start
+            padded_dx = scatter.begin(start, stop)
+            dy_block = dy[start:stop]
+            # The product below would put inf * 0 = NaN into the cells that
+            # are not the maximum of a window whose gradient is inf or NaN.
+            finite = overlap or np.isfinite(dy_block, out=taken[:images]).all()
+            hits = _first_max_hits(plan, padded_blocks.load(start, stop), y[start:stop], hit[:images], taken[:images])
+            for tap, tap_hit in hits:
+                view = plan.geometry.tap_view(padded_dx, tap)
+                if overlap:
+                    np.add(view, dy_block, out=view, where=tap_hit)
+                elif finite:
+                    # Each cell is in one window at most, so writing the zeros
+                    # too is right, and it is several times faster than a
+                    # masked copy on sparse masks.
+                    np.multiply(dy_block, tap_hit, out=view)
+                else:
+                    _select_bits(dy_block, tap_hit, view)
             scatter.finish(start, stop)
 
     # Bound by NumPy's cost per row of C cells (the taps are strided views)
@@ -329,45 +349,6 @@ def max_pool_grad(
     parallel = x.nbytes >= _MAX_POOL_GRAD_PARALLEL_MIN_BYTES
     _share_blocks(run, _shared_blocks(plan.batch, plan.images, parallel), parallel)
     return scatter.dx
-
-
-class _MaxPoolGradBlocks:
-    """:func:`max_pool_grad`'s body for one block of images at a time, on the calling thread: the operations
-    it gives each element (so bit for bit its result) into any padded block array, its own scattered one or
-    (for a fused consumer) a scratch read while still in cache.
-
-    Holds this thread's ``hit``/``taken``/padded-input scratches: one instance per thread, used by one
-    block at a time.
-    """
-
-    def __init__(self, plan: _PoolPlan, x: np.ndarray, y: np.ndarray, dy: np.ndarray):
-        self.plan, self.y, self.dy = plan, y, dy
-        self.overlap = plan.geometry.windows_overlap
-        block_shape = (plan.images, *plan.geometry.out_hw, plan.channels)
-        self.hit, self.taken = _scratch("hit", block_shape, bool), _scratch("taken", block_shape, bool)
-        self.padded_blocks = _PaddedBlocks(x, plan.geometry.pads, plan.images, np.nan, plan.compute_dtype)
-
-    def write(self, start: int, stop: int, padded_dx: np.ndarray) -> None:
-        """The gradient of images ``start:stop`` (at most ``plan.images``) into ``padded_dx``, their padded
-        gradient block; its cells must be zero unless ``plan.windows_tile`` (then all are written)."""
-        plan, images, overlap = self.plan, stop - start, self.overlap
-        dy_block = self.dy[start:stop]
-        hit, taken = self.hit[:images], self.taken[:images]
-        # The product below would put inf * 0 = NaN into the cells that
-        # are not the maximum of a window whose gradient is inf or NaN.
-        finite = overlap or np.isfinite(dy_block, out=taken).all()
-        hits = _first_max_hits(plan, self.padded_blocks.load(start, stop), self.y[start:stop], hit, taken)
-        for tap, tap_hit in hits:
-            view = plan.geometry.tap_view(padded_dx, tap)
-            if overlap:
-                np.add(view, dy_block, out=view, where=tap_hit)
-            elif finite:
-                # Each cell is in one window at most, so writing the zeros
-                # too is right, and it is several times faster than a
-                # masked copy on sparse masks.
-                np.multiply(dy_block, tap_hit, out=view)
-            else:
-                _select_bits(dy_block, tap_hit, view)
 
 
 def _select_bits(values: np.ndarray, hit: np.ndarray, out: np.ndarray) -> None:
