@@ -161,6 +161,28 @@ def test_static_argnums_and_argnames_retrace_on_value():
         tl.function(lambda x, p: x, static_argnums=-5)
 
 
+def test_static_argnames_take_keyword_only_parameters():
+    @tl.function(static_argnames="scale")
+    def f(x, *, scale=1.0):
+        return x * scale
+
+    x = np.array([1.0, 2.0])
+    assert [f(x, scale=s).numpy().tolist() for s in (2.0, 3.0, 2.0)] == [[2.0, 4.0], [3.0, 6.0], [2.0, 4.0]]
+    assert f.trace_count == 2 and f.retrace_reasons[1] == "scale: 2.0 -> 3.0"
+    with pytest.raises(ValueError, match=r"static_argnames entry 'sale' is not a parameter \(parameters: x, scale\)"):
+        tl.function(lambda x, *, scale: x, static_argnames="sale")
+
+
+def test_a_static_argnum_past_the_parameters_is_an_error():
+    # Position 2 of f(x, p) is never filled: a silently ignored typo would leave p traced.
+    with pytest.raises(ValueError, match=r"static_argnums entry 2 is not a parameter position .*x, p\)"):
+        tl.function(lambda x, p: x, static_argnums=2)
+    with pytest.raises(ValueError, match="static_argnums entry 1 is not a parameter position"):
+        tl.function(lambda x, *, p: x, static_argnums=1)
+    g = tl.function(lambda x, *rest: x * rest[0], static_argnums=2)  # *args positions can be static
+    assert g(np.ones(1), 2.0, 3.0).numpy().tolist() == [2.0]
+
+
 def test_a_float_needed_as_a_python_value_becomes_static():
     f = tl.function(lambda x, alpha: tl.nn.leaky_relu(x, alpha=alpha))
     x = np.array([-1.0, 1.0])

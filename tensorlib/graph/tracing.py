@@ -549,8 +549,8 @@ class Function:
                         f"tl.function({self.__name__}): input_signature[{i}] must be a "
                         f"tl.TensorSpec, got {type(s).__name__}"
                     )
-        self._positional, self._varargs, has_kwargs = _parameters(fn)
-        self._static_pos, self._static_names = self._statics(static_argnums, static_argnames, has_kwargs)
+        self._positional, self._varargs, keyword_only, has_kwargs = _parameters(fn)
+        self._static_pos, self._static_names = self._statics(static_argnums, static_argnames, keyword_only, has_kwargs)
         if cache_size < 1:
             raise ValueError(f"tl.function({self.__name__}): cache_size must be at least 1, got {cache_size}")
         self.cache_size = cache_size
@@ -565,27 +565,30 @@ class Function:
         # Held while tracing: threads calling a new signature at once trace it once and share the graph.
         self._trace_lock = threading.RLock()
 
-    def _statics(self, argnums, argnames, has_kwargs):
+    def _statics(self, argnums, argnames, keyword_only, has_kwargs):
         """Static positions and names, each completed from the other through the signature (as in JAX)."""
         argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
         argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames)
         n = len(self._positional)
+        parameters = ", ".join(self._positional + keyword_only) or "none"
         positions = set()
         for i in argnums:
-            if not isinstance(i, int) or (i < 0 and (self._varargs or -i > n)):
+            # Past the last positional parameter only a *args entry can be static (a position no call fills
+            # would make a typo silently static-free).
+            if not isinstance(i, int) or (i < 0 and (self._varargs or -i > n)) or (i >= n and not self._varargs):
                 raise ValueError(
                     f"tl.function({self.__name__}): static_argnums entry {i!r} is not a "
-                    f"parameter position (parameters: {', '.join(self._positional) or 'none'})"
+                    f"parameter position (positional parameters: {', '.join(self._positional) or 'none'})"
                 )
             positions.add(i % n if i < 0 else i)
         names = set(argnames)
         for name in argnames:
             if name in self._positional:
                 positions.add(self._positional.index(name))
-            elif not has_kwargs:
+            elif name not in keyword_only and not has_kwargs:
                 raise ValueError(
                     f"tl.function({self.__name__}): static_argnames entry {name!r} is not a parameter "
-                    f"(parameters: {', '.join(self._positional) or 'none'})"
+                    f"(parameters: {parameters})"
                 )
         names.update(self._positional[i] for i in positions if i < n)
         return positions, names
@@ -822,15 +825,17 @@ class Function:
 
 
 def _parameters(fn) -> tuple:
-    """(positional parameter names, the ``*args`` name or None, whether it takes ``**kwargs``)."""
+    """(positional parameter names, the ``*args`` name or None, keyword-only parameter names, whether it
+    takes ``**kwargs``)."""
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
-        return [], None, True
+        return [], "args", [], True
     kinds = inspect.Parameter
     positional = [p.name for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
     varargs = next((p.name for p in params if p.kind is kinds.VAR_POSITIONAL), None)
-    return positional, varargs, any(p.kind is kinds.VAR_KEYWORD for p in params)
+    keyword_only = [p.name for p in params if p.kind is kinds.KEYWORD_ONLY]
+    return positional, varargs, keyword_only, any(p.kind is kinds.VAR_KEYWORD for p in params)
 
 
 def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=((), ())) -> tuple:
