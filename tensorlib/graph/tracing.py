@@ -28,7 +28,7 @@ from ..grad import registry as _grad_registry
 from ..ops.registry import _ops
 from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
 from . import executor
-from .ir import ASSIGN, CONSTANT_BYTES, Graph, _nbytes
+from .ir import ASSIGN, CONSTANT_BYTES, Capture, Graph, _nbytes
 
 RETRACE_WARNING_AFTER = 5
 # Graphs a tl.function keeps (least recently used first out); JAX's jit keeps 4096 executables, but a
@@ -552,6 +552,32 @@ def _show(desc) -> str:
 
 
 # ---------------------------------------------------------------- the traced function
+class _ArgumentVariable(Capture):
+    """The capture of a Variable passed as an argument, held weakly: the cache keys its graph by the Variable's
+    identity and drops the graph when the Variable dies, so the graph must not keep it alive either."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, capture: Capture):
+        super().__init__(capture.name, capture.tensor, capture.source, capture.kind, capture.site)
+
+    @property
+    def source(self):
+        return self._ref()
+
+    @source.setter
+    def source(self, value):
+        self._ref = weakref.ref(value)
+
+
+def _hold_argument_variables_weakly(graph: Graph, args, kwargs) -> None:
+    variables = {id(v) for v in tree.leaves((args, kwargs)) if isinstance(v, Variable)}
+    if variables:
+        graph.captures[:] = [
+            _ArgumentVariable(c) if c.kind == "variable" and id(c.source) in variables else c for c in graph.captures
+        ]
+
+
 class _Concrete:
     """One traced signature: its graph and the guards that keep closed-over names pointing at the captures."""
 
@@ -812,6 +838,7 @@ class Function:
             tops,
             (self._static_pos, self._static_names),
         )
+        _hold_argument_variables_weakly(graph, args, kwargs)
         concrete = _Concrete(graph, _guards(self.python_function, sources), self._weak_keep(key, keep))
         self._cache[key] = concrete
         if len(self._cache) > self.cache_size:
