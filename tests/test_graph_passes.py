@@ -61,7 +61,7 @@ def test_small_constants_are_folded_and_big_results_are_not():
 
 def test_algebraic_no_ops_are_removed():
     x = RNG.random((2, 3))
-    graph = _optimized(lambda x: tl.transpose(tl.transpose(x * 1.0 + 0.0)) / 1.0 - 0.0, x)
+    graph = _optimized(lambda x: tl.transpose(tl.transpose(x * 1.0 + -0.0)) / 1.0 - 0.0, x)
     assert _types(graph) == []
     graph = _optimized(lambda x: tl.reshape(tl.reshape(tl.cast(x, "float64"), (3, 2)), (6,)) * (1.0 * x[0, 0] + 1.0), x)
     assert _types(graph).count("Reshape") == 1 and "Cast" not in _types(graph)
@@ -74,6 +74,37 @@ def test_no_ops_that_would_change_shape_or_dtype_are_kept():
     assert "Mul" in _types(_optimized(lambda x: x * np.ones((2, 3)), x))  # broadcasts
     assert "Add" in _types(_optimized(lambda x: x + np.zeros((2, 1, 3)), x))  # adds an axis
     assert "Add" in _types(_optimized(lambda x: x + np.array([0.0, 1e-300, 0.0]), x))
+
+
+@pytest.mark.parametrize(
+    "fn, kept",
+    [
+        (lambda x: x + 0.0, ["Add"]),  # -0.0 + 0.0 is +0.0
+        (lambda x: 0.0 + x, ["Add"]),
+        (lambda x: x + np.zeros(4), ["Add"]),
+        (lambda x: x - -0.0, ["Sub"]),
+        (lambda x: x + -0.0, []),  # +0.0 + -0.0 is +0.0: exact for every x
+        (lambda x: -0.0 + x, []),
+        (lambda x: x - 0.0, []),
+    ],
+)
+def test_adding_a_zero_is_removed_only_where_it_keeps_every_sign_of_zero(fn, kept):
+    x = np.array([-0.0, 0.0, -np.inf, 1.5])
+    f = tl.function(lambda x: 1.0 / fn(x))  # 1 / -0.0 is -inf: the sign shows
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(f(x).numpy(), 1.0 / fn(tl.tensor(x)).numpy())
+        np.testing.assert_array_equal(f(x).numpy(), 1.0 / fn(x))  # NumPy's own sum
+    assert _types(f.get_graph(x).optimize()) == kept + ["Div"]
+
+
+@pytest.mark.parametrize("fn", [lambda x: x * 1.0, lambda x: 1.0 * x, lambda x: x / 1.0, lambda x: x**1.0])
+def test_complex_units_are_kept_as_numpy_turns_an_infinite_part_into_nan(fn):
+    x = np.array([complex(np.inf, 0.0), complex(1.0, -0.0), complex(-0.0, -0.0), complex(2.0, np.inf)])
+    with np.errstate(invalid="ignore"):
+        expected = fn(x)
+        got = tl.function(fn)(x).numpy()
+    np.testing.assert_array_equal(got.view(np.float64), expected.view(np.float64))
+    np.testing.assert_array_equal(np.signbit(got.view(np.float64)), np.signbit(expected.view(np.float64)))
 
 
 def _conv_reference(x, w, stride=1):

@@ -65,9 +65,12 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
     return eliminate_dead_nodes(g)
 
 
-def _is_stateful(op) -> bool:
-    """Ops whose results are not a function of inputs and attrs alone are never folded or merged."""
-    return op.stateful
+def _is_stateful(node) -> bool:
+    """Nodes whose results are not a function of inputs and attrs alone are never folded or merged: a
+    stateful op's, and a control-flow node's whose subgraphs draw (a random draw in a loop body)."""
+    return node.op.stateful or any(
+        isinstance(v, Graph) and any(_is_stateful(n) for n in v.nodes) for v in node.attrs.values()
+    )
 
 
 # ---------------------------------------------------------------- simplify = no-ops + folding + CSE
@@ -84,7 +87,7 @@ def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
             continue
         outs = _no_op(new, node, ins, keep_gradients)
         if outs is None:
-            stateful = _is_stateful(node.op)
+            stateful = _is_stateful(node)
             key = None if stateful else (node.op.name, tuple(t._id for t in ins), canonical(node.attrs))
             outs = seen.get(key)
             if outs is None:
@@ -159,6 +162,19 @@ def _all_equal(new: Graph, t, number) -> bool:
     return bool(np.all(np.asarray(t.backend.to_numpy(raw)) == number))
 
 
+def _all_zeros(new: Graph, t, negative: bool) -> bool:
+    """Whether ``t`` is a small constant of zeros, each with the sign bit ``negative`` where its dtype has one."""
+    raw = new.constant_value(t)
+    if raw is None or raw.size > 64:
+        return False
+    host = np.asarray(t.backend.to_numpy(raw))
+    if not np.all(host == 0):
+        return False
+    if host.dtype.kind == "c":
+        host = np.concatenate([host.real.ravel(), host.imag.ravel()])
+    return host.dtype.kind not in "fc" or bool(np.all(np.signbit(host) == negative))
+
+
 def _no_op(new: Graph, node, ins, keep_gradients):
     """Replacement outputs when the node does nothing (x*1, x+0, transpose of transpose, ...), else None.
 
@@ -174,12 +190,20 @@ def _no_op(new: Graph, node, ins, keep_gradients):
         return (ins[0],)
     if kind == "CustomGradient" and not keep_gradients:
         return ins[node.attrs["n_inputs"] :]
-    if kind in ("Mul", "Add"):
-        unit = 1 if kind == "Mul" else 0
+    # Complex x * 1, x / 1 and x ** 1 are not x: NumPy's formulas turn inf + 0j into inf + nanj, and lose signs of zero
+    exact_unit = out is not None and out.dtype.kind != "c"
+    if kind == "Mul" and exact_unit:
         for x, other in ((ins[0], ins[1]), (ins[1], ins[0])):
-            if same(x) and _all_equal(new, other, unit):
+            if same(x) and _all_equal(new, other, 1):
                 return (x,)
-    if kind in ("Sub", "Div", "Pow") and same(ins[0]) and _all_equal(new, ins[1], 0 if kind == "Sub" else 1):
+    if kind == "Add":
+        # x + (-0.0) is x for every float x, but x + 0.0 turns x = -0.0 into +0.0 (and 1 / x from -inf into inf)
+        for x, other in ((ins[0], ins[1]), (ins[1], ins[0])):
+            if same(x) and _all_zeros(new, other, negative=True):
+                return (x,)
+    if kind == "Sub" and same(ins[0]) and _all_zeros(new, ins[1], negative=False):
+        return (ins[0],)  # x - 0.0 is x, -0.0 included; x - (-0.0) is x + 0.0
+    if kind in ("Div", "Pow") and exact_unit and same(ins[0]) and _all_equal(new, ins[1], 1):
         return (ins[0],)
     if kind in ("LogicalAnd", "LogicalOr"):
         keep = kind == "LogicalAnd"  # x & True == x, x | False == x
