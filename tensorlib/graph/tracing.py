@@ -625,6 +625,11 @@ class Function:
     ):
         functools.update_wrapper(self, fn)
         self.python_function = fn
+        if input_signature is not None and not isinstance(input_signature, (list, tuple)):
+            raise TypeError(
+                f"tl.function({getattr(fn, '__name__', fn)}): input_signature must be a list of tl.TensorSpec, one per "
+                f"argument, got {type(input_signature).__name__}"
+            )
         self.input_signature = None if input_signature is None else tuple(input_signature)
         if self.input_signature is not None:
             for i, s in enumerate(self.input_signature):
@@ -634,6 +639,10 @@ class Function:
                         f"tl.TensorSpec, got {type(s).__name__}"
                     )
         self._positional, self._varargs, keyword_only, has_kwargs = _parameters(fn)
+        kinds = inspect.Parameter
+        self._positional_only = sum(
+            p.kind is kinds.POSITIONAL_ONLY for p in _signature_parameters(fn) if p.name in self._positional
+        )
         self._static_pos, self._static_names = self._statics(static_argnums, static_argnames, keyword_only, has_kwargs)
         if cache_size < 1:
             raise ValueError(f"tl.function({self.__name__}): cache_size must be at least 1, got {cache_size}")
@@ -722,6 +731,8 @@ class Function:
     def _concrete_for(self, args, kwargs, warn=True):
         if self.input_signature is not None:
             args, kwargs = self._check_signature(args, kwargs), {}
+        elif kwargs:
+            args, kwargs = self._positional_form(args, kwargs)
         while True:
             key, feeds, keep = self._key(args, kwargs)
             if self.input_signature is not None:
@@ -745,6 +756,18 @@ class Function:
                         self._static_pos.add(position)
                     if name is not None:
                         self._static_names.add(name)
+
+    def _positional_form(self, args, kwargs):
+        """Keyword arguments that fill the next positional parameters move into ``args``, so that ``f(x, y=1.0)``
+        and ``f(x, 1.0)`` are one signature and one graph (as TensorFlow's FunctionSpec canonicalizes)."""
+        names = self._positional
+        n = len(args)
+        if n >= len(names) or n < self._positional_only or names[n] not in kwargs:
+            return args, kwargs
+        args, kwargs = list(args), dict(kwargs)
+        while len(args) < len(names) and names[len(args)] in kwargs:
+            args.append(kwargs.pop(names[len(args)]))
+        return tuple(args), kwargs
 
     def _cached(self, key):
         concrete = self._cache.get(key)
@@ -770,9 +793,12 @@ class Function:
         out = []
         for i, (a, spec) in enumerate(zip(args, specs)):
             if not isinstance(a, Tensor) and not hasattr(a, "shape"):
-                from ..ops.creation import tensor
-
-                a = tensor(a, dtype=spec.dtype)
+                # Converted as an op converts it next to a tensor of the spec's dtype: an int fits a float spec,
+                # but 2.5 for an int32 spec becomes float32 and is refused below, never truncated to 2.
+                try:
+                    a = dispatch.to_tensor(a, _backends.current(), spec.dtype)
+                except (OverflowError, TypeError, ValueError) as e:
+                    raise type(e)(f"tl.function {self.__name__}: {self._arg_name(i)}: {e}") from None
             shape, dtype = tuple(a.shape), _dtypes.of_array(a.dtype)
             if not spec.is_compatible_with(shape, dtype):
                 raise ValueError(
@@ -907,6 +933,13 @@ class Function:
 
     def __repr__(self):
         return f"<tl.function {self.__name__} ({self.trace_count} traces)>"
+
+
+def _signature_parameters(fn) -> list:
+    try:
+        return list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
 
 
 def _parameters(fn) -> tuple:

@@ -1,0 +1,66 @@
+"""tl.function signatures: input_signature conversions, TensorSpec sizes, keyword forms of positional arguments."""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+F32_INT = [tl.TensorSpec((None,), "float32"), tl.TensorSpec((), "int32")]
+
+
+def test_input_signature_refuses_python_values_its_dtype_cannot_hold():
+    f = tl.function(lambda x, n: x * tl.cast(n, "float32"), input_signature=F32_INT)
+    x = np.ones(2, np.float32)
+    assert f(x, 3).numpy().tolist() == [3.0, 3.0]
+    # 2.5 was silently truncated to the spec's int32 (2): the result was [2, 2].
+    with pytest.raises(
+        ValueError, match=r"n has shape \(\) and dtype float32, which does not fit input_signature\[1\]"
+    ):
+        f(x, 2.5)
+    with pytest.raises(ValueError, match=r"n has shape \(2,\) and dtype float32, which does not fit"):
+        tl.function(lambda x, n: x, input_signature=[F32_INT[0], tl.TensorSpec((2,), "int32")])(x, [1.5, 2.5])
+    with pytest.raises(OverflowError, match=r"tl.function <lambda>: n: .*1099511627776 does not fit in int32"):
+        f(x, 2**40)
+    g = tl.function(lambda x: x * 2.0, input_signature=[tl.TensorSpec((2,), "float64")])
+    assert g([1, 2]).numpy().tolist() == [2.0, 4.0]  # ints fit a float spec
+    assert g(np.float64(1.5) * np.ones(2)).dtype == np.float64
+
+
+def test_input_signature_must_be_a_list_of_specs():
+    with pytest.raises(TypeError, match=r"input_signature must be a list of tl.TensorSpec.*got TensorSpec"):
+        tl.function(lambda x: x, input_signature=tl.TensorSpec((2,)))
+
+
+@pytest.mark.parametrize("shape, size", [((2.5, 3), "2.5"), ((True, 3), "True"), (("3",), "'3'")])
+def test_tensor_spec_sizes_must_be_integers(shape, size):
+    # They were int()-ed: (2.5, 3) became (2, 3), True a size 1, "3" a 3.
+    with pytest.raises(TypeError, match=f"TensorSpec: shape .* has a size {size}"):
+        tl.TensorSpec(shape)
+
+
+def test_tensor_spec_takes_integer_likes_and_none():
+    assert tl.TensorSpec((np.int64(2), None)).shape == (2, None)
+    assert tl.TensorSpec([3]).shape == (3,)
+    with pytest.raises(TypeError, match="shape must be a tuple or list of sizes, got int 3"):
+        tl.TensorSpec(3)
+
+
+def test_positional_parameters_passed_by_keyword_share_the_graph():
+    @tl.function
+    def f(x, scale=1.0, *, offset=0):
+        return x * scale + offset
+
+    x = np.ones(2)
+    assert f(x, 2.0).numpy().tolist() == [2.0, 2.0]
+    assert f(x, scale=3.0).numpy().tolist() == [3.0, 3.0]
+    assert f(scale=4.0, x=x).numpy().tolist() == [4.0, 4.0]
+    assert f.trace_count == 1
+    assert f(x, scale=1.0, offset=3).numpy().tolist() == [4.0, 4.0]
+    assert f.retrace_reasons == ["first call", "offset: new argument (3)"]
+
+    def g(a, /, b, **rest):  # a positional-only name given by keyword belongs to **rest
+        return a * b + len(rest)
+
+    traced = tl.function(g)
+    assert traced(x, b=2.0).numpy().tolist() == g(x, b=2.0).tolist()
+    assert traced(x, 2.0, a=1).numpy().tolist() == g(x, 2.0, a=1).tolist() == [3.0, 3.0]
