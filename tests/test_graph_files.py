@@ -195,3 +195,20 @@ def test_a_damaged_compressed_member_is_a_format_error(tmp_path):
     npz.write_bytes(bytes(data))
     with pytest.raises(GraphFormatError, match="const_0.*corrupt"):
         tl.graph.load(path)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    ["float16", "float32", "float64", "complex64", "complex128", "bool", "int8", "int16", "int32", "int64"]
+    + ["uint8", "uint16", "uint32"],
+)
+def test_a_saved_graph_runs_on_every_dtype_its_function_took(tmp_path, dtype):
+    # A loaded graph refused int8/int16/uint8/uint16/uint32 arguments that the tl.function it was saved from took.
+    x = (np.arange(6).reshape(2, 3) % 2).astype(dtype)
+    f = tl.function(lambda x: x + tl.tensor(np.arange(3).astype(dtype)))
+    f.save(tmp_path / "g.json", x)
+    expected = f(x)
+    for graph in (tl.graph.load(tmp_path / "g.json"), f.get_graph(x)):
+        out = graph(x)
+        assert out.dtype == expected.dtype
+        np.testing.assert_array_equal(out.numpy(), expected.numpy())
