@@ -48,6 +48,7 @@ def test_arithmetic_on_weak_floats_stays_weak(expression, x, values):
         lambda s: tl.tensor(s * 2.0, dtype="float64"),
         lambda s: tl.full((2, 3), s) + tl.tensor(X16)[:1, None],
         lambda s: tl.cast(s, "float64"),
+        lambda s: tl.where(tl.tensor([True, False]), s, 0.0),  # the condition is no promoted input
     ],
 )
 def test_tensorlib_functions_of_weak_floats_compute_as_eagerly(expression):
@@ -83,3 +84,11 @@ def test_python_control_flow_on_a_weak_float_makes_it_static():
 def test_full_takes_a_tensor_fill_value():
     np.testing.assert_array_equal(tl.full((2, 2), tl.tensor([1, 2])).numpy(), [[1, 2], [1, 2]])
     assert tl.full((3,), tl.tensor(np.float64(0.5))).dtype == np.float64
+
+
+def test_linspace_takes_a_weak_float_bound():
+    # numpy.linspace refused the traced float ("no implementation of numpy.linspace for Tensors").
+    f = tl.function(lambda s: tl.linspace(0.0, s, 3))
+    assert f(1.0).numpy().tolist() == [0.0, 0.5, 1.0]
+    assert f(2.0).numpy().tolist() == [0.0, 1.0, 2.0]  # the bound is needed as a number: s is static
+    assert f.trace_count == 2 and f(2.0).dtype == np.float32

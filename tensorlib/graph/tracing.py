@@ -112,9 +112,13 @@ class _Trace(dispatch.Mode):
                     f"({dispatch.describe_inputs(op, ins)}; backends "
                     f"{', '.join(a.backend.name for a in ins)}); move them with tl.tensor(x, backend=...)"
                 )
-        arguments = self._weak_arguments(ins) if self.weak_args else None
-        if arguments is not None and op.name not in _PYTHON_OPERATORS:
-            ins, specs = self._as_eager_floats(op, ins, attrs, arguments)
+        arguments = None
+        if self.weak_args:
+            arguments = self._weak_arguments(ins)
+            if op.name not in _PYTHON_OPERATORS:
+                group = ins if op.promote in (None, "all") else [ins[i] for i in op.promote if i < len(ins)]
+                if self._weak_arguments(group) is not None:
+                    ins, specs = self._as_eager_floats(op, ins, attrs)
         outs = self.graph.add_node(op, ins, attrs, specs, dispatch.user_site())
         self.known.update(o._id for o in outs)
         if arguments is not None:
@@ -138,15 +142,16 @@ class _Trace(dispatch.Mode):
                 return None
         return arguments if derived else None
 
-    def _as_eager_floats(self, op, ins, attrs, arguments):
-        """An op other than a Python operator on weak floats alone: eagerly, each Python float becomes a tensor
-        of the default float dtype first (``tl.sqrt(lr)`` is float32), so the float64 placeholders are cast
-        to it here, and the op's specs follow."""
+    def _as_eager_floats(self, op, ins, attrs):
+        """An op other than a Python operator whose promoted inputs are weak floats alone: eagerly, each Python
+        float becomes a tensor of the default float dtype first (``tl.sqrt(lr)``, ``tl.where(c, lr, 0.0)`` are
+        float32), so the float64 placeholders are cast to it here, and the op's specs follow."""
         cast = _ops["Cast"]
         cast_attrs = cast.bind_attrs({"dtype": _dtypes.default_float})
         out = []
         for t in ins:
-            if t.__class__ is dispatch.WeakScalar and t.dtype == _dtypes.float64 and t._id in self.weak_args:
+            arguments = self.weak_args.get(t._id)
+            if arguments is not None and t.__class__ is dispatch.WeakScalar and t.dtype == _dtypes.float64:
                 (t,) = self.graph.add_node(cast, (t,), cast_attrs, None, dispatch.user_site())
                 self.known.add(t._id)
                 self.weak_args[t._id] = arguments
