@@ -1,5 +1,7 @@
 """tl.function signatures: input_signature conversions, TensorSpec sizes, keyword forms of positional arguments."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -64,3 +66,16 @@ def test_positional_parameters_passed_by_keyword_share_the_graph():
     traced = tl.function(g)
     assert traced(x, b=2.0).numpy().tolist() == g(x, b=2.0).tolist()
     assert traced(x, 2.0, a=1).numpy().tolist() == g(x, 2.0, a=1).tolist() == [3.0, 3.0]
+
+
+def test_callable_objects_and_partials_can_be_traced():
+    # update_wrapper copies no __name__ from them: the first call raised AttributeError.
+    class Scale:
+        def __call__(self, x, s=1.0):
+            return x * s * 3.0
+
+    partial = functools.partial(lambda x, s: x * s, s=2.0)
+    for fn, expected, name in ((Scale(), [6.0, 12.0], "Scale"), (partial, [2.0, 4.0], "<lambda>")):
+        f = tl.function(fn, static_argnames="s")
+        assert f(np.array([1.0, 2.0]), s=2.0).numpy().tolist() == expected
+        assert f.__name__ == name and f.get_graph(np.ones(2), s=2.0).name == name

@@ -629,6 +629,8 @@ class Function:
         self, fn, input_signature=None, max_traces=None, static_argnums=(), static_argnames=(), cache_size=CACHE_SIZE
     ):
         functools.update_wrapper(self, fn)
+        if "__name__" not in self.__dict__:  # a callable object or functools.partial has none to copy
+            self.__name__ = getattr(getattr(fn, "func", None), "__name__", None) or type(fn).__name__
         self.python_function = fn
         if input_signature is not None and not isinstance(input_signature, (list, tuple)):
             raise TypeError(
