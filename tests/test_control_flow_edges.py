@@ -177,3 +177,35 @@ def test_custom_gradient_closure_differentiates_twice_through_a_traced_cond():
     f = lambda v: tl.sum(tl.cond(tl.sum(v) > 0, cube, tl.sin, v))  # noqa: E731
     x = np.array([0.5, 1.5])
     np.testing.assert_allclose(tl.function(tl.hessian(f))(x).numpy(), np.diag(6 * x), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- complex values through the nodes
+def _complex_scan(v):
+    rotate = tl.tensor(np.complex128(1j))
+    c, ys = tl.scan(lambda c, e: (c * tl.exp(e * rotate) + e, tl.real(c) * e), tl.tensor(np.complex128(1.0)), v)
+    return tl.real(c) + tl.imag(c) * 2.0 + tl.sum(ys)
+
+
+def _complex_cond(v):
+    z = v * tl.tensor(np.complex128(1.0 + 2.0j))
+    return tl.real(tl.sum(tl.cond(tl.sum(v) > 0, lambda u: u * u, lambda u: tl.conj(u) * 3.0, z)))
+
+
+def _central_differences(f, x, eps=1e-6):
+    grad = np.zeros_like(x)
+    for i in range(x.size):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        grad[i] = (float(f(tl.tensor(up))) - float(f(tl.tensor(down)))) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("fn", [_complex_scan, _complex_cond], ids=["scan", "cond"])
+@pytest.mark.parametrize("x", [np.array([0.3, -0.8, 1.1]), np.array([-0.3, -0.8, 0.2])])
+def test_gradients_flow_through_complex_carries_and_operands(fn, x):
+    # Complex values inside the node got zero gradients when traced (only float ones were differentiated).
+    reference = _central_differences(fn, x)
+    np.testing.assert_allclose(tl.grad(fn)(tl.tensor(x)).numpy(), reference, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tl.function(tl.grad(fn))(x).numpy(), reference, rtol=1e-6, atol=1e-8)
+    tl.testing.check_grads(tl.function(fn), (x,), order=2)

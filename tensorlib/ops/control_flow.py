@@ -136,31 +136,34 @@ def _all_grads(node, grads, compute) -> tuple:
     return result
 
 
+def _differentiable(t) -> bool:
+    """Float and complex values carry gradients; integer and bool ones (counters, flags) do not."""
+    return t.dtype.kind in "fc"
+
+
 def _vjp_of(graph, n_args: int) -> Callable:
     """``f(*args, *cotangents) -> gradients for every arg`` (zeros where none flows), for a subgraph."""
     from ..grad.tape import GradientTape
     from . import math as math_ops
-    from . import reduce as reduce_ops
 
     def vjp(*values):
         args, cotangents = values[:n_args], values[n_args:]
-        floats = [a for a in args if a.dtype.kind == "f"]
+        wrt = [a for a in args if _differentiable(a)]
         with GradientTape() as tape:
-            for a in floats:
+            for a in wrt:
                 tape.watch(a)
             outs = _replay(graph, args)
-            # sum(out * cotangent) over the float outputs: its gradient is the vector-Jacobian product
-            terms = [reduce_ops.sum(math_ops.multiply(o, g)) for o, g in zip(outs, cotangents) if o.dtype.kind == "f"]
-            target = terms[0] if terms else None
-            for term in terms[1:]:
-                target = target + term
+        # The cotangents weigh the outputs as tape.gradient's output_gradients (complex ones included).
+        pairs = [(o, g) for o, g in zip(outs, cotangents) if _differentiable(o)]
         grads = (
-            tape.gradient(target, floats, unconnected_gradients="zero")
-            if target is not None and floats
-            else [math_ops.zeros_like(a) for a in floats]
+            tape.gradient(
+                [o for o, _ in pairs], wrt, output_gradients=[g for _, g in pairs], unconnected_gradients="zero"
+            )
+            if pairs and wrt
+            else [math_ops.zeros_like(a) for a in wrt]
         )
         it = iter(grads)
-        return tuple(next(it) if a.dtype.kind == "f" else math_ops.zeros_like(a) for a in args)
+        return tuple(next(it) if _differentiable(a) else math_ops.zeros_like(a) for a in args)
 
     return vjp
 
@@ -233,7 +236,7 @@ def _cond_grad(node, *grads, index):
         return cond(pred, _vjp_of(node.attrs["true_graph"], n), _vjp_of(node.attrs["false_graph"], n), *args, *grads)
 
     grad = _all_grads(node, grads, compute)[index - 1]
-    return grad if node.inputs[index].dtype.kind == "f" else None
+    return grad if _differentiable(node.inputs[index]) else None
 
 
 register_gradient("Cond", _cond_grad)
@@ -370,7 +373,7 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
 def _sum(a, b):
     # Integer and bool carries (loop counters, flags) get no gradient: their cotangents are placeholders
     # that are never added (the Array API has no bool arithmetic) and are dropped below.
-    return a + b if a.dtype.kind in "fc" else a
+    return a + b if _differentiable(a) else a
 
 
 def _scan_grad(node, *grads, index):
@@ -404,7 +407,7 @@ def _scan_grad(node, *grads, index):
         return tuple(g_init) + tuple(g_xs) + tuple(g_outer)
 
     grad = _all_grads(node, grads, compute)[index]
-    return grad if node.inputs[index].dtype.kind == "f" else None
+    return grad if _differentiable(node.inputs[index]) else None
 
 
 register_gradient("Scan", _scan_grad)
