@@ -209,3 +209,65 @@ def test_gradients_flow_through_complex_carries_and_operands(fn, x):
     np.testing.assert_allclose(tl.grad(fn)(tl.tensor(x)).numpy(), reference, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(tl.function(tl.grad(fn))(x).numpy(), reference, rtol=1e-6, atol=1e-8)
     tl.testing.check_grads(tl.function(fn), (x,), order=2)
+
+
+# ---------------------------------------------------------------- weakly typed initial values, length 0
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_python_number_init_takes_the_carry_dtype_as_in_jax(dtype, traced):
+    # tl.scan(f, 0.0, xs): the init is weakly typed, so the carry has xs's type, eagerly and traced.
+    xs = np.array([1.0, 2.0, 3.5], dtype)
+    run = lambda v: tl.scan(lambda c, x: (c + x, c * 2.0), 0.0, v)  # noqa: E731
+    carry, ys = tl.function(run)(xs) if traced else run(tl.tensor(xs))
+    assert carry.dtype == ys.dtype == np.dtype(dtype)
+    assert float(carry) == 6.5 and ys.numpy().tolist() == [0.0, 2.0, 6.0]
+    two = tl.tensor(np.array(2.0, dtype))
+    for bound in (None, 5):
+        loop = lambda: tl.while_loop(lambda s: s < 10.0, lambda s: s * two, 1.0, maximum_iterations=bound)  # noqa
+        looped = tl.function(loop)() if traced else loop()
+        assert looped.dtype == np.dtype(dtype) and float(looped) == 16.0
+
+
+def test_a_python_float_argument_as_init_is_weak_in_the_traced_scan_too():
+    # The argument is fed as a weak float64 scalar: eager and traced must both carry float32 here.
+    f = lambda xs, s: tl.scan(lambda c, x: (c + x, c), s, xs)  # noqa: E731
+    xs = np.array([1.0, 2.0], "float32")
+    eager = f(tl.tensor(xs), 0.5)
+    traced = tl.function(f)(xs, 0.5)
+    for e, t in zip(eager, traced):
+        assert e.dtype == t.dtype == np.float32
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+    loop = tl.function(lambda a, v: tl.while_loop(lambda s: s < 10.0, lambda s: s * v, a))
+    assert loop(1.0, np.float32(2.0)).dtype == np.float32
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_weak_inits_still_reject_a_narrower_kind_and_numpy_scalars_are_strong(traced):
+    call = (lambda f: tl.function(f)()) if traced else (lambda f: f())  # noqa: E731
+    with pytest.raises(TypeError, match=r"init is \[float32\[\]\], f returns \[int32\[\]\]$"):
+        call(lambda: tl.scan(lambda c, _: (tl.cast(c + 1, "int32"), c), 0.5, None, length=2))
+    with pytest.raises(TypeError, match=_BODY + r"loop_vars are \[float32\[\]\], body_fn returns \[int32\[\]\]$"):
+        call(lambda: tl.while_loop(lambda s: s < 3, lambda s: tl.cast(s + 1, "int32"), 0.5))
+    with pytest.raises(TypeError, match=r"init is \[float64\[\]\], f returns \[float32\[\]\]$"):
+        call(lambda: tl.scan(lambda c, _: (tl.cast(c, "float32"), c), np.float64(0.5), None, length=2))
+
+
+def test_an_eager_scan_of_length_zero_gives_what_the_traced_one_gives():
+    def f(c, xs):
+        return tl.scan(lambda c, x: (c * x[0], {"y": c[:1] * 2.0, "n": tl.cast(x, "int32")}), c, xs)
+
+    init, xs = np.array([1.5, -2.0]), np.ones((0, 3))
+    (c, ys), (tc, tys) = f(tl.tensor(init), tl.tensor(xs)), tl.function(f)(init, xs)
+    np.testing.assert_array_equal(c.numpy(), init)
+    np.testing.assert_array_equal(tc.numpy(), init)
+    for got in (ys, tys):
+        assert (got["y"].shape, got["y"].dtype, got["n"].shape, got["n"].dtype) == (
+            (0, 1),
+            np.float64,
+            (0, 3),
+            np.int32,
+        )
+    grad = tl.grad(lambda v: tl.sum(f(v, tl.tensor(xs))[0]))(tl.tensor(init))
+    np.testing.assert_array_equal(grad.numpy(), [1.0, 1.0])
+    none = tl.scan(lambda c, x: (c + 1.0, None), tl.tensor(2.0), None, length=0)
+    assert float(none[0]) == 2.0 and none[1] is None
