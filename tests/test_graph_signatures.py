@@ -79,3 +79,31 @@ def test_callable_objects_and_partials_can_be_traced():
         f = tl.function(fn, static_argnames="s")
         assert f(np.array([1.0, 2.0]), s=2.0).numpy().tolist() == expected
         assert f.__name__ == name and f.get_graph(np.ones(2), s=2.0).name == name
+
+
+@pytest.mark.parametrize(
+    "value, where, kind",
+    [
+        (np.array([0, 1]), "idx", "ndarray"),  # was silently fed as a placeholder: `static` ignored
+        (tl.tensor([0, 1]), "idx", "Tensor"),
+        ((1, {"a": np.ones(2)}), r"idx\[1\]\['a'\]", "ndarray"),
+        ({1, 2}, "idx", "set"),
+    ],
+)
+def test_an_unhashable_static_argument_is_a_clear_error(value, where, kind):
+    f = tl.function(lambda x, idx: x * 2.0, static_argnums=1)
+    with pytest.raises(
+        TypeError, match=rf"tl.function <lambda>: static argument {where} is a {kind}, which is not hash"
+    ):
+        f(np.ones(2), value)
+
+
+def test_a_static_numpy_scalar_is_a_value():
+    f = tl.function(lambda x, n: x[:n], static_argnums=1)
+    x = np.arange(4.0)
+    assert f(x, np.int64(2)).numpy().tolist() == [0.0, 1.0]
+    assert f(x, np.int64(3)).numpy().tolist() == [0.0, 1.0, 2.0]
+    assert f.trace_count == 2 and f.retrace_reasons[1] == "n: np.int64(2) -> np.int64(3)"
+    v = tl.Variable(np.ones(4))
+    g = tl.function(lambda x, v: x * v, static_argnums=1)  # a Variable stays keyed by identity
+    assert g(x, v).numpy().tolist() == g(x, v).numpy().tolist() == [0.0, 1.0, 2.0, 3.0] and g.trace_count == 1

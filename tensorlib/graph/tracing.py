@@ -443,14 +443,16 @@ def _leaf_key(value, feeds, keep, static=False):
             feeds.append(value)
             return _WEAK_FLOAT
         return (float, repr(value))  # repr: a NaN equals itself, 0.0 and -0.0 differ
+    if cls in (int, bool, str) or value is None:
+        return (cls, value)
+    if static:
+        return _static_key(value, keep)
     if isinstance(value, Tensor):
         if isinstance(value, Variable):
             keep.append(value)
             return ("variable", id(value))
         feeds.append(value)
         return (value.shape, value.dtype, value.backend.name)
-    if cls in (int, bool, str) or value is None:
-        return (cls, value)
     if cls is TensorSpec:
         return (value.shape, value.dtype, _backends.current().name)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
@@ -468,6 +470,32 @@ def _leaf_key(value, feeds, keep, static=False):
         return ("id", id(value))
 
 
+class _UnhashableStatic(Exception):
+    def __init__(self, value):
+        super().__init__(value)
+        self.value = value
+
+
+def _static_key(value, keep):
+    """The key of a leaf of a static argument: its value, which must be hashable (JAX's rule).  An array or
+    tensor has no hashable value (a static one was silently fed as a placeholder); a NumPy scalar is a value."""
+    if isinstance(value, np.generic):
+        return (value.__class__, value.tobytes())
+    if isinstance(value, Variable):  # a Variable is keyed by identity, static or not
+        keep.append(value)
+        return ("variable", id(value))
+    if isinstance(value, (Tensor, TensorSpec)) or hasattr(value, "shape") and hasattr(value, "dtype"):
+        raise _UnhashableStatic(value)
+    if value.__class__.__hash__ is object.__hash__:
+        keep.append(value)  # hashed by identity: key by id, never keep it alive
+        return ("id", id(value))
+    try:
+        hash(value)
+    except TypeError:
+        raise _UnhashableStatic(value) from None
+    return (value.__class__, value)
+
+
 def _with_placeholders(value, name, trace, top=None, static=False):
     """``value`` with every tensor/array leaf (and Python float unless ``static``) replaced by a new
     placeholder named by its path from the argument ``name``; ``top`` is the argument it belongs to
@@ -481,7 +509,9 @@ def _path_text(path) -> str:
 
 
 def _placeholder(value, path, trace, top, static):
-    if value.__class__ is float and not static:
+    if static:
+        return value
+    if value.__class__ is float:
         t = trace.placeholder((), _dtypes.float64, _backends.current(), path)
         t.__class__ = dispatch.WeakScalar  # promotes like the Python float it stands for
         trace.weak_args[t._id] = frozenset((top,))
@@ -512,7 +542,7 @@ def _describe_leaf(value, path, out, static):
         out[path] = ("value", "a Python float fed as a weak scalar")
     elif isinstance(value, Variable):
         out[path] = ("variable", f"Variable {value.name!r} (id {value._id})")
-    elif hasattr(value, "shape") and hasattr(value, "dtype"):  # tensors, specs, arrays
+    elif hasattr(value, "shape") and hasattr(value, "dtype") and not static:  # tensors, specs, arrays
         backend = value.backend.name if isinstance(value, Tensor) else "numpy"
         out[path] = ("tensor", tuple(value.shape), np.dtype(value.dtype).name, backend)
     else:
@@ -748,7 +778,14 @@ class Function:
         elif kwargs:
             args, kwargs = self._positional_form(args, kwargs)
         while True:
-            key, feeds, keep = self._key(args, kwargs)
+            try:
+                key, feeds, keep = self._key(args, kwargs)
+            except _UnhashableStatic as e:
+                raise TypeError(
+                    f"tl.function {self.__name__}: static argument {self._path_of(args, kwargs, e.value)} is a "
+                    f"{type(e.value).__name__}, which is not hashable; a static argument selects a graph by its "
+                    "value: pass a hashable one (a tuple, a number, a string), or leave the argument traced"
+                ) from None
             if self.input_signature is not None:
                 feeds = list(args)
             hit = self._cached(key)
@@ -782,6 +819,15 @@ class Function:
         while len(args) < len(names) and names[len(args)] in kwargs:
             args.append(kwargs.pop(names[len(args)]))
         return tuple(args), kwargs
+
+    def _path_of(self, args, kwargs, leaf) -> str:
+        """The argument path (``idx[1]``) of ``leaf`` in the call."""
+        tops = [(self._arg_name(i), a) for i, a in enumerate(args)] + sorted(kwargs.items())
+        for name, value in tops:
+            for path, v in tree.flatten_with_path(value)[0]:
+                if v is leaf:
+                    return name + _path_text(path)
+        return "?"
 
     def _cached(self, key):
         concrete = self._cache.get(key)
