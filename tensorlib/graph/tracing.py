@@ -122,9 +122,12 @@ class _Trace(dispatch.Mode):
         outs = self.graph.add_node(op, ins, attrs, specs, dispatch.user_site())
         self.known.update(o._id for o in outs)
         if arguments is not None:
+            # A Python operator on weak values is Python arithmetic eagerly (weak); on a value a tensorlib function
+            # made (a strong tensor eagerly) it is not, though its result still comes from the weak arguments.
+            weak = op.name in _PYTHON_OPERATORS and all(t.__class__ is dispatch.WeakScalar for t in ins)
             for o in outs:
                 self.weak_args[o._id] = arguments
-                if op.name in _PYTHON_OPERATORS:
+                if weak:
                     o.__class__ = dispatch.WeakScalar
         return outs if isinstance(specs, tuple) else outs[0]
 
@@ -148,13 +151,16 @@ class _Trace(dispatch.Mode):
         float32), so the float64 placeholders are cast to it here, and the op's specs follow."""
         cast = _ops["Cast"]
         cast_attrs = cast.bind_attrs({"dtype": _dtypes.default_float})
+        group = range(len(ins)) if op.promote in (None, "all") else op.promote
         out = []
-        for t in ins:
-            arguments = self.weak_args.get(t._id)
-            if arguments is not None and t.__class__ is dispatch.WeakScalar and t.dtype == _dtypes.float64:
+        for i, t in enumerate(ins):
+            # The literals beside them were made float64 next to the float64 placeholders: cast too.
+            if i in group and t.__class__ is dispatch.WeakScalar and t.dtype == _dtypes.float64:
+                arguments = self.weak_args.get(t._id)
                 (t,) = self.graph.add_node(cast, (t,), cast_attrs, None, dispatch.user_site())
                 self.known.add(t._id)
-                self.weak_args[t._id] = arguments
+                if arguments is not None:
+                    self.weak_args[t._id] = arguments
             out.append(t)
         return out, op.infer(*out, **attrs)
 
