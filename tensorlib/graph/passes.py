@@ -68,9 +68,12 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
     return eliminate_dead_nodes(g)
 
 
-def _is_stateful(op) -> bool:
-    """Ops whose results are not a function of inputs and attrs alone are never folded or merged."""
-    return op.stateful
+def _is_stateful(node) -> bool:
+    """Nodes whose results are not a function of inputs and attrs alone are never folded or merged: a
+    stateful op's, and a control-flow node's whose subgraphs draw (a random draw in a loop body)."""
+    return node.op.stateful or any(
+        isinstance(v, Graph) and any(_is_stateful(n) for n in v.nodes) for v in node.attrs.values()
+    )
 
 
 # ---------------------------------------------------------------- simplify = no-ops + folding + CSE
@@ -87,7 +90,7 @@ def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
             continue
         outs = _no_op(new, node, ins, keep_gradients)
         if outs is None:
-            stateful = _is_stateful(node.op)
+            stateful = _is_stateful(node)
             key = None if stateful else (node.op.name, tuple(t._id for t in ins), canonical(node.attrs))
             outs = seen.get(key)
             if outs is None:

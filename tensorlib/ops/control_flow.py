@@ -24,6 +24,7 @@ traces as a ``scan`` of ``cond``s (TensorFlow's rule).
 
 from __future__ import annotations
 
+import operator
 import weakref
 from typing import Any, Callable
 
@@ -79,6 +80,31 @@ def _replay(graph, values) -> list:
 
 def _specs(graph) -> tuple:
     return tuple(TensorSpec(o.shape, o.dtype) for o in graph.outputs)
+
+
+def _count(value, what: str, name: str):
+    """``value`` as a non-negative Python int (NumPy integers too; not a bool, a float or a tensor)."""
+    try:
+        if isinstance(value, (bool, Tensor)) or getattr(value, "dtype", None) == bool:
+            raise TypeError
+        count = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what}: {name} must be a non-negative int, got {value!r}") from None
+    if count < 0:
+        raise ValueError(f"{what}: {name} must be a non-negative int, got {value!r}")
+    return count
+
+
+def _check_same(before, after, rule: str, was: str, got: str, got_nesting: str | None = None):
+    """The check the traced forms make, made for Python loops too: ``after`` keeps the structure, shapes
+    and dtypes of ``before``; else one TypeError, ``rule`` then both drawn."""
+    b, b_structure = _flatten(before, rule.split(":")[0])
+    a, a_structure = _flatten(after, rule.split(":")[0])
+    if b_structure != a_structure or [(t.shape, t.dtype) for t in b] != [(t.shape, t.dtype) for t in a]:
+        raise TypeError(
+            f"{rule}: {was} {_types(b)}, {got} {_types(a)}"
+            + _nesting(was, b_structure, got_nesting or got, a_structure)
+        )
 
 
 def _scalar_pred(pred, what: str):
@@ -273,6 +299,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     >>> float(total), running.numpy().tolist()
     (6.0, [0.0, 2.0, 9.0])
     """
+    if length is not None:
+        length = _count(length, "tl.scan", "length")
     x_leaves, x_structure = _flatten(xs, "tl.scan xs")
     lengths = {x.shape[0] if x.shape else None for x in x_leaves}
     if None in lengths or len(lengths) > 1 or (length is not None and lengths and lengths != {length}):
@@ -302,8 +330,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         (t.shape, t.dtype) for t in c_leaves
     ]:
         raise TypeError(
-            f"tl.scan: f must return a carry of the same structure, shapes and dtypes as init: "
-            f"init is {_types(c_leaves)}, f returns {_types(new_carry)}"
+            f"{_CARRY_RULE}: init is {_types(c_leaves)}, f returns {_types(new_carry)}"
             + _nesting("init is", c_structure, "f's carry is", carry_structure)
         )
     body = sub.with_outer(len(c_leaves) + len(x_leaves), list(sub.outer))
@@ -313,6 +340,10 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     carry = tree.unflatten(c_structure, results[:n_carry])
     ys = tree.unflatten(y_structure, results[n_carry : len(outs)])
     return carry, ys
+
+
+_CARRY_RULE = "tl.scan: f must return a carry of the same structure, shapes and dtypes as init"
+_LOOP_RULE = "tl.while_loop: body_fn must return the structure, shapes and dtypes of loop_vars"
 
 
 def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
@@ -326,7 +357,7 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError("tl.scan: f must return a pair (carry, y)")
         carry, ys[t] = out
-        _check_carry(init, carry)
+        _check_same(init, carry, _CARRY_RULE, "init is", "f returns", "f's carry is")
     if not length:
         raise ValueError(
             "tl.scan: an eager scan of length 0 cannot know the shape of its ys; trace it with tl.function"
@@ -334,18 +365,6 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
     y_leaves = [_flatten(y, "tl.scan ys") for y in ys]
     stacked = [_shape.stack([leaves[k] for leaves, _ in y_leaves]) for k in range(len(y_leaves[0][0]))]
     return carry, tree.unflatten(y_leaves[0][1], stacked)
-
-
-def _check_carry(init, carry):
-    """The eager scan checks what the traced one does: the carry keeps its structure, shapes and dtypes."""
-    before, structure = _flatten(init, "tl.scan init")
-    after, new_structure = _flatten(carry, "tl.scan carry")
-    if structure != new_structure or [(t.shape, t.dtype) for t in before] != [(t.shape, t.dtype) for t in after]:
-        raise TypeError(
-            f"tl.scan: f must return a carry of the same structure, shapes and dtypes as init: "
-            f"init is {_types(before)}, f returns {_types(after)}"
-            + _nesting("init is", structure, "f's carry is", new_structure)
-        )
 
 
 def _sum(a, b):
@@ -440,14 +459,15 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     >>> int(i), float(x)
     (3, 12.0)
     """
-    if maximum_iterations is not None and (not isinstance(maximum_iterations, int) or maximum_iterations < 0):
-        raise ValueError(f"tl.while_loop: maximum_iterations must be a non-negative int, got {maximum_iterations!r}")
+    if maximum_iterations is not None:
+        maximum_iterations = _count(maximum_iterations, "tl.while_loop", "maximum_iterations")
     if not dispatch.modes:
         values, count = loop_vars, 0
         while (maximum_iterations is None or count < maximum_iterations) and bool(
             _scalar_pred(cond_fn(values), "tl.while_loop cond_fn").numpy()
         ):
             values = body_fn(values)
+            _check_same(loop_vars, values, _LOOP_RULE, "loop_vars are", "body_fn returns")
             count += 1
         return values
     if maximum_iterations is not None:
@@ -462,8 +482,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
         (t.shape, t.dtype) for t in leaves
     ]:
         raise TypeError(
-            f"tl.while_loop: body_fn must return the structure, shapes and dtypes of loop_vars: "
-            f"loop_vars are {_types(leaves)}, body_fn returns {_types(outs)}"
+            f"{_LOOP_RULE}: loop_vars are {_types(leaves)}, body_fn returns {_types(outs)}"
             + _nesting("loop_vars are", structure, "body_fn returns", body_sub.graph.structure)
         )
     outer = cond_sub.outer + [v for v in body_sub.outer if v._id not in cond_sub.outer_map]
@@ -476,10 +495,15 @@ def _bounded_while(cond_fn, body_fn, loop_vars, maximum_iterations):
     """At most N steps as a scan whose step is a cond: differentiable through the taken steps."""
     from . import math as math_ops
 
+    def body(values):
+        new = body_fn(values)
+        _check_same(values, new, _LOOP_RULE, "loop_vars are", "body_fn returns")  # before cond names itself
+        return new
+
     def step(carry, _):
         values, active = carry
         active = math_ops.logical_and(active, _bool_pred(cond_fn(values), "tl.while_loop cond_fn"))
-        return (cond(active, body_fn, lambda v: v, values), active), None
+        return (cond(active, body, lambda v: v, values), active), None
 
     (values, _), _ = scan(
         step, (loop_vars, dispatch.to_tensor(True, _backend_of(loop_vars))), length=maximum_iterations
