@@ -107,6 +107,33 @@ def test_a_value_assigned_to_a_variable_is_never_a_pooled_buffer():
     assert exe.buffer_of and not any(exe.steps[k].outputs[0] == assigned for k in exe.buffer_of)
 
 
+@pytest.mark.parametrize("fed", ["argument", "capture"])
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda a: tl.reshape(a, (6,)),
+        lambda a: tl.reshape(a[0:2], (6,)),
+        lambda a: tl.reshape(tl.stop_gradient(a), (6,)),
+        lambda a: tl.reshape(tl.cast(a, "float64"), (6,)),
+    ],
+)
+def test_a_variable_assigned_a_view_of_a_callers_array_never_changes_with_that_array(view, fed):
+    # Arguments and captures are fed by reference; a view of one assigned as it was let the Variable alias the
+    # caller's array (direct feeds were copied, views of them were not).
+    v = tl.Variable(np.zeros(6))
+    captured = np.arange(6.0).reshape(2, 3)
+    if fed == "argument":
+        f = tl.function(lambda a: v.assign(view(a)))
+    else:
+        f = tl.function(lambda: v.assign(view(captured)))
+    for call in range(3):  # the first (interpreted) run and compiled ones
+        a = captured if fed == "capture" else np.arange(6.0).reshape(2, 3) + call
+        f(a) if fed == "argument" else f()
+        expected = a.ravel().copy()
+        a[0, 0] = 99.0
+        np.testing.assert_array_equal(v.numpy(), expected)
+
+
 def test_a_view_kept_outside_the_plan_makes_the_step_allocate_instead():
     kept = []
     keep = tl.ops.defop("BufferTestKeep", inputs=("x",), infer=lambda x: tl.TensorSpec((), x.dtype))
