@@ -206,6 +206,23 @@ def test_an_elementwise_chain_runs_in_one_buffer_written_in_place():
     assert len(exe.buffer_of) == 5 and len(exe._buffers) == 1 and exe._buffers[0].nbytes == x.nbytes
 
 
+def test_a_value_read_twice_is_written_over_only_where_the_kernel_may_write_over_each_input():
+    # ReluGrad(h, h) (the vjp of relu at its own output) may write over its features, never over dy: written in
+    # place over h, the mask replaced dy before dy was read, and the result was the mask.
+    def fn(x):
+        y, vjp = tl.vjp(tl.nn.relu, x @ W)
+        return vjp(y)[0] * 2.0
+
+    f = tl.function(fn)
+    x = _data(0)
+    for _ in range(3):  # the allocating first run, then pooled ones
+        np.testing.assert_allclose(f(x).numpy(), np.maximum(x @ W, 0) * 2.0, rtol=1e-5, atol=1e-5)
+    exe = _executable(f, x)
+    step = next(k for k, s in enumerate(exe.steps) if s.node.op_type == "ReluGrad")
+    assert exe.steps[step - 1].node.op_type == "Relu"
+    assert exe.buffer_of[step] != exe.buffer_of[step - 1]  # not into the buffer of h = Relu(...)
+
+
 def test_no_step_writes_in_place_over_memory_another_input_views_in_another_layout():
     x = _data(0, (256, 256))
 

@@ -253,10 +253,15 @@ class Executable:
     def _inplace_buffer(step, k, inplace, holder, end, roots):
         """The buffer of an input an ``inplace`` single-output kernel may overwrite at step ``k``, or None."""
         out = step.node.outputs[0]
+
+        def may_write(i):
+            return inplace is True or (inplace and i in inplace)
+
         for i, v in enumerate(step.inputs):
             t = step.node.inputs[i]
             if (
-                (inplace is True or (inplace and i in inplace))
+                # every input the value is (ReluGrad(h, h)) must be one the kernel may write over
+                all(may_write(j) for j, u in enumerate(step.inputs) if u == v)
                 and v in holder
                 and end[v] == k
                 and t.shape == out.shape
