@@ -90,6 +90,49 @@ def test_fresh_objects_passed_as_arguments_are_not_kept_alive():
     assert f.cache_info()["cached_graphs"] == 0
 
 
+class _Weakly(np.ndarray):
+    """An ndarray that takes weak references."""
+
+
+def test_a_dropped_function_frees_its_graphs_and_captures():
+    # The executor kept each graph it had run (its optimized form, plan and captures) in weak-keyed
+    # tables whose values held the key: nothing a traced function ever ran was freed.
+    refs = []
+    cases = [(lambda a: lambda x: x * tl.sum(a), 1 << 14), (lambda a: lambda x: x, 1.0)]  # the second: no pass applies
+    for make, expected in cases:
+        table = np.ones(1 << 14).view(_Weakly)
+        f = tl.function(make(table))
+        np.testing.assert_array_equal(f(np.ones(2)).numpy(), [expected, expected])
+        graph = f.get_graph(np.ones(2))
+        graph.optimize().executable()
+        refs += [weakref.ref(table), weakref.ref(graph), weakref.ref(f)]
+        del table, f, graph
+    gc.collect()
+    assert [r() for r in refs] == [None] * len(refs)
+
+
+def test_variables_passed_as_arguments_are_not_kept_alive_by_the_cache():
+    f = tl.function(lambda v, x: v * x)
+    refs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RetracingWarning)
+        for k in range(20):
+            v = tl.Variable(np.full(3, float(k)))
+            refs.append(weakref.ref(v))
+            np.testing.assert_array_equal(f(v, np.ones(3)).numpy(), [k, k, k])
+            del v
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0
+    assert f.cache_info()["cached_graphs"] == 0
+    v = tl.Variable(np.ones(2))
+    graph = f.get_graph(v, np.ones(2))
+    np.testing.assert_array_equal(graph(np.full(2, 3.0)).numpy(), [3.0, 3.0])  # the graph still reads it
+    del v
+    gc.collect()
+    with pytest.raises(TypeError, match="missing captures"):
+        graph(np.ones(2))
+
+
 def test_the_cache_is_bounded_and_warns_naming_the_function():
     def scaled(x, k):
         return x * k
@@ -159,6 +202,28 @@ def test_static_argnums_and_argnames_retrace_on_value():
         tl.function(lambda x, p: x, static_argnames="q")
     with pytest.raises(ValueError, match="static_argnums entry -5 is not a parameter position"):
         tl.function(lambda x, p: x, static_argnums=-5)
+
+
+def test_static_argnames_take_keyword_only_parameters():
+    @tl.function(static_argnames="scale")
+    def f(x, *, scale=1.0):
+        return x * scale
+
+    x = np.array([1.0, 2.0])
+    assert [f(x, scale=s).numpy().tolist() for s in (2.0, 3.0, 2.0)] == [[2.0, 4.0], [3.0, 6.0], [2.0, 4.0]]
+    assert f.trace_count == 2 and f.retrace_reasons[1] == "scale: 2.0 -> 3.0"
+    with pytest.raises(ValueError, match=r"static_argnames entry 'sale' is not a parameter \(parameters: x, scale\)"):
+        tl.function(lambda x, *, scale: x, static_argnames="sale")
+
+
+def test_a_static_argnum_past_the_parameters_is_an_error():
+    # Position 2 of f(x, p) is never filled: a silently ignored typo would leave p traced.
+    with pytest.raises(ValueError, match=r"static_argnums entry 2 is not a parameter position .*x, p\)"):
+        tl.function(lambda x, p: x, static_argnums=2)
+    with pytest.raises(ValueError, match="static_argnums entry 1 is not a parameter position"):
+        tl.function(lambda x, *, p: x, static_argnums=1)
+    g = tl.function(lambda x, *rest: x * rest[0], static_argnums=2)  # *args positions can be static
+    assert g(np.ones(1), 2.0, 3.0).numpy().tolist() == [2.0]
 
 
 def test_a_float_needed_as_a_python_value_becomes_static():

@@ -154,3 +154,44 @@ def test_deeply_nested_attributes_and_huge_shapes_are_format_errors(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(GraphFormatError, match="bad shape"):
         tl.graph.load(path)
+
+
+def _patch_central_directory(npz, field_offset, value_bytes):
+    """Overwrite a field of every central-directory entry (offsets from the entry's signature)."""
+    data = bytearray(npz.read_bytes())
+    start = 0
+    while (start := data.find(b"PK\x01\x02", start)) >= 0:
+        data[start + field_offset : start + field_offset + len(value_bytes)] = value_bytes
+        start += 4
+    npz.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "field_offset, value, reason",
+    [
+        (10, b"\x63\x00", "compression method 99"),  # zipfile: NotImplementedError
+        (8, b"\x01\x00", "encrypted flag"),  # zipfile: RuntimeError
+        (8, b"\x20\x00", "patched-data flag"),  # zipfile: NotImplementedError
+        (6, b"\xff\x00", "needs zip version 25.5"),  # zipfile: NotImplementedError
+    ],
+)
+def test_damaged_zip_headers_are_format_errors(tmp_path, field_offset, value, reason):
+    path, npz = _save(tmp_path, 2.0)
+    _patch_central_directory(npz, field_offset, value)
+    with pytest.raises(GraphFormatError, match="corrupt|not an .npz archive"):
+        tl.graph.load(path)
+
+
+def test_a_damaged_compressed_member_is_a_format_error(tmp_path):
+    path, npz = _save(tmp_path, 2.0)
+    with zipfile.ZipFile(npz) as z:
+        payload = z.read("const_0.npy")
+    _replace_member(npz, "const_0", payload)  # stored deflated now
+    data = bytearray(npz.read_bytes())
+    with zipfile.ZipFile(npz) as z:
+        info = z.getinfo("const_0.npy")
+    body = info.header_offset + 30 + len(info.filename)
+    data[body : body + 4] = b"\xff\xff\xff\xff"  # deflate block type 3 (reserved): zlib.error
+    npz.write_bytes(bytes(data))
+    with pytest.raises(GraphFormatError, match="const_0.*corrupt"):
+        tl.graph.load(path)

@@ -28,7 +28,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-import weakref
 
 import numpy as np
 
@@ -597,7 +596,7 @@ def run(graph: Graph, leaves, sources=None):
     if dispatch.modes or (dispatch.tapes and _recorded(graph, leaves, sources)):
         flat = replay(optimized(graph, keep_gradients=True), leaves, sources)
     else:
-        exe = _runners.get(graph) or runner(graph)
+        exe = graph.__dict__.get("_runner") or runner(graph)
         feeds = [
             x._value if x.__class__ is Tensor and x.backend is t.backend else _raw(x, t)
             for x, t in zip(leaves, graph.inputs)
@@ -679,25 +678,24 @@ def replay(graph: Graph, leaves, sources):
     ]
 
 
-_executables: "weakref.WeakKeyDictionary[Graph, Executable]" = weakref.WeakKeyDictionary()
-_runners: "weakref.WeakKeyDictionary[Graph, Executable]" = (
-    weakref.WeakKeyDictionary()
-)  # graph -> its optimized graph compiled
+# A graph's compiled forms are kept on the graph itself: an Executable holds its graph, so a weak-keyed table
+# of them would keep every graph ever run (its captures and buffer pools too) alive; a graph and what hangs
+# on it are one garbage cycle instead.
 
 
 def executable(graph: Graph) -> Executable:
     """``graph.executable()``: this graph compiled for the executor, once per graph."""
-    exe = _executables.get(graph)
+    exe = graph.__dict__.get("_executable")
     if exe is None:
-        exe = _executables[graph] = Executable(graph)
+        exe = graph._executable = Executable(graph)
     return exe
 
 
 def runner(graph: Graph) -> Executable:
     """What ``graph(...)`` runs: the optimized graph compiled, once per graph."""
-    exe = _runners.get(graph)
+    exe = graph.__dict__.get("_runner")
     if exe is None:
-        exe = _runners[graph] = executable(optimized(graph))
+        exe = graph._runner = executable(optimized(graph))
     return exe
 
 

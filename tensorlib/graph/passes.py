@@ -15,7 +15,6 @@ constants.
 
 from __future__ import annotations
 
-import weakref
 
 import numpy as np
 
@@ -36,17 +35,15 @@ FOLD_BYTES = 16 * 1024
 FUSE_CONV_MAX_POOL = False
 
 
-_optimized: "weakref.WeakKeyDictionary[Graph, dict]" = weakref.WeakKeyDictionary()
-
-
 def optimized(graph: Graph, keep_gradients: bool = False) -> Graph:
     """``graph.optimize(keep_gradients)``: the graph after the passes, computed once per graph and flag.
 
     ``keep_gradients`` keeps StopGradient and custom gradients, for graphs that are replayed under a
     GradientTape."""
-    cache = _optimized.get(graph)
+    # On the graph, not in a weak-keyed table: an optimized graph may be the graph itself.
+    cache = graph.__dict__.get("_optimized")
     if cache is None:
-        cache = _optimized[graph] = {}
+        cache = graph._optimized = {}
     g = cache.get(keep_gradients)
     if g is None:
         g = cache[keep_gradients] = optimize(graph, keep_gradients)

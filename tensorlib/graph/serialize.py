@@ -25,6 +25,7 @@ import os
 import secrets
 import tempfile
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -46,6 +47,22 @@ _TOKEN = "__token__"
 _MAX_CONSTANT_BYTES = 16 * 1024
 _NPY_HEADER_MAX = 1 << 16
 _UNLOADABLE = {"CustomGradient": "its gradient is a Python function"}
+try:
+    from lzma import LZMAError
+except ImportError:  # a Python built without lzma reads no LZMA member either
+    LZMAError = zlib.error
+# What zipfile raises for a damaged archive: besides BadZipFile, a flipped bit in a header names an unknown
+# compression method, flag or encryption (RuntimeError and its NotImplementedError), a damaged compressed
+# member fails in its decompressor (zlib.error, LZMAError, OSError for bz2).
+_ZIP_ERRORS = (
+    ValueError,
+    OSError,
+    EOFError,
+    zipfile.BadZipFile,
+    RuntimeError,
+    zlib.error,
+    LZMAError,
+)
 
 
 class GraphFormatError(ValueError):
@@ -261,7 +278,7 @@ class _Arrays:
             self.zip = zipfile.ZipFile(npz_path)
         except FileNotFoundError:
             raise GraphFormatError(f"the array file {npz_path} is missing") from None
-        except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
+        except _ZIP_ERRORS as e:
             raise GraphFormatError(f"the array file {npz_path} is not an .npz archive ({e})") from None
         self.members = {
             name[:-4]: info for name, info in ((i.filename, i) for i in self.zip.infolist()) if name.endswith(".npy")
@@ -295,7 +312,7 @@ class _Arrays:
                 if read_header is None:
                     raise ValueError(f".npy format version {version} is not supported")
                 header = read_header(fh, max_header_size=_NPY_HEADER_MAX)
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile, SyntaxError) as e:
+        except (*_ZIP_ERRORS, SyntaxError) as e:
             raise GraphFormatError(f"array {key!r} in {self.path} is corrupt ({e})") from None
         stored_shape, _, stored_dtype = header
         if stored_dtype != dtype or tuple(stored_shape) != tuple(shape):
@@ -314,7 +331,7 @@ class _Arrays:
         try:
             with self.zip.open(info) as fh:
                 return np.lib.format.read_array(fh, allow_pickle=False)
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+        except _ZIP_ERRORS as e:
             raise GraphFormatError(
                 f"array {info.filename!r} in {self.path} is corrupt or holds pickled objects ({e})"
             ) from None

@@ -25,9 +25,10 @@ from .. import dtypes as _dtypes
 from .. import tree
 from ..backends import base as _backends
 from ..grad import registry as _grad_registry
+from ..ops.registry import _ops
 from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
 from . import executor
-from .ir import ASSIGN, CONSTANT_BYTES, Graph, _nbytes
+from .ir import ASSIGN, CONSTANT_BYTES, Capture, Graph, _nbytes
 
 RETRACE_WARNING_AFTER = 5
 # Graphs a tl.function keeps (least recently used first out); JAX's jit keeps 4096 executables, but a
@@ -49,13 +50,23 @@ class RetracingWarning(UserWarning):
 
 
 class _NeedsValue(Exception):
-    """A Python float fed as a weak input was needed as a Python value: make its argument static.
+    """A Python float fed as a weak input (or a value computed from such floats alone) was needed as a Python
+    value: make the arguments it came from static.
 
     Not a ValueError/TypeError, so that ``dispatch.apply`` does not rewrap it on its way out."""
 
-    def __init__(self, argument):
-        super().__init__(argument)
-        self.argument = argument
+    def __init__(self, arguments):
+        super().__init__(arguments)
+        self.arguments = arguments
+
+
+# The ops a Python float has as operators.  Eagerly, ``lr * 0.5`` or ``lr > 0`` on a Python float argument is
+# Python arithmetic and gives a Python number (weak, float64); traced, the same expression on the weak
+# placeholder must stay weak too, or ``x32 * (lr * 0.5)`` would promote to float64.
+_PYTHON_OPERATORS = frozenset(
+    ("Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal")
+    + ("NotEqual",)
+)
 
 
 class _Trace(dispatch.Mode):
@@ -71,7 +82,9 @@ class _Trace(dispatch.Mode):
         self.arrays: dict = {}  # id(array) -> placeholder of a captured array
         self.constants: dict = {}  # value key -> constant (one per distinct literal)
         self.sources: list = []  # closed-over objects, for the retrace guards
-        self.weak_args: dict = {}  # _id of a weak Python-float placeholder -> its top-level argument
+        # _id of a weak Python-float placeholder, or of a value computed from those and literals alone -> the
+        # (position, name) of the top-level arguments it comes from (made static if its value is needed)
+        self.weak_args: dict = {}
 
     def placeholder(self, shape, dtype, backend, name):
         t = self.graph.add_input(shape, dtype, name)
@@ -82,9 +95,9 @@ class _Trace(dispatch.Mode):
     def needs_value(self, t):
         """``t``'s concrete value is asked for (``float(t)``, an attribute): a Python-float argument then
         becomes static and the function traces again; any other symbolic tensor has no value."""
-        argument = self.weak_args.get(t._id)
-        if argument is not None:
-            raise _NeedsValue(argument)
+        arguments = self.weak_args.get(t._id)
+        if arguments:
+            raise _NeedsValue(arguments)
 
     def bind(self, op, inputs, attrs, specs):
         for v in attrs.values():
@@ -99,9 +112,46 @@ class _Trace(dispatch.Mode):
                     f"({dispatch.describe_inputs(op, ins)}; backends "
                     f"{', '.join(a.backend.name for a in ins)}); move them with tl.tensor(x, backend=...)"
                 )
+        arguments = self._weak_arguments(ins) if self.weak_args else None
+        if arguments is not None and op.name not in _PYTHON_OPERATORS:
+            ins, specs = self._as_eager_floats(op, ins, attrs, arguments)
         outs = self.graph.add_node(op, ins, attrs, specs, dispatch.user_site())
         self.known.update(o._id for o in outs)
+        if arguments is not None:
+            for o in outs:
+                self.weak_args[o._id] = arguments
+                if op.name in _PYTHON_OPERATORS:
+                    o.__class__ = dispatch.WeakScalar
         return outs if isinstance(specs, tuple) else outs[0]
+
+    def _weak_arguments(self, ins):
+        """The arguments behind ``ins`` if every input is a weak float argument, a value computed from such
+        arguments alone, or a literal (at least one not a literal); else None."""
+        arguments = frozenset()
+        derived = False
+        for t in ins:
+            tops = self.weak_args.get(t._id)
+            if tops is not None:
+                arguments |= tops
+                derived = True
+            elif t.__class__ is not dispatch.WeakScalar:
+                return None
+        return arguments if derived else None
+
+    def _as_eager_floats(self, op, ins, attrs, arguments):
+        """An op other than a Python operator on weak floats alone: eagerly, each Python float becomes a tensor
+        of the default float dtype first (``tl.sqrt(lr)`` is float32), so the float64 placeholders are cast
+        to it here, and the op's specs follow."""
+        cast = _ops["Cast"]
+        cast_attrs = cast.bind_attrs({"dtype": _dtypes.default_float})
+        out = []
+        for t in ins:
+            if t.__class__ is dispatch.WeakScalar and t.dtype == _dtypes.float64 and t._id in self.weak_args:
+                (t,) = self.graph.add_node(cast, (t,), cast_attrs, None, dispatch.user_site())
+                self.known.add(t._id)
+                self.weak_args[t._id] = arguments
+            out.append(t)
+        return out, op.infer(*out, **attrs)
 
     def convert(self, value, dtype, backend):
         """A Python scalar becomes a constant; an array, whatever its size, is captured by reference
@@ -225,8 +275,7 @@ class _SubTrace(_Trace):
         t = self.outer_map.get(value._id)
         if t is None:
             t = self.placeholder(value.shape, value.dtype, value.backend, f"outer[{len(self.outer)}]")
-            if value.__class__ is dispatch.WeakScalar:
-                t.__class__ = value.__class__  # a weak scalar stays weak
+            _inherit_weakness(value, t, self.parent, self)
             self.outer_map[value._id] = t
             self.outer.append(value)
         return t
@@ -289,13 +338,22 @@ def trace_subgraph(fn, args, name: str):
         for i, t in enumerate(arg_leaves)
     ]
     for t, p in zip(arg_leaves, placed):
-        if t.__class__ is dispatch.WeakScalar:
-            p.__class__ = t.__class__
+        _inherit_weakness(t, p, parent, sub)
     with dispatch.in_mode(sub):
         result = fn(*tree.unflatten(arg_def, placed))
     leaves, graph.structure = tensor_leaves(result, graph.backend)
     graph.outputs = [sub.lift(t) for t in leaves]
     return sub, graph.outputs
+
+
+def _inherit_weakness(value, placeholder, parent, sub) -> None:
+    """A branch or body's placeholder for ``value`` promotes as it does (a weak scalar stays weak), and one
+    standing for a weak float argument, or a value computed from such alone, is one in the subgraph too."""
+    if value.__class__ is dispatch.WeakScalar:
+        placeholder.__class__ = value.__class__
+    arguments = parent.weak_args.get(value._id)
+    if arguments is not None:
+        sub.weak_args[placeholder._id] = arguments
 
 
 def _not_a_tensor(value) -> bool:
@@ -414,7 +472,7 @@ def _placeholder(value, path, trace, top, static):
     if value.__class__ is float and not static:
         t = trace.placeholder((), _dtypes.float64, _backends.current(), path)
         t.__class__ = dispatch.WeakScalar  # promotes like the Python float it stands for
-        trace.weak_args[t._id] = top
+        trace.weak_args[t._id] = frozenset((top,))
         return t
     if isinstance(value, TensorSpec):
         return trace.placeholder(value.shape, value.dtype, _backends.current(), path)
@@ -494,6 +552,32 @@ def _show(desc) -> str:
 
 
 # ---------------------------------------------------------------- the traced function
+class _ArgumentVariable(Capture):
+    """The capture of a Variable passed as an argument, held weakly: the cache keys its graph by the Variable's
+    identity and drops the graph when the Variable dies, so the graph must not keep it alive either."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, capture: Capture):
+        super().__init__(capture.name, capture.tensor, capture.source, capture.kind, capture.site)
+
+    @property
+    def source(self):
+        return self._ref()
+
+    @source.setter
+    def source(self, value):
+        self._ref = weakref.ref(value)
+
+
+def _hold_argument_variables_weakly(graph: Graph, args, kwargs) -> None:
+    variables = {id(v) for v in tree.leaves((args, kwargs)) if isinstance(v, Variable)}
+    if variables:
+        graph.captures[:] = [
+            _ArgumentVariable(c) if c.kind == "variable" and id(c.source) in variables else c for c in graph.captures
+        ]
+
+
 class _Concrete:
     """One traced signature: its graph and the guards that keep closed-over names pointing at the captures."""
 
@@ -549,8 +633,8 @@ class Function:
                         f"tl.function({self.__name__}): input_signature[{i}] must be a "
                         f"tl.TensorSpec, got {type(s).__name__}"
                     )
-        self._positional, self._varargs, has_kwargs = _parameters(fn)
-        self._static_pos, self._static_names = self._statics(static_argnums, static_argnames, has_kwargs)
+        self._positional, self._varargs, keyword_only, has_kwargs = _parameters(fn)
+        self._static_pos, self._static_names = self._statics(static_argnums, static_argnames, keyword_only, has_kwargs)
         if cache_size < 1:
             raise ValueError(f"tl.function({self.__name__}): cache_size must be at least 1, got {cache_size}")
         self.cache_size = cache_size
@@ -565,27 +649,30 @@ class Function:
         # Held while tracing: threads calling a new signature at once trace it once and share the graph.
         self._trace_lock = threading.RLock()
 
-    def _statics(self, argnums, argnames, has_kwargs):
+    def _statics(self, argnums, argnames, keyword_only, has_kwargs):
         """Static positions and names, each completed from the other through the signature (as in JAX)."""
         argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
         argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames)
         n = len(self._positional)
+        parameters = ", ".join(self._positional + keyword_only) or "none"
         positions = set()
         for i in argnums:
-            if not isinstance(i, int) or (i < 0 and (self._varargs or -i > n)):
+            # Past the last positional parameter only a *args entry can be static (a position no call fills
+            # would make a typo silently static-free).
+            if not isinstance(i, int) or (i < 0 and (self._varargs or -i > n)) or (i >= n and not self._varargs):
                 raise ValueError(
                     f"tl.function({self.__name__}): static_argnums entry {i!r} is not a "
-                    f"parameter position (parameters: {', '.join(self._positional) or 'none'})"
+                    f"parameter position (positional parameters: {', '.join(self._positional) or 'none'})"
                 )
             positions.add(i % n if i < 0 else i)
         names = set(argnames)
         for name in argnames:
             if name in self._positional:
                 positions.add(self._positional.index(name))
-            elif not has_kwargs:
+            elif name not in keyword_only and not has_kwargs:
                 raise ValueError(
                     f"tl.function({self.__name__}): static_argnames entry {name!r} is not a parameter "
-                    f"(parameters: {', '.join(self._positional) or 'none'})"
+                    f"(parameters: {parameters})"
                 )
         names.update(self._positional[i] for i in positions if i < n)
         return positions, names
@@ -653,11 +740,11 @@ class Function:
                     return self._trace(args, kwargs, key, keep, stale, warn), feeds
             except _NeedsValue as e:
                 # The float was needed as a Python value: it is static from now on, and the call traces again.
-                position, name = e.argument
-                if position is not None:
-                    self._static_pos.add(position)
-                if name is not None:
-                    self._static_names.add(name)
+                for position, name in e.arguments:
+                    if position is not None:
+                        self._static_pos.add(position)
+                    if name is not None:
+                        self._static_names.add(name)
 
     def _cached(self, key):
         concrete = self._cache.get(key)
@@ -751,6 +838,7 @@ class Function:
             tops,
             (self._static_pos, self._static_names),
         )
+        _hold_argument_variables_weakly(graph, args, kwargs)
         concrete = _Concrete(graph, _guards(self.python_function, sources), self._weak_keep(key, keep))
         self._cache[key] = concrete
         if len(self._cache) > self.cache_size:
@@ -822,15 +910,17 @@ class Function:
 
 
 def _parameters(fn) -> tuple:
-    """(positional parameter names, the ``*args`` name or None, whether it takes ``**kwargs``)."""
+    """(positional parameter names, the ``*args`` name or None, keyword-only parameter names, whether it
+    takes ``**kwargs``)."""
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
-        return [], None, True
+        return [], "args", [], True
     kinds = inspect.Parameter
     positional = [p.name for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
     varargs = next((p.name for p in params if p.kind is kinds.VAR_POSITIONAL), None)
-    return positional, varargs, any(p.kind is kinds.VAR_KEYWORD for p in params)
+    keyword_only = [p.name for p in params if p.kind is kinds.KEYWORD_ONLY]
+    return positional, varargs, keyword_only, any(p.kind is kinds.VAR_KEYWORD for p in params)
 
 
 def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=((), ())) -> tuple:

@@ -26,6 +26,9 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
     """
     if isinstance(data, Tensor):
         if data._value is None:
+            if dtype is None and data.__class__ is dispatch.WeakScalar and data.dtype.kind == "f":
+                # A traced Python-float argument (float64 to hold it exactly): eagerly tl.tensor(1.5) is float32.
+                dtype = _dt.default_float
             if dtype is not None and _dt.as_dtype(dtype) != data.dtype:
                 from .math import cast
 
@@ -66,6 +69,15 @@ def _shape_tuple(shape, what):
 
 def full(shape, value, dtype=None, backend=None) -> Tensor:
     """A tensor of ``shape`` filled with ``value`` (float32 by default for floats)."""
+    if isinstance(value, Tensor):
+        # A tensor fill value (a traced Python-float argument too) stays a value of the graph: broadcast it.
+        from .math import cast
+        from .shape import broadcast_to
+
+        if dtype is None:
+            weak = value.__class__ is dispatch.WeakScalar and value.dtype.kind == "f"
+            dtype = _dt.default_float if weak else value.dtype
+        return broadcast_to(cast(value, dtype), _shape_tuple(shape, "full"))
     b = _backend(backend)
     dtype = _dt.weak_scalar_dtype(value, None) if dtype is None else _dt.as_dtype(dtype)
     shape = _shape_tuple(shape, "full")

@@ -1,0 +1,85 @@
+"""Python floats fed to a tl.function as weak scalars: traced results have eager's dtypes and values (JAX's
+weak types: arithmetic on weak values stays weak; a tensorlib function of a Python float computes in the
+default float dtype, as eagerly)."""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+
+def _same(eager, traced):
+    assert traced.dtype == eager.dtype, (eager, traced)
+    np.testing.assert_array_equal(traced.numpy(), eager.numpy())
+
+
+X32 = np.array([1.0, 2.0], np.float32)
+X16 = np.array([1.0, 2.0], np.float16)
+I32 = np.array([1, 2], np.int32)
+
+
+@pytest.mark.parametrize(
+    "expression, x, values",
+    [
+        (lambda x, s: x * (s * s), X32, (1e-30, 3.0)),  # float64 would keep 1e-60
+        (lambda x, s: x + s * 1e-8 + 1.0, X32, (1.0, 2.0)),
+        (lambda x, s: x * (-s) ** 2 / 3.0, X16, (0.1, 30.0)),
+        (lambda x, s: x - abs(s - 1.0), X16, (0.25, 1e-4)),
+        (lambda x, s: x * (s * 2), I32, (0.25, 0.75)),
+        (lambda x, s: x + (s > 0.5), X16, (0.7, 0.2)),
+        (lambda x, a, b: x * (a * b), X32, (1e-20, 1e-21)),
+    ],
+)
+def test_arithmetic_on_weak_floats_stays_weak(expression, x, values):
+    f = tl.function(expression)
+    for v in values:
+        args = (v,) * (expression.__code__.co_argcount - 1)
+        _same(expression(tl.tensor(x), *args), f(x, *args))
+    assert f.trace_count == 1
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        lambda s: tl.sqrt(s),
+        lambda s: tl.exp(s) * tl.tensor(X16),
+        lambda s: tl.stack([s, s * 2.0]),
+        lambda s: tl.tensor(s),
+        lambda s: tl.tensor(s * 2.0, dtype="float64"),
+        lambda s: tl.full((2, 3), s) + tl.tensor(X16)[:1, None],
+        lambda s: tl.cast(s, "float64"),
+    ],
+)
+def test_tensorlib_functions_of_weak_floats_compute_as_eagerly(expression):
+    f = tl.function(expression)
+    for v in (0.1, 2.5):
+        _same(expression(v), f(v))
+    assert f.trace_count == 1
+
+
+def test_weak_floats_stay_weak_inside_control_flow_branches():
+    def f(x, s):
+        return tl.cond(tl.sum(x) > 0, lambda a, b: a * (b * b), lambda a, b: a - b * s, x, s)
+
+    traced = tl.function(f)
+    for x in (X32, -X32):
+        _same(f(tl.tensor(x), 1e-30), traced(x, 1e-30))
+
+
+def test_python_control_flow_on_a_weak_float_makes_it_static():
+    @tl.function
+    def f(x, s):
+        if s * 2.0 > 1.0:
+            return x * s
+        return x - s
+
+    assert f(X32, 2.0).numpy().tolist() == [2.0, 4.0]
+    assert f(X32, 0.25).numpy().tolist() == [0.75, 1.75]
+    assert f(X32, 2.0).numpy().tolist() == [2.0, 4.0]
+    # The first trace found the comparison needs the value: s became static, so two values, two graphs.
+    assert f.trace_count == 2 and f.retrace_reasons == ["first call", "s: 2.0 -> 0.25"]
+
+
+def test_full_takes_a_tensor_fill_value():
+    np.testing.assert_array_equal(tl.full((2, 2), tl.tensor([1, 2])).numpy(), [[1, 2], [1, 2]])
+    assert tl.full((3,), tl.tensor(np.float64(0.5))).dtype == np.float64
