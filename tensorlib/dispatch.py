@@ -191,6 +191,42 @@ def tapes_paused():
         st.tapes[:] = tapes
 
 
+_rebinds: contextvars.ContextVar = contextvars.ContextVar("tensorlib_rebinds", default=())
+
+
+@contextlib.contextmanager
+def rebinding(values: dict):
+    """In the block, a symbolic tensor whose ``_id`` is a key of ``values`` stands for that value.
+
+    A graph replayed op by op (a differentiated ``tl.cond`` branch or ``tl.scan`` body, a traced
+    function called under a tape) makes new values for its tensors, but a custom gradient's
+    ``grad_fn`` closed over the old, symbolic ones while tracing: it reads the new ones through this.
+    Only the paths that would otherwise raise look the tensors up, so ops pay nothing for it.
+
+    >>> import tensorlib as tl
+    >>> from tensorlib import dispatch
+    >>> old = tl.TensorSpec((2,), "float32")
+    >>> old = tl.function(lambda x: x).get_graph(old).inputs[0]  # a symbolic tensor of a trace
+    >>> with dispatch.rebinding({old._id: tl.tensor([1.0, 2.0])}):
+    ...     (old * 2.0).numpy().tolist()
+    [2.0, 4.0]
+    """
+    token = _rebinds.set(_rebinds.get() + (values,))
+    try:
+        yield
+    finally:
+        _rebinds.reset(token)
+
+
+def rebound(t):
+    """What stands for the symbolic tensor ``t`` in an enclosing :func:`rebinding`, else None."""
+    for values in reversed(_rebinds.get()):
+        value = values.get(t._id)
+        if value is not None:
+            return value
+    return None
+
+
 _EMPTY: dict = {}
 _scalars: dict = {}  # (type, value, dtype, backend) -> shared constant Tensor
 _cast_op = None  # set by tensorlib.ops.math (Cast) to break the import cycle
@@ -237,7 +273,9 @@ def apply(op, args, attrs=_EMPTY):
         backend = args[0].backend if args else _backends.current()
         for t in args:
             if t.backend is not backend or t._value is None:
-                _raise_unrunnable(op, args, t, backend)
+                args = _runnable(op, args)
+                backend = args[0].backend
+                break
         kernel = op.kernels.get(backend.name) or op.resolve_kernel(backend)
         try:
             if st.observers:
@@ -349,6 +387,17 @@ def fit_result(raw, spec, backend, op=None, kernel=None):
     if got.kind != want.kind and not (got.kind in "iu" and want.kind in "iu"):
         raise KernelResultError(_bad_result(op, kernel, raw, spec))
     return backend.fit(raw, want)
+
+
+def _runnable(op, args) -> tuple:
+    """``args`` with each symbolic tensor replaced by what stands for it in a replay (see
+    :func:`rebinding`); else the error naming the tensor that cannot run."""
+    args = tuple(t if t._value is not None or rebound(t) is None else rebound(t) for t in args)
+    backend = args[0].backend
+    for t in args:
+        if t.backend is not backend or t._value is None:
+            _raise_unrunnable(op, args, t, backend)
+    return args
 
 
 def _raise_unrunnable(op, args, t, backend):

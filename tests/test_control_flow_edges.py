@@ -98,3 +98,176 @@ def test_a_bounded_while_loop_names_itself_when_its_body_changes_the_dtype(trace
     )
     with pytest.raises(TypeError, match=_BODY + r"loop_vars are \[float64\[2\]\], body_fn returns \[float32\[2\]\]$"):
         (tl.function(loop) if traced else loop)(tl.tensor(np.array([1.0, 2.0])))
+
+
+# ---------------------------------------------------------------- custom gradients inside bodies
+@tl.custom_gradient
+def _exp_with_closure(u):
+    y = tl.exp(u)
+    return y, lambda dy: dy * y  # closes over y: symbolic while a branch or body traces
+
+
+_W = tl.Variable(np.array(2.0), name="w")
+
+
+@tl.custom_gradient
+def _times_w(u):
+    return u * _W, lambda dy, variables=None: ((dy * _W * 3.0,), [tl.sum(dy * u) * 5.0])
+
+
+def test_a_traced_custom_gradient_that_reads_a_variable_keeps_its_value():
+    # The optimizer drops the CustomGradient node: its outputs come after its inputs AND the variables it read.
+    x = np.array([0.5, -1.5])
+    np.testing.assert_array_equal(tl.function(_times_w)(x).numpy(), x * 2.0)
+    f = tl.function(lambda v, p: tl.cond(p, _times_w, lambda a: a, v))
+    np.testing.assert_array_equal(f(x, np.array(True)).numpy(), x * 2.0)
+
+
+_CLOSURES = {
+    "plain": lambda v: tl.sum(_exp_with_closure(v)),
+    "cond": lambda v: tl.sum(tl.cond(tl.sum(v) < 0, _exp_with_closure, lambda a: a * a, v)),
+    "scan": lambda v: tl.scan(lambda c, e: (c + _exp_with_closure(e), c), tl.tensor(0.0, "float64"), v)[0],
+    "nested": lambda v: tl.scan(
+        lambda c, e: (c + tl.cond(e < 0, _exp_with_closure, tl.sin, e), c), tl.tensor(0.0, "float64"), v
+    )[0],
+}
+
+
+@pytest.mark.parametrize("where", ["grad_inside", "tape_outside"])
+@pytest.mark.parametrize("body", list(_CLOSURES))
+def test_custom_gradient_closures_work_in_traced_branches_and_bodies(body, where):
+    # The branch or body is replayed to differentiate it: grad_fn must read the replay's y, not the trace's.
+    fn, x = _CLOSURES[body], np.array([0.5, -1.5])
+    expected = tl.grad(fn)(tl.tensor(x)).numpy()  # eager: Python control flow, no replay
+    if where == "grad_inside":
+        got = tl.function(tl.grad(fn))(x).numpy()
+    else:
+        traced, v = tl.function(fn), tl.tensor(x)
+        with tl.GradientTape() as tape:
+            tape.watch(v)
+            y = traced(v)
+        got = tape.gradient(y, v).numpy()
+    reference = {"plain": np.exp(x), "cond": np.exp(x), "scan": np.exp(x), "nested": [np.cos(0.5), np.exp(-1.5)]}
+    np.testing.assert_allclose(expected, reference[body], rtol=1e-12)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_custom_gradient_with_variables_in_a_traced_cond_matches_eager():
+    def grads(v):
+        with tl.GradientTape() as tape:
+            tape.watch(v)
+            y = tl.sum(tl.cond(tl.sum(v) < 0, _times_w, lambda u: u, v))
+        return tape.gradient(y, [v, _W])
+
+    x = np.array([0.5, -1.5])
+    dv, dw = tl.function(grads)(x)
+    np.testing.assert_allclose(dv.numpy(), [6.0, 6.0])  # dy * w * 3
+    assert float(dw) == -5.0  # sum(dy * u) * 5
+    eager = grads(tl.tensor(x))
+    np.testing.assert_allclose(eager[0].numpy(), dv.numpy())
+    assert float(eager[1]) == float(dw)
+
+
+def test_custom_gradient_closure_differentiates_twice_through_a_traced_cond():
+    @tl.custom_gradient
+    def cube(u):
+        y = u * u * u
+        return y, lambda dy: dy * 3.0 * (y / u)  # y / u = u**2, through the closure
+
+    f = lambda v: tl.sum(tl.cond(tl.sum(v) > 0, cube, tl.sin, v))  # noqa: E731
+    x = np.array([0.5, 1.5])
+    np.testing.assert_allclose(tl.function(tl.hessian(f))(x).numpy(), np.diag(6 * x), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- complex values through the nodes
+def _complex_scan(v):
+    rotate = tl.tensor(np.complex128(1j))
+    c, ys = tl.scan(lambda c, e: (c * tl.exp(e * rotate) + e, tl.real(c) * e), tl.tensor(np.complex128(1.0)), v)
+    return tl.real(c) + tl.imag(c) * 2.0 + tl.sum(ys)
+
+
+def _complex_cond(v):
+    z = v * tl.tensor(np.complex128(1.0 + 2.0j))
+    return tl.real(tl.sum(tl.cond(tl.sum(v) > 0, lambda u: u * u, lambda u: tl.conj(u) * 3.0, z)))
+
+
+def _central_differences(f, x, eps=1e-6):
+    grad = np.zeros_like(x)
+    for i in range(x.size):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        grad[i] = (float(f(tl.tensor(up))) - float(f(tl.tensor(down)))) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("fn", [_complex_scan, _complex_cond], ids=["scan", "cond"])
+@pytest.mark.parametrize("x", [np.array([0.3, -0.8, 1.1]), np.array([-0.3, -0.8, 0.2])])
+def test_gradients_flow_through_complex_carries_and_operands(fn, x):
+    # Complex values inside the node got zero gradients when traced (only float ones were differentiated).
+    reference = _central_differences(fn, x)
+    np.testing.assert_allclose(tl.grad(fn)(tl.tensor(x)).numpy(), reference, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tl.function(tl.grad(fn))(x).numpy(), reference, rtol=1e-6, atol=1e-8)
+    tl.testing.check_grads(tl.function(fn), (x,), order=2)
+
+
+# ---------------------------------------------------------------- weakly typed initial values, length 0
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_python_number_init_takes_the_carry_dtype_as_in_jax(dtype, traced):
+    # tl.scan(f, 0.0, xs): the init is weakly typed, so the carry has xs's type, eagerly and traced.
+    xs = np.array([1.0, 2.0, 3.5], dtype)
+    run = lambda v: tl.scan(lambda c, x: (c + x, c * 2.0), 0.0, v)  # noqa: E731
+    carry, ys = tl.function(run)(xs) if traced else run(tl.tensor(xs))
+    assert carry.dtype == ys.dtype == np.dtype(dtype)
+    assert float(carry) == 6.5 and ys.numpy().tolist() == [0.0, 2.0, 6.0]
+    two = tl.tensor(np.array(2.0, dtype))
+    for bound in (None, 5):
+        loop = lambda: tl.while_loop(lambda s: s < 10.0, lambda s: s * two, 1.0, maximum_iterations=bound)  # noqa
+        looped = tl.function(loop)() if traced else loop()
+        assert looped.dtype == np.dtype(dtype) and float(looped) == 16.0
+
+
+def test_a_python_float_argument_as_init_is_weak_in_the_traced_scan_too():
+    # The argument is fed as a weak float64 scalar: eager and traced must both carry float32 here.
+    f = lambda xs, s: tl.scan(lambda c, x: (c + x, c), s, xs)  # noqa: E731
+    xs = np.array([1.0, 2.0], "float32")
+    eager = f(tl.tensor(xs), 0.5)
+    traced = tl.function(f)(xs, 0.5)
+    for e, t in zip(eager, traced):
+        assert e.dtype == t.dtype == np.float32
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+    loop = tl.function(lambda a, v: tl.while_loop(lambda s: s < 10.0, lambda s: s * v, a))
+    assert loop(1.0, np.float32(2.0)).dtype == np.float32
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_weak_inits_still_reject_a_narrower_kind_and_numpy_scalars_are_strong(traced):
+    call = (lambda f: tl.function(f)()) if traced else (lambda f: f())  # noqa: E731
+    with pytest.raises(TypeError, match=r"init is \[float32\[\]\], f returns \[int32\[\]\]$"):
+        call(lambda: tl.scan(lambda c, _: (tl.cast(c + 1, "int32"), c), 0.5, None, length=2))
+    with pytest.raises(TypeError, match=_BODY + r"loop_vars are \[float32\[\]\], body_fn returns \[int32\[\]\]$"):
+        call(lambda: tl.while_loop(lambda s: s < 3, lambda s: tl.cast(s + 1, "int32"), 0.5))
+    with pytest.raises(TypeError, match=r"init is \[float64\[\]\], f returns \[float32\[\]\]$"):
+        call(lambda: tl.scan(lambda c, _: (tl.cast(c, "float32"), c), np.float64(0.5), None, length=2))
+
+
+def test_an_eager_scan_of_length_zero_gives_what_the_traced_one_gives():
+    def f(c, xs):
+        return tl.scan(lambda c, x: (c * x[0], {"y": c[:1] * 2.0, "n": tl.cast(x, "int32")}), c, xs)
+
+    init, xs = np.array([1.5, -2.0]), np.ones((0, 3))
+    (c, ys), (tc, tys) = f(tl.tensor(init), tl.tensor(xs)), tl.function(f)(init, xs)
+    np.testing.assert_array_equal(c.numpy(), init)
+    np.testing.assert_array_equal(tc.numpy(), init)
+    for got in (ys, tys):
+        assert (got["y"].shape, got["y"].dtype, got["n"].shape, got["n"].dtype) == (
+            (0, 1),
+            np.float64,
+            (0, 3),
+            np.int32,
+        )
+    grad = tl.grad(lambda v: tl.sum(f(v, tl.tensor(xs))[0]))(tl.tensor(init))
+    np.testing.assert_array_equal(grad.numpy(), [1.0, 1.0])
+    none = tl.scan(lambda c, x: (c + 1.0, None), tl.tensor(2.0), None, length=0)
+    assert float(none[0]) == 2.0 and none[1] is None

@@ -594,7 +594,9 @@ def run(graph: Graph, leaves, sources=None):
     if sources is None:
         sources = [c.source for c in graph.captures]
     if dispatch.modes or (dispatch.tapes and _recorded(graph, leaves, sources)):
-        flat = replay(optimized(graph, keep_gradients=True), leaves, sources)
+        # A custom gradient's grad_fn reads the tensors of the graph as traced, not of its optimized copy.
+        custom = any(node.op.name == "CustomGradient" for node in graph.nodes)
+        flat = replay(graph if custom else optimized(graph, keep_gradients=True), leaves, sources)
     else:
         exe = graph.__dict__.get("_runner") or runner(graph)
         feeds = [
@@ -652,6 +654,17 @@ def _recorded(graph, leaves, sources) -> bool:
     return False
 
 
+def _reading(grad_fn, env):
+    """A custom gradient's ``grad_fn`` that reads this replay's values (``env``) where it closed over the
+    graph's symbolic tensors while tracing (``lambda dy: dy * y``, ``y`` made in the traced function)."""
+
+    def replayed(*args, **kwargs):
+        with dispatch.rebinding(env):
+            return grad_fn(*args, **kwargs)
+
+    return replayed
+
+
 def replay(graph: Graph, leaves, sources):
     """Run the graph op by op through ``dispatch.apply``: tapes record it and an outer trace inlines it."""
     env = {t._id: x for t, x in zip(graph.inputs, leaves)}
@@ -670,7 +683,10 @@ def replay(graph: Graph, leaves, sources):
                 )
             dispatch.assign_variable(args[0], args[1], "assign")
             continue
-        outs = dispatch.apply(node.op, args, node.attrs)
+        attrs = node.attrs
+        if node.op.name == "CustomGradient":
+            attrs = dict(attrs, grad_fn=_reading(attrs["grad_fn"], env))
+        outs = dispatch.apply(node.op, args, attrs)
         env.update(zip((o._id for o in node.outputs), outs if isinstance(outs, tuple) else (outs,)))
     return [
         x if isinstance(x, Tensor) else dispatch.to_tensor(x, t.backend, t.dtype)

@@ -189,7 +189,7 @@ def _no_op(new: Graph, node, ins, keep_gradients):
     if kind == "Identity" or (kind == "StopGradient" and not keep_gradients):
         return (ins[0],)
     if kind == "CustomGradient" and not keep_gradients:
-        return ins[node.attrs["n_inputs"] :]
+        return ins[node.attrs["n_inputs"] + node.attrs["n_variables"] :]  # its inputs, read variables, outputs
     # Complex x * 1, x / 1 and x ** 1 are not x: NumPy's formulas turn inf + 0j into inf + nanj, and lose signs of zero
     exact_unit = out is not None and out.dtype.kind != "c"
     if kind == "Mul" and exact_unit:

@@ -224,6 +224,9 @@ class _Trace(dispatch.Mode):
         if value is not None:
             return value
         if t._value is None:
+            other = dispatch.rebound(t)  # a custom gradient's closure, read in a replay of its graph
+            if other is not None and other is not t:
+                return self.lift(other, op)
             where = f"{op.name}: " if op is not None else ""
             raise ValueError(
                 f"{where}a symbolic tensor {t._describe()} from another tl.function trace was "
@@ -297,6 +300,10 @@ class _SubTrace(_Trace):
             and t._value.nbytes <= CONSTANT_BYTES
         ):
             return super().lift(t, op)  # a small literal made inside the body
+        if t._value is None:
+            other = dispatch.rebound(t)  # a custom gradient's closure, read in a replay of its graph
+            if other is not None and other is not t:
+                return self.lift(other, op)
         return self.from_outer(self.parent.lift(t, op))
 
     def convert(self, value, dtype, backend):

@@ -107,6 +107,32 @@ def _check_same(before, after, rule: str, was: str, got: str, got_nesting: str |
         )
 
 
+_WIDER = {"b": "biufc", "i": "iufc", "u": "iufc", "f": "fc", "c": "c"}
+
+
+def _weak(value) -> list:
+    """For each tensor leaf of ``value`` (as :func:`_flatten` lists them): is it weakly typed, a Python
+    number or a Python-float argument of ``tl.function``?  (NumPy scalars are not, as in JAX.)"""
+    leaves, _ = tree.flatten(value, is_constant=lambda v: isinstance(v, str))
+    return [type(v) in (bool, int, float, complex) or v.__class__ is dispatch.WeakScalar for v in leaves]
+
+
+def _promote_weak(leaves, weak, outs):
+    """``leaves`` with each weak one cast to the dtype a loop body returned it with, or None if none is.
+
+    JAX's rule for a weakly typed initial value: ``tl.scan(f, 0.0, xs)`` carries the float type of
+    ``xs``, eagerly and traced alike, where a strongly typed one must come back unchanged."""
+    from . import math as math_ops
+
+    if len(outs) != len(leaves):
+        return None
+    promoted, changed = list(leaves), False
+    for i, (t, w, o) in enumerate(zip(leaves, weak, outs)):
+        if w and o.shape == t.shape and o.dtype != t.dtype and o.dtype.kind in _WIDER[t.dtype.kind]:
+            promoted[i], changed = math_ops.cast(t, o.dtype), True
+    return promoted if changed else None
+
+
 def _scalar_pred(pred, what: str):
     if not isinstance(pred, Tensor):
         pred = dispatch.to_tensor(pred, _backend_of(pred))
@@ -136,31 +162,34 @@ def _all_grads(node, grads, compute) -> tuple:
     return result
 
 
+def _differentiable(t) -> bool:
+    """Float and complex values carry gradients; integer and bool ones (counters, flags) do not."""
+    return t.dtype.kind in "fc"
+
+
 def _vjp_of(graph, n_args: int) -> Callable:
     """``f(*args, *cotangents) -> gradients for every arg`` (zeros where none flows), for a subgraph."""
     from ..grad.tape import GradientTape
     from . import math as math_ops
-    from . import reduce as reduce_ops
 
     def vjp(*values):
         args, cotangents = values[:n_args], values[n_args:]
-        floats = [a for a in args if a.dtype.kind == "f"]
+        wrt = [a for a in args if _differentiable(a)]
         with GradientTape() as tape:
-            for a in floats:
+            for a in wrt:
                 tape.watch(a)
             outs = _replay(graph, args)
-            # sum(out * cotangent) over the float outputs: its gradient is the vector-Jacobian product
-            terms = [reduce_ops.sum(math_ops.multiply(o, g)) for o, g in zip(outs, cotangents) if o.dtype.kind == "f"]
-            target = terms[0] if terms else None
-            for term in terms[1:]:
-                target = target + term
+        # The cotangents weigh the outputs as tape.gradient's output_gradients (complex ones included).
+        pairs = [(o, g) for o, g in zip(outs, cotangents) if _differentiable(o)]
         grads = (
-            tape.gradient(target, floats, unconnected_gradients="zero")
-            if target is not None and floats
-            else [math_ops.zeros_like(a) for a in floats]
+            tape.gradient(
+                [o for o, _ in pairs], wrt, output_gradients=[g for _, g in pairs], unconnected_gradients="zero"
+            )
+            if pairs and wrt
+            else [math_ops.zeros_like(a) for a in wrt]
         )
         it = iter(grads)
-        return tuple(next(it) if a.dtype.kind == "f" else math_ops.zeros_like(a) for a in args)
+        return tuple(next(it) if _differentiable(a) else math_ops.zeros_like(a) for a in args)
 
     return vjp
 
@@ -233,7 +262,7 @@ def _cond_grad(node, *grads, index):
         return cond(pred, _vjp_of(node.attrs["true_graph"], n), _vjp_of(node.attrs["false_graph"], n), *args, *grads)
 
     grad = _all_grads(node, grads, compute)[index - 1]
-    return grad if node.inputs[index].dtype.kind == "f" else None
+    return grad if _differentiable(node.inputs[index]) else None
 
 
 register_gradient("Cond", _cond_grad)
@@ -290,7 +319,9 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     JAX's ``lax.scan``: ``init`` and ``xs`` may be nested structures; ``xs=None``
     with ``length=n`` loops ``n`` times with ``x=None``; ``reverse=True`` runs
     from the last slice to the first (``ys`` keep ``xs``'s order).  The carry
-    must keep its structure, shapes and dtypes.  Traced, one ``Scan`` node runs
+    must keep its structure, shapes and dtypes; a Python number in ``init`` is
+    weakly typed, as in JAX, and takes the dtype ``f`` returns it with
+    (``tl.scan(f, 0.0, xs)`` carries ``xs``'s float type).  Traced, one ``Scan`` node runs
     the body subgraph; its gradient is a reverse scan of the body's
     vector-Jacobian product.
 
@@ -319,13 +350,19 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
     c_leaves, c_structure = _flatten(init, "tl.scan init")
     slices = [make_symbolic(x.shape[1:], x.dtype, x.backend, None, 0) for x in x_leaves]
-    sub, outs = trace_subgraph(f, (tree.unflatten(c_structure, c_leaves), tree.unflatten(x_structure, slices)), "f")
-    body = sub.graph
-    if body.structure.kind not in ("tuple", "list") or len(body.structure.children) != 2:
-        raise TypeError(f"tl.scan: f must return a pair (carry, y), got {body.structure!r}")
-    carry_structure, y_structure = body.structure.children
-    n_carry = carry_structure.num_leaves
-    new_carry = outs[:n_carry]
+    weak = _weak(init)
+    while True:
+        sub, outs = trace_subgraph(f, (tree.unflatten(c_structure, c_leaves), tree.unflatten(x_structure, slices)), "f")
+        body = sub.graph
+        if body.structure.kind not in ("tuple", "list") or len(body.structure.children) != 2:
+            raise TypeError(f"tl.scan: f must return a pair (carry, y), got {body.structure!r}")
+        carry_structure, y_structure = body.structure.children
+        n_carry = carry_structure.num_leaves
+        new_carry = outs[:n_carry]
+        promoted = _promote_weak(c_leaves, weak, new_carry) if any(weak) else None
+        if promoted is None:
+            break
+        c_leaves, weak = promoted, [False] * len(weak)  # traced again with the carry's own dtypes
     if carry_structure != c_structure or [(t.shape, t.dtype) for t in new_carry] != [
         (t.shape, t.dtype) for t in c_leaves
     ]:
@@ -349,7 +386,13 @@ _LOOP_RULE = "tl.while_loop: body_fn must return the structure, shapes and dtype
 def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
     from . import shape as _shape
 
-    carry, ys = init, [None] * length
+    if not length:
+        # No step runs, but ys need shapes and dtypes: the traced scan knows them without running f.
+        from ..graph.tracing import function
+
+        xs = tree.unflatten(x_structure, x_leaves)
+        return function(lambda c, x: scan(f, c, x, length=0, reverse=reverse))(init, xs)
+    carry, ys, reference = init, [None] * length, init
     for step in range(length):
         t = length - 1 - step if reverse else step
         x = tree.unflatten(x_structure, [leaf[t] for leaf in x_leaves]) if x_leaves else None
@@ -357,20 +400,30 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError("tl.scan: f must return a pair (carry, y)")
         carry, ys[t] = out
-        _check_same(init, carry, _CARRY_RULE, "init is", "f returns", "f's carry is")
-    if not length:
-        raise ValueError(
-            "tl.scan: an eager scan of length 0 cannot know the shape of its ys; trace it with tl.function"
-        )
+        if step == 0:
+            reference = _adopt_weak(init, carry, "tl.scan init")
+        _check_same(reference, carry, _CARRY_RULE, "init is", "f returns", "f's carry is")
     y_leaves = [_flatten(y, "tl.scan ys") for y in ys]
     stacked = [_shape.stack([leaves[k] for leaves, _ in y_leaves]) for k in range(len(y_leaves[0][0]))]
     return carry, tree.unflatten(y_leaves[0][1], stacked)
 
 
+def _adopt_weak(init, values, what: str):
+    """``init`` with its weak leaves given the dtypes the first step returned them with (the eager
+    counterpart of the traced forms' promotion, so both accept and reject the same loops)."""
+    weak = _weak(init)
+    if not any(weak):
+        return init
+    leaves, structure = _flatten(init, what)
+    outs, out_structure = _flatten(values, what)
+    promoted = _promote_weak(leaves, weak, outs) if out_structure == structure else None
+    return init if promoted is None else tree.unflatten(structure, promoted)
+
+
 def _sum(a, b):
     # Integer and bool carries (loop counters, flags) get no gradient: their cotangents are placeholders
     # that are never added (the Array API has no bool arithmetic) and are dropped below.
-    return a + b if a.dtype.kind in "fc" else a
+    return a + b if _differentiable(a) else a
 
 
 def _scan_grad(node, *grads, index):
@@ -404,7 +457,7 @@ def _scan_grad(node, *grads, index):
         return tuple(g_init) + tuple(g_xs) + tuple(g_outer)
 
     grad = _all_grads(node, grads, compute)[index]
-    return grad if node.inputs[index].dtype.kind == "f" else None
+    return grad if _differentiable(node.inputs[index]) else None
 
 
 register_gradient("Scan", _scan_grad)
@@ -448,7 +501,8 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     """``while cond_fn(vars): vars = body_fn(vars)``; return the final ``vars`` (JAX's ``lax.while_loop``).
 
     ``loop_vars`` may be a nested structure; ``body_fn`` must keep its
-    structure, shapes and dtypes.  Eagerly this is a Python loop.  Traced, a
+    structure, shapes and dtypes (a Python number takes the dtype ``body_fn``
+    returns it with, as in ``tl.scan``).  Eagerly this is a Python loop.  Traced, a
     ``While`` node runs the subgraphs (forward only: differentiating it
     raises); with ``maximum_iterations=N`` the loop stops after at most N
     steps and traces as a ``scan`` of ``cond``s, differentiable in reverse
@@ -462,22 +516,33 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     if maximum_iterations is not None:
         maximum_iterations = _count(maximum_iterations, "tl.while_loop", "maximum_iterations")
     if not dispatch.modes:
-        values, count = loop_vars, 0
+        values, count, reference = loop_vars, 0, loop_vars
         while (maximum_iterations is None or count < maximum_iterations) and bool(
             _scalar_pred(cond_fn(values), "tl.while_loop cond_fn").numpy()
         ):
             values = body_fn(values)
-            _check_same(loop_vars, values, _LOOP_RULE, "loop_vars are", "body_fn returns")
+            if not count:
+                reference = _adopt_weak(loop_vars, values, "tl.while_loop loop_vars")
+            _check_same(reference, values, _LOOP_RULE, "loop_vars are", "body_fn returns")
             count += 1
         return values
-    if maximum_iterations is not None:
-        return _bounded_while(cond_fn, body_fn, loop_vars, maximum_iterations)
     from ..graph.tracing import trace_subgraph
 
     leaves, structure = _flatten(loop_vars, "tl.while_loop loop_vars")
-    args = tree.unflatten(structure, leaves)
+    weak = _weak(loop_vars)
+    if maximum_iterations is not None:
+        if any(weak):  # the scan of conds needs the loop's dtypes up front: the body tells them
+            _, outs = trace_subgraph(body_fn, (tree.unflatten(structure, leaves),), "body_fn")
+            leaves = _promote_weak(leaves, weak, outs) or leaves
+        return _bounded_while(cond_fn, body_fn, tree.unflatten(structure, leaves), maximum_iterations)
+    while True:
+        args = tree.unflatten(structure, leaves)
+        body_sub, outs = trace_subgraph(body_fn, (args,), "body_fn")
+        promoted = _promote_weak(leaves, weak, outs) if any(weak) and body_sub.graph.structure == structure else None
+        if promoted is None:
+            break
+        leaves, weak = promoted, [False] * len(weak)  # traced again with the loop's own dtypes
     cond_sub, _ = trace_subgraph(lambda v: _bool_pred(cond_fn(v), "tl.while_loop cond_fn"), (args,), "cond_fn")
-    body_sub, outs = trace_subgraph(body_fn, (args,), "body_fn")
     if body_sub.graph.structure != structure or [(t.shape, t.dtype) for t in outs] != [
         (t.shape, t.dtype) for t in leaves
     ]:
