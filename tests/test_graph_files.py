@@ -256,6 +256,8 @@ def _false_graph_returns_its_constant(doc):
         (lambda doc: _node(doc, "Cond")["inputs"].append(_node(doc, "Cond")["inputs"][1]), "subgraph true_graph takes"),
         (lambda doc: _false_graph_returns_its_constant(doc), "return different shapes or dtypes"),
         (lambda doc: doc["structure"]["dict"][0].__setitem__(0, {"$slice": [0, None, 1]}), "bad output dict keys"),
+        (lambda doc: _node(doc, "Cond")["inputs"].__setitem__(0, 0), "the predicate .* is not a scalar"),
+        (lambda doc: _node(doc, "Scan")["inputs"].__setitem__(0, False), "uses value False before it is defined"),
     ],
 )
 def test_control_flow_nodes_and_outputs_that_do_not_fit_are_format_errors(tmp_path, damage, message):
@@ -265,3 +267,20 @@ def test_control_flow_nodes_and_outputs_that_do_not_fit_are_format_errors(tmp_pa
     path.write_text(json.dumps(doc))
     with pytest.raises(GraphFormatError, match=message):
         tl.graph.load(path)
+
+
+def test_a_capture_of_unknown_kind_or_an_assignment_to_an_array_is_a_format_error(tmp_path):
+    v = tl.Variable(np.ones(2))
+
+    def step(x):
+        v.assign(v * x)
+        return v.read_value()
+
+    path = tmp_path / "v.json"
+    tl.function(step).save(path, np.ones(2), include_captures=True)
+    doc = json.loads(path.read_text())
+    for kind, message in (("x", "capture 'v' has an unknown kind 'x'"), ("array", "must assign a Variable capture")):
+        doc["captures"][0]["kind"] = kind  # "array": the loaded graph would assign to a plain array
+        path.write_text(json.dumps(doc))
+        with pytest.raises(GraphFormatError, match=message):
+            tl.graph.load(path)

@@ -46,6 +46,7 @@ _TOKEN = "__token__"
 # a file that declares a bigger constant is not one we wrote (and must not make us allocate it).
 _MAX_CONSTANT_BYTES = 16 * 1024
 _NPY_HEADER_MAX = 1 << 16
+_CAPTURE_KINDS = ("variable", "tensor", "array", "feed")
 _UNLOADABLE = {"CustomGradient": "its gradient is a Python function"}
 try:
     from lzma import LZMAError
@@ -386,6 +387,8 @@ def _build(doc, arrays, backend) -> Graph:
         if None in shape:
             raise GraphFormatError(f"capture {entry.get('name')!r} has an unknown dimension")
         name, kind, source = _get(entry, "name", str), _get(entry, "kind", str), None
+        if kind not in _CAPTURE_KINDS:
+            raise GraphFormatError(f"capture {name!r} has an unknown kind {kind!r}")
         if _get(entry, "saved", bool):
             source = _array(arrays, f"capture_{name}", shape, dtype, f"capture {name!r}")
             source = Variable(source, name=name) if kind == "variable" else backend.asarray(source)
@@ -413,7 +416,7 @@ def _build(doc, arrays, backend) -> Graph:
             raise GraphFormatError(f"node {k} uses op type {op_type!r}: {_UNLOADABLE[op_type]}")
         ins = []
         for i in _get(entry, "inputs", list):
-            if not isinstance(i, int) or i not in env:
+            if type(i) is not int or i not in env:  # JSON false is no id (False == 0 would find value 0)
                 raise GraphFormatError(f"node {k} ({op_type}) uses value {i!r} before it is defined")
             ins.append(env[i])
         attrs = {
@@ -424,8 +427,8 @@ def _build(doc, arrays, backend) -> Graph:
         }
         site = entry.get("site") if isinstance(entry.get("site"), str) else None
         if op is ASSIGN:
-            if len(ins) != 2 or not any(ins[0] is c.tensor for c in graph.captures):
-                raise GraphFormatError(f"node {k} (AssignVariable) must assign a capture")
+            if len(ins) != 2 or not any(ins[0] is c.tensor and c.kind in ("variable", "feed") for c in graph.captures):
+                raise GraphFormatError(f"node {k} (AssignVariable) must assign a Variable capture")
             outs = graph.add_node(ASSIGN, ins, {}, (), site)
         else:
             try:
@@ -447,7 +450,7 @@ def _build(doc, arrays, backend) -> Graph:
                 )
             define(rec, out)
     outputs = _get(doc, "outputs", list)
-    if not all(isinstance(i, int) and i in env for i in outputs):
+    if not all(type(i) is int and i in env for i in outputs):
         raise GraphFormatError("an output refers to an undefined value")
     graph.outputs = [env[i] for i in outputs]
     counter = [0]
@@ -470,6 +473,8 @@ def _check_subgraphs(op_type, ins, attrs) -> None:
             raise ValueError(f"attribute {name} is not a graph")
     graphs = {name: attrs[name] for name in names}
     if op_type == "Cond":
+        if not ins or tuple(ins[0].shape) != ():
+            raise ValueError("the predicate (the first input) is not a scalar")
         expected = {name: [_spec_of(t) for t in ins[1:]] for name in ("true_graph", "false_graph")}
         results = [("false_graph", "true_graph")]
     elif op_type == "While":
