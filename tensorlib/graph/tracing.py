@@ -449,8 +449,6 @@ def _leaf_key(value, feeds, keep, static=False):
             feeds.append(value)
             return _WEAK_FLOAT
         return (float, repr(value))  # repr: a NaN equals itself, 0.0 and -0.0 differ
-    if cls in (int, bool, str) or value is None:
-        return (cls, value)
     if static:
         return _static_key(value, keep)
     if isinstance(value, Tensor):
@@ -459,6 +457,8 @@ def _leaf_key(value, feeds, keep, static=False):
             return ("variable", id(value))
         feeds.append(value)
         return (value.shape, value.dtype, value.backend.name)
+    if cls in (int, bool, str) or value is None:
+        return (cls, value)
     if cls is TensorSpec:
         return (value.shape, value.dtype, _backends.current().name)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
@@ -485,6 +485,8 @@ class _UnhashableStatic(Exception):
 def _static_key(value, keep):
     """The key of a leaf of a static argument: its value, which must be hashable (JAX's rule).  An array or
     tensor has no hashable value (a static one was silently fed as a placeholder); a NumPy scalar is a value."""
+    if value.__class__ in (int, bool, str) or value is None:
+        return (value.__class__, value)
     if isinstance(value, np.generic):
         return (value.__class__, value.tobytes())
     if isinstance(value, Variable):  # a Variable is keyed by identity, static or not
