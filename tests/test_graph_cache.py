@@ -244,3 +244,22 @@ def test_python_if_on_a_traced_tensor_points_to_cond_and_where():
 
     with pytest.raises(TypeError, match=r"Python `if`.*tl\.cond\(pred, true_fn, false_fn, operands\).*tl\.where"):
         tl.function(f)(np.ones(2))
+
+
+def test_a_retrace_for_another_object_says_so():
+    # A new instance can take a dead one's address, and so its repr: the reason was "new signature".
+    class Model:
+        def __init__(self, k):
+            self.k = k
+
+        @tl.function
+        def __call__(self, x):
+            return x * self.k
+
+    for k in (1.0, 2.0, 3.0):
+        assert Model(k)(np.ones(1)).numpy().tolist() == [k]
+    assert Model.__call__.retrace_reasons[1:] == ["self: another Model object (objects are keyed by identity)"] * 2
+    f = tl.function(lambda x, fn: fn(x))
+    f(np.zeros(1), tl.exp)
+    f(np.zeros(1), tl.sin)
+    assert f.retrace_reasons[1] == "fn: function exp -> function sin"

@@ -553,6 +553,10 @@ def _describe_leaf(value, path, out, static):
     elif hasattr(value, "shape") and hasattr(value, "dtype") and not static:  # tensors, specs, arrays
         backend = value.backend.name if isinstance(value, Tensor) else "numpy"
         out[path] = ("tensor", tuple(value.shape), np.dtype(value.dtype).name, backend)
+    elif value.__class__.__hash__ is object.__hash__ or value.__class__.__hash__ is None:
+        # Keyed by identity: a new object may even have the old one's address (and repr), so say what it is.
+        name = getattr(value, "__qualname__", None)
+        out[path] = ("object", f"{type(value).__name__} {name if isinstance(name, str) else 'object'}")
     else:
         text = repr(value)
         out[path] = ("value", text if len(text) < 60 else f"{type(value).__name__} object")
@@ -574,6 +578,12 @@ def _explain(old: dict, new: dict) -> list[str]:
         else:
             reasons.append(f"{path}: {_show(before)} -> {_show(after)}")
     return reasons
+
+
+def _identity_reason(call: dict) -> str:
+    """The reason for a retrace no description changed: an argument keyed by identity is another object."""
+    objects = [f"{path}: another {desc[1]}" for path, desc in call.items() if desc[0] == "object"]
+    return "; ".join(objects) + " (objects are keyed by identity)" if objects else "new signature"
 
 
 def _ancestors(path):
@@ -907,7 +917,7 @@ class Function:
         if self._last_call is None:
             reason = "first call"
         else:
-            reason = "; ".join([stale] if stale else _explain(self._last_call, call)) or "new signature"
+            reason = "; ".join([stale] if stale else _explain(self._last_call, call)) or _identity_reason(call)
         if self._no_retrace and self.trace_count:
             raise AssertionError(
                 f"tl.testing.no_retrace: tl.function {self.__name__!r} was retraced "
