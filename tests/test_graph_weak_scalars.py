@@ -138,3 +138,13 @@ def test_random_expressions_of_weak_floats_trace_as_they_run(seed):
         traced = tl.function(fn)(x, y, s, t)
         assert traced.dtype == eager.dtype
         np.testing.assert_allclose(traced.numpy().astype(complex), eager.numpy().astype(complex), rtol=2e-3, atol=1e-6)
+
+
+def test_a_float_needed_as_a_value_makes_only_the_floats_of_its_argument_static():
+    # Its whole argument became static: with the rule that static arrays are errors, the array beside it
+    # would have been refused; it stays an input.
+    f = tl.function(lambda x, config: x * float(config["scale"]) + config["offset"])
+    assert f(np.ones(2), {"scale": 2.0, "offset": np.ones(2)}).numpy().tolist() == [3.0, 3.0]
+    assert f(np.ones(2), {"scale": 2.0, "offset": np.full(2, 5.0)}).numpy().tolist() == [7.0, 7.0]
+    assert f(np.ones(2), {"scale": 3.0, "offset": np.ones(2)}).numpy().tolist() == [4.0, 4.0]
+    assert f.trace_count == 2 and f.retrace_reasons[1] == "config['scale']: 2.0 -> 3.0"

@@ -427,6 +427,9 @@ def _unique_name(name, taken) -> str:
 
 # ---------------------------------------------------------------- nested values: keys, placeholders, outputs
 _WEAK_FLOAT = ("weak float",)
+# How static an argument is: ``True`` (static_argnums/static_argnames: every leaf is a value, hashable), or
+# ``_FLOATS`` (a float of it was needed as a Python value: its floats are static, its arrays stay inputs).
+_FLOATS = "floats"
 
 
 _NESTED = (list, tuple, dict)
@@ -449,7 +452,7 @@ def _leaf_key(value, feeds, keep, static=False):
             feeds.append(value)
             return _WEAK_FLOAT
         return (float, repr(value))  # repr: a NaN equals itself, 0.0 and -0.0 differ
-    if static:
+    if static is True:
         return _static_key(value, keep)
     if isinstance(value, Tensor):
         if isinstance(value, Variable):
@@ -517,9 +520,9 @@ def _path_text(path) -> str:
 
 
 def _placeholder(value, path, trace, top, static):
-    if static:
+    if static is True:
         return value
-    if value.__class__ is float:
+    if value.__class__ is float and not static:
         t = trace.placeholder((), _dtypes.float64, _backends.current(), path)
         t.__class__ = dispatch.WeakScalar  # promotes like the Python float it stands for
         trace.weak_args[t._id] = frozenset((top,))
@@ -550,7 +553,7 @@ def _describe_leaf(value, path, out, static):
         out[path] = ("value", "a Python float fed as a weak scalar")
     elif isinstance(value, Variable):
         out[path] = ("variable", f"Variable {value.name!r} (id {value._id})")
-    elif hasattr(value, "shape") and hasattr(value, "dtype") and not static:  # tensors, specs, arrays
+    elif hasattr(value, "shape") and hasattr(value, "dtype") and static is not True:  # tensors, specs, arrays
         backend = value.backend.name if isinstance(value, Tensor) else "numpy"
         out[path] = ("tensor", tuple(value.shape), np.dtype(value.dtype).name, backend)
     elif value.__class__.__hash__ is object.__hash__ or value.__class__.__hash__ is None:
@@ -746,7 +749,7 @@ class Function:
                     f"(parameters: {parameters})"
                 )
         names.update(self._positional[i] for i in positions if i < n)
-        return positions, names
+        return dict.fromkeys(positions, True), dict.fromkeys(names, True)
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -772,13 +775,13 @@ class Function:
         statics = self._static_pos
         # Plain leaves (the common case) skip the tree walk.
         key = [
-            _nested_key(a, feeds, keep, i in statics)
+            _nested_key(a, feeds, keep, statics.get(i, False))
             if isinstance(a, _NESTED)
-            else _leaf_key(a, feeds, keep, i in statics)
+            else _leaf_key(a, feeds, keep, statics.get(i, False))
             for i, a in enumerate(args)
         ]
         for k, v in sorted(kwargs.items()):
-            static = k in self._static_names
+            static = self._static_names.get(k, False)
             key.append(
                 (
                     k,
@@ -822,9 +825,9 @@ class Function:
                 # The float was needed as a Python value: it is static from now on, and the call traces again.
                 for position, name in e.arguments:
                     if position is not None:
-                        self._static_pos.add(position)
+                        self._static_pos.setdefault(position, _FLOATS)
                     if name is not None:
-                        self._static_names.add(name)
+                        self._static_names.setdefault(name, _FLOATS)
 
     def _positional_form(self, args, kwargs):
         """Keyword arguments that fill the next positional parameters move into ``args``, so that ``f(x, y=1.0)``
@@ -900,9 +903,9 @@ class Function:
             }
         else:
             for i, a in enumerate(args):
-                _describe(a, self._arg_name(i), call, i in self._static_pos)
+                _describe(a, self._arg_name(i), call, self._static_pos.get(i, False))
             for k, v in sorted(kwargs.items()):
-                _describe(v, k, call, k in self._static_names)
+                _describe(v, k, call, self._static_names.get(k, False))
         overrides = _grad_registry.override_key()
         call["tl.grad.override"] = (
             "value",
@@ -1045,8 +1048,12 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=(
     trace = _Trace(graph)
     arg_names = arg_names or [f"args[{i}]" for i in range(len(args))]
     tops = tops or [(i, None) for i in range(len(args))]
-    placed_args = tuple(_with_placeholders(a, arg_names[i], trace, tops[i], i in static[0]) for i, a in enumerate(args))
-    placed_kwargs = {k: _with_placeholders(v, k, trace, (None, k), k in static[1]) for k, v in sorted(kwargs.items())}
+    placed_args = tuple(
+        _with_placeholders(a, arg_names[i], trace, tops[i], static[0].get(i, False)) for i, a in enumerate(args)
+    )
+    placed_kwargs = {
+        k: _with_placeholders(v, k, trace, (None, k), static[1].get(k, False)) for k, v in sorted(kwargs.items())
+    }
     with dispatch.in_mode(trace):  # tapes recording outside pause: they must not see symbolic nodes
         result = fn(*placed_args, **placed_kwargs)
     leaves, graph.structure = tree.flatten(result, is_constant=_output_constant)
