@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from .. import dispatch
+from .. import dtypes as _dtypes
 from .. import tree
 from ..tensor import Tensor, Variable, make
 from .ir import ASSIGN, Graph, _nbytes
@@ -724,7 +725,8 @@ def call_graph(graph: Graph, *args, **captures):
     for i, (a, t, name) in enumerate(zip(args, graph.inputs, graph.input_names)):
         if not isinstance(a, Tensor) and not hasattr(a, "shape"):
             a = dispatch.to_tensor(a, t.backend, t.dtype)
-        shape, dtype = tuple(a.shape), np.dtype(a.dtype)
+        # A dtype tensorlib holds in a wider one (int8 -> int32) fits that one, as in the tl.function call.
+        shape, dtype = tuple(a.shape), _dtypes.of_array(a.dtype)
         fits = len(shape) == len(t.shape) and all(d is None or d == s for d, s in zip(t.shape, shape))
         if not fits or dtype != t.dtype:
             raise ValueError(
