@@ -1037,12 +1037,14 @@ def _parameters(fn) -> tuple:
     return positional, varargs, keyword_only, any(p.kind is kinds.VAR_KEYWORD for p in params)
 
 
-def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=((), ())) -> tuple:
+def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=None) -> tuple:
     """Run ``fn`` under a new trace: ``(graph, closed-over objects)``.
 
-    Tensor, array and TensorSpec leaves of the arguments (and Python floats, but in the arguments
-    whose positions or names ``static`` lists) become placeholders, named by ``arg_names`` (default
-    ``args[i]``); ``tops`` says which (position, name) each argument is."""
+    Tensor, array and TensorSpec leaves of the arguments (and Python floats) become placeholders, named by
+    ``arg_names`` (default ``args[i]``), but in the arguments that ``static`` (two dicts: position -> mode,
+    name -> mode) marks: mode True keeps every leaf a Python value, ``_FLOATS`` the floats only.  ``tops``
+    says which (position, name) each argument is."""
+    static = static or ({}, {})
     first = next((a for a in tree.leaves((args, kwargs)) if isinstance(a, Tensor)), None)
     graph = Graph(name, first.backend if first is not None else _backends.current())
     trace = _Trace(graph)
