@@ -271,3 +271,69 @@ def test_an_eager_scan_of_length_zero_gives_what_the_traced_one_gives():
     np.testing.assert_array_equal(grad.numpy(), [1.0, 1.0])
     none = tl.scan(lambda c, x: (c + 1.0, None), tl.tensor(2.0), None, length=0)
     assert float(none[0]) == 2.0 and none[1] is None
+
+
+# ---------------------------------------------------------------- clear errors
+_YS = r"^tl.scan: f must return ys of the same structure, shapes and dtypes at every step: "
+
+
+@pytest.mark.parametrize(
+    "step, message",
+    [
+        (
+            lambda x: tl.ones((int(x.numpy()),)),
+            r"the first step returns \[float32\[1\]\], step 1 returns \[float32\[2\]\]$",
+        ),
+        (
+            lambda x: x if float(x) < 2 else tl.cast(x, "int32"),
+            r"the first step returns \[float64\[\]\], step 1 returns \[int32\[\]\]$",
+        ),
+        (
+            lambda x: (x, x) if float(x) < 2 else [x, x],
+            r".*\(the nesting differs: the first step returns \(\*, \*\), step 1 returns \[\*, \*\]\)$",
+        ),
+        (lambda x: None if float(x) < 2 else x, r"the first step returns \[\], step 1 returns \[float64\[\]\]"),
+        (lambda x: x if float(x) < 2 else None, r"the first step returns \[float64\[\]\], step 1 returns \[\]"),
+    ],
+    ids=["shape", "dtype", "nesting", "none_then_tensor", "tensor_then_none"],
+)
+def test_an_eager_scan_rejects_ys_that_change_between_steps(step, message):
+    # They were stacked anyway (promoted dtypes, a list read as a tuple), dropped (None first) or crashed.
+    with pytest.raises(TypeError, match=_YS + message):
+        tl.scan(lambda c, x: (c, step(x)), tl.tensor(0.0), tl.tensor(np.array([1.0, 2.0, 3.0])))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_non_callables_and_non_numeric_predicates_are_named(traced):
+    run = (lambda f: tl.function(f)()) if traced else (lambda f: f())  # noqa: E731
+    xs = tl.tensor([1.0, 2.0])
+    cases = [
+        (lambda: tl.cond(True, 1.0, lambda: 2.0), r"^tl.cond: true_fn must be callable, got float 1.0$"),
+        (lambda: tl.scan(None, tl.tensor(0.0), xs), r"^tl.scan: f must be callable, got NoneType None$"),
+        (
+            lambda: tl.while_loop(lambda s: True, "body", xs),
+            r"^tl.while_loop: body_fn must be callable, got str 'body'$",
+        ),
+        (
+            lambda: tl.cond("yes", lambda: 1.0, lambda: 2.0),
+            r"^tl.cond: the predicate must be a scalar bool or number, got str 'yes'$",
+        ),
+        (
+            lambda: tl.while_loop(lambda s: None, lambda s: s, xs),
+            r"^tl.while_loop cond_fn: the predicate must be a scalar bool or number, got NoneType None$",
+        ),
+    ]
+    for call, message in cases:
+        with pytest.raises(TypeError, match=message):
+            run(call)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_eager_ys_made_from_a_weak_init_stack_like_the_traced_ones(reverse):
+    # The first step sees the Python number itself: its y is a Python float, cast to the later steps' dtype.
+    run = lambda v: tl.scan(lambda c, x: (c + x, (c * 2.0, c - x)), 0.0, v, reverse=reverse)  # noqa: E731
+    xs = np.array([1.0, 2.0, 3.5])
+    eager, traced = run(tl.tensor(xs)), tl.function(run)(xs)
+    for e, t in zip(tl.tree.leaves(eager), tl.tree.leaves(traced)):
+        assert e.dtype == t.dtype == np.float64
+        np.testing.assert_array_equal(e.numpy(), t.numpy())

@@ -133,9 +133,20 @@ def _promote_weak(leaves, weak, outs):
     return promoted if changed else None
 
 
+def _callables(what: str, **fns) -> None:
+    for name, fn in fns.items():
+        if not callable(fn):
+            raise TypeError(f"{what}: {name} must be callable, got {type(fn).__name__} {fn!r:.60}")
+
+
 def _scalar_pred(pred, what: str):
     if not isinstance(pred, Tensor):
-        pred = dispatch.to_tensor(pred, _backend_of(pred))
+        try:
+            pred = dispatch.to_tensor(pred, _backend_of(pred))
+        except TypeError:
+            raise TypeError(
+                f"{what}: the predicate must be a scalar bool or number, got {type(pred).__name__} {pred!r:.60}"
+            ) from None
     if pred.shape != ():
         raise ValueError(f"{what}: the predicate must be a scalar, got shape {pred.shape} ({pred.dtype})")
     return pred
@@ -230,6 +241,7 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     >>> tl.grad(lambda v: tl.sum(tl.cond(tl.sum(v) < 0, tl.exp, tl.sin, v)))(x).numpy().round(3).tolist()
     [2.718, 0.135]
     """
+    _callables("tl.cond", true_fn=true_fn, false_fn=false_fn)
     pred = _scalar_pred(pred, "tl.cond")
     if not dispatch.modes:
         return true_fn(*operands) if bool(pred.numpy()) else false_fn(*operands)
@@ -330,6 +342,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     >>> float(total), running.numpy().tolist()
     (6.0, [0.0, 2.0, 9.0])
     """
+    _callables("tl.scan", f=f)
     if length is not None:
         length = _count(length, "tl.scan", "length")
     x_leaves, x_structure = _flatten(xs, "tl.scan xs")
@@ -380,6 +393,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
 
 _CARRY_RULE = "tl.scan: f must return a carry of the same structure, shapes and dtypes as init"
+_YS_RULE = "tl.scan: f must return ys of the same structure, shapes and dtypes at every step"
 _LOOP_RULE = "tl.while_loop: body_fn must return the structure, shapes and dtypes of loop_vars"
 
 
@@ -393,19 +407,32 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
         xs = tree.unflatten(x_structure, x_leaves)
         return function(lambda c, x: scan(f, c, x, length=0, reverse=reverse))(init, xs)
     carry, ys, reference = init, [None] * length, init
-    for step in range(length):
-        t = length - 1 - step if reverse else step
+    order = [length - 1 - step if reverse else step for step in range(length)]
+    for t in order:
         x = tree.unflatten(x_structure, [leaf[t] for leaf in x_leaves]) if x_leaves else None
         out = f(carry, x)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError("tl.scan: f must return a pair (carry, y)")
         carry, ys[t] = out
-        if step == 0:
+        if t == order[0]:
             reference = _adopt_weak(init, carry, "tl.scan init")
         _check_same(reference, carry, _CARRY_RULE, "init is", "f returns", "f's carry is")
-    y_leaves = [_flatten(y, "tl.scan ys") for y in ys]
-    stacked = [_shape.stack([leaves[k] for leaves, _ in y_leaves]) for k in range(len(y_leaves[0][0]))]
-    return carry, tree.unflatten(y_leaves[0][1], stacked)
+    # Traced, one trace fixes the ys; eagerly every step must agree with the first, whose Python numbers
+    # (made from a weakly typed init) take the dtypes of the next step's.
+    first = ys[order[0]]
+    expected = _adopt_weak(first, ys[order[1]], "tl.scan ys") if length > 1 else first
+    for t in order[1:]:
+        _check_same(expected, ys[t], _YS_RULE, "the first step returns", f"step {t} returns")
+    want, structure = _flatten(expected, "tl.scan ys")
+    leaves = [_flatten(y, "tl.scan ys")[0] for y in ys]
+    stacked = [_shape.stack([_cast_to(per_step[k], w.dtype) for per_step in leaves]) for k, w in enumerate(want)]
+    return carry, tree.unflatten(structure, stacked)
+
+
+def _cast_to(t, dtype):
+    from . import math as math_ops
+
+    return t if t.dtype == dtype else math_ops.cast(t, dtype)
 
 
 def _adopt_weak(init, values, what: str):
@@ -513,6 +540,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     >>> int(i), float(x)
     (3, 12.0)
     """
+    _callables("tl.while_loop", cond_fn=cond_fn, body_fn=body_fn)
     if maximum_iterations is not None:
         maximum_iterations = _count(maximum_iterations, "tl.while_loop", "maximum_iterations")
     if not dispatch.modes:
