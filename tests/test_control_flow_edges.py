@@ -337,3 +337,85 @@ def test_eager_ys_made_from_a_weak_init_stack_like_the_traced_ones(reverse):
     for e, t in zip(tl.tree.leaves(eager), tl.tree.leaves(traced)):
         assert e.dtype == t.dtype == np.float64
         np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+# ---------------------------------------------------------------- a bounded while_loop: a bound, not a trip count
+def _growth(v):
+    return tl.while_loop(
+        lambda s: tl.sum(s[1]) < 6.0, lambda s: (s[0] + 1, s[1] * s[1] + 0.5), (0, v), maximum_iterations=4
+    )[1]
+
+
+def _growth_loss(v):
+    return tl.sum(_growth(v) ** 2)
+
+
+def test_a_large_bound_on_a_short_traced_loop_costs_only_the_steps_taken():
+    # As a scan of 2000 conds it ran 2000 steps and kept 2000 carries (160 MB here) for a loop of 3 steps.
+    import tracemalloc
+
+    f = tl.function(
+        lambda v: tl.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 2.0), (0, v), maximum_iterations=2000)
+    )
+    x = np.ones(10_000)
+    f(x)
+    tracemalloc.start()
+    try:
+        count, y = f(x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert int(count) == 3 and y.numpy()[0] == 8.0
+    assert peak < 2_000_000
+    node = [n for n in f.get_graph(np.ones(10_000)).nodes if n.op_type == "While"][0]
+    assert node.attrs["maximum_iterations"] == 2000
+
+
+def _differentiated_outside(f, x):
+    v = tl.tensor(x)
+    with tl.GradientTape() as tape:
+        tape.watch(v)
+        y = f(v)
+    return tape.gradient(y, v).numpy()
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["tape_outside", "grad_inside", "cond_grad_inside", "cond_tape_outside", "scan_grad_inside", "loaded"],
+)
+def test_a_bounded_while_node_differentiates_like_the_eager_loop(how, tmp_path):
+    x = np.array([1.1, 0.7])
+    in_cond = lambda v: tl.cond(tl.sum(v) > 0, _growth_loss, tl.sum, v)  # noqa: E731
+    in_scan = lambda v: tl.scan(  # noqa: E731
+        lambda c, e: (c + _growth_loss(v * e), c), tl.tensor(0.0, "float64"), tl.tensor([1.0, 0.9], "float64")
+    )[0]
+    eager = {"cond": in_cond, "scan": in_scan}.get(how.split("_")[0], _growth_loss)
+    expected = tl.grad(eager)(tl.tensor(x)).numpy()
+    if how == "tape_outside":
+        got = _differentiated_outside(tl.function(_growth_loss), x)
+    elif how == "cond_tape_outside":
+        got = _differentiated_outside(tl.function(in_cond), x)
+    elif how == "loaded":
+        tl.function(_growth_loss).get_graph(x).save(tmp_path / "g.json")
+        got = _differentiated_outside(tl.graph.load(tmp_path / "g.json"), x)
+    else:
+        got = tl.function(tl.grad(eager))(x).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    if not how.startswith("scan"):  # the eager gradient itself, against the loop written in NumPy
+        np.testing.assert_allclose(expected, _growth_loss_grad(x), rtol=1e-12)
+
+
+def _growth_loss_grad(x):
+    """NumPy: the loop's steps with the chain rule alongside (at most 4, while the sum is below 6)."""
+    y, dy = x.copy(), np.ones_like(x)
+    for _ in range(4):
+        if y.sum() >= 6.0:
+            break
+        y, dy = y * y + 0.5, 2 * y * dy
+    return 2 * y * dy
+
+
+def test_a_bounded_while_node_differentiates_twice():
+    tl.testing.check_grads(tl.function(_growth_loss), (np.array([1.1, 0.7]),), order=2)
+    assert "While" in [n.op_type for n in tl.function(_growth_loss).get_graph(np.ones(2)).nodes]
+    assert "While" not in [n.op_type for n in tl.function(tl.grad(_growth_loss)).get_graph(np.ones(2)).nodes]

@@ -12,7 +12,7 @@ Gradients: ``Cond``'s rule is a ``cond`` of the two branches' vector-Jacobian
 products (so it is differentiable again), ``Scan``'s is a reverse ``scan`` of
 the body's, fed the carries the forward scan kept.  A ``while_loop`` is
 differentiable in reverse mode only with ``maximum_iterations``: it then
-traces as a ``scan`` of ``cond``s (TensorFlow's rule).
+differentiates as a ``scan`` of ``cond``s (TensorFlow's rule).
 
 >>> import tensorlib as tl
 >>> f = tl.function(lambda x: tl.cond(tl.sum(x) > 0, lambda v: v * 2.0, lambda v: -v, x))
@@ -180,6 +180,11 @@ def _differentiable(t) -> bool:
 
 def _vjp_of(graph, n_args: int) -> Callable:
     """``f(*args, *cotangents) -> gradients for every arg`` (zeros where none flows), for a subgraph."""
+    return _vjp(lambda args: _replay(graph, args), n_args)
+
+
+def _vjp(fn, n_args: int) -> Callable:
+    """As :func:`_vjp_of`, for ``fn(args) -> list of outputs`` written with tensorlib ops."""
     from ..grad.tape import GradientTape
     from . import math as math_ops
 
@@ -189,7 +194,7 @@ def _vjp_of(graph, n_args: int) -> Callable:
         with GradientTape() as tape:
             for a in wrt:
                 tape.watch(a)
-            outs = _replay(graph, args)
+            outs = fn(args)
         # The cotangents weigh the outputs as tape.gradient's output_gradients (complex ones included).
         pairs = [(o, g) for o, g in zip(outs, cotangents) if _differentiable(o)]
         grads = (
@@ -491,34 +496,58 @@ register_gradient("Scan", _scan_grad)
 
 
 # ---------------------------------------------------------------- while_loop
-def _while_infer(*args, cond_graph, body_graph, n_vars):
+def _while_infer(*args, cond_graph, body_graph, n_vars, maximum_iterations):
     return _specs(body_graph)
 
 
 _while_op = defop(
     "While",
     inputs=("inputs",),
-    attrs={"cond_graph": None, "body_graph": None, "n_vars": 0},
+    attrs={"cond_graph": None, "body_graph": None, "n_vars": 0, "maximum_iterations": None},
     infer=_while_infer,
     variadic=True,
-    doc="Run body_graph on the loop variables while cond_graph says so (forward only).",
+    doc="Run body_graph on the loop variables while cond_graph says so, at most maximum_iterations times "
+    "(None: no bound).",
 )
 
 
 @_while_op.generic
-def _while_kernel(xp, *args, cond_graph, body_graph, n_vars):
-    values, outer = list(args[:n_vars]), list(args[n_vars:])
-    while bool(_run(cond_graph, values + outer)[0]):
+def _while_kernel(xp, *args, cond_graph, body_graph, n_vars, maximum_iterations):
+    values, outer, count = list(args[:n_vars]), list(args[n_vars:]), 0
+    while (maximum_iterations is None or count < maximum_iterations) and bool(_run(cond_graph, values + outer)[0]):
         values = list(_run(body_graph, values + outer))
+        count += 1
     return tuple(values)
 
 
 def _while_grad(node, *grads, index):
-    raise ValueError(
-        "tl.while_loop: reverse-mode differentiation of a while loop needs "
-        "maximum_iterations=N (its trip count is unknown in advance, as in TensorFlow); pass "
-        "maximum_iterations, or write the loop with tl.scan"
-    )
+    a = node.attrs
+    bound, n_vars = a["maximum_iterations"], a["n_vars"]
+    if bound is None:
+        raise ValueError(
+            "tl.while_loop: reverse-mode differentiation of a while loop needs "
+            "maximum_iterations=N (its trip count is unknown in advance, as in TensorFlow); pass "
+            "maximum_iterations, or write the loop with tl.scan"
+        )
+
+    def loop(args):
+        # The loop again under the VJP's tape (the forward node kept no per-step values): a Python loop
+        # eagerly, the differentiable scan of conds when traced.
+        outer = list(args[n_vars:])
+        return list(
+            while_loop(
+                lambda v: _replay(a["cond_graph"], list(v) + outer)[0],
+                lambda v: tuple(_replay(a["body_graph"], list(v) + outer)),
+                tuple(args[:n_vars]),
+                maximum_iterations=bound,
+            )
+        )
+
+    def compute():
+        return _vjp(loop, len(node.inputs))(*node.inputs, *grads)
+
+    grad = _all_grads(node, grads, compute)[index]
+    return grad if _differentiable(node.inputs[index]) else None
 
 
 register_gradient("While", _while_grad)
@@ -532,8 +561,9 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     returns it with, as in ``tl.scan``).  Eagerly this is a Python loop.  Traced, a
     ``While`` node runs the subgraphs (forward only: differentiating it
     raises); with ``maximum_iterations=N`` the loop stops after at most N
-    steps and traces as a ``scan`` of ``cond``s, differentiable in reverse
-    mode (TensorFlow's rule).
+    steps and is differentiable in reverse mode as a ``scan`` of ``cond``s
+    (TensorFlow's rule): it traces as that scan where a tape records, else
+    as a ``While`` node whose gradient runs the loop again as the scan.
 
     >>> import tensorlib as tl
     >>> i, x = tl.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 2.0), (tl.tensor(0), tl.tensor(1.5)))
@@ -558,7 +588,9 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
 
     leaves, structure = _flatten(loop_vars, "tl.while_loop loop_vars")
     weak = _weak(loop_vars)
-    if maximum_iterations is not None:
+    if maximum_iterations is not None and dispatch.tapes:
+        # A tape records inside this trace: the scan of conds differentiates in place.  (A While node
+        # would run only the steps taken, but its gradient computes the loop again.)
         if any(weak):  # the scan of conds needs the loop's dtypes up front: the body tells them
             _, outs = trace_subgraph(body_fn, (tree.unflatten(structure, leaves),), "body_fn")
             leaves = _promote_weak(leaves, weak, outs) or leaves
@@ -580,7 +612,9 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
         )
     outer = cond_sub.outer + [v for v in body_sub.outer if v._id not in cond_sub.outer_map]
     cg, bg = cond_sub.with_outer(len(leaves), outer), body_sub.with_outer(len(leaves), outer)
-    outs = _while_op(*leaves, *outer, cond_graph=cg, body_graph=bg, n_vars=len(leaves))
+    outs = _while_op(
+        *leaves, *outer, cond_graph=cg, body_graph=bg, n_vars=len(leaves), maximum_iterations=maximum_iterations
+    )
     return tree.unflatten(structure, outs if isinstance(outs, tuple) else (outs,))
 
 
