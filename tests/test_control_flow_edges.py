@@ -419,3 +419,49 @@ def test_a_bounded_while_node_differentiates_twice():
     tl.testing.check_grads(tl.function(_growth_loss), (np.array([1.1, 0.7]),), order=2)
     assert "While" in [n.op_type for n in tl.function(_growth_loss).get_graph(np.ones(2)).nodes]
     assert "While" not in [n.op_type for n in tl.function(tl.grad(_growth_loss)).get_graph(np.ones(2)).nodes]
+
+
+# ---------------------------------------------------------------- a forward-only scan keeps no per-step carries
+def _rnn_loss(xs):
+    return tl.sum(tl.scan(lambda c, e: (tl.tanh(c * e + 0.1), c * e), tl.zeros((3,), "float64") + 0.5, xs)[1])
+
+
+def test_a_traced_scan_nobody_differentiates_keeps_no_carry_history():
+    # It stacked the carry before every step (length x the carry) for a gradient no one could ask for.
+    import tracemalloc
+
+    f = tl.function(lambda xs: tl.scan(lambda c, e: (tl.tanh(c + e), tl.sum(c)), tl.zeros((1000,), "float64"), xs))
+    x = np.random.default_rng(0).normal(size=(200, 1000))
+    f(x)
+    tracemalloc.start()
+    try:
+        carry, ys = f(x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 400_000  # the history alone is 1.6 MB
+    assert [n.attrs["history"] for n in f.get_graph(x).nodes if n.op_type == "Scan"] == [False]
+    c = np.zeros(1000)
+    for row in x:
+        c = np.tanh(c + row)
+    np.testing.assert_allclose(carry.numpy(), c, rtol=1e-12)
+    # traced where a tape records, the forward scan keeps them for the reverse one
+    scans = [n for n in tl.function(tl.grad(_rnn_loss)).get_graph(np.ones((4, 3))).nodes if n.op_type == "Scan"]
+    assert [n.attrs["history"] for n in scans][0] is True
+
+
+@pytest.mark.parametrize("how", ["tape_outside", "cond_tape_outside", "cond_grad_inside", "loaded"])
+def test_a_scan_without_history_differentiates_by_running_again(how, tmp_path):
+    xs = np.random.default_rng(1).normal(size=(4, 3))
+    in_cond = lambda v: tl.cond(tl.sum(v) > -100.0, _rnn_loss, tl.sum, v)  # noqa: E731
+    fn = in_cond if how.startswith("cond") else _rnn_loss
+    expected = tl.grad(_rnn_loss)(tl.tensor(xs)).numpy()
+    if how == "cond_grad_inside":
+        got = tl.function(tl.grad(fn))(xs).numpy()
+    elif how == "loaded":
+        tl.function(fn).get_graph(xs).save(tmp_path / "g.json")
+        got = _differentiated_outside(tl.graph.load(tmp_path / "g.json"), xs)
+    else:
+        got = _differentiated_outside(tl.function(fn), xs)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    tl.testing.check_grads(tl.function(_rnn_loss), (xs,), order=2)

@@ -10,7 +10,8 @@ becomes an input of the node, so gradients reach it.
 
 Gradients: ``Cond``'s rule is a ``cond`` of the two branches' vector-Jacobian
 products (so it is differentiable again), ``Scan``'s is a reverse ``scan`` of
-the body's, fed the carries the forward scan kept.  A ``while_loop`` is
+the body's, fed the carries the forward scan kept (where a gradient is likely:
+see ``_may_differentiate``; else the gradient runs the scan again for them).  A ``while_loop`` is
 differentiable in reverse mode only with ``maximum_iterations``: it then
 differentiates as a ``scan`` of ``cond``s (TensorFlow's rule).
 
@@ -286,37 +287,37 @@ register_gradient("Cond", _cond_grad)
 
 
 # ---------------------------------------------------------------- scan
-def _scan_infer(*args, body, n_carry, n_xs, length, reverse):
+def _scan_infer(*args, body, n_carry, n_xs, length, reverse, history):
     outs = body.outputs
     carry, ys = outs[:n_carry], outs[n_carry:]
     return (
         tuple(TensorSpec(c.shape, c.dtype) for c in carry)
         + tuple(TensorSpec((length,) + tuple(y.shape), y.dtype) for y in ys)
-        + tuple(TensorSpec((length,) + tuple(c.shape), c.dtype) for c in carry)
+        + (tuple(TensorSpec((length,) + tuple(c.shape), c.dtype) for c in carry) if history else ())
     )
 
 
 _scan_op = defop(
     "Scan",
     inputs=("inputs",),
-    attrs={"body": None, "n_carry": 0, "n_xs": 0, "length": 0, "reverse": False},
+    attrs={"body": None, "n_carry": 0, "n_xs": 0, "length": 0, "reverse": False, "history": True},
     infer=_scan_infer,
     variadic=True,
     doc="Loop the body subgraph over the leading axis of the xs inputs, threading the carry; "
-    "outputs the final carry, the stacked ys and the carry before each step.",
+    "outputs the final carry, the stacked ys and, if history, the carry before each step (for the gradient).",
 )
 
 
 @_scan_op.generic
-def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse):
+def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse, history):
     carry = list(args[:n_carry])
     xs, outer = args[n_carry : n_carry + n_xs], list(args[n_carry + n_xs :])
     n_ys = len(body.outputs) - n_carry
     ys = [[None] * length for _ in range(n_ys)]
-    history = [[None] * length for _ in range(n_carry)]
+    history = [[None] * length for _ in range(n_carry)] if history else []
     for step in range(length):
         t = length - 1 - step if reverse else step
-        for j, c in enumerate(carry):
+        for j, c in enumerate(carry if history else ()):
             history[j][t] = c
         out = _run(body, carry + [x[t, ...] for x in xs] + outer)
         carry = list(out[:n_carry])
@@ -390,7 +391,15 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         )
     body = sub.with_outer(len(c_leaves) + len(x_leaves), list(sub.outer))
     results = _scan_op(
-        *c_leaves, *x_leaves, *sub.outer, body=body, n_carry=n_carry, n_xs=len(x_leaves), length=length, reverse=reverse
+        *c_leaves,
+        *x_leaves,
+        *sub.outer,
+        body=body,
+        n_carry=n_carry,
+        n_xs=len(x_leaves),
+        length=length,
+        reverse=reverse,
+        history=_may_differentiate(),
     )
     carry = tree.unflatten(c_structure, results[:n_carry])
     ys = tree.unflatten(y_structure, results[n_carry : len(outs)])
@@ -458,6 +467,15 @@ def _sum(a, b):
     return a + b if _differentiable(a) else a
 
 
+def _may_differentiate() -> bool:
+    """Will a gradient likely be asked of the node traced now?  Yes if a tape records inside the trace or
+    the node is in a branch or body (differentiated by replaying it).  A scan then keeps the carry of each
+    step (length x the carry's memory); else it keeps nothing and a later gradient runs it again."""
+    from ..graph.tracing import _SubTrace
+
+    return bool(dispatch.tapes) or isinstance(dispatch.modes[-1], _SubTrace)
+
+
 def _scan_grad(node, *grads, index):
     a = node.attrs
     n_carry, n_xs, length = a["n_carry"], a["n_xs"], a["length"]
@@ -468,21 +486,26 @@ def _scan_grad(node, *grads, index):
 
         inputs = node.inputs
         init, xs, outer = inputs[:n_carry], inputs[n_carry : n_carry + n_xs], inputs[n_carry + n_xs :]
-        g_carry, g_ys, g_history = grads[:n_carry], grads[n_carry : n_carry + n_ys], grads[n_carry + n_ys :]
-        history = node.outputs[n_carry + n_ys :]
+        g_carry, g_ys = grads[:n_carry], grads[n_carry : n_carry + n_ys]
+        if a["history"]:
+            history, g_history = node.outputs[n_carry + n_ys :], [list(grads[n_carry + n_ys :])]
+        else:  # the forward node kept no carries: the scan again, keeping them (its ys unused)
+            history, g_history = _scan_op(*inputs, **dict(a, history=True))[n_carry + n_ys :], []
         body_vjp = _vjp_of(a["body"], n_carry + n_xs + len(outer))
 
         def step(carry, per_step):
             gc, go = carry
-            c_t, x_t, gy_t, gh_t = per_step
+            c_t, x_t, gy_t = per_step[:3]
             g = body_vjp(*c_t, *x_t, *outer, *gc, *gy_t)
-            dc, dx, do = g[:n_carry], g[n_carry : n_carry + n_xs], g[n_carry + n_xs :]
-            return ([_sum(d, h) for d, h in zip(dc, gh_t)], [_sum(o, d) for o, d in zip(go, do)]), list(dx)
+            dc, dx, do = list(g[:n_carry]), g[n_carry : n_carry + n_xs], g[n_carry + n_xs :]
+            if len(per_step) > 3:  # gradients reaching the history outputs themselves
+                dc = [_sum(d, h) for d, h in zip(dc, per_step[3])]
+            return (dc, [_sum(o, d) for o, d in zip(go, do)]), list(dx)
 
         (g_init, g_outer), g_xs = scan(
             step,
             (list(g_carry), [math_ops.zeros_like(o) for o in outer]),
-            (list(history), list(xs), list(g_ys), list(g_history)),
+            (list(history), list(xs), list(g_ys), *g_history),
             length=length,
             reverse=not a["reverse"],
         )
