@@ -700,7 +700,10 @@ def _promote(op, args):
     else:
         return args
     strong = [args[i].dtype for i in group if args[i].__class__ is not WeakScalar]
-    target = _dtypes.promote_types(*(strong or [args[i].dtype for i in group]))
+    if strong:
+        target = _dtypes.promote_types(*strong)
+    else:  # Python numbers alone: the highest kind wins, as in JAX (tl.maximum(3, 0.5) is float32, not float64)
+        target = max((args[i].dtype for i in group), key=lambda d: (_KIND_ORDER[d.kind], d.itemsize))
     for i in group:  # a float scalar next to integer tensors makes the result float, as in JAX
         d = args[i].dtype
         if args[i].__class__ is WeakScalar and _KIND_ORDER[d.kind] > _KIND_ORDER[target.kind]:

@@ -9,6 +9,7 @@ will produce it.  Arithmetic operators and methods are attached by
 from __future__ import annotations
 
 import itertools
+import operator
 import threading
 
 import numpy as np
@@ -16,6 +17,28 @@ import numpy as np
 from . import dtypes as _dtypes
 
 _ids = itertools.count(1)
+
+
+def _spec_shape(shape) -> tuple:
+    """A TensorSpec's shape: sizes that are integers (``operator.index``: 2.5, "3" and True are errors, never
+    silently 2, 3 and 1) or None."""
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"TensorSpec: shape must be a tuple or list of sizes, got {type(shape).__name__} {shape!r:.40}")
+    out = []
+    for d in shape:
+        if d is None:
+            out.append(None)
+            continue
+        try:
+            if isinstance(d, (bool, np.bool_)):
+                raise TypeError
+            out.append(operator.index(d))
+        except TypeError:
+            raise TypeError(
+                f"TensorSpec: shape {tuple(shape)!r:.80} has a size {d!r:.20} of type {type(d).__name__}; sizes are "
+                "integers, or None for any size"
+            ) from None
+    return tuple(out)
 
 
 class TensorSpec:
@@ -29,7 +52,7 @@ class TensorSpec:
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape, dtype=_dtypes.float32):
-        self.shape = tuple(None if d is None else int(d) for d in shape)
+        self.shape = _spec_shape(shape)
         if any(d is not None and d < 0 for d in self.shape):
             raise ValueError(
                 f"TensorSpec: shape {tuple(shape)} has a negative dimension; use None for a dimension of any size"

@@ -107,6 +107,33 @@ def test_a_value_assigned_to_a_variable_is_never_a_pooled_buffer():
     assert exe.buffer_of and not any(exe.steps[k].outputs[0] == assigned for k in exe.buffer_of)
 
 
+@pytest.mark.parametrize("fed", ["argument", "capture"])
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda a: tl.reshape(a, (6,)),
+        lambda a: tl.reshape(a[0:2], (6,)),
+        lambda a: tl.reshape(tl.stop_gradient(a), (6,)),
+        lambda a: tl.reshape(tl.cast(a, "float64"), (6,)),
+    ],
+)
+def test_a_variable_assigned_a_view_of_a_callers_array_never_changes_with_that_array(view, fed):
+    # Arguments and captures are fed by reference; a view of one assigned as it was let the Variable alias the
+    # caller's array (direct feeds were copied, views of them were not).
+    v = tl.Variable(np.zeros(6))
+    captured = np.arange(6.0).reshape(2, 3)
+    if fed == "argument":
+        f = tl.function(lambda a: v.assign(view(a)))
+    else:
+        f = tl.function(lambda: v.assign(view(captured)))
+    for call in range(3):  # the first (interpreted) run and compiled ones
+        a = captured if fed == "capture" else np.arange(6.0).reshape(2, 3) + call
+        f(a) if fed == "argument" else f()
+        expected = a.ravel().copy()
+        a[0, 0] = 99.0
+        np.testing.assert_array_equal(v.numpy(), expected)
+
+
 def test_a_view_kept_outside_the_plan_makes_the_step_allocate_instead():
     kept = []
     keep = tl.ops.defop("BufferTestKeep", inputs=("x",), infer=lambda x: tl.TensorSpec((), x.dtype))
@@ -177,6 +204,23 @@ def test_an_elementwise_chain_runs_in_one_buffer_written_in_place():
     f(x)
     exe = _executable(f, x)
     assert len(exe.buffer_of) == 5 and len(exe._buffers) == 1 and exe._buffers[0].nbytes == x.nbytes
+
+
+def test_a_value_read_twice_is_written_over_only_where_the_kernel_may_write_over_each_input():
+    # ReluGrad(h, h) (the vjp of relu at its own output) may write over its features, never over dy: written in
+    # place over h, the mask replaced dy before dy was read, and the result was the mask.
+    def fn(x):
+        y, vjp = tl.vjp(tl.nn.relu, x @ W)
+        return vjp(y)[0] * 2.0
+
+    f = tl.function(fn)
+    x = _data(0)
+    for _ in range(3):  # the allocating first run, then pooled ones
+        np.testing.assert_allclose(f(x).numpy(), np.maximum(x @ W, 0) * 2.0, rtol=1e-5, atol=1e-5)
+    exe = _executable(f, x)
+    step = next(k for k, s in enumerate(exe.steps) if s.node.op_type == "ReluGrad")
+    assert exe.steps[step - 1].node.op_type == "Relu"
+    assert exe.buffer_of[step] != exe.buffer_of[step - 1]  # not into the buffer of h = Relu(...)
 
 
 def test_no_step_writes_in_place_over_memory_another_input_views_in_another_layout():

@@ -32,6 +32,17 @@ def test_save_replaces_both_files_and_leaves_no_temporaries(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["g.json", "g.npz"]
 
 
+def test_a_refused_rename_leaves_no_temporaries(tmp_path):
+    os.mkdir(tmp_path / "g.json")  # the JSON's path is a folder: its rename fails after the .npz's
+    with pytest.raises(OSError):
+        _save(tmp_path, 3.0)
+    assert sorted(os.listdir(tmp_path)) == ["g.json", "g.npz"]
+    os.mkdir(tmp_path / "h.npz")
+    with pytest.raises(OSError):
+        _save(tmp_path, 3.0, "h")
+    assert sorted(os.listdir(tmp_path)) == ["g.json", "g.npz", "h.npz"]
+
+
 def test_a_fault_while_writing_leaves_the_old_files_loading(tmp_path, monkeypatch):
     path, _ = _save(tmp_path, 2.0)
 
@@ -195,3 +206,20 @@ def test_a_damaged_compressed_member_is_a_format_error(tmp_path):
     npz.write_bytes(bytes(data))
     with pytest.raises(GraphFormatError, match="const_0.*corrupt"):
         tl.graph.load(path)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    ["float16", "float32", "float64", "complex64", "complex128", "bool", "int8", "int16", "int32", "int64"]
+    + ["uint8", "uint16", "uint32"],
+)
+def test_a_saved_graph_runs_on_every_dtype_its_function_took(tmp_path, dtype):
+    # A loaded graph refused int8/int16/uint8/uint16/uint32 arguments that the tl.function it was saved from took.
+    x = (np.arange(6).reshape(2, 3) % 2).astype(dtype)
+    f = tl.function(lambda x: x + tl.tensor(np.arange(3).astype(dtype)))
+    f.save(tmp_path / "g.json", x)
+    expected = f(x)
+    for graph in (tl.graph.load(tmp_path / "g.json"), f.get_graph(x)):
+        out = graph(x)
+        assert out.dtype == expected.dtype
+        np.testing.assert_array_equal(out.numpy(), expected.numpy())

@@ -2,6 +2,8 @@
 weak types: arithmetic on weak values stays weak; a tensorlib function of a Python float computes in the
 default float dtype, as eagerly)."""
 
+import random
+
 import numpy as np
 import pytest
 
@@ -48,6 +50,11 @@ def test_arithmetic_on_weak_floats_stays_weak(expression, x, values):
         lambda s: tl.tensor(s * 2.0, dtype="float64"),
         lambda s: tl.full((2, 3), s) + tl.tensor(X16)[:1, None],
         lambda s: tl.cast(s, "float64"),
+        lambda s: tl.where(tl.tensor([True, False]), s, 0.0),  # the condition is no promoted input
+        lambda s: s / (s / s - tl.minimum(s, 0.5)),  # the literal 0.5 beside s; then an op on a strong value
+        lambda s: tl.tanh(tl.where(tl.tensor(True), 2.0, s) + tl.tensor(X16)),
+        lambda s: tl.where(tl.tensor(True), s, -2) + s,
+        lambda s: tl.tanh(tl.maximum(3, s)),
     ],
 )
 def test_tensorlib_functions_of_weak_floats_compute_as_eagerly(expression):
@@ -83,3 +90,51 @@ def test_python_control_flow_on_a_weak_float_makes_it_static():
 def test_full_takes_a_tensor_fill_value():
     np.testing.assert_array_equal(tl.full((2, 2), tl.tensor([1, 2])).numpy(), [[1, 2], [1, 2]])
     assert tl.full((3,), tl.tensor(np.float64(0.5))).dtype == np.float64
+
+
+def test_linspace_takes_a_weak_float_bound():
+    # numpy.linspace refused the traced float ("no implementation of numpy.linspace for Tensors").
+    f = tl.function(lambda s: tl.linspace(0.0, s, 3))
+    assert f(1.0).numpy().tolist() == [0.0, 0.5, 1.0]
+    assert f(2.0).numpy().tolist() == [0.0, 1.0, 2.0]  # the bound is needed as a number: s is static
+    assert f.trace_count == 2 and f(2.0).dtype == np.float32
+
+
+def test_python_numbers_alone_promote_to_the_highest_kind():
+    # An int beside a float made float64 (float32 with int64, NumPy's rule for strong dtypes); JAX gives
+    # the default float, as tensorlib does for one Python float.
+    assert tl.maximum(3, 0.5).dtype == tl.where(True, 1e-20, -2).dtype == np.float32
+    assert tl.maximum(3, 2).dtype == np.int64 and tl.maximum(True, 2.0).dtype == np.float32
+    assert tl.maximum(tl.tensor(3), 0.5).dtype == np.float32  # a strong int64 tensor beside a float: as before
+
+
+def _random_expression(rng, depth):
+    """Source of a random expression in tensors x, y, weak floats s, t and Python literals."""
+    if depth == 0 or rng.random() < 0.25:
+        return rng.choice(["s", "t", "x", "y", "0.5", "2.0", "3", "1e-08", "1e+30", "-1.5"])
+    a, b = _random_expression(rng, depth - 1), _random_expression(rng, depth - 1)
+    return rng.choice(
+        [f"({a} {rng.choice('+-*/')} {b})", f"(-{a})", f"abs({a})", f"({a} ** 2)", f"tl.sqrt(abs({a}) + 1.0)"]
+        + [f"tl.exp(-abs({a}))", f"tl.maximum({a}, {b})", f"tl.where(tl.tensor(True), {a}, {b})", f"tl.sum({a})"]
+        + [f"tl.tanh({a})", f"tl.minimum({a}, 0.5)", f"tl.cast({a}, 'float32')", f"tl.square({a})"]
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_expressions_of_weak_floats_trace_as_they_run(seed):
+    rng = random.Random(seed)
+    dtypes = ["float16", "float32", "float64", "int32", "int64", "bool"]
+    for _ in range(40):
+        fn = eval(f"lambda x, y, s, t: {_random_expression(rng, 3)}")
+        x = np.array([1, 2, 0]).astype(rng.choice(dtypes))
+        y = np.array([3, 1, 2]).astype(rng.choice(dtypes))
+        s, t = float(rng.choice([0.5, 1e-20, 3.0, 1e5])), float(rng.choice([0.25, 7.0, 1e-30]))
+        try:
+            eager = fn(tl.tensor(x), tl.tensor(y), s, t)
+        except (TypeError, ValueError, OverflowError):
+            continue  # bool arithmetic NumPy refuses, and the like: eager raises too
+        if not isinstance(eager, tl.Tensor):
+            continue  # Python arithmetic alone
+        traced = tl.function(fn)(x, y, s, t)
+        assert traced.dtype == eager.dtype
+        np.testing.assert_allclose(traced.numpy().astype(complex), eager.numpy().astype(complex), rtol=2e-3, atol=1e-6)

@@ -392,3 +392,35 @@ def test_against_pytorch():
     np.testing.assert_allclose(y.numpy(), y_t.detach().numpy().transpose(0, 2, 3, 1), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(dx.numpy(), xt.grad.numpy().transpose(0, 2, 3, 1), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(dw.numpy(), wt.grad.numpy().transpose(2, 3, 1, 0), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # the sums' inf - inf and 0 * inf
+@pytest.mark.parametrize("strategy", ["shifted_gemm", "im2col_gemm", "fourier_gemm"])
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+def test_an_inf_or_nan_reaches_only_the_outputs_whose_sums_read_it_whatever_the_strategy(strategy, padding):
+    # A spectrum spreads one inf over its whole image: fourier_gemm made every output of that image NaN.
+    from tensorlib.backends import numpy_nn
+    from tensorlib.backends.numpy_nn import fused_grad
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 7, 6, 3)), rng.standard_normal((3, 2, 3, 4))
+    x[0, 0, 0, 0], x[1, 4, 2, 1] = np.inf, np.nan
+    strides, dilations, pads = (1, 1), (1, 1), references.geometry(x.shape[1:3], w.shape[:2], 1, padding)[2]
+    y = numpy_nn.conv2d(x, w, strides, dilations, pads, strategy=strategy)
+    np.testing.assert_allclose(y, references.conv2d(x, w, 1, padding), rtol=1e-10, atol=1e-10)
+    dy = rng.standard_normal(y.shape)
+    dy[1, 1, 2, 3] = -np.inf
+    finite_x = np.where(np.isfinite(x), x, 1.0)
+    dx = references.conv2d_backprop_input(x.shape, w, dy, 1, padding)
+    dw = references.conv2d_backprop_filter(finite_x, w.shape, dy, 1, padding)
+    got_dx = numpy_nn.conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=strategy)
+    got_dw = numpy_nn.conv2d_backprop_filter(finite_x, w.shape, dy, strides, dilations, pads, strategy=strategy)
+    fused = fused_grad.conv2d_backprop(finite_x, w, dy, strides, dilations, pads, strategy=strategy)
+    dw_x = numpy_nn.conv2d_backprop_filter(x, w.shape, np.ones_like(y), strides, dilations, pads, strategy=strategy)
+    expected_dw_x = references.conv2d_backprop_filter(x, w.shape, np.ones_like(y), 1, padding)
+    np.testing.assert_allclose(got_dx, dx, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(got_dw, dw, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fused[0], dx, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fused[1], dw, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fused[2], dy.sum(axis=(0, 1, 2)), rtol=1e-10)
+    np.testing.assert_allclose(dw_x, expected_dw_x, rtol=1e-10, atol=1e-10)

@@ -47,6 +47,27 @@ def test_pool_and_gradient_match_loop_reference(kind, ksize, strides, padding, s
     np.testing.assert_allclose(dx.numpy(), ref_pool_grad(x, dy, ksize, strides, padding, kind), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize(
+    "ksize, strides, padding", [((2, 2), (2, 2), "VALID"), ((3, 2), (1, 2), "SAME"), (1, 1, "VALID")]
+)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_avg_pool_keeps_an_inf_or_nan_in_its_own_windows_and_channel(bad, ksize, strides, padding, dtype):
+    # Pooling columns by a GEMM against stacked identities multiplies each value by the other channels' zeros:
+    # inf * 0 made NaN of every channel of the window, and a dy's inf did so in the gradient.
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 6, 6, 3)).astype(dtype)
+    x[1, 2, 3, 1] = bad
+    y = tl.nn.avg_pool(x, ksize, strides, padding).numpy()
+    np.testing.assert_allclose(y, ref_pool(x.astype(np.float64), ksize, strides, padding, "avg"), rtol=1e-5, atol=1e-6)
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    dy[0, 1, 1, 2] = bad
+    with np.errstate(invalid="ignore"):  # the sum's gradient: dy's inf times ones
+        dx = tl.grad(lambda x: tl.sum(tl.nn.avg_pool(x, ksize, strides, padding) * dy))(np.zeros_like(x)).numpy()
+    expected = references.avg_pool_grad(x.shape, dy.astype(np.float64), ksize, strides, padding)
+    np.testing.assert_allclose(dx, expected, rtol=1e-5, atol=1e-6)
+
+
 def test_max_pool_ties_send_the_gradient_to_the_first_maximum():
     x = tl.tensor(np.array([[1.0, 3.0], [3.0, 3.0]]).reshape(1, 2, 2, 1))
     dx = tl.grad(lambda x: tl.sum(tl.nn.max_pool(x, 2, 2, "VALID")))(x)

@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 from .. import dispatch
+from .. import dtypes as _dtypes
 from .. import tree
 from ..tensor import Tensor, Variable, make
 from .ir import ASSIGN, Graph, _nbytes
@@ -253,10 +254,15 @@ class Executable:
     def _inplace_buffer(step, k, inplace, holder, end, roots):
         """The buffer of an input an ``inplace`` single-output kernel may overwrite at step ``k``, or None."""
         out = step.node.outputs[0]
+
+        def may_write(i):
+            return inplace is True or (inplace and i in inplace)
+
         for i, v in enumerate(step.inputs):
             t = step.node.inputs[i]
             if (
-                (inplace is True or (inplace and i in inplace))
+                # every input the value is (ReluGrad(h, h)) must be one the kernel may write over
+                all(may_write(j) for j, u in enumerate(step.inputs) if u == v)
                 and v in holder
                 and end[v] == k
                 and t.shape == out.shape
@@ -340,7 +346,8 @@ class Executable:
                     _run_pooled_multi(env, kernel, a, out, *b)
                 elif kind == _ASSIGN:
                     value = env[a[1]]
-                    _assign(next(assigns), value.copy() if b or (pool and _owner(value) in pool) else value)
+                    copy = b or (pool and _owner(value) in pool) or _fed_memory(value, feeds)
+                    _assign(next(assigns), value.copy() if copy else value)
                 else:
                     _run_general(env, kernel, a, out, *b)
                 for i in frees:
@@ -370,7 +377,7 @@ class Executable:
         views = {} if self.fixups is None else None  # the first run records which results are views
         for k, step in enumerate(self.steps):
             try:
-                self._interpret_step(k, step, env, targets, observers, fixups, views)
+                self._interpret_step(k, step, env, targets, observers, fixups, views, feeds)
             except Exception as e:
                 self._note(e, step.node)
                 raise
@@ -380,11 +387,12 @@ class Executable:
             self.fixups, self._views = fixups, views
         return tuple(env[t._id] for t in graph.outputs)
 
-    def _interpret_step(self, k, step, env, targets, observers, fixups, views):
+    def _interpret_step(self, k, step, env, targets, observers, fixups, views, feeds):
         node = step.node
         args = [env[v] for v in step.inputs]
         if step.kernel is None:
-            _assign(next(targets), args[1].copy() if k in self.copied_assigns else args[1])
+            copy = k in self.copied_assigns or _fed_memory(args[1], feeds)
+            _assign(next(targets), args[1].copy() if copy else args[1])
             return
         backend = node.outputs[0].backend if node.outputs else self.graph.backend
         start = time.perf_counter()
@@ -560,6 +568,19 @@ def _run_general(env, kernel, ins, out, attrs, fixes):
             env[i] = r if fix is None else dispatch.fit_result(r, *fix)
 
 
+def _fed_memory(value, feeds) -> bool:
+    """Whether ``value`` may be a fed array or a view of one (a caller's array, read by reference): a Variable
+    assigned it would change when the caller writes to that array.  Fresh kernel results are no views."""
+    if any(value is f for f in feeds):
+        return True
+    if getattr(value, "base", None) is None:
+        return False
+    return any(
+        value.__class__ is not np.ndarray or f.__class__ is not np.ndarray or np.may_share_memory(value, f)
+        for f in feeds
+    )
+
+
 def _assign(var, raw):
     """An AssignVariable step: the same rules as ``Variable.assign`` in eager mode."""
     if not isinstance(var, Variable):
@@ -706,7 +727,8 @@ def call_graph(graph: Graph, *args, **captures):
     for i, (a, t, name) in enumerate(zip(args, graph.inputs, graph.input_names)):
         if not isinstance(a, Tensor) and not hasattr(a, "shape"):
             a = dispatch.to_tensor(a, t.backend, t.dtype)
-        shape, dtype = tuple(a.shape), np.dtype(a.dtype)
+        # A dtype tensorlib holds in a wider one (int8 -> int32) fits that one, as in the tl.function call.
+        shape, dtype = tuple(a.shape), _dtypes.of_array(a.dtype)
         fits = len(shape) == len(t.shape) and all(d is None or d == s for d, s in zip(t.shape, shape))
         if not fits or dtype != t.dtype:
             raise ValueError(

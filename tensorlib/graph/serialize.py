@@ -93,8 +93,15 @@ def save(graph: Graph, path, include_captures: bool = False) -> None:
     except BaseException:
         os.unlink(npz_tmp)
         raise
-    os.replace(npz_tmp, npz_path)
-    os.replace(json_tmp, json_path)
+    try:
+        os.replace(npz_tmp, npz_path)
+        os.replace(json_tmp, json_path)
+    except BaseException:
+        # A rename refused (the path is a folder, a read-only file system): no temporary is left behind.
+        for tmp in (npz_tmp, json_tmp):
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
 
 
 def _write_temp(path, write) -> str:

@@ -112,15 +112,22 @@ class _Trace(dispatch.Mode):
                     f"({dispatch.describe_inputs(op, ins)}; backends "
                     f"{', '.join(a.backend.name for a in ins)}); move them with tl.tensor(x, backend=...)"
                 )
-        arguments = self._weak_arguments(ins) if self.weak_args else None
-        if arguments is not None and op.name not in _PYTHON_OPERATORS:
-            ins, specs = self._as_eager_floats(op, ins, attrs, arguments)
+        arguments = None
+        if self.weak_args:
+            arguments = self._weak_arguments(ins)
+            if op.name not in _PYTHON_OPERATORS:
+                group = ins if op.promote in (None, "all") else [ins[i] for i in op.promote if i < len(ins)]
+                if self._weak_arguments(group) is not None:
+                    ins, specs = self._as_eager_floats(op, ins, attrs)
         outs = self.graph.add_node(op, ins, attrs, specs, dispatch.user_site())
         self.known.update(o._id for o in outs)
         if arguments is not None:
+            # A Python operator on weak values is Python arithmetic eagerly (weak); on a value a tensorlib function
+            # made (a strong tensor eagerly) it is not, though its result still comes from the weak arguments.
+            weak = op.name in _PYTHON_OPERATORS and all(t.__class__ is dispatch.WeakScalar for t in ins)
             for o in outs:
                 self.weak_args[o._id] = arguments
-                if op.name in _PYTHON_OPERATORS:
+                if weak:
                     o.__class__ = dispatch.WeakScalar
         return outs if isinstance(specs, tuple) else outs[0]
 
@@ -138,18 +145,22 @@ class _Trace(dispatch.Mode):
                 return None
         return arguments if derived else None
 
-    def _as_eager_floats(self, op, ins, attrs, arguments):
-        """An op other than a Python operator on weak floats alone: eagerly, each Python float becomes a tensor
-        of the default float dtype first (``tl.sqrt(lr)`` is float32), so the float64 placeholders are cast
-        to it here, and the op's specs follow."""
+    def _as_eager_floats(self, op, ins, attrs):
+        """An op other than a Python operator whose promoted inputs are weak floats alone: eagerly, each Python
+        float becomes a tensor of the default float dtype first (``tl.sqrt(lr)``, ``tl.where(c, lr, 0.0)`` are
+        float32), so the float64 placeholders are cast to it here, and the op's specs follow."""
         cast = _ops["Cast"]
         cast_attrs = cast.bind_attrs({"dtype": _dtypes.default_float})
+        group = range(len(ins)) if op.promote in (None, "all") else op.promote
         out = []
-        for t in ins:
-            if t.__class__ is dispatch.WeakScalar and t.dtype == _dtypes.float64 and t._id in self.weak_args:
+        for i, t in enumerate(ins):
+            # The literals beside them were made float64 next to the float64 placeholders: cast too.
+            if i in group and t.__class__ is dispatch.WeakScalar and t.dtype == _dtypes.float64:
+                arguments = self.weak_args.get(t._id)
                 (t,) = self.graph.add_node(cast, (t,), cast_attrs, None, dispatch.user_site())
                 self.known.add(t._id)
-                self.weak_args[t._id] = arguments
+                if arguments is not None:
+                    self.weak_args[t._id] = arguments
             out.append(t)
         return out, op.infer(*out, **attrs)
 
@@ -438,14 +449,16 @@ def _leaf_key(value, feeds, keep, static=False):
             feeds.append(value)
             return _WEAK_FLOAT
         return (float, repr(value))  # repr: a NaN equals itself, 0.0 and -0.0 differ
+    if cls in (int, bool, str) or value is None:
+        return (cls, value)
+    if static:
+        return _static_key(value, keep)
     if isinstance(value, Tensor):
         if isinstance(value, Variable):
             keep.append(value)
             return ("variable", id(value))
         feeds.append(value)
         return (value.shape, value.dtype, value.backend.name)
-    if cls in (int, bool, str) or value is None:
-        return (cls, value)
     if cls is TensorSpec:
         return (value.shape, value.dtype, _backends.current().name)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
@@ -463,6 +476,32 @@ def _leaf_key(value, feeds, keep, static=False):
         return ("id", id(value))
 
 
+class _UnhashableStatic(Exception):
+    def __init__(self, value):
+        super().__init__(value)
+        self.value = value
+
+
+def _static_key(value, keep):
+    """The key of a leaf of a static argument: its value, which must be hashable (JAX's rule).  An array or
+    tensor has no hashable value (a static one was silently fed as a placeholder); a NumPy scalar is a value."""
+    if isinstance(value, np.generic):
+        return (value.__class__, value.tobytes())
+    if isinstance(value, Variable):  # a Variable is keyed by identity, static or not
+        keep.append(value)
+        return ("variable", id(value))
+    if isinstance(value, (Tensor, TensorSpec)) or hasattr(value, "shape") and hasattr(value, "dtype"):
+        raise _UnhashableStatic(value)
+    if value.__class__.__hash__ is object.__hash__:
+        keep.append(value)  # hashed by identity: key by id, never keep it alive
+        return ("id", id(value))
+    try:
+        hash(value)
+    except TypeError:
+        raise _UnhashableStatic(value) from None
+    return (value.__class__, value)
+
+
 def _with_placeholders(value, name, trace, top=None, static=False):
     """``value`` with every tensor/array leaf (and Python float unless ``static``) replaced by a new
     placeholder named by its path from the argument ``name``; ``top`` is the argument it belongs to
@@ -476,7 +515,9 @@ def _path_text(path) -> str:
 
 
 def _placeholder(value, path, trace, top, static):
-    if value.__class__ is float and not static:
+    if static:
+        return value
+    if value.__class__ is float:
         t = trace.placeholder((), _dtypes.float64, _backends.current(), path)
         t.__class__ = dispatch.WeakScalar  # promotes like the Python float it stands for
         trace.weak_args[t._id] = frozenset((top,))
@@ -507,7 +548,7 @@ def _describe_leaf(value, path, out, static):
         out[path] = ("value", "a Python float fed as a weak scalar")
     elif isinstance(value, Variable):
         out[path] = ("variable", f"Variable {value.name!r} (id {value._id})")
-    elif hasattr(value, "shape") and hasattr(value, "dtype"):  # tensors, specs, arrays
+    elif hasattr(value, "shape") and hasattr(value, "dtype") and not static:  # tensors, specs, arrays
         backend = value.backend.name if isinstance(value, Tensor) else "numpy"
         out[path] = ("tensor", tuple(value.shape), np.dtype(value.dtype).name, backend)
     else:
@@ -631,7 +672,14 @@ class Function:
         self, fn, input_signature=None, max_traces=None, static_argnums=(), static_argnames=(), cache_size=CACHE_SIZE
     ):
         functools.update_wrapper(self, fn)
+        if "__name__" not in self.__dict__:  # a callable object or functools.partial has none to copy
+            self.__name__ = getattr(getattr(fn, "func", None), "__name__", None) or type(fn).__name__
         self.python_function = fn
+        if input_signature is not None and not isinstance(input_signature, (list, tuple)):
+            raise TypeError(
+                f"tl.function({getattr(fn, '__name__', fn)}): input_signature must be a list of tl.TensorSpec, one per "
+                f"argument, got {type(input_signature).__name__}"
+            )
         self.input_signature = None if input_signature is None else tuple(input_signature)
         if self.input_signature is not None:
             for i, s in enumerate(self.input_signature):
@@ -641,6 +689,10 @@ class Function:
                         f"tl.TensorSpec, got {type(s).__name__}"
                     )
         self._positional, self._varargs, keyword_only, has_kwargs = _parameters(fn)
+        kinds = inspect.Parameter
+        self._positional_only = sum(
+            p.kind is kinds.POSITIONAL_ONLY for p in _signature_parameters(fn) if p.name in self._positional
+        )
         self._static_pos, self._static_names = self._statics(static_argnums, static_argnames, keyword_only, has_kwargs)
         if cache_size < 1:
             raise ValueError(f"tl.function({self.__name__}): cache_size must be at least 1, got {cache_size}")
@@ -729,8 +781,17 @@ class Function:
     def _concrete_for(self, args, kwargs, warn=True):
         if self.input_signature is not None:
             args, kwargs = self._check_signature(args, kwargs), {}
+        elif kwargs:
+            args, kwargs = self._positional_form(args, kwargs)
         while True:
-            key, feeds, keep = self._key(args, kwargs)
+            try:
+                key, feeds, keep = self._key(args, kwargs)
+            except _UnhashableStatic as e:
+                raise TypeError(
+                    f"tl.function {self.__name__}: static argument {self._path_of(args, kwargs, e.value)} is a "
+                    f"{type(e.value).__name__}, which is not hashable; a static argument selects a graph by its "
+                    "value: pass a hashable one (a tuple, a number, a string), or leave the argument traced"
+                ) from None
             if self.input_signature is not None:
                 feeds = list(args)
             hit = self._cached(key)
@@ -752,6 +813,27 @@ class Function:
                         self._static_pos.add(position)
                     if name is not None:
                         self._static_names.add(name)
+
+    def _positional_form(self, args, kwargs):
+        """Keyword arguments that fill the next positional parameters move into ``args``, so that ``f(x, y=1.0)``
+        and ``f(x, 1.0)`` are one signature and one graph (as TensorFlow's FunctionSpec canonicalizes)."""
+        names = self._positional
+        n = len(args)
+        if n >= len(names) or n < self._positional_only or names[n] not in kwargs:
+            return args, kwargs
+        args, kwargs = list(args), dict(kwargs)
+        while len(args) < len(names) and names[len(args)] in kwargs:
+            args.append(kwargs.pop(names[len(args)]))
+        return tuple(args), kwargs
+
+    def _path_of(self, args, kwargs, leaf) -> str:
+        """The argument path (``idx[1]``) of ``leaf`` in the call."""
+        tops = [(self._arg_name(i), a) for i, a in enumerate(args)] + sorted(kwargs.items())
+        for name, value in tops:
+            for path, v in tree.flatten_with_path(value)[0]:
+                if v is leaf:
+                    return name + _path_text(path)
+        return "?"
 
     def _cached(self, key):
         concrete = self._cache.get(key)
@@ -777,9 +859,12 @@ class Function:
         out = []
         for i, (a, spec) in enumerate(zip(args, specs)):
             if not isinstance(a, Tensor) and not hasattr(a, "shape"):
-                from ..ops.creation import tensor
-
-                a = tensor(a, dtype=spec.dtype)
+                # Converted as an op converts it next to a tensor of the spec's dtype: an int fits a float spec,
+                # but 2.5 for an int32 spec becomes float32 and is refused below, never truncated to 2.
+                try:
+                    a = dispatch.to_tensor(a, _backends.current(), spec.dtype)
+                except (OverflowError, TypeError, ValueError) as e:
+                    raise type(e)(f"tl.function {self.__name__}: {self._arg_name(i)}: {e}") from None
             shape, dtype = tuple(a.shape), _dtypes.of_array(a.dtype)
             if not spec.is_compatible_with(shape, dtype):
                 raise ValueError(
@@ -914,6 +999,13 @@ class Function:
 
     def __repr__(self):
         return f"<tl.function {self.__name__} ({self.trace_count} traces)>"
+
+
+def _signature_parameters(fn) -> list:
+    try:
+        return list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
 
 
 def _parameters(fn) -> tuple:

@@ -109,7 +109,15 @@ def arange(start, stop=None, step=1, dtype=None, backend=None) -> Tensor:
 
 
 def linspace(start, stop, num=50, dtype=_dt.float32, backend=None) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop``; 0-d tensor bounds are read as Python numbers (a
+    traced Python-float argument then becomes static).
+
+    >>> import tensorlib as tl
+    >>> tl.linspace(0.0, tl.tensor(1.0), 3).numpy().tolist()
+    [0.0, 0.5, 1.0]
+    """
     b = _backend(backend)
+    start, stop = (v.item() if isinstance(v, Tensor) else v for v in (start, stop))
     return make(b.xp.linspace(start, stop, num, dtype=_dt.as_dtype(dtype)), b)
 
 

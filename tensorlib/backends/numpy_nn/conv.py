@@ -100,7 +100,11 @@ def conv2d_strategy(
     activations = batch * (h * w * in_c + out_hw[0] * out_hw[1] * out_c)
     if fourier_flops * _FOURIER_OVERHEAD < direct_flops and 4 * frequencies * in_c * out_c <= activations:
         return FOURIER_GEMM
-    if in_c <= _SHIFTED_GEMM_MAX_CHANNELS or in_c * _SHIFTED_GEMM_ROW_PER_CHANNEL <= out_hw[1]:
+    return _patch_strategy(in_c, out_hw[1])
+
+
+def _patch_strategy(in_channels: int, out_w: int) -> str:
+    if in_channels <= _SHIFTED_GEMM_MAX_CHANNELS or in_channels * _SHIFTED_GEMM_ROW_PER_CHANNEL <= out_w:
         return SHIFTED_GEMM
     return IM2COL_GEMM
 
@@ -129,6 +133,13 @@ class _ConvShapes:
                 f"{name}: unknown strategy {strategy!r}; use {SHIFTED_GEMM!r}, {IM2COL_GEMM!r} or {FOURIER_GEMM!r}"
             )
         self.strategy = strategy
+
+    def patches_unless_finite(self, *operands: np.ndarray) -> None:
+        """Trade fourier_gemm for a patch strategy when an operand holds an inf or a NaN: its spectrum spreads
+        that value over the whole image (every output of it NaN), where the direct sums keep it in the
+        windows that read it.  The check reads the operands once, a small share of a transform's cost."""
+        if self.strategy == FOURIER_GEMM and not all(np.isfinite(a).all() for a in operands):
+            self.strategy = _patch_strategy(self.in_channels, self.geometry.out_hw[1])
 
     def check_out_gradient(self, name: str, dy: np.ndarray) -> np.ndarray:
         expected = (self.batch, *self.geometry.out_hw, self.out_channels)
@@ -340,6 +351,7 @@ def conv2d(
     """
     dtype = np.result_type(x, w)
     conv = _ConvShapes("conv2d", x.shape, w.shape, strides, dilations, pads, dtype, strategy)
+    conv.patches_unless_finite(x, w)
     out_h, out_w = conv.geometry.out_hw
     shape = (conv.batch, out_h, out_w, conv.out_channels)
     if out is None:
@@ -412,6 +424,7 @@ def conv2d_backprop_input(
     name = "conv2d_backprop_input"
     conv = _ConvShapes(name, input_shape, w.shape, strides, dilations, pads, dtype, strategy)
     dy = conv.check_out_gradient(name, dy)
+    conv.patches_unless_finite(w, dy)
     out = _checked_out(name, out, input_shape, dtype)
     if conv.strategy == FOURIER_GEMM:
         return _fourier_conv2d_backprop_input(conv, w, dy, out)
@@ -468,6 +481,7 @@ def _filter_gradient(x, filter_shape, dy, strides, dilations, pads, strategy, *,
     name = name or "conv2d_backprop_filter"
     conv = _ConvShapes(name, x.shape, filter_shape, strides, dilations, pads, dtype, strategy)
     dy = conv.check_out_gradient(name, dy)
+    conv.patches_unless_finite(x, dy)
     if conv.strategy == FOURIER_GEMM:
         return _fourier_conv2d_backprop_filter(conv, x, dy, bias)
     plan = _PatchPlan(conv)

@@ -77,6 +77,7 @@ def conv2d_backprop(
     name = "conv2d_backprop"
     dtype = np.result_type(x, w, dy)
     conv = _ConvShapes(name, x.shape, w.shape, strides, dilations, pads, dtype, strategy)
+    conv.patches_unless_finite(x, w, dy)
     dx_out = _checked_out(name, None if out is None else out[0], x.shape, dtype)
     if conv.strategy == FOURIER_GEMM:
         dy = conv.check_out_gradient(name, dy)

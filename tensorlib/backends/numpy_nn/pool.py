@@ -116,6 +116,13 @@ def _reduce_views(reduce: np.ufunc, views: list[np.ndarray], out: np.ndarray) ->
         reduce(out, view, out=out)
 
 
+def _leaks_nothing(values: np.ndarray, channels: int) -> bool:
+    """Whether a GEMM against stacked identities sums ``values`` as the taps would: its zeros multiply every
+    channel's value into every other channel, where an inf or a NaN would make NaN.  Checked on the GEMM's
+    result (a finite sum that overflowed is then summed again by taps, to the same inf) or on its operand."""
+    return channels == 1 or bool(np.isfinite(values).all())
+
+
 def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float, scale=None):
     """Separable pooling: reduce each window's rows, then its columns.
 
@@ -128,11 +135,12 @@ def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float,
     channels, kw = plan.channels, plan.geometry.kernel_hw[1]
     out = np.empty((plan.batch, out_h, out_w, channels), x.dtype)
     use_gemm = reduce is np.add and plan.columns_by_gemm
+    gemm_scale = scale
     if use_gemm:
         column_matrix = plan.column_sum_matrix()
         if np.isscalar(scale):
             column_matrix *= scale
-            scale = None
+            gemm_scale = None
     needs_cast = plan.compute_dtype != x.dtype
 
     def run(blocks) -> None:
@@ -145,12 +153,18 @@ def _pool_forward(plan: _PoolPlan, x: np.ndarray, reduce: np.ufunc, fill: float,
             row_pooled = row_pooled_all[: stop - start]
             _reduce_views(reduce, plan.row_tap_views(padded), row_pooled)
             target = out_scratch[: stop - start] if needs_cast else out[start:stop]
+            block_scale = scale
             if use_gemm:
-                _single_thread_gemm(row_pooled.reshape(-1, kw * channels), column_matrix, target.reshape(-1, channels))
-            else:
+                with np.errstate(invalid="ignore"):  # the NaN an inf makes here is not kept
+                    _single_thread_gemm(
+                        row_pooled.reshape(-1, kw * channels), column_matrix, target.reshape(-1, channels)
+                    )
+                block_scale = gemm_scale
+            if not use_gemm or not _leaks_nothing(target, channels):  # (again) by taps
                 _reduce_views(reduce, plan.col_tap_views(row_pooled), target)
-            if scale is not None:
-                np.multiply(target, scale, out=target)
+                block_scale = scale
+            if block_scale is not None:
+                np.multiply(target, block_scale, out=target)
             if needs_cast:
                 np.copyto(out[start:stop], target)
 
@@ -211,11 +225,12 @@ def avg_pool_grad(
         images = stop - start
         grad = scaled[:images]
         row_spread = spread[:images]
-        if plan.columns_by_gemm and uniform:
+        gemm = plan.columns_by_gemm and _leaks_nothing(dy[start:stop], channels)
+        if gemm and uniform:
             grad = _as_compute(dy[start:stop], scaled)
         else:
             np.multiply(dy[start:stop], reciprocal, out=grad)
-        if plan.columns_by_gemm:
+        if gemm:
             np.matmul(
                 grad.reshape(-1, channels),
                 column_matrix_t,
