@@ -223,3 +223,45 @@ def test_a_saved_graph_runs_on_every_dtype_its_function_took(tmp_path, dtype):
         out = graph(x)
         assert out.dtype == expected.dtype
         np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
+def _control_flow_file(tmp_path):
+    def fn(x):
+        y = tl.cond(tl.sum(x) > 0, lambda a: a * 2.0, lambda a: a - 1.0, x)
+        c, ys = tl.scan(lambda c, e: (c + e, c * e), tl.zeros(()), y)
+        return {"c": c, "ys": ys}
+
+    path = tmp_path / "cf.json"
+    tl.function(fn).save(path, np.ones(3, np.float32))
+    return path, json.loads(path.read_text())
+
+
+def _node(doc, op):
+    return next(n for n in doc["nodes"] if n["op"] == op)
+
+
+def _false_graph_returns_its_constant(doc):
+    false_graph = _node(doc, "Cond")["attrs"]["false_graph"]["$graph"]
+    false_graph["outputs"] = [false_graph["constants"][0]["id"]]  # float32[] where true_graph returns float32[3]
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        # The shape rules read only a subgraph's outputs: each of these loaded and failed in a kernel (or raised
+        # AttributeError while loading).
+        (lambda doc: _node(doc, "Scan")["inputs"].append(_node(doc, "Scan")["inputs"][0]), "subgraph body takes"),
+        (lambda doc: _node(doc, "Scan")["attrs"].update(length=2), "does not have the length 2"),
+        (lambda doc: _node(doc, "Cond")["attrs"].update(true_graph="x"), "attribute true_graph is not a graph"),
+        (lambda doc: _node(doc, "Cond")["inputs"].append(_node(doc, "Cond")["inputs"][1]), "subgraph true_graph takes"),
+        (lambda doc: _false_graph_returns_its_constant(doc), "return different shapes or dtypes"),
+        (lambda doc: doc["structure"]["dict"][0].__setitem__(0, {"$slice": [0, None, 1]}), "bad output dict keys"),
+    ],
+)
+def test_control_flow_nodes_and_outputs_that_do_not_fit_are_format_errors(tmp_path, damage, message):
+    path, doc = _control_flow_file(tmp_path)
+    assert tl.graph.load(path)(np.ones(3, np.float32))["c"].numpy() == 6.0
+    damage(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(GraphFormatError, match=message):
+        tl.graph.load(path)

@@ -429,8 +429,10 @@ def _build(doc, arrays, backend) -> Graph:
             outs = graph.add_node(ASSIGN, ins, {}, (), site)
         else:
             try:
-                outs = graph.add_node(op, ins, op.bind_attrs(attrs) if attrs else dict(op.defaults), site=site)
-            except (ValueError, TypeError, IndexError) as e:
+                bound = op.bind_attrs(attrs) if attrs else dict(op.defaults)
+                _check_subgraphs(op_type, ins, bound)
+                outs = graph.add_node(op, ins, bound, site=site)
+            except (ValueError, TypeError, IndexError, AttributeError) as e:
                 raise GraphFormatError(f"node {k} ({op_type}) does not fit its inputs: {e}") from None
         recorded = _get(entry, "outputs", list)
         if len(recorded) != len(outs):
@@ -455,6 +457,50 @@ def _build(doc, arrays, backend) -> Graph:
             f"the output structure {graph.structure!r} holds {counter[0]} tensors for {len(graph.outputs)} outputs"
         )
     return graph
+
+
+def _check_subgraphs(op_type, ins, attrs) -> None:
+    """A control-flow node's subgraphs take what the node gives them and return what it passes on: their shape
+    rules read the subgraphs' outputs only, so a file that breaks this would load and fail in a kernel."""
+    if op_type not in ("Cond", "While", "Scan"):
+        return
+    names = {"Cond": ("true_graph", "false_graph"), "While": ("cond_graph", "body_graph"), "Scan": ("body",)}[op_type]
+    for name in names:
+        if not isinstance(attrs[name], Graph):
+            raise ValueError(f"attribute {name} is not a graph")
+    graphs = {name: attrs[name] for name in names}
+    if op_type == "Cond":
+        expected = {name: [_spec_of(t) for t in ins[1:]] for name in ("true_graph", "false_graph")}
+        results = [("false_graph", "true_graph")]
+    elif op_type == "While":
+        expected = {name: [_spec_of(t) for t in ins] for name in ("cond_graph", "body_graph")}
+        results = []
+        n = attrs["n_vars"]
+        if [_spec_of(o) for o in attrs["body_graph"].outputs] != [_spec_of(t) for t in ins[:n]]:
+            raise ValueError("body_graph does not return the loop variables' shapes and dtypes")
+        if [tuple(o.shape) for o in attrs["cond_graph"].outputs] != [()]:
+            raise ValueError("cond_graph does not return one scalar")
+    elif op_type == "Scan":
+        n_carry, n_xs, length = attrs["n_carry"], attrs["n_xs"], attrs["length"]
+        xs = ins[n_carry : n_carry + n_xs]
+        if any(not x.shape or x.shape[0] != length for x in xs):
+            raise ValueError(f"an xs input does not have the length {length}")
+        steps = [_spec_of(t) for t in ins[:n_carry]] + [(tuple(x.shape[1:]), x.dtype) for x in xs]
+        expected = {"body": steps + [_spec_of(t) for t in ins[n_carry + n_xs :]]}
+        if [_spec_of(o) for o in attrs["body"].outputs[:n_carry]] != steps[:n_carry]:
+            raise ValueError("body does not return the carry's shapes and dtypes")
+        results = []
+    for name, given in expected.items():
+        got = [_spec_of(t) for t in graphs[name].inputs]
+        if got != given:
+            raise ValueError(f"subgraph {name} takes {got}, the node gives it {given}")
+    for a, b in results:
+        if [_spec_of(o) for o in graphs[a].outputs] != [_spec_of(o) for o in graphs[b].outputs]:
+            raise ValueError(f"subgraphs {a} and {b} return different shapes or dtypes")
+
+
+def _spec_of(t) -> tuple:
+    return tuple(t.shape), np.dtype(t.dtype)
 
 
 def decode(value):
@@ -497,6 +543,8 @@ def _decode_structure(s, counter) -> tree.TreeDef:
         return tree.TreeDef(kind, None, tuple(_decode_structure(x, counter) for x in body))
     if kind == "dict" and isinstance(body, list) and all(isinstance(p, list) and len(p) == 2 for p in body):
         keys = tuple(decode(k) for k, _ in body)
+        if not all(isinstance(k, (str, int, float, tuple)) or k is None for k in keys) or len(set(keys)) != len(keys):
+            raise GraphFormatError(f"bad output dict keys {keys!r:.80}")
         return tree.TreeDef("dict", keys, tuple(_decode_structure(v, counter) for _, v in body))
     if kind == "namedtuple" and isinstance(body, list) and len(body) == 3:
         name, fields, items = body
