@@ -465,3 +465,17 @@ def test_a_scan_without_history_differentiates_by_running_again(how, tmp_path):
         got = _differentiated_outside(tl.function(fn), xs)
     np.testing.assert_allclose(got, expected, rtol=1e-12)
     tl.testing.check_grads(tl.function(_rnn_loss), (xs,), order=2)
+
+
+def test_rebinding_follows_a_replay_of_a_replay():
+    # A custom gradient replayed twice: the trace's tensor stands for the first replay's, that one for the second's.
+    from tensorlib import dispatch
+
+    graph = tl.function(lambda x: x * 2.0).get_graph(tl.TensorSpec((2,), "float64"))
+    traced, replayed = graph.inputs[0], graph.outputs[0]
+    with dispatch.rebinding({replayed._id: tl.tensor([1.0, 2.0], "float64")}):
+        with dispatch.rebinding({traced._id: replayed}):
+            assert (traced * 3.0).numpy().tolist() == [3.0, 6.0]
+            assert tl.function(lambda: traced + 1.0)().numpy().tolist() == [2.0, 3.0]
+    with pytest.raises(ValueError, match=r"from a tl.function trace was used outside of it"):
+        traced * 3.0

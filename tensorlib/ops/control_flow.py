@@ -96,15 +96,25 @@ def _count(value, what: str, name: str):
     return count
 
 
-def _check_same(before, after, rule: str, was: str, got: str, got_nesting: str | None = None):
-    """The check the traced forms make, made for Python loops too: ``after`` keeps the structure, shapes
-    and dtypes of ``before``; else one TypeError, ``rule`` then both drawn."""
-    b, b_structure = _flatten(before, rule.split(":")[0])
-    a, a_structure = _flatten(after, rule.split(":")[0])
-    if b_structure != a_structure or [(t.shape, t.dtype) for t in b] != [(t.shape, t.dtype) for t in a]:
+def _signature(value, what: str) -> tuple:
+    """(treedef, [(shape, dtype) per tensor leaf]) of a nested value, as :func:`_flatten` would make the
+    leaves, converting only those that are not tensors yet (Python loops check this at every step)."""
+    leaves, structure = tree.flatten(value, is_constant=lambda v: isinstance(v, str))
+    if any(not isinstance(v, Tensor) for v in leaves):
+        leaves, structure = _flatten(value, what)
+    return structure, [(t.shape, t.dtype) for t in leaves]
+
+
+def _check_same(expected: tuple, after, rule: str, was: str, got: str, got_nesting: str | None = None):
+    """The check the traced forms make, made for Python loops too: ``after`` has the ``expected``
+    :func:`_signature` (structure, shapes, dtypes); else one TypeError, ``rule`` then both drawn."""
+    structure, kinds = expected
+    a_structure, a_kinds = _signature(after, rule.split(":")[0])
+    if a_structure != structure or a_kinds != kinds:
+        drawn = lambda ks: "[" + ", ".join(f"{d}{list(s)}" for s, d in ks) + "]"  # noqa: E731
         raise TypeError(
-            f"{rule}: {was} {_types(b)}, {got} {_types(a)}"
-            + _nesting(was, b_structure, got_nesting or got, a_structure)
+            f"{rule}: {was} {drawn(kinds)}, {got} {drawn(a_kinds)}"
+            + _nesting(was, structure, got_nesting or got, a_structure)
         )
 
 
@@ -429,14 +439,15 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
             raise TypeError("tl.scan: f must return a pair (carry, y)")
         carry, ys[t] = out
         if t == order[0]:
-            reference = _adopt_weak(init, carry, "tl.scan init")
+            reference = _signature(_adopt_weak(init, carry, "tl.scan init"), "tl.scan init")
         _check_same(reference, carry, _CARRY_RULE, "init is", "f returns", "f's carry is")
     # Traced, one trace fixes the ys; eagerly every step must agree with the first, whose Python numbers
     # (made from a weakly typed init) take the dtypes of the next step's.
     first = ys[order[0]]
     expected = _adopt_weak(first, ys[order[1]], "tl.scan ys") if length > 1 else first
+    signature = _signature(expected, "tl.scan ys")
     for t in order[1:]:
-        _check_same(expected, ys[t], _YS_RULE, "the first step returns", f"step {t} returns")
+        _check_same(signature, ys[t], _YS_RULE, "the first step returns", f"step {t} returns")
     want, structure = _flatten(expected, "tl.scan ys")
     leaves = [_flatten(y, "tl.scan ys")[0] for y in ys]
     stacked = [_shape.stack([_cast_to(per_step[k], w.dtype) for per_step in leaves]) for k, w in enumerate(want)]
@@ -603,7 +614,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
         ):
             values = body_fn(values)
             if not count:
-                reference = _adopt_weak(loop_vars, values, "tl.while_loop loop_vars")
+                reference = _signature(_adopt_weak(loop_vars, values, "tl.while_loop loop_vars"), "tl.while_loop")
             _check_same(reference, values, _LOOP_RULE, "loop_vars are", "body_fn returns")
             count += 1
         return values
@@ -647,7 +658,9 @@ def _bounded_while(cond_fn, body_fn, loop_vars, maximum_iterations):
 
     def body(values):
         new = body_fn(values)
-        _check_same(values, new, _LOOP_RULE, "loop_vars are", "body_fn returns")  # before cond names itself
+        _check_same(
+            _signature(values, "tl.while_loop"), new, _LOOP_RULE, "loop_vars are", "body_fn returns"
+        )  # before cond names itself
         return new
 
     def step(carry, _):
