@@ -258,6 +258,11 @@ def fuse_conv_avgpool(graph: Graph) -> Graph:
     the conv feeds only the pool: ``w'`` is ``w`` convolved with a kh x kw box
     divided by kh*kw (a (KH+kh-1) x (KW+kw-1) filter).  The pooled output is
     never materialized at full resolution, which also saves its memory.
+
+    Exact for finite values, to rounding.  An inf or NaN in ``x`` meets the summed weights of ``w'``, not each
+    weight of ``w``: where the unfused sums make ``inf - inf = NaN`` the fused one can make an inf (a weight sum
+    of one sign), and where they make an inf it can make NaN (a weight sum of 0, times inf).  Both are
+    non-finite, and both trip ``check_numerics``.
     """
     uses = _use_counts(graph)
     pairs = {}
@@ -362,7 +367,8 @@ def fuse_avgpool_grad_conv_backprop(graph: Graph) -> Graph:
     ``backprop_input(w, avg_pool_grad(g))`` is ``backprop_input(w', g)`` with the pool's strides, ``w'``
     the box-filtered ``w``; ``backprop_filter(x, avg_pool_grad(g))`` is ``backprop_filter(x, g)`` for the
     (KH+kh-1) x (KW+kw-1) filter at the pool's strides, box-correlated back to KH x KW (the transpose of
-    the box filter).  Exact; the full-resolution gradient is never materialized.
+    the box filter).  Exact for finite values (to rounding; inf and NaN as in :func:`fuse_conv_avgpool`); the
+    full-resolution gradient is never materialized.
     """
     uses: dict = {}
     for node in graph.nodes:
