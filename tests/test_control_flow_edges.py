@@ -479,3 +479,29 @@ def test_rebinding_follows_a_replay_of_a_replay():
             assert tl.function(lambda: traced + 1.0)().numpy().tolist() == [2.0, 3.0]
     with pytest.raises(ValueError, match=r"from a tl.function trace was used outside of it"):
         traced * 3.0
+
+
+@pytest.mark.parametrize(
+    "op, attr, value, message",
+    [
+        ("While", "maximum_iterations", "4", r"maximum_iterations '4' is not a non-negative int"),
+        ("While", "maximum_iterations", -1, r"maximum_iterations -1 is not a non-negative int"),
+        ("While", "maximum_iterations", True, r"maximum_iterations True is not a non-negative int"),
+        ("Scan", "history", 1, r"history 1 is not a bool"),
+    ],
+)
+def test_a_file_with_a_bad_loop_attribute_is_a_format_error(tmp_path, op, attr, value, message):
+    import json
+
+    def fn(x):
+        c, ys = tl.scan(lambda c, e: (c + e, c * e), tl.zeros((), "float64"), x)
+        return tl.while_loop(lambda s: s < 10.0, lambda s: s * 2.0, c, maximum_iterations=4) + tl.sum(ys)
+
+    path = tmp_path / "loops.json"
+    tl.function(fn).save(path, np.ones(3))
+    assert float(tl.graph.load(path)(np.ones(3))) == 12.0 + 3.0
+    doc = json.loads(path.read_text())
+    next(n for n in doc["nodes"] if n["op"] == op)["attrs"][attr] = value
+    path.write_text(json.dumps(doc))
+    with pytest.raises(tl.graph.GraphFormatError, match=rf"\({op}\) does not fit its inputs: {message}"):
+        tl.graph.load(path)
