@@ -219,12 +219,22 @@ def rebinding(values: dict):
 
 
 def rebound(t):
-    """What stands for the symbolic tensor ``t`` in an enclosing :func:`rebinding`, else None."""
-    for values in reversed(_rebinds.get()):
-        value = values.get(t._id)
-        if value is not None:
-            return value
-    return None
+    """What stands for the symbolic tensor ``t`` in the enclosing :func:`rebinding` blocks, else None.
+
+    Followed through them: a replay of a replay (a gradient of a graph that was itself replayed to be
+    differentiated) maps the trace's tensor to the first replay's, and that one to the second's."""
+    found, chain = None, _rebinds.get()
+    for _ in range(len(chain)):
+        for values in reversed(chain):
+            value = values.get(t._id)
+            if value is not None and value is not t:
+                break
+        else:
+            return found
+        found = t = value
+        if t._value is not None:
+            return found
+    return found
 
 
 _EMPTY: dict = {}

@@ -271,3 +271,237 @@ def test_an_eager_scan_of_length_zero_gives_what_the_traced_one_gives():
     np.testing.assert_array_equal(grad.numpy(), [1.0, 1.0])
     none = tl.scan(lambda c, x: (c + 1.0, None), tl.tensor(2.0), None, length=0)
     assert float(none[0]) == 2.0 and none[1] is None
+
+
+# ---------------------------------------------------------------- clear errors
+_YS = r"^tl.scan: f must return ys of the same structure, shapes and dtypes at every step: "
+
+
+@pytest.mark.parametrize(
+    "step, message",
+    [
+        (
+            lambda x: tl.ones((int(x.numpy()),)),
+            r"the first step returns \[float32\[1\]\], step 1 returns \[float32\[2\]\]$",
+        ),
+        (
+            lambda x: x if float(x) < 2 else tl.cast(x, "int32"),
+            r"the first step returns \[float64\[\]\], step 1 returns \[int32\[\]\]$",
+        ),
+        (
+            lambda x: (x, x) if float(x) < 2 else [x, x],
+            r".*\(the nesting differs: the first step returns \(\*, \*\), step 1 returns \[\*, \*\]\)$",
+        ),
+        (lambda x: None if float(x) < 2 else x, r"the first step returns \[\], step 1 returns \[float64\[\]\]"),
+        (lambda x: x if float(x) < 2 else None, r"the first step returns \[float64\[\]\], step 1 returns \[\]"),
+    ],
+    ids=["shape", "dtype", "nesting", "none_then_tensor", "tensor_then_none"],
+)
+def test_an_eager_scan_rejects_ys_that_change_between_steps(step, message):
+    # They were stacked anyway (promoted dtypes, a list read as a tuple), dropped (None first) or crashed.
+    with pytest.raises(TypeError, match=_YS + message):
+        tl.scan(lambda c, x: (c, step(x)), tl.tensor(0.0), tl.tensor(np.array([1.0, 2.0, 3.0])))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_non_callables_and_non_numeric_predicates_are_named(traced):
+    run = (lambda f: tl.function(f)()) if traced else (lambda f: f())  # noqa: E731
+    xs = tl.tensor([1.0, 2.0])
+    cases = [
+        (lambda: tl.cond(True, 1.0, lambda: 2.0), r"^tl.cond: true_fn must be callable, got float 1.0$"),
+        (lambda: tl.scan(None, tl.tensor(0.0), xs), r"^tl.scan: f must be callable, got NoneType None$"),
+        (
+            lambda: tl.while_loop(lambda s: True, "body", xs),
+            r"^tl.while_loop: body_fn must be callable, got str 'body'$",
+        ),
+        (
+            lambda: tl.cond("yes", lambda: 1.0, lambda: 2.0),
+            r"^tl.cond: the predicate must be a scalar bool or number, got str 'yes'$",
+        ),
+        (
+            lambda: tl.while_loop(lambda s: None, lambda s: s, xs),
+            r"^tl.while_loop cond_fn: the predicate must be a scalar bool or number, got NoneType None$",
+        ),
+    ]
+    for call, message in cases:
+        with pytest.raises(TypeError, match=message):
+            run(call)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_eager_ys_made_from_a_weak_init_stack_like_the_traced_ones(reverse):
+    # The first step sees the Python number itself: its y is a Python float, cast to the later steps' dtype.
+    run = lambda v: tl.scan(lambda c, x: (c + x, (c * 2.0, c - x)), 0.0, v, reverse=reverse)  # noqa: E731
+    xs = np.array([1.0, 2.0, 3.5])
+    eager, traced = run(tl.tensor(xs)), tl.function(run)(xs)
+    for e, t in zip(tl.tree.leaves(eager), tl.tree.leaves(traced)):
+        assert e.dtype == t.dtype == np.float64
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+# ---------------------------------------------------------------- a bounded while_loop: a bound, not a trip count
+def _growth(v):
+    return tl.while_loop(
+        lambda s: tl.sum(s[1]) < 6.0, lambda s: (s[0] + 1, s[1] * s[1] + 0.5), (0, v), maximum_iterations=4
+    )[1]
+
+
+def _growth_loss(v):
+    return tl.sum(_growth(v) ** 2)
+
+
+def test_a_large_bound_on_a_short_traced_loop_costs_only_the_steps_taken():
+    # As a scan of 2000 conds it ran 2000 steps and kept 2000 carries (160 MB here) for a loop of 3 steps.
+    import tracemalloc
+
+    f = tl.function(
+        lambda v: tl.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 2.0), (0, v), maximum_iterations=2000)
+    )
+    x = np.ones(10_000)
+    f(x)
+    tracemalloc.start()
+    try:
+        count, y = f(x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert int(count) == 3 and y.numpy()[0] == 8.0
+    assert peak < 2_000_000
+    node = [n for n in f.get_graph(np.ones(10_000)).nodes if n.op_type == "While"][0]
+    assert node.attrs["maximum_iterations"] == 2000
+
+
+def _differentiated_outside(f, x):
+    v = tl.tensor(x)
+    with tl.GradientTape() as tape:
+        tape.watch(v)
+        y = f(v)
+    return tape.gradient(y, v).numpy()
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["tape_outside", "grad_inside", "cond_grad_inside", "cond_tape_outside", "scan_grad_inside", "loaded"],
+)
+def test_a_bounded_while_node_differentiates_like_the_eager_loop(how, tmp_path):
+    x = np.array([1.1, 0.7])
+    in_cond = lambda v: tl.cond(tl.sum(v) > 0, _growth_loss, tl.sum, v)  # noqa: E731
+    in_scan = lambda v: tl.scan(  # noqa: E731
+        lambda c, e: (c + _growth_loss(v * e), c), tl.tensor(0.0, "float64"), tl.tensor([1.0, 0.9], "float64")
+    )[0]
+    eager = {"cond": in_cond, "scan": in_scan}.get(how.split("_")[0], _growth_loss)
+    expected = tl.grad(eager)(tl.tensor(x)).numpy()
+    if how == "tape_outside":
+        got = _differentiated_outside(tl.function(_growth_loss), x)
+    elif how == "cond_tape_outside":
+        got = _differentiated_outside(tl.function(in_cond), x)
+    elif how == "loaded":
+        tl.function(_growth_loss).get_graph(x).save(tmp_path / "g.json")
+        got = _differentiated_outside(tl.graph.load(tmp_path / "g.json"), x)
+    else:
+        got = tl.function(tl.grad(eager))(x).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    if not how.startswith("scan"):  # the eager gradient itself, against the loop written in NumPy
+        np.testing.assert_allclose(expected, _growth_loss_grad(x), rtol=1e-12)
+
+
+def _growth_loss_grad(x):
+    """NumPy: the loop's steps with the chain rule alongside (at most 4, while the sum is below 6)."""
+    y, dy = x.copy(), np.ones_like(x)
+    for _ in range(4):
+        if y.sum() >= 6.0:
+            break
+        y, dy = y * y + 0.5, 2 * y * dy
+    return 2 * y * dy
+
+
+def test_a_bounded_while_node_differentiates_twice():
+    tl.testing.check_grads(tl.function(_growth_loss), (np.array([1.1, 0.7]),), order=2)
+    assert "While" in [n.op_type for n in tl.function(_growth_loss).get_graph(np.ones(2)).nodes]
+    assert "While" not in [n.op_type for n in tl.function(tl.grad(_growth_loss)).get_graph(np.ones(2)).nodes]
+
+
+# ---------------------------------------------------------------- a forward-only scan keeps no per-step carries
+def _rnn_loss(xs):
+    return tl.sum(tl.scan(lambda c, e: (tl.tanh(c * e + 0.1), c * e), tl.zeros((3,), "float64") + 0.5, xs)[1])
+
+
+def test_a_traced_scan_nobody_differentiates_keeps_no_carry_history():
+    # It stacked the carry before every step (length x the carry) for a gradient no one could ask for.
+    import tracemalloc
+
+    f = tl.function(lambda xs: tl.scan(lambda c, e: (tl.tanh(c + e), tl.sum(c)), tl.zeros((1000,), "float64"), xs))
+    x = np.random.default_rng(0).normal(size=(200, 1000))
+    f(x)
+    tracemalloc.start()
+    try:
+        carry, ys = f(x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 400_000  # the history alone is 1.6 MB
+    assert [n.attrs["history"] for n in f.get_graph(x).nodes if n.op_type == "Scan"] == [False]
+    c = np.zeros(1000)
+    for row in x:
+        c = np.tanh(c + row)
+    np.testing.assert_allclose(carry.numpy(), c, rtol=1e-12)
+    # traced where a tape records, the forward scan keeps them for the reverse one
+    scans = [n for n in tl.function(tl.grad(_rnn_loss)).get_graph(np.ones((4, 3))).nodes if n.op_type == "Scan"]
+    assert [n.attrs["history"] for n in scans][0] is True
+
+
+@pytest.mark.parametrize("how", ["tape_outside", "cond_tape_outside", "cond_grad_inside", "loaded"])
+def test_a_scan_without_history_differentiates_by_running_again(how, tmp_path):
+    xs = np.random.default_rng(1).normal(size=(4, 3))
+    in_cond = lambda v: tl.cond(tl.sum(v) > -100.0, _rnn_loss, tl.sum, v)  # noqa: E731
+    fn = in_cond if how.startswith("cond") else _rnn_loss
+    expected = tl.grad(_rnn_loss)(tl.tensor(xs)).numpy()
+    if how == "cond_grad_inside":
+        got = tl.function(tl.grad(fn))(xs).numpy()
+    elif how == "loaded":
+        tl.function(fn).get_graph(xs).save(tmp_path / "g.json")
+        got = _differentiated_outside(tl.graph.load(tmp_path / "g.json"), xs)
+    else:
+        got = _differentiated_outside(tl.function(fn), xs)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    tl.testing.check_grads(tl.function(_rnn_loss), (xs,), order=2)
+
+
+def test_rebinding_follows_a_replay_of_a_replay():
+    # A custom gradient replayed twice: the trace's tensor stands for the first replay's, that one for the second's.
+    from tensorlib import dispatch
+
+    graph = tl.function(lambda x: x * 2.0).get_graph(tl.TensorSpec((2,), "float64"))
+    traced, replayed = graph.inputs[0], graph.outputs[0]
+    with dispatch.rebinding({replayed._id: tl.tensor([1.0, 2.0], "float64")}):
+        with dispatch.rebinding({traced._id: replayed}):
+            assert (traced * 3.0).numpy().tolist() == [3.0, 6.0]
+            assert tl.function(lambda: traced + 1.0)().numpy().tolist() == [2.0, 3.0]
+    with pytest.raises(ValueError, match=r"from a tl.function trace was used outside of it"):
+        traced * 3.0
+
+
+@pytest.mark.parametrize(
+    "op, attr, value, message",
+    [
+        ("While", "maximum_iterations", "4", r"maximum_iterations '4' is not a non-negative int"),
+        ("While", "maximum_iterations", -1, r"maximum_iterations -1 is not a non-negative int"),
+        ("While", "maximum_iterations", True, r"maximum_iterations True is not a non-negative int"),
+        ("Scan", "history", 1, r"history 1 is not a bool"),
+    ],
+)
+def test_a_file_with_a_bad_loop_attribute_is_a_format_error(tmp_path, op, attr, value, message):
+    import json
+
+    def fn(x):
+        c, ys = tl.scan(lambda c, e: (c + e, c * e), tl.zeros((), "float64"), x)
+        return tl.while_loop(lambda s: s < 10.0, lambda s: s * 2.0, c, maximum_iterations=4) + tl.sum(ys)
+
+    path = tmp_path / "loops.json"
+    tl.function(fn).save(path, np.ones(3))
+    assert float(tl.graph.load(path)(np.ones(3))) == 12.0 + 3.0
+    doc = json.loads(path.read_text())
+    next(n for n in doc["nodes"] if n["op"] == op)["attrs"][attr] = value
+    path.write_text(json.dumps(doc))
+    with pytest.raises(tl.graph.GraphFormatError, match=rf"\({op}\) does not fit its inputs: {message}"):
+        tl.graph.load(path)

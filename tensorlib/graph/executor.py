@@ -25,6 +25,7 @@ return v3
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -659,6 +660,7 @@ def _reading(grad_fn, env):
     """A custom gradient's ``grad_fn`` that reads this replay's values (``env``) where it closed over the
     graph's symbolic tensors while tracing (``lambda dy: dy * y``, ``y`` made in the traced function)."""
 
+    @functools.wraps(grad_fn)  # prints as the user's grad_fn
     def replayed(*args, **kwargs):
         with dispatch.rebinding(env):
             return grad_fn(*args, **kwargs)

@@ -485,9 +485,14 @@ def _check_subgraphs(op_type, ins, attrs) -> None:
             raise ValueError("body_graph does not return the loop variables' shapes and dtypes")
         if [tuple(o.shape) for o in attrs["cond_graph"].outputs] != [()]:
             raise ValueError("cond_graph does not return one scalar")
+        bound = attrs["maximum_iterations"]
+        if bound is not None and (type(bound) is not int or bound < 0):
+            raise ValueError(f"maximum_iterations {bound!r} is not a non-negative int")
     elif op_type == "Scan":
         n_carry, n_xs, length = attrs["n_carry"], attrs["n_xs"], attrs["length"]
         xs = ins[n_carry : n_carry + n_xs]
+        if type(attrs["history"]) is not bool:
+            raise ValueError(f"history {attrs['history']!r} is not a bool")
         if any(not x.shape or x.shape[0] != length for x in xs):
             raise ValueError(f"an xs input does not have the length {length}")
         steps = [_spec_of(t) for t in ins[:n_carry]] + [(tuple(x.shape[1:]), x.dtype) for x in xs]

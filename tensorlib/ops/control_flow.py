@@ -10,9 +10,10 @@ becomes an input of the node, so gradients reach it.
 
 Gradients: ``Cond``'s rule is a ``cond`` of the two branches' vector-Jacobian
 products (so it is differentiable again), ``Scan``'s is a reverse ``scan`` of
-the body's, fed the carries the forward scan kept.  A ``while_loop`` is
+the body's, fed the carries the forward scan kept (where a gradient is likely:
+see ``_may_differentiate``; else the gradient runs the scan again for them).  A ``while_loop`` is
 differentiable in reverse mode only with ``maximum_iterations``: it then
-traces as a ``scan`` of ``cond``s (TensorFlow's rule).
+differentiates as a ``scan`` of ``cond``s (TensorFlow's rule).
 
 >>> import tensorlib as tl
 >>> f = tl.function(lambda x: tl.cond(tl.sum(x) > 0, lambda v: v * 2.0, lambda v: -v, x))
@@ -95,15 +96,25 @@ def _count(value, what: str, name: str):
     return count
 
 
-def _check_same(before, after, rule: str, was: str, got: str, got_nesting: str | None = None):
-    """The check the traced forms make, made for Python loops too: ``after`` keeps the structure, shapes
-    and dtypes of ``before``; else one TypeError, ``rule`` then both drawn."""
-    b, b_structure = _flatten(before, rule.split(":")[0])
-    a, a_structure = _flatten(after, rule.split(":")[0])
-    if b_structure != a_structure or [(t.shape, t.dtype) for t in b] != [(t.shape, t.dtype) for t in a]:
+def _signature(value, what: str) -> tuple:
+    """(treedef, [(shape, dtype) per tensor leaf]) of a nested value, as :func:`_flatten` would make the
+    leaves, converting only those that are not tensors yet (Python loops check this at every step)."""
+    leaves, structure = tree.flatten(value, is_constant=lambda v: isinstance(v, str))
+    if any(not isinstance(v, Tensor) for v in leaves):
+        leaves, structure = _flatten(value, what)
+    return structure, [(t.shape, t.dtype) for t in leaves]
+
+
+def _check_same(expected: tuple, after, rule: str, was: str, got: str, got_nesting: str | None = None):
+    """The check the traced forms make, made for Python loops too: ``after`` has the ``expected``
+    :func:`_signature` (structure, shapes, dtypes); else one TypeError, ``rule`` then both drawn."""
+    structure, kinds = expected
+    a_structure, a_kinds = _signature(after, rule.split(":")[0])
+    if a_structure != structure or a_kinds != kinds:
+        drawn = lambda ks: "[" + ", ".join(f"{d}{list(s)}" for s, d in ks) + "]"  # noqa: E731
         raise TypeError(
-            f"{rule}: {was} {_types(b)}, {got} {_types(a)}"
-            + _nesting(was, b_structure, got_nesting or got, a_structure)
+            f"{rule}: {was} {drawn(kinds)}, {got} {drawn(a_kinds)}"
+            + _nesting(was, structure, got_nesting or got, a_structure)
         )
 
 
@@ -133,9 +144,20 @@ def _promote_weak(leaves, weak, outs):
     return promoted if changed else None
 
 
+def _callables(what: str, **fns) -> None:
+    for name, fn in fns.items():
+        if not callable(fn):
+            raise TypeError(f"{what}: {name} must be callable, got {type(fn).__name__} {fn!r:.60}")
+
+
 def _scalar_pred(pred, what: str):
     if not isinstance(pred, Tensor):
-        pred = dispatch.to_tensor(pred, _backend_of(pred))
+        try:
+            pred = dispatch.to_tensor(pred, _backend_of(pred))
+        except TypeError:
+            raise TypeError(
+                f"{what}: the predicate must be a scalar bool or number, got {type(pred).__name__} {pred!r:.60}"
+            ) from None
     if pred.shape != ():
         raise ValueError(f"{what}: the predicate must be a scalar, got shape {pred.shape} ({pred.dtype})")
     return pred
@@ -169,6 +191,11 @@ def _differentiable(t) -> bool:
 
 def _vjp_of(graph, n_args: int) -> Callable:
     """``f(*args, *cotangents) -> gradients for every arg`` (zeros where none flows), for a subgraph."""
+    return _vjp(lambda args: _replay(graph, args), n_args)
+
+
+def _vjp(fn, n_args: int) -> Callable:
+    """As :func:`_vjp_of`, for ``fn(args) -> list of outputs`` written with tensorlib ops."""
     from ..grad.tape import GradientTape
     from . import math as math_ops
 
@@ -178,7 +205,7 @@ def _vjp_of(graph, n_args: int) -> Callable:
         with GradientTape() as tape:
             for a in wrt:
                 tape.watch(a)
-            outs = _replay(graph, args)
+            outs = fn(args)
         # The cotangents weigh the outputs as tape.gradient's output_gradients (complex ones included).
         pairs = [(o, g) for o, g in zip(outs, cotangents) if _differentiable(o)]
         grads = (
@@ -230,6 +257,7 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     >>> tl.grad(lambda v: tl.sum(tl.cond(tl.sum(v) < 0, tl.exp, tl.sin, v)))(x).numpy().round(3).tolist()
     [2.718, 0.135]
     """
+    _callables("tl.cond", true_fn=true_fn, false_fn=false_fn)
     pred = _scalar_pred(pred, "tl.cond")
     if not dispatch.modes:
         return true_fn(*operands) if bool(pred.numpy()) else false_fn(*operands)
@@ -269,37 +297,37 @@ register_gradient("Cond", _cond_grad)
 
 
 # ---------------------------------------------------------------- scan
-def _scan_infer(*args, body, n_carry, n_xs, length, reverse):
+def _scan_infer(*args, body, n_carry, n_xs, length, reverse, history):
     outs = body.outputs
     carry, ys = outs[:n_carry], outs[n_carry:]
     return (
         tuple(TensorSpec(c.shape, c.dtype) for c in carry)
         + tuple(TensorSpec((length,) + tuple(y.shape), y.dtype) for y in ys)
-        + tuple(TensorSpec((length,) + tuple(c.shape), c.dtype) for c in carry)
+        + (tuple(TensorSpec((length,) + tuple(c.shape), c.dtype) for c in carry) if history else ())
     )
 
 
 _scan_op = defop(
     "Scan",
     inputs=("inputs",),
-    attrs={"body": None, "n_carry": 0, "n_xs": 0, "length": 0, "reverse": False},
+    attrs={"body": None, "n_carry": 0, "n_xs": 0, "length": 0, "reverse": False, "history": True},
     infer=_scan_infer,
     variadic=True,
     doc="Loop the body subgraph over the leading axis of the xs inputs, threading the carry; "
-    "outputs the final carry, the stacked ys and the carry before each step.",
+    "outputs the final carry, the stacked ys and, if history, the carry before each step (for the gradient).",
 )
 
 
 @_scan_op.generic
-def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse):
+def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse, history):
     carry = list(args[:n_carry])
     xs, outer = args[n_carry : n_carry + n_xs], list(args[n_carry + n_xs :])
     n_ys = len(body.outputs) - n_carry
     ys = [[None] * length for _ in range(n_ys)]
-    history = [[None] * length for _ in range(n_carry)]
+    history = [[None] * length for _ in range(n_carry)] if history else []
     for step in range(length):
         t = length - 1 - step if reverse else step
-        for j, c in enumerate(carry):
+        for j, c in enumerate(carry if history else ()):
             history[j][t] = c
         out = _run(body, carry + [x[t, ...] for x in xs] + outer)
         carry = list(out[:n_carry])
@@ -330,6 +358,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     >>> float(total), running.numpy().tolist()
     (6.0, [0.0, 2.0, 9.0])
     """
+    _callables("tl.scan", f=f)
     if length is not None:
         length = _count(length, "tl.scan", "length")
     x_leaves, x_structure = _flatten(xs, "tl.scan xs")
@@ -372,7 +401,15 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         )
     body = sub.with_outer(len(c_leaves) + len(x_leaves), list(sub.outer))
     results = _scan_op(
-        *c_leaves, *x_leaves, *sub.outer, body=body, n_carry=n_carry, n_xs=len(x_leaves), length=length, reverse=reverse
+        *c_leaves,
+        *x_leaves,
+        *sub.outer,
+        body=body,
+        n_carry=n_carry,
+        n_xs=len(x_leaves),
+        length=length,
+        reverse=reverse,
+        history=_may_differentiate(),
     )
     carry = tree.unflatten(c_structure, results[:n_carry])
     ys = tree.unflatten(y_structure, results[n_carry : len(outs)])
@@ -380,6 +417,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
 
 _CARRY_RULE = "tl.scan: f must return a carry of the same structure, shapes and dtypes as init"
+_YS_RULE = "tl.scan: f must return ys of the same structure, shapes and dtypes at every step"
 _LOOP_RULE = "tl.while_loop: body_fn must return the structure, shapes and dtypes of loop_vars"
 
 
@@ -393,19 +431,33 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
         xs = tree.unflatten(x_structure, x_leaves)
         return function(lambda c, x: scan(f, c, x, length=0, reverse=reverse))(init, xs)
     carry, ys, reference = init, [None] * length, init
-    for step in range(length):
-        t = length - 1 - step if reverse else step
+    order = [length - 1 - step if reverse else step for step in range(length)]
+    for t in order:
         x = tree.unflatten(x_structure, [leaf[t] for leaf in x_leaves]) if x_leaves else None
         out = f(carry, x)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError("tl.scan: f must return a pair (carry, y)")
         carry, ys[t] = out
-        if step == 0:
-            reference = _adopt_weak(init, carry, "tl.scan init")
+        if t == order[0]:
+            reference = _signature(_adopt_weak(init, carry, "tl.scan init"), "tl.scan init")
         _check_same(reference, carry, _CARRY_RULE, "init is", "f returns", "f's carry is")
-    y_leaves = [_flatten(y, "tl.scan ys") for y in ys]
-    stacked = [_shape.stack([leaves[k] for leaves, _ in y_leaves]) for k in range(len(y_leaves[0][0]))]
-    return carry, tree.unflatten(y_leaves[0][1], stacked)
+    # Traced, one trace fixes the ys; eagerly every step must agree with the first, whose Python numbers
+    # (made from a weakly typed init) take the dtypes of the next step's.
+    first = ys[order[0]]
+    expected = _adopt_weak(first, ys[order[1]], "tl.scan ys") if length > 1 else first
+    signature = _signature(expected, "tl.scan ys")
+    for t in order[1:]:
+        _check_same(signature, ys[t], _YS_RULE, "the first step returns", f"step {t} returns")
+    want, structure = _flatten(expected, "tl.scan ys")
+    leaves = [_flatten(y, "tl.scan ys")[0] for y in ys]
+    stacked = [_shape.stack([_cast_to(per_step[k], w.dtype) for per_step in leaves]) for k, w in enumerate(want)]
+    return carry, tree.unflatten(structure, stacked)
+
+
+def _cast_to(t, dtype):
+    from . import math as math_ops
+
+    return t if t.dtype == dtype else math_ops.cast(t, dtype)
 
 
 def _adopt_weak(init, values, what: str):
@@ -426,6 +478,15 @@ def _sum(a, b):
     return a + b if _differentiable(a) else a
 
 
+def _may_differentiate() -> bool:
+    """Will a gradient likely be asked of the node traced now?  Yes if a tape records inside the trace or
+    the node is in a branch or body (differentiated by replaying it).  A scan then keeps the carry of each
+    step (length x the carry's memory); else it keeps nothing and a later gradient runs it again."""
+    from ..graph.tracing import _SubTrace
+
+    return bool(dispatch.tapes) or isinstance(dispatch.modes[-1], _SubTrace)
+
+
 def _scan_grad(node, *grads, index):
     a = node.attrs
     n_carry, n_xs, length = a["n_carry"], a["n_xs"], a["length"]
@@ -436,21 +497,26 @@ def _scan_grad(node, *grads, index):
 
         inputs = node.inputs
         init, xs, outer = inputs[:n_carry], inputs[n_carry : n_carry + n_xs], inputs[n_carry + n_xs :]
-        g_carry, g_ys, g_history = grads[:n_carry], grads[n_carry : n_carry + n_ys], grads[n_carry + n_ys :]
-        history = node.outputs[n_carry + n_ys :]
+        g_carry, g_ys = grads[:n_carry], grads[n_carry : n_carry + n_ys]
+        if a["history"]:
+            history, g_history = node.outputs[n_carry + n_ys :], [list(grads[n_carry + n_ys :])]
+        else:  # the forward node kept no carries: the scan again, keeping them (its ys unused)
+            history, g_history = _scan_op(*inputs, **dict(a, history=True))[n_carry + n_ys :], []
         body_vjp = _vjp_of(a["body"], n_carry + n_xs + len(outer))
 
         def step(carry, per_step):
             gc, go = carry
-            c_t, x_t, gy_t, gh_t = per_step
+            c_t, x_t, gy_t = per_step[:3]
             g = body_vjp(*c_t, *x_t, *outer, *gc, *gy_t)
-            dc, dx, do = g[:n_carry], g[n_carry : n_carry + n_xs], g[n_carry + n_xs :]
-            return ([_sum(d, h) for d, h in zip(dc, gh_t)], [_sum(o, d) for o, d in zip(go, do)]), list(dx)
+            dc, dx, do = list(g[:n_carry]), g[n_carry : n_carry + n_xs], g[n_carry + n_xs :]
+            if len(per_step) > 3:  # gradients reaching the history outputs themselves
+                dc = [_sum(d, h) for d, h in zip(dc, per_step[3])]
+            return (dc, [_sum(o, d) for o, d in zip(go, do)]), list(dx)
 
         (g_init, g_outer), g_xs = scan(
             step,
             (list(g_carry), [math_ops.zeros_like(o) for o in outer]),
-            (list(history), list(xs), list(g_ys), list(g_history)),
+            (list(history), list(xs), list(g_ys), *g_history),
             length=length,
             reverse=not a["reverse"],
         )
@@ -464,34 +530,58 @@ register_gradient("Scan", _scan_grad)
 
 
 # ---------------------------------------------------------------- while_loop
-def _while_infer(*args, cond_graph, body_graph, n_vars):
+def _while_infer(*args, cond_graph, body_graph, n_vars, maximum_iterations):
     return _specs(body_graph)
 
 
 _while_op = defop(
     "While",
     inputs=("inputs",),
-    attrs={"cond_graph": None, "body_graph": None, "n_vars": 0},
+    attrs={"cond_graph": None, "body_graph": None, "n_vars": 0, "maximum_iterations": None},
     infer=_while_infer,
     variadic=True,
-    doc="Run body_graph on the loop variables while cond_graph says so (forward only).",
+    doc="Run body_graph on the loop variables while cond_graph says so, at most maximum_iterations times "
+    "(None: no bound).",
 )
 
 
 @_while_op.generic
-def _while_kernel(xp, *args, cond_graph, body_graph, n_vars):
-    values, outer = list(args[:n_vars]), list(args[n_vars:])
-    while bool(_run(cond_graph, values + outer)[0]):
+def _while_kernel(xp, *args, cond_graph, body_graph, n_vars, maximum_iterations):
+    values, outer, count = list(args[:n_vars]), list(args[n_vars:]), 0
+    while (maximum_iterations is None or count < maximum_iterations) and bool(_run(cond_graph, values + outer)[0]):
         values = list(_run(body_graph, values + outer))
+        count += 1
     return tuple(values)
 
 
 def _while_grad(node, *grads, index):
-    raise ValueError(
-        "tl.while_loop: reverse-mode differentiation of a while loop needs "
-        "maximum_iterations=N (its trip count is unknown in advance, as in TensorFlow); pass "
-        "maximum_iterations, or write the loop with tl.scan"
-    )
+    a = node.attrs
+    bound, n_vars = a["maximum_iterations"], a["n_vars"]
+    if bound is None:
+        raise ValueError(
+            "tl.while_loop: reverse-mode differentiation of a while loop needs "
+            "maximum_iterations=N (its trip count is unknown in advance, as in TensorFlow); pass "
+            "maximum_iterations, or write the loop with tl.scan"
+        )
+
+    def loop(args):
+        # The loop again under the VJP's tape (the forward node kept no per-step values): a Python loop
+        # eagerly, the differentiable scan of conds when traced.
+        outer = list(args[n_vars:])
+        return list(
+            while_loop(
+                lambda v: _replay(a["cond_graph"], list(v) + outer)[0],
+                lambda v: tuple(_replay(a["body_graph"], list(v) + outer)),
+                tuple(args[:n_vars]),
+                maximum_iterations=bound,
+            )
+        )
+
+    def compute():
+        return _vjp(loop, len(node.inputs))(*node.inputs, *grads)
+
+    grad = _all_grads(node, grads, compute)[index]
+    return grad if _differentiable(node.inputs[index]) else None
 
 
 register_gradient("While", _while_grad)
@@ -505,14 +595,16 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     returns it with, as in ``tl.scan``).  Eagerly this is a Python loop.  Traced, a
     ``While`` node runs the subgraphs (forward only: differentiating it
     raises); with ``maximum_iterations=N`` the loop stops after at most N
-    steps and traces as a ``scan`` of ``cond``s, differentiable in reverse
-    mode (TensorFlow's rule).
+    steps and is differentiable in reverse mode as a ``scan`` of ``cond``s
+    (TensorFlow's rule): it traces as that scan where a tape records, else
+    as a ``While`` node whose gradient runs the loop again as the scan.
 
     >>> import tensorlib as tl
     >>> i, x = tl.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 2.0), (tl.tensor(0), tl.tensor(1.5)))
     >>> int(i), float(x)
     (3, 12.0)
     """
+    _callables("tl.while_loop", cond_fn=cond_fn, body_fn=body_fn)
     if maximum_iterations is not None:
         maximum_iterations = _count(maximum_iterations, "tl.while_loop", "maximum_iterations")
     if not dispatch.modes:
@@ -522,7 +614,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
         ):
             values = body_fn(values)
             if not count:
-                reference = _adopt_weak(loop_vars, values, "tl.while_loop loop_vars")
+                reference = _signature(_adopt_weak(loop_vars, values, "tl.while_loop loop_vars"), "tl.while_loop")
             _check_same(reference, values, _LOOP_RULE, "loop_vars are", "body_fn returns")
             count += 1
         return values
@@ -530,7 +622,9 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
 
     leaves, structure = _flatten(loop_vars, "tl.while_loop loop_vars")
     weak = _weak(loop_vars)
-    if maximum_iterations is not None:
+    if maximum_iterations is not None and dispatch.tapes:
+        # A tape records inside this trace: the scan of conds differentiates in place.  (A While node
+        # would run only the steps taken, but its gradient computes the loop again.)
         if any(weak):  # the scan of conds needs the loop's dtypes up front: the body tells them
             _, outs = trace_subgraph(body_fn, (tree.unflatten(structure, leaves),), "body_fn")
             leaves = _promote_weak(leaves, weak, outs) or leaves
@@ -552,7 +646,9 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
         )
     outer = cond_sub.outer + [v for v in body_sub.outer if v._id not in cond_sub.outer_map]
     cg, bg = cond_sub.with_outer(len(leaves), outer), body_sub.with_outer(len(leaves), outer)
-    outs = _while_op(*leaves, *outer, cond_graph=cg, body_graph=bg, n_vars=len(leaves))
+    outs = _while_op(
+        *leaves, *outer, cond_graph=cg, body_graph=bg, n_vars=len(leaves), maximum_iterations=maximum_iterations
+    )
     return tree.unflatten(structure, outs if isinstance(outs, tuple) else (outs,))
 
 
@@ -562,7 +658,9 @@ def _bounded_while(cond_fn, body_fn, loop_vars, maximum_iterations):
 
     def body(values):
         new = body_fn(values)
-        _check_same(values, new, _LOOP_RULE, "loop_vars are", "body_fn returns")  # before cond names itself
+        _check_same(
+            _signature(values, "tl.while_loop"), new, _LOOP_RULE, "loop_vars are", "body_fn returns"
+        )  # before cond names itself
         return new
 
     def step(carry, _):

@@ -225,7 +225,7 @@ OPINFOS = [
         _bounded_while_node,
         _bounded_while_ref,
         _while_draw,
-        op_types=("Scan", "Cond"),
+        op_types=("While",),  # a While node with the bound; its gradient runs the loop again
         **_CONTROL,
     ),
 ]
