@@ -424,3 +424,38 @@ def test_an_inf_or_nan_reaches_only_the_outputs_whose_sums_read_it_whatever_the_
     np.testing.assert_allclose(fused[1], dw, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(fused[2], dy.sum(axis=(0, 1, 2)), rtol=1e-10)
     np.testing.assert_allclose(dw_x, expected_dw_x, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_fourier_gemm_meeting_an_inf_in_a_later_chunk_or_the_filter_falls_back_to_direct_sums():
+    # The fourier kernels find a non-finite image from its spectrum's zero frequency, chunk by chunk and in
+    # whichever thread transforms it; a non-finite filter is checked up front.  Either way the whole result,
+    # epilogues included, is written again by a patch strategy.
+    from tensorlib.backends import numpy_nn
+    from tensorlib.backends.numpy_nn import fused, fused_grad
+
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((64, 9, 9, 4)), rng.standard_normal((3, 3, 4, 5))
+    x[57, 3, 3, 2] = np.inf
+    strides, dilations, pads = (1, 1), (1, 1), ((1, 1), (1, 1))
+    expected = references.conv2d(x, w, 1, "SAME")
+    y = numpy_nn.conv2d(x, w, strides, dilations, pads, strategy="fourier_gemm")
+    np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-10)
+    assert np.isfinite(y[:57]).all() and np.isfinite(y[57]).sum() > 0
+    bias = rng.standard_normal(5)
+    activated = fused.conv2d_add_activation(x, w, bias, strides, dilations, pads, activation="relu")
+    np.testing.assert_allclose(activated, np.maximum(expected + bias, 0), rtol=1e-10, atol=1e-10)
+    w_nan = w.copy()
+    w_nan[1, 1, 0, 3] = np.nan
+    finite_x = np.where(np.isfinite(x), x, 0.5)
+    y = numpy_nn.conv2d(finite_x, w_nan, strides, dilations, pads, strategy="fourier_gemm")
+    np.testing.assert_allclose(y, references.conv2d(finite_x, w_nan, 1, "SAME"), rtol=1e-10, atol=1e-10)
+    assert np.isfinite(y[..., :3]).all()
+    dy = rng.standard_normal(y.shape)
+    dy[40, 0, 8, 1] = -np.inf
+    dx, dw, db = fused_grad.conv2d_backprop(
+        np.abs(finite_x), w, dy, strides, dilations, pads, strategy="fourier_gemm", relu_grad=True
+    )
+    np.testing.assert_allclose(dx, references.conv2d_backprop_input(x.shape, w, dy, 1, "SAME"), rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(dw, references.conv2d_backprop_filter(np.abs(finite_x), w.shape, dy, 1, "SAME"))
+    np.testing.assert_allclose(db, dy.sum(axis=(0, 1, 2)), rtol=1e-12)

@@ -30,6 +30,7 @@ from .blocks import (
     resolve_conv_padding,
 )
 from .fourier import (
+    NonFiniteSpectrum,
     _fourier_conv2d,
     _fourier_conv2d_backprop_filter,
     _fourier_conv2d_backprop_input,
@@ -137,9 +138,14 @@ class _ConvShapes:
     def patches_unless_finite(self, *operands: np.ndarray) -> None:
         """Trade fourier_gemm for a patch strategy when an operand holds an inf or a NaN: its spectrum spreads
         that value over the whole image (every output of it NaN), where the direct sums keep it in the
-        windows that read it.  The check reads the operands once, a small share of a transform's cost."""
+        windows that read it.  Only for the filter, which is small: the images are checked by the spectra
+        themselves (:class:`.fourier.NonFiniteSpectrum`, :meth:`use_patches`) at no extra pass over them."""
         if self.strategy == FOURIER_GEMM and not all(np.isfinite(a).all() for a in operands):
-            self.strategy = _patch_strategy(self.in_channels, self.geometry.out_hw[1])
+            self.use_patches()
+
+    def use_patches(self) -> None:
+        """Run with the patch strategy the shapes suit: after a fourier_gemm kernel met an inf or a NaN."""
+        self.strategy = _patch_strategy(self.in_channels, self.geometry.out_hw[1])
 
     def check_out_gradient(self, name: str, dy: np.ndarray) -> np.ndarray:
         expected = (self.batch, *self.geometry.out_hw, self.out_channels)
@@ -351,7 +357,7 @@ def conv2d(
     """
     dtype = np.result_type(x, w)
     conv = _ConvShapes("conv2d", x.shape, w.shape, strides, dilations, pads, dtype, strategy)
-    conv.patches_unless_finite(x, w)
+    conv.patches_unless_finite(w)
     out_h, out_w = conv.geometry.out_hw
     shape = (conv.batch, out_h, out_w, conv.out_channels)
     if out is None:
@@ -361,7 +367,10 @@ def conv2d(
             f"conv2d: out must be a C-contiguous {dtype}{list(shape)} array, got {out.dtype}{list(out.shape)}"
         )
     if conv.strategy == FOURIER_GEMM:
-        return _fourier_conv2d(conv, x, w, out, epilogue, image_epilogue)
+        try:
+            return _fourier_conv2d(conv, x, w, out, epilogue, image_epilogue)
+        except NonFiniteSpectrum:
+            conv.use_patches()  # and write all of ``out`` again
     plan = _PatchPlan(conv)
     w_matrix = plan.filter_matrix(w)
 
@@ -424,10 +433,13 @@ def conv2d_backprop_input(
     name = "conv2d_backprop_input"
     conv = _ConvShapes(name, input_shape, w.shape, strides, dilations, pads, dtype, strategy)
     dy = conv.check_out_gradient(name, dy)
-    conv.patches_unless_finite(w, dy)
+    conv.patches_unless_finite(w)
     out = _checked_out(name, out, input_shape, dtype)
     if conv.strategy == FOURIER_GEMM:
-        return _fourier_conv2d_backprop_input(conv, w, dy, out)
+        try:
+            return _fourier_conv2d_backprop_input(conv, w, dy, out)
+        except NonFiniteSpectrum:
+            conv.use_patches()
     plan = _PatchPlan(conv)
     w_matrix = plan.filter_matrix(w)
     scatter = _PaddedScatter(input_shape, dtype, conv.geometry.pads, plan.images, conv.compute_dtype, out=out)
@@ -481,9 +493,11 @@ def _filter_gradient(x, filter_shape, dy, strides, dilations, pads, strategy, *,
     name = name or "conv2d_backprop_filter"
     conv = _ConvShapes(name, x.shape, filter_shape, strides, dilations, pads, dtype, strategy)
     dy = conv.check_out_gradient(name, dy)
-    conv.patches_unless_finite(x, dy)
     if conv.strategy == FOURIER_GEMM:
-        return _fourier_conv2d_backprop_filter(conv, x, dy, bias)
+        try:
+            return _fourier_conv2d_backprop_filter(conv, x, dy, bias)
+        except NonFiniteSpectrum:
+            conv.use_patches()
     plan = _PatchPlan(conv)
 
     # Each lane of image blocks sums its blocks' products in order; the lanes' totals are summed in

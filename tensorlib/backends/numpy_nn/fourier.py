@@ -242,6 +242,12 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
+class NonFiniteSpectrum(ArithmeticError):
+    """A signal given to a fourier_gemm kernel holds an inf or a NaN. Its spectrum would spread that value
+    over the whole image, where the direct sums keep it in the windows that read it: the caller runs a
+    patch strategy instead."""
+
+
 class _FourierPlan:
     """The fourier_gemm strategy: convolution as a product of spectra.
 
@@ -337,6 +343,10 @@ class _FourierPlan:
                     continue
                 source = half[:, row : row + 2 * count].reshape(stop - start, count, 2 * n_w, channels)
                 _single_thread_matmul(cols, source, spectra[:, first : first + count])
+        # The real part at frequency 0 is the sum of each image's samples: it is finite unless one of them is
+        # inf or NaN (or the sum overflows), which the transform would spread over every output of the image.
+        if not np.isfinite(out[:images, 0, 0]).all():
+            raise NonFiniteSpectrum("an inf or NaN in a signal to transform")
         return out[:images]
 
     def synthesis(self, spectrum: np.ndarray, positions, out: np.ndarray) -> None:

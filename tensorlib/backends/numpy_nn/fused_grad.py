@@ -16,7 +16,7 @@ import numpy as np
 
 from .blocks import Pads, Pair, _blocks, _images_per_block, _scratch
 from .conv import FOURIER_GEMM, _checked_out, _ConvShapes, _filter_gradient, conv2d_backprop_input
-from .fourier import _fourier_conv2d_backprop
+from .fourier import NonFiniteSpectrum, _fourier_conv2d_backprop
 
 # Images of the input gradient masked at a time after a patch strategy wrote it (inside L2).
 _MASK_BLOCK_BYTES = 1 << 20
@@ -77,14 +77,18 @@ def conv2d_backprop(
     name = "conv2d_backprop"
     dtype = np.result_type(x, w, dy)
     conv = _ConvShapes(name, x.shape, w.shape, strides, dilations, pads, dtype, strategy)
-    conv.patches_unless_finite(x, w, dy)
+    conv.patches_unless_finite(w)
     dx_out = _checked_out(name, None if out is None else out[0], x.shape, dtype)
+    results = None
     if conv.strategy == FOURIER_GEMM:
         dy = conv.check_out_gradient(name, dy)
         dx = np.empty(x.shape, dtype) if dx_out is None else dx_out
         epilogue = _relu_masks(dx, x) if relu_grad else None
-        results = _fourier_conv2d_backprop(conv, x, w, dy, dx, epilogue)
-    else:
+        try:
+            results = _fourier_conv2d_backprop(conv, x, w, dy, dx, epilogue)
+        except NonFiniteSpectrum:
+            conv.use_patches()  # and write all of dx again
+    if results is None:
         dx = conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=conv.strategy, out=dx_out)
         if relu_grad:
             mask = _relu_masks(dx, x)
