@@ -128,6 +128,26 @@ def _reverse_draw(draw, dtype):
     return SampleInput((_uniform(draw(SEEDS), (draw(st.integers(1, 3)), 2), dtype),))
 
 
+def _rotate_scan(xs):
+    """A complex carry from a weakly typed Python init (it takes the float type of ``xs``), rotated by each
+    x: gradients flow through the complex values inside the node."""
+    c, ys = tl.scan(lambda c, x: (c * tl.exp(x * 1j) + x, tl.real(c) * x), 1.0 + 0j, xs)
+    return tl.real(c) + tl.imag(c) * 2.0, ys
+
+
+def _rotate_scan_ref(xs):
+    c, ys = 1.0 + 0j, []
+    for x in xs:
+        ys.append(np.real(c) * x)
+        c = c * np.exp(x * 1j) + x
+    return (np.real(c) + np.imag(c) * 2.0).astype(xs.dtype), np.stack(ys).astype(xs.dtype)
+
+
+@st.composite
+def _rotate_draw(draw, dtype):
+    return SampleInput((_uniform(draw(SEEDS), (draw(st.integers(1, 3)),), dtype),))
+
+
 # ---------------------------------------------------------------- while_loop
 def _while(limit, x):
     """Doubles ``x`` and counts while the count is below ``limit``: forward only (no maximum_iterations)."""
@@ -206,6 +226,8 @@ OPINFOS = [
     OpInfo("scan", _scan, _scan_ref, _scan_draw, error_inputs=_SCAN_ERRORS, **_CONTROL),
     OpInfo("scan_node", _scan_node, _scan_ref, _scan_draw, op_types=("Scan",), error_inputs=_SCAN_ERRORS, **_CONTROL),
     OpInfo("scan_reverse_node", _node(_reverse_scan), _reverse_scan_ref, _reverse_draw, op_types=("Scan",), **_CONTROL),
+    OpInfo("scan_complex", _rotate_scan, _rotate_scan_ref, _rotate_draw, **_CONTROL),
+    OpInfo("scan_complex_node", _node(_rotate_scan), _rotate_scan_ref, _rotate_draw, op_types=("Scan",), **_CONTROL),
     OpInfo(
         "while_loop", _while, _while_ref, _while_draw, differentiable=False, dtypes=FLOATS, error_inputs=_WHILE_ERRORS
     ),
