@@ -352,19 +352,12 @@ def _growth_loss(v):
 
 def test_a_large_bound_on_a_short_traced_loop_costs_only_the_steps_taken():
     # As a scan of 2000 conds it ran 2000 steps and kept 2000 carries (160 MB here) for a loop of 3 steps.
-    import tracemalloc
-
     f = tl.function(
         lambda v: tl.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 2.0), (0, v), maximum_iterations=2000)
     )
     x = np.ones(10_000)
     f(x)
-    tracemalloc.start()
-    try:
-        count, y = f(x)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    (count, y), peak = _call_and_peak_bytes(f, x)
     assert int(count) == 3 and y.numpy()[0] == 8.0
     assert peak < 2_000_000
     node = [n for n in f.get_graph(np.ones(10_000)).nodes if n.op_type == "While"][0]
@@ -428,17 +421,10 @@ def _rnn_loss(xs):
 
 def test_a_traced_scan_nobody_differentiates_keeps_no_carry_history():
     # It stacked the carry before every step (length x the carry) for a gradient no one could ask for.
-    import tracemalloc
-
     f = tl.function(lambda xs: tl.scan(lambda c, e: (tl.tanh(c + e), tl.sum(c)), tl.zeros((1000,), "float64"), xs))
     x = np.random.default_rng(0).normal(size=(200, 1000))
     f(x)
-    tracemalloc.start()
-    try:
-        carry, ys = f(x)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    (carry, ys), peak = _call_and_peak_bytes(f, x)
     assert peak < 400_000  # the history alone is 1.6 MB
     assert [n.attrs["history"] for n in f.get_graph(x).nodes if n.op_type == "Scan"] == [False]
     c = np.zeros(1000)
@@ -505,3 +491,15 @@ def test_a_file_with_a_bad_loop_attribute_is_a_format_error(tmp_path, op, attr, 
     path.write_text(json.dumps(doc))
     with pytest.raises(tl.graph.GraphFormatError, match=rf"\({op}\) does not fit its inputs: {message}"):
         tl.graph.load(path)
+
+
+def _call_and_peak_bytes(f, *args):
+    """``f(*args)`` and the peak of the memory Python allocated during the call (tracemalloc)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        result = f(*args)
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
