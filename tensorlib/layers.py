@@ -320,4 +320,5 @@ class Flatten(Module):
         rest = 1
         for d in x.shape[1:]:
             rest *= d
-        return _shape.reshape(x, (-1, rest))
+        # The batch size, not -1: with a zero-size feature dimension -1 would be ambiguous.
+        return _shape.reshape(x, (x.shape[0], rest))
