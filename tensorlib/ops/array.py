@@ -856,9 +856,12 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
     >>> float(tl.quantile(tl.tensor([4.0, 1.0, 3.0, 2.0]), 0.5))
     2.5
     """
-    if method != "linear":
-        raise ValueError(f"quantile: only method='linear' (NumPy's default) is supported, got {method!r}")
+    if method not in ("linear", "midpoint"):
+        raise ValueError(f"quantile: only method='linear' (NumPy's default) or 'midpoint' is supported, got {method!r}")
+    midpoint = method == "midpoint"
     a = as_tensor(a)
+    if a.dtype.kind == "c":  # NumPy refuses too: complex numbers have no order
+        raise TypeError(f"quantile: a must be real, got {a.dtype} (shape {a.shape})")
     if isinstance(q, Tensor):
         q = q.numpy()
     dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
@@ -886,7 +889,13 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
     t = (position - below).astype(dtype)
     lo = shape_ops.take(ordered, below, axis=-1)  # shape: kept dims + q.shape
     hi = shape_ops.take(ordered, above, axis=-1)
-    out = _lerp(lo, hi, t)
+    if midpoint:  # the middle of the two neighbours; exactly the element at a whole position
+        out = math_ops.where(position == below, lo, (lo + hi) * 0.5)
+    else:
+        out = _lerp(lo, hi, t)
+    if dtype.kind == "f":  # a slice holding a NaN has a NaN quantile (NumPy); the sort put it last
+        last = shape_ops.take(ordered, np.full(q.shape, n - 1), axis=-1)
+        out = math_ops.where(math_ops.not_equal(last, last), last, out)
     if q.ndim:  # NumPy puts q's axes first
         k = out.ndim - q.ndim
         out = shape_ops.transpose(out, tuple(range(k, out.ndim)) + tuple(range(k)))
@@ -915,7 +924,9 @@ def median(a, axis=None, keepdims: bool = False) -> Tensor:
     >>> float(tl.median(tl.tensor([3.0, 1.0, 2.0, 10.0])))
     2.5
     """
-    return quantile(a, 0.5, axis, keepdims)
+    # The mean of the two middle elements, as numpy.median (so [1, inf] gives inf, where the linear
+    # quantile's interpolation gives inf - inf = nan).
+    return quantile(a, 0.5, axis, keepdims, method="midpoint")
 
 
 # ------------------------------------------------------------------ diff, repeat
