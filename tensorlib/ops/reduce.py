@@ -225,7 +225,7 @@ def argmin(x, axis=None) -> Tensor:
 def _count(x, axis):
     """Number of elements reduced: a Python int when the shape is known, else a traced op."""
     axes = normalize_axes(axis, x.ndim)
-    dims = [x.shape[a] for a in axes]
+    dims = [x.shape[a] for a in axes if a < x.ndim]  # axis 0 of a 0-d tensor counts its one element
     if None not in dims:
         n = 1
         for d in dims:
