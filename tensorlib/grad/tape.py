@@ -100,14 +100,21 @@ class GradientTape:
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "gradient")
         targets = tree.leaves(target)
-        if output_gradients is None:
-            from ..ops.math import ones_like
+        from ..ops.math import ones_like
 
+        if output_gradients is None:
             weights = [ones_like(t) for t in targets]
         else:
+            # One weight per target, None meaning ones (TensorFlow's rule): never zipped short or shifted.
+            given = tree.leaves(output_gradients, is_leaf=lambda w: w is None)
+            if len(given) != len(targets):
+                raise ValueError(
+                    f"GradientTape.gradient: {len(given)} output_gradients for {len(targets)} targets "
+                    f"(target shapes {[tuple(t.shape) for t in targets]}); give one per target, or None for ones"
+                )
             weights = [
-                dispatch.to_tensor(w, t.backend, t.dtype) if not isinstance(w, Tensor) else w
-                for w, t in zip(tree.leaves(output_gradients), targets)
+                ones_like(t) if w is None else w if isinstance(w, Tensor) else dispatch.to_tensor(w, t.backend, t.dtype)
+                for w, t in zip(given, targets)
             ]
             for w, t in zip(weights, targets):
                 if tuple(w.shape) != tuple(t.shape):
