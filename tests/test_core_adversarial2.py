@@ -49,3 +49,49 @@ def test_a_none_output_gradient_means_ones_and_keeps_its_place():
     np.testing.assert_allclose(got.numpy(), 2 * np.array([1.0, 2.0]) + 3 * np.array([1.0, 2.0]))
     got = tape.gradient([y, z], v, output_gradients=[tl.tensor([1.0, 0.0]), None])
     np.testing.assert_allclose(got.numpy(), 2 * np.array([1.0, 2.0]) * [1.0, 0.0] + 3.0)
+
+
+@tl.custom_gradient
+def _scaled_product(p):
+    # Value p["a"] * p["b"]; gradient 10x the true one, so a gradient that bypassed grad_fn shows.
+    return p["a"] * p["b"], lambda dy: {"a": dy * p["b"] * 10.0, "b": dy * p["a"] * 10.0}
+
+
+def test_custom_gradient_of_a_dict_argument_reaches_its_tensors():
+    # The dict's tensors once got a silent zero gradient: only Tensor positional arguments were inputs.
+    g = tl.grad(_scaled_product)({"a": 2.0, "b": 3.0})
+    assert float(g["a"]) == 30.0 and float(g["b"]) == 20.0
+
+
+@tl.custom_gradient
+def _mixed(x, pair, scale, rest):
+    out = x * pair[0] * pair[1] * scale
+    return out, lambda dy: (dy * 1.0, [dy * 2.0, None], {"c": dy * 3.0, "d": None})
+
+
+def test_custom_gradient_mixes_tensor_nested_and_constant_arguments():
+    def f(x, a, b, c):
+        return _mixed(x, [a, b], 4.0, {"c": c, "d": 1.0})
+
+    gx, ga, gb, gc = tl.grad(f, argnums=(0, 1, 2, 3))(2.0, 3.0, 5.0, 7.0)
+    assert [float(gx), float(ga), float(gb), float(gc)] == [1.0, 2.0, 0.0, 3.0]
+
+
+@tl.custom_gradient
+def _cube_list(xs):
+    return xs[0] ** 3 + xs[1], lambda dy: [dy * 3.0 * xs[0] ** 2, dy]
+
+
+def test_custom_gradient_of_a_list_argument_is_differentiable_twice():
+    second = tl.grad(lambda x: tl.grad(lambda y: _cube_list([y, x]))(x))(2.0)
+    assert float(second) == 12.0  # d/dx 3x^2
+
+
+@tl.custom_gradient
+def _wrong_structure(p):
+    return p["a"] * 2.0, lambda dy: {"a": dy}
+
+
+def test_custom_gradient_of_the_wrong_structure_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"^custom_gradient: grad_fn returned a gradient with 1 leaves .* with 2"):
+        tl.grad(lambda a: _wrong_structure({"a": a, "b": a}))(1.0)
