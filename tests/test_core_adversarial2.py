@@ -95,3 +95,33 @@ def _wrong_structure(p):
 def test_custom_gradient_of_the_wrong_structure_is_a_clear_error():
     with pytest.raises(ValueError, match=r"^custom_gradient: grad_fn returned a gradient with 1 leaves .* with 2"):
         tl.grad(lambda a: _wrong_structure({"a": a, "b": a}))(1.0)
+
+
+def test_a_target_that_is_not_a_tensor_is_a_clear_error():
+    x = tl.tensor([1.0, 2.0])
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+    # It once crashed with AttributeError: 'numpy.ndarray' object has no attribute '_id'.
+    with pytest.raises(TypeError, match=r"^GradientTape.gradient: targets must be tensors .* got ndarray"):
+        tape.gradient(np.ones(2), x)
+    with pytest.raises(TypeError, match=r"^GradientTape.jacobian: target must be a tensor .* got list"):
+        tape.jacobian([1.0], x)
+
+
+@pytest.mark.parametrize("how", ["assign_add", "assign_sub"])
+def test_assign_add_inside_a_tape_before_any_read(how):
+    # The update's own read made the tape a reader, so the update was refused as a mixed old/new read.
+    w = tl.Variable([1.0, 2.0])
+    with tl.GradientTape() as tape:
+        getattr(w, how)([1.0, 1.0])
+        y = w * w
+    step = 1.0 if how == "assign_add" else -1.0
+    np.testing.assert_allclose(tape.gradient(y, w).numpy(), 2 * (np.array([1.0, 2.0]) + step))
+
+
+def test_assign_add_after_a_recorded_read_is_still_refused():
+    w = tl.Variable([1.0, 2.0])
+    with tl.GradientTape():
+        _ = w * w
+        with pytest.raises(RuntimeError, match=r"^Variable.assign_add: variable .* was read by a GradientTape"):
+            w.assign_add([1.0, 1.0])

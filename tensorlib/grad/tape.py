@@ -100,6 +100,12 @@ class GradientTape:
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "gradient")
         targets = tree.leaves(target)
+        for i, t in enumerate(targets):
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"GradientTape.gradient: targets must be tensors computed under the tape, got "
+                    f"{type(t).__name__} {t!r:.60} (target {i})"
+                )
         from ..ops.math import ones_like
 
         if output_gradients is None:
@@ -150,6 +156,11 @@ class GradientTape:
         nodes = self._nodes_or_raise("jacobian")
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "jacobian")
+        if not isinstance(target, Tensor):
+            raise TypeError(
+                f"GradientTape.jacobian: target must be a tensor computed under the tape, got "
+                f"{type(target).__name__} {target!r:.60}"
+            )
         if None in target.shape:
             raise ValueError(f"GradientTape.jacobian: target shape {target.shape} must be fully known")
         size = 1
