@@ -125,3 +125,48 @@ def test_assign_add_after_a_recorded_read_is_still_refused():
         _ = w * w
         with pytest.raises(RuntimeError, match=r"^Variable.assign_add: variable .* was read by a GradientTape"):
             w.assign_add([1.0, 1.0])
+
+
+def test_has_aux_needs_a_pair_not_a_tensor_of_length_two():
+    # A stacked Tensor of two elements was unpacked as (value, aux): a silent gradient of the wrong thing.
+    with pytest.raises(TypeError, match=r"^tl.grad: with has_aux=True, f must return a pair .* got Tensor"):
+        tl.grad(lambda a: tl.stack([a * a, a]), has_aux=True)(3.0)
+    with pytest.raises(TypeError, match=r"^tl.value_and_grad: with has_aux=True, .* got a tuple of length 3"):
+        tl.value_and_grad(lambda a: (a * a, a, a), has_aux=True)(3.0)
+    g, aux = tl.grad(lambda a: [a * a, a + 1.0], has_aux=True)(3.0)
+    assert float(g) == 6.0 and float(aux) == 4.0
+
+
+@pytest.mark.parametrize(
+    "f, dtype",
+    [
+        (lambda a: tl.cast(a, "int64"), "int64"),
+        (lambda a: a > 1.0, "bool"),
+        (lambda a: a * (1 + 1j), "complex64"),
+    ],
+)
+def test_grad_of_a_non_real_float_output_is_an_error_not_zero(f, dtype):
+    # JAX's rule; tensorlib returned a silent 0 (int, bool) or the real part's gradient (complex).
+    with pytest.raises(TypeError, match=rf"^tl.grad: f must return a real float scalar, got dtype {dtype}"):
+        tl.grad(f)(3.0)
+
+
+@pytest.mark.parametrize("argnums", ["0", 0.0, None, (0, "1"), True])
+def test_bad_argnums_name_the_transform(argnums):
+    with pytest.raises(TypeError, match=r"^tl.grad: argnums must be an int or a tuple of ints"):
+        tl.grad(lambda a, b: a * b, argnums=argnums)(1.0, 2.0)
+
+
+def test_vjp_matches_dict_cotangents_by_key():
+    _, vjp_fn = tl.vjp(lambda a: {"x": a * 2.0, "y": a * 3.0}, 3.0)
+    # Given in another order, the cotangents were zipped by position: 2.0 instead of 0 * 2 + 1 * 3.
+    (g,) = vjp_fn({"y": 1.0, "x": 0.0})
+    assert float(g) == 3.0
+    with pytest.raises(ValueError, match=r"^vjp_fn: .*\(output structure \{'x': \*, 'y': \*\}, cotangent structure"):
+        vjp_fn({"y": 1.0, "z": 0.0})
+
+
+def test_jvp_of_an_integer_output_is_a_zero_tangent():
+    # It crashed naming an internal "source 1"; an integer output is a constant to differentiation.
+    (y, n), (ty, tn) = tl.jvp(lambda a: (a * a, tl.cast(a, "int64")), (3.0,), (1.0,))
+    assert float(ty) == 6.0 and int(n) == 3 and float(tn) == 0.0 and tn.dtype.kind == "f"
