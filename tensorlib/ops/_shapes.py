@@ -32,7 +32,8 @@ def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if isinstance(axis, bool) or not hasattr(axis, "__index__"):
         raise TypeError(f"{what} must be an int, got {axis!r}")
     axis = operator.index(axis)  # NumPy integers are axes too
-    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+    # NumPy lets reductions and cumsum/cumprod name axis 0 or -1 of a 0-d array.
+    if not (-ndim <= axis < ndim or (ndim == 0 and axis in (0, -1))):
         raise ValueError(f"{what} {axis} is out of range for a tensor of rank {ndim}")
     return axis % ndim if ndim else 0
 

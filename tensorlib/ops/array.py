@@ -84,6 +84,15 @@ def _flat_or(x, axis):
     return x, int(axis)
 
 
+def _cumulative_flat_or(x, axis, name):
+    """``_flat_or`` for cumsum/cumprod: NumPy also takes axis 0 or -1 of a 0-d input, as the flattened one."""
+    x = as_tensor(x)
+    if x.ndim == 0 and axis is not None:
+        normalize_axis(axis, 0, f"{name} (shape ()): axis")
+        axis = None
+    return _flat_or(x, axis)
+
+
 def cumsum(x, axis: int | None = None) -> Tensor:
     """Running sum along ``axis`` (of the flattened array by default), as ``numpy.cumsum``.
 
@@ -91,7 +100,7 @@ def cumsum(x, axis: int | None = None) -> Tensor:
     >>> tl.cumsum(tl.tensor([[1, 2], [3, 4]]), axis=1).numpy().tolist()
     [[1, 3], [3, 7]]
     """
-    x, axis = _flat_or(x, axis)
+    x, axis = _cumulative_flat_or(x, axis, "cumsum")
     return _cumsum_op(x, axis)
 
 
@@ -106,8 +115,8 @@ def cumprod(x, axis: int | None = None) -> Tensor:
     >>> tl.cumprod(tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
     [1.0, 2.0, 6.0]
     """
-    x, axis = _flat_or(x, axis)
-    ax = normalize_axis(axis, x.ndim)
+    x, axis = _cumulative_flat_or(x, axis, "cumprod")
+    ax = normalize_axis(axis, x.ndim, f"cumprod (shape {x.shape}): axis")
     dtype = _accumulated_dtype(x.dtype)
     y = math_ops.cast(x, dtype) if x.dtype != dtype else math_ops.identity(x)
     n, step = x.shape[ax], 1
@@ -395,7 +404,7 @@ def rot90(x, k: int = 1, axes=(0, 1)) -> Tensor:
     [[2, 4], [1, 3]]
     """
     x = as_tensor(x)
-    a0, a1 = (normalize_axis(a, x.ndim) for a in axes)
+    a0, a1 = (normalize_axis(a, x.ndim, f"rot90 (shape {x.shape}): axis") for a in axes)
     if len(axes) != 2 or a0 == a1:
         raise ValueError(f"rot90: axes must be two different axes, got {axes} (shape {x.shape})")
     k %= 4
@@ -420,7 +429,9 @@ def swapaxes(x, axis1: int, axis2: int) -> Tensor:
     """
     x = as_tensor(x)
     perm = list(range(x.ndim))
-    a1, a2 = normalize_axis(axis1, x.ndim, "axis1"), normalize_axis(axis2, x.ndim, "axis2")
+    a1, a2 = (
+        normalize_axis(a, x.ndim, f"swapaxes (shape {x.shape}): {n}") for a, n in ((axis1, "axis1"), (axis2, "axis2"))
+    )
     perm[a1], perm[a2] = perm[a2], perm[a1]
     return shape_ops.transpose(x, perm)
 
@@ -433,9 +444,13 @@ def moveaxis(x, source, destination) -> Tensor:
     (3, 4, 2)
     """
     x = as_tensor(x)
-    src = [normalize_axis(a, x.ndim, "source") for a in ((source,) if np.ndim(source) == 0 else source)]
+    src = [
+        normalize_axis(a, x.ndim, f"moveaxis (shape {x.shape}): source")
+        for a in ((source,) if np.ndim(source) == 0 else source)
+    ]
     dst = [
-        normalize_axis(a, x.ndim, "destination") for a in ((destination,) if np.ndim(destination) == 0 else destination)
+        normalize_axis(a, x.ndim, f"moveaxis (shape {x.shape}): destination")
+        for a in ((destination,) if np.ndim(destination) == 0 else destination)
     ]
     if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise ValueError(
@@ -577,7 +592,7 @@ def array_split(x, indices_or_sections, axis: int = 0) -> tuple:
     if not isinstance(indices_or_sections, (int, np.integer)):
         return shape_ops.split(x, indices_or_sections, axis)
     n = int(indices_or_sections)
-    size = x.shape[normalize_axis(axis, x.ndim)]
+    size = x.shape[normalize_axis(axis, x.ndim, f"array_split (shape {x.shape}): axis")]
     if n <= 0:
         raise ValueError(f"array_split: number of sections must be larger than 0, got {n} (shape {x.shape})")
     base, extra = divmod(size, n)
@@ -856,9 +871,12 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
     >>> float(tl.quantile(tl.tensor([4.0, 1.0, 3.0, 2.0]), 0.5))
     2.5
     """
-    if method != "linear":
-        raise ValueError(f"quantile: only method='linear' (NumPy's default) is supported, got {method!r}")
+    if method not in ("linear", "midpoint"):
+        raise ValueError(f"quantile: only method='linear' (NumPy's default) or 'midpoint' is supported, got {method!r}")
+    midpoint = method == "midpoint"
     a = as_tensor(a)
+    if a.dtype.kind == "c":  # NumPy refuses too: complex numbers have no order
+        raise TypeError(f"quantile: a must be real, got {a.dtype} (shape {a.shape})")
     if isinstance(q, Tensor):
         q = q.numpy()
     dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
@@ -869,16 +887,22 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
         raise ValueError(f"quantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")
     a = math_ops.cast(a, dtype) if a.dtype != dtype else a
     ndim = a.ndim
-    axes = normalize_axes(axis, ndim)
+    try:
+        axes = normalize_axes(axis, ndim)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"quantile: {e} (shape {a.shape})") from None
+    if 0 in (a.shape[i] for i in axes):  # checked before the reshape, whose -1 cannot size an empty slice
+        raise ValueError(f"quantile: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
     if a.ndim == 0:
         flat = shape_ops.reshape(a, (1,))
     else:
         kept = [i for i in range(ndim) if i not in axes]
         moved = shape_ops.transpose(a, kept + list(axes))
-        flat = shape_ops.reshape(moved, tuple(a.shape[i] for i in kept) + (-1,))
+        reduced = [a.shape[i] for i in axes]
+        # The slice length spelled out when known: a -1 cannot size it when a kept axis is empty.
+        length = -1 if None in reduced else int(np.prod(reduced, dtype=np.int64))
+        flat = shape_ops.reshape(moved, tuple(a.shape[i] for i in kept) + (length,))
     n = flat.shape[-1]
-    if n == 0:
-        raise ValueError(f"quantile: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
     ordered = sort(flat, axis=-1)
     position = q * (n - 1)
     below = np.floor(position).astype(np.int64)
@@ -886,7 +910,13 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
     t = (position - below).astype(dtype)
     lo = shape_ops.take(ordered, below, axis=-1)  # shape: kept dims + q.shape
     hi = shape_ops.take(ordered, above, axis=-1)
-    out = _lerp(lo, hi, t)
+    if midpoint:  # the middle of the two neighbours; exactly the element at a whole position
+        out = math_ops.where(position == below, lo, (lo + hi) * 0.5)
+    else:
+        out = _lerp(lo, hi, t)
+    if dtype.kind == "f":  # a slice holding a NaN has a NaN quantile (NumPy); the sort put it last
+        last = shape_ops.take(ordered, np.full(q.shape, n - 1), axis=-1)
+        out = math_ops.where(math_ops.not_equal(last, last), last, out)
     if q.ndim:  # NumPy puts q's axes first
         k = out.ndim - q.ndim
         out = shape_ops.transpose(out, tuple(range(k, out.ndim)) + tuple(range(k)))
@@ -915,7 +945,9 @@ def median(a, axis=None, keepdims: bool = False) -> Tensor:
     >>> float(tl.median(tl.tensor([3.0, 1.0, 2.0, 10.0])))
     2.5
     """
-    return quantile(a, 0.5, axis, keepdims)
+    # The mean of the two middle elements, as numpy.median (so [1, inf] gives inf, where the linear
+    # quantile's interpolation gives inf - inf = nan).
+    return quantile(a, 0.5, axis, keepdims, method="midpoint")
 
 
 # ------------------------------------------------------------------ diff, repeat
@@ -931,7 +963,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
         raise ValueError("diff: needs a tensor of rank >= 1, got a 0-d tensor")
     if n < 0:
         raise ValueError(f"diff: order n must be non-negative, got {n}")
-    ax = normalize_axis(axis, a.ndim)
+    ax = normalize_axis(axis, a.ndim, f"diff (shape {a.shape}): axis")
     if n == 0:  # NumPy ignores prepend and append then
         return a
     edge_shape = tuple(1 if i == ax else d for i, d in enumerate(a.shape))
@@ -958,7 +990,7 @@ def repeat(a, repeats, axis: int | None = None) -> Tensor:
     [1, 2, 2]
     """
     a, ax = _flat_or(a, axis)
-    ax = normalize_axis(ax, a.ndim)
+    ax = normalize_axis(ax, a.ndim, f"repeat (shape {a.shape}): axis")
     size = a.shape[ax]
     counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
     if (

@@ -18,7 +18,7 @@ import math as _pymath
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply
+from ..dispatch import apply, as_tensor
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -588,6 +588,9 @@ def reciprocal(x) -> Tensor:
     >>> tl.reciprocal(tl.tensor([2.0, -4.0])).numpy().tolist()
     [0.5, -0.25]
     """
+    x = as_tensor(x)
+    if x.dtype == _dt.bool_:  # NumPy's int8 1 // False is -128: no meaningful answer
+        raise TypeError(f"reciprocal: needs a number, got a bool tensor (shape {x.shape})")
     return apply(_reciprocal, (x,))
 
 
@@ -739,6 +742,9 @@ def conj(x) -> Tensor:
     >>> tl.conj(tl.tensor([1.5, -2.0])).numpy().tolist()
     [1.5, -2.0]
     """
+    x = as_tensor(x)
+    if x.dtype == _dt.bool_:  # NumPy's conjugate turns bools into int8; a bool is its own conjugate (JAX)
+        return math_ops.identity(x)
     return apply(_conj, (x,))
 
 

@@ -11,7 +11,7 @@ from ..backends.numpy_nn import blas as _blas
 from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
-from ._shapes import broadcast_shapes
+from ._shapes import broadcast_shapes, normalize_axis
 from .registry import defop, spec
 
 
@@ -260,24 +260,26 @@ def tensordot(a, b, axes=2) -> Tensor:
 
     a = as_tensor(a)
     b = as_tensor(b)
-    if isinstance(axes, int):
-        axes_a = list(range(a.ndim - axes, a.ndim))
-        axes_b = list(range(axes))
+    where = f"(shapes {a.shape} and {b.shape})"
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if not 0 <= n <= min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: axes={n} must be in [0, {min(a.ndim, b.ndim)}] {where}")
+        axes_a = list(range(a.ndim - n, a.ndim))
+        axes_b = list(range(n))
     else:
-        axes_a, axes_b = (
-            [axes[0]] if isinstance(axes[0], int) else list(axes[0]),
-            [axes[1]] if isinstance(axes[1], int) else list(axes[1]),
-        )
+        axes_a, axes_b = (np.atleast_1d(np.asarray(side)).tolist() for side in axes)
     if len(axes_a) != len(axes_b):
-        raise ValueError(
-            f"Tensordot: axes {axes} pair {len(axes_a)} with {len(axes_b)} axes (shapes {a.shape} and {b.shape})"
-        )
+        raise ValueError(f"Tensordot: axes {axes} pair {len(axes_a)} with {len(axes_b)} axes {where}")
+    # Checked here, not wrapped modulo the rank: an out-of-range axis is an error, as in NumPy.
+    axes_a = [normalize_axis(i, a.ndim, f"tensordot {where}: axis of a") for i in axes_a]
+    axes_b = [normalize_axis(j, b.ndim, f"tensordot {where}: axis of b") for j in axes_b]
+    if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
+        raise ValueError(f"tensordot: repeated axis in axes {axes} {where}")
     letters = iter(string.ascii_letters)
     sa = [next(letters) for _ in range(a.ndim)]
     sb = [next(letters) for _ in range(b.ndim)]
     for i, j in zip(axes_a, axes_b):
-        sb[j % b.ndim] = sa[i % a.ndim]
-    out = [c for k, c in enumerate(sa) if k not in {i % a.ndim for i in axes_a}] + [
-        c for k, c in enumerate(sb) if k not in {j % b.ndim for j in axes_b}
-    ]
+        sb[j] = sa[i]
+    out = [c for k, c in enumerate(sa) if k not in axes_a] + [c for k, c in enumerate(sb) if k not in axes_b]
     return einsum("".join(sa) + "," + "".join(sb) + "->" + "".join(out), a, b)

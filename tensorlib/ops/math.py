@@ -469,6 +469,9 @@ def sqrt(x) -> Tensor:
 
 
 def square(x) -> Tensor:
+    x = dispatch.as_tensor(x)
+    if x.dtype == _dt.bool_:  # NumPy squares bools as int8, JAX as int32: the values 0 and 1, as integers
+        x = cast(x, _dt.int32)
     return apply(_square, (x,))
 
 
@@ -497,6 +500,9 @@ def sigmoid(x) -> Tensor:
 
 
 def round(x) -> Tensor:  # noqa: A001 - NumPy's name
+    x = dispatch.as_tensor(x)
+    if x.dtype == _dt.bool_:  # as JAX: NumPy's float16 answer has no tensorlib dtype rule behind it
+        raise TypeError(f"round: needs a number, got a bool tensor (shape {x.shape})")
     return apply(_round, (x,))
 
 

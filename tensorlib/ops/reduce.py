@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -224,7 +225,7 @@ def argmin(x, axis=None) -> Tensor:
 def _count(x, axis):
     """Number of elements reduced: a Python int when the shape is known, else a traced op."""
     axes = normalize_axes(axis, x.ndim)
-    dims = [x.shape[a] for a in axes]
+    dims = [x.shape[a] for a in axes if a < x.ndim]  # axis 0 of a 0-d tensor counts its one element
     if None not in dims:
         n = 1
         for d in dims:
@@ -267,7 +268,9 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     if x.dtype.kind == "c":  # NumPy: the mean squared modulus, real
         centered = math_ops.abs(centered)
     n = _count(x, axis)
-    return sum(centered * centered, axis, keepdims) / (n - ddof)
+    # NumPy clamps the divisor at 0, so ddof >= n gives inf or nan rather than a negative variance.
+    divisor = builtins.max(n - ddof, 0) if isinstance(n, int) else math_ops.maximum(n - ddof, 0)
+    return sum(centered * centered, axis, keepdims) / divisor
 
 
 def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
@@ -283,12 +286,11 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
 def safe_sqrt(v) -> Tensor:
     """``sqrt(v)`` whose gradient at ``v == 0`` is 0 instead of inf (0 * inf is nan downstream).
 
-    The square root sees 1 where ``v`` is 0, so neither order of derivative meets an infinity.
+    The square root sees 1 where ``v`` is 0, so neither order of derivative meets an infinity; a NaN
+    (a NaN input, an empty slice) stays NaN, as ``numpy.sqrt`` gives.
     """
-    positive = math_ops.greater(v, 0)
-    return math_ops.where(
-        positive, math_ops.sqrt(math_ops.where(positive, v, math_ops.ones_like(v))), math_ops.zeros_like(v)
-    )
+    zero = math_ops.equal(v, 0)
+    return math_ops.where(zero, math_ops.zeros_like(v), math_ops.sqrt(math_ops.where(zero, math_ops.ones_like(v), v)))
 
 
 def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:

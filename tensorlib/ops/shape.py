@@ -542,7 +542,7 @@ def split(x, indices_or_sections, axis: int = 0) -> tuple:
     x = as_tensor(x)
     if not x.ndim:
         raise ValueError(f"SplitV: cannot split a 0-d tensor (shape {x.shape}, {x.dtype})")
-    ax = normalize_axis(axis, x.ndim, "axis")
+    ax = normalize_axis(axis, x.ndim, f"split (shape {x.shape}): axis")
     size = x.shape[ax]
     if isinstance(indices_or_sections, (int, np.integer)):
         n = int(indices_or_sections)

@@ -1,0 +1,200 @@
+"""Edge inputs of the NumPy-style functions against NumPy: NaN, infinities, empty slices, ddof >= n."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+
+def _np(f, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return f(*args, **kwargs)
+
+
+_SPREAD_CASES = [
+    (np.array([1.0, np.nan, 3.0]), {}),
+    (np.array([[1.0, np.nan, 3.0], [np.inf, -np.inf, 0.0]]), {"axis": 0}),
+    (np.array([[1.0, np.nan, 3.0], [np.inf, -np.inf, 0.0]]), {"axis": 1, "keepdims": True}),
+    (np.zeros((0, 4)), {"axis": 0}),
+    (np.zeros((3, 0)), {}),
+    (np.zeros((0, 4)), {"axis": 0, "ddof": 1}),
+    (np.array([5.0]), {"ddof": 2}),
+    (np.array([5.0, 6.0]), {"ddof": 2}),
+    (np.array([2.0, 2.0]), {}),
+]
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("x, kwargs", _SPREAD_CASES)
+def test_var_std_nan_empty_and_large_ddof_match_numpy(name, x, kwargs):
+    got = getattr(tl, name)(x, **kwargs).numpy()
+    want = _np(getattr(np, name), x, **kwargs)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_norm_of_a_vector_with_nan_is_nan():
+    x = np.array([[1.0, np.nan], [2.0, 3.0]])
+    np.testing.assert_array_equal(tl.linalg.norm(x).numpy(), np.linalg.norm(x))
+    np.testing.assert_array_equal(tl.linalg.norm(x, axis=1).numpy(), np.linalg.norm(x, axis=1))
+
+
+def test_std_gradient_at_zero_spread_stays_zero():
+    g = tl.grad(lambda x: tl.std(x))(tl.tensor(np.array([2.0, 2.0])))
+    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0])
+
+
+_MEDIAN_INPUT = np.array([[1.0, np.nan, 3.0], [np.inf, -np.inf, 0.0]])
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)])
+def test_median_and_quantile_with_nan_and_inf_match_numpy(axis):
+    np.testing.assert_array_equal(tl.median(_MEDIAN_INPUT, axis=axis).numpy(), _np(np.median, _MEDIAN_INPUT, axis=axis))
+    q = [0.2, 0.5, 1.0]
+    np.testing.assert_array_equal(
+        tl.quantile(_MEDIAN_INPUT, q, axis=axis).numpy(), _np(np.quantile, _MEDIAN_INPUT, q, axis=axis)
+    )
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_median_is_numpy_median_with_an_infinity(n, axis):
+    x = np.random.default_rng(n).standard_normal((3, n))
+    x[0, 0] = np.inf
+    np.testing.assert_array_equal(tl.median(x, axis=axis).numpy(), _np(np.median, x, axis=axis))
+
+
+@pytest.mark.parametrize("q", [0.0, 0.3, 0.5, [0.1, 0.99, 1.0]])
+def test_quantile_midpoint_matches_numpy(q):
+    x = np.random.default_rng(0).standard_normal((3, 6))
+    np.testing.assert_allclose(
+        tl.quantile(x, q, axis=1, method="midpoint").numpy(), np.quantile(x, q, axis=1, method="midpoint")
+    )
+
+
+def test_median_gradient_against_finite_differences():
+    x = np.random.default_rng(3).standard_normal((3, 4))
+    tl.testing.check_grads(lambda a: tl.median(a, axis=1), (x,), order=2)
+
+
+def test_quantile_of_complex_is_a_clear_type_error():
+    with pytest.raises(TypeError, match=r"quantile: a must be real, got complex128 \(shape \(2,\)\)"):
+        tl.median(np.array([1 + 1j, 2.0]))
+
+
+_A = np.arange(6.0).reshape(2, 3)
+_B = np.arange(6.0).reshape(3, 2)
+
+
+@pytest.mark.parametrize(
+    "axes, message",
+    [
+        (
+            ([3], [0]),
+            r"tensordot \(shapes \(2, 3\) and \(3, 2\)\): axis of a 3 is out of range for a tensor of rank 2",
+        ),
+        (([-3], [0]), r"tensordot .*: axis of a -3 is out of range"),
+        (([1], [2]), r"tensordot \(shapes \(2, 3\) and \(3, 2\)\): axis of b 2 is out of range"),
+        (3, r"tensordot: axes=3 must be in \[0, 2\] \(shapes \(2, 3\) and \(3, 2\)\)"),
+        (-1, r"tensordot: axes=-1 must be in \[0, 2\]"),
+        (([0, 0], [1, 1]), r"tensordot: repeated axis in axes \(\[0, 0\], \[1, 1\]\)"),
+    ],
+)
+def test_tensordot_refuses_out_of_range_and_repeated_axes(axes, message):
+    # They used to wrap modulo the rank and contract the wrong axes silently.
+    with pytest.raises(ValueError, match=message):
+        tl.tensordot(_A, _B, axes=axes)
+
+
+@pytest.mark.parametrize("axes", [1, 0, ([1], [0]), (1, 0), ((-1,), (-2,)), (np.int64(1), np.int64(0))])
+def test_tensordot_in_range_axes_match_numpy(axes):
+    np.testing.assert_allclose(tl.tensordot(_A, _B, axes=axes).numpy(), np.tensordot(_A, _B, axes=axes))
+    np.testing.assert_allclose(tl.linalg.tensordot(_A, _B, axes=axes).numpy(), np.tensordot(_A, _B, axes=axes))
+
+
+_X = np.ones((2, 3))
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: tl.cumprod(_X, axis=7), r"cumprod \(shape \(2, 3\)\): axis 7 is out of range"),
+        (lambda: tl.diff(_X, axis=7), r"diff \(shape \(2, 3\)\): axis 7 is out of range"),
+        (lambda: tl.repeat(_X, 2, axis=7), r"repeat \(shape \(2, 3\)\): axis 7 is out of range"),
+        (lambda: tl.split(_X, 2, axis=-3), r"split \(shape \(2, 3\)\): axis -3 is out of range"),
+        (lambda: tl.array_split(_X, 2, axis=7), r"array_split \(shape \(2, 3\)\): axis 7 is out of range"),
+        (lambda: tl.moveaxis(_X, 7, 0), r"moveaxis \(shape \(2, 3\)\): source 7 is out of range"),
+        (lambda: tl.moveaxis(_X, 0, 7), r"moveaxis \(shape \(2, 3\)\): destination 7 is out of range"),
+        (lambda: tl.swapaxes(_X, 0, 7), r"swapaxes \(shape \(2, 3\)\): axis2 7 is out of range"),
+        (lambda: tl.rot90(_X, axes=(0, 7)), r"rot90 \(shape \(2, 3\)\): axis 7 is out of range"),
+        (lambda: tl.median(_X, axis=7), r"quantile: axis 7 is out of range for a tensor of rank 2 \(shape \(2, 3\)\)"),
+        (lambda: tl.percentile(_X, 50, axis=(0, 0)), r"quantile: duplicate axis"),
+    ],
+)
+def test_bad_axis_errors_name_the_function_and_shape(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_cumulative_of_a_0d_input_is_numpys_flattened_one(name, axis):
+    for x in (np.array(2.5), np.array(3)):
+        got, want = getattr(tl, name)(x, axis=axis).numpy(), getattr(np, name)(x, axis=axis)
+        assert got.shape == want.shape == (1,) and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match=rf"{name} \(shape \(\)\): axis 1 is out of range"):
+        getattr(tl, name)(np.array(2.5), axis=1)
+
+
+def test_cumprod_gradient_of_a_0d_input():
+    tl.testing.check_grads(lambda x: tl.cumprod(x, axis=-1), (np.array(2.5),), order=2)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "argmax", "logsumexp"])
+def test_reductions_take_axis_minus_one_of_a_0d_input_as_numpy(name):
+    reference = scipy_logsumexp if name == "logsumexp" else getattr(np, name)
+    got = getattr(tl, name)(np.array(2.5), axis=-1).numpy()
+    want = reference(np.array(2.5), axis=-1)
+    assert got.shape == np.shape(want)
+    np.testing.assert_allclose(got, want)
+
+
+def scipy_logsumexp(x, axis):
+    return np.log(np.sum(np.exp(x), axis=axis))
+
+
+@pytest.mark.parametrize("q", [0.5, [0.2, 0.7]])
+@pytest.mark.parametrize("axis", [1, -1])
+def test_quantile_with_an_empty_kept_axis_is_empty_as_numpy(q, axis):
+    x = np.zeros((0, 4))
+    assert tl.quantile(x, q, axis=axis).shape == np.quantile(x, q, axis=axis).shape
+    assert tl.median(x, axis=axis, keepdims=True).shape == np.median(x, axis=axis, keepdims=True).shape == (0, 1)
+
+
+def test_quantile_of_an_empty_slice_is_a_clear_error():
+    for axis in (None, 0, (0, 1)):
+        with pytest.raises(ValueError, match=r"quantile: cannot take a quantile of an empty slice \(shape \(0, 4\)"):
+            tl.median(np.zeros((0, 4)), axis=axis)
+
+
+_BOOLS = np.array([True, False])
+
+
+def test_square_and_conj_of_bools():
+    # They used to crash: NumPy's kernels turn bools into int8, which the ops' rules did not expect.
+    squared = tl.square(_BOOLS)
+    assert squared.dtype == tl.int32
+    np.testing.assert_array_equal(squared.numpy(), np.square(_BOOLS))
+    conjugated = tl.conj(_BOOLS)
+    assert conjugated.dtype == tl.bool_
+    np.testing.assert_array_equal(conjugated.numpy(), _BOOLS)
+
+
+@pytest.mark.parametrize("name", ["round", "reciprocal"])
+def test_round_and_reciprocal_of_bools_are_clear_type_errors(name):
+    with pytest.raises(TypeError, match=rf"{name}: needs a number, got a bool tensor \(shape \(2,\)\)"):
+        getattr(tl, name)(_BOOLS)
