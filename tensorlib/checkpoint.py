@@ -20,7 +20,7 @@ True
 from __future__ import annotations
 
 import os
-import tempfile
+import uuid
 
 import numpy as np
 
@@ -79,11 +79,18 @@ def save_variables(path, target) -> None:
     named = _named(target, "save_variables")
     # np.array, not ascontiguousarray, which would turn a 0-d value (a step counter) into 1-d.
     arrays = {name: np.array(t.numpy(), order="C") for name, t in named.items()}
+    unstorable = {name: str(a.dtype) for name, a in arrays.items() if a.dtype.kind == "c"}
+    if unstorable:
+        raise TypeError(f"save_variables: the safetensors format has no complex dtypes; entries {unstorable}")
     folder = os.path.dirname(os.path.abspath(os.fspath(path)))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".safetensors", dir=folder)
-    os.close(fd)
+    # os.open with mode 0o666, not mkstemp (0o600): the checkpoint gets the permissions the umask allows,
+    # as a file written by open() would; safetensors may recreate the file, so the mode is set again after.
+    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
+        mode = os.stat(tmp).st_mode & 0o777
         st.save_file(arrays, tmp, metadata={"format": "tensorlib"})
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -132,7 +132,10 @@ class Conv2D(Module):
         self.data_format = _data_format(data_format, "Conv2D")
         self.in_channels = _positive("in_channels", in_channels, "Conv2D")
         self.out_channels = _positive("out_channels", out_channels, "Conv2D")
-        kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+        sizes = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+        if len(sizes) != 2:
+            raise ValueError(f"Conv2D: kernel_size must be an int or a pair (kh, kw), got {kernel_size!r}")
+        kh, kw = sizes
         self.kernel_size = (_positive("kernel_size", kh, "Conv2D"), _positive("kernel_size", kw, "Conv2D"))
         self.strides, self.padding, self.dilations = strides, padding, dilations
         self.activation = activation

@@ -89,3 +89,29 @@ def test_num_parameters_counts_a_shared_variable_once():
 @pytest.mark.parametrize("shape, expected", [((2, 0, 3), (2, 0)), ((0, 3, 4), (0, 12)), ((3, 2, 2), (3, 4))])
 def test_flatten_zero_size_dimensions(shape, expected):
     assert tl.nn.Flatten()(tl.ones(shape)).shape == expected
+
+
+def test_conv2d_kernel_size_of_the_wrong_length_is_one_clear_error():
+    with pytest.raises(ValueError, match=r"Conv2D: kernel_size must be an int or a pair \(kh, kw\), got \(3,\)"):
+        tl.nn.Conv2D(1, 1, kernel_size=(3,))
+
+
+def test_save_variables_refuses_complex_by_name(tmp_path):
+    pytest.importorskip("safetensors")
+    path = tmp_path / "c.safetensors"
+    with pytest.raises(TypeError, match=r"save_variables: .*no complex dtypes.*'z': 'complex128'"):
+        tl.save_variables(path, {"w": tl.Variable([1.0]), "z": tl.Variable(np.array([1 + 2j]))})
+    assert list(tmp_path.iterdir()) == []  # nothing written, no temporary file left
+
+
+def test_a_checkpoint_file_gets_the_umask_permissions(tmp_path):
+    import os
+
+    pytest.importorskip("safetensors")
+    old = os.umask(0o022)
+    try:
+        tl.save_variables(tmp_path / "m.safetensors", tl.nn.Dense(2, 2, seed=0))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "m.safetensors").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["m.safetensors"]
