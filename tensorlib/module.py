@@ -1,7 +1,8 @@
 """``tl.Module``: a container of Variables and sub-Modules with a train/eval flag.
 
 A Module's attributes that are Variables or Modules (or lists, tuples or
-dicts of Modules) are its state, collected in attribute order.  ``variables`` and
+dicts holding them, other entries skipped) are its state, collected in
+attribute order; a Variable or Module reachable twice is counted and updated once.  ``variables`` and
 ``trainable_variables`` return them as a nested dict keyed by attribute name,
 the structure that ``tape.gradient``, optimizers and checkpoints take.
 
@@ -48,19 +49,21 @@ class Module:
         for name, value in vars(self).items():
             if isinstance(value, Module):
                 out[name] = value
-            elif isinstance(value, (list, tuple)) and value and all(isinstance(v, Module) for v in value):
-                out[name] = _ModuleList(dict(enumerate(value)))
-            elif isinstance(value, dict) and value and all(isinstance(v, Module) for v in value.values()):
-                out[name] = _ModuleList(value)
+            elif isinstance(value, (list, tuple, dict)) and _holds_state(value):
+                out[name] = _ModuleList(_items(value))
         return out
 
     def _own_variables(self) -> dict:
         return {name: value for name, value in vars(self).items() if isinstance(value, Variable)}
 
-    def _tree(self, keep) -> dict:
+    def _tree(self, keep, _above: frozenset = frozenset()) -> dict:
+        # _above: the Modules on the path here, so a back reference (a child holding its parent) ends the walk.
+        if id(self) in _above:
+            return {}
+        above = _above | {id(self)}
         found = {name: v for name, v in self._own_variables().items() if keep(v)}
         for name, child in self._children().items():
-            sub = child._tree(keep)
+            sub = child._tree(keep, above)
             if sub:
                 found[name] = sub
         return found
@@ -76,10 +79,19 @@ class Module:
         return self._tree(lambda v: v.trainable)
 
     def modules(self) -> list:
-        """This Module and every sub-Module, depth first."""
-        found = [self]
-        for child in self._children().values():
-            found.extend(child.modules() if not isinstance(child, _ModuleList) else child.modules()[1:])
+        """This Module and every sub-Module, depth first, each once (a shared or cyclic one too)."""
+        found, seen = [], set()
+
+        def visit(module):
+            if id(module) in seen:
+                return
+            seen.add(id(module))
+            if not isinstance(module, _ModuleList):
+                found.append(module)
+            for child in module._children().values():
+                visit(child)
+
+        visit(self)
         return found
 
     def train(self, mode: bool = True) -> "Module":
@@ -110,15 +122,39 @@ class Module:
         return head + body + "\n)"
 
 
+def _holds_state(value) -> bool:
+    """A list, tuple or dict with a Module or Variable somewhere inside (other entries are ignored)."""
+    if isinstance(value, (Module, Variable)):
+        return True
+    if isinstance(value, (list, tuple, dict)):
+        return any(_holds_state(v) for v in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
+def _items(value) -> dict:
+    return dict(value) if isinstance(value, dict) else dict(enumerate(value))
+
+
 class _ModuleList(Module):
-    """A list (keys ``"0"``, ``"1"``, ...) or dict of Modules seen as one node of the variable tree."""
+    """A list (keys ``"0"``, ``"1"``, ...) or dict of Modules and Variables seen as one node of the variable tree.
+
+    Entries that are neither (an activation function in a list of layers) are skipped, so the
+    Variables of the layers beside them are still found.
+    """
 
     def __init__(self, items: dict):
         super().__init__()
         self.items = items
 
+    def _own_variables(self) -> dict:
+        return {str(k): v for k, v in self.items.items() if isinstance(v, Variable)}
+
     def _children(self) -> dict:
-        return {str(k): m for k, m in self.items.items()}
+        return {
+            str(k): (m if isinstance(m, Module) else _ModuleList(_items(m)))
+            for k, m in self.items.items()
+            if isinstance(m, Module) or (not isinstance(m, Variable) and _holds_state(m))
+        }
 
 
 class Sequential(Module):

@@ -115,3 +115,48 @@ def test_a_checkpoint_file_gets_the_umask_permissions(tmp_path):
         os.umask(old)
     assert (tmp_path / "m.safetensors").stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["m.safetensors"]
+
+
+class _Mixed(tl.Module):
+    """Layers beside an activation in one list, Variables in a list and a dict, a nested list."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = [tl.nn.Dense(2, 3, seed=0), tl.nn.relu, tl.nn.Dense(3, 1, seed=1)]
+        self.scales = [tl.Variable([2.0]), "not state"]
+        self.named = {"shift": tl.Variable([0.5]), "nested": [tl.Variable([1.0])]}
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x * self.scales[0] + self.named["shift"] * self.named["nested"][0]
+
+
+def test_variables_in_mixed_lists_and_dicts_are_found_and_trained():
+    model = _Mixed()
+    found = model.trainable_variables
+    assert sorted(found["layers"]) == ["0", "2"] and sorted(found["layers"]["0"]) == ["bias", "kernel"]
+    assert found["scales"]["0"] is model.scales[0]
+    assert found["named"]["shift"] is model.named["shift"] and found["named"]["nested"]["0"] is model.named["nested"][0]
+    assert model.num_parameters() == (2 * 3 + 3) + (3 * 1 + 1) + 3
+    x = tl.ones((4, 2))
+    with tl.GradientTape() as tape:
+        loss = tl.sum(model(x))
+    grads = tape.gradient(loss, found)
+    before = model.scales[0].numpy().copy()
+    tl.optimizers.SGD(0.1).apply(grads, found)
+    np.testing.assert_allclose(model.scales[0].numpy(), before - 0.1 * grads["scales"]["0"].numpy())
+    assert [type(m).__name__ for m in model.modules()] == ["_Mixed", "Dense", "Dense"]
+
+
+def test_a_back_reference_to_the_parent_ends_the_walk():
+    class Parent(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.child = tl.nn.Dense(1, 1, seed=0)
+            self.child.parent = self  # a back reference, as a callback or a tree walk might keep
+
+    model = Parent()
+    assert sorted(model.trainable_variables["child"]) == ["bias", "kernel"]
+    assert model.num_parameters() == 2
+    assert model.eval().modules() == [model, model.child] and not model.child.training
