@@ -198,3 +198,56 @@ def test_square_and_conj_of_bools():
 def test_round_and_reciprocal_of_bools_are_clear_type_errors(name):
     with pytest.raises(TypeError, match=rf"{name}: needs a number, got a bool tensor \(shape \(2,\)\)"):
         getattr(tl, name)(_BOOLS)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"axis": 0}, {"n": 2}, {"prepend": True}, {"append": np.array([[False], [True]])}]
+)
+def test_diff_of_bools_is_not_equal_as_numpy(kwargs):
+    b = np.array([[True, False, False], [True, True, False]])
+    got, want = tl.diff(b, **kwargs), np.diff(b, **kwargs)
+    assert got.dtype == tl.bool_
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((3, 0), -1), ((3, 0), 0), ((0, 3), (0, 1))])
+def test_logsumexp_of_an_empty_slice_is_minus_inf(shape, axis):
+    x = np.zeros(shape)
+    want = np.log(np.sum(np.exp(x), axis=axis))  # log(0) = -inf, as scipy.special.logsumexp gives
+    got = tl.logsumexp(x, axis=axis).numpy()
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_logsumexp_of_bools_is_float64():
+    b = np.array([[True, False, False], [True, True, False]])
+    got = tl.logsumexp(b, axis=1)
+    assert got.dtype == tl.float64
+    np.testing.assert_allclose(got.numpy(), np.log(np.sum(np.exp(b.astype(np.float64)), axis=1)))
+
+
+@pytest.mark.parametrize("paddings", [1, (1,), (1, 2), ((1, 2),), ((1, 2), (0, 1)), np.array([[1, 1], [0, 0]])])
+def test_pad_takes_numpys_pad_width_forms(paddings):
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(
+        tl.pad(x, paddings, constant_values=-1.0).numpy(), np.pad(x, paddings, constant_values=-1.0)
+    )
+
+
+def test_pad_refuses_fractional_and_mismatched_paddings():
+    x = np.ones((2, 3))
+    # int() used to truncate 1.5 to 1 silently.
+    with pytest.raises(
+        TypeError, match=r"pad: paddings must be integers, got \(\(1\.5, 0\), \(0, 0\)\) \(x shape \(2, 3\)\)"
+    ):
+        tl.pad(x, ((1.5, 0), (0, 0)))
+    with pytest.raises(
+        ValueError, match=r"pad: paddings \(\(1, 1\), \(1, 1\), \(1, 1\)\) must be one \(before, after\) pair"
+    ):
+        tl.pad(x, ((1, 1), (1, 1), (1, 1)))
+    with pytest.raises(ValueError, match=r"PadV2: paddings \(\(-1, 0\), \(0, 0\)\) must be one non-negative"):
+        tl.pad(x, ((-1, 0), (0, 0)))
+
+
+def test_pad_gradient_with_numpy_style_width():
+    tl.testing.check_grads(lambda a: tl.pad(a, (1, 2)), (np.random.default_rng(0).standard_normal((2, 3)),), order=2)

@@ -976,8 +976,10 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
     if len(parts) > 1:
         a = shape_ops.concat(parts, axis=ax)
     head = (slice(None),) * ax
+    # NumPy's rule: bools differ or not (they have no subtraction).
+    step = math_ops.not_equal if a.dtype == _dt.bool_ else math_ops.subtract
     for _ in range(n):
-        a = a[head + (slice(1, None),)] - a[head + (slice(None, -1),)]
+        a = step(a[head + (slice(1, None),)], a[head + (slice(None, -1),)])
     return a
 
 
