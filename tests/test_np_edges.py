@@ -251,3 +251,57 @@ def test_pad_refuses_fractional_and_mismatched_paddings():
 
 def test_pad_gradient_with_numpy_style_width():
     tl.testing.check_grads(lambda a: tl.pad(a, (1, 2)), (np.random.default_rng(0).standard_normal((2, 3)),), order=2)
+
+
+_OFF_SUPPORT = np.array([-1.0, 0.0, 0.3, 1.0, 2.5, np.inf, -np.inf, np.nan])
+
+
+def _stats_cases():
+    # (name, tensorlib function, scipy.stats method name, extra arguments)
+    return [
+        ("beta", "logpdf", (2.0, 3.0), {}),
+        ("beta", "pdf", (1.0, 2.0), {}),
+        ("beta", "logpdf", (0.5, 0.5), {"loc": -0.5, "scale": 2.0}),
+        ("beta", "logpdf", (-1.0, 2.0), {}),
+        ("gamma", "logpdf", (2.5,), {}),
+        ("gamma", "pdf", (1.0,), {"loc": 0.5, "scale": 2.0}),
+        ("gamma", "logpdf", (0.5,), {}),
+        ("gamma", "logpdf", (2.0,), {"scale": -1.0}),
+        ("t", "logpdf", (np.inf,), {}),
+        ("t", "pdf", (np.inf,), {"loc": 1.0, "scale": 2.0}),
+        ("t", "logpdf", (0.0,), {}),
+        ("norm", "logpdf", (), {"scale": -1.0}),
+        ("norm", "cdf", (), {"scale": 0.0}),
+        ("norm", "logcdf", (), {"loc": 1.0, "scale": -2.0}),
+    ]
+
+
+@pytest.mark.parametrize("name, method, args, kwargs", _stats_cases())
+def test_stats_off_the_support_and_invalid_parameters_match_scipy(name, method, args, kwargs):
+    stats = pytest.importorskip("scipy.stats")
+    # Outside the support the formulas used to give finite values (gamma.pdf(-1, 1) was e).
+    got = getattr(getattr(tl.stats, name), method)(_OFF_SUPPORT, *args, **kwargs).numpy()
+    want = _np(getattr(getattr(stats, name), method), _OFF_SUPPORT, *args, **kwargs)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mu", [0.0, 2.5, -1.0])
+def test_poisson_off_the_support_matches_scipy(mu):
+    stats = pytest.importorskip("scipy.stats")
+    k = np.array([-1.0, 0.0, 1.0, 2.0, 2.5, 10.0, np.inf, np.nan])
+    np.testing.assert_allclose(tl.stats.poisson.logpmf(k, mu).numpy(), _np(stats.poisson.logpmf, k, mu), rtol=1e-12)
+    np.testing.assert_allclose(tl.stats.poisson.pmf(k, mu).numpy(), _np(stats.poisson.pmf, k, mu), rtol=1e-12)
+
+
+def test_stats_gradients_inside_the_support_and_zero_outside():
+    x = np.array([0.2, 0.7])
+    tl.testing.check_grads(lambda v, a: tl.stats.gamma.logpdf(v, a, scale=1.5), (x, np.array(2.5)), order=2)
+    tl.testing.check_grads(lambda v, a: tl.stats.beta.logpdf(v, a, 3.0), (x, np.array(2.0)), order=2)
+    tl.testing.check_grads(lambda v, d: tl.stats.t.logpdf(v, d), (x, np.array(3.0)), order=2)
+    tl.testing.check_grads(lambda m: tl.stats.poisson.logpmf(np.array([0.0, 3.0]), m), (np.array(2.5),), order=2)
+    for f, outside in (
+        (lambda v: tl.stats.gamma.logpdf(v, 2.5), [-1.0, -2.0]),
+        (lambda v: tl.stats.beta.logpdf(v, 2.0, 3.0), [-1.0, 2.0]),
+    ):
+        g = tl.grad(lambda v: tl.sum(tl.exp(f(v))))(tl.tensor(np.array(outside)))
+        np.testing.assert_array_equal(g.numpy(), [0.0, 0.0])
