@@ -663,6 +663,11 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
             and arr.dtype.itemsize == 8
             or arr.dtype.kind == "O"
             and any(v.__class__ is int for v in arr.ravel())
+            # NumPy makes float64 of ints mixing signs past int64 ([-1, 2**63]): never a silent float.
+            or arr.dtype.kind == "f"
+            and arr.size
+            and np.abs(arr).max() >= 2.0**63
+            and _holds_big_int(value)
         ):
             raise OverflowError(f"{name}:{where or ' data'} holds an integer outside int64: {value!r:.60}")
         if arr.dtype.kind in "OUSV":
@@ -682,6 +687,14 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         # A new array made here from literals, not a caller's: under tracing it may become a constant.
         return make(backend.asarray(arr.astype(_dtypes.of_array(arr.dtype), copy=False)), backend)
     raise TypeError(f"{name}:{where} expected a tensor, array or number, got {type(value).__name__} {value!r:.60}")
+
+
+def _holds_big_int(value) -> bool:
+    """Whether a nested list holds a Python int outside int64."""
+    return any(
+        _holds_big_int(v) if isinstance(v, (list, tuple)) else v.__class__ is int and not -(2**63) <= v < 2**63
+        for v in value
+    )
 
 
 def _holds_tensor(value) -> bool:

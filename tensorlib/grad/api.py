@@ -47,7 +47,9 @@ def _differentiable(value, what, name):
 
 
 def _argnums_tuple(argnums, nargs, what):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums) if isinstance(argnums, (tuple, list)) else None
+    if nums is None or any(not isinstance(n, int) or isinstance(n, bool) for n in nums):
+        raise TypeError(f"{what}: argnums must be an int or a tuple of ints, got {argnums!r:.60}")
     for n in nums:
         if not -nargs <= n < nargs:
             raise ValueError(f"{what}: argnums {argnums} out of range for {nargs} positional arguments")
@@ -76,12 +78,24 @@ def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
         out = f(*args, **kwargs)
     aux = None
     if has_aux:
+        # A pair only: unpacking a Tensor of length 2 would silently take its elements as (value, aux).
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            got = (
+                f"a {type(out).__name__} of length {len(out)}" if isinstance(out, (tuple, list)) else type(out).__name__
+            )
+            raise TypeError(f"{what}: with has_aux=True, f must return a pair (output, aux), got {got}")
         out, aux = out
     if not isinstance(out, Tensor):
         raise TypeError(f"{what}: f must return a scalar Tensor, got {type(out).__name__}")
     if out.shape != ():
         raise TypeError(
             f"{what}: f must return a scalar, got shape {out.shape}; use tl.vjp or tl.jacobian for non-scalar outputs"
+        )
+    if out.dtype.kind != "f":
+        # JAX's rule: an integer or bool output has no gradient, a complex one needs tl.vjp.
+        raise TypeError(
+            f"{what}: f must return a real float scalar, got dtype {out.dtype}; differentiate a float "
+            "(tl.real(out) or tl.abs(out) of a complex one) or use tl.vjp"
         )
     grads = _split(tape.gradient(out, sources, unconnected_gradients="zero"), treedefs)
     g = grads[0] if isinstance(argnums, int) else tuple(grads)
@@ -160,8 +174,10 @@ def vjp(f, *primals):
     leaves, outs, out_def = _outputs(out, "tl.vjp")
 
     def vjp_fn(cotangent):
-        cts, ct_def = tree.flatten(cotangent)
-        if len(cts) != len(leaves):
+        cts, ct_def = tree.flatten(_like(out, cotangent))
+        # Dicts are matched by key, never zipped in flattening order (their order or keys may differ); lists and
+        # tuples only by count (``[ct]`` for one output is accepted).
+        if len(cts) != len(leaves) or ct_def != out_def and (_has_dict(ct_def.key()) or _has_dict(out_def.key())):
             raise ValueError(
                 f"vjp_fn: {len(cts)} cotangents for {len(leaves)} outputs (output structure "
                 f"{out_def!r}, cotangent structure {ct_def!r})"
@@ -179,6 +195,22 @@ def vjp(f, *primals):
         return tuple(_split(backprop(tape._nodes, targets, weights, xs, "zero"), treedefs))
 
     return out, vjp_fn
+
+
+def _like(out, ct):
+    """``ct`` rebuilt in ``out``'s containers where it fits: dicts matched by key, lists and tuples by position."""
+    if isinstance(out, dict):
+        if not (isinstance(ct, dict) and ct.keys() == out.keys()):
+            return ct
+        return {k: _like(out[k], ct[k]) for k in out}
+    if isinstance(out, (list, tuple)) and isinstance(ct, (list, tuple)) and len(ct) == len(out):
+        items = [_like(o, c) for o, c in zip(out, ct)]
+        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
+    return ct
+
+
+def _has_dict(key) -> bool:
+    return key[0] == "dict" or any(_has_dict(child) for child in key[2])
 
 
 def _primals(primals, what):
@@ -223,6 +255,8 @@ def jvp(f, primals, tangents):
         inner.watch(xs)
         out = f(*primals)
     leaves, outs, out_def = _outputs(out, "tl.jvp")
+    # An integer or bool output is a constant to differentiation: a zero tangent, as for NumPy outputs.
+    outs = [o if o is None or o.dtype.kind in "fc" else None for o in outs]
     live = [o for o in outs if o is not None]
     dummies = [math_ops.zeros_like(o) for o in live]
     with GradientTape(watch_accessed_variables=False) as outer:
@@ -249,7 +283,7 @@ def jvp(f, primals, tangents):
 def _float_dtype(value):
     import numpy as np
 
-    dtype = np.result_type(value)
+    dtype = value.dtype if isinstance(value, Tensor) else np.result_type(value)
     return dtype if dtype.kind == "f" else np.float64
 
 

@@ -98,9 +98,71 @@ def _outputs_and_grad_fn(f, result):
     return result
 
 
+def _none_leaf(x) -> bool:
+    return x is None
+
+
+_TENSOR = "tensor"
+
+
+def _tensor_leaves(args):
+    """The tensors among the positional arguments, nested ones too (a dict of tensors gets its gradient), and
+    per argument ``_TENSOR``, None (no tensors in it) or ``(its leaf count, where its tensors are)``."""
+    tensors, layout = [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            tensors.append(a)
+            layout.append(_TENSOR)
+            continue
+        leaves = tree.leaves(a, is_leaf=_none_leaf)
+        where = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
+        tensors += [leaves[i] for i in where]
+        layout.append((len(leaves), where) if where else None)
+    return tensors, layout
+
+
+def _flattening(layout):
+    """A decorator making ``grad_fn`` return one gradient per tensor leaf: for an argument that nests
+    tensors, ``grad_fn`` returns a gradient of that argument's structure (None leaves for no gradient)."""
+    holding = [lay for lay in layout if lay is not None]
+
+    def decorate(grad_fn):
+        @functools.wraps(grad_fn)
+        def flat(*out_grads, **variables):
+            returned = grad_fn(*out_grads, **variables)
+            result, var_grads = returned if variables else (returned, None)
+            # One argument: its gradient may come bare, in the argument's structure (a list for a list).
+            one = len(holding) == 1 and not (isinstance(result, (list, tuple)) and len(result) == 1)
+            result = [result] if one or not isinstance(result, (list, tuple)) else list(result)
+            if len(result) != len(holding):
+                raise ValueError(
+                    f"custom_gradient: grad_fn returned {len(result)} gradients for {len(holding)} positional "
+                    "arguments holding tensors; an argument that nests tensors gets one gradient of its structure"
+                )
+            grads = []
+            for g, lay in zip(result, holding):
+                if lay is _TENSOR:
+                    grads.append(g)
+                    continue
+                count, where = lay
+                leaves = [None] * count if g is None else tree.leaves(g, is_leaf=_none_leaf)
+                if len(leaves) != count:
+                    raise ValueError(
+                        f"custom_gradient: grad_fn returned a gradient with {len(leaves)} leaves for an argument "
+                        f"with {count}; give it the argument's structure"
+                    )
+                grads += [leaves[i] for i in where]
+            return (grads, var_grads) if variables else grads
+
+        return flat
+
+    return decorate
+
+
 def custom_gradient(f):
     """Give ``f`` its own gradient: ``f`` returns ``(y, grad_fn)`` and ``grad_fn(dy)``
-    returns one gradient per Tensor positional argument.
+    returns one gradient per Tensor positional argument.  An argument that nests tensors (a list or
+    dict of them) gets one gradient of its structure, as in JAX's ``custom_vjp``.
 
     If ``f`` reads trainable Variables, ``grad_fn(dy, variables=...)`` is
     given them and returns ``(input_gradients, variable_gradients)``, as in
@@ -122,11 +184,15 @@ def custom_gradient(f):
         if not st.tapes and not st.modes:  # traced graphs keep the rule: they may be differentiated later
             y, _ = _outputs_and_grad_fn(f, f(*args, **kwargs))
             return y
-        tensor_args = [a for a in args if isinstance(a, Tensor)]
+        tensor_args, layout = _tensor_leaves(args)
+        if any(lay not in (None, _TENSOR) for lay in layout):
+            grad_fn_of = _flattening(layout)
         with dispatch.tapes_paused():
             reads = GradientTape()  # records no one's gradient: it only learns which Variables f reads
             with reads:
                 y, grad_fn = _outputs_and_grad_fn(f, f(*args, **kwargs))
+        if any(lay not in (None, _TENSOR) for lay in layout):
+            grad_fn = grad_fn_of(grad_fn)
         variables = [v for v in reads.watched_variables() if not any(v is a for a in tensor_args)]
         outs, out_def = tree.flatten(y)
         for o in outs:

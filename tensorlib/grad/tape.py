@@ -100,14 +100,27 @@ class GradientTape:
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "gradient")
         targets = tree.leaves(target)
-        if output_gradients is None:
-            from ..ops.math import ones_like
+        for i, t in enumerate(targets):
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"GradientTape.gradient: targets must be tensors computed under the tape, got "
+                    f"{type(t).__name__} {t!r:.60} (target {i})"
+                )
+        from ..ops.math import ones_like
 
+        if output_gradients is None:
             weights = [ones_like(t) for t in targets]
         else:
+            # One weight per target, None meaning ones (TensorFlow's rule): never zipped short or shifted.
+            given = tree.leaves(output_gradients, is_leaf=lambda w: w is None)
+            if len(given) != len(targets):
+                raise ValueError(
+                    f"GradientTape.gradient: {len(given)} output_gradients for {len(targets)} targets "
+                    f"(target shapes {[tuple(t.shape) for t in targets]}); give one per target, or None for ones"
+                )
             weights = [
-                dispatch.to_tensor(w, t.backend, t.dtype) if not isinstance(w, Tensor) else w
-                for w, t in zip(tree.leaves(output_gradients), targets)
+                ones_like(t) if w is None else w if isinstance(w, Tensor) else dispatch.to_tensor(w, t.backend, t.dtype)
+                for w, t in zip(given, targets)
             ]
             for w, t in zip(weights, targets):
                 if tuple(w.shape) != tuple(t.shape):
@@ -143,6 +156,11 @@ class GradientTape:
         nodes = self._nodes_or_raise("jacobian")
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "jacobian")
+        if not isinstance(target, Tensor):
+            raise TypeError(
+                f"GradientTape.jacobian: target must be a tensor computed under the tape, got "
+                f"{type(target).__name__} {target!r:.60}"
+            )
         if None in target.shape:
             raise ValueError(f"GradientTape.jacobian: target shape {target.shape} must be fully known")
         size = 1

@@ -103,12 +103,17 @@ def _assign(self, value):
 
 def _assign_add(self, delta):
     """Add ``delta`` to the value (see :meth:`assign`)."""
-    return dispatch.assign_variable(self, self + delta, "assign_add")
+    # An update is no differentiable read: recorded, it made the tape a reader that forbids the update itself.
+    with dispatch.tapes_paused():
+        new = self + delta
+    return dispatch.assign_variable(self, new, "assign_add")
 
 
 def _assign_sub(self, delta):
     """Subtract ``delta`` from the value (see :meth:`assign`)."""
-    return dispatch.assign_variable(self, self - delta, "assign_sub")
+    with dispatch.tapes_paused():
+        new = self - delta
+    return dispatch.assign_variable(self, new, "assign_sub")
 
 
 def _read_value(self) -> Tensor:
