@@ -305,3 +305,15 @@ def test_stats_gradients_inside_the_support_and_zero_outside():
     ):
         g = tl.grad(lambda v: tl.sum(tl.exp(f(v))))(tl.tensor(np.array(outside)))
         np.testing.assert_array_equal(g.numpy(), [0.0, 0.0])
+
+
+def test_argsort_kind_is_checked_and_stable_kinds_keep_ties_in_order():
+    x = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    for kind in ("stable", "mergesort", "merge"):
+        np.testing.assert_array_equal(tl.argsort(x, kind=kind).numpy(), np.argsort(x, kind="stable"))
+    np.testing.assert_array_equal(np.sort(tl.argsort(x, kind="quicksort").numpy()[:2]), [1, 3])
+    # An unknown kind used to be ignored silently.
+    with pytest.raises(
+        ValueError, match=r"argsort: kind must be 'quicksort', 'heapsort', 'mergesort' or 'stable', got 'bogus'"
+    ):
+        tl.argsort(x, kind="bogus")

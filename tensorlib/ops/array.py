@@ -840,8 +840,11 @@ def argsort(x, axis: int | None = -1, kind: str | None = None, stable: bool | No
     >>> tl.argsort(tl.tensor([3.0, 1.0, 2.0])).numpy().tolist()
     [1, 2, 0]
     """
+    # NumPy reads the kind by its first letter: quicksort, heapsort, mergesort or stable.
+    if kind is not None and (not isinstance(kind, str) or kind[:1] not in ("q", "h", "m", "s")):
+        raise ValueError(f"argsort: kind must be 'quicksort', 'heapsort', 'mergesort' or 'stable', got {kind!r}")
     x, axis = _flat_or(x, axis)
-    return apply(_argsort, (x,), {"axis": axis, "stable": bool(stable) or kind in ("stable", "mergesort")})
+    return apply(_argsort, (x,), {"axis": axis, "stable": bool(stable) or (kind or "")[:1] in ("s", "m")})
 
 
 def take_along_axis(x, indices, axis: int | None) -> Tensor:
