@@ -320,4 +320,6 @@ class Flatten(Module):
         rest = 1
         for d in x.shape[1:]:
             rest *= d
-        return _shape.reshape(x, (-1, rest))
+        # -1 keeps a traced batch dimension of unknown size; with zero-size features it would be
+        # ambiguous, and the batch size is given instead.
+        return _shape.reshape(x, (-1, rest) if rest else (x.shape[0], 0))

@@ -95,7 +95,8 @@ class Module:
     def num_parameters(self, trainable_only: bool = True) -> int:
         """How many numbers the (trainable) Variables hold."""
         variables = self.trainable_variables if trainable_only else self.variables
-        return sum(v.size for v in tree.leaves(variables))
+        # A Variable reachable by two paths (a shared layer) holds its numbers once.
+        return sum(v.size for v in {id(v): v for v in tree.leaves(variables)}.values())
 
     def extra_repr(self) -> str:
         return ""

@@ -70,6 +70,7 @@ def _pairs(grads, variables, who: str) -> list:
             f"variables {var_def!r})"
         )
     pairs = []
+    seen = set()  # a Variable shared by two paths (a layer used twice) is updated once, as torch.optim does
     for (path, g), (_, v) in zip(grad_paths, var_paths):
         if g is None and v is None:  # an empty slot in both: None is an empty subtree, as in tl.tree
             continue
@@ -82,6 +83,9 @@ def _pairs(grads, variables, who: str) -> list:
                 f"{who}: gradient at {_path_str(path)} has shape {tuple(g.shape)}, "
                 f"variable {v.name!r} has shape {v.shape}"
             )
+        if v._id in seen:
+            continue
+        seen.add(v._id)
         pairs.append(("/".join(str(k) for k in path) or v.name, g, v))
     return pairs
 
@@ -204,11 +208,13 @@ def _lr_at(schedule, step: Tensor) -> Tensor:
 class Optimizer:
     """Base class: holds the learning rate (a float or a schedule of the step), the step counter and the slots.
 
-    Subclasses define ``_slot_names`` and ``_update(var, grad, lr, step, slots)``, written in tensorlib ops.
+    Subclasses define ``_slot_names`` (and ``_counter_names``, per-variable step counters) and
+    ``_update(var, grad, lr, step, slots)``, written in tensorlib ops.
     ``variables`` returns the optimizer state as a nested dict (for checkpoints).
     """
 
     _slot_names: tuple = ()
+    _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
 
     def __init__(self, learning_rate, global_clipnorm: float | None = None):
         if not callable(learning_rate) and not float(learning_rate) >= 0:
@@ -231,6 +237,8 @@ class Optimizer:
                 )
                 for name in self._slot_names
             }
+            for name in self._counter_names:
+                slots[name] = Variable(np.int64(0), name=f"{key}/{name}", trainable=False, backend=var.backend)
             entry = self._slots[var._id] = (key, var, slots)
         return entry[2]
 
@@ -335,6 +343,9 @@ class Adam(Optimizer):
     """
 
     _slot_names = ("m", "v")
+    # Each variable counts its own steps for the bias corrections, as torch.optim.Adam does: a
+    # variable that got no gradient on some steps is corrected by the steps it actually took.
+    _counter_names = ("step",)
 
     def __init__(
         self,
@@ -363,8 +374,11 @@ class Adam(Optimizer):
         v = b2 * slots["v"] + (1.0 - b2) * _math_ops.square(grad)
         slots["m"].assign(m)
         slots["v"].assign(v)
-        m_hat = m / (1.0 - _math_ops.power(b1, step))
-        v_hat = v / (1.0 - _math_ops.power(b2, step))
+        slots["step"].assign_add(np.int64(1))
+        t = _math_ops.cast(slots["step"], _dt.float64)
+        # The corrections in float64 (PyTorch computes them in Python floats), then in the variable's dtype.
+        m_hat = m / _math_ops.cast(1.0 - _math_ops.power(b1, t), var.dtype)
+        v_hat = v / _math_ops.cast(1.0 - _math_ops.power(b2, t), var.dtype)
         var.assign(start - lr * m_hat / (_math_ops.sqrt(v_hat) + self.epsilon))
 
 
