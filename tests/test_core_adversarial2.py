@@ -170,3 +170,21 @@ def test_jvp_of_an_integer_output_is_a_zero_tangent():
     # It crashed naming an internal "source 1"; an integer output is a constant to differentiation.
     (y, n), (ty, tn) = tl.jvp(lambda a: (a * a, tl.cast(a, "int64")), (3.0,), (1.0,))
     assert float(ty) == 6.0 and int(n) == 3 and float(tn) == 0.0 and tn.dtype.kind == "f"
+
+
+@pytest.mark.parametrize("data", [[2**40], [-(2**31) - 1, 0], [[1], [2**33]]])
+def test_a_list_of_ints_outside_the_asked_int_dtype_is_an_overflow_error(data):
+    # tl.tensor(2**40, dtype="int32") raised, but the same value in a list wrapped silently to 0.
+    with pytest.raises(OverflowError, match=r"^tensor: data holds -?\d+ does not fit in int32"):
+        tl.tensor(data, dtype="int32")
+    assert tl.tensor([2**31 - 1, -(2**31)], dtype="int32").numpy().tolist() == [2**31 - 1, -(2**31)]
+
+
+def test_a_persistent_tape_records_a_gradient_taken_inside_its_context():
+    x = tl.tensor(2.0)
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x * x
+        g = tape.gradient(y, x)  # TensorFlow records this, so g can be differentiated again
+    assert float(g) == 12.0
+    assert float(tape.gradient(g, x)) == 12.0  # d/dx 3x^2 at 2; it was a silent None

@@ -127,7 +127,10 @@ class GradientTape:
                     raise ValueError(
                         f"GradientTape.gradient: output_gradients shape {w.shape} does not match target shape {t.shape}"
                     )
-        with self.stop_recording():
+        # Called inside its own context, a persistent tape records the gradient's ops, so that it can be
+        # differentiated again (TensorFlow's rule); else it was a silent None for the second order.
+        recording = self._persistent and self in dispatch.tapes
+        with contextlib.nullcontext() if recording else self.stop_recording():
             grads = self._watched_only(
                 flat_sources,
                 unconnected_gradients,

@@ -56,6 +56,11 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
         return make(arr, b)
     t = dispatch.to_tensor(data, b)
     if dtype is not None and t.dtype != dtype:
+        if dtype.kind == "i" and t.dtype.kind == "i" and t.size:
+            # Python ints are checked against the dtype asked for, as a single one is: never wrapped silently.
+            values = np.asarray(b.to_numpy(t._value))
+            for v in (int(values.min()), int(values.max())):
+                dispatch.check_int_range(v, dtype, "tensor: data holds")
         return make(b.fit(t._value, dtype), b)
     return t
 
