@@ -4,7 +4,9 @@ Each is a composition of tensorlib ops (``tl.special``, ``tl.linalg``), so
 gradients of every order come from theirs: ``tl.grad`` of a log-likelihood
 with respect to locations, scales, shapes, concentrations, means or
 covariances works as for any other function.  Values match
-``scipy.stats.<dist>.<method>`` inside the support.
+``scipy.stats.<dist>.<method>``, off the support too: a log-density of -inf
+outside it, nan for an invalid parameter (a scale, shape or rate that is not
+positive).
 
 >>> import tensorlib as tl
 >>> round(float(tl.stats.norm.logpdf(tl.tensor(0.0))), 6)
@@ -38,6 +40,22 @@ def _args(*values):
     return [tensor(v, dtype=dtype) if isinstance(v, (int, float)) else next(it) for v in values]
 
 
+def _restrict(logp, inside, valid, x=None) -> Tensor:
+    """SciPy's values off the support: -inf (density 0) where ``x`` is outside, nan where a parameter
+    is invalid (a scale, shape or rate that is not positive) or ``x`` is nan.  Callers compute ``logp``
+    from a safe stand-in for ``x`` outside, so no gradient meets the nan of a log of a negative number."""
+    w = _math_ops.where
+    out = w(valid, w(inside, logp, -_math.inf), _math.nan)
+    return out if x is None else w(_math_ops.not_equal(x, x), _math.nan, out)
+
+
+def _all(*conditions) -> Tensor:
+    out = conditions[0]
+    for c in conditions[1:]:
+        out = _math_ops.logical_and(out, c)
+    return out
+
+
 # ------------------------------------------------------------------ norm
 def _norm_logpdf(x, loc=0.0, scale=1.0) -> Tensor:
     """log N(x; loc, scale**2).
@@ -48,7 +66,7 @@ def _norm_logpdf(x, loc=0.0, scale=1.0) -> Tensor:
     """
     x, loc, scale = _args(x, loc, scale)
     z = (x - loc) / scale
-    return -0.5 * z * z - _math_ops.log(scale) - 0.5 * _LOG_2PI
+    return _restrict(-0.5 * z * z - _math_ops.log(scale) - 0.5 * _LOG_2PI, True, scale > 0)
 
 
 def _norm_logcdf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -59,7 +77,7 @@ def _norm_logcdf(x, loc=0.0, scale=1.0) -> Tensor:
     -0.693147
     """
     x, loc, scale = _args(x, loc, scale)
-    return _sp.log_ndtr((x - loc) / scale)
+    return _restrict(_sp.log_ndtr((x - loc) / scale), True, scale > 0)
 
 
 def _norm_pdf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -80,7 +98,7 @@ def _norm_cdf(x, loc=0.0, scale=1.0) -> Tensor:
     0.5
     """
     x, loc, scale = _args(x, loc, scale)
-    return _sp.ndtr((x - loc) / scale)
+    return _math_ops.where(scale > 0, _sp.ndtr((x - loc) / scale), _math.nan)
 
 
 norm = SimpleNamespace(logpdf=_norm_logpdf, logcdf=_norm_logcdf, pdf=_norm_pdf, cdf=_norm_cdf)
@@ -96,14 +114,18 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
     """
     x, df, loc, scale = _args(x, df, loc, scale)
     z = (x - loc) / scale
-    half = (df + 1.0) * 0.5
-    return (
+    infinite = df == _math.inf  # the normal limit, as SciPy gives (the formula reads inf - inf there)
+    finite_df = _math_ops.where(infinite, 1.0, df)
+    half = (finite_df + 1.0) * 0.5
+    logp = (
         _sp.gammaln(half)
-        - _sp.gammaln(df * 0.5)
-        - 0.5 * _math_ops.log(df * _math.pi)
+        - _sp.gammaln(finite_df * 0.5)
+        - 0.5 * _math_ops.log(finite_df * _math.pi)
         - _math_ops.log(scale)
-        - half * _math_ops.log1p(z * z / df)
+        - half * _math_ops.log1p(z * z / finite_df)
     )
+    normal = -0.5 * z * z - _math_ops.log(scale) - 0.5 * _LOG_2PI
+    return _restrict(_math_ops.where(infinite, normal, logp), True, _all(df > 0, scale > 0))
 
 
 t = SimpleNamespace(logpdf=_t_logpdf, pdf=lambda x, df, loc=0.0, scale=1.0: _math_ops.exp(_t_logpdf(x, df, loc, scale)))
@@ -118,7 +140,9 @@ def _poisson_logpmf(k, mu) -> Tensor:
     -1.495922
     """
     k, mu = _args(k, mu)
-    return _sp.xlogy(k, mu) - mu - _sp.gammaln(k + 1.0)
+    inside = _all(k >= 0, _math_ops.equal(k, _math_ops.floor(k)))  # counts: SciPy gives -inf elsewhere
+    safe_k = _math_ops.where(inside, k, 0.0)
+    return _restrict(_sp.xlogy(safe_k, mu) - mu - _sp.gammaln(safe_k + 1.0), inside, mu >= 0, k)
 
 
 poisson = SimpleNamespace(logpmf=_poisson_logpmf, pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)))
@@ -134,7 +158,10 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     """
     x, a, b, loc, scale = _args(x, a, b, loc, scale)
     z = (x - loc) / scale
-    return _sp.xlogy(a - 1.0, z) + _sp.xlog1py(b - 1.0, -z) - _sp.betaln(a, b) - _math_ops.log(scale)
+    inside = _all(z >= 0, z <= 1)
+    z = _math_ops.where(inside, z, 0.5)
+    logp = _sp.xlogy(a - 1.0, z) + _sp.xlog1py(b - 1.0, -z) - _sp.betaln(a, b) - _math_ops.log(scale)
+    return _restrict(logp, inside, _all(a > 0, b > 0, scale > 0), x)
 
 
 beta = SimpleNamespace(
@@ -151,7 +178,11 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     """
     x, a, loc, scale = _args(x, a, loc, scale)
     z = (x - loc) / scale
-    return _sp.xlogy(a - 1.0, z) - z - _sp.gammaln(a) - _math_ops.log(scale)
+    inside = z >= 0
+    z = _math_ops.where(inside, z, 1.0)
+    return _restrict(
+        _sp.xlogy(a - 1.0, z) - z - _sp.gammaln(a) - _math_ops.log(scale), inside, _all(a > 0, scale > 0), x
+    )
 
 
 gamma = SimpleNamespace(

@@ -188,3 +188,16 @@ def test_a_persistent_tape_records_a_gradient_taken_inside_its_context():
         g = tape.gradient(y, x)  # TensorFlow records this, so g can be differentiated again
     assert float(g) == 12.0
     assert float(tape.gradient(g, x)) == 12.0  # d/dx 3x^2 at 2; it was a silent None
+
+
+@tl.custom_gradient
+def _scale_by_keyword(x, *, s):
+    return x * s, lambda dy: dy * s
+
+
+def test_custom_gradient_refuses_a_differentiated_keyword_tensor():
+    # Its gradient was a silent zero: only positional tensors are inputs of the op.
+    with pytest.raises(TypeError, match=r"^custom_gradient: .*_scale_by_keyword got the differentiated tensor s="):
+        tl.grad(lambda s: _scale_by_keyword(tl.tensor(1.0), s=s))(2.0)
+    # An undifferentiated keyword tensor (a constant) is fine.
+    assert float(tl.grad(lambda x: _scale_by_keyword(x, s=tl.tensor(3.0)))(2.0)) == 3.0

@@ -198,3 +198,122 @@ def test_square_and_conj_of_bools():
 def test_round_and_reciprocal_of_bools_are_clear_type_errors(name):
     with pytest.raises(TypeError, match=rf"{name}: needs a number, got a bool tensor \(shape \(2,\)\)"):
         getattr(tl, name)(_BOOLS)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"axis": 0}, {"n": 2}, {"prepend": True}, {"append": np.array([[False], [True]])}]
+)
+def test_diff_of_bools_is_not_equal_as_numpy(kwargs):
+    b = np.array([[True, False, False], [True, True, False]])
+    got, want = tl.diff(b, **kwargs), np.diff(b, **kwargs)
+    assert got.dtype == tl.bool_
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((3, 0), -1), ((3, 0), 0), ((0, 3), (0, 1))])
+def test_logsumexp_of_an_empty_slice_is_minus_inf(shape, axis):
+    x = np.zeros(shape)
+    want = np.log(np.sum(np.exp(x), axis=axis))  # log(0) = -inf, as scipy.special.logsumexp gives
+    got = tl.logsumexp(x, axis=axis).numpy()
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_logsumexp_of_bools_is_float64():
+    b = np.array([[True, False, False], [True, True, False]])
+    got = tl.logsumexp(b, axis=1)
+    assert got.dtype == tl.float64
+    np.testing.assert_allclose(got.numpy(), np.log(np.sum(np.exp(b.astype(np.float64)), axis=1)))
+
+
+@pytest.mark.parametrize("paddings", [1, (1,), (1, 2), ((1, 2),), ((1, 2), (0, 1)), np.array([[1, 1], [0, 0]])])
+def test_pad_takes_numpys_pad_width_forms(paddings):
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(
+        tl.pad(x, paddings, constant_values=-1.0).numpy(), np.pad(x, paddings, constant_values=-1.0)
+    )
+
+
+def test_pad_refuses_fractional_and_mismatched_paddings():
+    x = np.ones((2, 3))
+    # int() used to truncate 1.5 to 1 silently.
+    with pytest.raises(
+        TypeError, match=r"pad: paddings must be integers, got \(\(1\.5, 0\), \(0, 0\)\) \(x shape \(2, 3\)\)"
+    ):
+        tl.pad(x, ((1.5, 0), (0, 0)))
+    with pytest.raises(
+        ValueError, match=r"pad: paddings \(\(1, 1\), \(1, 1\), \(1, 1\)\) must be one \(before, after\) pair"
+    ):
+        tl.pad(x, ((1, 1), (1, 1), (1, 1)))
+    with pytest.raises(ValueError, match=r"PadV2: paddings \(\(-1, 0\), \(0, 0\)\) must be one non-negative"):
+        tl.pad(x, ((-1, 0), (0, 0)))
+
+
+def test_pad_gradient_with_numpy_style_width():
+    tl.testing.check_grads(lambda a: tl.pad(a, (1, 2)), (np.random.default_rng(0).standard_normal((2, 3)),), order=2)
+
+
+_OFF_SUPPORT = np.array([-1.0, 0.0, 0.3, 1.0, 2.5, np.inf, -np.inf, np.nan])
+
+
+def _stats_cases():
+    # (name, tensorlib function, scipy.stats method name, extra arguments)
+    return [
+        ("beta", "logpdf", (2.0, 3.0), {}),
+        ("beta", "pdf", (1.0, 2.0), {}),
+        ("beta", "logpdf", (0.5, 0.5), {"loc": -0.5, "scale": 2.0}),
+        ("beta", "logpdf", (-1.0, 2.0), {}),
+        ("gamma", "logpdf", (2.5,), {}),
+        ("gamma", "pdf", (1.0,), {"loc": 0.5, "scale": 2.0}),
+        ("gamma", "logpdf", (0.5,), {}),
+        ("gamma", "logpdf", (2.0,), {"scale": -1.0}),
+        ("t", "logpdf", (np.inf,), {}),
+        ("t", "pdf", (np.inf,), {"loc": 1.0, "scale": 2.0}),
+        ("t", "logpdf", (0.0,), {}),
+        ("norm", "logpdf", (), {"scale": -1.0}),
+        ("norm", "cdf", (), {"scale": 0.0}),
+        ("norm", "logcdf", (), {"loc": 1.0, "scale": -2.0}),
+    ]
+
+
+@pytest.mark.parametrize("name, method, args, kwargs", _stats_cases())
+def test_stats_off_the_support_and_invalid_parameters_match_scipy(name, method, args, kwargs):
+    stats = pytest.importorskip("scipy.stats")
+    # Outside the support the formulas used to give finite values (gamma.pdf(-1, 1) was e).
+    got = getattr(getattr(tl.stats, name), method)(_OFF_SUPPORT, *args, **kwargs).numpy()
+    want = _np(getattr(getattr(stats, name), method), _OFF_SUPPORT, *args, **kwargs)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mu", [0.0, 2.5, -1.0])
+def test_poisson_off_the_support_matches_scipy(mu):
+    stats = pytest.importorskip("scipy.stats")
+    k = np.array([-1.0, 0.0, 1.0, 2.0, 2.5, 10.0, np.inf, np.nan])
+    np.testing.assert_allclose(tl.stats.poisson.logpmf(k, mu).numpy(), _np(stats.poisson.logpmf, k, mu), rtol=1e-12)
+    np.testing.assert_allclose(tl.stats.poisson.pmf(k, mu).numpy(), _np(stats.poisson.pmf, k, mu), rtol=1e-12)
+
+
+def test_stats_gradients_inside_the_support_and_zero_outside():
+    x = np.array([0.2, 0.7])
+    tl.testing.check_grads(lambda v, a: tl.stats.gamma.logpdf(v, a, scale=1.5), (x, np.array(2.5)), order=2)
+    tl.testing.check_grads(lambda v, a: tl.stats.beta.logpdf(v, a, 3.0), (x, np.array(2.0)), order=2)
+    tl.testing.check_grads(lambda v, d: tl.stats.t.logpdf(v, d), (x, np.array(3.0)), order=2)
+    tl.testing.check_grads(lambda m: tl.stats.poisson.logpmf(np.array([0.0, 3.0]), m), (np.array(2.5),), order=2)
+    for f, outside in (
+        (lambda v: tl.stats.gamma.logpdf(v, 2.5), [-1.0, -2.0]),
+        (lambda v: tl.stats.beta.logpdf(v, 2.0, 3.0), [-1.0, 2.0]),
+    ):
+        g = tl.grad(lambda v: tl.sum(tl.exp(f(v))))(tl.tensor(np.array(outside)))
+        np.testing.assert_array_equal(g.numpy(), [0.0, 0.0])
+
+
+def test_argsort_kind_is_checked_and_stable_kinds_keep_ties_in_order():
+    x = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    for kind in ("stable", "mergesort", "merge"):
+        np.testing.assert_array_equal(tl.argsort(x, kind=kind).numpy(), np.argsort(x, kind="stable"))
+    np.testing.assert_array_equal(np.sort(tl.argsort(x, kind="quicksort").numpy()[:2]), [1, 3])
+    # An unknown kind used to be ignored silently.
+    with pytest.raises(
+        ValueError, match=r"argsort: kind must be 'quicksort', 'heapsort', 'mergesort' or 'stable', got 'bogus'"
+    ):
+        tl.argsort(x, kind="bogus")

@@ -159,6 +159,19 @@ def _flattening(layout):
     return decorate
 
 
+def _no_watched_keywords(f, kwargs, tapes):
+    """A tensor given by keyword is no input of the op: if a tape differentiates it, that is an error, not the
+    silent zero gradient it would get (Variables are found by what ``f`` reads, so they are fine)."""
+    for name, value in kwargs.items():
+        for leaf in tree.leaves(value):
+            if leaf.__class__ is Tensor and any(leaf._id in getattr(tape, "_watched", ()) for tape in tapes):
+                raise TypeError(
+                    f"custom_gradient: {getattr(f, '__qualname__', f)} got the differentiated tensor "
+                    f"{name}= (shape {tuple(leaf.shape)} {leaf.dtype}) by keyword; pass it positionally so "
+                    "that grad_fn gives its gradient"
+                )
+
+
 def custom_gradient(f):
     """Give ``f`` its own gradient: ``f`` returns ``(y, grad_fn)`` and ``grad_fn(dy)``
     returns one gradient per Tensor positional argument.  An argument that nests tensors (a list or
@@ -185,6 +198,7 @@ def custom_gradient(f):
             y, _ = _outputs_and_grad_fn(f, f(*args, **kwargs))
             return y
         tensor_args, layout = _tensor_leaves(args)
+        _no_watched_keywords(f, kwargs, st.tapes)
         if any(lay not in (None, _TENSOR) for lay in layout):
             grad_fn_of = _flattening(layout)
         with dispatch.tapes_paused():

@@ -840,8 +840,11 @@ def argsort(x, axis: int | None = -1, kind: str | None = None, stable: bool | No
     >>> tl.argsort(tl.tensor([3.0, 1.0, 2.0])).numpy().tolist()
     [1, 2, 0]
     """
+    # NumPy reads the kind by its first letter: quicksort, heapsort, mergesort or stable.
+    if kind is not None and (not isinstance(kind, str) or kind[:1] not in ("q", "h", "m", "s")):
+        raise ValueError(f"argsort: kind must be 'quicksort', 'heapsort', 'mergesort' or 'stable', got {kind!r}")
     x, axis = _flat_or(x, axis)
-    return apply(_argsort, (x,), {"axis": axis, "stable": bool(stable) or kind in ("stable", "mergesort")})
+    return apply(_argsort, (x,), {"axis": axis, "stable": bool(stable) or (kind or "")[:1] in ("s", "m")})
 
 
 def take_along_axis(x, indices, axis: int | None) -> Tensor:
@@ -976,8 +979,10 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
     if len(parts) > 1:
         a = shape_ops.concat(parts, axis=ax)
     head = (slice(None),) * ax
+    # NumPy's rule: bools differ or not (they have no subtraction).
+    step = math_ops.not_equal if a.dtype == _dt.bool_ else math_ops.subtract
     for _ in range(n):
-        a = a[head + (slice(1, None),)] - a[head + (slice(None, -1),)]
+        a = step(a[head + (slice(1, None),)], a[head + (slice(None, -1),)])
     return a
 
 

@@ -305,7 +305,13 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
 
     x = as_tensor(x)
     _check_axis(x, axis, "LogSumExp")
-    shift = math_ops.stop_gradient(max(x, axis, keepdims=True))
+    if x.dtype == _dt.bool_:  # a float-valued function of bools (SciPy gives float64 too)
+        x = math_ops.cast(x, _dt.float64)
+    if 0 in (x.shape[a] for a in normalize_axes(axis, x.ndim) if a < x.ndim):
+        # An empty slice sums to 0 and logs to -inf (SciPy); its max, which has no identity, is not needed.
+        shift = math_ops.stop_gradient(sum(x, axis, keepdims=True))
+    else:
+        shift = math_ops.stop_gradient(max(x, axis, keepdims=True))
     shift = math_ops.where(
         math_ops.logical_and(shift > -float("inf"), shift < float("inf")), shift, math_ops.zeros_like(shift)
     )

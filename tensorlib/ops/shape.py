@@ -583,10 +583,27 @@ def tile(x, reps) -> Tensor:
 
 
 def pad(x, paddings, constant_values=0) -> Tensor:
-    """Pad each axis by (before, after) with ``constant_values``."""
-    pairs = tuple(
-        (int(a), int(b)) for a, b in (paddings.numpy().tolist() if isinstance(paddings, Tensor) else paddings)
-    )
+    """Pad each axis by (before, after) with ``constant_values``; ``paddings`` takes NumPy's forms of
+    ``pad_width`` too (n, (n,), (before, after) for every axis).
+
+    >>> import tensorlib as tl
+    >>> tl.pad(tl.ones((1, 2)), 1).shape
+    (3, 4)
+    """
+    x = as_tensor(x)
+    given = paddings.numpy() if isinstance(paddings, Tensor) else paddings
+    table = np.asarray(given)
+    if table.size and table.dtype.kind not in "iu":  # int() would truncate 1.5 silently
+        raise TypeError(f"pad: paddings must be integers, got {given!r} (x shape {x.shape})")
+    if not table.size:  # no pairs at all: right for a 0-d x only
+        table = table.reshape(0, 2)
+    try:
+        table = np.broadcast_to(table, (x.ndim, 2))
+    except ValueError:
+        raise ValueError(
+            f"pad: paddings {given!r} must be one (before, after) pair per axis of shape {x.shape}, or broadcast to them"
+        ) from None
+    pairs = tuple((int(a), int(b)) for a, b in table.tolist())
     return apply(_pad, (x,), {"paddings": pairs, "constant_values": constant_values})
 
 

@@ -962,9 +962,10 @@ def _shape_opinfos():
             dtypes=NUMERIC,
             error_inputs=(
                 ErrorInput(
-                    (np.ones((2, 3)), ((1, 1),)),
+                    # ((1, 1),) is NumPy's pad_width for every axis; a negative width is the error.
+                    (np.ones((2, 3)), ((1, -1), (0, 0))),
                     exc=ValueError,
-                    match=r"PadV2: paddings \(\(1, 1\),\) must be one non-negative \(before, "
+                    match=r"PadV2: paddings \(\(1, -1\), \(0, 0\)\) must be one non-negative \(before, "
                     r"after\) pair per axis of \(2, 3\)",
                 ),
             ),
