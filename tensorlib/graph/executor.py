@@ -597,8 +597,7 @@ def run(graph: Graph, leaves, sources=None):
         sources = [c.source for c in graph.captures]
     if dispatch.modes or (dispatch.tapes and _recorded(graph, leaves, sources)):
         # A custom gradient's grad_fn reads the tensors of the graph as traced, not of its optimized copy.
-        custom = any(node.op.name == "CustomGradient" for node in graph.nodes)
-        flat = replay(graph if custom else optimized(graph, keep_gradients=True), leaves, sources)
+        flat = replay(graph if _has_custom_gradient(graph) else optimized(graph, keep_gradients=True), leaves, sources)
     else:
         exe = graph.__dict__.get("_runner") or runner(graph)
         feeds = [
@@ -654,6 +653,14 @@ def _recorded(graph, leaves, sources) -> bool:
             ):
                 return True
     return False
+
+
+def _has_custom_gradient(graph: Graph) -> bool:
+    """Whether ``graph`` holds a CustomGradient node: looked up once per graph (a traced graph does not change)."""
+    found = graph.__dict__.get("_has_custom_gradient")
+    if found is None:
+        found = graph._has_custom_gradient = any(node.op.name == "CustomGradient" for node in graph.nodes)
+    return found
 
 
 def _reading(grad_fn, env):
