@@ -246,6 +246,8 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
 
     x = as_tensor(x)
     _check_axis(x, axis, "Mean")
+    if x.dtype.kind in "biu":  # NumPy sums integers in float64 here: an integer sum could wrap around
+        x = math_ops.cast(x, _dt.float64)
     if x.dtype == _dt.float16:
         return math_ops.cast(mean(math_ops.cast(x, _dt.float32), axis, keepdims), _dt.float16)
     total = sum(x, axis, keepdims)
