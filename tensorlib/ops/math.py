@@ -71,7 +71,9 @@ register_gradient("Div", lambda node, g: g / node.inputs[1], lambda node, g: -g 
 
 
 def _pow_infer(x, y):
-    return _broadcast(x, y)
+    # NumPy raises bools to bools in integers (int8): the default int, as for bool ** 2.
+    out = _broadcast(x, y)
+    return spec(out.shape, _dt.int64) if out.dtype == _dt.bool_ else out
 
 
 _pow = defop("Pow", inputs=("x", "y"), infer=_pow_infer, promote=(0, 1), doc="x ** y.")
@@ -79,6 +81,8 @@ _pow = defop("Pow", inputs=("x", "y"), infer=_pow_infer, promote=(0, 1), doc="x 
 
 @_pow.generic
 def _pow_kernel(xp, x, y):
+    if xp.isdtype(x.dtype, "bool"):  # (y is bool too: inputs are promoted)
+        x, y = xp.astype(x, xp.int64), xp.astype(y, xp.int64)
     return xp.pow(x, y)
 
 
@@ -347,8 +351,15 @@ def _clip_kernel(xp, x, lo, hi):
 
 
 def _clip_mask(node, g, which):
+    # The output is min(max(x, lo), hi): where lo > hi it is hi whatever x is (NumPy's clip), so lo
+    # wins only below an interval that is not empty.  At a bound x keeps the gradient (TF, PyTorch).
     x, lo, hi = node.inputs
-    inside = {"x": logical_and(x >= lo, x <= hi), "lo": x < lo, "hi": x > hi}[which]
+    if which == "x":
+        inside = logical_and(x >= lo, x <= hi)
+    elif which == "lo":
+        inside = logical_and(x < lo, lo <= hi)
+    else:
+        inside = logical_or(x > hi, lo > hi)
     return where(inside, g, zeros_like(g))
 
 
@@ -531,6 +542,13 @@ def where(condition, x, y) -> Tensor:
 
 
 def clip(x, clip_value_min, clip_value_max) -> Tensor:
+    """``min(max(x, clip_value_min), clip_value_max)`` with broadcasting (``clip_value_max`` where the bounds cross,
+    as ``numpy.clip``).  The gradient goes to whichever of the three the output is; ``x`` keeps it at a bound.
+
+    >>> import tensorlib as tl
+    >>> tl.grad(lambda lo: tl.sum(tl.clip(tl.tensor([0.0, 1.5]), lo, 1.0)))(tl.tensor(2.0)).numpy().item()
+    0.0
+    """
     return apply(_clip, (x, clip_value_min, clip_value_max))
 
 
