@@ -264,6 +264,18 @@ def _remainder_grad_y(node, g):
     return -g * math_ops.floor(x / y)
 
 
+def _remainder_infer(x, y):
+    # NumPy takes the remainder of bools in integers (int8): the default int, as for bool % 2.
+    out = _binary_same(x, y)
+    return spec(out.shape, _dt.int64) if out.dtype == _dt.bool_ else out
+
+
+def _remainder_kernel(xp, x, y):
+    if xp.isdtype(x.dtype, "bool"):  # (y is bool too: inputs are promoted)
+        x, y = xp.astype(x, xp.int64), xp.astype(y, xp.int64)
+    return xp.remainder(x, y)
+
+
 # x - floor(x / y) * y with the sign of the divisor (Python's %), integer dtypes kept.
 _remainder = _binary(
     "FloorMod",
@@ -271,8 +283,8 @@ _remainder = _binary(
     "Remainder with the divisor's sign (Python's %, np.remainder).",
     lambda node, g: g,
     _remainder_grad_y,
-    infer=_binary_same,
-    generic=lambda xp, x, y: xp.remainder(x, y),
+    infer=_remainder_infer,
+    generic=_remainder_kernel,
 )
 
 
