@@ -135,3 +135,32 @@ def test_power_and_remainder_of_bools_give_integers(mode, backend):
         got = _modes(op)[mode](ta, tb)
         assert got.dtype == np.int64
         np.testing.assert_array_equal(got.numpy(), reference(a, b))
+
+
+# ------------------------------------------------------------------ logsumexp with zero weights
+@pytest.mark.parametrize("mode", [0, 1], ids=["eager", "traced"])
+def test_logsumexp_drops_terms_of_weight_zero(mode):
+    # SciPy's rule: a term whose weight b is 0 is left out, so x = inf there gives no 0 * inf = nan
+    # (tensorlib returned nan where SciPy returns log(sum of the other terms)).
+    x = np.array([[np.inf, 1.0, 2.0], [0.5, np.inf, -1.0]])
+    b = np.array([[0.0, 1.0, 3.0], [2.0, 0.0, 1.0]])
+    want = np.log(np.sum(np.where(b != 0, b * np.exp(np.where(b != 0, x, 0.0)), 0.0), axis=1))
+    lse = _modes(lambda u, v: tl.logsumexp(u, axis=1, b=v))[mode]
+    np.testing.assert_allclose(lse(tl.tensor(x), tl.tensor(b)).numpy(), want, rtol=1e-14)
+    gx, gb = _modes(tl.grad(lambda u, v: tl.sum(tl.logsumexp(u, axis=1, b=v)), argnums=(0, 1)))[mode](
+        tl.tensor(x), tl.tensor(b)
+    )
+    # Where the weight is not 0: d/dx = b exp(x - lse), d/db = exp(x - lse); the dropped terms get 0.
+    kept = b != 0
+    share = np.where(kept, np.exp(np.where(kept, x, 0.0) - want[:, None]), 0.0)
+    np.testing.assert_allclose(gx.numpy(), b * share, rtol=1e-14)
+    np.testing.assert_allclose(gb.numpy(), share, rtol=1e-14)
+
+
+def test_logsumexp_zero_weights_match_scipy():
+    scipy_special = pytest.importorskip("scipy.special")
+    for x, b in (([np.inf, 1.0], [0.0, 1.0]), ([1.0, 2.0], [0.0, 0.0]), ([np.inf, 1.0, 2.0], [0.0, 1.0, -0.5])):
+        with np.errstate(all="ignore"):
+            want = scipy_special.logsumexp(x, b=b)
+            got = tl.logsumexp(tl.tensor(np.array(x)), b=tl.tensor(np.array(b))).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-14)
