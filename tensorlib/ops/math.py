@@ -537,7 +537,21 @@ def cast(x, dtype) -> Tensor:
 
 
 def where(condition, x, y) -> Tensor:
-    """Elements of x where condition holds, else of y (broadcasting)."""
+    """Elements of x where condition holds, else of y (broadcasting).
+
+    The gradient is ``g`` for the selected branch and exactly 0 for the other, but that 0 is then
+    multiplied by the unselected branch's own derivative: where that is inf or NaN (``sqrt``, ``log`` at
+    0 or below) the product is NaN, as in TensorFlow, JAX and PyTorch.  Make the unselected branch's
+    input safe with a second ``where``:
+
+    >>> import tensorlib as tl
+    >>> x = tl.tensor([-1.0, 4.0])
+    >>> tl.grad(lambda x: tl.sum(tl.where(x > 0, tl.sqrt(x), 0.0)))(x).numpy().tolist()
+    [nan, 0.25]
+    >>> safe = lambda x: tl.where(x > 0, x, 1.0)
+    >>> tl.grad(lambda x: tl.sum(tl.where(x > 0, tl.sqrt(safe(x)), 0.0)))(x).numpy().tolist()
+    [0.0, 0.25]
+    """
     return apply(_where, (condition, x, y))
 
 
