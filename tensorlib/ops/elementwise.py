@@ -43,6 +43,22 @@ def _binary_same(x, y):
     return spec(broadcast_shapes(x.shape, y.shape), x.dtype)
 
 
+def _integer_division(x, y):
+    return math_ops.int_for_bool(_binary_same(x, y))
+
+
+def _on_ints(function_name):
+    """A generic kernel calling the Array API's ``function_name``, bools as int32 (NumPy's int8)."""
+
+    def kernel(xp, x, y):
+        if x.dtype == xp.bool:
+            x, y = xp.astype(x, xp.int32), xp.astype(y, xp.int32)
+        return getattr(xp, function_name)(x, y)
+
+    kernel.__name__ = kernel.__qualname__ = f"integer_{function_name}"
+    return kernel
+
+
 def _floats(xp, *arrays):
     """The arrays as floats: integers and bools in float64 (NumPy's rule for float-valued functions)."""
     return tuple(
@@ -271,8 +287,8 @@ _remainder = _binary(
     "Remainder with the divisor's sign (Python's %, np.remainder).",
     lambda node, g: g,
     _remainder_grad_y,
-    infer=_binary_same,
-    generic=lambda xp, x, y: xp.remainder(x, y),
+    infer=_integer_division,
+    generic=_on_ints("remainder"),
 )
 
 
