@@ -54,3 +54,112 @@ def test_power_and_remainder_of_bools_on_the_array_api_backend():
     assert (x**one).numpy().tolist() == [1, 0]
     assert tl.remainder(x, one).numpy().tolist() == [0, 0]
     assert (x**one).dtype == np.int32
+
+
+# ---------------------------------------------------------------- 2. floor division
+_NUMERATORS = np.array([7.0, -7.0, 7.5, -7.5, 0.0, -0.0, 6.0, 1e-3])
+_DIVISORS = np.array([2.0, 2.0, -2.0, 2.0, 3.0, -3.0, -3.0, -5.0])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_floor_divide_rounds_toward_minus_infinity_as_numpy(mode, dtype):
+    x, y = _NUMERATORS.astype(dtype), _DIVISORS.astype(dtype)
+    got = _run(mode, tl.floor_divide, x, y)
+    assert got.dtype == np.dtype(dtype)
+    # Python's // on each pair is the independent reference.
+    np.testing.assert_array_equal(got.numpy(), np.array([a // b for a, b in zip(x.tolist(), y.tolist())], dtype))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_floordiv_and_divmod_operators(mode):
+    x = np.array([7, -7, 8, -8])
+
+    def f(a):
+        a = tl.tensor(a)
+        return a // 3, 20 // a, *divmod(a, 3), *divmod(20, a)
+
+    got = [t.numpy().tolist() for t in _run(mode, f, x)]
+    v = x.tolist()
+    assert got == [
+        [a // 3 for a in v],
+        [20 // a for a in v],
+        [a // 3 for a in v],
+        [a % 3 for a in v],
+        [20 // a for a in v],
+        [20 % a for a in v],
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_floor_divide_keeps_weak_scalars_and_float32(mode):
+    got = _run(mode, lambda a: tl.tensor(a) // 2.0, np.array([3.0, -3.0], np.float32))
+    assert got.dtype == np.float32 and got.numpy().tolist() == [1.0, -2.0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_float_floor_division_by_zero_is_numpys(mode):
+    x = np.array([1.0, -1.0, 0.0])
+    with np.errstate(all="ignore"):
+        want = np.floor_divide(x, 0.0)
+    got = _run(mode, tl.floor_divide, x, np.zeros(3))
+    np.testing.assert_array_equal(got.numpy(), want)  # inf, -inf, nan
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["floor_divide", "remainder"])
+def test_integer_division_by_zero_raises_as_python_and_tensorflow(mode, name):
+    # NumPy silently gives 0, JAX an unspecified value; Python and TF's FloorDiv/FloorMod raise.
+    op = {"floor_divide": "FloorDiv", "remainder": "FloorMod"}[name]
+    with pytest.raises(ZeroDivisionError, match=rf"^{op}: integer division by zero"):
+        _run(mode, getattr(tl, name), np.array([5, -5]), np.array([2, 0]))
+
+
+def test_floor_divide_of_bools_is_an_integer():
+    x = np.array([True, False])
+    got = tl.floor_divide(x, np.array([True, True]))
+    assert got.dtype == np.int32 and got.numpy().tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_floor_divide_gradient_is_zero_as_jax(mode):
+    x, y = tl.tensor([5.0, -5.0, 0.3]), tl.tensor([2.0, 2.0, 0.7])
+
+    def grads(x, y):
+        return tl.grad(lambda a, b: tl.sum(tl.floor_divide(a, b) * a), argnums=(0, 1))(x, y)
+
+    gx, gy = _run(mode, grads, x, y)
+    # d/da [floor(a / b) * a] = floor(a / b) (the floor contributes zero); d/db = 0.
+    np.testing.assert_allclose(gx.numpy(), np.floor_divide(x.numpy(), y.numpy()))
+    np.testing.assert_allclose(gy.numpy(), [0.0, 0.0, 0.0])
+
+
+def test_floor_divide_gradient_matches_jax():
+    jax = pytest.importorskip("jax")
+    x, y = np.array([5.0, -5.0, 0.3]), np.array([2.0, 2.0, 0.7])
+    want = jax.grad(lambda a, b: (jax.numpy.floor_divide(a, b) * a).sum(), argnums=(0, 1))(x, y)
+    got = tl.grad(lambda a, b: tl.sum(tl.floor_divide(a, b) * a), argnums=(0, 1))(x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-6)
+
+
+def test_floor_divide_survives_a_graph_file(tmp_path):
+    f = tl.function(lambda a, b: divmod(a, b))
+    x, y = np.array([7.0, -7.0]), np.array([2.0, 2.0])
+    f.get_graph(x, y).save(tmp_path / "g")
+    loaded = tl.graph.load(tmp_path / "g")
+    q, r = loaded(x, y)
+    assert q.numpy().tolist() == [3.0, -4.0] and r.numpy().tolist() == [1.0, 1.0]
+
+
+def test_floor_divide_on_the_array_api_backend():
+    pytest.importorskip("array_api_strict")
+    x = tl.tensor(np.array([7, -7]), backend="array_api_strict")
+    assert (x // 2).numpy().tolist() == [3, -4]
+    assert tl.floor_divide(x.numpy().astype(np.float64), -2.0).numpy().tolist() == [-4.0, 3.0]
+
+
+def test_numpy_floor_divide_on_a_tensor_dispatches():
+    got = np.floor_divide(tl.tensor([7.0, -7.0]), 2.0)
+    assert isinstance(got, tl.Tensor) and got.numpy().tolist() == [3.0, -4.0]
