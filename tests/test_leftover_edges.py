@@ -163,3 +163,48 @@ def test_floor_divide_on_the_array_api_backend():
 def test_numpy_floor_divide_on_a_tensor_dispatches():
     got = np.floor_divide(tl.tensor([7.0, -7.0]), 2.0)
     assert isinstance(got, tl.Tensor) and got.numpy().tolist() == [3.0, -4.0]
+
+
+# ---------------------------------------------------------------- 3. complex data made real
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tl.tensor(1j, dtype="float32"),
+        lambda: tl.tensor([1j, 2.0], dtype="float64"),
+        lambda: tl.tensor(np.array([1 + 1j]), dtype="float32"),
+        lambda: tl.tensor(np.complex64(1 + 1j), dtype="int64"),
+        lambda: tl.tensor(tl.tensor([1 + 1j]), dtype="float64"),
+        lambda: tl.Variable(np.array([1 + 1j]), dtype="float64"),
+        lambda: tl.full((2,), 1j, dtype="float32"),
+        lambda: tl.full_like(tl.tensor([1.0]), 2j),
+    ],
+)
+def test_making_a_real_tensor_of_complex_data_is_a_type_error(make):
+    # NumPy (and tensorlib before) silently kept the real part; tf.constant(1j, dtype=float32) raises.
+    with pytest.raises(TypeError, match=r"complex\d+ data cannot become \w+ without losing its imaginary part"):
+        make()
+
+
+def test_traced_tensor_of_complex_data_as_real_is_a_type_error():
+    with pytest.raises(TypeError, match=r"^tensor: complex128 data cannot become float64"):
+        tl.function(lambda z: tl.tensor(z, dtype="float64"))(np.array([1 + 1j]))
+
+
+def test_assigning_complex_to_a_real_variable_is_refused_and_keeps_the_value():
+    v = tl.Variable([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"complex128 does not match variable"):
+        v.assign(np.array([1j, 2j]))
+    assert v.numpy().tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cast_takes_the_real_part_on_purpose_as_tf_cast(mode):
+    z = np.array([1.5 + 2j, -3 - 1j])
+    got = _run(mode, lambda a: tl.cast(a, "float32"), z)
+    np.testing.assert_array_equal(got.numpy(), z.real.astype(np.float32))
+
+
+def test_complex_data_stays_allowed_where_nothing_is_lost():
+    assert tl.tensor([1j], dtype="complex128").dtype == np.complex128
+    assert tl.tensor(np.array([1.0]), dtype="complex64").numpy().tolist() == [1 + 0j]
+    assert tl.full((1,), 2.0, dtype="complex64").numpy().tolist() == [2 + 0j]

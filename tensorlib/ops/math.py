@@ -376,7 +376,9 @@ register_gradient(
 
 # ------------------------------------------------------------------ *_like (work on symbolic tensors too)
 def _like_infer(x, *, value=0, dtype=None):
-    return spec(x.shape, x.dtype if dtype is None else _dt.as_dtype(dtype))
+    dtype = x.dtype if dtype is None else _dt.as_dtype(dtype)
+    _dt.check_keeps_imaginary(np.asarray(value).dtype, dtype, "value")
+    return spec(x.shape, dtype)
 
 
 _full_like = defop(
@@ -527,9 +529,13 @@ def floor(x) -> Tensor:
 def cast(x, dtype) -> Tensor:
     """Convert ``x`` to ``dtype``; a dtype tensorlib does not hold (``int8``) is an error, never another width.
 
+    Complex to real takes the real part on purpose, as ``tf.cast`` does (``tl.tensor`` refuses it).
+
     >>> import tensorlib as tl
     >>> tl.cast(tl.tensor([1.7, -1.7]), int).numpy().tolist()
     [1, -1]
+    >>> tl.cast(tl.tensor([1.5 + 2j]), "float32").numpy().tolist()
+    [1.5]
     """
     try:
         dtype = _dt.as_dtype(dtype)
