@@ -164,3 +164,23 @@ def test_logsumexp_zero_weights_match_scipy():
             want = scipy_special.logsumexp(x, b=b)
             got = tl.logsumexp(tl.tensor(np.array(x)), b=tl.tensor(np.array(b))).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+# ------------------------------------------------------------------ complex decompositions: the message
+@pytest.mark.parametrize(
+    "decomposition",
+    [
+        lambda t: tl.linalg.eigh(t)[0],
+        lambda t: tl.real(tl.linalg.cholesky(t)),
+        lambda t: tl.linalg.svd(t, compute_uv=False),
+        lambda t: tl.real(tl.linalg.qr(t)[1]),
+        lambda t: tl.real(tl.linalg.pinv(t)),
+    ],
+    ids=["eigh", "cholesky", "svd", "qr", "pinv"],
+)
+def test_complex_decomposition_gradient_error_is_a_complete_sentence(decomposition):
+    # The message used to stop mid-sentence: "...complex128); the forward value is".
+    a = np.array([[2.0, 1j], [-1j, 3.0]])
+    np.testing.assert_allclose(tl.linalg.eigh(tl.tensor(a))[0].numpy(), np.linalg.eigvalsh(a), rtol=1e-14)
+    with pytest.raises(TypeError, match=r"complex128\); only the forward value is \(see docs/complex.md\)$"):
+        tl.grad(lambda t: tl.sum(decomposition(t)))(tl.tensor(a))

@@ -120,7 +120,7 @@ def _real_only(node):
     if x.dtype.kind == "c":
         raise TypeError(
             f"{node.op_type}: gradients for complex inputs are not supported (input shape "
-            f"{tuple(x.shape)} {x.dtype}); the forward value is"
+            f"{tuple(x.shape)} {x.dtype}); only the forward value is (see docs/complex.md)"
         )
 
 
