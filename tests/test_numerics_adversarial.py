@@ -184,3 +184,20 @@ def test_complex_decomposition_gradient_error_is_a_complete_sentence(decompositi
     np.testing.assert_allclose(tl.linalg.eigh(tl.tensor(a))[0].numpy(), np.linalg.eigvalsh(a), rtol=1e-14)
     with pytest.raises(TypeError, match=r"complex128\); only the forward value is \(see docs/complex.md\)$"):
         tl.grad(lambda t: tl.sum(decomposition(t)))(tl.tensor(a))
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["eager", "traced"])
+def test_take_and_take_along_axis_with_empty_lists(mode):
+    # The sibling paths of x[[]]: a Python [] became a float32 tensor, which the gathers rejected.
+    x = np.arange(6.0).reshape(2, 3)
+    cases = [
+        (lambda t: tl.take(t, [], axis=1), lambda a: np.take(a, np.array([], int), axis=1)),
+        (lambda t: tl.take(t, [[], []], axis=0), lambda a: np.take(a, np.zeros((2, 0), int), axis=0)),
+        (lambda t: tl.gather(t, []), lambda a: np.take(a, np.array([], int), axis=0)),
+        (lambda t: tl.take_along_axis(t, [[], []], axis=1), lambda a: np.take_along_axis(a, np.zeros((2, 0), int), 1)),
+    ]
+    for ours, reference in cases:
+        got = _modes(ours)[mode](tl.tensor(x))
+        assert got.shape == reference(x).shape and got.dtype == x.dtype
+        grad = _modes(tl.grad(lambda t, ours=ours: tl.sum(ours(t))))[mode](tl.tensor(x))
+        np.testing.assert_array_equal(grad.numpy(), np.zeros_like(x))

@@ -856,7 +856,7 @@ def take_along_axis(x, indices, axis: int | None) -> Tensor:
     [[1.0, 3.0], [0.0, 2.0]]
     """
     x, axis = _flat_or(x, axis)
-    return apply(_take_along, (x, indices), {"axis": axis})
+    return apply(_take_along, (x, shape_ops.integer_indices(indices)), {"axis": axis})
 
 
 # ------------------------------------------------------------------ quantiles

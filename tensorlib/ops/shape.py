@@ -607,9 +607,18 @@ def pad(x, paddings, constant_values=0) -> Tensor:
     return apply(_pad, (x,), {"paddings": pairs, "constant_values": constant_values})
 
 
+def integer_indices(indices):
+    """A Python list or tuple of indices as NumPy reads it: an empty one is an empty integer index
+    (``np.asarray([])`` alone is float64, which a gather rejects); anything else is left as it is."""
+    if isinstance(indices, (list, tuple)):
+        array = np.asarray(indices)
+        return array.astype(np.int64) if array.size == 0 else array
+    return indices
+
+
 def take(x, indices, axis: int = 0) -> Tensor:
     """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``)."""
-    return apply(_take, (x, indices), {"axis": int(axis)})
+    return apply(_take, (x, integer_indices(indices)), {"axis": int(axis)})
 
 
 gather = take
@@ -644,8 +653,7 @@ def getitem(x, index) -> Tensor:
         k = advanced[0]
         indices = index[k]
         if isinstance(indices, list):
-            # NumPy reads an empty list as an empty integer index (np.asarray alone makes it float64).
-            indices = np.asarray(indices) if indices else np.zeros(0, dtype=np.int64)
+            indices = integer_indices(indices)
         if indices.dtype == np.bool_:
             raise IndexError("StridedSlice: boolean mask indexing gives a data-dependent shape; use tl.where")
         before = index[:k]
