@@ -181,7 +181,9 @@ class GradientTape:
                     rows[k].append(g)
         result = []
         for src, r in zip(flat_sources, rows):
-            jac = shape_ops.reshape(shape_ops.stack(r), tuple(target.shape) + tuple(src.shape)) if r else None
+            shape = tuple(target.shape) + tuple(src.shape)
+            # An empty target has an empty Jacobian (JAX's shape), not None.
+            jac = shape_ops.reshape(shape_ops.stack(r), shape) if r else creation.zeros(shape, src.dtype, src.backend)
             if (
                 unconnected_gradients == "none"
                 and jac is not None
