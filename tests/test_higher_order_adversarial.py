@@ -86,3 +86,48 @@ def test_jacobian_and_hessian_of_an_empty_output_are_empty_arrays_not_none():
         tape.watch(y)
         z = y[:0] * 2.0
     assert tape.jacobian(z, y).shape == (0, 2)
+
+
+# ---------------------------------------------------------------- each argument is its own variable
+
+
+A = np.array([1.0, 2.0])
+
+
+def test_the_same_tensor_as_two_arguments_gets_partial_derivatives():
+    # d/da sum(a * b) = b and d/db = a (JAX); watching the one tensor gave each the total a + b.
+    x = tl.tensor(A)
+    for g in tl.grad(lambda a, b: tl.sum(a * b), argnums=(0, 1))(x, x):
+        np.testing.assert_array_equal(g.numpy(), A)
+    for g in tl.vjp(lambda a, b: a * b, x, x)[1](tl.ones_like(x)):
+        np.testing.assert_array_equal(g.numpy(), A)
+    _, tangent = tl.jvp(lambda a, b: a * b, (x, x), (tl.tensor([1.0, 0.0]), tl.tensor([0.0, 1.0])))
+    np.testing.assert_array_equal(tangent.numpy(), [1.0, 2.0])  # b * da + a * db
+    for jac in tl.jacobian(lambda a, b: a * b, argnums=(0, 1))(x, x):
+        np.testing.assert_array_equal(jac.numpy(), np.diag(A))
+    hessian = tl.hessian(lambda a, b: tl.sum(a * b), argnums=(0, 1))(x, x)
+    np.testing.assert_array_equal(
+        np.block([[h.numpy() for h in row] for row in hessian]), np.kron([[0, 1], [1, 0]], np.eye(2))
+    )
+    g = tl.grad(lambda p: tl.sum(p["a"] * p["b"] ** 2))({"a": x, "b": x})
+    np.testing.assert_array_equal(g["a"].numpy(), A**2)
+    np.testing.assert_array_equal(g["b"].numpy(), 2 * A * A)
+
+
+def test_a_closed_over_argument_is_a_constant_no_perturbation_confusion():
+    # d/dx [x * d/dy (x * y)] at y = x is d/dx x**2 = 2x; the inner grad also differentiated the closed-over x.
+    x = tl.tensor(np.float64(1.5))
+    assert float(tl.grad(lambda a: a * x)(x)) == 1.5
+    assert float(tl.grad(lambda x: x * tl.grad(lambda y: x * y)(x))(x)) == 3.0
+    assert float(tl.jvp(lambda a: a * x, (x,), (tl.tensor(np.float64(1.0)),))[1]) == 1.5
+    assert float(tl.hessian(lambda a: a * a * x)(x)) == 3.0
+    traced = tl.function(tl.grad(lambda x: x * tl.grad(lambda y: x * y)(x)))
+    assert float(traced(x)) == 3.0
+
+
+def test_perturbation_confusion_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    expected = jax.grad(lambda x: x * jax.grad(lambda y: x * y**2)(x))(1.5)
+    got = tl.grad(lambda x: x * tl.grad(lambda y: x * y**2)(x))(tl.tensor(np.float64(1.5)))
+    np.testing.assert_allclose(float(got), float(expected), rtol=1e-12)

@@ -35,12 +35,27 @@ def _require_float(t, what, name):
     return t
 
 
+def _fresh(t):
+    """A new tensor for a differentiated Tensor argument: an Identity of it, which outer tapes record.
+
+    Watching the caller's tensor itself would also watch every other use of it: the same tensor given
+    twice (``grad(f, argnums=(0, 1))(x, x)``) or closed over by ``f`` (``grad(lambda a: a * x)(x)``,
+    the nested-derivative "perturbation confusion") would get the total derivative where JAX gives
+    the partial one.  Variables stay themselves (``f`` may assign them).
+    """
+    if t.__class__ is not Tensor:
+        return t
+    from ..ops.math import identity
+
+    return identity(t)
+
+
 def _differentiable(value, what, name):
     """``(tree of tensors, its leaves, its treedef)`` for an argument to differentiate with respect to;
     ``None`` entries are empty subtrees (they get ``None`` back)."""
     leaves, treedef = tree.flatten(value)
     leaves = [
-        _require_float(_as_tensor(x), what, name if not treedef.children else f"{name} (leaf {i})")
+        _fresh(_require_float(_as_tensor(x), what, name if not treedef.children else f"{name} (leaf {i})"))
         for i, x in enumerate(leaves)
     ]
     return tree.unflatten(treedef, leaves), leaves, treedef
@@ -111,6 +126,13 @@ def grad(f, argnums=0, has_aux: bool = False):
     >>> g = tl.grad(lambda p: p["w"] * p["b"])({"w": 2.0, "b": 3.0})
     >>> float(g["w"]), float(g["b"])
     (3.0, 2.0)
+
+    Each differentiated argument is a variable of its own, as in JAX: the same tensor given twice,
+    or also closed over by ``f``, gets its partial derivative, not the total one.
+
+    >>> x = tl.tensor(3.0)
+    >>> [float(g) for g in tl.grad(lambda a, b: a * b, argnums=(0, 1))(x, x)], float(tl.grad(lambda a: a * x)(x))
+    ([3.0, 3.0], 3.0)
     """
 
     @functools.wraps(f)
