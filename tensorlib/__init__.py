@@ -89,6 +89,7 @@ from .ops.elementwise import (
     deg2rad,
     exp2,
     fabs,
+    floor_divide,
     fmax,
     fmin,
     hypot,

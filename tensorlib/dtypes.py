@@ -68,6 +68,23 @@ def as_dtype(dtype) -> np.dtype:
     raise TypeError(f"tensorlib: dtype {d} is not supported (supported: {', '.join(str(s) for s in SUPPORTED)})")
 
 
+def check_keeps_imaginary(source, dtype, where: str) -> None:
+    """Refuse to make a real tensor of complex data (``source``: its dtype), as ``tf.constant(1j,
+    dtype=tf.float32)`` does; NumPy only warns.  ``tl.cast`` and ``tl.real`` take the real part on purpose.
+
+    >>> check_keeps_imaginary(np.complex64, np.float32, "tensor")
+    Traceback (most recent call last):
+    ...
+    TypeError: tensor: complex64 data cannot become float32 without losing its imaginary part; take the real part with tl.real(x) or tl.cast(x, 'float32')
+    """
+    if dtype is not None and np.dtype(source).kind == "c" and np.dtype(dtype).kind != "c":
+        dtype = np.dtype(dtype)
+        raise TypeError(
+            f"{where}: {np.dtype(source)} data cannot become {dtype} without losing its imaginary part; "
+            f"take the real part with tl.real(x) or tl.cast(x, {dtype.name!r})"
+        )
+
+
 def of_array(dtype) -> np.dtype:
     """The supported dtype that holds every value of an array of ``dtype`` exactly (int8 -> int32).
 

@@ -18,13 +18,16 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
     """A new tensor holding a copy of ``data``.
 
     NumPy arrays keep their dtype; a Python list of floats becomes float32,
-    of ints int64; a Tensor is copied (onto ``backend`` if given).
+    of ints int64; a Tensor is copied (onto ``backend`` if given).  Complex data
+    asked for as a real ``dtype`` is a TypeError, as in TensorFlow (NumPy drops
+    the imaginary part with a warning); ``tl.cast`` takes the real part on purpose.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.tensor(np.zeros(2)).dtype, tl.tensor([1.0]).dtype, tl.tensor([1]).dtype
     (dtype('float64'), dtype('float32'), dtype('int64'))
     """
     if isinstance(data, Tensor):
+        _dt.check_keeps_imaginary(data.dtype, dtype, "tensor")
         if data._value is None:
             if dtype is None and data.__class__ is dispatch.WeakScalar and data.dtype.kind == "f":
                 # A traced Python-float argument (float64 to hold it exactly): eagerly tl.tensor(1.5) is float32.
@@ -41,6 +44,8 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
     b = _backend(backend)
     if dtype is not None:
         dtype = _dt.as_dtype(dtype)
+    if isinstance(data, complex) or hasattr(data, "dtype"):
+        _dt.check_keeps_imaginary(np.complex128 if isinstance(data, complex) else data.dtype, dtype, "tensor")
     if isinstance(data, (bool, int, float)) and not isinstance(data, np.generic):
         dtype = dtype or _dt.weak_scalar_dtype(data, None)
         dispatch.check_int_range(data, dtype, "tensor: data")
@@ -56,6 +61,7 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
         return make(arr, b)
     t = dispatch.to_tensor(data, b)
     if dtype is not None and t.dtype != dtype:
+        _dt.check_keeps_imaginary(t.dtype, dtype, "tensor")
         if dtype.kind == "i" and t.dtype.kind == "i" and t.size:
             # Python ints are checked against the dtype asked for, as a single one is: never wrapped silently.
             values = np.asarray(b.to_numpy(t._value))
@@ -85,6 +91,7 @@ def full(shape, value, dtype=None, backend=None) -> Tensor:
         return broadcast_to(cast(value, dtype), _shape_tuple(shape, "full"))
     b = _backend(backend)
     dtype = _dt.weak_scalar_dtype(value, None) if dtype is None else _dt.as_dtype(dtype)
+    _dt.check_keeps_imaginary(np.asarray(value).dtype, dtype, "full: value")
     shape = _shape_tuple(shape, "full")
     dispatch.check_int_range(value, dtype, "full: value")
     return make(b.xp.full(shape, value, dtype=dtype), b)

@@ -43,6 +43,10 @@ def _binary_same(x, y):
     return spec(broadcast_shapes(x.shape, y.shape), x.dtype)
 
 
+def _division_dtype(x, y):
+    return math_ops.int_for_bool(_binary_same(x, y))
+
+
 def _floats(xp, *arrays):
     """The arrays as floats: integers and bools in float64 (NumPy's rule for float-valued functions)."""
     return tuple(
@@ -259,20 +263,61 @@ _logaddexp2 = _binary(
 )
 
 
-def _remainder_grad_y(node, g):
-    x, y = node.inputs
-    return -g * math_ops.floor(x / y)
+def _by_nonzero_integers(name, ufunc):
+    """NumPy's ``ufunc`` (also writing into ``out``), raising where an integer divisor is zero: NumPy
+    would give 0, JAX an unspecified value; Python and TensorFlow's FloorDiv/FloorMod raise."""
+
+    def kernel(x, y, out=None):
+        if y.dtype.kind in "iub" and not y.all():
+            raise ZeroDivisionError(f"{name}: integer division by zero")
+        return ufunc(x, y, out=out)
+
+    kernel.__name__ = kernel.__qualname__ = ufunc.__name__
+    return kernel
 
 
-# x - floor(x / y) * y with the sign of the divisor (Python's %), integer dtypes kept.
-_remainder = _binary(
+def _on_ints(name, function_name):
+    """A generic kernel calling the Array API's ``function_name``: bools as int32 (NumPy's int8), an
+    integer divisor of zero a ZeroDivisionError (as the NumPy kernel)."""
+
+    def kernel(xp, x, y):
+        if x.dtype == xp.bool:
+            x, y = xp.astype(x, xp.int32), xp.astype(y, xp.int32)
+        if xp.isdtype(y.dtype, "integral") and not bool(xp.all(y)):
+            raise ZeroDivisionError(f"{name}: integer division by zero")
+        return getattr(xp, function_name)(x, y)
+
+    kernel.__name__ = kernel.__qualname__ = f"integer_{function_name}"
+    return kernel
+
+
+def _integer_division(name, ufunc, doc, grad_x, grad_y):
+    # Integer dtypes kept (two bools give NumPy's int8, held as int32).
+    op = defop(name, inputs=("x", "y"), infer=_division_dtype, promote=(0, 1), doc=doc)
+    op.generic(_on_ints(name, ufunc.__name__))
+    kernel = _by_nonzero_integers(name, ufunc)
+    op.kernel("numpy")(kernel)
+    op.out_kernel("numpy", inplace=True)(kernel)
+    register_gradient(name, grad_x, grad_y)
+    return op
+
+
+# floor(x / y), rounded toward minus infinity (Python's //); piecewise constant: zero gradients (JAX).
+_floor_divide = _integer_division(
+    "FloorDiv",
+    np.floor_divide,
+    "floor(x / y), rounded toward minus infinity (Python's //, np.floor_divide).",
+    lambda node, g: math_ops.zeros_like(node.inputs[0]),
+    lambda node, g: math_ops.zeros_like(node.inputs[1]),
+)
+
+# x - floor(x / y) * y with the sign of the divisor (Python's %).
+_remainder = _integer_division(
     "FloorMod",
     np.remainder,
     "Remainder with the divisor's sign (Python's %, np.remainder).",
     lambda node, g: g,
-    _remainder_grad_y,
-    infer=_binary_same,
-    generic=lambda xp, x, y: xp.remainder(x, y),
+    lambda node, g: -g * apply(_floor_divide, tuple(node.inputs)),
 )
 
 
@@ -664,6 +709,23 @@ def logaddexp2(x1, x2) -> Tensor:
     return apply(_logaddexp2, (x1, x2))
 
 
+def floor_divide(x1, x2) -> Tensor:
+    """floor(x1 / x2), rounded toward minus infinity as Python's ``//`` and ``np.floor_divide``
+    (TensorFlow's ``FloorDiv``): integer dtypes are kept, two bools give int32.
+
+    Floats divided by zero give NumPy's inf, -inf or nan; an integer divided by zero raises
+    ZeroDivisionError, as in Python and TensorFlow (NumPy gives 0, JAX an unspecified value).  The
+    result is piecewise constant: its gradient is zero for both arguments (JAX's rule).
+
+    >>> import tensorlib as tl
+    >>> tl.floor_divide(tl.tensor([7, -7]), 2).numpy().tolist()
+    [3, -4]
+    >>> divmod(tl.tensor([-7.5]), 2.0)
+    (tl.Tensor([-4.], dtype=float32), tl.Tensor([0.5], dtype=float32))
+    """
+    return apply(_floor_divide, (x1, x2))
+
+
 def remainder(x1, x2) -> Tensor:
     """x1 - floor(x1 / x2) * x2: the sign of the divisor, as Python's ``%``.
 
@@ -795,6 +857,10 @@ def where(condition, x=_NO_ARGUMENT, y=_NO_ARGUMENT):
 def _install_operators():
     Tensor.__mod__ = lambda self, other: apply(_remainder, (self, other))
     Tensor.__rmod__ = lambda self, other: apply(_remainder, (other, self))
+    Tensor.__floordiv__ = lambda self, other: apply(_floor_divide, (self, other))
+    Tensor.__rfloordiv__ = lambda self, other: apply(_floor_divide, (other, self))
+    Tensor.__divmod__ = lambda self, other: (self // other, self % other)
+    Tensor.__rdivmod__ = lambda self, other: (other // self, other % self)
 
 
 _install_operators()

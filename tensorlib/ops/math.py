@@ -33,6 +33,18 @@ def _compare(x, y):
     return spec(x.shape if x.shape == y.shape else broadcast_shapes(x.shape, y.shape), _dt.bool_)
 
 
+def _numeric(x):
+    if x.dtype == _dt.bool_:
+        raise TypeError("x must be a number, got bool")
+    return x
+
+
+def int_for_bool(out):
+    """``out`` with an integer dtype where it says bool: power, floor division and remainder of two bools
+    give NumPy's int8, which tensorlib holds as int32 (JAX's int32 too)."""
+    return spec(out.shape, _dt.int32) if out.dtype == _dt.bool_ else out
+
+
 def _binary(name, fn, doc):
     op = defop(name, inputs=("x", "y"), infer=_broadcast, promote=(0, 1), doc=doc)
     op.generic(fn)
@@ -71,7 +83,7 @@ register_gradient("Div", lambda node, g: g / node.inputs[1], lambda node, g: -g 
 
 
 def _pow_infer(x, y):
-    return _broadcast(x, y)
+    return int_for_bool(_broadcast(x, y))
 
 
 _pow = defop("Pow", inputs=("x", "y"), infer=_pow_infer, promote=(0, 1), doc="x ** y.")
@@ -79,6 +91,8 @@ _pow = defop("Pow", inputs=("x", "y"), infer=_pow_infer, promote=(0, 1), doc="x 
 
 @_pow.generic
 def _pow_kernel(xp, x, y):
+    if x.dtype == xp.bool:  # the Array API raises bools to no power; NumPy gives int8
+        x, y = xp.astype(x, xp.int32), xp.astype(y, xp.int32)
     return xp.pow(x, y)
 
 
@@ -162,9 +176,9 @@ def _abs_grad(node, g):
 
 
 register_gradient("Abs", _abs_grad)
-_sign = _unary(
-    "Sign", lambda xp, x: xp.sign(x), "Sign of x; its gradient is zero.", lambda node, g: zeros_like(node.inputs[0])
-)
+_sign = defop("Sign", inputs=("x",), infer=_numeric, doc="Sign of x (a number: NumPy and JAX refuse bools).")
+_sign.generic(lambda xp, x: xp.sign(x))
+register_gradient("Sign", lambda node, g: zeros_like(node.inputs[0]))
 _sin = _unary("Sin", lambda xp, x: xp.sin(x), "Sine.", lambda node, g: g * cos(node.inputs[0]), float_valued=True)
 _cos = _unary("Cos", lambda xp, x: xp.cos(x), "Cosine.", lambda node, g: -g * sin(node.inputs[0]), float_valued=True)
 _tanh = _unary(
@@ -362,7 +376,9 @@ register_gradient(
 
 # ------------------------------------------------------------------ *_like (work on symbolic tensors too)
 def _like_infer(x, *, value=0, dtype=None):
-    return spec(x.shape, x.dtype if dtype is None else _dt.as_dtype(dtype))
+    dtype = x.dtype if dtype is None else _dt.as_dtype(dtype)
+    _dt.check_keeps_imaginary(np.asarray(value).dtype, dtype, "value")
+    return spec(x.shape, dtype)
 
 
 _full_like = defop(
@@ -513,9 +529,13 @@ def floor(x) -> Tensor:
 def cast(x, dtype) -> Tensor:
     """Convert ``x`` to ``dtype``; a dtype tensorlib does not hold (``int8``) is an error, never another width.
 
+    Complex to real takes the real part on purpose, as ``tf.cast`` does (``tl.tensor`` refuses it).
+
     >>> import tensorlib as tl
     >>> tl.cast(tl.tensor([1.7, -1.7]), int).numpy().tolist()
     [1, -1]
+    >>> tl.cast(tl.tensor([1.5 + 2j]), "float32").numpy().tolist()
+    [1.5]
     """
     try:
         dtype = _dt.as_dtype(dtype)

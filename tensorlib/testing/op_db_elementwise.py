@@ -70,6 +70,14 @@ def _mod_operator(x, y):
     return x % y
 
 
+def _floordiv_operator(x, y):
+    return x // y
+
+
+def _divmod_operator(x, y):
+    return divmod(x, y)
+
+
 def _angle_degrees(x):
     return tl.angle(x, deg=True)
 
@@ -137,6 +145,33 @@ OPINFOS: list = [
         np.remainder,
         _binary(y_away_from_zero=0.5),
         op_types=("FloorMod",),
+        dtypes=FLOATS + INT,
+        kinks=True,
+    ),
+    OpInfo(
+        "floor_divide",
+        tl.floor_divide,
+        np.floor_divide,
+        _binary(y_away_from_zero=0.5),
+        op_types=("FloorDiv",),
+        dtypes=FLOATS + INT,
+        kinks=True,
+    ),
+    OpInfo(
+        "floordiv_operator",
+        _floordiv_operator,
+        np.floor_divide,
+        _binary(y_away_from_zero=0.5),
+        op_types=("FloorDiv",),
+        dtypes=FLOATS + INT,
+        kinks=True,
+    ),
+    OpInfo(
+        "divmod_operator",
+        _divmod_operator,
+        np.divmod,
+        _binary(y_away_from_zero=0.5),
+        op_types=("FloorDiv", "FloorMod"),
         dtypes=FLOATS + INT,
         kinks=True,
     ),

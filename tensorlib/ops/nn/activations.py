@@ -25,7 +25,13 @@ def _float_features(features, **attrs):
     return features
 
 
-_relu = defop("Relu", inputs=("features",), infer=lambda features: features, doc="max(features, 0).")
+def _numeric_features(features):
+    if features.dtype.kind == "b":  # TF and PyTorch refuse bools; NumPy's maximum(bool, 0) is an int
+        raise TypeError("features must be a number, got bool")
+    return features
+
+
+_relu = defop("Relu", inputs=("features",), infer=_numeric_features, doc="max(features, 0).")
 
 
 @_relu.generic

@@ -1,0 +1,210 @@
+"""Regression tests for defects an adversarial sweep left behind: integer results of arithmetic on
+bools, floor division, lossy complex conversions, float16 accumulation, batch norm with one value per
+channel, cyclic module trees, rank checks of indexing, and jacobians inside a persistent tape."""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+MODES = ("eager", "traced")
+
+
+def _run(mode, f, *args):
+    return f(*args) if mode == "eager" else tl.function(f)(*args)
+
+
+# ---------------------------------------------------------------- 1. arithmetic on bools gives integers
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "name, ref",
+    [("power", np.power), ("remainder", np.remainder)],
+)
+def test_power_and_remainder_of_bools_give_integers_as_numpy(mode, name, ref):
+    # NumPy gives int8 (held as int32 by tensorlib, JAX's int32); the rule said bool and the
+    # kernel's int8 was a KernelResultError.
+    x, y = np.array([True, False, True, False]), np.array([True, True, True, True])
+    got = _run(mode, getattr(tl, name), x, y)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got.numpy(), ref(x, y).astype(np.int32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_bool_tensor_operators_power_and_mod(mode):
+    x = np.array([True, False])
+    got = _run(mode, lambda a: (tl.tensor(a) ** a, tl.tensor(a) % tl.tensor([True, True])), x)
+    np.testing.assert_array_equal(got[0].numpy(), [1, 1])
+    np.testing.assert_array_equal(got[1].numpy(), [0, 0])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["sign", "nn.relu"])
+def test_sign_and_relu_of_bools_are_a_type_error_naming_the_op(mode, name):
+    # NumPy and JAX refuse sign of bools; the error was NumPy's "ufunc 'sign' did not contain a loop".
+    fn = tl.nn.relu if name == "nn.relu" else tl.sign
+    op = "Relu" if name == "nn.relu" else "Sign"
+    with pytest.raises(TypeError, match=rf"^{op}: .*bool"):
+        _run(mode, fn, np.array([True, False]))
+
+
+def test_power_and_remainder_of_bools_on_the_array_api_backend():
+    pytest.importorskip("array_api_strict")
+    x = tl.tensor(np.array([True, False]), backend="array_api_strict")
+    one = tl.tensor(np.array([True, True]), backend="array_api_strict")
+    assert (x**one).numpy().tolist() == [1, 0]
+    assert tl.remainder(x, one).numpy().tolist() == [0, 0]
+    assert (x**one).dtype == np.int32
+
+
+# ---------------------------------------------------------------- 2. floor division
+_NUMERATORS = np.array([7.0, -7.0, 7.5, -7.5, 0.0, -0.0, 6.0, 1e-3])
+_DIVISORS = np.array([2.0, 2.0, -2.0, 2.0, 3.0, -3.0, -3.0, -5.0])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_floor_divide_rounds_toward_minus_infinity_as_numpy(mode, dtype):
+    x, y = _NUMERATORS.astype(dtype), _DIVISORS.astype(dtype)
+    got = _run(mode, tl.floor_divide, x, y)
+    assert got.dtype == np.dtype(dtype)
+    # Python's // on each pair is the independent reference.
+    np.testing.assert_array_equal(got.numpy(), np.array([a // b for a, b in zip(x.tolist(), y.tolist())], dtype))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_floordiv_and_divmod_operators(mode):
+    x = np.array([7, -7, 8, -8])
+
+    def f(a):
+        a = tl.tensor(a)
+        return a // 3, 20 // a, *divmod(a, 3), *divmod(20, a)
+
+    got = [t.numpy().tolist() for t in _run(mode, f, x)]
+    v = x.tolist()
+    assert got == [
+        [a // 3 for a in v],
+        [20 // a for a in v],
+        [a // 3 for a in v],
+        [a % 3 for a in v],
+        [20 // a for a in v],
+        [20 % a for a in v],
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_floor_divide_keeps_weak_scalars_and_float32(mode):
+    got = _run(mode, lambda a: tl.tensor(a) // 2.0, np.array([3.0, -3.0], np.float32))
+    assert got.dtype == np.float32 and got.numpy().tolist() == [1.0, -2.0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_float_floor_division_by_zero_is_numpys(mode):
+    x = np.array([1.0, -1.0, 0.0])
+    with np.errstate(all="ignore"):
+        want = np.floor_divide(x, 0.0)
+    got = _run(mode, tl.floor_divide, x, np.zeros(3))
+    np.testing.assert_array_equal(got.numpy(), want)  # inf, -inf, nan
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["floor_divide", "remainder"])
+def test_integer_division_by_zero_raises_as_python_and_tensorflow(mode, name):
+    # NumPy silently gives 0, JAX an unspecified value; Python and TF's FloorDiv/FloorMod raise.
+    op = {"floor_divide": "FloorDiv", "remainder": "FloorMod"}[name]
+    with pytest.raises(ZeroDivisionError, match=rf"^{op}: integer division by zero"):
+        _run(mode, getattr(tl, name), np.array([5, -5]), np.array([2, 0]))
+
+
+def test_floor_divide_of_bools_is_an_integer():
+    x = np.array([True, False])
+    got = tl.floor_divide(x, np.array([True, True]))
+    assert got.dtype == np.int32 and got.numpy().tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_floor_divide_gradient_is_zero_as_jax(mode):
+    x, y = tl.tensor([5.0, -5.0, 0.3]), tl.tensor([2.0, 2.0, 0.7])
+
+    def grads(x, y):
+        return tl.grad(lambda a, b: tl.sum(tl.floor_divide(a, b) * a), argnums=(0, 1))(x, y)
+
+    gx, gy = _run(mode, grads, x, y)
+    # d/da [floor(a / b) * a] = floor(a / b) (the floor contributes zero); d/db = 0.
+    np.testing.assert_allclose(gx.numpy(), np.floor_divide(x.numpy(), y.numpy()))
+    np.testing.assert_allclose(gy.numpy(), [0.0, 0.0, 0.0])
+
+
+def test_floor_divide_gradient_matches_jax():
+    jax = pytest.importorskip("jax")
+    x, y = np.array([5.0, -5.0, 0.3]), np.array([2.0, 2.0, 0.7])
+    want = jax.grad(lambda a, b: (jax.numpy.floor_divide(a, b) * a).sum(), argnums=(0, 1))(x, y)
+    got = tl.grad(lambda a, b: tl.sum(tl.floor_divide(a, b) * a), argnums=(0, 1))(x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-6)
+
+
+def test_floor_divide_survives_a_graph_file(tmp_path):
+    f = tl.function(lambda a, b: divmod(a, b))
+    x, y = np.array([7.0, -7.0]), np.array([2.0, 2.0])
+    f.get_graph(x, y).save(tmp_path / "g")
+    loaded = tl.graph.load(tmp_path / "g")
+    q, r = loaded(x, y)
+    assert q.numpy().tolist() == [3.0, -4.0] and r.numpy().tolist() == [1.0, 1.0]
+
+
+def test_floor_divide_on_the_array_api_backend():
+    pytest.importorskip("array_api_strict")
+    x = tl.tensor(np.array([7, -7]), backend="array_api_strict")
+    assert (x // 2).numpy().tolist() == [3, -4]
+    assert tl.floor_divide(x.numpy().astype(np.float64), -2.0).numpy().tolist() == [-4.0, 3.0]
+
+
+def test_numpy_floor_divide_on_a_tensor_dispatches():
+    got = np.floor_divide(tl.tensor([7.0, -7.0]), 2.0)
+    assert isinstance(got, tl.Tensor) and got.numpy().tolist() == [3.0, -4.0]
+
+
+# ---------------------------------------------------------------- 3. complex data made real
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tl.tensor(1j, dtype="float32"),
+        lambda: tl.tensor([1j, 2.0], dtype="float64"),
+        lambda: tl.tensor(np.array([1 + 1j]), dtype="float32"),
+        lambda: tl.tensor(np.complex64(1 + 1j), dtype="int64"),
+        lambda: tl.tensor(tl.tensor([1 + 1j]), dtype="float64"),
+        lambda: tl.Variable(np.array([1 + 1j]), dtype="float64"),
+        lambda: tl.full((2,), 1j, dtype="float32"),
+        lambda: tl.full_like(tl.tensor([1.0]), 2j),
+    ],
+)
+def test_making_a_real_tensor_of_complex_data_is_a_type_error(make):
+    # NumPy (and tensorlib before) silently kept the real part; tf.constant(1j, dtype=float32) raises.
+    with pytest.raises(TypeError, match=r"complex\d+ data cannot become \w+ without losing its imaginary part"):
+        make()
+
+
+def test_traced_tensor_of_complex_data_as_real_is_a_type_error():
+    with pytest.raises(TypeError, match=r"^tensor: complex128 data cannot become float64"):
+        tl.function(lambda z: tl.tensor(z, dtype="float64"))(np.array([1 + 1j]))
+
+
+def test_assigning_complex_to_a_real_variable_is_refused_and_keeps_the_value():
+    v = tl.Variable([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"complex128 does not match variable"):
+        v.assign(np.array([1j, 2j]))
+    assert v.numpy().tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cast_takes_the_real_part_on_purpose_as_tf_cast(mode):
+    z = np.array([1.5 + 2j, -3 - 1j])
+    got = _run(mode, lambda a: tl.cast(a, "float32"), z)
+    np.testing.assert_array_equal(got.numpy(), z.real.astype(np.float32))
+
+
+def test_complex_data_stays_allowed_where_nothing_is_lost():
+    assert tl.tensor([1j], dtype="complex128").dtype == np.complex128
+    assert tl.tensor(np.array([1.0]), dtype="complex64").numpy().tolist() == [1 + 0j]
+    assert tl.full((1,), 2.0, dtype="complex64").numpy().tolist() == [2 + 0j]
