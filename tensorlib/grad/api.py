@@ -91,15 +91,7 @@ def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(sources)
         out = f(*args, **kwargs)
-    aux = None
-    if has_aux:
-        # A pair only: unpacking a Tensor of length 2 would silently take its elements as (value, aux).
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            got = (
-                f"a {type(out).__name__} of length {len(out)}" if isinstance(out, (tuple, list)) else type(out).__name__
-            )
-            raise TypeError(f"{what}: with has_aux=True, f must return a pair (output, aux), got {got}")
-        out, aux = out
+    out, aux = _split_aux(out, has_aux, what)
     if not isinstance(out, Tensor):
         raise TypeError(f"{what}: f must return a scalar Tensor, got {type(out).__name__}")
     if out.shape != ():
@@ -115,6 +107,17 @@ def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
     grads = _split(tape.gradient(out, sources, unconnected_gradients="zero"), treedefs)
     g = grads[0] if isinstance(argnums, int) else tuple(grads)
     return out, g, aux
+
+
+def _split_aux(out, has_aux, what):
+    """``(output, aux)``: ``f``'s result taken apart when ``has_aux``, else ``(out, None)``."""
+    if not has_aux:
+        return out, None
+    # A pair only: unpacking a Tensor of length 2 would silently take its elements as (value, aux).
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        got = f"a {type(out).__name__} of length {len(out)}" if isinstance(out, (tuple, list)) else type(out).__name__
+        raise TypeError(f"{what}: with has_aux=True, f must return a pair (output, aux), got {got}")
+    return out[0], out[1]
 
 
 def grad(f, argnums=0, has_aux: bool = False):
@@ -309,16 +312,20 @@ def _float_dtype(value):
     return dtype if dtype.kind == "f" else np.float64
 
 
-def jacobian(f, argnums=0):
+def jacobian(f, argnums=0, has_aux: bool = False):
     """Reverse-mode Jacobian: ``out.shape + arg.shape`` for each differentiated argument.
 
     Outputs may be a tuple, list or dict of tensors (each gets its Jacobians) and arguments
     nested structures (each leaf gets its Jacobian, in the argument's structure); with a tuple
-    ``argnums`` each output gets a tuple, one per argument, as in JAX.
+    ``argnums`` each output gets a tuple, one per argument, as in JAX.  With ``has_aux=True``,
+    ``f`` returns ``(output, aux)`` and the result is ``(jacobian, aux)``.
 
     >>> import tensorlib as tl
     >>> tl.jacobian(lambda x: x * x)(tl.tensor([1.0, 3.0])).numpy().tolist()
     [[2.0, 0.0], [0.0, 6.0]]
+    >>> jac, aux = tl.jacobian(lambda x: (x * x, "aux"), has_aux=True)(tl.tensor([1.0, 3.0]))
+    >>> jac.numpy().tolist(), aux
+    ([[2.0, 0.0], [0.0, 6.0]], 'aux')
     """
 
     def jac_f(*args):
@@ -331,7 +338,7 @@ def jacobian(f, argnums=0):
             treedefs.append(treedef)
         with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
             tape.watch(sources)
-            out = f(*args)
+            out, aux = _split_aux(f(*args), has_aux, "tl.jacobian")
         leaves, outs, out_def = _outputs(out, "tl.jacobian")
         per_output = []
         for leaf, o in zip(leaves, outs):
@@ -342,16 +349,17 @@ def jacobian(f, argnums=0):
                 )
             jacs = _split(tape.jacobian(o, sources, unconnected_gradients="zero"), treedefs)
             per_output.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
-        return tree.unflatten(out_def, per_output)
+        jac = tree.unflatten(out_def, per_output)
+        return (jac, aux) if has_aux else jac
 
     return jac_f
 
 
-def hessian(f, argnums=0):
-    """The Hessian of a scalar function: the Jacobian of its gradient.
+def hessian(f, argnums=0, has_aux: bool = False):
+    """The Hessian of a scalar function: the Jacobian of its gradient (``(hessian, aux)`` with ``has_aux``).
 
     >>> import tensorlib as tl
     >>> tl.hessian(lambda x: tl.sum(x ** 3))(tl.tensor([1.0, 2.0])).numpy().tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacobian(grad(f, argnums), argnums)
+    return jacobian(grad(f, argnums, has_aux), argnums, has_aux)
