@@ -131,3 +131,40 @@ def test_perturbation_confusion_matches_jax():
     expected = jax.grad(lambda x: x * jax.grad(lambda y: x * y**2)(x))(1.5)
     got = tl.grad(lambda x: x * tl.grad(lambda y: x * y**2)(x))(tl.tensor(np.float64(1.5)))
     np.testing.assert_allclose(float(got), float(expected), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- complex Jacobians, has_aux
+
+
+def test_jacobian_of_a_complex_output_of_a_real_argument_keeps_its_imaginary_part():
+    # d/dx (x exp(ix)) = exp(ix) (1 + ix): the reverse pass alone gave only its real part.
+    x = np.array([1.0, 3.0, 2.0])
+    jac = tl.jacobian(lambda x: tl.exp(x * 1j) * x)(tl.tensor(x))
+    assert jac.dtype == np.complex128
+    np.testing.assert_allclose(jac.numpy(), np.diag(np.exp(1j * x) * (1 + 1j * x)), atol=1e-14)
+    np.testing.assert_allclose(tl.jacobian(tl.fft.fft)(tl.tensor(x)).numpy(), np.fft.fft(np.eye(3), axis=0), atol=1e-14)
+    assert tl.jacobian(tl.fft.fft)(tl.tensor(x.astype(np.float32))).dtype == np.complex64
+    # Mixed: the complex argument keeps the holomorphic derivative, the real one its full one; both equal tl.jvp.
+    z = np.array([1 + 2j, 0.5 - 1j])
+    jx, jz = tl.jacobian(lambda x, z: x[:2] * z * z, argnums=(0, 1))(tl.tensor(x), tl.tensor(z))
+    np.testing.assert_allclose(jx.numpy(), np.eye(2, 3) * (z * z)[:, None], atol=1e-14)
+    np.testing.assert_allclose(jz.numpy(), np.diag(2 * x[:2] * z), atol=1e-14)
+    v = np.array([0.3, -1.0, 2.0])
+    _, tangent = tl.jvp(lambda x: x[:2] * tl.tensor(z * z), (tl.tensor(x),), (tl.tensor(v),))
+    np.testing.assert_allclose(jx.numpy() @ v, tangent.numpy(), atol=1e-14)
+
+
+def test_jacobian_and_hessian_take_has_aux_as_in_jax():
+    x = tl.tensor(np.array([1.0, 2.0]))
+    hessian, aux = tl.hessian(lambda x: (tl.sum(x**3), {"twice": x * 2.0}), has_aux=True)(x)
+    np.testing.assert_array_equal(hessian.numpy(), np.diag([6.0, 12.0]))
+    np.testing.assert_array_equal(aux["twice"].numpy(), [2.0, 4.0])
+    (ja, jb), aux = tl.jacobian(lambda a, b: (a * b, "label"), argnums=(0, 1), has_aux=True)(x, x * 3.0)
+    np.testing.assert_array_equal(ja.numpy(), np.diag([3.0, 6.0]))
+    np.testing.assert_array_equal(jb.numpy(), np.diag([1.0, 2.0]))
+    assert aux == "label"
+    traced = tl.function(tl.hessian(lambda x: (tl.sum(x**3), x), has_aux=True))
+    hessian, aux = traced(x)
+    np.testing.assert_array_equal(hessian.numpy(), np.diag([6.0, 12.0]))
+    with pytest.raises(TypeError, match=r"tl.jacobian: with has_aux=True, f must return a pair \(output, aux\)"):
+        tl.jacobian(lambda x: x, has_aux=True)(x)
