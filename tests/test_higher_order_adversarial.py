@@ -168,3 +168,13 @@ def test_jacobian_and_hessian_take_has_aux_as_in_jax():
     np.testing.assert_array_equal(hessian.numpy(), np.diag([6.0, 12.0]))
     with pytest.raises(TypeError, match=r"tl.jacobian: with has_aux=True, f must return a pair \(output, aux\)"):
         tl.jacobian(lambda x: x, has_aux=True)(x)
+
+
+def test_a_persistent_tape_differentiates_a_jacobian_taken_inside_its_context():
+    # As GradientTape.gradient does (TensorFlow's rule); the derivative of the Jacobian was a silent None.
+    x = tl.tensor(np.array([1.0, 2.0]))
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        jac = tape.jacobian(x**3, x)
+    np.testing.assert_array_equal(jac.numpy(), np.diag(3 * x.numpy() ** 2))
+    np.testing.assert_array_equal(tape.gradient(jac, x).numpy(), 6 * x.numpy())

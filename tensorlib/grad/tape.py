@@ -174,7 +174,10 @@ class GradientTape:
         # A real source of a complex target gets only the real part of a cotangent's gradient, Re(J), from one
         # pass; the cotangent i e_i gives -Im(J), so its Jacobian J = vjp(e_i) - i vjp(i e_i) (tl.jvp's, JAX's jacfwd).
         real_of_complex = target.dtype.kind == "c" and any(s.dtype.kind == "f" for s in flat_sources)
-        with self.stop_recording():
+        # As in gradient(): inside its own context a persistent tape records the Jacobian's ops (else the
+        # derivative of the Jacobian from this tape was a silent None).
+        recording = self._persistent and self in dispatch.tapes
+        with contextlib.nullcontext() if recording else self.stop_recording():
             eye = creation.eye(size, dtype=target.dtype, backend=target.backend)
             for i in range(size):
                 weight = shape_ops.reshape(eye[i], target.shape)
