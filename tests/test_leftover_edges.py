@@ -208,3 +208,47 @@ def test_complex_data_stays_allowed_where_nothing_is_lost():
     assert tl.tensor([1j], dtype="complex128").dtype == np.complex128
     assert tl.tensor(np.array([1.0]), dtype="complex64").numpy().tolist() == [1 + 0j]
     assert tl.full((1,), 2.0, dtype="complex64").numpy().tolist() == [2 + 0j]
+
+
+# ---------------------------------------------------------------- 4. float16 accumulates in float32
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("reverse", [False, True])
+def test_float16_cumsum_accumulates_in_float32(mode, reverse):
+    x = np.full(5000, 0.1, np.float16)
+    want = np.cumsum(x.astype(np.float32)).astype(np.float16)  # PyTorch's float16 cumsum: ~500, not 256
+    f = (lambda a: tl.flip(tl.cumsum(tl.flip(a, 0)), 0)) if reverse else tl.cumsum
+    got = _run(mode, f, x)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got.numpy(), want[::-1] if reverse else want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_float16_cumsum_gradient_accumulates_in_float32(mode):
+    # d/dx_i sum(cumsum(x)) = n - i: float16 counting ones stopped at 2048.
+    x = np.zeros(5000, np.float16)
+    got = _run(mode, tl.grad(lambda a: tl.sum(tl.cumsum(a))), x)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got.numpy(), np.arange(5000, 0, -1).astype(np.float16))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_float16_cumprod_does_not_overflow_where_the_running_product_does_not(mode):
+    x = np.array([1e-3, 1e3, 1e3, 1e-3, 2.0], np.float16)
+    got = _run(mode, tl.cumprod, x)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.numpy(), np.cumprod(x.astype(np.float64)), rtol=2e-3)
+
+
+def test_float16_cumsum_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = np.full(5000, 0.1, np.float16)
+    np.testing.assert_allclose(tl.cumsum(x).numpy()[-1], torch.cumsum(torch.from_numpy(x), 0)[-1].item(), rtol=1e-3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["sum", "mean", "prod"])
+def test_float16_reductions_accumulate_in_float32(mode, name):
+    x = np.full(5000, 0.1, np.float16) if name != "prod" else np.full(40, 1.1, np.float16)
+    got = _run(mode, getattr(tl, name), x)
+    want = getattr(np, name)(x.astype(np.float64))
+    np.testing.assert_allclose(got.numpy().astype(np.float64), want, rtol=1e-3)
