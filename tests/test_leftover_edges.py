@@ -252,3 +252,53 @@ def test_float16_reductions_accumulate_in_float32(mode, name):
     got = _run(mode, getattr(tl, name), x)
     want = getattr(np, name)(x.astype(np.float64))
     np.testing.assert_allclose(got.numpy().astype(np.float64), want, rtol=1e-3)
+
+
+# ---------------------------------------------------------------- 5. batch norm with one value per channel
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "shape, data_format", [((1, 3), "NHWC"), ((1, 1, 1, 3), "NHWC"), ((1, 3, 1, 1), "NCHW"), ((1, 3, 1), "NCHW")]
+)
+def test_batch_norm_layer_training_on_one_value_per_channel_raises(mode, shape, data_format):
+    # Normalised with its own mean, each value became 0 (and the running variance 0 * n / 1):
+    # PyTorch raises "Expected more than 1 value per channel when training".
+    bn = tl.nn.BatchNorm(3, data_format=data_format)
+    with pytest.raises(ValueError, match=r"^BatchNorm: expected more than 1 value per channel when training, got "):
+        _run(mode, bn, np.ones(shape, np.float32))
+    assert bn.running_mean.numpy().tolist() == [0.0] * 3 and bn.running_var.numpy().tolist() == [1.0] * 3
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_batch_norm_layer_inference_on_one_value_per_channel_stays_allowed(mode):
+    bn = tl.nn.BatchNorm(2, epsilon=0.0)
+    bn.eval()
+    x = np.array([[3.0, -1.0]], np.float32)
+    np.testing.assert_allclose(_run(mode, bn, x).numpy(), x)  # running mean 0, variance 1
+
+
+def test_batch_norm_layer_traced_with_an_unknown_batch_size():
+    # The Bessel factor n / (n - 1) multiplied None sizes: a TypeError when tracing with TensorSpec(None, C).
+    bn = tl.nn.BatchNorm(2, momentum=1.0)
+    f = tl.function(lambda x: bn(x), input_signature=[tl.TensorSpec((None, 2), "float32")])
+    x = np.array([[1.0, 2.0], [3.0, 6.0], [5.0, 10.0]], np.float32)
+    y = f(x)
+    np.testing.assert_allclose(y.numpy(), (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-5)
+    np.testing.assert_allclose(bn.running_var.numpy(), x.var(0, ddof=1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("data_format, shape", [("NHWC", (1, 1, 1, 2)), ("NCHW", (1, 2, 1, 1))])
+def test_fused_batch_norm_training_on_one_value_per_channel_raises(mode, data_format, shape):
+    def f(x):
+        return tl.nn.fused_batch_norm(x, np.ones(2, np.float32), np.zeros(2, np.float32), data_format=data_format)
+
+    with pytest.raises(ValueError, match=r"FusedBatchNormV3: expected more than 1 value per channel when training"):
+        _run(mode, f, np.ones(shape, np.float32))
+
+
+def test_batch_norm_matches_torch_refusal():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        torch.nn.BatchNorm1d(3)(torch.ones(1, 3))
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        tl.nn.BatchNorm(3)(np.ones((1, 3), np.float32))
