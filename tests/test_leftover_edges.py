@@ -302,3 +302,98 @@ def test_batch_norm_matches_torch_refusal():
         torch.nn.BatchNorm1d(3)(torch.ones(1, 3))
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         tl.nn.BatchNorm(3)(np.ones((1, 3), np.float32))
+
+
+# ---------------------------------------------------------------- 6. cyclic module trees
+class _Child(tl.Module):
+    def __init__(self, parent):
+        super().__init__()
+        self.parent = parent  # a back-reference
+        self.w = tl.Variable([1.0, 2.0], name="w")
+
+    def forward(self, x):
+        return x * self.w
+
+
+class _Parent(tl.Module):
+    def __init__(self):
+        super().__init__()
+        self.child = _Child(self)
+        self.b = tl.Variable([0.5, 0.5], name="b")
+
+    def forward(self, x):
+        return self.child(x) + self.b
+
+
+def test_repr_of_a_module_with_a_back_reference_shows_a_reference():
+    # It recursed until RecursionError.
+    assert repr(_Parent()) == "_Parent(\n  (child): _Child(\n    (parent): <back-reference to _Parent>\n  )\n)"
+
+
+def test_tree_walks_of_a_module_with_a_back_reference_visit_each_once():
+    p = _Parent()
+    assert [type(m).__name__ for m in p.modules()] == ["_Parent", "_Child"]
+    assert tl.tree.flatten_with_path(p.variables)[0] == [(("b",), p.b), (("child", "w"), p.child.w)]
+    assert p.num_parameters() == 4
+
+
+class _SelfList(tl.Module):
+    def __init__(self):
+        super().__init__()
+        self.items = [tl.Variable([3.0])]
+        self.items.append(self.items)  # a list holding itself
+        self.parts = {"me": self, "v": tl.Variable([4.0])}
+
+
+def test_containers_holding_themselves_or_the_module_end_the_walk():
+    m = _SelfList()
+    assert {k: sorted(v) for k, v in m.variables.items()} == {"items": ["0"], "parts": ["v"]}
+    text = repr(m)
+    assert "<back-reference to list>" in text and "<back-reference to _SelfList>" in text
+    assert len(m.modules()) == 1
+
+
+def test_checkpoint_round_trip_of_a_module_with_a_back_reference(tmp_path):
+    pytest.importorskip("safetensors")
+    p = _Parent()
+    p.child.w.assign([7.0, 8.0])
+    tl.save_variables(tmp_path / "c.safetensors", p)
+    fresh = _Parent()
+    tl.load_variables(tmp_path / "c.safetensors", fresh)
+    assert fresh.child.w.numpy().tolist() == [7.0, 8.0]
+
+
+def test_deepcopy_of_a_module_copies_its_variables_and_keeps_the_cycle():
+    import copy
+
+    # copy.deepcopy of any Module (or Tensor) raised "cannot pickle 'module' object" (the backend's xp).
+    p = _Parent()
+    q = copy.deepcopy(p)
+    assert q.child.parent is q and q.child.w is not p.child.w
+    assert q.child.w.name == "w" and q.child.w.numpy().tolist() == [1.0, 2.0]
+    q.child.w.assign([0.0, 0.0])
+    assert p.child.w.numpy().tolist() == [1.0, 2.0]
+    np.testing.assert_allclose(q(tl.tensor([1.0, 1.0])).numpy(), [0.5, 0.5])
+
+
+def test_tensors_and_variables_pickle_and_copy_as_new_values():
+    import copy
+    import pickle
+
+    t = tl.tensor(np.array([1.0, 2.0]))
+    for u in (copy.deepcopy(t), pickle.loads(pickle.dumps(t))):
+        assert u is not t and u.dtype == np.float64 and u.numpy().tolist() == [1.0, 2.0]
+    v = tl.Variable([1.0], name="v", trainable=False)
+    w = pickle.loads(pickle.dumps(v))
+    assert isinstance(w, tl.Variable) and (w.name, w.trainable, w.numpy().tolist()) == ("v", False, [1.0])
+    with tl.GradientTape() as tape:
+        tape.watch(t)
+        y = copy.deepcopy(t) * 2.0  # a copy is a new tensor: not watched with the original
+    assert tape.gradient(y, t) is None
+
+
+def test_deepcopy_of_a_symbolic_tensor_is_a_clear_error():
+    import copy
+
+    with pytest.raises(TypeError, match=r"symbolic tensor .* has no value while tl.function traces"):
+        tl.function(lambda x: copy.deepcopy(x))(np.ones(2))
