@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from . import dtypes as _dt
 from . import initializers as _init
 from .module import Module
@@ -135,7 +137,7 @@ class Conv2D(Module):
         self.data_format = _data_format(data_format, "Conv2D")
         self.in_channels = _positive("in_channels", in_channels, "Conv2D")
         self.out_channels = _positive("out_channels", out_channels, "Conv2D")
-        sizes = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+        sizes = (kernel_size, kernel_size) if isinstance(kernel_size, (int, np.integer)) else tuple(kernel_size)
         if len(sizes) != 2:
             raise ValueError(f"Conv2D: kernel_size must be an int or a pair (kh, kw), got {kernel_size!r}")
         kh, kw = sizes

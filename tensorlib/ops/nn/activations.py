@@ -203,9 +203,15 @@ def _gelu_generic(xp, x, *, approximate):
     return _generic.gelu(xp, x, approximate)
 
 
+# Beyond |x| = 10 the tanh form's tanh is exactly +-1 in every float dtype, so its derivative is exactly 1 or 0;
+# clipping x there keeps x * x (inf in float16 from |x| = 256) from meeting 1 - t * t = 0 as 0 * inf = NaN.
+_GELU_TANH_SATURATED = 10.0
+
+
 def _gelu_grad(node, g):
     x = node.inputs[0]
     if node.attrs["approximate"]:
+        x = math_ops.clip(x, -_GELU_TANH_SATURATED, _GELU_TANH_SATURATED)
         t = math_ops.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
         slope = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x * x)
         return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * slope)
@@ -219,13 +225,22 @@ register_gradient("Gelu", _gelu_grad)
 
 @_op_type("Gelu")
 def gelu(features, approximate: bool = False) -> Tensor:
-    """Gaussian error linear unit ``x * Phi(x)``; ``approximate=True`` uses the tanh form.
+    """Gaussian error linear unit ``x * Phi(x)``; ``approximate=True`` (or ``"tanh"``) uses the tanh form.
 
     >>> import tensorlib as tl
     >>> round(float(tl.nn.gelu(tl.tensor(1.0))), 4), round(float(tl.nn.gelu(tl.tensor(1.0), approximate=True)), 4)
     (0.8413, 0.8412)
     """
-    return apply(_gelu, (features,), {"approximate": bool(approximate)})
+    return apply(_gelu, (features,), {"approximate": _gelu_approximate(approximate)})
+
+
+def _gelu_approximate(approximate) -> bool:
+    """TensorFlow's bool, or PyTorch's spelling ``"none"`` / ``"tanh"`` (any other string would be truthy)."""
+    if isinstance(approximate, str):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"Gelu: approximate must be a bool, 'none' or 'tanh', got {approximate!r}")
+        return approximate == "tanh"
+    return bool(approximate)
 
 
 # ------------------------------------------------------------------ Softmax and LogSoftmax
@@ -236,12 +251,16 @@ def _axis_unary(x, *, axis):
 
 
 def _softmax_kernel(xp, x, *, axis):
+    if not x.shape[axis]:  # no classes: an empty result, as TensorFlow and PyTorch give (max has no identity)
+        return xp.zeros_like(x)
     e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
     e /= xp.sum(e, axis=axis, keepdims=True)
     return e
 
 
 def _log_softmax_kernel(xp, x, *, axis):
+    if not x.shape[axis]:
+        return xp.zeros_like(x)
     shifted = x - xp.max(x, axis=axis, keepdims=True)
     shifted -= xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
     return shifted

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...dispatch import apply
+from ...dispatch import apply, as_tensor
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
 from .. import random as _random
@@ -63,7 +63,7 @@ def dropout(x, rate: float, seed: int | None = None, noise_shape=None) -> Tensor
 
     The same ``seed`` gives the same mask; ``noise_shape`` (broadcastable to
     ``x``'s shape, ``None`` entries meaning x's size) shares one draw along its
-    size-1 axes.  ``rate=0`` returns ``x`` itself.
+    size-1 axes.  ``rate=0`` returns ``x`` unchanged (as a Tensor, without drawing).
 
     >>> import tensorlib as tl
     >>> y = tl.nn.dropout(tl.ones((2, 4)), rate=0.5, seed=1)
@@ -73,7 +73,10 @@ def dropout(x, rate: float, seed: int | None = None, noise_shape=None) -> Tensor
     rate = float(rate)
     if not 0.0 <= rate < 1.0:
         raise ValueError(f"Dropout: rate must be in [0, 1), got {rate}")
-    if rate == 0.0:
+    if rate == 0.0:  # no draw and no op, but the same contract: a float Tensor of tensorlib's own, never x's array
+        x = as_tensor(x)
+        if x.dtype.kind != "f":
+            raise TypeError(f"Dropout: x must be a floating-point tensor, got {x.dtype} (x shape {tuple(x.shape)})")
         return x
     if noise_shape is not None:
         noise_shape = _shape_tuple(noise_shape, "noise_shape", "Dropout")
