@@ -120,7 +120,7 @@ def _real_only(node):
     if x.dtype.kind == "c":
         raise TypeError(
             f"{node.op_type}: gradients for complex inputs are not supported (input shape "
-            f"{tuple(x.shape)} {x.dtype}); the forward value is"
+            f"{tuple(x.shape)} {x.dtype}); only the forward value is (see docs/complex.md)"
         )
 
 
@@ -735,8 +735,9 @@ def matrix_power(x, n: int) -> Tensor:
 
 
 def _vector_norm(x, ord, axis, keepdims):
-    from . import reduce as reduce_ops
+    from . import math as math_ops, reduce as reduce_ops
     from .math import abs as absolute, cast, not_equal, power
+    from .shape import squeeze
 
     if ord is None or ord == 2:
         return reduce_ops.safe_sqrt(
@@ -753,7 +754,15 @@ def _vector_norm(x, ord, axis, keepdims):
         return reduce_ops.sum(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
-    return power(reduce_ops.sum(power(a, float(ord)), axis=axis, keepdims=keepdims), 1.0 / float(ord))
+    if ord < 0:  # a zero entry makes the sum inf and the norm 0; an empty vector has norm inf
+        return power(reduce_ops.sum(power(a, float(ord)), axis=axis, keepdims=keepdims), 1.0 / float(ord))
+    # A zero vector has norm 0 with gradient 0 (PyTorch's choice, as for the 2-norm): its entries are
+    # replaced by ones inside, where power's derivatives at 0 (inf, or 0 * inf) would make the gradient NaN.
+    zero = math_ops.equal(reduce_ops.sum(a, axis=axis, keepdims=True), 0)
+    a = math_ops.where(zero, math_ops.ones_like(a), a)
+    out = power(reduce_ops.sum(power(a, float(ord)), axis=axis, keepdims=True), 1.0 / float(ord))
+    out = math_ops.where(zero, math_ops.zeros_like(out), out)
+    return out if keepdims else squeeze(out, axis)
 
 
 def _matrix_norm(x, ord, axis, keepdims):
@@ -798,7 +807,8 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
     matrix norms (``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf, -inf) over two.
 
     Written with tensorlib ops, so gradients come from theirs; at 0 the
-    2-norm's and Frobenius norm's gradient is 0, as in PyTorch and autograd.
+    gradient of the Frobenius norm and of every vector p-norm with p > 0 is 0,
+    as in PyTorch (the 2-norm's as in autograd too).
 
     >>> import tensorlib as tl
     >>> float(tl.linalg.norm(tl.tensor([3.0, 4.0])))

@@ -361,8 +361,15 @@ def _clip_kernel(xp, x, lo, hi):
 
 
 def _clip_mask(node, g, which):
+    # The output is min(max(x, lo), hi): where lo > hi it is hi whatever x is (NumPy's clip), so lo
+    # wins only below an interval that is not empty.  At a bound x keeps the gradient (TF, PyTorch).
     x, lo, hi = node.inputs
-    inside = {"x": logical_and(x >= lo, x <= hi), "lo": x < lo, "hi": x > hi}[which]
+    if which == "x":
+        inside = logical_and(x >= lo, x <= hi)
+    elif which == "lo":
+        inside = logical_and(x < lo, lo <= hi)
+    else:
+        inside = logical_or(x > hi, lo > hi)
     return where(inside, g, zeros_like(g))
 
 
@@ -546,11 +553,32 @@ def cast(x, dtype) -> Tensor:
 
 
 def where(condition, x, y) -> Tensor:
-    """Elements of x where condition holds, else of y (broadcasting)."""
+    """Elements of x where condition holds, else of y (broadcasting).
+
+    The gradient is ``g`` for the selected branch and exactly 0 for the other, but that 0 is then
+    multiplied by the unselected branch's own derivative: where that is inf or NaN (``sqrt``, ``log`` at
+    0 or below) the product is NaN, as in TensorFlow, JAX and PyTorch.  Make the unselected branch's
+    input safe with a second ``where``:
+
+    >>> import tensorlib as tl
+    >>> x = tl.tensor([-1.0, 4.0])
+    >>> tl.grad(lambda x: tl.sum(tl.where(x > 0, tl.sqrt(x), 0.0)))(x).numpy().tolist()
+    [nan, 0.25]
+    >>> safe = lambda x: tl.where(x > 0, x, 1.0)
+    >>> tl.grad(lambda x: tl.sum(tl.where(x > 0, tl.sqrt(safe(x)), 0.0)))(x).numpy().tolist()
+    [0.0, 0.25]
+    """
     return apply(_where, (condition, x, y))
 
 
 def clip(x, clip_value_min, clip_value_max) -> Tensor:
+    """``min(max(x, clip_value_min), clip_value_max)`` with broadcasting (``clip_value_max`` where the bounds cross,
+    as ``numpy.clip``).  The gradient goes to whichever of the three the output is; ``x`` keeps it at a bound.
+
+    >>> import tensorlib as tl
+    >>> tl.grad(lambda lo: tl.sum(tl.clip(tl.tensor([0.0, 1.5]), lo, 1.0)))(tl.tensor(2.0)).numpy().item()
+    0.0
+    """
     return apply(_clip, (x, clip_value_min, clip_value_max))
 
 

@@ -246,6 +246,8 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
 
     x = as_tensor(x)
     _check_axis(x, axis, "Mean")
+    if x.dtype.kind in "biu":  # NumPy sums integers in float64 here: an integer sum could wrap around
+        x = math_ops.cast(x, _dt.float64)
     if x.dtype == _dt.float16:
         return math_ops.cast(mean(math_ops.cast(x, _dt.float32), axis, keepdims), _dt.float16)
     total = sum(x, axis, keepdims)
@@ -307,6 +309,9 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
     _check_axis(x, axis, "LogSumExp")
     if x.dtype == _dt.bool_:  # a float-valued function of bools (SciPy gives float64 too)
         x = math_ops.cast(x, _dt.float64)
+    if b is not None:
+        # SciPy drops the terms whose weight is 0: at x = inf they are 0, not 0 * inf = nan.
+        x = math_ops.where(math_ops.logical_and(math_ops.equal(b, 0), math_ops.equal(x, math.inf)), -math.inf, x)
     if 0 in (x.shape[a] for a in normalize_axes(axis, x.ndim) if a < x.ndim):
         # An empty slice sums to 0 and logs to -inf (SciPy); its max, which has no identity, is not needed.
         shift = math_ops.stop_gradient(sum(x, axis, keepdims=True))

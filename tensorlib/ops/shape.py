@@ -644,7 +644,8 @@ def getitem(x, index) -> Tensor:
         k = advanced[0]
         indices = index[k]
         if isinstance(indices, list):
-            indices = np.asarray(indices)
+            # NumPy reads an empty list as an empty integer index (np.asarray alone makes it float64).
+            indices = np.asarray(indices) if indices else np.zeros(0, dtype=np.int64)
         if indices.dtype == np.bool_:
             raise IndexError("StridedSlice: boolean mask indexing gives a data-dependent shape; use tl.where")
         before = index[:k]
