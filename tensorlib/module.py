@@ -26,6 +26,7 @@ the structure that ``tape.gradient``, optimizers and checkpoints take.
 from __future__ import annotations
 
 from . import tree
+from .dispatch import current_state, state_read
 from .tensor import Variable
 
 __all__ = ["Module", "Sequential"]
@@ -34,10 +35,23 @@ __all__ = ["Module", "Sequential"]
 class Module:
     """Base class: subclasses create Variables and sub-Modules in ``__init__`` and define ``forward``."""
 
-    training = True  # also for subclasses whose __init__ does not call Module.__init__
-
     def __init__(self):
         self.training = True
+
+    @property
+    def training(self) -> bool:
+        """Training mode (True) or inference (False); ``train()`` and ``eval()`` set it on a whole tree.
+
+        A ``tl.function`` that reads it while tracing keys its graphs by it: after ``eval()`` the
+        same function runs (or traces) its inference graph, as ``torch.compile`` guards on it.
+        """
+        if current_state().modes:
+            state_read(self, "training")
+        return self.__dict__.get("_training", True)  # True also where a subclass skips Module.__init__
+
+    @training.setter
+    def training(self, mode: bool) -> None:
+        self.__dict__["_training"] = bool(mode)
 
     def forward(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__}: a Module subclass must define forward(...)")
