@@ -124,6 +124,16 @@ class Mode(abc.ABC):
     def needs_value(self, t: Tensor) -> None:
         """Called before a symbolic tensor's value is refused; by default nothing to do."""
 
+    def reads_state(self, owner, name: str) -> None:
+        """Called when Python state that decides which ops run (a Module's ``training``) is read inside
+        the mode: ``getattr(owner, name)``.  By default nothing to do; tracing keys its graph by it."""
+
+
+def state_read(owner, name: str) -> None:
+    """Tell every active mode that ``getattr(owner, name)``, Python state that picks ops, was read."""
+    for mode in current_state().modes:
+        mode.reads_state(owner, name)
+
 
 @contextlib.contextmanager
 def in_mode(mode: Mode):

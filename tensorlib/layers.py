@@ -13,11 +13,14 @@ image layers take PyTorch's channels-first layout.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import dtypes as _dt
 from . import initializers as _init
 from .module import Module
+from .ops import math as _math
 from .ops import nn as _nn
 from .ops import shape as _shape
 from .ops.creation import tensor as _tensor
@@ -215,7 +218,8 @@ class BatchNorm(Module):
     ``running = (1 - momentum) * running + momentum * batch``, the variance
     Bessel-corrected.  ``eval()`` mode normalises with the running statistics.
     ``scale`` and ``offset`` (gamma and beta) are trainable; the running
-    statistics are not.
+    statistics are not.  Training on one value per channel (a batch of one dense
+    example) is a ValueError, as in PyTorch; ``eval()`` mode takes it.
 
     >>> import numpy as np, tensorlib as tl
     >>> bn = tl.nn.BatchNorm(1, momentum=0.5)
@@ -266,14 +270,22 @@ class BatchNorm(Module):
                 self.epsilon,
             )
         axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
+        sizes = [x.shape[a] for a in axes]
+        if None in sizes:  # traced with a size known only at run time
+            count = _math.cast(_shape.shape_size(x, axes), _dt.float32)
+            bessel = _math.cast(count / _math.maximum(count - 1.0, 1.0), x.dtype)
+        else:
+            count = math.prod(sizes)
+            if count == 1:
+                # Each value would be its own mean: the output all zeros, the running variance 0.
+                raise ValueError(
+                    "BatchNorm: expected more than 1 value per channel when training, got input shape "
+                    f"{tuple(x.shape)}; use eval() mode for single examples"
+                )
+            bessel = count / max(count - 1, 1)
         mean, variance = _nn.moments(x, axes)
-        count = 1
-        for a in axes:
-            count *= x.shape[a]
         # The running averages must not be differentiated through, nor make a recording tape keep them.
-        from .ops.math import stop_gradient
-
-        batch_mean, batch_var = stop_gradient(mean), stop_gradient(variance) * (count / max(count - 1, 1))
+        batch_mean, batch_var = _math.stop_gradient(mean), _math.stop_gradient(variance) * bessel
         m = self.momentum
         self.running_mean.assign(self.running_mean * (1.0 - m) + batch_mean * m)
         self.running_var.assign(self.running_var * (1.0 - m) + batch_var * m)

@@ -2,7 +2,9 @@
 
 A Module's attributes that are Variables or Modules (or lists, tuples or
 dicts holding them, other entries skipped) are its state, collected in
-attribute order; a Variable or Module reachable twice is counted and updated once.  ``variables`` and
+attribute order; a Variable or Module reachable twice is counted and updated once.  A child may hold
+its parent: walks stop at the back-reference, and ``repr`` shows it as ``<back-reference to ...>``.
+``copy.deepcopy`` copies the Variables (same names, new values) and keeps the structure.  ``variables`` and
 ``trainable_variables`` return them as a nested dict keyed by attribute name,
 the structure that ``tape.gradient``, optimizers and checkpoints take.
 
@@ -24,6 +26,7 @@ the structure that ``tape.gradient``, optimizers and checkpoints take.
 from __future__ import annotations
 
 from . import tree
+from .dispatch import current_state, state_read
 from .tensor import Variable
 
 __all__ = ["Module", "Sequential"]
@@ -32,10 +35,23 @@ __all__ = ["Module", "Sequential"]
 class Module:
     """Base class: subclasses create Variables and sub-Modules in ``__init__`` and define ``forward``."""
 
-    training = True  # also for subclasses whose __init__ does not call Module.__init__
-
     def __init__(self):
         self.training = True
+
+    @property
+    def training(self) -> bool:
+        """Training mode (True) or inference (False); ``train()`` and ``eval()`` set it on a whole tree.
+
+        A ``tl.function`` that reads it while tracing keys its graphs by it: after ``eval()`` the
+        same function runs (or traces) its inference graph, as ``torch.compile`` guards on it.
+        """
+        if current_state().modes:
+            state_read(self, "training")
+        return self.__dict__.get("_training", True)  # True also where a subclass skips Module.__init__
+
+    @training.setter
+    def training(self, mode: bool) -> None:
+        self.__dict__["_training"] = bool(mode)
 
     def forward(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__}: a Module subclass must define forward(...)")
@@ -50,7 +66,7 @@ class Module:
             if isinstance(value, Module):
                 out[name] = value
             elif isinstance(value, (list, tuple, dict)) and _holds_state(value):
-                out[name] = _ModuleList(_items(value))
+                out[name] = _ModuleList(value)
         return out
 
     def _own_variables(self) -> dict:
@@ -58,9 +74,9 @@ class Module:
 
     def _tree(self, keep, _above: frozenset = frozenset()) -> dict:
         # _above: the Modules on the path here, so a back reference (a child holding its parent) ends the walk.
-        if id(self) in _above:
+        if _identity(self) in _above:
             return {}
-        above = _above | {id(self)}
+        above = _above | {_identity(self)}
         found = {name: v for name, v in self._own_variables().items() if keep(v)}
         for name, child in self._children().items():
             sub = child._tree(keep, above)
@@ -83,9 +99,9 @@ class Module:
         found, seen = [], set()
 
         def visit(module):
-            if id(module) in seen:
+            if _identity(module) in seen:
                 return
-            seen.add(id(module))
+            seen.add(_identity(module))
             if not isinstance(module, _ModuleList):
                 found.append(module)
             for child in module._children().values():
@@ -114,20 +130,36 @@ class Module:
         return ""
 
     def __repr__(self):
+        return self._repr(frozenset())
+
+    def _repr(self, above: frozenset) -> str:
+        # A Module already on the path here (a child holding its parent) is shown as a reference.
         children = self._children()
         head = f"{type(self).__name__}({self.extra_repr()}"
         if not children:
             return head + ")"
-        body = "".join(f"\n  ({name}): " + repr(c).replace("\n", "\n  ") for name, c in children.items())
-        return head + body + "\n)"
+        above = above | {_identity(self)}
+
+        def show(child):
+            if _identity(child) in above:
+                return f"<back-reference to {type(getattr(child, 'source', child)).__name__}>"
+            return child._repr(above).replace("\n", "\n  ")
+
+        return head + "".join(f"\n  ({name}): {show(c)}" for name, c in children.items()) + "\n)"
 
 
-def _holds_state(value) -> bool:
+def _identity(module) -> int:
+    """What a tree walk has seen: the Module, or for a list or dict of them the container itself."""
+    return id(module.source) if isinstance(module, _ModuleList) else id(module)
+
+
+def _holds_state(value, _seen: frozenset = frozenset()) -> bool:
     """A list, tuple or dict with a Module or Variable somewhere inside (other entries are ignored)."""
     if isinstance(value, (Module, Variable)):
         return True
-    if isinstance(value, (list, tuple, dict)):
-        return any(_holds_state(v) for v in (value.values() if isinstance(value, dict) else value))
+    if isinstance(value, (list, tuple, dict)) and id(value) not in _seen:  # a list holding itself ends here
+        seen = _seen | {id(value)}
+        return any(_holds_state(v, seen) for v in (value.values() if isinstance(value, dict) else value))
     return False
 
 
@@ -142,16 +174,17 @@ class _ModuleList(Module):
     Variables of the layers beside them are still found.
     """
 
-    def __init__(self, items: dict):
+    def __init__(self, source):
         super().__init__()
-        self.items = items
+        self.source = source  # the list, tuple or dict: what cycle checks compare
+        self.items = _items(source)
 
     def _own_variables(self) -> dict:
         return {str(k): v for k, v in self.items.items() if isinstance(v, Variable)}
 
     def _children(self) -> dict:
         return {
-            str(k): (m if isinstance(m, Module) else _ModuleList(_items(m)))
+            str(k): (m if isinstance(m, Module) else _ModuleList(m))
             for k, m in self.items.items()
             if isinstance(m, Module) or (not isinstance(m, Variable) and _holds_state(m))
         }

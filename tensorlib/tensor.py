@@ -93,6 +93,13 @@ class Tensor:
     __array_priority__ = 1000
     __hash__ = object.__hash__
 
+    def __reduce__(self):
+        # Pickled and deep-copied as its value: a new tensor with an id of its own (a copy sharing
+        # the id would count as watched by the original's tapes).
+        if self._value is None:
+            self._no_value("pickling or copying needs it", "copy the function's result instead")
+        return (make, (self._value, self.backend, self.shape, self.dtype))
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -292,6 +299,10 @@ class Variable(Tensor):
 
     __slots__ = ("name", "trainable", "_readers", "_version")
     _names = itertools.count()
+
+    def __reduce__(self):
+        # A copy (``copy.deepcopy`` of a Module too) is a new Variable with the same name and value.
+        return (Variable, (self._value, self.name, self.trainable, self.dtype, self.backend))
 
     def __repr__(self):
         return f"<tl.Variable {self.name!r} shape={self.shape} dtype={self.dtype} value={np.array2string(self.numpy(), separator=', ')}>"

@@ -124,3 +124,62 @@ def test_conv2d_layer_takes_a_numpy_integer_kernel_size():
     x = np.random.default_rng(1).normal(size=(1, 5, 5, 2)).astype(np.float32)
     expected = tl.nn.conv2d(x, layer.kernel, 1, "SAME").numpy() + layer.bias.numpy()
     np.testing.assert_allclose(layer(x).numpy(), expected, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ train() / eval() seen by tl.function
+def test_traced_dropout_layer_follows_eval_after_tracing_in_training():
+    # The training flag was read once while tracing: after eval() the cached graph still dropped.
+    layer = tl.nn.Dropout(0.5)
+    step = tl.function(lambda x: layer(x))
+    x = np.ones(64, np.float32)
+    dropped = step(x).numpy()
+    assert set(np.unique(dropped)) == {0.0, 2.0}
+    layer.eval()
+    np.testing.assert_array_equal(step(x).numpy(), x)
+    layer.train()
+    assert set(np.unique(step(x).numpy())) == {0.0, 2.0}
+    assert step.trace_count == 2  # one graph per mode, both kept: toggling does not retrace
+    assert step.retrace_reasons[1] == "Dropout.training: True -> False"
+
+
+@pytest.mark.parametrize("first", ["train", "eval"])
+def test_traced_batch_norm_layer_uses_running_statistics_in_eval(first):
+    rng = np.random.default_rng(0)
+    bn = tl.nn.BatchNorm(3, momentum=0.5)
+    step = tl.function(lambda x: bn(x))
+    x = (rng.normal(size=(8, 3)) * 2.0 + 1.0).astype(np.float32)
+    x64 = x.astype(np.float64)
+    running_mean, running_var = np.zeros(3), np.ones(3)
+    for mode in (first, "eval" if first == "train" else "train", first):
+        getattr(bn, mode)()
+        y = step(x).numpy()
+        if mode == "train":
+            mean, var = x64.mean(0), x64.var(0)
+            expected = (x64 - mean) / np.sqrt(var + 1e-5)
+            running_mean = 0.5 * running_mean + 0.5 * mean
+            running_var = 0.5 * running_var + 0.5 * var * 8 / 7
+        else:
+            expected = (x64 - running_mean) / np.sqrt(running_var + 1e-5)
+        np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(bn.running_mean.numpy(), running_mean, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(bn.running_var.numpy(), running_var, rtol=1e-5, atol=1e-6)
+
+
+def test_traced_model_passed_as_an_argument_follows_its_mode():
+    model = tl.nn.Sequential(tl.nn.Dense(4, 4, kernel_initializer="ones", seed=0), tl.nn.Dropout(0.9))
+    step = tl.function(lambda m, x: m(x))
+    x = np.ones((2, 4), np.float32)
+    step(model, x)
+    model.eval()
+    np.testing.assert_array_equal(step(model, x).numpy(), np.full((2, 4), 4.0, np.float32))
+
+
+def test_module_training_flag_defaults_and_assignment():
+    class Bare(tl.Module):  # __init__ skips Module.__init__
+        def __init__(self):
+            pass
+
+    assert Bare().training is True
+    m = Bare()
+    m.training = 0
+    assert m.training is False

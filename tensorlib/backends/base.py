@@ -31,6 +31,9 @@ class Backend:
         self.name = name
         self.xp = xp
 
+    def __reduce__(self):  # pickled and copied as its name: the registered backend itself
+        return (get, (self.name,))
+
     def asarray(self, data, dtype=None):
         return self.xp.asarray(data, dtype=dtype)
 

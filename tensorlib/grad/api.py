@@ -35,12 +35,27 @@ def _require_float(t, what, name):
     return t
 
 
+def _fresh(t):
+    """A new tensor for a differentiated Tensor argument: an Identity of it, which outer tapes record.
+
+    Watching the caller's tensor itself would also watch every other use of it: the same tensor given
+    twice (``grad(f, argnums=(0, 1))(x, x)``) or closed over by ``f`` (``grad(lambda a: a * x)(x)``,
+    the nested-derivative "perturbation confusion") would get the total derivative where JAX gives
+    the partial one.  Variables stay themselves (``f`` may assign them).
+    """
+    if t.__class__ is not Tensor:
+        return t
+    from ..ops.math import identity
+
+    return identity(t)
+
+
 def _differentiable(value, what, name):
     """``(tree of tensors, its leaves, its treedef)`` for an argument to differentiate with respect to;
     ``None`` entries are empty subtrees (they get ``None`` back)."""
     leaves, treedef = tree.flatten(value)
     leaves = [
-        _require_float(_as_tensor(x), what, name if not treedef.children else f"{name} (leaf {i})")
+        _fresh(_require_float(_as_tensor(x), what, name if not treedef.children else f"{name} (leaf {i})"))
         for i, x in enumerate(leaves)
     ]
     return tree.unflatten(treedef, leaves), leaves, treedef
@@ -76,15 +91,7 @@ def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(sources)
         out = f(*args, **kwargs)
-    aux = None
-    if has_aux:
-        # A pair only: unpacking a Tensor of length 2 would silently take its elements as (value, aux).
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            got = (
-                f"a {type(out).__name__} of length {len(out)}" if isinstance(out, (tuple, list)) else type(out).__name__
-            )
-            raise TypeError(f"{what}: with has_aux=True, f must return a pair (output, aux), got {got}")
-        out, aux = out
+    out, aux = _split_aux(out, has_aux, what)
     if not isinstance(out, Tensor):
         raise TypeError(f"{what}: f must return a scalar Tensor, got {type(out).__name__}")
     if out.shape != ():
@@ -102,6 +109,17 @@ def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
     return out, g, aux
 
 
+def _split_aux(out, has_aux, what):
+    """``(output, aux)``: ``f``'s result taken apart when ``has_aux``, else ``(out, None)``."""
+    if not has_aux:
+        return out, None
+    # A pair only: unpacking a Tensor of length 2 would silently take its elements as (value, aux).
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        got = f"a {type(out).__name__} of length {len(out)}" if isinstance(out, (tuple, list)) else type(out).__name__
+        raise TypeError(f"{what}: with has_aux=True, f must return a pair (output, aux), got {got}")
+    return out[0], out[1]
+
+
 def grad(f, argnums=0, has_aux: bool = False):
     """The gradient function of a scalar function ``f``; nested arguments get gradients of their structure.
 
@@ -111,6 +129,13 @@ def grad(f, argnums=0, has_aux: bool = False):
     >>> g = tl.grad(lambda p: p["w"] * p["b"])({"w": 2.0, "b": 3.0})
     >>> float(g["w"]), float(g["b"])
     (3.0, 2.0)
+
+    Each differentiated argument is a variable of its own, as in JAX: the same tensor given twice,
+    or also closed over by ``f``, gets its partial derivative, not the total one.
+
+    >>> x = tl.tensor(3.0)
+    >>> [float(g) for g in tl.grad(lambda a, b: a * b, argnums=(0, 1))(x, x)], float(tl.grad(lambda a: a * x)(x))
+    ([3.0, 3.0], 3.0)
     """
 
     @functools.wraps(f)
@@ -287,16 +312,20 @@ def _float_dtype(value):
     return dtype if dtype.kind == "f" else np.float64
 
 
-def jacobian(f, argnums=0):
+def jacobian(f, argnums=0, has_aux: bool = False):
     """Reverse-mode Jacobian: ``out.shape + arg.shape`` for each differentiated argument.
 
     Outputs may be a tuple, list or dict of tensors (each gets its Jacobians) and arguments
     nested structures (each leaf gets its Jacobian, in the argument's structure); with a tuple
-    ``argnums`` each output gets a tuple, one per argument, as in JAX.
+    ``argnums`` each output gets a tuple, one per argument, as in JAX.  With ``has_aux=True``,
+    ``f`` returns ``(output, aux)`` and the result is ``(jacobian, aux)``.
 
     >>> import tensorlib as tl
     >>> tl.jacobian(lambda x: x * x)(tl.tensor([1.0, 3.0])).numpy().tolist()
     [[2.0, 0.0], [0.0, 6.0]]
+    >>> jac, aux = tl.jacobian(lambda x: (x * x, "aux"), has_aux=True)(tl.tensor([1.0, 3.0]))
+    >>> jac.numpy().tolist(), aux
+    ([[2.0, 0.0], [0.0, 6.0]], 'aux')
     """
 
     def jac_f(*args):
@@ -309,7 +338,7 @@ def jacobian(f, argnums=0):
             treedefs.append(treedef)
         with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
             tape.watch(sources)
-            out = f(*args)
+            out, aux = _split_aux(f(*args), has_aux, "tl.jacobian")
         leaves, outs, out_def = _outputs(out, "tl.jacobian")
         per_output = []
         for leaf, o in zip(leaves, outs):
@@ -320,16 +349,17 @@ def jacobian(f, argnums=0):
                 )
             jacs = _split(tape.jacobian(o, sources, unconnected_gradients="zero"), treedefs)
             per_output.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
-        return tree.unflatten(out_def, per_output)
+        jac = tree.unflatten(out_def, per_output)
+        return (jac, aux) if has_aux else jac
 
     return jac_f
 
 
-def hessian(f, argnums=0):
-    """The Hessian of a scalar function: the Jacobian of its gradient.
+def hessian(f, argnums=0, has_aux: bool = False):
+    """The Hessian of a scalar function: the Jacobian of its gradient (``(hessian, aux)`` with ``has_aux``).
 
     >>> import tensorlib as tl
     >>> tl.hessian(lambda x: tl.sum(x ** 3))(tl.tensor([1.0, 2.0])).numpy().tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacobian(grad(f, argnums), argnums)
+    return jacobian(grad(f, argnums, has_aux), argnums, has_aux)

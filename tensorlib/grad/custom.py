@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import weakref
 
@@ -201,7 +202,11 @@ def custom_gradient(f):
         _no_watched_keywords(f, kwargs, st.tapes)
         if any(lay not in (None, _TENSOR) for lay in layout):
             grad_fn_of = _flattening(layout)
-        with dispatch.tapes_paused():
+        # f's own ops stay off the tapes, unless the gradient may be differentiated again: then a value that
+        # grad_fn closes over (``y = exp(x); grad_fn = lambda dy: dy * y``) must stay a function of the inputs,
+        # or the second derivative through it is a silent zero (JAX and PyTorch differentiate through it).
+        higher_order = len(st.tapes) > 1 or any(getattr(tape, "_persistent", False) for tape in st.tapes)
+        with contextlib.nullcontext() if higher_order else dispatch.tapes_paused():
             reads = GradientTape()  # records no one's gradient: it only learns which Variables f reads
             with reads:
                 y, grad_fn = _outputs_and_grad_fn(f, f(*args, **kwargs))

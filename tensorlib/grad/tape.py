@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from .. import dispatch
+from .. import dtypes as _dt
 from .. import tree
 from ..tensor import Tensor, Variable
 from .backprop import backprop
@@ -170,18 +171,32 @@ class GradientTape:
         for d in target.shape:
             size *= d
         rows = [[] for _ in flat_sources]
-        with self.stop_recording():
+        # A real source of a complex target gets only the real part of a cotangent's gradient, Re(J), from one
+        # pass; the cotangent i e_i gives -Im(J), so its Jacobian J = vjp(e_i) - i vjp(i e_i) (tl.jvp's, JAX's jacfwd).
+        real_of_complex = target.dtype.kind == "c" and any(s.dtype.kind == "f" for s in flat_sources)
+        # As in gradient(): inside its own context a persistent tape records the Jacobian's ops (else the
+        # derivative of the Jacobian from this tape was a silent None).
+        recording = self._persistent and self in dispatch.tapes
+        with contextlib.nullcontext() if recording else self.stop_recording():
             eye = creation.eye(size, dtype=target.dtype, backend=target.backend)
             for i in range(size):
                 weight = shape_ops.reshape(eye[i], target.shape)
                 grads = self._watched_only(
                     flat_sources, "zero", lambda watched: backprop(nodes, [target], [weight], watched, "zero")
                 )
+                if real_of_complex:
+                    imag = self._watched_only(
+                        flat_sources, "zero", lambda watched: backprop(nodes, [target], [weight * 1j], watched, "zero")
+                    )
+                    grads = [g - h * 1j if s.dtype.kind == "f" else g for g, h, s in zip(grads, imag, flat_sources)]
                 for k, g in enumerate(grads):
                     rows[k].append(g)
         result = []
         for src, r in zip(flat_sources, rows):
-            jac = shape_ops.reshape(shape_ops.stack(r), tuple(target.shape) + tuple(src.shape)) if r else None
+            shape = tuple(target.shape) + tuple(src.shape)
+            # An empty target has an empty Jacobian (JAX's shape), not None.
+            dtype = _dt.complex_dtype(src.dtype) if real_of_complex else src.dtype
+            jac = shape_ops.reshape(shape_ops.stack(r), shape) if r else creation.zeros(shape, dtype, src.backend)
             if (
                 unconnected_gradients == "none"
                 and jac is not None

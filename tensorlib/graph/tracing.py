@@ -82,6 +82,7 @@ class _Trace(dispatch.Mode):
         self.arrays: dict = {}  # id(array) -> placeholder of a captured array
         self.constants: dict = {}  # value key -> constant (one per distinct literal)
         self.sources: list = []  # closed-over objects, for the retrace guards
+        self.state: dict = {}  # (id(owner), name) -> (owner, name): Python state read that picks ops (Module.training)
         # _id of a weak Python-float placeholder, or of a value computed from those and literals alone -> the
         # (position, name) of the top-level arguments it comes from (made static if its value is needed)
         self.weak_args: dict = {}
@@ -91,6 +92,9 @@ class _Trace(dispatch.Mode):
         t.backend = backend
         self.known.add(t._id)
         return t
+
+    def reads_state(self, owner, name):
+        self.state.setdefault((id(owner), name), (owner, name))
 
     def needs_value(self, t):
         """``t``'s concrete value is asked for (``float(t)``, an attribute): a Python-float argument then
@@ -583,6 +587,12 @@ def _explain(old: dict, new: dict) -> list[str]:
     return reasons
 
 
+def _state_value(ref, name):
+    """The value of a piece of Python state a trace read; None once its owner is gone."""
+    owner = ref()
+    return None if owner is None else getattr(owner, name)
+
+
 def _identity_reason(call: dict) -> str:
     """The reason for a retrace no description changed: an argument keyed by identity is another object."""
     objects = [f"{path}: another {desc[1]}" for path, desc in call.items() if desc[0] == "object"]
@@ -720,6 +730,9 @@ class Function:
         self._evicted = 0
         self._last_call: dict | None = None
         self._no_retrace = 0
+        # Python state its traces read that picks ops (a Module's training flag), as (weakref to the owner,
+        # attribute name, label): the graphs are keyed by its values too.  A tuple, replaced whole under the lock.
+        self._state: tuple = ()
         # Held while tracing: threads calling a new signature at once trace it once and share the graph.
         self._trace_lock = threading.RLock()
 
@@ -809,6 +822,7 @@ class Function:
                 ) from None
             if self.input_signature is not None:
                 feeds = list(args)
+            base_key, key = key, self._with_state(key)
             hit = self._cached(key)
             if hit is not None:
                 return hit, feeds
@@ -820,7 +834,7 @@ class Function:
                         return hit, feeds
                     concrete = self._cache.get(key)
                     stale = concrete.stale() if concrete is not None and concrete.guards else None
-                    return self._trace(args, kwargs, key, keep, stale, warn), feeds
+                    return self._trace(args, kwargs, base_key, keep, stale, warn), feeds
             except _NeedsValue as e:
                 # The float was needed as a Python value: it is static from now on, and the call traces again.
                 for position, name in e.arguments:
@@ -849,6 +863,29 @@ class Function:
                 if v is leaf:
                     return name + _path_text(path)
         return "?"
+
+    def _with_state(self, key):
+        """``key`` and the values of the Python state that earlier traces read (none read: ``key`` itself)."""
+        if not self._state:
+            return key
+        return (*key, ("python state", tuple(_state_value(ref, name) for ref, name, _ in self._state)))
+
+    def _note_state(self, reads) -> None:
+        """Add the (owner, name) pairs a trace read to the state that keys the graphs (under the trace lock)."""
+        known = {id(ref()): (ref, name) for ref, name, _ in self._state if ref() is not None}
+        fresh = [(o, n) for o, n in reads if known.get(id(o), (None, None))[1] != n]
+        if not fresh:
+            return
+        live = [entry for entry in self._state if entry[0]() is not None]
+        labels = {label for _, _, label in live}
+        for owner, name in fresh:
+            label = f"{type(owner).__name__}.{name}"
+            k = 2
+            while label in labels:
+                label, k = f"{type(owner).__name__}#{k}.{name}", k + 1
+            labels.add(label)
+            live.append((weakref.ref(owner), name, label))
+        self._state = tuple(live)
 
     def _cached(self, key):
         concrete = self._cache.get(key)
@@ -906,6 +943,8 @@ class Function:
                 _describe(a, self._arg_name(i), call, self._static_pos.get(i, False))
             for k, v in sorted(kwargs.items()):
                 _describe(v, k, call, self._static_names.get(k, False))
+        for ref, name, label in self._state:
+            call[label] = ("value", repr(_state_value(ref, name)))
         overrides = _grad_registry.override_key()
         call["tl.grad.override"] = (
             "value",
@@ -936,7 +975,7 @@ class Function:
         if self.input_signature is not None:
             args, kwargs = self.input_signature, {}
         tops = [(i, self._positional[i] if i < len(self._positional) else None) for i in range(len(args))]
-        graph, sources = trace_graph(
+        graph, sources, state_reads = trace_graph(
             self.python_function,
             args,
             kwargs,
@@ -946,6 +985,10 @@ class Function:
             (self._static_pos, self._static_names),
         )
         _hold_argument_variables_weakly(graph, args, kwargs)
+        self._note_state(state_reads)
+        key = self._with_state(key)
+        for ref, name, label in self._state:  # what this trace read, for the next retrace's reason
+            call[label] = ("value", repr(_state_value(ref, name)))
         concrete = _Concrete(graph, _guards(self.python_function, sources), self._weak_keep(key, keep))
         self._cache[key] = concrete
         if len(self._cache) > self.cache_size:
@@ -1038,7 +1081,7 @@ def _parameters(fn) -> tuple:
 
 
 def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=None) -> tuple:
-    """Run ``fn`` under a new trace: ``(graph, closed-over objects)``.
+    """Run ``fn`` under a new trace: ``(graph, closed-over objects, [(owner, name) of the Python state it read]``.
 
     Tensor, array and TensorSpec leaves of the arguments (and Python floats) become placeholders, named by
     ``arg_names`` (default ``args[i]``), but in the arguments that ``static`` (two dicts: position -> mode,
@@ -1061,7 +1104,7 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=N
     leaves, graph.structure = tree.flatten(result, is_constant=_output_constant)
     graph.outputs = [trace.lift(t) for t in leaves]
     trace.freeze_temporaries()
-    return graph, trace.sources
+    return graph, trace.sources, list(trace.state.values())
 
 
 def _output_constant(value) -> bool:

@@ -31,6 +31,12 @@ def _accumulated_dtype(dtype):
     return _dt.int64 if dtype.kind in "biu" else dtype
 
 
+def _accumulator(dtype):
+    # float16 accumulates in float32 and is rounded once at the end (DESIGN §6; PyTorch does too):
+    # summed in float16, 5000 values of 0.1 stop growing at 256.
+    return _dt.float32 if dtype == _dt.float16 else _accumulated_dtype(dtype)
+
+
 def _axis_checked(x, axis):
     return normalize_axis(axis, len(x.shape))
 
@@ -53,20 +59,25 @@ _cumsum = defop(
 @_cumsum.kernel("numpy")
 def _cumsum_numpy(x, *, axis, reverse):
     # np.cumsum: about 20% faster than NumPy's cumulative_sum, which the generic kernel needs.
-    dtype = _accumulated_dtype(x.dtype)
+    dtype = _accumulator(x.dtype)
     if reverse:
-        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=dtype), axis)
-    return np.cumsum(x, axis=axis, dtype=dtype)
+        out = np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=dtype), axis)
+    else:
+        out = np.cumsum(x, axis=axis, dtype=dtype)
+    return out.astype(_dt.float16) if x.dtype == _dt.float16 else out
 
 
 @_cumsum.generic
 def _cumsum_kernel(xp, x, *, axis, reverse):
-    dtype = xp.int64 if xp.isdtype(x.dtype, ("bool", "integral")) else x.dtype
+    half = getattr(xp, "float16", None)
+    dtype = xp.int64 if xp.isdtype(x.dtype, ("bool", "integral")) else xp.float32 if x.dtype == half else x.dtype
     if xp.isdtype(x.dtype, "bool"):  # the standard sums numbers only
         x = xp.astype(x, dtype)
     if reverse:
-        return xp.flip(xp.cumulative_sum(xp.flip(x, axis=axis), axis=axis, dtype=dtype), axis=axis)
-    return xp.cumulative_sum(x, axis=axis, dtype=dtype)
+        out = xp.flip(xp.cumulative_sum(xp.flip(x, axis=axis), axis=axis, dtype=dtype), axis=axis)
+    else:
+        out = xp.cumulative_sum(x, axis=axis, dtype=dtype)
+    return xp.astype(out, half) if x.dtype == half else out
 
 
 register_gradient("Cumsum", lambda node, g: _cumsum_op(g, node.attrs["axis"], not node.attrs["reverse"]))
@@ -109,7 +120,8 @@ def cumprod(x, axis: int | None = None) -> Tensor:
 
     A Hillis-Steele scan of ``ceil(log2(n))`` shifted products: made of Mul, PadV2 and slicing, its
     gradient is exact to every order, zeros included (a rule dividing by x is not, and patching the
-    zeros with masks loses the second derivative with respect to them).
+    zeros with masks loses the second derivative with respect to them).  float16 is multiplied in
+    float32 and rounded once: the scan's partial products may overflow where the running product does not.
 
     >>> import tensorlib as tl
     >>> tl.cumprod(tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
@@ -117,7 +129,7 @@ def cumprod(x, axis: int | None = None) -> Tensor:
     """
     x, axis = _cumulative_flat_or(x, axis, "cumprod")
     ax = normalize_axis(axis, x.ndim, f"cumprod (shape {x.shape}): axis")
-    dtype = _accumulated_dtype(x.dtype)
+    dtype = _accumulator(x.dtype)
     y = math_ops.cast(x, dtype) if x.dtype != dtype else math_ops.identity(x)
     n, step = x.shape[ax], 1
     head = (slice(None),) * ax
@@ -125,7 +137,7 @@ def cumprod(x, axis: int | None = None) -> Tensor:
         paddings = tuple((step, 0) if i == ax else (0, 0) for i in range(x.ndim))
         y = y * shape_ops.pad(y[head + (slice(0, n - step),)], paddings, constant_values=1)
         step *= 2
-    return y
+    return math_ops.cast(y, _dt.float16) if x.dtype == _dt.float16 else y
 
 
 # ------------------------------------------------------------------ tril / triu

@@ -59,6 +59,9 @@ def _fused_batch_norm_infer(x, scale, offset, mean, variance, *, epsilon, is_tra
     named = (("scale", scale), ("offset", offset)) + (() if is_training else (("mean", mean), ("variance", variance)))
     for what, t in named:
         _check_channel_vector(what, t, channels)
+    if is_training and x.shape[:3] == (1, 1, 1):
+        # Each value would be its own mean: y all zeros, the Bessel-corrected variance 0 / 0 (PyTorch raises).
+        raise ValueError(f"expected more than 1 value per channel when training, got x of shape {tuple(x.shape)}")
     stat = spec((channels,), scale.dtype)
     return spec(x.shape, x.dtype), stat, stat, stat
 
