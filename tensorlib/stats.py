@@ -30,14 +30,21 @@ _LOG_2PI = _math.log(2 * _math.pi)
 
 
 def _args(*values):
-    """Tensors of one float dtype: arrays' (integers count as float64), which Python numbers adopt."""
+    """Tensors of one float dtype: arrays' (integers count as float64), which Python numbers adopt.
+
+    A Python float given to a ``tl.function`` is a weak scalar there: a Python number too, so traced
+    calls compute in eager's dtype (it is neither promoted with the arrays nor left weak)."""
+    from .dispatch import WeakScalar
     from .dtypes import float64, promote_types
     from .ops.creation import tensor
 
-    arrays = [_float(v) for v in values if not isinstance(v, (int, float))]
+    def number(v):
+        return isinstance(v, (int, float)) or v.__class__ is WeakScalar
+
+    arrays = [_float(v) for v in values if not number(v)]
     dtype = promote_types(*(a.dtype for a in arrays)) if arrays else float64
     it = iter(arrays)
-    return [tensor(v, dtype=dtype) if isinstance(v, (int, float)) else next(it) for v in values]
+    return [tensor(v, dtype=dtype) if number(v) else next(it) for v in values]
 
 
 def _restrict(logp, inside, valid, x=None) -> Tensor:

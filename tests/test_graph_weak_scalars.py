@@ -55,6 +55,10 @@ def test_arithmetic_on_weak_floats_stays_weak(expression, x, values):
         lambda s: tl.tanh(tl.where(tl.tensor(True), 2.0, s) + tl.tensor(X16)),
         lambda s: tl.where(tl.tensor(True), s, -2) + s,
         lambda s: tl.tanh(tl.maximum(3, s)),
+        # An explicit dtype makes a strong tensor, exact; literals beside one adopt its dtype (they were float32).
+        lambda s: tl.log(tl.tensor(s, dtype="float64")),
+        lambda s: tl.where(tl.tensor(True), 1.0, tl.cast(s, "float64")),
+        lambda s: tl.maximum(0.5, tl.sqrt(tl.cast(s, "float64"))),
     ],
 )
 def test_tensorlib_functions_of_weak_floats_compute_as_eagerly(expression):

@@ -74,3 +74,19 @@ def test_stats_values_match_scipy_for_python_scalar_parameters():
     )
     np.testing.assert_allclose(tl.stats.t.logpdf(x, 3.0, 0.5, 2.0).numpy(), scipy_stats.t.logpdf(x, 3.0, 0.5, 2.0))
     assert tl.stats.norm.logpdf(x.astype(np.float32)).dtype == np.float32
+
+
+def test_stats_traced_with_python_float_parameters_compute_as_eagerly():
+    # Traced, a Python-float parameter stayed a weak scalar: float32 data gave float64 results, float64 data
+    # went through float32 (norm.logpdf(x, 0.0, 0.1) off by 1e-8).
+    logpdfs = [
+        lambda x, s: tl.stats.norm.logpdf(x, 0.0, s),
+        lambda x, s: tl.stats.t.logpdf(x, s),
+        lambda x, s: tl.stats.gamma.logpdf(x, 2.0, scale=s),
+        lambda x, s: tl.stats.beta.logpdf(x, s, 2.0),
+    ]
+    for f in logpdfs:
+        for x in (np.array([0.2, 0.7]), np.array([0.2, 0.7], np.float32), np.array([1, 2])):
+            eager, traced = f(tl.tensor(x), 0.1), tl.function(f)(x, 0.1)
+            assert traced.dtype == eager.dtype
+            np.testing.assert_array_equal(traced.numpy(), eager.numpy())

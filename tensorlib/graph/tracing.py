@@ -121,7 +121,9 @@ class _Trace(dispatch.Mode):
             arguments = self._weak_arguments(ins)
             if op.name not in _PYTHON_OPERATORS:
                 group = ins if op.promote in (None, "all") else [ins[i] for i in op.promote if i < len(ins)]
-                if self._weak_arguments(group) is not None:
+                # A tensor a function made from them (tl.cast(lr, "float64")) is strong: literals adopt its dtype.
+                weak = all(t.__class__ is dispatch.WeakScalar for t in group)
+                if weak and self._weak_arguments(group) is not None:
                     ins, specs = self._as_eager_floats(op, ins, attrs)
         outs = self.graph.add_node(op, ins, attrs, specs, dispatch.user_site())
         self.known.update(o._id for o in outs)

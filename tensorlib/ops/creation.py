@@ -29,9 +29,12 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
     if isinstance(data, Tensor):
         _dt.check_keeps_imaginary(data.dtype, dtype, "tensor")
         if data._value is None:
-            if dtype is None and data.__class__ is dispatch.WeakScalar and data.dtype.kind == "f":
-                # A traced Python-float argument (float64 to hold it exactly): eagerly tl.tensor(1.5) is float32.
-                dtype = _dt.default_float
+            if data.__class__ is dispatch.WeakScalar and data.dtype.kind == "f":
+                # A traced Python-float argument (float64 to hold it exactly): eagerly tl.tensor(1.5) is float32 and
+                # tl.tensor(1.5, dtype) is exactly 1.5 in that dtype, a strong tensor.  Times a strong 1.0 it is
+                # strong and exact (tl.cast of a Python float rounds it to the default float first, as eagerly).
+                data = data * make(np.ones((), data.dtype), data.backend)
+                dtype = dtype or _dt.default_float
             if dtype is not None and _dt.as_dtype(dtype) != data.dtype:
                 from .math import cast
 
