@@ -20,6 +20,8 @@ from __future__ import annotations
 import math as _math
 from types import SimpleNamespace
 
+import numpy as np
+
 from . import special as _sp
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
@@ -49,8 +51,9 @@ def _args(*values):
 
 def _restrict(logp, inside, valid, x=None) -> Tensor:
     """SciPy's values off the support: -inf (density 0) where ``x`` is outside, nan where a parameter
-    is invalid (a scale, shape or rate that is not positive) or ``x`` is nan.  Callers compute ``logp``
-    from a safe stand-in for ``x`` outside, so no gradient meets the nan of a log of a negative number."""
+    is invalid (a scale, shape or rate that is not positive) or ``x`` is nan (given the standardized
+    ``(x - loc) / scale``, a nan ``loc`` and inf / inf are nan too).  Callers compute ``logp`` from a
+    safe stand-in for ``x`` outside, so no gradient meets the nan of a log of a negative number."""
     w = _math_ops.where
     out = w(valid, w(inside, logp, -_math.inf), _math.nan)
     return out if x is None else w(_math_ops.not_equal(x, x), _math.nan, out)
@@ -124,10 +127,11 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
     infinite = df == _math.inf  # the normal limit, as SciPy gives (the formula reads inf - inf there)
     finite_df = _math_ops.where(infinite, 1.0, df)
     half = (finite_df + 1.0) * 0.5
+    # gammaln(half) - gammaln(df / 2) - log(pi) / 2 == -betaln(df / 2, 1 / 2), accurate for a large df,
+    # where the difference of two huge log-gammas lost its digits (from df ~ 1e5 in float32, 1e12 in float64).
     logp = (
-        _sp.gammaln(half)
-        - _sp.gammaln(finite_df * 0.5)
-        - 0.5 * _math_ops.log(finite_df * _math.pi)
+        -_sp.betaln(finite_df * 0.5, 0.5)
+        - 0.5 * _math_ops.log(finite_df)
         - _math_ops.log(scale)
         - half * _math_ops.log1p(z * z / finite_df)
     )
@@ -164,11 +168,11 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     0.405465
     """
     x, a, b, loc, scale = _args(x, a, b, loc, scale)
-    z = (x - loc) / scale
-    inside = _all(z >= 0, z <= 1)
-    z = _math_ops.where(inside, z, 0.5)
+    standard = (x - loc) / scale  # nan for a nan x or loc, and for inf / inf, as in SciPy
+    inside = _all(standard >= 0, standard <= 1)
+    z = _math_ops.where(inside, standard, 0.5)
     logp = _sp.xlogy(a - 1.0, z) + _sp.xlog1py(b - 1.0, -z) - _sp.betaln(a, b) - _math_ops.log(scale)
-    return _restrict(logp, inside, _all(a > 0, b > 0, scale > 0), x)
+    return _restrict(logp, inside, _all(a > 0, b > 0, scale > 0), standard)
 
 
 beta = SimpleNamespace(
@@ -184,11 +188,11 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     -1.0
     """
     x, a, loc, scale = _args(x, a, loc, scale)
-    z = (x - loc) / scale
-    inside = z >= 0
-    z = _math_ops.where(inside, z, 1.0)
+    standard = (x - loc) / scale  # nan for a nan x or loc, and for inf / inf, as in SciPy
+    inside = standard >= 0
+    z = _math_ops.where(inside, standard, 1.0)
     return _restrict(
-        _sp.xlogy(a - 1.0, z) - z - _sp.gammaln(a) - _math_ops.log(scale), inside, _all(a > 0, scale > 0), x
+        _sp.xlogy(a - 1.0, z) - z - _sp.gammaln(a) - _math_ops.log(scale), inside, _all(a > 0, scale > 0), standard
     )
 
 
@@ -202,22 +206,33 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
     """Dirichlet(alpha) log-density.  As in SciPy, ``x`` has the K components on its FIRST axis
     (shape (K,) or (K, N)), ``alpha`` has shape (K,).
 
+    Off the simplex (a negative component, or components whose sum is not 1
+    within SciPy's 1e-9, ``sqrt(eps)`` below float64) the log-density is -inf,
+    where SciPy raises; a concentration that is not positive gives nan.
+
     >>> import tensorlib as tl
     >>> round(float(tl.stats.dirichlet.logpdf(tl.tensor([0.2, 0.3, 0.5]), tl.tensor([1.0, 1.0, 1.0]))), 6)   # log 2!
     0.693147
+    >>> float(tl.stats.dirichlet.logpdf(tl.tensor([-0.1, 0.6, 0.5]), tl.tensor([1.0, 2.0, 3.0])))
+    -inf
     """
     from .ops.shape import reshape
 
     x, alpha = _args(x, alpha)
-    if alpha.ndim != 1 or x.shape[0] != alpha.shape[0]:
+    if alpha.ndim != 1 or x.ndim == 0 or x.shape[0] != alpha.shape[0]:
         raise ValueError(
             f"dirichlet.logpdf: x must have the {alpha.shape[-1] if alpha.ndim else '?'} components "
             f"of alpha on its first axis (x shape {tuple(x.shape)} {x.dtype}, alpha shape "
             f"{tuple(alpha.shape)} {alpha.dtype})"
         )
+    total = _reduce_ops.sum(x, axis=0)
+    tolerance = 1e-9 if x.dtype == np.float64 else float(np.finfo(x.dtype).eps) ** 0.5
+    inside = _all(_reduce_ops.min(x, axis=0) >= 0, _math_ops.abs(total - 1.0) <= tolerance)
+    x = _math_ops.where(inside, x, 1.0 / alpha.shape[0])
     a = reshape(alpha, (-1,) + (1,) * (x.ndim - 1))
     log_norm = _reduce_ops.sum(_sp.gammaln(alpha)) - _sp.gammaln(_reduce_ops.sum(alpha))
-    return _reduce_ops.sum(_sp.xlogy(a - 1.0, x), axis=0) - log_norm
+    logp = _reduce_ops.sum(_sp.xlogy(a - 1.0, x), axis=0) - log_norm
+    return _restrict(logp, inside, _reduce_ops.min(alpha) > 0, total)
 
 
 dirichlet = SimpleNamespace(logpdf=_dirichlet_logpdf, pdf=lambda x, alpha: _math_ops.exp(_dirichlet_logpdf(x, alpha)))

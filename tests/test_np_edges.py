@@ -267,6 +267,11 @@ def _stats_cases():
         ("gamma", "pdf", (1.0,), {"loc": 0.5, "scale": 2.0}),
         ("gamma", "logpdf", (0.5,), {}),
         ("gamma", "logpdf", (2.0,), {"scale": -1.0}),
+        # A nan loc, and an infinite x over an infinite scale, standardize to nan: nan, not -inf.
+        ("beta", "logpdf", (2.0, 3.0), {"loc": np.nan}),
+        ("beta", "logpdf", (2.0, 3.0), {"scale": np.inf}),
+        ("gamma", "logpdf", (2.5,), {"loc": np.nan}),
+        ("gamma", "pdf", (2.5,), {"scale": np.inf}),
         ("t", "logpdf", (np.inf,), {}),
         ("t", "pdf", (np.inf,), {"loc": 1.0, "scale": 2.0}),
         ("t", "logpdf", (0.0,), {}),

@@ -90,3 +90,29 @@ def test_stats_traced_with_python_float_parameters_compute_as_eagerly():
             eager, traced = f(tl.tensor(x), 0.1), tl.function(f)(x, 0.1)
             assert traced.dtype == eager.dtype
             np.testing.assert_array_equal(traced.numpy(), eager.numpy())
+
+
+@pytest.mark.parametrize("dtype, rtol", [("float64", 1e-9), ("float32", 1e-6)])
+def test_student_t_logpdf_keeps_its_digits_for_a_large_df(dtype, rtol):
+    # gammaln((df + 1) / 2) - gammaln(df / 2) cancelled: float32 lost every digit from df ~ 1e6, float64 from 1e13.
+    x = np.array([-2.0, 0.0, 1.0], dtype=dtype)
+    for df in (1e5, 1e8, 1e15):
+        want = scipy_stats.t.logpdf(x.astype(np.float64), df)
+        for f in (tl.stats.t.logpdf, tl.function(tl.stats.t.logpdf)):
+            got = f(x, df)
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got.numpy(), want, rtol=rtol)
+
+
+def test_dirichlet_off_the_simplex_is_minus_inf_and_a_nonpositive_concentration_nan():
+    alpha = np.array([1.0, 2.0, 3.0])
+    x = np.array([[0.2, -0.1, 0.2, 0.0], [0.3, 0.6, 0.2, 0.5], [0.5, 0.5, 0.2, 0.5]])  # columns: points
+    inside = scipy_stats.dirichlet.logpdf(x[:, [0, 3]], alpha)  # SciPy raises for the two off the simplex
+    for f in (tl.stats.dirichlet.logpdf, tl.function(tl.stats.dirichlet.logpdf)):
+        np.testing.assert_allclose(f(x, alpha).numpy(), [inside[0], -np.inf, -np.inf, inside[1]], rtol=1e-12)
+        assert np.isnan(f(x[:, 0], np.array([0.0, 1.0, 1.0])).numpy())
+    g = tl.grad(lambda x: tl.sum(tl.stats.dirichlet.logpdf(x, alpha)))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(g[:, [1, 2]], 0.0)  # no nan leaks from the log of the negative entry
+    np.testing.assert_allclose(g[:, 0], (alpha - 1) / x[:, 0])
+    f32 = np.array([0.1, 0.2, 0.7], np.float32)  # sums to 1 only within float32 rounding
+    assert np.isfinite(tl.stats.dirichlet.logpdf(f32, alpha.astype(np.float32)).numpy())
