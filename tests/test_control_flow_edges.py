@@ -294,6 +294,21 @@ def test_arrays_given_to_control_flow_are_tensorlib_values(traced):
         assert out.numpy().tolist() == [1.0, 2.0]
 
 
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_cond_of_python_numbers_is_weakly_typed(traced):
+    # Eagerly the taken branch's Python number promotes weakly; traced, the Cond node's result was a strong
+    # float32 (int64), so float16 * it became float32 (float64) and int32 * 0.5 float64 instead of float32.
+    scale = lambda v, a, b: v * tl.cond(tl.sum(v) > 0, lambda: a, lambda: b)  # noqa: E731
+    for x, a, b, dtype in [
+        (np.float16, 0.5, 2.0, "float16"),
+        (np.float16, 3, 2, "float16"),
+        (np.int32, 0.5, 2.0, "float32"),
+    ]:
+        x = np.array([1, 2], x)
+        out = tl.function(scale, static_argnums=(1, 2))(x, a, b) if traced else scale(tl.tensor(x), a, b)
+        assert out.dtype == np.dtype(dtype) and out.numpy().tolist() == [a, 2 * a]
+
+
 def test_an_eager_scan_of_length_zero_gives_what_the_traced_one_gives():
     def f(c, xs):
         return tl.scan(lambda c, x: (c * x[0], {"y": c[:1] * 2.0, "n": tl.cast(x, "int32")}), c, xs)

@@ -299,6 +299,9 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     outer = true_sub.outer + [v for v in false_sub.outer if v._id not in true_sub.outer_map]
     tg, fg = true_sub.with_outer(len(leaves), outer), false_sub.with_outer(len(leaves), outer)
     outs = _cond_op(pred, *leaves, *outer, true_graph=tg, false_graph=fg)
+    for o, t, f in zip(outs, tg.outputs, fg.outputs):
+        if t.__class__ is f.__class__ is dispatch.WeakScalar:
+            o.__class__ = t.__class__  # two Python numbers: eagerly the one taken, weakly typed (JAX's rule too)
     return tree.unflatten(tg.structure, outs)
 
 
