@@ -273,7 +273,8 @@ def test_only_the_first_step_sees_a_weak_init(traced):
 @pytest.mark.parametrize("traced", [False, True])
 def test_arrays_given_to_control_flow_are_tensorlib_values(traced):
     # Eagerly the functions got the caller's NumPy arrays: int8 arithmetic wrapped around (100 * 2 == -56) where
-    # the traced forms compute in int32, and a function returning its operand returned the caller's array.
+    # the traced forms compute in int32, and a function returning its operand returned the caller's array (or
+    # Variable) itself, which the caller's next write (or assign) changed.
     small = np.array([100], np.int8)
     runs = [
         lambda: tl.cond(True, lambda a: a * 2, lambda a: a, small),
@@ -283,15 +284,17 @@ def test_arrays_given_to_control_flow_are_tensorlib_values(traced):
     for run in runs:
         out = tl.function(run)() if traced else run()
         assert isinstance(out, tl.Tensor) and out.dtype == np.int32 and out.numpy().tolist() == [200]
+    writes = {np.array: lambda a: a.__setitem__(0, 99.0), tl.Variable: lambda a: a.assign([99.0, 2.0])}
     for run in [
         lambda a: tl.cond(True, lambda v: v, lambda v: v, a),
         lambda a: tl.while_loop(lambda s: False, lambda s: s, a),
-        lambda a: tl.scan(lambda c, _: (c, None), a, None, length=0)[0],
+        lambda a: tl.scan(lambda c, _: (c, None), a, None, length=2)[0],
     ]:
-        caller = np.array([1.0, 2.0])
-        out = tl.function(run)(caller) if traced else run(caller)
-        caller[0] = 99.0
-        assert out.numpy().tolist() == [1.0, 2.0]
+        for kind, write in writes.items():
+            caller = kind(np.array([1.0, 2.0]))
+            out = tl.function(run)(caller) if traced else run(caller)
+            write(caller)
+            assert type(out) is tl.Tensor and out.numpy().tolist() == [1.0, 2.0]
 
 
 @pytest.mark.parametrize("traced", [False, True])

@@ -32,7 +32,7 @@ from typing import Any, Callable
 from .. import dispatch
 from .. import tree
 from ..grad.registry import register_gradient
-from ..tensor import Tensor, TensorSpec, make_symbolic
+from ..tensor import Tensor, TensorSpec, Variable, make_symbolic
 from .registry import defop
 
 __all__ = ["cond", "while_loop", "scan"]
@@ -155,14 +155,21 @@ def _promote_weak(leaves, weak, outs):
 
 
 def _owned(value):
-    """``value`` with its array leaves made tensors, as the traced forms make them: the functions see the dtypes
-    tensorlib holds (a NumPy int8 array is int32, never wrapping around), and no result is the caller's array.
-    Python numbers stay as they are (weakly typed)."""
-    return tree.map(lambda v: dispatch.as_tensor(v) if _is_array(v) else v, value)
+    """``value`` with its arrays and Variables made tensor values, as the traced forms make them: the functions
+    see the dtypes tensorlib holds (a NumPy int8 array is int32, never wrapping around), and no result is the
+    caller's array or Variable (which later writes or assigns would change).  Python numbers stay as they are
+    (weakly typed)."""
+    return tree.map(_value_of, value)
 
 
-def _is_array(value) -> bool:
-    return not isinstance(value, Tensor) and hasattr(value, "shape") and hasattr(value, "dtype")
+def _value_of(leaf):
+    from . import math as math_ops
+
+    if isinstance(leaf, Variable):
+        return math_ops.identity(leaf)  # its value now, recorded: gradients still reach the Variable
+    if not isinstance(leaf, Tensor) and hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+        return dispatch.as_tensor(leaf)
+    return leaf
 
 
 def _callables(what: str, **fns) -> None:
