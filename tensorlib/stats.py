@@ -207,8 +207,9 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
     (shape (K,) or (K, N)), ``alpha`` has shape (K,).
 
     Off the simplex (a negative component, or components whose sum is not 1
-    within SciPy's 1e-9, ``sqrt(eps)`` below float64) the log-density is -inf,
-    where SciPy raises; a concentration that is not positive gives nan.
+    within ``sqrt(eps)`` of float32, of float16 for float16 data, so that an ``x``
+    normalized in float32 and then cast passes) the log-density is -inf, where
+    SciPy raises; a concentration that is not positive gives nan.
 
     >>> import tensorlib as tl
     >>> round(float(tl.stats.dirichlet.logpdf(tl.tensor([0.2, 0.3, 0.5]), tl.tensor([1.0, 1.0, 1.0]))), 6)   # log 2!
@@ -226,7 +227,7 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
             f"{tuple(alpha.shape)} {alpha.dtype})"
         )
     total = _reduce_ops.sum(x, axis=0)
-    tolerance = 1e-9 if x.dtype == np.float64 else float(np.finfo(x.dtype).eps) ** 0.5
+    tolerance = float(max(np.finfo(x.dtype).eps, np.finfo(np.float32).eps)) ** 0.5
     inside = _all(_reduce_ops.min(x, axis=0) >= 0, _math_ops.abs(total - 1.0) <= tolerance)
     x = _math_ops.where(inside, x, 1.0 / alpha.shape[0])
     a = reshape(alpha, (-1,) + (1,) * (x.ndim - 1))

@@ -114,5 +114,6 @@ def test_dirichlet_off_the_simplex_is_minus_inf_and_a_nonpositive_concentration_
     g = tl.grad(lambda x: tl.sum(tl.stats.dirichlet.logpdf(x, alpha)))(tl.tensor(x)).numpy()
     np.testing.assert_allclose(g[:, [1, 2]], 0.0)  # no nan leaks from the log of the negative entry
     np.testing.assert_allclose(g[:, 0], (alpha - 1) / x[:, 0])
-    f32 = np.array([0.1, 0.2, 0.7], np.float32)  # sums to 1 only within float32 rounding
-    assert np.isfinite(tl.stats.dirichlet.logpdf(f32, alpha.astype(np.float32)).numpy())
+    normalized = np.array([1.0, 2.0, 7.0], np.float32) / np.float32(10.0)  # sums to 1 within float32 rounding
+    for x in (normalized, normalized.astype(np.float64)):
+        assert np.isfinite(tl.stats.dirichlet.logpdf(x, alpha.astype(x.dtype)).numpy())

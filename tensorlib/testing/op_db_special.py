@@ -220,7 +220,7 @@ _STATS = [
         tl.stats.t.logpdf,
         _stats("t", "logpdf"),
         _uniform((-3.0, 3.0), (0.5, 6.0), (-1.0, 1.0), (0.5, 2.0)),
-        op_types=("Lgamma",),
+        op_types=("Betaln",),
         dtypes=FLOATS,
     ),
     OpInfo(
