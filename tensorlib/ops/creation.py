@@ -8,6 +8,7 @@ from .. import dispatch
 from .. import dtypes as _dt
 from ..backends import base as _backends
 from ..tensor import Tensor, make
+from ._shapes import as_ints
 
 
 def _backend(backend):
@@ -72,7 +73,7 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
 
 
 def _shape_tuple(shape, what):
-    dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    dims = as_ints(shape, f"{what}: shape")
     if any(d < 0 for d in dims):
         raise ValueError(f"{what}: negative dimension in shape {dims}")
     return dims

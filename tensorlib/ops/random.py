@@ -20,6 +20,7 @@ from .. import dtypes as _dt
 from ..backends import base as _backends
 from ..dispatch import apply
 from ..tensor import Tensor, make
+from ._shapes import as_ints
 from .registry import defop, spec
 
 
@@ -119,7 +120,7 @@ _bernoulli = _draw_op("RandomBernoulli", "bernoulli", "True with probability a."
 
 def _sample(op, shape, dtype, seed, backend, a=0.0, b=1.0) -> Tensor:
     attrs = {
-        "shape": tuple(int(d) for d in shape),
+        "shape": as_ints(shape, f"{op.name}: shape"),
         "dtype": _dt.as_dtype(dtype),
         "seed": None if seed is None else int(seed),
         "a": a,
