@@ -130,3 +130,27 @@ def test_rot90_with_three_axes_names_rot90():
     # It failed with "too many values to unpack (expected 2)".
     with pytest.raises(ValueError, match=r"^rot90: axes must be two different axes, got \(0, 1, 2\)"):
         tl.rot90(tl.ones((2, 2, 2)), 1, (0, 1, 2))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "x, value",
+    [(np.arange(3), 2.7), (np.arange(3, dtype=np.int32), np.nan), (np.arange(3.0), 1 + 2j), (np.arange(3), np.inf)],
+)
+def test_pad_refuses_a_constant_the_dtype_cannot_hold_as_tensorflow(mode, x, value):
+    # NumPy pads [0, 1, 2] with 2.7 as [2, 0, 1, 2, 2]; tensorlib did too, silently.
+    with pytest.raises(TypeError, match=r"^pad: constant_values .* cannot be held exactly by x's dtype"):
+        _run(mode, lambda t: tl.pad(t, 1, constant_values=value), x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "x, value", [(np.arange(3), 2.0), (np.arange(3), -1), (np.arange(3.0), 0.1), (np.ones(2) > 0, 0)]
+)
+def test_pad_with_a_constant_the_dtype_holds_matches_numpy(mode, x, value):
+    _same(_run(mode, lambda t: tl.pad(t, 1, constant_values=value), x), np.pad(x, 1, constant_values=value))
+
+
+def test_pad_with_an_int_outside_the_dtype_is_an_overflow_error():
+    with pytest.raises(OverflowError, match=r"^pad: constant_values 1099511627776 does not fit in int32"):
+        tl.pad(np.arange(3, dtype=np.int32), 1, constant_values=2**40)

@@ -590,7 +590,9 @@ def tile(x, reps) -> Tensor:
 
 def pad(x, paddings, constant_values=0) -> Tensor:
     """Pad each axis by (before, after) with ``constant_values``; ``paddings`` takes NumPy's forms of
-    ``pad_width`` too (n, (n,), (before, after) for every axis).
+    ``pad_width`` too (n, (n,), (before, after) for every axis).  A constant that x's dtype cannot hold
+    exactly (2.5 for an integer x, a complex one for a real x) is a TypeError, as in TensorFlow; NumPy
+    truncates it.
 
     >>> import tensorlib as tl
     >>> tl.pad(tl.ones((1, 2)), 1).shape
@@ -610,7 +612,21 @@ def pad(x, paddings, constant_values=0) -> Tensor:
             f"pad: paddings {given!r} must be one (before, after) pair per axis of shape {x.shape}, or broadcast to them"
         ) from None
     pairs = tuple((int(a), int(b)) for a, b in table.tolist())
+    _check_pad_value(x, constant_values)
     return apply(_pad, (x,), {"paddings": pairs, "constant_values": constant_values})
+
+
+def _check_pad_value(x, value):
+    # NumPy casts the constant to x's dtype: 2.7 padded an int tensor with 2, 1+2j a real one with 1.
+    dispatch.check_int_range(value, x.dtype, "pad: constant_values")
+    given = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+    lossy = given.dtype.kind == "c" and x.dtype.kind != "c" or given.dtype.kind in "fc" and x.dtype.kind in "biu"
+    with np.errstate(invalid="ignore"):
+        if lossy and not np.array_equal(given.astype(x.dtype), given):
+            raise TypeError(
+                f"pad: constant_values {value!r} cannot be held exactly by x's dtype {x.dtype} (x shape "
+                f"{x.shape}); cast x to a wider dtype first, or pass a value of its own"
+            )
 
 
 def integer_indices(indices):
