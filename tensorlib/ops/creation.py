@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import dispatch
@@ -72,7 +74,10 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
 
 
 def _shape_tuple(shape, what):
-    dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    try:  # operator.index: a float dimension is an error, as in NumPy (int() truncated 2.5 to 2)
+        dims = (operator.index(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(operator.index, shape))
+    except TypeError:
+        raise TypeError(f"{what}: shape must be an int or a sequence of ints, got {shape!r}") from None
     if any(d < 0 for d in dims):
         raise ValueError(f"{what}: negative dimension in shape {dims}")
     return dims
