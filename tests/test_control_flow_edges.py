@@ -252,6 +252,66 @@ def test_weak_inits_still_reject_a_narrower_kind_and_numpy_scalars_are_strong(tr
         call(lambda: tl.scan(lambda c, _: (tl.cast(c, "float32"), c), np.float64(0.5), None, length=2))
 
 
+@pytest.mark.parametrize("traced", [False, True])
+def test_only_the_first_step_sees_a_weak_init(traced):
+    # Step 1 makes a strong float32 from 0.0 + int32; step 2 adds int32 to that float32, which is float64
+    # (NumPy's rule): the carry changes dtype, eagerly and traced alike (the trace saw a weak carry every step).
+    xs = np.array([1, 2, 3], np.int32)
+    runs = {
+        "init is": lambda v: tl.scan(lambda c, x: (c + x, c), 0.0, v),
+        "loop_vars are": lambda v: tl.while_loop(lambda s: s < 10, lambda s: s + v[0], 0.0),
+    }
+    for what, run in runs.items():
+        with pytest.raises(TypeError, match=rf"{what} \[float32\[\]\], \w+ returns \[float64\[\]\]$"):
+            tl.function(run)(xs) if traced else run(tl.tensor(xs))
+    # A body that hands a weak value back keeps it weak: with float16 xs, c[0] + x stays float16 at every step.
+    run = lambda v: tl.scan(lambda c, x: ((c[0], c[1] + x), c[0] + x), (0.5, 0.0), v)  # noqa: E731
+    (kept, total), ys = tl.function(run)(xs.astype(np.float16)) if traced else run(tl.tensor(xs.astype(np.float16)))
+    assert float(kept) == 0.5 and float(total) == 6.0 and ys.dtype == total.dtype == np.float16
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_arrays_given_to_control_flow_are_tensorlib_values(traced):
+    # Eagerly the functions got the caller's NumPy arrays: int8 arithmetic wrapped around (100 * 2 == -56) where
+    # the traced forms compute in int32, and a function returning its operand returned the caller's array (or
+    # Variable) itself, which the caller's next write (or assign) changed.
+    small = np.array([100], np.int8)
+    runs = [
+        lambda: tl.cond(True, lambda a: a * 2, lambda a: a, small),
+        lambda: tl.while_loop(lambda s: s[0] < 150, lambda s: s * 2, small),
+        lambda: tl.scan(lambda c, _: (c * 2, c), small, None, length=1)[0],
+    ]
+    for run in runs:
+        out = tl.function(run)() if traced else run()
+        assert isinstance(out, tl.Tensor) and out.dtype == np.int32 and out.numpy().tolist() == [200]
+    writes = {np.array: lambda a: a.__setitem__(0, 99.0), tl.Variable: lambda a: a.assign([99.0, 2.0])}
+    for run in [
+        lambda a: tl.cond(True, lambda v: v, lambda v: v, a),
+        lambda a: tl.while_loop(lambda s: False, lambda s: s, a),
+        lambda a: tl.scan(lambda c, _: (c, None), a, None, length=2)[0],
+    ]:
+        for kind, write in writes.items():
+            caller = kind(np.array([1.0, 2.0]))
+            out = tl.function(run)(caller) if traced else run(caller)
+            write(caller)
+            assert type(out) is tl.Tensor and out.numpy().tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_cond_of_python_numbers_is_weakly_typed(traced):
+    # Eagerly the taken branch's Python number promotes weakly; traced, the Cond node's result was a strong
+    # float32 (int64), so float16 * it became float32 (float64) and int32 * 0.5 float64 instead of float32.
+    scale = lambda v, a, b: v * tl.cond(tl.sum(v) > 0, lambda: a, lambda: b)  # noqa: E731
+    for x, a, b, dtype in [
+        (np.float16, 0.5, 2.0, "float16"),
+        (np.float16, 3, 2, "float16"),
+        (np.int32, 0.5, 2.0, "float32"),
+    ]:
+        x = np.array([1, 2], x)
+        out = tl.function(scale, static_argnums=(1, 2))(x, a, b) if traced else scale(tl.tensor(x), a, b)
+        assert out.dtype == np.dtype(dtype) and out.numpy().tolist() == [a, 2 * a]
+
+
 def test_an_eager_scan_of_length_zero_gives_what_the_traced_one_gives():
     def f(c, xs):
         return tl.scan(lambda c, x: (c * x[0], {"y": c[:1] * 2.0, "n": tl.cast(x, "int32")}), c, xs)

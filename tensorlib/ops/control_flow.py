@@ -32,7 +32,7 @@ from typing import Any, Callable
 from .. import dispatch
 from .. import tree
 from ..grad.registry import register_gradient
-from ..tensor import Tensor, TensorSpec, make_symbolic
+from ..tensor import Tensor, TensorSpec, Variable, make_symbolic
 from .registry import defop
 
 __all__ = ["cond", "while_loop", "scan"]
@@ -129,7 +129,8 @@ def _weak(value) -> list:
 
 
 def _promote_weak(leaves, weak, outs):
-    """``leaves`` with each weak one cast to the dtype a loop body returned it with, or None if none is.
+    """``leaves`` with each weak one made a strong value of the dtype a loop body returned it with (unless it
+    returned a weak value), or None if none changes.
 
     JAX's rule for a weakly typed initial value: ``tl.scan(f, 0.0, xs)`` carries the float type of
     ``xs``, eagerly and traced alike, where a strongly typed one must come back unchanged."""
@@ -139,9 +140,36 @@ def _promote_weak(leaves, weak, outs):
         return None
     promoted, changed = list(leaves), False
     for i, (t, w, o) in enumerate(zip(leaves, weak, outs)):
-        if w and o.shape == t.shape and o.dtype != t.dtype and o.dtype.kind in _WIDER[t.dtype.kind]:
+        # Only the first step sees the weak value: the later ones see what it returned, strong unless the
+        # body handed a weak value back (eagerly ``c + x`` is a strong tensor, and ``c + x`` again promotes
+        # as strong values do: a float32 carry and int32 ``x`` make float64).
+        returned_strong = o.__class__ is not dispatch.WeakScalar
+        if (
+            w
+            and o.shape == t.shape
+            and o.dtype.kind in _WIDER[t.dtype.kind]
+            and (o.dtype != t.dtype or returned_strong)
+        ):
             promoted[i], changed = math_ops.cast(t, o.dtype), True
     return promoted if changed else None
+
+
+def _owned(value):
+    """``value`` with its arrays and Variables made tensor values, as the traced forms make them: the functions
+    see the dtypes tensorlib holds (a NumPy int8 array is int32, never wrapping around), and no result is the
+    caller's array or Variable (which later writes or assigns would change).  Python numbers stay as they are
+    (weakly typed)."""
+    return tree.map(_value_of, value)
+
+
+def _value_of(leaf):
+    from . import math as math_ops
+
+    if isinstance(leaf, Variable):
+        return math_ops.identity(leaf)  # its value now, recorded: gradients still reach the Variable
+    if not isinstance(leaf, Tensor) and hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+        return dispatch.as_tensor(leaf)
+    return leaf
 
 
 def _callables(what: str, **fns) -> None:
@@ -260,7 +288,8 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     _callables("tl.cond", true_fn=true_fn, false_fn=false_fn)
     pred = _scalar_pred(pred, "tl.cond")
     if not dispatch.modes:
-        return true_fn(*operands) if bool(pred.numpy()) else false_fn(*operands)
+        operands = _owned(operands)
+        return _owned(true_fn(*operands) if bool(pred.numpy()) else false_fn(*operands))
     from ..graph.tracing import trace_subgraph
 
     leaves, structure = _flatten(operands, "tl.cond operands")
@@ -277,6 +306,9 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     outer = true_sub.outer + [v for v in false_sub.outer if v._id not in true_sub.outer_map]
     tg, fg = true_sub.with_outer(len(leaves), outer), false_sub.with_outer(len(leaves), outer)
     outs = _cond_op(pred, *leaves, *outer, true_graph=tg, false_graph=fg)
+    for o, t, f in zip(outs, tg.outputs, fg.outputs):
+        if t.__class__ is f.__class__ is dispatch.WeakScalar:
+            o.__class__ = t.__class__  # two Python numbers: eagerly the one taken, weakly typed (JAX's rule too)
     return tree.unflatten(tg.structure, outs)
 
 
@@ -430,6 +462,7 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
 
         xs = tree.unflatten(x_structure, x_leaves)
         return function(lambda c, x: scan(f, c, x, length=0, reverse=reverse))(init, xs)
+    init = _owned(init)
     carry, ys, reference = init, [None] * length, init
     order = [length - 1 - step if reverse else step for step in range(length)]
     for t in order:
@@ -451,7 +484,7 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
     want, structure = _flatten(expected, "tl.scan ys")
     leaves = [_flatten(y, "tl.scan ys")[0] for y in ys]
     stacked = [_shape.stack([_cast_to(per_step[k], w.dtype) for per_step in leaves]) for k, w in enumerate(want)]
-    return carry, tree.unflatten(structure, stacked)
+    return _owned(carry), tree.unflatten(structure, stacked)
 
 
 def _cast_to(t, dtype):
@@ -608,6 +641,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     if maximum_iterations is not None:
         maximum_iterations = _count(maximum_iterations, "tl.while_loop", "maximum_iterations")
     if not dispatch.modes:
+        loop_vars = _owned(loop_vars)
         values, count, reference = loop_vars, 0, loop_vars
         while (maximum_iterations is None or count < maximum_iterations) and bool(
             _scalar_pred(cond_fn(values), "tl.while_loop cond_fn").numpy()
@@ -617,7 +651,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
                 reference = _signature(_adopt_weak(loop_vars, values, "tl.while_loop loop_vars"), "tl.while_loop")
             _check_same(reference, values, _LOOP_RULE, "loop_vars are", "body_fn returns")
             count += 1
-        return values
+        return _owned(values)
     from ..graph.tracing import trace_subgraph
 
     leaves, structure = _flatten(loop_vars, "tl.while_loop loop_vars")
