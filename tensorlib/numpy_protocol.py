@@ -245,7 +245,7 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
 
     if out is not None or mode != "raise":
         raise TypeError("numpy.take: out= and mode= are not supported on tensorlib Tensors")
-    return tl.take(tl.ravel(a), indices) if axis is None else tl.take(a, indices, axis=axis)
+    return tl.take(a, indices, axis=axis)
 
 
 def _clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_NO_VALUE, **kwargs):  # noqa: A002

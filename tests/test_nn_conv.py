@@ -6,6 +6,7 @@ TensorFlow are compared where installed.
 """
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -231,6 +232,27 @@ def test_depth_mismatch_names_op_and_both_shapes():
 def test_conv2d_error_messages(args, exc, match):
     x_shape, w_shape, strides, padding = args
     _raises(exc, match, tl.nn.conv2d, np.ones(x_shape), np.ones(w_shape), strides, padding)
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+@pytest.mark.parametrize(
+    "x_shape, w_shape", [((1, 5, 5, 0), (3, 3, 0, 4)), ((1, 5, 5, 2), (3, 3, 2, 0)), ((1, 5, 5, 2), (0, 3, 2, 1))]
+)
+def test_a_filter_with_zero_elements_is_refused_naming_the_shapes(mode, x_shape, w_shape):
+    # It failed inside the kernel with NumPy's "cannot reshape array of size 0" (traced: without the
+    # op's name); TensorFlow refuses such a filter too.
+    def f(x, w):
+        return tl.nn.conv2d(x, w, 1, "SAME")
+
+    match = rf"^Conv2D: filter must not have zero elements .* got filter shape {re.escape(str(w_shape))}"
+    with pytest.raises(ValueError, match=match):
+        (f if mode == "eager" else tl.function(f))(np.ones(x_shape, np.float32), np.ones(w_shape, np.float32))
+
+
+def test_a_filter_with_zero_elements_is_refused_as_tensorflow_does():
+    tf = pytest.importorskip("tensorflow")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="filter must not have zero elements"):
+        tf.nn.conv2d(tf.ones((1, 5, 5, 2)), tf.ones((3, 3, 2, 0)), 1, "SAME")
 
 
 def test_integer_input_is_rejected_with_its_dtype():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 
 def broadcast_shapes(*shapes) -> tuple:
     """NumPy broadcasting of shapes that may hold ``None``; ValueError quotes them all."""
@@ -26,6 +28,25 @@ def broadcast_shapes(*shapes) -> tuple:
                 raise ValueError(f"shapes {' and '.join(str(tuple(x)) for x in shapes)} are not broadcastable")
         out.append(size)
     return tuple(out)
+
+
+def as_int(value, what: str) -> int:
+    """``value`` as a Python int, read as NumPy reads a size, an offset or a shift: NumPy and tensorlib
+    integers pass, a float (even 2.0) is a TypeError naming ``what`` (``int()`` truncated 2.5 to 2)."""
+    if not hasattr(value, "__index__"):
+        raise TypeError(f"{what} must be an integer, got {value!r}")
+    return operator.index(value)
+
+
+def as_ints(values, what: str) -> tuple:
+    """A shape, or any sequence of sizes (one int for one size), as a tuple of ints; see ``as_int``."""
+    items = values if isinstance(values, (tuple, list)) or np.ndim(values) else (values,)
+    try:
+        return tuple(map(operator.index, items))
+    except TypeError:
+        if all(hasattr(v, "__index__") for v in items):
+            raise  # an index that refuses itself (a float or symbolic tensor) says why
+        raise TypeError(f"{what} must be integers, got {values!r}") from None
 
 
 def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:

@@ -22,7 +22,7 @@ from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
 from . import shape as shape_ops
-from ._shapes import normalize_axes, normalize_axis
+from ._shapes import as_int, as_ints, normalize_axes, normalize_axis
 from .registry import defop, spec
 
 
@@ -87,21 +87,21 @@ def _cumsum_op(x, axis, reverse=False):
     return apply(_cumsum, (x,), {"axis": axis, "reverse": reverse})
 
 
-def _flat_or(x, axis):
+def _flat_or(x, axis, name):
     """(x, axis) with NumPy's axis=None meaning: the flattened array along 0."""
     x = as_tensor(x)
     if axis is None:
         return shape_ops.reshape(x, (-1,)), 0
-    return x, int(axis)
+    return x, as_int(axis, f"{name}: axis")
 
 
 def _cumulative_flat_or(x, axis, name):
-    """``_flat_or`` for cumsum/cumprod: NumPy also takes axis 0 or -1 of a 0-d input, as the flattened one."""
+    """``_flat_or`` for cumsum/cumprod/repeat: NumPy also takes axis 0 or -1 of a 0-d input, as the flattened one."""
     x = as_tensor(x)
     if x.ndim == 0 and axis is not None:
         normalize_axis(axis, 0, f"{name} (shape ()): axis")
         axis = None
-    return _flat_or(x, axis)
+    return _flat_or(x, axis, name)
 
 
 def cumsum(x, axis: int | None = None) -> Tensor:
@@ -180,7 +180,7 @@ def tril(x, k: int = 0) -> Tensor:
     >>> tl.tril(tl.ones((2, 2))).numpy().tolist()
     [[1.0, 0.0], [1.0, 1.0]]
     """
-    return apply(_tril, (_matrix(x),), {"k": int(k)})
+    return apply(_tril, (_matrix(x),), {"k": as_int(k, "tril: k")})
 
 
 def triu(x, k: int = 0) -> Tensor:
@@ -190,7 +190,7 @@ def triu(x, k: int = 0) -> Tensor:
     >>> tl.triu(tl.ones((2, 2))).numpy().tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
-    return apply(_triu, (_matrix(x),), {"k": int(k)})
+    return apply(_triu, (_matrix(x),), {"k": as_int(k, "triu: k")})
 
 
 # ------------------------------------------------------------------ diagonal
@@ -289,7 +289,8 @@ def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     >>> tl.diagonal(tl.tensor([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist()
     [1.0, 4.0]
     """
-    return apply(_diagonal, (x,), {"offset": int(offset), "axis1": int(axis1), "axis2": int(axis2)})
+    offset, axis1, axis2 = as_ints((offset, axis1, axis2), "diagonal: offset, axis1 and axis2")
+    return apply(_diagonal, (x,), {"offset": offset, "axis1": axis1, "axis2": axis2})
 
 
 def diag(v, k: int = 0) -> Tensor:
@@ -304,11 +305,12 @@ def diag(v, k: int = 0) -> Tensor:
         return diagonal(v, k)
     if v.ndim != 1:
         raise ValueError(f"diag: input must be 1-d or 2-d, got shape {v.shape} ({v.dtype})")
-    n = v.shape[0] + abs(int(k))
+    k = as_int(k, "diag: k")
+    n = v.shape[0] + abs(k)
     from .creation import zeros
 
     like = shape_ops.broadcast_to(zeros((), dtype=v.dtype), (n, n))  # only its shape is read: no n * n constant
-    return apply(_diagonal_scatter, (v, like), {"offset": int(k), "axis1": 0, "axis2": 1})
+    return apply(_diagonal_scatter, (v, like), {"offset": k, "axis1": 0, "axis2": 1})
 
 
 def trace(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
@@ -355,11 +357,11 @@ def roll(x, shift, axis=None) -> Tensor:
     >>> tl.roll(tl.tensor([1, 2, 3]), 1).numpy().tolist()
     [3, 1, 2]
     """
-    shifts = (int(shift),) if np.ndim(shift) == 0 else tuple(int(k) for k in shift)
+    shifts = as_ints(shift, "roll: shift")
     if axis is None:
         shifts = (sum(shifts),)  # NumPy rolls the flattened array by each shift in turn
     else:
-        axis = (int(axis),) if np.ndim(axis) == 0 else tuple(int(a) for a in axis)
+        axis = as_ints(axis, "roll: axis")
         if len(shifts) == 1 and len(axis) > 1:
             shifts = shifts * len(axis)
     return apply(_roll, (x,), {"shift": shifts, "axis": axis})
@@ -384,7 +386,7 @@ def flip(x, axis=None) -> Tensor:
     [[4, 3], [2, 1]]
     """
     x = as_tensor(x)
-    axes = tuple(range(x.ndim)) if axis is None else (int(axis),) if np.ndim(axis) == 0 else tuple(axis)
+    axes = tuple(range(x.ndim)) if axis is None else (axis,) if np.ndim(axis) == 0 else tuple(axis)
     return apply(_flip, (x,), {"axis": axes})
 
 
@@ -416,10 +418,11 @@ def rot90(x, k: int = 1, axes=(0, 1)) -> Tensor:
     [[2, 4], [1, 3]]
     """
     x = as_tensor(x)
-    a0, a1 = (normalize_axis(a, x.ndim, f"rot90 (shape {x.shape}): axis") for a in axes)
+    if len(axes) == 2:
+        a0, a1 = (normalize_axis(a, x.ndim, f"rot90 (shape {x.shape}): axis") for a in axes)
     if len(axes) != 2 or a0 == a1:
         raise ValueError(f"rot90: axes must be two different axes, got {axes} (shape {x.shape})")
-    k %= 4
+    k = as_int(k, "rot90: k") % 4
     if k == 0:
         return math_ops.identity(x)
     if k == 2:
@@ -601,9 +604,9 @@ def array_split(x, indices_or_sections, axis: int = 0) -> tuple:
     [(2,), (2,), (1,)]
     """
     x = as_tensor(x)
-    if not isinstance(indices_or_sections, (int, np.integer)):
+    if np.ndim(indices_or_sections):
         return shape_ops.split(x, indices_or_sections, axis)
-    n = int(indices_or_sections)
+    n = as_int(indices_or_sections, "array_split: sections")
     size = x.shape[normalize_axis(axis, x.ndim, f"array_split (shape {x.shape}): axis")]
     if n <= 0:
         raise ValueError(f"array_split: number of sections must be larger than 0, got {n} (shape {x.shape})")
@@ -840,7 +843,7 @@ def sort(x, axis: int | None = -1) -> Tensor:
     >>> tl.sort(tl.tensor([[3.0, 1.0], [0.0, 2.0]]), axis=None).numpy().tolist()
     [0.0, 1.0, 2.0, 3.0]
     """
-    x, axis = _flat_or(x, axis)
+    x, axis = _flat_or(x, axis, "sort")
     return apply(_sort, (x,), {"axis": axis})
 
 
@@ -855,7 +858,7 @@ def argsort(x, axis: int | None = -1, kind: str | None = None, stable: bool | No
     # NumPy reads the kind by its first letter: quicksort, heapsort, mergesort or stable.
     if kind is not None and (not isinstance(kind, str) or kind[:1] not in ("q", "h", "m", "s")):
         raise ValueError(f"argsort: kind must be 'quicksort', 'heapsort', 'mergesort' or 'stable', got {kind!r}")
-    x, axis = _flat_or(x, axis)
+    x, axis = _flat_or(x, axis, "argsort")
     return apply(_argsort, (x,), {"axis": axis, "stable": bool(stable) or (kind or "")[:1] in ("s", "m")})
 
 
@@ -867,7 +870,7 @@ def take_along_axis(x, indices, axis: int | None) -> Tensor:
     >>> tl.take_along_axis(x, tl.argsort(x, axis=1), axis=1).numpy().tolist()
     [[1.0, 3.0], [0.0, 2.0]]
     """
-    x, axis = _flat_or(x, axis)
+    x, axis = _flat_or(x, axis, "take_along_axis")
     return apply(_take_along, (x, shape_ops.integer_indices(indices)), {"axis": axis})
 
 
@@ -976,6 +979,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
     a = as_tensor(a)
     if a.ndim == 0:
         raise ValueError("diff: needs a tensor of rank >= 1, got a 0-d tensor")
+    n = as_int(n, "diff: order n")
     if n < 0:
         raise ValueError(f"diff: order n must be non-negative, got {n}")
     ax = normalize_axis(axis, a.ndim, f"diff (shape {a.shape}): axis")
@@ -1006,10 +1010,10 @@ def repeat(a, repeats, axis: int | None = None) -> Tensor:
     >>> tl.repeat(tl.tensor([1, 2]), [1, 2]).numpy().tolist()
     [1, 2, 2]
     """
-    a, ax = _flat_or(a, axis)
+    a, ax = _cumulative_flat_or(a, axis, "repeat")
     ax = normalize_axis(ax, a.ndim, f"repeat (shape {a.shape}): axis")
     size = a.shape[ax]
-    counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
+    counts = np.asarray(shape_ops.integer_indices(repeats))  # [] too: no repeats for an empty axis
     if (
         counts.dtype.kind not in "iu"
         or (counts < 0).any()

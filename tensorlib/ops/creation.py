@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
 from ..backends import base as _backends
 from ..tensor import Tensor, make
+from ._shapes import as_ints
 
 
 def _backend(backend):
@@ -74,10 +73,7 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
 
 
 def _shape_tuple(shape, what):
-    try:  # operator.index: a float dimension is an error, as in NumPy (int() truncated 2.5 to 2)
-        dims = (operator.index(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(operator.index, shape))
-    except TypeError:
-        raise TypeError(f"{what}: shape must be an int or a sequence of ints, got {shape!r}") from None
+    dims = as_ints(shape, f"{what}: shape")
     if any(d < 0 for d in dims):
         raise ValueError(f"{what}: negative dimension in shape {dims}")
     return dims

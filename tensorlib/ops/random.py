@@ -20,7 +20,7 @@ from .. import dtypes as _dt
 from ..backends import base as _backends
 from ..dispatch import apply
 from ..tensor import Tensor, make
-from .creation import _shape_tuple
+from ._shapes import as_ints
 from .registry import defop, spec
 
 
@@ -52,7 +52,7 @@ class Generator:
             _check_draw(distribution, dtype, a, b)
         except (TypeError, ValueError) as e:
             raise type(e)(f"tl.random.Generator.{distribution}: {e}") from None
-        return make(self.draw_array(bk, distribution, _shape_tuple(shape, "tl.random.Generator"), dtype, a, b), bk)
+        return make(self.draw_array(bk, distribution, as_ints(shape, "tl.random.Generator: shape"), dtype, a, b), bk)
 
     def draw_array(self, backend, distribution: str, shape: tuple, dtype, a=0.0, b=1.0):
         """As :meth:`draw`, the backend's raw array (what kernels use)."""
@@ -161,7 +161,7 @@ _bernoulli = _draw_op("RandomBernoulli", "bernoulli", "True with probability a."
 
 def _sample(op, shape, dtype, seed, backend, a=0.0, b=1.0) -> Tensor:
     attrs = {
-        "shape": _shape_tuple(shape, op.name),
+        "shape": as_ints(shape, f"{op.name}: shape"),
         "dtype": _dt.as_dtype(dtype),
         "seed": _as_seed(seed, op.name),
         "a": a,

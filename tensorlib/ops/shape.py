@@ -10,7 +10,7 @@ from .. import dtypes as _dt
 from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
-from ._shapes import broadcast_shapes, normalize_axes, normalize_axis
+from ._shapes import as_int, as_ints, broadcast_shapes, normalize_axes, normalize_axis
 from .registry import defop, spec
 
 
@@ -474,10 +474,10 @@ def _one_hot_kernel(xp, indices, *, depth, on_value, off_value, axis, dtype):
 
 
 # ------------------------------------------------------------------ public functions
-def _shape_attr(shape):
+def _shape_attr(shape, what):
     if isinstance(shape, Tensor):
         shape = shape.numpy().tolist()
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    return as_ints(shape, what)
 
 
 def reshape(x, shape) -> Tensor:
@@ -487,7 +487,7 @@ def reshape(x, shape) -> Tensor:
     >>> tl.reshape(tl.arange(6), (2, -1)).shape
     (2, 3)
     """
-    return apply(_reshape, (x,), {"shape": _shape_attr(shape)})
+    return apply(_reshape, (x,), {"shape": _shape_attr(shape, "reshape: shape")})
 
 
 def reshape_like(x, like) -> Tensor:
@@ -495,24 +495,28 @@ def reshape_like(x, like) -> Tensor:
 
 
 def transpose(x, perm=None) -> Tensor:
-    """Permute axes (reverse them by default)."""
+    """Permute axes (reverse them by default); negative axes count from the end, as in NumPy."""
+    ndim = len(x.shape) if hasattr(x, "shape") else np.ndim(x)
     if perm is None:
-        perm = tuple(reversed(range(len(x.shape) if hasattr(x, "shape") else np.ndim(x))))
-    return apply(_transpose, (x,), {"perm": tuple(int(p) for p in perm)})
+        return apply(_transpose, (x,), {"perm": tuple(reversed(range(ndim)))})
+    perm = as_ints(perm, "transpose: perm")
+    return apply(_transpose, (x,), {"perm": tuple(p + ndim if -ndim <= p < 0 else p for p in perm)})
 
 
 def expand_dims(x, axis) -> Tensor:
-    return apply(_expand, (x,), {"axis": (int(axis),) if isinstance(axis, (int, np.integer)) else tuple(axis)})
+    return apply(_expand, (x,), {"axis": as_ints(axis, "expand_dims: axis")})
 
 
 def squeeze(x, axis=None) -> Tensor:
     if axis is not None:
-        axis = (int(axis),) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        axis = as_ints(axis, "squeeze: axis")
+        if axis in ((0,), (-1,)) and (x.ndim if isinstance(x, Tensor) else np.ndim(x)) == 0:
+            axis = None  # NumPy squeezes axis 0 or -1 of a 0-d array: nothing
     return apply(_squeeze, (x,), {"axis": axis})
 
 
 def broadcast_to(x, shape) -> Tensor:
-    return apply(_broadcast_to, (x,), {"shape": _shape_attr(shape)})
+    return apply(_broadcast_to, (x,), {"shape": _shape_attr(shape, "broadcast_to: shape")})
 
 
 def broadcast_like(x, like) -> Tensor:
@@ -525,12 +529,12 @@ def shape_size(x, axis) -> Tensor:
 
 def concat(values, axis: int = 0) -> Tensor:
     """Join a sequence of tensors along ``axis``."""
-    return apply(_concat, tuple(values), {"axis": int(axis)})
+    return apply(_concat, tuple(values), {"axis": as_int(axis, "concat: axis")})
 
 
 def stack(values, axis: int = 0) -> Tensor:
     """Join tensors of equal shape along a new ``axis``."""
-    return apply(_stack, tuple(values), {"axis": int(axis)})
+    return apply(_stack, tuple(values), {"axis": as_int(axis, "stack: axis")})
 
 
 dispatch._stack_op = stack
@@ -544,8 +548,8 @@ def split(x, indices_or_sections, axis: int = 0) -> tuple:
         raise ValueError(f"SplitV: cannot split a 0-d tensor (shape {x.shape}, {x.dtype})")
     ax = normalize_axis(axis, x.ndim, f"split (shape {x.shape}): axis")
     size = x.shape[ax]
-    if isinstance(indices_or_sections, (int, np.integer)):
-        n = int(indices_or_sections)
+    if not np.ndim(indices_or_sections):
+        n = as_int(indices_or_sections, "split: sections")
         if n <= 0 or size is None or size % n:
             raise ValueError(
                 f"SplitV: axis {axis} of size {size} (shape {x.shape}) cannot be split into {n} equal sections"
@@ -554,7 +558,9 @@ def split(x, indices_or_sections, axis: int = 0) -> tuple:
     else:
         # NumPy's slicing semantics: negative points count from the end, points past the end clip.
         points = (
-            [0] + [min(max(int(p) + size if int(p) < 0 else int(p), 0), size) for p in indices_or_sections] + [size]
+            [0]
+            + [min(max(p + size if p < 0 else p, 0), size) for p in as_ints(indices_or_sections, "split: points")]
+            + [size]
         )
         if any(b < a for a, b in zip(points[:-1], points[1:])):
             raise ValueError(
@@ -575,7 +581,7 @@ def tile(x, reps) -> Tensor:
     """
 
     x = as_tensor(x)
-    reps = _shape_attr(reps)
+    reps = _shape_attr(reps, "tile: reps")
     if len(reps) > x.ndim:
         x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(-1 if d is None else d for d in x.shape))
     reps = (1,) * (x.ndim - len(reps)) + reps
@@ -584,7 +590,9 @@ def tile(x, reps) -> Tensor:
 
 def pad(x, paddings, constant_values=0) -> Tensor:
     """Pad each axis by (before, after) with ``constant_values``; ``paddings`` takes NumPy's forms of
-    ``pad_width`` too (n, (n,), (before, after) for every axis).
+    ``pad_width`` too (n, (n,), (before, after) for every axis).  A constant that x's dtype cannot hold
+    exactly (2.5 for an integer x, a complex one for a real x) is a TypeError, as in TensorFlow; NumPy
+    truncates it.
 
     >>> import tensorlib as tl
     >>> tl.pad(tl.ones((1, 2)), 1).shape
@@ -604,7 +612,21 @@ def pad(x, paddings, constant_values=0) -> Tensor:
             f"pad: paddings {given!r} must be one (before, after) pair per axis of shape {x.shape}, or broadcast to them"
         ) from None
     pairs = tuple((int(a), int(b)) for a, b in table.tolist())
+    _check_pad_value(x, constant_values)
     return apply(_pad, (x,), {"paddings": pairs, "constant_values": constant_values})
+
+
+def _check_pad_value(x, value):
+    # NumPy casts the constant to x's dtype: 2.7 padded an int tensor with 2, 1+2j a real one with 1.
+    dispatch.check_int_range(value, x.dtype, "pad: constant_values")
+    given = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+    lossy = given.dtype.kind == "c" and x.dtype.kind != "c" or given.dtype.kind in "fc" and x.dtype.kind in "biu"
+    with np.errstate(invalid="ignore"):
+        if lossy and not np.array_equal(given.astype(x.dtype), given):
+            raise TypeError(
+                f"pad: constant_values {value!r} cannot be held exactly by x's dtype {x.dtype} (x shape "
+                f"{x.shape}); cast x to a wider dtype first, or pass a value of its own"
+            )
 
 
 def integer_indices(indices):
@@ -616,9 +638,17 @@ def integer_indices(indices):
     return indices
 
 
-def take(x, indices, axis: int = 0) -> Tensor:
-    """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``)."""
-    return apply(_take, (x, integer_indices(indices)), {"axis": int(axis)})
+def take(x, indices, axis: int | None = 0) -> Tensor:
+    """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``); ``axis=None``
+    takes from the flattened ``x`` as NumPy does (the default, 0, is TensorFlow's ``gather``'s).
+
+    >>> import tensorlib as tl
+    >>> tl.take(tl.tensor([[1, 2], [3, 4]]), [3, 0], axis=None).numpy().tolist()
+    [4, 1]
+    """
+    if axis is None:
+        return take(reshape(x, (-1,)), indices, 0)
+    return apply(_take, (x, integer_indices(indices)), {"axis": as_int(axis, "take: axis")})
 
 
 gather = take
@@ -629,10 +659,10 @@ def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, axis: int = -1, dt
         _one_hot,
         (indices,),
         {
-            "depth": int(depth),
+            "depth": as_int(depth, "one_hot: depth"),
             "on_value": on_value,
             "off_value": off_value,
-            "axis": int(axis),
+            "axis": as_int(axis, "one_hot: axis"),
             "dtype": _dt.as_dtype(dtype),
         },
     )
@@ -684,7 +714,14 @@ def getitem(x, index) -> Tensor:
         elif isinstance(i, Tensor) and i.ndim == 0:
             clean.append(int(i))
         elif isinstance(i, slice):
-            clean.append(slice(*(None if v is None else int(v) for v in (i.start, i.stop, i.step))))
+            clean.append(
+                slice(
+                    *(
+                        None if v is None else as_int(v, "StridedSlice: a slice bound")
+                        for v in (i.start, i.stop, i.step)
+                    )
+                )
+            )
         elif i is None or i is Ellipsis:
             clean.append(i)
         else:

@@ -85,6 +85,11 @@ def _check_rank4(what: str, shape, layout: str) -> None:
 def _check_conv_operands(input_shape, filter_shape) -> None:
     _check_rank4("input", input_shape, "NHWC (batch, height, width, channels)")
     _check_rank4("filter", filter_shape, "HWIO (height, width, in_channels, out_channels)")
+    if 0 in filter_shape:  # TensorFlow's rule; the kernels would fail reshaping an empty patch matrix
+        raise ValueError(
+            f"filter must not have zero elements (every dimension non-zero), got filter shape "
+            f"{tuple(filter_shape)} (input shape {tuple(input_shape)})"
+        )
     if None not in (input_shape[3], filter_shape[2]) and input_shape[3] != filter_shape[2]:
         hint = ""
         if input_shape[1] == filter_shape[2]:
