@@ -312,6 +312,23 @@ def test_a_cond_of_python_numbers_is_weakly_typed(traced):
         assert out.dtype == np.dtype(dtype) and out.numpy().tolist() == [a, 2 * a]
 
 
+def test_a_carry_whose_unknown_size_changes_is_refused_as_eagerly():
+    # Traced with None sizes, the body's result fits its spec whatever its size: the loop went on with a carry
+    # that grew (a while_loop of 3 values returned 24) where the eager loop raises.
+    grow = lambda s: tl.concat([s, s], 0)  # noqa: E731
+    loops = [
+        ("init is", lambda a: tl.scan(lambda c, _: (grow(c), tl.sum(c)), a, None, length=2)[0]),
+        ("loop_vars are", lambda a: tl.while_loop(lambda s: tl.sum(s) < 10.0, grow, a)),
+        ("loop_vars are", lambda a: tl.while_loop(lambda s: tl.sum(s) < 10.0, grow, a, maximum_iterations=5)),
+    ]
+    for was, loop in loops:
+        message = rf"{was} \[float64\[3\]\], \w+ returns \[float64\[6\]\]"
+        with pytest.raises(TypeError, match=message):
+            loop(tl.tensor(np.ones(3)))
+        with pytest.raises(TypeError, match=message):
+            tl.function(loop, input_signature=[tl.TensorSpec((None,), "float64")])(np.ones(3))
+
+
 def test_an_eager_scan_of_length_zero_gives_what_the_traced_one_gives():
     def f(c, xs):
         return tl.scan(lambda c, x: (c * x[0], {"y": c[:1] * 2.0, "n": tl.cast(x, "int32")}), c, xs)

@@ -131,6 +131,18 @@ def _scaled(x):
     return x * _SCALE
 
 
+def test_rebinding_a_global_read_in_a_branch_or_loop_body_retraces():
+    # The lambdas are the function's own code: their globals were not guarded, so the old array was read on.
+    global _SCALE
+    f = tl.function(lambda x: tl.cond(tl.sum(x) > 0, lambda: x * _SCALE, lambda: x))
+    g = tl.function(lambda x: tl.scan(lambda c, _: (c + _SCALE, c), x, None, length=2)[0])
+    _SCALE = np.array([2.0, 3.0])
+    assert f(np.ones(2)).numpy().tolist() == [2.0, 3.0] and g(np.zeros(2)).numpy().tolist() == [4.0, 6.0]
+    _SCALE = np.array([5.0, 7.0])
+    assert f(np.ones(2)).numpy().tolist() == [5.0, 7.0] and g(np.zeros(2)).numpy().tolist() == [10.0, 14.0]
+    assert f.retrace_reasons[-1] == g.retrace_reasons[-1] == "captured global '_SCALE' now refers to a different object"
+
+
 # ---------------------------------------------------------------- captures
 def test_a_big_closed_over_array_is_captured_by_reference_not_embedded():
     data = np.ones((256, 256))  # 512 KiB

@@ -15,6 +15,7 @@ import inspect
 import itertools
 import sys
 import threading
+import types
 import warnings
 import weakref
 
@@ -683,11 +684,21 @@ def _guards(fn, sources) -> list:
             continue
         if id(value) in wanted:
             guards.append(("closure", cell, name, value))
-    for name in code.co_names:
+    for name in _global_names(code):
         value = fn.__globals__.get(name)
         if value is not None and id(value) in wanted:
             guards.append(("global", fn.__globals__, name, value))
     return guards
+
+
+def _global_names(code) -> set:
+    """The global names ``code`` reads, with those its nested functions read (a branch or loop body written
+    inside the traced function reads its globals as directly as the function does)."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
 
 
 class Function:

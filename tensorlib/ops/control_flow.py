@@ -362,6 +362,7 @@ def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse, history):
         for j, c in enumerate(carry if history else ()):
             history[j][t] = c
         out = _run(body, carry + [x[t, ...] for x in xs] + outer)
+        _same_shapes(carry, out[:n_carry], _CARRY_RULE, "init is", "f returns")  # (the ys' shapes follow)
         carry = list(out[:n_carry])
         for k in range(n_ys):
             ys[k][t] = out[n_carry + k]
@@ -451,6 +452,14 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 _CARRY_RULE = "tl.scan: f must return a carry of the same structure, shapes and dtypes as init"
 _YS_RULE = "tl.scan: f must return ys of the same structure, shapes and dtypes at every step"
 _LOOP_RULE = "tl.while_loop: body_fn must return the structure, shapes and dtypes of loop_vars"
+
+
+def _same_shapes(before, after, rule: str, was: str, got: str) -> None:
+    """The eager loops' check, made on raw arrays as a node runs: traced with None sizes, a carry that changes
+    shape is known only then (the loop went on with it, silently)."""
+    if any(a.shape != b.shape for a, b in zip(before, after)):
+        drawn = lambda arrays: "[" + ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays) + "]"  # noqa: E731
+        raise TypeError(f"{rule}: {was} {drawn(before)}, {got} {drawn(after)}")
 
 
 def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
@@ -582,7 +591,9 @@ _while_op = defop(
 def _while_kernel(xp, *args, cond_graph, body_graph, n_vars, maximum_iterations):
     values, outer, count = list(args[:n_vars]), list(args[n_vars:]), 0
     while (maximum_iterations is None or count < maximum_iterations) and bool(_run(cond_graph, values + outer)[0]):
-        values = list(_run(body_graph, values + outer))
+        new = _run(body_graph, values + outer)
+        _same_shapes(values, new, _LOOP_RULE, "loop_vars are", "body_fn returns")
+        values = list(new)
         count += 1
     return tuple(values)
 
