@@ -59,15 +59,23 @@ def _named(target, who: str, prefix: str = "") -> dict:
                 raise ValueError(f"{who}: key {key!r} under {name or '<root>'!r} contains '.', the name separator")
             name = f"{name}.{key}" if name else key
         if _holds_variables(leaf):
-            out.update(_named(leaf, who, name))
+            for sub_name, t in _named(leaf, who, name).items():
+                _add(out, sub_name, t, who)
         elif isinstance(leaf, Tensor):
-            out[name or "value"] = leaf
+            _add(out, name or "value", leaf, who)
         else:
             raise TypeError(
                 f"{who}: entry {name or '<root>'!r} is a {type(leaf).__name__}; expected a Variable, "
                 "Tensor, Module, optimizer, or a dict/list/tuple of them"
             )
     return out
+
+
+def _add(named: dict, name: str, t: Tensor, who: str) -> None:
+    # Two entries with one name ({"0": a, 0: b}) kept only the last: the checkpoint silently lost one.
+    if name in named and named[name] is not t:
+        raise ValueError(f"{who}: two entries are both named {name!r}; give them keys that differ as strings")
+    named[name] = t
 
 
 def save_variables(path, target) -> None:

@@ -33,18 +33,29 @@ def _fans(shape) -> tuple:
     if len(shape) < 1:
         raise ValueError(f"initializers: a weight needs at least one dimension to define its fans, got shape {shape}")
     if len(shape) == 1:
-        return shape[0], shape[0]
-    receptive = math.prod(shape[:-2])
-    return shape[-2] * receptive, shape[-1] * receptive
+        fan_in = fan_out = shape[0]
+    else:
+        receptive = math.prod(shape[:-2])
+        fan_in, fan_out = shape[-2] * receptive, shape[-1] * receptive
+    # A zero fan belongs to an empty weight: 1 instead, as Keras does, so its bound is no ZeroDivisionError.
+    return max(fan_in, 1), max(fan_out, 1)
 
 
 def _rng(seed) -> np.random.Generator:
     return _random._gen(seed)._rng
 
 
-def _draw(distribution, shape, seed, dtype, a, b) -> Tensor:
+def _float_dtype(dtype, who: str):
+    """Random weights are floats (an int32 glorot_uniform weight was its draws truncated, mostly 0)."""
+    dtype = _dt.as_dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"initializers.{who}: random weights need a float dtype, got {dtype}")
+    return dtype
+
+
+def _draw(distribution, shape, seed, dtype, a, b, who: str) -> Tensor:
     """Drawn on the current backend with its own generator (CuPy's on the GPU, NumPy's stream on the host)."""
-    return _random._gen(seed).draw(distribution, tuple(int(d) for d in shape), dtype, a, b)
+    return _random._gen(seed).draw(distribution, tuple(int(d) for d in shape), _float_dtype(dtype, who), a, b)
 
 
 def _finish(host: np.ndarray, dtype) -> Tensor:
@@ -65,26 +76,26 @@ def glorot_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Uniform in ``[-a, a]`` with ``a = sqrt(6 / (fan_in + fan_out))`` (Glorot & Bengio 2010)."""
     fan_in, fan_out = _fans(shape)
     limit = math.sqrt(6.0 / (fan_in + fan_out))
-    return _draw("uniform", shape, seed, dtype, -limit, limit)
+    return _draw("uniform", shape, seed, dtype, -limit, limit, "glorot_uniform")
 
 
 def glorot_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Normal with standard deviation ``sqrt(2 / (fan_in + fan_out))``."""
     fan_in, fan_out = _fans(shape)
-    return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / (fan_in + fan_out)))
+    return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / (fan_in + fan_out)), "glorot_normal")
 
 
 def he_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Uniform in ``[-a, a]`` with ``a = sqrt(6 / fan_in)`` (He et al. 2015, for ReLU layers)."""
     fan_in, _ = _fans(shape)
     limit = math.sqrt(6.0 / fan_in)
-    return _draw("uniform", shape, seed, dtype, -limit, limit)
+    return _draw("uniform", shape, seed, dtype, -limit, limit, "he_uniform")
 
 
 def he_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Normal with standard deviation ``sqrt(2 / fan_in)``."""
     fan_in, _ = _fans(shape)
-    return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / fan_in))
+    return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / fan_in), "he_normal")
 
 
 def orthogonal(shape, seed: int | None = None, dtype=_dt.float32, gain: float = 1.0) -> Tensor:
@@ -102,6 +113,7 @@ def orthogonal(shape, seed: int | None = None, dtype=_dt.float32, gain: float = 
     shape = tuple(int(d) for d in shape)
     if len(shape) < 2:
         raise ValueError(f"orthogonal: needs a weight of at least 2 dimensions, got shape {shape}")
+    dtype = _float_dtype(dtype, "orthogonal")
     rows, cols = math.prod(shape[:-1]), shape[-1]
     gaussian = _rng(seed).normal(size=(max(rows, cols), min(rows, cols)))
     q, r = np.linalg.qr(gaussian)

@@ -30,7 +30,11 @@ __all__ = ["Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "BatchNorm", "Dropout", 
 
 
 def _positive(what: str, value, layer: str) -> int:
-    if isinstance(value, bool) or int(value) != value or int(value) < 1:
+    try:
+        whole = not isinstance(value, bool) and int(value) == value and value >= 1
+    except (TypeError, ValueError):  # None or a string: int() raised naming neither the layer nor the argument
+        whole = False
+    if not whole:
         raise ValueError(f"{layer}: {what} must be a positive integer, got {value!r}")
     return int(value)
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree
+from .ops import creation as _creation
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
 from .tensor import Tensor, Variable
@@ -58,11 +59,12 @@ def _pairs(grads, variables, who: str) -> list:
     # None is a leaf here: a None gradient (an unconnected variable) still pairs with its variable.
     grad_paths, grad_def = tree.flatten_with_path(grads, is_leaf=_is_none)
     var_paths, var_def = tree.flatten_with_path(variables, is_leaf=_is_none)
-    # Paths, not TreeDefs, must agree: a tuple of gradients for a list of variables is fine.
-    if [p for p, _ in grad_paths] != [p for p, _ in var_paths]:
-        g_set, v_set = {p for p, _ in grad_paths}, {p for p, _ in var_paths}
-        missing = [_path_str(p) for p, _ in var_paths if p not in g_set]
-        extra = [_path_str(p) for p, _ in grad_paths if p not in v_set]
+    # Paths, not TreeDefs, must agree: a tuple of gradients for a list of variables is fine, and
+    # dicts pair by key whatever their order.
+    grad_at = dict(grad_paths)
+    if grad_at.keys() != {p for p, _ in var_paths}:
+        missing = [_path_str(p) for p, _ in var_paths if p not in grad_at]
+        extra = [_path_str(p) for p, _ in grad_paths if p not in dict(var_paths)]
         raise ValueError(
             f"{who}: grads and variables must have the same structure; "
             f"missing gradients for {missing or 'none'}, gradients without a variable at "
@@ -71,13 +73,21 @@ def _pairs(grads, variables, who: str) -> list:
         )
     pairs = []
     seen = set()  # a Variable shared by two paths (a layer used twice) is updated once, as torch.optim does
-    for (path, g), (_, v) in zip(grad_paths, var_paths):
+    for path, v in var_paths:
+        g = grad_at[path]
         if g is None and v is None:  # an empty slot in both: None is an empty subtree, as in tl.tree
             continue
         if not isinstance(v, Variable):
             raise TypeError(f"{who}: {_path_str(path)} is a {type(v).__name__}, not a tl.Variable")
         if g is None:
             continue
+        if not isinstance(g, Tensor):  # a NumPy array or a Python number for a 0-d variable
+            g = _creation.tensor(g)
+        if g.dtype.kind == "c" and v.dtype.kind != "c":
+            raise TypeError(
+                f"{who}: gradient at {_path_str(path)} is {g.dtype}, variable {v.name!r} is {v.dtype}; "
+                "a real variable takes a real gradient"
+            )
         if tuple(g.shape) != tuple(v.shape):
             raise ValueError(
                 f"{who}: gradient at {_path_str(path)} has shape {tuple(g.shape)}, "
@@ -103,6 +113,8 @@ def global_norm(tensors) -> Tensor:
         raise ValueError("global_norm: no tensors given")
     total = None
     for t in leaves:
+        if t.dtype.kind == "c":  # |z|^2, as torch.linalg.vector_norm: z^2 made the norm complex
+            t = _math_ops.abs(t)
         s = _reduce_ops.sum(_math_ops.square(_math_ops.cast(t, _dt.float32) if t.dtype == _dt.float16 else t))
         total = s if total is None else total + s
     return _math_ops.sqrt(total)
@@ -111,7 +123,8 @@ def global_norm(tensors) -> Tensor:
 def clip_by_global_norm(tensors, clip_norm: float):
     """Scale every tensor by ``clip_norm / max(global_norm, clip_norm)``: returns ``(clipped, global_norm)``.
 
-    The structure of ``tensors`` is kept (None entries stay None), as in TensorFlow.
+    The structure of ``tensors`` is kept (None entries stay None), as in TensorFlow;
+    ``clip_norm=float("inf")`` scales nothing and only measures the norm, as in PyTorch.
 
     >>> import tensorlib as tl
     >>> clipped, norm = tl.optimizers.clip_by_global_norm([tl.tensor([3.0]), tl.tensor([4.0])], 1.0)
@@ -120,7 +133,15 @@ def clip_by_global_norm(tensors, clip_norm: float):
     """
     if not clip_norm > 0:
         raise ValueError(f"clip_by_global_norm: clip_norm must be positive, got {clip_norm}")
+    for path, t in tree.flatten_with_path(tensors)[0]:
+        if getattr(t, "dtype", np.dtype(float)).kind not in "fc":  # the scale would be cast to 0 or 1
+            raise TypeError(
+                f"clip_by_global_norm: entry {_path_str(path)} has dtype {t.dtype}; only float or complex "
+                "tensors are scaled"
+            )
     norm = global_norm(tensors)
+    if clip_norm == math.inf:  # no clipping (inf / inf made every value NaN)
+        return tree.map(lambda t: t, tensors), norm
     scale = clip_norm / _math_ops.maximum(norm, clip_norm)
     return tree.map(lambda t: t * _math_ops.cast(scale, t.dtype), tensors), norm
 
@@ -219,10 +240,18 @@ class Optimizer:
     def __init__(self, learning_rate, global_clipnorm: float | None = None):
         if not callable(learning_rate) and not float(learning_rate) >= 0:
             raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
+        if global_clipnorm is not None and not global_clipnorm > 0:
+            raise ValueError(f"{type(self).__name__}: global_clipnorm must be positive, got {global_clipnorm}")
         self.learning_rate = learning_rate
         self.global_clipnorm = global_clipnorm
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
+
+    def _check_non_negative(self, **values) -> None:
+        """torch.optim's checks: a negative (or NaN) epsilon, momentum or weight decay is a ValueError."""
+        for name, value in values.items():
+            if not float(value) >= 0:
+                raise ValueError(f"{type(self).__name__}: {name} must be >= 0, got {value}")
 
     def _slots_for(self, key: str, var: Variable) -> dict:
         """The slots of ``var``, created at its first update and keyed by its path in that structure."""
@@ -311,8 +340,7 @@ class SGD(Optimizer):
         global_clipnorm: float | None = None,
     ):
         super().__init__(learning_rate, global_clipnorm)
-        if momentum < 0:
-            raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
+        self._check_non_negative(momentum=momentum, weight_decay=weight_decay)
         if nesterov and momentum <= 0:
             raise ValueError("SGD: nesterov=True needs a positive momentum")
         self.momentum, self.nesterov, self.weight_decay = float(momentum), bool(nesterov), float(weight_decay)
@@ -360,6 +388,7 @@ class Adam(Optimizer):
         for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"{type(self).__name__}: {name} must be in [0, 1), got {beta}")
+        self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay = float(weight_decay)
 
@@ -433,6 +462,7 @@ class RMSprop(Optimizer):
         super().__init__(learning_rate, global_clipnorm)
         if not 0.0 <= rho < 1.0:
             raise ValueError(f"RMSprop: rho must be in [0, 1), got {rho}")
+        self._check_non_negative(epsilon=epsilon, momentum=momentum, weight_decay=weight_decay)
         self.rho, self.epsilon, self.momentum, self.centered = float(rho), float(epsilon), float(momentum), centered
         self.weight_decay = float(weight_decay)
         self._slot_names = ("v",) + (("mean_grad",) if centered else ()) + (("momentum",) if momentum > 0 else ())

@@ -135,3 +135,13 @@ def test_bad_inputs(tmp_path):
         tl.load_variables(bad)
     with pytest.raises(FileNotFoundError):
         tl.load_variables(tmp_path / "absent.safetensors")
+
+
+def test_two_entries_with_one_name_are_an_error_not_a_lost_entry(tmp_path):
+    a, b = tl.Variable(1.0), tl.Variable(2.0)
+    with pytest.raises(ValueError, match="save_variables: two entries are both named '0'"):
+        tl.save_variables(tmp_path / "x.safetensors", {"0": a, 0: b})  # b alone was written
+    tl.save_variables(tmp_path / "x.safetensors", {"w": a})
+    with pytest.raises(ValueError, match="load_variables: two entries are both named 'm.0'"):
+        tl.load_variables(tmp_path / "x.safetensors", {"m": {"0": a, 0: b}}, strict=False)
+    assert float(a.numpy()) == 1.0 and float(b.numpy()) == 2.0

@@ -235,3 +235,69 @@ def test_matches_torch_optim_when_installed():
         got, _ = _run_tensorlib(make_opt, traced=False)
         for p, g in zip(params, got):
             np.testing.assert_allclose(g, p.detach().numpy(), rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: tl.optimizers.SGD(0.1, weight_decay=-0.1), "SGD: weight_decay must be >= 0, got -0.1"),
+        (lambda: tl.optimizers.SGD(0.1, momentum=float("nan")), "SGD: momentum must be >= 0, got nan"),
+        (lambda: tl.optimizers.Adam(0.1, epsilon=-1e-8), "Adam: epsilon must be >= 0, got -1e-08"),
+        (lambda: tl.optimizers.AdamW(0.1, weight_decay=-0.01), "AdamW: weight_decay must be >= 0, got -0.01"),
+        # A negative momentum was silently ignored (no momentum slot was made).
+        (lambda: tl.optimizers.RMSprop(0.1, momentum=-0.5), "RMSprop: momentum must be >= 0, got -0.5"),
+        (lambda: tl.optimizers.RMSprop(0.1, epsilon=-1.0), "RMSprop: epsilon must be >= 0, got -1.0"),
+        (lambda: tl.optimizers.SGD(0.1, global_clipnorm=0.0), "SGD: global_clipnorm must be positive, got 0.0"),
+    ],
+)
+def test_negative_hyperparameters_are_refused_as_torch_optim_does(make, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        make()
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+def test_dict_gradients_pair_with_variables_by_key_whatever_their_order(traced):
+    a, b = tl.Variable(np.ones(2)), tl.Variable(np.ones(1))
+    opt = tl.optimizers.SGD(0.5)
+
+    def step():
+        opt.apply({"b": tl.tensor(np.array([2.0])), "a": tl.tensor(np.array([1.0, 0.0]))}, {"a": a, "b": b})
+
+    (tl.function(step) if traced else step)()
+    np.testing.assert_array_equal(a.numpy(), 1.0 - 0.5 * np.array([1.0, 0.0]))
+    np.testing.assert_array_equal(b.numpy(), 1.0 - 0.5 * np.array([2.0]))
+
+
+def test_gradients_given_as_numbers_and_arrays_and_complex_ones_refused():
+    w, m = tl.Variable(2.0), tl.Variable(np.ones(2, np.float32))
+    tl.optimizers.SGD(0.25).apply([1.0, np.array([4.0, 8.0])], [w, m])
+    assert float(w.numpy()) == 2.0 - 0.25 and m.numpy().tolist() == [0.0, -1.0]
+    # The imaginary part was silently dropped by the cast to the variable's dtype.
+    with pytest.raises(TypeError, match=r"SGD.apply: gradient at \[0\] is complex128, variable 'm' is float32"):
+        tl.optimizers.SGD(0.1).apply([tl.tensor(np.array([1j, 1.0]))], [tl.Variable(np.ones(2, np.float32), name="m")])
+
+
+def test_clip_by_global_norm_with_an_infinite_clip_norm_clips_nothing():
+    grads = [tl.tensor(np.array([3.0, 4.0])), tl.tensor(np.array([12.0], np.float32))]
+    clipped, norm = tl.optimizers.clip_by_global_norm(grads, float("inf"))  # was all NaN (inf / inf)
+    assert float(norm) == 13.0
+    np.testing.assert_array_equal(clipped[0].numpy(), [3.0, 4.0])
+    np.testing.assert_array_equal(clipped[1].numpy(), np.array([12.0], np.float32))
+    w = tl.Variable(np.zeros(2))
+    tl.optimizers.SGD(1.0, global_clipnorm=float("inf")).apply([tl.tensor(np.array([30.0, 40.0]))], [w])
+    np.testing.assert_array_equal(w.numpy(), [-30.0, -40.0])
+
+
+def test_global_norm_of_complex_tensors_uses_their_magnitude():
+    z = np.array([3 + 4j, 1 - 2j])
+    norm = tl.optimizers.global_norm([tl.tensor(z), tl.tensor(np.array([2.0]))])  # was complex: sqrt(sum z^2)
+    assert norm.dtype == tl.float64
+    np.testing.assert_allclose(float(norm), np.linalg.norm(np.concatenate([z, [2.0]])), rtol=1e-15)
+    clipped, _ = tl.optimizers.clip_by_global_norm([tl.tensor(z)], 1.0)
+    np.testing.assert_allclose(clipped[0].numpy(), z / np.linalg.norm(z), rtol=1e-15)
+
+
+def test_clip_by_global_norm_refuses_integer_tensors():
+    # The scale was cast to the integer dtype: [3, 4] clipped to norm 1 became [0, 0].
+    with pytest.raises(TypeError, match=r"clip_by_global_norm: entry \[1\] has dtype int64"):
+        tl.optimizers.clip_by_global_norm([tl.tensor(np.array([1.0])), tl.tensor(np.array([3, 4]))], 1.0)

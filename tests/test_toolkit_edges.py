@@ -160,3 +160,60 @@ def test_a_back_reference_to_the_parent_ends_the_walk():
     assert sorted(model.trainable_variables["child"]) == ["bias", "kernel"]
     assert model.num_parameters() == 2
     assert model.eval().modules() == [model, model.child] and not model.child.training
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+@pytest.mark.parametrize(
+    "draw, error, message",
+    [
+        # Float draws were cast to the dtype: int32 normals mostly 0, bool uniforms all True.
+        (lambda: tl.random.normal((3,), dtype=tl.int32), TypeError, "normal samples need a float dtype, got int32"),
+        (lambda: tl.random.truncated_normal((3,), dtype=tl.int64), TypeError, "need a float dtype, got int64"),
+        (lambda: tl.random.uniform((3,), 0, 3, dtype=tl.bool_), TypeError, "need a float or integer dtype, got bool"),
+        # Integer uniforms: bounds 0.5 or 2**40 for int32 were truncated or wrapped.
+        (lambda: tl.random.uniform((3,), 0.5, 3, dtype=tl.int32), ValueError, "got minval=0.5, maxval=3"),
+        (lambda: tl.random.uniform((3,), 0, 2**40, dtype=tl.int32), ValueError, "within int32's range"),
+        (lambda: tl.random.bernoulli((3,), p=2.0), ValueError, r"p must be in \[0, 1\], got 2.0"),  # was all True
+        (lambda: tl.random.normal((2.5,)), TypeError, r"RandomStandardNormal: shape must be integers, got \(2.5,\)"),
+        (lambda: tl.random.normal((2,), seed=3.7), TypeError, "seed must be a non-negative integer or None, got 3.7"),
+    ],
+)
+def test_random_draws_the_dtype_bounds_or_shape_cannot_give_are_errors(draw, error, message, traced):
+    with pytest.raises(error, match=message):
+        (tl.function(draw) if traced else draw)()
+
+
+def test_random_integer_uniforms_an_int_shape_and_permutation_arguments():
+    ints = tl.random.uniform(1000, -2, 3, dtype=tl.int32, seed=0)  # an int shape: was TypeError, not iterable
+    assert ints.shape == (1000,) and ints.dtype == tl.int32
+    assert sorted(set(ints.numpy().tolist())) == [-2, -1, 0, 1, 2]
+    np.testing.assert_array_equal(
+        tl.random.permutation(np.int64(5), seed=1).numpy(), np.random.default_rng(1).permutation(5)
+    )
+    with pytest.raises(TypeError, match=r"full: shape must be integers, got \(2.5,\)"):
+        tl.zeros((2.5,))  # was shape (2,)
+    with pytest.raises(ValueError, match="tl.random.permutation: n must be a non-negative integer, got -1"):
+        tl.random.permutation(-1)  # was an empty permutation
+    with pytest.raises(ValueError, match="tl.random.seed: seed must be a non-negative integer or None, got -3"):
+        tl.random.seed(-3)
+    with pytest.raises(TypeError, match="tl.random.Generator.normal: normal samples need a float dtype"):
+        tl.random.Generator(0).normal((2,), dtype=tl.int32)
+
+
+@pytest.mark.parametrize("name", ["glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "orthogonal"])
+def test_initializers_of_empty_weights_and_integer_dtypes(name):
+    init = getattr(tl.initializers, name)
+    for shape in [(0, 3), (3, 0), (0, 0), (3, 3, 0, 4)]:  # a zero fan was a ZeroDivisionError
+        w = init(shape, seed=0)
+        assert w.shape == shape and w.dtype == tl.float32
+    # A random weight in an integer dtype was its draws truncated (mostly zeros), as Keras refuses it.
+    with pytest.raises(TypeError, match=f"initializers.{name}: random weights need a float dtype, got int32"):
+        init((2, 2), seed=0, dtype=tl.int32)
+
+
+def test_layer_sizes_that_are_not_integers_name_the_layer():
+    with pytest.raises(ValueError, match="Dense: in_features must be a positive integer, got None"):
+        tl.nn.Dense(None, 3)  # int(None) raised a bare TypeError
+    with pytest.raises(ValueError, match=r"Conv2D: out_channels must be a positive integer, got \[4\]"):
+        tl.nn.Conv2D(3, [4], 3)
+    assert tl.nn.Dense(2.0, np.int64(3)).kernel.shape == (2, 3)

@@ -47,7 +47,12 @@ class Generator:
     def draw(self, distribution: str, shape, dtype, a=0.0, b=1.0, backend=None) -> Tensor:
         """``shape`` samples of ``distribution`` (see ``Backend.random``) on ``backend`` (default: current)."""
         bk = _backends.current() if backend is None else _backends.get(backend)
-        return make(self.draw_array(bk, distribution, tuple(shape), _dt.as_dtype(dtype), a, b), bk)
+        dtype = _dt.as_dtype(dtype)
+        try:
+            _check_draw(distribution, dtype, a, b)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"tl.random.Generator.{distribution}: {e}") from None
+        return make(self.draw_array(bk, distribution, as_ints(shape, "tl.random.Generator: shape"), dtype, a, b), bk)
 
     def draw_array(self, backend, distribution: str, shape: tuple, dtype, a=0.0, b=1.0):
         """As :meth:`draw`, the backend's raw array (what kernels use)."""
@@ -67,6 +72,8 @@ class Generator:
         return self.draw("bernoulli", shape, dtype, p, 0.0, backend)
 
     def permutation(self, n: int, backend=None) -> Tensor:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:  # -1 gave an empty permutation
+            raise ValueError(f"tl.random.permutation: n must be a non-negative integer, got {n!r}")
         return self.draw("permutation", (int(n),), _dt.int64, 0.0, 0.0, backend)
 
 
@@ -75,27 +82,61 @@ _global = [Generator()]
 
 def seed(value: int) -> None:
     """Reset the global generator."""
-    _global[0] = Generator(value)
+    _global[0] = Generator(_as_seed(value, "tl.random.seed"))
 
 
 def _gen(seed):
     return _global[0] if seed is None else Generator(seed)
 
 
+def _as_seed(value, who: str):
+    """None or a non-negative int (a float seed was truncated: 3.7 drew seed 3's numbers)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{who}: seed must be a non-negative integer or None, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{who}: seed must be a non-negative integer or None, got {value!r}")
+    return int(value)
+
+
+def _check_draw(distribution: str, dtype, a, b) -> None:
+    """What a draw can give: normals need a float dtype; integer uniforms, integer bounds the dtype holds.
+
+    Otherwise the float draws were cast to the dtype (normal int32 samples were mostly 0, bool ones all True).
+    """
+    if distribution == "bernoulli":
+        if not 0.0 <= a <= 1.0:
+            raise ValueError(f"the probability p must be in [0, 1], got {a}")
+        return
+    if distribution not in ("normal", "truncated_normal", "uniform") or dtype.kind == "f":
+        return
+    if distribution == "uniform" and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if a != int(a) or b != int(b) or not info.min <= a < b <= info.max + 1:
+            raise ValueError(
+                f"integer samples need integer bounds minval < maxval within {dtype}'s range "
+                f"[{info.min}, {info.max + 1}), got minval={a}, maxval={b}"
+            )
+        return
+    floats = "a float or integer" if distribution == "uniform" else "a float"
+    raise TypeError(f"{distribution} samples need {floats} dtype, got {dtype}")
+
+
 # The module-level draws are ops (stateful, not differentiable), so a traced function draws new
 # numbers on every run instead of baking the trace-time draw into its graph.
-def _draw_infer(*, shape, dtype, seed, a, b):
-    if any(d < 0 for d in shape):
-        raise ValueError(f"shape {shape} has a negative dimension")
-    return spec(shape, dtype)
-
-
 def _draw_op(name, distribution, doc):
+    def infer(*, shape, dtype, seed, a, b):
+        if any(d < 0 for d in shape):
+            raise ValueError(f"shape {shape} has a negative dimension")
+        _check_draw(distribution, dtype, a, b)
+        return spec(shape, dtype)
+
     op = defop(
         name,
         inputs=(),
         attrs={"shape": (), "dtype": _dt.float32, "seed": None, "a": 0.0, "b": 1.0},
-        infer=_draw_infer,
+        infer=infer,
         differentiable=False,
         stateful=True,
         doc=doc,
@@ -122,7 +163,7 @@ def _sample(op, shape, dtype, seed, backend, a=0.0, b=1.0) -> Tensor:
     attrs = {
         "shape": as_ints(shape, f"{op.name}: shape"),
         "dtype": _dt.as_dtype(dtype),
-        "seed": None if seed is None else int(seed),
+        "seed": _as_seed(seed, op.name),
         "a": a,
         "b": b,
     }
@@ -137,6 +178,12 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, backend=No
 
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Samples in ``[minval, maxval)``; an integer dtype gives integers (the bounds must then be integers).
+
+    >>> import tensorlib as tl
+    >>> sorted(set(tl.random.uniform((100,), 0, 3, dtype=tl.int32, seed=0).numpy().tolist()))
+    [0, 1, 2]
+    """
     return _sample(_uniform, shape, dtype, seed, backend, minval, maxval)
 
 
@@ -150,4 +197,4 @@ def bernoulli(shape, p=0.5, dtype=_dt.bool_, seed=None, backend=None) -> Tensor:
 
 def permutation(n: int, seed=None, backend=None) -> Tensor:
     """A random permutation of ``range(n)`` (drawn when called, also inside ``tl.function``)."""
-    return _gen(seed).permutation(n, backend)
+    return _gen(_as_seed(seed, "tl.random.permutation")).permutation(n, backend)
