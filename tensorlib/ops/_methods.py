@@ -20,7 +20,7 @@ from ..dispatch import apply
 from ..tensor import Tensor, Variable, _ids
 from . import linalg, reduce
 from .creation import tensor
-from .math import _abs, _add, _comparisons, _div, _logical_not, _mul, _neg, _pow, _sub, cast, identity
+from .math import _abs, _add, _comparisons, _div, _mul, _neg, _pow, _sub, cast, identity
 from .shape import expand_dims, getitem, reshape, squeeze, transpose
 
 
@@ -46,9 +46,6 @@ def _install_operators():
     T.__ge__ = lambda self, other: apply(_comparisons["GreaterEqual"], (self, other))
     T.__eq__ = lambda self, other: apply(_comparisons["Equal"], (self, other))
     T.__ne__ = lambda self, other: apply(_comparisons["NotEqual"], (self, other))
-    T.__and__ = lambda self, other: apply(_comparisons["LogicalAnd"], (self, other))
-    T.__or__ = lambda self, other: apply(_comparisons["LogicalOr"], (self, other))
-    T.__invert__ = lambda self: apply(_logical_not, (self,))
     T.__hash__ = object.__hash__
     T.__matmul__ = lambda self, other: linalg.matmul(self, other)
     T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
