@@ -936,6 +936,9 @@ def _install_operators():
     Tensor.__xor__ = lambda self, other: apply(_bitwise_xor, (self, other))
     Tensor.__rxor__ = lambda self, other: apply(_bitwise_xor, (other, self))
     Tensor.__invert__ = lambda self: apply(_invert, (self,))
+    Tensor.real = property(real, doc="The real part (``ndarray.real``); the tensor itself's values for real dtypes.")
+    Tensor.imag = property(imag, doc="The imaginary part (``ndarray.imag``); zeros for real dtypes.")
+    Tensor.conj = conj
 
 
 _install_operators()
