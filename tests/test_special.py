@@ -117,3 +117,33 @@ def test_dirichlet_off_the_simplex_is_minus_inf_and_a_nonpositive_concentration_
     normalized = np.array([1.0, 2.0, 7.0], np.float32) / np.float32(10.0)  # sums to 1 within float32 rounding
     for x in (normalized, normalized.astype(np.float64)):
         assert np.isfinite(tl.stats.dirichlet.logpdf(x, alpha.astype(x.dtype)).numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_log_ndtr_gradient_is_the_mills_ratio_without_cancellation(dtype):
+    # phi/Phi was exp(-x**2/2 - log sqrt(2 pi) - log_ndtr(x)), a difference of two numbers of size x**2/2:
+    # float64 gave 1.78e8 for 1e8 at x = -1e8 (1e-4 off at -1e6), float32 5e-5 off at x = -50.
+    special = pytest.importorskip("scipy.special")
+    x = np.array([-1e8, -1e6, -1e4, -50.0, -3.0, 0.0, 2.0, 30.0], dtype=dtype)
+    want = np.sqrt(2 / np.pi) / special.erfcx(-x.astype(np.float64) / np.sqrt(2))  # phi/Phi, no cancellation
+    for grad in (
+        tl.grad(lambda t: tl.sum(tl.special.log_ndtr(t))),
+        tl.function(tl.grad(lambda t: tl.sum(tl.special.log_ndtr(t)))),
+    ):
+        got = grad(tl.tensor(x))
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.numpy(), want.astype(dtype), rtol=1e-12 if dtype == "float64" else 1e-6)
+
+
+def test_erfcx_gradient_keeps_its_digits_for_large_x():
+    # 2 x erfcx(x) - 2/sqrt(pi) cancels: at x = 1e8 it is -1/(sqrt(pi) x**2) (1 - 3/(2 x**2) + ...).
+    x = np.array([-3.0, 0.5, 5.0, 19.9, 20.1, 100.0, 1e4, 1e8])
+    special = pytest.importorskip("scipy.special")
+    exact = 2 * x * special.erfcx(x) - 2 / np.sqrt(np.pi)  # 2e-13 off at x = 20, 2e-9 at 1e3
+    asymptotic = -1 / (np.sqrt(np.pi) * x**2) * (1 - 1.5 / x**2 + 15 / (4 * x**4) - 105 / (8 * x**6))
+    want = np.where(x < 50, exact, asymptotic)
+    for grad in (
+        tl.grad(lambda t: tl.sum(tl.special.erfcx(t))),
+        tl.function(tl.grad(lambda t: tl.sum(tl.special.erfcx(t)))),
+    ):
+        np.testing.assert_allclose(grad(tl.tensor(x)).numpy(), want, rtol=1e-12)
