@@ -204,3 +204,14 @@ def test_betaln_gradients_do_not_subtract_digammas(dtype, rtol):
             for got, w in zip(g(*args), want):
                 assert got.dtype == dtype
                 np.testing.assert_allclose(got.numpy(), w.astype(dtype), rtol=rtol, atol=0, err_msg=f.__name__)
+
+
+def test_logit_off_numpy_keeps_its_digits_around_one_half():
+    # The Array API kernel was log(p / (1 - p)): 2e-9 relative off at p = 0.5 + 1e-10 (SciPy switches to
+    # log1p(2p - 1) - log1p(1 - 2p) on [0.3, 0.65]).
+    pytest.importorskip("array_api_strict")
+    special = pytest.importorskip("scipy.special")
+    p = np.array([0.0, 1e-300, 0.2, 0.3, 0.5 - 1e-12, 0.5, 0.5 + 1e-10, 0.6, 0.65, 0.9, 1.0, 1.5, np.nan])
+    with tl.backend("array_api_strict"):
+        got = np.asarray(tl.special.logit(tl.tensor(p)).numpy())
+    np.testing.assert_allclose(got, special.logit(p), rtol=1e-15, atol=0)
