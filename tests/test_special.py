@@ -215,3 +215,26 @@ def test_logit_off_numpy_keeps_its_digits_around_one_half():
     with tl.backend("array_api_strict"):
         got = np.asarray(tl.special.logit(tl.tensor(p)).numpy())
     np.testing.assert_allclose(got, special.logit(p), rtol=1e-15, atol=0)
+
+
+def test_erf_off_numpy_is_odd_down_to_the_sign_of_zero():
+    # The Array API kernel chose the sign by x < 0, so erf(-0.0) came out +0.0 (SciPy's: -0.0).
+    pytest.importorskip("array_api_strict")
+    x = np.array([-0.0, 0.0, -1e-300, 1e-300, -2.5, 3.5, -np.inf, np.nan])
+    for dtype in ("float64", "float32"):
+        with tl.backend("array_api_strict"):
+            got = np.asarray(tl.special.erf(tl.tensor(x.astype(dtype))).numpy())
+        want = np.array(
+            [
+                -0.0,
+                0.0,
+                -1.1283791670955126e-300,
+                1.1283791670955126e-300,
+                -0.999593047982555,
+                0.9999992569016276,
+                -1.0,
+                np.nan,
+            ]
+        ).astype(dtype)
+        np.testing.assert_allclose(got, want, rtol=2e-15 if dtype == "float64" else 1e-7)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
