@@ -98,7 +98,8 @@ def _variable_init(self, initial_value, name: str | None = None, trainable: bool
 
 
 def _assign(self, value):
-    """Set the value (same shape and dtype); inside ``tl.function`` this becomes a graph node."""
+    """Set the value (same shape; a value of the same kind is cast to the variable's dtype, an integer only
+    where every element fits, else OverflowError); inside ``tl.function`` this becomes a graph node."""
     return dispatch.assign_variable(self, value, "assign")
 
 
