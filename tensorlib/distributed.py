@@ -409,6 +409,12 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         raise TypeError(f"{what}: expected a function, got {type(loss_fn).__name__}")
     loss_fn = getattr(loss_fn, "python_function", loss_fn)  # a tl.function: each worker traces its own
     leaves, treedef = tree.flatten(params)
+    for i, v in enumerate(leaves):
+        if isinstance(v, Tensor) and v._value is None:
+            raise TypeError(
+                f"{what}: parameter leaf {i} is a symbolic Tensor (shape {v.shape}, {v.dtype}): the workers need "
+                "its value; call tl.distributed.value_and_grad outside tl.function"
+            )
     values = [np.asarray(v.numpy() if isinstance(v, Tensor) else v) for v in leaves]
     for i, v in enumerate(values):
         if v.dtype.kind != "f":
@@ -473,15 +479,40 @@ def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:
 # ---------------------------------------------------------------- data that does not fit in memory
 class _NpyFile:
     """A ``.npy`` file that dask reads block by block: each task maps the file where it runs and copies
-    only its slice (pickling sends the path, never the data)."""
+    only its slice (pickling sends the path, never the data), in native byte order."""
 
     def __init__(self, path: str):
-        header = np.load(path, mmap_mode="r")
-        self.path, self.shape, self.dtype = str(path), header.shape, header.dtype
+        self.path = str(path)
+        header = self._map()
+        self.shape, self.file_dtype = header.shape, header.dtype
+        self.dtype = header.dtype.newbyteorder("=")  # tensorlib holds no big-endian arrays
         self.ndim = len(self.shape)
 
+    def _map(self):
+        try:
+            mapped = np.load(self.path, mmap_mode="r", allow_pickle=False)
+        except (FileNotFoundError, IsADirectoryError):
+            raise
+        except Exception as e:
+            raise ValueError(
+                f"tl.distributed.from_npy: {self.path} is not a .npy file NumPy can memory-map ({e})"
+            ) from None
+        if not isinstance(mapped, np.ndarray):  # an .npz archive
+            mapped.close()
+            raise ValueError(f"tl.distributed.from_npy: {self.path} is not a .npy file (a {type(mapped).__name__})")
+        return mapped
+
     def __getitem__(self, index):
-        return np.array(np.load(self.path, mmap_mode="r")[index])
+        mapped = self._map()
+        if mapped.shape != self.shape or mapped.dtype != self.file_dtype:
+            # The dask array's blocks were laid out for the old contents: reading on would give blocks of
+            # the wrong size, or another dtype, without a word.
+            raise ValueError(
+                f"tl.distributed.from_npy: {self.path} changed since its dask array was made: it holds "
+                f"{mapped.shape} {mapped.dtype}, the array was made for {self.shape} {self.file_dtype}; "
+                "call from_npy again"
+            )
+        return np.array(mapped[index], dtype=self.dtype)
 
 
 def from_npy(path, rows_per_block: int):
@@ -501,7 +532,10 @@ def from_npy(path, rows_per_block: int):
     source = _NpyFile(path)
     if source.ndim == 0:
         raise ValueError(f"tl.distributed.from_npy: {path} holds a 0-d array; it needs a batch axis")
-    if int(rows_per_block) < 1:
+    if isinstance(rows_per_block, (bool, np.bool_)) or not isinstance(rows_per_block, (int, np.integer)):
+        # int() truncated 2.7 to 2 and read "2" and True as numbers
+        raise TypeError(f"tl.distributed.from_npy: rows_per_block must be an int, got {rows_per_block!r}")
+    if rows_per_block < 1:
         raise ValueError(f"tl.distributed.from_npy: rows_per_block must be >= 1, got {rows_per_block}")
     chunks = (int(rows_per_block),) + source.shape[1:]
     stat = os.stat(source.path)

@@ -376,6 +376,28 @@ def test_from_npy_errors(tmp_path):
     np.save(tmp_path / "v.npy", np.ones(3))
     with pytest.raises(ValueError, match=r"rows_per_block must be >= 1, got 0"):
         tl.distributed.from_npy(tmp_path / "v.npy", 0)
+    # int() truncated 2.7 to blocks of 2 rows, and took True for 1.
+    for bad in (2.7, True, "2"):
+        with pytest.raises(TypeError, match=r"from_npy: rows_per_block must be an int, got"):
+            tl.distributed.from_npy(tmp_path / "v.npy", bad)
+    np.savez(tmp_path / "z.npz", a=np.ones(3))  # was AttributeError: 'NpzFile' object has no attribute 'shape'
+    with pytest.raises(ValueError, match=r"from_npy: .*z.npz is not a .npy file \(a NpzFile\)"):
+        tl.distributed.from_npy(tmp_path / "z.npz", 2)
+
+
+def test_from_npy_refuses_a_file_that_changed_shape_and_reads_big_endian_files(tmp_path):
+    path = tmp_path / "x.npy"
+    np.save(path, np.ones((4, 2)))
+    x = tl.distributed.from_npy(path, 2)
+    np.save(path, np.full((2, 2), 5.0))  # the blocks were laid out for 4 rows: x.compute() had 2
+    with pytest.raises(ValueError, match=r"from_npy: .*x.npy changed since its dask array was made: it holds \(2, 2\)"):
+        x.compute(scheduler="sync")
+    # Big-endian data arrives in native byte order (map_blocks refused '>f8', which tensorlib cannot hold).
+    np.save(path, np.arange(6.0, dtype=">f8").reshape(3, 2))
+    x = tl.distributed.from_npy(path, 2)
+    assert x.dtype == np.float64 and x.dtype.isnative
+    y = tl.distributed.map_blocks(lambda b: b * 2.0, x).compute()
+    assert y.dtype == np.float64 and y.tolist() == (np.arange(6.0).reshape(3, 2) * 2).tolist()
 
 
 # ---------------------------------------------------------------- a worker dies mid-computation
