@@ -123,6 +123,10 @@ def test_value_and_grad_errors():
         tl.distributed.value_and_grad(loss, 1.0, x, split_every=2.5)
     with pytest.raises(TypeError, match=r"value_and_grad: expected a function, got int"):
         tl.distributed.value_and_grad(3, 1.0, x)
+    with pytest.raises(
+        TypeError, match=r"value_and_grad: parameter leaf 0 is a symbolic Tensor \(shape \(\), float32\)"
+    ):
+        tl.function(lambda w: tl.distributed.value_and_grad(loss, w, x)[0])(tl.tensor(1.0))
     with pytest.raises(ValueError, match=r"data\[0\] has unknown chunk sizes \(shape \(nan, 2\).*compute_chunk_sizes"):
         tl.distributed.value_and_grad(loss, 1.0, x[x[:, 0] > 0])
     with pytest.raises(ValueError, match=r"map_blocks: data\[0\] has unknown chunk sizes"):
