@@ -245,6 +245,7 @@ def test_map_blocks_sends_weights_once_per_worker_not_per_block(client):
     assert shipped_token(y2) == token
     assert [k for k in client.who_has() if "_Shipped" in str(k)] == shipped_keys
     assert f.trace_count == 0  # the caller's tl.function is untouched: workers trace their own copies
+    assert token not in tl.distributed._worker_cache  # nor does the client keep a copy of the weights
     assert all(t == 1 for t in worker_traces(client, token).values() if t is not None)
 
 
