@@ -163,6 +163,15 @@ def test_value_and_grad_takes_a_tl_function():
     assert float(loss) == 5.0 and float(g) == 2.5
 
 
+def test_functions_that_call_tl_grad_can_be_shipped():
+    # tl.grad is a callable module: cloudpickle (and pickle) refused it, "cannot pickle '_CallableModule'
+    # object", so no function using tl.grad(...) could be mapped.
+    assert pickle.loads(pickle.dumps(tl.grad)) is tl.grad
+    a = np.random.default_rng(5).standard_normal((7, 3))
+    y = tl.distributed.map_blocks(lambda b: tl.grad(lambda z: tl.sum(tl.tanh(z)))(b), da.from_array(a, chunks=(3, 3)))
+    np.testing.assert_allclose(y.compute(), 1 - np.tanh(a) ** 2, rtol=1e-12)
+
+
 def test_local_scheduler_uses_the_values_at_the_call_as_a_cluster_does():
     # Without a client the tasks held the caller's closures and arrays: changed between map_blocks and
     # compute, the local result used the new values and a cluster's the old ones.
