@@ -103,3 +103,18 @@ def test_traced_sizes_unknown_until_run_time():
 def test_a_norm_that_is_not_a_string_names_the_function():
     with pytest.raises(ValueError, match=r"ifft: norm must be None, 'backward', 'ortho' or 'forward', got array"):
         tl.fft.ifft(np.ones(4), norm=np.array(["ortho", "forward"]))
+
+
+def test_the_ops_check_their_attributes_when_a_graph_is_built():
+    # A bad norm reached numpy at run time; n=0 was "0 outputs need 1"; empty axes ran RFFTN's rule into an IndexError.
+    from tensorlib.ops.registry import get
+
+    spec = tl.TensorSpec((4,), "complex128")
+    for name, attrs, match in [
+        ("FFTN", {"norm": "unitary"}, r"FFTN: norm must be 'backward', 'ortho' or 'forward', got 'unitary'"),
+        ("IRFFTN", {"n": 0}, r"IRFFTN: invalid number of data points 0"),
+        ("RFFTN", {"axes": ()}, r"RFFTN: no axes to transform"),
+    ]:
+        x = spec if name != "RFFTN" else tl.TensorSpec((4,), "float64")
+        with pytest.raises(ValueError, match=match):
+            tl.function(lambda a: get(name)(a, **attrs)).get_graph(x)

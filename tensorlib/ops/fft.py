@@ -30,7 +30,13 @@ from .registry import defop, spec
 _NORMS = ("backward", "ortho", "forward")
 
 
-def _check_axes(x, axes):
+def _check_axes(x, axes, norm=None):
+    """The axes normalized; ``norm`` checked too in the ops' shape rules, so that a traced graph fails
+    when it is built, not when it runs."""
+    if norm is not None and norm not in _NORMS:
+        raise ValueError(f"norm must be 'backward', 'ortho' or 'forward', got {norm!r}")
+    if not axes:
+        raise ValueError("no axes to transform")
     rank = len(x.shape)
     for a in axes:
         if not -rank <= a < rank:
@@ -44,7 +50,7 @@ def _check_axes(x, axes):
 def _fftn_infer(x, *, axes, norm, inverse):
     if x.dtype.kind != "c":
         raise TypeError(f"expected a complex input, got {x.dtype}")
-    _check_axes(x, axes)
+    _check_axes(x, axes, norm)
     return spec(x.shape, x.dtype)
 
 
@@ -70,7 +76,7 @@ register_gradient("FFTN", lambda node, g: apply(_fftn, (g,), node.attrs))
 def _rfftn_infer(x, *, axes, norm):
     if x.dtype.kind != "f":
         raise TypeError(f"expected a real input, got {x.dtype} (use fft for complex inputs)")
-    axes = _check_axes(x, axes)
+    axes = _check_axes(x, axes, norm)
     shape = list(x.shape)
     if shape[axes[-1]] is not None:  # None: a size known only at run time
         shape[axes[-1]] = shape[axes[-1]] // 2 + 1
@@ -115,7 +121,9 @@ register_gradient("RFFTN", _rfftn_grad)
 def _irfftn_infer(x, *, axes, norm, n):
     if x.dtype.kind != "c":
         raise TypeError(f"expected a complex input, got {x.dtype}")
-    axes = _check_axes(x, axes)
+    axes = _check_axes(x, axes, norm)
+    if n < 1:
+        raise ValueError(f"invalid number of data points {n}")
     shape = list(x.shape)
     if shape[axes[-1]] not in (None, n // 2 + 1):
         raise ValueError(f"axis {axes[-1]} has {shape[axes[-1]]} frequencies, {n} outputs need {n // 2 + 1}")
@@ -400,14 +408,14 @@ def _shift(x, axes, inverse, what):
 
     x = _tensor(x, what)
     axes = tuple(range(x.ndim)) if axes is None else _integers(axes, "axes", what, x)
+    if not axes:
+        return identity(x)
     try:
         axes = _check_axes(x, axes)
     except ValueError as e:
         raise ValueError(f"{what}: {e} {_where(x)}") from None
     if any(x.shape[ax] is None for ax in axes):
         raise ValueError(f"{what}: the shift needs the size of each axis in {axes}, unknown here {_where(x)}")
-    if not axes:
-        return identity(x)
     shifts = tuple(-(x.shape[ax] // 2) if inverse else x.shape[ax] // 2 for ax in axes)
     return roll(x, shifts, axes)
 
