@@ -118,3 +118,16 @@ def test_the_ops_check_their_attributes_when_a_graph_is_built():
         x = spec if name != "RFFTN" else tl.TensorSpec((4,), "float64")
         with pytest.raises(ValueError, match=match):
             tl.function(lambda a: get(name)(a, **attrs)).get_graph(x)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+def test_fftfreq_and_rfftfreq_match_numpy_and_differentiate_in_d(n):
+    for d in (1.0, 0.25):
+        np.testing.assert_allclose(tl.fft.fftfreq(n, d).numpy(), np.fft.fftfreq(n, d), rtol=1e-15)
+        np.testing.assert_allclose(tl.fft.rfftfreq(n, d).numpy(), np.fft.rfftfreq(n, d), rtol=1e-15)
+    assert tl.fft.fftfreq(n).dtype == np.fft.fftfreq(n).dtype
+    # sum(k / (n d)) differentiates to -sum(k) / (n d^2)
+    grad = tl.grad(lambda d: tl.sum(tl.fft.rfftfreq(n, d)))(tl.tensor(0.5, dtype="float64"))
+    np.testing.assert_allclose(float(grad), -np.fft.rfftfreq(n).sum() / 0.25)
+    with pytest.raises(TypeError, match=r"fftfreq: n must be an integer, got 2.5"):
+        tl.fft.fftfreq(2.5)

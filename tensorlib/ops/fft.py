@@ -401,6 +401,68 @@ def irfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
     return _inverse_real_transform(a, n, axis, norm, "irfft", one=True)
 
 
+# The Hermitian transforms are the real ones on the conjugate, in the opposite direction.
+_OPPOSITE_NORM = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def hfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
+    """DFT of a signal with Hermitian symmetry given by its half (``numpy.fft.hfft``): ``n`` real outputs
+    (default ``2 * (m - 1)``), ``irfft`` of the conjugate with the opposite ``norm``.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.hfft(tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
+    [8.0, -2.0, 0.0, -2.0]
+    """
+    from .elementwise import conj
+
+    a = _tensor(a, "hfft")
+    return _inverse_real_transform(conj(a), n, axis, _OPPOSITE_NORM[_norm(norm, "hfft")], "hfft", one=True)
+
+
+def ihfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
+    """Inverse of ``hfft`` (``numpy.fft.ihfft``): the half spectrum of a real input, the conjugate of
+    ``rfft`` with the opposite ``norm``.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.ihfft(tl.tensor([8.0, -2.0, 0.0, -2.0])).numpy().real.tolist()
+    [1.0, 2.0, 3.0]
+    """
+    from .elementwise import conj
+
+    return conj(_real_transform(a, n, axis, _OPPOSITE_NORM[_norm(norm, "ihfft")], "ihfft", one=True))
+
+
+def _frequencies(n, d, half, what):
+    from ._shapes import as_int
+    from .creation import tensor
+
+    n = as_int(n, f"{what}: n")
+    if n < 1:
+        raise ValueError(f"{what}: n must be a positive int, got {n}")
+    k = np.arange(n // 2 + 1) if half else np.concatenate([np.arange((n + 1) // 2), np.arange(-(n // 2), 0)])
+    return tensor(k.astype(np.float64)) / (n * d)
+
+
+def fftfreq(n, d=1.0) -> Tensor:
+    """The frequencies of ``fft``'s ``n`` outputs for sample spacing ``d`` (``numpy.fft.fftfreq``), float64.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.fftfreq(4, d=0.5).numpy().tolist()
+    [0.0, 0.5, -1.0, -0.5]
+    """
+    return _frequencies(n, d, False, "fftfreq")
+
+
+def rfftfreq(n, d=1.0) -> Tensor:
+    """The frequencies of ``rfft``'s ``n // 2 + 1`` outputs (``numpy.fft.rfftfreq``), float64.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.rfftfreq(5).numpy().tolist()
+    [0.0, 0.2, 0.4]
+    """
+    return _frequencies(n, d, True, "rfftfreq")
+
+
 def _shift(x, axes, inverse, what):
     """One ``Roll`` (a new tensor even when nothing moves: never the caller's tensor or Variable itself)."""
     from .array import roll

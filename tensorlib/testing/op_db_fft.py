@@ -193,6 +193,8 @@ OPINFOS = [
             ),
         ),
     ),
+    _entry("hfft", _one_axis(st.sampled_from([(4,), (3, 5), (2, 3, 4)])), COMPLEX, ("IRFFTN",)),
+    _entry("ihfft", _one_axis(), REAL, ("RFFTN",)),
     _entry("rfftn", _many_axes(), REAL, ("RFFTN",)),
     _entry("irfftn", _many_axes(), COMPLEX, ("IRFFTN",)),
     _entry(
