@@ -6,7 +6,7 @@ real signal differentiates back to a real gradient.
 
 >>> from tensorlib.testing.op_db_fft import OPINFOS
 >>> sorted({t for info in OPINFOS for t in info.op_types})
-['FFTN', 'IRFFTN', 'RFFTN']
+['FFTN', 'IRFFTN', 'RFFTN', 'Roll']
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ OPINFOS = [
         "fftshift",
         _shift_samples,
         COMPLEX + REAL,
-        (),
+        ("Roll",),
         error_inputs=(
             ErrorInput(
                 (np.ones(3),),
@@ -211,5 +211,5 @@ OPINFOS = [
             ),
         ),
     ),
-    _entry("ifftshift", _shift_samples, COMPLEX + REAL, ()),
+    _entry("ifftshift", _shift_samples, COMPLEX + REAL, ("Roll",)),
 ]
