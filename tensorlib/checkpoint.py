@@ -24,7 +24,7 @@ import uuid
 
 import numpy as np
 
-from . import tree
+from . import dtypes as _dtypes, tree
 from .tensor import Tensor, Variable
 
 __all__ = ["save_variables", "load_variables"]
@@ -81,15 +81,20 @@ def _add(named: dict, name: str, t: Tensor, who: str) -> None:
 def save_variables(path, target) -> None:
     """Write every Variable/Tensor of ``target`` (a Module, an optimizer, or a nested dict/list of them) to ``path``.
 
-    The write is atomic: a temporary file in the same folder is renamed over ``path``.
+    The write is atomic: a temporary file in the same folder is written, flushed to the disk and renamed
+    over ``path``.
     """
     st = _safetensors_numpy()
     named = _named(target, "save_variables")
+    if "__metadata__" in named:  # the format's own header key: the file would not load
+        raise ValueError("save_variables: the name '__metadata__' is reserved by the safetensors format")
     # np.array, not ascontiguousarray, which would turn a 0-d value (a step counter) into 1-d.
     arrays = {name: np.array(t.numpy(), order="C") for name, t in named.items()}
     unstorable = {name: str(a.dtype) for name, a in arrays.items() if a.dtype.kind == "c"}
     if unstorable:
         raise TypeError(f"save_variables: the safetensors format has no complex dtypes; entries {unstorable}")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"save_variables: {os.fspath(path)!r} is a folder; give the checkpoint's file name")
     folder = os.path.dirname(os.path.abspath(os.fspath(path)))
     # os.open with mode 0o666, not mkstemp (0o600): the checkpoint gets the permissions the umask allows,
     # as a file written by open() would; safetensors may recreate the file, so the mode is set again after.
@@ -99,11 +104,26 @@ def save_variables(path, target) -> None:
         mode = os.stat(tmp).st_mode & 0o777
         st.save_file(arrays, tmp, metadata={"format": "tensorlib"})
         os.chmod(tmp, mode)
+        # The bytes reach the disk before the new name does: after a power cut or an OS crash the path
+        # holds the old checkpoint or the new one, never an empty or partial file under the new name.
+        _fsync(tmp, os.O_RDONLY)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+    _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))  # the rename itself
+
+
+def _fsync(path: str, flags: int) -> None:
+    try:
+        fd = os.open(path, flags)
+    except OSError:  # a folder cannot be opened on Windows, where the rename is durable by itself
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def load_variables(path, target=None, strict: bool = True):
@@ -113,21 +133,20 @@ def load_variables(path, target=None, strict: bool = True):
     a name missing from the file or present in the file only is an error, as
     is a shape or dtype that differs; the one ``ValueError`` lists them all.
     With ``strict=False`` missing and extra names are allowed (shapes still
-    must match).  Returns ``target``.
+    must match).  An entry of a dtype tensorlib cannot hold (bfloat16,
+    float8, uint64) is an error naming it where it is asked for.  A load that
+    fails changes no Variable.  Returns ``target``.
     """
-    st = _safetensors_numpy()
-    try:
-        arrays = st.load_file(os.fspath(path))
-    except FileNotFoundError:
-        raise
-    except Exception as e:
-        raise ValueError(f"load_variables: {os.fspath(path)!r} is not a readable safetensors file ({e})") from None
+    arrays, unreadable = _read(path)
     if target is None:
         from .ops.creation import tensor
 
+        if unreadable:
+            raise TypeError(f"load_variables: {os.fspath(path)!r} has entries tensorlib cannot hold: {unreadable}")
         return {name: tensor(a) for name, a in arrays.items()}
     named = _named(target, "load_variables")
-    problems = []
+    problems = [f"{name!r} cannot be read: {why}" for name, why in unreadable.items() if name in named]
+    arrays.update({name: None for name in unreadable})  # present in the file, for the missing/extra lists
     missing = [n for n in named if n not in arrays]
     extra = [n for n in arrays if n not in named]
     if strict and missing:
@@ -135,7 +154,7 @@ def load_variables(path, target=None, strict: bool = True):
     if strict and extra:
         problems.append(f"in the file but not in the target: {extra}")
     for name, t in named.items():
-        if name not in arrays:
+        if arrays.get(name) is None:
             continue
         a = arrays[name]
         if not isinstance(t, Variable):
@@ -147,7 +166,42 @@ def load_variables(path, target=None, strict: bool = True):
             )
     if problems:
         raise ValueError(f"load_variables: {os.fspath(path)!r} does not fit the target: " + "; ".join(problems))
-    for name, t in named.items():
-        if name in arrays:
-            t.assign(arrays[name])
+    # An assign can still fail (a Variable that a recording tape has read): put back the ones done before
+    # it, so that a failed load leaves the target as it was, not half loaded.
+    done = []
+    try:
+        for name, t in named.items():
+            if arrays.get(name) is not None:
+                before = t._value
+                t.assign(arrays[name])
+                done.append((t, before))
+    except BaseException:
+        for t, before in reversed(done):
+            t.assign(before)
+        raise
     return target
+
+
+def _read(path) -> tuple:
+    """``({name: array}, {name: why})``: the entries of a safetensors file, and those NumPy or tensorlib
+    cannot hold (bfloat16, float8, uint64), each with the reason; a file that is no safetensors raises."""
+    _safetensors_numpy()
+    from safetensors import safe_open
+
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"load_variables: {os.fspath(path)!r} is a folder, not a checkpoint file")
+    try:
+        with safe_open(os.fspath(path), framework="np") as f:
+            arrays, unreadable = {}, {}
+            for name in f.keys():
+                try:
+                    arrays[name] = f.get_tensor(name)
+                    _dtypes.of_array(arrays[name].dtype)
+                except (TypeError, ValueError, AttributeError) as e:
+                    arrays.pop(name, None)
+                    unreadable[name] = str(e)
+    except FileNotFoundError:
+        raise
+    except Exception as e:
+        raise ValueError(f"load_variables: {os.fspath(path)!r} is not a readable safetensors file ({e})") from None
+    return arrays, unreadable

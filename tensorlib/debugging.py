@@ -20,7 +20,7 @@ class NumericsError(ValueError):
 
 
 def _bad_kind(xp, array) -> str | None:
-    if not xp.isdtype(array.dtype, "real floating"):
+    if not xp.isdtype(array.dtype, ("real floating", "complex floating")):  # complex: NaN or Inf in either part
         return None
     if bool(xp.any(xp.isnan(array))):
         return "NaN"
@@ -66,24 +66,34 @@ class _NumericsChecker:
                     f"at {dispatch.user_site()}; inputs: {ins}"
                 )
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        disable_check_numerics()
-
 
 _checker = _NumericsChecker()
 
 
-def enable_check_numerics():
-    """Check every op's outputs (forward and backward, eager and graph) for NaN/Inf.
+class _Enabled:
+    """What :func:`enable_check_numerics` returns: as a context manager it restores the state before it."""
 
-    Also usable as a context manager, which disables the check on exit.
+    def __init__(self, was_enabled: bool):
+        self.was_enabled = was_enabled
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if not self.was_enabled:
+            disable_check_numerics()
+
+
+def enable_check_numerics():
+    """Check every op's outputs (forward and backward, eager and graph) for NaN/Inf, in real and complex
+    floating results.
+
+    Also usable as a context manager, which on exit disables the check unless it was enabled before.
     """
-    if _checker not in dispatch.observers:
+    was_enabled = _checker in dispatch.observers
+    if not was_enabled:
         dispatch.observers.append(_checker)
-    return _checker
+    return _Enabled(was_enabled)
 
 
 def disable_check_numerics() -> None:

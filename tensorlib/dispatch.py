@@ -575,6 +575,18 @@ def check_int_range(value, dtype, where):
             raise OverflowError(f"{where} {value} does not fit in {dtype} (range {info.min}..{info.max})")
 
 
+def check_int_array_range(arr: np.ndarray, dtype, where) -> None:
+    """An integer array holding a value that the integer ``dtype`` cannot hold is an OverflowError, as
+    :func:`check_int_range` for one Python int: a list next to an int32 tensor is read at its dtype, never
+    wrapped (``int32 + [2**40]`` gave ``[1]``)."""
+    if dtype.kind not in "iu" or not arr.size or np.can_cast(arr.dtype, dtype):
+        return
+    info, low, high = np.iinfo(dtype), arr.min(), arr.max()
+    if low < info.min or high > info.max:
+        bad = low if low < info.min else high
+        raise OverflowError(f"{where} holds {bad}, which does not fit in {dtype} (range {info.min}..{info.max})")
+
+
 def _where(op, index):
     return f"{op.name}: input {_input_name(op, index)}" if op is not None else "tensorlib: value"
 
@@ -687,9 +699,9 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
                 strong_dtype if strong_dtype is not None and strong_dtype.kind == "f" else _dtypes.default_float
             )
         elif arr.dtype.kind in "iu":
-            arr = arr.astype(
-                strong_dtype if strong_dtype is not None and strong_dtype.kind in "if" else _dtypes.default_int
-            )
+            int_dtype = strong_dtype if strong_dtype is not None and strong_dtype.kind in "if" else _dtypes.default_int
+            check_int_array_range(arr, int_dtype, f"{name}:{where or ' data'}")
+            arr = arr.astype(int_dtype)
         elif arr.dtype.kind == "c":
             arr = arr.astype(
                 strong_dtype if strong_dtype is not None and strong_dtype.kind == "c" else _dtypes.default_complex
@@ -764,11 +776,32 @@ def check_assignable(var: Variable, backend=None, how: str = "assign") -> None:
         )
 
 
+def _check_int_narrowing(var: Variable, value: Tensor, raw, how: str) -> None:
+    """An integer value of a wider dtype than ``var``'s is assigned only where every element fits: the cast
+    would wrap it (2**40 into int32 became 0).  The caller's array or an eager tensor is checked; a traced
+    tensor cannot be, so it must be cast by the caller (``tl.cast``, which wraps as NumPy does)."""
+    if not (value.dtype.kind in "iu" and var.dtype.kind in "iu") or np.can_cast(value.dtype, var.dtype):
+        return
+    where = f"Variable.{how}: value of shape {tuple(value.shape)} {value.dtype} for variable {var.name!r} {var.dtype}"
+    if value is not raw:  # the caller's array (a list was read at the variable's dtype already)
+        concrete = np.asarray(raw)
+    elif value._value is not None:
+        concrete = value.backend.to_numpy(value._value)
+    else:
+        raise TypeError(f"{where} is traced and may not fit: cast it with tl.cast(value, {str(var.dtype)!r}) first")
+    check_int_array_range(concrete, var.dtype, where)
+
+
 def assign_variable(var: Variable, value, how: str) -> Variable:
     from_caller = not isinstance(value, Tensor)
+    raw = value
     if from_caller:
-        value = to_tensor(value, var.backend, var.dtype, None)
+        try:
+            value = to_tensor(value, var.backend, var.dtype, None)
+        except OverflowError as e:
+            raise OverflowError(f"Variable.{how} of variable {var.name!r} {var.dtype}: {e}") from None
     if tuple(value.shape) != tuple(var.shape) or value.dtype != var.dtype:
+        _check_int_narrowing(var, value, raw, how)
         if (
             value.dtype != var.dtype
             and value.dtype.kind == var.dtype.kind

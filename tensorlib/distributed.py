@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import tree
+from . import dtypes as _dtypes, tree
 from .tensor import Tensor, TensorSpec, Variable
 
 __all__ = ["from_npy", "map_blocks", "value_and_grad"]
@@ -184,10 +184,17 @@ def _shipped(fn, args, kwargs, what) -> _Shipped:
     return _Shipped(fn, None, args, kwargs)
 
 
+def _local_copy(shipped: _Shipped) -> _Shipped:
+    """This process's copy of the function, made from the bytes a worker gets, so that its arguments and
+    closures are their values at the call here too; the client traces it, and dask's local scheduler runs it
+    with those graphs."""
+    return _load_shipped(shipped.token, shipped.data)
+
+
 def _reference(shipped: _Shipped, client):
     """What the block tasks take as the function: a future of the copy scattered once to every worker."""
     if client is None:
-        return shipped  # local scheduler: one object in the graph, shared by its threads
+        return _local_copy(shipped)  # local scheduler: one object in the graph, shared by its threads
     with _cache_lock:
         futures = _client_cache.setdefault(client, collections.OrderedDict())
         future = futures.get(shipped.token)
@@ -208,6 +215,18 @@ def _aligned(arrays, rows, what):
     for i, a in enumerate(arrays):
         if not isinstance(a, da.Array):
             raise TypeError(f"{what}: data[{i}] must be a dask array chunked along axis 0, got {type(a).__name__}")
+        if any(np.isnan(n) for n in a.shape):
+            raise ValueError(
+                f"{what}: data[{i}] has unknown chunk sizes (shape {a.shape}, as after boolean indexing); "
+                "call its .compute_chunk_sizes() first"
+            )
+        try:
+            _dtypes.of_array(a.dtype)
+        except TypeError:
+            raise TypeError(
+                f"{what}: data[{i}] has dtype {a.dtype}, which tensorlib cannot hold "
+                f"(supported: {', '.join(str(d) for d in _dtypes.SUPPORTED)})"
+            ) from None
         if a.ndim == 0 or a.shape[0] != sum(rows):
             raise ValueError(
                 f"{what}: data[{i}] has shape {a.shape} but the batch has {sum(rows)} rows "
@@ -291,7 +310,7 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
 
     # The output's shape and dtype: trace once on the client with specs for the first block.
     specs = [TensorSpec((rows[0],) + a.shape[1:], a.dtype) for a in blocked]
-    graph = shipped.function().get_graph(*shipped.arguments(specs), **shipped.kwargs)
+    graph = _local_copy(shipped).function().get_graph(*shipped.arguments(specs), **shipped.kwargs)
     if graph.structure.kind != "leaf":
         raise TypeError(
             f"{what}: {_name(shipped.fn)} must return one Tensor per block, got a {graph.structure.kind} "
@@ -380,17 +399,28 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         raise TypeError(f"{what}: pass at least one dask array of data after params")
     if not isinstance(data[0], da.Array):
         raise TypeError(f"{what}: data[0] must be a dask array chunked along axis 0, got {type(data[0]).__name__}")
+    if data[0].ndim == 0:
+        raise ValueError(f"{what}: data[0] must have a batch axis, got a 0-d array")
+    if split_every is not None and (
+        isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2
+    ):
+        raise ValueError(f"{what}: split_every must be an int >= 2 (the fan-in of the sum's tree), got {split_every!r}")
+    if not callable(loss_fn):
+        raise TypeError(f"{what}: expected a function, got {type(loss_fn).__name__}")
+    loss_fn = getattr(loss_fn, "python_function", loss_fn)  # a tl.function: each worker traces its own
     leaves, treedef = tree.flatten(params)
     values = [np.asarray(v.numpy() if isinstance(v, Tensor) else v) for v in leaves]
     for i, v in enumerate(values):
         if v.dtype.kind != "f":
             raise TypeError(f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters")
     rows = data[0].chunks[0]
+    blocked = _aligned(data, rows, what)
     if sum(rows) == 0:
         raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
-    blocked = _aligned(data, rows, what)
-    dtype = np.result_type(np.float32, *values)
     shipped = _shipped(_block_value_and_grad(loss_fn, treedef), [_SLOT] * (1 + len(blocked)), {}, what)
+    loss_dtype = _loss_dtype(shipped, values, blocked, rows)
+    # The partial sums carry the loss and every gradient in one dtype that holds them all.
+    dtype = np.result_type(np.float32, loss_dtype, *values)
     client = _default_client(client)
     # Parameters go out with every call: once to each worker, not once per block.
     params_ref = client.scatter([values], broadcast=True, hash=False)[0] if client is not None else values
@@ -411,13 +441,33 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         meta=np.empty((0, 0), dtype),
     )
     total = partial_sums.sum(axis=0, split_every=split_every)
-    total = client.compute(total).result() if client is not None else total.compute()
+    if client is None:
+        total = total.compute()
+    else:
+        future = client.compute(total)
+        try:
+            total = future.result()
+        finally:
+            # A failed key keeps its exception, whose traceback holds this frame and so these futures:
+            # without this the cluster would keep every partial sum and the parameters of a failed call.
+            future.release()
+            params_ref.release()
     total = total / sum(rows)
     grads, start = [], 1
     for v in values:
         grads.append(tensor(total[start : start + v.size].reshape(v.shape).astype(v.dtype)))
         start += v.size
-    return tensor(total[0].astype(dtype)), tree.unflatten(treedef, grads)
+    return tensor(total[0].astype(loss_dtype)), tree.unflatten(treedef, grads)
+
+
+def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:
+    """The dtype of the loss, as the single-process ``tl.value_and_grad`` gives it: from a trace of the block
+    step on the client (kept with its copy of the function); a ``loss_fn`` that fails to trace fails here,
+    before any task runs."""
+    n = next((r for r in rows if r), 0)
+    specs = [TensorSpec((n,) + a.shape[1:], _dtypes.of_array(a.dtype)) for a in blocked]
+    graph = _local_copy(shipped).function().get_graph([TensorSpec(v.shape, v.dtype) for v in values], *specs)
+    return np.dtype(graph.outputs[0].dtype)
 
 
 # ---------------------------------------------------------------- data that does not fit in memory

@@ -102,6 +102,7 @@ def _build_table():
                 ufuncs[np_fn] = tl_fn
             elif callable(np_fn):
                 table[np_fn] = (tl_fn, _signature(np_fn), _ARGUMENTS.get(name, {}), _parameters(tl_fn))
+    ufuncs[np.divmod] = _divmod
     for np_fn, tl_fn in _SPECIAL.items():
         table[np_fn] = (tl_fn, None, {}, ())
     for name in _VALUE_QUERIES:
@@ -284,6 +285,12 @@ def _binary(name):
         return getattr(tl, name)(a, b)
 
     return call
+
+
+def _divmod(a, b):
+    import tensorlib as tl
+
+    return tl.floor_divide(a, b), tl.remainder(a, b)
 
 
 def _shape(a):

@@ -49,3 +49,38 @@ def test_a_value_on_another_backend_is_refused_naming_both():
             r"variable 'w' on numpy",
         ):
             tl.dispatch.check_assignable(v, other)
+
+
+# ------------------------------------------------------------------ integers too wide for the variable
+@pytest.mark.parametrize(
+    "value",
+    [np.array([2**40, 1]), [2**40, 1], tl.tensor(np.array([2**40, 1])), np.array([-(2**31) - 10, 0])],
+    ids=["int64 array", "list", "int64 tensor", "below int32"],
+)
+@pytest.mark.parametrize("how", ["assign", "assign_add"])
+def test_an_integer_the_variable_cannot_hold_is_an_overflow_error_and_leaves_the_variable(value, how):
+    v = tl.Variable(np.array([3, 4], np.int32), name="count")
+    # assign_add adds first: a list is then the Add's input, read at int32
+    with pytest.raises(OverflowError, match=rf"(^Variable\.{how}.*'count'|^Add: input 'y').*int32"):
+        getattr(v, how)(value)
+    np.testing.assert_array_equal(v.numpy(), [3, 4])  # not wrapped: 2**40 became 0 in int32
+    assert v.dtype == tl.int32
+
+
+def test_wider_integers_that_fit_are_assigned_and_a_traced_one_asks_for_a_cast():
+    v = tl.Variable(np.array([3, 4], np.int32), name="count")
+    v.assign(np.array([-(2**31), 2**31 - 1]))
+    np.testing.assert_array_equal(v.numpy(), [-(2**31), 2**31 - 1])
+    v.assign(tl.tensor(np.array([5, 6])))
+    np.testing.assert_array_equal(v.numpy(), [5, 6])
+    with pytest.raises(TypeError, match=r"traced and may not fit: cast it with tl\.cast\(value, 'int32'\)"):
+        tl.function(lambda a: v.assign(a))(tl.tensor(np.array([7, 8])))
+    tl.function(lambda a: v.assign(tl.cast(a, "int32")))(tl.tensor(np.array([7, 8])))
+    np.testing.assert_array_equal(v.numpy(), [7, 8])
+
+
+def test_a_list_next_to_an_int32_tensor_is_not_wrapped():
+    x = tl.tensor(np.array([1, 2], np.int32))
+    with pytest.raises(OverflowError, match=r"^Add: input 'y' holds 1099511627776, which does not fit in int32"):
+        x + [2**40, 1]
+    np.testing.assert_array_equal((x + [2**20, -5]).numpy(), np.array([2**20 + 1, -3], np.int32))

@@ -51,6 +51,7 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "Digamma",
     "Erfc",
     "Erfcinv",
+    "Erfcx",
     "Erfinv",
     "Gamma",
     "Lgamma",

@@ -145,3 +145,77 @@ def test_two_entries_with_one_name_are_an_error_not_a_lost_entry(tmp_path):
     with pytest.raises(ValueError, match="load_variables: two entries are both named 'm.0'"):
         tl.load_variables(tmp_path / "x.safetensors", {"m": {"0": a, 0: b}}, strict=False)
     assert float(a.numpy()) == 1.0 and float(b.numpy()) == 2.0
+
+
+def test_the_format_s_reserved_name_is_refused_at_save(tmp_path):
+    # It was written, as a second "__metadata__" key in the header: a file that no reader loads.
+    with pytest.raises(ValueError, match="save_variables: the name '__metadata__' is reserved"):
+        tl.save_variables(tmp_path / "x.safetensors", {"__metadata__": tl.Variable(1.0)})
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_load_that_fails_part_way_leaves_every_variable_as_it_was(tmp_path):
+    # 'b' was read by a recording tape, so its assign raises: 'a' (assigned before it) stayed loaded.
+    path = tmp_path / "x.safetensors"
+    tl.save_variables(path, {"a": tl.Variable(np.ones(3)), "b": tl.Variable(np.ones(3))})
+    a, b = tl.Variable(np.zeros(3)), tl.Variable(np.zeros(3))
+    with tl.GradientTape():
+        tl.sum(b * b)
+        with pytest.raises(RuntimeError, match="was read by a GradientTape that is still recording"):
+            tl.load_variables(path, {"a": a, "b": b})
+    assert a.numpy().tolist() == [0.0, 0.0, 0.0] and b.numpy().tolist() == [0.0, 0.0, 0.0]
+
+
+def _raw_file(path, entries: dict) -> None:
+    """A safetensors file written by hand: {name: (dtype code, shape, bytes)}."""
+    import json
+    import struct
+
+    header, data = {}, b""
+    for name, (code, shape, raw) in entries.items():
+        header[name] = {"dtype": code, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(text)) + text + data)
+
+
+def test_entries_tensorlib_cannot_hold_are_named(tmp_path):
+    # bfloat16 (from PyTorch) made the whole file "not a readable safetensors file"; uint64 raised
+    # tensorlib's bare dtype error, naming neither load_variables nor the entry.
+    path = tmp_path / "x.safetensors"
+    ok = np.arange(2.0).tobytes()
+    _raw_file(
+        path, {"h": ("BF16", [2], b"\x80\x3f\x00\x40"), "u": ("U64", [1], b"\x01" + b"\x00" * 7), "w": ("F64", [2], ok)}
+    )
+    with pytest.raises(
+        TypeError, match=r"load_variables: .* has entries tensorlib cannot hold: \{'h': .*bfloat16.*'u': .*uint64"
+    ):
+        tl.load_variables(path)
+    w = tl.Variable(np.ones(2))
+    with pytest.raises(ValueError, match=r"'h' cannot be read: .*bfloat16"):
+        tl.load_variables(path, {"h": tl.Variable(np.ones(2, np.float32)), "w": w}, strict=False)
+    assert w.numpy().tolist() == [1.0, 1.0]
+    tl.load_variables(path, {"w": w}, strict=False)  # entries the target does not ask for do not matter
+    assert w.numpy().tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match=r"in the file but not in the target: \['h', 'u'\]"):
+        tl.load_variables(path, {"w": w})
+
+
+def test_a_folder_is_refused_by_name(tmp_path):
+    with pytest.raises(IsADirectoryError, match="save_variables: .* is a folder; give the checkpoint's file name"):
+        tl.save_variables(tmp_path, {"w": tl.Variable(1.0)})
+    with pytest.raises(IsADirectoryError, match="load_variables: .* is a folder, not a checkpoint file"):
+        tl.load_variables(tmp_path)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names an open file through /proc")
+def test_the_bytes_reach_the_disk_before_the_rename(tmp_path, monkeypatch):
+    # Renamed unflushed, a power cut could leave an empty file under the checkpoint's name.
+    events = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"))))
+    monkeypatch.setattr(os, "replace", lambda a, b: (events.append(("replace", str(a))), real_replace(a, b)))
+    tl.save_variables(tmp_path / "x.safetensors", {"w": tl.Variable(np.ones(3))})
+    [(_, tmp)] = [e for e in events if e[0] == "replace"]
+    assert events.index(("fsync", tmp)) < events.index(("replace", tmp))
+    assert events[-1] == ("fsync", str(tmp_path))

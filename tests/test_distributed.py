@@ -115,6 +115,59 @@ def test_value_and_grad_errors():
         tl.distributed.value_and_grad(loss, 1.0)
     with pytest.raises(ValueError, match=r"data\[0\] has shape \(0, 2\): no rows to average the loss over"):
         tl.distributed.value_and_grad(loss, 1.0, da.ones((0, 2)))
+    # Each was a raw IndexError, dask's message, a worker's "'int' object is not callable", or a message
+    # that blamed a row count for unknown chunk sizes.
+    with pytest.raises(ValueError, match=r"value_and_grad: data\[0\] must have a batch axis, got a 0-d array"):
+        tl.distributed.value_and_grad(loss, 1.0, da.ones(()))
+    with pytest.raises(ValueError, match=r"split_every must be an int >= 2 \(the fan-in of the sum's tree\), got 2.5"):
+        tl.distributed.value_and_grad(loss, 1.0, x, split_every=2.5)
+    with pytest.raises(TypeError, match=r"value_and_grad: expected a function, got int"):
+        tl.distributed.value_and_grad(3, 1.0, x)
+    with pytest.raises(ValueError, match=r"data\[0\] has unknown chunk sizes \(shape \(nan, 2\).*compute_chunk_sizes"):
+        tl.distributed.value_and_grad(loss, 1.0, x[x[:, 0] > 0])
+    with pytest.raises(ValueError, match=r"map_blocks: data\[0\] has unknown chunk sizes"):
+        tl.distributed.map_blocks(tl.tanh, x[x[:, 0] > 0])
+    with pytest.raises(TypeError, match=r"map_blocks: data\[1\] has dtype uint64, which tensorlib cannot hold"):
+        tl.distributed.map_blocks(lambda a, b: a, x, da.ones(4, dtype=np.uint64, chunks=2))
+
+
+def test_value_and_grad_loss_and_gradients_have_the_single_process_dtypes():
+    # float32 parameters on float64 or int data give a float64 loss, float16 on float16 a float16 loss;
+    # the partial sums were float32 whatever the loss, so the loss came back as float32, rounded.
+    rng = np.random.default_rng(1)
+    for pdtype, xdtype in [(np.float32, np.float64), (np.float32, np.int64), (np.float16, np.float16)]:
+        xn = (rng.standard_normal((35, 3)) * 3).astype(xdtype)
+        params = {"w": rng.standard_normal(3).astype(pdtype), "b": np.float32(0.5).astype(pdtype)}
+
+        def loss_fn(p, x):
+            return tl.mean(tl.square(tl.sum(x * p["w"], axis=1) + p["b"]))
+
+        loss, grads = tl.distributed.value_and_grad(loss_fn, params, da.from_array(xn, chunks=(5, 3)))
+        want_loss, want = tl.value_and_grad(loss_fn)(params, tl.tensor(xn))
+        assert loss.dtype == want_loss.dtype, (pdtype, xdtype, loss.dtype, want_loss.dtype)
+        rtol = 2e-3 if want_loss.dtype == np.float16 else 1e-12
+        np.testing.assert_allclose(loss.numpy(), want_loss.numpy(), rtol=rtol)
+        for k in params:
+            assert grads[k].dtype == want[k].dtype == pdtype
+            np.testing.assert_allclose(grads[k].numpy(), want[k].numpy(), rtol=2e-2 if pdtype == np.float16 else 1e-5)
+
+
+def test_value_and_grad_takes_a_tl_function():
+    # The loss_fn's tl.function (with its lock) was pickled whole: "cannot pickle '_thread.RLock' object".
+    x = da.from_array(np.arange(6.0).reshape(6, 1), chunks=(4, 1))
+    loss, g = tl.distributed.value_and_grad(tl.function(lambda p, x: tl.mean(x * p)), 2.0, x)
+    assert float(loss) == 5.0 and float(g) == 2.5
+
+
+def test_local_scheduler_uses_the_values_at_the_call_as_a_cluster_does():
+    # Without a client the tasks held the caller's closures and arrays: changed between map_blocks and
+    # compute, the local result used the new values and a cluster's the old ones.
+    w, v = np.ones(2), tl.Variable(np.ones(2))
+    x = da.from_array(np.zeros((5, 2)), chunks=(2, 2))
+    y = tl.distributed.map_blocks(lambda b, w: b + w + v, x, w)
+    w[:] = 5.0
+    v.assign(np.full(2, 7.0))
+    np.testing.assert_array_equal(y.compute(), np.full((5, 2), 2.0))
 
 
 def test_without_a_cluster_dask_local_scheduler_runs_the_same_code():
@@ -263,6 +316,25 @@ def test_value_and_grad_errors_from_the_workers_reach_the_caller(client):
     x = da.from_array(np.ones((4, 2)), chunks=(2, 2))
     with pytest.raises(TypeError, match=r"f must return a scalar, got shape \(2, 2\)"):
         tl.distributed.value_and_grad(lambda p, x: x * p, 1.0, x, client=client)
+
+
+def test_failed_value_and_grad_leaves_nothing_on_the_cluster(client):
+    # The failed key's exception held this call's frame, so its futures: every failed call kept its
+    # parameters and all its partial sums on the workers (5 failures: 95 keys, ~P numbers each).
+    x = da.from_array(np.arange(40.0).reshape(20, 2), chunks=(3, 2)).persist()  # the last block has 2 rows
+    before = set(client.futures)
+
+    def loss_fn(p, x):  # traces on the client (3 rows), fails on the worker's last block
+        return tl.mean(x * p) if x.shape[0] == 3 else tl.mean(x @ tl.ones((3, 3)))
+
+    for i in range(3):
+        with pytest.raises(ValueError, match="BatchMatMulV2: inner dimensions do not match"):
+            tl.distributed.value_and_grad(loss_fn, 2.0 + i, x, client=client)
+    deadline = time.monotonic() + TIMEOUT
+    while not set(client.futures) <= before | {k for k in client.futures if "_Shipped" in str(k)}:
+        assert time.monotonic() < deadline, sorted(map(str, set(client.futures) - before))
+        time.sleep(0.05)
+    del x
 
 
 def test_value_and_grad_traces_once_per_worker_across_steps(client):

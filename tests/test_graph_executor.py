@@ -194,3 +194,29 @@ def test_a_kernel_result_of_another_width_is_fitted_as_in_eager():
         out = f(x)
         assert out._value.dtype == np.float32 and out.numpy().tolist() == [2.0, 2.0]
     assert "fix type" in f.get_graph(x).optimize().executable().plan_text()
+
+
+@pytest.mark.parametrize("bad", [complex(np.nan, 0.0), complex(0.0, np.inf), complex(-np.inf, 1.0)])
+def test_numerics_checks_see_nan_and_inf_in_complex_values(bad):
+    x = tl.tensor(np.array([1 + 1j, bad]))
+    with pytest.raises(tl.debugging.NumericsError, match=r"CheckNumerics: c: tensor had (NaN|Inf).*complex128"):
+        tl.debugging.check_numerics(x, "c")
+    with pytest.raises(tl.debugging.NumericsError, match=r"CheckNumerics: c"):
+        tl.function(lambda v: tl.debugging.check_numerics(v, "c"))(x)
+    with tl.debugging.enable_check_numerics(), np.errstate(all="ignore"):
+        with pytest.raises(tl.debugging.NumericsError, match=r"Log produced -?Inf|Log produced NaN"):
+            tl.log(tl.tensor(np.array([1j, 0j])))
+    tl.debugging.check_numerics(tl.tensor(np.array([1 + 1j, -2j])), "fine")  # finite complex values pass
+
+
+def test_a_numerics_check_block_leaves_an_outer_enable_on():
+    tl.debugging.enable_check_numerics()
+    try:
+        with tl.debugging.enable_check_numerics():
+            pass
+        with pytest.raises(tl.debugging.NumericsError, match="Log produced NaN"), np.errstate(invalid="ignore"):
+            tl.log(tl.tensor([-1.0]))  # still checked: the block restored the state before it
+    finally:
+        tl.debugging.disable_check_numerics()
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(tl.log(tl.tensor([-1.0])).numpy()).all()  # off after disable

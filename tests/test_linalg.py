@@ -127,3 +127,36 @@ def test_norm_gradient_at_zero_is_zero_as_in_pytorch():
     x = np.array([3.0, 0.0, -4.0])  # away from zero the gradient is still x / |x|
     g = tl.grad(lambda t: tl.linalg.norm(t))(tl.tensor(x))
     np.testing.assert_allclose(g.numpy(), x / 5.0, rtol=1e-15)
+
+
+# ------------------------------------------------------------------ empty inputs, as NumPy 2
+@pytest.mark.parametrize(
+    "shape, axis", [((0,), None), ((0, 3), None), ((3, 0), None), ((2, 0, 3), (0, 2)), ((2, 0), 1)]
+)
+@pytest.mark.parametrize("ord", [None, "fro", "nuc", np.inf, 1, 2, 3, 0])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_norms_of_empty_inputs_are_numpys(shape, axis, ord, keepdims):
+    x = np.zeros(shape)
+    vector = (len(shape) == 1) if axis is None else isinstance(axis, int)
+    if vector and isinstance(ord, str) or not vector and ord in (3, 0):
+        pytest.skip("not a norm of this kind")
+    expected = np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)  # 0: the max norms too, in NumPy 2
+    for f in (tl.linalg.norm, tl.function(tl.linalg.norm, static_argnames=("ord", "axis", "keepdims"))):
+        out = f(tl.tensor(x), ord=ord, axis=axis, keepdims=keepdims)
+        assert out.shape == expected.shape and out.dtype == expected.dtype
+        np.testing.assert_array_equal(out.numpy(), expected)
+    if ord == 0:
+        return  # a count of nonzeros: no gradient
+    t = tl.tensor(x)
+    with tl.GradientTape() as tape:
+        tape.watch(t)
+        y = tl.sum(tl.linalg.norm(t, ord=ord, axis=axis, keepdims=keepdims))
+    np.testing.assert_array_equal(tape.gradient(y, t).numpy(), np.zeros(shape))
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 2)])
+def test_pinv_of_an_empty_integer_matrix_is_float64_as_its_shape_rule(shape):
+    expected = np.linalg.pinv(np.zeros(shape))
+    for f in (tl.linalg.pinv, tl.function(tl.linalg.pinv)):
+        out = f(tl.tensor(np.zeros(shape, np.int64)))
+        assert out.dtype == tl.float64 and out.shape == expected.shape

@@ -284,7 +284,7 @@ def erf(xp, x):
         fraction = big + (k / 2.0) / fraction
     tail = 1.0 - xp.exp(-big * big) / (math.sqrt(math.pi) * fraction)
     magnitude = xp.where(small, series, tail)
-    out = xp.where(work < 0, -magnitude, magnitude)
+    out = xp.copysign(magnitude, work)  # odd, to the sign of zero: erf(-0.0) is -0.0
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
 
 

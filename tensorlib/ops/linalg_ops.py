@@ -664,6 +664,10 @@ _pinv = defop(
 
 @_pinv.generic
 def _pinv_kernel(xp, x, *, rcond):
+    if xp.isdtype(
+        x.dtype, ("bool", "integral")
+    ):  # NumPy keeps an empty integer matrix's dtype; the shape rule says float64
+        x = xp.astype(x, xp.float64)
     return xp.linalg.pinv(x) if rcond is None else xp.linalg.pinv(x, rcond=rcond)
 
 
@@ -734,6 +738,16 @@ def matrix_power(x, n: int) -> Tensor:
     return result
 
 
+def _max_magnitude(a, axis: int, keepdims: bool) -> Tensor:
+    """The largest of the non-negative ``a`` along ``axis``, 0 along an empty one: NumPy 2's norms take the
+    max with ``initial=0`` (the inf-norm of an empty vector, the 2-norm of a 0 x 3 matrix are 0)."""
+    from . import reduce as reduce_ops
+
+    # Over an empty axis the sum is that 0, and keeps the gradient's path to ``a`` (zeros of its shape).
+    pick = reduce_ops.sum if a.shape[axis] == 0 else reduce_ops.max
+    return pick(a, axis=axis, keepdims=keepdims)
+
+
 def _vector_norm(x, ord, axis, keepdims):
     from . import math as math_ops, reduce as reduce_ops
     from .math import abs as absolute, cast, not_equal, power
@@ -745,7 +759,7 @@ def _vector_norm(x, ord, axis, keepdims):
         )
     a = absolute(x)
     if ord == np.inf:
-        return reduce_ops.max(a, axis=axis, keepdims=keepdims)
+        return _max_magnitude(a, axis, keepdims)
     if ord == -np.inf:
         return reduce_ops.min(a, axis=axis, keepdims=keepdims)
     if ord == 0:
@@ -776,7 +790,7 @@ def _matrix_norm(x, ord, axis, keepdims):
         rest = [d for d in range(x.ndim) if d not in (row, col)]
         s = svd(transpose(x, rest + [row, col]), compute_uv=False)
         out = (
-            reduce_ops.max(s, axis=-1)
+            _max_magnitude(s, -1, False)
             if ord == 2
             else reduce_ops.min(s, axis=-1)
             if ord == -2
@@ -789,12 +803,10 @@ def _matrix_norm(x, ord, axis, keepdims):
     a = absolute(x)
     if ord in (1, -1):
         sums = reduce_ops.sum(a, axis=row, keepdims=True)
-        pick = reduce_ops.max if ord == 1 else reduce_ops.min
-        out = pick(sums, axis=col, keepdims=True)
+        out = _max_magnitude(sums, col, True) if ord == 1 else reduce_ops.min(sums, axis=col, keepdims=True)
     elif ord in (np.inf, -np.inf):
         sums = reduce_ops.sum(a, axis=col, keepdims=True)
-        pick = reduce_ops.max if ord == np.inf else reduce_ops.min
-        out = pick(sums, axis=row, keepdims=True)
+        out = _max_magnitude(sums, row, True) if ord == np.inf else reduce_ops.min(sums, axis=row, keepdims=True)
     else:
         raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
     from .shape import squeeze

@@ -144,6 +144,7 @@ _SPECIAL = [
     _special("erfc", [(-3.0, 3.0)], ("Erfc",)),
     _special("erfinv", [(-0.9, 0.9)], ("Erfinv",)),
     _special("erfcinv", [(0.1, 1.9)], ("Erfcinv",)),
+    _special("erfcx", [(-3.0, 30.0)], ("Erfcx",)),  # past 20 its gradient is the asymptotic series
     _special("ndtr", [(-5.0, 5.0)], ("Ndtr",)),
     _special("log_ndtr", [(-30.0, 5.0)], ("LogNdtr",)),
     _special("expit", [(-6.0, 6.0)], ("Sigmoid",)),
