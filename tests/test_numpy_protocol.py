@@ -124,3 +124,17 @@ def test_ufunc_accumulate_refuses_what_numpy_refuses():
     with pytest.raises(ValueError, match=r"numpy\.multiply\.accumulate: .* got axis=0 for shape \(\)"):
         np.multiply.accumulate(tl.tensor(2.0))
     np.testing.assert_array_equal(np.add.accumulate(tl.tensor(X), axis=-1).numpy(), np.add.accumulate(X, axis=-1))
+
+
+def test_full_like_with_a_tensor_fill_value_broadcasts_it_and_keeps_its_gradient():
+    # tl.full_like(x, t) and np.full_like(x, t) raised "FullLike: tensorlib has no implementation of
+    # numpy.copyto" (the Tensor went to NumPy's kernel as an attribute); tl.full(shape, t) already worked.
+    fill = np.array([1.0, -2.0, 0.5])
+    want = np.full_like(X, fill)
+    for call in (lambda v: tl.full_like(X, v), lambda v: np.full_like(tl.tensor(X), v)):
+        got = call(tl.tensor(fill))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+        check_grads(lambda v: call(v) * Y, [fill], order=1)
+    traced = tl.function(lambda v: tl.full_like(X, v))(tl.tensor(fill))
+    np.testing.assert_array_equal(traced.numpy(), want)

@@ -642,6 +642,21 @@ def logical_not(x):
 
 
 def full_like(x, value, dtype=None) -> Tensor:
+    """A tensor of ``x``'s shape (and dtype, unless ``dtype`` is given) filled with ``value``; a tensor ``value``
+    is broadcast and keeps its gradient, as in ``tl.full``.
+
+    >>> import tensorlib as tl
+    >>> tl.grad(lambda v: tl.sum(tl.full_like(tl.zeros((2, 3)), v)))(tl.tensor(1.5)).numpy().item()
+    6.0
+    """
+    if isinstance(value, Tensor):
+        from .shape import broadcast_to
+
+        x = dispatch.as_tensor(x)
+        filled = cast(value, x.dtype if dtype is None else dtype)
+        if None in x.shape:  # a traced size left open: broadcast against x itself
+            return filled + zeros_like(x, filled.dtype)
+        return broadcast_to(filled, x.shape)
     return apply(_full_like, (x,), {"value": value, "dtype": None if dtype is None else _dt.as_dtype(dtype)})
 
 
