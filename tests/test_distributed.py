@@ -163,6 +163,15 @@ def test_value_and_grad_takes_a_tl_function():
     assert float(loss) == 5.0 and float(g) == 2.5
 
 
+def test_an_empty_block_is_not_given_to_f():
+    # f ran on the empty blocks too: b / max(b) failed ("zero-size array to reduction operation maximum")
+    # although every block with rows was fine.
+    a = np.arange(1.0, 7.0).reshape(6, 1)
+    y = tl.distributed.map_blocks(lambda b: b / tl.max(b), da.from_array(a, chunks=((0, 3, 0, 3), (1,))))
+    assert y.chunks == ((0, 3, 0, 3), (1,))
+    np.testing.assert_allclose(y.compute(), np.concatenate([a[:3] / 3, a[3:] / 6]), rtol=1e-15)
+
+
 def test_functions_that_call_tl_grad_can_be_shipped():
     # tl.grad is a callable module: cloudpickle (and pickle) refused it, "cannot pickle '_CallableModule'
     # object", so no function using tl.grad(...) could be mapped.
