@@ -324,8 +324,12 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
             f"({graph.structure!r})"
         )
     out = graph.outputs[0]
-    out_rows = out.shape[0] if out.ndim else None
-    if out_rows != n:
+    if None in tuple(out.shape):
+        # f's input_signature leaves sizes open: the output's come from a trace for this block's shapes.
+        from .graph.tracing import Function
+
+        out = Function(shipped.fn).get_graph(*shipped.arguments(specs), **shipped.kwargs).outputs[0]
+    if out.ndim == 0 or out.shape[0] != n:
         raise ValueError(
             f"{what}: {_name(shipped.fn)} maps a block of shape {specs[0].shape} to shape "
             f"{tuple(out.shape)}; the output must have one row per input row"

@@ -268,6 +268,23 @@ def test_map_blocks_sends_weights_once_per_worker_not_per_block(client):
     assert all(t == 1 for t in worker_traces(client, token).values() if t is not None)
 
 
+@pytest.mark.parametrize("open_dims", [(None, 4), (None, None)])
+def test_map_blocks_with_an_open_input_signature_traces_once_for_every_block_size(client, open_dims):
+    # The documented way to one trace per worker failed on the client: "maps a block of shape (3, 4)
+    # to shape (None, 4); the output must have one row per input row".
+    a = np.random.default_rng(6).standard_normal((11, 4))
+    f = tl.function(lambda b: tl.tanh(b) * 2.0, input_signature=[tl.TensorSpec(open_dims, tl.float64)])
+    y = tl.distributed.map_blocks(f, da.from_array(a, chunks=(3, 4)), client=client)  # blocks of 3, 3, 3, 2
+    assert y.shape == (11, 4) and y.dtype == np.float64
+    np.testing.assert_allclose(client.compute(y).result(timeout=TIMEOUT), np.tanh(a) * 2.0, rtol=1e-12)
+    assert all((t or 0) <= 1 for t in worker_traces(client, shipped_token(y)).values())
+    with pytest.raises(
+        ValueError, match=r"maps a block of shape \(3, 4\) to shape \(6, 2\); the output must have one row"
+    ):
+        sig = [tl.TensorSpec(open_dims, tl.float64)]
+        tl.distributed.map_blocks(tl.function(lambda b: tl.reshape(b, (-1, 2)), input_signature=sig), y, client=client)
+
+
 def test_map_blocks_blocks_several_dask_arguments(client):
     a = np.random.default_rng(3).standard_normal((90, 4))
     b = np.random.default_rng(4).standard_normal((90,))
