@@ -26,6 +26,7 @@ import inspect
 import numpy as np
 
 from . import tree
+from .dispatch import as_tensor
 from .tensor import Tensor
 
 _NO_VALUE = getattr(np, "_NoValue", object())
@@ -45,7 +46,6 @@ _RENAMED = {
     "conjugate": "conj",
     "mod": "remainder",
     "copy": "identity",
-    "rint": "round",
 }
 _ARGUMENTS = {
     "clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min", "max": "clip_value_max"},
@@ -103,6 +103,7 @@ def _build_table():
             elif callable(np_fn):
                 table[np_fn] = (tl_fn, _signature(np_fn), _ARGUMENTS.get(name, {}), _parameters(tl_fn))
     ufuncs[np.divmod] = _divmod
+    ufuncs[np.rint] = _rint
     for np_fn, tl_fn in _SPECIAL.items():
         table[np_fn] = (tl_fn, None, {}, ())
     for name in _VALUE_QUERIES:
@@ -291,6 +292,13 @@ def _divmod(a, b):
     import tensorlib as tl
 
     return tl.floor_divide(a, b), tl.remainder(a, b)
+
+
+def _rint(x):
+    import tensorlib as tl
+
+    x = as_tensor(x)
+    return tl.round(x if x.dtype.kind in "fc" else tl.cast(x, "float64"))  # NumPy's rint of integers is float
 
 
 def _shape(a):

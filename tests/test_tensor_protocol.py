@@ -159,3 +159,44 @@ def test_scalar_conversions_of_more_than_0d_name_the_shape(convert, use):
     assert convert(tl.tensor(1)) == convert(np.int64(1))
     with pytest.raises(TypeError, match=r"iteration over a 0-d tensor \(shape \(\), dtype float32\)"):
         list(tl.tensor(1.0))
+
+
+def _writes_through(array):
+    array.flags.writeable = True
+    array[...] = 99
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tl.tensor([1.0, 2.0]),
+        lambda: tl.Variable([1.0, 2.0]),
+        lambda: tl.reshape(tl.tensor([[1.0, 2.0]]), (2,)),
+        lambda: tl.function(lambda x: x * 1.0)(np.array([1.0, 2.0], np.float32)),
+    ],
+    ids=["tensor", "variable", "view", "traced"],
+)
+@pytest.mark.parametrize("read", [lambda t: t.numpy(), np.asarray], ids=["numpy", "asarray"])
+def test_a_read_only_view_cannot_be_made_writable(make, read):
+    # `a.flags.writeable = True` on t.numpy() was allowed (the view's owner, the tensor's value, is
+    # writable), and a[0] = 99 then changed the tensor or the Variable; JAX refuses it too.
+    t = make()
+    with pytest.raises(ValueError, match="cannot set WRITEABLE flag"):
+        _writes_through(read(t))
+    assert t.numpy().tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("a", [np.array([1, -2, 3]), np.array([1.5, 2.5, -0.5]), np.array([1.5, 2.5], np.float32)])
+def test_np_rint_keeps_numpys_dtype(a):
+    # np.rint of an int64 tensor gave int64 (tl.round keeps integers); NumPy's rint gives float64.
+    got = np.rint(tl.tensor(a))
+    assert got.dtype == np.rint(a).dtype
+    np.testing.assert_array_equal(got.numpy(), np.rint(a))
+
+
+def test_equality_with_none_or_a_string_is_false_not_an_error():
+    # `t == None` raised "Equal: input 'y' expected a tensor ... got NoneType", so `None in [t]` did too.
+    t = tl.tensor([1.0, 2.0])
+    assert (t == None) is False and (t != None) is True  # noqa: E711
+    assert None not in [t] and "SAME" not in (t,) and (t == "a") is False
+    assert (t == 1.0).numpy().tolist() == [True, False]

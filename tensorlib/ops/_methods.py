@@ -45,8 +45,14 @@ def _install_operators():
     T.__le__ = lambda self, other: apply(_comparisons["LessEqual"], (self, other))
     T.__gt__ = lambda self, other: apply(_comparisons["Greater"], (self, other))
     T.__ge__ = lambda self, other: apply(_comparisons["GreaterEqual"], (self, other))
-    T.__eq__ = lambda self, other: apply(_comparisons["Equal"], (self, other))
-    T.__ne__ = lambda self, other: apply(_comparisons["NotEqual"], (self, other))
+    # `t == None` (and a string) is Python's identity test, False (JAX, PyTorch): `None in [t]` must not raise.
+    equal, not_equal = _comparisons["Equal"], _comparisons["NotEqual"]
+    T.__eq__ = lambda self, other: (
+        NotImplemented if other is None or other.__class__ is str else apply(equal, (self, other))
+    )
+    T.__ne__ = lambda self, other: (
+        NotImplemented if other is None or other.__class__ is str else apply(not_equal, (self, other))
+    )
     T.__hash__ = object.__hash__
     # ``value in t`` is NumPy's ``(t == value).any()``; Python's fallback iterated rows, ambiguous beyond 1-d.
     T.__contains__ = lambda self, value: bool(apply(_comparisons["Equal"], (self, value)).numpy().any())
