@@ -225,6 +225,12 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if ufunc.__name__ not in table or len(inputs) != 1:
         raise _unsupported(name)
     axis = kwargs.pop("axis", 0)  # ufunc.reduce and ufunc.accumulate work along axis 0 by default
+    if method == "accumulate" and (axis is None or isinstance(axis, tuple) or not getattr(inputs[0], "shape", ())):
+        # NumPy refuses these; tensorlib's cumsum would have flattened the input or made a 0-d one 1-d.
+        raise ValueError(
+            f"{name}: accumulates along one axis of an array with at least one dimension, got axis="
+            f"{axis!r} for shape {tuple(getattr(inputs[0], 'shape', ()))}"
+        )
     keepdims = kwargs.pop("keepdims", False)
     if kwargs.pop("dtype", None) is not None or kwargs:
         raise TypeError(f"{name}: argument(s) {sorted(kwargs) or ['dtype']} are not supported on tensorlib Tensors")

@@ -200,3 +200,22 @@ def test_equality_with_none_or_a_string_is_false_not_an_error():
     assert (t == None) is False and (t != None) is True  # noqa: E711
     assert None not in [t] and "SAME" not in (t,) and (t == "a") is False
     assert (t == 1.0).numpy().tolist() == [True, False]
+
+
+@pytest.mark.parametrize("dtype", [None, "float64", "float32"])
+def test_tl_tensor_of_a_watched_tensor_keeps_its_gradient_as_when_traced(dtype):
+    # Eagerly tl.tensor(x) copied the value: d/dx sum(3 * tl.tensor(x)) was a silent 0 ([0, 0]) while
+    # the same function under tl.function gave [3, 3].
+    def f(x):
+        return tl.sum(tl.tensor(x, dtype=dtype) * 3.0)
+
+    x = tl.tensor([1.0, 2.0], dtype="float64")
+    for g in (tl.grad(f)(x), tl.function(tl.grad(f))(x)):
+        np.testing.assert_allclose(g.numpy(), [3.0, 3.0])
+    v = tl.Variable([1.0, 2.0], dtype="float64")
+    with tl.GradientTape() as tape:
+        y = tl.sum(tl.tensor(v) ** 2)
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), [2.0, 4.0])
+    snapshot = tl.tensor(v)  # still a value of its own: a later assign does not reach it
+    v.assign([5.0, 5.0])
+    assert snapshot.numpy().tolist() == [1.0, 2.0]
