@@ -48,6 +48,8 @@ CACHE_SIZE = 16
 
 _worker_cache: collections.OrderedDict = collections.OrderedDict()  # token -> _Shipped, per process
 _client_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Client -> {token: Future}
+# (token of a shipped value_and_grad, parameter and block signatures) -> the dtype of its loss.
+_loss_dtypes: collections.OrderedDict = collections.OrderedDict()
 _cache_lock = threading.Lock()
 # A worker's copy of a function is shared by the worker's threads, and a
 # tl.function is not guarded against two threads tracing it at once; so a
@@ -184,17 +186,17 @@ def _shipped(fn, args, kwargs, what) -> _Shipped:
     return _Shipped(fn, None, args, kwargs)
 
 
-def _local_copy(shipped: _Shipped) -> _Shipped:
-    """This process's copy of the function, made from the bytes a worker gets, so that its arguments and
-    closures are their values at the call here too; the client traces it, and dask's local scheduler runs it
-    with those graphs."""
-    return _load_shipped(shipped.token, shipped.data)
+def _traced(shipped: _Shipped, client) -> _Shipped:
+    """What the client traces: without a cluster, the copy that dask's local scheduler will run (made from
+    the bytes a worker gets, so that its arguments and closures are their values at this call there too,
+    and kept with its graphs for later calls, as a worker keeps its own); with one, the function itself."""
+    return _load_shipped(shipped.token, shipped.data) if client is None else shipped
 
 
 def _reference(shipped: _Shipped, client):
     """What the block tasks take as the function: a future of the copy scattered once to every worker."""
     if client is None:
-        return _local_copy(shipped)  # local scheduler: one object in the graph, shared by its threads
+        return _traced(shipped, None)  # local scheduler: one object in the graph, shared by its threads
     with _cache_lock:
         futures = _client_cache.setdefault(client, collections.OrderedDict())
         future = futures.get(shipped.token)
@@ -310,7 +312,8 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
 
     # The output's shape and dtype: trace once on the client with specs for the first block.
     specs = [TensorSpec((rows[0],) + a.shape[1:], a.dtype) for a in blocked]
-    graph = _local_copy(shipped).function().get_graph(*shipped.arguments(specs), **shipped.kwargs)
+    client = _default_client(client)
+    graph = _traced(shipped, client).function().get_graph(*shipped.arguments(specs), **shipped.kwargs)
     if graph.structure.kind != "leaf":
         raise TypeError(
             f"{what}: {_name(shipped.fn)} must return one Tensor per block, got a {graph.structure.kind} "
@@ -330,7 +333,7 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     return da.blockwise(
         functools.partial(_run_block, out_shape=out_shape, out_dtype=out_dtype),
         "i" + new,
-        _reference(shipped, _default_client(client)),
+        _reference(shipped, client),
         None,
         *pairs,
         new_axes=dict(zip(new, out_shape)),
@@ -409,6 +412,12 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         raise TypeError(f"{what}: expected a function, got {type(loss_fn).__name__}")
     loss_fn = getattr(loss_fn, "python_function", loss_fn)  # a tl.function: each worker traces its own
     leaves, treedef = tree.flatten(params)
+    for i, v in enumerate(leaves):
+        if isinstance(v, Tensor) and v._value is None:
+            raise TypeError(
+                f"{what}: parameter leaf {i} is a symbolic Tensor (shape {v.shape}, {v.dtype}): the workers need "
+                "its value; call tl.distributed.value_and_grad outside tl.function"
+            )
     values = [np.asarray(v.numpy() if isinstance(v, Tensor) else v) for v in leaves]
     for i, v in enumerate(values):
         if v.dtype.kind != "f":
@@ -418,10 +427,10 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     if sum(rows) == 0:
         raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
     shipped = _shipped(_block_value_and_grad(loss_fn, treedef), [_SLOT] * (1 + len(blocked)), {}, what)
-    loss_dtype = _loss_dtype(shipped, values, blocked, rows)
+    client = _default_client(client)
+    loss_dtype = _loss_dtype(_traced(shipped, client), values, blocked, rows)
     # The partial sums carry the loss and every gradient in one dtype that holds them all.
     dtype = np.result_type(np.float32, loss_dtype, *values)
-    client = _default_client(client)
     # Parameters go out with every call: once to each worker, not once per block.
     params_ref = client.scatter([values], broadcast=True, hash=False)[0] if client is not None else values
     pairs, _ = _indexed(blocked, first_letter=1)
@@ -462,26 +471,62 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
 
 def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:
     """The dtype of the loss, as the single-process ``tl.value_and_grad`` gives it: from a trace of the block
-    step on the client (kept with its copy of the function); a ``loss_fn`` that fails to trace fails here,
-    before any task runs."""
+    step on the client, once per signature (the training loop's later steps find it here); a ``loss_fn``
+    that fails to trace fails here, before any task runs."""
     n = next((r for r in rows if r), 0)
-    specs = [TensorSpec((n,) + a.shape[1:], _dtypes.of_array(a.dtype)) for a in blocked]
-    graph = _local_copy(shipped).function().get_graph([TensorSpec(v.shape, v.dtype) for v in values], *specs)
-    return np.dtype(graph.outputs[0].dtype)
+    specs = (
+        [TensorSpec(v.shape, v.dtype) for v in values],
+        *(TensorSpec((n,) + a.shape[1:], _dtypes.of_array(a.dtype)) for a in blocked),
+    )
+    key = (shipped.token, tuple((s.shape, s.dtype) for s in specs[0]), tuple((s.shape, s.dtype) for s in specs[1:]))
+    with _cache_lock:
+        dtype = _loss_dtypes.get(key)
+    if dtype is None:
+        dtype = np.dtype(shipped.function().get_graph(*specs).outputs[0].dtype)
+        with _cache_lock:
+            _loss_dtypes[key] = dtype
+            while len(_loss_dtypes) > CACHE_SIZE:
+                _loss_dtypes.popitem(last=False)
+    return dtype
 
 
 # ---------------------------------------------------------------- data that does not fit in memory
 class _NpyFile:
     """A ``.npy`` file that dask reads block by block: each task maps the file where it runs and copies
-    only its slice (pickling sends the path, never the data)."""
+    only its slice (pickling sends the path, never the data), in native byte order."""
 
     def __init__(self, path: str):
-        header = np.load(path, mmap_mode="r")
-        self.path, self.shape, self.dtype = str(path), header.shape, header.dtype
+        self.path = str(path)
+        header = self._map()
+        self.shape, self.file_dtype = header.shape, header.dtype
+        self.dtype = header.dtype.newbyteorder("=")  # tensorlib holds no big-endian arrays
         self.ndim = len(self.shape)
 
+    def _map(self):
+        try:
+            mapped = np.load(self.path, mmap_mode="r", allow_pickle=False)
+        except (FileNotFoundError, IsADirectoryError):
+            raise
+        except Exception as e:
+            raise ValueError(
+                f"tl.distributed.from_npy: {self.path} is not a .npy file NumPy can memory-map ({e})"
+            ) from None
+        if not isinstance(mapped, np.ndarray):  # an .npz archive
+            mapped.close()
+            raise ValueError(f"tl.distributed.from_npy: {self.path} is not a .npy file (a {type(mapped).__name__})")
+        return mapped
+
     def __getitem__(self, index):
-        return np.array(np.load(self.path, mmap_mode="r")[index])
+        mapped = self._map()
+        if mapped.shape != self.shape or mapped.dtype != self.file_dtype:
+            # The dask array's blocks were laid out for the old contents: reading on would give blocks of
+            # the wrong size, or another dtype, without a word.
+            raise ValueError(
+                f"tl.distributed.from_npy: {self.path} changed since its dask array was made: it holds "
+                f"{mapped.shape} {mapped.dtype}, the array was made for {self.shape} {self.file_dtype}; "
+                "call from_npy again"
+            )
+        return np.array(mapped[index], dtype=self.dtype)
 
 
 def from_npy(path, rows_per_block: int):
@@ -501,7 +546,10 @@ def from_npy(path, rows_per_block: int):
     source = _NpyFile(path)
     if source.ndim == 0:
         raise ValueError(f"tl.distributed.from_npy: {path} holds a 0-d array; it needs a batch axis")
-    if int(rows_per_block) < 1:
+    if isinstance(rows_per_block, (bool, np.bool_)) or not isinstance(rows_per_block, (int, np.integer)):
+        # int() truncated 2.7 to 2 and read "2" and True as numbers
+        raise TypeError(f"tl.distributed.from_npy: rows_per_block must be an int, got {rows_per_block!r}")
+    if rows_per_block < 1:
         raise ValueError(f"tl.distributed.from_npy: rows_per_block must be >= 1, got {rows_per_block}")
     chunks = (int(rows_per_block),) + source.shape[1:]
     stat = os.stat(source.path)

@@ -12,6 +12,40 @@ real signal:
 [12.0, 20.0, 20.0, 28.0]
 """
 
-from .ops.fft import fft, fft2, fftn, fftshift, ifft, ifft2, ifftn, ifftshift, irfft, irfftn, rfft, rfftn
+from .ops.fft import (
+    fft,
+    fft2,
+    fftfreq,
+    fftn,
+    fftshift,
+    hfft,
+    ifft,
+    ifft2,
+    ifftn,
+    ifftshift,
+    ihfft,
+    irfft,
+    irfftn,
+    rfft,
+    rfftfreq,
+    rfftn,
+)
 
-__all__ = ["fft", "fft2", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft", "irfftn", "rfft", "rfftn"]
+__all__ = [
+    "fft",
+    "fft2",
+    "fftfreq",
+    "fftn",
+    "fftshift",
+    "hfft",
+    "ifft",
+    "ifft2",
+    "ifftn",
+    "ifftshift",
+    "ihfft",
+    "irfft",
+    "irfftn",
+    "rfft",
+    "rfftfreq",
+    "rfftn",
+]

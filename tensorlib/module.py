@@ -167,6 +167,20 @@ def _items(value) -> dict:
     return dict(value) if isinstance(value, dict) else dict(enumerate(value))
 
 
+def _check_names(source: dict) -> None:
+    """Keys name entries as strings: two with state under one name ({1: a, "1": b}) hid one of them from
+    ``variables``, optimizers and checkpoints."""
+    seen = {}
+    for k, v in source.items():
+        if _holds_state(v):
+            if str(k) in seen:
+                raise ValueError(
+                    f"Module: the keys {seen[str(k)]!r} and {k!r} of a dict of Modules/Variables are both named "
+                    f"{str(k)!r} in the variable tree; give them keys that differ as strings"
+                )
+            seen[str(k)] = k
+
+
 class _ModuleList(Module):
     """A list (keys ``"0"``, ``"1"``, ...) or dict of Modules and Variables seen as one node of the variable tree.
 
@@ -178,6 +192,8 @@ class _ModuleList(Module):
         super().__init__()
         self.source = source  # the list, tuple or dict: what cycle checks compare
         self.items = _items(source)
+        if isinstance(source, dict) and len({str(k) for k in source}) != len(source):
+            _check_names(source)
 
     def _own_variables(self) -> dict:
         return {str(k): v for k, v in self.items.items() if isinstance(v, Variable)}

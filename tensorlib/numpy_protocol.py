@@ -26,6 +26,7 @@ import inspect
 import numpy as np
 
 from . import tree
+from .dispatch import as_tensor
 from .tensor import Tensor
 
 _NO_VALUE = getattr(np, "_NoValue", object())
@@ -45,7 +46,6 @@ _RENAMED = {
     "conjugate": "conj",
     "mod": "remainder",
     "copy": "identity",
-    "rint": "round",
 }
 _ARGUMENTS = {
     "clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min", "max": "clip_value_max"},
@@ -102,6 +102,8 @@ def _build_table():
                 ufuncs[np_fn] = tl_fn
             elif callable(np_fn):
                 table[np_fn] = (tl_fn, _signature(np_fn), _ARGUMENTS.get(name, {}), _parameters(tl_fn))
+    ufuncs[np.divmod] = _divmod
+    ufuncs[np.rint] = _rint
     for np_fn, tl_fn in _SPECIAL.items():
         table[np_fn] = (tl_fn, None, {}, ())
     for name in _VALUE_QUERIES:
@@ -223,6 +225,12 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if ufunc.__name__ not in table or len(inputs) != 1:
         raise _unsupported(name)
     axis = kwargs.pop("axis", 0)  # ufunc.reduce and ufunc.accumulate work along axis 0 by default
+    if method == "accumulate" and (axis is None or isinstance(axis, tuple) or not getattr(inputs[0], "shape", ())):
+        # NumPy refuses these; tensorlib's cumsum would have flattened the input or made a 0-d one 1-d.
+        raise ValueError(
+            f"{name}: accumulates along one axis of an array with at least one dimension, got axis="
+            f"{axis!r} for shape {tuple(getattr(inputs[0], 'shape', ()))}"
+        )
     keepdims = kwargs.pop("keepdims", False)
     if kwargs.pop("dtype", None) is not None or kwargs:
         raise TypeError(f"{name}: argument(s) {sorted(kwargs) or ['dtype']} are not supported on tensorlib Tensors")
@@ -284,6 +292,19 @@ def _binary(name):
         return getattr(tl, name)(a, b)
 
     return call
+
+
+def _divmod(a, b):
+    import tensorlib as tl
+
+    return tl.floor_divide(a, b), tl.remainder(a, b)
+
+
+def _rint(x):
+    import tensorlib as tl
+
+    x = as_tensor(x)
+    return tl.round(x if x.dtype.kind in "fc" else tl.cast(x, "float64"))  # NumPy's rint of integers is float
 
 
 def _shape(a):

@@ -123,6 +123,10 @@ def test_value_and_grad_errors():
         tl.distributed.value_and_grad(loss, 1.0, x, split_every=2.5)
     with pytest.raises(TypeError, match=r"value_and_grad: expected a function, got int"):
         tl.distributed.value_and_grad(3, 1.0, x)
+    with pytest.raises(
+        TypeError, match=r"value_and_grad: parameter leaf 0 is a symbolic Tensor \(shape \(\), float32\)"
+    ):
+        tl.function(lambda w: tl.distributed.value_and_grad(loss, w, x)[0])(tl.tensor(1.0))
     with pytest.raises(ValueError, match=r"data\[0\] has unknown chunk sizes \(shape \(nan, 2\).*compute_chunk_sizes"):
         tl.distributed.value_and_grad(loss, 1.0, x[x[:, 0] > 0])
     with pytest.raises(ValueError, match=r"map_blocks: data\[0\] has unknown chunk sizes"):
@@ -157,6 +161,15 @@ def test_value_and_grad_takes_a_tl_function():
     x = da.from_array(np.arange(6.0).reshape(6, 1), chunks=(4, 1))
     loss, g = tl.distributed.value_and_grad(tl.function(lambda p, x: tl.mean(x * p)), 2.0, x)
     assert float(loss) == 5.0 and float(g) == 2.5
+
+
+def test_functions_that_call_tl_grad_can_be_shipped():
+    # tl.grad is a callable module: cloudpickle (and pickle) refused it, "cannot pickle '_CallableModule'
+    # object", so no function using tl.grad(...) could be mapped.
+    assert pickle.loads(pickle.dumps(tl.grad)) is tl.grad
+    a = np.random.default_rng(5).standard_normal((7, 3))
+    y = tl.distributed.map_blocks(lambda b: tl.grad(lambda z: tl.sum(tl.tanh(z)))(b), da.from_array(a, chunks=(3, 3)))
+    np.testing.assert_allclose(y.compute(), 1 - np.tanh(a) ** 2, rtol=1e-12)
 
 
 def test_local_scheduler_uses_the_values_at_the_call_as_a_cluster_does():
@@ -229,7 +242,9 @@ def test_map_blocks_sends_weights_once_per_worker_not_per_block(client):
         return seed_forward(b, big) + tl.sum(tl.tensor(pad[:1]))
 
     x = da.from_array(xn, chunks=(50, 32, 32, 1))
+    cached = set(tl.distributed._worker_cache)
     y = tl.distributed.map_blocks(f, x, client=client)
+    assert set(tl.distributed._worker_cache) == cached  # the client keeps no copy of the function's weights
     # The tasks name the function by its scattered key; the 8 MB travel inside that one object.
     assert len(cloudpickle.dumps(dict(y.__dask_graph__().layers[y.name]))) < pad.nbytes / 100
     np.testing.assert_allclose(client.compute(y).result(timeout=TIMEOUT), seed_reference(xn, big), rtol=1e-5, atol=1e-5)
@@ -376,6 +391,28 @@ def test_from_npy_errors(tmp_path):
     np.save(tmp_path / "v.npy", np.ones(3))
     with pytest.raises(ValueError, match=r"rows_per_block must be >= 1, got 0"):
         tl.distributed.from_npy(tmp_path / "v.npy", 0)
+    # int() truncated 2.7 to blocks of 2 rows, and took True for 1.
+    for bad in (2.7, True, "2"):
+        with pytest.raises(TypeError, match=r"from_npy: rows_per_block must be an int, got"):
+            tl.distributed.from_npy(tmp_path / "v.npy", bad)
+    np.savez(tmp_path / "z.npz", a=np.ones(3))  # was AttributeError: 'NpzFile' object has no attribute 'shape'
+    with pytest.raises(ValueError, match=r"from_npy: .*z.npz is not a .npy file \(a NpzFile\)"):
+        tl.distributed.from_npy(tmp_path / "z.npz", 2)
+
+
+def test_from_npy_refuses_a_file_that_changed_shape_and_reads_big_endian_files(tmp_path):
+    path = tmp_path / "x.npy"
+    np.save(path, np.ones((4, 2)))
+    x = tl.distributed.from_npy(path, 2)
+    np.save(path, np.full((2, 2), 5.0))  # the blocks were laid out for 4 rows: x.compute() had 2
+    with pytest.raises(ValueError, match=r"from_npy: .*x.npy changed since its dask array was made: it holds \(2, 2\)"):
+        x.compute(scheduler="sync")
+    # Big-endian data arrives in native byte order (map_blocks refused '>f8', which tensorlib cannot hold).
+    np.save(path, np.arange(6.0, dtype=">f8").reshape(3, 2))
+    x = tl.distributed.from_npy(path, 2)
+    assert x.dtype == np.float64 and x.dtype.isnative
+    y = tl.distributed.map_blocks(lambda b: b * 2.0, x).compute()
+    assert y.dtype == np.float64 and y.tolist() == (np.arange(6.0).reshape(3, 2) * 2).tolist()
 
 
 # ---------------------------------------------------------------- a worker dies mid-computation

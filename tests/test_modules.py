@@ -46,6 +46,24 @@ def test_dicts_of_modules_and_subclasses_without_super_init():
     assert m(np.ones((1, 2), np.float32)).shape == (1, 1)
 
 
+def test_dict_keys_that_are_one_name_as_strings_are_an_error_not_a_lost_variable():
+    class Pair(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = {1: tl.Variable(1.0), "1": tl.Variable(2.0), 2: "not state", "2": tl.Variable(3.0)}
+
+    # The int key's Variable vanished from variables: no optimizer updates, no checkpoint, 2 parameters.
+    with pytest.raises(
+        ValueError, match=r"Module: the keys 1 and '1' of a dict of Modules/Variables are both named '1'"
+    ):
+        Pair().variables
+    with pytest.raises(ValueError, match=r"both named '1'"):
+        Pair().num_parameters()
+    m = Pair()
+    del m.w[1]
+    assert sorted(m.variables["w"]) == ["1", "2"]  # a clash with an entry that holds no state is none
+
+
 def test_gradient_of_a_module_has_its_variable_structure():
     model = tl.nn.Sequential(tl.nn.Dense(2, 3, activation=tl.nn.relu, seed=0), tl.nn.Dense(3, 1, seed=1))
     x = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)

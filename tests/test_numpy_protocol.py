@@ -114,3 +114,13 @@ def test_unsupported_arguments_and_out_raise_instead_of_converting():
     np.testing.assert_array_equal(buffer, X)  # the caller's array is untouched
     with pytest.raises(TypeError, match=r"numpy\.exp: argument\(s\) \['where'\] are not supported"):
         np.exp(t, where=X > 0)
+
+
+def test_ufunc_accumulate_refuses_what_numpy_refuses():
+    # np.add.accumulate(t2d, axis=None) gave a flattened cumsum and np.add.accumulate(0-d) a 1-d
+    # result; NumPy raises for both.
+    with pytest.raises(ValueError, match=r"numpy\.add\.accumulate: .* got axis=None for shape \(2, 3\)"):
+        np.add.accumulate(tl.tensor(X), axis=None)
+    with pytest.raises(ValueError, match=r"numpy\.multiply\.accumulate: .* got axis=0 for shape \(\)"):
+        np.multiply.accumulate(tl.tensor(2.0))
+    np.testing.assert_array_equal(np.add.accumulate(tl.tensor(X), axis=-1).numpy(), np.add.accumulate(X, axis=-1))

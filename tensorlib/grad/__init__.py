@@ -73,5 +73,10 @@ class _CallableModule(types.ModuleType):
 
         return grad(f, argnums, has_aux)
 
+    def __reduce__(self):
+        # By name, as pickle and cloudpickle send a plain module: a function that calls ``tl.grad(...)``
+        # failed to pickle ("cannot pickle '_CallableModule' object"), so tl.distributed could not ship it.
+        return importlib.import_module, (self.__name__,)
+
 
 sys.modules[__name__].__class__ = _CallableModule

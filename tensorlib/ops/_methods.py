@@ -20,7 +20,8 @@ from ..dispatch import apply
 from ..tensor import Tensor, Variable, _ids
 from . import linalg, reduce
 from .creation import tensor
-from .math import _abs, _add, _comparisons, _div, _logical_not, _mul, _neg, _pow, _sub, cast, identity
+from .math import round as math_round
+from .math import _abs, _add, _comparisons, _div, _mul, _neg, _pow, _sub, cast, identity
 from .shape import expand_dims, getitem, reshape, squeeze, transpose
 
 
@@ -44,12 +45,18 @@ def _install_operators():
     T.__le__ = lambda self, other: apply(_comparisons["LessEqual"], (self, other))
     T.__gt__ = lambda self, other: apply(_comparisons["Greater"], (self, other))
     T.__ge__ = lambda self, other: apply(_comparisons["GreaterEqual"], (self, other))
-    T.__eq__ = lambda self, other: apply(_comparisons["Equal"], (self, other))
-    T.__ne__ = lambda self, other: apply(_comparisons["NotEqual"], (self, other))
-    T.__and__ = lambda self, other: apply(_comparisons["LogicalAnd"], (self, other))
-    T.__or__ = lambda self, other: apply(_comparisons["LogicalOr"], (self, other))
-    T.__invert__ = lambda self: apply(_logical_not, (self,))
+    # `t == None` (and a string) is Python's identity test, False (JAX, PyTorch): `None in [t]` must not raise.
+    equal, not_equal = _comparisons["Equal"], _comparisons["NotEqual"]
+    T.__eq__ = lambda self, other: (
+        NotImplemented if other is None or other.__class__ is str else apply(equal, (self, other))
+    )
+    T.__ne__ = lambda self, other: (
+        NotImplemented if other is None or other.__class__ is str else apply(not_equal, (self, other))
+    )
     T.__hash__ = object.__hash__
+    # ``value in t`` is NumPy's ``(t == value).any()``; Python's fallback iterated rows, ambiguous beyond 1-d.
+    T.__contains__ = lambda self, value: bool(apply(_comparisons["Equal"], (self, value)).numpy().any())
+    T.__round__ = lambda self, ndigits=None: math_round(self, 0 if ndigits is None else ndigits)
     T.__matmul__ = lambda self, other: linalg.matmul(self, other)
     T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
 
@@ -122,7 +129,34 @@ def _read_value(self) -> Tensor:
     return identity(self)
 
 
+def _no_augmented_assignment(symbol, method):
+    def refuse(self, other):
+        # Python would fall back to ``v = v + x``: the name silently becomes a plain Tensor that no tape
+        # watches and no optimizer updates (TensorFlow 2 raises here too).
+        raise TypeError(
+            f"tensorlib: `v {symbol}= x` on Variable {self.name!r} (shape {self.shape}, dtype {self.dtype}) is "
+            f"not supported: it would replace the Variable by a new Tensor; use "
+            f"{method if method else f'v.assign(v {symbol} x)'} to update it, or `out = v {symbol} x` for a new Tensor"
+        )
+
+    return refuse
+
+
 def _install_variable_methods():
+    for symbol, name, method in (
+        ("+", "iadd", "v.assign_add(x)"),
+        ("-", "isub", "v.assign_sub(x)"),
+        ("*", "imul", None),
+        ("/", "itruediv", None),
+        ("//", "ifloordiv", None),
+        ("%", "imod", None),
+        ("**", "ipow", None),
+        ("@", "imatmul", None),
+        ("&", "iand", None),
+        ("|", "ior", None),
+        ("^", "ixor", None),
+    ):
+        setattr(Variable, f"__{name}__", _no_augmented_assignment(symbol, method))
     for name, fn in (
         ("__init__", _variable_init),
         ("assign", _assign),

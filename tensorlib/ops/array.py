@@ -1027,7 +1027,14 @@ def repeat(a, repeats, axis: int | None = None) -> Tensor:
     return shape_ops.take(a, np.repeat(np.arange(size), counts), axis=ax)
 
 
+def _matrix_transpose(x) -> Tensor:
+    if x.ndim < 2:
+        raise ValueError(f"mT: the matrix transpose needs at least 2 dimensions, got shape {x.shape} ({x.dtype})")
+    return swapaxes(x, -1, -2)
+
+
 def _install_methods():
+    Tensor.mT = property(_matrix_transpose, doc="The last two axes swapped (``ndarray.mT``).")
     Tensor.ravel = ravel
     Tensor.flatten = ravel
     Tensor.cumsum = cumsum

@@ -19,7 +19,8 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
     """A new tensor holding a copy of ``data``.
 
     NumPy arrays keep their dtype; a Python list of floats becomes float32,
-    of ints int64; a Tensor is copied (onto ``backend`` if given).  Complex data
+    of ints int64; a Tensor is copied (onto ``backend`` if given), and keeps its gradient under a
+    tape or ``tl.function``, as with TensorFlow's ``convert_to_tensor`` and JAX's ``asarray``.  Complex data
     asked for as a real ``dtype`` is a TypeError, as in TensorFlow (NumPy drops
     the imaginary part with a warning); ``tl.cast`` takes the real part on purpose.
 
@@ -42,6 +43,13 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
                 return cast(data, dtype)
             return data
         target = data.backend if backend is None else _backends.get(backend)
+        if target is data.backend and dispatch.current_state().tapes:
+            # Under a tape the result stays a function of ``data``, as when traced (and as TensorFlow's and
+            # JAX's conversions do): a copy of the value would be a silent zero gradient.  Values are
+            # immutable, so sharing the memory is no alias.
+            from .math import cast, identity
+
+            return identity(data) if dtype is None or _dt.as_dtype(dtype) == data.dtype else cast(data, dtype)
         host = data.numpy() if target is not data.backend else data._value
         arr = target.asarray(host, dtype=None if dtype is None else _dt.as_dtype(dtype))
         return make(target.copy(arr) if arr is data._value else arr, target)

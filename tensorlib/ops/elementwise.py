@@ -321,6 +321,74 @@ _remainder = _integer_division(
 )
 
 
+# ------------------------------------------------------------------ bitwise (integers and bools)
+def _integers(*specs):
+    for s in specs:
+        if s.dtype.kind not in "biu":
+            raise TypeError(f"needs integer or bool inputs (NumPy's bitwise ufuncs refuse floats), got {s.dtype}")
+    return specs[0] if len(specs) == 1 else _binary_same(*specs)
+
+
+def _bitwise(name, ufunc, function_name, doc):
+    # On bools these are the logical and/or/xor/not, as NumPy's ufuncs (and Python's operators) are.
+    op = defop(name, inputs=("x",) if ufunc.nin == 1 else ("x", "y"), infer=_integers, promote=(0, 1), doc=doc)
+    op.generic(lambda xp, *arrays: getattr(xp, function_name)(*arrays))
+    op.kernel("numpy")(ufunc)
+    op.out_kernel("numpy", inplace=True)(ufunc)
+    not_differentiable(name)
+    return op
+
+
+_bitwise_and = _bitwise("BitwiseAnd", np.bitwise_and, "bitwise_and", "x & y: bitwise on integers, logical on bools.")
+_bitwise_or = _bitwise("BitwiseOr", np.bitwise_or, "bitwise_or", "x | y: bitwise on integers, logical on bools.")
+_bitwise_xor = _bitwise("BitwiseXor", np.bitwise_xor, "bitwise_xor", "x ^ y: bitwise on integers, logical on bools.")
+_invert = _bitwise("Invert", np.invert, "bitwise_invert", "~x: bitwise not on integers, logical not on bools.")
+
+
+def bitwise_and(x, y) -> Tensor:
+    """``x & y`` with broadcasting: bitwise on integers, logical on bools (``numpy.bitwise_and``); floats are
+    an error, as in NumPy.  Not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.bitwise_and(tl.tensor([12, -7]), 10).numpy().tolist(), (tl.tensor([True, True]) & False).numpy().tolist()
+    ([8, 8], [False, False])
+    """
+    return apply(_bitwise_and, (x, y))
+
+
+def bitwise_or(x, y) -> Tensor:
+    """``x | y`` with broadcasting: bitwise on integers, logical on bools (``numpy.bitwise_or``).
+
+    >>> import tensorlib as tl
+    >>> tl.bitwise_or(tl.tensor([12, -7]), 1).numpy().tolist()
+    [13, -7]
+    """
+    return apply(_bitwise_or, (x, y))
+
+
+def bitwise_xor(x, y) -> Tensor:
+    """``x ^ y`` with broadcasting: bitwise on integers, logical on bools (``numpy.bitwise_xor``).
+
+    >>> import tensorlib as tl
+    >>> tl.bitwise_xor(tl.tensor([12, -7]), 10).numpy().tolist()
+    [6, -13]
+    """
+    return apply(_bitwise_xor, (x, y))
+
+
+def invert(x) -> Tensor:
+    """``~x``: bitwise not on integers (``-x - 1``), logical not on bools (``numpy.invert``).
+
+    >>> import tensorlib as tl
+    >>> (~tl.tensor([0, 5, -1])).numpy().tolist(), (~tl.tensor([True, False])).numpy().tolist()
+    ([-1, -6, 0], [False, True])
+    """
+    return apply(_invert, (x,))
+
+
+bitwise_not = invert
+
+
 def _nan_aware_share(node, g, first):
     # fmax/fmin pick the non-NaN operand; equal operands share the gradient (DESIGN §6: ties split).
     x, y = node.inputs if first else node.inputs[::-1]
@@ -861,6 +929,16 @@ def _install_operators():
     Tensor.__rfloordiv__ = lambda self, other: apply(_floor_divide, (other, self))
     Tensor.__divmod__ = lambda self, other: (self // other, self % other)
     Tensor.__rdivmod__ = lambda self, other: (other // self, other % self)
+    Tensor.__and__ = lambda self, other: apply(_bitwise_and, (self, other))
+    Tensor.__rand__ = lambda self, other: apply(_bitwise_and, (other, self))
+    Tensor.__or__ = lambda self, other: apply(_bitwise_or, (self, other))
+    Tensor.__ror__ = lambda self, other: apply(_bitwise_or, (other, self))
+    Tensor.__xor__ = lambda self, other: apply(_bitwise_xor, (self, other))
+    Tensor.__rxor__ = lambda self, other: apply(_bitwise_xor, (other, self))
+    Tensor.__invert__ = lambda self: apply(_invert, (self,))
+    Tensor.real = property(real, doc="The real part (``ndarray.real``); the tensor itself's values for real dtypes.")
+    Tensor.imag = property(imag, doc="The imaginary part (``ndarray.imag``); zeros for real dtypes.")
+    Tensor.conj = conj
 
 
 _install_operators()

@@ -17,6 +17,8 @@ stand for two (every bin but 0 and, for even sizes, the last).
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -28,7 +30,13 @@ from .registry import defop, spec
 _NORMS = ("backward", "ortho", "forward")
 
 
-def _check_axes(x, axes):
+def _check_axes(x, axes, norm=None):
+    """The axes normalized; ``norm`` checked too in the ops' shape rules, so that a traced graph fails
+    when it is built, not when it runs."""
+    if norm is not None and norm not in _NORMS:
+        raise ValueError(f"norm must be 'backward', 'ortho' or 'forward', got {norm!r}")
+    if not axes:
+        raise ValueError("no axes to transform")
     rank = len(x.shape)
     for a in axes:
         if not -rank <= a < rank:
@@ -42,7 +50,7 @@ def _check_axes(x, axes):
 def _fftn_infer(x, *, axes, norm, inverse):
     if x.dtype.kind != "c":
         raise TypeError(f"expected a complex input, got {x.dtype}")
-    _check_axes(x, axes)
+    _check_axes(x, axes, norm)
     return spec(x.shape, x.dtype)
 
 
@@ -68,9 +76,10 @@ register_gradient("FFTN", lambda node, g: apply(_fftn, (g,), node.attrs))
 def _rfftn_infer(x, *, axes, norm):
     if x.dtype.kind != "f":
         raise TypeError(f"expected a real input, got {x.dtype} (use fft for complex inputs)")
-    axes = _check_axes(x, axes)
+    axes = _check_axes(x, axes, norm)
     shape = list(x.shape)
-    shape[axes[-1]] = shape[axes[-1]] // 2 + 1
+    if shape[axes[-1]] is not None:  # None: a size known only at run time
+        shape[axes[-1]] = shape[axes[-1]] // 2 + 1
     return spec(tuple(shape), _dt.complex_dtype(x.dtype))
 
 
@@ -94,6 +103,11 @@ def _rfftn_grad(node, g):
 
     x, axes = node.inputs[0], node.attrs["axes"]
     last = axes[-1] % x.ndim
+    if x.shape[last] is None:
+        raise ValueError(
+            f"RFFTN: the gradient zero-pads to the size of axis {last}, unknown when traced "
+            f"(input shape {tuple(x.shape)} {x.dtype}); give that axis a size in the TensorSpec"
+        )
     widths = [(0, 0)] * x.ndim
     widths[last] = (0, x.shape[last] - g.shape[last])
     full = apply(_fftn, (pad(g, widths),), {"axes": axes, "norm": node.attrs["norm"], "inverse": False})
@@ -107,9 +121,11 @@ register_gradient("RFFTN", _rfftn_grad)
 def _irfftn_infer(x, *, axes, norm, n):
     if x.dtype.kind != "c":
         raise TypeError(f"expected a complex input, got {x.dtype}")
-    axes = _check_axes(x, axes)
+    axes = _check_axes(x, axes, norm)
+    if n < 1:
+        raise ValueError(f"invalid number of data points {n}")
     shape = list(x.shape)
-    if shape[axes[-1]] != n // 2 + 1:
+    if shape[axes[-1]] not in (None, n // 2 + 1):
         raise ValueError(f"axis {axes[-1]} has {shape[axes[-1]]} frequencies, {n} outputs need {n // 2 + 1}")
     shape[axes[-1]] = n
     return spec(tuple(shape), _dt.real_dtype(x.dtype))
@@ -162,7 +178,7 @@ def _tensor(a, what):
 
 def _norm(norm, what):
     norm = "backward" if norm is None else norm
-    if norm not in _NORMS:
+    if not isinstance(norm, str) or norm not in _NORMS:
         raise ValueError(f"{what}: norm must be None, 'backward', 'ortho' or 'forward', got {norm!r}")
     return norm
 
@@ -183,11 +199,17 @@ def _as_real(a, what):
     return a if a.dtype.kind == "f" else cast(a, dtype=_dt.float64)
 
 
-def _resize(a, axis, n):
+def _where(a):
+    return f"(input shape {tuple(a.shape)} {a.dtype})"
+
+
+def _resize(a, axis, n, what):
     """Crop or zero-pad ``a`` along ``axis`` to ``n`` (NumPy's ``n`` and ``s`` arguments)."""
     from .shape import getitem, pad
 
     size = a.shape[axis]
+    if size is None:
+        raise ValueError(f"{what}: axis {axis} has an unknown size, so it cannot be cut or padded to {n} {_where(a)}")
     if n == size:
         return a
     if n < size:
@@ -199,24 +221,83 @@ def _resize(a, axis, n):
     return pad(a, widths)
 
 
-def _plan(a, s, axes, what):
-    """NumPy's (s, axes) rules: normalized axes and the size per axis (``None``: keep the input's)."""
-    if axes is None:
-        axes = tuple(range(a.ndim)) if s is None else tuple(range(a.ndim - len(s), a.ndim))
-    axes = tuple(int(ax) for ax in ((axes,) if isinstance(axes, (int, np.integer)) else axes))
+def _integers(values, name, what, a, sizes=False, one=False):
+    """``values`` as a tuple of Python ints, read as NumPy reads them: a float, a string or a bool is a TypeError
+    (``int()`` read ``n=4.5`` as 4 and ``axis=0.7`` as axis 0).  ``one``: a single int (``n``, ``axis``);
+    ``sizes``: a sequence (``s``) whose ``None`` entries stay; otherwise an int or a sequence (``axes``)."""
+    if type(values) is int and (one or not sizes):  # the common axis=-1 (a bool's type is bool)
+        return (values,)
+    scalar = not isinstance(values, (tuple, list)) and np.ndim(values) == 0
+    items = (values,) if scalar else tuple(values)
+    if (
+        (one or sizes)
+        and scalar != one
+        or not all(
+            (v is None and sizes) or (hasattr(v, "__index__") and not isinstance(v, (bool, np.bool_))) for v in items
+        )
+    ):
+        kind = "an int" if one else "a sequence of ints" if sizes else "an int or a sequence of ints"
+        raise TypeError(f"{what}: {name} must be {kind}, got {values!r} {_where(a)}")
+    return tuple(None if v is None else operator.index(v) for v in items)
+
+
+def _plan(a, s, axes, what, one=False):
+    """NumPy's (s, axes) rules, or with ``one`` the (n, axis) of a one-dimensional transform: normalized
+    axes and the size per axis (``None``: the one-dimensional transform's default)."""
+    s_name, axes_name = ("n", "axis") if one else ("s", "axes")
+    sizes = None if s is None else list(_integers(s, s_name, what, a, sizes=True, one=one))
+    if axes is None and not one:
+        axes = tuple(range(a.ndim)) if sizes is None else tuple(range(-len(sizes), 0))
+    axes = _integers(axes, axes_name, what, a, one=one)
     if not axes:
-        raise ValueError(f"{what}: no axes to transform (input shape {tuple(a.shape)} {a.dtype})")
-    if s is not None and len(s) != len(axes):
-        raise ValueError(f"{what}: s {tuple(s)} and axes {axes} have different lengths")
+        raise ValueError(f"{what}: no axes to transform {_where(a)}")
+    if sizes is None:
+        sizes = [None] * len(axes)
+    elif len(sizes) != len(axes):
+        raise ValueError(f"{what}: s {tuple(sizes)} and axes {axes} have different lengths")
     try:
         axes = _check_axes(a, axes)
     except ValueError as e:
-        raise ValueError(f"{what}: {e} (input shape {tuple(a.shape)} {a.dtype})") from None
-    sizes = [None] * len(axes) if s is None else [int(n) for n in s]
-    for n in sizes:
-        if n is not None and n < 1:
-            raise ValueError(f"{what}: invalid number of data points {n} (input shape {tuple(a.shape)} {a.dtype})")
+        raise ValueError(f"{what}: {e} {_where(a)}") from None
+    for i, (ax, n) in enumerate(zip(axes, sizes)):
+        if n == -1 and not one:  # NumPy 2: the whole input (None: the 1-D transform's default)
+            sizes[i] = n = a.shape[ax]
+        if n is None and a.shape[ax] == 0 or n is not None and n < 1:
+            raise ValueError(f"{what}: invalid number of data points {a.shape[ax] if n is None else n} {_where(a)}")
     return axes, sizes
+
+
+def _complex_transform(a, s, axes, norm, inverse, what, one=False):
+    a = _tensor(a, what)
+    axes, sizes = _plan(a, s, axes, what, one)
+    for ax, n in zip(axes, sizes):
+        a = a if n is None else _resize(a, ax, n, what)
+    return apply(_fftn, (_as_complex(a),), {"axes": axes, "norm": _norm(norm, what), "inverse": inverse})
+
+
+def _real_transform(a, s, axes, norm, what, one=False):
+    a = _as_real(_tensor(a, what), what)
+    axes, sizes = _plan(a, s, axes, what, one)
+    for ax, n in zip(axes, sizes):
+        a = a if n is None else _resize(a, ax, n, what)
+    return apply(_rfftn, (a,), {"axes": axes, "norm": _norm(norm, what)})
+
+
+def _inverse_real_transform(a, s, axes, norm, what, one=False):
+    a = _tensor(a, what)
+    axes, sizes = _plan(a, s, axes, what, one)
+    last = sizes[-1]
+    if last is None:
+        m = a.shape[axes[-1]]
+        if m is None:
+            raise ValueError(f"{what}: axis {axes[-1]} has an unknown size, so give the output's size {_where(a)}")
+        last = 2 * (m - 1)
+        if last < 1:
+            raise ValueError(f"{what}: invalid number of data points {last} {_where(a)}")
+    for ax, n in zip(axes[:-1], sizes[:-1]):
+        a = a if n is None else _resize(a, ax, n, what)
+    a = _resize(a, axes[-1], last // 2 + 1, what)
+    return apply(_irfftn, (_as_complex(a),), {"axes": axes, "norm": _norm(norm, what), "n": last})
 
 
 def fftn(a, s=None, axes=None, norm=None) -> Tensor:
@@ -226,11 +307,7 @@ def fftn(a, s=None, axes=None, norm=None) -> Tensor:
     >>> tl.fft.fftn(tl.tensor([[1.0, 0.0], [0.0, 0.0]])).numpy().real.tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
-    a = _tensor(a, "fftn")
-    axes, sizes = _plan(a, s, axes, "fftn")
-    for ax, n in zip(axes, sizes):
-        a = a if n is None else _resize(a, ax, n)
-    return apply(_fftn, (_as_complex(a),), {"axes": axes, "norm": _norm(norm, "fftn"), "inverse": False})
+    return _complex_transform(a, s, axes, norm, False, "fftn")
 
 
 def ifftn(a, s=None, axes=None, norm=None) -> Tensor:
@@ -240,11 +317,7 @@ def ifftn(a, s=None, axes=None, norm=None) -> Tensor:
     >>> tl.fft.ifftn(tl.tensor([[4.0, 0.0], [0.0, 0.0]])).numpy().real.tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
-    a = _tensor(a, "ifftn")
-    axes, sizes = _plan(a, s, axes, "ifftn")
-    for ax, n in zip(axes, sizes):
-        a = a if n is None else _resize(a, ax, n)
-    return apply(_fftn, (_as_complex(a),), {"axes": axes, "norm": _norm(norm, "ifftn"), "inverse": True})
+    return _complex_transform(a, s, axes, norm, True, "ifftn")
 
 
 def fft(a, n=None, axis: int = -1, norm=None) -> Tensor:
@@ -254,7 +327,7 @@ def fft(a, n=None, axis: int = -1, norm=None) -> Tensor:
     >>> tl.fft.fft(tl.tensor([1.0, 1.0, 1.0, 1.0])).numpy().real.tolist()
     [4.0, 0.0, 0.0, 0.0]
     """
-    return fftn(a, None if n is None else (n,), (axis,), norm)
+    return _complex_transform(a, n, axis, norm, False, "fft", one=True)
 
 
 def ifft(a, n=None, axis: int = -1, norm=None) -> Tensor:
@@ -264,7 +337,7 @@ def ifft(a, n=None, axis: int = -1, norm=None) -> Tensor:
     >>> tl.fft.ifft(tl.tensor([4.0, 0.0, 0.0, 0.0])).numpy().real.tolist()
     [1.0, 1.0, 1.0, 1.0]
     """
-    return ifftn(a, None if n is None else (n,), (axis,), norm)
+    return _complex_transform(a, n, axis, norm, True, "ifft", one=True)
 
 
 def fft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
@@ -274,7 +347,7 @@ def fft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
     >>> tl.fft.fft2(tl.ones((2, 2))).numpy().real.tolist()
     [[4.0, 0.0], [0.0, 0.0]]
     """
-    return fftn(a, s, axes, norm)
+    return _complex_transform(a, s, axes, norm, False, "fft2")
 
 
 def ifft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
@@ -284,7 +357,7 @@ def ifft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
     >>> tl.fft.ifft2(tl.tensor([[4.0, 0.0], [0.0, 0.0]])).numpy().real.tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
-    return ifftn(a, s, axes, norm)
+    return _complex_transform(a, s, axes, norm, True, "ifft2")
 
 
 def rfftn(a, s=None, axes=None, norm=None) -> Tensor:
@@ -294,11 +367,7 @@ def rfftn(a, s=None, axes=None, norm=None) -> Tensor:
     >>> tl.fft.rfftn(tl.ones((2, 4))).numpy().real.tolist()
     [[8.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
     """
-    a = _as_real(_tensor(a, "rfftn"), "rfftn")
-    axes, sizes = _plan(a, s, axes, "rfftn")
-    for ax, n in zip(axes, sizes):
-        a = a if n is None else _resize(a, ax, n)
-    return apply(_rfftn, (a,), {"axes": axes, "norm": _norm(norm, "rfftn")})
+    return _real_transform(a, s, axes, norm, "rfftn")
 
 
 def rfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
@@ -308,7 +377,7 @@ def rfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
     >>> tl.fft.rfft(tl.tensor([1.0, 2.0, 3.0, 4.0])).numpy().tolist()
     [(10+0j), (-2+2j), (-2+0j)]
     """
-    return rfftn(a, None if n is None else (n,), (axis,), norm)
+    return _real_transform(a, n, axis, norm, "rfft", one=True)
 
 
 def irfftn(a, s=None, axes=None, norm=None) -> Tensor:
@@ -319,15 +388,7 @@ def irfftn(a, s=None, axes=None, norm=None) -> Tensor:
     >>> tl.fft.irfftn(tl.fft.rfftn(tl.tensor([[1.0, 2.0], [3.0, 4.0]]))).numpy().tolist()
     [[1.0, 2.0], [3.0, 4.0]]
     """
-    a = _tensor(a, "irfftn")
-    axes, sizes = _plan(a, s, axes, "irfftn")
-    last = sizes[-1] if sizes[-1] is not None else 2 * (a.shape[axes[-1]] - 1)
-    if last < 1:
-        raise ValueError(f"irfftn: invalid number of data points {last} (input shape {tuple(a.shape)} {a.dtype})")
-    for ax, n in zip(axes[:-1], sizes[:-1]):
-        a = a if n is None else _resize(a, ax, n)
-    a = _resize(a, axes[-1], last // 2 + 1)
-    return apply(_irfftn, (_as_complex(a),), {"axes": axes, "norm": _norm(norm, "irfftn"), "n": last})
+    return _inverse_real_transform(a, s, axes, norm, "irfftn")
 
 
 def irfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
@@ -337,29 +398,88 @@ def irfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
     >>> tl.fft.irfft(tl.fft.rfft(tl.tensor([1.0, 2.0, 3.0]), ), n=3).numpy().round(6).tolist()
     [1.0, 2.0, 3.0]
     """
-    return irfftn(a, None if n is None else (n,), (axis,), norm)
+    return _inverse_real_transform(a, n, axis, norm, "irfft", one=True)
+
+
+# The Hermitian transforms are the real ones on the conjugate, in the opposite direction.
+_OPPOSITE_NORM = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def hfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
+    """DFT of a signal with Hermitian symmetry given by its half (``numpy.fft.hfft``): ``n`` real outputs
+    (default ``2 * (m - 1)``), ``irfft`` of the conjugate with the opposite ``norm``.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.hfft(tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
+    [8.0, -2.0, 0.0, -2.0]
+    """
+    from .elementwise import conj
+
+    a = _tensor(a, "hfft")
+    return _inverse_real_transform(conj(a), n, axis, _OPPOSITE_NORM[_norm(norm, "hfft")], "hfft", one=True)
+
+
+def ihfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
+    """Inverse of ``hfft`` (``numpy.fft.ihfft``): the half spectrum of a real input, the conjugate of
+    ``rfft`` with the opposite ``norm``.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.ihfft(tl.tensor([8.0, -2.0, 0.0, -2.0])).numpy().real.tolist()
+    [1.0, 2.0, 3.0]
+    """
+    from .elementwise import conj
+
+    return conj(_real_transform(a, n, axis, _OPPOSITE_NORM[_norm(norm, "ihfft")], "ihfft", one=True))
+
+
+def _frequencies(n, d, half, what):
+    from ._shapes import as_int
+    from .creation import tensor
+
+    n = as_int(n, f"{what}: n")
+    if n < 1:
+        raise ValueError(f"{what}: n must be a positive int, got {n}")
+    k = np.arange(n // 2 + 1) if half else np.concatenate([np.arange((n + 1) // 2), np.arange(-(n // 2), 0)])
+    return tensor(k.astype(np.float64)) / (n * d)
+
+
+def fftfreq(n, d=1.0) -> Tensor:
+    """The frequencies of ``fft``'s ``n`` outputs for sample spacing ``d`` (``numpy.fft.fftfreq``), float64.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.fftfreq(4, d=0.5).numpy().tolist()
+    [0.0, 0.5, -1.0, -0.5]
+    """
+    return _frequencies(n, d, False, "fftfreq")
+
+
+def rfftfreq(n, d=1.0) -> Tensor:
+    """The frequencies of ``rfft``'s ``n // 2 + 1`` outputs (``numpy.fft.rfftfreq``), float64.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.rfftfreq(5).numpy().tolist()
+    [0.0, 0.2, 0.4]
+    """
+    return _frequencies(n, d, True, "rfftfreq")
 
 
 def _shift(x, axes, inverse, what):
-    from .shape import concat, getitem
+    """One ``Roll`` (a new tensor even when nothing moves: never the caller's tensor or Variable itself)."""
+    from .array import roll
+    from .math import identity
 
     x = _tensor(x, what)
-    if axes is None:
-        axes = tuple(range(x.ndim))
-    axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
+    axes = tuple(range(x.ndim)) if axes is None else _integers(axes, "axes", what, x)
+    if not axes:
+        return identity(x)
     try:
         axes = _check_axes(x, axes)
     except ValueError as e:
-        raise ValueError(f"{what}: {e} (input shape {tuple(x.shape)} {x.dtype})") from None
-    for ax in axes:
-        size = x.shape[ax]
-        cut = size // 2 if inverse else size - size // 2  # where the output starts
-        if cut in (0, size):
-            continue
-        head, tail = ([slice(None)] * x.ndim for _ in range(2))
-        head[ax], tail[ax] = slice(0, cut), slice(cut, None)
-        x = concat([getitem(x, tuple(tail)), getitem(x, tuple(head))], axis=ax)
-    return x
+        raise ValueError(f"{what}: {e} {_where(x)}") from None
+    if any(x.shape[ax] is None for ax in axes):
+        raise ValueError(f"{what}: the shift needs the size of each axis in {axes}, unknown here {_where(x)}")
+    shifts = tuple(-(x.shape[ax] // 2) if inverse else x.shape[ax] // 2 for ax in axes)
+    return roll(x, shifts, axes)
 
 
 def fftshift(x, axes=None) -> Tensor:

@@ -522,11 +522,34 @@ def sigmoid(x) -> Tensor:
     return apply(_sigmoid, (x,))
 
 
-def round(x) -> Tensor:  # noqa: A001 - NumPy's name
+def round(x, decimals: int = 0) -> Tensor:  # noqa: A001 - NumPy's name
+    """Round half to even to ``decimals`` decimal places (``numpy.round``: scale by ``10 ** decimals``,
+    round, scale back; negative ``decimals`` round to tens, hundreds, ...).  Not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.round(tl.tensor([0.5, 1.5, 2.675], dtype="float64"), 2).numpy().tolist()
+    [0.5, 1.5, 2.67]
+    >>> round(tl.tensor([1234, -1250]), -2).numpy().tolist()
+    [1200, -1200]
+    """
     x = dispatch.as_tensor(x)
     if x.dtype == _dt.bool_:  # as JAX: NumPy's float16 answer has no tensorlib dtype rule behind it
         raise TypeError(f"round: needs a number, got a bool tensor (shape {x.shape})")
-    return apply(_round, (x,))
+    if isinstance(decimals, (bool, np.bool_)) or not isinstance(decimals, (int, np.integer)):
+        raise TypeError(f"round: decimals must be an int, got {type(decimals).__name__} {decimals!r:.20}")
+    if decimals == 0:
+        return apply(_round, (x,))
+    if x.dtype.kind == "c":
+        raise TypeError(f"round: decimals={decimals} of a complex tensor (shape {x.shape}, {x.dtype}) is not supported")
+    if _dt.is_integer(x.dtype):
+        if decimals > 0:
+            return identity(x)
+        scale = 10 ** int(-decimals)
+        return cast(apply(_round, (x / scale,)) * scale, x.dtype)
+    scale = 10.0 ** int(decimals if decimals > 0 else -decimals)  # NumPy's steps, for the same roundings
+    if decimals > 0:
+        return apply(_round, (x * scale,)) / scale
+    return apply(_round, (x / scale,)) * scale
 
 
 def floor(x) -> Tensor:

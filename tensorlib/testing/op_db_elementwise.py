@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
-from .op_db import ELEMENTWISE, FLOATS, NUMERIC, _binary, _elements, _unary, shapes
+from .op_db import ELEMENTWISE, FLOATS, NUMERIC, _binary, _compare_samples, _elements, _integer_valued, _unary, shapes
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from .strategies import tensors
 
@@ -76,6 +76,35 @@ def _floordiv_operator(x, y):
 
 def _divmod_operator(x, y):
     return divmod(x, y)
+
+
+def _bitwise_operators(x, y):
+    return x & y, x | y, x ^ y, ~x, y & x, y | x, y ^ x
+
+
+def _numpy_bitwise_operators(x, y):
+    return x & y, x | y, x ^ y, ~x, y & x, y | x, y ^ x
+
+
+def _integer_samples(dtype):
+    return tensors(dtype, shapes(0, 3), _integer_valued(dtype)).map(lambda x: SampleInput((x,), grad_argnums=()))
+
+
+def _bitwise_info(name, samples, op_type, **options):
+    # Floats are an error, as in NumPy (``&`` on floats used to give a logical and).
+    inputs = (np.ones(2), np.ones(2))[: 1 if op_type == "Invert" else 2]
+    refused = ErrorInput(inputs, exc=TypeError, match=rf"{op_type}: needs integer or bool inputs .* got float64")
+    return OpInfo(
+        name,
+        getattr(tl, name),
+        getattr(np, name),
+        samples,
+        op_types=(op_type,),
+        dtypes=(_dt.int32, _dt.int64, _dt.bool_),
+        differentiable=False,
+        error_inputs=(refused,),
+        **options,
+    )
 
 
 def _angle_degrees(x):
@@ -174,6 +203,19 @@ OPINFOS: list = [
         op_types=("FloorDiv", "FloorMod"),
         dtypes=FLOATS + INT,
         kinks=True,
+    ),
+    _bitwise_info("bitwise_and", _compare_samples, "BitwiseAnd"),
+    _bitwise_info("bitwise_or", _compare_samples, "BitwiseOr"),
+    _bitwise_info("bitwise_xor", _compare_samples, "BitwiseXor"),
+    _bitwise_info("invert", _integer_samples, "Invert"),
+    OpInfo(
+        "bitwise_operators",
+        _bitwise_operators,
+        _numpy_bitwise_operators,
+        _compare_samples,
+        op_types=("BitwiseAnd", "BitwiseOr", "BitwiseXor", "Invert"),
+        dtypes=(_dt.int32, _dt.int64, _dt.bool_),
+        differentiable=False,
     ),
     OpInfo("fmax", tl.fmax, np.fmax, _binary(), op_types=("Fmax",), dtypes=ELEMENTWISE + INT, kinks=True),
     OpInfo("fmin", tl.fmin, np.fmin, _binary(), op_types=("Fmin",), dtypes=ELEMENTWISE + INT, kinks=True),

@@ -6,7 +6,7 @@ real signal differentiates back to a real gradient.
 
 >>> from tensorlib.testing.op_db_fft import OPINFOS
 >>> sorted({t for info in OPINFOS for t in info.op_types})
-['FFTN', 'IRFFTN', 'RFFTN']
+['FFTN', 'IRFFTN', 'RFFTN', 'Roll']
 """
 
 from __future__ import annotations
@@ -117,14 +117,22 @@ OPINFOS = [
                 (np.ones(4),),
                 {"n": 0},
                 ValueError,
-                r"fftn: invalid number of data points 0 \(input shape \(4,\) float64\)",
+                r"fft: invalid number of data points 0 \(input shape \(4,\) float64\)",
             ),
             ErrorInput(
                 (np.ones(4),),
                 {"axis": 1},
                 ValueError,
-                r"fftn: axis 1 is out of bounds for rank 1 \(input shape \(4,\) float64\)",
+                r"fft: axis 1 is out of bounds for rank 1 \(input shape \(4,\) float64\)",
             ),
+            ErrorInput(  # int() read n=4.5 as 4 and axis=0.7 as 0
+                (np.ones(6),),
+                {"n": 4.5},
+                TypeError,
+                r"fft: n must be an int, got 4.5 \(input shape \(6,\) float64\)",
+            ),
+            ErrorInput((np.ones(6),), {"axis": 0.7}, TypeError, r"fft: axis must be an int, got 0.7"),
+            ErrorInput((np.ones((0, 3)),), {"axis": 0}, ValueError, r"fft: invalid number of data points 0"),
         ),
     ),
     OpInfo("fft.fft_complex", tl.fft.fft, np.fft.fft, _one_axis(), op_types=("FFTN",), dtypes=COMPLEX, atol=1e-5),
@@ -149,6 +157,19 @@ OPINFOS = [
                 ValueError,
                 r"fftn: s \(2,\) and axes \(0, 1\) have different lengths",
             ),
+            ErrorInput(
+                (np.ones((2, 2)),),
+                {"s": 2},
+                TypeError,
+                r"fftn: s must be a sequence of ints, got 2 \(input shape \(2, 2\) float64\)",
+            ),
+            ErrorInput((np.ones((2, 2)),), {"axes": "01"}, TypeError, r"fftn: axes must be an int or a sequence"),
+            ErrorInput(  # was "axes (-1, 0, 1) repeat an axis"
+                (np.ones((2, 3)),),
+                {"s": (2, 2, 2)},
+                ValueError,
+                r"fftn: axis -3 is out of bounds for rank 2 \(input shape \(2, 3\) float64\)",
+            ),
         ),
     ),
     _entry("ifftn", _many_axes(), COMPLEX, ("FFTN",)),
@@ -161,7 +182,7 @@ OPINFOS = [
             ErrorInput(
                 (np.ones(4, np.complex128),),
                 exc=TypeError,
-                match=r"rfftn: expected a real input, got complex128 \(shape \(4,\)\); use fft",
+                match=r"rfft: expected a real input, got complex128 \(shape \(4,\)\); use fft",
             ),
         ),
     ),
@@ -174,17 +195,19 @@ OPINFOS = [
             ErrorInput(
                 (np.ones(1, np.complex128),),
                 exc=ValueError,
-                match=r"irfftn: invalid number of data points 0 \(input shape \(1,\) complex128\)",
+                match=r"irfft: invalid number of data points 0 \(input shape \(1,\) complex128\)",
             ),
         ),
     ),
+    _entry("hfft", _one_axis(st.sampled_from([(4,), (3, 5), (2, 3, 4)])), COMPLEX, ("IRFFTN",)),
+    _entry("ihfft", _one_axis(), REAL, ("RFFTN",)),
     _entry("rfftn", _many_axes(), REAL, ("RFFTN",)),
     _entry("irfftn", _many_axes(), COMPLEX, ("IRFFTN",)),
     _entry(
         "fftshift",
         _shift_samples,
         COMPLEX + REAL,
-        (),
+        ("Roll",),
         error_inputs=(
             ErrorInput(
                 (np.ones(3),),
@@ -194,5 +217,5 @@ OPINFOS = [
             ),
         ),
     ),
-    _entry("ifftshift", _shift_samples, COMPLEX + REAL, ()),
+    _entry("ifftshift", _shift_samples, COMPLEX + REAL, ("Roll",)),
 ]
