@@ -247,7 +247,7 @@ def _plan(a, s, axes, what, one=False):
     s_name, axes_name = ("n", "axis") if one else ("s", "axes")
     sizes = None if s is None else list(_integers(s, s_name, what, a, sizes=True, one=one))
     if axes is None and not one:
-        axes = tuple(range(a.ndim)) if sizes is None else tuple(range(a.ndim - len(sizes), a.ndim))
+        axes = tuple(range(a.ndim)) if sizes is None else tuple(range(-len(sizes), 0))
     axes = _integers(axes, axes_name, what, a, one=one)
     if not axes:
         raise ValueError(f"{what}: no axes to transform {_where(a)}")

@@ -164,6 +164,12 @@ OPINFOS = [
                 r"fftn: s must be a sequence of ints, got 2 \(input shape \(2, 2\) float64\)",
             ),
             ErrorInput((np.ones((2, 2)),), {"axes": "01"}, TypeError, r"fftn: axes must be an int or a sequence"),
+            ErrorInput(  # was "axes (-1, 0, 1) repeat an axis"
+                (np.ones((2, 3)),),
+                {"s": (2, 2, 2)},
+                ValueError,
+                r"fftn: axis -3 is out of bounds for rank 2 \(input shape \(2, 3\) float64\)",
+            ),
         ),
     ),
     _entry("ifftn", _many_axes(), COMPLEX, ("FFTN",)),

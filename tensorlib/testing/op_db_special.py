@@ -157,6 +157,19 @@ _SPECIAL = [
     _special("i1", [(-3.0, 3.0)], ("BesselI1",)),
     _special("i0e", [(-3.0, 3.0)], ("BesselI0e",), kinks=True),  # exp(-|x|): a kink at 0
     _special("i1e", [(-3.0, 3.0)], ("BesselI1e",), kinks=True),
+    # Past |x| = 30 the scaled Bessel gradients are Hankel's expansion: checked to second order there too.
+    *(
+        OpInfo(
+            f"special.{name}_large",
+            getattr(tl.special, name),
+            _scipy(name),
+            _uniform((-60.0, 60.0)),
+            op_types=(op_type,),
+            dtypes=FLOATS,
+            kinks=True,
+        )
+        for name, op_type in (("i0e", "BesselI0e"), ("i1e", "BesselI1e"))
+    ),
     OpInfo(
         "special.gammaln_int",
         tl.special.gammaln,
