@@ -249,6 +249,8 @@ def _indexed(arrays, first_letter=0):
 
 
 def _run_block(shipped, *blocks, out_shape, out_dtype):
+    if blocks[0].shape[0] == 0:  # no rows in, none out: f is not run on an empty block (a max of it fails)
+        return np.empty((0,) + out_shape, out_dtype)
     out = shipped(*blocks)
     if not isinstance(out, Tensor):
         raise TypeError(
@@ -273,7 +275,8 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     """Evaluate ``f`` over the blocks of dask array ``x`` along axis 0; returns a lazy dask array.
 
     ``f`` is a ``tl.function`` or any function of tensorlib ops; it must map a
-    block of ``rows`` rows to ``rows`` rows of output.  Other dask arrays in
+    block of ``rows`` rows to ``rows`` rows of output (an empty block gives
+    an empty output without running ``f``).  Other dask arrays in
     ``args`` are cut into the same blocks along axis 0; all other arguments
     (weights, Tensors, NumPy arrays, Python values) and the arrays ``f``
     closes over (their values at this call) are sent once to each worker
@@ -310,8 +313,9 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     shipped = _shipped(f, template, kwargs, what)
     blocked = _aligned(blocked, rows, what)
 
-    # The output's shape and dtype: trace once on the client with specs for the first block.
-    specs = [TensorSpec((rows[0],) + a.shape[1:], a.dtype) for a in blocked]
+    # The output's shape and dtype: traced for the first block with rows (an empty block never runs f).
+    n = next((r for r in rows if r), 0)
+    specs = [TensorSpec((n,) + a.shape[1:], a.dtype) for a in blocked]
     client = _default_client(client)
     graph = _traced(shipped, client).function().get_graph(*shipped.arguments(specs), **shipped.kwargs)
     if graph.structure.kind != "leaf":
@@ -320,8 +324,12 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
             f"({graph.structure!r})"
         )
     out = graph.outputs[0]
-    out_rows = out.shape[0] if out.ndim else None
-    if out_rows != rows[0]:
+    if None in tuple(out.shape):
+        # f's input_signature leaves sizes open: the output's come from a trace for this block's shapes.
+        from .graph.tracing import Function
+
+        out = Function(shipped.fn).get_graph(*shipped.arguments(specs), **shipped.kwargs).outputs[0]
+    if out.ndim == 0 or out.shape[0] != n:
         raise ValueError(
             f"{what}: {_name(shipped.fn)} maps a block of shape {specs[0].shape} to shape "
             f"{tuple(out.shape)}; the output must have one row per input row"

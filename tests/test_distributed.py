@@ -163,6 +163,15 @@ def test_value_and_grad_takes_a_tl_function():
     assert float(loss) == 5.0 and float(g) == 2.5
 
 
+def test_an_empty_block_is_not_given_to_f():
+    # f ran on the empty blocks too: b / max(b) failed ("zero-size array to reduction operation maximum")
+    # although every block with rows was fine.
+    a = np.arange(1.0, 7.0).reshape(6, 1)
+    y = tl.distributed.map_blocks(lambda b: b / tl.max(b), da.from_array(a, chunks=((0, 3, 0, 3), (1,))))
+    assert y.chunks == ((0, 3, 0, 3), (1,))
+    np.testing.assert_allclose(y.compute(), np.concatenate([a[:3] / 3, a[3:] / 6]), rtol=1e-15)
+
+
 def test_functions_that_call_tl_grad_can_be_shipped():
     # tl.grad is a callable module: cloudpickle (and pickle) refused it, "cannot pickle '_CallableModule'
     # object", so no function using tl.grad(...) could be mapped.
@@ -257,6 +266,23 @@ def test_map_blocks_sends_weights_once_per_worker_not_per_block(client):
     assert [k for k in client.who_has() if "_Shipped" in str(k)] == shipped_keys
     assert f.trace_count == 0  # the caller's tl.function is untouched: workers trace their own copies
     assert all(t == 1 for t in worker_traces(client, token).values() if t is not None)
+
+
+@pytest.mark.parametrize("open_dims", [(None, 4), (None, None)])
+def test_map_blocks_with_an_open_input_signature_traces_once_for_every_block_size(client, open_dims):
+    # The documented way to one trace per worker failed on the client: "maps a block of shape (3, 4)
+    # to shape (None, 4); the output must have one row per input row".
+    a = np.random.default_rng(6).standard_normal((11, 4))
+    f = tl.function(lambda b: tl.tanh(b) * 2.0, input_signature=[tl.TensorSpec(open_dims, tl.float64)])
+    y = tl.distributed.map_blocks(f, da.from_array(a, chunks=(3, 4)), client=client)  # blocks of 3, 3, 3, 2
+    assert y.shape == (11, 4) and y.dtype == np.float64
+    np.testing.assert_allclose(client.compute(y).result(timeout=TIMEOUT), np.tanh(a) * 2.0, rtol=1e-12)
+    assert all((t or 0) <= 1 for t in worker_traces(client, shipped_token(y)).values())
+    with pytest.raises(
+        ValueError, match=r"maps a block of shape \(3, 4\) to shape \(6, 2\); the output must have one row"
+    ):
+        sig = [tl.TensorSpec(open_dims, tl.float64)]
+        tl.distributed.map_blocks(tl.function(lambda b: tl.reshape(b, (-1, 2)), input_signature=sig), y, client=client)
 
 
 def test_map_blocks_blocks_several_dask_arguments(client):
