@@ -212,7 +212,7 @@ def test_logit_off_numpy_keeps_its_digits_around_one_half():
     pytest.importorskip("array_api_strict")
     special = pytest.importorskip("scipy.special")
     p = np.array([0.0, 1e-300, 0.2, 0.3, 0.5 - 1e-12, 0.5, 0.5 + 1e-10, 0.6, 0.65, 0.9, 1.0, 1.5, np.nan])
-    with tl.backend("array_api_strict"):
+    with tl.backend("array_api_strict"), np.errstate(divide="ignore", invalid="ignore"):  # 0, 1, 1.5 as SciPy
         got = np.asarray(tl.special.logit(tl.tensor(p)).numpy())
     np.testing.assert_allclose(got, special.logit(p), rtol=1e-15, atol=0)
 
@@ -273,5 +273,6 @@ def test_float32_gradients_that_cancel_are_formed_in_float64_and_rounded_once():
 def test_i1_gradient_overflows_to_inf_not_nan():
     # i0(x) - i1(x) / x was inf - inf = NaN once i0 overflows (float32 from |x| = 93, float64 from 714).
     for dtype, x in (("float32", [110.0, -150.0]), ("float64", [800.0, -800.0])):
-        g = tl.grad(lambda t: tl.sum(tl.special.i1(t)))(tl.tensor(np.array(x, dtype)))
+        with np.errstate(invalid="ignore"):  # the sum of i1's values is inf + -inf; its gradient is fine
+            g = tl.grad(lambda t: tl.sum(tl.special.i1(t)))(tl.tensor(np.array(x, dtype)))
         np.testing.assert_array_equal(g.numpy(), [np.inf, np.inf])
