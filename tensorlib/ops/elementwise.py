@@ -322,11 +322,11 @@ _remainder = _integer_division(
 
 
 # ------------------------------------------------------------------ bitwise (integers and bools)
-def _integers(*specs):
-    for s in specs:
+def _integers(x, y=None):
+    for s in (x,) if y is None else (x, y):
         if s.dtype.kind not in "biu":
             raise TypeError(f"needs integer or bool inputs (NumPy's bitwise ufuncs refuse floats), got {s.dtype}")
-    return specs[0] if len(specs) == 1 else _binary_same(*specs)
+    return x if y is None or x.shape == y.shape else _binary_same(x, y)
 
 
 def _bitwise(name, ufunc, function_name, doc):
