@@ -154,3 +154,31 @@ def test_pad_with_a_constant_the_dtype_holds_matches_numpy(mode, x, value):
 def test_pad_with_an_int_outside_the_dtype_is_an_overflow_error():
     with pytest.raises(OverflowError, match=r"^pad: constant_values 1099511627776 does not fit in int32"):
         tl.pad(np.arange(3, dtype=np.int32), 1, constant_values=2**40)
+
+
+# ------------------------------------------------------------------ linspace with tensor bounds
+@pytest.mark.parametrize("num", [0, 1, 2, 5, 11])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linspace_of_tensor_bounds_is_numpys_and_differentiable(num, dtype):
+    rng = np.random.default_rng(num)
+    a, b = rng.standard_normal(2) * 7.0
+    expected = np.linspace(a, b, num, dtype=dtype)
+    start, stop = tl.tensor(a, dtype="float64"), tl.tensor(b, dtype="float64")
+    weights = rng.standard_normal(num)
+    for f in (
+        lambda s, e: tl.linspace(s, e, num, dtype=dtype),
+        tl.function(lambda s, e: tl.linspace(s, e, num, dtype=dtype)),
+    ):
+        out = f(start, stop)
+        assert out.dtype == expected.dtype
+        np.testing.assert_array_equal(out.numpy(), expected)  # bit for bit: NumPy's steps, in float64
+    # d/dstart = 1 - i/(num-1), d/dstop = i/(num-1): the gradient was silently 0 (bounds read by .item())
+    fractions = np.arange(num) / (num - 1) if num > 1 else np.zeros(num)
+    loss = lambda s, e: tl.sum(tl.cast(tl.linspace(s, e, num, dtype=dtype), "float64") * weights)
+    rtol = 1e-12 if dtype == "float64" else 1e-6  # the gradient passes the cast to float32
+    for grad in (tl.grad(loss, argnums=(0, 1)), tl.function(tl.grad(loss, argnums=(0, 1)))):
+        d_start, d_stop = grad(start, stop)
+        np.testing.assert_allclose(
+            d_start.numpy(), np.sum(weights * (1 - fractions)) if num > 1 else weights.sum(), rtol=rtol
+        )
+        np.testing.assert_allclose(d_stop.numpy(), np.sum(weights * fractions), rtol=rtol, atol=1e-15)

@@ -8,7 +8,7 @@ from .. import dispatch
 from .. import dtypes as _dt
 from ..backends import base as _backends
 from ..tensor import Tensor, make
-from ._shapes import as_ints
+from ._shapes import as_int, as_ints
 
 
 def _backend(backend):
@@ -133,16 +133,41 @@ def arange(start, stop=None, step=1, dtype=None, backend=None) -> Tensor:
 
 
 def linspace(start, stop, num=50, dtype=_dt.float32, backend=None) -> Tensor:
-    """``num`` evenly spaced values from ``start`` to ``stop``; 0-d tensor bounds are read as Python numbers (a
-    traced Python-float argument then becomes static).
+    """``num`` evenly spaced values from ``start`` to ``stop``, as NumPy computes them (in float64, then
+    cast).  A 0-d float tensor bound of a float result is an input: gradients reach it and a traced one
+    stays symbolic; other tensor bounds are read as Python numbers.
 
     >>> import tensorlib as tl
     >>> tl.linspace(0.0, tl.tensor(1.0), 3).numpy().tolist()
     [0.0, 0.5, 1.0]
     """
+    dtype = _dt.as_dtype(dtype)
+    bounds = [v for v in (start, stop) if isinstance(v, Tensor)]
+    if bounds and dtype.kind == "f" and all(v.ndim == 0 and v.dtype.kind == "f" for v in bounds):
+        return _linspace_of_tensors(start, stop, num, dtype, backend)
     b = _backend(backend)
     start, stop = (v.item() if isinstance(v, Tensor) else v for v in (start, stop))
-    return make(b.xp.linspace(start, stop, num, dtype=_dt.as_dtype(dtype)), b)
+    return make(b.xp.linspace(start, stop, num, dtype=dtype), b)
+
+
+def _linspace_of_tensors(start, stop, num, dtype, backend) -> Tensor:
+    """NumPy's steps, ``start + i * ((stop - start) / (num - 1))`` with the last value ``stop``, in tensor ops
+    (it read 0-d tensor bounds with ``.item()``: their gradient was silently 0, and a traced one raised)."""
+    from .math import cast, where
+    from .shape import reshape
+
+    num = as_int(num, "linspace: num")
+    if num < 0:
+        raise ValueError(f"linspace: number of samples {num} must be non-negative")
+    b = next(v.backend for v in (start, stop) if isinstance(v, Tensor)) if backend is None else _backend(backend)
+    start, stop = (
+        tensor(v, _dt.float64) if isinstance(v, Tensor) else tensor(float(v), _dt.float64, b) for v in (start, stop)
+    )
+    if num <= 1:
+        return cast(reshape(start, (1,))[:num], dtype=dtype)
+    steps = tensor(np.arange(num, dtype=np.float64), _dt.float64, b)
+    values = steps * ((stop - start) / (num - 1)) + start
+    return cast(where(steps == num - 1, stop, values), dtype=dtype)
 
 
 def eye(n: int, m: int | None = None, dtype=_dt.float32, backend=None) -> Tensor:
