@@ -55,3 +55,34 @@ def test_logsumexp_gradients_at_zero_weights(traced):
     ]
     for got, want in zip(grads, reference):
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-9)
+
+
+# ------------------------------------------------------------------ integer sums and products
+@MODES
+@pytest.mark.parametrize("name", ["sum", "prod"])
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 1)])
+def test_int32_sums_and_products_accumulate_in_int64_as_numpy(name, axis, traced):
+    # An int32 sum wrapped around silently: sum([2**30, 2**30]) gave -2**31 (NumPy: 2**31, int64).
+    x = np.array([[2**30, 2**30, 3], [-(2**30), 7, 2**20]], dtype=np.int32)
+    expected = getattr(np, name)(x, axis=axis)
+    out = _run(lambda t: getattr(tl, name)(t, axis=axis), traced)(x).numpy()
+    assert out.dtype == expected.dtype == np.int64
+    np.testing.assert_array_equal(out, expected)
+
+
+# ------------------------------------------------------------------ max and min of empty bools
+@MODES
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((3, 0), 1), ((0, 0), 1), ((0, 3), 1), ((2, 0), 0)])
+def test_bool_max_and_min_of_an_empty_slice_raise_as_numpy(name, shape, axis, traced):
+    # The max of bools is any, their min all: an empty slice gave False / True where NumPy raises.
+    x = np.zeros(shape, bool)
+    f = _run(lambda t: getattr(tl, name)(t, axis=axis), traced)
+    try:
+        expected = getattr(np, name)(x, axis=axis)
+    except ValueError:
+        with pytest.raises(ValueError, match=f"(?is){name}.*no identity.*bool"):
+            f(x)
+    else:
+        out = f(x).numpy()
+        assert out.shape == expected.shape and out.dtype == np.bool_

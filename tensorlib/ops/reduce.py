@@ -40,9 +40,10 @@ def _restore(node, g):
 
 
 def _counting_infer(x, *, axis, keepdims):
-    # Sums and products of bools count, as in NumPy: they give int64.
+    # Sums and products of bools count, and those of int32 accumulate in int64, as in NumPy (an int32
+    # sum wrapped around silently: [2**30, 2**30] gave -2**31): both give int64.
     out = _reduce_infer(x, axis=axis, keepdims=keepdims)
-    return spec(out.shape, _dt.int64) if x.dtype == _dt.bool_ else out
+    return spec(out.shape, _dt.int64) if x.dtype in (_dt.bool_, _dt.int32) else out
 
 
 def _reduction(name, doc, infer=_reduce_infer):
@@ -50,15 +51,15 @@ def _reduction(name, doc, infer=_reduce_infer):
 
 
 def _counted(xp, x):
-    # The Array API's sum and prod take numbers only: bools are counted as int64 first.
-    return xp.astype(x, xp.int64) if xp.isdtype(x.dtype, "bool") else x
+    # The Array API's sum and prod take numbers only: bools are counted (and int32 summed) as int64.
+    return xp.astype(x, xp.int64) if xp.isdtype(x.dtype, "bool") or x.dtype == xp.int32 else x
 
 
 def _accumulator(x):
-    # Bools count in int64; float16 accumulates in float32 (the result is rounded to float16 once).
+    # Bools and int32 count in int64; float16 accumulates in float32 (the result is rounded to float16 once).
     if not isinstance(x.dtype, np.dtype):  # a namespace with dtypes of its own has no float16
         return x.dtype
-    return _dt.int64 if x.dtype == _dt.bool_ else _dt.float32 if x.dtype == _dt.float16 else x.dtype
+    return _dt.int64 if x.dtype in (_dt.bool_, _dt.int32) else _dt.float32 if x.dtype == _dt.float16 else x.dtype
 
 
 _sum = _reduction("Sum", "Sum over axes.", _counting_infer)
@@ -131,18 +132,35 @@ def _extremum_grad(node, g):
     return _restore(node, g) * is_max / count
 
 
+def _bool_extremum(reduce, name):
+    # The max of bools is any and their min is all, which have an identity: an empty slice has none
+    # (NumPy raises for bools as for numbers; any and all gave False and True).
+    def kernel(xp, x, *, axis, keepdims):
+        if x.size == 0 and 0 in (x.shape[a] for a in normalize_axes(axis, x.ndim)):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        return reduce(xp)(x, axis=axis, keepdims=keepdims)
+
+    return kernel
+
+
 _max = _reduction("Max", "Maximum over axes; ties share the gradient.")
+_max_bool = _bool_extremum(lambda xp: xp.any, "maximum")
 _max.generic(
-    lambda xp, x, *, axis, keepdims: (xp.any if xp.isdtype(x.dtype, "bool") else xp.max)(
-        x, axis=axis, keepdims=keepdims
+    lambda xp, x, *, axis, keepdims: (
+        _max_bool(xp, x, axis=axis, keepdims=keepdims)
+        if xp.isdtype(x.dtype, "bool")
+        else xp.max(x, axis=axis, keepdims=keepdims)
     )
 )
 register_gradient("Max", _extremum_grad)
 
 _min = _reduction("Min", "Minimum over axes; ties share the gradient.")
+_min_bool = _bool_extremum(lambda xp: xp.all, "minimum")
 _min.generic(
-    lambda xp, x, *, axis, keepdims: (xp.all if xp.isdtype(x.dtype, "bool") else xp.min)(
-        x, axis=axis, keepdims=keepdims
+    lambda xp, x, *, axis, keepdims: (
+        _min_bool(xp, x, axis=axis, keepdims=keepdims)
+        if xp.isdtype(x.dtype, "bool")
+        else xp.min(x, axis=axis, keepdims=keepdims)
     )
 )
 register_gradient("Min", _extremum_grad)
