@@ -86,3 +86,14 @@ def test_bool_max_and_min_of_an_empty_slice_raise_as_numpy(name, shape, axis, tr
     else:
         out = f(x).numpy()
         assert out.shape == expected.shape and out.dtype == np.bool_
+
+
+@MODES
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_, np.float16])
+def test_vdot_keeps_numpys_dtype(dtype, traced):
+    # vdot is a sum of products; NumPy keeps int32 (and bool) there, where its sum widens to int64.
+    a = np.array([1, 0, 3, 2]).astype(dtype)
+    expected = np.vdot(a, a)
+    out = _run(tl.vdot, traced)(a, a).numpy()
+    assert out.dtype == expected.dtype
+    np.testing.assert_array_equal(out, expected)

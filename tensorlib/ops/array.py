@@ -668,7 +668,10 @@ def vdot(a, b) -> Tensor:
 
     a = as_tensor(a)
     a = conj(a) if a.dtype.kind == "c" else a
-    return reduce_sum(ravel(a) * ravel(b))
+    products = ravel(a) * ravel(b)
+    total = reduce_sum(products)
+    # NumPy's vdot keeps int32 (a dot product), where its sum (and tensorlib's) gives int64.
+    return math_ops.cast(total, products.dtype) if total.dtype != products.dtype else total
 
 
 def kron(a, b) -> Tensor:
