@@ -97,3 +97,23 @@ def test_vdot_keeps_numpys_dtype(dtype, traced):
     out = _run(tl.vdot, traced)(a, a).numpy()
     assert out.dtype == expected.dtype
     np.testing.assert_array_equal(out, expected)
+
+
+# ------------------------------------------------------------------ var / std ddof
+@MODES
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("ddof", [np.int32(1), np.int64(2), np.float64(0.5), 1.5, True])
+def test_var_and_std_take_numpy_scalar_ddof_without_promoting(name, ddof, traced):
+    # A NumPy integer ddof made the divisor a NumPy scalar, which promoted a float32 result to float64.
+    x = np.array([[1.0, 2.0, 4.0], [3.0, -1.0, 0.5]], np.float32)
+    expected = getattr(np, name)(x.astype(np.float64), axis=1, ddof=ddof)
+    out = _run(lambda t: getattr(tl, name)(t, axis=1, ddof=ddof), traced)(x).numpy()
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("ddof", ["1", None, [1]])
+def test_var_and_std_refuse_a_ddof_that_is_not_a_number(name, ddof):
+    with pytest.raises(TypeError, match=rf"(?i){name}: ddof must be a real number.*shape \(3,\), float32"):
+        getattr(tl, name)(tl.tensor([1.0, 2.0, 4.0]), ddof=ddof)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 
 import numpy as np
 
@@ -272,6 +273,16 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     return total / _count(x, axis)
 
 
+def _check_ddof(x, ddof, name):
+    """``ddof`` as a Python number (a NumPy scalar one promoted float32 to float64, as no weak scalar)."""
+    # NumPy takes any real ddof (1.5, a NumPy integer); anything else failed deep inside with a raw TypeError.
+    if isinstance(ddof, Tensor):
+        return ddof
+    if not isinstance(ddof, numbers.Real):
+        raise TypeError(f"{name}: ddof must be a real number, got {ddof!r} (input shape {x.shape}, {x.dtype})")
+    return int(ddof) if isinstance(ddof, numbers.Integral) else float(ddof)
+
+
 def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32.
 
@@ -282,6 +293,7 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
 
     x = as_tensor(x)
     _check_axis(x, axis, "Var")
+    ddof = _check_ddof(x, ddof, "Var")
     if x.dtype == _dt.float16:
         return math_ops.cast(var(math_ops.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
     centered = x - mean(x, axis, keepdims=True)
@@ -300,6 +312,8 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     >>> tl.grad(lambda x: tl.std(x))(tl.tensor([2.0, 2.0])).numpy().tolist()
     [0.0, 0.0]
     """
+    x = as_tensor(x)
+    ddof = _check_ddof(x, ddof, "Std")
     return safe_sqrt(var(x, axis, keepdims, ddof))
 
 
