@@ -117,3 +117,9 @@ def test_var_and_std_take_numpy_scalar_ddof_without_promoting(name, ddof, traced
 def test_var_and_std_refuse_a_ddof_that_is_not_a_number(name, ddof):
     with pytest.raises(TypeError, match=rf"(?i){name}: ddof must be a real number.*shape \(3,\), float32"):
         getattr(tl, name)(tl.tensor([1.0, 2.0, 4.0]), ddof=ddof)
+
+
+@pytest.mark.parametrize("axis, error", [((0, 0), ValueError), (2, ValueError), (1.0, TypeError)])
+def test_std_axis_errors_name_std(axis, error):
+    with pytest.raises(error, match=r"^Std: .*shape \(2, 3\)"):
+        tl.std(tl.tensor(np.ones((2, 3))), axis=axis)

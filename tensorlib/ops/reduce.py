@@ -313,6 +313,7 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     [0.0, 0.0]
     """
     x = as_tensor(x)
+    _check_axis(x, axis, "Std")
     ddof = _check_ddof(x, ddof, "Std")
     return safe_sqrt(var(x, axis, keepdims, ddof))
 
