@@ -123,3 +123,31 @@ def test_var_and_std_refuse_a_ddof_that_is_not_a_number(name, ddof):
 def test_std_axis_errors_name_std(axis, error):
     with pytest.raises(error, match=r"^Std: .*shape \(2, 3\)"):
         tl.std(tl.tensor(np.ones((2, 3))), axis=axis)
+
+
+# ------------------------------------------------------------------ prod gradient without division
+@MODES
+@pytest.mark.parametrize(
+    "x, expected",
+    [
+        ([2.0, np.inf], [np.inf, 2.0]),  # P / x_j was inf / inf = nan for the inf entry (JAX: 2)
+        ([1e200, 1e200, 1e-200], [1.0, 1.0, np.inf]),  # P overflowed though the others' products do not
+        ([0.0, 1.0, np.inf], [np.inf, np.nan, 0.0]),
+        ([0.0, 2.0, 3.0], [6.0, 0.0, 0.0]),
+        ([0.0, 0.0, 3.0], [0.0, 0.0, 0.0]),
+    ],
+)
+def test_prod_gradient_is_the_product_of_the_others(x, expected, traced):
+    with np.errstate(all="ignore"):
+        got = _run(tl.grad(tl.prod), traced)(np.array(x)).numpy()
+    np.testing.assert_array_equal(got, expected)
+
+
+@MODES
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2), (2, 0), -1, ()])
+def test_prod_gradient_over_axes_matches_central_differences(axis, traced):
+    x = np.random.default_rng(0).uniform(0.5, 1.5, (2, 3, 2))
+    x[0, 1, 1] = 0.0
+    got = _run(tl.grad(lambda t: tl.sum(tl.sin(tl.prod(t, axis=axis)))), traced)(x).numpy()
+    want = _central_differences(lambda v: np.sum(np.sin(np.prod(v, axis=axis))), x)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)

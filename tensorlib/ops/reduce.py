@@ -98,7 +98,40 @@ _prod.kernel("numpy")(lambda x, *, axis, keepdims: np.prod(x, axis=axis, keepdim
 
 
 def _prod_grad(node, g):
-    # d prod / d x_j is the product of the other entries.  out / x fails at zeros, so x is split into
+    # d prod / d x_j is the product of the other entries: the product of those before it times that of
+    # those after it, two exclusive running products (cumprod, exact to every order), with no division.
+    # P / x_j gave NaN where P overflows but the others' product does not: prod([2, inf]) got [inf, nan]
+    # (JAX: [inf, 2]) and prod([1e200, 1e200, 1e-200]) got [nan, nan, inf] (JAX: [1, 1, inf]).
+    x = node.inputs[0]
+    axes = normalize_axes(node.attrs["axis"], x.ndim)
+    if None not in x.shape and x.ndim:
+        return _restore(node, g) * _products_of_the_others(x, axes)
+    return _prod_grad_by_division(node, g)
+
+
+def _products_of_the_others(x, axes):
+    from . import shape as shape_ops
+    from .array import cumprod, flip
+
+    kept = [i for i in range(x.ndim) if i not in axes]
+    perm = kept + list(axes)
+    moved = shape_ops.transpose(x, perm) if perm != list(range(x.ndim)) else x
+    lead = tuple(x.shape[i] for i in kept)
+    n = math.prod(x.shape[i] for i in axes)
+    if n <= 1:  # no other entries: their product is 1 (and an empty slice has no entries to differentiate)
+        return math_ops.ones_like(x)
+    flat = shape_ops.reshape(moved, lead + (n,))
+    one = math_ops.ones_like(flat[..., :1])
+    before = shape_ops.concat([one, cumprod(flat[..., :-1], axis=-1)], axis=-1)
+    after = shape_ops.concat([flip(cumprod(flip(flat[..., 1:], -1), axis=-1), -1), one], axis=-1)
+    others = shape_ops.reshape(before * after, moved.shape)
+    if perm == list(range(x.ndim)):
+        return others
+    return shape_ops.transpose(others, [perm.index(i) for i in range(x.ndim)])
+
+
+def _prod_grad_by_division(node, g):
+    # (Shapes not known while tracing.)  d prod / d x_j is the product of the other entries.  out / x fails at zeros, so x is split into
     # its nonzero entries (product P, where P / x_j is safe) and its zeros, each entry in exactly one
     # factor, which keeps the rule exact when it is differentiated again (second order).
     x, axis = node.inputs[0], node.attrs["axis"]
