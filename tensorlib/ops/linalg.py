@@ -262,7 +262,11 @@ def einsum(subscripts, *operands) -> Tensor:
 
 def tensordot(a, b, axes=2) -> Tensor:
     """``numpy.tensordot``: contract the last ``axes`` axes of a with the first of b, or explicit lists."""
+    return _tensordot(a, b, axes, "tensordot")
 
+
+def _tensordot(a, b, axes, name) -> Tensor:
+    """``tensordot``, its errors naming ``name`` (``dot`` and ``inner`` are tensordots)."""
     a = as_tensor(a)
     b = as_tensor(b)
     where = f"(shapes {a.shape} and {b.shape})"
@@ -275,12 +279,19 @@ def tensordot(a, b, axes=2) -> Tensor:
     else:
         axes_a, axes_b = (np.atleast_1d(np.asarray(side)).tolist() for side in axes)
     if len(axes_a) != len(axes_b):
-        raise ValueError(f"Tensordot: axes {axes} pair {len(axes_a)} with {len(axes_b)} axes {where}")
+        raise ValueError(f"tensordot: axes {axes} pair {len(axes_a)} with {len(axes_b)} axes {where}")
     # Checked here, not wrapped modulo the rank: an out-of-range axis is an error, as in NumPy.
     axes_a = [normalize_axis(i, a.ndim, f"tensordot {where}: axis of a") for i in axes_a]
     axes_b = [normalize_axis(j, b.ndim, f"tensordot {where}: axis of b") for j in axes_b]
     if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
         raise ValueError(f"tensordot: repeated axis in axes {axes} {where}")
+    for i, j in zip(axes_a, axes_b):
+        # Checked here: einsum would broadcast a size-1 axis against the other, NumPy's tensordot does not.
+        if None not in (a.shape[i], b.shape[j]) and a.shape[i] != b.shape[j]:
+            raise ValueError(
+                f"{name}: axis {i} of a (size {a.shape[i]}) does not match axis {j} of b (size {b.shape[j]}) "
+                f"(a: shape {a.shape} {a.dtype}, b: shape {b.shape} {b.dtype})"
+            )
     letters = iter(string.ascii_letters)
     sa = [next(letters) for _ in range(a.ndim)]
     sb = [next(letters) for _ in range(b.ndim)]
