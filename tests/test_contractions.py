@@ -83,3 +83,26 @@ def test_products_refuse_unequal_contracted_lengths_as_numpy_does(fn, reference,
         with pytest.raises(ValueError, match=expected):
             f(a, b)
     np.testing.assert_array_equal(a, np.ones(a_shape))
+
+
+@pytest.mark.parametrize(
+    "subscripts, shapes, message",
+    [
+        ("ij->i->j", [(2, 3)], "subscripts 'ij->i->j' have more than one '->'"),
+        ("ij...k...", [(2, 3)], "subscript 'ij...k...' of 'ij...k...' has a second ellipsis"),
+        ("i.j", [(3,)], "subscript 'i.j' of 'i.j' has '.', which is not a letter (a-z, A-Z)"),
+        ("i#", [(2, 3)], "subscript 'i#' of 'i#' has '#', which is not a letter (a-z, A-Z)"),
+        ("i,j->i1", [(2,), (3,)], "subscript 'i1' of 'i,j->i1' has '1', which is not a letter (a-z, A-Z)"),
+        ("...i,...i", [(2, 3), (4, 3)], "the axes under '...' have sizes 2 and 4 in '...i,...i'"),
+    ],
+)
+def test_einsum_bad_subscripts_get_one_clear_error_as_in_numpy(subscripts, shapes, message):
+    # '#' and non-ASCII letters were accepted (and ordered by code point in the implicit output), two
+    # ellipses in a subscript or two '->' raised a garbled message, and a broadcast mismatch under '...'
+    # named a letter the caller never wrote.
+    operands = [np.ones(s, np.float32) for s in shapes]
+    with pytest.raises(ValueError):
+        np.einsum(subscripts, *operands)
+    described = ", ".join(f"{s} float32" for s in shapes)
+    with pytest.raises(ValueError, match=f"^{re.escape(f'Einsum: {message} (operands: {described})')}$"):
+        tl.einsum(subscripts, *operands)

@@ -90,6 +90,8 @@ def matmul(x, y) -> Tensor:
 def _parse_einsum(subscripts: str, shapes) -> tuple:
     """Explicit form ``("ij", "jk"), "ik"`` with any ellipsis replaced by letters."""
     subscripts = subscripts.replace(" ", "")
+    if subscripts.count("->") > 1:
+        raise ValueError(f"subscripts {subscripts!r} have more than one '->'")
     if "->" in subscripts:
         lhs, out = subscripts.split("->")
     else:
@@ -97,6 +99,13 @@ def _parse_einsum(subscripts: str, shapes) -> tuple:
     ins = lhs.split(",")
     if len(ins) != len(shapes):
         raise ValueError(f"subscripts {subscripts!r} name {len(ins)} operands, got {len(shapes)}")
+    for sub in ins + ([out] if out is not None else []):
+        # NumPy's rules: indices are ASCII letters, and "..." stands once at most in each subscript.
+        rest = sub.replace("...", "", 1)
+        bad = next((c for c in rest if c not in string.ascii_letters), None)
+        if bad is not None:
+            what = "a second ellipsis" if "..." in rest else f"{bad!r}, which is not a letter (a-z, A-Z)"
+            raise ValueError(f"subscript {sub!r} of {subscripts!r} has {what}")
     used = set(subscripts)
     spare = [c for c in string.ascii_letters if c not in used]
     ell_rank = max((len(s) - len(sub.replace("...", "")) for sub, s in zip(ins, shapes) if "..." in sub), default=0)
@@ -109,6 +118,15 @@ def _parse_einsum(subscripts: str, shapes) -> tuple:
         if len(sub) != len(shape):
             raise ValueError(f"subscript {sub!r} has {len(sub)} indices for an operand of shape {tuple(shape)}")
         expanded.append(sub)
+    sizes = {}
+    for sub, shape in zip(expanded, shapes):
+        for c, d in zip(sub, shape):
+            prev = sizes.setdefault(c, d)
+            if prev is not None and d is not None and prev != d and 1 not in (prev, d):
+                what = "the axes under '...' have" if c in ell else f"index {c!r} has"
+                raise ValueError(f"{what} sizes {prev} and {d} in {subscripts!r}")
+            if prev in (None, 1):
+                sizes[c] = d
     if out is None:
         letters = "".join(expanded)
         out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
