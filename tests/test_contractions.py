@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from tensorlib.ops import shape as shape_ops
 
 RNG = np.random.default_rng(11)
 
@@ -106,3 +107,33 @@ def test_einsum_bad_subscripts_get_one_clear_error_as_in_numpy(subscripts, shape
     described = ", ".join(f"{s} float32" for s in shapes)
     with pytest.raises(ValueError, match=f"^{re.escape(f'Einsum: {message} (operands: {described})')}$"):
         tl.einsum(subscripts, *operands)
+
+
+@pytest.mark.parametrize(
+    "fn, signature, shapes",
+    [
+        (lambda a, b: tl.einsum("i,i", a, b), [(None,), (None,)], [(1,), (3,)]),
+        (lambda a, b: tl.einsum("ij,ij->", a, b), [(None, 3), (2, 3)], [(1, 3), (2, 3)]),
+        (lambda a, b: tl.einsum("...ij,...jk", a, b), [(None, 2, 3), (None, 3, 2)], [(4, 2, 3), (1, 3, 2)]),
+        (lambda a, b: tl.matmul(a, b), [(None, 2, 3), (None, 3, 2)], [(1, 2, 3), (4, 3, 2)]),
+        (lambda a, b: a * b, [(None,), (None,)], [(1,), (3,)]),
+        (lambda a, b: shape_ops.broadcast_like(a, b), [(None, 2), (3, 2)], [(1, 2), (3, 2)]),
+    ],
+)
+def test_traced_gradient_of_an_axis_broadcast_only_at_run_time_has_the_input_shape(fn, signature, shapes):
+    # With a size unknown when tracing, the gradient of an input whose size-1 axis was broadcast at run
+    # time came back unsummed (shape (3,) for a (1,) input, and 72 spread as 12, 24, 36), or, for einsum,
+    # with the other operand's size 1; the graph optimizer also dropped a BroadcastLike of unknown shape.
+    xs = [np.arange(1.0, 1.0 + np.prod(s)).reshape(s) for s in shapes]
+    weights = RNG.standard_normal(np.shape(fn(*[tl.tensor(x) for x in xs])))
+
+    def loss(*a):
+        return tl.sum(tl.tensor(weights) * fn(*a))
+
+    grads = tl.grad(loss, argnums=(0, 1))
+    traced = tl.function(grads, input_signature=[tl.TensorSpec(s, "float64") for s in signature])
+    loss_np = lambda *a: float(loss(*[tl.tensor(x) for x in a]))
+    for k, (eager, graph) in enumerate(zip(grads(*[tl.tensor(x) for x in xs]), traced(*xs))):
+        np.testing.assert_allclose(eager.numpy(), _central_difference(loss_np, xs, k), atol=1e-5)
+        assert graph.shape == xs[k].shape
+        np.testing.assert_allclose(graph.numpy(), eager.numpy(), atol=1e-12)

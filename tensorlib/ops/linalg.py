@@ -209,9 +209,10 @@ def _einsum_grad(node, g, index):
     grad = einsum(",".join([out] + [s for s, _ in others]) + "->" + kept, g, *(t for _, t in others))
     if kept != target:
         grad = expand_dims(grad, tuple(k for k, c in enumerate(target) if c not in present))
-    if tuple(grad.shape) != tuple(x.shape):
+    if tuple(grad.shape) != tuple(x.shape) or None in x.shape:
         # A size-1 axis broadcast against a longer one (NumPy's einsum allows it): the index got its size
-        # from whichever side was longer, so sum where x was broadcast and spread where the others were.
+        # from whichever side was longer, so sum where x was broadcast and spread where the others were
+        # (at run time too when a size is unknown here; backprop sums the first kind then).
         grad = broadcast_like(sum_to(grad, x.shape), x)
     return grad
 
