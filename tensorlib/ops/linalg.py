@@ -196,8 +196,7 @@ def _einsum_generic(xp, *xs, equation):
 
 
 def _einsum_grad(node, g, index):
-    from ..grad.backprop import sum_to
-    from .shape import broadcast_like, expand_dims
+    from .shape import broadcast_like, expand_dims, sum_to_like
 
     ins, out = node.attrs["equation"].split("->")
     ins = ins.split(",")
@@ -213,7 +212,7 @@ def _einsum_grad(node, g, index):
         # A size-1 axis broadcast against a longer one (NumPy's einsum allows it): the index got its size
         # from whichever side was longer, so sum where x was broadcast and spread where the others were
         # (at run time too when a size is unknown here; backprop sums the first kind then).
-        grad = broadcast_like(sum_to(grad, x.shape), x)
+        grad = sum_to_like(broadcast_like(grad, x), x)
     return grad
 
 
