@@ -20,24 +20,31 @@ from ..dispatch import apply
 from ..tensor import Tensor, Variable, _ids
 from . import linalg, reduce
 from .creation import tensor
+from .elementwise import _bitwise_and, _bitwise_or, _bitwise_xor, _floor_divide, _invert, _remainder, conj, imag, real
 from .math import round as math_round
 from .math import _abs, _add, _comparisons, _div, _mul, _neg, _pow, _sub, cast, identity
 from .shape import expand_dims, getitem, reshape, squeeze, transpose
 
 
 # ---------------------------------------------------------------- Tensor: operators
+def _install_binary(name: str, op) -> None:
+    """``Tensor.__name__`` and its reflected ``__rname__``, both the op ``op``."""
+    setattr(Tensor, f"__{name}__", lambda self, other: apply(op, (self, other)))
+    setattr(Tensor, f"__r{name}__", lambda self, other: apply(op, (other, self)))
+
+
 def _install_operators():
     T = Tensor
-    T.__add__ = lambda self, other: apply(_add, (self, other))
-    T.__radd__ = lambda self, other: apply(_add, (other, self))
-    T.__sub__ = lambda self, other: apply(_sub, (self, other))
-    T.__rsub__ = lambda self, other: apply(_sub, (other, self))
-    T.__mul__ = lambda self, other: apply(_mul, (self, other))
-    T.__rmul__ = lambda self, other: apply(_mul, (other, self))
-    T.__truediv__ = lambda self, other: apply(_div, (self, other))
-    T.__rtruediv__ = lambda self, other: apply(_div, (other, self))
-    T.__pow__ = lambda self, other: apply(_pow, (self, other))
-    T.__rpow__ = lambda self, other: apply(_pow, (other, self))
+    binary = {"add": _add, "sub": _sub, "mul": _mul, "truediv": _div, "pow": _pow, "mod": _remainder}
+    binary.update(floordiv=_floor_divide, **{"and": _bitwise_and, "or": _bitwise_or, "xor": _bitwise_xor})
+    for name, op in binary.items():
+        _install_binary(name, op)
+    T.__divmod__ = lambda self, other: (self // other, self % other)
+    T.__rdivmod__ = lambda self, other: (other // self, other % self)
+    T.__invert__ = lambda self: apply(_invert, (self,))
+    T.real = property(real, doc="The real part (``ndarray.real``); the tensor itself's values for real dtypes.")
+    T.imag = property(imag, doc="The imaginary part (``ndarray.imag``); zeros for real dtypes.")
+    T.conj = conj
     T.__neg__ = lambda self: apply(_neg, (self,))
     T.__pos__ = lambda self: self
     T.__abs__ = lambda self: apply(_abs, (self,))

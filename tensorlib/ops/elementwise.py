@@ -920,25 +920,3 @@ def where(condition, x=_NO_ARGUMENT, y=_NO_ARGUMENT):
     if x is _NO_ARGUMENT or y is _NO_ARGUMENT:
         raise TypeError("where: give both x and y, or neither (then the indices of the nonzero elements)")
     return math_ops.where(condition, x, y)
-
-
-def _install_operators():
-    Tensor.__mod__ = lambda self, other: apply(_remainder, (self, other))
-    Tensor.__rmod__ = lambda self, other: apply(_remainder, (other, self))
-    Tensor.__floordiv__ = lambda self, other: apply(_floor_divide, (self, other))
-    Tensor.__rfloordiv__ = lambda self, other: apply(_floor_divide, (other, self))
-    Tensor.__divmod__ = lambda self, other: (self // other, self % other)
-    Tensor.__rdivmod__ = lambda self, other: (other // self, other % self)
-    Tensor.__and__ = lambda self, other: apply(_bitwise_and, (self, other))
-    Tensor.__rand__ = lambda self, other: apply(_bitwise_and, (other, self))
-    Tensor.__or__ = lambda self, other: apply(_bitwise_or, (self, other))
-    Tensor.__ror__ = lambda self, other: apply(_bitwise_or, (other, self))
-    Tensor.__xor__ = lambda self, other: apply(_bitwise_xor, (self, other))
-    Tensor.__rxor__ = lambda self, other: apply(_bitwise_xor, (other, self))
-    Tensor.__invert__ = lambda self: apply(_invert, (self,))
-    Tensor.real = property(real, doc="The real part (``ndarray.real``); the tensor itself's values for real dtypes.")
-    Tensor.imag = property(imag, doc="The imaginary part (``ndarray.imag``); zeros for real dtypes.")
-    Tensor.conj = conj
-
-
-_install_operators()
