@@ -178,18 +178,23 @@ def _einsum_generic(xp, *xs, equation):
 
 
 def _einsum_grad(node, g, index):
+    from ..grad.backprop import sum_to
     from .shape import broadcast_like, expand_dims
 
     ins, out = node.attrs["equation"].split("->")
     ins = ins.split(",")
     target = ins[index]
+    x = node.inputs[index]
     others = [(s, t) for k, (s, t) in enumerate(zip(ins, node.inputs)) if k != index]
     present = set(out).union(*(set(s) for s, _ in others))
     kept = "".join(c for c in target if c in present)
     grad = einsum(",".join([out] + [s for s, _ in others]) + "->" + kept, g, *(t for _, t in others))
     if kept != target:
-        missing = tuple(k for k, c in enumerate(target) if c not in present)
-        grad = broadcast_like(expand_dims(grad, missing), node.inputs[index])
+        grad = expand_dims(grad, tuple(k for k, c in enumerate(target) if c not in present))
+    if tuple(grad.shape) != tuple(x.shape):
+        # A size-1 axis broadcast against a longer one (NumPy's einsum allows it): the index got its size
+        # from whichever side was longer, so sum where x was broadcast and spread where the others were.
+        grad = broadcast_like(sum_to(grad, x.shape), x)
     return grad
 
 

@@ -322,7 +322,9 @@ def safe_sqrt(v) -> Tensor:
 def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
     """log(sum(b * exp(x))), stable for large inputs (the max is subtracted first).
 
-    ``b`` (SciPy's weights, broadcast against x) is differentiable too.
+    ``b`` (SciPy's weights, broadcast against x) is differentiable too. A term whose weight is 0 is
+    dropped, as in SciPy, whatever its x (even above the others, inf or NaN); its weight's gradient is
+    exp(x - logsumexp) wherever exp(x - max) is finite, else 0.
 
     >>> import tensorlib as tl
     >>> round(float(tl.logsumexp(tl.tensor([0.0, 0.0]), b=tl.tensor([1.0, 3.0]))), 4)
@@ -333,17 +335,27 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
     _check_axis(x, axis, "LogSumExp")
     if x.dtype == _dt.bool_:  # a float-valued function of bools (SciPy gives float64 too)
         x = math_ops.cast(x, _dt.float64)
+    dropped = None
     if b is not None:
-        # SciPy drops the terms whose weight is 0: at x = inf they are 0, not 0 * inf = nan.
-        x = math_ops.where(math_ops.logical_and(math_ops.equal(b, 0), math_ops.equal(x, math.inf)), -math.inf, x)
+        # SciPy drops the terms whose weight is 0, so they neither set the shift (a dropped x above the
+        # others would underflow every kept term to 0: log 0 = -inf) nor give 0 * inf or 0 * nan.
+        dropped = math_ops.equal(b, 0)
     if 0 in (x.shape[a] for a in normalize_axes(axis, x.ndim) if a < x.ndim):
         # An empty slice sums to 0 and logs to -inf (SciPy); its max, which has no identity, is not needed.
         shift = math_ops.stop_gradient(sum(x, axis, keepdims=True))
     else:
-        shift = math_ops.stop_gradient(max(x, axis, keepdims=True))
+        kept = x if dropped is None else math_ops.where(dropped, -math.inf, x)
+        shift = math_ops.stop_gradient(max(kept, axis, keepdims=True))
     shift = math_ops.where(
         math_ops.logical_and(shift > -float("inf"), shift < float("inf")), shift, math_ops.zeros_like(shift)
     )
+    if dropped is not None:
+        # A dropped term is 0 * exp(x - shift) = 0 with its weight's gradient exp(x - logsumexp), as long
+        # as the exp is finite; a dropped x whose exp overflows (inf, NaN) is read as -inf (gradient 0).
+        if x.dtype.kind != "c":  # complex x has no order; its dropped terms stay 0 * exp(x - shift)
+            largest = math.log(np.finfo(x.dtype if x.dtype.kind == "f" else np.float64).max)
+            overflows = math_ops.logical_not(math_ops.stop_gradient(x) - shift <= largest)
+            x = math_ops.where(math_ops.logical_and(dropped, overflows), -math.inf, x)
     terms = math_ops.exp(x - shift)
     if b is not None:
         terms = terms * b
