@@ -156,7 +156,9 @@ def test_indexing_errors():
         x[0.5]
     with pytest.raises(IndexError, match=r"^StridedSlice: an index can only have a single ellipsis$"):
         x[..., ...]
-    with pytest.raises(IndexError, match=r"^GatherV2: index 3 is out of bounds for axis 1 with size 3$"):
+    with pytest.raises(
+        IndexError, match=r"^GatherV2: index 3 is out of bounds for axis 1 with size 3 \(params shape \(\d+, 3\) "
+    ):
         x[:, [0, 3]]
 
 

@@ -414,7 +414,10 @@ def _take_kernel(xp, x, indices, *, axis):
     flat = xp.reshape(indices, (-1,))
     if flat.shape[0] and (int(xp.min(flat)) < -size or int(xp.max(flat)) >= size):
         bad = flat[int(xp.argmax(xp.astype((flat < -size) | (flat >= size), xp.int8)))]
-        raise IndexError(f"GatherV2: index {int(bad)} is out of bounds for axis {axis} with size {size}")
+        raise IndexError(
+            f"GatherV2: index {int(bad)} is out of bounds for axis {axis} with size {size} "
+            f"(params shape {tuple(x.shape)} {x.dtype}, indices shape {tuple(indices.shape)} {indices.dtype})"
+        )
     # The Array API's take wants 1-d, non-negative indices.
     picked = xp.take(x, xp.where(flat < 0, flat + size, flat), axis=axis)
     axis %= x.ndim
