@@ -22,7 +22,7 @@ from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
 from . import shape as shape_ops
-from ._shapes import as_int, as_ints, normalize_axes, normalize_axis
+from ._shapes import as_int, as_ints, broadcast_shapes, normalize_axes, normalize_axis
 from .registry import defop, spec
 
 
@@ -351,20 +351,29 @@ register_gradient(
 
 
 def roll(x, shift, axis=None) -> Tensor:
-    """Roll elements along ``axis`` (``numpy.roll``); an int shift with several axes applies to each.
+    """Roll elements along ``axis`` (``numpy.roll``): ``shift`` and ``axis`` broadcast against each
+    other (an int shift with several axes applies to each, several shifts along one axis add up, as
+    does an axis named twice).
 
     >>> import tensorlib as tl
     >>> tl.roll(tl.tensor([1, 2, 3]), 1).numpy().tolist()
     [3, 1, 2]
+    >>> tl.roll(tl.tensor([[1, 2, 3]]), (1, 1), axis=(1, -1)).numpy().tolist()
+    [[2, 3, 1]]
     """
     shifts = as_ints(shift, "roll: shift")
     if axis is None:
-        shifts = (sum(shifts),)  # NumPy rolls the flattened array by each shift in turn
-    else:
-        axis = as_ints(axis, "roll: axis")
-        if len(shifts) == 1 and len(axis) > 1:
-            shifts = shifts * len(axis)
-    return apply(_roll, (x,), {"shift": shifts, "axis": axis})
+        return apply(_roll, (x,), {"shift": (sum(shifts),), "axis": None})  # the flattened array, each shift in turn
+    x = as_tensor(x)
+    axes = as_ints(axis, "roll: axis")
+    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+        raise ValueError(f"roll: shift {shifts} and axis {axes} do not broadcast (input shape {x.shape}, {x.dtype})")
+    n = max(len(shifts), len(axes))
+    total = {}  # NumPy's rule: the shifts along each (normalized) axis add up
+    for k, a in zip(shifts * n if len(shifts) == 1 else shifts, axes * n if len(axes) == 1 else axes):
+        a = normalize_axis(a, x.ndim, f"roll (shape {x.shape}): axis")
+        total[a] = total.get(a, 0) + k
+    return apply(_roll, (x,), {"shift": tuple(total.values()), "axis": tuple(total)})
 
 
 def _flip_infer(x, *, axis):
@@ -633,12 +642,12 @@ def inner(a, b) -> Tensor:
     >>> float(tl.inner(tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])))
     11.0
     """
-    from .linalg import tensordot
+    from .linalg import _tensordot
 
     a, b = as_tensor(a), as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
-    return tensordot(a, b, axes=([-1], [-1]))
+    return _tensordot(a, b, ([-1], [-1]), "inner")
 
 
 def dot(a, b) -> Tensor:
@@ -648,12 +657,12 @@ def dot(a, b) -> Tensor:
     >>> float(tl.dot(tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])))
     11.0
     """
-    from .linalg import tensordot
+    from .linalg import _tensordot
 
     a, b = as_tensor(a), as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
-    return tensordot(a, b, axes=([-1], [0 if b.ndim == 1 else -2]))
+    return _tensordot(a, b, ([-1], [0 if b.ndim == 1 else -2]), "dot")
 
 
 def vdot(a, b) -> Tensor:
@@ -666,7 +675,12 @@ def vdot(a, b) -> Tensor:
     from .elementwise import conj
     from .reduce import sum as reduce_sum
 
-    a = as_tensor(a)
+    a, b = as_tensor(a), as_tensor(b)
+    if None not in (a.size, b.size) and a.size != b.size:
+        # Checked here: the product would broadcast a one-element input against the other.
+        raise ValueError(
+            f"vdot: inputs have {a.size} and {b.size} elements (a: shape {a.shape} {a.dtype}, b: shape {b.shape} {b.dtype})"
+        )
     a = conj(a) if a.dtype.kind == "c" else a
     products = ravel(a) * ravel(b)
     total = reduce_sum(products)
@@ -793,8 +807,12 @@ _take_along = defop(
 def _take_along_kernel(xp, x, indices, *, axis):
     size = x.shape[axis]
     lowest = int(xp.min(indices)) if indices.size else 0
-    if indices.size and (lowest < -size or int(xp.max(indices)) >= size):
-        raise IndexError(f"TakeAlongAxis: an index is out of bounds for axis {axis} with size {size}")
+    highest = int(xp.max(indices)) if indices.size else 0
+    if lowest < -size or highest >= size:
+        raise IndexError(
+            f"TakeAlongAxis: index {lowest if lowest < -size else highest} is out of bounds for axis {axis} with "
+            f"size {size} (x shape {tuple(x.shape)} {x.dtype}, indices shape {tuple(indices.shape)} {indices.dtype})"
+        )
     if lowest < 0:  # the standard leaves negative indices to the library
         indices = xp.where(indices < 0, indices + size, indices)
     return xp.take_along_axis(x, indices, axis=axis)
@@ -838,14 +856,22 @@ def _take_along_grad_kernel(xp, dy, indices, like, *, axis):
 register_gradient("TakeAlongAxisGrad", lambda node, g: apply(_take_along, (g, node.inputs[1]), node.attrs), None, None)
 
 
-def sort(x, axis: int | None = -1) -> Tensor:
-    """Sorted along ``axis`` (the flattened array for None), as ``numpy.sort``; the gradient follows
-    the permutation (stable for ties).
+def _check_kind(kind, name):
+    # NumPy reads the kind by its first letter: quicksort, heapsort, mergesort or stable.
+    if kind is not None and (not isinstance(kind, str) or kind[:1] not in ("q", "h", "m", "s")):
+        raise ValueError(f"{name}: kind must be 'quicksort', 'heapsort', 'mergesort' or 'stable', got {kind!r}")
+
+
+def sort(x, axis: int | None = -1, kind: str | None = None, stable: bool | None = None) -> Tensor:
+    """Sorted along ``axis`` (the flattened array for None), as ``numpy.sort`` (NaNs last); the gradient
+    follows the permutation, stable for ties whatever ``kind`` and ``stable`` ask (NumPy's arguments,
+    accepted: a stable sort is a valid sort of every kind).
 
     >>> import tensorlib as tl
     >>> tl.sort(tl.tensor([[3.0, 1.0], [0.0, 2.0]]), axis=None).numpy().tolist()
     [0.0, 1.0, 2.0, 3.0]
     """
+    _check_kind(kind, "sort")
     x, axis = _flat_or(x, axis, "sort")
     return apply(_sort, (x,), {"axis": axis})
 
@@ -858,23 +884,40 @@ def argsort(x, axis: int | None = -1, kind: str | None = None, stable: bool | No
     >>> tl.argsort(tl.tensor([3.0, 1.0, 2.0])).numpy().tolist()
     [1, 2, 0]
     """
-    # NumPy reads the kind by its first letter: quicksort, heapsort, mergesort or stable.
-    if kind is not None and (not isinstance(kind, str) or kind[:1] not in ("q", "h", "m", "s")):
-        raise ValueError(f"argsort: kind must be 'quicksort', 'heapsort', 'mergesort' or 'stable', got {kind!r}")
+    _check_kind(kind, "argsort")
     x, axis = _flat_or(x, axis, "argsort")
     return apply(_argsort, (x,), {"axis": axis, "stable": bool(stable) or (kind or "")[:1] in ("s", "m")})
 
 
 def take_along_axis(x, indices, axis: int | None) -> Tensor:
-    """``numpy.take_along_axis``: ``indices`` picks elements of ``x`` position by position along ``axis``.
+    """``numpy.take_along_axis``: ``indices`` picks elements of ``x`` position by position along ``axis``;
+    outside ``axis`` the two broadcast against each other, as in NumPy.
 
     >>> import tensorlib as tl
     >>> x = tl.tensor([[3.0, 1.0], [0.0, 2.0]])
     >>> tl.take_along_axis(x, tl.argsort(x, axis=1), axis=1).numpy().tolist()
     [[1.0, 3.0], [0.0, 2.0]]
+    >>> tl.take_along_axis(x, tl.tensor([[1]]), axis=1).numpy().tolist()
+    [[1.0], [2.0]]
     """
     x, axis = _flat_or(x, axis, "take_along_axis")
-    return apply(_take_along, (x, shape_ops.integer_indices(indices)), {"axis": axis})
+    indices = as_tensor(shape_ops.integer_indices(indices))
+    if x.ndim == indices.ndim and -x.ndim <= axis < x.ndim:  # else the op's shape rule says what is wrong
+        ax = axis % x.ndim
+        xs, js = list(x.shape), list(indices.shape)
+        if xs[:ax] + xs[ax + 1 :] != js[:ax] + js[ax + 1 :] and None not in xs + js:
+            try:
+                common = broadcast_shapes(tuple(xs[:ax] + xs[ax + 1 :]), tuple(js[:ax] + js[ax + 1 :]))
+            except ValueError:
+                raise ValueError(
+                    f"take_along_axis: x (shape {x.shape}, {x.dtype}) and indices (shape {indices.shape}, "
+                    f"{indices.dtype}) do not broadcast outside axis {axis}"
+                ) from None
+            common = list(common)
+            # The gradient of the broadcast sums back onto x's size-1 axes.
+            x = shape_ops.broadcast_to(x, tuple(common[:ax] + [xs[ax]] + common[ax:]))
+            indices = shape_ops.broadcast_to(indices, tuple(common[:ax] + [js[ax]] + common[ax:]))
+    return apply(_take_along, (x, indices), {"axis": axis})
 
 
 # ------------------------------------------------------------------ quantiles

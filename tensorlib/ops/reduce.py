@@ -266,12 +266,36 @@ def min(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
     return apply(_min, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
 
 
-def argmax(x, axis=None) -> Tensor:
-    return apply(_argmax, (x,), {"axis": axis})
+def _arg_kept(out, x, axis, keepdims):
+    # NumPy's keepdims for argmax/argmin: the reduced axis (every axis for None) kept with size 1.
+    if not keepdims:
+        return out
+    from .shape import expand_dims, reshape
+
+    return reshape(out, (1,) * x.ndim) if axis is None else expand_dims(out, axis)
 
 
-def argmin(x, axis=None) -> Tensor:
-    return apply(_argmin, (x,), {"axis": axis})
+def argmax(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Index of the first maximum along ``axis`` (of the flattened ``x`` for None), as ``numpy.argmax``:
+    a NaN counts as the maximum; ``keepdims`` keeps the reduced axis with size 1.
+
+    >>> import tensorlib as tl
+    >>> tl.argmax(tl.tensor([[1.0, 3.0, 3.0]]), axis=1, keepdims=True).numpy().tolist()
+    [[1]]
+    """
+    out = apply(_argmax, (x,), {"axis": axis})
+    return _arg_kept(out, as_tensor(x), axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Index of the first minimum along ``axis``, as ``numpy.argmin`` (a NaN counts as the minimum).
+
+    >>> import tensorlib as tl
+    >>> tl.argmin(tl.tensor([2.0, 1.0, 1.0])).numpy().tolist()
+    1
+    """
+    out = apply(_argmin, (x,), {"axis": axis})
+    return _arg_kept(out, as_tensor(x), axis, keepdims)
 
 
 def _count(x, axis):

@@ -142,6 +142,23 @@ _broadcast_like = defop(
 _broadcast_like.generic(lambda xp, x, like: xp.broadcast_to(x, np.broadcast_shapes(x.shape, like.shape)))
 register_gradient("BroadcastLike", lambda node, g: g, None)
 
+_sum_to_like = defop(
+    "SumToLike",
+    inputs=("x", "like"),
+    infer=lambda x, like: spec(like.shape, x.dtype),
+    doc="Sum x over the axes along which like was broadcast to it (shapes known only at run time).",
+)
+
+
+@_sum_to_like.generic
+def _sum_to_like_kernel(xp, x, like):
+    lead = x.ndim - like.ndim
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(like.shape) if d == 1 and x.shape[lead + i] != 1)
+    return xp.reshape(xp.sum(x, axis=axes), like.shape) if axes else x
+
+
+register_gradient("SumToLike", lambda node, g: broadcast_like(g, node.inputs[0]), None)
+
 
 def _size_infer(x, *, axis):
     return spec((), _dt.int64)
@@ -397,7 +414,10 @@ def _take_kernel(xp, x, indices, *, axis):
     flat = xp.reshape(indices, (-1,))
     if flat.shape[0] and (int(xp.min(flat)) < -size or int(xp.max(flat)) >= size):
         bad = flat[int(xp.argmax(xp.astype((flat < -size) | (flat >= size), xp.int8)))]
-        raise IndexError(f"GatherV2: index {int(bad)} is out of bounds for axis {axis} with size {size}")
+        raise IndexError(
+            f"GatherV2: index {int(bad)} is out of bounds for axis {axis} with size {size} "
+            f"(params shape {tuple(x.shape)} {x.dtype}, indices shape {tuple(indices.shape)} {indices.dtype})"
+        )
     # The Array API's take wants 1-d, non-negative indices.
     picked = xp.take(x, xp.where(flat < 0, flat + size, flat), axis=axis)
     axis %= x.ndim
@@ -521,6 +541,10 @@ def broadcast_to(x, shape) -> Tensor:
 
 def broadcast_like(x, like) -> Tensor:
     return apply(_broadcast_like, (x, like))
+
+
+def sum_to_like(x, like) -> Tensor:
+    return apply(_sum_to_like, (x, like))
 
 
 def shape_size(x, axis) -> Tensor:
