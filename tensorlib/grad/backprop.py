@@ -81,6 +81,8 @@ def _backprop(nodes, targets, target_grads, sources, unconnected):
                 continue
             if g.__class__ is not Tensor or g.shape != t.shape or g.dtype is not t.dtype:
                 g = fit_to(checked(g, t, node, i, fn), t)
+            if t._value is None and None in t.shape and _may_broadcast_at_run_time(t, node):
+                g = _sum_to_like(g, t)
             key = t._id
             prev = grads.get(key)
             grads[key] = g if prev is None else prev + g
@@ -145,6 +147,23 @@ def rule_site(fn) -> str:
 def _accumulate(grads, key, g):
     prev = grads.get(key)
     grads[key] = g if prev is None else prev + g
+
+
+def _may_broadcast_at_run_time(t, node) -> bool:
+    """Whether an axis of symbolic ``t`` whose size is unknown may be 1 at run time, broadcast by ``node``'s op
+    against a longer axis of another input: its gradient is then summed back at run time."""
+    if node.op.name in ("Einsum", "BroadcastTo"):  # letters, or an attribute, say what meets what
+        return True
+    for p, d in enumerate(reversed(t.shape)):
+        if d is None and any(u is not t and len(u.shape) > p and u.shape[-1 - p] != 1 for u in node.inputs):
+            return True
+    return False
+
+
+def _sum_to_like(g, like):
+    from ..ops.shape import sum_to_like
+
+    return sum_to_like(g, like)
 
 
 def fit_to(g, like):

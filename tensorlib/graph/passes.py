@@ -227,7 +227,10 @@ def _no_op(new: Graph, node, ins, keep_gradients):
         for value, chosen in ((True, ins[1]), (False, ins[2])):
             if same(chosen) and _all_equal(new, ins[0], value):
                 return (chosen,)
-    if kind in ("Cast", "BroadcastTo", "BroadcastLike") and same(ins[0]):
+    if kind == "Cast" and same(ins[0]):
+        return (ins[0],)
+    if kind in ("BroadcastTo", "BroadcastLike", "SumToLike") and same(ins[0]) and None not in out.shape:
+        # An axis of unknown size may be 1 at run time and change size there.
         return (ins[0],)
     if kind in ("Reshape", "ReshapeLike"):
         if same(ins[0]) and None not in out.shape:

@@ -647,12 +647,12 @@ def inner(a, b) -> Tensor:
     >>> float(tl.inner(tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])))
     11.0
     """
-    from .linalg import tensordot
+    from .linalg import _tensordot
 
     a, b = as_tensor(a), as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
-    return tensordot(a, b, axes=([-1], [-1]))
+    return _tensordot(a, b, ([-1], [-1]), "inner")
 
 
 def dot(a, b) -> Tensor:
@@ -662,12 +662,12 @@ def dot(a, b) -> Tensor:
     >>> float(tl.dot(tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])))
     11.0
     """
-    from .linalg import tensordot
+    from .linalg import _tensordot
 
     a, b = as_tensor(a), as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
-    return tensordot(a, b, axes=([-1], [0 if b.ndim == 1 else -2]))
+    return _tensordot(a, b, ([-1], [0 if b.ndim == 1 else -2]), "dot")
 
 
 def vdot(a, b) -> Tensor:
@@ -680,7 +680,12 @@ def vdot(a, b) -> Tensor:
     from .elementwise import conj
     from .reduce import sum as reduce_sum
 
-    a = as_tensor(a)
+    a, b = as_tensor(a), as_tensor(b)
+    if None not in (a.size, b.size) and a.size != b.size:
+        # Checked here: the product would broadcast a one-element input against the other.
+        raise ValueError(
+            f"vdot: inputs have {a.size} and {b.size} elements (a: shape {a.shape} {a.dtype}, b: shape {b.shape} {b.dtype})"
+        )
     a = conj(a) if a.dtype.kind == "c" else a
     return reduce_sum(ravel(a) * ravel(b))
 

@@ -90,6 +90,8 @@ def matmul(x, y) -> Tensor:
 def _parse_einsum(subscripts: str, shapes) -> tuple:
     """Explicit form ``("ij", "jk"), "ik"`` with any ellipsis replaced by letters."""
     subscripts = subscripts.replace(" ", "")
+    if subscripts.count("->") > 1:
+        raise ValueError(f"subscripts {subscripts!r} have more than one '->'")
     if "->" in subscripts:
         lhs, out = subscripts.split("->")
     else:
@@ -97,6 +99,13 @@ def _parse_einsum(subscripts: str, shapes) -> tuple:
     ins = lhs.split(",")
     if len(ins) != len(shapes):
         raise ValueError(f"subscripts {subscripts!r} name {len(ins)} operands, got {len(shapes)}")
+    for sub in ins + ([out] if out is not None else []):
+        # NumPy's rules: indices are ASCII letters, and "..." stands once at most in each subscript.
+        rest = sub.replace("...", "", 1)
+        bad = next((c for c in rest if c not in string.ascii_letters), None)
+        if bad is not None:
+            what = "a second ellipsis" if "..." in rest else f"{bad!r}, which is not a letter (a-z, A-Z)"
+            raise ValueError(f"subscript {sub!r} of {subscripts!r} has {what}")
     used = set(subscripts)
     spare = [c for c in string.ascii_letters if c not in used]
     ell_rank = max((len(s) - len(sub.replace("...", "")) for sub, s in zip(ins, shapes) if "..." in sub), default=0)
@@ -109,6 +118,15 @@ def _parse_einsum(subscripts: str, shapes) -> tuple:
         if len(sub) != len(shape):
             raise ValueError(f"subscript {sub!r} has {len(sub)} indices for an operand of shape {tuple(shape)}")
         expanded.append(sub)
+    sizes = {}
+    for sub, shape in zip(expanded, shapes):
+        for c, d in zip(sub, shape):
+            prev = sizes.setdefault(c, d)
+            if prev is not None and d is not None and prev != d and 1 not in (prev, d):
+                what = "the axes under '...' have" if c in ell else f"index {c!r} has"
+                raise ValueError(f"{what} sizes {prev} and {d} in {subscripts!r}")
+            if prev in (None, 1):
+                sizes[c] = d
     if out is None:
         letters = "".join(expanded)
         out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
@@ -178,8 +196,7 @@ def _einsum_generic(xp, *xs, equation):
 
 
 def _einsum_grad(node, g, index):
-    from ..grad.backprop import sum_to
-    from .shape import broadcast_like, expand_dims
+    from .shape import broadcast_like, expand_dims, sum_to_like
 
     ins, out = node.attrs["equation"].split("->")
     ins = ins.split(",")
@@ -191,10 +208,11 @@ def _einsum_grad(node, g, index):
     grad = einsum(",".join([out] + [s for s, _ in others]) + "->" + kept, g, *(t for _, t in others))
     if kept != target:
         grad = expand_dims(grad, tuple(k for k, c in enumerate(target) if c not in present))
-    if tuple(grad.shape) != tuple(x.shape):
+    if tuple(grad.shape) != tuple(x.shape) or None in x.shape:
         # A size-1 axis broadcast against a longer one (NumPy's einsum allows it): the index got its size
-        # from whichever side was longer, so sum where x was broadcast and spread where the others were.
-        grad = broadcast_like(sum_to(grad, x.shape), x)
+        # from whichever side was longer, so sum where x was broadcast and spread where the others were
+        # (at run time too when a size is unknown here; backprop sums the first kind then).
+        grad = sum_to_like(broadcast_like(grad, x), x)
     return grad
 
 
@@ -262,7 +280,11 @@ def einsum(subscripts, *operands) -> Tensor:
 
 def tensordot(a, b, axes=2) -> Tensor:
     """``numpy.tensordot``: contract the last ``axes`` axes of a with the first of b, or explicit lists."""
+    return _tensordot(a, b, axes, "tensordot")
 
+
+def _tensordot(a, b, axes, name) -> Tensor:
+    """``tensordot``, its errors naming ``name`` (``dot`` and ``inner`` are tensordots)."""
     a = as_tensor(a)
     b = as_tensor(b)
     where = f"(shapes {a.shape} and {b.shape})"
@@ -275,12 +297,19 @@ def tensordot(a, b, axes=2) -> Tensor:
     else:
         axes_a, axes_b = (np.atleast_1d(np.asarray(side)).tolist() for side in axes)
     if len(axes_a) != len(axes_b):
-        raise ValueError(f"Tensordot: axes {axes} pair {len(axes_a)} with {len(axes_b)} axes {where}")
+        raise ValueError(f"tensordot: axes {axes} pair {len(axes_a)} with {len(axes_b)} axes {where}")
     # Checked here, not wrapped modulo the rank: an out-of-range axis is an error, as in NumPy.
     axes_a = [normalize_axis(i, a.ndim, f"tensordot {where}: axis of a") for i in axes_a]
     axes_b = [normalize_axis(j, b.ndim, f"tensordot {where}: axis of b") for j in axes_b]
     if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
         raise ValueError(f"tensordot: repeated axis in axes {axes} {where}")
+    for i, j in zip(axes_a, axes_b):
+        # Checked here: einsum would broadcast a size-1 axis against the other, NumPy's tensordot does not.
+        if None not in (a.shape[i], b.shape[j]) and a.shape[i] != b.shape[j]:
+            raise ValueError(
+                f"{name}: axis {i} of a (size {a.shape[i]}) does not match axis {j} of b (size {b.shape[j]}) "
+                f"(a: shape {a.shape} {a.dtype}, b: shape {b.shape} {b.dtype})"
+            )
     letters = iter(string.ascii_letters)
     sa = [next(letters) for _ in range(a.ndim)]
     sb = [next(letters) for _ in range(b.ndim)]

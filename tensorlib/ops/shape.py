@@ -142,6 +142,23 @@ _broadcast_like = defop(
 _broadcast_like.generic(lambda xp, x, like: xp.broadcast_to(x, np.broadcast_shapes(x.shape, like.shape)))
 register_gradient("BroadcastLike", lambda node, g: g, None)
 
+_sum_to_like = defop(
+    "SumToLike",
+    inputs=("x", "like"),
+    infer=lambda x, like: spec(like.shape, x.dtype),
+    doc="Sum x over the axes along which like was broadcast to it (shapes known only at run time).",
+)
+
+
+@_sum_to_like.generic
+def _sum_to_like_kernel(xp, x, like):
+    lead = x.ndim - like.ndim
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(like.shape) if d == 1 and x.shape[lead + i] != 1)
+    return xp.reshape(xp.sum(x, axis=axes), like.shape) if axes else x
+
+
+register_gradient("SumToLike", lambda node, g: broadcast_like(g, node.inputs[0]), None)
+
 
 def _size_infer(x, *, axis):
     return spec((), _dt.int64)
@@ -524,6 +541,10 @@ def broadcast_to(x, shape) -> Tensor:
 
 def broadcast_like(x, like) -> Tensor:
     return apply(_broadcast_like, (x, like))
+
+
+def sum_to_like(x, like) -> Tensor:
+    return apply(_sum_to_like, (x, like))
 
 
 def shape_size(x, axis) -> Tensor:

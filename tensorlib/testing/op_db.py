@@ -641,6 +641,20 @@ def _broadcast_like_draw(draw, dtype):
 
 
 @st.composite
+def _sum_to_like_draw(draw, dtype):
+    like = draw(shapes(0, 3, max_side=3))
+    lead = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
+    grown = tuple(draw(st.integers(1, 3)) if d == 1 else d for d in like)
+    return SampleInput((draw(tensors(dtype, lead + grown)), np.zeros(like, dtype)))
+
+
+def _sum_to_like_reference(x, like):
+    lead = x.ndim - like.ndim
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(like.shape) if d == 1)
+    return np.sum(x, axis=axes).reshape(like.shape)
+
+
+@st.composite
 def _shape_size_draw(draw, dtype):
     x = draw(tensors(dtype, shapes(0, 3)))
     axis = draw(st.lists(st.integers(0, x.ndim - 1), unique=True).map(tuple) if x.ndim else st.just(()))
@@ -875,6 +889,14 @@ def _shape_opinfos():
             lambda x, like: np.broadcast_to(x, np.broadcast_shapes(x.shape, like.shape)),
             _broadcast_like_draw,
             op_types=("BroadcastLike",),
+            dtypes=FLOATS,
+        ),
+        OpInfo(
+            "sum_to_like",
+            _shape_ops.sum_to_like,
+            _sum_to_like_reference,
+            _sum_to_like_draw,
+            op_types=("SumToLike",),
             dtypes=FLOATS,
         ),
         OpInfo(
@@ -1181,7 +1203,7 @@ def _linalg_opinfos():
                     (np.ones((2, 3)), np.ones((3, 2))),
                     {"axes": ([1], [0, 1])},
                     ValueError,
-                    r"Tensordot: axes .* pair 1 with 2 axes \(shapes \(2, 3\) and \(3, 2\)\)",
+                    r"tensordot: axes .* pair 1 with 2 axes \(shapes \(2, 3\) and \(3, 2\)\)",
                 ),
             ),
         ),

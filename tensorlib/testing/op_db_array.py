@@ -738,7 +738,7 @@ OPINFOS: list = [
         dtypes=FLOATS,
         error_inputs=(
             ErrorInput(
-                ("ii->i", np.ones((2, 3))), exc=ValueError, match=r"Einsum: index 'i' has sizes 2 and 3 in operand 0"
+                ("ii->i", np.ones((2, 3))), exc=ValueError, match=r"Einsum: index 'i' has sizes 2 and 3 in 'ii->i'"
             ),
         ),
     ),
