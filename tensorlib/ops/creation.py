@@ -79,6 +79,15 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
             values = np.asarray(b.to_numpy(t._value))
             for v in (int(values.min()), int(values.max())):
                 dispatch.check_int_range(v, dtype, "tensor: data holds")
+        if isinstance(data, (list, tuple)) and dispatch._holds_tensor(data):
+            # Tensors stacked by Pack keep their gradient through a cast (the raw value lost it: a silent 0).
+            from .math import cast
+
+            return cast(t, dtype)
+        if dtype.kind in "fc":
+            # Python floats are rounded once, to the dtype asked for (as NumPy and TensorFlow do), not first to
+            # the default float32 (twice for float16): tensor([0.1], dtype="float64") held 0.10000000149011612.
+            return make(b.asarray(np.asarray(data, dtype=dtype)), b)
         return make(b.fit(t._value, dtype), b)
     return t
 
