@@ -528,7 +528,7 @@ def round(x, decimals: int = 0) -> Tensor:  # noqa: A001 - NumPy's name
 
     >>> import tensorlib as tl
     >>> tl.round(tl.tensor([0.5, 1.5, 2.675], dtype="float64"), 2).numpy().tolist()
-    [0.5, 1.5, 2.67]
+    [0.5, 1.5, 2.68]
     >>> round(tl.tensor([1234, -1250]), -2).numpy().tolist()
     [1200, -1200]
     """
