@@ -673,7 +673,7 @@ def vdot(a, b) -> Tensor:
     11.0
     """
     from .elementwise import conj
-    from .reduce import sum as reduce_sum
+    from .linalg import einsum
 
     a, b = as_tensor(a), as_tensor(b)
     if None not in (a.size, b.size) and a.size != b.size:
@@ -682,7 +682,8 @@ def vdot(a, b) -> Tensor:
             f"vdot: inputs have {a.size} and {b.size} elements (a: shape {a.shape} {a.dtype}, b: shape {b.shape} {b.dtype})"
         )
     a = conj(a) if a.dtype.kind == "c" else a
-    return reduce_sum(ravel(a) * ravel(b))
+    # An einsum, as numpy.vdot is a dot: bool inputs give bool (a sum of products would count them as int64).
+    return einsum("i,i->", ravel(a), ravel(b))
 
 
 def kron(a, b) -> Tensor:
