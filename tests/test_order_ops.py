@@ -117,3 +117,12 @@ def test_sort_takes_numpys_kind_and_stable():
         _same(tl.sort(tl.tensor(x), **kwargs), np.sort(x, **kwargs))
     with pytest.raises(ValueError, match="sort: kind must be"):
         tl.sort(tl.tensor(x), kind="bogus")
+
+
+def test_cumprod_of_an_unknown_axis_length_says_so():
+    # It raised a bare "TypeError: '<' not supported between instances of 'int' and 'NoneType'".
+    f = tl.function(lambda t: tl.cumprod(t, axis=0), input_signature=[tl.TensorSpec((None, 4), "float64")])
+    with pytest.raises(ValueError, match=r"cumprod: the length of axis 0 must be known, got shape \(None, 4\)"):
+        f(np.ones((3, 4)))
+    g = tl.function(lambda t: tl.cumprod(t, axis=1), input_signature=[tl.TensorSpec((None, 4), "float64")])
+    np.testing.assert_array_equal(g(np.full((3, 4), 2.0)).numpy(), np.cumprod(np.full((3, 4), 2.0), axis=1))

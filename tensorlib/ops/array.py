@@ -132,6 +132,11 @@ def cumprod(x, axis: int | None = None) -> Tensor:
     dtype = _accumulator(x.dtype)
     y = math_ops.cast(x, dtype) if x.dtype != dtype else math_ops.identity(x)
     n, step = x.shape[ax], 1
+    if n is None:  # the scan's step count is the axis length
+        raise ValueError(
+            f"cumprod: the length of axis {axis} must be known, got shape {x.shape} ({x.dtype}); give it in the "
+            f"tl.function input_signature"
+        )
     head = (slice(None),) * ax
     while step < n:
         paddings = tuple((step, 0) if i == ax else (0, 0) for i in range(x.ndim))
