@@ -536,8 +536,10 @@ def reduce_sum(x, *, axis, keepdims):
         m = math.prod(x.shape[x.ndim - k :])
         out = x.reshape(-1, m) @ cp.ones((m, 1), dtype=x.dtype)
         kept = x.shape[: x.ndim - k]
-    else:  # bools count in int64, float16 accumulates in float32 (as the generic Sum)
-        wide = {np.dtype(bool): np.int64, np.dtype(np.float16): np.float32}.get(x.dtype, x.dtype)
+    else:  # bools and int32 count in int64, float16 accumulates in float32 (as the generic Sum)
+        wide = {np.dtype(bool): np.int64, np.dtype(np.int32): np.int64, np.dtype(np.float16): np.float32}.get(
+            x.dtype, x.dtype
+        )
         return cp.sum(x, axis=axis, keepdims=keepdims, dtype=wide)
     if keepdims:
         return out.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))

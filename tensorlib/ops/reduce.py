@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 
 import numpy as np
 
@@ -40,9 +41,10 @@ def _restore(node, g):
 
 
 def _counting_infer(x, *, axis, keepdims):
-    # Sums and products of bools count, as in NumPy: they give int64.
+    # Sums and products of bools count, and those of int32 accumulate in int64, as in NumPy (an int32
+    # sum wrapped around silently: [2**30, 2**30] gave -2**31): both give int64.
     out = _reduce_infer(x, axis=axis, keepdims=keepdims)
-    return spec(out.shape, _dt.int64) if x.dtype == _dt.bool_ else out
+    return spec(out.shape, _dt.int64) if x.dtype in (_dt.bool_, _dt.int32) else out
 
 
 def _reduction(name, doc, infer=_reduce_infer):
@@ -50,15 +52,15 @@ def _reduction(name, doc, infer=_reduce_infer):
 
 
 def _counted(xp, x):
-    # The Array API's sum and prod take numbers only: bools are counted as int64 first.
-    return xp.astype(x, xp.int64) if xp.isdtype(x.dtype, "bool") else x
+    # The Array API's sum and prod take numbers only: bools are counted (and int32 summed) as int64.
+    return xp.astype(x, xp.int64) if xp.isdtype(x.dtype, "bool") or x.dtype == xp.int32 else x
 
 
 def _accumulator(x):
-    # Bools count in int64; float16 accumulates in float32 (the result is rounded to float16 once).
+    # Bools and int32 count in int64; float16 accumulates in float32 (the result is rounded to float16 once).
     if not isinstance(x.dtype, np.dtype):  # a namespace with dtypes of its own has no float16
         return x.dtype
-    return _dt.int64 if x.dtype == _dt.bool_ else _dt.float32 if x.dtype == _dt.float16 else x.dtype
+    return _dt.int64 if x.dtype in (_dt.bool_, _dt.int32) else _dt.float32 if x.dtype == _dt.float16 else x.dtype
 
 
 _sum = _reduction("Sum", "Sum over axes.", _counting_infer)
@@ -96,7 +98,40 @@ _prod.kernel("numpy")(lambda x, *, axis, keepdims: np.prod(x, axis=axis, keepdim
 
 
 def _prod_grad(node, g):
-    # d prod / d x_j is the product of the other entries.  out / x fails at zeros, so x is split into
+    # d prod / d x_j is the product of the other entries: the product of those before it times that of
+    # those after it, two exclusive running products (cumprod, exact to every order), with no division.
+    # P / x_j gave NaN where P overflows but the others' product does not: prod([2, inf]) got [inf, nan]
+    # (JAX: [inf, 2]) and prod([1e200, 1e200, 1e-200]) got [nan, nan, inf] (JAX: [1, 1, inf]).
+    x = node.inputs[0]
+    axes = normalize_axes(node.attrs["axis"], x.ndim)
+    if None not in x.shape and x.ndim:
+        return _restore(node, g) * _products_of_the_others(x, axes)
+    return _prod_grad_by_division(node, g)
+
+
+def _products_of_the_others(x, axes):
+    from . import shape as shape_ops
+    from .array import cumprod, flip
+
+    kept = [i for i in range(x.ndim) if i not in axes]
+    perm = kept + list(axes)
+    moved = shape_ops.transpose(x, perm) if perm != list(range(x.ndim)) else x
+    lead = tuple(x.shape[i] for i in kept)
+    n = math.prod(x.shape[i] for i in axes)
+    if n <= 1:  # no other entries: their product is 1 (and an empty slice has no entries to differentiate)
+        return math_ops.ones_like(x)
+    flat = shape_ops.reshape(moved, lead + (n,))
+    one = math_ops.ones_like(flat[..., :1])
+    before = shape_ops.concat([one, cumprod(flat[..., :-1], axis=-1)], axis=-1)
+    after = shape_ops.concat([flip(cumprod(flip(flat[..., 1:], -1), axis=-1), -1), one], axis=-1)
+    others = shape_ops.reshape(before * after, moved.shape)
+    if perm == list(range(x.ndim)):
+        return others
+    return shape_ops.transpose(others, [perm.index(i) for i in range(x.ndim)])
+
+
+def _prod_grad_by_division(node, g):
+    # (Shapes not known while tracing.)  d prod / d x_j is the product of the other entries.  out / x fails at zeros, so x is split into
     # its nonzero entries (product P, where P / x_j is safe) and its zeros, each entry in exactly one
     # factor, which keeps the rule exact when it is differentiated again (second order).
     x, axis = node.inputs[0], node.attrs["axis"]
@@ -131,18 +166,35 @@ def _extremum_grad(node, g):
     return _restore(node, g) * is_max / count
 
 
+def _bool_extremum(reduce, name):
+    # The max of bools is any and their min is all, which have an identity: an empty slice has none
+    # (NumPy raises for bools as for numbers; any and all gave False and True).
+    def kernel(xp, x, *, axis, keepdims):
+        if x.size == 0 and 0 in (x.shape[a] for a in normalize_axes(axis, x.ndim)):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        return reduce(xp)(x, axis=axis, keepdims=keepdims)
+
+    return kernel
+
+
 _max = _reduction("Max", "Maximum over axes; ties share the gradient.")
+_max_bool = _bool_extremum(lambda xp: xp.any, "maximum")
 _max.generic(
-    lambda xp, x, *, axis, keepdims: (xp.any if xp.isdtype(x.dtype, "bool") else xp.max)(
-        x, axis=axis, keepdims=keepdims
+    lambda xp, x, *, axis, keepdims: (
+        _max_bool(xp, x, axis=axis, keepdims=keepdims)
+        if xp.isdtype(x.dtype, "bool")
+        else xp.max(x, axis=axis, keepdims=keepdims)
     )
 )
 register_gradient("Max", _extremum_grad)
 
 _min = _reduction("Min", "Minimum over axes; ties share the gradient.")
+_min_bool = _bool_extremum(lambda xp: xp.all, "minimum")
 _min.generic(
-    lambda xp, x, *, axis, keepdims: (xp.all if xp.isdtype(x.dtype, "bool") else xp.min)(
-        x, axis=axis, keepdims=keepdims
+    lambda xp, x, *, axis, keepdims: (
+        _min_bool(xp, x, axis=axis, keepdims=keepdims)
+        if xp.isdtype(x.dtype, "bool")
+        else xp.min(x, axis=axis, keepdims=keepdims)
     )
 )
 register_gradient("Min", _extremum_grad)
@@ -278,6 +330,16 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     return total / _count(x, axis)
 
 
+def _check_ddof(x, ddof, name):
+    """``ddof`` as a Python number (a NumPy scalar one promoted float32 to float64, as no weak scalar)."""
+    # NumPy takes any real ddof (1.5, a NumPy integer); anything else failed deep inside with a raw TypeError.
+    if isinstance(ddof, Tensor):
+        return ddof
+    if not isinstance(ddof, numbers.Real):
+        raise TypeError(f"{name}: ddof must be a real number, got {ddof!r} (input shape {x.shape}, {x.dtype})")
+    return int(ddof) if isinstance(ddof, numbers.Integral) else float(ddof)
+
+
 def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32.
 
@@ -288,6 +350,7 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
 
     x = as_tensor(x)
     _check_axis(x, axis, "Var")
+    ddof = _check_ddof(x, ddof, "Var")
     if x.dtype == _dt.float16:
         return math_ops.cast(var(math_ops.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
     centered = x - mean(x, axis, keepdims=True)
@@ -306,6 +369,9 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     >>> tl.grad(lambda x: tl.std(x))(tl.tensor([2.0, 2.0])).numpy().tolist()
     [0.0, 0.0]
     """
+    x = as_tensor(x)
+    _check_axis(x, axis, "Std")
+    ddof = _check_ddof(x, ddof, "Std")
     return safe_sqrt(var(x, axis, keepdims, ddof))
 
 
