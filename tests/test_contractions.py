@@ -137,3 +137,15 @@ def test_traced_gradient_of_an_axis_broadcast_only_at_run_time_has_the_input_sha
         np.testing.assert_allclose(eager.numpy(), _central_difference(loss_np, xs, k), atol=1e-5)
         assert graph.shape == xs[k].shape
         np.testing.assert_allclose(graph.numpy(), eager.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float32, np.complex64])
+def test_vdot_keeps_numpys_result_dtype(dtype):
+    # Bool inputs gave int64 (a sum of products) where numpy.vdot gives bool, as tl.dot and tl.inner do.
+    a = np.array([True, False, True]).astype(dtype)
+    b = np.array([False, False, True]).astype(dtype)
+    expected = np.vdot(a, b)
+    for f in (tl.vdot, tl.function(tl.vdot)):
+        got = f(a, b).numpy()
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)

@@ -678,7 +678,7 @@ def vdot(a, b) -> Tensor:
     11.0
     """
     from .elementwise import conj
-    from .reduce import sum as reduce_sum
+    from .linalg import einsum
 
     a, b = as_tensor(a), as_tensor(b)
     if None not in (a.size, b.size) and a.size != b.size:
@@ -687,10 +687,8 @@ def vdot(a, b) -> Tensor:
             f"vdot: inputs have {a.size} and {b.size} elements (a: shape {a.shape} {a.dtype}, b: shape {b.shape} {b.dtype})"
         )
     a = conj(a) if a.dtype.kind == "c" else a
-    products = ravel(a) * ravel(b)
-    total = reduce_sum(products)
-    # NumPy's vdot keeps int32 (a dot product), where its sum (and tensorlib's) gives int64.
-    return math_ops.cast(total, products.dtype) if total.dtype != products.dtype else total
+    # An einsum, as numpy.vdot is a dot: bool inputs give bool (a sum of products would count them as int64).
+    return einsum("i,i->", ravel(a), ravel(b))
 
 
 def kron(a, b) -> Tensor:

@@ -605,7 +605,7 @@ OPINFOS: list = [
         tl.vdot,
         _vdot_ref,
         lambda dtype: _two_arrays(dtype, _vdot_shapes()),
-        op_types=("Mul", "Sum"),
+        op_types=("Einsum",),
         dtypes=NUMERIC,
     ),
     OpInfo(
