@@ -3,22 +3,11 @@
 
 import numpy as np
 import pytest
+from _helpers import MODES
+from _helpers import assert_same as _same
+from _helpers import run_in_mode as _run
 
 import tensorlib as tl
-
-MODES = ["eager", "traced"]
-
-
-def _run(mode, f, *args):
-    args = [tl.tensor(a) for a in args]
-    return f(*args) if mode == "eager" else tl.function(f)(*args)
-
-
-def _same(got, want):
-    got, want = got.numpy(), np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.dtype, got.shape, want.dtype, want.shape)
-    np.testing.assert_array_equal(got, want)
-
 
 _X = np.arange(24.0)
 _M = np.ones((3, 3))

@@ -11,14 +11,7 @@ X = RNG.standard_normal(4)
 A = RNG.standard_normal((3, 4))
 
 
-def numeric_grad(f, x, eps=1e-6):
-    """Central differences of a scalar NumPy-valued function of one float64 array."""
-    g = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[idx] = eps
-        g[idx] = (f(x + step) - f(x - step)) / (2 * eps)
-    return g
+from _helpers import central_differences as numeric_grad
 
 
 def loss(x):

@@ -3,20 +3,9 @@ reference (float64 NumPy formulas or central differences), eagerly and traced.""
 
 import numpy as np
 import pytest
+from _helpers import central_differences as _central_differences
 
 import tensorlib as tl
-
-
-def _central_differences(f, x, eps=1e-6):
-    """Gradient of the float64 NumPy function ``f`` (array -> scalar) at ``x`` by central differences."""
-    x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = eps
-        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
-    return grad
-
 
 MODES = pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
 
