@@ -166,37 +166,25 @@ def _extremum_grad(node, g):
     return _restore(node, g) * is_max / count
 
 
-def _bool_extremum(reduce, name):
+def _extremum_kernel(numbers, bools, name):
     # The max of bools is any and their min is all, which have an identity: an empty slice has none
     # (NumPy raises for bools as for numbers; any and all gave False and True).
     def kernel(xp, x, *, axis, keepdims):
+        if not xp.isdtype(x.dtype, "bool"):
+            return numbers(xp)(x, axis=axis, keepdims=keepdims)
         if x.size == 0 and 0 in (x.shape[a] for a in normalize_axes(axis, x.ndim)):
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-        return reduce(xp)(x, axis=axis, keepdims=keepdims)
+        return bools(xp)(x, axis=axis, keepdims=keepdims)
 
     return kernel
 
 
 _max = _reduction("Max", "Maximum over axes; ties share the gradient.")
-_max_bool = _bool_extremum(lambda xp: xp.any, "maximum")
-_max.generic(
-    lambda xp, x, *, axis, keepdims: (
-        _max_bool(xp, x, axis=axis, keepdims=keepdims)
-        if xp.isdtype(x.dtype, "bool")
-        else xp.max(x, axis=axis, keepdims=keepdims)
-    )
-)
+_max.generic(_extremum_kernel(lambda xp: xp.max, lambda xp: xp.any, "maximum"))
 register_gradient("Max", _extremum_grad)
 
 _min = _reduction("Min", "Minimum over axes; ties share the gradient.")
-_min_bool = _bool_extremum(lambda xp: xp.all, "minimum")
-_min.generic(
-    lambda xp, x, *, axis, keepdims: (
-        _min_bool(xp, x, axis=axis, keepdims=keepdims)
-        if xp.isdtype(x.dtype, "bool")
-        else xp.min(x, axis=axis, keepdims=keepdims)
-    )
-)
+_min.generic(_extremum_kernel(lambda xp: xp.min, lambda xp: xp.all, "minimum"))
 register_gradient("Min", _extremum_grad)
 
 
