@@ -32,6 +32,7 @@ __all__ = [
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
     "erf",
+    "erfc",
     "gelu",
     "max_pool",
     "max_pool_grad",
