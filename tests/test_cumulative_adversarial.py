@@ -1,4 +1,4 @@
-"""Cumulative ops probed as an adversary: each test pins a defect that was fixed, against an independent
+"""Cumulative ops (and the rounding of integers) probed as an adversary: each test pins a defect that was fixed, against an independent
 reference (NumPy, exact products of Python floats, PyTorch where installed), eagerly and traced."""
 
 import math
@@ -110,3 +110,26 @@ def test_cumprod_gradient_of_a_single_infinite_entry_is_the_output_gradient():
     # g * y / x gave inf / inf = NaN; y is x itself (PyTorch: g).
     got = tl.grad(lambda t: tl.sum(tl.cumprod(t, axis=1) * 3.0))(tl.tensor(np.array([[np.inf], [2.0]]))).numpy()
     np.testing.assert_array_equal(got, [[3.0], [3.0]])
+
+
+# ------------------------------------------------------------------ round of integers is exact
+def _round_half_even(v, k):
+    q, r = divmod(v, 10**k)
+    return (q + (2 * r > 10**k or (2 * r == 10**k and q % 2 == 1))) * 10**k
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("k", [1, 2, 3, 17, 18, 19, 25])
+def test_round_of_int64_to_tens_is_exact(k, mode):
+    # Divided in float64: 2**60 + 12345 to -2 places gave 1152921504606859264, no multiple of 100.
+    values = [2**60 + 12345, 2**53 + 1, -(2**62) - 5 * 10**17, 125, 135, -125, -135, 150, 0, 2**63 - 1, -(2**63)]
+    values += [5 * 10**18, -5 * 10**18, 6 * 10**18, -6 * 10**18]  # ties and halves at the largest scale
+    want = [(_round_half_even(v, k) + 2**63) % 2**64 - 2**63 for v in values]  # int64 arithmetic wraps around
+    assert_same(run_in_mode(mode, lambda t: tl.round(t, -k), np.array(values)), np.array(want))
+
+
+@pytest.mark.parametrize("k", [1, 4, 9, 10])
+def test_round_of_int32_to_tens_is_exact_and_stays_int32(k):
+    values = np.array([2**31 - 5 * 10**8, -(2**30), 12345, -12355, 25, -25, 0], np.int32)
+    want = np.array([_round_half_even(int(v), k) for v in values], np.int32)
+    assert_same(tl.round(tl.tensor(values), -k), want)
