@@ -263,8 +263,11 @@ def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear")
         axes = normalize_axes(axis, a.ndim)
     except (TypeError, ValueError) as e:
         raise type(e)(f"nanquantile: {e} (shape {a.shape})") from None
-    if 0 in (a.shape[i] for i in axes):
-        raise ValueError(f"nanquantile: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
+    if 0 in (a.shape[i] for i in axes):  # NumPy: NaN, as for a slice of NaNs only
+        from .array import _empty_slice_nans
+
+        out = _empty_slice_nans(a, axis, keepdims, "nanquantile")
+        return shape_ops.broadcast_to(out, q.shape + out.shape) if q.ndim else out
     kept = [i for i in range(a.ndim) if i not in axes]
     if a.ndim == 0:
         flat = shape_ops.reshape(a, (1,))
