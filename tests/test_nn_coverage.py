@@ -62,3 +62,124 @@ def test_elu_and_expm1_gradients_are_exp_in_the_tail(dtype):
         np.testing.assert_allclose(g, want.astype(dtype), rtol=1e-6)
         h = tl.grad(lambda v: tl.sum(tl.grad(lambda w: tl.sum(fn(w)))(v)))(tl.tensor(x)).numpy()
         np.testing.assert_allclose(h, want.astype(dtype), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ the activations PyTorch and JAX users reach for
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_NEW_ACTIVATIONS = {  # name: (tensorlib, float64 formula, torch.nn.functional name and kwargs)
+    "silu": (tl.nn.silu, lambda x: x / (1 + np.exp(-x)), ("silu", {})),
+    "relu6": (tl.nn.relu6, lambda x: np.clip(x, 0, 6), ("relu6", {})),
+    "selu": (
+        tl.nn.selu,
+        lambda x: _SELU_SCALE * np.where(x > 0, x, _SELU_ALPHA * np.expm1(np.minimum(x, 0))),
+        ("selu", {}),
+    ),
+    "celu": (
+        lambda x: tl.nn.celu(x, 2.0),
+        lambda x: np.where(x > 0, x, 2 * np.expm1(np.minimum(x, 0) / 2)),
+        ("celu", {"alpha": 2.0}),
+    ),
+    "hard_sigmoid": (tl.nn.hard_sigmoid, lambda x: np.clip(x + 3, 0, 6) / 6, ("hardsigmoid", {})),
+    "hard_swish": (tl.nn.hard_swish, lambda x: x * np.clip(x + 3, 0, 6) / 6, ("hardswish", {})),
+    "hard_tanh": (
+        lambda x: tl.nn.hard_tanh(x, -2.0, 0.5),
+        lambda x: np.clip(x, -2.0, 0.5),
+        ("hardtanh", {"min_val": -2.0, "max_val": 0.5}),
+    ),
+    "log_sigmoid": (tl.nn.log_sigmoid, lambda x: -np.logaddexp(0, -x), ("logsigmoid", {})),
+    "softsign": (tl.nn.softsign, lambda x: x / (1 + np.abs(x)), ("softsign", {})),
+    "mish": (tl.nn.mish, lambda x: x * np.tanh(np.logaddexp(x, 0)), ("mish", {})),
+}
+# Kinks included: the gradients there must be PyTorch's one-sided ones.
+_GRID = np.concatenate([np.linspace(-8, 8, 65), [-3.0, 3.0, 6.0, 0.5, -2.0, 0.0, -40.0, 40.0, -200.0, 200.0]])
+
+
+@pytest.mark.parametrize("name", list(_NEW_ACTIVATIONS))
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_new_activation_values_keep_dtype_and_match_the_formula(name, dtype):
+    fn, formula, _ = _NEW_ACTIVATIONS[name]
+    x = _GRID.astype(dtype)
+    y, g = fn(x), tl.grad(lambda v: tl.sum(fn(v)))(tl.tensor(x))
+    assert y.dtype == g.dtype == dtype
+    tol = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-14}[dtype]
+    np.testing.assert_allclose(y.numpy(), formula(x.astype(np.float64)).astype(dtype), rtol=tol, atol=tol * 1e-3)
+    np.testing.assert_array_equal(tl.function(fn)(x).numpy(), y.numpy())
+
+
+@pytest.mark.parametrize("name", list(_NEW_ACTIVATIONS))
+def test_new_activations_match_torch_to_second_order(name):
+    torch = pytest.importorskip("torch")
+    fn, _, (torch_name, kwargs) = _NEW_ACTIVATIONS[name]
+    t = torch.tensor(_GRID, requires_grad=True)
+    (tg,) = torch.autograd.grad(getattr(torch.nn.functional, torch_name)(t, **kwargs).sum(), t, create_graph=True)
+    x = tl.tensor(_GRID)
+    y = fn(x)
+    np.testing.assert_allclose(
+        y.numpy(), getattr(torch.nn.functional, torch_name)(t, **kwargs).detach().numpy(), rtol=1e-14, atol=1e-300
+    )
+    np.testing.assert_allclose(
+        tl.grad(lambda v: tl.sum(fn(v)))(x).numpy(),
+        tg.detach().numpy(),
+        rtol=1e-7 if name == "hard_sigmoid" else 5e-14,  # PyTorch: 1/6 as a float32 constant in float64
+        atol=1e-300,
+    )
+    if tg.requires_grad and name not in ("hard_sigmoid", "hard_swish", "relu6", "hard_tanh"):
+        (th,) = torch.autograd.grad(tg.sum(), t)
+        smooth = _GRID != 0.0  # selu and celu: PyTorch takes the right-hand second derivative at 0
+        h = tl.grad(lambda v: tl.sum(tl.grad(lambda w: tl.sum(fn(w)))(v)))(x).numpy()
+        np.testing.assert_allclose(h[smooth], th.numpy()[smooth], rtol=1e-9, atol=1e-15)
+
+
+def test_log_sigmoid_is_finite_where_sigmoid_underflows():
+    x = np.array([-200.0, -104.0, -90.0, 0.0, 200.0], np.float32)
+    np.testing.assert_array_equal(
+        tl.nn.log_sigmoid(x).numpy(), np.array([-200.0, -104.0, -90.0, -np.log(2), 0.0], np.float32)
+    )
+    np.testing.assert_array_equal(
+        tl.grad(lambda v: tl.sum(tl.nn.log_sigmoid(v)))(tl.tensor(x)).numpy(), [1.0, 1.0, 1.0, 0.5, 0.0]
+    )
+
+
+def test_silu_gradient_has_no_cancellation_for_large_x():
+    x = np.array([20.0, 30.0, -30.0], np.float32)
+    xd = x.astype(np.float64)
+    s = 1 / (1 + np.exp(-xd))
+    want = s * (1 + xd * (1 - s))
+    np.testing.assert_allclose(tl.grad(lambda v: tl.sum(tl.nn.silu(v)))(tl.tensor(x)).numpy(), want, rtol=1e-6)
+    assert tl.nn.swish is tl.nn.silu
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_glu_halves_and_gradient(mode):
+    x = np.random.default_rng(1).standard_normal((3, 4, 6))
+    for axis in (-1, 1, 0):
+        a, b = np.split(x, 2, axis) if x.shape[axis] % 2 == 0 else (None, None)
+        if a is None:
+            continue
+        got = run_in_mode(mode, lambda v: tl.nn.glu(v, axis), x)
+        np.testing.assert_allclose(got.numpy(), a / (1 + np.exp(-b)), rtol=1e-14)
+    tl.testing.check_grads(lambda v: tl.nn.glu(v), [x], order=2)
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: tl.nn.glu(np.ones((2, 3))), ValueError, r"^glu: the size of axis -1 must be even .*\(2, 3\), float64"),
+        (
+            lambda: tl.nn.glu(np.ones((2, 4)), axis=2),
+            ValueError,
+            r"^glu: axis 2 is out of range for a tensor of rank 2",
+        ),
+        (lambda: tl.nn.glu(np.ones(4, np.int64)), TypeError, r"^glu: x must be a floating-point tensor"),
+        (
+            lambda: tl.nn.relu6(np.array([1, 2])),
+            TypeError,
+            r"^Relu6: features must be a floating-point tensor, got int64",
+        ),
+        (lambda: tl.nn.celu(np.ones(2), alpha=0), ValueError, r"^Celu: alpha must not be 0"),
+        (lambda: tl.nn.hard_tanh(np.ones(2), 1.0, -1.0), ValueError, r"^HardTanh: min_val must not exceed max_val"),
+    ],
+)
+def test_new_activation_errors(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()

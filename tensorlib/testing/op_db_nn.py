@@ -220,8 +220,9 @@ def _pool_errors(op_type):
 def _unary_draw(lo=-3.0, hi=3.0, away_from=None):
     def samples(dtype):
         elements = scalars(dtype, lo, hi)
-        if away_from is not None:  # keep clear of a kink, where the finite differences would straddle it
-            elements = elements.filter(lambda v: abs(v - away_from) > 0.05)
+        if away_from is not None:  # keep clear of the kinks, where the finite differences would straddle one
+            kinks = away_from if isinstance(away_from, tuple) else (away_from,)
+            elements = elements.filter(lambda v: min(abs(v - k) for k in kinks) > 0.05)
         return tensors(dtype, shapes(1, 3), elements).map(lambda x: SampleInput((x,)))
 
     return samples
@@ -243,6 +244,107 @@ def _gelu_ref(x, approximate=False):
     if approximate:
         return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
     return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+_SELU = (1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
+
+
+def _sigmoid_ref(x):
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def _glu_ref(x, axis=-1):
+    a, b = np.split(x.astype(np.float64), 2, axis)
+    return (a * _sigmoid_ref(b)).astype(x.dtype)
+
+
+@st.composite
+def _glu_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1))
+    x = np.concatenate([x, x[::-1] * 0.5], axis)  # an even size along axis
+    return SampleInput((x, axis))
+
+
+def _activation_entries():
+    """The activations of tensorlib.ops.nn.extra_activations: float64 formulas, kinks kept clear of."""
+    ref = _f64
+    entries = [
+        OpInfo("nn.silu", tl.nn.silu, ref(lambda x: x * _sigmoid_ref(x)), _unary_draw(-20.0, 20.0), ("Silu",)),
+        OpInfo(
+            "nn.relu6", tl.nn.relu6, ref(lambda x: np.clip(x, 0, 6)), _unary_draw(-2.0, 8.0, (0.0, 6.0)), ("Relu6",)
+        ),
+        OpInfo(
+            "nn.selu",
+            tl.nn.selu,
+            ref(lambda x: _SELU[1] * np.where(x > 0, x, _SELU[0] * np.expm1(np.minimum(x, 0)))),
+            _unary_draw(away_from=0.0),
+            ("Selu",),
+        ),
+        OpInfo(
+            "nn.celu",
+            lambda x, alpha=1.0: tl.nn.celu(x, alpha),
+            ref(lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0) / alpha))),
+            lambda dtype: _unary_draw(away_from=0.0)(dtype).map(lambda s: SampleInput((*s.args, 0.5))),
+            ("Celu",),
+            error_inputs=(ErrorInput((np.ones(2), 0.0), exc=ValueError, match=r"^Celu: alpha must not be 0"),),
+        ),
+        OpInfo(
+            "nn.hard_sigmoid",
+            tl.nn.hard_sigmoid,
+            ref(lambda x: np.clip(x + 3, 0, 6) / 6),
+            _unary_draw(-5.0, 5.0, (-3.0, 3.0)),
+            ("HardSigmoid",),
+        ),
+        OpInfo(
+            "nn.hard_swish",
+            tl.nn.hard_swish,
+            ref(lambda x: x * np.clip(x + 3, 0, 6) / 6),
+            _unary_draw(-5.0, 5.0, (-3.0, 3.0)),
+            ("HardSwish",),
+        ),
+        OpInfo(
+            "nn.hard_tanh",
+            lambda x, lo=-1.0, hi=1.0: tl.nn.hard_tanh(x, lo, hi),
+            ref(lambda x, lo=-1.0, hi=1.0: np.clip(x, lo, hi)),
+            lambda dtype: _unary_draw(away_from=(-2.0, 0.5))(dtype).map(lambda s: SampleInput((*s.args, -2.0, 0.5))),
+            ("HardTanh",),
+            error_inputs=(
+                ErrorInput((np.ones(2), 1.0, -1.0), exc=ValueError, match=r"^HardTanh: min_val must not exceed"),
+            ),
+        ),
+        OpInfo(
+            "nn.log_sigmoid",
+            tl.nn.log_sigmoid,
+            ref(lambda x: -np.logaddexp(0.0, -x)),
+            _unary_draw(-30.0, 30.0),
+            ("LogSigmoid",),
+            error_inputs=(
+                ErrorInput(
+                    (np.array([1, 2]),), exc=TypeError, match=r"^LogSigmoid: features must be a floating-point tensor"
+                ),
+            ),
+        ),
+        OpInfo(
+            "nn.softsign", tl.nn.softsign, ref(lambda x: x / (1 + np.abs(x))), _unary_draw(away_from=0.0), ("Softsign",)
+        ),
+        OpInfo(
+            "nn.mish", tl.nn.mish, ref(lambda x: x * np.tanh(np.logaddexp(x, 0.0))), _unary_draw(-20.0, 20.0), ("Mish",)
+        ),
+        OpInfo(
+            "nn.glu",
+            tl.nn.glu,
+            _glu_ref,
+            _glu_draw,
+            ("SplitV", "Sigmoid", "Mul"),
+            error_inputs=(
+                ErrorInput((np.ones((2, 3)),), exc=ValueError, match=r"^glu: the size of axis -1 must be even"),
+            ),
+        ),
+    ]
+    for entry in entries:
+        entry.dtypes = WITH_HALF
+    return entries
 
 
 def _log_softmax_ref(x, axis=-1):
@@ -518,6 +620,7 @@ OPINFOS = [
         op_types=("Softplus",),
         dtypes=WITH_HALF,
     ),
+    *_activation_entries(),
     OpInfo(
         "nn.softmax",
         tl.nn.softmax,
