@@ -323,4 +323,4 @@ def nanmedian(a, axis=None, keepdims: bool = False) -> Tensor:
     >>> tl.nanmedian(tl.tensor([[3.0, np.nan, 1.0], [np.nan, np.nan, np.nan]]), axis=1).numpy().tolist()
     [2.0, nan]
     """
-    return nanquantile(a, 0.5, axis, keepdims, method="midpoint")
+    return nanquantile(_checked(a, axis, "nanmedian"), 0.5, axis, keepdims, method="midpoint")
