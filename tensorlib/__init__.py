@@ -142,6 +142,7 @@ from .ops.array import (
     hstack,
     inner,
     kron,
+    logcumsumexp,
     median,
     moveaxis,
     outer,
