@@ -183,3 +183,143 @@ def test_glu_halves_and_gradient(mode):
 def test_new_activation_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ------------------------------------------------------------------ sigmoid cross entropy, normalizations, embedding
+@pytest.mark.parametrize("mode", MODES)
+def test_sigmoid_cross_entropy_is_stable_and_its_gradient_at_zero_is_sigmoid_minus_labels(mode):
+    z = np.array([1.0, 0.0, 1.0, 0.3, 0.7], np.float32)
+    x = np.array([0.0, 100.0, -100.0, 0.0, 1e4], np.float32)
+    loss = run_in_mode(mode, lambda z, x: tl.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x), z, x)
+    xd, zd = x.astype(np.float64), z.astype(np.float64)
+    np.testing.assert_allclose(loss.numpy(), np.logaddexp(0, xd) - xd * zd, rtol=1e-6)
+    assert loss.dtype == np.float32
+    gz, gx = tl.grad(lambda z, x: tl.sum(tl.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x)), argnums=(0, 1))(
+        tl.tensor(z), tl.tensor(x)
+    )
+    np.testing.assert_allclose(gx.numpy(), 1 / (1 + np.exp(-xd)) - zd, rtol=1e-6, atol=1e-30)
+    np.testing.assert_array_equal(gz.numpy(), -x)
+
+
+def test_sigmoid_cross_entropy_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    x, z = rng.standard_normal((4, 5)) * 10, rng.uniform(0, 1, (4, 5))
+    t = torch.tensor(x, requires_grad=True)
+    want = torch.nn.functional.binary_cross_entropy_with_logits(t, torch.tensor(z), reduction="none")
+    (tg,) = torch.autograd.grad(want.sum(), t)
+    np.testing.assert_allclose(
+        tl.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x).numpy(), want.detach().numpy(), rtol=1e-14
+    )
+    g = tl.grad(lambda v: tl.sum(tl.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=v)))(tl.tensor(x))
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-13, atol=1e-16)
+
+
+@pytest.mark.parametrize("axes", [(-1,), (-2, -1), (1,)])
+def test_layer_norm_matches_torch_with_scale_and_offset(axes):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 4)) * 5 + 2
+    axes_pos = tuple(a % 3 for a in axes)
+    normalized = tuple(x.shape[a] for a in axes_pos)
+    w, b, dy = rng.standard_normal(normalized), rng.standard_normal(normalized), rng.standard_normal(x.shape)
+    perm = [a for a in range(3) if a not in axes_pos] + list(axes_pos)  # torch normalizes trailing dims only
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    ty = torch.nn.functional.layer_norm(tx.permute(perm), normalized, tw, tb, 1e-5).permute(list(np.argsort(perm)))
+    ty.backward(torch.tensor(dy))
+    y = tl.nn.layer_norm(x, w, b, axis=axes)
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+    grads = tl.grad(lambda x, w, b: tl.sum(tl.nn.layer_norm(x, w, b, axis=axes) * dy), argnums=(0, 1, 2))(x, w, b)
+    for got, want in zip(grads, (tx.grad, tw.grad, tb.grad)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    tl.testing.check_grads(lambda x, w: tl.nn.layer_norm(x, w, None, axis=axes), [x, w], order=2)
+
+
+def test_layer_norm_float16_is_computed_in_float32_and_layer_works_traced():
+    x = np.array([[300.0, 310.0, 290.0]], np.float16)  # x**2 overflows float16
+    y = tl.nn.layer_norm(x)
+    assert y.dtype == np.float16 and np.isfinite(y.numpy()).all()
+    ln = tl.nn.LayerNorm((3,))
+    xs = np.random.default_rng(4).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_array_equal(tl.function(ln)(xs).numpy(), ln(xs).numpy())
+    with tl.GradientTape() as tape:
+        loss = tl.sum(ln(xs) * xs)
+    assert [g.shape for g in tape.gradient(loss, [ln.scale, ln.offset])] == [(3,), (3,)]
+    with pytest.raises(ValueError, match=r"^LayerNorm: input's trailing dimensions must be normalized_shape=\(3,\)"):
+        ln(np.ones((2, 4), np.float32))
+
+
+def test_group_norm_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x, w, b = rng.standard_normal((2, 3, 5, 6)), rng.standard_normal(6), rng.standard_normal(6)
+    tx = torch.tensor(x.transpose(0, 3, 1, 2), requires_grad=True)
+    want = torch.nn.functional.group_norm(tx, 3, torch.tensor(w), torch.tensor(b), 1e-5).detach().numpy()
+    np.testing.assert_allclose(tl.nn.group_norm(x, 3, w, b).numpy(), want.transpose(0, 2, 3, 1), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, np.inf])
+def test_normalize_matches_torch_and_a_zero_vector_has_a_finite_gradient(p):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 4))
+    x[1] = 0.0
+    dy = rng.standard_normal(x.shape)
+    t = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.normalize(t, p=p, dim=1).backward(torch.tensor(dy))
+    np.testing.assert_allclose(
+        tl.nn.normalize(x, p=p).numpy(), torch.nn.functional.normalize(torch.tensor(x), p=p, dim=1).numpy(), rtol=1e-14
+    )
+    g = tl.grad(lambda v: tl.sum(tl.nn.normalize(v, p=p) * dy))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(g[1], dy[1] * 1e12, rtol=1e-12)  # the zero row: 1 / epsilon, not NaN
+
+
+def test_l2_normalize_matches_tensorflow_semantics():
+    x = np.array([[3.0, 4.0], [0.0, 0.0], [1e-7, 0.0]])
+    y = tl.nn.l2_normalize(x, axis=1, epsilon=1e-12)
+    want = x / np.sqrt(np.maximum((x * x).sum(1, keepdims=True), 1e-12))
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-15)
+    g = tl.grad(lambda v: tl.sum(tl.nn.l2_normalize(v, axis=1) * np.array([1.0, 2.0])))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(g[1], [1e6, 2e6], rtol=1e-12)  # zero vector: 1 / sqrt(epsilon)
+    assert np.isfinite(g).all()
+    big = np.array([300.0, 400.0], np.float16)  # squares overflow float16
+    np.testing.assert_allclose(tl.nn.l2_normalize(big).numpy(), [0.6, 0.8], rtol=1e-3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_embedding_lookup_gathers_and_sums_repeated_ids_in_the_gradient(mode):
+    table = np.arange(12.0).reshape(4, 3)
+    ids = np.array([[1, 3, 1], [0, 1, 1]], np.int32)
+    got = run_in_mode(mode, tl.nn.embedding_lookup, table, ids)
+    np.testing.assert_array_equal(got.numpy(), table[ids])
+    dy = np.random.default_rng(7).standard_normal(ids.shape + (3,))
+    g = tl.grad(lambda t: tl.sum(tl.nn.embedding_lookup(t, ids) * dy))(tl.tensor(table)).numpy()
+    want = np.zeros_like(table)
+    np.add.at(want, ids, dy)
+    np.testing.assert_allclose(g, want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("bad_id", [4, -1])
+@pytest.mark.parametrize("mode", MODES)
+def test_embedding_lookup_rejects_ids_out_of_range(mode, bad_id):
+    table, ids = np.ones((4, 3)), np.array([0, bad_id])
+    match = (
+        rf"^embedding_lookup: id {bad_id} is out of range \[0, 4\)"
+        if mode == "eager"
+        else r"^GatherV2: index 4 is out of bounds"
+    )
+    with pytest.raises(IndexError, match=match):
+        run_in_mode(mode, tl.nn.embedding_lookup, table, ids)
+    with pytest.raises(TypeError, match=r"^embedding_lookup: ids must be integers"):
+        tl.nn.embedding_lookup(table, np.array([0.0]))
+
+
+def test_embedding_layer():
+    emb = tl.nn.Embedding(5, 2, seed=0)
+    ids = np.array([4, 4, 0])
+    with tl.GradientTape() as tape:
+        loss = tl.sum(emb(ids))
+    np.testing.assert_array_equal(tape.gradient(loss, emb.embeddings).numpy(), [[1, 1], [0, 0], [0, 0], [0, 0], [2, 2]])
+    with pytest.raises(IndexError, match=r"embedding_lookup: id 5 is out of range \[0, 5\)"):
+        emb(np.array([5]))

@@ -384,6 +384,146 @@ def _sparse_cross_entropy_ref(labels, logits):
 
 
 @st.composite
+def _sigmoid_cross_entropy_draw(draw, dtype):
+    logits = draw(tensors(dtype, shapes(1, 3), min_value=-20.0, max_value=20.0))
+    labels = draw(tensors(dtype, logits.shape, min_value=0.0, max_value=1.0))
+    return SampleInput((labels, logits), grad_argnums=(0, 1))
+
+
+def _sigmoid_cross_entropy_ref(labels, logits):
+    x, z = logits.astype(np.float64), labels.astype(np.float64)
+    return (np.logaddexp(0.0, x) - x * z).astype(logits.dtype)
+
+
+@st.composite
+def _layer_norm_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(2, 3, min_side=2)))
+    k = draw(st.integers(1, x.ndim - 1))
+    axis = tuple(range(x.ndim - k, x.ndim)) if draw(st.booleans()) else (draw(st.integers(0, x.ndim - 1)),)
+    normalized = tuple(x.shape[a] for a in axis)
+    scale, offset = draw(tensors(dtype, normalized)), draw(tensors(dtype, normalized))
+    return SampleInput((x, scale, offset, axis, 0.1), grad_argnums=(0, 1, 2))
+
+
+def _layer_norm_ref(x, scale, offset, axis, epsilon):
+    xf = x.astype(np.float64)
+    shape = [x.shape[a] if a in axis else 1 for a in range(x.ndim)]
+    y = (xf - xf.mean(axis, keepdims=True)) / np.sqrt(xf.var(axis, keepdims=True) + epsilon)
+    return (y * scale.reshape(shape) + offset.reshape(shape)).astype(x.dtype)
+
+
+@st.composite
+def _group_norm_draw(draw, dtype):
+    groups, per_group = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    x = draw(tensors(dtype, (draw(st.integers(1, 2)), draw(st.integers(1, 3)), groups * per_group)))
+    channels = x.shape[-1:]
+    return SampleInput(
+        (x, groups, draw(tensors(dtype, channels)), draw(tensors(dtype, channels)), 0.1), grad_argnums=(0, 2, 3)
+    )
+
+
+def _group_norm_ref(x, groups, scale, offset, epsilon):
+    xf = x.astype(np.float64).reshape(x.shape[0], -1, groups, x.shape[-1] // groups)
+    y = (xf - xf.mean((1, 3), keepdims=True)) / np.sqrt(xf.var((1, 3), keepdims=True) + epsilon)
+    return (y.reshape(x.shape) * scale + offset).astype(x.dtype)
+
+
+@st.composite
+def _normalize_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3), min_value=0.5, max_value=3.0))  # a norm away from 0 and from epsilon
+    x = x * draw(tensors(dtype, x.shape, st.sampled_from([-1.0, 1.0])))
+    return SampleInput((x, draw(st.sampled_from([1.0, 2.0, 3.0])), draw(st.integers(-x.ndim, x.ndim - 1))))
+
+
+def _normalize_ref(x, p, axis, epsilon=1e-12):
+    xf = x.astype(np.float64)
+    norm = (np.abs(xf) ** p).sum(axis, keepdims=True) ** (1.0 / p)
+    return (xf / np.maximum(norm, epsilon)).astype(x.dtype)
+
+
+@st.composite
+def _l2_normalize_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3)))
+    axis = draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1)))
+    return SampleInput((x, axis, 1e-3))
+
+
+def _l2_normalize_ref(x, axis, epsilon):
+    xf = x.astype(np.float64)
+    return (xf / np.sqrt(np.maximum((xf * xf).sum(axis, keepdims=True), epsilon))).astype(x.dtype)
+
+
+def _normalization_entries():
+    return [
+        OpInfo(
+            "nn.sigmoid_cross_entropy_with_logits",
+            tl.nn.sigmoid_cross_entropy_with_logits,
+            _sigmoid_cross_entropy_ref,
+            _sigmoid_cross_entropy_draw,
+            op_types=("SigmoidCrossEntropyWithLogits",),
+            dtypes=WITH_HALF,
+            error_inputs=(
+                ErrorInput(
+                    (np.zeros((2, 3)), np.zeros((2, 4))),
+                    exc=ValueError,
+                    match=r"^SigmoidCrossEntropyWithLogits: labels shape \(2, 3\) does not match the expected \(2, 4\)",
+                ),
+            ),
+        ),
+        OpInfo(
+            "nn.layer_norm",
+            tl.nn.layer_norm,
+            _layer_norm_ref,
+            _layer_norm_draw,
+            op_types=("Sum", "Sub", "Square", "Sqrt", "Div", "Mul", "Add"),
+            dtypes=WITH_HALF,
+            grad_atol=1e-4,
+            grad_rtol=1e-3,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), np.ones(4)),
+                    exc=ValueError,
+                    match=r"^layer_norm: scale shape \(4,\) does not match the normalized dimensions \(3,\)",
+                ),
+                ErrorInput((np.ones((2, 3), np.int64),), exc=TypeError, match=r"^layer_norm: x must be a floating"),
+            ),
+        ),
+        OpInfo(
+            "nn.group_norm",
+            tl.nn.group_norm,
+            _group_norm_ref,
+            _group_norm_draw,
+            op_types=("Reshape", "Sum", "Sub", "Square", "Sqrt", "Div", "Mul", "Add"),
+            grad_atol=1e-4,
+            grad_rtol=1e-3,
+            error_inputs=(
+                ErrorInput((np.ones((2, 3)), 2), exc=ValueError, match=r"^group_norm: the channels \(3\) must be"),
+            ),
+        ),
+        OpInfo(
+            "nn.normalize",
+            tl.nn.normalize,
+            _normalize_ref,
+            _normalize_draw,
+            op_types=("Abs", "Pow", "Sum", "Sqrt", "Greater", "Select", "Maximum", "Div"),
+            dtypes=WITH_HALF,
+            error_inputs=(ErrorInput((np.ones((2, 3)), 0.0), exc=ValueError, match=r"^normalize: p must be positive"),),
+        ),
+        OpInfo(
+            "nn.l2_normalize",
+            tl.nn.l2_normalize,
+            _l2_normalize_ref,
+            _l2_normalize_draw,
+            op_types=("Square", "Sum", "Maximum", "Sqrt", "Div"),
+            dtypes=WITH_HALF,
+            error_inputs=(
+                ErrorInput((np.ones((2, 3)), 2), exc=ValueError, match=r"^l2_normalize: axis 2 is out of range"),
+            ),
+        ),
+    ]
+
+
+@st.composite
 def _dropout_draw(draw, dtype):
     x = draw(tensors(dtype, shapes(1, 3)))
     noise_shape = draw(st.sampled_from([None, tuple(1 if i == 0 else d for i, d in enumerate(x.shape))]))
@@ -621,6 +761,7 @@ OPINFOS = [
         dtypes=WITH_HALF,
     ),
     *_activation_entries(),
+    *_normalization_entries(),
     OpInfo(
         "nn.softmax",
         tl.nn.softmax,

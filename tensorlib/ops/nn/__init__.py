@@ -1,5 +1,5 @@
 """Neural-network ops, one family per module: :mod:`.conv` (conv2d and its two gradient ops),
-:mod:`.pool`, :mod:`.activations` and :mod:`.extra_activations`, :mod:`.losses`, :mod:`.batch_norm`
+:mod:`.pool`, :mod:`.activations` and :mod:`.extra_activations`, :mod:`.losses`, :mod:`.normalization`, :mod:`.batch_norm`
 and :mod:`.dropout`.
 
 Every op is an OpDef with TensorFlow's op type name, its gradient rules right
@@ -19,6 +19,7 @@ from .activations import elu, erf, gelu, leaky_relu, log_softmax, relu, softmax,
 from .batch_norm import batch_normalization, fused_batch_norm, moments
 from .conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
 from .dropout import dropout
+from .embedding import embedding_lookup
 from .extra_activations import (
     celu,
     glu,
@@ -33,7 +34,12 @@ from .extra_activations import (
     softsign,
     swish,
 )
-from .losses import softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits
+from .losses import (
+    sigmoid_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits,
+    sparse_softmax_cross_entropy_with_logits,
+)
+from .normalization import group_norm, l2_normalize, layer_norm, normalize
 from .pool import avg_pool, max_pool
 
 __all__ = [
@@ -46,22 +52,28 @@ __all__ = [
     "conv2d_transpose",
     "dropout",
     "elu",
+    "embedding_lookup",
     "erf",
     "fused_batch_norm",
     "gelu",
     "glu",
+    "group_norm",
     "hard_sigmoid",
     "hard_swish",
     "hard_tanh",
+    "l2_normalize",
+    "layer_norm",
     "leaky_relu",
     "log_sigmoid",
     "log_softmax",
     "max_pool",
     "mish",
     "moments",
+    "normalize",
     "relu",
     "relu6",
     "selu",
+    "sigmoid_cross_entropy_with_logits",
     "silu",
     "softmax",
     "softmax_cross_entropy_with_logits",
