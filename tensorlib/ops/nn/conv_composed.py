@@ -58,7 +58,7 @@ def _padding_1d(padding, name: str):
     return ((0, 0), pairs[0])
 
 
-@_op_type("Conv2D", tensors=("input", "filters"))
+@_op_type(None, tensors=("input", "filters"))  # composite: "Conv2D" names tl.nn.conv2d in explain
 def conv1d(input, filters, stride, padding, dilations=1, data_format: str = "NWC") -> Tensor:
     """1-D convolution of an NWC ``input`` (batch, width, channels) with a WIO ``filters`` tensor (width,
     in_channels, out_channels), TensorFlow's ``tf.nn.conv1d``: a ``Conv2D`` of height 1.
