@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
+from ..ops.linalg_ops import _adjugate
 from .opinfo import ErrorInput, OpInfo, SampleInput
 
 FLOATS = (_dt.float32, _dt.float64)
@@ -321,6 +322,29 @@ def _batched_matrix(dtype, rng_shape=((2, 3), (3, 3), (2, 2, 3))):
         SEEDS,
         st.sampled_from(rng_shape),
     )
+
+
+def _cofactors_ref(a):
+    """adj(a) from its minors: adj[j, i] = (-1)^(i + j) det(a without row i and column j)."""
+    n = a.shape[-1]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, -2), j, -1)
+            out[..., j, i] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return out
+
+
+@st.composite
+def _adjugate_draw(draw, dtype):
+    """Invertible matrices (gradients checked) and ones of every lower rank (forward only)."""
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    rank = draw(st.integers(0, n))
+    if rank == n:
+        return SampleInput((_dominant(seed, batch + (n, n), dtype),))
+    rng = _rng(seed)
+    a = rng.uniform(-1, 1, batch + (n, rank)) @ rng.uniform(-1, 1, batch + (rank, n))
+    return SampleInput((a.astype(dtype),), grad_argnums=())
 
 
 # ---------------------------------------------------------------- error inputs
@@ -745,5 +769,14 @@ OPINFOS = [
                 match=r"tensorsolve: a does not hold a square matrix",
             ),
         ),
+    ),
+    OpInfo(
+        "linalg.adjugate (det's gradient)",
+        _adjugate,
+        _cofactors_ref,
+        _adjugate_draw,
+        op_types=("MatrixAdjugate",),
+        dtypes=FLOATS,
+        atol=1e-5,
     ),
 ]
