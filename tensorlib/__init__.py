@@ -175,6 +175,7 @@ from .ops.array import (
     hstack,
     inner,
     kron,
+    logcumsumexp,
     median,
     moveaxis,
     outer,
