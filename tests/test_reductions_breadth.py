@@ -207,3 +207,20 @@ def test_median_of_empty_slices_is_nan_as_numpy_and_argmax_keepdims_of_0d():
     assert np.isnan(tl.nanmedian(np.zeros((0, 3)), axis=0).numpy()).all()
     # Before: shape (1,); NumPy keeps a 0-d input 0-d.
     assert tl.argmax(np.float32(2.0), axis=-1, keepdims=True).shape == ()
+
+
+def test_quantiles_and_average_trace_with_unknown_batch_sizes():
+    # Before: median/quantile under a TensorSpec with an unknown kept size failed with a raw TypeError
+    # ('reshape: shape must be integers, got (None, 4)'); an unknown slice length now says so clearly.
+    x = np.array([[1.0, NAN, 3.0, 0.5], [4.0, 5.0, NAN, 2.0], [0.0, 1.0, 2.0, 3.0]])
+    batch = tl.TensorSpec((None, 4), "float64")
+    w = tl.tensor([1.0, 2.0, 3.0, 4.0], dtype="float64")
+    for f in (
+        lambda t: tl.median(t, 1, keepdims=True),
+        lambda t: tl.quantile(t, [0.3, 0.5], axis=1, method="hazen"),
+        lambda t: tl.nanquantile(t, [[0.2], [0.7]], axis=1, keepdims=True),
+        lambda t: tl.average(t, 1, weights=w, returned=True)[1],
+    ):
+        np.testing.assert_array_equal(tl.function(f).get_graph(batch)(x).numpy(), f(tl.tensor(x)).numpy())
+    with pytest.raises(ValueError, match=r"quantile: the length of the reduced axes must be known under tl.function"):
+        tl.function(lambda t: tl.median(t, 1)).get_graph(tl.TensorSpec((3, None), "float64"))

@@ -1306,16 +1306,13 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
         raise type(e)(f"quantile: {e} (shape {a.shape})") from None
     if 0 in (a.shape[i] for i in axes):  # checked before the reshape, whose -1 cannot size an empty slice
         raise ValueError(f"quantile: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
-    if a.ndim == 0:
-        flat = shape_ops.reshape(a, (1,))
-    else:
-        kept = [i for i in range(ndim) if i not in axes]
-        moved = shape_ops.transpose(a, kept + list(axes))
-        reduced = [a.shape[i] for i in axes]
-        # The slice length spelled out when known: a -1 cannot size it when a kept axis is empty.
-        length = -1 if None in reduced else int(np.prod(reduced, dtype=np.int64))
-        flat = shape_ops.reshape(moved, tuple(a.shape[i] for i in kept) + (length,))
+    flat = _slices_last(a, axes, "quantile")
     n = flat.shape[-1]
+    if n is None:  # the positions of the quantiles are computed from the slice length, once
+        raise ValueError(
+            f"quantile: the length of the reduced axes must be known under tl.function (shape {a.shape}, "
+            f"{a.dtype}, axis {axis}); give it in the TensorSpec"
+        )
     ordered = sort(flat, axis=-1)
     if method in ("linear", "midpoint"):
         position = q * (n - 1)
@@ -1340,9 +1337,28 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
         k = out.ndim - q.ndim
         out = shape_ops.transpose(out, tuple(range(k, out.ndim)) + tuple(range(k)))
     if keepdims:
-        shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
-        out = shape_ops.reshape(out, q.shape + shape)
+        out = shape_ops.expand_dims(out, tuple(q.ndim + i for i in axes)) if a.ndim else out
     return out
+
+
+def _slices_last(a, axes, name):
+    """``a`` with its kept axes first and the reduced ``axes`` flattened into one last axis (the slices)."""
+    if a.ndim == 0:
+        return shape_ops.reshape(a, (1,))
+    kept = [i for i in range(a.ndim) if i not in axes]
+    perm = kept + list(axes)
+    moved = shape_ops.transpose(a, perm) if perm != list(range(a.ndim)) else a
+    if len(axes) == 1:
+        return moved
+    reduced = [a.shape[i] for i in axes]
+    # The sizes spelled out where known (a -1 cannot size a slice when a kept axis is empty).
+    sizes = [a.shape[i] for i in kept] + [None if None in reduced else int(np.prod(reduced, dtype=np.int64))]
+    if sizes.count(None) > 1:
+        raise ValueError(
+            f"{name}: reducing several axes needs all but one size known under tl.function "
+            f"(shape {a.shape}, {a.dtype}, axes {axes})"
+        )
+    return shape_ops.reshape(moved, tuple(-1 if d is None else d for d in sizes))
 
 
 def percentile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:

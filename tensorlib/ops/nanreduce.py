@@ -241,7 +241,7 @@ def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear")
     [2.0]
     """
     from . import shape as shape_ops
-    from .array import _lerp, quantile, sort, take_along_axis
+    from .array import _lerp, _slices_last, quantile, sort, take_along_axis
 
     if method not in ("linear", "midpoint"):
         raise ValueError(
@@ -268,13 +268,7 @@ def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear")
 
         out = _empty_slice_nans(a, axis, keepdims, "nanquantile")
         return shape_ops.broadcast_to(out, q.shape + out.shape) if q.ndim else out
-    kept = [i for i in range(a.ndim) if i not in axes]
-    if a.ndim == 0:
-        flat = shape_ops.reshape(a, (1,))
-    else:
-        reduced = [a.shape[i] for i in axes]
-        length = -1 if None in reduced else int(np.prod(reduced, dtype=np.int64))
-        flat = shape_ops.reshape(shape_ops.transpose(a, kept + list(axes)), tuple(a.shape[i] for i in kept) + (length,))
+    flat = _slices_last(a, axes, "nanquantile")
     ordered = sort(flat, axis=-1)  # NaNs last: the first `count` elements are the slice's numbers
     count = _counts(flat, -1, True, dtype)  # lead + (1,)
     qs = shape_ops.reshape(math_ops.cast(q, dtype), (1,) * (flat.ndim - 1) + (q.size,))
@@ -290,13 +284,14 @@ def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear")
     else:
         out = _lerp(lo, hi, math_ops.stop_gradient(t))
     out = math_ops.where(math_ops.equal(count, 0.0), math_ops.full_like(out, math.nan), out)
-    lead = tuple(a.shape[i] for i in kept)
-    out = shape_ops.reshape(out, lead + q.shape) if lead or q.ndim else shape_ops.reshape(out, ())
+    if q.ndim != 1:  # the last axis holds the q.size quantiles: give it q's shape
+        lead = tuple(-1 if d is None else d for d in out.shape[:-1])  # (_slices_last left at most one unknown)
+        out = shape_ops.squeeze(out, -1) if q.ndim == 0 else shape_ops.reshape(out, lead + q.shape)
     if q.ndim:  # NumPy puts q's axes first
-        k = len(lead)
+        k = out.ndim - q.ndim
         out = shape_ops.transpose(out, tuple(range(k, out.ndim)) + tuple(range(k)))
-    if keepdims:
-        out = shape_ops.reshape(out, q.shape + tuple(1 if i in axes else d for i, d in enumerate(a.shape)))
+    if keepdims and a.ndim:
+        out = shape_ops.expand_dims(out, tuple(q.ndim + i for i in axes))
     return out
 
 

@@ -316,7 +316,7 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
     >>> tl.average(tl.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=1, weights=tl.tensor([3.0, 1.0])).numpy().tolist()
     [1.25, 3.25]
     """
-    from .shape import broadcast_to, reshape, transpose
+    from .shape import broadcast_like, expand_dims, transpose
 
     a = as_tensor(a)
     _check_axis(a, axis, "average")
@@ -325,17 +325,17 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
         if not returned:
             return avg
         count = _count(a, axis)
-        return avg, math_ops.full_like(avg, count) if isinstance(count, int) else broadcast_to(count, avg.shape)
+        return avg, math_ops.full_like(avg, count) if isinstance(count, int) else broadcast_like(count, avg)
     w = as_tensor(weights)
     dtype = _dt.promote_types(a.dtype, w.dtype)
     if dtype.kind in "biu":
         dtype = _dt.float64
     a, w = math_ops.cast(a, dtype), math_ops.cast(w, dtype)
-    if w.shape != a.shape:
+    if not _same_sizes(w.shape, a.shape):
         given = (
             [a_ % a.ndim for a_ in (axis if isinstance(axis, (tuple, list)) else (axis,))] if axis is not None else None
         )
-        if given is None or w.shape != tuple(a.shape[i] for i in given):
+        if given is None or not _same_sizes(w.shape, tuple(a.shape[i] for i in given)):
             raise ValueError(
                 f"average: weights of shape {w.shape} ({w.dtype}) fit neither a (shape {a.shape}, {a.dtype}) "
                 f"nor its reduced axes {axis!r}"
@@ -344,13 +344,19 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
         axes = sorted(given)
         order = sorted(range(len(given)), key=lambda k: given[k])
         w = transpose(w, order) if order != list(range(len(given))) else w
-        w = reshape(w, tuple(a.shape[i] if i in axes else 1 for i in range(a.ndim)))
-        w = broadcast_to(w, a.shape)
+        others = tuple(i for i in range(a.ndim) if i not in axes)
+        w = expand_dims(w, others) if others else w
+        w = broadcast_like(w, a)
     total = sum(w, axis, keepdims)
     if not total.is_symbolic and bool(np.any(total.numpy() == 0)):
         raise ZeroDivisionError(f"average: weights sum to zero, cannot be normalized (weights shape {w.shape})")
     avg = sum(a * w, axis, keepdims) / total
-    return (avg, broadcast_to(total, avg.shape)) if returned else avg
+    return (avg, broadcast_like(total, avg)) if returned else avg
+
+
+def _same_sizes(shape, other) -> bool:
+    """Equal shapes, a size unknown under tl.function (None) matching any."""
+    return len(shape) == len(other) and builtins.all(p == q or None in (p, q) for p, q in zip(shape, other))
 
 
 def _arg_kept(out, x, axis, keepdims):
