@@ -164,7 +164,9 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     """Array API vector norm over ``axis`` (all axes when None, or a tuple of axes) (``numpy.linalg.vector_norm``).
 
     ``ord`` is any number, ``inf`` or ``-inf`` (0 counts nonzero entries).  At
-    a zero vector the gradient of every norm with ``ord > 0`` is 0, as in PyTorch.
+    a zero vector the gradient of every norm with ``ord > 0`` is 0, as in
+    PyTorch, and so is the gradient at a zero entry (and, for ``ord < 0``,
+    the whole gradient of a vector holding a zero, whose norm is 0).
 
     >>> import tensorlib as tl
     >>> float(tl.linalg.vector_norm(tl.tensor([[3.0], [4.0]])))
