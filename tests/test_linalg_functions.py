@@ -156,3 +156,11 @@ def test_cholesky_solve_reads_one_triangle_and_matches_torch():
     (torch.cholesky_solve(tb, tf) * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(gb.numpy(), tb.grad.numpy(), atol=1e-12)
     np.testing.assert_allclose(gl.numpy(), np.tril(tf.grad.numpy()), atol=1e-12)  # PyTorch fills the other triangle
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, bool])
+def test_trace_sums_in_the_dtype_asked_for(dtype):
+    # tl.linalg.trace(x, dtype=int32) gave int64 (the sum of int32), NumPy int32.
+    a = np.arange(9, dtype=np.int32).reshape(3, 3)
+    got, want = tl.linalg.trace(tl.tensor(a), dtype=dtype), np.linalg.trace(a, dtype=dtype)
+    assert got.dtype == want.dtype and got.numpy() == want

@@ -115,9 +115,10 @@ def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
     x = as_tensor(x)
     if x.ndim < 2:
         raise ValueError(f"trace: expected a matrix (rank >= 2), got rank {x.ndim} (input {_describe(x)})")
-    if dtype is not None:
-        x = cast(x, dtype=dtype)
-    return array_trace(x, offset, -2, -1)
+    if dtype is None:
+        return array_trace(x, offset, -2, -1)
+    # Summed in the dtype asked for, as NumPy: int32 stays int32 (a sum of int32 is int64 otherwise).
+    return cast(array_trace(cast(x, dtype=dtype), offset, -2, -1), dtype=dtype)
 
 
 def diagonal(x, /, *, offset: int = 0) -> Tensor:
