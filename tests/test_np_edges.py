@@ -178,10 +178,12 @@ def test_quantile_with_an_empty_kept_axis_is_empty_as_numpy(q, axis):
     assert tl.median(x, axis=axis, keepdims=True).shape == np.median(x, axis=axis, keepdims=True).shape == (0, 1)
 
 
-def test_quantile_of_an_empty_slice_is_a_clear_error():
+def test_quantile_of_an_empty_slice_is_a_clear_error_and_median_nan_as_numpy():
     for axis in (None, 0, (0, 1)):
         with pytest.raises(ValueError, match=r"quantile: cannot take a quantile of an empty slice \(shape \(0, 4\)"):
-            tl.median(np.zeros((0, 4)), axis=axis)
+            tl.quantile(np.zeros((0, 4)), 0.5, axis=axis)
+        expected = _np(np.median, np.zeros((0, 4)), axis=axis)  # NumPy: NaN (and a RuntimeWarning)
+        np.testing.assert_array_equal(tl.median(np.zeros((0, 4)), axis=axis).numpy(), expected)
 
 
 _BOOLS = np.array([True, False])
