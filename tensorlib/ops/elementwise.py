@@ -67,7 +67,8 @@ def _standard(function_name):
 def _unary(name, ufunc, doc, grad=None, infer=_float_valued, generic=None):
     # NumPy runs the ufunc itself (no Python frame between dispatch and C); every other backend runs
     # ``generic``, written against the Array API standard (NumPy's name when the standard shares it).
-    op = defop(name, inputs=("x",), infer=infer, doc=doc)
+    # A float-valued op casts integers and bools to float64 first: NumPy's ufuncs compute bools in float16.
+    op = defop(name, inputs=("x",), infer=infer, float_valued=infer is _float_valued, doc=doc)
     op.generic(generic or _standard(ufunc.__name__))
     op.kernel("numpy")(ufunc)
     op.out_kernel("numpy", inplace=True)(ufunc)  # ufuncs take out= and handle overlap with their inputs
@@ -79,7 +80,8 @@ def _unary(name, ufunc, doc, grad=None, infer=_float_valued, generic=None):
 
 
 def _binary(name, ufunc, doc, grad_x, grad_y, infer=_binary_float_valued, generic=None):
-    op = defop(name, inputs=("x", "y"), infer=infer, promote=(0, 1), doc=doc)
+    float_valued = infer is _binary_float_valued
+    op = defop(name, inputs=("x", "y"), infer=infer, promote=(0, 1), float_valued=float_valued, doc=doc)
     op.generic(generic or _standard(ufunc.__name__))
     op.kernel("numpy")(ufunc)
     op.out_kernel("numpy", inplace=True)(ufunc)
