@@ -232,19 +232,40 @@ _arctan2 = _binary(
     lambda node, g: -g * node.inputs[0] / _r2(node),
     generic=_standard("atan2"),
 )
+
+
+def _hypot_grad(node, g, which):
+    # x_i / h, except where that is 0/0 or inf/inf: at the origin 0 (the subgradient |x| gets), and
+    # where h is infinite the infinite input's sign, 0 for a finite one (the limits along the axis).
+    x, h = node.inputs[which], _y(node)
+    infinite = math_ops.equal(math_ops.abs(x), float("inf"))
+    degenerate = math_ops.logical_or(math_ops.equal(h, 0), math_ops.equal(h, float("inf")))
+    ratio = x / math_ops.where(degenerate, math_ops.ones_like(h), h)
+    return g * math_ops.where(infinite, math_ops.sign(x), math_ops.where(degenerate, math_ops.zeros_like(x), ratio))
+
+
+def _share_of_sum(node, g, which, scale=1.0):
+    # d/dx_i log(e^x_i + e^x_j) = sigmoid(x_i - x_j), finite at infinities (exp(x - out) is exp(inf - inf)
+    # there); two equal infinities share it as equal operands do (sigmoid(0) = 1/2).
+    x, y = node.inputs if which == 0 else node.inputs[::-1]
+    tied_infinities = math_ops.logical_and(math_ops.equal(x, y), math_ops.equal(math_ops.abs(x), float("inf")))
+    d = math_ops.where(tied_infinities, math_ops.zeros_like(g), x - y)
+    return g * math_ops.sigmoid(d * scale if scale != 1.0 else d)
+
+
 _hypot = _binary(
     "Hypot",
     np.hypot,
     "sqrt(x1**2 + x2**2) without overflow.",
-    lambda node, g: g * node.inputs[0] / _y(node),
-    lambda node, g: g * node.inputs[1] / _y(node),
+    lambda node, g: _hypot_grad(node, g, 0),
+    lambda node, g: _hypot_grad(node, g, 1),
 )
 _logaddexp = _binary(
     "LogAddExp",
     np.logaddexp,
     "log(exp(x1) + exp(x2)) without overflow.",
-    lambda node, g: g * math_ops.exp(node.inputs[0] - _y(node)),
-    lambda node, g: g * math_ops.exp(node.inputs[1] - _y(node)),
+    lambda node, g: _share_of_sum(node, g, 0),
+    lambda node, g: _share_of_sum(node, g, 1),
 )
 
 
@@ -259,8 +280,8 @@ _logaddexp2 = _binary(
     "LogAddExp2",
     np.logaddexp2,
     "log2(2**x1 + 2**x2) without overflow.",
-    lambda node, g: g * exp2(node.inputs[0] - _y(node)),
-    lambda node, g: g * exp2(node.inputs[1] - _y(node)),
+    lambda node, g: _share_of_sum(node, g, 0, _LN2),
+    lambda node, g: _share_of_sum(node, g, 1, _LN2),
     generic=_logaddexp2_kernel,
 )
 
