@@ -15,6 +15,7 @@ from .backends import backend, set_backend
 from . import ops
 from .ops.creation import arange, eye, full, linspace, ones, tensor, zeros
 from .ops.linalg import einsum, matmul, tensordot
+from .ops.linalg_functions import matrix_transpose, vecdot
 from .ops.math import (
     abs,
     add,

@@ -153,8 +153,11 @@ def test_erf_and_gelu_match_the_math_module_to_float64_precision(xp):
     got32 = _run(generic_nn.erf, xp, x.astype(np.float32), n_arrays=1)
     assert got32.dtype == np.float32
     np.testing.assert_allclose(got32, np.array([math.erf(v) for v in x.astype(np.float32)]), rtol=1.2e-7, atol=1e-45)
+    complement = _run(generic_nn.erfc, xp, x, n_arrays=1)
+    np.testing.assert_allclose(complement, [math.erfc(v) for v in x], rtol=1e-10, atol=0)  # 1 - series below 3
+    # Phi(x) = erfc(-x / sqrt 2) / 2: 1 + erf(x / sqrt 2) cancels for negative x (4e-5 off at x = -7 in float64).
     gelu = _run(lambda xp, v: generic_nn.gelu(xp, v, False), xp, x[:-1], n_arrays=1)
-    np.testing.assert_allclose(gelu, 0.5 * x[:-1] * (1.0 + np.array([math.erf(v / math.sqrt(2.0)) for v in x[:-1]])))
+    np.testing.assert_allclose(gelu, 0.5 * x[:-1] * np.array([math.erfc(-v / math.sqrt(2.0)) for v in x[:-1]]))
     tanh_form = _run(lambda xp, v: generic_nn.gelu(xp, v, True), xp, x[:-1], n_arrays=1)
     cubic = x[:-1] + 0.044715 * x[:-1] ** 3
-    np.testing.assert_allclose(tanh_form, 0.5 * x[:-1] * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * cubic)))
+    np.testing.assert_allclose(tanh_form, x[:-1] / (1.0 + np.exp(-2.0 * math.sqrt(2.0 / math.pi) * cubic)))

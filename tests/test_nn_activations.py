@@ -74,8 +74,9 @@ def test_extreme_inputs_stay_finite():
 
 def test_erf_without_scipy_matches_scipy():
     x = np.linspace(-4, 4, 101)
-    np.testing.assert_allclose(ops_nn._erf_by_math(x), ops_nn._erf_function()(x), rtol=1e-14, atol=1e-15)
-    assert ops_nn._erf_by_math(x.astype(np.float32)).dtype == np.float32
+    np.testing.assert_allclose(ops_nn._erf_by_math(math.erf, x), ops_nn._erf_function()(x), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(ops_nn._erf_by_math(math.erfc, x), ops_nn._erf_function("erfc")(x), rtol=1e-14)
+    assert ops_nn._erf_by_math(math.erf, x.astype(np.float32)).dtype == np.float32
 
 
 def test_relu_gradient_can_be_overridden():

@@ -32,6 +32,7 @@ __all__ = [
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
     "erf",
+    "erfc",
     "gelu",
     "max_pool",
     "max_pool_grad",
@@ -263,11 +264,8 @@ _SERIES_TERMS = 80  # the last term of the series at |x| < 3 is below 1e-17 of t
 _FRACTION_TERMS = 60  # the continued fraction at |x| >= 3 is converged to 1e-16 by then
 
 
-def erf(xp, x):
-    """The error function to float64 precision (1.3e-15 from SciPy's on [-8, 8]) with the standard's
-    functions only: for |x| < 3 the series 2/sqrt(pi) e^(-x^2) sum 2^n x^(2n+1) / (2n+1)!!, whose
-    terms are all positive (no cancellation); beyond, 1 - erfc with erfc's continued fraction
-    e^(-x^2) / sqrt(pi) / (x + (1/2) / (x + 1 / (x + (3/2) / ...))).  float32 computes in float64."""
+def _erf_parts(xp, x):
+    """(x in float64, |x| < 3, the series for erf(|x|) there, the continued fraction for erfc(|x|) beyond)."""
     work = x if x.dtype == xp.float64 else xp.astype(x, xp.float64)
     a = xp.abs(work)
     small = a < 3.0
@@ -282,14 +280,33 @@ def erf(xp, x):
     fraction = big
     for k in range(_FRACTION_TERMS, 0, -1):
         fraction = big + (k / 2.0) / fraction
-    tail = 1.0 - xp.exp(-big * big) / (math.sqrt(math.pi) * fraction)
-    magnitude = xp.where(small, series, tail)
-    out = xp.copysign(magnitude, work)  # odd, to the sign of zero: erf(-0.0) is -0.0
+    complement = xp.exp(-big * big) / (math.sqrt(math.pi) * fraction)  # erfc(|x|) for |x| >= 3
+    return work, small, series, complement
+
+
+def erf(xp, x):
+    """The error function to float64 precision (1.3e-15 from SciPy's on [-8, 8]) with the standard's
+    functions only: for |x| < 3 the series 2/sqrt(pi) e^(-x^2) sum 2^n x^(2n+1) / (2n+1)!!, whose
+    terms are all positive (no cancellation); beyond, 1 - erfc with erfc's continued fraction
+    e^(-x^2) / sqrt(pi) / (x + (1/2) / (x + 1 / (x + (3/2) / ...))).  float32 computes in float64."""
+    work, small, series, complement = _erf_parts(xp, x)
+    out = xp.copysign(xp.where(small, series, 1.0 - complement), work)  # odd, to the sign of zero
+    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def erfc(xp, x):
+    """1 - erf(x), by the same series and continued fraction, without cancellation for large x."""
+    work, small, series, complement = _erf_parts(xp, x)
+    positive = xp.where(small, 1.0 - series, complement)
+    out = xp.where(work < 0, 2.0 - positive, positive)
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
 
 
 def gelu(xp, x, approximate):
-    """x * Phi(x) (Phi the normal CDF, through :func:`erf`), or its tanh approximation."""
+    """x * Phi(x) with Phi(x) = erfc(-x / sqrt(2)) / 2, or its tanh approximation written as
+    x * sigmoid(2u): neither form subtracts nearly equal numbers for negative x."""
     if approximate:
-        return 0.5 * x * (1.0 + xp.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
-    return 0.5 * x * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))
+        u2 = (2.0 * math.sqrt(2.0 / math.pi)) * (x + 0.044715 * x * x * x)
+        e = xp.exp(-xp.abs(u2))  # exp(-2u) overflows for very negative x: split by sign
+        return x * xp.where(u2 >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return 0.5 * x * erfc(xp, x * (-1.0 / math.sqrt(2.0)))

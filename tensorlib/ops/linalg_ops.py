@@ -15,6 +15,7 @@ gradient is defined for any perturbation and is itself symmetric.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -668,7 +669,19 @@ def _pinv_kernel(xp, x, *, rcond):
         x.dtype, ("bool", "integral")
     ):  # NumPy keeps an empty integer matrix's dtype; the shape rule says float64
         x = xp.astype(x, xp.float64)
-    return xp.linalg.pinv(x) if rcond is None else xp.linalg.pinv(x, rcond=rcond)
+    if rcond is None:
+        return xp.linalg.pinv(x)
+    return xp.linalg.pinv(x, **{_cutoff_keyword(xp.linalg.pinv): rcond})
+
+
+@functools.cache
+def _cutoff_keyword(pinv_function) -> str:
+    """The name of the relative cut-off: ``rtol`` in the Array API (array_api_strict), ``rcond`` in NumPy and CuPy."""
+    try:
+        parameters = inspect.signature(pinv_function).parameters
+    except (TypeError, ValueError):
+        return "rcond"
+    return "rcond" if "rcond" in parameters or "rtol" not in parameters else "rtol"
 
 
 _pinv.kernel("numpy")(_lapack("MatrixPseudoInverse")(functools.partial(_pinv_kernel, np)))
@@ -738,13 +751,14 @@ def matrix_power(x, n: int) -> Tensor:
     return result
 
 
-def _max_magnitude(a, axis: int, keepdims: bool) -> Tensor:
-    """The largest of the non-negative ``a`` along ``axis``, 0 along an empty one: NumPy 2's norms take the
+def _max_magnitude(a, axis, keepdims: bool) -> Tensor:
+    """The largest of the non-negative ``a`` along ``axis`` (an int or a tuple), 0 along an empty one: NumPy 2's norms take the
     max with ``initial=0`` (the inf-norm of an empty vector, the 2-norm of a 0 x 3 matrix are 0)."""
     from . import reduce as reduce_ops
 
     # Over an empty axis the sum is that 0, and keeps the gradient's path to ``a`` (zeros of its shape).
-    pick = reduce_ops.sum if a.shape[axis] == 0 else reduce_ops.max
+    axes = (axis,) if isinstance(axis, int) else axis
+    pick = reduce_ops.sum if any(a.shape[ax] == 0 for ax in axes) else reduce_ops.max
     return pick(a, axis=axis, keepdims=keepdims)
 
 

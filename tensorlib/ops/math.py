@@ -199,7 +199,7 @@ _expm1 = _unary(
     "Expm1",
     lambda xp, x: xp.expm1(x),
     "exp(x) - 1, accurate near 0.",
-    lambda node, g: g * (node.outputs[0] + 1.0),
+    lambda node, g: g * exp(node.inputs[0]),  # not output + 1: that rounds to 0 below x = -17 in float32
     float_valued=True,
 )
 

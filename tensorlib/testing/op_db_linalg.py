@@ -191,6 +191,138 @@ def _norm_draw(draw, dtype):
     )
 
 
+# ---------------------------------------------------------------- NumPy 2's other linalg functions
+@st.composite
+def _pair_draw(draw, dtype, n=None):
+    """Two arrays for vecdot/cross: vectors of length ``n`` along ``axis``, the other axes broadcasting."""
+    rng = _rng(draw(SEEDS))
+    n = n or draw(st.sampled_from([3, 1, 4]))
+    if draw(st.booleans()):
+        axis, shape, other = -1, draw(st.sampled_from([(n,), (2, n)])), draw(st.sampled_from([(n,), (2, n)]))
+    else:
+        axis, shape, other = 0, (n, 2), draw(st.sampled_from([(n, 2), (n, 1)]))
+    return SampleInput(
+        (rng.uniform(-2, 2, shape).astype(dtype), rng.uniform(-2, 2, other).astype(dtype)),
+        {"axis": axis},
+        grad_argnums=(0, 1),
+    )
+
+
+@st.composite
+def _vector_norm_draw(draw, dtype):
+    rng = _rng(draw(SEEDS))
+    shape = draw(st.sampled_from([(3, 4), (2, 3, 2), (5,)]))
+    x = (rng.uniform(0.5, 2, shape) * rng.choice([-1, 1], shape)).astype(dtype)
+    axis = draw(st.sampled_from([None, -1, 0, (0, -1)] if len(shape) > 1 else [None, -1, (0,)]))
+    return SampleInput(
+        (x,),
+        {
+            "ord": draw(st.sampled_from([2, 1, np.inf, -np.inf, 3, 0.5, -1])),
+            "axis": axis,
+            "keepdims": draw(st.booleans()),
+        },
+    )
+
+
+@st.composite
+def _matrix_norm_draw(draw, dtype):
+    seed, batch = draw(SEEDS), draw(BATCHES)
+    m, n = draw(st.sampled_from([3, 2])), draw(st.sampled_from([3, 2, 1]))
+    x = _separated_singular(seed, batch + (m, n), np.float64) * _rng(seed).choice([-1, 1], (m, n))
+    ord_ = draw(st.sampled_from(_MATRIX_ORDS[1:]))
+    return SampleInput((x.astype(dtype),), {"ord": ord_, "keepdims": draw(st.booleans())})
+
+
+@st.composite
+def _cond_draw(draw, dtype):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(st.sampled_from([3, 2]))
+    p = draw(st.sampled_from([None, 2, -2, "fro", "nuc", 1, -1, np.inf, -np.inf]))
+    return SampleInput((_separated_singular(seed, batch + (n, n), dtype), p))
+
+
+@st.composite
+def _rank_draw(draw, dtype):
+    rng = _rng(draw(SEEDS))
+    batch, m, n, rank = (
+        draw(BATCHES),
+        draw(st.sampled_from([3, 4])),
+        draw(st.sampled_from([3, 2])),
+        draw(st.sampled_from([0, 1, 2])),
+    )
+    x = rng.standard_normal(batch + (m, rank)) @ rng.standard_normal(batch + (rank, n))
+    return SampleInput((x.astype(dtype),), {"hermitian": False}, grad_argnums=())
+
+
+@st.composite
+def _lstsq_draw(draw, dtype):
+    seed, batch = draw(SEEDS), draw(st.sampled_from([(), (2,)]))
+    m, n = draw(st.sampled_from([(4, 2), (3, 3), (2, 3), (3, 1)]))
+    a = _separated_singular(seed, batch + (m, n), dtype)
+    b_shape = (m,) if draw(st.booleans()) and not batch else batch + (m, draw(st.sampled_from([1, 2])))
+    return SampleInput((a, _rng(seed + 1).uniform(-2, 2, b_shape).astype(dtype)), grad_argnums=(0, 1))
+
+
+def _lstsq_ref(a, b, rcond=None):
+    """numpy.linalg.lstsq over a batch (NumPy's takes one matrix)."""
+    if a.ndim == 2:
+        x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
+        return x, residuals, np.int32(rank), s
+    outs = [_lstsq_ref(a[i], b[i], rcond) for i in range(a.shape[0])]
+    return tuple(np.stack([o[k] for o in outs]) for k in range(4))
+
+
+@st.composite
+def _multi_dot_draw(draw, dtype):
+    rng = _rng(draw(SEEDS))
+    count = draw(st.sampled_from([2, 3, 4]))
+    dims = [draw(st.sampled_from([1, 2, 5])) for _ in range(count + 1)]
+    arrays = [rng.uniform(-1, 1, (dims[i], dims[i + 1])).astype(dtype) for i in range(count)]
+    if draw(st.booleans()):
+        arrays[0] = arrays[0][0]
+    if draw(st.booleans()):
+        arrays[-1] = arrays[-1][:, 0]
+    return SampleInput(tuple(arrays), grad_argnums=tuple(range(count)))
+
+
+@st.composite
+def _tensorinv_draw(draw, dtype):
+    seed = draw(SEEDS)
+    shape, ind = draw(st.sampled_from([((4, 2, 2), 1), ((2, 3, 6), 2), ((3, 3), 1)]))
+    a = _dominant(seed, (int(np.prod(shape[:ind])),) * 2, dtype).reshape(shape)
+    return SampleInput((a, ind))
+
+
+@st.composite
+def _tensorsolve_draw(draw, dtype):
+    seed = draw(SEEDS)
+    a_shape, b_shape, axes = draw(
+        st.sampled_from([((2, 3, 6), (2, 3), None), ((6, 2, 3), (6,), None), ((6, 2, 3), (2, 3), (0,))])
+    )
+    a = _dominant(seed, (6, 6), dtype).reshape(a_shape)
+    b = _rng(seed + 1).uniform(-2, 2, b_shape).astype(dtype)
+    return SampleInput((a, b, axes), grad_argnums=(0, 1))
+
+
+def _vector_pair(dtype):
+    return st.builds(
+        lambda seed, m, n: SampleInput(
+            (_rng(seed).uniform(-2, 2, m).astype(dtype), _rng(seed + 1).uniform(-2, 2, n).astype(dtype)),
+            grad_argnums=(0, 1),
+        ),
+        SEEDS,
+        SIDES,
+        SIDES,
+    )
+
+
+def _batched_matrix(dtype, rng_shape=((2, 3), (3, 3), (2, 2, 3))):
+    return st.builds(
+        lambda seed, shape: SampleInput((_rng(seed).uniform(-2, 2, shape).astype(dtype),)),
+        SEEDS,
+        st.sampled_from(rng_shape),
+    )
+
+
 # ---------------------------------------------------------------- error inputs
 def _not_square(op_type, fn_args=()):
     return ErrorInput(
@@ -427,6 +559,190 @@ OPINFOS = [
                 {"axis": 2},
                 ValueError,
                 r"norm: axis 2 is out of bounds \(input shape \(2, 2\) float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.svdvals (function)",
+        tl.linalg.svdvals,
+        np.linalg.svdvals,
+        _rectangular(_separated_singular),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.eigvalsh",
+        tl.linalg.eigvalsh,
+        lambda a: np.linalg.eigvalsh(_sym(a)),
+        _square(_separated_symmetric),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo("linalg.matrix_transpose", tl.linalg.matrix_transpose, np.linalg.matrix_transpose, _batched_matrix),
+    OpInfo(
+        "linalg.vecdot",
+        tl.linalg.vecdot,
+        np.linalg.vecdot,
+        _pair_draw,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(3), np.ones(2)),
+                exc=ValueError,
+                match=r"vecdot: the vectors along axis -1 have 3 and 2 elements \(shape \(3,\) float64, shape \(2,\) float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.cross",
+        tl.linalg.cross,
+        np.linalg.cross,
+        lambda dtype: _pair_draw(dtype, n=3),
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2), np.ones(2)),
+                exc=ValueError,
+                match=r"cross: both inputs must have 3 elements along axis -1",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.outer",
+        tl.linalg.outer,
+        np.linalg.outer,
+        _vector_pair,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 2)), np.ones(2)), exc=ValueError, match=r"outer: both inputs must be vectors \(rank 1\)"
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.trace",
+        lambda x, offset: tl.linalg.trace(x, offset=offset),
+        lambda x, offset: np.linalg.trace(x, offset=offset),
+        lambda dtype: st.builds(
+            lambda s, k: SampleInput((s.args[0], k)), _batched_matrix(dtype), st.sampled_from([0, 1, -1])
+        ),
+    ),
+    OpInfo(
+        "linalg.diagonal",
+        lambda x, offset: tl.linalg.diagonal(x, offset=offset),
+        lambda x, offset: np.linalg.diagonal(x, offset=offset),
+        lambda dtype: st.builds(
+            lambda s, k: SampleInput((s.args[0], k)), _batched_matrix(dtype), st.sampled_from([0, 1, -2])
+        ),
+    ),
+    OpInfo(
+        "linalg.vector_norm",
+        tl.linalg.vector_norm,
+        np.linalg.vector_norm,
+        _vector_norm_draw,
+        dtypes=FLOATS,
+        kinks=True,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2),), {"ord": "fro"}, ValueError, r"vector_norm: ord must be a number, inf or -inf, got 'fro'"
+            ),
+            ErrorInput(
+                (np.ones((2, 2)),),
+                {"axis": (0, 0)},
+                ValueError,
+                r"vector_norm: invalid axis \(0, 0\) for input shape \(2, 2\) float64",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.matrix_norm",
+        tl.linalg.matrix_norm,
+        np.linalg.matrix_norm,
+        _matrix_norm_draw,
+        dtypes=FLOATS,
+        kinks=True,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2),),
+                exc=ValueError,
+                match=r"matrix_norm: expected a matrix \(rank >= 2\), got rank 1 \(input shape \(2,\) float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.cond",
+        tl.linalg.cond,
+        np.linalg.cond,
+        _cond_draw,
+        dtypes=FLOATS,
+        kinks=True,
+        rtol=1e-4,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), 1),
+                exc=ValueError,
+                match=r"cond: expected square matrices in the last two axes, got 2x3",
+            ),
+            ErrorInput((np.ones((0, 0)),), exc=np.linalg.LinAlgError, match=r"cond: not defined on empty matrices"),
+        ),
+    ),
+    OpInfo(
+        "linalg.matrix_rank",
+        tl.linalg.matrix_rank,
+        np.linalg.matrix_rank,
+        _rank_draw,
+        dtypes=FLOATS,
+        differentiable=False,
+    ),
+    OpInfo(
+        "linalg.lstsq",
+        tl.linalg.lstsq,
+        _lstsq_ref,
+        _lstsq_draw,
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((3, 2)), np.ones(2)),
+                exc=ValueError,
+                match=r"lstsq: a has 3 rows but b has 2 \(a: shape \(3, 2\) float64, b: shape \(2,\) float64\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.multi_dot",
+        lambda *arrays: tl.linalg.multi_dot(arrays),
+        lambda *arrays: np.linalg.multi_dot(arrays),
+        _multi_dot_draw,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), np.ones((2, 3))), exc=ValueError, match=r"multi_dot: arrays 0 and 1 do not chain"
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.tensorinv",
+        tl.linalg.tensorinv,
+        np.linalg.tensorinv,
+        _tensorinv_draw,
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), 1), exc=ValueError, match=r"tensorinv: the first 1 axes hold 2 elements, the others 3"
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.tensorsolve",
+        tl.linalg.tensorsolve,
+        np.linalg.tensorsolve,
+        _tensorsolve_draw,
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), np.ones(2)),
+                exc=np.linalg.LinAlgError,
+                match=r"tensorsolve: a does not hold a square matrix",
             ),
         ),
     ),
