@@ -52,3 +52,115 @@ def test_logaddexp_gradient_at_infinities(name, base, mode):
     finite = base**2.0 / (base**2.0 + base**-1.0)
     np.testing.assert_allclose(gx, [1.0, 0.5, 0.5, 0.0, 0.5, finite], rtol=1e-15)
     np.testing.assert_allclose(gy, [0.0, 0.5, 0.5, 1.0, 0.5, 1.0 - finite], rtol=1e-15)
+
+
+# ---------------------------------------------------------------- NumPy's floating-point predicates and routines
+SPECIAL = np.array([1.5, -0.0, 0.0, np.nan, np.inf, -np.inf, -2.0, 5e-324])
+PREDICATES = ["isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", PREDICATES)
+def test_predicates_of_every_dtype_as_numpy(name, mode):
+    for values in (SPECIAL, SPECIAL.astype(np.float32), np.array([3, -1, 0]), np.array([True, False])):
+        assert_same(run_in_mode(mode, getattr(tl, name), values), getattr(np, name)(values))
+
+
+def test_numpy_predicates_run_tensorlibs_and_are_traced():
+    t = tl.tensor(SPECIAL)
+    for name in PREDICATES:
+        out = getattr(np, name)(t)
+        assert isinstance(out, tl.Tensor), name
+        assert_same(out, getattr(np, name)(SPECIAL))
+    assert np.allclose(t, SPECIAL, equal_nan=True) is True and np.array_equal(t, SPECIAL) is False
+    graph = tl.function(lambda x: np.isnan(x)).get_graph(t)
+    assert "IsNan" in {node.op.name for node in graph.nodes}
+
+
+@pytest.mark.parametrize("name", ["isposinf", "isneginf", "signbit", "cbrt", "copysign", "spacing"])
+def test_complex_inputs_are_refused_naming_the_op(name):
+    n = 2 if name == "copysign" else 1
+    with pytest.raises(TypeError, match=r"is not defined for complex numbers .*complex128"):
+        getattr(tl, name)(*[tl.tensor(np.array([1 + 1j]))] * n)
+
+
+def test_allclose_and_array_equal_give_bools_eagerly_and_tensors_traced():
+    a = np.array([1.0, np.nan, np.inf])
+    for b, kw in [(a, {}), (a, {"equal_nan": True}), (a + 1e-9, {"equal_nan": True}), (a[:2], {})]:
+        want_close = np.allclose(a, b, **kw) if b.shape == a.shape else None
+        if want_close is not None:
+            assert tl.allclose(tl.tensor(a), b, **kw) is want_close
+            assert bool(tl.function(lambda x, y: tl.allclose(x, y, **kw))(tl.tensor(a), tl.tensor(b))) is want_close
+        want_equal = np.array_equal(a, b, **kw)
+        assert tl.array_equal(tl.tensor(a), b, **kw) is want_equal
+        assert bool(tl.function(lambda x, y: tl.array_equal(x, y, **kw))(tl.tensor(a), tl.tensor(b))) is want_equal
+    # A list is read as NumPy reads it: [0.1] is float64 0.1, equal to a float64 tensor of 0.1.
+    assert tl.array_equal(tl.tensor(np.array([0.1])), [0.1]) is True and tl.allclose(tl.tensor([]), []) is True
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_float_valued_routines_keep_numpys_values_and_dtypes(mode):
+    x, y = SPECIAL, np.array([2.0, -1.0, -0.0, 0.0, 1.0, -3.0, 0.5, -0.0])
+    for name in ["cbrt", "trunc", "fix", "rint", "spacing", "positive"]:
+        for values in (x, x.astype(np.float32), np.array([8, -27, 0])):
+            assert_same(run_in_mode(mode, getattr(tl, name), values), getattr(np, name)(values))
+    for name in ["copysign", "heaviside", "nextafter", "fmod", "float_power"]:
+        for a, b in [
+            (x, y),
+            (x.astype(np.float32), y.astype(np.float32)),
+            (np.array([7, -7, 3]), np.array([2, 2, -2])),
+        ]:
+            assert_same(run_in_mode(mode, getattr(tl, name), a, b), getattr(np, name)(a, b))
+    ints = np.array([12, -18, 0, 7]), np.array([8, 4, 0, -21])
+    assert_same(run_in_mode(mode, tl.gcd, *ints), np.gcd(*ints))
+    assert_same(run_in_mode(mode, tl.lcm, *ints), np.lcm(*ints))
+    n = np.array([1, -1, 1100, -1100, 3, -1074, 2000, 0])
+    assert_same(run_in_mode(mode, tl.ldexp, x, n), np.ldexp(x, n))
+
+
+def test_float_power_is_float64_even_for_float32_and_python_numbers():
+    out = tl.float_power(tl.tensor(np.array([2.0], np.float32)), 0.1)
+    assert_same(out, np.float_power(np.float32(2.0), 0.1) * np.ones(1))  # 0.1 exactly, not float32(0.1)
+    assert tl.float_power(tl.tensor([2]), tl.tensor(np.array([1j]))).dtype == np.complex128
+    g = tl.grad(lambda x: tl.sum(tl.float_power(x, 3)))(tl.tensor(np.array([2.0], np.float32)))
+    assert g.dtype == np.float32 and g.numpy().tolist() == [12.0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_routine_gradients_at_awkward_points(mode):
+    # cbrt: 1 / (3 cbrt(x)**2), inf at 0 (JAX); copysign: +-1, 0 at x = 0 (PyTorch), +-1 at infinities (JAX);
+    # none for the sign source; heaviside: only the value at 0; fmod: 1 and -trunc(x / y) (PyTorch, JAX).
+    (g,) = _grads(mode, tl.cbrt, [0.0, 8.0, -27.0, np.inf])
+    np.testing.assert_allclose(g, [np.inf, 1 / 12, 1 / 27, 0.0], rtol=1e-15)
+    gx, gy = _grads(mode, tl.copysign, [0.0, 1.5, -2.0, np.inf, -np.inf], [2.0, -0.0, 3.0, -1.0, 1.0])
+    np.testing.assert_array_equal(gx, [0.0, -1.0, -1.0, -1.0, -1.0])
+    np.testing.assert_array_equal(gy, [0.0] * 5)
+    gx, gy = _grads(mode, tl.heaviside, [-1.0, 0.0, 2.0], [0.5, 0.25, 3.0])
+    np.testing.assert_array_equal(gx, [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(gy, [0.0, 1.0, 0.0])
+    gx, gy = _grads(mode, tl.fmod, [5.5, -5.5, 5.5, -5.5], [2.0, 2.0, -2.0, -2.0])
+    np.testing.assert_array_equal(gx, [1.0] * 4)
+    np.testing.assert_array_equal(gy, [-2.0, 2.0, 2.0, -2.0])
+    (g,) = _grads(mode, lambda x: tl.ldexp(x, tl.tensor([5, -3, 1100])), [0.0, 1.0, 1e-300])
+    np.testing.assert_array_equal(g, np.ldexp(1.0, [5, -3, 1100]))
+
+
+def test_routine_second_order_against_central_differences():
+    x = np.array([0.7, -1.3, 2.2])
+    tl.testing.check_grads(tl.cbrt, (x,), order=2)
+    tl.testing.check_grads(lambda x: tl.copysign(x, -1.0) * x, (x,), order=2)
+    tl.testing.check_grads(lambda x, y: tl.fmod(x, y), (x, np.array([0.4, 0.5, -0.9])), order=2)
+    tl.testing.check_grads(lambda x: tl.float_power(x, 2.5), (np.abs(x),), order=2)
+
+
+def test_bad_inputs_raise_one_clear_error():
+    with pytest.raises(TypeError, match=r"Ldexp: the exponent must be an integer tensor .* got float32"):
+        tl.ldexp(tl.tensor([1.0]), 2.0)
+    with pytest.raises(TypeError, match=r"Gcd: needs integer inputs .* got float32"):
+        tl.gcd(tl.tensor([4.0]), 2)
+    with pytest.raises(TypeError, match=r"positive: needs a number, got a bool tensor"):
+        tl.positive(tl.tensor([True]))
+    with pytest.raises(ZeroDivisionError, match=r"Fmod: integer division by zero"):
+        tl.fmod(tl.tensor([3]), 0)
+    with pytest.raises(ValueError, match=r"IsClose: .*\(2, 3\).*\(4,\)"):
+        tl.allclose(tl.ones((2, 3)), tl.ones(4))

@@ -22,6 +22,7 @@ from ..dispatch import apply, as_tensor
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
+from .floating import trunc
 from ._shapes import broadcast_shapes
 from .registry import defop, spec
 
@@ -342,6 +343,65 @@ _remainder = _integer_division(
     lambda node, g: g,
     lambda node, g: -g * apply(_floor_divide, tuple(node.inputs)),
 )
+
+
+def _fmod_kernel(xp, x, y):
+    # C's fmod, the sign of the dividend: the standard's remainder of the magnitudes (exact: no
+    # adjustment happens between positive operands) given x's sign.
+    if x.dtype == xp.bool:
+        x, y = xp.astype(x, xp.int32), xp.astype(y, xp.int32)
+    if xp.isdtype(y.dtype, "integral"):
+        if not bool(xp.all(y)):
+            raise ZeroDivisionError("Fmod: integer division by zero")
+        r = xp.remainder(xp.abs(x), xp.abs(y))
+        return xp.where(x < 0, -r, r)
+    return xp.copysign(xp.remainder(xp.abs(x), xp.abs(y)), x)
+
+
+# x - trunc(x / y) * y with the sign of the dividend (C's fmod, np.fmod, torch.fmod).
+_fmod = _integer_division(
+    "Fmod",
+    np.fmod,
+    "Remainder with the dividend's sign (C's fmod, np.fmod).",
+    lambda node, g: g,
+    lambda node, g: -g * trunc(node.inputs[0] / node.inputs[1]),
+)
+_fmod.generic(_fmod_kernel)
+
+
+# ------------------------------------------------------------------ gcd and lcm (integers)
+def _integers_only(x, y):
+    for s in (x, y):
+        if s.dtype.kind not in "iu":
+            raise TypeError(f"needs integer inputs (NumPy's gcd and lcm refuse floats and bools), got {s.dtype}")
+    return _binary_same(x, y)
+
+
+def _gcd_kernel(xp, x, y):
+    # Euclid's algorithm on every element at once, until every remainder is 0.
+    a, b = xp.broadcast_arrays(xp.abs(x), xp.abs(y))
+    while bool(xp.any(b != 0)):
+        going = b != 0
+        a, b = xp.where(going, b, a), xp.where(going, xp.remainder(a, xp.where(going, b, xp.ones_like(b))), b)
+    return a
+
+
+def _lcm_kernel(xp, x, y):
+    d = _gcd_kernel(xp, x, y)
+    zero = d == 0
+    return xp.where(zero, d, xp.abs(xp.floor_divide(x, xp.where(zero, xp.ones_like(d), d)) * y))
+
+
+def _integer_function(name, ufunc, generic, doc):
+    op = defop(name, inputs=("x", "y"), infer=_integers_only, promote=(0, 1), differentiable=False, doc=doc)
+    op.generic(generic)
+    op.kernel("numpy")(ufunc)
+    op.out_kernel("numpy", inplace=True)(ufunc)
+    return op
+
+
+_gcd = _integer_function("Gcd", np.gcd, _gcd_kernel, "Greatest common divisor of |x| and |y| (integers).")
+_lcm = _integer_function("Lcm", np.lcm, _lcm_kernel, "Least common multiple of |x| and |y| (integers).")
 
 
 # ------------------------------------------------------------------ bitwise (integers and bools)
@@ -830,6 +890,40 @@ def remainder(x1, x2) -> Tensor:
 mod = remainder
 
 
+def fmod(x1, x2) -> Tensor:
+    """The remainder of ``x1 / x2`` with the sign of ``x1`` (C's ``fmod``, ``np.fmod``), unlike ``remainder``
+    (Python's ``%``).  Integer dtypes are kept; an integer divided by zero raises ZeroDivisionError, as in
+    ``remainder``.  The gradient is 1 for ``x1`` and ``-trunc(x1 / x2)`` for ``x2`` (PyTorch's).
+
+    >>> import tensorlib as tl
+    >>> tl.fmod(tl.tensor([-7, 7]), 3).numpy().tolist(), tl.remainder(tl.tensor([-7, 7]), 3).numpy().tolist()
+    ([-1, 1], [2, 1])
+    """
+    return apply(_fmod, (x1, x2))
+
+
+def gcd(x1, x2) -> Tensor:
+    """The greatest common divisor of ``|x1|`` and ``|x2|``, elementwise for integers (``gcd(0, 0) = 0``).
+    Not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.gcd(tl.tensor([12, -18, 0]), 8).numpy().tolist()
+    [4, 2, 8]
+    """
+    return apply(_gcd, (x1, x2))
+
+
+def lcm(x1, x2) -> Tensor:
+    """The least common multiple of ``|x1|`` and ``|x2|``, elementwise for integers (0 if either is 0).
+    Not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.lcm(tl.tensor([4, -6, 0]), 6).numpy().tolist()
+    [12, 6, 0]
+    """
+    return apply(_lcm, (x1, x2))
+
+
 def fmax(x1, x2) -> Tensor:
     """Elementwise maximum that ignores a NaN operand; equal operands share the gradient.
 
@@ -902,6 +996,8 @@ def conj(x) -> Tensor:
 
 
 conjugate = conj
+degrees = rad2deg
+radians = deg2rad
 
 
 def angle(x, deg: bool = False) -> Tensor:

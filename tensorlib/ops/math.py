@@ -289,6 +289,7 @@ for _name, _fn in {
     "GreaterEqual": "greater_equal",
     "LogicalAnd": "logical_and",
     "LogicalOr": "logical_or",
+    "LogicalXor": "logical_xor",
 }.items():
     _comparisons[_name] = defop(
         _name,
@@ -427,6 +428,9 @@ def divide(x, y) -> Tensor:
     return apply(_div, (x, y))
 
 
+true_divide = divide
+
+
 def power(x, y) -> Tensor:
     return apply(_pow, (x, y))
 
@@ -500,6 +504,9 @@ def square(x) -> Tensor:
 
 def abs(x) -> Tensor:  # noqa: A001 - NumPy's name
     return apply(_abs, (x,))
+
+
+absolute = abs
 
 
 def sign(x) -> Tensor:
@@ -635,6 +642,16 @@ def logical_and(x, y):
 
 def logical_or(x, y):
     return apply(_comparisons["LogicalOr"], (x, y))
+
+
+def logical_xor(x, y):
+    """True where exactly one of x and y is true (nonzero), with broadcasting.  Not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.logical_xor(tl.tensor([True, True, False]), tl.tensor([True, False, False])).numpy().tolist()
+    [False, True, False]
+    """
+    return apply(_comparisons["LogicalXor"], (x, y))
 
 
 def logical_not(x):
