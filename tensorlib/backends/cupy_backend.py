@@ -75,7 +75,7 @@ def _sorting(module, name):
 
 class _Namespace:
     """``cupy`` itself, plus the Array API functions an older CuPy lacks or spells otherwise (``astype``,
-    ``isdtype``, ``acos``, ``cumulative_sum``, ``sort(stable=)``...)."""
+    ``isdtype``, ``acos``, ``cumulative_sum``, ``cumulative_prod``, ``sort(stable=)``...)."""
 
     def __init__(self, cupy):
         self._module = cupy
@@ -97,14 +97,15 @@ class _Namespace:
             def fn(x):
                 return module.swapaxes(x, -1, -2)
 
-        if fn is None and name == "cumulative_sum":
+        if fn is None and name in ("cumulative_sum", "cumulative_prod"):
+            scan, initial = (module.cumsum, 0) if name == "cumulative_sum" else (module.cumprod, 1)
 
             def fn(x, /, *, axis=None, dtype=None, include_initial=False):
-                out = module.cumsum(x, axis=axis, dtype=dtype)
+                out = scan(x, axis=axis, dtype=dtype)
                 if include_initial:
                     pad = [(0, 0)] * out.ndim
                     pad[axis] = (1, 0)
-                    out = module.pad(out, pad)
+                    out = module.pad(out, pad, constant_values=initial)
                 return out
 
         if fn is None:

@@ -551,12 +551,30 @@ def round(x, decimals: int = 0) -> Tensor:  # noqa: A001 - NumPy's name
     if _dt.is_integer(x.dtype):
         if decimals > 0:
             return identity(x)
-        scale = 10 ** int(-decimals)
-        return cast(apply(_round, (x / scale,)) * scale, x.dtype)
+        return _round_integers(x, 10 ** int(-decimals))
     scale = 10.0 ** int(decimals if decimals > 0 else -decimals)  # NumPy's steps, for the same roundings
     if decimals > 0:
         return apply(_round, (x * scale,)) / scale
     return apply(_round, (x / scale,)) * scale
+
+
+def _round_integers(x, scale):
+    """Integers rounded half to even to a multiple of ``scale``, exactly (as integer arithmetic, a result
+    beyond the dtype wraps around).  Dividing in float64 lost the digits of int64 values beyond 2**53:
+    2**60 + 12345 to -2 places gave 1152921504606859264, no multiple of 100 (NumPy 2.4 too)."""
+    from .elementwise import floor_divide, remainder
+
+    top = int(np.iinfo(x.dtype).max)
+    if scale > top:  # the quotient is 0 or -1: only int64 and 10**19 can reach +-10**19 (wrapped)
+        half = scale // 2
+        if half >= top:
+            return zeros_like(x)
+        wrapped = scale - 2 * (top + 1)
+        return where(x > half, full_like(x, wrapped), where(x < -half, full_like(x, -wrapped), zeros_like(x)))
+    quotient, rest = floor_divide(x, scale), remainder(x, scale)  # 0 <= rest < scale
+    tie = equal(rest, scale - rest)
+    up = logical_or(greater(rest, scale - rest), logical_and(tie, equal(remainder(quotient, 2), 1)))
+    return (quotient + cast(up, x.dtype)) * scale
 
 
 def floor(x) -> Tensor:

@@ -98,61 +98,35 @@ _prod.kernel("numpy")(lambda x, *, axis, keepdims: np.prod(x, axis=axis, keepdim
 
 
 def _prod_grad(node, g):
-    # d prod / d x_j is the product of the other entries: the product of those before it times that of
-    # those after it, two exclusive running products (cumprod, exact to every order), with no division.
-    # P / x_j gave NaN where P overflows but the others' product does not: prod([2, inf]) got [inf, nan]
-    # (JAX: [inf, 2]) and prod([1e200, 1e200, 1e-200]) got [nan, nan, inf] (JAX: [1, 1, inf]).
+    # d prod / d x_j is the product of the other entries: along one axis, the product of those before it
+    # times that of those after it, two exclusive running products (Cumprod: exact at zeros, to second
+    # order), with no division.  P / x_j gave NaN where P overflows but the others' product does not:
+    # prod([2, inf]) got [inf, nan] (JAX: [inf, 2]), prod([1e200, 1e200, 1e-200]) [nan, nan, inf] (JAX:
+    # [1, 1, inf]).  Needs no known shape, so traced functions with unknown dimensions take it too.
     x = node.inputs[0]
-    axes = normalize_axes(node.attrs["axis"], x.ndim)
-    if None not in x.shape and x.ndim:
-        return _restore(node, g) * _products_of_the_others(x, axes)
-    return _prod_grad_by_division(node, g)
+    return _restore(node, g) * _products_of_the_others(x, normalize_axes(node.attrs["axis"], x.ndim))
 
 
 def _products_of_the_others(x, axes):
-    from . import shape as shape_ops
-    from .array import cumprod, flip
+    """For each entry, the product of the other entries of its slice over ``axes``: those of its own
+    line along the last axis, times the products of the other lines (the same rule one axis less)."""
+    from .array import _cumprod_op
+    from .shape import concat
 
-    kept = [i for i in range(x.ndim) if i not in axes]
-    perm = kept + list(axes)
-    moved = shape_ops.transpose(x, perm) if perm != list(range(x.ndim)) else x
-    lead = tuple(x.shape[i] for i in kept)
-    n = math.prod(x.shape[i] for i in axes)
-    if n <= 1:  # no other entries: their product is 1 (and an empty slice has no entries to differentiate)
+    if not axes or x.ndim == 0:
         return math_ops.ones_like(x)
-    flat = shape_ops.reshape(moved, lead + (n,))
-    one = math_ops.ones_like(flat[..., :1])
-    before = shape_ops.concat([one, cumprod(flat[..., :-1], axis=-1)], axis=-1)
-    after = shape_ops.concat([flip(cumprod(flip(flat[..., 1:], -1), axis=-1), -1), one], axis=-1)
-    others = shape_ops.reshape(before * after, moved.shape)
-    if perm == list(range(x.ndim)):
-        return others
-    return shape_ops.transpose(others, [perm.index(i) for i in range(x.ndim)])
+    axis, rest = axes[-1], axes[:-1]
+    one = math_ops.ones_like(_index(x, axis, slice(0, 1)))
+    before = concat([one, _cumprod_op(_index(x, axis, slice(0, -1)), axis)], axis)
+    after = concat([_cumprod_op(_index(x, axis, slice(1, None)), axis, reverse=True), one], axis)
+    others = before * after
+    if rest:
+        others = others * _products_of_the_others(prod(x, axis, keepdims=True), rest)
+    return others
 
 
-def _prod_grad_by_division(node, g):
-    # (Shapes not known while tracing.)  d prod / d x_j is the product of the other entries.  out / x fails at zeros, so x is split into
-    # its nonzero entries (product P, where P / x_j is safe) and its zeros, each entry in exactly one
-    # factor, which keeps the rule exact when it is differentiated again (second order).
-    x, axis = node.inputs[0], node.attrs["axis"]
-    nonzero = math_ops.not_equal(x, 0.0)
-    ones, zeros = math_ops.ones_like(x), math_ops.zeros_like(x)
-    nonzero_part = prod(math_ops.where(nonzero, x, ones), axis, keepdims=True)
-    zero_part = prod(math_ops.where(nonzero, ones, x), axis, keepdims=True)
-    zero_count = sum(math_ops.where(nonzero, zeros, ones), axis, keepdims=True)
-    # At a zero entry the other factors are P times the other zeros: none (1), one (their sum minus
-    # x_j), or several (0, with a zero first derivative too).
-    other_zeros = math_ops.where(
-        math_ops.equal(zero_count, 1.0),
-        ones,
-        math_ops.where(
-            math_ops.equal(zero_count, 2.0), sum(math_ops.where(nonzero, zeros, x), axis, keepdims=True) - x, zeros
-        ),
-    )
-    others = math_ops.where(
-        nonzero, nonzero_part / math_ops.where(nonzero, x, ones) * zero_part, nonzero_part * other_zeros
-    )
-    return _restore(node, g) * others
+def _index(x, axis, part):
+    return x[(slice(None),) * axis + (part,)]
 
 
 register_gradient("Prod", _prod_grad)

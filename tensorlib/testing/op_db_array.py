@@ -375,8 +375,8 @@ OPINFOS: list = [
         tl.cumprod,
         np.cumprod,
         lambda dtype: _cumulative_draw(dtype, _zeros_and_values),
-        op_types=("PadV2", "Mul"),
-        dtypes=NUMERIC,
+        op_types=("Cumprod",),
+        dtypes=NUMERIC + (_dt.bool_,),
         error_inputs=(
             ErrorInput((np.ones((2, 3)),), {"axis": -3}, ValueError, r"axis -3 is out of range for a tensor of rank 2"),
         ),

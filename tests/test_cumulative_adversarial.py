@@ -1,0 +1,135 @@
+"""Cumulative ops (and the rounding of integers) probed as an adversary: each test pins a defect that was fixed, against an independent
+reference (NumPy, exact products of Python floats, PyTorch where installed), eagerly and traced."""
+
+import math
+
+import numpy as np
+import pytest
+from _helpers import MODES, assert_same, run_in_mode
+
+import tensorlib as tl
+
+
+def _others(x, k, j, also=None):
+    """The running product to j with entries k (and ``also``) left out, exactly (small integers)."""
+    return math.prod(x[i] for i in range(j + 1) if i not in (k, also))
+
+
+def _cumprod_vjp(x, g):
+    return [sum(g[j] * _others(x, k, j) for j in range(k, len(x))) for k in range(len(x))]
+
+
+def _cumprod_hvp(x, g, v):
+    """d/dx_m of sum_k v_k * (the cumprod vjp of g)_k."""
+    n = len(x)
+    return [
+        sum(v[k] * g[j] * _others(x, k, j, also=m) for k in range(n) if k != m for j in range(max(k, m), n))
+        for m in range(n)
+    ]
+
+
+# ------------------------------------------------------------------ cumprod multiplies in order
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.array([1e-30, 1e30, 1e30], np.float32),  # the scan's pairwise products overflowed: [.., inf]
+        np.array([1e-300, 1e300, 1e300]),
+        np.array([[1e-200, 3.0], [1e200, 0.5], [1e200, np.inf]]),
+        np.array([1e-20 + 1j, 1e20 - 2j, 1e20 + 0j], np.complex64),
+    ],
+)
+def test_cumprod_is_numpys_running_product(x, mode):
+    assert_same(run_in_mode(mode, lambda t: tl.cumprod(t, axis=0), x), np.cumprod(x, axis=0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_prod_gradient_does_not_overflow_where_the_others_product_does_not(mode):
+    x = np.array([1e-200, 1e200, 1e200, 1.0])
+    got = run_in_mode(mode, tl.grad(tl.prod), x).numpy()
+    np.testing.assert_array_equal(got[1:], [1.0, 1.0, 1e200])  # the last entry was inf
+    assert got[0] == np.inf  # 1e400: the exact product of the others overflows
+
+
+@pytest.mark.parametrize(
+    "x, expected",
+    [
+        ([2.0, np.inf], [np.inf, 2.0]),  # P / x_j, the rule for unknown shapes, gave [inf, nan]
+        ([1e200, 1e200, 1e-200], [1.0, 1.0, np.inf]),
+        ([0.0, 2.0, 3.0], [6.0, 0.0, 0.0]),
+    ],
+)
+def test_prod_gradient_with_unknown_dimensions_is_the_product_of_the_others(x, expected):
+    f = tl.function(tl.grad(tl.prod), input_signature=[tl.TensorSpec((None,), "float64")])
+    np.testing.assert_array_equal(f(np.array(x)).numpy(), expected)
+
+
+# ------------------------------------------------------------------ cumprod gradient at zeros
+CUMPROD_POINTS = [
+    [2.0, 3.0, -1.0, 4.0],
+    [2.0, 0.0, 3.0, 5.0],
+    [0.0, 2.0, 0.0, 3.0, 4.0],  # two zeros: the second one's row of the hessian is not 0
+    [3.0, 0.0, 0.0, 0.0, 2.0],
+    [0.0],
+    [-2.0],
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("x", CUMPROD_POINTS)
+def test_cumprod_gradient_and_hessian_are_exact_at_zeros(x, mode):
+    g = [1.0, -2.0, 3.0, 0.5, 2.0][: len(x)]
+    v = [0.5, 1.0, -1.0, 2.0, -3.0][: len(x)]
+
+    def vjp(t):
+        return tl.vjp(tl.cumprod, t)[1](tl.tensor(np.array(g)))[0]
+
+    got = run_in_mode(mode, vjp, np.array(x)).numpy()
+    np.testing.assert_allclose(got, _cumprod_vjp(x, g), rtol=1e-14)
+    hvp = run_in_mode(mode, tl.grad(lambda t: tl.sum(vjp(t) * tl.tensor(np.array(v)))), np.array(x)).numpy()
+    np.testing.assert_allclose(hvp, _cumprod_hvp(x, g, v), rtol=1e-14, atol=1e-14)
+
+
+def test_cumprod_hessian_matches_torch_along_an_axis():
+    torch = pytest.importorskip("torch")
+    x = np.array([[0.0, 2.0, 0.0, 3.0], [1.5, -2.0, 0.5, 4.0], [2.0, 0.0, 0.0, 1.0]])
+    g, v = np.arange(12.0).reshape(3, 4) - 5, np.linspace(-1, 1, 12).reshape(3, 4)
+    tx = torch.tensor(x, requires_grad=True)
+    (tg,) = torch.autograd.grad(torch.cumprod(tx, 1), tx, torch.tensor(g), create_graph=True)
+    (th,) = torch.autograd.grad(tg, tx, torch.tensor(v))
+
+    def vjp(t):
+        return tl.vjp(lambda u: tl.cumprod(u, axis=1), t)[1](tl.tensor(g))[0]
+
+    np.testing.assert_allclose(vjp(tl.tensor(x)).numpy(), tg.detach().numpy(), rtol=1e-14)
+    hvp = tl.grad(lambda t: tl.sum(vjp(t) * tl.tensor(v)))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(hvp, th.numpy(), rtol=1e-14, atol=1e-14)
+
+
+def test_cumprod_gradient_of_a_single_infinite_entry_is_the_output_gradient():
+    # g * y / x gave inf / inf = NaN; y is x itself (PyTorch: g).
+    got = tl.grad(lambda t: tl.sum(tl.cumprod(t, axis=1) * 3.0))(tl.tensor(np.array([[np.inf], [2.0]]))).numpy()
+    np.testing.assert_array_equal(got, [[3.0], [3.0]])
+
+
+# ------------------------------------------------------------------ round of integers is exact
+def _round_half_even(v, k):
+    q, r = divmod(v, 10**k)
+    return (q + (2 * r > 10**k or (2 * r == 10**k and q % 2 == 1))) * 10**k
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("k", [1, 2, 3, 17, 18, 19, 25])
+def test_round_of_int64_to_tens_is_exact(k, mode):
+    # Divided in float64: 2**60 + 12345 to -2 places gave 1152921504606859264, no multiple of 100.
+    values = [2**60 + 12345, 2**53 + 1, -(2**62) - 5 * 10**17, 125, 135, -125, -135, 150, 0, 2**63 - 1, -(2**63)]
+    values += [5 * 10**18, -5 * 10**18, 6 * 10**18, -6 * 10**18]  # ties and halves at the largest scale
+    want = [(_round_half_even(v, k) + 2**63) % 2**64 - 2**63 for v in values]  # int64 arithmetic wraps around
+    assert_same(run_in_mode(mode, lambda t: tl.round(t, -k), np.array(values)), np.array(want))
+
+
+@pytest.mark.parametrize("k", [1, 4, 9, 10])
+def test_round_of_int32_to_tens_is_exact_and_stays_int32(k):
+    values = np.array([2**31 - 5 * 10**8, -(2**30), 12345, -12355, 25, -25, 0], np.int32)
+    want = np.array([_round_half_even(int(v), k) for v in values], np.int32)
+    assert_same(tl.round(tl.tensor(values), -k), want)
