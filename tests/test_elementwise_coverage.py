@@ -118,6 +118,20 @@ def test_float_valued_routines_keep_numpys_values_and_dtypes(mode):
     assert_same(run_in_mode(mode, tl.ldexp, x, n), np.ldexp(x, n))
 
 
+def test_float_power_is_numpys_bit_for_bit():
+    # It was power of the inputs cast to float64: np.power and np.float_power differ in the last bit
+    # (float_power(2.0, 0.1) ... 1 ulp apart on 1 of 20 random pairs).
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(0.0, 3.0, 400), rng.uniform(-4.0, 4.0, 400)
+    for a, b in [(x, y), (x.astype(np.float32), y.astype(np.float32)), (x, 0.1)]:
+        assert_same(tl.float_power(tl.tensor(a), b if np.isscalar(b) else tl.tensor(b)), np.float_power(a, b))
+
+
+def test_float_power_of_a_list_of_tensors_keeps_their_gradient():
+    g = tl.grad(lambda x: tl.sum(tl.float_power([x, 2.0], 2.0)))(tl.tensor(3.0))
+    assert g.numpy().item() == 6.0
+
+
 def test_float_power_is_float64_even_for_float32_and_python_numbers():
     out = tl.float_power(tl.tensor(np.array([2.0], np.float32)), 0.1)
     assert_same(out, np.float_power(np.float32(2.0), 0.1) * np.ones(1))  # 0.1 exactly, not float32(0.1)
@@ -164,3 +178,19 @@ def test_bad_inputs_raise_one_clear_error():
         tl.fmod(tl.tensor([3]), 0)
     with pytest.raises(ValueError, match=r"IsClose: .*\(2, 3\).*\(4,\)"):
         tl.allclose(tl.ones((2, 3)), tl.ones(4))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_inverse_function_gradients_near_their_branch_points(mode):
+    # 1 - x * x lost the last bits of x * x near |x| = 1: grad arctanh(0.99999999343) was 3e-9 off. With
+    # x = 1 -+ d (d a power of two) the exact 1 - x**2 = 2d - d**2 is a float64 number.
+    d = 2.0 ** -np.array([20.0, 30.0, 40.0, 45.0])
+    below, above = 1.0 - d, 1.0 + d
+    (g,) = _grads(mode, tl.arcsin, below)
+    np.testing.assert_allclose(g, 1.0 / np.sqrt(2 * d - d * d), rtol=4e-16)
+    (g,) = _grads(mode, tl.arccos, -below)
+    np.testing.assert_allclose(g, -1.0 / np.sqrt(2 * d - d * d), rtol=4e-16)
+    (g,) = _grads(mode, tl.arctanh, below)
+    np.testing.assert_allclose(g, 1.0 / (2 * d - d * d), rtol=4e-16)
+    (g,) = _grads(mode, tl.arccosh, above)
+    np.testing.assert_allclose(g, 1.0 / np.sqrt(2 * d + d * d), rtol=4e-16)

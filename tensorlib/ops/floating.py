@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import tree
 from ..dispatch import apply, as_tensor
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
@@ -214,6 +215,24 @@ register_gradient(
 )
 
 
+# ------------------------------------------------------------------ float_power
+def _float_power_infer(x, y):
+    return spec(broadcast_shapes(x.shape, y.shape), x.dtype)  # float64 or complex128: the wrapper casts
+
+
+# Its own op for NumPy's kernel: np.float_power and np.power differ in the last bit of float64 results.
+_float_power = _ufunc_op(
+    "FloatPower",
+    np.float_power,
+    _float_power_infer,
+    lambda xp, x, y: xp.pow(x, y),
+    "x ** y in float64 or complex128 (inputs cast first); gradients as Pow's.",
+    inputs=("x", "y"),
+    promote=(0, 1),
+)
+register_gradient("FloatPower", math_ops.pow_grad_x, math_ops.pow_grad_y)
+
+
 # ------------------------------------------------------------------ nextafter, spacing
 def _nextafter_kernel(xp, x, y):
     return xp.nextafter(*_floats(xp, x, y))
@@ -377,7 +396,7 @@ def array_equal(a1, a2, equal_nan: bool = False):
     >>> tl.array_equal(tl.tensor([1, 2]), [1, 2]), tl.array_equal(tl.tensor([1, 2]), [[1, 2]])
     (True, False)
     """
-    a1, a2 = _as_array(a1), _as_array(a2)
+    a1, a2 = _as_numpy_reads(a1, weak_numbers=True), _as_numpy_reads(a2, weak_numbers=True)
     if a1.shape != a2.shape:
         return False
     same = math_ops.equal(a1, a2)
@@ -386,10 +405,15 @@ def array_equal(a1, a2, equal_nan: bool = False):
     return _every(same)
 
 
-def _as_array(a) -> Tensor:
-    """A Tensor, a Python number (weak: it takes the other's dtype), or an array-like as NumPy reads it
-    (``[0.1]`` as float64, not tensorlib's float32 for lists, which would make it unequal to itself)."""
-    return as_tensor(a if isinstance(a, (Tensor, bool, int, float, complex)) else np.asarray(a))
+def _as_numpy_reads(a, weak_numbers=False) -> Tensor:
+    """``a`` as a Tensor with the dtype NumPy reads it in: ``[0.1]`` and ``0.1`` as float64, not rounded
+    through tensorlib's float32 for Python floats (``weak_numbers``: Python numbers stay weak, taking the
+    other operand's dtype).  Tensors, and lists holding Tensors, are kept as they are (and their gradient)."""
+    if isinstance(a, Tensor) or (weak_numbers and isinstance(a, (bool, int, float, complex))):
+        return as_tensor(a)
+    if isinstance(a, (list, tuple)) and any(isinstance(v, Tensor) for v in tree.leaves(list(a))):
+        return as_tensor(a)
+    return as_tensor(np.asarray(a))
 
 
 def _every(condition):
@@ -474,16 +498,13 @@ def float_power(x1, x2) -> Tensor:
     >>> out.dtype, out.numpy().tolist()
     (dtype('float64'), [0.5, 0.3333333333333333])
     """
-    x1, x2 = _in_float64(x1), _in_float64(x2)
-    if x1.dtype.kind == "c" or x2.dtype.kind == "c":
-        x1, x2 = math_ops.cast(x1, _dt.complex128), math_ops.cast(x2, _dt.complex128)
-    return math_ops.power(x1, x2)
+    x1, x2 = _as_numpy_reads(x1), _as_numpy_reads(x2)
+    wide = _dt.complex128 if x1.dtype.kind == "c" or x2.dtype.kind == "c" else _dt.float64
+    return apply(_float_power, (_cast_to(x1, wide), _cast_to(x2, wide)))
 
 
-def _in_float64(x) -> Tensor:
-    # Python numbers and lists as NumPy reads them (0.1 exactly, not rounded through float32 first).
-    x = as_tensor(x if isinstance(x, Tensor) else np.asarray(x))
-    return x if x.dtype.kind == "c" else math_ops.cast(x, _dt.float64)
+def _cast_to(x, dtype) -> Tensor:
+    return x if x.dtype == dtype else math_ops.cast(x, dtype)
 
 
 def nextafter(x1, x2) -> Tensor:

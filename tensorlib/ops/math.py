@@ -96,7 +96,7 @@ def _pow_kernel(xp, x, y):
     return xp.pow(x, y)
 
 
-def _pow_grad_x(node, g):
+def pow_grad_x(node, g):
     # y * x ** (y - 1) is 0 * inf at x = 0 when y = 0; the derivative of x ** 0 is 0 there.  The
     # unused branch sees x = 1 at those points, so its own derivative (second order) stays finite.
     x, y = node.inputs
@@ -105,13 +105,13 @@ def _pow_grad_x(node, g):
     return g * where(at_zero, zeros_like(node.outputs[0]), y * safe_x ** (y - 1))
 
 
-def _pow_grad_y(node, g):
+def pow_grad_y(node, g):
     x = node.inputs[0]
     safe = where(x > 0, x, ones_like(x))
     return g * node.outputs[0] * where(x > 0, log(safe), zeros_like(x))
 
 
-register_gradient("Pow", _pow_grad_x, _pow_grad_y)
+register_gradient("Pow", pow_grad_x, pow_grad_y)
 
 
 def _share(g, wins, ties):

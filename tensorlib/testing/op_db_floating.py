@@ -242,7 +242,7 @@ OPINFOS: list = [
         tl.float_power,
         _float_power_ref,
         _binary((0.3, 3.0)),
-        op_types=("Pow", "Cast"),
+        op_types=("FloatPower",),
         dtypes=ELEMENTWISE + INT,
     ),
     OpInfo(
