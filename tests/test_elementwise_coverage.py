@@ -194,3 +194,18 @@ def test_inverse_function_gradients_near_their_branch_points(mode):
     np.testing.assert_allclose(g, 1.0 / (2 * d - d * d), rtol=4e-16)
     (g,) = _grads(mode, tl.arccosh, above)
     np.testing.assert_allclose(g, 1.0 / np.sqrt(2 * d + d * d), rtol=4e-16)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "dtype, scale", [(np.float64, 1e200), (np.float64, 1e-200), (np.float32, 1e25), (np.float32, 1e-25)]
+)
+def test_arctan2_gradient_where_the_squared_radius_leaves_the_range(dtype, scale, mode):
+    # x2 / (x1**2 + x2**2): the sum of squares overflowed (gradient 0) or underflowed (inf); at (3s, -4s)
+    # the gradient is (-4, -3) / (25 s).
+    x1, x2 = np.array([3.0 * scale], dtype), np.array([-4.0 * scale], dtype)
+    g = tl.grad(lambda a, b: tl.sum(tl.arctan2(a, b)), argnums=(0, 1))
+    g1, g2 = run_in_mode(mode, g, x1, x2)
+    assert g1.dtype == dtype
+    np.testing.assert_allclose(g1.numpy(), [-4.0 / 25.0 / scale], rtol=4 * np.finfo(dtype).eps)
+    np.testing.assert_allclose(g2.numpy(), [-3.0 / 25.0 / scale], rtol=4 * np.finfo(dtype).eps)

@@ -227,17 +227,20 @@ _sinc = _unary("Sinc", np.sinc, "sin(pi x) / (pi x), 1 at 0.", _sinc_grad, gener
 # ------------------------------------------------------------------ binary functions
 
 
-def _r2(node):
-    x, y = node.inputs
-    return x * x + y * y
+def _arctan2_grad(node, g, which):
+    # d atan2(x1, x2) = (x2 dx1 - x1 dx2) / r**2, as (x_i / r) / r with r = hypot(x1, x2): r**2 itself
+    # overflows or underflows beyond 1e154 (1e19 in float32), giving 0 or inf where the gradient is finite.
+    x1, x2 = node.inputs
+    r = hypot(x1, x2)
+    return g * (x2 / r) / r if which == 0 else -g * (x1 / r) / r
 
 
 _arctan2 = _binary(
     "Atan2",
     np.arctan2,
     "Angle of the point (x=x2, y=x1): arctan2(x1, x2), NumPy's order.",
-    lambda node, g: g * node.inputs[1] / _r2(node),
-    lambda node, g: -g * node.inputs[0] / _r2(node),
+    lambda node, g: _arctan2_grad(node, g, 0),
+    lambda node, g: _arctan2_grad(node, g, 1),
     generic=_standard("atan2"),
 )
 
