@@ -60,7 +60,40 @@ from .ops.math import (
     zeros_like,
 )
 from .ops.control_flow import cond, scan, while_loop
-from .ops.reduce import argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
+from .ops.reduce import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    average,
+    count_nonzero,
+    logsumexp,
+    max,
+    mean,
+    min,
+    prod,
+    ptp,
+    std,
+    sum,
+    var,
+)
+from .ops.nanreduce import (
+    nanargmax,
+    nanargmin,
+    nanmax,
+    nanmean,
+    nanmedian,
+    nanmin,
+    nanpercentile,
+    nanprod,
+    nanquantile,
+    nanstd,
+    nansum,
+    nanvar,
+)
+from .ops.search import argwhere, bincount, digitize, flatnonzero, searchsorted, top_k, unique
 from .ops.shape import (
     broadcast_to,
     concat,
@@ -155,8 +188,12 @@ from .ops.array import (
     atleast_3d,
     column_stack,
     cross,
+    cummax,
+    cummin,
     cumprod,
     cumsum,
+    cumulative_prod,
+    cumulative_sum,
     diag,
     diagonal,
     diff,

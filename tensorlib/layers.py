@@ -1,4 +1,4 @@
-"""Layers for ``tl.nn``: Dense, Conv2D, pools, BatchNorm, Dropout, Flatten.
+"""Layers for ``tl.nn``: Dense, Conv2D, pools, BatchNorm, LayerNorm, Embedding, Dropout, Flatten.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
@@ -26,7 +26,7 @@ from .ops import shape as _shape
 from .ops.creation import tensor as _tensor
 from .tensor import Tensor, Variable
 
-__all__ = ["Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "BatchNorm", "Dropout", "Flatten"]
+__all__ = ["Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "BatchNorm", "LayerNorm", "Embedding", "Dropout", "Flatten"]
 
 
 def _positive(what: str, value, layer: str) -> int:
@@ -324,6 +324,72 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"rate={self.rate}"
+
+
+class LayerNorm(Module):
+    """Layer normalization over the trailing dimensions ``normalized_shape`` (an int or a tuple), as
+    PyTorch's ``nn.LayerNorm`` and Keras' ``LayerNormalization``: :func:`tl.nn.layer_norm` with a trainable
+    ``scale`` (ones) and ``offset`` (zeros) of that shape, each dropped with ``scale=False`` / ``center=False``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> ln = tl.nn.LayerNorm(2)
+    >>> ln(np.array([[1.0, 3.0]], np.float32)).numpy().round(4).tolist(), ln.scale.shape
+    ([[-1.0, 1.0]], (2,))
+    """
+
+    def __init__(
+        self, normalized_shape, epsilon: float = 1e-5, center: bool = True, scale: bool = True, dtype=_dt.float32
+    ):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+        self.normalized_shape = tuple(_positive("normalized_shape", d, "LayerNorm") for d in shape)
+        if not self.normalized_shape:
+            raise ValueError("LayerNorm: normalized_shape must name at least one dimension, got ()")
+        self.epsilon = float(epsilon)
+        self.scale = Variable(_init.ones(self.normalized_shape, dtype=dtype), name="scale") if scale else None
+        self.offset = Variable(_init.zeros(self.normalized_shape, dtype=dtype), name="offset") if center else None
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        k = len(self.normalized_shape)
+        if tuple(x.shape[len(x.shape) - k :]) != self.normalized_shape or len(x.shape) < k:
+            raise ValueError(
+                f"LayerNorm: input's trailing dimensions must be normalized_shape={self.normalized_shape}, "
+                f"got input shape {tuple(x.shape)}"
+            )
+        return _nn.layer_norm(x, self.scale, self.offset, axis=tuple(range(-k, 0)), epsilon=self.epsilon)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, epsilon={self.epsilon}"
+
+
+class Embedding(Module):
+    """A trainable table of ``input_dim`` vectors of size ``output_dim``; calling it with integer ids looks
+    them up (:func:`tl.nn.embedding_lookup`: ids outside ``[0, input_dim)`` are an IndexError, repeated ids
+    add up their gradients).  The table starts from ``embeddings_initializer`` (Glorot uniform).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> emb = tl.nn.Embedding(10, 3, seed=0)
+    >>> emb(np.array([[1, 2, 1]])).shape, emb.embeddings.shape
+    ((1, 3, 3), (10, 3))
+    """
+
+    def __init__(
+        self, input_dim: int, output_dim: int, embeddings_initializer="glorot_uniform", seed=None, dtype=_dt.float32
+    ):
+        super().__init__()
+        self.input_dim = _positive("input_dim", input_dim, "Embedding")
+        self.output_dim = _positive("output_dim", output_dim, "Embedding")
+        self.embeddings = Variable(
+            _init.get(embeddings_initializer)((self.input_dim, self.output_dim), seed=seed, dtype=dtype),
+            name="embeddings",
+        )
+
+    def forward(self, ids):
+        return _nn.embedding_lookup(self.embeddings, ids)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_dim}, {self.output_dim}"
 
 
 class Flatten(Module):

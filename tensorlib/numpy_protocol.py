@@ -7,9 +7,9 @@ traced by ``tl.function`` like any other op.  A NumPy function that tensorlib la
 TypeError naming it, rather than converting the Tensor to a plain array and silently dropping
 its gradient.  ``np.asarray(t)`` (``__array__``) still gives the values, without a gradient.
 
-Predicates run tensorlib's too (``np.isnan(t)`` is ``tl.isnan(t)``, a bool Tensor; ``np.allclose`` and
-``np.array_equal`` give Python bools); the few value queries tensorlib lacks (``np.count_nonzero``,
-``np.any``, ``np.all``, ...) compare the values and return NumPy results.
+Predicates and reductions run tensorlib's too (``np.isnan(t)`` is ``tl.isnan(t)``, a bool Tensor;
+``np.allclose`` and ``np.array_equal`` give Python bools); the few value queries tensorlib lacks
+(``np.array_equiv``, ``np.array_repr``) compare the values and return NumPy results.
 
 >>> import numpy as np, tensorlib as tl
 >>> x = tl.tensor([0.0, 1.0], dtype="float64")
@@ -33,7 +33,7 @@ _NO_VALUE = getattr(np, "_NoValue", object())
 _table: dict = {}  # NumPy function -> (tensorlib function, NumPy signature, renames, its parameters)
 _ufuncs: dict = {}  # ufunc -> tensorlib callable
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
-_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod", "maximum": "cummax", "minimum": "cummin"}
 
 # NumPy names whose tensorlib function is named differently, or takes the argument under another name.
 _RENAMED = {
@@ -57,9 +57,6 @@ _ARGUMENTS = {
 _CREATION = {"identity", "zeros", "ones", "full", "eye", "arange", "linspace"}
 _VALUE_QUERIES = (
     "array_equiv",
-    "count_nonzero",
-    "any",
-    "all",
     "array_repr",
     "array_str",
 )

@@ -133,3 +133,58 @@ def test_round_of_int32_to_tens_is_exact_and_stays_int32(k):
     values = np.array([2**31 - 5 * 10**8, -(2**30), 12345, -12355, 25, -25, 0], np.int32)
     want = np.array([_round_half_even(int(v), k) for v in values], np.int32)
     assert_same(tl.round(tl.tensor(values), -k), want)
+
+
+# ------------------------------------------------------------------ cummax / cummin
+@pytest.mark.parametrize("mode", MODES)
+def test_cummax_gradient_goes_to_the_last_tied_position_and_nan_propagates(mode):
+    x = np.array([1.0, 3.0, 3.0, 2.0, np.nan, 5.0, np.nan])  # torch.cummax indices: [0, 1, 2, 2, 4, 4, 6]
+    assert_same(run_in_mode(mode, tl.cummax, x), np.maximum.accumulate(x))
+    got = run_in_mode(mode, tl.grad(lambda t: tl.sum(tl.cummax(t) * tl.tensor(np.arange(1.0, 8.0)))), x)
+    np.testing.assert_array_equal(got.numpy(), [1.0, 2.0, 7.0, 0.0, 11.0, 0.0, 7.0])
+
+
+def test_cummin_matches_torch_values_and_gradient():
+    torch = pytest.importorskip("torch")
+    x = np.array([[2.0, 1.0, 1.0, 3.0, 0.0, -0.0], [4.0, 4.0, -np.inf, 7.0, np.nan, -1.0]])
+    g = np.arange(12.0).reshape(2, 6)
+    tx = torch.tensor(x, requires_grad=True)
+    values = torch.cummin(tx, 1).values
+    (tg,) = torch.autograd.grad(values, tx, torch.tensor(g))
+    got = tl.cummin(tl.tensor(x), axis=1)
+    np.testing.assert_array_equal(got.numpy(), values.detach().numpy())
+    assert np.array_equal(np.signbit(got.numpy()), np.signbit(values.detach().numpy()))
+    _, vjp = tl.vjp(lambda t: tl.cummin(t, axis=1), tl.tensor(x))
+    np.testing.assert_array_equal(vjp(tl.tensor(g))[0].numpy(), tg.numpy())
+
+
+def test_cummax_of_bools_and_ints_and_numpys_accumulate():
+    b = np.array([[False, True, False], [False, False, True]])
+    assert_same(tl.cummax(tl.tensor(b), axis=1), np.maximum.accumulate(b, axis=1))
+    assert_same(tl.cummin(tl.tensor(b), axis=0), np.minimum.accumulate(b, axis=0))
+    i = np.array([3, -1, 4, 1, -5], np.int32)
+    assert_same(np.maximum.accumulate(tl.tensor(i)), np.maximum.accumulate(i))
+    with pytest.raises(TypeError, match=r"Cummax: complex numbers have no order.*\(inputs x: shape \(2,\) complex128"):
+        tl.cummax(tl.tensor(np.ones(2, np.complex128)))
+
+
+# ------------------------------------------------------------------ cumulative_sum / cumulative_prod
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+@pytest.mark.parametrize(
+    "x, kwargs",
+    [
+        (np.array([1, 2, 3], np.int32), {"include_initial": True}),
+        (np.arange(6.0).reshape(2, 3) - 2, {"axis": -1, "include_initial": True}),
+        (np.array([[True, False], [True, True]]), {"axis": 0, "dtype": bool}),
+        (np.array([2**20, 2**20, 2**20], np.int64), {"dtype": np.int32}),  # accumulated in int32: wraps
+        (np.zeros((2, 0)), {"axis": 1, "include_initial": True}),
+    ],
+)
+def test_cumulative_sum_and_prod_are_numpys(name, x, kwargs):
+    assert_same(getattr(tl, name)(tl.tensor(x), **kwargs), getattr(np, name)(x, **kwargs))
+    assert_same(getattr(np, name)(tl.tensor(x), **kwargs), getattr(np, name)(x, **kwargs))
+
+
+def test_cumulative_sum_needs_an_axis_beyond_one_dimension():
+    with pytest.raises(ValueError, match=r"cumulative_sum: an input of more than one dimension needs an axis"):
+        tl.cumulative_sum(tl.ones((2, 2)))

@@ -82,7 +82,7 @@ def test_shape_queries_and_value_queries():
     t = tl.tensor(X)
     assert np.shape(t) == (2, 3) and np.ndim(t) == 2 and np.size(t) == 6
     assert np.allclose(t, X) is True and np.array_equal(t, X) is True  # tl.allclose, tl.array_equal
-    assert isinstance(np.isnan(t), tl.Tensor) and not np.any(np.isnan(t))  # tl.isnan; np.any on the values
+    assert isinstance(np.isnan(t), tl.Tensor) and not np.any(np.isnan(t))  # tl.isnan, tl.any
     assert isinstance(np.asarray(t), np.ndarray)  # __array__ still gives the values
 
 

@@ -76,7 +76,21 @@ def _install_methods():
     Tensor.T = property(lambda self: transpose(self))
     Tensor.squeeze = squeeze
     Tensor.expand_dims = expand_dims
-    for name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "logsumexp"):
+    for name in (
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "var",
+        "std",
+        "argmax",
+        "argmin",
+        "logsumexp",
+        "any",
+        "all",
+        "ptp",
+    ):
         setattr(Tensor, name, getattr(reduce, name))
     Tensor.astype = cast
     Tensor._no_value = _no_value

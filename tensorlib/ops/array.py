@@ -127,6 +127,155 @@ def _cumprod_grad(node, g):
 register_gradient("Cumprod", _cumprod_grad)
 
 
+def _cumulative(scan, initial, name, x, axis, dtype, include_initial):
+    """NumPy 2's ``cumulative_sum``/``cumulative_prod``: the axis may be left out of a 1-d input only,
+    ``dtype`` is the accumulator, ``include_initial`` starts with the identity."""
+    x = as_tensor(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(
+                f"{name}: an input of more than one dimension needs an axis, got shape {x.shape} ({x.dtype})"
+            )
+        x, axis = shape_ops.reshape(x, (-1,)), 0
+    ax = normalize_axis(as_int(axis, f"{name}: axis"), x.ndim, f"{name} (shape {x.shape}): axis")
+    if dtype is not None:
+        x = math_ops.cast(x, dtype)
+    out = scan(x, ax)
+    if dtype is not None and out.dtype != x.dtype:  # NumPy accumulates in dtype itself (an int32 wraps around)
+        out = math_ops.cast(out, x.dtype)
+    if include_initial:
+        out = shape_ops.pad(out, tuple((1, 0) if i == ax else (0, 0) for i in range(x.ndim)), constant_values=initial)
+    return out
+
+
+def cumulative_sum(x, /, *, axis: int | None = None, dtype=None, include_initial: bool = False) -> Tensor:
+    """``numpy.cumulative_sum`` (the Array API's): ``cumsum`` with ``include_initial`` to start with 0.
+
+    >>> import tensorlib as tl
+    >>> tl.cumulative_sum(tl.tensor([1, 2, 3]), include_initial=True).numpy().tolist()
+    [0, 1, 3, 6]
+    """
+    return _cumulative(_cumsum_op, 0, "cumulative_sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis: int | None = None, dtype=None, include_initial: bool = False) -> Tensor:
+    """``numpy.cumulative_prod`` (the Array API's): ``cumprod`` with ``include_initial`` to start with 1.
+
+    >>> import tensorlib as tl
+    >>> tl.cumulative_prod(tl.tensor([[1.0, 2.0, 3.0]]), axis=1, include_initial=True).numpy().tolist()
+    [[1.0, 1.0, 2.0, 6.0]]
+    """
+    return _cumulative(_cumprod_op, 1, "cumulative_prod", x, axis, dtype, include_initial)
+
+
+# ------------------------------------------------------------------ cummax / cummin
+def _extremum_scan_infer(x, *, axis):
+    if x.dtype.kind == "c":
+        raise TypeError(f"complex numbers have no order, got {x.dtype} (shape {x.shape})")
+    _axis_checked(x, axis)
+    return x
+
+
+def _running(xp, pick, x, axis):
+    """The running ``pick`` (maximum or minimum) along ``axis``: ceil(log2(n)) shifted comparisons, exact
+    since each step picks an element (the standard has no accumulate)."""
+    n, step = x.shape[axis], 1
+    head = (slice(None),) * axis
+    while step < n:
+        x = xp.concat(
+            [
+                x[head + (slice(0, step), ...)],
+                pick(x[head + (slice(step, None), ...)], x[head + (slice(0, n - step), ...)]),
+            ],
+            axis=axis,
+        )
+        step *= 2
+    return x
+
+
+def _held_index(xp, x, running, running_max, axis):
+    # A position holds the running value when it equals it (a tie takes the later position, as PyTorch)
+    # or is NaN (NaN propagates from there); the index at j is the last such position up to j.
+    held = running == x
+    if xp.isdtype(x.dtype, "real floating"):
+        held = held | xp.isnan(x)
+    positions = xp.reshape(xp.arange(x.shape[axis], dtype=xp.int64), (-1,) + (1,) * (x.ndim - axis - 1))
+    return running_max(xp.where(held, positions, xp.zeros((), dtype=xp.int64)))
+
+
+def _extremum_scan(name, pick, ufunc, doc):
+    op = defop(name, inputs=("x",), attrs={"axis": 0}, infer=_extremum_scan_infer, doc=doc)
+    op.kernel("numpy")(lambda x, *, axis: ufunc.accumulate(x, axis=axis))
+    op.generic(lambda xp, x, *, axis: _running(xp, pick(xp, x), x, axis % x.ndim))
+    index = defop(
+        f"{name}Index",
+        inputs=("x",),
+        attrs={"axis": 0},
+        infer=lambda x, *, axis: spec(_extremum_scan_infer(x, axis=axis).shape, _dt.int64),
+        differentiable=False,
+        doc=f"The position each running value of {name} comes from (the last of ties; not differentiable).",
+    )
+
+    @index.kernel("numpy")
+    def index_numpy(x, *, axis):
+        axis %= x.ndim
+        return _held_index(np, x, ufunc.accumulate(x, axis=axis), lambda a: np.maximum.accumulate(a, axis=axis), axis)
+
+    @index.generic
+    def index_generic(xp, x, *, axis):
+        axis %= x.ndim
+        running = _running(xp, pick(xp, x), x, axis)
+        return _held_index(xp, x, running, lambda a: _running(xp, xp.maximum, a, axis), axis)
+
+    def gradient(node, g):
+        taken = apply(index, (node.inputs[0],), node.attrs)
+        return apply(_take_along_grad, (g, taken, node.inputs[0]), node.attrs)
+
+    register_gradient(name, gradient)
+    return op
+
+
+_cummax = _extremum_scan(
+    "Cummax",
+    lambda xp, x: xp.logical_or if xp.isdtype(x.dtype, "bool") else xp.maximum,  # the standard orders numbers only
+    np.maximum,
+    "Running maximum along an axis (NaN propagates).",
+)
+_cummin = _extremum_scan(
+    "Cummin",
+    lambda xp, x: xp.logical_and if xp.isdtype(x.dtype, "bool") else xp.minimum,
+    np.minimum,
+    "Running minimum along an axis (NaN propagates).",
+)
+
+
+def cummax(x, axis: int | None = None) -> Tensor:
+    """Running maximum along ``axis`` (of the flattened array by default): ``numpy.maximum.accumulate``,
+    ``torch.cummax(...).values``, ``jax.lax.cummax``.  A NaN propagates.  The gradient of each output goes
+    to the position its value came from, the last of tied positions (PyTorch's index).
+
+    >>> import tensorlib as tl
+    >>> tl.cummax(tl.tensor([1.0, 3.0, 2.0, 5.0])).numpy().tolist()
+    [1.0, 3.0, 3.0, 5.0]
+    >>> tl.grad(lambda x: tl.sum(tl.cummax(x)))(tl.tensor([1.0, 3.0, 2.0, 3.0])).numpy().tolist()
+    [1.0, 2.0, 0.0, 1.0]
+    """
+    x, axis = _cumulative_flat_or(x, axis, "cummax")
+    return apply(_cummax, (x,), {"axis": axis})
+
+
+def cummin(x, axis: int | None = None) -> Tensor:
+    """Running minimum along ``axis`` (of the flattened array by default): ``numpy.minimum.accumulate``,
+    ``torch.cummin(...).values``; NaN propagates, the gradient goes to the last of tied positions.
+
+    >>> import tensorlib as tl
+    >>> tl.cummin(tl.tensor([[3, 1, 2]]), axis=1).numpy().tolist()
+    [[3, 1, 1]]
+    """
+    x, axis = _cumulative_flat_or(x, axis, "cummin")
+    return apply(_cummin, (x,), {"axis": axis})
+
+
 def _flat_or(x, axis, name):
     """(x, axis) with NumPy's axis=None meaning: the flattened array along 0."""
     x = as_tensor(x)

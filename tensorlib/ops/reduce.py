@@ -1,4 +1,5 @@
-"""Reductions with ``axis`` and ``keepdims``: sum, mean, max, min, prod, var, std, logsumexp, argmax, argmin."""
+"""Reductions with ``axis`` and ``keepdims``: sum, mean, max, min, prod, var, std, logsumexp, argmax, argmin,
+any, all, count_nonzero, ptp, average."""
 
 from __future__ import annotations
 
@@ -162,6 +163,29 @@ _min.generic(_extremum_kernel(lambda xp: xp.min, lambda xp: xp.all, "minimum"))
 register_gradient("Min", _extremum_grad)
 
 
+def _truth_infer(x, *, axis, keepdims):
+    return spec(_reduce_infer(x, axis=axis, keepdims=keepdims).shape, _dt.bool_)
+
+
+def _truth_reduction(name, doc):
+    return defop(
+        name,
+        inputs=("x",),
+        attrs={"axis": None, "keepdims": False},
+        infer=_truth_infer,
+        differentiable=False,
+        doc=doc,
+    )
+
+
+_any = _truth_reduction(
+    "Any", "Whether any element along the axes is nonzero (NaN counts as true; not differentiable)."
+)
+_any.generic(lambda xp, x, *, axis, keepdims: xp.any(x, axis=axis, keepdims=keepdims))
+_all = _truth_reduction("All", "Whether every element along the axes is nonzero (not differentiable).")
+_all.generic(lambda xp, x, *, axis, keepdims: xp.all(x, axis=axis, keepdims=keepdims))
+
+
 def _arg_infer(x, *, axis):
     if axis is None:
         return spec((), _dt.int64)
@@ -226,6 +250,107 @@ def max(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
 
 def min(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
     return apply(_min, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
+
+
+amax = max
+amin = min
+
+
+def any(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Whether any element along ``axis`` is nonzero (``numpy.any``; an empty slice gives False, NaN is
+    true); a bool tensor, not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.any(tl.tensor([[0.0, 1.0], [0.0, 0.0]]), axis=1).numpy().tolist()
+    [True, False]
+    """
+    return apply(_any, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
+
+
+def all(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Whether every element along ``axis`` is nonzero (``numpy.all``; an empty slice gives True); a bool
+    tensor, not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.all(tl.tensor([[1, 2], [0, 3]]), axis=0, keepdims=True).numpy().tolist()
+    [[False, True]]
+    """
+    return apply(_all, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
+
+
+def count_nonzero(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Number of nonzero elements along ``axis`` (``numpy.count_nonzero``), int64; not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.count_nonzero(tl.tensor([[0.0, 1.5], [2.0, -1.0]]), axis=1).numpy().tolist()
+    [1, 2]
+    """
+    x = as_tensor(x)
+    _check_axis(x, axis, "count_nonzero")
+    return sum(math_ops.not_equal(x, math_ops.zeros_like(x)), axis, keepdims)
+
+
+def ptp(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Peak to peak, ``max - min`` along ``axis`` (``numpy.ptp``); the gradient is max's minus min's, ties
+    sharing it as in ``max``, so a constant slice has gradient 0.  Bools are refused, as by NumPy.
+
+    >>> import tensorlib as tl
+    >>> tl.ptp(tl.tensor([[4.0, 9.0, 1.0], [2.0, 2.0, 2.0]]), axis=1).numpy().tolist()
+    [8.0, 0.0]
+    """
+    x = as_tensor(x)
+    _check_axis(x, axis, "ptp")
+    if x.dtype == _dt.bool_:
+        raise TypeError(f"ptp: bool tensors have no difference (input shape {x.shape}, {x.dtype}); cast them first")
+    return max(x, axis, keepdims) - min(x, axis, keepdims)
+
+
+def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool = False):
+    """Weighted mean along ``axis`` (``numpy.average``): ``sum(a * weights) / sum(weights)``, differentiable
+    in ``a`` and ``weights``.  ``weights`` has ``a``'s shape, or, with ``axis`` given, the shape of the
+    reduced axes (a 1-D array along one axis).  With ``returned=True`` gives ``(average, sum of weights)``.
+    Weights summing to zero raise ZeroDivisionError eagerly, as in NumPy (inside ``tl.function`` they
+    give inf or nan).  Integers and bools average in float64.
+
+    >>> import tensorlib as tl
+    >>> tl.average(tl.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=1, weights=tl.tensor([3.0, 1.0])).numpy().tolist()
+    [1.25, 3.25]
+    """
+    from .shape import broadcast_to, reshape, transpose
+
+    a = as_tensor(a)
+    _check_axis(a, axis, "average")
+    if weights is None:
+        avg = mean(a, axis, keepdims)
+        if not returned:
+            return avg
+        count = _count(a, axis)
+        return avg, math_ops.full_like(avg, count) if isinstance(count, int) else broadcast_to(count, avg.shape)
+    w = as_tensor(weights)
+    dtype = _dt.promote_types(a.dtype, w.dtype)
+    if dtype.kind in "biu":
+        dtype = _dt.float64
+    a, w = math_ops.cast(a, dtype), math_ops.cast(w, dtype)
+    if w.shape != a.shape:
+        given = (
+            [a_ % a.ndim for a_ in (axis if isinstance(axis, (tuple, list)) else (axis,))] if axis is not None else None
+        )
+        if given is None or w.shape != tuple(a.shape[i] for i in given):
+            raise ValueError(
+                f"average: weights of shape {w.shape} ({w.dtype}) fit neither a (shape {a.shape}, {a.dtype}) "
+                f"nor its reduced axes {axis!r}"
+            )
+        # Weight axis k lies along axis[k]: order them as a's axes, then give the other axes size 1.
+        axes = sorted(given)
+        order = sorted(range(len(given)), key=lambda k: given[k])
+        w = transpose(w, order) if order != list(range(len(given))) else w
+        w = reshape(w, tuple(a.shape[i] if i in axes else 1 for i in range(a.ndim)))
+        w = broadcast_to(w, a.shape)
+    total = sum(w, axis, keepdims)
+    if not total.is_symbolic and bool(np.any(total.numpy() == 0)):
+        raise ZeroDivisionError(f"average: weights sum to zero, cannot be normalized (weights shape {w.shape})")
+    avg = sum(a * w, axis, keepdims) / total
+    return (avg, broadcast_to(total, avg.shape)) if returned else avg
 
 
 def _arg_kept(out, x, axis, keepdims):

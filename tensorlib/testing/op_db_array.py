@@ -39,6 +39,24 @@ def _zeros_and_values(dtype):
     return st.sampled_from([0.0, 1.5, -2.0, 0.5, 0.0, 3.0]).map(np.dtype(dtype).type)
 
 
+def _running_ref(ufunc):
+    def ref(x, axis=None):
+        return ufunc.accumulate(np.ravel(x) if axis is None else x, axis=0 if axis is None else axis)
+
+    return ref
+
+
+@st.composite
+def _cumulative_array_api_draw(draw, dtype, elements=None):
+    """numpy.cumulative_sum/prod's arguments: an axis for more than one dimension, include_initial."""
+    values = elements(dtype) if elements else _elements(dtype)
+    x = draw(tensors(dtype, shapes(1, 3), values))
+    kwargs = {"include_initial": draw(st.booleans())}
+    if x.ndim > 1 or draw(st.booleans()):
+        kwargs["axis"] = draw(st.integers(-x.ndim, x.ndim - 1))
+    return SampleInput((x,), kwargs)
+
+
 @st.composite
 def _triangle_draw(draw, dtype):
     x = draw(tensors(dtype, shapes(1, 3)))
@@ -380,6 +398,50 @@ OPINFOS: list = [
         error_inputs=(
             ErrorInput((np.ones((2, 3)),), {"axis": -3}, ValueError, r"axis -3 is out of range for a tensor of rank 2"),
         ),
+    ),
+    OpInfo(
+        "cummax",
+        tl.cummax,
+        _running_ref(np.maximum),
+        lambda dtype: _sort_draw(dtype),  # distinct values: ties are kinks
+        op_types=("Cummax", "CummaxIndex"),
+        dtypes=NUMERIC,
+        kinks=True,
+        error_inputs=(
+            ErrorInput((np.ones(2, np.complex128),), exc=TypeError, match=r"Cummax: complex numbers have no order"),
+        ),
+    ),
+    OpInfo(
+        "cummin",
+        tl.cummin,
+        _running_ref(np.minimum),
+        lambda dtype: _sort_draw(dtype),
+        op_types=("Cummin", "CumminIndex"),
+        dtypes=NUMERIC,
+        kinks=True,
+    ),
+    OpInfo(
+        "cumulative_sum",
+        tl.cumulative_sum,
+        np.cumulative_sum,
+        _cumulative_array_api_draw,
+        op_types=("Cumsum",),
+        dtypes=NUMERIC + (_dt.bool_,),
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)),),
+                exc=ValueError,
+                match=r"cumulative_sum: an input of more than one dimension needs an axis",
+            ),
+        ),
+    ),
+    OpInfo(
+        "cumulative_prod",
+        tl.cumulative_prod,
+        np.cumulative_prod,
+        lambda dtype: _cumulative_array_api_draw(dtype, _zeros_and_values),
+        op_types=("Cumprod",),
+        dtypes=NUMERIC + (_dt.bool_,),
     ),
     OpInfo(
         "tril",

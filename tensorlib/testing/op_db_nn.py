@@ -220,8 +220,9 @@ def _pool_errors(op_type):
 def _unary_draw(lo=-3.0, hi=3.0, away_from=None):
     def samples(dtype):
         elements = scalars(dtype, lo, hi)
-        if away_from is not None:  # keep clear of a kink, where the finite differences would straddle it
-            elements = elements.filter(lambda v: abs(v - away_from) > 0.05)
+        if away_from is not None:  # keep clear of the kinks, where the finite differences would straddle one
+            kinks = away_from if isinstance(away_from, tuple) else (away_from,)
+            elements = elements.filter(lambda v: min(abs(v - k) for k in kinks) > 0.05)
         return tensors(dtype, shapes(1, 3), elements).map(lambda x: SampleInput((x,)))
 
     return samples
@@ -243,6 +244,107 @@ def _gelu_ref(x, approximate=False):
     if approximate:
         return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
     return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+_SELU = (1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
+
+
+def _sigmoid_ref(x):
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def _glu_ref(x, axis=-1):
+    a, b = np.split(x.astype(np.float64), 2, axis)
+    return (a * _sigmoid_ref(b)).astype(x.dtype)
+
+
+@st.composite
+def _glu_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1))
+    x = np.concatenate([x, x[::-1] * 0.5], axis)  # an even size along axis
+    return SampleInput((x, axis))
+
+
+def _activation_entries():
+    """The activations of tensorlib.ops.nn.extra_activations: float64 formulas, kinks kept clear of."""
+    ref = _f64
+    entries = [
+        OpInfo("nn.silu", tl.nn.silu, ref(lambda x: x * _sigmoid_ref(x)), _unary_draw(-20.0, 20.0), ("Silu",)),
+        OpInfo(
+            "nn.relu6", tl.nn.relu6, ref(lambda x: np.clip(x, 0, 6)), _unary_draw(-2.0, 8.0, (0.0, 6.0)), ("Relu6",)
+        ),
+        OpInfo(
+            "nn.selu",
+            tl.nn.selu,
+            ref(lambda x: _SELU[1] * np.where(x > 0, x, _SELU[0] * np.expm1(np.minimum(x, 0)))),
+            _unary_draw(away_from=0.0),
+            ("Selu",),
+        ),
+        OpInfo(
+            "nn.celu",
+            lambda x, alpha=1.0: tl.nn.celu(x, alpha),
+            ref(lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0) / alpha))),
+            lambda dtype: _unary_draw(away_from=0.0)(dtype).map(lambda s: SampleInput((*s.args, 0.5))),
+            ("Celu",),
+            error_inputs=(ErrorInput((np.ones(2), 0.0), exc=ValueError, match=r"^Celu: alpha must not be 0"),),
+        ),
+        OpInfo(
+            "nn.hard_sigmoid",
+            tl.nn.hard_sigmoid,
+            ref(lambda x: np.clip(x + 3, 0, 6) / 6),
+            _unary_draw(-5.0, 5.0, (-3.0, 3.0)),
+            ("HardSigmoid",),
+        ),
+        OpInfo(
+            "nn.hard_swish",
+            tl.nn.hard_swish,
+            ref(lambda x: x * np.clip(x + 3, 0, 6) / 6),
+            _unary_draw(-5.0, 5.0, (-3.0, 3.0)),
+            ("HardSwish",),
+        ),
+        OpInfo(
+            "nn.hard_tanh",
+            lambda x, lo=-1.0, hi=1.0: tl.nn.hard_tanh(x, lo, hi),
+            ref(lambda x, lo=-1.0, hi=1.0: np.clip(x, lo, hi)),
+            lambda dtype: _unary_draw(away_from=(-2.0, 0.5))(dtype).map(lambda s: SampleInput((*s.args, -2.0, 0.5))),
+            ("HardTanh",),
+            error_inputs=(
+                ErrorInput((np.ones(2), 1.0, -1.0), exc=ValueError, match=r"^HardTanh: min_val must not exceed"),
+            ),
+        ),
+        OpInfo(
+            "nn.log_sigmoid",
+            tl.nn.log_sigmoid,
+            ref(lambda x: -np.logaddexp(0.0, -x)),
+            _unary_draw(-30.0, 30.0),
+            ("LogSigmoid",),
+            error_inputs=(
+                ErrorInput(
+                    (np.array([1, 2]),), exc=TypeError, match=r"^LogSigmoid: features must be a floating-point tensor"
+                ),
+            ),
+        ),
+        OpInfo(
+            "nn.softsign", tl.nn.softsign, ref(lambda x: x / (1 + np.abs(x))), _unary_draw(away_from=0.0), ("Softsign",)
+        ),
+        OpInfo(
+            "nn.mish", tl.nn.mish, ref(lambda x: x * np.tanh(np.logaddexp(x, 0.0))), _unary_draw(-20.0, 20.0), ("Mish",)
+        ),
+        OpInfo(
+            "nn.glu",
+            tl.nn.glu,
+            _glu_ref,
+            _glu_draw,
+            ("SplitV", "Sigmoid", "Mul"),
+            error_inputs=(
+                ErrorInput((np.ones((2, 3)),), exc=ValueError, match=r"^glu: the size of axis -1 must be even"),
+            ),
+        ),
+    ]
+    for entry in entries:
+        entry.dtypes = WITH_HALF
+    return entries
 
 
 def _log_softmax_ref(x, axis=-1):
@@ -279,6 +381,146 @@ def _sparse_cross_entropy_draw(draw, dtype):
 def _sparse_cross_entropy_ref(labels, logits):
     log_probs = _log_softmax_ref(logits.astype(np.float64))
     return (-np.take_along_axis(log_probs, labels[..., None], -1)[..., 0]).astype(logits.dtype)
+
+
+@st.composite
+def _sigmoid_cross_entropy_draw(draw, dtype):
+    logits = draw(tensors(dtype, shapes(1, 3), min_value=-20.0, max_value=20.0))
+    labels = draw(tensors(dtype, logits.shape, min_value=0.0, max_value=1.0))
+    return SampleInput((labels, logits), grad_argnums=(0, 1))
+
+
+def _sigmoid_cross_entropy_ref(labels, logits):
+    x, z = logits.astype(np.float64), labels.astype(np.float64)
+    return (np.logaddexp(0.0, x) - x * z).astype(logits.dtype)
+
+
+@st.composite
+def _layer_norm_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(2, 3, min_side=2)))
+    k = draw(st.integers(1, x.ndim - 1))
+    axis = tuple(range(x.ndim - k, x.ndim)) if draw(st.booleans()) else (draw(st.integers(0, x.ndim - 1)),)
+    normalized = tuple(x.shape[a] for a in axis)
+    scale, offset = draw(tensors(dtype, normalized)), draw(tensors(dtype, normalized))
+    return SampleInput((x, scale, offset, axis, 0.1), grad_argnums=(0, 1, 2))
+
+
+def _layer_norm_ref(x, scale, offset, axis, epsilon):
+    xf = x.astype(np.float64)
+    shape = [x.shape[a] if a in axis else 1 for a in range(x.ndim)]
+    y = (xf - xf.mean(axis, keepdims=True)) / np.sqrt(xf.var(axis, keepdims=True) + epsilon)
+    return (y * scale.reshape(shape) + offset.reshape(shape)).astype(x.dtype)
+
+
+@st.composite
+def _group_norm_draw(draw, dtype):
+    groups, per_group = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    x = draw(tensors(dtype, (draw(st.integers(1, 2)), draw(st.integers(1, 3)), groups * per_group)))
+    channels = x.shape[-1:]
+    return SampleInput(
+        (x, groups, draw(tensors(dtype, channels)), draw(tensors(dtype, channels)), 0.1), grad_argnums=(0, 2, 3)
+    )
+
+
+def _group_norm_ref(x, groups, scale, offset, epsilon):
+    xf = x.astype(np.float64).reshape(x.shape[0], -1, groups, x.shape[-1] // groups)
+    y = (xf - xf.mean((1, 3), keepdims=True)) / np.sqrt(xf.var((1, 3), keepdims=True) + epsilon)
+    return (y.reshape(x.shape) * scale + offset).astype(x.dtype)
+
+
+@st.composite
+def _normalize_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3), min_value=0.5, max_value=3.0))  # a norm away from 0 and from epsilon
+    x = x * draw(tensors(dtype, x.shape, st.sampled_from([-1.0, 1.0])))
+    return SampleInput((x, draw(st.sampled_from([1.0, 2.0, 3.0])), draw(st.integers(-x.ndim, x.ndim - 1))))
+
+
+def _normalize_ref(x, p, axis, epsilon=1e-12):
+    xf = x.astype(np.float64)
+    norm = (np.abs(xf) ** p).sum(axis, keepdims=True) ** (1.0 / p)
+    return (xf / np.maximum(norm, epsilon)).astype(x.dtype)
+
+
+@st.composite
+def _l2_normalize_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3)))
+    axis = draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1)))
+    return SampleInput((x, axis, 1e-3))
+
+
+def _l2_normalize_ref(x, axis, epsilon):
+    xf = x.astype(np.float64)
+    return (xf / np.sqrt(np.maximum((xf * xf).sum(axis, keepdims=True), epsilon))).astype(x.dtype)
+
+
+def _normalization_entries():
+    return [
+        OpInfo(
+            "nn.sigmoid_cross_entropy_with_logits",
+            tl.nn.sigmoid_cross_entropy_with_logits,
+            _sigmoid_cross_entropy_ref,
+            _sigmoid_cross_entropy_draw,
+            op_types=("SigmoidCrossEntropyWithLogits",),
+            dtypes=WITH_HALF,
+            error_inputs=(
+                ErrorInput(
+                    (np.zeros((2, 3)), np.zeros((2, 4))),
+                    exc=ValueError,
+                    match=r"^SigmoidCrossEntropyWithLogits: labels shape \(2, 3\) does not match the expected \(2, 4\)",
+                ),
+            ),
+        ),
+        OpInfo(
+            "nn.layer_norm",
+            tl.nn.layer_norm,
+            _layer_norm_ref,
+            _layer_norm_draw,
+            op_types=("Sum", "Sub", "Square", "Sqrt", "Div", "Mul", "Add"),
+            dtypes=WITH_HALF,
+            grad_atol=1e-4,
+            grad_rtol=1e-3,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), np.ones(4)),
+                    exc=ValueError,
+                    match=r"^layer_norm: scale shape \(4,\) does not match the normalized dimensions \(3,\)",
+                ),
+                ErrorInput((np.ones((2, 3), np.int64),), exc=TypeError, match=r"^layer_norm: x must be a floating"),
+            ),
+        ),
+        OpInfo(
+            "nn.group_norm",
+            tl.nn.group_norm,
+            _group_norm_ref,
+            _group_norm_draw,
+            op_types=("Reshape", "Sum", "Sub", "Square", "Sqrt", "Div", "Mul", "Add"),
+            grad_atol=1e-4,
+            grad_rtol=1e-3,
+            error_inputs=(
+                ErrorInput((np.ones((2, 3)), 2), exc=ValueError, match=r"^group_norm: the channels \(3\) must be"),
+            ),
+        ),
+        OpInfo(
+            "nn.normalize",
+            tl.nn.normalize,
+            _normalize_ref,
+            _normalize_draw,
+            op_types=("Abs", "Pow", "Sum", "Sqrt", "Greater", "Select", "Maximum", "Div"),
+            dtypes=WITH_HALF,
+            error_inputs=(ErrorInput((np.ones((2, 3)), 0.0), exc=ValueError, match=r"^normalize: p must be positive"),),
+        ),
+        OpInfo(
+            "nn.l2_normalize",
+            tl.nn.l2_normalize,
+            _l2_normalize_ref,
+            _l2_normalize_draw,
+            op_types=("Square", "Sum", "Maximum", "Sqrt", "Div"),
+            dtypes=WITH_HALF,
+            error_inputs=(
+                ErrorInput((np.ones((2, 3)), 2), exc=ValueError, match=r"^l2_normalize: axis 2 is out of range"),
+            ),
+        ),
+    ]
 
 
 @st.composite
@@ -518,6 +760,8 @@ OPINFOS = [
         op_types=("Softplus",),
         dtypes=WITH_HALF,
     ),
+    *_activation_entries(),
+    *_normalization_entries(),
     OpInfo(
         "nn.softmax",
         tl.nn.softmax,

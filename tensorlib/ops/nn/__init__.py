@@ -1,5 +1,6 @@
 """Neural-network ops, one family per module: :mod:`.conv` (conv2d and its two gradient ops),
-:mod:`.pool`, :mod:`.activations`, :mod:`.losses`, :mod:`.batch_norm` and :mod:`.dropout`.
+:mod:`.pool`, :mod:`.activations` and :mod:`.extra_activations`, :mod:`.losses`, :mod:`.normalization`, :mod:`.batch_norm`
+and :mod:`.dropout`.
 
 Every op is an OpDef with TensorFlow's op type name, its gradient rules right
 below it and its public function next to it, all written with tensorlib ops, so second-order gradients and
@@ -18,30 +19,68 @@ from .activations import elu, erf, gelu, leaky_relu, log_softmax, relu, softmax,
 from .batch_norm import batch_normalization, fused_batch_norm, moments
 from .conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
 from .dropout import dropout
-from .losses import softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits
+from .embedding import embedding_lookup
+from .extra_activations import (
+    celu,
+    glu,
+    hard_sigmoid,
+    hard_swish,
+    hard_tanh,
+    log_sigmoid,
+    mish,
+    relu6,
+    selu,
+    silu,
+    softsign,
+    swish,
+)
+from .losses import (
+    sigmoid_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits,
+    sparse_softmax_cross_entropy_with_logits,
+)
+from .normalization import group_norm, l2_normalize, layer_norm, normalize
 from .pool import avg_pool, max_pool
 
 __all__ = [
     "avg_pool",
     "batch_normalization",
+    "celu",
     "conv2d",
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
     "conv2d_transpose",
     "dropout",
     "elu",
+    "embedding_lookup",
     "erf",
     "fused_batch_norm",
     "gelu",
+    "glu",
+    "group_norm",
+    "hard_sigmoid",
+    "hard_swish",
+    "hard_tanh",
+    "l2_normalize",
+    "layer_norm",
     "leaky_relu",
+    "log_sigmoid",
     "log_softmax",
     "max_pool",
+    "mish",
     "moments",
+    "normalize",
     "relu",
+    "relu6",
+    "selu",
+    "sigmoid_cross_entropy_with_logits",
+    "silu",
     "softmax",
     "softmax_cross_entropy_with_logits",
     "softplus",
+    "softsign",
     "sparse_softmax_cross_entropy_with_logits",
+    "swish",
 ]
 
 # AddActivation, the op the graph optimizer fuses a bias add and an activation into.

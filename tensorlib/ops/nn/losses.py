@@ -1,10 +1,11 @@
-"""Softmax cross entropy with logits, dense and sparse labels."""
+"""Softmax cross entropy with logits, dense and sparse labels, and sigmoid cross entropy with logits."""
 
 from __future__ import annotations
 
 from ...dispatch import apply
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
+from .. import math as math_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from .._shapes import normalize_axis
@@ -126,3 +127,41 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
     0.6931
     """
     return apply(_sparse_cross_entropy, (logits, labels))
+
+
+# ------------------------------------------------------------------ sigmoid cross entropy (independent binary labels)
+def _sigmoid_cross_entropy_infer(logits, labels):
+    _check_float("logits", logits)
+    _check_matches("labels", labels.shape, logits.shape)
+    return spec(tuple(d if d is not None else e for d, e in zip(logits.shape, labels.shape)), logits.dtype)
+
+
+_sigmoid_cross_entropy = defop(
+    "SigmoidCrossEntropyWithLogits",
+    inputs=("logits", "labels"),
+    infer=_sigmoid_cross_entropy_infer,
+    promote=(0, 1),
+    doc="max(x, 0) - x * z + log1p(exp(-|x|)): -z log sigmoid(x) - (1 - z) log(1 - sigmoid(x)), elementwise.",
+)
+_sigmoid_cross_entropy.generic(lambda xp, x, z: xp.maximum(x, 0) - x * z + xp.log1p(xp.exp(-xp.abs(x))))
+# The derivative is sigmoid(x) - z everywhere, 0.5 - z at x = 0 too (the formula's max and |x| have kinks there).
+register_gradient(
+    "SigmoidCrossEntropyWithLogits",
+    lambda node, g: g * (math_ops.sigmoid(node.inputs[0]) - node.inputs[1]),
+    lambda node, g: -g * node.inputs[0],
+)
+
+
+@_op_type("SigmoidCrossEntropyWithLogits")
+def sigmoid_cross_entropy_with_logits(labels, logits) -> Tensor:
+    """Elementwise binary cross entropy between ``labels`` (probabilities, same shape as ``logits``) and
+    ``sigmoid(logits)``, computed as ``max(x, 0) - x * z + log1p(exp(-|x|))``: finite for logits of any size.
+
+    The gradient with respect to ``logits`` is ``sigmoid(logits) - labels``, with respect to ``labels`` ``-logits``.
+
+    >>> import tensorlib as tl
+    >>> loss = tl.nn.sigmoid_cross_entropy_with_logits(labels=[1.0, 0.0, 1.0], logits=[0.0, 100.0, -100.0])
+    >>> loss.numpy().round(4).tolist()
+    [0.6931, 100.0, 100.0]
+    """
+    return apply(_sigmoid_cross_entropy, (logits, labels))

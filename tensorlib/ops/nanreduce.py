@@ -1,0 +1,323 @@
+"""Reductions that skip NaNs, as NumPy's ``nan*`` functions: nansum, nanprod, nanmax, nanmin, nanmean,
+nanvar, nanstd, nanargmax, nanargmin, nanquantile, nanpercentile, nanmedian.
+
+Each is the plain reduction of ``x`` with its NaNs replaced (by 0 for sums, 1 for products, -inf
+for maxima, ...), so the gradient at a NaN position is exactly 0 (``torch.nansum``, ``jnp.nansum``)
+and the other positions get the plain reduction's gradient.  Integer and bool inputs hold no NaN:
+their results are the plain reductions'.  A slice of NaNs only gives NumPy's values (0 for nansum,
+1 for nanprod, NaN for nanmax/nanmin/nanmean/nanvar/nanstd and the quantiles) without NumPy's
+RuntimeWarning (as JAX), in eager and traced calls alike; nanargmax and nanargmin raise for it, as
+NumPy does.
+
+>>> import numpy as np, tensorlib as tl
+>>> x = tl.tensor([[1.0, np.nan], [np.nan, np.nan]])
+>>> tl.nanmean(x, axis=1).numpy().tolist(), tl.nansum(x, axis=1).numpy().tolist()
+([1.0, nan], [1.0, 0.0])
+>>> tl.grad(lambda x: tl.nansum(x * 2.0))(x).numpy().tolist()
+[[2.0, 0.0], [0.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import apply, as_tensor
+from ..tensor import Tensor
+from . import math as math_ops
+from . import reduce
+from ._shapes import normalize_axes
+from .registry import defop
+
+
+def _has_nans(x) -> bool:
+    return x.dtype.kind in "fc"
+
+
+def _nans(x):
+    return math_ops.not_equal(x, x)
+
+
+def _filled(x, value):
+    """``x`` with its NaNs replaced by ``value``; the gradient at a NaN is 0."""
+    return math_ops.where(_nans(x), math_ops.full_like(x, value), x)
+
+
+def _checked(x, axis, name):
+    x = as_tensor(x)
+    reduce._check_axis(x, axis, name)
+    return x
+
+
+def nansum(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Sum treating NaNs as 0 (``numpy.nansum``); the gradient at a NaN is 0.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nansum(tl.tensor([1.0, np.nan, 2.0])).numpy().item()
+    3.0
+    """
+    x = _checked(x, axis, "nansum")
+    return reduce.sum(_filled(x, 0) if _has_nans(x) else x, axis, keepdims)
+
+
+def nanprod(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Product treating NaNs as 1 (``numpy.nanprod``); the gradient at a NaN is 0.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanprod(tl.tensor([3.0, np.nan, 2.0])).numpy().item()
+    6.0
+    """
+    x = _checked(x, axis, "nanprod")
+    return reduce.prod(_filled(x, 1) if _has_nans(x) else x, axis, keepdims)
+
+
+def _nan_extremum(x, axis, keepdims, name, plain, fill):
+    x = _checked(x, axis, name)
+    if not _has_nans(x):
+        return plain(x, axis, keepdims)
+    if x.dtype.kind == "c":
+        raise TypeError(f"{name}: complex numbers have no order (input shape {x.shape}, {x.dtype})")
+    out = plain(_filled(x, fill), axis, keepdims)
+    # A slice of NaNs only is NaN (NumPy), not the fill.
+    only_nans = reduce.all(_nans(x), axis, keepdims)
+    return math_ops.where(only_nans, math_ops.full_like(out, math.nan), out)
+
+
+def nanmax(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Maximum ignoring NaNs (``numpy.nanmax``); a slice of NaNs only gives NaN (without NumPy's
+    RuntimeWarning).  Ties share the gradient, as in ``max``; a NaN gets 0.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanmax(tl.tensor([[1.0, np.nan], [np.nan, np.nan]]), axis=1).numpy().tolist()
+    [1.0, nan]
+    """
+    return _nan_extremum(x, axis, keepdims, "nanmax", reduce.max, -math.inf)
+
+
+def nanmin(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Minimum ignoring NaNs (``numpy.nanmin``); see ``nanmax``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanmin(tl.tensor([3.0, np.nan, 2.0])).numpy().item()
+    2.0
+    """
+    return _nan_extremum(x, axis, keepdims, "nanmin", reduce.min, math.inf)
+
+
+def _counts(x, axis, keepdims, dtype):
+    """Number of non-NaN elements along ``axis``, as ``dtype``."""
+    return math_ops.cast(reduce.sum(math_ops.logical_not(_nans(x)), axis, keepdims), dtype)
+
+
+def nanmean(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Mean of the non-NaN elements (``numpy.nanmean``): their sum over their count, so the gradient
+    is 1/count at the others and 0 at a NaN.  A slice of NaNs only gives NaN (no warning).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanmean(tl.tensor([1.0, np.nan, 2.0])).numpy().item()
+    1.5
+    """
+    x = _checked(x, axis, "nanmean")
+    if not _has_nans(x):
+        return reduce.mean(x, axis, keepdims)
+    if x.dtype == _dt.float16:
+        return math_ops.cast(nanmean(math_ops.cast(x, _dt.float32), axis, keepdims), _dt.float16)
+    return _divided(reduce.sum(_filled(x, 0), axis, keepdims), _counts(x, axis, keepdims, x.dtype))
+
+
+def _divided(total, count):
+    """``total / count``, NaN where ``count <= 0`` (NumPy's value), with no 0/0 in the forward or backward pass."""
+    empty = math_ops.less_equal(count, 0)
+    out = total / math_ops.where(empty, math_ops.ones_like(count), count)
+    return math_ops.where(empty, math_ops.full_like(out, math.nan), out)
+
+
+def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+    """Variance of the non-NaN elements (``numpy.nanvar``), divided by their count minus ``ddof``;
+    NaN where that is not positive, as in NumPy.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanvar(tl.tensor([1.0, np.nan, 3.0])).numpy().item()
+    1.0
+    """
+    x = _checked(x, axis, "nanvar")
+    ddof = reduce._check_ddof(x, ddof, "nanvar")
+    if not _has_nans(x):
+        return reduce.var(x, axis, keepdims, ddof)
+    if x.dtype == _dt.float16:
+        return math_ops.cast(nanvar(math_ops.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
+    centered = _filled(x - nanmean(x, axis, keepdims=True), 0)
+    if x.dtype.kind == "c":
+        centered = math_ops.abs(centered)
+    # NumPy: NaN wherever the degrees of freedom, count - ddof, are not positive (np.var gives inf there).
+    return _divided(reduce.sum(centered * centered, axis, keepdims), _counts(x, axis, keepdims, centered.dtype) - ddof)
+
+
+def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+    """Standard deviation of the non-NaN elements (``numpy.nanstd``); gradient 0 at zero spread, as ``std``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanstd(tl.tensor([1.0, np.nan, 3.0])).numpy().item()
+    1.0
+    """
+    x = _checked(x, axis, "nanstd")
+    return reduce.safe_sqrt(nanvar(x, axis, keepdims, ddof))
+
+
+# ------------------------------------------------------------------ nanargmax, nanargmin
+def _nan_arg_kernel(name, arg, fill):
+    def kernel(xp, x, *, axis):
+        if not xp.isdtype(x.dtype, "real floating"):
+            return xp.astype(arg(xp)(x, axis=axis), xp.int64)
+        nans = xp.isnan(x)
+        if x.size and bool(xp.any(xp.all(nans, axis=axis))):  # (an empty x: argmax says what is wrong)
+            raise ValueError(f"{name}: All-NaN slice encountered (input shape {tuple(x.shape)} {x.dtype}, axis {axis})")
+        return xp.astype(arg(xp)(xp.where(nans, xp.asarray(fill, dtype=x.dtype), x), axis=axis), xp.int64)
+
+    return kernel
+
+
+_nanargmax = defop(
+    "NanArgMax",
+    inputs=("x",),
+    attrs={"axis": None},
+    infer=reduce._arg_infer,
+    differentiable=False,
+    doc="Index of the maximum ignoring NaNs; a slice of NaNs only raises (not differentiable).",
+)
+_nanargmax.generic(_nan_arg_kernel("NanArgMax", lambda xp: xp.argmax, -math.inf))
+_nanargmin = defop(
+    "NanArgMin",
+    inputs=("x",),
+    attrs={"axis": None},
+    infer=reduce._arg_infer,
+    differentiable=False,
+    doc="Index of the minimum ignoring NaNs; a slice of NaNs only raises (not differentiable).",
+)
+_nanargmin.generic(_nan_arg_kernel("NanArgMin", lambda xp: xp.argmin, math.inf))
+
+
+def _nan_arg(op, x, axis, keepdims, name):
+    x = as_tensor(x)
+    if axis is not None:
+        reduce._check_axis(x, axis, name)
+        axis = reduce._axis_attr(axis)
+    if x.dtype.kind == "c":
+        raise TypeError(f"{name}: complex numbers have no order (input shape {x.shape}, {x.dtype})")
+    return reduce._arg_kept(apply(op, (x,), {"axis": axis}), x, axis, keepdims)
+
+
+def nanargmax(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Index of the first maximum ignoring NaNs (``numpy.nanargmax``); a slice of NaNs only raises
+    ValueError, as in NumPy.  Not differentiable.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanargmax(tl.tensor([1.0, np.nan, 3.0, 3.0])).numpy().item()
+    2
+    """
+    return _nan_arg(_nanargmax, x, axis, keepdims, "nanargmax")
+
+
+def nanargmin(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Index of the first minimum ignoring NaNs (``numpy.nanargmin``); see ``nanargmax``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanargmin(tl.tensor([[np.nan, 2.0], [1.0, 0.5]]), axis=1).numpy().tolist()
+    [1, 1]
+    """
+    return _nan_arg(_nanargmin, x, axis, keepdims, "nanargmin")
+
+
+# ------------------------------------------------------------------ nanquantile, nanpercentile, nanmedian
+def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
+    """``numpy.nanquantile``: the quantile of each slice's non-NaN elements (``method`` 'linear' or
+    'midpoint'); a slice of NaNs only gives NaN (no warning).  The gradient goes to the one or two
+    selected elements, through the sort, as in ``quantile``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanquantile(tl.tensor([[4.0, np.nan, 1.0, 2.0]]), 0.5, axis=1).numpy().tolist()
+    [2.0]
+    """
+    from . import shape as shape_ops
+    from .array import _lerp, quantile, sort, take_along_axis
+
+    if method not in ("linear", "midpoint"):
+        raise ValueError(
+            f"nanquantile: only method='linear' (NumPy's default) or 'midpoint' is supported, got {method!r}"
+        )
+    a = as_tensor(a)
+    if a.dtype.kind not in "f":  # integers and bools hold no NaN (complex ones are refused there)
+        return quantile(a, q, axis, keepdims, method)
+    if isinstance(q, Tensor):
+        q = q.numpy()
+    dtype = a.dtype
+    if not isinstance(q, (int, float)) and np.asarray(q).dtype.kind == "f":
+        dtype = _dt.promote_types(dtype, np.asarray(q).dtype)
+    q = np.asarray(q, dtype=np.float64)
+    if q.size and (q.min() < 0 or q.max() > 1) or np.isnan(q).any():
+        raise ValueError(f"nanquantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")
+    a = math_ops.cast(a, dtype) if a.dtype != dtype else a
+    try:
+        axes = normalize_axes(axis, a.ndim)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"nanquantile: {e} (shape {a.shape})") from None
+    if 0 in (a.shape[i] for i in axes):
+        raise ValueError(f"nanquantile: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
+    kept = [i for i in range(a.ndim) if i not in axes]
+    if a.ndim == 0:
+        flat = shape_ops.reshape(a, (1,))
+    else:
+        reduced = [a.shape[i] for i in axes]
+        length = -1 if None in reduced else int(np.prod(reduced, dtype=np.int64))
+        flat = shape_ops.reshape(shape_ops.transpose(a, kept + list(axes)), tuple(a.shape[i] for i in kept) + (length,))
+    ordered = sort(flat, axis=-1)  # NaNs last: the first `count` elements are the slice's numbers
+    count = _counts(flat, -1, True, dtype)  # lead + (1,)
+    qs = shape_ops.reshape(math_ops.cast(q, dtype), (1,) * (flat.ndim - 1) + (q.size,))
+    last = math_ops.maximum(count - 1.0, 0.0)
+    position = qs * last  # lead + (q.size,)
+    below = math_ops.floor(position)
+    t = position - below
+    above = math_ops.minimum(below + 1.0, last)
+    lo = take_along_axis(ordered, math_ops.cast(below, _dt.int64), axis=-1)
+    hi = take_along_axis(ordered, math_ops.cast(above, _dt.int64), axis=-1)
+    if method == "midpoint":
+        out = math_ops.where(math_ops.equal(position, below), lo, (lo + hi) * 0.5)
+    else:
+        out = _lerp(lo, hi, math_ops.stop_gradient(t))
+    out = math_ops.where(math_ops.equal(count, 0.0), math_ops.full_like(out, math.nan), out)
+    lead = tuple(a.shape[i] for i in kept)
+    out = shape_ops.reshape(out, lead + q.shape) if lead or q.ndim else shape_ops.reshape(out, ())
+    if q.ndim:  # NumPy puts q's axes first
+        k = len(lead)
+        out = shape_ops.transpose(out, tuple(range(k, out.ndim)) + tuple(range(k)))
+    if keepdims:
+        out = shape_ops.reshape(out, q.shape + tuple(1 if i in axes else d for i, d in enumerate(a.shape)))
+    return out
+
+
+def nanpercentile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
+    """``numpy.nanpercentile``: ``nanquantile`` with q in percent.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanpercentile(tl.tensor([1.0, np.nan, 3.0]), 50).numpy().item()
+    2.0
+    """
+    if isinstance(q, Tensor):
+        q = q.numpy()
+    q = q / 100.0 if isinstance(q, (int, float)) else np.true_divide(q, 100)
+    try:
+        return nanquantile(a, q, axis, keepdims, method)
+    except ValueError as e:
+        raise ValueError(str(e).replace("nanquantile", "nanpercentile", 1)) from None
+
+
+def nanmedian(a, axis=None, keepdims: bool = False) -> Tensor:
+    """``numpy.nanmedian``: the median of each slice's non-NaN elements (NaN for a slice of NaNs only).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nanmedian(tl.tensor([[3.0, np.nan, 1.0], [np.nan, np.nan, np.nan]]), axis=1).numpy().tolist()
+    [2.0, nan]
+    """
+    return nanquantile(a, 0.5, axis, keepdims, method="midpoint")

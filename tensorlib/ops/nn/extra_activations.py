@@ -1,0 +1,289 @@
+"""The activations TensorFlow, JAX and PyTorch users reach for beyond relu/elu/gelu: Silu (swish), Relu6,
+Selu, Celu, HardSigmoid, HardSwish, HardTanh, LogSigmoid, Softsign, Mish, and ``glu`` built from ops.
+
+Each elementwise one is an op of its own (one kernel, values as PyTorch's and JAX's formulas), its gradient
+rule written with tensorlib ops so that second order comes free.  The piecewise ones take PyTorch's
+one-sided derivatives at their kinks (``relu6'(0) = relu6'(6) = 0``, ``hard_swish'(-3) = 0``,
+``hard_swish'(3) = 1``)."""
+
+from __future__ import annotations
+
+
+from ...dispatch import apply, as_tensor
+from ...grad.registry import register_gradient
+from ...tensor import Tensor
+from .. import math as math_ops
+from .. import shape as shape_ops
+from .._shapes import normalize_axis
+from ..registry import defop
+from ._common import _op_type
+from .activations import _float_features, softplus
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _activation(name, kernel, gradient, doc, attrs=None):
+    """An elementwise op of float ``features`` with a generic kernel and one gradient rule."""
+    op = defop(name, inputs=("features",), attrs=attrs, infer=_float_features, doc=doc)
+    op.generic(kernel)
+    register_gradient(name, gradient)
+    return op
+
+
+def _sigmoid(xp, x):
+    e = xp.exp(-xp.abs(x))  # split by sign: exp never overflows
+    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _inside(x, lo, hi, g):
+    """g where lo < x < hi, else 0: the one-sided derivative of a clip at its bounds (PyTorch, TensorFlow)."""
+    return math_ops.where(math_ops.logical_and(x > lo, x < hi), g, 0.0)
+
+
+# ------------------------------------------------------------------ Silu (swish)
+_silu = _activation(
+    "Silu",
+    lambda xp, x: x * _sigmoid(xp, x),
+    # d/dx x s(x) = s(x) (1 + x s(-x)): s(-x), not 1 - s(x), which is 0 for x > 17 in float32.
+    lambda node, g: g * math_ops.sigmoid(node.inputs[0]) * (1.0 + node.inputs[0] * math_ops.sigmoid(-node.inputs[0])),
+    "x * sigmoid(x).",
+)
+
+
+@_op_type("Silu")
+def silu(features) -> Tensor:
+    """``features * sigmoid(features)`` (also named ``swish``), exact in both tails.
+
+    >>> import tensorlib as tl
+    >>> [round(v, 4) for v in tl.nn.silu(tl.tensor([-1.0, 0.0, 2.0])).numpy().tolist()]
+    [-0.2689, 0.0, 1.7616]
+    """
+    return apply(_silu, (features,))
+
+
+swish = silu
+
+# ------------------------------------------------------------------ Relu6, HardTanh, HardSigmoid, HardSwish
+_relu6 = _activation(
+    "Relu6",
+    lambda xp, x: xp.clip(x, 0, 6),
+    lambda node, g: _inside(node.inputs[0], 0.0, 6.0, g),
+    "min(max(x, 0), 6).",
+)
+
+
+@_op_type("Relu6")
+def relu6(features) -> Tensor:
+    """``min(max(features, 0), 6)``; its gradient is 0 at 0 and 6, as in TensorFlow and PyTorch.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.relu6(tl.tensor([-1.0, 3.0, 7.0])).numpy().tolist()
+    [0.0, 3.0, 6.0]
+    """
+    return apply(_relu6, (features,))
+
+
+_hard_tanh = _activation(
+    "HardTanh",
+    lambda xp, x, *, min_val, max_val: xp.clip(x, min_val, max_val),
+    lambda node, g: _inside(node.inputs[0], node.attrs["min_val"], node.attrs["max_val"], g),
+    "min(max(x, min_val), max_val).",
+    attrs={"min_val": -1.0, "max_val": 1.0},
+)
+
+
+@_op_type("HardTanh")
+def hard_tanh(features, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``features`` clipped to ``[min_val, max_val]`` (PyTorch's ``hardtanh``); gradient 0 at the bounds.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.hard_tanh(tl.tensor([-2.0, 0.5, 2.0])).numpy().tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    min_val, max_val = float(min_val), float(max_val)
+    if not min_val <= max_val:
+        raise ValueError(f"HardTanh: min_val must not exceed max_val, got min_val={min_val}, max_val={max_val}")
+    return apply(_hard_tanh, (features,), {"min_val": min_val, "max_val": max_val})
+
+
+_hard_sigmoid = _activation(
+    "HardSigmoid",
+    lambda xp, x: xp.clip(x + 3.0, 0, 6) / 6.0,
+    lambda node, g: _inside(node.inputs[0], -3.0, 3.0, g) / 6.0,
+    "relu6(x + 3) / 6.",
+)
+
+
+@_op_type("HardSigmoid")
+def hard_sigmoid(features) -> Tensor:
+    """``relu6(features + 3) / 6``, as ``jax.nn.hard_sigmoid``, PyTorch's ``hardsigmoid`` and Keras 3
+    (Keras 2's ``0.2 * x + 0.5`` is another function).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.hard_sigmoid(tl.tensor([-4.0, 0.0, 1.5, 4.0])).numpy().tolist()
+    [0.0, 0.5, 0.75, 1.0]
+    """
+    return apply(_hard_sigmoid, (features,))
+
+
+def _hard_swish_grad(node, g):
+    x = node.inputs[0]
+    return math_ops.where(x <= -3.0, 0.0, math_ops.where(x < 3.0, g * (x / 3.0 + 0.5), g))
+
+
+_hard_swish = _activation(
+    "HardSwish", lambda xp, x: x * (xp.clip(x + 3.0, 0, 6) / 6.0), _hard_swish_grad, "x * relu6(x + 3) / 6."
+)
+
+
+@_op_type("HardSwish")
+def hard_swish(features) -> Tensor:
+    """``features * relu6(features + 3) / 6`` (MobileNetV3); gradient ``x / 3 + 0.5`` inside ``(-3, 3)``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.hard_swish(tl.tensor([-4.0, 1.5, 4.0])).numpy().tolist()
+    [-0.0, 1.125, 4.0]
+    """
+    return apply(_hard_swish, (features,))
+
+
+# ------------------------------------------------------------------ Selu, Celu
+def _selu_kernel(xp, x):
+    return _SELU_SCALE * xp.where(x > 0, x, _SELU_ALPHA * xp.expm1(xp.minimum(x, 0)))
+
+
+def _selu_grad(node, g):
+    x = node.inputs[0]
+    return math_ops.where(
+        x > 0, g * _SELU_SCALE, g * (_SELU_SCALE * _SELU_ALPHA) * math_ops.exp(math_ops.minimum(x, 0.0))
+    )
+
+
+_selu = _activation("Selu", _selu_kernel, _selu_grad, "scale * (x where x > 0, else alpha * (exp(x) - 1)).")
+
+
+@_op_type("Selu")
+def selu(features) -> Tensor:
+    """Scaled ELU: ``scale * features`` where positive, else ``scale * alpha * (exp(features) - 1)``,
+    with the self-normalizing constants ``alpha = 1.6732632...`` and ``scale = 1.0507009...``.
+
+    >>> import tensorlib as tl
+    >>> [round(v, 4) for v in tl.nn.selu(tl.tensor([-1.0, 1.0])).numpy().tolist()]
+    [-1.1113, 1.0507]
+    """
+    return apply(_selu, (features,))
+
+
+def _celu_kernel(xp, x, *, alpha):
+    return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0) / alpha))
+
+
+def _celu_grad(node, g):
+    x, alpha = node.inputs[0], node.attrs["alpha"]
+    return math_ops.where(x > 0, g, g * math_ops.exp(math_ops.minimum(x, 0.0) / alpha))
+
+
+_celu = _activation(
+    "Celu", _celu_kernel, _celu_grad, "x where x > 0, else alpha * (exp(x / alpha) - 1).", attrs={"alpha": 1.0}
+)
+
+
+@_op_type("Celu")
+def celu(features, alpha: float = 1.0) -> Tensor:
+    """Continuously differentiable ELU: ``features`` where positive, else ``alpha * (exp(features / alpha) - 1)``.
+
+    >>> import tensorlib as tl
+    >>> [round(v, 4) for v in tl.nn.celu(tl.tensor([-1.0, 2.0]), alpha=2.0).numpy().tolist()]
+    [-0.7869, 2.0]
+    """
+    alpha = float(alpha)
+    if alpha == 0.0:
+        raise ValueError("Celu: alpha must not be 0 (it divides the input)")
+    return apply(_celu, (features,), {"alpha": alpha})
+
+
+# ------------------------------------------------------------------ LogSigmoid, Softsign, Mish
+_log_sigmoid = _activation(
+    "LogSigmoid",
+    lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))),
+    lambda node, g: g * math_ops.sigmoid(-node.inputs[0]),
+    "log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), finite for every finite x.",
+)
+
+
+@_op_type("LogSigmoid")
+def log_sigmoid(features) -> Tensor:
+    """``log(sigmoid(features))``, computed as ``min(x, 0) - log1p(exp(-|x|))``: exact where
+    ``sigmoid`` underflows (``log_sigmoid(-200.0)`` is ``-200``, not ``-inf``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.log_sigmoid(tl.tensor([-200.0, 0.0])).numpy().round(4).tolist()
+    [-200.0, -0.6931]
+    """
+    return apply(_log_sigmoid, (features,))
+
+
+def _softsign_grad(node, g):
+    denominator = 1.0 + math_ops.abs(node.inputs[0])
+    return g / (denominator * denominator)
+
+
+_softsign = _activation("Softsign", lambda xp, x: x / (1.0 + xp.abs(x)), _softsign_grad, "x / (1 + |x|).")
+
+
+@_op_type("Softsign")
+def softsign(features) -> Tensor:
+    """``features / (1 + |features|)``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.softsign(tl.tensor([-3.0, 1.0])).numpy().tolist()
+    [-0.75, 0.5]
+    """
+    return apply(_softsign, (features,))
+
+
+def _mish_grad(node, g):
+    x = node.inputs[0]
+    t = math_ops.tanh(softplus(x))
+    return g * (t + x * (1.0 - t * t) * math_ops.sigmoid(x))
+
+
+_mish = _activation("Mish", lambda xp, x: x * xp.tanh(xp.logaddexp(x, 0)), _mish_grad, "x * tanh(softplus(x)).")
+
+
+@_op_type("Mish")
+def mish(features) -> Tensor:
+    """``features * tanh(softplus(features))``.
+
+    >>> import tensorlib as tl
+    >>> [round(v, 4) for v in tl.nn.mish(tl.tensor([-1.0, 1.0])).numpy().tolist()]
+    [-0.3034, 0.8651]
+    """
+    return apply(_mish, (features,))
+
+
+# ------------------------------------------------------------------ glu, built from ops
+@_op_type(None, tensors=("x",))
+def glu(x, axis: int = -1) -> Tensor:
+    """Gated linear unit: ``x`` split in two halves ``a, b`` along ``axis``, ``a * sigmoid(b)``
+    (``jax.nn.glu``, PyTorch's ``glu``).  Built from ops (split, sigmoid, multiply).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.glu(tl.tensor([[2.0, 4.0, 0.0, 100.0]])).numpy().tolist()
+    [[1.0, 4.0]]
+    """
+    x = as_tensor(x)
+    where = f"(x shape {tuple(x.shape)}, {x.dtype})"
+    if x.dtype.kind != "f":
+        raise TypeError(f"glu: x must be a floating-point tensor {where}")
+    if not x.ndim:
+        raise ValueError(f"glu: x must have at least one dimension {where}")
+    try:
+        ax = normalize_axis(axis, x.ndim)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"glu: {e} {where}") from None
+    if x.shape[ax] is not None and x.shape[ax] % 2:
+        raise ValueError(f"glu: the size of axis {axis} must be even (two halves a, b) {where}")
+    a, b = shape_ops.split(x, 2, ax)
+    return a * math_ops.sigmoid(b)

@@ -1,0 +1,169 @@
+"""Normalizations built from ops: ``layer_norm``, ``group_norm``, ``l2_normalize`` (TensorFlow's) and
+``normalize`` (PyTorch's ``F.normalize``).
+
+Each is a few reductions and elementwise ops, so gradients (to any order), tracing and every backend come
+from those ops.  float16 inputs are computed in float32 and rounded once: their squares overflow float16
+from 256 on."""
+
+from __future__ import annotations
+
+import math as _math
+
+from ... import dtypes as _dt
+from ...dispatch import as_tensor
+from ...tensor import Tensor
+from .. import math as math_ops
+from .. import reduce as reduce_ops
+from .. import shape as shape_ops
+from .._shapes import normalize_axes
+from ._common import _op_type
+
+
+def _float_input(x, name: str):
+    x = as_tensor(x)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{name}: x must be a floating-point tensor, got {x.dtype} (x shape {tuple(x.shape)})")
+    return x
+
+
+def _axes(axis, x, name: str) -> tuple:
+    try:
+        return normalize_axes(axis, x.ndim)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{name}: {e} (x shape {tuple(x.shape)}, {x.dtype})") from None
+
+
+def _widened(x):
+    """x in float32 if it is float16 (the computation's dtype), else x."""
+    return math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
+
+
+def _narrowed(y, x):
+    return math_ops.cast(y, x.dtype) if y.dtype != x.dtype else y
+
+
+# ------------------------------------------------------------------ layer_norm and group_norm
+def _affine(y, x, scale, offset, axes, name: str):
+    """``y * scale + offset`` with scale and offset shaped as x's ``axes`` (in order), broadcast along the rest."""
+    normalized = tuple(x.shape[a] for a in axes)
+    trailing = axes == tuple(range(x.ndim - len(axes), x.ndim))
+    for what, value in (("scale", scale), ("offset", offset)):
+        if value is None:
+            continue
+        value = as_tensor(value)
+        if len(value.shape) != len(normalized) or any(
+            a is not None and b is not None and a != b for a, b in zip(value.shape, normalized)
+        ):
+            raise ValueError(
+                f"{name}: {what} shape {tuple(value.shape)} does not match the normalized dimensions {normalized} "
+                f"(x shape {tuple(x.shape)} {x.dtype}, axes {axes})"
+            )
+        if not trailing:
+            value = shape_ops.reshape(value, tuple(x.shape[a] if a in axes else 1 for a in range(x.ndim)))
+        y = y * value if what == "scale" else y + value
+    return y
+
+
+def _standardized(x, axes, epsilon):
+    """(x - mean) / sqrt(var + epsilon) over ``axes``, the (biased) variance by two passes, in x's dtype."""
+    wide = _widened(x)
+    mean = reduce_ops.mean(wide, axes, keepdims=True)
+    centered = wide - mean
+    variance = reduce_ops.mean(math_ops.square(centered), axes, keepdims=True)
+    return _narrowed(centered / math_ops.sqrt(variance + epsilon), x)
+
+
+@_op_type(None, tensors=("x", "scale", "offset"))
+def layer_norm(x, scale=None, offset=None, axis=-1, epsilon: float = 1e-5) -> Tensor:
+    """Normalize each example over ``axis`` (an int or a sequence; the last by default) to zero mean and unit
+    (biased) variance, then ``* scale + offset`` (shaped as the normalized dimensions; each may be None).
+
+    PyTorch's ``F.layer_norm(x, x.shape[-k:], scale, offset, eps)`` for the last ``k`` axes, and Keras'
+    ``LayerNormalization(axis, epsilon)``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.layer_norm(tl.tensor([[1.0, 3.0], [2.0, 2.0]])).numpy().round(4).tolist()
+    [[-1.0, 1.0], [0.0, 0.0]]
+    """
+    x = _float_input(x, "layer_norm")
+    axes = _axes(axis, x, "layer_norm")
+    y = _standardized(x, axes, float(epsilon))
+    return _affine(y, x, scale, offset, axes, "layer_norm")
+
+
+@_op_type(None, tensors=("x", "scale", "offset"))
+def group_norm(x, groups: int, scale=None, offset=None, epsilon: float = 1e-5) -> Tensor:
+    """Group normalization of channels-last ``x`` (``(batch, ..., channels)``): the channels are split into
+    ``groups`` groups, each normalized over its channels and every axis but the batch; then
+    ``* scale + offset`` per channel.  PyTorch's ``F.group_norm`` on the NCHW transpose, Keras'
+    ``GroupNormalization(groups, axis=-1)``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> y = tl.nn.group_norm(np.arange(8.0).reshape(1, 2, 4), groups=2, epsilon=0.0)
+    >>> y.shape, round(float(y[0, :, :2].numpy().mean()), 6), round(float(y[0, :, :2].numpy().std()), 6)
+    ((1, 2, 4), 0.0, 1.0)
+    """
+    x = _float_input(x, "group_norm")
+    where = f"(x shape {tuple(x.shape)}, {x.dtype})"
+    if x.ndim < 2:
+        raise ValueError(f"group_norm: x must be (batch, ..., channels) with at least 2 dimensions {where}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"group_norm: groups must be a positive int, got {groups!r} {where}")
+    channels = x.shape[-1]
+    if channels is None or channels % groups:
+        raise ValueError(f"group_norm: the channels ({channels}) must be a known multiple of groups={groups} {where}")
+    batch = -1 if x.shape[0] is None else x.shape[0]
+    if None in x.shape[1:-1]:
+        raise ValueError(f"group_norm: every dimension but the batch must be known {where}")
+    grouped = shape_ops.reshape(x, (batch, *x.shape[1:-1], groups, channels // groups))
+    axes = tuple(range(1, grouped.ndim - 2)) + (grouped.ndim - 1,)
+    y = shape_ops.reshape(_standardized(grouped, axes, float(epsilon)), (batch, *x.shape[1:]))
+    return _affine(y, x, scale, offset, (x.ndim - 1,), "group_norm")
+
+
+# ------------------------------------------------------------------ l2_normalize and normalize
+@_op_type(None, tensors=("x",))
+def l2_normalize(x, axis=None, epsilon: float = 1e-12) -> Tensor:
+    """``x / sqrt(max(sum(x**2, axis), epsilon))``: TensorFlow's ``tf.math.l2_normalize`` (``axis`` None: all).
+
+    A zero vector stays zero, with gradient ``1 / sqrt(epsilon)``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.l2_normalize(tl.tensor([[3.0, 4.0], [0.0, 0.0]]), axis=1).numpy().tolist()
+    [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+    """
+    x = _float_input(x, "l2_normalize")
+    axes = _axes(axis, x, "l2_normalize")
+    wide = _widened(x)
+    square_sum = reduce_ops.sum(math_ops.square(wide), axes, keepdims=True)
+    return _narrowed(wide / math_ops.sqrt(math_ops.maximum(square_sum, float(epsilon))), x)
+
+
+@_op_type(None, tensors=("x",))
+def normalize(x, p: float = 2.0, axis: int = 1, epsilon: float = 1e-12) -> Tensor:
+    """``x / max(norm_p(x, axis), epsilon)``: PyTorch's ``F.normalize(x, p, dim=axis, eps=epsilon)``
+    (``p`` > 0, ``inf`` for the largest magnitude).
+
+    A zero vector stays zero, with gradient ``1 / epsilon`` (the norm's own gradient there is taken as 0).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.normalize(tl.tensor([[3.0, -4.0]]), p=1.0).numpy().round(4).tolist()
+    [[0.4286, -0.5714]]
+    """
+    x = _float_input(x, "normalize")
+    (ax,) = _axes(int(axis), x, "normalize")
+    p = float(p)
+    if not p > 0:
+        raise ValueError(f"normalize: p must be positive (or inf), got {p} (x shape {tuple(x.shape)}, {x.dtype})")
+    wide = _widened(x)
+    if _math.isinf(p):
+        norm = reduce_ops.max(math_ops.abs(wide), ax, keepdims=True)
+    else:
+        powered = math_ops.square(wide) if p == 2.0 else math_ops.abs(wide) ** p
+        total = reduce_ops.sum(powered, ax, keepdims=True)
+        # The root's derivative is infinite at 0: root only positive totals, so a zero vector has no NaN gradient.
+        positive = total > 0
+        safe = math_ops.where(positive, total, 1.0)
+        root = math_ops.sqrt(safe) if p == 2.0 else safe ** (1.0 / p)
+        norm = math_ops.where(positive, root, 0.0)
+    return _narrowed(wide / math_ops.maximum(norm, float(epsilon)), x)

@@ -1,0 +1,389 @@
+"""Searching and counting: argwhere, flatnonzero, searchsorted, digitize, top_k, unique, bincount.
+
+Indices and counts are int64 and carry no gradient; ``top_k``'s values and ``bincount``'s weighted
+counts are differentiable (gathers and scatters).  The ops whose result length depends on the data
+(``argwhere``, ``flatnonzero``, ``unique``, ``bincount``) also run inside ``tl.function``, where that
+length is unknown (``None``) in the graph.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import apply, as_tensor
+from ..grad.registry import register_gradient
+from ..tensor import Tensor
+from . import math as math_ops
+from . import shape as shape_ops
+from ._shapes import as_int
+from .registry import defop, spec
+
+
+def _describe(name, t):
+    return f"{name} shape {t.shape} {t.dtype}"
+
+
+# ------------------------------------------------------------------ argwhere, flatnonzero
+def argwhere(x) -> Tensor:
+    """Indices of the nonzero elements, one row per element (``numpy.argwhere``): shape (count, ndim), int64.
+
+    >>> import tensorlib as tl
+    >>> tl.argwhere(tl.tensor([[0, 3], [2, 0]])).numpy().tolist()
+    [[0, 1], [1, 0]]
+    """
+    from .elementwise import nonzero
+
+    x = as_tensor(x)
+    if x.ndim == 0:  # NumPy: one row (or none) of no columns
+        return shape_ops.reshape(nonzero(shape_ops.reshape(x, (1,)))[0], (-1, 1))[:, :0]
+    return shape_ops.stack(list(nonzero(x)), axis=-1)
+
+
+def flatnonzero(x) -> Tensor:
+    """Indices of the nonzero elements of the flattened ``x`` (``numpy.flatnonzero``), int64.
+
+    >>> import tensorlib as tl
+    >>> tl.flatnonzero(tl.tensor([[0, 3], [2, 0]])).numpy().tolist()
+    [1, 2]
+    """
+    from .elementwise import nonzero
+
+    return nonzero(shape_ops.reshape(as_tensor(x), (-1,)))[0]
+
+
+# ------------------------------------------------------------------ searchsorted, digitize
+def _searchsorted_infer(a, v, *, side):
+    if len(a.shape) == 1:
+        return spec(v.shape, _dt.int64)
+    if (
+        len(a.shape) == 0
+        or len(v.shape) != len(a.shape)
+        or any(p != q and None not in (p, q) for p, q in zip(a.shape[:-1], v.shape[:-1]))
+    ):
+        raise ValueError(
+            "the sorted sequence must be 1-D, or have the values' leading dimensions (batched, as torch.searchsorted)"
+        )
+    return spec(v.shape, _dt.int64)
+
+
+_searchsorted = defop(
+    "SearchSorted",
+    inputs=("sorted_sequence", "values"),
+    attrs={"side": "left"},
+    infer=_searchsorted_infer,
+    promote=(0, 1),
+    differentiable=False,
+    doc="Insertion indices of values into a sorted sequence (along its last axis); not differentiable.",
+)
+
+
+@_searchsorted.generic
+def _searchsorted_kernel(xp, a, v, *, side):
+    if a.ndim == 1:
+        return xp.astype(xp.searchsorted(a, v, side=side), xp.int64)
+    # Batched: one search per row of the leading dimensions (the standard's searchsorted is 1-D).
+    batch = math.prod(a.shape[:-1])
+    rows_a = xp.reshape(a, (batch, a.shape[-1]))
+    rows_v = xp.reshape(v, (batch, v.shape[-1]))
+    rows = [xp.astype(xp.searchsorted(rows_a[i, :], rows_v[i, :], side=side), xp.int64) for i in range(batch)]
+    return xp.reshape(xp.stack(rows), v.shape) if rows else xp.zeros(v.shape, dtype=xp.int64)
+
+
+def searchsorted(a, v, side: str = "left", sorter=None) -> Tensor:
+    """Indices where ``v``'s elements would be inserted into the sorted ``a`` to keep it sorted
+    (``numpy.searchsorted``): ``side='left'`` gives the first such place, ``'right'`` the last; ``sorter``
+    holds the indices that sort an unsorted 1-D ``a``.  An N-D ``a`` is searched row by row along its
+    last axis, with ``v`` of the same leading dimensions (``torch.searchsorted``).  int64, not
+    differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.searchsorted(tl.tensor([1.0, 2.0, 2.0, 5.0]), tl.tensor([2.0, 6.0]), side="right").numpy().tolist()
+    [3, 4]
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    a, v = as_tensor(a), as_tensor(v)
+    if sorter is not None:
+        if a.ndim != 1:
+            raise ValueError(f"searchsorted: sorter needs a 1-D sequence ({_describe('sequence', a)})")
+        a = shape_ops.take(a, sorter)
+    if a.dtype.kind == "c" or v.dtype.kind == "c":
+        raise TypeError(
+            f"searchsorted: complex numbers have no order ({_describe('sequence', a)}, {_describe('values', v)})"
+        )
+    return apply(_searchsorted, (a, v), {"side": side})
+
+
+_digitize = defop(
+    "Digitize",
+    inputs=("x", "bins"),
+    attrs={"right": False},
+    infer=lambda x, bins, *, right: spec(x.shape, _dt.int64),
+    promote=(0, 1),
+    differentiable=False,
+    doc="Index of the bin each element falls in (numpy.digitize); not differentiable.",
+)
+
+
+@_digitize.generic
+def _digitize_kernel(xp, x, bins, *, right):
+    side = "left" if right else "right"
+    steps = bins[1:] - bins[:-1] if bins.shape[0] > 1 else bins[:0]
+    if bool(xp.all(steps >= 0)):
+        return xp.astype(xp.searchsorted(bins, x, side=side), xp.int64)
+    if bool(xp.all(steps <= 0)):  # decreasing: search the reversed bins, count from the other end
+        found = xp.searchsorted(xp.flip(bins), x, side=side)
+        return xp.astype(bins.shape[0] - found, xp.int64)
+    raise ValueError(
+        f"Digitize: bins must be monotonically increasing or decreasing (x shape {tuple(x.shape)} {x.dtype}, "
+        f"bins shape {tuple(bins.shape)} {bins.dtype})"
+    )
+
+
+def digitize(x, bins, right: bool = False) -> Tensor:
+    """Index of the bin of each element of ``x`` (``numpy.digitize``): ``i`` with
+    ``bins[i-1] <= x < bins[i]`` for increasing ``bins`` (``bins[i-1] < x <= bins[i]`` with ``right=True``),
+    mirrored for decreasing ones.  int64, not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.digitize(tl.tensor([0.5, 1.0, 3.5]), tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
+    [0, 1, 3]
+    """
+    x, bins = as_tensor(x), as_tensor(bins)
+    if bins.ndim != 1:
+        raise ValueError(f"digitize: bins must be 1-D ({_describe('x', x)}, {_describe('bins', bins)})")
+    if x.dtype.kind == "c" or bins.dtype.kind == "c":
+        raise TypeError(f"digitize: complex numbers have no order ({_describe('x', x)}, {_describe('bins', bins)})")
+    return apply(_digitize, (x, bins), {"right": bool(right)})
+
+
+# ------------------------------------------------------------------ top_k
+TopK = collections.namedtuple("TopK", ["values", "indices"])
+
+
+def _top_k_infer(x, *, k):
+    if not x.shape:
+        raise ValueError("top_k needs at least one axis")
+    n = x.shape[-1]
+    if n is not None and k > n:
+        raise ValueError(f"k = {k} is larger than the last axis ({n})")
+    return spec(x.shape[:-1] + (k,), _dt.int64)
+
+
+_top_k = defop(
+    "TopK",
+    inputs=("x",),
+    attrs={"k": 1},
+    infer=_top_k_infer,
+    differentiable=False,
+    doc="Indices of the k largest elements along the last axis, largest first, ties by lower index.",
+)
+
+
+@_top_k.generic
+def _top_k_kernel(xp, x, *, k):
+    # A stable ascending sort of the reversed row puts equal elements last-index first; read backwards
+    # it is descending with ties in index order (and NaNs, sorted last, first: the largest, as torch).
+    n = x.shape[-1]
+    keys = xp.astype(x, xp.int8) if xp.isdtype(x.dtype, "bool") else x  # the standard sorts numbers only
+    order = xp.argsort(xp.flip(keys, axis=-1), axis=-1, stable=True)
+    return xp.astype(n - 1 - xp.flip(order, axis=-1)[..., :k], xp.int64)
+
+
+def top_k(x, k: int = 1, sorted: bool = True) -> TopK:  # noqa: A002
+    """The ``k`` largest elements along the last axis and their indices (``tf.math.top_k``,
+    ``jax.lax.top_k``, ``torch.topk``): ``TopK(values, indices)``, largest first, equal elements by
+    lower index first, NaN counted largest.  The values' gradient goes to the chosen positions.
+
+    >>> import tensorlib as tl
+    >>> values, indices = tl.top_k(tl.tensor([1.0, 3.0, 2.0, 3.0]), k=3)
+    >>> values.numpy().tolist(), indices.numpy().tolist()
+    ([3.0, 3.0, 2.0], [1, 3, 2])
+    """
+    from .array import take_along_axis
+
+    x = as_tensor(x)
+    k = as_int(k, "top_k: k")
+    if k < 0:
+        raise ValueError(f"top_k: k must be >= 0, got {k} ({_describe('input', x)})")
+    if x.dtype.kind == "c":
+        raise TypeError(f"top_k: complex numbers have no order ({_describe('input', x)})")
+    indices = apply(_top_k, (x,), {"k": k})
+    return TopK(take_along_axis(x, indices, axis=-1), indices)
+
+
+# ------------------------------------------------------------------ unique
+def _unique_infer(x, *, return_index, return_inverse, return_counts, axis):
+    if axis is None:
+        values = spec((None,), x.dtype)
+        inverse_shape = x.shape
+    else:
+        values = spec(x.shape[:axis] + (None,) + x.shape[axis + 1 :], x.dtype)
+        inverse_shape = (x.shape[axis],)
+    out = [values]
+    if return_index:
+        out.append(spec((None,), _dt.int64))
+    if return_inverse:
+        out.append(spec(inverse_shape, _dt.int64))
+    if return_counts:
+        out.append(spec((None,), _dt.int64))
+    return tuple(out)
+
+
+_unique = defop(
+    "Unique",
+    inputs=("x",),
+    attrs={"return_index": False, "return_inverse": False, "return_counts": False, "axis": None},
+    infer=_unique_infer,
+    differentiable=False,
+    doc="The sorted distinct elements (numpy.unique), with first indices, inverse and counts; not differentiable.",
+)
+
+
+@_unique.kernel("numpy")
+def _unique_numpy(x, *, return_index, return_inverse, return_counts, axis):
+    out = np.unique(x, return_index=return_index, return_inverse=return_inverse, return_counts=return_counts, axis=axis)
+    if not isinstance(out, tuple):
+        return (out,)
+    return (out[0],) + tuple(np.asarray(o, dtype=np.int64).reshape(o.shape) for o in out[1:])
+
+
+@_unique.generic
+def _unique_kernel(xp, x, *, return_index, return_inverse, return_counts, axis):
+    # The standard's unique_all on the flattened x (unique subarrays along an axis are NumPy's only);
+    # its values come unsorted on some libraries: sort them, and carry the rest along.
+    if axis is not None:
+        raise NotImplementedError("unique along an axis runs on the NumPy backend only")
+    found = xp.unique_all(xp.reshape(x, (-1,)))
+    values = found.values
+    order = xp.argsort(xp.astype(values, xp.int8) if xp.isdtype(values.dtype, "bool") else values)
+    out = [xp.take(found.values, order)]
+    if return_index:
+        out.append(xp.astype(xp.take(found.indices, order), xp.int64))
+    if return_inverse:
+        rank = xp.argsort(order)
+        out.append(xp.reshape(xp.astype(xp.take(rank, xp.reshape(found.inverse_indices, (-1,))), xp.int64), x.shape))
+    if return_counts:
+        out.append(xp.astype(xp.take(found.counts, order), xp.int64))
+    return tuple(out)
+
+
+def unique(x, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False, axis=None):
+    """The sorted distinct elements of ``x`` (``numpy.unique``, NaNs counted as one), optionally with the
+    index of each one's first occurrence, the inverse (indices rebuilding ``x``, of ``x``'s shape) and
+    the counts, in NumPy's order.  With ``axis`` the distinct subarrays along it (NumPy backend only).
+    Not differentiable; its length is unknown inside ``tl.function``.
+
+    >>> import tensorlib as tl
+    >>> values, counts = tl.unique(tl.tensor([3, 1, 3, 2, 3]), return_counts=True)
+    >>> values.numpy().tolist(), counts.numpy().tolist()
+    ([1, 2, 3], [1, 1, 3])
+    """
+    from ._shapes import normalize_axis
+
+    x = as_tensor(x)
+    if axis is not None:
+        try:
+            axis = normalize_axis(axis, x.ndim)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"unique: {e} ({_describe('input', x)})") from None
+        if x.ndim == 0:
+            raise ValueError(f"unique: axis {axis} of a 0-d tensor ({_describe('input', x)})")
+    flags = {
+        "return_index": bool(return_index),
+        "return_inverse": bool(return_inverse),
+        "return_counts": bool(return_counts),
+        "axis": axis,
+    }
+    out = apply(_unique, (x,), flags)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+# ------------------------------------------------------------------ bincount
+def _bincount_infer(x, weights, *, minlength):
+    if len(x.shape) != 1 or x.dtype.kind not in "biu":
+        raise TypeError("x must be a 1-D tensor of non-negative integers")
+    if weights.shape != x.shape and None not in weights.shape + x.shape:
+        raise ValueError("weights must have the shape of x")
+    return spec((None,), _dt.int64 if weights.dtype == _dt.bool_ else _dt.float64)
+
+
+_bincount = defop(
+    "Bincount",
+    inputs=("x", "weights"),
+    attrs={"minlength": 0},
+    infer=_bincount_infer,
+    doc="Number (or total weight) of each value of a non-negative integer vector (numpy.bincount).",
+)
+
+
+def _negative(x):
+    return ValueError(f"Bincount: x must be non-negative, got {int(x.min())} (x shape {tuple(x.shape)} {x.dtype})")
+
+
+@_bincount.generic
+def _bincount_kernel(xp, x, weights, *, minlength):
+    if x.shape[0] and int(xp.min(x)) < 0:
+        raise _negative(x)
+    length = max(int(xp.max(x)) + 1 if x.shape[0] else 0, minlength)
+    bins = xp.arange(length, dtype=xp.int64)
+    hits = xp.reshape(xp.astype(x, xp.int64), (-1, 1)) == bins  # memory: len(x) * length
+    if xp.isdtype(weights.dtype, "bool"):  # no weights: each element counts once
+        return xp.sum(xp.astype(hits, xp.int64), axis=0)
+    w = xp.astype(weights, xp.float64)
+    return xp.sum(xp.where(hits, xp.reshape(w, (-1, 1)), xp.zeros((), dtype=xp.float64)), axis=0)
+
+
+@_bincount.kernel("numpy")
+def _bincount_numpy(x, weights, *, minlength):
+    if x.size and x.min() < 0:
+        raise _negative(x)
+    if weights.dtype == np.bool_:
+        return np.bincount(x, minlength=minlength).astype(np.int64, copy=False)
+    # (NumPy gives int64 zeros for an empty x even with weights; the dtype here follows the weights alone.)
+    return np.bincount(x, weights=weights.astype(np.float64, copy=False), minlength=minlength).astype(np.float64)
+
+
+def _bincount_weights_grad(node, g):
+    # out[j] = sum of weights[i] over x[i] == j, so d out / d weights[i] picks g[x[i]].
+    weights = node.inputs[1]
+    return math_ops.cast(shape_ops.take(g, node.inputs[0]), weights.dtype)
+
+
+register_gradient("Bincount", None, _bincount_weights_grad)
+
+
+def bincount(x, weights=None, minlength: int = 0) -> Tensor:
+    """Number of occurrences of each value of the non-negative integer vector ``x`` (``numpy.bincount``),
+    of length ``max(x) + 1`` or ``minlength``: int64, or float64 sums of ``weights`` (as NumPy), whose
+    gradient is differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.bincount(tl.tensor([0, 2, 2])).numpy().tolist()
+    [1, 0, 2]
+    >>> tl.bincount(tl.tensor([0, 2, 2]), weights=tl.tensor([0.5, 1.0, 2.0])).numpy().tolist()
+    [0.5, 0.0, 3.0]
+    """
+    x = as_tensor(x)
+    minlength = as_int(minlength, "bincount: minlength")
+    if minlength < 0:
+        raise ValueError(f"bincount: minlength must be non-negative, got {minlength} ({_describe('x', x)})")
+    if x.ndim != 1 or x.dtype.kind not in "biu":
+        raise TypeError(f"bincount: x must be a 1-D tensor of non-negative integers ({_describe('x', x)})")
+    if weights is None:
+        weights = math_ops.zeros_like(x, _dt.bool_)  # a bool placeholder: count, int64
+    else:
+        weights = as_tensor(weights)
+        if weights.dtype.kind == "c":
+            raise TypeError(f"bincount: weights must be real ({_describe('weights', weights)})")
+        if weights.dtype == _dt.bool_:  # (a bool placeholder means no weights)
+            weights = math_ops.cast(weights, _dt.float64)
+        if weights.shape != x.shape:
+            raise ValueError(
+                f"bincount: weights must have the shape of x ({_describe('x', x)}, {_describe('weights', weights)})"
+            )
+    return apply(_bincount, (x, weights), {"minlength": minlength})
