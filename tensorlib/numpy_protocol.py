@@ -250,10 +250,7 @@ def _clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_
         raise TypeError(f"numpy.clip: out= and {sorted(kwargs)} are not supported on tensorlib Tensors")
     lo = a_min if a_min is not _NO_VALUE else None if min is _NO_VALUE else min
     hi = a_max if a_max is not _NO_VALUE else None if max is _NO_VALUE else max
-    out = a
-    if lo is not None:
-        out = tl.maximum(out, lo)
-    return tl.minimum(out, hi) if hi is not None else out
+    return tl.clip(a, lo, hi)  # tl.clip's gradient: x keeps it at a bound (maximum and minimum split ties)
 
 
 def _einsum(*operands, out=None, optimize=False, **kwargs):

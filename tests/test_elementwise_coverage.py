@@ -209,3 +209,22 @@ def test_arctan2_gradient_where_the_squared_radius_leaves_the_range(dtype, scale
     assert g1.dtype == dtype
     np.testing.assert_allclose(g1.numpy(), [-4.0 / 25.0 / scale], rtol=4 * np.finfo(dtype).eps)
     np.testing.assert_allclose(g2.numpy(), [-3.0 / 25.0 / scale], rtol=4 * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_clip_with_one_bound_and_np_clip_share_tl_clips_gradient(mode):
+    # np.clip(t) was maximum then minimum, whose ties split: gradient 0.5 at a bound where tl.clip (and
+    # torch.clamp) give 1; tl.clip refused a None bound that numpy.clip and torch.clamp take.
+    x = np.array([0.0, 0.5, 1.0, 2.0, -1.0])
+    for f, want in [
+        (lambda t: np.clip(t, 0.0, 1.0), [1.0, 1.0, 1.0, 0.0, 0.0]),
+        (lambda t: tl.clip(t, None, 1.0), [1.0, 1.0, 1.0, 0.0, 1.0]),
+        (lambda t: np.clip(t, a_min=0.0, a_max=None), [1.0, 1.0, 1.0, 1.0, 0.0]),
+        (lambda t: tl.clip(t, None, None), [1.0] * 5),
+    ]:
+        (g,) = _grads(mode, f, x)
+        np.testing.assert_array_equal(g, want)
+    assert_same(
+        run_in_mode(mode, lambda t: tl.clip(t, None, 4), np.array([-5, 3, 9], np.int32)), np.array([-5, 3, 4], np.int32)
+    )
+    assert_same(run_in_mode(mode, lambda t: tl.clip(t, 0.5, None), x), np.clip(x, 0.5, None))

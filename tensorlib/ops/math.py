@@ -623,11 +623,30 @@ def clip(x, clip_value_min, clip_value_max) -> Tensor:
     """``min(max(x, clip_value_min), clip_value_max)`` with broadcasting (``clip_value_max`` where the bounds cross,
     as ``numpy.clip``).  The gradient goes to whichever of the three the output is; ``x`` keeps it at a bound.
 
+    A bound given as None is no bound (``numpy.clip``, ``torch.clamp``); with both None the result is ``x``.
+
     >>> import tensorlib as tl
     >>> tl.grad(lambda lo: tl.sum(tl.clip(tl.tensor([0.0, 1.5]), lo, 1.0)))(tl.tensor(2.0)).numpy().item()
     0.0
+    >>> tl.clip(tl.tensor([-1.0, 2.0]), None, 1.0).numpy().tolist()
+    [-1.0, 1.0]
     """
+    if clip_value_min is None or clip_value_max is None:
+        x = dispatch.as_tensor(x)
+        if clip_value_min is None and clip_value_max is None:
+            return identity(x)
+        lowest, highest = _unbounded(x.dtype)
+        clip_value_min = lowest if clip_value_min is None else clip_value_min
+        clip_value_max = highest if clip_value_max is None else clip_value_max
     return apply(_clip, (x, clip_value_min, clip_value_max))
+
+
+def _unbounded(dtype):
+    """The bounds that clip nothing in ``dtype`` (Python scalars: weak, they take x's dtype)."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max)
+    return (False, True) if dtype.kind == "b" else (-float("inf"), float("inf"))
 
 
 def equal(x, y):
