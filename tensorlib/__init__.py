@@ -164,6 +164,7 @@ from .ops.floating import (
     copysign,
     fix,
     float_power,
+    frexp,
     heaviside,
     isclose,
     isfinite,

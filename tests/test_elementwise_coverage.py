@@ -77,7 +77,7 @@ def test_numpy_predicates_run_tensorlibs_and_are_traced():
     assert "IsNan" in {node.op.name for node in graph.nodes}
 
 
-@pytest.mark.parametrize("name", ["isposinf", "isneginf", "signbit", "cbrt", "copysign", "spacing"])
+@pytest.mark.parametrize("name", ["isposinf", "isneginf", "signbit", "cbrt", "copysign", "spacing", "frexp"])
 def test_complex_inputs_are_refused_naming_the_op(name):
     n = 2 if name == "copysign" else 1
     with pytest.raises(TypeError, match=r"is not defined for complex numbers .*complex128"):
@@ -116,6 +116,9 @@ def test_float_valued_routines_keep_numpys_values_and_dtypes(mode):
     assert_same(run_in_mode(mode, tl.lcm, *ints), np.lcm(*ints))
     n = np.array([1, -1, 1100, -1100, 3, -1074, 2000, 0])
     assert_same(run_in_mode(mode, tl.ldexp, x, n), np.ldexp(x, n))
+    for values in (x, x.astype(np.float32), np.array([8, -27, 0])):
+        for got, want in zip(run_in_mode(mode, tl.frexp, values), np.frexp(values)):
+            assert_same(got, want)
 
 
 def test_float_power_is_numpys_bit_for_bit():
@@ -157,6 +160,8 @@ def test_routine_gradients_at_awkward_points(mode):
     np.testing.assert_array_equal(gy, [-2.0, 2.0, 2.0, -2.0])
     (g,) = _grads(mode, lambda x: tl.ldexp(x, tl.tensor([5, -3, 1100])), [0.0, 1.0, 1e-300])
     np.testing.assert_array_equal(g, np.ldexp(1.0, [5, -3, 1100]))
+    (g,) = _grads(mode, lambda x: tl.frexp(x)[0], [3.0, -0.1, 1e-300])
+    np.testing.assert_array_equal(g, 2.0 ** -np.frexp([3.0, -0.1, 1e-300])[1])
 
 
 def test_routine_second_order_against_central_differences():

@@ -1,6 +1,6 @@
 """NumPy's floating-point predicates and routines: isnan, isinf, isfinite, isposinf, isneginf, signbit,
 isclose, allclose and array_equal; cbrt, trunc/fix/rint, copysign, heaviside, float_power, nextafter,
-spacing and ldexp.
+spacing, ldexp and frexp.
 
 Dtypes follow NumPy 2, except that bools compute in float64 where NumPy's ufuncs take float16
 (DESIGN §6): float-valued functions of integers give float64, the predicates accept every dtype
@@ -301,6 +301,38 @@ def _ldexp_kernel(xp, x, n):
 register_gradient("Ldexp", lambda node, g: apply(_ldexp, (g, node.inputs[1])), None)
 
 
+# ------------------------------------------------------------------ frexp
+def _frexp_infer(x):
+    _real_number("Frexp", x)
+    return spec(x.shape, x.dtype), spec(x.shape, _dt.int32)
+
+
+_frexp = defop(
+    "Frexp",
+    inputs=("x",),
+    infer=_frexp_infer,
+    float_valued=True,
+    doc="(m, e) with x = m * 2**e, 0.5 <= |m| < 1 (m = x, e = 0 for 0, inf and NaN).",
+)
+_frexp.kernel("numpy")(np.frexp)
+
+
+@_frexp.generic
+def _frexp_kernel(xp, x):
+    # e = floor(log2|x|) + 1, then one step either way where log2 rounded across a power of two.
+    regular = xp.logical_and(xp.isfinite(x), x != 0)
+    a = xp.where(regular, xp.abs(x), xp.ones_like(x))
+    e = xp.astype(xp.floor(xp.log2(xp.astype(a, xp.float64))), xp.int64) + 1
+    m = _ldexp_kernel(xp, a, -e)
+    e = e + xp.astype(m >= 1, xp.int64) - xp.astype(m < 0.5, xp.int64)
+    e = xp.where(regular, e, xp.zeros_like(e))
+    return xp.where(regular, _ldexp_kernel(xp, x, -e), x), xp.astype(e, xp.int32)
+
+
+# d m / dx = 2**-e (e is piecewise constant, an integer: no gradient).
+register_gradient("Frexp", lambda node, g_m, g_e: apply(_ldexp, (g_m, -node.outputs[1])))
+
+
 # ------------------------------------------------------------------ public functions
 def isnan(x) -> Tensor:
     """True where x is NaN (either part, for complex x); all False for integers and bools (NumPy).
@@ -541,6 +573,19 @@ def ldexp(x1, x2) -> Tensor:
     if x2.dtype == _dt.bool_:
         x2 = math_ops.cast(x2, _dt.int32)
     return apply(_ldexp, (x1, x2))
+
+
+def frexp(x) -> tuple:
+    """``(mantissa, exponent)`` with ``x = mantissa * 2**exponent`` and ``0.5 <= |mantissa| < 1``
+    (``numpy.frexp``; 0, inf and NaN give ``(x, 0)``); the exponent is int32.  The mantissa's gradient is
+    ``2**-exponent``; the exponent has none.
+
+    >>> import tensorlib as tl
+    >>> m, e = tl.frexp(tl.tensor([8.0, -0.75, 0.0]))
+    >>> m.numpy().tolist(), e.numpy().tolist()
+    ([0.5, -0.75, 0.0], [4, 0, 0])
+    """
+    return apply(_frexp, (x,))
 
 
 def positive(x) -> Tensor:
