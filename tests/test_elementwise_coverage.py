@@ -27,7 +27,8 @@ def test_float_valued_functions_of_bools_compute_in_float64(name, mode):
 def _grads(mode, f, *args):
     """Gradients of sum(f) with respect to every argument, eagerly or traced."""
     g = tl.grad(lambda *a: tl.sum(f(*a)), argnums=tuple(range(len(args))))
-    return [t.numpy() for t in run_in_mode(mode, g, *[np.asarray(a, np.float64) for a in args])]
+    args = [a if isinstance(a, np.ndarray) else np.asarray(a, np.float64) for a in args]
+    return [t.numpy() for t in run_in_mode(mode, g, *args)]
 
 
 INF = np.inf
@@ -233,3 +234,14 @@ def test_clip_with_one_bound_and_np_clip_share_tl_clips_gradient(mode):
         run_in_mode(mode, lambda t: tl.clip(t, None, 4), np.array([-5, 3, 9], np.int32)), np.array([-5, 3, 4], np.int32)
     )
     assert_same(run_in_mode(mode, lambda t: tl.clip(t, 0.5, None), x), np.clip(x, 0.5, None))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype, big", [(np.float64, 1e200), (np.float32, 1e30)])
+def test_arcsinh_and_arccosh_gradients_at_large_x(dtype, big, mode):
+    # sqrt(x*x + 1) and sqrt(x*x - 1) overflowed: the gradient 1/x came out 0.
+    x = np.array([big, 3.0], dtype)
+    (g,) = _grads(mode, tl.arcsinh, x)
+    np.testing.assert_allclose(g, [1.0 / big, 1.0 / np.sqrt(10.0)], rtol=2e-7)
+    (g,) = _grads(mode, tl.arccosh, x)
+    np.testing.assert_allclose(g, [1.0 / big, 1.0 / np.sqrt(8.0)], rtol=2e-7)

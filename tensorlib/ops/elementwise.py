@@ -133,14 +133,14 @@ _arcsinh = _unary(
     "Asinh",
     np.arcsinh,
     "Inverse hyperbolic sine.",
-    lambda node, g: g / math_ops.sqrt(_x(node) * _x(node) + 1.0),
+    lambda node, g: g / hypot(_x(node), 1.0),  # sqrt(x*x + 1) overflowed beyond 1e154: gradient 0
     generic=_standard("asinh"),
 )
 _arccosh = _unary(
     "Acosh",
     np.arccosh,
     "Inverse hyperbolic cosine (x >= 1).",
-    lambda node, g: g / math_ops.sqrt((_x(node) - 1.0) * (_x(node) + 1.0)),
+    lambda node, g: g / (math_ops.sqrt(_x(node) - 1.0) * math_ops.sqrt(_x(node) + 1.0)),  # no overflow
     generic=_standard("acosh"),
 )
 _arctanh = _unary(
