@@ -1,6 +1,7 @@
 """More elementwise functions under NumPy's names: trigonometric and hyperbolic functions with their
-inverses, log2/log10/exp2, logaddexp, hypot, arctan2, fmax/fmin, remainder, sinc, nan_to_num, the
-complex parts (real/imag/conj/angle), ceil, and ``where(condition)`` with one argument.
+inverses, log2/log10/exp2, logaddexp, hypot, arctan2, fmax/fmin, remainder, fmod, gcd/lcm, the bitwise
+functions, sinc, nan_to_num, the complex parts (real/imag/conj/angle), ceil, and ``where(condition)``
+with one argument.
 
 Each op's per-input gradient rules sit right below it, written with tensorlib ops (so higher
 orders and tracing come free); broadcast gradients are summed back by the engine.
