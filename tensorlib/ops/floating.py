@@ -137,7 +137,7 @@ def _isclose_kernel(xp, x, y, *, rtol, atol, equal_nan):
 
 # ------------------------------------------------------------------ rounding toward zero
 def _trunc_kernel(xp, x):
-    return xp.trunc(x) if xp.isdtype(x.dtype, "real floating") else xp.asarray(x, copy=True)
+    return xp.trunc(x) if xp.isdtype(x.dtype, "real floating") else x  # integers are whole already
 
 
 def _trunc_infer(x):
