@@ -206,6 +206,7 @@ from .ops.array import (
     hstack,
     inner,
     kron,
+    logcumsumexp,
     median,
     moveaxis,
     outer,

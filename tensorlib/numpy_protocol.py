@@ -33,7 +33,13 @@ _NO_VALUE = getattr(np, "_NoValue", object())
 _table: dict = {}  # NumPy function -> (tensorlib function, NumPy signature, renames, its parameters)
 _ufuncs: dict = {}  # ufunc -> tensorlib callable
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
-_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod", "maximum": "cummax", "minimum": "cummin"}
+_ACCUMULATE = {
+    "add": "cumsum",
+    "multiply": "cumprod",
+    "maximum": "cummax",
+    "minimum": "cummin",
+    "logaddexp": "logcumsumexp",
+}
 
 # NumPy names whose tensorlib function is named differently, or takes the argument under another name.
 _RENAMED = {

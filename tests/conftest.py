@@ -6,7 +6,6 @@ Choose one with the environment variable HYPOTHESIS_PROFILE, e.g. ``HYPOTHESIS_P
 import os
 
 import pytest
-
 from hypothesis import HealthCheck, settings
 
 _quiet = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
@@ -18,24 +17,19 @@ settings.register_profile("dev", max_examples=100, deadline=None, suppress_healt
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-# Hypothesis's pytest plugin gives each parametrized invocation of a test settings whose parent is the
-# settings the previous invocation left on the function, so the chain grows by one per case; beyond
-# about 950 cases of one test (the backends' catalogue test) reading `settings.database` recursed too
-# deep (RecursionError).  Each invocation starts again from the test's own settings.
-def _test_function(item):
-    obj = getattr(item, "obj", None)
-    return getattr(obj, "__func__", obj)
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_call(item):
+    """Undo the settings Hypothesis's pytest plugin wraps around a parametrized test at every call.
 
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    fn = _test_function(item)
-    if hasattr(fn, "_hypothesis_internal_use_settings") and not hasattr(fn, "_tensorlib_own_settings"):
-        fn._tensorlib_own_settings = fn._hypothesis_internal_use_settings
-
-
-def pytest_runtest_teardown(item):
-    fn = _test_function(item)
-    own = getattr(fn, "_tensorlib_own_settings", None)
+    It sets ``fn._hypothesis_internal_use_settings = Settings(parent=<the previous ones>, ...)`` for
+    each parameter set, so the chain of parents grows by one per call, and past ~950 parameter sets of
+    one test (the catalogue's backend tests now have more) reading a setting overflows the stack
+    (RecursionError in ``settings.database``).  Restoring the function's own settings after each call
+    keeps the chain one link long.
+    """
+    fn = getattr(item, "obj", None)
+    fn = getattr(fn, "__func__", fn)
+    own = getattr(fn, "_hypothesis_internal_use_settings", None)
+    yield
     if own is not None:
         fn._hypothesis_internal_use_settings = own

@@ -188,3 +188,32 @@ def test_cumulative_sum_and_prod_are_numpys(name, x, kwargs):
 def test_cumulative_sum_needs_an_axis_beyond_one_dimension():
     with pytest.raises(ValueError, match=r"cumulative_sum: an input of more than one dimension needs an axis"):
         tl.cumulative_sum(tl.ones((2, 2)))
+
+
+# ------------------------------------------------------------------ logcumsumexp
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("reverse", [False, True])
+def test_logcumsumexp_is_numpys_logaddexp_accumulate_without_overflow(mode, reverse):
+    x = np.array([[1000.0, 1000.0, -np.inf, -1000.0], [-np.inf, -np.inf, 0.0, 800.0]])
+    want = np.logaddexp.accumulate(x[:, ::-1] if reverse else x, axis=1)
+    got = run_in_mode(mode, lambda t: tl.logcumsumexp(t, axis=1, reverse=reverse), x)
+    assert_same(got, want[:, ::-1] if reverse else want)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_logcumsumexp_gradient_and_hessian_match_torch_far_from_zero(reverse):
+    torch = pytest.importorskip("torch")
+    x = np.array([[700.0, -700.0, 699.0, 0.5], [-800.0, -801.0, -799.5, -900.0]])
+    g, v = np.array([[1.0, -2.0, 0.5, 3.0], [-1.0, 0.0, 2.0, 1.0]]), np.linspace(-1.0, 1.0, 8).reshape(2, 4)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.logcumsumexp(tx.flip(1), 1).flip(1) if reverse else torch.logcumsumexp(tx, 1)
+    (tg,) = torch.autograd.grad(ty, tx, torch.tensor(g), create_graph=True)
+    (th,) = torch.autograd.grad(tg, tx, torch.tensor(v))
+
+    def vjp(t):
+        return tl.vjp(lambda u: tl.logcumsumexp(u, axis=1, reverse=reverse), t)[1](tl.tensor(g))[0]
+
+    np.testing.assert_allclose(vjp(tl.tensor(x)).numpy(), tg.detach().numpy(), rtol=1e-12, atol=1e-300)
+    hvp = tl.grad(lambda t: tl.sum(vjp(t) * tl.tensor(v)))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(hvp, th.numpy(), rtol=1e-10, atol=1e-300)
+    assert_same(np.logaddexp.accumulate(tl.tensor(x), axis=1), np.logaddexp.accumulate(x, axis=1))

@@ -160,3 +160,29 @@ def test_pinv_of_an_empty_integer_matrix_is_float64_as_its_shape_rule(shape):
     for f in (tl.linalg.pinv, tl.function(tl.linalg.pinv)):
         out = f(tl.tensor(np.zeros(shape, np.int64)))
         assert out.dtype == tl.float64 and out.shape == expected.shape
+
+
+def _cofactors(a):
+    """The cofactor matrix from minors (the gradient of det), independent of inverses and SVDs."""
+    n = a.shape[-1]
+    return np.array(
+        [[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(n)] for i in range(n)]
+    )
+
+
+_SINGULAR = {
+    0: np.zeros((3, 3)),
+    1: np.ones((3, 3)),
+    2: np.array([[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 1.0]]),
+}
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2])
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_det_gradient_at_singular_matrices_is_the_cofactor_matrix(rank, mode):
+    # It raised LinAlgError (MatrixInverse: Singular matrix); PyTorch gives the cofactors: nonzero at rank n - 1.
+    a = _SINGULAR[rank]
+    grad = tl.grad(lambda x: tl.linalg.det(x))
+    g = (grad if mode == "eager" else tl.function(grad))(tl.tensor(a))
+    np.testing.assert_allclose(g.numpy(), _cofactors(a), atol=1e-12)
+    assert (rank == 2) == bool(np.any(np.abs(g.numpy()) > 1e-6))

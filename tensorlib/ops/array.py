@@ -320,6 +320,119 @@ def cumprod(x, axis: int | None = None) -> Tensor:
     return _cumprod_op(x, axis)
 
 
+# ------------------------------------------------------------------ logcumsumexp
+def _scanned(xp, x, axis, reverse, scan):
+    return xp.flip(scan(xp.flip(x, axis=axis)), axis=axis) if reverse else scan(x)
+
+
+def _log_running(xp, x, axis):
+    """log(cumsum(exp(x))) along ``axis``: ceil(log2(n)) shifted logaddexps (the standard has no accumulate)."""
+    if xp is np:
+        return np.logaddexp.accumulate(x, axis=axis)
+    return _running(xp, xp.logaddexp, x, axis)
+
+
+def _log_cumsum_exp_infer(x, *, axis, reverse):
+    if x.dtype.kind != "f":
+        raise TypeError(f"needs real floating-point numbers, got {x.dtype} (shape {x.shape})")
+    _axis_checked(x, axis)
+    return x
+
+
+_logcumsumexp = defop(
+    "LogCumsumExp",
+    inputs=("x",),
+    attrs={"axis": 0, "reverse": False},
+    infer=_log_cumsum_exp_infer,
+    doc="log(cumsum(exp(x))) along an axis, never overflowing (from the end with reverse=True).",
+)
+
+
+@_logcumsumexp.generic
+def _logcumsumexp_kernel(xp, x, *, axis, reverse):
+    axis %= x.ndim
+    half = getattr(xp, "float16", None)
+    wide = xp.astype(x, xp.float32) if x.dtype == half else x  # float16 accumulates in float32
+    out = _scanned(xp, wide, axis, reverse, lambda v: _log_running(xp, v, axis))
+    return xp.astype(out, half) if x.dtype == half else out
+
+
+def _exp_weighted_infer(h, p, q, *, axis, reverse):
+    return _log_cumsum_exp_infer(h, axis=axis, reverse=reverse)
+
+
+# out_k = sum of h_m * exp(p_m + q_k) over m up to k (from k on with reverse=True), computed in logs so
+# that neither exp(p) nor exp(q) overflows on its own: logcumsumexp's gradient (h the output gradient,
+# p = -y, q = x), and, being linear in h with exponential weights, its own gradients are of the same form.
+_exp_weighted_cumsum = defop(
+    "ExpWeightedCumsum",
+    inputs=("h", "p", "q"),
+    attrs={"axis": 0, "reverse": False},
+    infer=_exp_weighted_infer,
+    promote=(0, 1, 2),
+    doc="sum over m up to k of h_m * exp(p_m + q_k) along an axis, in logs (logcumsumexp's gradient).",
+)
+
+
+@_exp_weighted_cumsum.generic
+def _exp_weighted_cumsum_kernel(xp, h, p, q, *, axis, reverse):
+    # The positive and negative parts of h are scanned apart, in logs (TensorFlow's and PyTorch's rule);
+    # a NaN goes with the positive part, so that it propagates.
+    axis %= h.ndim
+    half = getattr(xp, "float16", None)
+    dtype = h.dtype
+    if dtype == half:
+        h, p, q = (xp.astype(a, xp.float32) for a in (h, p, q))
+    low = xp.asarray(-xp.inf, dtype=h.dtype)
+    magnitude = xp.log(xp.where(h == 0, xp.ones_like(h), xp.abs(h))) + p
+    parts = []
+    for side in (xp.logical_not(h <= 0), h < 0):
+        logs = _scanned(xp, xp.where(side, magnitude, low), axis, reverse, lambda v: _log_running(xp, v, axis))
+        parts.append(xp.exp(logs + q))
+    out = parts[0] - parts[1]
+    return xp.astype(out, half) if dtype == half else out
+
+
+def _exp_weighted(h, p, q, axis, reverse):
+    return apply(_exp_weighted_cumsum, (h, p, q), {"axis": axis, "reverse": reverse})
+
+
+def _exp_weighted_transposed(node, u):
+    """sum over k whose sum holds m of u_k * exp(q_k + p_m): the op with p and q swapped, scanned the other way."""
+    h, p, q = node.inputs
+    return _exp_weighted(u, q, p, node.attrs["axis"], not node.attrs["reverse"])
+
+
+register_gradient(
+    "ExpWeightedCumsum",
+    h=_exp_weighted_transposed,
+    p=lambda node, u: node.inputs[0] * _exp_weighted_transposed(node, u),
+    q=lambda node, u: u * node.outputs[0],
+)
+# d y_j / d x_i = exp(x_i - y_j) for each y_j whose sum holds x_i.
+register_gradient(
+    "LogCumsumExp",
+    lambda node, g: _exp_weighted(g, -node.outputs[0], node.inputs[0], node.attrs["axis"], not node.attrs["reverse"]),
+)
+
+
+def logcumsumexp(x, axis: int | None = None, reverse: bool = False) -> Tensor:
+    """``log(cumsum(exp(x)))`` along ``axis`` (of the flattened array by default), computed without
+    overflow: ``torch.logcumsumexp``, ``jax.lax.cumlogsumexp``, ``numpy.logaddexp.accumulate``.
+    ``reverse=True`` sums from the end.  Integers and bools give float64; float16 accumulates in float32.
+
+    >>> import tensorlib as tl
+    >>> tl.logcumsumexp(tl.tensor([1000.0, 1000.0, -float("inf")], dtype="float64")).numpy().round(4).tolist()
+    [1000.0, 1000.6931, 1000.6931]
+    >>> tl.grad(lambda x: tl.sum(tl.logcumsumexp(x)))(tl.tensor([0.0, 0.0])).numpy().tolist()
+    [1.5, 0.5]
+    """
+    x, axis = _cumulative_flat_or(x, axis, "logcumsumexp")
+    if x.dtype.kind in "biu":  # a float-valued function of integers (NumPy: float64)
+        x = math_ops.cast(x, _dt.float64)
+    return apply(_logcumsumexp, (x,), {"axis": axis, "reverse": bool(reverse)})
+
+
 # ------------------------------------------------------------------ tril / triu
 def _triangle_infer(x, *, k):
     if len(x.shape) < 2:

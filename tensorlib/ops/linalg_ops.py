@@ -217,16 +217,74 @@ _det.generic(lambda xp, x: xp.linalg.det(x))
 
 
 def _det_grad(node, g):
+    # d det(x) / dx is the cofactor matrix adj(x)^T: det(x) inv(x)^T where x is invertible, and still
+    # defined (and what PyTorch gives) where it is not: rank n - 1 has a nonzero adjugate, lower rank 0.
     from .shape import expand_dims
 
-    return expand_dims(g * node.outputs[0], (-2, -1)) * _mT(inv(node.inputs[0]))
+    return expand_dims(g, (-2, -1)) * _mT(_adjugate(node.inputs[0], node.outputs[0]))
 
 
 register_gradient("MatrixDeterminant", _det_grad)
 
+_adj = defop(
+    "MatrixAdjugate",
+    inputs=("x", "det"),
+    infer=lambda x, det: _square_infer(x),
+    doc="Adjugate (transposed cofactor matrix) of square matrices x, given det = det(x): det inv(x) where x is "
+    "invertible.",
+)
+
+
+@_adj.generic
+def _adjugate_kernel(xp, x, det):
+    if x.shape[-1] == 0 or x.size == 0:
+        return xp.zeros_like(x)
+    with np.errstate(all="ignore"):
+        if bool(xp.all(det != 0)):
+            try:
+                return det[..., None, None] * xp.linalg.inv(x)
+            except np.linalg.LinAlgError:  # a pivot LAPACK rounds to zero although det did not
+                pass
+    # x = u diag(s) vh, det(x) = det(u) det(vh) prod(s), inv(x) = vh^H diag(1 / s) u^H: the adjugate is
+    # det(u) det(vh) vh^H diag(prod of the other s) u^H, with no division (the exclusive products
+    # multiply the values before and after each one).
+    u, s, vh = xp.linalg.svd(x)
+    ones = xp.ones_like(s[..., :1])
+    before = xp.cumulative_prod(xp.concat([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumulative_prod(xp.concat([ones, xp.flip(s, axis=-1)[..., :-1]], axis=-1), axis=-1), axis=-1)
+    phase = xp.linalg.det(u) * xp.linalg.det(vh)
+    others = xp.astype(before * after, x.dtype)
+    return phase[..., None, None] * xp.matmul(
+        xp.conj(xp.matrix_transpose(vh)) * others[..., None, :], xp.conj(xp.matrix_transpose(u))
+    )
+
+
+def _adjugate_grad(node, g):
+    # adj(x) = det(x) inv(x): d adj = det (tr(inv dx) inv - inv dx inv), so the gradient is
+    # det (<inv, g> inv^T - inv^T g inv^T); it needs x invertible (second derivatives of det).
+    from .reduce import sum as reduce_sum
+    from .shape import expand_dims
+
+    x, determinant = node.inputs
+    inverse_t = _mT(inv(x))
+    trace_term = expand_dims(reduce_sum(_mT(inverse_t) * g, axis=(-2, -1)), (-2, -1)) * inverse_t
+    return expand_dims(determinant, (-2, -1)) * (trace_term - _matmul(inverse_t, _matmul(g, inverse_t)))
+
+
+_adj.kernel("numpy")(_lapack("MatrixAdjugate")(functools.partial(_adjugate_kernel, np)))
+# det is det(x), passed so that the kernel need not factor x twice: x's rule is the whole derivative.
+register_gradient("MatrixAdjugate", _adjugate_grad, lambda node, g: None)
+
+
+def _adjugate(x, determinant=None) -> Tensor:
+    """adj(x), the gradient of det(x) transposed; ``determinant`` is det(x) if the caller has it."""
+    x = as_tensor(x)
+    return apply(_adj, (x, det(x) if determinant is None else determinant))
+
 
 def det(x) -> Tensor:
-    """Determinant; its gradient ``det(x) inv(x)^T`` needs an invertible ``x``.
+    """Determinant; its gradient is the cofactor matrix (``det(x) inv(x)^T`` for invertible ``x``),
+    also at singular ``x`` (as in PyTorch); second derivatives need an invertible ``x``.
 
     >>> import tensorlib as tl
     >>> float(tl.linalg.det(tl.tensor([[2.0, 1.0], [1.0, 3.0]])))

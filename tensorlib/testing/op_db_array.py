@@ -57,6 +57,21 @@ def _cumulative_array_api_draw(draw, dtype, elements=None):
     return SampleInput((x,), kwargs)
 
 
+def _logcumsumexp_ref(x, axis=None, reverse=False):
+    x = np.ravel(x) if axis is None else x
+    axis = 0 if axis is None else axis
+    x = x.astype(np.float64) if x.dtype.kind in "biu" else x
+    if reverse:
+        return np.flip(np.logaddexp.accumulate(np.flip(x, axis), axis=axis), axis)
+    return np.logaddexp.accumulate(x, axis=axis)
+
+
+@st.composite
+def _logcumsumexp_draw(draw, dtype):
+    sample = draw(_cumulative_draw(dtype))
+    return SampleInput(sample.args, {**sample.kwargs, "reverse": draw(st.booleans())})
+
+
 @st.composite
 def _triangle_draw(draw, dtype):
     x = draw(tensors(dtype, shapes(1, 3)))
@@ -442,6 +457,19 @@ OPINFOS: list = [
         lambda dtype: _cumulative_array_api_draw(dtype, _zeros_and_values),
         op_types=("Cumprod",),
         dtypes=NUMERIC + (_dt.bool_,),
+    ),
+    OpInfo(
+        "logcumsumexp",
+        tl.logcumsumexp,
+        _logcumsumexp_ref,
+        _logcumsumexp_draw,
+        op_types=("LogCumsumExp", "ExpWeightedCumsum"),
+        dtypes=FLOATS + (_dt.float16, _dt.int64),
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2, np.complex128),), exc=TypeError, match=r"LogCumsumExp: needs real floating-point numbers"
+            ),
+        ),
     ),
     OpInfo(
         "tril",

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
+from ..ops.linalg_ops import _adjugate
 from .opinfo import ErrorInput, OpInfo, SampleInput
 
 FLOATS = (_dt.float32, _dt.float64)
@@ -321,6 +322,45 @@ def _batched_matrix(dtype, rng_shape=((2, 3), (3, 3), (2, 2, 3))):
         SEEDS,
         st.sampled_from(rng_shape),
     )
+
+
+def _cofactors_ref(a):
+    """adj(a) from its minors: adj[j, i] = (-1)^(i + j) det(a without row i and column j)."""
+    n = a.shape[-1]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, -2), j, -1)
+            out[..., j, i] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return out
+
+
+@st.composite
+def _adjugate_draw(draw, dtype):
+    """Invertible matrices (gradients checked) and ones of every lower rank (forward only)."""
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    rank = draw(st.integers(0, n))
+    if rank == n:
+        return SampleInput((_dominant(seed, batch + (n, n), dtype),))
+    rng = _rng(seed)
+    a = rng.uniform(-1, 1, batch + (n, rank)) @ rng.uniform(-1, 1, batch + (rank, n))
+    return SampleInput((a.astype(dtype),), grad_argnums=())
+
+
+@st.composite
+def _cholesky_solve_draw(draw, dtype):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    upper = draw(st.booleans())
+    factor = np.linalg.cholesky(_spd(seed, batch + (n, n), np.float64))
+    factor = np.swapaxes(factor, -1, -2) if upper else factor
+    b = _rng(seed + 1).uniform(-2, 2, draw(st.sampled_from([batch, ()])) + (n, draw(st.sampled_from([1, 2]))))
+    return SampleInput((b.astype(dtype), factor.astype(dtype)), {"upper": upper}, grad_argnums=(0, 1))
+
+
+def _cholesky_solve_ref(b, factor, upper=False):
+    t = np.triu(factor) if upper else np.tril(factor)
+    a = np.swapaxes(t, -1, -2) @ t if upper else t @ np.swapaxes(t, -1, -2)
+    return np.linalg.solve(a, b)
 
 
 # ---------------------------------------------------------------- error inputs
@@ -743,6 +783,30 @@ OPINFOS = [
                 (np.ones((2, 3)), np.ones(2)),
                 exc=np.linalg.LinAlgError,
                 match=r"tensorsolve: a does not hold a square matrix",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.adjugate (det's gradient)",
+        _adjugate,
+        _cofactors_ref,
+        _adjugate_draw,
+        op_types=("MatrixAdjugate",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.cholesky_solve",
+        tl.linalg.cholesky_solve,
+        _cholesky_solve_ref,
+        _cholesky_solve_draw,
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2), np.eye(2)),
+                exc=ValueError,
+                match=r"cholesky_solve: b must be a matrix \(\.\.\., n, k\), got shape \(2,\) float64",
             ),
         ),
     ),
