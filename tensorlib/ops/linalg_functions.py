@@ -115,9 +115,10 @@ def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
     x = as_tensor(x)
     if x.ndim < 2:
         raise ValueError(f"trace: expected a matrix (rank >= 2), got rank {x.ndim} (input {_describe(x)})")
-    if dtype is not None:
-        x = cast(x, dtype=dtype)
-    return array_trace(x, offset, -2, -1)
+    if dtype is None:
+        return array_trace(x, offset, -2, -1)
+    # Summed in the dtype asked for, as NumPy: int32 stays int32 (a sum of int32 is int64 otherwise).
+    return cast(array_trace(cast(x, dtype=dtype), offset, -2, -1), dtype=dtype)
 
 
 def diagonal(x, /, *, offset: int = 0) -> Tensor:
@@ -164,7 +165,9 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     """Array API vector norm over ``axis`` (all axes when None, or a tuple of axes) (``numpy.linalg.vector_norm``).
 
     ``ord`` is any number, ``inf`` or ``-inf`` (0 counts nonzero entries).  At
-    a zero vector the gradient of every norm with ``ord > 0`` is 0, as in PyTorch.
+    a zero vector the gradient of every norm with ``ord > 0`` is 0, as in
+    PyTorch, and so is the gradient at a zero entry (and, for ``ord < 0``,
+    the whole gradient of a vector holding a zero, whose norm is 0).
 
     >>> import tensorlib as tl
     >>> float(tl.linalg.vector_norm(tl.tensor([[3.0], [4.0]])))
