@@ -178,6 +178,8 @@ from .ops.array import (
     logcumsumexp,
     median,
     moveaxis,
+    nancumprod,
+    nancumsum,
     outer,
     percentile,
     quantile,

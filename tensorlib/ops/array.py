@@ -174,6 +174,33 @@ def cumulative_prod(x, /, *, axis: int | None = None, dtype=None, include_initia
     return _cumulative(_cumprod_op, 1, "cumulative_prod", x, axis, dtype, include_initial)
 
 
+def _nan_as(x, value):
+    x = as_tensor(x)
+    if x.dtype.kind not in "fc":  # only floats hold NaN
+        return x
+    return math_ops.where(math_ops.not_equal(x, x), math_ops.full_like(x, value), x)
+
+
+def nancumsum(x, axis: int | None = None, dtype=None) -> Tensor:
+    """``numpy.nancumsum``: ``cumsum`` with NaNs counted as 0 (their gradient is 0).
+
+    >>> import tensorlib as tl
+    >>> tl.nancumsum(tl.tensor([1.0, float("nan"), 2.0])).numpy().tolist()
+    [1.0, 1.0, 3.0]
+    """
+    return cumsum(_nan_as(x, 0), axis, dtype)
+
+
+def nancumprod(x, axis: int | None = None, dtype=None) -> Tensor:
+    """``numpy.nancumprod``: ``cumprod`` with NaNs counted as 1 (their gradient is 0).
+
+    >>> import tensorlib as tl
+    >>> tl.nancumprod(tl.tensor([2.0, float("nan"), 3.0])).numpy().tolist()
+    [2.0, 2.0, 6.0]
+    """
+    return cumprod(_nan_as(x, 1), axis, dtype)
+
+
 # ------------------------------------------------------------------ cummax / cummin
 def _extremum_scan_infer(x, *, axis):
     if x.dtype.kind == "c":
