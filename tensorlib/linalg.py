@@ -13,6 +13,7 @@ or singular values, singular matrices) the caveat is in the function's docstring
 
 from .ops.linalg import einsum, matmul, tensordot
 from .ops.linalg_functions import (
+    cholesky_solve,
     cond,
     cross,
     diagonal,
@@ -47,6 +48,7 @@ from .ops.linalg_ops import (
 
 __all__ = [
     "cholesky",
+    "cholesky_solve",
     "cond",
     "cross",
     "det",

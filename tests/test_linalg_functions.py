@@ -33,6 +33,22 @@ def test_vector_norm_gradient_at_zero_is_zero(ord):
     assert np.array_equal(g.numpy(), np.zeros((2, 3)))
 
 
+@pytest.mark.parametrize("ord", [-1, -2, 0.5])
+def test_vector_norm_gradient_at_a_zero_entry_is_finite(ord):
+    # power(|x|, ord) has an infinite derivative at 0 for ord < 1: the gradient was NaN at the zero entry
+    # (ord 0.5: [nan, 2.41, -1.71], ord -1: [nan, 0, 0]); PyTorch gives 0 there, and 0 everywhere for ord < 0
+    # (the norm is 0 while an entry is 0).
+    x = np.array([0.0, 1.0, -2.0])
+    g = _grad(lambda t: tl.linalg.vector_norm(t, ord=ord), x).numpy()
+    h = 1e-6
+    others = [
+        (np.linalg.vector_norm(x + h * e, ord=ord) - np.linalg.vector_norm(x - h * e, ord=ord)) / (2 * h)
+        for e in np.eye(3)[1:]
+    ]
+    np.testing.assert_allclose(g, [0.0] + others, atol=1e-6)
+    assert np.array_equal(tl.grad(lambda t: tl.linalg.norm(t, ord=ord))(tl.tensor(x)).numpy(), g)
+
+
 @pytest.mark.parametrize("axis", [(0, 2), (-1, 0, 1), None])
 def test_vector_norm_over_several_axes_matches_numpy_and_differences(axis):
     x = np.random.default_rng(0).standard_normal((2, 3, 4))
@@ -108,3 +124,43 @@ def test_lstsq_residual_shapes_follow_the_shape_of_a():
     np.testing.assert_allclose(residuals.numpy(), [np.sum((b - a @ x.numpy()) ** 2)])
     wide = tl.linalg.lstsq(tl.tensor(a.T), tl.tensor(np.ones(2)))
     assert wide[1].shape == (0,)
+
+
+def test_lstsq_and_multi_dot_trace_with_unknown_dimensions():
+    # lstsq built its empty residuals with zeros(batch + (0,)) and multi_dot priced the orders with the
+    # dimensions: both raised a bare TypeError on None under a tl.function signature.
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((4, 3, 3)), rng.standard_normal((4, 3, 2))
+    signature = [tl.TensorSpec((None, 3, 3), "float64"), tl.TensorSpec((None, 3, 2), "float64")]
+    traced = tl.function(tl.linalg.lstsq, input_signature=signature)
+    for got, want in zip(traced(a, b), tl.linalg.lstsq(a, b)):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
+    spec = [tl.TensorSpec((None, 3), "float64"), tl.TensorSpec((3, None), "float64")]
+    traced = tl.function(lambda x, y: tl.linalg.multi_dot([x, y, y.T]), input_signature=spec)
+    np.testing.assert_allclose(traced(a[0], b[0]).numpy(), a[0] @ b[0] @ b[0].T, atol=1e-12)
+    with pytest.raises(ValueError, match=r"lstsq: the number of rows and columns of a must be known"):
+        tl.function(tl.linalg.lstsq, input_signature=[tl.TensorSpec((None, 3), "float64")] * 2)(a[0], a[1])
+
+
+def test_cholesky_solve_reads_one_triangle_and_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    m = rng.standard_normal((3, 3))
+    a, b, w = m @ m.T + 3 * np.eye(3), rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    factor = np.linalg.cholesky(a)
+    junk = factor + np.triu(rng.standard_normal((3, 3)), 1)
+    np.testing.assert_allclose(tl.linalg.cholesky_solve(b, junk).numpy(), np.linalg.solve(a, b), atol=1e-12)
+    gb, gl = _grad(lambda b, f: tl.sum(tl.linalg.cholesky_solve(b, f) * w), b, junk, argnums=(0, 1))
+    tb, tf = torch.tensor(b, requires_grad=True), torch.tensor(factor, requires_grad=True)
+    (torch.cholesky_solve(tb, tf) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(gb.numpy(), tb.grad.numpy(), atol=1e-12)
+    np.testing.assert_allclose(gl.numpy(), np.tril(tf.grad.numpy()), atol=1e-12)  # PyTorch fills the other triangle
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, bool])
+def test_trace_sums_in_the_dtype_asked_for(dtype):
+    # tl.linalg.trace(x, dtype=int32) gave int64 (the sum of int32), NumPy int32.
+    a = np.arange(9, dtype=np.int32).reshape(3, 3)
+    got, want = tl.linalg.trace(tl.tensor(a), dtype=dtype), np.linalg.trace(a, dtype=dtype)
+    assert got.dtype == want.dtype and got.numpy() == want

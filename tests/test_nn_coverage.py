@@ -323,3 +323,103 @@ def test_embedding_layer():
     np.testing.assert_array_equal(tape.gradient(loss, emb.embeddings).numpy(), [[1, 1], [0, 0], [0, 0], [0, 0], [2, 2]])
     with pytest.raises(IndexError, match=r"embedding_lookup: id 5 is out of range \[0, 5\)"):
         emb(np.array([5]))
+
+
+# ------------------------------------------------------------------ conv1d and depthwise_conv2d
+@pytest.mark.parametrize(
+    "strides, padding, dilations", [(1, "VALID", 1), (2, "SAME", 1), (1, "SAME", 2), (2, "VALID", 1)]
+)
+def test_depthwise_conv2d_matches_torch_groups_conv_with_gradients(strides, padding, dilations):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal((2, 7, 6, 3)), rng.standard_normal((3, 2, 3, 2))
+    (oh, ow), pads = tl.ops.nn._common._geometry((7, 6), (3, 2), (strides,) * 2, (dilations,) * 2, padding)
+    tx = torch.tensor(np.pad(x, ((0, 0), pads[0], pads[1], (0, 0))).transpose(0, 3, 1, 2), requires_grad=True)
+    tw = torch.tensor(w.transpose(2, 3, 0, 1).reshape(6, 1, 3, 2), requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, tw, stride=strides, dilation=dilations, groups=3)
+    dy = rng.standard_normal(ty.shape)
+    ty.backward(torch.tensor(dy))
+    y = tl.nn.depthwise_conv2d(x, w, strides, padding, dilations)
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy().transpose(0, 2, 3, 1), rtol=1e-12, atol=1e-12)
+    dy_nhwc = dy.transpose(0, 2, 3, 1)
+    gx, gw = tl.grad(
+        lambda x, w: tl.sum(tl.nn.depthwise_conv2d(x, w, strides, padding, dilations) * dy_nhwc), argnums=(0, 1)
+    )(x, w)
+    want_gx = tx.grad.numpy().transpose(0, 2, 3, 1)[:, pads[0][0] : pads[0][0] + 7, pads[1][0] : pads[1][0] + 6]
+    np.testing.assert_allclose(gx.numpy(), want_gx, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        gw.numpy(), tw.grad.numpy().reshape(3, 2, 3, 2).transpose(2, 3, 0, 1), rtol=1e-12, atol=1e-12
+    )
+
+
+def test_depthwise_conv2d_traced_with_unknown_batch_and_nchw():
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal((3, 5, 5, 2)).astype(np.float32), rng.standard_normal((3, 3, 2, 1)).astype(np.float32)
+    f = tl.function(
+        lambda x: tl.nn.depthwise_conv2d(x, w, 1, "SAME"), input_signature=[tl.TensorSpec((None, 5, 5, 2), "float32")]
+    )
+    eager = tl.nn.depthwise_conv2d(x, w, 1, "SAME")
+    np.testing.assert_allclose(f(x).numpy(), eager.numpy(), rtol=1e-6)
+    assert eager.dtype == np.float32
+    nchw = tl.nn.depthwise_conv2d(x.transpose(0, 3, 1, 2), w, 1, "SAME", data_format="NCHW")
+    np.testing.assert_array_equal(nchw.numpy(), eager.numpy().transpose(0, 3, 1, 2))
+
+
+def test_conv1d_matches_torch_in_both_layouts():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    x, w = rng.standard_normal((2, 9, 3)), rng.standard_normal((3, 3, 4))
+    tx = torch.tensor(x.transpose(0, 2, 1), requires_grad=True)
+    tw = torch.tensor(w.transpose(2, 1, 0), requires_grad=True)
+    ty = torch.nn.functional.conv1d(tx, tw, stride=2, dilation=2)
+    dy = rng.standard_normal(ty.shape)
+    ty.backward(torch.tensor(dy))
+    y = tl.nn.conv1d(x, w, stride=[1, 2, 1], padding="VALID", dilations=2)
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy().transpose(0, 2, 1), rtol=1e-12)
+    gx, gw = tl.grad(lambda x, w: tl.sum(tl.nn.conv1d(x, w, 2, "VALID", 2) * dy.transpose(0, 2, 1)), argnums=(0, 1))(
+        x, w
+    )
+    np.testing.assert_allclose(gx.numpy(), tx.grad.numpy().transpose(0, 2, 1), rtol=1e-12)
+    np.testing.assert_allclose(gw.numpy(), tw.grad.numpy().transpose(2, 1, 0), rtol=1e-12)
+    ncw = tl.nn.conv1d(x.transpose(0, 2, 1), w, 2, "VALID", 2, data_format="NCW")
+    np.testing.assert_array_equal(ncw.numpy(), y.numpy().transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (
+            lambda: tl.nn.conv1d(np.ones((1, 5, 2)), np.ones((2, 3, 1)), 1, "VALID"),
+            ValueError,
+            r"^conv1d: input channels 2 do not match filter in_channels 3 \(input shape \(1, 5, 2\) float64",
+        ),
+        (
+            lambda: tl.nn.conv1d(np.ones((1, 5, 2)), np.ones((2, 2, 1)), 0, "VALID"),
+            ValueError,
+            r"^conv1d: stride must be a positive int",
+        ),
+        (
+            lambda: tl.nn.conv1d(np.ones((1, 5, 2)), np.ones((2, 2, 1)), 1, "FULL"),
+            ValueError,
+            r"^conv1d: padding must be 'VALID' or 'SAME'",
+        ),
+        (
+            lambda: tl.nn.depthwise_conv2d(np.ones((1, 4, 4, 2)), np.ones((2, 2, 3, 1)), 1, "SAME"),
+            ValueError,
+            r"^depthwise_conv2d: input depth 2 does not match filter in_channels 3",
+        ),
+        (
+            lambda: tl.nn.depthwise_conv2d(np.ones((4, 4, 2)), np.ones((2, 2, 2, 1)), 1, "SAME"),
+            ValueError,
+            r"^depthwise_conv2d: input must be 4-D NHWC",
+        ),
+        (
+            lambda: tl.nn.depthwise_conv2d(np.ones((1, 4, 4, 2), np.int64), np.ones((2, 2, 2, 1)), 1, "SAME"),
+            TypeError,
+            r"^depthwise_conv2d: input and filter must be floating-point",
+        ),
+    ],
+)
+def test_conv1d_and_depthwise_errors(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()

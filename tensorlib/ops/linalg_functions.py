@@ -115,9 +115,10 @@ def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
     x = as_tensor(x)
     if x.ndim < 2:
         raise ValueError(f"trace: expected a matrix (rank >= 2), got rank {x.ndim} (input {_describe(x)})")
-    if dtype is not None:
-        x = cast(x, dtype=dtype)
-    return array_trace(x, offset, -2, -1)
+    if dtype is None:
+        return array_trace(x, offset, -2, -1)
+    # Summed in the dtype asked for, as NumPy: int32 stays int32 (a sum of int32 is int64 otherwise).
+    return cast(array_trace(cast(x, dtype=dtype), offset, -2, -1), dtype=dtype)
 
 
 def diagonal(x, /, *, offset: int = 0) -> Tensor:
@@ -164,7 +165,9 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     """Array API vector norm over ``axis`` (all axes when None, or a tuple of axes) (``numpy.linalg.vector_norm``).
 
     ``ord`` is any number, ``inf`` or ``-inf`` (0 counts nonzero entries).  At
-    a zero vector the gradient of every norm with ``ord > 0`` is 0, as in PyTorch.
+    a zero vector the gradient of every norm with ``ord > 0`` is 0, as in
+    PyTorch, and so is the gradient at a zero entry (and, for ``ord < 0``,
+    the whole gradient of a vector holding a zero, whose norm is 0).
 
     >>> import tensorlib as tl
     >>> float(tl.linalg.vector_norm(tl.tensor([[3.0], [4.0]])))
@@ -326,10 +329,15 @@ def multi_dot(arrays) -> Tensor:
 
 
 def _chain_order(dims):
-    """split[i][j]: where the cheapest product of matrices i..j splits (matrix k is dims[k] x dims[k + 1])."""
+    """split[i][j]: where the cheapest product of matrices i..j splits (matrix k is dims[k] x dims[k + 1]).
+
+    With a dimension unknown (None, under ``tl.function``) the products run left to right.
+    """
     n = len(dims) - 1
     cost = [[0] * n for _ in range(n)]
     split = [[0] * n for _ in range(n)]
+    if None in dims:
+        return [[j - 1 for j in range(n)] for _ in range(n)]
     for length in range(1, n):
         for i in range(n - length):
             j = i + length
@@ -360,6 +368,7 @@ def lstsq(a, b, rcond=None) -> tuple:
     >>> x.numpy().round(4).tolist(), residuals.numpy().round(4).tolist(), int(rank)
     ([1.1667, 0.5], [0.1667], 2)
     """
+    from .elementwise import real
     from .linalg import matmul
     from .math import abs as absolute
     from .math import cast, greater, stop_gradient
@@ -376,7 +385,12 @@ def lstsq(a, b, rcond=None) -> tuple:
     vector = b.ndim == 1
     columns = expand_dims(b, -1) if vector else b
     m, n = a.shape[-2:]
-    if None not in (m, columns.shape[-2]) and columns.shape[-2] != m:
+    if None in (m, n):
+        raise ValueError(
+            f"lstsq: the number of rows and columns of a must be known (the residuals' shape depends on them), "
+            f"got a: {_describe(a)}"
+        )
+    if columns.shape[-2] is not None and columns.shape[-2] != m:
         raise ValueError(f"lstsq: a has {m} rows but b has {columns.shape[-2]} (a: {_describe(a)}, b: {_describe(b)})")
     eps = float(np.finfo(dtype).eps)
     rcond = eps * max(m, n) if rcond is None else (eps if float(rcond) < 0 else float(rcond))
@@ -387,8 +401,9 @@ def lstsq(a, b, rcond=None) -> tuple:
     if m > n:
         r = columns - matmul(a, x)
         residuals = reduce_sum(r * r if dtype.kind != "c" else absolute(r) ** 2, axis=-2)
-    else:
-        residuals = _empty(a, columns, s.dtype)
+    else:  # none: x's batch shape with an empty last axis
+        residuals = reduce_sum(x, axis=-2)[..., :0]
+        residuals = real(residuals) if dtype.kind == "c" else residuals
     return (squeeze(x, -1) if vector else x), residuals, rank, s
 
 
@@ -398,13 +413,6 @@ def _linalg_float(dtype):
     if dtype == _dt.float16:
         raise TypeError("lstsq: float16 is not supported by LAPACK; cast to float32")
     return np.dtype(dtype)
-
-
-def _empty(a, columns, dtype):
-    from .creation import zeros
-
-    batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(columns.shape[:-2]))
-    return zeros(batch + (0,), dtype=dtype, backend=a.backend)
 
 
 def tensorinv(a, ind: int = 2) -> Tensor:
@@ -448,3 +456,27 @@ def tensorsolve(a, b, axes=None) -> Tensor:
             f"tensorsolve: a does not hold a square matrix over b's axes (a: {_describe(a)}, b: {_describe(b)})"
         )
     return reshape(solve(reshape(a, (size, size)), reshape(b, (size,))), x_shape)
+
+
+def cholesky_solve(b, L, upper: bool = False) -> Tensor:
+    """Solve ``a @ x = b`` given the Cholesky factor ``L`` of ``a`` (PyTorch's ``cholesky_solve``).
+
+    ``L`` is lower triangular (``a = L @ L.T``), or upper with ``upper=True``
+    (``a = L.T @ L``); its other triangle is not read and gets a zero gradient
+    (PyTorch's fills it as if ``L`` were a full matrix).  ``b`` is (..., n, k),
+    batch axes broadcast.  Two triangular solves, so both inputs have gradients.
+
+    >>> import tensorlib as tl
+    >>> factor = tl.linalg.cholesky(tl.tensor([[4.0, 2.0], [2.0, 2.0]]))
+    >>> tl.linalg.cholesky_solve(tl.tensor([[2.0], [0.0]]), factor).numpy().tolist()
+    [[1.0], [-1.0]]
+    """
+    from .linalg_ops import solve_triangular
+
+    b, L = as_tensor(b), as_tensor(L)
+    if b.ndim < 2:
+        raise ValueError(f"cholesky_solve: b must be a matrix (..., n, k), got {_describe(b)}")
+    lower = not upper
+    # a = t t^T with t lower (L, or L^T when upper): t y = b, then t^T x = y.
+    y = solve_triangular(L, b, trans=0 if lower else 1, lower=lower)
+    return solve_triangular(L, y, trans=1 if lower else 0, lower=lower)

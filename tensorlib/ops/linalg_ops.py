@@ -840,13 +840,20 @@ def _vector_norm(x, ord, axis, keepdims):
         return reduce_ops.sum(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
-    if ord < 0:  # a zero entry makes the sum inf and the norm 0; an empty vector has norm inf
-        return power(reduce_ops.sum(power(a, float(ord)), axis=axis, keepdims=keepdims), 1.0 / float(ord))
-    # A zero vector has norm 0 with gradient 0 (PyTorch's choice, as for the 2-norm): its entries are
-    # replaced by ones inside, where power's derivatives at 0 (inf, or 0 * inf) would make the gradient NaN.
-    zero = math_ops.equal(reduce_ops.sum(a, axis=axis, keepdims=True), 0)
-    a = math_ops.where(zero, math_ops.ones_like(a), a)
-    out = power(reduce_ops.sum(power(a, float(ord)), axis=axis, keepdims=True), 1.0 / float(ord))
+    # Zero entries are replaced by ones inside power, whose derivative at 0 is inf for ord < 1 (NaN in the
+    # gradient): they add nothing to the sum for ord > 0, and make the norm 0 for ord < 0 (the sum is inf).
+    # Their gradient is 0, and so is every entry's of a zero vector (ord > 0) or of a vector holding a zero
+    # (ord < 0): PyTorch's choice, as for the 2-norm.  An empty vector has norm 0 (ord > 0) or inf (ord < 0).
+    zero_entry = math_ops.equal(a, 0)
+    powered = power(math_ops.where(zero_entry, math_ops.ones_like(a), a), float(ord))
+    if ord > 0:
+        powered = math_ops.where(zero_entry, math_ops.zeros_like(powered), powered)
+        total = reduce_ops.sum(powered, axis=axis, keepdims=True)
+        zero = math_ops.equal(total, 0)
+    else:
+        total = reduce_ops.sum(powered, axis=axis, keepdims=True)
+        zero = math_ops.greater(reduce_ops.sum(cast(zero_entry, dtype=a.dtype), axis=axis, keepdims=True), 0)
+    out = power(math_ops.where(zero, math_ops.ones_like(total), total), 1.0 / float(ord))
     out = math_ops.where(zero, math_ops.zeros_like(out), out)
     return out if keepdims else squeeze(out, axis)
 
@@ -892,7 +899,9 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
 
     Written with tensorlib ops, so gradients come from theirs; at 0 the
     gradient of the Frobenius norm and of every vector p-norm with p > 0 is 0,
-    as in PyTorch (the 2-norm's as in autograd too).
+    as in PyTorch (the 2-norm's as in autograd too); so is the gradient at a
+    zero entry of a p-norm (where p < 1 has none), and for p < 0 the whole
+    gradient of a vector holding a zero (its norm is 0), as in PyTorch.
 
     >>> import tensorlib as tl
     >>> float(tl.linalg.norm(tl.tensor([3.0, 4.0])))

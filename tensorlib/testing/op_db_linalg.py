@@ -347,6 +347,22 @@ def _adjugate_draw(draw, dtype):
     return SampleInput((a.astype(dtype),), grad_argnums=())
 
 
+@st.composite
+def _cholesky_solve_draw(draw, dtype):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    upper = draw(st.booleans())
+    factor = np.linalg.cholesky(_spd(seed, batch + (n, n), np.float64))
+    factor = np.swapaxes(factor, -1, -2) if upper else factor
+    b = _rng(seed + 1).uniform(-2, 2, draw(st.sampled_from([batch, ()])) + (n, draw(st.sampled_from([1, 2]))))
+    return SampleInput((b.astype(dtype), factor.astype(dtype)), {"upper": upper}, grad_argnums=(0, 1))
+
+
+def _cholesky_solve_ref(b, factor, upper=False):
+    t = np.triu(factor) if upper else np.tril(factor)
+    a = np.swapaxes(t, -1, -2) @ t if upper else t @ np.swapaxes(t, -1, -2)
+    return np.linalg.solve(a, b)
+
+
 # ---------------------------------------------------------------- error inputs
 def _not_square(op_type, fn_args=()):
     return ErrorInput(
@@ -778,5 +794,20 @@ OPINFOS = [
         op_types=("MatrixAdjugate",),
         dtypes=FLOATS,
         atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.cholesky_solve",
+        tl.linalg.cholesky_solve,
+        _cholesky_solve_ref,
+        _cholesky_solve_draw,
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2), np.eye(2)),
+                exc=ValueError,
+                match=r"cholesky_solve: b must be a matrix \(\.\.\., n, k\), got shape \(2,\) float64",
+            ),
+        ),
     ),
 ]

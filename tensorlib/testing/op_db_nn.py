@@ -123,6 +123,39 @@ def _conv_errors():
     )
 
 
+@st.composite
+def _conv1d_draw(draw, dtype):
+    n, width, cin, cout, k = (draw(st.integers(1, 3)) for _ in range(5))
+    stride, dilation = draw(st.sampled_from([1, 2, [1, 2, 1]])), draw(st.sampled_from([1, 2]))
+    padding = draw(st.sampled_from(["VALID", "SAME", (1, 0)]))
+    smallest = (k - 1) * dilation + 1 - (sum(padding) if isinstance(padding, tuple) else 0)
+    width = max(width, smallest) if padding != "SAME" else width
+    x, w = draw(tensors(dtype, (n, width, cin))), draw(tensors(dtype, (k, cin, cout)))
+    return SampleInput((x, w, stride, padding, dilation), grad_argnums=(0, 1))
+
+
+def _conv1d_ref(x, w, stride, padding, dilation=1):
+    stride = stride[1] if isinstance(stride, list) else stride
+    padding = padding if isinstance(padding, str) else ((0, 0), padding)
+    return _conv2d_ref(x[:, None], w[None], (1, stride), padding, (1, dilation))[:, 0]
+
+
+@st.composite
+def _depthwise_draw(draw, dtype):
+    x_shape, w_shape, strides, padding, dilations = draw(_conv_geometry(max_size=5))
+    w_shape = (*w_shape[:2], x_shape[3], draw(st.integers(1, 2)))
+    x, w = draw(tensors(dtype, x_shape)), draw(tensors(dtype, w_shape))
+    return SampleInput((x, w, strides, padding, dilations), grad_argnums=(0, 1))
+
+
+def _depthwise_ref(x, w, strides, padding, dilations=1):
+    """One conv2d per input channel (independent of the shifted-slice sum the op is built from)."""
+    per_channel = [
+        _conv2d_ref(x[..., c : c + 1], w[:, :, c : c + 1, :], strides, padding, dilations) for c in range(x.shape[3])
+    ]
+    return np.concatenate(per_channel, axis=3)
+
+
 # ---------------------------------------------------------------- pooling references (float64, cast back)
 def _pool_ref(x, ksize, strides, padding, kind):
     return (references.avg_pool if kind == "avg" else references.max_pool)(x, ksize, strides, padding).astype(x.dtype)
@@ -685,6 +718,41 @@ OPINFOS = [
         _conv2d_transpose_ref,
         _conv2d_transpose_draw,
         op_types=("Conv2DBackpropInput",),
+    ),
+    OpInfo(
+        "nn.conv1d",
+        tl.nn.conv1d,
+        _conv1d_ref,
+        _conv1d_draw,
+        op_types=("Conv2D", "ExpandDims", "Squeeze"),
+        dtypes=WITH_HALF,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 5, 3)), np.ones((2, 2, 4)), 1, "VALID"),
+                exc=ValueError,
+                match=r"^conv1d: input channels 3 do not match filter in_channels 2",
+            ),
+            ErrorInput(
+                (np.ones((5, 3)), np.ones((2, 3, 4)), 1, "VALID"),
+                exc=ValueError,
+                match=r"^conv1d: input must be 3-D NWC",
+            ),
+        ),
+    ),
+    OpInfo(
+        "nn.depthwise_conv2d",
+        tl.nn.depthwise_conv2d,
+        _depthwise_ref,
+        _depthwise_draw,
+        op_types=("StridedSlice", "Mul", "Add", "Reshape", "PadV2", "ExpandDims"),
+        dtypes=WITH_HALF,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((1, 4, 4, 3)), np.ones((2, 2, 2, 1)), 1, "SAME"),
+                exc=ValueError,
+                match=r"^depthwise_conv2d: input depth 3 does not match filter in_channels 2",
+            ),
+        ),
     ),
     OpInfo(
         "nn.avg_pool",

@@ -1,5 +1,6 @@
 """Neural-network ops, one family per module: :mod:`.conv` (conv2d and its two gradient ops),
-:mod:`.pool`, :mod:`.activations` and :mod:`.extra_activations`, :mod:`.losses`, :mod:`.normalization`, :mod:`.batch_norm`
+:mod:`.conv_composed` (conv1d, depthwise_conv2d), :mod:`.pool`, :mod:`.activations` and
+:mod:`.extra_activations`, :mod:`.losses`, :mod:`.normalization`, :mod:`.embedding`, :mod:`.batch_norm`
 and :mod:`.dropout`.
 
 Every op is an OpDef with TensorFlow's op type name, its gradient rules right
@@ -18,6 +19,7 @@ differentiates for every batch size.  Height, width and channels must be known.
 from .activations import elu, erf, gelu, leaky_relu, log_softmax, relu, softmax, softplus
 from .batch_norm import batch_normalization, fused_batch_norm, moments
 from .conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
+from .conv_composed import conv1d, depthwise_conv2d
 from .dropout import dropout
 from .embedding import embedding_lookup
 from .extra_activations import (
@@ -46,10 +48,12 @@ __all__ = [
     "avg_pool",
     "batch_normalization",
     "celu",
+    "conv1d",
     "conv2d",
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
     "conv2d_transpose",
+    "depthwise_conv2d",
     "dropout",
     "elu",
     "embedding_lookup",
