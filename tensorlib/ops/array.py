@@ -1,5 +1,5 @@
-"""NumPy's array functions: cumulative sums and products, triangles and diagonals, roll, flip,
-sort/argsort, take_along_axis, and the compositions built on them and on the shape ops
+"""NumPy's array functions: cumulative sums, products, maxima, minima and logcumsumexp, triangles
+and diagonals, roll, flip, sort/argsort, take_along_axis, and the compositions built on them and on the shape ops
 (diff, trace, repeat, swapaxes, moveaxis, rot90, the *stack family, append, array_split,
 atleast_nd, kron, outer, inner, dot, vdot, cross, percentile/quantile/median, ravel).
 
@@ -55,7 +55,7 @@ def _cumulative_op(name, numpy_fn, standard_name, doc):
 
     @op.kernel("numpy")
     def numpy_kernel(x, *, axis, reverse):
-        # np.cumsum/np.cumprod: about 20% faster than NumPy's cumulative_sum/cumulative_prod.
+        # np.cumsum/np.cumprod: np.cumsum measured about 20% faster than the generic kernel's cumulative_sum.
         dtype = _accumulator(x.dtype)
         if reverse:
             out = np.flip(numpy_fn(np.flip(x, axis), axis=axis, dtype=dtype), axis)
