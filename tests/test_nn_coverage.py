@@ -52,6 +52,20 @@ def test_gelu_tanh_gradient_tail_and_saturation():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_gradient_negative_tail(dtype):
+    # Phi(x) + x phi(x): (1 + erf(x / sqrt 2)) / 2 cancels below x = -1 (float32 3% off at x = -5.55, 100% at -7).
+    x = np.array([-1.5, -3.0, -5.55, -7.0, -9.0, -12.0, 0.5], dtype)
+    g = tl.grad(lambda v: tl.sum(tl.nn.gelu(v)))(tl.tensor(x)).numpy()
+    xd = x.astype(np.float64)
+    want = 0.5 * np.array([math.erfc(-v / math.sqrt(2)) for v in xd]) + xd * np.exp(-xd * xd / 2) / math.sqrt(
+        2 * math.pi
+    )
+    assert g.dtype == dtype
+    np.testing.assert_allclose(g, want, rtol=2e-5 if dtype == np.float32 else 1e-12, atol=0)
+    tl.testing.check_grads(tl.nn.gelu, [xd[:3]], order=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_elu_and_expm1_gradients_are_exp_in_the_tail(dtype):
     # The rules were output + 1 = expm1(x) + 1, which rounds to 0 below x = -17 in float32 (-37 in float64).
     x = np.array([-20.0, -30.0, -40.0, -80.0, -1.0], dtype)

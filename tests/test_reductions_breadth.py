@@ -174,3 +174,36 @@ def test_argwhere_and_flatnonzero_match_numpy_for_0d_and_empty():
         assert tl.argwhere(x).shape == np.argwhere(x).shape
         if x.ndim:
             np.testing.assert_array_equal(tl.flatnonzero(x).numpy(), np.flatnonzero(x))
+
+
+@pytest.mark.parametrize("method", __import__("tensorlib.ops.array", fromlist=["x"]).QUANTILE_METHODS)
+def test_quantile_every_numpy_method_matches_numpy_values_dtypes_and_finite_differences(method):
+    # Before: only 'linear' and 'midpoint' were accepted (ValueError for the other 11 NumPy 2 methods).
+    x = np.array([[4.0, 1.0, 3.0, 2.0, 7.5], [0.5, -2.0, 6.0, 1.5, 3.25]])
+    q = [0.0, 0.1, 0.3, 0.5, 0.77, 1.0]
+    for a in (x, x.astype(np.float32), np.round(x).astype(np.int64)):
+        for mode in MODES:
+            got = run_in_mode(mode, lambda t: tl.quantile(t, q, axis=1, method=method), a)
+            expected = np.quantile(a, q, axis=1, method=method)
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+    assert (
+        tl.percentile(x, 30, axis=0, method=method).numpy().tolist() == np.percentile(x, 30, 0, method=method).tolist()
+    )
+    w = np.linspace(-1.0, 2.0, 12).reshape(6, 2)
+    grad = tl.grad(lambda t: tl.sum(tl.quantile(t, q, axis=1, method=method) * w))(x).numpy()
+    reference = central_differences(lambda v: np.sum(np.quantile(v, q, axis=1, method=method) * w), x)
+    np.testing.assert_allclose(grad, reference, atol=1e-6)
+
+
+def test_median_of_empty_slices_is_nan_as_numpy_and_argmax_keepdims_of_0d():
+    # Before: ValueError 'cannot take a quantile of an empty slice'; NumPy gives NaN (float64 for ints).
+    for x, axis in ((np.zeros((2, 0)), 1), (np.zeros((0, 3), np.int64), 0), (np.zeros((3, 0, 0), np.float32), 1)):
+        for keepdims in (False, True):
+            expected = _quiet(np.median, x, axis=axis, keepdims=keepdims)
+            got = tl.median(x, axis=axis, keepdims=keepdims)
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            np.testing.assert_array_equal(got.numpy(), expected)
+    assert np.isnan(tl.nanmedian(np.zeros((0, 3)), axis=0).numpy()).all()
+    # Before: shape (1,); NumPy keeps a 0-d input 0-d.
+    assert tl.argmax(np.float32(2.0), axis=-1, keepdims=True).shape == ()

@@ -1253,16 +1253,72 @@ def _lerp(lo, hi, t):
     return math_ops.where(t >= 0.5, hi - diff * (1.0 - t), lo + diff * t)
 
 
+# NumPy 2's quantile methods.  The discontinuous ones pick one element (of a's dtype, as NumPy);
+# the others interpolate between two with a weight (H&F's alpha and beta: NumPy's
+# _compute_virtual_index), and their index rules are NumPy's, bounds included.
+_DISCONTINUOUS = ("inverted_cdf", "closest_observation", "lower", "higher", "nearest")
+_PLOTTING_POSITIONS = {
+    "interpolated_inverted_cdf": (0.0, 1.0),
+    "hazen": (0.5, 0.5),
+    "weibull": (0.0, 0.0),
+    "median_unbiased": (1 / 3.0, 1 / 3.0),
+    "normal_unbiased": (3 / 8.0, 3 / 8.0),
+}
+QUANTILE_METHODS = _DISCONTINUOUS + ("averaged_inverted_cdf", "linear", "midpoint") + tuple(_PLOTTING_POSITIONS)
+
+
+def _to_boundaries(index, previous_chosen):
+    previous = np.floor(index)
+    chosen = np.where(previous_chosen(index - previous, index), previous, previous + 1).astype(np.int64)
+    return np.maximum(chosen, 0)
+
+
+def _quantile_indexes(n, q, method):
+    """NumPy's (previous, next, weight) positions in a sorted slice of ``n`` for the quantiles ``q``;
+    weight None for the discontinuous methods (previous == next: one element is picked)."""
+    if method == "inverted_cdf":
+        index = _to_boundaries(n * q - 1, lambda gamma, _: gamma == 0)
+    elif method == "closest_observation":
+        index = _to_boundaries(n * q - 1.5, lambda gamma, i: (gamma == 0) & (np.floor(i) % 2 == 1))
+    elif method in ("lower", "higher", "nearest"):
+        index = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method]((n - 1) * q).astype(np.int64)
+    if method in _DISCONTINUOUS:
+        index = np.minimum(index, n - 1)
+        return index, index, None
+    if method == "averaged_inverted_cdf":
+        virtual = n * q - 1
+    else:
+        alpha, beta = _PLOTTING_POSITIONS[method]
+        virtual = n * q + (alpha + q * (1 - alpha - beta)) - 1
+    previous = np.floor(virtual)
+    previous = np.where(virtual >= n - 1, -1.0, np.where(virtual < 0, 0.0, previous))
+    following = np.where(virtual >= n - 1, -1.0, np.where(virtual < 0, 0.0, previous + 1))
+    gamma = virtual - previous
+    if method == "averaged_inverted_cdf":
+        gamma = np.where(gamma == 0, 0.5, 1.0)
+    last = n - 1
+    return (
+        np.where(previous < 0, last, previous).astype(np.int64),
+        np.where(following < 0, last, following).astype(np.int64),
+        gamma,
+    )
+
+
 def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
-    """``numpy.quantile`` with its default linear interpolation; the gradient flows to the (one or
-    two) selected elements of each slice, through the sort.  ``q`` is a constant.
+    """``numpy.quantile`` with any of NumPy 2's ``method`` values (default ``'linear'``); the gradient
+    flows to the (one or two) selected elements of each slice, through the sort, with the method's
+    interpolation weights.  The discontinuous methods (``'lower'``, ``'higher'``, ``'nearest'``,
+    ``'inverted_cdf'``, ``'closest_observation'``) pick an element and keep ``a``'s dtype, as NumPy.
+    ``q`` is a constant.
 
     >>> import tensorlib as tl
     >>> float(tl.quantile(tl.tensor([4.0, 1.0, 3.0, 2.0]), 0.5))
     2.5
+    >>> tl.quantile(tl.tensor([4, 1, 3, 2]), [0.3, 0.6], method="inverted_cdf").numpy().tolist()
+    [2, 3]
     """
-    if method not in ("linear", "midpoint"):
-        raise ValueError(f"quantile: only method='linear' (NumPy's default) or 'midpoint' is supported, got {method!r}")
+    if method not in QUANTILE_METHODS:
+        raise ValueError(f"quantile: method must be one of NumPy's {', '.join(QUANTILE_METHODS)}; got {method!r}")
     midpoint = method == "midpoint"
     a = as_tensor(a)
     if a.dtype.kind == "c":  # NumPy refuses too: complex numbers have no order
@@ -1272,6 +1328,8 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
     dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
     if not isinstance(q, (int, float)) and np.asarray(q).dtype.kind == "f":
         dtype = _dt.promote_types(dtype, np.asarray(q).dtype)  # NumPy: an array of q is not weak
+    if method in _DISCONTINUOUS:  # an element of a, in a's dtype
+        dtype = a.dtype
     q = np.asarray(q, dtype=np.float64)
     if q.size and (q.min() < 0 or q.max() > 1) or np.isnan(q).any():
         raise ValueError(f"quantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")
@@ -1294,16 +1352,22 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
         flat = shape_ops.reshape(moved, tuple(a.shape[i] for i in kept) + (length,))
     n = flat.shape[-1]
     ordered = sort(flat, axis=-1)
-    position = q * (n - 1)
-    below = np.floor(position).astype(np.int64)
-    above = np.minimum(below + 1, n - 1)
-    t = (position - below).astype(dtype)
-    lo = shape_ops.take(ordered, below, axis=-1)  # shape: kept dims + q.shape
-    hi = shape_ops.take(ordered, above, axis=-1)
-    if midpoint:  # the middle of the two neighbours; exactly the element at a whole position
-        out = math_ops.where(position == below, lo, (lo + hi) * 0.5)
+    if method in ("linear", "midpoint"):
+        position = q * (n - 1)
+        below = np.floor(position).astype(np.int64)
+        above = np.minimum(below + 1, n - 1)
+        t = (position - below).astype(dtype)
     else:
-        out = _lerp(lo, hi, t)
+        below, above, t = _quantile_indexes(n, q, method)
+    lo = shape_ops.take(ordered, below, axis=-1)  # shape: kept dims + q.shape
+    if t is None:
+        out = lo
+    else:
+        hi = shape_ops.take(ordered, above, axis=-1)
+        if midpoint:  # the middle of the two neighbours; exactly the element at a whole position
+            out = math_ops.where(position == below, lo, (lo + hi) * 0.5)
+        else:
+            out = _lerp(lo, hi, np.asarray(t, dtype=dtype))
     if dtype.kind == "f":  # a slice holding a NaN has a NaN quantile (NumPy); the sort put it last
         last = shape_ops.take(ordered, np.full(q.shape, n - 1), axis=-1)
         out = math_ops.where(math_ops.not_equal(last, last), last, out)
@@ -1329,7 +1393,8 @@ def percentile(a, q, axis=None, keepdims: bool = False, method: str = "linear") 
 
 
 def median(a, axis=None, keepdims: bool = False) -> Tensor:
-    """``numpy.median``: the middle element, or the mean of the two middle ones.
+    """``numpy.median``: the middle element, or the mean of the two middle ones; NaN for an empty slice
+    (NumPy's value, without its RuntimeWarning).
 
     >>> import tensorlib as tl
     >>> float(tl.median(tl.tensor([3.0, 1.0, 2.0, 10.0])))
@@ -1337,7 +1402,19 @@ def median(a, axis=None, keepdims: bool = False) -> Tensor:
     """
     # The mean of the two middle elements, as numpy.median (so [1, inf] gives inf, where the linear
     # quantile's interpolation gives inf - inf = nan).
-    return quantile(a, 0.5, axis, keepdims, method="midpoint")
+    empty = _empty_slice_nans(a, axis, keepdims, "median")
+    return empty if empty is not None else quantile(a, 0.5, axis, keepdims, method="midpoint")
+
+
+def _empty_slice_nans(a, axis, keepdims, name):
+    """NumPy's median of empty slices: NaN (float64 for integers), of the reduced shape; else None."""
+    a = as_tensor(a)
+    reduce_ops._check_axis(a, axis, name)
+    if a.dtype.kind == "c" or 0 not in (a.shape[i] for i in normalize_axes(axis, a.ndim) if i < a.ndim):
+        return None
+    if a.dtype.kind != "f":
+        a = math_ops.cast(a, _dt.float64)
+    return math_ops.full_like(reduce_ops.sum(a, axis, keepdims), np.nan)
 
 
 # ------------------------------------------------------------------ diff, repeat

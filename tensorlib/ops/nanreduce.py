@@ -263,8 +263,11 @@ def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear")
         axes = normalize_axes(axis, a.ndim)
     except (TypeError, ValueError) as e:
         raise type(e)(f"nanquantile: {e} (shape {a.shape})") from None
-    if 0 in (a.shape[i] for i in axes):
-        raise ValueError(f"nanquantile: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
+    if 0 in (a.shape[i] for i in axes):  # NumPy: NaN, as for a slice of NaNs only
+        from .array import _empty_slice_nans
+
+        out = _empty_slice_nans(a, axis, keepdims, "nanquantile")
+        return shape_ops.broadcast_to(out, q.shape + out.shape) if q.ndim else out
     kept = [i for i in range(a.ndim) if i not in axes]
     if a.ndim == 0:
         flat = shape_ops.reshape(a, (1,))
@@ -320,4 +323,4 @@ def nanmedian(a, axis=None, keepdims: bool = False) -> Tensor:
     >>> tl.nanmedian(tl.tensor([[3.0, np.nan, 1.0], [np.nan, np.nan, np.nan]]), axis=1).numpy().tolist()
     [2.0, nan]
     """
-    return nanquantile(a, 0.5, axis, keepdims, method="midpoint")
+    return nanquantile(_checked(a, axis, "nanmedian"), 0.5, axis, keepdims, method="midpoint")

@@ -355,7 +355,7 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
 
 def _arg_kept(out, x, axis, keepdims):
     # NumPy's keepdims for argmax/argmin: the reduced axis (every axis for None) kept with size 1.
-    if not keepdims:
+    if not keepdims or x.ndim == 0:  # (a 0-d x has no axis to keep: NumPy gives 0-d)
         return out
     from .shape import expand_dims, reshape
 

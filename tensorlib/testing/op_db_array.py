@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
+from ..ops.array import QUANTILE_METHODS
 from .op_db import FLOATS, NUMERIC, _elements, _half_steps, _logsumexp_ref, shapes
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from .strategies import mutually_broadcastable_shapes, tensors
@@ -303,6 +304,9 @@ def _quantile_draw(draw, dtype, scale=1.0, with_q=True):
         st.sampled_from([0.5, 0.0, 1.0, 0.3]) | st.lists(st.sampled_from([0.1, 0.25, 0.8, 1.0]), min_size=1, max_size=3)
     )
     q = q * scale if isinstance(q, float) else [v * scale for v in q]
+    method = draw(st.sampled_from(("linear",) + tuple(m for m in QUANTILE_METHODS if m != "linear")))
+    if method != "linear":
+        kwargs["method"] = method
     return SampleInput((x, q), kwargs)
 
 
@@ -798,7 +802,9 @@ OPINFOS: list = [
                 exc=ValueError,
                 match=r"quantile: q must be in \[0, 1\] \(percentiles in \[0, 100\]\), got 1.5",
             ),
-            ErrorInput((np.ones(3), 0.5), {"method": "nearest"}, ValueError, r"quantile: only method='linear'"),
+            ErrorInput(
+                (np.ones(3), 0.5), {"method": "closest"}, ValueError, r"quantile: method must be one of NumPy's"
+            ),
         ),
     ),
     OpInfo(

@@ -238,7 +238,11 @@ def _gelu_grad(node, g):
         s = math_ops.sigmoid(u2)
         slope = (2.0 * _SQRT_2_OVER_PI) * (1.0 + 3.0 * _GELU_CUBIC * x * x)
         return g * (s + x * s * math_ops.sigmoid(-u2) * slope)
-    cdf = 0.5 * (1.0 + _erf(x * (1.0 / _math.sqrt(2.0))))
+    # Phi(x) = gelu(x) / x below x = -1, where (1 + erf) cancels (float32 gelu' was 3% off at x = -5.5).
+    left = x < -1.0
+    cdf = math_ops.where(
+        left, node.outputs[0] / math_ops.where(left, x, -1.0), 0.5 * (1.0 + _erf(x * (1.0 / _math.sqrt(2.0))))
+    )
     pdf = math_ops.exp(-0.5 * x * x) * (1.0 / _math.sqrt(2.0 * _math.pi))
     return g * (cdf + x * pdf)
 
