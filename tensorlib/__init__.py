@@ -209,6 +209,8 @@ from .ops.array import (
     logcumsumexp,
     median,
     moveaxis,
+    nancumprod,
+    nancumsum,
     outer,
     percentile,
     quantile,
