@@ -329,6 +329,15 @@ def test_embedding_lookup_rejects_ids_out_of_range(mode, bad_id):
         tl.nn.embedding_lookup(table, np.array([0.0]))
 
 
+def test_embedding_lookup_traced_with_unknown_table_length_rejects_negative_ids():
+    f = tl.function(
+        tl.nn.embedding_lookup, input_signature=[tl.TensorSpec((None, 2), "float64"), tl.TensorSpec((None,), "int64")]
+    )
+    np.testing.assert_array_equal(f(np.eye(2), np.array([1, 0])).numpy(), [[0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(IndexError, match=r"^GatherV2: index 9223372036854775807 is out of bounds"):
+        f(np.eye(2), np.array([-1]))
+
+
 def test_embedding_layer():
     emb = tl.nn.Embedding(5, 2, seed=0)
     ids = np.array([4, 4, 0])
