@@ -31,6 +31,14 @@ def test_gelu_negative_tail_float32_has_no_cancellation(mode, approximate):
     np.testing.assert_allclose(got.numpy(), _exact_gelu(x, approximate), rtol=2e-5, atol=0)
 
 
+@pytest.mark.parametrize("approximate", [False, True])
+def test_gelu_of_a_0d_tensor(approximate):
+    for dtype in (np.float16, np.float32, np.float64):
+        y = tl.nn.gelu(np.array(-5.4, dtype), approximate=approximate)
+        assert y.shape == () and y.dtype == dtype
+        np.testing.assert_allclose(float(y), _exact_gelu(np.float64(dtype(-5.4)), approximate), rtol=2e-5, atol=6e-8)
+
+
 def test_gelu_float16_rounds_once():
     x = np.linspace(-6, 6, 97).astype(np.float16)
     for approximate in (False, True):
