@@ -7,8 +7,9 @@ traced by ``tl.function`` like any other op.  A NumPy function that tensorlib la
 TypeError naming it, rather than converting the Tensor to a plain array and silently dropping
 its gradient.  ``np.asarray(t)`` (``__array__``) still gives the values, without a gradient.
 
-Value queries whose results carry no gradient (``np.allclose``, ``np.isnan``, ``np.array_equal``,
-...) compare the values and return NumPy results.
+Predicates and reductions run tensorlib's too (``np.isnan(t)`` is ``tl.isnan(t)``, a bool Tensor;
+``np.allclose`` and ``np.array_equal`` give Python bools); the few value queries tensorlib lacks
+(``np.array_equiv``, ``np.array_repr``) compare the values and return NumPy results.
 
 >>> import numpy as np, tensorlib as tl
 >>> x = tl.tensor([0.0, 1.0], dtype="float64")
@@ -26,7 +27,6 @@ import inspect
 import numpy as np
 
 from . import tree
-from .dispatch import as_tensor
 from .tensor import Tensor
 
 _NO_VALUE = getattr(np, "_NoValue", object())
@@ -62,16 +62,7 @@ _ARGUMENTS = {
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
 _CREATION = {"identity", "zeros", "ones", "full", "eye", "arange", "linspace"}
 _VALUE_QUERIES = (
-    "allclose",
-    "isclose",
-    "array_equal",
     "array_equiv",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "isneginf",
-    "isposinf",
-    "signbit",
     "array_repr",
     "array_str",
 )
@@ -106,7 +97,6 @@ def _build_table():
             elif callable(np_fn):
                 table[np_fn] = (tl_fn, _signature(np_fn), _ARGUMENTS.get(name, {}), _parameters(tl_fn))
     ufuncs[np.divmod] = _divmod
-    ufuncs[np.rint] = _rint
     for np_fn, tl_fn in _SPECIAL.items():
         table[np_fn] = (tl_fn, None, {}, ())
     for name in _VALUE_QUERIES:
@@ -266,10 +256,7 @@ def _clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_
         raise TypeError(f"numpy.clip: out= and {sorted(kwargs)} are not supported on tensorlib Tensors")
     lo = a_min if a_min is not _NO_VALUE else None if min is _NO_VALUE else min
     hi = a_max if a_max is not _NO_VALUE else None if max is _NO_VALUE else max
-    out = a
-    if lo is not None:
-        out = tl.maximum(out, lo)
-    return tl.minimum(out, hi) if hi is not None else out
+    return tl.clip(a, lo, hi)  # tl.clip's gradient: x keeps it at a bound (maximum and minimum split ties)
 
 
 def _einsum(*operands, out=None, optimize=False, **kwargs):
@@ -301,13 +288,6 @@ def _divmod(a, b):
     import tensorlib as tl
 
     return tl.floor_divide(a, b), tl.remainder(a, b)
-
-
-def _rint(x):
-    import tensorlib as tl
-
-    x = as_tensor(x)
-    return tl.round(x if x.dtype.kind in "fc" else tl.cast(x, "float64"))  # NumPy's rint of integers is float
 
 
 def _shape(a):

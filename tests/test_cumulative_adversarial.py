@@ -217,3 +217,20 @@ def test_logcumsumexp_gradient_and_hessian_match_torch_far_from_zero(reverse):
     hvp = tl.grad(lambda t: tl.sum(vjp(t) * tl.tensor(v)))(tl.tensor(x)).numpy()
     np.testing.assert_allclose(hvp, th.numpy(), rtol=1e-10, atol=1e-300)
     assert_same(np.logaddexp.accumulate(tl.tensor(x), axis=1), np.logaddexp.accumulate(x, axis=1))
+
+
+# ------------------------------------------------------------------ cumsum/cumprod dtype=, diff's edges
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, bool])
+def test_cumsum_and_cumprod_take_numpys_dtype(name, dtype):
+    # np.cumsum(tensor, dtype=...) raised "argument dtype is not supported on tensorlib Tensors".
+    x = np.array([[2**20, 3, 0], [2**20, -1, 5]], np.int64)
+    assert_same(getattr(np, name)(tl.tensor(x), axis=0, dtype=dtype), getattr(np, name)(x, axis=0, dtype=dtype))
+
+
+@pytest.mark.parametrize("where", ["prepend", "append"])
+@pytest.mark.parametrize("shape", [(1, 1), (2,), (3, 2)])
+def test_diff_edges_that_do_not_fit_name_diff(where, shape):
+    # The error came from ConcatV2, naming neither diff nor which argument.
+    with pytest.raises(ValueError, match=rf"^diff: {where} must be a scalar or match a outside axis 1, got shape"):
+        tl.diff(tl.ones((2, 3)), axis=1, **{where: np.ones(shape)})

@@ -10,6 +10,8 @@ import pytest
 import tensorlib as tl
 from tensorlib.testing import check_grads
 
+from _helpers import central_differences
+
 RNG = np.random.default_rng(7)
 
 
@@ -59,6 +61,36 @@ def test_eigenvalue_loss_keeps_an_exact_gradient_at_a_repeated_eigenvalue():
     np.testing.assert_allclose(g.numpy(), 4 * np.eye(3), atol=1e-12)
     g = tl.grad(lambda a: tl.sum(tl.linalg.svd(a)[1]))(tl.tensor(np.eye(3)))
     np.testing.assert_allclose(g.numpy(), np.eye(3), atol=1e-12)
+
+
+def test_eigenvector_loss_at_a_repeated_eigenvalue_is_nan_not_a_finite_wrong_number():
+    # sqrtm through eigh at diag(1, 4, 4): the true gradient (central differences of NumPy's eigh) has
+    # 1/(2*2) = 0.25 times C on the repeated block; dropping the 0/0 gap terms gave 0 there, silently.
+    # PyTorch and JAX give NaN; so does tensorlib now.  Vectors of the unrepeated eigenvalue and the
+    # eigenvalues alone keep their exact gradients.
+    a = np.diag([1.0, 4.0, 4.0])
+    c = np.arange(9.0).reshape(3, 3) + np.arange(9.0).reshape(3, 3).T
+
+    def sqrtm_loss(t):
+        w, v = tl.linalg.eigh(t)
+        return tl.sum((v * tl.sqrt(w)) @ tl.linalg.matrix_transpose(v) * tl.tensor(c))
+
+    def sqrtm_numpy(x):
+        w, v = np.linalg.eigh((x + x.T) / 2)
+        return np.sum((v * np.sqrt(w)) @ v.T * c)
+
+    numeric = central_differences(sqrtm_numpy, a)
+    assert abs(numeric[1, 2] - 0.25 * c[1, 2]) < 1e-6  # the reference is finite and nonzero there
+    for run in (lambda f: tl.grad(f), lambda f: tl.function(tl.grad(f))):
+        assert np.isnan(run(sqrtm_loss)(tl.tensor(a)).numpy()).all()
+        first = run(lambda t: tl.sum(tl.linalg.eigh(t)[1][:, 0] ** 3))(tl.tensor(a)).numpy()
+        np.testing.assert_allclose(
+            first, central_differences(lambda x: np.sum(np.linalg.eigh((x + x.T) / 2)[1][:, 0] ** 3), a), atol=1e-6
+        )
+    u_loss = lambda t: tl.sum(tl.linalg.svd(t, full_matrices=False)[0] * tl.tensor(c[:, :2]))  # noqa: E731
+    assert np.isnan(tl.grad(u_loss)(tl.tensor(np.eye(3)[:, :2] * 2.0)).numpy()).all()
+    g = tl.grad(lambda t: tl.sum(tl.linalg.svd(t)[1] ** 2))(tl.tensor(np.eye(3)[:, :2] * 2.0))
+    np.testing.assert_allclose(g.numpy(), 2 * np.eye(3)[:, :2] * 2.0, atol=1e-12)
 
 
 def test_eigh_and_cholesky_read_the_symmetric_part_and_give_symmetric_gradients():

@@ -1,6 +1,7 @@
 """More elementwise functions under NumPy's names: trigonometric and hyperbolic functions with their
-inverses, log2/log10/exp2, logaddexp, hypot, arctan2, fmax/fmin, remainder, sinc, nan_to_num, the
-complex parts (real/imag/conj/angle), ceil, and ``where(condition)`` with one argument.
+inverses, log2/log10/exp2, logaddexp, hypot, arctan2, fmax/fmin, remainder, fmod, gcd/lcm, the bitwise
+functions, sinc, nan_to_num, the complex parts (real/imag/conj/angle), ceil, and ``where(condition)``
+with one argument.
 
 Each op's per-input gradient rules sit right below it, written with tensorlib ops (so higher
 orders and tracing come free); broadcast gradients are summed back by the engine.
@@ -22,6 +23,7 @@ from ..dispatch import apply, as_tensor
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
+from .floating import trunc
 from ._shapes import broadcast_shapes
 from .registry import defop, spec
 
@@ -67,7 +69,8 @@ def _standard(function_name):
 def _unary(name, ufunc, doc, grad=None, infer=_float_valued, generic=None):
     # NumPy runs the ufunc itself (no Python frame between dispatch and C); every other backend runs
     # ``generic``, written against the Array API standard (NumPy's name when the standard shares it).
-    op = defop(name, inputs=("x",), infer=infer, doc=doc)
+    # A float-valued op casts integers and bools to float64 first: NumPy's ufuncs compute bools in float16.
+    op = defop(name, inputs=("x",), infer=infer, float_valued=infer is _float_valued, doc=doc)
     op.generic(generic or _standard(ufunc.__name__))
     op.kernel("numpy")(ufunc)
     op.out_kernel("numpy", inplace=True)(ufunc)  # ufuncs take out= and handle overlap with their inputs
@@ -79,7 +82,8 @@ def _unary(name, ufunc, doc, grad=None, infer=_float_valued, generic=None):
 
 
 def _binary(name, ufunc, doc, grad_x, grad_y, infer=_binary_float_valued, generic=None):
-    op = defop(name, inputs=("x", "y"), infer=infer, promote=(0, 1), doc=doc)
+    float_valued = infer is _binary_float_valued
+    op = defop(name, inputs=("x", "y"), infer=infer, promote=(0, 1), float_valued=float_valued, doc=doc)
     op.generic(generic or _standard(ufunc.__name__))
     op.kernel("numpy")(ufunc)
     op.out_kernel("numpy", inplace=True)(ufunc)
@@ -98,7 +102,14 @@ def _y(node):
 _LN2 = _pymath.log(2.0)
 _LN10 = _pymath.log(10.0)
 
+
 # ------------------------------------------------------------------ trigonometric and hyperbolic
+def _one_minus_square(x):
+    # (1 - x)(1 + x), not 1 - x * x: near |x| = 1 the rounding of x * x is most of the difference
+    # (grad arccosh(1.000001) was 2e-11 off, arcsin's and arctanh's alike; now within 2 ulp).
+    return (1.0 - x) * (1.0 + x)
+
+
 _tan = _unary("Tan", np.tan, "Tangent.", lambda node, g: g * (1.0 + _y(node) * _y(node)))
 _sinh = _unary("Sinh", np.sinh, "Hyperbolic sine.", lambda node, g: g * cosh(_x(node)))
 _cosh = _unary("Cosh", np.cosh, "Hyperbolic cosine.", lambda node, g: g * sinh(_x(node)))
@@ -106,14 +117,14 @@ _arcsin = _unary(
     "Asin",
     np.arcsin,
     "Inverse sine.",
-    lambda node, g: g / math_ops.sqrt(1.0 - _x(node) * _x(node)),
+    lambda node, g: g / math_ops.sqrt(_one_minus_square(_x(node))),
     generic=_standard("asin"),
 )
 _arccos = _unary(
     "Acos",
     np.arccos,
     "Inverse cosine.",
-    lambda node, g: -g / math_ops.sqrt(1.0 - _x(node) * _x(node)),
+    lambda node, g: -g / math_ops.sqrt(_one_minus_square(_x(node))),
     generic=_standard("acos"),
 )
 _arctan = _unary(
@@ -123,21 +134,21 @@ _arcsinh = _unary(
     "Asinh",
     np.arcsinh,
     "Inverse hyperbolic sine.",
-    lambda node, g: g / math_ops.sqrt(_x(node) * _x(node) + 1.0),
+    lambda node, g: g / hypot(_x(node), 1.0),  # sqrt(x*x + 1) overflowed beyond 1e154: gradient 0
     generic=_standard("asinh"),
 )
 _arccosh = _unary(
     "Acosh",
     np.arccosh,
     "Inverse hyperbolic cosine (x >= 1).",
-    lambda node, g: g / math_ops.sqrt(_x(node) * _x(node) - 1.0),
+    lambda node, g: g / (math_ops.sqrt(_x(node) - 1.0) * math_ops.sqrt(_x(node) + 1.0)),  # no overflow
     generic=_standard("acosh"),
 )
 _arctanh = _unary(
     "Atanh",
     np.arctanh,
     "Inverse hyperbolic tangent (|x| < 1).",
-    lambda node, g: g / (1.0 - _x(node) * _x(node)),
+    lambda node, g: g / _one_minus_square(_x(node)),
     generic=_standard("atanh"),
 )
 _deg2rad = _unary(
@@ -217,32 +228,56 @@ _sinc = _unary("Sinc", np.sinc, "sin(pi x) / (pi x), 1 at 0.", _sinc_grad, gener
 # ------------------------------------------------------------------ binary functions
 
 
-def _r2(node):
-    x, y = node.inputs
-    return x * x + y * y
+def _arctan2_grad(node, g, which):
+    # d atan2(x1, x2) = (x2 dx1 - x1 dx2) / r**2, as (x_i / r) / r with r = hypot(x1, x2): r**2 itself
+    # overflows or underflows beyond 1e154 (1e19 in float32), giving 0 or inf where the gradient is finite.
+    x1, x2 = node.inputs
+    r = hypot(x1, x2)
+    return g * (x2 / r) / r if which == 0 else -g * (x1 / r) / r
 
 
 _arctan2 = _binary(
     "Atan2",
     np.arctan2,
     "Angle of the point (x=x2, y=x1): arctan2(x1, x2), NumPy's order.",
-    lambda node, g: g * node.inputs[1] / _r2(node),
-    lambda node, g: -g * node.inputs[0] / _r2(node),
+    lambda node, g: _arctan2_grad(node, g, 0),
+    lambda node, g: _arctan2_grad(node, g, 1),
     generic=_standard("atan2"),
 )
+
+
+def _hypot_grad(node, g, which):
+    # x_i / h, except where that is 0/0 or inf/inf: at the origin 0 (the subgradient |x| gets), and
+    # where h is infinite the infinite input's sign, 0 for a finite one (the limits along the axis).
+    x, h = node.inputs[which], _y(node)
+    infinite = math_ops.equal(math_ops.abs(x), float("inf"))
+    degenerate = math_ops.logical_or(math_ops.equal(h, 0), math_ops.equal(h, float("inf")))
+    ratio = x / math_ops.where(degenerate, math_ops.ones_like(h), h)
+    return g * math_ops.where(infinite, math_ops.sign(x), math_ops.where(degenerate, math_ops.zeros_like(x), ratio))
+
+
+def _share_of_sum(node, g, which, scale=1.0):
+    # d/dx_i log(e^x_i + e^x_j) = sigmoid(x_i - x_j), finite at infinities (exp(x - out) is exp(inf - inf)
+    # there); two equal infinities share it as equal operands do (sigmoid(0) = 1/2).
+    x, y = node.inputs if which == 0 else node.inputs[::-1]
+    tied_infinities = math_ops.logical_and(math_ops.equal(x, y), math_ops.equal(math_ops.abs(x), float("inf")))
+    d = math_ops.where(tied_infinities, math_ops.zeros_like(g), x - y)
+    return g * math_ops.sigmoid(d * scale if scale != 1.0 else d)
+
+
 _hypot = _binary(
     "Hypot",
     np.hypot,
     "sqrt(x1**2 + x2**2) without overflow.",
-    lambda node, g: g * node.inputs[0] / _y(node),
-    lambda node, g: g * node.inputs[1] / _y(node),
+    lambda node, g: _hypot_grad(node, g, 0),
+    lambda node, g: _hypot_grad(node, g, 1),
 )
 _logaddexp = _binary(
     "LogAddExp",
     np.logaddexp,
     "log(exp(x1) + exp(x2)) without overflow.",
-    lambda node, g: g * math_ops.exp(node.inputs[0] - _y(node)),
-    lambda node, g: g * math_ops.exp(node.inputs[1] - _y(node)),
+    lambda node, g: _share_of_sum(node, g, 0),
+    lambda node, g: _share_of_sum(node, g, 1),
 )
 
 
@@ -257,8 +292,8 @@ _logaddexp2 = _binary(
     "LogAddExp2",
     np.logaddexp2,
     "log2(2**x1 + 2**x2) without overflow.",
-    lambda node, g: g * exp2(node.inputs[0] - _y(node)),
-    lambda node, g: g * exp2(node.inputs[1] - _y(node)),
+    lambda node, g: _share_of_sum(node, g, 0, _LN2),
+    lambda node, g: _share_of_sum(node, g, 1, _LN2),
     generic=_logaddexp2_kernel,
 )
 
@@ -319,6 +354,65 @@ _remainder = _integer_division(
     lambda node, g: g,
     lambda node, g: -g * apply(_floor_divide, tuple(node.inputs)),
 )
+
+
+def _fmod_kernel(xp, x, y):
+    # C's fmod, the sign of the dividend: the standard's remainder of the magnitudes (exact: no
+    # adjustment happens between positive operands) given x's sign.
+    if x.dtype == xp.bool:
+        x, y = xp.astype(x, xp.int32), xp.astype(y, xp.int32)
+    if xp.isdtype(y.dtype, "integral"):
+        if not bool(xp.all(y)):
+            raise ZeroDivisionError("Fmod: integer division by zero")
+        r = xp.remainder(xp.abs(x), xp.abs(y))
+        return xp.where(x < 0, -r, r)
+    return xp.copysign(xp.remainder(xp.abs(x), xp.abs(y)), x)
+
+
+# x - trunc(x / y) * y with the sign of the dividend (C's fmod, np.fmod, torch.fmod).
+_fmod = _integer_division(
+    "Fmod",
+    np.fmod,
+    "Remainder with the dividend's sign (C's fmod, np.fmod).",
+    lambda node, g: g,
+    lambda node, g: -g * trunc(node.inputs[0] / node.inputs[1]),
+)
+_fmod.generic(_fmod_kernel)
+
+
+# ------------------------------------------------------------------ gcd and lcm (integers)
+def _integers_only(x, y):
+    for s in (x, y):
+        if s.dtype.kind not in "iu":
+            raise TypeError(f"needs integer inputs (NumPy's gcd and lcm refuse floats and bools), got {s.dtype}")
+    return _binary_same(x, y)
+
+
+def _gcd_kernel(xp, x, y):
+    # Euclid's algorithm on every element at once, until every remainder is 0.
+    a, b = xp.broadcast_arrays(xp.abs(x), xp.abs(y))
+    while bool(xp.any(b != 0)):
+        going = b != 0
+        a, b = xp.where(going, b, a), xp.where(going, xp.remainder(a, xp.where(going, b, xp.ones_like(b))), b)
+    return a
+
+
+def _lcm_kernel(xp, x, y):
+    d = _gcd_kernel(xp, x, y)
+    zero = d == 0
+    return xp.where(zero, d, xp.abs(xp.floor_divide(x, xp.where(zero, xp.ones_like(d), d)) * y))
+
+
+def _integer_function(name, ufunc, generic, doc):
+    op = defop(name, inputs=("x", "y"), infer=_integers_only, promote=(0, 1), differentiable=False, doc=doc)
+    op.generic(generic)
+    op.kernel("numpy")(ufunc)
+    op.out_kernel("numpy", inplace=True)(ufunc)
+    return op
+
+
+_gcd = _integer_function("Gcd", np.gcd, _gcd_kernel, "Greatest common divisor of |x| and |y| (integers).")
+_lcm = _integer_function("Lcm", np.lcm, _lcm_kernel, "Least common multiple of |x| and |y| (integers).")
 
 
 # ------------------------------------------------------------------ bitwise (integers and bools)
@@ -807,6 +901,40 @@ def remainder(x1, x2) -> Tensor:
 mod = remainder
 
 
+def fmod(x1, x2) -> Tensor:
+    """The remainder of ``x1 / x2`` with the sign of ``x1`` (C's ``fmod``, ``np.fmod``), unlike ``remainder``
+    (Python's ``%``).  Integer dtypes are kept; an integer divided by zero raises ZeroDivisionError, as in
+    ``remainder``.  The gradient is 1 for ``x1`` and ``-trunc(x1 / x2)`` for ``x2`` (PyTorch's).
+
+    >>> import tensorlib as tl
+    >>> tl.fmod(tl.tensor([-7, 7]), 3).numpy().tolist(), tl.remainder(tl.tensor([-7, 7]), 3).numpy().tolist()
+    ([-1, 1], [2, 1])
+    """
+    return apply(_fmod, (x1, x2))
+
+
+def gcd(x1, x2) -> Tensor:
+    """The greatest common divisor of ``|x1|`` and ``|x2|``, elementwise for integers (``gcd(0, 0) = 0``).
+    Not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.gcd(tl.tensor([12, -18, 0]), 8).numpy().tolist()
+    [4, 2, 8]
+    """
+    return apply(_gcd, (x1, x2))
+
+
+def lcm(x1, x2) -> Tensor:
+    """The least common multiple of ``|x1|`` and ``|x2|``, elementwise for integers (0 if either is 0).
+    Not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.lcm(tl.tensor([4, -6, 0]), 6).numpy().tolist()
+    [12, 6, 0]
+    """
+    return apply(_lcm, (x1, x2))
+
+
 def fmax(x1, x2) -> Tensor:
     """Elementwise maximum that ignores a NaN operand; equal operands share the gradient.
 
@@ -879,6 +1007,8 @@ def conj(x) -> Tensor:
 
 
 conjugate = conj
+degrees = rad2deg
+radians = deg2rad
 
 
 def angle(x, deg: bool = False) -> Tensor:

@@ -441,7 +441,7 @@ def tensorsolve(a, b, axes=None) -> Tensor:
 
     >>> import tensorlib as tl
     >>> tl.linalg.tensorsolve(tl.reshape(tl.eye(4) * 2.0, (2, 2, 4)), tl.ones((2, 2))).numpy().tolist()
-    [1.0, 1.0, 1.0, 1.0]
+    [0.5, 0.5, 0.5, 0.5]
     """
     from .shape import reshape, transpose
 

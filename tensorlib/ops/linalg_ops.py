@@ -125,17 +125,24 @@ def _real_only(node):
         )
 
 
-def _gap_reciprocal(d):
-    """1 / d where the gap d is nonzero, else 0: the eigen- and singular-vector gradients' F matrix.
+def _gap_divide(num, gap, used):
+    """``num / gap`` off the diagonal and 0 on it: the eigen- and singular-vector gradients' ``F o num``.
 
-    d is zero on the diagonal and wherever a value repeats; dropping those terms
-    (instead of dividing by zero) keeps losses of the values alone exact at a
-    repeated value, where the vectors themselves are not unique.
+    ``gap`` is zero on the diagonal and wherever a value repeats.  At a repeated
+    value the vectors are not unique and the gradient of a loss that reads them
+    is not defined (0 / 0 even for a loss invariant to the choice of basis, whose
+    limit depends on the loss, e.g. ``f'(w)`` for a matrix function ``v f(w) v.T``):
+    that entry is NaN where the cotangent reaches the pair (``used`` nonzero there),
+    as PyTorch and JAX give, instead of a finite wrong number; a loss of the values
+    alone (``used`` zero there) keeps its exact gradient.
     """
-    from .math import where
+    from .math import logical_and, logical_not, where
 
-    zero = d == _constant(0.0, d)
-    return where(zero, _constant(0.0, d), _constant(1.0, d) / where(zero, _constant(1.0, d), d))
+    zero = gap == _constant(0.0, gap)
+    quotient = num / where(zero, _constant(1.0, gap), gap)
+    off_diagonal = logical_not(_eye_like(gap) != _constant(0.0, gap))
+    undefined = logical_and(logical_and(zero, off_diagonal), used != _constant(0.0, used))
+    return where(zero, where(undefined, _constant(np.nan, gap), _constant(0.0, gap)), quotient)
 
 
 # ------------------------------------------------------------------ inv
@@ -482,8 +489,8 @@ def _eigh_grad(node, g_w, g_v):
     # dv_j = sum_i v_i (v_i^T dA v_j) / (w_j - w_i): the gradient is V (diag(gw) + F o V^T gV) V^T.
     _real_only(node)
     w, v = node.outputs
-    f = _gap_reciprocal(_row(w) - _column(w))
-    inner = _diag_embed(g_w) + f * _matmul(_mT(v), g_v)
+    vt_gv = _matmul(_mT(v), g_v)
+    inner = _diag_embed(g_w) + _gap_divide(vt_gv, _row(w) - _column(w), abs(vt_gv) + abs(_mT(vt_gv)))
     return _symmetrize(_matmul(v, _matmul(inner, _mT(v))))
 
 
@@ -508,8 +515,11 @@ def eigh(x) -> tuple:
     Reads the symmetric part ``(x + x.T) / 2``.  Caveat: the gradient through
     ``v`` divides by eigenvalue gaps, so it blows up as eigenvalues approach
     each other; at exactly repeated eigenvalues the eigenvectors are not unique
-    and those terms are dropped, so the gradient of a loss that depends on ``v``
-    is meaningless there, while a loss of ``w`` alone keeps its exact gradient.
+    and the gradient of a loss that reads the eigenvectors of a repeated
+    eigenvalue is NaN (as in PyTorch and JAX; even for a loss invariant to the
+    basis, such as a matrix function ``v @ diag(f(w)) @ v.T``, the limit is not
+    known to the rule), while a loss of ``w`` alone, or of eigenvectors of
+    unrepeated eigenvalues, keeps its exact gradient.
 
     >>> import tensorlib as tl
     >>> w, v = tl.linalg.eigh(tl.tensor([[2.0, 0.0], [0.0, 1.0]]))
@@ -579,10 +589,11 @@ def _svd_reduced_grad(u, s, vh, g_u, g_s, g_vh):
     # Townsend (2016), "Differentiating the singular value decomposition", with F_ij = 1 / (s_j^2 - s_i^2).
     v, g_v = _mT(vh), _mT(g_vh)
     s2 = s * s
-    f = _gap_reciprocal(_row(s2) - _column(s2))
+    gap = _row(s2) - _column(s2)
     ut_gu, vt_gv = _matmul(_mT(u), g_u), _matmul(_mT(v), g_v)
-    j = f * (ut_gu - _mT(ut_gu))
-    kk = f * (vt_gv - _mT(vt_gv))
+    used = abs(ut_gu) + abs(_mT(ut_gu)) + abs(vt_gv) + abs(_mT(vt_gv))
+    j = _gap_divide(ut_gu - _mT(ut_gu), gap, used)
+    kk = _gap_divide(vt_gv - _mT(vt_gv), gap, used)
     core = j * _row(s) + _diag_embed(g_s) + _column(s) * kk
     grad = _matmul(u, _matmul(core, vh))
     m, n = u.shape[-2], v.shape[-2]
@@ -605,8 +616,9 @@ def svd(x, full_matrices: bool = True, compute_uv: bool = True):
     divides by gaps between squared singular values (and by the values
     themselves when ``x`` is not square), so it blows up as singular values
     approach each other; at exactly repeated values the singular vectors are
-    not unique and the gap terms are dropped, so only a loss of ``s`` alone
-    keeps an exact gradient there (use ``compute_uv=False`` for it).  With
+    not unique and the gradient of a loss that reads them is NaN (as in
+    PyTorch and JAX), while a loss of ``s`` alone keeps its exact gradient
+    (use ``compute_uv=False`` for it).  With
     ``full_matrices=True`` the gradient of the columns of ``u`` (rows of ``vh``)
     past ``min(m, n)`` is ignored (they are an arbitrary basis), as in PyTorch.
 

@@ -96,7 +96,7 @@ def _pow_kernel(xp, x, y):
     return xp.pow(x, y)
 
 
-def _pow_grad_x(node, g):
+def pow_grad_x(node, g):
     # y * x ** (y - 1) is 0 * inf at x = 0 when y = 0; the derivative of x ** 0 is 0 there.  The
     # unused branch sees x = 1 at those points, so its own derivative (second order) stays finite.
     x, y = node.inputs
@@ -105,13 +105,13 @@ def _pow_grad_x(node, g):
     return g * where(at_zero, zeros_like(node.outputs[0]), y * safe_x ** (y - 1))
 
 
-def _pow_grad_y(node, g):
+def pow_grad_y(node, g):
     x = node.inputs[0]
     safe = where(x > 0, x, ones_like(x))
     return g * node.outputs[0] * where(x > 0, log(safe), zeros_like(x))
 
 
-register_gradient("Pow", _pow_grad_x, _pow_grad_y)
+register_gradient("Pow", pow_grad_x, pow_grad_y)
 
 
 def _share(g, wins, ties):
@@ -289,6 +289,7 @@ for _name, _fn in {
     "GreaterEqual": "greater_equal",
     "LogicalAnd": "logical_and",
     "LogicalOr": "logical_or",
+    "LogicalXor": "logical_xor",
 }.items():
     _comparisons[_name] = defop(
         _name,
@@ -427,6 +428,9 @@ def divide(x, y) -> Tensor:
     return apply(_div, (x, y))
 
 
+true_divide = divide
+
+
 def power(x, y) -> Tensor:
     return apply(_pow, (x, y))
 
@@ -500,6 +504,9 @@ def square(x) -> Tensor:
 
 def abs(x) -> Tensor:  # noqa: A001 - NumPy's name
     return apply(_abs, (x,))
+
+
+absolute = abs
 
 
 def sign(x) -> Tensor:
@@ -616,11 +623,30 @@ def clip(x, clip_value_min, clip_value_max) -> Tensor:
     """``min(max(x, clip_value_min), clip_value_max)`` with broadcasting (``clip_value_max`` where the bounds cross,
     as ``numpy.clip``).  The gradient goes to whichever of the three the output is; ``x`` keeps it at a bound.
 
+    A bound given as None is no bound (``numpy.clip``, ``torch.clamp``); with both None the result is ``x``.
+
     >>> import tensorlib as tl
     >>> tl.grad(lambda lo: tl.sum(tl.clip(tl.tensor([0.0, 1.5]), lo, 1.0)))(tl.tensor(2.0)).numpy().item()
     0.0
+    >>> tl.clip(tl.tensor([-1.0, 2.0]), None, 1.0).numpy().tolist()
+    [-1.0, 1.0]
     """
+    if clip_value_min is None or clip_value_max is None:
+        x = dispatch.as_tensor(x)
+        if clip_value_min is None and clip_value_max is None:
+            return identity(x)
+        lowest, highest = _unbounded(x.dtype)
+        clip_value_min = lowest if clip_value_min is None else clip_value_min
+        clip_value_max = highest if clip_value_max is None else clip_value_max
     return apply(_clip, (x, clip_value_min, clip_value_max))
+
+
+def _unbounded(dtype):
+    """The bounds that clip nothing in ``dtype`` (Python scalars: weak, they take x's dtype)."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max)
+    return (False, True) if dtype.kind == "b" else (-float("inf"), float("inf"))
 
 
 def equal(x, y):
@@ -653,6 +679,16 @@ def logical_and(x, y):
 
 def logical_or(x, y):
     return apply(_comparisons["LogicalOr"], (x, y))
+
+
+def logical_xor(x, y):
+    """True where exactly one of x and y is true (nonzero), with broadcasting.  Not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.logical_xor(tl.tensor([True, True, False]), tl.tensor([True, False, False])).numpy().tolist()
+    [False, True, False]
+    """
+    return apply(_comparisons["LogicalXor"], (x, y))
 
 
 def logical_not(x):

@@ -194,9 +194,9 @@ def defop(
     ``differentiable=False`` declares it not differentiable (``argmax``).
     ``stateful=True`` marks an op whose results are not a function of its
     inputs and attributes alone (random draws): graph passes never fold or merge it.
-    ``float_valued=True`` (for an op without ``promote``) casts an integer or
-    bool first input to float64 before the rule and kernel run, NumPy's rule
-    for ``log``, ``exp``, ``sin``...
+    ``float_valued=True`` casts an integer or bool first input (with ``promote``:
+    the promoted inputs, once promoted to an integer or bool dtype) to float64
+    before the rule and kernel run, NumPy's rule for ``log``, ``exp``, ``hypot``...
     ``shape_only=True`` marks an op that reads only its inputs' shapes and
     dtypes (``zeros_like``): graph passes fold it when the shapes are known.
     """

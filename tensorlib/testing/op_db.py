@@ -247,7 +247,7 @@ def _math_opinfos():
                 error_inputs=(_shape_mismatch(op_type),),
             )
         )
-    for name, op_type in [("logical_and", "LogicalAnd"), ("logical_or", "LogicalOr")]:
+    for name, op_type in [("logical_and", "LogicalAnd"), ("logical_or", "LogicalOr"), ("logical_xor", "LogicalXor")]:
         infos.append(
             OpInfo(
                 name,

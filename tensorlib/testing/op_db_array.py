@@ -73,6 +73,13 @@ def _logcumsumexp_draw(draw, dtype):
     return SampleInput(sample.args, {**sample.kwargs, "reverse": draw(st.booleans())})
 
 
+def _with_nans(dtype):
+    values = st.sampled_from([1.5, -2.0, 0.5, 3.0, 0.0])
+    if np.dtype(dtype).kind == "f":
+        values = values | st.just(np.nan)
+    return values.map(np.dtype(dtype).type)
+
+
 @st.composite
 def _triangle_draw(draw, dtype):
     x = draw(tensors(dtype, shapes(1, 3)))
@@ -474,6 +481,22 @@ OPINFOS: list = [
                 (np.ones(2, np.complex128),), exc=TypeError, match=r"LogCumsumExp: needs real floating-point numbers"
             ),
         ),
+    ),
+    OpInfo(
+        "nancumsum",
+        tl.nancumsum,
+        np.nancumsum,
+        lambda dtype: _cumulative_draw(dtype, _with_nans),
+        op_types=("Cumsum", "Select"),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "nancumprod",
+        tl.nancumprod,
+        np.nancumprod,
+        lambda dtype: _cumulative_draw(dtype, _with_nans),
+        op_types=("Cumprod", "Select"),
+        dtypes=NUMERIC,
     ),
     OpInfo(
         "tril",
