@@ -31,6 +31,14 @@ def test_gelu_negative_tail_float32_has_no_cancellation(mode, approximate):
     np.testing.assert_allclose(got.numpy(), _exact_gelu(x, approximate), rtol=2e-5, atol=0)
 
 
+@pytest.mark.parametrize("approximate", [False, True])
+def test_gelu_of_a_0d_tensor(approximate):
+    for dtype in (np.float16, np.float32, np.float64):
+        y = tl.nn.gelu(np.array(-5.4, dtype), approximate=approximate)
+        assert y.shape == () and y.dtype == dtype
+        np.testing.assert_allclose(float(y), _exact_gelu(np.float64(dtype(-5.4)), approximate), rtol=2e-5, atol=6e-8)
+
+
 def test_gelu_float16_rounds_once():
     x = np.linspace(-6, 6, 97).astype(np.float16)
     for approximate in (False, True):
@@ -327,6 +335,15 @@ def test_embedding_lookup_rejects_ids_out_of_range(mode, bad_id):
         run_in_mode(mode, tl.nn.embedding_lookup, table, ids)
     with pytest.raises(TypeError, match=r"^embedding_lookup: ids must be integers"):
         tl.nn.embedding_lookup(table, np.array([0.0]))
+
+
+def test_embedding_lookup_traced_with_unknown_table_length_rejects_negative_ids():
+    f = tl.function(
+        tl.nn.embedding_lookup, input_signature=[tl.TensorSpec((None, 2), "float64"), tl.TensorSpec((None,), "int64")]
+    )
+    np.testing.assert_array_equal(f(np.eye(2), np.array([1, 0])).numpy(), [[0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(IndexError, match=r"^GatherV2: index 9223372036854775807 is out of bounds"):
+        f(np.eye(2), np.array([-1]))
 
 
 def test_embedding_layer():

@@ -42,7 +42,9 @@ def embedding_lookup(params, ids) -> Tensor:
         bad = values[(values < 0) | (values >= rows)]
         if bad.size:
             raise IndexError(f"embedding_lookup: id {int(bad[0])} is out of range [0, {rows}) {where}")
-    elif rows is not None:
-        # Traced: a negative id becomes one past the end, which GatherV2's kernel rejects (IndexError).
-        ids = math_ops.where(ids < 0, np.asarray(rows, ids.dtype), ids)
+    elif ids._value is None:
+        # Traced: a negative id becomes one past the end (the largest id when the table's length is unknown),
+        # which GatherV2's kernel rejects (IndexError) instead of counting it from the end.
+        past_end = rows if rows is not None else np.iinfo(ids.dtype).max
+        ids = math_ops.where(ids < 0, np.asarray(past_end, ids.dtype), ids)
     return shape_ops.take(params, ids, 0)
