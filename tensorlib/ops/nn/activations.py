@@ -193,8 +193,6 @@ _GELU_CUBIC = 0.044715
 # (-1.6e-7 for -1.3e-8); PyTorch's and JAX's float32 kernels cancel the same way.
 # float16 computes in float32 and rounds once, as PyTorch does (0.75% off at x = -3.7 computed in float16).
 def _gelu_numpy(x, *, approximate):
-    if x.ndim == 0:  # arithmetic on a 0-d array gives NumPy scalars, which the in-place steps cannot write
-        return _gelu_numpy(x.reshape(1), approximate=approximate).reshape(())
     work = x.astype(np.float32) if x.dtype == np.float16 else x
     if approximate:  # x / (1 + exp(-2u)); x * x * x, not x**3 (25x slower in float32)
         u = np.multiply(work, work, out=np.empty_like(work))  # an array for 0-d x too (x * x is a scalar)
