@@ -270,11 +270,8 @@ def apply(op, args, attrs=_EMPTY):
             if t.dtype is not first:
                 args = _promote(op, args)
                 break
-        if op.float_valued and args[0].dtype.kind not in "fc":
-            args = _in_float64(op, args)
-    elif op.float_valued and args[0].dtype.kind not in "fc":
-        # NumPy's rule: float-valued functions of integers and bools compute in float64.
-        args = (_cast_op(args[0], dtype=_dtypes.float64),) + tuple(args[1:])
+    if op.float_valued and args[0].dtype.kind not in "fc":
+        args = _in_float64(op, args)
     if op.defaults:
         attrs = op.bind_attrs(attrs) if attrs else op.defaults
         try:
@@ -340,9 +337,11 @@ def apply(op, args, attrs=_EMPTY):
 
 
 def _in_float64(op, args) -> tuple:
-    """``args`` with the promoted (integer or bool) inputs of a float-valued op cast to float64 first: NumPy's
-    ufuncs compute bools in float16 (``np.hypot(True, True)`` is 1.414, not 1.4142135623730951)."""
-    return tuple(_cast_op(a, dtype=_dtypes.float64) if i in op.promote else a for i, a in enumerate(args))
+    """NumPy's rule: float-valued functions of integers and bools compute in float64.  The cast comes first
+    (NumPy's ufuncs compute bools in float16: ``np.hypot(True, True)`` is 1.414, not 1.4142135623730951), to the
+    promoted inputs of a function of several, else to the first."""
+    cast = op.promote if op.promote is not None and len(args) > 1 else (0,)
+    return tuple(_cast_op(a, dtype=_dtypes.float64) if i in cast else a for i, a in enumerate(args))
 
 
 class KernelResultError(RuntimeError):
