@@ -27,6 +27,7 @@ import numpy as np
 from . import dtypes as _dt
 from . import tree
 from .ops import creation as _creation
+from .ops import floating as _floating
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
 from .tensor import Tensor, Variable
@@ -123,8 +124,10 @@ def global_norm(tensors) -> Tensor:
 def clip_by_global_norm(tensors, clip_norm: float):
     """Scale every tensor by ``clip_norm / max(global_norm, clip_norm)``: returns ``(clipped, global_norm)``.
 
-    The structure of ``tensors`` is kept (None entries stay None), as in TensorFlow;
-    ``clip_norm=float("inf")`` scales nothing and only measures the norm, as in PyTorch.
+    The structure of ``tensors`` is kept (None entries stay None), as in TensorFlow, and as there an
+    infinite or NaN global norm (an inf or NaN entry, or squares past the dtype's range) makes every
+    entry NaN, so the error shows; ``clip_norm=float("inf")`` scales nothing and only measures the
+    norm, as in PyTorch.  The norm of float16 tensors is computed and returned in float32.
 
     >>> import tensorlib as tl
     >>> clipped, norm = tl.optimizers.clip_by_global_norm([tl.tensor([3.0]), tl.tensor([4.0])], 1.0)
@@ -140,9 +143,15 @@ def clip_by_global_norm(tensors, clip_norm: float):
                 "tensors are scaled"
             )
     norm = global_norm(tensors)
-    if clip_norm == math.inf:  # no clipping (inf / inf made every value NaN)
+    # No clipping for an infinite clip_norm or one past the norm's dtype (1e300 for a float32 norm was
+    # inf in float32, and inf / inf made every value NaN).
+    if clip_norm == math.inf or clip_norm > np.finfo(norm.dtype.name).max:
         return tree.map(lambda t: t, tensors), norm
-    scale = clip_norm / _math_ops.maximum(norm, clip_norm)
+    # An infinite or NaN norm makes every entry NaN, as in TensorFlow, to signal the error: the finite
+    # entries were scaled by clip_norm / inf = 0, and a step with them silently did nothing.
+    scale = _math_ops.where(
+        _floating.isfinite(norm), clip_norm / _math_ops.maximum(norm, clip_norm), _math_ops.cast(math.nan, norm.dtype)
+    )
     return tree.map(lambda t: t * _math_ops.cast(scale, t.dtype), tensors), norm
 
 
