@@ -335,3 +335,36 @@ def test_clip_by_global_norm_of_an_infinite_or_nan_norm_is_all_nan_as_in_tensorf
     # A clip_norm past float32's range is no clipping (it was inf in float32, and inf / inf gave NaN).
     clipped, norm = clip([tl.tensor(np.array([3.0, 4.0], np.float32))], 1e300)
     assert float(norm) == 5.0 and clipped[0].numpy().tolist() == [3.0, 4.0]
+
+
+def test_a_learning_rate_set_after_tracing_is_used_by_the_traced_step():
+    # The traced step had baked the learning rate in: after opt.learning_rate = 1.0 (or assigning a
+    # tl.Variable given as the rate) it still stepped by 0.1.  Reference: w -= lr * 1 with each lr in turn.
+    w, rate = tl.Variable(np.zeros(1)), tl.Variable(0.5)
+    opt = tl.optimizers.SGD(0.1)
+    step = tl.function(lambda: opt.apply([tl.tensor(np.ones(1))], [w]))
+
+    def set_rate(value):
+        opt.learning_rate = value
+
+    changes = [
+        lambda: None,
+        lambda: set_rate(1.0),
+        lambda: set_rate(tl.optimizers.StepDecay(0.25, step_size=1, gamma=0.5)),
+        lambda: set_rate(0.01),
+        lambda: set_rate(rate),
+        lambda: rate.assign(2.0),
+        lambda: set_rate(0.001),
+    ]
+    lrs = []
+    for change in changes:
+        change()
+        step()
+        lrs.append(float(opt.learning_rate(len(lrs))) if callable(opt.learning_rate) else opt.learning_rate)
+    assert lrs == [0.1, 1.0, 0.25 * 0.5**2, 0.01, 0.5, 2.0, 0.001]
+    np.testing.assert_allclose(w.numpy(), [-sum(lrs)], rtol=1e-15)
+    assert float(rate.numpy()) == 2.0  # setting a number afterwards does not write into the user's Variable
+    with pytest.raises(TypeError, match="SGD: learning_rate must be a number, a 0-d float tl.Variable or a schedule"):
+        opt.learning_rate = None
+    with pytest.raises(ValueError, match="SGD: learning_rate must be >= 0, got -1.0"):
+        opt.learning_rate = -1
