@@ -72,3 +72,48 @@ def test_matrix_rank_traced_with_unknown_sizes():
     np.testing.assert_allclose(_traced(tl.linalg.svdvals, x).numpy(), np.linalg.svd(x, compute_uv=False))
     np.testing.assert_allclose(np.abs(_traced(lambda a: tl.linalg.qr(a)[1], x).numpy()), np.abs(np.linalg.qr(x)[1]))
     np.testing.assert_array_equal(_traced(tl.linalg.matrix_rank, np.zeros((3, 0))).numpy(), 0)
+
+
+@pytest.mark.parametrize("name", ["irfft", "hfft", "irfftn"])
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+def test_inverse_real_ffts_default_size_traced_with_unknown_sizes(name, norm):
+    # Before: ValueError "irfft: axis 0 has an unknown size, so give the output's size".
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 5)) + 1j * rng.standard_normal((3, 5))
+    f = getattr(tl.fft, name)
+    expected = getattr(np.fft, name)(x, norm=norm)
+    got = _traced(lambda a: f(a, norm=norm), x)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_allclose(got.numpy(), expected, atol=1e-12)
+    w = rng.standard_normal(expected.shape)
+
+    def loss(a):
+        return tl.sum(f(a, norm=norm) * w)
+
+    traced = tl.function(tl.grad(loss)).get_graph(_unknown(x))(x).numpy()
+    np.testing.assert_allclose(traced, tl.grad(loss)(x).numpy(), atol=1e-12)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    # JAX's convention for complex inputs is tensorlib's (docs/complex.md).
+    peer = jax.grad(lambda a: (getattr(jax.numpy.fft, name)(a, norm=norm) * w).sum())(x)
+    np.testing.assert_allclose(traced, np.asarray(peer), atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft"])
+def test_ffts_cut_or_pad_an_axis_of_unknown_size_to_n(name):
+    # Before: ValueError "fft: axis 0 has an unknown size, so it cannot be cut or padded to 4".
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 5)) + (0 if name == "rfft" else 1j * rng.standard_normal((3, 5)))
+    f = getattr(tl.fft, name)
+    for n in (2, 5, 8):
+        expected = getattr(np.fft, name)(x, n=n, axis=0)
+        got = _traced(lambda a, n=n: f(a, n=n, axis=0), x)
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        np.testing.assert_allclose(got.numpy(), expected, atol=1e-12)
+        w = rng.standard_normal(expected.shape)
+
+        def loss(a, n=n, w=w):
+            return tl.sum(tl.real(f(a, n=n, axis=0)) * w)
+
+        traced = tl.function(tl.grad(loss)).get_graph(_unknown(x))(x).numpy()
+        np.testing.assert_allclose(traced, tl.grad(loss)(x).numpy(), atol=1e-12)
