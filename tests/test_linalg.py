@@ -218,3 +218,22 @@ def test_det_gradient_at_singular_matrices_is_the_cofactor_matrix(rank, mode):
     g = (grad if mode == "eager" else tl.function(grad))(tl.tensor(a))
     np.testing.assert_allclose(g.numpy(), _cofactors(a), atol=1e-12)
     assert (rank == 2) == bool(np.any(np.abs(g.numpy()) > 1e-6))
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_slogdet_gradient_at_singular_matrices_is_non_finite_as_in_jax(mode):
+    # It raised LinAlgError (MatrixInverse: Singular matrix).  inv(x) there is adj(x) / 0: inf where a cofactor is
+    # nonzero (rank n - 1), NaN where it is 0 (every cofactor at rank n - 2 or less), JAX's values.
+    batch = np.stack([_SINGULAR[2], _SINGULAR[1], _SINGULAR[0], _dominant(3, 3)])
+    grad = tl.grad(lambda x: tl.sum(tl.linalg.slogdet(x)[1]))
+    g = (grad if mode == "eager" else tl.function(grad))(tl.tensor(batch)).numpy()
+    cofactors = _cofactors(_SINGULAR[2])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.testing.assert_array_equal(g[0], np.where(cofactors == 0, np.nan, np.sign(cofactors) * np.inf))
+    assert np.isnan(g[1:3]).all()
+    np.testing.assert_allclose(g[3], np.linalg.inv(batch[3]).T, rtol=1e-12)
+    jax = pytest.importorskip("jax")
+    rank_one = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with jax.enable_x64(True):
+        expected = np.asarray(jax.grad(lambda x: jax.numpy.linalg.slogdet(x)[1])(rank_one))
+    np.testing.assert_array_equal(grad(tl.tensor(rank_one)).numpy(), expected)  # [[inf, -inf], [-inf, inf]]
