@@ -226,11 +226,23 @@ def _lr_at(schedule, step: Tensor) -> Tensor:
 
 
 # ------------------------------------------------------------------ optimizers
+def _compute_dtype(dtype):
+    """The dtype an update is computed in: float32 for float16 (its epsilon and small squares underflow)."""
+    return _dt.float32 if dtype == _dt.float16 else dtype
+
+
+def _check_float(pairs, who: str) -> None:
+    for _, _, v in pairs:
+        if v.dtype.kind != "f":
+            raise TypeError(f"{who}: variable {v.name!r} has dtype {v.dtype}; only float variables are trained")
+
+
 class Optimizer:
     """Base class: holds the learning rate (a float or a schedule of the step), the step counter and the slots.
 
     Subclasses define ``_slot_names`` (and ``_counter_names``, per-variable step counters) and
-    ``_update(var, grad, lr, step, slots)``, written in tensorlib ops.
+    ``_update(var, grad, lr, step, slots)``, written in tensorlib ops, which updates the slots and
+    returns the variable's new value (``var`` is the value in the update's dtype, not the Variable).
     ``variables`` returns the optimizer state as a nested dict (for checkpoints).
     """
 
@@ -246,6 +258,7 @@ class Optimizer:
         self.global_clipnorm = global_clipnorm
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
+        self._restored: dict = {}  # slot key -> {slot name: array}: loaded before the variable was first seen
 
     def _check_non_negative(self, **values) -> None:
         """torch.optim's checks: a negative (or NaN) epsilon, momentum or weight decay is a ValueError."""
@@ -254,54 +267,105 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__}: {name} must be >= 0, got {value}")
 
     def _slots_for(self, key: str, var: Variable) -> dict:
-        """The slots of ``var``, created at its first update and keyed by its path in that structure."""
+        """The slots of ``var``, created at its first update and keyed by its path in that structure.
+
+        Slots hold the dtype the update is computed in (float32 for a float16 variable).  A slot
+        restored from a checkpoint before the variable was first seen starts from the file's value.
+        """
         entry = self._slots.get(var._id)
         if entry is None:
             taken = {k for k, _, _ in self._slots.values()}
             while key in taken:  # the same path in two differently shaped calls
                 key += f"/{var.name}"
+            restored = self._restored.get(key, {})
+            work = np.dtype(_compute_dtype(var.dtype).name)
+            for name, value in restored.items():
+                want = ((), np.dtype(np.int64)) if name in self._counter_names else (tuple(var.shape), work)
+                if (tuple(value.shape), value.dtype) != want:
+                    raise ValueError(
+                        f"{type(self).__name__}: the checkpoint's slot {key}/{name} has shape {tuple(value.shape)} "
+                        f"{value.dtype}, but variable {var.name!r} ({var.shape} {var.dtype}) needs {want[0]} {want[1]}"
+                    )
+            self._restored.pop(key, None)
             slots = {
                 name: Variable(
-                    np.zeros(var.shape, var.dtype), name=f"{key}/{name}", trainable=False, backend=var.backend
+                    restored.get(name, np.zeros(var.shape, work)),
+                    name=f"{key}/{name}",
+                    trainable=False,
+                    backend=var.backend,
                 )
                 for name in self._slot_names
             }
             for name in self._counter_names:
-                slots[name] = Variable(np.int64(0), name=f"{key}/{name}", trainable=False, backend=var.backend)
+                slots[name] = Variable(
+                    restored.get(name, np.int64(0)), name=f"{key}/{name}", trainable=False, backend=var.backend
+                )
             entry = self._slots[var._id] = (key, var, slots)
         return entry[2]
 
+    def build(self, variables) -> None:
+        """Create the slots of every Variable in ``variables`` now, as the first ``apply`` would (Keras' ``build``).
+
+        ``variables`` then lists them, so a checkpoint loads strictly into an optimizer that has taken
+        no step.  Without ``build``, ``tl.load_variables`` keeps the slots it finds for variables not
+        seen yet and they start from the file's values at the first ``apply``.
+
+        >>> import tensorlib as tl
+        >>> opt = tl.optimizers.Adam()
+        >>> opt.build({"w": tl.Variable([1.0, 2.0])})
+        >>> sorted(opt.variables["slots"]["w"])
+        ['m', 'step', 'v']
+        """
+        who = f"{type(self).__name__}.build"
+        pairs = _pairs(variables, variables, who)
+        _check_float(pairs, who)
+        for key, _, v in pairs:
+            self._slots_for(key, v)
+
+    def _restore_slots(self, restored: dict) -> None:
+        """Keep ``{slot key: {slot name: array}}`` from a checkpoint until that variable is first seen."""
+        for key, named in restored.items():
+            self._restored.setdefault(key, {}).update(named)
+
+    def _slot_kinds(self) -> dict:
+        """``{slot name: True for a 0-d int64 counter, False for a variable-shaped slot}``."""
+        return {**{n: False for n in self._slot_names}, **{n: True for n in self._counter_names}}
+
     def apply(self, grads, variables) -> None:
-        """Update ``variables`` in place from ``grads`` (same nested structure; None gradients are skipped)."""
+        """Update ``variables`` in place from ``grads`` (same nested structure; None gradients are skipped).
+
+        A float16 variable is updated in float32 (its slots are float32) and the result rounded to
+        float16, as PyTorch's mixed-precision optimizers and optax's float32 moments do: in float16,
+        Adam's ``epsilon=1e-8`` and small squared gradients are 0, and its step was NaN or infinite.
+        """
         who = f"{type(self).__name__}.apply"
         pairs = _pairs(grads, variables, who)
         if not pairs:
             return
-        for _, g, v in pairs:
-            if v.dtype.kind != "f":
-                raise TypeError(f"{who}: variable {v.name!r} has dtype {v.dtype}; only float variables are trained")
+        _check_float(pairs, who)
         if self.global_clipnorm is not None:
             clipped, _ = clip_by_global_norm([g for _, g, _ in pairs], self.global_clipnorm)
             pairs = [(key, g, v) for (key, _, v), g in zip(pairs, clipped)]
+        # Every slot exists (or failed to restore) before any variable changes.
+        slots = [self._slots_for(key, v) for key, _, v in pairs]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
         step = _math_ops.cast(self.iterations, _dt.float64)
         lr = _lr_at(self.learning_rate, step)
         count = step + 1.0  # this step's number, 1-based, for bias corrections
         by_dtype = {}
-        for key, g, v in pairs:
-            if v.dtype not in by_dtype:
-                by_dtype[v.dtype] = (
-                    (_math_ops.cast(lr, v.dtype), _math_ops.cast(count, v.dtype))
-                    if v.dtype != _dt.float64
-                    else (lr, count)
+        for (_, g, v), slots_v in zip(pairs, slots):
+            work = _compute_dtype(v.dtype)
+            if work not in by_dtype:
+                by_dtype[work] = (
+                    (_math_ops.cast(lr, work), _math_ops.cast(count, work)) if work != _dt.float64 else (lr, count)
                 )
-            lr_v, count_v = by_dtype[v.dtype]
-            self._update(
-                v, _math_ops.cast(g, v.dtype) if g.dtype != v.dtype else g, lr_v, count_v, self._slots_for(key, v)
-            )
+            lr_v, count_v = by_dtype[work]
+            value = v if v.dtype == work else _math_ops.cast(v, work)
+            new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
+            v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))
         self.iterations.assign_add(np.int64(1))
 
-    def _update(self, var, grad, lr, step, slots) -> None:
+    def _update(self, var, grad, lr, step, slots) -> Tensor:
         raise TypeError(f"{type(self).__name__}: an Optimizer subclass must define _update")
 
     @property
@@ -354,7 +418,7 @@ class SGD(Optimizer):
             new_buf = self.momentum * buf + grad
             buf.assign(new_buf)
             grad = grad + self.momentum * new_buf if self.nesterov else new_buf
-        var.assign(var - lr * grad)
+        return var - lr * grad
 
 
 class Adam(Optimizer):
@@ -408,7 +472,7 @@ class Adam(Optimizer):
         # The corrections in float64 (PyTorch computes them in Python floats), then in the variable's dtype.
         m_hat = m / _math_ops.cast(1.0 - _math_ops.power(b1, t), var.dtype)
         v_hat = v / _math_ops.cast(1.0 - _math_ops.power(b2, t), var.dtype)
-        var.assign(start - lr * m_hat / (_math_ops.sqrt(v_hat) + self.epsilon))
+        return start - lr * m_hat / (_math_ops.sqrt(v_hat) + self.epsilon)
 
 
 class AdamW(Adam):
@@ -482,4 +546,4 @@ class RMSprop(Optimizer):
             buf = self.momentum * slots["momentum"] + direction
             slots["momentum"].assign(buf)
             direction = buf
-        var.assign(var - lr * direction)
+        return var - lr * direction

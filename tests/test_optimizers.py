@@ -301,3 +301,22 @@ def test_clip_by_global_norm_refuses_integer_tensors():
     # The scale was cast to the integer dtype: [3, 4] clipped to norm 1 became [0, 0].
     with pytest.raises(TypeError, match=r"clip_by_global_norm: entry \[1\] has dtype int64"):
         tl.optimizers.clip_by_global_norm([tl.tensor(np.array([1.0])), tl.tensor(np.array([3, 4]))], 1.0)
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+@pytest.mark.parametrize("case", ["adam", "adamw", "rmsprop_centered_momentum", "sgd_momentum"])
+def test_float16_variables_are_updated_in_float32(case, traced):
+    # Adam on float16 gave [-inf, -inf, 0.998, nan] for gradients [1e-4, 1e-3, 1, 0]: epsilon=1e-8 and
+    # (1 - b2) * g^2 are 0 in float16. Reference: the NumPy formula in float32, rounded to float16 each step.
+    make_opt, (update, names) = CASES[case]
+    opt, lr = make_opt(), make_opt().learning_rate
+    w = tl.Variable(np.array([1.0, -1.0, 0.5, 2.0], np.float16))
+    grads = [np.array([1e-4, 1e-3, 1.0, 0.0], np.float16), np.array([-3e-5, 1e-3, -2.0, 0.0], np.float16)]
+    step = tl.function(lambda g: opt.apply([g], [w])) if traced else (lambda g: opt.apply([g], [w]))
+    p, state = w.numpy().astype(np.float32), {name: np.zeros(4, np.float32) for name in names}
+    for t, g in enumerate(grads, start=1):
+        step(tl.tensor(g))
+        p = update(p, g.astype(np.float32), state, np.float32(lr), t).astype(np.float16).astype(np.float32)
+    slots = [s for named in opt.variables["slots"].values() for n, s in named.items() if n != "step"]
+    assert w.dtype == tl.float16 and {s.dtype for s in slots} == {tl.float32}
+    np.testing.assert_array_equal(w.numpy(), p.astype(np.float16))

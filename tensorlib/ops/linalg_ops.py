@@ -572,11 +572,16 @@ def eigh(x) -> tuple:
 
 
 # ------------------------------------------------------------------ svd
+def _min_dim(m, n):
+    """min(m, n) of two matrix sizes, None (unknown under tl.function) when either is."""
+    return None if m is None or n is None else min(m, n)
+
+
 def _svd_infer(x, *, full_matrices, compute_uv):
     dtype = _check_matrix(x, square=False)
     real = np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
     *batch, m, n = x.shape
-    k = min(m, n)
+    k = _min_dim(m, n)
     s = spec(tuple(batch) + (k,), real)
     if not compute_uv:
         return s
@@ -677,7 +682,7 @@ def _qr_infer(x, *, mode):
         raise ValueError(f"mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     dtype = _check_matrix(x, square=False)
     *batch, m, n = x.shape
-    k = min(m, n)
+    k = _min_dim(m, n)
     cols = m if mode == "complete" else k
     r = spec(tuple(batch) + (cols, n), dtype)
     return r if mode == "r" else (spec(tuple(batch) + (m, cols), dtype), r)

@@ -449,7 +449,7 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     centered = x - mean(x, axis, keepdims=True)
     if x.dtype.kind == "c":  # NumPy: the mean squared modulus, real
         centered = math_ops.abs(centered)
-    n = _count(x, axis)
+    n = _count(centered, axis)  # in centered's dtype: real for complex x (a traced var was complex)
     # NumPy clamps the divisor at 0, so ddof >= n gives inf or nan rather than a negative variance.
     divisor = builtins.max(n - ddof, 0) if isinstance(n, int) else math_ops.maximum(n - ddof, 0)
     return sum(centered * centered, axis, keepdims) / divisor
