@@ -26,7 +26,9 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree
+from .dispatch import state_read
 from .ops import creation as _creation
+from .ops import floating as _floating
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
 from .tensor import Tensor, Variable
@@ -123,8 +125,10 @@ def global_norm(tensors) -> Tensor:
 def clip_by_global_norm(tensors, clip_norm: float):
     """Scale every tensor by ``clip_norm / max(global_norm, clip_norm)``: returns ``(clipped, global_norm)``.
 
-    The structure of ``tensors`` is kept (None entries stay None), as in TensorFlow;
-    ``clip_norm=float("inf")`` scales nothing and only measures the norm, as in PyTorch.
+    The structure of ``tensors`` is kept (None entries stay None), as in TensorFlow, and as there an
+    infinite or NaN global norm (an inf or NaN entry, or squares past the dtype's range) makes every
+    entry NaN, so the error shows; ``clip_norm=float("inf")`` scales nothing and only measures the
+    norm, as in PyTorch.  The norm of float16 tensors is computed and returned in float32.
 
     >>> import tensorlib as tl
     >>> clipped, norm = tl.optimizers.clip_by_global_norm([tl.tensor([3.0]), tl.tensor([4.0])], 1.0)
@@ -140,9 +144,15 @@ def clip_by_global_norm(tensors, clip_norm: float):
                 "tensors are scaled"
             )
     norm = global_norm(tensors)
-    if clip_norm == math.inf:  # no clipping (inf / inf made every value NaN)
+    # No clipping for an infinite clip_norm or one past the norm's dtype (1e300 for a float32 norm was
+    # inf in float32, and inf / inf made every value NaN).
+    if clip_norm == math.inf or clip_norm > np.finfo(norm.dtype.name).max:
         return tree.map(lambda t: t, tensors), norm
-    scale = clip_norm / _math_ops.maximum(norm, clip_norm)
+    # An infinite or NaN norm makes every entry NaN, as in TensorFlow, to signal the error: the finite
+    # entries were scaled by clip_norm / inf = 0, and a step with them silently did nothing.
+    scale = _math_ops.where(
+        _floating.isfinite(norm), clip_norm / _math_ops.maximum(norm, clip_norm), _math_ops.cast(math.nan, norm.dtype)
+    )
     return tree.map(lambda t: t * _math_ops.cast(scale, t.dtype), tensors), norm
 
 
@@ -250,15 +260,59 @@ class Optimizer:
     _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
 
     def __init__(self, learning_rate, global_clipnorm: float | None = None):
-        if not callable(learning_rate) and not float(learning_rate) >= 0:
-            raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
         if global_clipnorm is not None and not global_clipnorm > 0:
             raise ValueError(f"{type(self).__name__}: global_clipnorm must be positive, got {global_clipnorm}")
+        self._schedule = None
+        self._lr = self._own_lr = None  # the Variable read as the constant learning rate: ours or the user's
         self.learning_rate = learning_rate
         self.global_clipnorm = global_clipnorm
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
         self._restored: dict = {}  # slot key -> {slot name: array}: loaded before the variable was first seen
+
+    @property
+    def learning_rate(self):
+        """The schedule, or the constant learning rate as a float.
+
+        Setting it takes effect at the next step, a traced one too (as assigning Keras' ``learning_rate``
+        or a ``torch.optim`` param group's ``"lr"``): a constant lives in a Variable that traced steps
+        read at every call, and a traced step retraces when a schedule is set or replaced.  A 0-d
+        float ``tl.Variable`` given as the learning rate is read at every step; assigning it changes it.
+
+        >>> import tensorlib as tl
+        >>> w = tl.Variable([1.0])
+        >>> opt = tl.optimizers.SGD(0.1)
+        >>> step = tl.function(lambda: opt.apply([tl.tensor([1.0])], [w]))
+        >>> step()
+        >>> opt.learning_rate = 0.5
+        >>> step()
+        >>> round(float(w[0]), 6)  # 1 - 0.1 - 0.5
+        0.4
+        """
+        return self._schedule if self._schedule is not None else float(self._lr.numpy())
+
+    @learning_rate.setter
+    def learning_rate(self, value) -> None:
+        if callable(value) and not isinstance(value, Tensor):
+            self._schedule, self._lr_key = value, ("schedule", id(value))
+            return
+        given = isinstance(value, Variable) and value.shape == () and value.dtype.kind == "f"
+        try:
+            rate = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{type(self).__name__}: learning_rate must be a number, a 0-d float tl.Variable or a schedule "
+                f"(a callable of the step), got {type(value).__name__} {value!r}"
+            ) from None
+        if not rate >= 0:
+            raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got {rate}")
+        if given:
+            self._lr = value  # read at every step, by reference: the user assigns it
+        elif self._lr is None or self._lr is not self._own_lr:
+            self._lr = self._own_lr = Variable(np.float64(rate), name="learning_rate", trainable=False)
+        else:
+            self._lr.assign(np.float64(rate))
+        self._schedule, self._lr_key = None, ("variable", id(self._lr))
 
     def _check_non_negative(self, **values) -> None:
         """torch.optim's checks: a negative (or NaN) epsilon, momentum or weight decay is a ValueError."""
@@ -350,7 +404,8 @@ class Optimizer:
         slots = [self._slots_for(key, v) for key, _, v in pairs]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
         step = _math_ops.cast(self.iterations, _dt.float64)
-        lr = _lr_at(self.learning_rate, step)
+        state_read(self, "_lr_key")  # a traced step retraces when a schedule or a Variable is set or replaced
+        lr = _lr_at(self._schedule, step) if self._schedule is not None else _math_ops.cast(self._lr, _dt.float64)
         count = step + 1.0  # this step's number, 1-based, for bias corrections
         by_dtype = {}
         for (_, g, v), slots_v in zip(pairs, slots):

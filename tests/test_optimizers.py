@@ -320,3 +320,51 @@ def test_float16_variables_are_updated_in_float32(case, traced):
     slots = [s for named in opt.variables["slots"].values() for n, s in named.items() if n != "step"]
     assert w.dtype == tl.float16 and {s.dtype for s in slots} == {tl.float32}
     np.testing.assert_array_equal(w.numpy(), p.astype(np.float16))
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+def test_clip_by_global_norm_of_an_infinite_or_nan_norm_is_all_nan_as_in_tensorflow(traced):
+    # [inf, 4], [1] clipped to 1 gave [nan, 0], [0]: the finite entries were scaled by 1 / inf = 0 and a
+    # step with them silently did nothing.  tf.clip_by_global_norm makes every entry NaN.
+    clip = tl.function(tl.optimizers.clip_by_global_norm) if traced else tl.optimizers.clip_by_global_norm
+    for bad in (np.inf, np.nan, 1e200):  # 1e200 squared overflows float64, as in TensorFlow
+        grads = [tl.tensor(np.array([bad, 4.0])), tl.tensor(np.array([1.0], np.float32))]
+        clipped, norm = clip(grads, 1.0)
+        assert np.isnan(float(norm)) if np.isnan(bad) else float(norm) == np.inf
+        assert all(np.isnan(c.numpy()).all() for c in clipped) and clipped[1].dtype == tl.float32
+    # A clip_norm past float32's range is no clipping (it was inf in float32, and inf / inf gave NaN).
+    clipped, norm = clip([tl.tensor(np.array([3.0, 4.0], np.float32))], 1e300)
+    assert float(norm) == 5.0 and clipped[0].numpy().tolist() == [3.0, 4.0]
+
+
+def test_a_learning_rate_set_after_tracing_is_used_by_the_traced_step():
+    # The traced step had baked the learning rate in: after opt.learning_rate = 1.0 (or assigning a
+    # tl.Variable given as the rate) it still stepped by 0.1.  Reference: w -= lr * 1 with each lr in turn.
+    w, rate = tl.Variable(np.zeros(1)), tl.Variable(0.5)
+    opt = tl.optimizers.SGD(0.1)
+    step = tl.function(lambda: opt.apply([tl.tensor(np.ones(1))], [w]))
+
+    def set_rate(value):
+        opt.learning_rate = value
+
+    changes = [
+        lambda: None,
+        lambda: set_rate(1.0),
+        lambda: set_rate(tl.optimizers.StepDecay(0.25, step_size=1, gamma=0.5)),
+        lambda: set_rate(0.01),
+        lambda: set_rate(rate),
+        lambda: rate.assign(2.0),
+        lambda: set_rate(0.001),
+    ]
+    lrs = []
+    for change in changes:
+        change()
+        step()
+        lrs.append(float(opt.learning_rate(len(lrs))) if callable(opt.learning_rate) else opt.learning_rate)
+    assert lrs == [0.1, 1.0, 0.25 * 0.5**2, 0.01, 0.5, 2.0, 0.001]
+    np.testing.assert_allclose(w.numpy(), [-sum(lrs)], rtol=1e-15)
+    assert float(rate.numpy()) == 2.0  # setting a number afterwards does not write into the user's Variable
+    with pytest.raises(TypeError, match="SGD: learning_rate must be a number, a 0-d float tl.Variable or a schedule"):
+        opt.learning_rate = None
+    with pytest.raises(ValueError, match="SGD: learning_rate must be >= 0, got -1.0"):
+        opt.learning_rate = -1
