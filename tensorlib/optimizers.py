@@ -26,7 +26,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree
-from .dispatch import state_read
+from .dispatch import check_assignable, current_state, state_read, tapes_paused
 from .ops import creation as _creation
 from .ops import floating as _floating
 from .ops import math as _math_ops
@@ -501,14 +501,20 @@ class Optimizer:
         if not pairs:
             return
         _check_float(pairs, who)
+        # Every slot exists (or failed to restore) before any variable changes.
+        slots = [self._slots_for(key, v) for key, _, v in pairs]
+        if not current_state().modes:  # (a traced step's assigns are checked when the graph runs)
+            self._check_assignable(who, [v for _, _, v in pairs], slots)
+        state_read(self, "_lr_key")  # a traced step retraces when a schedule or a Variable is set or replaced
+        with tapes_paused():  # a step is not differentiated: torch.optim steps under no_grad
+            self._step(pairs, slots)
+
+    def _step(self, pairs: list, slots: list) -> None:
         if self.global_clipnorm is not None:
             clipped, _ = clip_by_global_norm([g for _, g, _ in pairs], self.global_clipnorm)
             pairs = [(key, g, v) for (key, _, v), g in zip(pairs, clipped)]
-        # Every slot exists (or failed to restore) before any variable changes.
-        slots = [self._slots_for(key, v) for key, _, v in pairs]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
         step = _math_ops.cast(self.iterations, _dt.float64)
-        state_read(self, "_lr_key")  # a traced step retraces when a schedule or a Variable is set or replaced
         lr = _lr_at(self._schedule, step) if self._schedule is not None else _math_ops.cast(self._lr, _dt.float64)
         count = step + 1.0  # this step's number, 1-based, for bias corrections
         by_dtype = {}
@@ -523,6 +529,15 @@ class Optimizer:
             new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
             v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))
         self.iterations.assign_add(np.int64(1))
+
+    def _check_assignable(self, who: str, variables: list, slots: list) -> None:
+        """Refuse the step before any assign, so a refused one changes neither a variable nor a slot (an
+        assign refused halfway, to a variable a recording tape had read, left the earlier slots stepped)."""
+        for var in [*variables, *(s for named in slots for s in named.values()), self.iterations]:
+            try:
+                check_assignable(var)
+            except RuntimeError as e:
+                raise RuntimeError(f"{who}: {e}") from None
 
     def _update(self, var, grad, lr, step, slots) -> Tensor:
         raise TypeError(f"{type(self).__name__}: an Optimizer subclass must define _update")

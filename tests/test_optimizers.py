@@ -470,3 +470,35 @@ def test_clip_by_norm_matches_the_formula_and_has_a_finite_gradient_at_zero(trac
         )
     with pytest.raises(TypeError, match=r"clip_by_norm: t has dtype int64 \(shape \(2,\)\); only float or complex"):
         tl.optimizers.clip_by_norm(np.array([1, 2]), 1.0)
+
+
+def test_a_step_refused_by_a_recording_tape_changes_no_variable_and_no_slot():
+    # The assign to `b` (read by the recording tape) was refused after `a`'s Adam moments had stepped:
+    # a's m was 0.1 while a itself and the step counter were unchanged.
+    a, b = tl.Variable(np.ones(2), name="a"), tl.Variable(np.ones(2), name="b")
+    opt = tl.optimizers.Adam(0.1)
+    with tl.GradientTape() as tape:
+        loss = tl.sum(b * b)
+        with pytest.raises(
+            RuntimeError, match=r"Adam.apply: Variable.assign: variable 'b' .* was read by a GradientTape"
+        ):
+            opt.apply([tl.tensor(np.ones(2)), tl.tensor(np.ones(2))], [a, b])
+    assert a.numpy().tolist() == [1.0, 1.0] and int(opt.iterations.numpy()) == 0
+    assert all(not s.numpy().any() for named in opt.variables["slots"].values() for s in named.values())
+
+
+def test_a_step_inside_a_recording_tape_is_not_recorded_and_a_spent_tape_does_not_block_it():
+    # apply() inside a tape block read each variable on the tape and its assign was then refused
+    # (after the Adam moments had stepped); after tape.gradient() of a non-persistent tape the next op
+    # on a Variable crashed with AttributeError: 'NoneType' object has no attribute 'append'.
+    a, b = tl.Variable(np.ones(2)), tl.Variable(np.ones(2))
+    opt = tl.optimizers.Adam(0.1, global_clipnorm=1.0)
+    with tl.GradientTape() as tape:
+        opt.apply([tl.tensor(np.ones(2))], [a])  # torch.optim steps under no_grad: nothing recorded
+        loss = tl.sum(a * a)
+    np.testing.assert_allclose(tape.gradient(loss, a).numpy(), 2 * (1 - 0.1) * np.ones(2), rtol=1e-8)
+    with tl.GradientTape() as tape:  # TensorFlow's pattern: step inside the block, after the gradient
+        grads = tape.gradient(tl.sum(b * b), [b])
+        doubled = b * 2.0
+        tl.optimizers.SGD(0.25).apply(grads, [b])
+    assert doubled.numpy().tolist() == [2.0, 2.0] and b.numpy().tolist() == [0.5, 0.5]
