@@ -168,6 +168,28 @@ def test_unique_and_bincount_eager_and_traced():
         tl.bincount(np.array([1, -2]))
 
 
+@pytest.mark.parametrize("backend", ["numpy", "array_api_strict"])
+def test_unique_along_an_axis_on_every_backend(backend):
+    # Before: NotImplementedError "unique along an axis runs on the NumPy backend only" off NumPy.
+    if backend not in tl.testing.backends.available():
+        pytest.skip(f"{backend} is not installed")
+    flags = {"return_index": True, "return_inverse": True, "return_counts": True}
+    rng = np.random.default_rng(5)
+    for x in (
+        np.array([[NAN, 1.0], [-0.0, 2.0], [NAN, 1.0], [0.0, 2.0]]),  # NaN rows stay apart, -0.0 is 0.0 (NumPy)
+        rng.integers(0, 2, (5, 3, 2)),
+        rng.integers(0, 2, (4, 3)).astype(bool),
+        np.zeros((3, 0)),
+        np.zeros((0, 2)),
+    ):
+        for axis in range(-x.ndim, x.ndim):
+            got = tl.unique(tl.tensor(x, backend=backend), axis=axis, **flags)
+            for k, (g, e) in enumerate(zip(got, np.unique(x, axis=axis, **flags))):
+                assert g.dtype == e.dtype, (x, axis, k)
+                np.testing.assert_array_equal(g.numpy(), np.reshape(e, g.shape), err_msg=f"{x} axis {axis} out {k}")
+                assert g.shape == e.shape or k == 2  # NumPy's inverse: (n,), or x's shape in some 2.x versions
+
+
 def test_argwhere_and_flatnonzero_match_numpy_for_0d_and_empty():
     for x in (np.array(3.0), np.array(0.0), np.zeros((0, 3)), np.array([[0, 2], [1, 0]])):
         np.testing.assert_array_equal(tl.argwhere(x).numpy(), np.argwhere(x))
