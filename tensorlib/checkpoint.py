@@ -25,6 +25,7 @@ import uuid
 import numpy as np
 
 from . import dtypes as _dtypes, tree
+from .dispatch import current_state
 from .tensor import Tensor, Variable
 
 __all__ = ["save_variables", "load_variables"]
@@ -89,6 +90,7 @@ def save_variables(path, target) -> None:
     The write is atomic: a temporary file in the same folder is written, flushed to the disk and renamed
     over ``path``.
     """
+    _refuse_tracing("save_variables")
     st = _safetensors_numpy()
     named = _named(target, "save_variables")
     if "__metadata__" in named:  # the format's own header key: the file would not load
@@ -101,6 +103,8 @@ def save_variables(path, target) -> None:
     if os.path.isdir(path):
         raise IsADirectoryError(f"save_variables: {os.fspath(path)!r} is a folder; give the checkpoint's file name")
     folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    if not os.path.isdir(folder):  # the error named the temporary file, not the checkpoint
+        raise FileNotFoundError(f"save_variables: the folder {folder!r} of {os.fspath(path)!r} does not exist")
     # os.open with mode 0o666, not mkstemp (0o600): the checkpoint gets the permissions the umask allows,
     # as a file written by open() would; safetensors may recreate the file, so the mode is set again after.
     tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
@@ -118,6 +122,16 @@ def save_variables(path, target) -> None:
             os.remove(tmp)
         raise
     _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))  # the rename itself
+
+
+def _refuse_tracing(who: str) -> None:
+    """A file is read or written in Python, once, while ``tl.function`` traces: the graph's later calls
+    re-assigned the values read at trace time (or saved nothing), so tracing it is an error."""
+    if current_state().modes:
+        raise RuntimeError(
+            f"{who}: called while tl.function traces; a checkpoint is read and written in Python, once, at trace "
+            "time, so the graph would replay stale values. Call it outside the traced function"
+        )
 
 
 def _fsync(path: str, flags: int) -> None:
@@ -144,6 +158,7 @@ def load_variables(path, target=None, strict: bool = True):
     the file's slots and its first ``apply`` starts from them, so a fresh model and optimizer resume
     training from a checkpoint.  Returns ``target``.
     """
+    _refuse_tracing("load_variables")
     arrays, unreadable = _read(path)
     if target is None:
         from .ops.creation import tensor

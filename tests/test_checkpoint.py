@@ -275,3 +275,20 @@ def test_slots_restored_before_the_first_step_are_checked(tmp_path):
     assert wrong.numpy().tolist() == [1.0, 1.0] and int(fresh.iterations.numpy()) == 1
     with pytest.raises(TypeError, match=r"Adam.build: variable .i. has dtype int64; only float variables"):
         fresh.build([tl.Variable(np.arange(3), name="i")])
+
+
+def test_save_and_load_refuse_to_be_traced(tmp_path):
+    # Inside tl.function the file was read (or written) once, at trace time: a later call of the graph
+    # re-assigned the values read then, whatever the file held by that time, and saved nothing.
+    path = tmp_path / "w.safetensors"
+    w = tl.Variable(np.zeros(2))
+    tl.save_variables(path, {"w": w})
+    message = r"{}: called while tl.function traces; a checkpoint is read and written in Python"
+    with pytest.raises(RuntimeError, match=message.format("load_variables")):
+        tl.function(lambda: tl.load_variables(path, {"w": w}))()
+    with pytest.raises(RuntimeError, match=message.format("save_variables")):
+        tl.function(lambda: tl.save_variables(path, {"w": w}))()
+    with pytest.raises(
+        FileNotFoundError, match=r"save_variables: the folder '.*nowhere' of '.*x.safetensors' does not"
+    ):
+        tl.save_variables(tmp_path / "nowhere" / "x.safetensors", {"w": w})
