@@ -368,7 +368,7 @@ class Optimizer:
         self.global_clipnorm = global_clipnorm
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
-        self._restored: dict = {}  # slot key -> {slot name: array}: loaded before the variable was first seen
+        self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
 
     @property
     def learning_rate(self):
@@ -435,7 +435,7 @@ class Optimizer:
             work = np.dtype(_compute_dtype(var.dtype).name)
             for name, value in restored.items():
                 want = ((), np.dtype(np.int64)) if name in self._counter_names else (tuple(var.shape), work)
-                if (tuple(value.shape), value.dtype) != want:
+                if (tuple(value.shape), np.dtype(value.dtype.name)) != want:
                     raise ValueError(
                         f"{type(self).__name__}: the checkpoint's slot {key}/{name} has shape {tuple(value.shape)} "
                         f"{value.dtype}, but variable {var.name!r} ({var.shape} {var.dtype}) needs {want[0]} {want[1]}"
@@ -443,7 +443,7 @@ class Optimizer:
             self._restored.pop(key, None)
             slots = {
                 name: Variable(
-                    restored.get(name, np.full(var.shape, self._slot_start(name), work)),
+                    restored[name].numpy() if name in restored else np.full(var.shape, self._slot_start(name), work),
                     name=f"{key}/{name}",
                     trainable=False,
                     backend=var.backend,
@@ -452,7 +452,10 @@ class Optimizer:
             }
             for name in self._counter_names:
                 slots[name] = Variable(
-                    restored.get(name, np.int64(0)), name=f"{key}/{name}", trainable=False, backend=var.backend
+                    restored[name].numpy() if name in restored else np.int64(0),
+                    name=f"{key}/{name}",
+                    trainable=False,
+                    backend=var.backend,
                 )
             entry = self._slots[var._id] = (key, var, slots)
         return entry[2]
@@ -477,9 +480,12 @@ class Optimizer:
             self._slots_for(key, v)
 
     def _restore_slots(self, restored: dict) -> None:
-        """Keep ``{slot key: {slot name: array}}`` from a checkpoint until that variable is first seen."""
+        """Keep ``{slot key: {slot name: array}}`` from a checkpoint, as Variables listed in ``variables``
+        (so saving again keeps them), until that variable is first seen."""
         for key, named in restored.items():
-            self._restored.setdefault(key, {}).update(named)
+            self._restored.setdefault(key, {}).update(
+                {name: Variable(a, name=f"{key}/{name}", trainable=False) for name, a in named.items()}
+            )
 
     def _slot_start(self, name: str) -> float:
         """The value a new slot starts from (0; Adagrad's accumulator starts elsewhere)."""
@@ -550,7 +556,9 @@ class Optimizer:
         (``"0/kernel"`` for ``model.trainable_variables["0"]["kernel"]``; its name when
         passed alone), so a fresh optimizer for the same model restores by name.
         """
-        return {"iterations": self.iterations, "slots": {key: named for key, _, named in self._slots.values()}}
+        slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
+        slots.update({key: named for key, _, named in self._slots.values()})
+        return {"iterations": self.iterations, "slots": slots}
 
 
 class SGD(Optimizer):

@@ -226,3 +226,22 @@ def test_traced_training_step_equals_eager():
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-5)
     assert results[0][0][2] < results[0][0][0]
+
+
+@pytest.mark.parametrize(
+    "name", ["zeros", "ones", "glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "orthogonal"]
+)
+def test_initializers_refuse_bad_shapes_and_make_empty_weights(name):
+    # (2.5, 3) silently gave a (2, 3) weight; (3, -1), None and 'x' gave NumPy's or Python's raw errors;
+    # orthogonal((3, 0)) raised "cannot reshape array of size 0".  Reference: np.zeros' shape rules.
+    init = getattr(tl.initializers, name)
+    with pytest.raises(TypeError, match=rf"initializers.{name}: shape must be a tuple of integers, got \(2.5, 3\)"):
+        init((2.5, 3), seed=0)
+    for bad in (None, "x"):
+        with pytest.raises(TypeError, match=rf"initializers.{name}: shape must be a tuple of integers"):
+            init(bad, seed=0)
+    with pytest.raises(ValueError, match=rf"initializers.{name}: shape must not have negative dimensions"):
+        init((3, -1), seed=0)
+    for shape in ((3, 0), (0, 3), (np.int64(2), 3)):
+        w = init(shape, seed=0)
+        assert w.shape == np.zeros(shape).shape and w.dtype == tl.float32
