@@ -543,6 +543,24 @@ class Optimizer:
             v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))
         self.iterations.assign_add(np.int64(1))
 
+    def apply_gradients(self, grads_and_vars) -> None:
+        """TensorFlow's form of :meth:`apply`: an iterable of ``(gradient, variable)`` pairs.
+
+        >>> import tensorlib as tl
+        >>> w = tl.Variable([1.0])
+        >>> tl.optimizers.SGD(0.5).apply_gradients(zip([tl.tensor([1.0])], [w]))
+        >>> w.numpy().tolist()
+        [0.5]
+        """
+        pairs = list(grads_and_vars)
+        for i, pair in enumerate(pairs):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise TypeError(
+                    f"{type(self).__name__}.apply_gradients: entry {i} is a {type(pair).__name__}, not a "
+                    "(gradient, variable) pair; pass zip(grads, variables)"
+                )
+        self.apply([g for g, _ in pairs], [v for _, v in pairs])
+
     def _check_assignable(self, who: str, variables: list, slots: list) -> None:
         """Refuse the step before any assign, so a refused one changes neither a variable nor a slot (an
         assign refused halfway, to a variable a recording tape had read, left the earlier slots stepped)."""

@@ -513,3 +513,12 @@ def test_a_step_inside_a_recording_tape_is_not_recorded_and_a_spent_tape_does_no
         doubled = b * 2.0
         tl.optimizers.SGD(0.25).apply(grads, [b])
     assert doubled.numpy().tolist() == [2.0, 2.0] and b.numpy().tolist() == [0.5, 0.5]
+
+
+def test_apply_gradients_takes_tensorflows_pairs():
+    a, b = tl.Variable(np.ones(2)), tl.Variable(np.ones(1))
+    opt = tl.optimizers.SGD(0.5)
+    opt.apply_gradients(zip([tl.tensor(np.array([1.0, 2.0])), None], [a, b]))
+    assert a.numpy().tolist() == [0.5, 0.0] and b.numpy().tolist() == [1.0]
+    with pytest.raises(TypeError, match=r"SGD.apply_gradients: entry 0 is a Tensor, not a \(gradient, variable\) pair"):
+        opt.apply_gradients([tl.tensor(1.0)])
