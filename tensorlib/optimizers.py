@@ -78,7 +78,7 @@ def _pairs(grads, variables, who: str) -> list:
             f"variables {var_def!r})"
         )
     pairs = []
-    seen = set()  # a Variable shared by two paths (a layer used twice) is updated once, as torch.optim does
+    seen = {}  # a Variable shared by two paths (a layer used twice) is updated once, as torch.optim does
     for path, v in var_paths:
         g = grad_at[path]
         if g is None and v is None:  # an empty slot in both: None is an empty subtree, as in tl.tree
@@ -100,10 +100,23 @@ def _pairs(grads, variables, who: str) -> list:
                 f"variable {v.name!r} has shape {v.shape}"
             )
         if v._id in seen:
+            first_path, first = seen[v._id]
+            if first is not g and _differ(first, g):
+                raise ValueError(
+                    f"{who}: variable {v.name!r} appears at {_path_str(first_path)} and {_path_str(path)} with "
+                    "different gradients; pass it once (with the sum of its gradients if both count)"
+                )
             continue
-        seen.add(v._id)
+        seen[v._id] = (path, g)
         pairs.append(("/".join(str(k) for k in path) or v.name, g, v))
     return pairs
+
+
+def _differ(a: Tensor, b: Tensor) -> bool:
+    """Two gradients of one variable whose values are known and differ (symbolic ones cannot be compared)."""
+    if a._value is None or b._value is None:
+        return False
+    return not np.array_equal(a.numpy(), b.numpy(), equal_nan=True)
 
 
 # ------------------------------------------------------------------ clipping
