@@ -1,4 +1,4 @@
-"""``tl.optimizers``: SGD, Adam, AdamW and RMSprop, learning-rate schedules, clipping by global norm.
+"""``tl.optimizers``: SGD, Adam, AdamW, RMSprop and Adagrad, learning-rate schedules, clipping.
 
 ``opt.apply(grads, variables)`` takes the same nested structure twice, as
 ``tape.gradient(loss, model.trainable_variables)`` returns it.  The update
@@ -26,7 +26,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree
-from .dispatch import state_read
+from .dispatch import check_assignable, current_state, state_read, tapes_paused
 from .ops import creation as _creation
 from .ops import floating as _floating
 from .ops import math as _math_ops
@@ -39,10 +39,14 @@ __all__ = [
     "Adam",
     "AdamW",
     "RMSprop",
+    "Adagrad",
     "StepDecay",
     "CosineDecay",
     "Warmup",
+    "ExponentialDecay",
+    "PiecewiseConstant",
     "clip_by_global_norm",
+    "clip_by_norm",
     "global_norm",
 ]
 
@@ -153,7 +157,46 @@ def clip_by_global_norm(tensors, clip_norm: float):
     scale = _math_ops.where(
         _floating.isfinite(norm), clip_norm / _math_ops.maximum(norm, clip_norm), _math_ops.cast(math.nan, norm.dtype)
     )
-    return tree.map(lambda t: t * _math_ops.cast(scale, t.dtype), tensors), norm
+    return tree.map(lambda t: _scaled(t, scale), tensors), norm
+
+
+def _scaled(t: Tensor, scale: Tensor) -> Tensor:
+    """``t * scale`` in ``t``'s dtype; float16 multiplies in float32 (a scale under 6e-5 is subnormal there)."""
+    if t.dtype == _dt.float16:
+        return _math_ops.cast(_math_ops.cast(t, _dt.float32) * _math_ops.cast(scale, _dt.float32), t.dtype)
+    return t * _math_ops.cast(scale, t.dtype)
+
+
+def clip_by_norm(t, clip_norm: float, axes=None) -> Tensor:
+    """``t * clip_norm / max(norm(t, axes), clip_norm)``: ``t`` rescaled so its L2 norm (over ``axes``, all
+    by default) is at most ``clip_norm`` (TensorFlow's ``tf.clip_by_norm``, same formula and dtype).
+
+    A ``t`` whose norm is at most ``clip_norm`` is returned unchanged; an all-zero ``t`` has a finite
+    gradient (zero norms are kept out of the square root, as in TensorFlow).
+
+    >>> import tensorlib as tl
+    >>> tl.optimizers.clip_by_norm(tl.tensor([3.0, 4.0]), 1.0).numpy().round(3).tolist()
+    [0.6, 0.8]
+    >>> tl.optimizers.clip_by_norm(tl.tensor([[3.0, 0.1], [4.0, 0.1]]), 1.0, axes=0).numpy().round(3).tolist()
+    [[0.6, 0.1], [0.8, 0.1]]
+    """
+    if not clip_norm > 0:
+        raise ValueError(f"clip_by_norm: clip_norm must be positive, got {clip_norm}")
+    if not isinstance(t, Tensor):
+        t = _creation.tensor(t)
+    if t.dtype.kind not in "fc":
+        raise TypeError(
+            f"clip_by_norm: t has dtype {t.dtype} (shape {t.shape}); only float or complex tensors are clipped"
+        )
+    if clip_norm == math.inf:
+        return t
+    magnitude = _math_ops.abs(t) if t.dtype.kind == "c" else t
+    if magnitude.dtype == _dt.float16:  # the squares are summed in float32 (65000 ** 2 is inf in float16)
+        magnitude = _math_ops.cast(magnitude, _dt.float32)
+    squares = _reduce_ops.sum(_math_ops.square(magnitude), axis=axes, keepdims=True)
+    positive = squares > 0
+    norm = _math_ops.where(positive, _math_ops.sqrt(_math_ops.where(positive, squares, 1.0)), squares)
+    return _scaled(t, clip_norm / _math_ops.maximum(norm, clip_norm))
 
 
 # ------------------------------------------------------------------ schedules
@@ -218,6 +261,63 @@ class Warmup:
         later = _lr_at(self.after, _math_ops.maximum(t - self.warmup_steps, 0.0))
         ramp = _lr_at(self.after, t * 0.0) * _math_ops.minimum((t + 1.0) / self.warmup_steps, 1.0)
         return _math_ops.where(t < self.warmup_steps, ramp, later)
+
+
+class ExponentialDecay:
+    """``initial * decay_rate ** (step / decay_steps)``; ``staircase=True`` floors ``step / decay_steps``
+    (Keras' ``ExponentialDecay``; PyTorch's ``ExponentialLR(gamma)`` is ``decay_steps=1``).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.ExponentialDecay(1.0, decay_steps=10, decay_rate=0.5)
+    >>> [round(float(s(t)), 4) for t in (0, 5, 10, 30)]
+    [1.0, 0.7071, 0.5, 0.125]
+    >>> s = tl.optimizers.ExponentialDecay(1.0, decay_steps=10, decay_rate=0.5, staircase=True)
+    >>> [float(s(t)) for t in (0, 9, 10, 25)]
+    [1.0, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, initial: float, decay_steps: int, decay_rate: float, staircase: bool = False):
+        if decay_steps < 1:
+            raise ValueError(f"ExponentialDecay: decay_steps must be >= 1, got {decay_steps}")
+        if not decay_rate >= 0:
+            raise ValueError(f"ExponentialDecay: decay_rate must be >= 0, got {decay_rate}")
+        self.initial, self.decay_steps, self.decay_rate = float(initial), int(decay_steps), float(decay_rate)
+        self.staircase = bool(staircase)
+
+    def __call__(self, step) -> Tensor:
+        exponent = _as_step(step) / self.decay_steps
+        return self.initial * _math_ops.power(
+            self.decay_rate, _math_ops.floor(exponent) if self.staircase else exponent
+        )
+
+
+class PiecewiseConstant:
+    """``values[0]`` up to and including step ``boundaries[0]``, ``values[1]`` up to ``boundaries[1]``, ...,
+    ``values[-1]`` after the last boundary (Keras' ``PiecewiseConstantDecay``: a value changes one step
+    after its boundary, where PyTorch's ``MultiStepLR`` changes at the milestone itself).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.PiecewiseConstant([10, 20], [1.0, 0.5, 0.1])
+    >>> [float(s(t)) for t in (0, 10, 11, 20, 21, 1000)]
+    [1.0, 1.0, 0.5, 0.5, 0.1, 0.1]
+    """
+
+    def __init__(self, boundaries, values):
+        self.boundaries, self.values = [float(b) for b in boundaries], [float(v) for v in values]
+        if len(self.values) != len(self.boundaries) + 1:
+            raise ValueError(
+                f"PiecewiseConstant: needs one value more than boundaries, got {len(self.boundaries)} boundaries "
+                f"and {len(self.values)} values"
+            )
+        if any(b >= c for b, c in zip(self.boundaries, self.boundaries[1:])):
+            raise ValueError(f"PiecewiseConstant: boundaries must increase, got {list(boundaries)}")
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        rate = _math_ops.cast(self.values[0], _dt.float64)
+        for boundary, value in zip(self.boundaries, self.values[1:]):
+            rate = _math_ops.where(t > boundary, value, rate)
+        return rate
 
 
 def _as_step(step) -> Tensor:
@@ -343,7 +443,7 @@ class Optimizer:
             self._restored.pop(key, None)
             slots = {
                 name: Variable(
-                    restored.get(name, np.zeros(var.shape, work)),
+                    restored.get(name, np.full(var.shape, self._slot_start(name), work)),
                     name=f"{key}/{name}",
                     trainable=False,
                     backend=var.backend,
@@ -381,6 +481,10 @@ class Optimizer:
         for key, named in restored.items():
             self._restored.setdefault(key, {}).update(named)
 
+    def _slot_start(self, name: str) -> float:
+        """The value a new slot starts from (0; Adagrad's accumulator starts elsewhere)."""
+        return 0.0
+
     def _slot_kinds(self) -> dict:
         """``{slot name: True for a 0-d int64 counter, False for a variable-shaped slot}``."""
         return {**{n: False for n in self._slot_names}, **{n: True for n in self._counter_names}}
@@ -397,14 +501,20 @@ class Optimizer:
         if not pairs:
             return
         _check_float(pairs, who)
+        # Every slot exists (or failed to restore) before any variable changes.
+        slots = [self._slots_for(key, v) for key, _, v in pairs]
+        if not current_state().modes:  # (a traced step's assigns are checked when the graph runs)
+            self._check_assignable(who, [v for _, _, v in pairs], slots)
+        state_read(self, "_lr_key")  # a traced step retraces when a schedule or a Variable is set or replaced
+        with tapes_paused():  # a step is not differentiated: torch.optim steps under no_grad
+            self._step(pairs, slots)
+
+    def _step(self, pairs: list, slots: list) -> None:
         if self.global_clipnorm is not None:
             clipped, _ = clip_by_global_norm([g for _, g, _ in pairs], self.global_clipnorm)
             pairs = [(key, g, v) for (key, _, v), g in zip(pairs, clipped)]
-        # Every slot exists (or failed to restore) before any variable changes.
-        slots = [self._slots_for(key, v) for key, _, v in pairs]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
         step = _math_ops.cast(self.iterations, _dt.float64)
-        state_read(self, "_lr_key")  # a traced step retraces when a schedule or a Variable is set or replaced
         lr = _lr_at(self._schedule, step) if self._schedule is not None else _math_ops.cast(self._lr, _dt.float64)
         count = step + 1.0  # this step's number, 1-based, for bias corrections
         by_dtype = {}
@@ -419,6 +529,15 @@ class Optimizer:
             new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
             v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))
         self.iterations.assign_add(np.int64(1))
+
+    def _check_assignable(self, who: str, variables: list, slots: list) -> None:
+        """Refuse the step before any assign, so a refused one changes neither a variable nor a slot (an
+        assign refused halfway, to a variable a recording tape had read, left the earlier slots stepped)."""
+        for var in [*variables, *(s for named in slots for s in named.values()), self.iterations]:
+            try:
+                check_assignable(var)
+            except RuntimeError as e:
+                raise RuntimeError(f"{who}: {e}") from None
 
     def _update(self, var, grad, lr, step, slots) -> Tensor:
         raise TypeError(f"{type(self).__name__}: an Optimizer subclass must define _update")
@@ -437,9 +556,9 @@ class Optimizer:
 class SGD(Optimizer):
     """Stochastic gradient descent with optional momentum (PyTorch's form) and Nesterov momentum.
 
-    ``g += weight_decay * w``; with momentum ``buf = momentum * buf + g`` and the
-    step is ``buf`` (or ``g + momentum * buf`` with ``nesterov=True``);
-    ``w -= lr * step``.
+    ``g += weight_decay * w``; with momentum ``buf = momentum * buf + (1 - dampening) * g``
+    (``buf = g`` at a variable's first step, as in PyTorch) and the step is ``buf`` (or
+    ``g + momentum * buf`` with ``nesterov=True``); ``w -= lr * step``.
 
     >>> import tensorlib as tl
     >>> w = tl.Variable([1.0])
@@ -457,20 +576,33 @@ class SGD(Optimizer):
         nesterov: bool = False,
         weight_decay: float = 0.0,
         global_clipnorm: float | None = None,
+        dampening: float = 0.0,
     ):
         super().__init__(learning_rate, global_clipnorm)
-        self._check_non_negative(momentum=momentum, weight_decay=weight_decay)
-        if nesterov and momentum <= 0:
-            raise ValueError("SGD: nesterov=True needs a positive momentum")
+        self._check_non_negative(momentum=momentum, weight_decay=weight_decay, dampening=dampening)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError(
+                f"SGD: nesterov=True needs a positive momentum and zero dampening, got momentum={momentum}, "
+                f"dampening={dampening}"
+            )
         self.momentum, self.nesterov, self.weight_decay = float(momentum), bool(nesterov), float(weight_decay)
+        self.dampening = float(dampening)
         self._slot_names = ("momentum",) if momentum > 0 else ()
+        # With dampening, a variable's first step differs (buf = g): each variable counts its steps.
+        self._counter_names = ("step",) if momentum > 0 and dampening else ()
 
     def _update(self, var, grad, lr, step, slots):
         if self.weight_decay:
             grad = grad + self.weight_decay * var
         if self.momentum > 0:
             buf = slots["momentum"]
-            new_buf = self.momentum * buf + grad
+            if self.dampening:
+                first = slots["step"] == 0
+                slots["step"].assign_add(np.int64(1))
+                damped = _math_ops.where(first, grad, (1.0 - self.dampening) * grad)
+                new_buf = self.momentum * buf + damped  # buf is 0 before the first step
+            else:
+                new_buf = self.momentum * buf + grad
             buf.assign(new_buf)
             grad = grad + self.momentum * new_buf if self.nesterov else new_buf
         return var - lr * grad
@@ -481,6 +613,8 @@ class Adam(Optimizer):
 
     ``m = b1 m + (1 - b1) g``; ``v = b2 v + (1 - b2) g^2``;
     ``w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + epsilon)``.
+    ``amsgrad=True`` (Reddi et al. 2018, PyTorch's form) divides by the running maximum of ``v``
+    instead: ``v_max = max(v_max, v)``, ``w -= lr * (m / (1 - b1^t)) / (sqrt(v_max / (1 - b2^t)) + epsilon)``.
 
     >>> import tensorlib as tl
     >>> w = tl.Variable([1.0])
@@ -502,6 +636,7 @@ class Adam(Optimizer):
         epsilon: float = 1e-8,
         weight_decay: float = 0.0,
         global_clipnorm: float | None = None,
+        amsgrad: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm)
         for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
@@ -510,6 +645,8 @@ class Adam(Optimizer):
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay = float(weight_decay)
+        self.amsgrad = bool(amsgrad)
+        self._slot_names = ("m", "v", "v_max") if amsgrad else ("m", "v")
 
     def _decay(self, var, grad, lr) -> tuple:
         """(the value the step starts from, the gradient the moments see): L2 decay joins the gradient."""
@@ -522,6 +659,9 @@ class Adam(Optimizer):
         v = b2 * slots["v"] + (1.0 - b2) * _math_ops.square(grad)
         slots["m"].assign(m)
         slots["v"].assign(v)
+        if self.amsgrad:
+            v = _math_ops.maximum(slots["v_max"], v)
+            slots["v_max"].assign(v)
         slots["step"].assign_add(np.int64(1))
         t = _math_ops.cast(slots["step"], _dt.float64)
         # The corrections in float64 (PyTorch computes them in Python floats), then in the variable's dtype.
@@ -548,8 +688,9 @@ class AdamW(Adam):
         epsilon: float = 1e-8,
         weight_decay: float = 0.01,
         global_clipnorm: float | None = None,
+        amsgrad: bool = False,
     ):
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm)
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm, amsgrad)
 
     def _decay(self, var, grad, lr) -> tuple:
         return (var * (1.0 - lr * self.weight_decay) if self.weight_decay else var), grad
@@ -602,3 +743,55 @@ class RMSprop(Optimizer):
             slots["momentum"].assign(buf)
             direction = buf
         return var - lr * direction
+
+
+class Adagrad(Optimizer):
+    """Adagrad (Duchi et al. 2011) in PyTorch's form: ``acc += g^2``; ``w -= lr_t * g / (sqrt(acc) + epsilon)``.
+
+    ``lr_t = lr / (1 + (t - 1) * lr_decay)`` at a variable's step ``t``; ``weight_decay`` adds ``wd * w`` to
+    the gradient; the accumulator starts at ``initial_accumulator_value``.
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> opt = tl.optimizers.Adagrad(0.1)
+    >>> for _ in range(2):
+    ...     opt.apply([tl.tensor([2.0])], [w])
+    >>> round(float(w[0]), 4)  # 1 - 0.1 * 2 / 2 - 0.1 * 2 / sqrt(8)
+    0.8293
+    """
+
+    _slot_names = ("accumulator",)
+    _counter_names = ("step",)
+
+    def __init__(
+        self,
+        learning_rate=0.01,
+        lr_decay: float = 0.0,
+        weight_decay: float = 0.0,
+        initial_accumulator_value: float = 0.0,
+        epsilon: float = 1e-10,
+        global_clipnorm: float | None = None,
+    ):
+        super().__init__(learning_rate, global_clipnorm)
+        self._check_non_negative(
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            epsilon=epsilon,
+        )
+        self.lr_decay, self.weight_decay = float(lr_decay), float(weight_decay)
+        self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), float(epsilon)
+
+    def _slot_start(self, name: str) -> float:
+        return self.initial_accumulator_value if name == "accumulator" else 0.0
+
+    def _update(self, var, grad, lr, step, slots):
+        if self.weight_decay:
+            grad = grad + self.weight_decay * var
+        slots["step"].assign_add(np.int64(1))
+        if self.lr_decay:
+            t = _math_ops.cast(slots["step"], _dt.float64)
+            lr = lr / _math_ops.cast(1.0 + (t - 1.0) * self.lr_decay, var.dtype)
+        acc = slots["accumulator"] + _math_ops.square(grad)
+        slots["accumulator"].assign(acc)
+        return var - lr * grad / (_math_ops.sqrt(acc) + self.epsilon)
