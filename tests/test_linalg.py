@@ -345,3 +345,37 @@ def test_lu_gradients_reach_b_and_the_matrix_through_lu_factor_as_in_torch():
     np.testing.assert_allclose(g.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match=r"Lu: the gradient of the LU factorization of non-square matrices"):
         tl.grad(lambda a: tl.sum(tl.linalg.lu_factor(a)[0]))(np.ones((2, 3)))
+
+
+def _unknown_sizes(x):
+    return tl.TensorSpec((None,) * np.ndim(x), np.asarray(x).dtype)
+
+
+def test_new_functions_and_their_gradients_trace_with_unknown_sizes():
+    # Before: eig's and lu_factor's gradients raised TypeError ('NoneType' object cannot be interpreted as an
+    # integer), matrix_exp's gradient took the whole 2n x 2n block (a broadcast error), lu_solve a KernelResultError.
+    x = np.random.default_rng(4).uniform(-1, 1, (2, 3, 3)) + 3 * np.eye(3)
+    cases = {
+        "matrix_exp": tl.linalg.matrix_exp,
+        "eig": lambda a: tl.abs(tl.linalg.eig(a)[1]) + tl.real(tl.linalg.eigvals(a))[..., None],
+        "lu_factor": lambda a: tl.linalg.lu_factor(a)[0],
+        "lu_solve": lambda a: tl.linalg.lu_solve(tl.linalg.lu_factor(a), a[0], trans=1),
+    }
+    for name, f in cases.items():
+        for fn in (f, tl.grad(lambda a, f=f: tl.sum(f(a) * np.arange(9.0).reshape(3, 3)))):
+            traced = tl.function(fn).get_graph(_unknown_sizes(x))(x)
+            np.testing.assert_allclose(traced.numpy(), fn(x).numpy(), rtol=1e-12, err_msg=name)
+    with pytest.raises(ValueError, match=r"lu: the matrix sizes must be known under tl.function"):
+        tl.function(tl.linalg.lu).get_graph(_unknown_sizes(x))
+
+
+def test_take_along_axis_broadcasts_with_unknown_sizes():
+    # Before: KernelResultError (the shape rule gave the indices' shape (None, None, 1), the kernel broadcast).
+    x, index = np.arange(24.0).reshape(2, 3, 4), np.array([[[2], [0], [1]]])
+    f = tl.grad(lambda a: tl.sum(tl.take_along_axis(a, index, axis=-2) ** 2))
+    traced = tl.function(f).get_graph(_unknown_sizes(x))(x)
+    np.testing.assert_array_equal(traced.numpy(), f(x).numpy())
+    got = tl.function(lambda a, i: tl.take_along_axis(a, i, axis=-2)).get_graph(
+        _unknown_sizes(x), _unknown_sizes(index)
+    )(x, index)
+    np.testing.assert_array_equal(got.numpy(), np.take_along_axis(x, index, axis=-2))
