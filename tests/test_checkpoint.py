@@ -292,3 +292,18 @@ def test_save_and_load_refuse_to_be_traced(tmp_path):
         FileNotFoundError, match=r"save_variables: the folder '.*nowhere' of '.*x.safetensors' does not"
     ):
         tl.save_variables(tmp_path / "nowhere" / "x.safetensors", {"w": w})
+
+
+def test_slots_restored_before_the_first_step_are_saved_again(tmp_path):
+    # Saving an optimizer that had restored slots but taken no step wrote only 'iterations': the
+    # slots were lost (as if the moments were reset) when a checkpoint was loaded and saved again.
+    w = tl.Variable(np.ones(3), name="w")
+    opt = tl.optimizers.Adam(0.1)
+    opt.apply([tl.tensor(np.array([1.0, 2.0, 3.0]))], [w])
+    tl.save_variables(tmp_path / "a.safetensors", opt)
+    middle = tl.load_variables(tmp_path / "a.safetensors", tl.optimizers.Adam(0.1))
+    tl.save_variables(tmp_path / "b.safetensors", middle)
+    first, again = tl.load_variables(tmp_path / "a.safetensors"), tl.load_variables(tmp_path / "b.safetensors")
+    assert sorted(again) == sorted(first) == ["iterations", "slots.0.m", "slots.0.step", "slots.0.v"]
+    for name in first:
+        np.testing.assert_array_equal(again[name].numpy(), first[name].numpy())
