@@ -117,3 +117,16 @@ def test_ffts_cut_or_pad_an_axis_of_unknown_size_to_n(name):
 
         traced = tl.function(tl.grad(loss)).get_graph(_unknown(x))(x).numpy()
         np.testing.assert_allclose(traced, tl.grad(loss)(x).numpy(), atol=1e-12)
+
+
+def test_numpy_scalars_are_graph_constants_so_a_saved_graph_runs_without_captures(tmp_path):
+    # Before: np.float32(2.0) (and np.finfo(...).eps inside tl.linalg.matrix_rank) became a capture read by
+    # reference, so a graph saved without captures failed: "missing captures ['capture']".
+    x = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
+    for f in (lambda a: a * np.float32(2.0) + np.int32(1), tl.linalg.matrix_rank):
+        fn = tl.function(f)
+        assert fn.get_graph(_unknown(x)).captures == []
+        fn.save(tmp_path / "g.json", _unknown(x))
+        loaded = tl.graph.load(tmp_path / "g.json")
+        np.testing.assert_array_equal(loaded(x).numpy(), f(tl.tensor(x)).numpy())
+        assert loaded(x).dtype == f(tl.tensor(x)).dtype
