@@ -210,9 +210,8 @@ class StepDecay:
     """
 
     def __init__(self, initial: float, step_size: int, gamma: float = 0.1):
-        if step_size < 1:
-            raise ValueError(f"StepDecay: step_size must be >= 1, got {step_size}")
-        self.initial, self.step_size, self.gamma = float(initial), int(step_size), float(gamma)
+        step_size = _whole_steps(step_size, "StepDecay", "step_size")
+        self.initial, self.step_size, self.gamma = float(initial), step_size, float(gamma)
 
     def __call__(self, step) -> Tensor:
         return self.initial * _math_ops.power(self.gamma, _math_ops.floor(_as_step(step) / self.step_size))
@@ -230,9 +229,8 @@ class CosineDecay:
     """
 
     def __init__(self, initial: float, decay_steps: int, alpha: float = 0.0):
-        if decay_steps < 1:
-            raise ValueError(f"CosineDecay: decay_steps must be >= 1, got {decay_steps}")
-        self.initial, self.decay_steps, self.alpha = float(initial), int(decay_steps), float(alpha)
+        decay_steps = _whole_steps(decay_steps, "CosineDecay", "decay_steps")
+        self.initial, self.decay_steps, self.alpha = float(initial), decay_steps, float(alpha)
 
     def __call__(self, step) -> Tensor:
         progress = _math_ops.minimum(_as_step(step), float(self.decay_steps)) / self.decay_steps
@@ -252,9 +250,8 @@ class Warmup:
     """
 
     def __init__(self, after, warmup_steps: int):
-        if warmup_steps < 1:
-            raise ValueError(f"Warmup: warmup_steps must be >= 1, got {warmup_steps}")
-        self.after, self.warmup_steps = after, int(warmup_steps)
+        warmup_steps = _whole_steps(warmup_steps, "Warmup", "warmup_steps")
+        self.after, self.warmup_steps = after, warmup_steps
 
     def __call__(self, step) -> Tensor:
         t = _as_step(step)
@@ -277,11 +274,10 @@ class ExponentialDecay:
     """
 
     def __init__(self, initial: float, decay_steps: int, decay_rate: float, staircase: bool = False):
-        if decay_steps < 1:
-            raise ValueError(f"ExponentialDecay: decay_steps must be >= 1, got {decay_steps}")
+        decay_steps = _whole_steps(decay_steps, "ExponentialDecay", "decay_steps")
         if not decay_rate >= 0:
             raise ValueError(f"ExponentialDecay: decay_rate must be >= 0, got {decay_rate}")
-        self.initial, self.decay_steps, self.decay_rate = float(initial), int(decay_steps), float(decay_rate)
+        self.initial, self.decay_steps, self.decay_rate = float(initial), decay_steps, float(decay_rate)
         self.staircase = bool(staircase)
 
     def __call__(self, step) -> Tensor:
@@ -318,6 +314,17 @@ class PiecewiseConstant:
         for boundary, value in zip(self.boundaries, self.values[1:]):
             rate = _math_ops.where(t > boundary, value, rate)
         return rate
+
+
+def _whole_steps(value, who: str, what: str) -> int:
+    """A count of steps, >= 1 (2.5 had been truncated to 2 without a word)."""
+    try:
+        whole = not isinstance(value, bool) and int(value) == value and value >= 1
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise ValueError(f"{who}: {what} must be a whole number >= 1, got {value!r}")
+    return int(value)
 
 
 def _as_step(step) -> Tensor:

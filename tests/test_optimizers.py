@@ -445,8 +445,19 @@ def test_exponential_decay_and_piecewise_constant_follow_keras_formulas():
         tl.optimizers.PiecewiseConstant([1, 2], [1.0, 0.5])
     with pytest.raises(ValueError, match=r"PiecewiseConstant: boundaries must increase, got \[2, 1\]"):
         tl.optimizers.PiecewiseConstant([2, 1], [1.0, 0.5, 0.1])
-    with pytest.raises(ValueError, match="ExponentialDecay: decay_steps must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="ExponentialDecay: decay_steps must be a whole number >= 1, got 0"):
         tl.optimizers.ExponentialDecay(0.1, 0, 0.5)
+
+
+@pytest.mark.parametrize(
+    "make", [tl.optimizers.StepDecay, tl.optimizers.CosineDecay, tl.optimizers.Warmup, tl.optimizers.ExponentialDecay]
+)
+def test_schedules_refuse_fractional_step_counts(make):
+    # StepDecay(1.0, step_size=2.5) decayed every 2 steps: int() had truncated it without a word.
+    extra = (0.5,) if make is tl.optimizers.ExponentialDecay else ()
+    with pytest.raises(ValueError, match=rf"{make.__name__}: \w+ must be a whole number >= 1, got 2.5"):
+        make(1.0, 2.5, *extra)
+    assert float(make(1.0, 4.0, *extra)(0)) == (0.25 if make is tl.optimizers.Warmup else 1.0)
 
 
 @pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])

@@ -1261,6 +1261,12 @@ def take_along_axis(x, indices, axis: int | None) -> Tensor:
             # The gradient of the broadcast sums back onto x's size-1 axes.
             x = shape_ops.broadcast_to(x, tuple(common[:ax] + [xs[ax]] + common[ax:]))
             indices = shape_ops.broadcast_to(indices, tuple(common[:ax] + [js[ax]] + common[ax:]))
+        elif xs[:ax] + xs[ax + 1 :] != js[:ax] + js[ax + 1 :]:
+            # Sizes unknown under tl.function: broadcast by adding zeros shaped as the other's first slice along
+            # the axis (the op itself takes equal shapes outside the axis; x's gradient sums back).
+            first = (slice(None),) * ax + (slice(0, 1),)
+            x = x + math_ops.zeros_like(shape_ops.getitem(indices, first), dtype=x.dtype)
+            indices = indices + math_ops.zeros_like(shape_ops.getitem(x, first), dtype=indices.dtype)
     return apply(_take_along, (x, indices), {"axis": axis})
 
 
