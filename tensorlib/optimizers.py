@@ -31,6 +31,7 @@ from .ops import creation as _creation
 from .ops import floating as _floating
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
+from .module import Module
 from .tensor import Tensor, Variable
 
 __all__ = [
@@ -61,7 +62,14 @@ def _path_str(path) -> str:
 
 
 def _pairs(grads, variables, who: str) -> list:
-    """``[(path, grad, variable), ...]`` from two structures that must match; grads may be None (skipped)."""
+    """``[(path, grad, variable), ...]`` from two structures that must match; grads may be None (skipped).
+
+    A Module given as ``variables`` stands for its ``trainable_variables`` (the structure its gradients have).
+    """
+    if isinstance(variables, Module):
+        variables = variables.trainable_variables
+    if isinstance(grads, Module):  # build(model): the variables are their own "gradients"
+        grads = grads.trainable_variables
     # None is a leaf here: a None gradient (an unconnected variable) still pairs with its variable.
     grad_paths, grad_def = tree.flatten_with_path(grads, is_leaf=_is_none)
     var_paths, var_def = tree.flatten_with_path(variables, is_leaf=_is_none)
@@ -517,6 +525,8 @@ class Optimizer:
 
     def apply(self, grads, variables) -> None:
         """Update ``variables`` in place from ``grads`` (same nested structure; None gradients are skipped).
+
+        ``variables`` may be a Module: its ``trainable_variables`` are updated.
 
         A float16 variable is updated in float32 (its slots are float32) and the result rounded to
         float16, as PyTorch's mixed-precision optimizers and optax's float32 moments do: in float16,

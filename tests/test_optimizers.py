@@ -536,3 +536,17 @@ def test_a_variable_given_twice_with_different_gradients_is_refused():
         loss = tl.sum(v * v)
     tl.optimizers.SGD(0.5).apply(tape.gradient(loss, [v, v]), [v, v])
     assert v.numpy().tolist() == [0.0, 0.0]
+
+
+def test_a_module_stands_for_its_trainable_variables():
+    # apply(grads, model) was "missing gradients for ['<root>']"; build(model) "<root> is a Sequential".
+    model = tl.nn.Sequential(tl.nn.Dense(2, 2, seed=0, dtype=tl.float64), tl.nn.BatchNorm(2, dtype=tl.float64))
+    twin = tl.nn.Sequential(tl.nn.Dense(2, 2, seed=0, dtype=tl.float64), tl.nn.BatchNorm(2, dtype=tl.float64))
+    grads = tl.tree.map(lambda v: tl.tensor(np.full(v.shape, 0.5)), model.trainable_variables)
+    opt, reference = tl.optimizers.Adam(0.1), tl.optimizers.Adam(0.1)
+    opt.build(model)
+    assert sorted(opt.variables["slots"]) == ["0/bias", "0/kernel", "1/offset", "1/scale"]
+    opt.apply(grads, model)
+    reference.apply(grads, twin.trainable_variables)
+    for a, b in zip(tl.tree.leaves(model.variables), tl.tree.leaves(twin.variables)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
