@@ -129,15 +129,15 @@ def _differ(a: Tensor, b: Tensor) -> bool:
 
 # ------------------------------------------------------------------ clipping
 def global_norm(tensors) -> Tensor:
-    """``sqrt(sum of squares)`` over every tensor of a nested structure (None entries ignored).
+    """``sqrt(sum of squares)`` over every tensor of a nested structure (None entries ignored; none at all: 0).
 
     >>> import tensorlib as tl
     >>> float(tl.optimizers.global_norm([tl.tensor([3.0]), {"b": tl.tensor([4.0])}, None]))
     5.0
     """
     leaves = tree.leaves(tensors)
-    if not leaves:
-        raise ValueError("global_norm: no tensors given")
+    if not leaves:  # all None (no variable got a gradient): 0, as in TensorFlow (it was a ValueError)
+        return _creation.tensor(np.float32(0.0))
     total = None
     for t in leaves:
         if t.dtype.kind == "c":  # |z|^2, as torch.linalg.vector_norm: z^2 made the norm complex

@@ -550,3 +550,11 @@ def test_a_module_stands_for_its_trainable_variables():
     reference.apply(grads, twin.trainable_variables)
     for a, b in zip(tl.tree.leaves(model.variables), tl.tree.leaves(twin.variables)):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_global_norm_of_no_tensors_is_zero_as_in_tensorflow():
+    # clip_by_global_norm([None, None], 1.0) (no variable got a gradient) raised "no tensors given";
+    # tf.clip_by_global_norm returns the Nones and a norm of 0.
+    clipped, norm = tl.optimizers.clip_by_global_norm([None, {"a": None}], 1.0)
+    assert clipped == [None, {"a": None}] and float(norm) == 0.0 and norm.dtype == tl.float32
+    assert float(tl.optimizers.global_norm([])) == 0.0
