@@ -369,6 +369,10 @@ def _compute_dtype(dtype):
     return _dt.float32 if dtype == _dt.float16 else dtype
 
 
+def _to_backend(tensors: tuple, backend) -> tuple:
+    return tuple(_creation.tensor(t, backend=backend) for t in tensors)
+
+
 def _check_float(pairs, who: str) -> None:
     for _, _, v in pairs:
         if v.dtype.kind != "f":
@@ -556,11 +560,15 @@ class Optimizer:
         by_dtype = {}
         for (_, g, v), slots_v in zip(pairs, slots):
             work = _compute_dtype(v.dtype)
-            if work not in by_dtype:
-                by_dtype[work] = (
-                    (_math_ops.cast(lr, work), _math_ops.cast(count, work)) if work != _dt.float64 else (lr, count)
+            if (work, v.backend) not in by_dtype:
+                # The counter and the rate live where the optimizer was made; a CuPy model gets copies.
+                lr_b, count_b = (lr, count) if v.backend is lr.backend else _to_backend((lr, count), v.backend)
+                by_dtype[work, v.backend] = (
+                    (_math_ops.cast(lr_b, work), _math_ops.cast(count_b, work))
+                    if work != _dt.float64
+                    else (lr_b, count_b)
                 )
-            lr_v, count_v = by_dtype[work]
+            lr_v, count_v = by_dtype[work, v.backend]
             value = v if v.dtype == work else _math_ops.cast(v, work)
             new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
             v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))

@@ -558,3 +558,30 @@ def test_global_norm_of_no_tensors_is_zero_as_in_tensorflow():
     clipped, norm = tl.optimizers.clip_by_global_norm([None, {"a": None}], 1.0)
     assert clipped == [None, {"a": None}] and float(norm) == 0.0 and norm.dtype == tl.float32
     assert float(tl.optimizers.global_norm([])) == 0.0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tl.optimizers.SGD(0.1),
+        lambda: tl.optimizers.Adam(0.1),
+        lambda: tl.optimizers.SGD(tl.optimizers.StepDecay(0.1, 5)),
+    ],
+)
+def test_an_optimizer_made_on_one_backend_steps_variables_of_another(make):
+    # An optimizer made before `with tl.backend(...)` (its step counter and rate on NumPy) stepping a
+    # variable of another backend raised "Mul: inputs are on different backends" (with a schedule
+    # always; with a constant rate once the rate became a Variable).  Reference: w - 0.1 * sign(g).
+    class Other(tl.backends.Backend):
+        def __init__(self):
+            super().__init__("other_for_optimizers", np)
+
+    opt = make()
+    with tl.testing.isolated_registries():
+        tl.backends.register(Other())
+        with tl.backend("other_for_optimizers"):
+            w, g = tl.Variable(np.ones(2)), tl.tensor(np.array([1.0, 2.0]))
+        opt.apply([g], [w])
+        assert w.backend.name == "other_for_optimizers"
+    expected = [0.9, 0.9] if isinstance(opt, tl.optimizers.Adam) else [0.9, 0.8]
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-8)  # Adam: 0.1 * g / (|g| + 1e-8)
