@@ -1103,8 +1103,6 @@ def getitem(x, index) -> Tensor:
         return out
     clean = []
     for i in index:
-        if isinstance(i, (bool, np.bool_)):
-            raise IndexError("StridedSlice: boolean scalar indices are not supported")
         if isinstance(i, (int, np.integer)):
             clean.append(int(i))
         elif isinstance(i, Tensor) and i.ndim == 0:
