@@ -320,8 +320,9 @@ def conv2d_backprop_filter_bias_phases(
         return totals
 
     flops = 2 * plan.batch * plan.phases * plan.pixels_per_image * rows * plan.channels
-    with single_threaded:
-        lanes = _share_lanes(run, plan.blocks(_parallel(x.nbytes + dh.nbytes, flops)), _parallel(0, flops))
+    parallel = _parallel(x.nbytes + dh.nbytes, flops)
+    with single_threaded:  # each thread's GEMMs on one BLAS thread (see .blas)
+        lanes = _share_lanes(run, plan.blocks(parallel), parallel)
     totals = lanes[0]
     for other in lanes[1:]:
         totals += other
