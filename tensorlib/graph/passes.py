@@ -1,5 +1,5 @@
 """Graph passes, run before execution: simplification, constant folding, CSE, fusion, ReluGrad moved
-before MaxPoolGrad, dead-node elimination.
+before MaxPoolGrad, a first conv layer and its pool in phase order, dead-node elimination.
 
 Each pass rebuilds the graph front to back (``Graph.add_node`` re-runs the
 shape rules, so a rewritten graph is checked as it is built) and maps old

@@ -55,6 +55,8 @@ from .pool import _select_bits
 
 # Input bytes of the planes of one block of images (with its GEMMs' results, inside L2).
 _PLANES_BLOCK_BYTES = 1 << 20
+# Bytes of the planes of one block of the filter gradient (in L2 and L3, as the conv kernels' patch blocks).
+_FILTER_PLANES_BLOCK_BYTES = 4 << 20
 # Images of the phase-ordered result whose pool gradient one block computes (inside L2).
 _GRAD_BLOCK_BYTES = 1 << 20
 # At most this many input channels: the planes' advantage is copying few values per pixel.
@@ -79,7 +81,7 @@ def phase_pool_applies(x_shape, w_shape, strides, dilations, pads, pool_ksize, p
 class _PhasePlan:
     """Shapes, blocks and the planes of a phase-ordered conv with its pool."""
 
-    def __init__(self, name: str, x_shape, w_shape, pads: Pads, pool: Pair, dtype):
+    def __init__(self, name: str, x_shape, w_shape, pads: Pads, pool: Pair, dtype, with_result: bool = True):
         if not phase_pool_applies(x_shape, w_shape, (1, 1), (1, 1), pads, pool, pool):
             raise ValueError(
                 f"{name}: a stride-1 conv of input {tuple(x_shape)} (at most {MAX_CHANNELS} channels) and filter "
@@ -102,9 +104,12 @@ class _PhasePlan:
         self.pixels_per_image = self.cells[0] * self.cells[1]
         self.h_shape = (self.phases, self.batch, *self.cells, self.channels)
         self.pooled_shape = (self.batch, *self.cells, self.channels)
-        # A block's planes and its result (all phases) stay in L2 for the pool that reads them back.
-        row_bytes = (self.depth + 1 + self.phases * self.channels) * self.compute_dtype.itemsize
-        self.images = _images_per_block(self.batch, self.pixels_per_image * row_bytes, _PLANES_BLOCK_BYTES)
+        # With the result (the forward): a block's planes and its result (all phases) stay in L2 for the pool
+        # that reads them back.  Without (the filter gradient): bigger blocks of planes, fewer GEMM calls.
+        result = self.phases * self.channels if with_result else 0
+        row_bytes = (self.depth + 1 + result) * self.compute_dtype.itemsize
+        budget = _PLANES_BLOCK_BYTES if with_result else _FILTER_PLANES_BLOCK_BYTES
+        self.images = _images_per_block(self.batch, self.pixels_per_image * row_bytes, budget)
 
     def blocks(self, parallel: bool):
         return _shared_blocks(self.batch, self.images, parallel)
@@ -204,7 +209,9 @@ def conv2d_add_activation_phase_pool(
         padded_blocks = _PaddedBlocks(x, pads, plan.images, 0, plan.compute_dtype)
         for start, stop in blocks:
             padded = padded_blocks.load(start, stop)
-            if not np.isfinite(padded).all():  # a zero tap times inf or NaN: see the module's docstring
+            # A zero tap times inf or NaN: see the module's docstring.  (The block's conv is too small to share
+            # its work out between threads, so it runs on this one.)
+            if not np.isfinite(padded).all():
                 _reorder_conv(plan, x[start:stop], w, h[:, start:stop], _bias_activation(bias, activation))
             else:
                 planes_t = plan.planes_matrix(padded, ones=True).T
@@ -296,7 +303,7 @@ def conv2d_backprop_filter_bias_phases(
     """
     name = "conv2d_backprop_filter_bias_phases"
     dtype = np.result_type(x, dh)
-    plan = _PhasePlan(name, x.shape, filter_shape, pads, pool, dtype)
+    plan = _PhasePlan(name, x.shape, filter_shape, pads, pool, dtype, with_result=False)
     if dh.shape != plan.h_shape:
         raise ValueError(f"{name}: dh {dh.dtype}{list(dh.shape)} must have the phase-ordered shape {plan.h_shape}")
     rows = plan.depth + 1
