@@ -74,20 +74,27 @@ def test_inf_and_nan_inputs_give_eager_values():
         np.testing.assert_allclose(got[np.isfinite(expected)], expected[np.isfinite(expected)], rtol=1e-12)
 
 
-def test_the_forward_alone_equals_the_nhwc_kernels():
+@pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid"])
+def test_the_forward_and_the_pool_gradient_alone_equal_the_nhwc_kernels(activation):
     x = np.random.default_rng(3).standard_normal((2, 6, 6, 2)).astype(np.float32)
     w, b = np.ones((3, 3, 2, 4), np.float32), np.linspace(-1, 1, 4).astype(np.float32)
-    h, pooled = tl.ops.get("Conv2DAddActivationPhasePool")(x, w, b, padding="SAME", activation="relu", pool=(2, 3))
-    expected = tl.nn.relu(tl.nn.conv2d(x, w, 1, "SAME") + b).numpy()
+    op = tl.ops.get("Conv2DAddActivationPhasePool")
+    h, pooled = op(x, w, b, padding="SAME", activation=activation, pool=(2, 3))
+    nhwc = {"relu": tl.nn.relu, "tanh": tl.tanh, "sigmoid": tl.sigmoid}[activation](tl.nn.conv2d(x, w, 1, "SAME") + b)
+    to_phases = lambda a: a.reshape(2, 3, 2, 2, 3, 4).transpose(2, 4, 0, 1, 3, 5).reshape(6, 2, 3, 2, 4)
     assert h.shape == (6, 2, 3, 2, 4)
+    np.testing.assert_allclose(h.numpy(), to_phases(nhwc.numpy()), rtol=1e-6, atol=1e-6)
+    # The pool and its gradient are bit for bit MaxPool's and MaxPoolGrad's of the same conv result.
+    same = np.empty((2, 6, 6, 4), np.float32)
     for a in range(2):
         for c in range(3):
-            np.testing.assert_allclose(h.numpy()[a * 3 + c], expected[:, a::2, c::3], rtol=1e-6, atol=1e-6)
-    nhwc = np.empty_like(expected)
-    for a in range(2):
-        for c in range(3):
-            nhwc[:, a::2, c::3] = h.numpy()[a * 3 + c]
-    np.testing.assert_array_equal(pooled.numpy(), tl.nn.max_pool(nhwc, (2, 3), (2, 3), "VALID").numpy())
+            same[:, a::2, c::3] = h.numpy()[a * 3 + c]
+    np.testing.assert_array_equal(pooled.numpy(), tl.nn.max_pool(same, (2, 3), (2, 3), "VALID").numpy())
+    g = np.random.default_rng(4).standard_normal(pooled.shape).astype(np.float32)
+    g[0, 0, 0, 0] = np.inf
+    dx = tl.ops.get("MaxPoolPhasesGrad")(h, pooled, g, pool=(2, 3)).numpy()
+    unfused = tl.ops.get("MaxPoolGrad")(same, pooled, g, ksize=(2, 3), strides=(2, 3), padding="VALID").numpy()
+    np.testing.assert_array_equal(dx, to_phases(unfused))
 
 
 @pytest.mark.parametrize(
