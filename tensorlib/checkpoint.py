@@ -25,6 +25,7 @@ import uuid
 import numpy as np
 
 from . import dtypes as _dtypes, tree
+from .dispatch import current_state
 from .tensor import Tensor, Variable
 
 __all__ = ["save_variables", "load_variables"]
@@ -46,9 +47,14 @@ def _holds_variables(node) -> bool:
     return hasattr(node, "variables") and not isinstance(node, Tensor) and not callable(node.variables)
 
 
-def _named(target, who: str, prefix: str = "") -> dict:
-    """``{dotted name: Tensor}`` for a Module/optimizer (its ``variables``) or a nested dict/list/tuple."""
+def _named(target, who: str, prefix: str = "", optimizers: dict | None = None) -> dict:
+    """``{dotted name: Tensor}`` for a Module/optimizer (its ``variables``) or a nested dict/list/tuple.
+
+    ``optimizers``, when given, collects ``{dotted prefix: optimizer}`` for the optimizers found.
+    """
     if _holds_variables(target):
+        if optimizers is not None and hasattr(target, "_restore_slots"):
+            optimizers[prefix] = target
         target = target.variables
     out = {}
     for path, leaf in tree.flatten_with_path(target, is_leaf=_holds_variables)[0]:
@@ -59,7 +65,7 @@ def _named(target, who: str, prefix: str = "") -> dict:
                 raise ValueError(f"{who}: key {key!r} under {name or '<root>'!r} contains '.', the name separator")
             name = f"{name}.{key}" if name else key
         if _holds_variables(leaf):
-            for sub_name, t in _named(leaf, who, name).items():
+            for sub_name, t in _named(leaf, who, name, optimizers).items():
                 _add(out, sub_name, t, who)
         elif isinstance(leaf, Tensor):
             _add(out, name or "value", leaf, who)
@@ -84,6 +90,7 @@ def save_variables(path, target) -> None:
     The write is atomic: a temporary file in the same folder is written, flushed to the disk and renamed
     over ``path``.
     """
+    _refuse_tracing("save_variables")
     st = _safetensors_numpy()
     named = _named(target, "save_variables")
     if "__metadata__" in named:  # the format's own header key: the file would not load
@@ -96,6 +103,8 @@ def save_variables(path, target) -> None:
     if os.path.isdir(path):
         raise IsADirectoryError(f"save_variables: {os.fspath(path)!r} is a folder; give the checkpoint's file name")
     folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    if not os.path.isdir(folder):  # the error named the temporary file, not the checkpoint
+        raise FileNotFoundError(f"save_variables: the folder {folder!r} of {os.fspath(path)!r} does not exist")
     # os.open with mode 0o666, not mkstemp (0o600): the checkpoint gets the permissions the umask allows,
     # as a file written by open() would; safetensors may recreate the file, so the mode is set again after.
     tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
@@ -113,6 +122,16 @@ def save_variables(path, target) -> None:
             os.remove(tmp)
         raise
     _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))  # the rename itself
+
+
+def _refuse_tracing(who: str) -> None:
+    """A file is read or written in Python, once, while ``tl.function`` traces: the graph's later calls
+    re-assigned the values read at trace time (or saved nothing), so tracing it is an error."""
+    if current_state().modes:
+        raise RuntimeError(
+            f"{who}: called while tl.function traces; a checkpoint is read and written in Python, once, at trace "
+            "time, so the graph would replay stale values. Call it outside the traced function"
+        )
 
 
 def _fsync(path: str, flags: int) -> None:
@@ -135,8 +154,11 @@ def load_variables(path, target=None, strict: bool = True):
     With ``strict=False`` missing and extra names are allowed (shapes still
     must match).  An entry of a dtype tensorlib cannot hold (bfloat16,
     float8, uint64) is an error naming it where it is asked for.  A load that
-    fails changes no Variable.  Returns ``target``.
+    fails changes no Variable.  An optimizer that has taken no step (and had no ``build``) keeps
+    the file's slots and its first ``apply`` starts from them, so a fresh model and optimizer resume
+    training from a checkpoint.  Returns ``target``.
     """
+    _refuse_tracing("load_variables")
     arrays, unreadable = _read(path)
     if target is None:
         from .ops.creation import tensor
@@ -144,11 +166,14 @@ def load_variables(path, target=None, strict: bool = True):
         if unreadable:
             raise TypeError(f"load_variables: {os.fspath(path)!r} has entries tensorlib cannot hold: {unreadable}")
         return {name: tensor(a) for name, a in arrays.items()}
-    named = _named(target, "load_variables")
+    optimizers = {}
+    named = _named(target, "load_variables", optimizers=optimizers)
     problems = [f"{name!r} cannot be read: {why}" for name, why in unreadable.items() if name in named]
+    later, restore, slot_problems = _slots_not_built(arrays, named, optimizers)
+    problems += slot_problems
     arrays.update({name: None for name in unreadable})  # present in the file, for the missing/extra lists
     missing = [n for n in named if n not in arrays]
-    extra = [n for n in arrays if n not in named]
+    extra = [n for n in arrays if n not in named and n not in later]
     if strict and missing:
         problems.append(f"missing from the file: {missing}")
     if strict and extra:
@@ -179,7 +204,42 @@ def load_variables(path, target=None, strict: bool = True):
         for t, before in reversed(done):
             t.assign(before)
         raise
+    for opt, slots in restore:
+        opt._restore_slots(slots)
     return target
+
+
+def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
+    """The file's slots for variables an optimizer has not seen yet (it took no step and had no ``build``).
+
+    Returns ``(names, [(optimizer, {slot key: {slot name: array}}), ...], problems)``.  The optimizer
+    keeps them and the slots start from them when their variable is first seen, as a TensorFlow
+    checkpoint restores slot variables created later and ``torch.optim``'s ``load_state_dict``
+    restores an optimizer that took no step.  A counter that is not a 0-d int64 is a problem now; a
+    slot's shape is checked when its variable is first seen; a slot name the optimizer does not have
+    stays an extra entry.
+    """
+    names, restore, problems = set(), [], []
+    for prefix, opt in optimizers.items():
+        head = f"{prefix}.slots." if prefix else "slots."
+        kinds = opt._slot_kinds()
+        built = {key for key, _, _ in opt._slots.values()}
+        found = {}
+        for name, a in arrays.items():
+            key, _, slot = name[len(head) :].rpartition(".")
+            if not name.startswith(head) or name in named or not key or key in built or slot not in kinds:
+                continue
+            if kinds[slot] and (a.shape, a.dtype) != ((), np.int64):
+                problems.append(
+                    f"{name!r} has shape {tuple(a.shape)} {a.dtype} in the file, but () int64 in the target"
+                )
+            elif not kinds[slot] and a.dtype.kind != "f":
+                problems.append(f"{name!r} has dtype {a.dtype} in the file; an optimizer slot is a float")
+            found.setdefault(key, {})[slot] = a
+            names.add(name)
+        if found:
+            restore.append((opt, found))
+    return names, restore, problems
 
 
 def _read(path) -> tuple:

@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -28,8 +29,20 @@ from .tensor import Tensor
 __all__ = ["zeros", "ones", "glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "orthogonal", "get"]
 
 
+def _as_shape(shape, who: str) -> tuple:
+    """A shape of non-negative Python/NumPy ints (2.5 had become 2, and -1 or None gave NumPy's errors)."""
+    try:
+        if isinstance(shape, (str, bytes)):
+            raise TypeError
+        dims = tuple(operator.index(d) for d in (shape if np.iterable(shape) else [shape]))
+    except TypeError:
+        raise TypeError(f"initializers.{who}: shape must be a tuple of integers, got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"initializers.{who}: shape must not have negative dimensions, got {shape!r}")
+    return dims
+
+
 def _fans(shape) -> tuple:
-    shape = tuple(int(d) for d in shape)
     if len(shape) < 1:
         raise ValueError(f"initializers: a weight needs at least one dimension to define its fans, got shape {shape}")
     if len(shape) == 1:
@@ -55,7 +68,7 @@ def _float_dtype(dtype, who: str):
 
 def _draw(distribution, shape, seed, dtype, a, b, who: str) -> Tensor:
     """Drawn on the current backend with its own generator (CuPy's on the GPU, NumPy's stream on the host)."""
-    return _random._gen(seed).draw(distribution, tuple(int(d) for d in shape), _float_dtype(dtype, who), a, b)
+    return _random._gen(seed).draw(distribution, shape, _float_dtype(dtype, who), a, b)
 
 
 def _finish(host: np.ndarray, dtype) -> Tensor:
@@ -64,16 +77,17 @@ def _finish(host: np.ndarray, dtype) -> Tensor:
 
 def zeros(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """All zeros (``seed`` is accepted and unused, so every initializer has one signature)."""
-    return _finish(np.zeros(tuple(shape)), dtype)
+    return _finish(np.zeros(_as_shape(shape, "zeros")), dtype)
 
 
 def ones(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """All ones."""
-    return _finish(np.ones(tuple(shape)), dtype)
+    return _finish(np.ones(_as_shape(shape, "ones")), dtype)
 
 
 def glorot_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Uniform in ``[-a, a]`` with ``a = sqrt(6 / (fan_in + fan_out))`` (Glorot & Bengio 2010)."""
+    shape = _as_shape(shape, "glorot_uniform")
     fan_in, fan_out = _fans(shape)
     limit = math.sqrt(6.0 / (fan_in + fan_out))
     return _draw("uniform", shape, seed, dtype, -limit, limit, "glorot_uniform")
@@ -81,12 +95,14 @@ def glorot_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
 
 def glorot_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Normal with standard deviation ``sqrt(2 / (fan_in + fan_out))``."""
+    shape = _as_shape(shape, "glorot_normal")
     fan_in, fan_out = _fans(shape)
     return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / (fan_in + fan_out)), "glorot_normal")
 
 
 def he_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Uniform in ``[-a, a]`` with ``a = sqrt(6 / fan_in)`` (He et al. 2015, for ReLU layers)."""
+    shape = _as_shape(shape, "he_uniform")
     fan_in, _ = _fans(shape)
     limit = math.sqrt(6.0 / fan_in)
     return _draw("uniform", shape, seed, dtype, -limit, limit, "he_uniform")
@@ -94,6 +110,7 @@ def he_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
 
 def he_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Normal with standard deviation ``sqrt(2 / fan_in)``."""
+    shape = _as_shape(shape, "he_normal")
     fan_in, _ = _fans(shape)
     return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / fan_in), "he_normal")
 
@@ -110,11 +127,13 @@ def orthogonal(shape, seed: int | None = None, dtype=_dt.float32, gain: float = 
     >>> bool(np.allclose(q.T @ q, np.eye(3), atol=1e-6))
     True
     """
-    shape = tuple(int(d) for d in shape)
+    shape = _as_shape(shape, "orthogonal")
     if len(shape) < 2:
         raise ValueError(f"orthogonal: needs a weight of at least 2 dimensions, got shape {shape}")
     dtype = _float_dtype(dtype, "orthogonal")
     rows, cols = math.prod(shape[:-1]), shape[-1]
+    if rows * cols == 0:  # an empty weight (QR of an empty matrix could not be reshaped)
+        return _finish(np.zeros(shape), dtype)
     gaussian = _rng(seed).normal(size=(max(rows, cols), min(rows, cols)))
     q, r = np.linalg.qr(gaussian)
     q = q * np.sign(np.diag(r))

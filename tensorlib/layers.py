@@ -39,6 +39,47 @@ def _positive(what: str, value, layer: str) -> int:
     return int(value)
 
 
+def _number_in(value, low: float, high: float) -> bool:
+    """A real number (not a bool or a string) in ``[low, high]``: None or a string had raised a raw Python error."""
+    if value is None or isinstance(value, (bool, str, bytes)):
+        return False
+    try:
+        return low <= float(value) <= high
+    except (TypeError, ValueError):
+        return False
+
+
+def _epsilon(value, layer: str) -> float:
+    """A non-negative epsilon: a negative one made ``sqrt(var + eps)`` NaN for a small variance, silently."""
+    if not _number_in(value, 0.0, math.inf):
+        raise ValueError(f"{layer}: epsilon must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _float_dtype(dtype, layer: str):
+    """Normalization weights are floats (an int32 BatchNorm had int32 scale and running statistics)."""
+    dtype = _dt.as_dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"{layer}: dtype must be a float dtype, got {dtype}")
+    return dtype
+
+
+def _activation(activation, layer: str):
+    """None, a callable, or the name of a ``tl.nn`` function (``"relu"``, as Keras takes)."""
+    if activation is None or callable(activation):
+        return activation
+    if isinstance(activation, str):
+        from . import nn
+
+        function = getattr(nn, activation, None)
+        if callable(function) and not isinstance(function, type):
+            return function
+    raise ValueError(
+        f"{layer}: activation must be None, a callable or the name of a tl.nn function (such as 'relu'), "
+        f"got {activation!r}"
+    )
+
+
 def _as_tensor(x) -> Tensor:
     return x if isinstance(x, Tensor) else _tensor(x)
 
@@ -56,6 +97,8 @@ def _seed_for(seed, k: int):
 
 class Dense(Module):
     """``activation(x @ kernel + bias)`` with ``kernel`` of shape ``(in_features, out_features)``.
+
+    ``activation`` is a callable or, as in Keras, the name of a ``tl.nn`` function (``"relu"``).
 
     >>> import numpy as np, tensorlib as tl
     >>> d = tl.nn.Dense(2, 1, kernel_initializer="ones", seed=0)
@@ -77,7 +120,7 @@ class Dense(Module):
         super().__init__()
         self.in_features = _positive("in_features", in_features, "Dense")
         self.out_features = _positive("out_features", out_features, "Dense")
-        self.activation = activation
+        self.activation = _activation(activation, "Dense")
         self.kernel = Variable(
             _init.get(kernel_initializer)((self.in_features, self.out_features), seed=seed, dtype=dtype), name="kernel"
         )
@@ -147,7 +190,7 @@ class Conv2D(Module):
         kh, kw = sizes
         self.kernel_size = (_positive("kernel_size", kh, "Conv2D"), _positive("kernel_size", kw, "Conv2D"))
         self.strides, self.padding, self.dilations = strides, padding, dilations
-        self.activation = activation
+        self.activation = _activation(activation, "Conv2D")
         self.kernel = Variable(
             _init.get(kernel_initializer)(
                 (*self.kernel_size, self.in_channels, self.out_channels), seed=seed, dtype=dtype
@@ -243,9 +286,10 @@ class BatchNorm(Module):
         super().__init__()
         self.data_format = _data_format(data_format, "BatchNorm")
         self.num_features = _positive("num_features", num_features, "BatchNorm")
-        if not 0.0 <= momentum <= 1.0:
-            raise ValueError(f"BatchNorm: momentum must be in [0, 1], got {momentum}")
-        self.momentum, self.epsilon = float(momentum), float(epsilon)
+        if not _number_in(momentum, 0.0, 1.0):
+            raise ValueError(f"BatchNorm: momentum must be in [0, 1], got {momentum!r}")
+        self.momentum, self.epsilon = float(momentum), _epsilon(epsilon, "BatchNorm")
+        dtype = _float_dtype(dtype, "BatchNorm")
         self.scale = Variable(_init.ones((self.num_features,), dtype=dtype), name="scale")
         self.offset = Variable(_init.zeros((self.num_features,), dtype=dtype), name="offset")
         self.running_mean = Variable(
@@ -314,8 +358,8 @@ class Dropout(Module):
 
     def __init__(self, rate: float):
         super().__init__()
-        if not 0.0 <= float(rate) < 1.0:
-            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate}")
+        if not _number_in(rate, 0.0, 1.0) or rate == 1.0:
+            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
 
     def forward(self, x):
@@ -345,7 +389,8 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(_positive("normalized_shape", d, "LayerNorm") for d in shape)
         if not self.normalized_shape:
             raise ValueError("LayerNorm: normalized_shape must name at least one dimension, got ()")
-        self.epsilon = float(epsilon)
+        self.epsilon = _epsilon(epsilon, "LayerNorm")
+        dtype = _float_dtype(dtype, "LayerNorm")
         self.scale = Variable(_init.ones(self.normalized_shape, dtype=dtype), name="scale") if scale else None
         self.offset = Variable(_init.zeros(self.normalized_shape, dtype=dtype), name="offset") if center else None
 

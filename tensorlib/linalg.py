@@ -31,6 +31,7 @@ from .ops.linalg_functions import (
     vecdot,
     vector_norm,
 )
+from .ops.linalg_general import eig, eigvals, expm, matrix_exp
 from .ops.linalg_ops import (
     cholesky,
     det,
@@ -53,12 +54,16 @@ __all__ = [
     "cross",
     "det",
     "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "einsum",
+    "expm",
     "inv",
     "lstsq",
     "matmul",
+    "matrix_exp",
     "matrix_norm",
     "matrix_power",
     "matrix_rank",

@@ -1,4 +1,4 @@
-"""``tl.optimizers``: SGD, Adam, AdamW and RMSprop, learning-rate schedules, clipping by global norm.
+"""``tl.optimizers``: SGD, Adam, AdamW, RMSprop and Adagrad, learning-rate schedules, clipping.
 
 ``opt.apply(grads, variables)`` takes the same nested structure twice, as
 ``tape.gradient(loss, model.trainable_variables)`` returns it.  The update
@@ -26,7 +26,9 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree
+from .dispatch import check_assignable, current_state, state_read, tapes_paused
 from .ops import creation as _creation
+from .ops import floating as _floating
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
 from .tensor import Tensor, Variable
@@ -37,10 +39,14 @@ __all__ = [
     "Adam",
     "AdamW",
     "RMSprop",
+    "Adagrad",
     "StepDecay",
     "CosineDecay",
     "Warmup",
+    "ExponentialDecay",
+    "PiecewiseConstant",
     "clip_by_global_norm",
+    "clip_by_norm",
     "global_norm",
 ]
 
@@ -123,8 +129,10 @@ def global_norm(tensors) -> Tensor:
 def clip_by_global_norm(tensors, clip_norm: float):
     """Scale every tensor by ``clip_norm / max(global_norm, clip_norm)``: returns ``(clipped, global_norm)``.
 
-    The structure of ``tensors`` is kept (None entries stay None), as in TensorFlow;
-    ``clip_norm=float("inf")`` scales nothing and only measures the norm, as in PyTorch.
+    The structure of ``tensors`` is kept (None entries stay None), as in TensorFlow, and as there an
+    infinite or NaN global norm (an inf or NaN entry, or squares past the dtype's range) makes every
+    entry NaN, so the error shows; ``clip_norm=float("inf")`` scales nothing and only measures the
+    norm, as in PyTorch.  The norm of float16 tensors is computed and returned in float32.
 
     >>> import tensorlib as tl
     >>> clipped, norm = tl.optimizers.clip_by_global_norm([tl.tensor([3.0]), tl.tensor([4.0])], 1.0)
@@ -140,10 +148,55 @@ def clip_by_global_norm(tensors, clip_norm: float):
                 "tensors are scaled"
             )
     norm = global_norm(tensors)
-    if clip_norm == math.inf:  # no clipping (inf / inf made every value NaN)
+    # No clipping for an infinite clip_norm or one past the norm's dtype (1e300 for a float32 norm was
+    # inf in float32, and inf / inf made every value NaN).
+    if clip_norm == math.inf or clip_norm > np.finfo(norm.dtype.name).max:
         return tree.map(lambda t: t, tensors), norm
-    scale = clip_norm / _math_ops.maximum(norm, clip_norm)
-    return tree.map(lambda t: t * _math_ops.cast(scale, t.dtype), tensors), norm
+    # An infinite or NaN norm makes every entry NaN, as in TensorFlow, to signal the error: the finite
+    # entries were scaled by clip_norm / inf = 0, and a step with them silently did nothing.
+    scale = _math_ops.where(
+        _floating.isfinite(norm), clip_norm / _math_ops.maximum(norm, clip_norm), _math_ops.cast(math.nan, norm.dtype)
+    )
+    return tree.map(lambda t: _scaled(t, scale), tensors), norm
+
+
+def _scaled(t: Tensor, scale: Tensor) -> Tensor:
+    """``t * scale`` in ``t``'s dtype; float16 multiplies in float32 (a scale under 6e-5 is subnormal there)."""
+    if t.dtype == _dt.float16:
+        return _math_ops.cast(_math_ops.cast(t, _dt.float32) * _math_ops.cast(scale, _dt.float32), t.dtype)
+    return t * _math_ops.cast(scale, t.dtype)
+
+
+def clip_by_norm(t, clip_norm: float, axes=None) -> Tensor:
+    """``t * clip_norm / max(norm(t, axes), clip_norm)``: ``t`` rescaled so its L2 norm (over ``axes``, all
+    by default) is at most ``clip_norm`` (TensorFlow's ``tf.clip_by_norm``, same formula and dtype).
+
+    A ``t`` whose norm is at most ``clip_norm`` is returned unchanged; an all-zero ``t`` has a finite
+    gradient (zero norms are kept out of the square root, as in TensorFlow).
+
+    >>> import tensorlib as tl
+    >>> tl.optimizers.clip_by_norm(tl.tensor([3.0, 4.0]), 1.0).numpy().round(3).tolist()
+    [0.6, 0.8]
+    >>> tl.optimizers.clip_by_norm(tl.tensor([[3.0, 0.1], [4.0, 0.1]]), 1.0, axes=0).numpy().round(3).tolist()
+    [[0.6, 0.1], [0.8, 0.1]]
+    """
+    if not clip_norm > 0:
+        raise ValueError(f"clip_by_norm: clip_norm must be positive, got {clip_norm}")
+    if not isinstance(t, Tensor):
+        t = _creation.tensor(t)
+    if t.dtype.kind not in "fc":
+        raise TypeError(
+            f"clip_by_norm: t has dtype {t.dtype} (shape {t.shape}); only float or complex tensors are clipped"
+        )
+    if clip_norm == math.inf:
+        return t
+    magnitude = _math_ops.abs(t) if t.dtype.kind == "c" else t
+    if magnitude.dtype == _dt.float16:  # the squares are summed in float32 (65000 ** 2 is inf in float16)
+        magnitude = _math_ops.cast(magnitude, _dt.float32)
+    squares = _reduce_ops.sum(_math_ops.square(magnitude), axis=axes, keepdims=True)
+    positive = squares > 0
+    norm = _math_ops.where(positive, _math_ops.sqrt(_math_ops.where(positive, squares, 1.0)), squares)
+    return _scaled(t, clip_norm / _math_ops.maximum(norm, clip_norm))
 
 
 # ------------------------------------------------------------------ schedules
@@ -157,9 +210,8 @@ class StepDecay:
     """
 
     def __init__(self, initial: float, step_size: int, gamma: float = 0.1):
-        if step_size < 1:
-            raise ValueError(f"StepDecay: step_size must be >= 1, got {step_size}")
-        self.initial, self.step_size, self.gamma = float(initial), int(step_size), float(gamma)
+        step_size = _whole_steps(step_size, "StepDecay", "step_size")
+        self.initial, self.step_size, self.gamma = float(initial), step_size, float(gamma)
 
     def __call__(self, step) -> Tensor:
         return self.initial * _math_ops.power(self.gamma, _math_ops.floor(_as_step(step) / self.step_size))
@@ -177,9 +229,8 @@ class CosineDecay:
     """
 
     def __init__(self, initial: float, decay_steps: int, alpha: float = 0.0):
-        if decay_steps < 1:
-            raise ValueError(f"CosineDecay: decay_steps must be >= 1, got {decay_steps}")
-        self.initial, self.decay_steps, self.alpha = float(initial), int(decay_steps), float(alpha)
+        decay_steps = _whole_steps(decay_steps, "CosineDecay", "decay_steps")
+        self.initial, self.decay_steps, self.alpha = float(initial), decay_steps, float(alpha)
 
     def __call__(self, step) -> Tensor:
         progress = _math_ops.minimum(_as_step(step), float(self.decay_steps)) / self.decay_steps
@@ -199,15 +250,81 @@ class Warmup:
     """
 
     def __init__(self, after, warmup_steps: int):
-        if warmup_steps < 1:
-            raise ValueError(f"Warmup: warmup_steps must be >= 1, got {warmup_steps}")
-        self.after, self.warmup_steps = after, int(warmup_steps)
+        warmup_steps = _whole_steps(warmup_steps, "Warmup", "warmup_steps")
+        self.after, self.warmup_steps = after, warmup_steps
 
     def __call__(self, step) -> Tensor:
         t = _as_step(step)
         later = _lr_at(self.after, _math_ops.maximum(t - self.warmup_steps, 0.0))
         ramp = _lr_at(self.after, t * 0.0) * _math_ops.minimum((t + 1.0) / self.warmup_steps, 1.0)
         return _math_ops.where(t < self.warmup_steps, ramp, later)
+
+
+class ExponentialDecay:
+    """``initial * decay_rate ** (step / decay_steps)``; ``staircase=True`` floors ``step / decay_steps``
+    (Keras' ``ExponentialDecay``; PyTorch's ``ExponentialLR(gamma)`` is ``decay_steps=1``).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.ExponentialDecay(1.0, decay_steps=10, decay_rate=0.5)
+    >>> [round(float(s(t)), 4) for t in (0, 5, 10, 30)]
+    [1.0, 0.7071, 0.5, 0.125]
+    >>> s = tl.optimizers.ExponentialDecay(1.0, decay_steps=10, decay_rate=0.5, staircase=True)
+    >>> [float(s(t)) for t in (0, 9, 10, 25)]
+    [1.0, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, initial: float, decay_steps: int, decay_rate: float, staircase: bool = False):
+        decay_steps = _whole_steps(decay_steps, "ExponentialDecay", "decay_steps")
+        if not decay_rate >= 0:
+            raise ValueError(f"ExponentialDecay: decay_rate must be >= 0, got {decay_rate}")
+        self.initial, self.decay_steps, self.decay_rate = float(initial), decay_steps, float(decay_rate)
+        self.staircase = bool(staircase)
+
+    def __call__(self, step) -> Tensor:
+        exponent = _as_step(step) / self.decay_steps
+        return self.initial * _math_ops.power(
+            self.decay_rate, _math_ops.floor(exponent) if self.staircase else exponent
+        )
+
+
+class PiecewiseConstant:
+    """``values[0]`` up to and including step ``boundaries[0]``, ``values[1]`` up to ``boundaries[1]``, ...,
+    ``values[-1]`` after the last boundary (Keras' ``PiecewiseConstantDecay``: a value changes one step
+    after its boundary, where PyTorch's ``MultiStepLR`` changes at the milestone itself).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.PiecewiseConstant([10, 20], [1.0, 0.5, 0.1])
+    >>> [float(s(t)) for t in (0, 10, 11, 20, 21, 1000)]
+    [1.0, 1.0, 0.5, 0.5, 0.1, 0.1]
+    """
+
+    def __init__(self, boundaries, values):
+        self.boundaries, self.values = [float(b) for b in boundaries], [float(v) for v in values]
+        if len(self.values) != len(self.boundaries) + 1:
+            raise ValueError(
+                f"PiecewiseConstant: needs one value more than boundaries, got {len(self.boundaries)} boundaries "
+                f"and {len(self.values)} values"
+            )
+        if any(b >= c for b, c in zip(self.boundaries, self.boundaries[1:])):
+            raise ValueError(f"PiecewiseConstant: boundaries must increase, got {list(boundaries)}")
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        rate = _math_ops.cast(self.values[0], _dt.float64)
+        for boundary, value in zip(self.boundaries, self.values[1:]):
+            rate = _math_ops.where(t > boundary, value, rate)
+        return rate
+
+
+def _whole_steps(value, who: str, what: str) -> int:
+    """A count of steps, >= 1 (2.5 had been truncated to 2 without a word)."""
+    try:
+        whole = not isinstance(value, bool) and int(value) == value and value >= 1
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise ValueError(f"{who}: {what} must be a whole number >= 1, got {value!r}")
+    return int(value)
 
 
 def _as_step(step) -> Tensor:
@@ -226,11 +343,23 @@ def _lr_at(schedule, step: Tensor) -> Tensor:
 
 
 # ------------------------------------------------------------------ optimizers
+def _compute_dtype(dtype):
+    """The dtype an update is computed in: float32 for float16 (its epsilon and small squares underflow)."""
+    return _dt.float32 if dtype == _dt.float16 else dtype
+
+
+def _check_float(pairs, who: str) -> None:
+    for _, _, v in pairs:
+        if v.dtype.kind != "f":
+            raise TypeError(f"{who}: variable {v.name!r} has dtype {v.dtype}; only float variables are trained")
+
+
 class Optimizer:
     """Base class: holds the learning rate (a float or a schedule of the step), the step counter and the slots.
 
     Subclasses define ``_slot_names`` (and ``_counter_names``, per-variable step counters) and
-    ``_update(var, grad, lr, step, slots)``, written in tensorlib ops.
+    ``_update(var, grad, lr, step, slots)``, written in tensorlib ops, which updates the slots and
+    returns the variable's new value (``var`` is the value in the update's dtype, not the Variable).
     ``variables`` returns the optimizer state as a nested dict (for checkpoints).
     """
 
@@ -238,14 +367,59 @@ class Optimizer:
     _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
 
     def __init__(self, learning_rate, global_clipnorm: float | None = None):
-        if not callable(learning_rate) and not float(learning_rate) >= 0:
-            raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
         if global_clipnorm is not None and not global_clipnorm > 0:
             raise ValueError(f"{type(self).__name__}: global_clipnorm must be positive, got {global_clipnorm}")
+        self._schedule = None
+        self._lr = self._own_lr = None  # the Variable read as the constant learning rate: ours or the user's
         self.learning_rate = learning_rate
         self.global_clipnorm = global_clipnorm
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
+        self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
+
+    @property
+    def learning_rate(self):
+        """The schedule, or the constant learning rate as a float.
+
+        Setting it takes effect at the next step, a traced one too (as assigning Keras' ``learning_rate``
+        or a ``torch.optim`` param group's ``"lr"``): a constant lives in a Variable that traced steps
+        read at every call, and a traced step retraces when a schedule is set or replaced.  A 0-d
+        float ``tl.Variable`` given as the learning rate is read at every step; assigning it changes it.
+
+        >>> import tensorlib as tl
+        >>> w = tl.Variable([1.0])
+        >>> opt = tl.optimizers.SGD(0.1)
+        >>> step = tl.function(lambda: opt.apply([tl.tensor([1.0])], [w]))
+        >>> step()
+        >>> opt.learning_rate = 0.5
+        >>> step()
+        >>> round(float(w[0]), 6)  # 1 - 0.1 - 0.5
+        0.4
+        """
+        return self._schedule if self._schedule is not None else float(self._lr.numpy())
+
+    @learning_rate.setter
+    def learning_rate(self, value) -> None:
+        if callable(value) and not isinstance(value, Tensor):
+            self._schedule, self._lr_key = value, ("schedule", id(value))
+            return
+        given = isinstance(value, Variable) and value.shape == () and value.dtype.kind == "f"
+        try:
+            rate = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{type(self).__name__}: learning_rate must be a number, a 0-d float tl.Variable or a schedule "
+                f"(a callable of the step), got {type(value).__name__} {value!r}"
+            ) from None
+        if not rate >= 0:
+            raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got {rate}")
+        if given:
+            self._lr = value  # read at every step, by reference: the user assigns it
+        elif self._lr is None or self._lr is not self._own_lr:
+            self._lr = self._own_lr = Variable(np.float64(rate), name="learning_rate", trainable=False)
+        else:
+            self._lr.assign(np.float64(rate))
+        self._schedule, self._lr_key = None, ("variable", id(self._lr))
 
     def _check_non_negative(self, **values) -> None:
         """torch.optim's checks: a negative (or NaN) epsilon, momentum or weight decay is a ValueError."""
@@ -254,54 +428,131 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__}: {name} must be >= 0, got {value}")
 
     def _slots_for(self, key: str, var: Variable) -> dict:
-        """The slots of ``var``, created at its first update and keyed by its path in that structure."""
+        """The slots of ``var``, created at its first update and keyed by its path in that structure.
+
+        Slots hold the dtype the update is computed in (float32 for a float16 variable).  A slot
+        restored from a checkpoint before the variable was first seen starts from the file's value.
+        """
         entry = self._slots.get(var._id)
         if entry is None:
             taken = {k for k, _, _ in self._slots.values()}
             while key in taken:  # the same path in two differently shaped calls
                 key += f"/{var.name}"
+            restored = self._restored.get(key, {})
+            work = np.dtype(_compute_dtype(var.dtype).name)
+            for name, value in restored.items():
+                want = ((), np.dtype(np.int64)) if name in self._counter_names else (tuple(var.shape), work)
+                if (tuple(value.shape), np.dtype(value.dtype.name)) != want:
+                    raise ValueError(
+                        f"{type(self).__name__}: the checkpoint's slot {key}/{name} has shape {tuple(value.shape)} "
+                        f"{value.dtype}, but variable {var.name!r} ({var.shape} {var.dtype}) needs {want[0]} {want[1]}"
+                    )
+            self._restored.pop(key, None)
             slots = {
                 name: Variable(
-                    np.zeros(var.shape, var.dtype), name=f"{key}/{name}", trainable=False, backend=var.backend
+                    restored[name].numpy() if name in restored else np.full(var.shape, self._slot_start(name), work),
+                    name=f"{key}/{name}",
+                    trainable=False,
+                    backend=var.backend,
                 )
                 for name in self._slot_names
             }
             for name in self._counter_names:
-                slots[name] = Variable(np.int64(0), name=f"{key}/{name}", trainable=False, backend=var.backend)
+                slots[name] = Variable(
+                    restored[name].numpy() if name in restored else np.int64(0),
+                    name=f"{key}/{name}",
+                    trainable=False,
+                    backend=var.backend,
+                )
             entry = self._slots[var._id] = (key, var, slots)
         return entry[2]
 
+    def build(self, variables) -> None:
+        """Create the slots of every Variable in ``variables`` now, as the first ``apply`` would (Keras' ``build``).
+
+        ``variables`` then lists them, so a checkpoint loads strictly into an optimizer that has taken
+        no step.  Without ``build``, ``tl.load_variables`` keeps the slots it finds for variables not
+        seen yet and they start from the file's values at the first ``apply``.
+
+        >>> import tensorlib as tl
+        >>> opt = tl.optimizers.Adam()
+        >>> opt.build({"w": tl.Variable([1.0, 2.0])})
+        >>> sorted(opt.variables["slots"]["w"])
+        ['m', 'step', 'v']
+        """
+        who = f"{type(self).__name__}.build"
+        pairs = _pairs(variables, variables, who)
+        _check_float(pairs, who)
+        for key, _, v in pairs:
+            self._slots_for(key, v)
+
+    def _restore_slots(self, restored: dict) -> None:
+        """Keep ``{slot key: {slot name: array}}`` from a checkpoint, as Variables listed in ``variables``
+        (so saving again keeps them), until that variable is first seen."""
+        for key, named in restored.items():
+            self._restored.setdefault(key, {}).update(
+                {name: Variable(a, name=f"{key}/{name}", trainable=False) for name, a in named.items()}
+            )
+
+    def _slot_start(self, name: str) -> float:
+        """The value a new slot starts from (0; Adagrad's accumulator starts elsewhere)."""
+        return 0.0
+
+    def _slot_kinds(self) -> dict:
+        """``{slot name: True for a 0-d int64 counter, False for a variable-shaped slot}``."""
+        return {**{n: False for n in self._slot_names}, **{n: True for n in self._counter_names}}
+
     def apply(self, grads, variables) -> None:
-        """Update ``variables`` in place from ``grads`` (same nested structure; None gradients are skipped)."""
+        """Update ``variables`` in place from ``grads`` (same nested structure; None gradients are skipped).
+
+        A float16 variable is updated in float32 (its slots are float32) and the result rounded to
+        float16, as PyTorch's mixed-precision optimizers and optax's float32 moments do: in float16,
+        Adam's ``epsilon=1e-8`` and small squared gradients are 0, and its step was NaN or infinite.
+        """
         who = f"{type(self).__name__}.apply"
         pairs = _pairs(grads, variables, who)
         if not pairs:
             return
-        for _, g, v in pairs:
-            if v.dtype.kind != "f":
-                raise TypeError(f"{who}: variable {v.name!r} has dtype {v.dtype}; only float variables are trained")
+        _check_float(pairs, who)
+        # Every slot exists (or failed to restore) before any variable changes.
+        slots = [self._slots_for(key, v) for key, _, v in pairs]
+        if not current_state().modes:  # (a traced step's assigns are checked when the graph runs)
+            self._check_assignable(who, [v for _, _, v in pairs], slots)
+        state_read(self, "_lr_key")  # a traced step retraces when a schedule or a Variable is set or replaced
+        with tapes_paused():  # a step is not differentiated: torch.optim steps under no_grad
+            self._step(pairs, slots)
+
+    def _step(self, pairs: list, slots: list) -> None:
         if self.global_clipnorm is not None:
             clipped, _ = clip_by_global_norm([g for _, g, _ in pairs], self.global_clipnorm)
             pairs = [(key, g, v) for (key, _, v), g in zip(pairs, clipped)]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
         step = _math_ops.cast(self.iterations, _dt.float64)
-        lr = _lr_at(self.learning_rate, step)
+        lr = _lr_at(self._schedule, step) if self._schedule is not None else _math_ops.cast(self._lr, _dt.float64)
         count = step + 1.0  # this step's number, 1-based, for bias corrections
         by_dtype = {}
-        for key, g, v in pairs:
-            if v.dtype not in by_dtype:
-                by_dtype[v.dtype] = (
-                    (_math_ops.cast(lr, v.dtype), _math_ops.cast(count, v.dtype))
-                    if v.dtype != _dt.float64
-                    else (lr, count)
+        for (_, g, v), slots_v in zip(pairs, slots):
+            work = _compute_dtype(v.dtype)
+            if work not in by_dtype:
+                by_dtype[work] = (
+                    (_math_ops.cast(lr, work), _math_ops.cast(count, work)) if work != _dt.float64 else (lr, count)
                 )
-            lr_v, count_v = by_dtype[v.dtype]
-            self._update(
-                v, _math_ops.cast(g, v.dtype) if g.dtype != v.dtype else g, lr_v, count_v, self._slots_for(key, v)
-            )
+            lr_v, count_v = by_dtype[work]
+            value = v if v.dtype == work else _math_ops.cast(v, work)
+            new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
+            v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))
         self.iterations.assign_add(np.int64(1))
 
-    def _update(self, var, grad, lr, step, slots) -> None:
+    def _check_assignable(self, who: str, variables: list, slots: list) -> None:
+        """Refuse the step before any assign, so a refused one changes neither a variable nor a slot (an
+        assign refused halfway, to a variable a recording tape had read, left the earlier slots stepped)."""
+        for var in [*variables, *(s for named in slots for s in named.values()), self.iterations]:
+            try:
+                check_assignable(var)
+            except RuntimeError as e:
+                raise RuntimeError(f"{who}: {e}") from None
+
+    def _update(self, var, grad, lr, step, slots) -> Tensor:
         raise TypeError(f"{type(self).__name__}: an Optimizer subclass must define _update")
 
     @property
@@ -312,15 +563,17 @@ class Optimizer:
         (``"0/kernel"`` for ``model.trainable_variables["0"]["kernel"]``; its name when
         passed alone), so a fresh optimizer for the same model restores by name.
         """
-        return {"iterations": self.iterations, "slots": {key: named for key, _, named in self._slots.values()}}
+        slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
+        slots.update({key: named for key, _, named in self._slots.values()})
+        return {"iterations": self.iterations, "slots": slots}
 
 
 class SGD(Optimizer):
     """Stochastic gradient descent with optional momentum (PyTorch's form) and Nesterov momentum.
 
-    ``g += weight_decay * w``; with momentum ``buf = momentum * buf + g`` and the
-    step is ``buf`` (or ``g + momentum * buf`` with ``nesterov=True``);
-    ``w -= lr * step``.
+    ``g += weight_decay * w``; with momentum ``buf = momentum * buf + (1 - dampening) * g``
+    (``buf = g`` at a variable's first step, as in PyTorch) and the step is ``buf`` (or
+    ``g + momentum * buf`` with ``nesterov=True``); ``w -= lr * step``.
 
     >>> import tensorlib as tl
     >>> w = tl.Variable([1.0])
@@ -338,23 +591,36 @@ class SGD(Optimizer):
         nesterov: bool = False,
         weight_decay: float = 0.0,
         global_clipnorm: float | None = None,
+        dampening: float = 0.0,
     ):
         super().__init__(learning_rate, global_clipnorm)
-        self._check_non_negative(momentum=momentum, weight_decay=weight_decay)
-        if nesterov and momentum <= 0:
-            raise ValueError("SGD: nesterov=True needs a positive momentum")
+        self._check_non_negative(momentum=momentum, weight_decay=weight_decay, dampening=dampening)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError(
+                f"SGD: nesterov=True needs a positive momentum and zero dampening, got momentum={momentum}, "
+                f"dampening={dampening}"
+            )
         self.momentum, self.nesterov, self.weight_decay = float(momentum), bool(nesterov), float(weight_decay)
+        self.dampening = float(dampening)
         self._slot_names = ("momentum",) if momentum > 0 else ()
+        # With dampening, a variable's first step differs (buf = g): each variable counts its steps.
+        self._counter_names = ("step",) if momentum > 0 and dampening else ()
 
     def _update(self, var, grad, lr, step, slots):
         if self.weight_decay:
             grad = grad + self.weight_decay * var
         if self.momentum > 0:
             buf = slots["momentum"]
-            new_buf = self.momentum * buf + grad
+            if self.dampening:
+                first = slots["step"] == 0
+                slots["step"].assign_add(np.int64(1))
+                damped = _math_ops.where(first, grad, (1.0 - self.dampening) * grad)
+                new_buf = self.momentum * buf + damped  # buf is 0 before the first step
+            else:
+                new_buf = self.momentum * buf + grad
             buf.assign(new_buf)
             grad = grad + self.momentum * new_buf if self.nesterov else new_buf
-        var.assign(var - lr * grad)
+        return var - lr * grad
 
 
 class Adam(Optimizer):
@@ -362,6 +628,8 @@ class Adam(Optimizer):
 
     ``m = b1 m + (1 - b1) g``; ``v = b2 v + (1 - b2) g^2``;
     ``w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + epsilon)``.
+    ``amsgrad=True`` (Reddi et al. 2018, PyTorch's form) divides by the running maximum of ``v``
+    instead: ``v_max = max(v_max, v)``, ``w -= lr * (m / (1 - b1^t)) / (sqrt(v_max / (1 - b2^t)) + epsilon)``.
 
     >>> import tensorlib as tl
     >>> w = tl.Variable([1.0])
@@ -383,6 +651,7 @@ class Adam(Optimizer):
         epsilon: float = 1e-8,
         weight_decay: float = 0.0,
         global_clipnorm: float | None = None,
+        amsgrad: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm)
         for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
@@ -391,6 +660,8 @@ class Adam(Optimizer):
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay = float(weight_decay)
+        self.amsgrad = bool(amsgrad)
+        self._slot_names = ("m", "v", "v_max") if amsgrad else ("m", "v")
 
     def _decay(self, var, grad, lr) -> tuple:
         """(the value the step starts from, the gradient the moments see): L2 decay joins the gradient."""
@@ -403,12 +674,15 @@ class Adam(Optimizer):
         v = b2 * slots["v"] + (1.0 - b2) * _math_ops.square(grad)
         slots["m"].assign(m)
         slots["v"].assign(v)
+        if self.amsgrad:
+            v = _math_ops.maximum(slots["v_max"], v)
+            slots["v_max"].assign(v)
         slots["step"].assign_add(np.int64(1))
         t = _math_ops.cast(slots["step"], _dt.float64)
         # The corrections in float64 (PyTorch computes them in Python floats), then in the variable's dtype.
         m_hat = m / _math_ops.cast(1.0 - _math_ops.power(b1, t), var.dtype)
         v_hat = v / _math_ops.cast(1.0 - _math_ops.power(b2, t), var.dtype)
-        var.assign(start - lr * m_hat / (_math_ops.sqrt(v_hat) + self.epsilon))
+        return start - lr * m_hat / (_math_ops.sqrt(v_hat) + self.epsilon)
 
 
 class AdamW(Adam):
@@ -429,8 +703,9 @@ class AdamW(Adam):
         epsilon: float = 1e-8,
         weight_decay: float = 0.01,
         global_clipnorm: float | None = None,
+        amsgrad: bool = False,
     ):
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm)
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm, amsgrad)
 
     def _decay(self, var, grad, lr) -> tuple:
         return (var * (1.0 - lr * self.weight_decay) if self.weight_decay else var), grad
@@ -482,4 +757,56 @@ class RMSprop(Optimizer):
             buf = self.momentum * slots["momentum"] + direction
             slots["momentum"].assign(buf)
             direction = buf
-        var.assign(var - lr * direction)
+        return var - lr * direction
+
+
+class Adagrad(Optimizer):
+    """Adagrad (Duchi et al. 2011) in PyTorch's form: ``acc += g^2``; ``w -= lr_t * g / (sqrt(acc) + epsilon)``.
+
+    ``lr_t = lr / (1 + (t - 1) * lr_decay)`` at a variable's step ``t``; ``weight_decay`` adds ``wd * w`` to
+    the gradient; the accumulator starts at ``initial_accumulator_value``.
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> opt = tl.optimizers.Adagrad(0.1)
+    >>> for _ in range(2):
+    ...     opt.apply([tl.tensor([2.0])], [w])
+    >>> round(float(w[0]), 4)  # 1 - 0.1 * 2 / 2 - 0.1 * 2 / sqrt(8)
+    0.8293
+    """
+
+    _slot_names = ("accumulator",)
+    _counter_names = ("step",)
+
+    def __init__(
+        self,
+        learning_rate=0.01,
+        lr_decay: float = 0.0,
+        weight_decay: float = 0.0,
+        initial_accumulator_value: float = 0.0,
+        epsilon: float = 1e-10,
+        global_clipnorm: float | None = None,
+    ):
+        super().__init__(learning_rate, global_clipnorm)
+        self._check_non_negative(
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            epsilon=epsilon,
+        )
+        self.lr_decay, self.weight_decay = float(lr_decay), float(weight_decay)
+        self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), float(epsilon)
+
+    def _slot_start(self, name: str) -> float:
+        return self.initial_accumulator_value if name == "accumulator" else 0.0
+
+    def _update(self, var, grad, lr, step, slots):
+        if self.weight_decay:
+            grad = grad + self.weight_decay * var
+        slots["step"].assign_add(np.int64(1))
+        if self.lr_decay:
+            t = _math_ops.cast(slots["step"], _dt.float64)
+            lr = lr / _math_ops.cast(1.0 + (t - 1.0) * self.lr_decay, var.dtype)
+        acc = slots["accumulator"] + _math_ops.square(grad)
+        slots["accumulator"].assign(acc)
+        return var - lr * grad / (_math_ops.sqrt(acc) + self.epsilon)

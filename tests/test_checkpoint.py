@@ -219,3 +219,91 @@ def test_the_bytes_reach_the_disk_before_the_rename(tmp_path, monkeypatch):
     [(_, tmp)] = [e for e in events if e[0] == "replace"]
     assert events.index(("fsync", tmp)) < events.index(("replace", tmp))
     assert events[-1] == ("fsync", str(tmp_path))
+
+
+@pytest.mark.parametrize("how", ["first_apply", "build", "traced"])
+def test_a_fresh_optimizer_restores_its_slots_before_its_first_step(tmp_path, how):
+    # Loading into an optimizer that had taken no step was a ValueError (its slots did not exist yet:
+    # "in the file but not in the target: ['optimizer.slots.0/bias.m', ...]").  Reference: the run
+    # that never stopped, as torch.optim's load_state_dict into a fresh optimizer resumes it.
+    x = np.random.default_rng(0).normal(size=(8, 4))
+
+    def make():
+        model = tl.nn.Sequential(
+            tl.nn.Dense(4, 3, seed=0, dtype=tl.float64), tl.nn.Dense(3, 1, seed=1, dtype=tl.float64)
+        )
+        return model, tl.optimizers.Adam(0.01, weight_decay=0.1)
+
+    def step(model, opt):
+        with tl.GradientTape() as tape:
+            loss = tl.mean(tl.square(model(x)))
+        opt.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+
+    model, opt = make()
+    for _ in range(3):
+        step(model, opt)
+    tl.save_variables(tmp_path / "ckpt.safetensors", {"model": model, "optimizer": opt})
+    step(model, opt)
+    resumed, resumed_opt = make()
+    if how == "build":
+        resumed_opt.build(resumed.trainable_variables)
+    tl.load_variables(tmp_path / "ckpt.safetensors", {"model": resumed, "optimizer": resumed_opt})
+    (tl.function(step) if how == "traced" else step)(resumed, resumed_opt)
+    for (path, a), (_, b) in zip(
+        tl.tree.flatten_with_path(resumed.variables)[0], tl.tree.flatten_with_path(model.variables)[0]
+    ):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=str(path))
+    assert int(resumed_opt.iterations.numpy()) == 4
+    assert int(resumed_opt.variables["slots"]["1/kernel"]["step"].numpy()) == 4
+
+
+def test_slots_restored_before_the_first_step_are_checked(tmp_path):
+    w = tl.Variable(np.ones(3), name="w")
+    opt = tl.optimizers.Adam(0.1)
+    opt.apply([tl.tensor(np.ones(3))], [w])
+    tl.save_variables(tmp_path / "opt.safetensors", opt)
+    with pytest.raises(
+        ValueError, match=r"in the file but not in the target: \['slots.0.m', 'slots.0.step', 'slots.0.v'\]"
+    ):
+        tl.load_variables(tmp_path / "opt.safetensors", tl.optimizers.SGD(0.1, momentum=0.9))
+    fresh = tl.optimizers.Adam(0.1)
+    tl.load_variables(tmp_path / "opt.safetensors", fresh)
+    wrong = tl.Variable(np.ones(2), name="wrong")
+    message = r"Adam: the checkpoint's slot 0/m has shape \(3,\) float64, but variable 'wrong' \(\(2,\) float64\) needs \(2,\) float64"
+    with pytest.raises(ValueError, match=message):
+        fresh.apply([tl.tensor(np.ones(2))], [wrong])
+    assert wrong.numpy().tolist() == [1.0, 1.0] and int(fresh.iterations.numpy()) == 1
+    with pytest.raises(TypeError, match=r"Adam.build: variable .i. has dtype int64; only float variables"):
+        fresh.build([tl.Variable(np.arange(3), name="i")])
+
+
+def test_save_and_load_refuse_to_be_traced(tmp_path):
+    # Inside tl.function the file was read (or written) once, at trace time: a later call of the graph
+    # re-assigned the values read then, whatever the file held by that time, and saved nothing.
+    path = tmp_path / "w.safetensors"
+    w = tl.Variable(np.zeros(2))
+    tl.save_variables(path, {"w": w})
+    message = r"{}: called while tl.function traces; a checkpoint is read and written in Python"
+    with pytest.raises(RuntimeError, match=message.format("load_variables")):
+        tl.function(lambda: tl.load_variables(path, {"w": w}))()
+    with pytest.raises(RuntimeError, match=message.format("save_variables")):
+        tl.function(lambda: tl.save_variables(path, {"w": w}))()
+    with pytest.raises(
+        FileNotFoundError, match=r"save_variables: the folder '.*nowhere' of '.*x.safetensors' does not"
+    ):
+        tl.save_variables(tmp_path / "nowhere" / "x.safetensors", {"w": w})
+
+
+def test_slots_restored_before_the_first_step_are_saved_again(tmp_path):
+    # Saving an optimizer that had restored slots but taken no step wrote only 'iterations': the
+    # slots were lost (as if the moments were reset) when a checkpoint was loaded and saved again.
+    w = tl.Variable(np.ones(3), name="w")
+    opt = tl.optimizers.Adam(0.1)
+    opt.apply([tl.tensor(np.array([1.0, 2.0, 3.0]))], [w])
+    tl.save_variables(tmp_path / "a.safetensors", opt)
+    middle = tl.load_variables(tmp_path / "a.safetensors", tl.optimizers.Adam(0.1))
+    tl.save_variables(tmp_path / "b.safetensors", middle)
+    first, again = tl.load_variables(tmp_path / "a.safetensors"), tl.load_variables(tmp_path / "b.safetensors")
+    assert sorted(again) == sorted(first) == ["iterations", "slots.0.m", "slots.0.step", "slots.0.v"]
+    for name in first:
+        np.testing.assert_array_equal(again[name].numpy(), first[name].numpy())

@@ -218,3 +218,89 @@ def test_det_gradient_at_singular_matrices_is_the_cofactor_matrix(rank, mode):
     g = (grad if mode == "eager" else tl.function(grad))(tl.tensor(a))
     np.testing.assert_allclose(g.numpy(), _cofactors(a), atol=1e-12)
     assert (rank == 2) == bool(np.any(np.abs(g.numpy()) > 1e-6))
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_slogdet_gradient_at_singular_matrices_is_non_finite_as_in_jax(mode):
+    # It raised LinAlgError (MatrixInverse: Singular matrix).  inv(x) there is adj(x) / 0: inf where a cofactor is
+    # nonzero (rank n - 1), NaN where it is 0 (every cofactor at rank n - 2 or less), JAX's values.
+    batch = np.stack([_SINGULAR[2], _SINGULAR[1], _SINGULAR[0], _dominant(3, 3)])
+    grad = tl.grad(lambda x: tl.sum(tl.linalg.slogdet(x)[1]))
+    g = (grad if mode == "eager" else tl.function(grad))(tl.tensor(batch)).numpy()
+    cofactors = _cofactors(_SINGULAR[2])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.testing.assert_array_equal(g[0], np.where(cofactors == 0, np.nan, np.sign(cofactors) * np.inf))
+    assert np.isnan(g[1:3]).all()
+    np.testing.assert_allclose(g[3], np.linalg.inv(batch[3]).T, rtol=1e-12)
+    jax = pytest.importorskip("jax")
+    rank_one = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with jax.enable_x64(True):
+        expected = np.asarray(jax.grad(lambda x: jax.numpy.linalg.slogdet(x)[1])(rank_one))
+    np.testing.assert_array_equal(grad(tl.tensor(rank_one)).numpy(), expected)  # [[inf, -inf], [-inf, inf]]
+
+
+def test_matrix_exp_values_and_gradients_match_scipy_and_torch():
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 4, 4)) * np.array([0.1, 6.0])[:, None, None]  # no squaring, and several
+    expected = scipy_linalg.expm(a)
+    np.testing.assert_allclose(tl.linalg.matrix_exp(a).numpy(), expected, atol=1e-12 * np.abs(expected).max())
+    assert tl.linalg.matrix_exp(np.eye(2, dtype=np.float32)).dtype == np.float32
+    assert tl.linalg.matrix_exp(np.eye(2, dtype=np.int64)).dtype == np.float64
+    torch = pytest.importorskip("torch")
+    weights = rng.standard_normal(a.shape)
+    t = torch.tensor(a, requires_grad=True)
+    (torch.linalg.matrix_exp(t) * torch.tensor(weights)).sum().backward()
+    g = tl.grad(lambda x: tl.sum(tl.linalg.matrix_exp(x) * weights))(tl.tensor(a))
+    np.testing.assert_allclose(g.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _gauge_free_eig_loss(w, v, weights):
+    return w.real * weights[0] + w.imag**2 * weights[1], abs(v) ** 2 * weights[2][..., None, :]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_eig_matches_numpy_and_its_gradient_torchs_conjugated(dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((2, 4, 4)).astype(dtype)
+    if dtype == np.complex128:
+        a = a + 1j * rng.standard_normal(a.shape)
+    w, v = tl.linalg.eig(a)
+    assert w.dtype == v.dtype == np.complex128
+    np.testing.assert_array_equal(w.numpy(), np.linalg.eig(a)[0])
+    np.testing.assert_array_equal(v.numpy(), np.linalg.eig(a)[1])
+    weights = [rng.standard_normal((2, 4)) for _ in range(3)]
+
+    def loss(x):  # independent of each eigenvector's phase, as any loss of eig must be
+        w, v = tl.linalg.eig(x)
+        return sum(tl.sum(part) for part in _gauge_free_eig_loss(w, v, weights))
+
+    g = tl.grad(loss)(tl.tensor(a)).numpy()
+    t = torch.tensor(a, requires_grad=True)
+    parts = _gauge_free_eig_loss(*torch.linalg.eig(t), [torch.tensor(w) for w in weights])
+    sum(part.sum() for part in parts).backward()
+    np.testing.assert_allclose(g, np.conj(t.grad.numpy()), rtol=1e-9, atol=1e-10)  # PyTorch's is conjugated
+    assert isinstance(np.linalg.eig(tl.tensor(a))[0], tl.Tensor)  # NumPy's function dispatches to ours
+    check_grads(loss, (tl.tensor(a),), order=2)
+    traced = tl.function(tl.grad(loss))(tl.tensor(a)).numpy()
+    np.testing.assert_allclose(traced, g, rtol=1e-12, atol=1e-12)
+
+
+def test_eigvals_gradient_matches_jax_and_eigenvectors_of_a_repeated_eigenvalue_give_nan():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    weights = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+    g = tl.grad(lambda x: tl.sum(tl.real(tl.linalg.eigvals(x) * weights)))(tl.tensor(a)).numpy()
+    w, v = np.linalg.eig(a)
+    np.testing.assert_allclose(g, np.linalg.solve(v.T, weights[:, None] * v.T), rtol=1e-10)  # v^-T diag(c) v^T
+    jax = pytest.importorskip("jax")
+    with jax.enable_x64(True):
+        expected = jax.grad(lambda x: jax.numpy.sum(jax.numpy.real(jax.numpy.linalg.eigvals(x) * weights)))(a)
+    np.testing.assert_allclose(g, np.asarray(expected), rtol=1e-10)
+    # diag(1, 2, 2) + a coupling of the repeated pair: the sum of the values still has gradient I, while a loss
+    # reading the repeated value's eigenvectors is NaN (PyTorch: NaN), not a finite number.
+    x = tl.tensor(np.diag([1.0, 2.0, 2.0]))
+    np.testing.assert_allclose(tl.grad(lambda x: tl.sum(tl.real(tl.linalg.eigvals(x))))(x).numpy(), np.eye(3))
+    vector_loss = tl.grad(lambda x: tl.sum(tl.real(tl.linalg.eig(x)[1]) * np.arange(9.0).reshape(3, 3)))(x)
+    assert np.isnan(vector_loss.numpy()).any()

@@ -226,3 +226,45 @@ def test_traced_training_step_equals_eager():
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-5)
     assert results[0][0][2] < results[0][0][0]
+
+
+@pytest.mark.parametrize(
+    "name", ["zeros", "ones", "glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "orthogonal"]
+)
+def test_initializers_refuse_bad_shapes_and_make_empty_weights(name):
+    # (2.5, 3) silently gave a (2, 3) weight; (3, -1), None and 'x' gave NumPy's or Python's raw errors;
+    # orthogonal((3, 0)) raised "cannot reshape array of size 0".  Reference: np.zeros' shape rules.
+    init = getattr(tl.initializers, name)
+    with pytest.raises(TypeError, match=rf"initializers.{name}: shape must be a tuple of integers, got \(2.5, 3\)"):
+        init((2.5, 3), seed=0)
+    for bad in (None, "x"):
+        with pytest.raises(TypeError, match=rf"initializers.{name}: shape must be a tuple of integers"):
+            init(bad, seed=0)
+    with pytest.raises(ValueError, match=rf"initializers.{name}: shape must not have negative dimensions"):
+        init((3, -1), seed=0)
+    for shape in ((3, 0), (0, 3), (np.int64(2), 3)):
+        w = init(shape, seed=0)
+        assert w.shape == np.zeros(shape).shape and w.dtype == tl.float32
+
+
+def test_layer_arguments_of_the_wrong_kind_get_one_clear_error():
+    # Each of these raised a raw Python error naming no layer ('<=' not supported between 'float' and
+    # 'NoneType'; could not convert string to float; 'str' object is not callable at the first call),
+    # or was accepted and gave NaN outputs (a negative epsilon) or integer weights (dtype=int32).
+    cases = [
+        (lambda: tl.nn.BatchNorm(3, momentum=None), ValueError, r"BatchNorm: momentum must be in \[0, 1\], got None"),
+        (lambda: tl.nn.BatchNorm(3, epsilon=-1.0), ValueError, "BatchNorm: epsilon must be a number >= 0, got -1.0"),
+        (lambda: tl.nn.LayerNorm(3, epsilon=float("nan")), ValueError, "LayerNorm: epsilon must be a number >= 0"),
+        (lambda: tl.nn.BatchNorm(3, dtype=tl.int32), TypeError, "BatchNorm: dtype must be a float dtype, got int32"),
+        (lambda: tl.nn.LayerNorm(3, dtype="int64"), TypeError, "LayerNorm: dtype must be a float dtype, got int64"),
+        (lambda: tl.nn.Dropout(None), ValueError, r"Dropout: rate must be in \[0, 1\), got None"),
+        (lambda: tl.nn.Dropout("a"), ValueError, r"Dropout: rate must be in \[0, 1\), got 'a'"),
+        (lambda: tl.nn.Dense(3, 2, activation="nope"), ValueError, "Dense: activation must be None, a callable or"),
+        (lambda: tl.nn.Conv2D(3, 2, 3, activation=1), ValueError, "Conv2D: activation must be None, a callable or"),
+    ]
+    for make, error, message in cases:
+        with pytest.raises(error, match=message):
+            make()
+    dense = tl.nn.Dense(3, 2, activation="relu", seed=0)  # Keras' names for tl.nn functions
+    x = np.array([[1.0, -2.0, 0.5]], np.float32)
+    np.testing.assert_array_equal(dense(x).numpy(), np.maximum(x @ dense.kernel.numpy() + dense.bias.numpy(), 0))

@@ -98,8 +98,6 @@ def test_a_numpy_function_tensorlib_lacks_raises_naming_it():
         np.modf(tl.tensor([4.5, 6.0]))
     with pytest.raises(TypeError, match=r"numpy\.add\.outer"):
         np.add.outer(t, t)
-    with pytest.raises(TypeError, match=r"numpy\.linalg\.eigvals"):
-        np.linalg.eigvals(t)
 
 
 def test_unsupported_arguments_and_out_raise_instead_of_converting():

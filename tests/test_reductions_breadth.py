@@ -168,6 +168,28 @@ def test_unique_and_bincount_eager_and_traced():
         tl.bincount(np.array([1, -2]))
 
 
+@pytest.mark.parametrize("backend", ["numpy", "array_api_strict"])
+def test_unique_along_an_axis_on_every_backend(backend):
+    # Before: NotImplementedError "unique along an axis runs on the NumPy backend only" off NumPy.
+    if backend not in tl.testing.backends.available():
+        pytest.skip(f"{backend} is not installed")
+    flags = {"return_index": True, "return_inverse": True, "return_counts": True}
+    rng = np.random.default_rng(5)
+    for x in (
+        np.array([[NAN, 1.0], [-0.0, 2.0], [NAN, 1.0], [0.0, 2.0]]),  # NaN rows stay apart, -0.0 is 0.0 (NumPy)
+        rng.integers(0, 2, (5, 3, 2)),
+        rng.integers(0, 2, (4, 3)).astype(bool),
+        np.zeros((3, 0)),
+        np.zeros((0, 2)),
+    ):
+        for axis in range(-x.ndim, x.ndim):
+            got = tl.unique(tl.tensor(x, backend=backend), axis=axis, **flags)
+            for k, (g, e) in enumerate(zip(got, np.unique(x, axis=axis, **flags))):
+                assert g.dtype == e.dtype, (x, axis, k)
+                np.testing.assert_array_equal(g.numpy(), np.reshape(e, g.shape), err_msg=f"{x} axis {axis} out {k}")
+                assert g.shape == e.shape or k == 2  # NumPy's inverse: (n,), or x's shape in some 2.x versions
+
+
 def test_argwhere_and_flatnonzero_match_numpy_for_0d_and_empty():
     for x in (np.array(3.0), np.array(0.0), np.zeros((0, 3)), np.array([[0, 2], [1, 0]])):
         np.testing.assert_array_equal(tl.argwhere(x).numpy(), np.argwhere(x))
@@ -211,7 +233,7 @@ def test_median_of_empty_slices_is_nan_as_numpy_and_argmax_keepdims_of_0d():
 
 def test_quantiles_and_average_trace_with_unknown_batch_sizes():
     # Before: median/quantile under a TensorSpec with an unknown kept size failed with a raw TypeError
-    # ('reshape: shape must be integers, got (None, 4)'); an unknown slice length now says so clearly.
+    # ('reshape: shape must be integers, got (None, 4)'); an unknown slice length traces too.
     x = np.array([[1.0, NAN, 3.0, 0.5], [4.0, 5.0, NAN, 2.0], [0.0, 1.0, 2.0, 3.0]])
     batch = tl.TensorSpec((None, 4), "float64")
     w = tl.tensor([1.0, 2.0, 3.0, 4.0], dtype="float64")
@@ -222,5 +244,49 @@ def test_quantiles_and_average_trace_with_unknown_batch_sizes():
         lambda t: tl.average(t, 1, weights=w, returned=True)[1],
     ):
         np.testing.assert_array_equal(tl.function(f).get_graph(batch)(x).numpy(), f(tl.tensor(x)).numpy())
-    with pytest.raises(ValueError, match=r"quantile: the length of the reduced axes must be known under tl.function"):
-        tl.function(lambda t: tl.median(t, 1)).get_graph(tl.TensorSpec((3, None), "float64"))
+    # An unknown slice length: the quantiles' positions are computed in the graph.
+    median = tl.function(lambda t: tl.median(t, 1)).get_graph(tl.TensorSpec((3, None), "float64"))
+    np.testing.assert_array_equal(median(x).numpy(), np.median(x, 1))
+
+
+@pytest.mark.parametrize("name", ["mean", "var", "std"])
+def test_mean_var_std_where_as_numpy_eager_and_traced_with_gradients(name):
+    # Before: TypeError, mean/var/std took no where= (np.mean(tensor, where=...) refused it too).
+    f, np_f = getattr(tl, name), getattr(np, name)
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 4))
+    x[0, 0] = NAN  # left out by where: no NaN in the value nor the gradient
+    where = np.array([[False, True, True, True], [True, False, True, True], [True, True, False, True]])
+    extra = {} if name == "mean" else {"ddof": 1}
+    for axis, w in ((None, where), (1, where), (0, where[:, :1] | True), (0, np.array([True, False, True, True]))):
+        expected = _quiet(np_f, x, axis=axis, where=w, **extra)
+        np.testing.assert_allclose(f(x, axis=axis, where=w, **extra).numpy(), expected, rtol=1e-12)
+        traced = tl.function(lambda a, m, axis=axis: f(a, axis=axis, where=m, **extra))
+        got = traced.get_graph(tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None,) * w.ndim, "bool"))(x, w)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+        assert isinstance(np_f(tl.tensor(x), axis=axis, where=w, **extra), tl.Tensor)  # the NumPy protocol
+    y = np.where(where, x, 1.0)
+    tl.testing.check_grads(lambda a: f(a, axis=1, where=where, **extra), (y,), order=2)
+    grad = tl.grad(lambda a: tl.sum(f(a, axis=0, where=where, **extra)))(x).numpy()
+    assert np.all(grad[~where] == 0) and np.isfinite(grad).all()
+    assert f(x.astype(np.int64), where=where).dtype == np.float64
+    half = f(x.astype(np.float16), axis=1, where=where, **extra)
+    assert half.dtype == np.float16
+    np.testing.assert_allclose(
+        half.numpy(), np_f(x.astype(np.float16).astype(np.float32), 1, where=where, **extra), rtol=2e-3
+    )
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    peer = jax.grad(lambda a: getattr(jax.numpy, name)(a, axis=1, where=where, **extra).sum())(y)
+    np.testing.assert_allclose(
+        tl.grad(lambda a: tl.sum(f(a, axis=1, where=where, **extra)))(y).numpy(), peer, atol=1e-12
+    )
+
+
+def test_where_must_be_bool_and_broadcast_to_x():
+    with pytest.raises(
+        TypeError, match=r"var: where must be bool, got int64 \(where shape \(3,\); x shape \(3,\), float64\)"
+    ):
+        tl.var(np.ones(3), where=np.array([1, 0, 1]))
+    with pytest.raises(ValueError, match=r"std: where of shape \(2, 3\) does not broadcast to x's shape \(3,\)"):
+        tl.std(np.ones(3), where=np.ones((2, 3), bool))

@@ -72,6 +72,14 @@ class GradientTape:
             if active:
                 dispatch.tapes.append(self)
 
+    def _spend(self) -> None:
+        """A non-persistent tape that gave its gradients stops recording, also inside its ``with`` block (as
+        TensorFlow's): the next op on a Variable there crashed appending to the dropped record, and an
+        optimizer step there was refused as if the gradient could still change."""
+        self._nodes = None
+        if self in dispatch.tapes:
+            dispatch.tapes.remove(self)
+
     def reset(self) -> None:
         """Forget everything recorded so far."""
         self._watched = set()
@@ -138,7 +146,7 @@ class GradientTape:
                 lambda watched: backprop(nodes, targets, weights, watched, unconnected_gradients),
             )
         if not self._persistent:
-            self._nodes = None
+            self._spend()
             self._watched = set()
         return tree.unflatten(source_def, grads)
 
@@ -205,7 +213,7 @@ class GradientTape:
                 jac = None
             result.append(jac)
         if not self._persistent:
-            self._nodes = None
+            self._spend()
         return tree.unflatten(source_def, result)
 
 

@@ -1317,12 +1317,17 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
     >>> tl.quantile(tl.tensor([4, 1, 3, 2]), [0.3, 0.6], method="inverted_cdf").numpy().tolist()
     [2, 3]
     """
+    return _quantile(a, q, axis, keepdims, method, "quantile")
+
+
+def _quantile(a, q, axis, keepdims, method, name):
+    """``quantile``, whose errors name the public function ``name`` (quantile, percentile or median)."""
     if method not in QUANTILE_METHODS:
-        raise ValueError(f"quantile: method must be one of NumPy's {', '.join(QUANTILE_METHODS)}; got {method!r}")
+        raise ValueError(f"{name}: method must be one of NumPy's {', '.join(QUANTILE_METHODS)}; got {method!r}")
     midpoint = method == "midpoint"
     a = as_tensor(a)
     if a.dtype.kind == "c":  # NumPy refuses too: complex numbers have no order
-        raise TypeError(f"quantile: a must be real, got {a.dtype} (shape {a.shape})")
+        raise TypeError(f"{name}: a must be real, got {a.dtype} (shape {a.shape})")
     if isinstance(q, Tensor):
         q = q.numpy()
     dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
@@ -1332,22 +1337,22 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
         dtype = a.dtype
     q = np.asarray(q, dtype=np.float64)
     if q.size and (q.min() < 0 or q.max() > 1) or np.isnan(q).any():
-        raise ValueError(f"quantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")
+        given = (q * 100).tolist() if name == "percentile" else q.tolist()
+        raise ValueError(f"{name}: q must be in [0, 1] (percentiles in [0, 100]), got {given}")
     a = math_ops.cast(a, dtype) if a.dtype != dtype else a
     ndim = a.ndim
     try:
         axes = normalize_axes(axis, ndim)
     except (TypeError, ValueError) as e:
-        raise type(e)(f"quantile: {e} (shape {a.shape})") from None
+        raise type(e)(f"{name}: {e} (shape {a.shape})") from None
     if 0 in (a.shape[i] for i in axes):  # checked before the reshape, whose -1 cannot size an empty slice
-        raise ValueError(f"quantile: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
-    flat = _slices_last(a, axes, "quantile")
+        raise ValueError(f"{name}: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
+    flat = _slices_last(a, axes, name)
     n = flat.shape[-1]
-    if n is None:  # the positions of the quantiles are computed from the slice length, once
-        raise ValueError(
-            f"quantile: the length of the reduced axes must be known under tl.function (shape {a.shape}, "
-            f"{a.dtype}, axis {axis}); give it in the TensorSpec"
-        )
+    if n is None:
+        # Under tl.function with an unknown slice length, the positions are computed in the graph from
+        # the length: the same NumPy calls below then dispatch to tensorlib ops (tensorlib.numpy_protocol).
+        n = shape_ops.shape_size(flat, (flat.ndim - 1,))
     ordered = sort(flat, axis=-1)
     if method in ("linear", "midpoint"):
         position = q * (n - 1)
@@ -1364,9 +1369,9 @@ def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") ->
         if midpoint:  # the middle of the two neighbours; exactly the element at a whole position
             out = math_ops.where(position == below, lo, (lo + hi) * 0.5)
         else:
-            out = _lerp(lo, hi, np.asarray(t, dtype=dtype))
+            out = _lerp(lo, hi, t if isinstance(t, Tensor) else np.asarray(t, dtype=dtype))
     if dtype.kind == "f":  # a slice holding a NaN has a NaN quantile (NumPy); the sort put it last
-        last = shape_ops.take(ordered, np.full(q.shape, n - 1), axis=-1)
+        last = shape_ops.take(ordered, np.full(q.shape, n - 1) if isinstance(n, int) else below * 0 + (n - 1), axis=-1)
         out = math_ops.where(math_ops.not_equal(last, last), last, out)
     if q.ndim:  # NumPy puts q's axes first
         k = out.ndim - q.ndim
@@ -1405,7 +1410,8 @@ def percentile(a, q, axis=None, keepdims: bool = False, method: str = "linear") 
     """
     if isinstance(q, Tensor):
         q = q.numpy()
-    return quantile(a, q / 100.0 if isinstance(q, (int, float)) else np.true_divide(q, 100), axis, keepdims, method)
+    q = q / 100.0 if isinstance(q, (int, float)) else np.true_divide(q, 100)
+    return _quantile(a, q, axis, keepdims, method, "percentile")
 
 
 def median(a, axis=None, keepdims: bool = False) -> Tensor:
@@ -1419,7 +1425,7 @@ def median(a, axis=None, keepdims: bool = False) -> Tensor:
     # The mean of the two middle elements, as numpy.median (so [1, inf] gives inf, where the linear
     # quantile's interpolation gives inf - inf = nan).
     empty = _empty_slice_nans(a, axis, keepdims, "median")
-    return empty if empty is not None else quantile(a, 0.5, axis, keepdims, method="midpoint")
+    return empty if empty is not None else _quantile(a, 0.5, axis, keepdims, "midpoint", "median")
 
 
 def _empty_slice_nans(a, axis, keepdims, name):

@@ -122,9 +122,13 @@ def _irfftn_infer(x, *, axes, norm, n):
     if x.dtype.kind != "c":
         raise TypeError(f"expected a complex input, got {x.dtype}")
     axes = _check_axes(x, axes, norm)
+    shape = list(x.shape)
+    if n is None:  # NumPy's default, 2 * (m - 1) outputs from m frequencies: m is unknown until run time
+        if shape[axes[-1]] is not None:
+            raise ValueError(f"n may be None only for an axis of unknown size, got {shape[axes[-1]]} frequencies")
+        return spec(tuple(shape), _dt.real_dtype(x.dtype))
     if n < 1:
         raise ValueError(f"invalid number of data points {n}")
-    shape = list(x.shape)
     if shape[axes[-1]] not in (None, n // 2 + 1):
         raise ValueError(f"axis {axes[-1]} has {shape[axes[-1]]} frequencies, {n} outputs need {n // 2 + 1}")
     shape[axes[-1]] = n
@@ -136,12 +140,17 @@ _irfftn = defop(
     inputs=("x",),
     attrs={"axes": (-1,), "norm": "backward", "n": 2},
     infer=_irfftn_infer,
-    doc="Inverse of RFFTN: n real outputs along the last axis from its n // 2 + 1 frequencies.",
+    doc="Inverse of RFFTN: n real outputs along the last axis from its n // 2 + 1 frequencies "
+    "(n=None: NumPy's default 2 * (m - 1) from m, for a size unknown when traced).",
 )
 
 
 @_irfftn.generic
 def _irfftn_kernel(xp, x, *, axes, norm, n):
+    if n is None:
+        n = 2 * (x.shape[axes[-1]] - 1)
+        if n < 1:
+            raise ValueError(f"IRFFTN: invalid number of data points {n} (input shape {tuple(x.shape)} {x.dtype})")
     sizes = [x.shape[a] for a in axes[:-1]] + [n]
     return xp.fft.irfftn(x, s=sizes, axes=axes, norm=norm)
 
@@ -153,6 +162,8 @@ def _irfftn_grad(node, g):
 
     x, axes, n = node.inputs[0], node.attrs["axes"], node.attrs["n"]
     last = axes[-1] % x.ndim
+    if n is None:
+        return _irfftn_default_grad(g, axes, node.attrs["norm"], last, x.dtype)
     spectrum = apply(_fftn, (cast(g, dtype=x.dtype),), {"axes": axes, "norm": node.attrs["norm"], "inverse": True})
     m = n // 2 + 1
     index = [slice(None)] * x.ndim
@@ -162,6 +173,25 @@ def _irfftn_grad(node, g):
     weight[1 : (n - 1) // 2 + 1] = 2.0
     weight = weight.reshape((m,) + (1,) * (x.ndim - 1 - last))
     return getitem(spectrum, tuple(index)) * tensor(weight.astype(x.dtype), backend=x.backend)
+
+
+def _irfftn_default_grad(g, axes, norm, last, dtype):
+    """IRFFTN's gradient for NumPy's default n = 2 * (m - 1), with m unknown when traced: the inverse
+    transform of the real g cut to m bins is the conjugate of its rfftn with the opposite norm; every bin
+    but the first and the last (n is even) counts twice."""
+    from .elementwise import conj
+    from .math import cast
+    from .shape import concat, getitem
+
+    half = conj(apply(_rfftn, (g,), {"axes": axes, "norm": _OPPOSITE_NORM[norm]}))
+    half = cast(half, dtype) if half.dtype != dtype else half
+
+    def part(start, stop):
+        index = [slice(None)] * g.ndim
+        index[last] = slice(start, stop)
+        return getitem(half, tuple(index))
+
+    return concat([part(0, 1), part(1, -1) * 2.0, part(-1, None)], axis=last)
 
 
 register_gradient("IRFFTN", _irfftn_grad)
@@ -208,13 +238,17 @@ def _resize(a, axis, n, what):
     from .shape import getitem, pad
 
     size = a.shape[axis]
-    if size is None:
-        raise ValueError(f"{what}: axis {axis} has an unknown size, so it cannot be cut or padded to {n} {_where(a)}")
+    index = [slice(None)] * a.ndim
+    index[axis] = slice(0, n)
+    if size is None:  # unknown when traced: padded by n, then its first n taken (a gather: a known size n)
+        from .shape import take
+
+        widths = [(0, 0)] * a.ndim
+        widths[axis] = (0, n)
+        return take(pad(a, widths), np.arange(n), axis=axis)
     if n == size:
         return a
     if n < size:
-        index = [slice(None)] * a.ndim
-        index[axis] = slice(0, n)
         return getitem(a, tuple(index))
     widths = [(0, 0)] * a.ndim
     widths[axis] = (0, n - size)
@@ -289,8 +323,10 @@ def _inverse_real_transform(a, s, axes, norm, what, one=False):
     last = sizes[-1]
     if last is None:
         m = a.shape[axes[-1]]
-        if m is None:
-            raise ValueError(f"{what}: axis {axes[-1]} has an unknown size, so give the output's size {_where(a)}")
+        if m is None:  # traced: the op takes NumPy's default from the size it is given at run time
+            for ax, n in zip(axes[:-1], sizes[:-1]):
+                a = a if n is None else _resize(a, ax, n, what)
+            return apply(_irfftn, (_as_complex(a),), {"axes": axes, "norm": _norm(norm, what), "n": None})
         last = 2 * (m - 1)
         if last < 1:
             raise ValueError(f"{what}: invalid number of data points {last} {_where(a)}")

@@ -253,28 +253,27 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None) -> Tensor:
     from .math import cast, greater, not_equal, stop_gradient
     from .reduce import max as reduce_max
     from .reduce import sum as reduce_sum
-    from .shape import expand_dims
+    from .shape import expand_dims, shape_size, stack
 
     A = stop_gradient(as_tensor(A))
     if A.dtype.kind in "biu":
         A = cast(A, dtype=_dt.float64)
     if A.ndim < 2:
-        return cast(reduce_max(not_equal(A, 0)), dtype=_dt.int64) if A.size else _int64_zero(A)
+        # Any nonzero element, counted (a size test read an unknown traced size as empty: rank 0).
+        return cast(greater(reduce_sum(cast(not_equal(A, 0), dtype=_dt.int64)), 0), dtype=_dt.int64)
     s = absolute(eigvalsh(A)) if hermitian else svdvals(A)
     if tol is None:
         eps = np.finfo(s.dtype).eps
-        rtol = max(A.shape[-2:]) * eps if rtol is None else expand_dims(cast(as_tensor(rtol), dtype=s.dtype), -1)
+        if rtol is None and None in A.shape[-2:]:  # traced with an unknown matrix size: max(m, n) in the graph
+            rtol = cast(reduce_max(stack([shape_size(A, (A.ndim - 2,)), shape_size(A, (A.ndim - 1,))])), s.dtype) * eps
+        elif rtol is None:
+            rtol = max(A.shape[-2:]) * eps
+        else:
+            rtol = expand_dims(cast(as_tensor(rtol), dtype=s.dtype), -1)
         tol = _largest(s) * rtol
     else:
         tol = expand_dims(cast(as_tensor(tol), dtype=s.dtype), -1)
     return reduce_sum(cast(greater(s, tol), dtype=_dt.int64), axis=-1)
-
-
-def _int64_zero(like):
-    from .math import zeros_like
-    from .reduce import sum as reduce_sum
-
-    return reduce_sum(zeros_like(like, dtype=_dt.int64))
 
 
 def _largest(s):
@@ -282,6 +281,10 @@ def _largest(s):
     from .reduce import max as reduce_max
     from .reduce import sum as reduce_sum
 
+    if s.shape[-1] is None:  # traced with an unknown size: a 0 appended is the max of none (s is >= 0)
+        from .shape import pad
+
+        return reduce_max(pad(s, [(0, 0)] * (s.ndim - 1) + [(0, 1)]), axis=-1, keepdims=True)
     return (reduce_sum if s.shape[-1] == 0 else reduce_max)(s, axis=-1, keepdims=True)
 
 

@@ -146,9 +146,42 @@ def _gap_divide(num, gap, used):
 
 
 # ------------------------------------------------------------------ inv
-_inv = defop("MatrixInverse", inputs=("x",), infer=_square_infer, doc="Inverse of square matrices.")
-_inv.generic(lambda xp, x: xp.linalg.inv(x))
-_inv.kernel("numpy")(_lapack("MatrixInverse")(np.linalg.inv))
+_inv = defop(
+    "MatrixInverse",
+    inputs=("x",),
+    attrs={"singular": "raise"},
+    infer=lambda x, *, singular: _square_infer(x),
+    doc="Inverse of square matrices; a singular one raises, or with singular='inf' gives adj(x) / 0 "
+    "(inf where a cofactor is nonzero, NaN where it is 0).",
+)
+
+
+@_inv.generic
+def _inv_kernel(xp, x, *, singular):
+    if singular == "raise":
+        return xp.linalg.inv(x)
+    try:
+        return xp.linalg.inv(x)
+    except np.linalg.LinAlgError:  # some matrix of the batch is singular (LU has a zero pivot)
+        pass
+    zero = (xp.linalg.slogdet(x)[0] == 0)[..., None, None]
+    inverse = xp.linalg.inv(xp.where(zero, xp.eye(x.shape[-1], dtype=x.dtype), x))
+    # The SVD leaves rounding errors where a cofactor is 0: entries at rounding level of the largest are 0, and
+    # so is every cofactor at rank n - 2 or less.
+    adjugate = _adjugate_kernel(xp, x, xp.zeros(x.shape[:-2], dtype=x.dtype))
+    n, eps = x.shape[-1], np.finfo(x.dtype).eps
+    size = xp.max(xp.abs(adjugate), axis=(-2, -1), keepdims=True)
+    rounding = xp.abs(adjugate) <= size * n * eps
+    if n > 1:
+        s = xp.linalg.svd(x, compute_uv=False)
+        rounding = rounding | (s[..., -2] <= s[..., 0] * n * eps)[..., None, None]
+    adjugate = xp.where(rounding, xp.zeros_like(adjugate), adjugate)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        limit = adjugate / xp.zeros((), dtype=x.dtype)
+    return xp.where(zero, limit, inverse)
+
+
+_inv.kernel("numpy")(_lapack("MatrixInverse")(functools.partial(_inv_kernel, np)))
 register_gradient("MatrixInverse", lambda node, g: -_matmul(_mT(node.outputs[0]), _matmul(g, _mT(node.outputs[0]))))
 
 
@@ -328,14 +361,23 @@ def _slogdet_grad(node, g_sign, g_logabsdet):
         g_h = cast(g_logabsdet, dtype=x.dtype) - 1j * cast(
             cast(1j * sign * g_sign, dtype=g_logabsdet.dtype), dtype=x.dtype
         )
-    return expand_dims(g_h, (-2, -1)) * _mT(inv(x))
+    # At a singular x (sign 0, logabsdet -inf) the derivative is infinite: inv(x) becomes adj(x) / 0, so the
+    # gradient is inf where a cofactor is nonzero and NaN where it is 0 (JAX's values; PyTorch's are non-finite
+    # too), instead of raising.
+    return expand_dims(g_h, (-2, -1)) * _mT(apply(_inv, (x,), {"singular": "inf"}))
 
 
 register_gradient("LogMatrixDeterminant", _slogdet_grad)
 
 
 def slogdet(x) -> tuple:
-    """``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``; only ``logabsdet`` has a gradient.
+    """``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``; only ``logabsdet`` has a gradient
+    (and ``sign`` of a complex matrix).
+
+    At a singular matrix (``sign`` 0, ``logabsdet`` -inf) the gradient is not
+    finite: ``inv(x)`` there is ``adj(x) / 0``, inf where a cofactor is nonzero
+    and NaN where it is 0, as JAX gives (PyTorch's is non-finite too); it does
+    not raise.
 
     >>> import tensorlib as tl
     >>> sign, logabsdet = tl.linalg.slogdet(tl.tensor([[-2.0, 0.0], [0.0, 3.0]]))
@@ -530,11 +572,16 @@ def eigh(x) -> tuple:
 
 
 # ------------------------------------------------------------------ svd
+def _min_dim(m, n):
+    """min(m, n) of two matrix sizes, None (unknown under tl.function) when either is."""
+    return None if m is None or n is None else min(m, n)
+
+
 def _svd_infer(x, *, full_matrices, compute_uv):
     dtype = _check_matrix(x, square=False)
     real = np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
     *batch, m, n = x.shape
-    k = min(m, n)
+    k = _min_dim(m, n)
     s = spec(tuple(batch) + (k,), real)
     if not compute_uv:
         return s
@@ -635,7 +682,7 @@ def _qr_infer(x, *, mode):
         raise ValueError(f"mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     dtype = _check_matrix(x, square=False)
     *batch, m, n = x.shape
-    k = min(m, n)
+    k = _min_dim(m, n)
     cols = m if mode == "complete" else k
     r = spec(tuple(batch) + (cols, n), dtype)
     return r if mode == "r" else (spec(tuple(batch) + (m, cols), dtype), r)

@@ -405,20 +405,51 @@ def _count(x, axis):
     return math_ops.cast(shape_size(x, axes), x.dtype)
 
 
-def mean(x, axis=None, keepdims: bool = False) -> Tensor:
+def _where_mask(x, where, name):
+    """NumPy's ``where=`` of a reduction: None for ``True`` (every element), else a bool tensor that
+    broadcasts to ``x``'s shape (``x`` is never broadcast to it)."""
+    if where is True:
+        return None
+    mask = as_tensor(where)
+    if mask.dtype != _dt.bool_:
+        raise TypeError(
+            f"{name}: where must be bool, got {mask.dtype} (where shape {mask.shape}; x shape {x.shape}, {x.dtype})"
+        )
+    fits = mask.ndim <= x.ndim and builtins.all(
+        m in (1, d) or None in (m, d) for m, d in zip(reversed(mask.shape), reversed(x.shape))
+    )
+    if not fits:
+        raise ValueError(f"{name}: where of shape {mask.shape} does not broadcast to x's shape {x.shape} ({x.dtype})")
+    return mask
+
+
+def _masked_count(x, mask, axis, keepdims):
+    """The number of elements of ``x`` that ``mask`` selects per reduced slice, in ``x``'s dtype."""
+    selected = math_ops.logical_and(mask, math_ops.ones_like(x, _dt.bool_))  # mask broadcast to x
+    return math_ops.cast(sum(selected, axis, keepdims), x.dtype)
+
+
+def mean(x, axis=None, keepdims: bool = False, *, where=True) -> Tensor:
     """Arithmetic mean over ``axis``; integers and bools give float64, float16 accumulates in float32.
+    ``where`` (a bool tensor broadcasting to ``x``) keeps only the elements where it is True, as in
+    NumPy: a slice with none gives NaN, and the others get no gradient.
 
     >>> import tensorlib as tl
     >>> tl.mean(tl.tensor([1, 2])).numpy().item()
     1.5
+    >>> tl.mean(tl.tensor([1.0, 2.0, 6.0]), where=tl.tensor([True, False, True])).numpy().item()
+    3.5
     """
 
     x = as_tensor(x)
     _check_axis(x, axis, "Mean")
+    mask = _where_mask(x, where, "mean")
     if x.dtype.kind in "biu":  # NumPy sums integers in float64 here: an integer sum could wrap around
         x = math_ops.cast(x, _dt.float64)
     if x.dtype == _dt.float16:
-        return math_ops.cast(mean(math_ops.cast(x, _dt.float32), axis, keepdims), _dt.float16)
+        return math_ops.cast(mean(math_ops.cast(x, _dt.float32), axis, keepdims, where=where), _dt.float16)
+    if mask is not None:
+        return sum(math_ops.where(mask, x, 0), axis, keepdims) / _masked_count(x, mask, axis, keepdims)
     total = sum(x, axis, keepdims)
     return total / _count(x, axis)
 
@@ -433,30 +464,39 @@ def _check_ddof(x, ddof, name):
     return int(ddof) if isinstance(ddof, numbers.Integral) else float(ddof)
 
 
-def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
-    """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32.
+def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> Tensor:
+    """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32.  ``where`` keeps
+    only the elements where it is True (the mean too), as in NumPy.
 
     >>> import tensorlib as tl
     >>> tl.var(tl.tensor([1.0, 3.0])).numpy().item()
+    1.0
+    >>> tl.var(tl.tensor([1.0, 3.0, 100.0]), where=tl.tensor([True, True, False])).numpy().item()
     1.0
     """
 
     x = as_tensor(x)
     _check_axis(x, axis, "Var")
     ddof = _check_ddof(x, ddof, "Var")
+    mask = _where_mask(x, where, "var")
     if x.dtype == _dt.float16:
-        return math_ops.cast(var(math_ops.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
-    centered = x - mean(x, axis, keepdims=True)
+        return math_ops.cast(var(math_ops.cast(x, _dt.float32), axis, keepdims, ddof, where=where), _dt.float16)
+    centered = x - mean(x, axis, keepdims=True, where=where)
     if x.dtype.kind == "c":  # NumPy: the mean squared modulus, real
         centered = math_ops.abs(centered)
-    n = _count(x, axis)
+    if mask is not None:
+        centered = math_ops.where(mask, centered, 0)  # the left-out elements add nothing (nor a NaN)
+        n = _masked_count(centered, mask, axis, keepdims)
+    else:
+        n = _count(centered, axis)  # in centered's dtype: real for complex x (a traced var was complex)
     # NumPy clamps the divisor at 0, so ddof >= n gives inf or nan rather than a negative variance.
     divisor = builtins.max(n - ddof, 0) if isinstance(n, int) else math_ops.maximum(n - ddof, 0)
     return sum(centered * centered, axis, keepdims) / divisor
 
 
-def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> Tensor:
     """Standard deviation; its gradient at zero spread is 0 (as PyTorch and autograd give), not nan.
+    ``where`` keeps only the elements where it is True, as in NumPy.
 
     >>> import tensorlib as tl
     >>> tl.grad(lambda x: tl.std(x))(tl.tensor([2.0, 2.0])).numpy().tolist()
@@ -465,7 +505,8 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     x = as_tensor(x)
     _check_axis(x, axis, "Std")
     ddof = _check_ddof(x, ddof, "Std")
-    return safe_sqrt(var(x, axis, keepdims, ddof))
+    _where_mask(x, where, "std")
+    return safe_sqrt(var(x, axis, keepdims, ddof, where=where))
 
 
 def safe_sqrt(v) -> Tensor:

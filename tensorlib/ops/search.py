@@ -254,10 +254,10 @@ def _unique_numpy(x, *, return_index, return_inverse, return_counts, axis):
 
 @_unique.generic
 def _unique_kernel(xp, x, *, return_index, return_inverse, return_counts, axis):
-    # The standard's unique_all on the flattened x (unique subarrays along an axis are NumPy's only);
-    # its values come unsorted on some libraries: sort them, and carry the rest along.
+    # The standard's unique_all on the flattened x; its values come unsorted on some libraries: sort
+    # them, and carry the rest along.
     if axis is not None:
-        raise NotImplementedError("unique along an axis runs on the NumPy backend only")
+        return _unique_subarrays(xp, x, axis, return_index, return_inverse, return_counts)
     found = xp.unique_all(xp.reshape(x, (-1,)))
     values = found.values
     order = xp.argsort(xp.astype(values, xp.int8) if xp.isdtype(values.dtype, "bool") else values)
@@ -272,10 +272,42 @@ def _unique_kernel(xp, x, *, return_index, return_inverse, return_counts, axis):
     return tuple(out)
 
 
+def _unique_subarrays(xp, x, axis, return_index, return_inverse, return_counts):
+    """NumPy's unique along ``axis``: the distinct subarrays in lexicographic order (each one a row of
+    ``x`` moved to axis 0 and flattened), equal where all elements are equal (so -0.0 is 0.0 and NaN
+    differs from itself, as in NumPy), found by a stable sort of the rows, last column first."""
+    moved = xp.moveaxis(x, axis, 0)
+    n = moved.shape[0]
+    width = 1
+    for d in moved.shape[1:]:
+        width *= d
+    rows = xp.reshape(moved, (n, width))  # (a -1 cannot size the rows of an empty x)
+    keys = xp.astype(rows, xp.int8) if xp.isdtype(rows.dtype, "bool") else rows  # the standard sorts numbers
+    order = xp.arange(n, dtype=xp.int64)
+    for column in range(rows.shape[1] - 1, -1, -1):
+        order = xp.take(order, xp.argsort(xp.take(keys[:, column], order), stable=True))
+    ordered = xp.take(rows, order, axis=0)
+    first = xp.ones((n,), dtype=xp.bool)  # a row that differs from the one before starts a group
+    if n > 1:
+        first = xp.concat([first[:1], xp.any(ordered[1:, :] != ordered[:-1, :], axis=1)])
+    starts = xp.astype(xp.nonzero(first)[0], xp.int64)
+    values = xp.reshape(xp.take(ordered, starts, axis=0), (starts.shape[0],) + tuple(moved.shape[1:]))
+    out = [xp.moveaxis(values, 0, axis)]
+    if return_index:
+        out.append(xp.take(order, starts))
+    if return_inverse:
+        group = xp.searchsorted(starts, xp.arange(n, dtype=xp.int64), side="right") - 1
+        out.append(xp.astype(xp.take(group, xp.argsort(order)), xp.int64))
+    if return_counts:
+        bounds = xp.concat([starts, xp.asarray([n], dtype=xp.int64)])
+        out.append(bounds[1:] - bounds[:-1])
+    return tuple(out)
+
+
 def unique(x, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False, axis=None):
     """The sorted distinct elements of ``x`` (``numpy.unique``, NaNs counted as one), optionally with the
     index of each one's first occurrence, the inverse (indices rebuilding ``x``, of ``x``'s shape) and
-    the counts, in NumPy's order.  With ``axis`` the distinct subarrays along it (NumPy backend only).
+    the counts, in NumPy's order.  With ``axis`` the distinct subarrays along it.
     Not differentiable; its length is unknown inside ``tl.function``.
 
     >>> import tensorlib as tl

@@ -438,6 +438,24 @@ def _reduction(**options):
     return lambda dtype: _reduction_draw(dtype, **options)
 
 
+@st.composite
+def _masked_reduction_draw(draw, dtype, ddof=False):
+    """Distinct values and a ``where=`` mask (of x's shape, or broadcasting to it) leaving at least two
+    elements in each slice that has two (so var's ddof=1 and std's kink at 0 are avoided)."""
+    sample = draw(
+        _reduction_draw(
+            dtype, min_dims=1, max_dims=3, min_side=2, max_side=3, unique=True, ddof=ddof, elements=_half_steps
+        )
+    )
+    x, axis = sample.args[0], sample.kwargs["axis"]
+    shape = tuple(d if draw(st.booleans()) else 1 for d in x.shape) if draw(st.booleans()) else x.shape
+    where = np.array(draw(st.lists(st.booleans(), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))), bool)
+    where = where.reshape(shape)
+    if (np.sum(np.broadcast_to(where, x.shape), axis=axis) < 2).any():
+        where = np.ones(shape, bool)
+    return SampleInput(sample.args, {**sample.kwargs, "where": where})
+
+
 def _half_steps(dtype, lo=None, hi=None):
     """Distinct multiples of 0.5: unique draws stay at least 0.5 apart (no ties, no near-zero spread)."""
     return st.integers(-6, 6).map(lambda k: np.dtype(dtype).type(k / 2))
@@ -530,6 +548,11 @@ def _reduce_opinfos():
             dtypes=FLOATS,
         ),
         OpInfo(
+            "mean_where", tl.mean, _mean_ref, _masked_reduction_draw, op_types=("Select", "LogicalAnd"), dtypes=NUMERIC
+        ),
+        OpInfo("var_where", tl.var, _var_ref, lambda dtype: _masked_reduction_draw(dtype, ddof=True), dtypes=FLOATS),
+        OpInfo("std_where", tl.std, _std_ref, lambda dtype: _masked_reduction_draw(dtype, ddof=True), dtypes=FLOATS),
+        OpInfo(
             "logsumexp",
             tl.logsumexp,
             _logsumexp_ref,
@@ -556,17 +579,17 @@ def _reduce_opinfos():
     ]
 
 
-def _mean_ref(x, axis=None, keepdims=False):
-    out = np.mean(x, axis=axis, keepdims=keepdims)
+def _mean_ref(x, axis=None, keepdims=False, where=True):
+    out = np.mean(x, axis=axis, keepdims=keepdims, where=where)
     return np.asarray(out, dtype=x.dtype if x.dtype.kind == "f" else np.float64)
 
 
-def _var_ref(x, axis=None, keepdims=False, ddof=0):
-    return np.asarray(np.var(x, axis=axis, keepdims=keepdims, ddof=ddof), dtype=x.dtype)
+def _var_ref(x, axis=None, keepdims=False, ddof=0, where=True):
+    return np.asarray(np.var(x, axis=axis, keepdims=keepdims, ddof=ddof, where=where), dtype=x.dtype)
 
 
-def _std_ref(x, axis=None, keepdims=False, ddof=0):
-    return np.asarray(np.std(x, axis=axis, keepdims=keepdims, ddof=ddof), dtype=x.dtype)
+def _std_ref(x, axis=None, keepdims=False, ddof=0, where=True):
+    return np.asarray(np.std(x, axis=axis, keepdims=keepdims, ddof=ddof, where=where), dtype=x.dtype)
 
 
 def _arg_samples(dtype):

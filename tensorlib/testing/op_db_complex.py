@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
+from .op_db_linalg import _expm_ref
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from .strategies import mutually_broadcastable_shapes
 
@@ -89,6 +90,18 @@ def _square(dtype):
         st.sampled_from([(), (2,)]),
         st.sampled_from([1, 2, 3]),
     )
+
+
+def _separated_eigenvalues(dtype):
+    """s diag(w) s^-1 with complex eigenvalues w at least 1 apart (eig's gradient divides by their gaps)."""
+
+    def build(seed, batch, n):
+        rng = np.random.default_rng(seed)
+        w = np.arange(n) * (1.2 + 0.6j) + _values(rng, batch + (n,), np.complex128) * 0.1
+        s = _values(rng, batch + (n, n), np.complex128) * 0.25 + np.eye(n)
+        return SampleInput(((s * w[..., None, :] @ np.linalg.inv(s)).astype(dtype),))
+
+    return st.builds(build, st.integers(0, 2**16), st.sampled_from([(), (2,)]), st.sampled_from([1, 2, 3]))
 
 
 def _matmul_draw(dtype):
@@ -185,4 +198,19 @@ OPINFOS = [
         (),
     ),
     _entry("linalg.norm", lambda a: tl.linalg.norm(a, axis=-1), lambda a: np.linalg.norm(a, axis=-1), _square, ()),
+    _entry(
+        "linalg.matrix_exp",
+        tl.linalg.matrix_exp,
+        _expm_ref,
+        _square,
+        ("MatrixExponential",),
+    ),
+    _entry(
+        "linalg.eig",
+        lambda a: (lambda w, v: (w, tl.real(v * tl.conj(v))))(*tl.linalg.eig(a)),
+        lambda a: (lambda w, v: (w, np.abs(v) ** 2))(*np.linalg.eig(a)),
+        _separated_eigenvalues,
+        ("Eig",),
+    ),
+    _entry("linalg.eigvals", tl.linalg.eigvals, np.linalg.eigvals, _separated_eigenvalues, ("Eig",)),
 ]

@@ -8,8 +8,8 @@ least 1 apart for eigh, and matrices with singular values at least 0.7 apart
 builds the matrix from them.
 
 >>> from tensorlib.testing.op_db_linalg import OPINFOS
->>> sorted(t for info in OPINFOS for t in info.op_types)[:3]
-['Cholesky', 'LogMatrixDeterminant', 'MatrixAdjugate']
+>>> sorted({t for info in OPINFOS for t in info.op_types})[:3]
+['Cholesky', 'Eig', 'LogMatrixDeterminant']
 """
 
 from __future__ import annotations
@@ -361,6 +361,42 @@ def _cholesky_solve_ref(b, factor, upper=False):
     t = np.triu(factor) if upper else np.tril(factor)
     a = np.swapaxes(t, -1, -2) @ t if upper else t @ np.swapaxes(t, -1, -2)
     return np.linalg.solve(a, b)
+
+
+# ---------------------------------------------------------------- general matrices: matrix_exp, eig
+def _expm_ref(a):
+    from scipy.linalg import expm
+
+    return expm(a)  # batched over leading axes since SciPy 1.9
+
+
+def _separated_eigenvalues(seed, shape, dtype):
+    """s diag(w) s^-1 (real) with eigenvalues at least 0.8 apart; a 2x2 rotation block, when the seed says so,
+    gives a pair a +- bi with b >= 0.4."""
+    rng = _rng(seed)
+    *batch, n, _ = shape
+    w = np.arange(n) * 1.3 - n / 2 + rng.uniform(0, 0.5, tuple(batch) + (n,))
+    d = w[..., :, None] * np.eye(n)
+    if n >= 2 and seed % 2:
+        b = rng.uniform(0.4, 1.0, tuple(batch))
+        d[..., 0, 1], d[..., 1, 0], d[..., 1, 1] = b, -b, d[..., 0, 0]
+    s = rng.uniform(-0.5, 0.5, shape) + np.eye(n)
+    return (s @ d @ np.linalg.inv(s)).astype(dtype)
+
+
+def _eig_gauge_free(a):
+    """eig's values and |v|**2: a loss of eig must not depend on each eigenvector's arbitrary phase."""
+    w, v = tl.linalg.eig(a)
+    return w, tl.real(v * tl.conj(v))
+
+
+def _eig_gauge_free_ref(a):
+    w, v = np.linalg.eig(a)
+    return w.astype(np.result_type(a, np.complex64)), np.abs(v).astype(a.real.dtype) ** 2
+
+
+def _eigvals_ref(a):
+    return np.linalg.eigvals(a).astype(np.result_type(a, np.complex64))
 
 
 # ---------------------------------------------------------------- error inputs
@@ -792,6 +828,34 @@ OPINFOS = [
         _cofactors_ref,
         _adjugate_draw,
         op_types=("MatrixAdjugate",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.matrix_exp",
+        tl.linalg.matrix_exp,
+        _expm_ref,
+        _square(lambda seed, shape, dtype: (_rng(seed).uniform(-1, 1, shape) * 2).astype(dtype)),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        error_inputs=(_not_square("MatrixExponential"), _half("MatrixExponential")),
+    ),
+    OpInfo(
+        "linalg.eig",
+        _eig_gauge_free,
+        _eig_gauge_free_ref,
+        _square(_separated_eigenvalues),
+        op_types=("Eig",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(_not_square("Eig"), _vector_input("Eig"), _half("Eig")),
+    ),
+    OpInfo(
+        "linalg.eigvals",
+        tl.linalg.eigvals,
+        _eigvals_ref,
+        _square(_separated_eigenvalues),
+        op_types=("Eig",),
         dtypes=FLOATS,
         atol=1e-5,
     ),

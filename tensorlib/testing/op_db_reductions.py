@@ -119,6 +119,8 @@ def _top_k_draw(draw, dtype, distinct=True):
 def _unique_draw(draw, dtype):
     x = draw(tensors(dtype, shapes(0, 2), st.sampled_from([0, 1, 2]).map(np.dtype(dtype).type)))
     flags = {k: draw(st.booleans()) for k in ("return_index", "return_inverse", "return_counts")}
+    if x.ndim and draw(st.booleans()):  # the distinct subarrays along an axis
+        flags["axis"] = draw(st.integers(-x.ndim, x.ndim - 1))
     return SampleInput((x,), flags, grad_argnums=())
 
 
