@@ -31,7 +31,7 @@ from .ops.linalg_functions import (
     vecdot,
     vector_norm,
 )
-from .ops.linalg_general import eig, eigvals, expm, matrix_exp
+from .ops.linalg_general import eig, eigvals, expm, lu, lu_factor, lu_solve, matrix_exp
 from .ops.linalg_ops import (
     cholesky,
     det,
@@ -62,6 +62,9 @@ __all__ = [
     "expm",
     "inv",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_solve",
     "matmul",
     "matrix_exp",
     "matrix_norm",

@@ -292,7 +292,7 @@ def test_eigvals_gradient_matches_jax_and_eigenvectors_of_a_repeated_eigenvalue_
     a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
     weights = rng.standard_normal(3) + 1j * rng.standard_normal(3)
     g = tl.grad(lambda x: tl.sum(tl.real(tl.linalg.eigvals(x) * weights)))(tl.tensor(a)).numpy()
-    w, v = np.linalg.eig(a)
+    v = np.linalg.eig(a)[1]
     np.testing.assert_allclose(g, np.linalg.solve(v.T, weights[:, None] * v.T), rtol=1e-10)  # v^-T diag(c) v^T
     jax = pytest.importorskip("jax")
     with jax.enable_x64(True):
@@ -304,3 +304,78 @@ def test_eigvals_gradient_matches_jax_and_eigenvectors_of_a_repeated_eigenvalue_
     np.testing.assert_allclose(tl.grad(lambda x: tl.sum(tl.real(tl.linalg.eigvals(x))))(x).numpy(), np.eye(3))
     vector_loss = tl.grad(lambda x: tl.sum(tl.real(tl.linalg.eig(x)[1]) * np.arange(9.0).reshape(3, 3)))(x)
     assert np.isnan(vector_loss.numpy()).any()
+
+
+def test_lu_factor_pivots_as_scipy_on_ties_zero_columns_and_singular_matrices():
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    batch = np.array(
+        [
+            [[1.0, 2.0, 3.0], [-1.0, 0.0, 1.0], [1.0, 5.0, 0.0]],  # a tie in the first column: the first wins
+            [[0.0, 1.0, 2.0], [0.0, 3.0, 4.0], [0.0, 5.0, 7.0]],  # a zero column: left unscaled
+            [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]],  # singular: no error, a zero on u's diagonal
+        ]
+    )
+    lu, piv = tl.linalg.lu_factor(batch)
+    for k, a in enumerate(batch):
+        expected_lu, expected_piv = scipy_linalg.lu_factor(a)
+        np.testing.assert_array_equal(piv.numpy()[k], expected_piv)
+        np.testing.assert_allclose(lu.numpy()[k], expected_lu, atol=1e-15)
+    assert piv.dtype == np.int32
+    p, l, u = tl.linalg.lu(batch[:, :2, :])  # rectangular, as scipy.linalg.lu
+    for k, a in enumerate(batch[:, :2, :]):
+        for got, expected in zip((p, l, u), scipy_linalg.lu(a)):
+            np.testing.assert_allclose(got.numpy()[k], expected, atol=1e-15)
+
+
+def test_lu_gradients_reach_b_and_the_matrix_through_lu_factor_as_in_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    a, b, w = rng.standard_normal((2, 3, 3)), rng.standard_normal((3, 2)), rng.standard_normal((2, 3, 2))
+    ga, gb = tl.grad(lambda a, b: tl.sum(tl.linalg.lu_solve(tl.linalg.lu_factor(a), b) * w), argnums=(0, 1))(a, b)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    factors, pivots = torch.linalg.lu_factor(ta)
+    (torch.linalg.lu_solve(factors, pivots, tb.expand(2, 3, 2)) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(ga.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gb.numpy(), tb.grad.numpy(), rtol=1e-10, atol=1e-12)
+    wl, wu = rng.standard_normal((2, 3, 3)), rng.standard_normal((2, 3, 3))
+    g = tl.grad(lambda a: tl.sum(tl.linalg.lu(a)[1] * wl + tl.linalg.lu(a)[2] * wu))(a)
+    ta = torch.tensor(a, requires_grad=True)
+    _, tl_, tu = torch.linalg.lu(ta)
+    (tl_ * torch.tensor(wl) + tu * torch.tensor(wu)).sum().backward()
+    np.testing.assert_allclose(g.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match=r"Lu: the gradient of the LU factorization of non-square matrices"):
+        tl.grad(lambda a: tl.sum(tl.linalg.lu_factor(a)[0]))(np.ones((2, 3)))
+
+
+def _unknown_sizes(x):
+    return tl.TensorSpec((None,) * np.ndim(x), np.asarray(x).dtype)
+
+
+def test_new_functions_and_their_gradients_trace_with_unknown_sizes():
+    # Before: eig's and lu_factor's gradients raised TypeError ('NoneType' object cannot be interpreted as an
+    # integer), matrix_exp's gradient took the whole 2n x 2n block (a broadcast error), lu_solve a KernelResultError.
+    x = np.random.default_rng(4).uniform(-1, 1, (2, 3, 3)) + 3 * np.eye(3)
+    cases = {
+        "matrix_exp": tl.linalg.matrix_exp,
+        "eig": lambda a: tl.abs(tl.linalg.eig(a)[1]) + tl.real(tl.linalg.eigvals(a))[..., None],
+        "lu_factor": lambda a: tl.linalg.lu_factor(a)[0],
+        "lu_solve": lambda a: tl.linalg.lu_solve(tl.linalg.lu_factor(a), a[0], trans=1),
+    }
+    for name, f in cases.items():
+        for fn in (f, tl.grad(lambda a, f=f: tl.sum(f(a) * np.arange(9.0).reshape(3, 3)))):
+            traced = tl.function(fn).get_graph(_unknown_sizes(x))(x)
+            np.testing.assert_allclose(traced.numpy(), fn(x).numpy(), rtol=1e-12, err_msg=name)
+    with pytest.raises(ValueError, match=r"lu: the matrix sizes must be known under tl.function"):
+        tl.function(tl.linalg.lu).get_graph(_unknown_sizes(x))
+
+
+def test_take_along_axis_broadcasts_with_unknown_sizes():
+    # Before: KernelResultError (the shape rule gave the indices' shape (None, None, 1), the kernel broadcast).
+    x, index = np.arange(24.0).reshape(2, 3, 4), np.array([[[2], [0], [1]]])
+    f = tl.grad(lambda a: tl.sum(tl.take_along_axis(a, index, axis=-2) ** 2))
+    traced = tl.function(f).get_graph(_unknown_sizes(x))(x)
+    np.testing.assert_array_equal(traced.numpy(), f(x).numpy())
+    got = tl.function(lambda a, i: tl.take_along_axis(a, i, axis=-2)).get_graph(
+        _unknown_sizes(x), _unknown_sizes(index)
+    )(x, index)
+    np.testing.assert_array_equal(got.numpy(), np.take_along_axis(x, index, axis=-2))

@@ -1,4 +1,4 @@
-"""Functions and decompositions of general (non-symmetric) square matrices: ``matrix_exp``, ``eig``.
+"""Functions and decompositions of general (non-symmetric) matrices: ``matrix_exp``, ``eig``, ``lu``.
 
 Batched over leading axes like the rest of ``tl.linalg``; gradient rules are
 tensorlib ops (see ``linalg_ops.py``), with JAX's convention for complex
@@ -12,11 +12,13 @@ import functools
 
 import numpy as np
 
-from ..dispatch import apply
+from .. import dtypes as _dt
+from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from .linalg_ops import (
     _check_matrix,
+    _eye_like,
     _column,
     _diag_embed,
     _diag_part,
@@ -106,8 +108,12 @@ def _expm_grad(node, g):
     scale = stop_gradient(maximum(reduce_max(absolute(x), axis=(-2, -1), keepdims=True), 1.0))
     nonzero = size > 0
     ratio = where(nonzero, scale / where(nonzero, size, ones_like(size)), ones_like(size))
-    block = concat([concat([xt, g * ratio], axis=-1), concat([zeros_like(xt), xt], axis=-1)], axis=-2)
-    return getitem(matrix_exp(block), (Ellipsis, slice(0, n), slice(n, None))) / ratio
+    block = matrix_exp(concat([concat([xt, g * ratio], axis=-1), concat([zeros_like(xt), xt], axis=-1)], axis=-2))
+    if n is None:  # under tl.function with an unknown size: [I 0] block [0; I] picks the upper right block
+        eye = _eye_like(x)
+        top = concat([eye, zeros_like(eye)], axis=-1)
+        return _matmul(_matmul(top, block), _mT(concat([zeros_like(eye), eye], axis=-1))) / ratio
+    return getitem(block, (Ellipsis, slice(0, n), slice(n, None))) / ratio
 
 
 register_gradient("MatrixExponential", _expm_grad)
@@ -230,3 +236,231 @@ def eigvals(x) -> Tensor:
     [1j, -1j]
     """
     return apply(_eig, (x,), {"compute_v": False})
+
+
+# ------------------------------------------------------------------ lu_factor, lu_solve, lu
+def _lu_infer(x):
+    dtype = _check_matrix(x, square=False)
+    *batch, m, n = x.shape
+    k = None if m is None or n is None else min(m, n)
+    return spec(x.shape, dtype), spec(tuple(batch) + (k,), _dt.int32), spec(tuple(batch) + (m,), _dt.int32)
+
+
+_lu = defop(
+    "Lu",
+    inputs=("x",),
+    infer=_lu_infer,
+    doc="LU factorization with partial pivoting (LAPACK getrf): l and u packed in one matrix, the row "
+    "interchanges (SciPy's lu_factor) and the permutation perm they make (x[perm] == l @ u).",
+)
+
+
+@_lu.generic
+def _lu_kernel(xp, x):
+    # getrf's right-looking elimination, batched: the pivot of column j is its first entry of largest magnitude
+    # (|re| + |im| for complex, as LAPACK's i?amax) on or below the diagonal; a zero column is left unscaled.
+    *batch, m, n = x.shape
+    k = min(m, n)
+    dtype = x.dtype if xp.isdtype(x.dtype, ("real floating", "complex floating")) else xp.float64
+    if x.size == 0:
+        perm = xp.broadcast_to(xp.arange(m, dtype=xp.int32), tuple(batch) + (m,))
+        return (
+            xp.zeros(x.shape, dtype=dtype),
+            xp.zeros(tuple(batch) + (k,), dtype=xp.int32),
+            xp.asarray(perm, copy=True),
+        )
+    a = xp.reshape(xp.astype(x, dtype, copy=True), (-1, m, n))
+    pivots = xp.zeros((a.shape[0], k), dtype=xp.int32)
+    rows = xp.arange(m)[None, :]
+    perm = xp.astype(xp.broadcast_to(rows, (a.shape[0], m)), xp.int32, copy=True)
+    for j in range(k):
+        column = a[:, j:, j]
+        size = (
+            xp.abs(xp.real(column)) + xp.abs(xp.imag(column))
+            if xp.isdtype(dtype, "complex floating")
+            else xp.abs(column)
+        )
+        p = xp.argmax(size, axis=1) + j
+        pivots[:, j] = xp.astype(p, xp.int32)
+        swap = xp.where(rows == j, p[:, None], xp.where(rows == p[:, None], j, rows))
+        a = xp.take_along_axis(a, xp.broadcast_to(swap[:, :, None], a.shape), axis=1)
+        perm = xp.take_along_axis(perm, swap, axis=1)
+        pivot = a[:, j, j]
+        multipliers = a[:, j + 1 :, j] / xp.where(pivot == 0, xp.ones_like(pivot), pivot)[:, None]
+        a[:, j + 1 :, j] = multipliers
+        a[:, j + 1 :, j + 1 :] = a[:, j + 1 :, j + 1 :] - multipliers[:, :, None] * a[:, j : j + 1, j + 1 :]
+    return xp.reshape(a, x.shape), xp.reshape(pivots, tuple(batch) + (k,)), xp.reshape(perm, tuple(batch) + (m,))
+
+
+def _lu_grad(node, g_lu, *_):
+    # Square x = P L U with unit lower L (fixed pivots): dL = L tril(F, -1), dU = triu(F) U for
+    # F = L^-1 P^T dx U^-1, so x's gradient is P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T (PyTorch's
+    # lu_factor_ex_backward with plain transposes: JAX's convention).
+    from .array import argsort, take_along_axis
+    from .linalg_ops import _eye_like, _triangle, solve_triangular
+    from .shape import expand_dims
+
+    x = node.inputs[0]
+    m, n = x.shape[-2:]
+    if m is not None and n is not None and m != n:
+        raise ValueError(
+            f"Lu: the gradient of the LU factorization of non-square matrices is not supported (input shape "
+            f"{tuple(x.shape)} {x.dtype})"
+        )
+    lu, _, perm = node.outputs
+    lower = _triangle(lu, lower=True, k=-1) + _eye_like(lu)
+    inner = _triangle(_matmul(_mT(lower), _triangle(g_lu, lower=True, k=-1)), lower=True, k=-1) + _triangle(
+        _matmul(_triangle(g_lu, lower=False), _mT(_triangle(lu, lower=False))), lower=False
+    )
+    left = solve_triangular(lu, inner, trans=1, lower=True, unit_diagonal=True)  # L^-T inner
+    grad = _mT(solve_triangular(lu, _mT(left), lower=False))  # ... U^-T
+    # x = P (L U): row perm[i] of x is row i of L U, so row r of x's gradient is row inverse[r] of grad.
+    return take_along_axis(grad, expand_dims(argsort(perm, axis=-1), -1), axis=-2)
+
+
+register_gradient("Lu", _lu_grad)
+
+
+def _permutation_infer(pivots):
+    if len(pivots.shape) < 1:
+        raise ValueError(f"pivots must have rank >= 1, got rank {len(pivots.shape)}")
+    if pivots.dtype.kind not in "iu":
+        raise TypeError(f"pivots must be integers, got {pivots.dtype}")
+    return spec(pivots.shape, _dt.int32)
+
+
+_permutation = defop(
+    "LuPivotsToPermutation",
+    inputs=("pivots",),
+    infer=_permutation_infer,
+    differentiable=False,
+    doc="The row permutation perm of the LU factorization of a square matrix (x[perm] == l @ u) from LAPACK's "
+    "row interchanges.",
+)
+
+
+@_permutation.generic
+def _permutation_kernel(xp, pivots):
+    rows = k = pivots.shape[-1]
+    if pivots.size == 0 or rows == 0:
+        return xp.astype(xp.broadcast_to(xp.arange(rows), tuple(pivots.shape[:-1]) + (rows,)), xp.int32)
+    flat = xp.reshape(xp.astype(pivots, xp.int64), (-1, k))
+    if bool(xp.any((flat < 0) | (flat >= rows))):
+        raise ValueError(f"pivots must lie in [0, {rows}) (a {rows}-row matrix's row interchanges)")
+    perm = xp.astype(xp.broadcast_to(xp.arange(rows)[None, :], (flat.shape[0], rows)), xp.int64, copy=True)
+    positions = xp.arange(rows)[None, :]
+    for j in range(k):  # row j and row pivots[j] trade places, in order
+        p = flat[:, j : j + 1]
+        swap = xp.where(positions == j, p, xp.where(positions == p, j, positions))
+        perm = xp.take_along_axis(perm, swap, axis=1)
+    return xp.reshape(xp.astype(perm, xp.int32), tuple(pivots.shape[:-1]) + (rows,))
+
+
+def lu_factor(a) -> tuple:
+    """SciPy's ``lu_factor``: ``(lu, piv)`` with ``a = P @ L @ U``, batched.
+
+    ``lu`` holds ``U`` and, below the diagonal, the unit lower ``L``; ``piv``
+    (int32) holds LAPACK's row interchanges, 0-based (row ``i`` was swapped
+    with row ``piv[i]``; PyTorch's ``lu_factor`` counts from 1).  Partial
+    pivoting as LAPACK's ``getrf`` (largest magnitude first; a singular
+    matrix factors without error, with a zero on ``U``'s diagonal).
+    Differentiable for square ``a`` (PyTorch's rule, JAX's convention for
+    complex input); ``piv`` is not differentiable.
+
+    >>> import tensorlib as tl
+    >>> lu, piv = tl.linalg.lu_factor(tl.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> lu.numpy().round(4).tolist(), piv.numpy().tolist()
+    ([[3.0, 4.0], [0.3333, 0.6667]], [1, 1])
+    """
+    lu, pivots, _ = apply(_lu, (a,))
+    return lu, pivots
+
+
+def lu_solve(lu_and_piv, b, trans: int = 0) -> Tensor:
+    """SciPy's ``lu_solve``: solve ``a @ x = b`` from ``lu_factor(a)`` (``a.T @ x = b`` for ``trans=1``,
+    ``a.conj().T @ x = b`` for ``trans=2``); ``b`` is ``(n,)`` or ``(..., n, k)``, batch axes broadcast.
+
+    Two triangular solves and a row permutation, so gradients reach ``b``,
+    ``lu`` and, through ``lu_factor``, the matrix.
+
+    >>> import tensorlib as tl
+    >>> factors = tl.linalg.lu_factor(tl.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> tl.linalg.lu_solve(factors, tl.tensor([5.0, 11.0])).numpy().round(6).tolist()
+    [1.0, 2.0]
+    """
+    from .array import argsort, take_along_axis
+    from .elementwise import conj
+    from .linalg_ops import _as_columns, solve_triangular
+    from .shape import expand_dims, squeeze
+
+    lu, piv = (as_tensor(t) for t in lu_and_piv)
+    b, vector = _as_columns(b)
+    if trans not in (0, 1, 2, "N", "T", "C"):
+        raise ValueError(f"lu_solve: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
+    trans = {"N": 0, "T": 1, "C": 2}.get(trans, trans)
+    n = lu.shape[-1] if lu.ndim >= 2 else None
+    sizes = (lu.shape[-2] if lu.ndim >= 2 else -1, b.shape[-2], piv.shape[-1] if piv.ndim else -1)
+    if lu.ndim < 2 or any(None not in (n, size) and size != n for size in sizes):
+        raise ValueError(
+            f"lu_solve: expected square lu (..., n, n), piv (..., n) and b (n,) or (..., n, k), got lu shape "
+            f"{tuple(lu.shape)} {lu.dtype}, piv shape {tuple(piv.shape)} {piv.dtype}, b shape "
+            f"{tuple(squeeze(b, -1).shape) if vector else tuple(b.shape)} {b.dtype}"
+        )
+    perm = apply(_permutation, (piv,))  # a[perm] == l @ u
+    if trans == 0:  # x = U^-1 L^-1 P^T b, and P^T b = b[perm]
+        index, b = _same_rank(expand_dims(perm, -1), b)
+        y = solve_triangular(lu, take_along_axis(b, index, axis=-2), lower=True, unit_diagonal=True)
+        x = solve_triangular(lu, y, lower=False)
+    else:  # a^T = U^T L^T P^T: x = P L^-T U^-T b, and row r of P z is row inverse[r] of z
+        factor = conj(lu) if trans == 2 and lu.dtype.kind == "c" else lu
+        z = solve_triangular(
+            factor, solve_triangular(factor, b, trans=1, lower=False), trans=1, lower=True, unit_diagonal=True
+        )
+        index, z = _same_rank(expand_dims(argsort(perm, axis=-1), -1), z)
+        x = take_along_axis(z, index, axis=-2)
+    return squeeze(x, -1) if vector else x
+
+
+def _same_rank(*tensors):
+    """The tensors with leading axes of size 1 added up to the highest rank (take_along_axis broadcasts the rest)."""
+    from .shape import reshape
+
+    rank = max(t.ndim for t in tensors)
+    return tuple(t if t.ndim == rank else reshape(t, (1,) * (rank - t.ndim) + tuple(t.shape)) for t in tensors)
+
+
+def lu(a, permute_l: bool = False, p_indices: bool = False):
+    """SciPy's ``lu``: ``(p, l, u)`` with ``a = p @ l @ u``, batched; ``a`` may be rectangular (m, n):
+    ``l`` is (m, k) unit lower, ``u`` (k, n) upper, ``k = min(m, n)`` (PyTorch's ``linalg.lu`` too).
+
+    ``permute_l=True`` returns ``(p @ l, u)``; ``p_indices=True`` gives ``p``
+    as row indices (int32) with ``a == l[p] @ u`` instead of a matrix.  Gradients through ``l`` and ``u`` need square ``a``.
+
+    >>> import tensorlib as tl
+    >>> p, l, u = tl.linalg.lu(tl.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> p.numpy().tolist(), u.numpy().round(4).tolist()
+    ([[0.0, 1.0], [1.0, 0.0]], [[3.0, 4.0], [0.0, 0.6667]])
+    """
+    from .array import argsort
+    from .linalg_ops import _constant, _triangle
+    from .math import cast
+    from .shape import getitem, one_hot
+
+    packed, _, perm = apply(_lu, (a,))  # a[perm] == l @ u
+    m, n = packed.shape[-2:]
+    if m is None or n is None:
+        raise ValueError(
+            f"lu: the matrix sizes must be known under tl.function to shape l and u (input shape "
+            f"{tuple(packed.shape)} {packed.dtype}); lu_factor and lu_solve take unknown sizes"
+        )
+    k = min(m, n)
+    lower = _triangle(getitem(packed, (Ellipsis, slice(None), slice(0, k))), lower=True, k=-1)
+    lower = lower + _constant(np.eye(m, k), lower)
+    upper = _triangle(getitem(packed, (Ellipsis, slice(0, k), slice(None))), lower=False)
+    if p_indices and not permute_l:
+        return cast(argsort(perm, axis=-1), dtype=_dt.int32), lower, upper  # SciPy's: a == l[p] @ u
+    # p[perm[i], i] = 1: column i of p is the unit vector of row perm[i].
+    p = _mT(cast(one_hot(perm, m), dtype=_dt.real_dtype(packed.dtype)))  # real for complex a, as SciPy's
+    if permute_l:
+        return _matmul(p, lower), upper
+    return p, lower, upper

@@ -82,13 +82,29 @@ def _constant(array, like):
 
 
 def _eye_like(x):
+    """The identity of x's matrix shape; under tl.function with an unknown size, the band of ones_like(x)."""
+    if x.shape[-1] is None or x.shape[-2] is None:
+        from .math import ones_like
+
+        return _keep_diagonal(ones_like(x))
     return _constant(np.eye(x.shape[-1]), x)
+
+
+def _keep_diagonal(x):
+    """x's diagonal, zeros elsewhere (tril then triu): no mask constant, so sizes may be unknown."""
+    from .array import _tril, _triu
+
+    return apply(_triu, (apply(_tril, (x,), {"k": 0}),), {"k": 0})
 
 
 def _diag_embed(v):
     """(..., n) -> (..., n, n) with ``v`` on the diagonal."""
     from .shape import expand_dims
 
+    if v.shape[-1] is None:
+        from .math import ones_like
+
+        return _keep_diagonal(expand_dims(v, -1) * ones_like(expand_dims(v, -2)))
     return expand_dims(v, -1) * _constant(np.eye(v.shape[-1]), v)
 
 
@@ -101,6 +117,10 @@ def _diag_part(x):
 def _triangle(x, lower, k=0):
     """The lower (upper) triangle of ``x`` from diagonal ``k`` (-k), the rest zero."""
     n, m = x.shape[-2:]
+    if n is None or m is None:
+        from .array import _tril, _triu
+
+        return apply(_tril, (x,), {"k": k}) if lower else apply(_triu, (x,), {"k": -k})
     mask = np.tril(np.ones((n, m)), k) if lower else np.triu(np.ones((n, m)), -k)
     return x * _constant(mask, x)
 

@@ -206,9 +206,34 @@ _concat.generic(lambda xp, *xs, axis: xp.concat(xs, axis=axis))
 
 def _concat_grad(node, g, index):
     ax = normalize_axis(node.attrs["axis"], len(g.shape))
-    start = sum(t.shape[ax] for t in node.inputs[:index])
-    stop = start + node.inputs[index].shape[ax]
-    return g[(slice(None),) * ax + (slice(start, stop),)]
+    before = [t.shape[ax] for t in node.inputs[:index]]
+    own = node.inputs[index].shape[ax]
+    after = [t.shape[ax] for t in node.inputs[index + 1 :]]
+    if None not in before + [own]:
+        start = sum(before)
+        part = slice(start, start + own)
+    elif None not in after + [own]:  # traced with unknown sizes before it: counted from the end
+        stop = -sum(after)
+        part = slice(stop - own, stop or None)
+    elif None not in before + after:
+        part = slice(sum(before), -sum(after) or None)
+    else:  # unknown sizes on both sides: the positions, from the sizes at run time
+        return take(g, _concat_positions(node.inputs, index, ax), axis=ax)
+    return g[(slice(None),) * ax + (part,)]
+
+
+def _concat_positions(inputs, index, ax):
+    """The positions along ``ax`` of input ``index`` of a concat: its own 0, 1, ... (a cumulative count
+    of ones) shifted by the sizes of the inputs before it."""
+    from .array import cumsum
+    from .math import zeros_like
+    from .reduce import sum as reduce_sum
+
+    x = inputs[index]
+    others = tuple(i for i in range(x.ndim) if i != ax)
+    ones = reduce_sum(zeros_like(x, _dt.int64), axis=others) + 1  # (1s even where another axis is empty)
+    start = [shape_size(t, (ax,)) for t in inputs[:index]]
+    return cumsum(ones) - 1 + (sum(start[1:], start[0]) if start else 0)
 
 
 register_gradient("ConcatV2", _concat_grad)
@@ -289,8 +314,28 @@ def _tile_grad(node, g):
     from .reduce import sum as reduce_sum
 
     x, reps = node.inputs[0], node.attrs["reps"]
+    if 0 in reps:  # no copies at all: x reaches nothing
+        from .math import zeros_like
+
+        return zeros_like(x)
+    if None in x.shape:
+        return _sum_tiles(g, reps)
     split = tuple(v for r, d in zip(reps, x.shape) for v in (r, d))
     return reduce_sum(reshape(g, split), axis=tuple(range(0, 2 * len(reps), 2)))
+
+
+def _sum_tiles(g, reps):
+    """Tile's gradient for sizes unknown when traced: per tiled axis (moved first), the r tiles summed
+    through a (r, -1) reshape, and given back the shape of every r-th row (one tile's shape)."""
+    from .reduce import sum as reduce_sum
+
+    for axis, r in enumerate(reps):
+        if r == 1:
+            continue
+        moved = transpose(g, (axis,) + tuple(i for i in range(g.ndim) if i != axis))
+        tile_sum = reshape_like(reduce_sum(reshape(moved, (r, -1)), axis=0), moved[::r])
+        g = transpose(tile_sum, tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, g.ndim)))
+    return g
 
 
 register_gradient("Tile", _tile_grad)
@@ -670,6 +715,9 @@ def split(x, indices_or_sections, axis: int = 0) -> tuple:
                 f"SplitV: axis {axis} of size {size} (shape {x.shape}) cannot be split into {n} equal sections"
             )
         sizes = (size // n,) * n
+    elif size is None:  # unknown when traced: NumPy's own slices a[p_i:p_i+1], whatever the size turns out to be
+        bounds = [None, *as_ints(indices_or_sections, "split: points"), None]
+        return tuple(getitem(x, (slice(None),) * ax + (slice(a, b),)) for a, b in zip(bounds[:-1], bounds[1:]))
     else:
         # NumPy's slicing semantics: negative points count from the end, points past the end clip.
         points = (
@@ -698,7 +746,7 @@ def tile(x, reps) -> Tensor:
     x = as_tensor(x)
     reps = _shape_attr(reps, "tile: reps")
     if len(reps) > x.ndim:
-        x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(-1 if d is None else d for d in x.shape))
+        x = expand_dims(x, tuple(range(len(reps) - x.ndim)))  # (a reshape took one unknown size at most)
     reps = (1,) * (x.ndim - len(reps)) + reps
     return apply(_tile, (x,), {"reps": reps})
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
-from .op_db_linalg import _expm_ref
+from .op_db_linalg import _each_matrix, _eig_gauge_free, _eig_gauge_free_ref, _expm_ref
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from .strategies import mutually_broadcastable_shapes
 
@@ -104,6 +104,13 @@ def _separated_eigenvalues(dtype):
     return st.builds(build, st.integers(0, 2**16), st.sampled_from([(), (2,)]), st.sampled_from([1, 2, 3]))
 
 
+def _scipy_lu(a):
+    from scipy.linalg import lu
+
+    p, l, u = lu(a)
+    return p.real.astype(a.real.dtype), l, u  # SciPy's p is real, but complex for a 1 x 1 matrix
+
+
 def _matmul_draw(dtype):
     return st.builds(
         lambda seed, k: SampleInput(
@@ -145,6 +152,8 @@ OPINFOS = [
     _entry("square", tl.square, np.square, _unary(), ("Square",)),
     _entry("abs", tl.abs, np.abs, _unary(0.2), ("Abs",)),
     _entry("sin", tl.sin, np.sin, _unary(), ("Sin",)),
+    # Its poles are at i * pi * (2k + 1), outside the samples' |imag| <= 2.
+    _entry("sigmoid", tl.sigmoid, lambda z: 1 / (1 + np.exp(-z)), _unary(), ("Sigmoid",)),
     _entry("cos", tl.cos, np.cos, _unary(), ("Cos",)),
     _entry("tanh", tl.tanh, np.tanh, _unary(), ("Tanh",)),
     _entry("sum", tl.sum, np.sum, _reduce(np.sum), ("Sum",)),
@@ -207,10 +216,18 @@ OPINFOS = [
     ),
     _entry(
         "linalg.eig",
-        lambda a: (lambda w, v: (w, tl.real(v * tl.conj(v))))(*tl.linalg.eig(a)),
-        lambda a: (lambda w, v: (w, np.abs(v) ** 2))(*np.linalg.eig(a)),
+        _eig_gauge_free,
+        _eig_gauge_free_ref,
         _separated_eigenvalues,
         ("Eig",),
     ),
     _entry("linalg.eigvals", tl.linalg.eigvals, np.linalg.eigvals, _separated_eigenvalues, ("Eig",)),
+    _entry(
+        "linalg.lu_solve (trans=2)",
+        lambda a, b: tl.linalg.lu_solve(tl.linalg.lu_factor(a), b, trans=2),
+        lambda a, b: np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), b),
+        _solve_draw,
+        ("Lu",),
+    ),
+    _entry("linalg.lu", tl.linalg.lu, lambda a: _each_matrix(_scipy_lu, a), _square, ("Lu", "LuPivotsToPermutation")),
 ]

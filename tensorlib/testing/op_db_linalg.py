@@ -399,6 +399,64 @@ def _eigvals_ref(a):
     return np.linalg.eigvals(a).astype(np.result_type(a, np.complex64))
 
 
+def _permuted_dominant(seed, shape, dtype):
+    """A diagonally dominant matrix with its rows shuffled: LU pivots away from ties (no kinks)."""
+    a = _dominant(seed, shape, np.float64)
+    order = _rng(seed + 1).permutation(shape[-2])
+    return a[..., order, :].astype(dtype)
+
+
+def _each_matrix(fn, a, *rest):
+    """fn applied to every matrix of the batch (SciPy's LU functions), results stacked back."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    rest = [np.broadcast_to(r, a.shape[:-2] + r.shape[-2:]).reshape((-1,) + r.shape[-2:]) for r in rest]
+    outs = [fn(m, *(r[i] for r in rest)) for i, m in enumerate(flat)]
+    if not isinstance(outs[0], tuple):
+        return np.stack(outs).reshape(a.shape[:-2] + outs[0].shape) if outs else np.zeros(a.shape)
+    return tuple(np.stack(o).reshape(a.shape[:-2] + o[0].shape) for o in zip(*outs))
+
+
+def _lu_factor_ref(a):
+    from scipy.linalg import lu_factor
+
+    return _each_matrix(lu_factor, a)
+
+
+@st.composite
+def _lu_draw(draw, dtype):
+    seed, batch = draw(SEEDS), draw(BATCHES)
+    m, n = draw(SIDES), draw(SIDES)
+    kwargs = draw(st.sampled_from([{}, {"permute_l": True}, {"p_indices": True}]))
+    a = _permuted_dominant(seed, batch + (max(m, n), max(m, n)), dtype)[..., :m, :n]
+    return SampleInput((a,), kwargs, grad_argnums=(0,) if m == n else ())  # gradients need square a
+
+
+def _lu_ref(a, **kwargs):
+    from scipy.linalg import lu
+
+    return _each_matrix(lambda m: lu(m, **kwargs), a)
+
+
+@st.composite
+def _lu_solve_draw(draw, dtype):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    a = _permuted_dominant(seed, batch + (n, n), dtype)
+    b_shape = (n,) if draw(st.booleans()) and not batch else draw(st.sampled_from([batch, ()])) + (n, 2)
+    b = _rng(seed + 2).uniform(-2, 2, b_shape).astype(dtype)
+    return SampleInput((a, b), {"trans": draw(st.sampled_from([0, 1, 2]))}, grad_argnums=(0, 1))
+
+
+def _lu_solve(a, b, trans=0):
+    """lu_solve(lu_factor(a), b): the gradient reaches a through lu_factor."""
+    return tl.linalg.lu_solve(tl.linalg.lu_factor(a), b, trans=trans)
+
+
+def _lu_solve_ref(a, b, trans=0):
+    return np.linalg.solve(np.swapaxes(a, -1, -2) if trans else a, b[..., None] if b.ndim == 1 else b)[
+        ..., slice(None), 0 if b.ndim == 1 else slice(None)
+    ]
+
+
 # ---------------------------------------------------------------- error inputs
 def _not_square(op_type, fn_args=()):
     return ErrorInput(
@@ -858,6 +916,39 @@ OPINFOS = [
         op_types=("Eig",),
         dtypes=FLOATS,
         atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.lu_factor",
+        tl.linalg.lu_factor,
+        _lu_factor_ref,
+        _square(_permuted_dominant),
+        op_types=("Lu",),
+        dtypes=FLOATS,
+        error_inputs=(_vector_input("Lu"), _half("Lu")),
+    ),
+    OpInfo(
+        "linalg.lu",
+        tl.linalg.lu,
+        _lu_ref,
+        _lu_draw,
+        op_types=("Lu", "LuPivotsToPermutation"),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "linalg.lu_solve",
+        _lu_solve,
+        _lu_solve_ref,
+        _lu_solve_draw,
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.eye(2), np.ones(2)),
+                {"trans": 3},
+                ValueError,
+                r"lu_solve: trans must be 0, 1, 2, 'N', 'T' or 'C', got 3",
+            ),
+        ),
     ),
     OpInfo(
         "linalg.cholesky_solve",
