@@ -120,3 +120,17 @@ def test_not_applied_without_gradients_nor_for_replay_under_a_tape():
     graph = tl.function(_step()).get_graph(params, x, np.array([0, 1]))
     assert PHASE_OPS <= {n.op.name for n in passes.optimized(graph).nodes}
     assert not PHASE_OPS & {n.op.name for n in passes.optimized(graph, keep_gradients=True).nodes}
+
+
+def test_not_applied_off_the_numpy_backend():
+    """Elsewhere the phase-order ops would be the NHWC kernels with a reordering on top."""
+    pytest.importorskip("array_api_strict")
+    params, size = _params(np.float32)
+    on = lambda a: tl.tensor(a, backend="array_api_strict")
+    strict = {k: on(v) for k, v in params.items()}
+    x, labels = on(np.ones((2, size, size, 1), np.float32)), on(np.array([0, 1]))
+    assert not PHASE_OPS & _op_types(_step(), strict, x, labels)
+    loss, _ = tl.function(_step())(strict, x, labels)
+    np.testing.assert_allclose(
+        loss.numpy(), _step()(params, np.ones((2, size, size, 1), np.float32), np.array([0, 1]))[0].numpy(), rtol=1e-5
+    )

@@ -748,7 +748,7 @@ def _is_input_gradient(node, dy, filt) -> bool:
 def fuse_phase_pool(graph: Graph) -> Graph:
     """A first conv layer, its max pool and their gradients -> the phase-order ops of
     :mod:`tensorlib.ops.nn.phases`: ``h = Conv2DAddActivation(x, w, b)`` (stride 1, undilated, at most 4 input
-    channels, float32 or float64, static shapes), ``p = MaxPool(h)`` (VALID, windows as strides, tiling ``h``),
+    channels, float32 or float64, static shapes, on the NumPy backend), ``p = MaxPool(h)`` (VALID, windows as strides, tiling ``h``),
     and for each ``MaxPoolGrad(h, p, g)`` the ``Conv2DBackpropFilterWithBias(x, ...)`` that is its one reader,
     where ``h`` has no other reader and is no graph output, become ``Conv2DAddActivationPhasePool``,
     ``MaxPoolPhasesGrad`` and ``Conv2DBackpropFilterWithBiasPhases``.  Then the pool and its gradient run on
@@ -824,6 +824,8 @@ def _phase_layer(conv, readers, outputs):
     x, w = conv.inputs[0], conv.inputs[1]
     h = conv.outputs[0]
     if None in tuple(x.shape) or None in tuple(w.shape) or h.dtype not in (np.float32, np.float64):
+        return None
+    if x.backend.name != "numpy":  # elsewhere the phase-order ops are the NHWC kernels, reordered
         return None
     if any(t.dtype != h.dtype for t in conv.inputs):
         return None
