@@ -102,15 +102,39 @@ def test_check_grads_perturbs_real_and_imaginary_parts_and_catches_a_conjugated_
 
 def test_decompositions_compute_complex_results_but_refuse_their_gradient():
     a = Z[:, :2] @ Z[:, :2].conj().T + 3 * np.eye(2)
-    w, v = tl.linalg.eigh(a)
-    np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(a), rtol=1e-12)
-    assert w.dtype == np.float64 and v.dtype == C128
+    u, s, vh = tl.linalg.svd(a)
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(a, compute_uv=False), rtol=1e-12)
+    assert s.dtype == np.float64 and u.dtype == C128
     with pytest.raises(
         TypeError,
-        match=r"SelfAdjointEigV2: gradients for complex inputs are not supported \(input "
-        r"shape \(2, 2\) complex128\)",
+        match=r"Svd: gradients for complex inputs are not supported \(input shape \(2, 2\) complex128\)",
     ):
-        tl.grad(lambda a: tl.sum(tl.linalg.eigh(a)[0]))(tl.tensor(a))
+        tl.grad(lambda a: tl.sum(tl.linalg.svd(a)[1]))(tl.tensor(a))
+
+
+@pytest.mark.parametrize("hermitian", [True, False])
+def test_cholesky_and_eigh_gradients_of_complex_matrices_are_jaxs(hermitian):
+    # Both raised TypeError (gradients for complex inputs are not supported).  Both read the Hermitian part, as
+    # JAX's (symmetrize_input=True); eigh's eigenvector gauge is JAX's, so even a phase-dependent loss agrees.
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
+    a = a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3)
+    if not hermitian:
+        a = a + 0.5 * (rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape))
+    w = rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape)
+
+    def loss(m, lib):
+        chol = lib.linalg.cholesky(m) if lib is tl else jnp.linalg.cholesky(m, symmetrize_input=True)
+        values, vectors = lib.linalg.eigh(m) if lib is tl else jnp.linalg.eigh(m, symmetrize_input=True)
+        return lib.sum(lib.real(chol * w)) + lib.sum(values**2) + lib.sum(lib.real(vectors * w))
+
+    got = tl.grad(lambda m: loss(m, tl))(tl.tensor(a))
+    with jax.enable_x64(True):
+        expected = np.asarray(jax.grad(lambda m: loss(m, jnp))(a))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10, atol=1e-12)
+    check_grads(lambda m: tl.linalg.cholesky(m) + tl.abs(tl.linalg.eigh(m)[1]), [tl.tensor(a[0])], order=2)
 
 
 def test_traced_complex_function_and_its_gradient_match_eager():

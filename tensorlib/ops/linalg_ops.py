@@ -500,13 +500,19 @@ _cholesky.kernel("numpy")(_lapack("Cholesky")(functools.partial(_cholesky_kernel
 
 def _cholesky_grad(node, g):
     # Murray (2016): with P = Phi(L^T tril(g)), Phi = lower triangle with halved diagonal,
-    # the gradient is the symmetric part of L^-T P L^-1 (two triangular solves).
-    _real_only(node)
+    # the gradient is the symmetric part of L^-T P L^-1 (two triangular solves).  For complex x (JAX's
+    # convention: d loss = Re sum(g * dL), and dL = L Phi(L^-1 dx L^-H) for the Hermitian part dx) it is the
+    # Hermitian part of L^-T P conj(L)^-1, as jax.grad gives.
+    from .elementwise import conj
+
     factor = node.outputs[0]
     p = _matmul(_mT(factor), _triangle(g, lower=True))
     p = _triangle(p, lower=True, k=-1) + _diag_embed(_diag_part(p)) * 0.5
     left = solve_triangular(factor, p, trans=1, lower=True)  # L^-T P
-    return _symmetrize(_mT(solve_triangular(factor, _mT(left), trans=1, lower=True)))
+    if factor.dtype.kind != "c":
+        return _symmetrize(_mT(solve_triangular(factor, _mT(left), trans=1, lower=True)))
+    q = _mT(solve_triangular(conj(factor), _mT(left), trans=1, lower=True))
+    return (q + conj(_mT(q))) * 0.5
 
 
 register_gradient("Cholesky", _cholesky_grad)
@@ -548,12 +554,18 @@ _eigh.kernel("numpy")(_lapack("SelfAdjointEigV2")(functools.partial(_eigh_kernel
 
 
 def _eigh_grad(node, g_w, g_v):
-    # dv_j = sum_i v_i (v_i^T dA v_j) / (w_j - w_i): the gradient is V (diag(gw) + F o V^T gV) V^T.
-    _real_only(node)
+    # dv_j = sum_i v_i (v_i^T dA v_j) / (w_j - w_i): the gradient is V (diag(gw) + F o V^T gV) V^T.  For complex
+    # (Hermitian) x, JAX's convention and JAX's eigenvector gauge (dv = V (F o V^H dA V), no diagonal term): the
+    # Hermitian part of conj(V) (diag(gw) + F o V^T gV) V^T, as jax.grad gives.
+    from .elementwise import conj
+
     w, v = node.outputs
     vt_gv = _matmul(_mT(v), g_v)
     inner = _diag_embed(g_w) + _gap_divide(vt_gv, _row(w) - _column(w), abs(vt_gv) + abs(_mT(vt_gv)))
-    return _symmetrize(_matmul(v, _matmul(inner, _mT(v))))
+    if v.dtype.kind != "c":
+        return _symmetrize(_matmul(v, _matmul(inner, _mT(v))))
+    q = _matmul(conj(v), _matmul(inner, _mT(v)))
+    return (q + conj(_mT(q))) * 0.5
 
 
 def _row(v):
