@@ -102,20 +102,21 @@ def test_check_grads_perturbs_real_and_imaginary_parts_and_catches_a_conjugated_
 
 def test_decompositions_compute_complex_results_but_refuse_their_gradient():
     a = Z[:, :2] @ Z[:, :2].conj().T + 3 * np.eye(2)
-    u, s, vh = tl.linalg.svd(a)
-    np.testing.assert_allclose(s.numpy(), np.linalg.svd(a, compute_uv=False), rtol=1e-12)
-    assert s.dtype == np.float64 and u.dtype == C128
+    q, r = tl.linalg.qr(a)
+    np.testing.assert_allclose(np.abs(r.numpy()), np.abs(np.linalg.qr(a)[1]), rtol=1e-12)
+    assert q.dtype == r.dtype == C128
     with pytest.raises(
         TypeError,
-        match=r"Svd: gradients for complex inputs are not supported \(input shape \(2, 2\) complex128\)",
+        match=r"Qr: gradients for complex inputs are not supported \(input shape \(2, 2\) complex128\)",
     ):
-        tl.grad(lambda a: tl.sum(tl.linalg.svd(a)[1]))(tl.tensor(a))
+        tl.grad(lambda a: tl.sum(tl.abs(tl.linalg.qr(a)[1])))(tl.tensor(a))
 
 
 @pytest.mark.parametrize("hermitian", [True, False])
-def test_cholesky_and_eigh_gradients_of_complex_matrices_are_jaxs(hermitian):
-    # Both raised TypeError (gradients for complex inputs are not supported).  Both read the Hermitian part, as
-    # JAX's (symmetrize_input=True); eigh's eigenvector gauge is JAX's, so even a phase-dependent loss agrees.
+def test_cholesky_eigh_and_svd_gradients_of_complex_matrices_are_jaxs(hermitian):
+    # They raised TypeError (gradients for complex inputs are not supported).  cholesky and eigh read the Hermitian
+    # part, as JAX's (symmetrize_input=True); the eigen- and singular-vector gauges are JAX's, so even a
+    # phase-dependent loss agrees.
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
     rng = np.random.default_rng(11)
@@ -128,13 +129,16 @@ def test_cholesky_and_eigh_gradients_of_complex_matrices_are_jaxs(hermitian):
     def loss(m, lib):
         chol = lib.linalg.cholesky(m) if lib is tl else jnp.linalg.cholesky(m, symmetrize_input=True)
         values, vectors = lib.linalg.eigh(m) if lib is tl else jnp.linalg.eigh(m, symmetrize_input=True)
-        return lib.sum(lib.real(chol * w)) + lib.sum(values**2) + lib.sum(lib.real(vectors * w))
+        u, s, vh = lib.linalg.svd(m[..., :2], full_matrices=False)
+        svd_part = lib.sum(lib.real(u * w[..., :2])) + lib.sum(lib.imag(vh * w[..., :2, :2])) + lib.sum(s**3)
+        return lib.sum(lib.real(chol * w)) + lib.sum(values**2) + lib.sum(lib.real(vectors * w)) + svd_part
 
     got = tl.grad(lambda m: loss(m, tl))(tl.tensor(a))
     with jax.enable_x64(True):
         expected = np.asarray(jax.grad(lambda m: loss(m, jnp))(a))
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10, atol=1e-12)
     check_grads(lambda m: tl.linalg.cholesky(m) + tl.abs(tl.linalg.eigh(m)[1]), [tl.tensor(a[0])], order=2)
+    check_grads(lambda m: tl.abs(tl.linalg.svd(m[:, :2], full_matrices=False)[0]), [tl.tensor(a[0])], order=2)
 
 
 def test_traced_complex_function_and_its_gradient_match_eager():

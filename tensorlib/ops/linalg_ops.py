@@ -645,10 +645,13 @@ _svd.kernel("numpy")(_lapack("Svd")(functools.partial(_svd_kernel, np)))
 def _svd_grad(node, *grads):
     from .shape import getitem
 
-    _real_only(node)
+    from .elementwise import conj
+
     x = node.inputs[0]
     if not node.attrs["compute_uv"]:
         u, _, vh = svd(x, full_matrices=False)
+        if x.dtype.kind == "c":  # JAX's convention: conj(u) diag(g) conj(vh)
+            u, vh = conj(u), conj(vh)
         return _matmul(u * _row(grads[0]), vh)
     u, s, vh = node.outputs
     g_u, g_s, g_vh = grads
@@ -661,7 +664,42 @@ def _svd_grad(node, *grads):
             getitem(vh, (Ellipsis, slice(0, k), slice(None))),
             getitem(g_vh, (Ellipsis, slice(0, k), slice(None))),
         )
+    if x.dtype.kind == "c":
+        return _svd_reduced_grad_complex(u, s, vh, g_u, g_s, g_vh)
     return _svd_reduced_grad(u, s, vh, g_u, g_s, g_vh)
+
+
+def _svd_reduced_grad_complex(u, s, vh, g_u, g_s, g_vh):
+    # The transpose of JAX's svd_jvp_rule (which also fixes the phase gauge: the imaginary part of diag(u^H dx v)
+    # goes to u), in JAX's convention d loss = Re sum(g * d out): the gradient is conj(u) C conj(vh) with
+    # C = J diag(s) + diag(gs) + diag(s) K + i diag(Im diag(A) / s), A = u^T gu, B = conj(vh) gvh^H,
+    # J = F o (A - A^H), K = F o (B - B^H), F_ij = 1 / (s_j^2 - s_i^2); plus the parts outside span(u), span(v).
+    from .elementwise import conj, imag
+    from .math import cast, where
+
+    def hermitian(a):
+        return conj(_mT(a))
+
+    s2 = s * s
+    gap = _row(s2) - _column(s2)
+    a = _matmul(_mT(u), g_u)
+    b = _matmul(conj(vh), hermitian(g_vh))
+    used = abs(a) + abs(_mT(a)) + abs(b) + abs(_mT(b))
+    zero = s == _constant(0.0, s)
+    s_inverse = where(zero, _constant(0.0, s), 1.0 / where(zero, _constant(1.0, s), s))  # 0 at s = 0, as JAX
+    c = (
+        _gap_divide(a - hermitian(a), gap, used) * _row(s)
+        + _diag_embed(g_s)
+        + _column(s) * _gap_divide(b - hermitian(b), gap, used)
+        + 1j * _diag_embed(cast(imag(_diag_part(a)) * s_inverse, dtype=u.dtype))
+    )
+    grad = _matmul(conj(u), _matmul(c, conj(vh)))
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    if m > k:  # the part of gu outside span(u)
+        grad = grad + _matmul((g_u - _matmul(conj(u), a)) / _row(s), conj(vh))
+    if n > k:  # the part of gvh outside span(v)
+        grad = grad + _matmul(conj(u) / _row(s), g_vh - _matmul(_matmul(g_vh, _mT(vh)), conj(vh)))
+    return grad
 
 
 def _svd_reduced_grad(u, s, vh, g_u, g_s, g_vh):

@@ -130,6 +130,27 @@ def _eigh_gauge_free_ref(a):
     return w, np.abs(v)
 
 
+def _rectangular(dtype):
+    return st.builds(
+        lambda seed, batch, m, n: SampleInput((_values(np.random.default_rng(seed), batch + (m, n), dtype),)),
+        st.integers(0, 2**16),
+        st.sampled_from([(), (2,)]),
+        st.sampled_from([1, 2, 3]),
+        st.sampled_from([1, 2, 3]),
+    )
+
+
+def _svd_gauge_free(a):
+    """svd's values and |u|, |vh| (reduced): a test loss must not depend on the singular vectors' phases."""
+    u, s, vh = tl.linalg.svd(a, full_matrices=False)
+    return tl.abs(u), s, tl.abs(vh)
+
+
+def _svd_gauge_free_ref(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.abs(u), s, np.abs(vh)
+
+
 def _scipy_lu(a):
     from scipy.linalg import lu
 
@@ -254,6 +275,7 @@ OPINFOS = [
         _hermitian(),
         ("SelfAdjointEigV2",),
     ),
+    _entry("linalg.svd", _svd_gauge_free, _svd_gauge_free_ref, _rectangular, ("Svd",)),
     _entry(
         "linalg.lu_solve (trans=2)",
         lambda a, b: tl.linalg.lu_solve(tl.linalg.lu_factor(a), b, trans=2),
