@@ -113,7 +113,7 @@ def test_decompositions_compute_complex_results_but_refuse_their_gradient():
 
 
 @pytest.mark.parametrize("hermitian", [True, False])
-def test_cholesky_eigh_and_svd_gradients_of_complex_matrices_are_jaxs(hermitian):
+def test_cholesky_eigh_svd_and_pinv_gradients_of_complex_matrices_are_jaxs(hermitian):
     # They raised TypeError (gradients for complex inputs are not supported).  cholesky and eigh read the Hermitian
     # part, as JAX's (symmetrize_input=True); the eigen- and singular-vector gauges are JAX's, so even a
     # phase-dependent loss agrees.
@@ -131,7 +131,8 @@ def test_cholesky_eigh_and_svd_gradients_of_complex_matrices_are_jaxs(hermitian)
         values, vectors = lib.linalg.eigh(m) if lib is tl else jnp.linalg.eigh(m, symmetrize_input=True)
         u, s, vh = lib.linalg.svd(m[..., :2], full_matrices=False)
         svd_part = lib.sum(lib.real(u * w[..., :2])) + lib.sum(lib.imag(vh * w[..., :2, :2])) + lib.sum(s**3)
-        return lib.sum(lib.real(chol * w)) + lib.sum(values**2) + lib.sum(lib.real(vectors * w)) + svd_part
+        pinv_part = lib.sum(lib.abs(lib.linalg.pinv(m[..., :2]) * w[..., :2, :]) ** 2)
+        return lib.sum(lib.real(chol * w)) + lib.sum(values**2) + lib.sum(lib.real(vectors * w)) + svd_part + pinv_part
 
     got = tl.grad(lambda m: loss(m, tl))(tl.tensor(a))
     with jax.enable_x64(True):

@@ -877,11 +877,21 @@ _pinv.kernel("numpy")(_lapack("MatrixPseudoInverse")(functools.partial(_pinv_ker
 def _pinv_grad(node, g):
     # Golub & Pereyra (1973), for x of constant rank:
     # d x+ = -x+ dx x+ + x+ x+^T dx^T (I - x x+) + (I - x+ x) dx^T x+^T x+.
-    _real_only(node)
+    # For complex x (JAX's convention, d loss = Re sum(g * dp); the dx^H terms are not holomorphic):
+    # -p^T g p^T + conj(left) g^H conj(p p^H) + conj(p^H p) g^H conj(right), the same formula for real x.
+    from .elementwise import conj
+
     x, p = node.inputs[0], node.outputs[0]
     pt, gt = _mT(p), _mT(g)
     left = _constant(np.eye(x.shape[-2]), x) - _matmul(x, p)
     right = _constant(np.eye(x.shape[-1]), x) - _matmul(p, x)
+    if x.dtype.kind == "c":
+        gh, ph = conj(gt), conj(pt)
+        return (
+            -_matmul(pt, _matmul(g, pt))
+            + _matmul(conj(left), _matmul(gh, conj(_matmul(p, ph))))
+            + _matmul(conj(_matmul(ph, p)), _matmul(gh, conj(right)))
+        )
     return (
         -_matmul(pt, _matmul(g, pt))
         + _matmul(left, _matmul(gt, _matmul(p, pt)))

@@ -276,6 +276,7 @@ OPINFOS = [
         ("SelfAdjointEigV2",),
     ),
     _entry("linalg.svd", _svd_gauge_free, _svd_gauge_free_ref, _rectangular, ("Svd",)),
+    _entry("linalg.pinv", tl.linalg.pinv, np.linalg.pinv, _rectangular, ("MatrixPseudoInverse",)),
     _entry(
         "linalg.lu_solve (trans=2)",
         lambda a, b: tl.linalg.lu_solve(tl.linalg.lu_factor(a), b, trans=2),
