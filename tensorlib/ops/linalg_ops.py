@@ -135,16 +135,6 @@ def _matmul(a, b):
     return matmul(a, b)
 
 
-def _real_only(node):
-    """Decompositions whose gradient needs conjugate transposes (and a phase gauge) are real-only here."""
-    x = node.inputs[0]
-    if x.dtype.kind == "c":
-        raise TypeError(
-            f"{node.op_type}: gradients for complex inputs are not supported (input shape "
-            f"{tuple(x.shape)} {x.dtype}); only the forward value is (see docs/complex.md)"
-        )
-
-
 def _gap_divide(num, gap, used):
     """``num / gap`` off the diagonal and 0 on it: the eigen- and singular-vector gradients' ``F o num``.
 
@@ -775,9 +765,9 @@ def _qr_kernel(xp, x, *, mode):
 
 
 def _qr_grad(node, *grads):
+    from .elementwise import conj
     from .shape import concat, getitem
 
-    _real_only(node)
     x, mode = node.inputs[0], node.attrs["mode"]
     m, n = x.shape[-2:]
     if mode == "complete" and m > n:
@@ -793,24 +783,38 @@ def _qr_grad(node, *grads):
         (q, r), (g_q, g_r) = node.outputs, grads
     if m >= n:
         return _qr_tall_grad(q, r, g_q, g_r)
-    # Wide x = [y z] with y = q r_y square: z = q r_z adds to q's gradient and gets q g_rz.
-    r_y, r_z = getitem(r, (Ellipsis, slice(0, m))), getitem(r, (Ellipsis, slice(m, None)))
+    # Wide x = [y z] with y = q r_y square: r_z = q^H z adds z g_rz^T to q's gradient and gives z q g_rz
+    # (conjugated for complex x: JAX's convention).
+    r_y = getitem(r, (Ellipsis, slice(0, m)))
     g_ry, g_rz = getitem(g_r, (Ellipsis, slice(0, m))), getitem(g_r, (Ellipsis, slice(m, None)))
-    g_q_total = _matmul(getitem(x, (Ellipsis, slice(m, None))), _mT(g_rz))
+    z = getitem(x, (Ellipsis, slice(m, None)))
+    if x.dtype.kind == "c":
+        g_q_total, g_z = conj(_matmul(z, _mT(g_rz))), _matmul(conj(q), g_rz)
+    else:
+        g_q_total, g_z = _matmul(z, _mT(g_rz)), _matmul(q, g_rz)
     if g_q is not None:
         g_q_total = g_q_total + g_q
-    return concat([_qr_tall_grad(q, r_y, g_q_total, g_ry), _matmul(q, g_rz)], axis=-1)
+    return concat([_qr_tall_grad(q, r_y, g_q_total, g_ry), g_z], axis=-1)
 
 
 def _qr_tall_grad(q, r, g_q, g_r):
     # m >= n (Walter & Lehmann; Seeger et al.): M = R gR^T - gQ^T Q,
-    # gA = (gQ + Q copyltu(M)) R^-T, copyltu(M) the symmetric matrix with M's lower triangle.
+    # gA = (gQ + Q copyltu(M)) R^-T, copyltu(M) the symmetric matrix with M's lower triangle.  For complex x
+    # (the transpose of JAX's qr_jvp_rule, its gauge: R's diagonal real): gA = (gQ + conj(Q) K) R^-T with
+    # K = tril(M, -1)^T + conj(tril(M, -1)) + diag(Re diag M).
+    from .elementwise import conj, real
+    from .math import cast
+
     g_r = _triangle(g_r, lower=False)
     mm = _matmul(r, _mT(g_r))
     if g_q is not None:
         mm = mm - _matmul(_mT(g_q), q)
     lower = _triangle(mm, lower=True, k=-1)
-    copyltu = lower + _mT(lower) + _diag_embed(_diag_part(mm))
+    if q.dtype.kind == "c":
+        q = conj(q)
+        copyltu = _mT(lower) + conj(lower) + _diag_embed(cast(real(_diag_part(mm)), dtype=mm.dtype))
+    else:
+        copyltu = lower + _mT(lower) + _diag_embed(_diag_part(mm))
     b = _matmul(q, copyltu) if g_q is None else g_q + _matmul(q, copyltu)
     # b R^-T: solve R x^T = b^T.
     return _mT(solve_triangular(r, _mT(b), lower=False))

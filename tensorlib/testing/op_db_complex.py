@@ -277,6 +277,7 @@ OPINFOS = [
     ),
     _entry("linalg.svd", _svd_gauge_free, _svd_gauge_free_ref, _rectangular, ("Svd",)),
     _entry("linalg.pinv", tl.linalg.pinv, np.linalg.pinv, _rectangular, ("MatrixPseudoInverse",)),
+    _entry("linalg.qr", tl.linalg.qr, lambda a: tuple(np.linalg.qr(a)), _rectangular, ("Qr",)),
     _entry(
         "linalg.lu_solve (trans=2)",
         lambda a, b: tl.linalg.lu_solve(tl.linalg.lu_factor(a), b, trans=2),
