@@ -143,3 +143,18 @@ def test_traced_complex_function_and_its_gradient_match_eager():
     z = tl.tensor(a)
     np.testing.assert_allclose(tl.function(loss)(z).numpy(), loss(z).numpy(), rtol=1e-12)
     np.testing.assert_allclose(tl.function(tl.grad(loss))(z).numpy(), tl.grad(loss)(z).numpy(), rtol=1e-10)
+
+
+def test_sigmoid_of_complex_numbers_and_relu_refuses_them():
+    # Before: tl.sigmoid(0.5j) gave 0.6225 (sigmoid(|z|), real) for NumPy's 0.5 + 0.1277j: the overflow-free
+    # split took abs(z); and relu(-1 + 2j) gave 0 by NumPy's lexicographic complex maximum.
+    z = np.array([0.5j, 1 + 2j, -3 + 0.1j, 800 + 1j, -800 + 1j])
+    expected = np.array([0.5 + 0.127670960j, 1.021415361 + 0.403438712j, 0.047221489 + 0.004512182j, 1.0, 0.0])
+    for dtype in (C64, C128):
+        got = tl.sigmoid(z.astype(dtype))
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(tl.function(tl.sigmoid)(z.astype(dtype)).numpy(), got.numpy())
+    check_grads(tl.sigmoid, (z[:3],), order=2)
+    with pytest.raises(TypeError, match=r"Relu: features must be real, got complex128"):
+        tl.nn.relu(z)

@@ -172,11 +172,12 @@ class _Trace(dispatch.Mode):
         return out, op.infer(*out, **attrs)
 
     def convert(self, value, dtype, backend):
-        """A Python scalar becomes a constant; an array, whatever its size, is captured by reference
-        (read at every call, so writing to it later is seen, as for big arrays, never frozen).  Only an
-        array that was a temporary of the trace (nothing outside holds it when the trace ends) becomes
-        a constant then: see ``freeze_temporaries``."""
-        if isinstance(value, (bool, int, float, complex)):
+        """A Python or NumPy scalar becomes a constant (neither can be written to; a NumPy float32 was a
+        capture, so a graph saved without its captures could not run); an array, whatever its size, is
+        captured by reference (read at every call, so writing to it later is seen, as for big arrays,
+        never frozen).  Only an array that was a temporary of the trace (nothing outside holds it when
+        the trace ends) becomes a constant then: see ``freeze_temporaries``."""
+        if isinstance(value, (bool, int, float, complex, np.generic)):
             raw = backend.asarray(value, dtype=dtype)
             return self._constant(("scalar", dtype, backend.to_numpy(raw).tobytes()), raw, backend)
         self.sources.append(value)

@@ -498,6 +498,8 @@ register_gradient("MatrixBandPartUpper", lambda node, g: apply(_triu, (g,), node
 def _matrix(x):
     # NumPy's tril/triu of a vector repeat it as the rows of a square matrix.
     x = as_tensor(x)
+    if x.ndim == 1 and x.shape[0] is None:  # traced with an unknown size: the rows x (1, n) against a column (n, 1)
+        return math_ops.where(shape_ops.expand_dims(math_ops.ones_like(x, _dt.bool_), 1), x, x)
     return shape_ops.broadcast_to(x, (x.shape[0], x.shape[0])) if x.ndim == 1 else x
 
 
@@ -634,9 +636,13 @@ def diag(v, k: int = 0) -> Tensor:
     if v.ndim != 1:
         raise ValueError(f"diag: input must be 1-d or 2-d, got shape {v.shape} ({v.dtype})")
     k = as_int(k, "diag: k")
-    n = v.shape[0] + abs(k)
     from .creation import zeros
 
+    if v.shape[0] is None:  # traced with an unknown size: a square of v's size, padded by |k|
+        zero = math_ops.zeros_like(v)
+        like = shape_ops.pad(math_ops.where(shape_ops.expand_dims(zero, 1) == 0, zero, zero), [(0, abs(k))] * 2)
+        return apply(_diagonal_scatter, (v, like), {"offset": k, "axis1": 0, "axis2": 1})
+    n = v.shape[0] + abs(k)
     like = shape_ops.broadcast_to(zeros((), dtype=v.dtype), (n, n))  # only its shape is read: no n * n constant
     return apply(_diagonal_scatter, (v, like), {"offset": k, "axis1": 0, "axis2": 1})
 
@@ -947,6 +953,11 @@ def array_split(x, indices_or_sections, axis: int = 0) -> tuple:
     size = x.shape[normalize_axis(axis, x.ndim, f"array_split (shape {x.shape}): axis")]
     if n <= 0:
         raise ValueError(f"array_split: number of sections must be larger than 0, got {n} (shape {x.shape})")
+    if size is None:
+        raise ValueError(
+            f"array_split: the sizes of {n} sections depend on the size of axis {axis}, unknown here "
+            f"(shape {x.shape}, {x.dtype}); give it in the TensorSpec, or split at given points"
+        )
     base, extra = divmod(size, n)
     points = np.cumsum([base + 1] * extra + [base] * (n - extra))[:-1]
     return shape_ops.split(x, points.tolist(), axis)
@@ -1025,9 +1036,16 @@ def kron(a, b) -> Tensor:
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + tuple(a.shape)
     sb = (1,) * (nd - b.ndim) + tuple(b.shape)
-    spread_a = shape_ops.reshape(a, tuple(v for d in sa for v in (d, 1)))
-    spread_b = shape_ops.reshape(b, tuple(v for d in sb for v in (1, d)))
-    return shape_ops.reshape(spread_a * spread_b, tuple(x * y for x, y in zip(sa, sb)))
+    # Each axis of a spread over pairs (d, 1), of b over (1, d): new axes, so unknown traced sizes work.
+    spread_a = shape_ops.expand_dims(shape_ops.expand_dims(a, tuple(range(nd - a.ndim))), tuple(range(1, 2 * nd, 2)))
+    spread_b = shape_ops.expand_dims(shape_ops.expand_dims(b, tuple(range(nd - b.ndim))), tuple(range(0, 2 * nd, 2)))
+    sizes = [None if None in (x, y) else x * y for x, y in zip(sa, sb)]
+    if sizes.count(None) > 1:
+        raise ValueError(
+            f"kron: more than one axis of the product has an unknown size under tl.function "
+            f"(a: shape {a.shape} {a.dtype}, b: shape {b.shape} {b.dtype}); give the sizes in the TensorSpecs"
+        )
+    return shape_ops.reshape(spread_a * spread_b, tuple(-1 if d is None else d for d in sizes))
 
 
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Tensor:
@@ -1468,7 +1486,9 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
         if extra is None:
             continue
         extra = as_tensor(extra)
-        if extra.ndim == 0:
+        if extra.ndim == 0 and None in edge_shape:  # traced with unknown sizes: a's first slice gives the shape
+            extra = shape_ops.broadcast_like(extra, a[(slice(None),) * ax + (slice(0, 1),)])
+        elif extra.ndim == 0:
             extra = shape_ops.broadcast_to(extra, edge_shape)
         elif extra.ndim != a.ndim or any(
             i != ax and None not in (d, e) and d != e for i, (d, e) in enumerate(zip(extra.shape, a.shape))
@@ -1500,6 +1520,8 @@ def repeat(a, repeats, axis: int | None = None) -> Tensor:
     ax = normalize_axis(ax, a.ndim, f"repeat (shape {a.shape}): axis")
     size = a.shape[ax]
     counts = np.asarray(shape_ops.integer_indices(repeats))  # [] too: no repeats for an empty axis
+    if size is None and counts.dtype.kind in "iu" and counts.size == 1 and counts.ndim <= 1 and counts.min() >= 0:
+        return _repeat_each(a, ax, int(counts.reshape(())))
     if (
         counts.dtype.kind not in "iu"
         or (counts < 0).any()
@@ -1511,6 +1533,19 @@ def repeat(a, repeats, axis: int | None = None) -> Tensor:
             f"({size}) along axis {ax}, got {counts.tolist()} (shape {a.shape})"
         )
     return shape_ops.take(a, np.repeat(np.arange(size), counts), axis=ax)
+
+
+def _repeat_each(a, ax, count):
+    """``repeat`` of every element ``count`` times along ``ax`` of unknown size (traced): a new axis after
+    ``ax`` tiled ``count`` times, merged into it."""
+    tiled = shape_ops.tile(shape_ops.expand_dims(a, ax + 1), (1,) * (ax + 1) + (count,) + (1,) * (a.ndim - ax - 1))
+    others = a.shape[:ax] + a.shape[ax + 1 :]
+    if None in others:
+        raise ValueError(
+            f"repeat: axis {ax} and another axis have unknown sizes under tl.function (shape {a.shape}, "
+            f"{a.dtype}); give the other sizes in the TensorSpec"
+        )
+    return shape_ops.reshape(tiled, others[:ax] + (-1,) + others[ax:])
 
 
 def _matrix_transpose(x) -> Tensor:

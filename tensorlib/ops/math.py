@@ -205,9 +205,16 @@ _expm1 = _unary(
 
 
 def _sigmoid_kernel(xp, x):
-    # Split by sign so that exp never overflows.
-    e = xp.exp(-xp.abs(x))
-    return xp.astype(xp.where(x >= 0, 1 / (1 + e), e / (1 + e)), x.dtype, copy=False)
+    # Split by sign so that exp never overflows; for complex z by the sign of its real part (|z| gave
+    # sigmoid(|z|), real, for every complex z).
+    # (A NumPy or CuPy dtype answers .kind in 0.15 us; xp.isdtype takes 2.7 us on NumPy.)
+    if x.dtype.kind == "c" if isinstance(x.dtype, np.dtype) else xp.isdtype(x.dtype, "complex floating"):
+        positive = xp.real(x) >= 0
+        e = xp.exp(xp.where(positive, -x, x))
+    else:
+        positive = x >= 0
+        e = xp.exp(-xp.abs(x))
+    return xp.astype(xp.where(positive, 1 / (1 + e), e / (1 + e)), x.dtype, copy=False)
 
 
 _sigmoid = _unary(

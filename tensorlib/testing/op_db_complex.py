@@ -199,6 +199,8 @@ OPINFOS = [
     _entry("square", tl.square, np.square, _unary(), ("Square",)),
     _entry("abs", tl.abs, np.abs, _unary(0.2), ("Abs",)),
     _entry("sin", tl.sin, np.sin, _unary(), ("Sin",)),
+    # Its poles are at i * pi * (2k + 1), outside the samples' |imag| <= 2.
+    _entry("sigmoid", tl.sigmoid, lambda z: 1 / (1 + np.exp(-z)), _unary(), ("Sigmoid",)),
     _entry("cos", tl.cos, np.cos, _unary(), ("Cos",)),
     _entry("tanh", tl.tanh, np.tanh, _unary(), ("Tanh",)),
     _entry("sum", tl.sum, np.sum, _reduce(np.sum), ("Sum",)),

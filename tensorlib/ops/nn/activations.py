@@ -28,6 +28,8 @@ def _float_features(features, **attrs):
 def _numeric_features(features):
     if features.dtype.kind == "b":  # TF and PyTorch refuse bools; NumPy's maximum(bool, 0) is an int
         raise TypeError("features must be a number, got bool")
+    if features.dtype.kind == "c":  # TF and PyTorch refuse it too: NumPy's lexicographic maximum gave relu(-1+2j) 0
+        raise TypeError(f"features must be real, got {features.dtype}")
     return features
 
 
