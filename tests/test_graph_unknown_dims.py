@@ -199,6 +199,33 @@ def test_functions_that_need_known_sizes_say_so():
         (lambda a: tl.array_split(a, 3), r"array_split: the sizes of 3 sections depend on the size of axis 0"),
         (lambda a: tl.kron(a, a), r"kron: more than one axis of the product has an unknown size"),
         (lambda a: tl.repeat(a, 2, axis=1), r"repeat: axis 1 and another axis have unknown sizes"),
+        (lambda a: tl.linalg.tensorinv(a, 1), r"tensorinv: the sizes of a must be known under tl.function"),
     ):
         with pytest.raises(ValueError, match=message):
             tl.function(f).get_graph(spec)
+
+
+def test_layer_norm_and_densities_trace_with_unknown_sizes():
+    # Before: raw TypeErrors: layer_norm over a leading axis ('reshape: shape must be integers, got (None, 1)'),
+    # dirichlet.logpdf ('float / NoneType'), multivariate_normal.logpdf ('reshape ... (-1, None)').
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(8)
+    x, scale = rng.standard_normal((3, 4)), np.array([1.0, 2.0, 0.5])
+    f = tl.function(lambda a, s: tl.nn.layer_norm(a, s, axis=0))
+    got = f.get_graph(_unknown(x), _unknown(scale))(x, scale).numpy()
+    expected = (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5) * scale[:, None]
+    np.testing.assert_allclose(got, expected, rtol=1e-10)
+    p, alpha = np.array([[0.2, 0.5], [0.3, 0.1], [0.5, 0.4]]), np.array([1.5, 2.0, 3.0])
+    got = _traced(tl.stats.dirichlet.logpdf, p, alpha).numpy()
+    np.testing.assert_allclose(got, [scipy_stats.dirichlet.logpdf(p[:, i], alpha) for i in range(2)], rtol=1e-12)
+    points, mean, cov = rng.standard_normal((5, 2)), np.array([0.5, -1.0]), np.array([[2.0, 0.3], [0.3, 1.0]])
+    logpdf = tl.stats.multivariate_normal.logpdf
+    np.testing.assert_allclose(
+        _traced(logpdf, points, mean, cov).numpy(),
+        scipy_stats.multivariate_normal.logpdf(points, mean, cov),
+        rtol=1e-12,
+    )
+    specs = (_unknown(points), _unknown(mean), _unknown(cov))
+    grads = tl.function(tl.grad(lambda *a: tl.sum(logpdf(*a)), argnums=(0, 1, 2))).get_graph(*specs)(points, mean, cov)
+    for traced, eager in zip(grads, tl.grad(lambda *a: tl.sum(logpdf(*a)), argnums=(0, 1, 2))(points, mean, cov)):
+        np.testing.assert_allclose(traced.numpy(), eager.numpy(), rtol=1e-10)
