@@ -98,7 +98,10 @@ def cross(x1, x2, *, axis: int = -1) -> Tensor:
     if x1.ndim == 0 or x2.ndim == 0 or not (-min(x1.ndim, x2.ndim) <= int(axis) < min(x1.ndim, x2.ndim)):
         raise ValueError(f"cross: axis {axis} is out of bounds for inputs {_describe(x1, x2)}")
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
-        raise ValueError(f"cross: both inputs must have 3 elements along axis {axis}, got {_describe(x1, x2)}")
+        raise ValueError(
+            f"cross: both inputs must have 3 elements along axis {axis} (a size known under tl.function), "
+            f"got {_describe(x1, x2)}"
+        )
     return array_cross(x1, x2, axis=axis)
 
 
