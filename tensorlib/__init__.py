@@ -95,18 +95,22 @@ from .ops.nanreduce import (
 )
 from .ops.search import argwhere, bincount, digitize, flatnonzero, searchsorted, top_k, unique
 from .ops.shape import (
+    boolean_mask,
     broadcast_to,
     concat,
     expand_dims,
     gather,
+    gather_nd,
     getitem,
     one_hot,
     pad,
     reshape,
+    scatter_nd,
     split,
     squeeze,
     stack,
     take,
+    tensor_scatter_nd_add,
     tile,
     transpose,
 )

@@ -78,7 +78,7 @@ def _pairs(grads, variables, who: str) -> list:
             f"variables {var_def!r})"
         )
     pairs = []
-    seen = set()  # a Variable shared by two paths (a layer used twice) is updated once, as torch.optim does
+    seen = {}  # a Variable shared by two paths (a layer used twice) is updated once, as torch.optim does
     for path, v in var_paths:
         g = grad_at[path]
         if g is None and v is None:  # an empty slot in both: None is an empty subtree, as in tl.tree
@@ -100,10 +100,23 @@ def _pairs(grads, variables, who: str) -> list:
                 f"variable {v.name!r} has shape {v.shape}"
             )
         if v._id in seen:
+            first_path, first = seen[v._id]
+            if first is not g and _differ(first, g):
+                raise ValueError(
+                    f"{who}: variable {v.name!r} appears at {_path_str(first_path)} and {_path_str(path)} with "
+                    "different gradients; pass it once (with the sum of its gradients if both count)"
+                )
             continue
-        seen.add(v._id)
+        seen[v._id] = (path, g)
         pairs.append(("/".join(str(k) for k in path) or v.name, g, v))
     return pairs
+
+
+def _differ(a: Tensor, b: Tensor) -> bool:
+    """Two gradients of one variable whose values are known and differ (symbolic ones cannot be compared)."""
+    if a._value is None or b._value is None:
+        return False
+    return not np.array_equal(a.numpy(), b.numpy(), equal_nan=True)
 
 
 # ------------------------------------------------------------------ clipping
@@ -542,6 +555,24 @@ class Optimizer:
             new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
             v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))
         self.iterations.assign_add(np.int64(1))
+
+    def apply_gradients(self, grads_and_vars) -> None:
+        """TensorFlow's form of :meth:`apply`: an iterable of ``(gradient, variable)`` pairs.
+
+        >>> import tensorlib as tl
+        >>> w = tl.Variable([1.0])
+        >>> tl.optimizers.SGD(0.5).apply_gradients(zip([tl.tensor([1.0])], [w]))
+        >>> w.numpy().tolist()
+        [0.5]
+        """
+        pairs = list(grads_and_vars)
+        for i, pair in enumerate(pairs):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise TypeError(
+                    f"{type(self).__name__}.apply_gradients: entry {i} is a {type(pair).__name__}, not a "
+                    "(gradient, variable) pair; pass zip(grads, variables)"
+                )
+        self.apply([g for g, _ in pairs], [v for _, v in pairs])
 
     def _check_assignable(self, who: str, variables: list, slots: list) -> None:
         """Refuse the step before any assign, so a refused one changes neither a variable nor a slot (an

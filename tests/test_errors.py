@@ -146,12 +146,12 @@ def test_indexing_errors():
         x[2]
     with pytest.raises(IndexError, match=r"^StridedSlice: too many indices \(3\) for a tensor of shape \(2, 3\)$"):
         x[0, 0, 0]
+    # A mask is NumPy's boolean indexing in eager mode (tests/test_advanced_indexing.py); a wrong shape is the error.
     with pytest.raises(
         IndexError,
-        match=r"^StridedSlice: boolean mask indexing gives a data-dependent shape; "
-        r"use tl.where$",
+        match=r"^StridedSlice: a boolean index of shape \(3,\) does not match the axes \(0,\) of shape \(2,\)",
     ):
-        x[np.array([True, False])]
+        x[np.array([True, False, True])]
     with pytest.raises(IndexError, match=r"^StridedSlice: unsupported index 0.5$"):
         x[0.5]
     with pytest.raises(IndexError, match=r"^StridedSlice: an index can only have a single ellipsis$"):

@@ -125,8 +125,9 @@ def test_a_traced_lenet_step_fuses_each_conv_layers_gradients_and_matches_eager(
     step = tl.function(lenet_step)
     graph = step.get_graph(x, labels, params).optimize().verify()
     types = _types(graph)
-    # conv1's input gradient is not needed (x is data): filter + bias; conv2's: all three, and conv1's ReluGrad
-    assert types.count("Conv2DBackpropFilterWithBias") == 1 and types.count("Conv2DBackprop") == 1
+    # conv1's input gradient is not needed (x is data): filter + bias (in phase order with its pool, see
+    # tests/test_phase_pool.py); conv2's: all three, and conv1's ReluGrad
+    assert types.count("Conv2DBackpropFilterWithBiasPhases") == 1 and types.count("Conv2DBackprop") == 1
     assert [n.attrs["relu_grad"] for n in graph.nodes if n.op_type == "Conv2DBackprop"] == [True]
     assert types.count("ReluGrad") == 1  # conv2's, moved before its MaxPoolGrad
     assert "Conv2DBackpropFilter" not in types and "Conv2DBackpropInput" not in types

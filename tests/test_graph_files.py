@@ -4,6 +4,7 @@ import io
 import json
 import os
 import shutil
+import sys
 import tracemalloc
 import zipfile
 
@@ -156,7 +157,9 @@ def test_deeply_nested_attributes_and_huge_shapes_are_format_errors(tmp_path):
     path, _ = _save(tmp_path, 2.0)
     doc = json.loads(path.read_text())
     doc["nodes"][-1]["attrs"] = {"axis": "NESTED"}
-    nested = '{"$tuple": [' * 700 + "1" + "]}" * 700  # JSON parses it; decoding it recurses too deep
+    # Deeper than the interpreter's recursion limit (importing TensorFlow raises it to 3000): decoding recurses too deep.
+    depth = sys.getrecursionlimit() + 100
+    nested = '{"$tuple": [' * depth + "1" + "]}" * depth
     path.write_text(json.dumps(doc).replace('"NESTED"', nested))
     with pytest.raises(GraphFormatError, match="RecursionError"):
         tl.graph.load(path)

@@ -513,3 +513,26 @@ def test_a_step_inside_a_recording_tape_is_not_recorded_and_a_spent_tape_does_no
         doubled = b * 2.0
         tl.optimizers.SGD(0.25).apply(grads, [b])
     assert doubled.numpy().tolist() == [2.0, 2.0] and b.numpy().tolist() == [0.5, 0.5]
+
+
+def test_apply_gradients_takes_tensorflows_pairs():
+    a, b = tl.Variable(np.ones(2)), tl.Variable(np.ones(1))
+    opt = tl.optimizers.SGD(0.5)
+    opt.apply_gradients(zip([tl.tensor(np.array([1.0, 2.0])), None], [a, b]))
+    assert a.numpy().tolist() == [0.5, 0.0] and b.numpy().tolist() == [1.0]
+    with pytest.raises(TypeError, match=r"SGD.apply_gradients: entry 0 is a Tensor, not a \(gradient, variable\) pair"):
+        opt.apply_gradients([tl.tensor(1.0)])
+
+
+def test_a_variable_given_twice_with_different_gradients_is_refused():
+    # SGD took the first of [1, 1] and [3, 3] for one variable and dropped the other without a word.
+    v = tl.Variable(np.ones(2), name="v")
+    with pytest.raises(
+        ValueError, match=r"SGD.apply: variable 'v' appears at \[0\] and \[1\] with different gradients"
+    ):
+        tl.optimizers.SGD(0.5).apply([tl.tensor(np.ones(2)), tl.tensor(np.full(2, 3.0))], [v, v])
+    assert v.numpy().tolist() == [1.0, 1.0]
+    with tl.GradientTape() as tape:  # a shared layer: tape.gradient gives the one total gradient twice
+        loss = tl.sum(v * v)
+    tl.optimizers.SGD(0.5).apply(tape.gradient(loss, [v, v]), [v, v])
+    assert v.numpy().tolist() == [0.0, 0.0]

@@ -1,5 +1,5 @@
 """Graph passes, run before execution: simplification, constant folding, CSE, fusion, ReluGrad moved
-before MaxPoolGrad, dead-node elimination.
+before MaxPoolGrad, a first conv layer and its pool in phase order, dead-node elimination.
 
 Each pass rebuilds the graph front to back (``Graph.add_node`` re-runs the
 shape rules, so a rewritten graph is checked as it is built) and maps old
@@ -14,7 +14,6 @@ constants.
 """
 
 from __future__ import annotations
-
 
 import numpy as np
 
@@ -62,6 +61,8 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
     if FUSE_CONV_MAX_POOL:
         g = fuse_conv_add_activation_max_pool(g)
     g = fuse_conv_backprop_bias(g)
+    if not keep_gradients:  # the phase-order ops are not differentiable
+        g = fuse_phase_pool(g)
     return eliminate_dead_nodes(g)
 
 
@@ -741,6 +742,141 @@ def _is_input_gradient(node, dy, filt) -> bool:
         and tuple(node.inputs[0].shape) == tuple(filt.attrs["filter_shape"])
         and node.inputs[0].dtype == dy.dtype == node.outputs[0].dtype
     )
+
+
+# ---------------------------------------------------------------- a first conv layer in phase order
+def fuse_phase_pool(graph: Graph) -> Graph:
+    """A first conv layer, its max pool and their gradients -> the phase-order ops of
+    :mod:`tensorlib.ops.nn.phases`: ``h = Conv2DAddActivation(x, w, b)`` (stride 1, undilated, at most 4 input
+    channels, float32 or float64, static shapes, on the NumPy backend), ``p = MaxPool(h)`` (VALID, windows as strides, tiling ``h``),
+    and for each ``MaxPoolGrad(h, p, g)`` the ``Conv2DBackpropFilterWithBias(x, ...)`` that is its one reader,
+    where ``h`` has no other reader and is no graph output, become ``Conv2DAddActivationPhasePool``,
+    ``MaxPoolPhasesGrad`` and ``Conv2DBackpropFilterWithBiasPhases``.  Then the pool and its gradient run on
+    contiguous planes instead of runs of ``C`` values.  ``optimize()`` runs it on graphs not replayed under a
+    tape (the phase-order ops are not differentiable).
+
+    ``h`` and its gradient stay internal to the three ops: the pooled result is bit for bit ``MaxPool``'s,
+    and the filter and bias gradients equal the unfused ones but for rounding (the conv's sums of products
+    and the gradients' sums run in another order).
+    """
+    readers: dict = {}
+    for node in graph.nodes:
+        for t in node.inputs:
+            readers.setdefault(t._id, []).append(node)
+    outputs = {t._id for t in graph.outputs}
+    layers = []  # (conv, pool, [(MaxPoolGrad, filter gradient), ...])
+    for conv in graph.nodes:
+        layer = _phase_layer(conv, readers, outputs)
+        if layer is not None:
+            layers.append(layer)
+    if not layers:
+        return graph
+    phase_pool = _registry.get("Conv2DAddActivationPhasePool")
+    phases_grad = _registry.get("MaxPoolPhasesGrad")
+    filter_phases = _registry.get("Conv2DBackpropFilterWithBiasPhases")
+    made: dict = {}  # id(conv) -> (h in phase order, pooled), once built
+    rewrites, dropped = {}, set()
+
+    def fused_conv(conv, pool):
+        def build(new, value):
+            attrs = {"padding": conv.attrs["padding"], "activation": conv.attrs["activation"], "pool": pool}
+            made[id(conv)] = new.add_node(
+                phase_pool, tuple(map(value, conv.inputs)), attrs, site=conv.site, phase=conv.phase
+            )
+            return (None,)  # h itself is read by no node that is kept
+
+        return build
+
+    def phase_grad(conv, grad, pool):
+        def build(new, value):
+            h, pooled = made[id(conv)]
+            return new.add_node(
+                phases_grad, (h, pooled, value(grad.inputs[2])), {"pool": pool}, site=grad.site, phase=grad.phase
+            )
+
+        return build
+
+    def phase_filter(filt, pool):
+        def build(new, value):
+            attrs = {"filter_shape": filt.attrs["filter_shape"], "padding": filt.attrs["padding"], "pool": pool}
+            return new.add_node(filter_phases, tuple(map(value, filt.inputs)), attrs, site=filt.site, phase=filt.phase)
+
+        return build
+
+    for conv, pool_node, grads in layers:
+        pool = tuple(pool_node.attrs["ksize"])
+        rewrites[id(conv)] = fused_conv(conv, pool)
+        rewrites[id(pool_node)] = lambda new, value, conv=conv: (made[id(conv)][1],)
+        for grad, filt in grads:
+            rewrites[id(grad)] = phase_grad(conv, grad, pool)
+            rewrites[id(filt)] = phase_filter(filt, pool)
+    return _rebuild(graph, dropped, rewrites)
+
+
+def _phase_layer(conv, readers, outputs):
+    """``(conv, its MaxPool, [(MaxPoolGrad, Conv2DBackpropFilterWithBias), ...])`` when the phase order applies
+    to ``conv`` (see :func:`fuse_phase_pool`), else None."""
+    from ..backends.numpy_nn import phases as _phase_kernels  # numpy_nn builds on nothing here
+    from ..ops.nn._common import _geometry
+
+    if conv.op.name != "Conv2DAddActivation" or conv.outputs[0]._id in outputs:
+        return None
+    x, w = conv.inputs[0], conv.inputs[1]
+    h = conv.outputs[0]
+    if None in tuple(x.shape) or None in tuple(w.shape) or h.dtype not in (np.float32, np.float64):
+        return None
+    if x.backend.name != "numpy":  # elsewhere the phase-order ops are the NHWC kernels, reordered
+        return None
+    if any(t.dtype != h.dtype for t in conv.inputs):
+        return None
+    users = readers.get(h._id, [])
+    pools = [n for n in users if n.op.name == "MaxPool" and n.inputs[0] is h]
+    if len(pools) != 1:
+        return None
+    pool = pools[0]
+    ksize, strides = tuple(pool.attrs["ksize"]), tuple(pool.attrs["strides"])
+    pads = _geometry(
+        tuple(x.shape[1:3]),
+        tuple(w.shape[:2]),
+        tuple(conv.attrs["strides"]),
+        tuple(conv.attrs["dilations"]),
+        conv.attrs["padding"],
+    )[1]
+    if not _is_valid(pool.attrs["padding"]) or not _phase_kernels.phase_pool_applies(
+        x.shape, w.shape, conv.attrs["strides"], conv.attrs["dilations"], pads, ksize, strides
+    ):
+        return None
+    grads = []
+    for user in users:
+        if user is pool:
+            continue
+        if not (
+            user.op.name == "MaxPoolGrad"
+            and user.inputs[0] is h
+            and user.inputs[1] is pool.outputs[0]
+            and all(canonical(user.attrs[k]) == canonical(pool.attrs[k]) for k in ("ksize", "strides", "padding"))
+            and user.outputs[0]._id not in outputs
+            and user.outputs[0].dtype == h.dtype
+        ):
+            return None
+        filters = readers.get(user.outputs[0]._id, [])
+        if len(filters) != 1:
+            return None
+        filt = filters[0]
+        if not (
+            filt.op.name == "Conv2DBackpropFilterWithBias"
+            and filt.inputs[0] is x
+            and filt.inputs[1] is user.outputs[0]
+            and canonical(filt.attrs["padding"]) == canonical(conv.attrs["padding"])
+            and tuple(filt.attrs["strides"]) == (1, 1)
+            and tuple(filt.attrs["dilations"]) == (1, 1)
+            and tuple(filt.attrs["filter_shape"]) == tuple(w.shape)
+        ):
+            return None
+        grads.append((user, filt))
+    if not grads:  # without a gradient the NHWC kernels pool as fast
+        return None
+    return conv, pool, grads
 
 
 # ---------------------------------------------------------------- dead nodes

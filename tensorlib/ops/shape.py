@@ -511,6 +511,97 @@ def _take_grad_kernel(dy, indices, like, *, axis):
 register_gradient("GatherV2Grad", lambda node, g: take(g, node.inputs[1], axis=node.attrs["axis"]), None, None)
 
 
+# ------------------------------------------------------------------ GatherNd, GatherNdGrad
+def _gather_nd_infer(params, indices):
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    if not indices.shape or indices.shape[-1] is None:
+        raise ValueError(
+            f"indices (shape {indices.shape}) must have a last axis of known length: how many leading axes of "
+            f"params (shape {params.shape}) each index names"
+        )
+    depth = indices.shape[-1]
+    if depth > len(params.shape):
+        raise ValueError(
+            f"indices (shape {indices.shape}) name {depth} axes, but params (shape {params.shape}) has "
+            f"{len(params.shape)}"
+        )
+    return spec(tuple(indices.shape[:-1]) + tuple(params.shape[depth:]), params.dtype)
+
+
+_gather_nd = defop(
+    "GatherNd",
+    inputs=("params", "indices"),
+    attrs={},
+    infer=_gather_nd_infer,
+    doc="Gather slices of params at indices whose last axis lists positions along params' leading axes "
+    "(negative positions count from the end).",
+)
+
+
+def _linear_indices(xp, op: str, shape: tuple, indices):
+    """Each index of ``indices`` (its last axis listing positions along the leading axes of ``shape``) as one
+    non-negative position in those axes flattened; a position outside its axis is an IndexError."""
+    depth = indices.shape[-1]
+    linear = xp.zeros(indices.shape[:-1], dtype=xp.int64)
+    for axis in range(depth):
+        size = shape[axis]
+        column = xp.astype(indices[..., axis], xp.int64)
+        if column.size and (int(xp.min(column)) < -size or int(xp.max(column)) >= size):
+            bad = xp.reshape(column, (-1,))[int(xp.argmax(xp.reshape((column < -size) | (column >= size), (-1,))))]
+            raise IndexError(
+                f"{op}: index {int(bad)} is out of bounds for axis {axis} with size {size} (params shape "
+                f"{tuple(shape)}, indices shape {tuple(indices.shape)} {indices.dtype})"
+            )
+        linear = linear * size + xp.where(column < 0, column + size, column)
+    return linear
+
+
+@_gather_nd.generic
+def _gather_nd_kernel(xp, params, indices):
+    depth = indices.shape[-1]
+    linear = _linear_indices(xp, "GatherNd", params.shape, indices)
+    rest = tuple(params.shape[depth:])
+    flat = xp.reshape(params, (_prod(params.shape[:depth]),) + rest)
+    picked = xp.take(flat, xp.reshape(linear, (-1,)), axis=0)
+    return xp.reshape(picked, tuple(indices.shape[:-1]) + rest)
+
+
+register_gradient("GatherNd", lambda node, g: _gather_nd_grad(g, node.inputs[1], node.inputs[0]), None)
+
+_gather_nd_grad = defop(
+    "GatherNdGrad",
+    inputs=("dy", "indices", "like"),
+    attrs={},
+    infer=lambda dy, indices, like: spec(like.shape, dy.dtype),
+    doc="Scatter-add dy at the gathered positions into zeros shaped like params (repeated positions add up).",
+)
+
+
+def _gather_nd_grad_rows(xp, dy, indices, like):
+    """``(dy, linear positions, like)`` flattened over the indexed axes: GatherV2Grad's operands along axis 0
+    (``like``, whose shape alone is read, is an unwritten buffer)."""
+    depth = indices.shape[-1]
+    linear = _linear_indices(xp, "GatherNdGrad", like.shape, indices)
+    rest = tuple(like.shape[depth:])
+    flat_like = xp.empty((_prod(like.shape[:depth]),) + rest, dtype=dy.dtype)
+    return xp.reshape(dy, tuple(linear.shape) + rest), linear, flat_like
+
+
+@_gather_nd_grad.generic
+def _gather_nd_grad_generic(xp, dy, indices, like):
+    summed = _take_grad_generic(xp, *_gather_nd_grad_rows(xp, dy, indices, like), axis=0)
+    return xp.reshape(summed, like.shape)
+
+
+@_gather_nd_grad.kernel("numpy")
+def _gather_nd_grad_kernel(dy, indices, like):
+    return _take_grad_kernel(*_gather_nd_grad_rows(np, dy, indices, like), axis=0).reshape(like.shape)
+
+
+register_gradient("GatherNdGrad", lambda node, g: _gather_nd(g, node.inputs[1]), None, None)
+
+
 def _one_hot_infer(indices, *, depth, on_value, off_value, axis, dtype):
     if depth < 0:
         raise ValueError(f"depth must not be negative, got {depth}")
@@ -731,6 +822,124 @@ def take(x, indices, axis: int | None = 0) -> Tensor:
 gather = take
 
 
+def _concrete_bounds(op: str, indices, shape: tuple, first_axis: int = 0) -> None:
+    """An IndexError naming ``op`` for a position outside its axis, where the indices are known now (a traced
+    function's are checked by the kernel when it runs)."""
+    if isinstance(indices, Tensor):
+        if indices.is_symbolic:
+            return
+        indices = indices.numpy()
+    indices = np.asarray(indices)
+    for j in range(indices.shape[-1] if indices.ndim else 0):
+        size, column = shape[first_axis + j], indices[..., j]
+        if size is not None and column.size and (column.min() < -size or column.max() >= size):
+            bad = column[(column < -size) | (column >= size)].flat[0]
+            raise IndexError(
+                f"{op}: index {int(bad)} is out of bounds for axis {first_axis + j} with size {size} (shape "
+                f"{tuple(shape)}, indices shape {indices.shape} {indices.dtype})"
+            )
+
+
+def gather_nd(params, indices, batch_dims: int = 0) -> Tensor:
+    """TensorFlow's ``gather_nd``: ``indices[..., :k]`` are positions along the first ``k`` axes of ``params``
+    (after ``batch_dims`` leading axes that ``params`` and ``indices`` share); the result has shape
+    ``indices.shape[:-1] + params.shape[batch_dims + k:]``.  Negative positions count from the end (NumPy's
+    rule; TensorFlow rejects them); one outside its axis is an IndexError.  The gradient scatter-adds into
+    ``params``' shape, repeated positions summing.
+
+    >>> import tensorlib as tl
+    >>> tl.gather_nd(tl.tensor([[1, 2], [3, 4]]), [[1, 0], [0, 1]]).numpy().tolist()
+    [3, 2]
+    >>> tl.gather_nd(tl.tensor([[1, 2], [3, 4]]), [[1]]).numpy().tolist()
+    [[3, 4]]
+    """
+    params = as_tensor(params)
+    indices = as_tensor(integer_indices(indices))
+    batch_dims = as_int(batch_dims, "gather_nd: batch_dims")
+    if batch_dims:
+        return _batched_gather_nd(params, indices, batch_dims)
+    return _gather_nd(params, indices)
+
+
+def _batched_gather_nd(params, indices, batch_dims: int) -> Tensor:
+    """gather_nd with ``batch_dims`` shared leading axes: each index gets its batch position prepended."""
+    if not 0 < batch_dims < min(params.ndim, indices.ndim):
+        raise ValueError(
+            f"gather_nd: batch_dims {batch_dims} must be less than the ranks of params (shape {params.shape}) and "
+            f"of indices (shape {indices.shape})"
+        )
+    batch = tuple(indices.shape[:batch_dims])
+    if None in batch or batch != tuple(params.shape[:batch_dims]):
+        raise ValueError(
+            f"gather_nd: the {batch_dims} batch axes of params (shape {params.shape}) and indices (shape "
+            f"{indices.shape}) must have equal, known sizes"
+        )
+    lookups = tuple(indices.shape[batch_dims:-1])
+    if None in lookups:
+        raise ValueError(f"gather_nd: batch_dims needs indices of known shape, got {indices.shape}")
+    grid = np.indices(batch + lookups, dtype=np.int64)[:batch_dims]  # each cell's batch position
+    prefix = as_tensor(np.moveaxis(grid, 0, -1).astype(np.dtype(indices.dtype)))
+    return _gather_nd(params, concat([prefix, indices], axis=-1))
+
+
+def scatter_nd(indices, updates, shape) -> Tensor:
+    """TensorFlow's ``scatter_nd``: zeros of ``shape`` with each slice of ``updates`` added at its position
+    in ``indices`` (as in :func:`gather_nd`; repeated positions add up).  Differentiable in ``updates``.
+
+    >>> import tensorlib as tl
+    >>> tl.scatter_nd([[1], [3], [1]], tl.tensor([1.0, 2.0, 3.0]), [5]).numpy().tolist()
+    [0.0, 4.0, 0.0, 2.0, 0.0]
+    """
+    indices = as_tensor(integer_indices(indices))
+    updates = as_tensor(updates)
+    shape = _shape_attr(shape, "scatter_nd: shape")
+    depth = indices.shape[-1] if indices.ndim else None
+    expected = None if depth is None else tuple(indices.shape[:-1]) + shape[depth:]
+    if depth is None or depth > len(shape) or tuple(updates.shape) != expected:
+        raise ValueError(
+            f"scatter_nd: updates of shape {updates.shape} {updates.dtype} must have shape indices.shape[:-1] + "
+            f"shape[indices.shape[-1]:] = {expected} for indices of shape {indices.shape} and shape {shape}"
+        )
+    _concrete_bounds("scatter_nd", indices, shape)
+    like = as_tensor(np.zeros((), np.dtype(updates.dtype)))
+    return _gather_nd_grad(updates, indices, broadcast_to(like, shape))
+
+
+def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:
+    """TensorFlow's ``tensor_scatter_nd_add``: ``tensor`` plus :func:`scatter_nd` of ``updates`` at ``indices``
+    (repeated positions add up); differentiable in ``tensor`` and ``updates``.
+
+    >>> import tensorlib as tl
+    >>> tl.tensor_scatter_nd_add(tl.ones(4), [[0], [0], [2]], tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
+    [4.0, 1.0, 4.0, 1.0]
+    """
+    tensor = as_tensor(tensor)
+    if None in tensor.shape:
+        raise ValueError(f"tensor_scatter_nd_add: tensor needs a known shape, got {tensor.shape}")
+    return tensor + scatter_nd(indices, updates, tensor.shape)
+
+
+def boolean_mask(tensor, mask, axis: int = 0) -> Tensor:
+    """TensorFlow's ``boolean_mask``: the cells (or slices) of ``tensor`` where ``mask`` is True, ``mask``
+    covering the axes ``axis .. axis + mask.ndim - 1``; ``tensor[mask]`` for ``axis=0``.  The result's length
+    depends on the mask's values, so a mask computed inside ``tl.function`` is an IndexError (use
+    :func:`tl.where`).
+
+    >>> import tensorlib as tl
+    >>> tl.boolean_mask(tl.tensor([[1, 2], [3, 4], [5, 6]]), [True, False, True]).numpy().tolist()
+    [[1, 2], [5, 6]]
+    """
+    tensor = as_tensor(tensor)
+    mask = mask if isinstance(mask, Tensor) else np.asarray(mask)
+    if (mask.dtype if isinstance(mask, Tensor) else mask.dtype) != np.bool_ or _index_ndim(mask) == 0:
+        raise TypeError(
+            f"boolean_mask: mask must be a boolean array of at least one axis, got {_index_shape(mask)} "
+            f"{mask.dtype} (tensor shape {tensor.shape})"
+        )
+    axis = normalize_axis(as_int(axis, "boolean_mask: axis"), tensor.ndim)
+    return getitem(tensor, (slice(None),) * axis + (mask,))
+
+
 def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, axis: int = -1, dtype=_dt.float32) -> Tensor:
     return apply(
         _one_hot,
@@ -749,20 +958,183 @@ def _is_advanced(i):
     return isinstance(i, (Tensor, np.ndarray, list))
 
 
+def _boolean_positions(mask, where: str) -> tuple:
+    """The integer arrays (one per axis of ``mask``) of a boolean index's True cells, as NumPy reads ``x[mask]``;
+    a mask a traced function computes has no known count of True cells."""
+    if isinstance(mask, Tensor):
+        if mask.is_symbolic:
+            raise IndexError(
+                f"{where}: a boolean mask (shape {mask.shape}) computed inside a traced function gives a "
+                "data-dependent shape; use tl.where(mask, x, 0), or index with the mask outside tl.function"
+            )
+        mask = mask.numpy()
+    return tuple(np.nonzero(np.asarray(mask)))
+
+
+def _consumed(i) -> int:
+    """How many axes of the indexed tensor one index item reads (Ellipsis: 0 here, the rest is its fill)."""
+    if i is None or i is Ellipsis or isinstance(i, (bool, np.bool_)):
+        return 0
+    if _is_advanced(i) and _is_mask(i):
+        return _index_ndim(i)
+    return 1
+
+
+def _index_ndim(i) -> int:
+    return i.ndim if isinstance(i, Tensor) else np.ndim(i)
+
+
+def _index_shape(i) -> tuple:
+    return tuple(i.shape) if isinstance(i, Tensor) else np.shape(i)
+
+
+def _is_mask(i) -> bool:
+    return (i.dtype if isinstance(i, Tensor) else np.asarray(i).dtype) == np.bool_
+
+
+def _output_axis(ndim: int, index: tuple, k: int) -> int:
+    """The output axis of a new axis (None or a boolean scalar) at position ``k`` of an index without arrays."""
+    fill = ndim - sum(_consumed(i) for i in index)
+    axis = 0
+    for i in index[:k]:
+        if i is Ellipsis:
+            axis += fill
+        elif i is None or isinstance(i, (bool, np.bool_, slice)):
+            axis += 1
+    return axis
+
+
+def _masks_as_positions(x, index: tuple) -> tuple:
+    """``index`` with each boolean array replaced by the integer arrays of its True cells, one per axis it
+    covers (NumPy's rule), after checking its shape against those axes of ``x``."""
+    fill = x.ndim - sum(_consumed(i) for i in index)
+    out, axis = [], 0
+    for i in index:
+        if i is Ellipsis:
+            axis += fill
+        elif _is_advanced(i) and _is_mask(i):
+            ndim, shape = _index_ndim(i), _index_shape(i)
+            covered = tuple(x.shape[axis : axis + ndim])
+            if len(covered) < ndim or any(d is not None and d != m for d, m in zip(covered, shape)):
+                raise IndexError(
+                    f"StridedSlice: a boolean index of shape {shape} does not match the axes "
+                    f"{tuple(range(axis, axis + ndim))} of shape {covered} that it covers in a tensor of shape "
+                    f"{x.shape}"
+                )
+            out.extend(_boolean_positions(i, "StridedSlice"))
+            axis += ndim
+            continue
+        else:
+            axis += _consumed(i)
+        out.append(i)
+    return tuple(out)
+
+
+def _bool_scalar_or_self(i):
+    """A 0-d boolean array (or concrete tensor) as the Python bool NumPy reads it as."""
+    if _is_advanced(i) and _index_ndim(i) == 0 and _is_mask(i):
+        if isinstance(i, Tensor) and i.is_symbolic:
+            raise IndexError(
+                "StridedSlice: a 0-d boolean index computed inside a traced function gives a "
+                "data-dependent shape; use tl.where"
+            )
+        return bool(np.asarray(i))
+    return i
+
+
+def _index_array(i):
+    """An index array as it is (a Tensor) or as a NumPy array."""
+    return i if isinstance(i, Tensor) else np.asarray(i)
+
+
+def _is_bool(i) -> bool:
+    return isinstance(i, (bool, np.bool_))
+
+
+def _gather_arrays(x, index: tuple, advanced: list) -> Tensor:
+    """``x[index]`` for several array indices (boolean scalars among them, which NumPy reads as arrays of shape
+    (1,) or (0,) indexing no axis): the other items first, then one gather_nd of the indexed axes (moved to the
+    front) at the broadcast indices, whose axes go where NumPy puts them."""
+    base = getitem(
+        x,
+        tuple(slice(None) if k in advanced else i for k, i in enumerate(index) if not (k in advanced and _is_bool(i))),
+    )
+    fill = x.ndim - sum(_consumed(i) for i in index)
+    axes, first, axis, x_axis = [], None, 0, 0
+    for k, i in enumerate(index):
+        if k in advanced:
+            first = axis if first is None else first
+            if not _is_bool(i):
+                axes.append(axis)
+                _concrete_bounds("StridedSlice", _index_array(i)[..., None], x.shape, x_axis)
+        x_axis += fill if i is Ellipsis else _consumed(i)
+        if i is Ellipsis:
+            axis += fill
+        elif i is None or isinstance(i, slice) or k in advanced and not _is_bool(i):
+            axis += 1
+    arrays, shapes = [], []
+    for k in advanced:
+        i = index[k]
+        if _is_bool(i):
+            shapes.append((1,) if i else (0,))
+            continue
+        dtype = i.dtype if isinstance(i, Tensor) else np.asarray(i).dtype
+        if np.dtype(dtype).kind not in "iu":
+            raise IndexError(
+                f"StridedSlice: arrays used as indices must be of integer or boolean type, got {np.dtype(dtype)} "
+                f"(index {k} of {len(index)}, tensor shape {x.shape})"
+            )
+        arrays.append(i if isinstance(i, Tensor) else as_tensor(np.asarray(i, np.int64)))
+        shapes.append(arrays[-1].shape)
+    try:
+        shape = broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError(
+            f"StridedSlice: shape mismatch: the index arrays of shapes {shapes} cannot be broadcast together "
+            f"(tensor shape {x.shape})"
+        ) from None
+    if arrays:
+        dtype = np.result_type(*(a.dtype for a in arrays))
+        positions = stack([broadcast_to(a.astype(dtype) if a.dtype != dtype else a, shape) for a in arrays], axis=-1)
+    else:
+        positions = as_tensor(np.zeros((*shape, 0), np.int64))
+    rest = [a for a in range(base.ndim) if a not in axes]
+    out = _gather_nd(transpose(base, tuple(axes + rest)), positions)
+    ints = [k for k, i in enumerate(index) if isinstance(i, (int, np.integer)) and not _is_bool(i)]
+    at = sorted(ints + advanced)
+    if at[-1] - at[0] + 1 == len(at) and first:  # adjacent: the broadcast axes replace the indexed ones
+        n = len(shape)
+        out = transpose(out, tuple(range(n, n + first)) + tuple(range(n)) + tuple(range(n + first, out.ndim)))
+    return out
+
+
 def getitem(x, index) -> Tensor:
-    """``x[index]``: ints, slices, None, Ellipsis and one integer array (gathered with take)."""
+    """``x[index]`` with NumPy's rules: ints, slices, None, Ellipsis, integer arrays (several broadcast together,
+    gathered with take or gather_nd), boolean arrays (their True cells) and boolean scalars."""
     if not isinstance(index, tuple):
         index = (index,)
+    index = tuple(_bool_scalar_or_self(integer_indices(i) if isinstance(i, list) else i) for i in index)
+    scalars = [k for k, i in enumerate(index) if isinstance(i, (bool, np.bool_))]
+    if scalars and (len(scalars) > 1 or any(_is_advanced(i) for i in index)):
+        index = _masks_as_positions(x, index) if any(_is_advanced(i) and _is_mask(i) for i in index) else index
+        return _gather_arrays(x, index, [k for k, i in enumerate(index) if _is_advanced(i) or _is_bool(i)])
+    if scalars:
+        # NumPy reads True as a new axis of length 1, False as one of length 0.
+        out = getitem(x, tuple(None if isinstance(i, (bool, np.bool_)) else i for i in index))
+        emptied = {
+            _output_axis(x.ndim, index, k) for k, i in enumerate(index) if isinstance(i, (bool, np.bool_)) and not i
+        }
+        if not emptied:
+            return out
+        return getitem(out, tuple(slice(0, 0) if a in emptied else slice(None) for a in range(out.ndim)))
+    if any(_is_advanced(i) and _is_mask(i) for i in index):
+        index = _masks_as_positions(x, index)
     advanced = [k for k, i in enumerate(index) if _is_advanced(i)]
     if len(advanced) > 1:
-        raise IndexError(f"StridedSlice: at most one integer-array index is supported, got {len(advanced)}")
+        return _gather_arrays(x, index, advanced)
     if advanced:
         k = advanced[0]
         indices = index[k]
-        if isinstance(indices, list):
-            indices = integer_indices(indices)
-        if indices.dtype == np.bool_:
-            raise IndexError("StridedSlice: boolean mask indexing gives a data-dependent shape; use tl.where")
         before = index[:k]
         axis = sum(1 for i in before if i is None or isinstance(i, slice))
         if Ellipsis in before:
@@ -784,8 +1156,6 @@ def getitem(x, index) -> Tensor:
         return out
     clean = []
     for i in index:
-        if isinstance(i, (bool, np.bool_)):
-            raise IndexError("StridedSlice: boolean scalar indices are not supported")
         if isinstance(i, (int, np.integer)):
             clean.append(int(i))
         elif isinstance(i, Tensor) and i.ndim == 0:

@@ -794,6 +794,49 @@ def _getitem_array(x, indices, *, before, after):
 
 
 @st.composite
+def _getitem_arrays_draw(draw, dtype):
+    """Two or three integer arrays among ints, slices and None: NumPy's broadcasting of the arrays and its
+    placement of their axes (in place when they are adjacent, first when apart)."""
+    x = draw(tensors(dtype, shapes(2, 3)))
+    count = draw(st.integers(2, x.ndim))
+    chosen = sorted(draw(st.permutations(range(x.ndim)))[:count])
+    common = draw(shapes(0, 2, 1, 3))
+    arrays, index = [], []
+    for axis, size in enumerate(x.shape):
+        if axis not in chosen:
+            index.append(draw(st.sampled_from([slice(None), 0, slice(None, None, -1), size - 1])))
+            continue
+        shape = common[draw(st.integers(0, len(common))) :]  # broadcasts to common
+        positions = draw(tensors(_dt.int64, shape, st.integers(-size, size - 1)))
+        arrays.append(positions)
+        index.append(positions)
+    if draw(st.booleans()):
+        index.insert(draw(st.integers(0, len(index))), None)
+    slots = [j for j, i in enumerate(index) if isinstance(i, np.ndarray)]
+    template = tuple("array" if isinstance(i, np.ndarray) else i for i in index)
+    assert len(slots) == len(arrays)
+    return SampleInput((x, *arrays), {"template": template})
+
+
+def _getitem_arrays(x, *arrays, template):
+    supplied = iter(arrays)
+    return x[tuple(next(supplied) if isinstance(i, str) else i for i in template)]
+
+
+@st.composite
+def _gather_nd_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3)))
+    depth = draw(st.integers(1, x.ndim))
+    lookups = draw(shapes(0, 2, 1, 3))
+    columns = [draw(tensors(_dt.int64, lookups + (1,), st.integers(-size, size - 1))) for size in x.shape[:depth]]
+    return SampleInput((x, np.concatenate(columns, axis=-1)))
+
+
+def _gather_nd_ref(x, indices):
+    return np.asarray(x[tuple(np.moveaxis(indices, -1, 0))])
+
+
+@st.composite
 def _take_draw(draw, dtype):
     x = draw(tensors(dtype, shapes(1, 3)))
     axis = draw(st.integers(-x.ndim, x.ndim - 1))
@@ -1042,6 +1085,39 @@ def _shape_opinfos():
             _getitem_array_draw,
             op_types=("StridedSlice", "GatherV2", "GatherV2Grad"),
             dtypes=NUMERIC,
+        ),
+        OpInfo(
+            "getitem_arrays",
+            _getitem_arrays,
+            _getitem_arrays,
+            _getitem_arrays_draw,
+            op_types=("StridedSlice", "GatherNd", "GatherNdGrad"),
+            dtypes=NUMERIC,
+        ),
+        OpInfo(
+            "gather_nd",
+            tl.gather_nd,
+            _gather_nd_ref,
+            _gather_nd_draw,
+            op_types=("GatherNd", "GatherNdGrad"),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), np.array([[1, 3]])),
+                    exc=IndexError,
+                    match=r"GatherNd: index 3 is out of bounds for axis 1 with size 3",
+                ),
+                ErrorInput(
+                    (np.ones((2, 3)), np.array([[0, 0, 0]])),
+                    exc=ValueError,
+                    match=r"GatherNd: indices \(shape \(1, 3\)\) name 3 axes, but params \(shape \(2, 3\)\) has 2",
+                ),
+                ErrorInput(
+                    (np.ones(3), np.array([[0.5]])),
+                    exc=TypeError,
+                    match=r"GatherNd: indices must be integers, got float64",
+                ),
+            ),
         ),
         OpInfo(
             "take",

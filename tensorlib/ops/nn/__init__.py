@@ -93,5 +93,8 @@ from . import fused  # noqa: E402,F401
 # Conv2DBackpropFilterWithBias and Conv2DBackprop, the ops the graph optimizer fuses a conv layer's gradients into.
 from . import fused_grad  # noqa: E402,F401
 
+# The ops the graph optimizer runs a first conv layer and its max pool in phase order with.
+from . import phases  # noqa: E402,F401
+
 # The CuPy kernels of these ops register here; CuPy itself is imported on their first call.
 from . import _cupy  # noqa: E402,F401
