@@ -263,7 +263,8 @@ class BatchNorm(Module):
     Training normalises with the batch mean and (biased) variance and updates
     ``running_mean``/``running_var`` as PyTorch does:
     ``running = (1 - momentum) * running + momentum * batch``, the variance
-    Bessel-corrected.  ``eval()`` mode normalises with the running statistics.
+    Bessel-corrected.  (Keras' ``momentum`` weighs the old value instead: its
+    ``momentum=0.99`` is ``momentum=0.01`` here, and Keras keeps the biased variance.)  ``eval()`` mode normalises with the running statistics.
     ``scale`` and ``offset`` (gamma and beta) are trainable; the running
     statistics are not.  Training on one value per channel (a batch of one dense
     example) is a ValueError, as in PyTorch; ``eval()`` mode takes it.

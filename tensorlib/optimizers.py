@@ -31,6 +31,7 @@ from .ops import creation as _creation
 from .ops import floating as _floating
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
+from .module import Module
 from .tensor import Tensor, Variable
 
 __all__ = [
@@ -61,7 +62,14 @@ def _path_str(path) -> str:
 
 
 def _pairs(grads, variables, who: str) -> list:
-    """``[(path, grad, variable), ...]`` from two structures that must match; grads may be None (skipped)."""
+    """``[(path, grad, variable), ...]`` from two structures that must match; grads may be None (skipped).
+
+    A Module given as ``variables`` stands for its ``trainable_variables`` (the structure its gradients have).
+    """
+    if isinstance(variables, Module):
+        variables = variables.trainable_variables
+    if isinstance(grads, Module):  # build(model): the variables are their own "gradients"
+        grads = grads.trainable_variables
     # None is a leaf here: a None gradient (an unconnected variable) still pairs with its variable.
     grad_paths, grad_def = tree.flatten_with_path(grads, is_leaf=_is_none)
     var_paths, var_def = tree.flatten_with_path(variables, is_leaf=_is_none)
@@ -121,15 +129,15 @@ def _differ(a: Tensor, b: Tensor) -> bool:
 
 # ------------------------------------------------------------------ clipping
 def global_norm(tensors) -> Tensor:
-    """``sqrt(sum of squares)`` over every tensor of a nested structure (None entries ignored).
+    """``sqrt(sum of squares)`` over every tensor of a nested structure (None entries ignored; none at all: 0).
 
     >>> import tensorlib as tl
     >>> float(tl.optimizers.global_norm([tl.tensor([3.0]), {"b": tl.tensor([4.0])}, None]))
     5.0
     """
     leaves = tree.leaves(tensors)
-    if not leaves:
-        raise ValueError("global_norm: no tensors given")
+    if not leaves:  # all None (no variable got a gradient): 0, as in TensorFlow (it was a ValueError)
+        return _creation.tensor(np.float32(0.0))
     total = None
     for t in leaves:
         if t.dtype.kind == "c":  # |z|^2, as torch.linalg.vector_norm: z^2 made the norm complex
@@ -361,6 +369,10 @@ def _compute_dtype(dtype):
     return _dt.float32 if dtype == _dt.float16 else dtype
 
 
+def _to_backend(tensors: tuple, backend) -> tuple:
+    return tuple(_creation.tensor(t, backend=backend) for t in tensors)
+
+
 def _check_float(pairs, who: str) -> None:
     for _, _, v in pairs:
         if v.dtype.kind != "f":
@@ -518,6 +530,8 @@ class Optimizer:
     def apply(self, grads, variables) -> None:
         """Update ``variables`` in place from ``grads`` (same nested structure; None gradients are skipped).
 
+        ``variables`` may be a Module: its ``trainable_variables`` are updated.
+
         A float16 variable is updated in float32 (its slots are float32) and the result rounded to
         float16, as PyTorch's mixed-precision optimizers and optax's float32 moments do: in float16,
         Adam's ``epsilon=1e-8`` and small squared gradients are 0, and its step was NaN or infinite.
@@ -546,11 +560,15 @@ class Optimizer:
         by_dtype = {}
         for (_, g, v), slots_v in zip(pairs, slots):
             work = _compute_dtype(v.dtype)
-            if work not in by_dtype:
-                by_dtype[work] = (
-                    (_math_ops.cast(lr, work), _math_ops.cast(count, work)) if work != _dt.float64 else (lr, count)
+            if (work, v.backend) not in by_dtype:
+                # The counter and the rate live where the optimizer was made; a CuPy model gets copies.
+                lr_b, count_b = (lr, count) if v.backend is lr.backend else _to_backend((lr, count), v.backend)
+                by_dtype[work, v.backend] = (
+                    (_math_ops.cast(lr_b, work), _math_ops.cast(count_b, work))
+                    if work != _dt.float64
+                    else (lr_b, count_b)
                 )
-            lr_v, count_v = by_dtype[work]
+            lr_v, count_v = by_dtype[work, v.backend]
             value = v if v.dtype == work else _math_ops.cast(v, work)
             new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
             v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))

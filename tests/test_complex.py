@@ -100,17 +100,39 @@ def test_check_grads_perturbs_real_and_imaginary_parts_and_catches_a_conjugated_
         check_grads(tl.ops.get("TestComplexConjugated"), [Z], modes=("rev",))
 
 
-def test_decompositions_compute_complex_results_but_refuse_their_gradient():
-    a = Z[:, :2] @ Z[:, :2].conj().T + 3 * np.eye(2)
-    w, v = tl.linalg.eigh(a)
-    np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(a), rtol=1e-12)
-    assert w.dtype == np.float64 and v.dtype == C128
-    with pytest.raises(
-        TypeError,
-        match=r"SelfAdjointEigV2: gradients for complex inputs are not supported \(input "
-        r"shape \(2, 2\) complex128\)",
-    ):
-        tl.grad(lambda a: tl.sum(tl.linalg.eigh(a)[0]))(tl.tensor(a))
+@pytest.mark.parametrize("hermitian", [True, False])
+def test_decomposition_gradients_of_complex_matrices_are_jaxs(hermitian):
+    # cholesky, eigh, svd, pinv and qr raised TypeError (gradients for complex inputs are not supported).  cholesky
+    # and eigh read the Hermitian
+    # part, as JAX's (symmetrize_input=True); the eigen- and singular-vector gauges are JAX's, so even a
+    # phase-dependent loss agrees.
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
+    a = a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3)
+    if not hermitian:
+        a = a + 0.5 * (rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape))
+    w = rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape)
+
+    def loss(m, lib):
+        chol = lib.linalg.cholesky(m) if lib is tl else jnp.linalg.cholesky(m, symmetrize_input=True)
+        values, vectors = lib.linalg.eigh(m) if lib is tl else jnp.linalg.eigh(m, symmetrize_input=True)
+        u, s, vh = lib.linalg.svd(m[..., :2], full_matrices=False)
+        svd_part = lib.sum(lib.real(u * w[..., :2])) + lib.sum(lib.imag(vh * w[..., :2, :2])) + lib.sum(s**3)
+        pinv_part = lib.sum(lib.abs(lib.linalg.pinv(m[..., :2]) * w[..., :2, :]) ** 2)
+        q, r = lib.linalg.qr(m[..., :2])
+        qr_part = lib.sum(lib.real(q * w[..., :2])) + lib.sum(lib.imag(r * w[..., :2, :2]))
+        chol_part = lib.sum(lib.real(chol * w))
+        return chol_part + lib.sum(values**2) + lib.sum(lib.real(vectors * w)) + svd_part + pinv_part + qr_part
+
+    got = tl.grad(lambda m: loss(m, tl))(tl.tensor(a))
+    with jax.enable_x64(True):
+        expected = np.asarray(jax.grad(lambda m: loss(m, jnp))(a))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10, atol=1e-12)
+    check_grads(lambda m: tl.linalg.cholesky(m) + tl.abs(tl.linalg.eigh(m)[1]), [tl.tensor(a[0])], order=2)
+    check_grads(lambda m: tl.abs(tl.linalg.svd(m[:, :2], full_matrices=False)[0]), [tl.tensor(a[0])], order=2)
+    check_grads(lambda m: tl.linalg.qr(m[:2]), [tl.tensor(a[0])], order=2)  # wide
 
 
 def test_traced_complex_function_and_its_gradient_match_eager():

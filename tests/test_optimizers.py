@@ -536,3 +536,52 @@ def test_a_variable_given_twice_with_different_gradients_is_refused():
         loss = tl.sum(v * v)
     tl.optimizers.SGD(0.5).apply(tape.gradient(loss, [v, v]), [v, v])
     assert v.numpy().tolist() == [0.0, 0.0]
+
+
+def test_a_module_stands_for_its_trainable_variables():
+    # apply(grads, model) was "missing gradients for ['<root>']"; build(model) "<root> is a Sequential".
+    model = tl.nn.Sequential(tl.nn.Dense(2, 2, seed=0, dtype=tl.float64), tl.nn.BatchNorm(2, dtype=tl.float64))
+    twin = tl.nn.Sequential(tl.nn.Dense(2, 2, seed=0, dtype=tl.float64), tl.nn.BatchNorm(2, dtype=tl.float64))
+    grads = tl.tree.map(lambda v: tl.tensor(np.full(v.shape, 0.5)), model.trainable_variables)
+    opt, reference = tl.optimizers.Adam(0.1), tl.optimizers.Adam(0.1)
+    opt.build(model)
+    assert sorted(opt.variables["slots"]) == ["0/bias", "0/kernel", "1/offset", "1/scale"]
+    opt.apply(grads, model)
+    reference.apply(grads, twin.trainable_variables)
+    for a, b in zip(tl.tree.leaves(model.variables), tl.tree.leaves(twin.variables)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_global_norm_of_no_tensors_is_zero_as_in_tensorflow():
+    # clip_by_global_norm([None, None], 1.0) (no variable got a gradient) raised "no tensors given";
+    # tf.clip_by_global_norm returns the Nones and a norm of 0.
+    clipped, norm = tl.optimizers.clip_by_global_norm([None, {"a": None}], 1.0)
+    assert clipped == [None, {"a": None}] and float(norm) == 0.0 and norm.dtype == tl.float32
+    assert float(tl.optimizers.global_norm([])) == 0.0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tl.optimizers.SGD(0.1),
+        lambda: tl.optimizers.Adam(0.1),
+        lambda: tl.optimizers.SGD(tl.optimizers.StepDecay(0.1, 5)),
+    ],
+)
+def test_an_optimizer_made_on_one_backend_steps_variables_of_another(make):
+    # An optimizer made before `with tl.backend(...)` (its step counter and rate on NumPy) stepping a
+    # variable of another backend raised "Mul: inputs are on different backends" (with a schedule
+    # always; with a constant rate once the rate became a Variable).  Reference: w - 0.1 * sign(g).
+    class Other(tl.backends.Backend):
+        def __init__(self):
+            super().__init__("other_for_optimizers", np)
+
+    opt = make()
+    with tl.testing.isolated_registries():
+        tl.backends.register(Other())
+        with tl.backend("other_for_optimizers"):
+            w, g = tl.Variable(np.ones(2)), tl.tensor(np.array([1.0, 2.0]))
+        opt.apply([g], [w])
+        assert w.backend.name == "other_for_optimizers"
+    expected = [0.9, 0.9] if isinstance(opt, tl.optimizers.Adam) else [0.9, 0.8]
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-8)  # Adam: 0.1 * g / (|g| + 1e-8)

@@ -135,16 +135,6 @@ def _matmul(a, b):
     return matmul(a, b)
 
 
-def _real_only(node):
-    """Decompositions whose gradient needs conjugate transposes (and a phase gauge) are real-only here."""
-    x = node.inputs[0]
-    if x.dtype.kind == "c":
-        raise TypeError(
-            f"{node.op_type}: gradients for complex inputs are not supported (input shape "
-            f"{tuple(x.shape)} {x.dtype}); only the forward value is (see docs/complex.md)"
-        )
-
-
 def _gap_divide(num, gap, used):
     """``num / gap`` off the diagonal and 0 on it: the eigen- and singular-vector gradients' ``F o num``.
 
@@ -500,13 +490,19 @@ _cholesky.kernel("numpy")(_lapack("Cholesky")(functools.partial(_cholesky_kernel
 
 def _cholesky_grad(node, g):
     # Murray (2016): with P = Phi(L^T tril(g)), Phi = lower triangle with halved diagonal,
-    # the gradient is the symmetric part of L^-T P L^-1 (two triangular solves).
-    _real_only(node)
+    # the gradient is the symmetric part of L^-T P L^-1 (two triangular solves).  For complex x (JAX's
+    # convention: d loss = Re sum(g * dL), and dL = L Phi(L^-1 dx L^-H) for the Hermitian part dx) it is the
+    # Hermitian part of L^-T P conj(L)^-1, as jax.grad gives.
+    from .elementwise import conj
+
     factor = node.outputs[0]
     p = _matmul(_mT(factor), _triangle(g, lower=True))
     p = _triangle(p, lower=True, k=-1) + _diag_embed(_diag_part(p)) * 0.5
     left = solve_triangular(factor, p, trans=1, lower=True)  # L^-T P
-    return _symmetrize(_mT(solve_triangular(factor, _mT(left), trans=1, lower=True)))
+    if factor.dtype.kind != "c":
+        return _symmetrize(_mT(solve_triangular(factor, _mT(left), trans=1, lower=True)))
+    q = _mT(solve_triangular(conj(factor), _mT(left), trans=1, lower=True))
+    return (q + conj(_mT(q))) * 0.5
 
 
 register_gradient("Cholesky", _cholesky_grad)
@@ -548,12 +544,18 @@ _eigh.kernel("numpy")(_lapack("SelfAdjointEigV2")(functools.partial(_eigh_kernel
 
 
 def _eigh_grad(node, g_w, g_v):
-    # dv_j = sum_i v_i (v_i^T dA v_j) / (w_j - w_i): the gradient is V (diag(gw) + F o V^T gV) V^T.
-    _real_only(node)
+    # dv_j = sum_i v_i (v_i^T dA v_j) / (w_j - w_i): the gradient is V (diag(gw) + F o V^T gV) V^T.  For complex
+    # (Hermitian) x, JAX's convention and JAX's eigenvector gauge (dv = V (F o V^H dA V), no diagonal term): the
+    # Hermitian part of conj(V) (diag(gw) + F o V^T gV) V^T, as jax.grad gives.
+    from .elementwise import conj
+
     w, v = node.outputs
     vt_gv = _matmul(_mT(v), g_v)
     inner = _diag_embed(g_w) + _gap_divide(vt_gv, _row(w) - _column(w), abs(vt_gv) + abs(_mT(vt_gv)))
-    return _symmetrize(_matmul(v, _matmul(inner, _mT(v))))
+    if v.dtype.kind != "c":
+        return _symmetrize(_matmul(v, _matmul(inner, _mT(v))))
+    q = _matmul(conj(v), _matmul(inner, _mT(v)))
+    return (q + conj(_mT(q))) * 0.5
 
 
 def _row(v):
@@ -633,10 +635,13 @@ _svd.kernel("numpy")(_lapack("Svd")(functools.partial(_svd_kernel, np)))
 def _svd_grad(node, *grads):
     from .shape import getitem
 
-    _real_only(node)
+    from .elementwise import conj
+
     x = node.inputs[0]
     if not node.attrs["compute_uv"]:
         u, _, vh = svd(x, full_matrices=False)
+        if x.dtype.kind == "c":  # JAX's convention: conj(u) diag(g) conj(vh)
+            u, vh = conj(u), conj(vh)
         return _matmul(u * _row(grads[0]), vh)
     u, s, vh = node.outputs
     g_u, g_s, g_vh = grads
@@ -649,7 +654,42 @@ def _svd_grad(node, *grads):
             getitem(vh, (Ellipsis, slice(0, k), slice(None))),
             getitem(g_vh, (Ellipsis, slice(0, k), slice(None))),
         )
+    if x.dtype.kind == "c":
+        return _svd_reduced_grad_complex(u, s, vh, g_u, g_s, g_vh)
     return _svd_reduced_grad(u, s, vh, g_u, g_s, g_vh)
+
+
+def _svd_reduced_grad_complex(u, s, vh, g_u, g_s, g_vh):
+    # The transpose of JAX's svd_jvp_rule (which also fixes the phase gauge: the imaginary part of diag(u^H dx v)
+    # goes to u), in JAX's convention d loss = Re sum(g * d out): the gradient is conj(u) C conj(vh) with
+    # C = J diag(s) + diag(gs) + diag(s) K + i diag(Im diag(A) / s), A = u^T gu, B = conj(vh) gvh^H,
+    # J = F o (A - A^H), K = F o (B - B^H), F_ij = 1 / (s_j^2 - s_i^2); plus the parts outside span(u), span(v).
+    from .elementwise import conj, imag
+    from .math import cast, where
+
+    def hermitian(a):
+        return conj(_mT(a))
+
+    s2 = s * s
+    gap = _row(s2) - _column(s2)
+    a = _matmul(_mT(u), g_u)
+    b = _matmul(conj(vh), hermitian(g_vh))
+    used = abs(a) + abs(_mT(a)) + abs(b) + abs(_mT(b))
+    zero = s == _constant(0.0, s)
+    s_inverse = where(zero, _constant(0.0, s), 1.0 / where(zero, _constant(1.0, s), s))  # 0 at s = 0, as JAX
+    c = (
+        _gap_divide(a - hermitian(a), gap, used) * _row(s)
+        + _diag_embed(g_s)
+        + _column(s) * _gap_divide(b - hermitian(b), gap, used)
+        + 1j * _diag_embed(cast(imag(_diag_part(a)) * s_inverse, dtype=u.dtype))
+    )
+    grad = _matmul(conj(u), _matmul(c, conj(vh)))
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    if m > k:  # the part of gu outside span(u)
+        grad = grad + _matmul((g_u - _matmul(conj(u), a)) / _row(s), conj(vh))
+    if n > k:  # the part of gvh outside span(v)
+        grad = grad + _matmul(conj(u) / _row(s), g_vh - _matmul(_matmul(g_vh, _mT(vh)), conj(vh)))
+    return grad
 
 
 def _svd_reduced_grad(u, s, vh, g_u, g_s, g_vh):
@@ -725,9 +765,9 @@ def _qr_kernel(xp, x, *, mode):
 
 
 def _qr_grad(node, *grads):
+    from .elementwise import conj
     from .shape import concat, getitem
 
-    _real_only(node)
     x, mode = node.inputs[0], node.attrs["mode"]
     m, n = x.shape[-2:]
     if mode == "complete" and m > n:
@@ -743,24 +783,38 @@ def _qr_grad(node, *grads):
         (q, r), (g_q, g_r) = node.outputs, grads
     if m >= n:
         return _qr_tall_grad(q, r, g_q, g_r)
-    # Wide x = [y z] with y = q r_y square: z = q r_z adds to q's gradient and gets q g_rz.
-    r_y, r_z = getitem(r, (Ellipsis, slice(0, m))), getitem(r, (Ellipsis, slice(m, None)))
+    # Wide x = [y z] with y = q r_y square: r_z = q^H z adds z g_rz^T to q's gradient and gives z q g_rz
+    # (conjugated for complex x: JAX's convention).
+    r_y = getitem(r, (Ellipsis, slice(0, m)))
     g_ry, g_rz = getitem(g_r, (Ellipsis, slice(0, m))), getitem(g_r, (Ellipsis, slice(m, None)))
-    g_q_total = _matmul(getitem(x, (Ellipsis, slice(m, None))), _mT(g_rz))
+    z = getitem(x, (Ellipsis, slice(m, None)))
+    if x.dtype.kind == "c":
+        g_q_total, g_z = conj(_matmul(z, _mT(g_rz))), _matmul(conj(q), g_rz)
+    else:
+        g_q_total, g_z = _matmul(z, _mT(g_rz)), _matmul(q, g_rz)
     if g_q is not None:
         g_q_total = g_q_total + g_q
-    return concat([_qr_tall_grad(q, r_y, g_q_total, g_ry), _matmul(q, g_rz)], axis=-1)
+    return concat([_qr_tall_grad(q, r_y, g_q_total, g_ry), g_z], axis=-1)
 
 
 def _qr_tall_grad(q, r, g_q, g_r):
     # m >= n (Walter & Lehmann; Seeger et al.): M = R gR^T - gQ^T Q,
-    # gA = (gQ + Q copyltu(M)) R^-T, copyltu(M) the symmetric matrix with M's lower triangle.
+    # gA = (gQ + Q copyltu(M)) R^-T, copyltu(M) the symmetric matrix with M's lower triangle.  For complex x
+    # (the transpose of JAX's qr_jvp_rule, its gauge: R's diagonal real): gA = (gQ + conj(Q) K) R^-T with
+    # K = tril(M, -1)^T + conj(tril(M, -1)) + diag(Re diag M).
+    from .elementwise import conj, real
+    from .math import cast
+
     g_r = _triangle(g_r, lower=False)
     mm = _matmul(r, _mT(g_r))
     if g_q is not None:
         mm = mm - _matmul(_mT(g_q), q)
     lower = _triangle(mm, lower=True, k=-1)
-    copyltu = lower + _mT(lower) + _diag_embed(_diag_part(mm))
+    if q.dtype.kind == "c":
+        q = conj(q)
+        copyltu = _mT(lower) + conj(lower) + _diag_embed(cast(real(_diag_part(mm)), dtype=mm.dtype))
+    else:
+        copyltu = lower + _mT(lower) + _diag_embed(_diag_part(mm))
     b = _matmul(q, copyltu) if g_q is None else g_q + _matmul(q, copyltu)
     # b R^-T: solve R x^T = b^T.
     return _mT(solve_triangular(r, _mT(b), lower=False))
@@ -827,11 +881,21 @@ _pinv.kernel("numpy")(_lapack("MatrixPseudoInverse")(functools.partial(_pinv_ker
 def _pinv_grad(node, g):
     # Golub & Pereyra (1973), for x of constant rank:
     # d x+ = -x+ dx x+ + x+ x+^T dx^T (I - x x+) + (I - x+ x) dx^T x+^T x+.
-    _real_only(node)
+    # For complex x (JAX's convention, d loss = Re sum(g * dp); the dx^H terms are not holomorphic):
+    # -p^T g p^T + conj(left) g^H conj(p p^H) + conj(p^H p) g^H conj(right), the same formula for real x.
+    from .elementwise import conj
+
     x, p = node.inputs[0], node.outputs[0]
     pt, gt = _mT(p), _mT(g)
     left = _constant(np.eye(x.shape[-2]), x) - _matmul(x, p)
     right = _constant(np.eye(x.shape[-1]), x) - _matmul(p, x)
+    if x.dtype.kind == "c":
+        gh, ph = conj(gt), conj(pt)
+        return (
+            -_matmul(pt, _matmul(g, pt))
+            + _matmul(conj(left), _matmul(gh, conj(_matmul(p, ph))))
+            + _matmul(conj(_matmul(ph, p)), _matmul(gh, conj(right)))
+        )
     return (
         -_matmul(pt, _matmul(g, pt))
         + _matmul(left, _matmul(gt, _matmul(p, pt)))

@@ -831,7 +831,12 @@ def split(x, indices_or_sections, axis: int = 0) -> tuple:
     size = x.shape[ax]
     if not np.ndim(indices_or_sections):
         n = as_int(indices_or_sections, "split: sections")
-        if n <= 0 or size is None or size % n:
+        if size is None:
+            raise ValueError(
+                f"SplitV: axis {axis} has an unknown size under tl.function (shape {x.shape}, {x.dtype}), so it "
+                f"cannot be split into {n} equal sections; give its size in the TensorSpec, or split at points"
+            )
+        if n <= 0 or size % n:
             raise ValueError(
                 f"SplitV: axis {axis} of size {size} (shape {x.shape}) cannot be split into {n} equal sections"
             )

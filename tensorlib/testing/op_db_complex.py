@@ -104,6 +104,53 @@ def _separated_eigenvalues(dtype):
     return st.builds(build, st.integers(0, 2**16), st.sampled_from([(), (2,)]), st.sampled_from([1, 2, 3]))
 
 
+def _hermitian(positive=False):
+    """Samples u diag(w) u^H with eigenvalues 1.2 apart (eigh's gradient divides by their gaps), positive if asked."""
+
+    def samples(dtype):
+        def build(seed, batch, n):
+            rng = np.random.default_rng(seed)
+            u = np.linalg.qr(_values(rng, batch + (n, n), np.complex128))[0]
+            w = np.arange(n) * 1.2 + (1.0 if positive else -n / 2) + rng.uniform(0, 0.3, batch + (n,))
+            return SampleInput(((u * w[..., None, :] @ np.conj(np.swapaxes(u, -1, -2))).astype(dtype),))
+
+        return st.builds(build, st.integers(0, 2**16), st.sampled_from([(), (2,)]), st.sampled_from([1, 2, 3]))
+
+    return samples
+
+
+def _eigh_gauge_free(a):
+    """eigh's values and |v|: a test loss must not depend on each eigenvector's arbitrary phase."""
+    w, v = tl.linalg.eigh(a)
+    return w, tl.abs(v)
+
+
+def _eigh_gauge_free_ref(a):
+    w, v = np.linalg.eigh(a)
+    return w, np.abs(v)
+
+
+def _rectangular(dtype):
+    return st.builds(
+        lambda seed, batch, m, n: SampleInput((_values(np.random.default_rng(seed), batch + (m, n), dtype),)),
+        st.integers(0, 2**16),
+        st.sampled_from([(), (2,)]),
+        st.sampled_from([1, 2, 3]),
+        st.sampled_from([1, 2, 3]),
+    )
+
+
+def _svd_gauge_free(a):
+    """svd's values and |u|, |vh| (reduced): a test loss must not depend on the singular vectors' phases."""
+    u, s, vh = tl.linalg.svd(a, full_matrices=False)
+    return tl.abs(u), s, tl.abs(vh)
+
+
+def _svd_gauge_free_ref(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.abs(u), s, np.abs(vh)
+
+
 def _scipy_lu(a):
     from scipy.linalg import lu
 
@@ -222,6 +269,17 @@ OPINFOS = [
         ("Eig",),
     ),
     _entry("linalg.eigvals", tl.linalg.eigvals, np.linalg.eigvals, _separated_eigenvalues, ("Eig",)),
+    _entry("linalg.cholesky", tl.linalg.cholesky, np.linalg.cholesky, _hermitian(positive=True), ("Cholesky",)),
+    _entry(
+        "linalg.eigh",
+        _eigh_gauge_free,
+        _eigh_gauge_free_ref,
+        _hermitian(),
+        ("SelfAdjointEigV2",),
+    ),
+    _entry("linalg.svd", _svd_gauge_free, _svd_gauge_free_ref, _rectangular, ("Svd",)),
+    _entry("linalg.pinv", tl.linalg.pinv, np.linalg.pinv, _rectangular, ("MatrixPseudoInverse",)),
+    _entry("linalg.qr", tl.linalg.qr, lambda a: tuple(np.linalg.qr(a)), _rectangular, ("Qr",)),
     _entry(
         "linalg.lu_solve (trans=2)",
         lambda a, b: tl.linalg.lu_solve(tl.linalg.lu_factor(a), b, trans=2),
