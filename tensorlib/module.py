@@ -215,6 +215,8 @@ class Sequential(Module):
     (3, 2)
     >>> {k: sorted(v) for k, v in model.trainable_variables.items()}
     {'0': ['bias', 'kernel'], '1': ['bias', 'kernel']}
+    >>> model[:1](tl.ones((3, 4))).shape  # a slice is a Sequential sharing the layers
+    (3, 8)
     """
 
     def __init__(self, *layers):
@@ -228,7 +230,8 @@ class Sequential(Module):
         return {str(i): m for i, m in enumerate(self.layers) if isinstance(m, Module)}
 
     def __getitem__(self, i):
-        return self.layers[i]
+        """A layer, or for a slice a Sequential of those layers (sharing them), as in PyTorch."""
+        return Sequential(*self.layers[i]) if isinstance(i, slice) else self.layers[i]
 
     def __len__(self):
         return len(self.layers)

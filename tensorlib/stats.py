@@ -229,7 +229,9 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
     total = _reduce_ops.sum(x, axis=0)
     tolerance = float(max(np.finfo(x.dtype).eps, np.finfo(np.float32).eps)) ** 0.5
     inside = _all(_reduce_ops.min(x, axis=0) >= 0, _math_ops.abs(total - 1.0) <= tolerance)
-    x = _math_ops.where(inside, x, 1.0 / alpha.shape[0])
+    # A point of the simplex where x is off it (its value is replaced below); any positive value when the
+    # number of components is unknown under tl.function.
+    x = _math_ops.where(inside, x, 1.0 / alpha.shape[0] if alpha.shape[0] else 0.5)
     a = reshape(alpha, (-1,) + (1,) * (x.ndim - 1))
     log_norm = _reduce_ops.sum(_sp.gammaln(alpha)) - _sp.gammaln(_reduce_ops.sum(alpha))
     logp = _reduce_ops.sum(_sp.xlogy(a - 1.0, x), axis=0) - log_norm
@@ -264,9 +266,16 @@ def _mvn_logpdf(x, mean, cov) -> Tensor:
             f"cov shape {tuple(cov.shape)} {cov.dtype})"
         )
     factor = cholesky(cov)
-    centered = reshape(x - mean, (-1, k))
-    z = solve_triangular(factor, _mT(centered), lower=True)
-    mahalanobis = reshape(_reduce_ops.sum(z * z, axis=0), x.shape[:-1])
+    if None in x.shape + cov.shape:  # traced with unknown sizes: one batched solve per point, no reshapes
+        from .ops.shape import expand_dims, shape_size
+
+        z = solve_triangular(factor, expand_dims(x - mean, -1), lower=True)
+        mahalanobis = _reduce_ops.sum(z * z, axis=(-2, -1))
+        k = _math_ops.cast(shape_size(cov, (1,)), mahalanobis.dtype)
+    else:
+        centered = reshape(x - mean, (-1, k))
+        z = solve_triangular(factor, _mT(centered), lower=True)
+        mahalanobis = reshape(_reduce_ops.sum(z * z, axis=0), x.shape[:-1])
     return -0.5 * (mahalanobis + k * _LOG_2PI) - _reduce_ops.sum(_math_ops.log(_diag_part(factor)))
 
 

@@ -268,3 +268,13 @@ def test_layer_arguments_of_the_wrong_kind_get_one_clear_error():
     dense = tl.nn.Dense(3, 2, activation="relu", seed=0)  # Keras' names for tl.nn functions
     x = np.array([[1.0, -2.0, 0.5]], np.float32)
     np.testing.assert_array_equal(dense(x).numpy(), np.maximum(x @ dense.kernel.numpy() + dense.bias.numpy(), 0))
+
+
+def test_a_slice_of_a_sequential_is_a_sequential_sharing_the_layers():
+    # model[:1] was a plain list: calling it raised "'list' object is not callable" (PyTorch gives a Sequential).
+    model = tl.nn.Sequential(tl.nn.Dense(3, 4, seed=0, activation="relu"), tl.nn.Dense(4, 2, seed=1))
+    head = model[:1]
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(head(x).numpy(), model[0](x).numpy())
+    assert isinstance(head, tl.nn.Sequential) and head[0] is model[0] and list(head.trainable_variables) == ["0"]
+    assert isinstance(model[-1], tl.nn.Dense)

@@ -1065,8 +1065,8 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     b = moveaxis(b, axisb, -1) if b.ndim else b
     if a.ndim == 0 or b.ndim == 0 or a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
         raise ValueError(
-            f"cross: both vector axes must have 2 or 3 elements, got shapes {a.shape} and "
-            f"{b.shape} ({a.dtype}, {b.dtype})"
+            f"cross: both vector axes must have 2 or 3 elements (a size known under tl.function), got shapes "
+            f"{a.shape} and {b.shape} ({a.dtype}, {b.dtype})"
         )
     a0, a1 = a[..., 0], a[..., 1]
     b0, b1 = b[..., 0], b[..., 1]

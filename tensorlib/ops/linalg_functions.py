@@ -98,7 +98,10 @@ def cross(x1, x2, *, axis: int = -1) -> Tensor:
     if x1.ndim == 0 or x2.ndim == 0 or not (-min(x1.ndim, x2.ndim) <= int(axis) < min(x1.ndim, x2.ndim)):
         raise ValueError(f"cross: axis {axis} is out of bounds for inputs {_describe(x1, x2)}")
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
-        raise ValueError(f"cross: both inputs must have 3 elements along axis {axis}, got {_describe(x1, x2)}")
+        raise ValueError(
+            f"cross: both inputs must have 3 elements along axis {axis} (a size known under tl.function), "
+            f"got {_describe(x1, x2)}"
+        )
     return array_cross(x1, x2, axis=axis)
 
 
@@ -418,6 +421,15 @@ def _linalg_float(dtype):
     return np.dtype(dtype)
 
 
+def _known_sizes(a, name):
+    """The matrix that ``name`` inverts is shaped from ``a``'s sizes: they must be known under tl.function."""
+    if None in a.shape:
+        raise ValueError(
+            f"{name}: the sizes of a must be known under tl.function to form its matrix (a: {_describe(a)}); "
+            f"give them in the TensorSpec"
+        )
+
+
 def tensorinv(a, ind: int = 2) -> Tensor:
     """Inverse of ``a`` for ``tensordot`` over ``ind`` axes (``numpy.linalg.tensorinv``).
 
@@ -431,6 +443,7 @@ def tensorinv(a, ind: int = 2) -> Tensor:
     ind = int(ind)
     if not 0 < ind <= a.ndim:
         raise ValueError(f"tensorinv: ind must be a positive int up to the rank, got {ind} (input {_describe(a)})")
+    _known_sizes(a, "tensorinv")
     rows, cols = math.prod(a.shape[:ind]), math.prod(a.shape[ind:])
     if rows != cols:
         raise ValueError(
@@ -452,6 +465,7 @@ def tensorsolve(a, b, axes=None) -> Tensor:
     if axes is not None:
         order = [d for d in range(a.ndim) if d not in [int(k) % a.ndim for k in axes]]
         a = transpose(a, order + [int(k) % a.ndim for k in axes])
+    _known_sizes(a, "tensorsolve")
     x_shape = tuple(a.shape[b.ndim :])
     size = math.prod(x_shape)
     if b.ndim > a.ndim or math.prod(a.shape) != size * size or b.size != size:

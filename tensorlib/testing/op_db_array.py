@@ -736,7 +736,7 @@ OPINFOS: list = [
             ErrorInput(
                 (np.ones(4), np.ones(3)),
                 exc=ValueError,
-                match=r"cross: both vector axes must have 2 or 3 elements, got shapes \(4,\) and "
+                match=r"cross: both vector axes must have 2 or 3 elements \(a size known under tl.function\), got shapes \(4,\) and "
                 r"\(3,\) \(float64, float64\)",
             ),
         ),

@@ -58,8 +58,8 @@ def _affine(y, x, scale, offset, axes, name: str):
                 f"{name}: {what} shape {tuple(value.shape)} does not match the normalized dimensions {normalized} "
                 f"(x shape {tuple(x.shape)} {x.dtype}, axes {axes})"
             )
-        if not trailing:
-            value = shape_ops.reshape(value, tuple(x.shape[a] if a in axes else 1 for a in range(x.ndim)))
+        if not trailing:  # size-1 axes between (new axes: a reshape needed the sizes, unknown when traced)
+            value = shape_ops.expand_dims(value, tuple(a for a in range(x.ndim) if a not in axes))
         y = y * value if what == "scale" else y + value
     return y
 
