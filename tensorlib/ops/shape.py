@@ -1310,7 +1310,16 @@ def _gather_arrays(x, index: tuple, advanced: list) -> Tensor:
         ) from None
     if arrays:
         dtype = np.result_type(*(a.dtype for a in arrays))
-        positions = stack([broadcast_to(a.astype(dtype) if a.dtype != dtype else a, shape) for a in arrays], axis=-1)
+        arrays = [a.astype(dtype) if a.dtype != dtype else a for a in arrays]
+        if None in shape and any(tuple(a.shape) != tuple(shape) for a in arrays):
+            # Sizes unknown while tracing: broadcast by adding the other arrays times 0.
+            zero = arrays[0] * 0
+            for other in arrays[1:]:
+                zero = zero + other * 0
+            arrays = [a + zero for a in arrays]
+        else:
+            arrays = [a if tuple(a.shape) == tuple(shape) else broadcast_to(a, shape) for a in arrays]
+        positions = stack(arrays, axis=-1)
     else:
         positions = as_tensor(np.zeros((*shape, 0), np.int64))
     rest = [a for a in range(base.ndim) if a not in axes]
