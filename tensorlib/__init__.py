@@ -111,6 +111,7 @@ from .ops.shape import (
     stack,
     take,
     tensor_scatter_nd_add,
+    tensor_scatter_nd_update,
     tile,
     transpose,
 )

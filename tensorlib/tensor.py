@@ -156,9 +156,9 @@ class Tensor:
 
     def __setitem__(self, index, value):
         remedy = (
-            "give a Variable a whole new value with v.assign(new_value)"
+            "give a Variable a whole new value with v.assign(new_value), e.g. v.assign(v.at[index].set(value))"
             if isinstance(self, Variable)
-            else "build a new tensor instead, e.g. with tl.where(mask, value, t)"
+            else "build a new tensor instead: t.at[index].set(value) (JAX's form), or tl.where(mask, value, t)"
         )
         raise TypeError(
             f"tensorlib: a tensor {self._describe()} does not support item assignment t[...] = ...; values are "

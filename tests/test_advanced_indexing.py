@@ -160,3 +160,64 @@ def test_gradients_match_torch_advanced_indexing():
     (t[torch.tensor(i), :, torch.tensor(j)] * torch.tensor(w)).sum().backward()
     grad = tl.grad(lambda x: tl.sum(x[i, :, j] * w))(tl.tensor(A)).numpy()
     np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- functional updates: .at[], tensor_scatter_nd_update
+AT_INDICES = [
+    (1,),
+    (slice(1, 3),),
+    (Ellipsis, -1),
+    (np.array([0, 2, 0]), slice(None)),
+    (slice(None), np.array([[1, 1], [4, 0]])),
+    (np.array([3, 3, 1]), np.array([0, 4, 0])),  # (3, 0) twice
+    (np.array([True, False, True, True]),),
+    (A[:, :, 0] > 0.5,),
+]
+
+
+@pytest.mark.parametrize("index", AT_INDICES, ids=repr)
+@pytest.mark.parametrize("how", ["set", "add"])
+def test_at_set_and_add_match_numpy_with_gradients(index, how):
+    read = A[index].shape
+    values = np.random.default_rng(5).standard_normal(read[1:] if len(read) > 1 else read)
+    expected = A.copy()
+    if how == "add":
+        np.add.at(expected, index, values)
+    else:
+        expected[index] = values  # NumPy's assignment: the last write to a repeated position stays
+    # (add sums a repeated position's values first, then adds them to x: np.add.at's order differs by rounding)
+    got = getattr(tl.tensor(A).at[_as_tensors(index)], how)(values).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-15 if how == "set" else 1e-13, atol=0)
+    traced = tl.function(lambda x, v: getattr(x.at[index], how)(v))(A, values).numpy()
+    np.testing.assert_array_equal(traced, got)
+    tl.testing.check_grads(lambda x, v: getattr(x.at[index], how)(v) ** 2, (A, values), order=2)
+
+
+def test_at_set_gives_a_repeated_position_the_last_value_and_its_gradient():
+    x, i = tl.zeros(4, dtype="float64"), np.array([1, 3, 1])
+    v = tl.tensor([1.0, 2.0, 3.0], dtype="float64")
+    np.testing.assert_array_equal(x.at[i].set(v).numpy(), [0.0, 3.0, 0.0, 2.0])
+    gx, gv = tl.grad(lambda x, v: tl.sum(x.at[i].set(v) * tl.tensor([1.0, 2.0, 3.0, 4.0])), argnums=(0, 1))(x, v)
+    np.testing.assert_array_equal(gx.numpy(), [1.0, 0.0, 3.0, 0.0])
+    np.testing.assert_array_equal(gv.numpy(), [0.0, 4.0, 2.0])  # the first write to 1 is overwritten
+    np.testing.assert_array_equal(tl.tensor_scatter_nd_update(x, i[:, None], v).numpy(), [0.0, 3.0, 0.0, 2.0])
+    assert x.at[i].get().shape == (3,) and not np.any(x.numpy())  # x itself is unchanged
+    with pytest.raises(ValueError, match=r"Tensor.at\[...\]: values of shape \(2,\) do not broadcast to the indexed"):
+        x.at[i].set(tl.ones(2))
+
+
+def test_at_add_and_scatter_update_match_torch():
+    torch = pytest.importorskip("torch")
+    i, j = np.array([0, 3, 0]), np.array([1, 1, 1])
+    v = np.random.default_rng(6).standard_normal((3, 6))
+    for accumulate, how in ((True, "add"), (False, "set")):
+        t = torch.tensor(A, requires_grad=True)
+        tv = torch.tensor(v, requires_grad=True)
+        out = t.index_put((torch.tensor(i), torch.tensor(j)), tv, accumulate=accumulate)
+        (out * torch.tensor(A)).sum().backward()
+        got = getattr(tl.tensor(A).at[i, j], how)(v).numpy()
+        np.testing.assert_allclose(got, out.detach().numpy(), rtol=1e-12)
+        gx, gv = tl.grad(lambda x, w: tl.sum(getattr(x.at[i, j], how)(w) * A), argnums=(0, 1))(tl.tensor(A), v)
+        np.testing.assert_allclose(gx.numpy(), t.grad.numpy(), rtol=1e-12)
+        if accumulate:  # torch leaves which of the repeated writes wins unspecified: compare the added ones only
+            np.testing.assert_allclose(gv.numpy(), tv.grad.numpy(), rtol=1e-12)

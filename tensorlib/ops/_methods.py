@@ -21,9 +21,9 @@ from ..tensor import Tensor, Variable, _ids
 from . import linalg, reduce
 from .creation import tensor
 from .elementwise import _bitwise_and, _bitwise_or, _bitwise_xor, _floor_divide, _invert, _remainder, conj, imag, real
-from .math import round as math_round
 from .math import _abs, _add, _comparisons, _div, _mul, _neg, _pow, _sub, cast, identity
-from .shape import expand_dims, getitem, reshape, squeeze, transpose
+from .math import round as math_round
+from .shape import _IndexUpdates, expand_dims, getitem, reshape, squeeze, transpose
 
 
 # ---------------------------------------------------------------- Tensor: operators
@@ -71,6 +71,7 @@ def _install_operators():
 # ---------------------------------------------------------------- Tensor: methods
 def _install_methods():
     Tensor.__getitem__ = getitem
+    Tensor.at = property(_IndexUpdates, doc=_IndexUpdates.__doc__)
     Tensor.reshape = lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape)
     Tensor.transpose = lambda self, *perm: transpose(self, perm[0] if len(perm) == 1 else (perm or None))
     Tensor.T = property(lambda self: transpose(self))

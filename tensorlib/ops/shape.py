@@ -614,6 +614,127 @@ def _gather_nd_grad_kernel(dy, indices, like):
 register_gradient("GatherNdGrad", lambda node, g: _gather_nd(g, node.inputs[1]), None, None)
 
 
+# ------------------------------------------------------------------ ScatterNdUpdate
+def _scatter_update_infer(tensor, indices, updates):
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    if not indices.shape or indices.shape[-1] is None or indices.shape[-1] > len(tensor.shape):
+        raise ValueError(
+            f"indices (shape {indices.shape}) need a last axis of known length, at most the rank of tensor "
+            f"(shape {tensor.shape})"
+        )
+    expected = tuple(indices.shape[:-1]) + tuple(tensor.shape[indices.shape[-1] :])
+    if len(updates.shape) != len(expected) or any(
+        a is not None and b is not None and a != b for a, b in zip(updates.shape, expected)
+    ):
+        raise ValueError(
+            f"updates (shape {updates.shape}) must have shape indices.shape[:-1] + tensor.shape[indices.shape[-1]:] "
+            f"= {expected}"
+        )
+    return spec(tensor.shape, tensor.dtype)
+
+
+_scatter_update = defop(
+    "ScatterNdUpdate",
+    inputs=("tensor", "indices", "updates"),
+    attrs={},
+    infer=_scatter_update_infer,
+    promote=(0, 2),
+    doc="tensor with the slices at indices (as GatherNd reads them) replaced by updates; where a position is "
+    "written more than once, the last update in indices' order wins (NumPy's assignment).",
+)
+
+
+def _last_writers(xp, linear):
+    """Per update (flat), whether no later update writes its position: the one NumPy's assignment keeps."""
+    flat = xp.reshape(linear, (-1,))
+    if not flat.shape[0]:
+        return xp.zeros((0,), dtype=xp.bool)
+    order = xp.argsort(flat, stable=True)  # equal positions keep their order: the last of a run wrote last
+    ordered = xp.take(flat, order)
+    last = xp.concat([ordered[1:] != ordered[:-1], xp.ones((1,), dtype=xp.bool)])
+    return xp.take(last, xp.argsort(order, stable=True))  # back to the updates' order
+
+
+def _winning_updates(xp, linear, rows: int):
+    """Per row of the flattened tensor, the index of the update it ends up with, -1 where none writes it."""
+    positions = xp.reshape(linear, (-1,))
+    if not positions.shape[0]:
+        return xp.full((rows,), -1, dtype=xp.int64)
+    kept = xp.astype(xp.nonzero(_last_writers(xp, positions))[0], xp.int64)
+    kept_rows = xp.take(positions, kept)
+    order = xp.argsort(kept_rows)
+    sorted_rows, sorted_updates = xp.take(kept_rows, order), xp.take(kept, order)
+    every = xp.arange(rows, dtype=xp.int64)
+    at = xp.minimum(xp.searchsorted(sorted_rows, every), sorted_rows.shape[0] - 1)
+    return xp.where(xp.take(sorted_rows, at) == every, xp.take(sorted_updates, at), -1)
+
+
+@_scatter_update.generic
+def _scatter_update_kernel(xp, tensor, indices, updates):
+    depth = indices.shape[-1]
+    rest = tuple(tensor.shape[depth:])
+    rows = _prod(tensor.shape[:depth])
+    linear = _linear_indices(xp, "ScatterNdUpdate", tensor.shape, indices)
+    winner = _winning_updates(xp, linear, rows)
+    flat = xp.reshape(tensor, (rows, _prod(rest)))
+    flat_updates = xp.reshape(xp.astype(updates, tensor.dtype), (-1, _prod(rest)))
+    if not flat_updates.shape[0]:
+        return tensor
+    picked = xp.take(flat_updates, xp.where(winner >= 0, winner, 0), axis=0)  # a gather: exact, inf and NaN too
+    return xp.reshape(xp.where((winner >= 0)[:, None], picked, flat), tensor.shape)
+
+
+@_scatter_update.kernel("numpy")
+def _scatter_update_numpy(tensor, indices, updates):
+    depth = indices.shape[-1]
+    linear = _linear_indices(np, "ScatterNdUpdate", tensor.shape, indices).reshape(-1)
+    out = np.array(tensor, copy=True)
+    rows = out.reshape((_prod(tensor.shape[:depth]),) + tuple(tensor.shape[depth:]))
+    keep = _last_writers(np, linear)
+    rows[linear[keep]] = updates.reshape((linear.size,) + tuple(tensor.shape[depth:]))[keep]
+    return out
+
+
+_kept_updates = defop(
+    "ScatterNdKept",
+    inputs=("indices", "like"),
+    attrs={},
+    infer=lambda indices, like: spec(tuple(indices.shape[:-1]), np.dtype(bool)),
+    differentiable=False,
+    doc="Per update of a ScatterNdUpdate into a tensor shaped like `like`, whether it is kept (no later update "
+    "writes its position).",
+)
+
+
+@_kept_updates.generic
+def _kept_updates_kernel(xp, indices, like):
+    linear = _linear_indices(xp, "ScatterNdKept", like.shape, indices)
+    return xp.reshape(_last_writers(xp, linear), tuple(indices.shape[:-1]))
+
+
+def _scatter_update_grad_tensor(node, g):
+    from .math import zeros_like
+
+    return _scatter_update(g, node.inputs[1], zeros_like(node.inputs[2], g.dtype))
+
+
+def _scatter_update_grad_updates(node, g):
+    from .math import cast
+
+    tensor, indices, _ = node.inputs
+    kept = cast(_kept_updates(indices, tensor), g.dtype)
+    gathered = _gather_nd(g, indices)
+    for _ in range(gathered.ndim - kept.ndim):  # the kept flag of each update, over its slice
+        kept = expand_dims(kept, -1)
+    return gathered * kept
+
+
+register_gradient(
+    "ScatterNdUpdate", tensor=_scatter_update_grad_tensor, indices=None, updates=_scatter_update_grad_updates
+)
+
+
 def _one_hot_infer(indices, *, depth, on_value, off_value, axis, dtype):
     if depth < 0:
         raise ValueError(f"depth must not be negative, got {depth}")
@@ -931,6 +1052,100 @@ def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:
     return tensor + scatter_nd(indices, updates, tensor.shape)
 
 
+def tensor_scatter_nd_update(tensor, indices, updates) -> Tensor:
+    """TensorFlow's ``tensor_scatter_nd_update``: ``tensor`` with the slices at ``indices`` (as in
+    :func:`gather_nd`) replaced by ``updates``.  Where ``indices`` name one position more than once, the last
+    update wins, as NumPy's assignment (TensorFlow leaves it unspecified); the gradient reaches that update
+    only, and ``tensor`` everywhere it is not overwritten.
+
+    >>> import tensorlib as tl
+    >>> tl.tensor_scatter_nd_update(tl.zeros(4), [[1], [3], [1]], tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
+    [0.0, 3.0, 0.0, 2.0]
+    """
+    tensor = as_tensor(tensor)
+    indices = as_tensor(integer_indices(indices))
+    _concrete_bounds("tensor_scatter_nd_update", indices, tensor.shape)
+    return _scatter_update(tensor, indices, updates)
+
+
+_positions_like = defop(
+    "PositionsLike",
+    inputs=("x",),
+    attrs={},
+    infer=lambda x: spec(x.shape, _dt.int64),
+    differentiable=False,
+    doc="Each element's position in x flattened (int64, x's shape): an index's positions, for Tensor.at.",
+)
+_positions_like.generic(lambda xp, x: xp.reshape(xp.arange(_prod(x.shape), dtype=xp.int64), x.shape))
+
+
+class _IndexUpdates:
+    """``t.at``: ``t.at[index].set(values)``, ``.add(values)`` and ``.get()``, JAX's functional index updates
+    (tensors are immutable: each returns a new tensor).  ``index`` is anything ``t[index]`` takes; ``values``
+    broadcast to ``t[index]``'s shape and are cast to ``t``'s dtype.  Where the index reads a position more
+    than once, ``set`` keeps the last value (NumPy's assignment) and ``add`` adds them all (``np.add.at``).
+
+    >>> import tensorlib as tl
+    >>> x = tl.zeros(5)
+    >>> x.at[1:3].set(7.0).numpy().tolist()
+    [0.0, 7.0, 7.0, 0.0, 0.0]
+    >>> x.at[[0, 0, 4]].add(1.0).numpy().tolist()
+    [2.0, 0.0, 0.0, 0.0, 1.0]
+    """
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def __getitem__(self, index):
+        return _IndexUpdate(self._tensor, index)
+
+
+class _IndexUpdate:
+    __slots__ = ("_index", "_tensor")
+
+    def __init__(self, tensor, index):
+        self._tensor, self._index = tensor, index
+
+    def get(self) -> Tensor:
+        """``t[index]``."""
+        return getitem(self._tensor, self._index)
+
+    def set(self, values) -> Tensor:
+        """``t`` with ``t[index]`` replaced by ``values``."""
+        return self._update(values, add=False)
+
+    def add(self, values) -> Tensor:
+        """``t`` with ``values`` added at ``t[index]`` (repeated positions add up)."""
+        return self._update(values, add=True)
+
+    def _update(self, values, *, add: bool) -> Tensor:
+        from .math import cast
+
+        t = self._tensor
+        if None in t.shape:
+            raise ValueError(f"Tensor.at[...]: the tensor needs a known shape, got {t.shape}")
+        positions = getitem(_positions_like(t), self._index)
+        values = as_tensor(values)
+        if values.dtype != t.dtype:
+            values = cast(values, t.dtype)
+        try:
+            values = broadcast_to(values, positions.shape)
+        except ValueError:
+            raise ValueError(
+                f"Tensor.at[...]: values of shape {values.shape} do not broadcast to the indexed shape "
+                f"{positions.shape} (tensor shape {t.shape})"
+            ) from None
+        flat, where = reshape(t, (-1,)), reshape(positions, (-1, 1))
+        values = reshape(values, (-1,))
+        if add:
+            out = flat + _gather_nd_grad(values, where, flat)
+        else:
+            out = _scatter_update(flat, where, values)
+        return reshape(out, t.shape)
+
+
 def boolean_mask(tensor, mask, axis: int = 0) -> Tensor:
     """TensorFlow's ``boolean_mask``: the cells (or slices) of ``tensor`` where ``mask`` is True, ``mask``
     covering the axes ``axis .. axis + mask.ndim - 1``; ``tensor[mask]`` for ``axis=0``.  The result's length
@@ -943,7 +1158,7 @@ def boolean_mask(tensor, mask, axis: int = 0) -> Tensor:
     """
     tensor = as_tensor(tensor)
     mask = mask if isinstance(mask, Tensor) else np.asarray(mask)
-    if (mask.dtype if isinstance(mask, Tensor) else mask.dtype) != np.bool_ or _index_ndim(mask) == 0:
+    if mask.dtype != np.bool_ or _index_ndim(mask) == 0:
         raise TypeError(
             f"boolean_mask: mask must be a boolean array of at least one axis, got {_index_shape(mask)} "
             f"{mask.dtype} (tensor shape {tensor.shape})"

@@ -837,6 +837,58 @@ def _gather_nd_ref(x, indices):
 
 
 @st.composite
+def _scatter_update_draw(draw, dtype):
+    """Indices from a small range, so positions repeat (the last update wins)."""
+    x = draw(tensors(dtype, shapes(1, 3)))
+    depth = draw(st.integers(1, x.ndim))
+    lookups = draw(shapes(0, 2, 1, 4))
+    columns = [draw(tensors(_dt.int64, lookups + (1,), st.integers(-size, size - 1))) for size in x.shape[:depth]]
+    updates = draw(tensors(dtype, lookups + x.shape[depth:]))
+    return SampleInput((x, np.concatenate(columns, axis=-1), updates), grad_argnums=(0, 2))
+
+
+def _scatter_update_ref(x, indices, updates):
+    out = np.array(x, copy=True)
+    flat_indices = indices.reshape(-1, indices.shape[-1])
+    flat_updates = updates.reshape((len(flat_indices),) + x.shape[indices.shape[-1] :])
+    for position, update in zip(flat_indices, flat_updates):  # in order: the last write stays
+        out[tuple(position)] = update
+    return out
+
+
+@st.composite
+def _at_draw(draw, dtype):
+    """An index of ``_getitem_arrays_draw``'s kinds or a basic one, and values that broadcast to what it reads."""
+    from hypothesis.extra import numpy as hnp
+
+    x = draw(tensors(dtype, shapes(1, 3)))
+    if draw(st.booleans()):
+        index = draw(hnp.basic_indices(x.shape, allow_newaxis=False, allow_ellipsis=True))
+    else:
+        axis = draw(st.integers(0, x.ndim - 1))
+        positions = draw(tensors(_dt.int64, shapes(1, 2, 1, 4), st.integers(-x.shape[axis], x.shape[axis] - 1)))
+        index = (slice(None),) * axis + (positions,)
+    read = np.empty(x.shape)[index].shape
+    values = draw(tensors(dtype, read[draw(st.integers(0, len(read))) :]))  # broadcasts to what is read
+    return SampleInput((x, values), {"index": index, "how": draw(st.sampled_from(["set", "add"]))}, grad_argnums=(0, 1))
+
+
+def _at(x, values, *, index, how):
+    return getattr(x.at[index], how)(values)
+
+
+def _at_ref(x, values, *, index, how):
+    out = np.array(x, copy=True)
+    if how == "add":
+        np.add.at(out, index, values)
+        return out
+    positions = np.arange(out.size).reshape(out.shape)[index]
+    for position, value in zip(positions.ravel(), np.broadcast_to(values, positions.shape).ravel()):
+        out.reshape(-1)[position] = value  # in order: the last write stays
+    return out
+
+
+@st.composite
 def _take_draw(draw, dtype):
     x = draw(tensors(dtype, shapes(1, 3)))
     axis = draw(st.integers(-x.ndim, x.ndim - 1))
@@ -1118,6 +1170,35 @@ def _shape_opinfos():
                     match=r"GatherNd: indices must be integers, got float64",
                 ),
             ),
+        ),
+        OpInfo(
+            "tensor_scatter_nd_update",
+            tl.tensor_scatter_nd_update,
+            _scatter_update_ref,
+            _scatter_update_draw,
+            op_types=("ScatterNdUpdate", "ScatterNdKept", "GatherNd", "GatherNdGrad"),
+            dtypes=NUMERIC,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), np.array([[2, 0]]), np.ones(1)),
+                    exc=IndexError,
+                    match=r"tensor_scatter_nd_update: index 2 is out of bounds for axis 0 with size 2",
+                ),
+                ErrorInput(
+                    (np.ones((2, 3)), np.array([[1]]), np.ones((1, 2))),
+                    exc=ValueError,
+                    match=r"ScatterNdUpdate: updates \(shape \(1, 2\)\) must have shape indices.shape\[:-1\] \+ "
+                    r"tensor.shape\[indices.shape\[-1\]:\] = \(1, 3\)",
+                ),
+            ),
+        ),
+        OpInfo(
+            "at_set_add",
+            _at,
+            _at_ref,
+            _at_draw,
+            op_types=("PositionsLike", "ScatterNdUpdate", "GatherNdGrad"),
+            dtypes=NUMERIC,
         ),
         OpInfo(
             "take",
