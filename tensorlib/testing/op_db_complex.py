@@ -285,7 +285,7 @@ OPINFOS = [
         lambda a, b: tl.linalg.lu_solve(tl.linalg.lu_factor(a), b, trans=2),
         lambda a, b: np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), b),
         _solve_draw,
-        ("Lu",),
+        ("Lu", "LuPivotsToPermutation"),
     ),
-    _entry("linalg.lu", tl.linalg.lu, lambda a: _each_matrix(_scipy_lu, a), _square, ("Lu", "LuPivotsToPermutation")),
+    _entry("linalg.lu", tl.linalg.lu, lambda a: _each_matrix(_scipy_lu, a), _square, ("Lu",)),
 ]
