@@ -132,6 +132,8 @@ def test_weighted_cross_entropy_with_logits(mode):
     tl.testing.check_grads(tl.nn.weighted_cross_entropy_with_logits, [z[1:], x[1:], w], order=2)
     f32 = tl.nn.weighted_cross_entropy_with_logits(z.astype(np.float32), x.astype(np.float32), 2.0)
     assert f32.dtype == np.float32 and np.isfinite(f32.numpy()).all()
+    f16 = tl.nn.weighted_cross_entropy_with_logits(np.float16([1.0, 0.0]), np.float16([0.5, -3.0]), 2.0)
+    assert f16.dtype == np.float16  # was float32: the Python pos_weight became a float32 tensor
     with pytest.raises(ValueError, match=r"^weighted_cross_entropy_with_logits: labels shape \(2,\)"):
         tl.nn.weighted_cross_entropy_with_logits(np.ones(2), np.ones(3), 1.0)
     with pytest.raises(TypeError, match=r"^weighted_cross_entropy_with_logits: logits must be a floating"):

@@ -173,7 +173,9 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight) -> Tensor:
         raise TypeError(f"{name}: logits must be a floating-point tensor, got {logits.dtype} (shape {logits.shape})")
     labels = as_tensor(labels)
     _same_shape(labels, logits, "labels", "logits", name)
-    log_weight = 1.0 + (as_tensor(pos_weight) - 1.0) * labels
+    if not isinstance(pos_weight, (int, float)) or isinstance(pos_weight, bool):
+        pos_weight = as_tensor(pos_weight)  # a Python number stays weak: float16 logits give a float16 loss
+    log_weight = 1.0 + (pos_weight - 1.0) * labels
     return (1.0 - labels) * logits + log_weight * softplus(-logits)
 
 
