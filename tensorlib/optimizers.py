@@ -20,6 +20,7 @@ the step counter for the same reason.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -364,6 +365,11 @@ def _lr_at(schedule, step: Tensor) -> Tensor:
 
 
 # ------------------------------------------------------------------ optimizers
+# What a traced step keys its graphs by (state_read): a new one for each schedule or Variable set as the
+# rate.  Not id(), which a new schedule can reuse once an old one is freed, and the stale graph ran.
+_lr_keys = itertools.count()
+
+
 def _compute_dtype(dtype):
     """The dtype an update is computed in: float32 for float16 (its epsilon and small squares underflow)."""
     return _dt.float32 if dtype == _dt.float16 else dtype
@@ -426,7 +432,7 @@ class Optimizer:
     @learning_rate.setter
     def learning_rate(self, value) -> None:
         if callable(value) and not isinstance(value, Tensor):
-            self._schedule, self._lr_key = value, ("schedule", id(value))
+            self._schedule, self._lr_key = value, next(_lr_keys)
             return
         given = isinstance(value, Variable) and value.shape == () and value.dtype.kind == "f"
         try:
@@ -439,12 +445,13 @@ class Optimizer:
         if not rate >= 0:
             raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got {rate}")
         if given:
-            self._lr = value  # read at every step, by reference: the user assigns it
-        elif self._lr is None or self._lr is not self._own_lr:
+            self._lr, self._lr_key = value, next(_lr_keys)  # read at every step, by reference: the user assigns it
+        elif self._schedule is not None or self._lr is None or self._lr is not self._own_lr:
             self._lr = self._own_lr = Variable(np.float64(rate), name="learning_rate", trainable=False)
+            self._lr_key = next(_lr_keys)
         else:
-            self._lr.assign(np.float64(rate))
-        self._schedule, self._lr_key = None, ("variable", id(self._lr))
+            self._lr.assign(np.float64(rate))  # the same Variable: a traced step reads the new value
+        self._schedule = None
 
     def _check_non_negative(self, **values) -> None:
         """torch.optim's checks: a negative (or NaN) epsilon, momentum or weight decay is a ValueError."""

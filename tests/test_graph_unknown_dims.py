@@ -310,3 +310,29 @@ def _check_unknown_sizes(info, sample):
                 f"{info.name}: eager {e.dtype}{e.shape}, traced {t.dtype}{t.shape}"
             )
             np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-6, atol=1e-6, equal_nan=True, err_msg=info.name)
+
+
+def test_gradients_trace_with_unknown_sizes():
+    # Before, each traced gradient raised a raw TypeError with unknown sizes: pinv ('NoneType' object cannot be
+    # interpreted as an integer), sparse softmax cross-entropy ('one_hot: depth must be an integer, got None'),
+    # integer-array indexing ('broadcast_to: shape must be integers'), lu_solve ('reshape ... (1, 1, None,
+    # None)'); broadcast_to from unknown sizes was refused ('cannot broadcast shape (None, None) to (2, 3)').
+    rng = np.random.default_rng(9)
+    a, rows, cols = rng.standard_normal((3, 2)), np.array([[0, 2], [1, 1]]), np.array([[1, 0], [0, 1]])
+    logits, labels = rng.standard_normal((4, 3)), np.array([2, 0, 1, 1])
+    lu_a, lu_b = rng.standard_normal((2, 1, 2, 2)) + 3 * np.eye(2), rng.standard_normal((2, 2))
+    for f, args in (
+        (tl.linalg.pinv, (a,)),
+        (lambda x, y: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=x), (logits, labels)),
+        (lambda x, i, j: x[i, j], (a, rows, cols)),
+        (lambda x: tl.broadcast_to(x[:1], (2, 2)), (a,)),
+        (lambda x, y: tl.linalg.lu_solve(tl.linalg.lu_factor(x), y), (lu_a, lu_b)),
+    ):
+        specs = [_unknown(x) for x in args]
+        eager = f(*[tl.tensor(x) for x in args])
+        np.testing.assert_allclose(tl.function(f).get_graph(*specs)(*args).numpy(), eager.numpy(), rtol=1e-12)
+        grad = tl.grad(lambda *xs, f=f: tl.sum(f(*xs) ** 2))
+        np.testing.assert_allclose(tl.function(grad).get_graph(*specs)(*args).numpy(), grad(*args).numpy(), rtol=1e-10)
+    for f, name in ((lambda x: tl.linalg.svd(x)[0], "Svd"), (lambda x: tl.linalg.qr(x)[0], "Qr")):
+        with pytest.raises(ValueError, match=name + r": the gradient needs the matrix sizes \(tall or wide\) known"):
+            tl.function(tl.grad(lambda x, f=f: tl.sum(f(x)))).get_graph(_unknown(a))

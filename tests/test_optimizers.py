@@ -585,3 +585,16 @@ def test_an_optimizer_made_on_one_backend_steps_variables_of_another(make):
         assert w.backend.name == "other_for_optimizers"
     expected = [0.9, 0.9] if isinstance(opt, tl.optimizers.Adam) else [0.9, 0.8]
     np.testing.assert_allclose(w.numpy(), expected, rtol=1e-8)  # Adam: 0.1 * g / (|g| + 1e-8)
+
+
+def test_a_new_schedule_is_never_mistaken_for_a_freed_one():
+    # Traced graphs were keyed by id(schedule): a new schedule at the address of a freed one ran the old
+    # schedule's graph (schedules of 1, 2, ..., 6 moved w by 6 instead of 21).
+    w = tl.Variable(np.zeros(1))
+    opt = tl.optimizers.SGD(0.1)
+    step = tl.function(lambda: opt.apply([tl.tensor(np.ones(1))], [w]))
+    for i in range(1, 7):
+        opt.learning_rate = tl.optimizers.StepDecay(float(i), 1000)
+        step()
+        opt.learning_rate = 0.0  # frees the schedule: the next one is made at its address
+    assert w.numpy().tolist() == [-21.0]

@@ -423,10 +423,11 @@ def lu_solve(lu_and_piv, b, trans: int = 0) -> Tensor:
 
 def _same_rank(*tensors):
     """The tensors with leading axes of size 1 added up to the highest rank (take_along_axis broadcasts the rest)."""
-    from .shape import reshape
+    from .shape import expand_dims
 
     rank = max(t.ndim for t in tensors)
-    return tuple(t if t.ndim == rank else reshape(t, (1,) * (rank - t.ndim) + tuple(t.shape)) for t in tensors)
+    # New axes, not a reshape: the sizes may be unknown when traced.
+    return tuple(t if t.ndim == rank else expand_dims(t, tuple(range(rank - t.ndim))) for t in tensors)
 
 
 def lu(a, permute_l: bool = False, p_indices: bool = False):

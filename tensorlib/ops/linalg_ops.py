@@ -632,12 +632,22 @@ def _svd_kernel(xp, x, *, full_matrices, compute_uv):
 _svd.kernel("numpy")(_lapack("Svd")(functools.partial(_svd_kernel, np)))
 
 
+def _known_matrix_sizes(x, name):
+    """The gradients of Svd and Qr take different forms for tall and wide matrices: which one must be known."""
+    if None in x.shape[-2:]:
+        raise ValueError(
+            f"{name}: the gradient needs the matrix sizes (tall or wide) known under tl.function, got input shape "
+            f"{tuple(x.shape)} {x.dtype}; give them in the TensorSpec"
+        )
+
+
 def _svd_grad(node, *grads):
     from .shape import getitem
 
     from .elementwise import conj
 
     x = node.inputs[0]
+    _known_matrix_sizes(x, "Svd")
     if not node.attrs["compute_uv"]:
         u, _, vh = svd(x, full_matrices=False)
         if x.dtype.kind == "c":  # JAX's convention: conj(u) diag(g) conj(vh)
@@ -769,6 +779,7 @@ def _qr_grad(node, *grads):
     from .shape import concat, getitem
 
     x, mode = node.inputs[0], node.attrs["mode"]
+    _known_matrix_sizes(x, "Qr")
     m, n = x.shape[-2:]
     if mode == "complete" and m > n:
         raise ValueError(
@@ -887,8 +898,8 @@ def _pinv_grad(node, g):
 
     x, p = node.inputs[0], node.outputs[0]
     pt, gt = _mT(p), _mT(g)
-    left = _constant(np.eye(x.shape[-2]), x) - _matmul(x, p)
-    right = _constant(np.eye(x.shape[-1]), x) - _matmul(p, x)
+    x_p, p_x = _matmul(x, p), _matmul(p, x)
+    left, right = _eye_like(x_p) - x_p, _eye_like(p_x) - p_x  # (_eye_like: sizes may be unknown when traced)
     if x.dtype.kind == "c":
         gh, ph = conj(gt), conj(pt)
         return (

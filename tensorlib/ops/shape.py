@@ -128,7 +128,8 @@ register_gradient("BroadcastTo", lambda node, g: g)
 
 
 def _check_broadcast(shape, target):
-    if broadcast_shapes(shape, target) != tuple(target):
+    # A size unknown when traced may be 1 or the target's: the kernel checks it at run time.
+    if broadcast_shapes(tuple(1 if d is None else d for d in shape), target) != tuple(target):
         raise ValueError(f"cannot broadcast shape {shape} to {tuple(target)}")
     return tuple(target)
 
@@ -223,17 +224,28 @@ def _concat_grad(node, g, index):
 
 
 def _concat_positions(inputs, index, ax):
-    """The positions along ``ax`` of input ``index`` of a concat: its own 0, 1, ... (a cumulative count
-    of ones) shifted by the sizes of the inputs before it."""
+    """The positions along ``ax`` of input ``index`` of a concat: its own shifted by the sizes of the
+    inputs before it."""
+    start = [shape_size(t, (ax,)) for t in inputs[:index]]
+    return positions_along(inputs[index], ax) + (sum(start[1:], start[0]) if start else 0)
+
+
+def positions_along(x, axis):
+    """0, 1, ..., n - 1 (int64) for the n positions of ``x`` along ``axis``, n read at run time (a
+    cumulative count of ones): for rules traced with sizes unknown."""
     from .array import cumsum
     from .math import zeros_like
     from .reduce import sum as reduce_sum
 
-    x = inputs[index]
-    others = tuple(i for i in range(x.ndim) if i != ax)
+    others = tuple(i for i in range(x.ndim) if i != axis)
     ones = reduce_sum(zeros_like(x, _dt.int64), axis=others) + 1  # (1s even where another axis is empty)
-    start = [shape_size(t, (ax,)) for t in inputs[:index]]
-    return cumsum(ones) - 1 + (sum(start[1:], start[0]) if start else 0)
+    return cumsum(ones) - 1
+
+
+def _broadcast_against(a, arrays):
+    for other in arrays:
+        a = broadcast_like(a, other) if other is not a else a
+    return a
 
 
 register_gradient("ConcatV2", _concat_grad)
@@ -1310,7 +1322,11 @@ def _gather_arrays(x, index: tuple, advanced: list) -> Tensor:
         ) from None
     if arrays:
         dtype = np.result_type(*(a.dtype for a in arrays))
-        positions = stack([broadcast_to(a.astype(dtype) if a.dtype != dtype else a, shape) for a in arrays], axis=-1)
+        arrays = [a.astype(dtype) if a.dtype != dtype else a for a in arrays]
+        if None in shape:  # sizes unknown when traced: each array broadcast against the others
+            positions = stack([_broadcast_against(a, arrays) for a in arrays], axis=-1)
+        else:
+            positions = stack([broadcast_to(a, shape) for a in arrays], axis=-1)
     else:
         positions = as_tensor(np.zeros((*shape, 0), np.int64))
     rest = [a for a in range(base.ndim) if a not in axes]

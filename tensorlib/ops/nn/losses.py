@@ -110,7 +110,11 @@ def _picked_log_probs(xp, logits, labels):
 
 def _sparse_cross_entropy_grad(node, g):
     logits, labels = node.inputs
-    hot = shape_ops.one_hot(labels, logits.shape[-1], dtype=logits.dtype)
+    if logits.shape[-1] is None:  # traced with an unknown number of classes: labels == 0, 1, ..., n - 1
+        classes = shape_ops.positions_along(logits, logits.ndim - 1)
+        hot = math_ops.cast(math_ops.equal(shape_ops.expand_dims(labels, -1), classes), logits.dtype)
+    else:
+        hot = shape_ops.one_hot(labels, logits.shape[-1], dtype=logits.dtype)
     return shape_ops.expand_dims(g, -1) * (softmax(logits) - hot)
 
 
