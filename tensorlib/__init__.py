@@ -6,18 +6,185 @@
 4.0
 """
 
-from . import backends, debugging, dtypes, fft, grad, initializers, linalg, nn, ops, optimizers, special, stats, tree
-from .backends import backend, set_backend
-from .checkpoint import load_variables, save_variables
+from . import dtypes
+from . import tree
 from .dtypes import bool_, float16, float32, float64, int32, int64
-from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
-from .grad.custom import custom_gradient
-from .module import Module
-from .ops import (
-    _methods,  # noqa: F401  (Tensor's operators and methods: after the op families they call)
-    random,
+from .tensor import Tensor, TensorSpec, Variable
+from . import backends
+from .backends import backend, set_backend
+from . import ops
+from .ops.creation import arange, eye, full, linspace, ones, tensor, zeros
+from .ops.linalg import einsum, matmul, tensordot
+from .ops.linalg_functions import matrix_transpose, vecdot
+from .ops.math import (
+    abs,
+    absolute,
+    add,
+    cast,
+    clip,
+    cos,
+    divide,
+    equal,
+    exp,
+    expm1,
+    floor,
+    full_like,
+    greater,
+    greater_equal,
+    identity,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    ones_like,
+    power,
+    round,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    subtract,
+    tanh,
+    true_divide,
+    where,
+    zeros_like,
 )
-from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
+from .ops.control_flow import cond, scan, while_loop
+from .ops.reduce import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    average,
+    count_nonzero,
+    logsumexp,
+    max,
+    mean,
+    min,
+    prod,
+    ptp,
+    std,
+    sum,
+    var,
+)
+from .ops.nanreduce import (
+    nanargmax,
+    nanargmin,
+    nanmax,
+    nanmean,
+    nanmedian,
+    nanmin,
+    nanpercentile,
+    nanprod,
+    nanquantile,
+    nanstd,
+    nansum,
+    nanvar,
+)
+from .ops.search import argwhere, bincount, digitize, flatnonzero, searchsorted, top_k, unique
+from .ops.shape import (
+    boolean_mask,
+    broadcast_to,
+    concat,
+    expand_dims,
+    gather,
+    gather_nd,
+    getitem,
+    one_hot,
+    pad,
+    reshape,
+    scatter_nd,
+    split,
+    squeeze,
+    stack,
+    take,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_update,
+    tile,
+    transpose,
+)
+from .ops.elementwise import (
+    angle,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    conj,
+    conjugate,
+    cosh,
+    deg2rad,
+    degrees,
+    exp2,
+    fabs,
+    floor_divide,
+    fmax,
+    fmin,
+    fmod,
+    gcd,
+    hypot,
+    imag,
+    invert,
+    lcm,
+    log10,
+    log2,
+    logaddexp,
+    logaddexp2,
+    mod,
+    nan_to_num,
+    nonzero,
+    rad2deg,
+    radians,
+    real,
+    reciprocal,
+    remainder,
+    sinc,
+    sinh,
+    tan,
+    where,
+)
+from .ops.floating import (
+    allclose,
+    array_equal,
+    cbrt,
+    copysign,
+    fix,
+    float_power,
+    frexp,
+    heaviside,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    isneginf,
+    isposinf,
+    ldexp,
+    nextafter,
+    positive,
+    rint,
+    signbit,
+    spacing,
+    trunc,
+)
 from .ops.array import (
     append,
     argsort,
@@ -65,138 +232,6 @@ from .ops.array import (
     vdot,
     vstack,
 )
-from .ops.control_flow import cond, scan, while_loop
-from .ops.creation import arange, eye, full, linspace, ones, tensor, zeros
-from .ops.elementwise import (
-    angle,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctan2,
-    arctanh,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    ceil,
-    conj,
-    conjugate,
-    cosh,
-    deg2rad,
-    degrees,
-    exp2,
-    fabs,
-    floor_divide,
-    fmax,
-    fmin,
-    fmod,
-    gcd,
-    hypot,
-    imag,
-    invert,
-    lcm,
-    log2,
-    log10,
-    logaddexp,
-    logaddexp2,
-    mod,
-    nan_to_num,
-    nonzero,
-    rad2deg,
-    radians,
-    real,
-    reciprocal,
-    remainder,
-    sinc,
-    sinh,
-    tan,
-    where,
-)
-from .ops.floating import (
-    allclose,
-    array_equal,
-    cbrt,
-    copysign,
-    fix,
-    float_power,
-    frexp,
-    heaviside,
-    isclose,
-    isfinite,
-    isinf,
-    isnan,
-    isneginf,
-    isposinf,
-    ldexp,
-    nextafter,
-    positive,
-    rint,
-    signbit,
-    spacing,
-    trunc,
-)
-from .ops.linalg import einsum, matmul, tensordot
-from .ops.linalg_functions import matrix_transpose, vecdot
-from .ops.math import (
-    abs,
-    absolute,
-    add,
-    cast,
-    clip,
-    cos,
-    divide,
-    equal,
-    exp,
-    expm1,
-    floor,
-    full_like,
-    greater,
-    greater_equal,
-    identity,
-    less,
-    less_equal,
-    log,
-    log1p,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
-    multiply,
-    negative,
-    not_equal,
-    ones_like,
-    power,
-    round,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    stop_gradient,
-    subtract,
-    tanh,
-    true_divide,
-    where,
-    zeros_like,
-)
-from .ops.nanreduce import (
-    nanargmax,
-    nanargmin,
-    nanmax,
-    nanmean,
-    nanmedian,
-    nanmin,
-    nanpercentile,
-    nanprod,
-    nanquantile,
-    nanstd,
-    nansum,
-    nanvar,
-)
 from .ops.numpy_extra import (
     argpartition,
     block,
@@ -236,55 +271,28 @@ from .ops.numpy_extra import (
     unravel_index,
     vsplit,
 )
-from .ops.reduce import (
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    average,
-    count_nonzero,
-    logsumexp,
-    max,
-    mean,
-    min,
-    prod,
-    ptp,
-    std,
-    sum,
-    var,
-)
-from .ops.search import argwhere, bincount, digitize, flatnonzero, searchsorted, top_k, unique
-from .ops.shape import (
-    boolean_mask,
-    broadcast_to,
-    concat,
-    expand_dims,
-    gather,
-    gather_nd,
-    getitem,
-    one_hot,
-    pad,
-    reshape,
-    scatter_nd,
-    split,
-    squeeze,
-    stack,
-    take,
-    tensor_scatter_nd_add,
-    tensor_scatter_nd_update,
-    tile,
-    transpose,
-)
+from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
+from .ops import _methods  # noqa: F401  (Tensor's operators and methods: after the op families they call)
+from . import grad
+from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
+from .grad.custom import custom_gradient
+from .ops.math import stop_gradient
+from . import nn
+from .module import Module
+from . import initializers
+from . import optimizers
+from .checkpoint import load_variables, save_variables
+from . import linalg
+from . import special, stats
+from . import fft
+
+from .ops import random
+from . import debugging
 from .profiler import profile
-from .tensor import Tensor, TensorSpec, Variable
 
 __version__ = "0.1.0"
-from . import (
-    distributed,
-    graph,
-    numpy_protocol,  # noqa: F401  (NEP 13/18: NumPy's functions on Tensors)
-    testing,
-)
+from . import graph
 from .graph.tracing import function
+from . import testing
+from . import distributed
+from . import numpy_protocol  # noqa: E402,F401  (NEP 13/18: NumPy's functions on Tensors)
