@@ -50,6 +50,9 @@ def test_attribute_encoding_round_trips_with_explicit_type_tags():
         np.dtype("int32"),
         np.float32(1.5),
         {"k": (1,)},
+        1.5 - 2j,  # before: "has a value of type complex that a graph file cannot hold"
+        complex(math.inf, -0.0),
+        np.complex64(1j),
     ]
     for v in values:
         encoded = json.loads(json.dumps(encode(v), allow_nan=False))
@@ -62,6 +65,17 @@ def test_attribute_encoding_round_trips_with_explicit_type_tags():
         decode({"$pickle": "gASV"})
     with pytest.raises(GraphFormatError, match="has no type tag"):
         decode([1, 2])
+
+
+def test_graphs_with_complex_attributes_save_and_load(tmp_path):
+    # Before: f.save raised "node 0 (FullLike) attribute 'value' has a value of type complex that a graph file
+    # cannot hold" for tl.full_like(x, 1 + 2j) and pad's complex constant_values.
+    x = np.array([1.0 + 1j, 2.0])
+    for f in (lambda a: tl.full_like(a, 1 + 2j) * a, lambda a: tl.pad(a, [(1, 1)], constant_values=2j)):
+        fn = tl.function(f)
+        fn.save(tmp_path / "g.json", tl.TensorSpec((None,), "complex128"))
+        loaded = tl.graph.load(tmp_path / "g.json")
+        np.testing.assert_array_equal(loaded(x).numpy(), f(tl.tensor(x)).numpy())
 
 
 def test_captures_are_not_saved_unless_asked_and_are_fed_by_name(tmp_path):

@@ -2,7 +2,7 @@
 
 The JSON names a format and version, the op type of every node and its
 attributes, each encoded with an explicit type tag (``{"$tuple": [...]}``,
-``{"$slice": [...]}``, ``{"$dtype": "float32"}``, ...), never a Python
+``{"$slice": [...]}``, ``{"$dtype": "float32"}``, ``{"$complex": ["1.0", "2.0"]}``, ...), never a Python
 callable.  Arrays (constants, and capture values when asked for) go to the
 ``.npz`` beside it, read with ``allow_pickle=False``.  Loading accepts
 registered op types only, rebuilds every node through its shape rule, and
@@ -191,6 +191,8 @@ def encode(value, where: str = "attribute"):
         return value
     if isinstance(value, float) and not isinstance(value, np.floating):
         return {"$float": repr(value)}
+    if isinstance(value, complex) and not isinstance(value, np.complexfloating):  # full_like(x, 1j), pad's value
+        return {"$complex": [repr(value.real), repr(value.imag)]}
     if isinstance(value, tuple):
         return {"$tuple": [encode(v, where) for v in value]}
     if isinstance(value, list):
@@ -522,6 +524,8 @@ def decode(value):
     ((tag, body),) = value.items()
     if tag == "$float" and isinstance(body, str):
         return float(body)
+    if tag == "$complex" and isinstance(body, list) and len(body) == 2 and all(isinstance(b, str) for b in body):
+        return complex(float(body[0]), float(body[1]))
     if tag in ("$tuple", "$list") and isinstance(body, list):
         items = [decode(v) for v in body]
         return tuple(items) if tag == "$tuple" else items

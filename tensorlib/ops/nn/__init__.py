@@ -1,5 +1,6 @@
 """Neural-network ops, one family per module: :mod:`.conv` (conv2d and its two gradient ops),
-:mod:`.conv_composed` (conv1d, depthwise_conv2d), :mod:`.pool`, :mod:`.activations` and
+:mod:`.conv_composed` (conv1d, depthwise_conv2d), :mod:`.composed` (space_to_depth, losses, prelu,
+instance_norm, in_top_k, 1-D pools, attention), :mod:`.pool`, :mod:`.activations` and
 :mod:`.extra_activations`, :mod:`.losses`, :mod:`.normalization`, :mod:`.embedding`, :mod:`.batch_norm`
 and :mod:`.dropout`.
 
@@ -19,6 +20,19 @@ differentiates for every batch size.  Height, width and channels must be known.
 from .activations import elu, erf, gelu, leaky_relu, log_softmax, relu, softmax, softplus
 from .batch_norm import batch_normalization, fused_batch_norm, moments
 from .conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
+from .composed import (
+    avg_pool1d,
+    depth_to_space,
+    in_top_k,
+    instance_norm,
+    l2_loss,
+    log_poisson_loss,
+    max_pool1d,
+    prelu,
+    scaled_dot_product_attention,
+    space_to_depth,
+    weighted_cross_entropy_with_logits,
+)
 from .conv_composed import conv1d, depthwise_conv2d
 from .dropout import dropout
 from .embedding import embedding_lookup
@@ -46,6 +60,7 @@ from .pool import avg_pool, max_pool
 
 __all__ = [
     "avg_pool",
+    "avg_pool1d",
     "batch_normalization",
     "celu",
     "conv1d",
@@ -53,6 +68,7 @@ __all__ = [
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
     "conv2d_transpose",
+    "depth_to_space",
     "depthwise_conv2d",
     "dropout",
     "elu",
@@ -65,17 +81,24 @@ __all__ = [
     "hard_sigmoid",
     "hard_swish",
     "hard_tanh",
+    "in_top_k",
+    "instance_norm",
+    "l2_loss",
     "l2_normalize",
     "layer_norm",
     "leaky_relu",
+    "log_poisson_loss",
     "log_sigmoid",
     "log_softmax",
     "max_pool",
+    "max_pool1d",
     "mish",
     "moments",
     "normalize",
+    "prelu",
     "relu",
     "relu6",
+    "scaled_dot_product_attention",
     "selu",
     "sigmoid_cross_entropy_with_logits",
     "silu",
@@ -83,8 +106,10 @@ __all__ = [
     "softmax_cross_entropy_with_logits",
     "softplus",
     "softsign",
+    "space_to_depth",
     "sparse_softmax_cross_entropy_with_logits",
     "swish",
+    "weighted_cross_entropy_with_logits",
 ]
 
 # AddActivation, the op the graph optimizer fuses a bias add and an activation into.

@@ -1,0 +1,358 @@
+"""TensorFlow's ``tl.nn`` helpers built from other ops: ``space_to_depth`` and ``depth_to_space`` (a reshape,
+a transpose and a reshape), the losses ``l2_loss``, ``log_poisson_loss`` and
+``weighted_cross_entropy_with_logits``, ``prelu``, ``instance_norm``, ``in_top_k``, ``max_pool1d`` and
+``avg_pool1d`` (the 2-D pools on a height-1 image) and PyTorch's ``scaled_dot_product_attention``.
+
+Each is an exact composition, so gradients (to any order), tracing and every backend come from the ops used."""
+
+from __future__ import annotations
+
+import math as _math
+
+from ... import dtypes as _dt
+from ...dispatch import as_tensor
+from ...tensor import Tensor
+from .. import array as array_ops
+from .. import elementwise as elementwise_ops
+from .. import floating as floating_ops
+from .. import linalg as linalg_ops
+from .. import math as math_ops
+from .. import reduce as reduce_ops
+from .. import shape as shape_ops
+from ._common import _op_type
+from .activations import softmax, softplus
+from .conv_composed import _one
+from .dropout import dropout
+from .normalization import _affine, _float_input, _standardized, _widened
+from .pool import avg_pool, max_pool
+
+
+def _where(x) -> str:
+    return f"(x shape {tuple(x.shape)}, {x.dtype})"
+
+
+# ------------------------------------------------------------------ space_to_depth and depth_to_space
+def _block(block_size, x, name: str) -> int:
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 2:
+        raise ValueError(f"{name}: block_size must be an int >= 2, got {block_size!r} {_where(x)}")
+    return block_size
+
+
+def _nhwc(x, data_format, name: str):
+    x = as_tensor(x)
+    if data_format != "NHWC":
+        raise ValueError(f"{name}: data_format must be 'NHWC', got {data_format!r} {_where(x)}")
+    if x.ndim != 4:
+        raise ValueError(f"{name}: input must be 4-D NHWC {_where(x)}")
+    if None in x.shape[1:]:
+        raise ValueError(f"{name}: height, width and depth must be known {_where(x)}")
+    return x
+
+
+@_op_type(None, tensors=("input",))
+def space_to_depth(input, block_size: int, data_format: str = "NHWC") -> Tensor:
+    """Move each ``block_size`` x ``block_size`` block of an NHWC image into the depth:
+    ``(batch, h, w, c) -> (batch, h / b, w / b, b * b * c)`` with ``out[n, i, j, (di * b + dj) * c + k] =
+    input[n, i * b + di, j * b + dj, k]`` (TensorFlow's ``tf.nn.space_to_depth``; height and width must be
+    multiples of ``block_size``).  PyTorch's ``F.pixel_unshuffle`` is the NCHW form with another channel order.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.space_to_depth(np.arange(4.0).reshape(1, 2, 2, 1), 2).numpy().tolist()
+    [[[[0.0, 1.0, 2.0, 3.0]]]]
+    """
+    x = _nhwc(input, data_format, "space_to_depth")
+    b = _block(block_size, x, "space_to_depth")
+    _, h, w, c = x.shape
+    if h % b or w % b:
+        raise ValueError(f"space_to_depth: height {h} and width {w} must be multiples of block_size {b} {_where(x)}")
+    batch = -1 if x.shape[0] is None else x.shape[0]
+    y = shape_ops.reshape(x, (batch, h // b, b, w // b, b, c))
+    y = shape_ops.transpose(y, (0, 1, 3, 2, 4, 5))
+    return shape_ops.reshape(y, (batch, h // b, w // b, b * b * c))
+
+
+@_op_type(None, tensors=("input",))
+def depth_to_space(input, block_size: int, data_format: str = "NHWC") -> Tensor:
+    """The inverse of :func:`space_to_depth`: ``(batch, h, w, b * b * c) -> (batch, h * b, w * b, c)``
+    (TensorFlow's ``tf.nn.depth_to_space``; the depth must be a multiple of ``block_size ** 2``).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.depth_to_space(np.arange(4.0).reshape(1, 1, 1, 4), 2).numpy()[0, :, :, 0].tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    """
+    x = _nhwc(input, data_format, "depth_to_space")
+    b = _block(block_size, x, "depth_to_space")
+    _, h, w, c = x.shape
+    if c % (b * b):
+        raise ValueError(f"depth_to_space: depth {c} must be a multiple of block_size**2 = {b * b} {_where(x)}")
+    batch = -1 if x.shape[0] is None else x.shape[0]
+    y = shape_ops.reshape(x, (batch, h, w, b, b, c // (b * b)))
+    y = shape_ops.transpose(y, (0, 1, 3, 2, 4, 5))
+    return shape_ops.reshape(y, (batch, h * b, w * b, c // (b * b)))
+
+
+# ------------------------------------------------------------------ losses
+def _float_or_float64(x, name: str, what: str = "x"):
+    """x; integer and bool inputs as float64 (NumPy's rule for float-valued functions)."""
+    x = as_tensor(x)
+    if x.dtype.kind in "biu":
+        return math_ops.cast(x, _dt.float64)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{name}: {what} must be a real tensor, got {x.dtype} ({what} shape {tuple(x.shape)})")
+    return x
+
+
+def _same_shape(a, b, a_name: str, b_name: str, name: str) -> None:
+    if len(a.shape) != len(b.shape) or any(
+        d is not None and e is not None and d != e for d, e in zip(a.shape, b.shape)
+    ):
+        raise ValueError(
+            f"{name}: {a_name} shape {tuple(a.shape)} ({a.dtype}) does not match {b_name} shape "
+            f"{tuple(b.shape)} ({b.dtype})"
+        )
+
+
+@_op_type(None, tensors=("t",))
+def l2_loss(t) -> Tensor:
+    """``sum(t ** 2) / 2``, a scalar (TensorFlow's ``tf.nn.l2_loss``; integer inputs give float64, float16 sums
+    in float32).
+
+    >>> import tensorlib as tl
+    >>> float(tl.nn.l2_loss(tl.tensor([1.0, 2.0, 3.0])))
+    7.0
+    """
+    x = _float_or_float64(t, "l2_loss", "t")
+    wide = _widened(x)
+    total = reduce_ops.sum(math_ops.square(wide)) * 0.5
+    return math_ops.cast(total, x.dtype) if total.dtype != x.dtype else total
+
+
+@_op_type(None, tensors=("targets", "log_input"))
+def log_poisson_loss(targets, log_input, compute_full_loss: bool = False) -> Tensor:
+    """Elementwise negative log-likelihood of ``targets`` under a Poisson of rate ``exp(log_input)``, up to a
+    constant: ``exp(log_input) - log_input * targets`` (TensorFlow's ``tf.nn.log_poisson_loss``, same shapes).
+
+    With ``compute_full_loss`` the Stirling term ``targets * log(targets) - targets + log(2 pi targets) / 2`` is
+    added where ``targets > 1`` (TensorFlow's rule: 0 for targets in [0, 1]; its gradient there is 0 too).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.log_poisson_loss(tl.tensor([0.0, 2.0]), tl.tensor([0.0, 1.0])).numpy().round(4).tolist()
+    [1.0, 0.7183]
+    """
+    log_input = _float_or_float64(log_input, "log_poisson_loss", "log_input")
+    targets = as_tensor(targets)
+    _same_shape(targets, log_input, "targets", "log_input", "log_poisson_loss")
+    loss = math_ops.exp(log_input) - log_input * targets
+    if compute_full_loss:
+        t = _float_or_float64(targets, "log_poisson_loss", "targets")
+        small = math_ops.logical_and(t >= 0, t <= 1)
+        safe = elementwise_ops.where(small, 1.0, t)  # no log(0): its infinite derivative would give 0 * inf = NaN
+        stirling = safe * math_ops.log(safe) - safe + 0.5 * math_ops.log((2.0 * _math.pi) * safe)
+        loss = loss + elementwise_ops.where(small, 0.0, stirling)
+    return loss
+
+
+@_op_type(None, tensors=("labels", "logits", "pos_weight"))
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight) -> Tensor:
+    """:func:`sigmoid_cross_entropy_with_logits` with the positive term weighted by ``pos_weight``:
+    ``-pos_weight * z * log(sigmoid(x)) - (1 - z) * log(1 - sigmoid(x))``, computed as
+    ``(1 - z) * x + (1 + (pos_weight - 1) * z) * softplus(-x)``: finite for logits of any size (TensorFlow's
+    ``tf.nn.weighted_cross_entropy_with_logits``; ``labels`` shaped as ``logits``, ``pos_weight`` broadcasts).
+
+    >>> import tensorlib as tl
+    >>> loss = tl.nn.weighted_cross_entropy_with_logits([1.0, 0.0], [0.0, -100.0], pos_weight=2.0)
+    >>> loss.numpy().round(4).tolist()
+    [1.3863, 0.0]
+    """
+    name = "weighted_cross_entropy_with_logits"
+    logits = as_tensor(logits)
+    if logits.dtype.kind != "f":
+        raise TypeError(f"{name}: logits must be a floating-point tensor, got {logits.dtype} (shape {logits.shape})")
+    labels = as_tensor(labels)
+    _same_shape(labels, logits, "labels", "logits", name)
+    log_weight = 1.0 + (as_tensor(pos_weight) - 1.0) * labels
+    return (1.0 - labels) * logits + log_weight * softplus(-logits)
+
+
+# ------------------------------------------------------------------ prelu and instance_norm
+@_op_type(None, tensors=("x", "alpha"))
+def prelu(x, alpha) -> Tensor:
+    """Parametric ReLU: ``x`` where ``x > 0``, else ``alpha * x``; ``alpha`` broadcasts against ``x`` (shape
+    ``(channels,)`` for one slope per channel of channels-last ``x``, as Keras' ``PReLU``).  At ``x == 0`` the
+    derivative is ``alpha`` (PyTorch's ``F.prelu``, which takes the channels at axis 1).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.prelu(tl.tensor([[-2.0, 3.0], [-1.0, -1.0]]), tl.tensor([0.5, 0.1])).numpy().tolist()
+    [[-1.0, 3.0], [-0.5, -0.10000000149011612]]
+    """
+    x = _float_input(x, "prelu")
+    alpha = as_tensor(alpha)
+    if alpha.ndim > x.ndim or any(
+        a is not None and d is not None and a not in (1, d) for a, d in zip(alpha.shape[::-1], x.shape[::-1])
+    ):
+        raise ValueError(f"prelu: alpha shape {tuple(alpha.shape)} does not broadcast to x shape {tuple(x.shape)}")
+    return elementwise_ops.where(x > 0, x, alpha * x)
+
+
+@_op_type(None, tensors=("x", "scale", "offset"))
+def instance_norm(x, scale=None, offset=None, epsilon: float = 1e-5) -> Tensor:
+    """Instance normalization of channels-last ``x`` (``(batch, ..., channels)``, at least 3-D): each sample's
+    channel is normalized over the spatial axes to zero mean and unit (biased) variance, then
+    ``* scale + offset`` per channel (each may be None).  PyTorch's ``F.instance_norm`` on the NCHW transpose,
+    :func:`group_norm` with one group per channel.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.instance_norm(np.array([[[1.0, 5.0], [3.0, 7.0]]]), epsilon=0.0).numpy().tolist()
+    [[[-1.0, -1.0], [1.0, 1.0]]]
+    """
+    x = _float_input(x, "instance_norm")
+    if x.ndim < 3:
+        raise ValueError(f"instance_norm: x must be (batch, spatial..., channels), at least 3-D {_where(x)}")
+    axes = tuple(range(1, x.ndim - 1))
+    y = _standardized(x, axes, float(epsilon))
+    return _affine(y, x, scale, offset, (x.ndim - 1,), "instance_norm")
+
+
+# ------------------------------------------------------------------ in_top_k
+@_op_type(None, tensors=("targets", "predictions"))
+def in_top_k(targets, predictions, k: int) -> Tensor:
+    """Whether each ``targets[i]`` is among the ``k`` largest of ``predictions[i]`` (``(batch, classes)``):
+    a bool ``(batch,)``.  TensorFlow's ``tf.math.in_top_k``: ties count as in (fewer than ``k`` finite
+    predictions are strictly larger), and a target out of range, or a row with a non-finite prediction, is False.
+    Not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.in_top_k([0, 1, 2], [[0.1, 0.9, 0.5], [0.5, 0.5, 0.1], [0.3, 0.2, 0.1]], k=1).numpy().tolist()
+    [False, True, False]
+    """
+    predictions, targets = as_tensor(predictions), as_tensor(targets)
+    where = (
+        f"(targets shape {tuple(targets.shape)} {targets.dtype}, predictions shape {tuple(predictions.shape)} "
+        f"{predictions.dtype})"
+    )
+    if predictions.dtype.kind not in "fiu" or predictions.ndim != 2:
+        raise ValueError(f"in_top_k: predictions must be a 2-D real (batch, classes) tensor {where}")
+    if targets.dtype.kind not in "iu" or targets.ndim != 1:
+        raise ValueError(f"in_top_k: targets must be a 1-D integer tensor {where}")
+    if None not in (targets.shape[0], predictions.shape[0]) and targets.shape[0] != predictions.shape[0]:
+        raise ValueError(f"in_top_k: targets and predictions must have the same batch size {where}")
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise TypeError(f"in_top_k: k must be an int, got {k!r} {where}")
+    classes = predictions.shape[1]
+    targets = math_ops.cast(targets, _dt.int64)
+    if classes is None:
+        raise ValueError(f"in_top_k: the number of classes must be known {where}")
+    valid = math_ops.logical_and(targets >= 0, targets < classes)
+    if classes == 0:
+        return valid  # every target is out of range
+    safe = shape_ops.expand_dims(elementwise_ops.where(valid, targets, 0), 1)
+    picked = array_ops.take_along_axis(predictions, safe, axis=1)
+    count = reduce_ops.sum(math_ops.cast(predictions > picked, _dt.int64), 1)
+    ok = math_ops.logical_and(valid, reduce_ops.all(floating_ops.isfinite(predictions), axis=1))
+    return math_ops.logical_and(ok, count < k)
+
+
+# ------------------------------------------------------------------ 1-D pools
+def _pool1d(kind, input, ksize, strides, padding, data_format):
+    name = f"{kind.__name__}1d"
+    x = as_tensor(input)
+    if data_format not in ("NWC", "NCW"):
+        raise ValueError(f"{name}: data_format must be 'NWC' or 'NCW', got {data_format!r} {_where(x)}")
+    if x.ndim != 3:
+        raise ValueError(f"{name}: input must be 3-D ({data_format}) {_where(x)}")
+    k, s = _one(ksize, "ksize", name), _one(strides, "strides", name)
+    image = shape_ops.expand_dims(x, 1 if data_format == "NWC" else 2)  # (batch, 1, width, channels) / NC1W
+    fmt = "NHWC" if data_format == "NWC" else "NCHW"
+    out = kind(image, (1, k), (1, s), padding, data_format=fmt)
+    return shape_ops.squeeze(out, 1 if data_format == "NWC" else 2)
+
+
+@_op_type(None, tensors=("input",))
+def max_pool1d(input, ksize, strides, padding, data_format: str = "NWC") -> Tensor:
+    """1-D max pooling of ``(batch, width, channels)`` (``data_format="NCW"``: channels first): TensorFlow's
+    ``tf.nn.max_pool1d``, :func:`max_pool` on a height-1 image.  ``ksize`` and ``strides`` as an int, ``[k]``
+    or ``[1, k, 1]``; ``padding`` ``"VALID"`` or ``"SAME"``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.max_pool1d(tl.tensor([[[1.0], [3.0], [2.0], [0.0]]]), 2, 2, "VALID").numpy().ravel().tolist()
+    [3.0, 2.0]
+    """
+    return _pool1d(max_pool, input, ksize, strides, padding, data_format)
+
+
+@_op_type(None, tensors=("input",))
+def avg_pool1d(input, ksize, strides, padding, data_format: str = "NWC") -> Tensor:
+    """1-D average pooling of ``(batch, width, channels)`` (``data_format="NCW"``: channels first):
+    TensorFlow's ``tf.nn.avg_pool1d``, :func:`avg_pool` on a height-1 image (``"SAME"`` averages only the
+    cells inside the input, as TensorFlow does).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.avg_pool1d(tl.tensor([[[1.0], [3.0], [2.0]]]), 2, 2, "SAME").numpy().ravel().tolist()
+    [2.0, 2.0]
+    """
+    return _pool1d(avg_pool, input, ksize, strides, padding, data_format)
+
+
+# ------------------------------------------------------------------ scaled_dot_product_attention
+@_op_type(None, tensors=("query", "key", "value", "attn_mask"))
+def scaled_dot_product_attention(
+    query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False, scale=None, seed=None
+) -> Tensor:
+    """``softmax(query @ key^T * scale + mask) @ value`` (PyTorch's ``F.scaled_dot_product_attention``):
+    ``query`` ``(..., L, E)``, ``key`` ``(..., S, E)``, ``value`` ``(..., S, Ev)`` -> ``(..., L, Ev)``, the
+    leading dimensions broadcast.  ``scale`` defaults to ``1 / sqrt(E)``.  ``attn_mask`` broadcasts to
+    ``(..., L, S)``: a bool mask keeps the True positions, a float mask is added to the scores.  ``is_causal``
+    keeps position ``j <= i`` (the top-left aligned lower triangle; not together with ``attn_mask``).  A query
+    row with every position masked (every score ``-inf``) gets weights 0, as in PyTorch.  ``dropout_p > 0`` applies
+    :func:`dropout` (``seed``) to the attention weights.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> q = k = np.eye(2)[None]
+    >>> v = np.array([[[1.0, 0.0], [0.0, 1.0]]])
+    >>> tl.nn.scaled_dot_product_attention(q, k, v, is_causal=True).numpy().round(4).tolist()
+    [[[1.0, 0.0], [0.3302, 0.6698]]]
+    """
+    name = "scaled_dot_product_attention"
+    q, k, v = as_tensor(query), as_tensor(key), as_tensor(value)
+    where = (
+        f"(query shape {tuple(q.shape)} {q.dtype}, key shape {tuple(k.shape)} {k.dtype}, value shape "
+        f"{tuple(v.shape)} {v.dtype})"
+    )
+    if any(t.dtype.kind != "f" for t in (q, k, v)):
+        raise TypeError(f"{name}: query, key and value must be floating-point tensors {where}")
+    if min(q.ndim, k.ndim, v.ndim) < 2:
+        raise ValueError(f"{name}: query, key and value must be at least 2-D {where}")
+    e, s = q.shape[-1], k.shape[-2]
+    if (None not in (e, k.shape[-1]) and e != k.shape[-1]) or (None not in (s, v.shape[-2]) and s != v.shape[-2]):
+        raise ValueError(f"{name}: query and key must share the last dimension, key and value the rows {where}")
+    if is_causal and attn_mask is not None:
+        raise ValueError(f"{name}: give attn_mask or is_causal, not both {where}")
+    if scale is None:
+        if e is None:
+            raise ValueError(f"{name}: the embedding size must be known to take the default scale {where}")
+        scale = 1.0 / _math.sqrt(e)
+    scores = linalg_ops.matmul(q, array_ops.swapaxes(k, -1, -2)) * float(scale)
+    if is_causal:
+        rows, cols = q.shape[-2], s
+        if None in (rows, cols):
+            raise ValueError(f"{name}: is_causal needs known query and key lengths {where}")
+        import numpy as np
+
+        attn_mask = np.tril(np.ones((rows, cols), dtype=bool))
+    if attn_mask is not None:
+        mask = as_tensor(attn_mask)
+        if mask.dtype.kind == "b":
+            scores = elementwise_ops.where(mask, scores, -_math.inf)
+        elif mask.dtype.kind == "f":
+            scores = scores + mask
+        else:
+            raise TypeError(f"{name}: attn_mask must be bool or floating, got {mask.dtype} {where}")
+    if attn_mask is not None:
+        # PyTorch's safe softmax: a row whose every score is -inf gets weights 0 (and gradient 0), not NaN.
+        dead = reduce_ops.all(scores == -_math.inf, axis=-1, keepdims=True)
+        weights = elementwise_ops.where(dead, 0.0, softmax(elementwise_ops.where(dead, 0.0, scores), axis=-1))
+    else:
+        weights = softmax(scores, axis=-1)
+    if dropout_p:
+        weights = dropout(weights, float(dropout_p), seed=seed)
+    return linalg_ops.matmul(weights, v)
