@@ -287,5 +287,5 @@ OPINFOS = [
         _solve_draw,
         ("Lu",),
     ),
-    _entry("linalg.lu", tl.linalg.lu, lambda a: _each_matrix(_scipy_lu, a), _square, ("Lu", "LuPivotsToPermutation")),
+    _entry("linalg.lu", tl.linalg.lu, lambda a: _each_matrix(_scipy_lu, a), _square, ("Lu",)),
 ]
