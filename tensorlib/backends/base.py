@@ -77,7 +77,9 @@ class Backend:
         this backend's array of ``dtype``: ``"normal"`` (mean a, standard deviation b), ``"uniform"``
         (in [a, b); integers for an integer dtype), ``"truncated_normal"`` (within two standard
         deviations, redrawn as TensorFlow does), ``"bernoulli"`` (True with probability a), ``"random"``
-        (float32 uniforms in [0, 1), dropout's draw) or ``"permutation"`` (of range(shape[0])).
+        (float32 uniforms in [0, 1), dropout's draw), ``"permutation"`` (of range(shape[0])),
+        ``"exponential"`` (scale a), ``"gamma"`` (shape a, scale b), ``"beta"`` (a, b), ``"poisson"``
+        (rate a), ``"laplace"`` and ``"gumbel"`` (location a, scale b), as NumPy's generator draws them.
 
         >>> import numpy as np, tensorlib as tl
         >>> b = tl.backends.numpy
@@ -111,6 +113,18 @@ def _host_draw(rng: np.random.Generator, distribution, shape, dtype, a, b) -> np
         return rng.random(shape, dtype=np.float32)
     if distribution == "permutation":
         return rng.permutation(shape[0])
+    if distribution == "exponential":
+        return rng.exponential(a, size=shape)
+    if distribution == "gamma":  # shape a, scale b
+        return rng.gamma(a, b, size=shape)
+    if distribution == "beta":
+        return rng.beta(a, b, size=shape)
+    if distribution == "poisson":
+        return rng.poisson(a, size=shape)
+    if distribution == "laplace":
+        return rng.laplace(a, b, size=shape)
+    if distribution == "gumbel":
+        return rng.gumbel(a, b, size=shape)
     raise ValueError(f"unknown distribution {distribution!r}")
 
 

@@ -187,6 +187,25 @@ class CupyBackend(Backend):
             out = rng.random(shape, dtype=np.float32)
         elif distribution == "permutation":
             out = self.cupy.argsort(rng.random(shape, dtype=np.float64))  # a uniform random order
+        elif distribution == "exponential":
+            out = a * rng.standard_exponential(shape, dtype=np.float64)
+        elif distribution == "gamma":
+            out = b * rng.standard_gamma(a, size=shape, dtype=np.float64)
+        elif distribution == "beta":
+            x, y = (
+                rng.standard_gamma(a, size=shape, dtype=np.float64),
+                rng.standard_gamma(b, size=shape, dtype=np.float64),
+            )
+            out = x / (x + y)
+        elif distribution == "laplace":
+            u = rng.random(shape, dtype=np.float64) - 0.5
+            out = a - b * self.cupy.sign(u) * self.cupy.log1p(-2 * abs(u))
+        elif distribution == "gumbel":
+            out = a - b * self.cupy.log(rng.standard_exponential(shape, dtype=np.float64))
+        elif distribution == "poisson":
+            raise NotImplementedError(
+                "tl.random.poisson: CuPy's generator has no Poisson draws; draw on the NumPy backend and move them"
+            )
         else:
             raise ValueError(f"unknown distribution {distribution!r}")
         return out.astype(dtype, copy=False)

@@ -71,6 +71,25 @@ class Generator:
     def bernoulli(self, shape, p=0.5, dtype=_dt.bool_, backend=None) -> Tensor:
         return self.draw("bernoulli", shape, dtype, p, 0.0, backend)
 
+    def exponential(self, shape, scale=1.0, dtype=_dt.float32, backend=None) -> Tensor:
+        return self.draw("exponential", shape, dtype, scale, 0.0, backend)
+
+    def gamma(self, shape, alpha, beta=1.0, dtype=_dt.float32, backend=None) -> Tensor:
+        """Gamma samples of shape ``alpha`` and rate ``beta`` (TensorFlow's parameters: scale ``1 / beta``)."""
+        return self.draw("gamma", shape, dtype, alpha, _scale_of_rate(beta, "gamma"), backend)
+
+    def beta(self, shape, a, b, dtype=_dt.float32, backend=None) -> Tensor:
+        return self.draw("beta", shape, dtype, a, b, backend)
+
+    def poisson(self, shape, lam, dtype=_dt.int64, backend=None) -> Tensor:
+        return self.draw("poisson", shape, dtype, lam, 0.0, backend)
+
+    def laplace(self, shape, loc=0.0, scale=1.0, dtype=_dt.float32, backend=None) -> Tensor:
+        return self.draw("laplace", shape, dtype, loc, scale, backend)
+
+    def gumbel(self, shape, loc=0.0, scale=1.0, dtype=_dt.float32, backend=None) -> Tensor:
+        return self.draw("gumbel", shape, dtype, loc, scale, backend)
+
     def permutation(self, n: int, backend=None) -> Tensor:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:  # -1 gave an empty permutation
             raise ValueError(f"tl.random.permutation: n must be a non-negative integer, got {n!r}")
@@ -100,11 +119,39 @@ def _as_seed(value, who: str):
     return int(value)
 
 
+def _scale_of_rate(beta, who: str) -> float:
+    if not np.isfinite(beta) or beta <= 0:
+        raise ValueError(f"tl.random.{who}: the rate beta must be a positive finite number, got {beta}")
+    return 1.0 / float(beta)
+
+
+# distribution -> (names of its parameters a and b, whether each must be > 0 (">"), >= 0 (">=") or any finite)
+_PARAMETERS = {
+    "exponential": (("scale", ">="),),
+    "gamma": (("alpha", ">"), ("scale", ">")),
+    "beta": (("a", ">"), ("b", ">")),
+    "poisson": (("lam", ">="),),
+    "laplace": (("loc", None), ("scale", ">")),
+    "gumbel": (("loc", None), ("scale", ">")),
+}
+
+
 def _check_draw(distribution: str, dtype, a, b) -> None:
-    """What a draw can give: normals need a float dtype; integer uniforms, integer bounds the dtype holds.
+    """What a draw can give: normals need a float dtype; integer uniforms, integer bounds the dtype holds;
+    the other distributions, parameters in their range (NumPy's generator raises for some and returns NaN for
+    others) and a float dtype (Poisson counts: any number dtype).
 
     Otherwise the float draws were cast to the dtype (normal int32 samples were mostly 0, bool ones all True).
     """
+    if distribution in _PARAMETERS:
+        for (name, bound), value in zip(_PARAMETERS[distribution], (a, b)):
+            in_range = {">": value > 0, ">=": value >= 0, None: True}[bound]
+            if not (np.isfinite(value) and in_range):
+                rule = {">": "a positive", ">=": "a non-negative", None: "a"}[bound]
+                raise ValueError(f"{name} must be {rule} finite number, got {value}")
+        if dtype.kind != "f" and not (distribution == "poisson" and dtype.kind in "iu"):
+            raise TypeError(f"{distribution} samples need a float dtype, got {dtype}")
+        return
     if distribution == "bernoulli":
         if not 0.0 <= a <= 1.0:
             raise ValueError(f"the probability p must be in [0, 1], got {a}")
@@ -157,6 +204,12 @@ _truncated = _draw_op(
     "Normal samples within two standard deviations of the mean a (standard deviation b).",
 )
 _bernoulli = _draw_op("RandomBernoulli", "bernoulli", "True with probability a.")
+_exponential = _draw_op("RandomExponential", "exponential", "Exponential samples of scale a.")
+_gamma = _draw_op("RandomGamma", "gamma", "Gamma samples of shape a and scale b.")
+_beta = _draw_op("RandomBeta", "beta", "Beta samples of parameters a and b.")
+_poisson = _draw_op("RandomPoisson", "poisson", "Poisson counts of rate a.")
+_laplace = _draw_op("RandomLaplace", "laplace", "Laplace samples of location a and scale b.")
+_gumbel = _draw_op("RandomGumbel", "gumbel", "Gumbel samples of location a and scale b.")
 
 
 def _sample(op, shape, dtype, seed, backend, a=0.0, b=1.0) -> Tensor:
@@ -198,3 +251,142 @@ def bernoulli(shape, p=0.5, dtype=_dt.bool_, seed=None, backend=None) -> Tensor:
 def permutation(n: int, seed=None, backend=None) -> Tensor:
     """A random permutation of ``range(n)`` (drawn when called, also inside ``tl.function``)."""
     return _gen(_as_seed(seed, "tl.random.permutation")).permutation(n, backend)
+
+
+def exponential(shape, scale=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Exponential samples of ``scale`` (mean ``scale``), as ``numpy.random.Generator.exponential``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> bool(np.allclose(tl.random.exponential((3,), 2.0, dtype="float64", seed=0).numpy(),
+    ...                  np.random.default_rng(0).exponential(2.0, 3)))
+    True
+    """
+    return _sample(_exponential, shape, dtype, seed, backend, float(scale))
+
+
+def gamma(shape, alpha, beta=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Gamma samples of shape ``alpha`` and rate ``beta`` (TensorFlow's ``tf.random.gamma`` parameters; NumPy's
+    ``gamma(alpha, scale=1 / beta)``), mean ``alpha / beta``.  Scalar parameters; not differentiable."""
+    return _sample(_gamma, shape, dtype, seed, backend, float(alpha), _scale_of_rate(float(beta), "gamma"))
+
+
+def beta(shape, a, b, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Beta samples of parameters ``a`` and ``b`` (mean ``a / (a + b)``), as NumPy's generator."""
+    return _sample(_beta, shape, dtype, seed, backend, float(a), float(b))
+
+
+def poisson(shape, lam, dtype=_dt.int64, seed=None, backend=None) -> Tensor:
+    """Poisson counts of rate ``lam``, int64 by default as NumPy's (``dtype=float32`` gives TensorFlow's);
+    NumPy backend and array_api_strict only (CuPy's generator has no Poisson draws: a clear error)."""
+    return _sample(_poisson, shape, dtype, seed, backend, float(lam))
+
+
+def laplace(shape, loc=0.0, scale=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Laplace (double exponential) samples, as NumPy's generator."""
+    return _sample(_laplace, shape, dtype, seed, backend, float(loc), float(scale))
+
+
+def gumbel(shape, loc=0.0, scale=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Gumbel samples (of the maximum), as NumPy's generator."""
+    return _sample(_gumbel, shape, dtype, seed, backend, float(loc), float(scale))
+
+
+def randint(shape, minval, maxval, dtype=_dt.int64, seed=None, backend=None) -> Tensor:
+    """Integers in ``[minval, maxval)`` (JAX's ``randint``; ``uniform`` with an integer dtype).
+
+    >>> import tensorlib as tl
+    >>> sorted(set(tl.random.randint((50,), -1, 2, seed=0).numpy().tolist()))
+    [-1, 0, 1]
+    """
+    if _dt.as_dtype(dtype).kind not in "iu":
+        raise TypeError(f"tl.random.randint: dtype must be an integer dtype, got {_dt.as_dtype(dtype)}")
+    return uniform(shape, minval, maxval, dtype=dtype, seed=seed, backend=backend)
+
+
+def categorical(logits, num_samples: int, dtype=_dt.int64, seed=None) -> Tensor:
+    """TensorFlow's ``tf.random.categorical``: for each row of ``logits`` (batch, classes), ``num_samples``
+    class indices drawn with probabilities ``softmax(logits)`` (a ``-inf`` logit is never drawn), by the
+    Gumbel-max trick: the argmax of the logits plus Gumbel noise.  Drawn on every run of a traced function.
+
+    >>> import tensorlib as tl
+    >>> draws = tl.random.categorical(tl.tensor([[0.0, -float("inf"), 0.0]]), 1000, seed=0).numpy()
+    >>> sorted(set(draws[0].tolist())), draws.shape
+    ([0, 2], (1, 1000))
+    """
+    from . import reduce as _reduce
+    from .shape import expand_dims
+
+    logits = logits if isinstance(logits, Tensor) else make(np.asarray(logits, np.float32), _backends.current())
+    if logits.ndim != 2 or logits.dtype.kind != "f":
+        raise ValueError(
+            f"tl.random.categorical: logits must be a 2-D float tensor (batch, classes), got {logits.dtype}"
+            f"{list(logits.shape)}"
+        )
+    count = int(num_samples) if isinstance(num_samples, (int, np.integer)) and not isinstance(num_samples, bool) else -1
+    if count < 0:
+        raise ValueError(f"tl.random.categorical: num_samples must be a non-negative integer, got {num_samples!r}")
+    if _dt.as_dtype(dtype) not in (_dt.int32, _dt.int64):
+        raise TypeError(f"tl.random.categorical: dtype must be int32 or int64, got {_dt.as_dtype(dtype)}")
+    if None in logits.shape:
+        raise ValueError(f"tl.random.categorical: logits need a known shape, got {logits.shape}")
+    batch, classes = logits.shape
+    noise = gumbel((batch, count, classes), dtype=logits.dtype, seed=seed, backend=logits.backend.name)
+    picked = _reduce.argmax(expand_dims(logits, 1) + noise, axis=-1)
+    return picked if picked.dtype == _dt.as_dtype(dtype) else picked.astype(dtype)
+
+
+def shuffle(x, seed=None) -> Tensor:
+    """TensorFlow's ``tf.random.shuffle``: ``x`` with its first axis in a random order, drawn on every run
+    of a traced function (an argsort of uniform draws); the gradient flows back to ``x``.
+
+    >>> import tensorlib as tl
+    >>> sorted(tl.random.shuffle(tl.tensor([1, 2, 3, 4]), seed=0).numpy().tolist())
+    [1, 2, 3, 4]
+    """
+    from .array import argsort
+    from .shape import take
+
+    x = x if isinstance(x, Tensor) else make(np.asarray(x), _backends.current())
+    if x.ndim == 0 or x.shape[0] is None:
+        raise ValueError(f"tl.random.shuffle: x needs a first axis of known length, got shape {x.shape}")
+    keys = uniform((x.shape[0],), dtype=_dt.float64, seed=seed, backend=x.backend.name)
+    return take(x, argsort(keys), axis=0)
+
+
+def choice(a, shape=(), replace: bool = True, p=None, seed=None) -> Tensor:
+    """NumPy's ``Generator.choice`` along ``a``'s first axis (an int ``a`` means ``arange(a)``): ``shape``
+    draws, with or without replacement, with probabilities ``p`` (uniform by default).  Without replacement
+    the Gumbel-top-k trick draws them (the same law as NumPy's, other numbers); the gradient flows back to
+    ``a``.
+
+    >>> import tensorlib as tl
+    >>> sorted(tl.random.choice(5, (5,), replace=False, seed=0).numpy().tolist())
+    [0, 1, 2, 3, 4]
+    """
+    from . import math as _math
+    from .array import argsort
+    from .shape import reshape, take
+
+    if isinstance(a, (int, np.integer)) and not isinstance(a, bool):
+        a = make(np.arange(int(a)), _backends.current())
+    a = a if isinstance(a, Tensor) else make(np.asarray(a), _backends.current())
+    if a.ndim == 0 or a.shape[0] is None:
+        raise ValueError(f"tl.random.choice: a needs a first axis of known length, got shape {a.shape}")
+    shape = as_ints(shape if isinstance(shape, (tuple, list)) else (shape,), "tl.random.choice: shape")
+    count, n = int(np.prod(shape, dtype=np.int64)), a.shape[0]
+    if p is None:
+        logits = make(np.zeros(n), a.backend)
+    else:
+        probs = np.asarray(p.numpy() if isinstance(p, Tensor) else p, np.float64)
+        if probs.shape != (n,) or (probs < 0).any() or not np.isclose(probs.sum(), 1.0):
+            raise ValueError(f"tl.random.choice: p must be {n} non-negative probabilities summing to 1, got {p!r}")
+        with np.errstate(divide="ignore"):
+            logits = make(np.log(probs), a.backend)
+    if not replace and count > int(np.count_nonzero(np.isfinite(logits.numpy()))):
+        raise ValueError(f"tl.random.choice: cannot take {count} of {n} without replacement (nonzero p: fewer)")
+    if replace:
+        picked = reshape(categorical(reshape(logits, (1, n)), count, seed=seed), (count,))
+    else:
+        noise = gumbel((n,), dtype=_dt.float64, seed=seed, backend=a.backend.name)
+        picked = argsort(_math.negative(logits + noise))[:count]
+    return reshape(take(a, picked, axis=0), shape + tuple(a.shape[1:]))

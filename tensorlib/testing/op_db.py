@@ -1457,6 +1457,56 @@ def _random_opinfos():
             op_types=("RandomBernoulli",),
             differentiable=False,
         ),
+        # The same seed gives NumPy's generator's numbers; each distribution with parameters of its own.
+        OpInfo(
+            "random.exponential",
+            lambda shape, seed, dtype: tl.random.exponential(shape, 2.5, dtype=dtype, seed=seed),
+            lambda shape, seed, dtype: np.random.default_rng(seed).exponential(2.5, shape).astype(dtype),
+            _random_draw,
+            op_types=("RandomExponential",),
+            differentiable=False,
+        ),
+        OpInfo(
+            "random.gamma",
+            lambda shape, seed, dtype: tl.random.gamma(shape, 0.7, 2.0, dtype=dtype, seed=seed),
+            lambda shape, seed, dtype: np.random.default_rng(seed).gamma(0.7, 0.5, shape).astype(dtype),
+            _random_draw,
+            op_types=("RandomGamma",),
+            differentiable=False,
+        ),
+        OpInfo(
+            "random.beta",
+            lambda shape, seed, dtype: tl.random.beta(shape, 2.0, 0.5, dtype=dtype, seed=seed),
+            lambda shape, seed, dtype: np.random.default_rng(seed).beta(2.0, 0.5, shape).astype(dtype),
+            _random_draw,
+            op_types=("RandomBeta",),
+            differentiable=False,
+        ),
+        OpInfo(
+            "random.poisson",
+            lambda shape, seed, dtype: tl.random.poisson(shape, 3.5, dtype=dtype, seed=seed),
+            lambda shape, seed, dtype: np.random.default_rng(seed).poisson(3.5, shape).astype(dtype),
+            _random_draw,
+            op_types=("RandomPoisson",),
+            dtypes=(_dt.float32, _dt.int32, _dt.int64),
+            differentiable=False,
+        ),
+        OpInfo(
+            "random.laplace",
+            lambda shape, seed, dtype: tl.random.laplace(shape, -1.0, 0.5, dtype=dtype, seed=seed),
+            lambda shape, seed, dtype: np.random.default_rng(seed).laplace(-1.0, 0.5, shape).astype(dtype),
+            _random_draw,
+            op_types=("RandomLaplace",),
+            differentiable=False,
+        ),
+        OpInfo(
+            "random.gumbel",
+            lambda shape, seed, dtype: tl.random.gumbel(shape, 1.0, 2.0, dtype=dtype, seed=seed),
+            lambda shape, seed, dtype: np.random.default_rng(seed).gumbel(1.0, 2.0, shape).astype(dtype),
+            _random_draw,
+            op_types=("RandomGumbel",),
+            differentiable=False,
+        ),
     ]
 
 
