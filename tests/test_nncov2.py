@@ -132,6 +132,8 @@ def test_weighted_cross_entropy_with_logits(mode):
     tl.testing.check_grads(tl.nn.weighted_cross_entropy_with_logits, [z[1:], x[1:], w], order=2)
     f32 = tl.nn.weighted_cross_entropy_with_logits(z.astype(np.float32), x.astype(np.float32), 2.0)
     assert f32.dtype == np.float32 and np.isfinite(f32.numpy()).all()
+    f16 = tl.nn.weighted_cross_entropy_with_logits(np.float16([1.0, 0.0]), np.float16([0.5, -3.0]), 2.0)
+    assert f16.dtype == np.float16  # was float32: the Python pos_weight became a float32 tensor
     with pytest.raises(ValueError, match=r"^weighted_cross_entropy_with_logits: labels shape \(2,\)"):
         tl.nn.weighted_cross_entropy_with_logits(np.ones(2), np.ones(3), 1.0)
     with pytest.raises(TypeError, match=r"^weighted_cross_entropy_with_logits: logits must be a floating"):
@@ -344,3 +346,74 @@ def test_scaled_dot_product_attention_errors():
         tl.nn.scaled_dot_product_attention(q.astype(np.int64), q, q)
     with pytest.raises(TypeError, match=r"^scaled_dot_product_attention: attn_mask must be bool or floating"):
         tl.nn.scaled_dot_product_attention(q, q, q, np.ones((3, 3), np.int64))
+
+
+# ------------------------------------------------------------------ normalize_moments and resize
+def test_normalize_moments():
+    x = rng.standard_normal((6, 3))
+    shift = np.array([0.5, -1.0, 2.0])
+    for s in (None, shift):
+        c = x - (0 if s is None else s)
+        mean, var = tl.nn.normalize_moments(6, c.sum(0), (c**2).sum(0), s)
+        np.testing.assert_allclose(mean.numpy(), x.mean(0), rtol=1e-13)
+        np.testing.assert_allclose(var.numpy(), x.var(0), rtol=1e-12)
+    mean, var = tl.nn.normalize_moments(4.0, np.float32([16.0]), np.float32([84.0]))
+    assert mean.dtype == var.dtype == np.float32 and var.numpy().tolist() == [5.0]
+
+
+def _resize_ref(x, size, method):
+    """Per output pixel, TensorFlow 2's half-pixel rule written out."""
+    n, h, w, c = x.shape
+    out = np.empty((n, *size, c))
+    for i in range(size[0]):
+        for j in range(size[1]):
+            ys, xs = (i + 0.5) * h / size[0], (j + 0.5) * w / size[1]
+            if method == "nearest":
+                out[:, i, j] = x[:, min(math.floor(ys), h - 1), min(math.floor(xs), w - 1)]
+                continue
+            ys, xs = ys - 0.5, xs - 0.5
+            y0, x0 = math.floor(ys), math.floor(xs)
+            dy, dx = ys - y0, xs - x0
+            ya, yb = max(y0, 0), min(y0 + 1, h - 1)
+            xa, xb = max(x0, 0), min(x0 + 1, w - 1)
+            top = x[:, ya, xa] * (1 - dx) + x[:, ya, xb] * dx
+            bottom = x[:, yb, xa] * (1 - dx) + x[:, yb, xb] * dx
+            out[:, i, j] = top * (1 - dy) + bottom * dy
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("size", [(5, 7), (2, 3), (1, 1), (4, 4), (3, 8)])
+def test_resize(mode, size):
+    x = rng.standard_normal((2, 4, 4, 2))
+    for method in ("bilinear", "nearest"):
+        got = run_in_mode(mode, lambda v, m=method: tl.nn.resize(v, size, m), x)
+        np.testing.assert_allclose(got.numpy(), _resize_ref(x, size, method), rtol=1e-12, atol=1e-14)
+    tl.testing.check_grads(lambda v: tl.nn.resize(v, size), [x[:1]], order=2)
+
+
+def test_resize_dtypes_and_errors():
+    img = rng.standard_normal((3, 5, 2)).astype(np.float32)
+    y = tl.nn.resize(img, (6, 4))
+    assert y.shape == (6, 4, 2) and y.dtype == np.float32
+    np.testing.assert_allclose(
+        y.numpy(), _resize_ref(img[None].astype(np.float64), (6, 4), "bilinear")[0], rtol=1e-5, atol=1e-6
+    )
+    ints = np.arange(6).reshape(1, 2, 3, 1)
+    assert tl.nn.resize(ints, (4, 6), "nearest").dtype == np.int64
+    assert tl.nn.resize(ints, (4, 6)).dtype == np.float64
+    with pytest.raises(ValueError, match=r"^resize: method must be 'bilinear' or 'nearest', got 'bicubic'"):
+        tl.nn.resize(img, (2, 2), "bicubic")
+    with pytest.raises(ValueError, match=r"^resize: images must be 3-D \(h, w, c\) or 4-D"):
+        tl.nn.resize(np.ones((2, 2)), (2, 2))
+    with pytest.raises(ValueError, match=r"^resize: size must be positive, got \(0, 2\)"):
+        tl.nn.resize(img, (0, 2))
+
+
+def test_resize_matches_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    x = rng.standard_normal((2, 5, 3, 2)).astype(np.float32)
+    for size in ((7, 2), (2, 9), (5, 3)):
+        for method in ("bilinear", "nearest"):
+            want = tf.image.resize(x, size, method=method).numpy()
+            np.testing.assert_allclose(tl.nn.resize(x, size, method).numpy(), want, rtol=1e-5, atol=1e-6)

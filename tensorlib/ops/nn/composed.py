@@ -1,13 +1,16 @@
 """TensorFlow's ``tl.nn`` helpers built from other ops: ``space_to_depth`` and ``depth_to_space`` (a reshape,
 a transpose and a reshape), the losses ``l2_loss``, ``log_poisson_loss`` and
 ``weighted_cross_entropy_with_logits``, ``prelu``, ``instance_norm``, ``in_top_k``, ``max_pool1d`` and
-``avg_pool1d`` (the 2-D pools on a height-1 image) and PyTorch's ``scaled_dot_product_attention``.
+``avg_pool1d`` (the 2-D pools on a height-1 image), ``normalize_moments``, ``resize`` (TensorFlow 2's
+half-pixel bilinear and nearest) and PyTorch's ``scaled_dot_product_attention``.
 
 Each is an exact composition, so gradients (to any order), tracing and every backend come from the ops used."""
 
 from __future__ import annotations
 
 import math as _math
+
+import numpy as np
 
 from ... import dtypes as _dt
 from ...dispatch import as_tensor
@@ -170,7 +173,9 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight) -> Tensor:
         raise TypeError(f"{name}: logits must be a floating-point tensor, got {logits.dtype} (shape {logits.shape})")
     labels = as_tensor(labels)
     _same_shape(labels, logits, "labels", "logits", name)
-    log_weight = 1.0 + (as_tensor(pos_weight) - 1.0) * labels
+    if not isinstance(pos_weight, (int, float)) or isinstance(pos_weight, bool):
+        pos_weight = as_tensor(pos_weight)  # a Python number stays weak: float16 logits give a float16 loss
+    log_weight = 1.0 + (pos_weight - 1.0) * labels
     return (1.0 - labels) * logits + log_weight * softplus(-logits)
 
 
@@ -356,3 +361,84 @@ def scaled_dot_product_attention(
     if dropout_p:
         weights = dropout(weights, float(dropout_p), seed=seed)
     return linalg_ops.matmul(weights, v)
+
+
+# ------------------------------------------------------------------ normalize_moments
+@_op_type(None, tensors=("counts", "mean_ss", "variance_ss", "shift"))
+def normalize_moments(counts, mean_ss, variance_ss, shift=None) -> tuple:
+    """Mean and (biased) variance from sufficient statistics: ``counts`` values whose (shifted) sum is
+    ``mean_ss`` and sum of squares ``variance_ss`` (TensorFlow's ``tf.nn.normalize_moments``):
+    ``mean = mean_ss / counts + shift``, ``variance = variance_ss / counts - (mean_ss / counts) ** 2``.
+
+    >>> import tensorlib as tl
+    >>> mean, variance = tl.nn.normalize_moments(4.0, tl.tensor([16.0]), tl.tensor([84.0]))
+    >>> mean.numpy().tolist(), variance.numpy().tolist()
+    ([4.0], [5.0])
+    """
+    mean_ss = _float_or_float64(mean_ss, "normalize_moments", "mean_ss")
+    variance_ss = _float_or_float64(variance_ss, "normalize_moments", "variance_ss")
+    if isinstance(counts, (int, float)) and not isinstance(counts, bool):
+        divisor = 1.0 / float(counts)  # a Python number stays weak: float32 statistics stay float32
+    else:
+        divisor = 1.0 / _float_or_float64(counts, "normalize_moments", "counts")
+    shifted_mean = mean_ss * divisor
+    mean = shifted_mean if shift is None else shifted_mean + shift
+    return mean, variance_ss * divisor - math_ops.square(shifted_mean)
+
+
+# ------------------------------------------------------------------ resize
+def _resize_taps(in_size: int, out_size: int, method: str):
+    """TensorFlow 2's half-pixel source positions: (lower, upper, weight of upper) per output index."""
+    scale = in_size / out_size
+    centers = (np.arange(out_size) + 0.5) * scale
+    if method == "nearest":
+        return np.minimum(np.floor(centers), in_size - 1).astype(np.int64), None, None
+    src = centers - 0.5
+    floor = np.floor(src)
+    lower = np.maximum(floor, 0).astype(np.int64)
+    upper = np.minimum(np.ceil(src), in_size - 1).astype(np.int64)
+    return lower, upper, src - floor
+
+
+@_op_type(None, tensors=("images",))
+def resize(images, size, method: str = "bilinear") -> Tensor:
+    """Resize ``(height, width, channels)`` or ``(batch, height, width, channels)`` images to
+    ``size = (new_height, new_width)`` with TensorFlow 2's ``tf.image.resize`` (half-pixel centers, no
+    antialiasing): ``method`` ``"bilinear"`` (differentiable in the image) or ``"nearest"``.  Float images keep
+    their dtype (TensorFlow returns float32 from bilinear), integer ones give float64 from bilinear.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.resize(np.array([[[0.0], [4.0]]]), (1, 4)).numpy().ravel().tolist()
+    [0.0, 1.0, 3.0, 4.0]
+    """
+    x = as_tensor(images)
+    if method not in ("bilinear", "nearest"):
+        raise ValueError(f"resize: method must be 'bilinear' or 'nearest', got {method!r} {_where(x)}")
+    if x.ndim not in (3, 4):
+        raise ValueError(f"resize: images must be 3-D (h, w, c) or 4-D (batch, h, w, c) {_where(x)}")
+    try:
+        new_h, new_w = (int(v) for v in size)
+    except (TypeError, ValueError):
+        raise ValueError(f"resize: size must be (new_height, new_width), got {size!r} {_where(x)}") from None
+    if min(new_h, new_w) < 1:
+        raise ValueError(f"resize: size must be positive, got {size!r} {_where(x)}")
+    axis = x.ndim - 3
+    h, w = x.shape[axis], x.shape[axis + 1]
+    if None in (h, w):
+        raise ValueError(f"resize: the height and width must be known {_where(x)}")
+    if h == 0 or w == 0:
+        raise ValueError(f"resize: cannot resize an empty image {_where(x)}")
+    if method == "bilinear" and x.dtype.kind != "f":
+        x = _float_or_float64(x, "resize", "images")
+    for ax, (n_in, n_out) in ((axis, (h, new_h)), (axis + 1, (w, new_w))):
+        lower, upper, weight = _resize_taps(n_in, n_out, method)
+        if method == "nearest":
+            x = shape_ops.take(x, lower, axis=ax)
+            continue
+        shape = [1] * x.ndim
+        shape[ax] = n_out
+        weight = as_tensor(weight.reshape(shape).astype(x.dtype.name if x.dtype != _dt.float16 else "float32"))
+        low, high = shape_ops.take(x, lower, axis=ax), shape_ops.take(x, upper, axis=ax)
+        y = _widened(low) + (_widened(high) - _widened(low)) * weight
+        x = math_ops.cast(y, low.dtype) if y.dtype != low.dtype else y
+    return x
