@@ -431,6 +431,32 @@ def _lu_draw(draw, dtype):
     return SampleInput((a,), kwargs, grad_argnums=(0,) if m == n else ())  # gradients need square a
 
 
+def _pivots_to_permutation(pivots):
+    from ..dispatch import apply
+    from ..ops.linalg_general import _permutation
+
+    return apply(_permutation, (pivots,))
+
+
+def _pivots_to_permutation_ref(pivots):
+    """LAPACK's row interchanges applied in order: row j trades places with row pivots[j]."""
+    batch, n = int(np.prod(pivots.shape[:-1])), pivots.shape[-1]
+    perm = np.broadcast_to(np.arange(n), pivots.shape).copy()
+    flat, rows = perm.reshape(batch, n), pivots.reshape(batch, n)
+    for b in range(flat.shape[0]):
+        for j, p in enumerate(rows[b]):
+            flat[b, [j, p]] = flat[b, [p, j]]
+    return flat.reshape(pivots.shape).astype(np.int32)
+
+
+@st.composite
+def _pivots_draw(draw, dtype):
+    """Valid pivots of a square matrix: pivots[j] in [j, n), in a batch of up to 2."""
+    n, batch = draw(st.integers(0, 4)), draw(st.sampled_from([(), (2,)]))
+    pivots = [[draw(st.integers(j, n - 1)) for j in range(n)] for _ in range(int(np.prod(batch)))]
+    return SampleInput((np.array(pivots, dtype=dtype).reshape(batch + (n,)),), grad_argnums=())
+
+
 def _lu_ref(a, **kwargs):
     from scipy.linalg import lu
 
@@ -926,13 +952,16 @@ OPINFOS = [
         dtypes=FLOATS,
         error_inputs=(_vector_input("Lu"), _half("Lu")),
     ),
+    OpInfo("linalg.lu", tl.linalg.lu, _lu_ref, _lu_draw, op_types=("Lu",), dtypes=FLOATS),
+    # lu() takes the permutation from Lu itself (21fec32): the op that rebuilds it from pivots is checked alone.
     OpInfo(
-        "linalg.lu",
-        tl.linalg.lu,
-        _lu_ref,
-        _lu_draw,
-        op_types=("Lu",),
-        dtypes=FLOATS,
+        "LuPivotsToPermutation",
+        _pivots_to_permutation,
+        _pivots_to_permutation_ref,
+        _pivots_draw,
+        op_types=("LuPivotsToPermutation",),
+        dtypes=(_dt.int32,),
+        differentiable=False,
     ),
     OpInfo(
         "linalg.lu_solve",
