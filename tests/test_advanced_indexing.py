@@ -221,3 +221,13 @@ def test_at_add_and_scatter_update_match_torch():
         np.testing.assert_allclose(gx.numpy(), t.grad.numpy(), rtol=1e-12)
         if accumulate:  # torch leaves which of the repeated writes wins unspecified: compare the added ones only
             np.testing.assert_allclose(gv.numpy(), tv.grad.numpy(), rtol=1e-12)
+
+
+def test_at_refuses_values_the_tensor_cannot_hold():
+    """NumPy's assignment truncates 2.7 into an int array and drops an imaginary part; JAX warns: one clear error."""
+    for x, value in ((tl.tensor([1, 2, 3]), 2.7), (tl.tensor([1.0, 2.0]), 1 + 2j), (tl.tensor([True, False]), 2)):
+        for how in ("set", "add"):
+            with pytest.raises(TypeError, match=r"Tensor.at\[...\]: values of dtype \w+ \(shape \(\)\) cannot be held"):
+                getattr(x.at[0], how)(value)
+    assert tl.tensor([1, 2, 3]).at[0].set(7.0).numpy().tolist() == [7, 2, 3]  # exact values are cast
+    assert tl.tensor([1.0, 2.0]).at[1].add(tl.tensor(3 + 0j)).numpy().tolist() == [1.0, 5.0]

@@ -1079,10 +1079,32 @@ _positions_like = defop(
 _positions_like.generic(lambda xp, x: xp.reshape(xp.arange(_prod(x.shape), dtype=xp.int64), x.shape))
 
 
+def _check_lossless(values, t) -> None:
+    """A TypeError where casting ``values`` to ``t``'s dtype would change them (2.7 into an int tensor, a complex
+    value into a real one): NumPy's assignment truncates silently, JAX warns; cast explicitly instead."""
+    kind, target = values.dtype.kind, t.dtype.kind
+    lossy = (kind == "c" and target != "c") or (kind in "fc" and target in "biu") or (kind in "iu" and target == "b")
+    if not lossy:
+        return
+    exact = not values.is_symbolic
+    if exact:
+        raw = values.numpy()
+        if kind == "c" and target != "c":  # the imaginary parts must be 0, then the real parts fit
+            exact, raw = bool(np.all(raw.imag == 0)), raw.real
+        with np.errstate(invalid="ignore", over="ignore"):
+            exact = exact and bool(np.array_equal(raw.astype(t.dtype), raw))
+    if not exact:
+        raise TypeError(
+            f"Tensor.at[...]: values of dtype {values.dtype} (shape {values.shape}) cannot be held exactly by the "
+            f"tensor's dtype {t.dtype} (shape {t.shape}); cast them (or the tensor) explicitly first"
+        )
+
+
 class _IndexUpdates:
     """``t.at``: ``t.at[index].set(values)``, ``.add(values)`` and ``.get()``, JAX's functional index updates
     (tensors are immutable: each returns a new tensor).  ``index`` is anything ``t[index]`` takes; ``values``
-    broadcast to ``t[index]``'s shape and are cast to ``t``'s dtype.  Where the index reads a position more
+    broadcast to ``t[index]``'s shape and are cast to ``t``'s dtype (a value it cannot hold exactly, such as 2.7
+    for an int tensor, is a TypeError: NumPy truncates it, JAX warns).  Where the index reads a position more
     than once, ``set`` keeps the last value (NumPy's assignment) and ``add`` adds them all (``np.add.at``).
 
     >>> import tensorlib as tl
@@ -1129,6 +1151,7 @@ class _IndexUpdate:
         positions = getitem(_positions_like(t), self._index)
         values = as_tensor(values)
         if values.dtype != t.dtype:
+            _check_lossless(values, t)
             values = cast(values, t.dtype)
         try:
             values = broadcast_to(values, positions.shape)
