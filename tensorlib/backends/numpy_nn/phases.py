@@ -51,6 +51,7 @@ from .blocks import (
 )
 from .conv import _checked_out, conv2d
 from .fused import ACTIVATIONS, _bias_activation
+from .fused_grad import _into
 from .pool import _select_bits
 
 # Input bytes of the planes of one block of images (with its GEMMs' results, inside L2).
@@ -339,13 +340,4 @@ def conv2d_backprop_filter_bias_phases(
     for a in range(ph):
         for b in range(pw):
             dw += grid[a, b, a : a + kh, b : b + kw]
-    results = (dw.astype(dtype, copy=False), totals[:, plan.depth].sum(axis=0).astype(dh.dtype))
-    if out is None:
-        return results
-    given = []
-    for result, target in zip(results, out):
-        if target is not None:
-            np.copyto(_checked_out(name, target, result.shape, result.dtype), result)
-            result = target
-        given.append(result)
-    return tuple(given)
+    return _into(name, (dw.astype(dtype, copy=False), totals[:, plan.depth].sum(axis=0).astype(dh.dtype)), out)
