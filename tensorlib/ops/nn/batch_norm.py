@@ -18,7 +18,17 @@ from ..math import stop_gradient
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from ..registry import defop, spec
-from ._common import _check_float, _check_matches, _check_rank4, _delegates_to, _is_nchw, _op_type, _to_nchw, _to_nhwc
+from ._common import (
+    _check_float,
+    _check_matches,
+    _check_rank4,
+    _delegates_to,
+    _index,
+    _is_nchw,
+    _op_type,
+    _to_nchw,
+    _to_nhwc,
+)
 
 _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 
@@ -277,7 +287,10 @@ def moments(x, axes, keepdims: bool = False) -> tuple:
     ([3.0, 5.0], [4.0, 4.0])
     """
     x = as_tensor(x)
-    axes = (int(axes),) if isinstance(axes, (int, np.integer)) else tuple(int(a) for a in axes)
+    try:
+        axes = (_index(axes),) if isinstance(axes, (int, np.integer)) else tuple(_index(a) for a in axes)
+    except TypeError:
+        raise TypeError(f"moments: axes must be an int or a sequence of ints, got {axes!r}") from None
     wide = math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
     mean = reduce_ops.mean(wide, axes, keepdims=True)
     variance = reduce_ops.mean(math_ops.square(wide - mean), axes, keepdims=keepdims)
