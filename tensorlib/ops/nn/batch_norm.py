@@ -246,7 +246,8 @@ def fused_batch_norm(
     (N, H, W) and returns them for running averages: the variance
     Bessel-corrected, as TensorFlow does, and both without gradient (as in
     TensorFlow; use :func:`moments` for statistics you differentiate).
-    Inference normalises with the given ``mean`` and ``variance`` and returns them.
+    Inference normalises with the given ``mean`` and ``variance`` and returns them as Tensors (the caller's
+    arrays or lists converted, never handed back).
     ``data_format="NCHW"`` takes and returns a channels-first ``x`` (statistics per channel, axis 1).
 
     >>> import numpy as np, tensorlib as tl
@@ -271,6 +272,7 @@ def fused_batch_norm(
         return y, stop_gradient(batch_mean), stop_gradient(batch_var)
     if mean is None or variance is None:
         raise ValueError("FusedBatchNormV3: inference (is_training=False) needs the mean and variance to use")
+    mean, variance = as_tensor(mean), as_tensor(variance)
     y = apply(_fused_batch_norm, (x, scale, offset, mean, variance), {"epsilon": float(epsilon), "is_training": False})[
         0
     ]
