@@ -98,3 +98,22 @@ def test_depthwise_conv2d_nchw_explicit_padding_and_strides(pads):
     assert y.shape == ref.shape
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(tl.nn.depthwise_conv2d(x, w, (2, 1), pads, data_format="NCHW").numpy(), ref, rtol=1e-12)
+
+
+# ------------------------------------------------------------------ no channels: empty results, as TensorFlow
+@pytest.mark.parametrize("traced", [False, True])
+def test_avg_pool_and_fused_batch_norm_of_no_channels(traced):
+    # Both raised "cannot reshape array of size 0 into shape (0)" from a reshape(-1, channels) in the kernel.
+    x = np.zeros((2, 4, 5, 0))
+
+    def run(x):
+        pooled = tl.nn.avg_pool(x, 3, 2, "SAME")
+        grad = tl.grad(lambda x: tl.sum(tl.nn.avg_pool(x, 3, 2, "SAME")))(x)
+        y, mean, var = tl.nn.fused_batch_norm(x, np.ones(0), np.zeros(0))
+        bn_grads = tl.grad(lambda x, s: tl.sum(tl.nn.fused_batch_norm(x, s, np.zeros(0))[0]), argnums=(0, 1))(
+            x, np.ones(0)
+        )
+        return pooled, grad, y, mean, var, *bn_grads
+
+    out = (tl.function(run) if traced else run)(x)
+    assert [tuple(t.shape) for t in out] == [(2, 2, 3, 0), (2, 4, 5, 0), (2, 4, 5, 0), (0,), (0,), (2, 4, 5, 0), (0,)]
