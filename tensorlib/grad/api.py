@@ -199,12 +199,12 @@ def vjp(f, *primals):
     leaves, outs, out_def = _outputs(out, "tl.vjp")
 
     def vjp_fn(cotangent):
-        cts, ct_def = tree.flatten(_like(out, cotangent))
         # Dicts are matched by key, never zipped in flattening order (their order or keys may differ); lists and
         # tuples only by count (``[ct]`` for one output is accepted).
-        if len(cts) != len(leaves) or ct_def != out_def and (_has_dict(ct_def.key()) or _has_dict(out_def.key())):
+        cts, ct_def = tree.flatten_as(out_def, cotangent)
+        if cts is None:
             raise ValueError(
-                f"vjp_fn: {len(cts)} cotangents for {len(leaves)} outputs (output structure "
+                f"vjp_fn: {ct_def.num_leaves} cotangents for {len(leaves)} outputs (output structure "
                 f"{out_def!r}, cotangent structure {ct_def!r})"
             )
         targets, weights = [], []
@@ -220,22 +220,6 @@ def vjp(f, *primals):
         return tuple(_split(backprop(tape._nodes, targets, weights, xs, "zero"), treedefs))
 
     return out, vjp_fn
-
-
-def _like(out, ct):
-    """``ct`` rebuilt in ``out``'s containers where it fits: dicts matched by key, lists and tuples by position."""
-    if isinstance(out, dict):
-        if not (isinstance(ct, dict) and ct.keys() == out.keys()):
-            return ct
-        return {k: _like(out[k], ct[k]) for k in out}
-    if isinstance(out, (list, tuple)) and isinstance(ct, (list, tuple)) and len(ct) == len(out):
-        items = [_like(o, c) for o, c in zip(out, ct)]
-        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
-    return ct
-
-
-def _has_dict(key) -> bool:
-    return key[0] == "dict" or any(_has_dict(child) for child in key[2])
 
 
 def _primals(primals, what):
@@ -267,9 +251,10 @@ def jvp(f, primals, tangents):
     if len(primals) != len(tangents):
         raise ValueError(f"tl.jvp: {len(primals)} primals but {len(tangents)} tangents")
     primals, xs, treedefs = _primals(primals, "tl.jvp")
-    flat_tangents, tangent_def = tree.flatten(tangents)
-    if tangent_def != tree.flatten(tuple(primals))[1]:
-        raise tree.structure_error("tl.jvp: tangents and primals", tree.flatten(tuple(primals))[1], tangent_def)
+    primal_def = tree.flatten(tuple(primals))[1]
+    flat_tangents, tangent_def = tree.flatten_as(primal_def, tangents)
+    if flat_tangents is None:
+        raise tree.structure_error("tl.jvp: tangents and primals", primal_def, tangent_def)
     # Tangents given as arrays or numbers go to their primal's backend.
     ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
     for x, t in zip(xs, ts):

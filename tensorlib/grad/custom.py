@@ -108,17 +108,17 @@ _TENSOR = "tensor"
 
 def _tensor_leaves(args):
     """The tensors among the positional arguments, nested ones too (a dict of tensors gets its gradient), and
-    per argument ``_TENSOR``, None (no tensors in it) or ``(its leaf count, where its tensors are)``."""
+    per argument ``_TENSOR``, None (no tensors in it) or ``(its treedef, where its tensors are)``."""
     tensors, layout = [], []
     for a in args:
         if isinstance(a, Tensor):
             tensors.append(a)
             layout.append(_TENSOR)
             continue
-        leaves = tree.leaves(a, is_leaf=_none_leaf)
+        leaves, treedef = tree.flatten(a, is_leaf=_none_leaf)
         where = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
         tensors += [leaves[i] for i in where]
-        layout.append((len(leaves), where) if where else None)
+        layout.append((treedef, where) if where else None)
     return tensors, layout
 
 
@@ -145,12 +145,15 @@ def _flattening(layout):
                 if lay is _TENSOR:
                     grads.append(g)
                     continue
-                count, where = lay
-                leaves = [None] * count if g is None else tree.leaves(g, is_leaf=_none_leaf)
-                if len(leaves) != count:
+                treedef, where = lay
+                # Dicts by key: a gradient {"b": gb, "a": ga} for the argument {"a": .., "b": ..} gave ga to b.
+                leaves, got = (
+                    ([None] * treedef.num_leaves, None) if g is None else tree.flatten_as(treedef, g, _none_leaf)
+                )
+                if leaves is None:
                     raise ValueError(
-                        f"custom_gradient: grad_fn returned a gradient with {len(leaves)} leaves for an argument "
-                        f"with {count}; give it the argument's structure"
+                        f"custom_gradient: grad_fn returned a gradient with {got.num_leaves} leaves for an argument "
+                        f"with {treedef.num_leaves} ({got!r} for {treedef!r}); give it the argument's structure"
                     )
                 grads += [leaves[i] for i in where]
             return (grads, var_grads) if variables else grads

@@ -108,7 +108,7 @@ class GradientTape:
             )
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "gradient")
-        targets = tree.leaves(target)
+        targets, target_def = tree.flatten(target)
         for i, t in enumerate(targets):
             if not isinstance(t, Tensor):
                 raise TypeError(
@@ -120,12 +120,14 @@ class GradientTape:
         if output_gradients is None:
             weights = [ones_like(t) for t in targets]
         else:
-            # One weight per target, None meaning ones (TensorFlow's rule): never zipped short or shifted.
-            given = tree.leaves(output_gradients, is_leaf=lambda w: w is None)
-            if len(given) != len(targets):
+            # One weight per target, None meaning ones (TensorFlow's rule): never zipped short or shifted, and
+            # dicts matched by key (zipped in insertion order, {"b": .., "a": ..} weighed the wrong targets).
+            given, given_def = tree.flatten_as(target_def, output_gradients, is_leaf=lambda w: w is None)
+            if given is None:
                 raise ValueError(
-                    f"GradientTape.gradient: {len(given)} output_gradients for {len(targets)} targets "
-                    f"(target shapes {[tuple(t.shape) for t in targets]}); give one per target, or None for ones"
+                    f"GradientTape.gradient: {given_def.num_leaves} output_gradients for {len(targets)} targets "
+                    f"(target shapes {[tuple(t.shape) for t in targets]}); give one per target, or None for ones "
+                    f"(targets {target_def!r}, output_gradients {given_def!r})"
                 )
             weights = [
                 ones_like(t) if w is None else w if isinstance(w, Tensor) else dispatch.to_tensor(w, t.backend, t.dtype)
