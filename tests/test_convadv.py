@@ -80,7 +80,7 @@ def test_fused_batch_norm_inference_returns_tensors_of_its_own():
 
 # ------------------------------------------------------------------ depthwise_conv2d reads TensorFlow's NCHW forms
 def _depthwise_reference(x_nhwc, w, strides, pads):
-    """Direct sums over the zero-padded input: out[n, i, j, c*M + m] = sum_pq x[n, i*s + p, j*s + q, c] w[p, q, c, m]."""
+    """Direct sums over the padded input: out[n, i, j, c*M + m] = sum_pq x[n, i*s + p, j*s + q, c] w[p, q, c, m]."""
     xp = np.pad(x_nhwc, ((0, 0), pads[0], pads[1], (0, 0)))
     kh, kw, c, m = w.shape
     oh = (xp.shape[1] - kh) // strides[0] + 1
