@@ -51,3 +51,48 @@ def test_jvp_tangent_dicts_are_matched_by_key():
     assert t.numpy().tolist() == [3.0]
     with pytest.raises(ValueError, match="tl.jvp: tangents and primals: structures differ"):
         tl.jvp(lambda p: p["a"], (primal,), ({"a": tl.tensor([1.0]), "c": tl.tensor([0.0])},))
+
+
+# ------------------------------------------------ errors name the grad_fn and the inputs
+
+
+def test_custom_gradient_count_errors_name_grad_fn_and_input_shapes():
+    @tl.custom_gradient
+    def scaled(a, b):
+        return a * b, lambda dy: dy
+
+    x = tl.tensor(np.ones(2))
+    with pytest.raises(
+        ValueError,
+        match=r"^custom_gradient: grad_fn returned 1 gradients for 2 tensor inputs \(shape \(2,\) float64, shape "
+        r"\(2,\) float64\); grad_fn defined at .*test_autodiff3.py:\d+$",
+    ):
+        tl.grad(lambda a: tl.sum(scaled(a, x)))(x)
+
+
+def test_custom_gradient_variable_gradients_are_a_list_not_a_split_tensor():
+    v, w = tl.Variable(np.ones(2)), tl.Variable(2 * np.ones(2))
+
+    @tl.custom_gradient
+    def f(a):
+        def grad_fn(dy, variables=None):
+            return dy * v * w, tl.stack([dy * a * w, dy * a * v])  # one tensor, not [gv, gw]
+
+        return a * v * w, grad_fn
+
+    x = tl.tensor(np.ones(2))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.sum(f(x))
+    # list() of a (2, 2) tensor split it into the two rows and took them as the two variables' gradients.
+    with pytest.raises(ValueError, match=r"grad_fn returned 1 variable gradients for 2 variables \(shape"):
+        tape.gradient(y, [x, v, w])
+
+
+def test_tape_jacobian_checks_unconnected_gradients():
+    x = tl.tensor(np.ones(2))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = x * 2.0
+    with pytest.raises(ValueError, match=r"^GradientTape.jacobian: unconnected_gradients must be 'none' or 'zero'"):
+        tape.jacobian(y, x, unconnected_gradients="zeros")

@@ -11,6 +11,7 @@ from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_
 from ..ops.registry import defop, spec
 from ..tensor import Tensor
 from . import registry
+from .backprop import rule_site
 from .. import tree
 from .tape import GradientTape
 
@@ -45,27 +46,46 @@ def _call_grad_fn(node, out_grads) -> list:
     if n_vars:
         variables = list(node.inputs[n : n + n_vars])
         try:
-            result, var_grads = fn(*out_grads, variables=variables)
+            returned = fn(*out_grads, variables=variables)
         except TypeError as e:
             if "variables" not in str(e):
                 raise
-            read = ", ".join(f"shape {tuple(v.shape)} {v.dtype}" for v in variables)
             raise TypeError(
-                f"custom_gradient: the function reads {n_vars} trainable Variable(s) ({read}), so "
+                f"custom_gradient: the function reads {n_vars} trainable Variable(s) ({_described(variables)}), so "
                 "its grad_fn must accept variables= and return (input_gradients, "
-                "variable_gradients)"
+                f"variable_gradients); grad_fn defined at {rule_site(fn)}"
             ) from None
-        var_grads = list(var_grads)
+        if not (isinstance(returned, (list, tuple)) and len(returned) == 2):
+            raise TypeError(
+                f"custom_gradient: grad_fn called with variables= must return (input_gradients, variable_gradients), "
+                f"got {_what(returned)}; grad_fn defined at {rule_site(fn)}"
+            )
+        result, var_grads = returned
+        var_grads = list(var_grads) if isinstance(var_grads, (list, tuple)) else [var_grads]
         if len(var_grads) != n_vars:
             raise ValueError(
-                f"custom_gradient: grad_fn returned {len(var_grads)} variable gradients for {n_vars} variables"
+                f"custom_gradient: grad_fn returned {len(var_grads)} variable gradients for {n_vars} variables "
+                f"({_described(variables)}); grad_fn defined at {rule_site(fn)}"
             )
     else:
         result, var_grads = fn(*out_grads), []
     result = list(result) if isinstance(result, (list, tuple)) else [result]
     if len(result) != n:
-        raise ValueError(f"custom_gradient: grad_fn returned {len(result)} gradients for {n} tensor inputs")
+        raise ValueError(
+            f"custom_gradient: grad_fn returned {len(result)} gradients for {n} tensor inputs "
+            f"({_described(node.inputs[:n])}); grad_fn defined at {rule_site(fn)}"
+        )
     return result + var_grads
+
+
+def _described(tensors) -> str:
+    return ", ".join(f"shape {tuple(t.shape)} {t.dtype}" for t in tensors)
+
+
+def _what(value) -> str:
+    return (
+        f"a {type(value).__name__} of length {len(value)}" if isinstance(value, (list, tuple)) else type(value).__name__
+    )
 
 
 def _custom_gradient_rule(node, *out_grads, index):
@@ -138,7 +158,8 @@ def _flattening(layout):
             if len(result) != len(holding):
                 raise ValueError(
                     f"custom_gradient: grad_fn returned {len(result)} gradients for {len(holding)} positional "
-                    "arguments holding tensors; an argument that nests tensors gets one gradient of its structure"
+                    "arguments holding tensors; an argument that nests tensors gets one gradient of its structure "
+                    f"(grad_fn defined at {rule_site(grad_fn)})"
                 )
             grads = []
             for g, lay in zip(result, holding):
@@ -153,7 +174,8 @@ def _flattening(layout):
                 if leaves is None:
                     raise ValueError(
                         f"custom_gradient: grad_fn returned a gradient with {got.num_leaves} leaves for an argument "
-                        f"with {treedef.num_leaves} ({got!r} for {treedef!r}); give it the argument's structure"
+                        f"with {treedef.num_leaves} ({got!r} for {treedef!r}); give it the argument's structure "
+                        f"(grad_fn defined at {rule_site(grad_fn)})"
                     )
                 grads += [leaves[i] for i in where]
             return (grads, var_grads) if variables else grads
