@@ -18,7 +18,17 @@ from ..math import stop_gradient
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from ..registry import defop, spec
-from ._common import _check_float, _check_matches, _check_rank4, _delegates_to, _is_nchw, _op_type, _to_nchw, _to_nhwc
+from ._common import (
+    _check_float,
+    _check_matches,
+    _check_rank4,
+    _delegates_to,
+    _index,
+    _is_nchw,
+    _op_type,
+    _to_nchw,
+    _to_nhwc,
+)
 
 _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 
@@ -236,7 +246,8 @@ def fused_batch_norm(
     (N, H, W) and returns them for running averages: the variance
     Bessel-corrected, as TensorFlow does, and both without gradient (as in
     TensorFlow; use :func:`moments` for statistics you differentiate).
-    Inference normalises with the given ``mean`` and ``variance`` and returns them.
+    Inference normalises with the given ``mean`` and ``variance`` and returns them as Tensors (the caller's
+    arrays or lists converted, never handed back).
     ``data_format="NCHW"`` takes and returns a channels-first ``x`` (statistics per channel, axis 1).
 
     >>> import numpy as np, tensorlib as tl
@@ -261,6 +272,7 @@ def fused_batch_norm(
         return y, stop_gradient(batch_mean), stop_gradient(batch_var)
     if mean is None or variance is None:
         raise ValueError("FusedBatchNormV3: inference (is_training=False) needs the mean and variance to use")
+    mean, variance = as_tensor(mean), as_tensor(variance)
     y = apply(_fused_batch_norm, (x, scale, offset, mean, variance), {"epsilon": float(epsilon), "is_training": False})[
         0
     ]
@@ -277,7 +289,10 @@ def moments(x, axes, keepdims: bool = False) -> tuple:
     ([3.0, 5.0], [4.0, 4.0])
     """
     x = as_tensor(x)
-    axes = (int(axes),) if isinstance(axes, (int, np.integer)) else tuple(int(a) for a in axes)
+    try:
+        axes = (_index(axes),) if isinstance(axes, (int, np.integer)) else tuple(_index(a) for a in axes)
+    except TypeError:
+        raise TypeError(f"moments: axes must be an int or a sequence of ints, got {axes!r}") from None
     wide = math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
     mean = reduce_ops.mean(wide, axes, keepdims=True)
     variance = reduce_ops.mean(math_ops.square(wide - mean), axes, keepdims=keepdims)

@@ -11,7 +11,7 @@ import numpy as np
 from ...dispatch import as_tensor
 from ...tensor import Tensor
 from .. import shape as shape_ops
-from ._common import _geometry, _op_type, _padding_attr, _window_pair
+from ._common import _geometry, _index, _op_type, _padding_attr, _window_pair
 from .conv import conv2d
 
 
@@ -28,7 +28,7 @@ def _one(value, what: str, name: str) -> int:
         items = (int(value),)
     else:
         try:
-            items = tuple(int(v) for v in value)
+            items = tuple(_index(v) for v in value)
         except (TypeError, ValueError):
             items = ()
         if len(items) == 3 and items[0] == items[2] == 1:
@@ -42,13 +42,13 @@ def _padding_1d(padding, name: str):
     if isinstance(padding, str):
         return _padding_attr(padding, name, explicit=False)
     try:
-        pairs = [tuple(int(v) for v in pair) for pair in padding]
+        pairs = [tuple(_index(v) for v in pair) for pair in padding]
     except (TypeError, ValueError):
         pairs = []
     if len(pairs) == 3 and pairs[0] == pairs[2] == (0, 0):
         pairs = pairs[1:2]
     try:
-        flat = tuple(int(v) for v in padding) if not pairs else ()
+        flat = tuple(_index(v) for v in padding) if not pairs else ()
     except (TypeError, ValueError):
         flat = ()
     if len(flat) == 2:
