@@ -96,3 +96,26 @@ def test_tape_jacobian_checks_unconnected_gradients():
         y = x * 2.0
     with pytest.raises(ValueError, match=r"^GradientTape.jacobian: unconnected_gradients must be 'none' or 'zero'"):
         tape.jacobian(y, x, unconnected_gradients="zeros")
+
+
+# ------------------------------------------------ a rule shared by several inputs runs once per pass, not once ever
+
+
+@tl.custom_gradient
+def _cube(a):
+    return a**3, lambda dy: dy * 3.0 * a**2
+
+
+@pytest.mark.parametrize("earlier_pass", [False, True])
+def test_second_order_through_custom_gradient_after_an_earlier_pass_with_the_same_output_gradients(earlier_pass):
+    x, weight = tl.tensor(2.0), tl.tensor(1.0)
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = _cube(x)
+    if earlier_pass:
+        assert float(tape.gradient(y, x, output_gradients=weight)) == 12.0
+    with tl.GradientTape() as outer:
+        outer.watch(x)
+        g = tape.gradient(y, x, output_gradients=weight)
+    # d/dx 3x^2 = 6x = 12; the grad_fn's result of the earlier, unrecorded pass was reused: None.
+    assert float(g) == 12.0 and float(outer.gradient(g, x)) == 12.0

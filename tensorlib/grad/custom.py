@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import weakref
 
 from .. import dispatch
 from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_gradient, as before)
 from ..ops.registry import defop, spec
 from ..tensor import Tensor
 from . import registry
-from .backprop import rule_site
+from .backprop import once_per_pass, rule_site
 from .. import tree
 from .tape import GradientTape
 
@@ -34,9 +33,6 @@ _custom = defop(
 @_custom.generic
 def _custom_kernel(xp, *arrays, grad_fn, n_inputs, n_variables):
     return tuple(arrays[n_inputs + n_variables :])
-
-
-_grad_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _call_grad_fn(node, out_grads) -> list:
@@ -91,12 +87,7 @@ def _what(value) -> str:
 def _custom_gradient_rule(node, *out_grads, index):
     if index >= node.attrs["n_inputs"] + node.attrs["n_variables"]:
         return None
-    cached = _grad_cache.get(node)
-    key = tuple(id(g) for g in out_grads)
-    if cached is None or cached[0] != key:
-        cached = (key, _call_grad_fn(node, out_grads), out_grads)
-        _grad_cache[node] = cached
-    g = cached[1][index]
+    g = once_per_pass(node, out_grads, lambda: _call_grad_fn(node, out_grads))[index]
     if g is not None and not isinstance(g, Tensor):
         g = dispatch.to_tensor(g, node.inputs[index].backend, node.inputs[index].dtype)
     return g
