@@ -119,3 +119,55 @@ def test_second_order_through_custom_gradient_after_an_earlier_pass_with_the_sam
         g = tape.gradient(y, x, output_gradients=weight)
     # d/dx 3x^2 = 6x = 12; the grad_fn's result of the earlier, unrecorded pass was reused: None.
     assert float(g) == 12.0 and float(outer.gradient(g, x)) == 12.0
+
+
+# ------------------------------------------------ tl.remat: recomputation gives the same gradients
+
+
+def _block(x, w):
+    return tl.tanh(w @ x) * tl.sin(x)
+
+
+def test_remat_gives_the_gradients_of_the_function_to_second_order():
+    rng = np.random.default_rng(0)
+    x, w = tl.tensor(rng.standard_normal(4)), tl.tensor(rng.standard_normal((4, 4)))
+
+    def loss(block):
+        return lambda x, w: tl.sum(block(x, w) ** 2)
+
+    plain, again = tl.grad(loss(_block), (0, 1))(x, w), tl.grad(loss(tl.remat(_block)), (0, 1))(x, w)
+    for a, b in zip(plain, again):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-13, atol=1e-15)
+    h_plain = tl.hessian(lambda x: loss(_block)(x, w))(x)
+    np.testing.assert_allclose(tl.hessian(lambda x: loss(tl.remat(_block))(x, w))(x).numpy(), h_plain.numpy(), 1e-12)
+    tl.testing.check_grads(lambda x: loss(tl.remat(_block))(x, w), (x.numpy(),), order=2)
+
+
+def test_remat_arguments_given_twice_nested_by_keyword_and_variables():
+    x = tl.tensor(np.array([1.0, 2.0]))
+    g = tl.grad(lambda x: tl.sum(tl.remat(lambda a, b: a * b)(x, x)))(x)
+    assert g.numpy().tolist() == [2.0, 4.0]
+    p = {"a": tl.tensor(2.0), "b": tl.tensor(3.0)}
+    g = tl.grad(lambda p: tl.remat(lambda d, scale: d["a"] * d["b"] * scale)(p, scale=p["a"]))(p)
+    assert (float(g["a"]), float(g["b"])) == (12.0, 4.0)  # d/da a^2 b, d/db a^2 b
+    v = tl.Variable(np.array([1.0, 2.0]))
+    with tl.GradientTape() as tape:
+        y = tl.sum(tl.remat(lambda a: a * v * v)(x))
+    assert tape.gradient(y, v).numpy().tolist() == [2.0, 8.0]
+
+
+def test_remat_repeats_the_random_draws_of_the_forward_pass_or_says_it_cannot():
+    x = tl.ones((64,), dtype="float64")
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tl.remat(lambda a: tl.nn.dropout(a, rate=0.5) * tl.random.normal((64,), dtype="float64"))(x)
+    # dy/dx = y / x = y: the recomputation drew the same mask and the same normals.
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), y.numpy())
+    generator = tl.random.Generator(0)
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.remat(lambda a: a * generator.normal((64,), dtype="float64"))(x)
+    with pytest.raises(
+        RuntimeError, match=r"^tl.remat: running .*<lambda> again for its gradient gave another output 0"
+    ):
+        tape.gradient(y, x)

@@ -1,11 +1,15 @@
-"""custom_gradient (stop_gradient, an op, is defined with the other ops in :mod:`tensorlib.ops.math`)."""
+"""custom_gradient and remat (stop_gradient, an op, is defined with the other ops in :mod:`tensorlib.ops.math`)."""
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 
+import numpy as np
+
 from .. import dispatch
+from ..ops.math import identity
 from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_gradient, as before)
 from ..ops.registry import defop, spec
 from ..tensor import Tensor
@@ -239,3 +243,98 @@ def custom_gradient(f):
         return tree.unflatten(out_def, results)
 
     return wrapper
+
+
+def remat(f):
+    """``f`` whose intermediates are not kept for its gradient: the backward pass runs ``f`` again
+    (JAX's ``jax.checkpoint``/``jax.remat``, TensorFlow's ``tf.recompute_grad``; ``tl.checkpoint`` is the
+    module that saves variables).  Gradients are those of ``f``, to every order, for the tensors in
+    its arguments (nested ones too, keyword ones too) and the trainable Variables it reads.
+
+    Random draws repeat: the recomputation starts the global generator where the forward pass
+    started it, and seeded ops draw the same numbers anyway.  A draw that cannot be repeated (from a
+    ``tl.random.Generator`` object) or any other state that changed between the two runs makes
+    the recomputed outputs differ from the forward ones, and that is a RuntimeError naming ``f``,
+    never a gradient of other values.  Under ``tl.function`` ``f`` runs as it is: the graph's memory
+    plan frees what the gradient does not read.  Under nested or persistent tapes ``f``'s own ops are
+    recorded too (as for any custom_gradient that may be differentiated again), so the memory is
+    saved under one non-persistent tape (``tl.grad``, ``tl.value_and_grad``).
+
+    >>> import tensorlib as tl
+    >>> block = tl.remat(lambda x: tl.nn.dropout(tl.tanh(x), rate=0.5) * 3.0)
+    >>> x = tl.tensor([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    >>> with tl.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = block(x)
+    >>> g = tape.gradient(y, x)  # recomputed with the forward pass's dropout mask
+    >>> bool(tl.all((g == 0) == (y == 0)))
+    True
+    """
+    name = getattr(f, "__qualname__", repr(f))
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        st = dispatch.current_state()
+        if st.modes or not st.tapes:  # traced: the graph keeps what it keeps; nothing records: nothing to save
+            return f(*args, **kwargs)
+        leaves, treedef = tree.flatten((args, kwargs))
+        where = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
+
+        def call(tensors):
+            filled = list(leaves)
+            for i, t in zip(where, tensors):
+                filled[i] = t
+            a, k = tree.unflatten(treedef, filled)
+            return f(*a, **k)
+
+        start = _global_random_state()
+
+        @custom_gradient
+        def rematerialized(*tensors):
+            y = call(tensors)
+
+            def grad_fn(*out_grads, variables=None):
+                variables = list(variables or ())
+                with _random_state_at(start), GradientTape(watch_accessed_variables=False) as tape:
+                    # Fresh tensors: the same tensor given twice gets a gradient per place, summed by the engine.
+                    fresh = [identity(t) for t in tensors]
+                    tape.watch(fresh + variables)
+                    again = tree.leaves(call(fresh))
+                _check_recomputed(name, tree.leaves(y), again)
+                grads = tape.gradient(again, fresh + variables, list(out_grads), unconnected_gradients="zero")
+                return (grads[: len(fresh)], grads[len(fresh) :]) if variables else grads[: len(fresh)]
+
+            return y, grad_fn
+
+        return rematerialized(*[leaves[i] for i in where])
+
+    return wrapper
+
+
+def _global_random_state():
+    from ..ops import random
+
+    return copy.deepcopy(random._global[0])
+
+
+@contextlib.contextmanager
+def _random_state_at(state):
+    """The global generator as ``state`` inside the block (a copy: ``state`` can serve again), then as it was."""
+    from ..ops import random
+
+    now = random._global[0]
+    random._global[0] = copy.deepcopy(state)
+    try:
+        yield
+    finally:
+        random._global[0] = now
+
+
+def _check_recomputed(name, forward, again) -> None:
+    for k, (a, b) in enumerate(zip(forward, again)):
+        if a.shape != b.shape or not np.array_equal(a.numpy(), b.numpy(), equal_nan=True):
+            raise RuntimeError(
+                f"tl.remat: running {name} again for its gradient gave another output {k} (shape {tuple(b.shape)} "
+                f"{b.dtype}) than the forward pass: it draws from a tl.random.Generator or reads state that "
+                "changed in between; seed its random ops (seed=) or draw them outside it"
+            )
