@@ -171,3 +171,9 @@ def test_remat_repeats_the_random_draws_of_the_forward_pass_or_says_it_cannot():
         RuntimeError, match=r"^tl.remat: running .*<lambda> again for its gradient gave another output 0"
     ):
         tape.gradient(y, x)
+
+
+def test_jacobian_and_hessian_pass_keyword_arguments_as_grad_does():
+    x = tl.tensor(np.array([1.0, 2.0]))
+    assert tl.jacobian(lambda x, s=1.0: x * s)(x, s=3.0).numpy().tolist() == [[3.0, 0.0], [0.0, 3.0]]
+    assert tl.hessian(lambda x, s=1.0: tl.sum(x**3 * s))(x, s=2.0).numpy().tolist() == [[12.0, 0.0], [0.0, 24.0]]
