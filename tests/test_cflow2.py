@@ -100,3 +100,27 @@ def test_a_saved_loop_that_draws_loads_and_draws_per_step(tmp_path):
     c, rs = tl.graph.load(tmp_path / "g.json")(X)
     np.testing.assert_allclose(c.numpy(), X * rs.numpy().prod(0), rtol=1e-13)
     assert len(np.unique(rs.numpy()[:, 0])) == 4
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_mismatch_error_names_the_first_leaf_that_differs(traced):
+    def run(fn):
+        with pytest.raises(TypeError) as info:
+            (tl.function(fn) if traced else fn)(np.ones(2))
+        return str(info.value)
+
+    branches = lambda x: tl.cond(  # noqa: E731
+        tl.sum(x) > 0, lambda v: {"a": v, "b": [v, v]}, lambda v: {"a": v, "b": [v, tl.cast(v, "float32")]}, x
+    )
+    if traced:  # eagerly only the taken branch runs
+        assert run(branches).endswith("(first difference at ['b'][1]: float64[2] vs float32[2])")
+    carry = lambda x: tl.scan(lambda c, _: ({"p": c["p"], "q": c["q"][:1]}, None), {"p": x, "q": x}, None, length=2)  # noqa: E731
+    assert run(carry).endswith("(first difference at ['q']: float64[2] vs float64[1])")
+    loop = lambda x: tl.while_loop(lambda s: tl.sum(s[0]) < 3.0, lambda s: (s[0] + 1.0, s[1] * 1j), (x, x))  # noqa: E731
+    assert run(loop).endswith("(first difference at [1]: float64[2] vs complex128[2])")
+
+
+def test_a_traced_jvp_through_an_unbounded_while_loop_says_it_differentiates_in_reverse_mode():
+    loop = lambda v: tl.while_loop(lambda s: tl.sum(s) < 10.0, lambda s: s * 2.0, v)  # noqa: E731
+    with pytest.raises(ValueError, match=r"maximum_iterations=N .*\(tl.jvp and tl.hessian differentiate in reverse"):
+        tl.function(lambda x: tl.jvp(loop, (x,), (tl.ones_like(x),)))(np.array([1.0, 2.0]))

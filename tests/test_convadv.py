@@ -69,3 +69,51 @@ def test_fused_batch_norm_inference_returns_tensors_of_its_own():
         x.astype(np.float32), [1.0, 1.0], [0.0, 0.0], [0.0, 1.0], [1.0, 1.0], is_training=False
     )
     assert isinstance(m, tl.Tensor) and m.dtype == tl.float32 and v.numpy().tolist() == [1.0, 1.0]
+
+
+# ------------------------------------------------------------------ depthwise_conv2d reads TensorFlow's NCHW forms
+def _depthwise_reference(x_nhwc, w, strides, pads):
+    """Direct sums over the zero-padded input: out[n, i, j, c * M + m] = sum_pq x[n, i*s + p, j*s + q, c] w[p, q, c, m]."""
+    xp = np.pad(x_nhwc, ((0, 0), pads[0], pads[1], (0, 0)))
+    kh, kw, c, m = w.shape
+    oh = (xp.shape[1] - kh) // strides[0] + 1
+    ow = (xp.shape[2] - kw) // strides[1] + 1
+    out = np.zeros((x_nhwc.shape[0], oh, ow, c, m))
+    for i in range(oh):
+        for j in range(ow):
+            window = xp[:, i * strides[0] : i * strides[0] + kh, j * strides[1] : j * strides[1] + kw, :]
+            out[:, i, j] = np.einsum("npqc,pqcm->ncm", window, w)
+    return out.reshape(out.shape[0], oh, ow, c * m)
+
+
+@pytest.mark.parametrize("pads", [((1, 1), (0, 0)), ((1, 2), (3, 0)), ((0, 0), (2, 1))])
+def test_depthwise_conv2d_nchw_explicit_padding_and_strides(pads):
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 6))
+    w = np.random.default_rng(1).standard_normal((2, 3, 3, 2))
+    ref = _depthwise_reference(x.transpose(0, 2, 3, 1), w, (2, 1), pads).transpose(0, 3, 1, 2)
+    # TensorFlow's NCHW forms: [[0, 0], [0, 0], [top, bottom], [left, right]] was read as NHWC pairs, so the
+    # width got (top, bottom) ([[0,0],[0,0],[1,1],[0,0]] padded the width, not the height, silently), and
+    # strides [1, 1, 2, 1] were refused.
+    y = tl.nn.depthwise_conv2d(x, w, [1, 1, 2, 1], [[0, 0], [0, 0], *pads], data_format="NCHW")
+    assert y.shape == ref.shape
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tl.nn.depthwise_conv2d(x, w, (2, 1), pads, data_format="NCHW").numpy(), ref, rtol=1e-12)
+
+
+# ------------------------------------------------------------------ no channels: empty results, as TensorFlow
+@pytest.mark.parametrize("traced", [False, True])
+def test_avg_pool_and_fused_batch_norm_of_no_channels(traced):
+    # Both raised "cannot reshape array of size 0 into shape (0)" from a reshape(-1, channels) in the kernel.
+    x = np.zeros((2, 4, 5, 0))
+
+    def run(x):
+        pooled = tl.nn.avg_pool(x, 3, 2, "SAME")
+        grad = tl.grad(lambda x: tl.sum(tl.nn.avg_pool(x, 3, 2, "SAME")))(x)
+        y, mean, var = tl.nn.fused_batch_norm(x, np.ones(0), np.zeros(0))
+        bn_grads = tl.grad(lambda x, s: tl.sum(tl.nn.fused_batch_norm(x, s, np.zeros(0))[0]), argnums=(0, 1))(
+            x, np.ones(0)
+        )
+        return pooled, grad, y, mean, var, *bn_grads
+
+    out = (tl.function(run) if traced else run)(x)
+    assert [tuple(t.shape) for t in out] == [(2, 2, 3, 0), (2, 4, 5, 0), (2, 4, 5, 0), (0,), (0,), (2, 4, 5, 0), (0,)]

@@ -59,9 +59,22 @@ def _types(leaves) -> str:
     return "[" + ", ".join(f"{t.dtype}{list(t.shape)}" for t in leaves) + "]"
 
 
-def _nesting(what_a, a, what_b, b) -> str:
-    """The two structures, drawn, when they differ (an error message's tail); else nothing."""
-    return "" if a == b else f" (the nesting differs: {what_a} {a!r}, {what_b} {b!r})"
+def _nesting(what_a, a, what_b, b, kinds_a=(), kinds_b=()) -> str:
+    """An error message's tail: the two structures, drawn, when they differ; else the path of the first leaf
+    whose ``(shape, dtype)`` in ``kinds_a`` differs from ``kinds_b`` (in a big tree, counting is no way to find it)."""
+    if a != b:
+        return f" (the nesting differs: {what_a} {a!r}, {what_b} {b!r})"
+    if len(kinds_a) < 2:
+        return ""  # the lists drawn say it all
+    for path, ka, kb in zip(tree._paths(a._key, (), []), kinds_a, kinds_b):
+        if ka != kb:
+            where = "".join(f"[{k!r}]" for k in path)
+            return f" (first difference at {where}: {ka[1]}{list(ka[0])} vs {kb[1]}{list(kb[0])})"
+    return ""
+
+
+def _kinds(leaves) -> list:
+    return [(tuple(t.shape), t.dtype) for t in leaves]
 
 
 def _run(graph, raws) -> tuple:
@@ -113,7 +126,7 @@ def _check_same(expected: tuple, after, rule: str, was: str, got: str, got_nesti
         drawn = lambda ks: "[" + ", ".join(f"{d}{list(s)}" for s, d in ks) + "]"  # noqa: E731
         raise TypeError(
             f"{rule}: {was} {drawn(kinds)}, {got} {drawn(a_kinds)}"
-            + _nesting(was, structure, got_nesting or got, a_structure)
+            + _nesting(was, structure, got_nesting or got, a_structure, kinds, a_kinds)
         )
 
 
@@ -294,7 +307,9 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
         raise TypeError(
             f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
             f"true_fn returns {_types(true_out)}, false_fn returns {_types(false_out)}"
-            + _nesting("true_fn returns", tg.structure, "false_fn returns", fg.structure)
+            + _nesting(
+                "true_fn returns", tg.structure, "false_fn returns", fg.structure, _kinds(true_out), _kinds(false_out)
+            )
         )
     outer = true_sub.outer + [v for v in false_sub.outer if v._id not in true_sub.outer_map]
     tg, fg = true_sub.with_outer(len(leaves), outer), false_sub.with_outer(len(leaves), outer)
@@ -432,7 +447,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     ]:
         raise TypeError(
             f"{_CARRY_RULE}: init is {_types(c_leaves)}, f returns {_types(new_carry)}"
-            + _nesting("init is", c_structure, "f's carry is", carry_structure)
+            + _nesting("init is", c_structure, "f's carry is", carry_structure, _kinds(c_leaves), _kinds(new_carry))
         )
     if keys is not None:
         x_leaves = [*x_leaves, keys]
@@ -609,7 +624,8 @@ def _while_grad(node, *grads, index):
         raise ValueError(
             "tl.while_loop: reverse-mode differentiation of a while loop needs "
             "maximum_iterations=N (its trip count is unknown in advance, as in TensorFlow); pass "
-            "maximum_iterations, or write the loop with tl.scan"
+            "maximum_iterations, or write the loop with tl.scan (tl.jvp and tl.hessian differentiate in reverse "
+            "mode too)"
         )
 
     def loop(args):
@@ -694,7 +710,9 @@ def _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations, keyed: bool =
     ]:
         raise TypeError(
             f"{_LOOP_RULE}: loop_vars are {_types(leaves)}, body_fn returns {_types(outs)}"
-            + _nesting("loop_vars are", structure, "body_fn returns", body_sub.graph.structure)
+            + _nesting(
+                "loop_vars are", structure, "body_fn returns", body_sub.graph.structure, _kinds(leaves), _kinds(outs)
+            )
         )
     pred = lambda v: _bool_pred(cond_fn(v), "tl.while_loop cond_fn")  # noqa: E731
     cond_sub, _ = trace_subgraph(pred, (args,), "cond_fn", loop=not keyed)

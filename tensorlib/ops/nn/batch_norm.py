@@ -79,7 +79,7 @@ _fused_batch_norm = defop(
 def _fused_batch_norm_numpy(x, scale, offset, mean, variance, *, epsilon, is_training):
     if is_training:
         y, batch_mean, batch_var, inv_std = _kernels.fused_batch_norm_forward(x, scale, offset, epsilon)
-        count = x.size // x.shape[3]
+        count = x.shape[0] * x.shape[1] * x.shape[2]
         return y, batch_mean, batch_var * (count / max(count - 1, 1)), inv_std
     inv_std = 1.0 / np.sqrt(variance + scale.dtype.type(epsilon))
     factor = scale * inv_std

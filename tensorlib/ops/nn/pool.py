@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
 from ...dispatch import apply
@@ -58,7 +60,10 @@ _avg_pool = defop(
 
 @_avg_pool.kernel("numpy")
 def _avg_pool_numpy(input, *, ksize, strides, padding):
-    return _kernels.avg_pool(input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+    (out_h, out_w), pads = _geometry(input.shape[1:3], ksize, strides, (1, 1), padding)
+    if input.shape[3] == 0:  # the kernel's (-1, kw * channels) reshapes cannot size an empty channel axis
+        return np.zeros((input.shape[0], out_h, out_w, 0), input.dtype)
+    return _kernels.avg_pool(input, ksize, strides, pads)
 
 
 _delegates_to(_avg_pool_numpy, _kernels.avg_pool)
@@ -92,6 +97,8 @@ _avg_pool_grad = defop(
 @_avg_pool_grad.kernel("numpy")
 def _avg_pool_grad_numpy(grad, *, input_shape, ksize, strides, padding):
     pads = _pool_pads(input_shape[1:3], ksize, strides, padding)
+    if input_shape[3] == 0:  # as in AvgPool
+        return np.zeros(_batch(input_shape, grad.shape), grad.dtype)
     return _kernels.avg_pool_grad(_batch(input_shape, grad.shape), grad, ksize, strides, pads)
 
 
