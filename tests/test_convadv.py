@@ -195,3 +195,20 @@ def test_fused_batch_norm_gradients_with_float16_scale_use_accurate_statistics(x
     np.testing.assert_allclose(gs.numpy().astype(np.float64), ref_scale, rtol=3e-3, atol=3e-3 * np.abs(ref_scale).max())
     np.testing.assert_allclose(gx.numpy().astype(np.float64), ref_x, rtol=0, atol=2e-3 * np.abs(ref_x).max())
     np.testing.assert_allclose(go.numpy().astype(np.float64), dy.sum((0, 1, 2)), rtol=2e-3)
+
+
+@pytest.mark.parametrize("layer_dtype", ["float16", "float32"])
+def test_batch_norm_layer_normalizes_float16_input_with_float32_statistics(layer_dtype):
+    x = (np.random.default_rng(1).standard_normal((8, 4, 4, 3)) * 0.3 + 100).astype(np.float16)
+    bn = tl.nn.BatchNorm(3, momentum=0.5, dtype=layer_dtype)
+    y = bn(x)
+    xf = x.astype(np.float64)
+    mean, var = xf.mean((0, 1, 2)), xf.var((0, 1, 2))
+    # moments() rounds a float16 x's statistics to float16 (TensorFlow's rule): the mean ~ 100 was off by up to
+    # 0.03, a tenth of the spread, and y by up to 0.3 (PyTorch's BatchNorm2d keeps float32 statistics).
+    assert y.dtype == np.result_type(np.float16, layer_dtype)
+    np.testing.assert_allclose(y.numpy().astype(np.float64), (xf - mean) / np.sqrt(var + 1e-5), atol=2e-3)
+    n = xf.size // 3
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.5 * mean, rtol=1e-3)
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.5 + 0.5 * var * n / (n - 1), rtol=1e-3)
+    assert bn.running_mean.dtype == layer_dtype
