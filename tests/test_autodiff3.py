@@ -51,3 +51,129 @@ def test_jvp_tangent_dicts_are_matched_by_key():
     assert t.numpy().tolist() == [3.0]
     with pytest.raises(ValueError, match="tl.jvp: tangents and primals: structures differ"):
         tl.jvp(lambda p: p["a"], (primal,), ({"a": tl.tensor([1.0]), "c": tl.tensor([0.0])},))
+
+
+# ------------------------------------------------ errors name the grad_fn and the inputs
+
+
+def test_custom_gradient_count_errors_name_grad_fn_and_input_shapes():
+    @tl.custom_gradient
+    def scaled(a, b):
+        return a * b, lambda dy: dy
+
+    x = tl.tensor(np.ones(2))
+    with pytest.raises(
+        ValueError,
+        match=r"^custom_gradient: grad_fn returned 1 gradients for 2 tensor inputs \(shape \(2,\) float64, shape "
+        r"\(2,\) float64\); grad_fn defined at .*test_autodiff3.py:\d+$",
+    ):
+        tl.grad(lambda a: tl.sum(scaled(a, x)))(x)
+
+
+def test_custom_gradient_variable_gradients_are_a_list_not_a_split_tensor():
+    v, w = tl.Variable(np.ones(2)), tl.Variable(2 * np.ones(2))
+
+    @tl.custom_gradient
+    def f(a):
+        def grad_fn(dy, variables=None):
+            return dy * v * w, tl.stack([dy * a * w, dy * a * v])  # one tensor, not [gv, gw]
+
+        return a * v * w, grad_fn
+
+    x = tl.tensor(np.ones(2))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.sum(f(x))
+    # list() of a (2, 2) tensor split it into the two rows and took them as the two variables' gradients.
+    with pytest.raises(ValueError, match=r"grad_fn returned 1 variable gradients for 2 variables \(shape"):
+        tape.gradient(y, [x, v, w])
+
+
+def test_tape_jacobian_checks_unconnected_gradients():
+    x = tl.tensor(np.ones(2))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = x * 2.0
+    with pytest.raises(ValueError, match=r"^GradientTape.jacobian: unconnected_gradients must be 'none' or 'zero'"):
+        tape.jacobian(y, x, unconnected_gradients="zeros")
+
+
+# ------------------------------------------------ a rule shared by several inputs runs once per pass, not once ever
+
+
+@tl.custom_gradient
+def _cube(a):
+    return a**3, lambda dy: dy * 3.0 * a**2
+
+
+@pytest.mark.parametrize("earlier_pass", [False, True])
+def test_second_order_through_custom_gradient_after_an_earlier_pass_with_the_same_output_gradients(earlier_pass):
+    x, weight = tl.tensor(2.0), tl.tensor(1.0)
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = _cube(x)
+    if earlier_pass:
+        assert float(tape.gradient(y, x, output_gradients=weight)) == 12.0
+    with tl.GradientTape() as outer:
+        outer.watch(x)
+        g = tape.gradient(y, x, output_gradients=weight)
+    # d/dx 3x^2 = 6x = 12; the grad_fn's result of the earlier, unrecorded pass was reused: None.
+    assert float(g) == 12.0 and float(outer.gradient(g, x)) == 12.0
+
+
+# ------------------------------------------------ tl.remat: recomputation gives the same gradients
+
+
+def _block(x, w):
+    return tl.tanh(w @ x) * tl.sin(x)
+
+
+def test_remat_gives_the_gradients_of_the_function_to_second_order():
+    rng = np.random.default_rng(0)
+    x, w = tl.tensor(rng.standard_normal(4)), tl.tensor(rng.standard_normal((4, 4)))
+
+    def loss(block):
+        return lambda x, w: tl.sum(block(x, w) ** 2)
+
+    plain, again = tl.grad(loss(_block), (0, 1))(x, w), tl.grad(loss(tl.remat(_block)), (0, 1))(x, w)
+    for a, b in zip(plain, again):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-13, atol=1e-15)
+    h_plain = tl.hessian(lambda x: loss(_block)(x, w))(x)
+    np.testing.assert_allclose(tl.hessian(lambda x: loss(tl.remat(_block))(x, w))(x).numpy(), h_plain.numpy(), 1e-12)
+    tl.testing.check_grads(lambda x: loss(tl.remat(_block))(x, w), (x.numpy(),), order=2)
+
+
+def test_remat_arguments_given_twice_nested_by_keyword_and_variables():
+    x = tl.tensor(np.array([1.0, 2.0]))
+    g = tl.grad(lambda x: tl.sum(tl.remat(lambda a, b: a * b)(x, x)))(x)
+    assert g.numpy().tolist() == [2.0, 4.0]
+    p = {"a": tl.tensor(2.0), "b": tl.tensor(3.0)}
+    g = tl.grad(lambda p: tl.remat(lambda d, scale: d["a"] * d["b"] * scale)(p, scale=p["a"]))(p)
+    assert (float(g["a"]), float(g["b"])) == (12.0, 4.0)  # d/da a^2 b, d/db a^2 b
+    v = tl.Variable(np.array([1.0, 2.0]))
+    with tl.GradientTape() as tape:
+        y = tl.sum(tl.remat(lambda a: a * v * v)(x))
+    assert tape.gradient(y, v).numpy().tolist() == [2.0, 8.0]
+
+
+def test_remat_repeats_the_random_draws_of_the_forward_pass_or_says_it_cannot():
+    x = tl.ones((64,), dtype="float64")
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tl.remat(lambda a: tl.nn.dropout(a, rate=0.5) * tl.random.normal((64,), dtype="float64"))(x)
+    # dy/dx = y / x = y: the recomputation drew the same mask and the same normals.
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), y.numpy())
+    generator = tl.random.Generator(0)
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.remat(lambda a: a * generator.normal((64,), dtype="float64"))(x)
+    with pytest.raises(
+        RuntimeError, match=r"^tl.remat: running .*<lambda> again for its gradient gave another output 0"
+    ):
+        tape.gradient(y, x)
+
+
+def test_jacobian_and_hessian_pass_keyword_arguments_as_grad_does():
+    x = tl.tensor(np.array([1.0, 2.0]))
+    assert tl.jacobian(lambda x, s=1.0: x * s)(x, s=3.0).numpy().tolist() == [[3.0, 0.0], [0.0, 3.0]]
+    assert tl.hessian(lambda x, s=1.0: tl.sum(x**3 * s))(x, s=2.0).numpy().tolist() == [[12.0, 0.0], [0.0, 24.0]]

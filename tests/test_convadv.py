@@ -117,3 +117,47 @@ def test_avg_pool_and_fused_batch_norm_of_no_channels(traced):
 
     out = (tl.function(run) if traced else run)(x)
     assert [tuple(t.shape) for t in out] == [(2, 2, 3, 0), (2, 4, 5, 0), (2, 4, 5, 0), (0,), (0,), (2, 4, 5, 0), (0,)]
+
+
+# ------------------------------------------------------------------ max_pool: a NaN window's gradient goes to its NaN
+def _first_max_index(x, k, s, pads):
+    """For each window of the padded NHWC x: the (row, col) of its first maximum, the first NaN if it has one
+    (numpy.argmax's rule; PyTorch's max_pool2d takes the last NaN); padding never."""
+    n, h, w, c = x.shape
+    padded = np.pad(x, ((0, 0), pads[0], pads[1], (0, 0)), constant_values=-np.inf)
+    oh, ow = (padded.shape[1] - k) // s + 1, (padded.shape[2] - k) // s + 1
+    rows, cols = np.zeros((n, oh, ow, c), int), np.zeros((n, oh, ow, c), int)
+    for i in range(oh):
+        for j in range(ow):
+            window = padded[:, i * s : i * s + k, j * s : j * s + k].reshape(n, k * k, c)
+            r, q = np.divmod(np.argmax(window, axis=1), k)
+            rows[:, i, j], cols[:, i, j] = i * s + r - pads[0][0], j * s + q - pads[1][0]
+    return rows, cols
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize(
+    ("k", "s", "padding", "pads"),
+    [(1, 1, "VALID", ((0, 0), (0, 0))), (2, 1, "VALID", ((0, 0), (0, 0))), (3, 2, "SAME", ((1, 1), (1, 1)))],
+)
+def test_max_pool_gradient_of_a_nan_window_goes_to_its_first_nan(traced, k, s, padding, pads):
+    rng = np.random.default_rng(0)
+    x = rng.integers(-2, 3, (2, 5, 5, 2)).astype(float)
+    x[0, 1, 1, 0] = x[0, 1, 3, 0] = x[1, 4, 4, 1] = np.nan
+    x[1, 0, 0, 0] = np.inf
+    c = rng.standard_normal(tl.nn.max_pool(x, k, s, padding).shape)
+    v = rng.standard_normal(x.shape)
+
+    def grads(x, c, v):
+        g = tl.grad(lambda x: tl.sum(tl.nn.max_pool(x, k, s, padding) * c))(x)
+        return g, tl.grad(lambda c: tl.sum(tl.grad(lambda x: tl.sum(tl.nn.max_pool(x, k, s, padding) * c))(x) * v))(c)
+
+    g, gg = (tl.function(grads) if traced else grads)(x, c, v)
+    rows, cols = _first_max_index(x, k, s, pads)
+    n_idx, _, _, c_idx = np.indices(rows.shape)
+    expected = np.zeros(x.shape)
+    np.add.at(expected, (n_idx, rows, cols, c_idx), c)
+    # The NaN windows' gradients were routed nowhere (NaN equals nothing): max_pool(x, 1, 1), the identity, had
+    # gradient 0 at a NaN, and MaxPoolGradGrad gathered 0 there.
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-14, atol=1e-14)
+    np.testing.assert_array_equal(gg.numpy(), v[n_idx, rows, cols, c_idx])

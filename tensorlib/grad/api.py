@@ -313,7 +313,8 @@ def jacobian(f, argnums=0, has_aux: bool = False):
     ([[2.0, 0.0], [0.0, 6.0]], 'aux')
     """
 
-    def jac_f(*args):
+    @functools.wraps(f)
+    def jac_f(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "tl.jacobian")
         args = list(args)
         sources, treedefs = [], []
@@ -323,7 +324,7 @@ def jacobian(f, argnums=0, has_aux: bool = False):
             treedefs.append(treedef)
         with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
             tape.watch(sources)
-            out, aux = _split_aux(f(*args), has_aux, "tl.jacobian")
+            out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacobian")
         leaves, outs, out_def = _outputs(out, "tl.jacobian")
         per_output = []
         for leaf, o in zip(leaves, outs):

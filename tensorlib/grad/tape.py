@@ -102,10 +102,7 @@ class GradientTape:
         ``unconnected_gradients="zero"``.
         """
         nodes = self._nodes_or_raise("gradient")
-        if unconnected_gradients not in ("none", "zero"):
-            raise ValueError(
-                f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}"
-            )
+        _check_unconnected(unconnected_gradients, "gradient")
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "gradient")
         targets, target_def = tree.flatten(target)
@@ -168,6 +165,7 @@ class GradientTape:
         from ..ops import shape as shape_ops
 
         nodes = self._nodes_or_raise("jacobian")
+        _check_unconnected(unconnected_gradients, "jacobian")
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "jacobian")
         if not isinstance(target, Tensor):
@@ -217,6 +215,11 @@ class GradientTape:
         if not self._persistent:
             self._spend()
         return tree.unflatten(source_def, result)
+
+
+def _check_unconnected(unconnected, what):
+    if unconnected not in ("none", "zero"):
+        raise ValueError(f"GradientTape.{what}: unconnected_gradients must be 'none' or 'zero', got {unconnected!r}")
 
 
 def _check_sources(sources, what):

@@ -26,7 +26,6 @@ differentiates as a ``scan`` of ``cond``s (TensorFlow's rule).
 from __future__ import annotations
 
 import operator
-import weakref
 from typing import Any, Callable
 
 from .. import dispatch
@@ -211,18 +210,12 @@ def _bool_pred(pred, what: str):
     return pred if pred.dtype.kind == "b" else math_ops.not_equal(pred, 0)
 
 
-_vjps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _all_grads(node, grads, compute) -> tuple:
     """The gradients for every input of ``node``, computed once per backward pass (the engine asks
     per input, with the same output gradients)."""
-    hit = _vjps.get(node)
-    if hit is not None and len(hit[0]) == len(grads) and all(a is b for a, b in zip(hit[0], grads)):
-        return hit[1]
-    result = compute()
-    _vjps[node] = (tuple(grads), result)
-    return result
+    from ..grad.backprop import once_per_pass
+
+    return once_per_pass(node, grads, compute)
 
 
 def _differentiable(t) -> bool:

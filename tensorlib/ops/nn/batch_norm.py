@@ -3,8 +3,6 @@ built from other ops."""
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from ... import dtypes as _dt
@@ -35,23 +33,13 @@ _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 
 # ------------------------------------------------------------------ FusedBatchNormV3 and its gradient op
 def _shared_by_inputs(compute, consumers):
-    """``compute(node, *grads)`` run once for the gradient rules of several inputs of one node.
-
-    Each rule passes its input's name; the result is dropped as soon as every
-    input in ``consumers`` took it (or with the node), so it lives no longer
-    than the backward pass that needs it.
-    """
-    cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+    """``compute(node, *grads)`` run once per backward pass for the gradient rules of several inputs of one
+    node (the engine's ``once_per_pass``); each rule passes its input's name (one of ``consumers``)."""
 
     def shared(node, consumer, *grads):
-        entry = cache.get(node)
-        if entry is None or any(a is not b for a, b in zip(entry["grads"], grads)):
-            entry = {"grads": grads, "result": compute(node, *grads), "waiting": set(consumers)}
-            cache[node] = entry
-        entry["waiting"].discard(consumer)
-        if not entry["waiting"]:
-            del cache[node]
-        return entry["result"]
+        from ...grad.backprop import once_per_pass
+
+        return once_per_pass((node, compute), grads, lambda: compute(node, *grads))
 
     return shared
 
