@@ -177,3 +177,17 @@ def test_jacobian_and_hessian_pass_keyword_arguments_as_grad_does():
     x = tl.tensor(np.array([1.0, 2.0]))
     assert tl.jacobian(lambda x, s=1.0: x * s)(x, s=3.0).numpy().tolist() == [[3.0, 0.0], [0.0, 3.0]]
     assert tl.hessian(lambda x, s=1.0: tl.sum(x**3 * s))(x, s=2.0).numpy().tolist() == [[12.0, 0.0], [0.0, 24.0]]
+
+
+def test_override_with_one_function_for_an_op_of_several_inputs_is_an_error_not_a_dropped_gradient():
+    x, y = tl.tensor(np.array([1.0, 2.0])), tl.tensor(np.array([3.0, 4.0]))
+    # It gave y no rule: grad with respect to y was silently [0, 0] (right: x = [1, 2]).
+    with pytest.raises(TypeError, match=r"^override\('Mul'\): one function for an op with 2 inputs \(x, y\)"):
+        with tl.grad.override({"Mul": lambda node, g: g * node.inputs[1]}):
+            pass
+    with pytest.raises(TypeError, match=r"^override\('Exp'\): the gradient for input 'x' must be a function"):
+        with tl.grad.override({"Exp": 3}):  # was "'int' object is not iterable"
+            pass
+    with tl.grad.override({"Mul": {"x": lambda node, g: g * 0.0 + 5.0}}):
+        gx, gy = tl.grad(lambda x, y: tl.sum(x * y), argnums=(0, 1))(x, y)
+    assert gx.numpy().tolist() == [5.0, 5.0] and gy.numpy().tolist() == [1.0, 2.0]
