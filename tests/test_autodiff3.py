@@ -191,3 +191,16 @@ def test_override_with_one_function_for_an_op_of_several_inputs_is_an_error_not_
     with tl.grad.override({"Mul": {"x": lambda node, g: g * 0.0 + 5.0}}):
         gx, gy = tl.grad(lambda x, y: tl.sum(x * y), argnums=(0, 1))(x, y)
     assert gx.numpy().tolist() == [5.0, 5.0] and gy.numpy().tolist() == [1.0, 2.0]
+
+
+def test_remat_of_integer_arguments_and_non_tensor_outputs():
+    x = tl.tensor(np.array([1.0, 2.0, 3.0]))
+    indices = tl.tensor(np.array([0, 0, 2]))
+    g = tl.grad(lambda a: tl.sum(tl.remat(lambda a, i: a[i] * 2.0)(a, indices)))(x)
+    assert g.numpy().tolist() == [4.0, 0.0, 2.0]  # was a TypeError (cannot differentiate ... int64)
+
+    def pair(a):
+        return a * 2.0, 3.0
+
+    with pytest.raises(TypeError, match=r"custom_gradient: pair must return tensors, got float"):
+        tl.grad(lambda a: tl.sum(tl.remat(pair)(a)[0]))(x)
