@@ -29,14 +29,17 @@ W = np.ones((2, 2, 2, 1))
         lambda: tl.nn.depthwise_conv2d(X, np.ones((2, 2, 2, 1)), (1, 1.5), "VALID"),
         lambda: tl.nn.resize(X, (7.9, 3)),
         lambda: tl.nn.space_to_depth(np.ones((1, 4, 4, 1)), 2.0),
+        lambda: tl.nn.normalize(X, axis=1.7),
     ],
 )
 def test_non_integer_window_attributes_are_errors(call):
     # They were int()-ed: strides (1.5, 1) ran with stride 1, dilations 2.7 with 2, a padding of 1.5 with 1,
-    # an output shape of 4.7 gave 4, resize to 7.9 rows gave 7, all without a word.
+    # an output shape of 4.7 gave 4, resize to 7.9 rows gave 7, normalize(axis=1.7) used axis 1, all silently.
     with pytest.raises((TypeError, ValueError)) as info:
         call()
-    assert any(name in str(info.value) for name in ("Conv2D", "conv1d", "Pool", "depthwise", "resize", "space_to"))
+    assert any(
+        name in str(info.value) for name in ("Conv2D", "conv1d", "Pool", "depthwise", "resize", "space_to", "normalize")
+    )
 
 
 def test_integer_attributes_of_every_kind_still_work():
@@ -48,6 +51,10 @@ def test_integer_attributes_of_every_kind_still_work():
     np.testing.assert_array_equal(tl.nn.conv2d(X, W, tl.tensor([2, 1]), ((1, 0), (0, 1)), (1, 2)), ref)
     assert tl.nn.space_to_depth(np.ones((1, 4, 4, 1)), np.int64(2)).shape == (1, 2, 2, 4)
     assert tl.nn.resize(X, (np.int64(3), 4)).shape == (1, 3, 4, 2)
+    assert tl.nn.group_norm(X, np.int64(2)).shape == X.shape  # was refused
+    np.testing.assert_allclose(
+        tl.nn.normalize(X, axis=np.int64(3)).numpy(), X / np.linalg.norm(X, axis=3, keepdims=True)
+    )
     mean, _ = tl.nn.moments(X, np.array([0, 1, 2]))
     np.testing.assert_allclose(mean.numpy(), X.mean((0, 1, 2)))
     with pytest.raises(TypeError, match="moments"):
@@ -73,7 +80,7 @@ def test_fused_batch_norm_inference_returns_tensors_of_its_own():
 
 # ------------------------------------------------------------------ depthwise_conv2d reads TensorFlow's NCHW forms
 def _depthwise_reference(x_nhwc, w, strides, pads):
-    """Direct sums over the zero-padded input: out[n, i, j, c * M + m] = sum_pq x[n, i*s + p, j*s + q, c] w[p, q, c, m]."""
+    """Direct sums over the padded input: out[n, i, j, c*M + m] = sum_pq x[n, i*s + p, j*s + q, c] w[p, q, c, m]."""
     xp = np.pad(x_nhwc, ((0, 0), pads[0], pads[1], (0, 0)))
     kh, kw, c, m = w.shape
     oh = (xp.shape[1] - kh) // strides[0] + 1
