@@ -204,3 +204,31 @@ def test_remat_of_integer_arguments_and_non_tensor_outputs():
 
     with pytest.raises(TypeError, match=r"custom_gradient: pair must return tensors, got float"):
         tl.grad(lambda a: tl.sum(tl.remat(pair)(a)[0]))(x)
+
+
+def test_hessian_of_a_non_scalar_output_is_jaxs_jacfwd_of_jacrev():
+    x = np.array([1.0, 2.0, 0.5])
+    h = tl.hessian(lambda a: a[0] * a**2)(tl.tensor(x)).numpy()  # was a TypeError: f must return a scalar
+    expected = np.zeros((3, 3, 3))  # d2 (a0 a_i^2) / da_j da_k
+    for i in range(3):
+        expected[i, 0, i] += 2 * x[i]
+        expected[i, i, 0] += 2 * x[i]
+        expected[i, i, i] += 2 * x[0]
+    np.testing.assert_allclose(h, expected, rtol=1e-14)
+    with pytest.raises(TypeError, match=r"^tl.hessian: f must return real float tensors, got dtype int64"):
+        tl.hessian(lambda a: tl.argmax(a))(tl.tensor(x))
+
+
+def test_hessian_of_structured_non_scalar_outputs_and_two_arguments():
+    x, y = np.array([1.0, 2.0, 0.5]), np.array([0.3, -1.0, 2.0])
+    got = tl.hessian(lambda a, b: {"p": a * tl.sin(b), "q": tl.sum(a**2 * b)}, argnums=(0, 1))(
+        tl.tensor(x), tl.tensor(y)
+    )
+    # p_i = a_i sin(b_i): only the mixed and the b-b blocks, on the diagonal i = j = k.
+    cube = lambda v: np.einsum("i,ij,ik->ijk", v, np.eye(3), np.eye(3))  # noqa: E731
+    want_p = ((np.zeros((3, 3, 3)), cube(np.cos(y))), (cube(np.cos(y)), cube(-x * np.sin(y))))
+    want_q = ((np.diag(2 * y), np.diag(2 * x)), (np.diag(2 * x), np.zeros((3, 3))))  # q = sum(a^2 b)
+    for key, want in (("p", want_p), ("q", want_q)):
+        for i in range(2):
+            for j in range(2):
+                np.testing.assert_allclose(got[key][i][j].numpy(), want[i][j], atol=1e-15)
