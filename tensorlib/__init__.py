@@ -275,7 +275,7 @@ from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
 from .ops import _methods  # noqa: F401  (Tensor's operators and methods: after the op families they call)
 from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
-from .grad.custom import custom_gradient
+from .grad.custom import custom_gradient, remat
 from .ops.math import stop_gradient
 from . import nn
 from .module import Module

@@ -25,7 +25,17 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-__all__ = ["KINDS", "TreeDef", "flatten", "flatten_with_path", "unflatten", "leaves", "map", "structure_error"]
+__all__ = [
+    "KINDS",
+    "TreeDef",
+    "flatten",
+    "flatten_as",
+    "flatten_with_path",
+    "unflatten",
+    "leaves",
+    "map",
+    "structure_error",
+]
 
 # Node kinds (``TreeDef.kind``).  A constant is a leaf kept inside the TreeDef (``flatten(..., is_constant=)``):
 # it is no leaf, compares by type and value, and comes back as it was (tl.function's Python results).
@@ -220,6 +230,49 @@ def _node(tree) -> tuple:
     if isinstance(tree, tuple) and hasattr(cls, "_fields"):
         return _NAMEDTUPLE, cls, tree
     return None, None, None
+
+
+def flatten_as(
+    treedef: TreeDef, tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list | None, TreeDef]:
+    """``(leaves, tree's treedef)``: the leaves of ``tree`` in the order of ``treedef``'s leaves, dicts
+    matched by key whatever their order, lists and tuples by position; ``leaves`` is None when the two
+    cannot match (the caller names what it was reading in its error).
+
+    How a value given *for* a structure is read (a cotangent for a function's outputs, output gradients
+    for a tape's targets, a gradient for an argument): zipping the leaves in insertion order paired
+    ``{"b": gb, "a": ga}`` with ``{"a": ..., "b": ...}`` the wrong way round.  Where there are dicts the
+    structures must be equal once the dicts are in order; without dicts only the number of leaves must
+    agree (``[ct]`` for a single output is fine).
+
+    >>> import tensorlib as tl
+    >>> treedef = tl.tree.flatten({"a": 1, "b": (2, 3)})[1]
+    >>> tl.tree.flatten_as(treedef, {"b": (20, 30), "a": 10})[0]
+    [10, 20, 30]
+    >>> tl.tree.flatten_as(treedef, {"a": 10, "c": (20, 30)})
+    (None, {'a': *, 'c': (*, *)})
+    """
+    leaves, got = flatten(_ordered_as(treedef._key, tree), is_leaf)
+    key, got_key = treedef._key, got._key
+    if len(leaves) != treedef.num_leaves or got_key != key and (_has_dict(key) or _has_dict(got_key)):
+        return None, got
+    return leaves, got
+
+
+def _ordered_as(key, tree):
+    """``tree`` with its dicts in the key order of the matching dicts of ``key`` (where the keys agree)."""
+    kind, meta, children = key
+    if kind == _DICT:
+        if isinstance(tree, dict) and len(tree) == len(meta) and tree.keys() == set(meta):
+            return {k: _ordered_as(c, tree[k]) for k, c in zip(meta, children)}
+    elif kind in (_LIST, _TUPLE, _NAMEDTUPLE) and isinstance(tree, (list, tuple)) and len(tree) == len(children):
+        items = [_ordered_as(c, t) for c, t in zip(children, tree)]
+        return type(tree)(*items) if hasattr(tree.__class__, "_fields") else type(tree)(items)
+    return tree
+
+
+def _has_dict(key) -> bool:
+    return key[0] == _DICT or any(_has_dict(child) for child in key[2])
 
 
 def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, TreeDef]:

@@ -271,7 +271,7 @@ __device__ long long first_max(const T* x, const T* y, long long o, GEOMETRY) {
     for (int i = 0; i < KH; ++i) { int h = oh * SH - PT + i; if (h < 0 || h >= H) continue;
         for (int j = 0; j < KW; ++j) { int w = ow * SW - PL + j; if (w < 0 || w >= W) continue;
             long long at = (((long long)n * H + h) * W + w) * C + c;
-            if (x[at] == target) return at; } }
+            if (x[at] == target || (target != target && x[at] != x[at])) return at; } }  // a NaN max: the first NaN
     return -1;
 }
 

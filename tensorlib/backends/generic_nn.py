@@ -215,7 +215,7 @@ def _compute_dtype(xp, dtype):
 def batch_norm_forward(xp, x, scale, offset, epsilon):
     """Training batch norm of NHWC ``x``: (y, mean, biased var, inv_std), statistics in scale's dtype."""
     compute = _compute_dtype(xp, x.dtype)
-    flat = xp.astype(xp.reshape(x, (-1, x.shape[-1])), compute)
+    flat = xp.astype(xp.reshape(x, (math.prod(x.shape[:-1]), x.shape[-1])), compute)  # -1 cannot size 0 channels
     count = flat.shape[0]
     mean = xp.sum(flat, axis=0) / count
     centered = flat - mean
@@ -248,10 +248,10 @@ def batch_norm_backward(xp, dy, x, scale, mean, inv_std):
     """(dx, dscale, doffset) of training batch norm, one fused formula."""
     compute = _compute_dtype(xp, xp.result_type(x.dtype, dy.dtype))
     channels = x.shape[-1]
-    flat_dy = xp.astype(xp.reshape(dy, (-1, channels)), compute)
+    flat_dy = xp.astype(xp.reshape(dy, (math.prod(dy.shape[:-1]), channels)), compute)
     count = flat_dy.shape[0]
     inv = xp.astype(inv_std, compute)
-    x_hat = (xp.astype(xp.reshape(x, (-1, channels)), compute) - xp.astype(mean, compute)) * inv
+    x_hat = (xp.astype(xp.reshape(x, flat_dy.shape), compute) - xp.astype(mean, compute)) * inv
     doffset = xp.sum(flat_dy, axis=0)
     dscale = xp.sum(flat_dy * x_hat, axis=0)
     dx = (xp.astype(scale, compute) * inv / count) * (count * flat_dy - doffset - x_hat * dscale)

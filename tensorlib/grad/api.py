@@ -199,12 +199,12 @@ def vjp(f, *primals):
     leaves, outs, out_def = _outputs(out, "tl.vjp")
 
     def vjp_fn(cotangent):
-        cts, ct_def = tree.flatten(_like(out, cotangent))
         # Dicts are matched by key, never zipped in flattening order (their order or keys may differ); lists and
         # tuples only by count (``[ct]`` for one output is accepted).
-        if len(cts) != len(leaves) or ct_def != out_def and (_has_dict(ct_def.key()) or _has_dict(out_def.key())):
+        cts, ct_def = tree.flatten_as(out_def, cotangent)
+        if cts is None:
             raise ValueError(
-                f"vjp_fn: {len(cts)} cotangents for {len(leaves)} outputs (output structure "
+                f"vjp_fn: {ct_def.num_leaves} cotangents for {len(leaves)} outputs (output structure "
                 f"{out_def!r}, cotangent structure {ct_def!r})"
             )
         targets, weights = [], []
@@ -220,22 +220,6 @@ def vjp(f, *primals):
         return tuple(_split(backprop(tape._nodes, targets, weights, xs, "zero"), treedefs))
 
     return out, vjp_fn
-
-
-def _like(out, ct):
-    """``ct`` rebuilt in ``out``'s containers where it fits: dicts matched by key, lists and tuples by position."""
-    if isinstance(out, dict):
-        if not (isinstance(ct, dict) and ct.keys() == out.keys()):
-            return ct
-        return {k: _like(out[k], ct[k]) for k in out}
-    if isinstance(out, (list, tuple)) and isinstance(ct, (list, tuple)) and len(ct) == len(out):
-        items = [_like(o, c) for o, c in zip(out, ct)]
-        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
-    return ct
-
-
-def _has_dict(key) -> bool:
-    return key[0] == "dict" or any(_has_dict(child) for child in key[2])
 
 
 def _primals(primals, what):
@@ -267,9 +251,10 @@ def jvp(f, primals, tangents):
     if len(primals) != len(tangents):
         raise ValueError(f"tl.jvp: {len(primals)} primals but {len(tangents)} tangents")
     primals, xs, treedefs = _primals(primals, "tl.jvp")
-    flat_tangents, tangent_def = tree.flatten(tangents)
-    if tangent_def != tree.flatten(tuple(primals))[1]:
-        raise tree.structure_error("tl.jvp: tangents and primals", tree.flatten(tuple(primals))[1], tangent_def)
+    primal_def = tree.flatten(tuple(primals))[1]
+    flat_tangents, tangent_def = tree.flatten_as(primal_def, tangents)
+    if flat_tangents is None:
+        raise tree.structure_error("tl.jvp: tangents and primals", primal_def, tangent_def)
     # Tangents given as arrays or numbers go to their primal's backend.
     ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
     for x, t in zip(xs, ts):
@@ -328,7 +313,8 @@ def jacobian(f, argnums=0, has_aux: bool = False):
     ([[2.0, 0.0], [0.0, 6.0]], 'aux')
     """
 
-    def jac_f(*args):
+    @functools.wraps(f)
+    def jac_f(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "tl.jacobian")
         args = list(args)
         sources, treedefs = [], []
@@ -338,7 +324,7 @@ def jacobian(f, argnums=0, has_aux: bool = False):
             treedefs.append(treedef)
         with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
             tape.watch(sources)
-            out, aux = _split_aux(f(*args), has_aux, "tl.jacobian")
+            out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacobian")
         leaves, outs, out_def = _outputs(out, "tl.jacobian")
         per_output = []
         for leaf, o in zip(leaves, outs):
@@ -356,10 +342,31 @@ def jacobian(f, argnums=0, has_aux: bool = False):
 
 
 def hessian(f, argnums=0, has_aux: bool = False):
-    """The Hessian of a scalar function: the Jacobian of its gradient (``(hessian, aux)`` with ``has_aux``).
+    """The Hessian: the Jacobian of the Jacobian (JAX's ``jacfwd(jacrev(f))``), of shape
+    ``out.shape + arg.shape + arg.shape``; for a scalar ``f`` the Jacobian of its gradient
+    (``(hessian, aux)`` with ``has_aux``).  ``f``'s outputs must be real float tensors.
 
     >>> import tensorlib as tl
     >>> tl.hessian(lambda x: tl.sum(x ** 3))(tl.tensor([1.0, 2.0])).numpy().tolist()
     [[6.0, 0.0], [0.0, 12.0]]
+    >>> tl.hessian(lambda x: x[0] * x ** 2)(tl.tensor([1.0, 2.0])).shape
+    (2, 2, 2)
     """
-    return jacobian(grad(f, argnums, has_aux), argnums, has_aux)
+    return jacobian(jacobian(_real_float_outputs(f, has_aux), argnums, has_aux), argnums, has_aux)
+
+
+def _real_float_outputs(f, has_aux):
+    """``f``, refusing integer, bool and complex outputs (as ``tl.grad`` does): their Hessian is not defined."""
+
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        result = f(*args, **kwargs)
+        for leaf in tree.leaves(_split_aux(result, has_aux, "tl.hessian")[0]):
+            if isinstance(leaf, Tensor) and leaf.dtype.kind != "f":
+                raise TypeError(
+                    f"tl.hessian: f must return real float tensors, got dtype {leaf.dtype} (shape {tuple(leaf.shape)}); "
+                    "differentiate a float (tl.real(out) or tl.abs(out) of a complex one)"
+                )
+        return result
+
+    return checked

@@ -1,16 +1,20 @@
-"""custom_gradient (stop_gradient, an op, is defined with the other ops in :mod:`tensorlib.ops.math`)."""
+"""custom_gradient and remat (stop_gradient, an op, is defined with the other ops in :mod:`tensorlib.ops.math`)."""
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
-import weakref
+
+import numpy as np
 
 from .. import dispatch
+from ..ops.math import identity
 from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_gradient, as before)
 from ..ops.registry import defop, spec
 from ..tensor import Tensor
 from . import registry
+from .backprop import once_per_pass, rule_site
 from .. import tree
 from .tape import GradientTape
 
@@ -35,9 +39,6 @@ def _custom_kernel(xp, *arrays, grad_fn, n_inputs, n_variables):
     return tuple(arrays[n_inputs + n_variables :])
 
 
-_grad_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _call_grad_fn(node, out_grads) -> list:
     """The user's gradients for the tensor inputs, then for the variables ``f`` read."""
     n, n_vars = node.attrs["n_inputs"], node.attrs["n_variables"]
@@ -45,38 +46,52 @@ def _call_grad_fn(node, out_grads) -> list:
     if n_vars:
         variables = list(node.inputs[n : n + n_vars])
         try:
-            result, var_grads = fn(*out_grads, variables=variables)
+            returned = fn(*out_grads, variables=variables)
         except TypeError as e:
             if "variables" not in str(e):
                 raise
-            read = ", ".join(f"shape {tuple(v.shape)} {v.dtype}" for v in variables)
             raise TypeError(
-                f"custom_gradient: the function reads {n_vars} trainable Variable(s) ({read}), so "
+                f"custom_gradient: the function reads {n_vars} trainable Variable(s) ({_described(variables)}), so "
                 "its grad_fn must accept variables= and return (input_gradients, "
-                "variable_gradients)"
+                f"variable_gradients); grad_fn defined at {rule_site(fn)}"
             ) from None
-        var_grads = list(var_grads)
+        if not (isinstance(returned, (list, tuple)) and len(returned) == 2):
+            raise TypeError(
+                f"custom_gradient: grad_fn called with variables= must return (input_gradients, variable_gradients), "
+                f"got {_what(returned)}; grad_fn defined at {rule_site(fn)}"
+            )
+        result, var_grads = returned
+        var_grads = list(var_grads) if isinstance(var_grads, (list, tuple)) else [var_grads]
         if len(var_grads) != n_vars:
             raise ValueError(
-                f"custom_gradient: grad_fn returned {len(var_grads)} variable gradients for {n_vars} variables"
+                f"custom_gradient: grad_fn returned {len(var_grads)} variable gradients for {n_vars} variables "
+                f"({_described(variables)}); grad_fn defined at {rule_site(fn)}"
             )
     else:
         result, var_grads = fn(*out_grads), []
     result = list(result) if isinstance(result, (list, tuple)) else [result]
     if len(result) != n:
-        raise ValueError(f"custom_gradient: grad_fn returned {len(result)} gradients for {n} tensor inputs")
+        raise ValueError(
+            f"custom_gradient: grad_fn returned {len(result)} gradients for {n} tensor inputs "
+            f"({_described(node.inputs[:n])}); grad_fn defined at {rule_site(fn)}"
+        )
     return result + var_grads
+
+
+def _described(tensors) -> str:
+    return ", ".join(f"shape {tuple(t.shape)} {t.dtype}" for t in tensors)
+
+
+def _what(value) -> str:
+    return (
+        f"a {type(value).__name__} of length {len(value)}" if isinstance(value, (list, tuple)) else type(value).__name__
+    )
 
 
 def _custom_gradient_rule(node, *out_grads, index):
     if index >= node.attrs["n_inputs"] + node.attrs["n_variables"]:
         return None
-    cached = _grad_cache.get(node)
-    key = tuple(id(g) for g in out_grads)
-    if cached is None or cached[0] != key:
-        cached = (key, _call_grad_fn(node, out_grads), out_grads)
-        _grad_cache[node] = cached
-    g = cached[1][index]
+    g = once_per_pass(node, out_grads, lambda: _call_grad_fn(node, out_grads))[index]
     if g is not None and not isinstance(g, Tensor):
         g = dispatch.to_tensor(g, node.inputs[index].backend, node.inputs[index].dtype)
     return g
@@ -108,17 +123,17 @@ _TENSOR = "tensor"
 
 def _tensor_leaves(args):
     """The tensors among the positional arguments, nested ones too (a dict of tensors gets its gradient), and
-    per argument ``_TENSOR``, None (no tensors in it) or ``(its leaf count, where its tensors are)``."""
+    per argument ``_TENSOR``, None (no tensors in it) or ``(its treedef, where its tensors are)``."""
     tensors, layout = [], []
     for a in args:
         if isinstance(a, Tensor):
             tensors.append(a)
             layout.append(_TENSOR)
             continue
-        leaves = tree.leaves(a, is_leaf=_none_leaf)
+        leaves, treedef = tree.flatten(a, is_leaf=_none_leaf)
         where = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
         tensors += [leaves[i] for i in where]
-        layout.append((len(leaves), where) if where else None)
+        layout.append((treedef, where) if where else None)
     return tensors, layout
 
 
@@ -138,19 +153,24 @@ def _flattening(layout):
             if len(result) != len(holding):
                 raise ValueError(
                     f"custom_gradient: grad_fn returned {len(result)} gradients for {len(holding)} positional "
-                    "arguments holding tensors; an argument that nests tensors gets one gradient of its structure"
+                    "arguments holding tensors; an argument that nests tensors gets one gradient of its structure "
+                    f"(grad_fn defined at {rule_site(grad_fn)})"
                 )
             grads = []
             for g, lay in zip(result, holding):
                 if lay is _TENSOR:
                     grads.append(g)
                     continue
-                count, where = lay
-                leaves = [None] * count if g is None else tree.leaves(g, is_leaf=_none_leaf)
-                if len(leaves) != count:
+                treedef, where = lay
+                # Dicts by key: a gradient {"b": gb, "a": ga} for the argument {"a": .., "b": ..} gave ga to b.
+                leaves, got = (
+                    ([None] * treedef.num_leaves, None) if g is None else tree.flatten_as(treedef, g, _none_leaf)
+                )
+                if leaves is None:
                     raise ValueError(
-                        f"custom_gradient: grad_fn returned a gradient with {len(leaves)} leaves for an argument "
-                        f"with {count}; give it the argument's structure"
+                        f"custom_gradient: grad_fn returned a gradient with {got.num_leaves} leaves for an argument "
+                        f"with {treedef.num_leaves} ({got!r} for {treedef!r}); give it the argument's structure "
+                        f"(grad_fn defined at {rule_site(grad_fn)})"
                     )
                 grads += [leaves[i] for i in where]
             return (grads, var_grads) if variables else grads
@@ -223,3 +243,101 @@ def custom_gradient(f):
         return tree.unflatten(out_def, results)
 
     return wrapper
+
+
+def remat(f):
+    """``f`` whose intermediates are not kept for its gradient: the backward pass runs ``f`` again
+    (JAX's ``jax.checkpoint``/``jax.remat``, TensorFlow's ``tf.recompute_grad``; ``tl.checkpoint`` is the
+    module that saves variables).  Gradients are those of ``f``, to every order, for the tensors in
+    its arguments (nested ones too, keyword ones too) and the trainable Variables it reads.
+
+    Random draws repeat: the recomputation starts the global generator where the forward pass
+    started it, and seeded ops draw the same numbers anyway.  A draw that cannot be repeated (from a
+    ``tl.random.Generator`` object) or any other state that changed between the two runs makes
+    the recomputed outputs differ from the forward ones, and that is a RuntimeError naming ``f``,
+    never a gradient of other values.  Under ``tl.function`` ``f`` runs as it is: the graph's memory
+    plan frees what the gradient does not read.  Under nested or persistent tapes ``f``'s own ops are
+    recorded too (as for any custom_gradient that may be differentiated again), so the memory is
+    saved under one non-persistent tape (``tl.grad``, ``tl.value_and_grad``).
+
+    >>> import tensorlib as tl
+    >>> block = tl.remat(lambda x: tl.nn.dropout(tl.tanh(x), rate=0.5) * 3.0)
+    >>> x = tl.tensor([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    >>> with tl.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = block(x)
+    >>> g = tape.gradient(y, x)  # recomputed with the forward pass's dropout mask
+    >>> bool(tl.all((g == 0) == (y == 0)))
+    True
+    """
+    name = getattr(f, "__qualname__", repr(f))
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        st = dispatch.current_state()
+        if st.modes or not st.tapes:  # traced: the graph keeps what it keeps; nothing records: nothing to save
+            return f(*args, **kwargs)
+        leaves, treedef = tree.flatten((args, kwargs))
+        where = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
+
+        def call(tensors):
+            filled = list(leaves)
+            for i, t in zip(where, tensors):
+                filled[i] = t
+            a, k = tree.unflatten(treedef, filled)
+            return f(*a, **k)
+
+        start = _global_random_state()
+
+        def rematerialized(*tensors):
+            y = call(tensors)
+
+            def grad_fn(*out_grads, variables=None):
+                variables = list(variables or ())
+                with _random_state_at(start), GradientTape(watch_accessed_variables=False) as tape:
+                    # Fresh tensors: the same tensor given twice gets a gradient per place, summed by the engine.
+                    fresh = [identity(t) for t in tensors]
+                    tape.watch(fresh + variables)
+                    again = tree.leaves(call(fresh))
+                _check_recomputed(name, tree.leaves(y), again)
+                # Integer and bool tensors (indices, masks) get no gradient.
+                sources = [t for t in fresh if t.dtype.kind in "fc"] + variables
+                found = iter(tape.gradient(again, sources, list(out_grads), unconnected_gradients="zero"))
+                grads = [next(found) if t.dtype.kind in "fc" else None for t in fresh]
+                return (grads, list(found)) if variables else grads
+
+            return y, grad_fn
+
+        rematerialized.__name__, rematerialized.__qualname__ = getattr(f, "__name__", name), name
+        return custom_gradient(rematerialized)(*[leaves[i] for i in where])
+
+    return wrapper
+
+
+def _global_random_state():
+    from ..ops import random
+
+    return copy.deepcopy(random._global[0])
+
+
+@contextlib.contextmanager
+def _random_state_at(state):
+    """The global generator as ``state`` inside the block (a copy: ``state`` can serve again), then as it was."""
+    from ..ops import random
+
+    now = random._global[0]
+    random._global[0] = copy.deepcopy(state)
+    try:
+        yield
+    finally:
+        random._global[0] = now
+
+
+def _check_recomputed(name, forward, again) -> None:
+    for k, (a, b) in enumerate(zip(forward, again)):
+        if a.shape != b.shape or not np.array_equal(a.numpy(), b.numpy(), equal_nan=True):
+            raise RuntimeError(
+                f"tl.remat: running {name} again for its gradient gave another output {k} (shape {tuple(b.shape)} "
+                f"{b.dtype}) than the forward pass: it draws from a tl.random.Generator or reads state that "
+                "changed in between; seed its random ops (seed=) or draw them outside it"
+            )

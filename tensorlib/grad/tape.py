@@ -102,13 +102,10 @@ class GradientTape:
         ``unconnected_gradients="zero"``.
         """
         nodes = self._nodes_or_raise("gradient")
-        if unconnected_gradients not in ("none", "zero"):
-            raise ValueError(
-                f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}"
-            )
+        _check_unconnected(unconnected_gradients, "gradient")
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "gradient")
-        targets = tree.leaves(target)
+        targets, target_def = tree.flatten(target)
         for i, t in enumerate(targets):
             if not isinstance(t, Tensor):
                 raise TypeError(
@@ -120,12 +117,14 @@ class GradientTape:
         if output_gradients is None:
             weights = [ones_like(t) for t in targets]
         else:
-            # One weight per target, None meaning ones (TensorFlow's rule): never zipped short or shifted.
-            given = tree.leaves(output_gradients, is_leaf=lambda w: w is None)
-            if len(given) != len(targets):
+            # One weight per target, None meaning ones (TensorFlow's rule): never zipped short or shifted, and
+            # dicts matched by key (zipped in insertion order, {"b": .., "a": ..} weighed the wrong targets).
+            given, given_def = tree.flatten_as(target_def, output_gradients, is_leaf=lambda w: w is None)
+            if given is None:
                 raise ValueError(
-                    f"GradientTape.gradient: {len(given)} output_gradients for {len(targets)} targets "
-                    f"(target shapes {[tuple(t.shape) for t in targets]}); give one per target, or None for ones"
+                    f"GradientTape.gradient: {given_def.num_leaves} output_gradients for {len(targets)} targets "
+                    f"(target shapes {[tuple(t.shape) for t in targets]}); give one per target, or None for ones "
+                    f"(targets {target_def!r}, output_gradients {given_def!r})"
                 )
             weights = [
                 ones_like(t) if w is None else w if isinstance(w, Tensor) else dispatch.to_tensor(w, t.backend, t.dtype)
@@ -166,6 +165,7 @@ class GradientTape:
         from ..ops import shape as shape_ops
 
         nodes = self._nodes_or_raise("jacobian")
+        _check_unconnected(unconnected_gradients, "jacobian")
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "jacobian")
         if not isinstance(target, Tensor):
@@ -215,6 +215,11 @@ class GradientTape:
         if not self._persistent:
             self._spend()
         return tree.unflatten(source_def, result)
+
+
+def _check_unconnected(unconnected, what):
+    if unconnected not in ("none", "zero"):
+        raise ValueError(f"GradientTape.{what}: unconnected_gradients must be 'none' or 'zero', got {unconnected!r}")
 
 
 def _check_sources(sources, what):

@@ -287,11 +287,41 @@ class _SubTrace(_Trace):
     into the enclosing trace and becomes an extra input of the subgraph (``outer``), so a subgraph has
     no captures of its own and the control-flow node lists everything it reads as an input."""
 
-    def __init__(self, graph, parent):
+    def __init__(self, graph, parent, loop: bool = False):
         super().__init__(graph)
         self.parent = parent
         self.outer: list = []  # values of the enclosing trace, in the order of their inputs here
         self.outer_map: dict = {}  # _id of an outer value -> its placeholder here
+        # Unseeded random draws here take a key (see ops.random.KEYED): a replay for a gradient must draw
+        # the numbers the run drew.  A branch's key comes from the enclosing trace; a loop body's changes per
+        # step, so the loop traces its body again with a key input (``drew`` tells it to) and sets ``key``.
+        self.key = None
+        self.salt = 0  # tells the draws of one key apart
+        self.loop = loop
+        self.drew = False
+
+    def bind(self, op, inputs, attrs, specs):
+        if op.stateful and attrs.get("seed") is None:
+            from ..ops.random import KEYED
+
+            if KEYED.get(op.name) == len(inputs):
+                key, salt = self.random_key()
+                inputs, attrs = (*inputs, key), {**attrs, "seed": salt}
+        return super().bind(op, inputs, attrs, specs)
+
+    def random_key(self) -> tuple:
+        """``(key, salt)`` for an unseeded draw traced here."""
+        self.drew = True
+        if self.key is None:
+            if self.loop:  # traced a first time: the loop traces the body again with a key per step
+                self.key = self.convert(0, _dtypes.int64, self.graph.backend)
+            else:
+                from ..ops.random import KEY_BOUND, uniform
+
+                with dispatch.in_mode(self.parent):  # drawn per run there (from its own key if it has one)
+                    self.key = self.from_outer(uniform((), 0, KEY_BOUND, dtype=_dtypes.int64))
+        self.salt += 1
+        return self.key, self.salt - 1
 
     def from_outer(self, value):
         t = self.outer_map.get(value._id)
@@ -348,16 +378,17 @@ class _SubTrace(_Trace):
         return g
 
 
-def trace_subgraph(fn, args, name: str):
+def trace_subgraph(fn, args, name: str, loop: bool = False):
     """Trace ``fn(*args)`` inside the current trace, ``args`` a nested structure of Tensors/TensorSpecs.
 
     Returns ``(sub, leaves)``: the :class:`_SubTrace` (its ``graph`` has one input per tensor leaf of
     ``args``, then one per outer value in ``sub.outer``) and the result's tensor leaves (also
     ``sub.graph.outputs``; ``sub.graph.structure`` is the result's TreeDef).  Python numbers and arrays
-    in the result become tensors; strings stay constants of the structure."""
+    in the result become tensors; strings stay constants of the structure.  ``loop``: a loop body, whose
+    random draws need a key per step (if ``sub.drew``, trace it again with one, set by :func:`keyed_call`)."""
     parent = dispatch.modes[-1]
     graph = Graph(name, parent.graph.backend)
-    sub = _SubTrace(graph, parent)
+    sub = _SubTrace(graph, parent, loop)
     arg_leaves, arg_def = tree.flatten(args, is_constant=_not_a_tensor)
     placed = [
         sub.placeholder(t.shape, t.dtype, getattr(t, "backend", graph.backend), f"{name}[{i}]")
@@ -370,6 +401,13 @@ def trace_subgraph(fn, args, name: str):
     leaves, graph.structure = tensor_leaves(result, graph.backend)
     graph.outputs = [sub.lift(t) for t in leaves]
     return sub, graph.outputs
+
+
+def keyed_call(key, fn, *args, salt: int = 0):
+    """``fn(*args)`` traced in a loop body whose random draws derive from ``key`` (from ``salt`` on)."""
+    sub = dispatch.modes[-1]
+    sub.key, sub.salt = key, salt
+    return fn(*args)
 
 
 def _inherit_weakness(value, placeholder, parent, sub) -> None:

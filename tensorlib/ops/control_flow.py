@@ -26,7 +26,6 @@ differentiates as a ``scan`` of ``cond``s (TensorFlow's rule).
 from __future__ import annotations
 
 import operator
-import weakref
 from typing import Any, Callable
 
 from .. import dispatch
@@ -60,9 +59,22 @@ def _types(leaves) -> str:
     return "[" + ", ".join(f"{t.dtype}{list(t.shape)}" for t in leaves) + "]"
 
 
-def _nesting(what_a, a, what_b, b) -> str:
-    """The two structures, drawn, when they differ (an error message's tail); else nothing."""
-    return "" if a == b else f" (the nesting differs: {what_a} {a!r}, {what_b} {b!r})"
+def _nesting(what_a, a, what_b, b, kinds_a=(), kinds_b=()) -> str:
+    """An error message's tail: the two structures, drawn, when they differ; else the path of the first leaf
+    whose ``(shape, dtype)`` in ``kinds_a`` differs from ``kinds_b`` (in a big tree, counting is no way to find it)."""
+    if a != b:
+        return f" (the nesting differs: {what_a} {a!r}, {what_b} {b!r})"
+    if len(kinds_a) < 2:
+        return ""  # the lists drawn say it all
+    for path, ka, kb in zip(tree._paths(a._key, (), []), kinds_a, kinds_b):
+        if ka != kb:
+            where = "".join(f"[{k!r}]" for k in path)
+            return f" (first difference at {where}: {ka[1]}{list(ka[0])} vs {kb[1]}{list(kb[0])})"
+    return ""
+
+
+def _kinds(leaves) -> list:
+    return [(tuple(t.shape), t.dtype) for t in leaves]
 
 
 def _run(graph, raws) -> tuple:
@@ -114,7 +126,7 @@ def _check_same(expected: tuple, after, rule: str, was: str, got: str, got_nesti
         drawn = lambda ks: "[" + ", ".join(f"{d}{list(s)}" for s, d in ks) + "]"  # noqa: E731
         raise TypeError(
             f"{rule}: {was} {drawn(kinds)}, {got} {drawn(a_kinds)}"
-            + _nesting(was, structure, got_nesting or got, a_structure)
+            + _nesting(was, structure, got_nesting or got, a_structure, kinds, a_kinds)
         )
 
 
@@ -198,18 +210,12 @@ def _bool_pred(pred, what: str):
     return pred if pred.dtype.kind == "b" else math_ops.not_equal(pred, 0)
 
 
-_vjps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _all_grads(node, grads, compute) -> tuple:
     """The gradients for every input of ``node``, computed once per backward pass (the engine asks
     per input, with the same output gradients)."""
-    hit = _vjps.get(node)
-    if hit is not None and len(hit[0]) == len(grads) and all(a is b for a, b in zip(hit[0], grads)):
-        return hit[1]
-    result = compute()
-    _vjps[node] = (tuple(grads), result)
-    return result
+    from ..grad.backprop import once_per_pass
+
+    return once_per_pass(node, grads, compute)
 
 
 def _differentiable(t) -> bool:
@@ -301,7 +307,9 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
         raise TypeError(
             f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
             f"true_fn returns {_types(true_out)}, false_fn returns {_types(false_out)}"
-            + _nesting("true_fn returns", tg.structure, "false_fn returns", fg.structure)
+            + _nesting(
+                "true_fn returns", tg.structure, "false_fn returns", fg.structure, _kinds(true_out), _kinds(false_out)
+            )
         )
     outer = true_sub.outer + [v for v in false_sub.outer if v._id not in true_sub.outer_map]
     tg, fg = true_sub.with_outer(len(leaves), outer), false_sub.with_outer(len(leaves), outer)
@@ -408,16 +416,25 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         length = lengths.pop()
     if not dispatch.modes:
         return _scan_eager(f, init, x_leaves, x_structure, length, reverse)
-    from ..graph.tracing import trace_subgraph
+    from ..graph.tracing import keyed_call, trace_subgraph
 
     c_leaves, c_structure = _flatten(init, "tl.scan init")
     slices = [make_symbolic(x.shape[1:], x.dtype, x.backend, None, 0) for x in x_leaves]
     weak = _weak(init)
+    keys = None  # if f draws random numbers: a key per step, a hidden last leaf of xs
     while True:
-        sub, outs = trace_subgraph(f, (tree.unflatten(c_structure, c_leaves), tree.unflatten(x_structure, slices)), "f")
+        carry, x = tree.unflatten(c_structure, c_leaves), tree.unflatten(x_structure, slices)
+        if keys is None:
+            sub, outs = trace_subgraph(f, (carry, x), "f", loop=True)
+        else:
+            key = make_symbolic((), keys.dtype, keys.backend, None, 0)
+            sub, outs = trace_subgraph(lambda c, xk: keyed_call(xk[1], f, c, xk[0]), (carry, (x, key)), "f")
         body = sub.graph
         if body.structure.kind not in ("tuple", "list") or len(body.structure.children) != 2:
             raise TypeError(f"tl.scan: f must return a pair (carry, y), got {body.structure!r}")
+        if keys is None and sub.drew:
+            keys = _random_keys((length,))
+            continue
         carry_structure, y_structure = body.structure.children
         n_carry = carry_structure.num_leaves
         new_carry = outs[:n_carry]
@@ -430,8 +447,10 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     ]:
         raise TypeError(
             f"{_CARRY_RULE}: init is {_types(c_leaves)}, f returns {_types(new_carry)}"
-            + _nesting("init is", c_structure, "f's carry is", carry_structure)
+            + _nesting("init is", c_structure, "f's carry is", carry_structure, _kinds(c_leaves), _kinds(new_carry))
         )
+    if keys is not None:
+        x_leaves = [*x_leaves, keys]
     body = sub.with_outer(len(c_leaves) + len(x_leaves), list(sub.outer))
     results = _scan_op(
         *c_leaves,
@@ -605,7 +624,8 @@ def _while_grad(node, *grads, index):
         raise ValueError(
             "tl.while_loop: reverse-mode differentiation of a while loop needs "
             "maximum_iterations=N (its trip count is unknown in advance, as in TensorFlow); pass "
-            "maximum_iterations, or write the loop with tl.scan"
+            "maximum_iterations, or write the loop with tl.scan (tl.jvp and tl.hessian differentiate in reverse "
+            "mode too)"
         )
 
     def loop(args):
@@ -663,7 +683,11 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
             _check_same(reference, values, _LOOP_RULE, "loop_vars are", "body_fn returns")
             count += 1
         return _owned(values)
-    from ..graph.tracing import trace_subgraph
+    return _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations)
+
+
+def _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations, keyed: bool = False):
+    from ..graph.tracing import keyed_call, trace_subgraph
 
     leaves, structure = _flatten(loop_vars, "tl.while_loop loop_vars")
     weak = _weak(loop_vars)
@@ -671,30 +695,52 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
         # A tape records inside this trace: the scan of conds differentiates in place.  (A While node
         # would run only the steps taken, but its gradient computes the loop again.)
         if any(weak):  # the scan of conds needs the loop's dtypes up front: the body tells them
-            _, outs = trace_subgraph(body_fn, (tree.unflatten(structure, leaves),), "body_fn")
+            _, outs = trace_subgraph(body_fn, (tree.unflatten(structure, leaves),), "body_fn", loop=True)
             leaves = _promote_weak(leaves, weak, outs) or leaves
         return _bounded_while(cond_fn, body_fn, tree.unflatten(structure, leaves), maximum_iterations)
     while True:
         args = tree.unflatten(structure, leaves)
-        body_sub, outs = trace_subgraph(body_fn, (args,), "body_fn")
+        body_sub, outs = trace_subgraph(body_fn, (args,), "body_fn", loop=not keyed)
         promoted = _promote_weak(leaves, weak, outs) if any(weak) and body_sub.graph.structure == structure else None
         if promoted is None:
             break
         leaves, weak = promoted, [False] * len(weak)  # traced again with the loop's own dtypes
-    cond_sub, _ = trace_subgraph(lambda v: _bool_pred(cond_fn(v), "tl.while_loop cond_fn"), (args,), "cond_fn")
     if body_sub.graph.structure != structure or [(t.shape, t.dtype) for t in outs] != [
         (t.shape, t.dtype) for t in leaves
     ]:
         raise TypeError(
             f"{_LOOP_RULE}: loop_vars are {_types(leaves)}, body_fn returns {_types(outs)}"
-            + _nesting("loop_vars are", structure, "body_fn returns", body_sub.graph.structure)
+            + _nesting(
+                "loop_vars are", structure, "body_fn returns", body_sub.graph.structure, _kinds(leaves), _kinds(outs)
+            )
         )
+    pred = lambda v: _bool_pred(cond_fn(v), "tl.while_loop cond_fn")  # noqa: E731
+    cond_sub, _ = trace_subgraph(pred, (args,), "cond_fn", loop=not keyed)
+    if not keyed and (body_sub.drew or cond_sub.drew):
+        # Random draws: a key per step, a hidden last loop variable (cond_fn's draws salted apart from the body's)
+        return _traced_while(
+            lambda vk: keyed_call(vk[1], cond_fn, vk[0], salt=_COND_SALT),
+            lambda vk: (keyed_call(vk[1], body_fn, vk[0]), _random_keys(())),
+            (args, _random_keys(())),
+            maximum_iterations,
+            keyed=True,
+        )[0]
     outer = cond_sub.outer + [v for v in body_sub.outer if v._id not in cond_sub.outer_map]
     cg, bg = cond_sub.with_outer(len(leaves), outer), body_sub.with_outer(len(leaves), outer)
     outs = _while_op(
         *leaves, *outer, cond_graph=cg, body_graph=bg, n_vars=len(leaves), maximum_iterations=maximum_iterations
     )
     return tree.unflatten(structure, outs if isinstance(outs, tuple) else (outs,))
+
+
+_COND_SALT = 1 << 32
+
+
+def _random_keys(shape):
+    """Keys for the random draws of a loop's steps, drawn per run (from the enclosing body's key in one)."""
+    from . import random as _random
+
+    return _random.uniform(shape, 0, _random.KEY_BOUND, dtype="int64")
 
 
 def _bounded_while(cond_fn, body_fn, loop_vars, maximum_iterations):

@@ -4,7 +4,9 @@ Every function takes ``seed=``: the same seed gives the same numbers.  Without
 one, numbers come from a global generator that ``tl.random.seed(s)`` resets.
 The module-level functions are ops, so a traced function draws new numbers on
 each run; a :class:`Generator` object's methods draw when called (inside
-``tl.function``, once, at trace time).
+``tl.function``, once, at trace time).  Traced in a ``tl.cond`` branch or a loop
+body, an unseeded draw is a function of a key that the enclosing graph draws per
+run (per step in a loop), so that a gradient replaying the body sees the same numbers.
 
 >>> import tensorlib as tl
 >>> a = tl.random.normal((2,), seed=0); b = tl.random.normal((2,), seed=0)
@@ -13,6 +15,8 @@ True
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -178,8 +182,48 @@ def _check_draw(distribution: str, dtype, a, b) -> None:
 
 # The module-level draws are ops (stateful, not differentiable), so a traced function draws new
 # numbers on every run instead of baking the trace-time draw into its graph.
+#
+# An unseeded draw traced in a tl.cond branch or a loop body takes a key instead (an int64 scalar input; its
+# ``seed`` attribute is then a salt telling the body's draws apart): its numbers are a function of the key,
+# which the enclosing trace draws once per run (per step for a loop).  A gradient replays the branch or body,
+# and the replay must draw the numbers the forward run drew (a dropout mask drawn again gave the gradient of
+# another mask, silently).
+KEYED: dict = {}  # op type -> its inputs but the key, for the draws that take one in a branch or body (graph.tracing)
+KEY_BOUND = 2**62  # keys are int64 draws in [0, KEY_BOUND)
+
+
+def check_key(key, who: str = "key") -> None:
+    """The key input of a keyed draw: one int64 scalar (a shape rule's check)."""
+    if len(key) > 1 or (key and (tuple(key[0].shape) != () or key[0].dtype != _dt.int64)):
+        got = ", ".join(f"{k.dtype}{list(k.shape)}" for k in key)
+        raise TypeError(f"{who} must be one int64 scalar, got [{got}]")
+
+
+_keyed = threading.local()
+
+
+def keyed_generator(backend, key, salt):
+    """The generator of a keyed draw: a function of the key's value and the salt alone.
+
+    On the host backends, NumPy's counter-based Philox keyed by both: one per thread whose state is set
+    for each draw (a fifth of the cost of making a generator, about 40 us, at every step of a loop)."""
+    words = [int(key) & (2**64 - 1), int(salt) & (2**64 - 1)]
+    if type(backend).random_generator is not _backends.Backend.random_generator:
+        return backend.random_generator(int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0]))
+    philox = getattr(_keyed, "philox", None)
+    if philox is None:
+        philox = _keyed.philox = np.random.Philox(0)
+        _keyed.generator = np.random.Generator(philox)
+        _keyed.state = {**philox.state, "buffer_pos": 4, "has_uint32": 0, "uinteger": 0}  # (copied when set)
+        _keyed.state["state"] = {"counter": np.zeros(4, np.uint64), "key": np.zeros(2, np.uint64)}
+    _keyed.state["state"]["key"][:] = words
+    philox.state = _keyed.state
+    return _keyed.generator
+
+
 def _draw_op(name, distribution, doc):
-    def infer(*, shape, dtype, seed, a, b):
+    def infer(*key, shape, dtype, seed, a, b):
+        check_key(key)
         if any(d < 0 for d in shape):
             raise ValueError(f"shape {shape} has a negative dimension")
         _check_draw(distribution, dtype, a, b)
@@ -187,18 +231,22 @@ def _draw_op(name, distribution, doc):
 
     op = defop(
         name,
-        inputs=(),
+        inputs=("key",),
         attrs={"shape": (), "dtype": _dt.float32, "seed": None, "a": 0.0, "b": 1.0},
         infer=infer,
         differentiable=False,
+        variadic=True,
         stateful=True,
-        doc=doc,
+        doc=doc + " With a key input (a draw in a branch or loop body), a function of the key and the seed.",
     )
 
     @op.per_backend
-    def _kernel(backend, *, shape, dtype, seed, a, b):
+    def _kernel(backend, *key, shape, dtype, seed, a, b):
+        if key:
+            return backend.random(keyed_generator(backend, key[0], seed), distribution, shape, dtype, a, b)
         return _gen(seed).draw_array(backend, distribution, shape, dtype, a, b)
 
+    KEYED[name] = 0
     return op
 
 

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
+from ..ops import random as _random
 from ..graph.tracing import RetracingWarning
 from .opinfo import ErrorInput, OpInfo, SampleInput
 
@@ -148,6 +149,63 @@ def _rotate_draw(draw, dtype):
     return SampleInput((_uniform(draw(SEEDS), (draw(st.integers(1, 3)),), dtype),))
 
 
+# ---------------------------------------------------------------- random draws in a body or branch
+def _reseeded(fn):
+    """``fn`` with the global generator reset first (and restored after): its draws are the same at every call,
+    as ``check_grads`` differentiates against differences of calls."""
+
+    def call(*args):
+        saved = _random._global[0]
+        tl.random.seed(0)
+        try:
+            return fn(*args)
+        finally:
+            _random._global[0] = saved
+
+    call.__name__ = call.__qualname__ = fn.__name__
+    return call
+
+
+def _factor(like):
+    """A fresh draw per call: a uniform in [0.5, 1.5) times a dropout mask plus one (1 or 3)."""
+    return tl.random.uniform(like.shape, 0.5, 1.5, dtype=like.dtype) * (tl.nn.dropout(tl.ones_like(like), 0.5) + 1.0)
+
+
+def _scan_draws(init, xs):
+    """Scales the carry and each x by fresh draws and divides them out again (their product for the carry): the
+    values are init and xs, and the gradients are ones only if they see the numbers the run drew."""
+
+    def step(carry, x):
+        c, p = carry
+        f = _factor(x)
+        return (c * f, p * f), x * f / tl.stop_gradient(f)
+
+    (c, p), ys = tl.scan(step, (init, tl.ones_like(init)), xs)
+    return c / tl.stop_gradient(p), ys
+
+
+def _cond_draws(flag, x):
+    """As ``_scan_draws`` for a branch: it returns ``x`` scaled by fresh draws and the draws, divided out after.
+    In a scan's body, so that the gradient replays the Cond node (and its branch) apart from the run."""
+    branch = lambda v: (v * (f := _factor(v)), f)  # noqa: E731
+    _, (y, f) = tl.scan(
+        lambda c, _: (c, tl.cond(flag, branch, lambda v: (v * 2.0, tl.ones_like(v)), c)), x, None, length=1
+    )
+    return y[0] / tl.stop_gradient(f[0])
+
+
+@st.composite
+def _cond_draws_draw(draw, dtype):
+    flag = np.array(draw(st.booleans()))
+    return SampleInput((flag, _uniform(draw(SEEDS), draw(SHAPES), dtype)), grad_argnums=(1,))
+
+
+@st.composite
+def _scan_draws_draw(draw, dtype):
+    seed, shape, length = draw(SEEDS), draw(SHAPES), draw(st.integers(1, 3))
+    return SampleInput((_uniform(seed, shape, dtype), _uniform(seed + 1, (length,) + shape, dtype)))
+
+
 # ---------------------------------------------------------------- while_loop
 def _while(limit, x):
     """Doubles ``x`` and counts while the count is below ``limit``: forward only (no maximum_iterations)."""
@@ -228,6 +286,23 @@ OPINFOS = [
     OpInfo("scan_reverse_node", _node(_reverse_scan), _reverse_scan_ref, _reverse_draw, op_types=("Scan",), **_CONTROL),
     OpInfo("scan_complex", _rotate_scan, _rotate_scan_ref, _rotate_draw, **_CONTROL),
     OpInfo("scan_complex_node", _node(_rotate_scan), _rotate_scan_ref, _rotate_draw, op_types=("Scan",), **_CONTROL),
+    # The gradient replays the body or branch, which must draw the numbers the run drew.
+    OpInfo(
+        "scan_draws_node",
+        _reseeded(_node(_scan_draws)),
+        lambda init, xs: (init, xs),
+        _scan_draws_draw,
+        op_types=("Scan",),
+        **_CONTROL,
+    ),
+    OpInfo(
+        "cond_draws_node",
+        _reseeded(_node(_cond_draws)),
+        lambda flag, x: x if flag else x * 2.0,
+        _cond_draws_draw,
+        op_types=("Cond", "Scan"),
+        **_CONTROL,
+    ),
     OpInfo(
         "while_loop", _while, _while_ref, _while_draw, differentiable=False, dtypes=FLOATS, error_inputs=_WHILE_ERRORS
     ),

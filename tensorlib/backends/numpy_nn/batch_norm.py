@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .blocks import _compute_dtype
@@ -26,7 +28,7 @@ def fused_batch_norm_forward(
     """
     channels = x.shape[-1]
     compute = _compute_dtype(x.dtype)
-    flat = x.reshape(-1, channels)
+    flat = x.reshape(math.prod(x.shape[:-1]), channels)  # not -1: no channels (an empty axis) sizes nothing
     count = flat.shape[0]
     centered = flat.astype(compute)  # a fresh buffer that becomes y
     mean = column_sums(centered) / count
@@ -63,10 +65,10 @@ def fused_batch_norm_backward(
     """
     channels = x.shape[-1]
     compute = _compute_dtype(np.result_type(x, dy))
-    flat_dy = dy.reshape(-1, channels)
+    flat_dy = dy.reshape(math.prod(dy.shape[:-1]), channels)
     count = flat_dy.shape[0]
     inv_std = inv_std.astype(compute)
-    centered = np.subtract(x.reshape(-1, channels), mean.astype(compute), dtype=compute)
+    centered = np.subtract(x.reshape(flat_dy.shape), mean.astype(compute), dtype=compute)
     product = np.multiply(flat_dy, centered, dtype=compute)
     sum_dy = column_sums(flat_dy.astype(compute, copy=False))
     sum_dy_centered = column_sums(product)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -12,13 +13,21 @@ from ..registry import get
 
 
 # ------------------------------------------------------------------ attribute and shape helpers
+def _index(value) -> int:
+    """``value`` as an int when it is an integer (an int, a NumPy integer, an integer Tensor); a TypeError for a
+    float, a bool or a string, which ``int()`` would have truncated (1.5 -> 1) or converted ("2", True) silently."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"expected an integer, got {value!r}")
+    return operator.index(value)
+
+
 def _window_pair(value, what: str, op_name: str) -> tuple:
     """An int, a (rows, cols) pair or TensorFlow's ``[1, rows, cols, 1]`` -> ``(rows, cols)``."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         pair = (int(value), int(value))
     else:
         try:
-            items = tuple(int(v) for v in value)
+            items = tuple(_index(v) for v in value)
         except (TypeError, ValueError):
             items = ()
         if len(items) == 2:
@@ -41,7 +50,7 @@ def _padding_attr(padding, op_name: str, explicit: bool = True):
             return padding.upper()
     elif explicit:
         try:
-            pairs = tuple(tuple(int(v) for v in pair) for pair in padding)
+            pairs = tuple(tuple(_index(v) for v in pair) for pair in padding)
         except (TypeError, ValueError):
             pairs = ()
         if len(pairs) == 4 and pairs[0] == (0, 0) and pairs[3] == (0, 0):
@@ -144,7 +153,7 @@ def _nchw_window(value, nchw: bool):
     """TensorFlow's NCHW 4-element form ``[1, 1, rows, cols]`` -> ``(rows, cols)``; anything else unchanged."""
     if nchw and not isinstance(value, (int, np.integer)):
         try:
-            items = tuple(int(v) for v in value)
+            items = tuple(_index(v) for v in value)
         except (TypeError, ValueError):
             return value
         if len(items) == 4 and items[:2] == (1, 1):
@@ -204,6 +213,6 @@ def _shape_tuple(shape, what, op_name) -> tuple:
     if isinstance(shape, Tensor) and shape.dtype.kind in "iu" and shape._value is not None:
         shape = shape.numpy().tolist()
     try:
-        return tuple(None if d is None else int(d) for d in shape)
+        return tuple(None if d is None else _index(d) for d in shape)
     except (TypeError, ValueError):
         raise TypeError(f"{op_name}: {what} must be a sequence of 4 ints, got {shape!r}") from None

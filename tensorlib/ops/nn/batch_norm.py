@@ -3,8 +3,6 @@ built from other ops."""
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from ... import dtypes as _dt
@@ -18,30 +16,30 @@ from ..math import stop_gradient
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from ..registry import defop, spec
-from ._common import _check_float, _check_matches, _check_rank4, _delegates_to, _is_nchw, _op_type, _to_nchw, _to_nhwc
+from ._common import (
+    _check_float,
+    _check_matches,
+    _check_rank4,
+    _delegates_to,
+    _index,
+    _is_nchw,
+    _op_type,
+    _to_nchw,
+    _to_nhwc,
+)
 
 _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 
 
 # ------------------------------------------------------------------ FusedBatchNormV3 and its gradient op
 def _shared_by_inputs(compute, consumers):
-    """``compute(node, *grads)`` run once for the gradient rules of several inputs of one node.
-
-    Each rule passes its input's name; the result is dropped as soon as every
-    input in ``consumers`` took it (or with the node), so it lives no longer
-    than the backward pass that needs it.
-    """
-    cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+    """``compute(node, *grads)`` run once per backward pass for the gradient rules of several inputs of one
+    node (the engine's ``once_per_pass``); each rule passes its input's name (one of ``consumers``)."""
 
     def shared(node, consumer, *grads):
-        entry = cache.get(node)
-        if entry is None or any(a is not b for a, b in zip(entry["grads"], grads)):
-            entry = {"grads": grads, "result": compute(node, *grads), "waiting": set(consumers)}
-            cache[node] = entry
-        entry["waiting"].discard(consumer)
-        if not entry["waiting"]:
-            del cache[node]
-        return entry["result"]
+        from ...grad.backprop import once_per_pass
+
+        return once_per_pass((node, compute), grads, lambda: compute(node, *grads))
 
     return shared
 
@@ -81,7 +79,7 @@ _fused_batch_norm = defop(
 def _fused_batch_norm_numpy(x, scale, offset, mean, variance, *, epsilon, is_training):
     if is_training:
         y, batch_mean, batch_var, inv_std = _kernels.fused_batch_norm_forward(x, scale, offset, epsilon)
-        count = x.size // x.shape[3]
+        count = x.shape[0] * x.shape[1] * x.shape[2]
         return y, batch_mean, batch_var * (count / max(count - 1, 1)), inv_std
     inv_std = 1.0 / np.sqrt(variance + scale.dtype.type(epsilon))
     factor = scale * inv_std
@@ -96,7 +94,16 @@ def _fused_batch_norm_generic(xp, x, scale, offset, mean, variance, *, epsilon, 
 
 def _fused_batch_norm_backward(node, g_y, *ignored_stat_grads):
     x, scale = node.inputs[:2]
-    return _fused_batch_norm_grad(g_y, x, scale, node.outputs[1], node.outputs[3], epsilon=node.attrs["epsilon"])
+    mean, inv_std = node.outputs[1], node.outputs[3]
+    if mean.dtype == _dt.float16:
+        # A float16 scale rounds the statistics to float16: the mean of x ~ 100 +- 0.3 by up to 0.03, a tenth of
+        # its spread, which the backward's (x - mean) * inv_std would carry (scale gradient 27% off).  They are
+        # recomputed from x in at least float32, the forward's precision (TensorFlow keeps float32 statistics:
+        # its scale must be float32 for a float16 x).
+        wide = math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
+        mean = reduce_ops.mean(wide, _NHW)
+        inv_std = 1.0 / math_ops.sqrt(reduce_ops.mean(math_ops.square(wide - mean), _NHW) + node.attrs["epsilon"])
+    return _fused_batch_norm_grad(g_y, x, scale, mean, inv_std, epsilon=node.attrs["epsilon"])
 
 
 _training_grads = _shared_by_inputs(_fused_batch_norm_backward, ("x", "scale", "offset"))
@@ -236,7 +243,8 @@ def fused_batch_norm(
     (N, H, W) and returns them for running averages: the variance
     Bessel-corrected, as TensorFlow does, and both without gradient (as in
     TensorFlow; use :func:`moments` for statistics you differentiate).
-    Inference normalises with the given ``mean`` and ``variance`` and returns them.
+    Inference normalises with the given ``mean`` and ``variance`` and returns them as Tensors (the caller's
+    arrays or lists converted, never handed back).
     ``data_format="NCHW"`` takes and returns a channels-first ``x`` (statistics per channel, axis 1).
 
     >>> import numpy as np, tensorlib as tl
@@ -261,6 +269,7 @@ def fused_batch_norm(
         return y, stop_gradient(batch_mean), stop_gradient(batch_var)
     if mean is None or variance is None:
         raise ValueError("FusedBatchNormV3: inference (is_training=False) needs the mean and variance to use")
+    mean, variance = as_tensor(mean), as_tensor(variance)
     y = apply(_fused_batch_norm, (x, scale, offset, mean, variance), {"epsilon": float(epsilon), "is_training": False})[
         0
     ]
@@ -277,7 +286,10 @@ def moments(x, axes, keepdims: bool = False) -> tuple:
     ([3.0, 5.0], [4.0, 4.0])
     """
     x = as_tensor(x)
-    axes = (int(axes),) if isinstance(axes, (int, np.integer)) else tuple(int(a) for a in axes)
+    try:
+        axes = (_index(axes),) if isinstance(axes, (int, np.integer)) else tuple(_index(a) for a in axes)
+    except TypeError:
+        raise TypeError(f"moments: axes must be an int or a sequence of ints, got {axes!r}") from None
     wide = math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
     mean = reduce_ops.mean(wide, axes, keepdims=True)
     variance = reduce_ops.mean(math_ops.square(wide - mean), axes, keepdims=keepdims)

@@ -22,7 +22,7 @@ from .. import linalg as linalg_ops
 from .. import math as math_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
-from ._common import _op_type
+from ._common import _index, _op_type
 from .activations import softmax, softplus
 from .conv_composed import _one
 from .dropout import dropout
@@ -36,9 +36,13 @@ def _where(x) -> str:
 
 # ------------------------------------------------------------------ space_to_depth and depth_to_space
 def _block(block_size, x, name: str) -> int:
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 2:
+    try:
+        b = _index(block_size)
+    except TypeError:
+        b = 0
+    if b < 2:
         raise ValueError(f"{name}: block_size must be an int >= 2, got {block_size!r} {_where(x)}")
-    return block_size
+    return b
 
 
 def _nhwc(x, data_format, name: str):
@@ -417,7 +421,7 @@ def resize(images, size, method: str = "bilinear") -> Tensor:
     if x.ndim not in (3, 4):
         raise ValueError(f"resize: images must be 3-D (h, w, c) or 4-D (batch, h, w, c) {_where(x)}")
     try:
-        new_h, new_w = (int(v) for v in size)
+        new_h, new_w = (_index(v) for v in size)
     except (TypeError, ValueError):
         raise ValueError(f"resize: size must be (new_height, new_width), got {size!r} {_where(x)}") from None
     if min(new_h, new_w) < 1:

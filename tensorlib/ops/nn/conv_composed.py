@@ -11,7 +11,7 @@ import numpy as np
 from ...dispatch import as_tensor
 from ...tensor import Tensor
 from .. import shape as shape_ops
-from ._common import _geometry, _op_type, _padding_attr, _window_pair
+from ._common import _geometry, _index, _nchw_padding, _nchw_window, _op_type, _padding_attr, _window_pair
 from .conv import conv2d
 
 
@@ -28,7 +28,7 @@ def _one(value, what: str, name: str) -> int:
         items = (int(value),)
     else:
         try:
-            items = tuple(int(v) for v in value)
+            items = tuple(_index(v) for v in value)
         except (TypeError, ValueError):
             items = ()
         if len(items) == 3 and items[0] == items[2] == 1:
@@ -42,13 +42,13 @@ def _padding_1d(padding, name: str):
     if isinstance(padding, str):
         return _padding_attr(padding, name, explicit=False)
     try:
-        pairs = [tuple(int(v) for v in pair) for pair in padding]
+        pairs = [tuple(_index(v) for v in pair) for pair in padding]
     except (TypeError, ValueError):
         pairs = []
     if len(pairs) == 3 and pairs[0] == pairs[2] == (0, 0):
         pairs = pairs[1:2]
     try:
-        flat = tuple(int(v) for v in padding) if not pairs else ()
+        flat = tuple(_index(v) for v in padding) if not pairs else ()
     except (TypeError, ValueError):
         flat = ()
     if len(flat) == 2:
@@ -133,9 +133,10 @@ def depthwise_conv2d(input, filter, strides, padding, dilations=1, data_format: 
         raise ValueError(f"{name}: input depth {x.shape[3]} does not match filter in_channels {w.shape[2]} {where}")
     if 0 in w.shape:
         raise ValueError(f"{name}: filter must not have zero elements {where}")
-    sh, sw = _window_pair(strides, "strides", name)
+    nchw = data_format == "NCHW"  # TensorFlow's NCHW forms: strides [1, 1, s, s], pads [[0, 0], [0, 0], [t, b], [l, r]]
+    sh, sw = _window_pair(_nchw_window(strides, nchw), "strides", name)
     dh, dw = _window_pair(dilations, "dilations", name)
-    pad_attr = _padding_attr(padding, name)
+    pad_attr = _padding_attr(_nchw_padding(padding, nchw), name)
     kh, kw, channels, multiplier = w.shape
     try:
         (oh, ow), pads = _geometry(tuple(x.shape[1:3]), (kh, kw), (sh, sw), (dh, dw), pad_attr)

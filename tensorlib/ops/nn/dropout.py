@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backends import base as _backends
 from ...dispatch import apply, as_tensor
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
@@ -13,8 +14,9 @@ from ._common import _check_float, _op_type, _shape_tuple
 
 
 # ------------------------------------------------------------------ Dropout
-def _dropout_infer(x, *, rate, seed, noise_shape):
+def _dropout_infer(x, *key, rate, seed, noise_shape):
     _check_float("x", x)
+    _random.check_key(key)
     if noise_shape is None:
         return x, spec(x.shape, x.dtype)
     if len(noise_shape) != len(x.shape) or any(
@@ -29,14 +31,18 @@ _dropout = defop(
     inputs=("x",),
     attrs={"rate": 0.5, "seed": None, "noise_shape": None},
     infer=_dropout_infer,
+    variadic=True,
     stateful=True,
-    doc="x * keep / (1 - rate) with keep ~ Bernoulli(1 - rate); outputs (y, scaled mask).",
+    doc="x * keep / (1 - rate) with keep ~ Bernoulli(1 - rate); outputs (y, scaled mask).  A second input, "
+    "a key (a dropout in a branch or loop body), makes the mask a function of the key and the seed.",
 )
+_random.KEYED["Dropout"] = 1
 
 
 @_dropout.kernel("numpy")
-def _dropout_numpy(x, *, rate, seed, noise_shape):
-    rng = _random._gen(seed)._rng  # unseeded draws follow tl.random.seed()
+def _dropout_numpy(x, *key, rate, seed, noise_shape):
+    # unseeded draws follow tl.random.seed()
+    rng = _random.keyed_generator(_backends.get("numpy"), key[0], seed) if key else _random._gen(seed)._rng
     shape = x.shape if noise_shape is None else tuple(x.shape[i] if d is None else d for i, d in enumerate(noise_shape))
     mask = (rng.random(shape, dtype=np.float32) >= rate).astype(x.dtype)
     mask *= x.dtype.type(1.0 / (1.0 - rate))
@@ -44,17 +50,20 @@ def _dropout_numpy(x, *, rate, seed, noise_shape):
 
 
 @_dropout.per_backend
-def _dropout_kernel(backend, x, *, rate, seed, noise_shape):
+def _dropout_kernel(backend, x, *key, rate, seed, noise_shape):
     # The uniforms come from the backend's own generator (on the GPU for CuPy): the same stream and
     # numbers as the NumPy kernel's on the host backends.
     xp = backend.xp
     shape = x.shape if noise_shape is None else tuple(x.shape[i] if d is None else d for i, d in enumerate(noise_shape))
-    uniforms = _random._gen(seed).draw_array(backend, "random", shape, np.dtype(np.float32))
+    if key:
+        uniforms = backend.random(_random.keyed_generator(backend, key[0], seed), "random", shape, np.dtype(np.float32))
+    else:
+        uniforms = _random._gen(seed).draw_array(backend, "random", shape, np.dtype(np.float32))
     mask = xp.astype(uniforms >= rate, x.dtype) * (1.0 / (1.0 - rate))
     return x * mask, mask
 
 
-register_gradient("Dropout", lambda node, g_y, g_mask: g_y * node.outputs[1])
+register_gradient("Dropout", lambda node, g_y, g_mask, index: g_y * node.outputs[1] if index == 0 else None)
 
 
 @_op_type("Dropout")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math as _math
 
+import numpy as np
+
 from ... import dtypes as _dt
 from ...dispatch import as_tensor
 from ...tensor import Tensor
@@ -107,8 +109,9 @@ def group_norm(x, groups: int, scale=None, offset=None, epsilon: float = 1e-5) -
     where = f"(x shape {tuple(x.shape)}, {x.dtype})"
     if x.ndim < 2:
         raise ValueError(f"group_norm: x must be (batch, ..., channels) with at least 2 dimensions {where}")
-    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+    if isinstance(groups, (bool, np.bool_)) or not isinstance(groups, (int, np.integer)) or groups < 1:
         raise ValueError(f"group_norm: groups must be a positive int, got {groups!r} {where}")
+    groups = int(groups)
     channels = x.shape[-1]
     if channels is None or channels % groups:
         raise ValueError(f"group_norm: the channels ({channels}) must be a known multiple of groups={groups} {where}")
@@ -151,7 +154,9 @@ def normalize(x, p: float = 2.0, axis: int = 1, epsilon: float = 1e-12) -> Tenso
     [[0.4286, -0.5714]]
     """
     x = _float_input(x, "normalize")
-    (ax,) = _axes(int(axis), x, "normalize")
+    if isinstance(axis, (list, tuple)):  # one axis: int() took 1.7 as 1, and normalize_axes takes sequences
+        raise TypeError(f"normalize: axis must be an int, got {axis!r} (x shape {tuple(x.shape)}, {x.dtype})")
+    (ax,) = _axes(axis, x, "normalize")
     p = float(p)
     if not p > 0:
         raise ValueError(f"normalize: p must be positive (or inf), got {p} (x shape {tuple(x.shape)}, {x.dtype})")

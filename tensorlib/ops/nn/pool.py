@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
 from ...dispatch import apply
@@ -58,7 +60,10 @@ _avg_pool = defop(
 
 @_avg_pool.kernel("numpy")
 def _avg_pool_numpy(input, *, ksize, strides, padding):
-    return _kernels.avg_pool(input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+    (out_h, out_w), pads = _geometry(input.shape[1:3], ksize, strides, (1, 1), padding)
+    if input.shape[3] == 0:  # the kernel's (-1, kw * channels) reshapes cannot size an empty channel axis
+        return np.zeros((input.shape[0], out_h, out_w, 0), input.dtype)
+    return _kernels.avg_pool(input, ksize, strides, pads)
 
 
 _delegates_to(_avg_pool_numpy, _kernels.avg_pool)
@@ -92,6 +97,8 @@ _avg_pool_grad = defop(
 @_avg_pool_grad.kernel("numpy")
 def _avg_pool_grad_numpy(grad, *, input_shape, ksize, strides, padding):
     pads = _pool_pads(input_shape[1:3], ksize, strides, padding)
+    if input_shape[3] == 0:  # as in AvgPool
+        return np.zeros(_batch(input_shape, grad.shape), grad.dtype)
     return _kernels.avg_pool_grad(_batch(input_shape, grad.shape), grad, ksize, strides, pads)
 
 
@@ -144,7 +151,7 @@ _max_pool = defop(
     inputs=("input",),
     attrs=_POOL_ATTRS,
     infer=_pool_infer,
-    doc="Max pooling over (height, width); the gradient goes to each window's first maximum.",
+    doc="Max pooling over (height, width); the gradient goes to each window's first maximum (a NaN if it has one).",
 )
 
 
@@ -208,16 +215,42 @@ _max_pool_grad_grad = defop(
 )
 
 
+def _routed(xp, route, orig_input, orig_output, grad, gathers: bool):
+    """``route(orig_input, orig_output, grad)``, a kernel that routes by ``input == output`` (MaxPoolGrad, or
+    MaxPoolGradGrad when ``gathers``), with the windows whose maximum is NaN routed to their first NaN: the value
+    MaxPool kept (as PyTorch).  NaN equals nothing, so the kernels routed those windows' gradients nowhere
+    (``max_pool(x, 1, 1)``, the identity, had gradient 0 at a NaN).  Those windows are routed by a second call on
+    the NaN marks (1 where NaN, else 0; padding never equals a mark), only when the output has a NaN (its max is
+    NaN: one fast pass over the pooled output, under 1% of the kernel's time)."""
+    result = route(orig_input, orig_output, grad)
+    if orig_output.size == 0 or not bool(xp.isnan(xp.max(orig_output))):
+        return result
+    nan_out = xp.isnan(orig_output)
+    marks_in, marks_out = xp.astype(xp.isnan(orig_input), orig_input.dtype), xp.astype(nan_out, orig_output.dtype)
+    zero = xp.zeros((), dtype=grad.dtype)
+    if gathers:  # the result has the output's shape: its NaN windows' entries come from the marks
+        return xp.where(nan_out, route(marks_in, marks_out, grad), result)
+    return result + route(marks_in, marks_out, xp.where(nan_out, grad, zero))
+
+
 @_max_pool_grad.kernel("numpy")
 def _max_pool_grad_numpy(orig_input, orig_output, grad, *, ksize, strides, padding):
     pads = _pool_pads(orig_input.shape[1:3], ksize, strides, padding)
-    return _kernels.max_pool_grad(orig_input, orig_output, grad, ksize, strides, pads)
+
+    def route(x, y, g):
+        return _kernels.max_pool_grad(x, y, g, ksize, strides, pads)
+
+    return _routed(np, route, orig_input, orig_output, grad, gathers=False)
 
 
 @_max_pool_grad_grad.kernel("numpy")
 def _max_pool_grad_grad_numpy(orig_input, orig_output, grad, *, ksize, strides, padding):
     pads = _pool_pads(orig_input.shape[1:3], ksize, strides, padding)
-    return _kernels.max_pool_grad_grad(orig_input, orig_output, grad, ksize, strides, pads)
+
+    def route(x, y, g):
+        return _kernels.max_pool_grad_grad(x, y, g, ksize, strides, pads)
+
+    return _routed(np, route, orig_input, orig_output, grad, gathers=True)
 
 
 _delegates_to(_max_pool_grad_numpy, _kernels.max_pool_grad)
@@ -226,13 +259,21 @@ _delegates_to(_max_pool_grad_numpy, _kernels.max_pool_grad)
 @_max_pool_grad.generic
 def _max_pool_grad_generic(xp, orig_input, orig_output, grad, *, ksize, strides, padding):
     pads = _pool_pads(orig_input.shape[1:3], ksize, strides, padding)
-    return _generic.max_pool_grad(xp, orig_input, orig_output, grad, ksize, strides, pads)
+
+    def route(x, y, g):
+        return _generic.max_pool_grad(xp, x, y, g, ksize, strides, pads)
+
+    return _routed(xp, route, orig_input, orig_output, grad, gathers=False)
 
 
 @_max_pool_grad_grad.generic
 def _max_pool_grad_grad_generic(xp, orig_input, orig_output, grad, *, ksize, strides, padding):
     pads = _pool_pads(orig_input.shape[1:3], ksize, strides, padding)
-    return _generic.max_pool_grad_grad(xp, orig_input, orig_output, grad, ksize, strides, pads)
+
+    def route(x, y, g):
+        return _generic.max_pool_grad_grad(xp, x, y, g, ksize, strides, pads)
+
+    return _routed(xp, route, orig_input, orig_output, grad, gathers=True)
 
 
 _delegates_to(_max_pool_grad_grad_numpy, _kernels.max_pool_grad_grad)

@@ -1,0 +1,126 @@
+"""Control flow, adversarially: random draws in traced branches and loop bodies, and what else cflow2 found."""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+X = np.array([0.3, -0.2, 0.5])
+
+
+def _scaled_scan(c):
+    """A scan that multiplies its carry by fresh uniforms at each step and returns them."""
+    draw = lambda: tl.random.uniform((3,), 0.5, 1.5, dtype="float64")  # noqa: E731
+    return tl.scan(lambda c, _: (c * (r := draw()), r), c, None, length=4)
+
+
+def _taped(fn):
+    """The value of ``fn(x)`` (its first output summed) and its gradient, taken by a tape in a traced step."""
+
+    @tl.function
+    def step(x):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            out = fn(x)
+            loss = tl.sum(out[0])
+        return out, tape.gradient(loss, x)
+
+    return step
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_a_gradient_through_a_traced_scan_uses_the_numbers_its_body_drew(where):
+    # The gradient replays the body: it drew new numbers and gave the gradient of another draw
+    # (here prod(r) is the gradient; it came out as the product of different uniforms).
+    if where == "inside":
+        (c, rs), g = _taped(_scaled_scan)(X)
+    else:
+        x = tl.tensor(X)
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            c, rs = tl.function(_scaled_scan)(x)
+            loss = tl.sum(c)
+        g = tape.gradient(loss, x)
+    rs = rs.numpy()
+    np.testing.assert_allclose(c.numpy(), X * rs.prod(0), rtol=1e-13)
+    np.testing.assert_allclose(g.numpy(), rs.prod(0), rtol=1e-13)
+    assert len(np.unique(rs[:, 0])) == 4  # fresh numbers at every step
+
+
+def test_a_dropout_in_a_traced_scan_body_differentiates_with_its_mask():
+    def fn(xs):
+        return tl.scan(lambda c, x: (c + tl.sum((h := tl.nn.dropout(x, 0.5)) * x), h), tl.tensor(0.0, "float64"), xs)
+
+    xs = np.arange(1.0, 33.0).reshape(4, 8)
+    (total, hs), g = _taped(fn)(xs)
+    mask = hs.numpy() / xs  # 0 or 2
+    np.testing.assert_allclose(g.numpy(), 2 * xs * mask)
+    np.testing.assert_allclose(total.numpy(), np.sum(xs * xs * mask))
+
+
+def test_a_gradient_through_a_traced_cond_uses_the_numbers_its_branch_drew():
+    def fn(x, flag):
+        def noisy(v):
+            r = tl.random.normal((3,), dtype="float64")
+            return v * r, r
+
+        return tl.cond(flag, noisy, lambda v: (v, tl.zeros_like(v)), x)
+
+    for flag in (True, False):
+        (y, r), g = _taped(lambda x, flag=flag: fn(x, tl.tensor(flag)))(X)
+        np.testing.assert_allclose(g.numpy(), r.numpy() if flag else np.ones(3))
+        np.testing.assert_allclose(y.numpy(), X * r.numpy() if flag else X)
+
+
+def test_a_bounded_while_node_and_nested_loops_differentiate_with_their_draws():
+    def loop(c):
+        body = lambda s: (s[0] * tl.random.uniform((3,), 0.5, 1.5, dtype="float64"), s[1] + 1)  # noqa: E731
+        return tl.while_loop(lambda s: s[1] < 3, body, (c, tl.tensor(0)), maximum_iterations=5)
+
+    x = tl.tensor(X)
+    with tl.GradientTape() as tape:  # the While node's gradient runs the loop again
+        tape.watch(x)
+        out, steps = tl.function(loop)(x)
+        loss = tl.sum(out)
+    assert int(steps) == 3
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), out.numpy() / X, rtol=1e-13)
+
+    (out, _), g = _taped(loop)(X)  # a scan of conds where the tape records
+    np.testing.assert_allclose(g.numpy(), out.numpy() / X, rtol=1e-13)
+
+    (_, rs), g = _taped(lambda x: tl.scan(lambda c, _: _scaled_scan(c), x, None, length=2))(X)
+    rs = rs.numpy()
+    np.testing.assert_allclose(g.numpy(), rs.reshape(8, 3).prod(0), rtol=1e-13)
+    assert len(np.unique(rs[..., 0])) == 8
+
+
+def test_a_saved_loop_that_draws_loads_and_draws_per_step(tmp_path):
+    graph = tl.function(_scaled_scan).get_graph(tl.TensorSpec((3,), "float64"))
+    graph.save(tmp_path / "g.json")
+    c, rs = tl.graph.load(tmp_path / "g.json")(X)
+    np.testing.assert_allclose(c.numpy(), X * rs.numpy().prod(0), rtol=1e-13)
+    assert len(np.unique(rs.numpy()[:, 0])) == 4
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_mismatch_error_names_the_first_leaf_that_differs(traced):
+    def run(fn):
+        with pytest.raises(TypeError) as info:
+            (tl.function(fn) if traced else fn)(np.ones(2))
+        return str(info.value)
+
+    branches = lambda x: tl.cond(  # noqa: E731
+        tl.sum(x) > 0, lambda v: {"a": v, "b": [v, v]}, lambda v: {"a": v, "b": [v, tl.cast(v, "float32")]}, x
+    )
+    if traced:  # eagerly only the taken branch runs
+        assert run(branches).endswith("(first difference at ['b'][1]: float64[2] vs float32[2])")
+    carry = lambda x: tl.scan(lambda c, _: ({"p": c["p"], "q": c["q"][:1]}, None), {"p": x, "q": x}, None, length=2)  # noqa: E731
+    assert run(carry).endswith("(first difference at ['q']: float64[2] vs float64[1])")
+    loop = lambda x: tl.while_loop(lambda s: tl.sum(s[0]) < 3.0, lambda s: (s[0] + 1.0, s[1] * 1j), (x, x))  # noqa: E731
+    assert run(loop).endswith("(first difference at [1]: float64[2] vs complex128[2])")
+
+
+def test_a_traced_jvp_through_an_unbounded_while_loop_says_it_differentiates_in_reverse_mode():
+    loop = lambda v: tl.while_loop(lambda s: tl.sum(s) < 10.0, lambda s: s * 2.0, v)  # noqa: E731
+    with pytest.raises(ValueError, match=r"maximum_iterations=N .*\(tl.jvp and tl.hessian differentiate in reverse"):
+        tl.function(lambda x: tl.jvp(loop, (x,), (tl.ones_like(x),)))(np.array([1.0, 2.0]))
