@@ -370,7 +370,8 @@ _NORMAL = (None, ">=")
 _SCALE = (None, ">")
 
 
-def _tensor_draw_infer(param, *, dtype, seed):
+def _tensor_draw_infer(param, *key, dtype, seed):
+    check_key(key)
     if param.dtype.kind != "f":
         raise TypeError(f"the parameter must be a float tensor, got {param.dtype}")
     return spec(param.shape, dtype)
@@ -378,24 +379,29 @@ def _tensor_draw_infer(param, *, dtype, seed):
 
 def _tensor_draw_op(name, distribution, bound, doc, differentiable):
     """An op that draws one sample of ``distribution`` per element of its parameter tensor (a float tensor
-    of the samples' shape), checked within ``bound`` when it runs."""
+    of the samples' shape), checked within ``bound`` when it runs; a second input, a key, as the scalar
+    draws' (see KEYED)."""
     op = defop(
         name,
         inputs=("param",),
         attrs={"dtype": _dt.float32, "seed": None},
         infer=_tensor_draw_infer,
         differentiable=differentiable,
+        variadic=True,
         stateful=True,
-        doc=doc,
+        doc=doc + " With a key input (a draw in a branch or loop body), a function of the key and the seed.",
     )
 
     @op.per_backend
-    def _kernel(backend, param, *, dtype, seed):
+    def _kernel(backend, param, *key, dtype, seed):
         values = backend.to_numpy(param)
         if not (np.isfinite(values) & _within(values, bound)).all():
             raise ValueError(f"{name}: the parameters must be {_RULES[bound]}, got {values!r}")
+        if key:
+            return backend.random(keyed_generator(backend, key[0], seed), distribution, param.shape, dtype, param, 1.0)
         return _gen(seed).draw_array(backend, distribution, tuple(param.shape), dtype, param, 1.0)
 
+    KEYED[name] = 1
     return op
 
 
@@ -442,7 +448,10 @@ def _gamma_grad_kernel(backend, alpha, sample):
     return backend.asarray(grad.astype(backend.dtype_of(sample), copy=False))
 
 
-register_gradient("RandomStandardGammaV2", lambda node, g: g * apply(_gamma_grad, (node.inputs[0], node.outputs[0])))
+register_gradient(
+    "RandomStandardGammaV2",
+    lambda node, g, index: g * apply(_gamma_grad, (node.inputs[0], node.outputs[0])) if index == 0 else None,
+)
 
 
 def _digamma(z: np.ndarray) -> np.ndarray:
