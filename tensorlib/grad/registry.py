@@ -17,6 +17,7 @@ import inspect
 
 from .. import dispatch
 from ..ops.registry import _ops
+from ..tensor import phase as _phase
 
 # op type -> per-input functions (None: input needs none).  Whether an op type is differentiable at all
 # is stored once, on its OpDef (``differentiable``); so is whether it has a rule here (``has_gradient``,
@@ -27,6 +28,26 @@ rules: dict[str, tuple] = {}
 def active_overrides() -> list:
     """This thread's ``override`` scopes, innermost last (an override in one thread leaves others alone)."""
     return dispatch.current_state().overrides
+
+
+def once_per_pass(key, compute):
+    """``compute()``, run once per backward pass for the rules of several inputs of one node.
+
+    The engine asks a node's rules input by input, with the same output gradients; a rule that gets
+    every input's gradient from one computation (a custom_gradient's grad_fn, a Cond's or a Scan's
+    vector-Jacobian product, batch norm's backward) shares it here.  ``key`` is the node (or
+    ``(node, which)`` when one node shares several computations).  The engine (``grad.backprop``)
+    drops the result once the node's rules ran, so another pass computes again, also with the same
+    output gradient tensors: a gradient that an outer tape records for a higher order is never one
+    computed in an earlier, unrecorded pass (a cache kept by node and by the output gradients'
+    identity made that second derivative None).
+    """
+    memo = getattr(_phase, "memo", None)
+    if memo is None:  # a rule called outside the engine
+        return compute()
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
 
 
 def _opdef(op_type):

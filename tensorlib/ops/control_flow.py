@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from .. import dispatch
 from .. import tree
-from ..grad.registry import register_gradient
+from ..grad.registry import once_per_pass, register_gradient
 from ..tensor import Tensor, TensorSpec, Variable, make_symbolic
 from .registry import defop
 
@@ -210,14 +210,6 @@ def _bool_pred(pred, what: str):
     return pred if pred.dtype.kind == "b" else math_ops.not_equal(pred, 0)
 
 
-def _all_grads(node, grads, compute) -> tuple:
-    """The gradients for every input of ``node``, computed once per backward pass (the engine asks
-    per input, with the same output gradients)."""
-    from ..grad.backprop import once_per_pass
-
-    return once_per_pass(node, grads, compute)
-
-
 def _differentiable(t) -> bool:
     """Float and complex values carry gradients; integer and bool ones (counters, flags) do not."""
     return t.dtype.kind in "fc"
@@ -329,7 +321,7 @@ def _cond_grad(node, *grads, index):
         n = len(args)
         return cond(pred, _vjp_of(node.attrs["true_graph"], n), _vjp_of(node.attrs["false_graph"], n), *args, *grads)
 
-    grad = _all_grads(node, grads, compute)[index - 1]
+    grad = once_per_pass(node, compute)[index - 1]
     return grad if _differentiable(node.inputs[index]) else None
 
 
@@ -583,7 +575,7 @@ def _scan_grad(node, *grads, index):
         )
         return tuple(g_init) + tuple(g_xs) + tuple(g_outer)
 
-    grad = _all_grads(node, grads, compute)[index]
+    grad = once_per_pass(node, compute)[index]
     return grad if _differentiable(node.inputs[index]) else None
 
 
@@ -644,7 +636,7 @@ def _while_grad(node, *grads, index):
     def compute():
         return _vjp(loop, len(node.inputs))(*node.inputs, *grads)
 
-    grad = _all_grads(node, grads, compute)[index]
+    grad = once_per_pass(node, compute)[index]
     return grad if _differentiable(node.inputs[index]) else None
 
 
