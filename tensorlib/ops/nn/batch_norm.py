@@ -92,7 +92,16 @@ def _fused_batch_norm_generic(xp, x, scale, offset, mean, variance, *, epsilon, 
 
 def _fused_batch_norm_backward(node, g_y, *ignored_stat_grads):
     x, scale = node.inputs[:2]
-    return _fused_batch_norm_grad(g_y, x, scale, node.outputs[1], node.outputs[3], epsilon=node.attrs["epsilon"])
+    mean, inv_std = node.outputs[1], node.outputs[3]
+    if mean.dtype == _dt.float16:
+        # A float16 scale rounds the statistics to float16: the mean of x ~ 100 +- 0.3 by up to 0.03, a tenth of
+        # its spread, which the backward's (x - mean) * inv_std would carry (scale gradient 27% off).  They are
+        # recomputed from x in at least float32, the forward's precision (TensorFlow keeps float32 statistics:
+        # its scale must be float32 for a float16 x).
+        wide = math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
+        mean = reduce_ops.mean(wide, _NHW)
+        inv_std = 1.0 / math_ops.sqrt(reduce_ops.mean(math_ops.square(wide - mean), _NHW) + node.attrs["epsilon"])
+    return _fused_batch_norm_grad(g_y, x, scale, mean, inv_std, epsilon=node.attrs["epsilon"])
 
 
 _training_grads = _shared_by_inputs(_fused_batch_norm_backward, ("x", "scale", "offset"))
