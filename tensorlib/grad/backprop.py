@@ -12,6 +12,7 @@ import inspect
 from ..tensor import Tensor
 from ..tensor import phase as _phase
 from . import registry
+from .registry import once_per_pass  # noqa: F401  (the engine's memo; rules import it from the registry)
 
 
 def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):

@@ -92,7 +92,7 @@ def _what(value) -> str:
 def _custom_gradient_rule(node, *out_grads, index):
     if index >= node.attrs["n_inputs"] + node.attrs["n_variables"]:
         return None
-    g = once_per_pass(node, lambda: _call_grad_fn(node, out_grads))[index]
+    g = once_per_pass(node, out_grads, lambda: _call_grad_fn(node, out_grads))[index]
     if g is not None and not isinstance(g, Tensor):
         g = dispatch.to_tensor(g, node.inputs[index].backend, node.inputs[index].dtype)
     return g

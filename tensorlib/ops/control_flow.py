@@ -210,6 +210,12 @@ def _bool_pred(pred, what: str):
     return pred if pred.dtype.kind == "b" else math_ops.not_equal(pred, 0)
 
 
+def _all_grads(node, grads, compute) -> tuple:
+    """The gradients for every input of ``node``, computed once per backward pass (the engine asks
+    per input, with the same output gradients)."""
+    return once_per_pass(node, grads, compute)
+
+
 def _differentiable(t) -> bool:
     """Float and complex values carry gradients; integer and bool ones (counters, flags) do not."""
     return t.dtype.kind in "fc"
@@ -321,7 +327,7 @@ def _cond_grad(node, *grads, index):
         n = len(args)
         return cond(pred, _vjp_of(node.attrs["true_graph"], n), _vjp_of(node.attrs["false_graph"], n), *args, *grads)
 
-    grad = once_per_pass(node, compute)[index - 1]
+    grad = _all_grads(node, grads, compute)[index - 1]
     return grad if _differentiable(node.inputs[index]) else None
 
 
@@ -575,7 +581,7 @@ def _scan_grad(node, *grads, index):
         )
         return tuple(g_init) + tuple(g_xs) + tuple(g_outer)
 
-    grad = once_per_pass(node, compute)[index]
+    grad = _all_grads(node, grads, compute)[index]
     return grad if _differentiable(node.inputs[index]) else None
 
 
@@ -636,7 +642,7 @@ def _while_grad(node, *grads, index):
     def compute():
         return _vjp(loop, len(node.inputs))(*node.inputs, *grads)
 
-    grad = once_per_pass(node, compute)[index]
+    grad = _all_grads(node, grads, compute)[index]
     return grad if _differentiable(node.inputs[index]) else None
 
 

@@ -27,6 +27,7 @@ from ._common import (
     _to_nchw,
     _to_nhwc,
 )
+from .normalization import _widened
 
 _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 
@@ -34,10 +35,10 @@ _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 # ------------------------------------------------------------------ FusedBatchNormV3 and its gradient op
 def _shared_by_inputs(compute, consumers):
     """``compute(node, *grads)`` run once per backward pass for the gradient rules of several inputs of one
-    node (``grad.registry.once_per_pass``); each rule passes its input's name (one of ``consumers``)."""
+    node (the engine's ``once_per_pass``); each rule passes its input's name (one of ``consumers``)."""
 
     def shared(node, consumer, *grads):
-        return once_per_pass((node, compute), lambda: compute(node, *grads))
+        return once_per_pass((node, compute), grads, lambda: compute(node, *grads))
 
     return shared
 
@@ -180,9 +181,12 @@ def _bn_second_order_terms(node, g_dx, g_dscale, g_doffset):
     """Shared pieces of the gradient of (dx, dscale, doffset) = FusedBatchNormGradV3(dy, x, scale).
 
     Statistics are recomputed from x with ops (the batch_mean / inv_std inputs are x's statistics),
-    so these rules carry x's full dependence and differentiate again correctly.
+    so these rules carry x's full dependence and differentiate again correctly.  float16 operands are
+    widened to float32 (the first-order kernel's precision; in float16 the mean of x ~ 100 +- 0.3 was off
+    by a tenth of its spread, the second-order gradients by 5%); the engine casts each result back.
     """
-    dy, x, scale = node.inputs[:3]
+    dy, x, scale = (_widened(t) for t in node.inputs[:3])
+    g_dx = _widened(g_dx)
     mu = reduce_ops.mean(x, _NHW)
     inv_std = 1.0 / math_ops.sqrt(reduce_ops.mean(math_ops.square(x - mu), _NHW) + node.attrs["epsilon"])
     x_hat = (x - mu) * inv_std
@@ -199,6 +203,7 @@ def _bn_second_order_terms(node, g_dx, g_dscale, g_doffset):
         g_centered=g_centered,
         mean_g_xhat=mean_g_xhat,
         mean_g_dy=reduce_ops.mean(g_dx * dy_centered, _NHW),
+        g_dx=g_dx,
         g_dscale=g_dscale,
         g_doffset=g_doffset,
     )
@@ -223,8 +228,7 @@ def _bn_grad_grad_x(node, *grads):
 
 def _bn_grad_grad_scale(node, *grads):
     t = _second_order_terms(node, "scale", *grads)
-    g_dx = grads[0]
-    return reduce_ops.sum(g_dx * (t["dy_centered"] - t["x_hat"] * t["mean_dy_xhat"]), _NHW) * t["inv_std"]
+    return reduce_ops.sum(t["g_dx"] * (t["dy_centered"] - t["x_hat"] * t["mean_dy_xhat"]), _NHW) * t["inv_std"]
 
 
 # batch_mean and inv_std are x's statistics; the x rule accounts for them, so nothing flows to them.
