@@ -332,15 +332,21 @@ class BatchNorm(Module):
                     f"{tuple(x.shape)}; use eval() mode for single examples"
                 )
             bessel = count / max(count - 1, 1)
-        mean, variance = _nn.moments(x, axes)
+        # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
+        # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
+        dtype = _dt.promote_types(x.dtype, self.scale.dtype)
+        wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
+        mean, variance = _nn.moments(wide, axes)
         # The running averages must not be differentiated through, nor make a recording tape keep them.
         batch_mean, batch_var = _math.stop_gradient(mean), _math.stop_gradient(variance) * bessel
         m = self.momentum
-        self.running_mean.assign(self.running_mean * (1.0 - m) + batch_mean * m)
-        self.running_var.assign(self.running_var * (1.0 - m) + batch_var * m)
-        return _nn.batch_normalization(
-            x, along(mean), along(variance), along(self.offset), along(self.scale), self.epsilon
+        for running, batch in ((self.running_mean, batch_mean), (self.running_var, batch_var)):
+            update = running * (1.0 - m) + batch * m
+            running.assign(update if update.dtype == running.dtype else _math.cast(update, running.dtype))
+        y = _nn.batch_normalization(
+            wide, along(mean), along(variance), along(self.offset), along(self.scale), self.epsilon
         )
+        return y if y.dtype == dtype else _math.cast(y, dtype)
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, momentum={self.momentum}, epsilon={self.epsilon}"

@@ -177,3 +177,58 @@ def test_jacobian_and_hessian_pass_keyword_arguments_as_grad_does():
     x = tl.tensor(np.array([1.0, 2.0]))
     assert tl.jacobian(lambda x, s=1.0: x * s)(x, s=3.0).numpy().tolist() == [[3.0, 0.0], [0.0, 3.0]]
     assert tl.hessian(lambda x, s=1.0: tl.sum(x**3 * s))(x, s=2.0).numpy().tolist() == [[12.0, 0.0], [0.0, 24.0]]
+
+
+def test_override_with_one_function_for_an_op_of_several_inputs_is_an_error_not_a_dropped_gradient():
+    x, y = tl.tensor(np.array([1.0, 2.0])), tl.tensor(np.array([3.0, 4.0]))
+    # It gave y no rule: grad with respect to y was silently [0, 0] (right: x = [1, 2]).
+    with pytest.raises(TypeError, match=r"^override\('Mul'\): one function for an op with 2 inputs \(x, y\)"):
+        with tl.grad.override({"Mul": lambda node, g: g * node.inputs[1]}):
+            pass
+    with pytest.raises(TypeError, match=r"^override\('Exp'\): the gradient for input 'x' must be a function"):
+        with tl.grad.override({"Exp": 3}):  # was "'int' object is not iterable"
+            pass
+    with tl.grad.override({"Mul": {"x": lambda node, g: g * 0.0 + 5.0}}):
+        gx, gy = tl.grad(lambda x, y: tl.sum(x * y), argnums=(0, 1))(x, y)
+    assert gx.numpy().tolist() == [5.0, 5.0] and gy.numpy().tolist() == [1.0, 2.0]
+
+
+def test_remat_of_integer_arguments_and_non_tensor_outputs():
+    x = tl.tensor(np.array([1.0, 2.0, 3.0]))
+    indices = tl.tensor(np.array([0, 0, 2]))
+    g = tl.grad(lambda a: tl.sum(tl.remat(lambda a, i: a[i] * 2.0)(a, indices)))(x)
+    assert g.numpy().tolist() == [4.0, 0.0, 2.0]  # was a TypeError (cannot differentiate ... int64)
+
+    def pair(a):
+        return a * 2.0, 3.0
+
+    with pytest.raises(TypeError, match=r"custom_gradient: pair must return tensors, got float"):
+        tl.grad(lambda a: tl.sum(tl.remat(pair)(a)[0]))(x)
+
+
+def test_hessian_of_a_non_scalar_output_is_jaxs_jacfwd_of_jacrev():
+    x = np.array([1.0, 2.0, 0.5])
+    h = tl.hessian(lambda a: a[0] * a**2)(tl.tensor(x)).numpy()  # was a TypeError: f must return a scalar
+    expected = np.zeros((3, 3, 3))  # d2 (a0 a_i^2) / da_j da_k
+    for i in range(3):
+        expected[i, 0, i] += 2 * x[i]
+        expected[i, i, 0] += 2 * x[i]
+        expected[i, i, i] += 2 * x[0]
+    np.testing.assert_allclose(h, expected, rtol=1e-14)
+    with pytest.raises(TypeError, match=r"^tl.hessian: f must return real float tensors, got dtype int64"):
+        tl.hessian(lambda a: tl.argmax(a))(tl.tensor(x))
+
+
+def test_hessian_of_structured_non_scalar_outputs_and_two_arguments():
+    x, y = np.array([1.0, 2.0, 0.5]), np.array([0.3, -1.0, 2.0])
+    got = tl.hessian(lambda a, b: {"p": a * tl.sin(b), "q": tl.sum(a**2 * b)}, argnums=(0, 1))(
+        tl.tensor(x), tl.tensor(y)
+    )
+    # p_i = a_i sin(b_i): only the mixed and the b-b blocks, on the diagonal i = j = k.
+    cube = lambda v: np.einsum("i,ij,ik->ijk", v, np.eye(3), np.eye(3))  # noqa: E731
+    want_p = ((np.zeros((3, 3, 3)), cube(np.cos(y))), (cube(np.cos(y)), cube(-x * np.sin(y))))
+    want_q = ((np.diag(2 * y), np.diag(2 * x)), (np.diag(2 * x), np.zeros((3, 3))))  # q = sum(a^2 b)
+    for key, want in (("p", want_p), ("q", want_q)):
+        for i in range(2):
+            for j in range(2):
+                np.testing.assert_allclose(got[key][i][j].numpy(), want[i][j], atol=1e-15)

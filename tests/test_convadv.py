@@ -168,3 +168,88 @@ def test_max_pool_gradient_of_a_nan_window_goes_to_its_first_nan(traced, k, s, p
     # gradient 0 at a NaN, and MaxPoolGradGrad gathered 0 there.
     np.testing.assert_allclose(g.numpy(), expected, rtol=1e-14, atol=1e-14)
     np.testing.assert_array_equal(gg.numpy(), v[n_idx, rows, cols, c_idx])
+
+
+# ------------------------------------------------------------------ fused_batch_norm with a float16 scale
+@pytest.mark.parametrize("x_dtype", [np.float16, np.float32])
+def test_fused_batch_norm_gradients_with_float16_scale_use_accurate_statistics(x_dtype):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((4, 5, 5, 3)) * 0.3 + 100).astype(x_dtype)
+    dy = rng.standard_normal(x.shape)
+    scale, offset = np.array([1.0, 2.0, 0.5], np.float16), np.zeros(3, np.float16)
+
+    def loss(x, s, o):
+        return tl.sum(tl.cast(tl.nn.fused_batch_norm(x, s, o, epsilon=1e-3)[0], tl.float64) * dy)
+
+    gx, gs, go = tl.grad(loss, argnums=(0, 1, 2))(x, scale, offset)
+    # float64 reference from the same (rounded) inputs: dscale = sum(dy * xhat), dx by the batch norm formula.
+    xf, sf = x.astype(np.float64), scale.astype(np.float64)
+    mean, var = xf.mean((0, 1, 2)), xf.var((0, 1, 2))
+    inv_std = 1 / np.sqrt(var + 1e-3)
+    xhat = (xf - mean) * inv_std
+    ref_scale = (dy * xhat).sum((0, 1, 2))
+    ref_x = sf * inv_std * (dy - dy.mean((0, 1, 2)) - xhat * (dy * xhat).mean((0, 1, 2)))
+    # The backward read the float16-rounded batch mean (off by up to a tenth of the spread here): the scale
+    # gradient was 27% off, the input gradient 0.8%.
+    assert gs.dtype == tl.float16 and gx.dtype == x_dtype
+    np.testing.assert_allclose(gs.numpy().astype(np.float64), ref_scale, rtol=3e-3, atol=3e-3 * np.abs(ref_scale).max())
+    np.testing.assert_allclose(gx.numpy().astype(np.float64), ref_x, rtol=0, atol=2e-3 * np.abs(ref_x).max())
+    np.testing.assert_allclose(go.numpy().astype(np.float64), dy.sum((0, 1, 2)), rtol=2e-3)
+
+
+@pytest.mark.parametrize("layer_dtype", ["float16", "float32"])
+def test_batch_norm_layer_normalizes_float16_input_with_float32_statistics(layer_dtype):
+    x = (np.random.default_rng(1).standard_normal((8, 4, 4, 3)) * 0.3 + 100).astype(np.float16)
+    bn = tl.nn.BatchNorm(3, momentum=0.5, dtype=layer_dtype)
+    y = bn(x)
+    xf = x.astype(np.float64)
+    mean, var = xf.mean((0, 1, 2)), xf.var((0, 1, 2))
+    # moments() rounds a float16 x's statistics to float16 (TensorFlow's rule): the mean ~ 100 was off by up to
+    # 0.03, a tenth of the spread, and y by up to 0.3 (PyTorch's BatchNorm2d keeps float32 statistics).
+    assert y.dtype == np.result_type(np.float16, layer_dtype)
+    np.testing.assert_allclose(y.numpy().astype(np.float64), (xf - mean) / np.sqrt(var + 1e-5), atol=2e-3)
+    n = xf.size // 3
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.5 * mean, rtol=1e-3)
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.5 + 0.5 * var * n / (n - 1), rtol=1e-3)
+    assert bn.running_mean.dtype == layer_dtype
+
+
+def test_fused_batch_norm_second_order_gradients_of_float16_input():
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((4, 3, 3, 2)) * 0.3 + 100).astype(np.float16)
+    scale, offset = np.array([1.0, 2.0], np.float32), np.zeros(2, np.float32)
+    c, v = rng.standard_normal(x.shape), rng.standard_normal(x.shape)
+
+    def input_gradient_along_v(s):
+        def loss(x, s):
+            return tl.sum(tl.square(tl.cast(tl.nn.fused_batch_norm(x, s, offset)[0], tl.float64)) * c)
+
+        return tl.sum(tl.cast(tl.grad(loss)(x, s), tl.float64) * v)
+
+    got = tl.grad(input_gradient_along_v)(scale).numpy()
+    # float64 central differences of the same function in float64 (from the same float16 values).
+    xf = x.astype(np.float64)
+
+    def exact(s):
+        mean, var = xf.mean((0, 1, 2)), xf.var((0, 1, 2))
+        inv_std = 1 / np.sqrt(var + 1e-3)
+        xhat = (xf - mean) * inv_std
+        dy = 2 * (xhat * s) * c  # d loss / d y, y = xhat * s
+        dx = s * inv_std * (dy - dy.mean((0, 1, 2)) - xhat * (dy * xhat).mean((0, 1, 2)))
+        return (dx * v).sum()
+
+    eps = 1e-6
+    ref = np.array([(exact(scale + eps * e) - exact(scale - eps * e)) / (2 * eps) for e in np.eye(2)])
+    # The second-order rules ran in float16: the recomputed mean off by a tenth of the spread, 5% errors.
+    np.testing.assert_allclose(got, ref, rtol=1e-2)
+
+
+def test_depthwise_conv2d_float16_sums_in_float32():
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((2, 9, 9, 4)) * 3).astype(np.float16)
+    w = rng.standard_normal((5, 5, 4, 2)).astype(np.float16)
+    y = tl.nn.depthwise_conv2d(x, w, 1, ((2, 2), (2, 2)))
+    ref = _depthwise_reference(x.astype(np.float64), w.astype(np.float64), (1, 1), ((2, 2), (2, 2)))
+    assert y.dtype == tl.float16
+    # Correctly rounded but for the float32 sums: the float16 sums were 5.6 ulps off on average (rounded ref: 0).
+    np.testing.assert_array_equal(np.abs(y.numpy() - ref.astype(np.float16)) <= np.spacing(np.abs(y.numpy())), True)

@@ -336,3 +336,17 @@ def test_gradients_trace_with_unknown_sizes():
     for f, name in ((lambda x: tl.linalg.svd(x)[0], "Svd"), (lambda x: tl.linalg.qr(x)[0], "Qr")):
         with pytest.raises(ValueError, match=name + r": the gradient needs the matrix sizes \(tall or wide\) known"):
             tl.function(tl.grad(lambda x, f=f: tl.sum(f(x)))).get_graph(_unknown(a))
+
+
+def test_a_count_per_element_and_a_shape_of_unknown_sizes_say_the_size_must_be_known():
+    # Before: 'repeat: repeats must be non-negative integers, one or one per element (None) ... got [0, 0]'
+    # and 'zeros: shape must be integers, got (None, 3)', which named no unknown size.
+    spec = [tl.TensorSpec((None, 3), "float32")]
+    x = tl.tensor(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"repeat: 2 counts, one per element, need the length of axis 0 to be known"):
+        tl.function(lambda x: tl.repeat(x, [1, 2], axis=0), input_signature=spec)(x)
+    with pytest.raises(TypeError, match=r"shape must be known integers, got \(None, 3\) \(None: an unknown size\)"):
+        tl.function(lambda x: tl.zeros(x.shape), input_signature=spec)(x)
+    np.testing.assert_array_equal(
+        tl.function(lambda x: tl.repeat(x, 2, axis=0), input_signature=spec)(x).numpy(), np.repeat(x.numpy(), 2, 0)
+    )

@@ -80,12 +80,14 @@ class Backend:
         (float32 uniforms in [0, 1), dropout's draw), ``"permutation"`` (of range(shape[0])),
         ``"exponential"`` (scale a), ``"gamma"`` (shape a, scale b), ``"beta"`` (a, b), ``"poisson"``
         (rate a), ``"laplace"`` and ``"gumbel"`` (location a, scale b), as NumPy's generator draws them.
+        ``a`` and ``b`` may be arrays of this backend broadcasting to ``shape`` (one parameter per sample).
 
         >>> import numpy as np, tensorlib as tl
         >>> b = tl.backends.numpy
         >>> b.random(b.random_generator(0), "uniform", (2,), np.dtype("float64")).tolist()
         [0.6369616873214543, 0.2697867137638703]
         """
+        a, b = (self.to_numpy(v) if self.is_array(v) else v for v in (a, b))  # per-sample parameters
         return self.asarray(
             _host_draw(rng, distribution, tuple(shape), np.dtype(dtype), a, b).astype(dtype, copy=False)
         )

@@ -342,10 +342,31 @@ def jacobian(f, argnums=0, has_aux: bool = False):
 
 
 def hessian(f, argnums=0, has_aux: bool = False):
-    """The Hessian of a scalar function: the Jacobian of its gradient (``(hessian, aux)`` with ``has_aux``).
+    """The Hessian: the Jacobian of the Jacobian (JAX's ``jacfwd(jacrev(f))``), of shape
+    ``out.shape + arg.shape + arg.shape``; for a scalar ``f`` the Jacobian of its gradient
+    (``(hessian, aux)`` with ``has_aux``).  ``f``'s outputs must be real float tensors.
 
     >>> import tensorlib as tl
     >>> tl.hessian(lambda x: tl.sum(x ** 3))(tl.tensor([1.0, 2.0])).numpy().tolist()
     [[6.0, 0.0], [0.0, 12.0]]
+    >>> tl.hessian(lambda x: x[0] * x ** 2)(tl.tensor([1.0, 2.0])).shape
+    (2, 2, 2)
     """
-    return jacobian(grad(f, argnums, has_aux), argnums, has_aux)
+    return jacobian(jacobian(_real_float_outputs(f, has_aux), argnums, has_aux), argnums, has_aux)
+
+
+def _real_float_outputs(f, has_aux):
+    """``f``, refusing integer, bool and complex outputs (as ``tl.grad`` does): their Hessian is not defined."""
+
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        result = f(*args, **kwargs)
+        for leaf in tree.leaves(_split_aux(result, has_aux, "tl.hessian")[0]):
+            if isinstance(leaf, Tensor) and leaf.dtype.kind != "f":
+                raise TypeError(
+                    f"tl.hessian: f must return real float tensors, got dtype {leaf.dtype} (shape {tuple(leaf.shape)}); "
+                    "differentiate a float (tl.real(out) or tl.abs(out) of a complex one)"
+                )
+        return result
+
+    return checked

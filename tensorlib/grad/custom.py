@@ -289,7 +289,6 @@ def remat(f):
 
         start = _global_random_state()
 
-        @custom_gradient
         def rematerialized(*tensors):
             y = call(tensors)
 
@@ -301,12 +300,16 @@ def remat(f):
                     tape.watch(fresh + variables)
                     again = tree.leaves(call(fresh))
                 _check_recomputed(name, tree.leaves(y), again)
-                grads = tape.gradient(again, fresh + variables, list(out_grads), unconnected_gradients="zero")
-                return (grads[: len(fresh)], grads[len(fresh) :]) if variables else grads[: len(fresh)]
+                # Integer and bool tensors (indices, masks) get no gradient.
+                sources = [t for t in fresh if t.dtype.kind in "fc"] + variables
+                found = iter(tape.gradient(again, sources, list(out_grads), unconnected_gradients="zero"))
+                grads = [next(found) if t.dtype.kind in "fc" else None for t in fresh]
+                return (grads, list(found)) if variables else grads
 
             return y, grad_fn
 
-        return rematerialized(*[leaves[i] for i in where])
+        rematerialized.__name__, rematerialized.__qualname__ = getattr(f, "__name__", name), name
+        return custom_gradient(rematerialized)(*[leaves[i] for i in where])
 
     return wrapper
 

@@ -174,8 +174,11 @@ def override(mapping: dict):
     """Replace gradient functions inside a ``with`` block (eager and traced).
 
     ``mapping`` maps op type names to one function (single-input ops), a tuple
-    of per-input functions, or a dict keyed by input name (inputs it does not
-    name keep their rules; map an input to None to stop its gradient).
+    of per-input functions (as ``register_gradient``: inputs past its end get
+    no gradient), or a dict keyed by input name (inputs it does not name keep
+    their rules; map an input to None to stop its gradient).  One bare function
+    for an op of several inputs is a TypeError: it would stop the gradients of
+    all inputs but the first.
 
     >>> import tensorlib as tl
     >>> x = tl.tensor([-1.0, 2.0])
@@ -190,13 +193,20 @@ def override(mapping: dict):
     for op_type, value in mapping.items():
         if _opdef(op_type) is None:
             raise LookupError(f"tl.grad.override: no op type {op_type!r} is defined")
-        if callable(value):
+        op = _opdef(op_type)
+        if not isinstance(value, (dict, tuple, list)):
+            _check_rule(value, op_type, op.input_names[0], "override", variadic=op.variadic)
+            if not op.variadic and len(op.input_names) > 1:
+                raise TypeError(
+                    f"override({op_type!r}): one function for an op with {len(op.input_names)} inputs "
+                    f"({', '.join(op.input_names)}); give a tuple of per-input functions (None for no gradient) "
+                    f"or a dict keyed by input name ({{{op.input_names[0]!r}: fn}} keeps the others' rules)"
+                )
             value = (value,)
         if isinstance(value, dict):
             # Inputs the dict does not name keep the rules in effect (registered, or an outer override).
             per = _per_input(op_type, (), value, "override")
             current = _lookup_rules(op_type)
-            op = _opdef(op_type)
             if current is not None and not op.variadic:
                 per = tuple(fn if name in value else old for fn, old, name in zip(per, current, op.input_names))
             scope[op_type] = per

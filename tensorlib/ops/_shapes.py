@@ -44,6 +44,8 @@ def as_ints(values, what: str) -> tuple:
     try:
         return tuple(map(operator.index, items))
     except TypeError:
+        if any(v is None for v in items):  # a traced tensor's unknown size, most often
+            raise TypeError(f"{what} must be known integers, got {tuple(items)!r} (None: an unknown size)") from None
         if all(hasattr(v, "__index__") for v in items):
             raise  # an index that refuses itself (a float or symbolic tensor) says why
         raise TypeError(f"{what} must be integers, got {values!r}") from None

@@ -1522,6 +1522,12 @@ def repeat(a, repeats, axis: int | None = None) -> Tensor:
     counts = np.asarray(shape_ops.integer_indices(repeats))  # [] too: no repeats for an empty axis
     if size is None and counts.dtype.kind in "iu" and counts.size == 1 and counts.ndim <= 1 and counts.min() >= 0:
         return _repeat_each(a, ax, int(counts.reshape(())))
+    if size is None and counts.ndim == 1 and counts.size != 1:
+        # One count per element is checked against the axis' length, which a graph of unknown sizes has not.
+        raise ValueError(
+            f"repeat: {counts.size} counts, one per element, need the length of axis {ax} to be known "
+            f"(shape {a.shape}; give the TensorSpec that size, or one count for every element)"
+        )
     if (
         counts.dtype.kind not in "iu"
         or (counts < 0).any()

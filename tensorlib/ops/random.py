@@ -22,7 +22,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..backends import base as _backends
-from ..dispatch import apply
+from ..dispatch import apply, as_tensor
+from ..grad.registry import register_gradient
 from ..tensor import Tensor, make
 from ._shapes import as_ints
 from .registry import defop, spec
@@ -52,6 +53,11 @@ class Generator:
         """``shape`` samples of ``distribution`` (see ``Backend.random``) on ``backend`` (default: current)."""
         bk = _backends.current() if backend is None else _backends.get(backend)
         dtype = _dt.as_dtype(dtype)
+        if _per_element(a) or _per_element(b):
+            raise TypeError(
+                f"tl.random.Generator.{distribution}: parameters must be numbers; tl.random.{distribution} takes "
+                "tensors (one parameter per sample, differentiable)"
+            )
         try:
             _check_draw(distribution, dtype, a, b)
         except (TypeError, ValueError) as e:
@@ -274,7 +280,289 @@ def _sample(op, shape, dtype, seed, backend, a=0.0, b=1.0) -> Tensor:
         return apply(op, (), attrs)
 
 
+# ------------------------------------------------------------- parameters given per sample, as tensors
+# A location or scale given as a tensor (or an array) is one parameter per sample, broadcast to ``shape``,
+# and the samples are differentiable in it, as TensorFlow's and JAX's are: the location-scale draws are
+# ``loc + scale * standard`` (gradients 1 and the standard draw), the gamma draws carry the implicit
+# reparameterization gradient (``RandomGammaGrad``).  Before, ``float()`` read a 0-d tensor's value, so
+# ``tl.grad`` of a draw in its mean or standard deviation silently gave 0, and any other tensor raised.
+
+
+def _per_element(value) -> bool:
+    """Whether a distribution's parameter is given per sample: a Tensor (0-d included: it may need a gradient),
+    or an array or sequence of numbers.  A Python or NumPy number draws through the scalar ops."""
+    return isinstance(value, (Tensor, list, tuple)) or (hasattr(value, "shape") and np.ndim(value) > 0)
+
+
+def _parameter(who: str, name: str, value, shape: tuple, dtype, bound=None) -> Tensor:
+    """``value`` as a tensor of ``dtype`` that broadcasts to ``shape``; its values (when it has them, so eagerly)
+    checked finite and within ``bound`` (">" positive, ">=" non-negative, None any finite number)."""
+    t = as_tensor(value)
+    if t.dtype.kind not in "fiu":
+        raise TypeError(f"tl.random.{who}: {name} must be real numbers, got {t.dtype}{list(t.shape)}")
+    if len(t.shape) > len(shape) or any(
+        p not in (1, s) and None not in (p, s) for p, s in zip(reversed(t.shape), reversed(shape))
+    ):
+        raise ValueError(
+            f"tl.random.{who}: {name} of shape {tuple(t.shape)} does not broadcast to the samples' shape {shape}"
+        )
+    if not t.is_symbolic:
+        values = t.numpy()
+        if not (np.isfinite(values) & _within(values, bound)).all():
+            raise ValueError(f"tl.random.{who}: {name} must be {_RULES[bound]}, got {values!r}")
+    return t if t.dtype == dtype else t.astype(dtype)
+
+
+_RULES = {
+    ">": "positive finite numbers",
+    ">=": "non-negative finite numbers",
+    "[0, 1]": "probabilities in [0, 1]",
+    None: "finite numbers",
+}
+
+
+def _within(values: np.ndarray, bound):
+    if bound == "[0, 1]":
+        return (values >= 0) & (values <= 1)
+    return {">": values > 0, ">=": values >= 0, None: True}[bound]
+
+
+def _float_samples(who: str, dtype) -> np.dtype:
+    dtype = _dt.as_dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"tl.random.{who}: samples with tensor parameters need a float dtype, got {dtype}")
+    return dtype
+
+
+def _location_scale(who, op, shape, dtype, seed, backend, loc, scale, names, bounds, standard=(0.0, 1.0)):
+    """``loc + scale * standard draws`` of ``op``, differentiable in ``loc`` and ``scale`` (numbers or tensors;
+    ``loc`` None for a scale family)."""
+    from . import math as _math
+
+    dtype = _float_samples(who, dtype)
+    shape = as_ints(shape, f"tl.random.{who}: shape")
+    params = []
+    for name, value, bound in zip(names, (loc, scale), bounds):
+        if value is None:  # a scale family
+            params.append(None)
+        elif _per_element(value):
+            params.append(_parameter(who, name, value, shape, dtype, bound))
+        else:
+            params.append(_checked_float(who, name, value, bound))
+    loc, scale = params
+    samples = _math.multiply(_sample(op, shape, dtype, seed, backend, *standard), scale)
+    return samples if loc is None else _math.add(samples, loc)
+
+
+def _checked_float(who: str, name: str, value, bound=None) -> float:
+    """A number parameter as a float, checked finite and within ``bound`` (see :func:`_parameter`)."""
+    value = float(value)
+    if not (np.isfinite(value) and {">": value > 0, ">=": value >= 0, None: True}[bound]):
+        rule = {">": "a positive", ">=": "a non-negative", None: "a"}[bound]
+        raise ValueError(f"tl.random.{who}: {name} must be {rule} finite number, got {value}")
+    return value
+
+
+# (names, bounds) of the location-scale parameters
+_LOC_SCALE = ("loc", "scale")
+_MEAN_STDDEV = ("mean", "stddev")
+_NORMAL = (None, ">=")
+_SCALE = (None, ">")
+
+
+def _tensor_draw_infer(param, *key, dtype, seed):
+    check_key(key)
+    if param.dtype.kind != "f":
+        raise TypeError(f"the parameter must be a float tensor, got {param.dtype}")
+    return spec(param.shape, dtype)
+
+
+def _tensor_draw_op(name, distribution, bound, doc, differentiable):
+    """An op that draws one sample of ``distribution`` per element of its parameter tensor (a float tensor
+    of the samples' shape), checked within ``bound`` when it runs; a second input, a key, as the scalar
+    draws' (see KEYED)."""
+    op = defop(
+        name,
+        inputs=("param",),
+        attrs={"dtype": _dt.float32, "seed": None},
+        infer=_tensor_draw_infer,
+        differentiable=differentiable,
+        variadic=True,
+        stateful=True,
+        doc=doc + " With a key input (a draw in a branch or loop body), a function of the key and the seed.",
+    )
+
+    @op.per_backend
+    def _kernel(backend, param, *key, dtype, seed):
+        values = backend.to_numpy(param)
+        if not (np.isfinite(values) & _within(values, bound)).all():
+            raise ValueError(f"{name}: the parameters must be {_RULES[bound]}, got {values!r}")
+        if key:
+            return backend.random(keyed_generator(backend, key[0], seed), distribution, param.shape, dtype, param, 1.0)
+        return _gen(seed).draw_array(backend, distribution, tuple(param.shape), dtype, param, 1.0)
+
+    KEYED[name] = 1
+    return op
+
+
+_gamma_tensor = _tensor_draw_op(
+    "RandomStandardGammaV2", "gamma", ">", "One gamma sample of rate 1 per shape parameter alpha.", True
+)
+_poisson_tensor = _tensor_draw_op("RandomPoissonV2", "poisson", ">=", "One Poisson count per rate.", False)
+_bernoulli_tensor = _tensor_draw_op(
+    "RandomBernoulliV2", "bernoulli", "[0, 1]", "True with probability p, one draw per p.", False
+)
+
+
+def _per_sample(op, who, name, value, shape, dtype, seed, backend, bound, param_dtype) -> Tensor:
+    from .shape import broadcast_to
+
+    if isinstance(shape, (tuple, list)) and None in shape:  # traced, unknown sizes: the parameter's own shape
+        param = _parameter(who, name, value, tuple(shape), param_dtype, bound)
+        if tuple(param.shape) != tuple(shape):
+            as_ints(shape, f"tl.random.{who}: shape")  # raises: the samples' shape must be known
+    else:
+        shape = as_ints(shape, f"tl.random.{who}: shape")
+        param = broadcast_to(_parameter(who, name, value, shape, param_dtype, bound), shape)
+    attrs = {"dtype": _dt.as_dtype(dtype), "seed": _as_seed(seed, f"tl.random.{who}")}
+    if backend is None:
+        return apply(op, (param,), attrs)
+    with _backends.backend(backend):
+        return apply(op, (param,), attrs)
+
+
+# ------------------------------------------------- the implicit reparameterization gradient of gamma draws
+_gamma_grad = defop(
+    "RandomGammaGrad",
+    inputs=("alpha", "sample"),
+    infer=lambda alpha, sample: spec(sample.shape, sample.dtype),
+    differentiable=False,
+    doc="d sample / d alpha of standard gamma samples (TensorFlow's RandomGammaGrad, JAX's random_gamma_grad).",
+)
+
+
+@_gamma_grad.per_backend
+def _gamma_grad_kernel(backend, alpha, sample):
+    # On the host in float64: two loops that stop when every element has converged.
+    grad = standard_gamma_sample_grad(backend.to_numpy(alpha), backend.to_numpy(sample))
+    return backend.asarray(grad.astype(backend.dtype_of(sample), copy=False))
+
+
+register_gradient(
+    "RandomStandardGammaV2",
+    lambda node, g, index: g * apply(_gamma_grad, (node.inputs[0], node.outputs[0])) if index == 0 else None,
+)
+
+
+def _digamma(z: np.ndarray) -> np.ndarray:
+    """psi(z) for z > 0 in float64: the recurrence psi(z) = psi(z + 1) - 1 / z up to z >= 6, then the
+    asymptotic series (its error there is below 1e-15 relative)."""
+    z = np.array(z, np.float64)
+    out = np.zeros_like(z)
+    small = z < 6
+    while small.any():
+        out[small] -= 1 / z[small]
+        z[small] += 1
+        small = z < 6
+    w = 1 / (z * z)  # Bernoulli numbers B_2k / 2k
+    tail = w * (1 / 12 - w * (1 / 120 - w * (1 / 252 - w * (1 / 240 - w * (1 / 132 - w * (691 / 32760 - w / 12))))))
+    return out + np.log(z) - 0.5 / z - tail
+
+
+def standard_gamma_sample_grad(alpha, x) -> np.ndarray:
+    """``dx / dalpha`` at constant CDF for standard gamma samples ``x`` (rate 1) of shape ``alpha``, in float64:
+    ``-(dP(alpha, x) / dalpha) / p(x; alpha)`` with ``P`` the regularized lower incomplete gamma function and
+    ``p`` the density (the implicit reparameterization gradient of Figurnov et al. 2018, as JAX and TensorFlow
+    compute it).  The derivative of ``P`` is carried through its power series where ``x < alpha + 1`` and
+    through the continued fraction of ``1 - P`` elsewhere (Numerical Recipes' ``gser`` and ``gcf``), and the
+    factor ``x^alpha e^-x / Gamma(alpha)`` that ``P``'s derivative and ``p`` share cancels, so no gamma
+    function is evaluated.  0 at ``x = 0`` (a sample that underflowed), NaN where an input is NaN.
+
+    >>> from tensorlib.ops.random import standard_gamma_sample_grad
+    >>> round(float(standard_gamma_sample_grad(1.0, 1.0)), 6)   # SciPy's gammaincinv by differences: 1.173563
+    1.173563
+    """
+    alpha, x = np.broadcast_arrays(np.asarray(alpha, np.float64), np.asarray(x, np.float64))
+    out = np.zeros(alpha.shape)
+    positive = (x > 0) & np.isfinite(x) & (alpha > 0) & np.isfinite(alpha)
+    series = positive & (x < alpha + 1)
+    fraction = positive & ~series
+    if series.any():
+        out[series] = _series_grad(alpha[series], x[series])
+    if fraction.any():
+        out[fraction] = _fraction_grad(alpha[fraction], x[fraction])
+    out[~positive & ~(x == 0)] = np.nan
+    return out
+
+
+_EPS = np.finfo(np.float64).eps
+_TINY = 1e-300
+# Both loops need about 9 sqrt(alpha) steps where x is near alpha.
+_MAX_STEPS = 1_000_000
+
+
+def _series_grad(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Where ``x < a + 1``: ``P = x^a e^-x / Gamma(a + 1) S``, ``S = sum_n t_n``, ``t_n = t_(n-1) x / (a + n)``;
+    with ``p = x^a e^-x / Gamma(a + 1) a / x``, ``dx/da = -(x / a) (S (log x - psi(a + 1)) + dS/da)``."""
+    total, dtotal = np.ones_like(a), np.zeros_like(a)
+    term, dterm = np.ones_like(a), np.zeros_like(a)
+    active, n = np.arange(a.size), 0
+    while active.size and n < _MAX_STEPS:
+        n += 1
+        ratio = x[active] / (a[active] + n)
+        dterm[active] = (dterm[active] - term[active] / (a[active] + n)) * ratio
+        term[active] *= ratio
+        total[active] += term[active]
+        dtotal[active] += dterm[active]
+        done = (term[active] <= _EPS * total[active]) & (np.abs(dterm[active]) <= _EPS * np.abs(dtotal[active]))
+        active = active[~done]
+    total[active] = np.nan  # not converged (alpha beyond about 1e12): no silent wrong value
+    return -(x / a) * (total * (np.log(x) - _digamma(a + 1)) + dtotal)
+
+
+def _fraction_grad(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Where ``x >= a + 1``: ``1 - P = x^a e^-x / Gamma(a) h`` with ``h`` the continued fraction (modified
+    Lentz), differentiated in ``a`` along with it; with ``p = x^a e^-x / Gamma(a) / x``,
+    ``dx/da = x (h (log x - psi(a)) + dh/da)``."""
+    b = x + 1 - a  # d/da: -1 at every step
+    c, dc = np.full_like(a, 1 / _TINY), np.zeros_like(a)
+    d, dd = 1 / b, 1 / b**2
+    h, dh = d.copy(), dd.copy()
+    active, i = np.arange(a.size), 0
+    while active.size and i < _MAX_STEPS:
+        i += 1
+        an, dan = -i * (i - a[active]), i
+        b[active] += 2
+        denominator = an * d[active] + b[active]
+        ddenominator = dan * d[active] + an * dd[active] - 1
+        denominator = np.where(np.abs(denominator) < _TINY, _TINY, denominator)
+        old_c = c[active]
+        c[active] = b[active] + an / old_c
+        dc[active] = -1 + dan / old_c - an * (dc[active] / old_c) / old_c
+        c[active] = np.where(np.abs(c[active]) < _TINY, _TINY, c[active])
+        d[active] = 1 / denominator
+        dd[active] = -ddenominator / denominator**2
+        step = d[active] * c[active]
+        dstep = dd[active] * c[active] + d[active] * dc[active]
+        dh[active] = dh[active] * step + h[active] * dstep
+        h[active] *= step
+        done = (np.abs(step - 1) <= _EPS) & (np.abs(dstep * h[active]) <= _EPS * np.abs(dh[active]))
+        active = active[~done]
+    h[active] = np.nan
+    return x * (h * (np.log(x) - _digamma(a)) + dh)
+
+
 def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Normal samples; ``mean`` and ``stddev`` may be tensors broadcasting to ``shape`` (one per sample), and the
+    samples are differentiable in them (``mean + stddev * z``, TensorFlow's ``tf.random.normal``).
+
+    >>> import tensorlib as tl
+    >>> mu = tl.tensor([0.0, 10.0])
+    >>> tl.grad(lambda m: tl.random.normal((3, 2), m, 2.0, seed=0).sum())(mu).numpy()
+    array([3., 3.], dtype=float32)
+    """
+    if _per_element(mean) or _per_element(stddev):
+        return _location_scale("normal", _normal, shape, dtype, seed, backend, mean, stddev, _MEAN_STDDEV, _NORMAL)
     return _sample(_normal, shape, dtype, seed, backend, float(mean), float(stddev))
 
 
@@ -284,15 +572,38 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype=_dt.float32, seed=None, backend
     >>> import tensorlib as tl
     >>> sorted(set(tl.random.uniform((100,), 0, 3, dtype=tl.int32, seed=0).numpy().tolist()))
     [0, 1, 2]
+
+    Tensor bounds (float samples) give ``minval + (maxval - minval) u``, differentiable in both.
     """
+    if _per_element(minval) or _per_element(maxval):
+        from . import math as _math
+
+        dtype = _float_samples("uniform", dtype)
+        shape = as_ints(shape, "tl.random.uniform: shape")
+        low, high = (
+            _parameter("uniform", name, v, shape, dtype) if _per_element(v) else _checked_float("uniform", name, v)
+            for name, v in (("minval", minval), ("maxval", maxval))
+        )
+        width = _math.subtract(high, low)
+        return _math.add(_math.multiply(_sample(_uniform, shape, dtype, seed, backend), width), low)
     return _sample(_uniform, shape, dtype, seed, backend, minval, maxval)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Normal samples within two standard deviations of the mean (TensorFlow's rule: redrawn); tensor ``mean``
+    and ``stddev`` as :func:`normal`'s."""
+    if _per_element(mean) or _per_element(stddev):
+        return _location_scale(
+            "truncated_normal", _truncated, shape, dtype, seed, backend, mean, stddev, _MEAN_STDDEV, _NORMAL
+        )
     return _sample(_truncated, shape, dtype, seed, backend, float(mean), float(stddev))
 
 
 def bernoulli(shape, p=0.5, dtype=_dt.bool_, seed=None, backend=None) -> Tensor:
+    """True with probability ``p``; a tensor ``p`` broadcasting to ``shape`` gives one probability per sample
+    (the draws are not differentiable in it)."""
+    if _per_element(p):
+        return _per_sample(_bernoulli_tensor, "bernoulli", "p", p, shape, dtype, seed, backend, "[0, 1]", _dt.float64)
     return _sample(_bernoulli, shape, dtype, seed, backend, float(p))
 
 
@@ -308,34 +619,96 @@ def exponential(shape, scale=1.0, dtype=_dt.float32, seed=None, backend=None) ->
     >>> bool(np.allclose(tl.random.exponential((3,), 2.0, dtype="float64", seed=0).numpy(),
     ...                  np.random.default_rng(0).exponential(2.0, 3)))
     True
+
+    A tensor ``scale`` (one per sample) gives ``scale * e``, differentiable in it.
     """
+    if _per_element(scale):
+        return _location_scale(
+            "exponential", _exponential, shape, dtype, seed, backend, None, scale, (None, "scale"), (None, ">="), (1.0,)
+        )
     return _sample(_exponential, shape, dtype, seed, backend, float(scale))
 
 
 def gamma(shape, alpha, beta=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
     """Gamma samples of shape ``alpha`` and rate ``beta`` (TensorFlow's ``tf.random.gamma`` parameters; NumPy's
-    ``gamma(alpha, scale=1 / beta)``), mean ``alpha / beta``.  Scalar parameters; not differentiable."""
-    return _sample(_gamma, shape, dtype, seed, backend, float(alpha), _scale_of_rate(float(beta), "gamma"))
+    ``gamma(alpha, scale=1 / beta)``), mean ``alpha / beta``.
+
+    Either parameter may be a tensor broadcasting to ``shape`` (one per sample).  The samples are then
+    differentiable: in ``beta`` through ``x = g / beta``, in ``alpha`` by the implicit reparameterization
+    gradient of the standard draw ``g`` (``RandomGammaGrad``: the change of ``g`` at a constant CDF, as
+    ``jax.random.gamma`` and TensorFlow's).  Numbers draw NumPy's ``gamma(alpha, 1 / beta)`` for a seed.
+
+    >>> import tensorlib as tl
+    >>> a = tl.tensor(3.0)
+    >>> g = tl.grad(lambda a: tl.random.gamma((100_000,), a, 2.0, dtype="float64", seed=0).mean())(a)
+    >>> round(float(g), 2)   # d mean / d alpha = 1 / beta
+    0.5
+    """
+    if not (_per_element(alpha) or _per_element(beta)):
+        return _sample(_gamma, shape, dtype, seed, backend, float(alpha), _scale_of_rate(float(beta), "gamma"))
+    from . import math as _math
+
+    dtype = _float_samples("gamma", dtype)
+    if _per_element(alpha):
+        standard = _per_sample(_gamma_tensor, "gamma", "alpha", alpha, shape, dtype, seed, backend, ">", dtype)
+    else:
+        standard = _sample(_gamma, shape, dtype, seed, backend, _checked_float("gamma", "alpha", alpha, ">"), 1.0)
+    if _per_element(beta):
+        return _math.divide(standard, _parameter("gamma", "beta", beta, tuple(standard.shape), dtype, ">"))
+    return _math.multiply(standard, _scale_of_rate(float(beta), "gamma"))
 
 
 def beta(shape, a, b, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
-    """Beta samples of parameters ``a`` and ``b`` (mean ``a / (a + b)``), as NumPy's generator."""
-    return _sample(_beta, shape, dtype, seed, backend, float(a), float(b))
+    """Beta samples of parameters ``a`` and ``b`` (mean ``a / (a + b)``), as NumPy's generator.
+
+    Tensor parameters (one per sample, broadcasting to ``shape``) draw ``x = g_a / (g_a + g_b)`` from two
+    standard gamma draws in float64 (JAX's construction; other numbers than NumPy's ``beta`` for a seed), and
+    the samples are differentiable in both through :func:`gamma`'s gradient.
+    """
+    if not (_per_element(a) or _per_element(b)):
+        return _sample(_beta, shape, dtype, seed, backend, float(a), float(b))
+    from . import math as _math
+
+    dtype = _float_samples("beta", dtype)
+    shape = as_ints(shape, "tl.random.beta: shape")
+    seed = _as_seed(seed, "tl.random.beta")
+    draws = []
+    for name, value, part in (("a", a, 0), ("b", b, 1)):
+        # Two streams from one seed: the second is the seed's first spawned child.
+        part_seed = (
+            seed if seed is None or not part else int(np.random.SeedSequence(seed).spawn(1)[0].generate_state(1)[0])
+        )
+        if _per_element(value):
+            value = _parameter("beta", name, value, shape, _dt.float64, ">")
+        else:
+            value = _checked_float("beta", name, value, ">")
+        draws.append(gamma(shape, value, dtype=_dt.float64, seed=part_seed, backend=backend))
+    x = _math.divide(draws[0], _math.add(draws[0], draws[1]))
+    return x if dtype == _dt.float64 else x.astype(dtype)
 
 
 def poisson(shape, lam, dtype=_dt.int64, seed=None, backend=None) -> Tensor:
     """Poisson counts of rate ``lam``, int64 by default as NumPy's (``dtype=float32`` gives TensorFlow's);
-    NumPy backend and array_api_strict only (CuPy's generator has no Poisson draws: a clear error)."""
+    NumPy backend and array_api_strict only (CuPy's generator has no Poisson draws: a clear error).  A tensor
+    ``lam`` broadcasting to ``shape`` gives one rate per sample (not differentiable: the counts are integers)."""
+    if _per_element(lam):
+        return _per_sample(_poisson_tensor, "poisson", "lam", lam, shape, dtype, seed, backend, ">=", _dt.float64)
     return _sample(_poisson, shape, dtype, seed, backend, float(lam))
 
 
 def laplace(shape, loc=0.0, scale=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
-    """Laplace (double exponential) samples, as NumPy's generator."""
+    """Laplace (double exponential) samples, as NumPy's generator; tensor ``loc`` and ``scale`` give
+    ``loc + scale * l``, differentiable in both."""
+    if _per_element(loc) or _per_element(scale):
+        return _location_scale("laplace", _laplace, shape, dtype, seed, backend, loc, scale, _LOC_SCALE, _SCALE)
     return _sample(_laplace, shape, dtype, seed, backend, float(loc), float(scale))
 
 
 def gumbel(shape, loc=0.0, scale=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
-    """Gumbel samples (of the maximum), as NumPy's generator."""
+    """Gumbel samples (of the maximum), as NumPy's generator; tensor ``loc`` and ``scale`` give
+    ``loc + scale * g``, differentiable in both."""
+    if _per_element(loc) or _per_element(scale):
+        return _location_scale("gumbel", _gumbel, shape, dtype, seed, backend, loc, scale, _LOC_SCALE, _SCALE)
     return _sample(_gumbel, shape, dtype, seed, backend, float(loc), float(scale))
 
 

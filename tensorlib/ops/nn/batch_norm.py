@@ -27,6 +27,7 @@ from ._common import (
     _to_nchw,
     _to_nhwc,
 )
+from .normalization import _widened
 
 _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 
@@ -94,7 +95,16 @@ def _fused_batch_norm_generic(xp, x, scale, offset, mean, variance, *, epsilon, 
 
 def _fused_batch_norm_backward(node, g_y, *ignored_stat_grads):
     x, scale = node.inputs[:2]
-    return _fused_batch_norm_grad(g_y, x, scale, node.outputs[1], node.outputs[3], epsilon=node.attrs["epsilon"])
+    mean, inv_std = node.outputs[1], node.outputs[3]
+    if mean.dtype == _dt.float16:
+        # A float16 scale rounds the statistics to float16: the mean of x ~ 100 +- 0.3 by up to 0.03, a tenth of
+        # its spread, which the backward's (x - mean) * inv_std would carry (scale gradient 27% off).  They are
+        # recomputed from x in at least float32, the forward's precision (TensorFlow keeps float32 statistics:
+        # its scale must be float32 for a float16 x).
+        wide = math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
+        mean = reduce_ops.mean(wide, _NHW)
+        inv_std = 1.0 / math_ops.sqrt(reduce_ops.mean(math_ops.square(wide - mean), _NHW) + node.attrs["epsilon"])
+    return _fused_batch_norm_grad(g_y, x, scale, mean, inv_std, epsilon=node.attrs["epsilon"])
 
 
 _training_grads = _shared_by_inputs(_fused_batch_norm_backward, ("x", "scale", "offset"))
@@ -173,9 +183,12 @@ def _bn_second_order_terms(node, g_dx, g_dscale, g_doffset):
     """Shared pieces of the gradient of (dx, dscale, doffset) = FusedBatchNormGradV3(dy, x, scale).
 
     Statistics are recomputed from x with ops (the batch_mean / inv_std inputs are x's statistics),
-    so these rules carry x's full dependence and differentiate again correctly.
+    so these rules carry x's full dependence and differentiate again correctly.  float16 operands are
+    widened to float32 (the first-order kernel's precision; in float16 the mean of x ~ 100 +- 0.3 was off
+    by a tenth of its spread, the second-order gradients by 5%); the engine casts each result back.
     """
-    dy, x, scale = node.inputs[:3]
+    dy, x, scale = (_widened(t) for t in node.inputs[:3])
+    g_dx = _widened(g_dx)
     mu = reduce_ops.mean(x, _NHW)
     inv_std = 1.0 / math_ops.sqrt(reduce_ops.mean(math_ops.square(x - mu), _NHW) + node.attrs["epsilon"])
     x_hat = (x - mu) * inv_std
@@ -192,6 +205,7 @@ def _bn_second_order_terms(node, g_dx, g_dscale, g_doffset):
         g_centered=g_centered,
         mean_g_xhat=mean_g_xhat,
         mean_g_dy=reduce_ops.mean(g_dx * dy_centered, _NHW),
+        g_dx=g_dx,
         g_dscale=g_dscale,
         g_doffset=g_doffset,
     )
@@ -216,8 +230,7 @@ def _bn_grad_grad_x(node, *grads):
 
 def _bn_grad_grad_scale(node, *grads):
     t = _second_order_terms(node, "scale", *grads)
-    g_dx = grads[0]
-    return reduce_ops.sum(g_dx * (t["dy_centered"] - t["x_hat"] * t["mean_dy_xhat"]), _NHW) * t["inv_std"]
+    return reduce_ops.sum(t["g_dx"] * (t["dy_centered"] - t["x_hat"] * t["mean_dy_xhat"]), _NHW) * t["inv_std"]
 
 
 # batch_mean and inv_std are x's statistics; the x rule accounts for them, so nothing flows to them.
