@@ -12,6 +12,7 @@ import inspect
 from ..tensor import Tensor
 from ..tensor import phase as _phase
 from . import registry
+from .registry import once_per_pass  # noqa: F401  (the engine's memo; rules import it from the registry)
 
 
 def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
@@ -24,29 +25,6 @@ def backprop(nodes, targets, target_grads, sources, unconnected: str = "none"):
     finally:
         _phase.depth -= 1
         _phase.memo = outer_memo
-
-
-def once_per_pass(key, out_grads, compute):
-    """``compute()``, run once per backward pass for the rules of several inputs of one node.
-
-    The engine asks a node's rules input by input, with the same output gradients; a rule that gets
-    every input's gradient from one computation (a custom_gradient's grad_fn, a Cond's or a Scan's
-    vector-Jacobian product, batch norm's backward) shares it here.  ``key`` is the node (or
-    ``(node, which)`` when one node shares several computations).  The engine drops the result once
-    the node's rules ran: a later pass computes again, also with the same output gradient tensors, so
-    a gradient that an outer tape records for a higher order is never one computed in an earlier,
-    unrecorded pass (a cache kept by node and by the output gradients' identity made that second
-    derivative None).
-    """
-    memo = getattr(_phase, "memo", None)
-    if memo is None:  # a rule called outside the engine
-        return compute()
-    hit = memo.get(key)
-    if hit is not None and len(hit[0]) == len(out_grads) and all(a is b for a, b in zip(hit[0], out_grads)):
-        return hit[1]
-    result = compute()
-    memo[key] = (tuple(out_grads), result)
-    return result
 
 
 def _backprop(nodes, targets, target_grads, sources, unconnected):

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from .. import dispatch
 from .. import tree
-from ..grad.registry import register_gradient
+from ..grad.registry import once_per_pass, register_gradient
 from ..tensor import Tensor, TensorSpec, Variable, make_symbolic
 from .registry import defop
 
@@ -213,8 +213,6 @@ def _bool_pred(pred, what: str):
 def _all_grads(node, grads, compute) -> tuple:
     """The gradients for every input of ``node``, computed once per backward pass (the engine asks
     per input, with the same output gradients)."""
-    from ..grad.backprop import once_per_pass
-
     return once_per_pass(node, grads, compute)
 
 

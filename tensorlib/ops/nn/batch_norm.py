@@ -9,7 +9,7 @@ from ... import dtypes as _dt
 from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
 from ...dispatch import apply, as_tensor
-from ...grad.registry import register_gradient
+from ...grad.registry import once_per_pass, register_gradient
 from ...tensor import Tensor
 from .. import math as math_ops
 from ..math import stop_gradient
@@ -38,8 +38,6 @@ def _shared_by_inputs(compute, consumers):
     node (the engine's ``once_per_pass``); each rule passes its input's name (one of ``consumers``)."""
 
     def shared(node, consumer, *grads):
-        from ...grad.backprop import once_per_pass
-
         return once_per_pass((node, compute), grads, lambda: compute(node, *grads))
 
     return shared
