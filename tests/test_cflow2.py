@@ -124,3 +124,37 @@ def test_a_traced_jvp_through_an_unbounded_while_loop_says_it_differentiates_in_
     loop = lambda v: tl.while_loop(lambda s: tl.sum(s) < 10.0, lambda s: s * 2.0, v)  # noqa: E731
     with pytest.raises(ValueError, match=r"maximum_iterations=N .*\(tl.jvp and tl.hessian differentiate in reverse"):
         tl.function(lambda x: tl.jvp(loop, (x,), (tl.ones_like(x),)))(np.array([1.0, 2.0]))
+
+
+W = np.array([0.7, -0.4, 1.1])
+
+
+def _tanh_grad_w(x, w):
+    return (1 - np.tanh(x * w) ** 2) * x
+
+
+def test_a_tape_in_a_traced_body_reaches_an_outer_tensor_through_a_nested_node():
+    # The Cond node in the body took the body's placeholder for w, which the tape (watching w) does not know:
+    # the gradient was None traced (the eager loop's is right).
+    def fn(x, w):
+        def body(c, _):
+            with tl.GradientTape() as tape:
+                tape.watch(w)
+                y = tl.sum(tl.cond(tl.sum(c) > -9.0, lambda u: tl.tanh(u * w), lambda u: u, c))
+            return c, tape.gradient(y, w)
+
+        return tl.scan(body, x, None, length=1)[1][0]
+
+    np.testing.assert_allclose(fn(tl.tensor(X), tl.tensor(W)).numpy(), _tanh_grad_w(X, W))
+    np.testing.assert_allclose(tl.function(fn)(X, W).numpy(), _tanh_grad_w(X, W))
+
+
+def test_a_bounded_while_loop_in_a_traced_scan_body_differentiates_to_what_it_closes_over():
+    # The While node's gradient (a scan of conds, traced in the reverse scan's body) gave zeros for w.
+    def fn(x, w):
+        step = lambda s: (tl.tanh(s[0] * w), s[1] + 1)  # noqa: E731
+        body = lambda c, _: (tl.while_loop(lambda s: s[1] < 1, step, (c, tl.tensor(0)), maximum_iterations=1)[0], None)  # noqa: E731
+        return tl.sum(tl.scan(body, x, None, length=1)[0])
+
+    np.testing.assert_allclose(tl.grad(fn, argnums=1)(tl.tensor(X), tl.tensor(W)).numpy(), _tanh_grad_w(X, W))
+    np.testing.assert_allclose(tl.function(tl.grad(fn, argnums=1))(X, W).numpy(), _tanh_grad_w(X, W))

@@ -323,11 +323,16 @@ class _SubTrace(_Trace):
         self.salt += 1
         return self.key, self.salt - 1
 
-    def from_outer(self, value):
+    def from_outer(self, value, lifted=None):
+        """The placeholder here for ``value``, read from outside, whose symbolic value in the enclosing trace is
+        ``lifted`` (default: ``value`` itself).  ``outer`` keeps ``value`` as the body read it: the node takes
+        it as an input, so that a tape recording around the node (in an enclosing branch or body, where
+        ``lifted`` is a placeholder no tape watches) connects the node to the tensor the tape watches."""
         t = self.outer_map.get(value._id)
         if t is None:
-            t = self.placeholder(value.shape, value.dtype, value.backend, f"outer[{len(self.outer)}]")
-            _inherit_weakness(value, t, self.parent, self)
+            lifted = value if lifted is None else lifted
+            t = self.placeholder(lifted.shape, lifted.dtype, lifted.backend, f"outer[{len(self.outer)}]")
+            _inherit_weakness(lifted, t, self.parent, self)
             self.outer_map[value._id] = t
             self.outer.append(value)
         return t
@@ -353,7 +358,7 @@ class _SubTrace(_Trace):
             other = dispatch.rebound(t)  # a custom gradient's closure, read in a replay of its graph
             if other is not None and other is not t:
                 return self.lift(other, op)
-        return self.from_outer(self.parent.lift(t, op))
+        return self.from_outer(t, self.parent.lift(t, op))
 
     def convert(self, value, dtype, backend):
         # Arrays, whatever their size, are read by reference through the outer trace.
