@@ -30,6 +30,7 @@ from .layers import (  # noqa: E402
     Flatten,
     LayerNorm,
     MaxPool2D,
+    MultiHeadAttention,
 )
 from .module import Module, Sequential  # noqa: E402
 
@@ -46,5 +47,6 @@ __all__ += [
     "LSTM",
     "MaxPool2D",
     "Module",
+    "MultiHeadAttention",
     "Sequential",
 ]
