@@ -232,3 +232,14 @@ def test_hessian_of_structured_non_scalar_outputs_and_two_arguments():
         for i in range(2):
             for j in range(2):
                 np.testing.assert_allclose(got[key][i][j].numpy(), want[i][j], atol=1e-15)
+
+
+def test_vjp_and_jvp_take_has_aux_as_in_jax():
+    x = tl.tensor(np.array([1.0, 2.0]))
+    out, vjp_fn, aux = tl.vjp(lambda a: (a**2, {"n": a * 0.0 + 7.0}), x, has_aux=True)
+    assert vjp_fn(tl.tensor(np.array([1.0, 1.0])))[0].numpy().tolist() == [2.0, 4.0]
+    assert out.numpy().tolist() == [1.0, 4.0] and aux["n"].numpy().tolist() == [7.0, 7.0]
+    out, tangent, aux = tl.jvp(lambda a: (a**2, "aux"), (x,), (tl.tensor(np.array([1.0, 0.0])),), has_aux=True)
+    assert tangent.numpy().tolist() == [2.0, 0.0] and aux == "aux"
+    with pytest.raises(TypeError, match=r"^tl.jvp: with has_aux=True, f must return a pair"):
+        tl.jvp(lambda a: a, (x,), (x,), has_aux=True)

@@ -167,3 +167,64 @@ def test_per_sample_counts_and_coins_follow_numpy():
 def test_bad_tensor_parameters_raise_one_clear_error(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ------------------------------------------------------------------ distributions built from the draws
+@pytest.mark.parametrize(
+    ("ours", "numpys"),
+    [
+        (lambda: tl.random.lognormal((7,), 0.5, 2.0, dtype="float64", seed=3), lambda g: g.lognormal(0.5, 2.0, 7)),
+        (lambda: tl.random.logistic((7,), -1.0, 3.0, dtype="float64", seed=3), lambda g: g.logistic(-1.0, 3.0, 7)),
+        (lambda: tl.random.chisquare((7,), 3.0, dtype="float64", seed=3), lambda g: g.chisquare(3.0, 7)),
+        (
+            lambda: tl.random.dirichlet((4,), [0.5, 1.0, 7.0], dtype="float64", seed=3),
+            lambda g: g.dirichlet([0.5, 1, 7], 4),
+        ),
+    ],
+)
+def test_built_distributions_draw_numpys_numbers(ours, numpys):
+    np.testing.assert_allclose(ours().numpy(), numpys(np.random.default_rng(3)), rtol=1e-13)
+
+
+def test_lognormal_and_logistic_are_differentiable_in_tensor_parameters():
+    for draw in (
+        lambda a, b: tl.random.lognormal((3, 2), a, b, dtype="float64", seed=1),
+        lambda a, b: tl.random.logistic((3, 2), a, b, dtype="float64", seed=1),
+    ):
+        tl.testing.check_grads(draw, (tl.tensor([0.5, -0.2]), tl.tensor(0.7)), order=2)
+
+
+def test_chisquare_t_and_dirichlet_follow_their_laws_and_gradients():
+    n = 100_000
+    df = tl.tensor([3.0, 8.0])
+    g = tl.jacobian(lambda d: tl.mean(tl.random.chisquare((n, 2), d, dtype="float64", seed=2), axis=0))(df)
+    np.testing.assert_allclose(g.numpy(), np.eye(2), atol=0.03)  # mean df
+    x = tl.random.t((n, 2), df, dtype="float64", seed=4).numpy()
+    np.testing.assert_allclose(x.var(axis=0), [3.0, 8 / 6], rtol=0.1)  # df / (df - 2)
+    assert np.isfinite(tl.grad(lambda d: tl.sum(tl.random.t((5, 2), d, seed=4) ** 2))(df).numpy()).all()
+    alpha = tl.tensor([1.0, 2.0, 5.0])
+    x = tl.random.dirichlet((n,), alpha, dtype="float64", seed=6)
+    np.testing.assert_allclose(x.numpy().sum(axis=1), 1.0)
+    jac = tl.jacobian(lambda a: tl.mean(tl.random.dirichlet((n,), a, dtype="float64", seed=6), axis=0))(alpha).numpy()
+    a0 = 8.0  # d (a_i / a0) / d a_j = (delta_ij a0 - a_i) / a0^2
+    np.testing.assert_allclose(jac, (np.eye(3) * a0 - alpha.numpy()[:, None]) / a0**2, atol=0.004)
+
+
+def test_multivariate_normal_moments_and_gradients():
+    cov = np.array([[2.0, 0.6, 0.0], [0.6, 1.0, -0.3], [0.0, -0.3, 0.5]])
+    x = tl.random.multivariate_normal((100_000,), [1.0, 0.0, -2.0], cov, dtype="float64", seed=0).numpy()
+    np.testing.assert_allclose(np.cov(x.T), cov, atol=0.02)
+    np.testing.assert_allclose(x.mean(axis=0), [1.0, 0.0, -2.0], atol=0.01)
+
+    def draw(mean, a):  # cov = a a^T + I: positive definite whatever a is
+        c = a @ tl.matrix_transpose(a) + tl.tensor(np.eye(3))
+        return tl.random.multivariate_normal((4,), mean, c, dtype="float64", seed=5)
+
+    a = tl.tensor(np.array([[0.5, 0.1, 0.0], [0.2, -0.3, 0.4], [0.0, 0.1, 0.2]]))
+    tl.testing.check_grads(draw, (tl.tensor([0.1, 0.2, 0.3]), a), order=1)
+    with pytest.raises(ValueError, match="multivariate_normal: mean .* and cov .* of one known k"):
+        tl.random.multivariate_normal((2,), [0.0, 0.0], np.eye(3))
+    with pytest.raises(ValueError, match="dirichlet: alpha must be positive"):
+        tl.random.dirichlet((2,), [1.0, 0.0])
+    with pytest.raises(ValueError, match="t: df must be a positive"):
+        tl.random.t((2,), -1.0)

@@ -180,8 +180,11 @@ def _outputs(out, what):
     return leaves, tensors, treedef
 
 
-def vjp(f, *primals):
+def vjp(f, *primals, has_aux: bool = False):
     """``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns one gradient per primal.
+
+    With ``has_aux=True`` ``f`` returns ``(output, aux)`` and the result is ``(output, vjp_fn, aux)``,
+    as in JAX.
 
     Primals, outputs and cotangents may be nested structures; an output that
     is a NumPy or Python constant contributes nothing (its cotangent is ignored).
@@ -195,7 +198,7 @@ def vjp(f, *primals):
     tape = GradientTape(persistent=True, watch_accessed_variables=False)
     with tape:
         tape.watch(xs)
-        out = f(*primals)
+        out, aux = _split_aux(f(*primals), has_aux, "tl.vjp")
     leaves, outs, out_def = _outputs(out, "tl.vjp")
 
     def vjp_fn(cotangent):
@@ -219,7 +222,7 @@ def vjp(f, *primals):
                 weights.append(c if isinstance(c, Tensor) else dispatch.to_tensor(c, o.backend, o.dtype))
         return tuple(_split(backprop(tape._nodes, targets, weights, xs, "zero"), treedefs))
 
-    return out, vjp_fn
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
 def _primals(primals, what):
@@ -232,8 +235,11 @@ def _primals(primals, what):
     return trees, xs, treedefs
 
 
-def jvp(f, primals, tangents):
+def jvp(f, primals, tangents, has_aux: bool = False):
     """Forward mode: ``(f(*primals), J @ tangents)``, by transposing the vjp (the double-vjp trick).
+
+    With ``has_aux=True`` ``f`` returns ``(output, aux)`` and the result is
+    ``(output, tangent_out, aux)``, as in JAX.
 
     ``tangents`` has the structure of ``primals``; the result tangent has the structure of the
     output (a NumPy or Python constant output gets a zero tangent).
@@ -263,7 +269,7 @@ def jvp(f, primals, tangents):
     inner = GradientTape(persistent=True, watch_accessed_variables=False)
     with inner:
         inner.watch(xs)
-        out = f(*primals)
+        out, aux = _split_aux(f(*primals), has_aux, "tl.jvp")
     leaves, outs, out_def = _outputs(out, "tl.jvp")
     # An integer or bool output is a constant to differentiation: a zero tangent, as for NumPy outputs.
     outs = [o if o is None or o.dtype.kind in "fc" else None for o in outs]
@@ -287,7 +293,8 @@ def jvp(f, primals, tangents):
         else creation.zeros(tuple(getattr(leaf, "shape", ())), dtype=_float_dtype(leaf))
         for o, leaf in zip(outs, leaves)
     ]
-    return out, tree.unflatten(out_def, tangent_out)
+    tangent_out = tree.unflatten(out_def, tangent_out)
+    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
 
 
 def _float_dtype(value):

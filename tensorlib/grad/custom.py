@@ -14,7 +14,8 @@ from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_
 from ..ops.registry import defop, spec
 from ..tensor import Tensor
 from . import registry
-from .backprop import once_per_pass, rule_site
+from .registry import once_per_pass
+from .backprop import rule_site
 from .. import tree
 from .tape import GradientTape
 

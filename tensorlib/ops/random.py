@@ -674,10 +674,7 @@ def beta(shape, a, b, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
     seed = _as_seed(seed, "tl.random.beta")
     draws = []
     for name, value, part in (("a", a, 0), ("b", b, 1)):
-        # Two streams from one seed: the second is the seed's first spawned child.
-        part_seed = (
-            seed if seed is None or not part else int(np.random.SeedSequence(seed).spawn(1)[0].generate_state(1)[0])
-        )
+        part_seed = _second_stream(seed) if part else seed
         if _per_element(value):
             value = _parameter("beta", name, value, shape, _dt.float64, ">")
         else:
@@ -710,6 +707,175 @@ def gumbel(shape, loc=0.0, scale=1.0, dtype=_dt.float32, seed=None, backend=None
     if _per_element(loc) or _per_element(scale):
         return _location_scale("gumbel", _gumbel, shape, dtype, seed, backend, loc, scale, _LOC_SCALE, _SCALE)
     return _sample(_gumbel, shape, dtype, seed, backend, float(loc), float(scale))
+
+
+# ------------------------------------------------------------------ distributions built from the draws above
+def lognormal(shape, mean=0.0, sigma=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """``exp`` of :func:`normal` samples of ``mean`` and ``sigma`` (NumPy's ``lognormal``: its numbers for a seed
+    in float64); tensor parameters as :func:`normal`'s, differentiable.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> bool(np.allclose(tl.random.lognormal((3,), 1.0, 0.5, dtype="float64", seed=0).numpy(),
+    ...                  np.random.default_rng(0).lognormal(1.0, 0.5, 3)))
+    True
+    """
+    from . import math as _math
+
+    return _math.exp(normal(shape, mean, sigma, dtype=dtype, seed=seed, backend=backend))
+
+
+def logistic(shape, loc=0.0, scale=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Logistic samples ``loc + scale * log(u / (1 - u))`` of uniforms ``u`` drawn in float64 (NumPy's
+    ``logistic``: its numbers for a seed, save the redraw of an exact 0, one chance in 2**53; JAX's
+    ``logistic``); tensor ``loc`` and ``scale`` broadcasting to ``shape``, differentiable.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> bool(np.allclose(tl.random.logistic((3,), 1.0, 2.0, dtype="float64", seed=0).numpy(),
+    ...                  np.random.default_rng(0).logistic(1.0, 2.0, 3)))
+    True
+    """
+    from . import math as _math
+
+    dtype = _float_samples("logistic", dtype)
+    shape = as_ints(shape, "tl.random.logistic: shape")
+    u = uniform(shape, dtype=_dt.float64, seed=seed, backend=backend)
+    z = _math.log(_math.divide(u, _math.subtract(1.0, u)))
+    params = []
+    for name, value, bound in (("loc", loc, None), ("scale", scale, ">")):
+        if _per_element(value):
+            params.append(_parameter("logistic", name, value, shape, dtype, bound))
+        else:
+            params.append(_checked_float("logistic", name, value, bound))
+    if not _per_element(loc) and not _per_element(scale):  # numbers: NumPy's arithmetic, in float64
+        x = _math.add(_math.multiply(z, params[1]), params[0])
+        return x if dtype == _dt.float64 else x.astype(dtype)
+    z = z if dtype == _dt.float64 else z.astype(dtype)
+    return _math.add(_math.multiply(z, params[1]), params[0])
+
+
+def chisquare(shape, df, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Chi-square samples of ``df`` degrees of freedom: :func:`gamma` samples of shape ``df / 2`` and rate
+    1/2 (NumPy's ``chisquare``: its numbers for a seed); a tensor ``df`` (one per sample) differentiable
+    through the gamma draw's gradient.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> bool(np.allclose(tl.random.chisquare((3,), 4.0, dtype="float64", seed=0).numpy(),
+    ...                  np.random.default_rng(0).chisquare(4.0, 3)))
+    True
+    """
+    from . import math as _math
+
+    if _per_element(df):
+        half = _math.multiply(_parameter("chisquare", "df", df, as_ints(shape, "tl.random.chisquare"), dtype, ">"), 0.5)
+        return gamma(shape, half, 0.5, dtype=dtype, seed=seed, backend=backend)
+    return gamma(shape, _checked_float("chisquare", "df", df, ">") / 2, 0.5, dtype=dtype, seed=seed, backend=backend)
+
+
+def t(shape, df, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Student's t samples of ``df`` degrees of freedom (JAX's ``t``, NumPy's ``standard_t``):
+    ``z * sqrt(df / 2 / g)`` of a standard normal ``z`` and a gamma ``g`` of shape ``df / 2``, drawn in float64
+    (other numbers than NumPy's for a seed, which interleaves the two draws); a tensor ``df`` (one per sample)
+    differentiable through the gamma draw's gradient.
+
+    >>> import tensorlib as tl
+    >>> x = tl.random.t((100_000,), 5.0, dtype="float64", seed=0).numpy()
+    >>> round(float(x.var()), 1)   # df / (df - 2)
+    1.7
+    """
+    from . import math as _math
+
+    shape = as_ints(shape, "tl.random.t: shape")
+    dtype = _float_samples("t", dtype)
+    seed = _as_seed(seed, "tl.random.t")
+    if _per_element(df):
+        half = _math.multiply(_parameter("t", "df", df, shape, _dt.float64, ">"), 0.5)
+    else:
+        half = _checked_float("t", "df", df, ">") / 2
+    z = normal(shape, dtype=_dt.float64, seed=seed, backend=backend)
+    g = gamma(shape, half, dtype=_dt.float64, seed=_second_stream(seed), backend=backend)
+    x = _math.multiply(z, _math.sqrt(_math.divide(half, g)))
+    return x if dtype == _dt.float64 else x.astype(dtype)
+
+
+standard_t = t
+
+
+def dirichlet(shape, alpha, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Dirichlet samples of concentration ``alpha`` (its last axis, ``k`` long, is the simplex's): shape
+    ``shape + (k,)``, each row ``g / sum(g)`` of :func:`gamma` draws of shape ``alpha`` in float64 (NumPy's
+    ``dirichlet`` where ``max(alpha) >= 0.1``: its numbers for a seed, to rounding; JAX's construction).
+    ``alpha`` (numbers or a tensor broadcasting to ``shape + (k,)``) must be positive; the samples are
+    differentiable in it.  Where every gamma draw of a row underflows (all of ``alpha`` below about 0.01),
+    the row is NaN.
+
+    >>> import tensorlib as tl
+    >>> x = tl.random.dirichlet((2,), [1.0, 2.0, 3.0], seed=0)
+    >>> x.shape, [round(s, 5) for s in x.numpy().sum(axis=1).tolist()]
+    ((2, 3), [1.0, 1.0])
+    """
+    from . import math as _math
+    from . import reduce as _reduce
+
+    dtype = _float_samples("dirichlet", dtype)
+    alpha = as_tensor(alpha) if not isinstance(alpha, Tensor) else alpha
+    if alpha.ndim == 0 or alpha.shape[-1] is None:
+        raise ValueError(f"tl.random.dirichlet: alpha needs a last axis of known length, got shape {alpha.shape}")
+    full = (*as_ints(shape, "tl.random.dirichlet: shape"), alpha.shape[-1])
+    g = gamma(
+        full,
+        _parameter("dirichlet", "alpha", alpha, full, _dt.float64, ">"),
+        dtype=_dt.float64,
+        seed=seed,
+        backend=backend,
+    )
+    x = _math.divide(g, _reduce.sum(g, axis=-1, keepdims=True))
+    return x if dtype == _dt.float64 else x.astype(dtype)
+
+
+def multivariate_normal(shape, mean, cov, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
+    """Multivariate normal samples ``mean + z @ L.T`` of standard normals ``z`` and the Cholesky factor ``L`` of
+    ``cov`` (JAX's ``multivariate_normal`` with its default ``method="cholesky"``; NumPy's default factors by
+    SVD, so its numbers differ): shape ``shape + (k,)`` for ``mean`` ``(..., k)`` and ``cov`` ``(..., k, k)``,
+    their batch axes broadcasting to ``shape``.  Differentiable in ``mean`` and ``cov`` (through
+    ``tl.linalg.cholesky``, which reads ``cov``'s lower triangle); a ``cov`` that is not positive definite
+    raises as Cholesky does.
+
+    >>> import tensorlib as tl
+    >>> x = tl.random.multivariate_normal((50_000,), [0.0, 1.0], [[1.0, 0.8], [0.8, 1.0]], seed=0).numpy()
+    >>> [[round(float(c), 1) for c in row] for row in np.cov(x.T)]
+    [[1.0, 0.8], [0.8, 1.0]]
+    """
+    from . import math as _math
+    from .linalg import matmul
+    from .linalg_ops import cholesky
+    from .shape import expand_dims, squeeze
+
+    dtype = _float_samples("multivariate_normal", dtype)
+    mean, cov = as_tensor(mean), as_tensor(cov)
+    if (
+        mean.ndim == 0
+        or cov.ndim < 2
+        or len({mean.shape[-1], cov.shape[-1], cov.shape[-2]}) != 1
+        or None in (mean.shape[-1],)
+    ):
+        raise ValueError(
+            f"tl.random.multivariate_normal: mean (..., k) and cov (..., k, k) of one known k, got mean "
+            f"{mean.dtype}{list(mean.shape)} and cov {cov.dtype}{list(cov.shape)}"
+        )
+    k = mean.shape[-1]
+    full = (*as_ints(shape, "tl.random.multivariate_normal: shape"), k)
+    mean = _parameter("multivariate_normal", "mean", mean, full, dtype)
+    factor = cholesky(cov if cov.dtype == dtype else cov.astype(dtype))
+    z = normal(full, dtype=dtype, seed=seed, backend=backend)
+    return _math.add(squeeze(matmul(factor, expand_dims(z, -1)), -1), mean)
+
+
+def _second_stream(seed):
+    """A second seed of ``seed`` for a function that makes two draws: its first spawned child (None: the
+    global generator moves on between the draws)."""
+    if seed is None:
+        return None
+    return int(np.random.SeedSequence(seed).spawn(1)[0].generate_state(1)[0])
 
 
 def randint(shape, minval, maxval, dtype=_dt.int64, seed=None, backend=None) -> Tensor:

@@ -1,7 +1,7 @@
 """Neural-network ops, one family per module: :mod:`.conv` (conv2d and its two gradient ops),
 :mod:`.conv_composed` (conv1d, depthwise_conv2d), :mod:`.composed` (space_to_depth, losses, prelu,
 instance_norm, in_top_k, 1-D pools, attention), :mod:`.pool`, :mod:`.activations` and
-:mod:`.extra_activations`, :mod:`.losses`, :mod:`.normalization`, :mod:`.embedding`, :mod:`.batch_norm`
+:mod:`.extra_activations`, :mod:`.losses`, :mod:`.loss_functions` (PyTorch's), :mod:`.normalization`, :mod:`.embedding`, :mod:`.batch_norm`
 and :mod:`.dropout`.
 
 Every op is an OpDef with TensorFlow's op type name, its gradient rules right
@@ -19,7 +19,6 @@ differentiates for every batch size.  Height, width and channels must be known.
 
 from .activations import elu, erf, gelu, leaky_relu, log_softmax, relu, softmax, softplus
 from .batch_norm import batch_normalization, fused_batch_norm, moments
-from .conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
 from .composed import (
     avg_pool1d,
     depth_to_space,
@@ -35,6 +34,7 @@ from .composed import (
     space_to_depth,
     weighted_cross_entropy_with_logits,
 )
+from .conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
 from .conv_composed import conv1d, depthwise_conv2d
 from .dropout import dropout
 from .embedding import embedding_lookup
@@ -52,6 +52,17 @@ from .extra_activations import (
     softsign,
     swish,
 )
+from .loss_functions import (
+    binary_cross_entropy,
+    cosine_similarity,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
 from .losses import (
     sigmoid_cross_entropy_with_logits,
     softmax_cross_entropy_with_logits,
@@ -64,12 +75,15 @@ __all__ = [
     "avg_pool",
     "avg_pool1d",
     "batch_normalization",
+    "binary_cross_entropy",
     "celu",
     "conv1d",
     "conv2d",
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
     "conv2d_transpose",
+    "cosine_similarity",
+    "cross_entropy",
     "depth_to_space",
     "depthwise_conv2d",
     "dropout",
@@ -83,8 +97,11 @@ __all__ = [
     "hard_sigmoid",
     "hard_swish",
     "hard_tanh",
+    "huber_loss",
     "in_top_k",
     "instance_norm",
+    "kl_div",
+    "l1_loss",
     "l2_loss",
     "l2_normalize",
     "layer_norm",
@@ -96,6 +113,8 @@ __all__ = [
     "max_pool1d",
     "mish",
     "moments",
+    "mse_loss",
+    "nll_loss",
     "normalize",
     "normalize_moments",
     "prelu",
@@ -106,6 +125,7 @@ __all__ = [
     "selu",
     "sigmoid_cross_entropy_with_logits",
     "silu",
+    "smooth_l1_loss",
     "softmax",
     "softmax_cross_entropy_with_logits",
     "softplus",
@@ -117,13 +137,12 @@ __all__ = [
 ]
 
 # AddActivation, the op the graph optimizer fuses a bias add and an activation into.
-from . import fused  # noqa: E402,F401
-
 # Conv2DBackpropFilterWithBias and Conv2DBackprop, the ops the graph optimizer fuses a conv layer's gradients into.
-from . import fused_grad  # noqa: E402,F401
-
 # The ops the graph optimizer runs a first conv layer and its max pool in phase order with.
-from . import phases  # noqa: E402,F401
-
 # The CuPy kernels of these ops register here; CuPy itself is imported on their first call.
-from . import _cupy  # noqa: E402,F401
+from . import (
+    _cupy,  # noqa: F401
+    fused,  # noqa: F401
+    fused_grad,  # noqa: F401
+    phases,  # noqa: F401
+)

@@ -1,0 +1,310 @@
+"""PyTorch's loss functions (``torch.nn.functional``): ``mse_loss``, ``l1_loss``, ``huber_loss``,
+``smooth_l1_loss``, ``binary_cross_entropy``, ``kl_div``, ``nll_loss``, ``cross_entropy`` and
+``cosine_similarity``, with their signatures, reductions and conventions (the class axis of ``nll_loss`` and
+``cross_entropy`` is axis 1, as PyTorch's).
+
+Each is an exact composition of other ops, so gradients (to any order), tracing and every backend come from
+the ops used; values and gradients are checked against PyTorch's (tests/test_loss_functions.py)."""
+
+from __future__ import annotations
+
+from ... import dtypes as _dt
+from ...dispatch import as_tensor
+from ...tensor import Tensor
+from .. import array as array_ops
+from .. import elementwise as elementwise_ops
+from .. import math as math_ops
+from .. import reduce as reduce_ops
+from .. import shape as shape_ops
+from .._shapes import broadcast_shapes
+from ._common import _op_type
+from .activations import log_softmax
+from .composed import _float_or_float64
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduced(loss: Tensor, reduction: str, name: str) -> Tensor:
+    if reduction == "mean":
+        return reduce_ops.mean(loss)
+    if reduction == "sum":
+        return reduce_ops.sum(loss)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def _pair(input, target, name: str):
+    """``input`` and ``target`` as float tensors (integers as float64) of one dtype, their shapes broadcasting."""
+    x, y = _float_or_float64(input, name, "input"), _float_or_float64(target, name, "target")
+    try:
+        broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        raise ValueError(
+            f"{name}: input shape {tuple(x.shape)} ({x.dtype}) and target shape {tuple(y.shape)} ({y.dtype}) "
+            "do not broadcast"
+        ) from None
+    dtype = _dt.promote_types(x.dtype, y.dtype)
+    return (x if x.dtype == dtype else x.astype(dtype)), (y if y.dtype == dtype else y.astype(dtype))
+
+
+@_op_type(None, tensors=("input", "target"))
+def mse_loss(input, target, reduction: str = "mean") -> Tensor:
+    """``(input - target) ** 2``, reduced (PyTorch's ``F.mse_loss``).
+
+    >>> import tensorlib as tl
+    >>> float(tl.nn.mse_loss(tl.tensor([1.0, 2.0]), tl.tensor([0.0, 4.0])))
+    2.5
+    """
+    x, y = _pair(input, target, "mse_loss")
+    return _reduced(math_ops.square(x - y), reduction, "mse_loss")
+
+
+@_op_type(None, tensors=("input", "target"))
+def l1_loss(input, target, reduction: str = "mean") -> Tensor:
+    """``|input - target|``, reduced (PyTorch's ``F.l1_loss``; the derivative at 0 is 0, as its sign).
+
+    >>> import tensorlib as tl
+    >>> float(tl.nn.l1_loss(tl.tensor([1.0, 2.0]), tl.tensor([0.0, 4.0])))
+    1.5
+    """
+    x, y = _pair(input, target, "l1_loss")
+    return _reduced(math_ops.abs(x - y), reduction, "l1_loss")
+
+
+def _check_positive(value, what: str, name: str) -> float:
+    value = float(value)
+    if not value > 0:
+        raise ValueError(f"{name}: {what} must be positive, got {value}")
+    return value
+
+
+@_op_type(None, tensors=("input", "target"))
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """``0.5 d ** 2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``, for ``d = input - target``,
+    reduced (PyTorch's ``F.huber_loss``; Keras' ``Huber`` with ``reduction="mean"``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.huber_loss(tl.tensor([0.5, 3.0]), tl.tensor([0.0, 0.0]), reduction="none").numpy().tolist()
+    [0.125, 2.5]
+    """
+    delta = _check_positive(delta, "delta", "huber_loss")
+    x, y = _pair(input, target, "huber_loss")
+    d = math_ops.abs(x - y)
+    small = math_ops.less(d, delta)
+    clipped = elementwise_ops.where(small, d, 0.0)  # no gradient through the branch that is not taken
+    loss = elementwise_ops.where(small, 0.5 * math_ops.square(clipped), delta * (d - 0.5 * delta))
+    return _reduced(loss, reduction, "huber_loss")
+
+
+@_op_type(None, tensors=("input", "target"))
+def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """``0.5 d ** 2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta``, reduced (PyTorch's
+    ``F.smooth_l1_loss``: :func:`huber_loss` divided by ``beta``; ``beta=0`` is :func:`l1_loss`).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.smooth_l1_loss(tl.tensor([0.5, 3.0]), tl.tensor([0.0, 0.0]), reduction="none").numpy().tolist()
+    [0.125, 2.5]
+    """
+    beta = float(beta)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    if beta == 0:
+        return l1_loss(input, target, reduction)
+    return huber_loss(input, target, reduction, beta) / beta
+
+
+@_op_type(None, tensors=("input", "target", "weight"))
+def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") -> Tensor:
+    """``-weight (target log(input) + (1 - target) log(1 - input))`` of probabilities ``input`` in [0, 1],
+    reduced, each log clamped at -100 as PyTorch's ``F.binary_cross_entropy`` (so the loss stays finite at 0
+    and 1).  Logits are better served by ``sigmoid_cross_entropy_with_logits``.  Eagerly, probabilities outside
+    [0, 1] raise.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.nn.binary_cross_entropy(tl.tensor([0.8, 0.0]), tl.tensor([1.0, 0.0]))), 5)
+    0.11157
+    """
+    x, y = _pair(input, target, "binary_cross_entropy")
+    if not x.is_symbolic:
+        values = x.numpy()
+        if not ((values >= 0) & (values <= 1)).all():
+            raise ValueError(
+                f"binary_cross_entropy: input must hold probabilities in [0, 1], got values in "
+                f"[{values.min()}, {values.max()}] (shape {tuple(x.shape)}, {x.dtype})"
+            )
+    loss = -(y * _clamped_log(x) + (1.0 - y) * _clamped_log(1.0 - x))
+    if weight is not None:
+        loss = loss * as_tensor(weight)
+    return _reduced(loss, reduction, "binary_cross_entropy")
+
+
+def _clamped_log(p: Tensor) -> Tensor:
+    """``max(log(p), -100)``, whose derivative is 0 where the clamp holds (no ``inf * 0`` at ``p = 0``)."""
+    tiny = math_ops.greater(p, 3.720075976020836e-44)  # exp(-100)
+    return elementwise_ops.where(tiny, math_ops.log(elementwise_ops.where(tiny, p, 1.0)), -100.0)
+
+
+@_op_type(None, tensors=("input", "target"))
+def kl_div(input, target, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """Pointwise Kullback-Leibler divergence ``target (log(target) - input)`` of log-probabilities ``input``
+    (0 where ``target`` is 0), reduced; ``reduction="batchmean"`` divides the sum by ``input.shape[0]``, the
+    true KL divergence per sample.  With ``log_target`` the target is given as log-probabilities too (PyTorch's
+    ``F.kl_div``).
+
+    >>> import tensorlib as tl, numpy as np
+    >>> p, q = np.array([[0.5, 0.5]]), np.array([[0.9, 0.1]])
+    >>> round(float(tl.nn.kl_div(tl.tensor(np.log(q)), tl.tensor(p), reduction="batchmean")), 6)
+    0.510826
+    """
+    x, y = _pair(input, target, "kl_div")
+    if log_target:
+        loss = math_ops.exp(y) * (y - x)
+    else:
+        positive = math_ops.greater(y, 0.0)
+        log_y = math_ops.log(elementwise_ops.where(positive, y, 1.0))
+        loss = elementwise_ops.where(positive, y * (log_y - x), 0.0 * x)  # 0 * x: NaN input stays NaN
+    if reduction == "batchmean":
+        if x.ndim == 0:
+            raise ValueError("kl_div: reduction='batchmean' needs an input with a batch axis, got a 0-d input")
+        return reduce_ops.sum(loss) / shape_ops.shape_size(x, (0,)).astype(loss.dtype)
+    return _reduced(loss, reduction, "kl_div")
+
+
+def _class_axis(x: Tensor, name: str) -> None:
+    if x.ndim < 1:
+        raise ValueError(f"{name}: input needs a class axis, got a 0-d input ({x.dtype})")
+
+
+def _picked(log_probs: Tensor, target, weight, ignore_index: int, name: str):
+    """``(-log_probs[t], w[t], kept)`` at the class ``t`` of each sample (class axis 1, or 0 for an unbatched
+    ``(C,)`` input): ``w[t]`` is 0 where the sample is ignored (``kept`` False)."""
+    target = as_tensor(target)
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"{name}: target must hold class indices (integers), got {target.dtype}")
+    batched = log_probs.ndim > 1
+    expected = (log_probs.shape[0], *log_probs.shape[2:]) if batched else ()
+    if tuple(target.shape) != tuple(expected) and None not in expected:
+        raise ValueError(
+            f"{name}: target shape {tuple(target.shape)} must be input shape {tuple(log_probs.shape)} without "
+            f"the class axis, {expected}"
+        )
+    classes = log_probs.shape[1 if batched else 0]
+    kept = math_ops.not_equal(target, ignore_index)
+    safe = elementwise_ops.where(kept, target, 0)
+    if not target.is_symbolic and classes is not None:
+        values = target.numpy()
+        bad = (values != ignore_index) & ((values < 0) | (values >= classes))
+        if bad.any():
+            raise ValueError(f"{name}: target holds class indices outside [0, {classes}): {values[bad][:5]}")
+    axis = 1 if batched else 0
+    chosen = array_ops.take_along_axis(log_probs, shape_ops.expand_dims(safe, axis), axis=axis)
+    chosen = shape_ops.squeeze(chosen, axis)
+    w = math_ops.cast(kept, log_probs.dtype)
+    if weight is not None:
+        weight = as_tensor(weight)
+        if weight.ndim != 1 or (None not in (weight.shape[0], classes) and weight.shape[0] != classes):
+            raise ValueError(f"{name}: weight must have shape ({classes},), one per class, got {tuple(weight.shape)}")
+        w = w * shape_ops.take(weight.astype(log_probs.dtype), safe)
+    return -chosen, w, kept
+
+
+def _kept_sum(terms: Tensor, kept: Tensor, scale=None) -> Tensor:
+    """The sum of ``terms`` (times ``scale``) over the kept samples; an ignored sample's term passes no
+    gradient (a ``where``, not a product by 0, which an inf or NaN term would turn into NaN)."""
+    return reduce_ops.sum(elementwise_ops.where(kept, terms if scale is None else terms * scale, 0.0))
+
+
+def _weighted_mean(terms: Tensor, kept: Tensor, total: Tensor) -> Tensor:
+    """PyTorch's ``"mean"``: the kept samples' sum divided by ``total`` (their weights' sum).  With nothing
+    kept it is NaN (0 / 0) and its gradient 0, as PyTorch's."""
+    empty = math_ops.equal(total, 0.0)
+    safe = elementwise_ops.where(empty, 1.0, total)  # no 1 / 0: its inf would meet the zero gradients as NaN
+    return _kept_sum(terms, kept, 1.0 / safe) + elementwise_ops.where(empty, float("nan"), 0.0)
+
+
+@_op_type(None, tensors=("input", "target", "weight"))
+def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood ``-weight[t] input[n, t]`` of log-probabilities ``input`` ``(N, C, ...)`` (or
+    ``(C,)``) at the class indices ``target`` ``(N, ...)``; samples whose target is ``ignore_index`` count 0.
+    ``"mean"`` divides the sum by the sum of the kept samples' weights (PyTorch's ``F.nll_loss``).
+
+    >>> import tensorlib as tl, numpy as np
+    >>> logp = tl.tensor(np.log([[0.7, 0.3], [0.2, 0.8]]))
+    >>> round(float(tl.nn.nll_loss(logp, tl.tensor([0, 1]))), 6)
+    0.289909
+    """
+    x = _float_or_float64(input, "nll_loss", "input")
+    _class_axis(x, "nll_loss")
+    loss, w, kept = _picked(x, target, weight, ignore_index, "nll_loss")
+    if reduction == "mean":
+        return _weighted_mean(loss * w, kept, reduce_ops.sum(w))
+    return _reduced(elementwise_ops.where(kept, loss * w, 0.0), reduction, "nll_loss")
+
+
+@_op_type(None, tensors=("input", "target", "weight"))
+def cross_entropy(
+    input, target, weight=None, ignore_index: int = -100, reduction: str = "mean", label_smoothing: float = 0.0
+) -> Tensor:
+    """Cross entropy of the logits ``input`` ``(N, C, ...)`` (or ``(C,)``; class axis 1) with ``target``: class
+    indices ``(N, ...)`` (as :func:`nll_loss` of ``log_softmax(input, axis=1)``) or class probabilities shaped
+    as ``input``; ``label_smoothing`` mixes the target with the uniform distribution (PyTorch's
+    ``F.cross_entropy``, its weighting and ``"mean"`` rules included).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.nn.cross_entropy(tl.tensor([[2.0, 0.0], [0.0, 2.0]]), tl.tensor([0, 1]))), 6)
+    0.126928
+    """
+    name = "cross_entropy"
+    x = _float_or_float64(input, name, "input")
+    _class_axis(x, name)
+    eps = float(label_smoothing)
+    if not 0.0 <= eps <= 1.0:
+        raise ValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    axis = 1 if x.ndim > 1 else 0
+    log_probs = log_softmax(x, axis=axis)
+    classes = x.shape[axis]
+    target = as_tensor(target)
+    w_shape = [1] * x.ndim
+    w_shape[axis] = -1
+    if target.dtype.kind == "f":  # class probabilities
+        t = target if target.dtype == x.dtype else target.astype(x.dtype)
+        if tuple(t.shape) != tuple(x.shape):
+            raise ValueError(f"{name}: probability targets must have input's shape {tuple(x.shape)}, got {t.shape}")
+        if eps:
+            t = t * (1.0 - eps) + eps / classes
+        terms = t * log_probs
+        if weight is not None:
+            terms = terms * shape_ops.reshape(as_tensor(weight).astype(x.dtype), tuple(w_shape))
+        loss = -reduce_ops.sum(terms, axis=axis)
+        return _reduced(loss, reduction, name)
+    loss, w, kept = _picked(log_probs, target, weight, ignore_index, name)
+    loss = loss * w
+    total = reduce_ops.sum(w)
+    if eps:
+        terms = log_probs
+        if weight is not None:
+            terms = terms * shape_ops.reshape(as_tensor(weight).astype(x.dtype), tuple(w_shape))
+        smooth = -reduce_ops.sum(terms, axis=axis)  # its mean divides by the target weights' sum too (PyTorch)
+        loss = loss * (1.0 - eps) + smooth * (eps / classes)
+    if reduction == "mean":
+        return _weighted_mean(loss, kept, total)
+    return _reduced(elementwise_ops.where(kept, loss, 0.0), reduction, name)
+
+
+@_op_type(None, tensors=("x1", "x2"))
+def cosine_similarity(x1, x2, axis: int = 1, eps: float = 1e-8) -> Tensor:
+    """``x1 . x2 / (max(|x1|, eps) max(|x2|, eps))`` along ``axis``, the inputs broadcast (PyTorch's
+    ``F.cosine_similarity``, whose ``dim`` is ``axis`` here).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.cosine_similarity(tl.tensor([[1.0, 0.0], [1.0, 1.0]]), tl.tensor([[1.0, 1.0], [2.0, 2.0]])).numpy()
+    array([0.70710677, 1.        ], dtype=float32)
+    """
+    a, b = _pair(x1, x2, "cosine_similarity")
+    eps = float(eps)
+
+    def norm(v):  # max(|v|, eps) as sqrt(max(|v|^2, eps^2)): no infinite derivative of sqrt at a zero vector
+        return math_ops.sqrt(math_ops.maximum(reduce_ops.sum(math_ops.square(v), axis=axis), eps * eps))
+
+    return reduce_ops.sum(a * b, axis=axis) / (norm(a) * norm(b))
