@@ -1,4 +1,4 @@
-"""Layers for ``tl.nn``: Dense, Conv2D, pools, BatchNorm, LayerNorm, Embedding, Dropout, Flatten.
+"""Layers for ``tl.nn``: Dense, Conv2D, pools, BatchNorm, LayerNorm, Embedding, Dropout, Flatten, LSTM, GRU.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
@@ -20,13 +20,28 @@ import numpy as np
 from . import dtypes as _dt
 from . import initializers as _init
 from .module import Module
+from .ops import control_flow as _control_flow
+from .ops import linalg as _linalg
 from .ops import math as _math
 from .ops import nn as _nn
 from .ops import shape as _shape
 from .ops.creation import tensor as _tensor
+from .ops.creation import zeros as _zeros
 from .tensor import Tensor, Variable
 
-__all__ = ["Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "BatchNorm", "LayerNorm", "Embedding", "Dropout", "Flatten"]
+__all__ = [
+    "Dense",
+    "Conv2D",
+    "MaxPool2D",
+    "AvgPool2D",
+    "BatchNorm",
+    "LayerNorm",
+    "Embedding",
+    "Dropout",
+    "Flatten",
+    "LSTM",
+    "GRU",
+]
 
 
 def _positive(what: str, value, layer: str) -> int:
@@ -462,3 +477,210 @@ class Flatten(Module):
         # -1 keeps a traced batch dimension of unknown size; with zero-size features it would be
         # ambiguous, and the batch size is given instead.
         return _shape.reshape(x, (-1, rest) if rest else (x.shape[0], 0))
+
+
+# ------------------------------------------------------------------ recurrent layers (on tl.scan)
+class _Recurrent(Module):
+    """Keras' recurrent layers over ``(batch, time, features)`` inputs: one ``tl.scan`` over time (a ``Scan`` node
+    when traced, differentiable by a reverse scan), the input's product with ``kernel`` computed for every step
+    at once before it."""
+
+    gates = 1
+    name = "Recurrent"
+
+    def __init__(self, input_size, units, activation, recurrent_activation, use_bias, return_sequences, return_state,
+                 kernel_initializer, recurrent_initializer, seed, dtype):  # fmt: skip
+        super().__init__()
+        name = self.name
+        self.input_size = _positive("input_size", input_size, name)
+        self.units = _positive("units", units, name)
+        self.activation = _activation(activation, name)
+        self.recurrent_activation = _activation(recurrent_activation, name)
+        self.return_sequences = bool(return_sequences)
+        self.return_state = bool(return_state)
+        self.use_bias = bool(use_bias)
+        dtype = _float_dtype(dtype, name)
+        width = self.gates * self.units
+        self.kernel = Variable(
+            _init.get(kernel_initializer)((self.input_size, width), seed=seed, dtype=dtype), name="kernel"
+        )
+        # Keras initializes the recurrent kernel gate by gate (each (units, units) block orthogonal).
+        blocks = [
+            _init.get(recurrent_initializer)((self.units, self.units), seed=_seed_for(seed, 10 + k), dtype=dtype)
+            for k in range(self.gates)
+        ]
+        self.recurrent_kernel = Variable(_shape.concat(blocks, axis=1), name="recurrent_kernel")
+
+    def _inputs(self, x, initial_state, states: int):
+        x = _as_tensor(x)
+        if len(x.shape) != 3 or x.shape[2] != self.input_size:
+            raise ValueError(
+                f"{self.name}: input must be (batch, time, input_size={self.input_size}), got shape "
+                f"{tuple(x.shape)} ({x.dtype})"
+            )
+        batch = x.shape[0]
+        if initial_state is None:  # zeros (batch, units), also for a batch of unknown size
+            zeros = _math.zeros_like(x[:, 0, :1]) + _zeros((1, self.units), dtype=x.dtype, backend=x.backend.name)
+            initial_state = [zeros] * states
+        elif not isinstance(initial_state, (list, tuple)):  # one tensor or array: a GRU's h (an LSTM needs two)
+            initial_state = [initial_state]
+        initial_state = [_as_tensor(s) for s in initial_state]
+        if len(initial_state) != states or any(
+            len(s.shape) != 2 or s.shape[1] != self.units or None not in (s.shape[0], batch) and s.shape[0] != batch
+            for s in initial_state
+        ):
+            raise ValueError(
+                f"{self.name}: initial_state must be {states} tensor(s) of shape (batch, units={self.units}), got "
+                f"{[tuple(s.shape) for s in initial_state]}"
+            )
+        return x, initial_state
+
+    def _run(self, x, state, step):
+        """Scan ``step(state, projected x_t) -> (state, h_t)`` over time; the layer's outputs."""
+        projected = _linalg.matmul(x, self.kernel)  # (batch, time, gates * units): all steps in one product
+        if self.use_bias:
+            projected = projected + self._input_bias()
+        state, hs = _control_flow.scan(step, tuple(state), _shape.transpose(projected, (1, 0, 2)))
+        output = _shape.transpose(hs, (1, 0, 2)) if self.return_sequences else state[0]
+        return (output, *state) if self.return_state else output
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.units}" + (", return_sequences=True" if self.return_sequences else "")
+
+
+class LSTM(_Recurrent):
+    """Long short-term memory over ``(batch, time, input_size)`` inputs, Keras' ``LSTM``: ``kernel`` ``(input_size,
+    4 units)``, ``recurrent_kernel`` ``(units, 4 units)`` and ``bias`` ``(4 units,)`` in the gate order input,
+    forget, cell, output (PyTorch's ``nn.LSTM`` order: its ``weight_ih`` is ``kernel.T``); ``unit_forget_bias``
+    starts the forget gate's bias at 1.  ``h`` ``(batch, units)`` at the last step, the sequence of ``h``
+    ``(batch, time, units)`` with ``return_sequences``, and ``(output, h, c)`` with ``return_state``;
+    ``initial_state`` is ``(h, c)`` (zeros by default).
+
+    >>> import tensorlib as tl
+    >>> lstm = tl.nn.LSTM(3, 4, return_sequences=True, seed=0)
+    >>> lstm(tl.ones((2, 5, 3))).shape
+    (2, 5, 4)
+    """
+
+    gates = 4
+    name = "LSTM"
+
+    def __init__(
+        self,
+        input_size: int,
+        units: int,
+        activation="tanh",
+        recurrent_activation="sigmoid",
+        use_bias: bool = True,
+        return_sequences: bool = False,
+        return_state: bool = False,
+        unit_forget_bias: bool = True,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
+                         return_state, kernel_initializer, recurrent_initializer, seed, dtype)  # fmt: skip
+        dtype = self.kernel.dtype
+        if use_bias:
+            bias = _init.get(bias_initializer)((4 * self.units,), seed=_seed_for(seed, 1), dtype=dtype).numpy().copy()
+            if unit_forget_bias:
+                bias[self.units : 2 * self.units] = 1.0
+            self.bias = Variable(bias, name="bias")
+        else:
+            self.bias = None
+
+    def _input_bias(self):
+        return self.bias
+
+    def forward(self, x, initial_state=None):
+        x, state = self._inputs(x, initial_state, 2)
+        u, act, gate = self.units, self.activation, self.recurrent_activation
+        recurrent = self.recurrent_kernel
+
+        def step(carry, z_x):
+            h, c = carry
+            z = z_x + _linalg.matmul(h, recurrent)
+            i, f, g, o = gate(z[:, :u]), gate(z[:, u : 2 * u]), act(z[:, 2 * u : 3 * u]), gate(z[:, 3 * u :])
+            c = f * c + i * g
+            h = o * act(c)
+            return (h, c), h
+
+        return self._run(x, state, step)
+
+
+class GRU(_Recurrent):
+    """Gated recurrent unit over ``(batch, time, input_size)`` inputs, Keras' ``GRU``: ``kernel`` ``(input_size,
+    3 units)`` and ``recurrent_kernel`` ``(units, 3 units)`` in the gate order update, reset, candidate.  With
+    ``reset_after=True`` (Keras' default, PyTorch's ``nn.GRU`` formula) the reset gate multiplies the recurrent
+    product, and ``bias`` is ``(2, 3 units)``: the input's and the recurrent product's; with ``False`` it
+    multiplies ``h`` before its product, and ``bias`` is ``(3 units,)``.  Outputs as :class:`LSTM`'s, the state
+    being ``h`` alone.
+
+    >>> import tensorlib as tl
+    >>> gru = tl.nn.GRU(3, 4, return_state=True, seed=0)
+    >>> [t.shape for t in gru(tl.ones((2, 5, 3)))]
+    [(2, 4), (2, 4)]
+    """
+
+    gates = 3
+    name = "GRU"
+
+    def __init__(
+        self,
+        input_size: int,
+        units: int,
+        activation="tanh",
+        recurrent_activation="sigmoid",
+        use_bias: bool = True,
+        return_sequences: bool = False,
+        return_state: bool = False,
+        reset_after: bool = True,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
+                         return_state, kernel_initializer, recurrent_initializer, seed, dtype)  # fmt: skip
+        self.reset_after = bool(reset_after)
+        shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
+        self.bias = (
+            Variable(_init.get(bias_initializer)(shape, seed=_seed_for(seed, 1), dtype=self.kernel.dtype), name="bias")
+            if use_bias
+            else None
+        )
+
+    def _input_bias(self):
+        return self.bias[0] if self.reset_after else self.bias
+
+    def forward(self, x, initial_state=None):
+        x, state = self._inputs(x, initial_state, 1)
+        u, act, gate = self.units, self.activation, self.recurrent_activation
+        recurrent, reset_after = self.recurrent_kernel, self.reset_after
+        recurrent_bias = self.bias[1] if self.use_bias and reset_after else None
+
+        def step(carry, z_x):
+            (h,) = carry
+            if reset_after:
+                z_h = _linalg.matmul(h, recurrent)
+                if recurrent_bias is not None:
+                    z_h = z_h + recurrent_bias
+                update = gate(z_x[:, :u] + z_h[:, :u])
+                reset = gate(z_x[:, u : 2 * u] + z_h[:, u : 2 * u])
+                candidate = act(z_x[:, 2 * u :] + reset * z_h[:, 2 * u :])
+            else:
+                z_h = _linalg.matmul(h, recurrent[:, : 2 * u])
+                update = gate(z_x[:, :u] + z_h[:, :u])
+                reset = gate(z_x[:, u : 2 * u] + z_h[:, u:])
+                candidate = act(z_x[:, 2 * u :] + _linalg.matmul(reset * h, recurrent[:, 2 * u :]))
+            h = update * h + (1.0 - update) * candidate
+            return (h,), h
+
+        return self._run(x, state, step)
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + ("" if self.reset_after else ", reset_after=False")

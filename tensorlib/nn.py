@@ -18,7 +18,19 @@ max_pool2d = max_pool
 
 __all__ = [*_ops_nn.__all__, "avg_pool2d", "max_pool2d", "sigmoid", "tanh"]
 
-from .layers import AvgPool2D, BatchNorm, Conv2D, Dense, Dropout, Embedding, Flatten, LayerNorm, MaxPool2D  # noqa: E402
+from .layers import (  # noqa: E402
+    GRU,
+    LSTM,
+    AvgPool2D,
+    BatchNorm,
+    Conv2D,
+    Dense,
+    Dropout,
+    Embedding,
+    Flatten,
+    LayerNorm,
+    MaxPool2D,
+)
 from .module import Module, Sequential  # noqa: E402
 
 __all__ += [
@@ -29,7 +41,9 @@ __all__ += [
     "Dropout",
     "Embedding",
     "Flatten",
+    "GRU",
     "LayerNorm",
+    "LSTM",
     "MaxPool2D",
     "Module",
     "Sequential",
