@@ -253,3 +253,30 @@ def test_depthwise_conv2d_float16_sums_in_float32():
     assert y.dtype == tl.float16
     # Correctly rounded but for the float32 sums: the float16 sums were 5.6 ulps off on average (rounded ref: 0).
     np.testing.assert_array_equal(np.abs(y.numpy() - ref.astype(np.float16)) <= np.spacing(np.abs(y.numpy())), True)
+
+
+# ------------------------------------------------------------------ an image with no rows or columns under SAME
+@pytest.mark.parametrize("backend", ["numpy", "array_api_strict"])
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("shape", [(1, 0, 4, 3), (2, 5, 0, 3), (0, 0, 0, 3)])
+def test_conv_and_pools_of_an_empty_same_image_are_empty(backend, traced, shape):
+    # The shape rules gave an empty result (TensorFlow's too: conv2d of (1, 0, 4, 3), SAME -> (1, 0, 4, 2)); the
+    # NumPy kernels raised "input size 0 ... is smaller than the dilated kernel size 3", the generic ones an
+    # IndexError from an out-of-bounds slice with stride 2.
+    if backend != "numpy" and not tl.testing.backends.available(extra=True):
+        pytest.skip("array_api_strict is not installed")
+    x = tl.tensor(np.ones(shape), backend=backend)
+    w = tl.tensor(np.ones((3, 3, 3, 2)), backend=backend)
+
+    def run(x, w):
+        out = [tl.nn.conv2d(x, w, 2, "SAME")]
+        out += tl.grad(lambda x, w: tl.sum(tl.nn.conv2d(x, w, 2, "SAME")), argnums=(0, 1))(x, w)
+        for pool in (tl.nn.max_pool, tl.nn.avg_pool):
+            out += [pool(x, 3, 2, "SAME"), tl.grad(lambda x: tl.sum(pool(x, 3, 2, "SAME")))(x)]
+        return out
+
+    out = (tl.function(run) if traced else run)(x, w)
+    n, h, wd, _ = shape
+    pooled = (n, -(-h // 2), -(-wd // 2), 3)
+    assert [tuple(t.shape) for t in out] == [(n, *pooled[1:3], 2), shape, (3, 3, 3, 2), pooled, shape, pooled, shape]
+    assert not np.any(out[2].numpy())  # no outputs: a zero filter gradient

@@ -3,6 +3,8 @@ into each other; and conv2d, conv2d_backprop_input, conv2d_backprop_filter, conv
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
 from ...dispatch import apply
@@ -59,7 +61,9 @@ _conv2d = defop(
 
 @_conv2d.kernel("numpy")
 def _conv2d_numpy(input, filters, *, strides, padding, dilations):
-    pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    (out_h, out_w), pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)
+    if input.size == 0:  # no images or an empty SAME image: an empty result (the kernels refuse a 0-pixel image)
+        return np.zeros((input.shape[0], out_h, out_w, filters.shape[3]), np.result_type(input, filters))
     return _kernels.conv2d(input, filters, strides, dilations, pads)
 
 
@@ -73,7 +77,10 @@ _delegates_to(_conv2d_numpy, _kernels.conv2d)
 
 @_conv2d.generic
 def _conv2d_generic(xp, input, filters, *, strides, padding, dilations):
-    pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    (out_h, out_w), pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)
+    if input.size == 0:  # as in the NumPy kernel: strided slices of an empty SAME image are out of bounds
+        shape = (input.shape[0], out_h, out_w, filters.shape[3])
+        return xp.zeros(shape, dtype=xp.result_type(input.dtype, filters.dtype))
     return _generic.conv2d(xp, input, filters, strides, dilations, pads)
 
 
@@ -152,6 +159,8 @@ _backprop_input = defop(
 @_backprop_input.kernel("numpy")
 def _backprop_input_numpy(filters, out_backprop, *, input_shape, strides, padding, dilations):
     pads = _geometry(input_shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
+    if out_backprop.size == 0:  # as in Conv2D: no outputs, a zero gradient
+        return np.zeros(_batch(input_shape, out_backprop.shape), np.result_type(filters, out_backprop))
     return _kernels.conv2d_backprop_input(
         _batch(input_shape, out_backprop.shape), filters, out_backprop, strides, dilations, pads
     )
@@ -169,6 +178,8 @@ _delegates_to(_backprop_input_numpy, _kernels.conv2d_backprop_input)
 def _backprop_input_generic(xp, filters, out_backprop, *, input_shape, strides, padding, dilations):
     pads = _geometry(input_shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
     shape = _batch(input_shape, out_backprop.shape)
+    if out_backprop.size == 0:
+        return xp.zeros(shape, dtype=xp.result_type(filters.dtype, out_backprop.dtype))
     return _generic.conv2d_backprop_input(xp, shape, filters, out_backprop, strides, dilations, pads)
 
 
@@ -251,6 +262,8 @@ _backprop_filter = defop(
 @_backprop_filter.kernel("numpy")
 def _backprop_filter_numpy(input, out_backprop, *, filter_shape, strides, padding, dilations):
     pads = _geometry(input.shape[1:3], filter_shape[:2], strides, dilations, padding)[1]
+    if input.size == 0 or out_backprop.size == 0:  # as in Conv2D: an empty sum
+        return np.zeros(filter_shape, np.result_type(input, out_backprop))
     return _kernels.conv2d_backprop_filter(input, filter_shape, out_backprop, strides, dilations, pads)
 
 
@@ -265,6 +278,8 @@ _delegates_to(_backprop_filter_numpy, _kernels.conv2d_backprop_filter)
 @_backprop_filter.generic
 def _backprop_filter_generic(xp, input, out_backprop, *, filter_shape, strides, padding, dilations):
     pads = _geometry(input.shape[1:3], filter_shape[:2], strides, dilations, padding)[1]
+    if input.size == 0 or out_backprop.size == 0:
+        return xp.zeros(filter_shape, dtype=xp.result_type(input.dtype, out_backprop.dtype))
     return _generic.conv2d_backprop_filter(xp, input, filter_shape, out_backprop, strides, dilations, pads)
 
 

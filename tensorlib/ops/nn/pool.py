@@ -61,8 +61,8 @@ _avg_pool = defop(
 @_avg_pool.kernel("numpy")
 def _avg_pool_numpy(input, *, ksize, strides, padding):
     (out_h, out_w), pads = _geometry(input.shape[1:3], ksize, strides, (1, 1), padding)
-    if input.shape[3] == 0:  # the kernel's (-1, kw * channels) reshapes cannot size an empty channel axis
-        return np.zeros((input.shape[0], out_h, out_w, 0), input.dtype)
+    if input.size == 0:  # the kernel refuses a 0-pixel SAME image and cannot reshape an empty channel axis
+        return np.zeros((input.shape[0], out_h, out_w, input.shape[3]), input.dtype)
     return _kernels.avg_pool(input, ksize, strides, pads)
 
 
@@ -71,7 +71,10 @@ _delegates_to(_avg_pool_numpy, _kernels.avg_pool)
 
 @_avg_pool.generic
 def _avg_pool_generic(xp, input, *, ksize, strides, padding):
-    return _generic.avg_pool(xp, input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+    (out_h, out_w), pads = _geometry(input.shape[1:3], ksize, strides, (1, 1), padding)
+    if input.size == 0:  # as in the NumPy kernel: strided slices of an empty SAME image are out of bounds
+        return xp.zeros((input.shape[0], out_h, out_w, input.shape[3]), dtype=input.dtype)
+    return _generic.avg_pool(xp, input, ksize, strides, pads)
 
 
 register_gradient("AvgPool", lambda node, g: _avg_pool_grad(g, input_shape=node.inputs[0].shape, **_pool_attrs(node)))
@@ -97,7 +100,7 @@ _avg_pool_grad = defop(
 @_avg_pool_grad.kernel("numpy")
 def _avg_pool_grad_numpy(grad, *, input_shape, ksize, strides, padding):
     pads = _pool_pads(input_shape[1:3], ksize, strides, padding)
-    if input_shape[3] == 0:  # as in AvgPool
+    if grad.size == 0 or 0 in input_shape[1:]:  # as in AvgPool
         return np.zeros(_batch(input_shape, grad.shape), grad.dtype)
     return _kernels.avg_pool_grad(_batch(input_shape, grad.shape), grad, ksize, strides, pads)
 
@@ -108,6 +111,8 @@ _delegates_to(_avg_pool_grad_numpy, _kernels.avg_pool_grad)
 @_avg_pool_grad.generic
 def _avg_pool_grad_generic(xp, grad, *, input_shape, ksize, strides, padding):
     pads = _pool_pads(input_shape[1:3], ksize, strides, padding)
+    if grad.size == 0 or 0 in input_shape[1:]:
+        return xp.zeros(_batch(input_shape, grad.shape), dtype=grad.dtype)
     return _generic.avg_pool_grad(xp, _batch(input_shape, grad.shape), grad, ksize, strides, pads)
 
 
@@ -157,7 +162,10 @@ _max_pool = defop(
 
 @_max_pool.kernel("numpy")
 def _max_pool_numpy(input, *, ksize, strides, padding):
-    return _kernels.max_pool(input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+    (out_h, out_w), pads = _geometry(input.shape[1:3], ksize, strides, (1, 1), padding)
+    if input.size == 0:  # as in AvgPool
+        return np.zeros((input.shape[0], out_h, out_w, input.shape[3]), input.dtype)
+    return _kernels.max_pool(input, ksize, strides, pads)
 
 
 _delegates_to(_max_pool_numpy, _kernels.max_pool)
@@ -165,7 +173,10 @@ _delegates_to(_max_pool_numpy, _kernels.max_pool)
 
 @_max_pool.generic
 def _max_pool_generic(xp, input, *, ksize, strides, padding):
-    return _generic.max_pool(xp, input, ksize, strides, _pool_pads(input.shape[1:3], ksize, strides, padding))
+    (out_h, out_w), pads = _geometry(input.shape[1:3], ksize, strides, (1, 1), padding)
+    if input.size == 0:  # as in the NumPy kernel: strided slices of an empty SAME image are out of bounds
+        return xp.zeros((input.shape[0], out_h, out_w, input.shape[3]), dtype=input.dtype)
+    return _generic.max_pool(xp, input, ksize, strides, pads)
 
 
 register_gradient("MaxPool", lambda node, g: _max_pool_grad(node.inputs[0], node.outputs[0], g, **_pool_attrs(node)))
@@ -222,8 +233,10 @@ def _routed(xp, route, orig_input, orig_output, grad, gathers: bool):
     (``max_pool(x, 1, 1)``, the identity, had gradient 0 at a NaN).  Those windows are routed by a second call on
     the NaN marks (1 where NaN, else 0; padding never equals a mark), only when the output has a NaN (its max is
     NaN: one fast pass over the pooled output, under 1% of the kernel's time)."""
+    if orig_input.size == 0 or orig_output.size == 0:  # as in MaxPool: no windows, nothing routed
+        return xp.zeros(orig_output.shape if gathers else orig_input.shape, dtype=grad.dtype)
     result = route(orig_input, orig_output, grad)
-    if orig_output.size == 0 or not bool(xp.isnan(xp.max(orig_output))):
+    if not bool(xp.isnan(xp.max(orig_output))):
         return result
     nan_out = xp.isnan(orig_output)
     marks_in, marks_out = xp.astype(xp.isnan(orig_input), orig_input.dtype), xp.astype(nan_out, orig_output.dtype)
