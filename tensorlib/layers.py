@@ -1,5 +1,5 @@
 """Layers for ``tl.nn``: Dense, Conv2D, pools, BatchNorm, LayerNorm, Embedding, Dropout, Flatten, LSTM, GRU,
-MultiHeadAttention.
+MultiHeadAttention, TransformerEncoderLayer.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
@@ -44,6 +44,7 @@ __all__ = [
     "LSTM",
     "GRU",
     "MultiHeadAttention",
+    "TransformerEncoderLayer",
 ]
 
 
@@ -847,3 +848,65 @@ def _nn_where(mask, if_true: float, if_false: float, dtype):
     from .ops import elementwise as _elementwise
 
     return _elementwise.where(mask, _tensor(np.asarray(if_true, dtype)), _tensor(np.asarray(if_false, dtype)))
+
+
+class TransformerEncoderLayer(Module):
+    """PyTorch's ``nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+    layer_norm_eps, batch_first=True, norm_first)``: self-attention (:class:`MultiHeadAttention`) and a
+    feed-forward block (``linear2(dropout(activation(linear1(x))))``), each added to its input and layer-normalized
+    after (``norm_first=False``) or before (``norm_first=True``).  ``activation`` is ``"relu"``, ``"gelu"`` (the
+    exact one, PyTorch's) or a callable; dropout acts in training mode.  ``forward(src, src_mask=None,
+    src_key_padding_mask=None, is_causal=False)`` takes ``(batch, length, d_model)``; the masks as
+    :class:`MultiHeadAttention`'s.
+
+    >>> import tensorlib as tl
+    >>> layer = tl.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, seed=0)
+    >>> layer(tl.ones((3, 5, 8))).shape
+    (3, 5, 8)
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation="relu",
+        layer_norm_eps: float = 1e-5,
+        norm_first: bool = False,
+        bias: bool = True,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__()
+        name = "TransformerEncoderLayer"
+        d_model = _positive("d_model", d_model, name)
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=seed, dtype=dtype)
+        self.linear1 = Dense(d_model, dim_feedforward, use_bias=bias, seed=_seed_for(seed, 20), dtype=dtype)
+        self.linear2 = Dense(dim_feedforward, d_model, use_bias=bias, seed=_seed_for(seed, 21), dtype=dtype)
+        self.norm1 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.activation = _activation(activation, name)
+        self.norm_first = bool(norm_first)
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
+        x = _as_tensor(src)
+
+        def attention(x):
+            out, _ = self.self_attn(
+                x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask, need_weights=False, is_causal=is_causal
+            )
+            return self.dropout(out)
+
+        def feed_forward(x):
+            return self.dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+        if self.norm_first:
+            x = x + attention(self.norm1(x))
+            return x + feed_forward(self.norm2(x))
+        x = self.norm1(x + attention(x))
+        return self.norm2(x + feed_forward(x))
+
+    def extra_repr(self) -> str:
+        return "norm_first=True" if self.norm_first else ""

@@ -31,6 +31,7 @@ from .layers import (  # noqa: E402
     LayerNorm,
     MaxPool2D,
     MultiHeadAttention,
+    TransformerEncoderLayer,
 )
 from .module import Module, Sequential  # noqa: E402
 
@@ -48,5 +49,6 @@ __all__ += [
     "MaxPool2D",
     "Module",
     "MultiHeadAttention",
+    "TransformerEncoderLayer",
     "Sequential",
 ]

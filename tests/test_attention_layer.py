@@ -136,3 +136,72 @@ def test_attention_matches_pytorch():
 def test_bad_attention_inputs_raise_one_clear_error(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def _numpy_layer_norm(x, scale, offset, eps):
+    mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * scale + offset
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_encoder_layer_composes_its_blocks(norm_first):
+    layer = tl.nn.TransformerEncoderLayer(E, H, dim_feedforward=12, norm_first=norm_first, seed=0, dtype="float64")
+    for v in tl.tree.leaves(layer.trainable_variables):
+        v.assign(RNG.normal(size=v.shape) * 0.3 + (1.0 if v.name == "scale" else 0.0))
+    layer.eval()
+    x = RNG.normal(size=(N, L, E))
+    padding = np.zeros((N, L), bool)
+    padding[2, -1] = True
+    attn = _reference(layer.self_attn, x, x, x, padding[:, None, None, :])[0]
+
+    def norm(k, y):
+        n = getattr(layer, f"norm{k}")
+        return _numpy_layer_norm(y, n.scale.numpy(), n.offset.numpy(), 1e-5)
+
+    def feed_forward(y):
+        h = np.maximum(y @ layer.linear1.kernel.numpy() + layer.linear1.bias.numpy(), 0)
+        return h @ layer.linear2.kernel.numpy() + layer.linear2.bias.numpy()
+
+    if norm_first:
+        y = x + _reference(layer.self_attn, *(norm(1, x),) * 3, padding[:, None, None, :])[0]
+        want = y + feed_forward(norm(2, y))
+    else:
+        y = norm(1, x + attn)
+        want = norm(2, y + feed_forward(y))
+    np.testing.assert_allclose(layer(x, src_key_padding_mask=padding).numpy(), want, rtol=1e-10, atol=1e-12)
+    traced = tl.function(lambda x: layer(x, src_key_padding_mask=padding))
+    np.testing.assert_allclose(traced(tl.tensor(x)).numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_transformer_encoder_layer_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    for norm_first, activation in [(False, "relu"), (True, "gelu")]:
+        ours = tl.nn.TransformerEncoderLayer(E, H, 12, activation=activation, norm_first=norm_first, dtype="float64")
+        theirs = torch.nn.TransformerEncoderLayer(
+            E, H, 12, activation=activation, norm_first=norm_first, batch_first=True, dtype=torch.float64
+        ).eval()
+        ours.eval()
+        sa = ours.self_attn
+        with torch.no_grad():
+            theirs.self_attn.in_proj_weight.copy_(
+                torch.tensor(
+                    np.concatenate([sa.query_kernel.numpy(), sa.key_kernel.numpy(), sa.value_kernel.numpy()], 1).T
+                )
+            )
+            theirs.self_attn.in_proj_bias.copy_(torch.tensor(RNG.normal(size=3 * E)))
+            sa.query_bias.assign(theirs.self_attn.in_proj_bias[:E].numpy())
+            sa.key_bias.assign(theirs.self_attn.in_proj_bias[E : 2 * E].numpy())
+            sa.value_bias.assign(theirs.self_attn.in_proj_bias[2 * E :].numpy())
+            theirs.self_attn.out_proj.weight.copy_(torch.tensor(sa.output_kernel.numpy().T))
+            theirs.self_attn.out_proj.bias.copy_(torch.tensor(sa.output_bias.numpy()))
+            for k in (1, 2):
+                dense, linear = getattr(ours, f"linear{k}"), getattr(theirs, f"linear{k}")
+                linear.weight.copy_(torch.tensor(dense.kernel.numpy().T))
+                linear.bias.copy_(torch.tensor(dense.bias.numpy()))
+                norm, their_norm = getattr(ours, f"norm{k}"), getattr(theirs, f"norm{k}")
+                norm.scale.assign(RNG.uniform(0.5, 1.5, E))
+                their_norm.weight.copy_(torch.tensor(norm.scale.numpy()))
+        x = RNG.normal(size=(N, L, E))
+        mask = np.triu(np.ones((L, L), bool), 1)
+        want = theirs(torch.tensor(x), src_mask=torch.tensor(mask)).detach().numpy()
+        np.testing.assert_allclose(ours(x, src_mask=mask).numpy(), want, rtol=1e-10, atol=1e-12)
