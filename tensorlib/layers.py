@@ -1,4 +1,5 @@
-"""Layers for ``tl.nn``: Dense, Conv2D, pools, BatchNorm, LayerNorm, Embedding, Dropout, Flatten, LSTM, GRU.
+"""Layers for ``tl.nn``: Dense, Conv2D, pools, BatchNorm, LayerNorm, Embedding, Dropout, Flatten, LSTM, GRU,
+MultiHeadAttention, TransformerEncoderLayer.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
@@ -24,6 +25,7 @@ from .ops import control_flow as _control_flow
 from .ops import linalg as _linalg
 from .ops import math as _math
 from .ops import nn as _nn
+from .ops import reduce as _reduce
 from .ops import shape as _shape
 from .ops.creation import tensor as _tensor
 from .ops.creation import zeros as _zeros
@@ -41,6 +43,8 @@ __all__ = [
     "Flatten",
     "LSTM",
     "GRU",
+    "MultiHeadAttention",
+    "TransformerEncoderLayer",
 ]
 
 
@@ -684,3 +688,225 @@ class GRU(_Recurrent):
 
     def extra_repr(self) -> str:
         return super().extra_repr() + ("" if self.reset_after else ", reset_after=False")
+
+
+# ------------------------------------------------------------------ attention
+class MultiHeadAttention(Module):
+    """Multi-head attention over batch-first sequences, PyTorch's ``nn.MultiheadAttention(embed_dim,
+    num_heads, batch_first=True)``: the query ``(batch, L, embed_dim)``, key ``(batch, S, kdim)`` and value
+    ``(batch, S, vdim)`` (both default to the query) are projected by ``query_kernel``, ``key_kernel`` and
+    ``value_kernel`` (``(in, embed_dim)``: PyTorch's ``in_proj_weight`` blocks transposed), split into
+    ``num_heads`` heads, attended (:func:`tl.nn.scaled_dot_product_attention`'s scaled softmax) and projected back
+    by ``output_kernel``.  Returns ``(output (batch, L, embed_dim), weights)``: the attention weights averaged
+    over the heads ``(batch, L, S)``, per head ``(batch, num_heads, L, S)`` with ``average_attn_weights=False``,
+    None with ``need_weights=False``.
+
+    Masks follow ``nn.MultiheadAttention``: a bool ``attn_mask`` ``(L, S)`` or ``(batch * num_heads, L, S)`` and
+    a bool ``key_padding_mask`` ``(batch, S)`` mark the positions *not* attended with True; float masks are
+    added to the scores; ``is_causal=True`` masks the future (``j > i``).  A query row with nothing to attend gets
+    weights 0 (PyTorch's layer gives NaN there).  ``dropout`` drops attention weights in training mode.  The
+    weights start as Glorot-uniform matrices and zero biases.
+
+    >>> import tensorlib as tl
+    >>> mha = tl.nn.MultiHeadAttention(8, 2, seed=0)
+    >>> out, weights = mha(tl.ones((3, 5, 8)))
+    >>> out.shape, weights.shape
+    ((3, 5, 8), (3, 5, 5))
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__()
+        name = "MultiHeadAttention"
+        self.embed_dim = _positive("embed_dim", embed_dim, name)
+        self.num_heads = _positive("num_heads", num_heads, name)
+        if self.embed_dim % self.num_heads:
+            raise ValueError(f"{name}: embed_dim={self.embed_dim} must be a multiple of num_heads={self.num_heads}")
+        self.kdim = self.embed_dim if kdim is None else _positive("kdim", kdim, name)
+        self.vdim = self.embed_dim if vdim is None else _positive("vdim", vdim, name)
+        if not _number_in(dropout, 0.0, 1.0) or float(dropout) >= 1.0:
+            raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout!r}")
+        self.dropout = float(dropout)
+        dtype = _float_dtype(dtype, name)
+        init = _init.get("glorot_uniform")
+        e = self.embed_dim
+        for k, (part, fan_in) in enumerate((("query", e), ("key", self.kdim), ("value", self.vdim), ("output", e))):
+            setattr(
+                self,
+                f"{part}_kernel",
+                Variable(init((fan_in, e), seed=_seed_for(seed, k), dtype=dtype), name=f"{part}_kernel"),
+            )
+            setattr(
+                self, f"{part}_bias", Variable(_init.zeros((e,), dtype=dtype), name=f"{part}_bias") if bias else None
+            )
+
+    def _heads(self, x, part: str, size: int, what: str):
+        x = _as_tensor(x)
+        if len(x.shape) != 3 or x.shape[2] != size:
+            raise ValueError(
+                f"MultiHeadAttention: {what} must be (batch, length, {size}), got shape {tuple(x.shape)} ({x.dtype})"
+            )
+        y = _linalg.matmul(x, getattr(self, f"{part}_kernel"))
+        if getattr(self, f"{part}_bias") is not None:
+            y = y + getattr(self, f"{part}_bias")
+        batch, length = x.shape[0], x.shape[1]
+        d = self.embed_dim // self.num_heads
+        heads = _shape.reshape(y, (-1 if batch is None else batch, -1 if length is None else length, self.num_heads, d))
+        return _shape.transpose(heads, (0, 2, 1, 3)), x
+
+    def forward(
+        self,
+        query,
+        key=None,
+        value=None,
+        key_padding_mask=None,
+        need_weights: bool = True,
+        attn_mask=None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ):
+        from .ops.nn.composed import attend
+
+        key = query if key is None else key
+        value = key if value is None else value
+        q, query = self._heads(query, "query", self.embed_dim, "query")
+        k, key = self._heads(key, "key", self.kdim, "key")
+        v, _ = self._heads(value, "value", self.vdim, "value")
+        batch, length, source = query.shape[0], query.shape[1], key.shape[1]
+        mask = self._mask(attn_mask, key_padding_mask, is_causal, batch, length, source, q.dtype)
+        out, weights = attend(
+            q, k, v, mask, self.dropout if self.training else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
+            None, "MultiHeadAttention: attn_mask",  # dropout: new draws on every call
+        )  # fmt: skip
+        out = _shape.reshape(
+            _shape.transpose(out, (0, 2, 1, 3)),
+            (-1 if batch is None else batch, -1 if length is None else length, self.embed_dim),
+        )
+        out = _linalg.matmul(out, self.output_kernel)
+        if self.output_bias is not None:
+            out = out + self.output_bias
+        if not need_weights:
+            return out, None
+        return out, (_reduce.mean(weights, axis=1) if average_attn_weights else weights)
+
+    def _mask(self, attn_mask, key_padding_mask, is_causal, batch, length, source, dtype):
+        """One mask broadcasting to ``(batch, heads, L, S)``: bool (True: attended) when every part is bool,
+        else additive floats."""
+        parts = []
+        if is_causal:
+            if attn_mask is not None:
+                raise ValueError("MultiHeadAttention: give attn_mask or is_causal, not both")
+            if None in (length, source):
+                raise ValueError("MultiHeadAttention: is_causal needs known query and key lengths")
+            parts.append(_as_tensor(np.triu(np.ones((length, source), dtype=bool), 1)))
+        if attn_mask is not None:
+            m = _as_tensor(attn_mask)
+            if len(m.shape) == 3:  # (batch * heads, L, S)
+                m = _shape.reshape(m, (-1, self.num_heads, *m.shape[1:]))
+            elif len(m.shape) != 2:
+                raise ValueError(
+                    f"MultiHeadAttention: attn_mask must be (L, S) or (batch * num_heads, L, S), got {tuple(m.shape)}"
+                )
+            parts.append(m)
+        if key_padding_mask is not None:
+            m = _as_tensor(key_padding_mask)
+            if len(m.shape) != 2 or None not in (m.shape[1], source) and m.shape[1] != source:
+                raise ValueError(
+                    f"MultiHeadAttention: key_padding_mask must be (batch, S={source}), got {tuple(m.shape)}"
+                )
+            parts.append(_shape.reshape(m, (-1 if m.shape[0] is None else m.shape[0], 1, 1, m.shape[1])))
+        if not parts:
+            return None
+        for m in parts:
+            if m.dtype.kind not in "bf":
+                raise TypeError(f"MultiHeadAttention: masks must be bool or floating, got {m.dtype}")
+        if all(m.dtype.kind == "b" for m in parts):
+            masked = parts[0]
+            for m in parts[1:]:
+                masked = _math.logical_or(masked, m)
+            return _math.logical_not(masked)
+        total = None
+        for m in parts:
+            term = _nn_where(m, -math.inf, 0.0, dtype) if m.dtype.kind == "b" else m.astype(dtype)
+            total = term if total is None else total + term
+        return total
+
+    def extra_repr(self) -> str:
+        return f"{self.embed_dim}, num_heads={self.num_heads}" + (f", dropout={self.dropout}" if self.dropout else "")
+
+
+def _nn_where(mask, if_true: float, if_false: float, dtype):
+    from .ops import elementwise as _elementwise
+
+    return _elementwise.where(mask, _tensor(np.asarray(if_true, dtype)), _tensor(np.asarray(if_false, dtype)))
+
+
+class TransformerEncoderLayer(Module):
+    """PyTorch's ``nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+    layer_norm_eps, batch_first=True, norm_first)``: self-attention (:class:`MultiHeadAttention`) and a
+    feed-forward block (``linear2(dropout(activation(linear1(x))))``), each added to its input and layer-normalized
+    after (``norm_first=False``) or before (``norm_first=True``).  ``activation`` is ``"relu"``, ``"gelu"`` (the
+    exact one, PyTorch's) or a callable; dropout acts in training mode.  ``forward(src, src_mask=None,
+    src_key_padding_mask=None, is_causal=False)`` takes ``(batch, length, d_model)``; the masks as
+    :class:`MultiHeadAttention`'s.
+
+    >>> import tensorlib as tl
+    >>> layer = tl.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, seed=0)
+    >>> layer(tl.ones((3, 5, 8))).shape
+    (3, 5, 8)
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation="relu",
+        layer_norm_eps: float = 1e-5,
+        norm_first: bool = False,
+        bias: bool = True,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__()
+        name = "TransformerEncoderLayer"
+        d_model = _positive("d_model", d_model, name)
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=seed, dtype=dtype)
+        self.linear1 = Dense(d_model, dim_feedforward, use_bias=bias, seed=_seed_for(seed, 20), dtype=dtype)
+        self.linear2 = Dense(dim_feedforward, d_model, use_bias=bias, seed=_seed_for(seed, 21), dtype=dtype)
+        self.norm1 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.activation = _activation(activation, name)
+        self.norm_first = bool(norm_first)
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
+        x = _as_tensor(src)
+
+        def attention(x):
+            out, _ = self.self_attn(
+                x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask, need_weights=False, is_causal=is_causal
+            )
+            return self.dropout(out)
+
+        def feed_forward(x):
+            return self.dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+        if self.norm_first:
+            x = x + attention(self.norm1(x))
+            return x + feed_forward(self.norm2(x))
+        x = self.norm1(x + attention(x))
+        return self.norm2(x + feed_forward(x))
+
+    def extra_repr(self) -> str:
+        return "norm_first=True" if self.norm_first else ""

@@ -30,6 +30,8 @@ from .layers import (  # noqa: E402
     Flatten,
     LayerNorm,
     MaxPool2D,
+    MultiHeadAttention,
+    TransformerEncoderLayer,
 )
 from .module import Module, Sequential  # noqa: E402
 
@@ -46,5 +48,7 @@ __all__ += [
     "LSTM",
     "MaxPool2D",
     "Module",
+    "MultiHeadAttention",
+    "TransformerEncoderLayer",
     "Sequential",
 ]

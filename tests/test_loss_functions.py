@@ -142,3 +142,82 @@ def test_pointwise_losses_match_pytorch_values_and_gradients():
 def test_bad_loss_inputs_raise_one_clear_error(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ------------------------------------------------------------------ ctc_loss
+def _ctc_brute_force(log_probs, target, frames, blank=0):
+    """-log of the summed probability of every path of ``frames`` frames that collapses to ``target``."""
+    total = 0.0
+    for path in itertools.product(range(log_probs.shape[1]), repeat=frames):
+        collapsed = [c for i, c in enumerate(path) if c != blank and (i == 0 or c != path[i - 1])]
+        if collapsed == list(target):
+            total += np.exp(sum(log_probs[t, c] for t, c in enumerate(path)))
+    return -np.log(total)
+
+
+def test_ctc_loss_sums_the_probability_of_every_alignment():
+    logits = RNG.normal(size=(4, 3, 3))
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    targets, target_lengths, input_lengths = np.array([[1, 1], [2, 1], [2, 0]]), [2, 2, 1], [4, 3, 2]
+    expected = [_ctc_brute_force(log_probs[:, n], targets[n, : target_lengths[n]], input_lengths[n]) for n in range(3)]
+    got = tl.nn.ctc_loss(log_probs, targets, input_lengths, target_lengths, reduction="none")
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+    concatenated = np.array([1, 1, 2, 1, 2])  # PyTorch's 1-D form
+    np.testing.assert_allclose(
+        tl.nn.ctc_loss(log_probs, concatenated, input_lengths, target_lengths).numpy(),
+        np.mean(np.array(expected) / np.array(target_lengths)),
+        rtol=1e-12,
+    )
+    # [1, 1] needs a blank between the repeats: 3 frames at least
+    one = log_probs[:, :1]
+    assert float(tl.nn.ctc_loss(one, [[1, 1]], [2], [2], reduction="sum")) == np.inf
+    assert float(tl.nn.ctc_loss(one, [[1, 1]], [2], [2], zero_infinity=True)) == 0.0
+    g = tl.grad(lambda lp: tl.nn.ctc_loss(lp, [[1, 1]], [2], [2], zero_infinity=True))(tl.tensor(one))
+    np.testing.assert_array_equal(g.numpy(), 0.0)
+    tl.testing.check_grads(
+        lambda lp: tl.nn.ctc_loss(lp, targets, input_lengths, target_lengths), (tl.tensor(log_probs),)
+    )
+    traced = tl.function(lambda lp: tl.nn.ctc_loss(lp, targets, input_lengths, target_lengths, reduction="sum"))
+    np.testing.assert_allclose(float(traced(tl.tensor(log_probs))), np.sum(expected), rtol=1e-12)
+
+
+def test_ctc_loss_matches_pytorch_through_log_softmax():
+    torch = pytest.importorskip("torch")
+    # PyTorch's gradient with respect to log_probs is the one through log_softmax (exp(lp) - occupancy), not
+    # the partial derivative: compare from the logits.
+    for _ in range(20):
+        frames, batch, classes, longest = RNG.integers(1, 8), RNG.integers(1, 4), RNG.integers(2, 6), RNG.integers(0, 5)
+        target_lengths = RNG.integers(0, longest + 1, size=batch)
+        input_lengths = RNG.integers(0, frames + 1, size=batch)
+        targets = RNG.integers(1, classes, size=(batch, max(longest, 1)))
+        logits = RNG.normal(size=(frames, batch, classes))
+        for reduction in ("none", "sum", "mean"):
+            x = torch.tensor(logits, requires_grad=True)
+            args = (torch.tensor(targets), torch.tensor(input_lengths), torch.tensor(target_lengths))
+            ref = torch.nn.functional.ctc_loss(torch.log_softmax(x, -1), *args, reduction=reduction, zero_infinity=True)
+            ref.sum().backward()
+
+            def ours(z):
+                lp = tl.nn.log_softmax(z, -1)
+                return tl.nn.ctc_loss(
+                    lp, targets, input_lengths, target_lengths, reduction=reduction, zero_infinity=True
+                )
+
+            value, grad = tl.value_and_grad(lambda z: tl.sum(ours(z)))(tl.tensor(logits))
+            np.testing.assert_allclose(ours(tl.tensor(logits)).numpy(), ref.detach().numpy(), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(grad.numpy(), x.grad.numpy(), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: tl.nn.ctc_loss(np.zeros((3, 2)), [[1]], [3], [1]), r"log_probs must be \(T, N, C\)"),
+        (lambda: tl.nn.ctc_loss(np.zeros((3, 1, 2)), [[1]], [4], [1]), r"input_lengths must be in \[0, T=3\]"),
+        (lambda: tl.nn.ctc_loss(np.zeros((3, 1, 2)), [[2]], [3], [1]), r"class indices outside \[0, 2\)"),
+        (lambda: tl.nn.ctc_loss(np.zeros((3, 1, 2)), [1, 1], [3], [1]), "1-D targets hold 2 labels"),
+        (lambda: tl.nn.ctc_loss(np.zeros((3, 1, 2)), [[1]], [3], [1], blank=2), "blank=2 is not a class index"),
+    ],
+)
+def test_bad_ctc_inputs_raise_one_clear_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

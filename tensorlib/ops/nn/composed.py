@@ -340,14 +340,20 @@ def scaled_dot_product_attention(
         if e is None:
             raise ValueError(f"{name}: the embedding size must be known to take the default scale {where}")
         scale = 1.0 / _math.sqrt(e)
-    scores = linalg_ops.matmul(q, array_ops.swapaxes(k, -1, -2)) * float(scale)
     if is_causal:
         rows, cols = q.shape[-2], s
         if None in (rows, cols):
             raise ValueError(f"{name}: is_causal needs known query and key lengths {where}")
-        import numpy as np
-
         attn_mask = np.tril(np.ones((rows, cols), dtype=bool))
+    return attend(q, k, v, attn_mask, dropout_p, scale, seed, f"{name}: attn_mask", where)[0]
+
+
+def attend(q, k, v, attn_mask, dropout_p, scale, seed, what: str, where: str = "") -> tuple:
+    """``(softmax(q @ k^T * scale + mask) @ v, the weights)``: a bool ``attn_mask`` keeps its True positions, a
+    float one is added to the scores; a row with every score ``-inf`` gets weights 0 (and gradient 0), PyTorch's
+    safe softmax; with ``dropout_p`` the weights returned are the dropped ones, which multiply ``v`` (as PyTorch's
+    ``nn.MultiheadAttention`` returns them)."""
+    scores = linalg_ops.matmul(q, array_ops.swapaxes(k, -1, -2)) * float(scale)
     if attn_mask is not None:
         mask = as_tensor(attn_mask)
         if mask.dtype.kind == "b":
@@ -355,16 +361,14 @@ def scaled_dot_product_attention(
         elif mask.dtype.kind == "f":
             scores = scores + mask
         else:
-            raise TypeError(f"{name}: attn_mask must be bool or floating, got {mask.dtype} {where}")
-    if attn_mask is not None:
-        # PyTorch's safe softmax: a row whose every score is -inf gets weights 0 (and gradient 0), not NaN.
+            raise TypeError(f"{what} must be bool or floating, got {mask.dtype} {where}".rstrip())
         dead = reduce_ops.all(scores == -_math.inf, axis=-1, keepdims=True)
         weights = elementwise_ops.where(dead, 0.0, softmax(elementwise_ops.where(dead, 0.0, scores), axis=-1))
     else:
         weights = softmax(scores, axis=-1)
     if dropout_p:
         weights = dropout(weights, float(dropout_p), seed=seed)
-    return linalg_ops.matmul(weights, v)
+    return linalg_ops.matmul(weights, v), weights
 
 
 # ------------------------------------------------------------------ normalize_moments

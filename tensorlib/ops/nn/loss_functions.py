@@ -1,12 +1,14 @@
 """PyTorch's loss functions (``torch.nn.functional``): ``mse_loss``, ``l1_loss``, ``huber_loss``,
-``smooth_l1_loss``, ``binary_cross_entropy``, ``kl_div``, ``nll_loss``, ``cross_entropy`` and
-``cosine_similarity``, with their signatures, reductions and conventions (the class axis of ``nll_loss`` and
-``cross_entropy`` is axis 1, as PyTorch's).
+``smooth_l1_loss``, ``binary_cross_entropy``, ``kl_div``, ``nll_loss``, ``cross_entropy``,
+``cosine_similarity`` and ``ctc_loss``, with their signatures, reductions and conventions (the class axis of
+``nll_loss`` and ``cross_entropy`` is axis 1, as PyTorch's).
 
 Each is an exact composition of other ops, so gradients (to any order), tracing and every backend come from
 the ops used; values and gradients are checked against PyTorch's (tests/test_loss_functions.py)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from ... import dtypes as _dt
 from ...dispatch import as_tensor
@@ -308,3 +310,128 @@ def cosine_similarity(x1, x2, axis: int = 1, eps: float = 1e-8) -> Tensor:
         return math_ops.sqrt(math_ops.maximum(reduce_ops.sum(math_ops.square(v), axis=axis), eps * eps))
 
     return reduce_ops.sum(a * b, axis=axis) / (norm(a) * norm(b))
+
+
+# ------------------------------------------------------------------ connectionist temporal classification
+def _log_sum_exp3(a: Tensor, b: Tensor, c: Tensor) -> Tensor:
+    """``log(e^a + e^b + e^c)``, -inf (with gradient 0) where all three are -inf, never NaN."""
+    top = math_ops.maximum(math_ops.maximum(a, b), c)
+    dead = math_ops.equal(top, -float("inf"))
+    shift = math_ops.stop_gradient(elementwise_ops.where(dead, 0.0, top))
+    total = math_ops.exp(a - shift) + math_ops.exp(b - shift) + math_ops.exp(c - shift)
+    return elementwise_ops.where(dead, -float("inf"), math_ops.log(elementwise_ops.where(dead, 1.0, total)) + shift)
+
+
+def _ctc_targets(targets, target_lengths: np.ndarray, name: str) -> np.ndarray:
+    """The targets as an ``(N, S)`` int array: padded rows, or PyTorch's 1-D concatenation cut by the lengths."""
+    values = np.asarray(targets.numpy() if isinstance(targets, Tensor) else targets)
+    if values.dtype.kind not in "iu":
+        raise TypeError(f"{name}: targets must be class indices (integers), got {values.dtype}")
+    if values.ndim == 1:  # concatenated
+        if values.size != target_lengths.sum():
+            raise ValueError(
+                f"{name}: 1-D targets hold {values.size} labels, target_lengths sum to {int(target_lengths.sum())}"
+            )
+        rows = np.zeros((len(target_lengths), max(int(target_lengths.max(initial=0)), 1)), np.int64)
+        for n, (start, length) in enumerate(zip(np.cumsum(target_lengths) - target_lengths, target_lengths)):
+            rows[n, :length] = values[start : start + length]
+        return rows
+    if values.ndim != 2 or values.shape[0] != len(target_lengths) or (target_lengths > values.shape[1]).any():
+        raise ValueError(
+            f"{name}: targets must be (N, S) with S >= every target length, or 1-D; got shape {values.shape} for "
+            f"target_lengths {target_lengths.tolist()}"
+        )
+    return values.astype(np.int64)
+
+
+@_op_type(None, tensors=("log_probs",))
+def ctc_loss(
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """Connectionist temporal classification loss (PyTorch's ``F.ctc_loss``): ``-log`` of the probability that
+    the per-frame ``log_probs`` ``(T, N, C)`` (log-softmax outputs) emit ``targets`` (``(N, S)`` padded, or 1-D
+    concatenated) after merging repeats and removing ``blank``, each sample over its first ``input_lengths[n]``
+    frames.  ``"mean"`` divides each loss by its target length (at least 1), then averages over the batch.  A
+    target that cannot fit its frames has an infinite loss; ``zero_infinity`` makes that loss and its gradient 0.
+
+    The forward variable runs over the frames in log space, one step of ops per frame (unrolled when traced); the
+    gradient is theirs.  The lengths and targets must be known (not traced values).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> log_probs = tl.nn.log_softmax(tl.tensor(np.zeros((3, 1, 2))), axis=-1)
+    >>> round(float(tl.nn.ctc_loss(log_probs, [[1]], [3], [1], reduction="sum")), 6)   # -log(6 / 8): 6 of 8 paths give "1"
+    0.287682
+    """
+    name = "ctc_loss"
+    lp = _float_or_float64(log_probs, name, "log_probs")
+    if lp.ndim != 3 or None in lp.shape:
+        raise ValueError(f"{name}: log_probs must be (T, N, C) of known sizes, got {tuple(lp.shape)} ({lp.dtype})")
+    frames, batch, classes = lp.shape
+    lengths_in = np.asarray(input_lengths.numpy() if isinstance(input_lengths, Tensor) else input_lengths)
+    lengths_out = np.asarray(target_lengths.numpy() if isinstance(target_lengths, Tensor) else target_lengths)
+    if lengths_in.shape != (batch,) or lengths_out.shape != (batch,) or lengths_in.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name}: input_lengths and target_lengths must be {batch} integers, one per sample, got "
+            f"{lengths_in.tolist()} and {lengths_out.tolist()}"
+        )
+    if (lengths_in < 0).any() or (lengths_in > frames).any() or (lengths_out < 0).any():
+        raise ValueError(f"{name}: input_lengths must be in [0, T={frames}] and target_lengths >= 0")
+    if not 0 <= blank < classes:
+        raise ValueError(f"{name}: blank={blank} is not a class index of C={classes}")
+    labels = _ctc_targets(targets, lengths_out.astype(np.int64), name)
+    if ((labels < 0) | (labels >= classes))[np.arange(labels.shape[1]) < lengths_out[:, None]].any():
+        raise ValueError(f"{name}: targets hold class indices outside [0, {classes})")
+    # The extended labels: blank, l1, blank, l2, ..., blank (U = 2 S + 1), padded with blanks.
+    width = 2 * labels.shape[1] + 1
+    extended = np.full((batch, width), blank, np.int64)
+    extended[:, 1::2] = labels
+    used = 2 * lengths_out + 1
+    position = np.arange(width)
+    # A step from s - 2 is allowed onto a label (odd s) unlike the label two back.
+    skip = np.zeros((batch, width), bool)
+    skip[:, 3::2] = extended[:, 3::2] != extended[:, 1:-2:2]
+    # (T, N, U): each frame's log-probability of each extended label
+    emit = array_ops.take_along_axis(lp, _as_int64(np.broadcast_to(extended, (frames, batch, width))), axis=2)
+    minus_inf = -float("inf")
+    start = np.where(position < np.minimum(2, used)[:, None], 0.0, minus_inf)
+    alpha = elementwise_ops.where(_as_bool(position[None, :] < used[:, None]), emit[0] + start, minus_inf)
+    alive = np.arange(frames)[:, None] < lengths_in[None, :]  # (T, N)
+
+    def step(alpha, inputs):
+        e, live = inputs
+        one_back = shape_ops.pad(alpha[:, :-1], ((0, 0), (1, 0)), constant_values=minus_inf)
+        two_back = shape_ops.pad(alpha[:, :-2], ((0, 0), (2, 0)), constant_values=minus_inf)
+        two_back = elementwise_ops.where(_as_bool(skip), two_back, minus_inf)
+        new = _log_sum_exp3(alpha, one_back, two_back) + e
+        return elementwise_ops.where(shape_ops.expand_dims(live, 1), new, alpha), None
+
+    for t in range(1, frames):  # unrolled: control flow ops sit above the op families (see test_layers)
+        alpha, _ = step(alpha, (emit[t], _as_bool(alive[t])))
+    last = array_ops.take_along_axis(alpha, _as_int64(np.maximum(used - 1, 0)[:, None]), axis=1)[:, 0]
+    before = array_ops.take_along_axis(alpha, _as_int64(np.maximum(used - 2, 0)[:, None]), axis=1)[:, 0]
+    before = elementwise_ops.where(_as_bool(used > 1), before, minus_inf)
+    log_likelihood = _log_sum_exp3(last, before, math_ops.zeros_like(last) + minus_inf)
+    log_likelihood = elementwise_ops.where(
+        _as_bool(lengths_in > 0), log_likelihood, np.where(lengths_out == 0, 0.0, minus_inf)
+    )
+    loss = -log_likelihood
+    if zero_infinity:
+        infinite = math_ops.equal(loss, float("inf"))
+        loss = elementwise_ops.where(infinite, 0.0, loss)
+    if reduction == "mean":
+        return reduce_ops.mean(loss / np.maximum(lengths_out, 1).astype(lp.dtype))
+    return _reduced(loss, reduction, name)
+
+
+def _as_int64(values: np.ndarray) -> Tensor:
+    return as_tensor(np.asarray(values, np.int64))
+
+
+def _as_bool(values: np.ndarray) -> Tensor:
+    return as_tensor(np.asarray(values, bool))
