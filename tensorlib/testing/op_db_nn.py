@@ -156,6 +156,79 @@ def _depthwise_ref(x, w, strides, padding, dilations=1):
     return np.concatenate(per_channel, axis=3)
 
 
+def _triple(v):
+    """An int, a triple or TensorFlow's ``[1, d, h, w, 1]`` -> ``(d, h, w)`` (the samples' NDHWC forms)."""
+    v = (v,) * 3 if isinstance(v, int) else tuple(v)
+    return v[1:4] if len(v) == 5 else v
+
+
+def _volume_axes(x, window, strides, dilations, padding):
+    """Per axis: (output size, cells before), TensorFlow's VALID/SAME rule or explicit (before, after) pairs."""
+    axes = []
+    for i, (n, k, s, d) in enumerate(zip(x.shape[1:4], window, strides, dilations)):
+        ek = (k - 1) * d + 1
+        if padding == "SAME":
+            out = -(-n // s)
+            axes.append((out, max((out - 1) * s + ek - n, 0) // 2))
+        else:
+            before, after = (0, 0) if padding == "VALID" else padding[i]
+            axes.append(((n + before + after - ek) // s + 1, before))
+    return axes
+
+
+def _conv3d_ref(x, w, strides, padding, dilations=1):
+    """A float64 loop over output cells and filter taps (independent of the stacked-tap Conv2D)."""
+    s, d = _triple(strides), _triple(dilations)
+    axes = _volume_axes(x, w.shape[:3], s, d, padding)
+    xd, wd = x.astype(np.float64), w.astype(np.float64)
+    y = np.zeros((x.shape[0], *(a[0] for a in axes), w.shape[4]))
+    for o in np.ndindex(*y.shape[1:4]):
+        for t in np.ndindex(*w.shape[:3]):
+            at = [o[i] * s[i] + t[i] * d[i] - axes[i][1] for i in range(3)]
+            if all(0 <= at[i] < x.shape[1 + i] for i in range(3)):
+                y[:, o[0], o[1], o[2]] += xd[:, at[0], at[1], at[2]] @ wd[t]
+    return y.astype(np.result_type(x, w))
+
+
+def _pool3d_ref(x, ksize, strides, padding, kind):
+    """A float64 loop over the windows' real cells: padding never wins the max nor counts in the mean."""
+    k, s = _triple(ksize), _triple(strides)
+    axes = _volume_axes(x, k, s, (1, 1, 1), padding)
+    y = np.zeros((x.shape[0], *(a[0] for a in axes), x.shape[4]))
+    for o in np.ndindex(*y.shape[1:4]):
+        lo = [o[i] * s[i] - axes[i][1] for i in range(3)]
+        cells = tuple(slice(max(lo[i], 0), min(lo[i] + k[i], x.shape[1 + i])) for i in range(3))
+        window = x[:, cells[0], cells[1], cells[2]].astype(np.float64)
+        y[:, o[0], o[1], o[2]] = window.max((1, 2, 3)) if kind == "max" else window.mean((1, 2, 3))
+    return y.astype(x.dtype)
+
+
+@st.composite
+def _conv3d_draw(draw, dtype):
+    k = tuple(draw(st.integers(1, 2)) for _ in range(3))
+    strides = draw(st.sampled_from([1, 2, (1, 2, 1), [1, 2, 1, 3, 1]]))
+    dilations = draw(st.sampled_from([1, (2, 1, 1)]))
+    padding = draw(st.sampled_from(["VALID", "SAME", ((1, 0), (0, 1), (0, 0))]))
+    d = _triple(dilations)
+    dhw = tuple(draw(st.integers((kk - 1) * dd + 1, 4)) for kk, dd in zip(k, d))
+    cin, cout = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    x, w = draw(tensors(dtype, (draw(st.integers(1, 2)), *dhw, cin))), draw(tensors(dtype, (*k, cin, cout)))
+    return SampleInput((x, w, strides, padding), {"dilations": dilations}, grad_argnums=(0, 1))
+
+
+def _pool3d_draw(kind):
+    @st.composite
+    def draw_sample(draw, dtype):
+        k = tuple(draw(st.integers(1, 2)) for _ in range(3))
+        strides = draw(st.sampled_from([1, 2, (2, 1, 3), [1, 1, 2, 1, 1]]))
+        padding = draw(st.sampled_from(["VALID", "SAME"]))
+        shape = (draw(st.integers(1, 2)), *(draw(st.integers(kk, 4)) for kk in k), draw(st.integers(1, 2)))
+        x = draw(_distinct(dtype, shape) if kind == "max" else tensors(dtype, shape))
+        return SampleInput((x, k, strides, padding))
+
+    return draw_sample
+
+
 # ---------------------------------------------------------------- pooling references (float64, cast back)
 def _pool_ref(x, ksize, strides, padding, kind):
     return (references.avg_pool if kind == "avg" else references.max_pool)(x, ksize, strides, padding).astype(x.dtype)
@@ -736,6 +809,50 @@ OPINFOS = [
                 (np.ones((5, 3)), np.ones((2, 3, 4)), 1, "VALID"),
                 exc=ValueError,
                 match=r"^conv1d: input must be 3-D NWC",
+            ),
+        ),
+    ),
+    OpInfo(
+        "nn.conv3d",
+        tl.nn.conv3d,
+        _conv3d_ref,
+        _conv3d_draw,
+        op_types=("StridedSlice", "Reshape", "Conv2D"),
+        error_inputs=(
+            ErrorInput(
+                (np.ones((1, 3, 3, 3, 2)), np.ones((2, 2, 2, 3, 1)), 1, "VALID"),
+                exc=ValueError,
+                match=r"^conv3d: input channels 2 do not match filter in_channels 3",
+            ),
+            ErrorInput(
+                (np.ones((3, 3, 3, 2)), np.ones((2, 2, 2, 2, 1)), 1, "VALID"),
+                exc=ValueError,
+                match=r"^conv3d: input must be 5-D NDHWC",
+            ),
+        ),
+    ),
+    OpInfo(
+        "nn.max_pool3d",
+        tl.nn.max_pool3d,
+        lambda x, k, s, p: _pool3d_ref(x, k, s, p, "max"),
+        _pool3d_draw("max"),
+        op_types=("Reshape", "MaxPool"),
+        kinks=True,
+        error_inputs=(
+            ErrorInput((np.ones((3, 3, 3, 1)), 2, 1, "VALID"), exc=ValueError, match=r"^max_pool3d: input must be 5-D"),
+        ),
+    ),
+    OpInfo(
+        "nn.avg_pool3d",
+        tl.nn.avg_pool3d,
+        lambda x, k, s, p: _pool3d_ref(x, k, s, p, "avg"),
+        _pool3d_draw("avg"),
+        op_types=("Reshape", "AvgPool"),
+        error_inputs=(
+            ErrorInput(
+                (np.ones((1, 3, 3, 3, 1)), 2, 1, ((0, 0),) * 3),
+                exc=ValueError,
+                match=r"^avg_pool3d: padding must be 'VALID' or 'SAME'",
             ),
         ),
     ),
