@@ -280,3 +280,13 @@ def test_conv_and_pools_of_an_empty_same_image_are_empty(backend, traced, shape)
     pooled = (n, -(-h // 2), -(-wd // 2), 3)
     assert [tuple(t.shape) for t in out] == [(n, *pooled[1:3], 2), shape, (3, 3, 3, 2), pooled, shape, pooled, shape]
     assert not np.any(out[2].numpy())  # no outputs: a zero filter gradient
+
+
+@pytest.mark.parametrize("flag", ["False", 0, None])
+def test_fused_batch_norm_is_training_must_be_a_bool(flag):
+    # "False" (a true string) normalized with the batch's statistics, ignoring the given mean and variance.
+    x = np.arange(8.0).reshape(2, 2, 2, 1)
+    with pytest.raises(TypeError, match="FusedBatchNormV3: is_training must be a bool"):
+        tl.nn.fused_batch_norm(x, np.ones(1), np.zeros(1), np.zeros(1), np.ones(1), is_training=flag)
+    y = tl.nn.fused_batch_norm(x, np.ones(1), np.zeros(1), np.zeros(1), np.ones(1), 0.0, np.bool_(False))[0]
+    np.testing.assert_array_equal(y.numpy(), x)

@@ -1,5 +1,5 @@
 """Neural-network ops, one family per module: :mod:`.conv` (conv2d and its two gradient ops),
-:mod:`.conv_composed` (conv1d, depthwise_conv2d), :mod:`.composed` (space_to_depth, losses, prelu,
+:mod:`.conv_composed` (conv1d, depthwise_conv2d), :mod:`.volume` (conv3d, 3-D pools), :mod:`.composed` (space_to_depth, losses, prelu,
 instance_norm, in_top_k, 1-D pools, attention), :mod:`.pool`, :mod:`.activations` and
 :mod:`.extra_activations`, :mod:`.losses`, :mod:`.loss_functions` (PyTorch's), :mod:`.normalization`, :mod:`.embedding`, :mod:`.batch_norm`
 and :mod:`.dropout`.
@@ -71,10 +71,12 @@ from .losses import (
 )
 from .normalization import group_norm, l2_normalize, layer_norm, normalize
 from .pool import avg_pool, max_pool
+from .volume import avg_pool3d, conv3d, max_pool3d
 
 __all__ = [
     "avg_pool",
     "avg_pool1d",
+    "avg_pool3d",
     "batch_normalization",
     "binary_cross_entropy",
     "celu",
@@ -83,6 +85,7 @@ __all__ = [
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
     "conv2d_transpose",
+    "conv3d",
     "cosine_similarity",
     "cross_entropy",
     "ctc_loss",
@@ -113,6 +116,7 @@ __all__ = [
     "log_softmax",
     "max_pool",
     "max_pool1d",
+    "max_pool3d",
     "mish",
     "moments",
     "mse_loss",

@@ -255,6 +255,8 @@ def fused_batch_norm(
     >>> y.numpy().ravel().tolist(), mean.numpy().tolist(), var.numpy().tolist()
     ([-1.0, 1.0], [2.0], [2.0])
     """
+    if not isinstance(is_training, (bool, np.bool_)):  # "False" or a Tensor would be true: training, silently
+        raise TypeError(f"FusedBatchNormV3: is_training must be a bool, got {is_training!r}")
     if _is_nchw(data_format, "FusedBatchNormV3"):
         y, batch_mean, batch_var = fused_batch_norm(
             _to_nhwc(x, "FusedBatchNormV3", "x"), scale, offset, mean, variance, epsilon, is_training

@@ -1,0 +1,211 @@
+"""3-D (volume, video) convolution and pooling built from the 2-D ops: ``conv3d``, ``max_pool3d`` and
+``avg_pool3d`` (TensorFlow's ``tf.nn.conv3d``, ``tf.nn.max_pool3d``, ``tf.nn.avg_pool3d``; NDHWC or NCDHW).
+
+``conv3d`` stacks the input's strided depth slices, one per filter depth tap, along the channels and runs
+one :func:`conv2d` over the (batch * output depth) images with the filter's taps stacked the same way.  The
+pools are separable: a 2-D pool over (height, width) of every depth slice, then a 2-D pool with a
+``(depth, 1)`` window over (depth, height * width).  The maximum of maxima is the window's maximum (padded
+cells never win), and the average of the (height, width) averages is the window's sum over the product of the
+per-axis counts of real cells, TensorFlow's ``"SAME"`` rule.  All three are exact compositions, so gradients
+(to any order), tracing and every backend come from the ops they use."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...backends import numpy_nn as _kernels
+from ...dispatch import as_tensor
+from ...tensor import Tensor
+from .. import shape as shape_ops
+from ._common import _index, _op_type
+from .conv import conv2d
+from .pool import avg_pool, max_pool
+
+_FORMATS = ("NDHWC", "NCDHW")
+
+
+def _where(x, filters=None) -> str:
+    text = f"input shape {tuple(x.shape)} {x.dtype}"
+    if filters is not None:
+        text += f", filter shape {tuple(filters.shape)} {filters.dtype}"
+    return f"({text})"
+
+
+def _triple(value, what: str, name: str, ncdhw: bool, where: str) -> tuple:
+    """An int, ``(depth, rows, cols)`` or TensorFlow's 5-element form (``[1, d, h, w, 1]``; NCDHW:
+    ``[1, 1, d, h, w]``) -> ``(d, h, w)``."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        items = (int(value),) * 3
+    else:
+        try:
+            items = tuple(_index(v) for v in value)
+        except (TypeError, ValueError):
+            items = ()
+        if len(items) == 5:
+            outer = (items[0], items[1]) if ncdhw else (items[0], items[4])
+            items = (items[2:] if ncdhw else items[1:4]) if outer == (1, 1) else ()
+    if len(items) != 3 or min(items) < 1:
+        five = "[1, 1, d, h, w]" if ncdhw else "[1, d, h, w, 1]"
+        raise ValueError(f"{name}: {what} must be a positive int, (depth, rows, cols) or {five}, got {value!r} {where}")
+    return items
+
+
+def _padding_3d(padding, name: str, ncdhw: bool, explicit: bool, where: str):
+    """``"VALID"``, ``"SAME"`` or (explicit) ``((front, back), (top, bottom), (left, right))``; TensorFlow's
+    5-pair form (zero pairs for the batch and the channels) too."""
+    if isinstance(padding, str) or not explicit:
+        if isinstance(padding, str) and padding.upper() in ("VALID", "SAME"):
+            return padding.upper()
+        raise ValueError(f"{name}: padding must be 'VALID' or 'SAME', got {padding!r} {where}")
+    try:
+        pairs = tuple(tuple(_index(v) for v in pair) for pair in padding)
+    except (TypeError, ValueError):
+        pairs = ()
+    if len(pairs) == 5:
+        outer, inner = ((pairs[0], pairs[1]), pairs[2:]) if ncdhw else ((pairs[0], pairs[4]), pairs[1:4])
+        pairs = inner if outer == ((0, 0), (0, 0)) else ()
+    if len(pairs) != 3 or any(len(p) != 2 or min(p) < 0 for p in pairs):
+        raise ValueError(
+            f"{name}: padding must be 'VALID', 'SAME' or ((front, back), (top, bottom), (left, right)), got {padding!r} {where}"
+        )
+    return pairs
+
+
+def _volume(name: str, data_format, x, filters=None):
+    """Checks the layout, rank, dtype and sizes; returns ``x`` as NDHWC."""
+    if data_format not in _FORMATS:
+        raise ValueError(f"{name}: data_format must be 'NDHWC' or 'NCDHW', got {data_format!r} {_where(x, filters)}")
+    layout = {"NDHWC": "NDHWC (batch, depth, height, width, channels)"}.get(
+        data_format, "NCDHW (batch, channels, depth, height, width)"
+    )
+    if x.ndim != 5 or (filters is not None and filters.ndim != 5):
+        what = f"input must be 5-D {layout}"
+        if filters is not None:
+            what += " and filters 5-D DHWIO (depth, height, width, in_channels, out_channels)"
+        raise ValueError(f"{name}: {what} {_where(x, filters)}")
+    if x.dtype.kind != "f" or (filters is not None and filters.dtype.kind != "f"):
+        what = (
+            "input must be a floating-point tensor"
+            if filters is None
+            else "input and filters must be floating-point tensors"
+        )
+        raise TypeError(f"{name}: {what} {_where(x, filters)}")
+    if None in x.shape[1:] or (filters is not None and None in filters.shape):
+        raise ValueError(f"{name}: every dimension but the batch must be known {_where(x, filters)}")
+    return shape_ops.transpose(x, (0, 2, 3, 4, 1)) if data_format == "NCDHW" else x
+
+
+def _sizes(name: str, in_dhw, window, strides, dilations, padding, where: str):
+    """Output sizes and (before, after) pads per axis, TensorFlow's rules; one error naming ``name``."""
+    out, pads = [], []
+    for axis in range(3):
+        pad = padding if isinstance(padding, str) else padding[axis]
+        try:
+            size, pair = _kernels.conv_output_size_and_padding(
+                in_dhw[axis], window[axis], strides[axis], dilations[axis], pad
+            )
+        except ValueError as e:
+            raise ValueError(f"{name}: {['depth', 'height', 'width'][axis]}: {e} {where}") from None
+        out.append(size)
+        pads.append(pair)
+    return tuple(out), tuple(pads)
+
+
+def _batch_size(x) -> int:
+    return -1 if x.shape[0] is None else x.shape[0]
+
+
+@_op_type(None, tensors=("input", "filters"))  # composite: one Conv2D over the stacked depth taps
+def conv3d(input, filters, strides, padding, data_format: str = "NDHWC", dilations=1) -> Tensor:
+    """3-D convolution of an NDHWC ``input`` (batch, depth, height, width, channels) with a DHWIO ``filters``
+    tensor (depth, height, width, in_channels, out_channels): TensorFlow's ``tf.nn.conv3d``.
+
+    ``strides`` and ``dilations`` are an int, ``(depth, rows, cols)`` or TensorFlow's ``[1, d, h, w, 1]``;
+    ``padding`` is ``"VALID"``, ``"SAME"`` (TensorFlow's rule) or explicit
+    ``((front, back), (top, bottom), (left, right))``.  ``data_format="NCDHW"`` takes and returns
+    channels-first tensors (PyTorch's ``conv3d`` layout; the filters stay DHWIO, 5-element strides are
+    ``[1, 1, d, h, w]``).  Built from one :func:`conv2d` over the input's depth slices stacked per tap.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = tl.tensor(np.arange(8.0).reshape(1, 2, 2, 2, 1))
+    >>> tl.nn.conv3d(x, np.ones((2, 2, 2, 1, 1)), strides=1, padding="VALID").numpy().ravel().tolist()
+    [28.0]
+    >>> tl.nn.conv3d(np.ones((1, 3, 4, 5, 6)), np.ones((3, 3, 3, 3, 8)), 1, "SAME", data_format="NCDHW").shape
+    (1, 8, 4, 5, 6)
+    """
+    name = "conv3d"
+    x, w = as_tensor(input), as_tensor(filters)
+    where = _where(x, w)
+    x = _volume(name, data_format, x, w)
+    if x.shape[4] != w.shape[3]:
+        raise ValueError(f"{name}: input channels {x.shape[4]} do not match filter in_channels {w.shape[3]} {where}")
+    if 0 in w.shape:
+        raise ValueError(f"{name}: filter must not have zero elements {where}")
+    ncdhw = data_format == "NCDHW"
+    s = _triple(strides, "strides", name, ncdhw, where)
+    d = _triple(dilations, "dilations", name, ncdhw, where)
+    pad = _padding_3d(padding, name, ncdhw, True, where)
+    kd, kh, kw, channels, out_channels = w.shape
+    (od, oh, ow), pads = _sizes(name, x.shape[1:4], (kd, kh, kw), s, d, pad, where)
+    if any(pads[0]):
+        x = shape_ops.pad(x, ((0, 0), pads[0], (0, 0), (0, 0), (0, 0)))
+    # tap i reads depths i * d + o * s of the padded input: stacked on the channels, one Conv2D sums them all
+    taps = [x[:, i * d[0] : i * d[0] + (od - 1) * s[0] + 1 : s[0]] if od else x[:, :0] for i in range(kd)]
+    stacked = taps[0] if kd == 1 else shape_ops.concat(taps, axis=4)
+    images = shape_ops.reshape(stacked, (-1 if x.shape[0] is None else x.shape[0] * od, *x.shape[2:4], kd * channels))
+    taps_hw = (
+        w[0]
+        if kd == 1
+        else shape_ops.reshape(shape_ops.transpose(w, (1, 2, 0, 3, 4)), (kh, kw, kd * channels, out_channels))
+    )
+    hw_pad = pad if isinstance(pad, str) else pad[1:]
+    y = conv2d(images, taps_hw, s[1:], hw_pad, d[1:])
+    y = shape_ops.reshape(y, (_batch_size(x), od, oh, ow, out_channels))
+    return shape_ops.transpose(y, (0, 4, 1, 2, 3)) if ncdhw else y
+
+
+def _pool3d(kind, name: str, input, ksize, strides, padding, data_format):
+    x = as_tensor(input)
+    where = _where(x)
+    x = _volume(name, data_format, x)
+    ncdhw = data_format == "NCDHW"
+    k = _triple(ksize, "ksize", name, ncdhw, where)
+    s = _triple(strides, "strides", name, ncdhw, where)
+    pad = _padding_3d(padding, name, ncdhw, False, where)
+    depth, height, width, channels = x.shape[1:]
+    (od, oh, ow), _ = _sizes(name, (depth, height, width), k, s, (1, 1, 1), pad, where)
+    batch = _batch_size(x)
+    # (height, width) of every depth slice, then (depth, 1) windows over (depth, height * width)
+    planes = kind(
+        shape_ops.reshape(x, (-1 if batch == -1 else batch * depth, height, width, channels)), k[1:], s[1:], pad
+    )
+    columns = kind(shape_ops.reshape(planes, (batch, depth, oh * ow, channels)), (k[0], 1), (s[0], 1), pad)
+    y = shape_ops.reshape(columns, (batch, od, oh, ow, channels))
+    return shape_ops.transpose(y, (0, 4, 1, 2, 3)) if ncdhw else y
+
+
+@_op_type(None, tensors=("input",))
+def max_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC") -> Tensor:
+    """3-D max pooling of an NDHWC tensor (``data_format="NCDHW"``: channels first), TensorFlow's
+    ``tf.nn.max_pool3d``: padded cells never win, the gradient goes to each window's first maximum.
+    ``ksize`` and ``strides`` as an int, ``(depth, rows, cols)`` or ``[1, d, h, w, 1]``; ``padding``
+    ``"VALID"`` or ``"SAME"``.  A :func:`max_pool` over (height, width), then one over depth.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2, 1), 2, 2, "VALID").numpy().ravel().tolist()
+    [7.0]
+    """
+    return _pool3d(max_pool, "max_pool3d", input, ksize, strides, padding, data_format)
+
+
+@_op_type(None, tensors=("input",))
+def avg_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC") -> Tensor:
+    """3-D average pooling of an NDHWC tensor (``data_format="NCDHW"``: channels first), TensorFlow's
+    ``tf.nn.avg_pool3d``: with ``"SAME"`` each window averages only its cells inside the input.  Arguments
+    as for :func:`max_pool3d`; an :func:`avg_pool` over (height, width), then one over depth.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.avg_pool3d(np.arange(8.0).reshape(1, 2, 2, 2, 1), 2, 2, "SAME").numpy().ravel().tolist()
+    [3.5]
+    """
+    return _pool3d(avg_pool, "avg_pool3d", input, ksize, strides, padding, data_format)
