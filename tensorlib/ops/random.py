@@ -357,7 +357,7 @@ def _location_scale(who, op, shape, dtype, seed, backend, loc, scale, names, bou
 def _checked_float(who: str, name: str, value, bound=None) -> float:
     """A number parameter as a float, checked finite and within ``bound`` (see :func:`_parameter`)."""
     value = float(value)
-    if not (np.isfinite(value) and {">": value > 0, ">=": value >= 0, None: True}[bound]):
+    if not (np.isfinite(value) and _within(np.float64(value), bound)):
         rule = {">": "a positive", ">=": "a non-negative", None: "a"}[bound]
         raise ValueError(f"tl.random.{who}: {name} must be {rule} finite number, got {value}")
     return value
