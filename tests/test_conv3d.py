@@ -187,6 +187,16 @@ def test_traced_equals_eager_for_any_batch(fmt):
         np.testing.assert_allclose(tl.function(grad)(x).numpy(), grad(tl.tensor(x)).numpy(), rtol=1e-12)
 
 
+def test_empty_volume_with_unknown_batch_is_one_clear_error():
+    spec = [tl.TensorSpec((None, 0, 3, 3, 2), "float64")]
+    for name, f in (
+        ("conv3d", lambda a: tl.nn.conv3d(a, np.ones((1, 1, 1, 2, 3)), 1, "SAME")),
+        ("max_pool3d", lambda a: tl.nn.max_pool3d(a, 2, 2, "SAME")),
+    ):
+        with pytest.raises(ValueError, match=rf"^{name}: an empty volume needs a known batch size"):
+            tl.function(f, input_signature=spec)(np.ones((2, 0, 3, 3, 2)))
+
+
 # ---------------------------------------------------------------- peers
 def test_against_tensorflow():
     tf = pytest.importorskip("tensorflow")

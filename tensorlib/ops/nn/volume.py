@@ -92,6 +92,8 @@ def _volume(name: str, data_format, x, filters=None):
         raise TypeError(f"{name}: {what} {_where(x, filters)}")
     if None in x.shape[1:] or (filters is not None and None in filters.shape):
         raise ValueError(f"{name}: every dimension but the batch must be known {_where(x, filters)}")
+    if x.shape[0] is None and 0 in x.shape[1:]:  # the reshapes to and from 2-D images could not infer the batch
+        raise ValueError(f"{name}: an empty volume needs a known batch size {_where(x, filters)}")
     return shape_ops.transpose(x, (0, 2, 3, 4, 1)) if data_format == "NCDHW" else x
 
 
