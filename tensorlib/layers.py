@@ -523,6 +523,11 @@ class _Recurrent(Module):
                 f"{self.name}: input must be (batch, time, input_size={self.input_size}), got shape "
                 f"{tuple(x.shape)} ({x.dtype})"
             )
+        if x.shape[1] is None:
+            raise ValueError(
+                f"{self.name}: the number of time steps must be known (tl.scan runs over them), got input shape "
+                f"{tuple(x.shape)}: give the TensorSpec that size"
+            )
         batch = x.shape[0]
         if initial_state is None:  # zeros (batch, units), also for a batch of unknown size
             zeros = _math.zeros_like(x[:, 0, :1]) + _zeros((1, self.units), dtype=x.dtype, backend=x.backend.name)
@@ -759,10 +764,8 @@ class MultiHeadAttention(Module):
         y = _linalg.matmul(x, getattr(self, f"{part}_kernel"))
         if getattr(self, f"{part}_bias") is not None:
             y = y + getattr(self, f"{part}_bias")
-        batch, length = x.shape[0], x.shape[1]
-        d = self.embed_dim // self.num_heads
-        heads = _shape.reshape(y, (-1 if batch is None else batch, -1 if length is None else length, self.num_heads, d))
-        return _shape.transpose(heads, (0, 2, 1, 3)), x
+        d = self.embed_dim // self.num_heads  # (batch, heads, length, d): slices, as batch and length may be unknown
+        return _shape.stack([y[:, :, h * d : (h + 1) * d] for h in range(self.num_heads)], axis=1), x
 
     def forward(
         self,
@@ -788,10 +791,7 @@ class MultiHeadAttention(Module):
             q, k, v, mask, self.dropout if self.training else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
             None, "MultiHeadAttention: attn_mask",  # dropout: new draws on every call
         )  # fmt: skip
-        out = _shape.reshape(
-            _shape.transpose(out, (0, 2, 1, 3)),
-            (-1 if batch is None else batch, -1 if length is None else length, self.embed_dim),
-        )
+        out = _shape.concat([out[:, h] for h in range(self.num_heads)], axis=-1)  # the heads side by side
         out = _linalg.matmul(out, self.output_kernel)
         if self.output_bias is not None:
             out = out + self.output_bias
@@ -824,7 +824,7 @@ class MultiHeadAttention(Module):
                 raise ValueError(
                     f"MultiHeadAttention: key_padding_mask must be (batch, S={source}), got {tuple(m.shape)}"
                 )
-            parts.append(_shape.reshape(m, (-1 if m.shape[0] is None else m.shape[0], 1, 1, m.shape[1])))
+            parts.append(_shape.expand_dims(m, (1, 2)))  # (batch, 1, 1, S)
         if not parts:
             return None
         for m in parts:

@@ -268,3 +268,20 @@ def test_transformer_decoder_layer_composes_its_blocks():
     h = np.maximum(x @ layer.linear1.kernel.numpy() + layer.linear1.bias.numpy(), 0)
     want = norm(3, x + h @ layer.linear2.kernel.numpy() + layer.linear2.bias.numpy())
     np.testing.assert_allclose(layer(tgt, memory, tgt_is_causal=True).numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_attention_layers_trace_with_unknown_batch_and_lengths():
+    # Before: splitting the heads reshaped to (-1, -1, heads, d), a Reshape error with two unknown sizes.
+    x = RNG.normal(size=(3, 5, E)).astype(np.float32)
+    padding = np.zeros((3, 5), bool)
+    padding[0, -1] = True
+    spec = tl.TensorSpec((None, None, E), "float32")
+    mha = tl.nn.MultiHeadAttention(E, H, seed=0)
+    f = tl.function(
+        lambda x, m: mha(x, key_padding_mask=m)[0], input_signature=[spec, tl.TensorSpec((None, None), "bool")]
+    )
+    np.testing.assert_allclose(f(x, padding).numpy(), mha(x, key_padding_mask=padding)[0].numpy(), rtol=1e-6)
+    decoder = tl.nn.TransformerDecoderLayer(E, H, 16, seed=0)
+    decoder.eval()
+    g = tl.function(lambda t, m: decoder(t, m), input_signature=[spec, spec])
+    np.testing.assert_allclose(g(x, x[:, :4]).numpy(), decoder(x, x[:, :4]).numpy(), rtol=1e-5, atol=1e-6)
