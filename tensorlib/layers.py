@@ -1,5 +1,5 @@
 """Layers for ``tl.nn``: Dense, Conv2D, pools, BatchNorm, LayerNorm, Embedding, Dropout, Flatten, LSTM, GRU,
-MultiHeadAttention, TransformerEncoderLayer.
+MultiHeadAttention, TransformerEncoderLayer, TransformerDecoderLayer.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
@@ -45,6 +45,7 @@ __all__ = [
     "GRU",
     "MultiHeadAttention",
     "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
 ]
 
 
@@ -522,6 +523,11 @@ class _Recurrent(Module):
                 f"{self.name}: input must be (batch, time, input_size={self.input_size}), got shape "
                 f"{tuple(x.shape)} ({x.dtype})"
             )
+        if x.shape[1] is None:
+            raise ValueError(
+                f"{self.name}: the number of time steps must be known (tl.scan runs over them), got input shape "
+                f"{tuple(x.shape)}: give the TensorSpec that size"
+            )
         batch = x.shape[0]
         if initial_state is None:  # zeros (batch, units), also for a batch of unknown size
             zeros = _math.zeros_like(x[:, 0, :1]) + _zeros((1, self.units), dtype=x.dtype, backend=x.backend.name)
@@ -758,10 +764,8 @@ class MultiHeadAttention(Module):
         y = _linalg.matmul(x, getattr(self, f"{part}_kernel"))
         if getattr(self, f"{part}_bias") is not None:
             y = y + getattr(self, f"{part}_bias")
-        batch, length = x.shape[0], x.shape[1]
-        d = self.embed_dim // self.num_heads
-        heads = _shape.reshape(y, (-1 if batch is None else batch, -1 if length is None else length, self.num_heads, d))
-        return _shape.transpose(heads, (0, 2, 1, 3)), x
+        d = self.embed_dim // self.num_heads  # (batch, heads, length, d): slices, as batch and length may be unknown
+        return _shape.stack([y[:, :, h * d : (h + 1) * d] for h in range(self.num_heads)], axis=1), x
 
     def forward(
         self,
@@ -787,10 +791,7 @@ class MultiHeadAttention(Module):
             q, k, v, mask, self.dropout if self.training else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
             None, "MultiHeadAttention: attn_mask",  # dropout: new draws on every call
         )  # fmt: skip
-        out = _shape.reshape(
-            _shape.transpose(out, (0, 2, 1, 3)),
-            (-1 if batch is None else batch, -1 if length is None else length, self.embed_dim),
-        )
+        out = _shape.concat([out[:, h] for h in range(self.num_heads)], axis=-1)  # the heads side by side
         out = _linalg.matmul(out, self.output_kernel)
         if self.output_bias is not None:
             out = out + self.output_bias
@@ -823,7 +824,7 @@ class MultiHeadAttention(Module):
                 raise ValueError(
                     f"MultiHeadAttention: key_padding_mask must be (batch, S={source}), got {tuple(m.shape)}"
                 )
-            parts.append(_shape.reshape(m, (-1 if m.shape[0] is None else m.shape[0], 1, 1, m.shape[1])))
+            parts.append(_shape.expand_dims(m, (1, 2)))  # (batch, 1, 1, S)
         if not parts:
             return None
         for m in parts:
@@ -907,6 +908,97 @@ class TransformerEncoderLayer(Module):
             return x + feed_forward(self.norm2(x))
         x = self.norm1(x + attention(x))
         return self.norm2(x + feed_forward(x))
+
+    def extra_repr(self) -> str:
+        return "norm_first=True" if self.norm_first else ""
+
+
+class TransformerDecoderLayer(Module):
+    """PyTorch's ``nn.TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+    layer_norm_eps, batch_first=True, norm_first)``: self-attention over the target, attention to ``memory`` (the
+    encoder's output) and a feed-forward block, each added to its input and layer-normalized after
+    (``norm_first=False``) or before.  ``forward(tgt, memory, tgt_mask=None, memory_mask=None,
+    tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False)``; the
+    masks as :class:`MultiHeadAttention`'s.
+
+    >>> import tensorlib as tl
+    >>> layer = tl.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, seed=0)
+    >>> layer(tl.ones((3, 4, 8)), tl.ones((3, 6, 8)), tgt_is_causal=True).shape
+    (3, 4, 8)
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation="relu",
+        layer_norm_eps: float = 1e-5,
+        norm_first: bool = False,
+        bias: bool = True,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__()
+        name = "TransformerDecoderLayer"
+        d_model = _positive("d_model", d_model, name)
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=seed, dtype=dtype)
+        self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=_seed_for(seed, 30), dtype=dtype)
+        self.linear1 = Dense(d_model, dim_feedforward, use_bias=bias, seed=_seed_for(seed, 20), dtype=dtype)
+        self.linear2 = Dense(dim_feedforward, d_model, use_bias=bias, seed=_seed_for(seed, 21), dtype=dtype)
+        self.norm1 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
+        self.norm3 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.activation = _activation(activation, name)
+        self.norm_first = bool(norm_first)
+
+    def forward(
+        self,
+        tgt,
+        memory,
+        tgt_mask=None,
+        memory_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ):
+        x, memory = _as_tensor(tgt), _as_tensor(memory)
+
+        def self_attention(x):
+            out, _ = self.self_attn(
+                x,
+                attn_mask=tgt_mask,
+                key_padding_mask=tgt_key_padding_mask,
+                need_weights=False,
+                is_causal=tgt_is_causal,
+            )
+            return self.dropout(out)
+
+        def cross_attention(x):
+            out, _ = self.multihead_attn(
+                x,
+                memory,
+                memory,
+                attn_mask=memory_mask,
+                key_padding_mask=memory_key_padding_mask,
+                need_weights=False,
+                is_causal=memory_is_causal,
+            )
+            return self.dropout(out)
+
+        def feed_forward(x):
+            return self.dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+        if self.norm_first:
+            x = x + self_attention(self.norm1(x))
+            x = x + cross_attention(self.norm2(x))
+            return x + feed_forward(self.norm3(x))
+        x = self.norm1(x + self_attention(x))
+        x = self.norm2(x + cross_attention(x))
+        return self.norm3(x + feed_forward(x))
 
     def extra_repr(self) -> str:
         return "norm_first=True" if self.norm_first else ""

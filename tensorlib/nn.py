@@ -31,6 +31,7 @@ from .layers import (  # noqa: E402
     LayerNorm,
     MaxPool2D,
     MultiHeadAttention,
+    TransformerDecoderLayer,
     TransformerEncoderLayer,
 )
 from .module import Module, Sequential  # noqa: E402
@@ -49,6 +50,7 @@ __all__ += [
     "MaxPool2D",
     "Module",
     "MultiHeadAttention",
+    "TransformerDecoderLayer",
     "TransformerEncoderLayer",
     "Sequential",
 ]

@@ -205,3 +205,83 @@ def test_transformer_encoder_layer_matches_pytorch():
         mask = np.triu(np.ones((L, L), bool), 1)
         want = theirs(torch.tensor(x), src_mask=torch.tensor(mask)).detach().numpy()
         np.testing.assert_allclose(ours(x, src_mask=mask).numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def _copy_attention(ours, theirs, torch):
+    """PyTorch's attention weights from ours (random biases, as ours start at zero)."""
+    with torch.no_grad():
+        kernels = [ours.query_kernel.numpy(), ours.key_kernel.numpy(), ours.value_kernel.numpy()]
+        theirs.in_proj_weight.copy_(torch.tensor(np.concatenate(kernels, 1).T))
+        theirs.in_proj_bias.copy_(torch.tensor(RNG.normal(size=3 * E)))
+        for part, block in zip(("query", "key", "value"), theirs.in_proj_bias.numpy().reshape(3, E)):
+            getattr(ours, f"{part}_bias").assign(block)
+        theirs.out_proj.weight.copy_(torch.tensor(ours.output_kernel.numpy().T))
+        theirs.out_proj.bias.copy_(torch.tensor(ours.output_bias.numpy()))
+
+
+def test_transformer_decoder_layer_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    for norm_first in (False, True):
+        ours = tl.nn.TransformerDecoderLayer(E, H, 12, activation="gelu", norm_first=norm_first, dtype="float64")
+        theirs = torch.nn.TransformerDecoderLayer(
+            E, H, 12, activation="gelu", norm_first=norm_first, batch_first=True, dtype=torch.float64
+        ).eval()
+        ours.eval()
+        _copy_attention(ours.self_attn, theirs.self_attn, torch)
+        _copy_attention(ours.multihead_attn, theirs.multihead_attn, torch)
+        with torch.no_grad():
+            for k in (1, 2):
+                dense, linear = getattr(ours, f"linear{k}"), getattr(theirs, f"linear{k}")
+                linear.weight.copy_(torch.tensor(dense.kernel.numpy().T))
+                linear.bias.copy_(torch.tensor(dense.bias.numpy()))
+            for k in (1, 2, 3):
+                getattr(ours, f"norm{k}").scale.assign(RNG.uniform(0.5, 1.5, E))
+                getattr(theirs, f"norm{k}").weight.copy_(torch.tensor(getattr(ours, f"norm{k}").scale.numpy()))
+        tgt, memory = RNG.normal(size=(N, L, E)), RNG.normal(size=(N, S, E))
+        padding = np.zeros((N, S), bool)
+        padding[0, -2:] = True
+        causal = np.triu(np.ones((L, L), bool), 1)
+        want = theirs(
+            torch.tensor(tgt), torch.tensor(memory), tgt_mask=torch.tensor(causal),
+            memory_key_padding_mask=torch.tensor(padding),
+        ).detach().numpy()  # fmt: skip
+        got = ours(tgt, memory, tgt_mask=causal, memory_key_padding_mask=padding)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-12)
+        traced = tl.function(lambda t, m: ours(t, m, tgt_is_causal=True, memory_key_padding_mask=padding))
+        np.testing.assert_allclose(traced(tl.tensor(tgt), tl.tensor(memory)).numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_transformer_decoder_layer_composes_its_blocks():
+    layer = tl.nn.TransformerDecoderLayer(E, H, dim_feedforward=12, seed=0, dtype="float64")
+    for v in tl.tree.leaves(layer.trainable_variables):
+        v.assign(RNG.normal(size=v.shape) * 0.3 + (1.0 if v.name == "scale" else 0.0))
+    layer.eval()
+    tgt, memory = RNG.normal(size=(N, L, E)), RNG.normal(size=(N, S, E))
+    causal = np.triu(np.ones((L, L), bool), 1)
+
+    def norm(k, y):
+        n = getattr(layer, f"norm{k}")
+        return _numpy_layer_norm(y, n.scale.numpy(), n.offset.numpy(), 1e-5)
+
+    x = norm(1, tgt + _reference(layer.self_attn, tgt, tgt, tgt, causal)[0])
+    x = norm(2, x + _reference(layer.multihead_attn, x, memory, memory)[0])
+    h = np.maximum(x @ layer.linear1.kernel.numpy() + layer.linear1.bias.numpy(), 0)
+    want = norm(3, x + h @ layer.linear2.kernel.numpy() + layer.linear2.bias.numpy())
+    np.testing.assert_allclose(layer(tgt, memory, tgt_is_causal=True).numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_attention_layers_trace_with_unknown_batch_and_lengths():
+    # Before: splitting the heads reshaped to (-1, -1, heads, d), a Reshape error with two unknown sizes.
+    x = RNG.normal(size=(3, 5, E)).astype(np.float32)
+    padding = np.zeros((3, 5), bool)
+    padding[0, -1] = True
+    spec = tl.TensorSpec((None, None, E), "float32")
+    mha = tl.nn.MultiHeadAttention(E, H, seed=0)
+    f = tl.function(
+        lambda x, m: mha(x, key_padding_mask=m)[0], input_signature=[spec, tl.TensorSpec((None, None), "bool")]
+    )
+    np.testing.assert_allclose(f(x, padding).numpy(), mha(x, key_padding_mask=padding)[0].numpy(), rtol=1e-6)
+    decoder = tl.nn.TransformerDecoderLayer(E, H, 16, seed=0)
+    decoder.eval()
+    g = tl.function(lambda t, m: decoder(t, m), input_signature=[spec, spec])
+    np.testing.assert_allclose(g(x, x[:, :4]).numpy(), decoder(x, x[:, :4]).numpy(), rtol=1e-5, atol=1e-6)

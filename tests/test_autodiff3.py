@@ -243,3 +243,29 @@ def test_vjp_and_jvp_take_has_aux_as_in_jax():
     assert tangent.numpy().tolist() == [2.0, 0.0] and aux == "aux"
     with pytest.raises(TypeError, match=r"^tl.jvp: with has_aux=True, f must return a pair"):
         tl.jvp(lambda a: a, (x,), (x,), has_aux=True)
+
+
+def test_remat_recomputation_does_not_swap_other_threads_random_draws():
+    # Before: the recomputation replaced the process-wide global generator, so a thread drawing meanwhile took the
+    # forward pass's numbers from it, and the recomputation drew others: a RuntimeError (another output).
+    import threading
+
+    tl.random.seed(0)
+    first, second = tl.random.normal((3,), dtype="float64").numpy(), tl.random.normal((3,), dtype="float64").numpy()
+    tl.random.seed(0)
+    other, runs = {}, []
+
+    def block(x):
+        if runs:  # the recomputation: another thread draws from the global generator meanwhile
+            thread = threading.Thread(target=lambda: other.setdefault("draw", tl.random.normal((3,), dtype="float64")))
+            thread.start()
+            thread.join()
+        y = x * tl.random.normal((3,), dtype="float64")
+        runs.append(y.numpy())
+        return y
+
+    x = tl.tensor(np.ones(3))
+    g = tl.grad(lambda x: tl.sum(tl.remat(block)(x)))(x)
+    np.testing.assert_array_equal(g.numpy(), first)  # the recomputation drew the forward pass's numbers
+    np.testing.assert_array_equal(runs[1], runs[0])
+    np.testing.assert_array_equal(other["draw"].numpy(), second)  # the other thread: the global stream's next

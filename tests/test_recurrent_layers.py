@@ -159,3 +159,10 @@ def test_recurrent_layers_match_keras():
 def test_bad_recurrent_inputs_raise_one_clear_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_recurrent_layers_need_a_known_number_of_steps_when_traced():
+    lstm = tl.nn.LSTM(3, 4, seed=0)
+    x = RNG.normal(size=(2, 5, 3)).astype(np.float32)
+    with pytest.raises(ValueError, match="LSTM: the number of time steps must be known"):
+        tl.function(lambda x: lstm(x), input_signature=[tl.TensorSpec((None, None, 3), "float32")])(x)

@@ -318,20 +318,17 @@ def remat(f):
 def _global_random_state():
     from ..ops import random
 
-    return copy.deepcopy(random._global[0])
+    return copy.deepcopy(random.current_generator())
 
 
 @contextlib.contextmanager
 def _random_state_at(state):
-    """The global generator as ``state`` inside the block (a copy: ``state`` can serve again), then as it was."""
+    """Unseeded draws on this thread start from ``state`` inside the block (a copy: ``state`` can serve again);
+    other threads keep drawing from the global generator (it was swapped for every thread before)."""
     from ..ops import random
 
-    now = random._global[0]
-    random._global[0] = copy.deepcopy(state)
-    try:
+    with random.drawing_from(copy.deepcopy(state)):
         yield
-    finally:
-        random._global[0] = now
 
 
 def _check_recomputed(name, forward, again) -> None:

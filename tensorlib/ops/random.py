@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -115,7 +116,30 @@ def seed(value: int) -> None:
 
 
 def _gen(seed):
-    return _global[0] if seed is None else Generator(seed)
+    return current_generator() if seed is None else Generator(seed)
+
+
+# A thread's stand-in for the global generator (tl.remat's recomputation draws the forward pass's numbers
+# again from a copy, while other threads keep drawing from the global generator).
+_local = threading.local()
+
+
+def current_generator() -> Generator:
+    """The generator that unseeded draws on this thread use: the global one, or a stand-in set by
+    :func:`drawing_from`."""
+    generator = getattr(_local, "generator", None)
+    return _global[0] if generator is None else generator
+
+
+@contextlib.contextmanager
+def drawing_from(generator: Generator):
+    """Unseeded draws on this thread come from ``generator`` inside the block; other threads' do not."""
+    before = getattr(_local, "generator", None)
+    _local.generator = generator
+    try:
+        yield
+    finally:
+        _local.generator = before
 
 
 def _as_seed(value, who: str):
