@@ -851,7 +851,62 @@ def _nn_where(mask, if_true: float, if_false: float, dtype):
     return _elementwise.where(mask, _tensor(np.asarray(if_true, dtype)), _tensor(np.asarray(if_false, dtype)))
 
 
-class TransformerEncoderLayer(Module):
+class _TransformerLayer(Module):
+    """What PyTorch's encoder and decoder layers share: their arguments, the attention blocks (``_CROSS``: with
+    attention to a memory too), the feed-forward block and the residual connections around each block."""
+
+    _CROSS = False
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation="relu",
+        layer_norm_eps: float = 1e-5,
+        norm_first: bool = False,
+        bias: bool = True,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__()
+        name = type(self).__name__
+        d_model = _positive("d_model", d_model, name)
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=seed, dtype=dtype)
+        if self._CROSS:
+            self.multihead_attn = MultiHeadAttention(
+                d_model, nhead, dropout, bias, seed=_seed_for(seed, 30), dtype=dtype
+            )
+        self.linear1 = Dense(d_model, dim_feedforward, use_bias=bias, seed=_seed_for(seed, 20), dtype=dtype)
+        self.linear2 = Dense(dim_feedforward, d_model, use_bias=bias, seed=_seed_for(seed, 21), dtype=dtype)
+        for k in range(1, 4 if self._CROSS else 3):
+            setattr(self, f"norm{k}", LayerNorm(d_model, layer_norm_eps, dtype=dtype))
+        self.dropout = Dropout(dropout)
+        self.activation = _activation(activation, name)
+        self.norm_first = bool(norm_first)
+
+    def _attention(self, attention, x, memory, mask, padding, causal):
+        out, _ = attention(
+            x, memory, memory, attn_mask=mask, key_padding_mask=padding, need_weights=False, is_causal=causal
+        )
+        return self.dropout(out)
+
+    def _feed_forward(self, x):
+        return self.dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def _residuals(self, x, blocks):
+        """Each block added to its input, layer-normalized after it (post-norm) or before the block (pre-norm)."""
+        for k, block in enumerate(blocks, 1):
+            norm = getattr(self, f"norm{k}")
+            x = x + block(norm(x)) if self.norm_first else norm(x + block(x))
+        return x
+
+    def extra_repr(self) -> str:
+        return "norm_first=True" if self.norm_first else ""
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """PyTorch's ``nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
     layer_norm_eps, batch_first=True, norm_first)``: self-attention (:class:`MultiHeadAttention`) and a
     feed-forward block (``linear2(dropout(activation(linear1(x))))``), each added to its input and layer-normalized
@@ -866,54 +921,14 @@ class TransformerEncoderLayer(Module):
     (3, 5, 8)
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation="relu",
-        layer_norm_eps: float = 1e-5,
-        norm_first: bool = False,
-        bias: bool = True,
-        seed: int | None = None,
-        dtype=_dt.float32,
-    ):
-        super().__init__()
-        name = "TransformerEncoderLayer"
-        d_model = _positive("d_model", d_model, name)
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=seed, dtype=dtype)
-        self.linear1 = Dense(d_model, dim_feedforward, use_bias=bias, seed=_seed_for(seed, 20), dtype=dtype)
-        self.linear2 = Dense(dim_feedforward, d_model, use_bias=bias, seed=_seed_for(seed, 21), dtype=dtype)
-        self.norm1 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.activation = _activation(activation, name)
-        self.norm_first = bool(norm_first)
-
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
-        x = _as_tensor(src)
-
         def attention(x):
-            out, _ = self.self_attn(
-                x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask, need_weights=False, is_causal=is_causal
-            )
-            return self.dropout(out)
+            return self._attention(self.self_attn, x, None, src_mask, src_key_padding_mask, is_causal)
 
-        def feed_forward(x):
-            return self.dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
-
-        if self.norm_first:
-            x = x + attention(self.norm1(x))
-            return x + feed_forward(self.norm2(x))
-        x = self.norm1(x + attention(x))
-        return self.norm2(x + feed_forward(x))
-
-    def extra_repr(self) -> str:
-        return "norm_first=True" if self.norm_first else ""
+        return self._residuals(_as_tensor(src), [attention, self._feed_forward])
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """PyTorch's ``nn.TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
     layer_norm_eps, batch_first=True, norm_first)``: self-attention over the target, attention to ``memory`` (the
     encoder's output) and a feed-forward block, each added to its input and layer-normalized after
@@ -927,32 +942,7 @@ class TransformerDecoderLayer(Module):
     (3, 4, 8)
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation="relu",
-        layer_norm_eps: float = 1e-5,
-        norm_first: bool = False,
-        bias: bool = True,
-        seed: int | None = None,
-        dtype=_dt.float32,
-    ):
-        super().__init__()
-        name = "TransformerDecoderLayer"
-        d_model = _positive("d_model", d_model, name)
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=seed, dtype=dtype)
-        self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=_seed_for(seed, 30), dtype=dtype)
-        self.linear1 = Dense(d_model, dim_feedforward, use_bias=bias, seed=_seed_for(seed, 20), dtype=dtype)
-        self.linear2 = Dense(dim_feedforward, d_model, use_bias=bias, seed=_seed_for(seed, 21), dtype=dtype)
-        self.norm1 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, layer_norm_eps, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.activation = _activation(activation, name)
-        self.norm_first = bool(norm_first)
+    _CROSS = True
 
     def forward(
         self,
@@ -965,40 +955,14 @@ class TransformerDecoderLayer(Module):
         tgt_is_causal: bool = False,
         memory_is_causal: bool = False,
     ):
-        x, memory = _as_tensor(tgt), _as_tensor(memory)
+        memory = _as_tensor(memory)
 
         def self_attention(x):
-            out, _ = self.self_attn(
-                x,
-                attn_mask=tgt_mask,
-                key_padding_mask=tgt_key_padding_mask,
-                need_weights=False,
-                is_causal=tgt_is_causal,
-            )
-            return self.dropout(out)
+            return self._attention(self.self_attn, x, None, tgt_mask, tgt_key_padding_mask, tgt_is_causal)
 
         def cross_attention(x):
-            out, _ = self.multihead_attn(
-                x,
-                memory,
-                memory,
-                attn_mask=memory_mask,
-                key_padding_mask=memory_key_padding_mask,
-                need_weights=False,
-                is_causal=memory_is_causal,
+            return self._attention(
+                self.multihead_attn, x, memory, memory_mask, memory_key_padding_mask, memory_is_causal
             )
-            return self.dropout(out)
 
-        def feed_forward(x):
-            return self.dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
-
-        if self.norm_first:
-            x = x + self_attention(self.norm1(x))
-            x = x + cross_attention(self.norm2(x))
-            return x + feed_forward(self.norm3(x))
-        x = self.norm1(x + self_attention(x))
-        x = self.norm2(x + cross_attention(x))
-        return self.norm3(x + feed_forward(x))
-
-    def extra_repr(self) -> str:
-        return "norm_first=True" if self.norm_first else ""
+        return self._residuals(_as_tensor(tgt), [self_attention, cross_attention, self._feed_forward])
