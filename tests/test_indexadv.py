@@ -49,3 +49,21 @@ def test_float16_generic_scatter_kernels_sum_in_float32(op_type):
     out = tl.ops.get(op_type).generic_kernel(np, dy, REPEATS, np.zeros(3, np.float16), axis=0)
     assert out.dtype == np.float16
     np.testing.assert_array_equal(out, np.bincount(REPEATS, dy.astype(np.float64), minlength=3).astype(np.float16))
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda i: tl.scatter_nd(i, tl.tensor([1.0]), [3]), "scatter_nd"),
+        (lambda i: tl.tensor_scatter_nd_add(tl.zeros(3), i, tl.tensor([1.0])), "tensor_scatter_nd_add"),
+        (lambda i: tl.tensor_scatter_nd_update(tl.zeros(3), i, tl.tensor([1.0])), "tensor_scatter_nd_update"),
+        (lambda i: tl.ops.get("GatherNdGrad")(tl.tensor([1.0]), i, tl.zeros(3)), "GatherNdGrad"),
+        (lambda i: tl.ops.get("GatherV2Grad")(tl.tensor([1.0]), i[0], tl.zeros(3)), "GatherV2Grad"),
+        (lambda i: tl.ops.get("TakeAlongAxisGrad")(tl.tensor([1.0]), i[0], tl.zeros(3)), "TakeAlongAxisGrad"),
+    ],
+)
+@pytest.mark.parametrize("indices", [[[1.7]], np.array([[True]])], ids=["float", "bool"])
+def test_scatters_refuse_float_and_bool_indices(call, name, indices):
+    # scatter_nd([[1.7]], [1.0], [3]) gave [0, 1, 0] (truncated; NumPy and TensorFlow refuse a float index).
+    with pytest.raises(TypeError, match=rf"^{name}: indices must be integers, got (float|bool)"):
+        call(tl.tensor(np.asarray(indices)))

@@ -1127,8 +1127,7 @@ _argsort.generic(
 
 
 def _take_along_infer(x, indices, *, axis):
-    if indices.dtype.kind not in "iu":
-        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    shape_ops.check_integer_indices(indices)
     if len(x.shape) != len(indices.shape):
         raise ValueError(f"indices of shape {indices.shape} must have the rank of x {x.shape}")
     ax = normalize_axis(axis, len(x.shape))
@@ -1170,7 +1169,7 @@ _take_along_grad = defop(
     "TakeAlongAxisGrad",
     inputs=("dy", "indices", "like"),
     attrs={"axis": -1},
-    infer=lambda dy, indices, like, *, axis: spec(like.shape, dy.dtype),
+    infer=lambda dy, indices, like, *, axis: shape_ops.check_integer_indices(indices) or spec(like.shape, dy.dtype),
     doc="Scatter-add dy at the taken positions (repeated indices add up).",
 )
 
