@@ -933,7 +933,8 @@ class _TransformerLayer(Module):
         self.linear1 = Dense(d_model, dim_feedforward, use_bias=bias, seed=_seed_for(seed, 20), dtype=dtype)
         self.linear2 = Dense(dim_feedforward, d_model, use_bias=bias, seed=_seed_for(seed, 21), dtype=dtype)
         for k in range(1, 4 if self._CROSS else 3):
-            setattr(self, f"norm{k}", LayerNorm(d_model, layer_norm_eps, dtype=dtype))
+            # bias=False drops the LayerNorms' offsets too, as in PyTorch (they had stayed, trainable).
+            setattr(self, f"norm{k}", LayerNorm(d_model, layer_norm_eps, center=bias, dtype=dtype))
         self.dropout = Dropout(dropout)
         if activation is None:  # PyTorch's layer takes a name or a callable; None failed in forward, unnamed
             raise ValueError(
@@ -967,7 +968,8 @@ class TransformerEncoderLayer(_TransformerLayer):
     layer_norm_eps, batch_first=True, norm_first)``: self-attention (:class:`MultiHeadAttention`) and a
     feed-forward block (``linear2(dropout(activation(linear1(x))))``), each added to its input and layer-normalized
     after (``norm_first=False``) or before (``norm_first=True``).  ``activation`` is ``"relu"``, ``"gelu"`` (the
-    exact one, PyTorch's) or a callable; dropout acts in training mode.  ``forward(src, src_mask=None,
+    exact one, PyTorch's) or a callable; dropout acts in training mode; ``bias=False`` drops the biases of the
+    projections and the layer norms' offsets, as in PyTorch.  ``forward(src, src_mask=None,
     src_key_padding_mask=None, is_causal=False)`` takes ``(batch, length, d_model)``; the masks as
     :class:`MultiHeadAttention`'s.
 

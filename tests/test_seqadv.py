@@ -128,3 +128,18 @@ def test_attention_checks_the_shapes_of_its_masks_and_inputs(kwargs, match):
     key = args.pop("key")
     with pytest.raises((RuntimeError, AssertionError)):  # PyTorch refuses each of them too
         theirs(torch.tensor(q), key, args.pop("value", key), **args)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_transformer_layers_hold_pytorchs_parameters(bias):
+    # bias=False kept the LayerNorms' offsets (trainable): PyTorch drops them ("Linear and LayerNorm layers will
+    # not learn an additive bias"); after a training step the two layers differed.
+    torch = pytest.importorskip("torch")
+    for ours, theirs in [
+        (tl.nn.TransformerEncoderLayer, torch.nn.TransformerEncoderLayer),
+        (tl.nn.TransformerDecoderLayer, torch.nn.TransformerDecoderLayer),
+    ]:
+        layer = ours(8, 2, 16, bias=bias, seed=0)
+        reference = theirs(8, 2, 16, bias=bias, batch_first=True)
+        assert layer.num_parameters() == sum(p.numel() for p in reference.parameters())
+        assert ("offset" in layer.trainable_variables["norm1"]) == bias
