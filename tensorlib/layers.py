@@ -84,9 +84,9 @@ def _float_dtype(dtype, layer: str):
     return dtype
 
 
-def _activation(activation, layer: str):
-    """None, a callable, or the name of a ``tl.nn`` function (``"relu"``, as Keras takes)."""
-    if activation is None or callable(activation):
+def _activation(activation, layer: str, none: bool = True):
+    """None (where ``none``), a callable, or the name of a ``tl.nn`` function (``"relu"``, as Keras takes)."""
+    if (activation is None and none) or callable(activation):
         return activation
     if isinstance(activation, str):
         from . import nn
@@ -95,8 +95,8 @@ def _activation(activation, layer: str):
         if callable(function) and not isinstance(function, type):
             return function
     raise ValueError(
-        f"{layer}: activation must be None, a callable or the name of a tl.nn function (such as 'relu'), "
-        f"got {activation!r}"
+        f"{layer}: activation must be {'None, ' if none else ''}a callable or the name of a tl.nn function "
+        f"(such as 'relu'), got {activation!r}"
     )
 
 
@@ -861,8 +861,8 @@ class MultiHeadAttention(Module):
                     f"MultiHeadAttention: attn_mask must be (L, S) = {(length, source)} or (batch * num_heads, L, S) = "
                     f"{(rows, length, source)}, got {tuple(m.shape)} ({m.dtype})"
                 )
-            if len(m.shape) == 3:  # (batch * heads, L, S)
-                m = _shape.reshape(m, (-1, self.num_heads, *m.shape[1:]))
+            if len(m.shape) == 3:  # (batch * heads, L, S) -> (batch, heads, L, S): slices, as for the heads
+                m = _shape.stack([m[h :: self.num_heads] for h in range(self.num_heads)], axis=1)
             parts.append(m)
         if key_padding_mask is not None:
             m = _as_tensor(key_padding_mask)
@@ -936,12 +936,19 @@ class _TransformerLayer(Module):
             # bias=False drops the LayerNorms' offsets too, as in PyTorch (they had stayed, trainable).
             setattr(self, f"norm{k}", LayerNorm(d_model, layer_norm_eps, center=bias, dtype=dtype))
         self.dropout = Dropout(dropout)
-        if activation is None:  # PyTorch's layer takes a name or a callable; None failed in forward, unnamed
-            raise ValueError(
-                f"{name}: activation must be 'relu', 'gelu', another tl.nn function's name or a callable, got None"
-            )
-        self.activation = _activation(activation, name)
+        # PyTorch's layer takes a name or a callable: None failed in forward, naming neither layer nor argument.
+        self.activation = _activation(activation, name, none=False)
         self.norm_first = bool(norm_first)
+
+    def _sequence(self, x, what: str):
+        """``x`` as a ``(batch, length, d_model)`` tensor; the error names this layer (it named its attention)."""
+        x, d = _as_tensor(x), self.self_attn.embed_dim
+        if len(x.shape) != 3 or x.shape[2] != d:
+            raise ValueError(
+                f"{type(self).__name__}: {what} must be (batch, length, d_model={d}), got shape {tuple(x.shape)} "
+                f"({x.dtype})"
+            )
+        return x
 
     def _attention(self, attention, x, memory, mask, padding, causal):
         out, _ = attention(
@@ -983,7 +990,7 @@ class TransformerEncoderLayer(_TransformerLayer):
         def attention(x):
             return self._attention(self.self_attn, x, None, src_mask, src_key_padding_mask, is_causal)
 
-        return self._residuals(_as_tensor(src), [attention, self._feed_forward])
+        return self._residuals(self._sequence(src, "src"), [attention, self._feed_forward])
 
 
 class TransformerDecoderLayer(_TransformerLayer):
@@ -1013,7 +1020,7 @@ class TransformerDecoderLayer(_TransformerLayer):
         tgt_is_causal: bool = False,
         memory_is_causal: bool = False,
     ):
-        memory = _as_tensor(memory)
+        tgt, memory = self._sequence(tgt, "tgt"), self._sequence(memory, "memory")
 
         def self_attention(x):
             return self._attention(self.self_attn, x, None, tgt_mask, tgt_key_padding_mask, tgt_is_causal)
@@ -1023,4 +1030,4 @@ class TransformerDecoderLayer(_TransformerLayer):
                 self.multihead_attn, x, memory, memory_mask, memory_key_padding_mask, memory_is_causal
             )
 
-        return self._residuals(_as_tensor(tgt), [self_attention, cross_attention, self._feed_forward])
+        return self._residuals(tgt, [self_attention, cross_attention, self._feed_forward])

@@ -83,7 +83,7 @@ def test_recurrent_activation_none_is_the_identity_as_in_keras():
         (
             lambda: tl.nn.TransformerEncoderLayer(8, 2, 16, activation=None),
             ValueError,
-            "TransformerEncoderLayer: activation must be",
+            "TransformerEncoderLayer: activation must be a callable or the name",
         ),
     ],
 )
@@ -143,3 +143,35 @@ def test_transformer_layers_hold_pytorchs_parameters(bias):
         reference = theirs(8, 2, 16, bias=bias, batch_first=True)
         assert layer.num_parameters() == sum(p.numel() for p in reference.parameters())
         assert ("offset" in layer.trainable_variables["norm1"]) == bias
+
+
+def test_a_per_head_mask_traces_with_unknown_lengths():
+    # The (batch * heads, L, S) mask was split by a reshape with three unknown sizes: a reshape TypeError.
+    mha = tl.nn.MultiHeadAttention(E, H, seed=0, dtype="float64")
+    q, k = RNG.normal(size=(N, L, E)), RNG.normal(size=(N, S, E))
+    mask = RNG.random((N * H, L, S)) < 0.4
+    mask[..., 0] = False
+    unknown = tl.TensorSpec((None, None, E), "float64")
+    f = tl.function(
+        lambda q, k, m: mha(q, k, attn_mask=m, average_attn_weights=False),
+        input_signature=[unknown, unknown, tl.TensorSpec((None, None, None), "bool")],
+    )
+    out, weights = f(q, k, mask)
+    np.testing.assert_allclose(out.numpy(), mha(q, k, attn_mask=mask)[0].numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(weights.numpy() == 0, mask.reshape(N, H, L, S))
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda layer: layer(np.ones((3, 8))), r"TransformerEncoderLayer: src must be \(batch, length, d_model=8\)"),
+        (lambda layer: layer(np.ones((2, 3, 4))), r"src must be .*, got shape \(2, 3, 4\) \(float64\)"),
+    ],
+)
+def test_transformer_layers_name_themselves_for_bad_inputs(call, match):
+    # The errors named MultiHeadAttention's query, an argument the caller never passed.
+    with pytest.raises(ValueError, match=match):
+        call(tl.nn.TransformerEncoderLayer(8, 2, 16, seed=0))
+    decoder = tl.nn.TransformerDecoderLayer(8, 2, 16, seed=0)
+    with pytest.raises(ValueError, match=r"TransformerDecoderLayer: memory must be \(batch, length, d_model=8\)"):
+        decoder(np.ones((2, 3, 8)), np.ones((2, 5, 4)))
