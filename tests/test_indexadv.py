@@ -130,3 +130,19 @@ def test_boolean_scalars_beside_separated_ints_put_their_axes_first():
 
 def _is_bool(i):
     return isinstance(i, bool)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [np.array([0, 2, -1]), np.array([0.0, np.nan, 0.5]), np.array([0j, 1j, 0]), [0, 1, 0], np.array(3)],
+    ids=["int", "float_nan", "complex", "list", "0d"],
+)
+def test_where_reads_a_non_boolean_condition_as_numpy(condition):
+    # tl.where (numpy.where) raised 'Select: condition must be bool' for these; NumPy and JAX take nonzero as true.
+    x, y = np.arange(6.0).reshape(2, 3), np.array([10.0, 20.0, 30.0])
+    expected = np.where(condition, x, y)
+    np.testing.assert_array_equal(tl.where(condition, x, y).numpy(), expected)
+    traced = tl.function(lambda c, x: tl.where(c, x, y))(np.asarray(condition), x)
+    np.testing.assert_array_equal(traced.numpy(), expected)
+    grad = tl.grad(lambda t: tl.sum(tl.where(condition, t, y)))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.broadcast_to(np.asarray(condition) != 0, x.shape).astype(float))
