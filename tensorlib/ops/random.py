@@ -460,7 +460,6 @@ _gamma_grad = defop(
     "RandomGammaGrad",
     inputs=("alpha", "sample"),
     infer=lambda alpha, sample: spec(sample.shape, sample.dtype),
-    differentiable=False,
     doc="d sample / d alpha of standard gamma samples (TensorFlow's RandomGammaGrad, JAX's random_gamma_grad).",
 )
 
@@ -476,6 +475,18 @@ register_gradient(
     "RandomStandardGammaV2",
     lambda node, g, index: g * apply(_gamma_grad, (node.inputs[0], node.outputs[0])) if index == 0 else None,
 )
+
+
+def _no_second_order(node, g):
+    """The second derivative of a gamma draw in alpha is not implemented: a clear error (declared not
+    differentiable, it read as 0, silently, and beta draws lost part of theirs; TensorFlow and JAX raise)."""
+    raise LookupError(
+        "RandomGammaGrad: second-order gradients of gamma draws in alpha (and of the beta, dirichlet, chisquare "
+        "and t draws built on them, in their shape parameters) are not implemented; first-order ones are"
+    )
+
+
+register_gradient("RandomGammaGrad", _no_second_order, _no_second_order)
 
 
 def _digamma(z: np.ndarray) -> np.ndarray:
