@@ -448,9 +448,14 @@ def _getitem_grad_kernel(xp, dy, like, *, index):
 register_gradient("StridedSliceGrad", lambda node, g: getitem(g, node.attrs["index"]), None)
 
 
-def _take_infer(x, indices, *, axis):
+def check_integer_indices(indices) -> None:
+    """Index rules' check: a float or bool index would be truncated or read as 0/1 by a scatter's kernel."""
     if indices.dtype.kind not in "iu":
         raise TypeError(f"indices must be integers, got {indices.dtype}")
+
+
+def _take_infer(x, indices, *, axis):
+    check_integer_indices(indices)
     _require_axes(x, "take along an axis")
     ax = normalize_axis(axis, len(x.shape))
     return spec(x.shape[:ax] + tuple(indices.shape) + x.shape[ax + 1 :], x.dtype)
@@ -489,9 +494,15 @@ _take_grad = defop(
     "GatherV2Grad",
     inputs=("dy", "indices", "like"),
     attrs={"axis": 0},
-    infer=lambda dy, indices, like, *, axis: spec(like.shape, dy.dtype),
+    infer=lambda dy, indices, like, *, axis: check_integer_indices(indices) or spec(like.shape, dy.dtype),
     doc="Scatter-add dy at the gathered indices (repeated indices add up).",
 )
+
+
+def scatter_sum_dtype(xp, dtype):
+    """The dtype a scatter-add of ``dtype`` values sums in: float32 for float16 (DESIGN §6, as the reductions;
+    added one by one in float16, 5000 gradients of 1 stop at 2048 and 5000 values of 0.1 at 256), else ``dtype``."""
+    return xp.float32 if getattr(xp, "float16", None) is not None and dtype == xp.float16 else dtype
 
 
 @_take_grad.generic
@@ -500,24 +511,25 @@ def _take_grad_generic(xp, dy, indices, like, *, axis):
     axis %= like.ndim
     size = like.shape[axis]
     flat = xp.reshape(indices, (-1,)) % size if size else xp.reshape(indices, (-1,))
-    hot = xp.astype(flat[:, None] == xp.arange(size, dtype=flat.dtype)[None, :], dy.dtype)
-    src = xp.moveaxis(dy, tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
+    summing = scatter_sum_dtype(xp, dy.dtype)
+    hot = xp.astype(flat[:, None] == xp.arange(size, dtype=flat.dtype)[None, :], summing)
+    src = xp.moveaxis(xp.astype(dy, summing), tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
     rest = like.shape[:axis] + like.shape[axis + 1 :]
     summed = xp.matmul(xp.matrix_transpose(hot), xp.reshape(src, (flat.shape[0], _prod(rest))))
-    return xp.moveaxis(xp.reshape(summed, (size,) + rest), 0, axis)
+    return xp.astype(xp.moveaxis(xp.reshape(summed, (size,) + rest), 0, axis), dy.dtype)
 
 
 @_take_grad.kernel("numpy")
 def _take_grad_kernel(dy, indices, like, *, axis):
     xp = np
     axis %= like.ndim  # the moveaxis below counts dy's axes from the gather axis
-    out = xp.zeros(like.shape, dtype=dy.dtype)
+    out = xp.zeros(like.shape, dtype=scatter_sum_dtype(xp, dy.dtype))
     moved = xp.moveaxis(out, axis, 0)
     size = like.shape[axis]
     flat = (indices.reshape(-1) % size) if size else indices.reshape(-1)
     src = xp.moveaxis(dy, tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
     xp.add.at(moved, flat, src.reshape((flat.size,) + moved.shape[1:]))  # not -1: empty arrays
-    return out
+    return out.astype(dy.dtype, copy=False)
 
 
 register_gradient("GatherV2Grad", lambda node, g: take(g, node.inputs[1], axis=node.attrs["axis"]), None, None)
@@ -525,8 +537,7 @@ register_gradient("GatherV2Grad", lambda node, g: take(g, node.inputs[1], axis=n
 
 # ------------------------------------------------------------------ GatherNd, GatherNdGrad
 def _gather_nd_infer(params, indices):
-    if indices.dtype.kind not in "iu":
-        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    check_integer_indices(indices)
     if not indices.shape or indices.shape[-1] is None:
         raise ValueError(
             f"indices (shape {indices.shape}) must have a last axis of known length: how many leading axes of "
@@ -585,7 +596,7 @@ _gather_nd_grad = defop(
     "GatherNdGrad",
     inputs=("dy", "indices", "like"),
     attrs={},
-    infer=lambda dy, indices, like: spec(like.shape, dy.dtype),
+    infer=lambda dy, indices, like: check_integer_indices(indices) or spec(like.shape, dy.dtype),
     doc="Scatter-add dy at the gathered positions into zeros shaped like params (repeated positions add up).",
 )
 
@@ -616,8 +627,7 @@ register_gradient("GatherNdGrad", lambda node, g: _gather_nd(g, node.inputs[1]),
 
 # ------------------------------------------------------------------ ScatterNdUpdate
 def _scatter_update_infer(tensor, indices, updates):
-    if indices.dtype.kind not in "iu":
-        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    check_integer_indices(indices)
     if not indices.shape or indices.shape[-1] is None or indices.shape[-1] > len(tensor.shape):
         raise ValueError(
             f"indices (shape {indices.shape}) need a last axis of known length, at most the rank of tensor "
@@ -700,7 +710,7 @@ _kept_updates = defop(
     "ScatterNdKept",
     inputs=("indices", "like"),
     attrs={},
-    infer=lambda indices, like: spec(tuple(indices.shape[:-1]), np.dtype(bool)),
+    infer=lambda indices, like: check_integer_indices(indices) or spec(tuple(indices.shape[:-1]), np.dtype(bool)),
     differentiable=False,
     doc="Per update of a ScatterNdUpdate into a tensor shaped like `like`, whether it is kept (no later update "
     "writes its position).",
@@ -738,8 +748,7 @@ register_gradient(
 def _one_hot_infer(indices, *, depth, on_value, off_value, axis, dtype):
     if depth < 0:
         raise ValueError(f"depth must not be negative, got {depth}")
-    if indices.dtype.kind not in "iu":
-        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    check_integer_indices(indices)
     shape = list(indices.shape)
     shape.insert(normalize_axis(axis, len(shape) + 1), depth)
     return spec(tuple(shape), _dt.as_dtype(dtype))
@@ -1015,6 +1024,17 @@ def _batched_gather_nd(params, indices, batch_dims: int) -> Tensor:
     return _gather_nd(params, concat([prefix, indices], axis=-1))
 
 
+def _scatter_operands(name: str, indices, updates) -> tuple:
+    """``indices`` and ``updates`` as tensors, the indices integers (GatherNdGrad's rule would name itself)."""
+    indices, updates = as_tensor(integer_indices(indices)), as_tensor(updates)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name}: indices must be integers, got {indices.dtype} (indices shape {indices.shape}, updates "
+            f"shape {updates.shape} {updates.dtype})"
+        )
+    return indices, updates
+
+
 def scatter_nd(indices, updates, shape) -> Tensor:
     """TensorFlow's ``scatter_nd``: zeros of ``shape`` with each slice of ``updates`` added at its position
     in ``indices`` (as in :func:`gather_nd`; repeated positions add up).  Differentiable in ``updates``.
@@ -1023,8 +1043,7 @@ def scatter_nd(indices, updates, shape) -> Tensor:
     >>> tl.scatter_nd([[1], [3], [1]], tl.tensor([1.0, 2.0, 3.0]), [5]).numpy().tolist()
     [0.0, 4.0, 0.0, 2.0, 0.0]
     """
-    indices = as_tensor(integer_indices(indices))
-    updates = as_tensor(updates)
+    indices, updates = _scatter_operands("scatter_nd", indices, updates)
     shape = _shape_attr(shape, "scatter_nd: shape")
     depth = indices.shape[-1] if indices.ndim else None
     expected = None if depth is None else tuple(indices.shape[:-1]) + shape[depth:]
@@ -1049,6 +1068,7 @@ def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:
     tensor = as_tensor(tensor)
     if None in tensor.shape:
         raise ValueError(f"tensor_scatter_nd_add: tensor needs a known shape, got {tensor.shape}")
+    indices, updates = _scatter_operands("tensor_scatter_nd_add", indices, updates)
     return tensor + scatter_nd(indices, updates, tensor.shape)
 
 
@@ -1063,7 +1083,7 @@ def tensor_scatter_nd_update(tensor, indices, updates) -> Tensor:
     [0.0, 3.0, 0.0, 2.0]
     """
     tensor = as_tensor(tensor)
-    indices = as_tensor(integer_indices(indices))
+    indices, updates = _scatter_operands("tensor_scatter_nd_update", indices, updates)
     _concrete_bounds("tensor_scatter_nd_update", indices, tensor.shape)
     return _scatter_update(tensor, indices, updates)
 
