@@ -67,3 +67,35 @@ def test_scatters_refuse_float_and_bool_indices(call, name, indices):
     # scatter_nd([[1.7]], [1.0], [3]) gave [0, 1, 0] (truncated; NumPy and TensorFlow refuse a float index).
     with pytest.raises(TypeError, match=rf"^{name}: indices must be integers, got (float|bool)"):
         call(tl.tensor(np.asarray(indices)))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"on_value": 2.5, "dtype": "int32"},
+        {"off_value": -1.5, "dtype": "int64"},
+        {"on_value": float("nan"), "dtype": "int32"},
+        {"on_value": 2, "dtype": "bool"},
+        {"on_value": 1e300, "dtype": "float32"},
+        {"on_value": 1 + 2j, "dtype": "float64"},
+        {"on_value": [1.0, 2.0, 3.0]},
+        {"on_value": None},
+    ],
+    ids=repr,
+)
+def test_one_hot_refuses_values_its_dtype_cannot_hold(kwargs):
+    # The cast filled int32 with 2 for 2.5 (TensorFlow: TypeError), float32 with inf for 1e300, None with NaN,
+    # and a list gave each class its own value.
+    with pytest.raises(TypeError, match=r"^one_hot: (on|off)_value .* is not a number that dtype \w+ holds exactly"):
+        tl.one_hot([1, 0], 3, **kwargs)
+
+
+def test_one_hot_fills_on_and_off_values_of_its_dtype():
+    indices = np.array([[0, 2], [-1, 3]])
+    for kwargs in [{}, {"on_value": 5, "off_value": -1, "dtype": "int32"}, {"on_value": tl.tensor(3.0), "axis": 0}]:
+        hot = tl.one_hot(indices, 3, **kwargs)
+        dtype = np.dtype(kwargs.get("dtype", "float32"))
+        on, off = float(np.asarray(kwargs.get("on_value", 1))), kwargs.get("off_value", 0)
+        expected = np.where(indices[..., None] == np.arange(3), on, off).astype(dtype)
+        np.testing.assert_array_equal(hot.numpy(), np.moveaxis(expected, -1, kwargs.get("axis", -1)))
+        assert hot.dtype == dtype

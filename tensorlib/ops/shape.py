@@ -1211,17 +1211,54 @@ def boolean_mask(tensor, mask, axis: int = 0) -> Tensor:
 
 
 def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, axis: int = -1, dtype=_dt.float32) -> Tensor:
+    """TensorFlow's ``one_hot``: ``on_value`` where an index equals the position along the new ``axis`` of
+    length ``depth``, ``off_value`` elsewhere (an index outside ``[0, depth)`` gives a row of ``off_value``).
+    The values are numbers that ``dtype`` holds exactly (2.5 for int32 is a TypeError, as in TensorFlow).
+
+    >>> import tensorlib as tl
+    >>> tl.one_hot([2, -1], 3, on_value=5, off_value=0, dtype="int32").numpy().tolist()
+    [[0, 0, 5], [0, 0, 0]]
+    """
+    dtype = _dt.as_dtype(dtype)
     return apply(
         _one_hot,
         (indices,),
         {
             "depth": as_int(depth, "one_hot: depth"),
-            "on_value": on_value,
-            "off_value": off_value,
+            "on_value": _one_hot_value(on_value, dtype, "on_value"),
+            "off_value": _one_hot_value(off_value, dtype, "off_value"),
             "axis": as_int(axis, "one_hot: axis"),
-            "dtype": _dt.as_dtype(dtype),
+            "dtype": dtype,
         },
     )
+
+
+def _one_hot_value(value, dtype, what: str):
+    """``value`` as the Python number the kernel fills with; a TypeError where it is not one number that
+    ``dtype`` holds (the cast truncated 2.5 to 2 for int32, made 2 True, 1e300 inf in float32, and a list
+    filled each class with its own value)."""
+    if type(value) in (float, int, bool) and value in (0, 1):  # the defaults: every dtype holds them
+        return value
+    given = value
+    if isinstance(value, Tensor):
+        if value.is_symbolic:
+            raise TypeError(f"one_hot: {what} must be a number known when tl.function traces, got {value!r}")
+        value = value.numpy()
+    dispatch.check_int_range(value, dtype, f"one_hot: {what}")
+    array = np.asarray(value)
+    exact = array.ndim == 0 and array.dtype.kind in "biufc"
+    if exact and array.dtype.kind == "c" and dtype.kind != "c":  # the imaginary part must be 0
+        exact, array = bool(array.imag == 0), array.real
+    if exact:
+        with np.errstate(invalid="ignore", over="ignore"):
+            cast = array.astype(dtype)
+            if array.dtype.kind != dtype.kind:
+                exact = bool(cast == array)
+            elif array.dtype.kind in "fc":
+                exact = bool(np.isfinite(cast) or not np.isfinite(array))
+    if not exact:
+        raise TypeError(f"one_hot: {what} {given!r} is not a number that dtype {dtype} holds exactly")
+    return cast.item()
 
 
 def _is_advanced(i):
