@@ -192,3 +192,17 @@ def test_gather_default_axis_does_not_flatten():
     np.testing.assert_array_equal(tl.gather(params, [1], axis=None).numpy(), params[[1]])
     with pytest.raises(ValueError, match=r"^gather: axis 0 must not be less than batch_dims 1 \(params shape \(2, 3\)"):
         tl.gather(params, np.zeros((2, 2), np.int64), axis=0, batch_dims=1)
+
+
+@pytest.mark.parametrize(
+    "update, exc",
+    [
+        (lambda x: x.at[7].set(1.0), IndexError),
+        (lambda x: x.at[[0, 7]].add(1.0), IndexError),
+        (lambda x: x.at[np.array([1.5])].set(1.0), TypeError),
+    ],
+)
+def test_at_index_errors_name_the_update_and_the_tensor(update, exc):
+    # They named an int64 tensor of positions (the one .at reads the index with), not the float32 tensor.
+    with pytest.raises(exc, match=r"^Tensor\.at\[\.\.\.\]: .* \(tensor shape \(5,\) float32\)$"):
+        update(tl.zeros(5))

@@ -1212,7 +1212,10 @@ class _IndexUpdate:
         t = self._tensor
         if None in t.shape:
             raise ValueError(f"Tensor.at[...]: the tensor needs a known shape, got {t.shape}")
-        positions = getitem(_positions_like(t), self._index)
+        try:
+            positions = getitem(_positions_like(t), self._index)
+        except (IndexError, TypeError) as e:  # it read the int64 positions: say whose index it is
+            raise type(e)(f"Tensor.at[...]: {e} (tensor shape {t.shape} {t.dtype})") from None
         values = as_tensor(values)
         if values.dtype != t.dtype:
             _check_lossless(values, t)
