@@ -175,3 +175,20 @@ def test_transformer_layers_name_themselves_for_bad_inputs(call, match):
     decoder = tl.nn.TransformerDecoderLayer(8, 2, 16, seed=0)
     with pytest.raises(ValueError, match=r"TransformerDecoderLayer: memory must be \(batch, length, d_model=8\)"):
         decoder(np.ones((2, 3, 8)), np.ones((2, 5, 4)))
+
+
+@pytest.mark.parametrize("scale", [None, -0.1])
+def test_float16_attention_scales_before_the_product(scale):
+    # q @ k^T of a 64-wide head of values ~100 overflowed float16 before it was scaled: inf scores, NaN outputs
+    # (PyTorch scales q and k by sqrt(scale) first and stays finite).
+    q, k = (
+        (RNG.normal(size=(1, 3, 64)) * 120).astype(np.float16),
+        (RNG.normal(size=(1, 4, 64)) * 120).astype(np.float16),
+    )
+    v = RNG.normal(size=(1, 4, 2)).astype(np.float16)
+    got = tl.nn.scaled_dot_product_attention(q, k, v, scale=scale).numpy()
+    scores = q.astype(np.float64) @ k.astype(np.float64).transpose(0, 2, 1) * (1 / 8 if scale is None else scale)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    want = weights / weights.sum(-1, keepdims=True) @ v.astype(np.float64)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got, want, atol=2e-3)
