@@ -1,6 +1,8 @@
 """Indexing, gather and scatter at their edges (the adversarial round): float16 scatter-adds against float64
 sums, ..."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -99,3 +101,48 @@ def test_one_hot_fills_on_and_off_values_of_its_dtype():
         expected = np.where(indices[..., None] == np.arange(3), on, off).astype(dtype)
         np.testing.assert_array_equal(hot.numpy(), np.moveaxis(expected, -1, kwargs.get("axis", -1)))
         assert hot.dtype == dtype
+
+
+def test_boolean_scalars_beside_separated_ints_put_their_axes_first():
+    # NumPy reads a boolean scalar as an advanced index, and the ints with it: x[1, :, True] has shape (1, 3, 2)
+    # for x of shape (2, 3, 2); it gave (3, 1, 2), the elements in another order (also x[1, ..., True]).
+    x = np.arange(12.0).reshape(2, 3, 2)
+    items = [1, -1, slice(None), slice(None, None, -1), None, Ellipsis, True, False]
+    checked = 0
+    for index in itertools.product(items, repeat=3):
+        if not any(_is_bool(i) for i in index):
+            continue
+        try:
+            expected = x[index]
+        except IndexError:
+            continue
+        got = tl.tensor(x)[index]
+        assert got.shape == expected.shape, index
+        np.testing.assert_array_equal(got.numpy(), expected)
+        w = np.arange(1.0, expected.size + 1).reshape(expected.shape)
+        scattered = np.zeros(x.size)
+        np.add.at(scattered, np.arange(x.size).reshape(x.shape)[index].ravel(), w.ravel())
+        grad = tl.grad(lambda t, index=index, w=w: tl.sum(t[index] * w))(tl.tensor(x))
+        np.testing.assert_array_equal(grad.numpy(), scattered.reshape(x.shape))
+        checked += 1
+    assert checked > 200
+
+
+def _is_bool(i):
+    return isinstance(i, bool)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [np.array([0, 2, -1]), np.array([0.0, np.nan, 0.5]), np.array([0j, 1j, 0]), [0, 1, 0], np.array(3)],
+    ids=["int", "float_nan", "complex", "list", "0d"],
+)
+def test_where_reads_a_non_boolean_condition_as_numpy(condition):
+    # tl.where (numpy.where) raised 'Select: condition must be bool' for these; NumPy and JAX take nonzero as true.
+    x, y = np.arange(6.0).reshape(2, 3), np.array([10.0, 20.0, 30.0])
+    expected = np.where(condition, x, y)
+    np.testing.assert_array_equal(tl.where(condition, x, y).numpy(), expected)
+    traced = tl.function(lambda c, x: tl.where(c, x, y))(np.asarray(condition), x)
+    np.testing.assert_array_equal(traced.numpy(), expected)
+    grad = tl.grad(lambda t: tl.sum(tl.where(condition, t, y)))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.broadcast_to(np.asarray(condition) != 0, x.shape).astype(float))

@@ -460,7 +460,6 @@ _gamma_grad = defop(
     "RandomGammaGrad",
     inputs=("alpha", "sample"),
     infer=lambda alpha, sample: spec(sample.shape, sample.dtype),
-    differentiable=False,
     doc="d sample / d alpha of standard gamma samples (TensorFlow's RandomGammaGrad, JAX's random_gamma_grad).",
 )
 
@@ -476,6 +475,18 @@ register_gradient(
     "RandomStandardGammaV2",
     lambda node, g, index: g * apply(_gamma_grad, (node.inputs[0], node.outputs[0])) if index == 0 else None,
 )
+
+
+def _no_second_order(node, g):
+    """The second derivative of a gamma draw in alpha is not implemented: a clear error (declared not
+    differentiable, it read as 0, silently, and beta draws lost part of theirs; TensorFlow and JAX raise)."""
+    raise LookupError(
+        "RandomGammaGrad: second-order gradients of gamma draws in alpha (and of the beta, dirichlet, chisquare "
+        "and t draws built on them, in their shape parameters) are not implemented; first-order ones are"
+    )
+
+
+register_gradient("RandomGammaGrad", _no_second_order, _no_second_order)
 
 
 def _digamma(z: np.ndarray) -> np.ndarray:
@@ -592,6 +603,8 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, backend=No
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
     """Samples in ``[minval, maxval)``; an integer dtype gives integers (the bounds must then be integers).
+    Float samples are NumPy's numbers rounded to the dtype, where one that rounds to ``maxval`` (a float16
+    draw in [0, 1) once in about 4000) is the dtype's largest number below it.
 
     >>> import tensorlib as tl
     >>> sorted(set(tl.random.uniform((100,), 0, 3, dtype=tl.int32, seed=0).numpy().tolist()))
@@ -600,6 +613,7 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype=_dt.float32, seed=None, backend
     Tensor bounds (float samples) give ``minval + (maxval - minval) u``, differentiable in both.
     """
     if _per_element(minval) or _per_element(maxval):
+        from . import floating as _floating
         from . import math as _math
 
         dtype = _float_samples("uniform", dtype)
@@ -608,8 +622,14 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype=_dt.float32, seed=None, backend
             _parameter("uniform", name, v, shape, dtype) if _per_element(v) else _checked_float("uniform", name, v)
             for name, v in (("minval", minval), ("maxval", maxval))
         )
-        width = _math.subtract(high, low)
-        return _math.add(_math.multiply(_sample(_uniform, shape, dtype, seed, backend), width), low)
+        if not any(isinstance(v, Tensor) and v.is_symbolic for v in (low, high)) and (
+            np.asarray(_math.less(high, low).numpy()).any()
+        ):
+            raise ValueError(f"tl.random.uniform: minval must not exceed maxval, got {minval!r} and {maxval!r}")
+        x = _math.add(_math.multiply(_sample(_uniform, shape, dtype, seed, backend), _math.subtract(high, low)), low)
+        # Rounded to the dtype, a draw may reach maxval: the largest number below it instead, the gradient kept.
+        top = _math.maximum(_floating.nextafter(high, low), low)
+        return _math.add(x, _math.stop_gradient(_math.subtract(_math.minimum(x, top), x)))
     return _sample(_uniform, shape, dtype, seed, backend, minval, maxval)
 
 

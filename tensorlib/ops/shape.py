@@ -1426,7 +1426,11 @@ def getitem(x, index) -> Tensor:
         index = (index,)
     index = tuple(_bool_scalar_or_self(integer_indices(i) if isinstance(i, list) else i) for i in index)
     scalars = [k for k, i in enumerate(index) if isinstance(i, (bool, np.bool_))]
-    if scalars and (len(scalars) > 1 or any(_is_advanced(i) for i in index)):
+    # A boolean scalar is an advanced index, and so are the ints beside it: where a slice, None or Ellipsis
+    # separates them, their axes go first (x[1, :, True] has shape (1,) + x.shape[1:]).
+    ints = [k for k, i in enumerate(index) if isinstance(i, (int, np.integer)) and not _is_bool(i)]
+    separated = bool(scalars and ints) and max(ints + scalars) - min(ints + scalars) + 1 != len(ints + scalars)
+    if scalars and (len(scalars) > 1 or separated or any(_is_advanced(i) for i in index)):
         index = _masks_as_positions(x, index) if any(_is_advanced(i) and _is_mask(i) for i in index) else index
         return _gather_arrays(x, index, [k for k, i in enumerate(index) if _is_advanced(i) or _is_bool(i)])
     if scalars:

@@ -1,0 +1,58 @@
+"""Adversarial checks of ``tl.random``: each test failed before its fix.
+
+References: the gradients' closed forms (a gamma draw's change in its rate), NumPy's generator for the
+numbers, the documented support of each draw, SciPy's distributions for the laws.
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+
+def test_second_order_gradients_of_gamma_draws_in_alpha_raise():
+    # d2 x / d alpha2 read 0 (RandomGammaGrad was declared not differentiable): a silent wrong second
+    # derivative, and the beta draws', built on two gamma draws, lost its terms (-0.502 at a=2, b=2).
+    def f(a):
+        return tl.random.gamma((5,), a, dtype="float64", seed=0).sum()
+
+    a = tl.tensor(np.float64(2.0))
+    with pytest.raises(LookupError, match="RandomGammaGrad: second-order gradients of gamma draws in alpha"):
+        tl.grad(tl.grad(f))(a)
+    with pytest.raises(LookupError, match="second-order"):
+        tl.function(tl.grad(tl.grad(f)))(a)
+    with pytest.raises(LookupError, match="second-order"):
+        tl.hessian(lambda a: tl.random.beta((5,), a, 2.0, dtype="float64", seed=0).sum())(a)
+    # What stays defined: first order, forward mode, and the rate's mixed derivative -(dg/da) / b**2.
+    b = tl.tensor(np.float64(3.0))
+    first = tl.grad(f)(a)
+    assert float(tl.jvp(f, (a,), (tl.tensor(np.float64(1.0)),))[1]) == pytest.approx(float(first))
+    mixed = tl.grad(lambda a: tl.grad(lambda b: tl.random.gamma((5,), a, b, dtype="float64", seed=0).sum())(b))(a)
+    assert float(mixed) == pytest.approx(-float(first) / 9.0, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "dtype, minval, maxval", [("float16", 0.0, 1.0), ("float16", -1.0, 1.0), ("float64", 1.0, 1.0 + 1e-13)]
+)
+def test_uniform_draws_stay_below_maxval(dtype, minval, maxval):
+    # Rounded to their dtype, NumPy's draws reached maxval: 5 float16 1.0s in 20000 draws in [0, 1), and in
+    # a float64 range 1e-13 wide 21 of 20000.  Now NumPy's numbers where they are below maxval, the dtype's
+    # largest number below it elsewhere.
+    numpys = np.random.default_rng(0).uniform(minval, maxval, 20_000).astype(dtype)
+    top = np.nextafter(np.dtype(dtype).type(maxval), np.dtype(dtype).type(minval))
+    assert (numpys >= np.dtype(dtype).type(maxval)).any()  # the case is exercised
+    got = tl.random.uniform((20_000,), minval, maxval, dtype=dtype, seed=0).numpy()
+    np.testing.assert_array_equal(got, np.minimum(numpys, top))
+    low = tl.tensor(np.full(1, minval, dtype))  # tensor bounds: minval + (maxval - minval) u in the dtype
+    assert tl.random.uniform((20_000,), low, maxval, dtype=dtype, seed=0).numpy().max() < np.dtype(dtype).type(maxval)
+
+
+def test_uniform_with_tensor_bounds_stays_in_range_and_keeps_its_gradient():
+    low, high = tl.tensor(np.float32([1e6, 1.0])), tl.tensor(np.float32([1e6 + 1, 2.0]))
+    x = tl.random.uniform((20_000, 2), low, high, seed=0).numpy()
+    assert (x < high.numpy()).all() and (x >= low.numpy()).all()  # 1e6 + u rounded to 1e6 + 1 in 638 draws
+    u = tl.random.uniform((20_000, 2), dtype="float64", seed=0).numpy()
+    g = tl.grad(lambda h: tl.random.uniform((20_000, 2), low.astype("float64"), h, dtype="float64", seed=0).sum())
+    np.testing.assert_allclose(g(high.astype("float64")).numpy(), u.sum(axis=0), rtol=1e-12)
+    with pytest.raises(ValueError, match="tl.random.uniform: minval must not exceed maxval"):
+        tl.random.uniform((3,), tl.tensor([2.0]), 1.0)  # drew in (1, 2], where numbers raise as NumPy does
