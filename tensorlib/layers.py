@@ -849,7 +849,7 @@ class MultiHeadAttention(Module):
         # The masks' shapes are checked, not broadcast (PyTorch's checks): an (num_heads, L, S) attn_mask had been
         # applied to every batch entry's heads, a (1, S) key_padding_mask to every batch entry.
         if attn_mask is not None:
-            m = _as_tensor(attn_mask)
+            m = _mask_tensor(attn_mask, "attn_mask")
             rows = batch * self.num_heads if batch is not None else None
             if (
                 len(m.shape) not in (2, 3)
@@ -865,7 +865,7 @@ class MultiHeadAttention(Module):
                 m = _shape.stack([m[h :: self.num_heads] for h in range(self.num_heads)], axis=1)
             parts.append(m)
         if key_padding_mask is not None:
-            m = _as_tensor(key_padding_mask)
+            m = _mask_tensor(key_padding_mask, "key_padding_mask")
             if len(m.shape) != 2 or not _same(m.shape[0], batch) or not _same(m.shape[1], source):
                 raise ValueError(
                     f"MultiHeadAttention: key_padding_mask must be (batch, S) = {(batch, source)}, got "
@@ -874,9 +874,6 @@ class MultiHeadAttention(Module):
             parts.append(_shape.expand_dims(m, (1, 2)))  # (batch, 1, 1, S)
         if not parts:
             return None
-        for m in parts:
-            if m.dtype.kind not in "bf":
-                raise TypeError(f"MultiHeadAttention: masks must be bool or floating, got {m.dtype}")
         if all(m.dtype.kind == "b" for m in parts):
             masked = parts[0]
             for m in parts[1:]:
@@ -890,6 +887,14 @@ class MultiHeadAttention(Module):
 
     def extra_repr(self) -> str:
         return f"{self.embed_dim}, num_heads={self.num_heads}" + (f", dropout={self.dropout}" if self.dropout else "")
+
+
+def _mask_tensor(value, what: str) -> Tensor:
+    """A mask as a bool or floating tensor; the error names the mask, its shape and dtype."""
+    m = _as_tensor(value)
+    if m.dtype.kind not in "bf":
+        raise TypeError(f"MultiHeadAttention: {what} must be bool or floating, got shape {tuple(m.shape)} ({m.dtype})")
+    return m
 
 
 def _same(*sizes) -> bool:

@@ -192,3 +192,11 @@ def test_float16_attention_scales_before_the_product(scale):
     want = weights / weights.sum(-1, keepdims=True) @ v.astype(np.float64)
     assert got.dtype == np.float16
     np.testing.assert_allclose(got, want, atol=2e-3)
+
+
+def test_a_mask_of_the_wrong_dtype_is_named_with_its_shape():
+    mha = tl.nn.MultiHeadAttention(E, H, seed=0)
+    with pytest.raises(
+        TypeError, match=r"MultiHeadAttention: key_padding_mask must be bool or floating, got shape \(3, 5\) \(int64\)"
+    ):
+        mha(np.ones((N, L, E)), np.ones((N, S, E)), key_padding_mask=np.zeros((N, S), np.int64))
