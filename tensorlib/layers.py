@@ -115,6 +115,16 @@ def _data_format(value, layer: str) -> str:
     return value
 
 
+def _seed(value, layer: str):
+    """None or an integer >= 0: a string or a negative seed raised NumPy's SeedSequence error, naming no layer, and
+    MultiHeadAttention took 1.5 as 1."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{layer}: seed must be None or an integer >= 0, got {value!r}")
+    return int(value)
+
+
 def _seed_for(seed, k: int):
     """A different seed per weight of one layer (kernel, bias, ...), all from the layer's one seed."""
     return None if seed is None else int(seed) * 1000003 + k
@@ -145,6 +155,7 @@ class Dense(Module):
         super().__init__()
         self.in_features = _positive("in_features", in_features, "Dense")
         self.out_features = _positive("out_features", out_features, "Dense")
+        seed = _seed(seed, "Dense")
         self.activation = _activation(activation, "Dense")
         self.kernel = Variable(
             _init.get(kernel_initializer)((self.in_features, self.out_features), seed=seed, dtype=dtype), name="kernel"
@@ -209,6 +220,7 @@ class Conv2D(Module):
         self.data_format = _data_format(data_format, "Conv2D")
         self.in_channels = _positive("in_channels", in_channels, "Conv2D")
         self.out_channels = _positive("out_channels", out_channels, "Conv2D")
+        seed = _seed(seed, "Conv2D")
         sizes = (kernel_size, kernel_size) if isinstance(kernel_size, (int, np.integer)) else tuple(kernel_size)
         if len(sizes) != 2:
             raise ValueError(f"Conv2D: kernel_size must be an int or a pair (kh, kw), got {kernel_size!r}")
@@ -457,6 +469,7 @@ class Embedding(Module):
         super().__init__()
         self.input_dim = _positive("input_dim", input_dim, "Embedding")
         self.output_dim = _positive("output_dim", output_dim, "Embedding")
+        seed = _seed(seed, "Embedding")
         self.embeddings = Variable(
             _init.get(embeddings_initializer)((self.input_dim, self.output_dim), seed=seed, dtype=dtype),
             name="embeddings",
@@ -506,6 +519,7 @@ class _Recurrent(Module):
         name = self.name
         self.input_size = _positive("input_size", input_size, name)
         self.units = _positive("units", units, name)
+        seed = _seed(seed, name)
         # None is the identity, as in Keras (the step called None: a raw "'NoneType' object is not callable").
         self.activation = _activation(activation, name) or _linear
         self.recurrent_activation = _activation(recurrent_activation, name) or _linear
@@ -764,6 +778,7 @@ class MultiHeadAttention(Module):
         name = "MultiHeadAttention"
         self.embed_dim = _positive("embed_dim", embed_dim, name)
         self.num_heads = _positive("num_heads", num_heads, name)
+        seed = _seed(seed, name)
         if self.embed_dim % self.num_heads:
             raise ValueError(f"{name}: embed_dim={self.embed_dim} must be a multiple of num_heads={self.num_heads}")
         self.kdim = self.embed_dim if kdim is None else _positive("kdim", kdim, name)
@@ -930,6 +945,7 @@ class _TransformerLayer(Module):
         super().__init__()
         name = type(self).__name__
         d_model = _positive("d_model", d_model, name)
+        seed = _seed(seed, name)
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=seed, dtype=dtype)
         if self._CROSS:
             self.multihead_attn = MultiHeadAttention(

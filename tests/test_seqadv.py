@@ -200,3 +200,19 @@ def test_a_mask_of_the_wrong_dtype_is_named_with_its_shape():
         TypeError, match=r"MultiHeadAttention: key_padding_mask must be bool or floating, got shape \(3, 5\) \(int64\)"
     ):
         mha(np.ones((N, L, E)), np.ones((N, S, E)), key_padding_mask=np.zeros((N, S), np.int64))
+
+
+@pytest.mark.parametrize("seed", ["abc", 1.5, -1, True])
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (lambda seed: tl.nn.LSTM(3, 4, seed=seed), "LSTM"),
+        (lambda seed: tl.nn.MultiHeadAttention(4, 2, seed=seed), "MultiHeadAttention"),
+        (lambda seed: tl.nn.TransformerEncoderLayer(4, 2, 8, seed=seed), "TransformerEncoderLayer"),
+        (lambda seed: tl.nn.Dense(3, 4, seed=seed), "Dense"),
+    ],
+)
+def test_a_bad_seed_is_named_by_its_layer(make, name, seed):
+    # NumPy's SeedSequence error named no layer; MultiHeadAttention took 1.5 as 1 silently.
+    with pytest.raises(ValueError, match=f"{name}: seed must be None or an integer >= 0, got"):
+        make(seed)
