@@ -234,3 +234,17 @@ def test_traced_update_of_the_wrong_size_names_the_op():
     f = tl.function(lambda t: t.at[0].set(tl.ones(5, dtype="float64")), input_signature=[tl.TensorSpec((None, None))])
     with pytest.raises(ValueError, match=r"^ScatterNdUpdate: updates of shape \(5,\) must have shape .* = \(3,\)"):
         f(np.ones((4, 3), np.float32))
+
+
+def test_uint64_index_arrays_gather_as_numpy():
+    # NumPy indexes with uint64 arrays; they raised "GatherV2: input 'indices' has unsupported dtype uint64".
+    x = np.arange(24.0).reshape(4, 6)
+    i = np.array([3, 0, 3], np.uint64)
+    np.testing.assert_array_equal(tl.tensor(x)[i].numpy(), x[i])
+    np.testing.assert_array_equal(tl.tensor(x)[:, i].numpy(), x[:, i])
+    np.testing.assert_array_equal(tl.take(x, i, axis=1).numpy(), np.take(x, i, axis=1))
+    np.testing.assert_array_equal(tl.gather_nd(x, i[:, None]).numpy(), x[i])
+    np.testing.assert_array_equal(tl.take_along_axis(x, i[None, :], 1).numpy(), np.take_along_axis(x, i[None, :], 1))
+    np.testing.assert_array_equal(tl.scatter_nd(i[:, None], tl.ones(3), [4]).numpy(), np.bincount(i, minlength=4))
+    grad = tl.grad(lambda t: tl.sum(t[i]))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.bincount(i, minlength=4)[:, None] * np.ones((1, 6)))

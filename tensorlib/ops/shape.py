@@ -969,10 +969,15 @@ def _check_pad_value(x, value):
 
 def integer_indices(indices):
     """A Python list or tuple of indices as NumPy reads it: an empty one is an empty integer index
-    (``np.asarray([])`` alone is float64, which a gather rejects); anything else is left as it is."""
+    (``np.asarray([])`` alone is float64, which a gather rejects); a uint64 NumPy array, a dtype tensors do
+    not have, as int64 where its values fit (a larger one is out of bounds anyway: the gather says so);
+    anything else is left as it is."""
     if isinstance(indices, (list, tuple)):
         array = np.asarray(indices)
         return array.astype(np.int64) if array.size == 0 else array
+    if isinstance(indices, (np.ndarray, np.unsignedinteger)) and indices.dtype == np.uint64:
+        if not indices.size or indices.max() <= np.iinfo(np.int64).max:
+            return indices.astype(np.int64)
     return indices
 
 
