@@ -56,3 +56,23 @@ def test_uniform_with_tensor_bounds_stays_in_range_and_keeps_its_gradient():
     np.testing.assert_allclose(g(high.astype("float64")).numpy(), u.sum(axis=0), rtol=1e-12)
     with pytest.raises(ValueError, match="tl.random.uniform: minval must not exceed maxval"):
         tl.random.uniform((3,), tl.tensor([2.0]), 1.0)  # drew in (1, 2], where numbers raise as NumPy does
+
+
+@pytest.mark.parametrize("dtype, lam", [("int32", 1e12), ("float16", 1e6), ("int64", 1e300)])
+def test_poisson_rates_beyond_what_the_dtype_holds_raise(dtype, lam):
+    # int32 counts of rate 1e12 wrapped to -728318042, float16 ones of 1e6 were inf, and 1e300 raised
+    # NumPy's bare 'lam value too large'.
+    with pytest.raises(ValueError, match=f"RandomPoisson: lam must be at most .* for {dtype} counts"):
+        tl.random.poisson((3,), lam, dtype=dtype, seed=0)
+    with pytest.raises(ValueError, match=f"RandomPoissonV2: the rates must be at most .* for {dtype} counts"):
+        tl.random.poisson((2,), tl.tensor(np.array([1.0, lam])), dtype=dtype, seed=0)
+    with pytest.raises(ValueError, match="RandomPoissonV2: the rates must be at most"):
+        tl.function(lambda r: tl.random.poisson((2,), r, dtype=dtype))(tl.tensor(np.array([1.0, lam])))
+
+
+def test_poisson_rates_the_dtype_holds_draw_numpys_counts():
+    got = tl.random.poisson((1000,), 2e9, dtype="int32", seed=0).numpy()
+    np.testing.assert_array_equal(got, np.random.default_rng(0).poisson(2e9, 1000))
+    got = tl.random.poisson((1000,), 6e4, dtype="float16", seed=0).numpy()
+    np.testing.assert_array_equal(got, np.random.default_rng(0).poisson(6e4, 1000).astype(np.float16))
+    assert np.isfinite(got).all()

@@ -170,6 +170,15 @@ _PARAMETERS = {
 }
 
 
+def poisson_limit(dtype) -> float:
+    """The largest rate whose counts ``dtype`` holds: its largest number less ten of its square roots (NumPy's
+    bound for int64, which its generator draws; int32 counts of rate 1e12 wrapped to -728318042, float16 ones
+    of 1e6 were inf)."""
+    top = float(np.iinfo(dtype).max if dtype.kind in "iu" else np.finfo(dtype).max)
+    numpys = float(np.iinfo(np.int64).max)
+    return min(top - 10 * top**0.5, numpys - 10 * numpys**0.5)
+
+
 def _check_draw(distribution: str, dtype, a, b) -> None:
     """What a draw can give: normals need a float dtype; integer uniforms, integer bounds the dtype holds;
     the other distributions, parameters in their range (NumPy's generator raises for some and returns NaN for
@@ -185,6 +194,8 @@ def _check_draw(distribution: str, dtype, a, b) -> None:
                 raise ValueError(f"{name} must be {rule} finite number, got {value}")
         if dtype.kind != "f" and not (distribution == "poisson" and dtype.kind in "iu"):
             raise TypeError(f"{distribution} samples need a float dtype, got {dtype}")
+        if distribution == "poisson" and not a <= poisson_limit(dtype):
+            raise ValueError(f"lam must be at most {poisson_limit(dtype):.10g} for {dtype} counts, got {a}")
         return
     if distribution == "bernoulli":
         if not 0.0 <= a <= 1.0:
@@ -421,6 +432,10 @@ def _tensor_draw_op(name, distribution, bound, doc, differentiable):
         values = backend.to_numpy(param)
         if not (np.isfinite(values) & _within(values, bound)).all():
             raise ValueError(f"{name}: the parameters must be {_RULES[bound]}, got {values!r}")
+        if distribution == "poisson" and (values > poisson_limit(dtype)).any():
+            raise ValueError(
+                f"{name}: the rates must be at most {poisson_limit(dtype):.10g} for {dtype} counts, got {values!r}"
+            )
         if key:
             return backend.random(keyed_generator(backend, key[0], seed), distribution, param.shape, dtype, param, 1.0)
         return _gen(seed).draw_array(backend, distribution, tuple(param.shape), dtype, param, 1.0)
@@ -731,7 +746,9 @@ def beta(shape, a, b, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
 def poisson(shape, lam, dtype=_dt.int64, seed=None, backend=None) -> Tensor:
     """Poisson counts of rate ``lam``, int64 by default as NumPy's (``dtype=float32`` gives TensorFlow's);
     NumPy backend and array_api_strict only (CuPy's generator has no Poisson draws: a clear error).  A tensor
-    ``lam`` broadcasting to ``shape`` gives one rate per sample (not differentiable: the counts are integers)."""
+    ``lam`` broadcasting to ``shape`` gives one rate per sample (not differentiable: the counts are integers).
+    A rate whose counts the dtype cannot hold is an error (:func:`poisson_limit`: about 2.1e9 for int32, 62944
+    for float16, NumPy's 9.2e18 otherwise)."""
     if _per_element(lam):
         return _per_sample(_poisson_tensor, "poisson", "lam", lam, shape, dtype, seed, backend, ">=", _dt.float64)
     return _sample(_poisson, shape, dtype, seed, backend, float(lam))
