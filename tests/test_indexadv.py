@@ -146,3 +146,49 @@ def test_where_reads_a_non_boolean_condition_as_numpy(condition):
     np.testing.assert_array_equal(traced.numpy(), expected)
     grad = tl.grad(lambda t: tl.sum(tl.where(condition, t, y)))(tl.tensor(x))
     np.testing.assert_array_equal(grad.numpy(), np.broadcast_to(np.asarray(condition) != 0, x.shape).astype(float))
+
+
+def test_traced_int_index_beyond_an_unknown_size_names_strided_slice():
+    # The shape rule cannot check t[7] when the size is unknown; the kernel raised NumPy's bare
+    # 'index 7 is out of bounds for axis 0 with size 4'.
+    f = tl.function(lambda t: t[7, -1], input_signature=[tl.TensorSpec((None, None), "float64")])
+    with pytest.raises(
+        IndexError,
+        match=r"^StridedSlice: index 7 is out of bounds for axis 0 with size 4 \(x shape \(4, 2\) float64\)",
+    ):
+        f(np.ones((4, 2)))
+    np.testing.assert_array_equal(f(np.arange(24.0).reshape(8, 3)).numpy(), 23.0)
+
+
+def _batched_take(params, indices, axis, batch_dims):
+    """TensorFlow's gather with batch_dims, one NumPy take per batch position."""
+    batch = indices.shape[:batch_dims]
+    parts = [np.take(params[b], indices[b], axis=axis - batch_dims) for b in np.ndindex(batch)]
+    return np.stack(parts).reshape(batch + parts[0].shape)
+
+
+GATHERS = [((2, 3, 4), (2, 5), 1, 1), ((2, 3, 4), (2, 3, 2), 2, 2), ((2, 3, 4, 2), (2, 2), 2, 1), ((3, 4), (3,), 1, 1)]
+
+
+@pytest.mark.parametrize("params_shape, indices_shape, axis, batch_dims", GATHERS)
+def test_gather_takes_tensorflows_batch_dims(params_shape, indices_shape, axis, batch_dims):
+    rng = np.random.default_rng(0)
+    params = rng.standard_normal(params_shape)
+    indices = rng.integers(-params_shape[axis], params_shape[axis], size=indices_shape)
+    expected = _batched_take(params, indices, axis, batch_dims)
+    got = tl.gather(params, indices, axis=axis, batch_dims=batch_dims)
+    np.testing.assert_array_equal(got.numpy(), expected)
+    if axis == batch_dims:  # TensorFlow's default axis
+        np.testing.assert_array_equal(tl.gather(params, indices, batch_dims=batch_dims).numpy(), expected)
+    traced = tl.function(lambda p, i: tl.gather(p, i, axis=axis, batch_dims=batch_dims))(params, indices)
+    np.testing.assert_array_equal(traced.numpy(), expected)
+    tl.testing.check_grads(lambda p: tl.gather(p, indices, axis=axis, batch_dims=batch_dims), [params], order=2)
+
+
+def test_gather_default_axis_does_not_flatten():
+    # tl.gather was tl.take: gather(params, [1], axis=None) took from the flattened params ([1.0]); TensorFlow's
+    # axis=None is batch_dims, 0 here: the row [3.0, 4.0, 5.0].
+    params = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(tl.gather(params, [1], axis=None).numpy(), params[[1]])
+    with pytest.raises(ValueError, match=r"^gather: axis 0 must not be less than batch_dims 1 \(params shape \(2, 3\)"):
+        tl.gather(params, np.zeros((2, 2), np.int64), axis=0, batch_dims=1)

@@ -426,7 +426,16 @@ _getitem = defop(
     infer=_getitem_infer,
     doc="Basic indexing: ints, slices, None, Ellipsis.",
 )
-_getitem.generic(lambda xp, x, *, index: x[index])
+
+
+@_getitem.generic
+def _getitem_kernel(xp, x, *, index):
+    try:
+        return x[index]
+    except IndexError as e:  # an int beyond an axis whose size was unknown when the function was traced
+        raise IndexError(f"StridedSlice: {e} (x shape {tuple(x.shape)} {x.dtype})") from None
+
+
 register_gradient("StridedSlice", lambda node, g: _getitem_grad(g, node.inputs[0], index=node.attrs["index"]))
 
 _getitem_grad = defop(
@@ -961,7 +970,42 @@ def take(x, indices, axis: int | None = 0) -> Tensor:
     return apply(_take, (x, integer_indices(indices)), {"axis": as_int(axis, "take: axis")})
 
 
-gather = take
+def gather(params, indices, axis: int | None = None, batch_dims: int = 0) -> Tensor:
+    """TensorFlow's ``gather``: slices of ``params`` along ``axis`` at integer ``indices``, the first
+    ``batch_dims`` axes of ``params`` and ``indices`` shared (each batch gathers with its own indices).  The
+    result has shape ``params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:]``.
+    ``axis=None`` is ``batch_dims`` as given (TensorFlow's default, not :func:`take`'s flattening); a negative
+    ``batch_dims`` counts from the end of ``indices``' axes; negative indices count from the end.  The
+    gradient scatter-adds into ``params``, repeated indices summing.
+
+    >>> import tensorlib as tl
+    >>> params = tl.tensor([[1, 2, 3], [4, 5, 6]])
+    >>> tl.gather(params, [2, 0], axis=1).numpy().tolist()
+    [[3, 1], [6, 4]]
+    >>> tl.gather(params, [[2, 0], [1, 1]], axis=1, batch_dims=1).numpy().tolist()
+    [[3, 1], [5, 5]]
+    """
+    params, indices = as_tensor(params), as_tensor(integer_indices(indices))
+    where = f"(params shape {params.shape} {params.dtype}, indices shape {indices.shape} {indices.dtype})"
+    given = as_int(batch_dims, "gather: batch_dims")
+    batch_dims = given + indices.ndim if given < 0 else given
+    if not 0 <= batch_dims <= indices.ndim or batch_dims > params.ndim:
+        raise ValueError(f"gather: batch_dims {given} is outside [-rank, rank] of indices {where}")
+    # TensorFlow's default axis is batch_dims as given: a negative one counts from the end of params' axes.
+    axis = given if axis is None else as_int(axis, "gather: axis")
+    axis = normalize_axis(axis, params.ndim, f"gather {where}: axis")
+    if axis < batch_dims:
+        raise ValueError(f"gather: axis {axis} must not be less than batch_dims {batch_dims} {where}")
+    if not batch_dims:
+        return take(params, indices, axis)
+    # The gathered axis goes after the batch axes, one gather_nd with batch_dims picks each index, and the
+    # axes between the batch axes and the gathered one go back in front of the indices' own axes.
+    before = tuple(range(batch_dims, axis))
+    moved = transpose(params, tuple(range(batch_dims)) + (axis,) + before + tuple(range(axis + 1, params.ndim)))
+    out = gather_nd(moved, expand_dims(indices, -1), batch_dims)
+    own, after = tuple(range(batch_dims, indices.ndim)), indices.ndim + len(before)
+    between = tuple(range(indices.ndim, after))
+    return transpose(out, tuple(range(batch_dims)) + between + own + tuple(range(after, out.ndim)))
 
 
 def _concrete_bounds(op: str, indices, shape: tuple, first_axis: int = 0) -> None:
