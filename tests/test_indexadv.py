@@ -192,3 +192,45 @@ def test_gather_default_axis_does_not_flatten():
     np.testing.assert_array_equal(tl.gather(params, [1], axis=None).numpy(), params[[1]])
     with pytest.raises(ValueError, match=r"^gather: axis 0 must not be less than batch_dims 1 \(params shape \(2, 3\)"):
         tl.gather(params, np.zeros((2, 2), np.int64), axis=0, batch_dims=1)
+
+
+@pytest.mark.parametrize(
+    "update, exc",
+    [
+        (lambda x: x.at[7].set(1.0), IndexError),
+        (lambda x: x.at[[0, 7]].add(1.0), IndexError),
+        (lambda x: x.at[np.array([1.5])].set(1.0), TypeError),
+    ],
+)
+def test_at_index_errors_name_the_update_and_the_tensor(update, exc):
+    # They named an int64 tensor of positions (the one .at reads the index with), not the float32 tensor.
+    with pytest.raises(exc, match=r"^Tensor\.at\[\.\.\.\]: .* \(tensor shape \(5,\) float32\)$"):
+        update(tl.zeros(5))
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        lambda t, i: t.at[i].add(t[0] * 3.0),
+        lambda t, i: t.at[:, i].set(t[:, :1] * 3.0),
+        lambda t, i: t.at[i, 1:].set(-1.0),
+        lambda t, i: tl.tensor_scatter_nd_add(t, i[:, None], t[:3] * 2.0),
+        lambda t, i: tl.tensor_scatter_nd_update(t, i[:, None], t[:3] * 2.0),
+    ],
+    ids=["at_add", "at_set_columns", "at_set_scalar", "tensor_scatter_nd_add", "tensor_scatter_nd_update"],
+)
+def test_index_updates_trace_with_unknown_sizes(update):
+    # t.at[...] and tensor_scatter_nd_add raised 'the tensor needs a known shape' under a TensorSpec with None.
+    x, i = np.arange(12.0).reshape(4, 3), np.array([0, 0, 2])
+    signature = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None,), "int64")]
+    both = lambda t, i: (update(t, i), tl.grad(lambda u: tl.sum(update(u, i) ** 2))(t))  # noqa: E731
+    value, grad = tl.function(both, input_signature=signature)(x, i)
+    expected_value, expected_grad = both(tl.tensor(x), i)
+    np.testing.assert_array_equal(value.numpy(), expected_value.numpy())
+    np.testing.assert_array_equal(grad.numpy(), expected_grad.numpy())
+
+
+def test_traced_update_of_the_wrong_size_names_the_op():
+    f = tl.function(lambda t: t.at[0].set(tl.ones(5, dtype="float64")), input_signature=[tl.TensorSpec((None, None))])
+    with pytest.raises(ValueError, match=r"^ScatterNdUpdate: updates of shape \(5,\) must have shape .* = \(3,\)"):
+        f(np.ones((4, 3), np.float32))

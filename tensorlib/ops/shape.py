@@ -605,15 +605,27 @@ _gather_nd_grad = defop(
     "GatherNdGrad",
     inputs=("dy", "indices", "like"),
     attrs={},
-    infer=lambda dy, indices, like: check_integer_indices(indices) or spec(like.shape, dy.dtype),
+    infer=lambda dy, indices, like: _check_scatter_shapes(like, indices, dy) or spec(like.shape, dy.dtype),
     doc="Scatter-add dy at the gathered positions into zeros shaped like params (repeated positions add up).",
 )
+
+
+def _check_updates(op: str, updates, indices, shape: tuple) -> None:
+    """A ValueError naming ``op`` where ``updates`` is not shaped ``indices.shape[:-1] + shape[depth:]`` (the
+    shape rules check the sizes known when traced; the others are known here)."""
+    expected = tuple(indices.shape[:-1]) + tuple(shape[indices.shape[-1] :])
+    if tuple(updates.shape) != expected:
+        raise ValueError(
+            f"{op}: updates of shape {tuple(updates.shape)} must have shape indices.shape[:-1] + "
+            f"shape[indices.shape[-1]:] = {expected} (indices shape {tuple(indices.shape)}, shape {tuple(shape)})"
+        )
 
 
 def _gather_nd_grad_rows(xp, dy, indices, like):
     """``(dy, linear positions, like)`` flattened over the indexed axes: GatherV2Grad's operands along axis 0
     (``like``, whose shape alone is read, is an unwritten buffer)."""
     depth = indices.shape[-1]
+    _check_updates("GatherNdGrad", dy, indices, like.shape)
     linear = _linear_indices(xp, "GatherNdGrad", like.shape, indices)
     rest = tuple(like.shape[depth:])
     flat_like = xp.empty((_prod(like.shape[:depth]),) + rest, dtype=dy.dtype)
@@ -636,6 +648,12 @@ register_gradient("GatherNdGrad", lambda node, g: _gather_nd(g, node.inputs[1]),
 
 # ------------------------------------------------------------------ ScatterNdUpdate
 def _scatter_update_infer(tensor, indices, updates):
+    _check_scatter_shapes(tensor, indices, updates)
+    return spec(tensor.shape, tensor.dtype)
+
+
+def _check_scatter_shapes(tensor, indices, updates) -> None:
+    """The shape rule of a scatter of ``updates`` at ``indices`` into a tensor shaped like ``tensor``."""
     check_integer_indices(indices)
     if not indices.shape or indices.shape[-1] is None or indices.shape[-1] > len(tensor.shape):
         raise ValueError(
@@ -650,7 +668,6 @@ def _scatter_update_infer(tensor, indices, updates):
             f"updates (shape {updates.shape}) must have shape indices.shape[:-1] + tensor.shape[indices.shape[-1]:] "
             f"= {expected}"
         )
-    return spec(tensor.shape, tensor.dtype)
 
 
 _scatter_update = defop(
@@ -691,6 +708,7 @@ def _winning_updates(xp, linear, rows: int):
 
 @_scatter_update.generic
 def _scatter_update_kernel(xp, tensor, indices, updates):
+    _check_updates("ScatterNdUpdate", updates, indices, tensor.shape)
     depth = indices.shape[-1]
     rest = tuple(tensor.shape[depth:])
     rows = _prod(tensor.shape[:depth])
@@ -706,6 +724,7 @@ def _scatter_update_kernel(xp, tensor, indices, updates):
 
 @_scatter_update.kernel("numpy")
 def _scatter_update_numpy(tensor, indices, updates):
+    _check_updates("ScatterNdUpdate", updates, indices, tensor.shape)
     depth = indices.shape[-1]
     linear = _linear_indices(np, "ScatterNdUpdate", tensor.shape, indices).reshape(-1)
     out = np.array(tensor, copy=True)
@@ -1110,9 +1129,9 @@ def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:
     [4.0, 1.0, 4.0, 1.0]
     """
     tensor = as_tensor(tensor)
-    if None in tensor.shape:
-        raise ValueError(f"tensor_scatter_nd_add: tensor needs a known shape, got {tensor.shape}")
     indices, updates = _scatter_operands("tensor_scatter_nd_add", indices, updates)
+    if None in tensor.shape:  # sizes traced as unknown: GatherNdGrad reads the tensor's shape at run time
+        return tensor + _gather_nd_grad(updates, indices, tensor)
     return tensor + scatter_nd(indices, updates, tensor.shape)
 
 
@@ -1210,15 +1229,21 @@ class _IndexUpdate:
         from .math import cast
 
         t = self._tensor
-        if None in t.shape:
-            raise ValueError(f"Tensor.at[...]: the tensor needs a known shape, got {t.shape}")
-        positions = getitem(_positions_like(t), self._index)
+        try:
+            positions = getitem(_positions_like(t), self._index)
+        except (IndexError, TypeError) as e:  # it read the int64 positions: say whose index it is
+            raise type(e)(f"Tensor.at[...]: {e} (tensor shape {t.shape} {t.dtype})") from None
         values = as_tensor(values)
         if values.dtype != t.dtype:
             _check_lossless(values, t)
             values = cast(values, t.dtype)
         try:
-            values = broadcast_to(values, positions.shape)
+            if None in positions.shape:  # sizes traced as unknown: broadcast at run time
+                if len(values.shape) > len(positions.shape):
+                    raise ValueError
+                values = broadcast_like(values, positions)
+            else:
+                values = broadcast_to(values, positions.shape)
         except ValueError:
             raise ValueError(
                 f"Tensor.at[...]: values of shape {values.shape} do not broadcast to the indexed shape "
@@ -1230,7 +1255,7 @@ class _IndexUpdate:
             out = flat + _gather_nd_grad(values, where, flat)
         else:
             out = _scatter_update(flat, where, values)
-        return reshape(out, t.shape)
+        return reshape(out, t.shape) if None not in t.shape else reshape_like(out, t)
 
 
 def boolean_mask(tensor, mask, axis: int = 0) -> Tensor:
