@@ -1,5 +1,8 @@
-"""Indexing, gather and scatter at their edges (the adversarial round): float16 scatter-adds against float64
-sums, ..."""
+"""Indexing, gather and scatter at their edges (the adversarial round), against independent references:
+float16 scatter-adds against float64 sums, float and bool indices refused by the scatters, one_hot's values,
+boolean scalars among ints and traced index arrays against NumPy's indexing and np.add.at, where with
+non-boolean conditions against np.where, TensorFlow's gather with batch_dims against per-batch np.take,
+take's modes against np.take, index updates traced with unknown sizes against eager ones, uint64 indices."""
 
 import itertools
 
