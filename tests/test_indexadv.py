@@ -285,3 +285,13 @@ def test_traced_boolean_scalar_beside_an_index_array_of_unknown_size(flag):
     expected = np.zeros(x.size)
     np.add.at(expected, np.arange(x.size).reshape(x.shape)[flag, i].ravel(), 1.0)
     np.testing.assert_array_equal(grad.numpy(), expected.reshape(x.shape))
+
+
+@pytest.mark.parametrize(
+    "index", [range(2), (range(2), range(1, 3)), (slice(None), range(3, 0, -1)), range(0)], ids=repr
+)
+def test_range_indices_as_numpy(index):
+    # NumPy reads a range as a sequence of ints; t[range(2)] raised 'StridedSlice: unsupported index range(0, 2)'.
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(tl.tensor(x)[index].numpy(), x[index])
+    assert tl.tensor(x)[index].shape == x[index].shape
