@@ -295,3 +295,15 @@ def test_range_indices_as_numpy(index):
     x = np.arange(12.0).reshape(3, 4)
     np.testing.assert_array_equal(tl.tensor(x)[index].numpy(), x[index])
     assert tl.tensor(x)[index].shape == x[index].shape
+
+
+def test_traced_bincount_weights_of_another_length_name_the_op():
+    # With sizes unknown the shape rule cannot compare them; the kernel raised NumPy's bare
+    # "The weights and list don't have the same length."
+    signature = [tl.TensorSpec((None,), "int64"), tl.TensorSpec((None,), "float64")]
+    f = tl.function(lambda x, w: tl.bincount(x, w), input_signature=signature)
+    with pytest.raises(
+        ValueError, match=r"^Bincount: weights must have the shape of x \(x shape \(4,\) int64, weights"
+    ):
+        f(np.array([0, 3, 3, 1]), np.ones(3))
+    np.testing.assert_array_equal(f(np.array([0, 3, 3]), np.ones(3)).numpy(), [1.0, 0.0, 0.0, 2.0])
