@@ -1,5 +1,8 @@
-"""Indexing, gather and scatter at their edges (the adversarial round): float16 scatter-adds against float64
-sums, ..."""
+"""Indexing, gather and scatter at their edges (the adversarial round), against independent references:
+float16 scatter-adds against float64 sums, float and bool indices refused by the scatters, one_hot's values,
+boolean scalars among ints and traced index arrays against NumPy's indexing and np.add.at, where with
+non-boolean conditions against np.where, TensorFlow's gather with batch_dims against per-batch np.take,
+take's modes against np.take, index updates traced with unknown sizes against eager ones, uint64 indices."""
 
 import itertools
 
@@ -192,3 +195,93 @@ def test_gather_default_axis_does_not_flatten():
     np.testing.assert_array_equal(tl.gather(params, [1], axis=None).numpy(), params[[1]])
     with pytest.raises(ValueError, match=r"^gather: axis 0 must not be less than batch_dims 1 \(params shape \(2, 3\)"):
         tl.gather(params, np.zeros((2, 2), np.int64), axis=0, batch_dims=1)
+
+
+@pytest.mark.parametrize(
+    "update, exc",
+    [
+        (lambda x: x.at[7].set(1.0), IndexError),
+        (lambda x: x.at[[0, 7]].add(1.0), IndexError),
+        (lambda x: x.at[np.array([1.5])].set(1.0), TypeError),
+    ],
+)
+def test_at_index_errors_name_the_update_and_the_tensor(update, exc):
+    # They named an int64 tensor of positions (the one .at reads the index with), not the float32 tensor.
+    with pytest.raises(exc, match=r"^Tensor\.at\[\.\.\.\]: .* \(tensor shape \(5,\) float32\)$"):
+        update(tl.zeros(5))
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        lambda t, i: t.at[i].add(t[0] * 3.0),
+        lambda t, i: t.at[:, i].set(t[:, :1] * 3.0),
+        lambda t, i: t.at[i, 1:].set(-1.0),
+        lambda t, i: tl.tensor_scatter_nd_add(t, i[:, None], t[:3] * 2.0),
+        lambda t, i: tl.tensor_scatter_nd_update(t, i[:, None], t[:3] * 2.0),
+    ],
+    ids=["at_add", "at_set_columns", "at_set_scalar", "tensor_scatter_nd_add", "tensor_scatter_nd_update"],
+)
+def test_index_updates_trace_with_unknown_sizes(update):
+    # t.at[...] and tensor_scatter_nd_add raised 'the tensor needs a known shape' under a TensorSpec with None.
+    x, i = np.arange(12.0).reshape(4, 3), np.array([0, 0, 2])
+    signature = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None,), "int64")]
+    both = lambda t, i: (update(t, i), tl.grad(lambda u: tl.sum(update(u, i) ** 2))(t))  # noqa: E731
+    value, grad = tl.function(both, input_signature=signature)(x, i)
+    expected_value, expected_grad = both(tl.tensor(x), i)
+    np.testing.assert_array_equal(value.numpy(), expected_value.numpy())
+    np.testing.assert_array_equal(grad.numpy(), expected_grad.numpy())
+
+
+def test_traced_update_of_the_wrong_size_names_the_op():
+    f = tl.function(lambda t: t.at[0].set(tl.ones(5, dtype="float64")), input_signature=[tl.TensorSpec((None, None))])
+    with pytest.raises(ValueError, match=r"^ScatterNdUpdate: updates of shape \(5,\) must have shape .* = \(3,\)"):
+        f(np.ones((4, 3), np.float32))
+
+
+def test_uint64_index_arrays_gather_as_numpy():
+    # NumPy indexes with uint64 arrays; they raised "GatherV2: input 'indices' has unsupported dtype uint64".
+    x = np.arange(24.0).reshape(4, 6)
+    i = np.array([3, 0, 3], np.uint64)
+    np.testing.assert_array_equal(tl.tensor(x)[i].numpy(), x[i])
+    np.testing.assert_array_equal(tl.tensor(x)[:, i].numpy(), x[:, i])
+    np.testing.assert_array_equal(tl.take(x, i, axis=1).numpy(), np.take(x, i, axis=1))
+    np.testing.assert_array_equal(tl.gather_nd(x, i[:, None]).numpy(), x[i])
+    np.testing.assert_array_equal(tl.take_along_axis(x, i[None, :], 1).numpy(), np.take_along_axis(x, i[None, :], 1))
+    np.testing.assert_array_equal(tl.scatter_nd(i[:, None], tl.ones(3), [4]).numpy(), np.bincount(i, minlength=4))
+    grad = tl.grad(lambda t: tl.sum(t[i]))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.bincount(i, minlength=4)[:, None] * np.ones((1, 6)))
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_take_modes_match_numpy(mode, axis):
+    # np.take(t, i, mode='clip') raised 'out= and mode= are not supported'; tl.take had no mode.
+    x = np.arange(12.0).reshape(3, 4)
+    i = np.array([[-13, -1], [4, 11]])
+    expected = np.take(x, i, axis=axis, mode=mode)
+    np.testing.assert_array_equal(tl.take(x, i, axis=axis, mode=mode).numpy(), expected)
+    np.testing.assert_array_equal(np.take(tl.tensor(x), i, axis=axis, mode=mode).numpy(), expected)
+    if axis is not None:
+        spec = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None, None), "int64")]
+        traced = tl.function(lambda t, i: tl.take(t, i, axis=axis, mode=mode), input_signature=spec)(x, i)
+        np.testing.assert_array_equal(traced.numpy(), expected)
+    positions = np.take(np.arange(x.size).reshape(x.shape), i, axis=axis, mode=mode)
+    grad = tl.grad(lambda t: tl.sum(tl.take(t, i, axis=axis, mode=mode)))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.bincount(positions.ravel(), minlength=x.size).reshape(x.shape))
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_traced_boolean_scalar_beside_an_index_array_of_unknown_size(flag):
+    # Traced with the array's sizes unknown, x[False, i] forgot the False (length 0): it returned x[i][None]
+    # with shape (2, 1, 2) where NumPy gives (2, 0, 2), silently.
+    x, i = np.arange(6.0).reshape(3, 2), np.array([[1], [-3]])
+    signature = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None, None), "int64")]
+    w = np.ones(x[flag, i].shape)
+    both = lambda t, i: (t[flag, i], tl.grad(lambda u: tl.sum(u[flag, i] * w))(t))  # noqa: E731
+    value, grad = tl.function(both, input_signature=signature)(x, i)
+    assert value.shape == x[flag, i].shape
+    np.testing.assert_array_equal(value.numpy(), x[flag, i])
+    expected = np.zeros(x.size)
+    np.add.at(expected, np.arange(x.size).reshape(x.shape)[flag, i].ravel(), 1.0)
+    np.testing.assert_array_equal(grad.numpy(), expected.reshape(x.shape))

@@ -605,15 +605,27 @@ _gather_nd_grad = defop(
     "GatherNdGrad",
     inputs=("dy", "indices", "like"),
     attrs={},
-    infer=lambda dy, indices, like: check_integer_indices(indices) or spec(like.shape, dy.dtype),
+    infer=lambda dy, indices, like: _check_scatter_shapes(like, indices, dy) or spec(like.shape, dy.dtype),
     doc="Scatter-add dy at the gathered positions into zeros shaped like params (repeated positions add up).",
 )
+
+
+def _check_updates(op: str, updates, indices, shape: tuple) -> None:
+    """A ValueError naming ``op`` where ``updates`` is not shaped ``indices.shape[:-1] + shape[depth:]`` (the
+    shape rules check the sizes known when traced; the others are known here)."""
+    expected = tuple(indices.shape[:-1]) + tuple(shape[indices.shape[-1] :])
+    if tuple(updates.shape) != expected:
+        raise ValueError(
+            f"{op}: updates of shape {tuple(updates.shape)} must have shape indices.shape[:-1] + "
+            f"shape[indices.shape[-1]:] = {expected} (indices shape {tuple(indices.shape)}, shape {tuple(shape)})"
+        )
 
 
 def _gather_nd_grad_rows(xp, dy, indices, like):
     """``(dy, linear positions, like)`` flattened over the indexed axes: GatherV2Grad's operands along axis 0
     (``like``, whose shape alone is read, is an unwritten buffer)."""
     depth = indices.shape[-1]
+    _check_updates("GatherNdGrad", dy, indices, like.shape)
     linear = _linear_indices(xp, "GatherNdGrad", like.shape, indices)
     rest = tuple(like.shape[depth:])
     flat_like = xp.empty((_prod(like.shape[:depth]),) + rest, dtype=dy.dtype)
@@ -636,6 +648,12 @@ register_gradient("GatherNdGrad", lambda node, g: _gather_nd(g, node.inputs[1]),
 
 # ------------------------------------------------------------------ ScatterNdUpdate
 def _scatter_update_infer(tensor, indices, updates):
+    _check_scatter_shapes(tensor, indices, updates)
+    return spec(tensor.shape, tensor.dtype)
+
+
+def _check_scatter_shapes(tensor, indices, updates) -> None:
+    """The shape rule of a scatter of ``updates`` at ``indices`` into a tensor shaped like ``tensor``."""
     check_integer_indices(indices)
     if not indices.shape or indices.shape[-1] is None or indices.shape[-1] > len(tensor.shape):
         raise ValueError(
@@ -650,7 +668,6 @@ def _scatter_update_infer(tensor, indices, updates):
             f"updates (shape {updates.shape}) must have shape indices.shape[:-1] + tensor.shape[indices.shape[-1]:] "
             f"= {expected}"
         )
-    return spec(tensor.shape, tensor.dtype)
 
 
 _scatter_update = defop(
@@ -691,6 +708,7 @@ def _winning_updates(xp, linear, rows: int):
 
 @_scatter_update.generic
 def _scatter_update_kernel(xp, tensor, indices, updates):
+    _check_updates("ScatterNdUpdate", updates, indices, tensor.shape)
     depth = indices.shape[-1]
     rest = tuple(tensor.shape[depth:])
     rows = _prod(tensor.shape[:depth])
@@ -706,6 +724,7 @@ def _scatter_update_kernel(xp, tensor, indices, updates):
 
 @_scatter_update.kernel("numpy")
 def _scatter_update_numpy(tensor, indices, updates):
+    _check_updates("ScatterNdUpdate", updates, indices, tensor.shape)
     depth = indices.shape[-1]
     linear = _linear_indices(np, "ScatterNdUpdate", tensor.shape, indices).reshape(-1)
     out = np.array(tensor, copy=True)
@@ -950,24 +969,54 @@ def _check_pad_value(x, value):
 
 def integer_indices(indices):
     """A Python list or tuple of indices as NumPy reads it: an empty one is an empty integer index
-    (``np.asarray([])`` alone is float64, which a gather rejects); anything else is left as it is."""
+    (``np.asarray([])`` alone is float64, which a gather rejects); a uint64 NumPy array, a dtype tensors do
+    not have, as int64 where its values fit (a larger one is out of bounds anyway: the gather says so);
+    anything else is left as it is."""
     if isinstance(indices, (list, tuple)):
         array = np.asarray(indices)
         return array.astype(np.int64) if array.size == 0 else array
+    if isinstance(indices, (np.ndarray, np.unsignedinteger)) and indices.dtype == np.uint64:
+        if not indices.size or indices.max() <= np.iinfo(np.int64).max:
+            return indices.astype(np.int64)
     return indices
 
 
-def take(x, indices, axis: int | None = 0) -> Tensor:
+def take(x, indices, axis: int | None = 0, mode: str = "raise") -> Tensor:
     """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``); ``axis=None``
-    takes from the flattened ``x`` as NumPy does (the default, 0, is TensorFlow's ``gather``'s).
+    takes from the flattened ``x`` as NumPy does (the default, 0, is TensorFlow's ``gather``'s).  Negative
+    indices count from the end; ``mode`` says what an index outside the axis does: ``"raise"`` an IndexError,
+    ``"wrap"`` wraps it around, ``"clip"`` clips it to the axis (a negative one to 0), as in NumPy.
 
     >>> import tensorlib as tl
     >>> tl.take(tl.tensor([[1, 2], [3, 4]]), [3, 0], axis=None).numpy().tolist()
     [4, 1]
+    >>> tl.take(tl.tensor([1, 2, 3]), [-1, 5], mode="clip").numpy().tolist()
+    [1, 3]
     """
     if axis is None:
-        return take(reshape(x, (-1,)), indices, 0)
-    return apply(_take, (x, integer_indices(indices)), {"axis": as_int(axis, "take: axis")})
+        return take(reshape(x, (-1,)), indices, 0, mode)
+    indices = integer_indices(indices)
+    if mode != "raise":
+        indices = _indices_in_range(x, indices, as_int(axis, "take: axis"), mode)
+    return apply(_take, (x, indices), {"axis": as_int(axis, "take: axis")})
+
+
+def _indices_in_range(x, indices, axis: int, mode: str) -> Tensor:
+    """``indices`` wrapped around or clipped to ``x``'s axis (numpy.take's modes)."""
+    from .math import cast, clip
+
+    if mode not in ("wrap", "clip"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    x, indices = as_tensor(x), as_tensor(indices)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"take: indices must be integers, got {indices.dtype} (x shape {x.shape} {x.dtype})")
+    ax = normalize_axis(axis, x.ndim, f"take (x shape {x.shape}): axis")
+    size = x.shape[ax] if x.shape[ax] is not None else cast(shape_size(x, (ax,)), indices.dtype)
+    if isinstance(size, int) and size == 0:  # nothing to wrap or clip to: an index is out of bounds (GatherV2 says so)
+        return indices
+    if mode == "wrap":
+        return indices % size
+    return clip(indices, 0, size - 1)
 
 
 def gather(params, indices, axis: int | None = None, batch_dims: int = 0) -> Tensor:
@@ -1110,9 +1159,9 @@ def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:
     [4.0, 1.0, 4.0, 1.0]
     """
     tensor = as_tensor(tensor)
-    if None in tensor.shape:
-        raise ValueError(f"tensor_scatter_nd_add: tensor needs a known shape, got {tensor.shape}")
     indices, updates = _scatter_operands("tensor_scatter_nd_add", indices, updates)
+    if None in tensor.shape:  # sizes traced as unknown: GatherNdGrad reads the tensor's shape at run time
+        return tensor + _gather_nd_grad(updates, indices, tensor)
     return tensor + scatter_nd(indices, updates, tensor.shape)
 
 
@@ -1210,15 +1259,21 @@ class _IndexUpdate:
         from .math import cast
 
         t = self._tensor
-        if None in t.shape:
-            raise ValueError(f"Tensor.at[...]: the tensor needs a known shape, got {t.shape}")
-        positions = getitem(_positions_like(t), self._index)
+        try:
+            positions = getitem(_positions_like(t), self._index)
+        except (IndexError, TypeError) as e:  # it read the int64 positions: say whose index it is
+            raise type(e)(f"Tensor.at[...]: {e} (tensor shape {t.shape} {t.dtype})") from None
         values = as_tensor(values)
         if values.dtype != t.dtype:
             _check_lossless(values, t)
             values = cast(values, t.dtype)
         try:
-            values = broadcast_to(values, positions.shape)
+            if None in positions.shape:  # sizes traced as unknown: broadcast at run time
+                if len(values.shape) > len(positions.shape):
+                    raise ValueError
+                values = broadcast_like(values, positions)
+            else:
+                values = broadcast_to(values, positions.shape)
         except ValueError:
             raise ValueError(
                 f"Tensor.at[...]: values of shape {values.shape} do not broadcast to the indexed shape "
@@ -1230,7 +1285,7 @@ class _IndexUpdate:
             out = flat + _gather_nd_grad(values, where, flat)
         else:
             out = _scatter_update(flat, where, values)
-        return reshape(out, t.shape)
+        return reshape(out, t.shape) if None not in t.shape else reshape_like(out, t)
 
 
 def boolean_mask(tensor, mask, axis: int = 0) -> Tensor:
@@ -1423,11 +1478,12 @@ def _gather_arrays(x, index: tuple, advanced: list) -> Tensor:
             axis += fill
         elif i is None or isinstance(i, slice) or k in advanced and not _is_bool(i):
             axis += 1
-    arrays, shapes = [], []
+    arrays, shapes, scalars = [], [], []
     for k in advanced:
         i = index[k]
         if _is_bool(i):
             shapes.append((1,) if i else (0,))
+            scalars.append(as_tensor(np.zeros(shapes[-1], np.int64)))
             continue
         dtype = i.dtype if isinstance(i, Tensor) else np.asarray(i).dtype
         if np.dtype(dtype).kind not in "iu":
@@ -1447,8 +1503,8 @@ def _gather_arrays(x, index: tuple, advanced: list) -> Tensor:
     if arrays:
         dtype = np.result_type(*(a.dtype for a in arrays))
         arrays = [a.astype(dtype) if a.dtype != dtype else a for a in arrays]
-        if None in shape:  # sizes unknown when traced: each array broadcast against the others
-            positions = stack([_broadcast_against(a, arrays) for a in arrays], axis=-1)
+        if None in shape:  # sizes unknown when traced: each array broadcast against the others (and False's 0)
+            positions = stack([_broadcast_against(a, arrays + scalars) for a in arrays], axis=-1)
         else:
             positions = stack([broadcast_to(a, shape) for a in arrays], axis=-1)
     else:
