@@ -471,13 +471,31 @@ def _matmul(mode, op, inputs, physical, batched, attrs, specs):
 def _joined(mode, op, inputs, physical, batched, attrs, specs):
     """Pack (stack) and ConcatV2: unbatched parts repeated along the batch, the axis moved past it."""
     rank = len(specs[0].shape)
-    parts = [
-        p
-        if b
-        else _apply("BroadcastTo", (_apply("ExpandDims", (p,), {"axis": (0,)}),), {"shape": (mode.size, *t.shape)})
-        for t, p, b in zip(inputs, physical, batched)
-    ]
+    parts = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
     return dispatch.apply(op, tuple(parts), {**attrs, "axis": attrs["axis"] % rank + 1})
+
+
+def _repeated(mode, t, p, b):
+    """A physical input with the batch: batched as it is, an unbatched one repeated along it."""
+    if b:
+        return p
+    return _apply("BroadcastTo", (_apply("ExpandDims", (p,), {"axis": (0,)}),), {"shape": (mode.size, *t.shape)})
+
+
+def _leading_batch(mode, op, inputs, physical, batched, attrs, specs):
+    """Ops that take any leading dims, the same in every input (the cross entropies along the last axis): the
+    batch is one more leading dim, unbatched inputs repeated along it."""
+    if None in (d for t in inputs for d in t.shape):
+        return None
+    args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+    if not _fits(op, args, attrs, mode.size, specs):
+        return None
+    return dispatch.apply(op, tuple(args), attrs)
+
+
+def _one_hot(mode, op, inputs, physical, batched, attrs, specs):
+    rank = len(specs[0].shape)
+    return dispatch.apply(op, (physical[0],), {**attrs, "axis": attrs["axis"] % rank + 1})
 
 
 def _custom_gradient(mode, op, inputs, physical, batched, attrs, specs):
@@ -546,5 +564,8 @@ _RULES.update(
         "Pack": _joined,
         "ConcatV2": _joined,
         "CustomGradient": _custom_gradient,
+        "OneHot": _one_hot,
+        "SparseSoftmaxCrossEntropyWithLogits": _leading_batch,
+        "SoftmaxCrossEntropyWithLogits": _leading_batch,
     }
 )
