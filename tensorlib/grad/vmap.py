@@ -493,6 +493,15 @@ def _leading_batch(mode, op, inputs, physical, batched, attrs, specs):
     return dispatch.apply(op, tuple(args), attrs)
 
 
+def _strided_slice(mode, op, inputs, physical, batched, attrs, specs):
+    """Basic indexing (ints, slices, None; one entry per axis): the batch axis taken whole.  The gradient op
+    (dy scattered into zeros like the input) likewise, with an unbatched ``like`` repeated."""
+    if Ellipsis in attrs["index"]:
+        return None
+    args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+    return dispatch.apply(op, tuple(args), {**attrs, "index": (slice(None), *attrs["index"])})
+
+
 def _one_hot(mode, op, inputs, physical, batched, attrs, specs):
     rank = len(specs[0].shape)
     return dispatch.apply(op, (physical[0],), {**attrs, "axis": attrs["axis"] % rank + 1})
@@ -565,6 +574,8 @@ _RULES.update(
         "ConcatV2": _joined,
         "CustomGradient": _custom_gradient,
         "OneHot": _one_hot,
+        "StridedSlice": _strided_slice,
+        "StridedSliceGrad": _strided_slice,
         "SparseSoftmaxCrossEntropyWithLogits": _leading_batch,
         "SoftmaxCrossEntropyWithLogits": _leading_batch,
     }
