@@ -362,3 +362,31 @@ def test_errors_name_what_is_wrong():
     with pytest.raises(ValueError, match="different shapes for different batch elements"):
         tl.vmap(lambda a: tl.nonzero(a)[0])(np.array([[1.0, 0.0], [1.0, 1.0]]))
     assert v.numpy().tolist() == [0.0, 0.0]
+
+
+def test_layers_and_the_other_transforms_inside_vmap():
+    layer = tl.nn.Dense(5, 3, seed=0)
+    xs = RNG.normal(size=(4, 5)).astype(np.float32)
+    np.testing.assert_allclose(
+        tl.vmap(lambda x: layer(x[None])[0])(xs).numpy(), layer(tl.tensor(xs)).numpy(), rtol=1e-5, atol=1e-6
+    )
+    vs = RNG.normal(size=(3, 2))
+    hessians = tl.vmap(tl.hessian(lambda v: tl.sum(v**3) + v[0] * v[1]))(vs).numpy()
+    for h, v in zip(hessians, vs):
+        np.testing.assert_allclose(h, np.diag(6 * v) + [[0, 1], [1, 0]], rtol=1e-12)
+    ts = RNG.normal(size=(3, 2))
+    _, tangents = tl.vmap(lambda x, t: tl.jvp(lambda v: tl.sin(v) * v, (x,), (t,)))(vs, ts)
+    np.testing.assert_allclose(tangents.numpy(), (np.cos(vs) * vs + np.sin(vs)) * ts, rtol=1e-12)
+    w = tl.Variable(np.array([1.0, 2.0]))
+
+    def tape_inside(x):
+        with tl.GradientTape() as tape:
+            y = tl.sum(w * x * w)
+        return tape.gradient(y, w)
+
+    np.testing.assert_allclose(tl.vmap(tape_inside)(vs).numpy(), 2 * vs * [1.0, 2.0], rtol=1e-12)
+
+
+def test_a_mask_from_a_mapped_tensor_cannot_index_it():
+    with pytest.raises(TypeError, match="tl.vmap: a batched tensor .* bool"):
+        tl.vmap(lambda x: x[x > 0])(np.ones((2, 3)))
