@@ -390,3 +390,53 @@ def test_layers_and_the_other_transforms_inside_vmap():
 def test_a_mask_from_a_mapped_tensor_cannot_index_it():
     with pytest.raises(TypeError, match="tl.vmap: a batched tensor .* bool"):
         tl.vmap(lambda x: x[x > 0])(np.ones((2, 3)))
+
+
+def _first_float_output(out):
+    for leaf in tl.tree.leaves(out):
+        if isinstance(leaf, tl.Tensor) and leaf.dtype.kind == "f":
+            return leaf
+    return None
+
+
+@pytest.mark.parametrize("info", DIFFERENTIABLE, ids=[info.name for info in DIFFERENTIABLE])
+@settings(max_examples=1, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_jacobians_computed_mapped_match_one_vjp_per_row(info, data):
+    """GradientTape.jacobian (and so tl.jacobian and tl.hessian) maps the backward pass over the rows."""
+    sample = data.draw(info.samples(np.dtype("float64")), label="sample")
+    args = list(sample.args)
+    if not sample.grad_argnums or not isinstance(args[sample.grad_argnums[0]], np.ndarray):
+        return
+    k = sample.grad_argnums[0]
+
+    def f(x):
+        full = list(args)
+        full[k] = x
+        return _first_float_output(info.op(*full, **sample.kwargs))
+
+    with np.errstate(all="ignore"):
+        try:
+            out, vjp_fn = tl.vjp(f, args[k])
+        except Exception:
+            return
+        if out is None or out.size > 64:
+            return
+        eye = np.eye(out.size).reshape(out.size, *out.shape)
+        rows = np.stack([vjp_fn(tl.tensor(e))[0].numpy() for e in eye]) if out.size else None
+        jac = tl.jacobian(f)(args[k]).numpy()
+    assert jac.shape == out.shape + args[k].shape
+    if rows is not None:
+        np.testing.assert_allclose(jac.reshape(rows.shape), rows, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+def test_a_jacobian_through_a_grad_fn_that_reads_its_cotangent_is_computed_row_by_row():
+    @tl.custom_gradient
+    def gate(x):
+        def grad_fn(dy):
+            return dy * 2.0 if float(tl.sum(dy)) > 0 else dy * 0.0
+
+        return x * 1.0, grad_fn
+
+    jac = tl.jacobian(gate)(tl.tensor(np.array([1.0, 2.0, 3.0])))
+    np.testing.assert_array_equal(jac.numpy(), 2.0 * np.eye(3))

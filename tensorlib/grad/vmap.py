@@ -28,7 +28,7 @@ from ..ops import shape as _shape
 from ..ops.registry import _ops
 from ..tensor import Tensor, make_symbolic
 
-__all__ = ["vmap"]
+__all__ = ["BatchedValueError", "vmap"]
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None):
@@ -163,6 +163,10 @@ def _moved_to_front(leaf, axis: int) -> Tensor:
     return x if axis % x.ndim == 0 else _array.moveaxis(x, axis, 0)
 
 
+class BatchedValueError(TypeError):
+    """A mapped tensor's value was asked for inside ``tl.vmap`` (it has one per element, not one)."""
+
+
 class _Vmap(dispatch.Mode):
     """The mode of one ``vmap`` call: logical tensors stand for the elements of physical ones.
 
@@ -223,7 +227,7 @@ class _Vmap(dispatch.Mode):
 
     def needs_value(self, t):
         if t._id in self.physical:
-            raise TypeError(
+            raise BatchedValueError(
                 f"tl.vmap: a batched tensor (shape {t.shape} per element, {t.dtype}) has no single value inside the "
                 "mapped function, so Python control flow, conversions and printing cannot use it; select "
                 "elementwise with tl.where(cond, x, y), or call the function in a Python loop"
