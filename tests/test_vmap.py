@@ -440,3 +440,67 @@ def test_a_jacobian_through_a_grad_fn_that_reads_its_cotangent_is_computed_row_b
 
     jac = tl.jacobian(gate)(tl.tensor(np.array([1.0, 2.0, 3.0])))
     np.testing.assert_array_equal(jac.numpy(), 2.0 * np.eye(3))
+
+
+# Every axis of the same size as the batch: a rule that reduces or moves the wrong axis gives the right shape.
+_X3 = np.random.default_rng(3).normal(size=(3, 3, 3, 3))
+_AXIS_CASES = {
+    "softmax": lambda x, a: tl.nn.softmax(x, axis=a),
+    "log_softmax": lambda x, a: tl.nn.log_softmax(x, axis=a),
+    "cumsum": lambda x, a: tl.cumsum(x, axis=a),
+    "cumprod": lambda x, a: tl.cumprod(x, axis=a),
+    "logcumsumexp": lambda x, a: tl.logcumsumexp(x, axis=a),
+    "cummax": lambda x, a: tl.cummax(x, axis=a),
+    "cummin": lambda x, a: tl.cummin(x, axis=a),
+    "sort": lambda x, a: tl.sort(x, axis=a),
+    "argsort": lambda x, a: tl.argsort(x, axis=a),
+    "argmax": lambda x, a: tl.argmax(x, axis=a),
+    "argmin": lambda x, a: tl.argmin(x, axis=a),
+    "sum": lambda x, a: tl.sum(x, axis=a),
+    "sum keepdims": lambda x, a: tl.sum(x, axis=(a, (a + 1) % 3), keepdims=True),
+    "prod": lambda x, a: tl.prod(x, axis=a),
+    "max": lambda x, a: tl.max(x, axis=a),
+    "min keepdims": lambda x, a: tl.min(x, axis=a, keepdims=True),
+    "any": lambda x, a: tl.any(x > 0, axis=a),
+    "all": lambda x, a: tl.all(x > -1, axis=a),
+    "expand_dims": lambda x, a: tl.expand_dims(x, a),
+    "squeeze": lambda x, a: tl.squeeze(tl.expand_dims(x, a), a),
+    "stack": lambda x, a: tl.stack([x, x * 2.0], axis=a),
+    "stack with unmapped": lambda x, a: tl.stack([x, tl.ones((3, 3, 3))], axis=a),
+    "concat": lambda x, a: tl.concat([x, tl.zeros((3, 3, 3))], axis=a),
+    "one_hot": lambda x, a: tl.one_hot(tl.cast(tl.abs(x) * 2, "int64") % 3, 3, axis=a),
+    "softmax_cross_entropy": lambda x, a: tl.nn.softmax_cross_entropy_with_logits(tl.nn.softmax(-x, axis=a), x, axis=a),
+    "transpose": lambda x, a: tl.transpose(x, [(a + 1) % 3, a % 3, (a + 2) % 3]),
+    "moveaxis": lambda x, a: tl.moveaxis(x, a, 0),
+    "reshape": lambda x, a: tl.reshape(tl.moveaxis(x, a, 0), (-1, 9)),
+    "broadcast unmapped": lambda x, a: x * tl.reshape(tl.arange(3.0) + 1.0, [(3, 1, 1), (1, 3, 1), (1, 1, 3)][a % 3]),
+    "matmul unmapped": lambda x, a: x @ tl.reshape(tl.arange(9.0), (3, 3)) if a % 2 else tl.arange(3.0) @ x,
+}
+
+
+@pytest.mark.parametrize("op", [tl.multiply, tl.matmul, tl.subtract])
+def test_mapped_operands_of_different_ranks_line_up_from_the_right(op):
+    vs = np.random.default_rng(5).normal(size=(3, 3))  # elements of shape (3,), against elements (3, 3, 3)
+    got = tl.vmap(op)(_X3, vs).numpy()
+    np.testing.assert_allclose(got, np.stack([op(x, v).numpy() for x, v in zip(_X3, vs)]), rtol=1e-12)
+    got = tl.vmap(op)(vs, _X3).numpy()
+    np.testing.assert_allclose(got, np.stack([op(v, x).numpy() for x, v in zip(_X3, vs)]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(_AXIS_CASES))
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_ops_along_an_axis_see_the_axes_of_one_element(name, axis):
+    fn = _AXIS_CASES[name]
+    expected = [np.asarray(fn(tl.tensor(x), axis).numpy()) for x in _X3]
+    got = tl.vmap(lambda x: fn(x, axis))(_X3).numpy()
+    np.testing.assert_allclose(got, np.stack(expected), rtol=1e-12, atol=1e-12)
+
+
+def test_elementwise_rules_cover_ops_without_axis_attributes():
+    """A batching rule that passes attributes through must not meet an attribute naming axes or shapes: an
+    op that gains one needs a rule that moves it past the batch axis."""
+    from tensorlib.grad import vmap as vmap_module
+
+    for name in vmap_module._ELEMENTWISE:
+        for attr in _ops[name].defaults:
+            assert not any(word in attr for word in ("axis", "axes", "shape", "perm", "index", "dim")), (name, attr)

@@ -487,11 +487,13 @@ def _repeated(mode, t, p, b):
 
 
 def _leading_batch(mode, op, inputs, physical, batched, attrs, specs):
-    """Ops that take any leading dims, the same in every input (the cross entropies along the last axis): the
-    batch is one more leading dim, unbatched inputs repeated along it."""
-    if None in (d for t in inputs for d in t.shape):
+    """Ops whose inputs have the same shape, any rank (the cross entropies): the batch is one more leading
+    dim, unbatched inputs repeated along it, and an ``axis`` attribute moves past it."""
+    if None in (d for t in inputs for d in t.shape) or len({t.shape for t in inputs}) > 1 and "axis" in attrs:
         return None
     args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+    if "axis" in attrs:
+        attrs = {**attrs, "axis": attrs["axis"] % inputs[0].ndim + 1}
     if not _fits(op, args, attrs, mode.size, specs):
         return None
     return dispatch.apply(op, tuple(args), attrs)
