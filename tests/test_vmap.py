@@ -16,8 +16,7 @@ def _stateless(info) -> bool:
 
 
 INFOS = [info for info in all_opinfos() if _stateless(info)]
-# A while loop's predicate must be the same for every element (documented); the catalogue's differ.
-MAPPABLE = [info for info in INFOS if not info.name.startswith("while_loop")]
+MAPPABLE = INFOS
 DIFFERENTIABLE = [
     info for info in MAPPABLE if info.differentiable and np.dtype("float64") in [np.dtype(d) for d in info.dtypes]
 ]
@@ -296,6 +295,26 @@ def test_cond_with_a_per_element_predicate_selects_and_scan_loops_per_element():
     carries, ys = tl.vmap(lambda s: tl.scan(lambda c, v: (c + v, c * v), 0.0, s))(seqs)
     np.testing.assert_allclose(carries.numpy(), seqs.sum(1), rtol=1e-12)
     np.testing.assert_allclose(ys.numpy()[:, 2], seqs[:, :2].sum(1) * seqs[:, 2], rtol=1e-12)
+
+
+def test_while_loop_with_a_predicate_per_element_runs_until_every_element_stops():
+    def collatz_steps(n):
+        def step(s):
+            return tl.where(s[0] % 2 == 0, s[0] // 2, 3 * s[0] + 1), s[1] + 1
+
+        return tl.while_loop(lambda s: s[0] != 1, step, (n, 0))[1]
+
+    ns = np.array([1, 2, 3, 6, 7, 27])
+    assert tl.vmap(collatz_steps)(ns).numpy().tolist() == [int(collatz_steps(tl.tensor(int(n)))) for n in ns]
+
+    def doubled_past_ten(x):
+        return tl.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x, maximum_iterations=10)
+
+    xs = np.array([0.5, 3.0, 11.0])
+    np.testing.assert_array_equal(tl.vmap(doubled_past_ten)(xs).numpy(), [16.0, 12.0, 11.0])
+    np.testing.assert_array_equal(tl.vmap(tl.grad(doubled_past_ten))(xs).numpy(), [32.0, 4.0, 1.0])
+    with pytest.raises(NotImplementedError, match="differs per element of tl.vmap .* traced"):
+        tl.function(tl.vmap(doubled_past_ten))(xs)
 
 
 def test_custom_gradient_inside_vmap_and_grad_outside():

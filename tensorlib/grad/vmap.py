@@ -171,8 +171,9 @@ class _Vmap(dispatch.Mode):
     """The mode of one ``vmap`` call: logical tensors stand for the elements of physical ones.
 
     ``tl.cond``, ``tl.while_loop`` and ``tl.scan`` run as Python here, as eagerly: a scan loops over the
-    logical slices, and a cond whose predicate differs per element runs both branches and selects
-    elementwise (JAX's rule); a while loop needs a predicate that is the same for every element.
+    logical slices, a cond whose predicate differs per element runs both branches and selects
+    elementwise, and a while loop whose predicate does runs while any element goes on, keeping the
+    values of those that stopped (JAX's rules).
     """
 
     python_control_flow = True
@@ -224,6 +225,20 @@ class _Vmap(dispatch.Mode):
             return found[1]
         x = creation.zeros(like.shape, dtype=like.dtype) if t is None else dispatch.as_tensor(t)
         return _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
+
+    def any_element(self, pred) -> bool:
+        """Whether the logical scalar ``pred`` is true for any element (a while loop's go-on test)."""
+        found = self.physical.get(pred._id)
+        if found is None:
+            return bool(pred.numpy())
+        with self.outside():
+            if found[1]._value is None:
+                raise NotImplementedError(
+                    "tl.while_loop: a predicate that differs per element of tl.vmap needs its values, which a "
+                    "traced function does not have; give the loop maximum_iterations and select with tl.where, "
+                    "or map the loop eagerly"
+                )
+            return bool(found[1].numpy().any())
 
     def needs_value(self, t):
         if t._id in self.physical:

@@ -341,6 +341,17 @@ def _selected(pred, true_out, false_out):
     return tree.unflatten(t_structure, [math_ops.where(pred, t, f) for t, f in zip(t_leaves, f_leaves)])
 
 
+def _kept_where_stopped(pred, new, old):
+    """``new`` where ``pred``, else ``old`` (cast to ``new``'s dtypes: Python numbers in the first values)."""
+    from . import math as math_ops
+
+    new_leaves, structure = _flatten(new, "tl.while_loop body_fn's result")
+    old_leaves = _flatten(old, "tl.while_loop loop_vars")[0]
+    pred = _bool_pred(pred, "tl.while_loop")
+    kept = [math_ops.where(pred, n, _cast_to(o, n.dtype)) for n, o in zip(new_leaves, old_leaves)]
+    return tree.unflatten(structure, kept)
+
+
 def _cond_grad(node, *grads, index):
     if index == 0:
         return None  # the predicate
@@ -697,13 +708,18 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     if _runs_python():
         loop_vars = _owned(loop_vars)
         values, count, reference = loop_vars, 0, loop_vars
-        while (maximum_iterations is None or count < maximum_iterations) and bool(
-            _scalar_pred(cond_fn(values), "tl.while_loop cond_fn").numpy()
-        ):
-            values = body_fn(values)
+        while maximum_iterations is None or count < maximum_iterations:
+            pred = _scalar_pred(cond_fn(values), "tl.while_loop cond_fn")
+            # Under tl.vmap a predicate may differ per element: loop while any element goes on, and keep
+            # the values of the elements that stopped (JAX's batched while loop).
+            per_element = pred._value is None and bool(dispatch.modes)
+            if not (dispatch.modes[-1].any_element(pred) if per_element else bool(pred.numpy())):
+                break
+            new = body_fn(values)
             if not count:
-                reference = _signature(_adopt_weak(loop_vars, values, "tl.while_loop loop_vars"), "tl.while_loop")
-            _check_same(reference, values, _LOOP_RULE, "loop_vars are", "body_fn returns")
+                reference = _signature(_adopt_weak(loop_vars, new, "tl.while_loop loop_vars"), "tl.while_loop")
+            _check_same(reference, new, _LOOP_RULE, "loop_vars are", "body_fn returns")
+            values = _kept_where_stopped(pred, new, values) if per_element else new
             count += 1
         return _owned(values)
     return _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations)
