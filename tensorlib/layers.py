@@ -84,9 +84,9 @@ def _float_dtype(dtype, layer: str):
     return dtype
 
 
-def _activation(activation, layer: str):
-    """None, a callable, or the name of a ``tl.nn`` function (``"relu"``, as Keras takes)."""
-    if activation is None or callable(activation):
+def _activation(activation, layer: str, none: bool = True):
+    """None (where ``none``), a callable, or the name of a ``tl.nn`` function (``"relu"``, as Keras takes)."""
+    if (activation is None and none) or callable(activation):
         return activation
     if isinstance(activation, str):
         from . import nn
@@ -95,9 +95,14 @@ def _activation(activation, layer: str):
         if callable(function) and not isinstance(function, type):
             return function
     raise ValueError(
-        f"{layer}: activation must be None, a callable or the name of a tl.nn function (such as 'relu'), "
-        f"got {activation!r}"
+        f"{layer}: activation must be {'None, ' if none else ''}a callable or the name of a tl.nn function "
+        f"(such as 'relu'), got {activation!r}"
     )
+
+
+def _linear(x):
+    """The identity: Keras' ``"linear"`` activation, what ``activation=None`` means for the recurrent layers."""
+    return x
 
 
 def _as_tensor(x) -> Tensor:
@@ -108,6 +113,16 @@ def _data_format(value, layer: str) -> str:
     if value not in ("NHWC", "NCHW"):
         raise ValueError(f"{layer}: data_format must be 'NHWC' or 'NCHW', got {value!r}")
     return value
+
+
+def _seed(value, layer: str):
+    """None or an integer >= 0: a string or a negative seed raised NumPy's SeedSequence error, naming no layer, and
+    MultiHeadAttention took 1.5 as 1."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{layer}: seed must be None or an integer >= 0, got {value!r}")
+    return int(value)
 
 
 def _seed_for(seed, k: int):
@@ -140,6 +155,7 @@ class Dense(Module):
         super().__init__()
         self.in_features = _positive("in_features", in_features, "Dense")
         self.out_features = _positive("out_features", out_features, "Dense")
+        seed = _seed(seed, "Dense")
         self.activation = _activation(activation, "Dense")
         self.kernel = Variable(
             _init.get(kernel_initializer)((self.in_features, self.out_features), seed=seed, dtype=dtype), name="kernel"
@@ -204,6 +220,7 @@ class Conv2D(Module):
         self.data_format = _data_format(data_format, "Conv2D")
         self.in_channels = _positive("in_channels", in_channels, "Conv2D")
         self.out_channels = _positive("out_channels", out_channels, "Conv2D")
+        seed = _seed(seed, "Conv2D")
         sizes = (kernel_size, kernel_size) if isinstance(kernel_size, (int, np.integer)) else tuple(kernel_size)
         if len(sizes) != 2:
             raise ValueError(f"Conv2D: kernel_size must be an int or a pair (kh, kw), got {kernel_size!r}")
@@ -452,6 +469,7 @@ class Embedding(Module):
         super().__init__()
         self.input_dim = _positive("input_dim", input_dim, "Embedding")
         self.output_dim = _positive("output_dim", output_dim, "Embedding")
+        seed = _seed(seed, "Embedding")
         self.embeddings = Variable(
             _init.get(embeddings_initializer)((self.input_dim, self.output_dim), seed=seed, dtype=dtype),
             name="embeddings",
@@ -488,7 +506,9 @@ class Flatten(Module):
 class _Recurrent(Module):
     """Keras' recurrent layers over ``(batch, time, features)`` inputs: one ``tl.scan`` over time (a ``Scan`` node
     when traced, differentiable by a reverse scan), the input's product with ``kernel`` computed for every step
-    at once before it."""
+    at once before it.  The steps run in the dtype the input, the weights and the initial states promote to;
+    ``activation=None`` is the identity (Keras' ``"linear"``); 0 time steps give the initial state and an
+    empty sequence."""
 
     gates = 1
     name = "Recurrent"
@@ -499,8 +519,10 @@ class _Recurrent(Module):
         name = self.name
         self.input_size = _positive("input_size", input_size, name)
         self.units = _positive("units", units, name)
-        self.activation = _activation(activation, name)
-        self.recurrent_activation = _activation(recurrent_activation, name)
+        seed = _seed(seed, name)
+        # None is the identity, as in Keras (the step called None: a raw "'NoneType' object is not callable").
+        self.activation = _activation(activation, name) or _linear
+        self.recurrent_activation = _activation(recurrent_activation, name) or _linear
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.use_bias = bool(use_bias)
@@ -517,6 +539,9 @@ class _Recurrent(Module):
         self.recurrent_kernel = Variable(_shape.concat(blocks, axis=1), name="recurrent_kernel")
 
     def _inputs(self, x, initial_state, states: int):
+        """The input and the initial states, checked; the states (zeros by default) in the dtype of the steps'
+        arithmetic: the input's projection promoted with the given states (a float64 layer fed float32 had
+        float32 zero states that its float64 steps could not carry)."""
         x = _as_tensor(x)
         if len(x.shape) != 3 or x.shape[2] != self.input_size:
             raise ValueError(
@@ -528,25 +553,43 @@ class _Recurrent(Module):
                 f"{self.name}: the number of time steps must be known (tl.scan runs over them), got input shape "
                 f"{tuple(x.shape)}: give the TensorSpec that size"
             )
-        batch = x.shape[0]
-        if initial_state is None:  # zeros (batch, units), also for a batch of unknown size
-            zeros = _math.zeros_like(x[:, 0, :1]) + _zeros((1, self.units), dtype=x.dtype, backend=x.backend.name)
-            initial_state = [zeros] * states
+        batch, given = x.shape[0], initial_state is not None
+        if not given:
+            initial_state = []
         elif not isinstance(initial_state, (list, tuple)):  # one tensor or array: a GRU's h (an LSTM needs two)
             initial_state = [initial_state]
         initial_state = [_as_tensor(s) for s in initial_state]
-        if len(initial_state) != states or any(
-            len(s.shape) != 2 or s.shape[1] != self.units or None not in (s.shape[0], batch) and s.shape[0] != batch
-            for s in initial_state
+        if given and (
+            len(initial_state) != states
+            or any(
+                len(s.shape) != 2 or s.shape[1] != self.units or None not in (s.shape[0], batch) and s.shape[0] != batch
+                for s in initial_state
+            )
         ):
             raise ValueError(
                 f"{self.name}: initial_state must be {states} tensor(s) of shape (batch, units={self.units}), got "
-                f"{[tuple(s.shape) for s in initial_state]}"
+                f"{[tuple(s.shape) for s in initial_state]} (input shape {tuple(x.shape)})"
             )
-        return x, initial_state
+        if any(s.dtype.kind != "f" for s in initial_state):
+            raise TypeError(
+                f"{self.name}: initial_state must be floating-point, got "
+                f"{[str(s.dtype) for s in initial_state]} (input {x.dtype}, layer {self.kernel.dtype})"
+            )
+        dtype = _dt.promote_types(
+            x.dtype, self.kernel.dtype, self.recurrent_kernel.dtype, *(s.dtype for s in initial_state)
+        )
+        if not given:
+            if batch is not None:
+                zeros = _zeros((batch, self.units), dtype=dtype, backend=x.backend.name)
+            else:  # zeros (batch, units) for a batch of unknown size (also of 0 steps)
+                first = _math.zeros_like(_reduce.sum(x[:, :, :1], axis=1), dtype=dtype)
+                zeros = first + _zeros((1, self.units), dtype=dtype, backend=x.backend.name)
+            initial_state = [zeros] * states
+        return x, [s if s.dtype == dtype else _math.cast(s, dtype) for s in initial_state]
 
     def _run(self, x, state, step):
-        """Scan ``step(state, projected x_t) -> (state, h_t)`` over time; the layer's outputs."""
+        """Scan ``step(state, projected x_t) -> (state, h_t)`` over time; the layer's outputs.  A sequence of 0
+        steps gives the initial state and an empty sequence ``(batch, 0, units)``, as ``tl.scan`` does."""
         projected = _linalg.matmul(x, self.kernel)  # (batch, time, gates * units): all steps in one product
         if self.use_bias:
             projected = projected + self._input_bias()
@@ -735,6 +778,7 @@ class MultiHeadAttention(Module):
         name = "MultiHeadAttention"
         self.embed_dim = _positive("embed_dim", embed_dim, name)
         self.num_heads = _positive("num_heads", num_heads, name)
+        seed = _seed(seed, name)
         if self.embed_dim % self.num_heads:
             raise ValueError(f"{name}: embed_dim={self.embed_dim} must be a multiple of num_heads={self.num_heads}")
         self.kdim = self.embed_dim if kdim is None else _positive("kdim", kdim, name)
@@ -784,8 +828,16 @@ class MultiHeadAttention(Module):
         value = key if value is None else value
         q, query = self._heads(query, "query", self.embed_dim, "query")
         k, key = self._heads(key, "key", self.kdim, "key")
-        v, _ = self._heads(value, "value", self.vdim, "value")
+        v, value = self._heads(value, "value", self.vdim, "value")
         batch, length, source = query.shape[0], query.shape[1], key.shape[1]
+        # A key of batch 1 broadcast over the queries' batch, and unequal key and value lengths failed in a
+        # BatchMatMulV2 that named neither the layer nor its inputs.
+        if not _same(batch, key.shape[0], value.shape[0]) or not _same(source, value.shape[1]):
+            raise ValueError(
+                "MultiHeadAttention: query, key and value must share the batch size, key and value the length; "
+                f"got query {tuple(query.shape)} ({query.dtype}), key {tuple(key.shape)} ({key.dtype}), value "
+                f"{tuple(value.shape)} ({value.dtype})"
+            )
         mask = self._mask(attn_mask, key_padding_mask, is_causal, batch, length, source, q.dtype)
         out, weights = attend(
             q, k, v, mask, self.dropout if self.training else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
@@ -809,27 +861,34 @@ class MultiHeadAttention(Module):
             if None in (length, source):
                 raise ValueError("MultiHeadAttention: is_causal needs known query and key lengths")
             parts.append(_as_tensor(np.triu(np.ones((length, source), dtype=bool), 1)))
+        # The masks' shapes are checked, not broadcast (PyTorch's checks): an (num_heads, L, S) attn_mask had been
+        # applied to every batch entry's heads, a (1, S) key_padding_mask to every batch entry.
         if attn_mask is not None:
-            m = _as_tensor(attn_mask)
-            if len(m.shape) == 3:  # (batch * heads, L, S)
-                m = _shape.reshape(m, (-1, self.num_heads, *m.shape[1:]))
-            elif len(m.shape) != 2:
+            m = _mask_tensor(attn_mask, "attn_mask")
+            rows = batch * self.num_heads if batch is not None else None
+            if (
+                len(m.shape) not in (2, 3)
+                or not _same(m.shape[-2], length)
+                or not _same(m.shape[-1], source)
+                or (len(m.shape) == 3 and not _same(m.shape[0], rows))
+            ):
                 raise ValueError(
-                    f"MultiHeadAttention: attn_mask must be (L, S) or (batch * num_heads, L, S), got {tuple(m.shape)}"
+                    f"MultiHeadAttention: attn_mask must be (L, S) = {(length, source)} or (batch * num_heads, L, S) = "
+                    f"{(rows, length, source)}, got {tuple(m.shape)} ({m.dtype})"
                 )
+            if len(m.shape) == 3:  # (batch * heads, L, S) -> (batch, heads, L, S): slices, as for the heads
+                m = _shape.stack([m[h :: self.num_heads] for h in range(self.num_heads)], axis=1)
             parts.append(m)
         if key_padding_mask is not None:
-            m = _as_tensor(key_padding_mask)
-            if len(m.shape) != 2 or None not in (m.shape[1], source) and m.shape[1] != source:
+            m = _mask_tensor(key_padding_mask, "key_padding_mask")
+            if len(m.shape) != 2 or not _same(m.shape[0], batch) or not _same(m.shape[1], source):
                 raise ValueError(
-                    f"MultiHeadAttention: key_padding_mask must be (batch, S={source}), got {tuple(m.shape)}"
+                    f"MultiHeadAttention: key_padding_mask must be (batch, S) = {(batch, source)}, got "
+                    f"{tuple(m.shape)} ({m.dtype})"
                 )
             parts.append(_shape.expand_dims(m, (1, 2)))  # (batch, 1, 1, S)
         if not parts:
             return None
-        for m in parts:
-            if m.dtype.kind not in "bf":
-                raise TypeError(f"MultiHeadAttention: masks must be bool or floating, got {m.dtype}")
         if all(m.dtype.kind == "b" for m in parts):
             masked = parts[0]
             for m in parts[1:]:
@@ -843,6 +902,19 @@ class MultiHeadAttention(Module):
 
     def extra_repr(self) -> str:
         return f"{self.embed_dim}, num_heads={self.num_heads}" + (f", dropout={self.dropout}" if self.dropout else "")
+
+
+def _mask_tensor(value, what: str) -> Tensor:
+    """A mask as a bool or floating tensor; the error names the mask, its shape and dtype."""
+    m = _as_tensor(value)
+    if m.dtype.kind not in "bf":
+        raise TypeError(f"MultiHeadAttention: {what} must be bool or floating, got shape {tuple(m.shape)} ({m.dtype})")
+    return m
+
+
+def _same(*sizes) -> bool:
+    """The known sizes among ``sizes`` are equal (None: unknown when traced)."""
+    return len({d for d in sizes if d is not None}) <= 1
 
 
 def _nn_where(mask, if_true: float, if_false: float, dtype):
@@ -873,6 +945,7 @@ class _TransformerLayer(Module):
         super().__init__()
         name = type(self).__name__
         d_model = _positive("d_model", d_model, name)
+        seed = _seed(seed, name)
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=seed, dtype=dtype)
         if self._CROSS:
             self.multihead_attn = MultiHeadAttention(
@@ -881,10 +954,22 @@ class _TransformerLayer(Module):
         self.linear1 = Dense(d_model, dim_feedforward, use_bias=bias, seed=_seed_for(seed, 20), dtype=dtype)
         self.linear2 = Dense(dim_feedforward, d_model, use_bias=bias, seed=_seed_for(seed, 21), dtype=dtype)
         for k in range(1, 4 if self._CROSS else 3):
-            setattr(self, f"norm{k}", LayerNorm(d_model, layer_norm_eps, dtype=dtype))
+            # bias=False drops the LayerNorms' offsets too, as in PyTorch (they had stayed, trainable).
+            setattr(self, f"norm{k}", LayerNorm(d_model, layer_norm_eps, center=bias, dtype=dtype))
         self.dropout = Dropout(dropout)
-        self.activation = _activation(activation, name)
+        # PyTorch's layer takes a name or a callable: None failed in forward, naming neither layer nor argument.
+        self.activation = _activation(activation, name, none=False)
         self.norm_first = bool(norm_first)
+
+    def _sequence(self, x, what: str):
+        """``x`` as a ``(batch, length, d_model)`` tensor; the error names this layer (it named its attention)."""
+        x, d = _as_tensor(x), self.self_attn.embed_dim
+        if len(x.shape) != 3 or x.shape[2] != d:
+            raise ValueError(
+                f"{type(self).__name__}: {what} must be (batch, length, d_model={d}), got shape {tuple(x.shape)} "
+                f"({x.dtype})"
+            )
+        return x
 
     def _attention(self, attention, x, memory, mask, padding, causal):
         out, _ = attention(
@@ -911,7 +996,8 @@ class TransformerEncoderLayer(_TransformerLayer):
     layer_norm_eps, batch_first=True, norm_first)``: self-attention (:class:`MultiHeadAttention`) and a
     feed-forward block (``linear2(dropout(activation(linear1(x))))``), each added to its input and layer-normalized
     after (``norm_first=False``) or before (``norm_first=True``).  ``activation`` is ``"relu"``, ``"gelu"`` (the
-    exact one, PyTorch's) or a callable; dropout acts in training mode.  ``forward(src, src_mask=None,
+    exact one, PyTorch's) or a callable; dropout acts in training mode; ``bias=False`` drops the biases of the
+    projections and the layer norms' offsets, as in PyTorch.  ``forward(src, src_mask=None,
     src_key_padding_mask=None, is_causal=False)`` takes ``(batch, length, d_model)``; the masks as
     :class:`MultiHeadAttention`'s.
 
@@ -925,7 +1011,7 @@ class TransformerEncoderLayer(_TransformerLayer):
         def attention(x):
             return self._attention(self.self_attn, x, None, src_mask, src_key_padding_mask, is_causal)
 
-        return self._residuals(_as_tensor(src), [attention, self._feed_forward])
+        return self._residuals(self._sequence(src, "src"), [attention, self._feed_forward])
 
 
 class TransformerDecoderLayer(_TransformerLayer):
@@ -955,7 +1041,7 @@ class TransformerDecoderLayer(_TransformerLayer):
         tgt_is_causal: bool = False,
         memory_is_causal: bool = False,
     ):
-        memory = _as_tensor(memory)
+        tgt, memory = self._sequence(tgt, "tgt"), self._sequence(memory, "memory")
 
         def self_attention(x):
             return self._attention(self.self_attn, x, None, tgt_mask, tgt_key_padding_mask, tgt_is_causal)
@@ -965,4 +1051,4 @@ class TransformerDecoderLayer(_TransformerLayer):
                 self.multihead_attn, x, memory, memory_mask, memory_key_padding_mask, memory_is_causal
             )
 
-        return self._residuals(_as_tensor(tgt), [self_attention, cross_attention, self._feed_forward])
+        return self._residuals(tgt, [self_attention, cross_attention, self._feed_forward])

@@ -128,7 +128,11 @@ def test_attention_matches_pytorch():
             ValueError,
             r"query must be \(batch, length, 8\), got shape \(2, 3, 5\)",
         ),
-        (lambda: _layer()(np.ones((2, 3, 8)), key_padding_mask=np.ones((2, 4), bool)), ValueError, r"\(batch, S=3\)"),
+        (
+            lambda: _layer()(np.ones((2, 3, 8)), key_padding_mask=np.ones((2, 4), bool)),
+            ValueError,
+            r"\(batch, S\) = \(2, 3\)",
+        ),
         (lambda: _layer()(np.ones((2, 3, 8)), attn_mask=np.ones(3, bool)), ValueError, "attn_mask must be"),
         (lambda: _layer()(np.ones((2, 3, 8)), attn_mask=np.ones((3, 3), int)), TypeError, "bool or floating"),
     ],

@@ -96,12 +96,22 @@ class Backend:
         return f"<Backend {self.name}>"
 
 
+def below(xp, x, a, b):
+    """Uniform draws ``x`` in ``[a, b)``, rounded to their dtype, kept below ``b``: rounding reaches ``b``
+    (float16 draws in [0, 1) were 1.0 once in about 4000, NumPy's float64 ones in a narrow range too), and
+    those become the dtype's largest number below ``b`` (``a`` where there is none above it)."""
+    low, high = x.dtype.type(a), x.dtype.type(b)
+    return xp.minimum(x, max(np.nextafter(high, low), low))
+
+
 def _host_draw(rng: np.random.Generator, distribution, shape, dtype, a, b) -> np.ndarray:
     """The draws of :meth:`Backend.random` with NumPy's generator: tensorlib's seeded streams."""
     if distribution == "normal":
         return rng.normal(a, b, size=shape)
     if distribution == "uniform":
-        return rng.integers(a, b, size=shape) if dtype.kind in "iu" else rng.uniform(a, b, size=shape)
+        if dtype.kind in "iu":
+            return rng.integers(a, b, size=shape)
+        return below(np, rng.uniform(a, b, size=shape).astype(dtype, copy=False), a, b)
     if distribution == "truncated_normal":
         out = rng.normal(size=shape)
         bad = np.abs(out) > 2

@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-from .base import Backend, register
+from .base import Backend, below, register
 
 _NAME = "cupy"
 # Array API names a generic kernel may use, with NumPy-1-style spellings for an older CuPy.
@@ -173,7 +173,7 @@ class CupyBackend(Backend):
         elif distribution == "uniform" and dtype.kind in "iu":
             out = rng.integers(a, b, size=shape, dtype=np.int64)
         elif distribution == "uniform":
-            out = a + (b - a) * rng.random(shape, dtype=np.float64)
+            out = below(self.cupy, (a + (b - a) * rng.random(shape, dtype=np.float64)).astype(dtype), a, b)
         elif distribution == "truncated_normal":
             out = rng.standard_normal(shape, dtype=np.float64)
             bad = abs(out) > 2

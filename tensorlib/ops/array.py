@@ -1127,8 +1127,7 @@ _argsort.generic(
 
 
 def _take_along_infer(x, indices, *, axis):
-    if indices.dtype.kind not in "iu":
-        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    shape_ops.check_integer_indices(indices)
     if len(x.shape) != len(indices.shape):
         raise ValueError(f"indices of shape {indices.shape} must have the rank of x {x.shape}")
     ax = normalize_axis(axis, len(x.shape))
@@ -1170,19 +1169,19 @@ _take_along_grad = defop(
     "TakeAlongAxisGrad",
     inputs=("dy", "indices", "like"),
     attrs={"axis": -1},
-    infer=lambda dy, indices, like, *, axis: spec(like.shape, dy.dtype),
+    infer=lambda dy, indices, like, *, axis: shape_ops.check_integer_indices(indices) or spec(like.shape, dy.dtype),
     doc="Scatter-add dy at the taken positions (repeated indices add up).",
 )
 
 
 @_take_along_grad.kernel("numpy")
 def _take_along_grad_numpy(dy, indices, like, *, axis):
-    out = np.zeros(like.shape, dtype=dy.dtype)
+    out = np.zeros(like.shape, dtype=shape_ops.scatter_sum_dtype(np, dy.dtype))
     axis %= like.ndim
     grid = list(np.ogrid[tuple(slice(0, n) for n in indices.shape)]) if indices.ndim else []
     grid[axis] = indices % like.shape[axis] if like.shape[axis] else indices
     np.add.at(out, tuple(grid), dy)
-    return out
+    return out.astype(dy.dtype, copy=False)
 
 
 @_take_along_grad.generic
@@ -1194,7 +1193,9 @@ def _take_along_grad_kernel(xp, dy, indices, like, *, axis):
     indices = xp.where(indices < 0, indices + n, indices)
     targets = xp.reshape(xp.arange(n, dtype=indices.dtype), (n,) + (1,) * (indices.ndim - axis))
     hits = xp.expand_dims(indices, axis=axis) == targets  # [.., j, k, ..]: index k lands on j
-    return xp.sum(xp.where(hits, xp.expand_dims(dy, axis=axis), xp.zeros((), dtype=dy.dtype)), axis=axis + 1)
+    summing = shape_ops.scatter_sum_dtype(xp, dy.dtype)
+    picked = xp.where(hits, xp.expand_dims(xp.astype(dy, summing), axis=axis), xp.zeros((), dtype=summing))
+    return xp.astype(xp.sum(picked, axis=axis + 1), dy.dtype)
 
 
 register_gradient("TakeAlongAxisGrad", lambda node, g: apply(_take_along, (g, node.inputs[1]), node.attrs), None, None)

@@ -406,10 +406,16 @@ def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse, history):
         carry = list(out[:n_carry])
         for k in range(n_ys):
             ys[k][t] = out[n_carry + k]
-    specs = body.outputs
+    shapes = [tuple(s.shape) for s in body.outputs]
+    if not length and any(None in shape for shape in shapes):
+        # Traced with a size known only at run time (an LSTM's batch): one step on zeros gives the sizes of
+        # the empty stacks (xp.empty had raised "'NoneType' object cannot be interpreted as an integer").
+        probe = _run(body, carry + [xp.zeros(x.shape[1:], dtype=x.dtype) for x in xs] + outer)
+        shapes = [tuple(o.shape) for o in probe]
+    dtypes = [s.dtype for s in body.outputs]
+    order = list(range(n_carry, len(shapes))) + list(range(n_carry))  # the ys, then the carry's history
     stacked = [
-        xp.stack(y) if length else xp.empty((0,) + tuple(s.shape), dtype=s.dtype)
-        for y, s in zip(ys + history, list(specs[n_carry:]) + list(specs[:n_carry]))
+        xp.stack(y) if length else xp.empty((0,) + shapes[i], dtype=dtypes[i]) for y, i in zip(ys + history, order)
     ]
     return tuple(carry) + tuple(stacked)
 

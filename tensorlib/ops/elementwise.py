@@ -1044,9 +1044,18 @@ def where(condition, x=_NO_ARGUMENT, y=_NO_ARGUMENT):
     [1.0, -1.0]
     >>> tl.where(tl.tensor([0.0, 3.0, 4.0]))[0].numpy().tolist()
     [1, 2]
+
+    A condition that is not boolean holds where it is nonzero (NaN included), as in NumPy:
+
+    >>> tl.where(tl.tensor([0, 2]), 1.0, -1.0).numpy().tolist()
+    [-1.0, 1.0]
     """
     if x is _NO_ARGUMENT and y is _NO_ARGUMENT:
         return nonzero(condition)
     if x is _NO_ARGUMENT or y is _NO_ARGUMENT:
         raise TypeError("where: give both x and y, or neither (then the indices of the nonzero elements)")
+    if not isinstance(condition, Tensor) or condition.dtype != _dt.bool_:
+        condition = as_tensor(condition)
+        if condition.dtype != _dt.bool_:  # the Select op takes bools, as TensorFlow's
+            condition = math_ops.not_equal(condition, 0)
     return math_ops.where(condition, x, y)

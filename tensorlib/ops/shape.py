@@ -426,7 +426,16 @@ _getitem = defop(
     infer=_getitem_infer,
     doc="Basic indexing: ints, slices, None, Ellipsis.",
 )
-_getitem.generic(lambda xp, x, *, index: x[index])
+
+
+@_getitem.generic
+def _getitem_kernel(xp, x, *, index):
+    try:
+        return x[index]
+    except IndexError as e:  # an int beyond an axis whose size was unknown when the function was traced
+        raise IndexError(f"StridedSlice: {e} (x shape {tuple(x.shape)} {x.dtype})") from None
+
+
 register_gradient("StridedSlice", lambda node, g: _getitem_grad(g, node.inputs[0], index=node.attrs["index"]))
 
 _getitem_grad = defop(
@@ -448,9 +457,14 @@ def _getitem_grad_kernel(xp, dy, like, *, index):
 register_gradient("StridedSliceGrad", lambda node, g: getitem(g, node.attrs["index"]), None)
 
 
-def _take_infer(x, indices, *, axis):
+def check_integer_indices(indices) -> None:
+    """Index rules' check: a float or bool index would be truncated or read as 0/1 by a scatter's kernel."""
     if indices.dtype.kind not in "iu":
         raise TypeError(f"indices must be integers, got {indices.dtype}")
+
+
+def _take_infer(x, indices, *, axis):
+    check_integer_indices(indices)
     _require_axes(x, "take along an axis")
     ax = normalize_axis(axis, len(x.shape))
     return spec(x.shape[:ax] + tuple(indices.shape) + x.shape[ax + 1 :], x.dtype)
@@ -489,9 +503,15 @@ _take_grad = defop(
     "GatherV2Grad",
     inputs=("dy", "indices", "like"),
     attrs={"axis": 0},
-    infer=lambda dy, indices, like, *, axis: spec(like.shape, dy.dtype),
+    infer=lambda dy, indices, like, *, axis: check_integer_indices(indices) or spec(like.shape, dy.dtype),
     doc="Scatter-add dy at the gathered indices (repeated indices add up).",
 )
+
+
+def scatter_sum_dtype(xp, dtype):
+    """The dtype a scatter-add of ``dtype`` values sums in: float32 for float16 (DESIGN §6, as the reductions;
+    added one by one in float16, 5000 gradients of 1 stop at 2048 and 5000 values of 0.1 at 256), else ``dtype``."""
+    return xp.float32 if getattr(xp, "float16", None) is not None and dtype == xp.float16 else dtype
 
 
 @_take_grad.generic
@@ -500,24 +520,25 @@ def _take_grad_generic(xp, dy, indices, like, *, axis):
     axis %= like.ndim
     size = like.shape[axis]
     flat = xp.reshape(indices, (-1,)) % size if size else xp.reshape(indices, (-1,))
-    hot = xp.astype(flat[:, None] == xp.arange(size, dtype=flat.dtype)[None, :], dy.dtype)
-    src = xp.moveaxis(dy, tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
+    summing = scatter_sum_dtype(xp, dy.dtype)
+    hot = xp.astype(flat[:, None] == xp.arange(size, dtype=flat.dtype)[None, :], summing)
+    src = xp.moveaxis(xp.astype(dy, summing), tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
     rest = like.shape[:axis] + like.shape[axis + 1 :]
     summed = xp.matmul(xp.matrix_transpose(hot), xp.reshape(src, (flat.shape[0], _prod(rest))))
-    return xp.moveaxis(xp.reshape(summed, (size,) + rest), 0, axis)
+    return xp.astype(xp.moveaxis(xp.reshape(summed, (size,) + rest), 0, axis), dy.dtype)
 
 
 @_take_grad.kernel("numpy")
 def _take_grad_kernel(dy, indices, like, *, axis):
     xp = np
     axis %= like.ndim  # the moveaxis below counts dy's axes from the gather axis
-    out = xp.zeros(like.shape, dtype=dy.dtype)
+    out = xp.zeros(like.shape, dtype=scatter_sum_dtype(xp, dy.dtype))
     moved = xp.moveaxis(out, axis, 0)
     size = like.shape[axis]
     flat = (indices.reshape(-1) % size) if size else indices.reshape(-1)
     src = xp.moveaxis(dy, tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
     xp.add.at(moved, flat, src.reshape((flat.size,) + moved.shape[1:]))  # not -1: empty arrays
-    return out
+    return out.astype(dy.dtype, copy=False)
 
 
 register_gradient("GatherV2Grad", lambda node, g: take(g, node.inputs[1], axis=node.attrs["axis"]), None, None)
@@ -525,8 +546,7 @@ register_gradient("GatherV2Grad", lambda node, g: take(g, node.inputs[1], axis=n
 
 # ------------------------------------------------------------------ GatherNd, GatherNdGrad
 def _gather_nd_infer(params, indices):
-    if indices.dtype.kind not in "iu":
-        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    check_integer_indices(indices)
     if not indices.shape or indices.shape[-1] is None:
         raise ValueError(
             f"indices (shape {indices.shape}) must have a last axis of known length: how many leading axes of "
@@ -585,15 +605,27 @@ _gather_nd_grad = defop(
     "GatherNdGrad",
     inputs=("dy", "indices", "like"),
     attrs={},
-    infer=lambda dy, indices, like: spec(like.shape, dy.dtype),
+    infer=lambda dy, indices, like: _check_scatter_shapes(like, indices, dy) or spec(like.shape, dy.dtype),
     doc="Scatter-add dy at the gathered positions into zeros shaped like params (repeated positions add up).",
 )
+
+
+def _check_updates(op: str, updates, indices, shape: tuple) -> None:
+    """A ValueError naming ``op`` where ``updates`` is not shaped ``indices.shape[:-1] + shape[depth:]`` (the
+    shape rules check the sizes known when traced; the others are known here)."""
+    expected = tuple(indices.shape[:-1]) + tuple(shape[indices.shape[-1] :])
+    if tuple(updates.shape) != expected:
+        raise ValueError(
+            f"{op}: updates of shape {tuple(updates.shape)} must have shape indices.shape[:-1] + "
+            f"shape[indices.shape[-1]:] = {expected} (indices shape {tuple(indices.shape)}, shape {tuple(shape)})"
+        )
 
 
 def _gather_nd_grad_rows(xp, dy, indices, like):
     """``(dy, linear positions, like)`` flattened over the indexed axes: GatherV2Grad's operands along axis 0
     (``like``, whose shape alone is read, is an unwritten buffer)."""
     depth = indices.shape[-1]
+    _check_updates("GatherNdGrad", dy, indices, like.shape)
     linear = _linear_indices(xp, "GatherNdGrad", like.shape, indices)
     rest = tuple(like.shape[depth:])
     flat_like = xp.empty((_prod(like.shape[:depth]),) + rest, dtype=dy.dtype)
@@ -616,8 +648,13 @@ register_gradient("GatherNdGrad", lambda node, g: _gather_nd(g, node.inputs[1]),
 
 # ------------------------------------------------------------------ ScatterNdUpdate
 def _scatter_update_infer(tensor, indices, updates):
-    if indices.dtype.kind not in "iu":
-        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    _check_scatter_shapes(tensor, indices, updates)
+    return spec(tensor.shape, tensor.dtype)
+
+
+def _check_scatter_shapes(tensor, indices, updates) -> None:
+    """The shape rule of a scatter of ``updates`` at ``indices`` into a tensor shaped like ``tensor``."""
+    check_integer_indices(indices)
     if not indices.shape or indices.shape[-1] is None or indices.shape[-1] > len(tensor.shape):
         raise ValueError(
             f"indices (shape {indices.shape}) need a last axis of known length, at most the rank of tensor "
@@ -631,7 +668,6 @@ def _scatter_update_infer(tensor, indices, updates):
             f"updates (shape {updates.shape}) must have shape indices.shape[:-1] + tensor.shape[indices.shape[-1]:] "
             f"= {expected}"
         )
-    return spec(tensor.shape, tensor.dtype)
 
 
 _scatter_update = defop(
@@ -672,6 +708,7 @@ def _winning_updates(xp, linear, rows: int):
 
 @_scatter_update.generic
 def _scatter_update_kernel(xp, tensor, indices, updates):
+    _check_updates("ScatterNdUpdate", updates, indices, tensor.shape)
     depth = indices.shape[-1]
     rest = tuple(tensor.shape[depth:])
     rows = _prod(tensor.shape[:depth])
@@ -687,6 +724,7 @@ def _scatter_update_kernel(xp, tensor, indices, updates):
 
 @_scatter_update.kernel("numpy")
 def _scatter_update_numpy(tensor, indices, updates):
+    _check_updates("ScatterNdUpdate", updates, indices, tensor.shape)
     depth = indices.shape[-1]
     linear = _linear_indices(np, "ScatterNdUpdate", tensor.shape, indices).reshape(-1)
     out = np.array(tensor, copy=True)
@@ -700,7 +738,7 @@ _kept_updates = defop(
     "ScatterNdKept",
     inputs=("indices", "like"),
     attrs={},
-    infer=lambda indices, like: spec(tuple(indices.shape[:-1]), np.dtype(bool)),
+    infer=lambda indices, like: check_integer_indices(indices) or spec(tuple(indices.shape[:-1]), np.dtype(bool)),
     differentiable=False,
     doc="Per update of a ScatterNdUpdate into a tensor shaped like `like`, whether it is kept (no later update "
     "writes its position).",
@@ -738,8 +776,7 @@ register_gradient(
 def _one_hot_infer(indices, *, depth, on_value, off_value, axis, dtype):
     if depth < 0:
         raise ValueError(f"depth must not be negative, got {depth}")
-    if indices.dtype.kind not in "iu":
-        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    check_integer_indices(indices)
     shape = list(indices.shape)
     shape.insert(normalize_axis(axis, len(shape) + 1), depth)
     return spec(tuple(shape), _dt.as_dtype(dtype))
@@ -932,27 +969,92 @@ def _check_pad_value(x, value):
 
 def integer_indices(indices):
     """A Python list or tuple of indices as NumPy reads it: an empty one is an empty integer index
-    (``np.asarray([])`` alone is float64, which a gather rejects); anything else is left as it is."""
+    (``np.asarray([])`` alone is float64, which a gather rejects); a uint64 NumPy array, a dtype tensors do
+    not have, as int64 where its values fit (a larger one is out of bounds anyway: the gather says so);
+    anything else is left as it is."""
     if isinstance(indices, (list, tuple)):
         array = np.asarray(indices)
         return array.astype(np.int64) if array.size == 0 else array
+    if isinstance(indices, (np.ndarray, np.unsignedinteger)) and indices.dtype == np.uint64:
+        if not indices.size or indices.max() <= np.iinfo(np.int64).max:
+            return indices.astype(np.int64)
     return indices
 
 
-def take(x, indices, axis: int | None = 0) -> Tensor:
+def take(x, indices, axis: int | None = 0, mode: str = "raise") -> Tensor:
     """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``); ``axis=None``
-    takes from the flattened ``x`` as NumPy does (the default, 0, is TensorFlow's ``gather``'s).
+    takes from the flattened ``x`` as NumPy does (the default, 0, is TensorFlow's ``gather``'s).  Negative
+    indices count from the end; ``mode`` says what an index outside the axis does: ``"raise"`` an IndexError,
+    ``"wrap"`` wraps it around, ``"clip"`` clips it to the axis (a negative one to 0), as in NumPy.
 
     >>> import tensorlib as tl
     >>> tl.take(tl.tensor([[1, 2], [3, 4]]), [3, 0], axis=None).numpy().tolist()
     [4, 1]
+    >>> tl.take(tl.tensor([1, 2, 3]), [-1, 5], mode="clip").numpy().tolist()
+    [1, 3]
     """
     if axis is None:
-        return take(reshape(x, (-1,)), indices, 0)
-    return apply(_take, (x, integer_indices(indices)), {"axis": as_int(axis, "take: axis")})
+        return take(reshape(x, (-1,)), indices, 0, mode)
+    indices = integer_indices(indices)
+    if mode != "raise":
+        indices = _indices_in_range(x, indices, as_int(axis, "take: axis"), mode)
+    return apply(_take, (x, indices), {"axis": as_int(axis, "take: axis")})
 
 
-gather = take
+def _indices_in_range(x, indices, axis: int, mode: str) -> Tensor:
+    """``indices`` wrapped around or clipped to ``x``'s axis (numpy.take's modes)."""
+    from .math import cast, clip
+
+    if mode not in ("wrap", "clip"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    x, indices = as_tensor(x), as_tensor(indices)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"take: indices must be integers, got {indices.dtype} (x shape {x.shape} {x.dtype})")
+    ax = normalize_axis(axis, x.ndim, f"take (x shape {x.shape}): axis")
+    size = x.shape[ax] if x.shape[ax] is not None else cast(shape_size(x, (ax,)), indices.dtype)
+    if isinstance(size, int) and size == 0:  # nothing to wrap or clip to: an index is out of bounds (GatherV2 says so)
+        return indices
+    if mode == "wrap":
+        return indices % size
+    return clip(indices, 0, size - 1)
+
+
+def gather(params, indices, axis: int | None = None, batch_dims: int = 0) -> Tensor:
+    """TensorFlow's ``gather``: slices of ``params`` along ``axis`` at integer ``indices``, the first
+    ``batch_dims`` axes of ``params`` and ``indices`` shared (each batch gathers with its own indices).  The
+    result has shape ``params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:]``.
+    ``axis=None`` is ``batch_dims`` as given (TensorFlow's default, not :func:`take`'s flattening); a negative
+    ``batch_dims`` counts from the end of ``indices``' axes; negative indices count from the end.  The
+    gradient scatter-adds into ``params``, repeated indices summing.
+
+    >>> import tensorlib as tl
+    >>> params = tl.tensor([[1, 2, 3], [4, 5, 6]])
+    >>> tl.gather(params, [2, 0], axis=1).numpy().tolist()
+    [[3, 1], [6, 4]]
+    >>> tl.gather(params, [[2, 0], [1, 1]], axis=1, batch_dims=1).numpy().tolist()
+    [[3, 1], [5, 5]]
+    """
+    params, indices = as_tensor(params), as_tensor(integer_indices(indices))
+    where = f"(params shape {params.shape} {params.dtype}, indices shape {indices.shape} {indices.dtype})"
+    given = as_int(batch_dims, "gather: batch_dims")
+    batch_dims = given + indices.ndim if given < 0 else given
+    if not 0 <= batch_dims <= indices.ndim or batch_dims > params.ndim:
+        raise ValueError(f"gather: batch_dims {given} is outside [-rank, rank] of indices {where}")
+    # TensorFlow's default axis is batch_dims as given: a negative one counts from the end of params' axes.
+    axis = given if axis is None else as_int(axis, "gather: axis")
+    axis = normalize_axis(axis, params.ndim, f"gather {where}: axis")
+    if axis < batch_dims:
+        raise ValueError(f"gather: axis {axis} must not be less than batch_dims {batch_dims} {where}")
+    if not batch_dims:
+        return take(params, indices, axis)
+    # The gathered axis goes after the batch axes, one gather_nd with batch_dims picks each index, and the
+    # axes between the batch axes and the gathered one go back in front of the indices' own axes.
+    before = tuple(range(batch_dims, axis))
+    moved = transpose(params, tuple(range(batch_dims)) + (axis,) + before + tuple(range(axis + 1, params.ndim)))
+    out = gather_nd(moved, expand_dims(indices, -1), batch_dims)
+    own, after = tuple(range(batch_dims, indices.ndim)), indices.ndim + len(before)
+    between = tuple(range(indices.ndim, after))
+    return transpose(out, tuple(range(batch_dims)) + between + own + tuple(range(after, out.ndim)))
 
 
 def _concrete_bounds(op: str, indices, shape: tuple, first_axis: int = 0) -> None:
@@ -1015,6 +1117,17 @@ def _batched_gather_nd(params, indices, batch_dims: int) -> Tensor:
     return _gather_nd(params, concat([prefix, indices], axis=-1))
 
 
+def _scatter_operands(name: str, indices, updates) -> tuple:
+    """``indices`` and ``updates`` as tensors, the indices integers (GatherNdGrad's rule would name itself)."""
+    indices, updates = as_tensor(integer_indices(indices)), as_tensor(updates)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name}: indices must be integers, got {indices.dtype} (indices shape {indices.shape}, updates "
+            f"shape {updates.shape} {updates.dtype})"
+        )
+    return indices, updates
+
+
 def scatter_nd(indices, updates, shape) -> Tensor:
     """TensorFlow's ``scatter_nd``: zeros of ``shape`` with each slice of ``updates`` added at its position
     in ``indices`` (as in :func:`gather_nd`; repeated positions add up).  Differentiable in ``updates``.
@@ -1023,8 +1136,7 @@ def scatter_nd(indices, updates, shape) -> Tensor:
     >>> tl.scatter_nd([[1], [3], [1]], tl.tensor([1.0, 2.0, 3.0]), [5]).numpy().tolist()
     [0.0, 4.0, 0.0, 2.0, 0.0]
     """
-    indices = as_tensor(integer_indices(indices))
-    updates = as_tensor(updates)
+    indices, updates = _scatter_operands("scatter_nd", indices, updates)
     shape = _shape_attr(shape, "scatter_nd: shape")
     depth = indices.shape[-1] if indices.ndim else None
     expected = None if depth is None else tuple(indices.shape[:-1]) + shape[depth:]
@@ -1047,8 +1159,9 @@ def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:
     [4.0, 1.0, 4.0, 1.0]
     """
     tensor = as_tensor(tensor)
-    if None in tensor.shape:
-        raise ValueError(f"tensor_scatter_nd_add: tensor needs a known shape, got {tensor.shape}")
+    indices, updates = _scatter_operands("tensor_scatter_nd_add", indices, updates)
+    if None in tensor.shape:  # sizes traced as unknown: GatherNdGrad reads the tensor's shape at run time
+        return tensor + _gather_nd_grad(updates, indices, tensor)
     return tensor + scatter_nd(indices, updates, tensor.shape)
 
 
@@ -1063,7 +1176,7 @@ def tensor_scatter_nd_update(tensor, indices, updates) -> Tensor:
     [0.0, 3.0, 0.0, 2.0]
     """
     tensor = as_tensor(tensor)
-    indices = as_tensor(integer_indices(indices))
+    indices, updates = _scatter_operands("tensor_scatter_nd_update", indices, updates)
     _concrete_bounds("tensor_scatter_nd_update", indices, tensor.shape)
     return _scatter_update(tensor, indices, updates)
 
@@ -1146,15 +1259,21 @@ class _IndexUpdate:
         from .math import cast
 
         t = self._tensor
-        if None in t.shape:
-            raise ValueError(f"Tensor.at[...]: the tensor needs a known shape, got {t.shape}")
-        positions = getitem(_positions_like(t), self._index)
+        try:
+            positions = getitem(_positions_like(t), self._index)
+        except (IndexError, TypeError) as e:  # it read the int64 positions: say whose index it is
+            raise type(e)(f"Tensor.at[...]: {e} (tensor shape {t.shape} {t.dtype})") from None
         values = as_tensor(values)
         if values.dtype != t.dtype:
             _check_lossless(values, t)
             values = cast(values, t.dtype)
         try:
-            values = broadcast_to(values, positions.shape)
+            if None in positions.shape:  # sizes traced as unknown: broadcast at run time
+                if len(values.shape) > len(positions.shape):
+                    raise ValueError
+                values = broadcast_like(values, positions)
+            else:
+                values = broadcast_to(values, positions.shape)
         except ValueError:
             raise ValueError(
                 f"Tensor.at[...]: values of shape {values.shape} do not broadcast to the indexed shape "
@@ -1166,7 +1285,7 @@ class _IndexUpdate:
             out = flat + _gather_nd_grad(values, where, flat)
         else:
             out = _scatter_update(flat, where, values)
-        return reshape(out, t.shape)
+        return reshape(out, t.shape) if None not in t.shape else reshape_like(out, t)
 
 
 def boolean_mask(tensor, mask, axis: int = 0) -> Tensor:
@@ -1191,17 +1310,54 @@ def boolean_mask(tensor, mask, axis: int = 0) -> Tensor:
 
 
 def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, axis: int = -1, dtype=_dt.float32) -> Tensor:
+    """TensorFlow's ``one_hot``: ``on_value`` where an index equals the position along the new ``axis`` of
+    length ``depth``, ``off_value`` elsewhere (an index outside ``[0, depth)`` gives a row of ``off_value``).
+    The values are numbers that ``dtype`` holds exactly (2.5 for int32 is a TypeError, as in TensorFlow).
+
+    >>> import tensorlib as tl
+    >>> tl.one_hot([2, -1], 3, on_value=5, off_value=0, dtype="int32").numpy().tolist()
+    [[0, 0, 5], [0, 0, 0]]
+    """
+    dtype = _dt.as_dtype(dtype)
     return apply(
         _one_hot,
         (indices,),
         {
             "depth": as_int(depth, "one_hot: depth"),
-            "on_value": on_value,
-            "off_value": off_value,
+            "on_value": _one_hot_value(on_value, dtype, "on_value"),
+            "off_value": _one_hot_value(off_value, dtype, "off_value"),
             "axis": as_int(axis, "one_hot: axis"),
-            "dtype": _dt.as_dtype(dtype),
+            "dtype": dtype,
         },
     )
+
+
+def _one_hot_value(value, dtype, what: str):
+    """``value`` as the Python number the kernel fills with; a TypeError where it is not one number that
+    ``dtype`` holds (the cast truncated 2.5 to 2 for int32, made 2 True, 1e300 inf in float32, and a list
+    filled each class with its own value)."""
+    if type(value) in (float, int, bool) and value in (0, 1):  # the defaults: every dtype holds them
+        return value
+    given = value
+    if isinstance(value, Tensor):
+        if value.is_symbolic:
+            raise TypeError(f"one_hot: {what} must be a number known when tl.function traces, got {value!r}")
+        value = value.numpy()
+    dispatch.check_int_range(value, dtype, f"one_hot: {what}")
+    array = np.asarray(value)
+    exact = array.ndim == 0 and array.dtype.kind in "biufc"
+    if exact and array.dtype.kind == "c" and dtype.kind != "c":  # the imaginary part must be 0
+        exact, array = bool(array.imag == 0), array.real
+    if exact:
+        with np.errstate(invalid="ignore", over="ignore"):
+            cast = array.astype(dtype)
+            if array.dtype.kind != dtype.kind:
+                exact = bool(cast == array)
+            elif array.dtype.kind in "fc":
+                exact = bool(np.isfinite(cast) or not np.isfinite(array))
+    if not exact:
+        raise TypeError(f"one_hot: {what} {given!r} is not a number that dtype {dtype} holds exactly")
+    return cast.item()
 
 
 def _is_advanced(i):
@@ -1373,7 +1529,11 @@ def getitem(x, index) -> Tensor:
         index = (index,)
     index = tuple(_bool_scalar_or_self(integer_indices(i) if isinstance(i, list) else i) for i in index)
     scalars = [k for k, i in enumerate(index) if isinstance(i, (bool, np.bool_))]
-    if scalars and (len(scalars) > 1 or any(_is_advanced(i) for i in index)):
+    # A boolean scalar is an advanced index, and so are the ints beside it: where a slice, None or Ellipsis
+    # separates them, their axes go first (x[1, :, True] has shape (1,) + x.shape[1:]).
+    ints = [k for k, i in enumerate(index) if isinstance(i, (int, np.integer)) and not _is_bool(i)]
+    separated = bool(scalars and ints) and max(ints + scalars) - min(ints + scalars) + 1 != len(ints + scalars)
+    if scalars and (len(scalars) > 1 or separated or any(_is_advanced(i) for i in index)):
         index = _masks_as_positions(x, index) if any(_is_advanced(i) and _is_mask(i) for i in index) else index
         return _gather_arrays(x, index, [k for k, i in enumerate(index) if _is_advanced(i) or _is_bool(i)])
     if scalars:

@@ -22,6 +22,7 @@ from .._shapes import broadcast_shapes
 from ._common import _op_type
 from .activations import log_softmax
 from .composed import _float_or_float64
+from .normalization import _widened
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -36,8 +37,16 @@ def _reduced(loss: Tensor, reduction: str, name: str) -> Tensor:
     raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
 
 
+def _rounded(loss: Tensor, dtype) -> Tensor:
+    """``loss`` (computed in float32 for float16 inputs) in the inputs' ``dtype``, rounded once."""
+    return loss if loss.dtype == dtype else math_ops.cast(loss, dtype)
+
+
 def _pair(input, target, name: str):
-    """``input`` and ``target`` as float tensors (integers as float64) of one dtype, their shapes broadcasting."""
+    """``input`` and ``target`` as float tensors (integers as float64) of one dtype, their shapes broadcasting.
+
+    The losses compute float16 in float32 and round once (as PyTorch's kernels do): a float16 square or sum of
+    squares overflows from 256 (``mse_loss`` of a difference of 300 was inf, its mean 45000 fits float16)."""
     x, y = _float_or_float64(input, name, "input"), _float_or_float64(target, name, "target")
     try:
         broadcast_shapes(x.shape, y.shape)
@@ -59,7 +68,7 @@ def mse_loss(input, target, reduction: str = "mean") -> Tensor:
     2.5
     """
     x, y = _pair(input, target, "mse_loss")
-    return _reduced(math_ops.square(x - y), reduction, "mse_loss")
+    return _rounded(_reduced(math_ops.square(_widened(x) - _widened(y)), reduction, "mse_loss"), x.dtype)
 
 
 @_op_type(None, tensors=("input", "target"))
@@ -71,7 +80,7 @@ def l1_loss(input, target, reduction: str = "mean") -> Tensor:
     1.5
     """
     x, y = _pair(input, target, "l1_loss")
-    return _reduced(math_ops.abs(x - y), reduction, "l1_loss")
+    return _rounded(_reduced(math_ops.abs(_widened(x) - _widened(y)), reduction, "l1_loss"), x.dtype)
 
 
 def _check_positive(value, what: str, name: str) -> float:
@@ -92,11 +101,11 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Te
     """
     delta = _check_positive(delta, "delta", "huber_loss")
     x, y = _pair(input, target, "huber_loss")
-    d = math_ops.abs(x - y)
+    d = math_ops.abs(_widened(x) - _widened(y))
     small = math_ops.less(d, delta)
     clipped = elementwise_ops.where(small, d, 0.0)  # no gradient through the branch that is not taken
     loss = elementwise_ops.where(small, 0.5 * math_ops.square(clipped), delta * (d - 0.5 * delta))
-    return _reduced(loss, reduction, "huber_loss")
+    return _rounded(_reduced(loss, reduction, "huber_loss"), x.dtype)
 
 
 @_op_type(None, tensors=("input", "target"))
@@ -135,10 +144,13 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
                 f"binary_cross_entropy: input must hold probabilities in [0, 1], got values in "
                 f"[{values.min()}, {values.max()}] (shape {tuple(x.shape)}, {x.dtype})"
             )
-    loss = -(y * _clamped_log(x) + (1.0 - y) * _clamped_log(1.0 - x))
+    dtype, p, t = x.dtype, _widened(x), _widened(y)
+    loss = -(t * _clamped_log(p) + (1.0 - t) * _clamped_log(1.0 - p))
     if weight is not None:
-        loss = loss * as_tensor(weight)
-    return _reduced(loss, reduction, "binary_cross_entropy")
+        weight = as_tensor(weight)
+        dtype = _dt.promote_types(dtype, weight.dtype)
+        loss = loss * _widened(weight)
+    return _rounded(_reduced(loss, reduction, "binary_cross_entropy"), dtype)
 
 
 def _clamped_log(p: Tensor) -> Tensor:
@@ -160,6 +172,7 @@ def kl_div(input, target, reduction: str = "mean", log_target: bool = False) -> 
     0.510826
     """
     x, y = _pair(input, target, "kl_div")
+    dtype, x, y = x.dtype, _widened(x), _widened(y)
     if log_target:
         loss = math_ops.exp(y) * (y - x)
     else:
@@ -169,8 +182,8 @@ def kl_div(input, target, reduction: str = "mean", log_target: bool = False) -> 
     if reduction == "batchmean":
         if x.ndim == 0:
             raise ValueError("kl_div: reduction='batchmean' needs an input with a batch axis, got a 0-d input")
-        return reduce_ops.sum(loss) / shape_ops.shape_size(x, (0,)).astype(loss.dtype)
-    return _reduced(loss, reduction, "kl_div")
+        return _rounded(reduce_ops.sum(loss) / shape_ops.shape_size(x, (0,)).astype(loss.dtype), dtype)
+    return _rounded(_reduced(loss, reduction, "kl_div"), dtype)
 
 
 def _class_axis(x: Tensor, name: str) -> None:
@@ -238,10 +251,10 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: st
     """
     x = _float_or_float64(input, "nll_loss", "input")
     _class_axis(x, "nll_loss")
-    loss, w, kept = _picked(x, target, weight, ignore_index, "nll_loss")
+    loss, w, kept = _picked(_widened(x), target, weight, ignore_index, "nll_loss")
     if reduction == "mean":
-        return _weighted_mean(loss * w, kept, reduce_ops.sum(w))
-    return _reduced(elementwise_ops.where(kept, loss * w, 0.0), reduction, "nll_loss")
+        return _rounded(_weighted_mean(loss * w, kept, reduce_ops.sum(w)), x.dtype)
+    return _rounded(_reduced(elementwise_ops.where(kept, loss * w, 0.0), reduction, "nll_loss"), x.dtype)
 
 
 @_op_type(None, tensors=("input", "target", "weight"))
@@ -264,6 +277,7 @@ def cross_entropy(
     if not 0.0 <= eps <= 1.0:
         raise ValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}")
     axis = 1 if x.ndim > 1 else 0
+    dtype, x = x.dtype, _widened(x)
     log_probs = log_softmax(x, axis=axis)
     classes = x.shape[axis]
     target = as_tensor(target)
@@ -279,7 +293,7 @@ def cross_entropy(
         if weight is not None:
             terms = terms * shape_ops.reshape(as_tensor(weight).astype(x.dtype), tuple(w_shape))
         loss = -reduce_ops.sum(terms, axis=axis)
-        return _reduced(loss, reduction, name)
+        return _rounded(_reduced(loss, reduction, name), dtype)
     loss, w, kept = _picked(log_probs, target, weight, ignore_index, name)
     loss = loss * w
     total = reduce_ops.sum(w)
@@ -290,8 +304,8 @@ def cross_entropy(
         smooth = -reduce_ops.sum(terms, axis=axis)  # its mean divides by the target weights' sum too (PyTorch)
         loss = loss * (1.0 - eps) + smooth * (eps / classes)
     if reduction == "mean":
-        return _weighted_mean(loss, kept, total)
-    return _reduced(elementwise_ops.where(kept, loss, 0.0), reduction, name)
+        return _rounded(_weighted_mean(loss, kept, total), dtype)
+    return _rounded(_reduced(elementwise_ops.where(kept, loss, 0.0), reduction, name), dtype)
 
 
 @_op_type(None, tensors=("x1", "x2"))
@@ -304,12 +318,12 @@ def cosine_similarity(x1, x2, axis: int = 1, eps: float = 1e-8) -> Tensor:
     array([0.70710677, 1.        ], dtype=float32)
     """
     a, b = _pair(x1, x2, "cosine_similarity")
-    eps = float(eps)
+    dtype, a, b, eps = a.dtype, _widened(a), _widened(b), float(eps)
 
     def norm(v):  # max(|v|, eps) as sqrt(max(|v|^2, eps^2)): no infinite derivative of sqrt at a zero vector
         return math_ops.sqrt(math_ops.maximum(reduce_ops.sum(math_ops.square(v), axis=axis), eps * eps))
 
-    return reduce_ops.sum(a * b, axis=axis) / (norm(a) * norm(b))
+    return _rounded(reduce_ops.sum(a * b, axis=axis) / (norm(a) * norm(b)), dtype)
 
 
 # ------------------------------------------------------------------ connectionist temporal classification
@@ -372,6 +386,7 @@ def ctc_loss(
     lp = _float_or_float64(log_probs, name, "log_probs")
     if lp.ndim != 3 or None in lp.shape:
         raise ValueError(f"{name}: log_probs must be (T, N, C) of known sizes, got {tuple(lp.shape)} ({lp.dtype})")
+    dtype, lp = lp.dtype, _widened(lp)
     frames, batch, classes = lp.shape
     lengths_in = np.asarray(input_lengths.numpy() if isinstance(input_lengths, Tensor) else input_lengths)
     lengths_out = np.asarray(target_lengths.numpy() if isinstance(target_lengths, Tensor) else target_lengths)
@@ -399,7 +414,7 @@ def ctc_loss(
     # (T, N, U): each frame's log-probability of each extended label
     emit = array_ops.take_along_axis(lp, _as_int64(np.broadcast_to(extended, (frames, batch, width))), axis=2)
     minus_inf = -float("inf")
-    start = np.where(position < np.minimum(2, used)[:, None], 0.0, minus_inf)
+    start = np.where(position < np.minimum(2, used)[:, None], 0.0, minus_inf).astype(lp.dtype)
     alpha = elementwise_ops.where(_as_bool(position[None, :] < used[:, None]), emit[0] + start, minus_inf)
     alive = np.arange(frames)[:, None] < lengths_in[None, :]  # (T, N)
 
@@ -418,15 +433,15 @@ def ctc_loss(
     before = elementwise_ops.where(_as_bool(used > 1), before, minus_inf)
     log_likelihood = _log_sum_exp3(last, before, math_ops.zeros_like(last) + minus_inf)
     log_likelihood = elementwise_ops.where(
-        _as_bool(lengths_in > 0), log_likelihood, np.where(lengths_out == 0, 0.0, minus_inf)
+        _as_bool(lengths_in > 0), log_likelihood, np.where(lengths_out == 0, 0.0, minus_inf).astype(lp.dtype)
     )
     loss = -log_likelihood
     if zero_infinity:
         infinite = math_ops.equal(loss, float("inf"))
         loss = elementwise_ops.where(infinite, 0.0, loss)
     if reduction == "mean":
-        return reduce_ops.mean(loss / np.maximum(lengths_out, 1).astype(lp.dtype))
-    return _reduced(loss, reduction, name)
+        return _rounded(reduce_ops.mean(loss / np.maximum(lengths_out, 1).astype(lp.dtype)), dtype)
+    return _rounded(_reduced(loss, reduction, name), dtype)
 
 
 def _as_int64(values: np.ndarray) -> Tensor:

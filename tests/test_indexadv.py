@@ -1,0 +1,268 @@
+"""Indexing, gather and scatter at their edges (the adversarial round): float16 scatter-adds against float64
+sums, ..."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+REPEATS = np.zeros(5000, np.int64)  # one position read 5000 times: float16 steps are 2 beyond 2048
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda t: tl.take(t, REPEATS),
+        lambda t: t[REPEATS],
+        lambda t: t[None][REPEATS, REPEATS],
+        lambda t: tl.gather_nd(t, REPEATS[:, None]),
+        lambda t: tl.take_along_axis(t, REPEATS, 0),
+        lambda t: tl.nn.embedding_lookup(t[:, None], REPEATS),
+    ],
+    ids=["take", "getitem", "two_arrays", "gather_nd", "take_along_axis", "embedding_lookup"],
+)
+def test_float16_gather_gradients_sum_repeats_in_float32(read):
+    # Added one by one in float16 the gradient stopped at 2048 (PyTorch and JAX too); tl.sum gives 5000.
+    grad = tl.grad(lambda t: tl.sum(read(t)))(tl.tensor(np.ones(3, np.float16)))
+    assert grad.dtype == np.float16
+    np.testing.assert_array_equal(grad.numpy(), np.bincount(REPEATS, minlength=3).astype(np.float16))
+
+
+@pytest.mark.parametrize(
+    "scatter",
+    [
+        lambda u: tl.scatter_nd(REPEATS[:, None], u, (3,)),
+        lambda u: tl.tensor_scatter_nd_add(tl.zeros(3, dtype="float16"), REPEATS[:, None], u),
+        lambda u: tl.zeros(3, dtype="float16").at[REPEATS].add(u),
+    ],
+    ids=["scatter_nd", "tensor_scatter_nd_add", "at_add"],
+)
+def test_float16_scatter_adds_sum_in_float32(scatter):
+    updates = np.full(5000, 0.1, np.float16)
+    expected = np.bincount(REPEATS, updates.astype(np.float64), minlength=3).astype(np.float16)  # 500, not 256
+    np.testing.assert_array_equal(scatter(tl.tensor(updates)).numpy(), expected)
+
+
+@pytest.mark.parametrize("op_type", ["GatherV2Grad", "TakeAlongAxisGrad"])
+def test_float16_generic_scatter_kernels_sum_in_float32(op_type):
+    dy = np.full(5000, 0.1, np.float16)
+    out = tl.ops.get(op_type).generic_kernel(np, dy, REPEATS, np.zeros(3, np.float16), axis=0)
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out, np.bincount(REPEATS, dy.astype(np.float64), minlength=3).astype(np.float16))
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda i: tl.scatter_nd(i, tl.tensor([1.0]), [3]), "scatter_nd"),
+        (lambda i: tl.tensor_scatter_nd_add(tl.zeros(3), i, tl.tensor([1.0])), "tensor_scatter_nd_add"),
+        (lambda i: tl.tensor_scatter_nd_update(tl.zeros(3), i, tl.tensor([1.0])), "tensor_scatter_nd_update"),
+        (lambda i: tl.ops.get("GatherNdGrad")(tl.tensor([1.0]), i, tl.zeros(3)), "GatherNdGrad"),
+        (lambda i: tl.ops.get("GatherV2Grad")(tl.tensor([1.0]), i[0], tl.zeros(3)), "GatherV2Grad"),
+        (lambda i: tl.ops.get("TakeAlongAxisGrad")(tl.tensor([1.0]), i[0], tl.zeros(3)), "TakeAlongAxisGrad"),
+    ],
+)
+@pytest.mark.parametrize("indices", [[[1.7]], np.array([[True]])], ids=["float", "bool"])
+def test_scatters_refuse_float_and_bool_indices(call, name, indices):
+    # scatter_nd([[1.7]], [1.0], [3]) gave [0, 1, 0] (truncated; NumPy and TensorFlow refuse a float index).
+    with pytest.raises(TypeError, match=rf"^{name}: indices must be integers, got (float|bool)"):
+        call(tl.tensor(np.asarray(indices)))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"on_value": 2.5, "dtype": "int32"},
+        {"off_value": -1.5, "dtype": "int64"},
+        {"on_value": float("nan"), "dtype": "int32"},
+        {"on_value": 2, "dtype": "bool"},
+        {"on_value": 1e300, "dtype": "float32"},
+        {"on_value": 1 + 2j, "dtype": "float64"},
+        {"on_value": [1.0, 2.0, 3.0]},
+        {"on_value": None},
+    ],
+    ids=repr,
+)
+def test_one_hot_refuses_values_its_dtype_cannot_hold(kwargs):
+    # The cast filled int32 with 2 for 2.5 (TensorFlow: TypeError), float32 with inf for 1e300, None with NaN,
+    # and a list gave each class its own value.
+    with pytest.raises(TypeError, match=r"^one_hot: (on|off)_value .* is not a number that dtype \w+ holds exactly"):
+        tl.one_hot([1, 0], 3, **kwargs)
+
+
+def test_one_hot_fills_on_and_off_values_of_its_dtype():
+    indices = np.array([[0, 2], [-1, 3]])
+    for kwargs in [{}, {"on_value": 5, "off_value": -1, "dtype": "int32"}, {"on_value": tl.tensor(3.0), "axis": 0}]:
+        hot = tl.one_hot(indices, 3, **kwargs)
+        dtype = np.dtype(kwargs.get("dtype", "float32"))
+        on, off = float(np.asarray(kwargs.get("on_value", 1))), kwargs.get("off_value", 0)
+        expected = np.where(indices[..., None] == np.arange(3), on, off).astype(dtype)
+        np.testing.assert_array_equal(hot.numpy(), np.moveaxis(expected, -1, kwargs.get("axis", -1)))
+        assert hot.dtype == dtype
+
+
+def test_boolean_scalars_beside_separated_ints_put_their_axes_first():
+    # NumPy reads a boolean scalar as an advanced index, and the ints with it: x[1, :, True] has shape (1, 3, 2)
+    # for x of shape (2, 3, 2); it gave (3, 1, 2), the elements in another order (also x[1, ..., True]).
+    x = np.arange(12.0).reshape(2, 3, 2)
+    items = [1, -1, slice(None), slice(None, None, -1), None, Ellipsis, True, False]
+    checked = 0
+    for index in itertools.product(items, repeat=3):
+        if not any(_is_bool(i) for i in index):
+            continue
+        try:
+            expected = x[index]
+        except IndexError:
+            continue
+        got = tl.tensor(x)[index]
+        assert got.shape == expected.shape, index
+        np.testing.assert_array_equal(got.numpy(), expected)
+        w = np.arange(1.0, expected.size + 1).reshape(expected.shape)
+        scattered = np.zeros(x.size)
+        np.add.at(scattered, np.arange(x.size).reshape(x.shape)[index].ravel(), w.ravel())
+        grad = tl.grad(lambda t, index=index, w=w: tl.sum(t[index] * w))(tl.tensor(x))
+        np.testing.assert_array_equal(grad.numpy(), scattered.reshape(x.shape))
+        checked += 1
+    assert checked > 200
+
+
+def _is_bool(i):
+    return isinstance(i, bool)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [np.array([0, 2, -1]), np.array([0.0, np.nan, 0.5]), np.array([0j, 1j, 0]), [0, 1, 0], np.array(3)],
+    ids=["int", "float_nan", "complex", "list", "0d"],
+)
+def test_where_reads_a_non_boolean_condition_as_numpy(condition):
+    # tl.where (numpy.where) raised 'Select: condition must be bool' for these; NumPy and JAX take nonzero as true.
+    x, y = np.arange(6.0).reshape(2, 3), np.array([10.0, 20.0, 30.0])
+    expected = np.where(condition, x, y)
+    np.testing.assert_array_equal(tl.where(condition, x, y).numpy(), expected)
+    traced = tl.function(lambda c, x: tl.where(c, x, y))(np.asarray(condition), x)
+    np.testing.assert_array_equal(traced.numpy(), expected)
+    grad = tl.grad(lambda t: tl.sum(tl.where(condition, t, y)))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.broadcast_to(np.asarray(condition) != 0, x.shape).astype(float))
+
+
+def test_traced_int_index_beyond_an_unknown_size_names_strided_slice():
+    # The shape rule cannot check t[7] when the size is unknown; the kernel raised NumPy's bare
+    # 'index 7 is out of bounds for axis 0 with size 4'.
+    f = tl.function(lambda t: t[7, -1], input_signature=[tl.TensorSpec((None, None), "float64")])
+    with pytest.raises(
+        IndexError,
+        match=r"^StridedSlice: index 7 is out of bounds for axis 0 with size 4 \(x shape \(4, 2\) float64\)",
+    ):
+        f(np.ones((4, 2)))
+    np.testing.assert_array_equal(f(np.arange(24.0).reshape(8, 3)).numpy(), 23.0)
+
+
+def _batched_take(params, indices, axis, batch_dims):
+    """TensorFlow's gather with batch_dims, one NumPy take per batch position."""
+    batch = indices.shape[:batch_dims]
+    parts = [np.take(params[b], indices[b], axis=axis - batch_dims) for b in np.ndindex(batch)]
+    return np.stack(parts).reshape(batch + parts[0].shape)
+
+
+GATHERS = [((2, 3, 4), (2, 5), 1, 1), ((2, 3, 4), (2, 3, 2), 2, 2), ((2, 3, 4, 2), (2, 2), 2, 1), ((3, 4), (3,), 1, 1)]
+
+
+@pytest.mark.parametrize("params_shape, indices_shape, axis, batch_dims", GATHERS)
+def test_gather_takes_tensorflows_batch_dims(params_shape, indices_shape, axis, batch_dims):
+    rng = np.random.default_rng(0)
+    params = rng.standard_normal(params_shape)
+    indices = rng.integers(-params_shape[axis], params_shape[axis], size=indices_shape)
+    expected = _batched_take(params, indices, axis, batch_dims)
+    got = tl.gather(params, indices, axis=axis, batch_dims=batch_dims)
+    np.testing.assert_array_equal(got.numpy(), expected)
+    if axis == batch_dims:  # TensorFlow's default axis
+        np.testing.assert_array_equal(tl.gather(params, indices, batch_dims=batch_dims).numpy(), expected)
+    traced = tl.function(lambda p, i: tl.gather(p, i, axis=axis, batch_dims=batch_dims))(params, indices)
+    np.testing.assert_array_equal(traced.numpy(), expected)
+    tl.testing.check_grads(lambda p: tl.gather(p, indices, axis=axis, batch_dims=batch_dims), [params], order=2)
+
+
+def test_gather_default_axis_does_not_flatten():
+    # tl.gather was tl.take: gather(params, [1], axis=None) took from the flattened params ([1.0]); TensorFlow's
+    # axis=None is batch_dims, 0 here: the row [3.0, 4.0, 5.0].
+    params = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(tl.gather(params, [1], axis=None).numpy(), params[[1]])
+    with pytest.raises(ValueError, match=r"^gather: axis 0 must not be less than batch_dims 1 \(params shape \(2, 3\)"):
+        tl.gather(params, np.zeros((2, 2), np.int64), axis=0, batch_dims=1)
+
+
+@pytest.mark.parametrize(
+    "update, exc",
+    [
+        (lambda x: x.at[7].set(1.0), IndexError),
+        (lambda x: x.at[[0, 7]].add(1.0), IndexError),
+        (lambda x: x.at[np.array([1.5])].set(1.0), TypeError),
+    ],
+)
+def test_at_index_errors_name_the_update_and_the_tensor(update, exc):
+    # They named an int64 tensor of positions (the one .at reads the index with), not the float32 tensor.
+    with pytest.raises(exc, match=r"^Tensor\.at\[\.\.\.\]: .* \(tensor shape \(5,\) float32\)$"):
+        update(tl.zeros(5))
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        lambda t, i: t.at[i].add(t[0] * 3.0),
+        lambda t, i: t.at[:, i].set(t[:, :1] * 3.0),
+        lambda t, i: t.at[i, 1:].set(-1.0),
+        lambda t, i: tl.tensor_scatter_nd_add(t, i[:, None], t[:3] * 2.0),
+        lambda t, i: tl.tensor_scatter_nd_update(t, i[:, None], t[:3] * 2.0),
+    ],
+    ids=["at_add", "at_set_columns", "at_set_scalar", "tensor_scatter_nd_add", "tensor_scatter_nd_update"],
+)
+def test_index_updates_trace_with_unknown_sizes(update):
+    # t.at[...] and tensor_scatter_nd_add raised 'the tensor needs a known shape' under a TensorSpec with None.
+    x, i = np.arange(12.0).reshape(4, 3), np.array([0, 0, 2])
+    signature = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None,), "int64")]
+    both = lambda t, i: (update(t, i), tl.grad(lambda u: tl.sum(update(u, i) ** 2))(t))  # noqa: E731
+    value, grad = tl.function(both, input_signature=signature)(x, i)
+    expected_value, expected_grad = both(tl.tensor(x), i)
+    np.testing.assert_array_equal(value.numpy(), expected_value.numpy())
+    np.testing.assert_array_equal(grad.numpy(), expected_grad.numpy())
+
+
+def test_traced_update_of_the_wrong_size_names_the_op():
+    f = tl.function(lambda t: t.at[0].set(tl.ones(5, dtype="float64")), input_signature=[tl.TensorSpec((None, None))])
+    with pytest.raises(ValueError, match=r"^ScatterNdUpdate: updates of shape \(5,\) must have shape .* = \(3,\)"):
+        f(np.ones((4, 3), np.float32))
+
+
+def test_uint64_index_arrays_gather_as_numpy():
+    # NumPy indexes with uint64 arrays; they raised "GatherV2: input 'indices' has unsupported dtype uint64".
+    x = np.arange(24.0).reshape(4, 6)
+    i = np.array([3, 0, 3], np.uint64)
+    np.testing.assert_array_equal(tl.tensor(x)[i].numpy(), x[i])
+    np.testing.assert_array_equal(tl.tensor(x)[:, i].numpy(), x[:, i])
+    np.testing.assert_array_equal(tl.take(x, i, axis=1).numpy(), np.take(x, i, axis=1))
+    np.testing.assert_array_equal(tl.gather_nd(x, i[:, None]).numpy(), x[i])
+    np.testing.assert_array_equal(tl.take_along_axis(x, i[None, :], 1).numpy(), np.take_along_axis(x, i[None, :], 1))
+    np.testing.assert_array_equal(tl.scatter_nd(i[:, None], tl.ones(3), [4]).numpy(), np.bincount(i, minlength=4))
+    grad = tl.grad(lambda t: tl.sum(t[i]))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.bincount(i, minlength=4)[:, None] * np.ones((1, 6)))
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_take_modes_match_numpy(mode, axis):
+    # np.take(t, i, mode='clip') raised 'out= and mode= are not supported'; tl.take had no mode.
+    x = np.arange(12.0).reshape(3, 4)
+    i = np.array([[-13, -1], [4, 11]])
+    expected = np.take(x, i, axis=axis, mode=mode)
+    np.testing.assert_array_equal(tl.take(x, i, axis=axis, mode=mode).numpy(), expected)
+    np.testing.assert_array_equal(np.take(tl.tensor(x), i, axis=axis, mode=mode).numpy(), expected)
+    if axis is not None:
+        spec = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None, None), "int64")]
+        traced = tl.function(lambda t, i: tl.take(t, i, axis=axis, mode=mode), input_signature=spec)(x, i)
+        np.testing.assert_array_equal(traced.numpy(), expected)
+    positions = np.take(np.arange(x.size).reshape(x.shape), i, axis=axis, mode=mode)
+    grad = tl.grad(lambda t: tl.sum(tl.take(t, i, axis=axis, mode=mode)))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.bincount(positions.ravel(), minlength=x.size).reshape(x.shape))

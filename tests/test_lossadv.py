@@ -1,0 +1,71 @@
+"""Adversarial cases for the losses, activations and attention (tl.nn): dtypes that follow the inputs, float16
+computed in float32 and rounded once, against NumPy/float64 formulas."""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+
+def _log_softmax(x, axis):
+    shifted = x - x.max(axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis, keepdims=True))
+
+
+# ------------------------------------------------------------------ losses: float16 in float32, dtypes
+def test_float16_regression_losses_do_not_overflow_in_their_squares():
+    x, y = np.array([300.0, 0.0], np.float16), np.zeros(2, np.float16)
+    # (300 - 0) ** 2 = 90000 overflows float16, the mean 45000 does not (it was inf)
+    got = tl.nn.mse_loss(x, y)
+    assert got.dtype == np.float16 and float(got) == np.float16(45000.0)
+    grad = tl.grad(lambda a: tl.nn.mse_loss(a, y))(tl.tensor(x))
+    assert grad.dtype == np.float16 and grad.numpy().tolist() == [300.0, 0.0]
+
+
+def test_float16_cosine_similarity_of_long_vectors():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(3, 400)) * 30, rng.normal(size=(3, 400)) * 30
+    b[0] = 2 * a[0]
+    ref = (a * b).sum(1) / np.sqrt((a * a).sum(1) * (b * b).sum(1))
+    a16, b16 = a.astype(np.float16), b.astype(np.float16)
+    # the float16 sums of squares (about 360000) were inf: the similarity was 0 and its gradient NaN
+    got = tl.nn.cosine_similarity(a16, b16)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.numpy(), ref, atol=2e-3)
+    grad = tl.grad(lambda u: tl.sum(tl.nn.cosine_similarity(u, b16)))(tl.tensor(a16)).numpy()
+    ref_grad = b / np.linalg.norm(a, axis=1, keepdims=True) / np.linalg.norm(b, axis=1, keepdims=True) - (
+        ref[:, None] * a / (a * a).sum(1, keepdims=True)
+    )
+    assert grad.dtype == np.float16
+    np.testing.assert_allclose(grad, ref_grad, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_class_losses_keep_float16(reduction):
+    x = np.array([[2.0, 0.0, -1.0], [0.5, 0.25, 3.0]])
+    target = np.array([0, 2])
+    logp = _log_softmax(x, 1)
+    ref = -logp[np.arange(2), target]
+    ref = {"mean": ref.mean(), "sum": ref.sum(), "none": ref}[reduction]
+    for got in (
+        tl.nn.cross_entropy(x.astype(np.float16), target, reduction=reduction),  # "mean" gave float32
+        tl.nn.nll_loss(logp.astype(np.float16), target, reduction=reduction),
+    ):
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got.numpy(), ref, rtol=2e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_ctc_loss_keeps_the_dtype_of_log_probs(dtype, reduction):
+    # uniform over 2 classes for 3 frames: 6 of the 8 paths give "1", -log(6 / 8) (the result was float64)
+    log_probs = np.full((3, 2, 2), np.log(0.5), dtype)
+    loss = tl.nn.ctc_loss(log_probs, [[1], [1]], [3, 3], [1, 1], reduction=reduction)
+    assert loss.dtype == dtype
+    one = -np.log(6.0) - 3 * float(log_probs[0, 0, 0])  # log(0.5) as rounded to the dtype
+    expected = {"mean": one, "sum": 2 * one, "none": [one, one]}[reduction]
+    np.testing.assert_allclose(loss.numpy(), expected, rtol=1e-3 if dtype == np.float16 else 1e-6)
+    grad = tl.grad(lambda a: tl.sum(tl.nn.ctc_loss(a, [[1], [1]], [3, 3], [1, 1], reduction=reduction)))(
+        tl.tensor(log_probs)
+    )
+    assert grad.dtype == dtype

@@ -1,0 +1,118 @@
+"""Adversarial checks of ``tl.random``: each test failed before its fix.
+
+References: the gradients' closed forms (a gamma draw's change in its rate), NumPy's generator for the
+numbers, the documented support of each draw, SciPy's distributions for the laws.
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+
+def test_second_order_gradients_of_gamma_draws_in_alpha_raise():
+    # d2 x / d alpha2 read 0 (RandomGammaGrad was declared not differentiable): a silent wrong second
+    # derivative, and the beta draws', built on two gamma draws, lost its terms (-0.502 at a=2, b=2).
+    def f(a):
+        return tl.random.gamma((5,), a, dtype="float64", seed=0).sum()
+
+    a = tl.tensor(np.float64(2.0))
+    with pytest.raises(LookupError, match="RandomGammaGrad: second-order gradients of gamma draws in alpha"):
+        tl.grad(tl.grad(f))(a)
+    with pytest.raises(LookupError, match="second-order"):
+        tl.function(tl.grad(tl.grad(f)))(a)
+    with pytest.raises(LookupError, match="second-order"):
+        tl.hessian(lambda a: tl.random.beta((5,), a, 2.0, dtype="float64", seed=0).sum())(a)
+    # What stays defined: first order, forward mode, and the rate's mixed derivative -(dg/da) / b**2.
+    b = tl.tensor(np.float64(3.0))
+    first = tl.grad(f)(a)
+    assert float(tl.jvp(f, (a,), (tl.tensor(np.float64(1.0)),))[1]) == pytest.approx(float(first))
+    mixed = tl.grad(lambda a: tl.grad(lambda b: tl.random.gamma((5,), a, b, dtype="float64", seed=0).sum())(b))(a)
+    assert float(mixed) == pytest.approx(-float(first) / 9.0, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "dtype, minval, maxval", [("float16", 0.0, 1.0), ("float16", -1.0, 1.0), ("float64", 1.0, 1.0 + 1e-13)]
+)
+def test_uniform_draws_stay_below_maxval(dtype, minval, maxval):
+    # Rounded to their dtype, NumPy's draws reached maxval: 5 float16 1.0s in 20000 draws in [0, 1), and in
+    # a float64 range 1e-13 wide 21 of 20000.  Now NumPy's numbers where they are below maxval, the dtype's
+    # largest number below it elsewhere.
+    numpys = np.random.default_rng(0).uniform(minval, maxval, 20_000).astype(dtype)
+    top = np.nextafter(np.dtype(dtype).type(maxval), np.dtype(dtype).type(minval))
+    assert (numpys >= np.dtype(dtype).type(maxval)).any()  # the case is exercised
+    got = tl.random.uniform((20_000,), minval, maxval, dtype=dtype, seed=0).numpy()
+    np.testing.assert_array_equal(got, np.minimum(numpys, top))
+    low = tl.tensor(np.full(1, minval, dtype))  # tensor bounds: minval + (maxval - minval) u in the dtype
+    assert tl.random.uniform((20_000,), low, maxval, dtype=dtype, seed=0).numpy().max() < np.dtype(dtype).type(maxval)
+
+
+def test_uniform_with_tensor_bounds_stays_in_range_and_keeps_its_gradient():
+    low, high = tl.tensor(np.float32([1e6, 1.0])), tl.tensor(np.float32([1e6 + 1, 2.0]))
+    x = tl.random.uniform((20_000, 2), low, high, seed=0).numpy()
+    assert (x < high.numpy()).all() and (x >= low.numpy()).all()  # 1e6 + u rounded to 1e6 + 1 in 638 draws
+    u = tl.random.uniform((20_000, 2), dtype="float64", seed=0).numpy()
+    g = tl.grad(lambda h: tl.random.uniform((20_000, 2), low.astype("float64"), h, dtype="float64", seed=0).sum())
+    np.testing.assert_allclose(g(high.astype("float64")).numpy(), u.sum(axis=0), rtol=1e-12)
+    with pytest.raises(ValueError, match="tl.random.uniform: minval must not exceed maxval"):
+        tl.random.uniform((3,), tl.tensor([2.0]), 1.0)  # drew in (1, 2], where numbers raise as NumPy does
+
+
+@pytest.mark.parametrize("dtype, lam", [("int32", 1e12), ("float16", 1e6), ("int64", 1e300)])
+def test_poisson_rates_beyond_what_the_dtype_holds_raise(dtype, lam):
+    # int32 counts of rate 1e12 wrapped to -728318042, float16 ones of 1e6 were inf, and 1e300 raised
+    # NumPy's bare 'lam value too large'.
+    with pytest.raises(ValueError, match=f"RandomPoisson: lam must be at most .* for {dtype} counts"):
+        tl.random.poisson((3,), lam, dtype=dtype, seed=0)
+    with pytest.raises(ValueError, match=f"RandomPoissonV2: the rates must be at most .* for {dtype} counts"):
+        tl.random.poisson((2,), tl.tensor(np.array([1.0, lam])), dtype=dtype, seed=0)
+    with pytest.raises(ValueError, match="RandomPoissonV2: the rates must be at most"):
+        tl.function(lambda r: tl.random.poisson((2,), r, dtype=dtype))(tl.tensor(np.array([1.0, lam])))
+
+
+def test_poisson_rates_the_dtype_holds_draw_numpys_counts():
+    got = tl.random.poisson((1000,), 2e9, dtype="int32", seed=0).numpy()
+    np.testing.assert_array_equal(got, np.random.default_rng(0).poisson(2e9, 1000))
+    got = tl.random.poisson((1000,), 6e4, dtype="float16", seed=0).numpy()
+    np.testing.assert_array_equal(got, np.random.default_rng(0).poisson(6e4, 1000).astype(np.float16))
+    assert np.isfinite(got).all()
+
+
+R = tl.random
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        # a negative stddev of truncated normals drew silently (the tensor parameters' check refused it)
+        (lambda: R.truncated_normal((3,), 0.0, -1.0), ValueError, "TruncatedNormal: stddev must be a non-negative"),
+        (lambda: R.normal((3,), 0.0, -1.0), ValueError, "RandomStandardNormal: stddev must be a non-negative"),
+        (lambda: R.normal((3,), NAN, 1.0), ValueError, "RandomStandardNormal: mean must be a finite"),
+        (lambda: R.lognormal((3,), 0.0, INF), ValueError, "RandomStandardNormal: stddev must be a non-negative"),
+        (lambda: R.Generator(0).normal((3,), 0.0, -1.0), ValueError, "Generator.normal: stddev must be"),
+        # NumPy's bare 'high - low range exceeds valid bounds' and 'high - low < 0'
+        (lambda: R.uniform((3,), NAN, 1.0), ValueError, "RandomUniform: minval and maxval must be finite"),
+        (lambda: R.uniform((3,), 2.0, 1.0), ValueError, "RandomUniform: minval and maxval must be finite"),
+        # float() raised its own message, naming no function
+        (lambda: R.normal((3,), "a"), TypeError, "tl.random.normal: mean must be a real number or a tensor"),
+        (lambda: R.gamma((3,), 1 + 1j), TypeError, "tl.random.gamma: alpha must be a real number or a tensor"),
+        (lambda: R.uniform((3,), None), TypeError, "tl.random.uniform: minval must be a real number or a tensor"),
+        # argmax's 'attempt to get argmax of an empty sequence'; choice's negative size named categorical
+        (lambda: R.categorical(tl.zeros((2, 0)), 3), ValueError, "categorical: logits need at least one class"),
+        (lambda: R.choice(0, (3,)), ValueError, r"choice: cannot take shape \(3,\) from a of shape \(0,\)"),
+        (lambda: R.choice(3, (-1,)), ValueError, r"choice: cannot take shape \(-1,\)"),
+        # a NaN covariance drew NaN samples (a NaN mean raised)
+        (lambda: R.multivariate_normal((3,), [0.0, 0.0], [[NAN, 0.0], [0.0, 1.0]]), ValueError, "cov must be finite"),
+    ],
+)
+def test_bad_number_parameters_raise_one_clear_error(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_valid_edges_still_draw_numpys_numbers():
+    np.testing.assert_array_equal(R.choice(0, (0,)).numpy(), np.zeros(0, np.int64))  # NumPy's empty choice
+    assert R.choice(3, (2, 0), replace=False).shape == (2, 0)
+    np.testing.assert_array_equal(R.normal((5,), 1.0, 0.0, dtype="float64").numpy(), np.ones(5))
+    np.testing.assert_array_equal(R.uniform((4,), 2.0, 2.0, dtype="float64").numpy(), np.full(4, 2.0))
