@@ -1,5 +1,8 @@
-"""Indexing, gather and scatter at their edges (the adversarial round): float16 scatter-adds against float64
-sums, ..."""
+"""Indexing, gather and scatter at their edges (the adversarial round), against independent references:
+float16 scatter-adds against float64 sums, float and bool indices refused by the scatters, one_hot's values,
+boolean scalars among ints and traced index arrays against NumPy's indexing and np.add.at, where with
+non-boolean conditions against np.where, TensorFlow's gather with batch_dims against per-batch np.take,
+take's modes against np.take, index updates traced with unknown sizes against eager ones, uint64 indices."""
 
 import itertools
 
@@ -266,3 +269,19 @@ def test_take_modes_match_numpy(mode, axis):
     positions = np.take(np.arange(x.size).reshape(x.shape), i, axis=axis, mode=mode)
     grad = tl.grad(lambda t: tl.sum(tl.take(t, i, axis=axis, mode=mode)))(tl.tensor(x))
     np.testing.assert_array_equal(grad.numpy(), np.bincount(positions.ravel(), minlength=x.size).reshape(x.shape))
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_traced_boolean_scalar_beside_an_index_array_of_unknown_size(flag):
+    # Traced with the array's sizes unknown, x[False, i] forgot the False (length 0): it returned x[i][None]
+    # with shape (2, 1, 2) where NumPy gives (2, 0, 2), silently.
+    x, i = np.arange(6.0).reshape(3, 2), np.array([[1], [-3]])
+    signature = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None, None), "int64")]
+    w = np.ones(x[flag, i].shape)
+    both = lambda t, i: (t[flag, i], tl.grad(lambda u: tl.sum(u[flag, i] * w))(t))  # noqa: E731
+    value, grad = tl.function(both, input_signature=signature)(x, i)
+    assert value.shape == x[flag, i].shape
+    np.testing.assert_array_equal(value.numpy(), x[flag, i])
+    expected = np.zeros(x.size)
+    np.add.at(expected, np.arange(x.size).reshape(x.shape)[flag, i].ravel(), 1.0)
+    np.testing.assert_array_equal(grad.numpy(), expected.reshape(x.shape))

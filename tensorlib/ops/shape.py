@@ -1482,11 +1482,12 @@ def _gather_arrays(x, index: tuple, advanced: list) -> Tensor:
             axis += fill
         elif i is None or isinstance(i, slice) or k in advanced and not _is_bool(i):
             axis += 1
-    arrays, shapes = [], []
+    arrays, shapes, scalars = [], [], []
     for k in advanced:
         i = index[k]
         if _is_bool(i):
             shapes.append((1,) if i else (0,))
+            scalars.append(as_tensor(np.zeros(shapes[-1], np.int64)))
             continue
         dtype = i.dtype if isinstance(i, Tensor) else np.asarray(i).dtype
         if np.dtype(dtype).kind not in "iu":
@@ -1506,8 +1507,8 @@ def _gather_arrays(x, index: tuple, advanced: list) -> Tensor:
     if arrays:
         dtype = np.result_type(*(a.dtype for a in arrays))
         arrays = [a.astype(dtype) if a.dtype != dtype else a for a in arrays]
-        if None in shape:  # sizes unknown when traced: each array broadcast against the others
-            positions = stack([_broadcast_against(a, arrays) for a in arrays], axis=-1)
+        if None in shape:  # sizes unknown when traced: each array broadcast against the others (and False's 0)
+            positions = stack([_broadcast_against(a, arrays + scalars) for a in arrays], axis=-1)
         else:
             positions = stack([broadcast_to(a, shape) for a in arrays], axis=-1)
     else:
