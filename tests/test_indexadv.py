@@ -1,5 +1,8 @@
-"""Indexing, gather and scatter at their edges (the adversarial round): float16 scatter-adds against float64
-sums, ..."""
+"""Indexing, gather and scatter at their edges (the adversarial round), against independent references:
+float16 scatter-adds against float64 sums, float and bool indices refused by the scatters, one_hot's values,
+boolean scalars among ints and traced index arrays against NumPy's indexing and np.add.at, where with
+non-boolean conditions against np.where, TensorFlow's gather with batch_dims against per-batch np.take,
+take's modes against np.take, index updates traced with unknown sizes against eager ones, uint64 indices."""
 
 import itertools
 
@@ -234,3 +237,73 @@ def test_traced_update_of_the_wrong_size_names_the_op():
     f = tl.function(lambda t: t.at[0].set(tl.ones(5, dtype="float64")), input_signature=[tl.TensorSpec((None, None))])
     with pytest.raises(ValueError, match=r"^ScatterNdUpdate: updates of shape \(5,\) must have shape .* = \(3,\)"):
         f(np.ones((4, 3), np.float32))
+
+
+def test_uint64_index_arrays_gather_as_numpy():
+    # NumPy indexes with uint64 arrays; they raised "GatherV2: input 'indices' has unsupported dtype uint64".
+    x = np.arange(24.0).reshape(4, 6)
+    i = np.array([3, 0, 3], np.uint64)
+    np.testing.assert_array_equal(tl.tensor(x)[i].numpy(), x[i])
+    np.testing.assert_array_equal(tl.tensor(x)[:, i].numpy(), x[:, i])
+    np.testing.assert_array_equal(tl.take(x, i, axis=1).numpy(), np.take(x, i, axis=1))
+    np.testing.assert_array_equal(tl.gather_nd(x, i[:, None]).numpy(), x[i])
+    np.testing.assert_array_equal(tl.take_along_axis(x, i[None, :], 1).numpy(), np.take_along_axis(x, i[None, :], 1))
+    np.testing.assert_array_equal(tl.scatter_nd(i[:, None], tl.ones(3), [4]).numpy(), np.bincount(i, minlength=4))
+    grad = tl.grad(lambda t: tl.sum(t[i]))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.bincount(i, minlength=4)[:, None] * np.ones((1, 6)))
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_take_modes_match_numpy(mode, axis):
+    # np.take(t, i, mode='clip') raised 'out= and mode= are not supported'; tl.take had no mode.
+    x = np.arange(12.0).reshape(3, 4)
+    i = np.array([[-13, -1], [4, 11]])
+    expected = np.take(x, i, axis=axis, mode=mode)
+    np.testing.assert_array_equal(tl.take(x, i, axis=axis, mode=mode).numpy(), expected)
+    np.testing.assert_array_equal(np.take(tl.tensor(x), i, axis=axis, mode=mode).numpy(), expected)
+    if axis is not None:
+        spec = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None, None), "int64")]
+        traced = tl.function(lambda t, i: tl.take(t, i, axis=axis, mode=mode), input_signature=spec)(x, i)
+        np.testing.assert_array_equal(traced.numpy(), expected)
+    positions = np.take(np.arange(x.size).reshape(x.shape), i, axis=axis, mode=mode)
+    grad = tl.grad(lambda t: tl.sum(tl.take(t, i, axis=axis, mode=mode)))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.bincount(positions.ravel(), minlength=x.size).reshape(x.shape))
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_traced_boolean_scalar_beside_an_index_array_of_unknown_size(flag):
+    # Traced with the array's sizes unknown, x[False, i] forgot the False (length 0): it returned x[i][None]
+    # with shape (2, 1, 2) where NumPy gives (2, 0, 2), silently.
+    x, i = np.arange(6.0).reshape(3, 2), np.array([[1], [-3]])
+    signature = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None, None), "int64")]
+    w = np.ones(x[flag, i].shape)
+    both = lambda t, i: (t[flag, i], tl.grad(lambda u: tl.sum(u[flag, i] * w))(t))  # noqa: E731
+    value, grad = tl.function(both, input_signature=signature)(x, i)
+    assert value.shape == x[flag, i].shape
+    np.testing.assert_array_equal(value.numpy(), x[flag, i])
+    expected = np.zeros(x.size)
+    np.add.at(expected, np.arange(x.size).reshape(x.shape)[flag, i].ravel(), 1.0)
+    np.testing.assert_array_equal(grad.numpy(), expected.reshape(x.shape))
+
+
+@pytest.mark.parametrize(
+    "index", [range(2), (range(2), range(1, 3)), (slice(None), range(3, 0, -1)), range(0)], ids=repr
+)
+def test_range_indices_as_numpy(index):
+    # NumPy reads a range as a sequence of ints; t[range(2)] raised 'StridedSlice: unsupported index range(0, 2)'.
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(tl.tensor(x)[index].numpy(), x[index])
+    assert tl.tensor(x)[index].shape == x[index].shape
+
+
+def test_traced_bincount_weights_of_another_length_name_the_op():
+    # With sizes unknown the shape rule cannot compare them; the kernel raised NumPy's bare
+    # "The weights and list don't have the same length."
+    signature = [tl.TensorSpec((None,), "int64"), tl.TensorSpec((None,), "float64")]
+    f = tl.function(lambda x, w: tl.bincount(x, w), input_signature=signature)
+    with pytest.raises(
+        ValueError, match=r"^Bincount: weights must have the shape of x \(x shape \(4,\) int64, weights"
+    ):
+        f(np.array([0, 3, 3, 1]), np.ones(3))
+    np.testing.assert_array_equal(f(np.array([0, 3, 3]), np.ones(3)).numpy(), [1.0, 0.0, 0.0, 2.0])
