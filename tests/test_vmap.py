@@ -523,3 +523,21 @@ def test_elementwise_rules_cover_ops_without_axis_attributes():
     for name in vmap_module._ELEMENTWISE:
         for attr in _ops[name].defaults:
             assert not any(word in attr for word in ("axis", "axes", "shape", "perm", "index", "dim")), (name, attr)
+
+
+def test_per_example_gradients_of_a_small_cnn_match_a_loop():
+    rng = np.random.default_rng(11)
+    xs, ys = rng.normal(size=(5, 10, 10, 1)), rng.integers(0, 6, 5)
+    params = {"w1": tl.tensor(rng.normal(size=(3, 3, 1, 4))), "w2": tl.tensor(rng.normal(size=(3, 3, 4, 6)))}
+
+    def loss(p, x, y):
+        h = tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(x[None], p["w1"], 1, "SAME")), 2, 2, "VALID")
+        h = tl.nn.avg_pool(tl.nn.conv2d(h, p["w2"], 1, "VALID"), 2, 2, "SAME")
+        return tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y[None], logits=tl.mean(h, axis=(1, 2)))[0]
+
+    got = tl.vmap(tl.grad(loss, argnums=(0, 1)), in_axes=(None, 0, 0))(params, xs, ys)
+    for i in range(len(xs)):
+        g_params, g_x = tl.grad(loss, argnums=(0, 1))(params, xs[i], ys[i])
+        np.testing.assert_allclose(got[1].numpy()[i], g_x.numpy(), rtol=1e-10, atol=1e-12)
+        for name in params:
+            np.testing.assert_allclose(got[0][name].numpy()[i], g_params[name].numpy(), rtol=1e-10, atol=1e-12)

@@ -523,6 +523,38 @@ def _strided_slice(mode, op, inputs, physical, batched, attrs, specs):
     return dispatch.apply(op, tuple(args), {**attrs, "index": (slice(None), *attrs["index"])})
 
 
+def _images_folded(per_image: tuple, shape_attr: str | None = None):
+    """A rule for an NHWC op whose inputs at ``per_image`` hold one image per row of their first axis, each
+    computed on its own (convolution and pooling, forward and input gradients): the batch folds into that
+    axis, and ``shape_attr`` (the input shape a gradient op rebuilds) grows by it.  The other inputs (the
+    filters) must be unbatched: else the op runs per element."""
+
+    def rule(mode, op, inputs, physical, batched, attrs, specs):
+        if any(b for i, b in enumerate(batched) if i not in per_image) or any(None in s.shape for s in specs):
+            return None
+        if any(None in inputs[i].shape for i in per_image):
+            return None
+        args = list(physical)
+        for i in per_image:
+            t = inputs[i]
+            args[i] = _apply(
+                "Reshape",
+                (_repeated(mode, t, physical[i], batched[i]),),
+                {"shape": (mode.size * t.shape[0], *t.shape[1:])},
+            )
+        if shape_attr is not None:
+            shape = specs[0].shape
+            attrs = {**attrs, shape_attr: (mode.size * shape[0], *shape[1:])}
+        outs = dispatch.apply(op, tuple(args), attrs)
+        many = isinstance(outs, tuple)
+        outs = [
+            _apply("Reshape", (o,), {"shape": (mode.size, *s.shape)}) for o, s in zip(outs if many else (outs,), specs)
+        ]
+        return tuple(outs) if many else outs[0]
+
+    return rule
+
+
 def _one_hot(mode, op, inputs, physical, batched, attrs, specs):
     rank = len(specs[0].shape)
     return dispatch.apply(op, (physical[0],), {**attrs, "axis": attrs["axis"] % rank + 1})
@@ -595,6 +627,12 @@ _RULES.update(
         "ConcatV2": _joined,
         "CustomGradient": _custom_gradient,
         "OneHot": _one_hot,
+        "Conv2D": _images_folded((0,)),
+        "Conv2DBackpropInput": _images_folded((1,), "input_shape"),
+        "MaxPool": _images_folded((0,)),
+        "AvgPool": _images_folded((0,)),
+        "MaxPoolGrad": _images_folded((0, 1, 2)),
+        "AvgPoolGrad": _images_folded((0,), "input_shape"),
         "StridedSlice": _strided_slice,
         "StridedSliceGrad": _strided_slice,
         "SparseSoftmaxCrossEntropyWithLogits": _leading_batch,
