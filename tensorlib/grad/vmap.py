@@ -182,6 +182,7 @@ class _Vmap(dispatch.Mode):
         self.size = size
         self.outer_tapes = outer_tapes  # the tapes recording where vmap was called: they see the physical ops
         self.physical: dict = {}  # _id of a logical tensor -> (the logical tensor, its physical tensor)
+        self.numbers: dict = {}  # (type, value, dtype, backend) of a Python number -> its constant
 
     def logical(self, physical: Tensor) -> Tensor:
         t = make_symbolic(physical.shape[1:], physical.dtype, physical.backend, None, 0)
@@ -249,8 +250,15 @@ class _Vmap(dispatch.Mode):
             )
 
     def convert(self, value, dtype, backend):
-        with self.outside():
-            return dispatch.to_tensor(value, backend, dtype if isinstance(value, (bool, int, float, complex)) else None)
+        if not isinstance(value, (bool, int, float, complex)):
+            with self.outside():
+                return dispatch.to_tensor(value, backend)
+        key = (value.__class__, value, dtype, backend)  # a Python number: one constant per call of vmap
+        t = self.numbers.get(key)
+        if t is None:
+            with self.outside():
+                t = self.numbers[key] = dispatch.to_tensor(value, backend, dtype)
+        return t
 
     def assign(self, var, value):
         raise ValueError(
@@ -285,10 +293,14 @@ class _Vmap(dispatch.Mode):
                 outs = (outs,)
         result = []
         for out, spec in zip(outs, spec_list):
+            shape = out.shape
             if (
-                out.shape[0] != self.size
-                or any(s is not None and s != o for s, o in zip(spec.shape, out.shape[1:]))
-                or len(out.shape) != len(spec.shape) + 1
+                shape[0] != self.size
+                or shape[1:] != spec.shape
+                and (
+                    len(shape) != len(spec.shape) + 1
+                    or any(s is not None and s != o for s, o in zip(spec.shape, shape[1:]))
+                )
                 or out.dtype != spec.dtype
             ):
                 raise RuntimeError(
@@ -375,9 +387,11 @@ def _fits(op, args, attrs, size, specs) -> bool:
 
 
 def _elementwise(mode, op, inputs, physical, batched, attrs, specs):
-    rank = max(t.ndim for t in inputs)
+    if len(inputs) == 1:  # one input, mapped: the op sees a tensor with one more leading axis
+        return dispatch.apply(op, (physical[0],), attrs)
+    rank = max(len(t.shape) for t in inputs)
     args = [_aligned(mode, t, p, rank) if b else p for t, p, b in zip(inputs, physical, batched)]
-    if None in (d for s in specs for d in s.shape) or not _fits(op, args, attrs, mode.size, specs):
+    if None in specs[0].shape or not _fits(op, args, attrs, mode.size, specs):
         return None
     return dispatch.apply(op, tuple(args), attrs)
 
