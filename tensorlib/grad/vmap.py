@@ -28,7 +28,7 @@ from ..ops import shape as _shape
 from ..ops.registry import _ops
 from ..tensor import Tensor, make_symbolic
 
-__all__ = ["BatchedValueError", "vmap"]
+__all__ = ["BatchedValueError", "RaggedResultError", "Unmappable", "UnmappableLoopError", "vmap"]
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None):
@@ -163,8 +163,20 @@ def _moved_to_front(leaf, axis: int) -> Tensor:
     return x if axis % x.ndim == 0 else _array.moveaxis(x, axis, 0)
 
 
-class BatchedValueError(TypeError):
+class Unmappable(Exception):
+    """What a function does cannot be mapped by ``tl.vmap`` (it could run one element at a time)."""
+
+
+class BatchedValueError(TypeError, Unmappable):
     """A mapped tensor's value was asked for inside ``tl.vmap`` (it has one per element, not one)."""
+
+
+class RaggedResultError(ValueError, Unmappable):
+    """An op gave results of different shapes for different elements, which cannot be stacked."""
+
+
+class UnmappableLoopError(NotImplementedError, Unmappable):
+    """A loop that ``tl.vmap`` cannot map here (a scan of length 0, a while loop per element when traced)."""
 
 
 class _Vmap(dispatch.Mode):
@@ -234,7 +246,7 @@ class _Vmap(dispatch.Mode):
             return bool(pred.numpy())
         with self.outside():
             if found[1]._value is None:
-                raise NotImplementedError(
+                raise UnmappableLoopError(
                     "tl.while_loop: a predicate that differs per element of tl.vmap needs its values, which a "
                     "traced function does not have; give the loop maximum_iterations and select with tl.where, "
                     "or map the loop eagerly"
@@ -329,7 +341,7 @@ class _Vmap(dispatch.Mode):
             parts = [outs[j] for outs in per_element]
             shapes = {p.shape for p in parts}
             if len(shapes) > 1:
-                raise ValueError(
+                raise RaggedResultError(
                     f"tl.vmap: {op.name} gives results of different shapes for different batch elements "
                     f"({', '.join(str(s) for s in sorted(shapes, key=str)[:4])}), which cannot be stacked"
                 )
