@@ -1034,8 +1034,11 @@ def categorical(logits, num_samples: int, dtype=_dt.int64, seed=None) -> Tensor:
     batch, classes = logits.shape
     if classes == 0:  # argmax over no classes raised its own 'attempt to get argmax of an empty sequence'
         raise ValueError(f"tl.random.categorical: logits need at least one class, got shape {tuple(logits.shape)}")
-    noise = gumbel((batch, count, classes), dtype=logits.dtype, seed=seed, backend=logits.backend.name)
-    picked = _reduce.argmax(expand_dims(logits, 1) + noise, axis=-1)
+    # In float64: in the logits' dtype the sum rounded the noise to the logits' spacing, and argmax gave the
+    # ties to the first class (float16 logits [1000, 1000.5], steps of 0.5: class 1 drawn 56% of the time, not 62%).
+    noise = gumbel((batch, count, classes), dtype=_dt.float64, seed=seed, backend=logits.backend.name)
+    wide = logits if logits.dtype == _dt.float64 else logits.astype(_dt.float64)
+    picked = _reduce.argmax(expand_dims(wide, 1) + noise, axis=-1)
     return picked if picked.dtype == _dt.as_dtype(dtype) else picked.astype(dtype)
 
 
