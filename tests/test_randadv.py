@@ -160,3 +160,21 @@ def test_categorical_of_float16_logits_follows_softmax():
         tl.random.categorical(tl.tensor(logits), 100, seed=1).numpy(),
         tl.random.categorical(tl.tensor(logits.astype(np.float64)), 100, seed=1).numpy(),
     )
+
+
+def test_gamma_gradient_for_a_huge_alpha_is_finite_and_right():
+    # From alpha ~ 1e12 the loops stopped after a million steps (minutes) and gave NaN; 1e9 took seconds.
+    from tensorlib.ops.random import _fraction_grad, _series_grad, standard_gamma_sample_grad
+
+    scipy_special = pytest.importorskip("scipy.special")
+    a = 1e6  # the loops' own values, where they are still quick
+    x = a + np.sqrt(a) * np.array([-20.0, -3.0, -0.1, 0.0, 0.2, 3.0, 20.0])
+    loops = np.where(x < a + 1, _series_grad(np.full(7, a), x), _fraction_grad(np.full(7, a), x))
+    np.testing.assert_allclose(standard_gamma_sample_grad(a, x), loops, rtol=3e-9)
+    for a in (1e12, 1e15):  # the change of the quantile at a constant CDF, by SciPy's inverse
+        u = np.array([0.05, 0.3, 0.5, 0.7, 0.95])
+        h = 1e-4 * a
+        expected = (scipy_special.gammaincinv(a + h, u) - scipy_special.gammaincinv(a - h, u)) / (2 * h)
+        np.testing.assert_allclose(standard_gamma_sample_grad(a, scipy_special.gammaincinv(a, u)), expected, rtol=1e-7)
+    g = tl.grad(lambda a: tl.random.gamma((4,), a, dtype="float64", seed=0).sum())(tl.tensor(1e13))
+    assert float(g) == pytest.approx(4.0, rel=1e-5)
