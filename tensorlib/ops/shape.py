@@ -1216,6 +1216,16 @@ def _check_lossless(values, t) -> None:
     value into a real one): NumPy's assignment truncates silently, JAX warns; cast explicitly instead."""
     kind, target = values.dtype.kind, t.dtype.kind
     lossy = (kind == "c" and target != "c") or (kind in "fc" and target in "biu") or (kind in "iu" and target == "b")
+    # int64 values into an int32 tensor wrapped around (2**40 became 0; NumPy raises OverflowError)
+    lossy = lossy or kind in "iu" and target in "iu" and not np.can_cast(values.dtype, t.dtype)
+    if kind == target == "f" and not values.is_symbolic:  # rounding is fine, overflowing to inf is not
+        raw = values.numpy()
+        with np.errstate(over="ignore"):
+            if np.any(np.isfinite(raw) & ~np.isfinite(raw.astype(t.dtype))):
+                raise TypeError(
+                    f"Tensor.at[...]: values of dtype {values.dtype} (shape {values.shape}) overflow the tensor's "
+                    f"dtype {t.dtype} (shape {t.shape}); cast them (or the tensor) explicitly first"
+                )
     if not lossy:
         return
     exact = not values.is_symbolic
@@ -1282,6 +1292,7 @@ class _IndexUpdate:
             positions = getitem(_positions_like(t), self._index)
         except (IndexError, TypeError) as e:  # it read the int64 positions: say whose index it is
             raise type(e)(f"Tensor.at[...]: {e} (tensor shape {t.shape} {t.dtype})") from None
+        dispatch.check_int_range(values, t.dtype, "Tensor.at[...]: values")
         values = as_tensor(values)
         if values.dtype != t.dtype:
             _check_lossless(values, t)
