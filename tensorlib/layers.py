@@ -115,6 +115,16 @@ def _data_format(value, layer: str) -> str:
     return value
 
 
+def _seed(value, layer: str):
+    """None or an integer >= 0: a string or a negative seed raised NumPy's SeedSequence error, naming no layer, and
+    MultiHeadAttention took 1.5 as 1."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{layer}: seed must be None or an integer >= 0, got {value!r}")
+    return int(value)
+
+
 def _seed_for(seed, k: int):
     """A different seed per weight of one layer (kernel, bias, ...), all from the layer's one seed."""
     return None if seed is None else int(seed) * 1000003 + k
@@ -145,6 +155,7 @@ class Dense(Module):
         super().__init__()
         self.in_features = _positive("in_features", in_features, "Dense")
         self.out_features = _positive("out_features", out_features, "Dense")
+        seed = _seed(seed, "Dense")
         self.activation = _activation(activation, "Dense")
         self.kernel = Variable(
             _init.get(kernel_initializer)((self.in_features, self.out_features), seed=seed, dtype=dtype), name="kernel"
@@ -209,6 +220,7 @@ class Conv2D(Module):
         self.data_format = _data_format(data_format, "Conv2D")
         self.in_channels = _positive("in_channels", in_channels, "Conv2D")
         self.out_channels = _positive("out_channels", out_channels, "Conv2D")
+        seed = _seed(seed, "Conv2D")
         sizes = (kernel_size, kernel_size) if isinstance(kernel_size, (int, np.integer)) else tuple(kernel_size)
         if len(sizes) != 2:
             raise ValueError(f"Conv2D: kernel_size must be an int or a pair (kh, kw), got {kernel_size!r}")
@@ -457,6 +469,7 @@ class Embedding(Module):
         super().__init__()
         self.input_dim = _positive("input_dim", input_dim, "Embedding")
         self.output_dim = _positive("output_dim", output_dim, "Embedding")
+        seed = _seed(seed, "Embedding")
         self.embeddings = Variable(
             _init.get(embeddings_initializer)((self.input_dim, self.output_dim), seed=seed, dtype=dtype),
             name="embeddings",
@@ -506,6 +519,7 @@ class _Recurrent(Module):
         name = self.name
         self.input_size = _positive("input_size", input_size, name)
         self.units = _positive("units", units, name)
+        seed = _seed(seed, name)
         # None is the identity, as in Keras (the step called None: a raw "'NoneType' object is not callable").
         self.activation = _activation(activation, name) or _linear
         self.recurrent_activation = _activation(recurrent_activation, name) or _linear
@@ -764,6 +778,7 @@ class MultiHeadAttention(Module):
         name = "MultiHeadAttention"
         self.embed_dim = _positive("embed_dim", embed_dim, name)
         self.num_heads = _positive("num_heads", num_heads, name)
+        seed = _seed(seed, name)
         if self.embed_dim % self.num_heads:
             raise ValueError(f"{name}: embed_dim={self.embed_dim} must be a multiple of num_heads={self.num_heads}")
         self.kdim = self.embed_dim if kdim is None else _positive("kdim", kdim, name)
@@ -849,7 +864,7 @@ class MultiHeadAttention(Module):
         # The masks' shapes are checked, not broadcast (PyTorch's checks): an (num_heads, L, S) attn_mask had been
         # applied to every batch entry's heads, a (1, S) key_padding_mask to every batch entry.
         if attn_mask is not None:
-            m = _as_tensor(attn_mask)
+            m = _mask_tensor(attn_mask, "attn_mask")
             rows = batch * self.num_heads if batch is not None else None
             if (
                 len(m.shape) not in (2, 3)
@@ -865,7 +880,7 @@ class MultiHeadAttention(Module):
                 m = _shape.stack([m[h :: self.num_heads] for h in range(self.num_heads)], axis=1)
             parts.append(m)
         if key_padding_mask is not None:
-            m = _as_tensor(key_padding_mask)
+            m = _mask_tensor(key_padding_mask, "key_padding_mask")
             if len(m.shape) != 2 or not _same(m.shape[0], batch) or not _same(m.shape[1], source):
                 raise ValueError(
                     f"MultiHeadAttention: key_padding_mask must be (batch, S) = {(batch, source)}, got "
@@ -874,9 +889,6 @@ class MultiHeadAttention(Module):
             parts.append(_shape.expand_dims(m, (1, 2)))  # (batch, 1, 1, S)
         if not parts:
             return None
-        for m in parts:
-            if m.dtype.kind not in "bf":
-                raise TypeError(f"MultiHeadAttention: masks must be bool or floating, got {m.dtype}")
         if all(m.dtype.kind == "b" for m in parts):
             masked = parts[0]
             for m in parts[1:]:
@@ -890,6 +902,14 @@ class MultiHeadAttention(Module):
 
     def extra_repr(self) -> str:
         return f"{self.embed_dim}, num_heads={self.num_heads}" + (f", dropout={self.dropout}" if self.dropout else "")
+
+
+def _mask_tensor(value, what: str) -> Tensor:
+    """A mask as a bool or floating tensor; the error names the mask, its shape and dtype."""
+    m = _as_tensor(value)
+    if m.dtype.kind not in "bf":
+        raise TypeError(f"MultiHeadAttention: {what} must be bool or floating, got shape {tuple(m.shape)} ({m.dtype})")
+    return m
 
 
 def _same(*sizes) -> bool:
@@ -925,6 +945,7 @@ class _TransformerLayer(Module):
         super().__init__()
         name = type(self).__name__
         d_model = _positive("d_model", d_model, name)
+        seed = _seed(seed, name)
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout, bias, seed=seed, dtype=dtype)
         if self._CROSS:
             self.multihead_attn = MultiHeadAttention(

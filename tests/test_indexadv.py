@@ -146,3 +146,105 @@ def test_where_reads_a_non_boolean_condition_as_numpy(condition):
     np.testing.assert_array_equal(traced.numpy(), expected)
     grad = tl.grad(lambda t: tl.sum(tl.where(condition, t, y)))(tl.tensor(x))
     np.testing.assert_array_equal(grad.numpy(), np.broadcast_to(np.asarray(condition) != 0, x.shape).astype(float))
+
+
+def test_traced_int_index_beyond_an_unknown_size_names_strided_slice():
+    # The shape rule cannot check t[7] when the size is unknown; the kernel raised NumPy's bare
+    # 'index 7 is out of bounds for axis 0 with size 4'.
+    f = tl.function(lambda t: t[7, -1], input_signature=[tl.TensorSpec((None, None), "float64")])
+    with pytest.raises(
+        IndexError,
+        match=r"^StridedSlice: index 7 is out of bounds for axis 0 with size 4 \(x shape \(4, 2\) float64\)",
+    ):
+        f(np.ones((4, 2)))
+    np.testing.assert_array_equal(f(np.arange(24.0).reshape(8, 3)).numpy(), 23.0)
+
+
+def _batched_take(params, indices, axis, batch_dims):
+    """TensorFlow's gather with batch_dims, one NumPy take per batch position."""
+    batch = indices.shape[:batch_dims]
+    parts = [np.take(params[b], indices[b], axis=axis - batch_dims) for b in np.ndindex(batch)]
+    return np.stack(parts).reshape(batch + parts[0].shape)
+
+
+GATHERS = [((2, 3, 4), (2, 5), 1, 1), ((2, 3, 4), (2, 3, 2), 2, 2), ((2, 3, 4, 2), (2, 2), 2, 1), ((3, 4), (3,), 1, 1)]
+
+
+@pytest.mark.parametrize("params_shape, indices_shape, axis, batch_dims", GATHERS)
+def test_gather_takes_tensorflows_batch_dims(params_shape, indices_shape, axis, batch_dims):
+    rng = np.random.default_rng(0)
+    params = rng.standard_normal(params_shape)
+    indices = rng.integers(-params_shape[axis], params_shape[axis], size=indices_shape)
+    expected = _batched_take(params, indices, axis, batch_dims)
+    got = tl.gather(params, indices, axis=axis, batch_dims=batch_dims)
+    np.testing.assert_array_equal(got.numpy(), expected)
+    if axis == batch_dims:  # TensorFlow's default axis
+        np.testing.assert_array_equal(tl.gather(params, indices, batch_dims=batch_dims).numpy(), expected)
+    traced = tl.function(lambda p, i: tl.gather(p, i, axis=axis, batch_dims=batch_dims))(params, indices)
+    np.testing.assert_array_equal(traced.numpy(), expected)
+    tl.testing.check_grads(lambda p: tl.gather(p, indices, axis=axis, batch_dims=batch_dims), [params], order=2)
+
+
+def test_gather_default_axis_does_not_flatten():
+    # tl.gather was tl.take: gather(params, [1], axis=None) took from the flattened params ([1.0]); TensorFlow's
+    # axis=None is batch_dims, 0 here: the row [3.0, 4.0, 5.0].
+    params = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(tl.gather(params, [1], axis=None).numpy(), params[[1]])
+    with pytest.raises(ValueError, match=r"^gather: axis 0 must not be less than batch_dims 1 \(params shape \(2, 3\)"):
+        tl.gather(params, np.zeros((2, 2), np.int64), axis=0, batch_dims=1)
+
+
+@pytest.mark.parametrize(
+    "update, exc",
+    [
+        (lambda x: x.at[7].set(1.0), IndexError),
+        (lambda x: x.at[[0, 7]].add(1.0), IndexError),
+        (lambda x: x.at[np.array([1.5])].set(1.0), TypeError),
+    ],
+)
+def test_at_index_errors_name_the_update_and_the_tensor(update, exc):
+    # They named an int64 tensor of positions (the one .at reads the index with), not the float32 tensor.
+    with pytest.raises(exc, match=r"^Tensor\.at\[\.\.\.\]: .* \(tensor shape \(5,\) float32\)$"):
+        update(tl.zeros(5))
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        lambda t, i: t.at[i].add(t[0] * 3.0),
+        lambda t, i: t.at[:, i].set(t[:, :1] * 3.0),
+        lambda t, i: t.at[i, 1:].set(-1.0),
+        lambda t, i: tl.tensor_scatter_nd_add(t, i[:, None], t[:3] * 2.0),
+        lambda t, i: tl.tensor_scatter_nd_update(t, i[:, None], t[:3] * 2.0),
+    ],
+    ids=["at_add", "at_set_columns", "at_set_scalar", "tensor_scatter_nd_add", "tensor_scatter_nd_update"],
+)
+def test_index_updates_trace_with_unknown_sizes(update):
+    # t.at[...] and tensor_scatter_nd_add raised 'the tensor needs a known shape' under a TensorSpec with None.
+    x, i = np.arange(12.0).reshape(4, 3), np.array([0, 0, 2])
+    signature = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None,), "int64")]
+    both = lambda t, i: (update(t, i), tl.grad(lambda u: tl.sum(update(u, i) ** 2))(t))  # noqa: E731
+    value, grad = tl.function(both, input_signature=signature)(x, i)
+    expected_value, expected_grad = both(tl.tensor(x), i)
+    np.testing.assert_array_equal(value.numpy(), expected_value.numpy())
+    np.testing.assert_array_equal(grad.numpy(), expected_grad.numpy())
+
+
+def test_traced_update_of_the_wrong_size_names_the_op():
+    f = tl.function(lambda t: t.at[0].set(tl.ones(5, dtype="float64")), input_signature=[tl.TensorSpec((None, None))])
+    with pytest.raises(ValueError, match=r"^ScatterNdUpdate: updates of shape \(5,\) must have shape .* = \(3,\)"):
+        f(np.ones((4, 3), np.float32))
+
+
+def test_uint64_index_arrays_gather_as_numpy():
+    # NumPy indexes with uint64 arrays; they raised "GatherV2: input 'indices' has unsupported dtype uint64".
+    x = np.arange(24.0).reshape(4, 6)
+    i = np.array([3, 0, 3], np.uint64)
+    np.testing.assert_array_equal(tl.tensor(x)[i].numpy(), x[i])
+    np.testing.assert_array_equal(tl.tensor(x)[:, i].numpy(), x[:, i])
+    np.testing.assert_array_equal(tl.take(x, i, axis=1).numpy(), np.take(x, i, axis=1))
+    np.testing.assert_array_equal(tl.gather_nd(x, i[:, None]).numpy(), x[i])
+    np.testing.assert_array_equal(tl.take_along_axis(x, i[None, :], 1).numpy(), np.take_along_axis(x, i[None, :], 1))
+    np.testing.assert_array_equal(tl.scatter_nd(i[:, None], tl.ones(3), [4]).numpy(), np.bincount(i, minlength=4))
+    grad = tl.grad(lambda t: tl.sum(t[i]))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.bincount(i, minlength=4)[:, None] * np.ones((1, 6)))

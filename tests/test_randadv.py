@@ -56,3 +56,63 @@ def test_uniform_with_tensor_bounds_stays_in_range_and_keeps_its_gradient():
     np.testing.assert_allclose(g(high.astype("float64")).numpy(), u.sum(axis=0), rtol=1e-12)
     with pytest.raises(ValueError, match="tl.random.uniform: minval must not exceed maxval"):
         tl.random.uniform((3,), tl.tensor([2.0]), 1.0)  # drew in (1, 2], where numbers raise as NumPy does
+
+
+@pytest.mark.parametrize("dtype, lam", [("int32", 1e12), ("float16", 1e6), ("int64", 1e300)])
+def test_poisson_rates_beyond_what_the_dtype_holds_raise(dtype, lam):
+    # int32 counts of rate 1e12 wrapped to -728318042, float16 ones of 1e6 were inf, and 1e300 raised
+    # NumPy's bare 'lam value too large'.
+    with pytest.raises(ValueError, match=f"RandomPoisson: lam must be at most .* for {dtype} counts"):
+        tl.random.poisson((3,), lam, dtype=dtype, seed=0)
+    with pytest.raises(ValueError, match=f"RandomPoissonV2: the rates must be at most .* for {dtype} counts"):
+        tl.random.poisson((2,), tl.tensor(np.array([1.0, lam])), dtype=dtype, seed=0)
+    with pytest.raises(ValueError, match="RandomPoissonV2: the rates must be at most"):
+        tl.function(lambda r: tl.random.poisson((2,), r, dtype=dtype))(tl.tensor(np.array([1.0, lam])))
+
+
+def test_poisson_rates_the_dtype_holds_draw_numpys_counts():
+    got = tl.random.poisson((1000,), 2e9, dtype="int32", seed=0).numpy()
+    np.testing.assert_array_equal(got, np.random.default_rng(0).poisson(2e9, 1000))
+    got = tl.random.poisson((1000,), 6e4, dtype="float16", seed=0).numpy()
+    np.testing.assert_array_equal(got, np.random.default_rng(0).poisson(6e4, 1000).astype(np.float16))
+    assert np.isfinite(got).all()
+
+
+R = tl.random
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        # a negative stddev of truncated normals drew silently (the tensor parameters' check refused it)
+        (lambda: R.truncated_normal((3,), 0.0, -1.0), ValueError, "TruncatedNormal: stddev must be a non-negative"),
+        (lambda: R.normal((3,), 0.0, -1.0), ValueError, "RandomStandardNormal: stddev must be a non-negative"),
+        (lambda: R.normal((3,), NAN, 1.0), ValueError, "RandomStandardNormal: mean must be a finite"),
+        (lambda: R.lognormal((3,), 0.0, INF), ValueError, "RandomStandardNormal: stddev must be a non-negative"),
+        (lambda: R.Generator(0).normal((3,), 0.0, -1.0), ValueError, "Generator.normal: stddev must be"),
+        # NumPy's bare 'high - low range exceeds valid bounds' and 'high - low < 0'
+        (lambda: R.uniform((3,), NAN, 1.0), ValueError, "RandomUniform: minval and maxval must be finite"),
+        (lambda: R.uniform((3,), 2.0, 1.0), ValueError, "RandomUniform: minval and maxval must be finite"),
+        # float() raised its own message, naming no function
+        (lambda: R.normal((3,), "a"), TypeError, "tl.random.normal: mean must be a real number or a tensor"),
+        (lambda: R.gamma((3,), 1 + 1j), TypeError, "tl.random.gamma: alpha must be a real number or a tensor"),
+        (lambda: R.uniform((3,), None), TypeError, "tl.random.uniform: minval must be a real number or a tensor"),
+        # argmax's 'attempt to get argmax of an empty sequence'; choice's negative size named categorical
+        (lambda: R.categorical(tl.zeros((2, 0)), 3), ValueError, "categorical: logits need at least one class"),
+        (lambda: R.choice(0, (3,)), ValueError, r"choice: cannot take shape \(3,\) from a of shape \(0,\)"),
+        (lambda: R.choice(3, (-1,)), ValueError, r"choice: cannot take shape \(-1,\)"),
+        # a NaN covariance drew NaN samples (a NaN mean raised)
+        (lambda: R.multivariate_normal((3,), [0.0, 0.0], [[NAN, 0.0], [0.0, 1.0]]), ValueError, "cov must be finite"),
+    ],
+)
+def test_bad_number_parameters_raise_one_clear_error(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_valid_edges_still_draw_numpys_numbers():
+    np.testing.assert_array_equal(R.choice(0, (0,)).numpy(), np.zeros(0, np.int64))  # NumPy's empty choice
+    assert R.choice(3, (2, 0), replace=False).shape == (2, 0)
+    np.testing.assert_array_equal(R.normal((5,), 1.0, 0.0, dtype="float64").numpy(), np.ones(5))
+    np.testing.assert_array_equal(R.uniform((4,), 2.0, 2.0, dtype="float64").numpy(), np.full(4, 2.0))

@@ -175,3 +175,44 @@ def test_transformer_layers_name_themselves_for_bad_inputs(call, match):
     decoder = tl.nn.TransformerDecoderLayer(8, 2, 16, seed=0)
     with pytest.raises(ValueError, match=r"TransformerDecoderLayer: memory must be \(batch, length, d_model=8\)"):
         decoder(np.ones((2, 3, 8)), np.ones((2, 5, 4)))
+
+
+@pytest.mark.parametrize("scale", [None, -0.1])
+def test_float16_attention_scales_before_the_product(scale):
+    # q @ k^T of a 64-wide head of values ~100 overflowed float16 before it was scaled: inf scores, NaN outputs
+    # (PyTorch scales q and k by sqrt(scale) first and stays finite).
+    q, k = (
+        (RNG.normal(size=(1, 3, 64)) * 120).astype(np.float16),
+        (RNG.normal(size=(1, 4, 64)) * 120).astype(np.float16),
+    )
+    v = RNG.normal(size=(1, 4, 2)).astype(np.float16)
+    got = tl.nn.scaled_dot_product_attention(q, k, v, scale=scale).numpy()
+    scores = q.astype(np.float64) @ k.astype(np.float64).transpose(0, 2, 1) * (1 / 8 if scale is None else scale)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    want = weights / weights.sum(-1, keepdims=True) @ v.astype(np.float64)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got, want, atol=2e-3)
+
+
+def test_a_mask_of_the_wrong_dtype_is_named_with_its_shape():
+    mha = tl.nn.MultiHeadAttention(E, H, seed=0)
+    with pytest.raises(
+        TypeError, match=r"MultiHeadAttention: key_padding_mask must be bool or floating, got shape \(3, 5\) \(int64\)"
+    ):
+        mha(np.ones((N, L, E)), np.ones((N, S, E)), key_padding_mask=np.zeros((N, S), np.int64))
+
+
+@pytest.mark.parametrize("seed", ["abc", 1.5, -1, True])
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (lambda seed: tl.nn.LSTM(3, 4, seed=seed), "LSTM"),
+        (lambda seed: tl.nn.MultiHeadAttention(4, 2, seed=seed), "MultiHeadAttention"),
+        (lambda seed: tl.nn.TransformerEncoderLayer(4, 2, 8, seed=seed), "TransformerEncoderLayer"),
+        (lambda seed: tl.nn.Dense(3, 4, seed=seed), "Dense"),
+    ],
+)
+def test_a_bad_seed_is_named_by_its_layer(make, name, seed):
+    # NumPy's SeedSequence error named no layer; MultiHeadAttention took 1.5 as 1 silently.
+    with pytest.raises(ValueError, match=f"{name}: seed must be None or an integer >= 0, got"):
+        make(seed)

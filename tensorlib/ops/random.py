@@ -60,6 +60,8 @@ class Generator:
                 "tensors (one parameter per sample, differentiable)"
             )
         try:
+            for value in (a, b):
+                _number(f"Generator.{distribution}", "a parameter", value)
             _check_draw(distribution, dtype, a, b)
         except (TypeError, ValueError) as e:
             raise type(e)(f"tl.random.Generator.{distribution}: {e}") from None
@@ -153,6 +155,15 @@ def _as_seed(value, who: str):
     return int(value)
 
 
+def _number(who: str, name: str, value) -> float:
+    """A distribution's parameter given as a number, as a float (``float()`` raised its bare message for a
+    string, None or a complex number, naming no function)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"tl.random.{who}: {name} must be a real number or a tensor, got {value!r}") from None
+
+
 def _scale_of_rate(beta, who: str) -> float:
     if not np.isfinite(beta) or beta <= 0:
         raise ValueError(f"tl.random.{who}: the rate beta must be a positive finite number, got {beta}")
@@ -161,6 +172,8 @@ def _scale_of_rate(beta, who: str) -> float:
 
 # distribution -> (names of its parameters a and b, whether each must be > 0 (">"), >= 0 (">=") or any finite)
 _PARAMETERS = {
+    "normal": (("mean", None), ("stddev", ">=")),
+    "truncated_normal": (("mean", None), ("stddev", ">=")),
     "exponential": (("scale", ">="),),
     "gamma": (("alpha", ">"), ("scale", ">")),
     "beta": (("a", ">"), ("b", ">")),
@@ -170,10 +183,20 @@ _PARAMETERS = {
 }
 
 
+def poisson_limit(dtype) -> float:
+    """The largest rate whose counts ``dtype`` holds: its largest number less ten of its square roots (NumPy's
+    bound for int64, which its generator draws; int32 counts of rate 1e12 wrapped to -728318042, float16 ones
+    of 1e6 were inf)."""
+    top = float(np.iinfo(dtype).max if dtype.kind in "iu" else np.finfo(dtype).max)
+    numpys = float(np.iinfo(np.int64).max)
+    return min(top - 10 * top**0.5, numpys - 10 * numpys**0.5)
+
+
 def _check_draw(distribution: str, dtype, a, b) -> None:
-    """What a draw can give: normals need a float dtype; integer uniforms, integer bounds the dtype holds;
-    the other distributions, parameters in their range (NumPy's generator raises for some and returns NaN for
-    others) and a float dtype (Poisson counts: any number dtype).
+    """What a draw can give: integer uniforms, integer bounds the dtype holds; float ones, finite bounds in
+    order; the other distributions, parameters in their range (NumPy's generator raises for some, with its own
+    bare message, and returns NaN for others; a negative stddev of truncated normals drew silently) and a
+    float dtype (Poisson counts: any number dtype).
 
     Otherwise the float draws were cast to the dtype (normal int32 samples were mostly 0, bool ones all True).
     """
@@ -185,14 +208,20 @@ def _check_draw(distribution: str, dtype, a, b) -> None:
                 raise ValueError(f"{name} must be {rule} finite number, got {value}")
         if dtype.kind != "f" and not (distribution == "poisson" and dtype.kind in "iu"):
             raise TypeError(f"{distribution} samples need a float dtype, got {dtype}")
+        if distribution == "poisson" and not a <= poisson_limit(dtype):
+            raise ValueError(f"lam must be at most {poisson_limit(dtype):.10g} for {dtype} counts, got {a}")
         return
     if distribution == "bernoulli":
         if not 0.0 <= a <= 1.0:
             raise ValueError(f"the probability p must be in [0, 1], got {a}")
         return
-    if distribution not in ("normal", "truncated_normal", "uniform") or dtype.kind == "f":
+    if distribution == "uniform" and dtype.kind == "f":
+        if not (np.isfinite(a) and np.isfinite(b) and a <= b):  # NumPy: 'high - low range exceeds valid bounds'
+            raise ValueError(f"minval and maxval must be finite numbers, minval <= maxval, got {a} and {b}")
         return
-    if distribution == "uniform" and dtype.kind in "iu":
+    if distribution != "uniform":
+        return
+    if dtype.kind in "iu":
         info = np.iinfo(dtype)
         if a != int(a) or b != int(b) or not info.min <= a < b <= info.max + 1:
             raise ValueError(
@@ -200,8 +229,7 @@ def _check_draw(distribution: str, dtype, a, b) -> None:
                 f"[{info.min}, {info.max + 1}), got minval={a}, maxval={b}"
             )
         return
-    floats = "a float or integer" if distribution == "uniform" else "a float"
-    raise TypeError(f"{distribution} samples need {floats} dtype, got {dtype}")
+    raise TypeError(f"uniform samples need a float or integer dtype, got {dtype}")
 
 
 # The module-level draws are ops (stateful, not differentiable), so a traced function draws new
@@ -380,7 +408,7 @@ def _location_scale(who, op, shape, dtype, seed, backend, loc, scale, names, bou
 
 def _checked_float(who: str, name: str, value, bound=None) -> float:
     """A number parameter as a float, checked finite and within ``bound`` (see :func:`_parameter`)."""
-    value = float(value)
+    value = _number(who, name, value)
     if not (np.isfinite(value) and _within(np.float64(value), bound)):
         rule = {">": "a positive", ">=": "a non-negative", None: "a"}[bound]
         raise ValueError(f"tl.random.{who}: {name} must be {rule} finite number, got {value}")
@@ -421,6 +449,10 @@ def _tensor_draw_op(name, distribution, bound, doc, differentiable):
         values = backend.to_numpy(param)
         if not (np.isfinite(values) & _within(values, bound)).all():
             raise ValueError(f"{name}: the parameters must be {_RULES[bound]}, got {values!r}")
+        if distribution == "poisson" and (values > poisson_limit(dtype)).any():
+            raise ValueError(
+                f"{name}: the rates must be at most {poisson_limit(dtype):.10g} for {dtype} counts, got {values!r}"
+            )
         if key:
             return backend.random(keyed_generator(backend, key[0], seed), distribution, param.shape, dtype, param, 1.0)
         return _gen(seed).draw_array(backend, distribution, tuple(param.shape), dtype, param, 1.0)
@@ -598,7 +630,9 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, backend=No
     """
     if _per_element(mean) or _per_element(stddev):
         return _location_scale("normal", _normal, shape, dtype, seed, backend, mean, stddev, _MEAN_STDDEV, _NORMAL)
-    return _sample(_normal, shape, dtype, seed, backend, float(mean), float(stddev))
+    return _sample(
+        _normal, shape, dtype, seed, backend, _number("normal", "mean", mean), _number("normal", "stddev", stddev)
+    )
 
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
@@ -630,6 +664,8 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype=_dt.float32, seed=None, backend
         # Rounded to the dtype, a draw may reach maxval: the largest number below it instead, the gradient kept.
         top = _math.maximum(_floating.nextafter(high, low), low)
         return _math.add(x, _math.stop_gradient(_math.subtract(_math.minimum(x, top), x)))
+    for name, value in (("minval", minval), ("maxval", maxval)):
+        _number("uniform", name, value)
     return _sample(_uniform, shape, dtype, seed, backend, minval, maxval)
 
 
@@ -640,7 +676,8 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, 
         return _location_scale(
             "truncated_normal", _truncated, shape, dtype, seed, backend, mean, stddev, _MEAN_STDDEV, _NORMAL
         )
-    return _sample(_truncated, shape, dtype, seed, backend, float(mean), float(stddev))
+    mean, stddev = _number("truncated_normal", "mean", mean), _number("truncated_normal", "stddev", stddev)
+    return _sample(_truncated, shape, dtype, seed, backend, mean, stddev)
 
 
 def bernoulli(shape, p=0.5, dtype=_dt.bool_, seed=None, backend=None) -> Tensor:
@@ -648,7 +685,7 @@ def bernoulli(shape, p=0.5, dtype=_dt.bool_, seed=None, backend=None) -> Tensor:
     (the draws are not differentiable in it)."""
     if _per_element(p):
         return _per_sample(_bernoulli_tensor, "bernoulli", "p", p, shape, dtype, seed, backend, "[0, 1]", _dt.float64)
-    return _sample(_bernoulli, shape, dtype, seed, backend, float(p))
+    return _sample(_bernoulli, shape, dtype, seed, backend, _number("bernoulli", "p", p))
 
 
 def permutation(n: int, seed=None, backend=None) -> Tensor:
@@ -670,7 +707,7 @@ def exponential(shape, scale=1.0, dtype=_dt.float32, seed=None, backend=None) ->
         return _location_scale(
             "exponential", _exponential, shape, dtype, seed, backend, None, scale, (None, "scale"), (None, ">="), (1.0,)
         )
-    return _sample(_exponential, shape, dtype, seed, backend, float(scale))
+    return _sample(_exponential, shape, dtype, seed, backend, _number("exponential", "scale", scale))
 
 
 def gamma(shape, alpha, beta=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
@@ -689,7 +726,8 @@ def gamma(shape, alpha, beta=1.0, dtype=_dt.float32, seed=None, backend=None) ->
     0.5
     """
     if not (_per_element(alpha) or _per_element(beta)):
-        return _sample(_gamma, shape, dtype, seed, backend, float(alpha), _scale_of_rate(float(beta), "gamma"))
+        alpha, beta = _number("gamma", "alpha", alpha), _number("gamma", "beta", beta)
+        return _sample(_gamma, shape, dtype, seed, backend, alpha, _scale_of_rate(beta, "gamma"))
     from . import math as _math
 
     dtype = _float_samples("gamma", dtype)
@@ -699,7 +737,7 @@ def gamma(shape, alpha, beta=1.0, dtype=_dt.float32, seed=None, backend=None) ->
         standard = _sample(_gamma, shape, dtype, seed, backend, _checked_float("gamma", "alpha", alpha, ">"), 1.0)
     if _per_element(beta):
         return _math.divide(standard, _parameter("gamma", "beta", beta, tuple(standard.shape), dtype, ">"))
-    return _math.multiply(standard, _scale_of_rate(float(beta), "gamma"))
+    return _math.multiply(standard, _scale_of_rate(_number("gamma", "beta", beta), "gamma"))
 
 
 def beta(shape, a, b, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
@@ -710,7 +748,7 @@ def beta(shape, a, b, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
     the samples are differentiable in both through :func:`gamma`'s gradient.
     """
     if not (_per_element(a) or _per_element(b)):
-        return _sample(_beta, shape, dtype, seed, backend, float(a), float(b))
+        return _sample(_beta, shape, dtype, seed, backend, _number("beta", "a", a), _number("beta", "b", b))
     from . import math as _math
 
     dtype = _float_samples("beta", dtype)
@@ -731,10 +769,12 @@ def beta(shape, a, b, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
 def poisson(shape, lam, dtype=_dt.int64, seed=None, backend=None) -> Tensor:
     """Poisson counts of rate ``lam``, int64 by default as NumPy's (``dtype=float32`` gives TensorFlow's);
     NumPy backend and array_api_strict only (CuPy's generator has no Poisson draws: a clear error).  A tensor
-    ``lam`` broadcasting to ``shape`` gives one rate per sample (not differentiable: the counts are integers)."""
+    ``lam`` broadcasting to ``shape`` gives one rate per sample (not differentiable: the counts are integers).
+    A rate whose counts the dtype cannot hold is an error (:func:`poisson_limit`: about 2.1e9 for int32, 62944
+    for float16, NumPy's 9.2e18 otherwise)."""
     if _per_element(lam):
         return _per_sample(_poisson_tensor, "poisson", "lam", lam, shape, dtype, seed, backend, ">=", _dt.float64)
-    return _sample(_poisson, shape, dtype, seed, backend, float(lam))
+    return _sample(_poisson, shape, dtype, seed, backend, _number("poisson", "lam", lam))
 
 
 def laplace(shape, loc=0.0, scale=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
@@ -742,7 +782,9 @@ def laplace(shape, loc=0.0, scale=1.0, dtype=_dt.float32, seed=None, backend=Non
     ``loc + scale * l``, differentiable in both."""
     if _per_element(loc) or _per_element(scale):
         return _location_scale("laplace", _laplace, shape, dtype, seed, backend, loc, scale, _LOC_SCALE, _SCALE)
-    return _sample(_laplace, shape, dtype, seed, backend, float(loc), float(scale))
+    return _sample(
+        _laplace, shape, dtype, seed, backend, _number("laplace", "loc", loc), _number("laplace", "scale", scale)
+    )
 
 
 def gumbel(shape, loc=0.0, scale=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
@@ -750,7 +792,9 @@ def gumbel(shape, loc=0.0, scale=1.0, dtype=_dt.float32, seed=None, backend=None
     ``loc + scale * g``, differentiable in both."""
     if _per_element(loc) or _per_element(scale):
         return _location_scale("gumbel", _gumbel, shape, dtype, seed, backend, loc, scale, _LOC_SCALE, _SCALE)
-    return _sample(_gumbel, shape, dtype, seed, backend, float(loc), float(scale))
+    return _sample(
+        _gumbel, shape, dtype, seed, backend, _number("gumbel", "loc", loc), _number("gumbel", "scale", scale)
+    )
 
 
 # ------------------------------------------------------------------ distributions built from the draws above
@@ -909,6 +953,8 @@ def multivariate_normal(shape, mean, cov, dtype=_dt.float32, seed=None, backend=
     k = mean.shape[-1]
     full = (*as_ints(shape, "tl.random.multivariate_normal: shape"), k)
     mean = _parameter("multivariate_normal", "mean", mean, full, dtype)
+    if not cov.is_symbolic and not np.isfinite(cov.numpy()).all():  # (a NaN covariance drew NaN samples)
+        raise ValueError(f"tl.random.multivariate_normal: cov must be finite numbers, got {cov.numpy()!r}")
     factor = cholesky(cov if cov.dtype == dtype else cov.astype(dtype))
     z = normal(full, dtype=dtype, seed=seed, backend=backend)
     return _math.add(squeeze(matmul(factor, expand_dims(z, -1)), -1), mean)
@@ -961,6 +1007,8 @@ def categorical(logits, num_samples: int, dtype=_dt.int64, seed=None) -> Tensor:
     if None in logits.shape:
         raise ValueError(f"tl.random.categorical: logits need a known shape, got {logits.shape}")
     batch, classes = logits.shape
+    if classes == 0:  # argmax over no classes raised its own 'attempt to get argmax of an empty sequence'
+        raise ValueError(f"tl.random.categorical: logits need at least one class, got shape {tuple(logits.shape)}")
     noise = gumbel((batch, count, classes), dtype=logits.dtype, seed=seed, backend=logits.backend.name)
     picked = _reduce.argmax(expand_dims(logits, 1) + noise, axis=-1)
     return picked if picked.dtype == _dt.as_dtype(dtype) else picked.astype(dtype)
@@ -1005,6 +1053,10 @@ def choice(a, shape=(), replace: bool = True, p=None, seed=None) -> Tensor:
         raise ValueError(f"tl.random.choice: a needs a first axis of known length, got shape {a.shape}")
     shape = as_ints(shape if isinstance(shape, (tuple, list)) else (shape,), "tl.random.choice: shape")
     count, n = int(np.prod(shape, dtype=np.int64)), a.shape[0]
+    if any(d < 0 for d in shape) or (n == 0 and count):  # NumPy: 'a cannot be empty unless no samples are taken'
+        raise ValueError(f"tl.random.choice: cannot take shape {shape} from a of shape {tuple(a.shape)}")
+    if count == 0:
+        return reshape(a[:0], shape + tuple(a.shape[1:]))
     if p is None:
         logits = make(np.zeros(n), a.backend)
     else:

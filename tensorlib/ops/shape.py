@@ -426,7 +426,16 @@ _getitem = defop(
     infer=_getitem_infer,
     doc="Basic indexing: ints, slices, None, Ellipsis.",
 )
-_getitem.generic(lambda xp, x, *, index: x[index])
+
+
+@_getitem.generic
+def _getitem_kernel(xp, x, *, index):
+    try:
+        return x[index]
+    except IndexError as e:  # an int beyond an axis whose size was unknown when the function was traced
+        raise IndexError(f"StridedSlice: {e} (x shape {tuple(x.shape)} {x.dtype})") from None
+
+
 register_gradient("StridedSlice", lambda node, g: _getitem_grad(g, node.inputs[0], index=node.attrs["index"]))
 
 _getitem_grad = defop(
@@ -596,15 +605,27 @@ _gather_nd_grad = defop(
     "GatherNdGrad",
     inputs=("dy", "indices", "like"),
     attrs={},
-    infer=lambda dy, indices, like: check_integer_indices(indices) or spec(like.shape, dy.dtype),
+    infer=lambda dy, indices, like: _check_scatter_shapes(like, indices, dy) or spec(like.shape, dy.dtype),
     doc="Scatter-add dy at the gathered positions into zeros shaped like params (repeated positions add up).",
 )
+
+
+def _check_updates(op: str, updates, indices, shape: tuple) -> None:
+    """A ValueError naming ``op`` where ``updates`` is not shaped ``indices.shape[:-1] + shape[depth:]`` (the
+    shape rules check the sizes known when traced; the others are known here)."""
+    expected = tuple(indices.shape[:-1]) + tuple(shape[indices.shape[-1] :])
+    if tuple(updates.shape) != expected:
+        raise ValueError(
+            f"{op}: updates of shape {tuple(updates.shape)} must have shape indices.shape[:-1] + "
+            f"shape[indices.shape[-1]:] = {expected} (indices shape {tuple(indices.shape)}, shape {tuple(shape)})"
+        )
 
 
 def _gather_nd_grad_rows(xp, dy, indices, like):
     """``(dy, linear positions, like)`` flattened over the indexed axes: GatherV2Grad's operands along axis 0
     (``like``, whose shape alone is read, is an unwritten buffer)."""
     depth = indices.shape[-1]
+    _check_updates("GatherNdGrad", dy, indices, like.shape)
     linear = _linear_indices(xp, "GatherNdGrad", like.shape, indices)
     rest = tuple(like.shape[depth:])
     flat_like = xp.empty((_prod(like.shape[:depth]),) + rest, dtype=dy.dtype)
@@ -627,6 +648,12 @@ register_gradient("GatherNdGrad", lambda node, g: _gather_nd(g, node.inputs[1]),
 
 # ------------------------------------------------------------------ ScatterNdUpdate
 def _scatter_update_infer(tensor, indices, updates):
+    _check_scatter_shapes(tensor, indices, updates)
+    return spec(tensor.shape, tensor.dtype)
+
+
+def _check_scatter_shapes(tensor, indices, updates) -> None:
+    """The shape rule of a scatter of ``updates`` at ``indices`` into a tensor shaped like ``tensor``."""
     check_integer_indices(indices)
     if not indices.shape or indices.shape[-1] is None or indices.shape[-1] > len(tensor.shape):
         raise ValueError(
@@ -641,7 +668,6 @@ def _scatter_update_infer(tensor, indices, updates):
             f"updates (shape {updates.shape}) must have shape indices.shape[:-1] + tensor.shape[indices.shape[-1]:] "
             f"= {expected}"
         )
-    return spec(tensor.shape, tensor.dtype)
 
 
 _scatter_update = defop(
@@ -682,6 +708,7 @@ def _winning_updates(xp, linear, rows: int):
 
 @_scatter_update.generic
 def _scatter_update_kernel(xp, tensor, indices, updates):
+    _check_updates("ScatterNdUpdate", updates, indices, tensor.shape)
     depth = indices.shape[-1]
     rest = tuple(tensor.shape[depth:])
     rows = _prod(tensor.shape[:depth])
@@ -697,6 +724,7 @@ def _scatter_update_kernel(xp, tensor, indices, updates):
 
 @_scatter_update.kernel("numpy")
 def _scatter_update_numpy(tensor, indices, updates):
+    _check_updates("ScatterNdUpdate", updates, indices, tensor.shape)
     depth = indices.shape[-1]
     linear = _linear_indices(np, "ScatterNdUpdate", tensor.shape, indices).reshape(-1)
     out = np.array(tensor, copy=True)
@@ -941,10 +969,15 @@ def _check_pad_value(x, value):
 
 def integer_indices(indices):
     """A Python list or tuple of indices as NumPy reads it: an empty one is an empty integer index
-    (``np.asarray([])`` alone is float64, which a gather rejects); anything else is left as it is."""
+    (``np.asarray([])`` alone is float64, which a gather rejects); a uint64 NumPy array, a dtype tensors do
+    not have, as int64 where its values fit (a larger one is out of bounds anyway: the gather says so);
+    anything else is left as it is."""
     if isinstance(indices, (list, tuple)):
         array = np.asarray(indices)
         return array.astype(np.int64) if array.size == 0 else array
+    if isinstance(indices, (np.ndarray, np.unsignedinteger)) and indices.dtype == np.uint64:
+        if not indices.size or indices.max() <= np.iinfo(np.int64).max:
+            return indices.astype(np.int64)
     return indices
 
 
@@ -961,7 +994,42 @@ def take(x, indices, axis: int | None = 0) -> Tensor:
     return apply(_take, (x, integer_indices(indices)), {"axis": as_int(axis, "take: axis")})
 
 
-gather = take
+def gather(params, indices, axis: int | None = None, batch_dims: int = 0) -> Tensor:
+    """TensorFlow's ``gather``: slices of ``params`` along ``axis`` at integer ``indices``, the first
+    ``batch_dims`` axes of ``params`` and ``indices`` shared (each batch gathers with its own indices).  The
+    result has shape ``params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:]``.
+    ``axis=None`` is ``batch_dims`` as given (TensorFlow's default, not :func:`take`'s flattening); a negative
+    ``batch_dims`` counts from the end of ``indices``' axes; negative indices count from the end.  The
+    gradient scatter-adds into ``params``, repeated indices summing.
+
+    >>> import tensorlib as tl
+    >>> params = tl.tensor([[1, 2, 3], [4, 5, 6]])
+    >>> tl.gather(params, [2, 0], axis=1).numpy().tolist()
+    [[3, 1], [6, 4]]
+    >>> tl.gather(params, [[2, 0], [1, 1]], axis=1, batch_dims=1).numpy().tolist()
+    [[3, 1], [5, 5]]
+    """
+    params, indices = as_tensor(params), as_tensor(integer_indices(indices))
+    where = f"(params shape {params.shape} {params.dtype}, indices shape {indices.shape} {indices.dtype})"
+    given = as_int(batch_dims, "gather: batch_dims")
+    batch_dims = given + indices.ndim if given < 0 else given
+    if not 0 <= batch_dims <= indices.ndim or batch_dims > params.ndim:
+        raise ValueError(f"gather: batch_dims {given} is outside [-rank, rank] of indices {where}")
+    # TensorFlow's default axis is batch_dims as given: a negative one counts from the end of params' axes.
+    axis = given if axis is None else as_int(axis, "gather: axis")
+    axis = normalize_axis(axis, params.ndim, f"gather {where}: axis")
+    if axis < batch_dims:
+        raise ValueError(f"gather: axis {axis} must not be less than batch_dims {batch_dims} {where}")
+    if not batch_dims:
+        return take(params, indices, axis)
+    # The gathered axis goes after the batch axes, one gather_nd with batch_dims picks each index, and the
+    # axes between the batch axes and the gathered one go back in front of the indices' own axes.
+    before = tuple(range(batch_dims, axis))
+    moved = transpose(params, tuple(range(batch_dims)) + (axis,) + before + tuple(range(axis + 1, params.ndim)))
+    out = gather_nd(moved, expand_dims(indices, -1), batch_dims)
+    own, after = tuple(range(batch_dims, indices.ndim)), indices.ndim + len(before)
+    between = tuple(range(indices.ndim, after))
+    return transpose(out, tuple(range(batch_dims)) + between + own + tuple(range(after, out.ndim)))
 
 
 def _concrete_bounds(op: str, indices, shape: tuple, first_axis: int = 0) -> None:
@@ -1066,9 +1134,9 @@ def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:
     [4.0, 1.0, 4.0, 1.0]
     """
     tensor = as_tensor(tensor)
-    if None in tensor.shape:
-        raise ValueError(f"tensor_scatter_nd_add: tensor needs a known shape, got {tensor.shape}")
     indices, updates = _scatter_operands("tensor_scatter_nd_add", indices, updates)
+    if None in tensor.shape:  # sizes traced as unknown: GatherNdGrad reads the tensor's shape at run time
+        return tensor + _gather_nd_grad(updates, indices, tensor)
     return tensor + scatter_nd(indices, updates, tensor.shape)
 
 
@@ -1166,15 +1234,21 @@ class _IndexUpdate:
         from .math import cast
 
         t = self._tensor
-        if None in t.shape:
-            raise ValueError(f"Tensor.at[...]: the tensor needs a known shape, got {t.shape}")
-        positions = getitem(_positions_like(t), self._index)
+        try:
+            positions = getitem(_positions_like(t), self._index)
+        except (IndexError, TypeError) as e:  # it read the int64 positions: say whose index it is
+            raise type(e)(f"Tensor.at[...]: {e} (tensor shape {t.shape} {t.dtype})") from None
         values = as_tensor(values)
         if values.dtype != t.dtype:
             _check_lossless(values, t)
             values = cast(values, t.dtype)
         try:
-            values = broadcast_to(values, positions.shape)
+            if None in positions.shape:  # sizes traced as unknown: broadcast at run time
+                if len(values.shape) > len(positions.shape):
+                    raise ValueError
+                values = broadcast_like(values, positions)
+            else:
+                values = broadcast_to(values, positions.shape)
         except ValueError:
             raise ValueError(
                 f"Tensor.at[...]: values of shape {values.shape} do not broadcast to the indexed shape "
@@ -1186,7 +1260,7 @@ class _IndexUpdate:
             out = flat + _gather_nd_grad(values, where, flat)
         else:
             out = _scatter_update(flat, where, values)
-        return reshape(out, t.shape)
+        return reshape(out, t.shape) if None not in t.shape else reshape_like(out, t)
 
 
 def boolean_mask(tensor, mask, axis: int = 0) -> Tensor:

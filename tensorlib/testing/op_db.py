@@ -204,12 +204,6 @@ def _math_opinfos():
             dtypes=NUMERIC,
             error_inputs=(
                 ErrorInput(
-                    (np.ones(2), np.ones(2), np.zeros(2)),
-                    exc=TypeError,
-                    match=r"Select: condition must be bool, got float64 \(inputs condition: "
-                    r"shape \(2,\) float64",
-                ),
-                ErrorInput(
                     (np.ones(2, bool), np.ones(3), np.zeros(2)),
                     exc=ValueError,
                     match=r"Select: shapes \(2,\) and \(3,\) and \(2,\) are not broadcastable",

@@ -353,7 +353,12 @@ def attend(q, k, v, attn_mask, dropout_p, scale, seed, what: str, where: str = "
     float one is added to the scores; a row with every score ``-inf`` gets weights 0 (and gradient 0), PyTorch's
     safe softmax; with ``dropout_p`` the weights returned are the dropped ones, which multiply ``v`` (as PyTorch's
     ``nn.MultiheadAttention`` returns them)."""
-    scores = linalg_ops.matmul(q, array_ops.swapaxes(k, -1, -2)) * float(scale)
+    # sqrt(|scale|) on each side before the product, as PyTorch's math kernel does: scaling the product after it
+    # overflowed float16 (a 64-wide head of values ~100: inf scores, NaN outputs where PyTorch's are finite).
+    root = _math.sqrt(abs(float(scale)))
+    if float(scale) != 1.0:
+        q, k = q * (root if scale >= 0 else -root), k * root
+    scores = linalg_ops.matmul(q, array_ops.swapaxes(k, -1, -2))
     if attn_mask is not None:
         mask = as_tensor(attn_mask)
         if mask.dtype.kind == "b":
