@@ -244,9 +244,9 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 def _take(a, indices, axis=None, out=None, mode="raise"):
     import tensorlib as tl
 
-    if out is not None or mode != "raise":
-        raise TypeError("numpy.take: out= and mode= are not supported on tensorlib Tensors")
-    return tl.take(a, indices, axis=axis)
+    if out is not None:
+        raise TypeError("numpy.take: out= is not supported on tensorlib Tensors (they are immutable)")
+    return tl.take(a, indices, axis=axis, mode=mode)
 
 
 def _clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_NO_VALUE, **kwargs):  # noqa: A002

@@ -248,3 +248,37 @@ def test_uint64_index_arrays_gather_as_numpy():
     np.testing.assert_array_equal(tl.scatter_nd(i[:, None], tl.ones(3), [4]).numpy(), np.bincount(i, minlength=4))
     grad = tl.grad(lambda t: tl.sum(t[i]))(tl.tensor(x))
     np.testing.assert_array_equal(grad.numpy(), np.bincount(i, minlength=4)[:, None] * np.ones((1, 6)))
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_take_modes_match_numpy(mode, axis):
+    # np.take(t, i, mode='clip') raised 'out= and mode= are not supported'; tl.take had no mode.
+    x = np.arange(12.0).reshape(3, 4)
+    i = np.array([[-13, -1], [4, 11]])
+    expected = np.take(x, i, axis=axis, mode=mode)
+    np.testing.assert_array_equal(tl.take(x, i, axis=axis, mode=mode).numpy(), expected)
+    np.testing.assert_array_equal(np.take(tl.tensor(x), i, axis=axis, mode=mode).numpy(), expected)
+    if axis is not None:
+        spec = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None, None), "int64")]
+        traced = tl.function(lambda t, i: tl.take(t, i, axis=axis, mode=mode), input_signature=spec)(x, i)
+        np.testing.assert_array_equal(traced.numpy(), expected)
+    positions = np.take(np.arange(x.size).reshape(x.shape), i, axis=axis, mode=mode)
+    grad = tl.grad(lambda t: tl.sum(tl.take(t, i, axis=axis, mode=mode)))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.bincount(positions.ravel(), minlength=x.size).reshape(x.shape))
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_traced_boolean_scalar_beside_an_index_array_of_unknown_size(flag):
+    # Traced with the array's sizes unknown, x[False, i] forgot the False (length 0): it returned x[i][None]
+    # with shape (2, 1, 2) where NumPy gives (2, 0, 2), silently.
+    x, i = np.arange(6.0).reshape(3, 2), np.array([[1], [-3]])
+    signature = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None, None), "int64")]
+    w = np.ones(x[flag, i].shape)
+    both = lambda t, i: (t[flag, i], tl.grad(lambda u: tl.sum(u[flag, i] * w))(t))  # noqa: E731
+    value, grad = tl.function(both, input_signature=signature)(x, i)
+    assert value.shape == x[flag, i].shape
+    np.testing.assert_array_equal(value.numpy(), x[flag, i])
+    expected = np.zeros(x.size)
+    np.add.at(expected, np.arange(x.size).reshape(x.shape)[flag, i].ravel(), 1.0)
+    np.testing.assert_array_equal(grad.numpy(), expected.reshape(x.shape))

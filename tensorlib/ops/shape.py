@@ -981,17 +981,42 @@ def integer_indices(indices):
     return indices
 
 
-def take(x, indices, axis: int | None = 0) -> Tensor:
+def take(x, indices, axis: int | None = 0, mode: str = "raise") -> Tensor:
     """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``); ``axis=None``
-    takes from the flattened ``x`` as NumPy does (the default, 0, is TensorFlow's ``gather``'s).
+    takes from the flattened ``x`` as NumPy does (the default, 0, is TensorFlow's ``gather``'s).  Negative
+    indices count from the end; ``mode`` says what an index outside the axis does: ``"raise"`` an IndexError,
+    ``"wrap"`` wraps it around, ``"clip"`` clips it to the axis (a negative one to 0), as in NumPy.
 
     >>> import tensorlib as tl
     >>> tl.take(tl.tensor([[1, 2], [3, 4]]), [3, 0], axis=None).numpy().tolist()
     [4, 1]
+    >>> tl.take(tl.tensor([1, 2, 3]), [-1, 5], mode="clip").numpy().tolist()
+    [1, 3]
     """
     if axis is None:
-        return take(reshape(x, (-1,)), indices, 0)
-    return apply(_take, (x, integer_indices(indices)), {"axis": as_int(axis, "take: axis")})
+        return take(reshape(x, (-1,)), indices, 0, mode)
+    indices = integer_indices(indices)
+    if mode != "raise":
+        indices = _indices_in_range(x, indices, as_int(axis, "take: axis"), mode)
+    return apply(_take, (x, indices), {"axis": as_int(axis, "take: axis")})
+
+
+def _indices_in_range(x, indices, axis: int, mode: str) -> Tensor:
+    """``indices`` wrapped around or clipped to ``x``'s axis (numpy.take's modes)."""
+    from .math import cast, clip
+
+    if mode not in ("wrap", "clip"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    x, indices = as_tensor(x), as_tensor(indices)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"take: indices must be integers, got {indices.dtype} (x shape {x.shape} {x.dtype})")
+    ax = normalize_axis(axis, x.ndim, f"take (x shape {x.shape}): axis")
+    size = x.shape[ax] if x.shape[ax] is not None else cast(shape_size(x, (ax,)), indices.dtype)
+    if isinstance(size, int) and size == 0:  # nothing to wrap or clip to: an index is out of bounds (GatherV2 says so)
+        return indices
+    if mode == "wrap":
+        return indices % size
+    return clip(indices, 0, size - 1)
 
 
 def gather(params, indices, axis: int | None = None, batch_dims: int = 0) -> Tensor:
@@ -1453,11 +1478,12 @@ def _gather_arrays(x, index: tuple, advanced: list) -> Tensor:
             axis += fill
         elif i is None or isinstance(i, slice) or k in advanced and not _is_bool(i):
             axis += 1
-    arrays, shapes = [], []
+    arrays, shapes, scalars = [], [], []
     for k in advanced:
         i = index[k]
         if _is_bool(i):
             shapes.append((1,) if i else (0,))
+            scalars.append(as_tensor(np.zeros(shapes[-1], np.int64)))
             continue
         dtype = i.dtype if isinstance(i, Tensor) else np.asarray(i).dtype
         if np.dtype(dtype).kind not in "iu":
@@ -1477,8 +1503,8 @@ def _gather_arrays(x, index: tuple, advanced: list) -> Tensor:
     if arrays:
         dtype = np.result_type(*(a.dtype for a in arrays))
         arrays = [a.astype(dtype) if a.dtype != dtype else a for a in arrays]
-        if None in shape:  # sizes unknown when traced: each array broadcast against the others
-            positions = stack([_broadcast_against(a, arrays) for a in arrays], axis=-1)
+        if None in shape:  # sizes unknown when traced: each array broadcast against the others (and False's 0)
+            positions = stack([_broadcast_against(a, arrays + scalars) for a in arrays], axis=-1)
         else:
             positions = stack([broadcast_to(a, shape) for a in arrays], axis=-1)
     else:
