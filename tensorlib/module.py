@@ -25,6 +25,8 @@ the structure that ``tape.gradient``, optimizers and checkpoints take.
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import tree
 from .dispatch import current_state, state_read
 from .tensor import Variable
@@ -111,7 +113,12 @@ class Module:
         return found
 
     def train(self, mode: bool = True) -> "Module":
-        """Set training mode (BatchNorm uses batch statistics, Dropout drops) on this Module and all below."""
+        """Set training mode (BatchNorm uses batch statistics, Dropout drops) on this Module and all below.
+
+        ``mode`` must be a bool, as in PyTorch: ``train("False")`` had set training mode (a non-empty string).
+        """
+        if not isinstance(mode, (bool, np.bool_)):
+            raise TypeError(f"{type(self).__name__}.train: mode must be a bool, got {mode!r}")
         for m in self.modules():
             m.training = bool(mode)
         return self

@@ -1,5 +1,8 @@
-"""Indexing, gather and scatter at their edges (the adversarial round): float16 scatter-adds against float64
-sums, ..."""
+"""Indexing, gather and scatter at their edges (the adversarial round), against independent references:
+float16 scatter-adds against float64 sums, float and bool indices refused by the scatters, one_hot's values,
+boolean scalars among ints and traced index arrays against NumPy's indexing and np.add.at, where with
+non-boolean conditions against np.where, TensorFlow's gather with batch_dims against per-batch np.take,
+take's modes against np.take, index updates traced with unknown sizes against eager ones, uint64 indices."""
 
 import itertools
 
@@ -282,3 +285,25 @@ def test_traced_boolean_scalar_beside_an_index_array_of_unknown_size(flag):
     expected = np.zeros(x.size)
     np.add.at(expected, np.arange(x.size).reshape(x.shape)[flag, i].ravel(), 1.0)
     np.testing.assert_array_equal(grad.numpy(), expected.reshape(x.shape))
+
+
+@pytest.mark.parametrize(
+    "index", [range(2), (range(2), range(1, 3)), (slice(None), range(3, 0, -1)), range(0)], ids=repr
+)
+def test_range_indices_as_numpy(index):
+    # NumPy reads a range as a sequence of ints; t[range(2)] raised 'StridedSlice: unsupported index range(0, 2)'.
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(tl.tensor(x)[index].numpy(), x[index])
+    assert tl.tensor(x)[index].shape == x[index].shape
+
+
+def test_traced_bincount_weights_of_another_length_name_the_op():
+    # With sizes unknown the shape rule cannot compare them; the kernel raised NumPy's bare
+    # "The weights and list don't have the same length."
+    signature = [tl.TensorSpec((None,), "int64"), tl.TensorSpec((None,), "float64")]
+    f = tl.function(lambda x, w: tl.bincount(x, w), input_signature=signature)
+    with pytest.raises(
+        ValueError, match=r"^Bincount: weights must have the shape of x \(x shape \(4,\) int64, weights"
+    ):
+        f(np.array([0, 3, 3, 1]), np.ones(3))
+    np.testing.assert_array_equal(f(np.array([0, 3, 3]), np.ones(3)).numpy(), [1.0, 0.0, 0.0, 2.0])

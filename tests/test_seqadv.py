@@ -216,3 +216,13 @@ def test_a_bad_seed_is_named_by_its_layer(make, name, seed):
     # NumPy's SeedSequence error named no layer; MultiHeadAttention took 1.5 as 1 silently.
     with pytest.raises(ValueError, match=f"{name}: seed must be None or an integer >= 0, got"):
         make(seed)
+
+
+@pytest.mark.parametrize("mode", ["False", 0, None])
+def test_train_takes_a_bool(mode):
+    # train("False") set training mode (a non-empty string is true): dropout stayed on; PyTorch raises.
+    layer = tl.nn.TransformerEncoderLayer(4, 2, 8, seed=0).eval()
+    with pytest.raises(TypeError, match=r"TransformerEncoderLayer.train: mode must be a bool, got"):
+        layer.train(mode)
+    assert not layer.training and not layer.self_attn.training
+    assert layer.train(np.bool_(True)).dropout.training

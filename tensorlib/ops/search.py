@@ -357,8 +357,18 @@ def _negative(x):
     return ValueError(f"Bincount: x must be non-negative, got {int(x.min())} (x shape {tuple(x.shape)} {x.dtype})")
 
 
+def _check_weights(x, weights) -> None:
+    # Sizes unknown when traced are compared here (NumPy's bare "The weights and list don't have the same length").
+    if weights.dtype != bool and tuple(weights.shape) != tuple(x.shape):
+        raise ValueError(
+            f"Bincount: weights must have the shape of x (x shape {tuple(x.shape)} {x.dtype}, weights shape "
+            f"{tuple(weights.shape)} {weights.dtype})"
+        )
+
+
 @_bincount.generic
 def _bincount_kernel(xp, x, weights, *, minlength):
+    _check_weights(x, weights)
     if x.shape[0] and int(xp.min(x)) < 0:
         raise _negative(x)
     length = max(int(xp.max(x)) + 1 if x.shape[0] else 0, minlength)
@@ -372,6 +382,7 @@ def _bincount_kernel(xp, x, weights, *, minlength):
 
 @_bincount.kernel("numpy")
 def _bincount_numpy(x, weights, *, minlength):
+    _check_weights(x, weights)
     if x.size and x.min() < 0:
         raise _negative(x)
     if weights.dtype == np.bool_:

@@ -968,11 +968,11 @@ def _check_pad_value(x, value):
 
 
 def integer_indices(indices):
-    """A Python list or tuple of indices as NumPy reads it: an empty one is an empty integer index
+    """A Python list, tuple or range of indices as NumPy reads it: an empty one is an empty integer index
     (``np.asarray([])`` alone is float64, which a gather rejects); a uint64 NumPy array, a dtype tensors do
     not have, as int64 where its values fit (a larger one is out of bounds anyway: the gather says so);
     anything else is left as it is."""
-    if isinstance(indices, (list, tuple)):
+    if isinstance(indices, (list, tuple, range)):
         array = np.asarray(indices)
         return array.astype(np.int64) if array.size == 0 else array
     if isinstance(indices, (np.ndarray, np.unsignedinteger)) and indices.dtype == np.uint64:
@@ -1524,7 +1524,7 @@ def getitem(x, index) -> Tensor:
     gathered with take or gather_nd), boolean arrays (their True cells) and boolean scalars."""
     if not isinstance(index, tuple):
         index = (index,)
-    index = tuple(_bool_scalar_or_self(integer_indices(i) if isinstance(i, list) else i) for i in index)
+    index = tuple(_bool_scalar_or_self(integer_indices(i) if isinstance(i, (list, range)) else i) for i in index)
     scalars = [k for k, i in enumerate(index) if isinstance(i, (bool, np.bool_))]
     # A boolean scalar is an advanced index, and so are the ints beside it: where a slice, None or Ellipsis
     # separates them, their axes go first (x[1, :, True] has shape (1,) + x.shape[1:]).
