@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402  (sets thread env vars before anything else)
 
-SCRIPTS = ["dispatch_overhead", "nn_workloads", "memory", "seed_graph_methods"]
+SCRIPTS = ["dispatch_overhead", "nn_workloads", "memory", "seed_graph_methods", "per_example_gradients"]
 
 
 def main(argv=None) -> int:

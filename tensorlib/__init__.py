@@ -276,6 +276,7 @@ from .ops import _methods  # noqa: F401  (Tensor's operators and methods: after 
 from . import grad
 from .grad import GradientTape, hessian, jacobian, jvp, value_and_grad, vjp
 from .grad.custom import custom_gradient, remat
+from .grad.vmap import vmap
 from .ops.math import stop_gradient
 from . import nn
 from .module import Module

@@ -80,6 +80,11 @@ class Mode(abc.ABC):
     and ``needs_value(t)`` on every active mode before a symbolic tensor's value is refused (a mode may
     then raise an exception of its own, as tracing does to make a Python-float argument static).
 
+    ``python_control_flow``: whether ``tl.cond``, ``tl.while_loop`` and ``tl.scan`` run as Python loops and
+    branches under the mode, as they do eagerly (``tl.vmap``'s mode), instead of tracing their functions into
+    subgraphs of the mode's graph (tracing).  Such a mode gives ``any_element(pred)``: whether a scalar
+    predicate of its own, with a value per element, is true for any element.
+
     >>> import tensorlib as tl
     >>> from tensorlib import dispatch
     >>> from tensorlib.tensor import make_symbolic
@@ -100,6 +105,8 @@ class Mode(abc.ABC):
     >>> mode.calls, y.shape
     (['Exp', 'Mul', 'Sum'], (1000,))
     """
+
+    python_control_flow = False
 
     @abc.abstractmethod
     def bind(self, op, inputs: tuple, attrs: dict, specs):

@@ -160,7 +160,10 @@ class GradientTape:
         return [found[s._id] if s._id in found else zeros_like(s) if unconnected == "zero" else None for s in sources]
 
     def jacobian(self, target, sources, unconnected_gradients: str = "none"):
-        """d target / d source, of shape ``target.shape + source.shape``, for each source."""
+        """d target / d source, of shape ``target.shape + source.shape``, for each source.
+
+        One backward pass mapped by ``tl.vmap`` over the rows (TensorFlow's pfor), not one per element of
+        ``target``; a gradient rule that needs a cotangent's value makes it fall back to one pass per row."""
         from ..ops import creation
         from ..ops import shape as shape_ops
 
@@ -185,26 +188,43 @@ class GradientTape:
         # As in gradient(): inside its own context a persistent tape records the Jacobian's ops (else the
         # derivative of the Jacobian from this tape was a silent None).
         recording = self._persistent and self in dispatch.tapes
+
+        def row(weight) -> list:
+            """One row of each Jacobian: the gradients for the output cotangent ``weight``."""
+            grads = self._watched_only(
+                flat_sources, "zero", lambda watched: backprop(nodes, [target], [weight], watched, "zero")
+            )
+            if real_of_complex:
+                imag = self._watched_only(
+                    flat_sources, "zero", lambda watched: backprop(nodes, [target], [weight * 1j], watched, "zero")
+                )
+                grads = [g - h * 1j if s.dtype.kind == "f" else g for g, h, s in zip(grads, imag, flat_sources)]
+            return grads
+
         with contextlib.nullcontext() if recording else self.stop_recording():
             eye = creation.eye(size, dtype=target.dtype, backend=target.backend)
-            for i in range(size):
-                weight = shape_ops.reshape(eye[i], target.shape)
-                grads = self._watched_only(
-                    flat_sources, "zero", lambda watched: backprop(nodes, [target], [weight], watched, "zero")
-                )
-                if real_of_complex:
-                    imag = self._watched_only(
-                        flat_sources, "zero", lambda watched: backprop(nodes, [target], [weight * 1j], watched, "zero")
-                    )
-                    grads = [g - h * 1j if s.dtype.kind == "f" else g for g, h, s in zip(grads, imag, flat_sources)]
-                for k, g in enumerate(grads):
-                    rows[k].append(g)
+            stacked = None
+            if size > 1:
+                # Every row at once: the backward pass mapped over the cotangents (TensorFlow's pfor, JAX's
+                # vmap of the vjp).  A gradient rule that needs a cotangent's value (a user's grad_fn with a
+                # Python `if` on it) cannot run mapped: the rows are then computed one by one.
+                from .vmap import BatchedValueError, vmap
+
+                try:
+                    stacked = vmap(row)(shape_ops.reshape(eye, (size, *target.shape)))
+                except BatchedValueError:
+                    pass
+            if stacked is None:
+                for i in range(size):
+                    for k, g in enumerate(row(shape_ops.reshape(eye[i], target.shape))):
+                        rows[k].append(g)
+                stacked = [shape_ops.stack(r) if r else None for r in rows]
         result = []
-        for src, r in zip(flat_sources, rows):
+        for src, r in zip(flat_sources, stacked):
             shape = tuple(target.shape) + tuple(src.shape)
             # An empty target has an empty Jacobian (JAX's shape), not None.
             dtype = _dt.complex_dtype(src.dtype) if real_of_complex else src.dtype
-            jac = shape_ops.reshape(shape_ops.stack(r), shape) if r else creation.zeros(shape, dtype, src.backend)
+            jac = shape_ops.reshape(r, shape) if r is not None else creation.zeros(shape, dtype, src.backend)
             if (
                 unconnected_gradients == "none"
                 and jac is not None

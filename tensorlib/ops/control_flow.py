@@ -166,6 +166,12 @@ def _promote_weak(leaves, weak, outs):
     return promoted if changed else None
 
 
+def _runs_python() -> bool:
+    """Whether control flow runs as Python here: eagerly, or under a mode that maps ops (``tl.vmap``)."""
+    modes = dispatch.modes
+    return not modes or modes[-1].python_control_flow
+
+
 def _owned(value):
     """``value`` with its arrays and Variables made tensor values, as the traced forms make them: the functions
     see the dtypes tensorlib holds (a NumPy int8 array is int32, never wrapping around), and no result is the
@@ -291,8 +297,10 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     """
     _callables("tl.cond", true_fn=true_fn, false_fn=false_fn)
     pred = _scalar_pred(pred, "tl.cond")
-    if not dispatch.modes:
+    if _runs_python():
         operands = _owned(operands)
+        if pred._value is None:  # a predicate per element of tl.vmap: both branches, selected elementwise
+            return _selected(pred, true_fn(*operands), false_fn(*operands))
         return _owned(true_fn(*operands) if bool(pred.numpy()) else false_fn(*operands))
     from ..graph.tracing import trace_subgraph
 
@@ -316,6 +324,32 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
         if t.__class__ is f.__class__ is dispatch.WeakScalar:
             o.__class__ = t.__class__  # two Python numbers: eagerly the one taken, weakly typed (JAX's rule too)
     return tree.unflatten(tg.structure, outs)
+
+
+def _selected(pred, true_out, false_out):
+    """``where(pred, t, f)`` leaf by leaf of the two branches' results (JAX's cond under vmap)."""
+    from . import math as math_ops
+
+    t_leaves, t_structure = _flatten(true_out, "tl.cond true_fn's result")
+    f_leaves, f_structure = _flatten(false_out, "tl.cond false_fn's result")
+    if t_structure != f_structure or _types(t_leaves) != _types(f_leaves):
+        raise TypeError(
+            f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
+            f"true_fn returns {_types(t_leaves)}, false_fn returns {_types(f_leaves)}"
+        )
+    pred = _bool_pred(pred, "tl.cond")
+    return tree.unflatten(t_structure, [math_ops.where(pred, t, f) for t, f in zip(t_leaves, f_leaves)])
+
+
+def _kept_where_stopped(pred, new, old):
+    """``new`` where ``pred``, else ``old`` (cast to ``new``'s dtypes: Python numbers in the first values)."""
+    from . import math as math_ops
+
+    new_leaves, structure = _flatten(new, "tl.while_loop body_fn's result")
+    old_leaves = _flatten(old, "tl.while_loop loop_vars")[0]
+    pred = _bool_pred(pred, "tl.while_loop")
+    kept = [math_ops.where(pred, n, _cast_to(o, n.dtype)) for n, o in zip(new_leaves, old_leaves)]
+    return tree.unflatten(structure, kept)
 
 
 def _cond_grad(node, *grads, index):
@@ -418,7 +452,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         if not lengths:
             raise ValueError("tl.scan: give xs or length")
         length = lengths.pop()
-    if not dispatch.modes:
+    if _runs_python():
         return _scan_eager(f, init, x_leaves, x_structure, length, reverse)
     from ..graph.tracing import keyed_call, trace_subgraph
 
@@ -489,6 +523,8 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
     from . import shape as _shape
 
     if not length:
+        if dispatch.modes:
+            raise NotImplementedError("tl.scan: a scan of length 0 cannot run inside a function mapped by tl.vmap")
         # No step runs, but ys need shapes and dtypes: the traced scan knows them without running f.
         from ..graph.tracing import function
 
@@ -675,16 +711,21 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     _callables("tl.while_loop", cond_fn=cond_fn, body_fn=body_fn)
     if maximum_iterations is not None:
         maximum_iterations = _count(maximum_iterations, "tl.while_loop", "maximum_iterations")
-    if not dispatch.modes:
+    if _runs_python():
         loop_vars = _owned(loop_vars)
         values, count, reference = loop_vars, 0, loop_vars
-        while (maximum_iterations is None or count < maximum_iterations) and bool(
-            _scalar_pred(cond_fn(values), "tl.while_loop cond_fn").numpy()
-        ):
-            values = body_fn(values)
+        while maximum_iterations is None or count < maximum_iterations:
+            pred = _scalar_pred(cond_fn(values), "tl.while_loop cond_fn")
+            # Under tl.vmap a predicate may differ per element: loop while any element goes on, and keep
+            # the values of the elements that stopped (JAX's batched while loop).
+            per_element = pred._value is None and bool(dispatch.modes)
+            if not (dispatch.modes[-1].any_element(pred) if per_element else bool(pred.numpy())):
+                break
+            new = body_fn(values)
             if not count:
-                reference = _signature(_adopt_weak(loop_vars, values, "tl.while_loop loop_vars"), "tl.while_loop")
-            _check_same(reference, values, _LOOP_RULE, "loop_vars are", "body_fn returns")
+                reference = _signature(_adopt_weak(loop_vars, new, "tl.while_loop loop_vars"), "tl.while_loop")
+            _check_same(reference, new, _LOOP_RULE, "loop_vars are", "body_fn returns")
+            values = _kept_where_stopped(pred, new, values) if per_element else new
             count += 1
         return _owned(values)
     return _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations)

@@ -1369,6 +1369,8 @@ def _boolean_positions(mask, where: str) -> tuple:
     a mask a traced function computes has no known count of True cells."""
     if isinstance(mask, Tensor):
         if mask.is_symbolic:
+            for mode in dispatch.modes:  # tl.vmap says why a batched mask has no value
+                mode.needs_value(mask)
             raise IndexError(
                 f"{where}: a boolean mask (shape {mask.shape}) computed inside a traced function gives a "
                 "data-dependent shape; use tl.where(mask, x, 0), or index with the mask outside tl.function"
@@ -1440,6 +1442,8 @@ def _bool_scalar_or_self(i):
     """A 0-d boolean array (or concrete tensor) as the Python bool NumPy reads it as."""
     if _is_advanced(i) and _index_ndim(i) == 0 and _is_mask(i):
         if isinstance(i, Tensor) and i.is_symbolic:
+            for mode in dispatch.modes:
+                mode.needs_value(i)
             raise IndexError(
                 "StridedSlice: a 0-d boolean index computed inside a traced function gives a "
                 "data-dependent shape; use tl.where"

@@ -1,0 +1,641 @@
+"""``tl.vmap``: vectorizing map, JAX's ``jax.vmap`` (PyTorch's ``torch.func.vmap``).
+
+The mapped function runs once, on *logical* tensors: each stands for one batch element (its shape
+lacks the mapped axis) and is backed by a *physical* tensor holding the whole batch on axis 0.
+``vmap`` is a dispatch mode (like tracing): every op the function calls reaches :meth:`_Vmap.bind`,
+which computes the op on the physical tensors:
+
+- an op none of whose inputs is batched runs as it is (its result is the same for every element);
+- an op with a batching rule (elementwise ops with broadcasting, reductions and the other ops along
+  an axis, reshapes and transposes, matmul, stack and concat) runs once on the whole batch;
+- any other op runs once per batch element and the results are stacked, as PyTorch's vmap falls back
+  to a loop: slower, but right for every op, gradients included.
+
+The physical ops are ordinary op calls made outside the mode: tapes recording around ``vmap``, a
+``tl.function`` tracing it and an enclosing ``vmap`` see them, so ``tl.grad(lambda x: vmap(f)(x).sum())``
+and ``vmap(vmap(f))`` work; a tape opened inside the mapped function records the logical ops, whose
+gradient rules are batched in turn, so ``vmap(tl.grad(loss))`` gives per-example gradients.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from .. import dispatch, tree
+from ..ops import array as _array
+from ..ops import shape as _shape
+from ..ops.registry import _ops
+from ..tensor import Tensor, make_symbolic
+
+__all__ = ["BatchedValueError", "vmap"]
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None):
+    """``fun`` mapped over an axis of its arguments: ``vmap(f)(xs)[i] == f(xs[i])``, computed batched.
+
+    ``in_axes`` says which axis of each positional argument is mapped: an int (every array in every
+    argument), ``None`` (none: the argument is passed as it is to every call), or a tuple/list with one
+    entry per positional argument, each an int, ``None`` or a structure matching that argument (a
+    prefix of it: dicts by key, lists and tuples by position), as in JAX.  Keyword arguments are mapped
+    over their leading axis.  ``out_axes`` places the mapped axis in each output (an int, or a structure
+    that is a prefix of the output's); an output that does not depend on a mapped argument is repeated
+    along it.  ``axis_size`` gives the batch size when no argument is mapped.
+
+    Inside ``fun`` each mapped array is one element of the batch (its shape lacks the mapped axis), so
+    the function is written for one example.  Its value is not available there (no Python ``if`` on
+    it: use ``tl.where``), and random draws that take no mapped input are drawn once and shared by
+    every element (JAX's behaviour for a shared key).
+
+    >>> import tensorlib as tl
+    >>> w = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> xs = tl.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> tl.vmap(lambda x: w @ x)(xs).numpy().tolist()
+    [[1.0, 3.0], [2.0, 4.0], [3.0, 7.0]]
+    >>> per_example = tl.vmap(tl.grad(lambda w, x: tl.sum((w @ x) ** 2)), in_axes=(None, 0))
+    >>> per_example(w, xs).shape
+    (3, 2, 2)
+    """
+    if not callable(fun):
+        raise TypeError(f"tl.vmap: expected a function to map, got {type(fun).__name__} {fun!r:.60}")
+    _check_axes_spec("in_axes", in_axes)
+    _check_axes_spec("out_axes", out_axes)
+    if axis_size is not None and (not isinstance(axis_size, int) or isinstance(axis_size, bool) or axis_size < 0):
+        raise ValueError(f"tl.vmap: axis_size must be a non-negative int or None, got {axis_size!r}")
+
+    @functools.wraps(fun)
+    def mapped(*args, **kwargs):
+        if isinstance(in_axes, (tuple, list)) and len(in_axes) != len(args):
+            raise ValueError(
+                f"tl.vmap: in_axes has {len(in_axes)} entries but {_name(fun)} was called with {len(args)} "
+                "positional arguments"
+            )
+        arg_axes = in_axes if isinstance(in_axes, (tuple, list)) else [in_axes] * len(args)
+        leaves, treedef = tree.flatten((tuple(args), kwargs))
+        axes = []
+        for i, (arg, spec) in enumerate(zip(args, arg_axes)):
+            axes += _axes_of(spec, arg, f"argument {i}")
+        axes += _axes_of(0, kwargs, "keyword arguments")
+        size = _batch_size(leaves, axes, axis_size, fun)
+        physical = [None if axis is None else _moved_to_front(leaf, axis) for leaf, axis in zip(leaves, axes)]
+        mode = _Vmap(size, dispatch.local_state().tapes[:])
+        with dispatch.in_mode(mode):
+            inner = [leaf if p is None else mode.logical(p) for leaf, p in zip(leaves, physical)]
+            inner_args, inner_kwargs = tree.unflatten(treedef, inner)
+            out = fun(*inner_args, **inner_kwargs)
+        out_leaves, out_def = tree.flatten(out)
+        out_specs = _axes_of(out_axes, out, "the output")
+        results = [mode.output(leaf, axis, i) for i, (leaf, axis) in enumerate(zip(out_leaves, out_specs))]
+        return tree.unflatten(out_def, results)
+
+    return mapped
+
+
+def _name(fun) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _check_axes_spec(what: str, spec) -> None:
+    for axis in tree.leaves(spec):
+        if not isinstance(axis, int) or isinstance(axis, bool):
+            raise TypeError(f"tl.vmap: {what} entries must be ints or None, got {type(axis).__name__} {axis!r:.40}")
+
+
+def _axes_of(spec, value, where: str) -> list:
+    """The mapped axis (or None) of each leaf of ``value``, from ``spec``: an int or None for all of them, or a
+    structure that is a prefix of ``value``'s."""
+    if spec is None or isinstance(spec, int):
+        return [spec] * len(tree.leaves(value))
+    if isinstance(spec, dict):
+        if not isinstance(value, dict) or set(spec) != set(value):
+            raise ValueError(
+                f"tl.vmap: the axes for {where} are a dict with keys {sorted(map(str, spec))}, but the value is "
+                f"{_kind(value)}"
+            )
+        return [a for key in value for a in _axes_of(spec[key], value[key], f"{where}[{key!r}]")]
+    if not isinstance(value, (tuple, list)) or len(value) != len(spec):
+        raise ValueError(
+            f"tl.vmap: the axes for {where} are a {type(spec).__name__} of {len(spec)}, but the value is {_kind(value)}"
+        )
+    return [a for i, (s, v) in enumerate(zip(spec, value)) for a in _axes_of(s, v, f"{where}[{i}]")]
+
+
+def _kind(value) -> str:
+    if isinstance(value, dict):
+        return f"a dict with keys {sorted(map(str, value))}"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"{type(value).__name__} {value!r:.40}"
+
+
+def _batch_size(leaves, axes, axis_size, fun) -> int:
+    sizes = []
+    for i, (leaf, axis) in enumerate(zip(leaves, axes)):
+        if axis is None:
+            continue
+        shape = getattr(leaf, "shape", None)
+        if shape is None or not hasattr(leaf, "dtype"):
+            raise ValueError(
+                f"tl.vmap: input {i} of {_name(fun)} is {type(leaf).__name__} {leaf!r:.40}, which has no axis "
+                f"{axis} to map over; give it in_axes None"
+            )
+        if not -len(shape) <= axis < len(shape):
+            raise ValueError(
+                f"tl.vmap: in_axes {axis} is out of range for input {i} of {_name(fun)} (shape {tuple(shape)})"
+            )
+        if shape[axis] is None:
+            raise ValueError(f"tl.vmap: the mapped axis of input {i} (shape {tuple(shape)}) has an unknown size")
+        sizes.append((i, shape[axis], tuple(shape)))
+    if not sizes:
+        if axis_size is None:
+            raise ValueError(f"tl.vmap: no argument of {_name(fun)} is mapped (all in_axes None); give axis_size")
+        return axis_size
+    if len({s for _, s, _ in sizes}) > 1:
+        listed = ", ".join(f"input {i} has {s} (shape {shape})" for i, s, shape in sizes)
+        raise ValueError(f"tl.vmap: the mapped axes of {_name(fun)}'s inputs differ in size: {listed}")
+    if axis_size is not None and axis_size != sizes[0][1]:
+        raise ValueError(f"tl.vmap: axis_size {axis_size} but the mapped inputs have {sizes[0][1]} elements")
+    return sizes[0][1]
+
+
+def _moved_to_front(leaf, axis: int) -> Tensor:
+    x = dispatch.as_tensor(leaf)
+    return x if axis % x.ndim == 0 else _array.moveaxis(x, axis, 0)
+
+
+class BatchedValueError(TypeError):
+    """A mapped tensor's value was asked for inside ``tl.vmap`` (it has one per element, not one)."""
+
+
+class _Vmap(dispatch.Mode):
+    """The mode of one ``vmap`` call: logical tensors stand for the elements of physical ones.
+
+    ``tl.cond``, ``tl.while_loop`` and ``tl.scan`` run as Python here, as eagerly: a scan loops over the
+    logical slices, a cond whose predicate differs per element runs both branches and selects
+    elementwise, and a while loop whose predicate does runs while any element goes on, keeping the
+    values of those that stopped (JAX's rules).
+    """
+
+    python_control_flow = True
+
+    def __init__(self, size: int, outer_tapes: list):
+        self.size = size
+        self.outer_tapes = outer_tapes  # the tapes recording where vmap was called: they see the physical ops
+        self.physical: dict = {}  # _id of a logical tensor -> (the logical tensor, its physical tensor)
+
+    def logical(self, physical: Tensor) -> Tensor:
+        t = make_symbolic(physical.shape[1:], physical.dtype, physical.backend, None, 0)
+        self.physical[t._id] = (t, physical)
+        return t
+
+    @contextlib.contextmanager
+    def outside(self):
+        """Run ops as the caller of vmap would: without this mode, with the caller's tapes recording."""
+        st = dispatch.local_state()
+        if not st.modes or st.modes[-1] is not self:
+            raise RuntimeError("tl.vmap: a batched op ran while another mode was innermost")
+        inner_tapes = st.tapes[:]
+        st.modes.pop()
+        st.tapes[:] = self.outer_tapes
+        try:
+            yield
+        finally:
+            st.tapes[:] = inner_tapes
+            st.modes.append(self)
+
+    @contextlib.contextmanager
+    def reentered(self):
+        """This mode active again (after vmap returned), its logical tensors standing for the same physical
+        ones: for a custom gradient function, called later by a tape, that closed over logical tensors."""
+        saved = self.outer_tapes
+        self.outer_tapes = dispatch.local_state().tapes[:]
+        try:
+            with dispatch.in_mode(self):
+                yield
+        finally:
+            self.outer_tapes = saved
+
+    def physical_of(self, t, like) -> Tensor:
+        """The physical tensor for the logical result ``t`` of a function run in the mode: an unbatched one
+        (the same for every element) repeated along the batch; ``like`` gives the shape of a missing one."""
+        from ..ops import creation
+
+        found = self.physical.get(t._id) if isinstance(t, Tensor) else None
+        if found is not None:
+            return found[1]
+        x = creation.zeros(like.shape, dtype=like.dtype) if t is None else dispatch.as_tensor(t)
+        return _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
+
+    def any_element(self, pred) -> bool:
+        """Whether the logical scalar ``pred`` is true for any element (a while loop's go-on test)."""
+        found = self.physical.get(pred._id)
+        if found is None:
+            return bool(pred.numpy())
+        with self.outside():
+            if found[1]._value is None:
+                raise NotImplementedError(
+                    "tl.while_loop: a predicate that differs per element of tl.vmap needs its values, which a "
+                    "traced function does not have; give the loop maximum_iterations and select with tl.where, "
+                    "or map the loop eagerly"
+                )
+            return bool(found[1].numpy().any())
+
+    def needs_value(self, t):
+        if t._id in self.physical:
+            raise BatchedValueError(
+                f"tl.vmap: a batched tensor (shape {t.shape} per element, {t.dtype}) has no single value inside the "
+                "mapped function, so Python control flow, conversions and printing cannot use it; select "
+                "elementwise with tl.where(cond, x, y), or call the function in a Python loop"
+            )
+
+    def convert(self, value, dtype, backend):
+        with self.outside():
+            return dispatch.to_tensor(value, backend, dtype if isinstance(value, (bool, int, float, complex)) else None)
+
+    def assign(self, var, value):
+        raise ValueError(
+            f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned inside a "
+            "function mapped by tl.vmap; return the new values from it and assign after"
+        )
+
+    def bind(self, op, inputs, attrs, specs):
+        for v in attrs.values():
+            if isinstance(v, Tensor) and v._id in self.physical:
+                self.needs_value(v)
+        found = [self.physical.get(t._id) for t in inputs]
+        if all(f is None for f in found):
+            with self.outside():
+                return dispatch.apply(op, inputs, attrs)
+        if op.shape_only:  # the result depends on shapes alone: the same for every element
+            from ..ops import creation
+
+            with self.outside():
+                stand_ins = [t if f is None else creation.zeros(t.shape, dtype=t.dtype) for t, f in zip(inputs, found)]
+                return dispatch.apply(op, stand_ins, attrs)
+        physical = [t if f is None else f[1] for t, f in zip(inputs, found)]
+        batched = [f is not None for f in found]
+        many = isinstance(specs, tuple)
+        spec_list = specs if many else (specs,)
+        with self.outside():
+            rule = _RULES.get(op.name)
+            outs = rule(self, op, inputs, physical, batched, attrs, spec_list) if rule is not None else None
+            if outs is None:
+                outs = self.loop(op, physical, batched, attrs, spec_list)
+            elif not many:
+                outs = (outs,)
+        result = []
+        for out, spec in zip(outs, spec_list):
+            if (
+                out.shape[0] != self.size
+                or any(s is not None and s != o for s, o in zip(spec.shape, out.shape[1:]))
+                or len(out.shape) != len(spec.shape) + 1
+                or out.dtype != spec.dtype
+            ):
+                raise RuntimeError(
+                    f"tl.vmap: the batched {op.name} gave shape {out.shape} {out.dtype}, expected "
+                    f"({self.size}, *{spec.shape}) {spec.dtype}"
+                )
+            result.append(self.logical(out))
+        return tuple(result) if many else result[0]
+
+    def loop(self, op, physical, batched, attrs, specs) -> tuple:
+        """``op`` once per element, the results stacked: right for every op."""
+        from ..ops import creation
+
+        if self.size == 0:
+            for spec in specs:
+                if None in spec.shape:
+                    raise ValueError(f"tl.vmap: {op.name}'s result shape {spec.shape} is unknown for an empty batch")
+            return tuple(creation.zeros((0, *spec.shape), dtype=spec.dtype) for spec in specs)
+        per_element = []
+        for i in range(self.size):
+            args = [_shape.getitem(p, i) if b else p for p, b in zip(physical, batched)]
+            out = dispatch.apply(op, args, attrs)
+            per_element.append(out if isinstance(out, tuple) else (out,))
+        stacked = []
+        for j in range(len(specs)):
+            parts = [outs[j] for outs in per_element]
+            shapes = {p.shape for p in parts}
+            if len(shapes) > 1:
+                raise ValueError(
+                    f"tl.vmap: {op.name} gives results of different shapes for different batch elements "
+                    f"({', '.join(str(s) for s in sorted(shapes, key=str)[:4])}), which cannot be stacked"
+                )
+            stacked.append(_shape.stack(parts))
+        return tuple(stacked)
+
+    def output(self, leaf, axis, index: int):
+        """The caller's value for output ``leaf`` of the mapped function: its physical tensor, the mapped
+        axis moved to ``axis``; an unbatched output repeated along it."""
+        found = self.physical.get(leaf._id) if isinstance(leaf, Tensor) else None
+        if axis is None:
+            if found is not None:
+                raise ValueError(
+                    f"tl.vmap: output {index} depends on a mapped input, but its out_axes is None; give it an axis"
+                )
+            return leaf
+        if found is not None:
+            x = found[1]
+        else:
+            x = dispatch.as_tensor(leaf)
+            x = _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError(
+                f"tl.vmap: out_axes {axis} is out of range for output {index} (shape {x.shape[1:]} per element)"
+            )
+        return x if axis % x.ndim == 0 else _array.moveaxis(x, 0, axis)
+
+
+# ---------------------------------------------------------------- batching rules
+# A rule gets the logical inputs, the physical ones (the batch on axis 0 of the batched ones), which are
+# batched, the attributes and the logical result specs; it returns the physical result(s), or None to
+# leave the op to the loop.
+
+
+def _apply(name: str, args, attrs=None):
+    return dispatch.apply(_ops[name], tuple(args), attrs or {})
+
+
+def _aligned(mode, t, p, rank: int):
+    """A batched physical tensor reshaped so that its element dims line up with rank-``rank`` elements."""
+    if t.ndim == rank:
+        return p
+    return _apply("Reshape", (p,), {"shape": (mode.size,) + (1,) * (rank - t.ndim) + tuple(t.shape)})
+
+
+def _fits(op, args, attrs, size, specs) -> bool:
+    """Whether ``op``'s shape rule, given the physical inputs, gives the batched result shapes."""
+    stand_ins = [make_symbolic(a.shape, a.dtype, a.backend, None, 0) for a in args]
+    try:
+        got = op.infer(*stand_ins, **attrs) if attrs else op.infer(*stand_ins)
+    except (ValueError, TypeError, IndexError):
+        return False
+    got = got if isinstance(got, tuple) else (got,)
+    return all(tuple(g.shape) == (size, *s.shape) for g, s in zip(got, specs))
+
+
+def _elementwise(mode, op, inputs, physical, batched, attrs, specs):
+    rank = max(t.ndim for t in inputs)
+    args = [_aligned(mode, t, p, rank) if b else p for t, p, b in zip(inputs, physical, batched)]
+    if None in (d for s in specs for d in s.shape) or not _fits(op, args, attrs, mode.size, specs):
+        return None
+    return dispatch.apply(op, tuple(args), attrs)
+
+
+def _axes(axis, ndim: int) -> tuple:
+    return (
+        tuple(range(ndim)) if axis is None else tuple(a % ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    )
+
+
+def _reduction(mode, op, inputs, physical, batched, attrs, specs):
+    (x,), (p,) = inputs, physical
+    if x.ndim == 0:
+        axis = ()
+    else:
+        axis = tuple(a + 1 for a in _axes(attrs["axis"], x.ndim))
+    return dispatch.apply(op, (p,), {**attrs, "axis": axis})
+
+
+def _along_one_axis(mode, op, inputs, physical, batched, attrs, specs):
+    x, p = inputs[0], physical[0]
+    if len(inputs) != 1 or attrs["axis"] is None or x.ndim == 0:
+        return None
+    return dispatch.apply(op, (p,), {**attrs, "axis": attrs["axis"] % x.ndim + 1})
+
+
+def _reshape(mode, op, inputs, physical, batched, attrs, specs):
+    if None in specs[0].shape or not batched[0]:
+        return None
+    return _apply("Reshape", (physical[0],), {"shape": (mode.size, *specs[0].shape)})
+
+
+def _transpose(mode, op, inputs, physical, batched, attrs, specs):
+    n = inputs[0].ndim
+    perm = tuple(attrs["perm"]) or tuple(range(n - 1, -1, -1))
+    return dispatch.apply(op, (physical[0],), {"perm": (0, *(a % n + 1 for a in perm))})
+
+
+def _expand_dims(mode, op, inputs, physical, batched, attrs, specs):
+    rank = len(specs[0].shape)
+    return dispatch.apply(op, (physical[0],), {"axis": tuple(a % rank + 1 for a in _axes(attrs["axis"], rank))})
+
+
+def _squeeze(mode, op, inputs, physical, batched, attrs, specs):
+    x = inputs[0]
+    axis = tuple(i for i, d in enumerate(x.shape) if d == 1) if attrs["axis"] is None else _axes(attrs["axis"], x.ndim)
+    return dispatch.apply(op, (physical[0],), {"axis": tuple(a + 1 for a in axis)})
+
+
+def _broadcast_like(mode, op, inputs, physical, batched, attrs, specs):
+    if not batched[0] or None in specs[0].shape:
+        return None
+    rank = len(specs[0].shape)
+    return _apply(
+        "BroadcastTo", (_aligned(mode, inputs[0], physical[0], rank),), {"shape": (mode.size, *specs[0].shape)}
+    )
+
+
+def _sum_to_like(mode, op, inputs, physical, batched, attrs, specs):
+    x, target = inputs[0], specs[0].shape
+    if not batched[0] or None in target or None in x.shape:
+        return None
+    lead = x.ndim - len(target)
+    axes = list(range(lead)) + [lead + i for i, d in enumerate(target) if d == 1 and x.shape[lead + i] != 1]
+    summed = (
+        _apply("Sum", (physical[0],), {"axis": tuple(a + 1 for a in axes), "keepdims": True}) if axes else physical[0]
+    )
+    return _apply("Reshape", (summed,), {"shape": (mode.size, *target)})
+
+
+def _broadcast_to(mode, op, inputs, physical, batched, attrs, specs):
+    if None in specs[0].shape:
+        return None
+    rank = len(specs[0].shape)
+    return dispatch.apply(op, (_aligned(mode, inputs[0], physical[0], rank),), {"shape": (mode.size, *specs[0].shape)})
+
+
+def _matmul(mode, op, inputs, physical, batched, attrs, specs):
+    (a, b), (pa, pb) = inputs, physical
+    if a.ndim == 0 or b.ndim == 0:
+        return None
+    squeeze = []
+    if a.ndim == 1:  # a row vector, dropped again after
+        pa = _apply("ExpandDims", (pa,), {"axis": (1 if batched[0] else 0,)})
+        a_shape = (1, *a.shape)
+        squeeze.append(-2)
+    else:
+        a_shape = a.shape
+    if b.ndim == 1:
+        pb = _apply("ExpandDims", (pb,), {"axis": (-1,)})
+        b_shape = (*b.shape, 1)
+        squeeze.append(-1)
+    else:
+        b_shape = b.shape
+    rank = max(len(a_shape), len(b_shape))
+    if batched[0]:
+        pa = _apply("Reshape", (pa,), {"shape": (mode.size,) + (1,) * (rank - len(a_shape)) + tuple(a_shape)})
+    if batched[1]:
+        pb = _apply("Reshape", (pb,), {"shape": (mode.size,) + (1,) * (rank - len(b_shape)) + tuple(b_shape)})
+    if not batched[0]:  # the unbatched matrix broadcasts against the batch
+        pa = _apply("Reshape", (pa,), {"shape": (1,) * (rank + 1 - len(a_shape)) + tuple(a_shape)})
+    if not batched[1]:
+        pb = _apply("Reshape", (pb,), {"shape": (1,) * (rank + 1 - len(b_shape)) + tuple(b_shape)})
+    out = dispatch.apply(op, (pa, pb), attrs)
+    if squeeze:
+        out = _apply("Squeeze", (out,), {"axis": tuple(a % out.ndim for a in squeeze)})
+    return out
+
+
+def _joined(mode, op, inputs, physical, batched, attrs, specs):
+    """Pack (stack) and ConcatV2: unbatched parts repeated along the batch, the axis moved past it."""
+    rank = len(specs[0].shape)
+    parts = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+    return dispatch.apply(op, tuple(parts), {**attrs, "axis": attrs["axis"] % rank + 1})
+
+
+def _repeated(mode, t, p, b):
+    """A physical input with the batch: batched as it is, an unbatched one repeated along it."""
+    if b:
+        return p
+    return _apply("BroadcastTo", (_apply("ExpandDims", (p,), {"axis": (0,)}),), {"shape": (mode.size, *t.shape)})
+
+
+def _leading_batch(mode, op, inputs, physical, batched, attrs, specs):
+    """Ops whose inputs have the same shape, any rank (the cross entropies): the batch is one more leading
+    dim, unbatched inputs repeated along it, and an ``axis`` attribute moves past it."""
+    if None in (d for t in inputs for d in t.shape) or len({t.shape for t in inputs}) > 1 and "axis" in attrs:
+        return None
+    args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+    if "axis" in attrs:
+        attrs = {**attrs, "axis": attrs["axis"] % inputs[0].ndim + 1}
+    if not _fits(op, args, attrs, mode.size, specs):
+        return None
+    return dispatch.apply(op, tuple(args), attrs)
+
+
+def _strided_slice(mode, op, inputs, physical, batched, attrs, specs):
+    """Basic indexing (ints, slices, None; one entry per axis): the batch axis taken whole.  The gradient op
+    (dy scattered into zeros like the input) likewise, with an unbatched ``like`` repeated."""
+    if Ellipsis in attrs["index"]:
+        return None
+    args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+    return dispatch.apply(op, tuple(args), {**attrs, "index": (slice(None), *attrs["index"])})
+
+
+def _images_folded(per_image: tuple, shape_attr: str | None = None):
+    """A rule for an NHWC op whose inputs at ``per_image`` hold one image per row of their first axis, each
+    computed on its own (convolution and pooling, forward and input gradients): the batch folds into that
+    axis, and ``shape_attr`` (the input shape a gradient op rebuilds) grows by it.  The other inputs (the
+    filters) must be unbatched: else the op runs per element."""
+
+    def rule(mode, op, inputs, physical, batched, attrs, specs):
+        if any(b for i, b in enumerate(batched) if i not in per_image) or any(None in s.shape for s in specs):
+            return None
+        if any(None in inputs[i].shape for i in per_image):
+            return None
+        args = list(physical)
+        for i in per_image:
+            t = inputs[i]
+            args[i] = _apply(
+                "Reshape",
+                (_repeated(mode, t, physical[i], batched[i]),),
+                {"shape": (mode.size * t.shape[0], *t.shape[1:])},
+            )
+        if shape_attr is not None:
+            shape = specs[0].shape
+            attrs = {**attrs, shape_attr: (mode.size * shape[0], *shape[1:])}
+        outs = dispatch.apply(op, tuple(args), attrs)
+        many = isinstance(outs, tuple)
+        outs = [
+            _apply("Reshape", (o,), {"shape": (mode.size, *s.shape)}) for o, s in zip(outs if many else (outs,), specs)
+        ]
+        return tuple(outs) if many else outs[0]
+
+    return rule
+
+
+def _one_hot(mode, op, inputs, physical, batched, attrs, specs):
+    rank = len(specs[0].shape)
+    return dispatch.apply(op, (physical[0],), {**attrs, "axis": attrs["axis"] % rank + 1})
+
+
+def _custom_gradient(mode, op, inputs, physical, batched, attrs, specs):
+    """A ``tl.custom_gradient`` function's node: its grad_fn closed over logical tensors, so a tape outside
+    calls it back in this mode, with the output gradients as logical tensors; the gradients it gives an
+    unbatched input (or a Variable) are summed over the batch."""
+    fn, n = attrs["grad_fn"], attrs["n_inputs"] + attrs["n_variables"]
+
+    def batched_grad_fn(*dys, **kwargs):
+        with mode.reentered():
+            logical = [d if d is None else mode.logical(d) for d in dys]
+            returned = fn(*logical, **kwargs)
+        if "variables" in kwargs:
+            grads, var_grads = returned
+            var_grads = list(var_grads) if isinstance(var_grads, (list, tuple)) else [var_grads]
+        else:
+            grads, var_grads = returned, []
+        single = not isinstance(grads, (list, tuple))
+        grads = [grads] if single else list(grads)
+        out = []
+        for g, t, b in zip(grads + var_grads, inputs[:n], batched[:n]):
+            if g is not None:
+                g = mode.physical_of(g, t)
+                if not b:
+                    g = _apply("Sum", (g,), {"axis": (0,), "keepdims": False})
+            out.append(g)
+        out = out[: len(grads)] if single else out
+        grads_out = out[0] if single else out[: len(grads)]
+        return (grads_out, out[len(grads) :]) if "variables" in kwargs else grads_out
+
+    return dispatch.apply(op, tuple(physical), {**attrs, "grad_fn": batched_grad_fn})
+
+
+_ELEMENTWISE = (
+    "Abs Acos Acosh Add Angle Asin Asinh Atan Atan2 Atanh BesselI0 BesselI0e BesselI1 BesselI1e Beta Betaln "
+    "BitwiseAnd BitwiseOr BitwiseXor Cast Cbrt Ceil Celu CheckNumerics ClipByValue Conj CopySign Cos Cosh Deg2Rad "
+    "Digamma Div Elu Equal Erf Erfc Erfcinv Erfcx Erfinv Exp Exp2 Expm1 Fabs FloatPower Floor FloorDiv FloorMod Fmax "
+    "Fmin Fmod Gamma Gcd Gelu Greater GreaterEqual HardSigmoid HardSwish HardTanh Heaviside Hypot Identity Imag "
+    "Invert IsClose IsFinite IsInf IsNan IsNegInf IsPosInf Lcm Ldexp LeakyRelu Less LessEqual Lgamma Log Log10 Log1p "
+    "Log2 LogAddExp LogAddExp2 LogNdtr LogSigmoid LogicalAnd LogicalNot LogicalOr LogicalXor Logit Maximum Minimum "
+    "Mish Mul NanToNum Ndtr Neg NextAfter NotEqual Polygamma Pow Rad2Deg Real Reciprocal Relu Relu6 ReluGrad Round "
+    "Select Selu Sigmoid Sign SignBit Silu Sin Sinc Sinh Softplus Softsign Spacing Sqrt Square StopGradient Sub Tan "
+    "Tanh Trunc Xlog1py Xlogy"
+).split()
+
+_RULES = {name: _elementwise for name in _ELEMENTWISE}
+_RULES.update({name: _reduction for name in ("Sum", "Prod", "Max", "Min", "Any", "All")})
+_RULES.update(
+    {
+        name: _along_one_axis
+        for name in ("Softmax", "LogSoftmax", "Cumsum", "Cumprod", "LogCumsumExp", "Cummax", "Cummin", "Sort")
+        + ("ArgSort", "ArgMax", "ArgMin")
+    }
+)
+_RULES.update(
+    {
+        "Reshape": _reshape,
+        "ReshapeLike": _reshape,
+        "Transpose": _transpose,
+        "ExpandDims": _expand_dims,
+        "Squeeze": _squeeze,
+        "BroadcastLike": _broadcast_like,
+        "BroadcastTo": _broadcast_to,
+        "SumToLike": _sum_to_like,
+        "BatchMatMulV2": _matmul,
+        "Pack": _joined,
+        "ConcatV2": _joined,
+        "CustomGradient": _custom_gradient,
+        "OneHot": _one_hot,
+        "Conv2D": _images_folded((0,)),
+        "Conv2DBackpropInput": _images_folded((1,), "input_shape"),
+        "MaxPool": _images_folded((0,)),
+        "AvgPool": _images_folded((0,)),
+        "MaxPoolGrad": _images_folded((0, 1, 2)),
+        "AvgPoolGrad": _images_folded((0,), "input_shape"),
+        "StridedSlice": _strided_slice,
+        "StridedSliceGrad": _strided_slice,
+        "SparseSoftmaxCrossEntropyWithLogits": _leading_batch,
+        "SoftmaxCrossEntropyWithLogits": _leading_batch,
+    }
+)

@@ -1,0 +1,543 @@
+"""tl.vmap: every op of the catalogue batched against a Python loop over the elements, values and gradients
+(grad of vmap, vmap of grad); nesting, tracing, tapes, custom gradients, control flow, axes and errors."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tensorlib as tl
+from tensorlib.ops.registry import _ops
+from tensorlib.testing.op_db import all_opinfos
+
+
+def _stateless(info) -> bool:
+    return not any(_ops[t].stateful for t in info.op_types if t in _ops)
+
+
+INFOS = [info for info in all_opinfos() if _stateless(info)]
+MAPPABLE = INFOS
+DIFFERENTIABLE = [
+    info for info in MAPPABLE if info.differentiable and np.dtype("float64") in [np.dtype(d) for d in info.dtypes]
+]
+_SETTINGS = settings(max_examples=2, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+
+def _values(out) -> list:
+    return [np.asarray(leaf.numpy() if isinstance(leaf, tl.Tensor) else leaf) for leaf in tl.tree.leaves(out)]
+
+
+def _second_element(info, args, positions, seed, call):
+    """A second batch element: the arrays at ``positions`` with their values shuffled (so each stays in its
+    op's domain), or the first element again where the op refuses the shuffled one."""
+    rng = np.random.default_rng(seed)
+    second = list(args)
+    for i in positions:
+        a = args[i]
+        second[i] = rng.permutation(a.ravel()).reshape(a.shape) if a.size else a
+    try:
+        return second, _values(call(*second))
+    except Exception:
+        return list(args), None
+
+
+@pytest.mark.parametrize("info", MAPPABLE, ids=[info.name for info in MAPPABLE])
+@_SETTINGS
+@given(data=st.data())
+def test_vmap_of_every_op_matches_a_loop(info, data):
+    dtype = info.dtypes[-1]
+    sample = data.draw(info.samples(dtype), label="sample")
+    args = list(sample.args)
+    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+    if not arrays:
+        return
+    # Either every array is mapped over axis 0, or only the first one, over its last axis.
+    every = data.draw(st.booleans(), label="map every array")
+    mapped = arrays if every else arrays[:1]
+    axis = 0 if every else -1
+
+    def call(*a):
+        return info.op(*a, **sample.kwargs)
+
+    with np.errstate(all="ignore"):
+        try:
+            first = _values(call(*args))
+        except Exception:
+            return  # a sample the op refuses eagerly says nothing about vmap
+        second, second_values = _second_element(info, args, mapped, data.draw(st.integers(0, 99)), call)
+        second_values = first if second_values is None else second_values
+        stacked = [np.stack([a, b], axis=axis) if i in mapped else a for i, (a, b) in enumerate(zip(args, second))]
+        in_axes = tuple(axis if i in mapped else None for i in range(len(args)))
+        got = _values(tl.vmap(call, in_axes=in_axes)(*stacked))
+    assert len(got) == len(first)
+    atol, rtol = info.tolerances(args[mapped[0]].dtype)
+    for g, a, b in zip(got, first, second_values):
+        assert g.shape == (2, *a.shape) and g.dtype == a.dtype, (g.shape, g.dtype, a.shape, a.dtype)
+        np.testing.assert_allclose(g[0], a, atol=atol, rtol=rtol, equal_nan=True)
+        np.testing.assert_allclose(g[1], b, atol=atol, rtol=rtol, equal_nan=True)
+
+
+def _scalar(out):
+    total = 0.0
+    for leaf in tl.tree.leaves(out):
+        if isinstance(leaf, tl.Tensor) and leaf.dtype.kind == "f":
+            total = total + tl.sum(tl.sin(leaf))
+    return total
+
+
+@pytest.mark.parametrize("info", DIFFERENTIABLE, ids=[info.name for info in DIFFERENTIABLE])
+@settings(max_examples=1, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_gradients_through_vmap_match_a_loop(info, data):
+    sample = data.draw(info.samples(np.dtype("float64")), label="sample")
+    args = list(sample.args)
+    if not sample.grad_argnums:
+        return
+    k = sample.grad_argnums[0]
+    if not isinstance(args[k], np.ndarray) or args[k].dtype.kind != "f":
+        return
+    rest = args[:k] + args[k + 1 :]
+
+    def f(x, *others):
+        full = list(others)
+        full.insert(k, x)
+        return _scalar(info.op(*full, **sample.kwargs))
+
+    in_axes = (0,) + (None,) * len(rest)
+    with np.errstate(all="ignore"):
+        try:
+            g1 = tl.grad(f)(args[k], *rest).numpy()
+        except Exception:
+            return
+        (second,), g2 = _second_element(info, [args[k]], [0], data.draw(st.integers(0, 99)), lambda x: f(x, *rest))
+        g2 = g1 if g2 is None else tl.grad(f)(second, *rest).numpy()
+        xs = np.stack([args[k], second])
+        per_example = tl.vmap(tl.grad(f), in_axes=in_axes)(xs, *rest).numpy()
+        through = tl.grad(lambda xs: tl.sum(tl.vmap(f, in_axes=in_axes)(xs, *rest)))(xs).numpy()
+    expected = np.stack([g1, g2])
+    atol, rtol = info.grad_atol * 10, info.grad_rtol * 10
+    np.testing.assert_allclose(per_example, expected, atol=atol, rtol=rtol, equal_nan=True, err_msg="vmap(grad)")
+    np.testing.assert_allclose(through, expected, atol=atol, rtol=rtol, equal_nan=True, err_msg="grad(vmap)")
+
+
+# ---------------------------------------------------------------- the transform itself
+
+
+RNG = np.random.default_rng(7)
+
+
+def _mlp_loss(params, x, y):
+    h = tl.nn.relu(x @ params["w1"] + params["b1"])
+    logits = h @ params["w2"]
+    return tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+
+
+def _mlp():
+    params = {
+        "w1": tl.tensor(RNG.normal(size=(4, 5))),
+        "b1": tl.tensor(RNG.normal(size=(5,))),
+        "w2": tl.tensor(RNG.normal(size=(5, 3))),
+    }
+    return params, RNG.normal(size=(6, 4)), RNG.integers(0, 3, size=6)
+
+
+def test_per_example_gradients_of_an_mlp_match_a_loop_and_finite_differences():
+    params, xs, ys = _mlp()
+    got = tl.vmap(tl.grad(_mlp_loss), in_axes=(None, 0, 0))(params, xs, ys)
+    for i in range(len(xs)):
+        one = tl.grad(_mlp_loss)(params, xs[i], ys[i])
+        for name in params:
+            np.testing.assert_allclose(got[name].numpy()[i], one[name].numpy(), rtol=1e-12, atol=1e-12)
+    # and against float64 central differences, independently of the tape
+    eps, i = 1e-6, 2
+    w = params["w2"].numpy()
+    fd = np.zeros_like(w)
+    for idx in np.ndindex(w.shape):
+        plus, minus = w.copy(), w.copy()
+        plus[idx] += eps
+        minus[idx] -= eps
+        f = [float(_mlp_loss({**params, "w2": tl.tensor(v)}, xs[i], ys[i])) for v in (plus, minus)]
+        fd[idx] = (f[0] - f[1]) / (2 * eps)
+    np.testing.assert_allclose(got["w2"].numpy()[i], fd, rtol=1e-6, atol=1e-8)
+
+
+def test_per_example_gradients_match_torch_func():
+    torch = pytest.importorskip("torch")
+    func = pytest.importorskip("torch.func")
+    params, xs, ys = _mlp()
+
+    def torch_loss(p, x, y):
+        logits = torch.relu(x @ p["w1"] + p["b1"]) @ p["w2"]
+        return torch.nn.functional.cross_entropy(logits[None], y[None])
+
+    tp = {k: torch.tensor(v.numpy()) for k, v in params.items()}
+    expected = func.vmap(func.grad(torch_loss), in_dims=(None, 0, 0))(tp, torch.tensor(xs), torch.tensor(ys))
+    got = tl.vmap(tl.grad(_mlp_loss), in_axes=(None, 0, 0))(params, xs, ys)
+    for name in params:
+        np.testing.assert_allclose(got[name].numpy(), expected[name].numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_grad_of_vmap_reaches_unmapped_arguments_summed_over_the_batch():
+    params, xs, ys = _mlp()
+    total = tl.grad(lambda p: tl.sum(tl.vmap(_mlp_loss, in_axes=(None, 0, 0))(p, xs, ys)))(params)
+    loop = tl.grad(lambda p: sum(_mlp_loss(p, xs[i], ys[i]) for i in range(len(xs))))(params)
+    for name in params:
+        np.testing.assert_allclose(total[name].numpy(), loop[name].numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_a_tape_outside_records_the_batched_ops():
+    xs = tl.tensor(RNG.normal(size=(3, 4)))
+    with tl.GradientTape() as tape:
+        tape.watch(xs)
+        y = tl.sum(tl.vmap(lambda x: tl.exp(x) * tl.sum(x))(xs))
+    x = xs.numpy()
+    expected = np.exp(x) * x.sum(1, keepdims=True) + np.exp(x).sum(1, keepdims=True)
+    np.testing.assert_allclose(tape.gradient(y, xs).numpy(), expected, rtol=1e-12)
+
+
+def test_second_order_through_vmap():
+    xs = RNG.normal(size=(3, 2))
+    # d2/dx2 of sum(sin(x) * x) per element: 2 cos(x) - x sin(x)
+    hess_diag = tl.vmap(tl.grad(lambda x: tl.sum(tl.grad(lambda v: tl.sum(tl.sin(v) * v))(x))))(xs)
+    np.testing.assert_allclose(hess_diag.numpy(), 2 * np.cos(xs) - xs * np.sin(xs), rtol=1e-12)
+    outer = tl.grad(lambda xs: tl.sum(tl.vmap(tl.grad(lambda v: tl.sum(v**3)))(xs)))(xs)
+    np.testing.assert_allclose(outer.numpy(), 6 * xs, rtol=1e-12)
+
+
+def test_jacobian_rows_by_vmap_of_vjp():
+    x = tl.tensor(RNG.normal(size=(3,)))
+    w = RNG.normal(size=(4, 3))
+
+    def f(v):
+        return tl.tanh(tl.tensor(w) @ v)
+
+    _, vjp_fn = tl.vjp(f, x)
+    rows = tl.vmap(lambda e: vjp_fn(e)[0])(np.eye(4))
+    np.testing.assert_allclose(rows.numpy(), tl.jacobian(f)(x).numpy(), rtol=1e-12)
+
+
+def test_nested_vmap_is_a_double_loop():
+    a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(5, 4))
+    pairwise = tl.vmap(tl.vmap(lambda x, y: tl.sum((x - y) ** 2), in_axes=(None, 0)), in_axes=(0, None))(a, b)
+    expected = ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)
+    np.testing.assert_allclose(pairwise.numpy(), expected, rtol=1e-12)
+    inner_last = tl.vmap(tl.vmap(lambda x: x * 2.0, in_axes=1, out_axes=1), in_axes=0)(RNG.normal(size=(2, 3, 4)))
+    assert inner_last.shape == (2, 3, 4)
+
+
+def test_traced_vmap_equals_eager_and_vmap_of_a_traced_function_inlines_it():
+    xs = RNG.normal(size=(4, 3))
+    w = tl.tensor(RNG.normal(size=(3, 2)))
+
+    def f(x):
+        return tl.nn.softmax(x @ w) * tl.max(x)
+
+    eager = tl.vmap(f)(xs).numpy()
+    traced = tl.function(tl.vmap(f))
+    np.testing.assert_allclose(traced(xs).numpy(), eager, rtol=1e-12)
+    assert "Softmax" in str(traced.get_graph(xs))
+    np.testing.assert_allclose(tl.vmap(tl.function(f))(xs).numpy(), eager, rtol=1e-12)
+
+
+def test_broadcasting_between_mapped_and_unmapped_operands_is_per_element():
+    xs = RNG.normal(size=(2, 3))  # elements of shape (3,)
+    y = RNG.normal(size=(4, 1))  # unmapped, broadcasts against each element to (4, 3)
+    got = tl.vmap(lambda x: x * y + tl.sum(x))(xs)
+    expected = np.stack([x * y + x.sum() for x in xs])
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+    scalars = RNG.normal(size=(2,))  # elements of shape (), against a matrix
+    got = tl.vmap(lambda s, m: s * m, in_axes=(0, None))(scalars, y)
+    np.testing.assert_allclose(got.numpy(), scalars[:, None, None] * y[None], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape, mapped",
+    [((3,), (3,), (0, 0)), ((3,), (3, 2), (0, None)), ((2, 3), (3,), (None, 0)), ((2, 3), (3, 4), (0, 0))]
+    + [((5, 2, 3), (3, 4), (0, None)), ((3,), (5, 3, 2), (None, 0)), ((2, 3), (5, 3, 4), (0, 0))],
+)
+def test_matmul_of_vectors_matrices_and_stacks(a_shape, b_shape, mapped):
+    a = RNG.normal(size=((3,) + a_shape) if mapped[0] is not None else a_shape)
+    b = RNG.normal(size=((3,) + b_shape) if mapped[1] is not None else b_shape)
+    got = tl.vmap(tl.matmul, in_axes=mapped)(a, b).numpy()
+    expected = np.stack(
+        [np.matmul(a[i] if mapped[0] is not None else a, b[i] if mapped[1] is not None else b) for i in range(3)]
+    )
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_in_axes_structures_out_axes_and_keyword_arguments():
+    xs = {"a": RNG.normal(size=(3, 2)), "b": RNG.normal(size=(2, 3))}
+    out = tl.vmap(
+        lambda d, c: {"s": d["a"] + d["b"] * c, "c": c}, in_axes=({"a": 0, "b": 1}, None), out_axes={"s": 1, "c": 0}
+    )(xs, 2.0)
+    np.testing.assert_allclose(out["s"].numpy(), (xs["a"] + xs["b"].T * 2.0).T, rtol=1e-12)
+    # an output that depends on no mapped input is repeated along the batch
+    np.testing.assert_array_equal(out["c"].numpy(), np.full(3, 2.0))
+    kw = tl.vmap(lambda x, *, scale: x * scale)(xs["a"], scale=np.arange(3.0))
+    np.testing.assert_allclose(kw.numpy(), xs["a"] * np.arange(3.0)[:, None], rtol=1e-12)
+    assert tl.vmap(lambda: tl.ones(2), axis_size=4)().shape == (4, 2)
+
+
+def test_empty_batch_keeps_the_element_shapes():
+    out = tl.vmap(lambda x: tl.sum(x * 2.0, axis=0))(np.zeros((0, 3, 2)))
+    assert out.shape == (0, 2) and out.dtype == tl.float64
+    out = tl.vmap(lambda x: tl.sort(x))(np.zeros((0, 3)))  # the loop's shape comes from the shape rule
+    assert out.shape == (0, 3)
+
+
+def test_cond_with_a_per_element_predicate_selects_and_scan_loops_per_element():
+    xs = np.array([-2.0, 3.0, -0.5])
+    got = tl.vmap(lambda x: tl.cond(x > 0, lambda v: v * 10.0, lambda v: -v, x))(xs)
+    np.testing.assert_allclose(got.numpy(), np.where(xs > 0, xs * 10.0, -xs))
+    grads = tl.vmap(tl.grad(lambda x: tl.cond(x > 0, lambda v: v * v, lambda v: tl.sin(v), x)))(xs)
+    np.testing.assert_allclose(grads.numpy(), np.where(xs > 0, 2 * xs, np.cos(xs)), rtol=1e-12)
+    seqs = RNG.normal(size=(2, 5))
+    carries, ys = tl.vmap(lambda s: tl.scan(lambda c, v: (c + v, c * v), 0.0, s))(seqs)
+    np.testing.assert_allclose(carries.numpy(), seqs.sum(1), rtol=1e-12)
+    np.testing.assert_allclose(ys.numpy()[:, 2], seqs[:, :2].sum(1) * seqs[:, 2], rtol=1e-12)
+
+
+def test_while_loop_with_a_predicate_per_element_runs_until_every_element_stops():
+    def collatz_steps(n):
+        def step(s):
+            return tl.where(s[0] % 2 == 0, s[0] // 2, 3 * s[0] + 1), s[1] + 1
+
+        return tl.while_loop(lambda s: s[0] != 1, step, (n, 0))[1]
+
+    ns = np.array([1, 2, 3, 6, 7, 27])
+    assert tl.vmap(collatz_steps)(ns).numpy().tolist() == [int(collatz_steps(tl.tensor(int(n)))) for n in ns]
+
+    def doubled_past_ten(x):
+        return tl.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x, maximum_iterations=10)
+
+    xs = np.array([0.5, 3.0, 11.0])
+    np.testing.assert_array_equal(tl.vmap(doubled_past_ten)(xs).numpy(), [16.0, 12.0, 11.0])
+    np.testing.assert_array_equal(tl.vmap(tl.grad(doubled_past_ten))(xs).numpy(), [32.0, 4.0, 1.0])
+    with pytest.raises(NotImplementedError, match="differs per element of tl.vmap .* traced"):
+        tl.function(tl.vmap(doubled_past_ten))(xs)
+
+
+def test_custom_gradient_inside_vmap_and_grad_outside():
+    @tl.custom_gradient
+    def clipped_identity(x, w):
+        def grad_fn(dy):
+            return tl.clip(dy, -1.0, 1.0) * w, dy * 0.5
+
+        return x * 1.0, grad_fn
+
+    xs, w = RNG.normal(size=(3, 2)) * 4, tl.tensor(np.array([2.0, 3.0]))
+    gx, gw = tl.grad(lambda xs, w: tl.sum(tl.vmap(clipped_identity, in_axes=(0, None))(xs, w) * xs), argnums=(0, 1))(
+        xs, w
+    )
+    # d/dxs: the user's rule for the first factor plus the plain product rule for the second
+    np.testing.assert_allclose(gx.numpy(), np.clip(xs, -1, 1) * [2.0, 3.0] + xs, rtol=1e-12)
+    np.testing.assert_allclose(gw.numpy(), (xs * 0.5).sum(0), rtol=1e-12)  # summed over the batch
+    per_example = tl.vmap(tl.grad(lambda x: tl.sum(clipped_identity(x, w))))(xs)
+    np.testing.assert_allclose(per_example.numpy(), np.ones_like(xs) * [2.0, 3.0], rtol=1e-12)
+
+
+def test_integer_elements_weak_scalars_and_indexing_with_mapped_indices():
+    ints = np.arange(6).reshape(3, 2)
+    out = tl.vmap(lambda x: x * 2)(ints)
+    assert out.dtype == tl.int64 and out.numpy().tolist() == (ints * 2).tolist()
+    table, idx = RNG.normal(size=(3, 5)), np.array([4, 0, 2])
+    np.testing.assert_array_equal(tl.vmap(lambda t, i: t[i])(table, idx).numpy(), table[np.arange(3), idx])
+    np.testing.assert_array_equal(tl.vmap(lambda t: t[1:3].T)(table).numpy(), table[:, 1:3])
+
+
+def test_random_draws_without_mapped_inputs_are_shared_by_the_elements():
+    out = tl.vmap(lambda x: x + tl.random.normal((2,)))(np.zeros((3, 2)))
+    np.testing.assert_array_equal(out.numpy()[0], out.numpy()[1])
+
+
+def test_results_do_not_alias_the_callers_array():
+    xs = np.ones((2, 3))
+    out = tl.vmap(lambda x: x)(xs)
+    xs[:] = 5.0
+    np.testing.assert_array_equal(out.numpy(), np.ones((2, 3)))
+
+
+def test_errors_name_what_is_wrong():
+    xs = np.zeros((3, 2))
+    with pytest.raises(ValueError, match=r"differ in size: input 0 has 3 .*input 1 has 4"):
+        tl.vmap(lambda a, b: a + b)(xs, np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="in_axes has 1 entries but .* 2 positional"):
+        tl.vmap(lambda a, b: a, in_axes=(0,))(xs, xs)
+    with pytest.raises(ValueError, match="in_axes 2 is out of range for input 0"):
+        tl.vmap(lambda a: a, in_axes=2)(xs)
+    with pytest.raises(TypeError, match="in_axes entries must be ints"):
+        tl.vmap(lambda a: a, in_axes="0")
+    with pytest.raises(ValueError, match="no axis 0 to map over"):
+        tl.vmap(lambda a, s: a * s)(xs, 2.0)
+    with pytest.raises(ValueError, match="give axis_size"):
+        tl.vmap(lambda a: a, in_axes=None)(xs)
+    with pytest.raises(TypeError, match="tl.vmap: a batched tensor .* tl.where"):
+        tl.vmap(lambda a: a if tl.sum(a) > 0 else -a)(xs)
+    with pytest.raises(ValueError, match="out_axes is None"):
+        tl.vmap(lambda a: a, out_axes=None)(xs)
+    v = tl.Variable([0.0, 0.0])
+    with pytest.raises(ValueError, match="assigned inside a function mapped by tl.vmap"):
+        tl.vmap(lambda a: v.assign(a))(xs)
+    with pytest.raises(ValueError, match="different shapes for different batch elements"):
+        tl.vmap(lambda a: tl.nonzero(a)[0])(np.array([[1.0, 0.0], [1.0, 1.0]]))
+    assert v.numpy().tolist() == [0.0, 0.0]
+
+
+def test_layers_and_the_other_transforms_inside_vmap():
+    layer = tl.nn.Dense(5, 3, seed=0)
+    xs = RNG.normal(size=(4, 5)).astype(np.float32)
+    np.testing.assert_allclose(
+        tl.vmap(lambda x: layer(x[None])[0])(xs).numpy(), layer(tl.tensor(xs)).numpy(), rtol=1e-5, atol=1e-6
+    )
+    vs = RNG.normal(size=(3, 2))
+    hessians = tl.vmap(tl.hessian(lambda v: tl.sum(v**3) + v[0] * v[1]))(vs).numpy()
+    for h, v in zip(hessians, vs):
+        np.testing.assert_allclose(h, np.diag(6 * v) + [[0, 1], [1, 0]], rtol=1e-12)
+    ts = RNG.normal(size=(3, 2))
+    _, tangents = tl.vmap(lambda x, t: tl.jvp(lambda v: tl.sin(v) * v, (x,), (t,)))(vs, ts)
+    np.testing.assert_allclose(tangents.numpy(), (np.cos(vs) * vs + np.sin(vs)) * ts, rtol=1e-12)
+    w = tl.Variable(np.array([1.0, 2.0]))
+
+    def tape_inside(x):
+        with tl.GradientTape() as tape:
+            y = tl.sum(w * x * w)
+        return tape.gradient(y, w)
+
+    np.testing.assert_allclose(tl.vmap(tape_inside)(vs).numpy(), 2 * vs * [1.0, 2.0], rtol=1e-12)
+
+
+def test_a_mask_from_a_mapped_tensor_cannot_index_it():
+    with pytest.raises(TypeError, match="tl.vmap: a batched tensor .* bool"):
+        tl.vmap(lambda x: x[x > 0])(np.ones((2, 3)))
+
+
+def _first_float_output(out):
+    for leaf in tl.tree.leaves(out):
+        if isinstance(leaf, tl.Tensor) and leaf.dtype.kind == "f":
+            return leaf
+    return None
+
+
+@pytest.mark.parametrize("info", DIFFERENTIABLE, ids=[info.name for info in DIFFERENTIABLE])
+@settings(max_examples=1, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_jacobians_computed_mapped_match_one_vjp_per_row(info, data):
+    """GradientTape.jacobian (and so tl.jacobian and tl.hessian) maps the backward pass over the rows."""
+    sample = data.draw(info.samples(np.dtype("float64")), label="sample")
+    args = list(sample.args)
+    if not sample.grad_argnums or not isinstance(args[sample.grad_argnums[0]], np.ndarray):
+        return
+    k = sample.grad_argnums[0]
+
+    def f(x):
+        full = list(args)
+        full[k] = x
+        return _first_float_output(info.op(*full, **sample.kwargs))
+
+    with np.errstate(all="ignore"):
+        try:
+            out, vjp_fn = tl.vjp(f, args[k])
+        except Exception:
+            return
+        if out is None or out.size > 64:
+            return
+        eye = np.eye(out.size).reshape(out.size, *out.shape)
+        rows = np.stack([vjp_fn(tl.tensor(e))[0].numpy() for e in eye]) if out.size else None
+        jac = tl.jacobian(f)(args[k]).numpy()
+    assert jac.shape == out.shape + args[k].shape
+    if rows is not None:
+        np.testing.assert_allclose(jac.reshape(rows.shape), rows, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+def test_a_jacobian_through_a_grad_fn_that_reads_its_cotangent_is_computed_row_by_row():
+    @tl.custom_gradient
+    def gate(x):
+        def grad_fn(dy):
+            return dy * 2.0 if float(tl.sum(dy)) > 0 else dy * 0.0
+
+        return x * 1.0, grad_fn
+
+    jac = tl.jacobian(gate)(tl.tensor(np.array([1.0, 2.0, 3.0])))
+    np.testing.assert_array_equal(jac.numpy(), 2.0 * np.eye(3))
+
+
+# Every axis of the same size as the batch: a rule that reduces or moves the wrong axis gives the right shape.
+_X3 = np.random.default_rng(3).normal(size=(3, 3, 3, 3))
+_AXIS_CASES = {
+    "softmax": lambda x, a: tl.nn.softmax(x, axis=a),
+    "log_softmax": lambda x, a: tl.nn.log_softmax(x, axis=a),
+    "cumsum": lambda x, a: tl.cumsum(x, axis=a),
+    "cumprod": lambda x, a: tl.cumprod(x, axis=a),
+    "logcumsumexp": lambda x, a: tl.logcumsumexp(x, axis=a),
+    "cummax": lambda x, a: tl.cummax(x, axis=a),
+    "cummin": lambda x, a: tl.cummin(x, axis=a),
+    "sort": lambda x, a: tl.sort(x, axis=a),
+    "argsort": lambda x, a: tl.argsort(x, axis=a),
+    "argmax": lambda x, a: tl.argmax(x, axis=a),
+    "argmin": lambda x, a: tl.argmin(x, axis=a),
+    "sum": lambda x, a: tl.sum(x, axis=a),
+    "sum keepdims": lambda x, a: tl.sum(x, axis=(a, (a + 1) % 3), keepdims=True),
+    "prod": lambda x, a: tl.prod(x, axis=a),
+    "max": lambda x, a: tl.max(x, axis=a),
+    "min keepdims": lambda x, a: tl.min(x, axis=a, keepdims=True),
+    "any": lambda x, a: tl.any(x > 0, axis=a),
+    "all": lambda x, a: tl.all(x > -1, axis=a),
+    "expand_dims": lambda x, a: tl.expand_dims(x, a),
+    "squeeze": lambda x, a: tl.squeeze(tl.expand_dims(x, a), a),
+    "stack": lambda x, a: tl.stack([x, x * 2.0], axis=a),
+    "stack with unmapped": lambda x, a: tl.stack([x, tl.ones((3, 3, 3))], axis=a),
+    "concat": lambda x, a: tl.concat([x, tl.zeros((3, 3, 3))], axis=a),
+    "one_hot": lambda x, a: tl.one_hot(tl.cast(tl.abs(x) * 2, "int64") % 3, 3, axis=a),
+    "softmax_cross_entropy": lambda x, a: tl.nn.softmax_cross_entropy_with_logits(tl.nn.softmax(-x, axis=a), x, axis=a),
+    "transpose": lambda x, a: tl.transpose(x, [(a + 1) % 3, a % 3, (a + 2) % 3]),
+    "moveaxis": lambda x, a: tl.moveaxis(x, a, 0),
+    "reshape": lambda x, a: tl.reshape(tl.moveaxis(x, a, 0), (-1, 9)),
+    "broadcast unmapped": lambda x, a: x * tl.reshape(tl.arange(3.0) + 1.0, [(3, 1, 1), (1, 3, 1), (1, 1, 3)][a % 3]),
+    "matmul unmapped": lambda x, a: x @ tl.reshape(tl.arange(9.0), (3, 3)) if a % 2 else tl.arange(3.0) @ x,
+}
+
+
+@pytest.mark.parametrize("op", [tl.multiply, tl.matmul, tl.subtract])
+def test_mapped_operands_of_different_ranks_line_up_from_the_right(op):
+    vs = np.random.default_rng(5).normal(size=(3, 3))  # elements of shape (3,), against elements (3, 3, 3)
+    got = tl.vmap(op)(_X3, vs).numpy()
+    np.testing.assert_allclose(got, np.stack([op(x, v).numpy() for x, v in zip(_X3, vs)]), rtol=1e-12)
+    got = tl.vmap(op)(vs, _X3).numpy()
+    np.testing.assert_allclose(got, np.stack([op(v, x).numpy() for x, v in zip(_X3, vs)]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(_AXIS_CASES))
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_ops_along_an_axis_see_the_axes_of_one_element(name, axis):
+    fn = _AXIS_CASES[name]
+    expected = [np.asarray(fn(tl.tensor(x), axis).numpy()) for x in _X3]
+    got = tl.vmap(lambda x: fn(x, axis))(_X3).numpy()
+    np.testing.assert_allclose(got, np.stack(expected), rtol=1e-12, atol=1e-12)
+
+
+def test_elementwise_rules_cover_ops_without_axis_attributes():
+    """A batching rule that passes attributes through must not meet an attribute naming axes or shapes: an
+    op that gains one needs a rule that moves it past the batch axis."""
+    from tensorlib.grad import vmap as vmap_module
+
+    for name in vmap_module._ELEMENTWISE:
+        for attr in _ops[name].defaults:
+            assert not any(word in attr for word in ("axis", "axes", "shape", "perm", "index", "dim")), (name, attr)
+
+
+def test_per_example_gradients_of_a_small_cnn_match_a_loop():
+    rng = np.random.default_rng(11)
+    xs, ys = rng.normal(size=(5, 10, 10, 1)), rng.integers(0, 6, 5)
+    params = {"w1": tl.tensor(rng.normal(size=(3, 3, 1, 4))), "w2": tl.tensor(rng.normal(size=(3, 3, 4, 6)))}
+
+    def loss(p, x, y):
+        h = tl.nn.max_pool(tl.nn.relu(tl.nn.conv2d(x[None], p["w1"], 1, "SAME")), 2, 2, "VALID")
+        h = tl.nn.avg_pool(tl.nn.conv2d(h, p["w2"], 1, "VALID"), 2, 2, "SAME")
+        return tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y[None], logits=tl.mean(h, axis=(1, 2)))[0]
+
+    got = tl.vmap(tl.grad(loss, argnums=(0, 1)), in_axes=(None, 0, 0))(params, xs, ys)
+    for i in range(len(xs)):
+        g_params, g_x = tl.grad(loss, argnums=(0, 1))(params, xs[i], ys[i])
+        np.testing.assert_allclose(got[1].numpy()[i], g_x.numpy(), rtol=1e-10, atol=1e-12)
+        for name in params:
+            np.testing.assert_allclose(got[0][name].numpy()[i], g_params[name].numpy(), rtol=1e-10, atol=1e-12)
