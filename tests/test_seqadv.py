@@ -226,3 +226,26 @@ def test_train_takes_a_bool(mode):
         layer.train(mode)
     assert not layer.training and not layer.self_attn.training
     assert layer.train(np.bool_(True)).dropout.training
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        # Select / Add / BatchMatMulV2 had raised these, naming neither the function nor its arguments.
+        ({"attn_mask": np.ones((3, 4), bool)}, ValueError, r"attn_mask of shape \(3, 4\) \(bool\) does not broadcast"),
+        ({"attn_mask": np.ones((3, 4))}, ValueError, r"attn_mask of shape \(3, 4\) \(float64\) does not broadcast"),
+        ({"key": np.ones((3, 5, 4))}, ValueError, "the leading .batch. dimensions of query, key and value must"),
+        # Dropout named itself, float('a') raised a bare ValueError.
+        ({"dropout_p": 1.5}, ValueError, r"dropout_p must be a number in \[0, 1\), got 1.5"),
+        ({"scale": "a"}, TypeError, "scale must be None or a number, got 'a'"),
+    ],
+)
+def test_scaled_dot_product_attention_names_itself_for_bad_arguments(kwargs, exc, match):
+    args = {"query": np.ones((2, 3, 4)), "key": np.ones((2, 5, 4)), "value": np.ones((2, 5, 6)), **kwargs}
+    if "key" in kwargs:
+        args["value"] = np.ones((3, 5, 6))
+    with pytest.raises(exc, match="scaled_dot_product_attention: " + match):
+        tl.nn.scaled_dot_product_attention(**args)
+    mask = np.ones((1, 5), bool)  # masks and batches that broadcast still do
+    got = tl.nn.scaled_dot_product_attention(np.ones((2, 3, 4)), np.ones((1, 5, 4)), np.ones((1, 5, 6)), mask)
+    assert got.shape == (2, 3, 6)

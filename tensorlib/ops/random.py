@@ -745,7 +745,8 @@ def beta(shape, a, b, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
 
     Tensor parameters (one per sample, broadcasting to ``shape``) draw ``x = g_a / (g_a + g_b)`` from two
     standard gamma draws in float64 (JAX's construction; other numbers than NumPy's ``beta`` for a seed), and
-    the samples are differentiable in both through :func:`gamma`'s gradient.
+    the samples are differentiable in both through :func:`gamma`'s gradient.  A parameter below 0.1 draws
+    its gamma draw's logarithm (see :func:`_log_standard_gamma`; both draws underflowed to 0 and gave NaN).
     """
     if not (_per_element(a) or _per_element(b)):
         return _sample(_beta, shape, dtype, seed, backend, _number("beta", "a", a), _number("beta", "b", b))
@@ -754,15 +755,15 @@ def beta(shape, a, b, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
     dtype = _float_samples("beta", dtype)
     shape = as_ints(shape, "tl.random.beta: shape")
     seed = _as_seed(seed, "tl.random.beta")
-    draws = []
+    logs = []
     for name, value, part in (("a", a, 0), ("b", b, 1)):
         part_seed = _second_stream(seed) if part else seed
         if _per_element(value):
             value = _parameter("beta", name, value, shape, _dt.float64, ">")
         else:
-            value = _checked_float("beta", name, value, ">")
-        draws.append(gamma(shape, value, dtype=_dt.float64, seed=part_seed, backend=backend))
-    x = _math.divide(draws[0], _math.add(draws[0], draws[1]))
+            value = as_tensor(np.float64(_checked_float("beta", name, value, ">")))
+        logs.append(_log_standard_gamma(shape, value, part_seed, backend, "beta"))
+    x = _math.sigmoid(_math.subtract(logs[0], logs[1]))  # g_a / (g_a + g_b)
     return x if dtype == _dt.float64 else x.astype(dtype)
 
 
@@ -891,10 +892,11 @@ standard_t = t
 def dirichlet(shape, alpha, dtype=_dt.float32, seed=None, backend=None) -> Tensor:
     """Dirichlet samples of concentration ``alpha`` (its last axis, ``k`` long, is the simplex's): shape
     ``shape + (k,)``, each row ``g / sum(g)`` of :func:`gamma` draws of shape ``alpha`` in float64 (NumPy's
-    ``dirichlet`` where ``max(alpha) >= 0.1``: its numbers for a seed, to rounding; JAX's construction).
+    ``dirichlet`` where every ``alpha >= 0.1``: its numbers for a seed, to rounding; JAX's construction).
     ``alpha`` (numbers or a tensor broadcasting to ``shape + (k,)``) must be positive; the samples are
-    differentiable in it.  Where every gamma draw of a row underflows (all of ``alpha`` below about 0.01),
-    the row is NaN.
+    differentiable in it.  Below 0.1 the gamma draws are drawn as their logarithms (see
+    :func:`_log_standard_gamma`), so a row whose draws all underflow (all of ``alpha`` below about 0.01) is
+    no longer 0 / 0, NaN.
 
     >>> import tensorlib as tl
     >>> x = tl.random.dirichlet((2,), [1.0, 2.0, 3.0], seed=0)
@@ -909,15 +911,38 @@ def dirichlet(shape, alpha, dtype=_dt.float32, seed=None, backend=None) -> Tenso
     if alpha.ndim == 0 or alpha.shape[-1] is None:
         raise ValueError(f"tl.random.dirichlet: alpha needs a last axis of known length, got shape {alpha.shape}")
     full = (*as_ints(shape, "tl.random.dirichlet: shape"), alpha.shape[-1])
-    g = gamma(
-        full,
-        _parameter("dirichlet", "alpha", alpha, full, _dt.float64, ">"),
-        dtype=_dt.float64,
-        seed=seed,
-        backend=backend,
-    )
-    x = _math.divide(g, _reduce.sum(g, axis=-1, keepdims=True))
+    logs = _log_standard_gamma(full, _parameter("dirichlet", "alpha", alpha, full, _dt.float64, ">"), seed, backend)
+    e = _math.exp(_math.subtract(logs, _math.stop_gradient(_reduce.max(logs, axis=-1, keepdims=True))))
+    x = _math.divide(e, _reduce.sum(e, axis=-1, keepdims=True))  # g / sum(g)
     return x if dtype == _dt.float64 else x.astype(dtype)
+
+
+# Below this shape parameter, beta and dirichlet draw the gamma draws' logarithms (NumPy's dirichlet changes its
+# method there too).
+_LOG_SPACE_BELOW = 0.1
+
+
+def _log_standard_gamma(shape, alpha, seed, backend, who="dirichlet") -> Tensor:
+    """``log`` of standard gamma draws of shape ``alpha`` (a float64 tensor broadcasting to ``shape``),
+    differentiable in it: NumPy's gamma draws where ``alpha >= 0.1``; below, ``log G(alpha + 1) + log(U) / alpha``
+    of a gamma draw ``G`` and a uniform ``U`` in (0, 1] from two more streams (``G(alpha + 1) U^(1 / alpha)`` is a
+    gamma draw of shape ``alpha``), which does not underflow where the draw does: from ``alpha`` about 0.01 a
+    draw of 0 is likely, and rows of beta or dirichlet samples made only of them were 0 / 0, NaN.  The gradient
+    in ``alpha`` there is that of this construction (the draw of ``alpha + 1``'s implicit gradient and
+    ``-log(U) / alpha**2``), another unbiased reparameterization."""
+    from . import math as _math
+    from .shape import broadcast_to
+
+    alpha = broadcast_to(alpha, shape)
+    g = gamma(shape, alpha, dtype=_dt.float64, seed=seed, backend=backend)
+    small = _math.less(alpha, _LOG_SPACE_BELOW)
+    if not alpha.is_symbolic and not small.numpy().any():
+        return _math.log(g)
+    boosted_alpha = _math.where(small, alpha, 1.0)  # (1 where unused: no division by a large alpha's stand-in)
+    boosted = gamma(shape, _math.add(boosted_alpha, 1.0), dtype=_dt.float64, seed=_second_stream(seed), backend=backend)
+    u = uniform(shape, dtype=_dt.float64, seed=_second_stream(_second_stream(seed)), backend=backend)
+    log_small = _math.add(_math.log(boosted), _math.divide(_math.log1p(_math.negative(u)), boosted_alpha))
+    return _math.where(small, log_small, _math.log(_math.where(small, 1.0, g)))
 
 
 def multivariate_normal(shape, mean, cov, dtype=_dt.float32, seed=None, backend=None) -> Tensor:

@@ -334,8 +334,24 @@ def scaled_dot_product_attention(
     e, s = q.shape[-1], k.shape[-2]
     if (None not in (e, k.shape[-1]) and e != k.shape[-1]) or (None not in (s, v.shape[-2]) and s != v.shape[-2]):
         raise ValueError(f"{name}: query and key must share the last dimension, key and value the rows {where}")
+    # Unchecked, a batch or mask mismatch failed in BatchMatMulV2, Select or Add, naming neither this function
+    # nor its arguments, and a bad dropout_p was reported by Dropout.
+    if not _broadcastable(q.shape[:-2], k.shape[:-2], v.shape[:-2]):
+        raise ValueError(f"{name}: the leading (batch) dimensions of query, key and value must broadcast {where}")
     if is_causal and attn_mask is not None:
         raise ValueError(f"{name}: give attn_mask or is_causal, not both {where}")
+    if attn_mask is not None:
+        mask = as_tensor(attn_mask)
+        if not _broadcastable(mask.shape, q.shape[:-1] + (s,)):
+            raise ValueError(
+                f"{name}: attn_mask of shape {tuple(mask.shape)} ({mask.dtype}) does not broadcast to the scores "
+                f"(..., L, S) = {q.shape[:-1] + (s,)} {where}"
+            )
+        attn_mask = mask
+    if not _number(dropout_p) or not 0.0 <= float(dropout_p) < 1.0:
+        raise ValueError(f"{name}: dropout_p must be a number in [0, 1), got {dropout_p!r} {where}")
+    if scale is not None and not _number(scale):
+        raise TypeError(f"{name}: scale must be None or a number, got {scale!r} {where}")
     if scale is None:
         if e is None:
             raise ValueError(f"{name}: the embedding size must be known to take the default scale {where}")
@@ -346,6 +362,20 @@ def scaled_dot_product_attention(
             raise ValueError(f"{name}: is_causal needs known query and key lengths {where}")
         attn_mask = np.tril(np.ones((rows, cols), dtype=bool))
     return attend(q, k, v, attn_mask, dropout_p, scale, seed, f"{name}: attn_mask", where)[0]
+
+
+def _broadcastable(*shapes) -> bool:
+    """Whether ``shapes`` broadcast together, an unknown (None) size fitting any."""
+    n = max(len(shape) for shape in shapes)
+    for sizes in zip(*[(1,) * (n - len(shape)) + tuple(shape) for shape in shapes]):
+        if len({d for d in sizes if d is not None and d != 1}) > 1:
+            return False
+    return True
+
+
+def _number(value) -> bool:
+    """A real Python or NumPy number, not a bool or a string."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def attend(q, k, v, attn_mask, dropout_p, scale, seed, what: str, where: str = "") -> tuple:
