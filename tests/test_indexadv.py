@@ -307,3 +307,34 @@ def test_traced_bincount_weights_of_another_length_name_the_op():
     ):
         f(np.array([0, 3, 3, 1]), np.ones(3))
     np.testing.assert_array_equal(f(np.array([0, 3, 3]), np.ones(3)).numpy(), [1.0, 0.0, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("params_shape, indices_shape, axis, batch_dims", GATHERS + [((2, 3, 4), (2, 0), 2, 1)])
+def test_gather_with_batch_dims_traces_with_unknown_sizes(params_shape, indices_shape, axis, batch_dims):
+    # It raised 'gather_nd: the batch axes ... must have equal, known sizes' under a TensorSpec with None.
+    rng = np.random.default_rng(2)
+    params = rng.standard_normal(params_shape)
+    indices = rng.integers(-params_shape[axis], params_shape[axis], size=indices_shape)
+    if len(indices_shape) - batch_dims > 1:
+        pytest.skip("several lookup axes need known sizes")
+    signature = [
+        tl.TensorSpec((None,) * len(params_shape), "float64"),
+        tl.TensorSpec((None,) * len(indices_shape), "int64"),
+    ]
+    w = rng.standard_normal(_batched_take(params, indices, axis, batch_dims).shape)
+    gathered = lambda p, i: tl.gather(p, i, axis=axis, batch_dims=batch_dims)  # noqa: E731
+    both = lambda p, i: (gathered(p, i), tl.grad(lambda u: tl.sum(gathered(u, i) * w))(p))  # noqa: E731
+    value, grad = tl.function(both, input_signature=signature)(params, indices)
+    expected_value, expected_grad = both(tl.tensor(params), indices)
+    np.testing.assert_array_equal(value.numpy(), _batched_take(params, indices, axis, batch_dims))
+    np.testing.assert_array_equal(grad.numpy(), expected_grad.numpy())
+
+
+def test_traced_take_along_axis_with_an_empty_index_axis():
+    # Broadcast by adding the other's first slice along the axis: empty when the indices' axis is, so x became
+    # empty too and the traced call raised 'TakeAlongAxis: index ... out of bounds' or a broadcast error.
+    signature = [tl.TensorSpec((None, None), "float64"), tl.TensorSpec((None, None), "int64")]
+    f = tl.function(lambda x, i: tl.take_along_axis(x, i, 1), input_signature=signature)
+    x = np.arange(6.0).reshape(2, 3)
+    for i in (np.zeros((1, 0), np.int64), np.array([[2], [0]])):
+        np.testing.assert_array_equal(f(x, i).numpy(), np.take_along_axis(x, np.broadcast_to(i, (2, i.shape[1])), 1))

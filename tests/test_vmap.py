@@ -422,7 +422,8 @@ def _first_float_output(out):
 @settings(max_examples=1, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_jacobians_computed_mapped_match_one_vjp_per_row(info, data):
-    """GradientTape.jacobian (and so tl.jacobian and tl.hessian) maps the backward pass over the rows."""
+    """GradientTape.jacobian (and so tl.jacobian and tl.hessian) maps the backward pass over the rows;
+    tl.jacfwd maps a jvp over the columns."""
     sample = data.draw(info.samples(np.dtype("float64")), label="sample")
     args = list(sample.args)
     if not sample.grad_argnums or not isinstance(args[sample.grad_argnums[0]], np.ndarray):
@@ -444,9 +445,13 @@ def test_jacobians_computed_mapped_match_one_vjp_per_row(info, data):
         eye = np.eye(out.size).reshape(out.size, *out.shape)
         rows = np.stack([vjp_fn(tl.tensor(e))[0].numpy() for e in eye]) if out.size else None
         jac = tl.jacobian(f)(args[k]).numpy()
+        forward = tl.jacfwd(f)(args[k]).numpy() if args[k].size <= 64 else None
     assert jac.shape == out.shape + args[k].shape
     if rows is not None:
         np.testing.assert_allclose(jac.reshape(rows.shape), rows, rtol=1e-10, atol=1e-12, equal_nan=True)
+    if forward is not None:
+        assert forward.shape == jac.shape
+        np.testing.assert_allclose(forward, jac, rtol=1e-9, atol=1e-11, equal_nan=True)
 
 
 def test_a_jacobian_through_a_grad_fn_that_reads_its_cotangent_is_computed_row_by_row():
@@ -541,3 +546,24 @@ def test_per_example_gradients_of_a_small_cnn_match_a_loop():
         np.testing.assert_allclose(got[1].numpy()[i], g_x.numpy(), rtol=1e-10, atol=1e-12)
         for name in params:
             np.testing.assert_allclose(got[0][name].numpy()[i], g_params[name].numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_jacfwd_and_jacrev_keep_the_structures_of_jacobian():
+    rng = np.random.default_rng(2)
+    x, w = rng.normal(size=(2, 3)), rng.normal(size=(4, 2))
+
+    def f(a, b):
+        return {"y": tl.tanh(tl.tensor(w) @ a) * b["scale"], "s": tl.sum(a**2)}, "aux"
+
+    b = {"scale": np.array(2.0)}
+    for argnums in (0, (0, 1)):
+        reverse, aux = tl.jacrev(f, argnums=argnums, has_aux=True)(x, b)
+        forward, aux2 = tl.jacfwd(f, argnums=argnums, has_aux=True)(x, b)
+        assert aux == aux2 == "aux"
+        assert tl.tree.flatten(forward)[1] == tl.tree.flatten(reverse)[1]
+        for r, fw in zip(tl.tree.leaves(reverse), tl.tree.leaves(forward)):
+            assert r.shape == fw.shape
+            np.testing.assert_allclose(fw.numpy(), r.numpy(), rtol=1e-12, atol=1e-14)
+    assert tl.jacrev is tl.jacobian
+    with pytest.raises(TypeError, match="tl.jacfwd: f returned a constant"):
+        tl.jacfwd(lambda a: 1.0)(x)

@@ -33,6 +33,8 @@ __all__ = [
     "vjp",
     "jvp",
     "jacobian",
+    "jacrev",
+    "jacfwd",
     "hessian",
 ]
 
@@ -44,6 +46,8 @@ _LAZY = {
     "vjp": ".api",
     "jvp": ".api",
     "jacobian": ".api",
+    "jacrev": ".api",
+    "jacfwd": ".api",
     "hessian": ".api",
 }
 

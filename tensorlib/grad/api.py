@@ -1,4 +1,4 @@
-"""Functional autodiff in JAX's forms: grad, value_and_grad, vjp, jvp, jacobian, hessian.
+"""Functional autodiff in JAX's forms: grad, value_and_grad, vjp, jvp, jacobian (jacrev), jacfwd, hessian.
 
 Arguments and results may be nested structures (dicts, lists, tuples, named
 tuples) of tensors: ``tensorlib.tree`` flattens them, and gradients come back
@@ -346,6 +346,86 @@ def jacobian(f, argnums=0, has_aux: bool = False):
         return (jac, aux) if has_aux else jac
 
     return jac_f
+
+
+jacrev = jacobian  # JAX's and PyTorch's name for the reverse-mode Jacobian
+
+
+def jacfwd(f, argnums=0, has_aux: bool = False):
+    """Forward-mode Jacobian (JAX's ``jacfwd``): one :func:`jvp` per element of the differentiated
+    arguments, mapped by ``tl.vmap``; the same result, shapes and structure as :func:`jacobian` (which
+    takes one backward pass per output element, mapped too).  It suits functions with fewer inputs than
+    outputs.
+
+    >>> import tensorlib as tl
+    >>> tl.jacfwd(lambda x: tl.stack([x[0] * x[1], x[0] ** 2]))(tl.tensor([2.0, 3.0])).numpy().tolist()
+    [[3.0, 2.0], [4.0, 0.0]]
+    """
+    from ..ops import creation
+    from ..ops import math as math_ops
+    from ..ops import shape as shape_ops
+    from .vmap import vmap
+
+    @functools.wraps(f)
+    def jac_f(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "tl.jacfwd")
+        args = list(args)
+        sources, treedefs = [], []
+        for n in nums:
+            args[n], leaves, treedef = _differentiable(args[n], "tl.jacfwd", f"argument {n}")
+            sources += leaves
+            treedefs.append(treedef)
+
+        def of_sources(*leaves):
+            full = list(args)
+            for n, part in zip(nums, _split(list(leaves), treedefs)):
+                full[n] = part
+            return _split_aux(f(*full, **kwargs), has_aux, "tl.jacfwd")[0]
+
+        out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacfwd")
+        leaves, outs, out_def = _outputs(out, "tl.jacfwd")
+        for leaf, o in zip(leaves, outs):
+            if o is None:
+                raise TypeError(
+                    f"tl.jacfwd: f returned a constant {type(leaf).__name__} (no tensor): its Jacobian is zero "
+                    "and not computed; return tensors"
+                )
+        columns = []  # per source: per output leaf, its Jacobian
+        for k, source in enumerate(sources):
+
+            def tangent_out(t, k=k):
+                tangents = [t if j == k else math_ops.zeros_like(s) for j, s in enumerate(sources)]
+                return tree.leaves(jvp(of_sources, tuple(sources), tuple(tangents))[1])
+
+            size = _count(source.shape)
+            basis = shape_ops.reshape(
+                creation.eye(size, dtype=source.dtype, backend=source.backend), (size, *source.shape)
+            )
+            stacked = vmap(tangent_out)(basis) if size else [creation.zeros((0, *o.shape), o.dtype) for o in outs]
+            # (size, *out.shape) -> out.shape + source.shape
+            columns.append(
+                [
+                    shape_ops.reshape(
+                        shape_ops.transpose(shape_ops.reshape(c, (size, _count(o.shape)))), (*o.shape, *source.shape)
+                    )
+                    for c, o in zip(stacked, outs)
+                ]
+            )
+        per_output = []
+        for i in range(len(outs)):
+            jacs = _split([columns[k][i] for k in range(len(sources))], treedefs)
+            per_output.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
+        jac = tree.unflatten(out_def, per_output)
+        return (jac, aux) if has_aux else jac
+
+    return jac_f
+
+
+def _count(shape) -> int:
+    size = 1
+    for d in shape:
+        size *= d
+    return size
 
 
 def hessian(f, argnums=0, has_aux: bool = False):

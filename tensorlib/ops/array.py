@@ -1263,11 +1263,15 @@ def take_along_axis(x, indices, axis: int | None) -> Tensor:
             x = shape_ops.broadcast_to(x, tuple(common[:ax] + [xs[ax]] + common[ax:]))
             indices = shape_ops.broadcast_to(indices, tuple(common[:ax] + [js[ax]] + common[ax:]))
         elif xs[:ax] + xs[ax + 1 :] != js[:ax] + js[ax + 1 :]:
-            # Sizes unknown under tl.function: broadcast by adding zeros shaped as the other's first slice along
-            # the axis (the op itself takes equal shapes outside the axis; x's gradient sums back).
-            first = (slice(None),) * ax + (slice(0, 1),)
-            x = x + math_ops.zeros_like(shape_ops.getitem(indices, first), dtype=x.dtype)
-            indices = indices + math_ops.zeros_like(shape_ops.getitem(x, first), dtype=indices.dtype)
+            # Sizes unknown under tl.function: broadcast by adding zeros shaped as the other with one position
+            # along the axis (the op itself takes equal shapes outside the axis; x's gradient sums back).  A sum
+            # of zeros, not the first slice: that one is empty where the other's axis is.
+            def one_along(t, dtype):
+                zeros = reduce_ops.sum(math_ops.zeros_like(t, dtype=_dt.int64), axis=ax, keepdims=True)
+                return math_ops.cast(zeros, dtype)
+
+            x = x + one_along(indices, x.dtype)
+            indices = indices + one_along(x, indices.dtype)
     return apply(_take_along, (x, indices), {"axis": axis})
 
 

@@ -1047,6 +1047,16 @@ def gather(params, indices, axis: int | None = None, batch_dims: int = 0) -> Ten
         raise ValueError(f"gather: axis {axis} must not be less than batch_dims {batch_dims} {where}")
     if not batch_dims:
         return take(params, indices, axis)
+    lookups = tuple(indices.shape[batch_dims:])
+    if len(lookups) <= 1 and None in tuple(params.shape[:batch_dims]) + tuple(indices.shape):
+        # Sizes unknown when traced: take_along_axis broadcasts the indices, given size-1 axes for params' axes
+        # around the gathered one, over them at run time.
+        from .array import take_along_axis
+
+        spread = indices if lookups else expand_dims(indices, -1)
+        spread = _with_unit_axes(spread, batch_dims, axis - batch_dims, params.ndim - axis - 1)
+        out = take_along_axis(params, spread, axis)
+        return out if lookups else squeeze(out, axis)
     # The gathered axis goes after the batch axes, one gather_nd with batch_dims picks each index, and the
     # axes between the batch axes and the gathered one go back in front of the indices' own axes.
     before = tuple(range(batch_dims, axis))
@@ -1094,6 +1104,15 @@ def gather_nd(params, indices, batch_dims: int = 0) -> Tensor:
     if batch_dims:
         return _batched_gather_nd(params, indices, batch_dims)
     return _gather_nd(params, indices)
+
+
+def _with_unit_axes(x, at: int, before: int, after: int) -> Tensor:
+    """``x`` with ``before`` size-1 axes inserted at axis ``at`` and ``after`` ones appended."""
+    for _ in range(before):
+        x = expand_dims(x, at)
+    for _ in range(after):
+        x = expand_dims(x, -1)
+    return x
 
 
 def _batched_gather_nd(params, indices, batch_dims: int) -> Tensor:
