@@ -338,3 +338,56 @@ def test_traced_take_along_axis_with_an_empty_index_axis():
     x = np.arange(6.0).reshape(2, 3)
     for i in (np.zeros((1, 0), np.int64), np.array([[2], [0]])):
         np.testing.assert_array_equal(f(x, i).numpy(), np.take_along_axis(x, np.broadcast_to(i, (2, i.shape[1])), 1))
+
+
+@pytest.mark.parametrize(
+    "values, exc",
+    [
+        (2**40, OverflowError),
+        (np.array(2**40), TypeError),
+        (np.array([2**40, 1]), TypeError),
+    ],
+    ids=["python_int", "int64_0d", "int64_array"],
+)
+def test_at_refuses_integers_the_tensor_cannot_hold(values, exc):
+    # An int32 tensor's t.at[0].set(2**40) gave 0 (wrapped; NumPy's assignment raises OverflowError).
+    t = tl.tensor(np.array([1, 2], np.int32))
+    index = slice(None) if np.ndim(values) else 0
+    for update in (t.at[index].set, t.at[index].add):
+        with pytest.raises(exc, match=r"^Tensor\.at\[\.\.\.\]: values .*int32"):
+            update(values)
+    np.testing.assert_array_equal(t.at[0].set(np.array(7)).numpy(), [7, 2])  # int64 values that fit
+
+
+def test_at_refuses_floats_that_overflow_the_tensor():
+    t = tl.tensor(np.array([1.0, 2.0], np.float32))
+    with pytest.raises(TypeError, match=r"^Tensor\.at\[\.\.\.\]: values of dtype float64 .* overflow"):
+        t.at[0].set(np.float64(1e300))
+    np.testing.assert_array_equal(t.at[0].set(np.float64(np.inf)).numpy(), [np.inf, 2.0])
+
+
+@pytest.mark.parametrize(
+    "sorter, exc, match",
+    [
+        (np.array([1, 2]), ValueError, r"sorter must have one index per element of the sequence"),
+        (np.array([-2, -1, 0]), ValueError, r"sorter index -2 is out of range \[0, 3\)"),
+        (np.array([1, 2, 5]), ValueError, r"sorter index 5 is out of range \[0, 3\)"),
+        (np.array([1.0, 2.0, 0.0]), TypeError, r"sorter must be a 1-D array of integers"),
+    ],
+)
+def test_searchsorted_checks_its_sorter_as_numpy(sorter, exc, match):
+    # A sorter of 2 indices for 3 elements searched a[[1, 2]] only, and [-2, -1, 0] counted from the end:
+    # both gave an answer where NumPy raises.
+    a = np.array([3.0, 1.0, 2.0])
+    with pytest.raises(exc, match="^searchsorted: " + match):
+        tl.searchsorted(a, [2.5], sorter=sorter)
+    np.testing.assert_array_equal(tl.searchsorted(a, [2.5], sorter=[1, 2, 0]).numpy(), [2])
+
+
+def test_composed_index_errors_name_the_function_called():
+    # tensor_scatter_nd_add's shape error named scatter_nd, gather's batch mismatch named gather_nd.
+    x = np.ones((2, 3))
+    with pytest.raises(ValueError, match=r"^tensor_scatter_nd_add: updates of shape \(2,\) float64 must have shape"):
+        tl.tensor_scatter_nd_add(x, [[0]], np.ones(2))
+    with pytest.raises(ValueError, match=r"^gather: the 1 batch axes of params and indices must have equal sizes"):
+        tl.gather(x, [[0]], batch_dims=1)

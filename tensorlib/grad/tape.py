@@ -208,11 +208,11 @@ class GradientTape:
                 # Every row at once: the backward pass mapped over the cotangents (TensorFlow's pfor, JAX's
                 # vmap of the vjp).  A gradient rule that needs a cotangent's value (a user's grad_fn with a
                 # Python `if` on it) cannot run mapped: the rows are then computed one by one.
-                from .vmap import BatchedValueError, vmap
+                from .vmap import Unmappable, vmap
 
                 try:
                     stacked = vmap(row)(shape_ops.reshape(eye, (size, *target.shape)))
-                except BatchedValueError:
+                except Unmappable:
                     pass
             if stacked is None:
                 for i in range(size):

@@ -28,7 +28,7 @@ from ..ops import shape as _shape
 from ..ops.registry import _ops
 from ..tensor import Tensor, make_symbolic
 
-__all__ = ["BatchedValueError", "vmap"]
+__all__ = ["BatchedValueError", "RaggedResultError", "Unmappable", "UnmappableLoopError", "vmap"]
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None):
@@ -163,8 +163,20 @@ def _moved_to_front(leaf, axis: int) -> Tensor:
     return x if axis % x.ndim == 0 else _array.moveaxis(x, axis, 0)
 
 
-class BatchedValueError(TypeError):
+class Unmappable(Exception):
+    """What a function does cannot be mapped by ``tl.vmap`` (it could run one element at a time)."""
+
+
+class BatchedValueError(TypeError, Unmappable):
     """A mapped tensor's value was asked for inside ``tl.vmap`` (it has one per element, not one)."""
+
+
+class RaggedResultError(ValueError, Unmappable):
+    """An op gave results of different shapes for different elements, which cannot be stacked."""
+
+
+class UnmappableLoopError(NotImplementedError, Unmappable):
+    """A loop that ``tl.vmap`` cannot map here (a scan of length 0, a while loop per element when traced)."""
 
 
 class _Vmap(dispatch.Mode):
@@ -182,6 +194,7 @@ class _Vmap(dispatch.Mode):
         self.size = size
         self.outer_tapes = outer_tapes  # the tapes recording where vmap was called: they see the physical ops
         self.physical: dict = {}  # _id of a logical tensor -> (the logical tensor, its physical tensor)
+        self.numbers: dict = {}  # (type, value, dtype, backend) of a Python number -> its constant
 
     def logical(self, physical: Tensor) -> Tensor:
         t = make_symbolic(physical.shape[1:], physical.dtype, physical.backend, None, 0)
@@ -233,7 +246,7 @@ class _Vmap(dispatch.Mode):
             return bool(pred.numpy())
         with self.outside():
             if found[1]._value is None:
-                raise NotImplementedError(
+                raise UnmappableLoopError(
                     "tl.while_loop: a predicate that differs per element of tl.vmap needs its values, which a "
                     "traced function does not have; give the loop maximum_iterations and select with tl.where, "
                     "or map the loop eagerly"
@@ -249,8 +262,15 @@ class _Vmap(dispatch.Mode):
             )
 
     def convert(self, value, dtype, backend):
-        with self.outside():
-            return dispatch.to_tensor(value, backend, dtype if isinstance(value, (bool, int, float, complex)) else None)
+        if not isinstance(value, (bool, int, float, complex)):
+            with self.outside():
+                return dispatch.to_tensor(value, backend)
+        key = (value.__class__, value, dtype, backend)  # a Python number: one constant per call of vmap
+        t = self.numbers.get(key)
+        if t is None:
+            with self.outside():
+                t = self.numbers[key] = dispatch.to_tensor(value, backend, dtype)
+        return t
 
     def assign(self, var, value):
         raise ValueError(
@@ -285,10 +305,14 @@ class _Vmap(dispatch.Mode):
                 outs = (outs,)
         result = []
         for out, spec in zip(outs, spec_list):
+            shape = out.shape
             if (
-                out.shape[0] != self.size
-                or any(s is not None and s != o for s, o in zip(spec.shape, out.shape[1:]))
-                or len(out.shape) != len(spec.shape) + 1
+                shape[0] != self.size
+                or shape[1:] != spec.shape
+                and (
+                    len(shape) != len(spec.shape) + 1
+                    or any(s is not None and s != o for s, o in zip(spec.shape, shape[1:]))
+                )
                 or out.dtype != spec.dtype
             ):
                 raise RuntimeError(
@@ -317,7 +341,7 @@ class _Vmap(dispatch.Mode):
             parts = [outs[j] for outs in per_element]
             shapes = {p.shape for p in parts}
             if len(shapes) > 1:
-                raise ValueError(
+                raise RaggedResultError(
                     f"tl.vmap: {op.name} gives results of different shapes for different batch elements "
                     f"({', '.join(str(s) for s in sorted(shapes, key=str)[:4])}), which cannot be stacked"
                 )
@@ -375,9 +399,11 @@ def _fits(op, args, attrs, size, specs) -> bool:
 
 
 def _elementwise(mode, op, inputs, physical, batched, attrs, specs):
-    rank = max(t.ndim for t in inputs)
+    if len(inputs) == 1:  # one input, mapped: the op sees a tensor with one more leading axis
+        return dispatch.apply(op, (physical[0],), attrs)
+    rank = max(len(t.shape) for t in inputs)
     args = [_aligned(mode, t, p, rank) if b else p for t, p, b in zip(inputs, physical, batched)]
-    if None in (d for s in specs for d in s.shape) or not _fits(op, args, attrs, mode.size, specs):
+    if None in specs[0].shape or not _fits(op, args, attrs, mode.size, specs):
         return None
     return dispatch.apply(op, tuple(args), attrs)
 

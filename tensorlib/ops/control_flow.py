@@ -524,7 +524,9 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
 
     if not length:
         if dispatch.modes:
-            raise NotImplementedError("tl.scan: a scan of length 0 cannot run inside a function mapped by tl.vmap")
+            from ..grad.vmap import UnmappableLoopError
+
+            raise UnmappableLoopError("tl.scan: a scan of length 0 cannot run inside a function mapped by tl.vmap")
         # No step runs, but ys need shapes and dtypes: the traced scan knows them without running f.
         from ..graph.tracing import function
 
