@@ -364,3 +364,30 @@ def test_at_refuses_floats_that_overflow_the_tensor():
     with pytest.raises(TypeError, match=r"^Tensor\.at\[\.\.\.\]: values of dtype float64 .* overflow"):
         t.at[0].set(np.float64(1e300))
     np.testing.assert_array_equal(t.at[0].set(np.float64(np.inf)).numpy(), [np.inf, 2.0])
+
+
+@pytest.mark.parametrize(
+    "sorter, exc, match",
+    [
+        (np.array([1, 2]), ValueError, r"sorter must have one index per element of the sequence"),
+        (np.array([-2, -1, 0]), ValueError, r"sorter index -2 is out of range \[0, 3\)"),
+        (np.array([1, 2, 5]), ValueError, r"sorter index 5 is out of range \[0, 3\)"),
+        (np.array([1.0, 2.0, 0.0]), TypeError, r"sorter must be a 1-D array of integers"),
+    ],
+)
+def test_searchsorted_checks_its_sorter_as_numpy(sorter, exc, match):
+    # A sorter of 2 indices for 3 elements searched a[[1, 2]] only, and [-2, -1, 0] counted from the end:
+    # both gave an answer where NumPy raises.
+    a = np.array([3.0, 1.0, 2.0])
+    with pytest.raises(exc, match="^searchsorted: " + match):
+        tl.searchsorted(a, [2.5], sorter=sorter)
+    np.testing.assert_array_equal(tl.searchsorted(a, [2.5], sorter=[1, 2, 0]).numpy(), [2])
+
+
+def test_composed_index_errors_name_the_function_called():
+    # tensor_scatter_nd_add's shape error named scatter_nd, gather's batch mismatch named gather_nd.
+    x = np.ones((2, 3))
+    with pytest.raises(ValueError, match=r"^tensor_scatter_nd_add: updates of shape \(2,\) float64 must have shape"):
+        tl.tensor_scatter_nd_add(x, [[0]], np.ones(2))
+    with pytest.raises(ValueError, match=r"^gather: the 1 batch axes of params and indices must have equal sizes"):
+        tl.gather(x, [[0]], batch_dims=1)

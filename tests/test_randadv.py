@@ -146,3 +146,35 @@ def test_beta_and_dirichlet_gradients_with_small_parameters_follow_the_means():
     traced = tl.function(tl.grad(lambda a: tl.random.dirichlet((50,), a, dtype="float64", seed=1)[:, 0].sum()))
     eager = tl.grad(lambda a: tl.random.dirichlet((50,), a, dtype="float64", seed=1)[:, 0].sum())
     np.testing.assert_array_equal(traced(tl.tensor(alpha)).numpy(), eager(tl.tensor(alpha)).numpy())
+
+
+def test_categorical_of_float16_logits_follows_softmax():
+    # float16 logits [1000, 1000.5] plus float16 Gumbel noise rounded to steps of 0.5, ties went to class 0:
+    # class 1 was drawn 56% of the time, softmax gives 62.2%.
+    n = 50_000
+    draws = tl.random.categorical(tl.tensor(np.float16([[1000.0, 1000.5]])), n, seed=0).numpy()
+    p = 1 / (1 + np.exp(-0.5))
+    assert abs((draws == 1).mean() - p) < 5 * np.sqrt(p * (1 - p) / n)
+    logits = np.array([[0.0, 0.25, -1.0]], np.float16)
+    np.testing.assert_array_equal(  # the same draws as the float64 logits' (the same noise, no rounding)
+        tl.random.categorical(tl.tensor(logits), 100, seed=1).numpy(),
+        tl.random.categorical(tl.tensor(logits.astype(np.float64)), 100, seed=1).numpy(),
+    )
+
+
+def test_gamma_gradient_for_a_huge_alpha_is_finite_and_right():
+    # From alpha ~ 1e12 the loops stopped after a million steps (minutes) and gave NaN; 1e9 took seconds.
+    from tensorlib.ops.random import _fraction_grad, _series_grad, standard_gamma_sample_grad
+
+    scipy_special = pytest.importorskip("scipy.special")
+    a = 1e6  # the loops' own values, where they are still quick
+    x = a + np.sqrt(a) * np.array([-20.0, -3.0, -0.1, 0.0, 0.2, 3.0, 20.0])
+    loops = np.where(x < a + 1, _series_grad(np.full(7, a), x), _fraction_grad(np.full(7, a), x))
+    np.testing.assert_allclose(standard_gamma_sample_grad(a, x), loops, rtol=3e-9)
+    for a in (1e12, 1e15):  # the change of the quantile at a constant CDF, by SciPy's inverse
+        u = np.array([0.05, 0.3, 0.5, 0.7, 0.95])
+        h = 1e-4 * a
+        expected = (scipy_special.gammaincinv(a + h, u) - scipy_special.gammaincinv(a - h, u)) / (2 * h)
+        np.testing.assert_allclose(standard_gamma_sample_grad(a, scipy_special.gammaincinv(a, u)), expected, rtol=1e-7)
+    g = tl.grad(lambda a: tl.random.gamma((4,), a, dtype="float64", seed=0).sum())(tl.tensor(1e13))
+    assert float(g) == pytest.approx(4.0, rel=1e-5)

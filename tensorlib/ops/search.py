@@ -110,12 +110,37 @@ def searchsorted(a, v, side: str = "left", sorter=None) -> Tensor:
     if sorter is not None:
         if a.ndim != 1:
             raise ValueError(f"searchsorted: sorter needs a 1-D sequence ({_describe('sequence', a)})")
-        a = shape_ops.take(a, sorter)
+        a = shape_ops.take(a, _checked_sorter(sorter, a))
     if a.dtype.kind == "c" or v.dtype.kind == "c":
         raise TypeError(
             f"searchsorted: complex numbers have no order ({_describe('sequence', a)}, {_describe('values', v)})"
         )
     return apply(_searchsorted, (a, v), {"side": side})
+
+
+def _checked_sorter(sorter, a) -> Tensor:
+    """``sorter`` as NumPy takes it: integers, one per element of ``a``, each in ``[0, len(a))`` (a shorter one
+    searched part of ``a`` and a negative index counted from the end, silently)."""
+    sorter = as_tensor(shape_ops.integer_indices(sorter))
+    if sorter.dtype.kind not in "iu" or sorter.ndim != 1:
+        raise TypeError(
+            f"searchsorted: sorter must be a 1-D array of integers ({_describe('sorter', sorter)}, "
+            f"{_describe('sequence', a)})"
+        )
+    n, m = a.shape[0], sorter.shape[0]
+    if n is not None and m is not None and n != m:
+        raise ValueError(
+            f"searchsorted: sorter must have one index per element of the sequence ({_describe('sorter', sorter)}, "
+            f"{_describe('sequence', a)})"
+        )
+    if not sorter.is_symbolic and n is not None:
+        values = sorter.numpy()
+        if values.size and (values.min() < 0 or values.max() >= n):
+            raise ValueError(
+                f"searchsorted: sorter index {int(values[(values < 0) | (values >= n)][0])} is out of range "
+                f"[0, {n}) ({_describe('sequence', a)})"
+            )
+    return sorter
 
 
 _digitize = defop(
