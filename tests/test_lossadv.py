@@ -128,3 +128,35 @@ def test_float16_activations_and_gradients_round_once(name):
     assert _float16_ulps(grad.numpy(), derivative(x)).max() <= 1.5
     traced = tl.function(lambda a: tl.grad(lambda b: tl.sum(fn(b)))(a))(x16)
     np.testing.assert_array_equal(traced.numpy(), grad.numpy())
+
+
+# ------------------------------------------------------------------ invalid inputs: NaN or one clear error
+def test_kl_div_of_a_negative_target_is_nan():
+    x, target = np.array([-1.0, -2.0, -3.0]), np.array([-0.5, 0.0, 0.3])
+    # PyTorch's target * (log(target) - input): NaN for a negative target (it was 0), 0 for a zero target
+    got = tl.nn.kl_div(x, target, reduction="none").numpy()
+    assert np.isnan(got[0]) and got[1] == 0.0
+    np.testing.assert_allclose(got[2], 0.3 * (np.log(0.3) + 3.0))
+    assert np.isnan(float(tl.nn.kl_div(x, target, reduction="sum")))
+
+
+def test_traced_binary_cross_entropy_of_non_probabilities_is_nan():
+    p, t = np.array([1.5, 0.5, -0.1, 0.0, 1.0], np.float32), np.full(5, 0.3, np.float32)
+    with pytest.raises(ValueError, match=r"binary_cross_entropy: input must hold probabilities in \[0, 1\]"):
+        tl.nn.binary_cross_entropy(p, t)
+    # the clamped logs gave 100 for 1.5 and -0.1 when traced
+    got = tl.function(lambda a, b: tl.nn.binary_cross_entropy(a, b, reduction="none"))(p, t).numpy()
+    assert np.isnan(got[[0, 2]]).all()
+    ref = -(0.3 * np.maximum(np.log(p[1:2]), -100) + 0.7 * np.log(1 - p[1:2]))
+    np.testing.assert_allclose(got[1:2], ref, rtol=1e-6)
+    np.testing.assert_allclose(got[3:], [30.0, 70.0], rtol=1e-6)
+
+
+def test_loss_arguments_of_the_wrong_shape_name_the_loss():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match=r"cosine_similarity: axis 2 is out of range .*x1 shape \(2, 3\) float32"):
+        tl.nn.cosine_similarity(x, x, axis=2)  # was Sum's message
+    with pytest.raises(ValueError, match=r"binary_cross_entropy: weight shape \(4,\) .*input shape \(2, 3\)"):
+        tl.nn.binary_cross_entropy(x * 0.5, x, weight=np.ones(4, np.float32))  # was Mul's
+    with pytest.raises(ValueError, match=r"cross_entropy: weight must have shape \(3,\), one per class, got \(4,\)"):
+        tl.nn.cross_entropy(x, x / 3, weight=np.ones(4, np.float32))  # probability targets: was Mul's
