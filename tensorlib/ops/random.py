@@ -1110,13 +1110,19 @@ def choice(a, shape=(), replace: bool = True, p=None, seed=None) -> Tensor:
         return reshape(a[:0], shape + tuple(a.shape[1:]))
     if p is None:
         logits = make(np.zeros(n), a.backend)
+        nonzero = n
+    elif isinstance(p, Tensor) and p.is_symbolic:  # traced: no values to check (reading them raised)
+        if tuple(p.shape) != (n,) or p.dtype.kind != "f":
+            raise ValueError(f"tl.random.choice: p must be {n} probabilities, got {p.dtype}{list(p.shape)}")
+        logits, nonzero = _math.log(p.astype(_dt.float64)), n
     else:
         probs = np.asarray(p.numpy() if isinstance(p, Tensor) else p, np.float64)
         if probs.shape != (n,) or (probs < 0).any() or not np.isclose(probs.sum(), 1.0):
             raise ValueError(f"tl.random.choice: p must be {n} non-negative probabilities summing to 1, got {p!r}")
         with np.errstate(divide="ignore"):
             logits = make(np.log(probs), a.backend)
-    if not replace and count > int(np.count_nonzero(np.isfinite(logits.numpy()))):
+        nonzero = int(np.count_nonzero(probs))
+    if not replace and count > nonzero:
         raise ValueError(f"tl.random.choice: cannot take {count} of {n} without replacement (nonzero p: fewer)")
     if replace:
         picked = reshape(categorical(reshape(logits, (1, n)), count, seed=seed), (count,))
