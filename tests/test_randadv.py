@@ -102,6 +102,9 @@ NAN, INF = float("nan"), float("inf")
         (lambda: R.categorical(tl.zeros((2, 0)), 3), ValueError, "categorical: logits need at least one class"),
         (lambda: R.choice(0, (3,)), ValueError, r"choice: cannot take shape \(3,\) from a of shape \(0,\)"),
         (lambda: R.choice(3, (-1,)), ValueError, r"choice: cannot take shape \(-1,\)"),
+        # uniform's error, naming uniform and a float dtype; the generic function's name
+        (lambda: R.randint((3,), tl.tensor(0), 5), TypeError, "tl.random.randint: minval and maxval must be integers"),
+        (lambda: R.Generator(0).gamma((2,), 1.0, 0.0), ValueError, "tl.random.Generator.gamma: the rate beta"),
         # a NaN covariance drew NaN samples (a NaN mean raised)
         (lambda: R.multivariate_normal((3,), [0.0, 0.0], [[NAN, 0.0], [0.0, 1.0]]), ValueError, "cov must be finite"),
     ],

@@ -89,7 +89,7 @@ class Generator:
 
     def gamma(self, shape, alpha, beta=1.0, dtype=_dt.float32, backend=None) -> Tensor:
         """Gamma samples of shape ``alpha`` and rate ``beta`` (TensorFlow's parameters: scale ``1 / beta``)."""
-        return self.draw("gamma", shape, dtype, alpha, _scale_of_rate(beta, "gamma"), backend)
+        return self.draw("gamma", shape, dtype, alpha, _scale_of_rate(beta, "Generator.gamma"), backend)
 
     def beta(self, shape, a, b, dtype=_dt.float32, backend=None) -> Tensor:
         return self.draw("beta", shape, dtype, a, b, backend)
@@ -1025,6 +1025,10 @@ def randint(shape, minval, maxval, dtype=_dt.int64, seed=None, backend=None) -> 
     """
     if _dt.as_dtype(dtype).kind not in "iu":
         raise TypeError(f"tl.random.randint: dtype must be an integer dtype, got {_dt.as_dtype(dtype)}")
+    if _per_element(minval) or _per_element(maxval):  # (uniform's error named uniform and a float dtype)
+        raise TypeError(
+            f"tl.random.randint: minval and maxval must be integers, not tensors, got {minval!r}, {maxval!r}"
+        )
     return uniform(shape, minval, maxval, dtype=dtype, seed=seed, backend=backend)
 
 
