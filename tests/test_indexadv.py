@@ -382,3 +382,12 @@ def test_searchsorted_checks_its_sorter_as_numpy(sorter, exc, match):
     with pytest.raises(exc, match="^searchsorted: " + match):
         tl.searchsorted(a, [2.5], sorter=sorter)
     np.testing.assert_array_equal(tl.searchsorted(a, [2.5], sorter=[1, 2, 0]).numpy(), [2])
+
+
+def test_composed_index_errors_name_the_function_called():
+    # tensor_scatter_nd_add's shape error named scatter_nd, gather's batch mismatch named gather_nd.
+    x = np.ones((2, 3))
+    with pytest.raises(ValueError, match=r"^tensor_scatter_nd_add: updates of shape \(2,\) float64 must have shape"):
+        tl.tensor_scatter_nd_add(x, [[0]], np.ones(2))
+    with pytest.raises(ValueError, match=r"^gather: the 1 batch axes of params and indices must have equal sizes"):
+        tl.gather(x, [[0]], batch_dims=1)

@@ -1045,6 +1045,8 @@ def gather(params, indices, axis: int | None = None, batch_dims: int = 0) -> Ten
     axis = normalize_axis(axis, params.ndim, f"gather {where}: axis")
     if axis < batch_dims:
         raise ValueError(f"gather: axis {axis} must not be less than batch_dims {batch_dims} {where}")
+    if any(a is not None and b is not None and a != b for a, b in zip(params.shape[:batch_dims], indices.shape)):
+        raise ValueError(f"gather: the {batch_dims} batch axes of params and indices must have equal sizes {where}")
     if not batch_dims:
         return take(params, indices, axis)
     lookups = tuple(indices.shape[batch_dims:])
@@ -1155,16 +1157,24 @@ def scatter_nd(indices, updates, shape) -> Tensor:
     >>> tl.scatter_nd([[1], [3], [1]], tl.tensor([1.0, 2.0, 3.0]), [5]).numpy().tolist()
     [0.0, 4.0, 0.0, 2.0, 0.0]
     """
-    indices, updates = _scatter_operands("scatter_nd", indices, updates)
-    shape = _shape_attr(shape, "scatter_nd: shape")
+    return _scatter_nd("scatter_nd", indices, updates, _shape_attr(shape, "scatter_nd: shape"))
+
+
+def _scatter_nd(name: str, indices, updates, shape: tuple) -> Tensor:
+    indices, updates = _scatter_operands(name, indices, updates)
     depth = indices.shape[-1] if indices.ndim else None
     expected = None if depth is None else tuple(indices.shape[:-1]) + shape[depth:]
-    if depth is None or depth > len(shape) or tuple(updates.shape) != expected:
+    if (
+        depth is None
+        or depth > len(shape)
+        or len(updates.shape) != len(expected)
+        or any(a is not None and b is not None and a != b for a, b in zip(updates.shape, expected))
+    ):  # sizes unknown when traced are checked by GatherNdGrad when it runs
         raise ValueError(
-            f"scatter_nd: updates of shape {updates.shape} {updates.dtype} must have shape indices.shape[:-1] + "
+            f"{name}: updates of shape {updates.shape} {updates.dtype} must have shape indices.shape[:-1] + "
             f"shape[indices.shape[-1]:] = {expected} for indices of shape {indices.shape} and shape {shape}"
         )
-    _concrete_bounds("scatter_nd", indices, shape)
+    _concrete_bounds(name, indices, shape)
     like = as_tensor(np.zeros((), np.dtype(updates.dtype)))
     return _gather_nd_grad(updates, indices, broadcast_to(like, shape))
 
@@ -1178,10 +1188,10 @@ def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:
     [4.0, 1.0, 4.0, 1.0]
     """
     tensor = as_tensor(tensor)
-    indices, updates = _scatter_operands("tensor_scatter_nd_add", indices, updates)
     if None in tensor.shape:  # sizes traced as unknown: GatherNdGrad reads the tensor's shape at run time
+        indices, updates = _scatter_operands("tensor_scatter_nd_add", indices, updates)
         return tensor + _gather_nd_grad(updates, indices, tensor)
-    return tensor + scatter_nd(indices, updates, tensor.shape)
+    return tensor + _scatter_nd("tensor_scatter_nd_add", indices, updates, tuple(tensor.shape))
 
 
 def tensor_scatter_nd_update(tensor, indices, updates) -> Tensor:
