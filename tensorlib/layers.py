@@ -531,12 +531,13 @@ class _Recurrent(Module):
         self.kernel = Variable(
             _init.get(kernel_initializer)((self.input_size, width), seed=seed, dtype=dtype), name="kernel"
         )
-        # Keras initializes the recurrent kernel gate by gate (each (units, units) block orthogonal).
-        blocks = [
-            _init.get(recurrent_initializer)((self.units, self.units), seed=_seed_for(seed, 10 + k), dtype=dtype)
-            for k in range(self.gates)
-        ]
-        self.recurrent_kernel = Variable(_shape.concat(blocks, axis=1), name="recurrent_kernel")
+        # Keras initializes the whole (units, gates * units) recurrent kernel at once: "orthogonal" gives it
+        # orthonormal rows (R R^T = I). Block by block, R R^T was 4 I for an LSTM (3 I for a GRU): twice
+        # (sqrt(3) times) Keras' scale.
+        self.recurrent_kernel = Variable(
+            _init.get(recurrent_initializer)((self.units, width), seed=_seed_for(seed, 10), dtype=dtype),
+            name="recurrent_kernel",
+        )
 
     def _inputs(self, x, initial_state, states: int):
         """The input and the initial states, checked; the states (zeros by default) in the dtype of the steps'

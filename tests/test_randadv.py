@@ -102,6 +102,9 @@ NAN, INF = float("nan"), float("inf")
         (lambda: R.categorical(tl.zeros((2, 0)), 3), ValueError, "categorical: logits need at least one class"),
         (lambda: R.choice(0, (3,)), ValueError, r"choice: cannot take shape \(3,\) from a of shape \(0,\)"),
         (lambda: R.choice(3, (-1,)), ValueError, r"choice: cannot take shape \(-1,\)"),
+        # uniform's error, naming uniform and a float dtype; the generic function's name
+        (lambda: R.randint((3,), tl.tensor(0), 5), TypeError, "tl.random.randint: minval and maxval must be integers"),
+        (lambda: R.Generator(0).gamma((2,), 1.0, 0.0), ValueError, "tl.random.Generator.gamma: the rate beta"),
         # a NaN covariance drew NaN samples (a NaN mean raised)
         (lambda: R.multivariate_normal((3,), [0.0, 0.0], [[NAN, 0.0], [0.0, 1.0]]), ValueError, "cov must be finite"),
     ],
@@ -178,3 +181,14 @@ def test_gamma_gradient_for_a_huge_alpha_is_finite_and_right():
         np.testing.assert_allclose(standard_gamma_sample_grad(a, scipy_special.gammaincinv(a, u)), expected, rtol=1e-7)
     g = tl.grad(lambda a: tl.random.gamma((4,), a, dtype="float64", seed=0).sum())(tl.tensor(1e13))
     assert float(g) == pytest.approx(4.0, rel=1e-5)
+
+
+def test_choice_takes_a_traced_p():
+    # Traced, p's values were read: 'a symbolic tensor ... has no value while tl.function traces'.
+    p = tl.tensor([0.2, 0.3, 0.5])
+    traced = tl.function(lambda p: tl.random.choice(3, (20_000,), p=p, seed=0))(p).numpy()
+    np.testing.assert_array_equal(traced, tl.random.choice(3, (20_000,), p=p, seed=0).numpy())
+    counts = np.bincount(tl.function(lambda p: tl.random.choice(3, (20_000,), p=p))(p).numpy(), minlength=3)
+    np.testing.assert_allclose(counts / 20_000, [0.2, 0.3, 0.5], atol=0.02)
+    with pytest.raises(ValueError, match=r"tl.random.choice: p must be 3 probabilities, got float32\[2\]"):
+        tl.function(lambda p: tl.random.choice(3, (3,), p=p))(tl.tensor([0.5, 0.5]))

@@ -249,3 +249,12 @@ def test_scaled_dot_product_attention_names_itself_for_bad_arguments(kwargs, exc
     mask = np.ones((1, 5), bool)  # masks and batches that broadcast still do
     got = tl.nn.scaled_dot_product_attention(np.ones((2, 3, 4)), np.ones((1, 5, 4)), np.ones((1, 5, 6)), mask)
     assert got.shape == (2, 3, 6)
+
+
+@pytest.mark.parametrize("make", [lambda: tl.nn.LSTM(3, 4, seed=0), lambda: tl.nn.GRU(3, 5, seed=0)])
+def test_the_recurrent_kernel_starts_orthogonal_as_a_whole_as_in_keras(make):
+    # Keras' "orthogonal" recurrent_initializer fills the whole (units, gates * units) kernel: orthonormal
+    # rows (keras.layers.LSTM(4).build((2, 5, 3)): R @ R.T == I). Initialized gate by gate, R @ R.T was
+    # gates * I: twice Keras' scale for an LSTM.
+    r = make().recurrent_kernel.numpy().astype(np.float64)
+    np.testing.assert_allclose(r @ r.T, np.eye(r.shape[0]), atol=1e-6)

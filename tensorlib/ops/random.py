@@ -89,7 +89,7 @@ class Generator:
 
     def gamma(self, shape, alpha, beta=1.0, dtype=_dt.float32, backend=None) -> Tensor:
         """Gamma samples of shape ``alpha`` and rate ``beta`` (TensorFlow's parameters: scale ``1 / beta``)."""
-        return self.draw("gamma", shape, dtype, alpha, _scale_of_rate(beta, "gamma"), backend)
+        return self.draw("gamma", shape, dtype, alpha, _scale_of_rate(beta, "Generator.gamma"), backend)
 
     def beta(self, shape, a, b, dtype=_dt.float32, backend=None) -> Tensor:
         return self.draw("beta", shape, dtype, a, b, backend)
@@ -1025,6 +1025,10 @@ def randint(shape, minval, maxval, dtype=_dt.int64, seed=None, backend=None) -> 
     """
     if _dt.as_dtype(dtype).kind not in "iu":
         raise TypeError(f"tl.random.randint: dtype must be an integer dtype, got {_dt.as_dtype(dtype)}")
+    if _per_element(minval) or _per_element(maxval):  # (uniform's error named uniform and a float dtype)
+        raise TypeError(
+            f"tl.random.randint: minval and maxval must be integers, not tensors, got {minval!r}, {maxval!r}"
+        )
     return uniform(shape, minval, maxval, dtype=dtype, seed=seed, backend=backend)
 
 
@@ -1110,13 +1114,19 @@ def choice(a, shape=(), replace: bool = True, p=None, seed=None) -> Tensor:
         return reshape(a[:0], shape + tuple(a.shape[1:]))
     if p is None:
         logits = make(np.zeros(n), a.backend)
+        nonzero = n
+    elif isinstance(p, Tensor) and p.is_symbolic:  # traced: no values to check (reading them raised)
+        if tuple(p.shape) != (n,) or p.dtype.kind != "f":
+            raise ValueError(f"tl.random.choice: p must be {n} probabilities, got {p.dtype}{list(p.shape)}")
+        logits, nonzero = _math.log(p.astype(_dt.float64)), n
     else:
         probs = np.asarray(p.numpy() if isinstance(p, Tensor) else p, np.float64)
         if probs.shape != (n,) or (probs < 0).any() or not np.isclose(probs.sum(), 1.0):
             raise ValueError(f"tl.random.choice: p must be {n} non-negative probabilities summing to 1, got {p!r}")
         with np.errstate(divide="ignore"):
             logits = make(np.log(probs), a.backend)
-    if not replace and count > int(np.count_nonzero(np.isfinite(logits.numpy()))):
+        nonzero = int(np.count_nonzero(probs))
+    if not replace and count > nonzero:
         raise ValueError(f"tl.random.choice: cannot take {count} of {n} without replacement (nonzero p: fewer)")
     if replace:
         picked = reshape(categorical(reshape(logits, (1, n)), count, seed=seed), (count,))

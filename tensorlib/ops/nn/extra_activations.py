@@ -17,17 +17,18 @@ from .. import shape as shape_ops
 from .._shapes import normalize_axis
 from ..registry import defop
 from ._common import _op_type
-from .activations import _float_features, softplus
+from .activations import _float16_in_float32_kernel, _float16_in_float32_rule, _float_features, softplus
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _activation(name, kernel, gradient, doc, attrs=None):
-    """An elementwise op of float ``features`` with a generic kernel and one gradient rule."""
+    """An elementwise op of float ``features`` with a generic kernel and one gradient rule, both computing
+    float16 in float32."""
     op = defop(name, inputs=("features",), attrs=attrs, infer=_float_features, doc=doc)
-    op.generic(kernel)
-    register_gradient(name, gradient)
+    op.generic(_float16_in_float32_kernel(kernel))
+    register_gradient(name, _float16_in_float32_rule(gradient))
     return op
 
 

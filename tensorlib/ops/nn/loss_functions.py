@@ -18,7 +18,7 @@ from .. import elementwise as elementwise_ops
 from .. import math as math_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
-from .._shapes import broadcast_shapes
+from .._shapes import broadcast_shapes, normalize_axis
 from ._common import _op_type
 from .activations import log_softmax
 from .composed import _float_or_float64
@@ -130,7 +130,7 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
     """``-weight (target log(input) + (1 - target) log(1 - input))`` of probabilities ``input`` in [0, 1],
     reduced, each log clamped at -100 as PyTorch's ``F.binary_cross_entropy`` (so the loss stays finite at 0
     and 1).  Logits are better served by ``sigmoid_cross_entropy_with_logits``.  Eagerly, probabilities outside
-    [0, 1] raise.
+    [0, 1] raise; traced, their losses are NaN.
 
     >>> import tensorlib as tl
     >>> round(float(tl.nn.binary_cross_entropy(tl.tensor([0.8, 0.0]), tl.tensor([1.0, 0.0]))), 5)
@@ -146,11 +146,25 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
             )
     dtype, p, t = x.dtype, _widened(x), _widened(y)
     loss = -(t * _clamped_log(p) + (1.0 - t) * _clamped_log(1.0 - p))
+    if x.is_symbolic:  # NaN where the input is not a probability (the clamped logs gave 100 for 1.5 and -0.1)
+        loss = elementwise_ops.where(math_ops.logical_and(p >= 0.0, p <= 1.0), loss, float("nan"))
     if weight is not None:
         weight = as_tensor(weight)
+        _broadcasts_to(weight, x, "binary_cross_entropy")
         dtype = _dt.promote_types(dtype, weight.dtype)
         loss = loss * _widened(weight)
     return _rounded(_reduced(loss, reduction, "binary_cross_entropy"), dtype)
+
+
+def _broadcasts_to(weight: Tensor, x: Tensor, name: str) -> None:
+    try:
+        if broadcast_shapes(weight.shape, x.shape) != tuple(x.shape):
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"{name}: weight shape {tuple(weight.shape)} ({weight.dtype}) does not broadcast to input shape "
+            f"{tuple(x.shape)} ({x.dtype})"
+        ) from None
 
 
 def _clamped_log(p: Tensor) -> Tensor:
@@ -162,7 +176,7 @@ def _clamped_log(p: Tensor) -> Tensor:
 @_op_type(None, tensors=("input", "target"))
 def kl_div(input, target, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Pointwise Kullback-Leibler divergence ``target (log(target) - input)`` of log-probabilities ``input``
-    (0 where ``target`` is 0), reduced; ``reduction="batchmean"`` divides the sum by ``input.shape[0]``, the
+    (0 where ``target`` is 0, NaN where it is negative), reduced; ``reduction="batchmean"`` divides the sum by ``input.shape[0]``, the
     true KL divergence per sample.  With ``log_target`` the target is given as log-probabilities too (PyTorch's
     ``F.kl_div``).
 
@@ -176,9 +190,10 @@ def kl_div(input, target, reduction: str = "mean", log_target: bool = False) -> 
     if log_target:
         loss = math_ops.exp(y) * (y - x)
     else:
-        positive = math_ops.greater(y, 0.0)
-        log_y = math_ops.log(elementwise_ops.where(positive, y, 1.0))
-        loss = elementwise_ops.where(positive, y * (log_y - x), 0.0 * x)  # 0 * x: NaN input stays NaN
+        # 0 where the target is 0 (0 * x: a NaN input stays NaN); NaN where it is negative, as PyTorch's (it was 0)
+        zero = math_ops.equal(y, 0.0)
+        log_y = math_ops.log(elementwise_ops.where(zero, 1.0, y))
+        loss = elementwise_ops.where(zero, 0.0 * x, y * (log_y - x))
     if reduction == "batchmean":
         if x.ndim == 0:
             raise ValueError("kl_div: reduction='batchmean' needs an input with a batch axis, got a 0-d input")
@@ -217,11 +232,16 @@ def _picked(log_probs: Tensor, target, weight, ignore_index: int, name: str):
     chosen = shape_ops.squeeze(chosen, axis)
     w = math_ops.cast(kept, log_probs.dtype)
     if weight is not None:
-        weight = as_tensor(weight)
-        if weight.ndim != 1 or (None not in (weight.shape[0], classes) and weight.shape[0] != classes):
-            raise ValueError(f"{name}: weight must have shape ({classes},), one per class, got {tuple(weight.shape)}")
-        w = w * shape_ops.take(weight.astype(log_probs.dtype), safe)
+        w = w * shape_ops.take(_class_weights(weight, classes, log_probs.dtype, name), safe)
     return -chosen, w, kept
+
+
+def _class_weights(weight, classes, dtype, name: str) -> Tensor:
+    """``weight`` as a ``(classes,)`` tensor of ``dtype``; a clear error for another shape."""
+    weight = as_tensor(weight)
+    if weight.ndim != 1 or (None not in (weight.shape[0], classes) and weight.shape[0] != classes):
+        raise ValueError(f"{name}: weight must have shape ({classes},), one per class, got {tuple(weight.shape)}")
+    return weight.astype(dtype)
 
 
 def _kept_sum(terms: Tensor, kept: Tensor, scale=None) -> Tensor:
@@ -291,7 +311,7 @@ def cross_entropy(
             t = t * (1.0 - eps) + eps / classes
         terms = t * log_probs
         if weight is not None:
-            terms = terms * shape_ops.reshape(as_tensor(weight).astype(x.dtype), tuple(w_shape))
+            terms = terms * shape_ops.reshape(_class_weights(weight, classes, x.dtype, name), tuple(w_shape))
         loss = -reduce_ops.sum(terms, axis=axis)
         return _rounded(_reduced(loss, reduction, name), dtype)
     loss, w, kept = _picked(log_probs, target, weight, ignore_index, name)
@@ -300,7 +320,7 @@ def cross_entropy(
     if eps:
         terms = log_probs
         if weight is not None:
-            terms = terms * shape_ops.reshape(as_tensor(weight).astype(x.dtype), tuple(w_shape))
+            terms = terms * shape_ops.reshape(_class_weights(weight, classes, x.dtype, name), tuple(w_shape))
         smooth = -reduce_ops.sum(terms, axis=axis)  # its mean divides by the target weights' sum too (PyTorch)
         loss = loss * (1.0 - eps) + smooth * (eps / classes)
     if reduction == "mean":
@@ -318,6 +338,12 @@ def cosine_similarity(x1, x2, axis: int = 1, eps: float = 1e-8) -> Tensor:
     array([0.70710677, 1.        ], dtype=float32)
     """
     a, b = _pair(x1, x2, "cosine_similarity")
+    try:
+        normalize_axis(axis, len(broadcast_shapes(a.shape, b.shape)))
+    except (TypeError, ValueError) as e:
+        raise type(e)(
+            f"cosine_similarity: {e} (x1 shape {tuple(a.shape)} {a.dtype}, x2 shape {tuple(b.shape)} {b.dtype})"
+        ) from None
     dtype, a, b, eps = a.dtype, _widened(a), _widened(b), float(eps)
 
     def norm(v):  # max(|v|, eps) as sqrt(max(|v|^2, eps^2)): no infinite derivative of sqrt at a zero vector
