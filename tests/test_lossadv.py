@@ -180,3 +180,19 @@ def test_float16_softmax_rounds_once():
     grad = tl.grad(lambda a: tl.sum(tl.nn.softmax(a) * cotangent))(tl.tensor(small))
     assert grad.dtype == np.float16
     assert _float16_ulps(grad.numpy(), ref_grad).max() <= 8.0  # was 27 ulps (PyTorch's float16: 7)
+
+
+def test_label_smoothing_traced_with_an_unknown_number_of_classes():
+    rng = np.random.default_rng(1)
+    x, target = rng.normal(size=(3, 5)).astype(np.float32), np.array([0, 4, 2], np.int32)
+    logp = _log_softmax(x.astype(np.float64), 1)
+    ref = (0.8 * -logp[np.arange(3), target] + 0.2 * -logp.mean(1)).mean()
+    spec = tl.TensorSpec((None, None), np.float32)
+    # eps / classes with classes None raised a bare TypeError while tracing
+    graph = tl.function(lambda a, t: tl.nn.cross_entropy(a, t, label_smoothing=0.2)).get_graph(
+        spec, tl.TensorSpec((None,), np.int32)
+    )
+    np.testing.assert_allclose(graph(x, target).numpy(), ref, rtol=1e-6)
+    probs = np.eye(5, dtype=np.float32)[target]
+    graph = tl.function(lambda a, t: tl.nn.cross_entropy(a, t, label_smoothing=0.2)).get_graph(spec, spec)
+    np.testing.assert_allclose(graph(x, probs).numpy(), ref, rtol=1e-6)

@@ -308,7 +308,7 @@ def cross_entropy(
         if tuple(t.shape) != tuple(x.shape):
             raise ValueError(f"{name}: probability targets must have input's shape {tuple(x.shape)}, got {t.shape}")
         if eps:
-            t = t * (1.0 - eps) + eps / classes
+            t = t * (1.0 - eps) + eps / _count(x, axis)
         terms = t * log_probs
         if weight is not None:
             terms = terms * shape_ops.reshape(_class_weights(weight, classes, x.dtype, name), tuple(w_shape))
@@ -322,10 +322,16 @@ def cross_entropy(
         if weight is not None:
             terms = terms * shape_ops.reshape(_class_weights(weight, classes, x.dtype, name), tuple(w_shape))
         smooth = -reduce_ops.sum(terms, axis=axis)  # its mean divides by the target weights' sum too (PyTorch)
-        loss = loss * (1.0 - eps) + smooth * (eps / classes)
+        loss = loss * (1.0 - eps) + smooth * (eps / _count(x, axis))
     if reduction == "mean":
         return _rounded(_weighted_mean(loss, kept, total), dtype)
     return _rounded(_reduced(elementwise_ops.where(kept, loss, 0.0), reduction, name), dtype)
+
+
+def _count(x: Tensor, axis: int):
+    """The size of ``x``'s ``axis``: an int, or a tensor of ``x``'s dtype where it is unknown (traced with None)."""
+    size = x.shape[axis]
+    return size if size is not None else shape_ops.shape_size(x, (axis,)).astype(x.dtype)
 
 
 @_op_type(None, tensors=("x1", "x2"))

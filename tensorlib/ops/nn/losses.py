@@ -58,7 +58,10 @@ register_gradient(
 def softmax_cross_entropy_with_logits(labels, logits, axis: int = -1) -> Tensor:
     """Cross entropy between ``labels`` (a distribution per row) and ``softmax(logits)``.
 
-    The gradient with respect to ``logits`` is ``softmax(logits) - labels``.
+    The gradient with respect to ``logits`` is ``softmax(logits) - labels`` for rows of ``labels`` that sum to
+    one; for other rows it is the loss's true derivative ``softmax(logits) * sum(labels) - labels``
+    (TensorFlow's kernel returns ``softmax(logits) - labels`` whatever the sum, which is not the derivative of
+    the loss it returns).
 
     >>> import tensorlib as tl
     >>> loss = tl.nn.softmax_cross_entropy_with_logits(labels=[[0.0, 1.0]], logits=[[1e4, 0.0]])
