@@ -1563,6 +1563,12 @@ def _gather_arrays(x, index: tuple, advanced: list) -> Tensor:
     return out
 
 
+def _separated(index: tuple, scalars: list) -> bool:
+    """Whether a slice, None or Ellipsis separates the boolean scalars at ``scalars`` from an int of ``index``."""
+    at = sorted(scalars + [k for k, i in enumerate(index) if isinstance(i, (int, np.integer)) and not _is_bool(i)])
+    return at[-1] - at[0] + 1 != len(at)
+
+
 def getitem(x, index) -> Tensor:
     """``x[index]`` with NumPy's rules: ints, slices, None, Ellipsis, integer arrays (several broadcast together,
     gathered with take or gather_nd), boolean arrays (their True cells) and boolean scalars."""
@@ -1572,9 +1578,7 @@ def getitem(x, index) -> Tensor:
     scalars = [k for k, i in enumerate(index) if isinstance(i, (bool, np.bool_))]
     # A boolean scalar is an advanced index, and so are the ints beside it: where a slice, None or Ellipsis
     # separates them, their axes go first (x[1, :, True] has shape (1,) + x.shape[1:]).
-    ints = [k for k, i in enumerate(index) if isinstance(i, (int, np.integer)) and not _is_bool(i)]
-    separated = bool(scalars and ints) and max(ints + scalars) - min(ints + scalars) + 1 != len(ints + scalars)
-    if scalars and (len(scalars) > 1 or separated or any(_is_advanced(i) for i in index)):
+    if scalars and (len(scalars) > 1 or _separated(index, scalars) or any(_is_advanced(i) for i in index)):
         index = _masks_as_positions(x, index) if any(_is_advanced(i) and _is_mask(i) for i in index) else index
         return _gather_arrays(x, index, [k for k, i in enumerate(index) if _is_advanced(i) or _is_bool(i)])
     if scalars:
