@@ -391,3 +391,23 @@ def test_composed_index_errors_name_the_function_called():
         tl.tensor_scatter_nd_add(x, [[0]], np.ones(2))
     with pytest.raises(ValueError, match=r"^gather: the 1 batch axes of params and indices must have equal sizes"):
         tl.gather(x, [[0]], batch_dims=1)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_unique_values_carry_the_gradient_to_first_occurrences(axis):
+    # Unique was declared not differentiable, so grad(sum(unique(x) ** 2)) was 0 where it is 2 x at each first
+    # occurrence (JAX's jnp.unique; for distinct elements unique is a sort).
+    x = np.array([[3.0, 1.0, 3.0], [2.0, 1.0, 2.0], [3.0, 1.0, 3.0]])
+    values, index = np.unique(x, axis=axis, return_index=True)
+    expected = np.zeros(x.size) if axis is None else np.zeros_like(x)
+    if axis is None:
+        expected[index] = 2 * values
+    else:
+        np.moveaxis(expected, axis, 0)[index] = 2 * np.moveaxis(values, axis, 0)
+    expected = expected.reshape(x.shape)
+    f = lambda t: tl.sum(tl.unique(t, axis=axis) ** 2)  # noqa: E731
+    np.testing.assert_array_equal(tl.grad(f)(tl.tensor(x)).numpy(), expected)
+    np.testing.assert_array_equal(tl.function(tl.grad(f))(x).numpy(), expected)
+    got = tl.unique(tl.tensor(x), axis=axis, return_index=True, return_counts=True)
+    for g, e in zip(got, np.unique(x, axis=axis, return_index=True, return_counts=True)):
+        np.testing.assert_array_equal(g.numpy(), e)

@@ -332,8 +332,8 @@ def _unique_subarrays(xp, x, axis, return_index, return_inverse, return_counts):
 def unique(x, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False, axis=None):
     """The sorted distinct elements of ``x`` (``numpy.unique``, NaNs counted as one), optionally with the
     index of each one's first occurrence, the inverse (indices rebuilding ``x``, of ``x``'s shape) and
-    the counts, in NumPy's order.  With ``axis`` the distinct subarrays along it.
-    Not differentiable; its length is unknown inside ``tl.function``.
+    the counts, in NumPy's order.  With ``axis`` the distinct subarrays along it.  The values' gradient
+    goes to each one's first occurrence in ``x`` (JAX's); their number is unknown inside ``tl.function``.
 
     >>> import tensorlib as tl
     >>> values, counts = tl.unique(tl.tensor([3, 1, 3, 2, 3]), return_counts=True)
@@ -356,8 +356,15 @@ def unique(x, return_index: bool = False, return_inverse: bool = False, return_c
         "return_counts": bool(return_counts),
         "axis": axis,
     }
-    out = apply(_unique, (x,), flags)
-    return out[0] if len(out) == 1 else tuple(out)
+    if x.dtype.kind not in "fc":
+        out = apply(_unique, (x,), flags)
+        return out[0] if len(out) == 1 else tuple(out)
+    # The values are x's elements at their first occurrences: gathered there, they carry x's gradient (the
+    # op's own values are not differentiable; a zero gradient for them was silently wrong).
+    values, index, *rest = apply(_unique, (x,), {**flags, "return_index": True})
+    values = shape_ops.take(x, index, axis=axis)
+    out = (values, index, *rest) if return_index else (values, *rest)
+    return out[0] if len(out) == 1 else out
 
 
 # ------------------------------------------------------------------ bincount

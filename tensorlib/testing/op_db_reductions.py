@@ -329,9 +329,10 @@ OPINFOS = [
         tl.unique,
         np.unique,
         _unique_draw,
-        op_types=("Unique",),
+        op_types=("Unique", "GatherV2"),
         dtypes=NUMERIC + (_dt.bool_,),
-        differentiable=False,
+        # The values gather x at first occurrences (differentiable); the drawn x repeat values, where a
+        # perturbation changes how many there are, so central differences have nothing to compare.
     ),
     OpInfo(
         "bincount",
