@@ -196,3 +196,20 @@ def test_label_smoothing_traced_with_an_unknown_number_of_classes():
     probs = np.eye(5, dtype=np.float32)[target]
     graph = tl.function(lambda a, t: tl.nn.cross_entropy(a, t, label_smoothing=0.2)).get_graph(spec, spec)
     np.testing.assert_allclose(graph(x, probs).numpy(), ref, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ attention
+def test_float16_attention_rounds_once():
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.normal(size=(2, 16, 64)).astype(np.float16) for _ in range(3))
+    scores = q.astype(np.float64) @ np.swapaxes(k.astype(np.float64), -1, -2) / 8.0
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    ref = weights @ v.astype(np.float64)
+    got = tl.nn.scaled_dot_product_attention(q, k, v)
+    assert got.dtype == np.float16
+    assert _float16_ulps(got.numpy(), ref).max() <= 1.0  # was 2500 ulps (products and weights in float16)
+    grads = tl.grad(lambda *a: tl.sum(tl.nn.scaled_dot_product_attention(*a)), argnums=(0, 1, 2))(q, k, v)
+    assert all(g.dtype == np.float16 for g in grads)
+    ref_dv = np.broadcast_to(weights.sum(-2)[..., None], v.shape)  # d sum(weights @ v) / dv
+    assert _float16_ulps(grads[2].numpy(), ref_dv).max() <= 1.0
