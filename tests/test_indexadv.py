@@ -411,3 +411,9 @@ def test_unique_values_carry_the_gradient_to_first_occurrences(axis):
     got = tl.unique(tl.tensor(x), axis=axis, return_index=True, return_counts=True)
     for g, e in zip(got, np.unique(x, axis=axis, return_index=True, return_counts=True)):
         np.testing.assert_array_equal(g.numpy(), e)
+
+
+def test_one_hot_value_per_element_under_vmap_is_vmaps_error():
+    # It said 'must be a number known when tl.function traces', naming tl.function under tl.vmap.
+    with pytest.raises(Exception, match=r"^tl\.vmap: a batched tensor"):
+        tl.vmap(lambda v: tl.one_hot([1, 0], 3, on_value=v))(tl.tensor([2.0, 3.0]))

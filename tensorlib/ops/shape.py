@@ -1381,6 +1381,8 @@ def _one_hot_value(value, dtype, what: str):
     given = value
     if isinstance(value, Tensor):
         if value.is_symbolic:
+            for mode in dispatch.modes:  # tl.vmap says why a batched value has none
+                mode.needs_value(value)
             raise TypeError(f"one_hot: {what} must be a number known when tl.function traces, got {value!r}")
         value = value.numpy()
     dispatch.check_int_range(value, dtype, f"one_hot: {what}")
