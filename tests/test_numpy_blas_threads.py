@@ -336,3 +336,20 @@ def test_sum_over_leading_axes_of_a_strided_view_is_right():
     x = np.random.default_rng(5).standard_normal((300, 40, 6)).astype(np.float32)[:, ::2]  # not contiguous
     got = tl.sum(tl.tensor(x), axis=(0, 1)).numpy()
     np.testing.assert_allclose(got, x.astype(np.float64).sum(axis=(0, 1)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex128, np.int64])
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [((5, 1), (1, 4)), ((3, 5, 1), (3, 1, 4)), ((3, 5, 1), (1, 4)), ((5, 1), (2, 1, 4)), ((0, 1), (1, 3))],
+)
+def test_outer_product_matmuls_equal_numpys_bit_for_bit(a_shape, b_shape, dtype):
+    rng = np.random.default_rng(0)
+    a, b = (rng.normal(size=s).astype(dtype) for s in (a_shape, b_shape))
+    expected = np.matmul(a, b)
+    got = blas.matmul(a, b)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+    out = np.empty_like(expected)
+    assert blas.matmul(a, b, out=out) is out
+    np.testing.assert_array_equal(out, expected)
