@@ -77,6 +77,13 @@ def _checked(rep, name, got: dict, expected: dict) -> None:
             rep.note(f"WARNING: {name} gradient of {k} differs from the NumPy reference (rel err {err:.2e})")
 
 
+def _inputs(args, convert):
+    """``(timing settings, NumPy reference gradients, params, xs, ys)``, the arrays converted by ``convert``."""
+    params, xs, ys = make_data()
+    converted = {k: convert(v) for k, v in params.items()}
+    return _settings(args), reference(params, xs, ys), converted, convert(xs), convert(ys)
+
+
 def _measure(rep, col, row, fn, settings, expected, to_numpy) -> None:
     def run():
         _checked(rep, f"{col} {row}", to_numpy(fn()), expected)
@@ -88,11 +95,7 @@ def _measure(rep, col, row, fn, settings, expected, to_numpy) -> None:
 # ---------------------------------------------------------------- workers
 def w_tensorlib(rep: common.Reporter, args) -> None:
     tl = common.import_tensorlib()
-    s = _settings(args)
-    params, xs, ys = make_data()
-    expected = reference(params, xs, ys)
-    p = {k: tl.tensor(v) for k, v in params.items()}
-    x, y = tl.tensor(xs), tl.tensor(ys)
+    s, expected, p, x, y = _inputs(args, tl.tensor)
 
     def loss(p, x, y):
         h = tl.nn.relu(x @ p["w1"] + p["b1"])
@@ -118,11 +121,7 @@ def w_torch(rep: common.Reporter, args) -> None:
     torch = common.import_torch()
     from torch import func
 
-    s = _settings(args)
-    params, xs, ys = make_data()
-    expected = reference(params, xs, ys)
-    p = {k: torch.tensor(v) for k, v in params.items()}
-    x, y = torch.tensor(xs), torch.tensor(ys)
+    s, expected, p, x, y = _inputs(args, torch.tensor)
 
     def loss(p, x, y):
         logits = torch.relu(x @ p["w1"] + p["b1"]) @ p["w2"]
@@ -145,11 +144,7 @@ def w_torch(rep: common.Reporter, args) -> None:
 def w_jax(rep: common.Reporter, args) -> None:
     jax = common.import_jax(x64=False)
     jnp = jax.numpy
-    s = _settings(args)
-    params, xs, ys = make_data()
-    expected = reference(params, xs, ys)
-    p = {k: jnp.asarray(v) for k, v in params.items()}
-    x, y = jnp.asarray(xs), jnp.asarray(ys)
+    s, expected, p, x, y = _inputs(args, jnp.asarray)
 
     def loss(p, x, y):
         logits = jax.nn.relu(x @ p["w1"] + p["b1"]) @ p["w2"]
@@ -176,11 +171,7 @@ def w_jax(rep: common.Reporter, args) -> None:
 
 def w_tensorflow(rep: common.Reporter, args) -> None:
     tf = common.import_tf()
-    s = _settings(args)
-    params, xs, ys = make_data()
-    expected = reference(params, xs, ys)
-    p = {k: tf.constant(v) for k, v in params.items()}
-    x, y = tf.constant(xs), tf.constant(ys)
+    s, expected, p, x, y = _inputs(args, tf.constant)
 
     def grad(xi, yi):
         with tf.GradientTape() as tape:

@@ -61,6 +61,28 @@ def _differentiable(value, what, name):
     return tree.unflatten(treedef, leaves), leaves, treedef
 
 
+def _sources(args, argnums, what):
+    """``(args, sources, treedefs)``: the arguments with the differentiated ones made fresh tensors, their
+    leaves (the sources) and one treedef per differentiated argument."""
+    nums = _argnums_tuple(argnums, len(args), what)
+    args = list(args)
+    sources, treedefs = [], []
+    for n in nums:
+        args[n], leaves, treedef = _differentiable(args[n], what, f"argument {n}")
+        sources += leaves
+        treedefs.append(treedef)
+    return args, sources, treedefs
+
+
+def _no_constants(leaves, outs, what) -> None:
+    for leaf, o in zip(leaves, outs):
+        if o is None:
+            raise TypeError(
+                f"{what}: f returned a constant {type(leaf).__name__} (no tensor): its Jacobian is zero and not "
+                "computed; return tensors"
+            )
+
+
 def _argnums_tuple(argnums, nargs, what):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums) if isinstance(argnums, (tuple, list)) else None
     if nums is None or any(not isinstance(n, int) or isinstance(n, bool) for n in nums):
@@ -81,13 +103,7 @@ def _split(flat, treedefs):
 
 
 def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
-    nums = _argnums_tuple(argnums, len(args), what)
-    args = list(args)
-    sources, treedefs = [], []
-    for n in nums:
-        args[n], leaves, treedef = _differentiable(args[n], what, f"argument {n}")
-        sources += leaves
-        treedefs.append(treedef)
+    args, sources, treedefs = _sources(args, argnums, what)
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(sources)
         out = f(*args, **kwargs)
@@ -322,24 +338,14 @@ def jacobian(f, argnums=0, has_aux: bool = False):
 
     @functools.wraps(f)
     def jac_f(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "tl.jacobian")
-        args = list(args)
-        sources, treedefs = [], []
-        for n in nums:
-            args[n], leaves, treedef = _differentiable(args[n], "tl.jacobian", f"argument {n}")
-            sources += leaves
-            treedefs.append(treedef)
+        args, sources, treedefs = _sources(args, argnums, "tl.jacobian")
         with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
             tape.watch(sources)
             out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacobian")
         leaves, outs, out_def = _outputs(out, "tl.jacobian")
+        _no_constants(leaves, outs, "tl.jacobian")
         per_output = []
-        for leaf, o in zip(leaves, outs):
-            if o is None:
-                raise TypeError(
-                    f"tl.jacobian: f returned a constant {type(leaf).__name__} (no tensor): its "
-                    "Jacobian is zero and not computed; return tensors"
-                )
+        for o in outs:
             jacs = _split(tape.jacobian(o, sources, unconnected_gradients="zero"), treedefs)
             per_output.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
         jac = tree.unflatten(out_def, per_output)
@@ -368,13 +374,8 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
 
     @functools.wraps(f)
     def jac_f(*args, **kwargs):
+        args, sources, treedefs = _sources(args, argnums, "tl.jacfwd")
         nums = _argnums_tuple(argnums, len(args), "tl.jacfwd")
-        args = list(args)
-        sources, treedefs = [], []
-        for n in nums:
-            args[n], leaves, treedef = _differentiable(args[n], "tl.jacfwd", f"argument {n}")
-            sources += leaves
-            treedefs.append(treedef)
 
         def of_sources(*leaves):
             full = list(args)
@@ -384,12 +385,7 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
 
         out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacfwd")
         leaves, outs, out_def = _outputs(out, "tl.jacfwd")
-        for leaf, o in zip(leaves, outs):
-            if o is None:
-                raise TypeError(
-                    f"tl.jacfwd: f returned a constant {type(leaf).__name__} (no tensor): its Jacobian is zero "
-                    "and not computed; return tensors"
-                )
+        _no_constants(leaves, outs, "tl.jacfwd")
         columns = []  # per source: per output leaf, its Jacobian
         for k, source in enumerate(sources):
 
