@@ -237,6 +237,10 @@ class _Vmap(dispatch.Mode):
         if found is not None:
             return found[1]
         x = creation.zeros(like.shape, dtype=like.dtype) if t is None else dispatch.as_tensor(t)
+        return self.repeated(x)
+
+    def repeated(self, x: Tensor) -> Tensor:
+        """The unbatched tensor ``x`` repeated along the batch (a broadcast view): what every element sees."""
         return _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
 
     def any_element(self, pred) -> bool:
@@ -358,11 +362,7 @@ class _Vmap(dispatch.Mode):
                     f"tl.vmap: output {index} depends on a mapped input, but its out_axes is None; give it an axis"
                 )
             return leaf
-        if found is not None:
-            x = found[1]
-        else:
-            x = dispatch.as_tensor(leaf)
-            x = _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
+        x = found[1] if found is not None else self.repeated(dispatch.as_tensor(leaf))
         if not -x.ndim <= axis < x.ndim:
             raise ValueError(
                 f"tl.vmap: out_axes {axis} is out of range for output {index} (shape {x.shape[1:]} per element)"
@@ -522,9 +522,7 @@ def _joined(mode, op, inputs, physical, batched, attrs, specs):
 
 def _repeated(mode, t, p, b):
     """A physical input with the batch: batched as it is, an unbatched one repeated along it."""
-    if b:
-        return p
-    return _apply("BroadcastTo", (_apply("ExpandDims", (p,), {"axis": (0,)}),), {"shape": (mode.size, *t.shape)})
+    return p if b else mode.repeated(p)
 
 
 def _leading_batch(mode, op, inputs, physical, batched, attrs, specs):
