@@ -408,6 +408,17 @@ class Optimizer:
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
         self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
 
+    def __getstate__(self) -> dict:
+        # Slots are found by their variable's id, and a copy (copy.deepcopy, pickle) of the variable gets a
+        # new one: the copy lists them by variable and finds them again by the copied variables' ids.
+        state = dict(self.__dict__)
+        state["_slots"] = list(self._slots.values())
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state["_slots"] = {var._id: (key, var, slots) for key, var, slots in state["_slots"]}
+        self.__dict__.update(state)
+
     @property
     def learning_rate(self):
         """The schedule, or the constant learning rate as a float.

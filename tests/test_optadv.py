@@ -1,0 +1,75 @@
+"""Adversarial tests of optimizers, clipping, checkpoints and Modules (area "optadv").
+
+Attacks: copies of a model with its optimizer, clipping at extreme ``clip_norm``, checkpoint paths
+(symlinks, bytes) and the names an optimizer gives its slots.  References: the original object's own
+trajectory (a copy must follow it step for step), the clipping formula written in NumPy, the bytes on
+disk, and PyTorch (``torch.optim`` deep copies, ``clip_grad_norm_``) where it is installed.
+"""
+
+import copy
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+O = tl.optimizers
+
+
+def _train_step(model, opt, x):
+    with tl.GradientTape() as tape:
+        loss = tl.sum(tl.square(model(x)))
+    opt.apply(tape.gradient(loss, model.trainable_variables), model)
+
+
+def _kernel_trajectory(model, opt, x, steps=3):
+    out = []
+    for _ in range(steps):
+        _train_step(model, opt, x)
+        out.append(np.concatenate([v.numpy().ravel() for v in tl.tree.leaves(model.variables)]))
+    return np.array(out)
+
+
+OPTIMIZERS = [
+    lambda: O.SGD(0.05, momentum=0.9, nesterov=True),
+    lambda: O.Adam(0.05, amsgrad=True),
+    lambda: O.AdamW(0.05),
+    lambda: O.RMSprop(0.01, centered=True, momentum=0.5),
+    lambda: O.Adagrad(0.1, lr_decay=0.1),
+]
+
+
+@pytest.mark.parametrize("make_opt", OPTIMIZERS)
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_copy_of_model_and_optimizer_follows_the_original(make_opt, how):
+    # A copy of (model, optimizer) must carry the slots over: the copy's optimizer had found no slot for
+    # the copied variables (it looked them up by the originals' ids), started from zero moments under
+    # new keys ("kernel/kernel"), and its trajectory left the original's.
+    x = tl.tensor(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), make_opt()
+    _kernel_trajectory(model, opt, x, steps=2)
+    copied = copy.deepcopy((model, opt)) if how == "deepcopy" else pickle.loads(pickle.dumps((model, opt)))
+    expected = _kernel_trajectory(model, opt, x)
+    got = _kernel_trajectory(*copied, x)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+    assert sorted(copied[1].variables["slots"]) == sorted(opt.variables["slots"]) == ["bias", "kernel"]
+    # The copy is independent: its steps did not move the original's slots, nor the other way.
+    assert copied[1].variables["slots"]["kernel"] is not opt.variables["slots"]["kernel"]
+
+
+def test_copied_optimizer_alone_keeps_serving_the_original_variables():
+    # copy.deepcopy(opt) alone (the variables not copied) is a second optimizer state for the same
+    # variables, as torch's deepcopy of an optimizer with its params in the memo.
+    w = tl.Variable(np.array([1.0, -2.0]))
+    opt = O.Adam(0.1)
+    opt.apply([tl.tensor([1.0, 2.0])], [w])
+    twin = copy.deepcopy(opt)
+    twin_w = tl.Variable(w.numpy())
+    memo = {id(w): twin_w}
+    twin2 = copy.deepcopy(opt, memo)
+    opt.apply([tl.tensor([0.5, 0.5])], [w])
+    twin2.apply([tl.tensor([0.5, 0.5])], [twin_w])
+    np.testing.assert_allclose(twin_w.numpy(), w.numpy(), rtol=1e-15)
+    assert sorted(twin.variables["slots"]) == ["0"]
