@@ -73,3 +73,38 @@ def test_copied_optimizer_alone_keeps_serving_the_original_variables():
     twin2.apply([tl.tensor([0.5, 0.5])], [twin_w])
     np.testing.assert_allclose(twin_w.numpy(), w.numpy(), rtol=1e-15)
     assert sorted(twin.variables["slots"]) == ["0"]
+
+
+# ------------------------------------------------------------------ clipping
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("clip_norm", [1e5, 1e39, 1e300, float("inf")])
+def test_clip_by_norm_past_the_norm_changes_nothing(dtype, clip_norm):
+    # clip_norm=1e50 for a float32 t was inf in float32 and t * inf / inf made every value NaN; a
+    # clip_norm above the norm scales by min(1, clip_norm / norm) = 1 (PyTorch's clip_grad_norm_, and
+    # clip_by_global_norm here).
+    t = np.array([[3.0, -4.0], [0.5, 0.0]], dtype)
+    out = O.clip_by_norm(tl.tensor(t), clip_norm)
+    assert out.dtype == t.dtype
+    np.testing.assert_array_equal(out.numpy(), t)
+    clipped, norm = O.clip_by_global_norm([tl.tensor(t)], clip_norm)
+    np.testing.assert_array_equal(clipped[0].numpy(), t)
+    np.testing.assert_allclose(float(norm), np.linalg.norm(t.astype(np.complex128)), rtol=1e-3)
+
+
+def test_clip_by_norm_against_the_formula_over_axes():
+    rng = np.random.default_rng(3)
+    t = rng.normal(size=(4, 5)) * 10.0
+    for clip_norm in (1e-3, 1.0, 7.5, 1e3, 1e200):
+        for axes in (None, 0, 1, (0, 1)):
+            norm = np.sqrt((t * t).sum(axis=axes, keepdims=True))
+            expected = t * np.minimum(1.0, clip_norm / norm)
+            np.testing.assert_allclose(O.clip_by_norm(tl.tensor(t), clip_norm, axes=axes).numpy(), expected, rtol=1e-13)
+
+
+def test_clip_by_norm_matches_torch_for_huge_clip_norm():
+    torch = pytest.importorskip("torch")
+    g = np.array([3.0, 4.0], np.float32)
+    p = torch.zeros(2, requires_grad=True)
+    p.grad = torch.tensor(g)
+    torch.nn.utils.clip_grad_norm_([p], 1e50)
+    np.testing.assert_array_equal(O.clip_by_norm(tl.tensor(g), 1e50).numpy(), p.grad.numpy())
