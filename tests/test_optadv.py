@@ -108,3 +108,37 @@ def test_clip_by_norm_matches_torch_for_huge_clip_norm():
     p.grad = torch.tensor(g)
     torch.nn.utils.clip_grad_norm_([p], 1e50)
     np.testing.assert_array_equal(O.clip_by_norm(tl.tensor(g), 1e50).numpy(), p.grad.numpy())
+
+
+# ------------------------------------------------------------------ checkpoint files
+def test_save_through_a_symlink_updates_its_target(tmp_path):
+    # The atomic rename replaced the link itself by a new file: the link's target (the file the user's
+    # other paths read) kept the old checkpoint.  open(path, "w"), torch.save and safetensors' save_file
+    # all write through the link.
+    real = tmp_path / "run" / "ckpt-1.safetensors"
+    real.parent.mkdir()
+    link = tmp_path / "latest.safetensors"
+    tl.save_variables(real, {"w": tl.Variable([1.0, 2.0])})
+    link.symlink_to(real)
+    tl.save_variables(link, {"w": tl.Variable([5.0, 6.0])})
+    assert link.is_symlink() and os.path.samefile(link, real)
+    np.testing.assert_array_equal(tl.load_variables(real)["w"].numpy(), [5.0, 6.0])
+    assert sorted(p.name for p in real.parent.iterdir()) == ["ckpt-1.safetensors"]  # no temporary left
+
+
+def test_save_through_a_dangling_symlink_creates_its_target(tmp_path):
+    real, link = tmp_path / "new.safetensors", tmp_path / "link.safetensors"
+    link.symlink_to(real)
+    tl.save_variables(link, {"w": tl.Variable([3.0])})
+    assert link.is_symlink()
+    np.testing.assert_array_equal(tl.load_variables(real)["w"].numpy(), [3.0])
+
+
+def test_bytes_paths_save_and_load(tmp_path):
+    # A bytes path (os.fspath accepts it) failed in os.path.join with "Can't mix strings and bytes".
+    path = os.fsencode(os.path.join(tmp_path, "ckpt-ü.safetensors"))
+    tl.save_variables(path, {"w": tl.Variable(np.array([1.5, -2.0]))})
+    w = tl.Variable(np.zeros(2))
+    tl.load_variables(path, {"w": w})
+    np.testing.assert_array_equal(w.numpy(), [1.5, -2.0])
+    assert os.listdir(tmp_path) == ["ckpt-ü.safetensors"]
