@@ -567,3 +567,91 @@ def test_jacfwd_and_jacrev_keep_the_structures_of_jacobian():
     assert tl.jacrev is tl.jacobian
     with pytest.raises(TypeError, match="tl.jacfwd: f returned a constant"):
         tl.jacfwd(lambda a: 1.0)(x)
+
+
+@pytest.fixture
+def no_loop(monkeypatch):
+    """Fail if an op falls back to running once per element: the batching rule under test must run."""
+
+    def loop(self, op, *args):
+        raise AssertionError(f"{op.name} ran once per element")
+
+    monkeypatch.setattr(tl.grad.vmap._Vmap, "loop", loop)
+
+
+@pytest.mark.parametrize("strides, dilations", [(1, 1), (2, 1), (1, 2), ((2, 1), (1, 3))])
+@pytest.mark.parametrize("padding", ["SAME", "VALID", [[0, 0], [1, 2], [0, 1], [0, 0]]])
+@pytest.mark.parametrize("mapped", [(0, 0), (0, None), (None, 0)])
+def test_batched_filter_gradients_match_one_per_element(no_loop, strides, dilations, padding, mapped):
+    rng = np.random.default_rng(3)
+    x, shape = rng.normal(size=(4, 2, 9, 8, 3)), (3, 2, 3, 5)
+
+    def filter_grad(x, dy):
+        return tl.nn.conv2d_backprop_filter(x, shape, dy, strides, padding, dilations)
+
+    out_shape = tl.nn.conv2d(x[0], np.zeros(shape), strides, padding, dilations).shape
+    dy = rng.normal(size=(4, *out_shape))
+    args = [x if mapped[0] == 0 else x[0], dy if mapped[1] == 0 else dy[0]]
+    got = tl.vmap(filter_grad, in_axes=mapped)(*args)
+    for i in range(4):
+        want = filter_grad(*(a[i] if m == 0 else a for a, m in zip(args, mapped)))
+        np.testing.assert_allclose(got.numpy()[i], want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_per_example_conv_gradients_by_the_batched_rule_match_finite_differences(no_loop):
+    rng = np.random.default_rng(4)
+    xs, w = rng.normal(size=(3, 6, 6, 2)), rng.normal(size=(3, 3, 2, 2))
+
+    def loss(w, x):
+        return tl.sum(tl.tanh(tl.nn.conv2d(x[None], w, 2, "SAME")) ** 2)
+
+    got = tl.vmap(tl.grad(loss), in_axes=(None, 0))(w, xs).numpy()
+    eps = 1e-6
+    for i in range(3):
+        numeric = np.zeros_like(w)
+        for idx in np.ndindex(w.shape):
+            step = np.zeros_like(w)
+            step[idx] = eps
+            numeric[idx] = (loss(w + step, xs[i]).numpy() - loss(w - step, xs[i]).numpy()) / (2 * eps)
+        np.testing.assert_allclose(got[i], numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("mapped", [(0, None), (None, 0)])
+def test_batched_gathers_and_their_gradients_match_one_per_element(no_loop, axis, mapped):
+    rng = np.random.default_rng(5)
+    params, indices = rng.normal(size=(3, 4, 5, 6)), rng.integers(-4, 4, size=(3, 2, 5))
+
+    def f(p, i):
+        return tl.take(p, i, axis=axis)
+
+    def loss(p, i):
+        return tl.sum(tl.sin(f(p, i)) ** 2)
+
+    args = [params if mapped[0] == 0 else params[0], indices if mapped[1] == 0 else indices[0]]
+    got, grads = tl.vmap(f, in_axes=mapped)(*args), tl.vmap(tl.grad(loss), in_axes=mapped)(*args)
+    for i in range(3):
+        p, idx = (a[i] if m == 0 else a for a, m in zip(args, mapped))
+        np.testing.assert_array_equal(got.numpy()[i], np.take(p, idx, axis=axis))
+        # d/dp sum(sin(p[idx])^2) = sum over repeats of sin(2 p): np.add.at scatters the repeats
+        want = np.zeros_like(p)
+        moved = np.moveaxis(want, axis, 0)
+        np.add.at(
+            moved,
+            idx % p.shape[axis],
+            np.moveaxis(
+                np.sin(2 * np.take(p, idx, axis=axis)), range(axis % p.ndim, axis % p.ndim + idx.ndim), range(idx.ndim)
+            ),
+        )
+        np.testing.assert_allclose(grads.numpy()[i], want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_gather_with_an_index_out_of_bounds_in_one_element_raises():
+    with pytest.raises(IndexError, match="GatherV2: index 4 is out of bounds"):
+        tl.vmap(lambda i: tl.take(np.arange(4.0), i), in_axes=0)(np.array([[0, 1], [2, 4]]))
+
+
+def test_broadcasting_a_shared_tensor_like_a_mapped_one(no_loop):
+    like = np.zeros((3, 2, 4))
+    got = tl.vmap(lambda t: tl.dispatch.apply(_ops["BroadcastLike"], (np.arange(4.0), t)))(like)
+    np.testing.assert_array_equal(got.numpy(), np.broadcast_to(np.arange(4.0), (3, 2, 4)))
