@@ -483,8 +483,11 @@ class Optimizer:
         entry = self._slots.get(var._id)
         if entry is None:
             taken = {k for k, _, _ in self._slots.values()}
+            # A key is a name in checkpoints, where "." separates names: a variable named "fc1.weight"
+            # passed alone made the optimizer's state unsaveable.
+            key = key.replace(".", "_")
             while key in taken:  # the same path in two differently shaped calls
-                key += f"/{var.name}"
+                key = f"{key}/{var.name}".replace(".", "_")
             restored = self._restored.get(key, {})
             work = np.dtype(_compute_dtype(var.dtype).name)
             for name, value in restored.items():
@@ -632,7 +635,8 @@ class Optimizer:
 
         A variable's path is where it sat in the structure of its first ``apply``
         (``"0/kernel"`` for ``model.trainable_variables["0"]["kernel"]``; its name when
-        passed alone), so a fresh optimizer for the same model restores by name.
+        passed alone; a ``"."``, the checkpoints' separator, becomes ``"_"``), so a fresh optimizer
+        for the same model restores by name.
         """
         slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
         slots.update({key: named for key, _, named in self._slots.values()})
