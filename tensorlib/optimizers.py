@@ -113,7 +113,8 @@ def _pairs(grads, variables, who: str) -> list:
             if first is not g and _differ(first, g):
                 raise ValueError(
                     f"{who}: variable {v.name!r} appears at {_path_str(first_path)} and {_path_str(path)} with "
-                    "different gradients; pass it once (with the sum of its gradients if both count)"
+                    "different gradients (traced, two tensors that are not one count as different); pass it "
+                    "once (with the sum of its gradients if both count)"
                 )
             continue
         seen[v._id] = (path, g)
@@ -122,9 +123,10 @@ def _pairs(grads, variables, who: str) -> list:
 
 
 def _differ(a: Tensor, b: Tensor) -> bool:
-    """Two gradients of one variable whose values are known and differ (symbolic ones cannot be compared)."""
+    """Two gradients of one variable (not one tensor) that differ, or that a traced step cannot compare:
+    taking symbolic ones as equal dropped the second gradient silently, where an eager step refused."""
     if a._value is None or b._value is None:
-        return False
+        return True
     return not np.array_equal(a.numpy(), b.numpy(), equal_nan=True)
 
 

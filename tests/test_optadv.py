@@ -183,3 +183,42 @@ def test_optimizer_with_dotted_variable_names_saves_and_resumes(tmp_path, how):
         step(w2, opt2, g)
     np.testing.assert_array_equal(w2.numpy(), w.numpy())
     assert int(opt2.iterations.numpy()) == int(opt.iterations.numpy())
+
+
+# ------------------------------------------------------------------ one variable twice
+def test_traced_step_refuses_one_variable_with_two_different_gradients():
+    # Eagerly, [1, 1] and [2, 2] for one variable is a ValueError; traced, the values cannot be compared
+    # and the step silently used the first and dropped the second ([0.9, 1.9] after SGD(0.1)).
+    w = tl.Variable(np.array([1.0, 2.0]), name="w")
+    opt = O.SGD(0.1)
+    step = tl.function(lambda g: opt.apply([g, g * 2.0], [w, w]))
+    with pytest.raises(ValueError, match=r"SGD.apply: variable 'w' appears at \[0\] and \[1\] with different"):
+        step(tl.tensor([1.0, 1.0]))
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+    assert int(opt.iterations.numpy()) == 0
+
+
+def test_traced_step_takes_one_variable_twice_with_the_same_gradient():
+    # A shared layer: tape.gradient gives the one gradient for both paths; traced as eager, it is applied
+    # once (torch.optim steps a parameter once).
+    def run(traced):
+        w = tl.Variable(np.array([1.0, 2.0]))
+        opt = O.SGD(0.1, momentum=0.9)
+
+        def step(x):
+            with tl.GradientTape() as tape:
+                loss = tl.sum(w * w * x)
+            opt.apply(tape.gradient(loss, {"a": w, "b": [w]}), {"a": w, "b": [w]})
+
+        f = tl.function(step) if traced else step
+        for _ in range(3):
+            f(tl.tensor(np.array([1.0, 3.0])))
+        return w.numpy()
+
+    expected = np.array([1.0, 2.0])
+    buf = np.zeros(2)
+    for _ in range(3):
+        buf = 0.9 * buf + 2 * expected * np.array([1.0, 3.0])
+        expected = expected - 0.1 * buf
+    np.testing.assert_allclose(run(False), expected, rtol=1e-14)
+    np.testing.assert_allclose(run(True), expected, rtol=1e-14)
