@@ -655,3 +655,94 @@ def test_broadcasting_a_shared_tensor_like_a_mapped_one(no_loop):
     like = np.zeros((3, 2, 4))
     got = tl.vmap(lambda t: tl.dispatch.apply(_ops["BroadcastLike"], (np.arange(4.0), t)))(like)
     np.testing.assert_array_equal(got.numpy(), np.broadcast_to(np.arange(4.0), (3, 2, 4)))
+
+
+def _spd(rng, *shape):
+    a = rng.normal(size=shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+_R = np.random.default_rng(8)
+_RULE_CASES = {
+    "einsum_contract": (
+        lambda a, b: tl.einsum("ij,jk->ik", a, b),
+        [_R.normal(size=(4, 2, 3)), _R.normal(size=(4, 3, 5))],
+    ),
+    "einsum_trace_outer": (
+        lambda a, b: tl.einsum("ii,j->ij", a, b),
+        [_R.normal(size=(4, 3, 3)), _R.normal(size=(4, 2))],
+    ),
+    "einsum_ellipsis": (
+        lambda a, b: tl.einsum("...j,jk", a, b),
+        [_R.normal(size=(4, 2, 6, 3)), _R.normal(size=(4, 3, 2))],
+    ),
+    "pad": (lambda a: tl.pad(a, [[1, 0], [0, 2]], constant_values=3.0), [_R.normal(size=(4, 2, 3))]),
+    "tile_more_reps": (lambda a: tl.tile(a, (2, 1, 3)), [_R.normal(size=(4, 2, 3))]),
+    "tile_fewer_reps": (lambda a: tl.tile(a, 2), [_R.normal(size=(4, 2, 3))]),
+    "flip": (lambda a: tl.flip(a, axis=-1), [_R.normal(size=(4, 2, 3))]),
+    "roll": (lambda a: tl.roll(a, (1, -2), axis=(0, 1)), [_R.normal(size=(4, 2, 3))]),
+    "split": (lambda a: tl.split(a, [1, 2], axis=-1), [_R.normal(size=(4, 2, 3))]),
+    "nanargmax": (
+        lambda a: tl.nanargmax(a, axis=0),
+        [np.where(_R.random((4, 3, 2)) < 0.3, np.nan, _R.normal(size=(4, 3, 2)))],
+    ),
+    "cummax": (lambda a: tl.cummax(a, axis=1), [_R.normal(size=(4, 2, 5))]),
+    "top_k": (lambda a: tl.top_k(a, 2), [_R.normal(size=(4, 3, 5))]),
+    "frexp": (tl.frexp, [_R.normal(size=(4, 3)) * 100]),
+    "take_along_axis": (
+        lambda a, i: tl.take_along_axis(a, i, axis=0),
+        [_R.normal(size=(4, 3, 2)), _R.integers(0, 3, (4, 5, 2))],
+    ),
+    "sigmoid_xent": (
+        lambda z, y: tl.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z),
+        [_R.normal(size=(4, 3)), _R.random((4, 3))],
+    ),
+    "cholesky": (tl.linalg.cholesky, [_spd(_R, 4, 3, 3)]),
+    "inv": (tl.linalg.inv, [_spd(_R, 4, 2, 3, 3)]),
+    "slogdet": (tl.linalg.slogdet, [_R.normal(size=(4, 3, 3))]),
+    "det": (tl.linalg.det, [_R.normal(size=(4, 3, 3))]),
+    "solve": (tl.linalg.solve, [_spd(_R, 4, 3, 3), _R.normal(size=(4, 3, 2))]),
+    "solve_triangular": (
+        lambda a, b: tl.linalg.solve_triangular(a, b, lower=True),
+        [np.tril(_spd(_R, 4, 3, 3)), _R.normal(size=(4, 3, 2))],
+    ),
+    "eigh": (tl.linalg.eigh, [_spd(_R, 4, 3, 3)]),
+    "svd": (lambda a: tl.linalg.svd(a, full_matrices=False)[1], [_R.normal(size=(4, 3, 2))]),
+    "qr": (tl.linalg.qr, [_R.normal(size=(4, 3, 2))]),
+    "expm": (tl.linalg.expm, [_R.normal(size=(4, 3, 3)) / 3]),
+    "pinv": (tl.linalg.pinv, [_R.normal(size=(4, 2, 3))]),
+    "diagonal": (lambda a: tl.linalg.diagonal(a, offset=1), [_R.normal(size=(4, 2, 3, 3))]),
+    "tril": (lambda a: tl.tril(a, -1), [_R.normal(size=(4, 3, 3))]),
+}
+
+
+@pytest.mark.parametrize("name", list(_RULE_CASES))
+@pytest.mark.parametrize("shared", [False, True], ids=["all_mapped", "last_shared"])
+def test_batching_rules_of_more_ops_match_one_call_per_element(no_loop, name, shared):
+    fn, args = _RULE_CASES[name]
+    in_axes = tuple(None if shared and i == len(args) - 1 and len(args) > 1 else 0 for i in range(len(args)))
+    args = [a[0] if ax is None else a for a, ax in zip(args, in_axes)]
+    got = _values(tl.vmap(fn, in_axes=in_axes)(*args))
+    for i in range(4):
+        want = _values(fn(*(a if ax is None else a[i] for a, ax in zip(args, in_axes))))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g[i], w, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["einsum_contract", "einsum_ellipsis", "pad", "tile_more_reps", "roll", "split", "take_along_axis"]
+    + ["cholesky", "inv", "slogdet", "solve", "solve_triangular", "expm", "diagonal", "tril", "sigmoid_xent"],
+)
+def test_per_example_gradients_through_the_rules_match_a_loop_of_grad(no_loop, name):
+    fn, args = _RULE_CASES[name]
+
+    def loss(a, *rest):
+        return sum(tl.sum(tl.sin(leaf)) for leaf in tl.tree.leaves(fn(a, *rest)) if leaf.dtype.kind == "f")
+
+    got = tl.vmap(tl.grad(loss))(*args).numpy()
+    for i in range(4):
+        want = tl.grad(loss)(*(a[i] for a in args)).numpy()
+        np.testing.assert_allclose(got[i], want, rtol=1e-9, atol=1e-12)

@@ -672,6 +672,66 @@ def _gather_grad(mode, op, inputs, physical, batched, attrs, specs):
     return split if axis == 0 else _array.moveaxis(split, axis, 0)
 
 
+def _batched_matrices(least: int = 2, axis_attrs: tuple = ()):
+    """A rule for a linear algebra op that treats every axis before its last ``least`` ones as a batch (as
+    NumPy's linalg does): the vmap batch is one more leading axis, unbatched inputs repeated along it, and
+    the axis attributes in ``axis_attrs`` move past it."""
+
+    def rule(mode, op, inputs, physical, batched, attrs, specs):
+        if any(t.ndim < least for t in inputs):
+            return None
+        rank = max(t.ndim for t in inputs)  # the matrices' (a diagonal written into them has one axis less)
+        for name in axis_attrs:
+            attrs = {**attrs, name: attrs[name] % rank + 1}
+        args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+        if not _fits(op, args, attrs, mode.size, specs):
+            return None
+        return dispatch.apply(op, tuple(args), attrs)
+
+    return rule
+
+
+def _einsum(mode, op, inputs, physical, batched, attrs, specs):
+    """A letter no operand uses names the batch: it leads the batched operands' subscripts and the result's."""
+    operands, result = attrs["equation"].split("->")
+    letter = next(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in operands)
+    subscripts = [letter + sub if b else sub for sub, b in zip(operands.split(","), batched)]
+    return dispatch.apply(op, tuple(physical), {"equation": f"{','.join(subscripts)}->{letter}{result}"})
+
+
+def _axes_moved(*names: str):
+    """A rule for a one-input op whose attributes ``names`` hold axes (an int, a tuple, or None for every
+    axis, which stays per element only where the op reads it so): each moves past the batch."""
+
+    def rule(mode, op, inputs, physical, batched, attrs, specs):
+        ndim = inputs[0].ndim
+        if ndim == 0 or any(attrs[n] is None for n in names):
+            return None
+        moved = {
+            n: (tuple(a % ndim + 1 for a in attrs[n]) if isinstance(attrs[n], tuple) else attrs[n] % ndim + 1)
+            for n in names
+        }
+        return dispatch.apply(op, (physical[0],), {**attrs, **moved})
+
+    return rule
+
+
+def _pad(mode, op, inputs, physical, batched, attrs, specs):
+    return dispatch.apply(op, (physical[0],), {**attrs, "paddings": ((0, 0), *attrs["paddings"])})
+
+
+def _tile(mode, op, inputs, physical, batched, attrs, specs):
+    return dispatch.apply(op, (physical[0],), {"reps": (1, *attrs["reps"])})
+
+
+def _take_along_axis(mode, op, inputs, physical, batched, attrs, specs):
+    """TakeAlongAxis and its gradient: operands of one rank, unbatched ones repeated, the axis past the batch."""
+    if attrs["axis"] is None:
+        return None
+    args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+    return dispatch.apply(op, tuple(args), {**attrs, "axis": attrs["axis"] % inputs[0].ndim + 1})
+
+
 def _one_hot(mode, op, inputs, physical, batched, attrs, specs):
     rank = len(specs[0].shape)
     return dispatch.apply(op, (physical[0],), {**attrs, "axis": attrs["axis"] % rank + 1})
@@ -745,6 +805,21 @@ _RULES.update(
         "CustomGradient": _custom_gradient,
         "OneHot": _one_hot,
         "Conv2DBackpropFilter": _conv2d_backprop_filter,
+        "Einsum": _einsum,
+        "PadV2": _pad,
+        "Tile": _tile,
+        "ReverseV2": _axes_moved("axis"),
+        "Roll": _axes_moved("axis"),
+        "SplitV": _axes_moved("axis"),
+        "NanArgMax": _axes_moved("axis"),
+        "NanArgMin": _axes_moved("axis"),
+        "CummaxIndex": _axes_moved("axis"),
+        "CumminIndex": _axes_moved("axis"),
+        "TopK": _axes_moved(),
+        "Frexp": _elementwise,
+        "TakeAlongAxis": _take_along_axis,
+        "TakeAlongAxisGrad": _take_along_axis,
+        "SigmoidCrossEntropyWithLogits": _leading_batch,
         "GatherV2": _gather,
         "GatherV2Grad": _gather_grad,
         "Conv2D": _images_folded((0,)),
@@ -759,3 +834,14 @@ _RULES.update(
         "SoftmaxCrossEntropyWithLogits": _leading_batch,
     }
 )
+_RULES.update(
+    {
+        name: _batched_matrices()
+        for name in ("Cholesky", "Eig", "Lu", "MatrixAdjugate", "MatrixBandPartLower", "MatrixBandPartUpper")
+        + ("MatrixDeterminant", "MatrixExponential", "MatrixInverse", "MatrixPseudoInverse", "MatrixSolve")
+        + ("MatrixTriangularSolve", "LogMatrixDeterminant", "Qr", "SelfAdjointEigV2", "Svd")
+    }
+)
+_RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
+_RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
+_RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"))
