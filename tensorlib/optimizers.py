@@ -641,7 +641,7 @@ class Optimizer:
         for the same model restores by name.
         """
         slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
-        slots.update({key: named for key, _, named in self._slots.values()})
+        slots.update({key: dict(named) for key, _, named in self._slots.values()})
         return {"iterations": self.iterations, "slots": slots}
 
 

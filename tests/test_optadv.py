@@ -222,3 +222,19 @@ def test_traced_step_takes_one_variable_twice_with_the_same_gradient():
         expected = expected - 0.1 * buf
     np.testing.assert_allclose(run(False), expected, rtol=1e-14)
     np.testing.assert_allclose(run(True), expected, rtol=1e-14)
+
+
+def test_optimizer_variables_are_a_new_dict_each_time():
+    # variables["slots"][key] was the optimizer's own dict of slots: popping "step" from it (or
+    # replacing "m") broke the optimizer's next step.
+    w = tl.Variable(np.array([1.0, -1.0]))
+    opt = O.Adam(0.1)
+    opt.apply([tl.tensor([1.0, 2.0])], [w])
+    state = opt.variables
+    state["slots"]["0"].pop("step")
+    state["slots"]["0"]["m"] = tl.Variable(np.full(2, 100.0))
+    state["slots"].clear()
+    assert sorted(opt.variables["slots"]["0"]) == ["m", "step", "v"]
+    opt.apply([tl.tensor([1.0, 2.0])], [w])
+    # Two Adam steps with g = [1, 2]: each moves by lr * sign(g) (m_hat / sqrt(v_hat) = 1).
+    np.testing.assert_allclose(w.numpy(), [0.8, -1.2], rtol=1e-6)
