@@ -20,6 +20,7 @@ the step counter for the same reason.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 
@@ -280,11 +281,12 @@ class Warmup:
     def __init__(self, after, warmup_steps: int):
         warmup_steps = _whole_steps(warmup_steps, "Warmup", "warmup_steps")
         self.after, self.warmup_steps = after, warmup_steps
+        self._after = _schedule_of(after) if callable(after) else after
 
     def __call__(self, step) -> Tensor:
         t = _as_step(step)
-        later = _lr_at(self.after, _math_ops.maximum(t - self.warmup_steps, 0.0))
-        ramp = _lr_at(self.after, t * 0.0) * _math_ops.minimum((t + 1.0) / self.warmup_steps, 1.0)
+        later = _lr_at(self._after, _math_ops.maximum(t - self.warmup_steps, 0.0))
+        ramp = _lr_at(self._after, t * 0.0) * _math_ops.minimum((t + 1.0) / self.warmup_steps, 1.0)
         return _math_ops.where(t < self.warmup_steps, ramp, later)
 
 
@@ -362,6 +364,35 @@ def _as_step(step) -> Tensor:
     return t if t.dtype == _dt.float64 else _math_ops.cast(t, _dt.float64)
 
 
+class _Unstepped:
+    """A callable of no arguments (Keras' form of a learning rate) as a schedule: called without the step."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, step) -> Tensor:
+        return self.fn()
+
+
+def _schedule_of(fn):
+    """``fn`` as a schedule of the step: itself, or for a callable that takes no argument (``lambda: 0.01``,
+    Keras' form, which failed with "takes 0 positional arguments but 1 was given" at the first step) a
+    wrapper that calls it without one.  Decided once, when it is set: inspecting costs 10-25 us a step."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature (a builtin): taken as a schedule
+        return fn
+    try:
+        signature.bind(None)
+    except TypeError:
+        try:
+            signature.bind()
+        except TypeError:  # takes neither: calling it with the step raises its own error
+            return fn
+        return _Unstepped(fn)
+    return fn
+
+
 def _lr_at(schedule, step: Tensor) -> Tensor:
     if callable(schedule):
         return _math_ops.cast(schedule(step), _dt.float64)
@@ -433,6 +464,8 @@ class Optimizer:
         or a ``torch.optim`` param group's ``"lr"``): a constant lives in a Variable that traced steps
         read at every call, and a traced step retraces when a schedule is set or replaced.  A 0-d
         float ``tl.Variable`` given as the learning rate is read at every step; assigning it changes it.
+        A callable of no arguments (Keras' form) is called at every eager step; a traced step calls it
+        while tracing, as ``tf.function`` does, so to change between traced steps it returns a Variable.
 
         >>> import tensorlib as tl
         >>> w = tl.Variable([1.0])
@@ -444,12 +477,14 @@ class Optimizer:
         >>> round(float(w[0]), 6)  # 1 - 0.1 - 0.5
         0.4
         """
+        if isinstance(self._schedule, _Unstepped):
+            return self._schedule.fn
         return self._schedule if self._schedule is not None else float(self._lr.numpy())
 
     @learning_rate.setter
     def learning_rate(self, value) -> None:
         if callable(value) and not isinstance(value, Tensor):
-            self._schedule, self._lr_key = value, next(_lr_keys)
+            self._schedule, self._lr_key = _schedule_of(value), next(_lr_keys)
             return
         given = isinstance(value, Variable) and value.shape == () and value.dtype.kind == "f"
         try:

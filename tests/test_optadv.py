@@ -238,3 +238,54 @@ def test_optimizer_variables_are_a_new_dict_each_time():
     opt.apply([tl.tensor([1.0, 2.0])], [w])
     # Two Adam steps with g = [1, 2]: each moves by lr * sign(g) (m_hat / sqrt(v_hat) = 1).
     np.testing.assert_allclose(w.numpy(), [0.8, -1.2], rtol=1e-6)
+
+
+# ------------------------------------------------------------------ learning rates
+def test_learning_rate_callable_of_no_arguments_keras_form():
+    # Keras takes "a callable that takes no arguments and returns the actual value to use"; the first
+    # step raised "<lambda>() takes 0 positional arguments but 1 was given".
+    rates = iter([0.5, 0.25, 0.125])
+    current = {"lr": None}
+
+    def lr():
+        current["lr"] = next(rates)
+        return current["lr"]
+
+    w = tl.Variable(np.array([1.0, 2.0]))
+    opt = O.SGD(lr, momentum=0.5)
+    assert opt.learning_rate is lr
+    expected, buf = np.array([1.0, 2.0]), np.zeros(2)
+    for g in ([1.0, -1.0], [2.0, 0.5], [0.0, 3.0]):
+        opt.apply([tl.tensor(g)], [w])
+        buf = 0.5 * buf + np.array(g)
+        expected = expected - current["lr"] * buf
+        np.testing.assert_allclose(w.numpy(), expected, rtol=1e-15)
+
+
+def test_learning_rate_no_argument_callable_of_a_variable_traced():
+    lr_var = tl.Variable(np.float64(0.5))
+    w = tl.Variable(np.array([1.0]))
+    opt = O.SGD(lambda: lr_var)
+    step = tl.function(lambda g: opt.apply([g], [w]))
+    step(tl.tensor([1.0]))
+    lr_var.assign(0.25)
+    step(tl.tensor([1.0]))
+    np.testing.assert_allclose(w.numpy(), [1.0 - 0.5 - 0.25], rtol=1e-15)
+
+
+def test_warmup_after_a_no_argument_callable_and_schedules_still_take_the_step():
+    s = O.Warmup(lambda: 0.5, warmup_steps=4)
+    np.testing.assert_allclose([float(s(t)) for t in (0, 1, 3, 10)], [0.125, 0.25, 0.5, 0.5], rtol=1e-15)
+    # A callable with a default step, or *args, is a schedule of the step.
+    for fn in (lambda step=0.0: 1.0 / (1.0 + step), lambda *a: 1.0 / (1.0 + a[0])):
+        w = tl.Variable(np.array([0.0]))
+        opt = O.SGD(fn)
+        for _ in range(3):
+            opt.apply([tl.tensor([-1.0])], [w])
+        np.testing.assert_allclose(w.numpy(), [1.0 + 1 / 2 + 1 / 3], rtol=1e-15)
+
+
+def test_learning_rate_callable_of_two_arguments_names_itself():
+    w = tl.Variable(np.array([0.0]))
+    with pytest.raises(TypeError, match="positional argument"):
+        O.SGD(lambda a, b: 0.1).apply([tl.tensor([1.0])], [w])
