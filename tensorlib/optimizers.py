@@ -394,11 +394,12 @@ def _schedule_of(fn):
 
 
 def _lr_at(schedule, step: Tensor) -> Tensor:
-    if callable(schedule):
-        return _math_ops.cast(schedule(step), _dt.float64)
-    from .ops.creation import tensor
-
-    return tensor(float(schedule), dtype=_dt.float64)
+    """The rate at ``step`` in float64.  A schedule's Python number is read at float64 directly: cast as a
+    weak scalar it went through float32, and 0.1 became 0.10000000149011612 for a float64 model."""
+    rate = schedule(step) if callable(schedule) else schedule
+    if isinstance(rate, Tensor):
+        return rate if rate.dtype == _dt.float64 else _math_ops.cast(rate, _dt.float64)
+    return _creation.tensor(rate, dtype=_dt.float64)
 
 
 # ------------------------------------------------------------------ optimizers

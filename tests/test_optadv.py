@@ -289,3 +289,16 @@ def test_learning_rate_callable_of_two_arguments_names_itself():
     w = tl.Variable(np.array([0.0]))
     with pytest.raises(TypeError, match="positional argument"):
         O.SGD(lambda a, b: 0.1).apply([tl.tensor([1.0])], [w])
+
+
+@pytest.mark.parametrize("rate", [0.1, 1e-3, 0.3])
+def test_schedule_returning_a_python_float_is_exact_for_float64(rate):
+    # A schedule returning 0.1 became 0.10000000149011612 (the Python float went through float32 before
+    # the cast to float64), so a float64 model stepped by a rate 1.5e-8 off, where the constant 0.1 and
+    # torch.optim.lr_scheduler.LambdaLR (Python floats) step by 0.1 exactly.
+    w0 = np.array([1.0, -3.0, 0.7])
+    g = np.array([0.25, 2.0, -1.5])
+    for lr in (lambda step: rate, lambda: rate, O.Warmup(lambda step: rate, 1)):
+        w = tl.Variable(w0.copy())
+        O.SGD(lr).apply([tl.tensor(g)], [w])
+        np.testing.assert_array_equal(w.numpy(), w0 - rate * g)
