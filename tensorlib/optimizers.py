@@ -113,7 +113,8 @@ def _pairs(grads, variables, who: str) -> list:
             if first is not g and _differ(first, g):
                 raise ValueError(
                     f"{who}: variable {v.name!r} appears at {_path_str(first_path)} and {_path_str(path)} with "
-                    "different gradients; pass it once (with the sum of its gradients if both count)"
+                    "different gradients (traced, two tensors that are not one count as different); pass it "
+                    "once (with the sum of its gradients if both count)"
                 )
             continue
         seen[v._id] = (path, g)
@@ -122,9 +123,10 @@ def _pairs(grads, variables, who: str) -> list:
 
 
 def _differ(a: Tensor, b: Tensor) -> bool:
-    """Two gradients of one variable whose values are known and differ (symbolic ones cannot be compared)."""
+    """Two gradients of one variable (not one tensor) that differ, or that a traced step cannot compare:
+    taking symbolic ones as equal dropped the second gradient silently, where an eager step refused."""
     if a._value is None or b._value is None:
-        return False
+        return True
     return not np.array_equal(a.numpy(), b.numpy(), equal_nan=True)
 
 
@@ -170,9 +172,7 @@ def clip_by_global_norm(tensors, clip_norm: float):
                 "tensors are scaled"
             )
     norm = global_norm(tensors)
-    # No clipping for an infinite clip_norm or one past the norm's dtype (1e300 for a float32 norm was
-    # inf in float32, and inf / inf made every value NaN).
-    if clip_norm == math.inf or clip_norm > np.finfo(norm.dtype.name).max:
+    if _clips_nothing(clip_norm, norm.dtype):
         return tree.map(lambda t: t, tensors), norm
     # An infinite or NaN norm makes every entry NaN, as in TensorFlow, to signal the error: the finite
     # entries were scaled by clip_norm / inf = 0, and a step with them silently did nothing.
@@ -180,6 +180,12 @@ def clip_by_global_norm(tensors, clip_norm: float):
         _floating.isfinite(norm), clip_norm / _math_ops.maximum(norm, clip_norm), _math_ops.cast(math.nan, norm.dtype)
     )
     return tree.map(lambda t: _scaled(t, scale), tensors), norm
+
+
+def _clips_nothing(clip_norm, norm_dtype) -> bool:
+    """An infinite ``clip_norm``, or one past the largest value of the norm's dtype, scales nothing (as in
+    PyTorch): in that dtype it is inf (1e300 for a float32 norm), and ``t * inf / inf`` made every value NaN."""
+    return clip_norm == math.inf or clip_norm > float(np.finfo(norm_dtype.name).max)
 
 
 def _scaled(t: Tensor, scale: Tensor) -> Tensor:
@@ -210,11 +216,11 @@ def clip_by_norm(t, clip_norm: float, axes=None) -> Tensor:
         raise TypeError(
             f"clip_by_norm: t has dtype {t.dtype} (shape {t.shape}); only float or complex tensors are clipped"
         )
-    if clip_norm == math.inf:
-        return t
     magnitude = _math_ops.abs(t) if t.dtype.kind == "c" else t
     if magnitude.dtype == _dt.float16:  # the squares are summed in float32 (65000 ** 2 is inf in float16)
         magnitude = _math_ops.cast(magnitude, _dt.float32)
+    if _clips_nothing(clip_norm, magnitude.dtype):
+        return t
     squares = _reduce_ops.sum(_math_ops.square(magnitude), axis=axes, keepdims=True)
     positive = squares > 0
     norm = _math_ops.where(positive, _math_ops.sqrt(_math_ops.where(positive, squares, 1.0)), squares)
@@ -408,6 +414,17 @@ class Optimizer:
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
         self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
 
+    def __getstate__(self) -> dict:
+        # Slots are found by their variable's id, and a copy (copy.deepcopy, pickle) of the variable gets a
+        # new one: the copy lists them by variable and finds them again by the copied variables' ids.
+        state = dict(self.__dict__)
+        state["_slots"] = list(self._slots.values())
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state["_slots"] = {var._id: (key, var, slots) for key, var, slots in state["_slots"]}
+        self.__dict__.update(state)
+
     @property
     def learning_rate(self):
         """The schedule, or the constant learning rate as a float.
@@ -468,8 +485,11 @@ class Optimizer:
         entry = self._slots.get(var._id)
         if entry is None:
             taken = {k for k, _, _ in self._slots.values()}
+            # A key is a name in checkpoints, where "." separates names: a variable named "fc1.weight"
+            # passed alone made the optimizer's state unsaveable.
+            key = key.replace(".", "_")
             while key in taken:  # the same path in two differently shaped calls
-                key += f"/{var.name}"
+                key = f"{key}/{var.name}".replace(".", "_")
             restored = self._restored.get(key, {})
             work = np.dtype(_compute_dtype(var.dtype).name)
             for name, value in restored.items():
@@ -617,7 +637,8 @@ class Optimizer:
 
         A variable's path is where it sat in the structure of its first ``apply``
         (``"0/kernel"`` for ``model.trainable_variables["0"]["kernel"]``; its name when
-        passed alone), so a fresh optimizer for the same model restores by name.
+        passed alone; a ``"."``, the checkpoints' separator, becomes ``"_"``), so a fresh optimizer
+        for the same model restores by name.
         """
         slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
         slots.update({key: named for key, _, named in self._slots.values()})
