@@ -91,6 +91,7 @@ def save_variables(path, target) -> None:
     over ``path``.
     """
     _refuse_tracing("save_variables")
+    path = _file_path(path)
     st = _safetensors_numpy()
     named = _named(target, "save_variables")
     if "__metadata__" in named:  # the format's own header key: the file would not load
@@ -101,10 +102,13 @@ def save_variables(path, target) -> None:
     if unstorable:
         raise TypeError(f"save_variables: the safetensors format has no complex dtypes; entries {unstorable}")
     if os.path.isdir(path):
-        raise IsADirectoryError(f"save_variables: {os.fspath(path)!r} is a folder; give the checkpoint's file name")
-    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+        raise IsADirectoryError(f"save_variables: {path!r} is a folder; give the checkpoint's file name")
+    # Through a symlink: the rename replaces the file it names, as open(path, "w") writes it (renamed over
+    # the link itself, the link became a file and its target kept the old checkpoint).
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target)
     if not os.path.isdir(folder):  # the error named the temporary file, not the checkpoint
-        raise FileNotFoundError(f"save_variables: the folder {folder!r} of {os.fspath(path)!r} does not exist")
+        raise FileNotFoundError(f"save_variables: the folder {folder!r} of {path!r} does not exist")
     # os.open with mode 0o666, not mkstemp (0o600): the checkpoint gets the permissions the umask allows,
     # as a file written by open() would; safetensors may recreate the file, so the mode is set again after.
     tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
@@ -116,12 +120,18 @@ def save_variables(path, target) -> None:
         # The bytes reach the disk before the new name does: after a power cut or an OS crash the path
         # holds the old checkpoint or the new one, never an empty or partial file under the new name.
         _fsync(tmp, os.O_RDONLY)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
     _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))  # the rename itself
+
+
+def _file_path(path) -> str:
+    """A checkpoint's path as a str: a ``str``, ``bytes`` or ``os.PathLike`` (a bytes path failed when joined
+    with the temporary file's str name)."""
+    return os.fsdecode(os.fspath(path))
 
 
 def _refuse_tracing(who: str) -> None:
@@ -159,12 +169,13 @@ def load_variables(path, target=None, strict: bool = True):
     training from a checkpoint.  Returns ``target``.
     """
     _refuse_tracing("load_variables")
+    path = _file_path(path)
     arrays, unreadable = _read(path)
     if target is None:
         from .ops.creation import tensor
 
         if unreadable:
-            raise TypeError(f"load_variables: {os.fspath(path)!r} has entries tensorlib cannot hold: {unreadable}")
+            raise TypeError(f"load_variables: {path!r} has entries tensorlib cannot hold: {unreadable}")
         return {name: tensor(a) for name, a in arrays.items()}
     optimizers = {}
     named = _named(target, "load_variables", optimizers=optimizers)
@@ -190,7 +201,7 @@ def load_variables(path, target=None, strict: bool = True):
                 f"but {tuple(t.shape)} {t.dtype} in the target"
             )
     if problems:
-        raise ValueError(f"load_variables: {os.fspath(path)!r} does not fit the target: " + "; ".join(problems))
+        raise ValueError(f"load_variables: {path!r} does not fit the target: " + "; ".join(problems))
     # An assign can still fail (a Variable that a recording tape has read): put back the ones done before
     # it, so that a failed load leaves the target as it was, not half loaded.
     done = []
@@ -249,9 +260,9 @@ def _read(path) -> tuple:
     from safetensors import safe_open
 
     if os.path.isdir(path):
-        raise IsADirectoryError(f"load_variables: {os.fspath(path)!r} is a folder, not a checkpoint file")
+        raise IsADirectoryError(f"load_variables: {path!r} is a folder, not a checkpoint file")
     try:
-        with safe_open(os.fspath(path), framework="np") as f:
+        with safe_open(path, framework="np") as f:
             arrays, unreadable = {}, {}
             for name in f.keys():
                 try:
@@ -263,5 +274,5 @@ def _read(path) -> tuple:
     except FileNotFoundError:
         raise
     except Exception as e:
-        raise ValueError(f"load_variables: {os.fspath(path)!r} is not a readable safetensors file ({e})") from None
+        raise ValueError(f"load_variables: {path!r} is not a readable safetensors file ({e})") from None
     return arrays, unreadable

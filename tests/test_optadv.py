@@ -1,0 +1,304 @@
+"""Adversarial tests of optimizers, clipping, checkpoints and Modules (area "optadv").
+
+Attacks: copies of a model with its optimizer, clipping at extreme ``clip_norm``, checkpoint paths
+(symlinks, bytes) and the names an optimizer gives its slots.  References: the original object's own
+trajectory (a copy must follow it step for step), the clipping formula written in NumPy, the bytes on
+disk, and PyTorch (``torch.optim`` deep copies, ``clip_grad_norm_``) where it is installed.
+"""
+
+import copy
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+O = tl.optimizers
+
+
+def _train_step(model, opt, x):
+    with tl.GradientTape() as tape:
+        loss = tl.sum(tl.square(model(x)))
+    opt.apply(tape.gradient(loss, model.trainable_variables), model)
+
+
+def _kernel_trajectory(model, opt, x, steps=3):
+    out = []
+    for _ in range(steps):
+        _train_step(model, opt, x)
+        out.append(np.concatenate([v.numpy().ravel() for v in tl.tree.leaves(model.variables)]))
+    return np.array(out)
+
+
+OPTIMIZERS = [
+    lambda: O.SGD(0.05, momentum=0.9, nesterov=True),
+    lambda: O.Adam(0.05, amsgrad=True),
+    lambda: O.AdamW(0.05),
+    lambda: O.RMSprop(0.01, centered=True, momentum=0.5),
+    lambda: O.Adagrad(0.1, lr_decay=0.1),
+]
+
+
+@pytest.mark.parametrize("make_opt", OPTIMIZERS)
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_copy_of_model_and_optimizer_follows_the_original(make_opt, how):
+    # A copy of (model, optimizer) must carry the slots over: the copy's optimizer had found no slot for
+    # the copied variables (it looked them up by the originals' ids), started from zero moments under
+    # new keys ("kernel/kernel"), and its trajectory left the original's.
+    x = tl.tensor(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), make_opt()
+    _kernel_trajectory(model, opt, x, steps=2)
+    copied = copy.deepcopy((model, opt)) if how == "deepcopy" else pickle.loads(pickle.dumps((model, opt)))
+    expected = _kernel_trajectory(model, opt, x)
+    got = _kernel_trajectory(*copied, x)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+    assert sorted(copied[1].variables["slots"]) == sorted(opt.variables["slots"]) == ["bias", "kernel"]
+    # The copy is independent: its steps did not move the original's slots, nor the other way.
+    assert copied[1].variables["slots"]["kernel"] is not opt.variables["slots"]["kernel"]
+
+
+def test_copied_optimizer_alone_keeps_serving_the_original_variables():
+    # copy.deepcopy(opt) alone (the variables not copied) is a second optimizer state for the same
+    # variables, as torch's deepcopy of an optimizer with its params in the memo.
+    w = tl.Variable(np.array([1.0, -2.0]))
+    opt = O.Adam(0.1)
+    opt.apply([tl.tensor([1.0, 2.0])], [w])
+    twin = copy.deepcopy(opt)
+    twin_w = tl.Variable(w.numpy())
+    memo = {id(w): twin_w}
+    twin2 = copy.deepcopy(opt, memo)
+    opt.apply([tl.tensor([0.5, 0.5])], [w])
+    twin2.apply([tl.tensor([0.5, 0.5])], [twin_w])
+    np.testing.assert_allclose(twin_w.numpy(), w.numpy(), rtol=1e-15)
+    assert sorted(twin.variables["slots"]) == ["0"]
+
+
+# ------------------------------------------------------------------ clipping
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("clip_norm", [1e5, 1e39, 1e300, float("inf")])
+def test_clip_by_norm_past_the_norm_changes_nothing(dtype, clip_norm):
+    # clip_norm=1e50 for a float32 t was inf in float32 and t * inf / inf made every value NaN; a
+    # clip_norm above the norm scales by min(1, clip_norm / norm) = 1 (PyTorch's clip_grad_norm_, and
+    # clip_by_global_norm here).
+    t = np.array([[3.0, -4.0], [0.5, 0.0]], dtype)
+    out = O.clip_by_norm(tl.tensor(t), clip_norm)
+    assert out.dtype == t.dtype
+    np.testing.assert_array_equal(out.numpy(), t)
+    clipped, norm = O.clip_by_global_norm([tl.tensor(t)], clip_norm)
+    np.testing.assert_array_equal(clipped[0].numpy(), t)
+    np.testing.assert_allclose(float(norm), np.linalg.norm(t.astype(np.complex128)), rtol=1e-3)
+
+
+def test_clip_by_norm_against_the_formula_over_axes():
+    rng = np.random.default_rng(3)
+    t = rng.normal(size=(4, 5)) * 10.0
+    for clip_norm in (1e-3, 1.0, 7.5, 1e3, 1e200):
+        for axes in (None, 0, 1, (0, 1)):
+            norm = np.sqrt((t * t).sum(axis=axes, keepdims=True))
+            expected = t * np.minimum(1.0, clip_norm / norm)
+            np.testing.assert_allclose(O.clip_by_norm(tl.tensor(t), clip_norm, axes=axes).numpy(), expected, rtol=1e-13)
+
+
+def test_clip_by_norm_matches_torch_for_huge_clip_norm():
+    torch = pytest.importorskip("torch")
+    g = np.array([3.0, 4.0], np.float32)
+    p = torch.zeros(2, requires_grad=True)
+    p.grad = torch.tensor(g)
+    torch.nn.utils.clip_grad_norm_([p], 1e50)
+    np.testing.assert_array_equal(O.clip_by_norm(tl.tensor(g), 1e50).numpy(), p.grad.numpy())
+
+
+# ------------------------------------------------------------------ checkpoint files
+def test_save_through_a_symlink_updates_its_target(tmp_path):
+    # The atomic rename replaced the link itself by a new file: the link's target (the file the user's
+    # other paths read) kept the old checkpoint.  open(path, "w"), torch.save and safetensors' save_file
+    # all write through the link.
+    real = tmp_path / "run" / "ckpt-1.safetensors"
+    real.parent.mkdir()
+    link = tmp_path / "latest.safetensors"
+    tl.save_variables(real, {"w": tl.Variable([1.0, 2.0])})
+    link.symlink_to(real)
+    tl.save_variables(link, {"w": tl.Variable([5.0, 6.0])})
+    assert link.is_symlink() and os.path.samefile(link, real)
+    np.testing.assert_array_equal(tl.load_variables(real)["w"].numpy(), [5.0, 6.0])
+    assert sorted(p.name for p in real.parent.iterdir()) == ["ckpt-1.safetensors"]  # no temporary left
+
+
+def test_save_through_a_dangling_symlink_creates_its_target(tmp_path):
+    real, link = tmp_path / "new.safetensors", tmp_path / "link.safetensors"
+    link.symlink_to(real)
+    tl.save_variables(link, {"w": tl.Variable([3.0])})
+    assert link.is_symlink()
+    np.testing.assert_array_equal(tl.load_variables(real)["w"].numpy(), [3.0])
+
+
+def test_bytes_paths_save_and_load(tmp_path):
+    # A bytes path (os.fspath accepts it) failed in os.path.join with "Can't mix strings and bytes".
+    path = os.fsencode(os.path.join(tmp_path, "ckpt-ü.safetensors"))
+    tl.save_variables(path, {"w": tl.Variable(np.array([1.5, -2.0]))})
+    w = tl.Variable(np.zeros(2))
+    tl.load_variables(path, {"w": w})
+    np.testing.assert_array_equal(w.numpy(), [1.5, -2.0])
+    assert os.listdir(tmp_path) == ["ckpt-ü.safetensors"]
+
+
+# ------------------------------------------------------------------ optimizer checkpoints
+@pytest.mark.parametrize("how", ["alone", "dict key", "collision"])
+def test_optimizer_with_dotted_variable_names_saves_and_resumes(tmp_path, how):
+    # A variable named "fc1.weight" (PyTorch's naming) given alone keys its slots by its name, and
+    # save_variables refused the optimizer ("key 'fc1.weight' under 'slots' contains '.'"): no
+    # checkpoint of its state could be written.  Slot keys now never hold the separator.
+    def setup():
+        w = tl.Variable(np.array([1.0, -2.0, 0.5]), name="fc1.weight")
+        opt = O.Adam(0.1)
+        return w, opt
+
+    def step(w, opt, g):
+        g = tl.tensor(g)
+        if how == "alone":
+            opt.apply(g, w)
+        elif how == "dict key":
+            opt.apply({"fc1.weight": g}, {"fc1.weight": w})
+        else:  # the same path "0" in two calls: the second variable's key gets its name appended
+            opt.apply([g * 0.0], [other[opt]])
+            opt.apply([g], [w])
+
+    other = {}
+    w, opt = setup()
+    other[opt] = tl.Variable(np.zeros(3), name="b.other")
+    grads = [np.array([0.3, -1.0, 2.0]) * (k + 1) for k in range(4)]
+    for g in grads[:2]:
+        step(w, opt, g)
+    path = tmp_path / "opt.safetensors"
+    tl.save_variables(path, opt)
+    assert not any("." in key for key in opt.variables["slots"])
+    w2, opt2 = setup()
+    w2.assign(w.numpy())
+    other[opt2] = tl.Variable(other[opt].numpy(), name="b.other")
+    tl.load_variables(path, opt2)
+    for g in grads[2:]:
+        step(w, opt, g)
+        step(w2, opt2, g)
+    np.testing.assert_array_equal(w2.numpy(), w.numpy())
+    assert int(opt2.iterations.numpy()) == int(opt.iterations.numpy())
+
+
+# ------------------------------------------------------------------ one variable twice
+def test_traced_step_refuses_one_variable_with_two_different_gradients():
+    # Eagerly, [1, 1] and [2, 2] for one variable is a ValueError; traced, the values cannot be compared
+    # and the step silently used the first and dropped the second ([0.9, 1.9] after SGD(0.1)).
+    w = tl.Variable(np.array([1.0, 2.0]), name="w")
+    opt = O.SGD(0.1)
+    step = tl.function(lambda g: opt.apply([g, g * 2.0], [w, w]))
+    with pytest.raises(ValueError, match=r"SGD.apply: variable 'w' appears at \[0\] and \[1\] with different"):
+        step(tl.tensor([1.0, 1.0]))
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+    assert int(opt.iterations.numpy()) == 0
+
+
+def test_traced_step_takes_one_variable_twice_with_the_same_gradient():
+    # A shared layer: tape.gradient gives the one gradient for both paths; traced as eager, it is applied
+    # once (torch.optim steps a parameter once).
+    def run(traced):
+        w = tl.Variable(np.array([1.0, 2.0]))
+        opt = O.SGD(0.1, momentum=0.9)
+
+        def step(x):
+            with tl.GradientTape() as tape:
+                loss = tl.sum(w * w * x)
+            opt.apply(tape.gradient(loss, {"a": w, "b": [w]}), {"a": w, "b": [w]})
+
+        f = tl.function(step) if traced else step
+        for _ in range(3):
+            f(tl.tensor(np.array([1.0, 3.0])))
+        return w.numpy()
+
+    expected = np.array([1.0, 2.0])
+    buf = np.zeros(2)
+    for _ in range(3):
+        buf = 0.9 * buf + 2 * expected * np.array([1.0, 3.0])
+        expected = expected - 0.1 * buf
+    np.testing.assert_allclose(run(False), expected, rtol=1e-14)
+    np.testing.assert_allclose(run(True), expected, rtol=1e-14)
+
+
+def test_optimizer_variables_are_a_new_dict_each_time():
+    # variables["slots"][key] was the optimizer's own dict of slots: popping "step" from it (or
+    # replacing "m") broke the optimizer's next step.
+    w = tl.Variable(np.array([1.0, -1.0]))
+    opt = O.Adam(0.1)
+    opt.apply([tl.tensor([1.0, 2.0])], [w])
+    state = opt.variables
+    state["slots"]["0"].pop("step")
+    state["slots"]["0"]["m"] = tl.Variable(np.full(2, 100.0))
+    state["slots"].clear()
+    assert sorted(opt.variables["slots"]["0"]) == ["m", "step", "v"]
+    opt.apply([tl.tensor([1.0, 2.0])], [w])
+    # Two Adam steps with g = [1, 2]: each moves by lr * sign(g) (m_hat / sqrt(v_hat) = 1).
+    np.testing.assert_allclose(w.numpy(), [0.8, -1.2], rtol=1e-6)
+
+
+# ------------------------------------------------------------------ learning rates
+def test_learning_rate_callable_of_no_arguments_keras_form():
+    # Keras takes "a callable that takes no arguments and returns the actual value to use"; the first
+    # step raised "<lambda>() takes 0 positional arguments but 1 was given".
+    rates = iter([0.5, 0.25, 0.125])
+    current = {"lr": None}
+
+    def lr():
+        current["lr"] = next(rates)
+        return current["lr"]
+
+    w = tl.Variable(np.array([1.0, 2.0]))
+    opt = O.SGD(lr, momentum=0.5)
+    assert opt.learning_rate is lr
+    expected, buf = np.array([1.0, 2.0]), np.zeros(2)
+    for g in ([1.0, -1.0], [2.0, 0.5], [0.0, 3.0]):
+        opt.apply([tl.tensor(g)], [w])
+        buf = 0.5 * buf + np.array(g)
+        expected = expected - current["lr"] * buf
+        np.testing.assert_allclose(w.numpy(), expected, rtol=1e-15)
+
+
+def test_learning_rate_no_argument_callable_of_a_variable_traced():
+    lr_var = tl.Variable(np.float64(0.5))
+    w = tl.Variable(np.array([1.0]))
+    opt = O.SGD(lambda: lr_var)
+    step = tl.function(lambda g: opt.apply([g], [w]))
+    step(tl.tensor([1.0]))
+    lr_var.assign(0.25)
+    step(tl.tensor([1.0]))
+    np.testing.assert_allclose(w.numpy(), [1.0 - 0.5 - 0.25], rtol=1e-15)
+
+
+def test_warmup_after_a_no_argument_callable_and_schedules_still_take_the_step():
+    s = O.Warmup(lambda: 0.5, warmup_steps=4)
+    np.testing.assert_allclose([float(s(t)) for t in (0, 1, 3, 10)], [0.125, 0.25, 0.5, 0.5], rtol=1e-15)
+    # A callable with a default step, or *args, is a schedule of the step.
+    for fn in (lambda step=0.0: 1.0 / (1.0 + step), lambda *a: 1.0 / (1.0 + a[0])):
+        w = tl.Variable(np.array([0.0]))
+        opt = O.SGD(fn)
+        for _ in range(3):
+            opt.apply([tl.tensor([-1.0])], [w])
+        np.testing.assert_allclose(w.numpy(), [1.0 + 1 / 2 + 1 / 3], rtol=1e-15)
+
+
+def test_learning_rate_callable_of_two_arguments_names_itself():
+    w = tl.Variable(np.array([0.0]))
+    with pytest.raises(TypeError, match="positional argument"):
+        O.SGD(lambda a, b: 0.1).apply([tl.tensor([1.0])], [w])
+
+
+@pytest.mark.parametrize("rate", [0.1, 1e-3, 0.3])
+def test_schedule_returning_a_python_float_is_exact_for_float64(rate):
+    # A schedule returning 0.1 became 0.10000000149011612 (the Python float went through float32 before
+    # the cast to float64), so a float64 model stepped by a rate 1.5e-8 off, where the constant 0.1 and
+    # torch.optim.lr_scheduler.LambdaLR (Python floats) step by 0.1 exactly.
+    w0 = np.array([1.0, -3.0, 0.7])
+    g = np.array([0.25, 2.0, -1.5])
+    for lr in (lambda step: rate, lambda: rate, O.Warmup(lambda step: rate, 1)):
+        w = tl.Variable(w0.copy())
+        O.SGD(lr).apply([tl.tensor(g)], [w])
+        np.testing.assert_array_equal(w.numpy(), w0 - rate * g)
