@@ -83,3 +83,25 @@ def test_cholesky_solve_and_conjugate_triangular_solve_gradients_match_jax():
     )
     for g, h in zip(got, want):
         np.testing.assert_allclose(g.numpy(), h, atol=1e-12)
+
+
+# ---------------------------------------------------------------- cond of singular matrices
+@pytest.mark.parametrize("p", [1, -1, "fro", "nuc", np.inf, -np.inf, None, 2, -2])
+def test_cond_of_a_singular_matrix_in_a_batch_is_inf(p):
+    # NumPy, PyTorch and JAX give inf for a singular matrix with every p; p other than None/2/-2 raised
+    # LinAlgError for the whole batch.  A NaN in the input stays NaN (NumPy's rule).
+    x = np.array(
+        [[[2.0, 1.0], [1.0, 3.0]], [[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]]
+    )
+    if p not in (None, 2, -2, "nuc"):  # (NumPy's SVD of a NaN matrix raises)
+        x = np.concatenate([x, [[[np.nan, 0.0], [0.0, 1.0]]]])
+    got = tl.linalg.cond(tl.tensor(x), p).numpy()
+    np.testing.assert_allclose(got, np.linalg.cond(x, p))
+    assert np.isinf(got[2:4] if p != -2 else got[2]).all() and np.isnan(got[4:]).all()
+    g = tl.grad(lambda t: tl.linalg.cond(t, p))(tl.tensor(x[0])).numpy()
+    h = 1e-6
+    numeric = [
+        (np.linalg.cond(x[0] + h * e, p) - np.linalg.cond(x[0] - h * e, p)) / (2 * h)
+        for e in np.eye(4).reshape(4, 2, 2)
+    ]
+    np.testing.assert_allclose(g.ravel(), numeric, atol=1e-6)

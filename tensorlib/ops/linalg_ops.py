@@ -175,9 +175,11 @@ def _inv_kernel(xp, x, *, singular):
     except np.linalg.LinAlgError:  # some matrix of the batch is singular (LU has a zero pivot)
         pass
     zero = (xp.linalg.slogdet(x)[0] == 0)[..., None, None]
-    inverse = xp.linalg.inv(xp.where(zero, xp.eye(x.shape[-1], dtype=x.dtype), x))
+    eye = xp.eye(x.shape[-1], dtype=x.dtype)
+    inverse = xp.linalg.inv(xp.where(zero, eye, x))  # NaN for a matrix holding a NaN or an inf
     # The SVD leaves rounding errors where a cofactor is 0: entries at rounding level of the largest are 0, and
-    # so is every cofactor at rank n - 2 or less.
+    # so is every cofactor at rank n - 2 or less.  (It would not converge on a non-finite matrix of the batch.)
+    x = xp.where(zero, x, eye)
     adjugate = _adjugate_kernel(xp, x, xp.zeros(x.shape[:-2], dtype=x.dtype))
     n, eps = x.shape[-1], np.finfo(x.dtype).eps
     size = xp.max(xp.abs(adjugate), axis=(-2, -1), keepdims=True)
