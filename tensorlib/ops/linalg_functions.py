@@ -149,11 +149,12 @@ def svdvals(x, /) -> Tensor:
     return svd(x, compute_uv=False)
 
 
-def eigvalsh(a) -> Tensor:
-    """Eigenvalues (ascending) of the symmetric part ``(a + a.T) / 2``, as ``tl.linalg.eigh``.
+def eigvalsh(a, UPLO=None) -> Tensor:
+    """Eigenvalues (ascending) of the symmetric part ``(a + a.T) / 2``, or of the
+    triangle ``UPLO`` names (``'L'`` or ``'U'``, as NumPy), as ``tl.linalg.eigh``.
 
-    Differs from ``numpy.linalg.eigvalsh`` (which reads one triangle) only for
-    non-symmetric input.  The gradient is exact at repeated eigenvalues too
+    Without ``UPLO`` it differs from ``numpy.linalg.eigvalsh`` (which reads the
+    lower triangle) only for non-symmetric input.  The gradient is exact at repeated eigenvalues too
     (for a loss that is symmetric in them: the sum of a repeated pair has a
     gradient, each of its two members is not differentiable there).
 
@@ -161,7 +162,7 @@ def eigvalsh(a) -> Tensor:
     >>> tl.linalg.eigvalsh(tl.tensor([[2.0, 1.0], [1.0, 2.0]])).numpy().round(6).tolist()
     [1.0, 3.0]
     """
-    return eigh(a)[0]
+    return eigh(a, UPLO)[0]
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
