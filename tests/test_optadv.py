@@ -302,3 +302,38 @@ def test_schedule_returning_a_python_float_is_exact_for_float64(rate):
         w = tl.Variable(w0.copy())
         O.SGD(lr).apply([tl.tensor(g)], [w])
         np.testing.assert_array_equal(w.numpy(), w0 - rate * g)
+
+
+def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
+    # Saved after apply(grads, model) (keys "kernel", "bias"), resumed with apply_gradients of a list
+    # (keys "0", "1"): the restored moments matched nothing, the step started from zero moments with the
+    # restored step count, and nothing said so.
+    x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
+    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
+    _train_step(model, opt, x)
+    path = tmp_path / "ckpt.safetensors"
+    tl.save_variables(path, {"model": model, "opt": opt})
+    fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    variables = [fresh.kernel, fresh.bias]
+    grads = [tl.tensor(np.ones((3, 2))), tl.tensor(np.ones(2))]
+    with pytest.warns(UserWarning, match=r"Adam.apply: the checkpoint's slots for \['bias', 'kernel'\] match no"):
+        fresh_opt.apply_gradients(zip(grads, variables))
+
+
+def test_resuming_with_the_same_structure_or_a_new_layer_is_silent(tmp_path, recwarn):
+    x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
+    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
+    _train_step(model, opt, x)
+    path = tmp_path / "ckpt.safetensors"
+    tl.save_variables(path, {"model": model, "opt": opt})
+    fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    head = tl.Variable(np.ones(2), name="head")
+    with tl.GradientTape() as tape:
+        loss = tl.sum(tl.square(fresh(x))) + tl.sum(head)
+    grads = tape.gradient(loss, {"kernel": fresh.kernel, "bias": fresh.bias, "head": head})
+    fresh_opt.apply(grads, {"kernel": fresh.kernel, "bias": fresh.bias, "head": head})  # a new variable "head"
+    _train_step(model, opt, x)
+    np.testing.assert_allclose(fresh.kernel.numpy(), model.kernel.numpy(), rtol=1e-13)
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
