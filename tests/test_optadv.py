@@ -337,3 +337,33 @@ def test_resuming_with_the_same_structure_or_a_new_layer_is_silent(tmp_path, rec
     _train_step(model, opt, x)
     np.testing.assert_allclose(fresh.kernel.numpy(), model.kernel.numpy(), rtol=1e-13)
     assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
+
+
+def test_load_of_a_missing_file_names_the_function_and_path(tmp_path):
+    path = tmp_path / "nope.safetensors"
+    with pytest.raises(FileNotFoundError, match=r"load_variables: .*nope\.safetensors") as info:
+        tl.load_variables(path, {"w": tl.Variable([1.0])})
+    assert info.value.errno == 2 and info.value.filename == str(path)
+
+
+def test_load_of_an_unreadable_file_is_the_os_error_not_a_format_error(tmp_path, monkeypatch):
+    # A file the process may not read was reported as "not a readable safetensors file" (a ValueError
+    # about its format); it is the OS's PermissionError, naming the function and the path.  (The tests
+    # run as root here, where chmod 0 does not stop a read, so the reader's answer is simulated.)
+    import errno
+
+    import safetensors
+
+    path = tmp_path / "locked.safetensors"
+    tl.save_variables(path, {"w": tl.Variable([1.0])})
+
+    def refuse(file, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", os.fspath(file))
+
+    monkeypatch.setattr(safetensors, "safe_open", refuse)
+    w = tl.Variable([5.0])
+    with pytest.raises(
+        PermissionError, match=r"load_variables: cannot read the checkpoint \(Permission denied\).*locked\.safetensors"
+    ):
+        tl.load_variables(path, {"w": w})
+    assert w.numpy().tolist() == [5.0]
