@@ -367,3 +367,21 @@ def test_load_of_an_unreadable_file_is_the_os_error_not_a_format_error(tmp_path,
     ):
         tl.load_variables(path, {"w": w})
     assert w.numpy().tolist() == [5.0]
+
+
+def test_global_norm_and_clipping_take_numbers_and_arrays_as_leaves():
+    # global_norm([3.0, 4.0]) raised AttributeError "'float' object has no attribute 'dtype'"; TensorFlow's
+    # global_norm converts each entry (5.0), and an array entry already worked.
+    assert float(O.global_norm([3.0, 4.0])) == 5.0
+    assert float(O.global_norm([np.array([3.0]), [4]])) == 5.0
+    clipped, norm = O.clip_by_global_norm([3.0, {"a": np.array([4.0])}, None], 1.0)
+    assert float(norm) == 5.0 and clipped[2] is None
+    np.testing.assert_allclose([float(clipped[0]), float(clipped[1]["a"][0])], [0.6, 0.8], rtol=1e-6)
+    with pytest.raises(TypeError, match=r"clip_by_global_norm: entry \[1\] has dtype int64"):
+        O.clip_by_global_norm([1.0, 2], 1.0)
+
+
+def test_global_norm_matches_tensorflow_for_python_numbers():
+    tf = pytest.importorskip("tensorflow")
+    values = [3.0, 4.0, -12.0]
+    np.testing.assert_allclose(float(O.global_norm(values)), float(tf.linalg.global_norm(values)), rtol=1e-6)
