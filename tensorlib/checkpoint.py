@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import errno
 import os
 import uuid
 
@@ -271,8 +272,12 @@ def _read(path) -> tuple:
                 except (TypeError, ValueError, AttributeError) as e:
                     arrays.pop(name, None)
                     unreadable[name] = str(e)
-    except FileNotFoundError:
-        raise
+    except OSError as e:
+        # The OS's error keeps its type (a PermissionError was a ValueError about the file's format), and
+        # names the function (safetensors' FileNotFoundError had no errno and named none).
+        number = errno.ENOENT if isinstance(e, FileNotFoundError) else e.errno
+        why = os.strerror(number) if number is not None else str(e)
+        raise type(e)(number, f"load_variables: cannot read the checkpoint ({why})", path) from None
     except Exception as e:
         raise ValueError(f"load_variables: {path!r} is not a readable safetensors file ({e})") from None
     return arrays, unreadable

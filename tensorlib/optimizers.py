@@ -20,8 +20,10 @@ the step counter for the same reason.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
+import warnings
 
 import numpy as np
 
@@ -280,11 +282,12 @@ class Warmup:
     def __init__(self, after, warmup_steps: int):
         warmup_steps = _whole_steps(warmup_steps, "Warmup", "warmup_steps")
         self.after, self.warmup_steps = after, warmup_steps
+        self._after = _schedule_of(after) if callable(after) else after
 
     def __call__(self, step) -> Tensor:
         t = _as_step(step)
-        later = _lr_at(self.after, _math_ops.maximum(t - self.warmup_steps, 0.0))
-        ramp = _lr_at(self.after, t * 0.0) * _math_ops.minimum((t + 1.0) / self.warmup_steps, 1.0)
+        later = _lr_at(self._after, _math_ops.maximum(t - self.warmup_steps, 0.0))
+        ramp = _lr_at(self._after, t * 0.0) * _math_ops.minimum((t + 1.0) / self.warmup_steps, 1.0)
         return _math_ops.where(t < self.warmup_steps, ramp, later)
 
 
@@ -362,12 +365,42 @@ def _as_step(step) -> Tensor:
     return t if t.dtype == _dt.float64 else _math_ops.cast(t, _dt.float64)
 
 
-def _lr_at(schedule, step: Tensor) -> Tensor:
-    if callable(schedule):
-        return _math_ops.cast(schedule(step), _dt.float64)
-    from .ops.creation import tensor
+class _Unstepped:
+    """A callable of no arguments (Keras' form of a learning rate) as a schedule: called without the step."""
 
-    return tensor(float(schedule), dtype=_dt.float64)
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, step) -> Tensor:
+        return self.fn()
+
+
+def _schedule_of(fn):
+    """``fn`` as a schedule of the step: itself, or for a callable that takes no argument (``lambda: 0.01``,
+    Keras' form, which failed with "takes 0 positional arguments but 1 was given" at the first step) a
+    wrapper that calls it without one.  Decided once, when it is set: inspecting costs 10-25 us a step."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature (a builtin): taken as a schedule
+        return fn
+    try:
+        signature.bind(None)
+    except TypeError:
+        try:
+            signature.bind()
+        except TypeError:  # takes neither: calling it with the step raises its own error
+            return fn
+        return _Unstepped(fn)
+    return fn
+
+
+def _lr_at(schedule, step: Tensor) -> Tensor:
+    """The rate at ``step`` in float64.  A schedule's Python number is read at float64 directly: cast as a
+    weak scalar it went through float32, and 0.1 became 0.10000000149011612 for a float64 model."""
+    rate = schedule(step) if callable(schedule) else schedule
+    if isinstance(rate, Tensor):
+        return rate if rate.dtype == _dt.float64 else _math_ops.cast(rate, _dt.float64)
+    return _creation.tensor(rate, dtype=_dt.float64)
 
 
 # ------------------------------------------------------------------ optimizers
@@ -433,6 +466,8 @@ class Optimizer:
         or a ``torch.optim`` param group's ``"lr"``): a constant lives in a Variable that traced steps
         read at every call, and a traced step retraces when a schedule is set or replaced.  A 0-d
         float ``tl.Variable`` given as the learning rate is read at every step; assigning it changes it.
+        A callable of no arguments (Keras' form) is called at every eager step; a traced step calls it
+        while tracing, as ``tf.function`` does, so to change between traced steps it returns a Variable.
 
         >>> import tensorlib as tl
         >>> w = tl.Variable([1.0])
@@ -444,12 +479,14 @@ class Optimizer:
         >>> round(float(w[0]), 6)  # 1 - 0.1 - 0.5
         0.4
         """
+        if isinstance(self._schedule, _Unstepped):
+            return self._schedule.fn
         return self._schedule if self._schedule is not None else float(self._lr.numpy())
 
     @learning_rate.setter
     def learning_rate(self, value) -> None:
         if callable(value) and not isinstance(value, Tensor):
-            self._schedule, self._lr_key = value, next(_lr_keys)
+            self._schedule, self._lr_key = _schedule_of(value), next(_lr_keys)
             return
         given = isinstance(value, Variable) and value.shape == () and value.dtype.kind == "f"
         try:
@@ -535,8 +572,24 @@ class Optimizer:
         who = f"{type(self).__name__}.build"
         pairs = _pairs(variables, variables, who)
         _check_float(pairs, who)
-        for key, _, v in pairs:
-            self._slots_for(key, v)
+        self._all_slots(pairs, who)
+
+    def _all_slots(self, pairs: list, who: str) -> list:
+        """The slots of every pair's variable, made where missing; a warning when new ones start from zero
+        while slots restored from a checkpoint stay unmatched (as TensorFlow warns of unresolved checkpoint
+        objects): keys are paths in the first ``apply``'s structure, and one of another shape
+        (``apply_gradients`` of a list after ``apply`` of a model's dict) silently resumed from zero moments."""
+        pending, seen = set(self._restored), set(self._slots)
+        slots = [self._slots_for(key, v) for key, _, v in pairs]
+        fresh = [key for vid, (key, _, _) in self._slots.items() if vid not in seen and key not in pending]
+        if fresh and self._restored:
+            warnings.warn(
+                f"{who}: the checkpoint's slots for {sorted(self._restored)} match no variable of this step, and "
+                f"new slots start from zero for {fresh}; a slot's key is its variable's path in the structure "
+                "given to apply (pass the structure the checkpoint was saved with)",
+                stacklevel=3,
+            )
+        return slots
 
     def _restore_slots(self, restored: dict) -> None:
         """Keep ``{slot key: {slot name: array}}`` from a checkpoint, as Variables listed in ``variables``
@@ -569,7 +622,7 @@ class Optimizer:
             return
         _check_float(pairs, who)
         # Every slot exists (or failed to restore) before any variable changes.
-        slots = [self._slots_for(key, v) for key, _, v in pairs]
+        slots = self._all_slots(pairs, who)
         if not current_state().modes:  # (a traced step's assigns are checked when the graph runs)
             self._check_assignable(who, [v for _, _, v in pairs], slots)
         state_read(self, "_lr_key")  # a traced step retraces when a schedule or a Variable is set or replaced
@@ -641,7 +694,7 @@ class Optimizer:
         for the same model restores by name.
         """
         slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
-        slots.update({key: named for key, _, named in self._slots.values()})
+        slots.update({key: dict(named) for key, _, named in self._slots.values()})
         return {"iterations": self.iterations, "slots": slots}
 
 

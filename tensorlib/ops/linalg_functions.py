@@ -478,8 +478,8 @@ def tensorsolve(a, b, axes=None) -> Tensor:
 def cholesky_solve(b, L, upper: bool = False) -> Tensor:
     """Solve ``a @ x = b`` given the Cholesky factor ``L`` of ``a`` (PyTorch's ``cholesky_solve``).
 
-    ``L`` is lower triangular (``a = L @ L.T``), or upper with ``upper=True``
-    (``a = L.T @ L``); its other triangle is not read and gets a zero gradient
+    ``L`` is lower triangular (``a = L @ L^H``, ``L^H`` its conjugate transpose), or upper with ``upper=True``
+    (``a = L^H @ L``); its other triangle is not read and gets a zero gradient
     (PyTorch's fills it as if ``L`` were a full matrix).  ``b`` is (..., n, k),
     batch axes broadcast.  Two triangular solves, so both inputs have gradients.
 
@@ -494,6 +494,6 @@ def cholesky_solve(b, L, upper: bool = False) -> Tensor:
     if b.ndim < 2:
         raise ValueError(f"cholesky_solve: b must be a matrix (..., n, k), got {_describe(b)}")
     lower = not upper
-    # a = t t^T with t lower (L, or L^T when upper): t y = b, then t^T x = y.
-    y = solve_triangular(L, b, trans=0 if lower else 1, lower=lower)
-    return solve_triangular(L, y, trans=1 if lower else 0, lower=lower)
+    # a = t t^H with t lower (L, or L^H when upper): t y = b, then t^H x = y.
+    y = solve_triangular(L, b, trans=0 if lower else "C", lower=lower)
+    return solve_triangular(L, y, trans="C" if lower else 0, lower=lower)

@@ -398,10 +398,11 @@ def slogdet(x) -> tuple:
 
 
 # ------------------------------------------------------------------ solve_triangular
-def _trans_attr(trans):
-    codes = {0: 0, 1: 1, "N": 0, "T": 1}
-    if trans not in codes:
-        raise ValueError(f"MatrixTriangularSolve: trans must be 0, 1, 'N' or 'T', got {trans!r}")
+def _trans_code(trans, name="MatrixTriangularSolve") -> int:
+    """SciPy's ``trans``: 0 or 'N' (``t``), 1 or 'T' (``t^T``), 2 or 'C' (``t^H``) as 0, 1 or 2."""
+    codes = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
+    if isinstance(trans, bool) or not isinstance(trans, (int, np.integer, str)) or trans not in codes:
+        raise ValueError(f"{name}: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     return codes[trans]
 
 
@@ -451,7 +452,8 @@ register_gradient("MatrixTriangularSolve", _trsolve_grad_a, _trsolve_grad_b)
 
 
 def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False) -> Tensor:
-    """SciPy's ``solve_triangular``: solve ``t @ x = b`` (``t.T @ x = b`` for ``trans=1``).
+    """SciPy's ``solve_triangular``: solve ``t @ x = b`` (``t.T @ x = b`` for ``trans=1`` or ``'T'``,
+    ``t.conj().T @ x = b`` for ``trans=2`` or ``'C'``).
 
     ``t`` is the lower (``lower=True``) or upper triangle of ``a``, with ones on
     its diagonal if ``unit_diagonal``; the other entries of ``a`` are never read
@@ -462,12 +464,16 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     >>> tl.linalg.solve_triangular(a, tl.tensor([2.0, 3.0]), lower=True).numpy().tolist()
     [1.0, 2.0]
     """
+    from .elementwise import conj
     from .shape import squeeze
 
+    trans = _trans_code(trans)
+    a = as_tensor(a)
+    if trans == 2:  # t^H x = b is conj(t)^T x = b: the op solves with plain transposes (holomorphic in t)
+        trans = 1
+        a = conj(a) if a.dtype.kind == "c" else a
     b, vector = _as_columns(b)
-    x = apply(
-        _trsolve, (a, b), {"trans": _trans_attr(trans), "lower": bool(lower), "unit_diagonal": bool(unit_diagonal)}
-    )
+    x = apply(_trsolve, (a, b), {"trans": trans, "lower": bool(lower), "unit_diagonal": bool(unit_diagonal)})
     return squeeze(x, -1) if vector else x
 
 
