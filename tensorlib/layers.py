@@ -64,6 +64,15 @@ __all__ = [
     "MultiHeadAttention",
     "TransformerEncoderLayer",
     "TransformerDecoderLayer",
+    "SeparableConv2D",
+    "ZeroPadding1D",
+    "ZeroPadding2D",
+    "ZeroPadding3D",
+    "UpSampling2D",
+    "PReLU",
+    "SpatialDropout1D",
+    "SpatialDropout2D",
+    "SpatialDropout3D",
 ]
 
 
@@ -296,10 +305,7 @@ class _Conv(Module):
         self.kernel_size = _sizes(kernel_size, self._rank, "kernel_size", name)
         self.strides, self.padding, self.dilations = strides, padding, dilations
         self.activation = _activation(activation, name)
-        self.kernel = Variable(
-            _init.get(kernel_initializer)(self._kernel_shape(), seed=seed, dtype=dtype),
-            name="kernel",
-        )
+        self._make_kernels(_init.get(kernel_initializer), seed, dtype)
         self.bias = (
             Variable(
                 _init.get(bias_initializer)((self.out_channels,), seed=_seed_for(seed, 1), dtype=dtype), name="bias"
@@ -307,6 +313,9 @@ class _Conv(Module):
             if use_bias
             else None
         )
+
+    def _make_kernels(self, initializer, seed, dtype) -> None:
+        self.kernel = Variable(initializer(self._kernel_shape(), seed=seed, dtype=dtype), name="kernel")
 
     def _kernel_shape(self) -> tuple:
         return (*self.kernel_size, self.in_channels, self.out_channels)
@@ -440,6 +449,62 @@ class DepthwiseConv2D(_Conv):
 
     def _sizes_repr(self) -> str:
         return f"{self.in_channels}, depth_multiplier={self.depth_multiplier}"
+
+
+class SeparableConv2D(_Conv):
+    """Depthwise-separable 2-D convolution (Keras' ``SeparableConv2D``, TensorFlow's ``tf.nn.separable_conv2d``):
+    a depthwise convolution with ``depthwise_kernel`` ``(kh, kw, in_channels, depth_multiplier)`` (as
+    :class:`DepthwiseConv2D`: ``strides``, ``padding``, ``dilations``), then a 1x1 convolution with
+    ``pointwise_kernel`` ``(1, 1, in_channels * depth_multiplier, out_channels)``, then the bias and the activation.
+    ``kernel_initializer`` draws both kernels.  PyTorch: ``nn.Conv2d(groups=in_channels)`` then a 1x1
+    ``nn.Conv2d`` without bias.
+
+    >>> import tensorlib as tl
+    >>> conv = tl.nn.SeparableConv2D(3, 8, kernel_size=3, depth_multiplier=2, seed=0)
+    >>> conv(tl.ones((2, 8, 8, 3))).shape, conv.depthwise_kernel.shape, conv.pointwise_kernel.shape
+    ((2, 8, 8, 8), (3, 3, 3, 2), (1, 1, 6, 8))
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        strides=1,
+        padding="SAME",
+        depth_multiplier: int = 1,
+        dilations=1,
+        activation=None,
+        use_bias: bool = True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        seed: int | None = None,
+        dtype=_dt.float32,
+        data_format: str | None = None,
+    ):
+        self.depth_multiplier = _positive("depth_multiplier", depth_multiplier, "SeparableConv2D")
+        super().__init__(
+            in_channels, out_channels, kernel_size, strides, padding, dilations, activation, use_bias,
+            kernel_initializer, bias_initializer, seed, dtype, data_format,
+        )  # fmt: skip
+
+    def _make_kernels(self, initializer, seed, dtype) -> None:
+        # Keras' shapes (and so its fans): the pointwise kernel as a 1x1 conv's.
+        depthwise = (*self.kernel_size, self.in_channels, self.depth_multiplier)
+        pointwise = (1, 1, self.in_channels * self.depth_multiplier, self.out_channels)
+        self.depthwise_kernel = Variable(initializer(depthwise, seed=seed, dtype=dtype), name="depthwise_kernel")
+        self.pointwise_kernel = Variable(
+            initializer(pointwise, seed=_seed_for(seed, 2), dtype=dtype), name="pointwise_kernel"
+        )
+
+    def _convolve(self, x):
+        fmt = self.data_format
+        y = _nn.depthwise_conv2d(x, self.depthwise_kernel, self.strides, self.padding, self.dilations, data_format=fmt)
+        return _nn.conv2d(y, self.pointwise_kernel, 1, "VALID", data_format=fmt)
+
+    def extra_repr(self) -> str:
+        text = super().extra_repr()
+        return text if self.depth_multiplier == 1 else f"{text}, depth_multiplier={self.depth_multiplier}"
 
 
 class Conv2DTranspose(_Conv):
@@ -759,6 +824,155 @@ class GlobalMaxPooling3D(_GlobalPool):
     _rank = 3
 
 
+class _ZeroPadding(Module):
+    """Keras' zero padding of the spatial axes: ``padding`` an int (every side), one int per spatial axis (both
+    sides) or one ``(before, after)`` pair per axis (for 1-D, ``(left, right)``)."""
+
+    _rank = 2
+
+    def __init__(self, padding=1, data_format: str | None = None):
+        super().__init__()
+        name, layouts = type(self).__name__, _LAYOUTS[self._rank]
+        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+        self.padding = _padding_pairs(padding, self._rank, name)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        none = ((0, 0),)
+        pairs = none + self.padding + none if self.data_format[-1] == "C" else none * 2 + self.padding
+        return _shape.pad(x, pairs)
+
+    def extra_repr(self) -> str:
+        text = f"padding={self.padding}"
+        return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
+
+
+def _padding_pairs(padding, rank: int, layer: str) -> tuple:
+    """Keras' padding forms -> one ``(before, after)`` pair of ints >= 0 per spatial axis."""
+    try:
+        if isinstance(padding, (int, np.integer)):
+            pairs = ((_index_value(padding),) * 2,) * rank
+        elif rank == 1 and len(padding) == 2 and all(isinstance(p, (int, np.integer)) for p in padding):
+            pairs = (tuple(_index_value(p) for p in padding),)
+        elif len(padding) == rank and all(isinstance(p, (int, np.integer)) for p in padding):
+            pairs = tuple((_index_value(p),) * 2 for p in padding)
+        else:
+            pairs = tuple(tuple(_index_value(v) for v in pair) for pair in padding)
+    except (TypeError, ValueError):
+        pairs = ()
+    if len(pairs) != rank or any(len(p) != 2 or min(p) < 0 for p in pairs):
+        forms = {1: "(left, right)", 2: "(rows, cols) or ((top, bottom), (left, right))"}.get(
+            rank, "(depth, rows, cols) or ((front, back), (top, bottom), (left, right))"
+        )
+        raise ValueError(f"{layer}: padding must be an int >= 0 or {forms}, got {padding!r}")
+    return pairs
+
+
+class ZeroPadding1D(_ZeroPadding):
+    """Zeros added before and after the width of ``(batch, width, channels)`` inputs (Keras' ``ZeroPadding1D``;
+    PyTorch's ``nn.ZeroPad1d((left, right))`` with ``data_format="NCW"``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.ZeroPadding1D((1, 2))(tl.ones((1, 2, 1))).numpy().ravel().tolist()
+    [0.0, 1.0, 1.0, 0.0, 0.0]
+    """
+
+    _rank = 1
+
+
+class ZeroPadding2D(_ZeroPadding):
+    """Zeros around NHWC images (Keras' ``ZeroPadding2D``; PyTorch's ``nn.ZeroPad2d((left, right, top, bottom))``
+    is ``padding=((top, bottom), (left, right)), data_format="NCHW"``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.ZeroPadding2D(((1, 0), (2, 1)))(tl.ones((1, 2, 2, 3))).shape
+    (1, 3, 5, 3)
+    """
+
+
+class ZeroPadding3D(_ZeroPadding):
+    """Zeros around ``(batch, depth, height, width, channels)`` volumes (Keras' ``ZeroPadding3D``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.ZeroPadding3D(1)(tl.ones((1, 2, 2, 2, 3))).shape
+    (1, 4, 4, 4, 3)
+    """
+
+    _rank = 3
+
+
+class UpSampling2D(Module):
+    """Images enlarged ``size`` times (an int or ``(rows, cols)``): Keras' ``UpSampling2D``,
+    :func:`tl.nn.resize` with ``interpolation="nearest"`` (each pixel repeated) or ``"bilinear"`` (half-pixel
+    centers); PyTorch's ``nn.Upsample(scale_factor=size, mode=..., align_corners=False)`` with
+    ``data_format="NCHW"``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.UpSampling2D(2)(tl.tensor([[[[1.0], [2.0]]]])).numpy()[0, :, :, 0].tolist()
+    [[1.0, 1.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0]]
+    """
+
+    def __init__(self, size=2, interpolation: str = "nearest", data_format: str = "NHWC"):
+        super().__init__()
+        self.data_format = _data_format(data_format, "UpSampling2D")
+        self.size = _sizes(size, 2, "size", "UpSampling2D")
+        if interpolation not in ("nearest", "bilinear"):
+            raise ValueError(f"UpSampling2D: interpolation must be 'nearest' or 'bilinear', got {interpolation!r}")
+        self.interpolation = interpolation
+
+    def forward(self, x):
+        x = _image(x, "UpSampling2D", 2, self.data_format)
+        height, width = x.shape[2:4] if self.data_format == "NCHW" else x.shape[1:3]
+        if None in (height, width):
+            raise ValueError(f"UpSampling2D: the height and width must be known, got input shape {tuple(x.shape)}")
+        size = (height * self.size[0], width * self.size[1])
+        y = _nn.resize(_channels_to_last(x, self.data_format), size, method=self.interpolation)
+        return _channels_to_first(y, self.data_format)
+
+    def extra_repr(self) -> str:
+        text = f"size={self.size}, interpolation={self.interpolation!r}"
+        return text if self.data_format == "NHWC" else f"{text}, data_format={self.data_format!r}"
+
+
+class PReLU(Module):
+    """Parametric ReLU with a trainable slope ``alpha`` for negative inputs: one shared (``num_parameters=1``) or
+    one per channel (the last axis; the second with ``data_format="NCHW"``), starting at ``init``.  PyTorch's
+    ``nn.PReLU(num_parameters, init)``; Keras' ``PReLU(shared_axes=spatial axes)`` with ``alpha`` starting at 0.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.PReLU()(tl.tensor([-2.0, 3.0])).numpy().tolist()
+    [-0.5, 3.0]
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, dtype=_dt.float32, data_format: str = "NHWC"):
+        super().__init__()
+        self.num_parameters = _positive("num_parameters", num_parameters, "PReLU")
+        self.data_format = _data_format(data_format, "PReLU")
+        if not _number_in(init, -math.inf, math.inf):
+            raise ValueError(f"PReLU: init must be a finite number, got {init!r}")
+        dtype = _float_dtype(dtype, "PReLU")
+        self.alpha = Variable(_init.ones((self.num_parameters,), dtype=dtype) * float(init), name="alpha")
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        alpha = self.alpha
+        if self.num_parameters > 1:
+            first = self.data_format == "NCHW"
+            if len(x.shape) < (2 if first else 1) or x.shape[1 if first else -1] not in (None, self.num_parameters):
+                where = "second (NCHW)" if first else "last"
+                raise ValueError(
+                    f"PReLU: input's {where} (channel) dimension must be num_parameters={self.num_parameters}, got "
+                    f"input shape {tuple(x.shape)} ({x.dtype})"
+                )
+            if first:
+                alpha = _shape.reshape(alpha, (-1,) + (1,) * (len(x.shape) - 2))
+        return _nn.prelu(x, alpha)
+
+    def extra_repr(self) -> str:
+        text = f"num_parameters={self.num_parameters}"
+        return text if self.data_format == "NHWC" else f"{text}, data_format={self.data_format!r}"
+
+
 class BatchNorm(Module):
     """Batch normalization over every axis but the channels (the last; axis 1 with ``data_format="NCHW"``).
 
@@ -868,7 +1082,7 @@ class Dropout(Module):
     def __init__(self, rate: float):
         super().__init__()
         if not _number_in(rate, 0.0, 1.0) or rate == 1.0:
-            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate!r}")
+            raise ValueError(f"{type(self).__name__}: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
 
     def forward(self, x):
@@ -877,6 +1091,60 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"rate={self.rate}"
+
+
+class _SpatialDropout(Dropout):
+    """Dropout of whole channels: one draw per example and channel, shared over the ``_rank`` spatial axes."""
+
+    _rank = 2
+
+    def __init__(self, rate: float, data_format: str | None = None):
+        super().__init__(rate)
+        name, layouts = type(self).__name__, _LAYOUTS[self._rank]
+        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        if not self.training or self.rate == 0:
+            return x
+        ones = (1,) * self._rank
+        noise = (None, *ones, None) if self.data_format[-1] == "C" else (None, None, *ones)
+        return _nn.dropout(x, self.rate, noise_shape=noise)
+
+
+class SpatialDropout1D(_SpatialDropout):
+    """Zero whole channels of ``(batch, width, channels)`` inputs with probability ``rate`` while training (scaling
+    the rest): Keras' ``SpatialDropout1D``, PyTorch's ``nn.Dropout1d`` with ``data_format="NCW"``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.SpatialDropout1D(0.5).eval()(tl.ones((1, 3, 2))).shape
+    (1, 3, 2)
+    """
+
+    _rank = 1
+
+
+class SpatialDropout2D(_SpatialDropout):
+    """Zero whole channels (feature maps) of NHWC images with probability ``rate`` while training (scaling the
+    rest): Keras' ``SpatialDropout2D``, PyTorch's ``nn.Dropout2d`` with ``data_format="NCHW"``.
+
+    >>> import tensorlib as tl
+    >>> y = tl.nn.SpatialDropout2D(0.5)(tl.ones((4, 3, 3, 8))).numpy()
+    >>> bool((y.min(axis=(1, 2)) == y.max(axis=(1, 2))).all())  # each channel kept or dropped whole
+    True
+    """
+
+
+class SpatialDropout3D(_SpatialDropout):
+    """Zero whole channels of ``(batch, depth, height, width, channels)`` volumes with probability ``rate`` while
+    training: Keras' ``SpatialDropout3D``, PyTorch's ``nn.Dropout3d`` with ``data_format="NCDHW"``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.SpatialDropout3D(0.5).eval()(tl.ones((1, 2, 2, 2, 3))).shape
+    (1, 2, 2, 2, 3)
+    """
+
+    _rank = 3
 
 
 class LayerNorm(Module):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+import warnings
 
 import numpy as np
 
@@ -132,6 +133,12 @@ def _differ(a: Tensor, b: Tensor) -> bool:
 
 
 # ------------------------------------------------------------------ clipping
+def _as_tensors(tensors):
+    """The structure with each number or array leaf as a Tensor (``global_norm([3.0, 4.0])`` raised
+    AttributeError; TensorFlow converts each entry)."""
+    return tree.map(lambda t: t if isinstance(t, Tensor) else _creation.tensor(t), tensors)
+
+
 def global_norm(tensors) -> Tensor:
     """``sqrt(sum of squares)`` over every tensor of a nested structure (None entries ignored; none at all: 0).
 
@@ -139,7 +146,7 @@ def global_norm(tensors) -> Tensor:
     >>> float(tl.optimizers.global_norm([tl.tensor([3.0]), {"b": tl.tensor([4.0])}, None]))
     5.0
     """
-    leaves = tree.leaves(tensors)
+    leaves = tree.leaves(_as_tensors(tensors))
     if not leaves:  # all None (no variable got a gradient): 0, as in TensorFlow (it was a ValueError)
         return _creation.tensor(np.float32(0.0))
     total = None
@@ -166,6 +173,7 @@ def clip_by_global_norm(tensors, clip_norm: float):
     """
     if not clip_norm > 0:
         raise ValueError(f"clip_by_global_norm: clip_norm must be positive, got {clip_norm}")
+    tensors = _as_tensors(tensors)
     for path, t in tree.flatten_with_path(tensors)[0]:
         if getattr(t, "dtype", np.dtype(float)).kind not in "fc":  # the scale would be cast to 0 or 1
             raise TypeError(
@@ -571,8 +579,24 @@ class Optimizer:
         who = f"{type(self).__name__}.build"
         pairs = _pairs(variables, variables, who)
         _check_float(pairs, who)
-        for key, _, v in pairs:
-            self._slots_for(key, v)
+        self._all_slots(pairs, who)
+
+    def _all_slots(self, pairs: list, who: str) -> list:
+        """The slots of every pair's variable, made where missing; a warning when new ones start from zero
+        while slots restored from a checkpoint stay unmatched (as TensorFlow warns of unresolved checkpoint
+        objects): keys are paths in the first ``apply``'s structure, and one of another shape
+        (``apply_gradients`` of a list after ``apply`` of a model's dict) silently resumed from zero moments."""
+        pending, seen = set(self._restored), set(self._slots)
+        slots = [self._slots_for(key, v) for key, _, v in pairs]
+        fresh = [key for vid, (key, _, _) in self._slots.items() if vid not in seen and key not in pending]
+        if fresh and self._restored:
+            warnings.warn(
+                f"{who}: the checkpoint's slots for {sorted(self._restored)} match no variable of this step, and "
+                f"new slots start from zero for {fresh}; a slot's key is its variable's path in the structure "
+                "given to apply (pass the structure the checkpoint was saved with)",
+                stacklevel=3,
+            )
+        return slots
 
     def _restore_slots(self, restored: dict) -> None:
         """Keep ``{slot key: {slot name: array}}`` from a checkpoint, as Variables listed in ``variables``
@@ -605,7 +629,7 @@ class Optimizer:
             return
         _check_float(pairs, who)
         # Every slot exists (or failed to restore) before any variable changes.
-        slots = [self._slots_for(key, v) for key, _, v in pairs]
+        slots = self._all_slots(pairs, who)
         if not current_state().modes:  # (a traced step's assigns are checked when the graph runs)
             self._check_assignable(who, [v for _, _, v in pairs], slots)
         state_read(self, "_lr_key")  # a traced step retraces when a schedule or a Variable is set or replaced

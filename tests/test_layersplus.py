@@ -130,6 +130,17 @@ def np_transpose_geometry(layer, spatial):
     return out, crops
 
 
+def np_resize_bilinear(x, axis, factor):
+    """TensorFlow 2's half-pixel bilinear resize of one axis by an integer ``factor``."""
+    n = x.shape[axis]
+    source = np.clip((np.arange(n * factor) + 0.5) / factor - 0.5, 0, n - 1)
+    low = np.floor(source).astype(int)
+    high, weight = np.minimum(low + 1, n - 1), source - low
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    return np.take(x, low, axis) * (1 - weight.reshape(shape)) + np.take(x, high, axis) * weight.reshape(shape)
+
+
 def np_layer(layer, x):
     """The NumPy reference of a channels-last layer ``layer`` on ``x``."""
     rank = x.ndim - 2
@@ -139,6 +150,18 @@ def np_layer(layer, x):
             w = np_depthwise_kernel(w)
         y = np_conv(x, w, _tuple(layer.strides, rank), _tuple(layer.dilations, rank), conv_pads(layer, x.shape[1:-1]))
         return y + layer.bias.numpy()
+    if isinstance(layer, tl.nn.SeparableConv2D):
+        depthwise = np_depthwise_kernel(layer.depthwise_kernel.numpy())
+        y = np_conv(x, depthwise, _tuple(layer.strides, 2), _tuple(layer.dilations, 2), conv_pads(layer, x.shape[1:3]))
+        return y @ layer.pointwise_kernel.numpy()[0, 0] + layer.bias.numpy()
+    if isinstance(layer, (tl.nn.ZeroPadding1D, tl.nn.ZeroPadding2D, tl.nn.ZeroPadding3D)):
+        return np.pad(x, [(0, 0), *layer.padding, (0, 0)])
+    if isinstance(layer, tl.nn.UpSampling2D):
+        if layer.interpolation == "nearest":
+            return x.repeat(layer.size[0], axis=1).repeat(layer.size[1], axis=2)
+        return np_resize_bilinear(np_resize_bilinear(x, 1, layer.size[0]), 2, layer.size[1])
+    if isinstance(layer, tl.nn.PReLU):
+        return np.where(x > 0, x, layer.alpha.numpy() * x)
     if isinstance(layer, tl.nn.Conv2DTranspose):
         size, crops = np_transpose_geometry(layer, x.shape[1:3])
         y = np_conv_transpose(x, layer.kernel.numpy(), layer.strides, layer.dilations, crops, size)
@@ -158,7 +181,7 @@ def np_layer(layer, x):
 
 def _randomized(layer):
     """Non-trivial weights: a random bias / scale / offset (they start as zeros and ones)."""
-    for name in ("bias", "scale", "offset"):
+    for name in ("bias", "scale", "offset", "alpha"):
         v = getattr(layer, name, None)
         if v is not None:
             v.assign(RNG.normal(size=v.shape).astype(v.dtype))
@@ -221,6 +244,21 @@ CASES = {
         ),
         (1, 4, 3, 2),
     ),  # fmt: skip
+    "separable_same_strided": (
+        lambda dt, **f: tl.nn.SeparableConv2D(3, 4, 3, strides=2, depth_multiplier=2, seed=11, dtype=dt, **f),
+        (2, 6, 5, 3),
+    ),
+    "separable_dilated_valid": (
+        lambda dt, **f: tl.nn.SeparableConv2D(2, 3, 2, padding="VALID", dilations=2, seed=12, dtype=dt, **f),
+        (1, 5, 6, 2),
+    ),
+    "zeropad1d": (lambda dt, **f: tl.nn.ZeroPadding1D((1, 2), **f), (2, 4, 3)),
+    "zeropad2d": (lambda dt, **f: tl.nn.ZeroPadding2D(((1, 0), (2, 1)), **f), (2, 3, 3, 2)),
+    "zeropad3d": (lambda dt, **f: tl.nn.ZeroPadding3D((1, 0, 2), **f), (1, 2, 2, 2, 2)),
+    "upsample_nearest": (lambda dt, **f: tl.nn.UpSampling2D((2, 3), **f), (2, 3, 2, 2)),
+    "upsample_bilinear": (lambda dt, **f: tl.nn.UpSampling2D(2, "bilinear", **f), (2, 3, 4, 2)),
+    "prelu_channels": (lambda dt, **f: _randomized(tl.nn.PReLU(3, dtype=dt, **f)), (2, 4, 3)),
+    "prelu_shared": (lambda dt, **f: _randomized(tl.nn.PReLU(dtype=dt, **f)), (2, 5)),
     "maxpool1d_same": (lambda dt, **f: tl.nn.MaxPool1D(3, 2, "SAME", **f), (2, 8, 3)),
     "avgpool1d_same": (lambda dt, **f: tl.nn.AvgPool1D(3, 2, "SAME", **f), (2, 8, 3)),
     "maxpool3d_valid": (lambda dt, **f: tl.nn.MaxPool3D((2, 3, 2), (1, 2, 2), **f), (2, 3, 7, 4, 2)),
@@ -310,7 +348,7 @@ def test_traced_equals_eager_for_value_and_gradients(name):
 def test_channels_first_is_the_transposed_channels_last(name):
     layer, x = make(name)
     rank = x.ndim - 2
-    fmt = CHANNELS_FIRST[rank] if ("norm" not in name) else "NCHW"
+    fmt = "NCHW" if ("norm" in name or "prelu" in name or "upsample" in name) else CHANNELS_FIRST[rank]
     first, _ = make(name, data_format=fmt)
     for (k, v), (k2, v2) in zip(weights(layer).items(), weights(first).items(), strict=True):
         v2.assign(v)
@@ -328,16 +366,17 @@ def test_channels_first_is_the_transposed_channels_last(name):
 def test_wrong_rank_or_channels_is_one_error_naming_the_layer_and_shape(name):
     layer, x = make(name, "float32")
     layer_name = type(layer).__name__
-    # Too few dimensions: the batch left out (a norm layer takes any rank from 2, InstanceNorm from 3, so less).
+    # Too few dimensions: the batch left out (a norm layer takes any rank from 2, InstanceNorm from 3, so less;
+    # PReLU any rank).
     few = {"GroupNorm": x.shape[-1:], "InstanceNorm": x.shape[-2:]}.get(layer_name, x.shape[1:])
-    with pytest.raises(ValueError, match=rf"^{layer_name}: input must .*got shape {re.escape(str(few))} \(float32\)"):
-        layer(np.ones(few, np.float32))
-    if "pool" in name or "global" in name:
-        return
+    if layer_name != "PReLU":
+        with pytest.raises(ValueError, match=rf"^{layer_name}: input must .*got shape {re.escape(str(few))} \(float"):
+            layer(np.ones(few, np.float32))
+    if any(kind in name for kind in ("pool", "global", "zeropad", "upsample", "prelu_shared")):
+        return  # no channel count to check
     wrong = (*x.shape[:-1], x.shape[-1] + 1)
-    with pytest.raises(
-        ValueError, match=rf"^{layer_name}: input must .*{x.shape[-1]} channels.*{re.escape(str(wrong))}"
-    ):
+    channels = rf"({x.shape[-1]} channels|num_parameters={x.shape[-1]})"
+    with pytest.raises(ValueError, match=rf"^{layer_name}: input.* must .*{channels}.*{re.escape(str(wrong))}"):
         layer(np.ones(wrong, np.float32))
 
 
@@ -376,7 +415,9 @@ def test_layers_are_exported_and_documented():
     new = [
         "Conv1D", "Conv3D", "Conv2DTranspose", "DepthwiseConv2D", "MaxPool1D", "AvgPool1D", "MaxPool3D", "AvgPool3D",
         "GlobalAveragePooling1D", "GlobalMaxPooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling2D",
-        "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GroupNorm", "InstanceNorm",
+        "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GroupNorm", "InstanceNorm", "SeparableConv2D",
+        "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling2D", "PReLU", "SpatialDropout1D",
+        "SpatialDropout2D", "SpatialDropout3D",
     ]  # fmt: skip
     for name in new:
         assert getattr(tl.nn, name) is getattr(tl.layers, name)
@@ -418,6 +459,19 @@ def torch_layer(layer, x, w):
         full = F.pad(full, (0, extra[1], 0, extra[0]))
         y = full[:, :, crops[0][0] : crops[0][0] + size[0], crops[1][0] : crops[1][0] + size[1]]
         return (y + w["bias"].reshape(-1, 1, 1)).permute(last)
+    if isinstance(layer, tl.nn.SeparableConv2D):
+        padded = F.pad(xc, [p for pair in reversed(conv_pads(layer, tuple(x.shape[1:3]))) for p in pair])
+        kh, kw, c, m = w["depthwise_kernel"].shape
+        depthwise = w["depthwise_kernel"].reshape(kh, kw, c * m).permute(2, 0, 1)[:, None]
+        y = F.conv2d(padded, depthwise, stride=_tuple(layer.strides, 2), dilation=_tuple(layer.dilations, 2), groups=c)
+        return F.conv2d(y, w["pointwise_kernel"].permute(3, 2, 0, 1), w["bias"]).permute(last)
+    if isinstance(layer, (tl.nn.ZeroPadding1D, tl.nn.ZeroPadding2D, tl.nn.ZeroPadding3D)):
+        return F.pad(xc, [p for pair in reversed(layer.padding) for p in pair]).permute(last)
+    if isinstance(layer, tl.nn.UpSampling2D):
+        bilinear = {"align_corners": False} if layer.interpolation == "bilinear" else {}
+        return F.interpolate(xc, scale_factor=layer.size, mode=layer.interpolation, **bilinear).permute(last)
+    if isinstance(layer, tl.nn.PReLU):
+        return F.prelu(xc, w["alpha"]).permute(last)
     if isinstance(layer, (tl.nn.Conv1D, tl.nn.Conv2D, tl.nn.Conv3D, tl.nn.DepthwiseConv2D)):
         pads = conv_pads(layer, tuple(x.shape[1:-1]))
         padded = F.pad(xc, [p for pair in reversed(pads) for p in pair])
@@ -493,3 +547,68 @@ def test_same_pools_match_tensorflow(kind, rank):
     x = RNG.normal(size=(2, *(7, 6, 5)[:rank], 3)).astype(np.float32)
     want = getattr(tf.nn, f"{kind}_pool{rank}d")(x, 3, 2, "SAME").numpy()
     np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+@pytest.mark.parametrize("channels_first", [False, True])
+def test_spatial_dropout_keeps_or_drops_whole_channels(rank, channels_first):
+    fmt = CHANNELS_FIRST[rank] if channels_first else None
+    layer = getattr(tl.nn, f"SpatialDropout{rank}D")(0.25, data_format=fmt)
+    shape = (64, *(3, 4, 2)[:rank], 50)
+    x = RNG.normal(size=shape) + 5.0  # never 0, so a zero is a dropped cell
+    x = x.transpose(0, rank + 1, *range(1, rank + 1)) if channels_first else x
+    xt = tl.tensor(x)
+    with tl.GradientTape() as tape:
+        tape.watch(xt)
+        y = layer(xt)
+    grad = tape.gradient(y, xt).numpy()
+    y = y.numpy()
+    spatial = tuple(range(2, rank + 2)) if channels_first else tuple(range(1, rank + 1))
+    kept = y != 0
+    assert (kept.all(axis=spatial) | ~kept.any(axis=spatial)).all()  # per example and channel: all or none
+    np.testing.assert_allclose(y[kept], x[kept] / 0.75, rtol=1e-12)
+    np.testing.assert_allclose(grad, kept / 0.75, rtol=1e-12)  # the gradient is the scaled mask
+    dropped = 1 - kept.all(axis=spatial).mean()
+    assert abs(dropped - 0.25) < 4 * math.sqrt(0.25 * 0.75 / (64 * 50))
+    np.testing.assert_array_equal(layer.eval()(x).numpy(), x)
+
+
+def test_spatial_dropout_draws_a_new_mask_on_each_traced_call():
+    layer = tl.nn.SpatialDropout2D(0.5)
+    f = tl.function(lambda x: layer(x))
+    x = np.ones((2, 3, 3, 16), np.float32)
+    first, second = f(x).numpy(), f(x).numpy()
+    assert not np.array_equal(first, second)
+    assert set(np.unique(first)) <= {0.0, 2.0}
+    with pytest.raises(ValueError, match=r"SpatialDropout2D: input must be 4-D NHWC .* got shape \(3, 3, 16\)"):
+        layer(x[0])
+    with pytest.raises(ValueError, match=r"SpatialDropout2D: rate must be in \[0, 1\), got 1.0"):
+        tl.nn.SpatialDropout2D(1.0)
+
+
+@pytest.mark.parametrize("strides, padding, multiplier", [(1, "same", 1), (2, "same", 2), (2, "valid", 3)])
+def test_separable_conv2d_matches_keras(strides, padding, multiplier):
+    tf = pytest.importorskip("tensorflow")
+    layer = tl.nn.SeparableConv2D(3, 4, 3, strides, padding.upper(), multiplier, seed=0, dtype="float64",
+                                  bias_initializer="glorot_uniform")  # fmt: skip
+    x = RNG.normal(size=(2, 7, 6, 3))
+    keras = tf.keras.layers.SeparableConv2D(4, 3, strides, padding, depth_multiplier=multiplier, dtype="float64")
+    keras.build(x.shape)
+    keras.set_weights([layer.depthwise_kernel.numpy(), layer.pointwise_kernel.numpy(), layer.bias.numpy()])
+    np.testing.assert_allclose(layer(x).numpy(), keras(x).numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda: tl.nn.ZeroPadding2D((1, 2, 3)), r"ZeroPadding2D: padding must be an int >= 0 or \(rows, cols\)"),
+        (lambda: tl.nn.ZeroPadding1D(-1), r"ZeroPadding1D: padding must be an int >= 0 or \(left, right\), got -1"),
+        (lambda: tl.nn.UpSampling2D(2, "bicubic"), r"UpSampling2D: interpolation must be 'nearest' or 'bilinear'"),
+        (lambda: tl.nn.UpSampling2D(0), r"UpSampling2D: size must be a positive integer, got 0"),
+        (lambda: tl.nn.PReLU(init=None), r"PReLU: init must be a finite number, got None"),
+        (lambda: tl.nn.SeparableConv2D(2, 3, 3, depth_multiplier=1.5), r"SeparableConv2D: depth_multiplier must be"),
+    ],
+)  # fmt: skip
+def test_bad_arguments_of_the_other_layers_name_the_layer(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()

@@ -302,3 +302,108 @@ def test_schedule_returning_a_python_float_is_exact_for_float64(rate):
         w = tl.Variable(w0.copy())
         O.SGD(lr).apply([tl.tensor(g)], [w])
         np.testing.assert_array_equal(w.numpy(), w0 - rate * g)
+
+
+def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
+    # Saved after apply(grads, model) (keys "kernel", "bias"), resumed with apply_gradients of a list
+    # (keys "0", "1"): the restored moments matched nothing, the step started from zero moments with the
+    # restored step count, and nothing said so.
+    x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
+    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
+    _train_step(model, opt, x)
+    path = tmp_path / "ckpt.safetensors"
+    tl.save_variables(path, {"model": model, "opt": opt})
+    fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    variables = [fresh.kernel, fresh.bias]
+    grads = [tl.tensor(np.ones((3, 2))), tl.tensor(np.ones(2))]
+    with pytest.warns(UserWarning, match=r"Adam.apply: the checkpoint's slots for \['bias', 'kernel'\] match no"):
+        fresh_opt.apply_gradients(zip(grads, variables))
+
+
+def test_resuming_with_the_same_structure_or_a_new_layer_is_silent(tmp_path, recwarn):
+    x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
+    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
+    _train_step(model, opt, x)
+    path = tmp_path / "ckpt.safetensors"
+    tl.save_variables(path, {"model": model, "opt": opt})
+    fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    head = tl.Variable(np.ones(2), name="head")
+    with tl.GradientTape() as tape:
+        loss = tl.sum(tl.square(fresh(x))) + tl.sum(head)
+    grads = tape.gradient(loss, {"kernel": fresh.kernel, "bias": fresh.bias, "head": head})
+    fresh_opt.apply(grads, {"kernel": fresh.kernel, "bias": fresh.bias, "head": head})  # a new variable "head"
+    _train_step(model, opt, x)
+    np.testing.assert_allclose(fresh.kernel.numpy(), model.kernel.numpy(), rtol=1e-13)
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
+
+
+def test_load_of_a_missing_file_names_the_function_and_path(tmp_path):
+    path = tmp_path / "nope.safetensors"
+    with pytest.raises(FileNotFoundError, match=r"load_variables: .*nope\.safetensors") as info:
+        tl.load_variables(path, {"w": tl.Variable([1.0])})
+    assert info.value.errno == 2 and info.value.filename == str(path)
+
+
+def test_load_of_an_unreadable_file_is_the_os_error_not_a_format_error(tmp_path, monkeypatch):
+    # A file the process may not read was reported as "not a readable safetensors file" (a ValueError
+    # about its format); it is the OS's PermissionError, naming the function and the path.  (The tests
+    # run as root here, where chmod 0 does not stop a read, so the reader's answer is simulated.)
+    import errno
+
+    import safetensors
+
+    path = tmp_path / "locked.safetensors"
+    tl.save_variables(path, {"w": tl.Variable([1.0])})
+
+    def refuse(file, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", os.fspath(file))
+
+    monkeypatch.setattr(safetensors, "safe_open", refuse)
+    w = tl.Variable([5.0])
+    with pytest.raises(
+        PermissionError, match=r"load_variables: cannot read the checkpoint \(Permission denied\).*locked\.safetensors"
+    ):
+        tl.load_variables(path, {"w": w})
+    assert w.numpy().tolist() == [5.0]
+
+
+def test_global_norm_and_clipping_take_numbers_and_arrays_as_leaves():
+    # global_norm([3.0, 4.0]) raised AttributeError "'float' object has no attribute 'dtype'"; TensorFlow's
+    # global_norm converts each entry (5.0), and an array entry already worked.
+    assert float(O.global_norm([3.0, 4.0])) == 5.0
+    assert float(O.global_norm([np.array([3.0]), [4]])) == 5.0
+    clipped, norm = O.clip_by_global_norm([3.0, {"a": np.array([4.0])}, None], 1.0)
+    assert float(norm) == 5.0 and clipped[2] is None
+    np.testing.assert_allclose([float(clipped[0]), float(clipped[1]["a"][0])], [0.6, 0.8], rtol=1e-6)
+    with pytest.raises(TypeError, match=r"clip_by_global_norm: entry \[1\] has dtype int64"):
+        O.clip_by_global_norm([1.0, 2], 1.0)
+
+
+def test_global_norm_matches_tensorflow_for_python_numbers():
+    tf = pytest.importorskip("tensorflow")
+    values = [3.0, 4.0, -12.0]
+    np.testing.assert_allclose(float(O.global_norm(values)), float(tf.linalg.global_norm(values)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444])
+def test_overwriting_a_checkpoint_keeps_its_permissions(tmp_path, mode):
+    # The new file renamed over the old one had the umask's mode (0o644): a checkpoint kept private with
+    # chmod 600 became readable by everyone at the next save; open(path, "w") and torch.save keep the
+    # existing file's mode.
+    path = tmp_path / "private.safetensors"
+    tl.save_variables(path, {"w": tl.Variable([1.0])})
+    os.chmod(path, mode)
+    tl.save_variables(path, {"w": tl.Variable([2.0])})
+    assert os.stat(path).st_mode & 0o7777 == mode
+    assert tl.load_variables(path)["w"].numpy().tolist() == [2.0]
+
+
+def test_a_new_checkpoint_gets_the_umask_mode(tmp_path):
+    old = os.umask(0o027)
+    try:
+        tl.save_variables(tmp_path / "new.safetensors", {"w": tl.Variable([1.0])})
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "new.safetensors").st_mode & 0o777 == 0o640
