@@ -217,3 +217,18 @@ def test_hermitian_keywords_refuse_non_square_matrices():
     for fn in (tl.linalg.svd, tl.linalg.pinv):
         with pytest.raises(ValueError, match=r"(svd|pinv): hermitian=True needs square matrices, got shape \(2, 3\)"):
             fn(tl.ones((2, 3)), hermitian=True)
+
+
+# ---------------------------------------------------------------- aliasing
+def test_matrix_power_one_is_a_new_value_not_the_variable():
+    # matrix_power(v, 1) returned the Variable itself: the "result" changed with v.assign (DESIGN: values are
+    # immutable); NumPy returns a copy too.
+    v = tl.Variable(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    for n in (1, np.int64(1)):
+        out = tl.linalg.matrix_power(v, n)
+        assert out is not v and not isinstance(out, tl.Variable)
+        v.assign(np.zeros((2, 2)))
+        np.testing.assert_array_equal(out.numpy(), [[1.0, 2.0], [3.0, 4.0]])
+        v.assign(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    g = tl.grad(lambda t: tl.sum(tl.linalg.matrix_power(t, 1) * np.arange(4.0).reshape(2, 2)))(tl.tensor(np.eye(2)))
+    np.testing.assert_array_equal(g.numpy(), np.arange(4.0).reshape(2, 2))
