@@ -769,6 +769,13 @@ def _take_along_axis(mode, op, inputs, physical, batched, attrs, specs):
     return dispatch.apply(op, tuple(args), {**attrs, "axis": attrs["axis"] % inputs[0].ndim + 1})
 
 
+def _ensure_shapes(mode, op, inputs, physical, batched, attrs, specs):
+    """The run-time shape checks: any size for the batch axis of the batched inputs."""
+    dims = tuple((None, *d) if b else d for d, b in zip(attrs["dims"], batched))
+    outs = dispatch.apply(op, tuple(physical), {**attrs, "dims": dims})
+    return tuple(o if b else mode.repeated(o) for o, b in zip(outs, batched))
+
+
 def _one_hot(mode, op, inputs, physical, batched, attrs, specs):
     rank = len(specs[0].shape)
     return dispatch.apply(op, (physical[0],), {**attrs, "axis": attrs["axis"] % rank + 1})
@@ -843,6 +850,7 @@ _RULES.update(
         "OneHot": _one_hot,
         "Conv2DBackpropFilter": _conv2d_backprop_filter,
         "Einsum": _einsum,
+        "EnsureShapes": _ensure_shapes,
         "PadV2": _pad,
         "Tile": _tile,
         "ReverseV2": _axes_moved("axis"),
