@@ -35,6 +35,8 @@ def same_pads(n, k, s, d):
 def conv_pads(layer, spatial):
     rank = len(spatial)
     strides, dilations = _tuple(layer.strides, rank), _tuple(layer.dilations, rank)
+    if isinstance(layer.padding, str) and layer.padding.upper() == "CAUSAL":
+        return [((layer.kernel_size[0] - 1) * _tuple(layer.dilations, 1)[0], 0)]
     if isinstance(layer.padding, str) and layer.padding.upper() == "SAME":
         return [same_pads(n, k, s, d) for n, k, s, d in zip(spatial, layer.kernel_size, strides, dilations)]
     if isinstance(layer.padding, str):
@@ -194,6 +196,10 @@ CASES = {
     "conv1d_dilated_explicit": (
         lambda dt, **f: tl.nn.Conv1D(2, 3, 2, padding=(2, 1), dilations=2, seed=1, dtype=dt, **f),
         (2, 7, 2),
+    ),
+    "conv1d_causal_dilated": (
+        lambda dt, **f: tl.nn.Conv1D(2, 3, 3, padding="causal", dilations=2, seed=13, dtype=dt, **f),
+        (2, 6, 2),
     ),
     "conv2d_even_kernel_same_strided": (
         lambda dt, **f: tl.nn.Conv2D(2, 3, 4, strides=2, seed=2, dtype=dt, **f),
@@ -403,6 +409,34 @@ def test_a_channels_first_input_to_a_channels_last_conv_says_which_format_fits()
 def test_bad_arguments_name_the_layer(build, message):
     with pytest.raises(ValueError, match=message):
         build()
+
+
+def test_transpose_same_with_an_even_kernel_and_no_output_padding_is_a_clear_error():
+    layer = tl.nn.Conv2DTranspose(2, 3, 2, strides=3, output_padding=0)
+    with pytest.raises(ValueError, match=r"Conv2DTranspose: output_padding=\(0, 0\) with SAME padding gives an output "
+                       r"of \(6, 9\) .* an even kernel needs output_padding >= 1"):  # fmt: skip
+        layer(np.ones((1, 3, 4, 2), np.float32))
+    assert tl.nn.Conv2DTranspose(2, 3, 2, strides=3, output_padding=1)(np.ones((1, 3, 4, 2), np.float32)).shape == (
+        1, 7, 10, 3,
+    )  # fmt: skip
+
+
+def test_causal_conv1d_output_depends_on_the_past_only():
+    layer = tl.nn.Conv1D(1, 1, 4, padding="CAUSAL", dilations=2, kernel_initializer="ones", seed=0)
+    x = np.zeros((1, 12, 1), np.float32)
+    x[0, 5] = 1.0  # an impulse at t = 5 reaches t = 5, 7, 9, 11
+    np.testing.assert_array_equal(layer(x).numpy()[0, :, 0], [0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("strides, dilations", [(1, 1), (1, 3), (2, 1)])
+def test_causal_conv1d_matches_keras(strides, dilations):
+    tf = pytest.importorskip("tensorflow")
+    layer = tl.nn.Conv1D(2, 3, 3, strides, "causal", dilations, seed=0, dtype="float64", bias_initializer="ones")
+    x = RNG.normal(size=(2, 9, 2))
+    keras = tf.keras.layers.Conv1D(3, 3, strides, "causal", dilation_rate=dilations, dtype="float64")
+    keras.build(x.shape)
+    keras.set_weights([layer.kernel.numpy(), layer.bias.numpy()])
+    np.testing.assert_allclose(layer(x).numpy(), keras(x).numpy(), rtol=1e-10, atol=1e-10)
 
 
 def test_transpose_cropping_everything_is_a_clear_error():
