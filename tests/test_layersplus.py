@@ -646,3 +646,16 @@ def test_separable_conv2d_matches_keras(strides, padding, multiplier):
 def test_bad_arguments_of_the_other_layers_name_the_layer(build, message):
     with pytest.raises(ValueError, match=message):
         build()
+
+
+def test_sequential_takes_keras_list_and_nests():
+    layers = [tl.nn.Conv1D(2, 4, 3, seed=0), tl.nn.GlobalMaxPooling1D(), tl.nn.Dense(4, 2, seed=1)]
+    keras_form, torch_form = tl.nn.Sequential(layers), tl.nn.Sequential(*layers)
+    x = RNG.normal(size=(3, 6, 2)).astype(np.float32)
+    np.testing.assert_array_equal(keras_form(x).numpy(), torch_form(x).numpy())
+    assert sorted(keras_form.trainable_variables) == ["0", "2"]
+    nested = tl.nn.Sequential(tl.nn.Sequential(layers[:2]), layers[2])
+    np.testing.assert_array_equal(nested(x).numpy(), torch_form(x).numpy())
+    assert nested.num_parameters() == 2 * 3 * 4 + 4 + 4 * 2 + 2
+    with pytest.raises(TypeError, match="Sequential: layer 1 is a int, not a Module or callable"):
+        tl.nn.Sequential([layers[0], 3])
