@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import uuid
 
 import numpy as np
@@ -110,12 +111,18 @@ def save_variables(path, target) -> None:
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):  # the error named the temporary file, not the checkpoint
         raise FileNotFoundError(f"save_variables: the folder {folder!r} of {path!r} does not exist")
-    # os.open with mode 0o666, not mkstemp (0o600): the checkpoint gets the permissions the umask allows,
-    # as a file written by open() would; safetensors may recreate the file, so the mode is set again after.
-    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    # The permissions open(path, "w") gives: a new file's 0o666 less the umask (os.open, not mkstemp's 0o600),
+    # an overwritten file's own (a checkpoint kept at 0o600 had become 0o644 at the next save).  The
+    # temporary file is never more open than that (only its owner may also write it while it is written);
+    # safetensors may recreate the file, so the mode is set again after.
     try:
-        mode = os.stat(tmp).st_mode & 0o777
+        kept = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        kept = None
+    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if kept is None else kept & 0o666 | 0o600))
+    try:
+        mode = os.stat(tmp).st_mode & 0o777 if kept is None else kept
         st.save_file(arrays, tmp, metadata={"format": "tensorlib"})
         os.chmod(tmp, mode)
         # The bytes reach the disk before the new name does: after a power cut or an OS crash the path

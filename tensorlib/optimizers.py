@@ -133,6 +133,12 @@ def _differ(a: Tensor, b: Tensor) -> bool:
 
 
 # ------------------------------------------------------------------ clipping
+def _as_tensors(tensors):
+    """The structure with each number or array leaf as a Tensor (``global_norm([3.0, 4.0])`` raised
+    AttributeError; TensorFlow converts each entry)."""
+    return tree.map(lambda t: t if isinstance(t, Tensor) else _creation.tensor(t), tensors)
+
+
 def global_norm(tensors) -> Tensor:
     """``sqrt(sum of squares)`` over every tensor of a nested structure (None entries ignored; none at all: 0).
 
@@ -140,7 +146,7 @@ def global_norm(tensors) -> Tensor:
     >>> float(tl.optimizers.global_norm([tl.tensor([3.0]), {"b": tl.tensor([4.0])}, None]))
     5.0
     """
-    leaves = tree.leaves(tensors)
+    leaves = tree.leaves(_as_tensors(tensors))
     if not leaves:  # all None (no variable got a gradient): 0, as in TensorFlow (it was a ValueError)
         return _creation.tensor(np.float32(0.0))
     total = None
@@ -167,6 +173,7 @@ def clip_by_global_norm(tensors, clip_norm: float):
     """
     if not clip_norm > 0:
         raise ValueError(f"clip_by_global_norm: clip_norm must be positive, got {clip_norm}")
+    tensors = _as_tensors(tensors)
     for path, t in tree.flatten_with_path(tensors)[0]:
         if getattr(t, "dtype", np.dtype(float)).kind not in "fc":  # the scale would be cast to 0 or 1
             raise TypeError(

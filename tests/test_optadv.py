@@ -367,3 +367,43 @@ def test_load_of_an_unreadable_file_is_the_os_error_not_a_format_error(tmp_path,
     ):
         tl.load_variables(path, {"w": w})
     assert w.numpy().tolist() == [5.0]
+
+
+def test_global_norm_and_clipping_take_numbers_and_arrays_as_leaves():
+    # global_norm([3.0, 4.0]) raised AttributeError "'float' object has no attribute 'dtype'"; TensorFlow's
+    # global_norm converts each entry (5.0), and an array entry already worked.
+    assert float(O.global_norm([3.0, 4.0])) == 5.0
+    assert float(O.global_norm([np.array([3.0]), [4]])) == 5.0
+    clipped, norm = O.clip_by_global_norm([3.0, {"a": np.array([4.0])}, None], 1.0)
+    assert float(norm) == 5.0 and clipped[2] is None
+    np.testing.assert_allclose([float(clipped[0]), float(clipped[1]["a"][0])], [0.6, 0.8], rtol=1e-6)
+    with pytest.raises(TypeError, match=r"clip_by_global_norm: entry \[1\] has dtype int64"):
+        O.clip_by_global_norm([1.0, 2], 1.0)
+
+
+def test_global_norm_matches_tensorflow_for_python_numbers():
+    tf = pytest.importorskip("tensorflow")
+    values = [3.0, 4.0, -12.0]
+    np.testing.assert_allclose(float(O.global_norm(values)), float(tf.linalg.global_norm(values)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444])
+def test_overwriting_a_checkpoint_keeps_its_permissions(tmp_path, mode):
+    # The new file renamed over the old one had the umask's mode (0o644): a checkpoint kept private with
+    # chmod 600 became readable by everyone at the next save; open(path, "w") and torch.save keep the
+    # existing file's mode.
+    path = tmp_path / "private.safetensors"
+    tl.save_variables(path, {"w": tl.Variable([1.0])})
+    os.chmod(path, mode)
+    tl.save_variables(path, {"w": tl.Variable([2.0])})
+    assert os.stat(path).st_mode & 0o7777 == mode
+    assert tl.load_variables(path)["w"].numpy().tolist() == [2.0]
+
+
+def test_a_new_checkpoint_gets_the_umask_mode(tmp_path):
+    old = os.umask(0o027)
+    try:
+        tl.save_variables(tmp_path / "new.safetensors", {"w": tl.Variable([1.0])})
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "new.safetensors").st_mode & 0o777 == 0o640
