@@ -687,3 +687,31 @@ def test_one_dimensional_op_errors_name_the_op_and_the_shapes_passed(call, messa
     with pytest.raises(ValueError, match=message) as info:
         call()
     assert "Conv2D" not in str(info.value) and "MaxPool:" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "call, passed",
+    [
+        (lambda: tl.nn.conv2d(np.ones((1, 5, 6, 7)), np.ones((3, 3, 3, 4)), 1, "SAME", data_format="NCHW"),
+         r"input shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d(np.ones((1, 3, 2, 7)), np.ones((3, 3, 3, 4)), 1, "VALID", data_format="NCHW"),
+         r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.max_pool(np.ones((1, 3, 2, 7)), 3, 1, "VALID", data_format="NCHW"), r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.avg_pool(np.ones((1, 3, 2, 7)), 3, 1, "VALID", data_format="NCHW"), r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.depthwise_conv2d(np.ones((1, 5, 6, 7)), np.ones((3, 3, 3, 1)), 1, "SAME", data_format="NCHW"),
+         r"input shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d_transpose(np.ones((1, 5, 6, 7)), np.ones((3, 3, 4, 3)), (1, 4, 12, 14), 2, "SAME",
+                                        data_format="NCHW"),
+         r"out_backprop shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d_backprop_filter(np.ones((1, 3, 6, 7)), (3, 3, 3, 4), np.ones((1, 4, 5, 7)), 1, "SAME",
+                                              data_format="NCHW"),
+         r"out_backprop shape \(1, 4, 5, 7\)"),
+        (lambda: tl.nn.fused_batch_norm(np.ones((2, 3, 4, 5)), np.ones(4), np.ones(4), data_format="NCHW"),
+         r"x shape \(2, 3, 4, 5\)"),
+    ],
+)  # fmt: skip
+def test_channels_first_op_errors_quote_the_shapes_passed(call, passed):
+    # The NCHW path runs the NHWC op on transposes, whose error quoted only their shapes: "input shape
+    # (1, 6, 7, 5)" for the (1, 5, 6, 7) passed.
+    with pytest.raises(ValueError, match=passed):
+        call()

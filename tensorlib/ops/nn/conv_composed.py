@@ -130,9 +130,9 @@ def depthwise_conv2d(input, filter, strides, padding, dilations=1, data_format: 
     if data_format not in ("NHWC", "NCHW"):
         raise ValueError(f"{name}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
     x, w = as_tensor(input), as_tensor(filter)
+    where = _shape_text(x, w)  # the shapes passed (an NCHW input was quoted transposed)
     if data_format == "NCHW" and x.ndim == 4:
         x = shape_ops.transpose(x, (0, 2, 3, 1))
-    where = _shape_text(x, w)
     if x.ndim != 4 or w.ndim != 4:
         raise ValueError(
             f"{name}: input must be 4-D NHWC and filter 4-D (height, width, in_channels, channel_multiplier) {where}"
