@@ -586,6 +586,8 @@ class Optimizer:
         while slots restored from a checkpoint stay unmatched (as TensorFlow warns of unresolved checkpoint
         objects): keys are paths in the first ``apply``'s structure, and one of another shape
         (``apply_gradients`` of a list after ``apply`` of a model's dict) silently resumed from zero moments."""
+        if not self._restored:  # (every step after the first: nothing to match)
+            return [self._slots_for(key, v) for key, _, v in pairs]
         pending, seen = set(self._restored), set(self._slots)
         slots = [self._slots_for(key, v) for key, _, v in pairs]
         fresh = [key for vid, (key, _, _) in self._slots.items() if vid not in seen and key not in pending]
