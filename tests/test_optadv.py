@@ -407,3 +407,36 @@ def test_a_new_checkpoint_gets_the_umask_mode(tmp_path):
     finally:
         os.umask(old)
     assert os.stat(tmp_path / "new.safetensors").st_mode & 0o777 == 0o640
+
+
+# ------------------------------------------------------------------ schedule arguments
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: O.StepDecay("a", 2), r"StepDecay: initial must be a real number, got str 'a'"),
+        (lambda: O.StepDecay(0.1, 2, gamma=None), r"StepDecay: gamma must be a real number, got NoneType"),
+        (lambda: O.CosineDecay(0.1, 10, alpha="0.1"), r"CosineDecay: alpha must be a real number, got str"),
+        (lambda: O.ExponentialDecay(0.1, 10, "0.5"), r"ExponentialDecay: decay_rate must be a real number"),
+        (lambda: O.PiecewiseConstant([1, "x"], [1.0, 0.5, 0.1]), r"PiecewiseConstant: boundaries\[1\] must be"),
+        (lambda: O.PiecewiseConstant([1], [1.0, [0.5]]), r"PiecewiseConstant: values\[1\] must be a real number"),
+        (lambda: O.Warmup("0.1", 3), r"Warmup: after must be a real number"),
+        (lambda: O.SGD("0.1"), r"SGD: learning_rate must be a number"),
+    ],
+)
+def test_schedule_arguments_of_the_wrong_kind_name_the_schedule(make, message):
+    with pytest.raises(TypeError, match=message):
+        make()
+
+
+def test_a_nan_boundary_is_refused():
+    # PiecewiseConstant([nan], [1.0, 0.1]) never switched (t > nan is False at every step).
+    with pytest.raises(ValueError, match=r"PiecewiseConstant: boundaries\[0\] must not be NaN"):
+        O.PiecewiseConstant([float("nan")], [1.0, 0.1])
+    with pytest.raises(ValueError, match=r"StepDecay: initial must not be NaN"):
+        O.StepDecay(float("nan"), 2)
+
+
+def test_schedules_take_numpy_and_tensor_numbers():
+    s = O.PiecewiseConstant(np.array([2, 4]), [np.float32(1.0), tl.tensor(0.5), 0.25])
+    np.testing.assert_array_equal([float(s(t)) for t in range(6)], [1.0, 1.0, 1.0, 0.5, 0.5, 0.25])
+    np.testing.assert_allclose(float(O.StepDecay(np.float64(0.3), 1, tl.tensor(0.5))(2)), 0.075, rtol=1e-15)
