@@ -350,8 +350,9 @@ class Conv1D(_Conv):
     out_channels)``: :func:`tl.nn.conv1d`, Keras' ``Conv1D`` with explicit sizes, PyTorch's ``nn.Conv1d`` (whose
     weight ``(out, in, kw)`` is this kernel transposed ``(2, 1, 0)``).
 
-    ``strides`` and ``dilations`` are an int; ``padding`` ``"SAME"`` (TensorFlow's rule), ``"VALID"`` or explicit
-    ``(left, right)``; ``data_format="NCW"`` takes and returns channels-first inputs.
+    ``strides`` and ``dilations`` are an int; ``padding`` ``"SAME"`` (TensorFlow's rule), ``"VALID"``, Keras'
+    ``"CAUSAL"`` (``dilations * (kernel_size - 1)`` zeros on the left: output ``t`` depends on inputs up to ``t``
+    only) or explicit ``(left, right)``; ``data_format="NCW"`` takes and returns channels-first inputs.
 
     >>> import tensorlib as tl
     >>> conv = tl.nn.Conv1D(3, 8, kernel_size=5, strides=2, seed=0)
@@ -362,7 +363,11 @@ class Conv1D(_Conv):
     _rank = 1
 
     def _convolve(self, x):
-        return _nn.conv1d(x, self.kernel, self.strides, self.padding, self.dilations, data_format=self.data_format)
+        padding = self.padding
+        if isinstance(padding, str) and padding.upper() == "CAUSAL":  # Keras': output t sees inputs <= t only
+            (dilation,) = _sizes(self.dilations, 1, "dilations", "Conv1D")
+            padding = ((self.kernel_size[0] - 1) * dilation, 0)
+        return _nn.conv1d(x, self.kernel, self.strides, padding, self.dilations, data_format=self.data_format)
 
 
 class Conv2D(_Conv):
@@ -591,6 +596,14 @@ class Conv2DTranspose(_Conv):
                 f"{tuple(x.shape)} ({x.dtype})"
             )
         size = tuple(self._output_size(n, axis) for axis, n in enumerate(spatial))
+        if self.padding == "SAME" and any(-(-m // s) != n for m, s, n in zip(size, self.strides, spatial, strict=True)):
+            # Keras' formula with an even kernel and output_padding 0 gives (n - 1) * s: a SAME conv maps that
+            # to n - 1 values, not n (Keras fails there too).
+            raise ValueError(
+                f"Conv2DTranspose: output_padding={self.output_padding} with SAME padding gives an output of {size} "
+                f"(height, width), which a SAME conv of strides {self.strides} does not map back to the input's "
+                f"{spatial}; an even kernel needs output_padding >= 1 (input shape {tuple(x.shape)})"
+            )
         if min(size) < 1:
             raise ValueError(
                 f"Conv2DTranspose: the output would be {size} (height, width): the padding {self.padding!r} crops "

@@ -35,6 +35,8 @@ def same_pads(n, k, s, d):
 def conv_pads(layer, spatial):
     rank = len(spatial)
     strides, dilations = _tuple(layer.strides, rank), _tuple(layer.dilations, rank)
+    if isinstance(layer.padding, str) and layer.padding.upper() == "CAUSAL":
+        return [((layer.kernel_size[0] - 1) * _tuple(layer.dilations, 1)[0], 0)]
     if isinstance(layer.padding, str) and layer.padding.upper() == "SAME":
         return [same_pads(n, k, s, d) for n, k, s, d in zip(spatial, layer.kernel_size, strides, dilations)]
     if isinstance(layer.padding, str):
@@ -194,6 +196,10 @@ CASES = {
     "conv1d_dilated_explicit": (
         lambda dt, **f: tl.nn.Conv1D(2, 3, 2, padding=(2, 1), dilations=2, seed=1, dtype=dt, **f),
         (2, 7, 2),
+    ),
+    "conv1d_causal_dilated": (
+        lambda dt, **f: tl.nn.Conv1D(2, 3, 3, padding="causal", dilations=2, seed=13, dtype=dt, **f),
+        (2, 6, 2),
     ),
     "conv2d_even_kernel_same_strided": (
         lambda dt, **f: tl.nn.Conv2D(2, 3, 4, strides=2, seed=2, dtype=dt, **f),
@@ -405,6 +411,34 @@ def test_bad_arguments_name_the_layer(build, message):
         build()
 
 
+def test_transpose_same_with_an_even_kernel_and_no_output_padding_is_a_clear_error():
+    layer = tl.nn.Conv2DTranspose(2, 3, 2, strides=3, output_padding=0)
+    with pytest.raises(ValueError, match=r"Conv2DTranspose: output_padding=\(0, 0\) with SAME padding gives an output "
+                       r"of \(6, 9\) .* an even kernel needs output_padding >= 1"):  # fmt: skip
+        layer(np.ones((1, 3, 4, 2), np.float32))
+    assert tl.nn.Conv2DTranspose(2, 3, 2, strides=3, output_padding=1)(np.ones((1, 3, 4, 2), np.float32)).shape == (
+        1, 7, 10, 3,
+    )  # fmt: skip
+
+
+def test_causal_conv1d_output_depends_on_the_past_only():
+    layer = tl.nn.Conv1D(1, 1, 4, padding="CAUSAL", dilations=2, kernel_initializer="ones", seed=0)
+    x = np.zeros((1, 12, 1), np.float32)
+    x[0, 5] = 1.0  # an impulse at t = 5 reaches t = 5, 7, 9, 11
+    np.testing.assert_array_equal(layer(x).numpy()[0, :, 0], [0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("strides, dilations", [(1, 1), (1, 3), (2, 1)])
+def test_causal_conv1d_matches_keras(strides, dilations):
+    tf = pytest.importorskip("tensorflow")
+    layer = tl.nn.Conv1D(2, 3, 3, strides, "causal", dilations, seed=0, dtype="float64", bias_initializer="ones")
+    x = RNG.normal(size=(2, 9, 2))
+    keras = tf.keras.layers.Conv1D(3, 3, strides, "causal", dilation_rate=dilations, dtype="float64")
+    keras.build(x.shape)
+    keras.set_weights([layer.kernel.numpy(), layer.bias.numpy()])
+    np.testing.assert_allclose(layer(x).numpy(), keras(x).numpy(), rtol=1e-10, atol=1e-10)
+
+
 def test_transpose_cropping_everything_is_a_clear_error():
     layer = tl.nn.Conv2DTranspose(1, 1, 1, padding=((1, 1), (0, 0)))
     with pytest.raises(ValueError, match=r"Conv2DTranspose: the output would be \(-1, 1\)"):
@@ -612,3 +646,16 @@ def test_separable_conv2d_matches_keras(strides, padding, multiplier):
 def test_bad_arguments_of_the_other_layers_name_the_layer(build, message):
     with pytest.raises(ValueError, match=message):
         build()
+
+
+def test_sequential_takes_keras_list_and_nests():
+    layers = [tl.nn.Conv1D(2, 4, 3, seed=0), tl.nn.GlobalMaxPooling1D(), tl.nn.Dense(4, 2, seed=1)]
+    keras_form, torch_form = tl.nn.Sequential(layers), tl.nn.Sequential(*layers)
+    x = RNG.normal(size=(3, 6, 2)).astype(np.float32)
+    np.testing.assert_array_equal(keras_form(x).numpy(), torch_form(x).numpy())
+    assert sorted(keras_form.trainable_variables) == ["0", "2"]
+    nested = tl.nn.Sequential(tl.nn.Sequential(layers[:2]), layers[2])
+    np.testing.assert_array_equal(nested(x).numpy(), torch_form(x).numpy())
+    assert nested.num_parameters() == 2 * 3 * 4 + 4 + 4 * 2 + 2
+    with pytest.raises(TypeError, match="Sequential: layer 1 is a int, not a Module or callable"):
+        tl.nn.Sequential([layers[0], 3])

@@ -65,8 +65,10 @@ _expm = defop(
 
 @_expm.generic
 def _expm_kernel(xp, x):
-    if x.size == 0:
-        return xp.zeros_like(x)
+    if x.size == 0:  # float64 for integers and bools, as the shape rule says
+        return xp.zeros(
+            x.shape, dtype=x.dtype if xp.isdtype(x.dtype, ("real floating", "complex floating")) else xp.float64
+        )
     n = x.shape[-1]
     b = _PADE13
     # One scaling per matrix of the batch; the squarings past a matrix's own count leave it unchanged.
