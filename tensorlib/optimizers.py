@@ -716,15 +716,20 @@ class Optimizer:
 
     @property
     def variables(self) -> dict:
-        """``{"iterations": ..., "slots": {path: {slot: Variable}}}`` for checkpoints.
+        """``{"iterations": ..., "learning_rate": ..., "slots": {path: {slot: Variable}}}`` for checkpoints.
 
         A variable's path is where it sat in the structure of its first ``apply``
         (``"0/kernel"`` for ``model.trainable_variables["0"]["kernel"]``; its name when
         passed alone; a ``"."``, the checkpoints' separator, becomes ``"_"``), so a fresh optimizer
-        for the same model restores by name.
+        for the same model restores by name.  ``learning_rate`` is there for a constant rate (one
+        changed during training is restored, as by ``torch.optim``'s ``load_state_dict`` and Keras'
+        optimizer variables); not for a schedule (a function of ``iterations``) or a rate Variable
+        given by the caller, which is the caller's to save.
         """
         slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
         slots.update({key: dict(named) for key, _, named in self._slots.values()})
+        if self._schedule is None and self._lr is self._own_lr:
+            return {"iterations": self.iterations, "learning_rate": self._lr, "slots": slots}
         return {"iterations": self.iterations, "slots": slots}
 
 
