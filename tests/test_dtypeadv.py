@@ -125,3 +125,38 @@ def test_a_python_float_next_to_integers_computes_in_float64_as_numpy_2(mode):
     np.testing.assert_array_equal(same(tl.tensor(big), 16777216.0).numpy(), big == 16777216.0)
     assert (tl.tensor([True]) + 0.5).dtype == np.float64 and (tl.tensor([3]) * 1j).dtype == np.complex128
     assert (tl.tensor(np.ones(2, np.float32)) * 1j).dtype == np.complex64  # a float tensor's width is kept
+
+
+# ---------------------------------------------------------------- comparisons with Python ints past the dtype
+_INT_DTYPES = ("bool", "int8", "uint8", "int16", "int32", "int64", "uint32")
+_PAST = (2**64, 2**63, 2**63 - 1, 2**40, 2**31, 70000, 300, -1, -300, -(2**31) - 1, -(2**63), -(2**63) - 1, -(2**70))
+_COMPARISONS = {
+    "less": lambda a, b: a < b,
+    "less_equal": lambda a, b: a <= b,
+    "greater": lambda a, b: a > b,
+    "greater_equal": lambda a, b: a >= b,
+    "equal": lambda a, b: a == b,
+    "not_equal": lambda a, b: a != b,
+}
+
+
+@pytest.mark.parametrize("dtype", _INT_DTYPES)
+def test_comparisons_with_python_ints_outside_the_dtype_are_exact(dtype):
+    # Int64 < 2**63 raised OverflowError (NumPy 2 answers True); int32 == 2**40 too.  Reference: Python's ints.
+    info = np.iinfo(_dt.of_array(dtype) if dtype != "bool" else "int8")
+    values = np.array([info.min, -1, 0, 1, info.max]).astype(dtype)
+    t = tl.tensor(values)
+    plain = [int(v) for v in values]
+    for v, (name, python) in itertools.product(_PAST, _COMPARISONS.items()):
+        expected = [python(a, v) for a in plain]
+        reflected = [python(v, a) for a in plain]
+        assert getattr(tl, name)(t, v).numpy().tolist() == expected, (name, dtype, v)
+        assert getattr(tl, name)(v, t).numpy().tolist() == reflected, (name, dtype, v)
+        assert python(t, v).numpy().tolist() == expected, (name, dtype, v)
+        assert python(v, t).numpy().tolist() == reflected, (name, dtype, v)
+    assert 2**63 not in t and tl.function(lambda x: x < 2**64)(t).numpy().all()
+
+
+def test_arithmetic_with_a_python_int_outside_the_dtype_still_raises():
+    with pytest.raises(OverflowError, match=r"Add: input 'y' 1099511627776 does not fit in int32"):
+        tl.tensor(np.ones(2, np.int32)) + 2**40
