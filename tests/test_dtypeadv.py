@@ -54,6 +54,8 @@ BINARY = (
     "bitwise_and",
     "bitwise_or",
     "bitwise_xor",
+    "left_shift",
+    "right_shift",
 )
 
 
@@ -160,3 +162,38 @@ def test_comparisons_with_python_ints_outside_the_dtype_are_exact(dtype):
 def test_arithmetic_with_a_python_int_outside_the_dtype_still_raises():
     with pytest.raises(OverflowError, match=r"Add: input 'y' 1099511627776 does not fit in int32"):
         tl.tensor(np.ones(2, np.int32)) + 2**40
+
+
+# ---------------------------------------------------------------- shifts
+def _shift_operands():
+    x = np.array([0, 1, -3, 127, -128, 5, 1, -1, 5, -5, 5, -5])
+    n = np.array([0, 1, 2, 7, 8, 31, 63, 64, -1, -1, -70, 200])
+    for a, b in itertools.product(_INT_DTYPES, _INT_DTYPES):
+        xa = (x % 2 == 1) if a == "bool" else x.astype(a)
+        nb = (n % 2 == 1) if b == "bool" else np.abs(n).astype(b) if b[0] == "u" else n.astype(b)
+        yield xa, nb
+
+
+@pytest.mark.parametrize("name, operator", [("left_shift", lambda a, b: a << b), ("right_shift", lambda a, b: a >> b)])
+def test_shifts_match_numpy_for_every_integer_pair_and_counts_past_the_width(name, operator):
+    # `t << 1` was a TypeError and tl had no left_shift/right_shift.  NumPy: a count past the width or
+    # negative gives 0 (and -1 for a negative x shifted right).
+    for x, n in _shift_operands():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = getattr(np, name)(_held(x), _held(n))
+        ref = ref.astype(_dt.of_array(ref.dtype))
+        for got in (getattr(tl, name)(x, n), operator(tl.tensor(x), n), operator(x, tl.tensor(n))):
+            assert got.dtype == ref.dtype, (x.dtype, n.dtype)
+            np.testing.assert_array_equal(got.numpy(), ref, err_msg=f"{name}({x.dtype}, {n.dtype})")
+    with pytest.raises(TypeError, match=r"needs integer or bool inputs .* got float32"):
+        operator(tl.tensor([1.0]), 1)
+
+
+def test_shifts_on_the_array_api_backend_follow_numpy_past_the_width():
+    # The generic kernel: C and the Array API leave these counts undefined.
+    pytest.importorskip("array_api_strict")
+    x, n = np.array([5, -5, 5, -5, 3, -3]), np.array([-1, -1, 64, 64, 2, 2])
+    for name in ("left_shift", "right_shift"):
+        got = getattr(tl, name)(tl.tensor(x, backend="array_api_strict"), tl.tensor(n, backend="array_api_strict"))
+        np.testing.assert_array_equal(got.numpy(), getattr(np, name)(x, n), err_msg=name)

@@ -20,7 +20,19 @@ from ..dispatch import apply
 from ..tensor import Tensor, Variable, _ids
 from . import linalg, reduce
 from .creation import tensor
-from .elementwise import _bitwise_and, _bitwise_or, _bitwise_xor, _floor_divide, _invert, _remainder, conj, imag, real
+from .elementwise import (
+    _bitwise_and,
+    _bitwise_or,
+    _bitwise_xor,
+    _floor_divide,
+    _invert,
+    _left_shift,
+    _remainder,
+    _right_shift,
+    conj,
+    imag,
+    real,
+)
 from .math import _abs, _add, _div, _mul, _neg, _pow, _sub, cast, compare, comparison_method, identity
 from .math import round as math_round
 from .shape import _IndexUpdates, expand_dims, getitem, reshape, squeeze, transpose
@@ -37,6 +49,7 @@ def _install_operators():
     T = Tensor
     binary = {"add": _add, "sub": _sub, "mul": _mul, "truediv": _div, "pow": _pow, "mod": _remainder}
     binary.update(floordiv=_floor_divide, **{"and": _bitwise_and, "or": _bitwise_or, "xor": _bitwise_xor})
+    binary.update(lshift=_left_shift, rshift=_right_shift)
     for name, op in binary.items():
         _install_binary(name, op)
     T.__divmod__ = lambda self, other: (self // other, self % other)
