@@ -197,3 +197,56 @@ def test_shifts_on_the_array_api_backend_follow_numpy_past_the_width():
     for name in ("left_shift", "right_shift"):
         got = getattr(tl, name)(tl.tensor(x, backend="array_api_strict"), tl.tensor(n, backend="array_api_strict"))
         np.testing.assert_array_equal(got.numpy(), getattr(np, name)(x, n), err_msg=name)
+
+
+# ---------------------------------------------------------------- float16 reductions accumulate in float32
+_SPREAD = np.array([300.0, -300.0] * 50 + [np.nan], np.float16)
+_BIG = np.array([60000.0, 60000.0, 1.0, 60000.0], np.float16)
+_FLOAT16_REDUCTIONS = [
+    # (name, tensorlib, float64 reference): the answer is representable in float16; in float16 it was inf.
+    ("std", lambda x: tl.std(x[:-1]), lambda a: np.std(a[:-1])),
+    (
+        "std ddof=1 axis",
+        lambda x: tl.std(tl.reshape(x[:-1], (10, 10)), axis=1, ddof=1),
+        lambda a: np.std(a[:-1].reshape(10, 10), axis=1, ddof=1),
+    ),
+    ("nanstd", tl.nanstd, np.nanstd),
+    ("median", lambda x: tl.median(x[:-1]), lambda a: np.median(a[:-1])),
+    ("median of big", lambda _: tl.median(_BIG), lambda _: np.median(_BIG.astype(np.float64))),
+    (
+        "nanmedian",
+        lambda _: tl.nanmedian(np.append(_BIG, np.float16(np.nan))),
+        lambda _: np.median(_BIG.astype(np.float64)),
+    ),
+    ("quantile", lambda _: tl.quantile(_BIG, 0.3), lambda _: np.quantile(_BIG.astype(np.float64), 0.3)),
+    (
+        "average",
+        lambda _: tl.average(_BIG, weights=_BIG),
+        lambda _: np.average(_BIG.astype(np.float64), weights=_BIG.astype(np.float64)),
+    ),
+    (
+        "logsumexp",
+        lambda _: tl.logsumexp(np.full(4096, 0.1, np.float16)),
+        lambda _: np.log(4096) + np.float16(0.1).astype(np.float64),
+    ),
+]
+
+
+@pytest.mark.parametrize("name, function, reference", _FLOAT16_REDUCTIONS, ids=[r[0] for r in _FLOAT16_REDUCTIONS])
+def test_float16_reductions_accumulate_in_float32_and_round_once(name, function, reference):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = function(tl.tensor(_SPREAD))
+        expected = np.asarray(reference(_SPREAD.astype(np.float64)))
+    assert got.dtype == np.float16, name
+    # Rounded once from float64: exactly the nearest float16 (average's quotient: within its rounding).
+    np.testing.assert_allclose(got.numpy().astype(np.float64), expected.astype(np.float16), rtol=1e-3, err_msg=name)
+
+
+def test_float16_std_gradient_is_the_float32_one_rounded():
+    x = np.array([300.0, -300.0, 250.0, -310.0], np.float16)  # variance 84425: past float16
+    g = tl.grad(lambda t: tl.std(t))(tl.tensor(x))
+    centered = x.astype(np.float64) - x.astype(np.float64).mean()
+    expected = centered / (len(x) * np.std(x.astype(np.float64)))  # d std / dx_i = (x_i - mean) / (n std)
+    assert g.dtype == np.float16
+    np.testing.assert_allclose(g.numpy().astype(np.float64), expected, rtol=2e-3)
