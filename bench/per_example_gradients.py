@@ -1,7 +1,8 @@
-"""Per-example gradients of an MLP: ``vmap(grad(loss))`` against a Python loop of ``grad``, side by side.
+"""Per-example gradients: ``vmap(grad(loss))`` against a Python loop of ``grad``, side by side.
 
-The model is a 784-128-10 MLP (ReLU, softmax cross entropy) in float32; a batch of ``BATCH`` examples gets one
-gradient of every parameter per example.  Rows (median ms per batch):
+Two models in float32, softmax cross entropy: a 784-128-10 MLP (ReLU) and a small CNN (28x28x1 image,
+conv 5x5x8 VALID + bias, ReLU, mean over the pixels, dense 8-10); a batch of ``BATCH`` examples gets one
+gradient of every parameter per example.  Rows (median ms per batch), for each model:
 
   vmap(grad)           tensorlib tl.vmap(tl.grad), PyTorch torch.func.vmap(torch.func.grad),
                        JAX jax.vmap(jax.grad) (not jitted), TF tf.vectorized_map over a GradientTape
@@ -25,7 +26,13 @@ import numpy as np  # noqa: E402
 
 BATCH = 64
 SIZES = (784, 128, 10)
-ROWS = [("vmap", "vmap(grad)"), ("loop", "loop of grad"), ("traced", "traced vmap(grad)")]
+MODELS = ("mlp", "cnn")
+ROWS = [
+    (f"{model} {row}", f"{model} {label}")
+    for model in MODELS
+    for row, label in (("vmap", "vmap(grad)"), ("loop", "loop of grad"), ("traced", "traced vmap(grad)"))
+]
+IMAGE, KERNEL, CHANNELS = 28, 5, 8
 COLUMNS = [
     common.Column("tensorlib", "tensorlib", "tensorlib", role="ours", ratio_label="tensorlib / best peer"),
     common.Column("torch", "PyTorch", "torch"),
@@ -35,31 +42,49 @@ COLUMNS = [
 LIB_ORDER = ["tensorlib", "torch", "jax", "tensorflow"]
 
 
-def make_data(batch: int = BATCH):
+def make_data(model: str, batch: int = BATCH):
     rng = np.random.default_rng(0)
-    params = {
-        "w1": (rng.normal(size=SIZES[:2]) / np.sqrt(SIZES[0])).astype(np.float32),
-        "b1": np.zeros(SIZES[1], np.float32),
-        "w2": (rng.normal(size=SIZES[1:]) / np.sqrt(SIZES[1])).astype(np.float32),
-    }
-    xs = rng.normal(size=(batch, SIZES[0])).astype(np.float32)
+    if model == "mlp":
+        params = {
+            "w1": (rng.normal(size=SIZES[:2]) / np.sqrt(SIZES[0])).astype(np.float32),
+            "b1": np.zeros(SIZES[1], np.float32),
+            "w2": (rng.normal(size=SIZES[1:]) / np.sqrt(SIZES[1])).astype(np.float32),
+        }
+        xs = rng.normal(size=(batch, SIZES[0])).astype(np.float32)
+    else:
+        params = {
+            "w1": (rng.normal(size=(KERNEL, KERNEL, 1, CHANNELS)) / KERNEL).astype(np.float32),
+            "b1": np.full(CHANNELS, 0.1, np.float32),
+            "w2": (rng.normal(size=(CHANNELS, SIZES[2])) / np.sqrt(CHANNELS)).astype(np.float32),
+        }
+        xs = rng.normal(size=(batch, IMAGE, IMAGE, 1)).astype(np.float32)
     ys = rng.integers(0, SIZES[2], size=batch)
     return params, xs, ys
 
 
-def reference(params, xs, ys) -> dict:
+def reference(model: str, params, xs, ys) -> dict:
     """Per-example gradients by the chain rule, in float64."""
     w1, b1, w2 = (params[k].astype(np.float64) for k in ("w1", "b1", "w2"))
-    pre = xs.astype(np.float64) @ w1 + b1
-    h = np.maximum(pre, 0.0)
+    x = xs.astype(np.float64)
+    if model == "mlp":
+        pre = x @ w1 + b1
+        h = np.maximum(pre, 0.0)
+    else:  # patches (batch, out, out, kernel, kernel): the VALID correlation as one contraction
+        patches = np.lib.stride_tricks.sliding_window_view(x[..., 0], (KERNEL, KERNEL), axis=(1, 2))
+        pre = np.einsum("bijpq,pqf->bijf", patches, w1[:, :, 0]) + b1
+        h = np.maximum(pre, 0.0).mean(axis=(1, 2))
     logits = h @ w2
     p = np.exp(logits - logits.max(1, keepdims=True))
     p /= p.sum(1, keepdims=True)
     d_logits = p - np.eye(SIZES[2])[ys]
-    d_pre = (d_logits @ w2.T) * (pre > 0)
+    d_h = d_logits @ w2.T
+    if model == "mlp":
+        d_pre = d_h * (pre > 0)
+        return {"w1": np.einsum("bi,bj->bij", x, d_pre), "b1": d_pre, "w2": np.einsum("bi,bj->bij", h, d_logits)}
+    d_pre = d_h[:, None, None, :] * (pre > 0) / pre[0, ..., 0].size
     return {
-        "w1": np.einsum("bi,bj->bij", xs, d_pre),
-        "b1": d_pre,
+        "w1": np.einsum("bijpq,bijf->bpqf", patches, d_pre)[:, :, :, None, :],
+        "b1": d_pre.sum(axis=(1, 2)),
         "w2": np.einsum("bi,bj->bij", h, d_logits),
     }
 
@@ -77,11 +102,11 @@ def _checked(rep, name, got: dict, expected: dict) -> None:
             rep.note(f"WARNING: {name} gradient of {k} differs from the NumPy reference (rel err {err:.2e})")
 
 
-def _inputs(args, convert):
+def _inputs(args, model: str, convert):
     """``(timing settings, NumPy reference gradients, params, xs, ys)``, the arrays converted by ``convert``."""
-    params, xs, ys = make_data()
+    params, xs, ys = make_data(model)
     converted = {k: convert(v) for k, v in params.items()}
-    return _settings(args), reference(params, xs, ys), converted, convert(xs), convert(ys)
+    return _settings(args), reference(model, params, xs, ys), converted, convert(xs), convert(ys)
 
 
 def _measure(rep, col, row, fn, settings, expected, to_numpy) -> None:
@@ -95,67 +120,75 @@ def _measure(rep, col, row, fn, settings, expected, to_numpy) -> None:
 # ---------------------------------------------------------------- workers
 def w_tensorlib(rep: common.Reporter, args) -> None:
     tl = common.import_tensorlib()
-    s, expected, p, x, y = _inputs(args, tl.tensor)
 
-    def loss(p, x, y):
-        h = tl.nn.relu(x @ p["w1"] + p["b1"])
-        return tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h @ p["w2"])
-
-    per_example = tl.vmap(tl.grad(loss), in_axes=(None, 0, 0))
-    grad = tl.grad(loss)
-
-    def loop():
-        grads = [grad(p, x[i], y[i]) for i in range(BATCH)]
-        return {k: tl.stack([g[k] for g in grads]) for k in p}
+    def features(p, x, model):
+        if model == "mlp":
+            return tl.nn.relu(x @ p["w1"] + p["b1"])
+        return tl.mean(tl.nn.relu(tl.nn.conv2d(x[None], p["w1"], 1, "VALID") + p["b1"]), axis=(1, 2))[0]
 
     def to_numpy(d):
         return {k: v.numpy() for k, v in d.items()}
 
-    traced = tl.function(per_example)
-    _measure(rep, "tensorlib", "vmap", lambda: per_example(p, x, y), s, expected, to_numpy)
-    _measure(rep, "tensorlib", "loop", loop, s, expected, to_numpy)
-    _measure(rep, "tensorlib", "traced", lambda: traced(p, x, y), s, expected, to_numpy)
+    for model in MODELS:
+        s, expected, p, x, y = _inputs(args, model, tl.tensor)
+
+        def loss(p, x, y, model=model):
+            return tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=features(p, x, model) @ p["w2"])
+
+        per_example = tl.vmap(tl.grad(loss), in_axes=(None, 0, 0))
+        grad = tl.grad(loss)
+
+        def loop(p=p, x=x, y=y, grad=grad):
+            grads = [grad(p, x[i], y[i]) for i in range(BATCH)]
+            return {k: tl.stack([g[k] for g in grads]) for k in p}
+
+        traced = tl.function(per_example)
+        _measure(rep, "tensorlib", f"{model} vmap", lambda: per_example(p, x, y), s, expected, to_numpy)
+        _measure(rep, "tensorlib", f"{model} loop", loop, s, expected, to_numpy)
+        _measure(rep, "tensorlib", f"{model} traced", lambda: traced(p, x, y), s, expected, to_numpy)
 
 
 def w_torch(rep: common.Reporter, args) -> None:
     torch = common.import_torch()
     from torch import func
 
-    s, expected, p, x, y = _inputs(args, torch.tensor)
-
-    def loss(p, x, y):
-        logits = torch.relu(x @ p["w1"] + p["b1"]) @ p["w2"]
-        return torch.nn.functional.cross_entropy(logits[None], y[None])
-
-    per_example = func.vmap(func.grad(loss), in_dims=(None, 0, 0))
-    grad = func.grad(loss)
-
-    def loop():
-        grads = [grad(p, x[i], y[i]) for i in range(BATCH)]
-        return {k: torch.stack([g[k] for g in grads]) for k in p}
+    def features(p, x, model):
+        if model == "mlp":
+            return torch.relu(x @ p["w1"] + p["b1"])
+        image, weight = x.permute(2, 0, 1)[None], p["w1"].permute(3, 2, 0, 1)  # NCHW, OIHW
+        return torch.relu(torch.nn.functional.conv2d(image, weight, p["b1"])).mean(dim=(2, 3))[0]
 
     def to_numpy(d):
         return {k: v.detach().numpy() for k, v in d.items()}
 
-    _measure(rep, "torch", "vmap", lambda: per_example(p, x, y), s, expected, to_numpy)
-    _measure(rep, "torch", "loop", loop, s, expected, to_numpy)
+    for model in MODELS:
+        s, expected, p, x, y = _inputs(args, model, torch.tensor)
+
+        def loss(p, x, y, model=model):
+            return torch.nn.functional.cross_entropy((features(p, x, model) @ p["w2"])[None], y[None])
+
+        per_example = func.vmap(func.grad(loss), in_dims=(None, 0, 0))
+        grad = func.grad(loss)
+
+        def loop(p=p, x=x, y=y, grad=grad):
+            grads = [grad(p, x[i], y[i]) for i in range(BATCH)]
+            return {k: torch.stack([g[k] for g in grads]) for k in p}
+
+        _measure(rep, "torch", f"{model} vmap", lambda: per_example(p, x, y), s, expected, to_numpy)
+        _measure(rep, "torch", f"{model} loop", loop, s, expected, to_numpy)
 
 
 def w_jax(rep: common.Reporter, args) -> None:
     jax = common.import_jax(x64=False)
     jnp = jax.numpy
-    s, expected, p, x, y = _inputs(args, jnp.asarray)
 
-    def loss(p, x, y):
-        logits = jax.nn.relu(x @ p["w1"] + p["b1"]) @ p["w2"]
-        return -jax.nn.log_softmax(logits)[y]
-
-    per_example = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))
-    grad = jax.grad(loss)
-
-    def loop():
-        grads = [grad(p, x[i], y[i]) for i in range(BATCH)]
-        return {k: jnp.stack([g[k] for g in grads]) for k in p}
+    def features(p, x, model):
+        if model == "mlp":
+            return jax.nn.relu(x @ p["w1"] + p["b1"])
+        conv = jax.lax.conv_general_dilated(
+            x[None], p["w1"], (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
+        return jax.nn.relu(conv + p["b1"]).mean(axis=(1, 2))[0]
 
     def ready(d):
         return {k: v.block_until_ready() for k, v in d.items()}
@@ -163,37 +196,57 @@ def w_jax(rep: common.Reporter, args) -> None:
     def to_numpy(d):
         return {k: np.asarray(v) for k, v in d.items()}
 
-    jitted = jax.jit(per_example)
-    _measure(rep, "jax", "vmap", lambda: ready(per_example(p, x, y)), s, expected, to_numpy)
-    _measure(rep, "jax", "loop", lambda: ready(loop()), s, expected, to_numpy)
-    _measure(rep, "jax", "traced", lambda: ready(jitted(p, x, y)), s, expected, to_numpy)
+    for model in MODELS:
+        s, expected, p, x, y = _inputs(args, model, jnp.asarray)
+
+        def loss(p, x, y, model=model):
+            return -jax.nn.log_softmax(features(p, x, model) @ p["w2"])[y]
+
+        per_example = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))
+        grad = jax.grad(loss)
+
+        def loop(p=p, x=x, y=y, grad=grad):
+            grads = [grad(p, x[i], y[i]) for i in range(BATCH)]
+            return {k: jnp.stack([g[k] for g in grads]) for k in p}
+
+        jitted = jax.jit(per_example)
+        _measure(rep, "jax", f"{model} vmap", lambda: ready(per_example(p, x, y)), s, expected, to_numpy)
+        _measure(rep, "jax", f"{model} loop", lambda: ready(loop()), s, expected, to_numpy)
+        _measure(rep, "jax", f"{model} traced", lambda: ready(jitted(p, x, y)), s, expected, to_numpy)
 
 
 def w_tensorflow(rep: common.Reporter, args) -> None:
     tf = common.import_tf()
-    s, expected, p, x, y = _inputs(args, tf.constant)
 
-    def grad(xi, yi):
-        with tf.GradientTape() as tape:
-            tape.watch(p)
-            logits = tf.nn.relu(xi[None] @ p["w1"] + p["b1"]) @ p["w2"]
-            loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yi[None], logits=logits)[0]
-        return tape.gradient(loss, p)
-
-    def per_example():
-        return tf.vectorized_map(lambda e: grad(*e), (x, y))
-
-    def loop():
-        grads = [grad(x[i], y[i]) for i in range(BATCH)]
-        return {k: tf.stack([g[k] for g in grads]) for k in p}
+    def features(p, x, model):
+        if model == "mlp":
+            return tf.nn.relu(x[None] @ p["w1"] + p["b1"])
+        return tf.reduce_mean(tf.nn.relu(tf.nn.conv2d(x[None], p["w1"], 1, "VALID") + p["b1"]), axis=(1, 2))
 
     def to_numpy(d):
         return {k: v.numpy() for k, v in d.items()}
 
-    traced = tf.function(per_example)
-    _measure(rep, "tensorflow", "vmap", per_example, s, expected, to_numpy)
-    _measure(rep, "tensorflow", "loop", loop, s, expected, to_numpy)
-    _measure(rep, "tensorflow", "traced", traced, s, expected, to_numpy)
+    for model in MODELS:
+        s, expected, p, x, y = _inputs(args, model, tf.constant)
+
+        def grad(xi, yi, p=p, model=model):
+            with tf.GradientTape() as tape:
+                tape.watch(p)
+                logits = features(p, xi, model) @ p["w2"]
+                loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yi[None], logits=logits)[0]
+            return tape.gradient(loss, p)
+
+        def per_example(x=x, y=y, grad=grad):
+            return tf.vectorized_map(lambda e: grad(*e), (x, y))
+
+        def loop(p=p, x=x, y=y, grad=grad):
+            grads = [grad(x[i], y[i]) for i in range(BATCH)]
+            return {k: tf.stack([g[k] for g in grads]) for k in p}
+
+        traced = tf.function(per_example)
+        _measure(rep, "tensorflow", f"{model} vmap", per_example, s, expected, to_numpy)
+        _measure(rep, "tensorflow", f"{model} loop", loop, s, expected, to_numpy)
+        _measure(rep, "tensorflow", f"{model} traced", traced, s, expected, to_numpy)
 
 
 WORKERS = {"tensorlib": w_tensorlib, "torch": w_torch, "jax": w_jax, "tensorflow": w_tensorflow}
@@ -209,7 +262,7 @@ def main(argv=None, header: bool = True) -> int:
     timeout = args.timeout or (300 if args.quick else 900)
     res = common.collect(__file__, common.selected_libs(args, LIB_ORDER), common.quick_args(args), timeout)
     common.print_table(
-        f"per_example_gradients: ms per batch of {BATCH}, MLP {'-'.join(map(str, SIZES))} float32 (median)",
+        f"per_example_gradients: ms per batch of {BATCH}, MLP {'-'.join(map(str, SIZES))} and CNN, float32 (median)",
         ROWS,
         COLUMNS,
         res,

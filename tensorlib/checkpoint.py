@@ -19,7 +19,9 @@ True
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import uuid
 
 import numpy as np
@@ -91,6 +93,7 @@ def save_variables(path, target) -> None:
     over ``path``.
     """
     _refuse_tracing("save_variables")
+    path = _file_path(path)
     st = _safetensors_numpy()
     named = _named(target, "save_variables")
     if "__metadata__" in named:  # the format's own header key: the file would not load
@@ -101,27 +104,42 @@ def save_variables(path, target) -> None:
     if unstorable:
         raise TypeError(f"save_variables: the safetensors format has no complex dtypes; entries {unstorable}")
     if os.path.isdir(path):
-        raise IsADirectoryError(f"save_variables: {os.fspath(path)!r} is a folder; give the checkpoint's file name")
-    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+        raise IsADirectoryError(f"save_variables: {path!r} is a folder; give the checkpoint's file name")
+    # Through a symlink: the rename replaces the file it names, as open(path, "w") writes it (renamed over
+    # the link itself, the link became a file and its target kept the old checkpoint).
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target)
     if not os.path.isdir(folder):  # the error named the temporary file, not the checkpoint
-        raise FileNotFoundError(f"save_variables: the folder {folder!r} of {os.fspath(path)!r} does not exist")
-    # os.open with mode 0o666, not mkstemp (0o600): the checkpoint gets the permissions the umask allows,
-    # as a file written by open() would; safetensors may recreate the file, so the mode is set again after.
-    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        raise FileNotFoundError(f"save_variables: the folder {folder!r} of {path!r} does not exist")
+    # The permissions open(path, "w") gives: a new file's 0o666 less the umask (os.open, not mkstemp's 0o600),
+    # an overwritten file's own (a checkpoint kept at 0o600 had become 0o644 at the next save).  The
+    # temporary file is never more open than that (only its owner may also write it while it is written);
+    # safetensors may recreate the file, so the mode is set again after.
     try:
-        mode = os.stat(tmp).st_mode & 0o777
+        kept = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        kept = None
+    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if kept is None else kept & 0o666 | 0o600))
+    try:
+        mode = os.stat(tmp).st_mode & 0o777 if kept is None else kept
         st.save_file(arrays, tmp, metadata={"format": "tensorlib"})
         os.chmod(tmp, mode)
         # The bytes reach the disk before the new name does: after a power cut or an OS crash the path
         # holds the old checkpoint or the new one, never an empty or partial file under the new name.
         _fsync(tmp, os.O_RDONLY)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
     _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))  # the rename itself
+
+
+def _file_path(path) -> str:
+    """A checkpoint's path as a str: a ``str``, ``bytes`` or ``os.PathLike`` (a bytes path failed when joined
+    with the temporary file's str name)."""
+    return os.fsdecode(os.fspath(path))
 
 
 def _refuse_tracing(who: str) -> None:
@@ -159,12 +177,13 @@ def load_variables(path, target=None, strict: bool = True):
     training from a checkpoint.  Returns ``target``.
     """
     _refuse_tracing("load_variables")
+    path = _file_path(path)
     arrays, unreadable = _read(path)
     if target is None:
         from .ops.creation import tensor
 
         if unreadable:
-            raise TypeError(f"load_variables: {os.fspath(path)!r} has entries tensorlib cannot hold: {unreadable}")
+            raise TypeError(f"load_variables: {path!r} has entries tensorlib cannot hold: {unreadable}")
         return {name: tensor(a) for name, a in arrays.items()}
     optimizers = {}
     named = _named(target, "load_variables", optimizers=optimizers)
@@ -190,7 +209,7 @@ def load_variables(path, target=None, strict: bool = True):
                 f"but {tuple(t.shape)} {t.dtype} in the target"
             )
     if problems:
-        raise ValueError(f"load_variables: {os.fspath(path)!r} does not fit the target: " + "; ".join(problems))
+        raise ValueError(f"load_variables: {path!r} does not fit the target: " + "; ".join(problems))
     # An assign can still fail (a Variable that a recording tape has read): put back the ones done before
     # it, so that a failed load leaves the target as it was, not half loaded.
     done = []
@@ -249,9 +268,9 @@ def _read(path) -> tuple:
     from safetensors import safe_open
 
     if os.path.isdir(path):
-        raise IsADirectoryError(f"load_variables: {os.fspath(path)!r} is a folder, not a checkpoint file")
+        raise IsADirectoryError(f"load_variables: {path!r} is a folder, not a checkpoint file")
     try:
-        with safe_open(os.fspath(path), framework="np") as f:
+        with safe_open(path, framework="np") as f:
             arrays, unreadable = {}, {}
             for name in f.keys():
                 try:
@@ -260,8 +279,12 @@ def _read(path) -> tuple:
                 except (TypeError, ValueError, AttributeError) as e:
                     arrays.pop(name, None)
                     unreadable[name] = str(e)
-    except FileNotFoundError:
-        raise
+    except OSError as e:
+        # The OS's error keeps its type (a PermissionError was a ValueError about the file's format), and
+        # names the function (safetensors' FileNotFoundError had no errno and named none).
+        number = errno.ENOENT if isinstance(e, FileNotFoundError) else e.errno
+        why = os.strerror(number) if number is not None else str(e)
+        raise type(e)(number, f"load_variables: cannot read the checkpoint ({why})", path) from None
     except Exception as e:
-        raise ValueError(f"load_variables: {os.fspath(path)!r} is not a readable safetensors file ({e})") from None
+        raise ValueError(f"load_variables: {path!r} is not a readable safetensors file ({e})") from None
     return arrays, unreadable

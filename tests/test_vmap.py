@@ -567,3 +567,182 @@ def test_jacfwd_and_jacrev_keep_the_structures_of_jacobian():
     assert tl.jacrev is tl.jacobian
     with pytest.raises(TypeError, match="tl.jacfwd: f returned a constant"):
         tl.jacfwd(lambda a: 1.0)(x)
+
+
+@pytest.fixture
+def no_loop(monkeypatch):
+    """Fail if an op falls back to running once per element: the batching rule under test must run."""
+
+    def loop(self, op, *args):
+        raise AssertionError(f"{op.name} ran once per element")
+
+    monkeypatch.setattr(tl.grad.vmap._Vmap, "loop", loop)
+
+
+@pytest.mark.parametrize("strides, dilations", [(1, 1), (2, 1), (1, 2), ((2, 1), (1, 3))])
+@pytest.mark.parametrize("padding", ["SAME", "VALID", [[0, 0], [1, 2], [0, 1], [0, 0]]])
+@pytest.mark.parametrize("mapped", [(0, 0), (0, None), (None, 0)])
+def test_batched_filter_gradients_match_one_per_element(no_loop, strides, dilations, padding, mapped):
+    rng = np.random.default_rng(3)
+    x, shape = rng.normal(size=(4, 2, 9, 8, 3)), (3, 2, 3, 5)
+
+    def filter_grad(x, dy):
+        return tl.nn.conv2d_backprop_filter(x, shape, dy, strides, padding, dilations)
+
+    out_shape = tl.nn.conv2d(x[0], np.zeros(shape), strides, padding, dilations).shape
+    dy = rng.normal(size=(4, *out_shape))
+    args = [x if mapped[0] == 0 else x[0], dy if mapped[1] == 0 else dy[0]]
+    got = tl.vmap(filter_grad, in_axes=mapped)(*args)
+    for i in range(4):
+        want = filter_grad(*(a[i] if m == 0 else a for a, m in zip(args, mapped)))
+        np.testing.assert_allclose(got.numpy()[i], want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_per_example_conv_gradients_by_the_batched_rule_match_finite_differences(no_loop):
+    rng = np.random.default_rng(4)
+    xs, w = rng.normal(size=(3, 6, 6, 2)), rng.normal(size=(3, 3, 2, 2))
+
+    def loss(w, x):
+        return tl.sum(tl.tanh(tl.nn.conv2d(x[None], w, 2, "SAME")) ** 2)
+
+    got = tl.vmap(tl.grad(loss), in_axes=(None, 0))(w, xs).numpy()
+    eps = 1e-6
+    for i in range(3):
+        numeric = np.zeros_like(w)
+        for idx in np.ndindex(w.shape):
+            step = np.zeros_like(w)
+            step[idx] = eps
+            numeric[idx] = (loss(w + step, xs[i]).numpy() - loss(w - step, xs[i]).numpy()) / (2 * eps)
+        np.testing.assert_allclose(got[i], numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("mapped", [(0, None), (None, 0)])
+def test_batched_gathers_and_their_gradients_match_one_per_element(no_loop, axis, mapped):
+    rng = np.random.default_rng(5)
+    params, indices = rng.normal(size=(3, 4, 5, 6)), rng.integers(-4, 4, size=(3, 2, 5))
+
+    def f(p, i):
+        return tl.take(p, i, axis=axis)
+
+    def loss(p, i):
+        return tl.sum(tl.sin(f(p, i)) ** 2)
+
+    args = [params if mapped[0] == 0 else params[0], indices if mapped[1] == 0 else indices[0]]
+    got, grads = tl.vmap(f, in_axes=mapped)(*args), tl.vmap(tl.grad(loss), in_axes=mapped)(*args)
+    for i in range(3):
+        p, idx = (a[i] if m == 0 else a for a, m in zip(args, mapped))
+        np.testing.assert_array_equal(got.numpy()[i], np.take(p, idx, axis=axis))
+        # d/dp sum(sin(p[idx])^2) = sum over repeats of sin(2 p): np.add.at scatters the repeats
+        want = np.zeros_like(p)
+        moved = np.moveaxis(want, axis, 0)
+        np.add.at(
+            moved,
+            idx % p.shape[axis],
+            np.moveaxis(
+                np.sin(2 * np.take(p, idx, axis=axis)), range(axis % p.ndim, axis % p.ndim + idx.ndim), range(idx.ndim)
+            ),
+        )
+        np.testing.assert_allclose(grads.numpy()[i], want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_gather_with_an_index_out_of_bounds_in_one_element_raises():
+    with pytest.raises(IndexError, match="GatherV2: index 4 is out of bounds"):
+        tl.vmap(lambda i: tl.take(np.arange(4.0), i), in_axes=0)(np.array([[0, 1], [2, 4]]))
+
+
+def test_broadcasting_a_shared_tensor_like_a_mapped_one(no_loop):
+    like = np.zeros((3, 2, 4))
+    got = tl.vmap(lambda t: tl.dispatch.apply(_ops["BroadcastLike"], (np.arange(4.0), t)))(like)
+    np.testing.assert_array_equal(got.numpy(), np.broadcast_to(np.arange(4.0), (3, 2, 4)))
+
+
+def _spd(rng, *shape):
+    a = rng.normal(size=shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+_R = np.random.default_rng(8)
+_RULE_CASES = {
+    "einsum_contract": (
+        lambda a, b: tl.einsum("ij,jk->ik", a, b),
+        [_R.normal(size=(4, 2, 3)), _R.normal(size=(4, 3, 5))],
+    ),
+    "einsum_trace_outer": (
+        lambda a, b: tl.einsum("ii,j->ij", a, b),
+        [_R.normal(size=(4, 3, 3)), _R.normal(size=(4, 2))],
+    ),
+    "einsum_ellipsis": (
+        lambda a, b: tl.einsum("...j,jk", a, b),
+        [_R.normal(size=(4, 2, 6, 3)), _R.normal(size=(4, 3, 2))],
+    ),
+    "pad": (lambda a: tl.pad(a, [[1, 0], [0, 2]], constant_values=3.0), [_R.normal(size=(4, 2, 3))]),
+    "tile_more_reps": (lambda a: tl.tile(a, (2, 1, 3)), [_R.normal(size=(4, 2, 3))]),
+    "tile_fewer_reps": (lambda a: tl.tile(a, 2), [_R.normal(size=(4, 2, 3))]),
+    "flip": (lambda a: tl.flip(a, axis=-1), [_R.normal(size=(4, 2, 3))]),
+    "roll": (lambda a: tl.roll(a, (1, -2), axis=(0, 1)), [_R.normal(size=(4, 2, 3))]),
+    "split": (lambda a: tl.split(a, [1, 2], axis=-1), [_R.normal(size=(4, 2, 3))]),
+    "nanargmax": (
+        lambda a: tl.nanargmax(a, axis=0),
+        [np.where(_R.random((4, 3, 2)) < 0.3, np.nan, _R.normal(size=(4, 3, 2)))],
+    ),
+    "cummax": (lambda a: tl.cummax(a, axis=1), [_R.normal(size=(4, 2, 5))]),
+    "top_k": (lambda a: tl.top_k(a, 2), [_R.normal(size=(4, 3, 5))]),
+    "frexp": (tl.frexp, [_R.normal(size=(4, 3)) * 100]),
+    "take_along_axis": (
+        lambda a, i: tl.take_along_axis(a, i, axis=0),
+        [_R.normal(size=(4, 3, 2)), _R.integers(0, 3, (4, 5, 2))],
+    ),
+    "sigmoid_xent": (
+        lambda z, y: tl.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z),
+        [_R.normal(size=(4, 3)), _R.random((4, 3))],
+    ),
+    "cholesky": (tl.linalg.cholesky, [_spd(_R, 4, 3, 3)]),
+    "inv": (tl.linalg.inv, [_spd(_R, 4, 2, 3, 3)]),
+    "slogdet": (tl.linalg.slogdet, [_R.normal(size=(4, 3, 3))]),
+    "det": (tl.linalg.det, [_R.normal(size=(4, 3, 3))]),
+    "solve": (tl.linalg.solve, [_spd(_R, 4, 3, 3), _R.normal(size=(4, 3, 2))]),
+    "solve_triangular": (
+        lambda a, b: tl.linalg.solve_triangular(a, b, lower=True),
+        [np.tril(_spd(_R, 4, 3, 3)), _R.normal(size=(4, 3, 2))],
+    ),
+    "eigh": (tl.linalg.eigh, [_spd(_R, 4, 3, 3)]),
+    "svd": (lambda a: tl.linalg.svd(a, full_matrices=False)[1], [_R.normal(size=(4, 3, 2))]),
+    "qr": (tl.linalg.qr, [_R.normal(size=(4, 3, 2))]),
+    "expm": (tl.linalg.expm, [_R.normal(size=(4, 3, 3)) / 3]),
+    "pinv": (tl.linalg.pinv, [_R.normal(size=(4, 2, 3))]),
+    "diagonal": (lambda a: tl.linalg.diagonal(a, offset=1), [_R.normal(size=(4, 2, 3, 3))]),
+    "tril": (lambda a: tl.tril(a, -1), [_R.normal(size=(4, 3, 3))]),
+}
+
+
+@pytest.mark.parametrize("name", list(_RULE_CASES))
+@pytest.mark.parametrize("shared", [False, True], ids=["all_mapped", "last_shared"])
+def test_batching_rules_of_more_ops_match_one_call_per_element(no_loop, name, shared):
+    fn, args = _RULE_CASES[name]
+    in_axes = tuple(None if shared and i == len(args) - 1 and len(args) > 1 else 0 for i in range(len(args)))
+    args = [a[0] if ax is None else a for a, ax in zip(args, in_axes)]
+    got = _values(tl.vmap(fn, in_axes=in_axes)(*args))
+    for i in range(4):
+        want = _values(fn(*(a if ax is None else a[i] for a, ax in zip(args, in_axes))))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g[i], w, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["einsum_contract", "einsum_ellipsis", "pad", "tile_more_reps", "roll", "split", "take_along_axis"]
+    + ["cholesky", "inv", "slogdet", "solve", "solve_triangular", "expm", "diagonal", "tril", "sigmoid_xent"],
+)
+def test_per_example_gradients_through_the_rules_match_a_loop_of_grad(no_loop, name):
+    fn, args = _RULE_CASES[name]
+
+    def loss(a, *rest):
+        return sum(tl.sum(tl.sin(leaf)) for leaf in tl.tree.leaves(fn(a, *rest)) if leaf.dtype.kind == "f")
+
+    got = tl.vmap(tl.grad(loss))(*args).numpy()
+    for i in range(4):
+        want = tl.grad(loss)(*(a[i] for a in args)).numpy()
+        np.testing.assert_allclose(got[i], want, rtol=1e-9, atol=1e-12)

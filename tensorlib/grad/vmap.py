@@ -7,7 +7,8 @@ which computes the op on the physical tensors:
 
 - an op none of whose inputs is batched runs as it is (its result is the same for every element);
 - an op with a batching rule (elementwise ops with broadcasting, reductions and the other ops along
-  an axis, reshapes and transposes, matmul, stack and concat) runs once on the whole batch;
+  an axis, reshapes and transposes, matmul, stack and concat, gathers, convolution and pooling with
+  their gradients) runs once on the whole batch;
 - any other op runs once per batch element and the results are stacked, as PyTorch's vmap falls back
   to a loop: slower, but right for every op, gradients included.
 
@@ -25,6 +26,7 @@ import functools
 from .. import dispatch, tree
 from ..ops import array as _array
 from ..ops import shape as _shape
+from ..ops.nn import _common as _nn_common
 from ..ops.registry import _ops
 from ..tensor import Tensor, make_symbolic
 
@@ -454,8 +456,10 @@ def _squeeze(mode, op, inputs, physical, batched, attrs, specs):
 
 
 def _broadcast_like(mode, op, inputs, physical, batched, attrs, specs):
-    if not batched[0] or None in specs[0].shape:
+    if None in specs[0].shape:
         return None
+    if not batched[0]:  # only ``like`` is batched: every element gets the same broadcast
+        return mode.repeated(_apply("BroadcastTo", (physical[0],), {"shape": specs[0].shape}))
     rank = len(specs[0].shape)
     return _apply(
         "BroadcastTo", (_aligned(mode, inputs[0], physical[0], rank),), {"shape": (mode.size, *specs[0].shape)}
@@ -579,6 +583,155 @@ def _images_folded(per_image: tuple, shape_attr: str | None = None):
     return rule
 
 
+def _conv2d_backprop_filter(mode, op, inputs, physical, batched, attrs, specs):
+    """Per-element filter gradients (per-example weight gradients of a conv net): the input's patches, one
+    strided slice of the padded batch per filter tap, contracted with ``out_backprop`` by one batched matmul
+    over images and pixels, instead of one op per element."""
+    x, dy = inputs
+    if None in x.shape or x.dtype != dy.dtype or x.dtype != specs[0].dtype:
+        return None
+    kh, kw, c, f = attrs["filter_shape"]
+    (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
+    (out_h, out_w), (pad_h, pad_w) = _nn_common._geometry(x.shape[1:3], (kh, kw), (sh, sw), (dh, dw), attrs["padding"])
+    padded = _apply(
+        "PadV2", (_repeated(mode, x, physical[0], batched[0]),), {"paddings": ((0, 0),) * 2 + (pad_h, pad_w, (0, 0))}
+    )
+    taps = [
+        _apply(
+            "StridedSlice",
+            (padded,),
+            {
+                "index": (
+                    slice(None),
+                    slice(None),
+                    slice(p * dh, p * dh + (out_h - 1) * sh + 1, sh),
+                    slice(q * dw, q * dw + (out_w - 1) * sw + 1, sw),
+                    slice(None),
+                )
+            },
+        )
+        for p in range(kh)
+        for q in range(kw)
+    ]
+    pixels = x.shape[0] * out_h * out_w
+    # Taps stacked after the batch (each one copied in whole rows), then (batch, tap, channel, pixel) @
+    # (batch, 1, pixel, filter): the same sums as the per-element kernel.
+    patches = _apply("Reshape", (_apply("Pack", taps, {"axis": 1}),), {"shape": (mode.size, kh * kw, pixels, c)})
+    dy = _apply("Reshape", (_repeated(mode, dy, physical[1], batched[1]),), {"shape": (mode.size, 1, pixels, f)})
+    product = _apply("BatchMatMulV2", (_apply("Transpose", (patches,), {"perm": (0, 1, 3, 2)}), dy))
+    return _apply("Reshape", (product,), {"shape": (mode.size, kh, kw, c, f)})
+
+
+def _gather(mode, op, inputs, physical, batched, attrs, specs):
+    """``take`` along an axis (GatherV2): batched params with shared indices take along the next axis; shared
+    params with batched indices take the batch into the result, then move it to the front.  Both batched
+    run per element (bounds are checked per element)."""
+    (params, indices), (pp, pi) = inputs, physical
+    axis = attrs["axis"] % params.ndim
+    if batched[0] and batched[1]:
+        return None
+    if batched[0]:
+        return dispatch.apply(op, (pp, pi), {"axis": axis + 1})
+    out = dispatch.apply(op, (pp, pi), {"axis": axis})
+    return out if axis == 0 else _array.moveaxis(out, axis, 0)
+
+
+def _gather_grad(mode, op, inputs, physical, batched, attrs, specs):
+    """GatherV2's gradient (``dy`` scatter-added at the indices into zeros shaped like the params).  Shared
+    indices: one scatter along the next axis.  Batched indices: the elements' params side by side on the
+    gather axis, each element's indices offset to its own block (the kernel wraps indices as the gather
+    checked them), one scatter, then the blocks split back out."""
+    (dy, indices, like), (pdy, pi, plike) = inputs, physical
+    if None in like.shape or None in dy.shape:
+        return None
+    axis = attrs["axis"] % like.ndim
+    pdy = _repeated(mode, dy, pdy, batched[0])
+    if not batched[1]:
+        return dispatch.apply(op, (pdy, pi, _repeated(mode, like, plike, batched[2])), {"axis": axis + 1})
+    from ..ops import creation
+
+    size = like.shape[axis]
+    if not size:
+        return None
+    offsets = _apply(
+        "Reshape",
+        (creation.arange(0, mode.size * size, size, dtype=pi.dtype),),
+        {"shape": (mode.size,) + (1,) * indices.ndim},
+    )
+    wrapped = _apply(
+        "FloorMod", (pi, dispatch.to_tensor(size, pi.backend, pi.dtype))
+    )  # negative indices counted from the end
+    blocks = like.shape[:axis] + (mode.size * size,) + like.shape[axis + 1 :]
+    stand_in = _shape.broadcast_to(creation.zeros((), dtype=like.dtype), blocks)  # only its shape is read
+    scattered = dispatch.apply(
+        op,
+        (_array.moveaxis(pdy, 0, axis) if axis else pdy, _apply("Add", (wrapped, offsets)), stand_in),
+        {"axis": axis},
+    )
+    split = _apply("Reshape", (scattered,), {"shape": like.shape[:axis] + (mode.size, size) + like.shape[axis + 1 :]})
+    return split if axis == 0 else _array.moveaxis(split, axis, 0)
+
+
+def _batched_matrices(least: int = 2, axis_attrs: tuple = ()):
+    """A rule for a linear algebra op that treats every axis before its last ``least`` ones as a batch (as
+    NumPy's linalg does): the vmap batch is one more leading axis, unbatched inputs repeated along it, and
+    the axis attributes in ``axis_attrs`` move past it."""
+
+    def rule(mode, op, inputs, physical, batched, attrs, specs):
+        if any(t.ndim < least for t in inputs):
+            return None
+        rank = max(t.ndim for t in inputs)  # the matrices' (a diagonal written into them has one axis less)
+        for name in axis_attrs:
+            attrs = {**attrs, name: attrs[name] % rank + 1}
+        args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+        if not _fits(op, args, attrs, mode.size, specs):
+            return None
+        return dispatch.apply(op, tuple(args), attrs)
+
+    return rule
+
+
+def _einsum(mode, op, inputs, physical, batched, attrs, specs):
+    """A letter no operand uses names the batch: it leads the batched operands' subscripts and the result's."""
+    operands, result = attrs["equation"].split("->")
+    letter = next(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in operands)
+    subscripts = [letter + sub if b else sub for sub, b in zip(operands.split(","), batched)]
+    return dispatch.apply(op, tuple(physical), {"equation": f"{','.join(subscripts)}->{letter}{result}"})
+
+
+def _axes_moved(*names: str):
+    """A rule for a one-input op whose attributes ``names`` hold axes (an int, a tuple, or None for every
+    axis, which stays per element only where the op reads it so): each moves past the batch."""
+
+    def rule(mode, op, inputs, physical, batched, attrs, specs):
+        ndim = inputs[0].ndim
+        if ndim == 0 or any(attrs[n] is None for n in names):
+            return None
+        moved = {
+            n: (tuple(a % ndim + 1 for a in attrs[n]) if isinstance(attrs[n], tuple) else attrs[n] % ndim + 1)
+            for n in names
+        }
+        return dispatch.apply(op, (physical[0],), {**attrs, **moved})
+
+    return rule
+
+
+def _pad(mode, op, inputs, physical, batched, attrs, specs):
+    return dispatch.apply(op, (physical[0],), {**attrs, "paddings": ((0, 0), *attrs["paddings"])})
+
+
+def _tile(mode, op, inputs, physical, batched, attrs, specs):
+    return dispatch.apply(op, (physical[0],), {"reps": (1, *attrs["reps"])})
+
+
+def _take_along_axis(mode, op, inputs, physical, batched, attrs, specs):
+    """TakeAlongAxis and its gradient: operands of one rank, unbatched ones repeated, the axis past the batch."""
+    if attrs["axis"] is None:
+        return None
+    args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+    return dispatch.apply(op, tuple(args), {**attrs, "axis": attrs["axis"] % inputs[0].ndim + 1})
+
+
 def _one_hot(mode, op, inputs, physical, batched, attrs, specs):
     rank = len(specs[0].shape)
     return dispatch.apply(op, (physical[0],), {**attrs, "axis": attrs["axis"] % rank + 1})
@@ -651,6 +804,24 @@ _RULES.update(
         "ConcatV2": _joined,
         "CustomGradient": _custom_gradient,
         "OneHot": _one_hot,
+        "Conv2DBackpropFilter": _conv2d_backprop_filter,
+        "Einsum": _einsum,
+        "PadV2": _pad,
+        "Tile": _tile,
+        "ReverseV2": _axes_moved("axis"),
+        "Roll": _axes_moved("axis"),
+        "SplitV": _axes_moved("axis"),
+        "NanArgMax": _axes_moved("axis"),
+        "NanArgMin": _axes_moved("axis"),
+        "CummaxIndex": _axes_moved("axis"),
+        "CumminIndex": _axes_moved("axis"),
+        "TopK": _axes_moved(),
+        "Frexp": _elementwise,
+        "TakeAlongAxis": _take_along_axis,
+        "TakeAlongAxisGrad": _take_along_axis,
+        "SigmoidCrossEntropyWithLogits": _leading_batch,
+        "GatherV2": _gather,
+        "GatherV2Grad": _gather_grad,
         "Conv2D": _images_folded((0,)),
         "Conv2DBackpropInput": _images_folded((1,), "input_shape"),
         "MaxPool": _images_folded((0,)),
@@ -663,3 +834,14 @@ _RULES.update(
         "SoftmaxCrossEntropyWithLogits": _leading_batch,
     }
 )
+_RULES.update(
+    {
+        name: _batched_matrices()
+        for name in ("Cholesky", "Eig", "Lu", "MatrixAdjugate", "MatrixBandPartLower", "MatrixBandPartUpper")
+        + ("MatrixDeterminant", "MatrixExponential", "MatrixInverse", "MatrixPseudoInverse", "MatrixSolve")
+        + ("MatrixTriangularSolve", "LogMatrixDeterminant", "Qr", "SelfAdjointEigV2", "Svd")
+    }
+)
+_RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
+_RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
+_RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"))
