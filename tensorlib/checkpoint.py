@@ -19,7 +19,9 @@ True
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import uuid
 
 import numpy as np
@@ -109,12 +111,18 @@ def save_variables(path, target) -> None:
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):  # the error named the temporary file, not the checkpoint
         raise FileNotFoundError(f"save_variables: the folder {folder!r} of {path!r} does not exist")
-    # os.open with mode 0o666, not mkstemp (0o600): the checkpoint gets the permissions the umask allows,
-    # as a file written by open() would; safetensors may recreate the file, so the mode is set again after.
-    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    # The permissions open(path, "w") gives: a new file's 0o666 less the umask (os.open, not mkstemp's 0o600),
+    # an overwritten file's own (a checkpoint kept at 0o600 had become 0o644 at the next save).  The
+    # temporary file is never more open than that (only its owner may also write it while it is written);
+    # safetensors may recreate the file, so the mode is set again after.
     try:
-        mode = os.stat(tmp).st_mode & 0o777
+        kept = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        kept = None
+    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if kept is None else kept & 0o666 | 0o600))
+    try:
+        mode = os.stat(tmp).st_mode & 0o777 if kept is None else kept
         st.save_file(arrays, tmp, metadata={"format": "tensorlib"})
         os.chmod(tmp, mode)
         # The bytes reach the disk before the new name does: after a power cut or an OS crash the path
@@ -164,7 +172,9 @@ def load_variables(path, target=None, strict: bool = True):
     With ``strict=False`` missing and extra names are allowed (shapes still
     must match).  An entry of a dtype tensorlib cannot hold (bfloat16,
     float8, uint64) is an error naming it where it is asked for.  A load that
-    fails changes no Variable.  An optimizer that has taken no step (and had no ``build``) keeps
+    fails changes no Variable.  An optimizer's constant learning rate is restored where the file has
+    one (as ``torch.optim``'s ``load_state_dict`` does); it is never a missing or extra name.  An
+    optimizer that has taken no step (and had no ``build``) keeps
     the file's slots and its first ``apply`` starts from them, so a fresh model and optimizer resume
     training from a checkpoint.  Returns ``target``.
     """
@@ -183,8 +193,11 @@ def load_variables(path, target=None, strict: bool = True):
     later, restore, slot_problems = _slots_not_built(arrays, named, optimizers)
     problems += slot_problems
     arrays.update({name: None for name in unreadable})  # present in the file, for the missing/extra lists
-    missing = [n for n in named if n not in arrays]
-    extra = [n for n in arrays if n not in named and n not in later]
+    # An optimizer's learning rate is optional both ways: files written before it was saved have none, and
+    # one with a schedule (or the caller's rate Variable) keeps that and ignores the file's.
+    rates = {f"{prefix}.learning_rate" if prefix else "learning_rate" for prefix in optimizers}
+    missing = [n for n in named if n not in arrays and n not in rates]
+    extra = [n for n in arrays if n not in named and n not in later and n not in rates]
     if strict and missing:
         problems.append(f"missing from the file: {missing}")
     if strict and extra:
@@ -271,8 +284,12 @@ def _read(path) -> tuple:
                 except (TypeError, ValueError, AttributeError) as e:
                     arrays.pop(name, None)
                     unreadable[name] = str(e)
-    except FileNotFoundError:
-        raise
+    except OSError as e:
+        # The OS's error keeps its type (a PermissionError was a ValueError about the file's format), and
+        # names the function (safetensors' FileNotFoundError had no errno and named none).
+        number = errno.ENOENT if isinstance(e, FileNotFoundError) else e.errno
+        why = os.strerror(number) if number is not None else str(e)
+        raise type(e)(number, f"load_variables: cannot read the checkpoint ({why})", path) from None
     except Exception as e:
         raise ValueError(f"load_variables: {path!r} is not a readable safetensors file ({e})") from None
     return arrays, unreadable

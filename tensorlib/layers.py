@@ -1,4 +1,5 @@
-"""Layers for ``tl.nn``: Dense, Conv2D, pools, BatchNorm, LayerNorm, Embedding, Dropout, Flatten, LSTM, GRU,
+"""Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv2DTranspose, DepthwiseConv2D, pools (1-D, 2-D, 3-D and
+global), BatchNorm, LayerNorm, GroupNorm, InstanceNorm, Embedding, Dropout, Flatten, LSTM, GRU,
 MultiHeadAttention, TransformerEncoderLayer, TransformerDecoderLayer.
 
 Sizes are explicit (no shape inference on the first call), weights are
@@ -15,6 +16,7 @@ image layers take PyTorch's channels-first layout.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -34,11 +36,27 @@ from .tensor import Tensor, Variable
 
 __all__ = [
     "Dense",
+    "Conv1D",
     "Conv2D",
+    "Conv3D",
+    "Conv2DTranspose",
+    "DepthwiseConv2D",
+    "MaxPool1D",
+    "AvgPool1D",
     "MaxPool2D",
     "AvgPool2D",
+    "MaxPool3D",
+    "AvgPool3D",
+    "GlobalAveragePooling1D",
+    "GlobalMaxPooling1D",
+    "GlobalAveragePooling2D",
+    "GlobalMaxPooling2D",
+    "GlobalAveragePooling3D",
+    "GlobalMaxPooling3D",
     "BatchNorm",
     "LayerNorm",
+    "GroupNorm",
+    "InstanceNorm",
     "Embedding",
     "Dropout",
     "Flatten",
@@ -47,6 +65,15 @@ __all__ = [
     "MultiHeadAttention",
     "TransformerEncoderLayer",
     "TransformerDecoderLayer",
+    "SeparableConv2D",
+    "ZeroPadding1D",
+    "ZeroPadding2D",
+    "ZeroPadding3D",
+    "UpSampling2D",
+    "PReLU",
+    "SpatialDropout1D",
+    "SpatialDropout2D",
+    "SpatialDropout3D",
 ]
 
 
@@ -110,9 +137,9 @@ def _as_tensor(x) -> Tensor:
     return x if isinstance(x, Tensor) else _tensor(x)
 
 
-def _data_format(value, layer: str) -> str:
-    if value not in ("NHWC", "NCHW"):
-        raise ValueError(f"{layer}: data_format must be 'NHWC' or 'NCHW', got {value!r}")
+def _data_format(value, layer: str, formats: tuple = ("NHWC", "NCHW")) -> str:
+    if value not in formats:
+        raise ValueError(f"{layer}: data_format must be {' or '.join(map(repr, formats))}, got {value!r}")
     return value
 
 
@@ -187,19 +214,71 @@ class Dense(Module):
         )
 
 
-class Conv2D(Module):
-    """2-D convolution of NHWC images with an HWIO ``kernel`` of shape ``(kh, kw, in_channels, out_channels)``.
+_LAYOUTS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
+_AXES = {
+    "NWC": "(batch, width, channels)",
+    "NCW": "(batch, channels, width)",
+    "NHWC": "(batch, height, width, channels)",
+    "NCHW": "(batch, channels, height, width)",
+    "NDHWC": "(batch, depth, height, width, channels)",
+    "NCDHW": "(batch, channels, depth, height, width)",
+}
+_TUPLES = {1: "a 1-tuple (kw,)", 2: "a pair (kh, kw)", 3: "a triple (kd, kh, kw)"}
 
-    ``padding`` is ``"SAME"`` (TensorFlow's rule), ``"VALID"`` or explicit pairs, as for :func:`tl.nn.conv2d`;
-    ``data_format="NCHW"`` takes and returns channels-first images (the kernel stays HWIO).
 
-    >>> import tensorlib as tl
-    >>> conv = tl.nn.Conv2D(3, 8, kernel_size=3, seed=0)
-    >>> conv(tl.ones((2, 16, 16, 3))).shape
-    (2, 16, 16, 8)
-    >>> tl.nn.Conv2D(3, 8, kernel_size=3, seed=0, data_format="NCHW")(tl.ones((2, 3, 16, 16))).shape
-    (2, 8, 16, 16)
-    """
+def _sizes(value, rank: int, what: str, layer: str) -> tuple:
+    """An int or ``rank`` positive ints -> a ``rank``-tuple (``kernel_size=3`` of a Conv3D is ``(3, 3, 3)``)."""
+    if isinstance(value, (int, np.integer)):
+        sizes = (value,) * rank
+    else:
+        try:
+            sizes = tuple(value)
+        except TypeError:
+            sizes = ()
+    if len(sizes) != rank:
+        form = _TUPLES[rank] if what == "kernel_size" else f"{rank} ints"
+        raise ValueError(f"{layer}: {what} must be an int or {form}, got {value!r}")
+    return tuple(_positive(what, s, layer) for s in sizes)
+
+
+def _image(x, layer: str, rank: int, data_format: str, channels: int | None = None) -> Tensor:
+    """``x`` as a tensor of ``rank`` spatial dimensions laid out as ``data_format`` with ``channels`` channels (when
+    given): a wrong rank or channel count is one error naming the layer, the layout and the input's shape and dtype
+    (the functional op's error named ``conv1d`` or ``MaxPool``, and the shape of an internal transpose)."""
+    x = _as_tensor(x)
+    first = data_format[1] == "C"
+    fits = len(x.shape) == rank + 2
+    if fits and channels is not None:
+        fits = x.shape[1 if first else -1] in (None, channels)
+    if fits:
+        return x
+    want = f"{rank + 2}-D {data_format} {_AXES[data_format]}" + (f" with {channels} channels" if channels else "")
+    hint = ""
+    if len(x.shape) == rank + 2 and channels is not None and x.shape[-1 if first else 1] == channels:
+        other = _LAYOUTS[rank][0 if first else 1]
+        hint = f"; its channels match data_format={other!r}"
+    raise ValueError(f"{layer}: input must be {want}, got shape {tuple(x.shape)} ({x.dtype}){hint}")
+
+
+def _channels_to_last(x, data_format: str):
+    """Channels-first ``x`` with its channels moved last (what the channels-last functional op takes)."""
+    if data_format[1] != "C":
+        return x
+    return _shape.transpose(x, (0, *range(2, len(x.shape)), 1))
+
+
+def _channels_to_first(y, data_format: str):
+    if data_format[1] != "C":
+        return y
+    return _shape.transpose(y, (0, len(y.shape) - 1, *range(1, len(y.shape) - 1)))
+
+
+class _Conv(Module):
+    """What the convolution layers share: Keras' arguments, the ``kernel`` and ``bias`` Variables, the input's
+    check, the bias (broadcast along the channels of ``data_format``) and the activation.  ``_rank`` spatial
+    dimensions; ``data_format=None`` is channels-last."""
+
+    _rank = 2
 
     def __init__(
         self,
@@ -215,26 +294,19 @@ class Conv2D(Module):
         bias_initializer="zeros",
         seed: int | None = None,
         dtype=_dt.float32,
-        data_format: str = "NHWC",
+        data_format: str | None = None,
     ):
         super().__init__()
-        self.data_format = _data_format(data_format, "Conv2D")
-        self.in_channels = _positive("in_channels", in_channels, "Conv2D")
-        self.out_channels = _positive("out_channels", out_channels, "Conv2D")
-        seed = _seed(seed, "Conv2D")
-        sizes = (kernel_size, kernel_size) if isinstance(kernel_size, (int, np.integer)) else tuple(kernel_size)
-        if len(sizes) != 2:
-            raise ValueError(f"Conv2D: kernel_size must be an int or a pair (kh, kw), got {kernel_size!r}")
-        kh, kw = sizes
-        self.kernel_size = (_positive("kernel_size", kh, "Conv2D"), _positive("kernel_size", kw, "Conv2D"))
+        name = type(self).__name__
+        layouts = _LAYOUTS[self._rank]
+        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+        self.in_channels = _positive("in_channels", in_channels, name)
+        self.out_channels = _positive("out_channels", out_channels, name)
+        seed = _seed(seed, name)
+        self.kernel_size = _sizes(kernel_size, self._rank, "kernel_size", name)
         self.strides, self.padding, self.dilations = strides, padding, dilations
-        self.activation = _activation(activation, "Conv2D")
-        self.kernel = Variable(
-            _init.get(kernel_initializer)(
-                (*self.kernel_size, self.in_channels, self.out_channels), seed=seed, dtype=dtype
-            ),
-            name="kernel",
-        )
+        self.activation = _activation(activation, name)
+        self._make_kernels(_init.get(kernel_initializer), seed, dtype)
         self.bias = (
             Variable(
                 _init.get(bias_initializer)((self.out_channels,), seed=_seed_for(seed, 1), dtype=dtype), name="bias"
@@ -243,37 +315,383 @@ class Conv2D(Module):
             else None
         )
 
+    def _make_kernels(self, initializer, seed, dtype) -> None:
+        self.kernel = Variable(initializer(self._kernel_shape(), seed=seed, dtype=dtype), name="kernel")
+
+    def _kernel_shape(self) -> tuple:
+        return (*self.kernel_size, self.in_channels, self.out_channels)
+
+    def _convolve(self, x):
+        raise NotImplementedError
+
     def forward(self, x):
-        y = _nn.conv2d(x, self.kernel, self.strides, self.padding, self.dilations, data_format=self.data_format)
+        x = _image(x, type(self).__name__, self._rank, self.data_format, self.in_channels)
+        y = self._convolve(x)
         if self.bias is not None:
-            y = y + (self.bias if self.data_format == "NHWC" else _shape.reshape(self.bias, (-1, 1, 1)))
+            last = self.data_format[-1] == "C"
+            y = y + (self.bias if last else _shape.reshape(self.bias, (-1,) + (1,) * self._rank))
         return y if self.activation is None else self.activation(y)
 
+    def _sizes_repr(self) -> str:
+        return f"{self.in_channels}, {self.out_channels}"
+
     def extra_repr(self) -> str:
-        return (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, strides={self.strides}, "
-            f"padding={self.padding!r}"
+        text = f"{self._sizes_repr()}, kernel_size={self.kernel_size}, strides={self.strides}, padding={self.padding!r}"
+        if self.dilations not in (1, (1,) * self._rank):
+            text += f", dilations={self.dilations}"
+        if self.data_format != _LAYOUTS[self._rank][0]:
+            text += f", data_format={self.data_format!r}"
+        if self.activation is not None:
+            text += f", activation={getattr(self.activation, '__name__', self.activation)}"
+        return text
+
+
+class Conv1D(_Conv):
+    """1-D convolution of ``(batch, width, channels)`` inputs with a WIO ``kernel`` of shape ``(kw, in_channels,
+    out_channels)``: :func:`tl.nn.conv1d`, Keras' ``Conv1D`` with explicit sizes, PyTorch's ``nn.Conv1d`` (whose
+    weight ``(out, in, kw)`` is this kernel transposed ``(2, 1, 0)``).
+
+    ``strides`` and ``dilations`` are an int; ``padding`` ``"SAME"`` (TensorFlow's rule), ``"VALID"``, Keras'
+    ``"CAUSAL"`` (``dilations * (kernel_size - 1)`` zeros on the left: output ``t`` depends on inputs up to ``t``
+    only) or explicit ``(left, right)``; ``data_format="NCW"`` takes and returns channels-first inputs.
+
+    >>> import tensorlib as tl
+    >>> conv = tl.nn.Conv1D(3, 8, kernel_size=5, strides=2, seed=0)
+    >>> conv(tl.ones((2, 16, 3))).shape, conv.kernel.shape
+    ((2, 8, 8), (5, 3, 8))
+    """
+
+    _rank = 1
+
+    def _convolve(self, x):
+        padding = self.padding
+        if isinstance(padding, str) and padding.upper() == "CAUSAL":  # Keras': output t sees inputs <= t only
+            (dilation,) = _sizes(self.dilations, 1, "dilations", "Conv1D")
+            padding = ((self.kernel_size[0] - 1) * dilation, 0)
+        return _nn.conv1d(x, self.kernel, self.strides, padding, self.dilations, data_format=self.data_format)
+
+
+class Conv2D(_Conv):
+    """2-D convolution of NHWC images with an HWIO ``kernel`` of shape ``(kh, kw, in_channels, out_channels)``.
+
+    ``padding`` is ``"SAME"`` (TensorFlow's rule), ``"VALID"`` or explicit pairs, as for :func:`tl.nn.conv2d`;
+    ``data_format="NCHW"`` takes and returns channels-first images (the kernel stays HWIO).
+
+    >>> import tensorlib as tl
+    >>> conv = tl.nn.Conv2D(3, 8, kernel_size=3, seed=0)
+    >>> conv(tl.ones((2, 16, 16, 3))).shape
+    (2, 16, 16, 8)
+    >>> tl.nn.Conv2D(3, 8, kernel_size=3, seed=0, data_format="NCHW")(tl.ones((2, 3, 16, 16))).shape
+    (2, 8, 16, 16)
+    """
+
+    def _convolve(self, x):
+        return _nn.conv2d(x, self.kernel, self.strides, self.padding, self.dilations, data_format=self.data_format)
+
+
+class Conv3D(_Conv):
+    """3-D convolution of ``(batch, depth, height, width, channels)`` volumes with a DHWIO ``kernel`` of shape
+    ``(kd, kh, kw, in_channels, out_channels)``: :func:`tl.nn.conv3d`, Keras' ``Conv3D`` with explicit sizes,
+    PyTorch's ``nn.Conv3d`` (weight: this kernel transposed ``(4, 3, 0, 1, 2)``).
+
+    ``padding`` is ``"SAME"``, ``"VALID"`` or ``((front, back), (top, bottom), (left, right))``;
+    ``data_format="NCDHW"`` takes and returns channels-first volumes.
+
+    >>> import tensorlib as tl
+    >>> conv = tl.nn.Conv3D(2, 4, kernel_size=3, strides=(1, 2, 2), seed=0)
+    >>> conv(tl.ones((1, 5, 8, 8, 2))).shape
+    (1, 5, 4, 4, 4)
+    """
+
+    _rank = 3
+
+    def _convolve(self, x):
+        return _nn.conv3d(x, self.kernel, self.strides, self.padding, self.data_format, self.dilations)
+
+
+class DepthwiseConv2D(_Conv):
+    """Depthwise 2-D convolution: each input channel convolved with its own ``depth_multiplier`` filters, the
+    ``kernel`` of shape ``(kh, kw, in_channels, depth_multiplier)``, giving ``in_channels * depth_multiplier``
+    channels (output channel ``c * depth_multiplier + m``): :func:`tl.nn.depthwise_conv2d`, Keras'
+    ``DepthwiseConv2D``, PyTorch's ``nn.Conv2d(groups=in_channels)``.
+
+    >>> import tensorlib as tl
+    >>> conv = tl.nn.DepthwiseConv2D(3, kernel_size=3, depth_multiplier=2, seed=0)
+    >>> conv(tl.ones((2, 8, 8, 3))).shape, conv.kernel.shape
+    ((2, 8, 8, 6), (3, 3, 3, 2))
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        kernel_size,
+        strides=1,
+        padding="SAME",
+        depth_multiplier: int = 1,
+        dilations=1,
+        activation=None,
+        use_bias: bool = True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        seed: int | None = None,
+        dtype=_dt.float32,
+        data_format: str | None = None,
+    ):
+        name = "DepthwiseConv2D"
+        self.depth_multiplier = _positive("depth_multiplier", depth_multiplier, name)
+        channels = _positive("in_channels", in_channels, name)
+        super().__init__(
+            channels, channels * self.depth_multiplier, kernel_size, strides, padding, dilations, activation,
+            use_bias, kernel_initializer, bias_initializer, seed, dtype, data_format,
+        )  # fmt: skip
+
+    def _kernel_shape(self) -> tuple:
+        return (*self.kernel_size, self.in_channels, self.depth_multiplier)
+
+    def _convolve(self, x):
+        return _nn.depthwise_conv2d(
+            x, self.kernel, self.strides, self.padding, self.dilations, data_format=self.data_format
         )
 
+    def _sizes_repr(self) -> str:
+        return f"{self.in_channels}, depth_multiplier={self.depth_multiplier}"
 
-class _Pool2D(Module):
+
+class SeparableConv2D(_Conv):
+    """Depthwise-separable 2-D convolution (Keras' ``SeparableConv2D``, TensorFlow's ``tf.nn.separable_conv2d``):
+    a depthwise convolution with ``depthwise_kernel`` ``(kh, kw, in_channels, depth_multiplier)`` (as
+    :class:`DepthwiseConv2D`: ``strides``, ``padding``, ``dilations``), then a 1x1 convolution with
+    ``pointwise_kernel`` ``(1, 1, in_channels * depth_multiplier, out_channels)``, then the bias and the activation.
+    ``kernel_initializer`` draws both kernels.  PyTorch: ``nn.Conv2d(groups=in_channels)`` then a 1x1
+    ``nn.Conv2d`` without bias.
+
+    >>> import tensorlib as tl
+    >>> conv = tl.nn.SeparableConv2D(3, 8, kernel_size=3, depth_multiplier=2, seed=0)
+    >>> conv(tl.ones((2, 8, 8, 3))).shape, conv.depthwise_kernel.shape, conv.pointwise_kernel.shape
+    ((2, 8, 8, 8), (3, 3, 3, 2), (1, 1, 6, 8))
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        strides=1,
+        padding="SAME",
+        depth_multiplier: int = 1,
+        dilations=1,
+        activation=None,
+        use_bias: bool = True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        seed: int | None = None,
+        dtype=_dt.float32,
+        data_format: str | None = None,
+    ):
+        self.depth_multiplier = _positive("depth_multiplier", depth_multiplier, "SeparableConv2D")
+        super().__init__(
+            in_channels, out_channels, kernel_size, strides, padding, dilations, activation, use_bias,
+            kernel_initializer, bias_initializer, seed, dtype, data_format,
+        )  # fmt: skip
+
+    def _make_kernels(self, initializer, seed, dtype) -> None:
+        # Keras' shapes (and so its fans): the pointwise kernel as a 1x1 conv's.
+        depthwise = (*self.kernel_size, self.in_channels, self.depth_multiplier)
+        pointwise = (1, 1, self.in_channels * self.depth_multiplier, self.out_channels)
+        self.depthwise_kernel = Variable(initializer(depthwise, seed=seed, dtype=dtype), name="depthwise_kernel")
+        self.pointwise_kernel = Variable(
+            initializer(pointwise, seed=_seed_for(seed, 2), dtype=dtype), name="pointwise_kernel"
+        )
+
+    def _convolve(self, x):
+        fmt = self.data_format
+        y = _nn.depthwise_conv2d(x, self.depthwise_kernel, self.strides, self.padding, self.dilations, data_format=fmt)
+        return _nn.conv2d(y, self.pointwise_kernel, 1, "VALID", data_format=fmt)
+
+    def extra_repr(self) -> str:
+        text = super().extra_repr()
+        return text if self.depth_multiplier == 1 else f"{text}, depth_multiplier={self.depth_multiplier}"
+
+
+class Conv2DTranspose(_Conv):
+    """Transposed 2-D convolution (the gradient of a :class:`Conv2D` with respect to its input): Keras'
+    ``Conv2DTranspose`` with explicit sizes, :func:`tl.nn.conv2d_transpose` with the output size computed.  The
+    ``kernel`` is ``(kh, kw, out_channels, in_channels)`` as in Keras and TensorFlow; PyTorch's
+    ``nn.ConvTranspose2d`` weight ``(in, out, kh, kw)`` is it transposed ``(3, 2, 0, 1)``.
+
+    The output size per spatial dimension (input size ``n``, stride ``s``, dilated kernel size ``k``), as Keras:
+    ``"SAME"`` gives ``n * s``, ``"VALID"`` ``n * s + max(k - s, 0)``; with ``output_padding=p`` they are
+    ``(n - 1) * s + k - 2 * (k // 2) + p`` and ``(n - 1) * s + k + p``.  Explicit ``((top, bottom), (left,
+    right))`` padding crops the output: ``(n - 1) * s + k - top - bottom + p``, PyTorch's ``padding=q`` being
+    ``((q, q), (q, q))``.  ``p`` (an int or a pair) must be smaller than the stride or the dilation.
+
+    >>> import tensorlib as tl
+    >>> up = tl.nn.Conv2DTranspose(4, 2, kernel_size=3, strides=2, seed=0)
+    >>> up(tl.ones((1, 5, 5, 4))).shape, up.kernel.shape
+    ((1, 10, 10, 2), (3, 3, 2, 4))
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        strides=1,
+        padding="SAME",
+        output_padding=None,
+        dilations=1,
+        activation=None,
+        use_bias: bool = True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        seed: int | None = None,
+        dtype=_dt.float32,
+        data_format: str | None = None,
+    ):
+        name = "Conv2DTranspose"
+        super().__init__(
+            in_channels, out_channels, kernel_size, strides, padding, dilations, activation, use_bias,
+            kernel_initializer, bias_initializer, seed, dtype, data_format,
+        )  # fmt: skip
+        # The output size needs the numbers: strides and dilations as pairs, padding checked here.
+        self.strides = _sizes(strides, 2, "strides", name)
+        self.dilations = _sizes(dilations, 2, "dilations", name)
+        self.padding = _transpose_padding(padding, name)
+        if output_padding is None:
+            self.output_padding = None
+        else:
+            pads = (output_padding,) * 2 if isinstance(output_padding, (int, np.integer)) else output_padding
+            try:
+                pads = tuple(_index_value(p) for p in pads)
+            except (TypeError, ValueError):
+                pads = ()
+            if len(pads) != 2 or any(
+                not 0 <= p < max(s, d) for p, s, d in zip(pads, self.strides, self.dilations, strict=True)
+            ):
+                raise ValueError(
+                    f"{name}: output_padding must be None or an int or pair of ints >= 0 smaller than the stride "
+                    f"or the dilation (strides={self.strides}, dilations={self.dilations}), got {output_padding!r}"
+                )
+            self.output_padding = pads
+
+    def _kernel_shape(self) -> tuple:
+        return (*self.kernel_size, self.out_channels, self.in_channels)
+
+    def _output_size(self, n: int, axis: int) -> int:
+        s, d = self.strides[axis], self.dilations[axis]
+        k = (self.kernel_size[axis] - 1) * d + 1
+        p = None if self.output_padding is None else self.output_padding[axis]
+        if self.padding == "SAME":
+            return n * s if p is None else (n - 1) * s + k - 2 * (k // 2) + p
+        if self.padding == "VALID":
+            return n * s + max(k - s, 0) if p is None else (n - 1) * s + k + p
+        top, bottom = self.padding[axis]
+        return (n - 1) * s + k - top - bottom + (p or 0)
+
+    def _convolve(self, x):
+        first = self.data_format == "NCHW"
+        spatial = tuple(x.shape[2:4] if first else x.shape[1:3])
+        if None in spatial:
+            raise ValueError(
+                f"Conv2DTranspose: the input's height and width must be known to size the output, got input shape "
+                f"{tuple(x.shape)} ({x.dtype})"
+            )
+        size = tuple(self._output_size(n, axis) for axis, n in enumerate(spatial))
+        if self.padding == "SAME" and any(-(-m // s) != n for m, s, n in zip(size, self.strides, spatial, strict=True)):
+            # Keras' formula with an even kernel and output_padding 0 gives (n - 1) * s: a SAME conv maps that
+            # to n - 1 values, not n (Keras fails there too).
+            raise ValueError(
+                f"Conv2DTranspose: output_padding={self.output_padding} with SAME padding gives an output of {size} "
+                f"(height, width), which a SAME conv of strides {self.strides} does not map back to the input's "
+                f"{spatial}; an even kernel needs output_padding >= 1 (input shape {tuple(x.shape)})"
+            )
+        if min(size) < 1:
+            raise ValueError(
+                f"Conv2DTranspose: the output would be {size} (height, width): the padding {self.padding!r} crops "
+                f"more than the input of shape {tuple(x.shape)} gives"
+            )
+        shape = (x.shape[0], self.out_channels, *size) if first else (x.shape[0], *size, self.out_channels)
+        return _nn.conv2d_transpose(
+            x, self.kernel, shape, self.strides, self.padding, self.dilations, data_format=self.data_format
+        )
+
+    def extra_repr(self) -> str:
+        text = super().extra_repr()
+        return text if self.output_padding is None else f"{text}, output_padding={self.output_padding}"
+
+
+def _index_value(value) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(value)
+    return operator.index(value)
+
+
+def _transpose_padding(padding, layer: str):
+    """``"SAME"``, ``"VALID"`` (any case) or ``((top, bottom), (left, right))`` of ints >= 0."""
+    if isinstance(padding, str) and padding.upper() in ("SAME", "VALID"):
+        return padding.upper()
+    try:
+        pairs = tuple(tuple(_index_value(v) for v in pair) for pair in padding)
+    except (TypeError, ValueError):
+        pairs = ()
+    if len(pairs) != 2 or any(len(p) != 2 or min(p) < 0 for p in pairs):
+        raise ValueError(f"{layer}: padding must be 'SAME', 'VALID' or ((top, bottom), (left, right)), got {padding!r}")
+    return pairs
+
+
+class _Pool(Module):
+    """Pooling layers: ``_function`` over ``ksize`` windows (``strides`` defaults to ``ksize``) of inputs with
+    ``_rank`` spatial dimensions; ``data_format=None`` is channels-last."""
+
     _function = None
+    _rank = 2
 
-    def __init__(self, ksize=2, strides=None, padding="VALID", data_format: str = "NHWC"):
+    def __init__(self, ksize=2, strides=None, padding="VALID", data_format: str | None = None):
         super().__init__()
+        layouts = _LAYOUTS[self._rank]
         self.ksize = ksize
         self.strides = ksize if strides is None else strides
         self.padding = padding
-        self.data_format = _data_format(data_format, type(self).__name__)
+        self.data_format = _data_format(
+            layouts[0] if data_format is None else data_format, type(self).__name__, layouts
+        )
 
     def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
         return type(self)._function(x, self.ksize, self.strides, self.padding, data_format=self.data_format)
 
     def extra_repr(self) -> str:
-        return f"ksize={self.ksize}, strides={self.strides}, padding={self.padding!r}"
+        text = f"ksize={self.ksize}, strides={self.strides}, padding={self.padding!r}"
+        return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
 
 
-class MaxPool2D(_Pool2D):
+class MaxPool1D(_Pool):
+    """Max over ``ksize`` windows of ``(batch, width, channels)`` inputs (``strides`` defaults to ``ksize``):
+    :func:`tl.nn.max_pool1d`, Keras' ``MaxPooling1D``; ``data_format="NCW"``: PyTorch's ``nn.MaxPool1d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.MaxPool1D(2)(tl.tensor([[[1.0], [3.0], [2.0], [0.0]]])).numpy().ravel().tolist()
+    [3.0, 2.0]
+    """
+
+    _function = staticmethod(_nn.max_pool1d)
+    _rank = 1
+
+
+class AvgPool1D(_Pool):
+    """Mean over ``ksize`` windows of ``(batch, width, channels)`` inputs (``strides`` defaults to ``ksize``):
+    :func:`tl.nn.avg_pool1d`, Keras' ``AveragePooling1D`` (``"SAME"`` averages only the cells inside the input).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.AvgPool1D(2)(tl.tensor([[[1.0], [3.0], [2.0], [0.0]]])).numpy().ravel().tolist()
+    [2.0, 1.0]
+    """
+
+    _function = staticmethod(_nn.avg_pool1d)
+    _rank = 1
+
+
+class MaxPool2D(_Pool):
     """Max over ``ksize`` windows of NHWC images (``strides`` defaults to ``ksize``).
 
     >>> import tensorlib as tl
@@ -284,7 +702,7 @@ class MaxPool2D(_Pool2D):
     _function = staticmethod(_nn.max_pool)
 
 
-class AvgPool2D(_Pool2D):
+class AvgPool2D(_Pool):
     """Mean over ``ksize`` windows of NHWC images (``strides`` defaults to ``ksize``).
 
     >>> import tensorlib as tl
@@ -293,6 +711,280 @@ class AvgPool2D(_Pool2D):
     """
 
     _function = staticmethod(_nn.avg_pool)
+
+
+class MaxPool3D(_Pool):
+    """Max over ``ksize`` windows of ``(batch, depth, height, width, channels)`` volumes (``strides`` defaults to
+    ``ksize``): :func:`tl.nn.max_pool3d`, Keras' ``MaxPooling3D``; ``data_format="NCDHW"``: ``nn.MaxPool3d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.MaxPool3D(2)(tl.ones((1, 4, 4, 6, 3))).shape
+    (1, 2, 2, 3, 3)
+    """
+
+    _function = staticmethod(_nn.max_pool3d)
+    _rank = 3
+
+
+class AvgPool3D(_Pool):
+    """Mean over ``ksize`` windows of ``(batch, depth, height, width, channels)`` volumes (``strides`` defaults
+    to ``ksize``): :func:`tl.nn.avg_pool3d`, Keras' ``AveragePooling3D``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.AvgPool3D(2)(tl.ones((1, 2, 4, 4, 1))).numpy().ravel().tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+
+    _function = staticmethod(_nn.avg_pool3d)
+    _rank = 3
+
+
+class _GlobalPool(Module):
+    """Keras' global pooling: ``_function`` (a reduction) over every spatial axis; ``keepdims`` keeps them as 1s."""
+
+    _function = None
+    _rank = 2
+
+    def __init__(self, data_format: str | None = None, keepdims: bool = False):
+        super().__init__()
+        layouts = _LAYOUTS[self._rank]
+        self.data_format = _data_format(
+            layouts[0] if data_format is None else data_format, type(self).__name__, layouts
+        )
+        self.keepdims = bool(keepdims)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        first = 2 if self.data_format[1] == "C" else 1
+        return type(self)._function(x, axis=tuple(range(first, first + self._rank)), keepdims=self.keepdims)
+
+    def extra_repr(self) -> str:
+        return f"data_format={self.data_format!r}" + (", keepdims=True" if self.keepdims else "")
+
+
+class GlobalAveragePooling1D(_GlobalPool):
+    """The mean over the width of ``(batch, width, channels)`` inputs: ``(batch, channels)`` (Keras' layer;
+    ``data_format="NCW"``: channels-first inputs, ``keepdims=True``: ``(batch, 1, channels)``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.GlobalAveragePooling1D()(tl.tensor([[[1.0, 2.0], [3.0, 6.0]]])).numpy().tolist()
+    [[2.0, 4.0]]
+    """
+
+    _function = staticmethod(_reduce.mean)
+    _rank = 1
+
+
+class GlobalMaxPooling1D(_GlobalPool):
+    """The max over the width of ``(batch, width, channels)`` inputs: ``(batch, channels)`` (Keras' layer).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.GlobalMaxPooling1D()(tl.tensor([[[1.0, 2.0], [3.0, 6.0]]])).numpy().tolist()
+    [[3.0, 6.0]]
+    """
+
+    _function = staticmethod(_reduce.max)
+    _rank = 1
+
+
+class GlobalAveragePooling2D(_GlobalPool):
+    """The mean over height and width of NHWC images: ``(batch, channels)`` (Keras' layer; PyTorch's
+    ``nn.AdaptiveAvgPool2d(1)`` flattened; ``data_format="NCHW"``: channels-first images, ``keepdims=True``:
+    ``(batch, 1, 1, channels)``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.GlobalAveragePooling2D()(tl.ones((2, 4, 4, 3))).shape
+    (2, 3)
+    """
+
+    _function = staticmethod(_reduce.mean)
+
+
+class GlobalMaxPooling2D(_GlobalPool):
+    """The max over height and width of NHWC images: ``(batch, channels)`` (Keras' layer; PyTorch's
+    ``nn.AdaptiveMaxPool2d(1)`` flattened).  Tied maxima share the gradient equally.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.GlobalMaxPooling2D(keepdims=True)(tl.ones((2, 4, 4, 3))).shape
+    (2, 1, 1, 3)
+    """
+
+    _function = staticmethod(_reduce.max)
+
+
+class GlobalAveragePooling3D(_GlobalPool):
+    """The mean over depth, height and width of ``(batch, depth, height, width, channels)`` volumes:
+    ``(batch, channels)`` (Keras' layer).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.GlobalAveragePooling3D()(tl.ones((2, 3, 4, 4, 5))).shape
+    (2, 5)
+    """
+
+    _function = staticmethod(_reduce.mean)
+    _rank = 3
+
+
+class GlobalMaxPooling3D(_GlobalPool):
+    """The max over depth, height and width of ``(batch, depth, height, width, channels)`` volumes:
+    ``(batch, channels)`` (Keras' layer).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.GlobalMaxPooling3D(data_format="NCDHW")(tl.ones((2, 5, 3, 4, 4))).shape
+    (2, 5)
+    """
+
+    _function = staticmethod(_reduce.max)
+    _rank = 3
+
+
+class _ZeroPadding(Module):
+    """Keras' zero padding of the spatial axes: ``padding`` an int (every side), one int per spatial axis (both
+    sides) or one ``(before, after)`` pair per axis (for 1-D, ``(left, right)``)."""
+
+    _rank = 2
+
+    def __init__(self, padding=1, data_format: str | None = None):
+        super().__init__()
+        name, layouts = type(self).__name__, _LAYOUTS[self._rank]
+        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+        self.padding = _padding_pairs(padding, self._rank, name)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        none = ((0, 0),)
+        pairs = none + self.padding + none if self.data_format[-1] == "C" else none * 2 + self.padding
+        return _shape.pad(x, pairs)
+
+    def extra_repr(self) -> str:
+        text = f"padding={self.padding}"
+        return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
+
+
+def _padding_pairs(padding, rank: int, layer: str) -> tuple:
+    """Keras' padding forms -> one ``(before, after)`` pair of ints >= 0 per spatial axis."""
+    try:
+        if isinstance(padding, (int, np.integer)):
+            pairs = ((_index_value(padding),) * 2,) * rank
+        elif rank == 1 and len(padding) == 2 and all(isinstance(p, (int, np.integer)) for p in padding):
+            pairs = (tuple(_index_value(p) for p in padding),)
+        elif len(padding) == rank and all(isinstance(p, (int, np.integer)) for p in padding):
+            pairs = tuple((_index_value(p),) * 2 for p in padding)
+        else:
+            pairs = tuple(tuple(_index_value(v) for v in pair) for pair in padding)
+    except (TypeError, ValueError):
+        pairs = ()
+    if len(pairs) != rank or any(len(p) != 2 or min(p) < 0 for p in pairs):
+        forms = {1: "(left, right)", 2: "(rows, cols) or ((top, bottom), (left, right))"}.get(
+            rank, "(depth, rows, cols) or ((front, back), (top, bottom), (left, right))"
+        )
+        raise ValueError(f"{layer}: padding must be an int >= 0 or {forms}, got {padding!r}")
+    return pairs
+
+
+class ZeroPadding1D(_ZeroPadding):
+    """Zeros added before and after the width of ``(batch, width, channels)`` inputs (Keras' ``ZeroPadding1D``;
+    PyTorch's ``nn.ZeroPad1d((left, right))`` with ``data_format="NCW"``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.ZeroPadding1D((1, 2))(tl.ones((1, 2, 1))).numpy().ravel().tolist()
+    [0.0, 1.0, 1.0, 0.0, 0.0]
+    """
+
+    _rank = 1
+
+
+class ZeroPadding2D(_ZeroPadding):
+    """Zeros around NHWC images (Keras' ``ZeroPadding2D``; PyTorch's ``nn.ZeroPad2d((left, right, top, bottom))``
+    is ``padding=((top, bottom), (left, right)), data_format="NCHW"``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.ZeroPadding2D(((1, 0), (2, 1)))(tl.ones((1, 2, 2, 3))).shape
+    (1, 3, 5, 3)
+    """
+
+
+class ZeroPadding3D(_ZeroPadding):
+    """Zeros around ``(batch, depth, height, width, channels)`` volumes (Keras' ``ZeroPadding3D``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.ZeroPadding3D(1)(tl.ones((1, 2, 2, 2, 3))).shape
+    (1, 4, 4, 4, 3)
+    """
+
+    _rank = 3
+
+
+class UpSampling2D(Module):
+    """Images enlarged ``size`` times (an int or ``(rows, cols)``): Keras' ``UpSampling2D``,
+    :func:`tl.nn.resize` with ``interpolation="nearest"`` (each pixel repeated) or ``"bilinear"`` (half-pixel
+    centers); PyTorch's ``nn.Upsample(scale_factor=size, mode=..., align_corners=False)`` with
+    ``data_format="NCHW"``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.UpSampling2D(2)(tl.tensor([[[[1.0], [2.0]]]])).numpy()[0, :, :, 0].tolist()
+    [[1.0, 1.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0]]
+    """
+
+    def __init__(self, size=2, interpolation: str = "nearest", data_format: str = "NHWC"):
+        super().__init__()
+        self.data_format = _data_format(data_format, "UpSampling2D")
+        self.size = _sizes(size, 2, "size", "UpSampling2D")
+        if interpolation not in ("nearest", "bilinear"):
+            raise ValueError(f"UpSampling2D: interpolation must be 'nearest' or 'bilinear', got {interpolation!r}")
+        self.interpolation = interpolation
+
+    def forward(self, x):
+        x = _image(x, "UpSampling2D", 2, self.data_format)
+        height, width = x.shape[2:4] if self.data_format == "NCHW" else x.shape[1:3]
+        if None in (height, width):
+            raise ValueError(f"UpSampling2D: the height and width must be known, got input shape {tuple(x.shape)}")
+        size = (height * self.size[0], width * self.size[1])
+        y = _nn.resize(_channels_to_last(x, self.data_format), size, method=self.interpolation)
+        return _channels_to_first(y, self.data_format)
+
+    def extra_repr(self) -> str:
+        text = f"size={self.size}, interpolation={self.interpolation!r}"
+        return text if self.data_format == "NHWC" else f"{text}, data_format={self.data_format!r}"
+
+
+class PReLU(Module):
+    """Parametric ReLU with a trainable slope ``alpha`` for negative inputs: one shared (``num_parameters=1``) or
+    one per channel (the last axis; the second with ``data_format="NCHW"``), starting at ``init``.  PyTorch's
+    ``nn.PReLU(num_parameters, init)``; Keras' ``PReLU(shared_axes=spatial axes)`` with ``alpha`` starting at 0.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.PReLU()(tl.tensor([-2.0, 3.0])).numpy().tolist()
+    [-0.5, 3.0]
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, dtype=_dt.float32, data_format: str = "NHWC"):
+        super().__init__()
+        self.num_parameters = _positive("num_parameters", num_parameters, "PReLU")
+        self.data_format = _data_format(data_format, "PReLU")
+        if not _number_in(init, -math.inf, math.inf):
+            raise ValueError(f"PReLU: init must be a finite number, got {init!r}")
+        dtype = _float_dtype(dtype, "PReLU")
+        self.alpha = Variable(_init.ones((self.num_parameters,), dtype=dtype) * float(init), name="alpha")
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        alpha = self.alpha
+        if self.num_parameters > 1:
+            first = self.data_format == "NCHW"
+            if len(x.shape) < (2 if first else 1) or x.shape[1 if first else -1] not in (None, self.num_parameters):
+                where = "second (NCHW)" if first else "last"
+                raise ValueError(
+                    f"PReLU: input's {where} (channel) dimension must be num_parameters={self.num_parameters}, got "
+                    f"input shape {tuple(x.shape)} ({x.dtype})"
+                )
+            if first:
+                alpha = _shape.reshape(alpha, (-1,) + (1,) * (len(x.shape) - 2))
+        return _nn.prelu(x, alpha)
+
+    def extra_repr(self) -> str:
+        text = f"num_parameters={self.num_parameters}"
+        return text if self.data_format == "NHWC" else f"{text}, data_format={self.data_format!r}"
 
 
 class BatchNorm(Module):
@@ -404,7 +1096,7 @@ class Dropout(Module):
     def __init__(self, rate: float):
         super().__init__()
         if not _number_in(rate, 0.0, 1.0) or rate == 1.0:
-            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate!r}")
+            raise ValueError(f"{type(self).__name__}: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
 
     def forward(self, x):
@@ -413,6 +1105,60 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"rate={self.rate}"
+
+
+class _SpatialDropout(Dropout):
+    """Dropout of whole channels: one draw per example and channel, shared over the ``_rank`` spatial axes."""
+
+    _rank = 2
+
+    def __init__(self, rate: float, data_format: str | None = None):
+        super().__init__(rate)
+        name, layouts = type(self).__name__, _LAYOUTS[self._rank]
+        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        if not self.training or self.rate == 0:
+            return x
+        ones = (1,) * self._rank
+        noise = (None, *ones, None) if self.data_format[-1] == "C" else (None, None, *ones)
+        return _nn.dropout(x, self.rate, noise_shape=noise)
+
+
+class SpatialDropout1D(_SpatialDropout):
+    """Zero whole channels of ``(batch, width, channels)`` inputs with probability ``rate`` while training (scaling
+    the rest): Keras' ``SpatialDropout1D``, PyTorch's ``nn.Dropout1d`` with ``data_format="NCW"``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.SpatialDropout1D(0.5).eval()(tl.ones((1, 3, 2))).shape
+    (1, 3, 2)
+    """
+
+    _rank = 1
+
+
+class SpatialDropout2D(_SpatialDropout):
+    """Zero whole channels (feature maps) of NHWC images with probability ``rate`` while training (scaling the
+    rest): Keras' ``SpatialDropout2D``, PyTorch's ``nn.Dropout2d`` with ``data_format="NCHW"``.
+
+    >>> import tensorlib as tl
+    >>> y = tl.nn.SpatialDropout2D(0.5)(tl.ones((4, 3, 3, 8))).numpy()
+    >>> bool((y.min(axis=(1, 2)) == y.max(axis=(1, 2))).all())  # each channel kept or dropped whole
+    True
+    """
+
+
+class SpatialDropout3D(_SpatialDropout):
+    """Zero whole channels of ``(batch, depth, height, width, channels)`` volumes with probability ``rate`` while
+    training: Keras' ``SpatialDropout3D``, PyTorch's ``nn.Dropout3d`` with ``data_format="NCDHW"``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.SpatialDropout3D(0.5).eval()(tl.ones((1, 2, 2, 2, 3))).shape
+    (1, 2, 2, 2, 3)
+    """
+
+    _rank = 3
 
 
 class LayerNorm(Module):
@@ -451,6 +1197,107 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, epsilon={self.epsilon}"
+
+
+class _ChannelNorm(Module):
+    """Normalization of groups of channels per example (:func:`tl.nn.group_norm`, :func:`tl.nn.instance_norm`) with
+    a trainable per-channel ``scale`` (ones) and ``offset`` (zeros), each dropped with ``scale=False`` /
+    ``center=False``; the channels last (``"NHWC"``, any rank) or second (``"NCHW"``)."""
+
+    _min_rank = 2
+
+    def _build(self, channels, epsilon, center, scale, dtype, data_format):
+        name = type(self).__name__
+        self.data_format = _data_format(data_format, name)
+        self.epsilon = _epsilon(epsilon, name)
+        dtype = _float_dtype(dtype, name)
+        self.scale = Variable(_init.ones((channels,), dtype=dtype), name="scale") if scale else None
+        self.offset = Variable(_init.zeros((channels,), dtype=dtype), name="offset") if center else None
+
+    def _normalize(self, x, channels: int, function):
+        x = _as_tensor(x)
+        first = self.data_format == "NCHW"
+        if len(x.shape) < self._min_rank or x.shape[1 if first else -1] not in (None, channels):
+            where = "second (NCHW)" if first else "last"
+            raise ValueError(
+                f"{type(self).__name__}: input must have at least {self._min_rank} dimensions and {channels} channels "
+                f"on its {where} axis, got shape {tuple(x.shape)} ({x.dtype})"
+            )
+        y = function(_channels_to_last(x, self.data_format), scale=self.scale, offset=self.offset, epsilon=self.epsilon)
+        return _channels_to_first(y, self.data_format)
+
+
+class GroupNorm(_ChannelNorm):
+    """Group normalization: the ``channels`` split into ``groups`` groups, each normalized per example over its
+    channels and every spatial axis to zero mean and unit (biased) variance, then ``* scale + offset`` per channel.
+    PyTorch's ``nn.GroupNorm(groups, channels, eps)`` (with ``data_format="NCHW"``), Keras'
+    ``GroupNormalization(groups)`` (whose ``epsilon`` default is 1e-3).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> y = tl.nn.GroupNorm(2, 4, epsilon=0.0)(np.arange(8.0, dtype=np.float32).reshape(1, 2, 4)).numpy()
+    >>> y.shape, float(y[0, :, :2].mean().round(5)), float(y[0, :, :2].std().round(5))
+    ((1, 2, 4), 0.0, 1.0)
+    """
+
+    def __init__(
+        self,
+        groups: int,
+        channels: int,
+        epsilon: float = 1e-5,
+        center: bool = True,
+        scale: bool = True,
+        dtype=_dt.float32,
+        data_format: str = "NHWC",
+    ):
+        super().__init__()
+        self.groups = _positive("groups", groups, "GroupNorm")
+        self.channels = _positive("channels", channels, "GroupNorm")
+        if self.channels % self.groups:
+            raise ValueError(f"GroupNorm: channels={self.channels} must be a multiple of groups={self.groups}")
+        self._build(self.channels, epsilon, center, scale, dtype, data_format)
+
+    def forward(self, x):
+        def function(x, **kwargs):
+            return _nn.group_norm(x, self.groups, **kwargs)
+
+        return self._normalize(x, self.channels, function)
+
+    def extra_repr(self) -> str:
+        return f"{self.groups}, {self.channels}, epsilon={self.epsilon}"
+
+
+class InstanceNorm(_ChannelNorm):
+    """Instance normalization: each example's channels normalized over the spatial axes to zero mean and unit
+    (biased) variance, then ``* scale + offset`` per channel: :func:`tl.nn.instance_norm`, PyTorch's
+    ``nn.InstanceNorm1d/2d/3d(num_features, eps, affine=True)`` with ``data_format="NCHW"`` (``center=False,
+    scale=False`` is its default ``affine=False``).  No running statistics are kept: training and ``eval()`` mode
+    agree, as PyTorch's default ``track_running_stats=False``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.InstanceNorm(2, epsilon=0.0)(np.array([[[1.0, 5.0], [3.0, 7.0]]], np.float32)).numpy().tolist()
+    [[[-1.0, -1.0], [1.0, 1.0]]]
+    """
+
+    _min_rank = 3
+
+    def __init__(
+        self,
+        num_features: int,
+        epsilon: float = 1e-5,
+        center: bool = True,
+        scale: bool = True,
+        dtype=_dt.float32,
+        data_format: str = "NHWC",
+    ):
+        super().__init__()
+        self.num_features = _positive("num_features", num_features, "InstanceNorm")
+        self._build(self.num_features, epsilon, center, scale, dtype, data_format)
+
+    def forward(self, x):
+        return self._normalize(x, self.num_features, _nn.instance_norm)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}, epsilon={self.epsilon}"
 
 
 class Embedding(Module):

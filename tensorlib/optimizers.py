@@ -20,8 +20,10 @@ the step counter for the same reason.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
+import warnings
 
 import numpy as np
 
@@ -113,7 +115,8 @@ def _pairs(grads, variables, who: str) -> list:
             if first is not g and _differ(first, g):
                 raise ValueError(
                     f"{who}: variable {v.name!r} appears at {_path_str(first_path)} and {_path_str(path)} with "
-                    "different gradients; pass it once (with the sum of its gradients if both count)"
+                    "different gradients (traced, two tensors that are not one count as different); pass it "
+                    "once (with the sum of its gradients if both count)"
                 )
             continue
         seen[v._id] = (path, g)
@@ -122,13 +125,20 @@ def _pairs(grads, variables, who: str) -> list:
 
 
 def _differ(a: Tensor, b: Tensor) -> bool:
-    """Two gradients of one variable whose values are known and differ (symbolic ones cannot be compared)."""
+    """Two gradients of one variable (not one tensor) that differ, or that a traced step cannot compare:
+    taking symbolic ones as equal dropped the second gradient silently, where an eager step refused."""
     if a._value is None or b._value is None:
-        return False
+        return True
     return not np.array_equal(a.numpy(), b.numpy(), equal_nan=True)
 
 
 # ------------------------------------------------------------------ clipping
+def _as_tensors(tensors):
+    """The structure with each number or array leaf as a Tensor (``global_norm([3.0, 4.0])`` raised
+    AttributeError; TensorFlow converts each entry)."""
+    return tree.map(lambda t: t if isinstance(t, Tensor) else _creation.tensor(t), tensors)
+
+
 def global_norm(tensors) -> Tensor:
     """``sqrt(sum of squares)`` over every tensor of a nested structure (None entries ignored; none at all: 0).
 
@@ -136,7 +146,7 @@ def global_norm(tensors) -> Tensor:
     >>> float(tl.optimizers.global_norm([tl.tensor([3.0]), {"b": tl.tensor([4.0])}, None]))
     5.0
     """
-    leaves = tree.leaves(tensors)
+    leaves = tree.leaves(_as_tensors(tensors))
     if not leaves:  # all None (no variable got a gradient): 0, as in TensorFlow (it was a ValueError)
         return _creation.tensor(np.float32(0.0))
     total = None
@@ -163,6 +173,7 @@ def clip_by_global_norm(tensors, clip_norm: float):
     """
     if not clip_norm > 0:
         raise ValueError(f"clip_by_global_norm: clip_norm must be positive, got {clip_norm}")
+    tensors = _as_tensors(tensors)
     for path, t in tree.flatten_with_path(tensors)[0]:
         if getattr(t, "dtype", np.dtype(float)).kind not in "fc":  # the scale would be cast to 0 or 1
             raise TypeError(
@@ -237,7 +248,8 @@ class StepDecay:
 
     def __init__(self, initial: float, step_size: int, gamma: float = 0.1):
         step_size = _whole_steps(step_size, "StepDecay", "step_size")
-        self.initial, self.step_size, self.gamma = float(initial), step_size, float(gamma)
+        self.initial, self.step_size = _real(initial, "StepDecay", "initial"), step_size
+        self.gamma = _real(gamma, "StepDecay", "gamma")
 
     def __call__(self, step) -> Tensor:
         return self.initial * _math_ops.power(self.gamma, _math_ops.floor(_as_step(step) / self.step_size))
@@ -256,7 +268,8 @@ class CosineDecay:
 
     def __init__(self, initial: float, decay_steps: int, alpha: float = 0.0):
         decay_steps = _whole_steps(decay_steps, "CosineDecay", "decay_steps")
-        self.initial, self.decay_steps, self.alpha = float(initial), decay_steps, float(alpha)
+        self.initial, self.decay_steps = _real(initial, "CosineDecay", "initial"), decay_steps
+        self.alpha = _real(alpha, "CosineDecay", "alpha")
 
     def __call__(self, step) -> Tensor:
         progress = _math_ops.minimum(_as_step(step), float(self.decay_steps)) / self.decay_steps
@@ -278,11 +291,12 @@ class Warmup:
     def __init__(self, after, warmup_steps: int):
         warmup_steps = _whole_steps(warmup_steps, "Warmup", "warmup_steps")
         self.after, self.warmup_steps = after, warmup_steps
+        self._after = _schedule_of(after) if callable(after) else _real(after, "Warmup", "after")
 
     def __call__(self, step) -> Tensor:
         t = _as_step(step)
-        later = _lr_at(self.after, _math_ops.maximum(t - self.warmup_steps, 0.0))
-        ramp = _lr_at(self.after, t * 0.0) * _math_ops.minimum((t + 1.0) / self.warmup_steps, 1.0)
+        later = _lr_at(self._after, _math_ops.maximum(t - self.warmup_steps, 0.0))
+        ramp = _lr_at(self._after, t * 0.0) * _math_ops.minimum((t + 1.0) / self.warmup_steps, 1.0)
         return _math_ops.where(t < self.warmup_steps, ramp, later)
 
 
@@ -301,9 +315,11 @@ class ExponentialDecay:
 
     def __init__(self, initial: float, decay_steps: int, decay_rate: float, staircase: bool = False):
         decay_steps = _whole_steps(decay_steps, "ExponentialDecay", "decay_steps")
+        decay_rate = _real(decay_rate, "ExponentialDecay", "decay_rate")
         if not decay_rate >= 0:
             raise ValueError(f"ExponentialDecay: decay_rate must be >= 0, got {decay_rate}")
-        self.initial, self.decay_steps, self.decay_rate = float(initial), decay_steps, float(decay_rate)
+        self.initial, self.decay_steps = _real(initial, "ExponentialDecay", "initial"), decay_steps
+        self.decay_rate = decay_rate
         self.staircase = bool(staircase)
 
     def __call__(self, step) -> Tensor:
@@ -325,7 +341,8 @@ class PiecewiseConstant:
     """
 
     def __init__(self, boundaries, values):
-        self.boundaries, self.values = [float(b) for b in boundaries], [float(v) for v in values]
+        self.boundaries = [_real(b, "PiecewiseConstant", f"boundaries[{i}]") for i, b in enumerate(boundaries)]
+        self.values = [_real(v, "PiecewiseConstant", f"values[{i}]") for i, v in enumerate(values)]
         if len(self.values) != len(self.boundaries) + 1:
             raise ValueError(
                 f"PiecewiseConstant: needs one value more than boundaries, got {len(self.boundaries)} boundaries "
@@ -340,6 +357,20 @@ class PiecewiseConstant:
         for boundary, value in zip(self.boundaries, self.values[1:]):
             rate = _math_ops.where(t > boundary, value, rate)
         return rate
+
+
+def _real(value, who: str, what: str) -> float:
+    """A schedule's number argument as a float.  A string was read as a number ("0.1") or failed in float()
+    without naming the schedule, and a NaN boundary silently never switched."""
+    try:
+        number = None if isinstance(value, (str, bytes)) else float(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None:
+        raise TypeError(f"{who}: {what} must be a real number, got {type(value).__name__} {value!r}")
+    if math.isnan(number):
+        raise ValueError(f"{who}: {what} must not be NaN")
+    return number
 
 
 def _whole_steps(value, who: str, what: str) -> int:
@@ -360,12 +391,42 @@ def _as_step(step) -> Tensor:
     return t if t.dtype == _dt.float64 else _math_ops.cast(t, _dt.float64)
 
 
-def _lr_at(schedule, step: Tensor) -> Tensor:
-    if callable(schedule):
-        return _math_ops.cast(schedule(step), _dt.float64)
-    from .ops.creation import tensor
+class _Unstepped:
+    """A callable of no arguments (Keras' form of a learning rate) as a schedule: called without the step."""
 
-    return tensor(float(schedule), dtype=_dt.float64)
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, step) -> Tensor:
+        return self.fn()
+
+
+def _schedule_of(fn):
+    """``fn`` as a schedule of the step: itself, or for a callable that takes no argument (``lambda: 0.01``,
+    Keras' form, which failed with "takes 0 positional arguments but 1 was given" at the first step) a
+    wrapper that calls it without one.  Decided once, when it is set: inspecting costs 10-25 us a step."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature (a builtin): taken as a schedule
+        return fn
+    try:
+        signature.bind(None)
+    except TypeError:
+        try:
+            signature.bind()
+        except TypeError:  # takes neither: calling it with the step raises its own error
+            return fn
+        return _Unstepped(fn)
+    return fn
+
+
+def _lr_at(schedule, step: Tensor) -> Tensor:
+    """The rate at ``step`` in float64.  A schedule's Python number is read at float64 directly: cast as a
+    weak scalar it went through float32, and 0.1 became 0.10000000149011612 for a float64 model."""
+    rate = schedule(step) if callable(schedule) else schedule
+    if isinstance(rate, Tensor):
+        return rate if rate.dtype == _dt.float64 else _math_ops.cast(rate, _dt.float64)
+    return _creation.tensor(rate, dtype=_dt.float64)
 
 
 # ------------------------------------------------------------------ optimizers
@@ -431,6 +492,8 @@ class Optimizer:
         or a ``torch.optim`` param group's ``"lr"``): a constant lives in a Variable that traced steps
         read at every call, and a traced step retraces when a schedule is set or replaced.  A 0-d
         float ``tl.Variable`` given as the learning rate is read at every step; assigning it changes it.
+        A callable of no arguments (Keras' form) is called at every eager step; a traced step calls it
+        while tracing, as ``tf.function`` does, so to change between traced steps it returns a Variable.
 
         >>> import tensorlib as tl
         >>> w = tl.Variable([1.0])
@@ -442,15 +505,19 @@ class Optimizer:
         >>> round(float(w[0]), 6)  # 1 - 0.1 - 0.5
         0.4
         """
+        if isinstance(self._schedule, _Unstepped):
+            return self._schedule.fn
         return self._schedule if self._schedule is not None else float(self._lr.numpy())
 
     @learning_rate.setter
     def learning_rate(self, value) -> None:
         if callable(value) and not isinstance(value, Tensor):
-            self._schedule, self._lr_key = value, next(_lr_keys)
+            self._schedule, self._lr_key = _schedule_of(value), next(_lr_keys)
             return
         given = isinstance(value, Variable) and value.shape == () and value.dtype.kind == "f"
         try:
+            if isinstance(value, (str, bytes)):  # float("0.1") had made a string a rate
+                raise TypeError
             rate = float(value)
         except (TypeError, ValueError):
             raise TypeError(
@@ -483,8 +550,11 @@ class Optimizer:
         entry = self._slots.get(var._id)
         if entry is None:
             taken = {k for k, _, _ in self._slots.values()}
+            # A key is a name in checkpoints, where "." separates names: a variable named "fc1.weight"
+            # passed alone made the optimizer's state unsaveable.
+            key = key.replace(".", "_")
             while key in taken:  # the same path in two differently shaped calls
-                key += f"/{var.name}"
+                key = f"{key}/{var.name}".replace(".", "_")
             restored = self._restored.get(key, {})
             work = np.dtype(_compute_dtype(var.dtype).name)
             for name, value in restored.items():
@@ -530,8 +600,26 @@ class Optimizer:
         who = f"{type(self).__name__}.build"
         pairs = _pairs(variables, variables, who)
         _check_float(pairs, who)
-        for key, _, v in pairs:
-            self._slots_for(key, v)
+        self._all_slots(pairs, who)
+
+    def _all_slots(self, pairs: list, who: str) -> list:
+        """The slots of every pair's variable, made where missing; a warning when new ones start from zero
+        while slots restored from a checkpoint stay unmatched (as TensorFlow warns of unresolved checkpoint
+        objects): keys are paths in the first ``apply``'s structure, and one of another shape
+        (``apply_gradients`` of a list after ``apply`` of a model's dict) silently resumed from zero moments."""
+        if not self._restored:  # (every step after the first: nothing to match)
+            return [self._slots_for(key, v) for key, _, v in pairs]
+        pending, seen = set(self._restored), set(self._slots)
+        slots = [self._slots_for(key, v) for key, _, v in pairs]
+        fresh = [key for vid, (key, _, _) in self._slots.items() if vid not in seen and key not in pending]
+        if fresh and self._restored:
+            warnings.warn(
+                f"{who}: the checkpoint's slots for {sorted(self._restored)} match no variable of this step, and "
+                f"new slots start from zero for {fresh}; a slot's key is its variable's path in the structure "
+                "given to apply (pass the structure the checkpoint was saved with)",
+                stacklevel=3,
+            )
+        return slots
 
     def _restore_slots(self, restored: dict) -> None:
         """Keep ``{slot key: {slot name: array}}`` from a checkpoint, as Variables listed in ``variables``
@@ -564,7 +652,7 @@ class Optimizer:
             return
         _check_float(pairs, who)
         # Every slot exists (or failed to restore) before any variable changes.
-        slots = [self._slots_for(key, v) for key, _, v in pairs]
+        slots = self._all_slots(pairs, who)
         if not current_state().modes:  # (a traced step's assigns are checked when the graph runs)
             self._check_assignable(who, [v for _, _, v in pairs], slots)
         state_read(self, "_lr_key")  # a traced step retraces when a schedule or a Variable is set or replaced
@@ -628,14 +716,20 @@ class Optimizer:
 
     @property
     def variables(self) -> dict:
-        """``{"iterations": ..., "slots": {path: {slot: Variable}}}`` for checkpoints.
+        """``{"iterations": ..., "learning_rate": ..., "slots": {path: {slot: Variable}}}`` for checkpoints.
 
         A variable's path is where it sat in the structure of its first ``apply``
         (``"0/kernel"`` for ``model.trainable_variables["0"]["kernel"]``; its name when
-        passed alone), so a fresh optimizer for the same model restores by name.
+        passed alone; a ``"."``, the checkpoints' separator, becomes ``"_"``), so a fresh optimizer
+        for the same model restores by name.  ``learning_rate`` is there for a constant rate (one
+        changed during training is restored, as by ``torch.optim``'s ``load_state_dict`` and Keras'
+        optimizer variables); not for a schedule (a function of ``iterations``) or a rate Variable
+        given by the caller, which is the caller's to save.
         """
         slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
-        slots.update({key: named for key, _, named in self._slots.values()})
+        slots.update({key: dict(named) for key, _, named in self._slots.values()})
+        if self._schedule is None and self._lr is self._own_lr:
+            return {"iterations": self.iterations, "learning_rate": self._lr, "slots": slots}
         return {"iterations": self.iterations, "slots": slots}
 
 

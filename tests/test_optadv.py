@@ -142,3 +142,364 @@ def test_bytes_paths_save_and_load(tmp_path):
     tl.load_variables(path, {"w": w})
     np.testing.assert_array_equal(w.numpy(), [1.5, -2.0])
     assert os.listdir(tmp_path) == ["ckpt-ü.safetensors"]
+
+
+# ------------------------------------------------------------------ optimizer checkpoints
+@pytest.mark.parametrize("how", ["alone", "dict key", "collision"])
+def test_optimizer_with_dotted_variable_names_saves_and_resumes(tmp_path, how):
+    # A variable named "fc1.weight" (PyTorch's naming) given alone keys its slots by its name, and
+    # save_variables refused the optimizer ("key 'fc1.weight' under 'slots' contains '.'"): no
+    # checkpoint of its state could be written.  Slot keys now never hold the separator.
+    def setup():
+        w = tl.Variable(np.array([1.0, -2.0, 0.5]), name="fc1.weight")
+        opt = O.Adam(0.1)
+        return w, opt
+
+    def step(w, opt, g):
+        g = tl.tensor(g)
+        if how == "alone":
+            opt.apply(g, w)
+        elif how == "dict key":
+            opt.apply({"fc1.weight": g}, {"fc1.weight": w})
+        else:  # the same path "0" in two calls: the second variable's key gets its name appended
+            opt.apply([g * 0.0], [other[opt]])
+            opt.apply([g], [w])
+
+    other = {}
+    w, opt = setup()
+    other[opt] = tl.Variable(np.zeros(3), name="b.other")
+    grads = [np.array([0.3, -1.0, 2.0]) * (k + 1) for k in range(4)]
+    for g in grads[:2]:
+        step(w, opt, g)
+    path = tmp_path / "opt.safetensors"
+    tl.save_variables(path, opt)
+    assert not any("." in key for key in opt.variables["slots"])
+    w2, opt2 = setup()
+    w2.assign(w.numpy())
+    other[opt2] = tl.Variable(other[opt].numpy(), name="b.other")
+    tl.load_variables(path, opt2)
+    for g in grads[2:]:
+        step(w, opt, g)
+        step(w2, opt2, g)
+    np.testing.assert_array_equal(w2.numpy(), w.numpy())
+    assert int(opt2.iterations.numpy()) == int(opt.iterations.numpy())
+
+
+# ------------------------------------------------------------------ one variable twice
+def test_traced_step_refuses_one_variable_with_two_different_gradients():
+    # Eagerly, [1, 1] and [2, 2] for one variable is a ValueError; traced, the values cannot be compared
+    # and the step silently used the first and dropped the second ([0.9, 1.9] after SGD(0.1)).
+    w = tl.Variable(np.array([1.0, 2.0]), name="w")
+    opt = O.SGD(0.1)
+    step = tl.function(lambda g: opt.apply([g, g * 2.0], [w, w]))
+    with pytest.raises(ValueError, match=r"SGD.apply: variable 'w' appears at \[0\] and \[1\] with different"):
+        step(tl.tensor([1.0, 1.0]))
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+    assert int(opt.iterations.numpy()) == 0
+
+
+def test_traced_step_takes_one_variable_twice_with_the_same_gradient():
+    # A shared layer: tape.gradient gives the one gradient for both paths; traced as eager, it is applied
+    # once (torch.optim steps a parameter once).
+    def run(traced):
+        w = tl.Variable(np.array([1.0, 2.0]))
+        opt = O.SGD(0.1, momentum=0.9)
+
+        def step(x):
+            with tl.GradientTape() as tape:
+                loss = tl.sum(w * w * x)
+            opt.apply(tape.gradient(loss, {"a": w, "b": [w]}), {"a": w, "b": [w]})
+
+        f = tl.function(step) if traced else step
+        for _ in range(3):
+            f(tl.tensor(np.array([1.0, 3.0])))
+        return w.numpy()
+
+    expected = np.array([1.0, 2.0])
+    buf = np.zeros(2)
+    for _ in range(3):
+        buf = 0.9 * buf + 2 * expected * np.array([1.0, 3.0])
+        expected = expected - 0.1 * buf
+    np.testing.assert_allclose(run(False), expected, rtol=1e-14)
+    np.testing.assert_allclose(run(True), expected, rtol=1e-14)
+
+
+def test_optimizer_variables_are_a_new_dict_each_time():
+    # variables["slots"][key] was the optimizer's own dict of slots: popping "step" from it (or
+    # replacing "m") broke the optimizer's next step.
+    w = tl.Variable(np.array([1.0, -1.0]))
+    opt = O.Adam(0.1)
+    opt.apply([tl.tensor([1.0, 2.0])], [w])
+    state = opt.variables
+    state["slots"]["0"].pop("step")
+    state["slots"]["0"]["m"] = tl.Variable(np.full(2, 100.0))
+    state["slots"].clear()
+    assert sorted(opt.variables["slots"]["0"]) == ["m", "step", "v"]
+    opt.apply([tl.tensor([1.0, 2.0])], [w])
+    # Two Adam steps with g = [1, 2]: each moves by lr * sign(g) (m_hat / sqrt(v_hat) = 1).
+    np.testing.assert_allclose(w.numpy(), [0.8, -1.2], rtol=1e-6)
+
+
+# ------------------------------------------------------------------ learning rates
+def test_learning_rate_callable_of_no_arguments_keras_form():
+    # Keras takes "a callable that takes no arguments and returns the actual value to use"; the first
+    # step raised "<lambda>() takes 0 positional arguments but 1 was given".
+    rates = iter([0.5, 0.25, 0.125])
+    current = {"lr": None}
+
+    def lr():
+        current["lr"] = next(rates)
+        return current["lr"]
+
+    w = tl.Variable(np.array([1.0, 2.0]))
+    opt = O.SGD(lr, momentum=0.5)
+    assert opt.learning_rate is lr
+    expected, buf = np.array([1.0, 2.0]), np.zeros(2)
+    for g in ([1.0, -1.0], [2.0, 0.5], [0.0, 3.0]):
+        opt.apply([tl.tensor(g)], [w])
+        buf = 0.5 * buf + np.array(g)
+        expected = expected - current["lr"] * buf
+        np.testing.assert_allclose(w.numpy(), expected, rtol=1e-15)
+
+
+def test_learning_rate_no_argument_callable_of_a_variable_traced():
+    lr_var = tl.Variable(np.float64(0.5))
+    w = tl.Variable(np.array([1.0]))
+    opt = O.SGD(lambda: lr_var)
+    step = tl.function(lambda g: opt.apply([g], [w]))
+    step(tl.tensor([1.0]))
+    lr_var.assign(0.25)
+    step(tl.tensor([1.0]))
+    np.testing.assert_allclose(w.numpy(), [1.0 - 0.5 - 0.25], rtol=1e-15)
+
+
+def test_warmup_after_a_no_argument_callable_and_schedules_still_take_the_step():
+    s = O.Warmup(lambda: 0.5, warmup_steps=4)
+    np.testing.assert_allclose([float(s(t)) for t in (0, 1, 3, 10)], [0.125, 0.25, 0.5, 0.5], rtol=1e-15)
+    # A callable with a default step, or *args, is a schedule of the step.
+    for fn in (lambda step=0.0: 1.0 / (1.0 + step), lambda *a: 1.0 / (1.0 + a[0])):
+        w = tl.Variable(np.array([0.0]))
+        opt = O.SGD(fn)
+        for _ in range(3):
+            opt.apply([tl.tensor([-1.0])], [w])
+        np.testing.assert_allclose(w.numpy(), [1.0 + 1 / 2 + 1 / 3], rtol=1e-15)
+
+
+def test_learning_rate_callable_of_two_arguments_names_itself():
+    w = tl.Variable(np.array([0.0]))
+    with pytest.raises(TypeError, match="positional argument"):
+        O.SGD(lambda a, b: 0.1).apply([tl.tensor([1.0])], [w])
+
+
+@pytest.mark.parametrize("rate", [0.1, 1e-3, 0.3])
+def test_schedule_returning_a_python_float_is_exact_for_float64(rate):
+    # A schedule returning 0.1 became 0.10000000149011612 (the Python float went through float32 before
+    # the cast to float64), so a float64 model stepped by a rate 1.5e-8 off, where the constant 0.1 and
+    # torch.optim.lr_scheduler.LambdaLR (Python floats) step by 0.1 exactly.
+    w0 = np.array([1.0, -3.0, 0.7])
+    g = np.array([0.25, 2.0, -1.5])
+    for lr in (lambda step: rate, lambda: rate, O.Warmup(lambda step: rate, 1)):
+        w = tl.Variable(w0.copy())
+        O.SGD(lr).apply([tl.tensor(g)], [w])
+        np.testing.assert_array_equal(w.numpy(), w0 - rate * g)
+
+
+def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
+    # Saved after apply(grads, model) (keys "kernel", "bias"), resumed with apply_gradients of a list
+    # (keys "0", "1"): the restored moments matched nothing, the step started from zero moments with the
+    # restored step count, and nothing said so.
+    x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
+    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
+    _train_step(model, opt, x)
+    path = tmp_path / "ckpt.safetensors"
+    tl.save_variables(path, {"model": model, "opt": opt})
+    fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    variables = [fresh.kernel, fresh.bias]
+    grads = [tl.tensor(np.ones((3, 2))), tl.tensor(np.ones(2))]
+    with pytest.warns(UserWarning, match=r"Adam.apply: the checkpoint's slots for \['bias', 'kernel'\] match no"):
+        fresh_opt.apply_gradients(zip(grads, variables))
+
+
+def test_resuming_with_the_same_structure_or_a_new_layer_is_silent(tmp_path, recwarn):
+    x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
+    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
+    _train_step(model, opt, x)
+    path = tmp_path / "ckpt.safetensors"
+    tl.save_variables(path, {"model": model, "opt": opt})
+    fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    head = tl.Variable(np.ones(2), name="head")
+    with tl.GradientTape() as tape:
+        loss = tl.sum(tl.square(fresh(x))) + tl.sum(head)
+    grads = tape.gradient(loss, {"kernel": fresh.kernel, "bias": fresh.bias, "head": head})
+    fresh_opt.apply(grads, {"kernel": fresh.kernel, "bias": fresh.bias, "head": head})  # a new variable "head"
+    _train_step(model, opt, x)
+    np.testing.assert_allclose(fresh.kernel.numpy(), model.kernel.numpy(), rtol=1e-13)
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
+
+
+def test_load_of_a_missing_file_names_the_function_and_path(tmp_path):
+    path = tmp_path / "nope.safetensors"
+    with pytest.raises(FileNotFoundError, match=r"load_variables: .*nope\.safetensors") as info:
+        tl.load_variables(path, {"w": tl.Variable([1.0])})
+    assert info.value.errno == 2 and info.value.filename == str(path)
+
+
+def test_load_of_an_unreadable_file_is_the_os_error_not_a_format_error(tmp_path, monkeypatch):
+    # A file the process may not read was reported as "not a readable safetensors file" (a ValueError
+    # about its format); it is the OS's PermissionError, naming the function and the path.  (The tests
+    # run as root here, where chmod 0 does not stop a read, so the reader's answer is simulated.)
+    import errno
+
+    import safetensors
+
+    path = tmp_path / "locked.safetensors"
+    tl.save_variables(path, {"w": tl.Variable([1.0])})
+
+    def refuse(file, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", os.fspath(file))
+
+    monkeypatch.setattr(safetensors, "safe_open", refuse)
+    w = tl.Variable([5.0])
+    with pytest.raises(
+        PermissionError, match=r"load_variables: cannot read the checkpoint \(Permission denied\).*locked\.safetensors"
+    ):
+        tl.load_variables(path, {"w": w})
+    assert w.numpy().tolist() == [5.0]
+
+
+def test_global_norm_and_clipping_take_numbers_and_arrays_as_leaves():
+    # global_norm([3.0, 4.0]) raised AttributeError "'float' object has no attribute 'dtype'"; TensorFlow's
+    # global_norm converts each entry (5.0), and an array entry already worked.
+    assert float(O.global_norm([3.0, 4.0])) == 5.0
+    assert float(O.global_norm([np.array([3.0]), [4]])) == 5.0
+    clipped, norm = O.clip_by_global_norm([3.0, {"a": np.array([4.0])}, None], 1.0)
+    assert float(norm) == 5.0 and clipped[2] is None
+    np.testing.assert_allclose([float(clipped[0]), float(clipped[1]["a"][0])], [0.6, 0.8], rtol=1e-6)
+    with pytest.raises(TypeError, match=r"clip_by_global_norm: entry \[1\] has dtype int64"):
+        O.clip_by_global_norm([1.0, 2], 1.0)
+
+
+def test_global_norm_matches_tensorflow_for_python_numbers():
+    tf = pytest.importorskip("tensorflow")
+    values = [3.0, 4.0, -12.0]
+    np.testing.assert_allclose(float(O.global_norm(values)), float(tf.linalg.global_norm(values)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444])
+def test_overwriting_a_checkpoint_keeps_its_permissions(tmp_path, mode):
+    # The new file renamed over the old one had the umask's mode (0o644): a checkpoint kept private with
+    # chmod 600 became readable by everyone at the next save; open(path, "w") and torch.save keep the
+    # existing file's mode.
+    path = tmp_path / "private.safetensors"
+    tl.save_variables(path, {"w": tl.Variable([1.0])})
+    os.chmod(path, mode)
+    tl.save_variables(path, {"w": tl.Variable([2.0])})
+    assert os.stat(path).st_mode & 0o7777 == mode
+    assert tl.load_variables(path)["w"].numpy().tolist() == [2.0]
+
+
+def test_a_new_checkpoint_gets_the_umask_mode(tmp_path):
+    old = os.umask(0o027)
+    try:
+        tl.save_variables(tmp_path / "new.safetensors", {"w": tl.Variable([1.0])})
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "new.safetensors").st_mode & 0o777 == 0o640
+
+
+# ------------------------------------------------------------------ schedule arguments
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: O.StepDecay("a", 2), r"StepDecay: initial must be a real number, got str 'a'"),
+        (lambda: O.StepDecay(0.1, 2, gamma=None), r"StepDecay: gamma must be a real number, got NoneType"),
+        (lambda: O.CosineDecay(0.1, 10, alpha="0.1"), r"CosineDecay: alpha must be a real number, got str"),
+        (lambda: O.ExponentialDecay(0.1, 10, "0.5"), r"ExponentialDecay: decay_rate must be a real number"),
+        (lambda: O.PiecewiseConstant([1, "x"], [1.0, 0.5, 0.1]), r"PiecewiseConstant: boundaries\[1\] must be"),
+        (lambda: O.PiecewiseConstant([1], [1.0, [0.5]]), r"PiecewiseConstant: values\[1\] must be a real number"),
+        (lambda: O.Warmup("0.1", 3), r"Warmup: after must be a real number"),
+        (lambda: O.SGD("0.1"), r"SGD: learning_rate must be a number"),
+    ],
+)
+def test_schedule_arguments_of_the_wrong_kind_name_the_schedule(make, message):
+    with pytest.raises(TypeError, match=message):
+        make()
+
+
+def test_a_nan_boundary_is_refused():
+    # PiecewiseConstant([nan], [1.0, 0.1]) never switched (t > nan is False at every step).
+    with pytest.raises(ValueError, match=r"PiecewiseConstant: boundaries\[0\] must not be NaN"):
+        O.PiecewiseConstant([float("nan")], [1.0, 0.1])
+    with pytest.raises(ValueError, match=r"StepDecay: initial must not be NaN"):
+        O.StepDecay(float("nan"), 2)
+
+
+def test_schedules_take_numpy_and_tensor_numbers():
+    s = O.PiecewiseConstant(np.array([2, 4]), [np.float32(1.0), tl.tensor(0.5), 0.25])
+    np.testing.assert_array_equal([float(s(t)) for t in range(6)], [1.0, 1.0, 1.0, 0.5, 0.5, 0.25])
+    np.testing.assert_allclose(float(O.StepDecay(np.float64(0.3), 1, tl.tensor(0.5))(2)), 0.075, rtol=1e-15)
+
+
+# ------------------------------------------------------------------ the learning rate in checkpoints
+def _dense_and_data():
+    x = tl.tensor(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+    return tl.nn.Dense(3, 2, seed=0, dtype="float64"), x
+
+
+def test_a_learning_rate_changed_during_training_is_restored(tmp_path):
+    # opt.learning_rate = 0.01 after some steps (a manual decay, as on a plateau) was not in the
+    # checkpoint: the resumed run went on at the constructor's 0.1 and left the uninterrupted one.
+    # torch.optim's state_dict and Keras' optimizer variables both restore the rate.
+    model, x = _dense_and_data()
+    opt = O.SGD(0.1, momentum=0.9)
+    _kernel_trajectory(model, opt, x, steps=2)
+    opt.learning_rate = 0.01
+    _train_step(model, opt, x)
+    path = tmp_path / "ckpt.safetensors"
+    tl.save_variables(path, {"model": model, "opt": opt})
+    fresh, _ = _dense_and_data()
+    fresh_opt = O.SGD(0.1, momentum=0.9)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    assert fresh_opt.learning_rate == 0.01
+    np.testing.assert_array_equal(_kernel_trajectory(fresh, fresh_opt, x), _kernel_trajectory(model, opt, x))
+
+
+def test_the_learning_rate_entry_is_optional_both_ways(tmp_path):
+    model, x = _dense_and_data()
+    opt = O.Adam(0.05)
+    _train_step(model, opt, x)
+    # A checkpoint written before the rate was saved (no learning_rate entry) still loads strictly and
+    # keeps the optimizer's own rate.
+    path = tmp_path / "old.safetensors"
+    state = opt.variables
+    tl.save_variables(path, {"model": model, "opt": {"iterations": state["iterations"], "slots": state["slots"]}})
+    fresh, _ = _dense_and_data()
+    fresh_opt = O.Adam(0.02)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    assert fresh_opt.learning_rate == 0.02 and int(fresh_opt.iterations.numpy()) == 1
+    # A rate in the file and a schedule (or the user's own rate Variable) in the optimizer: the
+    # schedule stays, the entry is not an "extra" name.
+    tl.save_variables(path, {"model": model, "opt": opt})
+    schedule = O.StepDecay(0.3, 10)
+    for rate in (schedule, tl.Variable(np.float64(0.7))):
+        other = O.Adam(rate)
+        tl.load_variables(path, {"model": fresh, "opt": other})
+        assert other.learning_rate is schedule if rate is schedule else other.learning_rate == 0.7
+        assert int(other.iterations.numpy()) == 1
+
+
+def test_restoring_the_rate_matches_torch_load_state_dict(tmp_path):
+    torch = pytest.importorskip("torch")
+    p = torch.nn.Parameter(torch.zeros(2))
+    t_opt = torch.optim.SGD([p], lr=0.1)
+    t_opt.param_groups[0]["lr"] = 0.01
+    t_fresh = torch.optim.SGD([p], lr=0.1)
+    t_fresh.load_state_dict(t_opt.state_dict())
+    opt = O.SGD(0.1)
+    opt.learning_rate = 0.01
+    tl.save_variables(tmp_path / "o.safetensors", opt)
+    fresh = O.SGD(0.1)
+    tl.load_variables(tmp_path / "o.safetensors", fresh)
+    assert fresh.learning_rate == t_fresh.param_groups[0]["lr"] == 0.01

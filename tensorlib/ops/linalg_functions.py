@@ -149,11 +149,12 @@ def svdvals(x, /) -> Tensor:
     return svd(x, compute_uv=False)
 
 
-def eigvalsh(a) -> Tensor:
-    """Eigenvalues (ascending) of the symmetric part ``(a + a.T) / 2``, as ``tl.linalg.eigh``.
+def eigvalsh(a, UPLO=None) -> Tensor:
+    """Eigenvalues (ascending) of the symmetric part ``(a + a.T) / 2``, or of the
+    triangle ``UPLO`` names (``'L'`` or ``'U'``, as NumPy), as ``tl.linalg.eigh``.
 
-    Differs from ``numpy.linalg.eigvalsh`` (which reads one triangle) only for
-    non-symmetric input.  The gradient is exact at repeated eigenvalues too
+    Without ``UPLO`` it differs from ``numpy.linalg.eigvalsh`` (which reads the
+    lower triangle) only for non-symmetric input.  The gradient is exact at repeated eigenvalues too
     (for a loss that is symmetric in them: the sum of a repeated pair has a
     gradient, each of its two members is not differentiable there).
 
@@ -161,7 +162,7 @@ def eigvalsh(a) -> Tensor:
     >>> tl.linalg.eigvalsh(tl.tensor([[2.0, 1.0], [1.0, 2.0]])).numpy().round(6).tolist()
     [1.0, 3.0]
     """
-    return eigh(a)[0]
+    return eigh(a, UPLO)[0]
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
@@ -215,8 +216,8 @@ def cond(x, p=None) -> Tensor:
     """Condition number (``numpy.linalg.cond``): ``p`` None, 2 or -2 from the singular values (any
     shape), or ``'fro'``, ``'nuc'``, 1, -1, inf, -inf as ``norm(x, p) * norm(inv(x), p)`` (square).
 
-    A singular matrix has condition number inf with p None, 2 or -2, as in
-    NumPy; for the other ``p`` it raises ``LinAlgError`` (its inverse does).
+    A singular matrix has condition number inf (NaN if it holds a NaN), as in
+    NumPy, PyTorch and JAX, also within a batch.
 
     >>> import tensorlib as tl
     >>> float(tl.linalg.cond(tl.tensor([[2.0, 0.0], [0.0, 0.5]])))
@@ -224,7 +225,11 @@ def cond(x, p=None) -> Tensor:
     >>> float(tl.linalg.cond(tl.tensor([[1.0, 1.0], [0.0, 1.0]]), p=1))
     4.0
     """
-    from .math import logical_and, logical_not, not_equal, where
+    from ..dispatch import apply
+    from .floating import isfinite
+    from .linalg_ops import _inv
+    from .math import logical_and, logical_not, not_equal, where, zeros_like
+    from .reduce import all as reduce_all
     from .reduce import max as reduce_max
 
     x = _float_matrix(x, "cond", square=p not in (None, 2, -2))
@@ -235,10 +240,25 @@ def cond(x, p=None) -> Tensor:
         big, small = s[..., 0], s[..., -1]
         with np.errstate(divide="ignore", invalid="ignore"):
             r = small / big if p == -2 else big / small
-        # NumPy's rule: 0 / 0 (a zero matrix) is inf too, unless x itself holds a NaN.
-        x_has_nan = reduce_max(not_equal(x, x), axis=(-2, -1))
-        return where(logical_and(not_equal(r, r), logical_not(x_has_nan)), np.inf, r)
-    return norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    else:
+        # A singular matrix of the batch has a non-finite inverse (adj(x) / 0), not an error: it and its inverse
+        # are left out of the norms (the nuclear norm's SVD would not converge on them) and its condition number
+        # made NaN, then inf below.
+        inverse = apply(_inv, (x,), {"singular": "inf"})
+        regular = reduce_all(isfinite(inverse), axis=(-2, -1))
+        kept = _matrix_mask(regular)
+        x_kept, inverse = where(kept, x, zeros_like(x)), where(kept, inverse, zeros_like(inverse))
+        r = where(regular, norm(x_kept, ord=p, axis=(-2, -1)) * norm(inverse, ord=p, axis=(-2, -1)), np.nan)
+    # NumPy's rule: a NaN (0 / 0 for a zero matrix, a singular inverse) is inf, unless x itself holds a NaN.
+    x_has_nan = reduce_max(not_equal(x, x), axis=(-2, -1))
+    return where(logical_and(not_equal(r, r), logical_not(x_has_nan)), np.inf, r)
+
+
+def _matrix_mask(mask):
+    """A (...,) mask with two size-1 axes added, to select whole matrices of a (..., m, n) batch."""
+    from .shape import expand_dims
+
+    return expand_dims(mask, (-2, -1))
 
 
 def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None) -> Tensor:
@@ -478,8 +498,8 @@ def tensorsolve(a, b, axes=None) -> Tensor:
 def cholesky_solve(b, L, upper: bool = False) -> Tensor:
     """Solve ``a @ x = b`` given the Cholesky factor ``L`` of ``a`` (PyTorch's ``cholesky_solve``).
 
-    ``L`` is lower triangular (``a = L @ L.T``), or upper with ``upper=True``
-    (``a = L.T @ L``); its other triangle is not read and gets a zero gradient
+    ``L`` is lower triangular (``a = L @ L^H``, ``L^H`` its conjugate transpose), or upper with ``upper=True``
+    (``a = L^H @ L``); its other triangle is not read and gets a zero gradient
     (PyTorch's fills it as if ``L`` were a full matrix).  ``b`` is (..., n, k),
     batch axes broadcast.  Two triangular solves, so both inputs have gradients.
 
@@ -494,6 +514,6 @@ def cholesky_solve(b, L, upper: bool = False) -> Tensor:
     if b.ndim < 2:
         raise ValueError(f"cholesky_solve: b must be a matrix (..., n, k), got {_describe(b)}")
     lower = not upper
-    # a = t t^T with t lower (L, or L^T when upper): t y = b, then t^T x = y.
-    y = solve_triangular(L, b, trans=0 if lower else 1, lower=lower)
-    return solve_triangular(L, y, trans=1 if lower else 0, lower=lower)
+    # a = t t^H with t lower (L, or L^H when upper): t y = b, then t^H x = y.
+    y = solve_triangular(L, b, trans=0 if lower else "C", lower=lower)
+    return solve_triangular(L, y, trans="C" if lower else 0, lower=lower)

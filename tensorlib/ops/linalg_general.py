@@ -65,8 +65,10 @@ _expm = defop(
 
 @_expm.generic
 def _expm_kernel(xp, x):
-    if x.size == 0:
-        return xp.zeros_like(x)
+    if x.size == 0:  # float64 for integers and bools, as the shape rule says
+        return xp.zeros(
+            x.shape, dtype=x.dtype if xp.isdtype(x.dtype, ("real floating", "complex floating")) else xp.float64
+        )
     n = x.shape[-1]
     b = _PADE13
     # One scaling per matrix of the batch; the squarings past a matrix's own count leave it unchanged.
@@ -389,15 +391,12 @@ def lu_solve(lu_and_piv, b, trans: int = 0) -> Tensor:
     [1.0, 2.0]
     """
     from .array import argsort, take_along_axis
-    from .elementwise import conj
-    from .linalg_ops import _as_columns, solve_triangular
+    from .linalg_ops import _as_columns, _trans_code, solve_triangular
     from .shape import expand_dims, squeeze
 
     lu, piv = (as_tensor(t) for t in lu_and_piv)
     b, vector = _as_columns(b)
-    if trans not in (0, 1, 2, "N", "T", "C"):
-        raise ValueError(f"lu_solve: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
-    trans = {"N": 0, "T": 1, "C": 2}.get(trans, trans)
+    trans = _trans_code(trans, "lu_solve")
     n = lu.shape[-1] if lu.ndim >= 2 else None
     sizes = (lu.shape[-2] if lu.ndim >= 2 else -1, b.shape[-2], piv.shape[-1] if piv.ndim else -1)
     if lu.ndim < 2 or any(None not in (n, size) and size != n for size in sizes):
@@ -411,10 +410,9 @@ def lu_solve(lu_and_piv, b, trans: int = 0) -> Tensor:
         index, b = _same_rank(expand_dims(perm, -1), b)
         y = solve_triangular(lu, take_along_axis(b, index, axis=-2), lower=True, unit_diagonal=True)
         x = solve_triangular(lu, y, lower=False)
-    else:  # a^T = U^T L^T P^T: x = P L^-T U^-T b, and row r of P z is row inverse[r] of z
-        factor = conj(lu) if trans == 2 and lu.dtype.kind == "c" else lu
+    else:  # a^T = U^T L^T P^T: x = P L^-T U^-T b (conjugated for a^H), and row r of P z is row inverse[r] of z
         z = solve_triangular(
-            factor, solve_triangular(factor, b, trans=1, lower=False), trans=1, lower=True, unit_diagonal=True
+            lu, solve_triangular(lu, b, trans=trans, lower=False), trans=trans, lower=True, unit_diagonal=True
         )
         index, z = _same_rank(expand_dims(argsort(perm, axis=-1), -1), z)
         x = take_along_axis(z, index, axis=-2)

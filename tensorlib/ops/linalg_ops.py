@@ -129,6 +129,34 @@ def _symmetrize(x):
     return (x + _mT(x)) * 0.5
 
 
+def _hermitian_part(x, name):
+    """(x + x^H) / 2: what ``hermitian=True`` reads (JAX's choice; NumPy reads one triangle of a Hermitian x)."""
+    from .elementwise import conj
+
+    x = as_tensor(x)
+    if x.ndim < 2 or None not in x.shape[-2:] and x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"{name}: hermitian=True needs square matrices, got shape {tuple(x.shape)} {x.dtype}")
+    return (x + conj(_mT(x))) * 0.5 if x.dtype.kind == "c" else _symmetrize(x)
+
+
+def _hermitian_from_triangle(x, uplo, name):
+    """NumPy's and PyTorch's ``UPLO``: the Hermitian matrix of x's lower ('L') or upper ('U') triangle; None: x."""
+    from .elementwise import conj
+
+    if uplo is None:
+        return x
+    if not isinstance(uplo, str) or uplo.upper() not in ("L", "U"):
+        raise ValueError(
+            f"{name}: UPLO must be 'L' or 'U' (or None for the symmetric part), got {uplo!r} "
+            f"(input shape {tuple(x.shape)} {x.dtype})"
+        )
+    lower = uplo.upper() == "L"
+    strict = _triangle(x, lower=lower, k=-1)
+    strict = conj(strict) if x.dtype.kind == "c" else strict
+    # The kernels read the symmetric part, so the diagonal's imaginary part drops out (LAPACK ignores it too).
+    return _triangle(x, lower=lower) + _mT(strict)
+
+
 def _matmul(a, b):
     from .linalg import matmul
 
@@ -175,9 +203,11 @@ def _inv_kernel(xp, x, *, singular):
     except np.linalg.LinAlgError:  # some matrix of the batch is singular (LU has a zero pivot)
         pass
     zero = (xp.linalg.slogdet(x)[0] == 0)[..., None, None]
-    inverse = xp.linalg.inv(xp.where(zero, xp.eye(x.shape[-1], dtype=x.dtype), x))
+    eye = xp.eye(x.shape[-1], dtype=x.dtype)
+    inverse = xp.linalg.inv(xp.where(zero, eye, x))  # NaN for a matrix holding a NaN or an inf
     # The SVD leaves rounding errors where a cofactor is 0: entries at rounding level of the largest are 0, and
-    # so is every cofactor at rank n - 2 or less.
+    # so is every cofactor at rank n - 2 or less.  (It would not converge on a non-finite matrix of the batch.)
+    x = xp.where(zero, x, eye)
     adjugate = _adjugate_kernel(xp, x, xp.zeros(x.shape[:-2], dtype=x.dtype))
     n, eps = x.shape[-1], np.finfo(x.dtype).eps
     size = xp.max(xp.abs(adjugate), axis=(-2, -1), keepdims=True)
@@ -398,10 +428,11 @@ def slogdet(x) -> tuple:
 
 
 # ------------------------------------------------------------------ solve_triangular
-def _trans_attr(trans):
-    codes = {0: 0, 1: 1, "N": 0, "T": 1}
-    if trans not in codes:
-        raise ValueError(f"MatrixTriangularSolve: trans must be 0, 1, 'N' or 'T', got {trans!r}")
+def _trans_code(trans, name="MatrixTriangularSolve") -> int:
+    """SciPy's ``trans``: 0 or 'N' (``t``), 1 or 'T' (``t^T``), 2 or 'C' (``t^H``) as 0, 1 or 2."""
+    codes = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
+    if isinstance(trans, bool) or not isinstance(trans, (int, np.integer, str)) or trans not in codes:
+        raise ValueError(f"{name}: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     return codes[trans]
 
 
@@ -451,7 +482,8 @@ register_gradient("MatrixTriangularSolve", _trsolve_grad_a, _trsolve_grad_b)
 
 
 def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False) -> Tensor:
-    """SciPy's ``solve_triangular``: solve ``t @ x = b`` (``t.T @ x = b`` for ``trans=1``).
+    """SciPy's ``solve_triangular``: solve ``t @ x = b`` (``t.T @ x = b`` for ``trans=1`` or ``'T'``,
+    ``t.conj().T @ x = b`` for ``trans=2`` or ``'C'``).
 
     ``t`` is the lower (``lower=True``) or upper triangle of ``a``, with ones on
     its diagonal if ``unit_diagonal``; the other entries of ``a`` are never read
@@ -462,12 +494,16 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     >>> tl.linalg.solve_triangular(a, tl.tensor([2.0, 3.0]), lower=True).numpy().tolist()
     [1.0, 2.0]
     """
+    from .elementwise import conj
     from .shape import squeeze
 
+    trans = _trans_code(trans)
+    a = as_tensor(a)
+    if trans == 2:  # t^H x = b is conj(t)^T x = b: the op solves with plain transposes (holomorphic in t)
+        trans = 1
+        a = conj(a) if a.dtype.kind == "c" else a
     b, vector = _as_columns(b)
-    x = apply(
-        _trsolve, (a, b), {"trans": _trans_attr(trans), "lower": bool(lower), "unit_diagonal": bool(unit_diagonal)}
-    )
+    x = apply(_trsolve, (a, b), {"trans": trans, "lower": bool(lower), "unit_diagonal": bool(unit_diagonal)})
     return squeeze(x, -1) if vector else x
 
 
@@ -508,16 +544,24 @@ def _cholesky_grad(node, g):
 register_gradient("Cholesky", _cholesky_grad)
 
 
-def cholesky(x) -> Tensor:
-    """Lower-triangular ``L`` with ``L @ L.T == x`` for symmetric positive-definite ``x``.
+def cholesky(x, /, *, upper: bool = False) -> Tensor:
+    """Lower-triangular ``L`` with ``L @ L.T == x`` for symmetric positive-definite ``x`` (``L @ L^H`` for
+    complex), or with ``upper=True`` the upper-triangular ``U = L^H`` (``x == U^H @ U``), as NumPy and PyTorch.
 
     Reads the symmetric part ``(x + x.T) / 2`` (JAX's rule), so the gradient is symmetric.
 
     >>> import tensorlib as tl
     >>> tl.linalg.cholesky(tl.tensor([[4.0, 2.0], [2.0, 2.0]])).numpy().tolist()
     [[2.0, 0.0], [1.0, 1.0]]
+    >>> tl.linalg.cholesky(tl.tensor([[4.0, 2.0], [2.0, 2.0]]), upper=True).numpy().tolist()
+    [[2.0, 1.0], [0.0, 1.0]]
     """
-    return apply(_cholesky, (x,))
+    from .elementwise import conj
+
+    factor = apply(_cholesky, (x,))
+    if not upper:
+        return factor
+    return conj(_mT(factor)) if factor.dtype.kind == "c" else _mT(factor)
 
 
 # ------------------------------------------------------------------ eigh
@@ -573,10 +617,12 @@ def _column(v):
 register_gradient("SelfAdjointEigV2", _eigh_grad)
 
 
-def eigh(x) -> tuple:
-    """Eigenvalues ``w`` (ascending) and eigenvectors ``v`` (columns) of a symmetric matrix.
+def eigh(x, UPLO=None) -> tuple:
+    """Eigenvalues ``w`` (ascending) and eigenvectors ``v`` (columns) of a symmetric (Hermitian) matrix.
 
-    Reads the symmetric part ``(x + x.T) / 2``.  Caveat: the gradient through
+    Reads the symmetric part ``(x + x.T) / 2`` (JAX's default), or with
+    ``UPLO='L'`` (``'U'``) the lower (upper) triangle only, as NumPy and PyTorch
+    (the gradient is then that of the triangle: zero on the other one).  Caveat: the gradient through
     ``v`` divides by eigenvalue gaps, so it blows up as eigenvalues approach
     each other; at exactly repeated eigenvalues the eigenvectors are not unique
     and the gradient of a loss that reads the eigenvectors of a repeated
@@ -589,8 +635,11 @@ def eigh(x) -> tuple:
     >>> w, v = tl.linalg.eigh(tl.tensor([[2.0, 0.0], [0.0, 1.0]]))
     >>> w.numpy().tolist()
     [1.0, 2.0]
+    >>> tl.linalg.eigh(tl.tensor([[2.0, 9.0], [0.0, 1.0]]), UPLO="L")[0].numpy().tolist()
+    [1.0, 2.0]
     """
-    return apply(_eigh, (x,))
+    x = as_tensor(x)
+    return apply(_eigh, (_hermitian_from_triangle(x, UPLO, "eigh"),))
 
 
 # ------------------------------------------------------------------ svd
@@ -726,8 +775,12 @@ def _svd_reduced_grad(u, s, vh, g_u, g_s, g_vh):
 register_gradient("Svd", _svd_grad)
 
 
-def svd(x, full_matrices: bool = True, compute_uv: bool = True):
+def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
     """NumPy's ``svd``: ``(u, s, vh)`` with ``x = u @ diag(s) @ vh``, or ``s`` alone.
+
+    ``hermitian=True`` reads the Hermitian part ``(x + x^H) / 2`` (JAX's rule;
+    NumPy reads one triangle of an ``x`` it assumes Hermitian): the same values
+    for Hermitian ``x``, the vectors up to signs (phases).
 
     Gradient caveats (degenerate spectrum): the gradient through ``u``/``vh``
     divides by gaps between squared singular values (and by the values
@@ -743,6 +796,7 @@ def svd(x, full_matrices: bool = True, compute_uv: bool = True):
     >>> tl.linalg.svd(tl.tensor([[3.0, 0.0], [0.0, -2.0]]), compute_uv=False).numpy().tolist()
     [3.0, 2.0]
     """
+    x = _hermitian_part(x, "svd") if hermitian else x
     return apply(_svd, (x,), {"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv)})
 
 
@@ -865,6 +919,10 @@ _pinv = defop(
 )
 
 
+# The Array API's default cut-off (rtol=None): max(m, n) * eps of x's precision.
+_STANDARD_RTOL = "max(m, n) * eps"
+
+
 @_pinv.generic
 def _pinv_kernel(xp, x, *, rcond):
     if xp.isdtype(
@@ -873,6 +931,8 @@ def _pinv_kernel(xp, x, *, rcond):
         x = xp.astype(x, xp.float64)
     if rcond is None:
         return xp.linalg.pinv(x)
+    if rcond == _STANDARD_RTOL:
+        rcond = max(x.shape[-2:]) * float(np.finfo(x.dtype).eps)
     return xp.linalg.pinv(x, **{_cutoff_keyword(xp.linalg.pinv): rcond})
 
 
@@ -917,8 +977,16 @@ def _pinv_grad(node, g):
 register_gradient("MatrixPseudoInverse", _pinv_grad)
 
 
-def pinv(x, rcond=None) -> Tensor:
+_NO_VALUE = object()
+
+
+def pinv(x, rcond=None, hermitian: bool = False, *, rtol=_NO_VALUE) -> Tensor:
     """Moore-Penrose pseudo-inverse (NumPy's ``pinv``), batched.
+
+    Singular values at or below ``rcond * max(s)`` count as zero: ``rcond``
+    defaults to NumPy's 1e-15; ``rtol`` is the Array API's name for it (set one
+    of them), and ``rtol=None`` means ``max(m, n) * eps``.  ``hermitian=True``
+    reads the Hermitian part ``(x + x^H) / 2`` (as ``svd``).
 
     The gradient (Golub & Pereyra) holds where the rank is constant near ``x``:
     at a matrix whose small singular values sit at the ``rcond`` cut-off the
@@ -927,8 +995,23 @@ def pinv(x, rcond=None) -> Tensor:
     >>> import tensorlib as tl
     >>> tl.linalg.pinv(tl.tensor([[2.0, 0.0], [0.0, 0.0]])).numpy().tolist()
     [[0.5, 0.0], [0.0, 0.0]]
+    >>> tl.linalg.pinv(tl.tensor([[2.0, 0.0], [0.0, 0.1]]), rtol=0.1).numpy().tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
     """
-    return apply(_pinv, (x,), {"rcond": None if rcond is None else float(rcond)})
+    x = as_tensor(x)
+    if rtol is not _NO_VALUE:
+        if rcond is not None:
+            raise ValueError(f"pinv: rtol and rcond can't both be set (input shape {tuple(x.shape)} {x.dtype})")
+        rcond = _STANDARD_RTOL if rtol is None else rtol
+    x = _hermitian_part(x, "pinv") if hermitian else x
+    if rcond is not None and rcond != _STANDARD_RTOL:
+        if np.ndim(rcond) != 0:
+            raise ValueError(
+                f"pinv: rcond (rtol) must be a number, got an array of shape {np.shape(rcond)} (one cut-off per "
+                f"matrix is not supported; input shape {tuple(x.shape)} {x.dtype})"
+            )
+        rcond = float(rcond)
+    return apply(_pinv, (x,), {"rcond": rcond})
 
 
 # ------------------------------------------------------------------ compositions: matrix_power, norm

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
-from .op_db_linalg import _each_matrix, _eig_gauge_free, _eig_gauge_free_ref, _expm_ref
+from .op_db_linalg import _cholesky_solve_ref, _each_matrix, _eig_gauge_free, _eig_gauge_free_ref, _expm_ref
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from .strategies import mutually_broadcastable_shapes
 
@@ -81,6 +81,19 @@ def _solve_draw(draw, dtype):
     batch = draw(st.sampled_from([(), (2,)]))
     b = _values(np.random.default_rng(seed + 1), batch + (n, 2), dtype)
     return SampleInput((_matrices(dtype, seed, batch + (n, n)), b), grad_argnums=(0, 1))
+
+
+@st.composite
+def _cholesky_solve_draw(draw, dtype):
+    """b and the Cholesky factor (lower, or upper: its conjugate transpose) of a Hermitian positive-definite matrix."""
+    seed, n = draw(st.integers(0, 2**16)), draw(st.sampled_from([1, 2, 3]))
+    batch, upper = draw(st.sampled_from([(), (2,)])), draw(st.booleans())
+    rng = np.random.default_rng(seed)
+    c = _values(rng, batch + (n, n), np.complex128)
+    factor = np.linalg.cholesky(c @ np.conj(np.swapaxes(c, -1, -2)) + n * np.eye(n))
+    factor = np.conj(np.swapaxes(factor, -1, -2)) if upper else factor
+    b = _values(rng, batch + (n, 2), dtype)
+    return SampleInput((b, factor.astype(dtype)), {"upper": upper}, grad_argnums=(0, 1))
 
 
 def _square(dtype):
@@ -286,6 +299,20 @@ OPINFOS = [
         lambda a, b: np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), b),
         _solve_draw,
         ("Lu", "LuPivotsToPermutation"),
+    ),
+    _entry(
+        "linalg.solve_triangular (trans='C')",
+        lambda a, b: tl.linalg.solve_triangular(a, b, trans="C", lower=True),
+        lambda a, b: np.linalg.solve(np.conj(np.swapaxes(np.tril(a), -1, -2)), b),
+        _solve_draw,
+        ("MatrixTriangularSolve", "Conj"),
+    ),
+    _entry(
+        "linalg.cholesky_solve",
+        tl.linalg.cholesky_solve,
+        _cholesky_solve_ref,
+        _cholesky_solve_draw,
+        ("MatrixTriangularSolve", "Conj"),
     ),
     _entry("linalg.lu", tl.linalg.lu, lambda a: _each_matrix(_scipy_lu, a), _square, ("Lu",)),
 ]

@@ -109,7 +109,7 @@ def _solve_draw(draw, dtype, triangular=False):
     kwargs = {}
     if triangular:
         kwargs = {
-            "trans": draw(st.sampled_from([0, 1, "T"])),
+            "trans": draw(st.sampled_from([0, 1, "T", 2, "C"])),
             "lower": draw(st.booleans()),
             "unit_diagonal": draw(st.booleans()),
         }
@@ -359,7 +359,8 @@ def _cholesky_solve_draw(draw, dtype):
 
 def _cholesky_solve_ref(b, factor, upper=False):
     t = np.triu(factor) if upper else np.tril(factor)
-    a = np.swapaxes(t, -1, -2) @ t if upper else t @ np.swapaxes(t, -1, -2)
+    t_h = np.conj(np.swapaxes(t, -1, -2))
+    a = t_h @ t if upper else t @ t_h
     return np.linalg.solve(a, b)
 
 
@@ -562,9 +563,9 @@ OPINFOS = [
         error_inputs=(
             ErrorInput(
                 (np.eye(2), np.ones(2)),
-                {"trans": 2},
+                {"trans": 3},
                 ValueError,
-                r"MatrixTriangularSolve: trans must be 0, 1, 'N' or 'T', got 2",
+                r"MatrixTriangularSolve: trans must be 0, 1, 2, 'N', 'T' or 'C', got 3",
             ),
             ErrorInput(
                 (np.ones((2, 3)), np.ones((3, 1))),

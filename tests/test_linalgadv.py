@@ -1,0 +1,219 @@
+"""``tl.linalg`` and ``tl.fft`` attacked as an adversary: complex factors, singular and empty matrices, integer
+inputs and the keyword arguments NumPy, SciPy, PyTorch and JAX users pass.
+
+References: NumPy/SciPy values and formulas, float64 central differences (``tl.testing.check_grads``), and
+PyTorch / JAX where installed (``pytest.importorskip``)."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import tensorlib as tl
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def _complex(rng, *shape):
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+def _hermitian_positive(rng, n, batch=()):
+    c = _complex(rng, *batch, n, n)
+    return c @ np.conj(np.swapaxes(c, -1, -2)) + n * np.eye(n)
+
+
+# ---------------------------------------------------------------- cholesky_solve / solve_triangular, complex
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_cholesky_solve_of_a_complex_factor_solves_with_the_hermitian_matrix(upper, batch):
+    # a = L L^H for a complex factor (PyTorch's cholesky_solve, SciPy's cho_solve); L L^T was solved instead.
+    rng = np.random.default_rng(0)
+    a = _hermitian_positive(rng, 3, batch)
+    factor = np.linalg.cholesky(a)
+    factor = np.conj(np.swapaxes(factor, -1, -2)) if upper else factor
+    b = _complex(rng, *batch, 3, 2)
+    got = tl.linalg.cholesky_solve(tl.tensor(b), tl.tensor(factor), upper=upper).numpy()
+    np.testing.assert_allclose(got, np.linalg.solve(a, b), atol=1e-12)
+    tl.testing.check_grads(lambda b, f: tl.linalg.cholesky_solve(b, f, upper=upper), [b, factor], order=2)
+
+
+@pytest.mark.parametrize("trans", [2, "C"])
+@pytest.mark.parametrize("lower", [False, True])
+def test_solve_triangular_conjugate_transpose(trans, lower):
+    # SciPy's trans=2 / 'C': solve t^H x = b; it raised ValueError.
+    rng = np.random.default_rng(1)
+    a = _complex(rng, 3, 3) + 3 * np.eye(3)
+    b = _complex(rng, 3, 2)
+    got = tl.linalg.solve_triangular(tl.tensor(a), tl.tensor(b), trans=trans, lower=lower).numpy()
+    np.testing.assert_allclose(got, scipy.linalg.solve_triangular(a, b, trans=trans, lower=lower), atol=1e-12)
+    real = a.real.copy()
+    got = tl.linalg.solve_triangular(tl.tensor(real), tl.tensor(b.real), trans=trans, lower=lower, unit_diagonal=True)
+    want = scipy.linalg.solve_triangular(real, b.real, trans=trans, lower=lower, unit_diagonal=True)
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-12)
+    tl.testing.check_grads(lambda a, b: tl.linalg.solve_triangular(a, b, trans=trans, lower=lower), [a, b], order=2)
+
+
+def test_cholesky_solve_and_conjugate_triangular_solve_gradients_match_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    import jax.scipy.linalg as jsl
+
+    rng = np.random.default_rng(2)
+    factor = np.linalg.cholesky(_hermitian_positive(rng, 3))
+    b = _complex(rng, 3, 2)
+    w = _complex(rng, 3, 2)
+
+    def loss_jax(b, factor):
+        return jnp.sum(jnp.real(jsl.cho_solve((factor, True), b) * w))
+
+    def loss_tl(b, factor):
+        return tl.sum(tl.real(tl.linalg.cholesky_solve(b, factor) * w))
+
+    want = jax.grad(loss_jax, argnums=(0, 1))(b, factor)
+    got = tl.grad(loss_tl, argnums=(0, 1))(tl.tensor(b), tl.tensor(factor))
+    np.testing.assert_allclose(got[0].numpy(), want[0], atol=1e-12)
+    # JAX's cho_solve reads the whole factor; ours only its lower triangle (the other gets 0).
+    np.testing.assert_allclose(got[1].numpy(), np.tril(want[1]), atol=1e-12)
+
+    a = _complex(rng, 3, 3) + 3 * np.eye(3)
+    want = jax.grad(lambda a, b: jnp.sum(jnp.real(jsl.solve_triangular(a, b, trans=2) * w)), argnums=(0, 1))(a, b)
+    got = tl.grad(lambda a, b: tl.sum(tl.real(tl.linalg.solve_triangular(a, b, trans=2) * w)), argnums=(0, 1))(
+        tl.tensor(a), tl.tensor(b)
+    )
+    for g, h in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), h, atol=1e-12)
+
+
+# ---------------------------------------------------------------- cond of singular matrices
+@pytest.mark.parametrize("p", [1, -1, "fro", "nuc", np.inf, -np.inf, None, 2, -2])
+def test_cond_of_a_singular_matrix_in_a_batch_is_inf(p):
+    # NumPy, PyTorch and JAX give inf for a singular matrix with every p; p other than None/2/-2 raised
+    # LinAlgError for the whole batch.  A NaN in the input stays NaN (NumPy's rule).
+    x = np.array(
+        [[[2.0, 1.0], [1.0, 3.0]], [[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]]
+    )
+    if p not in (None, 2, -2, "nuc"):  # (NumPy's SVD of a NaN matrix raises)
+        x = np.concatenate([x, [[[np.nan, 0.0], [0.0, 1.0]]]])
+    got = tl.linalg.cond(tl.tensor(x), p).numpy()
+    # NumPy's SVD of a singular matrix's inverse (infs) does not converge for 'nuc': JAX gives inf.
+    want = np.linalg.cond(x, p) if p != "nuc" else [np.linalg.cond(x[0], p), np.inf, np.inf, np.inf]
+    np.testing.assert_allclose(got, want)
+    assert np.isinf(got[2:4] if p != -2 else got[2]).all() and np.isnan(got[4:]).all()
+    g = tl.grad(lambda t: tl.linalg.cond(t, p))(tl.tensor(x[0])).numpy()
+    h = 1e-6
+    numeric = [
+        (np.linalg.cond(x[0] + h * e, p) - np.linalg.cond(x[0] - h * e, p)) / (2 * h)
+        for e in np.eye(4).reshape(4, 2, 2)
+    ]
+    np.testing.assert_allclose(g.ravel(), numeric, atol=1e-6)
+
+
+# ---------------------------------------------------------------- matrix_exp of empty integer matrices
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_])
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3), (2, 2)])
+def test_matrix_exp_of_integer_matrices_is_float64(dtype, shape):
+    # An empty integer or bool matrix raised KernelResultError (the kernel returned the integer zeros).
+    x = np.arange(np.prod(shape)).reshape(shape).astype(dtype)
+    got = tl.linalg.matrix_exp(tl.tensor(x))
+    assert got.dtype == np.float64 and got.shape == shape
+    want = scipy.linalg.expm(x.astype(np.float64)) if x.size else np.zeros(shape)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- the keywords of numpy.linalg
+def _symmetric_pair(rng, n, complex_=False, batch=()):
+    """A matrix whose lower and upper triangles describe different Hermitian matrices."""
+    return _complex(rng, *batch, n, n) if complex_ else rng.standard_normal(batch + (n, n))
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("uplo", ["L", "U", "l", "u"])
+def test_eigh_and_eigvalsh_read_the_triangle_uplo_names(uplo, complex_):
+    # NumPy's and PyTorch's UPLO: the Hermitian matrix of one triangle (the imaginary part of the diagonal is
+    # ignored); it was a TypeError.  Without UPLO the symmetric part is read, as JAX does.
+    rng = np.random.default_rng(3)
+    a = _symmetric_pair(rng, 4, complex_, batch=(2,))
+    w, v = tl.linalg.eigh(tl.tensor(a), UPLO=uplo)
+    w_np, v_np = np.linalg.eigh(a, UPLO=uplo.upper())
+    np.testing.assert_allclose(w.numpy(), w_np, atol=1e-12)
+    np.testing.assert_allclose(np.abs(v.numpy()), np.abs(v_np), atol=1e-10)
+    np.testing.assert_allclose(tl.linalg.eigvalsh(tl.tensor(a), UPLO=uplo).numpy(), w_np, atol=1e-12)
+    hermitian = (a + np.conj(np.swapaxes(a, -1, -2))) / 2
+    np.testing.assert_allclose(tl.linalg.eigvalsh(tl.tensor(a)).numpy(), np.linalg.eigvalsh(hermitian), atol=1e-12)
+    # The gradient is the triangle's: central differences of NumPy's eigvalsh, which reads only it.
+    tl.testing.check_grads(lambda t: tl.linalg.eigvalsh(t, UPLO=uplo), [a[0]], order=2)
+    tl.testing.check_grads(lambda t: tl.abs(tl.linalg.eigh(t, UPLO=uplo)[1]), [a[0]], order=1)
+    with pytest.raises(ValueError, match=r"eigh: UPLO must be 'L' or 'U' \(or None"):
+        tl.linalg.eigh(tl.tensor(a), UPLO="X")
+
+
+def test_eigh_uplo_gradient_matches_finite_differences_of_numpy():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3, 3))
+    weights = rng.standard_normal(3)
+    for uplo in "LU":
+        g = tl.grad(lambda t: tl.sum(tl.linalg.eigvalsh(t, UPLO=uplo) * weights))(tl.tensor(a)).numpy()
+        h = 1e-6
+        numeric = np.array(
+            [
+                (np.linalg.eigvalsh(a + h * e, UPLO=uplo) - np.linalg.eigvalsh(a - h * e, UPLO=uplo))
+                @ weights
+                / (2 * h)
+                for e in np.eye(9).reshape(9, 3, 3)
+            ]
+        ).reshape(3, 3)
+        np.testing.assert_allclose(g, numeric, atol=1e-7)
+        assert not np.any(np.triu(g, 1) if uplo == "L" else np.tril(g, -1))
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_cholesky_upper(complex_):
+    # NumPy 2's and PyTorch's upper=True: U with a = U^H U (a TypeError before).
+    rng = np.random.default_rng(5)
+    a = _hermitian_positive(rng, 3, (2,)) if complex_ else _hermitian_positive(rng, 3, (2,)).real
+    u = tl.linalg.cholesky(tl.tensor(a), upper=True).numpy()
+    np.testing.assert_allclose(u, np.linalg.cholesky(a, upper=True), atol=1e-12)
+    np.testing.assert_allclose(np.conj(np.swapaxes(u, -1, -2)) @ u, a, atol=1e-12)
+    tl.testing.check_grads(lambda t: tl.linalg.cholesky(t, upper=True), [a], order=2)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_pinv_hermitian_and_rtol(complex_):
+    # NumPy's pinv(a, rcond, hermitian, *, rtol): hermitian and rtol were TypeErrors.
+    rng = np.random.default_rng(6)
+    a = _hermitian_positive(rng, 3) if complex_ else _hermitian_positive(rng, 3).real
+    a = a - 3.0 * np.eye(3)  # indefinite
+    np.testing.assert_allclose(
+        tl.linalg.pinv(tl.tensor(a), hermitian=True).numpy(), np.linalg.pinv(a, hermitian=True), atol=1e-12
+    )
+    tl.testing.check_grads(lambda t: tl.linalg.pinv(t, hermitian=True), [a], order=2)
+    low_rank = np.diag([2.0, 1.0, 1e-3])
+    for rtol in [None, 1e-2, 0.7]:
+        np.testing.assert_allclose(
+            tl.linalg.pinv(tl.tensor(low_rank), rtol=rtol).numpy(), np.linalg.pinv(low_rank, rtol=rtol), atol=1e-12
+        )
+    f32 = np.diag([1.0, 1e-7]).astype(np.float32)  # rtol=None: max(m, n) * eps of float32 cuts 1e-7
+    np.testing.assert_allclose(tl.linalg.pinv(tl.tensor(f32), rtol=None).numpy(), np.linalg.pinv(f32, rtol=None))
+    with pytest.raises(ValueError, match=r"pinv: rtol and rcond can't both be set"):
+        tl.linalg.pinv(tl.tensor(low_rank), 0.1, rtol=0.1)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_svd_hermitian(shape):
+    # NumPy's svd(a, hermitian=True) (a TypeError): the same singular values, vectors up to sign.
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(shape)
+    a = a + np.swapaxes(a, -1, -2)
+    u, s, vh = tl.linalg.svd(tl.tensor(a), hermitian=True)
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(a, hermitian=True, compute_uv=False), atol=1e-12)
+    np.testing.assert_allclose((u.numpy() * s.numpy()[..., None, :]) @ vh.numpy(), a, atol=1e-12)
+    np.testing.assert_allclose(
+        tl.linalg.svd(tl.tensor(a), compute_uv=False, hermitian=True).numpy(), np.linalg.svd(a, compute_uv=False)
+    )
+
+
+def test_hermitian_keywords_refuse_non_square_matrices():
+    for fn in (tl.linalg.svd, tl.linalg.pinv):
+        with pytest.raises(ValueError, match=r"(svd|pinv): hermitian=True needs square matrices, got shape \(2, 3\)"):
+            fn(tl.ones((2, 3)), hermitian=True)
