@@ -125,8 +125,10 @@ from .ops.elementwise import (
     arctan2,
     arctanh,
     bitwise_and,
+    bitwise_left_shift,
     bitwise_not,
     bitwise_or,
+    bitwise_right_shift,
     bitwise_xor,
     ceil,
     conj,
@@ -145,6 +147,7 @@ from .ops.elementwise import (
     imag,
     invert,
     lcm,
+    left_shift,
     log10,
     log2,
     logaddexp,
@@ -157,6 +160,7 @@ from .ops.elementwise import (
     real,
     reciprocal,
     remainder,
+    right_shift,
     sinc,
     sinh,
     tan,
@@ -289,6 +293,7 @@ from . import fft
 
 from .ops import random
 from . import debugging
+from .debugging import ensure_shape
 from .profiler import profile
 
 __version__ = "0.1.0"

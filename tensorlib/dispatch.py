@@ -763,10 +763,10 @@ def _promote(op, args):
         target = _dtypes.promote_types(*strong)
     else:  # Python numbers alone: the highest kind wins, as in JAX (tl.maximum(3, 0.5) is float32, not float64)
         target = max((args[i].dtype for i in group), key=lambda d: (_KIND_ORDER[d.kind], d.itemsize))
-    for i in group:  # a float scalar next to integer tensors makes the result float, as in JAX
+    for i in group:  # a float scalar next to integer tensors makes the result float64, as in NumPy 2
         d = args[i].dtype
         if args[i].__class__ is WeakScalar and _KIND_ORDER[d.kind] > _KIND_ORDER[target.kind]:
-            target = _dtypes.default_float if d.kind == "f" else d  # a traced float argument is float64
+            target = _dtypes.weak_kind_dtype(d.kind, target)
     return tuple(_cast_op(a, dtype=target) if (i in group and a.dtype != target) else a for i, a in enumerate(args))
 
 

@@ -138,9 +138,12 @@ def promote_types(*dtypes) -> np.dtype:
 def weak_scalar_dtype(value, strong: np.dtype | None) -> np.dtype:
     """The dtype a Python scalar takes next to a tensor of dtype ``strong``.
 
-    A scalar of a lower or equal kind adopts ``strong``; a float scalar next to
-    an integer or bool tensor gives the default float; an int next to bool
-    gives the default int.
+    A scalar of a lower or equal kind adopts ``strong``; one of a higher kind
+    takes :func:`weak_above`'s dtype (an int next to bool int64, a float next to
+    integers or bools float64, as in NumPy 2).
+
+    >>> weak_scalar_dtype(0.5, float32), weak_scalar_dtype(0.5, int32), weak_scalar_dtype(1j, float32)
+    (dtype('float32'), dtype('float64'), dtype('complex64'))
     """
     kind = (
         "b"
@@ -153,9 +156,30 @@ def weak_scalar_dtype(value, strong: np.dtype | None) -> np.dtype:
     )
     if strong is None:
         return {"b": bool_, "i": default_int, "f": default_float, "c": default_complex}[kind]
-    if kind == "c":  # 1j next to float32 gives complex64, as in NumPy 2 and JAX
-        return complex_dtype(strong) if strong.kind in "fc" else default_complex
+    return weak_kind_dtype(kind, strong)
+
+
+def weak_kind_dtype(kind: str, strong: np.dtype) -> np.dtype:
+    """The dtype a weak value of ``kind`` (``"b"``, ``"i"``, ``"f"``, ``"c"``) takes next to typed values of
+    dtype ``strong``: see :func:`weak_scalar_dtype`.
+
+    >>> weak_kind_dtype("c", float16), weak_kind_dtype("f", bool_)
+    (dtype('complex64'), dtype('float64'))
+    """
+    if kind == "c" and strong.kind == "f":  # 1j next to float32 gives complex64, as in NumPy 2 and JAX
+        return complex_dtype(strong)
     order = "bifc"
     if order.index(kind) <= order.index(strong.kind if strong.kind != "u" else "i"):
         return strong
-    return default_float if kind == "f" else default_int
+    return weak_above(kind)
+
+
+def weak_above(kind: str) -> np.dtype:
+    """The dtype of a weak Python scalar of ``kind`` (``"i"``, ``"f"``, ``"c"``) next to typed values of a
+    lower kind: int64, float64, complex128, as NumPy 2 (and JAX with 64-bit types, whose int64 tensorlib
+    has) give; never float32, which would round ints above 2**24 (``int64 * 1.0`` changed 16777217).
+
+    >>> weak_above("f"), weak_above("c")
+    (dtype('float64'), dtype('complex128'))
+    """
+    return {"i": default_int, "f": float64, "c": complex128}[kind]

@@ -214,7 +214,8 @@ class _ModuleList(Module):
 
 
 class Sequential(Module):
-    """Layers applied in order; variables are keyed by position (``"0"``, ``"1"``, ...), as in PyTorch.
+    """Layers applied in order; variables are keyed by position (``"0"``, ``"1"``, ...), as in PyTorch.  The layers
+    are the arguments (PyTorch's ``nn.Sequential(a, b)``) or one list of them (Keras' ``Sequential([a, b])``).
 
     >>> import tensorlib as tl
     >>> model = tl.nn.Sequential(tl.nn.Dense(4, 8, activation=tl.nn.relu, seed=0), tl.nn.Dense(8, 2, seed=1))
@@ -228,6 +229,8 @@ class Sequential(Module):
 
     def __init__(self, *layers):
         super().__init__()
+        if len(layers) == 1 and isinstance(layers[0], (list, tuple)):  # Keras' Sequential([layer, ...])
+            layers = tuple(layers[0])
         for i, layer in enumerate(layers):
             if not callable(layer):
                 raise TypeError(f"Sequential: layer {i} is a {type(layer).__name__}, not a Module or callable")

@@ -248,7 +248,8 @@ class StepDecay:
 
     def __init__(self, initial: float, step_size: int, gamma: float = 0.1):
         step_size = _whole_steps(step_size, "StepDecay", "step_size")
-        self.initial, self.step_size, self.gamma = float(initial), step_size, float(gamma)
+        self.initial, self.step_size = _real(initial, "StepDecay", "initial"), step_size
+        self.gamma = _real(gamma, "StepDecay", "gamma")
 
     def __call__(self, step) -> Tensor:
         return self.initial * _math_ops.power(self.gamma, _math_ops.floor(_as_step(step) / self.step_size))
@@ -267,7 +268,8 @@ class CosineDecay:
 
     def __init__(self, initial: float, decay_steps: int, alpha: float = 0.0):
         decay_steps = _whole_steps(decay_steps, "CosineDecay", "decay_steps")
-        self.initial, self.decay_steps, self.alpha = float(initial), decay_steps, float(alpha)
+        self.initial, self.decay_steps = _real(initial, "CosineDecay", "initial"), decay_steps
+        self.alpha = _real(alpha, "CosineDecay", "alpha")
 
     def __call__(self, step) -> Tensor:
         progress = _math_ops.minimum(_as_step(step), float(self.decay_steps)) / self.decay_steps
@@ -289,7 +291,7 @@ class Warmup:
     def __init__(self, after, warmup_steps: int):
         warmup_steps = _whole_steps(warmup_steps, "Warmup", "warmup_steps")
         self.after, self.warmup_steps = after, warmup_steps
-        self._after = _schedule_of(after) if callable(after) else after
+        self._after = _schedule_of(after) if callable(after) else _real(after, "Warmup", "after")
 
     def __call__(self, step) -> Tensor:
         t = _as_step(step)
@@ -313,9 +315,11 @@ class ExponentialDecay:
 
     def __init__(self, initial: float, decay_steps: int, decay_rate: float, staircase: bool = False):
         decay_steps = _whole_steps(decay_steps, "ExponentialDecay", "decay_steps")
+        decay_rate = _real(decay_rate, "ExponentialDecay", "decay_rate")
         if not decay_rate >= 0:
             raise ValueError(f"ExponentialDecay: decay_rate must be >= 0, got {decay_rate}")
-        self.initial, self.decay_steps, self.decay_rate = float(initial), decay_steps, float(decay_rate)
+        self.initial, self.decay_steps = _real(initial, "ExponentialDecay", "initial"), decay_steps
+        self.decay_rate = decay_rate
         self.staircase = bool(staircase)
 
     def __call__(self, step) -> Tensor:
@@ -337,7 +341,8 @@ class PiecewiseConstant:
     """
 
     def __init__(self, boundaries, values):
-        self.boundaries, self.values = [float(b) for b in boundaries], [float(v) for v in values]
+        self.boundaries = [_real(b, "PiecewiseConstant", f"boundaries[{i}]") for i, b in enumerate(boundaries)]
+        self.values = [_real(v, "PiecewiseConstant", f"values[{i}]") for i, v in enumerate(values)]
         if len(self.values) != len(self.boundaries) + 1:
             raise ValueError(
                 f"PiecewiseConstant: needs one value more than boundaries, got {len(self.boundaries)} boundaries "
@@ -352,6 +357,20 @@ class PiecewiseConstant:
         for boundary, value in zip(self.boundaries, self.values[1:]):
             rate = _math_ops.where(t > boundary, value, rate)
         return rate
+
+
+def _real(value, who: str, what: str) -> float:
+    """A schedule's number argument as a float.  A string was read as a number ("0.1") or failed in float()
+    without naming the schedule, and a NaN boundary silently never switched."""
+    try:
+        number = None if isinstance(value, (str, bytes)) else float(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None:
+        raise TypeError(f"{who}: {what} must be a real number, got {type(value).__name__} {value!r}")
+    if math.isnan(number):
+        raise ValueError(f"{who}: {what} must not be NaN")
+    return number
 
 
 def _whole_steps(value, who: str, what: str) -> int:
@@ -497,6 +516,8 @@ class Optimizer:
             return
         given = isinstance(value, Variable) and value.shape == () and value.dtype.kind == "f"
         try:
+            if isinstance(value, (str, bytes)):  # float("0.1") had made a string a rate
+                raise TypeError
             rate = float(value)
         except (TypeError, ValueError):
             raise TypeError(
@@ -586,6 +607,8 @@ class Optimizer:
         while slots restored from a checkpoint stay unmatched (as TensorFlow warns of unresolved checkpoint
         objects): keys are paths in the first ``apply``'s structure, and one of another shape
         (``apply_gradients`` of a list after ``apply`` of a model's dict) silently resumed from zero moments."""
+        if not self._restored:  # (every step after the first: nothing to match)
+            return [self._slots_for(key, v) for key, _, v in pairs]
         pending, seen = set(self._restored), set(self._slots)
         slots = [self._slots_for(key, v) for key, _, v in pairs]
         fresh = [key for vid, (key, _, _) in self._slots.items() if vid not in seen and key not in pending]
@@ -693,15 +716,20 @@ class Optimizer:
 
     @property
     def variables(self) -> dict:
-        """``{"iterations": ..., "slots": {path: {slot: Variable}}}`` for checkpoints.
+        """``{"iterations": ..., "learning_rate": ..., "slots": {path: {slot: Variable}}}`` for checkpoints.
 
         A variable's path is where it sat in the structure of its first ``apply``
         (``"0/kernel"`` for ``model.trainable_variables["0"]["kernel"]``; its name when
         passed alone; a ``"."``, the checkpoints' separator, becomes ``"_"``), so a fresh optimizer
-        for the same model restores by name.
+        for the same model restores by name.  ``learning_rate`` is there for a constant rate (one
+        changed during training is restored, as by ``torch.optim``'s ``load_state_dict`` and Keras'
+        optimizer variables); not for a schedule (a function of ``iterations``) or a rate Variable
+        given by the caller, which is the caller's to save.
         """
         slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
         slots.update({key: dict(named) for key, _, named in self._slots.values()})
+        if self._schedule is None and self._lr is self._own_lr:
+            return {"iterations": self.iterations, "learning_rate": self._lr, "slots": slots}
         return {"iterations": self.iterations, "slots": slots}
 
 

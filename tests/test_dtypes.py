@@ -36,9 +36,9 @@ def test_python_scalars_are_weak(make, dtype):
 
 def test_weak_scalars_next_to_integers_and_bools():
     assert (typed(I64) + 2).dtype == I64 and (typed(I32) + 2).dtype == I32
-    assert (typed(I64) * 2.0).dtype == F32  # a float scalar gives the default float (as JAX)
+    assert (typed(I64) * 2.0).dtype == F64  # a float scalar gives float64, as NumPy 2 (and JAX with int64)
     assert (typed(BOOL) + 1).dtype == I64
-    assert (typed(BOOL) + 1.5).dtype == F32
+    assert (typed(BOOL) + 1.5).dtype == F64
     assert (typed(I32) / typed(I32)).dtype == F64  # true division, as NumPy
 
 

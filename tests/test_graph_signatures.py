@@ -16,7 +16,7 @@ def test_input_signature_refuses_python_values_its_dtype_cannot_hold():
     assert f(x, 3).numpy().tolist() == [3.0, 3.0]
     # 2.5 was silently truncated to the spec's int32 (2): the result was [2, 2].
     with pytest.raises(
-        ValueError, match=r"n has shape \(\) and dtype float32, which does not fit input_signature\[1\]"
+        ValueError, match=r"n has shape \(\) and dtype float64, which does not fit input_signature\[1\]"
     ):
         f(x, 2.5)
     with pytest.raises(ValueError, match=r"n has shape \(2,\) and dtype float32, which does not fit"):

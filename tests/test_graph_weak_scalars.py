@@ -111,7 +111,7 @@ def test_python_numbers_alone_promote_to_the_highest_kind():
     # the default float, as tensorlib does for one Python float.
     assert tl.maximum(3, 0.5).dtype == tl.where(True, 1e-20, -2).dtype == np.float32
     assert tl.maximum(3, 2).dtype == np.int64 and tl.maximum(True, 2.0).dtype == np.float32
-    assert tl.maximum(tl.tensor(3), 0.5).dtype == np.float32  # a strong int64 tensor beside a float: as before
+    assert tl.maximum(tl.tensor(3), 0.5).dtype == np.float64  # a strong int64 tensor beside a float: NumPy 2
 
 
 def _random_expression(rng, depth):

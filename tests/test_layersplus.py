@@ -35,6 +35,8 @@ def same_pads(n, k, s, d):
 def conv_pads(layer, spatial):
     rank = len(spatial)
     strides, dilations = _tuple(layer.strides, rank), _tuple(layer.dilations, rank)
+    if isinstance(layer.padding, str) and layer.padding.upper() == "CAUSAL":
+        return [((layer.kernel_size[0] - 1) * _tuple(layer.dilations, 1)[0], 0)]
     if isinstance(layer.padding, str) and layer.padding.upper() == "SAME":
         return [same_pads(n, k, s, d) for n, k, s, d in zip(spatial, layer.kernel_size, strides, dilations)]
     if isinstance(layer.padding, str):
@@ -194,6 +196,10 @@ CASES = {
     "conv1d_dilated_explicit": (
         lambda dt, **f: tl.nn.Conv1D(2, 3, 2, padding=(2, 1), dilations=2, seed=1, dtype=dt, **f),
         (2, 7, 2),
+    ),
+    "conv1d_causal_dilated": (
+        lambda dt, **f: tl.nn.Conv1D(2, 3, 3, padding="causal", dilations=2, seed=13, dtype=dt, **f),
+        (2, 6, 2),
     ),
     "conv2d_even_kernel_same_strided": (
         lambda dt, **f: tl.nn.Conv2D(2, 3, 4, strides=2, seed=2, dtype=dt, **f),
@@ -405,6 +411,34 @@ def test_bad_arguments_name_the_layer(build, message):
         build()
 
 
+def test_transpose_same_with_an_even_kernel_and_no_output_padding_is_a_clear_error():
+    layer = tl.nn.Conv2DTranspose(2, 3, 2, strides=3, output_padding=0)
+    with pytest.raises(ValueError, match=r"Conv2DTranspose: output_padding=\(0, 0\) with SAME padding gives an output "
+                       r"of \(6, 9\) .* an even kernel needs output_padding >= 1"):  # fmt: skip
+        layer(np.ones((1, 3, 4, 2), np.float32))
+    assert tl.nn.Conv2DTranspose(2, 3, 2, strides=3, output_padding=1)(np.ones((1, 3, 4, 2), np.float32)).shape == (
+        1, 7, 10, 3,
+    )  # fmt: skip
+
+
+def test_causal_conv1d_output_depends_on_the_past_only():
+    layer = tl.nn.Conv1D(1, 1, 4, padding="CAUSAL", dilations=2, kernel_initializer="ones", seed=0)
+    x = np.zeros((1, 12, 1), np.float32)
+    x[0, 5] = 1.0  # an impulse at t = 5 reaches t = 5, 7, 9, 11
+    np.testing.assert_array_equal(layer(x).numpy()[0, :, 0], [0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("strides, dilations", [(1, 1), (1, 3), (2, 1)])
+def test_causal_conv1d_matches_keras(strides, dilations):
+    tf = pytest.importorskip("tensorflow")
+    layer = tl.nn.Conv1D(2, 3, 3, strides, "causal", dilations, seed=0, dtype="float64", bias_initializer="ones")
+    x = RNG.normal(size=(2, 9, 2))
+    keras = tf.keras.layers.Conv1D(3, 3, strides, "causal", dilation_rate=dilations, dtype="float64")
+    keras.build(x.shape)
+    keras.set_weights([layer.kernel.numpy(), layer.bias.numpy()])
+    np.testing.assert_allclose(layer(x).numpy(), keras(x).numpy(), rtol=1e-10, atol=1e-10)
+
+
 def test_transpose_cropping_everything_is_a_clear_error():
     layer = tl.nn.Conv2DTranspose(1, 1, 1, padding=((1, 1), (0, 0)))
     with pytest.raises(ValueError, match=r"Conv2DTranspose: the output would be \(-1, 1\)"):
@@ -612,3 +646,72 @@ def test_separable_conv2d_matches_keras(strides, padding, multiplier):
 def test_bad_arguments_of_the_other_layers_name_the_layer(build, message):
     with pytest.raises(ValueError, match=message):
         build()
+
+
+def test_sequential_takes_keras_list_and_nests():
+    layers = [tl.nn.Conv1D(2, 4, 3, seed=0), tl.nn.GlobalMaxPooling1D(), tl.nn.Dense(4, 2, seed=1)]
+    keras_form, torch_form = tl.nn.Sequential(layers), tl.nn.Sequential(*layers)
+    x = RNG.normal(size=(3, 6, 2)).astype(np.float32)
+    np.testing.assert_array_equal(keras_form(x).numpy(), torch_form(x).numpy())
+    assert sorted(keras_form.trainable_variables) == ["0", "2"]
+    nested = tl.nn.Sequential(tl.nn.Sequential(layers[:2]), layers[2])
+    np.testing.assert_array_equal(nested(x).numpy(), torch_form(x).numpy())
+    assert nested.num_parameters() == 2 * 3 * 4 + 4 + 4 * 2 + 2
+    with pytest.raises(TypeError, match="Sequential: layer 1 is a int, not a Module or callable"):
+        tl.nn.Sequential([layers[0], 3])
+
+
+# ------------------------------------------------------------------ errors of the functional ops under the layers
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        # conv1d and the 1-D pools run a height-1 Conv2D / MaxPool: their geometry errors named that op and its
+        # internal 4-D shapes (input (2, 1, 2, 3), filter (1, 3, 3, 4)), never what the caller passed.
+        (lambda: tl.nn.conv1d(np.ones((2, 2, 3)), np.ones((3, 3, 4)), 1, "VALID"),
+         r"^conv1d: .*input size 2 .* \(input shape \(2, 2, 3\) float64, filter shape \(3, 3, 4\) float64\)$"),
+        (lambda: tl.nn.Conv1D(3, 4, 5, padding="VALID", dilations=2)(np.ones((1, 8, 3), np.float32)),
+         r"^conv1d: .*input size 8 .*dilated kernel size 9 .* \(input shape \(1, 8, 3\) float32"),
+        (lambda: tl.nn.max_pool1d(np.ones((2, 2, 3)), 3, 1, "VALID"),
+         r"^max_pool1d: .*input size 2 .* \(x shape \(2, 2, 3\), float64\)$"),
+        (lambda: tl.nn.AvgPool1D(4, data_format="NCW")(np.ones((2, 3, 2))),
+         r"^avg_pool1d: .*input size 2 .* \(x shape \(2, 3, 2\), float64\)$"),
+        # An NCW input was reported transposed: (2, 3, 5) for the (2, 5, 3) passed.
+        (lambda: tl.nn.conv1d(np.ones((2, 5, 3)), np.ones((3, 3, 4)), 1, "VALID", data_format="NCW"),
+         r"^conv1d: input channels 5 do not match filter in_channels 3 \(input shape \(2, 5, 3\) float64"),
+        # Explicit (left, right) padding is accepted, so the error lists it.
+        (lambda: tl.nn.conv1d(np.ones((2, 5, 3)), np.ones((3, 3, 4)), 1, "FULL"),
+         r"^conv1d: padding must be 'VALID', 'SAME' or \(left, right\), got 'FULL'"),
+    ],
+)  # fmt: skip
+def test_one_dimensional_op_errors_name_the_op_and_the_shapes_passed(call, message):
+    with pytest.raises(ValueError, match=message) as info:
+        call()
+    assert "Conv2D" not in str(info.value) and "MaxPool:" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "call, passed",
+    [
+        (lambda: tl.nn.conv2d(np.ones((1, 5, 6, 7)), np.ones((3, 3, 3, 4)), 1, "SAME", data_format="NCHW"),
+         r"input shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d(np.ones((1, 3, 2, 7)), np.ones((3, 3, 3, 4)), 1, "VALID", data_format="NCHW"),
+         r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.max_pool(np.ones((1, 3, 2, 7)), 3, 1, "VALID", data_format="NCHW"), r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.avg_pool(np.ones((1, 3, 2, 7)), 3, 1, "VALID", data_format="NCHW"), r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.depthwise_conv2d(np.ones((1, 5, 6, 7)), np.ones((3, 3, 3, 1)), 1, "SAME", data_format="NCHW"),
+         r"input shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d_transpose(np.ones((1, 5, 6, 7)), np.ones((3, 3, 4, 3)), (1, 4, 12, 14), 2, "SAME",
+                                        data_format="NCHW"),
+         r"out_backprop shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d_backprop_filter(np.ones((1, 3, 6, 7)), (3, 3, 3, 4), np.ones((1, 4, 5, 7)), 1, "SAME",
+                                              data_format="NCHW"),
+         r"out_backprop shape \(1, 4, 5, 7\)"),
+        (lambda: tl.nn.fused_batch_norm(np.ones((2, 3, 4, 5)), np.ones(4), np.ones(4), data_format="NCHW"),
+         r"x shape \(2, 3, 4, 5\)"),
+    ],
+)  # fmt: skip
+def test_channels_first_op_errors_quote_the_shapes_passed(call, passed):
+    # The NCHW path runs the NHWC op on transposes, whose error quoted only their shapes: "input shape
+    # (1, 6, 7, 5)" for the (1, 5, 6, 7) passed.
+    with pytest.raises(ValueError, match=passed):
+        call()

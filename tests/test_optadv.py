@@ -407,3 +407,99 @@ def test_a_new_checkpoint_gets_the_umask_mode(tmp_path):
     finally:
         os.umask(old)
     assert os.stat(tmp_path / "new.safetensors").st_mode & 0o777 == 0o640
+
+
+# ------------------------------------------------------------------ schedule arguments
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: O.StepDecay("a", 2), r"StepDecay: initial must be a real number, got str 'a'"),
+        (lambda: O.StepDecay(0.1, 2, gamma=None), r"StepDecay: gamma must be a real number, got NoneType"),
+        (lambda: O.CosineDecay(0.1, 10, alpha="0.1"), r"CosineDecay: alpha must be a real number, got str"),
+        (lambda: O.ExponentialDecay(0.1, 10, "0.5"), r"ExponentialDecay: decay_rate must be a real number"),
+        (lambda: O.PiecewiseConstant([1, "x"], [1.0, 0.5, 0.1]), r"PiecewiseConstant: boundaries\[1\] must be"),
+        (lambda: O.PiecewiseConstant([1], [1.0, [0.5]]), r"PiecewiseConstant: values\[1\] must be a real number"),
+        (lambda: O.Warmup("0.1", 3), r"Warmup: after must be a real number"),
+        (lambda: O.SGD("0.1"), r"SGD: learning_rate must be a number"),
+    ],
+)
+def test_schedule_arguments_of_the_wrong_kind_name_the_schedule(make, message):
+    with pytest.raises(TypeError, match=message):
+        make()
+
+
+def test_a_nan_boundary_is_refused():
+    # PiecewiseConstant([nan], [1.0, 0.1]) never switched (t > nan is False at every step).
+    with pytest.raises(ValueError, match=r"PiecewiseConstant: boundaries\[0\] must not be NaN"):
+        O.PiecewiseConstant([float("nan")], [1.0, 0.1])
+    with pytest.raises(ValueError, match=r"StepDecay: initial must not be NaN"):
+        O.StepDecay(float("nan"), 2)
+
+
+def test_schedules_take_numpy_and_tensor_numbers():
+    s = O.PiecewiseConstant(np.array([2, 4]), [np.float32(1.0), tl.tensor(0.5), 0.25])
+    np.testing.assert_array_equal([float(s(t)) for t in range(6)], [1.0, 1.0, 1.0, 0.5, 0.5, 0.25])
+    np.testing.assert_allclose(float(O.StepDecay(np.float64(0.3), 1, tl.tensor(0.5))(2)), 0.075, rtol=1e-15)
+
+
+# ------------------------------------------------------------------ the learning rate in checkpoints
+def _dense_and_data():
+    x = tl.tensor(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+    return tl.nn.Dense(3, 2, seed=0, dtype="float64"), x
+
+
+def test_a_learning_rate_changed_during_training_is_restored(tmp_path):
+    # opt.learning_rate = 0.01 after some steps (a manual decay, as on a plateau) was not in the
+    # checkpoint: the resumed run went on at the constructor's 0.1 and left the uninterrupted one.
+    # torch.optim's state_dict and Keras' optimizer variables both restore the rate.
+    model, x = _dense_and_data()
+    opt = O.SGD(0.1, momentum=0.9)
+    _kernel_trajectory(model, opt, x, steps=2)
+    opt.learning_rate = 0.01
+    _train_step(model, opt, x)
+    path = tmp_path / "ckpt.safetensors"
+    tl.save_variables(path, {"model": model, "opt": opt})
+    fresh, _ = _dense_and_data()
+    fresh_opt = O.SGD(0.1, momentum=0.9)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    assert fresh_opt.learning_rate == 0.01
+    np.testing.assert_array_equal(_kernel_trajectory(fresh, fresh_opt, x), _kernel_trajectory(model, opt, x))
+
+
+def test_the_learning_rate_entry_is_optional_both_ways(tmp_path):
+    model, x = _dense_and_data()
+    opt = O.Adam(0.05)
+    _train_step(model, opt, x)
+    # A checkpoint written before the rate was saved (no learning_rate entry) still loads strictly and
+    # keeps the optimizer's own rate.
+    path = tmp_path / "old.safetensors"
+    state = opt.variables
+    tl.save_variables(path, {"model": model, "opt": {"iterations": state["iterations"], "slots": state["slots"]}})
+    fresh, _ = _dense_and_data()
+    fresh_opt = O.Adam(0.02)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    assert fresh_opt.learning_rate == 0.02 and int(fresh_opt.iterations.numpy()) == 1
+    # A rate in the file and a schedule (or the user's own rate Variable) in the optimizer: the
+    # schedule stays, the entry is not an "extra" name.
+    tl.save_variables(path, {"model": model, "opt": opt})
+    schedule = O.StepDecay(0.3, 10)
+    for rate in (schedule, tl.Variable(np.float64(0.7))):
+        other = O.Adam(rate)
+        tl.load_variables(path, {"model": fresh, "opt": other})
+        assert other.learning_rate is schedule if rate is schedule else other.learning_rate == 0.7
+        assert int(other.iterations.numpy()) == 1
+
+
+def test_restoring_the_rate_matches_torch_load_state_dict(tmp_path):
+    torch = pytest.importorskip("torch")
+    p = torch.nn.Parameter(torch.zeros(2))
+    t_opt = torch.optim.SGD([p], lr=0.1)
+    t_opt.param_groups[0]["lr"] = 0.01
+    t_fresh = torch.optim.SGD([p], lr=0.1)
+    t_fresh.load_state_dict(t_opt.state_dict())
+    opt = O.SGD(0.1)
+    opt.learning_rate = 0.01
+    tl.save_variables(tmp_path / "o.safetensors", opt)
+    fresh = O.SGD(0.1)
+    tl.load_variables(tmp_path / "o.safetensors", fresh)
+    assert fresh.learning_rate == t_fresh.param_groups[0]["lr"] == 0.01

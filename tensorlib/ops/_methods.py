@@ -20,8 +20,20 @@ from ..dispatch import apply
 from ..tensor import Tensor, Variable, _ids
 from . import linalg, reduce
 from .creation import tensor
-from .elementwise import _bitwise_and, _bitwise_or, _bitwise_xor, _floor_divide, _invert, _remainder, conj, imag, real
-from .math import _abs, _add, _comparisons, _div, _mul, _neg, _pow, _sub, cast, identity
+from .elementwise import (
+    _bitwise_and,
+    _bitwise_or,
+    _bitwise_xor,
+    _floor_divide,
+    _invert,
+    _left_shift,
+    _remainder,
+    _right_shift,
+    conj,
+    imag,
+    real,
+)
+from .math import _abs, _add, _div, _mul, _neg, _pow, _sub, cast, compare, comparison_method, identity
 from .math import round as math_round
 from .shape import _IndexUpdates, expand_dims, getitem, reshape, squeeze, transpose
 
@@ -37,6 +49,7 @@ def _install_operators():
     T = Tensor
     binary = {"add": _add, "sub": _sub, "mul": _mul, "truediv": _div, "pow": _pow, "mod": _remainder}
     binary.update(floordiv=_floor_divide, **{"and": _bitwise_and, "or": _bitwise_or, "xor": _bitwise_xor})
+    binary.update(lshift=_left_shift, rshift=_right_shift)
     for name, op in binary.items():
         _install_binary(name, op)
     T.__divmod__ = lambda self, other: (self // other, self % other)
@@ -48,21 +61,17 @@ def _install_operators():
     T.__neg__ = lambda self: apply(_neg, (self,))
     T.__pos__ = lambda self: self
     T.__abs__ = lambda self: apply(_abs, (self,))
-    T.__lt__ = lambda self, other: apply(_comparisons["Less"], (self, other))
-    T.__le__ = lambda self, other: apply(_comparisons["LessEqual"], (self, other))
-    T.__gt__ = lambda self, other: apply(_comparisons["Greater"], (self, other))
-    T.__ge__ = lambda self, other: apply(_comparisons["GreaterEqual"], (self, other))
+    T.__lt__ = comparison_method("Less")
+    T.__le__ = comparison_method("LessEqual")
+    T.__gt__ = comparison_method("Greater")
+    T.__ge__ = comparison_method("GreaterEqual")
     # `t == None` (and a string) is Python's identity test, False (JAX, PyTorch): `None in [t]` must not raise.
-    equal, not_equal = _comparisons["Equal"], _comparisons["NotEqual"]
-    T.__eq__ = lambda self, other: (
-        NotImplemented if other is None or other.__class__ is str else apply(equal, (self, other))
-    )
-    T.__ne__ = lambda self, other: (
-        NotImplemented if other is None or other.__class__ is str else apply(not_equal, (self, other))
-    )
+    equal, not_equal = comparison_method("Equal"), comparison_method("NotEqual")
+    T.__eq__ = lambda self, other: NotImplemented if other is None or other.__class__ is str else equal(self, other)
+    T.__ne__ = lambda self, other: NotImplemented if other is None or other.__class__ is str else not_equal(self, other)
     T.__hash__ = object.__hash__
     # ``value in t`` is NumPy's ``(t == value).any()``; Python's fallback iterated rows, ambiguous beyond 1-d.
-    T.__contains__ = lambda self, value: bool(apply(_comparisons["Equal"], (self, value)).numpy().any())
+    T.__contains__ = lambda self, value: bool(compare("Equal", self, value).numpy().any())
     T.__round__ = lambda self, ndigits=None: math_round(self, 0 if ndigits is None else ndigits)
     T.__matmul__ = lambda self, other: linalg.matmul(self, other)
     T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)

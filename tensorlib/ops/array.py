@@ -1364,6 +1364,8 @@ def _quantile(a, q, axis, keepdims, method, name):
         dtype = _dt.promote_types(dtype, np.asarray(q).dtype)  # NumPy: an array of q is not weak
     if method in _DISCONTINUOUS:  # an element of a, in a's dtype
         dtype = a.dtype
+    elif dtype == _dt.float16:  # interpolated in float32, rounded once: the median of [6e4, 6e4] was inf
+        return reduce_ops.in_float32(_quantile, a, q, axis, keepdims, method, name)
     q = np.asarray(q, dtype=np.float64)
     if q.size and (q.min() < 0 or q.max() > 1) or np.isnan(q).any():
         given = (q * 100).tolist() if name == "percentile" else q.tolist()

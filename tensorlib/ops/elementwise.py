@@ -483,6 +483,65 @@ def invert(x) -> Tensor:
 bitwise_not = invert
 
 
+# ------------------------------------------------------------------ shifts (integers and bools)
+def _shift_infer(x, y):
+    return math_ops.int_for_bool(_integers(x, y))  # two bools give NumPy's int8, held as int32
+
+
+def _shift_kernel(function_name):
+    """A generic kernel with NumPy's answer where C and the Array API leave a shift undefined: by a negative
+    count or by the width or more, ``x << n`` is 0 and ``x >> n`` is 0 (-1 for a negative x)."""
+
+    def kernel(xp, x, n):
+        if x.dtype == xp.bool:
+            x, n = xp.astype(x, xp.int32), xp.astype(n, xp.int32)
+        past = xp.logical_or(n < 0, n >= xp.iinfo(x.dtype).bits)
+        shifted = getattr(xp, function_name)(x, xp.where(past, xp.zeros_like(n), n))
+        fill = xp.zeros_like(shifted) if function_name == "bitwise_left_shift" else -xp.astype(x < 0, x.dtype)
+        return xp.where(past, fill, shifted)
+
+    kernel.__name__ = kernel.__qualname__ = function_name
+    return kernel
+
+
+def _shift(name, ufunc, function_name, doc):
+    op = defop(name, inputs=("x", "y"), infer=_shift_infer, promote=(0, 1), doc=doc)
+    op.generic(_shift_kernel(function_name))
+    op.kernel("numpy")(ufunc)
+    not_differentiable(name)
+    return op
+
+
+_left_shift = _shift("LeftShift", np.left_shift, "bitwise_left_shift", "x << y: x times 2**y (integers).")
+_right_shift = _shift("RightShift", np.right_shift, "bitwise_right_shift", "x >> y: floor(x / 2**y) (integers).")
+
+
+def left_shift(x, y) -> Tensor:
+    """``x << y`` with broadcasting (``numpy.left_shift``): integers and bools, floats are an error.  A shift by
+    a negative count or by the dtype's width or more gives 0, as in NumPy.  Not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.left_shift(tl.tensor([1, -3]), 2).numpy().tolist(), (1 << tl.tensor([0, 3, 64])).numpy().tolist()
+    ([4, -12], [1, 8, 0])
+    """
+    return apply(_left_shift, (x, y))
+
+
+def right_shift(x, y) -> Tensor:
+    """``x >> y`` with broadcasting (``numpy.right_shift``): the sign is kept (floor division by ``2**y``); a
+    shift by a negative count or by the dtype's width or more gives 0, or -1 for a negative x, as in NumPy.
+
+    >>> import tensorlib as tl
+    >>> tl.right_shift(tl.tensor([13, -13]), 2).numpy().tolist(), (tl.tensor([-8, 8]) >> 64).numpy().tolist()
+    ([3, -4], [-1, 0])
+    """
+    return apply(_right_shift, (x, y))
+
+
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
+
+
 def _nan_aware_share(node, g, first):
     # fmax/fmin pick the non-NaN operand; equal operands share the gradient (DESIGN §6: ties split).
     x, y = node.inputs if first else node.inputs[::-1]

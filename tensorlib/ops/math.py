@@ -656,28 +656,83 @@ def _unbounded(dtype):
     return (False, True) if dtype.kind == "b" else (-float("inf"), float("inf"))
 
 
+_MIRRORED = {"Less": "Greater", "LessEqual": "GreaterEqual", "Greater": "Less", "GreaterEqual": "LessEqual"}
+# ``x OP v`` for an int v above (below) every value of x's integer dtype has, at every x, the answer of
+# ``x OP' max`` (``x OP' min``): ``x < 2**63`` is ``x <= max``, always True; ``x == 2**63`` is ``x > max``.
+_PAST_MAX = {
+    "Less": "LessEqual",
+    "LessEqual": "LessEqual",
+    "NotEqual": "LessEqual",
+    "Greater": "Greater",
+    "GreaterEqual": "Greater",
+    "Equal": "Greater",
+}
+_PAST_MIN = {
+    "Less": "Less",
+    "LessEqual": "Less",
+    "Equal": "Less",
+    "Greater": "GreaterEqual",
+    "GreaterEqual": "GreaterEqual",
+    "NotEqual": "GreaterEqual",
+}
+
+
+def compare(name: str, x, y) -> Tensor:
+    """The comparison op ``name`` (``"Less"``, ``"Equal"``, ...) of x and y.  A Python int that the other
+    side's integer dtype cannot hold compares exactly, as in NumPy 2 (converting it to that dtype is an
+    OverflowError for arithmetic): ``int64 < 2**63`` is True everywhere, ``int32 == 2**40`` False.
+
+    >>> import tensorlib as tl
+    >>> compare("Less", tl.tensor([1, 2]), 2**64).numpy().tolist(), compare("Equal", -(2**70), tl.tensor([0])).numpy().tolist()
+    ([True, True], [False])
+    """
+    # Every integer dtype tensorlib holds (int32, int64; int64 next to bools) holds an int32.
+    if y.__class__ is int and not -(2**31) <= y < 2**31 or x.__class__ is int and not -(2**31) <= x < 2**31:
+        if x.__class__ is int and y.__class__ is not int:
+            x, y, name = y, x, _MIRRORED.get(name, name)
+        dtype = getattr(x, "dtype", None)
+        if y.__class__ is int and isinstance(dtype, np.dtype) and dtype.kind in "biu":
+            info = np.iinfo(_dt.weak_scalar_dtype(y, _dt.of_array(dtype)))
+            if y > info.max:
+                name, y = _PAST_MAX[name], int(info.max)
+            elif y < info.min:
+                name, y = _PAST_MIN[name], int(info.min)
+    return apply(_comparisons[name], (x, y))
+
+
+def comparison_method(name: str):
+    """``Tensor.__lt__`` & co. for the comparison op ``name``: :func:`compare` for a Python int past int32,
+    else the op itself (no extra call on the common path)."""
+    op = _comparisons[name]
+    return lambda self, other: (
+        apply(op, (self, other))
+        if other.__class__ is not int or -(2**31) <= other < 2**31
+        else compare(name, self, other)
+    )
+
+
 def equal(x, y):
-    return apply(_comparisons["Equal"], (x, y))
+    return compare("Equal", x, y)
 
 
 def not_equal(x, y):
-    return apply(_comparisons["NotEqual"], (x, y))
+    return compare("NotEqual", x, y)
 
 
 def less(x, y):
-    return apply(_comparisons["Less"], (x, y))
+    return compare("Less", x, y)
 
 
 def less_equal(x, y):
-    return apply(_comparisons["LessEqual"], (x, y))
+    return compare("LessEqual", x, y)
 
 
 def greater(x, y):
-    return apply(_comparisons["Greater"], (x, y))
+    return compare("Greater", x, y)
 
 
 def greater_equal(x, y):
-    return apply(_comparisons["GreaterEqual"], (x, y))
+    return compare("GreaterEqual", x, y)
 
 
 def logical_and(x, y):

@@ -123,7 +123,7 @@ def nanmean(x, axis=None, keepdims: bool = False) -> Tensor:
     if not _has_nans(x):
         return reduce.mean(x, axis, keepdims)
     if x.dtype == _dt.float16:
-        return math_ops.cast(nanmean(math_ops.cast(x, _dt.float32), axis, keepdims), _dt.float16)
+        return reduce.in_float32(nanmean, x, axis, keepdims)
     return _divided(reduce.sum(_filled(x, 0), axis, keepdims), _counts(x, axis, keepdims, x.dtype))
 
 
@@ -147,7 +147,7 @@ def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     if not _has_nans(x):
         return reduce.var(x, axis, keepdims, ddof)
     if x.dtype == _dt.float16:
-        return math_ops.cast(nanvar(math_ops.cast(x, _dt.float32), axis, keepdims, ddof), _dt.float16)
+        return reduce.in_float32(nanvar, x, axis, keepdims, ddof)
     centered = _filled(x - nanmean(x, axis, keepdims=True), 0)
     if x.dtype.kind == "c":
         centered = math_ops.abs(centered)
@@ -163,6 +163,8 @@ def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     1.0
     """
     x = _checked(x, axis, "nanstd")
+    if x.dtype == _dt.float16:  # the root of a float32 variance: a float16 one overflows first
+        return reduce.in_float32(nanstd, x, axis, keepdims, ddof)
     return reduce.safe_sqrt(nanvar(x, axis, keepdims, ddof))
 
 
@@ -255,6 +257,8 @@ def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear")
     dtype = a.dtype
     if not isinstance(q, (int, float)) and np.asarray(q).dtype.kind == "f":
         dtype = _dt.promote_types(dtype, np.asarray(q).dtype)
+    if dtype == _dt.float16:  # interpolated in float32, rounded once: the nanmedian of [6e4, 6e4] was inf
+        return reduce.in_float32(nanquantile, a, q, axis, keepdims, method)
     q = np.asarray(q, dtype=np.float64)
     if q.size and (q.min() < 0 or q.max() > 1) or np.isnan(q).any():
         raise ValueError(f"nanquantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")

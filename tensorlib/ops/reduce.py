@@ -330,6 +330,9 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
     dtype = _dt.promote_types(a.dtype, w.dtype)
     if dtype.kind in "biu":
         dtype = _dt.float64
+    if dtype == _dt.float16:  # accumulated in float32, rounded once (sum(a * w) overflowed float16)
+        out = average(math_ops.cast(a, _dt.float32), axis, math_ops.cast(w, _dt.float32), returned, keepdims)
+        return tuple(math_ops.cast(o, dtype) for o in out) if returned else math_ops.cast(out, dtype)
     a, w = math_ops.cast(a, dtype), math_ops.cast(w, dtype)
     if not _same_sizes(w.shape, a.shape):
         given = (
@@ -423,6 +426,18 @@ def _where_mask(x, where, name):
     return mask
 
 
+def in_float32(function, x, *args, **kwargs) -> Tensor:
+    """``function(x, ...)`` of a float16 ``x`` computed in float32 and rounded to float16 once, as every
+    float16 reduction accumulates (DESIGN §6): in float16 a sum past 65504 is inf, so the std, median or
+    norm of representable values came out inf.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> in_float32(tl.std, tl.tensor(np.array([300.0, -300.0], np.float16))).numpy().item()
+    300.0
+    """
+    return math_ops.cast(function(math_ops.cast(x, _dt.float32), *args, **kwargs), _dt.float16)
+
+
 def _masked_count(x, mask, axis, keepdims):
     """The number of elements of ``x`` that ``mask`` selects per reduced slice, in ``x``'s dtype."""
     selected = math_ops.logical_and(mask, math_ops.ones_like(x, _dt.bool_))  # mask broadcast to x
@@ -447,7 +462,7 @@ def mean(x, axis=None, keepdims: bool = False, *, where=True) -> Tensor:
     if x.dtype.kind in "biu":  # NumPy sums integers in float64 here: an integer sum could wrap around
         x = math_ops.cast(x, _dt.float64)
     if x.dtype == _dt.float16:
-        return math_ops.cast(mean(math_ops.cast(x, _dt.float32), axis, keepdims, where=where), _dt.float16)
+        return in_float32(mean, x, axis, keepdims, where=where)
     if mask is not None:
         return sum(math_ops.where(mask, x, 0), axis, keepdims) / _masked_count(x, mask, axis, keepdims)
     total = sum(x, axis, keepdims)
@@ -480,7 +495,7 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> T
     ddof = _check_ddof(x, ddof, "Var")
     mask = _where_mask(x, where, "var")
     if x.dtype == _dt.float16:
-        return math_ops.cast(var(math_ops.cast(x, _dt.float32), axis, keepdims, ddof, where=where), _dt.float16)
+        return in_float32(var, x, axis, keepdims, ddof, where=where)
     centered = x - mean(x, axis, keepdims=True, where=where)
     if x.dtype.kind == "c":  # NumPy: the mean squared modulus, real
         centered = math_ops.abs(centered)
@@ -506,6 +521,8 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> T
     _check_axis(x, axis, "Std")
     ddof = _check_ddof(x, ddof, "Std")
     _where_mask(x, where, "std")
+    if x.dtype == _dt.float16:  # the root of a float32 variance: a float16 one overflows first
+        return in_float32(std, x, axis, keepdims, ddof, where=where)
     return safe_sqrt(var(x, axis, keepdims, ddof, where=where))
 
 
@@ -535,6 +552,8 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
     _check_axis(x, axis, "LogSumExp")
     if x.dtype == _dt.bool_:  # a float-valued function of bools (SciPy gives float64 too)
         x = math_ops.cast(x, _dt.float64)
+    if x.dtype == _dt.float16 and (b is None or as_tensor(b).dtype == _dt.float16):
+        return in_float32(logsumexp, x, axis, keepdims, b)
     dropped = None
     if b is not None:
         # SciPy drops the terms whose weight is 0, so they neither set the shift (a dropped x above the

@@ -90,6 +90,16 @@ def _integer_samples(dtype):
     return tensors(dtype, shapes(0, 3), _integer_valued(dtype)).map(lambda x: SampleInput((x,), grad_argnums=()))
 
 
+def _of_bools_int32(ufunc):
+    """NumPy's ``ufunc`` giving int32 where it gives int8 (of two bools): tensorlib holds int8 as int32."""
+
+    def reference(*arrays):
+        out = np.asarray(ufunc(*arrays))
+        return out.astype(_dt.of_array(out.dtype))
+
+    return reference
+
+
 def _bitwise_info(name, samples, op_type, **options):
     # Floats are an error, as in NumPy (``&`` on floats used to give a logical and).
     inputs = (np.ones(2), np.ones(2))[: 1 if op_type == "Invert" else 2]
@@ -97,7 +107,7 @@ def _bitwise_info(name, samples, op_type, **options):
     return OpInfo(
         name,
         getattr(tl, name),
-        getattr(np, name),
+        _of_bools_int32(getattr(np, name)),
         samples,
         op_types=(op_type,),
         dtypes=(_dt.int32, _dt.int64, _dt.bool_),
@@ -208,6 +218,17 @@ OPINFOS: list = [
     _bitwise_info("bitwise_or", _compare_samples, "BitwiseOr"),
     _bitwise_info("bitwise_xor", _compare_samples, "BitwiseXor"),
     _bitwise_info("invert", _integer_samples, "Invert"),
+    _bitwise_info("left_shift", _compare_samples, "LeftShift"),
+    _bitwise_info("right_shift", _compare_samples, "RightShift"),
+    OpInfo(
+        "shift_operators",
+        lambda x, y: (x << y, x >> y, y << x, y >> x),
+        lambda x, y: (x << y, x >> y, y << x, y >> x),
+        _compare_samples,
+        op_types=("LeftShift", "RightShift"),
+        dtypes=(_dt.int32, _dt.int64),
+        differentiable=False,
+    ),
     OpInfo(
         "bitwise_operators",
         _bitwise_operators,
