@@ -304,10 +304,8 @@ def test_schedule_returning_a_python_float_is_exact_for_float64(rate):
         np.testing.assert_array_equal(w.numpy(), w0 - rate * g)
 
 
-def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
-    # Saved after apply(grads, model) (keys "kernel", "bias"), resumed with apply_gradients of a list
-    # (keys "0", "1"): the restored moments matched nothing, the step started from zero moments with the
-    # restored step count, and nothing said so.
+def _trained_and_restored(tmp_path):
+    """A Dense and its Adam after one step, and a fresh pair restored from their checkpoint."""
     x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
     model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
     _train_step(model, opt, x)
@@ -315,6 +313,14 @@ def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
     tl.save_variables(path, {"model": model, "opt": opt})
     fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
     tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    return x, model, opt, fresh, fresh_opt
+
+
+def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
+    # Saved after apply(grads, model) (keys "kernel", "bias"), resumed with apply_gradients of a list
+    # (keys "0", "1"): the restored moments matched nothing, the step started from zero moments with the
+    # restored step count, and nothing said so.
+    x, model, opt, fresh, fresh_opt = _trained_and_restored(tmp_path)
     variables = [fresh.kernel, fresh.bias]
     grads = [tl.tensor(np.ones((3, 2))), tl.tensor(np.ones(2))]
     with pytest.warns(UserWarning, match=r"Adam.apply: the checkpoint's slots for \['bias', 'kernel'\] match no"):
@@ -322,13 +328,7 @@ def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
 
 
 def test_resuming_with_the_same_structure_or_a_new_layer_is_silent(tmp_path, recwarn):
-    x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
-    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
-    _train_step(model, opt, x)
-    path = tmp_path / "ckpt.safetensors"
-    tl.save_variables(path, {"model": model, "opt": opt})
-    fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
-    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    x, model, opt, fresh, fresh_opt = _trained_and_restored(tmp_path)
     head = tl.Variable(np.ones(2), name="head")
     with tl.GradientTape() as tape:
         loss = tl.sum(tl.square(fresh(x))) + tl.sum(head)
