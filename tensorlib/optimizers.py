@@ -100,6 +100,11 @@ def _pairs(grads, variables, who: str) -> list:
             continue
         if not isinstance(g, Tensor):  # a NumPy array or a Python number for a 0-d variable
             g = _creation.tensor(g)
+        if g.dtype.kind == "b":  # a mask passed by mistake: it stepped by lr * 1.0 where True, silently
+            raise TypeError(
+                f"{who}: gradient at {_path_str(path)} is bool, variable {v.name!r} is {v.dtype}; a gradient is "
+                "a number (cast the tensor if it is meant as one)"
+            )
         if g.dtype.kind == "c" and v.dtype.kind != "c":
             raise TypeError(
                 f"{who}: gradient at {_path_str(path)} is {g.dtype}, variable {v.name!r} is {v.dtype}; "

@@ -503,3 +503,18 @@ def test_restoring_the_rate_matches_torch_load_state_dict(tmp_path):
     fresh = O.SGD(0.1)
     tl.load_variables(tmp_path / "o.safetensors", fresh)
     assert fresh.learning_rate == t_fresh.param_groups[0]["lr"] == 0.01
+
+
+# ------------------------------------------------------------------ gradients of the wrong kind
+def test_a_bool_gradient_is_refused_naming_the_variable():
+    # A bool tensor (a mask given by mistake) was cast to 1.0/0.0 and stepped on; torch refuses a grad of
+    # another dtype ("assigned grad has data of a different type"), and a gradient is never a bool.
+    w = tl.Variable(np.ones(3, np.float32), name="w")
+    opt = O.Adam(0.1)
+    with pytest.raises(TypeError, match=r"Adam.apply: gradient at \['w'\] is bool, variable 'w' is float32"):
+        opt.apply({"w": tl.tensor([True, False, True])}, {"w": w})
+    np.testing.assert_array_equal(w.numpy(), np.ones(3, np.float32))
+    assert int(opt.iterations.numpy()) == 0 and not opt.variables["slots"]
+    # An integer gradient (a list of Python ints) is still a number: cast, as before.
+    O.SGD(0.5).apply([np.array([1, 2, 0])], [w])
+    np.testing.assert_array_equal(w.numpy(), [0.5, 0.0, 1.0])
