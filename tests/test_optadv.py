@@ -518,3 +518,28 @@ def test_a_bool_gradient_is_refused_naming_the_variable():
     # An integer gradient (a list of Python ints) is still a number: cast, as before.
     O.SGD(0.5).apply([np.array([1, 2, 0])], [w])
     np.testing.assert_array_equal(w.numpy(), [0.5, 0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda t: O.clip_by_norm(t, "a"), TypeError, r"clip_by_norm: clip_norm must be a real number, got str"),
+        (lambda t: O.clip_by_norm(t, np.array([1.0, 2.0])), TypeError, r"clip_by_norm: clip_norm must be a real"),
+        (lambda t: O.clip_by_global_norm([t], None), TypeError, r"clip_by_global_norm: clip_norm must be a real"),
+        (lambda t: O.clip_by_global_norm([t], float("nan")), ValueError, r"clip_by_global_norm: clip_norm must not"),
+        (lambda t: O.SGD(0.1, global_clipnorm="1"), TypeError, r"SGD: global_clipnorm must be a real number"),
+        (lambda t: O.Adam(global_clipnorm=-1.0), ValueError, r"Adam: global_clipnorm must be positive, got -1.0"),
+    ],
+)
+def test_clip_norms_of_the_wrong_kind_name_the_function(call, error, message):
+    # clip_by_norm(t, "a") raised "'>' not supported between instances of 'str' and 'int'" and an array
+    # clip_norm "The truth value of an array ... is ambiguous", naming neither the function nor the argument.
+    with pytest.raises(error, match=message):
+        call(tl.tensor(np.ones((2, 3))))
+
+
+def test_clip_norm_as_a_numpy_or_tensor_number():
+    t = np.array([3.0, 4.0])
+    for clip_norm in (np.float32(1.0), tl.tensor(1.0), np.array(1.0)):
+        np.testing.assert_allclose(O.clip_by_norm(tl.tensor(t), clip_norm).numpy(), [0.6, 0.8], rtol=1e-15)
+        np.testing.assert_allclose(O.clip_by_global_norm([t], clip_norm)[0][0].numpy(), [0.6, 0.8], rtol=1e-15)
