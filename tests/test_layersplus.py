@@ -659,3 +659,59 @@ def test_sequential_takes_keras_list_and_nests():
     assert nested.num_parameters() == 2 * 3 * 4 + 4 + 4 * 2 + 2
     with pytest.raises(TypeError, match="Sequential: layer 1 is a int, not a Module or callable"):
         tl.nn.Sequential([layers[0], 3])
+
+
+# ------------------------------------------------------------------ errors of the functional ops under the layers
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        # conv1d and the 1-D pools run a height-1 Conv2D / MaxPool: their geometry errors named that op and its
+        # internal 4-D shapes (input (2, 1, 2, 3), filter (1, 3, 3, 4)), never what the caller passed.
+        (lambda: tl.nn.conv1d(np.ones((2, 2, 3)), np.ones((3, 3, 4)), 1, "VALID"),
+         r"^conv1d: .*input size 2 .* \(input shape \(2, 2, 3\) float64, filter shape \(3, 3, 4\) float64\)$"),
+        (lambda: tl.nn.Conv1D(3, 4, 5, padding="VALID", dilations=2)(np.ones((1, 8, 3), np.float32)),
+         r"^conv1d: .*input size 8 .*dilated kernel size 9 .* \(input shape \(1, 8, 3\) float32"),
+        (lambda: tl.nn.max_pool1d(np.ones((2, 2, 3)), 3, 1, "VALID"),
+         r"^max_pool1d: .*input size 2 .* \(x shape \(2, 2, 3\), float64\)$"),
+        (lambda: tl.nn.AvgPool1D(4, data_format="NCW")(np.ones((2, 3, 2))),
+         r"^avg_pool1d: .*input size 2 .* \(x shape \(2, 3, 2\), float64\)$"),
+        # An NCW input was reported transposed: (2, 3, 5) for the (2, 5, 3) passed.
+        (lambda: tl.nn.conv1d(np.ones((2, 5, 3)), np.ones((3, 3, 4)), 1, "VALID", data_format="NCW"),
+         r"^conv1d: input channels 5 do not match filter in_channels 3 \(input shape \(2, 5, 3\) float64"),
+        # Explicit (left, right) padding is accepted, so the error lists it.
+        (lambda: tl.nn.conv1d(np.ones((2, 5, 3)), np.ones((3, 3, 4)), 1, "FULL"),
+         r"^conv1d: padding must be 'VALID', 'SAME' or \(left, right\), got 'FULL'"),
+    ],
+)  # fmt: skip
+def test_one_dimensional_op_errors_name_the_op_and_the_shapes_passed(call, message):
+    with pytest.raises(ValueError, match=message) as info:
+        call()
+    assert "Conv2D" not in str(info.value) and "MaxPool:" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "call, passed",
+    [
+        (lambda: tl.nn.conv2d(np.ones((1, 5, 6, 7)), np.ones((3, 3, 3, 4)), 1, "SAME", data_format="NCHW"),
+         r"input shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d(np.ones((1, 3, 2, 7)), np.ones((3, 3, 3, 4)), 1, "VALID", data_format="NCHW"),
+         r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.max_pool(np.ones((1, 3, 2, 7)), 3, 1, "VALID", data_format="NCHW"), r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.avg_pool(np.ones((1, 3, 2, 7)), 3, 1, "VALID", data_format="NCHW"), r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.depthwise_conv2d(np.ones((1, 5, 6, 7)), np.ones((3, 3, 3, 1)), 1, "SAME", data_format="NCHW"),
+         r"input shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d_transpose(np.ones((1, 5, 6, 7)), np.ones((3, 3, 4, 3)), (1, 4, 12, 14), 2, "SAME",
+                                        data_format="NCHW"),
+         r"out_backprop shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d_backprop_filter(np.ones((1, 3, 6, 7)), (3, 3, 3, 4), np.ones((1, 4, 5, 7)), 1, "SAME",
+                                              data_format="NCHW"),
+         r"out_backprop shape \(1, 4, 5, 7\)"),
+        (lambda: tl.nn.fused_batch_norm(np.ones((2, 3, 4, 5)), np.ones(4), np.ones(4), data_format="NCHW"),
+         r"x shape \(2, 3, 4, 5\)"),
+    ],
+)  # fmt: skip
+def test_channels_first_op_errors_quote_the_shapes_passed(call, passed):
+    # The NCHW path runs the NHWC op on transposes, whose error quoted only their shapes: "input shape
+    # (1, 6, 7, 5)" for the (1, 5, 6, 7) passed.
+    with pytest.raises(ValueError, match=passed):
+        call()
