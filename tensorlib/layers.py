@@ -22,6 +22,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import initializers as _init
+from .debugging import check_numerics
 from .module import Module
 from .ops import control_flow as _control_flow
 from .ops import linalg as _linalg
@@ -1049,17 +1050,22 @@ class BatchNorm(Module):
             )
         axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
         sizes = [x.shape[a] for a in axes]
+        single = (
+            "BatchNorm: expected more than 1 value per channel when training, got input shape "
+            f"{tuple(x.shape)}; use eval() mode for single examples"
+        )
+        one = None
         if None in sizes:  # traced with a size known only at run time
             count = _math.cast(_shape.shape_size(x, axes), _dt.float32)
             bessel = _math.cast(count / _math.maximum(count - 1.0, 1.0), x.dtype)
+            # One value per channel shows only at run time: a factor of 1 that is Inf then and is checked, so the
+            # graph raises before either running statistic is assigned (it gave zeros and pulled running_var to 0).
+            one = check_numerics(_nn_where(count == 1.0, np.inf, 1.0, _dt.float32), single)
         else:
             count = math.prod(sizes)
             if count == 1:
                 # Each value would be its own mean: the output all zeros, the running variance 0.
-                raise ValueError(
-                    "BatchNorm: expected more than 1 value per channel when training, got input shape "
-                    f"{tuple(x.shape)}; use eval() mode for single examples"
-                )
+                raise ValueError(single)
             bessel = count / max(count - 1, 1)
         # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
         # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
@@ -1068,6 +1074,8 @@ class BatchNorm(Module):
         mean, variance = _nn.moments(wide, axes)
         # The running averages must not be differentiated through, nor make a recording tape keep them.
         batch_mean, batch_var = _math.stop_gradient(mean), _math.stop_gradient(variance) * bessel
+        if one is not None:
+            batch_mean, batch_var = batch_mean * one, batch_var * one
         m = self.momentum
         for running, batch in ((self.running_mean, batch_mean), (self.running_var, batch_var)):
             update = running * (1.0 - m) + batch * m
