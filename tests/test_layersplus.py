@@ -738,3 +738,32 @@ def test_batch_norm_traced_for_any_batch_refuses_one_value_per_channel_as_eager_
     np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * two.var(axes, ddof=1), rtol=1e-6)
     bn.eval()
     np.testing.assert_allclose(step(x).numpy(), bn(x).numpy(), rtol=1e-6)  # eval() takes one example
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("shape, data_format", [((0, 3), "NHWC"), ((0, 4, 4, 3), "NHWC"), ((0, 3, 4, 4), "NCHW")])
+def test_batch_norm_on_an_empty_batch_leaves_the_running_statistics_alone(shape, data_format, traced):
+    # Training on 0 examples set running_mean and running_var to NaN for good (the mean of nothing); PyTorch
+    # returns the empty output and leaves them unchanged.
+    bn = tl.nn.BatchNorm(3, data_format=data_format)
+    bn.running_mean.assign(np.array([1.0, 2.0, 3.0], np.float32))
+    call = (
+        tl.function(lambda x: bn(x), input_signature=[tl.TensorSpec((None, *shape[1:]), "float32")]) if traced else bn
+    )
+    x = tl.tensor(np.zeros(shape, np.float32))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = call(x)
+        loss = y.sum()
+    grads = tape.gradient(loss, [x, bn.scale, bn.offset])
+    assert y.shape == shape
+    np.testing.assert_array_equal(bn.running_mean.numpy(), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(bn.running_var.numpy(), [1.0, 1.0, 1.0])
+    for g in grads:
+        assert not np.isnan(g.numpy()).any()
+    ok = RNG.normal(size=(5, *shape[1:])).astype(np.float32)  # the next batch updates them as usual
+    call(ok)
+    axes = tuple(a for a in range(len(shape)) if a != (1 if data_format == "NCHW" else len(shape) - 1))
+    np.testing.assert_allclose(
+        bn.running_mean.numpy(), 0.9 * np.array([1.0, 2.0, 3.0]) + 0.1 * ok.mean(axes), rtol=1e-5
+    )
