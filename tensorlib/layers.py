@@ -20,6 +20,7 @@ import operator
 
 import numpy as np
 
+from . import debugging as _debugging
 from . import dtypes as _dt
 from . import initializers as _init
 from .debugging import check_numerics
@@ -1706,7 +1707,7 @@ class MultiHeadAttention(Module):
                 f"got query {tuple(query.shape)} ({query.dtype}), key {tuple(key.shape)} ({key.dtype}), value "
                 f"{tuple(value.shape)} ({value.dtype})"
             )
-        mask = self._mask(attn_mask, key_padding_mask, is_causal, batch, length, source, q.dtype)
+        q, k, v, mask = self._mask(attn_mask, key_padding_mask, is_causal, batch, length, source, q, k, v)
         out, weights = attend(
             q, k, v, mask, self.dropout if self.training else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
             None, "MultiHeadAttention: attn_mask",  # dropout: new draws on every call
@@ -1719,16 +1720,19 @@ class MultiHeadAttention(Module):
             return out, None
         return out, (_reduce.mean(weights, axis=1) if average_attn_weights else weights)
 
-    def _mask(self, attn_mask, key_padding_mask, is_causal, batch, length, source, dtype):
-        """One mask broadcasting to ``(batch, heads, L, S)``: bool (True: attended) when every part is bool,
-        else additive floats."""
-        parts = []
+    def _mask(self, attn_mask, key_padding_mask, is_causal, batch, length, source, q, k, v):
+        """``(q, k, v, mask)``: one mask broadcasting to ``(batch, heads, L, S)``, bool (True: attended) when
+        every part is bool, else additive floats; with sizes unknown when traced, the heads and masks checked
+        again when the graph runs (a mask of batch 1, or of one batch entry's heads, had been broadcast)."""
+        parts, dims, names = [], [], []  # each mask's part, its dimensions (named as the heads') and its name
         if is_causal:
             if attn_mask is not None:
                 raise ValueError("MultiHeadAttention: give attn_mask or is_causal, not both")
             if None in (length, source):
                 raise ValueError("MultiHeadAttention: is_causal needs known query and key lengths")
             parts.append(_as_tensor(np.triu(np.ones((length, source), dtype=bool), 1)))
+            dims.append(("L", "S"))
+            names.append("the causal mask")
         # The masks' shapes are checked, not broadcast (PyTorch's checks): an (num_heads, L, S) attn_mask had been
         # applied to every batch entry's heads, a (1, S) key_padding_mask to every batch entry.
         if attn_mask is not None:
@@ -1747,6 +1751,8 @@ class MultiHeadAttention(Module):
             if len(m.shape) == 3:  # (batch * heads, L, S) -> (batch, heads, L, S): slices, as for the heads
                 m = _shape.stack([m[h :: self.num_heads] for h in range(self.num_heads)], axis=1)
             parts.append(m)
+            dims.append(("L", "S") if len(m.shape) == 2 else ("N", self.num_heads, "L", "S"))
+            names.append("attn_mask" if len(m.shape) == 2 else "attn_mask (as batch, heads, L, S)")
         if key_padding_mask is not None:
             m = _mask_tensor(key_padding_mask, "key_padding_mask")
             if len(m.shape) != 2 or not _same(m.shape[0], batch) or not _same(m.shape[1], source):
@@ -1755,18 +1761,28 @@ class MultiHeadAttention(Module):
                     f"{tuple(m.shape)} ({m.dtype})"
                 )
             parts.append(_shape.expand_dims(m, (1, 2)))  # (batch, 1, 1, S)
+            dims.append(("N", 1, 1, "S"))
+            names.append("key_padding_mask (as batch, 1, 1, S)")
+        if None in (*q.shape, *k.shape, *v.shape) or any(None in m.shape for m in parts):
+            heads = [(q, ("N", None, "L", None)), (k, ("N", None, "S", None)), (v, ("N", None, "S", None))]
+            checked = _debugging.assert_shapes(
+                heads + list(zip(parts, dims)),
+                "MultiHeadAttention: the inputs are query, key and value (as batch, heads, length, depth)"
+                + "".join(f", {name}" for name in names),
+            )
+            (q, k, v), parts = checked[:3], checked[3:]
         if not parts:
-            return None
+            return q, k, v, None
         if all(m.dtype.kind == "b" for m in parts):
             masked = parts[0]
             for m in parts[1:]:
                 masked = _math.logical_or(masked, m)
-            return _math.logical_not(masked)
+            return q, k, v, _math.logical_not(masked)
         total = None
         for m in parts:
-            term = _nn_where(m, -math.inf, 0.0, dtype) if m.dtype.kind == "b" else m.astype(dtype)
+            term = _nn_where(m, -math.inf, 0.0, q.dtype) if m.dtype.kind == "b" else m.astype(q.dtype)
             total = term if total is None else total + term
-        return total
+        return q, k, v, total
 
     def extra_repr(self) -> str:
         return f"{self.embed_dim}, num_heads={self.num_heads}" + (f", dropout={self.dropout}" if self.dropout else "")
