@@ -304,10 +304,8 @@ def test_schedule_returning_a_python_float_is_exact_for_float64(rate):
         np.testing.assert_array_equal(w.numpy(), w0 - rate * g)
 
 
-def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
-    # Saved after apply(grads, model) (keys "kernel", "bias"), resumed with apply_gradients of a list
-    # (keys "0", "1"): the restored moments matched nothing, the step started from zero moments with the
-    # restored step count, and nothing said so.
+def _trained_and_restored(tmp_path):
+    """A Dense and its Adam after one step, and a fresh pair restored from their checkpoint."""
     x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
     model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
     _train_step(model, opt, x)
@@ -315,6 +313,14 @@ def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
     tl.save_variables(path, {"model": model, "opt": opt})
     fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
     tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    return x, model, opt, fresh, fresh_opt
+
+
+def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
+    # Saved after apply(grads, model) (keys "kernel", "bias"), resumed with apply_gradients of a list
+    # (keys "0", "1"): the restored moments matched nothing, the step started from zero moments with the
+    # restored step count, and nothing said so.
+    x, model, opt, fresh, fresh_opt = _trained_and_restored(tmp_path)
     variables = [fresh.kernel, fresh.bias]
     grads = [tl.tensor(np.ones((3, 2))), tl.tensor(np.ones(2))]
     with pytest.warns(UserWarning, match=r"Adam.apply: the checkpoint's slots for \['bias', 'kernel'\] match no"):
@@ -322,13 +328,7 @@ def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
 
 
 def test_resuming_with_the_same_structure_or_a_new_layer_is_silent(tmp_path, recwarn):
-    x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
-    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
-    _train_step(model, opt, x)
-    path = tmp_path / "ckpt.safetensors"
-    tl.save_variables(path, {"model": model, "opt": opt})
-    fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
-    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    x, model, opt, fresh, fresh_opt = _trained_and_restored(tmp_path)
     head = tl.Variable(np.ones(2), name="head")
     with tl.GradientTape() as tape:
         loss = tl.sum(tl.square(fresh(x))) + tl.sum(head)
@@ -503,3 +503,43 @@ def test_restoring_the_rate_matches_torch_load_state_dict(tmp_path):
     fresh = O.SGD(0.1)
     tl.load_variables(tmp_path / "o.safetensors", fresh)
     assert fresh.learning_rate == t_fresh.param_groups[0]["lr"] == 0.01
+
+
+# ------------------------------------------------------------------ gradients of the wrong kind
+def test_a_bool_gradient_is_refused_naming_the_variable():
+    # A bool tensor (a mask given by mistake) was cast to 1.0/0.0 and stepped on; torch refuses a grad of
+    # another dtype ("assigned grad has data of a different type"), and a gradient is never a bool.
+    w = tl.Variable(np.ones(3, np.float32), name="w")
+    opt = O.Adam(0.1)
+    with pytest.raises(TypeError, match=r"Adam.apply: gradient at \['w'\] is bool, variable 'w' is float32"):
+        opt.apply({"w": tl.tensor([True, False, True])}, {"w": w})
+    np.testing.assert_array_equal(w.numpy(), np.ones(3, np.float32))
+    assert int(opt.iterations.numpy()) == 0 and not opt.variables["slots"]
+    # An integer gradient (a list of Python ints) is still a number: cast, as before.
+    O.SGD(0.5).apply([np.array([1, 2, 0])], [w])
+    np.testing.assert_array_equal(w.numpy(), [0.5, 0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda t: O.clip_by_norm(t, "a"), TypeError, r"clip_by_norm: clip_norm must be a real number, got str"),
+        (lambda t: O.clip_by_norm(t, np.array([1.0, 2.0])), TypeError, r"clip_by_norm: clip_norm must be a real"),
+        (lambda t: O.clip_by_global_norm([t], None), TypeError, r"clip_by_global_norm: clip_norm must be a real"),
+        (lambda t: O.clip_by_global_norm([t], float("nan")), ValueError, r"clip_by_global_norm: clip_norm must not"),
+        (lambda t: O.SGD(0.1, global_clipnorm="1"), TypeError, r"SGD: global_clipnorm must be a real number"),
+        (lambda t: O.Adam(global_clipnorm=-1.0), ValueError, r"Adam: global_clipnorm must be positive, got -1.0"),
+    ],
+)
+def test_clip_norms_of_the_wrong_kind_name_the_function(call, error, message):
+    # clip_by_norm(t, "a") raised "'>' not supported between instances of 'str' and 'int'" and an array
+    # clip_norm "The truth value of an array ... is ambiguous", naming neither the function nor the argument.
+    with pytest.raises(error, match=message):
+        call(tl.tensor(np.ones((2, 3))))
+
+
+def test_clip_norm_as_a_numpy_or_tensor_number():
+    t = np.array([3.0, 4.0])
+    for clip_norm in (np.float32(1.0), tl.tensor(1.0), np.array(1.0)):
+        np.testing.assert_allclose(O.clip_by_norm(tl.tensor(t), clip_norm).numpy(), [0.6, 0.8], rtol=1e-15)
+        np.testing.assert_allclose(O.clip_by_global_norm([t], clip_norm)[0][0].numpy(), [0.6, 0.8], rtol=1e-15)

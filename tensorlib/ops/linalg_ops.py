@@ -1022,7 +1022,7 @@ def matrix_power(x, n: int) -> Tensor:
     >>> tl.linalg.matrix_power(tl.tensor([[1.0, 1.0], [0.0, 1.0]]), 3).numpy().tolist()
     [[1.0, 3.0], [0.0, 1.0]]
     """
-    from .math import zeros_like
+    from .math import identity, zeros_like
     from .shape import broadcast_like
 
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
@@ -1034,6 +1034,8 @@ def matrix_power(x, n: int) -> Tensor:
         )
     if n == 0:
         return broadcast_like(_eye_like(x), x) + zeros_like(x)
+    if n == 1:  # a new value, never the caller's Tensor or Variable itself
+        return identity(x)
     base = inv(x) if n < 0 else x
     n = abs(int(n))
     result = None
