@@ -259,3 +259,22 @@ def test_lu_gradient_of_rectangular_matrices_matches_torch():
         _, tl_, tu = torch.linalg.lu(ta)
         ((tl_ * torch.tensor(wl)).sum() + (tu * torch.tensor(wu)).sum()).backward()
         np.testing.assert_allclose(g.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- tl.fft
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+@pytest.mark.parametrize("s", [None, (3, 5), (2, 4)])
+def test_rfft2_and_irfft2(s, norm):
+    # numpy.fft.rfft2 / irfft2 (also torch.fft's and jax.numpy.fft's) were missing from tl.fft.
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((2, 3, 4))
+    got = tl.fft.rfft2(tl.tensor(x), s=s, norm=norm)
+    np.testing.assert_allclose(got.numpy(), np.fft.rfft2(x, s=s, norm=norm), atol=1e-12)
+    spectrum = np.fft.rfft2(x)
+    got = tl.fft.irfft2(tl.tensor(spectrum), s=s, norm=norm, axes=(-2, -1))
+    np.testing.assert_allclose(got.numpy(), np.fft.irfft2(spectrum, s=s, norm=norm), atol=1e-12)
+    np.testing.assert_allclose(
+        tl.fft.rfft2(tl.tensor(x), axes=(0, 2)).numpy(), np.fft.rfft2(x, axes=(0, 2)), atol=1e-12
+    )
+    tl.testing.check_grads(lambda t: tl.fft.rfft2(t, s=s, norm=norm), [x], order=2)
+    tl.testing.check_grads(lambda t: tl.fft.irfft2(t, s=s, norm=norm), [spectrum], order=2)
