@@ -23,8 +23,10 @@ import numpy as np
 from . import debugging as _debugging
 from . import dtypes as _dt
 from . import initializers as _init
+from .debugging import check_numerics
 from .module import Module
 from .ops import control_flow as _control_flow
+from .ops import elementwise as _elementwise
 from .ops import linalg as _linalg
 from .ops import math as _math
 from .ops import nn as _nn
@@ -1050,28 +1052,46 @@ class BatchNorm(Module):
             )
         axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
         sizes = [x.shape[a] for a in axes]
+        single = (
+            "BatchNorm: expected more than 1 value per channel when training, got input shape "
+            f"{tuple(x.shape)}; use eval() mode for single examples"
+        )
+        one = None
         if None in sizes:  # traced with a size known only at run time
             count = _math.cast(_shape.shape_size(x, axes), _dt.float32)
             bessel = _math.cast(count / _math.maximum(count - 1.0, 1.0), x.dtype)
+            # One value per channel shows only at run time: a factor of 1 that is Inf then and is checked, so the
+            # graph raises before either running statistic is assigned (it gave zeros and pulled running_var to 0).
+            one = check_numerics(_nn_where(count == 1.0, np.inf, 1.0, _dt.float32), single)
+            empty = count == 0.0  # a bool tensor: known when the graph runs
         else:
             count = math.prod(sizes)
             if count == 1:
                 # Each value would be its own mean: the output all zeros, the running variance 0.
-                raise ValueError(
-                    "BatchNorm: expected more than 1 value per channel when training, got input shape "
-                    f"{tuple(x.shape)}; use eval() mode for single examples"
-                )
+                raise ValueError(single)
             bessel = count / max(count - 1, 1)
+            empty = count == 0
         # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
         # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
         dtype = _dt.promote_types(x.dtype, self.scale.dtype)
         wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
         mean, variance = _nn.moments(wide, axes)
+        if empty is not False:
+            # No examples, no statistics: the NaN mean of an empty batch had become the running averages for good
+            # and made the scale's gradient NaN (PyTorch: unchanged, and 0).  The (empty) output is normalized by
+            # 0 and 1 instead, and the running averages are kept.
+            mean, variance = _elementwise.where(empty, 0.0, mean), _elementwise.where(empty, 1.0, variance)
         # The running averages must not be differentiated through, nor make a recording tape keep them.
         batch_mean, batch_var = _math.stop_gradient(mean), _math.stop_gradient(variance) * bessel
+        if one is not None:
+            batch_mean, batch_var = batch_mean * one, batch_var * one
         m = self.momentum
         for running, batch in ((self.running_mean, batch_mean), (self.running_var, batch_var)):
+            if empty is True:
+                break
             update = running * (1.0 - m) + batch * m
+            if empty is not False:
+                update = _elementwise.where(empty, running, update)
             running.assign(update if update.dtype == running.dtype else _math.cast(update, running.dtype))
         y = _nn.batch_normalization(
             wide, along(mean), along(variance), along(self.offset), along(self.scale), self.epsilon

@@ -814,7 +814,7 @@ def _custom_gradient(mode, op, inputs, physical, batched, attrs, specs):
 
 _ELEMENTWISE = (
     "Abs Acos Acosh Add Angle Asin Asinh Atan Atan2 Atanh BesselI0 BesselI0e BesselI1 BesselI1e Beta Betaln "
-    "BitwiseAnd BitwiseOr BitwiseXor Cast Cbrt Ceil Celu CheckNumerics ClipByValue Conj CopySign Cos Cosh Deg2Rad "
+    "BitwiseAnd BitwiseOr BitwiseXor Cast Cbrt Ceil Celu CheckNumerics CheckParameter ClipByValue Conj CopySign Cos Cosh Deg2Rad "
     "Digamma Div Elu Equal Erf Erfc Erfcinv Erfcx Erfinv Exp Exp2 Expm1 Fabs FloatPower Floor FloorDiv FloorMod Fmax "
     "Fmin Fmod Gamma Gcd Gelu Greater GreaterEqual HardSigmoid HardSwish HardTanh Heaviside Hypot Identity Imag "
     "Invert IsClose IsFinite IsInf IsNan IsNegInf IsPosInf Lcm Ldexp LeakyRelu Less LessEqual Lgamma Log Log10 Log1p "
