@@ -288,3 +288,36 @@ def test_polygamma_refuses_orders_that_are_not_non_negative_integers():
             tl.special.polygamma(n, tl.tensor(1.0))
     with pytest.raises(TypeError, match="Polygamma: the order n must be known, got a traced tensor"):
         tl.function(lambda n, x: tl.special.polygamma(n, x))(tl.tensor([0, 1]), tl.tensor([1.0, 1.0]))
+
+
+# ---------------------------------------------------------------- NumPy's dtype= on sum, prod, mean and the nan forms
+_INT32_EDGE = np.array([[2**31 - 1, 5], [1, -7]], np.int32)
+_WITH_NAN = np.array([[0.1, 1.5], [2.5, np.nan]], np.float32)
+_DTYPE_CASES = [
+    ("sum", _INT32_EDGE, {"dtype": np.int32}),  # wraps around in int32, as NumPy's
+    ("sum", _INT32_EDGE, {"dtype": "float32", "axis": 0}),
+    ("sum", np.array([True, True, False]), {"dtype": bool}),
+    ("sum", np.array([1.5, -2.5, 3.7]), {"dtype": np.int64}),  # each element truncated first
+    ("prod", _INT32_EDGE, {"dtype": np.int32, "axis": 1}),
+    ("mean", _WITH_NAN, {"dtype": np.float64, "axis": 1, "keepdims": True}),
+    ("mean", _INT32_EDGE, {"dtype": np.float32}),
+    ("nansum", _WITH_NAN, {"dtype": np.float64}),
+    ("nanprod", _WITH_NAN, {"dtype": np.float64, "axis": 0}),
+]
+
+
+@pytest.mark.parametrize("name, values, options", _DTYPE_CASES)
+def test_reductions_take_numpys_dtype_argument(name, values, options):
+    # np.sum(t, dtype=np.float64) raised "argument dtype=... is not supported on tensorlib Tensors".
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = getattr(np, name)(values, **options)
+        for got in (getattr(tl, name)(tl.tensor(values), **options), getattr(np, name)(tl.tensor(values), **options)):
+            assert isinstance(got, tl.Tensor) and got.dtype == expected.dtype, (name, options)
+            np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, err_msg=f"{name} {options}")
+
+
+def test_a_float64_accumulator_keeps_the_float32_gradient():
+    x = tl.tensor([1.0, 2.0])
+    value, g = tl.value_and_grad(lambda t: tl.sum(t * t, dtype="float64"))(x)
+    assert value.dtype == np.float64 and g.dtype == np.float32 and g.numpy().tolist() == [2.0, 4.0]

@@ -51,26 +51,26 @@ def _checked(x, axis, name):
     return x
 
 
-def nansum(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Sum treating NaNs as 0 (``numpy.nansum``); the gradient at a NaN is 0.
+def nansum(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:
+    """Sum treating NaNs as 0 (``numpy.nansum``, ``dtype`` the accumulator's); the gradient at a NaN is 0.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nansum(tl.tensor([1.0, np.nan, 2.0])).numpy().item()
     3.0
     """
     x = _checked(x, axis, "nansum")
-    return reduce.sum(_filled(x, 0) if _has_nans(x) else x, axis, keepdims)
+    return reduce.sum(_filled(x, 0) if _has_nans(x) else x, axis, keepdims, dtype=dtype)
 
 
-def nanprod(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Product treating NaNs as 1 (``numpy.nanprod``); the gradient at a NaN is 0.
+def nanprod(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:
+    """Product treating NaNs as 1 (``numpy.nanprod``, ``dtype`` the accumulator's); the gradient at a NaN is 0.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanprod(tl.tensor([3.0, np.nan, 2.0])).numpy().item()
     6.0
     """
     x = _checked(x, axis, "nanprod")
-    return reduce.prod(_filled(x, 1) if _has_nans(x) else x, axis, keepdims)
+    return reduce.prod(_filled(x, 1) if _has_nans(x) else x, axis, keepdims, dtype=dtype)
 
 
 def _nan_extremum(x, axis, keepdims, name, plain, fill):
