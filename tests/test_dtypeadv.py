@@ -290,7 +290,7 @@ def test_polygamma_refuses_orders_that_are_not_non_negative_integers():
         tl.function(lambda n, x: tl.special.polygamma(n, x))(tl.tensor([0, 1]), tl.tensor([1.0, 1.0]))
 
 
-# ---------------------------------------------------------------- NumPy's dtype= on sum, prod, mean and the nan forms
+# ---------------------------------------------------------------- NumPy's dtype= on sum, prod, mean, var, std and the nan forms
 _INT32_EDGE = np.array([[2**31 - 1, 5], [1, -7]], np.int32)
 _WITH_NAN = np.array([[0.1, 1.5], [2.5, np.nan]], np.float32)
 _DTYPE_CASES = [
@@ -303,6 +303,11 @@ _DTYPE_CASES = [
     ("mean", _INT32_EDGE, {"dtype": np.float32}),
     ("nansum", _WITH_NAN, {"dtype": np.float64}),
     ("nanprod", _WITH_NAN, {"dtype": np.float64, "axis": 0}),
+    ("nanmean", _WITH_NAN, {"dtype": np.float64, "axis": 0}),
+    ("var", _INT32_EDGE, {"dtype": np.float32, "ddof": 1}),
+    ("std", _WITH_NAN[:1], {"dtype": np.float64, "axis": 1}),
+    ("nanvar", _WITH_NAN, {"dtype": np.float64}),
+    ("nanstd", _WITH_NAN, {"dtype": np.float64, "axis": 1}),
 ]
 
 

@@ -511,9 +511,9 @@ def _check_ddof(x, ddof, name):
     return int(ddof) if isinstance(ddof, numbers.Integral) else float(ddof)
 
 
-def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> Tensor:
-    """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32.  ``where`` keeps
-    only the elements where it is True (the mean too), as in NumPy.
+def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtype=None) -> Tensor:
+    """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32, ``dtype`` (NumPy's)
+    computes in another.  ``where`` keeps only the elements where it is True (the mean too), as in NumPy.
 
     >>> import tensorlib as tl
     >>> tl.var(tl.tensor([1.0, 3.0])).numpy().item()
@@ -522,7 +522,7 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> T
     1.0
     """
 
-    x = as_tensor(x)
+    x = as_tensor(x) if dtype is None else math_ops.cast(x, dtype)  # NumPy's dtype= computes in it
     _check_axis(x, axis, "Var")
     ddof = _check_ddof(x, ddof, "Var")
     mask = _where_mask(x, where, "var")
@@ -541,7 +541,7 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> T
     return sum(centered * centered, axis, keepdims) / divisor
 
 
-def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> Tensor:
+def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtype=None) -> Tensor:
     """Standard deviation; its gradient at zero spread is 0 (as PyTorch and autograd give), not nan.
     ``where`` keeps only the elements where it is True, as in NumPy.
 
@@ -549,7 +549,7 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> T
     >>> tl.grad(lambda x: tl.std(x))(tl.tensor([2.0, 2.0])).numpy().tolist()
     [0.0, 0.0]
     """
-    x = as_tensor(x)
+    x = as_tensor(x) if dtype is None else math_ops.cast(x, dtype)
     _check_axis(x, axis, "Std")
     ddof = _check_ddof(x, ddof, "Std")
     _where_mask(x, where, "std")
