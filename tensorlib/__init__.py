@@ -293,6 +293,7 @@ from . import fft
 
 from .ops import random
 from . import debugging
+from .debugging import ensure_shape
 from .profiler import profile
 
 __version__ = "0.1.0"

@@ -172,7 +172,9 @@ def load_variables(path, target=None, strict: bool = True):
     With ``strict=False`` missing and extra names are allowed (shapes still
     must match).  An entry of a dtype tensorlib cannot hold (bfloat16,
     float8, uint64) is an error naming it where it is asked for.  A load that
-    fails changes no Variable.  An optimizer that has taken no step (and had no ``build``) keeps
+    fails changes no Variable.  An optimizer's constant learning rate is restored where the file has
+    one (as ``torch.optim``'s ``load_state_dict`` does); it is never a missing or extra name.  An
+    optimizer that has taken no step (and had no ``build``) keeps
     the file's slots and its first ``apply`` starts from them, so a fresh model and optimizer resume
     training from a checkpoint.  Returns ``target``.
     """
@@ -191,8 +193,11 @@ def load_variables(path, target=None, strict: bool = True):
     later, restore, slot_problems = _slots_not_built(arrays, named, optimizers)
     problems += slot_problems
     arrays.update({name: None for name in unreadable})  # present in the file, for the missing/extra lists
-    missing = [n for n in named if n not in arrays]
-    extra = [n for n in arrays if n not in named and n not in later]
+    # An optimizer's learning rate is optional both ways: files written before it was saved have none, and
+    # one with a schedule (or the caller's rate Variable) keeps that and ignores the file's.
+    rates = {f"{prefix}.learning_rate" if prefix else "learning_rate" for prefix in optimizers}
+    missing = [n for n in named if n not in arrays and n not in rates]
+    extra = [n for n in arrays if n not in named and n not in later and n not in rates]
     if strict and missing:
         problems.append(f"missing from the file: {missing}")
     if strict and extra:

@@ -1,4 +1,5 @@
-"""Finding the first NaN or Inf: ``check_numerics`` and ``enable_check_numerics``.
+"""Finding the first NaN or Inf (``check_numerics``, ``enable_check_numerics``) and checking shapes at run
+time (``ensure_shape``, ``assert_shapes``): each an identity op that raises, so it runs in a traced graph too.
 
 >>> import tensorlib as tl
 >>> with tl.debugging.enable_check_numerics():
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from . import dispatch
 from .grad.registry import register_gradient
-from .ops.registry import defop
+from .ops.registry import defop, spec
 
 
 class NumericsError(ValueError):
@@ -52,6 +53,128 @@ register_gradient("CheckNumerics", lambda node, g: check_numerics(g, f"gradient 
 def check_numerics(x, message: str = ""):
     """``x`` unchanged; raises :class:`NumericsError` if it holds NaN or Inf (also for its gradient)."""
     return _check(x, message=message)
+
+
+def _named_sizes(shapes, dims, dtypes) -> dict:
+    """The size of each named dimension across ``shapes`` (``None`` entries: not known yet, under tracing);
+    raises naming the input, its shape and what it had to match."""
+    named: dict = {}
+    for i, (shape, want, dtype) in enumerate(zip(shapes, dims, dtypes)):
+        if len(shape) != len(want):
+            raise ValueError(
+                f"input {i} (shape {tuple(shape)}, {dtype}) has rank {len(shape)}, expected "
+                f"{len(want)} dimensions {tuple(want)}"
+            )
+        for axis, (got, dim) in enumerate(zip(shape, want)):
+            if got is None or dim is None:
+                continue
+            if isinstance(dim, str):
+                seen = named.setdefault(dim, (got, i, shape))
+                if seen[0] == got:
+                    continue
+                raise ValueError(
+                    f"dimension {axis} ({dim!r}) of input {i} (shape {tuple(shape)}, {dtype}) is {got}, "
+                    f"but {dim!r} is {seen[0]} in input {seen[1]} (shape {tuple(seen[2])})"
+                )
+            if got != dim:
+                raise ValueError(
+                    f"dimension {axis} of input {i} (shape {tuple(shape)}, {dtype}) is {got}, expected "
+                    f"{dim} (shape {tuple(want)})"
+                )
+    return {name: seen[0] for name, seen in named.items()}
+
+
+def _ensure_infer(*xs, dims, message):
+    try:
+        named = _named_sizes([x.shape for x in xs], dims, [x.dtype for x in xs])
+    except ValueError as e:
+        raise ValueError(f"{message}: {e}" if message else str(e)) from None
+    # Each result's shape knows what the checks pin down: an int, or a named size some input has.
+    return tuple(
+        spec(
+            tuple(
+                got if got is not None else dim if isinstance(dim, int) else named.get(dim)
+                for got, dim in zip(x.shape, want)
+            ),
+            x.dtype,
+        )
+        for x, want in zip(xs, dims)
+    )
+
+
+_ensure = defop(
+    "EnsureShapes",
+    inputs=("xs",),
+    attrs={"dims": (), "message": ""},
+    infer=_ensure_infer,
+    variadic=True,
+    doc="Identity of each input that raises at run time when its shape breaks dims (ints, names, None).",
+)
+
+
+@_ensure.generic
+def _ensure_kernel(xp, *xs, dims, message):
+    try:  # run by a traced graph, with the sizes the trace did not know
+        _named_sizes([x.shape for x in xs], dims, [x.dtype for x in xs])
+    except ValueError as e:
+        raise ValueError(f"EnsureShapes: {message}: {e}" if message else f"EnsureShapes: {e}") from None
+    return xs
+
+
+register_gradient("EnsureShapes", lambda node, *gs, index: gs[index])
+
+
+def _dims(shape, who: str) -> tuple:
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"{who}: a shape must be a tuple or list of ints, names and None, got {shape!r}")
+    for d in shape:
+        if not (d is None or isinstance(d, str) or isinstance(d, int) and not isinstance(d, bool) and d >= 0):
+            raise TypeError(
+                f"{who}: a dimension must be a non-negative int, a name (str) or None, got {d!r} in {shape!r}"
+            )
+    return tuple(d if d is None or isinstance(d, str) else int(d) for d in shape)
+
+
+def ensure_shape(x, shape):
+    """``x``, checked to have ``shape`` (ints, or ``None`` for any size) when it runs: TensorFlow's
+    ``tf.ensure_shape``.  Traced, the result's shape takes the sizes the check pins down, and the check
+    stays in the graph, so a size the trace did not know is checked at every call.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.ensure_shape(np.zeros((2, 3)), (None, 3)).shape
+    (2, 3)
+    >>> tl.ensure_shape(np.zeros((2, 3)), (2, 4))
+    Traceback (most recent call last):
+    ...
+    ValueError: EnsureShapes: dimension 1 of input 0 (shape (2, 3), float64) is 3, expected 4 (shape (2, 4)) ...
+    """
+    dims = _dims(shape, "tl.ensure_shape")
+    if any(isinstance(d, str) for d in dims):
+        raise TypeError(f"tl.ensure_shape: sizes are ints or None, got {shape!r}; name dimensions with assert_shapes")
+    return _ensure(x, dims=(dims,))[0]
+
+
+def assert_shapes(shapes, message: str = "") -> list:
+    """The tensors of ``shapes``, a list of ``(tensor, shape)`` pairs, checked when they run: each ``shape``
+    holds ints, ``None`` (any size) and names, and a name has one size across all the tensors
+    (TensorFlow's ``tf.debugging.assert_shapes``); ``message`` starts the error.  Use the returned
+    tensors: under ``tl.function`` that keeps the check in the graph, where a size unknown when tracing
+    is checked at every call.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x, mask = tl.debugging.assert_shapes([(np.zeros((4, 7)), ("N", "S")), (np.ones((4, 7), bool), ("N", "S"))])
+    >>> tl.debugging.assert_shapes([(np.zeros((4, 7)), ("N", "S")), (np.ones((1, 7), bool), ("N", "S"))])
+    Traceback (most recent call last):
+    ...
+    ValueError: EnsureShapes: dimension 0 ('N') of input 1 (shape (1, 7), bool) is 1, but 'N' is 4 in input 0 ...
+    """
+    pairs = list(shapes)
+    if not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
+        raise TypeError("tl.debugging.assert_shapes: expected a list of (tensor, shape) pairs")
+    dims = tuple(_dims(shape, "tl.debugging.assert_shapes") for _, shape in pairs)
+    if not isinstance(message, str):
+        raise TypeError(f"tl.debugging.assert_shapes: message must be a str, got {type(message).__name__}")
+    return list(_ensure(*(t for t, _ in pairs), dims=dims, message=message)) if pairs else []
 
 
 class _NumericsChecker:

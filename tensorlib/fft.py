@@ -25,8 +25,10 @@ from .ops.fft import (
     ifftshift,
     ihfft,
     irfft,
+    irfft2,
     irfftn,
     rfft,
+    rfft2,
     rfftfreq,
     rfftn,
 )
@@ -44,8 +46,10 @@ __all__ = [
     "ifftshift",
     "ihfft",
     "irfft",
+    "irfft2",
     "irfftn",
     "rfft",
+    "rfft2",
     "rfftfreq",
     "rfftn",
 ]

@@ -20,10 +20,13 @@ import operator
 
 import numpy as np
 
+from . import debugging as _debugging
 from . import dtypes as _dt
 from . import initializers as _init
+from .debugging import check_numerics
 from .module import Module
 from .ops import control_flow as _control_flow
+from .ops import elementwise as _elementwise
 from .ops import linalg as _linalg
 from .ops import math as _math
 from .ops import nn as _nn
@@ -1049,28 +1052,46 @@ class BatchNorm(Module):
             )
         axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
         sizes = [x.shape[a] for a in axes]
+        single = (
+            "BatchNorm: expected more than 1 value per channel when training, got input shape "
+            f"{tuple(x.shape)}; use eval() mode for single examples"
+        )
+        one = None
         if None in sizes:  # traced with a size known only at run time
             count = _math.cast(_shape.shape_size(x, axes), _dt.float32)
             bessel = _math.cast(count / _math.maximum(count - 1.0, 1.0), x.dtype)
+            # One value per channel shows only at run time: a factor of 1 that is Inf then and is checked, so the
+            # graph raises before either running statistic is assigned (it gave zeros and pulled running_var to 0).
+            one = check_numerics(_nn_where(count == 1.0, np.inf, 1.0, _dt.float32), single)
+            empty = count == 0.0  # a bool tensor: known when the graph runs
         else:
             count = math.prod(sizes)
             if count == 1:
                 # Each value would be its own mean: the output all zeros, the running variance 0.
-                raise ValueError(
-                    "BatchNorm: expected more than 1 value per channel when training, got input shape "
-                    f"{tuple(x.shape)}; use eval() mode for single examples"
-                )
+                raise ValueError(single)
             bessel = count / max(count - 1, 1)
+            empty = count == 0
         # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
         # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
         dtype = _dt.promote_types(x.dtype, self.scale.dtype)
         wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
         mean, variance = _nn.moments(wide, axes)
+        if empty is not False:
+            # No examples, no statistics: the NaN mean of an empty batch had become the running averages for good
+            # and made the scale's gradient NaN (PyTorch: unchanged, and 0).  The (empty) output is normalized by
+            # 0 and 1 instead, and the running averages are kept.
+            mean, variance = _elementwise.where(empty, 0.0, mean), _elementwise.where(empty, 1.0, variance)
         # The running averages must not be differentiated through, nor make a recording tape keep them.
         batch_mean, batch_var = _math.stop_gradient(mean), _math.stop_gradient(variance) * bessel
+        if one is not None:
+            batch_mean, batch_var = batch_mean * one, batch_var * one
         m = self.momentum
         for running, batch in ((self.running_mean, batch_mean), (self.running_var, batch_var)):
+            if empty is True:
+                break
             update = running * (1.0 - m) + batch * m
+            if empty is not False:
+                update = _elementwise.where(empty, running, update)
             running.assign(update if update.dtype == running.dtype else _math.cast(update, running.dtype))
         y = _nn.batch_normalization(
             wide, along(mean), along(variance), along(self.offset), along(self.scale), self.epsilon
@@ -1686,7 +1707,7 @@ class MultiHeadAttention(Module):
                 f"got query {tuple(query.shape)} ({query.dtype}), key {tuple(key.shape)} ({key.dtype}), value "
                 f"{tuple(value.shape)} ({value.dtype})"
             )
-        mask = self._mask(attn_mask, key_padding_mask, is_causal, batch, length, source, q.dtype)
+        q, k, v, mask = self._mask(attn_mask, key_padding_mask, is_causal, batch, length, source, q, k, v)
         out, weights = attend(
             q, k, v, mask, self.dropout if self.training else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
             None, "MultiHeadAttention: attn_mask",  # dropout: new draws on every call
@@ -1699,16 +1720,19 @@ class MultiHeadAttention(Module):
             return out, None
         return out, (_reduce.mean(weights, axis=1) if average_attn_weights else weights)
 
-    def _mask(self, attn_mask, key_padding_mask, is_causal, batch, length, source, dtype):
-        """One mask broadcasting to ``(batch, heads, L, S)``: bool (True: attended) when every part is bool,
-        else additive floats."""
-        parts = []
+    def _mask(self, attn_mask, key_padding_mask, is_causal, batch, length, source, q, k, v):
+        """``(q, k, v, mask)``: one mask broadcasting to ``(batch, heads, L, S)``, bool (True: attended) when
+        every part is bool, else additive floats; with sizes unknown when traced, the heads and masks checked
+        again when the graph runs (a mask of batch 1, or of one batch entry's heads, had been broadcast)."""
+        parts, dims, names = [], [], []  # each mask's part, its dimensions (named as the heads') and its name
         if is_causal:
             if attn_mask is not None:
                 raise ValueError("MultiHeadAttention: give attn_mask or is_causal, not both")
             if None in (length, source):
                 raise ValueError("MultiHeadAttention: is_causal needs known query and key lengths")
             parts.append(_as_tensor(np.triu(np.ones((length, source), dtype=bool), 1)))
+            dims.append(("L", "S"))
+            names.append("the causal mask")
         # The masks' shapes are checked, not broadcast (PyTorch's checks): an (num_heads, L, S) attn_mask had been
         # applied to every batch entry's heads, a (1, S) key_padding_mask to every batch entry.
         if attn_mask is not None:
@@ -1727,6 +1751,8 @@ class MultiHeadAttention(Module):
             if len(m.shape) == 3:  # (batch * heads, L, S) -> (batch, heads, L, S): slices, as for the heads
                 m = _shape.stack([m[h :: self.num_heads] for h in range(self.num_heads)], axis=1)
             parts.append(m)
+            dims.append(("L", "S") if len(m.shape) == 2 else ("N", self.num_heads, "L", "S"))
+            names.append("attn_mask" if len(m.shape) == 2 else "attn_mask (as batch, heads, L, S)")
         if key_padding_mask is not None:
             m = _mask_tensor(key_padding_mask, "key_padding_mask")
             if len(m.shape) != 2 or not _same(m.shape[0], batch) or not _same(m.shape[1], source):
@@ -1735,18 +1761,28 @@ class MultiHeadAttention(Module):
                     f"{tuple(m.shape)} ({m.dtype})"
                 )
             parts.append(_shape.expand_dims(m, (1, 2)))  # (batch, 1, 1, S)
+            dims.append(("N", 1, 1, "S"))
+            names.append("key_padding_mask (as batch, 1, 1, S)")
+        if None in (*q.shape, *k.shape, *v.shape) or any(None in m.shape for m in parts):
+            heads = [(q, ("N", None, "L", None)), (k, ("N", None, "S", None)), (v, ("N", None, "S", None))]
+            checked = _debugging.assert_shapes(
+                heads + list(zip(parts, dims)),
+                "MultiHeadAttention: the inputs are query, key and value (as batch, heads, length, depth)"
+                + "".join(f", {name}" for name in names),
+            )
+            (q, k, v), parts = checked[:3], checked[3:]
         if not parts:
-            return None
+            return q, k, v, None
         if all(m.dtype.kind == "b" for m in parts):
             masked = parts[0]
             for m in parts[1:]:
                 masked = _math.logical_or(masked, m)
-            return _math.logical_not(masked)
+            return q, k, v, _math.logical_not(masked)
         total = None
         for m in parts:
-            term = _nn_where(m, -math.inf, 0.0, dtype) if m.dtype.kind == "b" else m.astype(dtype)
+            term = _nn_where(m, -math.inf, 0.0, q.dtype) if m.dtype.kind == "b" else m.astype(q.dtype)
             total = term if total is None else total + term
-        return total
+        return q, k, v, total
 
     def extra_repr(self) -> str:
         return f"{self.embed_dim}, num_heads={self.num_heads}" + (f", dropout={self.dropout}" if self.dropout else "")

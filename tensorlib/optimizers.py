@@ -100,6 +100,11 @@ def _pairs(grads, variables, who: str) -> list:
             continue
         if not isinstance(g, Tensor):  # a NumPy array or a Python number for a 0-d variable
             g = _creation.tensor(g)
+        if g.dtype.kind == "b":  # a mask passed by mistake: it stepped by lr * 1.0 where True, silently
+            raise TypeError(
+                f"{who}: gradient at {_path_str(path)} is bool, variable {v.name!r} is {v.dtype}; a gradient is "
+                "a number (cast the tensor if it is meant as one)"
+            )
         if g.dtype.kind == "c" and v.dtype.kind != "c":
             raise TypeError(
                 f"{who}: gradient at {_path_str(path)} is {g.dtype}, variable {v.name!r} is {v.dtype}; "
@@ -171,8 +176,7 @@ def clip_by_global_norm(tensors, clip_norm: float):
     >>> float(norm), [round(float(c[0]), 3) for c in clipped]
     (5.0, [0.6, 0.8])
     """
-    if not clip_norm > 0:
-        raise ValueError(f"clip_by_global_norm: clip_norm must be positive, got {clip_norm}")
+    clip_norm = _positive(clip_norm, "clip_by_global_norm", "clip_norm")
     tensors = _as_tensors(tensors)
     for path, t in tree.flatten_with_path(tensors)[0]:
         if getattr(t, "dtype", np.dtype(float)).kind not in "fc":  # the scale would be cast to 0 or 1
@@ -189,6 +193,14 @@ def clip_by_global_norm(tensors, clip_norm: float):
         _floating.isfinite(norm), clip_norm / _math_ops.maximum(norm, clip_norm), _math_ops.cast(math.nan, norm.dtype)
     )
     return tree.map(lambda t: _scaled(t, scale), tensors), norm
+
+
+def _positive(value, who: str, what: str) -> float:
+    """A clipping norm: a real number > 0 (a string or an array failed in a bare comparison)."""
+    number = _real(value, who, what)
+    if not number > 0:
+        raise ValueError(f"{who}: {what} must be positive, got {number}")
+    return number
 
 
 def _clips_nothing(clip_norm, norm_dtype) -> bool:
@@ -217,8 +229,7 @@ def clip_by_norm(t, clip_norm: float, axes=None) -> Tensor:
     >>> tl.optimizers.clip_by_norm(tl.tensor([[3.0, 0.1], [4.0, 0.1]]), 1.0, axes=0).numpy().round(3).tolist()
     [[0.6, 0.1], [0.8, 0.1]]
     """
-    if not clip_norm > 0:
-        raise ValueError(f"clip_by_norm: clip_norm must be positive, got {clip_norm}")
+    clip_norm = _positive(clip_norm, "clip_by_norm", "clip_norm")
     if not isinstance(t, Tensor):
         t = _creation.tensor(t)
     if t.dtype.kind not in "fc":
@@ -463,8 +474,8 @@ class Optimizer:
     _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
 
     def __init__(self, learning_rate, global_clipnorm: float | None = None):
-        if global_clipnorm is not None and not global_clipnorm > 0:
-            raise ValueError(f"{type(self).__name__}: global_clipnorm must be positive, got {global_clipnorm}")
+        if global_clipnorm is not None:
+            global_clipnorm = _positive(global_clipnorm, type(self).__name__, "global_clipnorm")
         self._schedule = None
         self._lr = self._own_lr = None  # the Variable read as the constant learning rate: ours or the user's
         self.learning_rate = learning_rate
@@ -716,15 +727,20 @@ class Optimizer:
 
     @property
     def variables(self) -> dict:
-        """``{"iterations": ..., "slots": {path: {slot: Variable}}}`` for checkpoints.
+        """``{"iterations": ..., "learning_rate": ..., "slots": {path: {slot: Variable}}}`` for checkpoints.
 
         A variable's path is where it sat in the structure of its first ``apply``
         (``"0/kernel"`` for ``model.trainable_variables["0"]["kernel"]``; its name when
         passed alone; a ``"."``, the checkpoints' separator, becomes ``"_"``), so a fresh optimizer
-        for the same model restores by name.
+        for the same model restores by name.  ``learning_rate`` is there for a constant rate (one
+        changed during training is restored, as by ``torch.optim``'s ``load_state_dict`` and Keras'
+        optimizer variables); not for a schedule (a function of ``iterations``) or a rate Variable
+        given by the caller, which is the caller's to save.
         """
         slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
         slots.update({key: dict(named) for key, _, named in self._slots.values()})
+        if self._schedule is None and self._lr is self._own_lr:
+            return {"iterations": self.iterations, "learning_rate": self._lr, "slots": slots}
         return {"iterations": self.iterations, "slots": slots}
 
 

@@ -304,6 +304,6 @@ def test_slots_restored_before_the_first_step_are_saved_again(tmp_path):
     middle = tl.load_variables(tmp_path / "a.safetensors", tl.optimizers.Adam(0.1))
     tl.save_variables(tmp_path / "b.safetensors", middle)
     first, again = tl.load_variables(tmp_path / "a.safetensors"), tl.load_variables(tmp_path / "b.safetensors")
-    assert sorted(again) == sorted(first) == ["iterations", "slots.0.m", "slots.0.step", "slots.0.v"]
+    assert sorted(again) == sorted(first) == ["iterations", "learning_rate", "slots.0.m", "slots.0.step", "slots.0.v"]
     for name in first:
         np.testing.assert_array_equal(again[name].numpy(), first[name].numpy())

@@ -659,3 +659,111 @@ def test_sequential_takes_keras_list_and_nests():
     assert nested.num_parameters() == 2 * 3 * 4 + 4 + 4 * 2 + 2
     with pytest.raises(TypeError, match="Sequential: layer 1 is a int, not a Module or callable"):
         tl.nn.Sequential([layers[0], 3])
+
+
+# ------------------------------------------------------------------ errors of the functional ops under the layers
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        # conv1d and the 1-D pools run a height-1 Conv2D / MaxPool: their geometry errors named that op and its
+        # internal 4-D shapes (input (2, 1, 2, 3), filter (1, 3, 3, 4)), never what the caller passed.
+        (lambda: tl.nn.conv1d(np.ones((2, 2, 3)), np.ones((3, 3, 4)), 1, "VALID"),
+         r"^conv1d: .*input size 2 .* \(input shape \(2, 2, 3\) float64, filter shape \(3, 3, 4\) float64\)$"),
+        (lambda: tl.nn.Conv1D(3, 4, 5, padding="VALID", dilations=2)(np.ones((1, 8, 3), np.float32)),
+         r"^conv1d: .*input size 8 .*dilated kernel size 9 .* \(input shape \(1, 8, 3\) float32"),
+        (lambda: tl.nn.max_pool1d(np.ones((2, 2, 3)), 3, 1, "VALID"),
+         r"^max_pool1d: .*input size 2 .* \(x shape \(2, 2, 3\), float64\)$"),
+        (lambda: tl.nn.AvgPool1D(4, data_format="NCW")(np.ones((2, 3, 2))),
+         r"^avg_pool1d: .*input size 2 .* \(x shape \(2, 3, 2\), float64\)$"),
+        # An NCW input was reported transposed: (2, 3, 5) for the (2, 5, 3) passed.
+        (lambda: tl.nn.conv1d(np.ones((2, 5, 3)), np.ones((3, 3, 4)), 1, "VALID", data_format="NCW"),
+         r"^conv1d: input channels 5 do not match filter in_channels 3 \(input shape \(2, 5, 3\) float64"),
+        # Explicit (left, right) padding is accepted, so the error lists it.
+        (lambda: tl.nn.conv1d(np.ones((2, 5, 3)), np.ones((3, 3, 4)), 1, "FULL"),
+         r"^conv1d: padding must be 'VALID', 'SAME' or \(left, right\), got 'FULL'"),
+    ],
+)  # fmt: skip
+def test_one_dimensional_op_errors_name_the_op_and_the_shapes_passed(call, message):
+    with pytest.raises(ValueError, match=message) as info:
+        call()
+    assert "Conv2D" not in str(info.value) and "MaxPool:" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "call, passed",
+    [
+        (lambda: tl.nn.conv2d(np.ones((1, 5, 6, 7)), np.ones((3, 3, 3, 4)), 1, "SAME", data_format="NCHW"),
+         r"input shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d(np.ones((1, 3, 2, 7)), np.ones((3, 3, 3, 4)), 1, "VALID", data_format="NCHW"),
+         r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.max_pool(np.ones((1, 3, 2, 7)), 3, 1, "VALID", data_format="NCHW"), r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.avg_pool(np.ones((1, 3, 2, 7)), 3, 1, "VALID", data_format="NCHW"), r"input shape \(1, 3, 2, 7\)"),
+        (lambda: tl.nn.depthwise_conv2d(np.ones((1, 5, 6, 7)), np.ones((3, 3, 3, 1)), 1, "SAME", data_format="NCHW"),
+         r"input shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d_transpose(np.ones((1, 5, 6, 7)), np.ones((3, 3, 4, 3)), (1, 4, 12, 14), 2, "SAME",
+                                        data_format="NCHW"),
+         r"out_backprop shape \(1, 5, 6, 7\)"),
+        (lambda: tl.nn.conv2d_backprop_filter(np.ones((1, 3, 6, 7)), (3, 3, 3, 4), np.ones((1, 4, 5, 7)), 1, "SAME",
+                                              data_format="NCHW"),
+         r"out_backprop shape \(1, 4, 5, 7\)"),
+        (lambda: tl.nn.fused_batch_norm(np.ones((2, 3, 4, 5)), np.ones(4), np.ones(4), data_format="NCHW"),
+         r"x shape \(2, 3, 4, 5\)"),
+    ],
+)  # fmt: skip
+def test_channels_first_op_errors_quote_the_shapes_passed(call, passed):
+    # The NCHW path runs the NHWC op on transposes, whose error quoted only their shapes: "input shape
+    # (1, 6, 7, 5)" for the (1, 5, 6, 7) passed.
+    with pytest.raises(ValueError, match=passed):
+        call()
+
+
+# ------------------------------------------------------------------ BatchNorm's statistics, adversarially
+@pytest.mark.parametrize("shape, spec", [((1, 3), (None, 3)), ((1, 1, 1, 3), (None, None, None, 3))])
+def test_batch_norm_traced_for_any_batch_refuses_one_value_per_channel_as_eager_does(shape, spec):
+    # Traced with the batch unknown, a batch of one dense example normalized every value to 0 (zero output, zero
+    # gradient) and pulled running_var towards 0, silently; eager and PyTorch raise.
+    bn = tl.nn.BatchNorm(3)
+    step = tl.function(lambda x: bn(x), input_signature=[tl.TensorSpec(spec, "float32")])
+    x = RNG.normal(size=shape).astype(np.float32)
+    with pytest.raises(ValueError, match="BatchNorm: expected more than 1 value per channel when training"):
+        bn(x)
+    with pytest.raises(ValueError, match="BatchNorm: expected more than 1 value per channel when training"):
+        step(x)
+    np.testing.assert_array_equal(bn.running_mean.numpy(), np.zeros(3))  # the caller's statistics untouched
+    np.testing.assert_array_equal(bn.running_var.numpy(), np.ones(3))
+    two = RNG.normal(size=(2, *shape[1:])).astype(np.float32)
+    y = step(two).numpy()
+    axes = tuple(range(len(shape) - 1))
+    np.testing.assert_allclose(y, (two - two.mean(axes)) / np.sqrt(two.var(axes) + 1e-5), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * two.var(axes, ddof=1), rtol=1e-6)
+    bn.eval()
+    np.testing.assert_allclose(step(x).numpy(), bn(x).numpy(), rtol=1e-6)  # eval() takes one example
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("shape, data_format", [((0, 3), "NHWC"), ((0, 4, 4, 3), "NHWC"), ((0, 3, 4, 4), "NCHW")])
+def test_batch_norm_on_an_empty_batch_leaves_the_running_statistics_alone(shape, data_format, traced):
+    # Training on 0 examples set running_mean and running_var to NaN for good (the mean of nothing); PyTorch
+    # returns the empty output and leaves them unchanged.
+    bn = tl.nn.BatchNorm(3, data_format=data_format)
+    bn.running_mean.assign(np.array([1.0, 2.0, 3.0], np.float32))
+    call = (
+        tl.function(lambda x: bn(x), input_signature=[tl.TensorSpec((None, *shape[1:]), "float32")]) if traced else bn
+    )
+    x = tl.tensor(np.zeros(shape, np.float32))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = call(x)
+        loss = y.sum()
+    grads = tape.gradient(loss, [x, bn.scale, bn.offset])
+    assert y.shape == shape
+    np.testing.assert_array_equal(bn.running_mean.numpy(), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(bn.running_var.numpy(), [1.0, 1.0, 1.0])
+    for g in grads:
+        assert not np.isnan(g.numpy()).any()
+    ok = RNG.normal(size=(5, *shape[1:])).astype(np.float32)  # the next batch updates them as usual
+    call(ok)
+    axes = tuple(a for a in range(len(shape)) if a != (1 if data_format == "NCHW" else len(shape) - 1))
+    np.testing.assert_allclose(
+        bn.running_mean.numpy(), 0.9 * np.array([1.0, 2.0, 3.0]) + 0.1 * ok.mean(axes), rtol=1e-5
+    )

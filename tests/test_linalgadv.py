@@ -217,3 +217,79 @@ def test_hermitian_keywords_refuse_non_square_matrices():
     for fn in (tl.linalg.svd, tl.linalg.pinv):
         with pytest.raises(ValueError, match=r"(svd|pinv): hermitian=True needs square matrices, got shape \(2, 3\)"):
             fn(tl.ones((2, 3)), hermitian=True)
+
+
+# ---------------------------------------------------------------- aliasing
+def test_matrix_power_one_is_a_new_value_not_the_variable():
+    # matrix_power(v, 1) returned the Variable itself: the "result" changed with v.assign (DESIGN: values are
+    # immutable); NumPy returns a copy too.
+    v = tl.Variable(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    for n in (1, np.int64(1)):
+        out = tl.linalg.matrix_power(v, n)
+        assert out is not v and not isinstance(out, tl.Variable)
+        v.assign(np.zeros((2, 2)))
+        np.testing.assert_array_equal(out.numpy(), [[1.0, 2.0], [3.0, 4.0]])
+        v.assign(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    g = tl.grad(lambda t: tl.sum(tl.linalg.matrix_power(t, 1) * np.arange(4.0).reshape(2, 2)))(tl.tensor(np.eye(2)))
+    np.testing.assert_array_equal(g.numpy(), np.arange(4.0).reshape(2, 2))
+
+
+# ---------------------------------------------------------------- LU of rectangular matrices
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (2, 4, 2), (2, 1, 3), (3, 1)])
+def test_lu_gradient_of_rectangular_matrices(shape):
+    # The gradient through l and u of a non-square matrix raised ValueError (PyTorch's linalg.lu has it).
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal(shape)
+    tl.testing.check_grads(lambda t: tl.linalg.lu(t)[1:], [a], order=2)
+    tl.testing.check_grads(lambda t: tl.linalg.lu_factor(t)[0], [a], order=1)
+    tl.testing.check_grads(lambda t: tl.linalg.lu(t, permute_l=True), [a + 0j + 1j * rng.standard_normal(shape)])
+
+
+def test_lu_gradient_of_rectangular_matrices_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    for shape in [(3, 5), (5, 3), (2, 4, 6)]:
+        a = rng.standard_normal(shape)
+        wl, wu = (
+            rng.standard_normal(shape[:-1] + (min(shape[-2:]),)),
+            rng.standard_normal(shape[:-2] + (min(shape[-2:]), shape[-1])),
+        )
+        g = tl.grad(lambda t: tl.sum(tl.linalg.lu(t)[1] * wl) + tl.sum(tl.linalg.lu(t)[2] * wu))(tl.tensor(a))
+        ta = torch.tensor(a, requires_grad=True)
+        _, tl_, tu = torch.linalg.lu(ta)
+        ((tl_ * torch.tensor(wl)).sum() + (tu * torch.tensor(wu)).sum()).backward()
+        np.testing.assert_allclose(g.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- tl.fft
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+@pytest.mark.parametrize("s", [None, (3, 5), (2, 4)])
+def test_rfft2_and_irfft2(s, norm):
+    # numpy.fft.rfft2 / irfft2 (also torch.fft's and jax.numpy.fft's) were missing from tl.fft.
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((2, 3, 4))
+    got = tl.fft.rfft2(tl.tensor(x), s=s, norm=norm)
+    np.testing.assert_allclose(got.numpy(), np.fft.rfft2(x, s=s, norm=norm), atol=1e-12)
+    spectrum = np.fft.rfft2(x)
+    got = tl.fft.irfft2(tl.tensor(spectrum), s=s, norm=norm, axes=(-2, -1))
+    np.testing.assert_allclose(got.numpy(), np.fft.irfft2(spectrum, s=s, norm=norm), atol=1e-12)
+    np.testing.assert_allclose(
+        tl.fft.rfft2(tl.tensor(x), axes=(0, 2)).numpy(), np.fft.rfft2(x, axes=(0, 2)), atol=1e-12
+    )
+    tl.testing.check_grads(lambda t: tl.fft.rfft2(t, s=s, norm=norm), [x], order=2)
+    tl.testing.check_grads(lambda t: tl.fft.irfft2(t, s=s, norm=norm), [spectrum], order=2)
+
+
+# ---------------------------------------------------------------- einsum
+@pytest.mark.parametrize("optimize", [True, False, "greedy", "optimal", "auto", ["einsum_path", (0, 1), (0, 1)]])
+def test_einsum_takes_numpy_and_jax_optimize(optimize):
+    # numpy.einsum's and jax.numpy.einsum's optimize= was a TypeError; the contraction order is opt_einsum's
+    # (cached) whatever it asks, and the values do not depend on it.
+    rng = np.random.default_rng(11)
+    a, b, c = rng.standard_normal((2, 3)), rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    got = tl.einsum("ij,jk,kl->il", tl.tensor(a), tl.tensor(b), tl.tensor(c), optimize=optimize)
+    np.testing.assert_allclose(got.numpy(), np.einsum("ij,jk,kl->il", a, b, c), rtol=1e-12)
+    got = tl.einsum(a, [0, 1], b, [1, 2], [0, 2], optimize=optimize is not False)
+    np.testing.assert_allclose(got.numpy(), a @ b, rtol=1e-12)
+    with pytest.raises(TypeError, match=r"Einsum: optimize must be a bool, a strategy name or a path, got 3"):
+        tl.einsum("ij,jk", a, b, optimize=3)

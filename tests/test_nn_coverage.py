@@ -432,7 +432,7 @@ def test_conv1d_matches_torch_in_both_layouts():
         (
             lambda: tl.nn.conv1d(np.ones((1, 5, 2)), np.ones((2, 2, 1)), 1, "FULL"),
             ValueError,
-            r"^conv1d: padding must be 'VALID' or 'SAME'",
+            r"^conv1d: padding must be 'VALID', 'SAME' or \(left, right\), got 'FULL'",
         ),
         (
             lambda: tl.nn.depthwise_conv2d(np.ones((1, 4, 4, 2)), np.ones((2, 2, 3, 1)), 1, "SAME"),

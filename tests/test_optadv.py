@@ -304,10 +304,8 @@ def test_schedule_returning_a_python_float_is_exact_for_float64(rate):
         np.testing.assert_array_equal(w.numpy(), w0 - rate * g)
 
 
-def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
-    # Saved after apply(grads, model) (keys "kernel", "bias"), resumed with apply_gradients of a list
-    # (keys "0", "1"): the restored moments matched nothing, the step started from zero moments with the
-    # restored step count, and nothing said so.
+def _trained_and_restored(tmp_path):
+    """A Dense and its Adam after one step, and a fresh pair restored from their checkpoint."""
     x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
     model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
     _train_step(model, opt, x)
@@ -315,6 +313,14 @@ def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
     tl.save_variables(path, {"model": model, "opt": opt})
     fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
     tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    return x, model, opt, fresh, fresh_opt
+
+
+def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
+    # Saved after apply(grads, model) (keys "kernel", "bias"), resumed with apply_gradients of a list
+    # (keys "0", "1"): the restored moments matched nothing, the step started from zero moments with the
+    # restored step count, and nothing said so.
+    x, model, opt, fresh, fresh_opt = _trained_and_restored(tmp_path)
     variables = [fresh.kernel, fresh.bias]
     grads = [tl.tensor(np.ones((3, 2))), tl.tensor(np.ones(2))]
     with pytest.warns(UserWarning, match=r"Adam.apply: the checkpoint's slots for \['bias', 'kernel'\] match no"):
@@ -322,13 +328,7 @@ def test_resuming_with_another_structure_warns_of_unmatched_slots(tmp_path):
 
 
 def test_resuming_with_the_same_structure_or_a_new_layer_is_silent(tmp_path, recwarn):
-    x = tl.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
-    model, opt = tl.nn.Dense(3, 2, seed=0, dtype="float64"), O.Adam(0.1)
-    _train_step(model, opt, x)
-    path = tmp_path / "ckpt.safetensors"
-    tl.save_variables(path, {"model": model, "opt": opt})
-    fresh, fresh_opt = tl.nn.Dense(3, 2, seed=1, dtype="float64"), O.Adam(0.1)
-    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    x, model, opt, fresh, fresh_opt = _trained_and_restored(tmp_path)
     head = tl.Variable(np.ones(2), name="head")
     with tl.GradientTape() as tape:
         loss = tl.sum(tl.square(fresh(x))) + tl.sum(head)
@@ -440,3 +440,117 @@ def test_schedules_take_numpy_and_tensor_numbers():
     s = O.PiecewiseConstant(np.array([2, 4]), [np.float32(1.0), tl.tensor(0.5), 0.25])
     np.testing.assert_array_equal([float(s(t)) for t in range(6)], [1.0, 1.0, 1.0, 0.5, 0.5, 0.25])
     np.testing.assert_allclose(float(O.StepDecay(np.float64(0.3), 1, tl.tensor(0.5))(2)), 0.075, rtol=1e-15)
+
+
+# ------------------------------------------------------------------ the learning rate in checkpoints
+def _dense_and_data():
+    x = tl.tensor(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+    return tl.nn.Dense(3, 2, seed=0, dtype="float64"), x
+
+
+def test_a_learning_rate_changed_during_training_is_restored(tmp_path):
+    # opt.learning_rate = 0.01 after some steps (a manual decay, as on a plateau) was not in the
+    # checkpoint: the resumed run went on at the constructor's 0.1 and left the uninterrupted one.
+    # torch.optim's state_dict and Keras' optimizer variables both restore the rate.
+    model, x = _dense_and_data()
+    opt = O.SGD(0.1, momentum=0.9)
+    _kernel_trajectory(model, opt, x, steps=2)
+    opt.learning_rate = 0.01
+    _train_step(model, opt, x)
+    path = tmp_path / "ckpt.safetensors"
+    tl.save_variables(path, {"model": model, "opt": opt})
+    fresh, _ = _dense_and_data()
+    fresh_opt = O.SGD(0.1, momentum=0.9)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    assert fresh_opt.learning_rate == 0.01
+    np.testing.assert_array_equal(_kernel_trajectory(fresh, fresh_opt, x), _kernel_trajectory(model, opt, x))
+
+
+def test_the_learning_rate_entry_is_optional_both_ways(tmp_path):
+    model, x = _dense_and_data()
+    opt = O.Adam(0.05)
+    _train_step(model, opt, x)
+    # A checkpoint written before the rate was saved (no learning_rate entry) still loads strictly and
+    # keeps the optimizer's own rate.
+    path = tmp_path / "old.safetensors"
+    state = opt.variables
+    tl.save_variables(path, {"model": model, "opt": {"iterations": state["iterations"], "slots": state["slots"]}})
+    fresh, _ = _dense_and_data()
+    fresh_opt = O.Adam(0.02)
+    tl.load_variables(path, {"model": fresh, "opt": fresh_opt})
+    assert fresh_opt.learning_rate == 0.02 and int(fresh_opt.iterations.numpy()) == 1
+    # A rate in the file and a schedule (or the user's own rate Variable) in the optimizer: the
+    # schedule stays, the entry is not an "extra" name.
+    tl.save_variables(path, {"model": model, "opt": opt})
+    schedule = O.StepDecay(0.3, 10)
+    for rate in (schedule, tl.Variable(np.float64(0.7))):
+        other = O.Adam(rate)
+        tl.load_variables(path, {"model": fresh, "opt": other})
+        assert other.learning_rate is schedule if rate is schedule else other.learning_rate == 0.7
+        assert int(other.iterations.numpy()) == 1
+
+
+def test_restoring_the_rate_matches_torch_load_state_dict(tmp_path):
+    torch = pytest.importorskip("torch")
+    p = torch.nn.Parameter(torch.zeros(2))
+    t_opt = torch.optim.SGD([p], lr=0.1)
+    t_opt.param_groups[0]["lr"] = 0.01
+    t_fresh = torch.optim.SGD([p], lr=0.1)
+    t_fresh.load_state_dict(t_opt.state_dict())
+    opt = O.SGD(0.1)
+    opt.learning_rate = 0.01
+    tl.save_variables(tmp_path / "o.safetensors", opt)
+    fresh = O.SGD(0.1)
+    tl.load_variables(tmp_path / "o.safetensors", fresh)
+    assert fresh.learning_rate == t_fresh.param_groups[0]["lr"] == 0.01
+
+
+# ------------------------------------------------------------------ gradients of the wrong kind
+def test_a_bool_gradient_is_refused_naming_the_variable():
+    # A bool tensor (a mask given by mistake) was cast to 1.0/0.0 and stepped on; torch refuses a grad of
+    # another dtype ("assigned grad has data of a different type"), and a gradient is never a bool.
+    w = tl.Variable(np.ones(3, np.float32), name="w")
+    opt = O.Adam(0.1)
+    with pytest.raises(TypeError, match=r"Adam.apply: gradient at \['w'\] is bool, variable 'w' is float32"):
+        opt.apply({"w": tl.tensor([True, False, True])}, {"w": w})
+    np.testing.assert_array_equal(w.numpy(), np.ones(3, np.float32))
+    assert int(opt.iterations.numpy()) == 0 and not opt.variables["slots"]
+    # An integer gradient (a list of Python ints) is still a number: cast, as before.
+    O.SGD(0.5).apply([np.array([1, 2, 0])], [w])
+    np.testing.assert_array_equal(w.numpy(), [0.5, 0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda t: O.clip_by_norm(t, "a"), TypeError, r"clip_by_norm: clip_norm must be a real number, got str"),
+        (lambda t: O.clip_by_norm(t, np.array([1.0, 2.0])), TypeError, r"clip_by_norm: clip_norm must be a real"),
+        (lambda t: O.clip_by_global_norm([t], None), TypeError, r"clip_by_global_norm: clip_norm must be a real"),
+        (lambda t: O.clip_by_global_norm([t], float("nan")), ValueError, r"clip_by_global_norm: clip_norm must not"),
+        (lambda t: O.SGD(0.1, global_clipnorm="1"), TypeError, r"SGD: global_clipnorm must be a real number"),
+        (lambda t: O.Adam(global_clipnorm=-1.0), ValueError, r"Adam: global_clipnorm must be positive, got -1.0"),
+    ],
+)
+def test_clip_norms_of_the_wrong_kind_name_the_function(call, error, message):
+    # clip_by_norm(t, "a") raised "'>' not supported between instances of 'str' and 'int'" and an array
+    # clip_norm "The truth value of an array ... is ambiguous", naming neither the function nor the argument.
+    with pytest.raises(error, match=message):
+        call(tl.tensor(np.ones((2, 3))))
+
+
+def test_clip_norm_as_a_numpy_or_tensor_number():
+    t = np.array([3.0, 4.0])
+    for clip_norm in (np.float32(1.0), tl.tensor(1.0), np.array(1.0)):
+        np.testing.assert_allclose(O.clip_by_norm(tl.tensor(t), clip_norm).numpy(), [0.6, 0.8], rtol=1e-15)
+        np.testing.assert_allclose(O.clip_by_global_norm([t], clip_norm)[0][0].numpy(), [0.6, 0.8], rtol=1e-15)
+
+
+# ------------------------------------------------------------------ Module
+def test_sequential_refuses_a_layer_class_at_construction():
+    # Sequential(Dense(...), Flatten) (the parentheses forgotten) built, and the first call failed with
+    # "Module.__init__() takes 1 positional argument but 2 were given"; torch.nn.Sequential(nn.ReLU)
+    # refuses the class when it is built.
+    with pytest.raises(TypeError, match=r"Sequential: layer 1 is the class Flatten, not a layer; make one"):
+        tl.nn.Sequential(tl.nn.Dense(3, 2, seed=0), tl.nn.Flatten)
+    model = tl.nn.Sequential(tl.nn.Dense(3, 2, seed=0), tl.nn.Flatten(), tl.nn.relu)  # instances, functions
+    assert model(tl.ones((4, 3))).shape == (4, 2)

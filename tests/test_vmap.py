@@ -68,7 +68,7 @@ def test_vmap_of_every_op_matches_a_loop(info, data):
         second_values = first if second_values is None else second_values
         stacked = [np.stack([a, b], axis=axis) if i in mapped else a for i, (a, b) in enumerate(zip(args, second))]
         in_axes = tuple(axis if i in mapped else None for i in range(len(args)))
-        got = _values(tl.vmap(call, in_axes=in_axes)(*stacked))
+        got = _values(tl.vmap(call, in_axes=in_axes, randomness="different")(*stacked))
     assert len(got) == len(first)
     atol, rtol = info.tolerances(args[mapped[0]].dtype)
     for g, a, b in zip(got, first, second_values):
@@ -112,8 +112,8 @@ def test_gradients_through_vmap_match_a_loop(info, data):
         (second,), g2 = _second_element(info, [args[k]], [0], data.draw(st.integers(0, 99)), lambda x: f(x, *rest))
         g2 = g1 if g2 is None else tl.grad(f)(second, *rest).numpy()
         xs = np.stack([args[k], second])
-        per_example = tl.vmap(tl.grad(f), in_axes=in_axes)(xs, *rest).numpy()
-        through = tl.grad(lambda xs: tl.sum(tl.vmap(f, in_axes=in_axes)(xs, *rest)))(xs).numpy()
+        per_example = tl.vmap(tl.grad(f), in_axes=in_axes, randomness="different")(xs, *rest).numpy()
+        through = tl.grad(lambda xs: tl.sum(tl.vmap(f, in_axes=in_axes, randomness="different")(xs, *rest)))(xs).numpy()
     expected = np.stack([g1, g2])
     atol, rtol = info.grad_atol * 10, info.grad_rtol * 10
     np.testing.assert_allclose(per_example, expected, atol=atol, rtol=rtol, equal_nan=True, err_msg="vmap(grad)")
@@ -345,9 +345,65 @@ def test_integer_elements_weak_scalars_and_indexing_with_mapped_indices():
     np.testing.assert_array_equal(tl.vmap(lambda t: t[1:3].T)(table).numpy(), table[:, 1:3])
 
 
-def test_random_draws_without_mapped_inputs_are_shared_by_the_elements():
-    out = tl.vmap(lambda x: x + tl.random.normal((2,)))(np.zeros((3, 2)))
-    np.testing.assert_array_equal(out.numpy()[0], out.numpy()[1])
+def _noise(x):
+    return x + tl.random.normal((2,), dtype="float64")
+
+
+def _dropped(x):
+    return tl.nn.dropout(x, 0.5)
+
+
+@pytest.mark.parametrize("fn", [_noise, _dropped], ids=["draw", "dropout"])
+def test_random_ops_need_a_randomness_choice(fn):
+    with pytest.raises(tl.grad.vmap.RandomnessError, match=r"randomness='different' \(each its own numbers\)"):
+        tl.vmap(fn)(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="randomness must be 'error', 'different' or 'same', got 'shared'"):
+        tl.vmap(fn, randomness="shared")
+
+
+@pytest.mark.parametrize("fn", [_noise, _dropped], ids=["draw", "dropout"])
+def test_randomness_different_draws_as_a_python_loop_does(fn):
+    xs = np.ones((4, 2))
+    tl.random.seed(5)
+    looped = np.stack([fn(tl.tensor(x)).numpy() for x in xs])
+    after_loop = tl.random.normal((3,)).numpy()
+    tl.random.seed(5)
+    mapped = tl.vmap(fn, randomness="different")(xs).numpy()
+    np.testing.assert_array_equal(mapped, looped)
+    np.testing.assert_array_equal(tl.random.normal((3,)).numpy(), after_loop)
+    assert len({row.tobytes() for row in mapped}) > 1
+
+
+@pytest.mark.parametrize("fn", [_noise, _dropped], ids=["draw", "dropout"])
+def test_randomness_same_gives_every_element_one_call_s_numbers(fn):
+    xs = np.ones((4, 2))
+    tl.random.seed(6)
+    once = fn(tl.tensor(xs[0])).numpy()
+    after_one = tl.random.normal((3,)).numpy()
+    tl.random.seed(6)
+    mapped = tl.vmap(fn, randomness="same")(xs).numpy()
+    np.testing.assert_array_equal(mapped, np.broadcast_to(once, mapped.shape))
+    np.testing.assert_array_equal(tl.random.normal((3,)).numpy(), after_one)
+
+
+def test_traced_randomness():
+    xs = np.ones((4, 2))
+    different = tl.function(tl.vmap(_dropped, randomness="different"))(xs).numpy()
+    assert set(np.unique(different)) <= {0.0, 2.0} and len({row.tobytes() for row in different}) > 1
+    shared = tl.function(tl.vmap(_noise, randomness="same"))(xs).numpy()
+    np.testing.assert_array_equal(shared, np.broadcast_to(shared[0], shared.shape))
+    with pytest.raises(tl.grad.vmap.RandomnessError, match="randomness='same' for Dropout on a mapped input"):
+        tl.function(tl.vmap(_dropped, randomness="same"))(xs)
+
+
+def test_jacobians_of_functions_that_draw_random_numbers():
+    x = tl.tensor(np.array([1.0, 2.0, 3.0]))
+    jac = tl.jacfwd(lambda v: v * tl.random.normal((3,), dtype="float64"))(x).numpy()
+    np.testing.assert_array_equal(jac, np.diag(np.diag(jac)))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = _dropped(x * x)
+    np.testing.assert_array_equal(tape.jacobian(y, x).numpy(), np.diag(2 * x.numpy() * (y.numpy() != 0) * 2))
 
 
 def test_results_do_not_alias_the_callers_array():

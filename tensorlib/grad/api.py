@@ -397,7 +397,11 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
             basis = shape_ops.reshape(
                 creation.eye(size, dtype=source.dtype, backend=source.backend), (size, *source.shape)
             )
-            stacked = vmap(tangent_out)(basis) if size else [creation.zeros((0, *o.shape), o.dtype) for o in outs]
+            stacked = (
+                vmap(tangent_out, randomness="same")(basis)
+                if size
+                else [creation.zeros((0, *o.shape), o.dtype) for o in outs]
+            )
             # (size, *out.shape) -> out.shape + source.shape
             columns.append(
                 [

@@ -21,6 +21,7 @@ gradient rules are batched in turn, so ``vmap(tl.grad(loss))`` gives per-example
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 
 from .. import dispatch, tree
@@ -30,10 +31,10 @@ from ..ops.nn import _common as _nn_common
 from ..ops.registry import _ops
 from ..tensor import Tensor, make_symbolic
 
-__all__ = ["BatchedValueError", "RaggedResultError", "Unmappable", "UnmappableLoopError", "vmap"]
+__all__ = ["BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "UnmappableLoopError", "vmap"]
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None):
+def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: str = "error"):
     """``fun`` mapped over an axis of its arguments: ``vmap(f)(xs)[i] == f(xs[i])``, computed batched.
 
     ``in_axes`` says which axis of each positional argument is mapped: an int (every array in every
@@ -46,8 +47,14 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None):
 
     Inside ``fun`` each mapped array is one element of the batch (its shape lacks the mapped axis), so
     the function is written for one example.  Its value is not available there (no Python ``if`` on
-    it: use ``tl.where``), and random draws that take no mapped input are drawn once and shared by
-    every element (JAX's behaviour for a shared key).
+    it: use ``tl.where``).
+
+    ``randomness`` says how the elements draw random numbers (random draws, dropout), as in
+    ``torch.func.vmap``: ``"error"`` (the default) refuses any random op, so that no choice is made
+    silently; ``"different"``: each element draws its own numbers, as a Python loop would; ``"same"``:
+    every element draws the same numbers (a draw that takes no mapped input is made once; dropout of a
+    mapped input applies one mask to every element; when traced only the former).  A draw with an
+    explicit ``seed`` gives the same numbers at every call, so the same for every element.
 
     >>> import tensorlib as tl
     >>> w = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -64,6 +71,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None):
     _check_axes_spec("out_axes", out_axes)
     if axis_size is not None and (not isinstance(axis_size, int) or isinstance(axis_size, bool) or axis_size < 0):
         raise ValueError(f"tl.vmap: axis_size must be a non-negative int or None, got {axis_size!r}")
+    if randomness not in ("error", "different", "same"):
+        raise ValueError(f"tl.vmap: randomness must be 'error', 'different' or 'same', got {randomness!r}")
 
     @functools.wraps(fun)
     def mapped(*args, **kwargs):
@@ -80,7 +89,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None):
         axes += _axes_of(0, kwargs, "keyword arguments")
         size = _batch_size(leaves, axes, axis_size, fun)
         physical = [None if axis is None else _moved_to_front(leaf, axis) for leaf, axis in zip(leaves, axes)]
-        mode = _Vmap(size, dispatch.local_state().tapes[:])
+        mode = _Vmap(size, dispatch.local_state().tapes[:], randomness)
         with dispatch.in_mode(mode):
             inner = [leaf if p is None else mode.logical(p) for leaf, p in zip(leaves, physical)]
             inner_args, inner_kwargs = tree.unflatten(treedef, inner)
@@ -177,6 +186,10 @@ class RaggedResultError(ValueError, Unmappable):
     """An op gave results of different shapes for different elements, which cannot be stacked."""
 
 
+class RandomnessError(ValueError, Unmappable):
+    """A random op inside a mapped function that ``randomness`` does not allow."""
+
+
 class UnmappableLoopError(NotImplementedError, Unmappable):
     """A loop that ``tl.vmap`` cannot map here (a scan of length 0, a while loop per element when traced)."""
 
@@ -192,8 +205,9 @@ class _Vmap(dispatch.Mode):
 
     python_control_flow = True
 
-    def __init__(self, size: int, outer_tapes: list):
+    def __init__(self, size: int, outer_tapes: list, randomness: str = "error"):
         self.size = size
+        self.randomness = randomness
         self.outer_tapes = outer_tapes  # the tapes recording where vmap was called: they see the physical ops
         self.physical: dict = {}  # _id of a logical tensor -> (the logical tensor, its physical tensor)
         self.numbers: dict = {}  # (type, value, dtype, backend) of a Python number -> its constant
@@ -289,7 +303,9 @@ class _Vmap(dispatch.Mode):
             if isinstance(v, Tensor) and v._id in self.physical:
                 self.needs_value(v)
         found = [self.physical.get(t._id) for t in inputs]
-        if all(f is None for f in found):
+        if op.stateful:
+            self.check_randomness(op, found)
+        if all(f is None for f in found) and not (op.stateful and self.randomness == "different"):
             with self.outside():
                 return dispatch.apply(op, inputs, attrs)
         if op.shape_only:  # the result depends on shapes alone: the same for every element
@@ -303,10 +319,12 @@ class _Vmap(dispatch.Mode):
         many = isinstance(specs, tuple)
         spec_list = specs if many else (specs,)
         with self.outside():
-            rule = _RULES.get(op.name)
+            rule = None if op.stateful else _RULES.get(op.name)
             outs = rule(self, op, inputs, physical, batched, attrs, spec_list) if rule is not None else None
             if outs is None:
-                outs = self.loop(op, physical, batched, attrs, spec_list)
+                outs = self.loop(
+                    op, physical, batched, attrs, spec_list, same_draws=op.stateful and self.randomness == "same"
+                )
             elif not many:
                 outs = (outs,)
         result = []
@@ -328,19 +346,38 @@ class _Vmap(dispatch.Mode):
             result.append(self.logical(out))
         return tuple(result) if many else result[0]
 
-    def loop(self, op, physical, batched, attrs, specs) -> tuple:
-        """``op`` once per element, the results stacked: right for every op."""
+    def check_randomness(self, op, found) -> None:
+        """Refuse a random op (a draw, or dropout) that ``randomness`` does not allow."""
+        if self.randomness == "error":
+            raise RandomnessError(
+                f"tl.vmap: {op.name} draws random numbers inside the mapped function; say how the batch elements "
+                "draw with randomness='different' (each its own numbers) or randomness='same' (every element the "
+                "same numbers), as in torch.func.vmap"
+            )
+        if self.randomness == "same" and any(f is not None and f[1]._value is None for f in found):
+            raise RandomnessError(
+                f"tl.vmap: randomness='same' for {op.name} on a mapped input needs its values, which a traced "
+                "function does not have; draw the random numbers outside the mapped function and pass them in"
+            )
+
+    def loop(self, op, physical, batched, attrs, specs, same_draws: bool = False) -> tuple:
+        """``op`` once per element, the results stacked: right for every op.  With ``same_draws`` (a random op
+        under ``randomness='same'``) every element draws from a copy of the generator as it was before the
+        first, so all draw the same numbers; the generator moves on as after one draw."""
         from ..ops import creation
+        from ..ops import random as _random
 
         if self.size == 0:
             for spec in specs:
                 if None in spec.shape:
                     raise ValueError(f"tl.vmap: {op.name}'s result shape {spec.shape} is unknown for an empty batch")
             return tuple(creation.zeros((0, *spec.shape), dtype=spec.dtype) for spec in specs)
+        start = copy.deepcopy(_random.current_generator()) if same_draws else None
         per_element = []
         for i in range(self.size):
             args = [_shape.getitem(p, i) if b else p for p, b in zip(physical, batched)]
-            out = dispatch.apply(op, args, attrs)
+            with _random.drawing_from(copy.deepcopy(start)) if i and same_draws else contextlib.nullcontext():
+                out = dispatch.apply(op, args, attrs)
             per_element.append(out if isinstance(out, tuple) else (out,))
         stacked = []
         for j in range(len(specs)):
@@ -732,6 +769,13 @@ def _take_along_axis(mode, op, inputs, physical, batched, attrs, specs):
     return dispatch.apply(op, tuple(args), {**attrs, "axis": attrs["axis"] % inputs[0].ndim + 1})
 
 
+def _ensure_shapes(mode, op, inputs, physical, batched, attrs, specs):
+    """The run-time shape checks: any size for the batch axis of the batched inputs."""
+    dims = tuple((None, *d) if b else d for d, b in zip(attrs["dims"], batched))
+    outs = dispatch.apply(op, tuple(physical), {**attrs, "dims": dims})
+    return tuple(o if b else mode.repeated(o) for o, b in zip(outs, batched))
+
+
 def _one_hot(mode, op, inputs, physical, batched, attrs, specs):
     rank = len(specs[0].shape)
     return dispatch.apply(op, (physical[0],), {**attrs, "axis": attrs["axis"] % rank + 1})
@@ -770,7 +814,7 @@ def _custom_gradient(mode, op, inputs, physical, batched, attrs, specs):
 
 _ELEMENTWISE = (
     "Abs Acos Acosh Add Angle Asin Asinh Atan Atan2 Atanh BesselI0 BesselI0e BesselI1 BesselI1e Beta Betaln "
-    "BitwiseAnd BitwiseOr BitwiseXor Cast Cbrt Ceil Celu CheckNumerics ClipByValue Conj CopySign Cos Cosh Deg2Rad "
+    "BitwiseAnd BitwiseOr BitwiseXor Cast Cbrt Ceil Celu CheckNumerics CheckParameter ClipByValue Conj CopySign Cos Cosh Deg2Rad "
     "Digamma Div Elu Equal Erf Erfc Erfcinv Erfcx Erfinv Exp Exp2 Expm1 Fabs FloatPower Floor FloorDiv FloorMod Fmax "
     "Fmin Fmod Gamma Gcd Gelu Greater GreaterEqual HardSigmoid HardSwish HardTanh Heaviside Hypot Identity Imag "
     "Invert IsClose IsFinite IsInf IsNan IsNegInf IsPosInf Lcm Ldexp LeakyRelu Less LessEqual Lgamma Log Log10 Log1p "
@@ -806,6 +850,7 @@ _RULES.update(
         "OneHot": _one_hot,
         "Conv2DBackpropFilter": _conv2d_backprop_filter,
         "Einsum": _einsum,
+        "EnsureShapes": _ensure_shapes,
         "PadV2": _pad,
         "Tile": _tile,
         "ReverseV2": _axes_moved("axis"),

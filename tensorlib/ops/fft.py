@@ -406,6 +406,17 @@ def rfftn(a, s=None, axes=None, norm=None) -> Tensor:
     return _real_transform(a, s, axes, norm, "rfftn")
 
 
+def rfft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
+    """Two-dimensional DFT of a real input over ``axes`` (``numpy.fft.rfft2``): the last axis keeps its
+    ``n // 2 + 1`` nonnegative frequencies.
+
+    >>> import tensorlib as tl
+    >>> tl.fft.rfft2(tl.ones((2, 4))).numpy().real.tolist()
+    [[8.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    return _real_transform(a, s, axes, norm, "rfft2")
+
+
 def rfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
     """One-dimensional DFT of a real input (``numpy.fft.rfft``).
 
@@ -425,6 +436,17 @@ def irfftn(a, s=None, axes=None, norm=None) -> Tensor:
     [[1.0, 2.0], [3.0, 4.0]]
     """
     return _inverse_real_transform(a, s, axes, norm, "irfftn")
+
+
+def irfft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
+    """Inverse of ``rfft2`` (``numpy.fft.irfft2``): real output over ``axes``, the last of size ``s[-1]``
+    (default ``2 * (m - 1)`` for ``m`` input frequencies).
+
+    >>> import tensorlib as tl
+    >>> tl.fft.irfft2(tl.fft.rfft2(tl.tensor([[1.0, 2.0], [3.0, 4.0]]))).numpy().tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    return _inverse_real_transform(a, s, axes, norm, "irfft2")
 
 
 def irfft(a, n=None, axis: int = -1, norm=None) -> Tensor:

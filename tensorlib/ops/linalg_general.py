@@ -295,29 +295,57 @@ def _lu_kernel(xp, x):
 
 
 def _lu_grad(node, g_lu, *_):
-    # Square x = P L U with unit lower L (fixed pivots): dL = L tril(F, -1), dU = triu(F) U for
-    # F = L^-1 P^T dx U^-1, so x's gradient is P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T (PyTorch's
-    # lu_factor_ex_backward with plain transposes: JAX's convention).
+    # x = P L U with unit lower L (m x k) and upper U (k x n), k = min(m, n), pivots fixed; PyTorch's
+    # linalg_lu_backward with plain transposes (JAX's convention for complex x).  gL and gU are the parts of
+    # the packed cotangent below and on/above the diagonal.  Square: P L^-T (tril(L^T gL, -1) + triu(gU U^T))
+    # U^-T.  Wide (U = [U1 U2]): P L^-T [tril(L^T gL - gU U^T, -1) U1^-T + gU1, gU2].  Tall (L = [L1; L2]):
+    # P [L1^-T triu(gU U^T - L^T gL) + gL1; gL2] U^-T.
     from .array import argsort, take_along_axis
-    from .linalg_ops import _eye_like, _triangle, solve_triangular
-    from .shape import expand_dims
+    from .linalg_ops import _triangle, solve_triangular
+    from .shape import concat, expand_dims, getitem
+
+    def columns(t, start, stop=None):
+        return getitem(t, (Ellipsis, slice(None), slice(start, stop)))
+
+    def rows(t, start, stop=None):
+        return getitem(t, (Ellipsis, slice(start, stop), slice(None)))
+
+    def times_u_inverse_t(t, packed_square):  # t U^-T, U the upper triangle of packed_square
+        return _mT(solve_triangular(packed_square, _mT(t), lower=False))
+
+    def l_inverse_t_times(packed_square, t):  # L^-T t, L the unit lower triangle of packed_square
+        return solve_triangular(packed_square, t, trans=1, lower=True, unit_diagonal=True)
 
     x = node.inputs[0]
     m, n = x.shape[-2:]
-    if m is not None and n is not None and m != n:
-        raise ValueError(
-            f"Lu: the gradient of the LU factorization of non-square matrices is not supported (input shape "
-            f"{tuple(x.shape)} {x.dtype})"
-        )
     lu, _, perm = node.outputs
-    lower = _triangle(lu, lower=True, k=-1) + _eye_like(lu)
-    inner = _triangle(_matmul(_mT(lower), _triangle(g_lu, lower=True, k=-1)), lower=True, k=-1) + _triangle(
-        _matmul(_triangle(g_lu, lower=False), _mT(_triangle(lu, lower=False))), lower=False
-    )
-    left = solve_triangular(lu, inner, trans=1, lower=True, unit_diagonal=True)  # L^-T inner
-    grad = _mT(solve_triangular(lu, _mT(left), lower=False))  # ... U^-T
+    g_lower, g_upper = _triangle(g_lu, lower=True, k=-1), _triangle(g_lu, lower=False)
+    if m is None or n is None or m == n:  # unknown sizes (traced) are taken as square
+        lower = _triangle(lu, lower=True, k=-1) + _eye_like(lu)
+        inner = _triangle(_matmul(_mT(lower), g_lower), lower=True, k=-1) + _triangle(
+            _matmul(g_upper, _mT(_triangle(lu, lower=False))), lower=False
+        )
+        grad = times_u_inverse_t(l_inverse_t_times(lu, inner), lu)
+    elif m < n:
+        square = columns(lu, 0, m)
+        lower = _triangle(square, lower=True, k=-1) + _eye_like(square)
+        inner = _matmul(_mT(lower), columns(g_lower, 0, m)) - _matmul(g_upper, _mT(_triangle(lu, lower=False)))
+        left = times_u_inverse_t(_triangle(inner, lower=True, k=-1), square) + columns(g_upper, 0, m)
+        grad = l_inverse_t_times(square, concat([left, columns(g_upper, m)], axis=-1))
+    else:
+        square = rows(lu, 0, n)
+        lower = _triangle(lu, lower=True, k=-1) + _constant_eye(m, n, lu)
+        inner = _matmul(rows(g_upper, 0, n), _mT(_triangle(square, lower=False))) - _matmul(_mT(lower), g_lower)
+        top = l_inverse_t_times(square, _triangle(inner, lower=False)) + rows(g_lower, 0, n)
+        grad = times_u_inverse_t(concat([top, rows(g_lower, n)], axis=-2), square)
     # x = P (L U): row perm[i] of x is row i of L U, so row r of x's gradient is row inverse[r] of grad.
     return take_along_axis(grad, expand_dims(argsort(perm, axis=-1), -1), axis=-2)
+
+
+def _constant_eye(m, n, like):
+    from .linalg_ops import _constant
+
+    return _constant(np.eye(m, n), like)
 
 
 register_gradient("Lu", _lu_grad)
@@ -366,7 +394,7 @@ def lu_factor(a) -> tuple:
     with row ``piv[i]``; PyTorch's ``lu_factor`` counts from 1).  Partial
     pivoting as LAPACK's ``getrf`` (largest magnitude first; a singular
     matrix factors without error, with a zero on ``U``'s diagonal).
-    Differentiable for square ``a`` (PyTorch's rule, JAX's convention for
+    Differentiable, also for rectangular ``a`` (PyTorch's rule, JAX's convention for
     complex input); ``piv`` is not differentiable.
 
     >>> import tensorlib as tl
@@ -433,7 +461,8 @@ def lu(a, permute_l: bool = False, p_indices: bool = False):
     ``l`` is (m, k) unit lower, ``u`` (k, n) upper, ``k = min(m, n)`` (PyTorch's ``linalg.lu`` too).
 
     ``permute_l=True`` returns ``(p @ l, u)``; ``p_indices=True`` gives ``p``
-    as row indices (int32) with ``a == l[p] @ u`` instead of a matrix.  Gradients through ``l`` and ``u`` need square ``a``.
+    as row indices (int32) with ``a == l[p] @ u`` instead of a matrix.  Gradients reach ``a`` through ``l`` and
+    ``u``, for rectangular ``a`` too (PyTorch's rule).
 
     >>> import tensorlib as tl
     >>> p, l, u = tl.linalg.lu(tl.tensor([[1.0, 2.0], [3.0, 4.0]]))

@@ -1022,7 +1022,7 @@ def matrix_power(x, n: int) -> Tensor:
     >>> tl.linalg.matrix_power(tl.tensor([[1.0, 1.0], [0.0, 1.0]]), 3).numpy().tolist()
     [[1.0, 3.0], [0.0, 1.0]]
     """
-    from .math import zeros_like
+    from .math import identity, zeros_like
     from .shape import broadcast_like
 
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
@@ -1034,6 +1034,8 @@ def matrix_power(x, n: int) -> Tensor:
         )
     if n == 0:
         return broadcast_like(_eye_like(x), x) + zeros_like(x)
+    if n == 1:  # a new value, never the caller's Tensor or Variable itself
+        return identity(x)
     base = inv(x) if n < 0 else x
     n = abs(int(n))
     result = None
@@ -1076,7 +1078,7 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == 1:
         return reduce_ops.sum(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
-        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+        raise ValueError(f"norm: invalid norm order {ord!r} for vectors (input shape {tuple(x.shape)} {x.dtype})")
     # Zero entries are replaced by ones inside power, whose derivative at 0 is inf for ord < 1 (NaN in the
     # gradient): they add nothing to the sum for ord > 0, and make the norm 0 for ord < 0 (the sum is inf).
     # Their gradient is 0, and so is every entry's of a zero vector (ord > 0) or of a vector holding a zero
@@ -1124,7 +1126,7 @@ def _matrix_norm(x, ord, axis, keepdims):
         sums = reduce_ops.sum(a, axis=col, keepdims=True)
         out = _max_magnitude(sums, row, True) if ord == np.inf else reduce_ops.min(sums, axis=row, keepdims=True)
     else:
-        raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+        raise ValueError(f"norm: invalid norm order {ord!r} for matrices (input shape {tuple(x.shape)} {x.dtype})")
     from .shape import squeeze
 
     return out if keepdims else squeeze(out, tuple(sorted((row, col))))

@@ -320,6 +320,51 @@ def _math_opinfos():
                 ),
             ),
         ),
+        OpInfo(
+            "ensure_shape",
+            tl.ensure_shape,
+            lambda x, shape: x.copy(),
+            lambda dtype: _unary()(dtype).map(lambda s: SampleInput(s.args + (_some_sizes_unknown(s.args[0]),))),
+            op_types=("EnsureShapes",),
+            dtypes=ELEMENTWISE,
+            error_inputs=(
+                ErrorInput(
+                    (np.zeros((2, 3)), (None, 4)),
+                    exc=ValueError,
+                    match=r"EnsureShapes: dimension 1 of input 0 \(shape \(2, 3\), float64\) is 3, expected 4",
+                ),
+                ErrorInput((np.zeros((2, 3)), (2,)), exc=ValueError, match=r"has rank 2, expected 1 dimensions"),
+            ),
+        ),
+        OpInfo(
+            "check_parameter",
+            _checked_scale,
+            lambda x: x.copy(),
+            _unary(lo=0.5, hi=3.0),  # inside the rule, also where a gradient check steps
+            op_types=("CheckParameter",),
+            dtypes=FLOATS,
+            error_inputs=(
+                ErrorInput(
+                    (np.array([1.0, -2.0]),), exc=ValueError, match=r"scale must be non-negative finite numbers"
+                ),
+                ErrorInput((np.array([np.inf]),), exc=ValueError, match=r"scale must be non-negative finite numbers"),
+            ),
+        ),
+        OpInfo(
+            "assert_shapes",
+            _assert_named_shapes,
+            lambda x, y: (x.copy(), y.copy()),
+            lambda dtype: _unary()(dtype).map(lambda s: SampleInput((s.args[0], 2 * s.args[0]))),
+            op_types=("EnsureShapes",),
+            dtypes=ELEMENTWISE,
+            error_inputs=(
+                ErrorInput(
+                    (np.zeros((4, 7)), np.zeros((1, 7))),
+                    exc=ValueError,
+                    match=r"dimension 0 \('d0'\) of input 1 \(shape \(1, 7\), float64\) is 1, but 'd0' is 4 in input 0",
+                ),
+            ),
+        ),
     ]
     return infos
 
@@ -392,6 +437,24 @@ def _clip_samples(dtype):
 def _full_like_samples(dtype):
     values = st.sampled_from([0, 1, -2, True]) if np.dtype(dtype).kind in "biu" else st.sampled_from([0.5, -2.0, 3])
     return st.builds(lambda x, v: SampleInput((x, v), grad_argnums=()), tensors(dtype, shapes()), values)
+
+
+def _checked_scale(x):
+    """A distribution's scale checked when it runs (how a traced draw checks a tensor parameter)."""
+    return tl.ops.get("CheckParameter")(x, rule=">=", message="scale")
+
+
+def _some_sizes_unknown(x) -> tuple:
+    """``x``'s shape with every other size left open (``None``), for ``ensure_shape``."""
+    return tuple(None if i % 2 else d for i, d in enumerate(x.shape))
+
+
+def _assert_named_shapes(x, y):
+    """``x`` and ``y`` checked to share every (named) size."""
+    names = tuple(f"d{i}" for i in range(np.ndim(x)))
+    return tuple(
+        tl.debugging.assert_shapes([(x, names), (y, names[: np.ndim(y)] + (None,) * (np.ndim(y) - np.ndim(x)))])
+    )
 
 
 @custom_gradient

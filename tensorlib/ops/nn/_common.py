@@ -135,6 +135,16 @@ def _to_nhwc(x, op_name: str, what: str = "input"):
     return transpose(x, (0, 2, 3, 1))
 
 
+def _nchw_error(e: Exception, **passed) -> Exception:
+    """The error to raise for ``e``, raised by the NHWC op an NCHW call runs on transposes: it quoted the
+    transposes' shapes ("input shape (1, 6, 7, 5)" for the (1, 5, 6, 7) passed), so the shapes as passed are
+    added.  Called from an ``except`` clause: the call that succeeds pays nothing."""
+    if type(e) not in (ValueError, TypeError) or "NCHW" in str(e):
+        return e
+    shapes = ", ".join(f"{name} shape {tuple(getattr(v, 'shape', np.shape(v)))}" for name, v in passed.items())
+    return type(e)(f"{e}; with data_format='NCHW' those are the NHWC transposes of the {shapes} passed")
+
+
 def _to_nchw(x):
     from ..shape import transpose
 

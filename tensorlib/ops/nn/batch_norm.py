@@ -12,9 +12,9 @@ from ...dispatch import apply, as_tensor
 from ...grad.registry import once_per_pass, register_gradient
 from ...tensor import Tensor
 from .. import math as math_ops
-from ..math import stop_gradient
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
+from ..math import stop_gradient
 from ..registry import defop, spec
 from ._common import (
     _check_float,
@@ -23,6 +23,7 @@ from ._common import (
     _delegates_to,
     _index,
     _is_nchw,
+    _nchw_error,
     _op_type,
     _to_nchw,
     _to_nhwc,
@@ -258,9 +259,12 @@ def fused_batch_norm(
     if not isinstance(is_training, (bool, np.bool_)):  # "False" or a Tensor would be true: training, silently
         raise TypeError(f"FusedBatchNormV3: is_training must be a bool, got {is_training!r}")
     if _is_nchw(data_format, "FusedBatchNormV3"):
-        y, batch_mean, batch_var = fused_batch_norm(
-            _to_nhwc(x, "FusedBatchNormV3", "x"), scale, offset, mean, variance, epsilon, is_training
-        )
+        try:
+            y, batch_mean, batch_var = fused_batch_norm(
+                _to_nhwc(x, "FusedBatchNormV3", "x"), scale, offset, mean, variance, epsilon, is_training
+            )
+        except (ValueError, TypeError) as e:
+            raise _nchw_error(e, x=x) from None
         return _to_nchw(y), batch_mean, batch_var
     if is_training:
         dtype = scale.dtype if hasattr(scale, "dtype") else _dt.float32

@@ -24,7 +24,7 @@ from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from ._common import _index, _op_type
 from .activations import softmax, softplus
-from .conv_composed import _one
+from .conv_composed import _check_width, _one
 from .dropout import dropout
 from .normalization import _affine, _float_input, _standardized, _widened
 from .pool import avg_pool, max_pool
@@ -270,6 +270,8 @@ def _pool1d(kind, input, ksize, strides, padding, data_format):
     if x.ndim != 3:
         raise ValueError(f"{name}: input must be 3-D ({data_format}) {_where(x)}")
     k, s = _one(ksize, "ksize", name), _one(strides, "strides", name)
+    if isinstance(padding, str) and padding.upper() in ("VALID", "SAME"):
+        _check_width(x.shape[1 if data_format == "NWC" else 2], k, s, 1, padding.upper(), name, _where(x))
     image = shape_ops.expand_dims(x, 1 if data_format == "NWC" else 2)  # (batch, 1, width, channels) / NC1W
     fmt = "NHWC" if data_format == "NWC" else "NCHW"
     out = kind(image, (1, k), (1, s), padding, data_format=fmt)

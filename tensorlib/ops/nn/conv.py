@@ -20,6 +20,7 @@ from ._common import (
     _delegates_to,
     _geometry,
     _is_nchw,
+    _nchw_error,
     _nchw_padding,
     _nchw_window,
     _nhwc_shape,
@@ -116,15 +117,17 @@ def conv2d(input, filters, strides, padding, dilations=1, data_format="NHWC") ->
     (1, 8, 5, 5)
     """
     if _is_nchw(data_format, "Conv2D"):
-        return _to_nchw(
-            conv2d(
+        try:
+            y = conv2d(
                 _to_nhwc(input, "Conv2D"),
                 filters,
                 _nchw_window(strides, True),
                 _nchw_padding(padding, True),
                 _nchw_window(dilations, True),
             )
-        )
+        except (ValueError, TypeError) as e:
+            raise _nchw_error(e, input=input) from None
+        return _to_nchw(y)
     return apply(
         _conv2d,
         (input, filters),
@@ -217,8 +220,8 @@ def conv2d_backprop_input(
     """
     name = "Conv2DBackpropInput"
     if _is_nchw(data_format, name):
-        return _to_nchw(
-            conv2d_backprop_input(
+        try:
+            dx = conv2d_backprop_input(
                 _nhwc_shape(input_shape, "input_shape", name),
                 filters,
                 _to_nhwc(out_backprop, name, "out_backprop"),
@@ -226,7 +229,9 @@ def conv2d_backprop_input(
                 _nchw_padding(padding, True),
                 _nchw_window(dilations, True),
             )
-        )
+        except (ValueError, TypeError) as e:
+            raise _nchw_error(e, out_backprop=out_backprop) from None
+        return _to_nchw(dx)
     return apply(
         _backprop_input,
         (filters, out_backprop),
@@ -313,14 +318,17 @@ def conv2d_backprop_filter(
     """
     name = "Conv2DBackpropFilter"
     if _is_nchw(data_format, name):
-        return conv2d_backprop_filter(
-            _to_nhwc(input, name),
-            filter_shape,
-            _to_nhwc(out_backprop, name, "out_backprop"),
-            _nchw_window(strides, True),
-            _nchw_padding(padding, True),
-            _nchw_window(dilations, True),
-        )
+        try:
+            return conv2d_backprop_filter(
+                _to_nhwc(input, name),
+                filter_shape,
+                _to_nhwc(out_backprop, name, "out_backprop"),
+                _nchw_window(strides, True),
+                _nchw_padding(padding, True),
+                _nchw_window(dilations, True),
+            )
+        except (ValueError, TypeError) as e:
+            raise _nchw_error(e, input=input, out_backprop=out_backprop) from None
     return apply(
         _backprop_filter,
         (input, out_backprop),

@@ -41,7 +41,7 @@ def _one(value, what: str, name: str) -> int:
 
 
 def _padding_1d(padding, name: str):
-    if isinstance(padding, str):
+    if isinstance(padding, str) and padding.upper() in ("VALID", "SAME"):
         return _padding_attr(padding, name, explicit=False)
     try:
         pairs = [tuple(_index(v) for v in pair) for pair in padding]
@@ -58,6 +58,17 @@ def _padding_1d(padding, name: str):
     if len(pairs) != 1 or len(pairs[0]) != 2 or min(pairs[0]) < 0:
         raise ValueError(f"{name}: padding must be 'VALID', 'SAME' or (left, right), got {padding!r}")
     return ((0, 0), pairs[0])
+
+
+def _check_width(width, window, stride: int, dilation: int, padding, name: str, where: str) -> None:
+    """The 1-D geometry, checked before the height-1 op runs: its error named that op (``Conv2D``, ``MaxPool``)
+    and its internal 4-D shapes, never the 1-D op and the shapes its caller passed."""
+    if width is None or window is None:
+        return
+    try:
+        _geometry((1, width), (1, window), (1, stride), (1, dilation), padding)
+    except ValueError as e:
+        raise ValueError(f"{name}: {e} {where}") from None
 
 
 @_op_type(None, tensors=("input", "filters"))  # composite: "Conv2D" names tl.nn.conv2d in explain
@@ -78,23 +89,22 @@ def conv1d(input, filters, stride, padding, dilations=1, data_format: str = "NWC
     if data_format not in ("NWC", "NCW"):
         raise ValueError(f"{name}: data_format must be 'NWC' or 'NCW', got {data_format!r}")
     x, filters = as_tensor(input), as_tensor(filters)
+    where = _shape_text(x, filters)  # the shapes passed (an NCW input was reported transposed)
     if x.ndim != 3 or filters.ndim != 3:
         layout = "NCW (batch, channels, width)" if data_format == "NCW" else "NWC (batch, width, channels)"
         raise ValueError(
-            f"{name}: input must be 3-D {layout} and filters 3-D WIO (width, in_channels, out_channels) "
-            f"{_shape_text(x, filters)}"
+            f"{name}: input must be 3-D {layout} and filters 3-D WIO (width, in_channels, out_channels) {where}"
         )
     if data_format == "NCW":
         x = shape_ops.transpose(x, (0, 2, 1))
     if None not in (x.shape[2], filters.shape[1]) and x.shape[2] != filters.shape[1]:
         raise ValueError(
-            f"{name}: input channels {x.shape[2]} do not match filter in_channels {filters.shape[1]} "
-            f"{_shape_text(x, filters)}"
+            f"{name}: input channels {x.shape[2]} do not match filter in_channels {filters.shape[1]} {where}"
         )
     s, d = _one(stride, "stride", name), _one(dilations, "dilations", name)
-    y = conv2d(
-        shape_ops.expand_dims(x, 1), shape_ops.expand_dims(filters, 0), (1, s), _padding_1d(padding, name), (1, d)
-    )
+    padding = _padding_1d(padding, name)
+    _check_width(x.shape[1], filters.shape[0], s, d, padding, name, where)
+    y = conv2d(shape_ops.expand_dims(x, 1), shape_ops.expand_dims(filters, 0), (1, s), padding, (1, d))
     y = shape_ops.squeeze(y, 1)
     return shape_ops.transpose(y, (0, 2, 1)) if data_format == "NCW" else y
 
@@ -120,9 +130,9 @@ def depthwise_conv2d(input, filter, strides, padding, dilations=1, data_format: 
     if data_format not in ("NHWC", "NCHW"):
         raise ValueError(f"{name}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
     x, w = as_tensor(input), as_tensor(filter)
+    where = _shape_text(x, w)  # the shapes passed (an NCHW input was quoted transposed)
     if data_format == "NCHW" and x.ndim == 4:
         x = shape_ops.transpose(x, (0, 2, 3, 1))
-    where = _shape_text(x, w)
     if x.ndim != 4 or w.ndim != 4:
         raise ValueError(
             f"{name}: input must be 4-D NHWC and filter 4-D (height, width, in_channels, channel_multiplier) {where}"

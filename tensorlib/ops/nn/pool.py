@@ -19,6 +19,7 @@ from ._common import (
     _delegates_to,
     _geometry,
     _is_nchw,
+    _nchw_error,
     _nchw_window,
     _op_type,
     _output_hw,
@@ -122,9 +123,11 @@ register_gradient("AvgPoolGrad", lambda node, g: _avg_pool(g, **_pool_attrs(node
 def _pool(op, input, ksize, strides, padding, data_format="NHWC"):
     name = op.name
     if _is_nchw(data_format, name):
-        return _to_nchw(
-            _pool(op, _to_nhwc(input, name), _nchw_window(ksize, True), _nchw_window(strides, True), padding)
-        )
+        try:
+            y = _pool(op, _to_nhwc(input, name), _nchw_window(ksize, True), _nchw_window(strides, True), padding)
+        except (ValueError, TypeError) as e:
+            raise _nchw_error(e, input=input) from None
+        return _to_nchw(y)
     return apply(
         op,
         (input,),
