@@ -278,3 +278,18 @@ def test_rfft2_and_irfft2(s, norm):
     )
     tl.testing.check_grads(lambda t: tl.fft.rfft2(t, s=s, norm=norm), [x], order=2)
     tl.testing.check_grads(lambda t: tl.fft.irfft2(t, s=s, norm=norm), [spectrum], order=2)
+
+
+# ---------------------------------------------------------------- einsum
+@pytest.mark.parametrize("optimize", [True, False, "greedy", "optimal", "auto", ["einsum_path", (0, 1), (0, 1)]])
+def test_einsum_takes_numpy_and_jax_optimize(optimize):
+    # numpy.einsum's and jax.numpy.einsum's optimize= was a TypeError; the contraction order is opt_einsum's
+    # (cached) whatever it asks, and the values do not depend on it.
+    rng = np.random.default_rng(11)
+    a, b, c = rng.standard_normal((2, 3)), rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    got = tl.einsum("ij,jk,kl->il", tl.tensor(a), tl.tensor(b), tl.tensor(c), optimize=optimize)
+    np.testing.assert_allclose(got.numpy(), np.einsum("ij,jk,kl->il", a, b, c), rtol=1e-12)
+    got = tl.einsum(a, [0, 1], b, [1, 2], [0, 2], optimize=optimize is not False)
+    np.testing.assert_allclose(got.numpy(), a @ b, rtol=1e-12)
+    with pytest.raises(TypeError, match=r"Einsum: optimize must be a bool, a strategy name or a path, got 3"):
+        tl.einsum("ij,jk", a, b, optimize=3)

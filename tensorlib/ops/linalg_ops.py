@@ -1078,7 +1078,7 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == 1:
         return reduce_ops.sum(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
-        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+        raise ValueError(f"norm: invalid norm order {ord!r} for vectors (input shape {tuple(x.shape)} {x.dtype})")
     # Zero entries are replaced by ones inside power, whose derivative at 0 is inf for ord < 1 (NaN in the
     # gradient): they add nothing to the sum for ord > 0, and make the norm 0 for ord < 0 (the sum is inf).
     # Their gradient is 0, and so is every entry's of a zero vector (ord > 0) or of a vector holding a zero
@@ -1126,7 +1126,7 @@ def _matrix_norm(x, ord, axis, keepdims):
         sums = reduce_ops.sum(a, axis=col, keepdims=True)
         out = _max_magnitude(sums, row, True) if ord == np.inf else reduce_ops.min(sums, axis=row, keepdims=True)
     else:
-        raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+        raise ValueError(f"norm: invalid norm order {ord!r} for matrices (input shape {tuple(x.shape)} {x.dtype})")
     from .shape import squeeze
 
     return out if keepdims else squeeze(out, tuple(sorted((row, col))))
