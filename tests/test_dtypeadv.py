@@ -326,3 +326,17 @@ def test_a_float64_accumulator_keeps_the_float32_gradient():
     x = tl.tensor([1.0, 2.0])
     value, g = tl.value_and_grad(lambda t: tl.sum(t * t, dtype="float64"))(x)
     assert value.dtype == np.float64 and g.dtype == np.float32 and g.numpy().tolist() == [2.0, 4.0]
+
+
+# ---------------------------------------------------------------- Python conversions of 0-d tensors
+def test_float_and_int_of_a_complex_tensor_raise_as_numpy_0d_arrays_do():
+    # float(tl.tensor(1 + 1j)) was 1.0 with a ComplexWarning (the imaginary part dropped); NumPy's 0-d
+    # array (and JAX's, PyTorch's tensor) refuse.
+    for convert in (float, int):
+        with pytest.raises(TypeError):
+            convert(np.asarray(1 + 1j))
+        with pytest.raises(
+            TypeError, match=rf"{convert.__name__}\(\) of a complex tensor \(shape \(\), dtype complex64"
+        ):
+            convert(tl.tensor(1 + 1j))
+    assert complex(tl.tensor(1 + 2j)) == 1 + 2j and float(tl.tensor(2.5)) == 2.5 and int(tl.tensor(-2.7)) == -2
