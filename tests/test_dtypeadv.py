@@ -224,6 +224,10 @@ _FLOAT16_REDUCTIONS = [
         lambda _: tl.average(_BIG, weights=_BIG),
         lambda _: np.average(_BIG.astype(np.float64), weights=_BIG.astype(np.float64)),
     ),
+    ("norm", lambda _: tl.linalg.norm(np.full(4096, 10, np.float16)), lambda _: 640.0),
+    ("vector_norm ord=3", lambda _: tl.linalg.vector_norm(np.full(4096, 10, np.float16), ord=3), lambda _: 160.0),
+    ("matrix fro", lambda _: tl.linalg.norm(np.full((64, 64), 10, np.float16), "fro"), lambda _: 640.0),
+    ("matrix ord=2", lambda _: tl.linalg.matrix_norm(np.full((64, 64), 10, np.float16), ord=2), lambda _: 640.0),
     (
         "logsumexp",
         lambda _: tl.logsumexp(np.full(4096, 0.1, np.float16)),
