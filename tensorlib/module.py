@@ -234,6 +234,11 @@ class Sequential(Module):
         for i, layer in enumerate(layers):
             if not callable(layer):
                 raise TypeError(f"Sequential: layer {i} is a {type(layer).__name__}, not a Module or callable")
+            if isinstance(layer, type) and issubclass(layer, Module):  # Flatten for Flatten(): failed at the call
+                raise TypeError(
+                    f"Sequential: layer {i} is the class {layer.__name__}, not a layer; make one "
+                    f"({layer.__name__}(...)) and pass it"
+                )
         self.layers = list(layers)
 
     def _children(self) -> dict:

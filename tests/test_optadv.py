@@ -543,3 +543,14 @@ def test_clip_norm_as_a_numpy_or_tensor_number():
     for clip_norm in (np.float32(1.0), tl.tensor(1.0), np.array(1.0)):
         np.testing.assert_allclose(O.clip_by_norm(tl.tensor(t), clip_norm).numpy(), [0.6, 0.8], rtol=1e-15)
         np.testing.assert_allclose(O.clip_by_global_norm([t], clip_norm)[0][0].numpy(), [0.6, 0.8], rtol=1e-15)
+
+
+# ------------------------------------------------------------------ Module
+def test_sequential_refuses_a_layer_class_at_construction():
+    # Sequential(Dense(...), Flatten) (the parentheses forgotten) built, and the first call failed with
+    # "Module.__init__() takes 1 positional argument but 2 were given"; torch.nn.Sequential(nn.ReLU)
+    # refuses the class when it is built.
+    with pytest.raises(TypeError, match=r"Sequential: layer 1 is the class Flatten, not a layer; make one"):
+        tl.nn.Sequential(tl.nn.Dense(3, 2, seed=0), tl.nn.Flatten)
+    model = tl.nn.Sequential(tl.nn.Dense(3, 2, seed=0), tl.nn.Flatten(), tl.nn.relu)  # instances, functions
+    assert model(tl.ones((4, 3))).shape == (4, 2)

@@ -228,3 +228,28 @@ def test_multivariate_normal_moments_and_gradients():
         tl.random.dirichlet((2,), [1.0, 0.0])
     with pytest.raises(ValueError, match="t: df must be a positive"):
         tl.random.t((2,), -1.0)
+
+
+_SCALAR = tl.TensorSpec((), "float64")
+
+
+@pytest.mark.parametrize(
+    "who, draw, bad, message",
+    [
+        ("normal", lambda v: tl.random.normal((3,), 0.0, v, dtype="float64"), -1.0, "stddev must be non-negative"),
+        ("laplace", lambda v: tl.random.laplace((3,), 0.0, v, dtype="float64"), 0.0, "scale must be positive"),
+        ("gumbel", lambda v: tl.random.gumbel((3,), v, 1.0, dtype="float64"), np.inf, "loc must be finite"),
+        ("bernoulli", lambda v: tl.random.bernoulli((3,), v), 1.5, r"p must be probabilities in \[0, 1\]"),
+        ("gamma", lambda v: tl.random.gamma((3,), 2.0, v, dtype="float64"), -2.0, "beta must be positive"),
+        ("chisquare", lambda v: tl.random.chisquare((3,), v, dtype="float64"), np.nan, "df must be positive"),
+    ],
+)
+def test_tensor_parameters_of_traced_draws_are_checked_when_the_graph_runs(who, draw, bad, message):
+    # Traced with a parameter whose value the trace does not know, the bad value drew samples silently
+    # (normal with stddev -1: samples of stddev 1, mirrored); eagerly it raised.
+    with pytest.raises(ValueError, match=f"tl.random.{who}: {message}"):
+        draw(tl.tensor(bad, dtype="float64"))
+    traced = tl.function(draw, input_signature=[_SCALAR])
+    with pytest.raises(ValueError, match=f"tl.random.{who}: {message}"):
+        traced(np.float64(bad))
+    assert traced(np.float64(0.5)).shape == (3,)

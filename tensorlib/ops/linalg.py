@@ -253,9 +253,12 @@ def _take_diagonals(ins, xs):
     return ins, xs
 
 
-def einsum(subscripts, *operands) -> Tensor:
+def einsum(subscripts, *operands, optimize=True) -> Tensor:
     """Einstein summation (``numpy.einsum`` notation: ellipsis, repeated indices within an operand
     for diagonals, and the interleaved sublist form).
+
+    ``optimize`` (NumPy's and JAX's: a bool, a strategy name or an ``einsum_path``) is accepted; the
+    contraction order is always opt_einsum's optimized, cached path, and the values do not depend on it.
 
     >>> import tensorlib as tl
     >>> tl.einsum("ij,j->i", tl.ones((2, 3)), tl.ones(3)).numpy().tolist()
@@ -266,6 +269,8 @@ def einsum(subscripts, *operands) -> Tensor:
     [3.0, 3.0]
     """
 
+    if not isinstance(optimize, (bool, str, list, tuple)):
+        raise TypeError(f"Einsum: optimize must be a bool, a strategy name or a path, got {optimize!r}")
     if not isinstance(subscripts, str):
         subscripts, operands = _sublist_subscripts((subscripts,) + operands)
     xs = tuple(as_tensor(x) for x in operands)

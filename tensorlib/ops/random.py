@@ -358,11 +358,33 @@ def _parameter(who: str, name: str, value, shape: tuple, dtype, bound=None) -> T
         raise ValueError(
             f"tl.random.{who}: {name} of shape {tuple(t.shape)} does not broadcast to the samples' shape {shape}"
         )
-    if not t.is_symbolic:
+    if t.is_symbolic:  # traced: the values are checked when the graph runs
+        t = _check_parameter(t, rule=bound, message=f"tl.random.{who}: {name}")
+    else:
         values = t.numpy()
         if not (np.isfinite(values) & _within(values, bound)).all():
             raise ValueError(f"tl.random.{who}: {name} must be {_RULES[bound]}, got {values!r}")
     return t if t.dtype == dtype else t.astype(dtype)
+
+
+_check_parameter = defop(
+    "CheckParameter",
+    inputs=("x",),
+    attrs={"rule": None, "message": ""},
+    infer=lambda x, *, rule, message: x,
+    doc="Identity that raises when x breaks a distribution parameter's rule: a traced draw's values checked.",
+)
+
+
+@_check_parameter.generic
+def _check_parameter_kernel(xp, x, *, rule, message):
+    ok = xp.isfinite(x) if rule is None else xp.isfinite(x) & _within(x, rule)
+    if not bool(xp.all(ok)):
+        raise ValueError(f"{message} must be {_RULES[rule]}, got {x!r}")
+    return x
+
+
+register_gradient("CheckParameter", lambda node, g: g)
 
 
 _RULES = {

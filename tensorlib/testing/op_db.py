@@ -337,6 +337,20 @@ def _math_opinfos():
             ),
         ),
         OpInfo(
+            "check_parameter",
+            _checked_scale,
+            lambda x: x.copy(),
+            _unary(lo=0.5, hi=3.0),  # inside the rule, also where a gradient check steps
+            op_types=("CheckParameter",),
+            dtypes=FLOATS,
+            error_inputs=(
+                ErrorInput(
+                    (np.array([1.0, -2.0]),), exc=ValueError, match=r"scale must be non-negative finite numbers"
+                ),
+                ErrorInput((np.array([np.inf]),), exc=ValueError, match=r"scale must be non-negative finite numbers"),
+            ),
+        ),
+        OpInfo(
             "assert_shapes",
             _assert_named_shapes,
             lambda x, y: (x.copy(), y.copy()),
@@ -423,6 +437,11 @@ def _clip_samples(dtype):
 def _full_like_samples(dtype):
     values = st.sampled_from([0, 1, -2, True]) if np.dtype(dtype).kind in "biu" else st.sampled_from([0.5, -2.0, 3])
     return st.builds(lambda x, v: SampleInput((x, v), grad_argnums=()), tensors(dtype, shapes()), values)
+
+
+def _checked_scale(x):
+    """A distribution's scale checked when it runs (how a traced draw checks a tensor parameter)."""
+    return tl.ops.get("CheckParameter")(x, rule=">=", message="scale")
 
 
 def _some_sizes_unknown(x) -> tuple:
