@@ -1078,6 +1078,8 @@ def _vector_norm(x, ord, axis, keepdims):
     from .math import abs as absolute, cast, not_equal, power
     from .shape import squeeze
 
+    if x.dtype == _dt.float16:  # summed in float32 (DESIGN §6): the 2-norm of 4096 tens was inf, not 640
+        return reduce_ops.in_float32(_vector_norm, x, ord, axis, keepdims)
     if ord is None or ord == 2:
         return reduce_ops.safe_sqrt(
             reduce_ops.sum(x * x if x.dtype.kind != "c" else absolute(x) ** 2, axis=axis, keepdims=keepdims)
@@ -1116,6 +1118,8 @@ def _matrix_norm(x, ord, axis, keepdims):
     from .math import abs as absolute
     from .shape import expand_dims, transpose
 
+    if x.dtype == _dt.float16:  # in float32 (DESIGN §6): a Frobenius norm past 65504 was inf; LAPACK has no float16
+        return reduce_ops.in_float32(_matrix_norm, x, ord, axis, keepdims)
     row, col = axis
     if ord in (2, -2, "nuc"):
         # Move the two axes last for svd, then put them back as size-1 axes if keepdims.
