@@ -224,6 +224,10 @@ _FLOAT16_REDUCTIONS = [
         lambda _: tl.average(_BIG, weights=_BIG),
         lambda _: np.average(_BIG.astype(np.float64), weights=_BIG.astype(np.float64)),
     ),
+    ("norm", lambda _: tl.linalg.norm(np.full(4096, 10, np.float16)), lambda _: 640.0),
+    ("vector_norm ord=3", lambda _: tl.linalg.vector_norm(np.full(4096, 10, np.float16), ord=3), lambda _: 160.0),
+    ("matrix fro", lambda _: tl.linalg.norm(np.full((64, 64), 10, np.float16), "fro"), lambda _: 640.0),
+    ("matrix ord=2", lambda _: tl.linalg.matrix_norm(np.full((64, 64), 10, np.float16), ord=2), lambda _: 640.0),
     (
         "logsumexp",
         lambda _: tl.logsumexp(np.full(4096, 0.1, np.float16)),
@@ -326,3 +330,17 @@ def test_a_float64_accumulator_keeps_the_float32_gradient():
     x = tl.tensor([1.0, 2.0])
     value, g = tl.value_and_grad(lambda t: tl.sum(t * t, dtype="float64"))(x)
     assert value.dtype == np.float64 and g.dtype == np.float32 and g.numpy().tolist() == [2.0, 4.0]
+
+
+# ---------------------------------------------------------------- Python conversions of 0-d tensors
+def test_float_and_int_of_a_complex_tensor_raise_as_numpy_0d_arrays_do():
+    # float(tl.tensor(1 + 1j)) was 1.0 with a ComplexWarning (the imaginary part dropped); NumPy's 0-d
+    # array (and JAX's, PyTorch's tensor) refuse.
+    for convert in (float, int):
+        with pytest.raises(TypeError):
+            convert(np.asarray(1 + 1j))
+        with pytest.raises(
+            TypeError, match=rf"{convert.__name__}\(\) of a complex tensor \(shape \(\), dtype complex64"
+        ):
+            convert(tl.tensor(1 + 1j))
+    assert complex(tl.tensor(1 + 2j)) == 1 + 2j and float(tl.tensor(2.5)) == 2.5 and int(tl.tensor(-2.7)) == -2
