@@ -115,9 +115,12 @@ def _float_dtype(dtype, layer: str):
 
 
 def _activation(activation, layer: str, none: bool = True):
-    """None (where ``none``), a callable, or the name of a ``tl.nn`` function (``"relu"``, as Keras takes)."""
+    """None (where ``none``), a callable, or the name of a ``tl.nn`` function (``"relu"``, as Keras takes);
+    Keras' ``"linear"`` is the identity (None where ``none``)."""
     if (activation is None and none) or callable(activation):
         return activation
+    if activation == "linear":
+        return None if none else _linear
     if isinstance(activation, str):
         from . import nn
 

@@ -767,3 +767,15 @@ def test_batch_norm_on_an_empty_batch_leaves_the_running_statistics_alone(shape,
     np.testing.assert_allclose(
         bn.running_mean.numpy(), 0.9 * np.array([1.0, 2.0, 3.0]) + 0.1 * ok.mean(axes), rtol=1e-5
     )
+
+
+def test_keras_linear_activation_is_the_identity():
+    # activation="linear" (Keras' name for no activation, its default) raised "activation must be None, a callable
+    # or the name of a tl.nn function".
+    x = RNG.normal(size=(3, 5, 2)).astype(np.float32)
+    for make_layer in (
+        lambda a: tl.nn.Dense(2, 4, activation=a, seed=0),
+        lambda a: tl.nn.Conv1D(2, 4, 3, activation=a, seed=0),
+    ):
+        np.testing.assert_array_equal(make_layer("linear")(x).numpy(), make_layer(None)(x).numpy())
+    assert "activation" not in repr(tl.nn.Dense(2, 4, activation="linear"))
