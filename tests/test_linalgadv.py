@@ -309,3 +309,21 @@ def test_pinv_takes_one_cut_off_per_matrix():
     tl.testing.check_grads(lambda t: tl.linalg.pinv(t, rcond=[0.01, 1e-3, 1e-4]), [a + 0.01], order=1)
     with pytest.raises(ValueError, match=r"pinv: rcond \(rtol\) of shape \(2,\) does not broadcast"):
         tl.linalg.pinv(tl.tensor(a), rcond=[0.1, 0.2])
+
+
+# ---------------------------------------------------------------- matmul of bools
+def test_matmul_of_bool_matrices_is_numpys_or_of_ands():
+    # np.matmul and jnp.matmul of bools give bools (any k with x[i, k] and y[k, j]); it raised TypeError, while
+    # einsum, tensordot and vecdot of bools already gave NumPy's bools.
+    rng = np.random.default_rng(12)
+    x, y = rng.integers(0, 2, (2, 3, 4)).astype(bool), rng.integers(0, 2, (4, 5)).astype(bool)
+    for a, b in [(x, y), (x[0, 0], y), (x, y[:, 0]), (x[0, 0], y[:, 0])]:
+        got = tl.matmul(tl.tensor(a), tl.tensor(b))
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got.numpy(), np.matmul(a, b))
+    np.testing.assert_array_equal((tl.tensor(x) @ tl.tensor(y)).numpy(), x @ y)
+    np.testing.assert_array_equal(tl.linalg.matmul(tl.tensor(x), tl.tensor(y)).numpy(), x @ y)
+    np.testing.assert_array_equal(tl.linalg.multi_dot([x[0], y, y.T]).numpy(), np.linalg.multi_dot([x[0], y, y.T]))
+    np.testing.assert_array_equal(
+        tl.linalg.matrix_power(tl.tensor(x[0, :, :3]), 3).numpy(), np.linalg.matrix_power(x[0, :, :3], 3)
+    )

@@ -19,8 +19,6 @@ from .registry import defop, spec
 def _matmul_infer(x, y):
     if len(x.shape) < 2 or len(y.shape) < 2:
         raise ValueError("both operands need rank >= 2 (tl.matmul handles vectors)")
-    if x.dtype.kind not in "fic" or y.dtype.kind not in "fic":
-        raise TypeError(f"cannot multiply {x.dtype} matrices")
     n, k = x.shape[-2:]
     k2, m = y.shape[-2:]
     if k is not None and k2 is not None and k != k2:
