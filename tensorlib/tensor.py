@@ -218,14 +218,21 @@ class Tensor:
             raise TypeError(f"tensorlib: {use} needs a 0-d tensor, got {self._describe()}; index it or use .item()")
         return self.numpy()[()]
 
+    def _real_scalar(self, use: str):
+        """``_scalar`` for ``float()`` and ``int()``: a complex value is a TypeError, as for a NumPy 0-d array
+        (a NumPy complex scalar only warns and drops the imaginary part)."""
+        if self.dtype.kind == "c":
+            raise TypeError(f"tensorlib: {use} of a complex tensor {self._describe()}; take tl.real(t) or abs(t) first")
+        return self._scalar(use)
+
     def __float__(self):
-        return float(self._scalar("float()"))
+        return float(self._real_scalar("float()"))
 
     def __complex__(self):
         return complex(self._scalar("complex()"))
 
     def __int__(self):
-        return int(self._scalar("int()"))
+        return int(self._real_scalar("int()"))
 
     def __index__(self):
         if not _dtypes.is_integer(self.dtype):

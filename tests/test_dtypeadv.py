@@ -224,6 +224,10 @@ _FLOAT16_REDUCTIONS = [
         lambda _: tl.average(_BIG, weights=_BIG),
         lambda _: np.average(_BIG.astype(np.float64), weights=_BIG.astype(np.float64)),
     ),
+    ("norm", lambda _: tl.linalg.norm(np.full(4096, 10, np.float16)), lambda _: 640.0),
+    ("vector_norm ord=3", lambda _: tl.linalg.vector_norm(np.full(4096, 10, np.float16), ord=3), lambda _: 160.0),
+    ("matrix fro", lambda _: tl.linalg.norm(np.full((64, 64), 10, np.float16), "fro"), lambda _: 640.0),
+    ("matrix ord=2", lambda _: tl.linalg.matrix_norm(np.full((64, 64), 10, np.float16), ord=2), lambda _: 640.0),
     (
         "logsumexp",
         lambda _: tl.logsumexp(np.full(4096, 0.1, np.float16)),
@@ -250,3 +254,107 @@ def test_float16_std_gradient_is_the_float32_one_rounded():
     expected = centered / (len(x) * np.std(x.astype(np.float64)))  # d std / dx_i = (x_i - mean) / (n std)
     assert g.dtype == np.float16
     np.testing.assert_allclose(g.numpy().astype(np.float64), expected, rtol=2e-3)
+
+
+# ---------------------------------------------------------------- tl.special.polygamma's order
+@pytest.mark.parametrize("order", [2, np.int64(2), "tensor0d", "array", "tensor"])
+def test_polygamma_takes_the_order_as_an_int_or_an_integer_array_or_tensor(order):
+    # A 0-d int64 tensor (and any array) was "the order n must be a non-negative int"; SciPy and JAX take
+    # integer arrays broadcasting against x.  Reference: scipy.special.polygamma, its gradient polygamma(n + 1).
+    special = pytest.importorskip("scipy.special")
+    n = {"tensor0d": tl.tensor(2), "array": np.array([[0], [1], [3]]), "tensor": tl.tensor([[0], [1], [3]])}
+    n = n.get(order, order)
+    plain = np.asarray(n.numpy() if isinstance(n, tl.Tensor) else n)
+    x = np.array([0.5, 2.0, 7.5])
+    out = tl.special.polygamma(n, tl.tensor(x, dtype="float64"))
+    assert out.shape == np.broadcast_shapes(plain.shape, x.shape)
+    np.testing.assert_allclose(out.numpy(), special.polygamma(plain, x), rtol=1e-12)
+
+    def per_x(t):  # the orders' rows summed: each element of x feeds its own column only
+        value = tl.special.polygamma(n, t)
+        return tl.sum(value, axis=0) if plain.ndim else value
+
+    g = tl.grad(lambda t: tl.sum(per_x(t)))(tl.tensor(x, dtype="float64"))
+    np.testing.assert_allclose(
+        g.numpy(),
+        np.sum(special.polygamma(plain + 1, x), axis=0) if plain.ndim else special.polygamma(plain + 1, x),
+        rtol=1e-10,
+    )
+    # Without SciPy's polygamma: the gradient is the derivative, by float64 central differences.
+    step = 1e-6
+    up, down = (per_x(tl.tensor(x + d, dtype="float64")).numpy() for d in (step, -step))
+    np.testing.assert_allclose(g.numpy(), (up - down) / (2 * step), rtol=1e-5)
+
+
+def test_polygamma_refuses_orders_that_are_not_non_negative_integers():
+    for n in (-1, 1.5, True, np.array([1, -2]), tl.tensor([1.0])):
+        with pytest.raises(ValueError, match="Polygamma: the order n must be a non-negative integer"):
+            tl.special.polygamma(n, tl.tensor(1.0))
+    with pytest.raises(TypeError, match="Polygamma: the order n must be known, got a traced tensor"):
+        tl.function(lambda n, x: tl.special.polygamma(n, x))(tl.tensor([0, 1]), tl.tensor([1.0, 1.0]))
+
+
+# ---------------------------------------------------------------- NumPy's dtype= on sum, prod, mean, var, std and the nan forms
+_INT32_EDGE = np.array([[2**31 - 1, 5], [1, -7]], np.int32)
+_WITH_NAN = np.array([[0.1, 1.5], [2.5, np.nan]], np.float32)
+_DTYPE_CASES = [
+    ("sum", _INT32_EDGE, {"dtype": np.int32}),  # wraps around in int32, as NumPy's
+    ("sum", _INT32_EDGE, {"dtype": "float32", "axis": 0}),
+    ("sum", np.array([True, True, False]), {"dtype": bool}),
+    ("sum", np.array([1.5, -2.5, 3.7]), {"dtype": np.int64}),  # each element truncated first
+    ("prod", _INT32_EDGE, {"dtype": np.int32, "axis": 1}),
+    ("mean", _WITH_NAN, {"dtype": np.float64, "axis": 1, "keepdims": True}),
+    ("mean", _INT32_EDGE, {"dtype": np.float32}),
+    ("nansum", _WITH_NAN, {"dtype": np.float64}),
+    ("nanprod", _WITH_NAN, {"dtype": np.float64, "axis": 0}),
+    ("nanmean", _WITH_NAN, {"dtype": np.float64, "axis": 0}),
+    ("var", _INT32_EDGE, {"dtype": np.float32, "ddof": 1}),
+    ("std", _WITH_NAN[:1], {"dtype": np.float64, "axis": 1}),
+    ("nanvar", _WITH_NAN, {"dtype": np.float64}),
+    ("nanstd", _WITH_NAN, {"dtype": np.float64, "axis": 1}),
+]
+
+
+@pytest.mark.parametrize("name, values, options", _DTYPE_CASES)
+def test_reductions_take_numpys_dtype_argument(name, values, options):
+    # np.sum(t, dtype=np.float64) raised "argument dtype=... is not supported on tensorlib Tensors".
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = getattr(np, name)(values, **options)
+        for got in (getattr(tl, name)(tl.tensor(values), **options), getattr(np, name)(tl.tensor(values), **options)):
+            assert isinstance(got, tl.Tensor) and got.dtype == expected.dtype, (name, options)
+            np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, err_msg=f"{name} {options}")
+
+
+def test_a_float64_accumulator_keeps_the_float32_gradient():
+    x = tl.tensor([1.0, 2.0])
+    value, g = tl.value_and_grad(lambda t: tl.sum(t * t, dtype="float64"))(x)
+    assert value.dtype == np.float64 and g.dtype == np.float32 and g.numpy().tolist() == [2.0, 4.0]
+
+
+# ---------------------------------------------------------------- Python conversions of 0-d tensors
+def test_float_and_int_of_a_complex_tensor_raise_as_numpy_0d_arrays_do():
+    # float(tl.tensor(1 + 1j)) was 1.0 with a ComplexWarning (the imaginary part dropped); NumPy's 0-d
+    # array (and JAX's, PyTorch's tensor) refuse.
+    for convert in (float, int):
+        with pytest.raises(TypeError):
+            convert(np.asarray(1 + 1j))
+        with pytest.raises(
+            TypeError, match=rf"{convert.__name__}\(\) of a complex tensor \(shape \(\), dtype complex64"
+        ):
+            convert(tl.tensor(1 + 1j))
+    assert complex(tl.tensor(1 + 2j)) == 1 + 2j and float(tl.tensor(2.5)) == 2.5 and int(tl.tensor(-2.7)) == -2
+
+
+# ---------------------------------------------------------------- integer division by zero
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("name, op", [("floor_divide", "FloorDiv"), ("remainder", "FloorMod"), ("fmod", "Fmod")])
+def test_integer_division_by_zero_names_the_op_shapes_and_dtypes(traced, name, op):
+    # The message was "FloorDiv: integer division by zero" with neither shapes nor dtypes (DESIGN §5).
+    run = getattr(tl, name)
+    run = tl.function(run) if traced else run
+    with pytest.raises(
+        ZeroDivisionError,
+        match=rf"^{op}: integer division by zero \(inputs x: shape \(2,\) int32, y: shape \(\) int32\)",
+    ):
+        run(tl.tensor(np.array([5, -5], np.int32)), tl.tensor(np.int32(0)))

@@ -278,3 +278,52 @@ def test_rfft2_and_irfft2(s, norm):
     )
     tl.testing.check_grads(lambda t: tl.fft.rfft2(t, s=s, norm=norm), [x], order=2)
     tl.testing.check_grads(lambda t: tl.fft.irfft2(t, s=s, norm=norm), [spectrum], order=2)
+
+
+# ---------------------------------------------------------------- einsum
+@pytest.mark.parametrize("optimize", [True, False, "greedy", "optimal", "auto", ["einsum_path", (0, 1), (0, 1)]])
+def test_einsum_takes_numpy_and_jax_optimize(optimize):
+    # numpy.einsum's and jax.numpy.einsum's optimize= was a TypeError; the contraction order is opt_einsum's
+    # (cached) whatever it asks, and the values do not depend on it.
+    rng = np.random.default_rng(11)
+    a, b, c = rng.standard_normal((2, 3)), rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    got = tl.einsum("ij,jk,kl->il", tl.tensor(a), tl.tensor(b), tl.tensor(c), optimize=optimize)
+    np.testing.assert_allclose(got.numpy(), np.einsum("ij,jk,kl->il", a, b, c), rtol=1e-12)
+    got = tl.einsum(a, [0, 1], b, [1, 2], [0, 2], optimize=optimize is not False)
+    np.testing.assert_allclose(got.numpy(), a @ b, rtol=1e-12)
+    with pytest.raises(TypeError, match=r"Einsum: optimize must be a bool, a strategy name or a path, got 3"):
+        tl.einsum("ij,jk", a, b, optimize=3)
+
+
+def test_pinv_takes_one_cut_off_per_matrix():
+    # NumPy's (and JAX's, PyTorch's) rcond / rtol broadcast over the batch: an array raised a TypeError from float().
+    a = np.stack([np.diag([1.0, 0.1, 2.0]), np.diag([1.0, 0.1, 2.0]), np.diag([3.0, 0.5, 0.02])])
+    for cutoffs in [np.array([0.01, 0.3, 0.05]), [[0.3], [0.01]], tl.tensor([0.01, 0.3, 0.05])]:
+        batch = a if np.ndim(cutoffs) == 1 else np.stack([a[:2], a[1:]])
+        want = np.linalg.pinv(batch, rcond=np.asarray(cutoffs))
+        np.testing.assert_allclose(tl.linalg.pinv(tl.tensor(batch), rcond=cutoffs).numpy(), want, atol=1e-12)
+        np.testing.assert_allclose(tl.linalg.pinv(tl.tensor(batch), rtol=cutoffs).numpy(), want, atol=1e-12)
+    traced = tl.function(lambda t: tl.linalg.pinv(t, rcond=np.array([0.01, 0.3, 0.05])))
+    np.testing.assert_allclose(traced(tl.tensor(a)).numpy(), np.linalg.pinv(a, rcond=[0.01, 0.3, 0.05]))
+    # (Where a cut-off drops nonzero values the gradient is Golub-Pereyra's, as JAX's and PyTorch's.)
+    tl.testing.check_grads(lambda t: tl.linalg.pinv(t, rcond=[0.01, 1e-3, 1e-4]), [a + 0.01], order=1)
+    with pytest.raises(ValueError, match=r"pinv: rcond \(rtol\) of shape \(2,\) does not broadcast"):
+        tl.linalg.pinv(tl.tensor(a), rcond=[0.1, 0.2])
+
+
+# ---------------------------------------------------------------- matmul of bools
+def test_matmul_of_bool_matrices_is_numpys_or_of_ands():
+    # np.matmul and jnp.matmul of bools give bools (any k with x[i, k] and y[k, j]); it raised TypeError, while
+    # einsum, tensordot and vecdot of bools already gave NumPy's bools.
+    rng = np.random.default_rng(12)
+    x, y = rng.integers(0, 2, (2, 3, 4)).astype(bool), rng.integers(0, 2, (4, 5)).astype(bool)
+    for a, b in [(x, y), (x[0, 0], y), (x, y[:, 0]), (x[0, 0], y[:, 0])]:
+        got = tl.matmul(tl.tensor(a), tl.tensor(b))
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got.numpy(), np.matmul(a, b))
+    np.testing.assert_array_equal((tl.tensor(x) @ tl.tensor(y)).numpy(), x @ y)
+    np.testing.assert_array_equal(tl.linalg.matmul(tl.tensor(x), tl.tensor(y)).numpy(), x @ y)
+    np.testing.assert_array_equal(tl.linalg.multi_dot([x[0], y, y.T]).numpy(), np.linalg.multi_dot([x[0], y, y.T]))
+    np.testing.assert_array_equal(
+        tl.linalg.matrix_power(tl.tensor(x[0, :, :3]), 3).numpy(), np.linalg.matrix_power(x[0, :, :3], 3)
+    )

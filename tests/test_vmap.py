@@ -769,6 +769,11 @@ _RULE_CASES = {
     "pinv": (tl.linalg.pinv, [_R.normal(size=(4, 2, 3))]),
     "diagonal": (lambda a: tl.linalg.diagonal(a, offset=1), [_R.normal(size=(4, 2, 3, 3))]),
     "tril": (lambda a: tl.tril(a, -1), [_R.normal(size=(4, 3, 3))]),
+    "gather_nd": (tl.gather_nd, [_R.normal(size=(4, 3, 4, 2)), _R.integers(-3, 3, (4, 5, 2))]),
+    "getitem_two_arrays": (lambda a, i: a[i, i + 1], [_R.normal(size=(4, 3, 4, 2)), _R.integers(-3, 2, (4, 5))]),
+    "fft": (lambda a: tl.fft.fft(a, axis=0), [_R.normal(size=(4, 6, 3))]),
+    "rfftn": (lambda a: tl.fft.rfftn(a, axes=(0, 1)), [_R.normal(size=(4, 6, 3))]),
+    "irfft": (lambda a: tl.fft.irfft(a, n=7, axis=0), [_R.normal(size=(4, 4, 3)) + 1j * _R.normal(size=(4, 4, 3))]),
 }
 
 
@@ -790,13 +795,17 @@ def test_batching_rules_of_more_ops_match_one_call_per_element(no_loop, name, sh
 @pytest.mark.parametrize(
     "name",
     ["einsum_contract", "einsum_ellipsis", "pad", "tile_more_reps", "roll", "split", "take_along_axis"]
-    + ["cholesky", "inv", "slogdet", "solve", "solve_triangular", "expm", "diagonal", "tril", "sigmoid_xent"],
+    + ["cholesky", "inv", "slogdet", "solve", "solve_triangular", "expm", "diagonal", "tril", "sigmoid_xent"]
+    + ["gather_nd", "getitem_two_arrays", "fft", "rfftn"],
 )
 def test_per_example_gradients_through_the_rules_match_a_loop_of_grad(no_loop, name):
     fn, args = _RULE_CASES[name]
 
     def loss(a, *rest):
-        return sum(tl.sum(tl.sin(leaf)) for leaf in tl.tree.leaves(fn(a, *rest)) if leaf.dtype.kind == "f")
+        leaves = [
+            tl.real(leaf) + tl.imag(leaf) if leaf.dtype.kind == "c" else leaf for leaf in tl.tree.leaves(fn(a, *rest))
+        ]
+        return sum(tl.sum(tl.sin(leaf)) for leaf in leaves if leaf.dtype.kind == "f")
 
     got = tl.vmap(tl.grad(loss))(*args).numpy()
     for i in range(4):

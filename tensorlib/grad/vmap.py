@@ -769,6 +769,38 @@ def _take_along_axis(mode, op, inputs, physical, batched, attrs, specs):
     return dispatch.apply(op, tuple(args), {**attrs, "axis": attrs["axis"] % inputs[0].ndim + 1})
 
 
+def _batch_positions(mode, indices, physical, batched):
+    """GatherNd-style ``indices`` of every element (repeated if shared) with each element's own position
+    along the batch first: ``(size, ..., 1 + depth)``, indexing the physical params."""
+    from ..ops import creation
+
+    idx = _repeated(mode, indices, physical, batched)
+    lead = (mode.size, *indices.shape[:-1])
+    rows = _apply("Reshape", (creation.arange(mode.size, dtype=idx.dtype),), {"shape": (mode.size,) + (1,) * len(lead)})
+    return _apply("ConcatV2", (_apply("BroadcastTo", (rows,), {"shape": (*lead, 1)}), idx), {"axis": len(lead)})
+
+
+def _gather_nd(mode, op, inputs, physical, batched, attrs, specs):
+    """Shared params: batched indices are one more leading index axis.  Batched params: each element's
+    indices get its batch position first."""
+    (params, indices), (pp, pi) = inputs, physical
+    if None in indices.shape:
+        return None
+    if not batched[0]:
+        return dispatch.apply(op, (pp, pi), attrs)
+    return dispatch.apply(op, (pp, _batch_positions(mode, indices, pi, batched[1])), attrs)
+
+
+def _gather_nd_grad(mode, op, inputs, physical, batched, attrs, specs):
+    """GatherNd's gradient: each element's positions (with its batch position first) scatter its ``dy``
+    into its own block of a batched ``like``."""
+    (dy, indices, like), (pdy, pi, plike) = inputs, physical
+    if None in indices.shape or None in like.shape:
+        return None
+    args = (_repeated(mode, dy, pdy, batched[0]), _batch_positions(mode, indices, pi, batched[1]))
+    return dispatch.apply(op, (*args, _repeated(mode, like, plike, batched[2])), attrs)
+
+
 def _ensure_shapes(mode, op, inputs, physical, batched, attrs, specs):
     """The run-time shape checks: any size for the batch axis of the batched inputs."""
     dims = tuple((None, *d) if b else d for d, b in zip(attrs["dims"], batched))
@@ -850,6 +882,11 @@ _RULES.update(
         "OneHot": _one_hot,
         "Conv2DBackpropFilter": _conv2d_backprop_filter,
         "Einsum": _einsum,
+        "GatherNd": _gather_nd,
+        "GatherNdGrad": _gather_nd_grad,
+        "FFTN": _axes_moved("axes"),
+        "RFFTN": _axes_moved("axes"),
+        "IRFFTN": _axes_moved("axes"),
         "EnsureShapes": _ensure_shapes,
         "PadV2": _pad,
         "Tile": _tile,

@@ -127,16 +127,6 @@ def _cumprod_grad(node, g):
 register_gradient("Cumprod", _cumprod_grad)
 
 
-def _accumulated_in(scan, x, axis, dtype):
-    """``scan`` along ``axis`` with NumPy's ``dtype=``: the running values are held in ``dtype`` itself (an
-    int32 sum wraps around, a bool one is a running or)."""
-    if dtype is None:
-        return scan(x, axis)
-    x = math_ops.cast(x, dtype)
-    out = scan(x, axis)
-    return math_ops.cast(out, x.dtype) if out.dtype != x.dtype else out
-
-
 def _cumulative(scan, initial, name, x, axis, dtype, include_initial):
     """NumPy 2's ``cumulative_sum``/``cumulative_prod``: the axis may be left out of a 1-d input only,
     ``dtype`` is the accumulator, ``include_initial`` starts with the identity."""
@@ -148,7 +138,7 @@ def _cumulative(scan, initial, name, x, axis, dtype, include_initial):
             )
         x, axis = shape_ops.reshape(x, (-1,)), 0
     ax = normalize_axis(as_int(axis, f"{name}: axis"), x.ndim, f"{name} (shape {x.shape}): axis")
-    out = _accumulated_in(scan, x, ax, dtype)
+    out = reduce_ops.accumulated_in(scan, x, dtype, ax)
     if include_initial:
         out = shape_ops.pad(out, tuple((1, 0) if i == ax else (0, 0) for i in range(x.ndim)), constant_values=initial)
     return out
@@ -335,7 +325,7 @@ def cumsum(x, axis: int | None = None, dtype=None) -> Tensor:
     [[1, 3], [3, 7]]
     """
     x, axis = _cumulative_flat_or(x, axis, "cumsum")
-    return _accumulated_in(_cumsum_op, x, axis, dtype)
+    return reduce_ops.accumulated_in(_cumsum_op, x, dtype, axis)
 
 
 def cumprod(x, axis: int | None = None, dtype=None) -> Tensor:
@@ -352,7 +342,7 @@ def cumprod(x, axis: int | None = None, dtype=None) -> Tensor:
     [1.0, 8.0, 0.0]
     """
     x, axis = _cumulative_flat_or(x, axis, "cumprod")
-    return _accumulated_in(_cumprod_op, x, axis, dtype)
+    return reduce_ops.accumulated_in(_cumprod_op, x, dtype, axis)
 
 
 # ------------------------------------------------------------------ logcumsumexp

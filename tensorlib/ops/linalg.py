@@ -19,8 +19,6 @@ from .registry import defop, spec
 def _matmul_infer(x, y):
     if len(x.shape) < 2 or len(y.shape) < 2:
         raise ValueError("both operands need rank >= 2 (tl.matmul handles vectors)")
-    if x.dtype.kind not in "fic" or y.dtype.kind not in "fic":
-        raise TypeError(f"cannot multiply {x.dtype} matrices")
     n, k = x.shape[-2:]
     k2, m = y.shape[-2:]
     if k is not None and k2 is not None and k != k2:
@@ -253,9 +251,12 @@ def _take_diagonals(ins, xs):
     return ins, xs
 
 
-def einsum(subscripts, *operands) -> Tensor:
+def einsum(subscripts, *operands, optimize=True) -> Tensor:
     """Einstein summation (``numpy.einsum`` notation: ellipsis, repeated indices within an operand
     for diagonals, and the interleaved sublist form).
+
+    ``optimize`` (NumPy's and JAX's: a bool, a strategy name or an ``einsum_path``) is accepted; the
+    contraction order is always opt_einsum's optimized, cached path, and the values do not depend on it.
 
     >>> import tensorlib as tl
     >>> tl.einsum("ij,j->i", tl.ones((2, 3)), tl.ones(3)).numpy().tolist()
@@ -266,6 +267,8 @@ def einsum(subscripts, *operands) -> Tensor:
     [3.0, 3.0]
     """
 
+    if not isinstance(optimize, (bool, str, list, tuple)):
+        raise TypeError(f"Einsum: optimize must be a bool, a strategy name or a path, got {optimize!r}")
     if not isinstance(subscripts, str):
         subscripts, operands = _sublist_subscripts((subscripts,) + operands)
     xs = tuple(as_tensor(x) for x in operands)

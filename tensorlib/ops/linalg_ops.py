@@ -931,8 +931,10 @@ def _pinv_kernel(xp, x, *, rcond):
         x = xp.astype(x, xp.float64)
     if rcond is None:
         return xp.linalg.pinv(x)
-    if rcond == _STANDARD_RTOL:
+    if isinstance(rcond, str):  # _STANDARD_RTOL
         rcond = max(x.shape[-2:]) * float(np.finfo(x.dtype).eps)
+    elif isinstance(rcond, (tuple, list)):  # one cut-off per matrix, nested as the batch (lists once loaded)
+        rcond = xp.asarray(np.asarray(rcond, dtype=np.float64))
     return xp.linalg.pinv(x, **{_cutoff_keyword(xp.linalg.pinv): rcond})
 
 
@@ -984,13 +986,16 @@ def pinv(x, rcond=None, hermitian: bool = False, *, rtol=_NO_VALUE) -> Tensor:
     """Moore-Penrose pseudo-inverse (NumPy's ``pinv``), batched.
 
     Singular values at or below ``rcond * max(s)`` count as zero: ``rcond``
-    defaults to NumPy's 1e-15; ``rtol`` is the Array API's name for it (set one
-    of them), and ``rtol=None`` means ``max(m, n) * eps``.  ``hermitian=True``
+    defaults to NumPy's 1e-15, and may be an array of one cut-off per matrix
+    (broadcast over the batch, as NumPy); ``rtol`` is the Array API's name for
+    it (set one of them), and ``rtol=None`` means ``max(m, n) * eps``.  ``hermitian=True``
     reads the Hermitian part ``(x + x^H) / 2`` (as ``svd``).
 
     The gradient (Golub & Pereyra) holds where the rank is constant near ``x``:
     at a matrix whose small singular values sit at the ``rcond`` cut-off the
-    pseudo-inverse jumps.
+    pseudo-inverse jumps.  Where the cut-off drops nonzero singular values the
+    gradient is the same formula with the cut pseudo-inverse, as JAX and
+    PyTorch give (not the derivative of the cut function).
 
     >>> import tensorlib as tl
     >>> tl.linalg.pinv(tl.tensor([[2.0, 0.0], [0.0, 0.0]])).numpy().tolist()
@@ -1004,14 +1009,23 @@ def pinv(x, rcond=None, hermitian: bool = False, *, rtol=_NO_VALUE) -> Tensor:
             raise ValueError(f"pinv: rtol and rcond can't both be set (input shape {tuple(x.shape)} {x.dtype})")
         rcond = _STANDARD_RTOL if rtol is None else rtol
     x = _hermitian_part(x, "pinv") if hermitian else x
-    if rcond is not None and rcond != _STANDARD_RTOL:
-        if np.ndim(rcond) != 0:
-            raise ValueError(
-                f"pinv: rcond (rtol) must be a number, got an array of shape {np.shape(rcond)} (one cut-off per "
-                f"matrix is not supported; input shape {tuple(x.shape)} {x.dtype})"
-            )
-        rcond = float(rcond)
+    if rcond is not None and not isinstance(rcond, str):
+        cutoffs = np.asarray(rcond.numpy() if isinstance(rcond, Tensor) else rcond, dtype=np.float64)
+        if cutoffs.ndim and None not in x.shape[:-2]:  # one per matrix: NumPy broadcasts it over the batch
+            try:
+                np.broadcast_shapes(tuple(x.shape[:-2]), cutoffs.shape)
+            except ValueError:
+                raise ValueError(
+                    f"pinv: rcond (rtol) of shape {cutoffs.shape} does not broadcast with the batch of input shape "
+                    f"{tuple(x.shape)} {x.dtype}"
+                ) from None
+        # An attribute: a number, or the cut-offs nested as tuples (hashable, saved with a graph).
+        rcond = float(cutoffs) if cutoffs.ndim == 0 else _nested_tuple(cutoffs)
     return apply(_pinv, (x,), {"rcond": rcond})
+
+
+def _nested_tuple(array) -> tuple:
+    return tuple(_nested_tuple(row) for row in array) if array.ndim > 1 else tuple(float(v) for v in array)
 
 
 # ------------------------------------------------------------------ compositions: matrix_power, norm
@@ -1064,6 +1078,8 @@ def _vector_norm(x, ord, axis, keepdims):
     from .math import abs as absolute, cast, not_equal, power
     from .shape import squeeze
 
+    if x.dtype == _dt.float16:  # summed in float32 (DESIGN §6): the 2-norm of 4096 tens was inf, not 640
+        return reduce_ops.in_float32(_vector_norm, x, ord, axis, keepdims)
     if ord is None or ord == 2:
         return reduce_ops.safe_sqrt(
             reduce_ops.sum(x * x if x.dtype.kind != "c" else absolute(x) ** 2, axis=axis, keepdims=keepdims)
@@ -1078,7 +1094,7 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == 1:
         return reduce_ops.sum(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
-        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+        raise ValueError(f"norm: invalid norm order {ord!r} for vectors (input shape {tuple(x.shape)} {x.dtype})")
     # Zero entries are replaced by ones inside power, whose derivative at 0 is inf for ord < 1 (NaN in the
     # gradient): they add nothing to the sum for ord > 0, and make the norm 0 for ord < 0 (the sum is inf).
     # Their gradient is 0, and so is every entry's of a zero vector (ord > 0) or of a vector holding a zero
@@ -1102,6 +1118,8 @@ def _matrix_norm(x, ord, axis, keepdims):
     from .math import abs as absolute
     from .shape import expand_dims, transpose
 
+    if x.dtype == _dt.float16:  # in float32 (DESIGN §6): a Frobenius norm past 65504 was inf; LAPACK has no float16
+        return reduce_ops.in_float32(_matrix_norm, x, ord, axis, keepdims)
     row, col = axis
     if ord in (2, -2, "nuc"):
         # Move the two axes last for svd, then put them back as size-1 axes if keepdims.
@@ -1126,7 +1144,7 @@ def _matrix_norm(x, ord, axis, keepdims):
         sums = reduce_ops.sum(a, axis=col, keepdims=True)
         out = _max_magnitude(sums, row, True) if ord == np.inf else reduce_ops.min(sums, axis=row, keepdims=True)
     else:
-        raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+        raise ValueError(f"norm: invalid norm order {ord!r} for matrices (input shape {tuple(x.shape)} {x.dtype})")
     from .shape import squeeze
 
     return out if keepdims else squeeze(out, tuple(sorted((row, col))))

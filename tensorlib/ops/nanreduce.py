@@ -51,26 +51,26 @@ def _checked(x, axis, name):
     return x
 
 
-def nansum(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Sum treating NaNs as 0 (``numpy.nansum``); the gradient at a NaN is 0.
+def nansum(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:
+    """Sum treating NaNs as 0 (``numpy.nansum``, ``dtype`` the accumulator's); the gradient at a NaN is 0.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nansum(tl.tensor([1.0, np.nan, 2.0])).numpy().item()
     3.0
     """
     x = _checked(x, axis, "nansum")
-    return reduce.sum(_filled(x, 0) if _has_nans(x) else x, axis, keepdims)
+    return reduce.sum(_filled(x, 0) if _has_nans(x) else x, axis, keepdims, dtype=dtype)
 
 
-def nanprod(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Product treating NaNs as 1 (``numpy.nanprod``); the gradient at a NaN is 0.
+def nanprod(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:
+    """Product treating NaNs as 1 (``numpy.nanprod``, ``dtype`` the accumulator's); the gradient at a NaN is 0.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanprod(tl.tensor([3.0, np.nan, 2.0])).numpy().item()
     6.0
     """
     x = _checked(x, axis, "nanprod")
-    return reduce.prod(_filled(x, 1) if _has_nans(x) else x, axis, keepdims)
+    return reduce.prod(_filled(x, 1) if _has_nans(x) else x, axis, keepdims, dtype=dtype)
 
 
 def _nan_extremum(x, axis, keepdims, name, plain, fill):
@@ -111,7 +111,7 @@ def _counts(x, axis, keepdims, dtype):
     return math_ops.cast(reduce.sum(math_ops.logical_not(_nans(x)), axis, keepdims), dtype)
 
 
-def nanmean(x, axis=None, keepdims: bool = False) -> Tensor:
+def nanmean(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:
     """Mean of the non-NaN elements (``numpy.nanmean``): their sum over their count, so the gradient
     is 1/count at the others and 0 at a NaN.  A slice of NaNs only gives NaN (no warning).
 
@@ -119,6 +119,8 @@ def nanmean(x, axis=None, keepdims: bool = False) -> Tensor:
     >>> tl.nanmean(tl.tensor([1.0, np.nan, 2.0])).numpy().item()
     1.5
     """
+    if dtype is not None:
+        return reduce.accumulated_in(nanmean, as_tensor(x), dtype, axis, keepdims)
     x = _checked(x, axis, "nanmean")
     if not _has_nans(x):
         return reduce.mean(x, axis, keepdims)
@@ -134,7 +136,7 @@ def _divided(total, count):
     return math_ops.where(empty, math_ops.full_like(out, math.nan), out)
 
 
-def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -> Tensor:
     """Variance of the non-NaN elements (``numpy.nanvar``), divided by their count minus ``ddof``;
     NaN where that is not positive, as in NumPy.
 
@@ -142,6 +144,7 @@ def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     >>> tl.nanvar(tl.tensor([1.0, np.nan, 3.0])).numpy().item()
     1.0
     """
+    x = x if dtype is None else math_ops.cast(x, dtype)  # NumPy's dtype= computes in it
     x = _checked(x, axis, "nanvar")
     ddof = reduce._check_ddof(x, ddof, "nanvar")
     if not _has_nans(x):
@@ -155,13 +158,14 @@ def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     return _divided(reduce.sum(centered * centered, axis, keepdims), _counts(x, axis, keepdims, centered.dtype) - ddof)
 
 
-def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -> Tensor:
     """Standard deviation of the non-NaN elements (``numpy.nanstd``); gradient 0 at zero spread, as ``std``.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanstd(tl.tensor([1.0, np.nan, 3.0])).numpy().item()
     1.0
     """
+    x = x if dtype is None else math_ops.cast(x, dtype)  # NumPy's dtype= computes in it
     x = _checked(x, axis, "nanstd")
     if x.dtype == _dt.float16:  # the root of a float32 variance: a float16 one overflows first
         return reduce.in_float32(nanstd, x, axis, keepdims, ddof)

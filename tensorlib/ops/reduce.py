@@ -230,17 +230,46 @@ def _check_axis(x, axis, name):
             raise type(e)(f"{name}: {e} (input shape {x.shape}, {x.dtype})") from None
 
 
-def sum(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    """Sum over ``axis`` (all axes by default).
+def accumulated_in(function, x, dtype, *args, **kwargs) -> Tensor:
+    """``function(x, *args, **kwargs)`` with NumPy's ``dtype=`` for the accumulator: ``x`` cast to ``dtype``
+    and the result held in it (an int32 sum wraps around as NumPy's, a bool one is an or); just the
+    function when ``dtype`` is None.
+
+    >>> import tensorlib as tl
+    >>> accumulated_in(tl.sum, tl.tensor([1.5, 2.5]), "int64").numpy().item()   # each element truncated, as NumPy
+    3
+    """
+    if dtype is None:
+        return function(x, *args, **kwargs)
+    x = math_ops.cast(x, dtype)
+    out = function(x, *args, **kwargs)
+    return math_ops.cast(out, x.dtype) if out.dtype != x.dtype else out
+
+
+def sum(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
+    """Sum over ``axis`` (all axes by default); ``dtype`` is the accumulator's and the result's, as NumPy's
+    (by default bools and int32 give int64, float16 accumulates in float32).
 
     >>> import tensorlib as tl
     >>> tl.sum(tl.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=0).numpy().tolist()
     [4.0, 6.0]
+    >>> tl.sum(tl.tensor([0.1] * 10), dtype="float64").dtype
+    dtype('float64')
     """
+    if dtype is not None:
+        return accumulated_in(sum, as_tensor(x), dtype, axis, keepdims)
     return apply(_sum, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
 
 
-def prod(x, axis=None, keepdims: bool = False) -> Tensor:
+def prod(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:
+    """Product over ``axis`` (all axes by default); ``dtype`` is the accumulator's and the result's, as in ``sum``.
+
+    >>> import tensorlib as tl
+    >>> tl.prod(tl.tensor([[1, 2], [3, 4]]), axis=1, dtype="float32").numpy().tolist()
+    [2.0, 12.0]
+    """
+    if dtype is not None:
+        return accumulated_in(prod, as_tensor(x), dtype, axis, keepdims)
     return apply(_prod, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
 
 
@@ -444,8 +473,9 @@ def _masked_count(x, mask, axis, keepdims):
     return math_ops.cast(sum(selected, axis, keepdims), x.dtype)
 
 
-def mean(x, axis=None, keepdims: bool = False, *, where=True) -> Tensor:
-    """Arithmetic mean over ``axis``; integers and bools give float64, float16 accumulates in float32.
+def mean(x, axis=None, keepdims: bool = False, *, where=True, dtype=None) -> Tensor:
+    """Arithmetic mean over ``axis``; integers and bools give float64, float16 accumulates in float32
+    (``dtype``, as NumPy's, computes and returns another).
     ``where`` (a bool tensor broadcasting to ``x``) keeps only the elements where it is True, as in
     NumPy: a slice with none gives NaN, and the others get no gradient.
 
@@ -457,6 +487,8 @@ def mean(x, axis=None, keepdims: bool = False, *, where=True) -> Tensor:
     """
 
     x = as_tensor(x)
+    if dtype is not None:
+        return accumulated_in(mean, x, dtype, axis, keepdims, where=where)
     _check_axis(x, axis, "Mean")
     mask = _where_mask(x, where, "mean")
     if x.dtype.kind in "biu":  # NumPy sums integers in float64 here: an integer sum could wrap around
@@ -479,9 +511,9 @@ def _check_ddof(x, ddof, name):
     return int(ddof) if isinstance(ddof, numbers.Integral) else float(ddof)
 
 
-def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> Tensor:
-    """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32.  ``where`` keeps
-    only the elements where it is True (the mean too), as in NumPy.
+def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtype=None) -> Tensor:
+    """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32, ``dtype`` (NumPy's)
+    computes in another.  ``where`` keeps only the elements where it is True (the mean too), as in NumPy.
 
     >>> import tensorlib as tl
     >>> tl.var(tl.tensor([1.0, 3.0])).numpy().item()
@@ -490,7 +522,7 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> T
     1.0
     """
 
-    x = as_tensor(x)
+    x = as_tensor(x) if dtype is None else math_ops.cast(x, dtype)  # NumPy's dtype= computes in it
     _check_axis(x, axis, "Var")
     ddof = _check_ddof(x, ddof, "Var")
     mask = _where_mask(x, where, "var")
@@ -509,7 +541,7 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> T
     return sum(centered * centered, axis, keepdims) / divisor
 
 
-def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> Tensor:
+def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtype=None) -> Tensor:
     """Standard deviation; its gradient at zero spread is 0 (as PyTorch and autograd give), not nan.
     ``where`` keeps only the elements where it is True, as in NumPy.
 
@@ -517,7 +549,7 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True) -> T
     >>> tl.grad(lambda x: tl.std(x))(tl.tensor([2.0, 2.0])).numpy().tolist()
     [0.0, 0.0]
     """
-    x = as_tensor(x)
+    x = as_tensor(x) if dtype is None else math_ops.cast(x, dtype)
     _check_axis(x, axis, "Std")
     ddof = _check_ddof(x, ddof, "Std")
     _where_mask(x, where, "std")

@@ -160,16 +160,40 @@ def digamma(x) -> Tensor:
     return apply(_digamma, (x,))
 
 
-def polygamma(n: int, x) -> Tensor:
-    """The ``n``-th derivative of ``digamma`` (``n`` a non-negative Python int); gradient ``polygamma(n + 1, x)``.
+def polygamma(n, x) -> Tensor:
+    """The ``n``-th derivative of ``digamma``; gradient ``polygamma(n + 1, x)``.  ``n`` is a non-negative
+    integer: a Python int, or, as in SciPy and JAX, an integer array or Tensor broadcasting against ``x``
+    (its values are read, so a traced tensor is refused: make it a static argument).
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.polygamma(1, tl.tensor(1.0))), 6)   # pi ** 2 / 6
     1.644934
+    >>> tl.special.polygamma(tl.tensor([0, 1]), tl.tensor([1.0, 1.0])).numpy().round(6).tolist()
+    [-0.577216, 1.644934]
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"Polygamma: the order n must be a non-negative int, got {n!r}")
-    return apply(_polygamma, (x,), {"n": int(n)})
+    orders = _orders(n)
+    if orders.ndim == 0:
+        return apply(_polygamma, (x,), {"n": int(orders)})
+    out = None
+    for k in np.unique(orders) if orders.size else (0,):  # one op per distinct order, selected elementwise
+        value = apply(_polygamma, (x,), {"n": int(k)})
+        out = math_ops.where(orders == k, value, value if out is None else out)
+    return out
+
+
+def _orders(n) -> np.ndarray:
+    """Polygamma's order ``n`` as a NumPy integer array (0-d for one order), checked."""
+    if isinstance(n, Tensor):
+        if n.is_symbolic:
+            raise TypeError(
+                f"Polygamma: the order n must be known, got a traced tensor (shape {n.shape}, {n.dtype}); "
+                "pass a Python int or make the argument static (static_argnums)"
+            )
+        n = n.numpy()
+    orders = np.asarray(n)
+    if orders.dtype.kind not in "iu" or (orders.size and orders.min() < 0):
+        raise ValueError(f"Polygamma: the order n must be a non-negative integer (or integer array), got {n!r:.60}")
+    return orders
 
 
 def gamma(x) -> Tensor:

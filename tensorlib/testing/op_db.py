@@ -1394,11 +1394,6 @@ def _linalg_opinfos():
                     exc=ValueError,
                     match=r"BatchMatMulV2: matmul of a scalar \(shapes \(\) and \(3,\)\)",
                 ),
-                ErrorInput(
-                    (np.ones((2, 2), bool), np.ones((2, 2), bool)),
-                    exc=TypeError,
-                    match=r"BatchMatMulV2: cannot multiply bool matrices",
-                ),
             ),
         ),
         OpInfo(

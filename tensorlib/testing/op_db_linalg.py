@@ -704,10 +704,16 @@ OPINFOS = [
                 r"\(2, 2, 2\) float64\)",
             ),
             ErrorInput(
-                (np.ones((2, 2)),), {"ord": "fro", "axis": 0}, ValueError, r"norm: invalid norm order 'fro' for vectors"
+                (np.ones((2, 2)),),
+                {"ord": "fro", "axis": 0},
+                ValueError,
+                r"norm: invalid norm order 'fro' for vectors \(input shape \(2, 2\) float64\)",
             ),
             ErrorInput(
-                (np.ones((2, 2)),), {"ord": 3, "axis": (0, 1)}, ValueError, r"norm: invalid norm order 3 for matrices"
+                (np.ones((2, 2)),),
+                {"ord": 3, "axis": (0, 1)},
+                ValueError,
+                r"norm: invalid norm order 3 for matrices \(input shape \(2, 2\) float64\)",
             ),
             ErrorInput(
                 (np.ones((2, 2)),),

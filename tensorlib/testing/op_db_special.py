@@ -120,9 +120,13 @@ _SPECIAL = [
         dtypes=FLOATS,
         error_inputs=(
             ErrorInput(
-                (-1, np.ones(2)), exc=ValueError, match=r"Polygamma: the order n must be a non-negative int, got -1"
+                (-1, np.ones(2)),
+                exc=ValueError,
+                match=r"Polygamma: the order n must be a non-negative integer \(or integer array\), got -1",
             ),
-            ErrorInput((1.5, np.ones(2)), exc=ValueError, match=r"Polygamma: the order n must be a non-negative int"),
+            ErrorInput(
+                (1.5, np.ones(2)), exc=ValueError, match=r"Polygamma: the order n must be a non-negative integer"
+            ),
         ),
     ),
     _special("gamma", [(0.3, 4.0)], ("Gamma",)),
