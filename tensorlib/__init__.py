@@ -241,6 +241,8 @@ from .ops.numpy_extra import (
     block,
     broadcast_arrays,
     broadcast_shapes,
+    choose,
+    compress,
     convolve,
     corrcoef,
     correlate,

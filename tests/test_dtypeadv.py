@@ -344,3 +344,17 @@ def test_float_and_int_of_a_complex_tensor_raise_as_numpy_0d_arrays_do():
         ):
             convert(tl.tensor(1 + 1j))
     assert complex(tl.tensor(1 + 2j)) == 1 + 2j and float(tl.tensor(2.5)) == 2.5 and int(tl.tensor(-2.7)) == -2
+
+
+# ---------------------------------------------------------------- integer division by zero
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("name, op", [("floor_divide", "FloorDiv"), ("remainder", "FloorMod"), ("fmod", "Fmod")])
+def test_integer_division_by_zero_names_the_op_shapes_and_dtypes(traced, name, op):
+    # The message was "FloorDiv: integer division by zero" with neither shapes nor dtypes (DESIGN §5).
+    run = getattr(tl, name)
+    run = tl.function(run) if traced else run
+    with pytest.raises(
+        ZeroDivisionError,
+        match=rf"^{op}: integer division by zero \(inputs x: shape \(2,\) int32, y: shape \(\) int32\)",
+    ):
+        run(tl.tensor(np.array([5, -5], np.int32)), tl.tensor(np.int32(0)))

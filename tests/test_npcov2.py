@@ -269,6 +269,8 @@ GRADS = {
     "correlate": (lambda a, v: tl.sum(tl.correlate(a, v, "full") ** 2 * np.arange(7.0)), [(5,), (3,)]),
     "polyval_select": (lambda p, x: tl.sum(tl.select([x > 0], [tl.polyval(p, x)], x**3)), [(4,), (2, 3)]),
     "partition": (lambda x: tl.sum(tl.partition(x, 1) * np.arange(4.0)), [(4,)]),
+    "choose": (lambda a, b: tl.sum(tl.choose(np.array([[0, 1, 1], [1, 0, 0]]), [a, b]) ** 3), [(2, 3), (3,)]),
+    "compress": (lambda a: tl.sum(tl.compress([True, False, True], a, axis=1) ** 3), [(2, 3)]),
 }
 
 
@@ -403,3 +405,61 @@ def test_inputs_are_not_modified():
     tl.insert(t, 2, 9.0), tl.delete(t, 2), tl.interp(t, t, t), tl.cov(t), tl.intersect1d(t, t, return_indices=True)
     np.testing.assert_array_equal(x, keep)
     np.testing.assert_array_equal(t.numpy(), keep)
+
+
+# ------------------------------------------------------------------ choose and compress (session 9)
+_CHOICES = [RNG.normal(size=(3, 4)), RNG.normal(size=(4,)), np.float64(2.5), RNG.normal(size=(3, 1))]
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_choose_matches_numpy_in_every_mode(mode):
+    index = RNG.integers(0, 4, (3, 4)) if mode == "raise" else RNG.integers(-6, 9, (3, 4))
+    want = np.choose(index, _CHOICES, mode=mode)
+    _same(tl.choose(index, _CHOICES, mode=mode), want)
+    _same(np.choose(tl.tensor(index), _CHOICES, mode=mode), want)  # NumPy's dispatch
+    traced = tl.function(lambda i, *c: tl.choose(i, c, mode=mode))
+    _same(traced(index, *_CHOICES), want)
+    # Each choice's gradient: 2 * the result where it was chosen, summed back to the choice's shape.
+    grads = tl.grad(lambda *c: tl.sum(tl.choose(index, c, mode=mode) ** 2), argnums=(0, 1, 2, 3))(*_CHOICES)
+    picked = np.choose(index, range(4), mode=mode)
+    for k, g in enumerate(grads):
+        full = np.where(picked == k, 2 * want, 0.0)
+        summed = full.sum(axis=tuple(range(full.ndim - np.ndim(_CHOICES[k]))))
+        summed = summed.sum(axis=tuple(i for i, d in enumerate(np.shape(_CHOICES[k])) if d == 1), keepdims=True)
+        np.testing.assert_allclose(g.numpy(), summed.reshape(np.shape(_CHOICES[k])), rtol=1e-12)
+
+
+def test_choose_refuses_what_numpy_refuses():
+    with pytest.raises(ValueError, match=r"choose: invalid entry -1 in a: there are 2 choices"):
+        tl.choose([0, -1], [[1, 2], [3, 4]])
+    with pytest.raises(TypeError, match="choose: a must hold integer indices, got float64"):
+        tl.choose(np.array([0.0, 1.0]), [[1, 2], [3, 4]])
+    traced = tl.function(
+        lambda i: tl.choose(i, [np.zeros(2), np.ones(2)]), input_signature=[tl.TensorSpec((2,), "int64")]
+    )
+    np.testing.assert_array_equal(traced(np.array([1, 0])).numpy(), [1.0, 0.0])
+    with pytest.raises(IndexError):
+        traced(np.array([0, 2]))  # traced: checked when the graph runs
+
+
+@pytest.mark.parametrize(
+    "condition, axis",
+    [([1, 0, 1], 1), ([True], 0), ([0, 1], None), ([0, 0, 0, 0], 1), ([True, False, False, False], -1), ([], 0)],
+)
+def test_compress_matches_numpy(condition, axis):
+    a = RNG.normal(size=(2, 3))
+    want = np.compress(condition, a, axis=axis)
+    _same(tl.compress(condition, a, axis=axis), want)
+    _same(np.compress(condition, tl.tensor(a), axis=axis), want)
+    grad = tl.grad(lambda t: tl.sum(tl.compress(condition, t, axis=axis) ** 2))(tl.tensor(a))
+    kept = np.zeros(a.size if axis is None else a.shape[axis], bool)
+    kept[np.flatnonzero(condition)] = True
+    mask = kept.reshape(a.shape) if axis is None else np.expand_dims(kept, tuple(i for i in range(2) if i != axis % 2))
+    np.testing.assert_allclose(grad.numpy(), np.where(mask, 2 * a, 0.0), rtol=1e-12)
+
+
+def test_compress_refuses_a_true_entry_past_the_end():
+    with pytest.raises(IndexError, match=r"compress: condition is true at index 3, past the end of axis 1"):
+        tl.compress([0, 0, 0, 1], np.zeros((2, 3)), axis=1)
+    with pytest.raises(ValueError, match="compress: condition must be a 1-d array"):
+        tl.compress([[True]], np.zeros((2, 3)))

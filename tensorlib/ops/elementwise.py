@@ -298,13 +298,23 @@ _logaddexp2 = _binary(
 )
 
 
+def _refuse_zero_divisor(name, x, y, nonzero) -> None:
+    """An integer divisor holding a zero is a ZeroDivisionError naming the op, shapes and dtypes (raised by
+    the kernel itself, so a compiled graph's message names them too)."""
+    if not nonzero:
+        raise ZeroDivisionError(
+            f"{name}: integer division by zero (inputs x: shape {tuple(x.shape)} {x.dtype}, "
+            f"y: shape {tuple(y.shape)} {y.dtype})"
+        )
+
+
 def _by_nonzero_integers(name, ufunc):
     """NumPy's ``ufunc`` (also writing into ``out``), raising where an integer divisor is zero: NumPy
     would give 0, JAX an unspecified value; Python and TensorFlow's FloorDiv/FloorMod raise."""
 
     def kernel(x, y, out=None):
-        if y.dtype.kind in "iub" and not y.all():
-            raise ZeroDivisionError(f"{name}: integer division by zero")
+        if y.dtype.kind in "iub":
+            _refuse_zero_divisor(name, x, y, y.all())
         return ufunc(x, y, out=out)
 
     kernel.__name__ = kernel.__qualname__ = ufunc.__name__
@@ -316,10 +326,10 @@ def _on_ints(name, function_name):
     integer divisor of zero a ZeroDivisionError (as the NumPy kernel)."""
 
     def kernel(xp, x, y):
+        if xp.isdtype(y.dtype, ("integral", "bool")):
+            _refuse_zero_divisor(name, x, y, bool(xp.all(y)))
         if x.dtype == xp.bool:
             x, y = xp.astype(x, xp.int32), xp.astype(y, xp.int32)
-        if xp.isdtype(y.dtype, "integral") and not bool(xp.all(y)):
-            raise ZeroDivisionError(f"{name}: integer division by zero")
         return getattr(xp, function_name)(x, y)
 
     kernel.__name__ = kernel.__qualname__ = f"integer_{function_name}"
@@ -362,8 +372,7 @@ def _fmod_kernel(xp, x, y):
     if x.dtype == xp.bool:
         x, y = xp.astype(x, xp.int32), xp.astype(y, xp.int32)
     if xp.isdtype(y.dtype, "integral"):
-        if not bool(xp.all(y)):
-            raise ZeroDivisionError("Fmod: integer division by zero")
+        _refuse_zero_divisor("Fmod", x, y, bool(xp.all(y)))
         r = xp.remainder(xp.abs(x), xp.abs(y))
         return xp.where(x < 0, -r, r)
     return xp.copysign(xp.remainder(xp.abs(x), xp.abs(y)), x)

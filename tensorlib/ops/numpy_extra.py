@@ -947,6 +947,69 @@ def select(condlist, choicelist, default=0) -> Tensor:
     return as_tensor(result)
 
 
+def choose(a, choices, mode: str = "raise") -> Tensor:
+    """``numpy.choose``: at each position, the element of ``choices[a]`` (``a`` and the choices broadcast
+    together; ``choices`` a sequence, or a tensor indexed along its first axis); ``mode`` ``"raise"``
+    (an index outside ``[0, n)`` is an error), ``"wrap"`` or ``"clip"``.  Differentiable in the choices.
+
+    >>> import tensorlib as tl
+    >>> tl.choose(tl.tensor([0, 2, 1]), [tl.tensor([1.0, 2.0, 3.0]), tl.tensor(10.0), tl.tensor([7.0, 8.0, 9.0])]).numpy().tolist()
+    [1.0, 8.0, 10.0]
+    """
+    from .array import take_along_axis
+
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    index = as_tensor(a)
+    if index.dtype.kind not in "iub":
+        raise TypeError(f"choose: a must hold integer indices, got {index.dtype} (shape {index.shape})")
+    choices = [as_tensor(c) for c in choices]
+    n = len(choices)
+    if n == 0:
+        raise ValueError("choose: choices must not be empty")
+    shape = _broadcast_shapes(index.shape, *(c.shape for c in choices))
+    index = index.astype(_dt.int64)
+    if mode == "wrap":
+        index = index % n
+    elif mode == "clip":
+        index = math_ops.clip(index, 0, n - 1)
+    elif not index.is_symbolic:
+        values = index.numpy()
+        if values.size and (values.min() < 0 or values.max() >= n):
+            bad = values[(values < 0) | (values >= n)].ravel()[0]
+            raise ValueError(f"choose: invalid entry {bad} in a: there are {n} choices (mode='raise')")
+    else:  # traced: an index outside [0, n) becomes n, which the gather below refuses when it runs
+        index = math_ops.where((index < 0) | (index >= n), n, index)
+    stacked = shape_ops.stack([shape_ops.broadcast_to(c, shape) for c in choices])
+    picked = take_along_axis(stacked, shape_ops.expand_dims(shape_ops.broadcast_to(index, shape), 0), axis=0)
+    return shape_ops.squeeze(picked, 0)
+
+
+def compress(condition, a, axis: int | None = None) -> Tensor:
+    """``numpy.compress``: the slices of ``a`` along ``axis`` (of ``a`` flattened when None) where the 1-D
+    ``condition`` is true; a condition shorter than the axis leaves the rest out, and a true entry past its
+    end is an IndexError.  Differentiable in ``a``; the result's length depends on the condition's values.
+
+    >>> import tensorlib as tl
+    >>> tl.compress([True, False, True], tl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), axis=1).numpy().tolist()
+    [[1.0, 3.0], [4.0, 6.0]]
+    """
+    condition, a = as_tensor(condition), as_tensor(a)
+    if condition.ndim != 1:
+        raise ValueError(f"compress: condition must be a 1-d array, got shape {condition.shape} ({condition.dtype})")
+    if axis is None:
+        a, axis = shape_ops.reshape(a, (-1,)), 0
+    axis = normalize_axis(axis, a.ndim)
+    positions = ew.nonzero(condition)[0]
+    size = a.shape[axis]
+    if not positions.is_symbolic and size is not None and positions.shape[0] and int(positions.numpy()[-1]) >= size:
+        raise IndexError(
+            f"compress: condition is true at index {int(positions.numpy()[-1])}, past the end of axis {axis} "
+            f"of a (shape {a.shape}, {a.dtype})"
+        )
+    return shape_ops.take(a, positions, axis=axis)
+
+
 # ------------------------------------------------------------------ sets and orderings
 def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *, kind=None) -> Tensor:
     """``numpy.isin``: whether each element of ``element`` is in ``test_elements`` (a bool tensor of
