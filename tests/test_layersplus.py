@@ -889,3 +889,28 @@ def test_random_pool_geometries_match_the_numpy_reference(case):
     kind = "max" if "Max" in type(layer).__name__ else "mean"
     want = np_pool(x, layer.ksize, layer.strides, layer.padding, kind)
     np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ results never alias a Variable
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("Dropout eval", lambda v: tl.nn.Dropout(0.5).eval()(v)),
+        ("Dropout(0)", lambda v: tl.nn.Dropout(0.0)(v)),
+        ("SpatialDropout1D eval", lambda v: tl.nn.SpatialDropout1D(0.5).eval()(v)),
+        ("Activation('linear')", lambda v: tl.nn.Activation("linear")(v)),
+        ("tl.nn.dropout(rate=0)", lambda v: tl.nn.dropout(v, 0.0)),
+        ("Sequential(Dropout) eval", lambda v: tl.nn.Sequential(tl.nn.Dropout(0.2)).eval()(v)),
+    ],
+)
+def test_a_pass_through_layer_returns_a_value_a_later_assign_cannot_change(name, call):
+    # These returned the Variable itself: v.assign(...) afterwards changed the "result" (DESIGN: values are
+    # immutable; JAX and TensorFlow return values).
+    v = tl.Variable(np.ones((1, 2, 2), np.float32))
+    y = call(v)
+    v.assign(np.full((1, 2, 2), 5.0, np.float32))
+    assert y is not v
+    np.testing.assert_array_equal(y.numpy(), np.ones((1, 2, 2)))
+    with tl.GradientTape() as tape:  # still differentiable: the gradient reaches the Variable
+        loss = (call(v) * 3.0).sum()
+    np.testing.assert_array_equal(tape.gradient(loss, v).numpy(), np.full((1, 2, 2), 3.0))
