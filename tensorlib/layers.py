@@ -15,6 +15,7 @@ image layers take PyTorch's channels-first layout.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -76,6 +77,13 @@ __all__ = [
     "SpatialDropout1D",
     "SpatialDropout2D",
     "SpatialDropout3D",
+    "Activation",
+    "ReLU",
+    "LeakyReLU",
+    "GELU",
+    "Sigmoid",
+    "Tanh",
+    "Softmax",
 ]
 
 
@@ -1371,6 +1379,127 @@ class Flatten(Module):
         # -1 keeps a traced batch dimension of unknown size; with zero-size features it would be
         # ambiguous, and the batch size is given instead.
         return _shape.reshape(x, (-1, rest) if rest else (x.shape[0], 0))
+
+
+class Activation(Module):
+    """An activation as a layer (Keras' ``Activation``): a ``tl.nn`` function's name (``"relu"``, ``"linear"``) or
+    a callable, applied elementwise; the subclasses below are PyTorch's ``nn.ReLU()``, ``nn.Softmax(dim)``, ...
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Sequential(tl.nn.Dense(2, 3, seed=0), tl.nn.Activation("relu"))(tl.ones((1, 2))).shape
+    (1, 3)
+    """
+
+    def __init__(self, activation):
+        super().__init__()
+        self.activation = _activation(activation, type(self).__name__, none=False)
+
+    def forward(self, x):
+        return self.activation(_as_tensor(x))
+
+    def extra_repr(self) -> str:
+        return getattr(self.activation, "__name__", repr(self.activation)).lstrip("_")
+
+
+class ReLU(Activation):
+    """``max(x, 0)`` (PyTorch's ``nn.ReLU``, Keras' ``ReLU``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.ReLU()(tl.tensor([-1.0, 2.0])).numpy().tolist()
+    [0.0, 2.0]
+    """
+
+    def __init__(self):
+        super().__init__(_nn.relu)
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+class LeakyReLU(Activation):
+    """``x`` where positive, else ``negative_slope * x``: PyTorch's ``nn.LeakyReLU(negative_slope=0.01)`` (Keras'
+    default slope is 0.3, ``tl.nn.leaky_relu``'s TensorFlow's 0.2).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.LeakyReLU(0.5)(tl.tensor([-2.0, 2.0])).numpy().tolist()
+    [-1.0, 2.0]
+    """
+
+    def __init__(self, negative_slope: float = 0.01):
+        if not _number_in(negative_slope, -math.inf, math.inf):
+            raise ValueError(f"LeakyReLU: negative_slope must be a finite number, got {negative_slope!r}")
+        self.negative_slope = float(negative_slope)
+        super().__init__(functools.partial(_nn.leaky_relu, alpha=self.negative_slope))
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}"
+
+
+class GELU(Activation):
+    """``x * Phi(x)`` (PyTorch's ``nn.GELU``); ``approximate=True`` (or ``"tanh"``) is the tanh form.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.nn.GELU()(tl.tensor([1.0]))[0]), 4)
+    0.8413
+    """
+
+    def __init__(self, approximate=False):
+        if approximate not in (False, True, "none", "tanh"):
+            raise ValueError(f"GELU: approximate must be False, True, 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate in (True, "tanh")
+        super().__init__(functools.partial(_nn.gelu, approximate=self.approximate))
+
+    def extra_repr(self) -> str:
+        return "approximate='tanh'" if self.approximate else ""
+
+
+class Sigmoid(Activation):
+    """``1 / (1 + exp(-x))`` (PyTorch's ``nn.Sigmoid``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Sigmoid()(tl.tensor([0.0])).numpy().tolist()
+    [0.5]
+    """
+
+    def __init__(self):
+        super().__init__(_math.sigmoid)
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+class Tanh(Activation):
+    """``tanh(x)`` (PyTorch's ``nn.Tanh``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Tanh()(tl.tensor([0.0])).numpy().tolist()
+    [0.0]
+    """
+
+    def __init__(self):
+        super().__init__(_math.tanh)
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+class Softmax(Activation):
+    """``exp(x)`` normalized to sum to one along ``axis`` (Keras' ``Softmax(axis=-1)``, PyTorch's
+    ``nn.Softmax(dim)``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Softmax()(tl.tensor([[0.0, 0.0]])).numpy().tolist()
+    [[0.5, 0.5]]
+    """
+
+    def __init__(self, axis: int = -1):
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise ValueError(f"Softmax: axis must be an int, got {axis!r}")
+        self.axis = int(axis)
+        super().__init__(functools.partial(_nn.softmax, axis=self.axis))
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}"
 
 
 # ------------------------------------------------------------------ recurrent layers (on tl.scan)

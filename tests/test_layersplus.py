@@ -451,7 +451,7 @@ def test_layers_are_exported_and_documented():
         "GlobalAveragePooling1D", "GlobalMaxPooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling2D",
         "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GroupNorm", "InstanceNorm", "SeparableConv2D",
         "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling2D", "PReLU", "SpatialDropout1D",
-        "SpatialDropout2D", "SpatialDropout3D",
+        "SpatialDropout2D", "SpatialDropout3D", "Activation", "ReLU", "LeakyReLU", "GELU", "Sigmoid", "Tanh", "Softmax",
     ]  # fmt: skip
     for name in new:
         assert getattr(tl.nn, name) is getattr(tl.layers, name)
@@ -779,3 +779,57 @@ def test_keras_linear_activation_is_the_identity():
     ):
         np.testing.assert_array_equal(make_layer("linear")(x).numpy(), make_layer(None)(x).numpy())
     assert "activation" not in repr(tl.nn.Dense(2, 4, activation="linear"))
+
+
+# ------------------------------------------------------------------ activation layers
+def _np_gelu(x, tanh):
+    from scipy.special import erf
+
+    if tanh:
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+
+
+ACTIVATIONS = {
+    "ReLU()": (lambda: tl.nn.ReLU(), lambda x: np.maximum(x, 0), "ReLU()"),
+    "LeakyReLU()": (lambda: tl.nn.LeakyReLU(), lambda x: np.where(x > 0, x, 0.01 * x), "LeakyReLU()"),
+    "LeakyReLU(0.3)": (lambda: tl.nn.LeakyReLU(0.3), lambda x: np.where(x > 0, x, 0.3 * x), "LeakyReLU(0.3)"),
+    "GELU()": (lambda: tl.nn.GELU(), lambda x: _np_gelu(x, False), "GELU()"),
+    "GELU('tanh')": (lambda: tl.nn.GELU("tanh"), lambda x: _np_gelu(x, True), "GELU(approximate='tanh')"),
+    "Sigmoid()": (lambda: tl.nn.Sigmoid(), lambda x: 1 / (1 + np.exp(-x)), "Sigmoid()"),
+    "Tanh()": (lambda: tl.nn.Tanh(), np.tanh, "Tanh()"),
+    "Softmax(1)": (
+        lambda: tl.nn.Softmax(1),
+        lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True),
+        "Softmax(dim=1)",
+    ),
+    "Activation('softplus')": (lambda: tl.nn.Activation("softplus"), lambda x: np.log1p(np.exp(x)), "Softplus()"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_layers_match_numpy_pytorch_and_trace(name):
+    build, reference, torch_form = ACTIVATIONS[name]
+    layer = build()
+    x = RNG.normal(size=(3, 4, 2)) * 2
+    np.testing.assert_allclose(layer(x).numpy(), reference(x), rtol=1e-10, atol=1e-12)
+    check_grads(lambda x: layer(x), [x], order=2, modes=("rev",))
+    x32 = x.astype(np.float32)
+    np.testing.assert_allclose(tl.function(lambda x: layer(x))(x32).numpy(), layer(x32).numpy(), rtol=1e-6)
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(x, requires_grad=True)
+    ty = eval(f"torch.nn.{torch_form}")(tx)  # the PyTorch module the layer stands for
+    np.testing.assert_allclose(layer(x).numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_activation_layers_bad_arguments_name_the_layer():
+    with pytest.raises(ValueError, match=r"Activation: activation must be a callable or the name of a tl.nn function"):
+        tl.nn.Activation("no_such_function")
+    with pytest.raises(ValueError, match=r"LeakyReLU: negative_slope must be a finite number, got 'a'"):
+        tl.nn.LeakyReLU("a")
+    with pytest.raises(ValueError, match=r"GELU: approximate must be False, True, 'none' or 'tanh', got 'erf'"):
+        tl.nn.GELU("erf")
+    with pytest.raises(ValueError, match=r"Softmax: axis must be an int, got None"):
+        tl.nn.Softmax(None)
+    assert repr(tl.nn.Activation("linear")) == "Activation(linear)"
+    np.testing.assert_array_equal(tl.nn.Activation("linear")(np.ones(2)).numpy(), np.ones(2))

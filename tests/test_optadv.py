@@ -554,3 +554,36 @@ def test_sequential_refuses_a_layer_class_at_construction():
         tl.nn.Sequential(tl.nn.Dense(3, 2, seed=0), tl.nn.Flatten)
     model = tl.nn.Sequential(tl.nn.Dense(3, 2, seed=0), tl.nn.Flatten(), tl.nn.relu)  # instances, functions
     assert model(tl.ones((4, 3))).shape == (4, 2)
+
+
+# ------------------------------------------------------------------ shared variables in checkpoints
+class _Tied(tl.Module):
+    """Two names for one layer (weight tying), or two layers."""
+
+    def __init__(self, tied):
+        super().__init__()
+        self.encoder = tl.nn.Dense(2, 2, seed=0, dtype="float64")
+        self.decoder = self.encoder if tied else tl.nn.Dense(2, 2, seed=1, dtype="float64")
+
+
+def test_loading_two_different_values_into_one_shared_variable_is_an_error(tmp_path):
+    # A file saved from an untied model, loaded into a tied one: both names were assigned to the one
+    # Variable and the decoder's value silently won over the encoder's.
+    path = tmp_path / "untied.safetensors"
+    tl.save_variables(path, _Tied(tied=False))
+    tied = _Tied(tied=True)
+    before = tied.encoder.kernel.numpy().copy()
+    with pytest.raises(ValueError, match=r"'encoder.kernel' and 'decoder.kernel' are one Variable in the target"):
+        tl.load_variables(path, tied)
+    np.testing.assert_array_equal(tied.encoder.kernel.numpy(), before)
+
+
+def test_a_shared_variable_round_trips(tmp_path):
+    path = tmp_path / "tied.safetensors"
+    model = _Tied(tied=True)
+    tl.save_variables(path, model)
+    fresh = _Tied(tied=True)
+    fresh.encoder.kernel.assign(np.zeros((2, 2)))
+    tl.load_variables(path, fresh)
+    np.testing.assert_array_equal(fresh.decoder.kernel.numpy(), model.encoder.kernel.numpy())
+    assert fresh.decoder is fresh.encoder
