@@ -202,6 +202,7 @@ def load_variables(path, target=None, strict: bool = True):
         problems.append(f"missing from the file: {missing}")
     if strict and extra:
         problems.append(f"in the file but not in the target: {extra}")
+    first_name = {}  # a Variable under two names (a shared layer): the file must give it one value
     for name, t in named.items():
         if arrays.get(name) is None:
             continue
@@ -213,6 +214,13 @@ def load_variables(path, target=None, strict: bool = True):
                 f"{name!r} has shape {tuple(a.shape)} {a.dtype} in the file, "
                 f"but {tuple(t.shape)} {t.dtype} in the target"
             )
+        elif t._id in first_name and not np.array_equal(arrays[first_name[t._id]], a, equal_nan=True):
+            problems.append(
+                f"{first_name[t._id]!r} and {name!r} are one Variable in the target ({t.name!r}, shared) but differ "
+                "in the file (saved from a model where they were two); the last one silently won"
+            )
+        else:
+            first_name.setdefault(t._id, name)
     if problems:
         raise ValueError(f"load_variables: {path!r} does not fit the target: " + "; ".join(problems))
     # An assign can still fail (a Variable that a recording tape has read): put back the ones done before

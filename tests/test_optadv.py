@@ -554,3 +554,54 @@ def test_sequential_refuses_a_layer_class_at_construction():
         tl.nn.Sequential(tl.nn.Dense(3, 2, seed=0), tl.nn.Flatten)
     model = tl.nn.Sequential(tl.nn.Dense(3, 2, seed=0), tl.nn.Flatten(), tl.nn.relu)  # instances, functions
     assert model(tl.ones((4, 3))).shape == (4, 2)
+
+
+# ------------------------------------------------------------------ shared variables in checkpoints
+class _Tied(tl.Module):
+    """Two names for one layer (weight tying), or two layers."""
+
+    def __init__(self, tied):
+        super().__init__()
+        self.encoder = tl.nn.Dense(2, 2, seed=0, dtype="float64")
+        self.decoder = self.encoder if tied else tl.nn.Dense(2, 2, seed=1, dtype="float64")
+
+
+def test_loading_two_different_values_into_one_shared_variable_is_an_error(tmp_path):
+    # A file saved from an untied model, loaded into a tied one: both names were assigned to the one
+    # Variable and the decoder's value silently won over the encoder's.
+    path = tmp_path / "untied.safetensors"
+    tl.save_variables(path, _Tied(tied=False))
+    tied = _Tied(tied=True)
+    before = tied.encoder.kernel.numpy().copy()
+    with pytest.raises(ValueError, match=r"'encoder.kernel' and 'decoder.kernel' are one Variable in the target"):
+        tl.load_variables(path, tied)
+    np.testing.assert_array_equal(tied.encoder.kernel.numpy(), before)
+
+
+def test_a_shared_variable_round_trips(tmp_path):
+    path = tmp_path / "tied.safetensors"
+    model = _Tied(tied=True)
+    tl.save_variables(path, model)
+    fresh = _Tied(tied=True)
+    fresh.encoder.kernel.assign(np.zeros((2, 2)))
+    tl.load_variables(path, fresh)
+    np.testing.assert_array_equal(fresh.decoder.kernel.numpy(), model.encoder.kernel.numpy())
+    assert fresh.decoder is fresh.encoder
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: O.SGD(0.1, momentum="0.9"), r"SGD: momentum must be a real number, got str '0.9'"),
+        (lambda: O.Adam(beta_1="0.9"), r"Adam: beta_1 must be a real number, got str"),
+        (lambda: O.AdamW(beta_2=None), r"AdamW: beta_2 must be a real number, got NoneType"),
+        (lambda: O.RMSprop(rho=[0.9]), r"RMSprop: rho must be a real number, got list"),
+        (lambda: O.Adagrad(lr_decay="0"), r"Adagrad: lr_decay must be a real number"),
+        (lambda: O.Adam(epsilon="1e-8"), r"Adam: epsilon must be a real number"),
+    ],
+)
+def test_optimizer_hyperparameters_of_the_wrong_kind_name_themselves(make, message):
+    # SGD(0.1, momentum="0.9") passed the >= 0 check (float("0.9")) and failed in a bare "'>' not supported
+    # between instances of 'str' and 'int'"; Adam(beta_1="0.9") in the same bare comparison.
+    with pytest.raises(TypeError, match=message):
+        make()

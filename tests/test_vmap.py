@@ -374,6 +374,16 @@ def test_randomness_different_draws_as_a_python_loop_does(fn):
     assert len({row.tobytes() for row in mapped}) > 1
 
 
+@pytest.mark.parametrize("noise_shape", [None, (1, 3), (2, 1)])
+def test_dropout_with_different_randomness_is_one_draw_with_a_loop_s_numbers(no_loop, noise_shape):
+    xs = np.ones((5, 2, 3))
+    tl.random.seed(9)
+    looped = np.stack([tl.nn.dropout(tl.tensor(x), 0.5, noise_shape=noise_shape).numpy() for x in xs])
+    tl.random.seed(9)
+    mapped = tl.vmap(lambda x: tl.nn.dropout(x, 0.5, noise_shape=noise_shape), randomness="different")(xs)
+    np.testing.assert_array_equal(mapped.numpy(), looped)
+
+
 @pytest.mark.parametrize("fn", [_noise, _dropped], ids=["draw", "dropout"])
 def test_randomness_same_gives_every_element_one_call_s_numbers(fn):
     xs = np.ones((4, 2))

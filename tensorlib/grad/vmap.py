@@ -319,7 +319,11 @@ class _Vmap(dispatch.Mode):
         many = isinstance(specs, tuple)
         spec_list = specs if many else (specs,)
         with self.outside():
-            rule = None if op.stateful else _RULES.get(op.name)
+            rule = (
+                (_DIFFERENT_DRAWS if self.randomness == "different" else {}).get(op.name)
+                if op.stateful
+                else _RULES.get(op.name)
+            )
             outs = rule(self, op, inputs, physical, batched, attrs, spec_list) if rule is not None else None
             if outs is None:
                 outs = self.loop(
@@ -808,6 +812,16 @@ def _ensure_shapes(mode, op, inputs, physical, batched, attrs, specs):
     return tuple(o if b else mode.repeated(o) for o, b in zip(outs, batched))
 
 
+def _dropout_per_element(mode, op, inputs, physical, batched, attrs, specs):
+    """Dropout of a batched input, a mask per element (``randomness="different"``) in one draw: the
+    generator's stream gives the same numbers as a draw per element, in order.  A seeded or keyed dropout,
+    which draws the same numbers at every call, runs per element."""
+    if len(inputs) != 1 or attrs["seed"] is not None or not batched[0]:
+        return None
+    noise = attrs["noise_shape"]
+    return dispatch.apply(op, (physical[0],), {**attrs, "noise_shape": None if noise is None else (None, *noise)})
+
+
 def _one_hot(mode, op, inputs, physical, batched, attrs, specs):
     rank = len(specs[0].shape)
     return dispatch.apply(op, (physical[0],), {**attrs, "axis": attrs["axis"] % rank + 1})
@@ -927,3 +941,4 @@ _RULES.update(
 _RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
 _RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
 _RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"))
+_DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}  # random ops batched under randomness="different"
