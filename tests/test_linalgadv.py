@@ -327,3 +327,18 @@ def test_matmul_of_bool_matrices_is_numpys_or_of_ands():
     np.testing.assert_array_equal(
         tl.linalg.matrix_power(tl.tensor(x[0, :, :3]), 3).numpy(), np.linalg.matrix_power(x[0, :, :3], 3)
     )
+
+
+# ---------------------------------------------------------------- empty matrices
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_lu_solve_and_lu_gradients_of_empty_matrices(batch):
+    # TakeAlongAxis read "no index" as index 0 and raised IndexError (out of bounds for size 0): lu_solve of
+    # 0 x 0 matrices, and the gradients of lu / lu_factor there, failed; torch.linalg.lu_solve gives empties.
+    a = tl.tensor(np.zeros(batch + (0, 0)))
+    x = tl.linalg.lu_solve(tl.linalg.lu_factor(a), np.zeros(batch + (0, 2)))
+    assert x.shape == batch + (0, 2)
+    for f in (lambda t: tl.linalg.lu(t)[2], lambda t: tl.linalg.lu_factor(t)[0]):
+        assert tl.grad(lambda t: tl.sum(f(t)))(a).shape == batch + (0, 0)
+    assert tl.take_along_axis(tl.zeros((0, 3)), tl.zeros((0, 3), "int64"), 0).shape == (0, 3)
+    with pytest.raises(IndexError, match=r"TakeAlongAxis: index 0 is out of bounds for axis 0 with size 0"):
+        tl.take_along_axis(tl.zeros((0, 3)), tl.zeros((1, 3), "int64"), 0)

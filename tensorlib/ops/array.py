@@ -1139,8 +1139,9 @@ _take_along = defop(
 @_take_along.generic
 def _take_along_kernel(xp, x, indices, *, axis):
     size = x.shape[axis]
-    lowest = int(xp.min(indices)) if indices.size else 0
-    highest = int(xp.max(indices)) if indices.size else 0
+    if indices.size == 0:  # no index to check (an empty axis may have none)
+        return xp.take_along_axis(x, indices, axis=axis)
+    lowest, highest = int(xp.min(indices)), int(xp.max(indices))
     if lowest < -size or highest >= size:
         raise IndexError(
             f"TakeAlongAxis: index {lowest if lowest < -size else highest} is out of bounds for axis {axis} with "
