@@ -33,6 +33,15 @@ _NO_VALUE = getattr(np, "_NoValue", object())
 _table: dict = {}  # NumPy function -> (tensorlib function, NumPy signature, renames, its parameters)
 _ufuncs: dict = {}  # ufunc -> tensorlib callable
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
+# The keyword arguments of ufunc.reduce / ufunc.accumulate that the tensorlib function takes as NumPy does.
+_REDUCTION_OPTIONS = {
+    "sum": {"dtype", "initial", "where"},
+    "prod": {"dtype", "initial", "where"},
+    "max": {"initial", "where"},
+    "min": {"initial", "where"},
+    "cumsum": {"dtype"},
+    "cumprod": {"dtype"},
+}
 _ACCUMULATE = {
     "add": "cumsum",
     "multiply": "cumprod",
@@ -225,10 +234,16 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
             f"{axis!r} for shape {tuple(getattr(inputs[0], 'shape', ()))}"
         )
     keepdims = kwargs.pop("keepdims", False)
-    if kwargs.pop("dtype", None) is not None or kwargs:
-        raise TypeError(f"{name}: argument(s) {sorted(kwargs) or ['dtype']} are not supported on tensorlib Tensors")
-    fn = getattr(tl, table[ufunc.__name__])
-    return fn(inputs[0], axis=axis, keepdims=keepdims) if method == "reduce" else fn(inputs[0], axis=axis)
+    target = table[ufunc.__name__]
+    if kwargs.get("dtype", 0) is None:
+        del kwargs["dtype"]
+    unsupported = sorted(set(kwargs) - _REDUCTION_OPTIONS.get(target, set()))
+    if unsupported:
+        raise TypeError(f"{name}: argument(s) {unsupported} are not supported on tensorlib Tensors")
+    fn = getattr(tl, target)
+    if method == "reduce":
+        return fn(inputs[0], axis=axis, keepdims=keepdims, **kwargs)
+    return fn(inputs[0], axis=axis, **kwargs)
 
 
 def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):

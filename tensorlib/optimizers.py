@@ -370,15 +370,22 @@ class PiecewiseConstant:
         return rate
 
 
-def _real(value, who: str, what: str) -> float:
-    """A schedule's number argument as a float.  A string was read as a number ("0.1") or failed in float()
-    without naming the schedule, and a NaN boundary silently never switched."""
+def _number(value, who: str, what: str) -> float:
+    """A number argument as a float (NaN included); a string, None or an array is a TypeError naming the
+    function and argument (a string was read as a number, others failed in a bare comparison)."""
     try:
         number = None if isinstance(value, (str, bytes)) else float(value)
     except (TypeError, ValueError):
         number = None
     if number is None:
         raise TypeError(f"{who}: {what} must be a real number, got {type(value).__name__} {value!r}")
+    return number
+
+
+def _real(value, who: str, what: str) -> float:
+    """A schedule's or clipping's number argument: :func:`_number`, and not NaN (a NaN boundary silently
+    never switched)."""
+    number = _number(value, who, what)
     if math.isnan(number):
         raise ValueError(f"{who}: {what} must not be NaN")
     return number
@@ -547,9 +554,10 @@ class Optimizer:
         self._schedule = None
 
     def _check_non_negative(self, **values) -> None:
-        """torch.optim's checks: a negative (or NaN) epsilon, momentum or weight decay is a ValueError."""
+        """torch.optim's checks: a negative (or NaN) epsilon, momentum or weight decay is a ValueError (and a
+        string a TypeError naming it: "0.9" was read as a number, then failed in a bare comparison)."""
         for name, value in values.items():
-            if not float(value) >= 0:
+            if not _number(value, type(self).__name__, name) >= 0:
                 raise ValueError(f"{type(self).__name__}: {name} must be >= 0, got {value}")
 
     def _slots_for(self, key: str, var: Variable) -> dict:
@@ -831,7 +839,7 @@ class Adam(Optimizer):
     ):
         super().__init__(learning_rate, global_clipnorm)
         for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
-            if not 0.0 <= beta < 1.0:
+            if not 0.0 <= _number(beta, type(self).__name__, name) < 1.0:
                 raise ValueError(f"{type(self).__name__}: {name} must be in [0, 1), got {beta}")
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
@@ -911,7 +919,7 @@ class RMSprop(Optimizer):
         global_clipnorm: float | None = None,
     ):
         super().__init__(learning_rate, global_clipnorm)
-        if not 0.0 <= rho < 1.0:
+        if not 0.0 <= _number(rho, "RMSprop", "rho") < 1.0:
             raise ValueError(f"RMSprop: rho must be in [0, 1), got {rho}")
         self._check_non_negative(epsilon=epsilon, momentum=momentum, weight_decay=weight_decay)
         self.rho, self.epsilon, self.momentum, self.centered = float(rho), float(epsilon), float(momentum), centered

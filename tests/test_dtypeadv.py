@@ -358,3 +358,51 @@ def test_integer_division_by_zero_names_the_op_shapes_and_dtypes(traced, name, o
         match=rf"^{op}: integer division by zero \(inputs x: shape \(2,\) int32, y: shape \(\) int32\)",
     ):
         run(tl.tensor(np.array([5, -5], np.int32)), tl.tensor(np.int32(0)))
+
+
+# ---------------------------------------------------------------- NumPy's where= and initial= on sum, prod, max, min
+_A = np.array([[3.0, -1.0, 2.0], [0.5, 7.0, -4.0]])
+_AI = np.array([[3, 1, 2], [5, 0, 2]], np.int32)
+_M = np.array([True, False, True])
+_MASKED_CASES = [
+    ("sum", _A, {"where": _M}),
+    ("sum", _A, {"initial": 10.0, "axis": 1}),
+    ("sum", _AI, {"initial": 0.5}),  # initial takes the result's dtype (int64): adds 0, as NumPy
+    ("sum", _AI, {"where": _M, "axis": 0, "keepdims": True}),
+    ("sum", _A, {"where": np.array([[True], [False]]), "dtype": np.float32, "initial": 1.0}),
+    ("prod", _AI, {"where": _M, "axis": 1}),
+    ("prod", _A, {"initial": 2.0}),
+    ("max", _A, {"initial": 4.0, "axis": 1}),
+    ("max", _A, {"where": _M, "initial": -9.0, "axis": 1}),
+    ("max", _A, {"where": np.zeros(3, bool), "initial": -1.0}),
+    ("min", _AI, {"where": _M, "initial": 9}),
+    ("max", _AI, {"initial": 5.5}),
+    ("max", np.zeros((0, 3)), {"axis": 0, "initial": -1.0}),  # an empty slice's maximum is initial
+    ("min", np.zeros((2, 0)), {"axis": 1, "initial": 5.0, "keepdims": True}),
+]
+
+
+@pytest.mark.parametrize("name, values, options", _MASKED_CASES)
+def test_reductions_take_numpys_where_and_initial(name, values, options):
+    # np.sum(t, where=m), np.max(t, initial=v) and np.add.reduce(t, initial=v) raised "not supported".
+    expected = getattr(np, name)(values, **options)
+    ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[name]
+    reduce_options = {"axis": None, **options}  # ufunc.reduce's axis defaults to 0, the functions' to None
+    for got in (
+        getattr(tl, name)(tl.tensor(values), **options),
+        getattr(np, name)(tl.tensor(values), **options),
+        ufunc.reduce(tl.tensor(values), **reduce_options),
+    ):
+        assert isinstance(got, tl.Tensor) and got.dtype == np.asarray(expected).dtype, (name, options)
+        np.testing.assert_array_equal(got.numpy(), expected, err_msg=f"{name} {options}")
+
+
+def test_masked_reductions_differentiate_the_kept_elements_only():
+    x = tl.tensor(_A)
+    g = tl.grad(lambda t: tl.sum(tl.max(t, axis=1, where=_M, initial=-9.0)))(x)
+    np.testing.assert_array_equal(g.numpy(), [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])  # 3 and 2 of the kept columns
+    g = tl.grad(lambda t: tl.prod(t, where=_M))(x)
+    kept = np.where(_M, _A, 1.0)
+    np.testing.assert_allclose(g.numpy(), np.where(_M, kept.prod() / kept, 0.0))
+    with pytest.raises(ValueError, match=r"max: a where mask needs initial .* \(x shape \(2, 3\), float64\)"):
+        tl.max(x, where=_M)

@@ -587,3 +587,21 @@ def test_a_shared_variable_round_trips(tmp_path):
     tl.load_variables(path, fresh)
     np.testing.assert_array_equal(fresh.decoder.kernel.numpy(), model.encoder.kernel.numpy())
     assert fresh.decoder is fresh.encoder
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: O.SGD(0.1, momentum="0.9"), r"SGD: momentum must be a real number, got str '0.9'"),
+        (lambda: O.Adam(beta_1="0.9"), r"Adam: beta_1 must be a real number, got str"),
+        (lambda: O.AdamW(beta_2=None), r"AdamW: beta_2 must be a real number, got NoneType"),
+        (lambda: O.RMSprop(rho=[0.9]), r"RMSprop: rho must be a real number, got list"),
+        (lambda: O.Adagrad(lr_decay="0"), r"Adagrad: lr_decay must be a real number"),
+        (lambda: O.Adam(epsilon="1e-8"), r"Adam: epsilon must be a real number"),
+    ],
+)
+def test_optimizer_hyperparameters_of_the_wrong_kind_name_themselves(make, message):
+    # SGD(0.1, momentum="0.9") passed the >= 0 check (float("0.9")) and failed in a bare "'>' not supported
+    # between instances of 'str' and 'int'"; Adam(beta_1="0.9") in the same bare comparison.
+    with pytest.raises(TypeError, match=message):
+        make()

@@ -246,39 +246,89 @@ def accumulated_in(function, x, dtype, *args, **kwargs) -> Tensor:
     return math_ops.cast(out, x.dtype) if out.dtype != x.dtype else out
 
 
-def sum(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
+def sum(x, axis=None, keepdims: bool = False, *, dtype=None, where=True, initial=None) -> Tensor:  # noqa: A001
     """Sum over ``axis`` (all axes by default); ``dtype`` is the accumulator's and the result's, as NumPy's
-    (by default bools and int32 give int64, float16 accumulates in float32).
+    (by default bools and int32 give int64, float16 accumulates in float32).  NumPy's ``where`` (a bool
+    mask broadcasting to ``x``) leaves elements out and ``initial`` starts every slice's sum.
 
     >>> import tensorlib as tl
     >>> tl.sum(tl.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=0).numpy().tolist()
     [4.0, 6.0]
     >>> tl.sum(tl.tensor([0.1] * 10), dtype="float64").dtype
     dtype('float64')
+    >>> tl.sum(tl.tensor([1.0, 2.0, 3.0]), where=tl.tensor([True, False, True]), initial=10.0).numpy().item()
+    14.0
     """
     if dtype is not None:
-        return accumulated_in(sum, as_tensor(x), dtype, axis, keepdims)
+        return accumulated_in(sum, as_tensor(x), dtype, axis, keepdims, where=where, initial=initial)
+    if where is not True or initial is not None:
+        return _masked_from_initial(sum, "sum", x, axis, keepdims, where, initial, 0, math_ops.add)
     return apply(_sum, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
 
 
-def prod(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:
-    """Product over ``axis`` (all axes by default); ``dtype`` is the accumulator's and the result's, as in ``sum``.
+def prod(x, axis=None, keepdims: bool = False, *, dtype=None, where=True, initial=None) -> Tensor:
+    """Product over ``axis`` (all axes by default); ``dtype``, ``where`` and ``initial`` as in ``sum``.
 
     >>> import tensorlib as tl
     >>> tl.prod(tl.tensor([[1, 2], [3, 4]]), axis=1, dtype="float32").numpy().tolist()
     [2.0, 12.0]
     """
     if dtype is not None:
-        return accumulated_in(prod, as_tensor(x), dtype, axis, keepdims)
+        return accumulated_in(prod, as_tensor(x), dtype, axis, keepdims, where=where, initial=initial)
+    if where is not True or initial is not None:
+        return _masked_from_initial(prod, "prod", x, axis, keepdims, where, initial, 1, math_ops.multiply)
     return apply(_prod, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
 
 
-def max(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def max(x, axis=None, keepdims: bool = False, *, initial=None, where=True) -> Tensor:  # noqa: A001
+    """Maximum over ``axis`` (all axes by default).  NumPy's ``initial`` joins every slice (so an empty
+    slice has a maximum) and ``where`` leaves elements out, which needs ``initial``.
+
+    >>> import tensorlib as tl
+    >>> tl.max(tl.tensor([[1.0, 5.0], [3.0, 2.0]]), axis=1, initial=4.0).numpy().tolist()
+    [5.0, 4.0]
+    """
+    if where is not True or initial is not None:
+        return _masked_from_initial(max, "max", x, axis, keepdims, where, initial, None, math_ops.maximum)
     return apply(_max, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
 
 
-def min(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def min(x, axis=None, keepdims: bool = False, *, initial=None, where=True) -> Tensor:  # noqa: A001
+    """Minimum over ``axis`` (all axes by default); ``initial`` and ``where`` as in ``max``.
+
+    >>> import tensorlib as tl
+    >>> tl.min(tl.tensor([3.0, 1.0, 2.0]), where=tl.tensor([True, False, True]), initial=9.0).numpy().item()
+    2.0
+    """
+    if where is not True or initial is not None:
+        return _masked_from_initial(min, "min", x, axis, keepdims, where, initial, None, math_ops.minimum)
     return apply(_min, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
+
+
+def _masked_from_initial(reduction, name, x, axis, keepdims, where, initial, identity, combine) -> Tensor:
+    """NumPy's ``where=`` and ``initial=`` of a reduction: the elements ``where`` leaves out count as the
+    ``identity`` (``initial`` for max and min, which have none), and ``initial`` joins every slice.  As in
+    NumPy, ``initial`` takes the result's dtype (``sum(int, initial=0.5)`` adds 0)."""
+    x = as_tensor(x)
+    _check_axis(x, axis, name)
+    mask = _where_mask(x, where, name)
+    if mask is not None:
+        if identity is None and initial is None:
+            raise ValueError(
+                f"{name}: a where mask needs initial (the {name} of no elements is undefined), as in NumPy "
+                f"(x shape {x.shape}, {x.dtype})"
+            )
+        x = math_ops.where(mask, x, _in_dtype(identity if identity is not None else initial, x.dtype))
+    if identity is None and initial is not None and 0 in (x.shape[a] for a in normalize_axes(axis, x.ndim)):
+        # Empty slices: initial alone (max and min of no elements have no identity), in the reduced shape.
+        return math_ops.cast(sum(math_ops.zeros_like(x), axis, keepdims), x.dtype) + _in_dtype(initial, x.dtype)
+    out = reduction(x, axis, keepdims)
+    return out if initial is None else combine(out, _in_dtype(initial, out.dtype))
+
+
+def _in_dtype(value, dtype) -> Tensor:
+    """``value`` (a number, array or Tensor) cast to ``dtype``, NumPy's reading of ``initial``."""
+    return math_ops.cast(value if isinstance(value, Tensor) else np.asarray(value), dtype)
 
 
 amax = max
