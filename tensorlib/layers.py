@@ -1070,23 +1070,19 @@ class BatchNorm(Module):
             )
         axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
         sizes = [x.shape[a] for a in axes]
-        single = (
-            "BatchNorm: expected more than 1 value per channel when training, got input shape "
-            f"{tuple(x.shape)}; use eval() mode for single examples"
-        )
         one = None
         if None in sizes:  # traced with a size known only at run time
             count = _math.cast(_shape.shape_size(x, axes), _dt.float32)
             bessel = _math.cast(count / _math.maximum(count - 1.0, 1.0), x.dtype)
             # One value per channel shows only at run time: a factor of 1 that is Inf then and is checked, so the
             # graph raises before either running statistic is assigned (it gave zeros and pulled running_var to 0).
-            one = check_numerics(_nn_where(count == 1.0, np.inf, 1.0, _dt.float32), single)
+            one = check_numerics(_nn_where(count == 1.0, np.inf, 1.0, _dt.float32), _single_value_message(x))
             empty = count == 0.0  # a bool tensor: known when the graph runs
         else:
             count = math.prod(sizes)
             if count == 1:
                 # Each value would be its own mean: the output all zeros, the running variance 0.
-                raise ValueError(single)
+                raise ValueError(_single_value_message(x))
             bessel = count / max(count - 1, 1)
             empty = count == 0
         # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
@@ -1118,6 +1114,13 @@ class BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, momentum={self.momentum}, epsilon={self.epsilon}"
+
+
+def _single_value_message(x) -> str:
+    return (
+        "BatchNorm: expected more than 1 value per channel when training, got input shape "
+        f"{tuple(x.shape)}; use eval() mode for single examples"
+    )
 
 
 class Dropout(Module):
