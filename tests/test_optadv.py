@@ -12,6 +12,8 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tensorlib as tl
 
@@ -99,6 +101,28 @@ def test_clip_by_norm_against_the_formula_over_axes():
             norm = np.sqrt((t * t).sum(axis=axes, keepdims=True))
             expected = t * np.minimum(1.0, clip_norm / norm)
             np.testing.assert_allclose(O.clip_by_norm(tl.tensor(t), clip_norm, axes=axes).numpy(), expected, rtol=1e-13)
+
+
+@given(
+    st.sampled_from(["float16", "float32", "float64"]),
+    st.lists(st.integers(0, 4), min_size=0, max_size=3),
+    st.floats(1e-3, 1e300),
+    st.integers(0, 2**31),
+)
+def test_clipping_against_the_numpy_formula(dtype, shape, clip_norm, seed):
+    # clip_norm * t / max(norm, clip_norm), the norm in float64; a clip_norm past the dtype's range is
+    # no clipping, never NaN.
+    t = (np.random.default_rng(seed).normal(size=shape) * 3.0).astype(dtype)
+    exact = t.astype(np.float64)
+    norm = np.sqrt((exact * exact).sum())
+    expected = exact * min(1.0, clip_norm / norm) if norm > 0 else exact
+    rtol = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-12}[dtype]
+    out = O.clip_by_norm(tl.tensor(t), clip_norm)
+    assert out.dtype == dtype
+    np.testing.assert_allclose(out.numpy().astype(np.float64), expected, rtol=rtol, atol=1e-300)
+    clipped, got_norm = O.clip_by_global_norm([tl.tensor(t), None], clip_norm)
+    np.testing.assert_allclose(clipped[0].numpy().astype(np.float64), expected, rtol=rtol, atol=1e-300)
+    np.testing.assert_allclose(float(got_norm), norm, rtol=rtol)
 
 
 def test_clip_by_norm_matches_torch_for_huge_clip_norm():
