@@ -629,3 +629,48 @@ def test_optimizer_hyperparameters_of_the_wrong_kind_name_themselves(make, messa
     # between instances of 'str' and 'int'"; Adam(beta_1="0.9") in the same bare comparison.
     with pytest.raises(TypeError, match=message):
         make()
+
+
+# ------------------------------------------------------------------ apply(grads) after build (Keras 3)
+def test_apply_without_variables_updates_the_built_ones():
+    # Keras 3: optimizer.build(variables); optimizer.apply(grads) -- here apply(grads) was a TypeError
+    # (a required argument missing).
+    kernel, bias = tl.Variable(np.array([[1.0, -1.0]])), tl.Variable(np.array([0.5]))
+    opt = O.SGD(0.1, momentum=0.9)
+    opt.build([kernel, bias])
+    expected_k, expected_b, buf_k, buf_b = kernel.numpy(), bias.numpy(), 0.0, 0.0
+    for g_k, g_b in (([[1.0, 2.0]], [3.0]), ([[0.5, -1.0]], [1.0])):
+        opt.apply([tl.tensor(np.array(g_k)), tl.tensor(np.array(g_b))])
+        buf_k, buf_b = 0.9 * buf_k + np.array(g_k), 0.9 * buf_b + np.array(g_b)
+        expected_k, expected_b = expected_k - 0.1 * buf_k, expected_b - 0.1 * buf_b
+    np.testing.assert_allclose(kernel.numpy(), expected_k, rtol=1e-15)
+    np.testing.assert_allclose(bias.numpy(), expected_b, rtol=1e-15)
+    # A built Module: its trainable variables at each step.
+    model = tl.nn.Dense(2, 1, seed=0, dtype="float64")
+    opt = O.Adam(0.1)
+    opt.build(model)
+    with tl.GradientTape() as tape:
+        loss = tl.sum(model(tl.ones((3, 2), dtype="float64")))
+    before = model.kernel.numpy()
+    opt.apply(tape.gradient(loss, model.trainable_variables))
+    np.testing.assert_allclose(model.kernel.numpy(), before - 0.1, rtol=1e-7)  # Adam's first step: lr * sign
+
+
+def test_apply_without_variables_before_build_names_the_remedy():
+    with pytest.raises(TypeError, match=r"Adam.apply: no variables given, and the optimizer was not built"):
+        O.Adam().apply([tl.tensor([1.0])])
+
+
+def test_apply_after_build_matches_keras():
+    keras = pytest.importorskip("keras")
+    w0, g = np.array([1.0, -2.0], np.float32), np.array([0.5, 0.25], np.float32)
+    k_var = keras.Variable(w0)
+    k_opt = keras.optimizers.Adam(0.1)
+    k_opt.build([k_var])
+    w = tl.Variable(w0)
+    opt = O.Adam(0.1, epsilon=1e-7)  # Keras' default epsilon
+    opt.build([w])
+    for _ in range(3):
+        k_opt.apply([keras.ops.convert_to_tensor(g)])
+        opt.apply([tl.tensor(g)])
+    np.testing.assert_allclose(w.numpy(), np.asarray(k_var.numpy()), rtol=1e-5)
