@@ -150,6 +150,13 @@ def _as_tensor(x) -> Tensor:
     return x if isinstance(x, Tensor) else _tensor(x)
 
 
+def _as_result(x) -> Tensor:
+    """``x`` returned unchanged by a layer: a Variable is read into a value (Identity), so a later ``assign`` cannot
+    change the result (it was returned itself); a Tensor, immutable, is returned as it is."""
+    x = _as_tensor(x)
+    return _math.identity(x) if isinstance(x, Variable) else x
+
+
 def _data_format(value, layer: str, formats: tuple = ("NHWC", "NCHW")) -> str:
     if value not in formats:
         raise ValueError(f"{layer}: data_format must be {' or '.join(map(repr, formats))}, got {value!r}")
@@ -1131,8 +1138,7 @@ class Dropout(Module):
         self.rate = float(rate)
 
     def forward(self, x):
-        x = _as_tensor(x)
-        return _nn.dropout(x, self.rate) if self.training and self.rate > 0 else x
+        return _nn.dropout(x, self.rate) if self.training and self.rate > 0 else _as_result(x)
 
     def extra_repr(self) -> str:
         return f"rate={self.rate}"
@@ -1151,7 +1157,7 @@ class _SpatialDropout(Dropout):
     def forward(self, x):
         x = _image(x, type(self).__name__, self._rank, self.data_format)
         if not self.training or self.rate == 0:
-            return x
+            return _as_result(x)
         ones = (1,) * self._rank
         noise = (None, *ones, None) if self.data_format[-1] == "C" else (None, None, *ones)
         return _nn.dropout(x, self.rate, noise_shape=noise)
@@ -1395,7 +1401,9 @@ class Activation(Module):
         self.activation = _activation(activation, type(self).__name__, none=False)
 
     def forward(self, x):
-        return self.activation(_as_tensor(x))
+        x = _as_tensor(x)
+        y = self.activation(x)
+        return _as_result(y) if y is x else y  # "linear": the identity
 
     def extra_repr(self) -> str:
         return getattr(self.activation, "__name__", repr(self.activation)).lstrip("_")
