@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import threading
 
 import numpy as np
 
 from .. import dispatch
-from ..ops.math import identity
+from ..ops.math import identity, zeros_like
 from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_gradient, as before)
 from ..ops.registry import defop, spec
 from ..tensor import Tensor
@@ -244,6 +245,92 @@ def custom_gradient(f):
         return tree.unflatten(out_def, results)
 
     return wrapper
+
+
+class custom_vjp:
+    """JAX's ``jax.custom_vjp``: ``fun`` with a vector-Jacobian product of its own.
+
+    ``f.defvjp(fwd, bwd)`` gives it: ``fwd(*args)`` returns ``(outputs, residuals)`` (anything ``bwd``
+    needs), and ``bwd(residuals, output_cotangents)`` returns a tuple with one cotangent per argument, each
+    of its argument's structure (None for no gradient); the arguments at ``nondiff_argnums`` get none,
+    and come first in ``bwd``'s arguments.  Outputs may be nested structures; their cotangents come in the
+    same structure, zeros for an output that gets no gradient.  Built on :func:`custom_gradient`, so it
+    works eagerly, traced and under ``tl.vmap``, and ``bwd`` written with tensorlib ops is differentiable.
+
+    >>> import tensorlib as tl
+    >>> @tl.custom_vjp
+    ... def clip_gradient(x, limit):
+    ...     return x
+    >>> def fwd(x, limit):
+    ...     return x, limit
+    >>> def bwd(limit, g):
+    ...     return tl.clip(g, -limit, limit), None
+    >>> clip_gradient.defvjp(fwd, bwd)
+    >>> float(tl.grad(lambda x: 10.0 * clip_gradient(x, 2.0))(tl.tensor(1.0)))
+    2.0
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        if not callable(fun):
+            raise TypeError(f"custom_vjp: expected a function, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+        self._inside_fwd = threading.local()  # fwd may call the function itself (JAX's examples do): fun runs
+
+    def defvjp(self, fwd, bwd) -> None:
+        if not (callable(fwd) and callable(bwd)):
+            raise TypeError(f"custom_vjp: defvjp takes two functions, fwd and bwd, got {fwd!r:.40} and {bwd!r:.40}")
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        name = getattr(self.fun, "__qualname__", "the function")
+        if self.fwd is None:
+            raise TypeError(f"custom_vjp: {name} has no rule; call {name}.defvjp(fwd, bwd) first")
+        if getattr(self._inside_fwd, "active", False):
+            return self.fun(*args)
+        fixed = sorted({i % len(args) for i in self.nondiff_argnums}) if args else []
+        positions = [i for i in range(len(args)) if i not in fixed]
+
+        def with_(differentiated):
+            full = list(args)
+            for i, a in zip(positions, differentiated):
+                full[i] = a
+            return full
+
+        @custom_gradient
+        def run(*differentiated):
+            self._inside_fwd.active = True
+            try:
+                outputs, residuals = self.fwd(*with_(differentiated))
+            finally:
+                self._inside_fwd.active = False
+            leaves, treedef = tree.flatten(outputs)
+
+            def grad_fn(*cotangents, variables=None):
+                if variables is not None:
+                    raise TypeError(
+                        f"custom_vjp: {name} reads trainable Variables ({_described(variables)}), whose gradients "
+                        "bwd cannot give; pass them as arguments"
+                    )
+                filled = [zeros_like(o) if c is None else c for c, o in zip(cotangents, leaves)]
+                returned = self.bwd(*(args[i] for i in fixed), residuals, tree.unflatten(treedef, filled))
+                if not isinstance(returned, (tuple, list)) or len(returned) != len(positions):
+                    raise TypeError(
+                        f"custom_vjp: bwd of {name} must return a tuple with one cotangent per differentiated "
+                        f"argument ({len(positions)}), got {_what(returned)}; bwd defined at {rule_site(self.bwd)}"
+                    )
+                return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)]
+
+            return outputs, grad_fn
+
+        return run(*(args[i] for i in positions))
+
+
+def _holds_no_tensor(value) -> bool:
+    """An argument without tensors, which ``custom_gradient`` gives no gradient slot."""
+    return not isinstance(value, Tensor) and not any(isinstance(leaf, Tensor) for leaf in tree.leaves(value))
 
 
 def remat(f):
