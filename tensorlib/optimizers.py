@@ -490,6 +490,7 @@ class Optimizer:
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
         self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
+        self._built = None  # the structure given to build: what apply(grads) updates
 
     def __getstate__(self) -> dict:
         # Slots are found by their variable's id, and a copy (copy.deepcopy, pickle) of the variable gets a
@@ -608,18 +609,25 @@ class Optimizer:
 
         ``variables`` then lists them, so a checkpoint loads strictly into an optimizer that has taken
         no step.  Without ``build``, ``tl.load_variables`` keeps the slots it finds for variables not
-        seen yet and they start from the file's values at the first ``apply``.
+        seen yet and they start from the file's values at the first ``apply``.  As in Keras,
+        ``apply(grads)`` without variables then updates these (a Module: its trainable variables at
+        that step).
 
         >>> import tensorlib as tl
         >>> opt = tl.optimizers.Adam()
-        >>> opt.build({"w": tl.Variable([1.0, 2.0])})
+        >>> w = tl.Variable([1.0, 2.0])
+        >>> opt.build({"w": w})
         >>> sorted(opt.variables["slots"]["w"])
         ['m', 'step', 'v']
+        >>> opt.apply({"w": tl.tensor([1.0, -1.0])})
+        >>> [round(x, 6) for x in w.numpy().tolist()]
+        [0.999, 2.001]
         """
         who = f"{type(self).__name__}.build"
         pairs = _pairs(variables, variables, who)
         _check_float(pairs, who)
         self._all_slots(pairs, who)
+        self._built = variables
 
     def _all_slots(self, pairs: list, who: str) -> list:
         """The slots of every pair's variable, made where missing; a warning when new ones start from zero
@@ -656,16 +664,24 @@ class Optimizer:
         """``{slot name: True for a 0-d int64 counter, False for a variable-shaped slot}``."""
         return {**{n: False for n in self._slot_names}, **{n: True for n in self._counter_names}}
 
-    def apply(self, grads, variables) -> None:
+    def apply(self, grads, variables=None) -> None:
         """Update ``variables`` in place from ``grads`` (same nested structure; None gradients are skipped).
 
-        ``variables`` may be a Module: its ``trainable_variables`` are updated.
+        ``variables`` may be a Module: its ``trainable_variables`` are updated.  Left out, they are the
+        ones given to :meth:`build` (Keras' ``apply(grads)``).
 
         A float16 variable is updated in float32 (its slots are float32) and the result rounded to
         float16, as PyTorch's mixed-precision optimizers and optax's float32 moments do: in float16,
         Adam's ``epsilon=1e-8`` and small squared gradients are 0, and its step was NaN or infinite.
         """
         who = f"{type(self).__name__}.apply"
+        if variables is None:
+            if self._built is None:
+                raise TypeError(
+                    f"{who}: no variables given, and the optimizer was not built; pass apply(grads, variables) "
+                    "or call build(variables) first"
+                )
+            variables = self._built
         pairs = _pairs(grads, variables, who)
         if not pairs:
             return
