@@ -1411,9 +1411,14 @@ class Flatten(Module):
         x = _as_tensor(x)
         if len(x.shape) < 1:
             raise ValueError(f"Flatten: input needs a batch dimension, got shape {tuple(x.shape)}")
-        rest = 1
-        for d in x.shape[1:]:
-            rest *= d
+        if None in x.shape[1:]:  # traced with a feature size known only at run time (it raised a raw TypeError)
+            if x.shape[0] is None:
+                raise ValueError(
+                    "Flatten: traced with both the batch size and the other dimensions unknown, got input shape "
+                    f"{tuple(x.shape)} ({x.dtype}): give the TensorSpec the batch size or the other sizes"
+                )
+            return _shape.reshape(x, (x.shape[0], -1))
+        rest = math.prod(x.shape[1:])
         # -1 keeps a traced batch dimension of unknown size; with zero-size features it would be
         # ambiguous, and the batch size is given instead.
         return _shape.reshape(x, (-1, rest) if rest else (x.shape[0], 0))

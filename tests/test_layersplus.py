@@ -949,3 +949,14 @@ def test_embedding_padding_idx_starts_at_zero_and_gets_no_gradient(padding_idx):
 def test_embedding_padding_idx_out_of_range_is_a_clear_error():
     with pytest.raises(ValueError, match=r"Embedding: padding_idx must be None or an int in \[-5, 5\), got 5"):
         tl.nn.Embedding(5, 3, padding_idx=5)
+
+
+def test_flatten_traced_with_unknown_feature_dimensions():
+    # A None among the dimensions after the batch crashed: "unsupported operand type(s) for *=: 'int' and
+    # 'NoneType'".  With the batch known it is (batch, -1); with both unknown, one clear error.
+    x = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+    known_batch = tl.function(lambda x: tl.nn.Flatten()(x), input_signature=[tl.TensorSpec((2, None, 4), "float32")])
+    np.testing.assert_array_equal(known_batch(x).numpy(), x.reshape(2, 12))
+    unknown = tl.function(lambda x: tl.nn.Flatten()(x), input_signature=[tl.TensorSpec((None, None, 4), "float32")])
+    with pytest.raises(ValueError, match=r"Flatten: .*batch size and the other dimensions .* \(None, None, 4\)"):
+        unknown(x)
