@@ -59,7 +59,7 @@ from .ops.math import (
     where,
     zeros_like,
 )
-from .ops.control_flow import cond, scan, while_loop
+from .ops.control_flow import cond, fori_loop, scan, switch, while_loop
 from .ops.reduce import (
     all,
     amax,
