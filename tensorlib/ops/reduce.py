@@ -410,8 +410,7 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
     if dtype.kind in "biu":
         dtype = _dt.float64
     if dtype == _dt.float16:  # accumulated in float32, rounded once (sum(a * w) overflowed float16)
-        out = average(math_ops.cast(a, _dt.float32), axis, math_ops.cast(w, _dt.float32), returned, keepdims)
-        return tuple(math_ops.cast(o, dtype) for o in out) if returned else math_ops.cast(out, dtype)
+        return in_float32(average, a, axis, math_ops.cast(w, _dt.float32), returned, keepdims)
     a, w = math_ops.cast(a, dtype), math_ops.cast(w, dtype)
     if not _same_sizes(w.shape, a.shape):
         given = (
@@ -514,7 +513,10 @@ def in_float32(function, x, *args, **kwargs) -> Tensor:
     >>> in_float32(tl.std, tl.tensor(np.array([300.0, -300.0], np.float16))).numpy().item()
     300.0
     """
-    return math_ops.cast(function(math_ops.cast(x, _dt.float32), *args, **kwargs), _dt.float16)
+    out = function(math_ops.cast(x, _dt.float32), *args, **kwargs)
+    if isinstance(out, tuple):  # several results (average's returned=True, logsumexp's return_sign=True)
+        return tuple(math_ops.cast(o, _dt.float16) for o in out)
+    return math_ops.cast(out, _dt.float16)
 
 
 def _masked_count(x, mask, axis, keepdims):
@@ -639,10 +641,10 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None, return_sign: bool = 
     _check_axis(x, axis, "LogSumExp")
     if x.dtype == _dt.bool_:  # a float-valued function of bools (SciPy gives float64 too)
         x = math_ops.cast(x, _dt.float64)
+    if x.dtype == _dt.float16 and (b is None or as_tensor(b).dtype == _dt.float16):
+        return in_float32(logsumexp, x, axis, keepdims, b, return_sign)
     if return_sign:
         return _logsumexp_and_sign(x, axis, keepdims, b)
-    if x.dtype == _dt.float16 and (b is None or as_tensor(b).dtype == _dt.float16):
-        return in_float32(logsumexp, x, axis, keepdims, b)
     dropped = None
     if b is not None:
         # SciPy drops the terms whose weight is 0, so they neither set the shift (a dropped x above the
