@@ -162,6 +162,8 @@ def test_comparisons_with_python_ints_outside_the_dtype_are_exact(dtype):
 def test_arithmetic_with_a_python_int_outside_the_dtype_still_raises():
     with pytest.raises(OverflowError, match=r"Add: input 'y' 1099511627776 does not fit in int32"):
         tl.tensor(np.ones(2, np.int32)) + 2**40
+    with pytest.raises(TypeError, match=r"Less: input 'x' has unsupported dtype uint64"):
+        tl.less(np.ones(2, np.uint64), 2**40)
 
 
 # ---------------------------------------------------------------- shifts
