@@ -13,6 +13,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tensorlib as tl
 from tensorlib.testing import check_grads
@@ -833,3 +835,128 @@ def test_activation_layers_bad_arguments_name_the_layer():
         tl.nn.Softmax(None)
     assert repr(tl.nn.Activation("linear")) == "Activation(linear)"
     np.testing.assert_array_equal(tl.nn.Activation("linear")(np.ones(2)).numpy(), np.ones(2))
+
+
+# ------------------------------------------------------------------ random geometries (hypothesis)
+@st.composite
+def conv_layers(draw):
+    kind = draw(st.sampled_from(["Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "Transpose"]))
+    rank = {"Conv1D": 1, "Conv3D": 3}.get(kind, 2)
+    kernel = tuple(draw(st.integers(1, 4)) for _ in range(rank))
+    dilated = draw(st.booleans())
+    strides = tuple(1 if dilated else draw(st.integers(1, 3)) for _ in range(rank))
+    dilations = tuple(draw(st.integers(1, 2)) if dilated else 1 for _ in range(rank))
+    padding = draw(st.sampled_from(["SAME", "VALID"]))
+    # VALID needs an input at least as large as the dilated kernel
+    sizes = tuple(draw(st.integers((k - 1) * d + 1, (k - 1) * d + 5)) for k, d in zip(kernel, dilations))
+    channels, seed = draw(st.integers(1, 3)), draw(st.integers(0, 1000))
+    common = dict(strides=strides, padding=padding, dilations=dilations, seed=seed, dtype="float64",
+                  bias_initializer="glorot_uniform")  # fmt: skip
+    if kind == "DepthwiseConv2D":
+        layer = tl.nn.DepthwiseConv2D(channels, kernel, depth_multiplier=draw(st.integers(1, 2)), **common)
+    elif kind == "SeparableConv2D":
+        layer = tl.nn.SeparableConv2D(channels, 2, kernel, depth_multiplier=draw(st.integers(1, 2)), **common)
+    elif kind == "Transpose":
+        output_padding = None if dilated or max(strides) == 1 else tuple(draw(st.integers(0, s - 1)) for s in strides)
+        if output_padding is not None and padding == "SAME" and any(k % 2 == 0 for k in kernel):
+            output_padding = None  # Keras' size there maps back to n - 1 (a clear error, tested above)
+        layer = tl.nn.Conv2DTranspose(channels, 2, kernel, output_padding=output_padding, **common)
+    else:
+        layer = getattr(tl.nn, kind)(channels, 2, kernel, **common)
+    return layer, np.random.default_rng(seed).normal(size=(2, *sizes, channels))
+
+
+@given(conv_layers())
+def test_random_conv_geometries_match_the_numpy_reference(case):
+    layer, x = case
+    np.testing.assert_allclose(layer(x).numpy(), np_layer(layer, x), rtol=1e-10, atol=1e-10)
+
+
+@st.composite
+def pool_layers(draw):
+    rank, kind = draw(st.sampled_from([1, 2, 3])), draw(st.sampled_from(["Max", "Avg"]))
+    ksize = tuple(draw(st.integers(1, 3)) for _ in range(rank))
+    strides = tuple(draw(st.integers(1, 3)) for _ in range(rank))
+    padding = draw(st.sampled_from(["SAME", "VALID"]))
+    sizes = tuple(draw(st.integers(k, k + 4)) for k in ksize)
+    layer = getattr(tl.nn, f"{kind}Pool{rank}D")(ksize, strides, padding)
+    return layer, np.random.default_rng(draw(st.integers(0, 1000))).normal(size=(2, *sizes, 2))
+
+
+@given(pool_layers())
+def test_random_pool_geometries_match_the_numpy_reference(case):
+    layer, x = case
+    kind = "max" if "Max" in type(layer).__name__ else "mean"
+    want = np_pool(x, layer.ksize, layer.strides, layer.padding, kind)
+    np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ results never alias a Variable
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("Dropout eval", lambda v: tl.nn.Dropout(0.5).eval()(v)),
+        ("Dropout(0)", lambda v: tl.nn.Dropout(0.0)(v)),
+        ("SpatialDropout1D eval", lambda v: tl.nn.SpatialDropout1D(0.5).eval()(v)),
+        ("Activation('linear')", lambda v: tl.nn.Activation("linear")(v)),
+        ("tl.nn.dropout(rate=0)", lambda v: tl.nn.dropout(v, 0.0)),
+        ("Sequential(Dropout) eval", lambda v: tl.nn.Sequential(tl.nn.Dropout(0.2)).eval()(v)),
+    ],
+)
+def test_a_pass_through_layer_returns_a_value_a_later_assign_cannot_change(name, call):
+    # These returned the Variable itself: v.assign(...) afterwards changed the "result" (DESIGN: values are
+    # immutable; JAX and TensorFlow return values).
+    v = tl.Variable(np.ones((1, 2, 2), np.float32))
+    y = call(v)
+    v.assign(np.full((1, 2, 2), 5.0, np.float32))
+    assert y is not v
+    np.testing.assert_array_equal(y.numpy(), np.ones((1, 2, 2)))
+    with tl.GradientTape() as tape:  # still differentiable: the gradient reaches the Variable
+        loss = (call(v) * 3.0).sum()
+    np.testing.assert_array_equal(tape.gradient(loss, v).numpy(), np.full((1, 2, 2), 3.0))
+
+
+# ------------------------------------------------------------------ Embedding(padding_idx)
+@pytest.mark.parametrize("padding_idx", [0, 3, -1])
+def test_embedding_padding_idx_starts_at_zero_and_gets_no_gradient(padding_idx):
+    emb = tl.nn.Embedding(5, 3, padding_idx=padding_idx, seed=0, dtype="float64")
+    row = padding_idx % 5
+    table = emb.embeddings.numpy()
+    np.testing.assert_array_equal(table[row], 0.0)  # PyTorch's nn.Embedding zeroes that row
+    assert np.abs(np.delete(table, row, axis=0)).min() > 0
+    emb.embeddings.assign(table + 1.0)  # a non-zero padding row is still looked up as it is
+    ids = np.array([[0, 3, 4, 3], [1, 4, 0, 2]])
+    upstream = RNG.normal(size=(2, 4, 3))
+    with tl.GradientTape() as tape:
+        y = emb(ids)
+        loss = (y * upstream).sum()
+    grad = tape.gradient(loss, emb.embeddings).numpy()
+    np.testing.assert_array_equal(y.numpy(), (table + 1.0)[ids])
+    want = np.zeros((5, 3))
+    np.add.at(want, ids.ravel(), upstream.reshape(-1, 3))
+    want[row] = 0.0
+    np.testing.assert_allclose(grad, want, rtol=1e-12)
+    traced = tl.function(lambda i: emb(i))(ids)
+    np.testing.assert_array_equal(traced.numpy(), y.numpy())
+    torch = pytest.importorskip("torch")
+    ref = torch.nn.Embedding(5, 3, padding_idx=padding_idx, dtype=torch.float64)
+    with torch.no_grad():
+        ref.weight.copy_(torch.tensor(table + 1.0))
+    (ref(torch.tensor(ids)) * torch.tensor(upstream)).sum().backward()
+    np.testing.assert_allclose(grad, ref.weight.grad.numpy(), rtol=1e-12)
+
+
+def test_embedding_padding_idx_out_of_range_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"Embedding: padding_idx must be None or an int in \[-5, 5\), got 5"):
+        tl.nn.Embedding(5, 3, padding_idx=5)
+
+
+def test_flatten_traced_with_unknown_feature_dimensions():
+    # A None among the dimensions after the batch crashed: "unsupported operand type(s) for *=: 'int' and
+    # 'NoneType'".  With the batch known it is (batch, -1); with both unknown, one clear error.
+    x = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+    known_batch = tl.function(lambda x: tl.nn.Flatten()(x), input_signature=[tl.TensorSpec((2, None, 4), "float32")])
+    np.testing.assert_array_equal(known_batch(x).numpy(), x.reshape(2, 12))
+    unknown = tl.function(lambda x: tl.nn.Flatten()(x), input_signature=[tl.TensorSpec((None, None, 4), "float32")])
+    with pytest.raises(ValueError, match=r"Flatten: .*batch size and the other dimensions .* \(None, None, 4\)"):
+        unknown(x)

@@ -342,3 +342,30 @@ def test_lu_solve_and_lu_gradients_of_empty_matrices(batch):
     assert tl.take_along_axis(tl.zeros((0, 3)), tl.zeros((0, 3), "int64"), 0).shape == (0, 3)
     with pytest.raises(IndexError, match=r"TakeAlongAxis: index 0 is out of bounds for axis 0 with size 0"):
         tl.take_along_axis(tl.zeros((0, 3)), tl.zeros((1, 3), "int64"), 0)
+
+
+# ---------------------------------------------------------------- NumPy's named results
+def test_decompositions_return_numpys_named_tuples():
+    # NumPy 2, JAX and PyTorch name the parts (slogdet(x).logabsdet, eigh(x).eigenvalues, svd(x).S, qr(x).R);
+    # plain tuples raised AttributeError there.
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((3, 3))
+    s = a @ a.T + np.eye(3)
+    cases = [
+        (tl.linalg.slogdet, np.linalg.slogdet, a, ("sign", "logabsdet")),
+        (tl.linalg.eigh, np.linalg.eigh, s, ("eigenvalues", "eigenvectors")),
+        (tl.linalg.eig, np.linalg.eig, s, ("eigenvalues", "eigenvectors")),
+        (tl.linalg.svd, np.linalg.svd, a, ("U", "S", "Vh")),
+        (tl.linalg.qr, np.linalg.qr, a, ("Q", "R")),
+        (lambda x: tl.linalg.qr(x, mode="complete"), lambda x: np.linalg.qr(x, mode="complete"), a, ("Q", "R")),
+    ]
+    for fn, ref, x, fields in cases:
+        for out in (fn(tl.tensor(x)), tl.function(fn)(tl.tensor(x))):
+            want = ref(x)
+            assert type(out).__name__ == type(want).__name__ and out._fields == want._fields == fields
+            for got, expected in zip(out, want):
+                np.testing.assert_allclose(np.abs(got.numpy()), np.abs(expected), atol=1e-10)
+    g = tl.grad(lambda t: tl.sum(tl.linalg.eigh(t).eigenvalues * np.arange(3.0)))(tl.tensor(s))
+    w, v = np.linalg.eigh(s)
+    np.testing.assert_allclose(g.numpy(), (v * np.arange(3.0)) @ v.T, atol=1e-10)
+    assert tl.linalg.slogdet(tl.tensor(a)).logabsdet.shape == ()

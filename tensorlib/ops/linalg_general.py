@@ -17,6 +17,7 @@ from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from .linalg_ops import (
+    EigResult,
     _check_matrix,
     _eye_like,
     _column,
@@ -201,9 +202,9 @@ def _eig_grad(node, g_w, g_v=None):
 register_gradient("Eig", _eig_grad)
 
 
-def eig(x) -> tuple:
+def eig(x) -> EigResult:
     """Eigenvalues ``w`` and right eigenvectors ``v`` (columns, unit norm) of general square matrices, with
-    ``x @ v == v * w`` (``numpy.linalg.eig``), batched.
+    ``x @ v == v * w`` (``numpy.linalg.eig``; the named tuple ``(eigenvalues, eigenvectors)``), batched.
 
     Always complex (complex64 for float32 input, complex128 for float64 and
     integers), as in PyTorch and JAX: NumPy returns a real array when every
@@ -224,7 +225,7 @@ def eig(x) -> tuple:
     >>> w.numpy().tolist()
     [(2+0j), (3+0j)]
     """
-    return apply(_eig, (x,), {"compute_v": True})
+    return EigResult(*apply(_eig, (x,), {"compute_v": True}))
 
 
 def eigvals(x) -> Tensor:

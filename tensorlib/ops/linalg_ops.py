@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,6 +26,33 @@ from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._shapes import broadcast_shapes
 from .registry import defop, spec
+
+
+# ------------------------------------------------------------------ NumPy 2's named results (also JAX's, PyTorch's)
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class SVDResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+class QRResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
 
 
 # ------------------------------------------------------------------ shape rules shared by the ops
@@ -410,9 +438,9 @@ def _slogdet_grad(node, g_sign, g_logabsdet):
 register_gradient("LogMatrixDeterminant", _slogdet_grad)
 
 
-def slogdet(x) -> tuple:
-    """``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``; only ``logabsdet`` has a gradient
-    (and ``sign`` of a complex matrix).
+def slogdet(x) -> SlogdetResult:
+    """``(sign, logabsdet)`` (a named tuple, as NumPy's) with ``det = sign * exp(logabsdet)``; only
+    ``logabsdet`` has a gradient (and ``sign`` of a complex matrix).
 
     At a singular matrix (``sign`` 0, ``logabsdet`` -inf) the gradient is not
     finite: ``inv(x)`` there is ``adj(x) / 0``, inf where a cofactor is nonzero
@@ -423,8 +451,10 @@ def slogdet(x) -> tuple:
     >>> sign, logabsdet = tl.linalg.slogdet(tl.tensor([[-2.0, 0.0], [0.0, 3.0]]))
     >>> float(sign), round(float(logabsdet), 4)
     (-1.0, 1.7918)
+    >>> float(tl.linalg.slogdet(tl.eye(2)).logabsdet)
+    0.0
     """
-    return apply(_slogdet, (x,))
+    return SlogdetResult(*apply(_slogdet, (x,)))
 
 
 # ------------------------------------------------------------------ solve_triangular
@@ -617,8 +647,9 @@ def _column(v):
 register_gradient("SelfAdjointEigV2", _eigh_grad)
 
 
-def eigh(x, UPLO=None) -> tuple:
-    """Eigenvalues ``w`` (ascending) and eigenvectors ``v`` (columns) of a symmetric (Hermitian) matrix.
+def eigh(x, UPLO=None) -> EighResult:
+    """Eigenvalues ``w`` (ascending) and eigenvectors ``v`` (columns) of a symmetric (Hermitian) matrix,
+    as the named tuple ``(eigenvalues, eigenvectors)`` (NumPy's).
 
     Reads the symmetric part ``(x + x.T) / 2`` (JAX's default), or with
     ``UPLO='L'`` (``'U'``) the lower (upper) triangle only, as NumPy and PyTorch
@@ -639,7 +670,7 @@ def eigh(x, UPLO=None) -> tuple:
     [1.0, 2.0]
     """
     x = as_tensor(x)
-    return apply(_eigh, (_hermitian_from_triangle(x, UPLO, "eigh"),))
+    return EighResult(*apply(_eigh, (_hermitian_from_triangle(x, UPLO, "eigh"),)))
 
 
 # ------------------------------------------------------------------ svd
@@ -776,7 +807,7 @@ register_gradient("Svd", _svd_grad)
 
 
 def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
-    """NumPy's ``svd``: ``(u, s, vh)`` with ``x = u @ diag(s) @ vh``, or ``s`` alone.
+    """NumPy's ``svd``: ``(u, s, vh)`` (the named tuple ``(U, S, Vh)``) with ``x = u @ diag(s) @ vh``, or ``s`` alone.
 
     ``hermitian=True`` reads the Hermitian part ``(x + x^H) / 2`` (JAX's rule;
     NumPy reads one triangle of an ``x`` it assumes Hermitian): the same values
@@ -797,7 +828,8 @@ def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     [3.0, 2.0]
     """
     x = _hermitian_part(x, "svd") if hermitian else x
-    return apply(_svd, (x,), {"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv)})
+    out = apply(_svd, (x,), {"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv)})
+    return SVDResult(*out) if compute_uv else out
 
 
 # ------------------------------------------------------------------ qr
@@ -890,7 +922,8 @@ register_gradient("Qr", _qr_grad)
 
 
 def qr(x, mode: str = "reduced"):
-    """NumPy's ``qr``: ``(q, r)`` for ``mode='reduced'`` or ``'complete'``, ``r`` alone for ``'r'``.
+    """NumPy's ``qr``: ``(q, r)`` (the named tuple ``(Q, R)``) for ``mode='reduced'`` or ``'complete'``, ``r``
+    alone for ``'r'``.
 
     Gradients need ``r`` with a nonzero diagonal (full column rank); with
     ``mode='complete'`` and more rows than columns the extra columns of ``q``
@@ -901,7 +934,8 @@ def qr(x, mode: str = "reduced"):
     >>> abs(r.numpy()).round(4).tolist()
     [[5.0, 4.0], [0.0, 3.0]]
     """
-    return apply(_qr, (x,), {"mode": mode})
+    out = apply(_qr, (x,), {"mode": mode})
+    return out if mode == "r" else QRResult(*out)
 
 
 # ------------------------------------------------------------------ pinv

@@ -7,7 +7,8 @@ import numpy as np
 from ...backends import base as _backends
 from ...dispatch import apply, as_tensor
 from ...grad.registry import register_gradient
-from ...tensor import Tensor
+from ...tensor import Tensor, Variable
+from .. import math as math_ops
 from .. import random as _random
 from ..registry import defop, spec
 from ._common import _check_float, _op_type, _shape_tuple
@@ -82,11 +83,12 @@ def dropout(x, rate: float, seed: int | None = None, noise_shape=None) -> Tensor
     rate = float(rate)
     if not 0.0 <= rate < 1.0:
         raise ValueError(f"Dropout: rate must be in [0, 1), got {rate}")
-    if rate == 0.0:  # no draw and no op, but the same contract: a float Tensor of tensorlib's own, never x's array
+    if rate == 0.0:  # no draw, but the same contract: a float Tensor of tensorlib's own, never x's array
         x = as_tensor(x)
         if x.dtype.kind != "f":
             raise TypeError(f"Dropout: x must be a floating-point tensor, got {x.dtype} (x shape {tuple(x.shape)})")
-        return x
+        # A Variable is read into a value (it was returned itself: a later assign changed the result).
+        return math_ops.identity(x) if isinstance(x, Variable) else x
     if noise_shape is not None:
         noise_shape = _shape_tuple(noise_shape, "noise_shape", "Dropout")
         shape = getattr(x, "shape", None)
