@@ -1070,23 +1070,19 @@ class BatchNorm(Module):
             )
         axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
         sizes = [x.shape[a] for a in axes]
-        single = (
-            "BatchNorm: expected more than 1 value per channel when training, got input shape "
-            f"{tuple(x.shape)}; use eval() mode for single examples"
-        )
         one = None
         if None in sizes:  # traced with a size known only at run time
             count = _math.cast(_shape.shape_size(x, axes), _dt.float32)
             bessel = _math.cast(count / _math.maximum(count - 1.0, 1.0), x.dtype)
             # One value per channel shows only at run time: a factor of 1 that is Inf then and is checked, so the
             # graph raises before either running statistic is assigned (it gave zeros and pulled running_var to 0).
-            one = check_numerics(_nn_where(count == 1.0, np.inf, 1.0, _dt.float32), single)
+            one = check_numerics(_nn_where(count == 1.0, np.inf, 1.0, _dt.float32), _single_value_message(x))
             empty = count == 0.0  # a bool tensor: known when the graph runs
         else:
             count = math.prod(sizes)
             if count == 1:
                 # Each value would be its own mean: the output all zeros, the running variance 0.
-                raise ValueError(single)
+                raise ValueError(_single_value_message(x))
             bessel = count / max(count - 1, 1)
             empty = count == 0
         # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
@@ -1118,6 +1114,13 @@ class BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, momentum={self.momentum}, epsilon={self.epsilon}"
+
+
+def _single_value_message(x) -> str:
+    return (
+        "BatchNorm: expected more than 1 value per channel when training, got input shape "
+        f"{tuple(x.shape)}; use eval() mode for single examples"
+    )
 
 
 class Dropout(Module):
@@ -1342,29 +1345,58 @@ class Embedding(Module):
     them up (:func:`tl.nn.embedding_lookup`: ids outside ``[0, input_dim)`` are an IndexError, repeated ids
     add up their gradients).  The table starts from ``embeddings_initializer`` (Glorot uniform).
 
+    ``padding_idx`` (PyTorch's ``nn.Embedding(padding_idx=)``; negative counts from the end) names a row that
+    starts at zero and gets no gradient: the id of padding in a batch of sequences.
+
     >>> import numpy as np, tensorlib as tl
     >>> emb = tl.nn.Embedding(10, 3, seed=0)
     >>> emb(np.array([[1, 2, 1]])).shape, emb.embeddings.shape
     ((1, 3, 3), (10, 3))
+    >>> tl.nn.Embedding(10, 3, padding_idx=0, seed=0)(np.array([0])).numpy().tolist()
+    [[0.0, 0.0, 0.0]]
     """
 
     def __init__(
-        self, input_dim: int, output_dim: int, embeddings_initializer="glorot_uniform", seed=None, dtype=_dt.float32
+        self,
+        input_dim: int,
+        output_dim: int,
+        embeddings_initializer="glorot_uniform",
+        seed=None,
+        dtype=_dt.float32,
+        padding_idx: int | None = None,
     ):
         super().__init__()
         self.input_dim = _positive("input_dim", input_dim, "Embedding")
         self.output_dim = _positive("output_dim", output_dim, "Embedding")
         seed = _seed(seed, "Embedding")
-        self.embeddings = Variable(
-            _init.get(embeddings_initializer)((self.input_dim, self.output_dim), seed=seed, dtype=dtype),
-            name="embeddings",
-        )
+        if padding_idx is not None and (
+            isinstance(padding_idx, bool)
+            or not isinstance(padding_idx, (int, np.integer))
+            or not -self.input_dim <= padding_idx < self.input_dim
+        ):
+            raise ValueError(
+                f"Embedding: padding_idx must be None or an int in [{-self.input_dim}, {self.input_dim}), got "
+                f"{padding_idx!r}"
+            )
+        self.padding_idx = None if padding_idx is None else int(padding_idx) % self.input_dim
+        table = _init.get(embeddings_initializer)((self.input_dim, self.output_dim), seed=seed, dtype=dtype)
+        if self.padding_idx is not None:
+            rows = np.arange(self.input_dim)[:, None] != self.padding_idx
+            table = table * _tensor(rows.astype(table.dtype))
+        self.embeddings = Variable(table, name="embeddings")
 
     def forward(self, ids):
-        return _nn.embedding_lookup(self.embeddings, ids)
+        y = _nn.embedding_lookup(self.embeddings, ids)
+        if self.padding_idx is None:
+            return y
+        # The padding row is looked up as it is, but its gradient is 0 (PyTorch's padding_idx).
+        padding = _shape.expand_dims(_as_tensor(ids) == self.padding_idx, -1)
+        return _elementwise.where(padding, _math.stop_gradient(y), y)
 
     def extra_repr(self) -> str:
-        return f"{self.input_dim}, {self.output_dim}"
+        return f"{self.input_dim}, {self.output_dim}" + (
+            "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        )
 
 
 class Flatten(Module):
@@ -1379,9 +1411,14 @@ class Flatten(Module):
         x = _as_tensor(x)
         if len(x.shape) < 1:
             raise ValueError(f"Flatten: input needs a batch dimension, got shape {tuple(x.shape)}")
-        rest = 1
-        for d in x.shape[1:]:
-            rest *= d
+        if None in x.shape[1:]:  # traced with a feature size known only at run time (it raised a raw TypeError)
+            if x.shape[0] is None:
+                raise ValueError(
+                    "Flatten: traced with both the batch size and the other dimensions unknown, got input shape "
+                    f"{tuple(x.shape)} ({x.dtype}): give the TensorSpec the batch size or the other sizes"
+                )
+            return _shape.reshape(x, (x.shape[0], -1))
+        rest = math.prod(x.shape[1:])
         # -1 keeps a traced batch dimension of unknown size; with zero-size features it would be
         # ambiguous, and the batch size is given instead.
         return _shape.reshape(x, (-1, rest) if rest else (x.shape[0], 0))

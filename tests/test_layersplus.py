@@ -914,3 +914,49 @@ def test_a_pass_through_layer_returns_a_value_a_later_assign_cannot_change(name,
     with tl.GradientTape() as tape:  # still differentiable: the gradient reaches the Variable
         loss = (call(v) * 3.0).sum()
     np.testing.assert_array_equal(tape.gradient(loss, v).numpy(), np.full((1, 2, 2), 3.0))
+
+
+# ------------------------------------------------------------------ Embedding(padding_idx)
+@pytest.mark.parametrize("padding_idx", [0, 3, -1])
+def test_embedding_padding_idx_starts_at_zero_and_gets_no_gradient(padding_idx):
+    emb = tl.nn.Embedding(5, 3, padding_idx=padding_idx, seed=0, dtype="float64")
+    row = padding_idx % 5
+    table = emb.embeddings.numpy()
+    np.testing.assert_array_equal(table[row], 0.0)  # PyTorch's nn.Embedding zeroes that row
+    assert np.abs(np.delete(table, row, axis=0)).min() > 0
+    emb.embeddings.assign(table + 1.0)  # a non-zero padding row is still looked up as it is
+    ids = np.array([[0, 3, 4, 3], [1, 4, 0, 2]])
+    upstream = RNG.normal(size=(2, 4, 3))
+    with tl.GradientTape() as tape:
+        y = emb(ids)
+        loss = (y * upstream).sum()
+    grad = tape.gradient(loss, emb.embeddings).numpy()
+    np.testing.assert_array_equal(y.numpy(), (table + 1.0)[ids])
+    want = np.zeros((5, 3))
+    np.add.at(want, ids.ravel(), upstream.reshape(-1, 3))
+    want[row] = 0.0
+    np.testing.assert_allclose(grad, want, rtol=1e-12)
+    traced = tl.function(lambda i: emb(i))(ids)
+    np.testing.assert_array_equal(traced.numpy(), y.numpy())
+    torch = pytest.importorskip("torch")
+    ref = torch.nn.Embedding(5, 3, padding_idx=padding_idx, dtype=torch.float64)
+    with torch.no_grad():
+        ref.weight.copy_(torch.tensor(table + 1.0))
+    (ref(torch.tensor(ids)) * torch.tensor(upstream)).sum().backward()
+    np.testing.assert_allclose(grad, ref.weight.grad.numpy(), rtol=1e-12)
+
+
+def test_embedding_padding_idx_out_of_range_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"Embedding: padding_idx must be None or an int in \[-5, 5\), got 5"):
+        tl.nn.Embedding(5, 3, padding_idx=5)
+
+
+def test_flatten_traced_with_unknown_feature_dimensions():
+    # A None among the dimensions after the batch crashed: "unsupported operand type(s) for *=: 'int' and
+    # 'NoneType'".  With the batch known it is (batch, -1); with both unknown, one clear error.
+    x = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+    known_batch = tl.function(lambda x: tl.nn.Flatten()(x), input_signature=[tl.TensorSpec((2, None, 4), "float32")])
+    np.testing.assert_array_equal(known_batch(x).numpy(), x.reshape(2, 12))
+    unknown = tl.function(lambda x: tl.nn.Flatten()(x), input_signature=[tl.TensorSpec((None, None, 4), "float32")])
+    with pytest.raises(ValueError, match=r"Flatten: .*batch size and the other dimensions .* \(None, None, 4\)"):
+        unknown(x)

@@ -12,6 +12,8 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tensorlib as tl
 
@@ -99,6 +101,28 @@ def test_clip_by_norm_against_the_formula_over_axes():
             norm = np.sqrt((t * t).sum(axis=axes, keepdims=True))
             expected = t * np.minimum(1.0, clip_norm / norm)
             np.testing.assert_allclose(O.clip_by_norm(tl.tensor(t), clip_norm, axes=axes).numpy(), expected, rtol=1e-13)
+
+
+@given(
+    st.sampled_from(["float16", "float32", "float64"]),
+    st.lists(st.integers(0, 4), min_size=0, max_size=3),
+    st.floats(1e-3, 1e300),
+    st.integers(0, 2**31),
+)
+def test_clipping_against_the_numpy_formula(dtype, shape, clip_norm, seed):
+    # clip_norm * t / max(norm, clip_norm), the norm in float64; a clip_norm past the dtype's range is
+    # no clipping, never NaN.
+    t = (np.random.default_rng(seed).normal(size=shape) * 3.0).astype(dtype)
+    exact = t.astype(np.float64)
+    norm = np.sqrt((exact * exact).sum())
+    expected = exact * min(1.0, clip_norm / norm) if norm > 0 else exact
+    rtol = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-12}[dtype]
+    out = O.clip_by_norm(tl.tensor(t), clip_norm)
+    assert out.dtype == dtype
+    np.testing.assert_allclose(out.numpy().astype(np.float64), expected, rtol=rtol, atol=1e-300)
+    clipped, got_norm = O.clip_by_global_norm([tl.tensor(t), None], clip_norm)
+    np.testing.assert_allclose(clipped[0].numpy().astype(np.float64), expected, rtol=rtol, atol=1e-300)
+    np.testing.assert_allclose(float(got_norm), norm, rtol=rtol)
 
 
 def test_clip_by_norm_matches_torch_for_huge_clip_norm():
@@ -605,3 +629,107 @@ def test_optimizer_hyperparameters_of_the_wrong_kind_name_themselves(make, messa
     # between instances of 'str' and 'int'"; Adam(beta_1="0.9") in the same bare comparison.
     with pytest.raises(TypeError, match=message):
         make()
+
+
+# ------------------------------------------------------------------ apply(grads) after build (Keras 3)
+def test_apply_without_variables_updates_the_built_ones():
+    # Keras 3: optimizer.build(variables); optimizer.apply(grads) -- here apply(grads) was a TypeError
+    # (a required argument missing).
+    kernel, bias = tl.Variable(np.array([[1.0, -1.0]])), tl.Variable(np.array([0.5]))
+    opt = O.SGD(0.1, momentum=0.9)
+    opt.build([kernel, bias])
+    expected_k, expected_b, buf_k, buf_b = kernel.numpy(), bias.numpy(), 0.0, 0.0
+    for g_k, g_b in (([[1.0, 2.0]], [3.0]), ([[0.5, -1.0]], [1.0])):
+        opt.apply([tl.tensor(np.array(g_k)), tl.tensor(np.array(g_b))])
+        buf_k, buf_b = 0.9 * buf_k + np.array(g_k), 0.9 * buf_b + np.array(g_b)
+        expected_k, expected_b = expected_k - 0.1 * buf_k, expected_b - 0.1 * buf_b
+    np.testing.assert_allclose(kernel.numpy(), expected_k, rtol=1e-15)
+    np.testing.assert_allclose(bias.numpy(), expected_b, rtol=1e-15)
+    # A built Module: its trainable variables at each step.
+    model = tl.nn.Dense(2, 1, seed=0, dtype="float64")
+    opt = O.Adam(0.1)
+    opt.build(model)
+    with tl.GradientTape() as tape:
+        loss = tl.sum(model(tl.ones((3, 2), dtype="float64")))
+    before = model.kernel.numpy()
+    opt.apply(tape.gradient(loss, model.trainable_variables))
+    np.testing.assert_allclose(model.kernel.numpy(), before - 0.1, rtol=1e-7)  # Adam's first step: lr * sign
+
+
+def test_apply_without_variables_before_build_names_the_remedy():
+    with pytest.raises(TypeError, match=r"Adam.apply: no variables given, and the optimizer was not built"):
+        O.Adam().apply([tl.tensor([1.0])])
+
+
+def test_apply_after_build_matches_keras():
+    keras = pytest.importorskip("keras")
+    w0, g = np.array([1.0, -2.0], np.float32), np.array([0.5, 0.25], np.float32)
+    k_var = keras.Variable(w0)
+    k_opt = keras.optimizers.Adam(0.1)
+    k_opt.build([k_var])
+    w = tl.Variable(w0)
+    opt = O.Adam(0.1, epsilon=1e-7)  # Keras' default epsilon
+    opt.build([w])
+    for _ in range(3):
+        k_opt.apply([keras.ops.convert_to_tensor(g)])
+        opt.apply([tl.tensor(g)])
+    np.testing.assert_allclose(w.numpy(), np.asarray(k_var.numpy()), rtol=1e-5)
+
+
+# ------------------------------------------------------------------ Keras' clipnorm and clipvalue
+def _clip_reference(grads, clipnorm=None, global_clipnorm=None, clipvalue=None):
+    if clipnorm is not None:
+        return [g * min(1.0, clipnorm / np.sqrt((g * g).sum())) for g in grads]
+    if global_clipnorm is not None:
+        total = np.sqrt(sum((g * g).sum() for g in grads))
+        return [g * min(1.0, global_clipnorm / total) for g in grads]
+    return [np.clip(g, -clipvalue, clipvalue) for g in grads]
+
+
+@pytest.mark.parametrize(
+    "clipping",
+    [{"clipnorm": 1.0}, {"clipvalue": 0.5}, {"global_clipnorm": 1.5}],
+)
+def test_clipnorm_and_clipvalue_clip_each_gradient(clipping):
+    # Adam(0.1, clipnorm=1.0) (Keras' arguments, common in TF code) was a TypeError: unexpected keyword.
+    rng = np.random.default_rng(5)
+    w0 = [rng.normal(size=(2, 3)), rng.normal(size=4)]
+    ws = [tl.Variable(w.copy()) for w in w0]
+    opt = O.SGD(0.1, momentum=0.5, **clipping)
+    expected, bufs = [w.copy() for w in w0], [np.zeros_like(w) for w in w0]
+    for _ in range(3):
+        grads = [rng.normal(size=w.shape) * 3.0 for w in w0]
+        opt.apply([tl.tensor(g) for g in grads], ws)
+        for i, g in enumerate(_clip_reference(grads, **clipping)):
+            bufs[i] = 0.5 * bufs[i] + g
+            expected[i] = expected[i] - 0.1 * bufs[i]
+    for w, e in zip(ws, expected):
+        np.testing.assert_allclose(w.numpy(), e, rtol=1e-13)
+
+
+def test_two_clipping_arguments_are_refused_and_positions_kept():
+    # Keras 3 refuses any two ("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set").
+    for two in ({"clipnorm": 1.0, "global_clipnorm": 1.0}, {"clipnorm": 1.0, "clipvalue": 0.5}):
+        with pytest.raises(ValueError, match=r"Adam: only one of clipnorm, clipvalue and global_clipnorm can be"):
+            O.Adam(**two)
+    with pytest.raises(ValueError, match=r"RMSprop: clipvalue must be positive, got -1.0"):
+        O.RMSprop(clipvalue=-1.0)
+    # Positional arguments keep their places (the new ones come last).
+    assert O.SGD(0.1, 0.9, False, 0.0, None, 0.5).dampening == 0.5
+    assert O.AdamW(0.1, 0.9, 0.999, 1e-8, 0.01, None, True).amsgrad
+
+
+def test_clipnorm_and_clipvalue_match_keras():
+    keras = pytest.importorskip("keras")
+    w0 = np.array([1.0, -2.0, 0.5], np.float32)
+    grads = [np.array([3.0, -4.0, 0.2], np.float32), np.array([0.1, 5.0, -0.3], np.float32)]
+    for clipping in ({"clipnorm": 1.0}, {"clipvalue": 0.5}, {"global_clipnorm": 1.0}):
+        k_var = keras.Variable(w0)
+        k_opt = keras.optimizers.SGD(0.1, momentum=0.9, **clipping)
+        w = tl.Variable(w0)
+        opt = O.SGD(0.1, momentum=0.9, **clipping)
+        for g in grads:
+            k_opt.apply_gradients([(keras.ops.convert_to_tensor(g), k_var)])
+            opt.apply([tl.tensor(g)], [w])
+        # Keras' momentum is v = m v - lr g, w += v: PyTorch's form with lr folded in, equal for a constant lr.
+        np.testing.assert_allclose(w.numpy(), np.asarray(k_var.numpy()), rtol=1e-6, err_msg=str(clipping))

@@ -1,4 +1,4 @@
-"""custom_gradient and remat (stop_gradient, an op, is defined with the other ops in :mod:`tensorlib.ops.math`)."""
+"""custom_gradient, JAX's custom_vjp and custom_jvp, and remat (stop_gradient, an op, is defined with the other ops in :mod:`tensorlib.ops.math`)."""
 
 from __future__ import annotations
 
@@ -247,7 +247,69 @@ def custom_gradient(f):
     return wrapper
 
 
-class custom_vjp:
+class _CustomDerivative:
+    """What ``custom_vjp`` and ``custom_jvp`` share: the arguments split at ``nondiff_argnums``, a
+    :func:`custom_gradient` whose ``grad_fn`` asks the subclass for the cotangents, and the rule allowed to
+    call the function itself (JAX's examples do), which then just runs it."""
+
+    kind = ""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        if not callable(fun):
+            raise TypeError(f"{self.kind}: expected a function, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self._inside_rule = threading.local()
+
+    @contextlib.contextmanager
+    def _rule_running(self):
+        self._inside_rule.active = True
+        try:
+            yield
+        finally:
+            self._inside_rule.active = False
+
+    def _name(self) -> str:
+        return getattr(self.fun, "__qualname__", "the function")
+
+    def __call__(self, *args):
+        if not self._has_rule():
+            raise TypeError(f"{self.kind}: {self._name()} has no rule; call {self._name()}.{self._define} first")
+        if getattr(self._inside_rule, "active", False):
+            return self.fun(*args)
+        fixed = sorted({i % len(args) for i in self.nondiff_argnums}) if args else []
+        positions = [i for i in range(len(args)) if i not in fixed]
+        constants = [args[i] for i in fixed]
+
+        def with_(differentiated):
+            full = list(args)
+            for i, a in zip(positions, differentiated):
+                full[i] = a
+            return full
+
+        @custom_gradient
+        def run(*differentiated):
+            with self._rule_running():
+                outputs, residuals = self._forward(with_(differentiated))
+            leaves, treedef = tree.flatten(outputs)
+
+            def grad_fn(*cotangents, variables=None):
+                if variables is not None:
+                    raise TypeError(
+                        f"{self.kind}: {self._name()} reads trainable Variables ({_described(variables)}), whose "
+                        "gradients its rule cannot give; pass them as arguments"
+                    )
+                filled = [zeros_like(o) if c is None else c for c, o in zip(cotangents, leaves)]
+                returned = self._cotangents(constants, differentiated, residuals, tree.unflatten(treedef, filled))
+                return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)]
+
+            return outputs, grad_fn
+
+        return run(*(args[i] for i in positions))
+
+
+class custom_vjp(_CustomDerivative):
     """JAX's ``jax.custom_vjp``: ``fun`` with a vector-Jacobian product of its own.
 
     ``f.defvjp(fwd, bwd)`` gives it: ``fwd(*args)`` returns ``(outputs, residuals)`` (anything ``bwd``
@@ -270,62 +332,88 @@ class custom_vjp:
     2.0
     """
 
-    def __init__(self, fun, nondiff_argnums=()):
-        if not callable(fun):
-            raise TypeError(f"custom_vjp: expected a function, got {type(fun).__name__}")
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
-        self.fwd = self.bwd = None
-        self._inside_fwd = threading.local()  # fwd may call the function itself (JAX's examples do): fun runs
+    kind, _define = "custom_vjp", "defvjp(fwd, bwd)"
+    fwd = bwd = None
 
     def defvjp(self, fwd, bwd) -> None:
         if not (callable(fwd) and callable(bwd)):
             raise TypeError(f"custom_vjp: defvjp takes two functions, fwd and bwd, got {fwd!r:.40} and {bwd!r:.40}")
         self.fwd, self.bwd = fwd, bwd
 
-    def __call__(self, *args):
-        name = getattr(self.fun, "__qualname__", "the function")
-        if self.fwd is None:
-            raise TypeError(f"custom_vjp: {name} has no rule; call {name}.defvjp(fwd, bwd) first")
-        if getattr(self._inside_fwd, "active", False):
-            return self.fun(*args)
-        fixed = sorted({i % len(args) for i in self.nondiff_argnums}) if args else []
-        positions = [i for i in range(len(args)) if i not in fixed]
+    def _has_rule(self) -> bool:
+        return self.fwd is not None
 
-        def with_(differentiated):
-            full = list(args)
-            for i, a in zip(positions, differentiated):
-                full[i] = a
-            return full
+    def _forward(self, args):
+        return self.fwd(*args)
 
-        @custom_gradient
-        def run(*differentiated):
-            self._inside_fwd.active = True
-            try:
-                outputs, residuals = self.fwd(*with_(differentiated))
-            finally:
-                self._inside_fwd.active = False
-            leaves, treedef = tree.flatten(outputs)
+    def _cotangents(self, constants, differentiated, residuals, g) -> list:
+        returned = self.bwd(*constants, residuals, g)
+        if not isinstance(returned, (tuple, list)) or len(returned) != len(differentiated):
+            raise TypeError(
+                f"custom_vjp: bwd of {self._name()} must return a tuple with one cotangent per differentiated "
+                f"argument ({len(differentiated)}), got {_what(returned)}; bwd defined at {rule_site(self.bwd)}"
+            )
+        return list(returned)
 
-            def grad_fn(*cotangents, variables=None):
-                if variables is not None:
-                    raise TypeError(
-                        f"custom_vjp: {name} reads trainable Variables ({_described(variables)}), whose gradients "
-                        "bwd cannot give; pass them as arguments"
-                    )
-                filled = [zeros_like(o) if c is None else c for c, o in zip(cotangents, leaves)]
-                returned = self.bwd(*(args[i] for i in fixed), residuals, tree.unflatten(treedef, filled))
-                if not isinstance(returned, (tuple, list)) or len(returned) != len(positions):
-                    raise TypeError(
-                        f"custom_vjp: bwd of {name} must return a tuple with one cotangent per differentiated "
-                        f"argument ({len(positions)}), got {_what(returned)}; bwd defined at {rule_site(self.bwd)}"
-                    )
-                return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)]
 
-            return outputs, grad_fn
+class custom_jvp(_CustomDerivative):
+    """JAX's ``jax.custom_jvp``: ``fun`` with a Jacobian-vector product of its own.
 
-        return run(*(args[i] for i in positions))
+    ``f.defjvp(rule)`` gives it: ``rule(primals, tangents)`` (the arguments at ``nondiff_argnums`` first)
+    returns ``(outputs, output_tangents)``, linear in ``tangents``.  Reverse mode transposes that linear map
+    (by a vjp of it, as JAX does), so ``tl.grad``, tapes and ``tl.jvp`` all follow the rule; a rule
+    written with tensorlib ops is differentiable again.  An argument without tensors gets a zero tangent.
+
+    >>> import tensorlib as tl
+    >>> @tl.custom_jvp
+    ... def log1pexp(x):
+    ...     return tl.log1p(tl.exp(x))
+    >>> @log1pexp.defjvp
+    ... def log1pexp_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return log1pexp(x), t * tl.sigmoid(x)
+    >>> float(tl.grad(log1pexp)(tl.tensor(800.0)))  # exp(800) overflows; the rule's sigmoid does not
+    1.0
+    """
+
+    kind, _define = "custom_jvp", "defjvp(rule)"
+    jvp = None
+
+    def defjvp(self, jvp):
+        if not callable(jvp):
+            raise TypeError(f"custom_jvp: defjvp takes a function, got {jvp!r:.40}")
+        self.jvp = jvp
+        return jvp
+
+    def _has_rule(self) -> bool:
+        return self.jvp is not None
+
+    def _forward(self, args):
+        return self.fun(*args), None
+
+    def _cotangents(self, constants, differentiated, residuals, g) -> list:
+        from ..ops import creation
+        from .api import vjp
+
+        wanted = [i for i, a in enumerate(differentiated) if not _holds_no_tensor(a)]
+
+        def tangents_out(*tangents):
+            full = [creation.zeros((), dtype="float64") if _holds_no_tensor(a) else None for a in differentiated]
+            for i, t in zip(wanted, tangents):
+                full[i] = t
+            with self._rule_running():
+                returned = self.jvp(*constants, tuple(differentiated), tuple(full))
+            if not (isinstance(returned, (tuple, list)) and len(returned) == 2):
+                raise TypeError(
+                    f"custom_jvp: the rule of {self._name()} must return (outputs, output_tangents), got "
+                    f"{_what(returned)}; rule defined at {rule_site(self.jvp)}"
+                )
+            return returned[1]
+
+        zeros = [tree.map(zeros_like, differentiated[i]) for i in wanted]
+        _, transposed = vjp(tangents_out, *zeros)  # the rule is linear in the tangents: its vjp is the transpose
+        cotangents = iter(transposed(g))
+        return [None if i not in wanted else next(cotangents) for i in range(len(differentiated))]
 
 
 def _holds_no_tensor(value) -> bool:

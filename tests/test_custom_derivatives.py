@@ -1,6 +1,7 @@
-"""tl.custom_vjp (JAX's jax.custom_vjp) on tl.custom_gradient: rules against JAX's semantics written out
+"""tl.custom_vjp and tl.custom_jvp (JAX's) on tl.custom_gradient: rules against JAX's semantics written out
 (NumPy formulas, float64 central differences), nested arguments and outputs, nondiff_argnums, tracing,
-vmap, second order through a bwd written in tensorlib ops, and its errors; JAX itself where installed."""
+vmap, tl.jvp, second order through rules written in tensorlib ops, and their errors; JAX itself where
+installed."""
 
 import numpy as np
 import pytest
@@ -131,3 +132,91 @@ def test_errors_name_the_function_and_what_is_wrong():
         y = reads(tl.tensor(3.0))
     with pytest.raises(TypeError, match=r"reads trainable Variables .* pass them as arguments"):
         tape.gradient(y, w)
+
+
+# ------------------------------------------------------------------ custom_jvp
+def _log1pexp():
+    @tl.custom_jvp
+    def f(x):
+        return tl.log1p(tl.exp(x))
+
+    @f.defjvp
+    def rule(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return f(x), t * tl.sigmoid(x)
+
+    return f
+
+
+def test_custom_jvp_rule_drives_reverse_mode_forward_mode_and_second_order():
+    f = _log1pexp()
+    x = np.array([-3.0, 0.0, 2.0, 800.0])
+    sig = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(tl.grad(lambda t: tl.sum(f(t)))(tl.tensor(x)).numpy(), sig, rtol=1e-12)
+    _, tangent = tl.jvp(f, (tl.tensor(x),), (tl.tensor(np.full(4, 2.0)),))
+    np.testing.assert_allclose(tangent.numpy(), 2 * sig, rtol=1e-12)
+    second = tl.grad(lambda t: tl.sum(tl.grad(lambda u: tl.sum(f(u)))(t)))(tl.tensor(x[:3])).numpy()
+    np.testing.assert_allclose(second, sig[:3] * (1 - sig[:3]), rtol=1e-10)
+
+
+def test_custom_jvp_with_a_rule_unlike_the_true_derivative_several_arguments_and_nondiff_argnums():
+    @tl.custom_jvp
+    def f(power, x, y):
+        return {"a": tl.sin(x) * y, "b": x**power}
+
+    @f.defjvp
+    def rule(power, primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        # deliberately 2x the true x-derivative of a; b's true one
+        return f(power, x, y), {"a": 2 * tl.cos(x) * y * tx + tl.sin(x) * ty, "b": power * x ** (power - 1) * tx}
+
+    f = tl.custom_jvp(f.fun, nondiff_argnums=(0,))
+    f.defjvp(rule)
+    x, y = np.array([0.3, -1.2]), np.array([2.0, 0.5])
+
+    def loss(x, y):
+        out = f(3, x, y)
+        return tl.sum(out["a"] * 1.5) + tl.sum(out["b"])
+
+    gx, gy = tl.grad(loss, argnums=(0, 1))(tl.tensor(x), tl.tensor(y))
+    np.testing.assert_allclose(gx.numpy(), 1.5 * 2 * np.cos(x) * y + 3 * x**2, rtol=1e-12)
+    np.testing.assert_allclose(gy.numpy(), 1.5 * np.sin(x), rtol=1e-12)
+    np.testing.assert_allclose(tl.function(tl.grad(loss))(x, y).numpy(), gx.numpy(), rtol=1e-12)
+    per_row = tl.vmap(tl.grad(lambda x, y: tl.sum(f(3, x, y)["a"])))(np.stack([x, 2 * x]), np.stack([y, y]))
+    np.testing.assert_allclose(per_row.numpy(), 2 * np.cos(np.stack([x, 2 * x])) * y, rtol=1e-12)
+
+
+def test_custom_jvp_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+
+    def make(lib_jvp, np_like):
+        @lib_jvp
+        def f(x, y):
+            return np_like.sin(x) * y
+
+        @f.defjvp
+        def rule(primals, tangents):
+            (x, y), (tx, ty) = primals, tangents
+            return f(x, y), 3.0 * np_like.cos(x) * y * tx + np_like.sin(x) * ty
+
+        return f
+
+    ours, theirs = make(tl.custom_jvp, tl), make(jax.custom_jvp, jax.numpy)
+    x, y = np.array([0.3, 1.1]), np.array([2.0, -0.5])
+    got = tl.grad(lambda a, b: tl.sum(ours(a, b) ** 2), argnums=(0, 1))(tl.tensor(x), tl.tensor(y))
+    want = jax.grad(lambda a, b: jax.numpy.sum(theirs(a, b) ** 2), argnums=(0, 1))(x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-12)
+
+
+def test_custom_jvp_errors():
+    @tl.custom_jvp
+    def f(x):
+        return x * 2
+
+    with pytest.raises(TypeError, match=r"custom_jvp: .*f has no rule; call .*f.defjvp\(rule\) first"):
+        f(tl.tensor(1.0))
+    f.defjvp(lambda primals, tangents: tangents[0])
+    with pytest.raises(TypeError, match=r"the rule of .*f must return \(outputs, output_tangents\)"):
+        tl.grad(f)(tl.tensor(1.0))
