@@ -1446,7 +1446,19 @@ class Activation(Module):
         return getattr(self.activation, "__name__", repr(self.activation)).lstrip("_")
 
 
-class ReLU(Activation):
+class _FixedActivation(Activation):
+    """An activation layer without arguments: ``_function``."""
+
+    _function = None
+
+    def __init__(self):
+        super().__init__(type(self)._function)
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+class ReLU(_FixedActivation):
     """``max(x, 0)`` (PyTorch's ``nn.ReLU``, Keras' ``ReLU``).
 
     >>> import tensorlib as tl
@@ -1454,11 +1466,7 @@ class ReLU(Activation):
     [0.0, 2.0]
     """
 
-    def __init__(self):
-        super().__init__(_nn.relu)
-
-    def extra_repr(self) -> str:
-        return ""
+    _function = staticmethod(_nn.relu)
 
 
 class LeakyReLU(Activation):
@@ -1498,7 +1506,7 @@ class GELU(Activation):
         return "approximate='tanh'" if self.approximate else ""
 
 
-class Sigmoid(Activation):
+class Sigmoid(_FixedActivation):
     """``1 / (1 + exp(-x))`` (PyTorch's ``nn.Sigmoid``).
 
     >>> import tensorlib as tl
@@ -1506,14 +1514,10 @@ class Sigmoid(Activation):
     [0.5]
     """
 
-    def __init__(self):
-        super().__init__(_math.sigmoid)
-
-    def extra_repr(self) -> str:
-        return ""
+    _function = staticmethod(_math.sigmoid)
 
 
-class Tanh(Activation):
+class Tanh(_FixedActivation):
     """``tanh(x)`` (PyTorch's ``nn.Tanh``).
 
     >>> import tensorlib as tl
@@ -1521,11 +1525,7 @@ class Tanh(Activation):
     [0.0]
     """
 
-    def __init__(self):
-        super().__init__(_math.tanh)
-
-    def extra_repr(self) -> str:
-        return ""
+    _function = staticmethod(_math.tanh)
 
 
 class Softmax(Activation):
