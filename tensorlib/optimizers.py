@@ -474,19 +474,35 @@ class Optimizer:
     Subclasses define ``_slot_names`` (and ``_counter_names``, per-variable step counters) and
     ``_update(var, grad, lr, step, slots)``, written in tensorlib ops, which updates the slots and
     returns the variable's new value (``var`` is the value in the update's dtype, not the Variable).
-    ``variables`` returns the optimizer state as a nested dict (for checkpoints).
+    ``variables`` returns the optimizer state as a nested dict (for checkpoints).  Every optimizer
+    takes Keras' clipping arguments, one of them at most: ``clipnorm`` clips each gradient's norm,
+    ``global_clipnorm`` all of them together, ``clipvalue`` each value into ``[-clipvalue, clipvalue]``.
     """
 
     _slot_names: tuple = ()
     _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
 
-    def __init__(self, learning_rate, global_clipnorm: float | None = None):
-        if global_clipnorm is not None:
-            global_clipnorm = _positive(global_clipnorm, type(self).__name__, "global_clipnorm")
+    def __init__(
+        self,
+        learning_rate,
+        global_clipnorm: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+    ):
+        who = type(self).__name__
+        global_clipnorm, clipnorm, clipvalue = (
+            None if value is None else _positive(value, who, name)
+            for name, value in (("global_clipnorm", global_clipnorm), ("clipnorm", clipnorm), ("clipvalue", clipvalue))
+        )
+        if sum(value is not None for value in (global_clipnorm, clipnorm, clipvalue)) > 1:
+            raise ValueError(
+                f"{who}: only one of clipnorm, clipvalue and global_clipnorm can be set (as in Keras), got "
+                f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}"
+            )
         self._schedule = None
         self._lr = self._own_lr = None  # the Variable read as the constant learning rate: ours or the user's
         self.learning_rate = learning_rate
-        self.global_clipnorm = global_clipnorm
+        self.global_clipnorm, self.clipnorm, self.clipvalue = global_clipnorm, clipnorm, clipvalue
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
         self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
@@ -695,9 +711,8 @@ class Optimizer:
             self._step(pairs, slots)
 
     def _step(self, pairs: list, slots: list) -> None:
-        if self.global_clipnorm is not None:
-            clipped, _ = clip_by_global_norm([g for _, g, _ in pairs], self.global_clipnorm)
-            pairs = [(key, g, v) for (key, _, v), g in zip(pairs, clipped)]
+        if self.global_clipnorm is not None or self.clipnorm is not None or self.clipvalue is not None:
+            pairs = [(key, g, v) for (key, _, v), g in zip(pairs, self._clipped([g for _, g, _ in pairs]))]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
         step = _math_ops.cast(self.iterations, _dt.float64)
         lr = _lr_at(self._schedule, step) if self._schedule is not None else _math_ops.cast(self._lr, _dt.float64)
@@ -718,6 +733,14 @@ class Optimizer:
             new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
             v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))
         self.iterations.assign_add(np.int64(1))
+
+    def _clipped(self, grads: list) -> list:
+        """The gradients clipped by the one clipping argument set (Keras' ``_clip_gradients``)."""
+        if self.clipnorm is not None:
+            return [clip_by_norm(g, self.clipnorm) for g in grads]
+        if self.global_clipnorm is not None:
+            return clip_by_global_norm(grads, self.global_clipnorm)[0]
+        return [_math_ops.clip(g, -self.clipvalue, self.clipvalue) for g in grads]
 
     def apply_gradients(self, grads_and_vars) -> None:
         """TensorFlow's form of :meth:`apply`: an iterable of ``(gradient, variable)`` pairs.
@@ -792,8 +815,10 @@ class SGD(Optimizer):
         weight_decay: float = 0.0,
         global_clipnorm: float | None = None,
         dampening: float = 0.0,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
     ):
-        super().__init__(learning_rate, global_clipnorm)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
         self._check_non_negative(momentum=momentum, weight_decay=weight_decay, dampening=dampening)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError(
@@ -852,8 +877,10 @@ class Adam(Optimizer):
         weight_decay: float = 0.0,
         global_clipnorm: float | None = None,
         amsgrad: bool = False,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
     ):
-        super().__init__(learning_rate, global_clipnorm)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
         for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
             if not 0.0 <= _number(beta, type(self).__name__, name) < 1.0:
                 raise ValueError(f"{type(self).__name__}: {name} must be in [0, 1), got {beta}")
@@ -904,8 +931,12 @@ class AdamW(Adam):
         weight_decay: float = 0.01,
         global_clipnorm: float | None = None,
         amsgrad: bool = False,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
     ):
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm, amsgrad)
+        super().__init__(
+            learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm, amsgrad, clipnorm, clipvalue
+        )
 
     def _decay(self, var, grad, lr) -> tuple:
         return (var * (1.0 - lr * self.weight_decay) if self.weight_decay else var), grad
@@ -933,8 +964,10 @@ class RMSprop(Optimizer):
         centered: bool = False,
         weight_decay: float = 0.0,
         global_clipnorm: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
     ):
-        super().__init__(learning_rate, global_clipnorm)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
         if not 0.0 <= _number(rho, "RMSprop", "rho") < 1.0:
             raise ValueError(f"RMSprop: rho must be in [0, 1), got {rho}")
         self._check_non_negative(epsilon=epsilon, momentum=momentum, weight_decay=weight_decay)
@@ -986,8 +1019,10 @@ class Adagrad(Optimizer):
         initial_accumulator_value: float = 0.0,
         epsilon: float = 1e-10,
         global_clipnorm: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
     ):
-        super().__init__(learning_rate, global_clipnorm)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
         self._check_non_negative(
             lr_decay=lr_decay,
             weight_decay=weight_decay,

@@ -1,9 +1,12 @@
-"""Control flow, adversarially: random draws in traced branches and loop bodies, and what else cflow2 found."""
+"""Control flow, adversarially: random draws in traced branches and loop bodies, and what else cflow2 found; and
+tl.switch and tl.fori_loop (JAX's), against NumPy, central differences and JAX where installed."""
 
 import numpy as np
 import pytest
 
 import tensorlib as tl
+
+from _helpers import central_differences
 
 X = np.array([0.3, -0.2, 0.5])
 
@@ -158,3 +161,67 @@ def test_a_bounded_while_loop_in_a_traced_scan_body_differentiates_to_what_it_cl
 
     np.testing.assert_allclose(tl.grad(fn, argnums=1)(tl.tensor(X), tl.tensor(W)).numpy(), _tanh_grad_w(X, W))
     np.testing.assert_allclose(tl.function(tl.grad(fn, argnums=1))(X, W).numpy(), _tanh_grad_w(X, W))
+
+
+# ------------------------------------------------------------------ switch and fori_loop (session 9)
+_BRANCHES = [lambda v, w: v * w, lambda v, w: tl.sin(v) + w, lambda v, w: v**3 - w]
+_NP_BRANCHES = [lambda v, w: v * w, lambda v, w: np.sin(v) + w, lambda v, w: v**3 - w]
+
+
+@pytest.mark.parametrize("index", [-2, 0, 1, 2, 7])
+def test_switch_clamps_the_index_and_differentiates_the_branch_taken(index):
+    v, w = np.array([0.3, -1.2]), np.array([2.0, 0.5])
+    k = min(max(index, 0), 2)
+    np.testing.assert_allclose(tl.switch(index, _BRANCHES, v, w).numpy(), _NP_BRANCHES[k](v, w), rtol=1e-12)
+
+    def loss(v, w, i):
+        return tl.sum(tl.switch(i, _BRANCHES, v, w) ** 2)
+
+    numeric = central_differences(lambda a: np.sum(_NP_BRANCHES[k](a, w) ** 2), v)
+    np.testing.assert_allclose(tl.grad(loss)(tl.tensor(v), tl.tensor(w), index).numpy(), numeric, rtol=1e-7)
+    traced = tl.function(
+        tl.grad(loss), input_signature=[tl.TensorSpec((2,), "float64")] * 2 + [tl.TensorSpec((), "int64")]
+    )
+    np.testing.assert_allclose(traced(v, w, np.int64(index)).numpy(), numeric, rtol=1e-7)
+
+
+def test_switch_under_vmap_selects_per_element_and_refuses_bad_input():
+    vs = np.array([[0.5, 1.0], [2.0, -1.0], [0.1, 0.2]])
+    got = tl.vmap(lambda i, v: tl.switch(i, _BRANCHES, v, 2.0))(np.array([0, 1, 2]), vs).numpy()
+    np.testing.assert_allclose(got, [_NP_BRANCHES[k](v, 2.0) for k, v in enumerate(vs)], rtol=1e-12)
+    with pytest.raises(ValueError, match="tl.switch: branches must hold at least one function"):
+        tl.switch(0, [], 1.0)
+    with pytest.raises(TypeError, match=r"tl.switch: branches\[1\] must be callable"):
+        tl.switch(0, [tl.sin, 3], 1.0)
+    with pytest.raises(TypeError, match="tl.switch: the index must be an integer scalar, got float"):
+        tl.switch(0.5, _BRANCHES, 1.0, 1.0)
+
+
+def test_fori_loop_static_bounds_scan_and_differentiate_dynamic_bounds_loop():
+    x = np.array([0.5, -0.25])
+
+    def power(x, n):  # x ** (2 ** n) by repeated squaring
+        return tl.fori_loop(0, n, lambda i, v: v * v, x)
+
+    np.testing.assert_allclose(power(tl.tensor(x), 3).numpy(), x**8, rtol=1e-12)
+    np.testing.assert_allclose(tl.grad(lambda t: tl.sum(power(t, 3)))(tl.tensor(x)).numpy(), 8 * x**7, rtol=1e-12)
+    traced = tl.function(tl.grad(lambda t: tl.sum(power(t, 3))))
+    np.testing.assert_allclose(traced(x).numpy(), 8 * x**7, rtol=1e-12)
+    assert tl.fori_loop(3, 3, lambda i, v: v + 1, 7) == 7  # an empty range returns init_val untouched
+    counted = tl.function(lambda n: tl.fori_loop(tl.tensor(0), n, lambda i, s: s + i, tl.tensor(0)))
+    assert int(counted(np.int64(5))) == 10 and int(counted(np.int64(0))) == 0
+    with pytest.raises(TypeError, match="tl.fori_loop: lower and upper must be integers, got float32"):
+        tl.fori_loop(tl.tensor(0.0), 3.5, lambda i, v: v, 0)
+
+
+def test_fori_loop_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    x = np.array([0.3, 0.7])
+
+    def body(i, v):
+        return v * 0.9 + 0.1 * i
+
+    got = tl.grad(lambda t: tl.sum(tl.fori_loop(1, 6, lambda i, v: v * 0.9 + 0.1 * tl.cast(i, "float64"), t) ** 2))(x)
+    want = jax.grad(lambda t: jax.numpy.sum(jax.lax.fori_loop(1, 6, body, t) ** 2))(x)
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-12)

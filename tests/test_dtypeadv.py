@@ -162,6 +162,8 @@ def test_comparisons_with_python_ints_outside_the_dtype_are_exact(dtype):
 def test_arithmetic_with_a_python_int_outside_the_dtype_still_raises():
     with pytest.raises(OverflowError, match=r"Add: input 'y' 1099511627776 does not fit in int32"):
         tl.tensor(np.ones(2, np.int32)) + 2**40
+    with pytest.raises(TypeError, match=r"Less: input 'x' has unsupported dtype uint64"):
+        tl.less(np.ones(2, np.uint64), 2**40)
 
 
 # ---------------------------------------------------------------- shifts
@@ -406,3 +408,42 @@ def test_masked_reductions_differentiate_the_kept_elements_only():
     np.testing.assert_allclose(g.numpy(), np.where(_M, kept.prod() / kept, 0.0))
     with pytest.raises(ValueError, match=r"max: a where mask needs initial .* \(x shape \(2, 3\), float64\)"):
         tl.max(x, where=_M)
+
+
+# ---------------------------------------------------------------- logsumexp's return_sign (SciPy's)
+_SIGNED_CASES = [
+    (np.array([1.0, 2.0]), np.array([1.0, -1.0]), {}),
+    (np.array([1.0, 1.0]), np.array([1.0, -1.0]), {}),  # a zero sum: -inf, sign 0
+    (np.array([1000.0, 999.0]), np.array([-1.0, 2.0]), {}),  # no overflow
+    (np.array([[1.0, 5.0], [2.0, -1.0]]), np.array([[2.0, -0.5], [1.0, 1.0]]), {"axis": 0}),
+    (np.array([[1.0, 2.0], [0.0, 0.0]]), np.array([1.0, -1.0]), {"axis": 1, "keepdims": True}),
+    (np.array([3.0, np.inf]), np.array([1.0, 0.0]), {}),  # a zero weight drops its term
+    (np.array([1 + 1j, 2.0]), None, {}),  # complex: sign exp(i arg(sum))
+]
+
+
+@pytest.mark.parametrize("x, b, options", _SIGNED_CASES)
+def test_logsumexp_return_sign_matches_the_signed_sum(x, b, options):
+    # tl.logsumexp had no return_sign: a negative weight's sum gave nan (SciPy's value without it).
+    out, sign = tl.logsumexp(tl.tensor(x), b=None if b is None else tl.tensor(b), return_sign=True, **options)
+    with np.errstate(all="ignore"):  # float64 NumPy, shifted by the largest kept x
+        weights = np.broadcast_to(1.0 if b is None else b, x.shape)
+        axis, keepdims = options.get("axis"), options.get("keepdims", False)
+        top = np.max(np.where(weights == 0, -np.inf, x.real), axis=axis, keepdims=True)
+        total = np.sum(np.where(weights == 0, 0, weights * np.exp(x - top)), axis=axis, keepdims=True)
+        log, unit = np.log(np.abs(total)) + top, np.where(total == 0, 0, total / np.abs(total))
+    if not keepdims:
+        log, unit = np.squeeze(log, axis), np.squeeze(unit, axis)
+    np.testing.assert_allclose(out.numpy(), log, rtol=1e-12)
+    np.testing.assert_allclose(sign.numpy(), unit, rtol=1e-12)
+    special = pytest.importorskip("scipy.special")
+    expected = special.logsumexp(x, b=b, return_sign=True, **options)
+    for got, want in zip((out, sign), expected):
+        assert got.shape == np.shape(want)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+def test_logsumexp_return_sign_gradient_is_the_signed_softmax():
+    x, b = np.array([1.0, 2.0, 0.5]), np.array([1.0, -1.0, 3.0])
+    g = tl.grad(lambda t: tl.logsumexp(t, b=tl.tensor(b), return_sign=True)[0])(tl.tensor(x))
+    np.testing.assert_allclose(g.numpy(), b * np.exp(x) / np.sum(b * np.exp(x)), rtol=1e-12)

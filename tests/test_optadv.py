@@ -674,3 +674,62 @@ def test_apply_after_build_matches_keras():
         k_opt.apply([keras.ops.convert_to_tensor(g)])
         opt.apply([tl.tensor(g)])
     np.testing.assert_allclose(w.numpy(), np.asarray(k_var.numpy()), rtol=1e-5)
+
+
+# ------------------------------------------------------------------ Keras' clipnorm and clipvalue
+def _clip_reference(grads, clipnorm=None, global_clipnorm=None, clipvalue=None):
+    if clipnorm is not None:
+        return [g * min(1.0, clipnorm / np.sqrt((g * g).sum())) for g in grads]
+    if global_clipnorm is not None:
+        total = np.sqrt(sum((g * g).sum() for g in grads))
+        return [g * min(1.0, global_clipnorm / total) for g in grads]
+    return [np.clip(g, -clipvalue, clipvalue) for g in grads]
+
+
+@pytest.mark.parametrize(
+    "clipping",
+    [{"clipnorm": 1.0}, {"clipvalue": 0.5}, {"global_clipnorm": 1.5}],
+)
+def test_clipnorm_and_clipvalue_clip_each_gradient(clipping):
+    # Adam(0.1, clipnorm=1.0) (Keras' arguments, common in TF code) was a TypeError: unexpected keyword.
+    rng = np.random.default_rng(5)
+    w0 = [rng.normal(size=(2, 3)), rng.normal(size=4)]
+    ws = [tl.Variable(w.copy()) for w in w0]
+    opt = O.SGD(0.1, momentum=0.5, **clipping)
+    expected, bufs = [w.copy() for w in w0], [np.zeros_like(w) for w in w0]
+    for _ in range(3):
+        grads = [rng.normal(size=w.shape) * 3.0 for w in w0]
+        opt.apply([tl.tensor(g) for g in grads], ws)
+        for i, g in enumerate(_clip_reference(grads, **clipping)):
+            bufs[i] = 0.5 * bufs[i] + g
+            expected[i] = expected[i] - 0.1 * bufs[i]
+    for w, e in zip(ws, expected):
+        np.testing.assert_allclose(w.numpy(), e, rtol=1e-13)
+
+
+def test_two_clipping_arguments_are_refused_and_positions_kept():
+    # Keras 3 refuses any two ("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set").
+    for two in ({"clipnorm": 1.0, "global_clipnorm": 1.0}, {"clipnorm": 1.0, "clipvalue": 0.5}):
+        with pytest.raises(ValueError, match=r"Adam: only one of clipnorm, clipvalue and global_clipnorm can be"):
+            O.Adam(**two)
+    with pytest.raises(ValueError, match=r"RMSprop: clipvalue must be positive, got -1.0"):
+        O.RMSprop(clipvalue=-1.0)
+    # Positional arguments keep their places (the new ones come last).
+    assert O.SGD(0.1, 0.9, False, 0.0, None, 0.5).dampening == 0.5
+    assert O.AdamW(0.1, 0.9, 0.999, 1e-8, 0.01, None, True).amsgrad
+
+
+def test_clipnorm_and_clipvalue_match_keras():
+    keras = pytest.importorskip("keras")
+    w0 = np.array([1.0, -2.0, 0.5], np.float32)
+    grads = [np.array([3.0, -4.0, 0.2], np.float32), np.array([0.1, 5.0, -0.3], np.float32)]
+    for clipping in ({"clipnorm": 1.0}, {"clipvalue": 0.5}, {"global_clipnorm": 1.0}):
+        k_var = keras.Variable(w0)
+        k_opt = keras.optimizers.SGD(0.1, momentum=0.9, **clipping)
+        w = tl.Variable(w0)
+        opt = O.SGD(0.1, momentum=0.9, **clipping)
+        for g in grads:
+            k_opt.apply_gradients([(keras.ops.convert_to_tensor(g), k_var)])
+            opt.apply([tl.tensor(g)], [w])
+        # Keras' momentum is v = m v - lr g, w += v: PyTorch's form with lr folded in, equal for a constant lr.
+        np.testing.assert_allclose(w.numpy(), np.asarray(k_var.numpy()), rtol=1e-6, err_msg=str(clipping))

@@ -1,7 +1,8 @@
 """Run-time shape checks: ``tl.ensure_shape`` and ``tl.debugging.assert_shapes`` (TensorFlow's), eagerly and in
 traced graphs whose sizes were unknown when traced (the optimizer keeps them, files keep them), and the
 MultiHeadAttention masks they check there: a mask of batch 1, a key of batch 1 and one batch entry's per-head
-mask had been broadcast silently by a graph traced with an unknown batch."""
+mask had been broadcast silently by a graph traced with an unknown batch.  And ``tl.eval_shape`` (JAX's): the
+output specs of a call that runs no kernel."""
 
 import numpy as np
 import pytest
@@ -144,3 +145,29 @@ def test_checks_inside_vmap_see_one_element():
     np.testing.assert_array_equal(tl.vmap(f, in_axes=(0, None))(xs, y).numpy(), np.full((4, 3), 2.0))
     with pytest.raises(ValueError, match=r"'N' is 3 in input 0"):
         tl.vmap(f, in_axes=(0, None))(xs, np.ones(4))
+
+
+# ------------------------------------------------------------------ eval_shape
+def test_eval_shape_gives_the_specs_of_a_run_without_running_a_kernel(monkeypatch):
+    import tensorlib.backends.numpy_nn as kernels
+
+    monkeypatch.setattr(kernels, "conv2d", lambda *a, **k: pytest.fail("a kernel ran"))
+    x, w = tl.TensorSpec((60000, 32, 32, 1), "float32"), np.zeros((3, 3, 1, 6), np.float32)
+    out = tl.eval_shape(lambda x, w, stride: {"y": tl.nn.conv2d(x, w, stride, "SAME"), "n": 3}, x, w, 2)
+    assert out == {"y": tl.TensorSpec((60000, 16, 16, 6), "float32"), "n": 3}
+    layer = tl.nn.Dense(784, 10)
+    assert tl.eval_shape(layer, tl.TensorSpec((None, 784), "float32")) == tl.TensorSpec((None, 10), "float32")
+    # Gradients: the spec of what tl.grad returns (the promoted dtype of a float32/float64 product).
+    spec = tl.eval_shape(tl.grad(lambda a, b: tl.sum(a * b)), tl.TensorSpec((5,), "float32"), np.ones(5))
+    assert spec == tl.TensorSpec((5,), "float32")
+    np.testing.assert_array_equal(layer.bias.numpy(), np.zeros(10))  # nothing was assigned or drawn
+
+
+def test_eval_shape_matches_a_real_run_and_refuses_control_flow_on_values():
+    f = tl.nn.MultiHeadAttention(8, 2, seed=0)
+    x = np.zeros((3, 5, 8), np.float32)
+    real = f(x)
+    specs = tl.eval_shape(f, x)
+    assert [(s.shape, s.dtype) for s in specs] == [(r.shape, r.dtype) for r in real]
+    with pytest.raises(TypeError, match="a dry run knows shapes and dtypes only"):
+        tl.eval_shape(lambda t: t if float(tl.sum(t)) > 0 else -t, np.zeros(3))

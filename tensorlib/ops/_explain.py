@@ -102,12 +102,45 @@ class _DryRun(dispatch.Mode):
     def assign(self, var, value):
         return var  # a dry run changes nothing
 
+    def needs_value(self, t):
+        raise TypeError(
+            f"tl.eval_shape / tl.ops.explain: a tensor's value was needed (shape {tuple(t.shape)}, {t.dtype}), but a "
+            "dry run knows shapes and dtypes only; Python control flow on values cannot run here"
+        )
+
     def run(self, fn, *args, **kwargs) -> list:
         """The nodes ``fn`` dispatches, with no tape recording and no kernel running."""
         start = len(self.graph.nodes)
         with dispatch.in_mode(self):
             fn(*args, **kwargs)
         return self.graph.nodes[start:]
+
+
+def eval_shape(fun, *args, **kwargs):
+    """The shapes and dtypes ``fun(*args, **kwargs)`` would return, as ``TensorSpec``s in the output's
+    structure, without running a kernel (JAX's ``jax.eval_shape``): only the shape rules run, so huge
+    shapes cost nothing.  Array, Tensor and ``TensorSpec`` leaves of the arguments stand for tensors of their
+    shape and dtype (a spec's ``None`` sizes stay unknown); other leaves are passed as they are.
+
+    >>> import tensorlib as tl
+    >>> tl.eval_shape(lambda x, w: {"y": tl.nn.conv2d(x, w, 2, "SAME")},
+    ...               tl.TensorSpec((60000, 32, 32, 1), "float32"), tl.TensorSpec((3, 3, 1, 6), "float32"))
+    {'y': TensorSpec(shape=(60000, 16, 16, 6), dtype=float32)}
+    """
+    from .. import tree
+
+    backend = _backends.current()
+    leaves, treedef = tree.flatten((args, kwargs))
+    leaves = [_symbolic(leaf, backend) if _stands_for_a_tensor(leaf) else leaf for leaf in leaves]
+    args, kwargs = tree.unflatten(treedef, leaves)
+    dry = _DryRun()
+    with dispatch.in_mode(dry):
+        out = fun(*args, **kwargs)
+    return tree.map(lambda t: TensorSpec(tuple(t.shape), t.dtype) if isinstance(t, Tensor) else t, out)
+
+
+def _stands_for_a_tensor(value) -> bool:
+    return isinstance(value, (Tensor, TensorSpec)) or (hasattr(value, "shape") and hasattr(value, "dtype"))
 
 
 def _symbolic(value, backend):

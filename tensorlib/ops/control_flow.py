@@ -34,7 +34,7 @@ from ..grad.registry import once_per_pass, register_gradient
 from ..tensor import Tensor, TensorSpec, Variable, make_symbolic
 from .registry import defop
 
-__all__ = ["cond", "while_loop", "scan"]
+__all__ = ["cond", "fori_loop", "scan", "switch", "while_loop"]
 
 
 # ---------------------------------------------------------------- helpers
@@ -324,6 +324,70 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
         if t.__class__ is f.__class__ is dispatch.WeakScalar:
             o.__class__ = t.__class__  # two Python numbers: eagerly the one taken, weakly typed (JAX's rule too)
     return tree.unflatten(tg.structure, outs)
+
+
+def switch(index, branches, *operands) -> Any:
+    """``branches[index](*operands)``, the index clamped into range (JAX's ``lax.switch``): eagerly only that
+    branch runs; traced, one ``Cond`` per further branch (each traced once), so the gradient goes through
+    the branch taken; under ``tl.vmap`` an index per element selects elementwise.
+
+    >>> import tensorlib as tl
+    >>> fns = [lambda v: v * 0.0, tl.sin, lambda v: v * 10.0]
+    >>> [float(tl.switch(i, fns, tl.tensor(1.0))) for i in (-4, 2, 9)]
+    [0.0, 10.0, 10.0]
+    """
+    from . import math as math_ops
+
+    branches = list(branches)
+    if not branches:
+        raise ValueError("tl.switch: branches must hold at least one function")
+    _callables("tl.switch", **{f"branches[{i}]": b for i, b in enumerate(branches)})
+    index = _scalar_pred(index, "tl.switch")
+    if index.dtype.kind not in "iub":
+        raise TypeError(f"tl.switch: the index must be an integer scalar, got {index.dtype}")
+    index = math_ops.clip(index, 0, len(branches) - 1)
+
+    def from_(k):  # branches[k:], as a chain of conds
+        if k == len(branches) - 1:
+            return branches[k]
+        return lambda *ops: cond(math_ops.equal(index, k), branches[k], from_(k + 1), *ops)
+
+    return from_(0)(*operands)
+
+
+def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
+    """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``; return ``val`` (JAX's ``lax.fori_loop``).
+
+    With Python-int bounds the loop is a :func:`scan` over the indices, so it is differentiable (reverse
+    mode) when traced; bounds given as tensors make it a :func:`while_loop` (forward only when traced, as
+    in JAX).  ``i`` is an int64 scalar tensor.
+
+    >>> import tensorlib as tl
+    >>> int(tl.fori_loop(0, 5, lambda i, total: total + i * i, 0))
+    30
+    """
+    from . import creation
+    from . import math as math_ops
+
+    if not callable(body_fun):
+        raise TypeError(f"tl.fori_loop: body_fun must be callable, got {type(body_fun).__name__}")
+    static = all(isinstance(b, int) and not isinstance(b, bool) for b in (lower, upper))
+    if static:
+        if upper <= lower:
+            return init_val
+        carry, _ = scan(lambda val, i: (body_fun(i, val), None), init_val, creation.arange(lower, upper))
+        return carry
+    lower, upper = (_scalar_pred(b, "tl.fori_loop") for b in (lower, upper))
+    for b in (lower, upper):
+        if b.dtype.kind not in "iu":
+            raise TypeError(f"tl.fori_loop: lower and upper must be integers, got {b.dtype}")
+    lower, upper = lower.astype("int64"), upper.astype("int64")
+    _, val = while_loop(
+        lambda state: math_ops.less(state[0], upper),
+        lambda state: (state[0] + 1, body_fun(state[0], state[1])),
+        (lower, init_val),
+    )
+    return val
 
 
 def _selected(pred, true_out, false_out):

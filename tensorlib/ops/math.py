@@ -691,7 +691,8 @@ def compare(name: str, x, y) -> Tensor:
         if x.__class__ is int and y.__class__ is not int:
             x, y, name = y, x, _MIRRORED.get(name, name)
         dtype = getattr(x, "dtype", None)
-        if y.__class__ is int and isinstance(dtype, np.dtype) and dtype.kind in "biu":
+        # (uint64, which tensorlib does not hold, is left to apply's error naming the op and input)
+        if y.__class__ is int and isinstance(dtype, np.dtype) and dtype.kind in "biu" and dtype != np.uint64:
             info = np.iinfo(_dt.weak_scalar_dtype(y, _dt.of_array(dtype)))
             if y > info.max:
                 name, y = _PAST_MAX[name], int(info.max)

@@ -410,8 +410,7 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
     if dtype.kind in "biu":
         dtype = _dt.float64
     if dtype == _dt.float16:  # accumulated in float32, rounded once (sum(a * w) overflowed float16)
-        out = average(math_ops.cast(a, _dt.float32), axis, math_ops.cast(w, _dt.float32), returned, keepdims)
-        return tuple(math_ops.cast(o, dtype) for o in out) if returned else math_ops.cast(out, dtype)
+        return in_float32(average, a, axis, math_ops.cast(w, _dt.float32), returned, keepdims)
     a, w = math_ops.cast(a, dtype), math_ops.cast(w, dtype)
     if not _same_sizes(w.shape, a.shape):
         given = (
@@ -514,7 +513,10 @@ def in_float32(function, x, *args, **kwargs) -> Tensor:
     >>> in_float32(tl.std, tl.tensor(np.array([300.0, -300.0], np.float16))).numpy().item()
     300.0
     """
-    return math_ops.cast(function(math_ops.cast(x, _dt.float32), *args, **kwargs), _dt.float16)
+    out = function(math_ops.cast(x, _dt.float32), *args, **kwargs)
+    if isinstance(out, tuple):  # several results (average's returned=True, logsumexp's return_sign=True)
+        return tuple(math_ops.cast(o, _dt.float16) for o in out)
+    return math_ops.cast(out, _dt.float16)
 
 
 def _masked_count(x, mask, axis, keepdims):
@@ -618,16 +620,21 @@ def safe_sqrt(v) -> Tensor:
     return math_ops.where(zero, math_ops.zeros_like(v), math_ops.sqrt(math_ops.where(zero, math_ops.ones_like(v), v)))
 
 
-def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
+def logsumexp(x, axis=None, keepdims: bool = False, b=None, return_sign: bool = False):
     """log(sum(b * exp(x))), stable for large inputs (the max is subtracted first).
 
     ``b`` (SciPy's weights, broadcast against x) is differentiable too. A term whose weight is 0 is
     dropped, as in SciPy, whatever its x (even above the others, inf or NaN); its weight's gradient is
     exp(x - logsumexp) wherever exp(x - max) is finite, else 0.
 
+    With ``return_sign=True`` (SciPy's), gives ``(log|sum|, sign of the sum)``, so negative weights
+    (a difference of exponentials) have a logarithm; for complex x the sign is ``exp(i arg(sum))``.
+
     >>> import tensorlib as tl
     >>> round(float(tl.logsumexp(tl.tensor([0.0, 0.0]), b=tl.tensor([1.0, 3.0]))), 4)
     1.3863
+    >>> [round(float(v), 4) for v in tl.logsumexp(tl.tensor([1.0, 2.0]), b=tl.tensor([1.0, -1.0]), return_sign=True)]
+    [1.5413, -1.0]
     """
 
     x = as_tensor(x)
@@ -635,7 +642,9 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
     if x.dtype == _dt.bool_:  # a float-valued function of bools (SciPy gives float64 too)
         x = math_ops.cast(x, _dt.float64)
     if x.dtype == _dt.float16 and (b is None or as_tensor(b).dtype == _dt.float16):
-        return in_float32(logsumexp, x, axis, keepdims, b)
+        return in_float32(logsumexp, x, axis, keepdims, b, return_sign)
+    if return_sign:
+        return _logsumexp_and_sign(x, axis, keepdims, b)
     dropped = None
     if b is not None:
         # SciPy drops the terms whose weight is 0, so they neither set the shift (a dropped x above the
@@ -666,3 +675,27 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None) -> Tensor:
 
         out = squeeze(out, normalize_axes(axis, x.ndim)) if x.ndim else out
     return out
+
+
+def _logsumexp_and_sign(x, axis, keepdims, b):
+    """SciPy's ``logsumexp(..., return_sign=True)``: ``(log|s|, sign(s))`` for ``s = sum(b * exp(x))``
+    (complex: the complex logarithm's real part and ``exp(i * its imaginary part)``)."""
+    from .elementwise import imag, real
+    from .shape import squeeze
+
+    if x.dtype.kind == "c" or b is not None and as_tensor(b).dtype.kind == "c":
+        log_sum = logsumexp(x, axis, keepdims, b)
+        return real(log_sum), math_ops.exp(imag(log_sum) * 1j)
+    weights = math_ops.ones_like(x) if b is None else as_tensor(b)
+    # Shifted by log(sum |b| exp(x)), at least log|s|: no term overflows and the sum keeps its sign.
+    shift = math_ops.stop_gradient(logsumexp(x, axis, True, b=math_ops.abs(weights)))
+    shift = math_ops.where(
+        math_ops.logical_and(shift > -float("inf"), shift < float("inf")), shift, math_ops.zeros_like(shift)
+    )
+    terms = math_ops.where(math_ops.equal(weights, 0), 0, weights * math_ops.exp(x - shift))  # b = 0: dropped
+    total = sum(terms, axis, keepdims=True)
+    out, sign = math_ops.log(math_ops.abs(total)) + shift, math_ops.sign(total)
+    if not keepdims and x.ndim:
+        axes = normalize_axes(axis, x.ndim)
+        out, sign = squeeze(out, axes), squeeze(sign, axes)
+    return out, sign
