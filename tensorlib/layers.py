@@ -1015,8 +1015,8 @@ class BatchNorm(Module):
     ``running = (1 - momentum) * running + momentum * batch``, the variance
     Bessel-corrected.  (Keras' ``momentum`` weighs the old value instead: its
     ``momentum=0.99`` is ``momentum=0.01`` here, and Keras keeps the biased variance.)  ``eval()`` mode normalises with the running statistics.
-    ``scale`` and ``offset`` (gamma and beta) are trainable; the running
-    statistics are not.  Training on one value per channel (a batch of one dense
+    ``scale`` and ``offset`` (gamma and beta) are trainable, each dropped with ``scale=False`` / ``center=False``
+    (Keras' arguments; PyTorch's ``affine=False`` drops both); the running statistics are not trainable.  Training on one value per channel (a batch of one dense
     example) is a ValueError, as in PyTorch; ``eval()`` mode takes it.
 
     >>> import numpy as np, tensorlib as tl
@@ -1033,6 +1033,8 @@ class BatchNorm(Module):
         epsilon: float = 1e-5,
         dtype=_dt.float32,
         data_format: str = "NHWC",
+        center: bool = True,
+        scale: bool = True,
     ):
         super().__init__()
         self.data_format = _data_format(data_format, "BatchNorm")
@@ -1041,8 +1043,8 @@ class BatchNorm(Module):
             raise ValueError(f"BatchNorm: momentum must be in [0, 1], got {momentum!r}")
         self.momentum, self.epsilon = float(momentum), _epsilon(epsilon, "BatchNorm")
         dtype = _float_dtype(dtype, "BatchNorm")
-        self.scale = Variable(_init.ones((self.num_features,), dtype=dtype), name="scale")
-        self.offset = Variable(_init.zeros((self.num_features,), dtype=dtype), name="offset")
+        self.scale = Variable(_init.ones((self.num_features,), dtype=dtype), name="scale") if scale else None
+        self.offset = Variable(_init.zeros((self.num_features,), dtype=dtype), name="offset") if center else None
         self.running_mean = Variable(
             _init.zeros((self.num_features,), dtype=dtype), name="running_mean", trainable=False
         )
@@ -1058,7 +1060,11 @@ class BatchNorm(Module):
                 f"{self.num_features}, got input shape {tuple(x.shape)}"
             )
         # Per-channel vectors broadcast along the channel axis: (C,) for NHWC, (C, 1, ..., 1) for NCHW.
-        along = (lambda v: v) if channel == -1 else (lambda v: _shape.reshape(v, (-1,) + (1,) * (len(x.shape) - 2)))
+        along = (  # None (no scale or offset) stays None
+            (lambda v: v)
+            if channel == -1
+            else (lambda v: v if v is None else _shape.reshape(v, (-1,) + (1,) * (len(x.shape) - 2)))
+        )
         if not self.training:
             return _nn.batch_normalization(
                 x,
@@ -1087,7 +1093,7 @@ class BatchNorm(Module):
             empty = count == 0
         # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
         # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
-        dtype = _dt.promote_types(x.dtype, self.scale.dtype)
+        dtype = _dt.promote_types(x.dtype, self.running_mean.dtype)
         wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
         mean, variance = _nn.moments(wide, axes)
         if empty is not False:
@@ -1446,7 +1452,19 @@ class Activation(Module):
         return getattr(self.activation, "__name__", repr(self.activation)).lstrip("_")
 
 
-class ReLU(Activation):
+class _FixedActivation(Activation):
+    """An activation layer without arguments: ``_function``."""
+
+    _function = None
+
+    def __init__(self):
+        super().__init__(type(self)._function)
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+class ReLU(_FixedActivation):
     """``max(x, 0)`` (PyTorch's ``nn.ReLU``, Keras' ``ReLU``).
 
     >>> import tensorlib as tl
@@ -1454,11 +1472,7 @@ class ReLU(Activation):
     [0.0, 2.0]
     """
 
-    def __init__(self):
-        super().__init__(_nn.relu)
-
-    def extra_repr(self) -> str:
-        return ""
+    _function = staticmethod(_nn.relu)
 
 
 class LeakyReLU(Activation):
@@ -1498,7 +1512,7 @@ class GELU(Activation):
         return "approximate='tanh'" if self.approximate else ""
 
 
-class Sigmoid(Activation):
+class Sigmoid(_FixedActivation):
     """``1 / (1 + exp(-x))`` (PyTorch's ``nn.Sigmoid``).
 
     >>> import tensorlib as tl
@@ -1506,14 +1520,10 @@ class Sigmoid(Activation):
     [0.5]
     """
 
-    def __init__(self):
-        super().__init__(_math.sigmoid)
-
-    def extra_repr(self) -> str:
-        return ""
+    _function = staticmethod(_math.sigmoid)
 
 
-class Tanh(Activation):
+class Tanh(_FixedActivation):
     """``tanh(x)`` (PyTorch's ``nn.Tanh``).
 
     >>> import tensorlib as tl
@@ -1521,11 +1531,7 @@ class Tanh(Activation):
     [0.0]
     """
 
-    def __init__(self):
-        super().__init__(_math.tanh)
-
-    def extra_repr(self) -> str:
-        return ""
+    _function = staticmethod(_math.tanh)
 
 
 class Softmax(Activation):

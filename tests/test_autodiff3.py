@@ -269,3 +269,36 @@ def test_remat_recomputation_does_not_swap_other_threads_random_draws():
     np.testing.assert_array_equal(g.numpy(), first)  # the recomputation drew the forward pass's numbers
     np.testing.assert_array_equal(runs[1], runs[0])
     np.testing.assert_array_equal(other["draw"].numpy(), second)  # the other thread: the global stream's next
+
+
+# ------------------------------------------------------------------ tl.linearize (session 9)
+def test_linearize_runs_f_once_and_gives_jvp_s_tangents_for_nested_structures():
+    calls = []
+
+    def f(p, x):
+        calls.append(1)
+        return {"a": tl.sin(p["w"]) * x, "b": tl.sum(x**2) * p["w"][0]}
+
+    rng = np.random.default_rng(4)
+    w, x = rng.normal(size=2), rng.normal(size=2)
+    out, f_jvp = tl.linearize(f, {"w": tl.tensor(w)}, tl.tensor(x))
+    assert len(calls) == 1
+    for _ in range(3):
+        tw, tx = rng.normal(size=2), rng.normal(size=2)
+        got = f_jvp({"w": tl.tensor(tw)}, tl.tensor(tx))
+        # d a = cos(w) tw x + sin(w) tx;  d b = 2 x.tx w0 + |x|^2 tw0
+        np.testing.assert_allclose(got["a"].numpy(), np.cos(w) * tw * x + np.sin(w) * tx, rtol=1e-12)
+        np.testing.assert_allclose(float(got["b"]), 2 * x @ tx * w[0] + x @ x * tw[0], rtol=1e-12)
+    assert len(calls) == 1  # f_jvp never runs f again
+    np.testing.assert_allclose(out["a"].numpy(), np.sin(w) * x, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"tl.linearize: f_jvp takes 2 tangents \(one per primal\), got 1"):
+        f_jvp(tl.tensor(x))
+
+
+def test_linearize_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    x, t = np.array([0.3, -1.1, 2.0]), np.array([1.0, 0.5, -2.0])
+    _, ours = tl.linearize(lambda v: tl.exp(v) * tl.tanh(v), tl.tensor(x))
+    _, theirs = jax.linearize(lambda v: jax.numpy.exp(v) * jax.numpy.tanh(v), x)
+    np.testing.assert_allclose(ours(tl.tensor(t)).numpy(), np.asarray(theirs(t)), rtol=1e-12)

@@ -960,3 +960,27 @@ def test_flatten_traced_with_unknown_feature_dimensions():
     unknown = tl.function(lambda x: tl.nn.Flatten()(x), input_signature=[tl.TensorSpec((None, None, 4), "float32")])
     with pytest.raises(ValueError, match=r"Flatten: .*batch size and the other dimensions .* \(None, None, 4\)"):
         unknown(x)
+
+
+@pytest.mark.parametrize("center, scale", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_without_scale_or_offset(center, scale, training):
+    # Keras' BatchNormalization(center=, scale=), PyTorch's affine=False: the dropped weight is no Variable.
+    bn = tl.nn.BatchNorm(3, center=center, scale=scale, dtype="float64", data_format="NCHW")
+    assert sorted(bn.trainable_variables) == sorted(n for n, keep in (("offset", center), ("scale", scale)) if keep)
+    for name in ("scale", "offset"):
+        if getattr(bn, name) is not None:
+            getattr(bn, name).assign(RNG.normal(size=3))
+    bn.running_var.assign(RNG.random(3) + 0.5)
+    bn.train(training)
+    x = RNG.normal(size=(4, 3, 2, 2)) * 2 + 1
+    y = bn(x).numpy()
+    axes = (0, 2, 3)
+    mean, var = (x.mean(axes), x.var(axes)) if training else (bn.running_mean.numpy(), bn.running_var.numpy())
+    want = (x - mean.reshape(3, 1, 1)) / np.sqrt(var.reshape(3, 1, 1) + 1e-5)
+    if scale:
+        want = want * bn.scale.numpy().reshape(3, 1, 1)
+    if center:
+        want = want + bn.offset.numpy().reshape(3, 1, 1)
+    np.testing.assert_allclose(y, want, rtol=1e-10, atol=1e-12)
+    check_grads(lambda x: bn(x), [x], modes=("rev",))

@@ -241,6 +241,31 @@ def vjp(f, *primals, has_aux: bool = False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
+def linearize(f, *primals):
+    """``(f(*primals), f_jvp)`` (JAX's ``jax.linearize``): ``f_jvp(*tangents)`` is the Jacobian of ``f`` at
+    ``primals`` applied to ``tangents``, as :func:`jvp` gives, but ``f`` runs once: each call of ``f_jvp``
+    transposes the recorded vjp (linear in its cotangent) instead of running ``f`` again.
+
+    >>> import tensorlib as tl
+    >>> y, f_jvp = tl.linearize(lambda x: tl.sin(x) * x, tl.tensor([0.0, 1.0]))
+    >>> [round(v, 4) for v in f_jvp(tl.tensor([1.0, 1.0])).numpy().tolist()]
+    [0.0, 1.3818]
+    """
+    from ..ops import math as math_ops
+
+    out, vjp_fn = vjp(f, *primals)
+    leaves, outs, out_def = _outputs(out, "tl.linearize")
+    zeros = tree.unflatten(out_def, [math_ops.zeros_like(leaf) for leaf in leaves])
+
+    def f_jvp(*tangents):
+        if len(tangents) != len(primals):
+            raise ValueError(f"tl.linearize: f_jvp takes {len(primals)} tangents (one per primal), got {len(tangents)}")
+        _, transposed = vjp(vjp_fn, zeros)
+        return transposed(tuple(tangents))[0]
+
+    return out, f_jvp
+
+
 def _primals(primals, what):
     trees, xs, treedefs = [], [], []
     for i, p in enumerate(primals):
