@@ -369,3 +369,16 @@ def test_decompositions_return_numpys_named_tuples():
     w, v = np.linalg.eigh(s)
     np.testing.assert_allclose(g.numpy(), (v * np.arange(3.0)) @ v.T, atol=1e-10)
     assert tl.linalg.slogdet(tl.tensor(a)).logabsdet.shape == ()
+
+
+def test_hermitian_keywords_of_bool_and_integer_matrices():
+    # (x + x^T) / 2 of a bool matrix was a logical or halved: pinv(hermitian=True) doubled, svd's values halved.
+    a = np.array([[1, 1, 0], [1, 1, 1], [0, 1, 1]])
+    for x in (a.astype(bool), a, a.astype(np.int32)):
+        np.testing.assert_allclose(
+            tl.linalg.pinv(x, hermitian=True).numpy(), np.linalg.pinv(a, hermitian=True), atol=1e-12
+        )
+        np.testing.assert_allclose(
+            tl.linalg.svd(x, hermitian=True)[1].numpy(), np.linalg.svd(a, compute_uv=False), atol=1e-12
+        )
+        np.testing.assert_allclose(tl.linalg.eigvalsh(x, UPLO="U").numpy(), np.linalg.eigvalsh(a, UPLO="U"), atol=1e-12)

@@ -161,10 +161,17 @@ def _hermitian_part(x, name):
     """(x + x^H) / 2: what ``hermitian=True`` reads (JAX's choice; NumPy reads one triangle of a Hermitian x)."""
     from .elementwise import conj
 
-    x = as_tensor(x)
+    x = _as_float(as_tensor(x))
     if x.ndim < 2 or None not in x.shape[-2:] and x.shape[-1] != x.shape[-2]:
         raise ValueError(f"{name}: hermitian=True needs square matrices, got shape {tuple(x.shape)} {x.dtype}")
     return (x + conj(_mT(x))) * 0.5 if x.dtype.kind == "c" else _symmetrize(x)
+
+
+def _as_float(x):
+    """Integers and bools as float64 (NumPy's rule for linalg; a sum of bools would be their logical or)."""
+    from .math import cast
+
+    return cast(x, dtype=_dt.float64) if x.dtype.kind in "biu" else x
 
 
 def _hermitian_from_triangle(x, uplo, name):
@@ -178,7 +185,7 @@ def _hermitian_from_triangle(x, uplo, name):
             f"{name}: UPLO must be 'L' or 'U' (or None for the symmetric part), got {uplo!r} "
             f"(input shape {tuple(x.shape)} {x.dtype})"
         )
-    lower = uplo.upper() == "L"
+    lower, x = uplo.upper() == "L", _as_float(x)
     strict = _triangle(x, lower=lower, k=-1)
     strict = conj(strict) if x.dtype.kind == "c" else strict
     # The kernels read the symmetric part, so the diagonal's imaginary part drops out (LAPACK ignores it too).
