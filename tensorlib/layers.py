@@ -84,6 +84,9 @@ __all__ = [
     "Sigmoid",
     "Tanh",
     "Softmax",
+    "Cropping1D",
+    "Cropping2D",
+    "Cropping3D",
 ]
 
 
@@ -858,31 +861,92 @@ class GlobalMaxPooling3D(_GlobalPool):
     _rank = 3
 
 
-class _ZeroPadding(Module):
-    """Keras' zero padding of the spatial axes: ``padding`` an int (every side), one int per spatial axis (both
-    sides) or one ``(before, after)`` pair per axis (for 1-D, ``(left, right)``)."""
+class _Edges(Module):
+    """Keras' zero padding and cropping of the spatial axes: the amount (``_what``) an int (every side), one int
+    per spatial axis (both sides) or one ``(before, after)`` pair per axis (for 1-D, ``(left, right)``)."""
 
     _rank = 2
+    _what = "padding"
 
-    def __init__(self, padding=1, data_format: str | None = None):
+    def __init__(self, amount, data_format: str | None = None):
         super().__init__()
         name, layouts = type(self).__name__, _LAYOUTS[self._rank]
         self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
-        self.padding = _padding_pairs(padding, self._rank, name)
+        setattr(self, self._what, _padding_pairs(amount, self._rank, name, self._what))
 
-    def forward(self, x):
-        x = _image(x, type(self).__name__, self._rank, self.data_format)
-        none = ((0, 0),)
-        pairs = none + self.padding + none if self.data_format[-1] == "C" else none * 2 + self.padding
-        return _shape.pad(x, pairs)
+    def _first_spatial_axis(self) -> int:
+        return 1 if self.data_format[-1] == "C" else 2
 
     def extra_repr(self) -> str:
-        text = f"padding={self.padding}"
+        text = f"{self._what}={getattr(self, self._what)}"
         return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
 
 
-def _padding_pairs(padding, rank: int, layer: str) -> tuple:
-    """Keras' padding forms -> one ``(before, after)`` pair of ints >= 0 per spatial axis."""
+class _ZeroPadding(_Edges):
+    def __init__(self, padding=1, data_format: str | None = None):
+        super().__init__(padding, data_format)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        before = ((0, 0),) * self._first_spatial_axis()
+        return _shape.pad(x, before + self.padding + ((0, 0),) * (len(x.shape) - len(before) - self._rank))
+
+
+class _Cropping(_Edges):
+    _what = "cropping"
+
+    def __init__(self, cropping, data_format: str | None = None):
+        super().__init__(cropping, data_format)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        first = self._first_spatial_axis()
+        index = [slice(None)] * len(x.shape)
+        for axis, (front, back) in enumerate(self.cropping, first):
+            if x.shape[axis] is not None and front + back >= x.shape[axis]:
+                raise ValueError(
+                    f"{type(self).__name__}: cropping {self.cropping} leaves nothing of input shape {tuple(x.shape)} "
+                    f"({x.dtype})"
+                )
+            index[axis] = slice(front, -back if back else None)
+        return x[tuple(index)]
+
+
+class Cropping1D(_Cropping):
+    """``cropping = (left, right)`` cells (or an int for both) cut from the width of ``(batch, width, channels)``
+    inputs (Keras' ``Cropping1D``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Cropping1D((1, 2))(tl.reshape(tl.arange(5.0), (1, 5, 1))).numpy().ravel().tolist()
+    [1.0, 2.0]
+    """
+
+    _rank = 1
+
+
+class Cropping2D(_Cropping):
+    """Rows and columns cut from the edges of NHWC images: ``cropping`` an int, ``(rows, cols)`` (both sides) or
+    ``((top, bottom), (left, right))`` (Keras' ``Cropping2D``, the skip connections of a U-Net).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Cropping2D(((1, 0), (2, 1)))(tl.ones((1, 5, 6, 3))).shape
+    (1, 4, 3, 3)
+    """
+
+
+class Cropping3D(_Cropping):
+    """Cells cut from the edges of ``(batch, depth, height, width, channels)`` volumes (Keras' ``Cropping3D``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Cropping3D(1)(tl.ones((1, 4, 4, 4, 2))).shape
+    (1, 2, 2, 2, 2)
+    """
+
+    _rank = 3
+
+
+def _padding_pairs(padding, rank: int, layer: str, what: str = "padding") -> tuple:
+    """Keras' padding (or cropping) forms -> one ``(before, after)`` pair of ints >= 0 per spatial axis."""
     try:
         if isinstance(padding, (int, np.integer)):
             pairs = ((_index_value(padding),) * 2,) * rank
@@ -898,7 +962,7 @@ def _padding_pairs(padding, rank: int, layer: str) -> tuple:
         forms = {1: "(left, right)", 2: "(rows, cols) or ((top, bottom), (left, right))"}.get(
             rank, "(depth, rows, cols) or ((front, back), (top, bottom), (left, right))"
         )
-        raise ValueError(f"{layer}: padding must be an int >= 0 or {forms}, got {padding!r}")
+        raise ValueError(f"{layer}: {what} must be an int >= 0 or {forms}, got {padding!r}")
     return pairs
 
 
@@ -1015,8 +1079,8 @@ class BatchNorm(Module):
     ``running = (1 - momentum) * running + momentum * batch``, the variance
     Bessel-corrected.  (Keras' ``momentum`` weighs the old value instead: its
     ``momentum=0.99`` is ``momentum=0.01`` here, and Keras keeps the biased variance.)  ``eval()`` mode normalises with the running statistics.
-    ``scale`` and ``offset`` (gamma and beta) are trainable; the running
-    statistics are not.  Training on one value per channel (a batch of one dense
+    ``scale`` and ``offset`` (gamma and beta) are trainable, each dropped with ``scale=False`` / ``center=False``
+    (Keras' arguments; PyTorch's ``affine=False`` drops both); the running statistics are not trainable.  Training on one value per channel (a batch of one dense
     example) is a ValueError, as in PyTorch; ``eval()`` mode takes it.
 
     >>> import numpy as np, tensorlib as tl
@@ -1033,6 +1097,8 @@ class BatchNorm(Module):
         epsilon: float = 1e-5,
         dtype=_dt.float32,
         data_format: str = "NHWC",
+        center: bool = True,
+        scale: bool = True,
     ):
         super().__init__()
         self.data_format = _data_format(data_format, "BatchNorm")
@@ -1041,8 +1107,8 @@ class BatchNorm(Module):
             raise ValueError(f"BatchNorm: momentum must be in [0, 1], got {momentum!r}")
         self.momentum, self.epsilon = float(momentum), _epsilon(epsilon, "BatchNorm")
         dtype = _float_dtype(dtype, "BatchNorm")
-        self.scale = Variable(_init.ones((self.num_features,), dtype=dtype), name="scale")
-        self.offset = Variable(_init.zeros((self.num_features,), dtype=dtype), name="offset")
+        self.scale = Variable(_init.ones((self.num_features,), dtype=dtype), name="scale") if scale else None
+        self.offset = Variable(_init.zeros((self.num_features,), dtype=dtype), name="offset") if center else None
         self.running_mean = Variable(
             _init.zeros((self.num_features,), dtype=dtype), name="running_mean", trainable=False
         )
@@ -1058,7 +1124,11 @@ class BatchNorm(Module):
                 f"{self.num_features}, got input shape {tuple(x.shape)}"
             )
         # Per-channel vectors broadcast along the channel axis: (C,) for NHWC, (C, 1, ..., 1) for NCHW.
-        along = (lambda v: v) if channel == -1 else (lambda v: _shape.reshape(v, (-1,) + (1,) * (len(x.shape) - 2)))
+        along = (  # None (no scale or offset) stays None
+            (lambda v: v)
+            if channel == -1
+            else (lambda v: v if v is None else _shape.reshape(v, (-1,) + (1,) * (len(x.shape) - 2)))
+        )
         if not self.training:
             return _nn.batch_normalization(
                 x,
@@ -1087,7 +1157,7 @@ class BatchNorm(Module):
             empty = count == 0
         # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
         # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
-        dtype = _dt.promote_types(x.dtype, self.scale.dtype)
+        dtype = _dt.promote_types(x.dtype, self.running_mean.dtype)
         wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
         mean, variance = _nn.moments(wide, axes)
         if empty is not False:
@@ -1446,7 +1516,19 @@ class Activation(Module):
         return getattr(self.activation, "__name__", repr(self.activation)).lstrip("_")
 
 
-class ReLU(Activation):
+class _FixedActivation(Activation):
+    """An activation layer without arguments: ``_function``."""
+
+    _function = None
+
+    def __init__(self):
+        super().__init__(type(self)._function)
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+class ReLU(_FixedActivation):
     """``max(x, 0)`` (PyTorch's ``nn.ReLU``, Keras' ``ReLU``).
 
     >>> import tensorlib as tl
@@ -1454,11 +1536,7 @@ class ReLU(Activation):
     [0.0, 2.0]
     """
 
-    def __init__(self):
-        super().__init__(_nn.relu)
-
-    def extra_repr(self) -> str:
-        return ""
+    _function = staticmethod(_nn.relu)
 
 
 class LeakyReLU(Activation):
@@ -1498,7 +1576,7 @@ class GELU(Activation):
         return "approximate='tanh'" if self.approximate else ""
 
 
-class Sigmoid(Activation):
+class Sigmoid(_FixedActivation):
     """``1 / (1 + exp(-x))`` (PyTorch's ``nn.Sigmoid``).
 
     >>> import tensorlib as tl
@@ -1506,14 +1584,10 @@ class Sigmoid(Activation):
     [0.5]
     """
 
-    def __init__(self):
-        super().__init__(_math.sigmoid)
-
-    def extra_repr(self) -> str:
-        return ""
+    _function = staticmethod(_math.sigmoid)
 
 
-class Tanh(Activation):
+class Tanh(_FixedActivation):
     """``tanh(x)`` (PyTorch's ``nn.Tanh``).
 
     >>> import tensorlib as tl
@@ -1521,11 +1595,7 @@ class Tanh(Activation):
     [0.0]
     """
 
-    def __init__(self):
-        super().__init__(_math.tanh)
-
-    def extra_repr(self) -> str:
-        return ""
+    _function = staticmethod(_math.tanh)
 
 
 class Softmax(Activation):

@@ -821,3 +821,204 @@ def test_per_example_gradients_through_the_rules_match_a_loop_of_grad(no_loop, n
     for i in range(4):
         want = tl.grad(loss)(*(a[i] for a in args)).numpy()
         np.testing.assert_allclose(got[i], want, rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------------------------------ against jax.vmap (where installed)
+def _jax_cases():
+    """(name, tensorlib function, JAX function, args, in_axes[, out_axes]): the same program for both."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(3, 4, 5))
+    Bm = rng.normal(size=(5, 2))
+    v = rng.normal(size=(4,))
+    cases = [
+        ("matmul axis1", lambda a, b: a @ b, lambda a, b: a @ b, (A, Bm), (1, None)),
+        ("matmul axis2 both", lambda a, b: a.T @ b, lambda a, b: a.T @ b, (A, rng.normal(size=(3, 2, 5))), (2, 2)),
+        ("sum out -1", lambda a: tl.sum(a, axis=0), lambda a: jnp.sum(a, axis=0), (A,), (0,), -1),
+        (
+            "dict in_axes",
+            lambda d: d["a"] * d["b"],
+            lambda d: d["a"] * d["b"],
+            ({"a": A, "b": rng.normal(size=(4,))},),
+            ({"a": 2, "b": None},),
+        ),
+        ("tuple out axes", lambda a: (a, tl.sum(a)), lambda a: (a, jnp.sum(a)), (A,), (0,), (1, 0)),
+        ("closure", lambda a: v * 2.0, lambda a: v * 2.0, (A,), (0,)),
+        ("kw-less scalar out", lambda a: tl.max(a), lambda a: jnp.max(a), (A,), (1,)),
+        ("softmax neg axis", lambda a: tl.nn.softmax(a, axis=-1), lambda a: jax.nn.softmax(a, axis=-1), (A,), (1,)),
+        ("transpose", lambda a: tl.transpose(a), lambda a: jnp.transpose(a), (A,), (2,)),
+        ("reshape", lambda a: tl.reshape(a, (-1,)), lambda a: jnp.reshape(a, (-1,)), (A,), (1,)),
+        (
+            "concat",
+            lambda a, b: tl.concat([a, b], axis=0),
+            lambda a, b: jnp.concatenate([a, b], axis=0),
+            (A, np.swapaxes(A, 0, 1)),
+            (0, 1),
+        ),
+        (
+            "stack",
+            lambda a, b: tl.stack([a, b], axis=-1),
+            lambda a, b: jnp.stack([a, b], axis=-1),
+            (A, A[0]),
+            (0, None),
+        ),
+        ("where", lambda a: tl.where(a > 0, a, 0.0), lambda a: jnp.where(a > 0, a, 0.0), (A,), (2,)),
+        ("getitem", lambda a: a[1:, ::2], lambda a: a[1:, ::2], (A,), (0,)),
+        ("getitem int", lambda a: a[-1], lambda a: a[-1], (A,), (1,)),
+        ("getitem none ellipsis", lambda a: a[None, ..., 0], lambda a: a[None, ..., 0], (A,), (0,)),
+        ("cumsum", lambda a: tl.cumsum(a, axis=0), lambda a: jnp.cumsum(a, axis=0), (A,), (1,)),
+        ("sort", lambda a: tl.sort(a, axis=0), lambda a: jnp.sort(a, axis=0), (A,), (2,)),
+        ("argmax", lambda a: tl.argmax(a, axis=-1), lambda a: jnp.argmax(a, axis=-1), (A,), (0,)),
+        (
+            "mean keepdims",
+            lambda a: tl.mean(a, axis=1, keepdims=True),
+            lambda a: jnp.mean(a, axis=1, keepdims=True),
+            (A,),
+            (0,),
+        ),
+        ("var", lambda a: tl.var(a, axis=0), lambda a: jnp.var(a, axis=0), (A,), (2,)),
+        (
+            "outer broadcast",
+            lambda a, b: a[:, None] * b[None, :],
+            lambda a, b: a[:, None] * b[None, :],
+            (rng.normal(size=(3, 4)), rng.normal(size=(4, 3))),
+            (0, 1),
+        ),
+        (
+            "expand squeeze",
+            lambda a: tl.squeeze(tl.expand_dims(a, 0), 0),
+            lambda a: jnp.squeeze(jnp.expand_dims(a, 0), 0),
+            (A,),
+            (1,),
+        ),
+        ("grad", tl.grad(lambda a: tl.sum(tl.sin(a) * a)), jax.grad(lambda a: jnp.sum(jnp.sin(a) * a)), (A,), (1,)),
+        (
+            "hessian-ish",
+            tl.grad(lambda a: tl.sum(tl.grad(lambda b: tl.sum(b**3))(a))),
+            jax.grad(lambda a: jnp.sum(jax.grad(lambda b: jnp.sum(b**3))(a))),
+            (A,),
+            (0,),
+        ),
+        ("norm", lambda a: tl.linalg.norm(a), lambda a: jnp.linalg.norm(a), (A,), (0,)),
+        (
+            "einsum",
+            lambda a, b: tl.einsum("ij,jk->ik", a, b),
+            lambda a, b: jnp.einsum("ij,jk->ik", a, b),
+            (A, Bm),
+            (0, None),
+        ),
+        (
+            "take",
+            lambda a, i: tl.take(a, i, axis=0),
+            lambda a, i: jnp.take(a, i, axis=0),
+            (A, rng.integers(0, 4, (3, 2))),
+            (0, 0),
+        ),
+        ("one_hot", lambda i: tl.one_hot(i, 5), lambda i: jax.nn.one_hot(i, 5), (rng.integers(0, 5, (3, 4)),), (1,)),
+        ("clip", lambda a: tl.clip(a, -0.5, 0.5), lambda a: jnp.clip(a, -0.5, 0.5), (A,), (0,)),
+        ("pad", lambda a: tl.pad(a, [[1, 1], [0, 2]]), lambda a: jnp.pad(a, [[1, 1], [0, 2]]), (A,), (0,)),
+        ("flip", lambda a: tl.flip(a, axis=0), lambda a: jnp.flip(a, axis=0), (A,), (1,)),
+        ("tile", lambda a: tl.tile(a, (2, 1)), lambda a: jnp.tile(a, (2, 1)), (A,), (0,)),
+        ("logsumexp", lambda a: tl.logsumexp(a, axis=0), lambda a: jax.scipy.special.logsumexp(a, axis=0), (A,), (2,)),
+        (
+            "cond per elem",
+            lambda a: tl.cond(tl.sum(a) > 0, lambda x: x * 2.0, lambda x: -x, a),
+            lambda a: jax.lax.cond(jnp.sum(a) > 0, lambda x: x * 2.0, lambda x: -x, a),
+            (A,),
+            (0,),
+        ),
+        (
+            "scan",
+            lambda a: tl.scan(lambda c, x: (c + x, c * x), tl.zeros(5, dtype="float64"), a)[1],
+            lambda a: jax.lax.scan(lambda c, x: (c + x, c * x), jnp.zeros(5), a)[1],
+            (A,),
+            (0,),
+        ),
+        (
+            "while",
+            lambda a: tl.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 2.0), (0, a))[1],
+            lambda a: jax.lax.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 2.0), (0, a))[1],
+            (A,),
+            (0,),
+        ),
+        (
+            "switch",
+            lambda i, a: tl.switch(i, [lambda x: x, lambda x: x * 2.0, lambda x: -x], a),
+            lambda i, a: jax.lax.switch(i, [lambda x: x, lambda x: x * 2.0, lambda x: -x], a),
+            (np.array([0, 5, -1]), A),
+            (0, 0),
+        ),
+        (
+            "fori",
+            lambda a: tl.fori_loop(0, 3, lambda i, x: x * 1.5, a),
+            lambda a: jax.lax.fori_loop(0, 3, lambda i, x: x * 1.5, a),
+            (A,),
+            (0,),
+        ),
+        ("int input", lambda i: i * 2 + 1, lambda i: i * 2 + 1, (rng.integers(0, 5, (3, 4)),), (0,)),
+        ("bool", lambda a: tl.logical_and(a > 0, a < 1), lambda a: jnp.logical_and(a > 0, a < 1), (A,), (0,)),
+        (
+            "solve",
+            lambda a, b: tl.linalg.solve(a, b),
+            lambda a, b: jnp.linalg.solve(a, b),
+            (rng.normal(size=(3, 4, 4)) + 4 * np.eye(4), rng.normal(size=(3, 4, 2))),
+            (0, 0),
+        ),
+        (
+            "solve vec",
+            lambda a, b: tl.linalg.solve(a, b),
+            lambda a, b: jnp.linalg.solve(a, b),
+            (rng.normal(size=(3, 4, 4)) + 4 * np.eye(4), rng.normal(size=(3, 4))),
+            (0, 0),
+        ),
+        ("det", lambda a: tl.linalg.det(a), lambda a: jnp.linalg.det(a), (rng.normal(size=(3, 4, 4)),), (0,)),
+        ("fft", lambda a: tl.fft.fft(a), lambda a: jnp.fft.fft(a), (A,), (1,)),
+        (
+            "gather_nd-ish",
+            lambda a, i: a[i[:, 0], i[:, 1]],
+            lambda a, i: a[i[:, 0], i[:, 1]],
+            (A, rng.integers(0, 4, (3, 6, 2))),
+            (0, 0),
+        ),
+        (
+            "conv",
+            lambda x, w: tl.nn.conv2d(x[None], w, 1, "SAME")[0],
+            lambda x, w: jax.lax.conv_general_dilated(
+                x[None], w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+            )[0],
+            (rng.normal(size=(3, 6, 6, 2)), rng.normal(size=(3, 3, 2, 4))),
+            (0, None),
+        ),
+        (
+            "conv w mapped",
+            lambda x, w: tl.nn.conv2d(x[None], w, 1, "SAME")[0],
+            lambda x, w: jax.lax.conv_general_dilated(
+                x[None], w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+            )[0],
+            (rng.normal(size=(6, 6, 2)), rng.normal(size=(3, 3, 3, 2, 4))),
+            (None, 0),
+        ),
+        (
+            "maxpool",
+            lambda x: tl.nn.max_pool(x[None], 2, 2, "VALID")[0],
+            lambda x: jax.lax.reduce_window(x[None], -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")[0],
+            (rng.normal(size=(3, 6, 6, 2)),),
+            (0,),
+        ),
+    ]
+    return cases
+
+
+def test_vmap_matches_jax_vmap_on_programs_with_axes_control_flow_and_gradients():
+    jax = pytest.importorskip("jax")
+    for name, ours, theirs, args, in_axes, *out in _jax_cases():
+        out_axes = out[0] if out else 0
+        got = tl.tree.leaves(tl.vmap(ours, in_axes=in_axes, out_axes=out_axes)(*args))
+        want = jax.tree_util.tree_leaves(jax.vmap(theirs, in_axes=in_axes, out_axes=out_axes)(*args))
+        assert len(got) == len(want), name
+        for g, w in zip(got, want):
+            g = np.asarray(g.numpy() if isinstance(g, tl.Tensor) else g)
+            assert g.shape == np.shape(w), (name, g.shape, np.shape(w))
+            np.testing.assert_allclose(g, np.asarray(w), rtol=1e-9, atol=1e-12, err_msg=name)
