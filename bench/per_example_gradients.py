@@ -109,6 +109,16 @@ def _inputs(args, model: str, convert):
     return _settings(args), reference(model, params, xs, ys), converted, convert(xs), convert(ys)
 
 
+def _looped(grad, p, x, y, stack):
+    """A Python loop of ``grad`` per example, each parameter's gradients stacked by ``stack``."""
+
+    def loop():
+        grads = [grad(p, x[i], y[i]) for i in range(BATCH)]
+        return {k: stack([g[k] for g in grads]) for k in p}
+
+    return loop
+
+
 def _measure(rep, col, row, fn, settings, expected, to_numpy) -> None:
     def run():
         _checked(rep, f"{col} {row}", to_numpy(fn()), expected)
@@ -138,9 +148,7 @@ def w_tensorlib(rep: common.Reporter, args) -> None:
         per_example = tl.vmap(tl.grad(loss), in_axes=(None, 0, 0))
         grad = tl.grad(loss)
 
-        def loop(p=p, x=x, y=y, grad=grad):
-            grads = [grad(p, x[i], y[i]) for i in range(BATCH)]
-            return {k: tl.stack([g[k] for g in grads]) for k in p}
+        loop = _looped(grad, p, x, y, tl.stack)
 
         traced = tl.function(per_example)
         _measure(rep, "tensorlib", f"{model} vmap", lambda: per_example(p, x, y), s, expected, to_numpy)
@@ -170,9 +178,7 @@ def w_torch(rep: common.Reporter, args) -> None:
         per_example = func.vmap(func.grad(loss), in_dims=(None, 0, 0))
         grad = func.grad(loss)
 
-        def loop(p=p, x=x, y=y, grad=grad):
-            grads = [grad(p, x[i], y[i]) for i in range(BATCH)]
-            return {k: torch.stack([g[k] for g in grads]) for k in p}
+        loop = _looped(grad, p, x, y, torch.stack)
 
         _measure(rep, "torch", f"{model} vmap", lambda: per_example(p, x, y), s, expected, to_numpy)
         _measure(rep, "torch", f"{model} loop", loop, s, expected, to_numpy)
@@ -205,9 +211,7 @@ def w_jax(rep: common.Reporter, args) -> None:
         per_example = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))
         grad = jax.grad(loss)
 
-        def loop(p=p, x=x, y=y, grad=grad):
-            grads = [grad(p, x[i], y[i]) for i in range(BATCH)]
-            return {k: jnp.stack([g[k] for g in grads]) for k in p}
+        loop = _looped(grad, p, x, y, jnp.stack)
 
         jitted = jax.jit(per_example)
         _measure(rep, "jax", f"{model} vmap", lambda: ready(per_example(p, x, y)), s, expected, to_numpy)

@@ -26,6 +26,7 @@ from . import dtypes as _dt
 from . import initializers as _init
 from .debugging import check_numerics
 from .module import Module
+from .ops import array as _array
 from .ops import control_flow as _control_flow
 from .ops import elementwise as _elementwise
 from .ops import linalg as _linalg
@@ -84,6 +85,11 @@ __all__ = [
     "Sigmoid",
     "Tanh",
     "Softmax",
+    "Cropping1D",
+    "Cropping2D",
+    "Cropping3D",
+    "UpSampling1D",
+    "UpSampling3D",
 ]
 
 
@@ -858,31 +864,92 @@ class GlobalMaxPooling3D(_GlobalPool):
     _rank = 3
 
 
-class _ZeroPadding(Module):
-    """Keras' zero padding of the spatial axes: ``padding`` an int (every side), one int per spatial axis (both
-    sides) or one ``(before, after)`` pair per axis (for 1-D, ``(left, right)``)."""
+class _Edges(Module):
+    """Keras' zero padding and cropping of the spatial axes: the amount (``_what``) an int (every side), one int
+    per spatial axis (both sides) or one ``(before, after)`` pair per axis (for 1-D, ``(left, right)``)."""
 
     _rank = 2
+    _what = "padding"
 
-    def __init__(self, padding=1, data_format: str | None = None):
+    def __init__(self, amount, data_format: str | None = None):
         super().__init__()
         name, layouts = type(self).__name__, _LAYOUTS[self._rank]
         self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
-        self.padding = _padding_pairs(padding, self._rank, name)
+        setattr(self, self._what, _padding_pairs(amount, self._rank, name, self._what))
 
-    def forward(self, x):
-        x = _image(x, type(self).__name__, self._rank, self.data_format)
-        none = ((0, 0),)
-        pairs = none + self.padding + none if self.data_format[-1] == "C" else none * 2 + self.padding
-        return _shape.pad(x, pairs)
+    def _first_spatial_axis(self) -> int:
+        return 1 if self.data_format[-1] == "C" else 2
 
     def extra_repr(self) -> str:
-        text = f"padding={self.padding}"
+        text = f"{self._what}={getattr(self, self._what)}"
         return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
 
 
-def _padding_pairs(padding, rank: int, layer: str) -> tuple:
-    """Keras' padding forms -> one ``(before, after)`` pair of ints >= 0 per spatial axis."""
+class _ZeroPadding(_Edges):
+    def __init__(self, padding=1, data_format: str | None = None):
+        super().__init__(padding, data_format)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        before = ((0, 0),) * self._first_spatial_axis()
+        return _shape.pad(x, before + self.padding + ((0, 0),) * (len(x.shape) - len(before) - self._rank))
+
+
+class _Cropping(_Edges):
+    _what = "cropping"
+
+    def __init__(self, cropping, data_format: str | None = None):
+        super().__init__(cropping, data_format)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        first = self._first_spatial_axis()
+        index = [slice(None)] * len(x.shape)
+        for axis, (front, back) in enumerate(self.cropping, first):
+            if x.shape[axis] is not None and front + back >= x.shape[axis]:
+                raise ValueError(
+                    f"{type(self).__name__}: cropping {self.cropping} leaves nothing of input shape {tuple(x.shape)} "
+                    f"({x.dtype})"
+                )
+            index[axis] = slice(front, -back if back else None)
+        return x[tuple(index)]
+
+
+class Cropping1D(_Cropping):
+    """``cropping = (left, right)`` cells (or an int for both) cut from the width of ``(batch, width, channels)``
+    inputs (Keras' ``Cropping1D``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Cropping1D((1, 2))(tl.reshape(tl.arange(5.0), (1, 5, 1))).numpy().ravel().tolist()
+    [1.0, 2.0]
+    """
+
+    _rank = 1
+
+
+class Cropping2D(_Cropping):
+    """Rows and columns cut from the edges of NHWC images: ``cropping`` an int, ``(rows, cols)`` (both sides) or
+    ``((top, bottom), (left, right))`` (Keras' ``Cropping2D``, the skip connections of a U-Net).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Cropping2D(((1, 0), (2, 1)))(tl.ones((1, 5, 6, 3))).shape
+    (1, 4, 3, 3)
+    """
+
+
+class Cropping3D(_Cropping):
+    """Cells cut from the edges of ``(batch, depth, height, width, channels)`` volumes (Keras' ``Cropping3D``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Cropping3D(1)(tl.ones((1, 4, 4, 4, 2))).shape
+    (1, 2, 2, 2, 2)
+    """
+
+    _rank = 3
+
+
+def _padding_pairs(padding, rank: int, layer: str, what: str = "padding") -> tuple:
+    """Keras' padding (or cropping) forms -> one ``(before, after)`` pair of ints >= 0 per spatial axis."""
     try:
         if isinstance(padding, (int, np.integer)):
             pairs = ((_index_value(padding),) * 2,) * rank
@@ -898,7 +965,7 @@ def _padding_pairs(padding, rank: int, layer: str) -> tuple:
         forms = {1: "(left, right)", 2: "(rows, cols) or ((top, bottom), (left, right))"}.get(
             rank, "(depth, rows, cols) or ((front, back), (top, bottom), (left, right))"
         )
-        raise ValueError(f"{layer}: padding must be an int >= 0 or {forms}, got {padding!r}")
+        raise ValueError(f"{layer}: {what} must be an int >= 0 or {forms}, got {padding!r}")
     return pairs
 
 
@@ -966,6 +1033,52 @@ class UpSampling2D(Module):
     def extra_repr(self) -> str:
         text = f"size={self.size}, interpolation={self.interpolation!r}"
         return text if self.data_format == "NHWC" else f"{text}, data_format={self.data_format!r}"
+
+
+class _NearestUpSampling(Module):
+    """Keras' nearest-neighbour upsampling: each cell repeated ``size`` times along each spatial axis."""
+
+    _rank = 1
+
+    def __init__(self, size=2, data_format: str | None = None):
+        super().__init__()
+        name, layouts = type(self).__name__, _LAYOUTS[self._rank]
+        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+        self.size = _sizes(size, self._rank, "size", name)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        first = 1 if self.data_format[-1] == "C" else 2
+        for axis, times in enumerate(self.size, first):
+            if times > 1:
+                x = _array.repeat(x, times, axis=axis)
+        return _as_result(x)
+
+    def extra_repr(self) -> str:
+        text = f"size={self.size}"
+        return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
+
+
+class UpSampling1D(_NearestUpSampling):
+    """Each step of ``(batch, width, channels)`` inputs repeated ``size`` times (Keras' ``UpSampling1D``; PyTorch's
+    ``nn.Upsample(scale_factor=size)`` with ``data_format="NCW"``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.UpSampling1D(2)(tl.tensor([[[1.0], [2.0]]])).numpy().ravel().tolist()
+    [1.0, 1.0, 2.0, 2.0]
+    """
+
+
+class UpSampling3D(_NearestUpSampling):
+    """Each cell of ``(batch, depth, height, width, channels)`` volumes repeated ``size`` times per axis (Keras'
+    ``UpSampling3D``; PyTorch's ``nn.Upsample(scale_factor=size)`` with ``data_format="NCDHW"``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.UpSampling3D((1, 2, 2))(tl.ones((1, 2, 3, 3, 4))).shape
+    (1, 2, 6, 6, 4)
+    """
+
+    _rank = 3
 
 
 class PReLU(Module):

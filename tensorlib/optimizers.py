@@ -700,6 +700,12 @@ class Optimizer:
             variables = self._built
         pairs = _pairs(grads, variables, who)
         if not pairs:
+            given = tree.leaves(variables.trainable_variables if isinstance(variables, Module) else variables)
+            if given:  # a loss that does not reach the variables trained nothing, silently (Keras raises too)
+                raise ValueError(
+                    f"{who}: every gradient is None ({len(given)} variables), so no variable would change: the "
+                    "loss does not depend on them (computed outside the GradientTape, or through .numpy()?)"
+                )
             return
         _check_float(pairs, who)
         # Every slot exists (or failed to restore) before any variable changes.

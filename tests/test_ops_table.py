@@ -30,3 +30,11 @@ def test_check_option_reports_a_stale_file(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(table, "TABLE_PATH", str(stale))
     assert table.main(["--check"]) == 1
     assert f"is stale: run {table.COMMAND}" in capsys.readouterr().out
+
+
+def test_the_vmap_column_says_how_vmap_computes_each_op():
+    rows = {row["op type"]: row["vmap"] for row in table.rows()}
+    assert rows["Conv2D"] == rows["Conv2DBackpropFilter"] == rows["Einsum"] == "batched"
+    assert rows["Unique"] == "per element"  # its result's shape depends on the values
+    assert rows["Dropout"] == "batched" and rows["RandomUniform"] == "randomness="
+    assert {rows[name] for name in rows} <= {"batched", "per element", "shape only", "randomness="}

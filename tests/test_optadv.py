@@ -733,3 +733,34 @@ def test_clipnorm_and_clipvalue_match_keras():
             opt.apply([tl.tensor(g)], [w])
         # Keras' momentum is v = m v - lr g, w += v: PyTorch's form with lr folded in, equal for a constant lr.
         np.testing.assert_allclose(w.numpy(), np.asarray(k_var.numpy()), rtol=1e-6, err_msg=str(clipping))
+
+
+# ------------------------------------------------------------------ every gradient None
+def test_a_step_where_every_gradient_is_none_is_an_error():
+    # A loss that does not reach the variables (computed outside the tape, or through .numpy()) gives
+    # None for every gradient, and the step silently trained nothing, forever; Keras raises
+    # "No gradients provided for any variable."
+    model = tl.nn.Dense(2, 1, seed=0)
+    opt = O.Adam(0.1)
+    x = tl.ones((3, 2))
+    with tl.GradientTape() as tape:
+        loss = tl.tensor(np.sum(model(x).numpy() ** 2))  # through NumPy: no gradient reaches the model
+    grads = tape.gradient(loss, model.trainable_variables)
+    assert all(g is None for g in tl.tree.leaves(grads, is_leaf=lambda g: g is None))
+    with pytest.raises(ValueError, match=r"Adam.apply: every gradient is None \(2 variables\)"):
+        opt.apply(grads, model)
+    with pytest.raises(ValueError, match=r"SGD.apply: every gradient is None \(1 variables\)"):
+        O.SGD(0.1).apply_gradients([(None, model.bias)])
+    assert int(opt.iterations.numpy()) == 0
+    # Some None (a frozen or unused part) still steps the others; nothing to train at all is no error.
+    O.SGD(0.1).apply([None, tl.tensor(np.ones(1, np.float32))], [model.kernel, model.bias])
+    O.SGD(0.1).apply([], [])
+    O.SGD(0.1).apply({"a": None}, {"a": None})
+
+
+def test_every_gradient_none_in_a_traced_step_is_an_error():
+    w = tl.Variable(np.array([1.0]))
+    opt = O.SGD(0.1)
+    step = tl.function(lambda: opt.apply([None], [w]))
+    with pytest.raises(ValueError, match=r"SGD.apply: every gradient is None"):
+        step()

@@ -863,9 +863,9 @@ _ELEMENTWISE = (
     "BitwiseAnd BitwiseOr BitwiseXor Cast Cbrt Ceil Celu CheckNumerics CheckParameter ClipByValue Conj CopySign Cos Cosh Deg2Rad "
     "Digamma Div Elu Equal Erf Erfc Erfcinv Erfcx Erfinv Exp Exp2 Expm1 Fabs FloatPower Floor FloorDiv FloorMod Fmax "
     "Fmin Fmod Gamma Gcd Gelu Greater GreaterEqual HardSigmoid HardSwish HardTanh Heaviside Hypot Identity Imag "
-    "Invert IsClose IsFinite IsInf IsNan IsNegInf IsPosInf Lcm Ldexp LeakyRelu Less LessEqual Lgamma Log Log10 Log1p "
+    "Invert IsClose IsFinite IsInf IsNan IsNegInf IsPosInf Lcm Ldexp LeakyRelu LeftShift Less LessEqual Lgamma Log Log10 Log1p "
     "Log2 LogAddExp LogAddExp2 LogNdtr LogSigmoid LogicalAnd LogicalNot LogicalOr LogicalXor Logit Maximum Minimum "
-    "Mish Mul NanToNum Ndtr Neg NextAfter NotEqual Polygamma Pow Rad2Deg Real Reciprocal Relu Relu6 ReluGrad Round "
+    "Mish Mul NanToNum Ndtr Neg NextAfter NotEqual Polygamma Pow Rad2Deg RandomGammaGrad Real Reciprocal Relu Relu6 ReluGrad RightShift Round "
     "Select Selu Sigmoid Sign SignBit Silu Sin Sinc Sinh Softplus Softsign Spacing Sqrt Square StopGradient Sub Tan "
     "Tanh Trunc Xlog1py Xlogy"
 ).split()

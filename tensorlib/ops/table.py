@@ -27,7 +27,7 @@ import numpy as np
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE_PATH = os.path.join(os.path.dirname(PACKAGE), "docs", "ops_table.md")
 COMMAND = "python -m tensorlib.ops.table --write"
-COLUMNS = ("op type", "defined in", "gradient", "2nd order", "complex", "traced")
+COLUMNS = ("op type", "defined in", "gradient", "2nd order", "complex", "traced", "vmap")
 
 
 def _builtin_ops() -> dict:
@@ -53,6 +53,17 @@ def _gradient_status(op) -> str:
         return "each input"
     names = [n for n, fn in zip(op.input_names, per) if fn is not None]
     return ", ".join(names) if names else "none"
+
+
+def _vmap_status(op) -> str:
+    """How ``tl.vmap`` computes the op on a batch: see the legend in :func:`render`."""
+    from ..grad import vmap
+
+    if op.stateful:
+        return "batched" if op.name in vmap._DIFFERENT_DRAWS else "randomness="
+    if op.shape_only:
+        return "shape only"
+    return "batched" if op.name in vmap._RULES else "per element"
 
 
 def rows() -> list:
@@ -85,6 +96,7 @@ def rows() -> list:
                 "2nd order": second,
                 "complex": "yes" if complex_ else "no",
                 "traced": "checked" if covering else "not checked",
+                "vmap": _vmap_status(op),
             }
         )
     return out
@@ -108,6 +120,10 @@ def render() -> str:
         "against float64 finite differences.",
         "- **complex**: a catalogue entry runs it on complex64/complex128 inputs.",
         "- **traced**: a catalogue entry checks that `tl.function` gives the eager values and gradients.",
+        "- **vmap**: under `tl.vmap`, `batched` ops run once on the whole batch (a batching rule), `per element` "
+        "ones once per element, their results stacked (right, slower), `shape only` ones once (their result "
+        "depends on shapes alone); random ops follow vmap's `randomness=` (`batched`: drawn at once for "
+        "`randomness='different'`).",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "|".join("---" for _ in COLUMNS) + "|",
