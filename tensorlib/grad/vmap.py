@@ -26,10 +26,11 @@ import functools
 
 from .. import dispatch, tree
 from ..ops import array as _array
+from ..ops import math as _math
 from ..ops import shape as _shape
 from ..ops.nn import _common as _nn_common
 from ..ops.registry import _ops
-from ..tensor import Tensor, make_symbolic
+from ..tensor import Tensor, Variable, make_symbolic
 
 __all__ = ["BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "UnmappableLoopError", "vmap"]
 
@@ -171,7 +172,11 @@ def _batch_size(leaves, axes, axis_size, fun) -> int:
 
 def _moved_to_front(leaf, axis: int) -> Tensor:
     x = dispatch.as_tensor(leaf)
-    return x if axis % x.ndim == 0 else _array.moveaxis(x, axis, 0)
+    if axis % x.ndim:
+        return _array.moveaxis(x, axis, 0)
+    # A Variable is read here, once: returned unchanged, it had been the Variable itself (a later assign
+    # changed the result).
+    return _math.identity(x) if isinstance(x, Variable) else x
 
 
 class Unmappable(Exception):
