@@ -26,6 +26,7 @@ from . import dtypes as _dt
 from . import initializers as _init
 from .debugging import check_numerics
 from .module import Module
+from .ops import array as _array
 from .ops import control_flow as _control_flow
 from .ops import elementwise as _elementwise
 from .ops import linalg as _linalg
@@ -87,6 +88,8 @@ __all__ = [
     "Cropping1D",
     "Cropping2D",
     "Cropping3D",
+    "UpSampling1D",
+    "UpSampling3D",
 ]
 
 
@@ -1030,6 +1033,52 @@ class UpSampling2D(Module):
     def extra_repr(self) -> str:
         text = f"size={self.size}, interpolation={self.interpolation!r}"
         return text if self.data_format == "NHWC" else f"{text}, data_format={self.data_format!r}"
+
+
+class _NearestUpSampling(Module):
+    """Keras' nearest-neighbour upsampling: each cell repeated ``size`` times along each spatial axis."""
+
+    _rank = 1
+
+    def __init__(self, size=2, data_format: str | None = None):
+        super().__init__()
+        name, layouts = type(self).__name__, _LAYOUTS[self._rank]
+        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+        self.size = _sizes(size, self._rank, "size", name)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        first = 1 if self.data_format[-1] == "C" else 2
+        for axis, times in enumerate(self.size, first):
+            if times > 1:
+                x = _array.repeat(x, times, axis=axis)
+        return _as_result(x)
+
+    def extra_repr(self) -> str:
+        text = f"size={self.size}"
+        return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
+
+
+class UpSampling1D(_NearestUpSampling):
+    """Each step of ``(batch, width, channels)`` inputs repeated ``size`` times (Keras' ``UpSampling1D``; PyTorch's
+    ``nn.Upsample(scale_factor=size)`` with ``data_format="NCW"``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.UpSampling1D(2)(tl.tensor([[[1.0], [2.0]]])).numpy().ravel().tolist()
+    [1.0, 1.0, 2.0, 2.0]
+    """
+
+
+class UpSampling3D(_NearestUpSampling):
+    """Each cell of ``(batch, depth, height, width, channels)`` volumes repeated ``size`` times per axis (Keras'
+    ``UpSampling3D``; PyTorch's ``nn.Upsample(scale_factor=size)`` with ``data_format="NCDHW"``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.UpSampling3D((1, 2, 2))(tl.ones((1, 2, 3, 3, 4))).shape
+    (1, 2, 6, 6, 4)
+    """
+
+    _rank = 3
 
 
 class PReLU(Module):

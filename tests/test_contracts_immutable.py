@@ -145,3 +145,16 @@ def test_closed_over_array_output_does_not_alias_the_array():
     data[0] = 9.0
     assert out.numpy().tolist() == [1.0, 2.0]
     assert f().numpy().tolist() == [9.0, 2.0]
+
+
+def test_unary_plus_and_vmap_of_a_variable_are_its_value_now():
+    # +v and tl.vmap(lambda a: a)(v) returned the Variable itself: a later assign changed the results.
+    v = tl.Variable([1.0, 2.0])
+    plus, mapped, traced = +v, tl.vmap(lambda a: a)(v), tl.function(lambda: +v)()
+    with tl.GradientTape() as tape:
+        y = tl.sum(tl.vmap(lambda a: a * a)(v)) + tl.sum(+v)
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [3.0, 5.0])  # 2 v + 1: gradients still reach v
+    v.assign([5.0, 6.0])
+    for result in (plus, mapped, traced):
+        assert not isinstance(result, tl.Variable)
+        np.testing.assert_array_equal(result.numpy(), [1.0, 2.0])

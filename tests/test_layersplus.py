@@ -162,6 +162,10 @@ def np_layer(layer, x):
         return np.pad(x, [(0, 0), *layer.padding, (0, 0)])
     if isinstance(layer, (tl.nn.Cropping1D, tl.nn.Cropping2D, tl.nn.Cropping3D)):
         return x[(slice(None), *(slice(a, x.shape[1 + i] - b) for i, (a, b) in enumerate(layer.cropping)))]
+    if isinstance(layer, (tl.nn.UpSampling1D, tl.nn.UpSampling3D)):
+        for axis, times in enumerate(layer.size, 1):
+            x = x.repeat(times, axis=axis)
+        return x
     if isinstance(layer, tl.nn.UpSampling2D):
         if layer.interpolation == "nearest":
             return x.repeat(layer.size[0], axis=1).repeat(layer.size[1], axis=2)
@@ -268,6 +272,8 @@ CASES = {
     "crop2d": (lambda dt, **f: tl.nn.Cropping2D(((1, 0), (0, 2)), **f), (2, 4, 5, 2)),
     "crop3d": (lambda dt, **f: tl.nn.Cropping3D((1, 0, 2), **f), (1, 3, 2, 5, 2)),
     "zeropad3d": (lambda dt, **f: tl.nn.ZeroPadding3D((1, 0, 2), **f), (1, 2, 2, 2, 2)),
+    "upsampling1d": (lambda dt, **f: tl.nn.UpSampling1D(3, **f), (2, 4, 3)),
+    "upsampling3d": (lambda dt, **f: tl.nn.UpSampling3D((2, 1, 3), **f), (1, 2, 3, 2, 2)),
     "upsample_nearest": (lambda dt, **f: tl.nn.UpSampling2D((2, 3), **f), (2, 3, 2, 2)),
     "upsample_bilinear": (lambda dt, **f: tl.nn.UpSampling2D(2, "bilinear", **f), (2, 3, 4, 2)),
     "prelu_channels": (lambda dt, **f: _randomized(tl.nn.PReLU(3, dtype=dt, **f)), (2, 4, 3)),
@@ -385,7 +391,7 @@ def test_wrong_rank_or_channels_is_one_error_naming_the_layer_and_shape(name):
     if layer_name != "PReLU":
         with pytest.raises(ValueError, match=rf"^{layer_name}: input must .*got shape {re.escape(str(few))} \(float"):
             layer(np.ones(few, np.float32))
-    if any(kind in name for kind in ("pool", "global", "zeropad", "crop", "upsample", "prelu_shared")):
+    if any(kind in name for kind in ("pool", "global", "zeropad", "crop", "upsampl", "prelu_shared")):
         return  # no channel count to check
     wrong = (*x.shape[:-1], x.shape[-1] + 1)
     channels = rf"({x.shape[-1]} channels|num_parameters={x.shape[-1]})"
@@ -458,7 +464,7 @@ def test_layers_are_exported_and_documented():
         "GlobalAveragePooling1D", "GlobalMaxPooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling2D",
         "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GroupNorm", "InstanceNorm", "SeparableConv2D",
         "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling2D", "PReLU", "SpatialDropout1D",
-        "SpatialDropout2D", "SpatialDropout3D", "Cropping1D", "Cropping2D", "Cropping3D", "Activation", "ReLU", "LeakyReLU", "GELU", "Sigmoid", "Tanh", "Softmax",
+        "SpatialDropout2D", "SpatialDropout3D", "Cropping1D", "Cropping2D", "Cropping3D", "UpSampling1D", "UpSampling3D", "Activation", "ReLU", "LeakyReLU", "GELU", "Sigmoid", "Tanh", "Softmax",
     ]  # fmt: skip
     for name in new:
         assert getattr(tl.nn, name) is getattr(tl.layers, name)
@@ -512,6 +518,8 @@ def torch_layer(layer, x, w):
         return xc[
             (slice(None), slice(None), *(slice(a, xc.shape[2 + i] - b) for i, (a, b) in enumerate(layer.cropping)))
         ].permute(last)
+    if isinstance(layer, (tl.nn.UpSampling1D, tl.nn.UpSampling3D)):
+        return F.interpolate(xc, scale_factor=layer.size, mode="nearest").permute(last)
     if isinstance(layer, tl.nn.UpSampling2D):
         bilinear = {"align_corners": False} if layer.interpolation == "bilinear" else {}
         return F.interpolate(xc, scale_factor=layer.size, mode=layer.interpolation, **bilinear).permute(last)

@@ -779,6 +779,18 @@ _RULE_CASES = {
     "pinv": (tl.linalg.pinv, [_R.normal(size=(4, 2, 3))]),
     "diagonal": (lambda a: tl.linalg.diagonal(a, offset=1), [_R.normal(size=(4, 2, 3, 3))]),
     "tril": (lambda a: tl.tril(a, -1), [_R.normal(size=(4, 3, 3))]),
+    "batch_norm_training": (
+        lambda x, s: tl.nn.fused_batch_norm(x, s, s * 0.5 - 1.0)[0],
+        [_R.normal(size=(4, 2, 3, 3, 5)), _R.random((4, 5)) + 0.5],
+    ),
+    "batch_norm_inference": (
+        lambda x, m: tl.nn.fused_batch_norm(x, m + 1.0, m, m, m * m + 0.5, is_training=False)[0],
+        [_R.normal(size=(4, 2, 3, 3, 5)), _R.normal(size=(4, 5))],
+    ),
+    "batch_norm_stats": (
+        lambda x: tl.nn.fused_batch_norm(x, tl.ones(5, dtype="float64"), tl.zeros(5, dtype="float64"))[1:],
+        [_R.normal(size=(4, 2, 3, 3, 5))],
+    ),
     "gather_nd": (tl.gather_nd, [_R.normal(size=(4, 3, 4, 2)), _R.integers(-3, 3, (4, 5, 2))]),
     "getitem_two_arrays": (lambda a, i: a[i, i + 1], [_R.normal(size=(4, 3, 4, 2)), _R.integers(-3, 2, (4, 5))]),
     "fft": (lambda a: tl.fft.fft(a, axis=0), [_R.normal(size=(4, 6, 3))]),
@@ -806,7 +818,7 @@ def test_batching_rules_of_more_ops_match_one_call_per_element(no_loop, name, sh
     "name",
     ["einsum_contract", "einsum_ellipsis", "pad", "tile_more_reps", "roll", "split", "take_along_axis"]
     + ["cholesky", "inv", "slogdet", "solve", "solve_triangular", "expm", "diagonal", "tril", "sigmoid_xent"]
-    + ["gather_nd", "getitem_two_arrays", "fft", "rfftn"],
+    + ["gather_nd", "getitem_two_arrays", "fft", "rfftn", "batch_norm_training", "batch_norm_inference"],
 )
 def test_per_example_gradients_through_the_rules_match_a_loop_of_grad(no_loop, name):
     fn, args = _RULE_CASES[name]

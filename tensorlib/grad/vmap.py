@@ -26,10 +26,11 @@ import functools
 
 from .. import dispatch, tree
 from ..ops import array as _array
+from ..ops import math as _math
 from ..ops import shape as _shape
 from ..ops.nn import _common as _nn_common
 from ..ops.registry import _ops
-from ..tensor import Tensor, make_symbolic
+from ..tensor import Tensor, Variable, make_symbolic
 
 __all__ = ["BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "UnmappableLoopError", "vmap"]
 
@@ -171,7 +172,11 @@ def _batch_size(leaves, axes, axis_size, fun) -> int:
 
 def _moved_to_front(leaf, axis: int) -> Tensor:
     x = dispatch.as_tensor(leaf)
-    return x if axis % x.ndim == 0 else _array.moveaxis(x, axis, 0)
+    if axis % x.ndim:
+        return _array.moveaxis(x, axis, 0)
+    # A Variable is read here, once: returned unchanged, it had been the Variable itself (a later assign
+    # changed the result).
+    return _math.identity(x) if isinstance(x, Variable) else x
 
 
 class Unmappable(Exception):
@@ -822,6 +827,38 @@ def _dropout_per_element(mode, op, inputs, physical, batched, attrs, specs):
     return dispatch.apply(op, (physical[0],), {**attrs, "noise_shape": None if noise is None else (None, *noise)})
 
 
+def _channels_folded(images: tuple):
+    """A rule for the fused batch norm ops (NHWC, statistics per channel over N, H and W): the batch folds
+    into the channels, so each element keeps its own statistics in training as in inference.  The inputs
+    at ``images`` are ``(B, N, H, W, C)`` and become ``(N, H, W, B * C)``; the per-channel ones, ``(C,)``
+    (repeated) or ``(B, C)``, become ``(B * C,)``; the results go back the same ways."""
+
+    def rule(mode, op, inputs, physical, batched, attrs, specs):
+        if any(None in t.shape for t in inputs) or any(None in s.shape for s in specs):
+            return None
+        args = []
+        for i, (t, p, b) in enumerate(zip(inputs, physical, batched)):
+            p = _repeated(mode, t, p, b)
+            if i in images:
+                n, h, w, c = t.shape
+                p = _apply("Transpose", (p,), {"perm": (1, 2, 3, 0, 4)})
+                p = _apply("Reshape", (p,), {"shape": (n, h, w, mode.size * c)})
+            else:
+                p = _apply("Reshape", (p,), {"shape": (mode.size * t.shape[0],)})
+            args.append(p)
+        outs = []
+        for o, s in zip(dispatch.apply(op, tuple(args), attrs), specs):
+            if len(s.shape) == 4:
+                o = _apply("Reshape", (o,), {"shape": (*s.shape[:3], mode.size, s.shape[3])})
+                o = _apply("Transpose", (o,), {"perm": (3, 0, 1, 2, 4)})
+            else:
+                o = _apply("Reshape", (o,), {"shape": (mode.size, *s.shape)})
+            outs.append(o)
+        return tuple(outs)
+
+    return rule
+
+
 def _one_hot(mode, op, inputs, physical, batched, attrs, specs):
     rank = len(specs[0].shape)
     return dispatch.apply(op, (physical[0],), {**attrs, "axis": attrs["axis"] % rank + 1})
@@ -896,6 +933,8 @@ _RULES.update(
         "OneHot": _one_hot,
         "Conv2DBackpropFilter": _conv2d_backprop_filter,
         "Einsum": _einsum,
+        "FusedBatchNormV3": _channels_folded((0,)),
+        "FusedBatchNormGradV3": _channels_folded((0, 1)),
         "GatherNd": _gather_nd,
         "GatherNdGrad": _gather_nd_grad,
         "FFTN": _axes_moved("axes"),

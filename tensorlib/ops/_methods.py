@@ -59,7 +59,8 @@ def _install_operators():
     T.imag = property(imag, doc="The imaginary part (``ndarray.imag``); zeros for real dtypes.")
     T.conj = conj
     T.__neg__ = lambda self: apply(_neg, (self,))
-    T.__pos__ = lambda self: self
+    # A Variable's +v is its value now: v itself would change with a later assign.
+    T.__pos__ = lambda self: identity(self) if isinstance(self, Variable) else self
     T.__abs__ = lambda self: apply(_abs, (self,))
     T.__lt__ = comparison_method("Less")
     T.__le__ = comparison_method("LessEqual")

@@ -31,7 +31,9 @@ def _broadcast(x, y):
 
 
 def _compare(x, y):
-    return spec(x.shape if x.shape == y.shape else broadcast_shapes(x.shape, y.shape), _dt.bool_)
+    if x.shape == y.shape or not y.shape:  # the common cases (a mask of x, x against a scalar) skip broadcasting
+        return spec(x.shape, _dt.bool_)
+    return spec(y.shape if not x.shape else broadcast_shapes(x.shape, y.shape), _dt.bool_)
 
 
 def _numeric(x):
@@ -308,6 +310,7 @@ for _name, _fn in {
         doc=f"Elementwise {_fn} (not differentiable).",
     )
     _comparisons[_name].generic(lambda xp, x, y, _fn=_fn: getattr(xp, _fn)(*_ordered(xp, _fn, x, y)))
+    _comparisons[_name].kernel("numpy")(getattr(np, _fn))  # the ufunc itself (NumPy orders bools)
 
 
 def _ordered(xp, fn, x, y):
