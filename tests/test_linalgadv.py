@@ -409,3 +409,25 @@ def test_lu_factor_of_big_matrices_is_lapacks(shape):
     if shape[-1] == shape[-2]:
         b = rng.standard_normal(shape[-1])
         np.testing.assert_allclose(tl.linalg.lu_solve(tl.linalg.lu_factor(a), b).numpy(), np.linalg.solve(a, b))
+
+
+def test_symmetrize_input_false_reads_one_triangle_as_jax():
+    # jax.numpy.linalg's symmetrize_input=False (a TypeError): eigh/eigvalsh read the UPLO triangle (the lower
+    # one by default), cholesky the lower one, as NumPy's cholesky does.
+    rng = np.random.default_rng(16)
+    a = rng.standard_normal((2, 3, 3))
+    spd = a @ np.swapaxes(a, -1, -2) + 3 * np.eye(3)
+    skewed = spd + np.triu(rng.standard_normal((3, 3)), 1)  # a different upper triangle
+    np.testing.assert_allclose(
+        tl.linalg.eigh(tl.tensor(skewed), symmetrize_input=False).eigenvalues.numpy(), np.linalg.eigvalsh(skewed)
+    )
+    np.testing.assert_allclose(
+        tl.linalg.eigvalsh(tl.tensor(skewed), UPLO="U", symmetrize_input=False).numpy(),
+        np.linalg.eigvalsh(skewed, UPLO="U"),
+    )
+    got = tl.linalg.cholesky(tl.tensor(skewed), symmetrize_input=False).numpy()
+    np.testing.assert_allclose(got, np.linalg.cholesky(spd), atol=1e-12)
+    np.testing.assert_allclose(tl.linalg.cholesky(tl.tensor(spd)).numpy(), np.linalg.cholesky(spd), atol=1e-12)
+    g = tl.grad(lambda t: tl.sum(tl.linalg.cholesky(t, symmetrize_input=False)))(tl.tensor(skewed[0])).numpy()
+    assert not np.any(np.triu(g, 1))
+    tl.testing.check_grads(lambda t: tl.linalg.cholesky(t, symmetrize_input=False), [skewed[0]], order=2)

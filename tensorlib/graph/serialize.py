@@ -435,6 +435,7 @@ def _build(doc, arrays, backend) -> Graph:
         else:
             try:
                 bound = op.bind_attrs(attrs) if attrs else dict(op.defaults)
+                _check_flags(op, bound)
                 _check_subgraphs(op_type, ins, bound)
                 outs = graph.add_node(op, ins, bound, site=site)
             except (ValueError, TypeError, IndexError, AttributeError) as e:
@@ -462,6 +463,15 @@ def _build(doc, arrays, backend) -> Graph:
             f"the output structure {graph.structure!r} holds {counter[0]} tensors for {len(graph.outputs)} outputs"
         )
     return graph
+
+
+def _check_flags(op, attrs) -> None:
+    """An attribute whose default is a bool (``keepdims``, ``reverse``) is a bool or an int (``tl.scan(...,
+    reverse=1)`` saves 1): a file holding ``()`` or ``"yes"`` would load, pass the shape rule (it reads
+    truthiness) and fail in a kernel when the graph runs."""
+    for name, default in op.defaults.items():
+        if type(default) is bool and not isinstance(attrs[name], (int, np.bool_, np.integer)):
+            raise ValueError(f"attribute {name} is {attrs[name]!r}, not a bool")
 
 
 def _check_subgraphs(op_type, ins, attrs) -> None:

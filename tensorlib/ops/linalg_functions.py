@@ -149,9 +149,10 @@ def svdvals(x, /) -> Tensor:
     return svd(x, compute_uv=False)
 
 
-def eigvalsh(a, UPLO=None) -> Tensor:
+def eigvalsh(a, UPLO=None, *, symmetrize_input: bool = True) -> Tensor:
     """Eigenvalues (ascending) of the symmetric part ``(a + a.T) / 2``, or of the
-    triangle ``UPLO`` names (``'L'`` or ``'U'``, as NumPy), as ``tl.linalg.eigh``.
+    triangle ``UPLO`` names (``'L'`` or ``'U'``, as NumPy), as ``tl.linalg.eigh``
+    (also its ``symmetrize_input``).
 
     Without ``UPLO`` it differs from ``numpy.linalg.eigvalsh`` (which reads the
     lower triangle) only for non-symmetric input.  The gradient is exact at repeated eigenvalues too
@@ -162,7 +163,7 @@ def eigvalsh(a, UPLO=None) -> Tensor:
     >>> tl.linalg.eigvalsh(tl.tensor([[2.0, 1.0], [1.0, 2.0]])).numpy().round(6).tolist()
     [1.0, 3.0]
     """
-    return eigh(a, UPLO)[0]
+    return eigh(a, UPLO, symmetrize_input)[0]
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:

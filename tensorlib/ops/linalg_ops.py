@@ -581,11 +581,12 @@ def _cholesky_grad(node, g):
 register_gradient("Cholesky", _cholesky_grad)
 
 
-def cholesky(x, /, *, upper: bool = False) -> Tensor:
+def cholesky(x, /, *, upper: bool = False, symmetrize_input: bool = True) -> Tensor:
     """Lower-triangular ``L`` with ``L @ L.T == x`` for symmetric positive-definite ``x`` (``L @ L^H`` for
     complex), or with ``upper=True`` the upper-triangular ``U = L^H`` (``x == U^H @ U``), as NumPy and PyTorch.
 
-    Reads the symmetric part ``(x + x.T) / 2`` (JAX's rule), so the gradient is symmetric.
+    Reads the symmetric part ``(x + x.T) / 2`` (JAX's rule), so the gradient is symmetric; with
+    ``symmetrize_input=False`` (JAX's) the lower triangle only, as NumPy.
 
     >>> import tensorlib as tl
     >>> tl.linalg.cholesky(tl.tensor([[4.0, 2.0], [2.0, 2.0]])).numpy().tolist()
@@ -595,7 +596,8 @@ def cholesky(x, /, *, upper: bool = False) -> Tensor:
     """
     from .elementwise import conj
 
-    factor = apply(_cholesky, (x,))
+    x = as_tensor(x)
+    factor = apply(_cholesky, (x if symmetrize_input else _hermitian_from_triangle(x, "L", "cholesky"),))
     if not upper:
         return factor
     return conj(_mT(factor)) if factor.dtype.kind == "c" else _mT(factor)
@@ -654,13 +656,14 @@ def _column(v):
 register_gradient("SelfAdjointEigV2", _eigh_grad)
 
 
-def eigh(x, UPLO=None) -> EighResult:
+def eigh(x, UPLO=None, symmetrize_input: bool = True) -> EighResult:
     """Eigenvalues ``w`` (ascending) and eigenvectors ``v`` (columns) of a symmetric (Hermitian) matrix,
     as the named tuple ``(eigenvalues, eigenvectors)`` (NumPy's).
 
     Reads the symmetric part ``(x + x.T) / 2`` (JAX's default), or with
     ``UPLO='L'`` (``'U'``) the lower (upper) triangle only, as NumPy and PyTorch
-    (the gradient is then that of the triangle: zero on the other one).  Caveat: the gradient through
+    (the gradient is then that of the triangle: zero on the other one);
+    ``symmetrize_input=False`` (JAX's) reads the lower one unless ``UPLO`` says.  Caveat: the gradient through
     ``v`` divides by eigenvalue gaps, so it blows up as eigenvalues approach
     each other; at exactly repeated eigenvalues the eigenvectors are not unique
     and the gradient of a loss that reads the eigenvectors of a repeated
@@ -677,7 +680,8 @@ def eigh(x, UPLO=None) -> EighResult:
     [1.0, 2.0]
     """
     x = as_tensor(x)
-    return EighResult(*apply(_eigh, (_hermitian_from_triangle(x, UPLO, "eigh"),)))
+    uplo = UPLO if symmetrize_input or UPLO is not None else "L"
+    return EighResult(*apply(_eigh, (_hermitian_from_triangle(x, uplo, "eigh"),)))
 
 
 # ------------------------------------------------------------------ svd
