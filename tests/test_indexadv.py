@@ -417,3 +417,18 @@ def test_one_hot_value_per_element_under_vmap_is_vmaps_error():
     # It said 'must be a number known when tl.function traces', naming tl.function under tl.vmap.
     with pytest.raises(Exception, match=r"^tl\.vmap: a batched tensor"):
         tl.vmap(lambda v: tl.one_hot([1, 0], 3, on_value=v))(tl.tensor([2.0, 3.0]))
+
+
+@pytest.mark.parametrize("axes", [(-1, 0), (0, 2), (1, 0)])
+def test_scatter_update_of_a_transposed_tensor_writes_its_updates(axes):
+    # The kernel copied a non-contiguous input in its own memory order, so reshaping the copy to rows made
+    # another copy and the updates went there: tensor_scatter_nd_update of moveaxis(x, -1, 0) silently
+    # returned the input unchanged (found by tl.vmap over the last axis, which hands such views to kernels).
+    x = np.arange(24.0).reshape(2, 3, 4)
+    moved = tl.moveaxis(tl.tensor(x), *axes)
+    want = np.moveaxis(x, *axes).copy()
+    want[0, 1] = -1.0
+    rest = want.shape[2:]
+    got = tl.tensor_scatter_nd_update(moved, np.array([[0, 1]]), -np.ones((1, *rest)))
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(moved.numpy(), np.moveaxis(x, *axes))  # the input is untouched

@@ -639,7 +639,7 @@ def test_jacfwd_and_jacrev_keep_the_structures_of_jacobian():
 def no_loop(monkeypatch):
     """Fail if an op falls back to running once per element: the batching rule under test must run."""
 
-    def loop(self, op, *args):
+    def loop(self, op, *args, **kwargs):
         raise AssertionError(f"{op.name} ran once per element")
 
     monkeypatch.setattr(tl.grad.vmap._Vmap, "loop", loop)
@@ -683,7 +683,7 @@ def test_per_example_conv_gradients_by_the_batched_rule_match_finite_differences
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
-@pytest.mark.parametrize("mapped", [(0, None), (None, 0)])
+@pytest.mark.parametrize("mapped", [(0, None), (None, 0), (0, 0)])
 def test_batched_gathers_and_their_gradients_match_one_per_element(no_loop, axis, mapped):
     rng = np.random.default_rng(5)
     params, indices = rng.normal(size=(3, 4, 5, 6)), rng.integers(-4, 4, size=(3, 2, 5))
@@ -715,6 +715,10 @@ def test_batched_gathers_and_their_gradients_match_one_per_element(no_loop, axis
 def test_a_gather_with_an_index_out_of_bounds_in_one_element_raises():
     with pytest.raises(IndexError, match="GatherV2: index 4 is out of bounds"):
         tl.vmap(lambda i: tl.take(np.arange(4.0), i), in_axes=0)(np.array([[0, 1], [2, 4]]))
+    with pytest.raises(
+        IndexError, match=r"GatherV2: index -5 is out of bounds for axis 0 with size 4 \(params shape \(4,\)"
+    ):
+        tl.vmap(lambda a, i: tl.take(a, i))(np.ones((2, 4)), np.array([[0, 1], [2, -5]]))
 
 
 def test_broadcasting_a_shared_tensor_like_a_mapped_one(no_loop):
@@ -779,6 +783,10 @@ _RULE_CASES = {
     "pinv": (tl.linalg.pinv, [_R.normal(size=(4, 2, 3))]),
     "diagonal": (lambda a: tl.linalg.diagonal(a, offset=1), [_R.normal(size=(4, 2, 3, 3))]),
     "tril": (lambda a: tl.tril(a, -1), [_R.normal(size=(4, 3, 3))]),
+    "at_set": (
+        lambda x, i, v: tl.add(x, 0.0).at[i].set(v),
+        [_R.normal(size=(4, 5, 2)), np.array([[0, 3, 0], [4, 4, 1], [-1, 2, 2], [1, 1, 1]]), _R.normal(size=(4, 3, 2))],
+    ),
     "batch_norm_training": (
         lambda x, s: tl.nn.fused_batch_norm(x, s, s * 0.5 - 1.0)[0],
         [_R.normal(size=(4, 2, 3, 3, 5)), _R.random((4, 5)) + 0.5],
@@ -818,7 +826,7 @@ def test_batching_rules_of_more_ops_match_one_call_per_element(no_loop, name, sh
     "name",
     ["einsum_contract", "einsum_ellipsis", "pad", "tile_more_reps", "roll", "split", "take_along_axis"]
     + ["cholesky", "inv", "slogdet", "solve", "solve_triangular", "expm", "diagonal", "tril", "sigmoid_xent"]
-    + ["gather_nd", "getitem_two_arrays", "fft", "rfftn", "batch_norm_training", "batch_norm_inference"],
+    + ["gather_nd", "getitem_two_arrays", "fft", "rfftn", "batch_norm_training", "batch_norm_inference", "at_set"],
 )
 def test_per_example_gradients_through_the_rules_match_a_loop_of_grad(no_loop, name):
     fn, args = _RULE_CASES[name]

@@ -670,12 +670,29 @@ def _conv2d_backprop_filter(mode, op, inputs, physical, batched, attrs, specs):
 
 def _gather(mode, op, inputs, physical, batched, attrs, specs):
     """``take`` along an axis (GatherV2): batched params with shared indices take along the next axis; shared
-    params with batched indices take the batch into the result, then move it to the front.  Both batched
-    run per element (bounds are checked per element)."""
+    params with batched indices take the batch into the result, then move it to the front; both batched, a
+    GatherNd of (batch position, index) pairs (which checks each index against the axis)."""
     (params, indices), (pp, pi) = inputs, physical
     axis = attrs["axis"] % params.ndim
-    if batched[0] and batched[1]:
-        return None
+    if batched[0] and batched[1]:  # a GatherNd of (batch position, index) pairs, the gather axis first
+        if None in indices.shape or None in params.shape:
+            return None
+        size = params.shape[axis]
+        values = pi.numpy() if pi._value is not None else None
+        if values is not None and values.size and (values.min() < -size or values.max() >= size):
+            bad = values[(values < -size) | (values >= size)].ravel()[0]
+            raise IndexError(
+                f"GatherV2: index {bad} is out of bounds for axis {axis} with size {size} (params shape "
+                f"{params.shape}, indices shape {indices.shape} {indices.dtype}, per element of tl.vmap)"
+            )
+        moved = _array.moveaxis(pp, axis + 1, 1) if axis else pp
+        positions = _with_batch_rows(mode, _apply("ExpandDims", (pi,), {"axis": (pi.ndim,)}))
+        out = _apply("GatherNd", (moved, positions))  # (size, *indices, *params before axis, *params after)
+        if not axis:
+            return out
+        m = indices.ndim
+        perm = (0, *range(1 + m, 1 + m + axis), *range(1, 1 + m), *range(1 + m + axis, out.ndim))
+        return _apply("Transpose", (out,), {"perm": perm})
     if batched[0]:
         return dispatch.apply(op, (pp, pi), {"axis": axis + 1})
     out = dispatch.apply(op, (pp, pi), {"axis": axis})
@@ -781,10 +798,14 @@ def _take_along_axis(mode, op, inputs, physical, batched, attrs, specs):
 def _batch_positions(mode, indices, physical, batched):
     """GatherNd-style ``indices`` of every element (repeated if shared) with each element's own position
     along the batch first: ``(size, ..., 1 + depth)``, indexing the physical params."""
+    return _with_batch_rows(mode, _repeated(mode, indices, physical, batched))
+
+
+def _with_batch_rows(mode, idx):
+    """Physical GatherNd positions ``(size, ..., depth)`` with each element's batch position put first."""
     from ..ops import creation
 
-    idx = _repeated(mode, indices, physical, batched)
-    lead = (mode.size, *indices.shape[:-1])
+    lead = tuple(idx.shape[:-1])
     rows = _apply("Reshape", (creation.arange(mode.size, dtype=idx.dtype),), {"shape": (mode.size,) + (1,) * len(lead)})
     return _apply("ConcatV2", (_apply("BroadcastTo", (rows,), {"shape": (*lead, 1)}), idx), {"axis": len(lead)})
 
@@ -808,6 +829,38 @@ def _gather_nd_grad(mode, op, inputs, physical, batched, attrs, specs):
         return None
     args = (_repeated(mode, dy, pdy, batched[0]), _batch_positions(mode, indices, pi, batched[1]))
     return dispatch.apply(op, (*args, _repeated(mode, like, plike, batched[2])), attrs)
+
+
+def _scatter_nd_update(mode, op, inputs, physical, batched, attrs, specs):
+    """``tensor`` with slices at ``indices`` replaced by ``updates`` (``x.at[i].set(v)``): each element's
+    positions get its batch position first, so repeated positions are settled within an element only."""
+    (tensor, indices, updates), (pt, pi, pu) = inputs, physical
+    if None in indices.shape:
+        return None
+    positions = _batch_positions(mode, indices, pi, batched[1])
+    args = (_repeated(mode, tensor, pt, batched[0]), positions, _repeated(mode, updates, pu, batched[2]))
+    return dispatch.apply(op, args, attrs)
+
+
+def _scatter_nd_kept(mode, op, inputs, physical, batched, attrs, specs):
+    """Which updates of such a scatter are kept (the gradient's mask), per element likewise."""
+    (indices, like), (pi, pl) = inputs, physical
+    if None in indices.shape:
+        return None
+    return dispatch.apply(
+        op, (_batch_positions(mode, indices, pi, batched[0]), _repeated(mode, like, pl, batched[1])), attrs
+    )
+
+
+def _positions_like(mode, op, inputs, physical, batched, attrs, specs):
+    """Each element's positions (``Tensor.at``'s): the same for every element, from a stand-in of its shape."""
+    from ..ops import creation
+
+    x = inputs[0]
+    if None in x.shape:
+        return None
+    stand_in = _shape.broadcast_to(creation.zeros((), dtype=x.dtype), x.shape)
+    return mode.repeated(dispatch.apply(op, (stand_in,), attrs))
 
 
 def _ensure_shapes(mode, op, inputs, physical, batched, attrs, specs):
@@ -937,6 +990,9 @@ _RULES.update(
         "FusedBatchNormGradV3": _channels_folded((0, 1)),
         "GatherNd": _gather_nd,
         "GatherNdGrad": _gather_nd_grad,
+        "ScatterNdUpdate": _scatter_nd_update,
+        "ScatterNdKept": _scatter_nd_kept,
+        "PositionsLike": _positions_like,
         "FFTN": _axes_moved("axes"),
         "RFFTN": _axes_moved("axes"),
         "IRFFTN": _axes_moved("axes"),

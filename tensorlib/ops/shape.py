@@ -727,7 +727,7 @@ def _scatter_update_numpy(tensor, indices, updates):
     _check_updates("ScatterNdUpdate", updates, indices, tensor.shape)
     depth = indices.shape[-1]
     linear = _linear_indices(np, "ScatterNdUpdate", tensor.shape, indices).reshape(-1)
-    out = np.array(tensor, copy=True)
+    out = np.array(tensor, copy=True, order="C")  # C order: the reshape below must be a view to write through
     rows = out.reshape((_prod(tensor.shape[:depth]),) + tuple(tensor.shape[depth:]))
     keep = _last_writers(np, linear)
     rows[linear[keep]] = updates.reshape((linear.size,) + tuple(tensor.shape[depth:]))[keep]
