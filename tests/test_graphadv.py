@@ -68,3 +68,53 @@ def test_a_number_attribute_holding_a_string_dtype_or_slice_is_a_format_error(tm
     path.write_text(json.dumps(doc))
     with pytest.raises(GraphFormatError, match=r"\(OneHot\).*on_value.*not a number"):
         tl.graph.load(path)
+
+
+# ---------------------------------------------------------------- a while loop mapped by tl.vmap, traced
+def _doubled_below(limit):
+    """Doubles a float64 scalar while it is below ``limit``, at most 4 times, counting the steps."""
+
+    def f(x):
+        count, value = tl.while_loop(
+            lambda s: s[1] < limit, lambda s: (s[0] + 1, s[1] * 2.0), (tl.tensor(0), x), maximum_iterations=4
+        )
+        return count, value
+
+    return f
+
+
+def _doubled_below_numpy(xs, limit):
+    counts, values = [], []
+    for v in xs:
+        k = 0
+        while v < limit and k < 4:
+            v, k = v * 2.0, k + 1
+        counts.append(k)
+        values.append(v)
+    return np.array(counts), np.array(values)
+
+
+def test_a_bounded_while_loop_whose_predicate_differs_per_element_maps_when_traced():
+    # Elements stop after 0, 1, 3 and 4 (the bound) steps; traced, vmap has no values to test, so the loop
+    # runs to its bound keeping each element's values from where it stopped (JAX's batched while loop).
+    xs = np.array([20.0, 6.0, 1.5, 0.25])
+    f = _doubled_below(10.0)
+    counts, values = tl.function(tl.vmap(f))(tl.tensor(xs))
+    want_counts, want_values = _doubled_below_numpy(xs, 10.0)
+    np.testing.assert_array_equal(counts.numpy(), want_counts)
+    np.testing.assert_array_equal(values.numpy(), want_values)
+    eager_counts, eager_values = tl.vmap(f)(tl.tensor(xs))
+    np.testing.assert_array_equal(eager_values.numpy(), values.numpy())
+
+
+def test_the_gradient_of_a_mapped_bounded_while_loop_traced_is_two_to_the_steps():
+    xs = np.array([20.0, 6.0, 1.5, 0.25])
+    grad = tl.grad(lambda x: _doubled_below(10.0)(x)[1])
+    got = tl.function(tl.vmap(grad))(tl.tensor(xs)).numpy()
+    np.testing.assert_array_equal(got, 2.0 ** _doubled_below_numpy(xs, 10.0)[0])
+
+
+def test_an_unbounded_while_loop_mapped_and_traced_says_to_bound_it():
+    f = lambda x: tl.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x)  # noqa: E731
+    with pytest.raises(NotImplementedError, match="give the loop maximum_iterations, or map the loop eagerly"):
+        tl.function(tl.vmap(f))(tl.tensor(np.array([1.0, 20.0])))

@@ -196,7 +196,7 @@ class RandomnessError(ValueError, Unmappable):
 
 
 class UnmappableLoopError(NotImplementedError, Unmappable):
-    """A loop that ``tl.vmap`` cannot map here (a scan of length 0, a while loop per element when traced)."""
+    """A loop that ``tl.vmap`` cannot map here (a scan of length 0, an unbounded while loop per element when traced)."""
 
 
 class _Vmap(dispatch.Mode):
@@ -205,7 +205,8 @@ class _Vmap(dispatch.Mode):
     ``tl.cond``, ``tl.while_loop`` and ``tl.scan`` run as Python here, as eagerly: a scan loops over the
     logical slices, a cond whose predicate differs per element runs both branches and selects
     elementwise, and a while loop whose predicate does runs while any element goes on, keeping the
-    values of those that stopped (JAX's rules).
+    values of those that stopped (JAX's rules); traced, where no element's value is known, such a loop
+    runs to its ``maximum_iterations`` (unrolled), keeping them the same way.
     """
 
     python_control_flow = True
@@ -264,17 +265,20 @@ class _Vmap(dispatch.Mode):
         """The unbatched tensor ``x`` repeated along the batch (a broadcast view): what every element sees."""
         return _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
 
-    def any_element(self, pred) -> bool:
-        """Whether the logical scalar ``pred`` is true for any element (a while loop's go-on test)."""
+    def any_element(self, pred, bounded: bool = False) -> bool:
+        """Whether the logical scalar ``pred`` is true for any element (a while loop's go-on test).  Traced, the
+        values are unknown: a ``bounded`` loop (``maximum_iterations``) then goes on to its bound, the caller
+        keeping the values of the elements that stopped; an unbounded one cannot be mapped."""
         found = self.physical.get(pred._id)
         if found is None:
             return bool(pred.numpy())
         with self.outside():
             if found[1]._value is None:
+                if bounded:
+                    return True
                 raise UnmappableLoopError(
                     "tl.while_loop: a predicate that differs per element of tl.vmap needs its values, which a "
-                    "traced function does not have; give the loop maximum_iterations and select with tl.where, "
-                    "or map the loop eagerly"
+                    "traced function does not have; give the loop maximum_iterations, or map the loop eagerly"
                 )
             return bool(found[1].numpy().any())
 

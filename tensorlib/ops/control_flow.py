@@ -785,7 +785,8 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
             # Under tl.vmap a predicate may differ per element: loop while any element goes on, and keep
             # the values of the elements that stopped (JAX's batched while loop).
             per_element = pred._value is None and bool(dispatch.modes)
-            if not (dispatch.modes[-1].any_element(pred) if per_element else bool(pred.numpy())):
+            bounded = maximum_iterations is not None
+            if not (dispatch.modes[-1].any_element(pred, bounded) if per_element else bool(pred.numpy())):
                 break
             new = body_fn(values)
             if not count:
