@@ -22,7 +22,7 @@ def _saved_sum(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("value", [{"$tuple": []}, "yes", None, {"$float": "1.0"}, {"$list": [True]}])
+@pytest.mark.parametrize("value", [{"$tuple": []}, "yes", None, {"$float": "1.0"}, {"$list": [True]}, 2**40])
 def test_a_bool_attribute_of_another_type_is_a_format_error(tmp_path, value):
     path = _saved_sum(tmp_path)
     doc = json.loads(path.read_text())
@@ -52,3 +52,19 @@ def test_a_flag_given_as_an_int_round_trips(tmp_path):
         expected = expected * 2.0 + row
     np.testing.assert_array_equal(carry.numpy(), expected)
     np.testing.assert_array_equal(ys.numpy(), np.stack(history[::-1]))
+
+
+def _saved(tmp_path, fn, *args):
+    path = tmp_path / "g.json"
+    tl.function(fn).get_graph(*args).save(path)
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("value", ["x", {"$dtype": "int32"}, {"$slice": [None, None, None]}, {"$dict": []}])
+def test_a_number_attribute_holding_a_string_dtype_or_slice_is_a_format_error(tmp_path, value):
+    path, doc = _saved(tmp_path, lambda i: tl.one_hot(i, 4, on_value=2.0), np.array([0, 3]))
+    (node,) = [n for n in doc["nodes"] if n["op"] == "OneHot"]
+    node["attrs"]["on_value"] = value
+    path.write_text(json.dumps(doc))
+    with pytest.raises(GraphFormatError, match=r"\(OneHot\).*on_value.*not a number"):
+        tl.graph.load(path)

@@ -435,7 +435,7 @@ def _build(doc, arrays, backend) -> Graph:
         else:
             try:
                 bound = op.bind_attrs(attrs) if attrs else dict(op.defaults)
-                _check_flags(op, bound)
+                _check_attribute_kinds(op, bound)
                 _check_subgraphs(op_type, ins, bound)
                 outs = graph.add_node(op, ins, bound, site=site)
             except (ValueError, TypeError, IndexError, AttributeError) as e:
@@ -465,13 +465,18 @@ def _build(doc, arrays, backend) -> Graph:
     return graph
 
 
-def _check_flags(op, attrs) -> None:
-    """An attribute whose default is a bool (``keepdims``, ``reverse``) is a bool or an int (``tl.scan(...,
-    reverse=1)`` saves 1): a file holding ``()`` or ``"yes"`` would load, pass the shape rule (it reads
-    truthiness) and fail in a kernel when the graph runs."""
+def _check_attribute_kinds(op, attrs) -> None:
+    """An attribute holds the kind of value its default has, as the op wrappers pass it: a bool flag
+    (``keepdims``, ``reverse``) a bool or 0/1 (``tl.scan(..., reverse=1)`` saves 1), a number (``axis``,
+    ``on_value``) never a string, dtype, slice or dict.  Shape rules read flags by truthiness and skip
+    value attributes, so a file breaking this would load and fail in a kernel when the graph runs."""
     for name, default in op.defaults.items():
-        if type(default) is bool and not isinstance(attrs[name], (int, np.bool_, np.integer)):
-            raise ValueError(f"attribute {name} is {attrs[name]!r}, not a bool")
+        value = attrs[name]
+        if type(default) is bool:
+            if not (isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1))):
+                raise ValueError(f"attribute {name} is {value!r:.80}, not a bool")
+        elif type(default) in (int, float) and isinstance(value, (str, np.dtype, slice, dict, type(Ellipsis))):
+            raise ValueError(f"attribute {name} is {value!r:.80}, not a number")
 
 
 def _check_subgraphs(op_type, ins, attrs) -> None:
