@@ -7,8 +7,9 @@ which computes the op on the physical tensors:
 
 - an op none of whose inputs is batched runs as it is (its result is the same for every element);
 - an op with a batching rule (elementwise ops with broadcasting, reductions and the other ops along
-  an axis, reshapes and transposes, matmul, stack and concat, gathers, convolution and pooling with
-  their gradients) runs once on the whole batch;
+  an axis, reshapes and transposes, matmul and einsum, stack and concat, gathers and scatters,
+  convolution, pooling and batch norm with their gradients, linear algebra, FFTs) runs once on the
+  whole batch (``docs/ops_table.md``'s vmap column lists which);
 - any other op runs once per batch element and the results are stacked, as PyTorch's vmap falls back
   to a loop: slower, but right for every op, gradients included.
 
