@@ -785,6 +785,13 @@ _RULE_CASES = {
     "pinv": (tl.linalg.pinv, [_R.normal(size=(4, 2, 3))]),
     "diagonal": (lambda a: tl.linalg.diagonal(a, offset=1), [_R.normal(size=(4, 2, 3, 3))]),
     "tril": (lambda a: tl.tril(a, -1), [_R.normal(size=(4, 3, 3))]),
+    "searchsorted": (lambda a, v: tl.searchsorted(a, v), [np.sort(_R.normal(size=(4, 6))), _R.normal(size=(4, 2, 3))]),
+    "searchsorted_rows": (
+        lambda a, v: tl.searchsorted(a, v, side="right"),
+        [np.sort(_R.normal(size=(4, 2, 6)), axis=-1), _R.normal(size=(4, 2, 3))],
+    ),
+    "digitize": (lambda x: tl.digitize(x, np.array([-1.0, 0.0, 0.5, 2.0])), [_R.normal(size=(4, 3, 2))]),
+    "logcumsumexp": (lambda x: tl.logcumsumexp(x, axis=0), [_R.normal(size=(4, 5, 2))]),
     "at_set": (
         lambda x, i, v: tl.add(x, 0.0).at[i].set(v),
         [_R.normal(size=(4, 5, 2)), np.array([[0, 3, 0], [4, 4, 1], [-1, 2, 2], [1, 1, 1]]), _R.normal(size=(4, 3, 2))],
@@ -828,7 +835,8 @@ def test_batching_rules_of_more_ops_match_one_call_per_element(no_loop, name, sh
     "name",
     ["einsum_contract", "einsum_ellipsis", "pad", "tile_more_reps", "roll", "split", "take_along_axis"]
     + ["cholesky", "inv", "slogdet", "solve", "solve_triangular", "expm", "diagonal", "tril", "sigmoid_xent"]
-    + ["gather_nd", "getitem_two_arrays", "fft", "rfftn", "batch_norm_training", "batch_norm_inference", "at_set"],
+    + ["gather_nd", "getitem_two_arrays", "fft", "rfftn", "batch_norm_training", "batch_norm_inference", "at_set"]
+    + ["logcumsumexp"],
 )
 def test_per_example_gradients_through_the_rules_match_a_loop_of_grad(no_loop, name):
     fn, args = _RULE_CASES[name]

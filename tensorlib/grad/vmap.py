@@ -7,8 +7,9 @@ which computes the op on the physical tensors:
 
 - an op none of whose inputs is batched runs as it is (its result is the same for every element);
 - an op with a batching rule (elementwise ops with broadcasting, reductions and the other ops along
-  an axis, reshapes and transposes, matmul, stack and concat, gathers, convolution and pooling with
-  their gradients) runs once on the whole batch;
+  an axis, reshapes and transposes, matmul and einsum, stack and concat, gathers and scatters,
+  convolution, pooling and batch norm with their gradients, linear algebra, FFTs) runs once on the
+  whole batch (``docs/ops_table.md``'s vmap column lists which);
 - any other op runs once per batch element and the results are stacked, as PyTorch's vmap falls back
   to a loop: slower, but right for every op, gradients included.
 
@@ -792,8 +793,9 @@ def _tile(mode, op, inputs, physical, batched, attrs, specs):
 
 
 def _take_along_axis(mode, op, inputs, physical, batched, attrs, specs):
-    """TakeAlongAxis and its gradient: operands of one rank, unbatched ones repeated, the axis past the batch."""
-    if attrs["axis"] is None:
+    """TakeAlongAxis and its gradient, ExpWeightedCumsum: operands of one rank, unbatched ones repeated, the
+    axis past the batch."""
+    if attrs["axis"] is None or len({t.ndim for t in inputs}) > 1:
         return None
     args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
     return dispatch.apply(op, tuple(args), {**attrs, "axis": attrs["axis"] % inputs[0].ndim + 1})
@@ -865,6 +867,30 @@ def _positions_like(mode, op, inputs, physical, batched, attrs, specs):
         return None
     stand_in = _shape.broadcast_to(creation.zeros((), dtype=x.dtype), x.shape)
     return mode.repeated(dispatch.apply(op, (stand_in,), attrs))
+
+
+def _searchsorted(mode, op, inputs, physical, batched, attrs, specs):
+    """Values searched in a shared 1-D sequence: more leading value dims.  Otherwise each element's sequence
+    is one more batch row (the op searches an N-D sequence row by row)."""
+    (a, v), (pa, pv) = inputs, physical
+    if None in a.shape or None in v.shape:
+        return None
+    if not batched[0] and a.ndim == 1:
+        return dispatch.apply(op, (pa, pv), attrs)
+    if a.ndim == 1:  # a batched 1-D sequence: one row per element, its values flattened behind it
+        rows = _apply("Reshape", (_repeated(mode, v, pv, batched[1]),), {"shape": (mode.size, -1)})
+        return _apply("Reshape", (dispatch.apply(op, (pa, rows), attrs),), {"shape": (mode.size, *v.shape)})
+    return dispatch.apply(op, (_repeated(mode, a, pa, batched[0]), _repeated(mode, v, pv, batched[1])), attrs)
+
+
+def _bins_shared(mode, op, inputs, physical, batched, attrs, specs):
+    """digitize with shared bins: the batch is one more dim of ``x``."""
+    return None if batched[1] else dispatch.apply(op, tuple(physical), attrs)
+
+
+def _size(mode, op, inputs, physical, batched, attrs, specs):
+    """The number of elements along axes: the same for every element (the axes are the element's)."""
+    return _positions_like(mode, op, inputs, physical, batched, attrs, specs)
 
 
 def _ensure_shapes(mode, op, inputs, physical, batched, attrs, specs):
@@ -997,6 +1023,10 @@ _RULES.update(
         "ScatterNdUpdate": _scatter_nd_update,
         "ScatterNdKept": _scatter_nd_kept,
         "PositionsLike": _positions_like,
+        "Size": _size,
+        "SearchSorted": _searchsorted,
+        "Digitize": _bins_shared,
+        "ExpWeightedCumsum": _take_along_axis,
         "FFTN": _axes_moved("axes"),
         "RFFTN": _axes_moved("axes"),
         "IRFFTN": _axes_moved("axes"),
