@@ -575,8 +575,9 @@ def _cached_scalar(value, like, op, index):
         check_int_range(value, dtype, _where(op, index))
         t = make(backend.asarray(value, dtype=dtype), backend)
         t.__class__ = WeakScalar
-        # NaN never equals its key; 0.0 and -0.0 share one, so neither is cached.
-        if len(_scalars) < 4096 and value == value and (value or value.__class__ is not float):
+        # NaN never equals its key; 0.0 and -0.0 share one (as 0j, -0j and complex(-0.0, -0.0) do), so no
+        # float or complex zero is cached.
+        if len(_scalars) < 4096 and value == value and (value or value.__class__ not in (float, complex)):
             _scalars[key] = t
     return t
 

@@ -118,3 +118,22 @@ def test_an_unbounded_while_loop_mapped_and_traced_says_to_bound_it():
     f = lambda x: tl.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x)  # noqa: E731
     with pytest.raises(NotImplementedError, match="give the loop maximum_iterations, or map the loop eagerly"):
         tl.function(tl.vmap(f))(tl.tensor(np.array([1.0, 20.0])))
+
+
+# ---------------------------------------------------------------- signed complex zeros, eager and traced
+SIGNED_COMPLEX_ZEROS = [0j, complex(0.0, -0.0), complex(-0.0, 0.0), complex(-0.0, -0.0)]
+
+
+def _signs(values) -> list:
+    values = np.asarray(values)
+    return [np.signbit(values.real).tolist(), np.signbit(values.imag).tolist()]
+
+
+def test_a_complex_zero_keeps_its_signs_next_to_a_tensor_after_another_zero():
+    # The weak-scalar constants are shared by value: complex(-0.0, -0.0) == 0j, so one zero stood for all.
+    a = np.array([1.0, -2.0], np.float32)
+    for first in SIGNED_COMPLEX_ZEROS:
+        tl.tensor(a) * first
+        for value in SIGNED_COMPLEX_ZEROS:
+            assert _signs((tl.tensor(a) * value).numpy()) == _signs(a * value), (first, value)
+            assert _signs((value - tl.tensor(a)).numpy()) == _signs(value - a), (first, value)
