@@ -10,6 +10,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorlib as tl
 from tensorlib.graph import GraphFormatError
@@ -137,3 +139,28 @@ def test_a_complex_zero_keeps_its_signs_next_to_a_tensor_after_another_zero():
         for value in SIGNED_COMPLEX_ZEROS:
             assert _signs((tl.tensor(a) * value).numpy()) == _signs(a * value), (first, value)
             assert _signs((value - tl.tensor(a)).numpy()) == _signs(value - a), (first, value)
+
+
+# ---------------------------------------------------------------- a weak float rounded once
+# 1 + 2**-11 + 2**-30 rounds up to float16 directly, but through float32 it is a tie (1 + 2**-11) that rounds
+# down to 1.0: a Python float meets a float16 tensor at NumPy's value, rounded once.
+DOUBLE_ROUNDING = [1 + 2**-11 + 2**-30, -(3 + 2**-9 + 2**-40), 0.1]
+
+
+@pytest.mark.parametrize("s", DOUBLE_ROUNDING)
+def test_a_python_float_argument_beside_float16_is_rounded_once_as_numpy_does(s):
+    x = np.array([1.0, -2.0, 0.5], np.float16)
+    expected = x * np.float16(s)
+    f = tl.function(lambda x, s: x * s)
+    np.testing.assert_array_equal(f(x, s).numpy(), expected)
+    np.testing.assert_array_equal((tl.tensor(x) * s).numpy(), expected)
+    g = tl.function(lambda s: tl.cast(s, "float16"))
+    assert g(s).numpy().tobytes() == np.float16(s).tobytes()
+    assert tl.function(lambda s: tl.cast(s, "float64"))(s).numpy() == s
+
+
+@settings(deadline=None)
+@given(st.floats(-6e4, 6e4))
+def test_a_python_float_argument_beside_float16_matches_numpy(s):
+    x = np.array([1.0, -0.5], np.float16)
+    np.testing.assert_array_equal(tl.function(lambda x, s: x + s)(x, s).numpy(), x + np.float16(s))

@@ -120,7 +120,9 @@ class _Trace(dispatch.Mode):
         arguments = None
         if self.weak_args:
             arguments = self._weak_arguments(ins)
-            if op.name not in _PYTHON_OPERATORS:
+            # A Cast reads a weak float exactly (float64), as eagerly: tl.cast(lr, dtype) casts the Python float,
+            # and a weak scalar promoted beside a float16 tensor is made float16 from its value, rounded once.
+            if op.name not in _PYTHON_OPERATORS and op.name != "Cast":
                 group = ins if op.promote in (None, "all") else [ins[i] for i in op.promote if i < len(ins)]
                 # A tensor a function made from them (tl.cast(lr, "float64")) is strong: literals adopt its dtype.
                 weak = all(t.__class__ is dispatch.WeakScalar for t in group)
