@@ -153,3 +153,13 @@ def test_float32_backward_stays_float32_through_every_intermediate():
     finally:
         tl.dispatch.observers.pop()
     assert dtypes == {"float32"}
+
+
+def test_cast_of_a_python_number_is_exact():
+    # tl.cast(0.1, float64) went through the default float32 first: 0.10000000149011612 (TensorFlow does the
+    # same; NumPy, JAX with 64-bit types and torch.tensor(0.1, dtype=float64) give 0.1).
+    assert float(tl.cast(0.1, "float64")) == 0.1
+    assert complex(tl.cast(0.1 + 0.2j, "complex128")) == 0.1 + 0.2j
+    assert float(tl.function(lambda: tl.cast(0.1, "float64"))()) == 0.1
+    assert float(tl.cast(0.1, "float32")) == float(np.float32(0.1))
+    assert int(tl.cast(-2.7, "int64")) == -2 and tl.cast(2.5, "int32").dtype == np.int32

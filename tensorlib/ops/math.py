@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..backends import base as _backends
 from ..dispatch import apply
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
@@ -607,6 +608,8 @@ def cast(x, dtype) -> Tensor:
     except TypeError as e:
         where = f" (input shape {tuple(x.shape)} {x.dtype})" if hasattr(x, "dtype") else ""
         raise TypeError(f"Cast: {e}{where}") from None
+    if x.__class__ is float or x.__class__ is complex:  # exactly, not through the default float32 first
+        x = dispatch.to_tensor(x, _backends.current(), _dt.float64 if x.__class__ is float else _dt.complex128)
     return apply(_cast, (x,), {"dtype": dtype})
 
 
