@@ -164,3 +164,17 @@ def test_a_python_float_argument_beside_float16_is_rounded_once_as_numpy_does(s)
 def test_a_python_float_argument_beside_float16_matches_numpy(s):
     x = np.array([1.0, -0.5], np.float16)
     np.testing.assert_array_equal(tl.function(lambda x, s: x + s)(x, s).numpy(), x + np.float16(s))
+
+
+def test_a_complex_argument_keys_the_cache_by_its_signed_zeros_and_nan():
+    # A Python complex is a static value: 0j == complex(-0.0, -0.0) hashes alike, so a cache keyed by == ran
+    # the graph traced for the other zero; a NaN never equals itself, so every call traced again.
+    a = np.array([1.0, -2.0], np.float32)
+    for static in (False, True):
+        f = tl.function(lambda x, c: x * c, static_argnums=(1,) if static else ())
+        for value in SIGNED_COMPLEX_ZEROS:
+            assert _signs(f(a, value).numpy()) == _signs(a * value), (static, value)
+        for _ in range(3):
+            got = f(a, complex(np.nan, 1.0)).numpy()
+        np.testing.assert_array_equal(got, a * complex(np.nan, 1.0))
+        assert f.trace_count == len(SIGNED_COMPLEX_ZEROS) + 1

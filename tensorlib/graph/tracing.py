@@ -500,11 +500,11 @@ def _leaf_key(value, feeds, keep, static=False):
     """Hashable signature of one leaf; tensor leaves (and Python floats unless ``static``) are appended
     to ``feeds`` in placeholder order; objects keyed by identity go to ``keep`` (held weakly by the cache)."""
     cls = value.__class__
-    if cls is float:
-        if not static:
+    if cls is float or cls is complex:
+        if cls is float and not static:
             feeds.append(value)
             return _WEAK_FLOAT
-        return (float, repr(value))  # repr: a NaN equals itself, 0.0 and -0.0 differ
+        return (cls, repr(value))  # repr: a NaN equals itself, 0.0 and -0.0 (0j and -0j) differ
     if static is True:
         return _static_key(value, keep)
     if isinstance(value, Tensor):
