@@ -178,3 +178,19 @@ def test_a_complex_argument_keys_the_cache_by_its_signed_zeros_and_nan():
             got = f(a, complex(np.nan, 1.0)).numpy()
         np.testing.assert_array_equal(got, a * complex(np.nan, 1.0))
         assert f.trace_count == len(SIGNED_COMPLEX_ZEROS) + 1
+
+
+# ---------------------------------------------------------------- results computed from Python floats alone
+def test_a_result_computed_from_python_float_arguments_alone_promotes_weakly():
+    # Eagerly ``lr * 2.0`` is a Python float, weak beside a tensor; JAX's jit returns it weakly typed too. Traced,
+    # it came back a strong float64 tensor, so ``x32 + f(lr)`` was float64.
+    f = tl.function(lambda lr, x: (lr * 2.0, -lr, x * lr))
+    x32 = np.array([1.0, 2.5], np.float32)
+    for lr in (0.1, 3.0):
+        scaled, negated, product = f(lr, x32)
+        assert float(scaled) == lr * 2.0 and float(negated) == -lr
+        for value, python in ((scaled, lr * 2.0), (negated, -lr)):
+            np.testing.assert_array_equal((tl.tensor(x32) + value).numpy(), x32 + python)
+            assert (tl.tensor(x32) + value).dtype == np.float32
+            assert (tl.tensor(np.array([1, 2])) + value).dtype == (np.array([1, 2]) + python).dtype
+        assert product.dtype == np.float32
