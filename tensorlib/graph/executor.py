@@ -614,32 +614,23 @@ def run(graph: Graph, leaves, sources=None):
         if callers:
             raws = [_owned(r, callers) for r in raws]
         flat = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(raws, graph.outputs)]
-    weak = _weak_outputs(graph)
-    if weak:
-        flat = _weakly_typed(flat, weak)
+        weak = _weak_outputs(graph)
+        if weak:
+            for i in weak:
+                flat[i].__class__ = dispatch.WeakScalar
     return tree.unflatten(graph.structure, flat)
 
 
 def _weak_outputs(graph: Graph) -> tuple:
-    """Positions of the outputs computed from Python-float arguments and literals alone (weakly typed: eagerly
-    Python numbers), looked up once per graph."""
+    """Positions of the outputs computed from Python-float arguments and literals alone, looked up once per
+    graph: a call returns them weakly typed, as eagerly they are Python numbers (JAX returns weakly typed
+    arrays), so ``x32 + f(lr)`` stays float32.  (Replayed inside a trace, the trace marks them itself.)"""
     found = graph.__dict__.get("_weak_outputs")
     if found is None:
         found = graph._weak_outputs = tuple(
             i for i, t in enumerate(graph.outputs) if t.__class__ is dispatch.WeakScalar
         )
     return found
-
-
-def _weakly_typed(flat, weak) -> list:
-    """``flat`` with the results at ``weak`` promoting as Python numbers do (JAX returns weakly typed arrays):
-    ``x32 + f(lr)`` stays float32, as ``x32 + lr * 2.0`` does eagerly."""
-    flat = list(flat)
-    for i in weak:
-        t = flat[i]
-        flat[i] = weak_value = make(t._value, t.backend, t.shape, t.dtype)
-        weak_value.__class__ = dispatch.WeakScalar
-    return flat
 
 
 def _owned(raw, callers):
