@@ -666,6 +666,14 @@ def test_batched_filter_gradients_match_one_per_element(no_loop, strides, dilati
         np.testing.assert_allclose(got.numpy()[i], want.numpy(), rtol=1e-12, atol=1e-12)
 
 
+def test_a_filter_gradient_too_big_to_batch_runs_per_element(monkeypatch):
+    monkeypatch.setattr(tl.grad.vmap, "_PATCHES_BYTES", 1000)  # the patches below take 4 * 9 * 2 * 16 * 3 * 8 bytes
+    x, dy = np.ones((4, 2, 4, 4, 3)), np.ones((4, 2, 4, 4, 5))
+    got = tl.vmap(lambda x, dy: tl.nn.conv2d_backprop_filter(x, (3, 3, 3, 5), dy, 1, "SAME"))(x, dy)
+    want = tl.nn.conv2d_backprop_filter(x[0], (3, 3, 3, 5), dy[0], 1, "SAME").numpy()
+    np.testing.assert_array_equal(got.numpy(), np.broadcast_to(want, (4, *want.shape)))
+
+
 def test_per_example_conv_gradients_by_the_batched_rule_match_finite_differences(no_loop):
     rng = np.random.default_rng(4)
     xs, w = rng.normal(size=(3, 6, 6, 2)), rng.normal(size=(3, 3, 2, 2))
