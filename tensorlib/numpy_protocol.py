@@ -189,6 +189,33 @@ def _qualified(fn) -> str:
     return f"{getattr(fn, '__module__', None) or 'numpy'}.{fn.__name__}"
 
 
+# NEP 35: ``np.ones(3, like=t)`` asks the Tensor type for NumPy's creation function (``like`` is dropped before
+# the call reaches ``__array_function__``).
+_LIKE_CREATION = {np.ones, np.zeros, np.empty, np.full, np.eye, np.identity, np.arange, np.array, np.asarray}
+
+
+def _made_like(func, args, kwargs):
+    """A Tensor made by a NumPy creation function called with ``like=`` a Tensor: NumPy's values and dtypes
+    (``np.ones(3, like=t)`` is float64, as NumPy's), or None for any other function.  ``np.array`` of
+    tensors stacks them as ``tl.tensor`` does, keeping their gradients; other creation functions given a
+    Tensor would read its values without a gradient, so they refuse it."""
+    from .ops.creation import tensor
+
+    if func not in _LIKE_CREATION:
+        return None
+    holds_tensor = any(isinstance(leaf, Tensor) for leaf in tree.leaves([list(args), kwargs]))
+    if func in (np.array, np.asarray) and holds_tensor:
+        if len(args) != 1 or set(kwargs) - {"dtype"}:
+            raise TypeError(f"numpy.{func.__name__}(..., like=Tensor) of tensors takes only dtype=")
+        return tensor(args[0], dtype=kwargs.get("dtype"))
+    if holds_tensor:
+        raise TypeError(
+            f"numpy.{func.__name__}(..., like=Tensor) was given a Tensor among its arguments, whose gradient it "
+            "would drop; use the tensorlib function of that name"
+        )
+    return tensor(func(*args, **kwargs))
+
+
 def array_function(self, func, types, args, kwargs):
     """NEP 18: NumPy's non-ufunc functions on Tensors run the tensorlib function of the same name."""
     if not _table:
@@ -197,6 +224,9 @@ def array_function(self, func, types, args, kwargs):
         return NotImplemented  # another array library's type: let it (or NumPy) decide
     entry = _table.get(func)
     if entry is None:
+        made = _made_like(func, args, kwargs)
+        if made is not None:
+            return made
         raise _unsupported(_qualified(func))
     return _call(func.__name__, *entry, args, kwargs)
 
