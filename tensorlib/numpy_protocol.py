@@ -248,9 +248,14 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         fn = _ufuncs.get(ufunc)
         if fn is None:
             raise _unsupported(name)
+        dtype = kwargs.pop("dtype", None)
+        if kwargs.get("casting", "same_kind") == "same_kind":
+            kwargs.pop("casting", None)
         if kwargs:
             raise TypeError(f"{name}: argument(s) {sorted(kwargs)} are not supported on tensorlib Tensors")
-        return fn(*inputs)
+        if dtype is not None and all(t.endswith("->?") for t in ufunc.types if "O" not in t):  # a predicate
+            raise TypeError(f"{name}: dtype={np.dtype(dtype)} names no loop of this predicate (its result is bool)")
+        return fn(*_cast_for_loop(name, inputs, dtype)) if dtype is not None else fn(*inputs)
     import tensorlib as tl
 
     table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
@@ -274,6 +279,27 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "reduce":
         return fn(inputs[0], axis=axis, keepdims=keepdims, **kwargs)
     return fn(inputs[0], axis=axis, **kwargs)
+
+
+def _cast_for_loop(name, inputs, dtype) -> list:
+    """A ufunc's ``dtype=``: its inputs cast to that dtype (NumPy's ``same_kind`` casting), so the loop runs
+    in it (``np.add(i32, 1, dtype=np.float64)``); a Python number stays a weak scalar."""
+    import tensorlib as tl
+
+    dtype = np.dtype(dtype)
+    cast = []
+    for x in inputs:
+        if isinstance(x, (bool, int, float, complex)):
+            cast.append(x)
+            continue
+        have = np.dtype(x.dtype)
+        if not np.can_cast(have, dtype, "same_kind"):
+            raise TypeError(
+                f"{name}: cannot cast an input of dtype {have} (shape {tuple(x.shape)}) to dtype={dtype} "
+                "with casting rule 'same_kind'"
+            )
+        cast.append(tl.cast(x, dtype))
+    return cast
 
 
 def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):

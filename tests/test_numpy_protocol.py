@@ -160,3 +160,24 @@ def test_numpy_creation_with_like_a_tensor_makes_a_tensor_with_numpy_s_values_an
     np.testing.assert_array_equal(grad.numpy(), [4.0, 4.0])
     with pytest.raises(TypeError, match=r"numpy.full\(..., like=Tensor\) was given a Tensor"):
         np.full((2,), t[0], like=t)
+
+
+def test_ufunc_dtype_runs_the_loop_in_that_dtype_as_numpy():
+    # np.add(t, 1, dtype=np.float64) was refused ('argument(s) ['dtype'] are not supported').
+    i32, f32 = np.array([1, 2], np.int32), np.array([1.5, 2.5], np.float32)
+    for call in (
+        lambda a, b: np.add(a, 1, dtype=np.float64),
+        lambda a, b: np.multiply(b, b, dtype=np.float64),
+        lambda a, b: np.exp(a, dtype=np.float32),
+        lambda a, b: np.subtract(a, b, dtype=np.float64, casting="same_kind"),
+    ):
+        got, want = call(tl.tensor(i32), tl.tensor(f32)), call(i32, f32)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    with pytest.raises(TypeError, match=r"numpy.add: cannot cast an input of dtype float32 .* to dtype=int64"):
+        np.add(tl.tensor(f32), 1, dtype=np.int64)
+    with pytest.raises(TypeError, match=r"numpy.less: dtype=float64 names no loop of this predicate"):
+        np.less(tl.tensor(f32), 2, dtype=np.float64)
+    x = tl.tensor(f32)
+    grad = tl.grad(lambda v: tl.sum(np.multiply(v, v, dtype=np.float64)))(x)
+    np.testing.assert_allclose(grad.numpy(), 2 * f32, rtol=1e-6)
