@@ -189,6 +189,33 @@ def _qualified(fn) -> str:
     return f"{getattr(fn, '__module__', None) or 'numpy'}.{fn.__name__}"
 
 
+# NEP 35: ``np.ones(3, like=t)`` asks the Tensor type for NumPy's creation function (``like`` is dropped before
+# the call reaches ``__array_function__``).
+_LIKE_CREATION = {np.ones, np.zeros, np.empty, np.full, np.eye, np.identity, np.arange, np.array, np.asarray}
+
+
+def _made_like(func, args, kwargs):
+    """A Tensor made by a NumPy creation function called with ``like=`` a Tensor: NumPy's values and dtypes
+    (``np.ones(3, like=t)`` is float64, as NumPy's), or None for any other function.  ``np.array`` of
+    tensors stacks them as ``tl.tensor`` does, keeping their gradients; other creation functions given a
+    Tensor would read its values without a gradient, so they refuse it."""
+    from .ops.creation import tensor
+
+    if func not in _LIKE_CREATION:
+        return None
+    holds_tensor = any(isinstance(leaf, Tensor) for leaf in tree.leaves([list(args), kwargs]))
+    if func in (np.array, np.asarray) and holds_tensor:
+        if len(args) != 1 or set(kwargs) - {"dtype"}:
+            raise TypeError(f"numpy.{func.__name__}(..., like=Tensor) of tensors takes only dtype=")
+        return tensor(args[0], dtype=kwargs.get("dtype"))
+    if holds_tensor:
+        raise TypeError(
+            f"numpy.{func.__name__}(..., like=Tensor) was given a Tensor among its arguments, whose gradient it "
+            "would drop; use the tensorlib function of that name"
+        )
+    return tensor(func(*args, **kwargs))
+
+
 def array_function(self, func, types, args, kwargs):
     """NEP 18: NumPy's non-ufunc functions on Tensors run the tensorlib function of the same name."""
     if not _table:
@@ -197,6 +224,9 @@ def array_function(self, func, types, args, kwargs):
         return NotImplemented  # another array library's type: let it (or NumPy) decide
     entry = _table.get(func)
     if entry is None:
+        made = _made_like(func, args, kwargs)
+        if made is not None:
+            return made
         raise _unsupported(_qualified(func))
     return _call(func.__name__, *entry, args, kwargs)
 
@@ -218,9 +248,14 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         fn = _ufuncs.get(ufunc)
         if fn is None:
             raise _unsupported(name)
+        dtype = kwargs.pop("dtype", None)
+        if kwargs.get("casting", "same_kind") == "same_kind":
+            kwargs.pop("casting", None)
         if kwargs:
             raise TypeError(f"{name}: argument(s) {sorted(kwargs)} are not supported on tensorlib Tensors")
-        return fn(*inputs)
+        if dtype is not None and all(t.endswith("->?") for t in ufunc.types if "O" not in t):  # a predicate
+            raise TypeError(f"{name}: dtype={np.dtype(dtype)} names no loop of this predicate (its result is bool)")
+        return fn(*_cast_for_loop(name, inputs, dtype)) if dtype is not None else fn(*inputs)
     import tensorlib as tl
 
     table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
@@ -244,6 +279,27 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "reduce":
         return fn(inputs[0], axis=axis, keepdims=keepdims, **kwargs)
     return fn(inputs[0], axis=axis, **kwargs)
+
+
+def _cast_for_loop(name, inputs, dtype) -> list:
+    """A ufunc's ``dtype=``: its inputs cast to that dtype (NumPy's ``same_kind`` casting), so the loop runs
+    in it (``np.add(i32, 1, dtype=np.float64)``); a Python number stays a weak scalar."""
+    import tensorlib as tl
+
+    dtype = np.dtype(dtype)
+    cast = []
+    for x in inputs:
+        if isinstance(x, (bool, int, float, complex)):
+            cast.append(x)
+            continue
+        have = np.dtype(x.dtype)
+        if not np.can_cast(have, dtype, "same_kind"):
+            raise TypeError(
+                f"{name}: cannot cast an input of dtype {have} (shape {tuple(x.shape)}) to dtype={dtype} "
+                "with casting rule 'same_kind'"
+            )
+        cast.append(tl.cast(x, dtype))
+    return cast
 
 
 def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):

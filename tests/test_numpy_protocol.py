@@ -136,3 +136,48 @@ def test_full_like_with_a_tensor_fill_value_broadcasts_it_and_keeps_its_gradient
         check_grads(lambda v: call(v) * Y, [fill], order=1)
     traced = tl.function(lambda v: tl.full_like(X, v))(tl.tensor(fill))
     np.testing.assert_array_equal(traced.numpy(), want)
+
+
+def test_numpy_creation_with_like_a_tensor_makes_a_tensor_with_numpy_s_values_and_dtypes():
+    # NEP 35: np.ones(3, like=t) raised "no implementation ... would drop the gradient" (nothing to drop).
+    t = tl.tensor([1.0, 2.0])
+    cases = [
+        lambda **k: np.ones((2, 3), **k),
+        lambda **k: np.zeros(4, dtype=np.int32, **k),
+        lambda **k: np.full((2,), 2.5, dtype=np.float32, **k),
+        lambda **k: np.eye(3, k=1, **k),
+        lambda **k: np.identity(2, **k),
+        lambda **k: np.arange(1, 7, 2, **k),
+        lambda **k: np.array([[1, 2], [3, 4]], **k),
+        lambda **k: np.asarray([1.5], **k),
+    ]
+    for make in cases:
+        got, want = make(like=t), make()
+        assert isinstance(got, tl.Tensor) and got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+    # np.array of tensors stacks them with their gradients; a Tensor fill value would lose its gradient: refused
+    grad = tl.grad(lambda x: tl.sum(np.array([x, x * 3.0], like=x)))(t)
+    np.testing.assert_array_equal(grad.numpy(), [4.0, 4.0])
+    with pytest.raises(TypeError, match=r"numpy.full\(..., like=Tensor\) was given a Tensor"):
+        np.full((2,), t[0], like=t)
+
+
+def test_ufunc_dtype_runs_the_loop_in_that_dtype_as_numpy():
+    # np.add(t, 1, dtype=np.float64) was refused ('argument(s) ['dtype'] are not supported').
+    i32, f32 = np.array([1, 2], np.int32), np.array([1.5, 2.5], np.float32)
+    for call in (
+        lambda a, b: np.add(a, 1, dtype=np.float64),
+        lambda a, b: np.multiply(b, b, dtype=np.float64),
+        lambda a, b: np.exp(a, dtype=np.float32),
+        lambda a, b: np.subtract(a, b, dtype=np.float64, casting="same_kind"),
+    ):
+        got, want = call(tl.tensor(i32), tl.tensor(f32)), call(i32, f32)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    with pytest.raises(TypeError, match=r"numpy.add: cannot cast an input of dtype float32 .* to dtype=int64"):
+        np.add(tl.tensor(f32), 1, dtype=np.int64)
+    with pytest.raises(TypeError, match=r"numpy.less: dtype=float64 names no loop of this predicate"):
+        np.less(tl.tensor(f32), 2, dtype=np.float64)
+    x = tl.tensor(f32)
+    grad = tl.grad(lambda v: tl.sum(np.multiply(v, v, dtype=np.float64)))(x)
+    np.testing.assert_allclose(grad.numpy(), 2 * f32, rtol=1e-6)

@@ -666,6 +666,14 @@ def test_batched_filter_gradients_match_one_per_element(no_loop, strides, dilati
         np.testing.assert_allclose(got.numpy()[i], want.numpy(), rtol=1e-12, atol=1e-12)
 
 
+def test_a_filter_gradient_too_big_to_batch_runs_per_element(monkeypatch):
+    monkeypatch.setattr(tl.grad.vmap, "_PATCHES_BYTES", 1000)  # the patches below take 4 * 9 * 2 * 16 * 3 * 8 bytes
+    x, dy = np.ones((4, 2, 4, 4, 3)), np.ones((4, 2, 4, 4, 5))
+    got = tl.vmap(lambda x, dy: tl.nn.conv2d_backprop_filter(x, (3, 3, 3, 5), dy, 1, "SAME"))(x, dy)
+    want = tl.nn.conv2d_backprop_filter(x[0], (3, 3, 3, 5), dy[0], 1, "SAME").numpy()
+    np.testing.assert_array_equal(got.numpy(), np.broadcast_to(want, (4, *want.shape)))
+
+
 def test_per_example_conv_gradients_by_the_batched_rule_match_finite_differences(no_loop):
     rng = np.random.default_rng(4)
     xs, w = rng.normal(size=(3, 6, 6, 2)), rng.normal(size=(3, 3, 2, 2))
@@ -1052,3 +1060,17 @@ def test_vmap_matches_jax_vmap_on_programs_with_axes_control_flow_and_gradients(
             g = np.asarray(g.numpy() if isinstance(g, tl.Tensor) else g)
             assert g.shape == np.shape(w), (name, g.shape, np.shape(w))
             np.testing.assert_allclose(g, np.asarray(w), rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_a_scan_of_length_0_inside_vmap_gives_empty_ys_of_the_element_shapes():
+    # It raised UnmappableLoopError: no step runs, so the ys' shapes come from f's shape rules alone.
+    def f(x):
+        return tl.scan(lambda c, v: (c + v, {"a": c * v * 2.0, "n": tl.sum(c)}), tl.zeros(3, dtype="float64"), x)
+
+    carry, ys = tl.vmap(f)(np.zeros((4, 0, 3)))
+    np.testing.assert_array_equal(carry.numpy(), np.zeros((4, 3)))
+    assert ys["a"].shape == (4, 0, 3) and ys["n"].shape == (4, 0) and ys["a"].dtype == np.float64
+    one_carry, one_ys = f(np.zeros((0, 3)))  # each element's, as an eager call gives
+    assert one_ys["a"].shape == (0, 3) and one_ys["n"].shape == (0,)
+    grad = tl.vmap(tl.grad(lambda x: tl.sum(f(x)[0])))(np.ones((2, 0, 3)))
+    assert grad.shape == (2, 0, 3)

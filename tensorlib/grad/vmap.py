@@ -634,6 +634,12 @@ def _images_folded(per_image: tuple, shape_attr: str | None = None):
     return rule
 
 
+# The batched filter gradient holds every tap's slice of the batch at once (kh * kw copies of the images):
+# per-example gradients of small conv nets take a few MiB (LeNet's second conv at batch 64: 13 MiB); past
+# this it runs once per element, whose kernel blocks its patches.
+_PATCHES_BYTES = 64 << 20
+
+
 def _conv2d_backprop_filter(mode, op, inputs, physical, batched, attrs, specs):
     """Per-element filter gradients (per-example weight gradients of a conv net): the input's patches, one
     strided slice of the padded batch per filter tap, contracted with ``out_backprop`` by one batched matmul
@@ -644,6 +650,8 @@ def _conv2d_backprop_filter(mode, op, inputs, physical, batched, attrs, specs):
     kh, kw, c, f = attrs["filter_shape"]
     (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
     (out_h, out_w), (pad_h, pad_w) = _nn_common._geometry(x.shape[1:3], (kh, kw), (sh, sw), (dh, dw), attrs["padding"])
+    if mode.size * kh * kw * x.shape[0] * out_h * out_w * c * x.dtype.itemsize > _PATCHES_BYTES:
+        return None  # the kernel, once per element, keeps its memory bounded
     padded = _apply(
         "PadV2", (_repeated(mode, x, physical[0], batched[0]),), {"paddings": ((0, 0),) * 2 + (pad_h, pad_w, (0, 0))}
     )

@@ -29,6 +29,7 @@ import operator
 from typing import Any, Callable
 
 from .. import dispatch
+from ..backends import base as _backends
 from .. import tree
 from ..grad.registry import once_per_pass, register_gradient
 from ..tensor import Tensor, TensorSpec, Variable, make_symbolic
@@ -587,10 +588,8 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
     from . import shape as _shape
 
     if not length:
-        if dispatch.modes:
-            from ..grad.vmap import UnmappableLoopError
-
-            raise UnmappableLoopError("tl.scan: a scan of length 0 cannot run inside a function mapped by tl.vmap")
+        if dispatch.modes:  # under tl.vmap: f's shape rules alone give the ys' element shapes
+            return _owned(init), _empty_ys(f, init, x_leaves, x_structure)
         # No step runs, but ys need shapes and dtypes: the traced scan knows them without running f.
         from ..graph.tracing import function
 
@@ -619,6 +618,34 @@ def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
     leaves = [_flatten(y, "tl.scan ys")[0] for y in ys]
     stacked = [_shape.stack([_cast_to(per_step[k], w.dtype) for per_step in leaves]) for k, w in enumerate(want)]
     return _owned(carry), tree.unflatten(structure, stacked)
+
+
+class _ShapesOnly(dispatch.Mode):
+    """Runs shape rules only: every op call gives symbolic tensors of its result specs."""
+
+    def bind(self, op, inputs, attrs, specs):
+        backend = inputs[0].backend if inputs else _backends.current()
+        many = specs if isinstance(specs, tuple) else (specs,)
+        outs = tuple(make_symbolic(s.shape, s.dtype, backend, None, 0) for s in many)
+        return outs if isinstance(specs, tuple) else outs[0]
+
+    def convert(self, value, dtype, backend):
+        return make_symbolic(tuple(getattr(value, "shape", ())), dtype, backend, None, 0)
+
+
+def _empty_ys(f, init, x_leaves, x_structure):
+    """The stacked ys of a scan of length 0 under a mode that maps ops (``tl.vmap``): no step runs, so one
+    step's shape rules, run on stand-ins, give each y's element shape and dtype."""
+    from . import creation
+
+    x = tree.unflatten(
+        x_structure, [make_symbolic(leaf.shape[1:], leaf.dtype, leaf.backend, None, 0) for leaf in x_leaves]
+    )
+    with dispatch.in_mode(_ShapesOnly()):
+        out = f(init, x if x_leaves else None)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError("tl.scan: f must return a pair (carry, y)")
+    return tree.map(lambda y: creation.zeros((0, *y.shape), dtype=y.dtype) if isinstance(y, Tensor) else y, out[1])
 
 
 def _cast_to(t, dtype):

@@ -34,6 +34,11 @@ from ._common import (
 )
 
 
+def _nhwc_geometry(strides, padding, dilations) -> tuple:
+    """NCHW strides, padding and dilations (TensorFlow's 4-element forms too) as the NHWC ops take them."""
+    return _nchw_window(strides, True), _nchw_padding(padding, True), _nchw_window(dilations, True)
+
+
 def _conv_attrs(node) -> dict:
     a = node.attrs
     return {"strides": a["strides"], "padding": a["padding"], "dilations": a["dilations"]}
@@ -121,9 +126,7 @@ def conv2d(input, filters, strides, padding, dilations=1, data_format="NHWC") ->
             y = conv2d(
                 _to_nhwc(input, "Conv2D"),
                 filters,
-                _nchw_window(strides, True),
-                _nchw_padding(padding, True),
-                _nchw_window(dilations, True),
+                *_nhwc_geometry(strides, padding, dilations),
             )
         except (ValueError, TypeError) as e:
             raise _nchw_error(e, input=input) from None
@@ -225,9 +228,7 @@ def conv2d_backprop_input(
                 _nhwc_shape(input_shape, "input_shape", name),
                 filters,
                 _to_nhwc(out_backprop, name, "out_backprop"),
-                _nchw_window(strides, True),
-                _nchw_padding(padding, True),
-                _nchw_window(dilations, True),
+                *_nhwc_geometry(strides, padding, dilations),
             )
         except (ValueError, TypeError) as e:
             raise _nchw_error(e, out_backprop=out_backprop) from None
@@ -323,9 +324,7 @@ def conv2d_backprop_filter(
                 _to_nhwc(input, name),
                 filter_shape,
                 _to_nhwc(out_backprop, name, "out_backprop"),
-                _nchw_window(strides, True),
-                _nchw_padding(padding, True),
-                _nchw_window(dilations, True),
+                *_nhwc_geometry(strides, padding, dilations),
             )
         except (ValueError, TypeError) as e:
             raise _nchw_error(e, input=input, out_backprop=out_backprop) from None
