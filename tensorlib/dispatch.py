@@ -83,7 +83,9 @@ class Mode(abc.ABC):
     ``python_control_flow``: whether ``tl.cond``, ``tl.while_loop`` and ``tl.scan`` run as Python loops and
     branches under the mode, as they do eagerly (``tl.vmap``'s mode), instead of tracing their functions into
     subgraphs of the mode's graph (tracing).  Such a mode gives ``any_element(pred)``: whether a scalar
-    predicate of its own, with a value per element, is true for any element.
+    predicate of its own, with a value per element, is true for any element; ``knows_values(pred)``:
+    whether those values are known (not when traced); and ``batched_while(cond_fn, body_fn, loop_vars,
+    while_loop)``: the loop as one ``while_loop`` over the whole batch, for when they are not.
 
     >>> import tensorlib as tl
     >>> from tensorlib import dispatch

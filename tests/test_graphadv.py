@@ -118,10 +118,26 @@ def test_the_gradient_of_a_mapped_bounded_while_loop_traced_is_two_to_the_steps(
     np.testing.assert_array_equal(got, 2.0 ** _doubled_below_numpy(xs, 10.0)[0])
 
 
-def test_an_unbounded_while_loop_mapped_and_traced_says_to_bound_it():
-    f = lambda x: tl.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x)  # noqa: E731
-    with pytest.raises(NotImplementedError, match="give the loop maximum_iterations, or map the loop eagerly"):
-        tl.function(tl.vmap(f))(tl.tensor(np.array([1.0, 20.0])))
+def test_an_unbounded_while_loop_mapped_and_traced_is_one_while_over_the_batch():
+    # It raised UnmappableLoopError; now one While node runs while any element goes on, each element keeping
+    # its values once its own predicate is false (JAX's batching rule), as eager vmap and a NumPy loop give.
+    def f(x):
+        return tl.while_loop(lambda s: s[1] < 10.0, lambda s: (s[0] + 1, s[1] * 2.0), (0, x))
+
+    traced = tl.function(tl.vmap(f))
+    for xs in (np.array([20.0, 6.0, 1.5, 0.25]), np.array([3.0, 0.01, 9.99])):
+        counts, values = traced(tl.tensor(xs))
+        want_values, want_counts = xs.copy(), np.zeros(len(xs), np.int64)
+        for i in range(len(xs)):
+            while want_values[i] < 10.0:
+                want_values[i], want_counts[i] = want_values[i] * 2.0, want_counts[i] + 1
+        np.testing.assert_array_equal(counts.numpy(), want_counts)
+        np.testing.assert_array_equal(values.numpy(), want_values)
+        eager_counts, eager_values = tl.vmap(f)(tl.tensor(xs))
+        np.testing.assert_array_equal(eager_counts.numpy(), want_counts)
+    assert sum("While" in str(n.op.name) for n in traced.get_graph(np.zeros(4)).nodes) == 1
+    rows = tl.function(tl.vmap(lambda x: tl.while_loop(lambda v: tl.sum(v) < 5.0, lambda v: v + 1.0, x)))
+    np.testing.assert_array_equal(rows(np.array([[0.0, 1.0], [10.0, 0.0]])).numpy(), [[2.0, 3.0], [10.0, 0.0]])
 
 
 # ---------------------------------------------------------------- signed complex zeros, eager and traced

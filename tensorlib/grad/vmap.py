@@ -33,7 +33,7 @@ from ..ops.nn import _common as _nn_common
 from ..ops.registry import _ops
 from ..tensor import Tensor, Variable, make_symbolic
 
-__all__ = ["BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "UnmappableLoopError", "vmap"]
+__all__ = ["BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "vmap"]
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: str = "error"):
@@ -196,10 +196,6 @@ class RandomnessError(ValueError, Unmappable):
     """A random op inside a mapped function that ``randomness`` does not allow."""
 
 
-class UnmappableLoopError(NotImplementedError, Unmappable):
-    """A loop that ``tl.vmap`` cannot map here (a scan of length 0, an unbounded while loop per element when traced)."""
-
-
 class _Vmap(dispatch.Mode):
     """The mode of one ``vmap`` call: logical tensors stand for the elements of physical ones.
 
@@ -207,7 +203,8 @@ class _Vmap(dispatch.Mode):
     logical slices, a cond whose predicate differs per element runs both branches and selects
     elementwise, and a while loop whose predicate does runs while any element goes on, keeping the
     values of those that stopped (JAX's rules); traced, where no element's value is known, such a loop
-    runs to its ``maximum_iterations`` (unrolled), keeping them the same way.
+    runs to its ``maximum_iterations`` (unrolled), keeping them the same way, or, unbounded, is one
+    ``While`` over the batch that runs while any element goes on (:meth:`batched_while`).
     """
 
     python_control_flow = True
@@ -266,21 +263,63 @@ class _Vmap(dispatch.Mode):
         """The unbatched tensor ``x`` repeated along the batch (a broadcast view): what every element sees."""
         return _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
 
-    def any_element(self, pred, bounded: bool = False) -> bool:
+    def knows_values(self, pred) -> bool:
+        """Whether the logical ``pred``'s values are known (eagerly), so a loop can test them."""
+        found = self.physical.get(pred._id)
+        return found is None or found[1]._value is not None
+
+    def batched_while(self, cond_fn, body_fn, loop_vars, while_loop):
+        """A while loop whose predicate differs per element, traced (no values to test): one ``While`` over
+        the physical batch, made by ``while_loop`` (``tl.while_loop``, which calls this), that runs while any
+        element goes on, each element keeping its values once its own predicate is false (JAX's batching
+        rule for ``lax.while_loop``)."""
+        from ..ops import reduce
+
+        leaves, treedef = tree.flatten(loop_vars)
+        start = tuple(self.physical_of(leaf, leaf) for leaf in leaves)
+
+        def logical(physical):
+            return tree.unflatten(treedef, [self.logical(p) for p in physical])
+
+        def goes_on(physical):
+            with self.reentered():
+                pred = cond_fn(logical(physical))
+            return reduce.any(self.physical_of(pred, pred))
+
+        def step(physical):
+            with self.reentered():
+                values = logical(physical)
+                pred, new = cond_fn(values), body_fn(values)
+            keep = self.physical_of(pred, pred)
+            new_leaves = tree.leaves(new)
+            if len(new_leaves) != len(physical):
+                raise TypeError("tl.while_loop: body_fn must return the structure of loop_vars")
+            return tuple(
+                _apply(
+                    "Select",
+                    (
+                        _apply("Reshape", (keep,), {"shape": (self.size,) + (1,) * (p.ndim - 1)}),
+                        self.physical_of(n, n),
+                        p,
+                    ),
+                )
+                for n, p in zip(new_leaves, physical)
+            )
+
+        with self.outside():
+            final = while_loop(goes_on, step, start)
+        return tree.unflatten(treedef, [self.logical(p) for p in final])
+
+    def any_element(self, pred) -> bool:
         """Whether the logical scalar ``pred`` is true for any element (a while loop's go-on test).  Traced, the
-        values are unknown: a ``bounded`` loop (``maximum_iterations``) then goes on to its bound, the caller
-        keeping the values of the elements that stopped; an unbounded one cannot be mapped."""
+        values are unknown: a loop with ``maximum_iterations`` then goes on to its bound, the caller keeping the
+        values of the elements that stopped (an unbounded one is :meth:`batched_while`)."""
         found = self.physical.get(pred._id)
         if found is None:
             return bool(pred.numpy())
+        if found[1]._value is None:
+            return True
         with self.outside():
-            if found[1]._value is None:
-                if bounded:
-                    return True
-                raise UnmappableLoopError(
-                    "tl.while_loop: a predicate that differs per element of tl.vmap needs its values, which a "
-                    "traced function does not have; give the loop maximum_iterations, or map the loop eagerly"
-                )
             return bool(found[1].numpy().any())
 
     def needs_value(self, t):

@@ -813,7 +813,10 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
             # the values of the elements that stopped (JAX's batched while loop).
             per_element = pred._value is None and bool(dispatch.modes)
             bounded = maximum_iterations is not None
-            if not (dispatch.modes[-1].any_element(pred, bounded) if per_element else bool(pred.numpy())):
+            if per_element and not bounded and not dispatch.modes[-1].knows_values(pred):
+                # Traced, no element's value is known: one While over the batch (JAX's batching rule).
+                return _owned(dispatch.modes[-1].batched_while(cond_fn, body_fn, values, while_loop))
+            if not (dispatch.modes[-1].any_element(pred) if per_element else bool(pred.numpy())):
                 break
             new = body_fn(values)
             if not count:
