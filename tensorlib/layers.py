@@ -302,7 +302,8 @@ def _channels_to_first(y, data_format: str):
 class _Conv(Module):
     """What the convolution layers share: Keras' arguments, the ``kernel`` and ``bias`` Variables, the input's
     check, the bias (broadcast along the channels of ``data_format``) and the activation.  ``_rank`` spatial
-    dimensions; ``data_format=None`` is channels-last."""
+    dimensions; ``data_format=None`` is channels-last.  Each layer defines ``_convolve(x)``, its convolution
+    of the checked input."""
 
     _rank = 2
 
@@ -346,9 +347,6 @@ class _Conv(Module):
 
     def _kernel_shape(self) -> tuple:
         return (*self.kernel_size, self.in_channels, self.out_channels)
-
-    def _convolve(self, x):
-        raise NotImplementedError
 
     def forward(self, x):
         x = _image(x, type(self).__name__, self._rank, self.data_format, self.in_channels)
