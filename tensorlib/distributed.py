@@ -31,7 +31,10 @@ import os
 import io
 import pickle
 import string
+import sys
+import sysconfig
 import threading
+import types
 import weakref
 from typing import Any, Callable
 
@@ -101,8 +104,33 @@ def _rebuild_tensor(value, backend, variable, name, trainable):
     return tensor(value, backend=backend)
 
 
+@functools.lru_cache(maxsize=None)
+def _library_roots() -> tuple:
+    """The folders of installed code (the standard library, site-packages, tensorlib itself)."""
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots.add(os.path.dirname(os.path.abspath(__file__)))
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+
+
+def _is_user_function(fn) -> bool:
+    """A Python function from the caller's own code (a script, a notebook, a module of their project)."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    path = getattr(sys.modules.get(fn.__module__), "__file__", None)  # None: cloudpickle's own rule decides
+    return path is not None and not os.path.realpath(path).startswith(_library_roots())
+
+
 def _dumps(obj) -> bytes:
-    """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module)."""
+    """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module),
+    and the caller's own functions sent by value, with the globals they read as they are now.
+
+    By reference (cloudpickle's rule for any function its module can be imported for), a worker would
+    import the module itself (failing where it is not on the worker's path) and read its own copy of
+    the module's globals; and the bytes, so the token that names the traced copy, would not change when
+    a global changed or the module was reloaded with new code: the stale graph would run.  A function
+    whose globals cannot be pickled (a lock, a client) goes by reference, as before.
+    """
     import cloudpickle
 
     class Pickler(cloudpickle.CloudPickler):
@@ -118,11 +146,21 @@ def _dumps(obj) -> bytes:
                     value.name if is_var else None,
                     value.trainable if is_var else None,
                 )
+            if self.by_value and _is_user_function(value):
+                return self._dynamic_function_reduce(value)
             return super().reducer_override(value)
 
-    buf = io.BytesIO()
-    Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-    return buf.getvalue()
+    for by_value in (True, False):
+        buf = io.BytesIO()
+        pickler = Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.by_value = by_value
+        try:
+            pickler.dump(obj)
+        except Exception:
+            if not by_value:
+                raise
+            continue
+        return buf.getvalue()
 
 
 def _load_shipped(token: str, data: bytes) -> "_Shipped":

@@ -1,0 +1,127 @@
+"""tl.distributed attacked as an adversary: the same computations done eagerly in one piece (tensorlib,
+NumPy float64), block by block on dask's local scheduler and on a one-worker LocalCluster.
+
+What it attacks: functions shipped by reference whose module changed (stale traces), parameter dtypes
+against the single-process ``tl.value_and_grad``, data dtypes that eager tensorlib widens, dask arrays
+nested in arguments, ``from_npy`` paths and dtypes, complex parameters, losses that are sums.
+References: NumPy formulas in float64, eager ``tl.value_and_grad`` / eager calls of the function.
+"""
+
+import importlib
+import sys
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+import tensorlib as tl  # noqa: E402
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+TIMEOUT = 60
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        memory_limit="1GiB",
+        silence_logs=50,
+    )
+    with distributed.Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(1, timeout=TIMEOUT)
+        yield c
+    cluster.close(timeout=TIMEOUT)
+
+
+@pytest.fixture
+def sync_scheduler():
+    with dask.config.set(scheduler="sync"):
+        yield
+
+
+# ---------------------------------------------------------------- functions that live in a module
+USERMOD = """
+import tensorlib as tl
+SCALE = {scale}
+
+def helper(b):
+    return b * SCALE + {shift}
+
+def f(b):
+    return helper(b)
+
+def loss(p, x):
+    return tl.mean(helper(x * p))
+"""
+
+
+def write_module(tmp_path, name, scale, shift):
+    (tmp_path / f"{name}.py").write_text(USERMOD.format(scale=scale, shift=shift))
+
+
+@pytest.fixture
+def usermod(tmp_path, monkeypatch):
+    name = f"distadv_usermod_{abs(hash(str(tmp_path)))}"
+    write_module(tmp_path, name, 2.0, 0.0)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    yield module, (lambda scale, shift: write_module(tmp_path, name, scale, shift))
+    sys.modules.pop(name, None)
+
+
+def module_results(module, client=None):
+    x = da.from_array(np.arange(1.0, 5.0).reshape(4, 1), chunks=2)
+    y = tl.distributed.map_blocks(module.f, x, client=client)
+    y = y.compute() if client is None else client.compute(y).result(timeout=TIMEOUT)
+    loss, grad = tl.distributed.value_and_grad(module.loss, 1.0, x, client=client)
+    return y.ravel().tolist(), float(loss), float(grad)
+
+
+def eager_module_results(module):
+    x = np.arange(1.0, 5.0).reshape(4, 1)
+    loss, grad = tl.value_and_grad(module.loss)(1.0, tl.tensor(x))
+    return module.f(tl.tensor(x)).numpy().ravel().tolist(), float(loss), float(grad)
+
+
+def test_a_module_function_whose_module_changed_is_not_run_from_a_stale_trace(usermod, sync_scheduler):
+    # Functions importable by name were pickled by reference: the token (the bytes' hash) stayed the same
+    # when a global they read changed or their module was reloaded with new code, and the cached copy with
+    # its old graph ran: [2, 4, 6, 8] after SCALE = 5, and again after the reload with "+ 100".
+    module, rewrite = usermod
+    assert module_results(module) == eager_module_results(module) == ([2.0, 4.0, 6.0, 8.0], 5.0, 5.0)
+    module.SCALE = 5.0
+    assert module_results(module) == eager_module_results(module) == ([5.0, 10.0, 15.0, 20.0], 12.5, 12.5)
+    rewrite(3.0, 100.0)
+    importlib.reload(module)
+    assert module_results(module) == eager_module_results(module) == ([103.0, 106.0, 109.0, 112.0], 107.5, 7.5)
+
+
+def test_a_function_from_a_module_the_workers_cannot_import_runs_there(usermod, client):
+    # By reference, the worker had to import the module (not on its path: ModuleNotFoundError), and used
+    # its own copy of the module's globals, not the caller's.
+    module, _ = usermod
+    module.SCALE = 4.0
+    assert module_results(module, client) == eager_module_results(module) == ([4.0, 8.0, 12.0, 16.0], 10.0, 10.0)
+
+
+def test_a_module_function_with_a_global_that_cannot_be_pickled_still_runs(tmp_path, monkeypatch, sync_scheduler):
+    # Sent by value, its globals travel too; a lock cannot, so such a function goes by reference as before.
+    name = f"distadv_lockmod_{abs(hash(str(tmp_path)))}"
+    (tmp_path / f"{name}.py").write_text(
+        "import threading\nLOCK = threading.Lock()\n\ndef f(b):\n    with LOCK:\n        return b * 3.0\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    try:
+        y = tl.distributed.map_blocks(module.f, da.from_array(np.arange(4.0), chunks=3)).compute()
+    finally:
+        sys.modules.pop(name, None)
+    assert y.tolist() == [0.0, 3.0, 6.0, 9.0]
