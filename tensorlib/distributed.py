@@ -437,8 +437,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     >>> import numpy as np, dask.array as da, tensorlib as tl
     >>> x = da.from_array(np.arange(6.0).reshape(6, 1), chunks=(4, 1))
     >>> loss, g = tl.distributed.value_and_grad(lambda p, x: tl.mean((x * p["w"]) ** 2), {"w": 2.0}, x)
-    >>> float(loss), float(g["w"])   # mean(4 x^2) = 4 * 55/6; d/dw = 2 w mean(x^2)
-    (36.666666666666664, 36.666666666666664)
+    >>> float(loss), float(g["w"]), g["w"].dtype   # mean(4 x^2) = 4 * 55/6; d/dw = 2 w mean(x^2)
+    (36.666666666666664, 36.66666793823242, dtype('float32'))
     """
     from .ops.creation import tensor
 
@@ -464,7 +464,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
                 f"{what}: parameter leaf {i} is a symbolic Tensor (shape {v.shape}, {v.dtype}): the workers need "
                 "its value; call tl.distributed.value_and_grad outside tl.function"
             )
-    values = [np.asarray(v.numpy() if isinstance(v, Tensor) else v) for v in leaves]
+    # Converted as tl.value_and_grad converts its arguments: a Python float is a float32 parameter.
+    values = [(v if isinstance(v, Tensor) else tensor(v)).numpy() for v in leaves]
     for i, v in enumerate(values):
         if v.dtype.kind != "f":
             raise TypeError(f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters")

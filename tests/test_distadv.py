@@ -125,3 +125,28 @@ def test_a_module_function_with_a_global_that_cannot_be_pickled_still_runs(tmp_p
     finally:
         sys.modules.pop(name, None)
     assert y.tolist() == [0.0, 3.0, 6.0, 9.0]
+
+
+# ---------------------------------------------------------------- value_and_grad against one process
+def test_python_number_parameters_have_the_dtypes_of_the_single_process_gradient(sync_scheduler):
+    # A Python float parameter became a float64 array (np.asarray) where tl.value_and_grad makes it a
+    # float32 tensor: on float32 data the loss came back float64 (eager float32), the gradient float64.
+    rng = np.random.default_rng(3)
+    for xdtype in (np.float32, np.float64):
+        xn = rng.standard_normal((13, 2)).astype(xdtype)
+        params = {"w": 2.0, "b": [0.5, -1.0]}
+
+        def loss_fn(p, x):
+            return tl.mean(tl.square(x * p["w"] + p["b"][0] - p["b"][1]))
+
+        loss, grads = tl.distributed.value_and_grad(loss_fn, params, da.from_array(xn, chunks=(4, 2)))
+        want_loss, want = tl.value_and_grad(loss_fn)(params, tl.tensor(xn))
+        assert loss.dtype == want_loss.dtype == xdtype
+        assert grads["w"].dtype == want["w"].dtype == grads["b"][0].dtype == np.float32
+        # NumPy in float64: L = mean((w x + c)^2) with c = 1.5; dL/dw = mean(2 (w x + c) x), dL/db0 = mean(2 (w x + c))
+        x64, r = xn.astype(np.float64), 2.0 * xn.astype(np.float64) + 1.5
+        rtol = 1e-5 if xdtype == np.float32 else 1e-12
+        np.testing.assert_allclose(float(loss), np.mean(r**2), rtol=rtol)
+        np.testing.assert_allclose(float(grads["w"]), np.mean(2 * r * x64), rtol=1e-5)
+        np.testing.assert_allclose(float(grads["b"][0]), np.mean(2 * r), rtol=1e-5)
+        np.testing.assert_allclose(float(grads["b"][1]), -np.mean(2 * r), rtol=1e-5)
