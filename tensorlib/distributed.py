@@ -249,7 +249,8 @@ def _reference(shipped: _Shipped, client):
 
 # ---------------------------------------------------------------- blocks along the batch axis
 def _aligned(arrays, rows, what):
-    """The dask arrays, chunked along axis 0 as ``rows`` and in one chunk along every other axis."""
+    """The dask arrays, chunked along axis 0 as ``rows`` and in one chunk along every other axis, in the
+    dtypes tensorlib holds their values in."""
     da = _dask_array()
     out = []
     for i, a in enumerate(arrays):
@@ -261,7 +262,7 @@ def _aligned(arrays, rows, what):
                 "call its .compute_chunk_sizes() first"
             )
         try:
-            _dtypes.of_array(a.dtype)
+            dtype = _dtypes.of_array(a.dtype)  # the blocks' dtype once converted (uint8 -> int32, as tl.tensor)
         except TypeError:
             raise TypeError(
                 f"{what}: data[{i}] has dtype {a.dtype}, which tensorlib cannot hold "
@@ -273,7 +274,8 @@ def _aligned(arrays, rows, what):
                 f"(every array must share axis 0)"
             )
         wanted = (tuple(rows),) + tuple((n,) for n in a.shape[1:])
-        out.append(a if a.chunks == wanted else a.rechunk(wanted))
+        a = a if a.chunks == wanted else a.rechunk(wanted)
+        out.append(a if a.dtype == dtype else a.astype(dtype))
     return out
 
 
@@ -523,7 +525,7 @@ def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:
     n = next((r for r in rows if r), 0)
     specs = (
         [TensorSpec(v.shape, v.dtype) for v in values],
-        *(TensorSpec((n,) + a.shape[1:], _dtypes.of_array(a.dtype)) for a in blocked),
+        *(TensorSpec((n,) + a.shape[1:], a.dtype) for a in blocked),
     )
     key = (shipped.token, tuple((s.shape, s.dtype) for s in specs[0]), tuple((s.shape, s.dtype) for s in specs[1:]))
     with _cache_lock:

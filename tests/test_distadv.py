@@ -150,3 +150,29 @@ def test_python_number_parameters_have_the_dtypes_of_the_single_process_gradient
         np.testing.assert_allclose(float(grads["w"]), np.mean(2 * r * x64), rtol=1e-5)
         np.testing.assert_allclose(float(grads["b"][0]), np.mean(2 * r), rtol=1e-5)
         np.testing.assert_allclose(float(grads["b"][1]), -np.mean(2 * r), rtol=1e-5)
+
+
+# ---------------------------------------------------------------- map_blocks against eager calls
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.uint16, np.uint32])
+def test_map_blocks_takes_the_integer_dtypes_that_eager_tensorlib_widens(dtype, sync_scheduler):
+    # tl.tensor widens uint8 images to int32 (uint32 to int64); map_blocks traced with the raw dtype:
+    # "TypeError: tensorlib: dtype uint8 is not supported" from a TensorSpec, for data eager takes.
+    a = np.arange(24).reshape(8, 3).astype(dtype)
+
+    def f(b):
+        return tl.cast(b, tl.float32) / 255.0 + tl.cast(b * 2, tl.float32)
+
+    y = tl.distributed.map_blocks(f, da.from_array(a, chunks=(3, 3)))
+    want = f(tl.tensor(a)).numpy()
+    assert y.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(y.compute(), want)
+    np.testing.assert_allclose(want, a.astype(np.float64) / 255.0 + 2.0 * a, rtol=1e-6)
+    loss, g = tl.distributed.value_and_grad(
+        lambda w, x, y: tl.mean((tl.cast(x, tl.float32) @ w - tl.cast(y, tl.float32)) ** 2),
+        np.ones(3, np.float32),
+        da.from_array(a, chunks=(3, 3)),
+        da.from_array(a[:, 0], chunks=5),
+    )
+    r = a.astype(np.float64).sum(1) - a[:, 0]
+    np.testing.assert_allclose(float(loss), np.mean(r**2), rtol=1e-6)
+    np.testing.assert_allclose(g.numpy(), (2 * r[:, None] * a).mean(0), rtol=1e-6)
