@@ -261,13 +261,7 @@ def _aligned(arrays, rows, what):
                 f"{what}: data[{i}] has unknown chunk sizes (shape {a.shape}, as after boolean indexing); "
                 "call its .compute_chunk_sizes() first"
             )
-        try:
-            dtype = _dtypes.of_array(a.dtype)  # the blocks' dtype once converted (uint8 -> int32, as tl.tensor)
-        except TypeError:
-            raise TypeError(
-                f"{what}: data[{i}] has dtype {a.dtype}, which tensorlib cannot hold "
-                f"(supported: {', '.join(str(d) for d in _dtypes.SUPPORTED)})"
-            ) from None
+        dtype = _tensorlib_dtype(a.dtype, f"{what}: data[{i}]")
         if a.ndim == 0 or a.shape[0] != sum(rows):
             raise ValueError(
                 f"{what}: data[{i}] has shape {a.shape} but the batch has {sum(rows)} rows "
@@ -277,6 +271,18 @@ def _aligned(arrays, rows, what):
         a = a if a.chunks == wanted else a.rechunk(wanted)
         out.append(a if a.dtype == dtype else a.astype(dtype))
     return out
+
+
+def _tensorlib_dtype(dtype, what: str) -> np.dtype:
+    """The dtype tensorlib holds values of ``dtype`` in (uint8 -> int32, as ``tl.tensor``); ``what`` names
+    the data in the error for a dtype it cannot hold."""
+    try:
+        return _dtypes.of_array(dtype)
+    except TypeError:
+        raise TypeError(
+            f"{what} has dtype {dtype}, which tensorlib cannot hold "
+            f"(supported: {', '.join(str(d) for d in _dtypes.SUPPORTED)})"
+        ) from None
 
 
 def _indexed(arrays, first_letter=0):
@@ -545,11 +551,12 @@ class _NpyFile:
     only its slice (pickling sends the path, never the data), in native byte order."""
 
     def __init__(self, path: str):
-        self.path = str(path)
+        self.path = os.path.abspath(path)  # tasks may run in another working directory
         header = self._map()
         self.shape, self.file_dtype = header.shape, header.dtype
         self.dtype = header.dtype.newbyteorder("=")  # tensorlib holds no big-endian arrays
         self.ndim = len(self.shape)
+        _tensorlib_dtype(self.dtype, f"tl.distributed.from_npy: {self.path}")
 
     def _map(self):
         try:

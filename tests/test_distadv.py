@@ -176,3 +176,32 @@ def test_map_blocks_takes_the_integer_dtypes_that_eager_tensorlib_widens(dtype, 
     r = a.astype(np.float64).sum(1) - a[:, 0]
     np.testing.assert_allclose(float(loss), np.mean(r**2), rtol=1e-6)
     np.testing.assert_allclose(g.numpy(), (2 * r[:, None] * a).mean(0), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- from_npy
+def test_from_npy_reads_a_relative_path_after_the_working_directory_changed(tmp_path, monkeypatch):
+    # The path was kept as given: after a chdir (or on a worker started elsewhere) every block raised
+    # FileNotFoundError: 'x.npy'.
+    a = np.arange(30.0).reshape(10, 3)
+    np.save(tmp_path / "x.npy", a)
+    monkeypatch.chdir(tmp_path)
+    x = tl.distributed.from_npy("x.npy", 4)
+    monkeypatch.chdir(tmp_path.parent)
+    np.testing.assert_array_equal(x.compute(scheduler="sync"), a)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.zeros(4, dtype=[("a", "f8"), ("b", "i4")]),
+        np.array(["ab", "c", "d"]),
+        np.array(["2020-01-01", "2021-01-01"], dtype="datetime64[D]"),
+        np.arange(4, dtype=np.uint64),
+    ],
+    ids=["structured", "str", "datetime", "uint64"],
+)
+def test_from_npy_refuses_dtypes_tensorlib_cannot_hold(tmp_path, value):
+    # They gave a dask array that every tensorlib function refused later, far from the file.
+    np.save(tmp_path / "x.npy", value)
+    with pytest.raises(TypeError, match=r"from_npy: .*x.npy has dtype .*, which tensorlib cannot hold \(supported:"):
+        tl.distributed.from_npy(tmp_path / "x.npy", 2)
