@@ -32,6 +32,7 @@ from . import dtypes as _dt
 from . import tree
 from .dispatch import check_assignable, current_state, state_read, tapes_paused
 from .ops import creation as _creation
+from .ops import elementwise as _elementwise
 from .ops import floating as _floating
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
@@ -55,6 +56,10 @@ __all__ = [
     "Warmup",
     "ExponentialDecay",
     "PiecewiseConstant",
+    "PolynomialDecay",
+    "InverseTimeDecay",
+    "CosineDecayRestarts",
+    "OneCycle",
     "clip_by_global_norm",
     "clip_by_norm",
     "global_norm",
@@ -373,6 +378,153 @@ class PiecewiseConstant:
         rate = _math_ops.cast(self.values[0], _dt.float64)
         for boundary, value in zip(self.boundaries, self.values[1:]):
             rate = _math_ops.where(t > boundary, value, rate)
+        return rate
+
+
+class PolynomialDecay:
+    """From ``initial`` to ``end`` along ``(1 - t / decay_steps) ** power`` over ``decay_steps``, then ``end``
+    (Keras' ``PolynomialDecay``; ``power=1`` is PyTorch's ``PolynomialLR`` to ``end``).  With ``cycle=True``
+    the decay restarts past the end over a horizon stretched to the next multiple of ``decay_steps``.
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.PolynomialDecay(1.0, decay_steps=10, end=0.0, power=2.0)
+    >>> [round(float(s(t)), 4) for t in (0, 5, 10, 20)]
+    [1.0, 0.25, 0.0, 0.0]
+    """
+
+    def __init__(self, initial: float, decay_steps: int, end: float = 1e-4, power: float = 1.0, cycle: bool = False):
+        self.decay_steps = _whole_steps(decay_steps, "PolynomialDecay", "decay_steps")
+        self.initial, self.end = _real(initial, "PolynomialDecay", "initial"), _real(end, "PolynomialDecay", "end")
+        self.power = _real(power, "PolynomialDecay", "power")
+        if not self.power >= 0:
+            raise ValueError(f"PolynomialDecay: power must be >= 0, got {power}")
+        self.cycle = bool(cycle)
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        if self.cycle:  # the horizon: decay_steps times the cycles begun (1 at step 0)
+            horizon = self.decay_steps * _math_ops.maximum(_elementwise.ceil(t / self.decay_steps), 1.0)
+        else:
+            horizon, t = float(self.decay_steps), _math_ops.minimum(t, float(self.decay_steps))
+        return (self.initial - self.end) * _math_ops.power(1.0 - t / horizon, self.power) + self.end
+
+
+class InverseTimeDecay:
+    """``initial / (1 + decay_rate * t / decay_steps)``; ``staircase=True`` floors ``t / decay_steps``
+    (Keras' ``InverseTimeDecay``).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.InverseTimeDecay(1.0, decay_steps=10, decay_rate=0.5)
+    >>> [round(float(s(t)), 4) for t in (0, 10, 30)]
+    [1.0, 0.6667, 0.4]
+    """
+
+    def __init__(self, initial: float, decay_steps: int, decay_rate: float, staircase: bool = False):
+        self.decay_steps = _whole_steps(decay_steps, "InverseTimeDecay", "decay_steps")
+        self.initial = _real(initial, "InverseTimeDecay", "initial")
+        self.decay_rate = _real(decay_rate, "InverseTimeDecay", "decay_rate")
+        if not self.decay_rate >= 0:
+            raise ValueError(f"InverseTimeDecay: decay_rate must be >= 0, got {decay_rate}")
+        self.staircase = bool(staircase)
+
+    def __call__(self, step) -> Tensor:
+        p = _as_step(step) / self.decay_steps
+        return self.initial / (1.0 + self.decay_rate * (_math_ops.floor(p) if self.staircase else p))
+
+
+class CosineDecayRestarts:
+    """Cosine decay with warm restarts (SGDR, Loshchilov & Hutter 2017) in Keras' form: the first period
+    lasts ``first_decay_steps``, each next one ``t_mul`` times longer and starting ``m_mul`` times lower,
+    each decaying from its start to ``alpha * initial``.  (PyTorch's ``CosineAnnealingWarmRestarts``
+    is ``t_mul=T_mult``, ``m_mul=1``, ``alpha=eta_min / initial``.)
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.CosineDecayRestarts(1.0, first_decay_steps=10, t_mul=2.0, m_mul=0.5)
+    >>> [round(float(s(t)), 4) for t in (0, 5, 10, 20, 30)]
+    [1.0, 0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(
+        self, initial: float, first_decay_steps: int, t_mul: float = 2.0, m_mul: float = 1.0, alpha: float = 0.0
+    ):
+        who = "CosineDecayRestarts"
+        self.first_decay_steps = _whole_steps(first_decay_steps, who, "first_decay_steps")
+        self.initial, self.alpha = _real(initial, who, "initial"), _real(alpha, who, "alpha")
+        self.t_mul, self.m_mul = _real(t_mul, who, "t_mul"), _real(m_mul, who, "m_mul")
+        if not self.t_mul > 0 or not self.m_mul >= 0:
+            raise ValueError(f"{who}: t_mul must be > 0 and m_mul >= 0, got t_mul={t_mul}, m_mul={m_mul}")
+
+    def __call__(self, step) -> Tensor:
+        fraction = _as_step(step) / self.first_decay_steps
+        if self.t_mul == 1.0:
+            restarts = _math_ops.floor(fraction)
+            fraction = fraction - restarts
+        else:  # periods 1, t_mul, t_mul^2, ...: the restarts before t solve a geometric sum
+            restarts = _math_ops.floor(_math_ops.log1p(fraction * (self.t_mul - 1.0)) / math.log(self.t_mul))
+            begun = (1.0 - _math_ops.power(self.t_mul, restarts)) / (1.0 - self.t_mul)
+            fraction = (fraction - begun) / _math_ops.power(self.t_mul, restarts)
+        cosine = 0.5 * _math_ops.power(self.m_mul, restarts) * (1.0 + _math_ops.cos(math.pi * fraction))
+        return self.initial * ((1.0 - self.alpha) * cosine + self.alpha)
+
+
+class OneCycle:
+    """The one-cycle policy (Smith & Topin 2019) in PyTorch's ``OneCycleLR`` form, for the learning rate:
+    from ``max_lr / div_factor`` up to ``max_lr`` over the first ``pct_start`` of ``total_steps``, then down
+    to ``max_lr / div_factor / final_div_factor`` at step ``total_steps - 1`` (and there after it), along
+    half cosines (``anneal="cos"``) or lines (``"linear"``).  ``three_phase=True`` comes back down to the
+    start over a second ``pct_start`` before the final decay.  PyTorch also cycles momentum; here only
+    the rate is scheduled.
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.OneCycle(1.0, total_steps=100, anneal="linear", div_factor=10, final_div_factor=10)
+    >>> [round(float(s(t)), 4) for t in (0, 29, 99)]
+    [0.1, 1.0, 0.01]
+    """
+
+    def __init__(
+        self,
+        max_lr: float,
+        total_steps: int,
+        pct_start: float = 0.3,
+        anneal: str = "cos",
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+    ):
+        who = "OneCycle"
+        self.total_steps = _whole_steps(total_steps, who, "total_steps")
+        self.max_lr, self.pct_start = _real(max_lr, who, "max_lr"), _real(pct_start, who, "pct_start")
+        self.div_factor = _real(div_factor, who, "div_factor")
+        self.final_div_factor = _real(final_div_factor, who, "final_div_factor")
+        if not 0.0 < self.pct_start < 1.0 or self.div_factor <= 0 or self.final_div_factor <= 0:
+            raise ValueError(
+                f"{who}: pct_start must be in (0, 1) and div_factor, final_div_factor positive, got "
+                f"pct_start={pct_start}, div_factor={div_factor}, final_div_factor={final_div_factor}"
+            )
+        if anneal not in ("cos", "linear"):
+            raise ValueError(f"{who}: anneal must be 'cos' or 'linear', got {anneal!r}")
+        self.anneal, self.three_phase = anneal, bool(three_phase)
+        start = self.max_lr / self.div_factor
+        up = self.pct_start * self.total_steps - 1.0
+        ends = [up, 2.0 * self.pct_start * self.total_steps - 2.0] if three_phase else [up]
+        ends.append(self.total_steps - 1.0)
+        rates = [start, self.max_lr] + ([start] if three_phase else []) + [start / self.final_div_factor]
+        if any(b <= a for a, b in zip([0.0, *ends], ends)):
+            raise ValueError(
+                f"{who}: total_steps={total_steps} with pct_start={pct_start} leaves a phase without steps"
+            )
+        self._phases = [(a, b, rates[i], rates[i + 1]) for i, (a, b) in enumerate(zip([0.0, *ends], ends))]
+
+    def __call__(self, step) -> Tensor:
+        t = _math_ops.minimum(_as_step(step), self._phases[-1][1])
+        rate = None
+        for first, last, start, end in reversed(self._phases):  # the phase t is in: the first whose end it reaches
+            pct = (t - first) / (last - first)
+            if self.anneal == "cos":
+                value = end + (start - end) / 2.0 * (_math_ops.cos(math.pi * pct) + 1.0)
+            else:
+                value = start + (end - start) * pct
+            rate = value if rate is None else _math_ops.where(t <= last, value, rate)
         return rate
 
 

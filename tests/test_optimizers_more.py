@@ -279,3 +279,139 @@ def test_float16_variables_step_in_float32_and_integer_ones_are_refused(name):
         np.testing.assert_allclose(v16.numpy().astype(np.float32), v32.numpy(), rtol=2e-3, atol=1e-4)
     with pytest.raises(TypeError, match=name):
         getattr(tl.optimizers, name)(0.01).apply([tl.tensor(np.array([1, 2]))], [tl.Variable(np.array([1, 2]))])
+
+
+# ---------------------------------------------------------------- schedules
+def _polynomial(t, initial, decay_steps, end, power, cycle):
+    if cycle:
+        horizon = decay_steps * max(math.ceil(t / decay_steps), 1)
+    else:
+        horizon, t = decay_steps, min(t, decay_steps)
+    return (initial - end) * (1 - t / horizon) ** power + end
+
+
+def _restarts(t, initial, first, t_mul, m_mul, alpha):
+    # SGDR by walking the periods one by one (no closed form): start, length and scale of each.
+    start, length, scale = 0.0, float(first), 1.0
+    while t >= start + length:
+        start, length, scale = start + length, length * t_mul, scale * m_mul
+    cosine = 0.5 * scale * (1 + math.cos(math.pi * (t - start) / length))
+    return initial * ((1 - alpha) * cosine + alpha)
+
+
+def _one_cycle(t, max_lr, total, pct, anneal, div, final_div, three):
+    lo = max_lr / div
+    ends = [pct * total - 1] + ([2 * pct * total - 2] if three else []) + [total - 1]
+    rates = [lo, max_lr] + ([lo] if three else []) + [lo / final_div]
+    t, first = min(t, total - 1), 0.0
+    for i, last in enumerate(ends):
+        if t <= last or i == len(ends) - 1:
+            x = (t - first) / (last - first)
+            if anneal == "cos":
+                return rates[i + 1] + (rates[i] - rates[i + 1]) / 2 * (math.cos(math.pi * x) + 1)
+            return rates[i] + (rates[i + 1] - rates[i]) * x
+        first = last
+
+
+SCHEDULES = [
+    (
+        lambda: tl.optimizers.PolynomialDecay(0.5, 40, end=0.01, power=2.0),
+        lambda t: _polynomial(t, 0.5, 40, 0.01, 2.0, False),
+    ),
+    (
+        lambda: tl.optimizers.PolynomialDecay(0.5, 30, end=0.01, power=0.5, cycle=True),
+        lambda t: _polynomial(t, 0.5, 30, 0.01, 0.5, True),
+    ),
+    (lambda: tl.optimizers.InverseTimeDecay(0.5, 7, 0.3), lambda t: 0.5 / (1 + 0.3 * t / 7)),
+    (lambda: tl.optimizers.InverseTimeDecay(0.5, 7, 0.3, staircase=True), lambda t: 0.5 / (1 + 0.3 * (t // 7))),
+    (
+        lambda: tl.optimizers.CosineDecayRestarts(0.5, 10, t_mul=2.0, m_mul=0.7, alpha=0.1),
+        lambda t: _restarts(t, 0.5, 10, 2.0, 0.7, 0.1),
+    ),
+    (lambda: tl.optimizers.CosineDecayRestarts(0.5, 9, t_mul=1.0), lambda t: _restarts(t, 0.5, 9, 1.0, 1.0, 0.0)),
+    (lambda: tl.optimizers.OneCycle(0.5, 80), lambda t: _one_cycle(t, 0.5, 80, 0.3, "cos", 25, 1e4, False)),
+    (
+        lambda: tl.optimizers.OneCycle(0.5, 80, 0.25, "linear", 10, 100, three_phase=True),
+        lambda t: _one_cycle(t, 0.5, 80, 0.25, "linear", 10, 100, True),
+    ),
+]
+
+
+@pytest.mark.parametrize("make, reference", SCHEDULES)
+def test_schedules_match_their_formulas(make, reference):
+    s = make()
+    # Every step from 0 to past the end (boundaries, restarts and phase ends included), in one call on a vector.
+    steps = np.arange(0, 160)
+    got = s(tl.tensor(steps.astype(np.float64))).numpy()
+    np.testing.assert_allclose(got, [reference(float(t)) for t in steps], rtol=1e-12, atol=1e-15)
+    assert float(s(17)) == pytest.approx(reference(17.0), rel=1e-12)
+
+
+def test_schedules_match_keras():
+    keras = pytest.importorskip("keras")
+    ks = keras.optimizers.schedules
+    pairs = [
+        (tl.optimizers.PolynomialDecay(0.5, 40, end=0.01, power=2.0), ks.PolynomialDecay(0.5, 40, 0.01, power=2.0)),
+        (
+            tl.optimizers.PolynomialDecay(0.5, 30, end=0.01, power=0.5, cycle=True),
+            ks.PolynomialDecay(0.5, 30, 0.01, power=0.5, cycle=True),
+        ),
+        (tl.optimizers.InverseTimeDecay(0.5, 7, 0.3, staircase=True), ks.InverseTimeDecay(0.5, 7, 0.3, staircase=True)),
+        (
+            tl.optimizers.CosineDecayRestarts(0.5, 10, t_mul=2.0, m_mul=0.7, alpha=0.1),
+            ks.CosineDecayRestarts(0.5, 10, t_mul=2.0, m_mul=0.7, alpha=0.1),
+        ),
+    ]
+    for ours, theirs in pairs:
+        for t in (0, 1, 9, 10, 11, 29, 30, 31, 69, 70, 100, 155):
+            assert float(ours(t)) == pytest.approx(float(theirs(t)), rel=1e-5), (type(ours).__name__, t)
+
+
+@pytest.mark.parametrize("anneal, three", [("cos", False), ("linear", False), ("cos", True)])
+def test_one_cycle_matches_torch(anneal, three):
+    torch = pytest.importorskip("torch")
+    p = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=0.1)
+    theirs = torch.optim.lr_scheduler.OneCycleLR(
+        opt, 0.5, total_steps=50, pct_start=0.2, anneal_strategy=anneal, three_phase=three, cycle_momentum=False
+    )
+    ours = tl.optimizers.OneCycle(0.5, 50, 0.2, anneal, three_phase=three)
+    for t in range(50):
+        assert float(ours(t)) == pytest.approx(opt.param_groups[0]["lr"], rel=1e-12, abs=1e-15), t
+        opt.step()
+        theirs.step() if t < 49 else None
+
+
+def test_a_schedule_drives_a_traced_step_without_retracing():
+    v = tl.Variable(np.array([1.0, -2.0]))
+    opt = tl.optimizers.SGD(tl.optimizers.OneCycle(0.5, 20, anneal="linear"))
+
+    @tl.function
+    def step():
+        with tl.GradientTape() as tape:
+            loss = tl.sum(v * v)
+        opt.apply(tape.gradient(loss, [v]), [v])
+
+    w = np.array([1.0, -2.0])
+    for t in range(25):
+        step()
+        w = w - _one_cycle(t, 0.5, 20, 0.3, "linear", 25, 1e4, False) * 2 * w
+    assert step.trace_count == 1
+    np.testing.assert_allclose(v.numpy(), w, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: tl.optimizers.PolynomialDecay(1.0, 0), r"PolynomialDecay: decay_steps must be a whole number >= 1"),
+        (lambda: tl.optimizers.PolynomialDecay(1.0, 5, power=-1), r"PolynomialDecay: power must be >= 0"),
+        (lambda: tl.optimizers.InverseTimeDecay(1.0, 5, -0.5), r"InverseTimeDecay: decay_rate must be >= 0"),
+        (lambda: tl.optimizers.CosineDecayRestarts(1.0, 5, t_mul=0), r"CosineDecayRestarts: t_mul must be > 0"),
+        (lambda: tl.optimizers.OneCycle(1.0, 10, pct_start=1.0), r"OneCycle: pct_start must be in \(0, 1\)"),
+        (lambda: tl.optimizers.OneCycle(1.0, 10, anneal="exp"), r"OneCycle: anneal must be 'cos' or 'linear'"),
+        (lambda: tl.optimizers.OneCycle(1.0, 2, pct_start=0.1), r"OneCycle: total_steps=2 .* leaves a phase"),
+    ],
+)
+def test_bad_schedule_arguments_are_refused(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
