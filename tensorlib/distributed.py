@@ -191,6 +191,8 @@ class _Shipped:
             token = hashlib.sha1(self.data).hexdigest()
         self.token = token
         self._function = None
+        # Which arguments are containers with slots inside (the others are passed as they are, unflattened).
+        self._nested_slots = [a is not _SLOT and any(b is _SLOT for b in tree.leaves(a)) for a in self.args]
 
     def __reduce__(self):
         # A worker's copy keeps no pickled bytes (its weights would be held twice); it pickles again
@@ -206,8 +208,13 @@ class _Shipped:
         return self._function
 
     def arguments(self, dynamic) -> tuple:
+        """The arguments with the ``_SLOT`` leaves (also inside nested arguments) filled from ``dynamic``."""
         dynamic = iter(dynamic)
-        return tuple(next(dynamic) if a is _SLOT else a for a in self.args)
+
+        def fill(a):
+            return next(dynamic) if a is _SLOT else a
+
+        return tuple(tree.map(fill, a) if nested else fill(a) for a, nested in zip(self.args, self._nested_slots))
 
     def __call__(self, *dynamic):
         with _run_lock:
@@ -323,7 +330,8 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     ``f`` is a ``tl.function`` or any function of tensorlib ops; it must map a
     block of ``rows`` rows to ``rows`` rows of output (an empty block gives
     an empty output without running ``f``).  Other dask arrays in
-    ``args`` are cut into the same blocks along axis 0; all other arguments
+    ``args`` (also inside lists, tuples and dicts there) are cut into
+    the same blocks along axis 0; all other arguments
     (weights, Tensors, NumPy arrays, Python values) and the arrays ``f``
     closes over (their values at this call) are sent once to each worker
     with the function and fed to its graph by reference at every block.
@@ -348,14 +356,15 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     if x.ndim == 0:
         raise ValueError(f"{what}: x must have a batch axis, got a 0-d array")
     for name, value in kwargs.items():
-        if isinstance(value, da.Array):
+        if any(isinstance(leaf, da.Array) for leaf in tree.leaves(value)):
             raise TypeError(
-                f"{what}: keyword argument {name!r} is a dask array; pass the arrays to cut into "
-                "blocks positionally (keyword arguments are sent whole to every worker)"
+                f"{what}: keyword argument {name!r} {'is' if isinstance(value, da.Array) else 'holds'} a dask "
+                "array; pass the arrays to cut into blocks positionally (keyword arguments are sent whole "
+                "to every worker)"
             )
     rows = x.chunks[0]
-    blocked = [x] + [a for a in args if isinstance(a, da.Array)]
-    template = [_SLOT] + [_SLOT if isinstance(a, da.Array) else a for a in args]
+    blocked = [x] + [leaf for leaf in tree.leaves(args) if isinstance(leaf, da.Array)]
+    template = [_SLOT] + [tree.map(lambda a: _SLOT if isinstance(a, da.Array) else a, arg) for arg in args]
     shipped = _shipped(f, template, kwargs, what)
     blocked = _aligned(blocked, rows, what)
 

@@ -205,3 +205,21 @@ def test_from_npy_refuses_dtypes_tensorlib_cannot_hold(tmp_path, value):
     np.save(tmp_path / "x.npy", value)
     with pytest.raises(TypeError, match=r"from_npy: .*x.npy has dtype .*, which tensorlib cannot hold \(supported:"):
         tl.distributed.from_npy(tmp_path / "x.npy", 2)
+
+
+def test_map_blocks_cuts_dask_arrays_nested_in_arguments_into_the_same_blocks(sync_scheduler):
+    # A dask array inside a dict or tuple argument was sent whole (its graph pickled with the function)
+    # and f got all its rows with every block: "Mul: shapes (4, 3) and (10, 3) are not broadcastable".
+    # The doc: the other dask arrays in args are cut into the same blocks along axis 0.
+    rng = np.random.default_rng(7)
+    a, b, c = rng.standard_normal((10, 3)), rng.standard_normal((10, 3)), rng.standard_normal((10,))
+    x = da.from_array(a, chunks=(4, 3))
+
+    def f(x, extra, scale):
+        return x * extra["b"] + tl.expand_dims(extra["c"][0], 1) * scale
+
+    y = tl.distributed.map_blocks(f, x, {"b": da.from_array(b, chunks=(3, 3)), "c": (da.from_array(c, chunks=5),)}, 2.0)
+    assert y.chunks == ((4, 4, 2), (3,))
+    np.testing.assert_allclose(y.compute(), a * b + c[:, None] * 2.0, rtol=1e-15)
+    with pytest.raises(TypeError, match=r"map_blocks: keyword argument 'extra' holds a dask array; pass the arrays"):
+        tl.distributed.map_blocks(lambda x, extra: x + extra["b"], x, extra={"b": x})
