@@ -440,8 +440,9 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     block on the workers and summed with dask's tree reduction.
 
     ``loss_fn(params, *batch)`` returns the mean loss over its batch (a
-    scalar Tensor); ``params`` is a Tensor/array or a nested list, tuple or
-    dict of them; each of ``data`` is a dask array whose axis 0 runs over the
+    scalar Tensor); ``params`` is a float or complex Tensor/array, or a
+    nested list, tuple or dict of them (Python floats become float32, as in
+    ``tl.value_and_grad``); each of ``data`` is a dask array whose axis 0 runs over the
     examples (chunked along it, the chunks of ``data[0]`` rule).  Each worker
     computes ``rows * value_and_grad`` for its blocks; dask sums those
     partial results in a tree of fan-in ``split_every`` (dask's default 4),
@@ -484,8 +485,10 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     # Converted as tl.value_and_grad converts its arguments: a Python float is a float32 parameter.
     values = [(v if isinstance(v, Tensor) else tensor(v)).numpy() for v in leaves]
     for i, v in enumerate(values):
-        if v.dtype.kind != "f":
-            raise TypeError(f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters")
+        if v.dtype.kind not in "fc":
+            raise TypeError(
+                f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters (or complex)"
+            )
     rows = data[0].chunks[0]
     blocked = _aligned(data, rows, what)
     if sum(rows) == 0:
@@ -530,7 +533,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     for v in values:
         grads.append(tensor(total[start : start + v.size].reshape(v.shape).astype(v.dtype)))
         start += v.size
-    return tensor(total[0].astype(loss_dtype)), tree.unflatten(treedef, grads)
+    # The loss is real; its row is complex only when a parameter is.
+    return tensor(total[0].real.astype(loss_dtype)), tree.unflatten(treedef, grads)
 
 
 def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:

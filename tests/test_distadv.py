@@ -223,3 +223,37 @@ def test_map_blocks_cuts_dask_arrays_nested_in_arguments_into_the_same_blocks(sy
     np.testing.assert_allclose(y.compute(), a * b + c[:, None] * 2.0, rtol=1e-15)
     with pytest.raises(TypeError, match=r"map_blocks: keyword argument 'extra' holds a dask array; pass the arrays"):
         tl.distributed.map_blocks(lambda x, extra: x + extra["b"], x, extra={"b": x})
+
+
+def test_value_and_grad_takes_complex_parameters_as_tl_value_and_grad_does(sync_scheduler):
+    # "parameter leaf 0 has dtype complex128; gradients need float parameters", where the single-process
+    # tl.value_and_grad differentiates a real loss of complex parameters (dL/dRe - i dL/dIm, as JAX).
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((17, 3)) + 1j * rng.standard_normal((17, 3))
+    y = rng.standard_normal(17) + 1j * rng.standard_normal(17)
+    w = np.array([0.5 - 1j, 2.0 + 0.25j, -1.0 + 0j])
+
+    def loss_fn(p, x, y):
+        r = x @ p["w"] - y
+        return tl.mean(tl.real(r * tl.conj(r))) + p["s"] ** 2
+
+    params = {"w": w, "s": 0.5}
+    loss, g = tl.distributed.value_and_grad(
+        loss_fn, params, da.from_array(x, chunks=(5, 3)), da.from_array(y, chunks=(4,)), split_every=2
+    )
+    want_loss, want = tl.value_and_grad(loss_fn)(params, tl.tensor(x), tl.tensor(y))
+    assert loss.dtype == want_loss.dtype == np.float64 and g["w"].dtype == want["w"].dtype == np.complex128
+
+    def numpy_loss(w):
+        return np.mean(np.abs(x @ w - y) ** 2) + 0.25
+
+    np.testing.assert_allclose(float(loss), numpy_loss(w), rtol=1e-12)
+    eps, fd = 1e-6, np.zeros(3, complex)
+    for k in range(3):
+        e = np.eye(3)[k]
+        d_re = (numpy_loss(w + eps * e) - numpy_loss(w - eps * e)) / (2 * eps)
+        d_im = (numpy_loss(w + 1j * eps * e) - numpy_loss(w - 1j * eps * e)) / (2 * eps)
+        fd[k] = d_re - 1j * d_im
+    np.testing.assert_allclose(g["w"].numpy(), fd, rtol=1e-6)
+    np.testing.assert_allclose(g["w"].numpy(), want["w"].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(float(g["s"]), 1.0, rtol=1e-6)
