@@ -423,30 +423,39 @@ def _block_value_and_grad(loss_fn, treedef):
     return block_value_and_grad
 
 
-def _weighted_partial(shipped, params, *blocks, dtype):
-    """One row: the block's loss and flattened gradients, each times the block's number of rows."""
+def _weighted_partial(shipped, params, *blocks, dtype, weighted):
+    """One row: the block's loss and flattened gradients, each times the block's number of rows when
+    ``weighted`` (a mean loss)."""
     rows = blocks[0].shape[0]
     if rows == 0:  # the mean loss of no rows is NaN; a block without rows adds nothing
         return np.zeros((1, 1 + sum(np.size(p) for p in params)), dtype)
     value, grads = shipped(params, *blocks)
     parts = [np.asarray(value.numpy(), dtype).reshape(1)] + [np.asarray(g.numpy(), dtype).ravel() for g in grads]
     row = np.concatenate(parts)
-    row *= rows
+    if weighted:
+        row *= rows
     return row[None, :]
 
 
-def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: int | None = None):
-    """The mean loss over all rows of ``data`` and its gradient with respect to ``params``, computed block by
-    block on the workers and summed with dask's tree reduction.
+def value_and_grad(
+    loss_fn: Callable, params, *data, client=None, split_every: int | None = None, reduction: str = "mean"
+):
+    """The mean (or sum) loss over all rows of ``data`` and its gradient with respect to ``params``, computed
+    block by block on the workers and summed with dask's tree reduction.
 
     ``loss_fn(params, *batch)`` returns the mean loss over its batch (a
-    scalar Tensor); ``params`` is a float or complex Tensor/array, or a
+    scalar Tensor), or with ``reduction="sum"`` the sum over its batch;
+    the loss must be such a mean (or sum) of per-row terms: for any other
+    (a max over rows, batch statistics) the result is the rows-weighted mean
+    (or the sum) of the blocks' losses, not the loss of all rows at once.
+    ``params`` is a float or complex Tensor/array, or a
     nested list, tuple or dict of them (Python floats become float32, as in
     ``tl.value_and_grad``); each of ``data`` is a dask array whose axis 0 runs over the
     examples (chunked along it, the chunks of ``data[0]`` rule).  Each worker
-    computes ``rows * value_and_grad`` for its blocks; dask sums those
+    computes ``rows * value_and_grad`` for its blocks (``value_and_grad``
+    with ``reduction="sum"``); dask sums those
     partial results in a tree of fan-in ``split_every`` (dask's default 4),
-    and the client divides by the total rows, so the result equals the
+    and the client divides by the total rows (for a mean), so the result equals the
     single-machine gradient up to float rounding.  The parameters go to each
     worker once per call; the loss function once per worker and cluster.
 
@@ -472,6 +481,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2
     ):
         raise ValueError(f"{what}: split_every must be an int >= 2 (the fan-in of the sum's tree), got {split_every!r}")
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"{what}: reduction must be 'mean' or 'sum', got {reduction!r}")
     if not callable(loss_fn):
         raise TypeError(f"{what}: expected a function, got {type(loss_fn).__name__}")
     loss_fn = getattr(loss_fn, "python_function", loss_fn)  # a tl.function: each worker traces its own
@@ -491,7 +502,7 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
             )
     rows = data[0].chunks[0]
     blocked = _aligned(data, rows, what)
-    if sum(rows) == 0:
+    if sum(rows) == 0 and reduction == "mean":
         raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
     shipped = _shipped(_block_value_and_grad(loss_fn, treedef), [_SLOT] * (1 + len(blocked)), {}, what)
     client = _default_client(client)
@@ -503,7 +514,7 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     pairs, _ = _indexed(blocked, first_letter=1)
     size = 1 + sum(v.size for v in values)
     partial_sums = da.blockwise(
-        functools.partial(_weighted_partial, dtype=dtype),
+        functools.partial(_weighted_partial, dtype=dtype, weighted=reduction == "mean"),
         "ij",
         _reference(shipped, client),
         None,
@@ -528,7 +539,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
             # without this the cluster would keep every partial sum and the parameters of a failed call.
             future.release()
             params_ref.release()
-    total = total / sum(rows)
+    if reduction == "mean":
+        total = total / sum(rows)
     grads, start = [], 1
     for v in values:
         grads.append(tensor(total[start : start + v.size].reshape(v.shape).astype(v.dtype)))

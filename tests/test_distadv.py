@@ -257,3 +257,26 @@ def test_value_and_grad_takes_complex_parameters_as_tl_value_and_grad_does(sync_
     np.testing.assert_allclose(g["w"].numpy(), fd, rtol=1e-6)
     np.testing.assert_allclose(g["w"].numpy(), want["w"].numpy(), rtol=1e-12)
     np.testing.assert_allclose(float(g["s"]), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("chunks", [(6, 0, 7, 1), (14,), (1,) * 14])
+def test_value_and_grad_of_a_sum_over_rows_with_reduction_sum(chunks, sync_scheduler):
+    # A loss_fn that sums over its rows was weighted as a mean: sum_b n_b * S_b / N, neither the sum nor
+    # the mean (2.86 where the sum is 15.77). reduction="sum" adds the blocks' losses and gradients.
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((14, 2))
+    w = np.array([0.5, -2.0])
+
+    def loss_fn(w, x):
+        return tl.sum(tl.tanh(x @ w) ** 2)
+
+    x = da.from_array(a, chunks=(chunks, 2))
+    loss, g = tl.distributed.value_and_grad(loss_fn, w, x, reduction="sum", split_every=2)
+    t = np.tanh(a @ w)
+    np.testing.assert_allclose(float(loss), np.sum(t**2), rtol=1e-13)
+    np.testing.assert_allclose(g.numpy(), (2 * t * (1 - t**2)) @ a, rtol=1e-13)
+    want_loss, want = tl.value_and_grad(loss_fn)(w, tl.tensor(a))
+    np.testing.assert_allclose(float(loss), float(want_loss), rtol=1e-13)
+    np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-13)
+    with pytest.raises(ValueError, match=r"value_and_grad: reduction must be 'mean' or 'sum', got 'max'"):
+        tl.distributed.value_and_grad(loss_fn, w, x, reduction="max")
