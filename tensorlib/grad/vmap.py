@@ -214,7 +214,7 @@ class _Vmap(dispatch.Mode):
         self.randomness = randomness
         self.outer_tapes = outer_tapes  # the tapes recording where vmap was called: they see the physical ops
         self.physical: dict = {}  # _id of a logical tensor -> (the logical tensor, its physical tensor)
-        self.numbers: dict = {}  # (type, value, dtype, backend) of a Python number -> its constant
+        self.numbers: dict = {}  # (type, repr, dtype, backend) of a Python number -> its constant
 
     def logical(self, physical: Tensor) -> Tensor:
         t = make_symbolic(physical.shape[1:], physical.dtype, physical.backend, None, 0)
@@ -334,7 +334,8 @@ class _Vmap(dispatch.Mode):
         if not isinstance(value, (bool, int, float, complex)):
             with self.outside():
                 return dispatch.to_tensor(value, backend)
-        key = (value.__class__, value, dtype, backend)  # a Python number: one constant per call of vmap
+        # A Python number: one constant per call of vmap, keyed by repr (0.0 == -0.0 and NaN != NaN as values)
+        key = (value.__class__, repr(value), dtype, backend)
         t = self.numbers.get(key)
         if t is None:
             with self.outside():

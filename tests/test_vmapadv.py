@@ -1,0 +1,30 @@
+"""tl.vmap attacked as an adversary: batching rules with the batch axis anywhere, Python numbers inside the
+mapped function, errors, and vmap composed with the other transforms.
+
+References: a Python loop over the elements with ``np.stack`` (NumPy's own values for the same call), NumPy
+formulas, float64 central finite differences, and ``jax.vmap`` where JAX is installed.
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+RNG = np.random.default_rng(20261202)
+
+
+def test_python_zeros_of_either_sign_stay_distinct_inside_vmap():
+    # vmap made one constant per Python number, keyed by value: -0.0 == 0.0, so the second zero reused the
+    # first (x * -0.0 gave +0.0, copysign(x, -0.0) gave +x).  NumPy gives the signs below.
+    xs = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+    def f(x):
+        return x * 0.0, x * -0.0, tl.copysign(x, 0.0), tl.copysign(x, -0.0), x * complex(0.0, -0.0)
+
+    for mapped in (tl.vmap(f), tl.function(tl.vmap(f))):
+        got = [out.numpy() for out in mapped(xs)]
+        expected = [xs * 0.0, xs * -0.0, np.copysign(xs, 0.0), np.copysign(xs, -0.0), xs * complex(0.0, -0.0)]
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+            np.testing.assert_array_equal(np.signbit(g.real), np.signbit(e.real))
+            np.testing.assert_array_equal(np.signbit(np.imag(g)), np.signbit(np.imag(e)))
