@@ -28,3 +28,21 @@ def test_python_zeros_of_either_sign_stay_distinct_inside_vmap():
             np.testing.assert_array_equal(g, e)
             np.testing.assert_array_equal(np.signbit(g.real), np.signbit(e.real))
             np.testing.assert_array_equal(np.signbit(np.imag(g)), np.signbit(np.imag(e)))
+
+
+def _doubling(n, x, bound=None):
+    """x doubled n times (n shared by the batch, x per element): a Python loop's values."""
+    return tl.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] * 2.0), (tl.tensor(0), x), bound)[1]
+
+
+@pytest.mark.parametrize("bound", [None, 5], ids=["unbounded", "bounded"])
+def test_traced_vmap_of_a_while_loop_whose_shared_predicate_has_no_value_yet(bound):
+    # Under tl.function(tl.vmap(f)) a predicate made only of unmapped arguments is the same for every element
+    # but has no value while tracing; the loop asked for it (TypeError: a symbolic tensor has no value).
+    xs = RNG.normal(size=(3, 2))
+    mapped = tl.function(tl.vmap(lambda n, x: _doubling(n, x, bound), in_axes=(None, 0)))
+    for n in (0, 2, 3):
+        np.testing.assert_allclose(mapped(np.array(n), xs).numpy(), xs * 2.0**n)
+    if bound is not None:  # differentiable in reverse mode: d/dx sum(x * 2**n) = 2**n
+        grad = tl.function(tl.grad(lambda x, n: tl.sum(tl.vmap(lambda x: _doubling(n, x, bound))(x))))
+        np.testing.assert_allclose(grad(xs, np.array(3)).numpy(), np.full(xs.shape, 8.0))

@@ -264,9 +264,10 @@ class _Vmap(dispatch.Mode):
         return _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
 
     def knows_values(self, pred) -> bool:
-        """Whether the logical ``pred``'s values are known (eagerly), so a loop can test them."""
+        """Whether the logical ``pred``'s values are known (eagerly), so a loop can test them.  Traced, an
+        unmapped one (the same for every element) has none either."""
         found = self.physical.get(pred._id)
-        return found is None or found[1]._value is not None
+        return (pred if found is None else found[1])._value is not None
 
     def batched_while(self, cond_fn, body_fn, loop_vars, while_loop):
         """A while loop whose predicate differs per element, traced (no values to test): one ``While`` over
@@ -312,13 +313,14 @@ class _Vmap(dispatch.Mode):
 
     def any_element(self, pred) -> bool:
         """Whether the logical scalar ``pred`` is true for any element (a while loop's go-on test).  Traced, the
-        values are unknown: a loop with ``maximum_iterations`` then goes on to its bound, the caller keeping the
-        values of the elements that stopped (an unbounded one is :meth:`batched_while`)."""
+        values are unknown, even an unmapped ``pred``'s: a loop with ``maximum_iterations`` then goes on to its
+        bound, the caller keeping the values of the elements that stopped (an unbounded one is
+        :meth:`batched_while`)."""
+        if not self.knows_values(pred):
+            return True
         found = self.physical.get(pred._id)
         if found is None:
             return bool(pred.numpy())
-        if found[1]._value is None:
-            return True
         with self.outside():
             return bool(found[1].numpy().any())
 
