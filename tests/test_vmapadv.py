@@ -46,3 +46,14 @@ def test_traced_vmap_of_a_while_loop_whose_shared_predicate_has_no_value_yet(bou
     if bound is not None:  # differentiable in reverse mode: d/dx sum(x * 2**n) = 2**n
         grad = tl.function(tl.grad(lambda x, n: tl.sum(tl.vmap(lambda x: _doubling(n, x, bound))(x))))
         np.testing.assert_allclose(grad(xs, np.array(3)).numpy(), np.full(xs.shape, 8.0))
+
+
+def test_searchsorted_in_a_mapped_sequence_for_an_empty_batch():
+    # The rule flattened each element's values with a reshape to (batch, -1), which an empty batch cannot take.
+    seqs, values = np.sort(RNG.normal(size=(0, 5)), axis=-1), RNG.normal(size=(0, 2, 3))
+    for side in ("left", "right"):
+        got = tl.vmap(lambda s, v: tl.searchsorted(s, v, side=side))(seqs, values)
+        assert got.shape == (0, 2, 3) and got.dtype == np.int64
+    seqs, values = np.sort(RNG.normal(size=(3, 5)), axis=-1), RNG.normal(size=(3, 2))
+    expected = np.stack([np.searchsorted(s, v) for s, v in zip(seqs, values)])
+    np.testing.assert_array_equal(tl.vmap(tl.searchsorted)(seqs, values).numpy(), expected)

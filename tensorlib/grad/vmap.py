@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import math
 
 from .. import dispatch, tree
 from ..ops import array as _array
@@ -928,7 +929,7 @@ def _searchsorted(mode, op, inputs, physical, batched, attrs, specs):
     if not batched[0] and a.ndim == 1:
         return dispatch.apply(op, (pa, pv), attrs)
     if a.ndim == 1:  # a batched 1-D sequence: one row per element, its values flattened behind it
-        rows = _apply("Reshape", (_repeated(mode, v, pv, batched[1]),), {"shape": (mode.size, -1)})
+        rows = _apply("Reshape", (_repeated(mode, v, pv, batched[1]),), {"shape": (mode.size, math.prod(v.shape))})
         return _apply("Reshape", (dispatch.apply(op, (pa, rows), attrs),), {"shape": (mode.size, *v.shape)})
     return dispatch.apply(op, (_repeated(mode, a, pa, batched[0]), _repeated(mode, v, pv, batched[1])), attrs)
 
