@@ -55,3 +55,55 @@ def test_argnums_may_be_numpy_integers_as_in_jax():
         tl.grad(f, argnums=True)(x, y)
     with pytest.raises(TypeError, match=r"argnums must be an int or a tuple of ints"):
         tl.grad(f, argnums=0.0)(x, y)
+
+
+# ---------------------------------------------------------------- custom_vjp / custom_jvp: nondiff_argnums
+
+
+def _power_vjp():
+    power = tl.custom_vjp(lambda n, a: a**n, nondiff_argnums=(0,))
+    power.defvjp(lambda n, a: (a**n, a), lambda n, a, ct: (ct * n * a ** (n - 1),))
+    return power
+
+
+def _power_jvp():
+    power = tl.custom_jvp(lambda n, a: a**n, nondiff_argnums=(0,))
+    power.defjvp(lambda n, primals, tangents: (power(n, primals[0]), tangents[0] * n * primals[0] ** (n - 1)))
+    return power
+
+
+@pytest.mark.parametrize("make", [_power_vjp, _power_jvp])
+def test_a_tensor_at_nondiff_argnums_differentiated_anyway_is_an_error_not_a_zero(make):
+    # d/dn sum(a**n) = sum(a**n log a) = 8 log 2 + ...; it was a silent 0 (the rule gives no cotangent for n).
+    power = make()
+    a, n = tl.tensor(np.array([0.5, 1.2, 2.0])), tl.tensor(3.0, dtype="float64")
+    with pytest.raises(
+        TypeError,
+        match=r"argument 0 of _power_[vj][jv]p\.<locals>.<lambda> \(shape \(\) float64\) is at nondiff_argnums",
+    ):
+        tl.grad(lambda m: tl.sum(power(m, a)))(n)
+    with pytest.raises(TypeError, match=r"is at nondiff_argnums \(0,\), but a gradient was asked for through it"):
+        tl.function(lambda m, a: tl.grad(lambda m: tl.sum(power(m, a)))(m))(n, a)
+    # Not differentiated through it: the rule's gradient, eager, traced, and from a tape watching both.
+    expected = 3 * a.numpy() ** 2
+    np.testing.assert_allclose(tl.grad(lambda x: tl.sum(power(n, x)))(a).numpy(), expected, rtol=1e-14)
+    traced = tl.function(lambda m, x: tl.grad(lambda x: tl.sum(power(m, x)))(x))
+    np.testing.assert_allclose(traced(n, a).numpy(), expected, rtol=1e-14)
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch([n, a])
+        y = tl.sum(power(n, a))
+    np.testing.assert_allclose(tape.gradient(y, a).numpy(), expected, rtol=1e-14)
+    with pytest.raises(TypeError, match=r"nondiff_argnums"):
+        tape.gradient(y, n)
+    hess = tl.hessian(lambda x: tl.sum(power(n, x)))(a).numpy()
+    np.testing.assert_allclose(hess, np.diag(6 * a.numpy()), rtol=1e-14)
+
+
+def test_nondiff_argnums_out_of_range_is_an_error_not_another_argument():
+    # nondiff_argnums=(1,) with one argument took argument 1 % 1 = 0 as the constant.
+    f = tl.custom_vjp(lambda a: a * 2.0, nondiff_argnums=(1,))
+    f.defvjp(lambda a: (a * 2.0, None), lambda r, g: (g * 2.0,))
+    with pytest.raises(
+        ValueError, match=r"custom_vjp: nondiff_argnums \(1,\) out of range for .*<lambda> called with 1"
+    ):
+        f(tl.tensor(X))
