@@ -107,3 +107,47 @@ def test_nondiff_argnums_out_of_range_is_an_error_not_another_argument():
         ValueError, match=r"custom_vjp: nondiff_argnums \(1,\) out of range for .*<lambda> called with 1"
     ):
         f(tl.tensor(X))
+
+
+def _with_limit(kind, nondiff):
+    """``f(x, limit=2.0)`` whose rule depends on ``limit``, at nondiff_argnums or not: custom_vjp is JAX's
+    clip_gradient (gradient 10 clipped to the limit), custom_jvp a linear rule scaling by it (``x * limit``)."""
+    if kind == "vjp":
+        f = tl.custom_vjp(lambda x, limit=2.0: x * 1.0, nondiff_argnums=(1,) if nondiff else ())
+        if nondiff:
+            f.defvjp(lambda x, limit: (x * 1.0, None), lambda limit, r, g: (tl.clip(g, -limit, limit),))
+        else:
+            f.defvjp(lambda x, limit: (x * 1.0, limit), lambda limit, g: (tl.clip(g, -limit, limit), None))
+        return f, lambda limit: min(10.0, limit)
+    f = tl.custom_jvp(lambda x, limit=2.0: x * limit, nondiff_argnums=(1,) if nondiff else ())
+    if nondiff:
+        f.defjvp(lambda limit, p, t: (p[0] * limit, t[0] * limit))
+    else:
+        f.defjvp(lambda p, t: (p[0] * p[1], t[0] * p[1]))
+    return f, lambda limit: 10.0 * limit
+
+
+@pytest.mark.parametrize("kind", ["vjp", "jvp"])
+@pytest.mark.parametrize("nondiff", [False, True])
+def test_custom_rules_take_keyword_arguments_and_defaults_as_jax_does(kind, nondiff):
+    # A keyword call was a TypeError (__call__ takes no keywords) and a default was never given to the rules.
+    f, expected = _with_limit(kind, nondiff)
+    x = tl.tensor(X)
+    for call, limit in [(lambda a: f(a), 2.0), (lambda a: f(a, limit=5.0), 5.0), (lambda a: f(x=a, limit=0.5), 0.5)]:
+        got = tl.grad(lambda a: tl.sum(10.0 * call(a)))(x)
+        np.testing.assert_allclose(got.numpy(), np.full(3, expected(limit)), rtol=1e-15)
+    np.testing.assert_allclose(f(x=x).numpy(), X * (2.0 if kind == "jvp" else 1.0), rtol=1e-15)
+    with pytest.raises(
+        TypeError, match=r"custom_(vjp|jvp): the arguments do not fit .*<lambda>\(x, limit=2.0\): .*'lim'"
+    ):
+        f(x, lim=3.0)
+
+
+def test_keyword_only_arguments_of_a_custom_vjp_function_are_a_clear_error():
+    def scaled(x, *, k):
+        return x * k
+
+    f = tl.custom_vjp(scaled)
+    f.defvjp(lambda x, k: (x * k, k), lambda k, g: (g * k,))
+    with pytest.raises(TypeError, match=r"custom_vjp: .*scaled takes keyword-only arguments \['k'\]"):
+        f(tl.tensor(X), k=2.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import inspect
 import threading
 
 import numpy as np
@@ -272,6 +273,10 @@ class _CustomDerivative:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self._inside_rule = threading.local()
+        try:
+            self._signature = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._signature = None
 
     @contextlib.contextmanager
     def _rule_running(self):
@@ -284,11 +289,12 @@ class _CustomDerivative:
     def _name(self) -> str:
         return getattr(self.fun, "__qualname__", "the function")
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if not self._has_rule():
             raise TypeError(f"{self.kind}: {self._name()} has no rule; call {self._name()}.{self._define} first")
         if getattr(self._inside_rule, "active", False):
-            return self.fun(*args)
+            return self.fun(*args, **kwargs)
+        args = self._positional(args, kwargs)
         fixed = self._fixed_positions(len(args))
         positions = [i for i in range(len(args)) if i not in fixed]
         constants = [args[i] for i in fixed]
@@ -323,6 +329,26 @@ class _CustomDerivative:
             return outputs, grad_fn
 
         return run(*(args[i] for i in positions), *held)
+
+    def _positional(self, args, kwargs) -> tuple:
+        """The arguments as positional ones, defaults filled in (JAX's ``resolve_kwargs``): the rules take
+        them positionally, and ``nondiff_argnums`` may name an argument given by keyword or left to its default."""
+        signature = self._signature
+        if signature is None:  # no signature (a builtin): positional arguments only
+            if kwargs:
+                raise TypeError(f"{self.kind}: {self._name()} has no signature to place keyword arguments")
+            return args
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.kind}: the arguments do not fit {self._name()}{signature}: {e}") from None
+        bound.apply_defaults()
+        if bound.kwargs:
+            raise TypeError(
+                f"{self.kind}: {self._name()} takes keyword-only arguments {sorted(bound.kwargs)}, which its rules, "
+                "called positionally, cannot take; make them positional"
+            )
+        return bound.args
 
     def _fixed_positions(self, nargs) -> list:
         """The positions of ``nondiff_argnums`` among ``nargs`` arguments (negative ones from the end)."""
