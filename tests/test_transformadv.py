@@ -151,3 +151,31 @@ def test_keyword_only_arguments_of_a_custom_vjp_function_are_a_clear_error():
     f.defvjp(lambda x, k: (x * k, k), lambda k, g: (g * k,))
     with pytest.raises(TypeError, match=r"custom_vjp: .*scaled takes keyword-only arguments \['k'\]"):
         f(tl.tensor(X), k=2.0)
+
+
+# ---------------------------------------------------------------- random draws under the transformations
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_jacfwd_of_a_random_function_is_the_jacobian_at_the_draws_of_its_output(traced):
+    # jacfwd ran f once for the output and again for the tangents: its Jacobian was of other dropout masks
+    # than the output, the aux and tl.jacobian's (seed 0: diag [0, 0, 0, 0] for the mask [1, 1, 1, 0]).
+    x = tl.tensor(np.array([0.5, -1.2, 2.0, 0.3, 0.7, 1.1]))
+
+    def f(a):
+        return tl.nn.dropout(a * a, rate=0.5)
+
+    wrap = tl.function if traced else (lambda g: g)
+    for seed in range(3):
+        tl.random.seed(seed)
+        y, after_one = f(x).numpy(), f(x).numpy()
+        expected = np.diag(np.where(y != 0, 2 * x.numpy() * 2.0, 0.0))  # d/da dropout(a^2) = 2a / keep_prob
+        tl.random.seed(seed)
+        np.testing.assert_allclose(wrap(tl.jacfwd(f))(x).numpy(), expected, rtol=1e-15)
+        np.testing.assert_array_equal(f(x).numpy(), after_one)  # the generator moved on by one run of f
+        tl.random.seed(seed)
+        np.testing.assert_allclose(wrap(tl.jacobian(f))(x).numpy(), expected, rtol=1e-15)
+        tl.random.seed(seed)
+        jac, aux = tl.jacfwd(lambda a: (f(a), f(a) + 0.0), has_aux=True)(x)
+        np.testing.assert_allclose(jac.numpy(), expected, rtol=1e-15)
+        np.testing.assert_array_equal(aux.numpy(), after_one)

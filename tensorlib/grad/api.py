@@ -411,6 +411,7 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
     from ..ops import creation
     from ..ops import math as math_ops
     from ..ops import shape as shape_ops
+    from .custom import _global_random_state, _random_state_at
     from .vmap import vmap
 
     @functools.wraps(f)
@@ -424,6 +425,9 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
                 full[n] = part
             return _split_aux(f(*full, **kwargs), has_aux, "tl.jacfwd")[0]
 
+        # Every run of f draws what the first one drew (the Jacobian was of other dropout masks than the
+        # output, the aux and tl.jacobian's, which all come from one run).
+        start = _global_random_state()
         out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacfwd")
         leaves, outs, out_def = _outputs(out, "tl.jacfwd")
         _no_constants(leaves, outs, "tl.jacfwd")
@@ -438,11 +442,11 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
             basis = shape_ops.reshape(
                 creation.eye(size, dtype=source.dtype, backend=source.backend), (size, *source.shape)
             )
-            stacked = (
-                vmap(tangent_out, randomness="same")(basis)
-                if size
-                else [creation.zeros((0, *o.shape), o.dtype) for o in outs]
-            )
+            if size:
+                with _random_state_at(start):
+                    stacked = vmap(tangent_out, randomness="same")(basis)
+            else:
+                stacked = [creation.zeros((0, *o.shape), o.dtype) for o in outs]
             # (size, *out.shape) -> out.shape + source.shape
             columns.append(
                 [
