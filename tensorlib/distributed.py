@@ -31,7 +31,10 @@ import os
 import io
 import pickle
 import string
+import sys
+import sysconfig
 import threading
+import types
 import weakref
 from typing import Any, Callable
 
@@ -101,8 +104,33 @@ def _rebuild_tensor(value, backend, variable, name, trainable):
     return tensor(value, backend=backend)
 
 
+@functools.lru_cache(maxsize=None)
+def _library_roots() -> tuple:
+    """The folders of installed code (the standard library, site-packages, tensorlib itself)."""
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots.add(os.path.dirname(os.path.abspath(__file__)))
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+
+
+def _is_user_function(fn) -> bool:
+    """A Python function from the caller's own code (a script, a notebook, a module of their project)."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    path = getattr(sys.modules.get(fn.__module__), "__file__", None)  # None: cloudpickle's own rule decides
+    return path is not None and not os.path.realpath(path).startswith(_library_roots())
+
+
 def _dumps(obj) -> bytes:
-    """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module)."""
+    """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module),
+    and the caller's own functions sent by value, with the globals they read as they are now.
+
+    By reference (cloudpickle's rule for any function its module can be imported for), a worker would
+    import the module itself (failing where it is not on the worker's path) and read its own copy of
+    the module's globals; and the bytes, so the token that names the traced copy, would not change when
+    a global changed or the module was reloaded with new code: the stale graph would run.  A function
+    whose globals cannot be pickled (a lock, a client) goes by reference, as before.
+    """
     import cloudpickle
 
     class Pickler(cloudpickle.CloudPickler):
@@ -118,11 +146,21 @@ def _dumps(obj) -> bytes:
                     value.name if is_var else None,
                     value.trainable if is_var else None,
                 )
+            if self.by_value and _is_user_function(value):
+                return self._dynamic_function_reduce(value)
             return super().reducer_override(value)
 
-    buf = io.BytesIO()
-    Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-    return buf.getvalue()
+    for by_value in (True, False):
+        buf = io.BytesIO()
+        pickler = Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.by_value = by_value
+        try:
+            pickler.dump(obj)
+        except Exception:
+            if not by_value:
+                raise
+            continue
+        return buf.getvalue()
 
 
 def _load_shipped(token: str, data: bytes) -> "_Shipped":
@@ -211,7 +249,8 @@ def _reference(shipped: _Shipped, client):
 
 # ---------------------------------------------------------------- blocks along the batch axis
 def _aligned(arrays, rows, what):
-    """The dask arrays, chunked along axis 0 as ``rows`` and in one chunk along every other axis."""
+    """The dask arrays, chunked along axis 0 as ``rows`` and in one chunk along every other axis, in the
+    dtypes tensorlib holds their values in."""
     da = _dask_array()
     out = []
     for i, a in enumerate(arrays):
@@ -222,21 +261,28 @@ def _aligned(arrays, rows, what):
                 f"{what}: data[{i}] has unknown chunk sizes (shape {a.shape}, as after boolean indexing); "
                 "call its .compute_chunk_sizes() first"
             )
-        try:
-            _dtypes.of_array(a.dtype)
-        except TypeError:
-            raise TypeError(
-                f"{what}: data[{i}] has dtype {a.dtype}, which tensorlib cannot hold "
-                f"(supported: {', '.join(str(d) for d in _dtypes.SUPPORTED)})"
-            ) from None
+        dtype = _tensorlib_dtype(a.dtype, f"{what}: data[{i}]")
         if a.ndim == 0 or a.shape[0] != sum(rows):
             raise ValueError(
                 f"{what}: data[{i}] has shape {a.shape} but the batch has {sum(rows)} rows "
                 f"(every array must share axis 0)"
             )
         wanted = (tuple(rows),) + tuple((n,) for n in a.shape[1:])
-        out.append(a if a.chunks == wanted else a.rechunk(wanted))
+        a = a if a.chunks == wanted else a.rechunk(wanted)
+        out.append(a if a.dtype == dtype else a.astype(dtype))
     return out
+
+
+def _tensorlib_dtype(dtype, what: str) -> np.dtype:
+    """The dtype tensorlib holds values of ``dtype`` in (uint8 -> int32, as ``tl.tensor``); ``what`` names
+    the data in the error for a dtype it cannot hold."""
+    try:
+        return _dtypes.of_array(dtype)
+    except TypeError:
+        raise TypeError(
+            f"{what} has dtype {dtype}, which tensorlib cannot hold "
+            f"(supported: {', '.join(str(d) for d in _dtypes.SUPPORTED)})"
+        ) from None
 
 
 def _indexed(arrays, first_letter=0):
@@ -399,8 +445,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     >>> import numpy as np, dask.array as da, tensorlib as tl
     >>> x = da.from_array(np.arange(6.0).reshape(6, 1), chunks=(4, 1))
     >>> loss, g = tl.distributed.value_and_grad(lambda p, x: tl.mean((x * p["w"]) ** 2), {"w": 2.0}, x)
-    >>> float(loss), float(g["w"])   # mean(4 x^2) = 4 * 55/6; d/dw = 2 w mean(x^2)
-    (36.666666666666664, 36.666666666666664)
+    >>> float(loss), float(g["w"]), g["w"].dtype   # mean(4 x^2) = 4 * 55/6; d/dw = 2 w mean(x^2)
+    (36.666666666666664, 36.66666793823242, dtype('float32'))
     """
     from .ops.creation import tensor
 
@@ -426,7 +472,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
                 f"{what}: parameter leaf {i} is a symbolic Tensor (shape {v.shape}, {v.dtype}): the workers need "
                 "its value; call tl.distributed.value_and_grad outside tl.function"
             )
-    values = [np.asarray(v.numpy() if isinstance(v, Tensor) else v) for v in leaves]
+    # Converted as tl.value_and_grad converts its arguments: a Python float is a float32 parameter.
+    values = [(v if isinstance(v, Tensor) else tensor(v)).numpy() for v in leaves]
     for i, v in enumerate(values):
         if v.dtype.kind != "f":
             raise TypeError(f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters")
@@ -484,7 +531,7 @@ def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:
     n = next((r for r in rows if r), 0)
     specs = (
         [TensorSpec(v.shape, v.dtype) for v in values],
-        *(TensorSpec((n,) + a.shape[1:], _dtypes.of_array(a.dtype)) for a in blocked),
+        *(TensorSpec((n,) + a.shape[1:], a.dtype) for a in blocked),
     )
     key = (shipped.token, tuple((s.shape, s.dtype) for s in specs[0]), tuple((s.shape, s.dtype) for s in specs[1:]))
     with _cache_lock:
@@ -504,11 +551,12 @@ class _NpyFile:
     only its slice (pickling sends the path, never the data), in native byte order."""
 
     def __init__(self, path: str):
-        self.path = str(path)
+        self.path = os.path.abspath(path)  # tasks may run in another working directory
         header = self._map()
         self.shape, self.file_dtype = header.shape, header.dtype
         self.dtype = header.dtype.newbyteorder("=")  # tensorlib holds no big-endian arrays
         self.ndim = len(self.shape)
+        _tensorlib_dtype(self.dtype, f"tl.distributed.from_npy: {self.path}")
 
     def _map(self):
         try:
