@@ -8,7 +8,7 @@ import numpy as np
 from .. import dispatch
 from .. import dtypes as _dt
 from ..dispatch import apply, as_tensor
-from ..grad.registry import register_gradient
+from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from ._shapes import as_int, as_ints, broadcast_shapes, normalize_axes, normalize_axis
 from .registry import defop, spec
@@ -498,6 +498,46 @@ def _take_kernel(xp, x, indices, *, axis):
 register_gradient(
     "GatherV2", lambda node, g: _take_grad(g, node.inputs[1], node.inputs[0], axis=node.attrs["axis"]), None
 )
+
+
+def _ids_infer(ids, params, *, axis, who):
+    check_integer_indices(ids)
+    _require_axes(params, "hold rows to pick")
+    normalize_axis(axis, len(params.shape))
+    return spec(ids.shape, ids.dtype)
+
+
+_check_ids = defop(
+    "CheckIds",
+    inputs=("ids", "params"),
+    attrs={"axis": 0, "who": ""},
+    infer=_ids_infer,
+    doc="Identity of integer ids that raises IndexError when one is outside [0, params' size along axis).",
+)
+
+
+@_check_ids.generic
+def _check_ids_kernel(xp, ids, params, *, axis, who):
+    size = params.shape[axis]
+    flat = xp.reshape(ids, (-1,))
+    if flat.shape[0] and (int(xp.min(flat)) < 0 or int(xp.max(flat)) >= size):
+        bad = flat[int(xp.argmax(xp.astype((flat < 0) | (flat >= size), xp.int8)))]
+        raise IndexError(
+            f"{who}: id {int(bad)} is out of range [0, {size}) (params shape {tuple(params.shape)} {params.dtype}, "
+            f"ids shape {tuple(ids.shape)} {ids.dtype})"
+        )
+    return ids
+
+
+not_differentiable("CheckIds")
+
+
+def check_ids(ids, params, axis: int = 0, who: str = "take") -> Tensor:
+    """``ids`` unchanged, checked when they run to lie in ``[0, params.shape[axis])``: an IndexError naming
+    ``who`` otherwise, where ``take`` would count a negative id from the end (traced, the ids' values are
+    known only then)."""
+    return _check_ids(ids, params, axis=axis, who=who)
+
 
 _take_grad = defop(
     "GatherV2Grad",
