@@ -109,9 +109,13 @@ def pow_grad_x(node, g):
 
 
 def pow_grad_y(node, g):
+    # x ** y = exp(y log x): the rule is x ** y * log(x), 0 where x = 0 (JAX's).  A real x < 0 has no real
+    # log (0, as x ** y is real only at integer y); a complex x has its principal log on the whole plane
+    # (x > 0 compared complex numbers lexicographically: (-2 + 0j) ** z had gradient 0 for z's).
     x = node.inputs[0]
-    safe = where(x > 0, x, ones_like(x))
-    return g * node.outputs[0] * where(x > 0, log(safe), zeros_like(x))
+    has_log = not_equal(x, 0) if x.dtype.kind == "c" else x > 0
+    safe = where(has_log, x, ones_like(x))
+    return g * node.outputs[0] * where(has_log, log(safe), zeros_like(x))
 
 
 register_gradient("Pow", pow_grad_x, pow_grad_y)
