@@ -87,3 +87,28 @@ def test_power_gradients_match_jax():
     theirs = jax.grad(loss(jax.numpy, jax.numpy.power, jax.numpy.real), argnums=(0, 1))(x, y)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a.numpy(), np.asarray(b), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- sign(z) = z / |z|
+def test_sign_of_complex_numbers_has_a_gradient():
+    # Before: 0 (the real rule), while z / |z| moves with z: central differences of Re(w sign(z)) are not 0.
+    z = _complex((2, 3))
+    _assert_gradients_match_differences(tl.sign, np.sign, (z,), argnums=(0,))
+    check_grads(tl.sign, [z], order=2)
+    _, tangent = tl.jvp(tl.sign, (tl.tensor(z),), (tl.tensor(np.ones_like(z)),))
+    eps = 1e-6
+    np.testing.assert_allclose(tangent.numpy(), (np.sign(z + eps) - np.sign(z - eps)) / (2 * eps), atol=1e-8)
+    # At 0 the gradient is 0 (PyTorch's sgn), as for abs; real inputs keep a zero gradient.
+    assert complex(tl.grad(lambda z: tl.real(tl.sign(z) * (1 + 1j)))(tl.tensor(np.array(0j)))) == 0
+    assert tl.grad(lambda x: tl.sum(tl.sign(x)))(tl.tensor(np.array([-1.0, 2.0]))).numpy().tolist() == [0.0, 0.0]
+    assert tl.grad(lambda z: tl.abs(tl.sum(tl.sign(z))))(tl.tensor(z.astype(np.complex64))).dtype == np.complex64
+
+
+def test_sign_gradient_matches_pytorch_conjugated():
+    torch = pytest.importorskip("torch")
+    z = _complex((4,))
+    w = _complex((4,))
+    t = torch.tensor(z, requires_grad=True)
+    torch.sum(torch.real(torch.sgn(t) * torch.tensor(w))).backward()
+    ours = tl.grad(lambda z: tl.sum(tl.real(tl.sign(z) * w)))(tl.tensor(z))
+    np.testing.assert_allclose(ours.numpy(), np.conj(t.grad.numpy()), rtol=1e-12)
