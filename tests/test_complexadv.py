@@ -112,3 +112,16 @@ def test_sign_gradient_matches_pytorch_conjugated():
     torch.sum(torch.real(torch.sgn(t) * torch.tensor(w))).backward()
     ours = tl.grad(lambda z: tl.sum(tl.real(tl.sign(z) * w)))(tl.tensor(z))
     np.testing.assert_allclose(ours.numpy(), np.conj(t.grad.numpy()), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- arcsinh
+def test_arcsinh_of_complex_numbers_differentiates():
+    # Before: TypeError from the real rule's hypot(z, 1) ("ufunc 'hypot' not supported").
+    z = _complex((2, 3), scale=2.5)
+    _assert_gradients_match_differences(tl.arcsinh, np.arcsinh, (z,), argnums=(0,))
+    check_grads(tl.arcsinh, [z], order=2)
+    # Right of the cut on the imaginary axis: the one-sided derivative 1 / sqrt(1 + z**2) = -i / sqrt(3).
+    g = tl.grad(lambda z: tl.real(tl.arcsinh(z)))(tl.tensor(np.array(2j)))
+    assert complex(g) == pytest.approx(-1j / np.sqrt(3.0))
+    big = tl.grad(lambda z: tl.real(tl.arcsinh(z)))(tl.tensor(np.array(1e200 + 1e200j)))
+    assert complex(big) == pytest.approx(1 / (1e200 + 1e200j), rel=1e-12)  # no overflow of z * z
