@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from . import dispatch
 from .grad.registry import register_gradient
-from .ops.registry import defop, spec
+from .ops.registry import defop
+from .ops.shape import ensure_dims
 
 
 class NumericsError(ValueError):
@@ -55,75 +56,6 @@ def check_numerics(x, message: str = ""):
     return _check(x, message=message)
 
 
-def _named_sizes(shapes, dims, dtypes) -> dict:
-    """The size of each named dimension across ``shapes`` (``None`` entries: not known yet, under tracing);
-    raises naming the input, its shape and what it had to match."""
-    named: dict = {}
-    for i, (shape, want, dtype) in enumerate(zip(shapes, dims, dtypes)):
-        if len(shape) != len(want):
-            raise ValueError(
-                f"input {i} (shape {tuple(shape)}, {dtype}) has rank {len(shape)}, expected "
-                f"{len(want)} dimensions {tuple(want)}"
-            )
-        for axis, (got, dim) in enumerate(zip(shape, want)):
-            if got is None or dim is None:
-                continue
-            if isinstance(dim, str):
-                seen = named.setdefault(dim, (got, i, shape))
-                if seen[0] == got:
-                    continue
-                raise ValueError(
-                    f"dimension {axis} ({dim!r}) of input {i} (shape {tuple(shape)}, {dtype}) is {got}, "
-                    f"but {dim!r} is {seen[0]} in input {seen[1]} (shape {tuple(seen[2])})"
-                )
-            if got != dim:
-                raise ValueError(
-                    f"dimension {axis} of input {i} (shape {tuple(shape)}, {dtype}) is {got}, expected "
-                    f"{dim} (shape {tuple(want)})"
-                )
-    return {name: seen[0] for name, seen in named.items()}
-
-
-def _ensure_infer(*xs, dims, message):
-    try:
-        named = _named_sizes([x.shape for x in xs], dims, [x.dtype for x in xs])
-    except ValueError as e:
-        raise ValueError(f"{message}: {e}" if message else str(e)) from None
-    # Each result's shape knows what the checks pin down: an int, or a named size some input has.
-    return tuple(
-        spec(
-            tuple(
-                got if got is not None else dim if isinstance(dim, int) else named.get(dim)
-                for got, dim in zip(x.shape, want)
-            ),
-            x.dtype,
-        )
-        for x, want in zip(xs, dims)
-    )
-
-
-_ensure = defop(
-    "EnsureShapes",
-    inputs=("xs",),
-    attrs={"dims": (), "message": ""},
-    infer=_ensure_infer,
-    variadic=True,
-    doc="Identity of each input that raises at run time when its shape breaks dims (ints, names, None).",
-)
-
-
-@_ensure.generic
-def _ensure_kernel(xp, *xs, dims, message):
-    try:  # run by a traced graph, with the sizes the trace did not know
-        _named_sizes([x.shape for x in xs], dims, [x.dtype for x in xs])
-    except ValueError as e:
-        raise ValueError(f"EnsureShapes: {message}: {e}" if message else f"EnsureShapes: {e}") from None
-    return xs
-
-
-register_gradient("EnsureShapes", lambda node, *gs, index: gs[index])
-
-
 def _dims(shape, who: str) -> tuple:
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"{who}: a shape must be a tuple or list of ints, names and None, got {shape!r}")
@@ -151,7 +83,7 @@ def ensure_shape(x, shape):
     dims = _dims(shape, "tl.ensure_shape")
     if any(isinstance(d, str) for d in dims):
         raise TypeError(f"tl.ensure_shape: sizes are ints or None, got {shape!r}; name dimensions with assert_shapes")
-    return _ensure(x, dims=(dims,))[0]
+    return ensure_dims(x, dims=(dims,))[0]
 
 
 def assert_shapes(shapes, message: str = "") -> list:
@@ -174,7 +106,7 @@ def assert_shapes(shapes, message: str = "") -> list:
     dims = tuple(_dims(shape, "tl.debugging.assert_shapes") for _, shape in pairs)
     if not isinstance(message, str):
         raise TypeError(f"tl.debugging.assert_shapes: message must be a str, got {type(message).__name__}")
-    return list(_ensure(*(t for t, _ in pairs), dims=dims, message=message)) if pairs else []
+    return list(ensure_dims(*(t for t, _ in pairs), dims=dims, message=message)) if pairs else []
 
 
 class _NumericsChecker:

@@ -31,7 +31,10 @@ import os
 import io
 import pickle
 import string
+import sys
+import sysconfig
 import threading
+import types
 import weakref
 from typing import Any, Callable
 
@@ -101,8 +104,33 @@ def _rebuild_tensor(value, backend, variable, name, trainable):
     return tensor(value, backend=backend)
 
 
+@functools.lru_cache(maxsize=None)
+def _library_roots() -> tuple:
+    """The folders of installed code (the standard library, site-packages, tensorlib itself)."""
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots.add(os.path.dirname(os.path.abspath(__file__)))
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+
+
+def _is_user_function(fn) -> bool:
+    """A Python function from the caller's own code (a script, a notebook, a module of their project)."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    path = getattr(sys.modules.get(fn.__module__), "__file__", None)  # None: cloudpickle's own rule decides
+    return path is not None and not os.path.realpath(path).startswith(_library_roots())
+
+
 def _dumps(obj) -> bytes:
-    """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module)."""
+    """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module),
+    and the caller's own functions sent by value, with the globals they read as they are now.
+
+    By reference (cloudpickle's rule for any function its module can be imported for), a worker would
+    import the module itself (failing where it is not on the worker's path) and read its own copy of
+    the module's globals; and the bytes, so the token that names the traced copy, would not change when
+    a global changed or the module was reloaded with new code: the stale graph would run.  A function
+    whose globals cannot be pickled (a lock, a client) goes by reference, as before.
+    """
     import cloudpickle
 
     class Pickler(cloudpickle.CloudPickler):
@@ -118,11 +146,21 @@ def _dumps(obj) -> bytes:
                     value.name if is_var else None,
                     value.trainable if is_var else None,
                 )
+            if self.by_value and _is_user_function(value):
+                return self._dynamic_function_reduce(value)
             return super().reducer_override(value)
 
-    buf = io.BytesIO()
-    Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-    return buf.getvalue()
+    for by_value in (True, False):
+        buf = io.BytesIO()
+        pickler = Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.by_value = by_value
+        try:
+            pickler.dump(obj)
+        except Exception:
+            if not by_value:
+                raise
+            continue
+        return buf.getvalue()
 
 
 def _load_shipped(token: str, data: bytes) -> "_Shipped":
@@ -153,6 +191,8 @@ class _Shipped:
             token = hashlib.sha1(self.data).hexdigest()
         self.token = token
         self._function = None
+        # Which arguments are containers with slots inside (the others are passed as they are, unflattened).
+        self._nested_slots = [a is not _SLOT and any(b is _SLOT for b in tree.leaves(a)) for a in self.args]
 
     def __reduce__(self):
         # A worker's copy keeps no pickled bytes (its weights would be held twice); it pickles again
@@ -168,8 +208,13 @@ class _Shipped:
         return self._function
 
     def arguments(self, dynamic) -> tuple:
+        """The arguments with the ``_SLOT`` leaves (also inside nested arguments) filled from ``dynamic``."""
         dynamic = iter(dynamic)
-        return tuple(next(dynamic) if a is _SLOT else a for a in self.args)
+
+        def fill(a):
+            return next(dynamic) if a is _SLOT else a
+
+        return tuple(tree.map(fill, a) if nested else fill(a) for a, nested in zip(self.args, self._nested_slots))
 
     def __call__(self, *dynamic):
         with _run_lock:
@@ -211,7 +256,8 @@ def _reference(shipped: _Shipped, client):
 
 # ---------------------------------------------------------------- blocks along the batch axis
 def _aligned(arrays, rows, what):
-    """The dask arrays, chunked along axis 0 as ``rows`` and in one chunk along every other axis."""
+    """The dask arrays, chunked along axis 0 as ``rows`` and in one chunk along every other axis, in the
+    dtypes tensorlib holds their values in."""
     da = _dask_array()
     out = []
     for i, a in enumerate(arrays):
@@ -222,21 +268,28 @@ def _aligned(arrays, rows, what):
                 f"{what}: data[{i}] has unknown chunk sizes (shape {a.shape}, as after boolean indexing); "
                 "call its .compute_chunk_sizes() first"
             )
-        try:
-            _dtypes.of_array(a.dtype)
-        except TypeError:
-            raise TypeError(
-                f"{what}: data[{i}] has dtype {a.dtype}, which tensorlib cannot hold "
-                f"(supported: {', '.join(str(d) for d in _dtypes.SUPPORTED)})"
-            ) from None
+        dtype = _tensorlib_dtype(a.dtype, f"{what}: data[{i}]")
         if a.ndim == 0 or a.shape[0] != sum(rows):
             raise ValueError(
                 f"{what}: data[{i}] has shape {a.shape} but the batch has {sum(rows)} rows "
                 f"(every array must share axis 0)"
             )
         wanted = (tuple(rows),) + tuple((n,) for n in a.shape[1:])
-        out.append(a if a.chunks == wanted else a.rechunk(wanted))
+        a = a if a.chunks == wanted else a.rechunk(wanted)
+        out.append(a if a.dtype == dtype else a.astype(dtype))
     return out
+
+
+def _tensorlib_dtype(dtype, what: str) -> np.dtype:
+    """The dtype tensorlib holds values of ``dtype`` in (uint8 -> int32, as ``tl.tensor``); ``what`` names
+    the data in the error for a dtype it cannot hold."""
+    try:
+        return _dtypes.of_array(dtype)
+    except TypeError:
+        raise TypeError(
+            f"{what} has dtype {dtype}, which tensorlib cannot hold "
+            f"(supported: {', '.join(str(d) for d in _dtypes.SUPPORTED)})"
+        ) from None
 
 
 def _indexed(arrays, first_letter=0):
@@ -277,7 +330,8 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     ``f`` is a ``tl.function`` or any function of tensorlib ops; it must map a
     block of ``rows`` rows to ``rows`` rows of output (an empty block gives
     an empty output without running ``f``).  Other dask arrays in
-    ``args`` are cut into the same blocks along axis 0; all other arguments
+    ``args`` (also inside lists, tuples and dicts there) are cut into
+    the same blocks along axis 0; all other arguments
     (weights, Tensors, NumPy arrays, Python values) and the arrays ``f``
     closes over (their values at this call) are sent once to each worker
     with the function and fed to its graph by reference at every block.
@@ -302,14 +356,15 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     if x.ndim == 0:
         raise ValueError(f"{what}: x must have a batch axis, got a 0-d array")
     for name, value in kwargs.items():
-        if isinstance(value, da.Array):
+        if any(isinstance(leaf, da.Array) for leaf in tree.leaves(value)):
             raise TypeError(
-                f"{what}: keyword argument {name!r} is a dask array; pass the arrays to cut into "
-                "blocks positionally (keyword arguments are sent whole to every worker)"
+                f"{what}: keyword argument {name!r} {'is' if isinstance(value, da.Array) else 'holds'} a dask "
+                "array; pass the arrays to cut into blocks positionally (keyword arguments are sent whole "
+                "to every worker)"
             )
     rows = x.chunks[0]
-    blocked = [x] + [a for a in args if isinstance(a, da.Array)]
-    template = [_SLOT] + [_SLOT if isinstance(a, da.Array) else a for a in args]
+    blocked = [x] + [leaf for leaf in tree.leaves(args) if isinstance(leaf, da.Array)]
+    template = [_SLOT] + [tree.map(lambda a: _SLOT if isinstance(a, da.Array) else a, arg) for arg in args]
     shipped = _shipped(f, template, kwargs, what)
     blocked = _aligned(blocked, rows, what)
 
@@ -368,29 +423,39 @@ def _block_value_and_grad(loss_fn, treedef):
     return block_value_and_grad
 
 
-def _weighted_partial(shipped, params, *blocks, dtype):
-    """One row: the block's loss and flattened gradients, each times the block's number of rows."""
+def _weighted_partial(shipped, params, *blocks, dtype, weighted):
+    """One row: the block's loss and flattened gradients, each times the block's number of rows when
+    ``weighted`` (a mean loss)."""
     rows = blocks[0].shape[0]
     if rows == 0:  # the mean loss of no rows is NaN; a block without rows adds nothing
         return np.zeros((1, 1 + sum(np.size(p) for p in params)), dtype)
     value, grads = shipped(params, *blocks)
     parts = [np.asarray(value.numpy(), dtype).reshape(1)] + [np.asarray(g.numpy(), dtype).ravel() for g in grads]
     row = np.concatenate(parts)
-    row *= rows
+    if weighted:
+        row *= rows
     return row[None, :]
 
 
-def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: int | None = None):
-    """The mean loss over all rows of ``data`` and its gradient with respect to ``params``, computed block by
-    block on the workers and summed with dask's tree reduction.
+def value_and_grad(
+    loss_fn: Callable, params, *data, client=None, split_every: int | None = None, reduction: str = "mean"
+):
+    """The mean (or sum) loss over all rows of ``data`` and its gradient with respect to ``params``, computed
+    block by block on the workers and summed with dask's tree reduction.
 
     ``loss_fn(params, *batch)`` returns the mean loss over its batch (a
-    scalar Tensor); ``params`` is a Tensor/array or a nested list, tuple or
-    dict of them; each of ``data`` is a dask array whose axis 0 runs over the
+    scalar Tensor), or with ``reduction="sum"`` the sum over its batch;
+    the loss must be such a mean (or sum) of per-row terms: for any other
+    (a max over rows, batch statistics) the result is the rows-weighted mean
+    (or the sum) of the blocks' losses, not the loss of all rows at once.
+    ``params`` is a float or complex Tensor/array, or a
+    nested list, tuple or dict of them (Python floats become float32, as in
+    ``tl.value_and_grad``); each of ``data`` is a dask array whose axis 0 runs over the
     examples (chunked along it, the chunks of ``data[0]`` rule).  Each worker
-    computes ``rows * value_and_grad`` for its blocks; dask sums those
+    computes ``rows * value_and_grad`` for its blocks (``value_and_grad``
+    with ``reduction="sum"``); dask sums those
     partial results in a tree of fan-in ``split_every`` (dask's default 4),
-    and the client divides by the total rows, so the result equals the
+    and the client divides by the total rows (for a mean), so the result equals the
     single-machine gradient up to float rounding.  The parameters go to each
     worker once per call; the loss function once per worker and cluster.
 
@@ -399,8 +464,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     >>> import numpy as np, dask.array as da, tensorlib as tl
     >>> x = da.from_array(np.arange(6.0).reshape(6, 1), chunks=(4, 1))
     >>> loss, g = tl.distributed.value_and_grad(lambda p, x: tl.mean((x * p["w"]) ** 2), {"w": 2.0}, x)
-    >>> float(loss), float(g["w"])   # mean(4 x^2) = 4 * 55/6; d/dw = 2 w mean(x^2)
-    (36.666666666666664, 36.666666666666664)
+    >>> float(loss), float(g["w"]), g["w"].dtype   # mean(4 x^2) = 4 * 55/6; d/dw = 2 w mean(x^2)
+    (36.666666666666664, 36.66666793823242, dtype('float32'))
     """
     from .ops.creation import tensor
 
@@ -416,6 +481,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2
     ):
         raise ValueError(f"{what}: split_every must be an int >= 2 (the fan-in of the sum's tree), got {split_every!r}")
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"{what}: reduction must be 'mean' or 'sum', got {reduction!r}")
     if not callable(loss_fn):
         raise TypeError(f"{what}: expected a function, got {type(loss_fn).__name__}")
     loss_fn = getattr(loss_fn, "python_function", loss_fn)  # a tl.function: each worker traces its own
@@ -426,13 +493,16 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
                 f"{what}: parameter leaf {i} is a symbolic Tensor (shape {v.shape}, {v.dtype}): the workers need "
                 "its value; call tl.distributed.value_and_grad outside tl.function"
             )
-    values = [np.asarray(v.numpy() if isinstance(v, Tensor) else v) for v in leaves]
+    # Converted as tl.value_and_grad converts its arguments: a Python float is a float32 parameter.
+    values = [(v if isinstance(v, Tensor) else tensor(v)).numpy() for v in leaves]
     for i, v in enumerate(values):
-        if v.dtype.kind != "f":
-            raise TypeError(f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters")
+        if v.dtype.kind not in "fc":
+            raise TypeError(
+                f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters (or complex)"
+            )
     rows = data[0].chunks[0]
     blocked = _aligned(data, rows, what)
-    if sum(rows) == 0:
+    if sum(rows) == 0 and reduction == "mean":
         raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
     shipped = _shipped(_block_value_and_grad(loss_fn, treedef), [_SLOT] * (1 + len(blocked)), {}, what)
     client = _default_client(client)
@@ -444,7 +514,7 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     pairs, _ = _indexed(blocked, first_letter=1)
     size = 1 + sum(v.size for v in values)
     partial_sums = da.blockwise(
-        functools.partial(_weighted_partial, dtype=dtype),
+        functools.partial(_weighted_partial, dtype=dtype, weighted=reduction == "mean"),
         "ij",
         _reference(shipped, client),
         None,
@@ -469,12 +539,14 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
             # without this the cluster would keep every partial sum and the parameters of a failed call.
             future.release()
             params_ref.release()
-    total = total / sum(rows)
+    if reduction == "mean":
+        total = total / sum(rows)
     grads, start = [], 1
     for v in values:
         grads.append(tensor(total[start : start + v.size].reshape(v.shape).astype(v.dtype)))
         start += v.size
-    return tensor(total[0].astype(loss_dtype)), tree.unflatten(treedef, grads)
+    # The loss is real; its row is complex only when a parameter is.
+    return tensor(total[0].real.astype(loss_dtype)), tree.unflatten(treedef, grads)
 
 
 def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:
@@ -484,7 +556,7 @@ def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:
     n = next((r for r in rows if r), 0)
     specs = (
         [TensorSpec(v.shape, v.dtype) for v in values],
-        *(TensorSpec((n,) + a.shape[1:], _dtypes.of_array(a.dtype)) for a in blocked),
+        *(TensorSpec((n,) + a.shape[1:], a.dtype) for a in blocked),
     )
     key = (shipped.token, tuple((s.shape, s.dtype) for s in specs[0]), tuple((s.shape, s.dtype) for s in specs[1:]))
     with _cache_lock:
@@ -504,11 +576,12 @@ class _NpyFile:
     only its slice (pickling sends the path, never the data), in native byte order."""
 
     def __init__(self, path: str):
-        self.path = str(path)
+        self.path = os.path.abspath(path)  # tasks may run in another working directory
         header = self._map()
         self.shape, self.file_dtype = header.shape, header.dtype
         self.dtype = header.dtype.newbyteorder("=")  # tensorlib holds no big-endian arrays
         self.ndim = len(self.shape)
+        _tensorlib_dtype(self.dtype, f"tl.distributed.from_npy: {self.path}")
 
     def _map(self):
         try:

@@ -108,6 +108,31 @@ def test_captures_are_not_saved_unless_asked_and_are_fed_by_name(tmp_path):
     np.testing.assert_allclose(saved_acc.numpy(), v.numpy() + table[i].sum(0))
 
 
+def test_big_temporaries_of_the_trace_are_saved_even_without_captures(tmp_path):
+    # A tensor or NumPy array the function makes while tracing, too big for a constant (1 KB), is fed by
+    # reference (the graph does not embed it), but no caller could pass it to a loaded graph: it is saved
+    # with the graph, while a closed-over array still is not.  It was a capture named 'capture' that a
+    # graph saved without captures asked for on load.
+    outside = RNG.standard_normal(3000)
+
+    def fn(x):
+        return x + tl.ones((3000,), dtype=tl.float64) * 2.0 + np.full(3000, 0.5) + outside
+
+    f = tl.function(fn)
+    x = RNG.standard_normal(3000)
+    assert [c.kind for c in f.get_graph(x).captures] == ["temporary", "temporary", "array"]
+    f.save(tmp_path / "g.json", x)
+    g = tl.graph.load(tmp_path / "g.json")
+    assert [c.kind for c in g.captures] == ["temporary", "temporary", "feed"]
+    np.testing.assert_array_equal(g(x, outside=outside).numpy(), x + 2.0 + 0.5 + outside)
+    with pytest.raises(TypeError, match=r"missing captures \['outside'\]"):
+        g(x)
+    g.save(tmp_path / "again.json")  # a loaded graph's temporaries stay temporaries
+    np.testing.assert_array_equal(
+        tl.graph.load(tmp_path / "again.json")(x, outside=outside).numpy(), g(x, outside=outside).numpy()
+    )
+
+
 def test_a_graph_with_a_python_gradient_function_is_refused_at_save_time(tmp_path):
     @tl.custom_gradient
     def clipped(x):

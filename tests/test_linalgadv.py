@@ -4,6 +4,8 @@ inputs and the keyword arguments NumPy, SciPy, PyTorch and JAX users pass.
 References: NumPy/SciPy values and formulas, float64 central differences (``tl.testing.check_grads``), and
 PyTorch / JAX where installed (``pytest.importorskip``)."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -243,6 +245,27 @@ def test_lu_gradient_of_rectangular_matrices(shape):
     tl.testing.check_grads(lambda t: tl.linalg.lu(t)[1:], [a], order=2)
     tl.testing.check_grads(lambda t: tl.linalg.lu_factor(t)[0], [a], order=1)
     tl.testing.check_grads(lambda t: tl.linalg.lu(t, permute_l=True), [a + 0j + 1j * rng.standard_normal(shape)])
+
+
+def test_lu_factor_gradient_traced_with_unknown_sizes_is_right_or_refused_clearly():
+    # Traced with sizes unknown the gradient takes the square rule: square matrices get eager's gradient
+    # (float64 central differences agree), a rectangular one a clear error naming the shape instead of a
+    # broadcast ValueError from inside the rule; with its sizes known it is right.
+    rng = np.random.default_rng(10)
+
+    def loss(a):
+        return tl.sum(tl.sin(tl.linalg.lu_factor(a)[0]))
+
+    unknown = tl.function(tl.grad(loss), input_signature=[tl.TensorSpec((None, None), tl.float64)])
+    square = rng.standard_normal((4, 4))
+    np.testing.assert_allclose(unknown(square).numpy(), tl.grad(loss)(square).numpy(), rtol=1e-12)
+    tl.testing.check_grads(loss, [square], order=1)
+    for shape in [(5, 3), (3, 5)]:
+        a = rng.standard_normal(shape)
+        with pytest.raises(ValueError, match=rf"square matrices only.*shape {re.escape(str(shape))}, float64"):
+            unknown(a)
+        known = tl.function(tl.grad(loss), input_signature=[tl.TensorSpec(shape, tl.float64)])
+        np.testing.assert_allclose(known(a).numpy(), tl.grad(loss)(a).numpy(), rtol=1e-12)
 
 
 def test_lu_gradient_of_rectangular_matrices_matches_torch():

@@ -139,7 +139,7 @@ def test_graph_files_of_versions_1_and_2_still_load(tmp_path):
     path = tmp_path / "m.json"
     tl.function(_model).save(path, _spec_params())
     doc = json.loads(path.read_text())
-    assert doc["version"] == 3
+    assert doc["version"] == 4
     assert doc["structure"]["dict"][1][1] == {
         "namedtuple": ["Pair", ["a", "b"], [{"tensor": 1}, {"list": [{"tensor": 2}, {"const": None}]}]]
     }

@@ -44,7 +44,9 @@ class Capture:
 
     ``kind`` is ``"variable"`` (a ``tl.Variable``: its current value is read
     at every run, and assignments inside the graph update it), ``"tensor"``,
-    ``"array"`` (a NumPy/CuPy array) or ``"feed"`` (a loaded graph whose
+    ``"array"`` (a NumPy/CuPy array), ``"temporary"`` (a tensor the trace
+    itself made, too big to embed as a constant: no one outside can supply
+    it, so ``save`` always writes it) or ``"feed"`` (a loaded graph whose
     value was not saved: pass it as a keyword argument named ``name``).
     """
 

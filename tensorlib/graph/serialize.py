@@ -40,13 +40,14 @@ from .ir import ASSIGN, Graph, _nbytes
 FORMAT = "tensorlib.graph"
 # 2: the JSON and the .npz share a token (a mix of two saves does not load).
 # 3: named tuple outputs keep their type's name and fields (versions 1 and 2 saved them as tuples).
-VERSION = 3
+# 4: captures of kind "temporary" (a tensor the trace made, too big for a constant) are always saved.
+VERSION = 4
 _TOKEN = "__token__"
 # A traced graph's constants are at most CONSTANT_BYTES, an optimized one's at most the passes' FOLD_BYTES:
 # a file that declares a bigger constant is not one we wrote (and must not make us allocate it).
 _MAX_CONSTANT_BYTES = 16 * 1024
 _NPY_HEADER_MAX = 1 << 16
-_CAPTURE_KINDS = ("variable", "tensor", "array", "feed")
+_CAPTURE_KINDS = ("variable", "tensor", "array", "temporary", "feed")
 _UNLOADABLE = {"CustomGradient": "its gradient is a Python function"}
 try:
     from lzma import LZMAError
@@ -129,7 +130,7 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
         constants.append({"id": ids[t._id], "key": f"{prefix}const_{k}", **_spec(t), "weak": t.__class__ is not Tensor})
     captures = []
     for c in graph.captures:
-        saved = include_captures and c.source is not None
+        saved = (include_captures or c.kind == "temporary") and c.source is not None
         if saved:
             arrays[f"capture_{c.name}"] = _host_value(c)
         captures.append(

@@ -191,19 +191,23 @@ class _Trace(dispatch.Mode):
         return t
 
     def freeze_temporaries(self):
-        """Small array captures that only this trace still holds (``x * np.ones(3)`` made while tracing)
-        become constants: no one can write to them any more, and the graph is then self-contained."""
+        """Array captures that only this trace still holds (``x * np.ones(3)`` made while tracing) can no
+        longer be written to by anyone: a small one becomes a constant, a big one a capture of kind
+        ``"temporary"`` (fed by reference, but saved with the graph), so the graph is self-contained."""
         kept = []
         for c in self.graph.captures:
             source = c.source
-            if c.kind == "array" and source.__class__ is np.ndarray and source.nbytes <= CONSTANT_BYTES:
+            if c.kind == "array" and source.__class__ is np.ndarray:
                 ours = 3 + sum(1 for s in self.sources if s is source)  # c.source, `source`, getrefcount's argument
                 if sys.getrefcount(source) <= ours and _owns_its_data(source):
-                    self.graph.constants[c.tensor._id] = (
-                        c.tensor,
-                        c.tensor.backend.asarray(np.array(source, dtype=c.tensor.dtype)),
-                    )
-                    continue
+                    if source.nbytes > CONSTANT_BYTES:
+                        c.kind = "temporary"
+                    else:
+                        self.graph.constants[c.tensor._id] = (
+                            c.tensor,
+                            c.tensor.backend.asarray(np.array(source, dtype=c.tensor.dtype)),
+                        )
+                        continue
             kept.append(c)
         if len(kept) != len(self.graph.captures):
             frozen = {id(c.source) for c in self.graph.captures if c not in kept}
@@ -259,6 +263,8 @@ class _Trace(dispatch.Mode):
         elif t._id > self.first_id and _nbytes(t.shape, t.dtype) <= CONSTANT_BYTES:
             value = self.graph.add_constant(t._value, t.__class__ if t.__class__ is not Tensor else None, t.backend)
             self.known.add(value._id)
+        elif t._id > self.first_id:  # made while tracing, too big to embed: fed by reference, saved with the graph
+            value = self._capture(t, t.shape, t.dtype, "temporary", t.backend)
         else:
             value = self._capture(t, t.shape, t.dtype, "tensor", t.backend)
         self.lifted[t._id] = value

@@ -337,7 +337,7 @@ def _lu_grad(node, g_lu, *_):
     # P [L1^-T triu(gU U^T - L^T gL) + gL1; gL2] U^-T.
     from .array import argsort, take_along_axis
     from .linalg_ops import _triangle, solve_triangular
-    from .shape import concat, expand_dims, getitem
+    from .shape import concat, ensure_dims, expand_dims, getitem
 
     def columns(t, start, stop=None):
         return getitem(t, (Ellipsis, slice(None), slice(start, stop)))
@@ -355,7 +355,14 @@ def _lu_grad(node, g_lu, *_):
     m, n = x.shape[-2:]
     lu, _, perm = node.outputs
     g_lower, g_upper = _triangle(g_lu, lower=True, k=-1), _triangle(g_lu, lower=False)
-    if m is None or n is None or m == n:  # unknown sizes (traced) are taken as square
+    if m is None or n is None or m == n:
+        if m is None or n is None:  # traced with unknown sizes: the square rule, checked at every run
+            lu = ensure_dims(
+                lu,
+                dims=((None,) * (lu.ndim - 2) + ("n", "n"),),
+                message="the gradient of an LU factorization whose sizes were unknown when traced holds for "
+                "square matrices only (trace with the sizes known for a rectangular one)",
+            )[0]
         lower = _triangle(lu, lower=True, k=-1) + _eye_like(lu)
         inner = _triangle(_matmul(_mT(lower), g_lower), lower=True, k=-1) + _triangle(
             _matmul(g_upper, _mT(_triangle(lu, lower=False))), lower=False

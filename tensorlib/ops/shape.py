@@ -8,7 +8,7 @@ import numpy as np
 from .. import dispatch
 from .. import dtypes as _dt
 from ..dispatch import apply, as_tensor
-from ..grad.registry import register_gradient
+from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from ._shapes import as_int, as_ints, broadcast_shapes, normalize_axes, normalize_axis
 from .registry import defop, spec
@@ -498,6 +498,46 @@ def _take_kernel(xp, x, indices, *, axis):
 register_gradient(
     "GatherV2", lambda node, g: _take_grad(g, node.inputs[1], node.inputs[0], axis=node.attrs["axis"]), None
 )
+
+
+def _ids_infer(ids, params, *, axis, who):
+    check_integer_indices(ids)
+    _require_axes(params, "hold rows to pick")
+    normalize_axis(axis, len(params.shape))
+    return spec(ids.shape, ids.dtype)
+
+
+_check_ids = defop(
+    "CheckIds",
+    inputs=("ids", "params"),
+    attrs={"axis": 0, "who": ""},
+    infer=_ids_infer,
+    doc="Identity of integer ids that raises IndexError when one is outside [0, params' size along axis).",
+)
+
+
+@_check_ids.generic
+def _check_ids_kernel(xp, ids, params, *, axis, who):
+    size = params.shape[axis]
+    flat = xp.reshape(ids, (-1,))
+    if flat.shape[0] and (int(xp.min(flat)) < 0 or int(xp.max(flat)) >= size):
+        bad = flat[int(xp.argmax(xp.astype((flat < 0) | (flat >= size), xp.int8)))]
+        raise IndexError(
+            f"{who}: id {int(bad)} is out of range [0, {size}) (params shape {tuple(params.shape)} {params.dtype}, "
+            f"ids shape {tuple(ids.shape)} {ids.dtype})"
+        )
+    return ids
+
+
+not_differentiable("CheckIds")
+
+
+def check_ids(ids, params, axis: int = 0, who: str = "take") -> Tensor:
+    """``ids`` unchanged, checked when they run to lie in ``[0, params.shape[axis])``: an IndexError naming
+    ``who`` otherwise, where ``take`` would count a negative id from the end (traced, the ids' values are
+    known only then)."""
+    return _check_ids(ids, params, axis=axis, who=who)
+
 
 _take_grad = defop(
     "GatherV2Grad",
@@ -1644,3 +1684,80 @@ def getitem(x, index) -> Tensor:
     except IndexError as e:
         raise IndexError(f"StridedSlice: {e}") from None
     return apply(_getitem, (x,), {"index": full})
+
+
+# ---------------------------------------------------------------- run-time shape checks
+def _named_sizes(shapes, dims, dtypes) -> dict:
+    """The size of each named dimension across ``shapes`` (``None`` entries: not known yet, under tracing);
+    raises naming the input, its shape and what it had to match."""
+    named: dict = {}
+    for i, (shape, want, dtype) in enumerate(zip(shapes, dims, dtypes)):
+        if len(shape) != len(want):
+            raise ValueError(
+                f"input {i} (shape {tuple(shape)}, {dtype}) has rank {len(shape)}, expected "
+                f"{len(want)} dimensions {tuple(want)}"
+            )
+        for axis, (got, dim) in enumerate(zip(shape, want)):
+            if got is None or dim is None:
+                continue
+            if isinstance(dim, str):
+                seen = named.setdefault(dim, (got, i, shape))
+                if seen[0] == got:
+                    continue
+                raise ValueError(
+                    f"dimension {axis} ({dim!r}) of input {i} (shape {tuple(shape)}, {dtype}) is {got}, "
+                    f"but {dim!r} is {seen[0]} in input {seen[1]} (shape {tuple(seen[2])})"
+                )
+            if got != dim:
+                raise ValueError(
+                    f"dimension {axis} of input {i} (shape {tuple(shape)}, {dtype}) is {got}, expected "
+                    f"{dim} (shape {tuple(want)})"
+                )
+    return {name: seen[0] for name, seen in named.items()}
+
+
+def _ensure_infer(*xs, dims, message):
+    try:
+        named = _named_sizes([x.shape for x in xs], dims, [x.dtype for x in xs])
+    except ValueError as e:
+        raise ValueError(f"{message}: {e}" if message else str(e)) from None
+    # Each result's shape knows what the checks pin down: an int, or a named size some input has.
+    return tuple(
+        spec(
+            tuple(
+                got if got is not None else dim if isinstance(dim, int) else named.get(dim)
+                for got, dim in zip(x.shape, want)
+            ),
+            x.dtype,
+        )
+        for x, want in zip(xs, dims)
+    )
+
+
+_ensure = defop(
+    "EnsureShapes",
+    inputs=("xs",),
+    attrs={"dims": (), "message": ""},
+    infer=_ensure_infer,
+    variadic=True,
+    doc="Identity of each input that raises at run time when its shape breaks dims (ints, names, None).",
+)
+
+
+@_ensure.generic
+def _ensure_kernel(xp, *xs, dims, message):
+    try:  # run by a traced graph, with the sizes the trace did not know
+        _named_sizes([x.shape for x in xs], dims, [x.dtype for x in xs])
+    except ValueError as e:
+        raise ValueError(f"EnsureShapes: {message}: {e}" if message else f"EnsureShapes: {e}") from None
+    return xs
+
+
+register_gradient("EnsureShapes", lambda node, *gs, index: gs[index])
+
+
+def ensure_dims(*xs, dims: tuple, message: str = "") -> tuple:
+    """``xs`` unchanged, each checked when it runs against its entry of ``dims`` (ints, names shared
+    across the inputs, ``None``): the op under ``tl.ensure_shape`` and ``tl.debugging.assert_shapes``,
+    and under gradients that hold only for some sizes unknown when traced."""
+    return _ensure(*xs, dims=dims, message=message)

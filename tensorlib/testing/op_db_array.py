@@ -340,6 +340,16 @@ def _repeat_draw(draw, dtype):
     return SampleInput((x, repeats), {"axis": axis})
 
 
+@st.composite
+def _check_ids_draw(draw, dtype):
+    params = draw(tensors(dtype, shapes(1, 3, 1, 4)))
+    axis = draw(st.integers(-params.ndim, params.ndim - 1))
+    ids = draw(st.lists(st.integers(0, params.shape[axis] - 1), max_size=5))
+    return SampleInput(
+        (np.array(ids, np.int64).reshape(-1, 1) if len(ids) % 2 else np.array(ids, np.int64), params, axis)
+    )
+
+
 EINSUM_FORMS = ("ii->i", "ii", "ii->", "iij->ij", "ij,jj->i", "iji->j", "...ii->...i", "bii,bi->b")
 
 
@@ -846,6 +856,26 @@ OPINFOS: list = [
                 match=r"repeat: repeats must be non-negative integers, one or one per element "
                 r"\(3\) along axis 0, got \[1, 2\]",
             ),
+        ),
+    ),
+    OpInfo(
+        "check_ids",
+        lambda ids, params, axis: tl.ops.shape.check_ids(ids, params, axis, "lookup"),
+        lambda ids, params, axis: ids.copy(),
+        _check_ids_draw,
+        op_types=("CheckIds",),
+        dtypes=FLOATS,
+        differentiable=False,
+        error_inputs=(
+            ErrorInput(
+                (np.array([0, -1]), np.ones((3, 2)), 0),
+                exc=IndexError,
+                match=r"lookup: id -1 is out of range \[0, 3\) \(params shape \(3, 2\) float64, ids shape \(2,\) int64\)",
+            ),
+            ErrorInput(
+                (np.array([2]), np.ones((3, 2)), 1), exc=IndexError, match=r"lookup: id 2 is out of range \[0, 2\)"
+            ),
+            ErrorInput((np.array([0.0]), np.ones(3), 0), exc=TypeError, match=r"indices must be integers, got float64"),
         ),
     ),
     OpInfo(

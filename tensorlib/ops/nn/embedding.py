@@ -7,7 +7,6 @@ import numpy as np
 
 from ...dispatch import as_tensor
 from ...tensor import Tensor
-from .. import math as math_ops
 from .. import shape as shape_ops
 from ._common import _op_type
 
@@ -42,9 +41,6 @@ def embedding_lookup(params, ids) -> Tensor:
         bad = values[(values < 0) | (values >= rows)]
         if bad.size:
             raise IndexError(f"embedding_lookup: id {int(bad[0])} is out of range [0, {rows}) {where}")
-    elif ids._value is None:
-        # Traced: a negative id becomes one past the end (the largest id when the table's length is unknown),
-        # which GatherV2's kernel rejects (IndexError) instead of counting it from the end.
-        past_end = rows if rows is not None else np.iinfo(ids.dtype).max
-        ids = math_ops.where(ids < 0, np.asarray(past_end, ids.dtype), ids)
+    elif ids._value is None:  # traced: checked when the graph runs (take would count -1 from the end)
+        ids = shape_ops.check_ids(ids, params, 0, "embedding_lookup")
     return shape_ops.take(params, ids, 0)

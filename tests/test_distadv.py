@@ -1,0 +1,282 @@
+"""tl.distributed attacked as an adversary: the same computations done eagerly in one piece (tensorlib,
+NumPy float64), block by block on dask's local scheduler and on a one-worker LocalCluster.
+
+What it attacks: functions shipped by reference whose module changed (stale traces), parameter dtypes
+against the single-process ``tl.value_and_grad``, data dtypes that eager tensorlib widens, dask arrays
+nested in arguments, ``from_npy`` paths and dtypes, complex parameters, losses that are sums.
+References: NumPy formulas in float64, eager ``tl.value_and_grad`` / eager calls of the function.
+"""
+
+import importlib
+import sys
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+import tensorlib as tl  # noqa: E402
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+TIMEOUT = 60
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        memory_limit="1GiB",
+        silence_logs=50,
+    )
+    with distributed.Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(1, timeout=TIMEOUT)
+        yield c
+    cluster.close(timeout=TIMEOUT)
+
+
+@pytest.fixture
+def sync_scheduler():
+    with dask.config.set(scheduler="sync"):
+        yield
+
+
+# ---------------------------------------------------------------- functions that live in a module
+USERMOD = """
+import tensorlib as tl
+SCALE = {scale}
+
+def helper(b):
+    return b * SCALE + {shift}
+
+def f(b):
+    return helper(b)
+
+def loss(p, x):
+    return tl.mean(helper(x * p))
+"""
+
+
+def write_module(tmp_path, name, scale, shift):
+    (tmp_path / f"{name}.py").write_text(USERMOD.format(scale=scale, shift=shift))
+
+
+@pytest.fixture
+def usermod(tmp_path, monkeypatch):
+    name = f"distadv_usermod_{abs(hash(str(tmp_path)))}"
+    write_module(tmp_path, name, 2.0, 0.0)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    yield module, (lambda scale, shift: write_module(tmp_path, name, scale, shift))
+    sys.modules.pop(name, None)
+
+
+def module_results(module, client=None):
+    x = da.from_array(np.arange(1.0, 5.0).reshape(4, 1), chunks=2)
+    y = tl.distributed.map_blocks(module.f, x, client=client)
+    y = y.compute() if client is None else client.compute(y).result(timeout=TIMEOUT)
+    loss, grad = tl.distributed.value_and_grad(module.loss, 1.0, x, client=client)
+    return y.ravel().tolist(), float(loss), float(grad)
+
+
+def eager_module_results(module):
+    x = np.arange(1.0, 5.0).reshape(4, 1)
+    loss, grad = tl.value_and_grad(module.loss)(1.0, tl.tensor(x))
+    return module.f(tl.tensor(x)).numpy().ravel().tolist(), float(loss), float(grad)
+
+
+def test_a_module_function_whose_module_changed_is_not_run_from_a_stale_trace(usermod, sync_scheduler):
+    # Functions importable by name were pickled by reference: the token (the bytes' hash) stayed the same
+    # when a global they read changed or their module was reloaded with new code, and the cached copy with
+    # its old graph ran: [2, 4, 6, 8] after SCALE = 5, and again after the reload with "+ 100".
+    module, rewrite = usermod
+    assert module_results(module) == eager_module_results(module) == ([2.0, 4.0, 6.0, 8.0], 5.0, 5.0)
+    module.SCALE = 5.0
+    assert module_results(module) == eager_module_results(module) == ([5.0, 10.0, 15.0, 20.0], 12.5, 12.5)
+    rewrite(3.0, 100.0)
+    importlib.reload(module)
+    assert module_results(module) == eager_module_results(module) == ([103.0, 106.0, 109.0, 112.0], 107.5, 7.5)
+
+
+def test_a_function_from_a_module_the_workers_cannot_import_runs_there(usermod, client):
+    # By reference, the worker had to import the module (not on its path: ModuleNotFoundError), and used
+    # its own copy of the module's globals, not the caller's.
+    module, _ = usermod
+    module.SCALE = 4.0
+    assert module_results(module, client) == eager_module_results(module) == ([4.0, 8.0, 12.0, 16.0], 10.0, 10.0)
+
+
+def test_a_module_function_with_a_global_that_cannot_be_pickled_still_runs(tmp_path, monkeypatch, sync_scheduler):
+    # Sent by value, its globals travel too; a lock cannot, so such a function goes by reference as before.
+    name = f"distadv_lockmod_{abs(hash(str(tmp_path)))}"
+    (tmp_path / f"{name}.py").write_text(
+        "import threading\nLOCK = threading.Lock()\n\ndef f(b):\n    with LOCK:\n        return b * 3.0\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    try:
+        y = tl.distributed.map_blocks(module.f, da.from_array(np.arange(4.0), chunks=3)).compute()
+    finally:
+        sys.modules.pop(name, None)
+    assert y.tolist() == [0.0, 3.0, 6.0, 9.0]
+
+
+# ---------------------------------------------------------------- value_and_grad against one process
+def test_python_number_parameters_have_the_dtypes_of_the_single_process_gradient(sync_scheduler):
+    # A Python float parameter became a float64 array (np.asarray) where tl.value_and_grad makes it a
+    # float32 tensor: on float32 data the loss came back float64 (eager float32), the gradient float64.
+    rng = np.random.default_rng(3)
+    for xdtype in (np.float32, np.float64):
+        xn = rng.standard_normal((13, 2)).astype(xdtype)
+        params = {"w": 2.0, "b": [0.5, -1.0]}
+
+        def loss_fn(p, x):
+            return tl.mean(tl.square(x * p["w"] + p["b"][0] - p["b"][1]))
+
+        loss, grads = tl.distributed.value_and_grad(loss_fn, params, da.from_array(xn, chunks=(4, 2)))
+        want_loss, want = tl.value_and_grad(loss_fn)(params, tl.tensor(xn))
+        assert loss.dtype == want_loss.dtype == xdtype
+        assert grads["w"].dtype == want["w"].dtype == grads["b"][0].dtype == np.float32
+        # NumPy in float64: L = mean((w x + c)^2) with c = 1.5; dL/dw = mean(2 (w x + c) x), dL/db0 = mean(2 (w x + c))
+        x64, r = xn.astype(np.float64), 2.0 * xn.astype(np.float64) + 1.5
+        rtol = 1e-5 if xdtype == np.float32 else 1e-12
+        np.testing.assert_allclose(float(loss), np.mean(r**2), rtol=rtol)
+        np.testing.assert_allclose(float(grads["w"]), np.mean(2 * r * x64), rtol=1e-5)
+        np.testing.assert_allclose(float(grads["b"][0]), np.mean(2 * r), rtol=1e-5)
+        np.testing.assert_allclose(float(grads["b"][1]), -np.mean(2 * r), rtol=1e-5)
+
+
+# ---------------------------------------------------------------- map_blocks against eager calls
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.uint16, np.uint32])
+def test_map_blocks_takes_the_integer_dtypes_that_eager_tensorlib_widens(dtype, sync_scheduler):
+    # tl.tensor widens uint8 images to int32 (uint32 to int64); map_blocks traced with the raw dtype:
+    # "TypeError: tensorlib: dtype uint8 is not supported" from a TensorSpec, for data eager takes.
+    a = np.arange(24).reshape(8, 3).astype(dtype)
+
+    def f(b):
+        return tl.cast(b, tl.float32) / 255.0 + tl.cast(b * 2, tl.float32)
+
+    y = tl.distributed.map_blocks(f, da.from_array(a, chunks=(3, 3)))
+    want = f(tl.tensor(a)).numpy()
+    assert y.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(y.compute(), want)
+    np.testing.assert_allclose(want, a.astype(np.float64) / 255.0 + 2.0 * a, rtol=1e-6)
+    loss, g = tl.distributed.value_and_grad(
+        lambda w, x, y: tl.mean((tl.cast(x, tl.float32) @ w - tl.cast(y, tl.float32)) ** 2),
+        np.ones(3, np.float32),
+        da.from_array(a, chunks=(3, 3)),
+        da.from_array(a[:, 0], chunks=5),
+    )
+    r = a.astype(np.float64).sum(1) - a[:, 0]
+    np.testing.assert_allclose(float(loss), np.mean(r**2), rtol=1e-6)
+    np.testing.assert_allclose(g.numpy(), (2 * r[:, None] * a).mean(0), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- from_npy
+def test_from_npy_reads_a_relative_path_after_the_working_directory_changed(tmp_path, monkeypatch):
+    # The path was kept as given: after a chdir (or on a worker started elsewhere) every block raised
+    # FileNotFoundError: 'x.npy'.
+    a = np.arange(30.0).reshape(10, 3)
+    np.save(tmp_path / "x.npy", a)
+    monkeypatch.chdir(tmp_path)
+    x = tl.distributed.from_npy("x.npy", 4)
+    monkeypatch.chdir(tmp_path.parent)
+    np.testing.assert_array_equal(x.compute(scheduler="sync"), a)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.zeros(4, dtype=[("a", "f8"), ("b", "i4")]),
+        np.array(["ab", "c", "d"]),
+        np.array(["2020-01-01", "2021-01-01"], dtype="datetime64[D]"),
+        np.arange(4, dtype=np.uint64),
+    ],
+    ids=["structured", "str", "datetime", "uint64"],
+)
+def test_from_npy_refuses_dtypes_tensorlib_cannot_hold(tmp_path, value):
+    # They gave a dask array that every tensorlib function refused later, far from the file.
+    np.save(tmp_path / "x.npy", value)
+    with pytest.raises(TypeError, match=r"from_npy: .*x.npy has dtype .*, which tensorlib cannot hold \(supported:"):
+        tl.distributed.from_npy(tmp_path / "x.npy", 2)
+
+
+def test_map_blocks_cuts_dask_arrays_nested_in_arguments_into_the_same_blocks(sync_scheduler):
+    # A dask array inside a dict or tuple argument was sent whole (its graph pickled with the function)
+    # and f got all its rows with every block: "Mul: shapes (4, 3) and (10, 3) are not broadcastable".
+    # The doc: the other dask arrays in args are cut into the same blocks along axis 0.
+    rng = np.random.default_rng(7)
+    a, b, c = rng.standard_normal((10, 3)), rng.standard_normal((10, 3)), rng.standard_normal((10,))
+    x = da.from_array(a, chunks=(4, 3))
+
+    def f(x, extra, scale):
+        return x * extra["b"] + tl.expand_dims(extra["c"][0], 1) * scale
+
+    y = tl.distributed.map_blocks(f, x, {"b": da.from_array(b, chunks=(3, 3)), "c": (da.from_array(c, chunks=5),)}, 2.0)
+    assert y.chunks == ((4, 4, 2), (3,))
+    np.testing.assert_allclose(y.compute(), a * b + c[:, None] * 2.0, rtol=1e-15)
+    with pytest.raises(TypeError, match=r"map_blocks: keyword argument 'extra' holds a dask array; pass the arrays"):
+        tl.distributed.map_blocks(lambda x, extra: x + extra["b"], x, extra={"b": x})
+
+
+def test_value_and_grad_takes_complex_parameters_as_tl_value_and_grad_does(sync_scheduler):
+    # "parameter leaf 0 has dtype complex128; gradients need float parameters", where the single-process
+    # tl.value_and_grad differentiates a real loss of complex parameters (dL/dRe - i dL/dIm, as JAX).
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((17, 3)) + 1j * rng.standard_normal((17, 3))
+    y = rng.standard_normal(17) + 1j * rng.standard_normal(17)
+    w = np.array([0.5 - 1j, 2.0 + 0.25j, -1.0 + 0j])
+
+    def loss_fn(p, x, y):
+        r = x @ p["w"] - y
+        return tl.mean(tl.real(r * tl.conj(r))) + p["s"] ** 2
+
+    params = {"w": w, "s": 0.5}
+    loss, g = tl.distributed.value_and_grad(
+        loss_fn, params, da.from_array(x, chunks=(5, 3)), da.from_array(y, chunks=(4,)), split_every=2
+    )
+    want_loss, want = tl.value_and_grad(loss_fn)(params, tl.tensor(x), tl.tensor(y))
+    assert loss.dtype == want_loss.dtype == np.float64 and g["w"].dtype == want["w"].dtype == np.complex128
+
+    def numpy_loss(w):
+        return np.mean(np.abs(x @ w - y) ** 2) + 0.25
+
+    np.testing.assert_allclose(float(loss), numpy_loss(w), rtol=1e-12)
+    eps, fd = 1e-6, np.zeros(3, complex)
+    for k in range(3):
+        e = np.eye(3)[k]
+        d_re = (numpy_loss(w + eps * e) - numpy_loss(w - eps * e)) / (2 * eps)
+        d_im = (numpy_loss(w + 1j * eps * e) - numpy_loss(w - 1j * eps * e)) / (2 * eps)
+        fd[k] = d_re - 1j * d_im
+    np.testing.assert_allclose(g["w"].numpy(), fd, rtol=1e-6)
+    np.testing.assert_allclose(g["w"].numpy(), want["w"].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(float(g["s"]), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("chunks", [(6, 0, 7, 1), (14,), (1,) * 14])
+def test_value_and_grad_of_a_sum_over_rows_with_reduction_sum(chunks, sync_scheduler):
+    # A loss_fn that sums over its rows was weighted as a mean: sum_b n_b * S_b / N, neither the sum nor
+    # the mean (2.86 where the sum is 15.77). reduction="sum" adds the blocks' losses and gradients.
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((14, 2))
+    w = np.array([0.5, -2.0])
+
+    def loss_fn(w, x):
+        return tl.sum(tl.tanh(x @ w) ** 2)
+
+    x = da.from_array(a, chunks=(chunks, 2))
+    loss, g = tl.distributed.value_and_grad(loss_fn, w, x, reduction="sum", split_every=2)
+    t = np.tanh(a @ w)
+    np.testing.assert_allclose(float(loss), np.sum(t**2), rtol=1e-13)
+    np.testing.assert_allclose(g.numpy(), (2 * t * (1 - t**2)) @ a, rtol=1e-13)
+    want_loss, want = tl.value_and_grad(loss_fn)(w, tl.tensor(a))
+    np.testing.assert_allclose(float(loss), float(want_loss), rtol=1e-13)
+    np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-13)
+    with pytest.raises(ValueError, match=r"value_and_grad: reduction must be 'mean' or 'sum', got 'max'"):
+        tl.distributed.value_and_grad(loss_fn, w, x, reduction="max")
