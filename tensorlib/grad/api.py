@@ -8,6 +8,9 @@ in the structure of the argument they belong to.
 from __future__ import annotations
 
 import functools
+import operator
+
+import numpy as np
 
 from .. import dispatch
 from .. import tree
@@ -84,13 +87,28 @@ def _no_constants(leaves, outs, what) -> None:
 
 
 def _argnums_tuple(argnums, nargs, what):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums) if isinstance(argnums, (tuple, list)) else None
-    if nums is None or any(not isinstance(n, int) or isinstance(n, bool) for n in nums):
-        raise TypeError(f"{what}: argnums must be an int or a tuple of ints, got {argnums!r:.60}")
+    """``argnums`` as a tuple of ints (NumPy integers too, as in JAX); each argument once."""
+    nums = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
+    try:
+        if any(isinstance(n, (bool, np.bool_)) for n in nums):
+            raise TypeError
+        nums = tuple(operator.index(n) for n in nums)
+    except TypeError:
+        raise TypeError(f"{what}: argnums must be an int or a tuple of ints, got {argnums!r:.60}") from None
     for n in nums:
         if not -nargs <= n < nargs:
             raise ValueError(f"{what}: argnums {argnums} out of range for {nargs} positional arguments")
+    # The same argument twice was differentiated once, its first gradient a silent zero (the argument
+    # was replaced by a fresh tensor for its second place); PyTorch's torch.func refuses it too.
+    positions = [n % nargs for n in nums]
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"{what}: argnums {argnums} names an argument twice; give each argument once")
     return nums
+
+
+def _one_argnum(argnums) -> bool:
+    """Whether ``argnums`` is one int (the gradient comes bare), not a tuple (a tuple of gradients)."""
+    return not isinstance(argnums, (tuple, list))
 
 
 def _split(flat, treedefs):
@@ -121,7 +139,7 @@ def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
             "(tl.real(out) or tl.abs(out) of a complex one) or use tl.vjp"
         )
     grads = _split(tape.gradient(out, sources, unconnected_gradients="zero"), treedefs)
-    g = grads[0] if isinstance(argnums, int) else tuple(grads)
+    g = grads[0] if _one_argnum(argnums) else tuple(grads)
     return out, g, aux
 
 
@@ -339,8 +357,6 @@ def jvp(f, primals, tangents, has_aux: bool = False):
 
 
 def _float_dtype(value):
-    import numpy as np
-
     dtype = value.dtype if isinstance(value, Tensor) else np.result_type(value)
     return dtype if dtype.kind == "f" else np.float64
 
@@ -372,7 +388,7 @@ def jacobian(f, argnums=0, has_aux: bool = False):
         per_output = []
         for o in outs:
             jacs = _split(tape.jacobian(o, sources, unconnected_gradients="zero"), treedefs)
-            per_output.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
+            per_output.append(jacs[0] if _one_argnum(argnums) else tuple(jacs))
         jac = tree.unflatten(out_def, per_output)
         return (jac, aux) if has_aux else jac
 
@@ -395,6 +411,7 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
     from ..ops import creation
     from ..ops import math as math_ops
     from ..ops import shape as shape_ops
+    from .custom import _global_random_state, _random_state_at
     from .vmap import vmap
 
     @functools.wraps(f)
@@ -408,6 +425,9 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
                 full[n] = part
             return _split_aux(f(*full, **kwargs), has_aux, "tl.jacfwd")[0]
 
+        # Every run of f draws what the first one drew (the Jacobian was of other dropout masks than the
+        # output, the aux and tl.jacobian's, which all come from one run).
+        start = _global_random_state()
         out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacfwd")
         leaves, outs, out_def = _outputs(out, "tl.jacfwd")
         _no_constants(leaves, outs, "tl.jacfwd")
@@ -422,11 +442,11 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
             basis = shape_ops.reshape(
                 creation.eye(size, dtype=source.dtype, backend=source.backend), (size, *source.shape)
             )
-            stacked = (
-                vmap(tangent_out, randomness="same")(basis)
-                if size
-                else [creation.zeros((0, *o.shape), o.dtype) for o in outs]
-            )
+            if size:
+                with _random_state_at(start):
+                    stacked = vmap(tangent_out, randomness="same")(basis)
+            else:
+                stacked = [creation.zeros((0, *o.shape), o.dtype) for o in outs]
             # (size, *out.shape) -> out.shape + source.shape
             columns.append(
                 [
@@ -439,7 +459,7 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
         per_output = []
         for i in range(len(outs)):
             jacs = _split([columns[k][i] for k in range(len(sources))], treedefs)
-            per_output.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
+            per_output.append(jacs[0] if _one_argnum(argnums) else tuple(jacs))
         jac = tree.unflatten(out_def, per_output)
         return (jac, aux) if has_aux else jac
 

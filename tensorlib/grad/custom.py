@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import inspect
 import threading
 
 import numpy as np
@@ -90,10 +91,21 @@ def _what(value) -> str:
     )
 
 
+class _Refused:
+    """What a grad_fn gives for an input whose gradient is an error only if some pass needs it."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        self.message = message
+
+
 def _custom_gradient_rule(node, *out_grads, index):
     if index >= node.attrs["n_inputs"] + node.attrs["n_variables"]:
         return None
     g = once_per_pass(node, out_grads, lambda: _call_grad_fn(node, out_grads))[index]
+    if g.__class__ is _Refused:
+        raise TypeError(g.message)
     if g is not None and not isinstance(g, Tensor):
         g = dispatch.to_tensor(g, node.inputs[index].backend, node.inputs[index].dtype)
     return g
@@ -261,6 +273,10 @@ class _CustomDerivative:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self._inside_rule = threading.local()
+        try:
+            self._signature = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._signature = None
 
     @contextlib.contextmanager
     def _rule_running(self):
@@ -273,14 +289,18 @@ class _CustomDerivative:
     def _name(self) -> str:
         return getattr(self.fun, "__qualname__", "the function")
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if not self._has_rule():
             raise TypeError(f"{self.kind}: {self._name()} has no rule; call {self._name()}.{self._define} first")
         if getattr(self._inside_rule, "active", False):
-            return self.fun(*args)
-        fixed = sorted({i % len(args) for i in self.nondiff_argnums}) if args else []
+            return self.fun(*args, **kwargs)
+        args = self._positional(args, kwargs)
+        fixed = self._fixed_positions(len(args))
         positions = [i for i in range(len(args)) if i not in fixed]
         constants = [args[i] for i in fixed]
+        # The tensors at nondiff_argnums are inputs of the op too, whose gradient is refused, not a silent
+        # zero: differentiated through them (``grad(lambda n: f(n, x))``), the result ignored them.
+        held = [leaf for c in constants for leaf in tree.leaves(c) if isinstance(leaf, Tensor)]
 
         def with_(differentiated):
             full = list(args)
@@ -289,7 +309,8 @@ class _CustomDerivative:
             return full
 
         @custom_gradient
-        def run(*differentiated):
+        def run(*inputs):
+            differentiated = inputs[: len(positions)]
             with self._rule_running():
                 outputs, residuals = self._forward(with_(differentiated))
             leaves, treedef = tree.flatten(outputs)
@@ -302,11 +323,50 @@ class _CustomDerivative:
                     )
                 filled = [zeros_like(o) if c is None else c for c, o in zip(cotangents, leaves)]
                 returned = self._cotangents(constants, differentiated, residuals, tree.unflatten(treedef, filled))
-                return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)]
+                refused = [_Refused(self._refusal(t, fixed, constants)) for t in held]
+                return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)] + refused
 
             return outputs, grad_fn
 
-        return run(*(args[i] for i in positions))
+        return run(*(args[i] for i in positions), *held)
+
+    def _positional(self, args, kwargs) -> tuple:
+        """The arguments as positional ones, defaults filled in (JAX's ``resolve_kwargs``): the rules take
+        them positionally, and ``nondiff_argnums`` may name an argument given by keyword or left to its default."""
+        signature = self._signature
+        if signature is None:  # no signature (a builtin): positional arguments only
+            if kwargs:
+                raise TypeError(f"{self.kind}: {self._name()} has no signature to place keyword arguments")
+            return args
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.kind}: the arguments do not fit {self._name()}{signature}: {e}") from None
+        bound.apply_defaults()
+        if bound.kwargs:
+            raise TypeError(
+                f"{self.kind}: {self._name()} takes keyword-only arguments {sorted(bound.kwargs)}, which its rules, "
+                "called positionally, cannot take; make them positional"
+            )
+        return bound.args
+
+    def _fixed_positions(self, nargs) -> list:
+        """The positions of ``nondiff_argnums`` among ``nargs`` arguments (negative ones from the end)."""
+        for i in self.nondiff_argnums:
+            if not -nargs <= i < nargs:
+                raise ValueError(
+                    f"{self.kind}: nondiff_argnums {self.nondiff_argnums} out of range for {self._name()} called "
+                    f"with {nargs} positional arguments"
+                )
+        return sorted({i % nargs for i in self.nondiff_argnums})
+
+    def _refusal(self, tensor, fixed, constants) -> str:
+        where = next(i for i, c in zip(fixed, constants) if any(leaf is tensor for leaf in tree.leaves(c)))
+        return (
+            f"{self.kind}: argument {where} of {self._name()} (shape {tuple(tensor.shape)} {tensor.dtype}) is at "
+            f"nondiff_argnums {self.nondiff_argnums}, but a gradient was asked for through it (JAX refuses "
+            "tensors there); make it a differentiated argument whose cotangent the rule gives"
+        )
 
 
 class custom_vjp(_CustomDerivative):

@@ -1,0 +1,181 @@
+"""The function transformations and custom derivatives, attacked as an adversary: argnums given twice or as
+NumPy integers, custom_vjp/custom_jvp arguments at nondiff_argnums that are differentiated anyway, keyword
+calls, rules returning the wrong shapes, random draws under jacfwd, Jacobians of batches.
+
+References: float64 central finite differences and NumPy formulas everywhere; JAX, PyTorch (torch.func) and
+TensorFlow only behind ``pytest.importorskip``.
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+X = np.array([0.5, -1.2, 2.0])
+
+
+def _fd_grad(f, x, eps=1e-6):
+    """Central differences of a scalar NumPy function ``f`` at ``x`` (float64)."""
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = eps
+        g.flat[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+# ---------------------------------------------------------------- argnums
+
+
+def test_argnums_naming_an_argument_twice_is_an_error_not_a_zero_gradient():
+    # grad(f, argnums=(0, 0)) gave (0, df/da): the second place replaced the argument the first had watched.
+    def f(a, b):
+        return tl.sum(a * b * b)
+
+    x, y = tl.tensor(X), tl.tensor(2.0 * X)
+    for argnums in ((0, 0), (1, -1), [0, 1, 0]):
+        for transform in (tl.grad, tl.value_and_grad, tl.jacobian, tl.jacfwd, tl.hessian):
+            with pytest.raises(ValueError, match=r"argnums .* names an argument twice"):
+                transform(f, argnums=argnums)(x, y)
+    got = tl.grad(f, argnums=(0, -1))(x, y)
+    np.testing.assert_allclose(got[0].numpy(), (2 * X) ** 2, rtol=1e-14)
+    np.testing.assert_allclose(got[1].numpy(), 2 * X * 2 * X, rtol=1e-14)
+
+
+def test_argnums_may_be_numpy_integers_as_in_jax():
+    def f(a, b):
+        return tl.sum(tl.sin(a) * b)
+
+    x, y = tl.tensor(X), tl.tensor(2.0 * X)
+    got = tl.grad(f, argnums=np.int64(1))(x, y)  # was a TypeError: argnums must be an int
+    np.testing.assert_allclose(got.numpy(), _fd_grad(lambda b: np.sum(np.sin(X) * b), 2 * X), rtol=1e-8)
+    both = tl.jacobian(f, argnums=(np.int32(0), 1))(x, y)
+    np.testing.assert_allclose(both[0].numpy(), np.cos(X) * 2 * X, rtol=1e-14)
+    with pytest.raises(TypeError, match=r"argnums must be an int or a tuple of ints, got True"):
+        tl.grad(f, argnums=True)(x, y)
+    with pytest.raises(TypeError, match=r"argnums must be an int or a tuple of ints"):
+        tl.grad(f, argnums=0.0)(x, y)
+
+
+# ---------------------------------------------------------------- custom_vjp / custom_jvp: nondiff_argnums
+
+
+def _power_vjp():
+    power = tl.custom_vjp(lambda n, a: a**n, nondiff_argnums=(0,))
+    power.defvjp(lambda n, a: (a**n, a), lambda n, a, ct: (ct * n * a ** (n - 1),))
+    return power
+
+
+def _power_jvp():
+    power = tl.custom_jvp(lambda n, a: a**n, nondiff_argnums=(0,))
+    power.defjvp(lambda n, primals, tangents: (power(n, primals[0]), tangents[0] * n * primals[0] ** (n - 1)))
+    return power
+
+
+@pytest.mark.parametrize("make", [_power_vjp, _power_jvp])
+def test_a_tensor_at_nondiff_argnums_differentiated_anyway_is_an_error_not_a_zero(make):
+    # d/dn sum(a**n) = sum(a**n log a) = 8 log 2 + ...; it was a silent 0 (the rule gives no cotangent for n).
+    power = make()
+    a, n = tl.tensor(np.array([0.5, 1.2, 2.0])), tl.tensor(3.0, dtype="float64")
+    with pytest.raises(
+        TypeError,
+        match=r"argument 0 of _power_[vj][jv]p\.<locals>.<lambda> \(shape \(\) float64\) is at nondiff_argnums",
+    ):
+        tl.grad(lambda m: tl.sum(power(m, a)))(n)
+    with pytest.raises(TypeError, match=r"is at nondiff_argnums \(0,\), but a gradient was asked for through it"):
+        tl.function(lambda m, a: tl.grad(lambda m: tl.sum(power(m, a)))(m))(n, a)
+    # Not differentiated through it: the rule's gradient, eager, traced, and from a tape watching both.
+    expected = 3 * a.numpy() ** 2
+    np.testing.assert_allclose(tl.grad(lambda x: tl.sum(power(n, x)))(a).numpy(), expected, rtol=1e-14)
+    traced = tl.function(lambda m, x: tl.grad(lambda x: tl.sum(power(m, x)))(x))
+    np.testing.assert_allclose(traced(n, a).numpy(), expected, rtol=1e-14)
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch([n, a])
+        y = tl.sum(power(n, a))
+    np.testing.assert_allclose(tape.gradient(y, a).numpy(), expected, rtol=1e-14)
+    with pytest.raises(TypeError, match=r"nondiff_argnums"):
+        tape.gradient(y, n)
+    hess = tl.hessian(lambda x: tl.sum(power(n, x)))(a).numpy()
+    np.testing.assert_allclose(hess, np.diag(6 * a.numpy()), rtol=1e-14)
+
+
+def test_nondiff_argnums_out_of_range_is_an_error_not_another_argument():
+    # nondiff_argnums=(1,) with one argument took argument 1 % 1 = 0 as the constant.
+    f = tl.custom_vjp(lambda a: a * 2.0, nondiff_argnums=(1,))
+    f.defvjp(lambda a: (a * 2.0, None), lambda r, g: (g * 2.0,))
+    with pytest.raises(
+        ValueError, match=r"custom_vjp: nondiff_argnums \(1,\) out of range for .*<lambda> called with 1"
+    ):
+        f(tl.tensor(X))
+
+
+def _with_limit(kind, nondiff):
+    """``f(x, limit=2.0)`` whose rule depends on ``limit``, at nondiff_argnums or not: custom_vjp is JAX's
+    clip_gradient (gradient 10 clipped to the limit), custom_jvp a linear rule scaling by it (``x * limit``)."""
+    if kind == "vjp":
+        f = tl.custom_vjp(lambda x, limit=2.0: x * 1.0, nondiff_argnums=(1,) if nondiff else ())
+        if nondiff:
+            f.defvjp(lambda x, limit: (x * 1.0, None), lambda limit, r, g: (tl.clip(g, -limit, limit),))
+        else:
+            f.defvjp(lambda x, limit: (x * 1.0, limit), lambda limit, g: (tl.clip(g, -limit, limit), None))
+        return f, lambda limit: min(10.0, limit)
+    f = tl.custom_jvp(lambda x, limit=2.0: x * limit, nondiff_argnums=(1,) if nondiff else ())
+    if nondiff:
+        f.defjvp(lambda limit, p, t: (p[0] * limit, t[0] * limit))
+    else:
+        f.defjvp(lambda p, t: (p[0] * p[1], t[0] * p[1]))
+    return f, lambda limit: 10.0 * limit
+
+
+@pytest.mark.parametrize("kind", ["vjp", "jvp"])
+@pytest.mark.parametrize("nondiff", [False, True])
+def test_custom_rules_take_keyword_arguments_and_defaults_as_jax_does(kind, nondiff):
+    # A keyword call was a TypeError (__call__ takes no keywords) and a default was never given to the rules.
+    f, expected = _with_limit(kind, nondiff)
+    x = tl.tensor(X)
+    for call, limit in [(lambda a: f(a), 2.0), (lambda a: f(a, limit=5.0), 5.0), (lambda a: f(x=a, limit=0.5), 0.5)]:
+        got = tl.grad(lambda a: tl.sum(10.0 * call(a)))(x)
+        np.testing.assert_allclose(got.numpy(), np.full(3, expected(limit)), rtol=1e-15)
+    np.testing.assert_allclose(f(x=x).numpy(), X * (2.0 if kind == "jvp" else 1.0), rtol=1e-15)
+    with pytest.raises(
+        TypeError, match=r"custom_(vjp|jvp): the arguments do not fit .*<lambda>\(x, limit=2.0\): .*'lim'"
+    ):
+        f(x, lim=3.0)
+
+
+def test_keyword_only_arguments_of_a_custom_vjp_function_are_a_clear_error():
+    def scaled(x, *, k):
+        return x * k
+
+    f = tl.custom_vjp(scaled)
+    f.defvjp(lambda x, k: (x * k, k), lambda k, g: (g * k,))
+    with pytest.raises(TypeError, match=r"custom_vjp: .*scaled takes keyword-only arguments \['k'\]"):
+        f(tl.tensor(X), k=2.0)
+
+
+# ---------------------------------------------------------------- random draws under the transformations
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_jacfwd_of_a_random_function_is_the_jacobian_at_the_draws_of_its_output(traced):
+    # jacfwd ran f once for the output and again for the tangents: its Jacobian was of other dropout masks
+    # than the output, the aux and tl.jacobian's (seed 0: diag [0, 0, 0, 0] for the mask [1, 1, 1, 0]).
+    x = tl.tensor(np.array([0.5, -1.2, 2.0, 0.3, 0.7, 1.1]))
+
+    def f(a):
+        return tl.nn.dropout(a * a, rate=0.5)
+
+    wrap = tl.function if traced else (lambda g: g)
+    for seed in range(3):
+        tl.random.seed(seed)
+        y, after_one = f(x).numpy(), f(x).numpy()
+        expected = np.diag(np.where(y != 0, 2 * x.numpy() * 2.0, 0.0))  # d/da dropout(a^2) = 2a / keep_prob
+        tl.random.seed(seed)
+        np.testing.assert_allclose(wrap(tl.jacfwd(f))(x).numpy(), expected, rtol=1e-15)
+        np.testing.assert_array_equal(f(x).numpy(), after_one)  # the generator moved on by one run of f
+        tl.random.seed(seed)
+        np.testing.assert_allclose(wrap(tl.jacobian(f))(x).numpy(), expected, rtol=1e-15)
+        tl.random.seed(seed)
+        jac, aux = tl.jacfwd(lambda a: (f(a), f(a) + 0.0), has_aux=True)(x)
+        np.testing.assert_allclose(jac.numpy(), expected, rtol=1e-15)
+        np.testing.assert_array_equal(aux.numpy(), after_one)
