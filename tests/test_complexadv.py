@@ -125,3 +125,41 @@ def test_arcsinh_of_complex_numbers_differentiates():
     assert complex(g) == pytest.approx(-1j / np.sqrt(3.0))
     big = tl.grad(lambda z: tl.real(tl.arcsinh(z)))(tl.tensor(np.array(1e200 + 1e200j)))
     assert complex(big) == pytest.approx(1 / (1e200 + 1e200j), rel=1e-12)  # no overflow of z * z
+
+
+# ---------------------------------------------------------------- linspace and logspace with complex bounds
+def test_linspace_and_logspace_of_complex_bounds_are_complex_as_numpy():
+    # Before: tl.linspace(1 + 2j, 1 - 1j, 3) gave float32 [1, 1, 1] (a ComplexWarning dropped the imaginary
+    # parts); NumPy gives [1+2j, 1+0.5j, 1-1j].  logspace(0, 1j, 3) gave [1, 1, 1].
+    cases = [
+        (tl.linspace, np.linspace, (1 + 2j, 1 - 1j, 3), {}),
+        (tl.linspace, np.linspace, (0, 2j, 5), {}),
+        (tl.logspace, np.logspace, (0, 1j, 3), {}),
+        (tl.logspace, np.logspace, (0, 2, 3), {"base": 1j}),
+        (tl.logspace, np.logspace, (1j, 2, 4), {"endpoint": False}),
+    ]
+    for ours, theirs, args, kwargs in cases:
+        got = ours(*args, **kwargs)
+        assert got.dtype == np.complex64  # a Python complex is weak: complex64, as a list of complex numbers
+        np.testing.assert_allclose(got.numpy(), theirs(*args, **kwargs), rtol=1e-6)
+        wide = ours(*args, dtype="complex128", **kwargs)
+        np.testing.assert_allclose(wide.numpy(), theirs(*args, **kwargs), rtol=1e-14)
+    bound = tl.tensor(np.array(1j))
+    assert tl.linspace(bound, 2, 3).dtype == np.complex128  # a complex tensor bound gives its dtype
+    assert tl.linspace(0, 1, 3).dtype == np.float32 and tl.logspace(0, 1, 3).dtype == np.float32
+
+
+def test_complex_linspace_bounds_are_inputs_and_a_real_dtype_refuses_them():
+    def values(a):
+        return tl.linspace(a, 2 + 1j, 4)
+
+    a = np.array(1j)
+    expected = _numeric_grad(lambda a: float(np.sum(np.abs(np.linspace(a, 2 + 1j, 4)) ** 2)), (a,), 0)
+    for run in (tl.grad, lambda f: tl.function(tl.grad(f))):
+        got = run(lambda a: tl.sum(tl.abs(values(a)) ** 2))(tl.tensor(a))
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-7)
+    np.testing.assert_allclose(tl.function(values)(tl.tensor(a)).numpy(), np.linspace(1j, 2 + 1j, 4))
+    with pytest.raises(TypeError, match=r"linspace: start and stop: complex128 data cannot become float32"):
+        tl.linspace(0, 1j, 3, dtype="float32")
+    with pytest.raises(TypeError, match=r"logspace: complex128 data cannot become float64"):
+        tl.logspace(0, 1j, 3, dtype="float64")

@@ -109,12 +109,12 @@ def broadcast_arrays(*args) -> tuple:
 
 # ------------------------------------------------------------------ ranges
 def _float_result(dtype, *values):
+    """The dtype asked for, else the first float or complex tensor's, else float32; complex if a value is."""
+    kinds = [(v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype).kind for v in values]
     if dtype is not None:
         return _dt.as_dtype(dtype)
-    for v in values:
-        if isinstance(v, Tensor) and v.dtype.kind in "fc":
-            return v.dtype
-    return _dt.default_float
+    result = next((v.dtype for v in values if isinstance(v, Tensor) and v.dtype.kind in "fc"), _dt.default_float)
+    return _dt.complex_dtype(result) if "c" in kinds else result
 
 
 def _ends(start, stop, num, endpoint, name):
@@ -147,9 +147,12 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     if as_int(axis, "logspace: axis") not in (0, -1):
         raise ValueError(f"logspace: axis {axis} is out of bounds for the 1-d result (scalar start and stop)")
     dtype = _float_result(dtype, start, stop, base)
-    exps = _steps(start, stop, num, endpoint, _dt.float64)
+    wide = _dt.complex128 if dtype.kind == "c" else _dt.float64
+    for v in (start, stop, base):  # NumPy drops their imaginary parts with a ComplexWarning
+        _dt.check_keeps_imaginary(v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype, dtype, "logspace")
+    exps = _steps(start, stop, num, endpoint, wide)
     if isinstance(base, Tensor):
-        base = math_ops.cast(base, _dt.float64)
+        base = math_ops.cast(base, wide)
     return math_ops.cast(math_ops.power(base, exps), dtype)
 
 
