@@ -163,3 +163,20 @@ def test_complex_linspace_bounds_are_inputs_and_a_real_dtype_refuses_them():
         tl.linspace(0, 1j, 3, dtype="float32")
     with pytest.raises(TypeError, match=r"logspace: complex128 data cannot become float64"):
         tl.logspace(0, 1j, 3, dtype="float64")
+
+
+# ---------------------------------------------------------------- set operations on complex numbers
+def test_isin_and_the_set_functions_of_complex_numbers_are_numpys():
+    # Before: tl.isin of complex tensors raised "searchsorted: complex numbers have no order" (NumPy answers:
+    # membership needs equality only), and so did in1d, intersect1d and setdiff1d.
+    a = np.array([[1 + 2j, 1 - 1j], [complex(np.nan, 1), 2j], [3, -0.0j]])
+    t = np.array([2j, 1 - 1j, complex(np.nan, 1), 3.0, 0j])
+    for invert in (False, True):
+        expected = np.isin(a, t, invert=invert)
+        np.testing.assert_array_equal(tl.isin(a, t, invert=invert).numpy(), expected)
+        traced = tl.function(lambda a, t: tl.isin(a, t, invert=invert))(tl.tensor(a), tl.tensor(t))
+        np.testing.assert_array_equal(traced.numpy(), expected)
+    np.testing.assert_array_equal(tl.isin(np.array([1.0, 2.0]), np.array([1 + 0j])).numpy(), [True, False])
+    np.testing.assert_array_equal(tl.in1d(a, t).numpy(), np.isin(a.ravel(), t))
+    np.testing.assert_array_equal(tl.intersect1d(a, t).numpy(), np.intersect1d(a, t))
+    np.testing.assert_array_equal(tl.setdiff1d(t, a).numpy(), np.setdiff1d(t, a))

@@ -1016,12 +1016,14 @@ def compress(condition, a, axis: int | None = None) -> Tensor:
 # ------------------------------------------------------------------ sets and orderings
 def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *, kind=None) -> Tensor:
     """``numpy.isin``: whether each element of ``element`` is in ``test_elements`` (a bool tensor of
-    ``element``'s shape; not differentiable; traceable: a sort and a binary search).
+    ``element``'s shape; not differentiable; traceable: a sort and a binary search, or for complex numbers,
+    which have no order, a comparison of every pair).
 
     >>> import tensorlib as tl
     >>> tl.isin(tl.tensor([[1, 2], [3, 4]]), [2, 4, 6]).numpy().tolist()
     [[False, True], [False, True]]
     """
+    from . import reduce as reduce_ops
     from . import search
     from .array import ravel, sort
 
@@ -1032,6 +1034,8 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
     e, t = (math_ops.cast(v, dtype) if v.dtype != dtype else v for v in (e, t))
     if t.shape[0] == 0:
         found = math_ops.zeros_like(e, dtype=_dt.bool_)
+    elif dtype.kind == "c":  # no order to search by (searchsorted refused them): compare every pair
+        found = reduce_ops.any(math_ops.equal(shape_ops.expand_dims(e, -1), t), axis=-1)
     else:
         s = sort(t)
         s = shape_ops.concat([s, s[-1:]], axis=0)  # a position past the end reads the last value again
