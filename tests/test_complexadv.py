@@ -180,3 +180,24 @@ def test_isin_and_the_set_functions_of_complex_numbers_are_numpys():
     np.testing.assert_array_equal(tl.in1d(a, t).numpy(), np.isin(a.ravel(), t))
     np.testing.assert_array_equal(tl.intersect1d(a, t).numpy(), np.intersect1d(a, t))
     np.testing.assert_array_equal(tl.setdiff1d(t, a).numpy(), np.setdiff1d(t, a))
+
+
+# ---------------------------------------------------------------- complex values written into real tensors
+def test_insert_and_pad_refuse_complex_values_for_a_real_tensor_without_a_warning(recwarn):
+    # Before: tl.insert([1.0, 2.0, 3.0], 1, 5j) inserted 0.0 silently (NumPy: 0.0 with a ComplexWarning;
+    # docs/complex.md: making real data of complex data is a TypeError), and pad's refusal of 1j first
+    # warned ComplexWarning, as did padding a real tensor with 1 + 0j.
+    x = tl.tensor(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(TypeError, match=r"insert: values for arr of shape \(3,\): complex64 data cannot become"):
+        tl.insert(x, 1, 5j)
+    with pytest.raises(TypeError, match=r"insert: .*complex128 data cannot become float64"):
+        tl.insert(x, [0, 2], np.array([1j, 2.0]))
+    with pytest.raises(TypeError, match=r"pad: constant_values 1j cannot be held exactly by x's dtype float64"):
+        tl.pad(x, 1, constant_values=1j)
+    np.testing.assert_array_equal(
+        tl.pad(x, 1, constant_values=2 + 0j).numpy(), np.pad([1.0, 2.0, 3.0], 1, constant_values=2)
+    )
+    z = x.astype("complex128")
+    np.testing.assert_array_equal(tl.insert(z, 1, 5j).numpy(), np.insert(z.numpy(), 1, 5j))
+    np.testing.assert_array_equal(tl.pad(z, 1, constant_values=1j).numpy(), np.pad(z.numpy(), 1, constant_values=1j))
+    assert not [w for w in recwarn if issubclass(w.category, np.exceptions.ComplexWarning)]

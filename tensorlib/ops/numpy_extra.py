@@ -543,7 +543,8 @@ def delete(arr, obj, axis=None) -> Tensor:
 
 def insert(arr, obj, values, axis=None) -> Tensor:
     """``numpy.insert``: ``values`` inserted before the index (or indices) ``obj`` along ``axis`` (the flattened
-    array when None), cast to ``arr``'s dtype as NumPy does; gradients reach ``arr`` and ``values``.
+    array when None), cast to ``arr``'s dtype as NumPy does (complex values of a real ``arr`` are a TypeError,
+    as ``tl.tensor``'s); gradients reach ``arr`` and ``values``.
 
     >>> import tensorlib as tl
     >>> tl.insert(tl.tensor([1, 2, 3]), 1, [7, 8]).numpy().tolist()
@@ -563,6 +564,8 @@ def insert(arr, obj, values, axis=None) -> Tensor:
         raise IndexError(f"insert: index {idx.ravel().tolist()[:8]} is out of bounds for axis {ax} with size {size}")
     idx = np.where(idx < 0, idx + size, idx)
     v = as_tensor(values)
+    # NumPy casts them with only a ComplexWarning: tl.insert([1.0, 2.0], 1, 5j) inserted 0.0.
+    _dt.check_keeps_imaginary(v.dtype, a.dtype, f"insert: values for arr of shape {a.shape}")
     v = math_ops.cast(v, a.dtype) if v.dtype != a.dtype else v
     if idx.size == 1:
         # NumPy: values get at least arr's rank (leading axes); for a scalar obj their first axis then moves to
