@@ -280,3 +280,17 @@ def test_value_and_grad_of_a_sum_over_rows_with_reduction_sum(chunks, sync_sched
     np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-13)
     with pytest.raises(ValueError, match=r"value_and_grad: reduction must be 'mean' or 'sum', got 'max'"):
         tl.distributed.value_and_grad(loss_fn, w, x, reduction="max")
+
+
+@pytest.mark.parametrize("split_every", [2, np.int64(3), np.int32(100)])
+def test_value_and_grad_takes_numpy_integers_for_split_every(split_every, sync_scheduler):
+    # np.int64(3) was refused: "split_every must be an int >= 2 ..., got np.int64(3)".
+    a = np.arange(20.0).reshape(10, 2)
+    loss, g = tl.distributed.value_and_grad(
+        lambda w, x: tl.mean(x @ w), np.ones(2), da.from_array(a, chunks=(1, 2)), split_every=split_every
+    )
+    assert float(loss) == a.sum(1).mean() and g.numpy().tolist() == a.mean(0).tolist()
+    with pytest.raises(ValueError, match=r"split_every must be an int >= 2 \(the fan-in of the sum's tree\), got"):
+        tl.distributed.value_and_grad(
+            lambda w, x: tl.mean(x @ w), np.ones(2), da.from_array(a, chunks=2), split_every=np.bool_(True)
+        )
