@@ -179,3 +179,60 @@ def test_jacfwd_of_a_random_function_is_the_jacobian_at_the_draws_of_its_output(
         jac, aux = tl.jacfwd(lambda a: (f(a), f(a) + 0.0), has_aux=True)(x)
         np.testing.assert_allclose(jac.numpy(), expected, rtol=1e-15)
         np.testing.assert_array_equal(aux.numpy(), after_one)
+
+
+# ---------------------------------------------------------------- custom rules that return the wrong things
+
+
+def _double_vjp(fwd, bwd):
+    f = tl.custom_vjp(lambda a: a * 2.0)
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def test_custom_vjp_fwd_that_returns_no_pair_is_an_error_naming_fwd():
+    # A fwd returning only its output, a Tensor of length 2, was unpacked into (output, residuals): the
+    # "output" was its first element, a scalar, silently (a longer one: "too many values to unpack").
+    f = _double_vjp(lambda a: a * 2.0, lambda r, g: (g * 2.0,))
+    for x in (np.array([1.0, 3.0]), X):
+        with pytest.raises(
+            TypeError, match=r"custom_vjp: fwd of .*<lambda> must return a pair \(outputs, residuals\), "
+        ):
+            tl.grad(lambda a: tl.sum(f(a)))(tl.tensor(x))
+
+
+@pytest.mark.parametrize(
+    "bad, problem",
+    [
+        (lambda g: tl.sum(g), r"got shape \(\), expected \(3,\)"),
+        (lambda g: tl.ones((2, 3), dtype="float64"), r"got shape \(2, 3\), expected \(3,\)"),
+        (lambda g: tl.tensor([1, 2, 3]), r"got dtype int64, expected a float dtype \(float64\)"),
+    ],
+)
+def test_custom_vjp_bwd_of_the_wrong_shape_or_dtype_names_bwd_not_tensorlib(bad, problem):
+    # The error named tensorlib/grad/custom.py (the wrapper's grad_fn) as the rule, not the user's bwd.
+    def bwd(r, g):
+        return (bad(g),)
+
+    f = _double_vjp(lambda a: (a * 2.0, None), bwd)
+    line = bwd.__code__.co_firstlineno
+    with pytest.raises(TypeError, match=problem + rf"; rule defined at .*test_transformadv.py:{line}$"):
+        tl.grad(lambda a: tl.sum(f(a)))(tl.tensor(X))
+
+
+def test_custom_jvp_rule_tangent_of_the_wrong_shape_or_structure_names_the_rule():
+    # It was "vjp_fn: cotangent shape (3,) does not match output shape ()", from the transposition inside.
+    f = tl.custom_jvp(lambda a: tl.sin(a))
+    f.defjvp(lambda p, t: (tl.sin(p[0]), tl.sum(t[0])))
+    line = f.jvp.__code__.co_firstlineno
+    message = rf"custom_jvp: the rule of .*<lambda> returned an output tangent of shape \(\) for output 0 of shape \(3,\); rule defined at .*test_transformadv.py:{line}"
+    with pytest.raises(ValueError, match=message):
+        tl.grad(lambda a: tl.sum(f(a)))(tl.tensor(X))
+    with pytest.raises(ValueError, match=message):
+        tl.jvp(f, (tl.tensor(X),), (tl.tensor(np.ones(3)),))
+    g = tl.custom_jvp(lambda a: (tl.sin(a), tl.cos(a)))
+    g.defjvp(lambda p, t: ((tl.sin(p[0]), tl.cos(p[0])), t[0] * tl.cos(p[0])))
+    with pytest.raises(
+        ValueError, match=r"custom_jvp: the rule of .*<lambda> returned output tangents of structure \*"
+    ):
+        tl.grad(lambda a: tl.sum(g(a)[0]))(tl.tensor(X))

@@ -326,6 +326,7 @@ class _CustomDerivative:
                 refused = [_Refused(self._refusal(t, fixed, constants)) for t in held]
                 return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)] + refused
 
+            grad_fn.__wrapped__ = self._user_rule()  # errors about the gradients name the user's rule's file:line
             return outputs, grad_fn
 
         return run(*(args[i] for i in positions), *held)
@@ -403,8 +404,17 @@ class custom_vjp(_CustomDerivative):
     def _has_rule(self) -> bool:
         return self.fwd is not None
 
+    def _user_rule(self):
+        return self.bwd
+
     def _forward(self, args):
-        return self.fwd(*args)
+        returned = self.fwd(*args)
+        if not (isinstance(returned, (tuple, list)) and len(returned) == 2):
+            raise TypeError(
+                f"custom_vjp: fwd of {self._name()} must return a pair (outputs, residuals), got {_what(returned)}; "
+                f"fwd defined at {rule_site(self.fwd)}"
+            )
+        return returned
 
     def _cotangents(self, constants, differentiated, residuals, g) -> list:
         returned = self.bwd(*constants, residuals, g)
@@ -448,6 +458,9 @@ class custom_jvp(_CustomDerivative):
     def _has_rule(self) -> bool:
         return self.jvp is not None
 
+    def _user_rule(self):
+        return self.jvp
+
     def _forward(self, args):
         return self.fun(*args), None
 
@@ -468,12 +481,29 @@ class custom_jvp(_CustomDerivative):
                     f"custom_jvp: the rule of {self._name()} must return (outputs, output_tangents), got "
                     f"{_what(returned)}; rule defined at {rule_site(self.jvp)}"
                 )
-            return returned[1]
+            return self._checked_tangents(*returned)
 
         zeros = [tree.map(zeros_like, differentiated[i]) for i in wanted]
         _, transposed = vjp(tangents_out, *zeros)  # the rule is linear in the tangents: its vjp is the transpose
         cotangents = iter(transposed(g))
         return [None if i not in wanted else next(cotangents) for i in range(len(differentiated))]
+
+    def _checked_tangents(self, outputs, tangents):
+        """The rule's output tangents, of its outputs' structure and shapes (else its transpose failed in
+        vjp_fn, naming neither the function nor the rule)."""
+        out_leaves, out_def = tree.flatten(outputs)
+        leaves, got = tree.flatten_as(out_def, tangents)
+        problem = None if leaves is not None else f"output tangents of structure {got!r} for outputs {out_def!r}"
+        for k, (t, o) in enumerate(zip(leaves or (), out_leaves)):
+            shape, want = tuple(getattr(t, "shape", ())), tuple(getattr(o, "shape", ()))
+            if shape != want:
+                problem = f"an output tangent of shape {shape} for output {k} of shape {want}"
+                break
+        if problem is not None:
+            raise ValueError(
+                f"custom_jvp: the rule of {self._name()} returned {problem}; rule defined at {rule_site(self.jvp)}"
+            )
+        return tangents
 
 
 def _holds_no_tensor(value) -> bool:
