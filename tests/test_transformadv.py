@@ -236,3 +236,89 @@ def test_custom_jvp_rule_tangent_of_the_wrong_shape_or_structure_names_the_rule(
         ValueError, match=r"custom_jvp: the rule of .*<lambda> returned output tangents of structure \*"
     ):
         tl.grad(lambda a: tl.sum(g(a)[0]))(tl.tensor(X))
+
+
+# ---------------------------------------------------------------- closures over differentiated tensors
+
+
+def _remat_closure(a):
+    b = tl.sin(a)  # f = sum(a * sin(a)): d/da = sin(a) + a cos(a), half of it through the closure
+    return tl.sum(tl.remat(lambda u: u * b)(a))
+
+
+def _remat_closure_grad(x):
+    return np.sin(x) + x * np.cos(x)
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["eager", "traced grad", "grad of traced", "vmap of grad", "tape, closure only"],
+)
+def test_remat_gives_the_gradient_through_the_tensors_it_closes_over(how):
+    # remat(lambda u: u * b)(a) with b = sin(a) lost the path through b: the gradient was sin(a), not
+    # sin(a) + a cos(a); remat(lambda: sin(a))() gave 0 (JAX's checkpoint gives both).
+    x = tl.tensor(X)
+    expected = _remat_closure_grad(X)
+    np.testing.assert_allclose(_fd_grad(lambda v: np.sum(v * np.sin(v)), X), expected, rtol=1e-8)
+    if how == "eager":
+        got = tl.grad(_remat_closure)(x)
+    elif how == "traced grad":
+        got = tl.function(tl.grad(_remat_closure))(x)
+    elif how == "grad of traced":
+        got = tl.grad(tl.function(_remat_closure))(x)
+    elif how == "vmap of grad":
+        got = tl.vmap(tl.grad(lambda a: tl.remat(lambda u: u * tl.sin(a))(a)))(x)
+    else:
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            y = tl.sum(tl.remat(lambda: tl.sin(x) * 2.0)())
+        got, expected = tape.gradient(y, x), 2.0 * np.cos(X)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+
+
+def test_remat_closure_to_second_order_and_forward_mode():
+    x = tl.tensor(X)
+    # d2/da2 sum(a sin a) = 2 cos a - a sin a
+    np.testing.assert_allclose(
+        tl.hessian(_remat_closure)(x).numpy(), np.diag(2 * np.cos(X) - X * np.sin(X)), rtol=1e-12, atol=1e-15
+    )
+    _, tangent = tl.jvp(_remat_closure, (x,), (tl.tensor(np.ones(3)),))
+    np.testing.assert_allclose(float(tangent), _remat_closure_grad(X).sum(), rtol=1e-12)
+
+
+def _closing_custom_functions(b):
+    """A custom_gradient, custom_vjp and custom_jvp function of ``u``, each closing over ``b``."""
+
+    @tl.custom_gradient
+    def by_custom_gradient(u):
+        return u * b, lambda g: g * b
+
+    by_vjp = tl.custom_vjp(lambda u: u * b)
+    by_vjp.defvjp(lambda u: (u * b, None), lambda r, g: (g * b,))
+    by_jvp = tl.custom_jvp(lambda u: u * b)
+    by_jvp.defjvp(lambda p, t: (p[0] * b, t[0] * b))
+    return {"custom_gradient": by_custom_gradient, "custom_vjp": by_vjp, "custom_jvp": by_jvp}
+
+
+@pytest.mark.parametrize("kind", ["custom_gradient", "custom_vjp", "custom_jvp"])
+def test_a_custom_rule_closing_over_a_differentiated_tensor_is_an_error_not_a_lost_gradient(kind):
+    # The path through the closed-over b was dropped: grad of sum(f(a)) with f(u) = u * sin(a) gave sin(a),
+    # not sin(a) + a cos(a) (JAX raises for such closures in custom_vjp/custom_jvp).
+    def loss(a):
+        return tl.sum(_closing_custom_functions(tl.sin(a))[kind](a))
+
+    x = tl.tensor(X)
+    message = rf"{kind}: .*(<lambda>|by_custom_gradient) closes over a tensor \(shape \(3,\) float64\)"
+    for transform in (tl.grad, lambda f: tl.function(tl.grad(f)), lambda f: tl.grad(tl.function(f))):
+        with pytest.raises(TypeError, match=message):
+            transform(loss)(x)
+    # A closure nobody differentiates is fine: the rule's gradient for the argument.
+    b = tl.tensor(np.array([2.0, 3.0, 4.0]))
+    got = tl.grad(lambda a: tl.sum(_closing_custom_functions(b)[kind](a)))(x)
+    np.testing.assert_array_equal(got.numpy(), [2.0, 3.0, 4.0])
+    with tl.GradientTape(persistent=True) as tape:  # the closure watched, but only the argument asked for
+        tape.watch([x, b])
+        y = tl.sum(_closing_custom_functions(b * 1.0)[kind](x))
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 3.0, 4.0])
+    with pytest.raises(TypeError, match=r"closes over a tensor"):
+        tape.gradient(y, b)
