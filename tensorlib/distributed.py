@@ -191,6 +191,8 @@ class _Shipped:
             token = hashlib.sha1(self.data).hexdigest()
         self.token = token
         self._function = None
+        # Which arguments are containers with slots inside (the others are passed as they are, unflattened).
+        self._nested_slots = [a is not _SLOT and any(b is _SLOT for b in tree.leaves(a)) for a in self.args]
 
     def __reduce__(self):
         # A worker's copy keeps no pickled bytes (its weights would be held twice); it pickles again
@@ -206,8 +208,13 @@ class _Shipped:
         return self._function
 
     def arguments(self, dynamic) -> tuple:
+        """The arguments with the ``_SLOT`` leaves (also inside nested arguments) filled from ``dynamic``."""
         dynamic = iter(dynamic)
-        return tuple(next(dynamic) if a is _SLOT else a for a in self.args)
+
+        def fill(a):
+            return next(dynamic) if a is _SLOT else a
+
+        return tuple(tree.map(fill, a) if nested else fill(a) for a, nested in zip(self.args, self._nested_slots))
 
     def __call__(self, *dynamic):
         with _run_lock:
@@ -323,7 +330,8 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     ``f`` is a ``tl.function`` or any function of tensorlib ops; it must map a
     block of ``rows`` rows to ``rows`` rows of output (an empty block gives
     an empty output without running ``f``).  Other dask arrays in
-    ``args`` are cut into the same blocks along axis 0; all other arguments
+    ``args`` (also inside lists, tuples and dicts there) are cut into
+    the same blocks along axis 0; all other arguments
     (weights, Tensors, NumPy arrays, Python values) and the arrays ``f``
     closes over (their values at this call) are sent once to each worker
     with the function and fed to its graph by reference at every block.
@@ -348,14 +356,15 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     if x.ndim == 0:
         raise ValueError(f"{what}: x must have a batch axis, got a 0-d array")
     for name, value in kwargs.items():
-        if isinstance(value, da.Array):
+        if any(isinstance(leaf, da.Array) for leaf in tree.leaves(value)):
             raise TypeError(
-                f"{what}: keyword argument {name!r} is a dask array; pass the arrays to cut into "
-                "blocks positionally (keyword arguments are sent whole to every worker)"
+                f"{what}: keyword argument {name!r} {'is' if isinstance(value, da.Array) else 'holds'} a dask "
+                "array; pass the arrays to cut into blocks positionally (keyword arguments are sent whole "
+                "to every worker)"
             )
     rows = x.chunks[0]
-    blocked = [x] + [a for a in args if isinstance(a, da.Array)]
-    template = [_SLOT] + [_SLOT if isinstance(a, da.Array) else a for a in args]
+    blocked = [x] + [leaf for leaf in tree.leaves(args) if isinstance(leaf, da.Array)]
+    template = [_SLOT] + [tree.map(lambda a: _SLOT if isinstance(a, da.Array) else a, arg) for arg in args]
     shipped = _shipped(f, template, kwargs, what)
     blocked = _aligned(blocked, rows, what)
 
@@ -414,29 +423,39 @@ def _block_value_and_grad(loss_fn, treedef):
     return block_value_and_grad
 
 
-def _weighted_partial(shipped, params, *blocks, dtype):
-    """One row: the block's loss and flattened gradients, each times the block's number of rows."""
+def _weighted_partial(shipped, params, *blocks, dtype, weighted):
+    """One row: the block's loss and flattened gradients, each times the block's number of rows when
+    ``weighted`` (a mean loss)."""
     rows = blocks[0].shape[0]
     if rows == 0:  # the mean loss of no rows is NaN; a block without rows adds nothing
         return np.zeros((1, 1 + sum(np.size(p) for p in params)), dtype)
     value, grads = shipped(params, *blocks)
     parts = [np.asarray(value.numpy(), dtype).reshape(1)] + [np.asarray(g.numpy(), dtype).ravel() for g in grads]
     row = np.concatenate(parts)
-    row *= rows
+    if weighted:
+        row *= rows
     return row[None, :]
 
 
-def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: int | None = None):
-    """The mean loss over all rows of ``data`` and its gradient with respect to ``params``, computed block by
-    block on the workers and summed with dask's tree reduction.
+def value_and_grad(
+    loss_fn: Callable, params, *data, client=None, split_every: int | None = None, reduction: str = "mean"
+):
+    """The mean (or sum) loss over all rows of ``data`` and its gradient with respect to ``params``, computed
+    block by block on the workers and summed with dask's tree reduction.
 
     ``loss_fn(params, *batch)`` returns the mean loss over its batch (a
-    scalar Tensor); ``params`` is a Tensor/array or a nested list, tuple or
-    dict of them; each of ``data`` is a dask array whose axis 0 runs over the
+    scalar Tensor), or with ``reduction="sum"`` the sum over its batch;
+    the loss must be such a mean (or sum) of per-row terms: for any other
+    (a max over rows, batch statistics) the result is the rows-weighted mean
+    (or the sum) of the blocks' losses, not the loss of all rows at once.
+    ``params`` is a float or complex Tensor/array, or a
+    nested list, tuple or dict of them (Python floats become float32, as in
+    ``tl.value_and_grad``); each of ``data`` is a dask array whose axis 0 runs over the
     examples (chunked along it, the chunks of ``data[0]`` rule).  Each worker
-    computes ``rows * value_and_grad`` for its blocks; dask sums those
+    computes ``rows * value_and_grad`` for its blocks (``value_and_grad``
+    with ``reduction="sum"``); dask sums those
     partial results in a tree of fan-in ``split_every`` (dask's default 4),
-    and the client divides by the total rows, so the result equals the
+    and the client divides by the total rows (for a mean), so the result equals the
     single-machine gradient up to float rounding.  The parameters go to each
     worker once per call; the loss function once per worker and cluster.
 
@@ -462,6 +481,8 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
         isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2
     ):
         raise ValueError(f"{what}: split_every must be an int >= 2 (the fan-in of the sum's tree), got {split_every!r}")
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"{what}: reduction must be 'mean' or 'sum', got {reduction!r}")
     if not callable(loss_fn):
         raise TypeError(f"{what}: expected a function, got {type(loss_fn).__name__}")
     loss_fn = getattr(loss_fn, "python_function", loss_fn)  # a tl.function: each worker traces its own
@@ -475,11 +496,13 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     # Converted as tl.value_and_grad converts its arguments: a Python float is a float32 parameter.
     values = [(v if isinstance(v, Tensor) else tensor(v)).numpy() for v in leaves]
     for i, v in enumerate(values):
-        if v.dtype.kind != "f":
-            raise TypeError(f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters")
+        if v.dtype.kind not in "fc":
+            raise TypeError(
+                f"{what}: parameter leaf {i} has dtype {v.dtype}; gradients need float parameters (or complex)"
+            )
     rows = data[0].chunks[0]
     blocked = _aligned(data, rows, what)
-    if sum(rows) == 0:
+    if sum(rows) == 0 and reduction == "mean":
         raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
     shipped = _shipped(_block_value_and_grad(loss_fn, treedef), [_SLOT] * (1 + len(blocked)), {}, what)
     client = _default_client(client)
@@ -491,7 +514,7 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
     pairs, _ = _indexed(blocked, first_letter=1)
     size = 1 + sum(v.size for v in values)
     partial_sums = da.blockwise(
-        functools.partial(_weighted_partial, dtype=dtype),
+        functools.partial(_weighted_partial, dtype=dtype, weighted=reduction == "mean"),
         "ij",
         _reference(shipped, client),
         None,
@@ -516,12 +539,14 @@ def value_and_grad(loss_fn: Callable, params, *data, client=None, split_every: i
             # without this the cluster would keep every partial sum and the parameters of a failed call.
             future.release()
             params_ref.release()
-    total = total / sum(rows)
+    if reduction == "mean":
+        total = total / sum(rows)
     grads, start = [], 1
     for v in values:
         grads.append(tensor(total[start : start + v.size].reshape(v.shape).astype(v.dtype)))
         start += v.size
-    return tensor(total[0].astype(loss_dtype)), tree.unflatten(treedef, grads)
+    # The loss is real; its row is complex only when a parameter is.
+    return tensor(total[0].real.astype(loss_dtype)), tree.unflatten(treedef, grads)
 
 
 def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:

@@ -205,3 +205,78 @@ def test_from_npy_refuses_dtypes_tensorlib_cannot_hold(tmp_path, value):
     np.save(tmp_path / "x.npy", value)
     with pytest.raises(TypeError, match=r"from_npy: .*x.npy has dtype .*, which tensorlib cannot hold \(supported:"):
         tl.distributed.from_npy(tmp_path / "x.npy", 2)
+
+
+def test_map_blocks_cuts_dask_arrays_nested_in_arguments_into_the_same_blocks(sync_scheduler):
+    # A dask array inside a dict or tuple argument was sent whole (its graph pickled with the function)
+    # and f got all its rows with every block: "Mul: shapes (4, 3) and (10, 3) are not broadcastable".
+    # The doc: the other dask arrays in args are cut into the same blocks along axis 0.
+    rng = np.random.default_rng(7)
+    a, b, c = rng.standard_normal((10, 3)), rng.standard_normal((10, 3)), rng.standard_normal((10,))
+    x = da.from_array(a, chunks=(4, 3))
+
+    def f(x, extra, scale):
+        return x * extra["b"] + tl.expand_dims(extra["c"][0], 1) * scale
+
+    y = tl.distributed.map_blocks(f, x, {"b": da.from_array(b, chunks=(3, 3)), "c": (da.from_array(c, chunks=5),)}, 2.0)
+    assert y.chunks == ((4, 4, 2), (3,))
+    np.testing.assert_allclose(y.compute(), a * b + c[:, None] * 2.0, rtol=1e-15)
+    with pytest.raises(TypeError, match=r"map_blocks: keyword argument 'extra' holds a dask array; pass the arrays"):
+        tl.distributed.map_blocks(lambda x, extra: x + extra["b"], x, extra={"b": x})
+
+
+def test_value_and_grad_takes_complex_parameters_as_tl_value_and_grad_does(sync_scheduler):
+    # "parameter leaf 0 has dtype complex128; gradients need float parameters", where the single-process
+    # tl.value_and_grad differentiates a real loss of complex parameters (dL/dRe - i dL/dIm, as JAX).
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((17, 3)) + 1j * rng.standard_normal((17, 3))
+    y = rng.standard_normal(17) + 1j * rng.standard_normal(17)
+    w = np.array([0.5 - 1j, 2.0 + 0.25j, -1.0 + 0j])
+
+    def loss_fn(p, x, y):
+        r = x @ p["w"] - y
+        return tl.mean(tl.real(r * tl.conj(r))) + p["s"] ** 2
+
+    params = {"w": w, "s": 0.5}
+    loss, g = tl.distributed.value_and_grad(
+        loss_fn, params, da.from_array(x, chunks=(5, 3)), da.from_array(y, chunks=(4,)), split_every=2
+    )
+    want_loss, want = tl.value_and_grad(loss_fn)(params, tl.tensor(x), tl.tensor(y))
+    assert loss.dtype == want_loss.dtype == np.float64 and g["w"].dtype == want["w"].dtype == np.complex128
+
+    def numpy_loss(w):
+        return np.mean(np.abs(x @ w - y) ** 2) + 0.25
+
+    np.testing.assert_allclose(float(loss), numpy_loss(w), rtol=1e-12)
+    eps, fd = 1e-6, np.zeros(3, complex)
+    for k in range(3):
+        e = np.eye(3)[k]
+        d_re = (numpy_loss(w + eps * e) - numpy_loss(w - eps * e)) / (2 * eps)
+        d_im = (numpy_loss(w + 1j * eps * e) - numpy_loss(w - 1j * eps * e)) / (2 * eps)
+        fd[k] = d_re - 1j * d_im
+    np.testing.assert_allclose(g["w"].numpy(), fd, rtol=1e-6)
+    np.testing.assert_allclose(g["w"].numpy(), want["w"].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(float(g["s"]), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("chunks", [(6, 0, 7, 1), (14,), (1,) * 14])
+def test_value_and_grad_of_a_sum_over_rows_with_reduction_sum(chunks, sync_scheduler):
+    # A loss_fn that sums over its rows was weighted as a mean: sum_b n_b * S_b / N, neither the sum nor
+    # the mean (2.86 where the sum is 15.77). reduction="sum" adds the blocks' losses and gradients.
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((14, 2))
+    w = np.array([0.5, -2.0])
+
+    def loss_fn(w, x):
+        return tl.sum(tl.tanh(x @ w) ** 2)
+
+    x = da.from_array(a, chunks=(chunks, 2))
+    loss, g = tl.distributed.value_and_grad(loss_fn, w, x, reduction="sum", split_every=2)
+    t = np.tanh(a @ w)
+    np.testing.assert_allclose(float(loss), np.sum(t**2), rtol=1e-13)
+    np.testing.assert_allclose(g.numpy(), (2 * t * (1 - t**2)) @ a, rtol=1e-13)
+    want_loss, want = tl.value_and_grad(loss_fn)(w, tl.tensor(a))
+    np.testing.assert_allclose(float(loss), float(want_loss), rtol=1e-13)
+    np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-13)
+    with pytest.raises(ValueError, match=r"value_and_grad: reduction must be 'mean' or 'sum', got 'max'"):
+        tl.distributed.value_and_grad(loss_fn, w, x, reduction="max")

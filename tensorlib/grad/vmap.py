@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import math
 
 from .. import dispatch, tree
 from ..ops import array as _array
@@ -215,7 +216,7 @@ class _Vmap(dispatch.Mode):
         self.randomness = randomness
         self.outer_tapes = outer_tapes  # the tapes recording where vmap was called: they see the physical ops
         self.physical: dict = {}  # _id of a logical tensor -> (the logical tensor, its physical tensor)
-        self.numbers: dict = {}  # (type, value, dtype, backend) of a Python number -> its constant
+        self.numbers: dict = {}  # (type, repr, dtype, backend) of a Python number -> its constant
 
     def logical(self, physical: Tensor) -> Tensor:
         t = make_symbolic(physical.shape[1:], physical.dtype, physical.backend, None, 0)
@@ -265,9 +266,10 @@ class _Vmap(dispatch.Mode):
         return _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
 
     def knows_values(self, pred) -> bool:
-        """Whether the logical ``pred``'s values are known (eagerly), so a loop can test them."""
+        """Whether the logical ``pred``'s values are known (eagerly), so a loop can test them.  Traced, an
+        unmapped one (the same for every element) has none either."""
         found = self.physical.get(pred._id)
-        return found is None or found[1]._value is not None
+        return (pred if found is None else found[1])._value is not None
 
     def batched_while(self, cond_fn, body_fn, loop_vars, while_loop):
         """A while loop whose predicate differs per element, traced (no values to test): one ``While`` over
@@ -313,13 +315,14 @@ class _Vmap(dispatch.Mode):
 
     def any_element(self, pred) -> bool:
         """Whether the logical scalar ``pred`` is true for any element (a while loop's go-on test).  Traced, the
-        values are unknown: a loop with ``maximum_iterations`` then goes on to its bound, the caller keeping the
-        values of the elements that stopped (an unbounded one is :meth:`batched_while`)."""
+        values are unknown, even an unmapped ``pred``'s: a loop with ``maximum_iterations`` then goes on to its
+        bound, the caller keeping the values of the elements that stopped (an unbounded one is
+        :meth:`batched_while`)."""
+        if not self.knows_values(pred):
+            return True
         found = self.physical.get(pred._id)
         if found is None:
             return bool(pred.numpy())
-        if found[1]._value is None:
-            return True
         with self.outside():
             return bool(found[1].numpy().any())
 
@@ -335,7 +338,8 @@ class _Vmap(dispatch.Mode):
         if not isinstance(value, (bool, int, float, complex)):
             with self.outside():
                 return dispatch.to_tensor(value, backend)
-        key = (value.__class__, value, dtype, backend)  # a Python number: one constant per call of vmap
+        # A Python number: one constant per call of vmap, keyed by repr (0.0 == -0.0 and NaN != NaN as values)
+        key = (value.__class__, repr(value), dtype, backend)
         t = self.numbers.get(key)
         if t is None:
             with self.outside():
@@ -788,10 +792,12 @@ def _gather_grad(mode, op, inputs, physical, batched, attrs, specs):
     return split if axis == 0 else _array.moveaxis(split, axis, 0)
 
 
-def _batched_matrices(least: int = 2, axis_attrs: tuple = ()):
-    """A rule for a linear algebra op that treats every axis before its last ``least`` ones as a batch (as
-    NumPy's linalg does): the vmap batch is one more leading axis, unbatched inputs repeated along it, and
-    the axis attributes in ``axis_attrs`` move past it."""
+def _batched_matrices(least: int = 2, axis_attrs: tuple = (), cores: tuple | None = None):
+    """A rule for a linear algebra op that treats every axis before the last ``least`` ones of its inputs (or
+    ``cores[i]`` ones of input ``i``) as a batch, broadcasting the batches of its inputs (as NumPy's linalg
+    does): the vmap batch is one more leading axis, unbatched inputs repeated along it, an input with fewer
+    batch axes given size-1 ones after it (so that the vmap batch lines up with the vmap batch, never with
+    another input's own batch axis), and the axis attributes in ``axis_attrs`` move past it."""
 
     def rule(mode, op, inputs, physical, batched, attrs, specs):
         if any(t.ndim < least for t in inputs):
@@ -799,7 +805,13 @@ def _batched_matrices(least: int = 2, axis_attrs: tuple = ()):
         rank = max(t.ndim for t in inputs)  # the matrices' (a diagonal written into them has one axis less)
         for name in axis_attrs:
             attrs = {**attrs, name: attrs[name] % rank + 1}
-        args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+        depths = [t.ndim - c for t, c in zip(inputs, cores or (least,) * len(inputs))]
+        args = []
+        for t, p, b, depth in zip(inputs, physical, batched, depths):
+            if depth < max(depths):
+                lead = (mode.size,) if b else ()
+                p = _apply("Reshape", (p,), {"shape": (*lead, *(1,) * (max(depths) - depth), *t.shape)})
+            args.append(_repeated(mode, t, p, b))
         if not _fits(op, args, attrs, mode.size, specs):
             return None
         return dispatch.apply(op, tuple(args), attrs)
@@ -926,7 +938,7 @@ def _searchsorted(mode, op, inputs, physical, batched, attrs, specs):
     if not batched[0] and a.ndim == 1:
         return dispatch.apply(op, (pa, pv), attrs)
     if a.ndim == 1:  # a batched 1-D sequence: one row per element, its values flattened behind it
-        rows = _apply("Reshape", (_repeated(mode, v, pv, batched[1]),), {"shape": (mode.size, -1)})
+        rows = _apply("Reshape", (_repeated(mode, v, pv, batched[1]),), {"shape": (mode.size, math.prod(v.shape))})
         return _apply("Reshape", (dispatch.apply(op, (pa, rows), attrs),), {"shape": (mode.size, *v.shape)})
     return dispatch.apply(op, (_repeated(mode, a, pa, batched[0]), _repeated(mode, v, pv, batched[1])), attrs)
 
@@ -1117,5 +1129,5 @@ _RULES.update(
 )
 _RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
 _RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
-_RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"))
+_RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"), cores=(1, 2))
 _DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}  # random ops batched under randomness="different"

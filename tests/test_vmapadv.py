@@ -1,0 +1,93 @@
+"""tl.vmap attacked as an adversary: batching rules with the batch axis anywhere, Python numbers inside the
+mapped function, errors, and vmap composed with the other transforms.
+
+References: a Python loop over the elements with ``np.stack`` (NumPy's own values for the same call), NumPy
+formulas, float64 central finite differences, and ``jax.vmap`` where JAX is installed.
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+RNG = np.random.default_rng(20261202)
+
+
+def test_python_zeros_of_either_sign_stay_distinct_inside_vmap():
+    # vmap made one constant per Python number, keyed by value: -0.0 == 0.0, so the second zero reused the
+    # first (x * -0.0 gave +0.0, copysign(x, -0.0) gave +x).  NumPy gives the signs below.
+    xs = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+    def f(x):
+        return x * 0.0, x * -0.0, tl.copysign(x, 0.0), tl.copysign(x, -0.0), x * complex(0.0, -0.0)
+
+    for mapped in (tl.vmap(f), tl.function(tl.vmap(f))):
+        got = [out.numpy() for out in mapped(xs)]
+        expected = [xs * 0.0, xs * -0.0, np.copysign(xs, 0.0), np.copysign(xs, -0.0), xs * complex(0.0, -0.0)]
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+            np.testing.assert_array_equal(np.signbit(g.real), np.signbit(e.real))
+            np.testing.assert_array_equal(np.signbit(np.imag(g)), np.signbit(np.imag(e)))
+
+
+def _doubling(n, x, bound=None):
+    """x doubled n times (n shared by the batch, x per element): a Python loop's values."""
+    return tl.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] * 2.0), (tl.tensor(0), x), bound)[1]
+
+
+@pytest.mark.parametrize("bound", [None, 5], ids=["unbounded", "bounded"])
+def test_traced_vmap_of_a_while_loop_whose_shared_predicate_has_no_value_yet(bound):
+    # Under tl.function(tl.vmap(f)) a predicate made only of unmapped arguments is the same for every element
+    # but has no value while tracing; the loop asked for it (TypeError: a symbolic tensor has no value).
+    xs = RNG.normal(size=(3, 2))
+    mapped = tl.function(tl.vmap(lambda n, x: _doubling(n, x, bound), in_axes=(None, 0)))
+    for n in (0, 2, 3):
+        np.testing.assert_allclose(mapped(np.array(n), xs).numpy(), xs * 2.0**n)
+    if bound is not None:  # differentiable in reverse mode: d/dx sum(x * 2**n) = 2**n
+        grad = tl.function(tl.grad(lambda x, n: tl.sum(tl.vmap(lambda x: _doubling(n, x, bound))(x))))
+        np.testing.assert_allclose(grad(xs, np.array(3)).numpy(), np.full(xs.shape, 8.0))
+
+
+def test_searchsorted_in_a_mapped_sequence_for_an_empty_batch():
+    # The rule flattened each element's values with a reshape to (batch, -1), which an empty batch cannot take.
+    seqs, values = np.sort(RNG.normal(size=(0, 5)), axis=-1), RNG.normal(size=(0, 2, 3))
+    for side in ("left", "right"):
+        got = tl.vmap(lambda s, v: tl.searchsorted(s, v, side=side))(seqs, values)
+        assert got.shape == (0, 2, 3) and got.dtype == np.int64
+    seqs, values = np.sort(RNG.normal(size=(3, 5)), axis=-1), RNG.normal(size=(3, 2))
+    expected = np.stack([np.searchsorted(s, v) for s, v in zip(seqs, values)])
+    np.testing.assert_array_equal(tl.vmap(tl.searchsorted)(seqs, values).numpy(), expected)
+
+
+def _triangular_solve_reference(a, b):
+    """Solves of the lower triangles of a stack of matrices, by NumPy (a general solve of the triangle)."""
+    return np.linalg.solve(np.tril(a), b)
+
+
+@pytest.mark.parametrize(
+    "solve, reference",
+    [
+        (tl.linalg.solve, np.linalg.solve),
+        (lambda a, b: tl.linalg.solve_triangular(a, b, lower=True), _triangular_solve_reference),
+    ],
+    ids=["solve", "solve_triangular"],
+)
+@pytest.mark.parametrize("in_axes", [(0, 0), (None, 0), (0, None), (2, 1)])
+@pytest.mark.parametrize("low_rank", ["b", "a"])
+def test_solves_of_operands_of_different_ranks_keep_the_batch_apart(solve, reference, in_axes, low_rank):
+    # Element a (2, 3, 3) with element b (3, 2): the batch of b lined up with a's own leading axis of size 2,
+    # so for a batch of 2 (where the shapes still fit) each element was solved against the other's matrices.
+    batch = 2
+    a_shape, b_shape = ((2, 3, 3), (3, 2)) if low_rank == "b" else ((3, 3), (2, 3, 2))
+    a_elems = RNG.normal(size=(batch, *a_shape)) + 3.0 * np.eye(3)
+    b_elems = RNG.normal(size=(batch, *b_shape))
+    if in_axes[0] is None:
+        a_elems[:] = a_elems[0]
+    if in_axes[1] is None:
+        b_elems[:] = b_elems[0]
+    expected = np.stack([reference(a, b) for a, b in zip(a_elems, b_elems)])
+    args = [
+        elems[0] if axis is None else np.moveaxis(elems, 0, axis % elems.ndim)
+        for elems, axis in zip((a_elems, b_elems), in_axes)
+    ]
+    np.testing.assert_allclose(tl.vmap(solve, in_axes=in_axes)(*args).numpy(), expected, rtol=1e-10, atol=1e-10)
