@@ -57,3 +57,37 @@ def test_searchsorted_in_a_mapped_sequence_for_an_empty_batch():
     seqs, values = np.sort(RNG.normal(size=(3, 5)), axis=-1), RNG.normal(size=(3, 2))
     expected = np.stack([np.searchsorted(s, v) for s, v in zip(seqs, values)])
     np.testing.assert_array_equal(tl.vmap(tl.searchsorted)(seqs, values).numpy(), expected)
+
+
+def _triangular_solve_reference(a, b):
+    """Solves of the lower triangles of a stack of matrices, by NumPy (a general solve of the triangle)."""
+    return np.linalg.solve(np.tril(a), b)
+
+
+@pytest.mark.parametrize(
+    "solve, reference",
+    [
+        (tl.linalg.solve, np.linalg.solve),
+        (lambda a, b: tl.linalg.solve_triangular(a, b, lower=True), _triangular_solve_reference),
+    ],
+    ids=["solve", "solve_triangular"],
+)
+@pytest.mark.parametrize("in_axes", [(0, 0), (None, 0), (0, None), (2, 1)])
+@pytest.mark.parametrize("low_rank", ["b", "a"])
+def test_solves_of_operands_of_different_ranks_keep_the_batch_apart(solve, reference, in_axes, low_rank):
+    # Element a (2, 3, 3) with element b (3, 2): the batch of b lined up with a's own leading axis of size 2,
+    # so for a batch of 2 (where the shapes still fit) each element was solved against the other's matrices.
+    batch = 2
+    a_shape, b_shape = ((2, 3, 3), (3, 2)) if low_rank == "b" else ((3, 3), (2, 3, 2))
+    a_elems = RNG.normal(size=(batch, *a_shape)) + 3.0 * np.eye(3)
+    b_elems = RNG.normal(size=(batch, *b_shape))
+    if in_axes[0] is None:
+        a_elems[:] = a_elems[0]
+    if in_axes[1] is None:
+        b_elems[:] = b_elems[0]
+    expected = np.stack([reference(a, b) for a, b in zip(a_elems, b_elems)])
+    args = [
+        elems[0] if axis is None else np.moveaxis(elems, 0, axis % elems.ndim)
+        for elems, axis in zip((a_elems, b_elems), in_axes)
+    ]
+    np.testing.assert_allclose(tl.vmap(solve, in_axes=in_axes)(*args).numpy(), expected, rtol=1e-10, atol=1e-10)

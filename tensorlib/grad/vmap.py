@@ -33,6 +33,7 @@ from ..ops import shape as _shape
 from ..ops.nn import _common as _nn_common
 from ..ops.registry import _ops
 from ..tensor import Tensor, Variable, make_symbolic
+from .registry import Refused
 
 __all__ = ["BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "vmap"]
 
@@ -791,10 +792,12 @@ def _gather_grad(mode, op, inputs, physical, batched, attrs, specs):
     return split if axis == 0 else _array.moveaxis(split, axis, 0)
 
 
-def _batched_matrices(least: int = 2, axis_attrs: tuple = ()):
-    """A rule for a linear algebra op that treats every axis before its last ``least`` ones as a batch (as
-    NumPy's linalg does): the vmap batch is one more leading axis, unbatched inputs repeated along it, and
-    the axis attributes in ``axis_attrs`` move past it."""
+def _batched_matrices(least: int = 2, axis_attrs: tuple = (), cores: tuple | None = None):
+    """A rule for a linear algebra op that treats every axis before the last ``least`` ones of its inputs (or
+    ``cores[i]`` ones of input ``i``) as a batch, broadcasting the batches of its inputs (as NumPy's linalg
+    does): the vmap batch is one more leading axis, unbatched inputs repeated along it, an input with fewer
+    batch axes given size-1 ones after it (so that the vmap batch lines up with the vmap batch, never with
+    another input's own batch axis), and the axis attributes in ``axis_attrs`` move past it."""
 
     def rule(mode, op, inputs, physical, batched, attrs, specs):
         if any(t.ndim < least for t in inputs):
@@ -802,7 +805,13 @@ def _batched_matrices(least: int = 2, axis_attrs: tuple = ()):
         rank = max(t.ndim for t in inputs)  # the matrices' (a diagonal written into them has one axis less)
         for name in axis_attrs:
             attrs = {**attrs, name: attrs[name] % rank + 1}
-        args = [_repeated(mode, t, p, b) for t, p, b in zip(inputs, physical, batched)]
+        depths = [t.ndim - c for t, c in zip(inputs, cores or (least,) * len(inputs))]
+        args = []
+        for t, p, b, depth in zip(inputs, physical, batched, depths):
+            if depth < max(depths):
+                lead = (mode.size,) if b else ()
+                p = _apply("Reshape", (p,), {"shape": (*lead, *(1,) * (max(depths) - depth), *t.shape)})
+            args.append(_repeated(mode, t, p, b))
         if not _fits(op, args, attrs, mode.size, specs):
             return None
         return dispatch.apply(op, tuple(args), attrs)
@@ -1017,7 +1026,7 @@ def _custom_gradient(mode, op, inputs, physical, batched, attrs, specs):
         grads = [grads] if single else list(grads)
         out = []
         for g, t, b in zip(grads + var_grads, inputs[:n], batched[:n]):
-            if g is not None:
+            if g is not None and g.__class__ is not Refused:  # a refusal raises only if a pass needs it
                 g = mode.physical_of(g, t)
                 if not b:
                     g = _apply("Sum", (g,), {"axis": (0,), "keepdims": False})
@@ -1120,5 +1129,5 @@ _RULES.update(
 )
 _RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
 _RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
-_RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"))
+_RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"), cores=(1, 2))
 _DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}  # random ops batched under randomness="different"

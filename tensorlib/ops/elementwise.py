@@ -110,6 +110,16 @@ def _one_minus_square(x):
     return (1.0 - x) * (1.0 + x)
 
 
+def _arcsinh_grad(node, g):
+    x = _x(node)
+    if x.dtype.kind == "c":
+        # 1 / sqrt(1 + z * z) as 1 / (sqrt(1 + iz) sqrt(1 - iz)), equal off asinh's cuts: hypot has no complex
+        # form (the rule raised TypeError), and z * z overflows first.
+        iz = x * 1j
+        return g / (math_ops.sqrt(1.0 + iz) * math_ops.sqrt(1.0 - iz))
+    return g / hypot(x, 1.0)  # sqrt(x*x + 1) overflowed beyond 1e154: gradient 0
+
+
 _tan = _unary("Tan", np.tan, "Tangent.", lambda node, g: g * (1.0 + _y(node) * _y(node)))
 _sinh = _unary("Sinh", np.sinh, "Hyperbolic sine.", lambda node, g: g * cosh(_x(node)))
 _cosh = _unary("Cosh", np.cosh, "Hyperbolic cosine.", lambda node, g: g * sinh(_x(node)))
@@ -134,7 +144,7 @@ _arcsinh = _unary(
     "Asinh",
     np.arcsinh,
     "Inverse hyperbolic sine.",
-    lambda node, g: g / hypot(_x(node), 1.0),  # sqrt(x*x + 1) overflowed beyond 1e154: gradient 0
+    _arcsinh_grad,
     generic=_standard("asinh"),
 )
 _arccosh = _unary(

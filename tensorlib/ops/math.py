@@ -109,9 +109,13 @@ def pow_grad_x(node, g):
 
 
 def pow_grad_y(node, g):
+    # x ** y = exp(y log x): the rule is x ** y * log(x), 0 where x = 0 (JAX's).  A real x < 0 has no real
+    # log (0, as x ** y is real only at integer y); a complex x has its principal log on the whole plane
+    # (x > 0 compared complex numbers lexicographically: (-2 + 0j) ** z had gradient 0 for z's).
     x = node.inputs[0]
-    safe = where(x > 0, x, ones_like(x))
-    return g * node.outputs[0] * where(x > 0, log(safe), zeros_like(x))
+    has_log = not_equal(x, 0) if x.dtype.kind == "c" else x > 0
+    safe = where(has_log, x, ones_like(x))
+    return g * node.outputs[0] * where(has_log, log(safe), zeros_like(x))
 
 
 register_gradient("Pow", pow_grad_x, pow_grad_y)
@@ -181,7 +185,23 @@ def _abs_grad(node, g):
 register_gradient("Abs", _abs_grad)
 _sign = defop("Sign", inputs=("x",), infer=_numeric, doc="Sign of x (a number: NumPy and JAX refuse bools).")
 _sign.generic(lambda xp, x: xp.sign(x))
-register_gradient("Sign", lambda node, g: zeros_like(node.inputs[0]))
+
+
+def _sign_grad(node, g):
+    x = node.inputs[0]
+    if x.dtype.kind != "c":
+        return zeros_like(x)
+    # sign(z) = z / |z| is not constant off the real line: d sign = (dz - s Re(conj(s) dz)) / |z|, whose
+    # rule in JAX's convention is g / |z| - Re(g s) / z (PyTorch's sgn, conjugated); 0 at z = 0 as PyTorch.
+    # (It was 0, as JAX's and TensorFlow's are, which finite differences contradict.)
+    zero = equal(x, 0)
+    modulus = abs(x)
+    real_part = cast(g * node.outputs[0], dtype=modulus.dtype)
+    safe_modulus = where(zero, ones_like(modulus), modulus)
+    return where(zero, zeros_like(x), g / safe_modulus - real_part / where(zero, ones_like(x), x))
+
+
+register_gradient("Sign", _sign_grad)
 _sin = _unary("Sin", lambda xp, x: xp.sin(x), "Sine.", lambda node, g: g * cos(node.inputs[0]), float_valued=True)
 _cos = _unary("Cos", lambda xp, x: xp.cos(x), "Cosine.", lambda node, g: -g * sin(node.inputs[0]), float_valued=True)
 _tanh = _unary(

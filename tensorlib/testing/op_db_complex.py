@@ -212,6 +212,23 @@ OPINFOS = [
     _entry("square", tl.square, np.square, _unary(), ("Square",)),
     _entry("abs", tl.abs, np.abs, _unary(0.2), ("Abs",)),
     _entry("sin", tl.sin, np.sin, _unary(), ("Sin",)),
+    # The exponent's gradient takes the base's complex log: bases with a negative real part gave 0.
+    _entry("power", tl.power, np.power, _binary(away_from_zero=0.5), ("Pow",), kinks=True),
+    _entry("sign", tl.sign, np.sign, _unary(0.3), ("Sign",)),  # z / |z|: its gradient is not 0
+    # The inverse functions' cuts (on the real or imaginary axis, past +-1 or +-i) are kinks.
+    _entry("arcsinh", tl.arcsinh, np.arcsinh, _unary(), ("Asinh",), kinks=True),
+    _entry("arcsin", tl.arcsin, np.arcsin, _unary(), ("Asin",), kinks=True),
+    _entry("arccos", tl.arccos, np.arccos, _unary(), ("Acos",), kinks=True),
+    _entry("arctan", tl.arctan, np.arctan, _unary(0.3), ("Atan",), kinks=True),
+    _entry("arccosh", tl.arccosh, np.arccosh, _unary(), ("Acosh",), kinks=True),
+    _entry("arctanh", tl.arctanh, np.arctanh, _unary(0.3), ("Atanh",), kinks=True),
+    _entry("cosh", tl.cosh, np.cosh, _unary(), ("Cosh",)),
+    _entry("log2", tl.log2, np.log2, _unary(0.3), ("Log2",), kinks=True),
+    _entry("log10", tl.log10, np.log10, _unary(0.3), ("Log10",), kinks=True),
+    _entry("log1p", tl.log1p, np.log1p, _unary(), ("Log1p",), kinks=True),
+    _entry("expm1", tl.expm1, np.expm1, _unary(), ("Expm1",)),
+    _entry("exp2", tl.exp2, np.exp2, _unary(), ("Exp2",)),
+    _entry("sinc", tl.sinc, np.sinc, _unary(), ("Sinc",)),
     # Its poles are at i * pi * (2k + 1), outside the samples' |imag| <= 2.
     _entry("sigmoid", tl.sigmoid, lambda z: 1 / (1 + np.exp(-z)), _unary(), ("Sigmoid",)),
     _entry("cos", tl.cos, np.cos, _unary(), ("Cos",)),
