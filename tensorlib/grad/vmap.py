@@ -33,6 +33,7 @@ from ..ops import shape as _shape
 from ..ops.nn import _common as _nn_common
 from ..ops.registry import _ops
 from ..tensor import Tensor, Variable, make_symbolic
+from .registry import Refused
 
 __all__ = ["BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "vmap"]
 
@@ -1042,7 +1043,7 @@ def _custom_gradient(mode, op, inputs, physical, batched, attrs, specs):
         grads = [grads] if single else list(grads)
         out = []
         for g, t, b in zip(grads + var_grads, inputs[:n], batched[:n]):
-            if g is not None:
+            if g is not None and g.__class__ is not Refused:  # a refusal raises only if a pass needs it
                 g = mode.physical_of(g, t)
                 if not b:
                     g = _apply("Sum", (g,), {"axis": (0,), "keepdims": False})
