@@ -143,3 +143,39 @@ def test_t_logpdf_at_a_large_df_is_accurate():
     log_gamma_ratio = 0.5 * np.log(h) + np.log1p(-1 / (8 * h) + 1 / (128 * h**2) + 5 / (1024 * h**3))
     want = log_gamma_ratio - 0.5 * np.log(df * np.pi) - (df + 1) / 2 * np.log1p(x * x / df)
     np.testing.assert_allclose(tl.stats.t.logpdf(x, df).numpy(), want, rtol=2e-15)
+
+
+# ---------------------------------------------------------------- beta: Loader's binomial form
+@pytest.mark.parametrize("a, b", [(1e4, 1e4), (1e6, 1e6), (30.0, 1e5), (1e5, 7.0), (5.0, 10.0)])
+def test_beta_logpdf_float32_keeps_its_digits_for_large_shapes(a, b):
+    # (a - 1) log x + (b - 1) log(1 - x) - betaln(a, b) cancelled: 2211 ulps at a = b = 1e4, 6e4 at 1e6.
+    mode, sd = (a - 1) / (a + b - 2), np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
+    x = np.float32(np.clip(mode + sd * np.array([0.0, 1.0, -2.0, 4.0]), 1e-6, 1 - 1e-6))
+    got = tl.stats.beta.logpdf(x, np.float32(a), np.float32(b)).numpy()
+    assert got.dtype == np.float32
+    want = scipy_stats.beta.logpdf(x.astype(np.float64), a, b)  # accurate enough for float32 (1e-9 relative)
+    assert _ulps(got, want, np.float32).max() <= 3
+
+
+def test_beta_logpdf_float64_ratio_in_a_is_exact_for_large_shapes():
+    # f(x; a + 1, b) / f(x; a, b) = x (a + b) / a; the textbook form was 1e-9 off at a = b = 1e6.
+    x = np.float64([0.5, 0.5005, 0.499, 0.502])
+    a, b = np.float64(1e6), np.float64(1e6)
+    step = tl.stats.beta.logpdf(x, a + 1, b).numpy() - tl.stats.beta.logpdf(x, a, b).numpy()
+    np.testing.assert_allclose(step, np.log(x) + np.log((a + b) / a), rtol=0, atol=2e-12)
+
+
+def test_beta_logpdf_float64_against_mpmath_and_gradients_against_closed_forms():
+    mp = pytest.importorskip("mpmath")
+    special = pytest.importorskip("scipy.special")
+    mp.mp.dps = 40
+    x, a, b = np.float64([0.5, 0.0105, 0.9, 0.3]), np.float64([1e6, 1e4, 100.0, 2.5]), np.float64([1e6, 1e6, 10.0, 3.5])
+    want = [float((p - 1) * mp.log(z) + (q - 1) * mp.log1p(-z) - mp.log(mp.beta(p, q))) for z, p, q in zip(x, a, b)]
+    np.testing.assert_allclose(tl.stats.beta.logpdf(x, a, b).numpy(), want, rtol=1e-13)
+    grads = tl.grad(lambda x, a, b: tl.sum(tl.stats.beta.logpdf(x, a, b)), argnums=(0, 1, 2))(
+        tl.tensor(x), tl.tensor(a), tl.tensor(b)
+    )
+    digamma_sum = special.digamma(a + b)
+    np.testing.assert_allclose(grads[0].numpy(), (a - 1) / x - (b - 1) / (1 - x), rtol=1e-9, atol=1e-6)
+    np.testing.assert_allclose(grads[1].numpy(), np.log(x) - special.digamma(a) + digamma_sum, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(grads[2].numpy(), np.log1p(-x) - special.digamma(b) + digamma_sum, rtol=1e-7, atol=1e-9)

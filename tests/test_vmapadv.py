@@ -57,3 +57,59 @@ def test_searchsorted_in_a_mapped_sequence_for_an_empty_batch():
     seqs, values = np.sort(RNG.normal(size=(3, 5)), axis=-1), RNG.normal(size=(3, 2))
     expected = np.stack([np.searchsorted(s, v) for s, v in zip(seqs, values)])
     np.testing.assert_array_equal(tl.vmap(tl.searchsorted)(seqs, values).numpy(), expected)
+
+
+def _triangular_solve_reference(a, b):
+    """Solves of the lower triangles of a stack of matrices, by NumPy (a general solve of the triangle)."""
+    return np.linalg.solve(np.tril(a), b)
+
+
+@pytest.mark.parametrize(
+    "solve, reference",
+    [
+        (tl.linalg.solve, np.linalg.solve),
+        (lambda a, b: tl.linalg.solve_triangular(a, b, lower=True), _triangular_solve_reference),
+    ],
+    ids=["solve", "solve_triangular"],
+)
+@pytest.mark.parametrize("in_axes", [(0, 0), (None, 0), (0, None), (2, 1)])
+@pytest.mark.parametrize("low_rank", ["b", "a"])
+def test_solves_of_operands_of_different_ranks_keep_the_batch_apart(solve, reference, in_axes, low_rank):
+    # Element a (2, 3, 3) with element b (3, 2): the batch of b lined up with a's own leading axis of size 2,
+    # so for a batch of 2 (where the shapes still fit) each element was solved against the other's matrices.
+    batch = 2
+    a_shape, b_shape = ((2, 3, 3), (3, 2)) if low_rank == "b" else ((3, 3), (2, 3, 2))
+    a_elems = RNG.normal(size=(batch, *a_shape)) + 3.0 * np.eye(3)
+    b_elems = RNG.normal(size=(batch, *b_shape))
+    if in_axes[0] is None:
+        a_elems[:] = a_elems[0]
+    if in_axes[1] is None:
+        b_elems[:] = b_elems[0]
+    expected = np.stack([reference(a, b) for a, b in zip(a_elems, b_elems)])
+    args = [
+        elems[0] if axis is None else np.moveaxis(elems, 0, axis % elems.ndim)
+        for elems, axis in zip((a_elems, b_elems), in_axes)
+    ]
+    np.testing.assert_allclose(tl.vmap(solve, in_axes=in_axes)(*args).numpy(), expected, rtol=1e-10, atol=1e-10)
+
+
+def test_errors_name_the_argument_leaf_and_the_sizes_as_jax_does():
+    # The inputs were numbered as flattened leaves: for vmap(f)({"w": ..., "b": ...}, y) the third was
+    # "input 2" (f has two arguments), and a keyword argument without an axis was told to take in_axes None,
+    # which keyword arguments cannot have.
+    xs, ys = np.zeros((3, 2)), np.zeros((4, 2))
+    with pytest.raises(
+        ValueError,
+        match=r"differ in size: .*args\[0\]\['b'\] has 3 on axis 0 \(shape \(3, 2\)\), args\[1\] has 4 on axis 0",
+    ):
+        tl.vmap(lambda p, y: p["w"] + p["b"] + y)({"w": xs, "b": xs}, ys)
+    with pytest.raises(ValueError, match=r"args\[1\] has 4 on axis 1 \(shape \(2, 4\)\)"):
+        tl.vmap(lambda p, y: p["w"] + y, in_axes=(0, 1))({"w": xs}, ys.T)
+    with pytest.raises(ValueError, match=r"kwargs\['y'\] has 4 on axis 0"):
+        tl.vmap(lambda x, y: x + y)(xs, y=ys)
+    with pytest.raises(ValueError, match=r"kwargs\['scale'\] of <lambda> is float 2.0, .* pass it positionally"):
+        tl.vmap(lambda x, scale: x * scale)(xs, scale=2.0)
+    with pytest.raises(ValueError, match=r"args\[0\]\[1\] of <lambda> is int 2, which has no axis 0 .* in_axes None"):
+        tl.vmap(lambda t: t[0] * t[1])((xs, 2))
+    with pytest.raises(ValueError, match=r"in_axes -3 is out of range for args\[0\]\['w'\] of <lambda> \(shape"):
+        tl.vmap(lambda p: p["w"], in_axes=-3)({"w": xs})
