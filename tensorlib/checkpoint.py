@@ -261,11 +261,12 @@ def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
             key, _, slot = name[len(head) :].rpartition(".")
             if not name.startswith(head) or name in named or not key or key in built or slot not in kinds:
                 continue
-            if kinds[slot] and (a.shape, a.dtype) != ((), np.int64):
+            zero_d = {"counter": np.dtype(np.int64), "scalar": np.dtype(np.float64)}.get(kinds[slot])
+            if zero_d is not None and (a.shape, a.dtype) != ((), zero_d):
                 problems.append(
-                    f"{name!r} has shape {tuple(a.shape)} {a.dtype} in the file, but () int64 in the target"
+                    f"{name!r} has shape {tuple(a.shape)} {a.dtype} in the file, but () {zero_d} in the target"
                 )
-            elif not kinds[slot] and a.dtype.kind != "f":
+            elif zero_d is None and a.dtype.kind != "f":
                 problems.append(f"{name!r} has dtype {a.dtype} in the file; an optimizer slot is a float")
             found.setdefault(key, {})[slot] = a
             names.add(name)

@@ -1,9 +1,10 @@
-"""``tl.optimizers``: SGD, Adam, AdamW, RMSprop and Adagrad, learning-rate schedules, clipping.
+"""``tl.optimizers``: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta and Lion,
+learning-rate schedules, clipping.
 
 ``opt.apply(grads, variables)`` takes the same nested structure twice, as
 ``tape.gradient(loss, model.trainable_variables)`` returns it.  The update
 formulas are PyTorch's (``torch.optim``), so the numbers match it step for
-step.  An optimizer's state (its step counter and per-variable slots such as
+step (Lion, which PyTorch lacks, is Keras').  An optimizer's state (its step counter and per-variable slots such as
 Adam's moments) lives in Variables, so a step traced by ``tl.function``
 updates it like an eager step does; a schedule is written in tensorlib ops on
 the step counter for the same reason.
@@ -31,6 +32,7 @@ from . import dtypes as _dt
 from . import tree
 from .dispatch import check_assignable, current_state, state_read, tapes_paused
 from .ops import creation as _creation
+from .ops import elementwise as _elementwise
 from .ops import floating as _floating
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
@@ -44,11 +46,20 @@ __all__ = [
     "AdamW",
     "RMSprop",
     "Adagrad",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "Adadelta",
+    "Lion",
     "StepDecay",
     "CosineDecay",
     "Warmup",
     "ExponentialDecay",
     "PiecewiseConstant",
+    "PolynomialDecay",
+    "InverseTimeDecay",
+    "CosineDecayRestarts",
+    "OneCycle",
     "clip_by_global_norm",
     "clip_by_norm",
     "global_norm",
@@ -370,6 +381,153 @@ class PiecewiseConstant:
         return rate
 
 
+class PolynomialDecay:
+    """From ``initial`` to ``end`` along ``(1 - t / decay_steps) ** power`` over ``decay_steps``, then ``end``
+    (Keras' ``PolynomialDecay``; ``power=1`` is PyTorch's ``PolynomialLR`` to ``end``).  With ``cycle=True``
+    the decay restarts past the end over a horizon stretched to the next multiple of ``decay_steps``.
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.PolynomialDecay(1.0, decay_steps=10, end=0.0, power=2.0)
+    >>> [round(float(s(t)), 4) for t in (0, 5, 10, 20)]
+    [1.0, 0.25, 0.0, 0.0]
+    """
+
+    def __init__(self, initial: float, decay_steps: int, end: float = 1e-4, power: float = 1.0, cycle: bool = False):
+        self.decay_steps = _whole_steps(decay_steps, "PolynomialDecay", "decay_steps")
+        self.initial, self.end = _real(initial, "PolynomialDecay", "initial"), _real(end, "PolynomialDecay", "end")
+        self.power = _real(power, "PolynomialDecay", "power")
+        if not self.power >= 0:
+            raise ValueError(f"PolynomialDecay: power must be >= 0, got {power}")
+        self.cycle = bool(cycle)
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        if self.cycle:  # the horizon: decay_steps times the cycles begun (1 at step 0)
+            horizon = self.decay_steps * _math_ops.maximum(_elementwise.ceil(t / self.decay_steps), 1.0)
+        else:
+            horizon, t = float(self.decay_steps), _math_ops.minimum(t, float(self.decay_steps))
+        return (self.initial - self.end) * _math_ops.power(1.0 - t / horizon, self.power) + self.end
+
+
+class InverseTimeDecay:
+    """``initial / (1 + decay_rate * t / decay_steps)``; ``staircase=True`` floors ``t / decay_steps``
+    (Keras' ``InverseTimeDecay``).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.InverseTimeDecay(1.0, decay_steps=10, decay_rate=0.5)
+    >>> [round(float(s(t)), 4) for t in (0, 10, 30)]
+    [1.0, 0.6667, 0.4]
+    """
+
+    def __init__(self, initial: float, decay_steps: int, decay_rate: float, staircase: bool = False):
+        self.decay_steps = _whole_steps(decay_steps, "InverseTimeDecay", "decay_steps")
+        self.initial = _real(initial, "InverseTimeDecay", "initial")
+        self.decay_rate = _real(decay_rate, "InverseTimeDecay", "decay_rate")
+        if not self.decay_rate >= 0:
+            raise ValueError(f"InverseTimeDecay: decay_rate must be >= 0, got {decay_rate}")
+        self.staircase = bool(staircase)
+
+    def __call__(self, step) -> Tensor:
+        p = _as_step(step) / self.decay_steps
+        return self.initial / (1.0 + self.decay_rate * (_math_ops.floor(p) if self.staircase else p))
+
+
+class CosineDecayRestarts:
+    """Cosine decay with warm restarts (SGDR, Loshchilov & Hutter 2017) in Keras' form: the first period
+    lasts ``first_decay_steps``, each next one ``t_mul`` times longer and starting ``m_mul`` times lower,
+    each decaying from its start to ``alpha * initial``.  (PyTorch's ``CosineAnnealingWarmRestarts``
+    is ``t_mul=T_mult``, ``m_mul=1``, ``alpha=eta_min / initial``.)
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.CosineDecayRestarts(1.0, first_decay_steps=10, t_mul=2.0, m_mul=0.5)
+    >>> [round(float(s(t)), 4) for t in (0, 5, 10, 20, 30)]
+    [1.0, 0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(
+        self, initial: float, first_decay_steps: int, t_mul: float = 2.0, m_mul: float = 1.0, alpha: float = 0.0
+    ):
+        who = "CosineDecayRestarts"
+        self.first_decay_steps = _whole_steps(first_decay_steps, who, "first_decay_steps")
+        self.initial, self.alpha = _real(initial, who, "initial"), _real(alpha, who, "alpha")
+        self.t_mul, self.m_mul = _real(t_mul, who, "t_mul"), _real(m_mul, who, "m_mul")
+        if not self.t_mul > 0 or not self.m_mul >= 0:
+            raise ValueError(f"{who}: t_mul must be > 0 and m_mul >= 0, got t_mul={t_mul}, m_mul={m_mul}")
+
+    def __call__(self, step) -> Tensor:
+        fraction = _as_step(step) / self.first_decay_steps
+        if self.t_mul == 1.0:
+            restarts = _math_ops.floor(fraction)
+            fraction = fraction - restarts
+        else:  # periods 1, t_mul, t_mul^2, ...: the restarts before t solve a geometric sum
+            restarts = _math_ops.floor(_math_ops.log1p(fraction * (self.t_mul - 1.0)) / math.log(self.t_mul))
+            begun = (1.0 - _math_ops.power(self.t_mul, restarts)) / (1.0 - self.t_mul)
+            fraction = (fraction - begun) / _math_ops.power(self.t_mul, restarts)
+        cosine = 0.5 * _math_ops.power(self.m_mul, restarts) * (1.0 + _math_ops.cos(math.pi * fraction))
+        return self.initial * ((1.0 - self.alpha) * cosine + self.alpha)
+
+
+class OneCycle:
+    """The one-cycle policy (Smith & Topin 2019) in PyTorch's ``OneCycleLR`` form, for the learning rate:
+    from ``max_lr / div_factor`` up to ``max_lr`` over the first ``pct_start`` of ``total_steps``, then down
+    to ``max_lr / div_factor / final_div_factor`` at step ``total_steps - 1`` (and there after it), along
+    half cosines (``anneal="cos"``) or lines (``"linear"``).  ``three_phase=True`` comes back down to the
+    start over a second ``pct_start`` before the final decay.  PyTorch also cycles momentum; here only
+    the rate is scheduled.
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.OneCycle(1.0, total_steps=100, anneal="linear", div_factor=10, final_div_factor=10)
+    >>> [round(float(s(t)), 4) for t in (0, 29, 99)]
+    [0.1, 1.0, 0.01]
+    """
+
+    def __init__(
+        self,
+        max_lr: float,
+        total_steps: int,
+        pct_start: float = 0.3,
+        anneal: str = "cos",
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+    ):
+        who = "OneCycle"
+        self.total_steps = _whole_steps(total_steps, who, "total_steps")
+        self.max_lr, self.pct_start = _real(max_lr, who, "max_lr"), _real(pct_start, who, "pct_start")
+        self.div_factor = _real(div_factor, who, "div_factor")
+        self.final_div_factor = _real(final_div_factor, who, "final_div_factor")
+        if not 0.0 < self.pct_start < 1.0 or self.div_factor <= 0 or self.final_div_factor <= 0:
+            raise ValueError(
+                f"{who}: pct_start must be in (0, 1) and div_factor, final_div_factor positive, got "
+                f"pct_start={pct_start}, div_factor={div_factor}, final_div_factor={final_div_factor}"
+            )
+        if anneal not in ("cos", "linear"):
+            raise ValueError(f"{who}: anneal must be 'cos' or 'linear', got {anneal!r}")
+        self.anneal, self.three_phase = anneal, bool(three_phase)
+        start = self.max_lr / self.div_factor
+        up = self.pct_start * self.total_steps - 1.0
+        ends = [up, 2.0 * self.pct_start * self.total_steps - 2.0] if three_phase else [up]
+        ends.append(self.total_steps - 1.0)
+        rates = [start, self.max_lr] + ([start] if three_phase else []) + [start / self.final_div_factor]
+        if any(b <= a for a, b in zip([0.0, *ends], ends)):
+            raise ValueError(
+                f"{who}: total_steps={total_steps} with pct_start={pct_start} leaves a phase without steps"
+            )
+        self._phases = [(a, b, rates[i], rates[i + 1]) for i, (a, b) in enumerate(zip([0.0, *ends], ends))]
+
+    def __call__(self, step) -> Tensor:
+        t = _math_ops.minimum(_as_step(step), self._phases[-1][1])
+        rate = None
+        for first, last, start, end in reversed(self._phases):  # the phase t is in: the first whose end it reaches
+            pct = (t - first) / (last - first)
+            if self.anneal == "cos":
+                value = end + (start - end) / 2.0 * (_math_ops.cos(math.pi * pct) + 1.0)
+            else:
+                value = start + (end - start) * pct
+            rate = value if rate is None else _math_ops.where(t <= last, value, rate)
+        return rate
+
+
 def _number(value, who: str, what: str) -> float:
     """A number argument as a float (NaN included); a string, None or an array is a TypeError naming the
     function and argument (a string was read as a number, others failed in a bare comparison)."""
@@ -481,6 +639,7 @@ class Optimizer:
 
     _slot_names: tuple = ()
     _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
+    _scalar_names: tuple = ()  # per-variable 0-d float64 state (NAdam's product of momentum coefficients)
 
     def __init__(
         self,
@@ -594,7 +753,10 @@ class Optimizer:
             restored = self._restored.get(key, {})
             work = np.dtype(_compute_dtype(var.dtype).name)
             for name, value in restored.items():
-                want = ((), np.dtype(np.int64)) if name in self._counter_names else (tuple(var.shape), work)
+                want = {
+                    "counter": ((), np.dtype(np.int64)),
+                    "scalar": ((), np.dtype(np.float64)),
+                }.get(self._slot_kinds().get(name), (tuple(var.shape), work))
                 if (tuple(value.shape), np.dtype(value.dtype.name)) != want:
                     raise ValueError(
                         f"{type(self).__name__}: the checkpoint's slot {key}/{name} has shape {tuple(value.shape)} "
@@ -610,9 +772,10 @@ class Optimizer:
                 )
                 for name in self._slot_names
             }
-            for name in self._counter_names:
+            for name in self._counter_names + self._scalar_names:
+                start = np.int64(0) if name in self._counter_names else np.float64(self._slot_start(name))
                 slots[name] = Variable(
-                    restored[name].numpy() if name in restored else np.int64(0),
+                    restored[name].numpy() if name in restored else start,
                     name=f"{key}/{name}",
                     trainable=False,
                     backend=var.backend,
@@ -677,8 +840,12 @@ class Optimizer:
         return 0.0
 
     def _slot_kinds(self) -> dict:
-        """``{slot name: True for a 0-d int64 counter, False for a variable-shaped slot}``."""
-        return {**{n: False for n in self._slot_names}, **{n: True for n in self._counter_names}}
+        """``{slot name: "slot"}`` for a variable-shaped float slot, ``"counter"`` for a 0-d int64 step counter,
+        ``"scalar"`` for a 0-d float64 state."""
+        kinds = {n: "slot" for n in self._slot_names}
+        kinds.update({n: "counter" for n in self._counter_names})
+        kinds.update({n: "scalar" for n in self._scalar_names})
+        return kinds
 
     def apply(self, grads, variables=None) -> None:
         """Update ``variables`` in place from ``grads`` (same nested structure; None gradients are skipped).
@@ -1051,3 +1218,273 @@ class Adagrad(Optimizer):
         acc = slots["accumulator"] + _math_ops.square(grad)
         slots["accumulator"].assign(acc)
         return var - lr * grad / (_math_ops.sqrt(acc) + self.epsilon)
+
+
+def _check_betas(who: str, **betas) -> None:
+    for name, beta in betas.items():
+        if not 0.0 <= _number(beta, who, name) < 1.0:
+            raise ValueError(f"{who}: {name} must be in [0, 1), got {beta}")
+
+
+def _counted(slots, dtype=_dt.float64) -> Tensor:
+    """A variable's own step counter advanced by this step, as ``dtype``: its step number ``t`` (1-based)."""
+    slots["step"].assign_add(np.int64(1))
+    return _math_ops.cast(slots["step"], dtype)
+
+
+def _in(value: Tensor, like: Tensor) -> Tensor:
+    """A float64 scalar computed from the step counter, in the update's dtype."""
+    return value if value.dtype == like.dtype else _math_ops.cast(value, like.dtype)
+
+
+class Adamax(Optimizer):
+    """Adamax (Kingma & Ba 2015, section 7.1), Adam with the infinity norm, in PyTorch's form.
+
+    ``g += weight_decay * w``; ``m = b1 m + (1 - b1) g``; ``u = max(b2 u, |g| + epsilon)``;
+    ``w -= lr / (1 - b1^t) * m / u`` at a variable's step ``t``.
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> tl.optimizers.Adamax(0.1).apply([tl.tensor([-3.0])], [w])  # the first step moves by lr
+    >>> round(float(w[0]), 6)
+    1.1
+    """
+
+    _slot_names = ("m", "u")
+    _counter_names = ("step",)
+
+    def __init__(
+        self,
+        learning_rate=2e-3,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-8,
+        weight_decay: float = 0.0,
+        global_clipnorm: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+    ):
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        _check_betas("Adamax", beta_1=beta_1, beta_2=beta_2)
+        self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        self.weight_decay = float(weight_decay)
+
+    def _update(self, var, grad, lr, step, slots):
+        if self.weight_decay:
+            grad = grad + self.weight_decay * var
+        m = self.beta_1 * slots["m"] + (1.0 - self.beta_1) * grad
+        u = _math_ops.maximum(self.beta_2 * slots["u"], _math_ops.abs(grad) + self.epsilon)
+        slots["m"].assign(m)
+        slots["u"].assign(u)
+        t = _counted(slots)
+        return var - lr / _in(1.0 - _math_ops.power(self.beta_1, t), var) * m / u
+
+
+class NAdam(Optimizer):
+    """NAdam (Dozat 2016): Adam with Nesterov momentum and a momentum schedule, in PyTorch's form.
+
+    At a variable's step ``t``: ``mu_t = b1 (1 - 0.5 * 0.96^(t * momentum_decay))``, ``P_t = mu_1 ... mu_t``;
+    ``m = b1 m + (1 - b1) g``; ``v = b2 v + (1 - b2) g^2``; ``d = sqrt(v / (1 - b2^t)) + epsilon``;
+    ``w -= lr (1 - mu_t) / (1 - P_t) * g / d + lr mu_{t+1} / (1 - P_t mu_{t+1}) * m / d``.
+    ``weight_decay`` adds ``wd * w`` to the gradient, or with ``decoupled_weight_decay=True`` (NAdamW) scales
+    ``w`` by ``1 - lr * wd`` first.  The product ``P_t`` is a per-variable slot (float64).
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> tl.optimizers.NAdam(0.1).apply([tl.tensor([2.0])], [w])
+    >>> round(float(w[0]), 4)  # 1 - 0.1 * 2 / 2 - 0.1 * mu_2 / (1 - mu_1 mu_2) * 0.2 / 2, mu_t close to 0.45
+    0.8944
+    """
+
+    _slot_names = ("m", "v")
+    _counter_names = ("step",)
+    _scalar_names = ("mu_product",)
+
+    def __init__(
+        self,
+        learning_rate=2e-3,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-8,
+        weight_decay: float = 0.0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
+        global_clipnorm: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+    ):
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        _check_betas("NAdam", beta_1=beta_1, beta_2=beta_2)
+        self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay, momentum_decay=momentum_decay)
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        self.weight_decay, self.momentum_decay = float(weight_decay), float(momentum_decay)
+        self.decoupled_weight_decay = bool(decoupled_weight_decay)
+
+    def _slot_start(self, name: str) -> float:
+        return 1.0 if name == "mu_product" else 0.0
+
+    def _update(self, var, grad, lr, step, slots):
+        if self.weight_decay and self.decoupled_weight_decay:
+            var = var * (1.0 - lr * self.weight_decay)
+        elif self.weight_decay:
+            grad = grad + self.weight_decay * var
+        b1, b2 = self.beta_1, self.beta_2
+        t = _counted(slots)
+        mu = b1 * (1.0 - 0.5 * _math_ops.power(0.96, t * self.momentum_decay))
+        mu_next = b1 * (1.0 - 0.5 * _math_ops.power(0.96, (t + 1.0) * self.momentum_decay))
+        product = slots["mu_product"] * mu
+        slots["mu_product"].assign(product)
+        m = b1 * slots["m"] + (1.0 - b1) * grad
+        v = b2 * slots["v"] + (1.0 - b2) * _math_ops.square(grad)
+        slots["m"].assign(m)
+        slots["v"].assign(v)
+        denom = _math_ops.sqrt(v / _in(1.0 - _math_ops.power(b2, t), var)) + self.epsilon
+        step_g = _in((1.0 - mu) / (1.0 - product), var)
+        step_m = _in(mu_next / (1.0 - product * mu_next), var)
+        return var - lr * step_g * grad / denom - lr * step_m * m / denom
+
+
+class RAdam(Optimizer):
+    """RAdam (Liu et al. 2020): Adam whose adaptive step is rectified by the variance of its estimate, in
+    PyTorch's form.
+
+    With ``rho_inf = 2 / (1 - b2) - 1`` and ``rho_t = rho_inf - 2 t b2^t / (1 - b2^t)`` at a variable's step
+    ``t``: ``m``, ``v`` as in Adam, ``m_hat = m / (1 - b1^t)``; while ``rho_t <= 5`` the step is SGD with
+    momentum, ``w -= lr * m_hat``; after it ``w -= lr * m_hat * r_t * sqrt(1 - b2^t) / (sqrt(v) + epsilon)``
+    with ``r_t = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t))``.
+    ``weight_decay`` is L2, or decoupled (``w *= 1 - lr * wd``) with ``decoupled_weight_decay=True``.
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> tl.optimizers.RAdam(0.1).apply([tl.tensor([5.0])], [w])  # the first steps are SGD with momentum
+    >>> round(float(w[0]), 6)
+    0.5
+    """
+
+    _slot_names = ("m", "v")
+    _counter_names = ("step",)
+
+    def __init__(
+        self,
+        learning_rate=1e-3,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-8,
+        weight_decay: float = 0.0,
+        decoupled_weight_decay: bool = False,
+        global_clipnorm: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+    ):
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        _check_betas("RAdam", beta_1=beta_1, beta_2=beta_2)
+        self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        self.weight_decay, self.decoupled_weight_decay = float(weight_decay), bool(decoupled_weight_decay)
+
+    def _update(self, var, grad, lr, step, slots):
+        if self.weight_decay and self.decoupled_weight_decay:
+            var = var * (1.0 - lr * self.weight_decay)
+        elif self.weight_decay:
+            grad = grad + self.weight_decay * var
+        b1, b2 = self.beta_1, self.beta_2
+        m = b1 * slots["m"] + (1.0 - b1) * grad
+        v = b2 * slots["v"] + (1.0 - b2) * _math_ops.square(grad)
+        slots["m"].assign(m)
+        slots["v"].assign(v)
+        t = _counted(slots)
+        m_hat = m / _in(1.0 - _math_ops.power(b1, t), var)
+        correction2 = 1.0 - _math_ops.power(b2, t)
+        rho_inf = 2.0 / (1.0 - b2) - 1.0
+        rho_t = rho_inf - 2.0 * t * _math_ops.power(b2, t) / correction2
+        rectified = rho_t > 5.0
+        # The rectifier only where it is defined (rho_t > 4); elsewhere a 1 the where below never picks.
+        safe = _math_ops.where(rectified, rho_t, 5.0)
+        rect = _math_ops.sqrt(
+            (safe - 4.0) * (safe - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * safe) * correction2
+        )
+        adaptive = _in(rect, var) / (_math_ops.sqrt(v) + self.epsilon)
+        return var - lr * m_hat * _math_ops.where(rectified, adaptive, _math_ops.ones_like(adaptive))
+
+
+class Adadelta(Optimizer):
+    """Adadelta (Zeiler 2012) in PyTorch's form: ``s = rho s + (1 - rho) g^2``;
+    ``d = sqrt(a + epsilon) / sqrt(s + epsilon) * g``; ``a = rho a + (1 - rho) d^2``; ``w -= lr * d``
+    (``g += weight_decay * w`` first).
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> tl.optimizers.Adadelta(1.0, rho=0.5, epsilon=0.25).apply([tl.tensor([1.0])], [w])
+    >>> round(float(w[0]), 6)  # 1 - sqrt(0.25) / sqrt(0.5 + 0.25)
+    0.42265
+    """
+
+    _slot_names = ("square_avg", "acc_delta")
+
+    def __init__(
+        self,
+        learning_rate=1.0,
+        rho: float = 0.9,
+        epsilon: float = 1e-6,
+        weight_decay: float = 0.0,
+        global_clipnorm: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+    ):
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        if not 0.0 <= _number(rho, "Adadelta", "rho") <= 1.0:
+            raise ValueError(f"Adadelta: rho must be in [0, 1], got {rho}")
+        self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
+        self.rho, self.epsilon, self.weight_decay = float(rho), float(epsilon), float(weight_decay)
+
+    def _update(self, var, grad, lr, step, slots):
+        if self.weight_decay:
+            grad = grad + self.weight_decay * var
+        rho = self.rho
+        square_avg = rho * slots["square_avg"] + (1.0 - rho) * _math_ops.square(grad)
+        delta = _math_ops.sqrt(slots["acc_delta"] + self.epsilon) / _math_ops.sqrt(square_avg + self.epsilon) * grad
+        slots["square_avg"].assign(square_avg)
+        slots["acc_delta"].assign(rho * slots["acc_delta"] + (1.0 - rho) * _math_ops.square(delta))
+        return var - lr * delta
+
+
+class Lion(Optimizer):
+    """Lion (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms") in Keras' form:
+    ``w -= lr * sign(b1 m + (1 - b1) g)``, then ``m = b2 m + (1 - b2) g``; ``weight_decay`` is decoupled,
+    ``w *= 1 - lr * wd`` first (as Keras and optax apply it).  Every coordinate moves by exactly ``lr``
+    (0 where the sign is 0), so Lion takes a learning rate 3-10x below AdamW's.
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0, 1.0])
+    >>> tl.optimizers.Lion(0.1).apply([tl.tensor([3.0, -1e-9])], [w])
+    >>> [round(x, 6) for x in w.numpy().tolist()]
+    [0.9, 1.1]
+    """
+
+    _slot_names = ("m",)
+
+    def __init__(
+        self,
+        learning_rate=1e-3,
+        beta_1: float = 0.9,
+        beta_2: float = 0.99,
+        weight_decay: float = 0.0,
+        global_clipnorm: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+    ):
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
+            if not 0.0 <= _number(beta, "Lion", name) <= 1.0:
+                raise ValueError(f"Lion: {name} must be in [0, 1], got {beta}")
+        self._check_non_negative(weight_decay=weight_decay)
+        self.beta_1, self.beta_2, self.weight_decay = float(beta_1), float(beta_2), float(weight_decay)
+
+    def _update(self, var, grad, lr, step, slots):
+        if self.weight_decay:
+            var = var * (1.0 - lr * self.weight_decay)
+        m = slots["m"]
+        direction = _math_ops.sign(self.beta_1 * m + (1.0 - self.beta_1) * grad)
+        slots["m"].assign(self.beta_2 * m + (1.0 - self.beta_2) * grad)
+        return var - lr * direction
