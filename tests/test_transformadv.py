@@ -179,3 +179,146 @@ def test_jacfwd_of_a_random_function_is_the_jacobian_at_the_draws_of_its_output(
         jac, aux = tl.jacfwd(lambda a: (f(a), f(a) + 0.0), has_aux=True)(x)
         np.testing.assert_allclose(jac.numpy(), expected, rtol=1e-15)
         np.testing.assert_array_equal(aux.numpy(), after_one)
+
+
+# ---------------------------------------------------------------- custom rules that return the wrong things
+
+
+def _double_vjp(fwd, bwd):
+    f = tl.custom_vjp(lambda a: a * 2.0)
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def test_custom_vjp_fwd_that_returns_no_pair_is_an_error_naming_fwd():
+    # A fwd returning only its output, a Tensor of length 2, was unpacked into (output, residuals): the
+    # "output" was its first element, a scalar, silently (a longer one: "too many values to unpack").
+    f = _double_vjp(lambda a: a * 2.0, lambda r, g: (g * 2.0,))
+    for x in (np.array([1.0, 3.0]), X):
+        with pytest.raises(
+            TypeError, match=r"custom_vjp: fwd of .*<lambda> must return a pair \(outputs, residuals\), "
+        ):
+            tl.grad(lambda a: tl.sum(f(a)))(tl.tensor(x))
+
+
+@pytest.mark.parametrize(
+    "bad, problem",
+    [
+        (lambda g: tl.sum(g), r"got shape \(\), expected \(3,\)"),
+        (lambda g: tl.ones((2, 3), dtype="float64"), r"got shape \(2, 3\), expected \(3,\)"),
+        (lambda g: tl.tensor([1, 2, 3]), r"got dtype int64, expected a float dtype \(float64\)"),
+    ],
+)
+def test_custom_vjp_bwd_of_the_wrong_shape_or_dtype_names_bwd_not_tensorlib(bad, problem):
+    # The error named tensorlib/grad/custom.py (the wrapper's grad_fn) as the rule, not the user's bwd.
+    def bwd(r, g):
+        return (bad(g),)
+
+    f = _double_vjp(lambda a: (a * 2.0, None), bwd)
+    line = bwd.__code__.co_firstlineno
+    with pytest.raises(TypeError, match=problem + rf"; rule defined at .*test_transformadv.py:{line}$"):
+        tl.grad(lambda a: tl.sum(f(a)))(tl.tensor(X))
+
+
+def test_custom_jvp_rule_tangent_of_the_wrong_shape_or_structure_names_the_rule():
+    # It was "vjp_fn: cotangent shape (3,) does not match output shape ()", from the transposition inside.
+    f = tl.custom_jvp(lambda a: tl.sin(a))
+    f.defjvp(lambda p, t: (tl.sin(p[0]), tl.sum(t[0])))
+    line = f.jvp.__code__.co_firstlineno
+    message = rf"custom_jvp: the rule of .*<lambda> returned an output tangent of shape \(\) for output 0 of shape \(3,\); rule defined at .*test_transformadv.py:{line}"
+    with pytest.raises(ValueError, match=message):
+        tl.grad(lambda a: tl.sum(f(a)))(tl.tensor(X))
+    with pytest.raises(ValueError, match=message):
+        tl.jvp(f, (tl.tensor(X),), (tl.tensor(np.ones(3)),))
+    g = tl.custom_jvp(lambda a: (tl.sin(a), tl.cos(a)))
+    g.defjvp(lambda p, t: ((tl.sin(p[0]), tl.cos(p[0])), t[0] * tl.cos(p[0])))
+    with pytest.raises(
+        ValueError, match=r"custom_jvp: the rule of .*<lambda> returned output tangents of structure \*"
+    ):
+        tl.grad(lambda a: tl.sum(g(a)[0]))(tl.tensor(X))
+
+
+# ---------------------------------------------------------------- closures over differentiated tensors
+
+
+def _remat_closure(a):
+    b = tl.sin(a)  # f = sum(a * sin(a)): d/da = sin(a) + a cos(a), half of it through the closure
+    return tl.sum(tl.remat(lambda u: u * b)(a))
+
+
+def _remat_closure_grad(x):
+    return np.sin(x) + x * np.cos(x)
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["eager", "traced grad", "grad of traced", "vmap of grad", "tape, closure only"],
+)
+def test_remat_gives_the_gradient_through_the_tensors_it_closes_over(how):
+    # remat(lambda u: u * b)(a) with b = sin(a) lost the path through b: the gradient was sin(a), not
+    # sin(a) + a cos(a); remat(lambda: sin(a))() gave 0 (JAX's checkpoint gives both).
+    x = tl.tensor(X)
+    expected = _remat_closure_grad(X)
+    np.testing.assert_allclose(_fd_grad(lambda v: np.sum(v * np.sin(v)), X), expected, rtol=1e-8)
+    if how == "eager":
+        got = tl.grad(_remat_closure)(x)
+    elif how == "traced grad":
+        got = tl.function(tl.grad(_remat_closure))(x)
+    elif how == "grad of traced":
+        got = tl.grad(tl.function(_remat_closure))(x)
+    elif how == "vmap of grad":
+        got = tl.vmap(tl.grad(lambda a: tl.remat(lambda u: u * tl.sin(a))(a)))(x)
+    else:
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            y = tl.sum(tl.remat(lambda: tl.sin(x) * 2.0)())
+        got, expected = tape.gradient(y, x), 2.0 * np.cos(X)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+
+
+def test_remat_closure_to_second_order_and_forward_mode():
+    x = tl.tensor(X)
+    # d2/da2 sum(a sin a) = 2 cos a - a sin a
+    np.testing.assert_allclose(
+        tl.hessian(_remat_closure)(x).numpy(), np.diag(2 * np.cos(X) - X * np.sin(X)), rtol=1e-12, atol=1e-15
+    )
+    _, tangent = tl.jvp(_remat_closure, (x,), (tl.tensor(np.ones(3)),))
+    np.testing.assert_allclose(float(tangent), _remat_closure_grad(X).sum(), rtol=1e-12)
+
+
+def _closing_custom_functions(b):
+    """A custom_gradient, custom_vjp and custom_jvp function of ``u``, each closing over ``b``."""
+
+    @tl.custom_gradient
+    def by_custom_gradient(u):
+        return u * b, lambda g: g * b
+
+    by_vjp = tl.custom_vjp(lambda u: u * b)
+    by_vjp.defvjp(lambda u: (u * b, None), lambda r, g: (g * b,))
+    by_jvp = tl.custom_jvp(lambda u: u * b)
+    by_jvp.defjvp(lambda p, t: (p[0] * b, t[0] * b))
+    return {"custom_gradient": by_custom_gradient, "custom_vjp": by_vjp, "custom_jvp": by_jvp}
+
+
+@pytest.mark.parametrize("kind", ["custom_gradient", "custom_vjp", "custom_jvp"])
+def test_a_custom_rule_closing_over_a_differentiated_tensor_is_an_error_not_a_lost_gradient(kind):
+    # The path through the closed-over b was dropped: grad of sum(f(a)) with f(u) = u * sin(a) gave sin(a),
+    # not sin(a) + a cos(a) (JAX raises for such closures in custom_vjp/custom_jvp).
+    def loss(a):
+        return tl.sum(_closing_custom_functions(tl.sin(a))[kind](a))
+
+    x = tl.tensor(X)
+    message = rf"{kind}: .*(<lambda>|by_custom_gradient) closes over a tensor \(shape \(3,\) float64\)"
+    for transform in (tl.grad, lambda f: tl.function(tl.grad(f)), lambda f: tl.grad(tl.function(f))):
+        with pytest.raises(TypeError, match=message):
+            transform(loss)(x)
+    # A closure nobody differentiates is fine: the rule's gradient for the argument.
+    b = tl.tensor(np.array([2.0, 3.0, 4.0]))
+    got = tl.grad(lambda a: tl.sum(_closing_custom_functions(b)[kind](a)))(x)
+    np.testing.assert_array_equal(got.numpy(), [2.0, 3.0, 4.0])
+    with tl.GradientTape(persistent=True) as tape:  # the closure watched, but only the argument asked for
+        tape.watch([x, b])
+        y = tl.sum(_closing_custom_functions(b * 1.0)[kind](x))
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 3.0, 4.0])
+    with pytest.raises(TypeError, match=r"closes over a tensor"):
+        tape.gradient(y, b)

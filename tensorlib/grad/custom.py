@@ -16,7 +16,7 @@ from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_
 from ..ops.registry import defop, spec
 from ..tensor import Tensor
 from . import registry
-from .registry import once_per_pass
+from .registry import Refused, once_per_pass
 from .backprop import rule_site
 from .. import tree
 from .tape import GradientTape
@@ -91,20 +91,11 @@ def _what(value) -> str:
     )
 
 
-class _Refused:
-    """What a grad_fn gives for an input whose gradient is an error only if some pass needs it."""
-
-    __slots__ = ("message",)
-
-    def __init__(self, message: str):
-        self.message = message
-
-
 def _custom_gradient_rule(node, *out_grads, index):
     if index >= node.attrs["n_inputs"] + node.attrs["n_variables"]:
         return None
     g = once_per_pass(node, out_grads, lambda: _call_grad_fn(node, out_grads))[index]
-    if g.__class__ is _Refused:
+    if g.__class__ is Refused:
         raise TypeError(g.message)
     if g is not None and not isinstance(g, Tensor):
         g = dispatch.to_tensor(g, node.inputs[index].backend, node.inputs[index].dtype)
@@ -126,6 +117,77 @@ def _outputs_and_grad_fn(f, result):
             f"a callable grad_fn, got {got}"
         )
     return result
+
+
+class _Reachable(set):
+    """The ids a tape reached, seen together with those that the recording tapes differentiate (all of
+    them while tracing: the graph may be differentiated later)."""
+
+    __slots__ = ("outer", "everything")
+
+    def __init__(self, outer, everything):
+        super().__init__()
+        self.outer, self.everything = tuple(outer), everything
+
+    def __contains__(self, key) -> bool:
+        return self.everything or set.__contains__(self, key) or self.outside(key)
+
+    def outside(self, key) -> bool:
+        return self.everything or any(key in watched for watched in self.outer)
+
+
+class _Reads(GradientTape):
+    """A tape around a custom-gradient function's run that records no one's gradient: it learns which
+    trainable Variables the function reads and which tensors it closes over that the recording ``tapes``
+    differentiate (a closure ``lambda u: u * a`` over the ``a`` of ``tl.grad``): their gradients flow
+    through no input of the op, so they were a silent zero."""
+
+    def __init__(self, tapes, tracing):
+        super().__init__()
+        self._watched = _Reachable([tape._watched for tape in tapes], tracing)
+
+    def _watch_variable(self, var):
+        if not set.__contains__(self._watched, var._id):
+            set.add(self._watched, var._id)
+            self._variables.append(var)
+
+    def closed_over(self, inputs, variables) -> list:
+        """The differentiated tensors the recorded ops read that are neither ``inputs``, ``variables``, nor
+        made by the function."""
+        reached = self._watched
+        if not (reached.outer or reached.everything):
+            return []
+        skip = {t._id for t in inputs} | {v._id for v in variables}
+        skip.update(o._id for node in self._nodes for o in node.outputs)
+        found = {}
+        for node in self._nodes:
+            for t in node.inputs:
+                if t._id not in skip and t._id not in found and t.dtype.kind in "fc" and reached.outside(t._id):
+                    found[t._id] = t
+        return list(found.values())
+
+
+def _closure_refusal(what, name, tensor) -> str:
+    return (
+        f"{what}: {name} closes over a tensor (shape {tuple(tensor.shape)} {tensor.dtype}) that a gradient is "
+        "asked for through, but its rule gives gradients for its arguments only (JAX refuses such closures); "
+        "pass the tensor as an argument"
+    )
+
+
+def _refusing(grad_fn, messages):
+    """``grad_fn`` giving, after its gradients for the arguments, a refusal for each closed-over tensor."""
+
+    @functools.wraps(grad_fn)
+    def with_refusals(*out_grads, **variables):
+        returned = grad_fn(*out_grads, **variables)
+        if variables and not (isinstance(returned, (list, tuple)) and len(returned) == 2):
+            return returned  # not (input_gradients, variable_gradients): _call_grad_fn says so
+        result, var_grads = returned if variables else (returned, None)
+        result = (list(result) if isinstance(result, (list, tuple)) else [result]) + [Refused(m) for m in messages]
+        return (result, var_grads) if variables else result
+
+    return with_refusals
 
 
 def _none_leaf(x) -> bool:
@@ -226,6 +288,14 @@ def custom_gradient(f):
     2.0
     """
 
+    return _with_gradient(f)
+
+
+def _with_gradient(f, closures_as_variables: bool = False, what: str = "custom_gradient"):
+    """:func:`custom_gradient`'s wrapper.  The tensors ``f`` closes over that a recording tape differentiates
+    are inputs of the op too: with ``closures_as_variables`` (remat) ``grad_fn`` gets them with the Variables
+    and gives their gradients; else their gradient is refused (``grad_fn`` cannot give it), never a zero."""
+
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         st = dispatch.current_state()
@@ -240,13 +310,20 @@ def custom_gradient(f):
         # grad_fn closes over (``y = exp(x); grad_fn = lambda dy: dy * y``) must stay a function of the inputs,
         # or the second derivative through it is a silent zero (JAX and PyTorch differentiate through it).
         higher_order = len(st.tapes) > 1 or any(getattr(tape, "_persistent", False) for tape in st.tapes)
+        reads = _Reads(st.tapes, tracing=bool(st.modes))
         with contextlib.nullcontext() if higher_order else dispatch.tapes_paused():
-            reads = GradientTape()  # records no one's gradient: it only learns which Variables f reads
             with reads:
                 y, grad_fn = _outputs_and_grad_fn(f, f(*args, **kwargs))
         if any(lay not in (None, _TENSOR) for lay in layout):
             grad_fn = grad_fn_of(grad_fn)
         variables = [v for v in reads.watched_variables() if not any(v is a for a in tensor_args)]
+        closed_over = reads.closed_over(tensor_args, variables)
+        if closures_as_variables:
+            variables += closed_over
+        elif closed_over:
+            name = getattr(f, "__qualname__", f)
+            grad_fn = _refusing(grad_fn, [_closure_refusal(what, name, t) for t in closed_over])
+            tensor_args = tensor_args + closed_over
         outs, out_def = tree.flatten(y)
         for o in outs:
             if not isinstance(o, Tensor):
@@ -308,7 +385,6 @@ class _CustomDerivative:
                 full[i] = a
             return full
 
-        @custom_gradient
         def run(*inputs):
             differentiated = inputs[: len(positions)]
             with self._rule_running():
@@ -323,12 +399,14 @@ class _CustomDerivative:
                     )
                 filled = [zeros_like(o) if c is None else c for c, o in zip(cotangents, leaves)]
                 returned = self._cotangents(constants, differentiated, residuals, tree.unflatten(treedef, filled))
-                refused = [_Refused(self._refusal(t, fixed, constants)) for t in held]
+                refused = [Refused(self._refusal(t, fixed, constants)) for t in held]
                 return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)] + refused
 
+            grad_fn.__wrapped__ = self._user_rule()  # errors about the gradients name the user's rule's file:line
             return outputs, grad_fn
 
-        return run(*(args[i] for i in positions), *held)
+        run.__qualname__ = self._name()
+        return _with_gradient(run, what=self.kind)(*(args[i] for i in positions), *held)
 
     def _positional(self, args, kwargs) -> tuple:
         """The arguments as positional ones, defaults filled in (JAX's ``resolve_kwargs``): the rules take
@@ -403,8 +481,17 @@ class custom_vjp(_CustomDerivative):
     def _has_rule(self) -> bool:
         return self.fwd is not None
 
+    def _user_rule(self):
+        return self.bwd
+
     def _forward(self, args):
-        return self.fwd(*args)
+        returned = self.fwd(*args)
+        if not (isinstance(returned, (tuple, list)) and len(returned) == 2):
+            raise TypeError(
+                f"custom_vjp: fwd of {self._name()} must return a pair (outputs, residuals), got {_what(returned)}; "
+                f"fwd defined at {rule_site(self.fwd)}"
+            )
+        return returned
 
     def _cotangents(self, constants, differentiated, residuals, g) -> list:
         returned = self.bwd(*constants, residuals, g)
@@ -448,6 +535,9 @@ class custom_jvp(_CustomDerivative):
     def _has_rule(self) -> bool:
         return self.jvp is not None
 
+    def _user_rule(self):
+        return self.jvp
+
     def _forward(self, args):
         return self.fun(*args), None
 
@@ -468,12 +558,29 @@ class custom_jvp(_CustomDerivative):
                     f"custom_jvp: the rule of {self._name()} must return (outputs, output_tangents), got "
                     f"{_what(returned)}; rule defined at {rule_site(self.jvp)}"
                 )
-            return returned[1]
+            return self._checked_tangents(*returned)
 
         zeros = [tree.map(zeros_like, differentiated[i]) for i in wanted]
         _, transposed = vjp(tangents_out, *zeros)  # the rule is linear in the tangents: its vjp is the transpose
         cotangents = iter(transposed(g))
         return [None if i not in wanted else next(cotangents) for i in range(len(differentiated))]
+
+    def _checked_tangents(self, outputs, tangents):
+        """The rule's output tangents, of its outputs' structure and shapes (else its transpose failed in
+        vjp_fn, naming neither the function nor the rule)."""
+        out_leaves, out_def = tree.flatten(outputs)
+        leaves, got = tree.flatten_as(out_def, tangents)
+        problem = None if leaves is not None else f"output tangents of structure {got!r} for outputs {out_def!r}"
+        for k, (t, o) in enumerate(zip(leaves or (), out_leaves)):
+            shape, want = tuple(getattr(t, "shape", ())), tuple(getattr(o, "shape", ()))
+            if shape != want:
+                problem = f"an output tangent of shape {shape} for output {k} of shape {want}"
+                break
+        if problem is not None:
+            raise ValueError(
+                f"custom_jvp: the rule of {self._name()} returned {problem}; rule defined at {rule_site(self.jvp)}"
+            )
+        return tangents
 
 
 def _holds_no_tensor(value) -> bool:
@@ -545,7 +652,7 @@ def remat(f):
             return y, grad_fn
 
         rematerialized.__name__, rematerialized.__qualname__ = getattr(f, "__name__", name), name
-        return custom_gradient(rematerialized)(*[leaves[i] for i in where])
+        return _with_gradient(rematerialized, closures_as_variables=True)(*[leaves[i] for i in where])
 
     return wrapper
 

@@ -305,3 +305,14 @@ def once_per_pass(key, out_grads, compute):
     result = compute()
     memo[key] = (tuple(out_grads), result)
     return result
+
+
+class Refused:
+    """What a rule's shared computation gives for an input whose gradient is an error only when a backward
+    pass needs it (a tensor at a custom_vjp's nondiff_argnums, a tensor a custom_gradient function closes
+    over): the rule then raises the message, never a silent zero."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        self.message = message
