@@ -201,3 +201,17 @@ def test_insert_and_pad_refuse_complex_values_for_a_real_tensor_without_a_warnin
     np.testing.assert_array_equal(tl.insert(z, 1, 5j).numpy(), np.insert(z.numpy(), 1, 5j))
     np.testing.assert_array_equal(tl.pad(z, 1, constant_values=1j).numpy(), np.pad(z.numpy(), 1, constant_values=1j))
     assert not [w for w in recwarn if issubclass(w.category, np.exceptions.ComplexWarning)]
+
+
+# ---------------------------------------------------------------- casts of complex numbers
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_to_bool_is_nonzero_as_numpy_not_the_real_parts_truth(dtype):
+    # Before: tl.cast(1j, "bool") was False (the real part, 0, cast); NumPy, JAX and PyTorch give True,
+    # as Python's bool(1j) does.
+    z = np.array([1j, 0j, 1 + 0j, complex(0, -0.0), complex(np.nan, 0), complex(0, np.nan), -2.5j], dtype=dtype)
+    expected = z.astype(bool)
+    np.testing.assert_array_equal(tl.cast(z, "bool").numpy(), expected)
+    np.testing.assert_array_equal(tl.tensor(z).astype("bool").numpy(), expected)
+    np.testing.assert_array_equal(tl.function(lambda z: tl.cast(z, "bool"))(tl.tensor(z)).numpy(), expected)
+    # To real and integer dtypes a cast keeps the real part (tf.cast's rule, NumPy's value).
+    np.testing.assert_array_equal(tl.cast(z[:4] * 3.7, "int32").numpy(), (z[:4] * 3.7).real.astype(np.int32))
