@@ -215,3 +215,18 @@ def test_complex_to_bool_is_nonzero_as_numpy_not_the_real_parts_truth(dtype):
     np.testing.assert_array_equal(tl.function(lambda z: tl.cast(z, "bool"))(tl.tensor(z)).numpy(), expected)
     # To real and integer dtypes a cast keeps the real part (tf.cast's rule, NumPy's value).
     np.testing.assert_array_equal(tl.cast(z[:4] * 3.7, "int32").numpy(), (z[:4] * 3.7).real.astype(np.int32))
+
+
+# ---------------------------------------------------------------- tl.nn.moments of complex numbers
+def test_moments_variance_of_complex_numbers_is_the_real_mean_squared_modulus():
+    # Before: mean(square(x - mean)), complex: [1+1j, 2-1j, 0.5j] gave -0.0556 - 1j; NumPy's var (and
+    # PyTorch's, and tl.var) give 1.3889, TensorFlow 1.3889 + 0j.
+    x = _complex((3, 4))
+    for dtype in (np.complex64, np.complex128):
+        mean, variance = tl.nn.moments(x.astype(dtype), axes=[1])
+        assert mean.dtype == dtype and variance.dtype == np.dtype(dtype).type(0).real.dtype
+        np.testing.assert_allclose(mean.numpy(), np.mean(x, axis=1), rtol=1e-6)
+        np.testing.assert_allclose(variance.numpy(), np.var(x, axis=1), rtol=1e-6)
+    _assert_gradients_match_differences(
+        lambda x: tl.nn.moments(x, axes=[0, 1])[1], lambda x: np.var(x), (x,), argnums=(0,), rtol=1e-6
+    )
