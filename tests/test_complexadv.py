@@ -230,3 +230,26 @@ def test_moments_variance_of_complex_numbers_is_the_real_mean_squared_modulus():
     _assert_gradients_match_differences(
         lambda x: tl.nn.moments(x, axes=[0, 1])[1], lambda x: np.var(x), (x,), argnums=(0,), rtol=1e-6
     )
+
+
+# ---------------------------------------------------------------- jacfwd of functions of complex arguments
+@pytest.mark.parametrize(
+    "f",
+    [tl.abs, tl.angle, lambda z: z * tl.conj(z), lambda z: tl.stack([tl.real(z[0] * z[1]), tl.abs(z[1]) * 1j]), tl.exp],
+    ids=["abs", "angle", "z*conj(z)", "mixed", "exp (holomorphic)"],
+)
+def test_jacfwd_of_a_complex_argument_equals_jacrev_and_finite_differences(f):
+    # Before: jacfwd took the tangent along each element's real axis only: jacfwd(tl.abs)(z) was d|z|/dx,
+    # real, while jacrev(tl.abs)(z) (and tl.grad) gave conj(z) / |z|; the docstring promises jacrev's result.
+    z = np.array([1 + 2j, 3 - 1j])
+    ours = tl.jacfwd(f)(tl.tensor(z))
+    reverse = tl.jacrev(f)(tl.tensor(z))
+    assert ours.dtype == reverse.dtype == np.complex128
+    np.testing.assert_allclose(ours.numpy(), reverse.numpy(), rtol=1e-12, atol=1e-14)
+    # Row i is the gradient of Re(out_i) in docs/complex.md's convention, by central differences.
+    out = f(tl.tensor(z)).numpy()
+    for i in range(out.size):
+        expected = _numeric_grad(lambda z: float(np.real(f(tl.tensor(z)).numpy().ravel()[i])), (z,), 0)
+        np.testing.assert_allclose(ours.numpy().reshape(out.size, -1)[i], expected, rtol=1e-7, atol=1e-8)
+    traced = tl.function(tl.jacfwd(f))(tl.tensor(z))
+    np.testing.assert_allclose(traced.numpy(), ours.numpy(), rtol=1e-12, atol=1e-14)
