@@ -313,3 +313,18 @@ def test_float32_partial_sums_are_combined_without_losing_precision(split_every,
     np.testing.assert_allclose(g.numpy(), [exact / 2] * 2, rtol=2 * np.finfo(np.float32).eps)
     want_loss, want = tl.value_and_grad(lambda w, x: tl.mean(x @ w))(w, tl.tensor(a))
     np.testing.assert_allclose(float(loss), float(want_loss), rtol=2 * np.finfo(np.float32).eps)
+
+
+def test_two_from_npy_arrays_of_one_file_with_other_blocks_do_not_share_dask_keys(tmp_path, sync_scheduler):
+    # The dask name came from the path, size and mtime only: from_npy(p, 2) and from_npy(p, 3) had the same
+    # keys for different blocks, and computing both at once mixed them: x3 came back with 8 rows (four
+    # blocks of x2's 2 rows), x2 + x3 raised IndexError.
+    a = np.arange(24.0).reshape(12, 2)
+    np.save(tmp_path / "x.npy", a)
+    x2, x3 = tl.distributed.from_npy(tmp_path / "x.npy", 2), tl.distributed.from_npy(tmp_path / "x.npy", 3)
+    y3, y2 = dask.compute(tl.distributed.map_blocks(lambda b: b * 3.0, x3), x2 * 2.0)
+    np.testing.assert_array_equal(y3, a * 3.0)
+    np.testing.assert_array_equal(y2, a * 2.0)
+    np.testing.assert_array_equal((x2 + x3).compute(), a * 2.0)
+    # The same file with the same blocks is the same dask array (dask computes it once).
+    assert tl.distributed.from_npy(tmp_path / "x.npy", 2).name == x2.name
