@@ -200,6 +200,11 @@ class _Shipped:
         data = self.data if self.data is not None else _dumps((self.fn, self.signature, self.args, self.kwargs))
         return _load_shipped, (self.token, data)
 
+    def __dask_tokenize__(self):
+        # The token names the content already; without this dask pickled the function and its weights
+        # twice more at every map_blocks call to name the tasks.
+        return ("tl.distributed._Shipped", self.token)
+
     def function(self):
         if self._function is None:
             from .graph.tracing import Function
