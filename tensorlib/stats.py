@@ -40,8 +40,8 @@ def _args(*values):
     from .dtypes import float64, promote_types
     from .ops.creation import tensor
 
-    def number(v):
-        return isinstance(v, (int, float)) or v.__class__ is WeakScalar
+    def number(v):  # a Python number, weak as in every op; a NumPy scalar (np.float64(0.5)) is strong there
+        return (isinstance(v, (int, float)) and not isinstance(v, np.generic)) or v.__class__ is WeakScalar
 
     arrays = [_float(v) for v in values if not number(v)]
     dtype = promote_types(*(a.dtype for a in arrays)) if arrays else float64

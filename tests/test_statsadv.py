@@ -247,3 +247,16 @@ def test_mvn_logpdf_names_the_shapes_that_do_not_agree():
         mvn(np.zeros((5, 3)), np.zeros(3), np.stack([np.eye(3)] * 4))
     with pytest.raises(ValueError, match=r"a 1-D cov \(the diagonal, k\) .* cov shape \(2,\) float64"):
         mvn(np.zeros((5, 3)), np.zeros(3), np.ones(2))
+
+
+# ---------------------------------------------------------------- dtypes of the parameters
+def test_numpy_float64_scalar_parameters_are_strong_as_in_every_op():
+    # np.float64(0.5) is a float subclass: stats read it as a weak Python number and computed in float32, where
+    # x + np.float64(0.5) (and NumPy, and SciPy) give float64.
+    x = np.float32([0.25, 1.5])
+    assert (tl.tensor(x) + np.float64(0.5)).dtype == np.float64
+    got = tl.stats.norm.logpdf(x, np.float64(0.1), np.float64(0.7))
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got.numpy(), scipy_stats.norm.logpdf(x.astype(np.float64), 0.1, 0.7), rtol=1e-15)
+    assert tl.stats.gamma.logpdf(x, np.float64(2.0)).dtype == np.float64
+    assert tl.stats.norm.logpdf(x, 0.1, 0.7).dtype == np.float32  # Python floats stay weak
