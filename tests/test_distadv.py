@@ -280,3 +280,36 @@ def test_value_and_grad_of_a_sum_over_rows_with_reduction_sum(chunks, sync_sched
     np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-13)
     with pytest.raises(ValueError, match=r"value_and_grad: reduction must be 'mean' or 'sum', got 'max'"):
         tl.distributed.value_and_grad(loss_fn, w, x, reduction="max")
+
+
+@pytest.mark.parametrize("split_every", [2, np.int64(3), np.int32(100)])
+def test_value_and_grad_takes_numpy_integers_for_split_every(split_every, sync_scheduler):
+    # np.int64(3) was refused: "split_every must be an int >= 2 ..., got np.int64(3)".
+    a = np.arange(20.0).reshape(10, 2)
+    loss, g = tl.distributed.value_and_grad(
+        lambda w, x: tl.mean(x @ w), np.ones(2), da.from_array(a, chunks=(1, 2)), split_every=split_every
+    )
+    assert float(loss) == a.sum(1).mean() and g.numpy().tolist() == a.mean(0).tolist()
+    with pytest.raises(ValueError, match=r"split_every must be an int >= 2 \(the fan-in of the sum's tree\), got"):
+        tl.distributed.value_and_grad(
+            lambda w, x: tl.mean(x @ w), np.ones(2), da.from_array(a, chunks=2), split_every=np.bool_(True)
+        )
+
+
+@pytest.mark.parametrize("split_every", [None, 1000])
+def test_float32_partial_sums_are_combined_without_losing_precision(split_every, sync_scheduler):
+    # dask's sum along axis 0 adds one float32 row after the other: over 500 one-row blocks (a flat tree,
+    # split_every above the number of blocks) the loss 0.3 came back 0.3000015 (5e-6 off) and the
+    # gradient alike, where NumPy's float32 mean (pairwise) is within an ulp. Each node of the tree now
+    # adds in float64 and rounds once.
+    a = np.full((500, 2), 0.3, np.float32)
+    w = np.array([1.0, 1.0], np.float32)
+    loss, g = tl.distributed.value_and_grad(
+        lambda w, x: tl.mean(x @ w), w, da.from_array(a, chunks=(1, 2)), split_every=split_every
+    )
+    assert loss.dtype == g.dtype == np.float32
+    exact = 2 * np.float64(np.float32(0.3))
+    assert abs(float(loss) - exact) <= 2 * np.spacing(np.float32(exact)), float(loss)
+    np.testing.assert_allclose(g.numpy(), [exact / 2] * 2, rtol=2 * np.finfo(np.float32).eps)
+    want_loss, want = tl.value_and_grad(lambda w, x: tl.mean(x @ w))(w, tl.tensor(a))
+    np.testing.assert_allclose(float(loss), float(want_loss), rtol=2 * np.finfo(np.float32).eps)
