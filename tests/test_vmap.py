@@ -429,11 +429,11 @@ def test_results_do_not_alias_the_callers_array():
 
 def test_errors_name_what_is_wrong():
     xs = np.zeros((3, 2))
-    with pytest.raises(ValueError, match=r"differ in size: input 0 has 3 .*input 1 has 4"):
+    with pytest.raises(ValueError, match=r"differ in size: args\[0\] has 3 .*args\[1\] has 4"):
         tl.vmap(lambda a, b: a + b)(xs, np.zeros((4, 2)))
     with pytest.raises(ValueError, match="in_axes has 1 entries but .* 2 positional"):
         tl.vmap(lambda a, b: a, in_axes=(0,))(xs, xs)
-    with pytest.raises(ValueError, match="in_axes 2 is out of range for input 0"):
+    with pytest.raises(ValueError, match=r"in_axes 2 is out of range for args\[0\]"):
         tl.vmap(lambda a: a, in_axes=2)(xs)
     with pytest.raises(TypeError, match="in_axes entries must be ints"):
         tl.vmap(lambda a: a, in_axes="0")

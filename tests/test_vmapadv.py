@@ -91,3 +91,25 @@ def test_solves_of_operands_of_different_ranks_keep_the_batch_apart(solve, refer
         for elems, axis in zip((a_elems, b_elems), in_axes)
     ]
     np.testing.assert_allclose(tl.vmap(solve, in_axes=in_axes)(*args).numpy(), expected, rtol=1e-10, atol=1e-10)
+
+
+def test_errors_name_the_argument_leaf_and_the_sizes_as_jax_does():
+    # The inputs were numbered as flattened leaves: for vmap(f)({"w": ..., "b": ...}, y) the third was
+    # "input 2" (f has two arguments), and a keyword argument without an axis was told to take in_axes None,
+    # which keyword arguments cannot have.
+    xs, ys = np.zeros((3, 2)), np.zeros((4, 2))
+    with pytest.raises(
+        ValueError,
+        match=r"differ in size: .*args\[0\]\['b'\] has 3 on axis 0 \(shape \(3, 2\)\), args\[1\] has 4 on axis 0",
+    ):
+        tl.vmap(lambda p, y: p["w"] + p["b"] + y)({"w": xs, "b": xs}, ys)
+    with pytest.raises(ValueError, match=r"args\[1\] has 4 on axis 1 \(shape \(2, 4\)\)"):
+        tl.vmap(lambda p, y: p["w"] + y, in_axes=(0, 1))({"w": xs}, ys.T)
+    with pytest.raises(ValueError, match=r"kwargs\['y'\] has 4 on axis 0"):
+        tl.vmap(lambda x, y: x + y)(xs, y=ys)
+    with pytest.raises(ValueError, match=r"kwargs\['scale'\] of <lambda> is float 2.0, .* pass it positionally"):
+        tl.vmap(lambda x, scale: x * scale)(xs, scale=2.0)
+    with pytest.raises(ValueError, match=r"args\[0\]\[1\] of <lambda> is int 2, which has no axis 0 .* in_axes None"):
+        tl.vmap(lambda t: t[0] * t[1])((xs, 2))
+    with pytest.raises(ValueError, match=r"in_axes -3 is out of range for args\[0\]\['w'\] of <lambda> \(shape"):
+        tl.vmap(lambda p: p["w"], in_axes=-3)({"w": xs})

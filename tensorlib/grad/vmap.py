@@ -86,12 +86,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: s
                 "positional arguments"
             )
         arg_axes = in_axes if isinstance(in_axes, (tuple, list)) else [in_axes] * len(args)
-        leaves, treedef = tree.flatten((tuple(args), kwargs))
+        paths, treedef = tree.flatten_with_path((tuple(args), kwargs))
+        leaves = [leaf for _, leaf in paths]
         axes = []
         for i, (arg, spec) in enumerate(zip(args, arg_axes)):
-            axes += _axes_of(spec, arg, f"argument {i}")
-        axes += _axes_of(0, kwargs, "keyword arguments")
-        size = _batch_size(leaves, axes, axis_size, fun)
+            axes += _axes_of(spec, arg, f"args[{i}]")
+        axes += _axes_of(0, kwargs, "kwargs")
+        size = _batch_size(paths, axes, axis_size, fun)
         physical = [None if axis is None else _moved_to_front(leaf, axis) for leaf, axis in zip(leaves, axes)]
         mode = _Vmap(size, dispatch.local_state().tapes[:], randomness)
         with dispatch.in_mode(mode):
@@ -143,34 +144,50 @@ def _kind(value) -> str:
     return f"{type(value).__name__} {value!r:.40}"
 
 
-def _batch_size(leaves, axes, axis_size, fun) -> int:
+def _leaf_name(path: tuple) -> str:
+    """Where an argument leaf is, as JAX names it: ``args[1]['w']`` or ``kwargs['x']``."""
+    kind, *keys = path
+    return ("kwargs" if kind else "args") + "".join(f"[{k!r}]" for k in keys)
+
+
+def _batch_size(paths, axes, axis_size, fun) -> int:
+    """The batch size: the size of every mapped axis, which must agree (each input named by its path)."""
     sizes = []
-    for i, (leaf, axis) in enumerate(zip(leaves, axes)):
+    for (path, leaf), axis in zip(paths, axes):
         if axis is None:
             continue
         shape = getattr(leaf, "shape", None)
         if shape is None or not hasattr(leaf, "dtype"):
+            how = (
+                "keyword arguments are mapped over axis 0 (as in JAX); pass it positionally with in_axes None, or "
+                "close over it"
+                if path[0]
+                else "give it in_axes None"
+            )
             raise ValueError(
-                f"tl.vmap: input {i} of {_name(fun)} is {type(leaf).__name__} {leaf!r:.40}, which has no axis "
-                f"{axis} to map over; give it in_axes None"
+                f"tl.vmap: {_leaf_name(path)} of {_name(fun)} is {type(leaf).__name__} {leaf!r:.40}, which has no "
+                f"axis {axis} to map over; {how}"
             )
         if not -len(shape) <= axis < len(shape):
             raise ValueError(
-                f"tl.vmap: in_axes {axis} is out of range for input {i} of {_name(fun)} (shape {tuple(shape)})"
+                f"tl.vmap: in_axes {axis} is out of range for {_leaf_name(path)} of {_name(fun)} (shape {tuple(shape)})"
             )
         if shape[axis] is None:
-            raise ValueError(f"tl.vmap: the mapped axis of input {i} (shape {tuple(shape)}) has an unknown size")
-        sizes.append((i, shape[axis], tuple(shape)))
+            raise ValueError(
+                f"tl.vmap: the mapped axis {axis} of {_leaf_name(path)} (shape {tuple(shape)}) has an unknown size"
+            )
+        sizes.append((_leaf_name(path), axis, shape[axis], tuple(shape)))
     if not sizes:
         if axis_size is None:
             raise ValueError(f"tl.vmap: no argument of {_name(fun)} is mapped (all in_axes None); give axis_size")
         return axis_size
-    if len({s for _, s, _ in sizes}) > 1:
-        listed = ", ".join(f"input {i} has {s} (shape {shape})" for i, s, shape in sizes)
-        raise ValueError(f"tl.vmap: the mapped axes of {_name(fun)}'s inputs differ in size: {listed}")
-    if axis_size is not None and axis_size != sizes[0][1]:
-        raise ValueError(f"tl.vmap: axis_size {axis_size} but the mapped inputs have {sizes[0][1]} elements")
-    return sizes[0][1]
+    if len({s for _, _, s, _ in sizes}) > 1:
+        listed = ", ".join(f"{name} has {s} on axis {axis} (shape {shape})" for name, axis, s, shape in sizes[:8])
+        more = f", and {len(sizes) - 8} more" if len(sizes) > 8 else ""
+        raise ValueError(f"tl.vmap: the mapped axes of {_name(fun)}'s arguments differ in size: {listed}{more}")
+    if axis_size is not None and axis_size != sizes[0][2]:
+        raise ValueError(f"tl.vmap: axis_size {axis_size} but the mapped inputs have {sizes[0][2]} elements")
+    return sizes[0][2]
 
 
 def _moved_to_front(leaf, axis: int) -> Tensor:
