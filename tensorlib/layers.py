@@ -1,5 +1,5 @@
 """Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv2DTranspose, DepthwiseConv2D, pools (1-D, 2-D, 3-D and
-global), BatchNorm, LayerNorm, GroupNorm, InstanceNorm, Embedding, Dropout, Flatten, LSTM, GRU,
+global), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout, Flatten, LSTM, GRU,
 MultiHeadAttention, TransformerEncoderLayer, TransformerDecoderLayer.
 
 Sizes are explicit (no shape inference on the first call), weights are
@@ -59,6 +59,7 @@ __all__ = [
     "GlobalMaxPooling3D",
     "BatchNorm",
     "LayerNorm",
+    "RMSNorm",
     "GroupNorm",
     "InstanceNorm",
     "Embedding",
@@ -1351,6 +1352,41 @@ class LayerNorm(Module):
                 f"got input shape {tuple(x.shape)}"
             )
         return _nn.layer_norm(x, self.scale, self.offset, axis=tuple(range(-k, 0)), epsilon=self.epsilon)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, epsilon={self.epsilon}"
+
+
+class RMSNorm(Module):
+    """RMS normalization over the trailing dimensions ``normalized_shape`` (an int or a tuple), as PyTorch's
+    ``nn.RMSNorm`` and Keras' ``RMSNormalization``: :func:`tl.nn.rms_norm` with a trainable ``scale`` (ones)
+    of that shape, dropped with ``scale=False``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> norm = tl.nn.RMSNorm(2, epsilon=0.0)
+    >>> norm(np.array([[3.0, 4.0]], np.float32)).numpy().round(4).tolist(), norm.scale.shape
+    ([[0.8485, 1.1314]], (2,))
+    """
+
+    def __init__(self, normalized_shape, epsilon: float = 1e-6, scale: bool = True, dtype=_dt.float32):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+        self.normalized_shape = tuple(_positive("normalized_shape", d, "RMSNorm") for d in shape)
+        if not self.normalized_shape:
+            raise ValueError("RMSNorm: normalized_shape must name at least one dimension, got ()")
+        self.epsilon = _epsilon(epsilon, "RMSNorm")
+        dtype = _float_dtype(dtype, "RMSNorm")
+        self.scale = Variable(_init.ones(self.normalized_shape, dtype=dtype), name="scale") if scale else None
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        k = len(self.normalized_shape)
+        if len(x.shape) < k or tuple(x.shape[len(x.shape) - k :]) != self.normalized_shape:
+            raise ValueError(
+                f"RMSNorm: input's trailing dimensions must be normalized_shape={self.normalized_shape}, "
+                f"got input shape {tuple(x.shape)} ({x.dtype})"
+            )
+        return _nn.rms_norm(x, self.scale, axis=tuple(range(-k, 0)), epsilon=self.epsilon)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, epsilon={self.epsilon}"

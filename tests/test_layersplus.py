@@ -1010,3 +1010,60 @@ def test_cropping_everything_is_a_clear_error():
         tl.nn.Cropping2D(((2, 1), (0, 0)))(np.ones((1, 3, 4, 2), np.float32))
     with pytest.raises(ValueError, match=r"Cropping1D: cropping must be an int >= 0 or \(left, right\), got -1"):
         tl.nn.Cropping1D(-1)
+
+
+# ---------------------------------------------------------------- RMSNorm
+def _rms_reference(x, scale, axes, epsilon):
+    xf = x.astype(np.float64)
+    return xf / np.sqrt((xf * xf).mean(axes, keepdims=True) + epsilon) * scale
+
+
+@pytest.mark.parametrize("shape, normalized", [((4, 6), 6), ((2, 3, 5), (3, 5)), ((7,), 7)])
+def test_rms_norm_layer_against_numpy_and_finite_differences(shape, normalized):
+    rng = np.random.default_rng(11)
+    layer = tl.nn.RMSNorm(normalized, epsilon=1e-5, dtype=tl.float64)
+    layer.scale.assign(rng.standard_normal(layer.scale.shape))
+    x = rng.standard_normal(shape)
+    axes = tuple(range(-len(layer.normalized_shape), 0))
+    np.testing.assert_allclose(layer(x).numpy(), _rms_reference(x, layer.scale.numpy(), axes, 1e-5), rtol=1e-13)
+    np.testing.assert_allclose(
+        tl.function(layer)(x).numpy(), _rms_reference(x, layer.scale.numpy(), axes, 1e-5), rtol=1e-13
+    )
+    weights = rng.standard_normal(shape)
+    tl.testing.check_grads(
+        lambda t, s: tl.sum(tl.nn.rms_norm(t, s, axes, 1e-5) * weights), [x, layer.scale.numpy()], order=2
+    )
+    assert list(layer.trainable_variables) == ["scale"]
+    assert not tl.nn.RMSNorm(normalized, scale=False).trainable_variables
+
+
+def test_rms_norm_float16_is_computed_in_float32():
+    # Squares of 300 overflow float16 (65504): computed in float16 the result was 0 (x / inf).
+    x = (np.random.default_rng(12).standard_normal((3, 8)) * 300).astype(np.float16)
+    y = tl.nn.RMSNorm(8)(x)
+    assert y.dtype == np.float32  # the layer's float32 scale promotes; the function keeps float16:
+    got = tl.nn.rms_norm(x)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.numpy(), _rms_reference(x, 1.0, -1, 1e-6), rtol=2e-3)
+
+
+def test_rms_norm_layer_refuses_a_mismatched_input():
+    with pytest.raises(
+        ValueError,
+        match=r"RMSNorm: input's trailing dimensions must be normalized_shape=\(3, 4\), got input shape \(2, 4, 3\)",
+    ):
+        tl.nn.RMSNorm((3, 4))(np.ones((2, 4, 3), np.float32))
+    with pytest.raises(ValueError, match=r"RMSNorm: normalized_shape must name at least one dimension"):
+        tl.nn.RMSNorm(())
+
+
+def test_rms_norm_matches_torch_and_keras():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(13)
+    x, w = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 4))
+    theirs = torch.nn.functional.rms_norm(torch.tensor(x), (3, 4), torch.tensor(w), eps=1e-5).numpy()
+    np.testing.assert_allclose(tl.nn.rms_norm(x, w, (-2, -1), 1e-5).numpy(), theirs, rtol=1e-13)
+    keras = pytest.importorskip("keras")
+    layer = keras.layers.RMSNormalization(axis=-1, epsilon=1e-6)
+    x32 = x.astype(np.float32)
+    np.testing.assert_allclose(tl.nn.RMSNorm(4)(x32).numpy(), np.asarray(layer(x32)), rtol=1e-5, atol=1e-6)

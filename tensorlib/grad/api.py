@@ -8,6 +8,7 @@ in the structure of the argument they belong to.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 
 import numpy as np
@@ -439,7 +440,7 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
                 tangents = [t if j == k else math_ops.zeros_like(s) for j, s in enumerate(sources)]
                 return tree.leaves(jvp(of_sources, tuple(sources), tuple(tangents))[1])
 
-            size = _count(source.shape)
+            size = math.prod(source.shape)
             basis = shape_ops.reshape(
                 creation.eye(size, dtype=source.dtype, backend=source.backend), (size, *source.shape)
             )
@@ -456,7 +457,7 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
             columns.append(
                 [
                     shape_ops.reshape(
-                        shape_ops.transpose(shape_ops.reshape(c, (size, _count(o.shape)))), (*o.shape, *source.shape)
+                        shape_ops.transpose(shape_ops.reshape(c, (size, math.prod(o.shape)))), (*o.shape, *source.shape)
                     )
                     for c, o in zip(stacked, outs)
                 ]
@@ -479,13 +480,6 @@ def _reverse_convention(along_real, along_imag):
     from ..ops import elementwise
 
     return elementwise.real(along_real) - elementwise.real(along_imag) * 1j
-
-
-def _count(shape) -> int:
-    size = 1
-    for d in shape:
-        size *= d
-    return size
 
 
 def hessian(f, argnums=0, has_aux: bool = False):

@@ -519,6 +519,23 @@ def _layer_norm_ref(x, scale, offset, axis, epsilon):
 
 
 @st.composite
+def _rms_norm_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3, min_side=1)))
+    k = draw(st.integers(1, x.ndim))
+    axis = tuple(range(x.ndim - k, x.ndim)) if draw(st.booleans()) else (draw(st.integers(0, x.ndim - 1)),)
+    scale = draw(st.none() | tensors(dtype, tuple(x.shape[a] for a in axis)))
+    return SampleInput((x, scale, axis, 0.1), grad_argnums=(0,) if scale is None else (0, 1))
+
+
+def _rms_norm_ref(x, scale, axis, epsilon):
+    xf = x.astype(np.float64)
+    y = xf / np.sqrt((xf * xf).mean(axis, keepdims=True) + epsilon)
+    if scale is not None:
+        y = y * scale.reshape([x.shape[a] if a in axis else 1 for a in range(x.ndim)])
+    return y.astype(x.dtype)
+
+
+@st.composite
 def _group_norm_draw(draw, dtype):
     groups, per_group = draw(st.integers(1, 3)), draw(st.integers(1, 2))
     x = draw(tensors(dtype, (draw(st.integers(1, 2)), draw(st.integers(1, 3)), groups * per_group)))
@@ -592,6 +609,30 @@ def _normalization_entries():
                     match=r"^layer_norm: scale shape \(4,\) does not match the normalized dimensions \(3,\)",
                 ),
                 ErrorInput((np.ones((2, 3), np.int64),), exc=TypeError, match=r"^layer_norm: x must be a floating"),
+            ),
+        ),
+        OpInfo(
+            "nn.rms_norm",
+            tl.nn.rms_norm,
+            _rms_norm_ref,
+            _rms_norm_draw,
+            op_types=("Square", "Sum", "Sqrt", "Div", "Mul", "Add"),
+            dtypes=WITH_HALF,
+            grad_atol=1e-4,
+            grad_rtol=1e-3,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)), np.ones(4)),
+                    exc=ValueError,
+                    match=r"^rms_norm: scale shape \(4,\) does not match the normalized dimensions \(3,\)",
+                ),
+                ErrorInput((np.ones((2, 3), np.int64),), exc=TypeError, match=r"^rms_norm: x must be a floating"),
+                ErrorInput(
+                    (np.ones((2, 3)), None, 2),
+                    exc=ValueError,
+                    match=r"^rms_norm: axis 2 is out of range for a tensor of rank 2",
+                ),
+                ErrorInput((np.ones(3), None, -1, -1.0), exc=ValueError, match=r"^rms_norm: epsilon must be >= 0"),
             ),
         ),
         OpInfo(

@@ -69,7 +69,7 @@ from .losses import (
     softmax_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits,
 )
-from .normalization import group_norm, l2_normalize, layer_norm, normalize
+from .normalization import group_norm, l2_normalize, layer_norm, normalize, rms_norm
 from .pool import avg_pool, max_pool
 from .volume import avg_pool3d, conv3d, max_pool3d
 
@@ -110,6 +110,7 @@ __all__ = [
     "l2_loss",
     "l2_normalize",
     "layer_norm",
+    "rms_norm",
     "leaky_relu",
     "log_poisson_loss",
     "log_sigmoid",
