@@ -40,8 +40,8 @@ def _args(*values):
     from .dtypes import float64, promote_types
     from .ops.creation import tensor
 
-    def number(v):
-        return isinstance(v, (int, float)) or v.__class__ is WeakScalar
+    def number(v):  # a Python number, weak as in every op; a NumPy scalar (np.float64(0.5)) is strong there
+        return (isinstance(v, (int, float)) and not isinstance(v, np.generic)) or v.__class__ is WeakScalar
 
     arrays = [_float(v) for v in values if not number(v)]
     dtype = promote_types(*(a.dtype for a in arrays)) if arrays else float64
@@ -115,6 +115,17 @@ norm = SimpleNamespace(logpdf=_norm_logpdf, logcdf=_norm_logcdf, pdf=_norm_pdf, 
 
 
 # ------------------------------------------------------------------ t
+def _log1p_square(u) -> Tensor:
+    """``log(1 + u**2)``, as ``2 log|u| + log1p(u**-2)`` for ``|u| > 1``, where ``u**2`` overflows from 1e154 (1e19 in
+    float32): t.logpdf(1e20, 2) was -inf in float32 for -138.155."""
+    size = _math_ops.abs(u)
+    large = size > 1.0
+    big, small = _math_ops.where(large, size, 2.0), _math_ops.where(large, 0.0, u)
+    return _math_ops.where(
+        large, 2.0 * _math_ops.log(big) + _math_ops.log1p(1.0 / (big * big)), _math_ops.log1p(small * small)
+    )
+
+
 def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
     """Student's t log-density with ``df`` degrees of freedom (differentiable in all four arguments).
 
@@ -133,7 +144,7 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
         -_sp.betaln(finite_df * 0.5, 0.5)
         - 0.5 * _math_ops.log(finite_df)
         - _math_ops.log(scale)
-        - half * _math_ops.log1p(z * z / finite_df)
+        - half * _log1p_square(z / _math_ops.sqrt(finite_df))
     )
     normal = -0.5 * z * z - _math_ops.log(scale) - 0.5 * _LOG_2PI
     return _restrict(_math_ops.where(infinite, normal, logp), True, _all(df > 0, scale > 0))
@@ -352,6 +363,10 @@ dirichlet = SimpleNamespace(logpdf=_dirichlet_logpdf, pdf=lambda x, alpha: _math
 def _mvn_logpdf(x, mean, cov) -> Tensor:
     """log N(x; mean, cov) for ``x`` of shape (..., k), through the Cholesky factor of ``cov``.
 
+    ``mean`` (..., k) and ``cov`` (..., k, k) may hold batches: the batch shapes of ``x``, ``mean`` and ``cov``
+    broadcast (as in ``jax.scipy.stats``).  As in SciPy, a scalar ``cov`` is that variance for every component
+    (with a scalar ``mean`` too, the univariate density, elementwise) and a 1-D ``cov`` is the diagonal; a
+    variance that is not positive gives nan there (a non positive-definite matrix raises, from ``cholesky``).
     Differentiable in ``x``, ``mean`` and ``cov`` (the gradient for ``cov`` is
     symmetric: the Cholesky factor reads its symmetric part).
 
@@ -359,31 +374,61 @@ def _mvn_logpdf(x, mean, cov) -> Tensor:
     >>> round(float(tl.stats.multivariate_normal.logpdf(tl.zeros(2, "float64"), tl.zeros(2, "float64"),
     ...                                                  tl.eye(2, dtype="float64"))), 6)
     -1.837877
+    >>> tl.stats.multivariate_normal.logpdf(tl.zeros((4, 1, 2)), tl.zeros((3, 2)), tl.eye(2)).shape   # batches
+    (4, 3)
     """
     from .linalg import cholesky, solve_triangular
+    from .ops._shapes import broadcast_shapes
     from .ops.linalg_ops import _diag_part, _mT
-    from .ops.shape import reshape
+    from .ops.shape import expand_dims, reshape, shape_size
 
     x, mean, cov = _args(x, mean, cov)
+    if cov.ndim < 2:
+        return _mvn_diagonal_logpdf(x, mean, cov)
     k = cov.shape[-1]
-    if cov.ndim != 2 or cov.shape[0] != k or x.shape[-1] != k or mean.shape[-1:] not in ((k,), ()):
+    if x.ndim == 0 and k == 1:
+        x = reshape(x, (1,))
+    try:
+        if x.ndim == 0 or cov.shape[-2] != k or x.shape[-1] != k or mean.shape[-1:] not in ((k,), ()):
+            raise ValueError
+        broadcast_shapes(x.shape[:-1], mean.shape[:-1], cov.shape[:-2])
+    except ValueError:
         raise ValueError(
-            f"multivariate_normal.logpdf: x (..., k), mean (k,) and cov (k, k) must agree "
-            f"(x shape {tuple(x.shape)} {x.dtype}, mean shape {tuple(mean.shape)} {mean.dtype}, "
-            f"cov shape {tuple(cov.shape)} {cov.dtype})"
-        )
+            f"multivariate_normal.logpdf: x (..., k), mean (..., k) and cov (..., k, k) must agree and their "
+            f"batch shapes broadcast (x shape {tuple(x.shape)} {x.dtype}, mean shape {tuple(mean.shape)} "
+            f"{mean.dtype}, cov shape {tuple(cov.shape)} {cov.dtype})"
+        ) from None
     factor = cholesky(cov)
-    if None in x.shape + cov.shape:  # traced with unknown sizes: one batched solve per point, no reshapes
-        from .ops.shape import expand_dims, shape_size
-
-        z = solve_triangular(factor, expand_dims(x - mean, -1), lower=True)
+    centered = x - mean
+    if cov.ndim == 2 and None not in centered.shape + cov.shape:  # one triangular solve for all the points
+        z = solve_triangular(factor, _mT(reshape(centered, (-1, k))), lower=True)
+        mahalanobis = reshape(_reduce_ops.sum(z * z, axis=0), centered.shape[:-1])
+    else:  # a batched solve per point (batched covariances, or sizes unknown under tl.function)
+        z = solve_triangular(factor, expand_dims(centered, -1), lower=True)
         mahalanobis = _reduce_ops.sum(z * z, axis=(-2, -1))
-        k = _math_ops.cast(shape_size(cov, (1,)), mahalanobis.dtype)
-    else:
-        centered = reshape(x - mean, (-1, k))
-        z = solve_triangular(factor, _mT(centered), lower=True)
-        mahalanobis = reshape(_reduce_ops.sum(z * z, axis=0), x.shape[:-1])
-    return -0.5 * (mahalanobis + k * _LOG_2PI) - _reduce_ops.sum(_math_ops.log(_diag_part(factor)))
+    if k is None:
+        k = _math_ops.cast(shape_size(cov, (cov.ndim - 1,)), mahalanobis.dtype)
+    log_det = _reduce_ops.sum(_math_ops.log(_diag_part(factor)), axis=-1)
+    return -0.5 * (mahalanobis + k * _LOG_2PI) - log_det
+
+
+def _mvn_diagonal_logpdf(x, mean, variance) -> Tensor:
+    """SciPy's shorthands for a diagonal covariance: ``variance`` a scalar (isotropic) or of shape (k,); with a
+    scalar ``mean`` and a scalar variance, the univariate density of each element of ``x``."""
+    centered = x - mean
+    if mean.ndim == 0 and variance.ndim == 0:
+        log_density = -0.5 * (centered * centered / variance + _math_ops.log(variance) + _LOG_2PI)
+        return _restrict(log_density, True, variance > 0)
+    sizes = {t.shape[-1] for t in (x, mean, variance) if t.ndim} - {None}
+    if x.ndim == 0 or len(sizes) > 1:
+        raise ValueError(
+            f"multivariate_normal.logpdf: x (..., k), mean (..., k) and a 1-D cov (the diagonal, k) or a scalar cov "
+            f"must agree (x shape {tuple(x.shape)} {x.dtype}, mean shape {tuple(mean.shape)} {mean.dtype}, "
+            f"cov shape {tuple(variance.shape)} {variance.dtype})"
+        )
+    variances = variance + _math_ops.zeros_like(centered)
+    log_density = -0.5 * (centered * centered / variances + _math_ops.log(variances) + _LOG_2PI)
+    return _restrict(_reduce_ops.sum(log_density, axis=-1), True, _reduce_ops.min(variances, axis=-1) > 0)
 
 
 multivariate_normal = SimpleNamespace(

@@ -125,3 +125,131 @@ def test_arcsinh_of_complex_numbers_differentiates():
     assert complex(g) == pytest.approx(-1j / np.sqrt(3.0))
     big = tl.grad(lambda z: tl.real(tl.arcsinh(z)))(tl.tensor(np.array(1e200 + 1e200j)))
     assert complex(big) == pytest.approx(1 / (1e200 + 1e200j), rel=1e-12)  # no overflow of z * z
+
+
+# ---------------------------------------------------------------- linspace and logspace with complex bounds
+def test_linspace_and_logspace_of_complex_bounds_are_complex_as_numpy():
+    # Before: tl.linspace(1 + 2j, 1 - 1j, 3) gave float32 [1, 1, 1] (a ComplexWarning dropped the imaginary
+    # parts); NumPy gives [1+2j, 1+0.5j, 1-1j].  logspace(0, 1j, 3) gave [1, 1, 1].
+    cases = [
+        (tl.linspace, np.linspace, (1 + 2j, 1 - 1j, 3), {}),
+        (tl.linspace, np.linspace, (0, 2j, 5), {}),
+        (tl.logspace, np.logspace, (0, 1j, 3), {}),
+        (tl.logspace, np.logspace, (0, 2, 3), {"base": 1j}),
+        (tl.logspace, np.logspace, (1j, 2, 4), {"endpoint": False}),
+    ]
+    for ours, theirs, args, kwargs in cases:
+        got = ours(*args, **kwargs)
+        assert got.dtype == np.complex64  # a Python complex is weak: complex64, as a list of complex numbers
+        np.testing.assert_allclose(got.numpy(), theirs(*args, **kwargs), rtol=1e-6)
+        wide = ours(*args, dtype="complex128", **kwargs)
+        np.testing.assert_allclose(wide.numpy(), theirs(*args, **kwargs), rtol=1e-14)
+    bound = tl.tensor(np.array(1j))
+    assert tl.linspace(bound, 2, 3).dtype == np.complex128  # a complex tensor bound gives its dtype
+    assert tl.linspace(0, 1, 3).dtype == np.float32 and tl.logspace(0, 1, 3).dtype == np.float32
+
+
+def test_complex_linspace_bounds_are_inputs_and_a_real_dtype_refuses_them():
+    def values(a):
+        return tl.linspace(a, 2 + 1j, 4)
+
+    a = np.array(1j)
+    expected = _numeric_grad(lambda a: float(np.sum(np.abs(np.linspace(a, 2 + 1j, 4)) ** 2)), (a,), 0)
+    for run in (tl.grad, lambda f: tl.function(tl.grad(f))):
+        got = run(lambda a: tl.sum(tl.abs(values(a)) ** 2))(tl.tensor(a))
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-7)
+    np.testing.assert_allclose(tl.function(values)(tl.tensor(a)).numpy(), np.linspace(1j, 2 + 1j, 4))
+    with pytest.raises(TypeError, match=r"linspace: start and stop: complex128 data cannot become float32"):
+        tl.linspace(0, 1j, 3, dtype="float32")
+    with pytest.raises(TypeError, match=r"logspace: complex128 data cannot become float64"):
+        tl.logspace(0, 1j, 3, dtype="float64")
+
+
+# ---------------------------------------------------------------- set operations on complex numbers
+def test_isin_and_the_set_functions_of_complex_numbers_are_numpys():
+    # Before: tl.isin of complex tensors raised "searchsorted: complex numbers have no order" (NumPy answers:
+    # membership needs equality only), and so did in1d, intersect1d and setdiff1d.
+    a = np.array([[1 + 2j, 1 - 1j], [complex(np.nan, 1), 2j], [3, -0.0j]])
+    t = np.array([2j, 1 - 1j, complex(np.nan, 1), 3.0, 0j])
+    for invert in (False, True):
+        expected = np.isin(a, t, invert=invert)
+        np.testing.assert_array_equal(tl.isin(a, t, invert=invert).numpy(), expected)
+        traced = tl.function(lambda a, t: tl.isin(a, t, invert=invert))(tl.tensor(a), tl.tensor(t))
+        np.testing.assert_array_equal(traced.numpy(), expected)
+    np.testing.assert_array_equal(tl.isin(np.array([1.0, 2.0]), np.array([1 + 0j])).numpy(), [True, False])
+    np.testing.assert_array_equal(tl.in1d(a, t).numpy(), np.isin(a.ravel(), t))
+    np.testing.assert_array_equal(tl.intersect1d(a, t).numpy(), np.intersect1d(a, t))
+    np.testing.assert_array_equal(tl.setdiff1d(t, a).numpy(), np.setdiff1d(t, a))
+
+
+# ---------------------------------------------------------------- complex values written into real tensors
+def test_insert_and_pad_refuse_complex_values_for_a_real_tensor_without_a_warning(recwarn):
+    # Before: tl.insert([1.0, 2.0, 3.0], 1, 5j) inserted 0.0 silently (NumPy: 0.0 with a ComplexWarning;
+    # docs/complex.md: making real data of complex data is a TypeError), and pad's refusal of 1j first
+    # warned ComplexWarning, as did padding a real tensor with 1 + 0j.
+    x = tl.tensor(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(TypeError, match=r"insert: values for arr of shape \(3,\): complex64 data cannot become"):
+        tl.insert(x, 1, 5j)
+    with pytest.raises(TypeError, match=r"insert: .*complex128 data cannot become float64"):
+        tl.insert(x, [0, 2], np.array([1j, 2.0]))
+    with pytest.raises(TypeError, match=r"pad: constant_values 1j cannot be held exactly by x's dtype float64"):
+        tl.pad(x, 1, constant_values=1j)
+    np.testing.assert_array_equal(
+        tl.pad(x, 1, constant_values=2 + 0j).numpy(), np.pad([1.0, 2.0, 3.0], 1, constant_values=2)
+    )
+    z = x.astype("complex128")
+    np.testing.assert_array_equal(tl.insert(z, 1, 5j).numpy(), np.insert(z.numpy(), 1, 5j))
+    np.testing.assert_array_equal(tl.pad(z, 1, constant_values=1j).numpy(), np.pad(z.numpy(), 1, constant_values=1j))
+    assert not [w for w in recwarn if issubclass(w.category, np.exceptions.ComplexWarning)]
+
+
+# ---------------------------------------------------------------- casts of complex numbers
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_to_bool_is_nonzero_as_numpy_not_the_real_parts_truth(dtype):
+    # Before: tl.cast(1j, "bool") was False (the real part, 0, cast); NumPy, JAX and PyTorch give True,
+    # as Python's bool(1j) does.
+    z = np.array([1j, 0j, 1 + 0j, complex(0, -0.0), complex(np.nan, 0), complex(0, np.nan), -2.5j], dtype=dtype)
+    expected = z.astype(bool)
+    np.testing.assert_array_equal(tl.cast(z, "bool").numpy(), expected)
+    np.testing.assert_array_equal(tl.tensor(z).astype("bool").numpy(), expected)
+    np.testing.assert_array_equal(tl.function(lambda z: tl.cast(z, "bool"))(tl.tensor(z)).numpy(), expected)
+    # To real and integer dtypes a cast keeps the real part (tf.cast's rule, NumPy's value).
+    np.testing.assert_array_equal(tl.cast(z[:4] * 3.7, "int32").numpy(), (z[:4] * 3.7).real.astype(np.int32))
+
+
+# ---------------------------------------------------------------- tl.nn.moments of complex numbers
+def test_moments_variance_of_complex_numbers_is_the_real_mean_squared_modulus():
+    # Before: mean(square(x - mean)), complex: [1+1j, 2-1j, 0.5j] gave -0.0556 - 1j; NumPy's var (and
+    # PyTorch's, and tl.var) give 1.3889, TensorFlow 1.3889 + 0j.
+    x = _complex((3, 4))
+    for dtype in (np.complex64, np.complex128):
+        mean, variance = tl.nn.moments(x.astype(dtype), axes=[1])
+        assert mean.dtype == dtype and variance.dtype == np.dtype(dtype).type(0).real.dtype
+        np.testing.assert_allclose(mean.numpy(), np.mean(x, axis=1), rtol=1e-6)
+        np.testing.assert_allclose(variance.numpy(), np.var(x, axis=1), rtol=1e-6)
+    _assert_gradients_match_differences(
+        lambda x: tl.nn.moments(x, axes=[0, 1])[1], lambda x: np.var(x), (x,), argnums=(0,), rtol=1e-6
+    )
+
+
+# ---------------------------------------------------------------- jacfwd of functions of complex arguments
+@pytest.mark.parametrize(
+    "f",
+    [tl.abs, tl.angle, lambda z: z * tl.conj(z), lambda z: tl.stack([tl.real(z[0] * z[1]), tl.abs(z[1]) * 1j]), tl.exp],
+    ids=["abs", "angle", "z*conj(z)", "mixed", "exp (holomorphic)"],
+)
+def test_jacfwd_of_a_complex_argument_equals_jacrev_and_finite_differences(f):
+    # Before: jacfwd took the tangent along each element's real axis only: jacfwd(tl.abs)(z) was d|z|/dx,
+    # real, while jacrev(tl.abs)(z) (and tl.grad) gave conj(z) / |z|; the docstring promises jacrev's result.
+    z = np.array([1 + 2j, 3 - 1j])
+    ours = tl.jacfwd(f)(tl.tensor(z))
+    reverse = tl.jacrev(f)(tl.tensor(z))
+    assert ours.dtype == reverse.dtype == np.complex128
+    np.testing.assert_allclose(ours.numpy(), reverse.numpy(), rtol=1e-12, atol=1e-14)
+    # Row i is the gradient of Re(out_i) in docs/complex.md's convention, by central differences.
+    out = f(tl.tensor(z)).numpy()
+    for i in range(out.size):
+        expected = _numeric_grad(lambda z: float(np.real(f(tl.tensor(z)).numpy().ravel()[i])), (z,), 0)
+        np.testing.assert_allclose(ours.numpy().reshape(out.size, -1)[i], expected, rtol=1e-7, atol=1e-8)
+    traced = tl.function(tl.jacfwd(f))(tl.tensor(z))
+    np.testing.assert_allclose(traced.numpy(), ours.numpy(), rtol=1e-12, atol=1e-14)

@@ -179,3 +179,102 @@ def test_beta_logpdf_float64_against_mpmath_and_gradients_against_closed_forms()
     np.testing.assert_allclose(grads[0].numpy(), (a - 1) / x - (b - 1) / (1 - x), rtol=1e-9, atol=1e-6)
     np.testing.assert_allclose(grads[1].numpy(), np.log(x) - special.digamma(a) + digamma_sum, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(grads[2].numpy(), np.log1p(-x) - special.digamma(b) + digamma_sum, rtol=1e-7, atol=1e-9)
+
+
+# ---------------------------------------------------------------- multivariate_normal: batches and SciPy's shorthands
+def _mvn_reference(x, mean, cov):
+    """log N(x; mean, cov) for single points, float64, through NumPy's solve and slogdet."""
+    d = x - mean
+    return -0.5 * (d @ np.linalg.solve(cov, d) + len(d) * np.log(2 * np.pi) + np.linalg.slogdet(cov)[1])
+
+
+def _covariances(rng, batch, k):
+    a = rng.normal(size=batch + (k, k))
+    return a @ np.swapaxes(a, -1, -2) + k * np.eye(k)
+
+
+def test_mvn_logpdf_broadcasts_x_against_a_batch_of_means():
+    # x (4, 1, k) against mean (2, k) crashed in a Reshape to x's batch shape (4, 1), as x (k,) against mean (3, k).
+    rng = np.random.default_rng(0)
+    x, mean, cov = rng.normal(size=(4, 1, 3)), rng.normal(size=(2, 3)), _covariances(rng, (), 3)
+    got = tl.stats.multivariate_normal.logpdf(x, mean, cov).numpy()
+    want = [[_mvn_reference(x[i, 0], mean[j], cov) for j in range(2)] for i in range(4)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    got = tl.stats.multivariate_normal.logpdf(x[0, 0], mean, cov).numpy()
+    np.testing.assert_allclose(got, [_mvn_reference(x[0, 0], m, cov) for m in mean], rtol=1e-12)
+
+
+def test_mvn_logpdf_takes_a_batch_of_covariances_with_gradients():
+    # cov (..., k, k) was refused (JAX's multivariate_normal takes it); the log-determinant summed over the batch.
+    rng = np.random.default_rng(1)
+    x, mean, covs = rng.normal(size=(5, 1, 3)), rng.normal(size=3), _covariances(rng, (4,), 3)
+    got = tl.stats.multivariate_normal.logpdf(x, mean, covs).numpy()
+    want = [[_mvn_reference(x[i, 0], mean, covs[j]) for j in range(4)] for i in range(5)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    g = tl.grad(lambda c: tl.sum(tl.stats.multivariate_normal.logpdf(x[:4, 0], mean, c)))(tl.tensor(covs)).numpy()
+    inverse = np.linalg.inv(covs)
+    d = x[:4, 0] - mean
+    want = 0.5 * inverse @ np.einsum("bi,bj->bij", d, d) @ inverse - 0.5 * inverse
+    np.testing.assert_allclose(g, want, rtol=1e-10, atol=1e-14)
+    traced = tl.function(tl.stats.multivariate_normal.logpdf)
+    np.testing.assert_allclose(traced(x, mean, covs).numpy(), got, rtol=1e-12)
+    mapped = tl.vmap(lambda c: tl.stats.multivariate_normal.logpdf(x[:, 0], mean, c))(tl.tensor(covs)).numpy()
+    np.testing.assert_allclose(mapped, got.T, rtol=1e-12)
+
+
+def test_mvn_logpdf_takes_scipys_scalar_and_diagonal_covariances():
+    # A scalar or 1-D cov raised IndexError (tuple index out of range); SciPy reads them as s I and diag(v).
+    rng = np.random.default_rng(2)
+    x, mean, variances = rng.normal(size=(6, 3)), rng.normal(size=3), rng.uniform(0.5, 2.0, 3)
+    mvn = tl.stats.multivariate_normal.logpdf
+    np.testing.assert_allclose(
+        mvn(x, mean, variances).numpy(), [_mvn_reference(p, mean, np.diag(variances)) for p in x]
+    )
+    np.testing.assert_allclose(mvn(x, mean, 1.7).numpy(), [_mvn_reference(p, mean, 1.7 * np.eye(3)) for p in x])
+    np.testing.assert_allclose(
+        mvn(x, mean, variances).numpy(), scipy_stats.multivariate_normal.logpdf(x, mean, variances)
+    )
+    # scalar mean and variance: the univariate density of each element (SciPy and JAX)
+    np.testing.assert_allclose(mvn(x[:, 0], 0.5, 2.0).numpy(), -0.5 * ((x[:, 0] - 0.5) ** 2 / 2 + np.log(4 * np.pi)))
+    g = tl.grad(lambda v: tl.sum(mvn(x, mean, v)))(tl.tensor(variances)).numpy()
+    np.testing.assert_allclose(g, (0.5 * (x - mean) ** 2 / variances**2 - 0.5 / variances).sum(0), rtol=1e-12)
+    assert np.isnan(mvn(x, mean, np.float64([1.0, -1.0, 1.0])).numpy()).all()  # a variance <= 0: nan, as JAX
+
+
+def test_mvn_logpdf_names_the_shapes_that_do_not_agree():
+    mvn = tl.stats.multivariate_normal.logpdf
+    with pytest.raises(ValueError, match=r"multivariate_normal.logpdf: .* batch shapes broadcast \(x shape \(5, 3\) "):
+        mvn(np.zeros((5, 3)), np.zeros(3), np.stack([np.eye(3)] * 4))
+    with pytest.raises(ValueError, match=r"a 1-D cov \(the diagonal, k\) .* cov shape \(2,\) float64"):
+        mvn(np.zeros((5, 3)), np.zeros(3), np.ones(2))
+
+
+# ---------------------------------------------------------------- dtypes of the parameters
+def test_numpy_float64_scalar_parameters_are_strong_as_in_every_op():
+    # np.float64(0.5) is a float subclass: stats read it as a weak Python number and computed in float32, where
+    # x + np.float64(0.5) (and NumPy, and SciPy) give float64.
+    x = np.float32([0.25, 1.5])
+    assert (tl.tensor(x) + np.float64(0.5)).dtype == np.float64
+    got = tl.stats.norm.logpdf(x, np.float64(0.1), np.float64(0.7))
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got.numpy(), scipy_stats.norm.logpdf(x.astype(np.float64), 0.1, 0.7), rtol=1e-15)
+    assert tl.stats.gamma.logpdf(x, np.float64(2.0)).dtype == np.float64
+    assert tl.stats.norm.logpdf(x, 0.1, 0.7).dtype == np.float32  # Python floats stay weak
+
+
+def test_t_logpdf_is_finite_where_x_squared_overflows():
+    # log1p(z * z / df) overflowed: t.logpdf(1e200, 1) was -inf for -922.18 (Cauchy: -log(pi) - log(1 + x**2)),
+    # float32 t.logpdf(1e20, 2) -inf for -138.155 (t_2: -1.5 log(2 + x**2)).
+    x = np.float64([1e200, -1e300, 1e155, 3.0])
+    np.testing.assert_allclose(
+        tl.stats.t.logpdf(x, 1.0).numpy(),
+        -np.log(np.pi) - 2 * np.log(np.abs(x)) - [0, 0, 0, np.log1p(1 / 9)],
+        rtol=1e-15,
+    )
+    x32 = np.float32([1e20, -3e19, 1e30, 2.5])
+    got = tl.stats.t.logpdf(x32, np.float32(2.0)).numpy()
+    x64 = x32.astype(np.float64)
+    want = -1.5 * (2 * np.log(np.abs(x64)) + np.log1p(2 / x64**2))
+    assert got.dtype == np.float32 and _ulps(got, want, np.float32).max() <= 2
+    g = tl.grad(lambda x: tl.sum(tl.stats.t.logpdf(x, 3.0)))(tl.tensor(np.float64([1e300, -2.0]))).numpy()
+    np.testing.assert_allclose(g, [-4e-300, 8 / 7], rtol=1e-15)  # -(df + 1) x / (df + x**2)

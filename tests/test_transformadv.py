@@ -322,3 +322,95 @@ def test_a_custom_rule_closing_over_a_differentiated_tensor_is_an_error_not_a_lo
     np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 3.0, 4.0])
     with pytest.raises(TypeError, match=r"closes over a tensor"):
         tape.gradient(y, b)
+
+
+# ---------------------------------------------------------------- GradientTape.batch_jacobian
+
+
+def test_batch_jacobian_gives_per_example_jacobians_as_tensorflow():
+    rng = np.random.default_rng(0)
+    xn, wn = rng.normal(size=(4, 3)), rng.normal(size=(3, 2))
+    x, w = tl.tensor(xn), tl.tensor(wn)
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tl.tanh(x @ w)
+        z = tl.sum(x * x, axis=1, keepdims=True) * tl.ones((4, 2), dtype="float64")
+    expected = np.stack([np.diag(1 - np.tanh(xn[i] @ wn) ** 2) @ wn.T for i in range(4)])
+    np.testing.assert_allclose(tape.batch_jacobian(y, x).numpy(), expected, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(tape.batch_jacobian(z, x).numpy(), np.repeat(2 * xn[:, None, :], 2, axis=1), rtol=1e-14)
+    # Rank 3: the target row (3,) against the source row (3, 2).
+    x3 = tl.tensor(rng.normal(size=(2, 3, 2)))
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x3)
+        y3 = tl.sum(x3**3, axis=2)
+    got = tape.batch_jacobian(y3, x3).numpy()
+    assert got.shape == (2, 3, 3, 2)
+    for i in range(2):
+        expected = np.zeros((3, 3, 2))
+        for j in range(3):
+            expected[j, j] = 3 * x3.numpy()[i, j] ** 2
+        np.testing.assert_allclose(got[i], expected, rtol=1e-14)
+    other = tl.tensor(np.ones((2, 1)))
+    assert tape.batch_jacobian(y3, other) is None
+    np.testing.assert_array_equal(tape.batch_jacobian(y3, other, unconnected_gradients="zero").numpy(), 0.0)
+    with pytest.raises(ValueError, match=r"batch_jacobian: target shape \(2, 3\) and source shape \(3, 1\) need"):
+        tape.batch_jacobian(y3, tl.tensor(np.ones((3, 1))))
+
+
+def test_batch_jacobian_matches_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    xn = np.random.default_rng(1).normal(size=(5, 3))
+    x = tl.tensor(xn)
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.sin(x)[:, :2] * tl.sum(x, axis=1, keepdims=True)
+    got = tape.batch_jacobian(y, x).numpy()
+    xt = tf.constant(xn)
+    with tf.GradientTape() as tt:
+        tt.watch(xt)
+        yt = tf.sin(xt)[:, :2] * tf.reduce_sum(xt, axis=1, keepdims=True)
+    np.testing.assert_allclose(got, tt.batch_jacobian(yt, xt).numpy(), rtol=1e-13, atol=1e-15)
+
+
+# ---------------------------------------------------------------- custom_jvp.defjvps
+
+
+def _sin_times():
+    f = tl.custom_jvp(lambda x, y: tl.sin(x) * y)
+    f.defjvps(lambda t, out, x, y: tl.cos(x) * y * t, lambda t, out, x, y: tl.sin(x) * t)
+    return f
+
+
+def test_defjvps_rules_drive_reverse_forward_and_second_order_mode():
+    # JAX's defjvps (one rule per argument, summed) was missing.
+    f = _sin_times()
+    x, y = np.array([0.3, -1.1, 2.0]), np.array([1.5, 0.5, -2.0])
+    gx, gy = tl.grad(lambda a, b: tl.sum(f(a, b)), argnums=(0, 1))(tl.tensor(x), tl.tensor(y))
+    np.testing.assert_allclose(gx.numpy(), _fd_grad(lambda v: np.sum(np.sin(v) * y), x), rtol=1e-8)
+    np.testing.assert_allclose(gy.numpy(), _fd_grad(lambda v: np.sum(np.sin(x) * v), y), rtol=1e-8)
+    tx, ty = np.array([1.0, -2.0, 0.5]), np.array([0.25, 1.0, -1.0])
+    _, tangent = tl.jvp(f, (tl.tensor(x), tl.tensor(y)), (tl.tensor(tx), tl.tensor(ty)))
+    np.testing.assert_allclose(tangent.numpy(), np.cos(x) * y * tx + np.sin(x) * ty, rtol=1e-14)
+    hess = tl.hessian(lambda a: tl.sum(f(a, tl.tensor(y))))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(hess, np.diag(-np.sin(x) * y), rtol=1e-14)
+    # None: that argument's part of the tangent is zero (the rule, not the function, decides).
+    g = tl.custom_jvp(lambda x, y: tl.sin(x) * y)
+    g.defjvps(None, lambda t, out, x, y: tl.sin(x) * t)
+    np.testing.assert_array_equal(tl.grad(lambda a: tl.sum(g(a, tl.tensor(y))))(tl.tensor(x)).numpy(), 0.0)
+    g.defjvps(None)
+    with pytest.raises(TypeError, match=r"custom_jvp: .*<lambda> was given 1 rules by defjvps for 2 arguments"):
+        tl.grad(lambda a: tl.sum(g(a, tl.tensor(y))))(tl.tensor(x))
+    with pytest.raises(TypeError, match=r"has nondiff_argnums; defjvps cannot take them"):
+        tl.custom_jvp(lambda n, x: x**n, nondiff_argnums=(0,)).defjvps(None, lambda t, out, n, x: t)
+
+
+def test_defjvps_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jf = jax.custom_jvp(lambda x, y: jax.numpy.sin(x) * y)
+    jf.defjvps(lambda t, out, x, y: jax.numpy.cos(x) * y * t, lambda t, out, x, y: jax.numpy.sin(x) * t)
+    x, y = np.array([0.3, -1.1, 2.0]), np.array([1.5, 0.5, -2.0])
+    expected = jax.grad(lambda a, b: jax.numpy.sum(jf(a, b) ** 2), argnums=(0, 1))(x, y)
+    got = tl.grad(lambda a, b: tl.sum(_sin_times()(a, b) ** 2), argnums=(0, 1))(tl.tensor(x), tl.tensor(y))
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.numpy(), np.asarray(e), rtol=1e-13)

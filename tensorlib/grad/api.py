@@ -8,6 +8,7 @@ in the structure of the argument they belong to.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 
 import numpy as np
@@ -402,7 +403,8 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
     """Forward-mode Jacobian (JAX's ``jacfwd``): one :func:`jvp` per element of the differentiated
     arguments, mapped by ``tl.vmap``; the same result, shapes and structure as :func:`jacobian` (which
     takes one backward pass per output element, mapped too).  It suits functions with fewer inputs than
-    outputs.
+    outputs.  A complex argument's element takes two jvps, along its real and its imaginary part, so that
+    non-holomorphic functions (``abs``, ``conj``) get reverse mode's column too (docs/complex.md).
 
     >>> import tensorlib as tl
     >>> tl.jacfwd(lambda x: tl.stack([x[0] * x[1], x[0] ** 2]))(tl.tensor([2.0, 3.0])).numpy().tolist()
@@ -438,20 +440,24 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
                 tangents = [t if j == k else math_ops.zeros_like(s) for j, s in enumerate(sources)]
                 return tree.leaves(jvp(of_sources, tuple(sources), tuple(tangents))[1])
 
-            size = _count(source.shape)
+            size = math.prod(source.shape)
             basis = shape_ops.reshape(
                 creation.eye(size, dtype=source.dtype, backend=source.backend), (size, *source.shape)
             )
+            if source.dtype.kind == "c":  # along the real and the imaginary part of each element
+                basis = shape_ops.concat([basis, basis * 1j], axis=0)
             if size:
                 with _random_state_at(start):
                     stacked = vmap(tangent_out, randomness="same")(basis)
             else:
                 stacked = [creation.zeros((0, *o.shape), o.dtype) for o in outs]
+            if size and source.dtype.kind == "c":
+                stacked = [_reverse_convention(c[:size], c[size:]) for c in stacked]
             # (size, *out.shape) -> out.shape + source.shape
             columns.append(
                 [
                     shape_ops.reshape(
-                        shape_ops.transpose(shape_ops.reshape(c, (size, _count(o.shape)))), (*o.shape, *source.shape)
+                        shape_ops.transpose(shape_ops.reshape(c, (size, math.prod(o.shape)))), (*o.shape, *source.shape)
                     )
                     for c, o in zip(stacked, outs)
                 ]
@@ -466,11 +472,14 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
     return jac_f
 
 
-def _count(shape) -> int:
-    size = 1
-    for d in shape:
-        size *= d
-    return size
+def _reverse_convention(along_real, along_imag):
+    """The Jacobian column that reverse mode gives for a complex source element (docs/complex.md): row i
+    is the gradient of Re(out_i), d Re(out_i)/dx - i d Re(out_i)/dy, from the tangents along x and y.  For
+    a holomorphic f it is f' (the tangent along x); jacfwd(tl.abs) gave d|z|/dx alone, real, while
+    jacrev(tl.abs) gave conj(z)/|z|."""
+    from ..ops import elementwise
+
+    return elementwise.real(along_real) - elementwise.real(along_imag) * 1j
 
 
 def hessian(f, argnums=0, has_aux: bool = False):

@@ -532,6 +532,37 @@ class custom_jvp(_CustomDerivative):
         self.jvp = jvp
         return jvp
 
+    def defjvps(self, *jvps) -> None:
+        """JAX's ``defjvps``: one rule per argument, ``jvp_i(tangent_i, output, *primals)`` giving that
+        argument's part of the output tangent (None: the output does not depend on it); the parts are summed.
+
+        >>> import tensorlib as tl
+        >>> @tl.custom_jvp
+        ... def f(x, y):
+        ...     return tl.sin(x) * y
+        >>> f.defjvps(lambda t, out, x, y: tl.cos(x) * y * t, lambda t, out, x, y: tl.sin(x) * t)
+        >>> [round(float(g), 6) for g in tl.grad(f, argnums=(0, 1))(tl.tensor(2.0), tl.tensor(3.0))]
+        [-1.248441, 0.909297]
+        """
+        if self.nondiff_argnums:
+            raise TypeError(f"custom_jvp: {self._name()} has nondiff_argnums; defjvps cannot take them, use defjvp")
+        bad = [j for j in jvps if j is not None and not callable(j)]
+        if bad:
+            raise TypeError(f"custom_jvp: defjvps takes functions or None, got {bad[0]!r:.40}")
+
+        def jvp(primals, tangents):
+            if len(jvps) != len(primals):
+                raise TypeError(
+                    f"custom_jvp: {self._name()} was given {len(jvps)} rules by defjvps for {len(primals)} arguments"
+                )
+            out = self(*primals)
+            parts = [rule(t, out, *primals) for rule, t in zip(jvps, tangents) if rule is not None]
+            if not parts:
+                return out, tree.map(zeros_like, out)
+            return out, tree.map(lambda *leaves: functools.reduce(lambda a, b: a + b, leaves), *parts)
+
+        self.jvp = jvp
+
     def _has_rule(self) -> bool:
         return self.jvp is not None
 

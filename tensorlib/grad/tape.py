@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 
 from .. import dispatch
 from .. import dtypes as _dt
@@ -171,39 +172,87 @@ class GradientTape:
         _check_unconnected(unconnected_gradients, "jacobian")
         flat_sources, source_def = tree.flatten(sources)
         _check_sources(flat_sources, "jacobian")
-        if not isinstance(target, Tensor):
-            raise TypeError(
-                f"GradientTape.jacobian: target must be a tensor computed under the tape, got "
-                f"{type(target).__name__} {target!r:.60}"
+        _check_target(target, "jacobian")
+        size = math.prod(target.shape)
+        cotangents = lambda: shape_ops.reshape(  # noqa: E731  (made where the tape may record it)
+            creation.eye(size, dtype=target.dtype, backend=target.backend), (size, *target.shape)
+        )
+        stacked = self._stacked_rows(nodes, target, flat_sources, size, cotangents)
+        result = [
+            self._shaped(r, (*target.shape, *src.shape), nodes, target, src, unconnected_gradients)
+            for src, r in zip(flat_sources, stacked)
+        ]
+        if not self._persistent:
+            self._spend()
+        return tree.unflatten(source_def, result)
+
+    def batch_jacobian(self, target, source, unconnected_gradients: str = "none"):
+        """TensorFlow's ``batch_jacobian``: ``d target[i] / d source[i]`` for each ``i`` of the first axis, of
+        shape ``target.shape + source.shape[1:]``, where row ``i`` of ``target`` depends on row ``i`` of
+        ``source`` only (per-example Jacobians; what other rows give is summed in, as in TensorFlow).  One
+        backward pass per element of a row of ``target``, mapped by ``tl.vmap``.
+
+        >>> import tensorlib as tl
+        >>> x = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> with tl.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> tape.batch_jacobian(y, x).numpy().tolist()
+        [[[2.0, 0.0], [0.0, 4.0]], [[6.0, 0.0], [0.0, 8.0]]]
+        """
+        from ..ops import creation
+        from ..ops import shape as shape_ops
+
+        nodes = self._nodes_or_raise("batch_jacobian")
+        _check_unconnected(unconnected_gradients, "batch_jacobian")
+        _check_sources([source], "batch_jacobian")
+        _check_target(target, "batch_jacobian")
+        if not (target.shape and source.shape and target.shape[0] == source.shape[0]):
+            raise ValueError(
+                f"GradientTape.batch_jacobian: target shape {tuple(target.shape)} and source shape "
+                f"{tuple(source.shape)} need the same first (batch) axis"
             )
-        if None in target.shape:
-            raise ValueError(f"GradientTape.jacobian: target shape {target.shape} must be fully known")
-        size = 1
-        for d in target.shape:
-            size *= d
-        rows = [[] for _ in flat_sources]
+        batch, rest = target.shape[0], tuple(target.shape[1:])
+        size = math.prod(rest)
+
+        def cotangents():
+            eye = creation.eye(size, dtype=target.dtype, backend=target.backend)
+            return shape_ops.broadcast_to(shape_ops.reshape(eye, (size, 1, *rest)), (size, batch, *rest))
+
+        (stacked,) = self._stacked_rows(nodes, target, [source], size, cotangents)
+        if stacked is not None:  # (row element, batch, *source row) -> (batch, row element, *source row)
+            stacked = shape_ops.transpose(stacked, (1, 0, *range(2, len(source.shape) + 1)))
+        result = self._shaped(stacked, (batch, *rest, *source.shape[1:]), nodes, target, source, unconnected_gradients)
+        if not self._persistent:
+            self._spend()
+        return result
+
+    def _stacked_rows(self, nodes, target, sources, size, cotangents) -> list:
+        """Per source, the gradients for the ``size`` cotangents ``cotangents()`` (shape ``(size, *target.shape)``)
+        stacked on a new first axis, or None where no cotangent reaches it."""
+        from ..ops import shape as shape_ops
+
         # A real source of a complex target gets only the real part of a cotangent's gradient, Re(J), from one
         # pass; the cotangent i e_i gives -Im(J), so its Jacobian J = vjp(e_i) - i vjp(i e_i) (tl.jvp's, JAX's jacfwd).
-        real_of_complex = target.dtype.kind == "c" and any(s.dtype.kind == "f" for s in flat_sources)
-        # As in gradient(): inside its own context a persistent tape records the Jacobian's ops (else the
-        # derivative of the Jacobian from this tape was a silent None).
-        recording = self._persistent and self in dispatch.tapes
+        real_of_complex = target.dtype.kind == "c" and any(s.dtype.kind == "f" for s in sources)
 
         def row(weight) -> list:
             """One row of each Jacobian: the gradients for the output cotangent ``weight``."""
             grads = self._watched_only(
-                flat_sources, "zero", lambda watched: backprop(nodes, [target], [weight], watched, "zero")
+                sources, "zero", lambda watched: backprop(nodes, [target], [weight], watched, "zero")
             )
             if real_of_complex:
                 imag = self._watched_only(
-                    flat_sources, "zero", lambda watched: backprop(nodes, [target], [weight * 1j], watched, "zero")
+                    sources, "zero", lambda watched: backprop(nodes, [target], [weight * 1j], watched, "zero")
                 )
-                grads = [g - h * 1j if s.dtype.kind == "f" else g for g, h, s in zip(grads, imag, flat_sources)]
+                grads = [g - h * 1j if s.dtype.kind == "f" else g for g, h, s in zip(grads, imag, sources)]
             return grads
 
+        # As in gradient(): inside its own context a persistent tape records the Jacobian's ops (else the
+        # derivative of the Jacobian from this tape was a silent None).
+        recording = self._persistent and self in dispatch.tapes
         with contextlib.nullcontext() if recording else self.stop_recording():
-            eye = creation.eye(size, dtype=target.dtype, backend=target.backend)
-            stacked = None
+            weights = cotangents()
             if size > 1:
                 # Every row at once: the backward pass mapped over the cotangents (TensorFlow's pfor, JAX's
                 # vmap of the vjp).  A gradient rule that needs a cotangent's value (a user's grad_fn with a
@@ -211,30 +260,37 @@ class GradientTape:
                 from .vmap import Unmappable, vmap
 
                 try:
-                    stacked = vmap(row)(shape_ops.reshape(eye, (size, *target.shape)))
+                    return vmap(row)(weights)
                 except Unmappable:
                     pass
-            if stacked is None:
-                for i in range(size):
-                    for k, g in enumerate(row(shape_ops.reshape(eye[i], target.shape))):
-                        rows[k].append(g)
-                stacked = [shape_ops.stack(r) if r else None for r in rows]
-        result = []
-        for src, r in zip(flat_sources, stacked):
-            shape = tuple(target.shape) + tuple(src.shape)
-            # An empty target has an empty Jacobian (JAX's shape), not None.
-            dtype = _dt.complex_dtype(src.dtype) if real_of_complex else src.dtype
-            jac = shape_ops.reshape(r, shape) if r is not None else creation.zeros(shape, dtype, src.backend)
-            if (
-                unconnected_gradients == "none"
-                and jac is not None
-                and (src._id not in self._watched or not _connected(nodes, target, src))
-            ):
-                jac = None
-            result.append(jac)
-        if not self._persistent:
-            self._spend()
-        return tree.unflatten(source_def, result)
+            rows = [[] for _ in sources]
+            for i in range(size):
+                for k, g in enumerate(row(weights[i])):
+                    rows[k].append(g)
+            return [shape_ops.stack(r) if r else None for r in rows]
+
+    def _shaped(self, stacked, shape, nodes, target, src, unconnected):
+        """A Jacobian of ``shape`` from its stacked rows; None for an unconnected source unless ``"zero"``."""
+        from ..ops import creation
+        from ..ops import shape as shape_ops
+
+        if unconnected == "none" and (src._id not in self._watched or not _connected(nodes, target, src)):
+            return None
+        if stacked is not None:
+            return shape_ops.reshape(stacked, shape)
+        # An empty target has an empty Jacobian (JAX's shape), not None.
+        real_of_complex = target.dtype.kind == "c" and src.dtype.kind == "f"
+        return creation.zeros(shape, _dt.complex_dtype(src.dtype) if real_of_complex else src.dtype, src.backend)
+
+
+def _check_target(target, what) -> None:
+    if not isinstance(target, Tensor):
+        raise TypeError(
+            f"GradientTape.{what}: target must be a tensor computed under the tape, got "
+            f"{type(target).__name__} {target!r:.60}"
+        )
+    if None in target.shape:
+        raise ValueError(f"GradientTape.{what}: target shape {target.shape} must be fully known")
 
 
 def _check_unconnected(unconnected, what):

@@ -141,22 +141,43 @@ def arange(start, stop=None, step=1, dtype=None, backend=None) -> Tensor:
     return make(b.xp.arange(start, stop, step, dtype=_dt.as_dtype(dtype)), b)
 
 
-def linspace(start, stop, num=50, dtype=_dt.float32, backend=None) -> Tensor:
-    """``num`` evenly spaced values from ``start`` to ``stop``, as NumPy computes them (in float64, then
-    cast).  A 0-d float tensor bound of a float result is an input: gradients reach it and a traced one
-    stays symbolic; other tensor bounds are read as Python numbers.
+def linspace(start, stop, num=50, dtype=None, backend=None) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop``, as NumPy computes them (in float64 or
+    complex128, then cast).  The default dtype is float32, or for complex bounds a complex tensor bound's
+    dtype, else complex64; complex bounds of a real dtype raise.  A 0-d float or complex tensor bound of a
+    float or complex result is an input: gradients reach it and a traced one stays symbolic; other tensor
+    bounds are read as Python numbers.
 
     >>> import tensorlib as tl
     >>> tl.linspace(0.0, tl.tensor(1.0), 3).numpy().tolist()
     [0.0, 0.5, 1.0]
+    >>> tl.linspace(0, 2j, 3).numpy().tolist()
+    [0j, 1j, 2j]
     """
-    dtype = _dt.as_dtype(dtype)
+    dtype = _linspace_dtype(start, stop, dtype)
     bounds = [v for v in (start, stop) if isinstance(v, Tensor)]
-    if bounds and dtype.kind == "f" and all(v.ndim == 0 and v.dtype.kind == "f" for v in bounds):
+    if bounds and dtype.kind in "fc" and all(v.ndim == 0 and v.dtype.kind in "fc" for v in bounds):
         return _linspace_of_tensors(start, stop, num, dtype, backend)
     b = _backend(backend)
     start, stop = (v.item() if isinstance(v, Tensor) else v for v in (start, stop))
     return make(b.xp.linspace(start, stop, num, dtype=dtype), b)
+
+
+def _linspace_dtype(start, stop, dtype) -> np.dtype:
+    """float32 unless asked; complex bounds give complex (a tensor's dtype, or complex64 as a list of complex
+    numbers does) and refuse a real dtype: their imaginary parts were dropped with only a ComplexWarning."""
+    complex_dtypes = [
+        v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype
+        for v in (start, stop)
+        if (v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype).kind == "c"
+    ]
+    if dtype is None:
+        tensors = [d for v, d in zip((start, stop), complex_dtypes) if isinstance(v, Tensor)]
+        return _dt.promote_types(*tensors) if tensors else _dt.default_complex if complex_dtypes else _dt.default_float
+    dtype = _dt.as_dtype(dtype)
+    for source in complex_dtypes:
+        _dt.check_keeps_imaginary(source, dtype, "linspace: start and stop")
+    return dtype
 
 
 def _linspace_of_tensors(start, stop, num, dtype, backend) -> Tensor:
@@ -169,9 +190,8 @@ def _linspace_of_tensors(start, stop, num, dtype, backend) -> Tensor:
     if num < 0:
         raise ValueError(f"linspace: number of samples {num} must be non-negative")
     b = next(v.backend for v in (start, stop) if isinstance(v, Tensor)) if backend is None else _backend(backend)
-    start, stop = (
-        tensor(v, _dt.float64) if isinstance(v, Tensor) else tensor(float(v), _dt.float64, b) for v in (start, stop)
-    )
+    wide = _dt.complex128 if dtype.kind == "c" else _dt.float64
+    start, stop = (tensor(v, wide) if isinstance(v, Tensor) else tensor(v, wide, b) for v in (start, stop))
     if num <= 1:
         return cast(reshape(start, (1,))[:num], dtype=dtype)
     steps = tensor(np.arange(num, dtype=np.float64), _dt.float64, b)

@@ -109,12 +109,12 @@ def broadcast_arrays(*args) -> tuple:
 
 # ------------------------------------------------------------------ ranges
 def _float_result(dtype, *values):
+    """The dtype asked for, else the first float or complex tensor's, else float32; complex if a value is."""
+    kinds = [(v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype).kind for v in values]
     if dtype is not None:
         return _dt.as_dtype(dtype)
-    for v in values:
-        if isinstance(v, Tensor) and v.dtype.kind in "fc":
-            return v.dtype
-    return _dt.default_float
+    result = next((v.dtype for v in values if isinstance(v, Tensor) and v.dtype.kind in "fc"), _dt.default_float)
+    return _dt.complex_dtype(result) if "c" in kinds else result
 
 
 def _ends(start, stop, num, endpoint, name):
@@ -147,9 +147,12 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     if as_int(axis, "logspace: axis") not in (0, -1):
         raise ValueError(f"logspace: axis {axis} is out of bounds for the 1-d result (scalar start and stop)")
     dtype = _float_result(dtype, start, stop, base)
-    exps = _steps(start, stop, num, endpoint, _dt.float64)
+    wide = _dt.complex128 if dtype.kind == "c" else _dt.float64
+    for v in (start, stop, base):  # NumPy drops their imaginary parts with a ComplexWarning
+        _dt.check_keeps_imaginary(v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype, dtype, "logspace")
+    exps = _steps(start, stop, num, endpoint, wide)
     if isinstance(base, Tensor):
-        base = math_ops.cast(base, _dt.float64)
+        base = math_ops.cast(base, wide)
     return math_ops.cast(math_ops.power(base, exps), dtype)
 
 
@@ -540,7 +543,8 @@ def delete(arr, obj, axis=None) -> Tensor:
 
 def insert(arr, obj, values, axis=None) -> Tensor:
     """``numpy.insert``: ``values`` inserted before the index (or indices) ``obj`` along ``axis`` (the flattened
-    array when None), cast to ``arr``'s dtype as NumPy does; gradients reach ``arr`` and ``values``.
+    array when None), cast to ``arr``'s dtype as NumPy does (complex values of a real ``arr`` are a TypeError,
+    as ``tl.tensor``'s); gradients reach ``arr`` and ``values``.
 
     >>> import tensorlib as tl
     >>> tl.insert(tl.tensor([1, 2, 3]), 1, [7, 8]).numpy().tolist()
@@ -560,6 +564,8 @@ def insert(arr, obj, values, axis=None) -> Tensor:
         raise IndexError(f"insert: index {idx.ravel().tolist()[:8]} is out of bounds for axis {ax} with size {size}")
     idx = np.where(idx < 0, idx + size, idx)
     v = as_tensor(values)
+    # NumPy casts them with only a ComplexWarning: tl.insert([1.0, 2.0], 1, 5j) inserted 0.0.
+    _dt.check_keeps_imaginary(v.dtype, a.dtype, f"insert: values for arr of shape {a.shape}")
     v = math_ops.cast(v, a.dtype) if v.dtype != a.dtype else v
     if idx.size == 1:
         # NumPy: values get at least arr's rank (leading axes); for a scalar obj their first axis then moves to
@@ -1013,12 +1019,14 @@ def compress(condition, a, axis: int | None = None) -> Tensor:
 # ------------------------------------------------------------------ sets and orderings
 def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *, kind=None) -> Tensor:
     """``numpy.isin``: whether each element of ``element`` is in ``test_elements`` (a bool tensor of
-    ``element``'s shape; not differentiable; traceable: a sort and a binary search).
+    ``element``'s shape; not differentiable; traceable: a sort and a binary search, or for complex numbers,
+    which have no order, a comparison of every pair).
 
     >>> import tensorlib as tl
     >>> tl.isin(tl.tensor([[1, 2], [3, 4]]), [2, 4, 6]).numpy().tolist()
     [[False, True], [False, True]]
     """
+    from . import reduce as reduce_ops
     from . import search
     from .array import ravel, sort
 
@@ -1029,6 +1037,8 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
     e, t = (math_ops.cast(v, dtype) if v.dtype != dtype else v for v in (e, t))
     if t.shape[0] == 0:
         found = math_ops.zeros_like(e, dtype=_dt.bool_)
+    elif dtype.kind == "c":  # no order to search by (searchsorted refused them): compare every pair
+        found = reduce_ops.any(math_ops.equal(shape_ops.expand_dims(e, -1), t), axis=-1)
     else:
         s = sort(t)
         s = shape_ops.concat([s, s[-1:]], axis=0)  # a position past the end reads the last value again

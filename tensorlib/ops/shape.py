@@ -3,6 +3,8 @@ tile, pad, indexing (``x[...]``), take/gather and one_hot."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import dispatch
@@ -990,21 +992,25 @@ def pad(x, paddings, constant_values=0) -> Tensor:
             f"pad: paddings {given!r} must be one (before, after) pair per axis of shape {x.shape}, or broadcast to them"
         ) from None
     pairs = tuple((int(a), int(b)) for a, b in table.tolist())
-    _check_pad_value(x, constant_values)
+    constant_values = _check_pad_value(x, constant_values)
     return apply(_pad, (x,), {"paddings": pairs, "constant_values": constant_values})
 
 
 def _check_pad_value(x, value):
+    """The constant to pad x with, refused when x's dtype cannot hold it exactly."""
     # NumPy casts the constant to x's dtype: 2.7 padded an int tensor with 2, 1+2j a real one with 1.
     dispatch.check_int_range(value, x.dtype, "pad: constant_values")
     given = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
     lossy = given.dtype.kind == "c" and x.dtype.kind != "c" or given.dtype.kind in "fc" and x.dtype.kind in "biu"
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # the TypeError below says it
         if lossy and not np.array_equal(given.astype(x.dtype), given):
             raise TypeError(
                 f"pad: constant_values {value!r} cannot be held exactly by x's dtype {x.dtype} (x shape "
                 f"{x.shape}); cast x to a wider dtype first, or pass a value of its own"
             )
+    # A complex constant with no imaginary part pads a real x with its real part (the kernel's cast warned).
+    return given.real.item() if given.dtype.kind == "c" and x.dtype.kind != "c" and given.ndim == 0 else value
 
 
 def integer_indices(indices):

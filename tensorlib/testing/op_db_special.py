@@ -293,9 +293,9 @@ _STATS = [
             ErrorInput(
                 (np.zeros(3), np.zeros(2), np.eye(2)),
                 exc=ValueError,
-                match=r"multivariate_normal.logpdf: x \(..., k\), mean \(k,\) and cov \(k, k\) "
-                r"must agree \(x shape \(3,\) float64, mean shape \(2,\) float64, cov shape "
-                r"\(2, 2\) float64\)",
+                match=r"multivariate_normal.logpdf: x \(..., k\), mean \(..., k\) and cov \(..., k, k\) "
+                r"must agree and their batch shapes broadcast \(x shape \(3,\) float64, mean shape \(2,\) "
+                r"float64, cov shape \(2, 2\) float64\)",
             ),
         ),
     ),

@@ -1,5 +1,5 @@
-"""Normalizations built from ops: ``layer_norm``, ``group_norm``, ``l2_normalize`` (TensorFlow's) and
-``normalize`` (PyTorch's ``F.normalize``).
+"""Normalizations built from ops: ``layer_norm``, ``rms_norm``, ``group_norm``, ``l2_normalize`` (TensorFlow's)
+and ``normalize`` (PyTorch's ``F.normalize``).
 
 Each is a few reductions and elementwise ops, so gradients (to any order), tracing and every backend come
 from those ops.  float16 inputs are computed in float32 and rounded once: their squares overflow float16
@@ -91,6 +91,29 @@ def layer_norm(x, scale=None, offset=None, axis=-1, epsilon: float = 1e-5) -> Te
     axes = _axes(axis, x, "layer_norm")
     y = _standardized(x, axes, float(epsilon))
     return _affine(y, x, scale, offset, axes, "layer_norm")
+
+
+@_op_type(None, tensors=("x", "scale"))
+def rms_norm(x, scale=None, axis=-1, epsilon: float = 1e-6) -> Tensor:
+    """Root-mean-square normalization (Zhang & Sennrich 2019): ``x / sqrt(mean(x^2) + epsilon)`` over ``axis``
+    (an int or a sequence; the last by default), then ``* scale`` (shaped as the normalized dimensions, or
+    None).  No centering and no offset, as in PyTorch's ``F.rms_norm(x, x.shape[-k:], scale, eps)`` and
+    Keras' ``RMSNormalization(axis, epsilon)`` (whose default epsilon, 1e-6, this takes; PyTorch's is the
+    dtype's machine epsilon).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.rms_norm(tl.tensor([[3.0, 4.0], [1.0, -1.0]]), epsilon=0.0).numpy().round(4).tolist()
+    [[0.8485, 1.1314], [1.0, -1.0]]
+    """
+    x = _float_input(x, "rms_norm")
+    axes = _axes(axis, x, "rms_norm")
+    epsilon = float(epsilon)
+    if not epsilon >= 0:
+        raise ValueError(f"rms_norm: epsilon must be >= 0, got {epsilon} (x shape {tuple(x.shape)}, {x.dtype})")
+    wide = _widened(x)
+    mean_square = reduce_ops.mean(math_ops.square(wide), axes, keepdims=True)
+    y = _narrowed(wide / math_ops.sqrt(mean_square + epsilon), x)
+    return _affine(y, x, scale, None, axes, "rms_norm")
 
 
 @_op_type(None, tensors=("x", "scale", "offset"))
