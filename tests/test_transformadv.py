@@ -414,3 +414,19 @@ def test_defjvps_matches_jax():
     got = tl.grad(lambda a, b: tl.sum(_sin_times()(a, b) ** 2), argnums=(0, 1))(tl.tensor(x), tl.tensor(y))
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g.numpy(), np.asarray(e), rtol=1e-13)
+
+
+# ---------------------------------------------------------------- linearize
+
+
+def test_linearize_tangents_of_the_wrong_shape_or_structure_name_linearize():
+    # The error came from inside: "vjp_fn: cotangent shape (2,) does not match output shape (3,)".
+    y, f_jvp = tl.linearize(lambda p: p["a"] * tl.sin(p["b"]), {"a": tl.tensor(X), "b": tl.tensor(X)})
+    with pytest.raises(ValueError, match=r"^tl.linearize: tangent shape \(2,\) does not match primal shape \(3,\)$"):
+        f_jvp({"a": tl.tensor(np.ones(2)), "b": tl.tensor(np.ones(3))})
+    with pytest.raises(ValueError, match=r"^tl.linearize: tangents and primals: structures differ"):
+        f_jvp({"a": tl.tensor(np.ones(3)), "c": tl.tensor(np.ones(3))})
+    # Dicts by key, whatever their order: d(a sin b) = sin(b) da + a cos(b) db.
+    da, db = np.array([1.0, 0.0, 2.0]), np.array([0.5, -1.0, 1.0])
+    got = f_jvp({"b": tl.tensor(db), "a": tl.tensor(da)})
+    np.testing.assert_allclose(got.numpy(), np.sin(X) * da + X * np.cos(X) * db, rtol=1e-14)

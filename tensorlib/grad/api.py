@@ -279,10 +279,27 @@ def linearize(f, *primals):
     def f_jvp(*tangents):
         if len(tangents) != len(primals):
             raise ValueError(f"tl.linearize: f_jvp takes {len(primals)} tangents (one per primal), got {len(tangents)}")
+        _tangent_leaves(primals, tangents, "tl.linearize")  # its errors, not vjp_fn's about cotangents
         _, transposed = vjp(vjp_fn, zeros)
         return transposed(tuple(tangents))[0]
 
     return out, f_jvp
+
+
+def _tangent_leaves(primals, tangents, what) -> list:
+    """The leaves of ``tangents`` as tensors, in the order of the leaves of ``primals`` (dicts by key), each
+    of its primal's shape."""
+    xs, primal_def = tree.flatten(primals)
+    flat_tangents, tangent_def = tree.flatten_as(primal_def, tangents)
+    if flat_tangents is None:
+        raise tree.structure_error(f"{what}: tangents and primals", primal_def, tangent_def)
+    xs = [_as_tensor(x) for x in xs]
+    # Tangents given as arrays or numbers go to their primal's backend.
+    ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
+    for x, t in zip(xs, ts):
+        if tuple(x.shape) != tuple(t.shape):
+            raise ValueError(f"{what}: tangent shape {tuple(t.shape)} does not match primal shape {tuple(x.shape)}")
+    return ts
 
 
 def _primals(primals, what):
@@ -317,15 +334,7 @@ def jvp(f, primals, tangents, has_aux: bool = False):
     if len(primals) != len(tangents):
         raise ValueError(f"tl.jvp: {len(primals)} primals but {len(tangents)} tangents")
     primals, xs, treedefs = _primals(primals, "tl.jvp")
-    primal_def = tree.flatten(tuple(primals))[1]
-    flat_tangents, tangent_def = tree.flatten_as(primal_def, tangents)
-    if flat_tangents is None:
-        raise tree.structure_error("tl.jvp: tangents and primals", primal_def, tangent_def)
-    # Tangents given as arrays or numbers go to their primal's backend.
-    ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
-    for x, t in zip(xs, ts):
-        if tuple(x.shape) != tuple(t.shape):
-            raise ValueError(f"tl.jvp: tangent shape {t.shape} does not match primal shape {x.shape}")
+    ts = _tangent_leaves(tuple(primals), tangents, "tl.jvp")
     inner = GradientTape(persistent=True, watch_accessed_variables=False)
     with inner:
         inner.watch(xs)
