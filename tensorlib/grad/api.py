@@ -229,12 +229,16 @@ def vjp(f, *primals, has_aux: bool = False):
     >>> vjp_fn(tl.tensor([1.0, 1.0]))[0].numpy().tolist()
     [2.0, 4.0]
     """
-    primals, xs, treedefs = _primals(primals, "tl.vjp")
+    return _vjp(f, primals, has_aux, "tl.vjp")
+
+
+def _vjp(f, primals, has_aux, what):
+    primals, xs, treedefs = _primals(primals, what)
     tape = GradientTape(persistent=True, watch_accessed_variables=False)
     with tape:
         tape.watch(xs)
-        out, aux = _split_aux(f(*primals), has_aux, "tl.vjp")
-    leaves, outs, out_def = _outputs(out, "tl.vjp")
+        out, aux = _split_aux(f(*primals), has_aux, what)
+    leaves, outs, out_def = _outputs(out, what)
 
     def vjp_fn(cotangent):
         # Dicts are matched by key, never zipped in flattening order (their order or keys may differ); lists and
@@ -260,10 +264,11 @@ def vjp(f, *primals, has_aux: bool = False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def linearize(f, *primals):
+def linearize(f, *primals, has_aux: bool = False):
     """``(f(*primals), f_jvp)`` (JAX's ``jax.linearize``): ``f_jvp(*tangents)`` is the Jacobian of ``f`` at
     ``primals`` applied to ``tangents``, as :func:`jvp` gives, but ``f`` runs once: each call of ``f_jvp``
-    transposes the recorded vjp (linear in its cotangent) instead of running ``f`` again.
+    transposes the recorded vjp (linear in its cotangent) instead of running ``f`` again.  With
+    ``has_aux=True`` ``f`` returns ``(output, aux)`` and the result is ``(output, f_jvp, aux)``, as in JAX.
 
     >>> import tensorlib as tl
     >>> y, f_jvp = tl.linearize(lambda x: tl.sin(x) * x, tl.tensor([0.0, 1.0]))
@@ -272,7 +277,7 @@ def linearize(f, *primals):
     """
     from ..ops import math as math_ops
 
-    out, vjp_fn = vjp(f, *primals)
+    out, vjp_fn, *aux = _vjp(f, primals, has_aux, "tl.linearize")
     leaves, outs, out_def = _outputs(out, "tl.linearize")
     zeros = tree.unflatten(out_def, [math_ops.zeros_like(leaf) for leaf in leaves])
 
@@ -283,7 +288,7 @@ def linearize(f, *primals):
         _, transposed = vjp(vjp_fn, zeros)
         return transposed(tuple(tangents))[0]
 
-    return out, f_jvp
+    return (out, f_jvp, *aux)
 
 
 def _tangent_leaves(primals, tangents, what) -> list:
