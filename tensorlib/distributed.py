@@ -200,6 +200,11 @@ class _Shipped:
         data = self.data if self.data is not None else _dumps((self.fn, self.signature, self.args, self.kwargs))
         return _load_shipped, (self.token, data)
 
+    def __dask_tokenize__(self):
+        # The token names the content already; without this dask pickled the function and its weights
+        # twice more at every map_blocks call to name the tasks.
+        return ("tl.distributed._Shipped", self.token)
+
     def function(self):
         if self._function is None:
             from .graph.tracing import Function
@@ -655,6 +660,8 @@ def from_npy(path, rows_per_block: int):
         raise ValueError(f"tl.distributed.from_npy: rows_per_block must be >= 1, got {rows_per_block}")
     chunks = (int(rows_per_block),) + source.shape[1:]
     stat = os.stat(source.path)
-    # The name is dask's cache key: the path and the file's size and mtime, so a rewritten file is re-read.
-    name = "npy-" + hashlib.sha1(f"{source.path}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    # The name is dask's cache key: the path and the file's size and mtime, so a rewritten file is re-read,
+    # and the blocks, so that two arrays of one file cut differently never share a key.
+    key = f"{source.path}:{stat.st_size}:{stat.st_mtime_ns}:{chunks[0]}"
+    name = "npy-" + hashlib.sha1(key.encode()).hexdigest()[:16]
     return da.from_array(source, chunks=chunks, asarray=False, fancy=False, name=name)

@@ -417,7 +417,8 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
     """Forward-mode Jacobian (JAX's ``jacfwd``): one :func:`jvp` per element of the differentiated
     arguments, mapped by ``tl.vmap``; the same result, shapes and structure as :func:`jacobian` (which
     takes one backward pass per output element, mapped too).  It suits functions with fewer inputs than
-    outputs.
+    outputs.  A complex argument's element takes two jvps, along its real and its imaginary part, so that
+    non-holomorphic functions (``abs``, ``conj``) get reverse mode's column too (docs/complex.md).
 
     >>> import tensorlib as tl
     >>> tl.jacfwd(lambda x: tl.stack([x[0] * x[1], x[0] ** 2]))(tl.tensor([2.0, 3.0])).numpy().tolist()
@@ -457,11 +458,15 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
             basis = shape_ops.reshape(
                 creation.eye(size, dtype=source.dtype, backend=source.backend), (size, *source.shape)
             )
+            if source.dtype.kind == "c":  # along the real and the imaginary part of each element
+                basis = shape_ops.concat([basis, basis * 1j], axis=0)
             if size:
                 with _random_state_at(start):
                     stacked = vmap(tangent_out, randomness="same")(basis)
             else:
                 stacked = [creation.zeros((0, *o.shape), o.dtype) for o in outs]
+            if size and source.dtype.kind == "c":
+                stacked = [_reverse_convention(c[:size], c[size:]) for c in stacked]
             # (size, *out.shape) -> out.shape + source.shape
             columns.append(
                 [
@@ -479,6 +484,16 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
         return (jac, aux) if has_aux else jac
 
     return jac_f
+
+
+def _reverse_convention(along_real, along_imag):
+    """The Jacobian column that reverse mode gives for a complex source element (docs/complex.md): row i
+    is the gradient of Re(out_i), d Re(out_i)/dx - i d Re(out_i)/dy, from the tangents along x and y.  For
+    a holomorphic f it is f' (the tangent along x); jacfwd(tl.abs) gave d|z|/dx alone, real, while
+    jacrev(tl.abs) gave conj(z)/|z|."""
+    from ..ops import elementwise
+
+    return elementwise.real(along_real) - elementwise.real(along_imag) * 1j
 
 
 def hessian(f, argnums=0, has_aux: bool = False):
