@@ -115,6 +115,17 @@ norm = SimpleNamespace(logpdf=_norm_logpdf, logcdf=_norm_logcdf, pdf=_norm_pdf, 
 
 
 # ------------------------------------------------------------------ t
+def _log1p_square(u) -> Tensor:
+    """``log(1 + u**2)``, as ``2 log|u| + log1p(u**-2)`` for ``|u| > 1``, where ``u**2`` overflows from 1e154 (1e19 in
+    float32): t.logpdf(1e20, 2) was -inf in float32 for -138.155."""
+    size = _math_ops.abs(u)
+    large = size > 1.0
+    big, small = _math_ops.where(large, size, 2.0), _math_ops.where(large, 0.0, u)
+    return _math_ops.where(
+        large, 2.0 * _math_ops.log(big) + _math_ops.log1p(1.0 / (big * big)), _math_ops.log1p(small * small)
+    )
+
+
 def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
     """Student's t log-density with ``df`` degrees of freedom (differentiable in all four arguments).
 
@@ -133,7 +144,7 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
         -_sp.betaln(finite_df * 0.5, 0.5)
         - 0.5 * _math_ops.log(finite_df)
         - _math_ops.log(scale)
-        - half * _math_ops.log1p(z * z / finite_df)
+        - half * _log1p_square(z / _math_ops.sqrt(finite_df))
     )
     normal = -0.5 * z * z - _math_ops.log(scale) - 0.5 * _LOG_2PI
     return _restrict(_math_ops.where(infinite, normal, logp), True, _all(df > 0, scale > 0))

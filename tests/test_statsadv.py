@@ -260,3 +260,21 @@ def test_numpy_float64_scalar_parameters_are_strong_as_in_every_op():
     np.testing.assert_allclose(got.numpy(), scipy_stats.norm.logpdf(x.astype(np.float64), 0.1, 0.7), rtol=1e-15)
     assert tl.stats.gamma.logpdf(x, np.float64(2.0)).dtype == np.float64
     assert tl.stats.norm.logpdf(x, 0.1, 0.7).dtype == np.float32  # Python floats stay weak
+
+
+def test_t_logpdf_is_finite_where_x_squared_overflows():
+    # log1p(z * z / df) overflowed: t.logpdf(1e200, 1) was -inf for -922.18 (Cauchy: -log(pi) - log(1 + x**2)),
+    # float32 t.logpdf(1e20, 2) -inf for -138.155 (t_2: -1.5 log(2 + x**2)).
+    x = np.float64([1e200, -1e300, 1e155, 3.0])
+    np.testing.assert_allclose(
+        tl.stats.t.logpdf(x, 1.0).numpy(),
+        -np.log(np.pi) - 2 * np.log(np.abs(x)) - [0, 0, 0, np.log1p(1 / 9)],
+        rtol=1e-15,
+    )
+    x32 = np.float32([1e20, -3e19, 1e30, 2.5])
+    got = tl.stats.t.logpdf(x32, np.float32(2.0)).numpy()
+    x64 = x32.astype(np.float64)
+    want = -1.5 * (2 * np.log(np.abs(x64)) + np.log1p(2 / x64**2))
+    assert got.dtype == np.float32 and _ulps(got, want, np.float32).max() <= 2
+    g = tl.grad(lambda x: tl.sum(tl.stats.t.logpdf(x, 3.0)))(tl.tensor(np.float64([1e300, -2.0]))).numpy()
+    np.testing.assert_allclose(g, [-4e-300, 8 / 7], rtol=1e-15)  # -(df + 1) x / (df + x**2)
