@@ -201,3 +201,55 @@ def test_insert_and_pad_refuse_complex_values_for_a_real_tensor_without_a_warnin
     np.testing.assert_array_equal(tl.insert(z, 1, 5j).numpy(), np.insert(z.numpy(), 1, 5j))
     np.testing.assert_array_equal(tl.pad(z, 1, constant_values=1j).numpy(), np.pad(z.numpy(), 1, constant_values=1j))
     assert not [w for w in recwarn if issubclass(w.category, np.exceptions.ComplexWarning)]
+
+
+# ---------------------------------------------------------------- casts of complex numbers
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_to_bool_is_nonzero_as_numpy_not_the_real_parts_truth(dtype):
+    # Before: tl.cast(1j, "bool") was False (the real part, 0, cast); NumPy, JAX and PyTorch give True,
+    # as Python's bool(1j) does.
+    z = np.array([1j, 0j, 1 + 0j, complex(0, -0.0), complex(np.nan, 0), complex(0, np.nan), -2.5j], dtype=dtype)
+    expected = z.astype(bool)
+    np.testing.assert_array_equal(tl.cast(z, "bool").numpy(), expected)
+    np.testing.assert_array_equal(tl.tensor(z).astype("bool").numpy(), expected)
+    np.testing.assert_array_equal(tl.function(lambda z: tl.cast(z, "bool"))(tl.tensor(z)).numpy(), expected)
+    # To real and integer dtypes a cast keeps the real part (tf.cast's rule, NumPy's value).
+    np.testing.assert_array_equal(tl.cast(z[:4] * 3.7, "int32").numpy(), (z[:4] * 3.7).real.astype(np.int32))
+
+
+# ---------------------------------------------------------------- tl.nn.moments of complex numbers
+def test_moments_variance_of_complex_numbers_is_the_real_mean_squared_modulus():
+    # Before: mean(square(x - mean)), complex: [1+1j, 2-1j, 0.5j] gave -0.0556 - 1j; NumPy's var (and
+    # PyTorch's, and tl.var) give 1.3889, TensorFlow 1.3889 + 0j.
+    x = _complex((3, 4))
+    for dtype in (np.complex64, np.complex128):
+        mean, variance = tl.nn.moments(x.astype(dtype), axes=[1])
+        assert mean.dtype == dtype and variance.dtype == np.dtype(dtype).type(0).real.dtype
+        np.testing.assert_allclose(mean.numpy(), np.mean(x, axis=1), rtol=1e-6)
+        np.testing.assert_allclose(variance.numpy(), np.var(x, axis=1), rtol=1e-6)
+    _assert_gradients_match_differences(
+        lambda x: tl.nn.moments(x, axes=[0, 1])[1], lambda x: np.var(x), (x,), argnums=(0,), rtol=1e-6
+    )
+
+
+# ---------------------------------------------------------------- jacfwd of functions of complex arguments
+@pytest.mark.parametrize(
+    "f",
+    [tl.abs, tl.angle, lambda z: z * tl.conj(z), lambda z: tl.stack([tl.real(z[0] * z[1]), tl.abs(z[1]) * 1j]), tl.exp],
+    ids=["abs", "angle", "z*conj(z)", "mixed", "exp (holomorphic)"],
+)
+def test_jacfwd_of_a_complex_argument_equals_jacrev_and_finite_differences(f):
+    # Before: jacfwd took the tangent along each element's real axis only: jacfwd(tl.abs)(z) was d|z|/dx,
+    # real, while jacrev(tl.abs)(z) (and tl.grad) gave conj(z) / |z|; the docstring promises jacrev's result.
+    z = np.array([1 + 2j, 3 - 1j])
+    ours = tl.jacfwd(f)(tl.tensor(z))
+    reverse = tl.jacrev(f)(tl.tensor(z))
+    assert ours.dtype == reverse.dtype == np.complex128
+    np.testing.assert_allclose(ours.numpy(), reverse.numpy(), rtol=1e-12, atol=1e-14)
+    # Row i is the gradient of Re(out_i) in docs/complex.md's convention, by central differences.
+    out = f(tl.tensor(z)).numpy()
+    for i in range(out.size):
+        expected = _numeric_grad(lambda z: float(np.real(f(tl.tensor(z)).numpy().ravel()[i])), (z,), 0)
+        np.testing.assert_allclose(ours.numpy().reshape(out.size, -1)[i], expected, rtol=1e-7, atol=1e-8)
+    traced = tl.function(tl.jacfwd(f))(tl.tensor(z))
+    np.testing.assert_allclose(traced.numpy(), ours.numpy(), rtol=1e-12, atol=1e-14)

@@ -229,12 +229,16 @@ def vjp(f, *primals, has_aux: bool = False):
     >>> vjp_fn(tl.tensor([1.0, 1.0]))[0].numpy().tolist()
     [2.0, 4.0]
     """
-    primals, xs, treedefs = _primals(primals, "tl.vjp")
+    return _vjp(f, primals, has_aux, "tl.vjp")
+
+
+def _vjp(f, primals, has_aux, what):
+    primals, xs, treedefs = _primals(primals, what)
     tape = GradientTape(persistent=True, watch_accessed_variables=False)
     with tape:
         tape.watch(xs)
-        out, aux = _split_aux(f(*primals), has_aux, "tl.vjp")
-    leaves, outs, out_def = _outputs(out, "tl.vjp")
+        out, aux = _split_aux(f(*primals), has_aux, what)
+    leaves, outs, out_def = _outputs(out, what)
 
     def vjp_fn(cotangent):
         # Dicts are matched by key, never zipped in flattening order (their order or keys may differ); lists and
@@ -260,10 +264,11 @@ def vjp(f, *primals, has_aux: bool = False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def linearize(f, *primals):
+def linearize(f, *primals, has_aux: bool = False):
     """``(f(*primals), f_jvp)`` (JAX's ``jax.linearize``): ``f_jvp(*tangents)`` is the Jacobian of ``f`` at
     ``primals`` applied to ``tangents``, as :func:`jvp` gives, but ``f`` runs once: each call of ``f_jvp``
-    transposes the recorded vjp (linear in its cotangent) instead of running ``f`` again.
+    transposes the recorded vjp (linear in its cotangent) instead of running ``f`` again.  With
+    ``has_aux=True`` ``f`` returns ``(output, aux)`` and the result is ``(output, f_jvp, aux)``, as in JAX.
 
     >>> import tensorlib as tl
     >>> y, f_jvp = tl.linearize(lambda x: tl.sin(x) * x, tl.tensor([0.0, 1.0]))
@@ -272,17 +277,34 @@ def linearize(f, *primals):
     """
     from ..ops import math as math_ops
 
-    out, vjp_fn = vjp(f, *primals)
+    out, vjp_fn, *aux = _vjp(f, primals, has_aux, "tl.linearize")
     leaves, outs, out_def = _outputs(out, "tl.linearize")
     zeros = tree.unflatten(out_def, [math_ops.zeros_like(leaf) for leaf in leaves])
 
     def f_jvp(*tangents):
         if len(tangents) != len(primals):
             raise ValueError(f"tl.linearize: f_jvp takes {len(primals)} tangents (one per primal), got {len(tangents)}")
+        _tangent_leaves(primals, tangents, "tl.linearize")  # its errors, not vjp_fn's about cotangents
         _, transposed = vjp(vjp_fn, zeros)
         return transposed(tuple(tangents))[0]
 
-    return out, f_jvp
+    return (out, f_jvp, *aux)
+
+
+def _tangent_leaves(primals, tangents, what) -> list:
+    """The leaves of ``tangents`` as tensors, in the order of the leaves of ``primals`` (dicts by key), each
+    of its primal's shape."""
+    xs, primal_def = tree.flatten(primals)
+    flat_tangents, tangent_def = tree.flatten_as(primal_def, tangents)
+    if flat_tangents is None:
+        raise tree.structure_error(f"{what}: tangents and primals", primal_def, tangent_def)
+    xs = [_as_tensor(x) for x in xs]
+    # Tangents given as arrays or numbers go to their primal's backend.
+    ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
+    for x, t in zip(xs, ts):
+        if tuple(x.shape) != tuple(t.shape):
+            raise ValueError(f"{what}: tangent shape {tuple(t.shape)} does not match primal shape {tuple(x.shape)}")
+    return ts
 
 
 def _primals(primals, what):
@@ -317,15 +339,7 @@ def jvp(f, primals, tangents, has_aux: bool = False):
     if len(primals) != len(tangents):
         raise ValueError(f"tl.jvp: {len(primals)} primals but {len(tangents)} tangents")
     primals, xs, treedefs = _primals(primals, "tl.jvp")
-    primal_def = tree.flatten(tuple(primals))[1]
-    flat_tangents, tangent_def = tree.flatten_as(primal_def, tangents)
-    if flat_tangents is None:
-        raise tree.structure_error("tl.jvp: tangents and primals", primal_def, tangent_def)
-    # Tangents given as arrays or numbers go to their primal's backend.
-    ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
-    for x, t in zip(xs, ts):
-        if tuple(x.shape) != tuple(t.shape):
-            raise ValueError(f"tl.jvp: tangent shape {t.shape} does not match primal shape {x.shape}")
+    ts = _tangent_leaves(tuple(primals), tangents, "tl.jvp")
     inner = GradientTape(persistent=True, watch_accessed_variables=False)
     with inner:
         inner.watch(xs)
@@ -403,7 +417,8 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
     """Forward-mode Jacobian (JAX's ``jacfwd``): one :func:`jvp` per element of the differentiated
     arguments, mapped by ``tl.vmap``; the same result, shapes and structure as :func:`jacobian` (which
     takes one backward pass per output element, mapped too).  It suits functions with fewer inputs than
-    outputs.
+    outputs.  A complex argument's element takes two jvps, along its real and its imaginary part, so that
+    non-holomorphic functions (``abs``, ``conj``) get reverse mode's column too (docs/complex.md).
 
     >>> import tensorlib as tl
     >>> tl.jacfwd(lambda x: tl.stack([x[0] * x[1], x[0] ** 2]))(tl.tensor([2.0, 3.0])).numpy().tolist()
@@ -443,11 +458,15 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
             basis = shape_ops.reshape(
                 creation.eye(size, dtype=source.dtype, backend=source.backend), (size, *source.shape)
             )
+            if source.dtype.kind == "c":  # along the real and the imaginary part of each element
+                basis = shape_ops.concat([basis, basis * 1j], axis=0)
             if size:
                 with _random_state_at(start):
                     stacked = vmap(tangent_out, randomness="same")(basis)
             else:
                 stacked = [creation.zeros((0, *o.shape), o.dtype) for o in outs]
+            if size and source.dtype.kind == "c":
+                stacked = [_reverse_convention(c[:size], c[size:]) for c in stacked]
             # (size, *out.shape) -> out.shape + source.shape
             columns.append(
                 [
@@ -465,6 +484,16 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
         return (jac, aux) if has_aux else jac
 
     return jac_f
+
+
+def _reverse_convention(along_real, along_imag):
+    """The Jacobian column that reverse mode gives for a complex source element (docs/complex.md): row i
+    is the gradient of Re(out_i), d Re(out_i)/dx - i d Re(out_i)/dy, from the tangents along x and y.  For
+    a holomorphic f it is f' (the tangent along x); jacfwd(tl.abs) gave d|z|/dx alone, real, while
+    jacrev(tl.abs) gave conj(z)/|z|."""
+    from ..ops import elementwise
+
+    return elementwise.real(along_real) - elementwise.real(along_imag) * 1j
 
 
 def hessian(f, argnums=0, has_aux: bool = False):

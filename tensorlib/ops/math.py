@@ -297,8 +297,11 @@ _cast = defop(
 
 @_cast.generic
 def _cast_kernel(xp, x, *, dtype):
-    # Complex to real keeps the real part, as NumPy does, without its ComplexWarning.
+    # Complex to real keeps the real part, as NumPy does, without its ComplexWarning; to bool it is x != 0
+    # (NumPy, JAX, PyTorch: 1j is true, as bool(1j) is; the real part made it False).
     if xp.isdtype(x.dtype, "complex floating") and np.dtype(dtype).kind != "c":
+        if np.dtype(dtype).kind == "b":
+            return x != 0
         x = xp.real(x)
     return xp.astype(x, dtype)
 

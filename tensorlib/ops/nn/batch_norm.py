@@ -286,7 +286,8 @@ def fused_batch_norm(
 
 @_op_type(None, tensors=("x",))
 def moments(x, axes, keepdims: bool = False) -> tuple:
-    """Mean and (biased) variance of ``x`` over ``axes``; float16 is computed in float32.
+    """Mean and (biased) variance of ``x`` over ``axes``; float16 is computed in float32, and the variance
+    of complex ``x`` is its real mean squared modulus, as ``tl.var``'s.
 
     >>> import tensorlib as tl
     >>> mean, variance = tl.nn.moments(tl.tensor([[1.0, 3.0], [5.0, 7.0]]), axes=[0])
@@ -300,7 +301,10 @@ def moments(x, axes, keepdims: bool = False) -> tuple:
         raise TypeError(f"moments: axes must be an int or a sequence of ints, got {axes!r}") from None
     wide = math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
     mean = reduce_ops.mean(wide, axes, keepdims=True)
-    variance = reduce_ops.mean(math_ops.square(wide - mean), axes, keepdims=keepdims)
+    centered = wide - mean
+    if x.dtype.kind == "c":  # the mean squared modulus, real (tl.var, NumPy, PyTorch): square(z) was complex
+        centered = math_ops.abs(centered)
+    variance = reduce_ops.mean(math_ops.square(centered), axes, keepdims=keepdims)
     if not keepdims:
         mean = shape_ops.squeeze(mean, axes)
     if wide is not x:
