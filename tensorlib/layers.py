@@ -1,5 +1,5 @@
 """Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv2DTranspose, DepthwiseConv2D, pools (1-D, 2-D, 3-D and
-global), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout, Flatten, LSTM, GRU,
+global, adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout, Flatten, LSTM, GRU,
 MultiHeadAttention, TransformerEncoderLayer, TransformerDecoderLayer.
 
 Sizes are explicit (no shape inference on the first call), weights are
@@ -39,6 +39,12 @@ from .ops.creation import zeros as _zeros
 from .tensor import Tensor, Variable
 
 __all__ = [
+    "AdaptiveAvgPool1D",
+    "AdaptiveAvgPool2D",
+    "AdaptiveAvgPool3D",
+    "AdaptiveMaxPool1D",
+    "AdaptiveMaxPool2D",
+    "AdaptiveMaxPool3D",
     "Dense",
     "Conv1D",
     "Conv2D",
@@ -761,6 +767,106 @@ class AvgPool3D(_Pool):
     """
 
     _function = staticmethod(_nn.avg_pool3d)
+    _rank = 3
+
+
+class _AdaptivePool(Module):
+    """PyTorch's adaptive pooling layers: ``_function`` to ``output_size`` (an int, or one per spatial axis with
+    ``None`` keeping an axis) over inputs with ``_rank`` spatial dimensions; ``data_format=None`` is channels-last."""
+
+    _function = None
+    _rank = 2
+
+    def __init__(self, output_size, data_format: str | None = None):
+        super().__init__()
+        layouts = _LAYOUTS[self._rank]
+        self.output_size = output_size
+        self.data_format = _data_format(
+            layouts[0] if data_format is None else data_format, type(self).__name__, layouts
+        )
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        return type(self)._function(x, self.output_size, data_format=self.data_format)
+
+    def extra_repr(self) -> str:
+        text = f"output_size={self.output_size!r}"
+        return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
+
+
+class AdaptiveAvgPool1D(_AdaptivePool):
+    """The mean over PyTorch's adaptive bins of ``(batch, width, channels)`` inputs, to ``output_size`` cells:
+    :func:`tl.nn.adaptive_avg_pool`; ``data_format="NCW"``: PyTorch's ``nn.AdaptiveAvgPool1d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.AdaptiveAvgPool1D(2)(tl.tensor([[[1.0], [3.0], [2.0]]])).numpy().ravel().tolist()
+    [2.0, 2.5]
+    """
+
+    _function = staticmethod(_nn.adaptive_avg_pool)
+    _rank = 1
+
+
+class AdaptiveAvgPool2D(_AdaptivePool):
+    """The mean over PyTorch's adaptive bins of NHWC images, to ``output_size`` (``(rows, cols)`` or an int):
+    :func:`tl.nn.adaptive_avg_pool`; ``data_format="NCHW"``: PyTorch's ``nn.AdaptiveAvgPool2d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.AdaptiveAvgPool2D((2, 3))(tl.ones((1, 7, 5, 4))).shape
+    (1, 2, 3, 4)
+    """
+
+    _function = staticmethod(_nn.adaptive_avg_pool)
+
+
+class AdaptiveAvgPool3D(_AdaptivePool):
+    """The mean over PyTorch's adaptive bins of ``(batch, depth, height, width, channels)`` volumes:
+    :func:`tl.nn.adaptive_avg_pool`; ``data_format="NCDHW"``: PyTorch's ``nn.AdaptiveAvgPool3d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.AdaptiveAvgPool3D(1)(tl.ones((2, 3, 4, 5, 6))).shape
+    (2, 1, 1, 1, 6)
+    """
+
+    _function = staticmethod(_nn.adaptive_avg_pool)
+    _rank = 3
+
+
+class AdaptiveMaxPool1D(_AdaptivePool):
+    """The max over PyTorch's adaptive bins of ``(batch, width, channels)`` inputs (see :class:`AdaptiveAvgPool1D`):
+    :func:`tl.nn.adaptive_max_pool`; ``data_format="NCW"``: PyTorch's ``nn.AdaptiveMaxPool1d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.AdaptiveMaxPool1D(2)(tl.tensor([[[1.0], [3.0], [2.0]]])).numpy().ravel().tolist()
+    [3.0, 3.0]
+    """
+
+    _function = staticmethod(_nn.adaptive_max_pool)
+    _rank = 1
+
+
+class AdaptiveMaxPool2D(_AdaptivePool):
+    """The max over PyTorch's adaptive bins of NHWC images: :func:`tl.nn.adaptive_max_pool`;
+    ``data_format="NCHW"``: PyTorch's ``nn.AdaptiveMaxPool2d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.AdaptiveMaxPool2D((3, None))(tl.ones((1, 7, 5, 4))).shape
+    (1, 3, 5, 4)
+    """
+
+    _function = staticmethod(_nn.adaptive_max_pool)
+
+
+class AdaptiveMaxPool3D(_AdaptivePool):
+    """The max over PyTorch's adaptive bins of ``(batch, depth, height, width, channels)`` volumes:
+    :func:`tl.nn.adaptive_max_pool`; ``data_format="NCDHW"``: PyTorch's ``nn.AdaptiveMaxPool3d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.AdaptiveMaxPool3D(2)(tl.ones((1, 4, 4, 5, 3))).shape
+    (1, 2, 2, 2, 3)
+    """
+
+    _function = staticmethod(_nn.adaptive_max_pool)
     _rank = 3
 
 

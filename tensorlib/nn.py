@@ -16,10 +16,31 @@ from .ops.nn import avg_pool, max_pool
 avg_pool2d = avg_pool
 max_pool2d = max_pool
 
-__all__ = [*_ops_nn.__all__, "avg_pool2d", "max_pool2d", "sigmoid", "tanh"]
+__all__ = [
+    "AdaptiveAvgPool1D",
+    "AdaptiveAvgPool2D",
+    "AdaptiveAvgPool3D",
+    "AdaptiveMaxPool1D",
+    "AdaptiveMaxPool2D",
+    "AdaptiveMaxPool3D",
+    _ops_nn.__all__,
+    "avg_pool2d",
+    "max_pool2d",
+    "sigmoid",
+    "tanh",
+]
 
 from .layers import (  # noqa: E402
+    GELU,
+    GRU,
+    LSTM,
     Activation,
+    AdaptiveAvgPool1D,
+    AdaptiveAvgPool2D,
+    AdaptiveAvgPool3D,
+    AdaptiveMaxPool1D,
+    AdaptiveMaxPool2D,
+    AdaptiveMaxPool3D,
     AvgPool1D,
     AvgPool2D,
     AvgPool3D,
@@ -36,8 +57,6 @@ from .layers import (  # noqa: E402
     Dropout,
     Embedding,
     Flatten,
-    GELU,
-    GRU,
     GlobalAveragePooling1D,
     GlobalAveragePooling2D,
     GlobalAveragePooling3D,
@@ -46,9 +65,7 @@ from .layers import (  # noqa: E402
     GlobalMaxPooling3D,
     GroupNorm,
     InstanceNorm,
-    LSTM,
     LayerNorm,
-    RMSNorm,
     LeakyReLU,
     MaxPool1D,
     MaxPool2D,
@@ -56,6 +73,7 @@ from .layers import (  # noqa: E402
     MultiHeadAttention,
     PReLU,
     ReLU,
+    RMSNorm,
     SeparableConv2D,
     Sigmoid,
     Softmax,

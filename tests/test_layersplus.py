@@ -1067,3 +1067,70 @@ def test_rms_norm_matches_torch_and_keras():
     layer = keras.layers.RMSNormalization(axis=-1, epsilon=1e-6)
     x32 = x.astype(np.float32)
     np.testing.assert_allclose(tl.nn.RMSNorm(4)(x32).numpy(), np.asarray(layer(x32)), rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- adaptive pooling
+@pytest.mark.parametrize(
+    "layer, shape, out, want",
+    [
+        (tl.nn.AdaptiveAvgPool1D, (2, 7, 3), 3, (2, 3, 3)),
+        (tl.nn.AdaptiveMaxPool1D, (2, 5, 3), 8, (2, 8, 3)),  # more cells than inputs: the bins overlap
+        (tl.nn.AdaptiveAvgPool2D, (2, 10, 7, 3), (4, 3), (2, 4, 3, 3)),
+        (tl.nn.AdaptiveMaxPool2D, (1, 6, 9, 2), (None, 4), (1, 6, 4, 2)),
+        (tl.nn.AdaptiveAvgPool3D, (1, 5, 4, 7, 2), (2, 3, 4), (1, 2, 3, 4, 2)),
+        (tl.nn.AdaptiveMaxPool3D, (1, 4, 4, 4, 1), 1, (1, 1, 1, 1, 1)),
+    ],
+)
+def test_adaptive_pool_layers_match_a_loop_over_bins_eagerly_and_traced(layer, shape, out, want):
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal(shape)
+    kind = "avg" if "Avg" in layer.__name__ else "max"
+    rank = len(shape) - 2
+    sizes = out if isinstance(out, tuple) else (out,) * rank
+    y = x
+    for axis, m in zip(range(1, 1 + rank), sizes):  # the bins of each axis, written out one cell at a time
+        if m is not None:
+            n = y.shape[axis]
+            parts = [np.take(y, range(i * n // m, -(-(i + 1) * n // m)), axis) for i in range(m)]
+            y = np.stack([p.mean(axis) if kind == "avg" else p.max(axis) for p in parts], axis)
+    got = layer(out)(x)
+    assert got.shape == want
+    np.testing.assert_allclose(got.numpy(), y, rtol=1e-13)
+    np.testing.assert_allclose(tl.function(layer(out))(x).numpy(), y, rtol=1e-13)
+    w = rng.standard_normal(want)
+    check_grads(lambda t: tl.sum(layer(out)(t) * w), [x], order=1)
+
+
+def test_adaptive_pool_channels_first_and_errors():
+    x = np.arange(2 * 3 * 7.0).reshape(2, 3, 7)
+    last = tl.nn.AdaptiveAvgPool1D(3)(np.transpose(x, (0, 2, 1))).numpy()
+    np.testing.assert_allclose(tl.nn.AdaptiveAvgPool1D(3, data_format="NCW")(x).numpy(), np.transpose(last, (0, 2, 1)))
+    with pytest.raises(ValueError, match=r"adaptive_avg_pool: output_size must be a positive int or 2 of them"):
+        tl.nn.adaptive_avg_pool(np.ones((1, 4, 4, 1)), (2, 0))
+    with pytest.raises(TypeError, match=r"adaptive_avg_pool: input must be floating, got int64"):
+        tl.nn.adaptive_avg_pool(np.ones((1, 4, 1), np.int64), 2)
+    np.testing.assert_array_equal(tl.nn.adaptive_max_pool(np.arange(5).reshape(1, 5, 1), 2).numpy().ravel(), [2, 4])
+    f = tl.function(
+        lambda t: tl.nn.adaptive_avg_pool(t, 2), input_signature=[tl.TensorSpec((None, None, 3), tl.float64)]
+    )
+    with pytest.raises(ValueError, match=r"adaptive_avg_pool: the spatial sizes must be known \(axis 1 is not\)"):
+        f(np.ones((1, 4, 3)))
+
+
+def test_adaptive_pool_matches_torch():
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    rng = np.random.default_rng(22)
+    for shape, out in [((2, 3, 7), 3), ((2, 3, 5), 8), ((2, 3, 10, 7), (4, 3)), ((2, 2, 5, 4, 7), (2, 3, 4))]:
+        rank = len(shape) - 2
+        x = rng.standard_normal(shape)
+        layout = {1: "NCW", 2: "NCHW", 3: "NCDHW"}[rank]
+        for kind in ("avg", "max"):
+            tx = torch.tensor(x, requires_grad=True)
+            theirs = getattr(F, f"adaptive_{kind}_pool{rank}d")(tx, out)
+            w = rng.standard_normal(tuple(theirs.shape))
+            (g,) = torch.autograd.grad((theirs * torch.tensor(w)).sum(), tx)
+            fn = getattr(tl.nn, f"adaptive_{kind}_pool")
+            np.testing.assert_allclose(fn(x, out, layout).numpy(), theirs.detach().numpy(), rtol=1e-13)
+            ours = tl.grad(lambda t: tl.sum(fn(t, out, layout) * w))(tl.tensor(x))
+            np.testing.assert_allclose(ours.numpy(), g.numpy(), rtol=1e-12, atol=1e-15)

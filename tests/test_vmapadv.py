@@ -113,3 +113,28 @@ def test_errors_name_the_argument_leaf_and_the_sizes_as_jax_does():
         tl.vmap(lambda t: t[0] * t[1])((xs, 2))
     with pytest.raises(ValueError, match=r"in_axes -3 is out of range for args\[0\]\['w'\] of <lambda> \(shape"):
         tl.vmap(lambda p: p["w"], in_axes=-3)({"w": xs})
+
+
+def test_intermediates_of_the_mapped_function_are_freed_as_it_runs():
+    # The mode kept every logical tensor with its physical batch until vmap returned: 40 steps over a
+    # (4, 32768) float64 batch (1 MiB) held 80 MiB at the end, where the same function on the batch holds two.
+    import tracemalloc
+
+    def f(x):
+        for _ in range(40):
+            x = tl.sin(x) + 1.0
+        return tl.sum(x)
+
+    xs = RNG.normal(size=(4, 32768))
+    expected = np.sin(xs)
+    for _ in range(39):
+        expected = np.sin(expected + 1.0)
+    tl.vmap(f)(xs[:, :8])  # warm up (caches, first-call allocations)
+    tracemalloc.start()
+    try:
+        got = tl.vmap(f)(xs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_allclose(got.numpy(), (expected + 1.0).sum(axis=1), rtol=1e-12)
+    assert peak < 10 * xs.nbytes, f"peak {peak / 2**20:.1f} MiB for a batch of {xs.nbytes / 2**20:.1f} MiB"

@@ -25,6 +25,7 @@ import contextlib
 import copy
 import functools
 import math
+import weakref
 
 from .. import dispatch, tree
 from ..ops import array as _array
@@ -199,6 +200,11 @@ def _moved_to_front(leaf, axis: int) -> Tensor:
     return _math.identity(x) if isinstance(x, Variable) else x
 
 
+def _forget(table: dict, key: int, _ref) -> None:
+    """A logical tensor died: its entry goes (the weak reference's callback)."""
+    table.pop(key, None)
+
+
 class Unmappable(Exception):
     """What a function does cannot be mapped by ``tl.vmap`` (it could run one element at a time)."""
 
@@ -232,12 +238,14 @@ class _Vmap(dispatch.Mode):
         self.size = size
         self.randomness = randomness
         self.outer_tapes = outer_tapes  # the tapes recording where vmap was called: they see the physical ops
-        self.physical: dict = {}  # _id of a logical tensor -> (the logical tensor, its physical tensor)
+        # _id of a live logical tensor -> (a weak reference to it, its physical tensor): an entry goes when its
+        # logical tensor does, so a physical intermediate lives no longer than it would unmapped.
+        self.physical: dict = {}
         self.numbers: dict = {}  # (type, repr, dtype, backend) of a Python number -> its constant
 
     def logical(self, physical: Tensor) -> Tensor:
         t = make_symbolic(physical.shape[1:], physical.dtype, physical.backend, None, 0)
-        self.physical[t._id] = (t, physical)
+        self.physical[t._id] = (weakref.ref(t, functools.partial(_forget, self.physical, t._id)), physical)
         return t
 
     @contextlib.contextmanager

@@ -576,6 +576,61 @@ def _l2_normalize_ref(x, axis, epsilon):
     return (xf / np.sqrt(np.maximum((xf * xf).sum(axis, keepdims=True), epsilon))).astype(x.dtype)
 
 
+@st.composite
+def _adaptive_draw(draw, dtype):
+    rank = draw(st.integers(1, 3))
+    spatial = tuple(draw(st.integers(1, 7 if rank < 3 else 4)) for _ in range(rank))
+    first = draw(st.booleans())  # channels first (PyTorch's layout) or last
+    channels = draw(st.integers(1, 2))
+    shape = (draw(st.integers(1, 2)),) + ((channels,) + spatial if first else spatial + (channels,))
+    x = draw(tensors(dtype, shape))
+    out = tuple(draw(st.none() | st.integers(1, 5)) for _ in range(rank))
+    layout = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}[rank][int(first)]
+    return SampleInput((x, out[0] if rank == 1 and out[0] is not None else out, layout))
+
+
+def _adaptive_ref(kind):
+    def ref(x, output_size, data_format):
+        # A loop over the output cells of each axis in turn, with PyTorch's bins floor(i n / m):ceil((i + 1) n / m).
+        y = x.astype(np.float64)
+        rank = x.ndim - 2
+        sizes = output_size if isinstance(output_size, tuple) else (output_size,) * rank
+        first = 2 if data_format[1] == "C" else 1
+        for axis, m in zip(range(first, first + rank), sizes):
+            if m is None:
+                continue
+            n = y.shape[axis]
+            cells = [np.take(y, range(i * n // m, -(-(i + 1) * n // m)), axis) for i in range(m)]
+            y = np.stack([c.mean(axis) if kind == "avg" else c.max(axis) for c in cells], axis)
+        return y.astype(x.dtype)
+
+    return ref
+
+
+def _adaptive_entries():
+    errors = (
+        ErrorInput((np.ones((2, 3)), 2), exc=ValueError, match=r"input must have 1, 2 or 3 spatial dimensions"),
+        ErrorInput((np.ones((1, 4, 2)), 0), exc=ValueError, match=r"output_size must be a positive int or 1 of them"),
+        ErrorInput((np.ones((1, 4, 4, 2)), (2, 2, 2)), exc=ValueError, match=r"or 2 of them \(None keeps an axis\)"),
+        ErrorInput((np.ones((1, 4, 2)), 2, "NHWC"), exc=ValueError, match=r"data_format must be 'NWC' or 'NCW'"),
+        ErrorInput((np.ones((1, 0, 2)), 2), exc=ValueError, match=r"axis 1 is empty"),
+    )
+    return [
+        OpInfo(
+            f"nn.adaptive_{kind}_pool",
+            getattr(tl.nn, f"adaptive_{kind}_pool"),
+            _adaptive_ref(kind),
+            _adaptive_draw,
+            op_types=("Reshape", "Sum", "Einsum", "Transpose") if kind == "avg" else ("Max", "StridedSlice", "Pack"),
+            kinks=kind == "max",
+            error_inputs=tuple(
+                ErrorInput(e.args, exc=e.exc, match=rf"^adaptive_{kind}_pool: .*" + e.match) for e in errors
+            ),
+        )
+        for kind in ("avg", "max")
+    ]
+
+
 def _normalization_entries():
     return [
         OpInfo(
@@ -988,6 +1043,7 @@ OPINFOS = [
     ),
     *_activation_entries(),
     *_normalization_entries(),
+    *_adaptive_entries(),
     OpInfo(
         "nn.softmax",
         tl.nn.softmax,

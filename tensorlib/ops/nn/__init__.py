@@ -17,6 +17,7 @@ incoming gradient, so a function traced with ``TensorSpec((None, 28, 28, 1))``
 differentiates for every batch size.  Height, width and channels must be known.
 """
 
+from .adaptive import adaptive_avg_pool, adaptive_max_pool
 from .activations import elu, erf, gelu, leaky_relu, log_softmax, relu, softmax, softplus
 from .batch_norm import batch_normalization, fused_batch_norm, moments
 from .composed import (
@@ -74,6 +75,8 @@ from .pool import avg_pool, max_pool
 from .volume import avg_pool3d, conv3d, max_pool3d
 
 __all__ = [
+    "adaptive_avg_pool",
+    "adaptive_max_pool",
     "avg_pool",
     "avg_pool1d",
     "avg_pool3d",
