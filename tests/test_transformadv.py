@@ -414,3 +414,31 @@ def test_defjvps_matches_jax():
     got = tl.grad(lambda a, b: tl.sum(_sin_times()(a, b) ** 2), argnums=(0, 1))(tl.tensor(x), tl.tensor(y))
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g.numpy(), np.asarray(e), rtol=1e-13)
+
+
+# ---------------------------------------------------------------- linearize
+
+
+def test_linearize_tangents_of_the_wrong_shape_or_structure_name_linearize():
+    # The error came from inside: "vjp_fn: cotangent shape (2,) does not match output shape (3,)".
+    y, f_jvp = tl.linearize(lambda p: p["a"] * tl.sin(p["b"]), {"a": tl.tensor(X), "b": tl.tensor(X)})
+    with pytest.raises(ValueError, match=r"^tl.linearize: tangent shape \(2,\) does not match primal shape \(3,\)$"):
+        f_jvp({"a": tl.tensor(np.ones(2)), "b": tl.tensor(np.ones(3))})
+    with pytest.raises(ValueError, match=r"^tl.linearize: tangents and primals: structures differ"):
+        f_jvp({"a": tl.tensor(np.ones(3)), "c": tl.tensor(np.ones(3))})
+    # Dicts by key, whatever their order: d(a sin b) = sin(b) da + a cos(b) db.
+    da, db = np.array([1.0, 0.0, 2.0]), np.array([0.5, -1.0, 1.0])
+    got = f_jvp({"b": tl.tensor(db), "a": tl.tensor(da)})
+    np.testing.assert_allclose(got.numpy(), np.sin(X) * da + X * np.cos(X) * db, rtol=1e-14)
+
+
+def test_linearize_takes_has_aux_as_jax():
+    # linearize had no has_aux (TypeError); JAX's gives (output, f_jvp, aux).
+    y, f_jvp, aux = tl.linearize(lambda a: (tl.exp(a) * a, {"n": 3, "t": a * 2.0}), tl.tensor(X), has_aux=True)
+    np.testing.assert_allclose(y.numpy(), np.exp(X) * X, rtol=1e-15)
+    assert aux["n"] == 3
+    np.testing.assert_array_equal(aux["t"].numpy(), 2 * X)
+    for tangent in (np.ones(3), np.array([0.5, -2.0, 1.0])):
+        np.testing.assert_allclose(f_jvp(tl.tensor(tangent)).numpy(), np.exp(X) * (1 + X) * tangent, rtol=1e-14)
+    with pytest.raises(TypeError, match=r"tl.linearize: with has_aux=True, f must return a pair"):
+        tl.linearize(lambda a: a * 2.0, tl.tensor(X), has_aux=True)

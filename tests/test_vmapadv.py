@@ -113,3 +113,40 @@ def test_errors_name_the_argument_leaf_and_the_sizes_as_jax_does():
         tl.vmap(lambda t: t[0] * t[1])((xs, 2))
     with pytest.raises(ValueError, match=r"in_axes -3 is out of range for args\[0\]\['w'\] of <lambda> \(shape"):
         tl.vmap(lambda p: p["w"], in_axes=-3)({"w": xs})
+
+
+def test_intermediates_of_the_mapped_function_are_freed_as_it_runs():
+    # The mode kept every logical tensor with its physical batch until vmap returned: 40 steps over a
+    # (4, 32768) float64 batch (1 MiB) held 80 MiB at the end, where the same function on the batch holds two.
+    import tracemalloc
+
+    def f(x):
+        for _ in range(40):
+            x = tl.sin(x) + 1.0
+        return tl.sum(x)
+
+    xs = RNG.normal(size=(4, 32768))
+    expected = np.sin(xs)
+    for _ in range(39):
+        expected = np.sin(expected + 1.0)
+    tl.vmap(f)(xs[:, :8])  # warm up (caches, first-call allocations)
+    tracemalloc.start()
+    try:
+        got = tl.vmap(f)(xs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_allclose(got.numpy(), (expected + 1.0).sum(axis=1), rtol=1e-12)
+    assert peak < 10 * xs.nbytes, f"peak {peak / 2**20:.1f} MiB for a batch of {xs.nbytes / 2**20:.1f} MiB"
+
+
+@pytest.mark.parametrize("element_shape", [(3, 3), (2, 1, 3, 3)])
+def test_per_example_gradients_of_determinants_of_stacks(element_shape):
+    # The gradient of det is the adjugate op, whose inputs are the matrices and their determinants (one axis
+    # pair fewer); the batch of the determinants was lined up as if they were matrices (KernelResultError).
+    xs = RNG.normal(size=(3, *element_shape)) + 2.0 * np.eye(3)
+    weights = RNG.normal(size=element_shape[:-2])
+    got = tl.vmap(tl.grad(lambda x: tl.sum(tl.linalg.det(x) * weights)))(xs).numpy()
+    det = np.linalg.det(xs)
+    expected = (weights * det)[..., None, None] * np.swapaxes(np.linalg.inv(xs), -1, -2)  # d det / dx = det inv(x)^T
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)

@@ -229,12 +229,16 @@ def vjp(f, *primals, has_aux: bool = False):
     >>> vjp_fn(tl.tensor([1.0, 1.0]))[0].numpy().tolist()
     [2.0, 4.0]
     """
-    primals, xs, treedefs = _primals(primals, "tl.vjp")
+    return _vjp(f, primals, has_aux, "tl.vjp")
+
+
+def _vjp(f, primals, has_aux, what):
+    primals, xs, treedefs = _primals(primals, what)
     tape = GradientTape(persistent=True, watch_accessed_variables=False)
     with tape:
         tape.watch(xs)
-        out, aux = _split_aux(f(*primals), has_aux, "tl.vjp")
-    leaves, outs, out_def = _outputs(out, "tl.vjp")
+        out, aux = _split_aux(f(*primals), has_aux, what)
+    leaves, outs, out_def = _outputs(out, what)
 
     def vjp_fn(cotangent):
         # Dicts are matched by key, never zipped in flattening order (their order or keys may differ); lists and
@@ -260,10 +264,11 @@ def vjp(f, *primals, has_aux: bool = False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def linearize(f, *primals):
+def linearize(f, *primals, has_aux: bool = False):
     """``(f(*primals), f_jvp)`` (JAX's ``jax.linearize``): ``f_jvp(*tangents)`` is the Jacobian of ``f`` at
     ``primals`` applied to ``tangents``, as :func:`jvp` gives, but ``f`` runs once: each call of ``f_jvp``
-    transposes the recorded vjp (linear in its cotangent) instead of running ``f`` again.
+    transposes the recorded vjp (linear in its cotangent) instead of running ``f`` again.  With
+    ``has_aux=True`` ``f`` returns ``(output, aux)`` and the result is ``(output, f_jvp, aux)``, as in JAX.
 
     >>> import tensorlib as tl
     >>> y, f_jvp = tl.linearize(lambda x: tl.sin(x) * x, tl.tensor([0.0, 1.0]))
@@ -272,17 +277,34 @@ def linearize(f, *primals):
     """
     from ..ops import math as math_ops
 
-    out, vjp_fn = vjp(f, *primals)
+    out, vjp_fn, *aux = _vjp(f, primals, has_aux, "tl.linearize")
     leaves, outs, out_def = _outputs(out, "tl.linearize")
     zeros = tree.unflatten(out_def, [math_ops.zeros_like(leaf) for leaf in leaves])
 
     def f_jvp(*tangents):
         if len(tangents) != len(primals):
             raise ValueError(f"tl.linearize: f_jvp takes {len(primals)} tangents (one per primal), got {len(tangents)}")
+        _tangent_leaves(primals, tangents, "tl.linearize")  # its errors, not vjp_fn's about cotangents
         _, transposed = vjp(vjp_fn, zeros)
         return transposed(tuple(tangents))[0]
 
-    return out, f_jvp
+    return (out, f_jvp, *aux)
+
+
+def _tangent_leaves(primals, tangents, what) -> list:
+    """The leaves of ``tangents`` as tensors, in the order of the leaves of ``primals`` (dicts by key), each
+    of its primal's shape."""
+    xs, primal_def = tree.flatten(primals)
+    flat_tangents, tangent_def = tree.flatten_as(primal_def, tangents)
+    if flat_tangents is None:
+        raise tree.structure_error(f"{what}: tangents and primals", primal_def, tangent_def)
+    xs = [_as_tensor(x) for x in xs]
+    # Tangents given as arrays or numbers go to their primal's backend.
+    ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
+    for x, t in zip(xs, ts):
+        if tuple(x.shape) != tuple(t.shape):
+            raise ValueError(f"{what}: tangent shape {tuple(t.shape)} does not match primal shape {tuple(x.shape)}")
+    return ts
 
 
 def _primals(primals, what):
@@ -317,15 +339,7 @@ def jvp(f, primals, tangents, has_aux: bool = False):
     if len(primals) != len(tangents):
         raise ValueError(f"tl.jvp: {len(primals)} primals but {len(tangents)} tangents")
     primals, xs, treedefs = _primals(primals, "tl.jvp")
-    primal_def = tree.flatten(tuple(primals))[1]
-    flat_tangents, tangent_def = tree.flatten_as(primal_def, tangents)
-    if flat_tangents is None:
-        raise tree.structure_error("tl.jvp: tangents and primals", primal_def, tangent_def)
-    # Tangents given as arrays or numbers go to their primal's backend.
-    ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
-    for x, t in zip(xs, ts):
-        if tuple(x.shape) != tuple(t.shape):
-            raise ValueError(f"tl.jvp: tangent shape {t.shape} does not match primal shape {x.shape}")
+    ts = _tangent_leaves(tuple(primals), tangents, "tl.jvp")
     inner = GradientTape(persistent=True, watch_accessed_variables=False)
     with inner:
         inner.watch(xs)

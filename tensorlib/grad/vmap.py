@@ -25,6 +25,7 @@ import contextlib
 import copy
 import functools
 import math
+import weakref
 
 from .. import dispatch, tree
 from ..ops import array as _array
@@ -199,6 +200,11 @@ def _moved_to_front(leaf, axis: int) -> Tensor:
     return _math.identity(x) if isinstance(x, Variable) else x
 
 
+def _forget(table: dict, key: int, _ref) -> None:
+    """A logical tensor died: its entry goes (the weak reference's callback)."""
+    table.pop(key, None)
+
+
 class Unmappable(Exception):
     """What a function does cannot be mapped by ``tl.vmap`` (it could run one element at a time)."""
 
@@ -232,12 +238,14 @@ class _Vmap(dispatch.Mode):
         self.size = size
         self.randomness = randomness
         self.outer_tapes = outer_tapes  # the tapes recording where vmap was called: they see the physical ops
-        self.physical: dict = {}  # _id of a logical tensor -> (the logical tensor, its physical tensor)
+        # _id of a live logical tensor -> (a weak reference to it, its physical tensor): an entry goes when its
+        # logical tensor does, so a physical intermediate lives no longer than it would unmapped.
+        self.physical: dict = {}
         self.numbers: dict = {}  # (type, repr, dtype, backend) of a Python number -> its constant
 
     def logical(self, physical: Tensor) -> Tensor:
         t = make_symbolic(physical.shape[1:], physical.dtype, physical.backend, None, 0)
-        self.physical[t._id] = (t, physical)
+        self.physical[t._id] = (weakref.ref(t, functools.partial(_forget, self.physical, t._id)), physical)
         return t
 
     @contextlib.contextmanager
@@ -817,12 +825,13 @@ def _batched_matrices(least: int = 2, axis_attrs: tuple = (), cores: tuple | Non
     another input's own batch axis), and the axis attributes in ``axis_attrs`` move past it."""
 
     def rule(mode, op, inputs, physical, batched, attrs, specs):
-        if any(t.ndim < least for t in inputs):
+        core = cores or (least,) * len(inputs)
+        if any(t.ndim < c for t, c in zip(inputs, core)):
             return None
         rank = max(t.ndim for t in inputs)  # the matrices' (a diagonal written into them has one axis less)
         for name in axis_attrs:
             attrs = {**attrs, name: attrs[name] % rank + 1}
-        depths = [t.ndim - c for t, c in zip(inputs, cores or (least,) * len(inputs))]
+        depths = [t.ndim - c for t, c in zip(inputs, core)]
         args = []
         for t, p, b, depth in zip(inputs, physical, batched, depths):
             if depth < max(depths):
@@ -1139,11 +1148,12 @@ _RULES.update(
 _RULES.update(
     {
         name: _batched_matrices()
-        for name in ("Cholesky", "Eig", "Lu", "MatrixAdjugate", "MatrixBandPartLower", "MatrixBandPartUpper")
+        for name in ("Cholesky", "Eig", "Lu", "MatrixBandPartLower", "MatrixBandPartUpper")
         + ("MatrixDeterminant", "MatrixExponential", "MatrixInverse", "MatrixPseudoInverse", "MatrixSolve")
         + ("MatrixTriangularSolve", "LogMatrixDeterminant", "Qr", "SelfAdjointEigV2", "Svd")
     }
 )
+_RULES["MatrixAdjugate"] = _batched_matrices(cores=(2, 0))  # the matrices and their determinants
 _RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
 _RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
 _RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"), cores=(1, 2))
