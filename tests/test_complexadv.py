@@ -276,3 +276,10 @@ def test_traced_real_imag_angle_of_large_tensors_run_and_every_out_kernel_takes_
             if not isinstance(kernel, np.ufunc):
                 parameters = inspect.signature(kernel).parameters
                 assert "out" in parameters or any(p.kind == p.VAR_KEYWORD for p in parameters.values()), name
+
+
+def test_complex_dtypes_are_exported_beside_the_real_ones():
+    # Before: tl.complex64 was an AttributeError (tl.float32 exists; TF, JAX and PyTorch export both).
+    assert tl.complex64 == np.complex64 and tl.complex128 == np.complex128
+    assert tl.zeros((2,), dtype=tl.complex128).dtype == np.complex128
+    assert tl.cast(tl.tensor([1.0]), tl.complex64).dtype == np.complex64
