@@ -116,12 +116,21 @@ def _library_roots() -> tuple:
     return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
 
 
-def _is_user_function(fn) -> bool:
+def _is_user_code(obj) -> bool:
     """A Python function from the caller's own code (a script, a notebook, a module of their project)."""
-    if not isinstance(fn, types.FunctionType):
+    if not isinstance(obj, types.FunctionType):
         return False
-    path = getattr(sys.modules.get(fn.__module__), "__file__", None)  # None: cloudpickle's own rule decides
+    path = getattr(sys.modules.get(obj.__module__), "__file__", None)  # None: cloudpickle's own rule decides
     return path is not None and not os.path.realpath(path).startswith(_library_roots())
+
+
+def _new_class_reduce(reduced: tuple) -> tuple:
+    """cloudpickle's reduction of a class by value, without its tracker id: unpickled, it is always a new
+    class.  With the id, a process that holds the class -- the caller's own, where the local scheduler's
+    copy is made -- got that class back and had the pickled copies of its methods set on it, their globals
+    frozen at the call: the caller's class changed under them."""
+    make, args, *rest = reduced
+    return (make, args[:-2] + (None,) + args[-1:], *rest)
 
 
 def _dumps(obj) -> bytes:
@@ -149,7 +158,11 @@ def _dumps(obj) -> bytes:
                     value.name if is_var else None,
                     value.trainable if is_var else None,
                 )
-            if self.by_value and _is_user_function(value):
+            if isinstance(value, type):
+                reduced = super().reducer_override(value)
+                by_value = isinstance(reduced, tuple) and reduced[-1] is cloudpickle.cloudpickle._class_setstate
+                return _new_class_reduce(reduced) if by_value else reduced
+            if self.by_value and _is_user_code(value):
                 return self._dynamic_function_reduce(value)
             return super().reducer_override(value)
 

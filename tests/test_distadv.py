@@ -376,3 +376,28 @@ def test_the_shipped_function_caches_keep_a_bounded_number_of_bytes(monkeypatch,
     for i in range(4):
         tl.distributed.map_blocks(lambda b, s: b * s, x, float(i)).compute()
     assert len(tl.distributed._worker_cache) == 5
+
+
+SHIFT = 1.0
+
+
+class AddShift:
+    """A model class of the caller's (this module is pickled by value, as a script's __main__ is)."""
+
+    def __call__(self, b):
+        return b + SHIFT
+
+
+def test_mapping_an_instance_leaves_its_class_alone(monkeypatch, sync_scheduler):
+    # The local scheduler's copy was unpickled in the caller's process, where cloudpickle's class tracker
+    # gave back the caller's own class and set the pickled copies of its methods on it: AddShift.__call__
+    # was replaced by a copy whose globals were frozen at the call, so after SHIFT = 5 even the eager
+    # AddShift()(x) gave x + 1, and so did every later map_blocks.
+    call = AddShift.__call__
+    a = np.zeros((3, 1))
+    x = da.from_array(a, chunks=2)
+    np.testing.assert_array_equal(tl.distributed.map_blocks(AddShift(), x).compute(), a + 1.0)
+    assert AddShift.__call__ is call
+    monkeypatch.setattr(sys.modules[__name__], "SHIFT", 5.0)
+    np.testing.assert_array_equal(AddShift()(tl.tensor(a)).numpy(), a + 5.0)
+    np.testing.assert_array_equal(tl.distributed.map_blocks(AddShift(), x).compute(), a + 5.0)
