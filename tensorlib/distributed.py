@@ -117,8 +117,9 @@ def _library_roots() -> tuple:
 
 
 def _is_user_code(obj) -> bool:
-    """A Python function from the caller's own code (a script, a notebook, a module of their project)."""
-    if not isinstance(obj, types.FunctionType):
+    """A Python function or class from the caller's own code (a script, a notebook, a module of their
+    project)."""
+    if not isinstance(obj, (types.FunctionType, type)):
         return False
     path = getattr(sys.modules.get(obj.__module__), "__file__", None)  # None: cloudpickle's own rule decides
     return path is not None and not os.path.realpath(path).startswith(_library_roots())
@@ -135,7 +136,7 @@ def _new_class_reduce(reduced: tuple) -> tuple:
 
 def _dumps(obj) -> bytes:
     """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module),
-    and the caller's own functions sent by value, with the globals they read as they are now.
+    and the caller's own functions and classes sent by value, with the globals they read as they are now.
 
     By reference (cloudpickle's rule for any function its module can be imported for), a worker would
     import the module itself (failing where it is not on the worker's path) and read its own copy of
@@ -159,6 +160,8 @@ def _dumps(obj) -> bytes:
                     value.trainable if is_var else None,
                 )
             if isinstance(value, type):
+                if self.by_value and _is_user_code(value):
+                    return _new_class_reduce(cloudpickle.cloudpickle._dynamic_class_reduce(value))
                 reduced = super().reducer_override(value)
                 by_value = isinstance(reduced, tuple) and reduced[-1] is cloudpickle.cloudpickle._class_setstate
                 return _new_class_reduce(reduced) if by_value else reduced
