@@ -45,9 +45,12 @@ from .tensor import Tensor, TensorSpec, Variable
 
 __all__ = ["from_npy", "map_blocks", "value_and_grad"]
 
-# How many shipped functions a worker process (and a client, per Client) keeps; an old one is
-# dropped first, and re-sent if it is used again.
+# How many shipped functions a worker process (and a client, per Client) keeps; the least recently used
+# one is dropped first, and re-sent if it is used again.
 CACHE_SIZE = 16
+# ... and at most this many bytes of them (pickled): past it the oldest go first, down to the newest one
+# however big (a loop that maps a function over new weights at every step would otherwise keep 16 copies).
+CACHE_BYTES = 256 * 2**20
 
 _worker_cache: collections.OrderedDict = collections.OrderedDict()  # token -> _Shipped, per process
 _client_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Client -> {token: Future}
@@ -171,25 +174,31 @@ def _load_shipped(token: str, data: bytes) -> "_Shipped":
             _worker_cache.move_to_end(token)
             return shipped
     fn, signature, args, kwargs = pickle.loads(data)
-    shipped = _Shipped(fn, signature, args, kwargs, token=token)
+    shipped = _Shipped(fn, signature, args, kwargs, token=token, nbytes=len(data))
     with _cache_lock:
         shipped = _worker_cache.setdefault(token, shipped)
-        while len(_worker_cache) > CACHE_SIZE:
-            _worker_cache.popitem(last=False)
+        _trim(_worker_cache, lambda s: s.nbytes)
     return shipped
+
+
+def _trim(cache: collections.OrderedDict, nbytes: Callable) -> None:
+    """Drop the oldest entries past CACHE_SIZE of them or CACHE_BYTES bytes (``nbytes(value)``); the newest
+    stays.  Called under ``_cache_lock``."""
+    while len(cache) > 1 and (len(cache) > CACHE_SIZE or sum(nbytes(v) for v in cache.values()) > CACHE_BYTES):
+        cache.popitem(last=False)
 
 
 class _Shipped:
     """A Python function with its fixed arguments; ``shipped(*dynamic)`` fills the ``_SLOT`` arguments
     in order and runs the function as a ``tl.function`` (one trace per signature, kept)."""
 
-    def __init__(self, fn, signature, args, kwargs, token=None):
+    def __init__(self, fn, signature, args, kwargs, token=None, nbytes=None):
         self.fn, self.signature, self.args, self.kwargs = fn, signature, tuple(args), dict(kwargs)
         self.data = None
         if token is None:
             self.data = _dumps((fn, signature, self.args, self.kwargs))
-            token = hashlib.sha1(self.data).hexdigest()
-        self.token = token
+            token, nbytes = hashlib.sha1(self.data).hexdigest(), len(self.data)
+        self.token, self.nbytes = token, nbytes  # nbytes: the size of the pickled function, for the caches
         self._function = None
         # Which arguments are containers with slots inside (the others are passed as they are, unflattened).
         self._nested_slots = [a is not _SLOT and any(b is _SLOT for b in tree.leaves(a)) for a in self.args]
@@ -249,13 +258,14 @@ def _reference(shipped: _Shipped, client):
         return _traced(shipped, None)  # local scheduler: one object in the graph, shared by its threads
     with _cache_lock:
         futures = _client_cache.setdefault(client, collections.OrderedDict())
-        future = futures.get(shipped.token)
+        future, _ = futures.get(shipped.token, (None, 0))
+        if future is not None:
+            futures.move_to_end(shipped.token)
     if future is None or future.status != "finished":
         future = client.scatter(shipped, broadcast=True, hash=False)
         with _cache_lock:
-            futures[shipped.token] = future
-            while len(futures) > CACHE_SIZE:
-                futures.popitem(last=False)
+            futures[shipped.token] = future, shipped.nbytes
+            _trim(futures, lambda entry: entry[1])
     return future
 
 
@@ -592,8 +602,7 @@ def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:
         dtype = np.dtype(shipped.function().get_graph(*specs).outputs[0].dtype)
         with _cache_lock:
             _loss_dtypes[key] = dtype
-            while len(_loss_dtypes) > CACHE_SIZE:
-                _loss_dtypes.popitem(last=False)
+            _trim(_loss_dtypes, lambda dtype: 0)
     return dtype
 
 

@@ -350,3 +350,29 @@ def test_map_blocks_pickles_the_function_and_its_weights_once_per_call(monkeypat
     r1, r2 = dask.compute(y1, y2)
     np.testing.assert_allclose(r1, x.compute() @ w, rtol=1e-14)
     np.testing.assert_allclose(r2, x.compute() @ w + 1.0, rtol=1e-14)
+
+
+# ---------------------------------------------------------------- the caches
+def test_the_shipped_function_caches_keep_a_bounded_number_of_bytes(monkeypatch, sync_scheduler):
+    # The caches held the last 16 shipped functions whatever their size: map_blocks(f, x, w + i) in a loop
+    # over 32 MB weights kept 16 copies (RSS +620 MB after 20 calls, none of them referenced any more).
+    monkeypatch.setattr(tl.distributed, "CACHE_BYTES", 3_000_000)
+    monkeypatch.setattr(tl.distributed, "_worker_cache", type(tl.distributed._worker_cache)())
+    x = da.from_array(np.ones((6, 500)), chunks=(4, 500))
+
+    def f(b, w):
+        return b @ w
+
+    w = np.random.default_rng(2).standard_normal((500, 500))  # 2 MB pickled
+    for i in range(6):
+        np.testing.assert_allclose(tl.distributed.map_blocks(f, x, w + i).compute(), np.ones((6, 500)) @ (w + i))
+        assert len(tl.distributed._worker_cache) == 1
+    # The newest stays however big, so the same call again reuses its graphs.
+    [kept] = tl.distributed._worker_cache.values()
+    traces = kept._function.trace_count
+    tl.distributed.map_blocks(f, x, w + 5).compute()
+    assert list(tl.distributed._worker_cache.values()) == [kept] and kept._function.trace_count == traces
+    # Small functions are still kept up to CACHE_SIZE.
+    for i in range(4):
+        tl.distributed.map_blocks(lambda b, s: b * s, x, float(i)).compute()
+    assert len(tl.distributed._worker_cache) == 5
