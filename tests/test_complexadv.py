@@ -253,3 +253,26 @@ def test_jacfwd_of_a_complex_argument_equals_jacrev_and_finite_differences(f):
         np.testing.assert_allclose(ours.numpy().reshape(out.size, -1)[i], expected, rtol=1e-7, atol=1e-8)
     traced = tl.function(tl.jacfwd(f))(tl.tensor(z))
     np.testing.assert_allclose(traced.numpy(), ours.numpy(), rtol=1e-12, atol=1e-14)
+
+
+# ---------------------------------------------------------------- traced complex parts of large tensors
+def test_traced_real_imag_angle_of_large_tensors_run_and_every_out_kernel_takes_out():
+    # Before: tl.function(lambda z: tl.real(z * 2) * 3) on 20000 elements raised "real() got an unexpected
+    # keyword argument 'out'": np.real, np.imag, np.angle (and np.sinc) were registered as kernels writing
+    # into the executor's pooled buffers (results of 64 KiB or more), which they cannot.
+    import inspect
+
+    from tensorlib.ops.registry import _ops
+
+    z = _complex(20000)
+    cases = [(tl.real, np.real), (tl.imag, np.imag), (tl.angle, np.angle), (tl.sinc, np.sinc)]
+    for ours, theirs in cases:
+        f = tl.function(lambda z: ours(z * 2.0) * 3.0)
+        for arg in (z, z.real.copy()):
+            for _ in range(2):  # the second run writes into the buffers the first one planned
+                np.testing.assert_allclose(f(tl.tensor(arg)).numpy(), theirs(arg * 2.0) * 3.0, rtol=1e-13)
+    for name, op in _ops.items():
+        for backend, (kernel, _) in op.out_kernels.items():
+            if not isinstance(kernel, np.ufunc):
+                parameters = inspect.signature(kernel).parameters
+                assert "out" in parameters or any(p.kind == p.VAR_KEYWORD for p in parameters.values()), name

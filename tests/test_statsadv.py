@@ -278,3 +278,84 @@ def test_t_logpdf_is_finite_where_x_squared_overflows():
     assert got.dtype == np.float32 and _ulps(got, want, np.float32).max() <= 2
     g = tl.grad(lambda x: tl.sum(tl.stats.t.logpdf(x, 3.0)))(tl.tensor(np.float64([1e300, -2.0]))).numpy()
     np.testing.assert_allclose(g, [-4e-300, 8 / 7], rtol=1e-15)  # -(df + 1) x / (df + x**2)
+
+
+# ---------------------------------------------------------------- dirichlet: the multinomial form
+@pytest.mark.parametrize("alpha", [[1e4, 1e4, 1e4], [1e6, 2e6, 1e6], [3.0, 1e5, 50.0, 7.0], [100.0, 200.0, 300.0]])
+def test_dirichlet_logpdf_float32_keeps_its_digits_for_large_concentrations(alpha):
+    # sum((alpha - 1) log x) - sum(gammaln(alpha)) + gammaln(sum(alpha)) cancelled: 12.5 for 15.10 at (1e6, 2e6, 1e6).
+    alpha = np.float32(alpha)
+    x = np.stack([alpha / alpha.sum(), np.roll(alpha, 1) / alpha.sum()], axis=1).astype(np.float32)
+    x[-1] = 1 - x[:-1].sum(axis=0)  # on the simplex in float32
+    got = tl.stats.dirichlet.logpdf(x, alpha).numpy()
+    assert got.dtype == np.float32
+    special = pytest.importorskip("scipy.special")
+    x64, a64 = x.astype(np.float64), alpha.astype(np.float64)[:, None]  # the textbook form in float64: 1e-9 relative
+    want = ((a64 - 1) * np.log(x64)).sum(axis=0) - special.gammaln(a64).sum() + special.gammaln(a64.sum())
+    assert _ulps(got, want, np.float32).max() <= 3
+
+
+def test_dirichlet_logpdf_float64_ratio_in_alpha_is_exact_and_gradients_match():
+    special = pytest.importorskip("scipy.special")
+    # f(x; alpha + e_1) / f(x; alpha) = x_1 sum(alpha) / alpha_1; the textbook form was 1e-8 off at 1e6.
+    alpha, x = np.float64([1e6, 2e6, 1e6]), np.float64([0.2501, 0.4999, 0.25])
+    step = tl.stats.dirichlet.logpdf(x, alpha + [1, 0, 0]).numpy() - tl.stats.dirichlet.logpdf(x, alpha).numpy()
+    np.testing.assert_allclose(step, np.log(x[0]) + np.log(alpha.sum() / alpha[0]), rtol=0, atol=1e-11)
+    ga, gx = tl.grad(lambda a, x: tl.stats.dirichlet.logpdf(x, a), argnums=(0, 1))(tl.tensor(alpha), tl.tensor(x))
+    np.testing.assert_allclose(ga.numpy(), np.log(x) - special.digamma(alpha) + special.digamma(alpha.sum()), rtol=1e-6)
+    np.testing.assert_allclose(gx.numpy(), (alpha - 1) / x, rtol=1e-12)
+
+
+def test_dirichlet_logpdf_keeps_the_boundary_and_small_concentrations():
+    x = np.float64([[0.0, 0.2], [0.4, 0.3], [0.6, 0.5]])
+    np.testing.assert_allclose(
+        tl.stats.dirichlet.logpdf(x[:, 1], np.float64([3.0, 4.0, 5.0])).numpy(),
+        scipy_stats.dirichlet.logpdf(x[:, 1], [3.0, 4.0, 5.0]),
+        rtol=1e-14,
+    )
+    got = tl.stats.dirichlet.logpdf(x, np.float64([3.0, 4.0, 5.0])).numpy()
+    assert got[0] == -np.inf
+    got = tl.stats.dirichlet.logpdf(x, np.float64([1.0, 4.0, 5.0])).numpy()
+    np.testing.assert_allclose(
+        got[0],
+        np.log(362880 / (6 * 24)) + 3 * np.log(0.4) + 4 * np.log(0.6),  # Gamma(10) / (3! 4!)
+    )
+
+
+# ---------------------------------------------------------------- new: special.ndtri, norm.sf / logsf / ppf / isf
+def test_ndtri_inverts_ndtr_in_both_tails_with_its_gradient():
+    special = pytest.importorskip("scipy.special")
+    p = np.float64([0.0, 1e-300, 1e-20, 0.025, 0.5, 0.5 + 1e-12, 0.975, 1 - 1e-15, 1.0, -0.1, 1.5, np.nan])
+    np.testing.assert_allclose(tl.special.ndtri(p).numpy(), special.ndtri(p), rtol=1e-15)
+    q = np.float64([1e-200, 0.1, 0.6, 1 - 1e-12])
+    y = special.ndtri(q)
+    g = tl.grad(lambda q: tl.sum(tl.special.ndtri(q)))(tl.tensor(q)).numpy()
+    np.testing.assert_allclose(g, np.sqrt(2 * np.pi) * np.exp(y * y / 2), rtol=1e-12)  # 1 / phi(ndtri(q))
+    assert tl.special.ndtri(np.float32([0.3])).dtype == np.float32
+    assert tl.special.ndtri(np.array([0, 1])).dtype == np.float64
+
+
+def test_norm_sf_logsf_ppf_isf_match_scipy_in_the_tails_and_off_the_support():
+    x = np.float64([-40.0, -5.0, 0.0, 3.0, 10.0, 40.0, np.inf, -np.inf, np.nan])
+    q = np.float64([0.0, 1e-300, 1e-10, 0.3, 0.5, 0.9, 1 - 1e-16, 1.0, -0.1, 1.1, np.nan])
+    norm = tl.stats.norm
+    for loc, scale in [(0.0, 1.0), (1.0, 2.0), (0.0, 0.0), (0.0, -1.0), (np.nan, 1.0)]:
+        with np.errstate(all="ignore"):
+            for method, arg in [("sf", x), ("logsf", x), ("ppf", q), ("isf", q)]:
+                want = getattr(scipy_stats.norm, method)(arg, loc, scale)
+                np.testing.assert_allclose(
+                    getattr(norm, method)(arg, loc, scale).numpy(), want, rtol=1e-14, err_msg=method
+                )
+    assert float(norm.sf(np.float64(10.0))) == pytest.approx(7.61985302416047e-24, rel=1e-14)  # 1 - cdf gives 0
+
+
+def test_norm_ppf_gradients_and_round_trip_under_tl_function():
+    q, loc, scale = np.float64([0.01, 0.5, 0.97]), np.float64(1.0), np.float64(2.0)
+    gq, gl, gs = tl.grad(lambda q, l, s: tl.sum(tl.stats.norm.ppf(q, l, s)), argnums=(0, 1, 2))(
+        tl.tensor(q), tl.tensor(loc), tl.tensor(scale)
+    )
+    z = scipy_stats.norm.ppf(q)
+    np.testing.assert_allclose(gq.numpy(), scale / scipy_stats.norm.pdf(z), rtol=1e-12)
+    assert float(gl) == 3.0 and float(gs) == pytest.approx(z.sum(), abs=1e-15)
+    traced = tl.function(lambda q: tl.stats.norm.cdf(tl.stats.norm.ppf(q, 1.0, 2.0), 1.0, 2.0))
+    np.testing.assert_allclose(traced(q).numpy(), q, rtol=1e-14)

@@ -73,7 +73,7 @@ def _unary(name, ufunc, doc, grad=None, infer=_float_valued, generic=None):
     op = defop(name, inputs=("x",), infer=infer, float_valued=infer is _float_valued, doc=doc)
     op.generic(generic or _standard(ufunc.__name__))
     op.kernel("numpy")(ufunc)
-    op.out_kernel("numpy", inplace=True)(ufunc)  # ufuncs take out= and handle overlap with their inputs
+    _out_kernel_if_ufunc(op, ufunc)
     if grad is None:
         not_differentiable(name)
     else:
@@ -86,9 +86,17 @@ def _binary(name, ufunc, doc, grad_x, grad_y, infer=_binary_float_valued, generi
     op = defop(name, inputs=("x", "y"), infer=infer, promote=(0, 1), float_valued=float_valued, doc=doc)
     op.generic(generic or _standard(ufunc.__name__))
     op.kernel("numpy")(ufunc)
-    op.out_kernel("numpy", inplace=True)(ufunc)
+    _out_kernel_if_ufunc(op, ufunc)
     register_gradient(name, grad_x, grad_y)
     return op
+
+
+def _out_kernel_if_ufunc(op, fn):
+    # Ufuncs take out= and handle overlap with their inputs.  np.real, np.imag, np.angle and np.sinc are
+    # functions without out=: registered too, a traced result of 64 KiB or more (the executor's pooled
+    # buffers) raised "real() got an unexpected keyword argument 'out'".
+    if isinstance(fn, np.ufunc):
+        op.out_kernel("numpy", inplace=True)(fn)
 
 
 def _x(node):
