@@ -17,6 +17,8 @@ avg_pool2d = avg_pool
 max_pool2d = max_pool
 
 __all__ = [
+    "Bidirectional",
+    "SimpleRNN",
     "AdaptiveAvgPool1D",
     "AdaptiveAvgPool2D",
     "AdaptiveAvgPool3D",
@@ -45,6 +47,7 @@ from .layers import (  # noqa: E402
     AvgPool2D,
     AvgPool3D,
     BatchNorm,
+    Bidirectional,
     Conv1D,
     Conv2D,
     Conv2DTranspose,
@@ -76,6 +79,7 @@ from .layers import (  # noqa: E402
     RMSNorm,
     SeparableConv2D,
     Sigmoid,
+    SimpleRNN,
     Softmax,
     SpatialDropout1D,
     SpatialDropout2D,

@@ -138,3 +138,15 @@ def test_intermediates_of_the_mapped_function_are_freed_as_it_runs():
         tracemalloc.stop()
     np.testing.assert_allclose(got.numpy(), (expected + 1.0).sum(axis=1), rtol=1e-12)
     assert peak < 10 * xs.nbytes, f"peak {peak / 2**20:.1f} MiB for a batch of {xs.nbytes / 2**20:.1f} MiB"
+
+
+@pytest.mark.parametrize("element_shape", [(3, 3), (2, 1, 3, 3)])
+def test_per_example_gradients_of_determinants_of_stacks(element_shape):
+    # The gradient of det is the adjugate op, whose inputs are the matrices and their determinants (one axis
+    # pair fewer); the batch of the determinants was lined up as if they were matrices (KernelResultError).
+    xs = RNG.normal(size=(3, *element_shape)) + 2.0 * np.eye(3)
+    weights = RNG.normal(size=element_shape[:-2])
+    got = tl.vmap(tl.grad(lambda x: tl.sum(tl.linalg.det(x) * weights)))(xs).numpy()
+    det = np.linalg.det(xs)
+    expected = (weights * det)[..., None, None] * np.swapaxes(np.linalg.inv(xs), -1, -2)  # d det / dx = det inv(x)^T
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)

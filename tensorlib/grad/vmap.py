@@ -825,12 +825,13 @@ def _batched_matrices(least: int = 2, axis_attrs: tuple = (), cores: tuple | Non
     another input's own batch axis), and the axis attributes in ``axis_attrs`` move past it."""
 
     def rule(mode, op, inputs, physical, batched, attrs, specs):
-        if any(t.ndim < least for t in inputs):
+        core = cores or (least,) * len(inputs)
+        if any(t.ndim < c for t, c in zip(inputs, core)):
             return None
         rank = max(t.ndim for t in inputs)  # the matrices' (a diagonal written into them has one axis less)
         for name in axis_attrs:
             attrs = {**attrs, name: attrs[name] % rank + 1}
-        depths = [t.ndim - c for t, c in zip(inputs, cores or (least,) * len(inputs))]
+        depths = [t.ndim - c for t, c in zip(inputs, core)]
         args = []
         for t, p, b, depth in zip(inputs, physical, batched, depths):
             if depth < max(depths):
@@ -1147,11 +1148,12 @@ _RULES.update(
 _RULES.update(
     {
         name: _batched_matrices()
-        for name in ("Cholesky", "Eig", "Lu", "MatrixAdjugate", "MatrixBandPartLower", "MatrixBandPartUpper")
+        for name in ("Cholesky", "Eig", "Lu", "MatrixBandPartLower", "MatrixBandPartUpper")
         + ("MatrixDeterminant", "MatrixExponential", "MatrixInverse", "MatrixPseudoInverse", "MatrixSolve")
         + ("MatrixTriangularSolve", "LogMatrixDeterminant", "Qr", "SelfAdjointEigV2", "Svd")
     }
 )
+_RULES["MatrixAdjugate"] = _batched_matrices(cores=(2, 0))  # the matrices and their determinants
 _RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
 _RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
 _RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"), cores=(1, 2))
