@@ -1,6 +1,7 @@
-"""Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv2DTranspose, DepthwiseConv2D, pools (1-D, 2-D, 3-D and
-global, adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout, Flatten, LSTM, GRU,
-MultiHeadAttention, TransformerEncoderLayer, TransformerDecoderLayer.
+"""Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv1DTranspose, Conv2DTranspose, DepthwiseConv2D, pools (1-D,
+2-D, 3-D, global and adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout,
+Flatten, SimpleRNN, LSTM, GRU, Bidirectional, MultiHeadAttention, TransformerEncoderLayer,
+TransformerDecoderLayer.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
@@ -39,6 +40,9 @@ from .ops.creation import zeros as _zeros
 from .tensor import Tensor, Variable
 
 __all__ = [
+    "Conv1DTranspose",
+    "Bidirectional",
+    "SimpleRNN",
     "AdaptiveAvgPool1D",
     "AdaptiveAvgPool2D",
     "AdaptiveAvgPool3D",
@@ -579,28 +583,29 @@ class Conv2DTranspose(_Conv):
         dtype=_dt.float32,
         data_format: str | None = None,
     ):
-        name = "Conv2DTranspose"
+        name, rank = type(self).__name__, self._rank
         super().__init__(
             in_channels, out_channels, kernel_size, strides, padding, dilations, activation, use_bias,
             kernel_initializer, bias_initializer, seed, dtype, data_format,
         )  # fmt: skip
-        # The output size needs the numbers: strides and dilations as pairs, padding checked here.
-        self.strides = _sizes(strides, 2, "strides", name)
-        self.dilations = _sizes(dilations, 2, "dilations", name)
-        self.padding = _transpose_padding(padding, name)
+        # The output size needs the numbers: strides and dilations as tuples, padding checked here.
+        self.strides = _sizes(strides, rank, "strides", name)
+        self.dilations = _sizes(dilations, rank, "dilations", name)
+        self.padding = _transpose_padding(padding, name, rank)
         if output_padding is None:
             self.output_padding = None
         else:
-            pads = (output_padding,) * 2 if isinstance(output_padding, (int, np.integer)) else output_padding
+            pads = (output_padding,) * rank if isinstance(output_padding, (int, np.integer)) else output_padding
             try:
                 pads = tuple(_index_value(p) for p in pads)
             except (TypeError, ValueError):
                 pads = ()
-            if len(pads) != 2 or any(
+            if len(pads) != rank or any(
                 not 0 <= p < max(s, d) for p, s, d in zip(pads, self.strides, self.dilations, strict=True)
             ):
                 raise ValueError(
-                    f"{name}: output_padding must be None or an int or pair of ints >= 0 smaller than the stride "
+                    f"{name}: output_padding must be None or an int{f' or {rank} ints' if rank > 1 else ''} >= 0 "
+                    "smaller than the stride "
                     f"or the dilation (strides={self.strides}, dilations={self.dilations}), got {output_padding!r}"
                 )
             self.output_padding = pads
@@ -619,12 +624,15 @@ class Conv2DTranspose(_Conv):
         top, bottom = self.padding[axis]
         return (n - 1) * s + k - top - bottom + (p or 0)
 
-    def _convolve(self, x):
-        first = self.data_format == "NCHW"
-        spatial = tuple(x.shape[2:4] if first else x.shape[1:3])
+    def _output_shape(self, x) -> tuple:
+        """The output's shape for input ``x`` (checked: sizes known, a SAME output that maps back, none cropped away)."""
+        name, rank = type(self).__name__, self._rank
+        first = self.data_format[1] == "C"
+        spatial = tuple(x.shape[2:] if first else x.shape[1:-1])
+        axes = "(width)" if rank == 1 else "(height, width)"
         if None in spatial:
             raise ValueError(
-                f"Conv2DTranspose: the input's height and width must be known to size the output, got input shape "
+                f"{name}: the input's spatial sizes {axes} must be known to size the output, got input shape "
                 f"{tuple(x.shape)} ({x.dtype})"
             )
         size = tuple(self._output_size(n, axis) for axis, n in enumerate(spatial))
@@ -632,23 +640,64 @@ class Conv2DTranspose(_Conv):
             # Keras' formula with an even kernel and output_padding 0 gives (n - 1) * s: a SAME conv maps that
             # to n - 1 values, not n (Keras fails there too).
             raise ValueError(
-                f"Conv2DTranspose: output_padding={self.output_padding} with SAME padding gives an output of {size} "
-                f"(height, width), which a SAME conv of strides {self.strides} does not map back to the input's "
+                f"{name}: output_padding={self.output_padding} with SAME padding gives an output of {size} "
+                f"{axes}, which a SAME conv of strides {self.strides} does not map back to the input's "
                 f"{spatial}; an even kernel needs output_padding >= 1 (input shape {tuple(x.shape)})"
             )
         if min(size) < 1:
             raise ValueError(
-                f"Conv2DTranspose: the output would be {size} (height, width): the padding {self.padding!r} crops "
+                f"{name}: the output would be {size} {axes}: the padding {self.padding!r} crops "
                 f"more than the input of shape {tuple(x.shape)} gives"
             )
-        shape = (x.shape[0], self.out_channels, *size) if first else (x.shape[0], *size, self.out_channels)
+        return (x.shape[0], self.out_channels, *size) if first else (x.shape[0], *size, self.out_channels)
+
+    def _convolve(self, x):
         return _nn.conv2d_transpose(
-            x, self.kernel, shape, self.strides, self.padding, self.dilations, data_format=self.data_format
+            x,
+            self.kernel,
+            self._output_shape(x),
+            self.strides,
+            self.padding,
+            self.dilations,
+            data_format=self.data_format,
         )
 
     def extra_repr(self) -> str:
         text = super().extra_repr()
         return text if self.output_padding is None else f"{text}, output_padding={self.output_padding}"
+
+
+class Conv1DTranspose(Conv2DTranspose):
+    """Transposed 1-D convolution of ``(batch, width, channels)`` inputs (the gradient of a :class:`Conv1D` with
+    respect to its input): Keras' ``Conv1DTranspose`` with explicit sizes; ``data_format="NCW"``: PyTorch's
+    ``nn.ConvTranspose1d``, whose weight ``(in, out, kw)`` is this ``kernel`` ``(kw, out_channels,
+    in_channels)`` transposed ``(2, 1, 0)``.  Output sizes, ``output_padding`` and explicit ``(left, right)``
+    padding as :class:`Conv2DTranspose`'s along its one axis (PyTorch's ``padding=q`` is ``(q, q)``); it runs as
+    a 2-D transposed convolution of a height-1 image.
+
+    >>> import tensorlib as tl
+    >>> up = tl.nn.Conv1DTranspose(4, 2, kernel_size=3, strides=2, seed=0)
+    >>> up(tl.ones((1, 5, 4))).shape, up.kernel.shape
+    ((1, 10, 2), (3, 2, 4))
+    """
+
+    _rank = 1
+
+    def _convolve(self, x):
+        shape = self._output_shape(x)
+        first = self.data_format == "NCW"
+        image = _shape.expand_dims(x, 2 if first else 1)  # (batch, 1, width, channels) or (batch, channels, 1, width)
+        padding = self.padding if isinstance(self.padding, str) else ((0, 0), *self.padding)
+        y = _nn.conv2d_transpose(
+            image,
+            _shape.expand_dims(self.kernel, 0),
+            (shape[0], shape[1], 1, shape[2]) if first else (shape[0], 1, *shape[1:]),
+            (1, *self.strides),
+            padding,
+            (1, *self.dilations),
+            data_format="NCHW" if first else "NHWC",
+        )
+        return _shape.squeeze(y, 2 if first else 1)
 
 
 def _index_value(value) -> int:
@@ -657,16 +706,20 @@ def _index_value(value) -> int:
     return operator.index(value)
 
 
-def _transpose_padding(padding, layer: str):
-    """``"SAME"``, ``"VALID"`` (any case) or ``((top, bottom), (left, right))`` of ints >= 0."""
+def _transpose_padding(padding, layer: str, rank: int = 2):
+    """``"SAME"``, ``"VALID"`` (any case) or one ``(before, after)`` pair of ints >= 0 per spatial axis
+    (``((top, bottom), (left, right))``; ``(left, right)`` alone for one axis)."""
     if isinstance(padding, str) and padding.upper() in ("SAME", "VALID"):
         return padding.upper()
     try:
+        if rank == 1 and len(padding) == 2 and all(isinstance(v, (int, np.integer)) for v in padding):
+            padding = (padding,)
         pairs = tuple(tuple(_index_value(v) for v in pair) for pair in padding)
     except (TypeError, ValueError):
         pairs = ()
-    if len(pairs) != 2 or any(len(p) != 2 or min(p) < 0 for p in pairs):
-        raise ValueError(f"{layer}: padding must be 'SAME', 'VALID' or ((top, bottom), (left, right)), got {padding!r}")
+    if len(pairs) != rank or any(len(p) != 2 or min(p) < 0 for p in pairs):
+        form = "(left, right)" if rank == 1 else "((top, bottom), (left, right))"
+        raise ValueError(f"{layer}: padding must be 'SAME', 'VALID' or {form}, got {padding!r}")
     return pairs
 
 
@@ -1818,9 +1871,10 @@ class _Recurrent(Module):
     name = "Recurrent"
 
     def __init__(self, input_size, units, activation, recurrent_activation, use_bias, return_sequences, return_state,
-                 kernel_initializer, recurrent_initializer, seed, dtype):  # fmt: skip
+                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards=False):  # fmt: skip
         super().__init__()
         name = self.name
+        self.go_backwards = bool(go_backwards)
         self.input_size = _positive("input_size", input_size, name)
         self.units = _positive("units", units, name)
         seed = _seed(seed, name)
@@ -1893,8 +1947,11 @@ class _Recurrent(Module):
         return x, [s if s.dtype == dtype else _math.cast(s, dtype) for s in initial_state]
 
     def _run(self, x, state, step):
-        """Scan ``step(state, projected x_t) -> (state, h_t)`` over time; the layer's outputs.  A sequence of 0
-        steps gives the initial state and an empty sequence ``(batch, 0, units)``, as ``tl.scan`` does."""
+        """Scan ``step(state, projected x_t) -> (state, h_t)`` over time (from the last step to the first with
+        ``go_backwards``, whose sequence of outputs is then in that order, as Keras'); the layer's outputs.  A
+        sequence of 0 steps gives the initial state and an empty sequence ``(batch, 0, units)``, as ``tl.scan`` does."""
+        if self.go_backwards:
+            x = _array.flip(x, 1)
         projected = _linalg.matmul(x, self.kernel)  # (batch, time, gates * units): all steps in one product
         if self.use_bias:
             projected = projected + self._input_bias()
@@ -1903,7 +1960,71 @@ class _Recurrent(Module):
         return (output, *state) if self.return_state else output
 
     def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.units}" + (", return_sequences=True" if self.return_sequences else "")
+        text = f"{self.input_size}, {self.units}" + (", return_sequences=True" if self.return_sequences else "")
+        return text + (", go_backwards=True" if self.go_backwards else "")
+
+    def _mirrored(self):
+        """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
+        config = dict(self._config, go_backwards=not self.go_backwards, seed=None)
+        return type(self)(**config)
+
+
+class SimpleRNN(_Recurrent):
+    """The fully connected recurrent layer over ``(batch, time, input_size)`` inputs, Keras' ``SimpleRNN``:
+    ``h_t = activation(x_t kernel + h_{t-1} recurrent_kernel + bias)`` (PyTorch's ``nn.RNN``, whose
+    ``weight_ih`` is ``kernel.T`` and whose two biases add up to ``bias``).  Outputs as :class:`LSTM`'s, the
+    state being ``h`` alone.
+
+    >>> import tensorlib as tl
+    >>> rnn = tl.nn.SimpleRNN(3, 4, return_sequences=True, seed=0)
+    >>> rnn(tl.ones((2, 5, 3))).shape
+    (2, 5, 4)
+    """
+
+    gates = 1
+    name = "SimpleRNN"
+
+    def __init__(
+        self,
+        input_size: int,
+        units: int,
+        activation="tanh",
+        use_bias: bool = True,
+        return_sequences: bool = False,
+        return_state: bool = False,
+        go_backwards: bool = False,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        super().__init__(input_size, units, activation, None, use_bias, return_sequences, return_state,
+                         kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
+        self._config = config
+        self.bias = (
+            Variable(
+                _init.get(bias_initializer)((self.units,), seed=_seed_for(seed, 1), dtype=self.kernel.dtype),
+                name="bias",
+            )
+            if use_bias
+            else None
+        )
+
+    def _input_bias(self):
+        return self.bias
+
+    def forward(self, x, initial_state=None):
+        x, state = self._inputs(x, initial_state, 1)
+        act, recurrent = self.activation, self.recurrent_kernel
+
+        def step(carry, z_x):
+            (h,) = carry
+            h = act(z_x + _linalg.matmul(h, recurrent))
+            return (h,), h
+
+        return self._run(x, state, step)
 
 
 class LSTM(_Recurrent):
@@ -1938,9 +2059,12 @@ class LSTM(_Recurrent):
         bias_initializer="zeros",
         seed: int | None = None,
         dtype=_dt.float32,
+        go_backwards: bool = False,
     ):
+        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
-                         return_state, kernel_initializer, recurrent_initializer, seed, dtype)  # fmt: skip
+                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
+        self._config = config
         dtype = self.kernel.dtype
         if use_bias:
             bias = _init.get(bias_initializer)((4 * self.units,), seed=_seed_for(seed, 1), dtype=dtype).numpy().copy()
@@ -2001,9 +2125,12 @@ class GRU(_Recurrent):
         bias_initializer="zeros",
         seed: int | None = None,
         dtype=_dt.float32,
+        go_backwards: bool = False,
     ):
+        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
-                         return_state, kernel_initializer, recurrent_initializer, seed, dtype)  # fmt: skip
+                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
+        self._config = config
         self.reset_after = bool(reset_after)
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
         self.bias = (
@@ -2042,6 +2169,71 @@ class GRU(_Recurrent):
 
     def extra_repr(self) -> str:
         return super().extra_repr() + ("" if self.reset_after else ", reset_after=False")
+
+
+_MERGES = {
+    "concat": lambda a, b: _shape.concat([a, b], axis=-1),
+    "sum": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "ave": lambda a, b: (a + b) * 0.5,
+}
+
+
+class Bidirectional(Module):
+    """Keras' ``Bidirectional``: a recurrent layer (:class:`SimpleRNN`, :class:`LSTM`, :class:`GRU`) run forward and
+    a second one backward over the same sequence, their outputs merged by ``merge_mode`` (``"concat"`` along the
+    features, ``"sum"``, ``"mul"``, ``"ave"``, or None for the pair).  The backward layer is ``backward_layer``,
+    or one like ``layer`` with fresh weights; its sequence of outputs is put back in time order, so with
+    ``return_sequences`` step ``t`` of both halves saw the input up to and from ``t`` (PyTorch's
+    ``bidirectional=True`` output).  With ``return_state``: ``(merged, *forward states, *backward states)``;
+    ``initial_state`` is the forward states followed by the backward ones.
+
+    >>> import tensorlib as tl
+    >>> bi = tl.nn.Bidirectional(tl.nn.GRU(3, 4, return_sequences=True, seed=0))
+    >>> bi(tl.ones((2, 5, 3))).shape
+    (2, 5, 8)
+    """
+
+    def __init__(self, layer, merge_mode: str | None = "concat", backward_layer=None):
+        super().__init__()
+        if not isinstance(layer, _Recurrent):
+            raise TypeError(f"Bidirectional: layer must be a SimpleRNN, LSTM or GRU, got {type(layer).__name__}")
+        if merge_mode is not None and merge_mode not in _MERGES:
+            raise ValueError(f"Bidirectional: merge_mode must be one of {sorted(_MERGES)} or None, got {merge_mode!r}")
+        backward = layer._mirrored() if backward_layer is None else backward_layer
+        if not isinstance(backward, _Recurrent) or backward.go_backwards == layer.go_backwards:
+            raise ValueError(
+                "Bidirectional: backward_layer must be a recurrent layer with go_backwards opposite to layer's "
+                f"({layer.go_backwards}), got {type(backward).__name__}"
+            )
+        if (backward.return_sequences, backward.return_state) != (layer.return_sequences, layer.return_state):
+            raise ValueError(
+                "Bidirectional: layer and backward_layer must agree on return_sequences and return_state, got "
+                f"{(layer.return_sequences, layer.return_state)} and {(backward.return_sequences, backward.return_state)}"
+            )
+        self.forward_layer, self.backward_layer, self.merge_mode = layer, backward, merge_mode
+
+    def forward(self, x, initial_state=None):
+        fwd, bwd = self.forward_layer, self.backward_layer
+        first = second = None
+        if initial_state is not None:
+            states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
+            if len(states) % 2:
+                raise ValueError(
+                    f"Bidirectional: initial_state must hold the forward layer's states and then the backward one's, "
+                    f"an even number, got {len(states)}"
+                )
+            first, second = states[: len(states) // 2], states[len(states) // 2 :]
+        y, z = fwd(x, first), bwd(x, second)
+        if fwd.return_state:
+            (y, *y_states), (z, *z_states) = y, z
+        if fwd.return_sequences:
+            z = _array.flip(z, 1)  # back in time order
+        merged = (y, z) if self.merge_mode is None else _MERGES[self.merge_mode](y, z)
+        return (merged, *y_states, *z_states) if fwd.return_state else merged
+
+    def extra_repr(self) -> str:
+        return f"merge_mode={self.merge_mode!r}"
 
 
 # ------------------------------------------------------------------ attention

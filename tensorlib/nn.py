@@ -17,6 +17,9 @@ avg_pool2d = avg_pool
 max_pool2d = max_pool
 
 __all__ = [
+    "Conv1DTranspose",
+    "Bidirectional",
+    "SimpleRNN",
     "AdaptiveAvgPool1D",
     "AdaptiveAvgPool2D",
     "AdaptiveAvgPool3D",
@@ -45,7 +48,9 @@ from .layers import (  # noqa: E402
     AvgPool2D,
     AvgPool3D,
     BatchNorm,
+    Bidirectional,
     Conv1D,
+    Conv1DTranspose,
     Conv2D,
     Conv2DTranspose,
     Conv3D,
@@ -76,6 +81,7 @@ from .layers import (  # noqa: E402
     RMSNorm,
     SeparableConv2D,
     Sigmoid,
+    SimpleRNN,
     Softmax,
     SpatialDropout1D,
     SpatialDropout2D,

@@ -112,7 +112,60 @@ def _norm_cdf(x, loc=0.0, scale=1.0) -> Tensor:
     return _math_ops.where(scale > 0, _sp.ndtr((x - loc) / scale), _math.nan)
 
 
-norm = SimpleNamespace(logpdf=_norm_logpdf, logcdf=_norm_logcdf, pdf=_norm_pdf, cdf=_norm_cdf)
+def _norm_sf(x, loc=0.0, scale=1.0) -> Tensor:
+    """The normal survival function ``P(X > x)``, accurate in the right tail (not ``1 - cdf``).
+
+    >>> import tensorlib as tl
+    >>> float(tl.stats.norm.sf(tl.tensor(10.0, "float64")))   # 1 - cdf is 0 there
+    7.61985302416047e-24
+    """
+    x, loc, scale = _args(x, loc, scale)
+    return _restrict(_sp.ndtr((loc - x) / scale), True, scale > 0)
+
+
+def _norm_logsf(x, loc=0.0, scale=1.0) -> Tensor:
+    """``log P(X > x)``, accurate far into the right tail.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.norm.logsf(tl.tensor(40.0))), 3)
+    -804.608
+    """
+    x, loc, scale = _args(x, loc, scale)
+    return _restrict(_sp.log_ndtr((loc - x) / scale), True, scale > 0)
+
+
+def _norm_ppf(q, loc=0.0, scale=1.0) -> Tensor:
+    """The quantile function, the inverse of ``cdf`` (nan for ``q`` outside [0, 1]).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.norm.ppf(tl.tensor(0.975), loc=1.0, scale=2.0)), 5)
+    4.91993
+    """
+    q, loc, scale = _args(q, loc, scale)
+    return _restrict(loc + scale * _sp.ndtri(q), True, scale > 0)
+
+
+def _norm_isf(q, loc=0.0, scale=1.0) -> Tensor:
+    """The inverse of ``sf``: ``ppf(1 - q)`` without rounding ``1 - q`` (accurate for a tiny ``q``).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.norm.isf(tl.tensor(1e-30, "float64"))), 6)
+    11.464024
+    """
+    q, loc, scale = _args(q, loc, scale)
+    return _restrict(loc - scale * _sp.ndtri(q), True, scale > 0)
+
+
+norm = SimpleNamespace(
+    logpdf=_norm_logpdf,
+    logcdf=_norm_logcdf,
+    pdf=_norm_pdf,
+    cdf=_norm_cdf,
+    sf=_norm_sf,
+    logsf=_norm_logsf,
+    ppf=_norm_ppf,
+    isf=_norm_isf,
+)
 
 
 # ------------------------------------------------------------------ t

@@ -376,3 +376,75 @@ def test_the_shipped_function_caches_keep_a_bounded_number_of_bytes(monkeypatch,
     for i in range(4):
         tl.distributed.map_blocks(lambda b, s: b * s, x, float(i)).compute()
     assert len(tl.distributed._worker_cache) == 5
+
+
+CLASSMOD = """
+import collections
+import tensorlib as tl
+FACTOR = {factor}
+Params = collections.namedtuple("Params", "w b")
+
+class Scale(tl.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = tl.Variable(k)
+
+    def __call__(self, b):
+        return b * self.k * FACTOR
+
+def loss(p, x):
+    return tl.mean((x * p.w + p.b) * FACTOR)
+"""
+
+
+def test_a_class_from_a_module_the_workers_cannot_import_travels_by_value(tmp_path, monkeypatch, client):
+    # A model class in the user's own module was pickled by reference: the worker had to import the module
+    # (ModuleNotFoundError), its methods read the worker's globals, and a changed global kept the old trace.
+    name = f"distadv_classmod_{abs(hash(str(tmp_path)))}"
+    (tmp_path / f"{name}.py").write_text(CLASSMOD.format(factor=3.0))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    try:
+        a = np.arange(1.0, 7.0).reshape(6, 1)
+        x = da.from_array(a, chunks=4)
+        for factor in (3.0, 5.0):
+            module.FACTOR = factor
+            y = tl.distributed.map_blocks(module.Scale(2.0), x, client=client)
+            np.testing.assert_array_equal(client.compute(y).result(timeout=TIMEOUT), a * 2.0 * factor)
+            with dask.config.set(scheduler="sync"):
+                np.testing.assert_array_equal(
+                    tl.distributed.map_blocks(module.Scale(2.0), x).compute(), a * 2.0 * factor
+                )
+            loss, g = tl.distributed.value_and_grad(
+                module.loss, module.Params(np.float64(2.0), np.float64(1.0)), x, client=client
+            )
+            assert type(g) is module.Params
+            np.testing.assert_allclose(float(loss), np.mean((a * 2.0 + 1.0) * factor), rtol=1e-15)
+            np.testing.assert_allclose([float(g.w), float(g.b)], [np.mean(a) * factor, factor], rtol=1e-15)
+    finally:
+        sys.modules.pop(name, None)
+
+
+SHIFT = 1.0
+
+
+class AddShift:
+    """A model class of the caller's (this module is pickled by value, as a script's __main__ is)."""
+
+    def __call__(self, b):
+        return b + SHIFT
+
+
+def test_mapping_an_instance_leaves_its_class_alone(monkeypatch, sync_scheduler):
+    # The local scheduler's copy was unpickled in the caller's process, where cloudpickle's class tracker
+    # gave back the caller's own class and set the pickled copies of its methods on it: AddShift.__call__
+    # was replaced by a copy whose globals were frozen at the call, so after SHIFT = 5 even the eager
+    # AddShift()(x) gave x + 1, and so did every later map_blocks.
+    call = AddShift.__call__
+    a = np.zeros((3, 1))
+    x = da.from_array(a, chunks=2)
+    np.testing.assert_array_equal(tl.distributed.map_blocks(AddShift(), x).compute(), a + 1.0)
+    assert AddShift.__call__ is call
+    monkeypatch.setattr(sys.modules[__name__], "SHIFT", 5.0)
+    np.testing.assert_array_equal(AddShift()(tl.tensor(a)).numpy(), a + 5.0)
+    np.testing.assert_array_equal(tl.distributed.map_blocks(AddShift(), x).compute(), a + 5.0)

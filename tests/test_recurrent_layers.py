@@ -1,6 +1,6 @@
-"""tl.nn.LSTM and tl.nn.GRU (Keras' layers, on tl.scan): a NumPy loop of the gate equations, float64
-differences, traced == eager (also for an unknown batch size), and PyTorch's and Keras' layers with the same
-weights when they are installed."""
+"""tl.nn.SimpleRNN, LSTM and GRU (Keras' layers, on tl.scan, also with go_backwards) and Bidirectional: a NumPy
+loop of the equations, float64 differences, traced == eager (also for an unknown batch size), and PyTorch's and
+Keras' layers with the same weights when they are installed."""
 
 import numpy as np
 import pytest
@@ -166,3 +166,127 @@ def test_recurrent_layers_need_a_known_number_of_steps_when_traced():
     x = RNG.normal(size=(2, 5, 3)).astype(np.float32)
     with pytest.raises(ValueError, match="LSTM: the number of time steps must be known"):
         tl.function(lambda x: lstm(x), input_signature=[tl.TensorSpec((None, None, 3), "float32")])(x)
+
+
+# ---------------------------------------------------------------- SimpleRNN, go_backwards, Bidirectional
+def _rnn_reference(x, kernel, recurrent, bias, h):
+    hs = []
+    for t in range(x.shape[1]):
+        h = np.tanh(x[:, t] @ kernel + h @ recurrent + bias)
+        hs.append(h)
+    return np.stack(hs, 1), h
+
+
+def test_simple_rnn_follows_its_equation_eagerly_traced_and_in_gradients():
+    layer = _randomized(tl.nn.SimpleRNN(3, 4, return_sequences=True, return_state=True, seed=0, dtype="float64"))
+    x, h0 = RNG.normal(size=(2, 6, 3)), RNG.normal(size=(2, 4))
+    weights = [v.numpy() for v in (layer.kernel, layer.recurrent_kernel, layer.bias)]
+    want_seq, want_h = _rnn_reference(x, *weights, h0)
+    for run in (layer, tl.function(layer)):
+        seq, h = run(x, initial_state=[h0])
+        np.testing.assert_allclose(seq.numpy(), want_seq, rtol=1e-12)
+        np.testing.assert_allclose(h.numpy(), want_h, rtol=1e-12)
+    w = RNG.normal(size=want_seq.shape)
+    tl.testing.check_grads(lambda t: tl.sum(layer(t)[0] * w), [x], order=1)
+
+
+@pytest.mark.parametrize("make", [tl.nn.SimpleRNN, tl.nn.LSTM, tl.nn.GRU])
+def test_go_backwards_runs_the_reversed_sequence_and_returns_its_outputs_in_that_order(make):
+    # Keras' go_backwards: the same layer on x[:, ::-1], outputs in processing order.
+    forward = _randomized(make(3, 4, return_sequences=True, seed=0, dtype="float64"))
+    backward = make(3, 4, return_sequences=True, go_backwards=True, seed=0, dtype="float64")
+    for a, b in zip(forward.trainable_variables.values(), backward.trainable_variables.values()):
+        b.assign(a)
+    x = RNG.normal(size=(2, 5, 3))
+    np.testing.assert_allclose(backward(x).numpy(), forward(x[:, ::-1]).numpy(), rtol=1e-13)
+    assert "go_backwards=True" in repr(backward)
+
+
+def _bidirectional_reference(x, fwd, bwd, merge):
+    f_seq, _ = _rnn_reference(x, *fwd, np.zeros((x.shape[0], fwd[1].shape[0])))
+    b_seq, _ = _rnn_reference(x[:, ::-1], *bwd, np.zeros((x.shape[0], bwd[1].shape[0])))
+    return merge(f_seq, b_seq[:, ::-1]), merge(f_seq[:, -1], b_seq[:, -1])
+
+
+@pytest.mark.parametrize(
+    "mode, merge",
+    [
+        ("concat", lambda a, b: np.concatenate([a, b], -1)),
+        ("sum", np.add),
+        ("mul", np.multiply),
+        ("ave", lambda a, b: (a + b) / 2),
+    ],
+)
+def test_bidirectional_merges_a_forward_and_a_backward_pass(mode, merge):
+    x = RNG.normal(size=(2, 5, 3))
+    for sequences in (True, False):
+        layer = _randomized(tl.nn.SimpleRNN(3, 4, return_sequences=sequences, seed=0, dtype="float64"))
+        bi = tl.nn.Bidirectional(layer, merge_mode=mode)
+        _randomized(bi.backward_layer)
+        assert bi.backward_layer.go_backwards and bi.backward_layer.kernel is not layer.kernel
+        weights = [[v.numpy() for v in (m.kernel, m.recurrent_kernel, m.bias)] for m in (layer, bi.backward_layer)]
+        want = _bidirectional_reference(x, *weights, merge)[0 if sequences else 1]
+        np.testing.assert_allclose(bi(x).numpy(), want, rtol=1e-12)
+        np.testing.assert_allclose(tl.function(bi)(x).numpy(), want, rtol=1e-12)
+    assert sorted(bi.trainable_variables) == ["backward_layer", "forward_layer"]
+
+
+def test_bidirectional_states_and_initial_states():
+    lstm = _randomized(tl.nn.LSTM(3, 4, return_sequences=True, return_state=True, seed=0, dtype="float64"))
+    bi = tl.nn.Bidirectional(lstm, merge_mode=None)
+    _randomized(bi.backward_layer)
+    x = RNG.normal(size=(2, 5, 3))
+    states = [RNG.normal(size=(2, 4)) for _ in range(4)]
+    (y, z), h_f, c_f, h_b, c_b = bi(x, initial_state=states)
+    want_f = _lstm_reference(x, *(v.numpy() for v in (lstm.kernel, lstm.recurrent_kernel, lstm.bias)), *states[:2])
+    back = bi.backward_layer
+    want_b = _lstm_reference(
+        x[:, ::-1], *(v.numpy() for v in (back.kernel, back.recurrent_kernel, back.bias)), *states[2:]
+    )
+    np.testing.assert_allclose(y.numpy(), want_f[0], rtol=1e-12)
+    np.testing.assert_allclose(z.numpy(), want_b[0][:, ::-1], rtol=1e-12)
+    for got, want in zip((h_f, c_f, h_b, c_b), (*want_f[1:], *want_b[1:])):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"Bidirectional: initial_state must hold .* an even number, got 3"):
+        bi(x, initial_state=states[:3])
+    with pytest.raises(ValueError, match=r"Bidirectional: merge_mode must be one of"):
+        tl.nn.Bidirectional(lstm, merge_mode="max")
+    with pytest.raises(TypeError, match=r"Bidirectional: layer must be a SimpleRNN, LSTM or GRU, got Dense"):
+        tl.nn.Bidirectional(tl.nn.Dense(3, 4))
+    with pytest.raises(ValueError, match=r"backward_layer must be a recurrent layer with go_backwards opposite"):
+        tl.nn.Bidirectional(lstm, backward_layer=tl.nn.LSTM(3, 4, return_sequences=True, return_state=True))
+
+
+def test_bidirectional_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    x = RNG.normal(size=(2, 6, 3))
+    for make, cls in [(tl.nn.SimpleRNN, torch.nn.RNN), (tl.nn.LSTM, torch.nn.LSTM), (tl.nn.GRU, torch.nn.GRU)]:
+        bi = tl.nn.Bidirectional(_randomized(make(3, 4, return_sequences=True, seed=0, dtype="float64")))
+        _randomized(bi.backward_layer)
+        theirs = cls(3, 4, batch_first=True, bidirectional=True, dtype=torch.float64)
+        order = np.r_[4:8, 0:4, 8:12] if make is tl.nn.GRU else slice(None)  # PyTorch's GRU gates: reset first
+        with torch.no_grad():
+            for suffix, layer in (("l0", bi.forward_layer), ("l0_reverse", bi.backward_layer)):
+                bias = layer.bias.numpy()
+                getattr(theirs, f"weight_ih_{suffix}").copy_(torch.tensor(layer.kernel.numpy()[:, order].T))
+                getattr(theirs, f"weight_hh_{suffix}").copy_(torch.tensor(layer.recurrent_kernel.numpy()[:, order].T))
+                ih, hh = (bias[0], bias[1]) if make is tl.nn.GRU else (bias, np.zeros_like(bias))
+                getattr(theirs, f"bias_ih_{suffix}").copy_(torch.tensor(ih[order]))
+                getattr(theirs, f"bias_hh_{suffix}").copy_(torch.tensor(hh[order]))
+        np.testing.assert_allclose(bi(x).numpy(), theirs(torch.tensor(x))[0].detach().numpy(), rtol=1e-10)
+
+
+def test_bidirectional_matches_keras():
+    tf = pytest.importorskip("tensorflow")
+    x = RNG.normal(size=(2, 5, 3)).astype(np.float32)
+    bi = tl.nn.Bidirectional(_randomized(tl.nn.LSTM(3, 4, return_sequences=True, seed=0)))
+    _randomized(bi.backward_layer)
+    theirs = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(4, return_sequences=True))
+    theirs.build(x.shape)
+    weights = [
+        m.numpy()
+        for layer in (bi.forward_layer, bi.backward_layer)
+        for m in (layer.kernel, layer.recurrent_kernel, layer.bias)
+    ]
+    theirs.set_weights(weights)
+    np.testing.assert_allclose(bi(x).numpy(), theirs(x).numpy(), rtol=1e-4, atol=1e-5)

@@ -320,3 +320,42 @@ def test_dirichlet_logpdf_keeps_the_boundary_and_small_concentrations():
         got[0],
         np.log(362880 / (6 * 24)) + 3 * np.log(0.4) + 4 * np.log(0.6),  # Gamma(10) / (3! 4!)
     )
+
+
+# ---------------------------------------------------------------- new: special.ndtri, norm.sf / logsf / ppf / isf
+def test_ndtri_inverts_ndtr_in_both_tails_with_its_gradient():
+    special = pytest.importorskip("scipy.special")
+    p = np.float64([0.0, 1e-300, 1e-20, 0.025, 0.5, 0.5 + 1e-12, 0.975, 1 - 1e-15, 1.0, -0.1, 1.5, np.nan])
+    np.testing.assert_allclose(tl.special.ndtri(p).numpy(), special.ndtri(p), rtol=1e-15)
+    q = np.float64([1e-200, 0.1, 0.6, 1 - 1e-12])
+    y = special.ndtri(q)
+    g = tl.grad(lambda q: tl.sum(tl.special.ndtri(q)))(tl.tensor(q)).numpy()
+    np.testing.assert_allclose(g, np.sqrt(2 * np.pi) * np.exp(y * y / 2), rtol=1e-12)  # 1 / phi(ndtri(q))
+    assert tl.special.ndtri(np.float32([0.3])).dtype == np.float32
+    assert tl.special.ndtri(np.array([0, 1])).dtype == np.float64
+
+
+def test_norm_sf_logsf_ppf_isf_match_scipy_in_the_tails_and_off_the_support():
+    x = np.float64([-40.0, -5.0, 0.0, 3.0, 10.0, 40.0, np.inf, -np.inf, np.nan])
+    q = np.float64([0.0, 1e-300, 1e-10, 0.3, 0.5, 0.9, 1 - 1e-16, 1.0, -0.1, 1.1, np.nan])
+    norm = tl.stats.norm
+    for loc, scale in [(0.0, 1.0), (1.0, 2.0), (0.0, 0.0), (0.0, -1.0), (np.nan, 1.0)]:
+        with np.errstate(all="ignore"):
+            for method, arg in [("sf", x), ("logsf", x), ("ppf", q), ("isf", q)]:
+                want = getattr(scipy_stats.norm, method)(arg, loc, scale)
+                np.testing.assert_allclose(
+                    getattr(norm, method)(arg, loc, scale).numpy(), want, rtol=1e-14, err_msg=method
+                )
+    assert float(norm.sf(np.float64(10.0))) == pytest.approx(7.61985302416047e-24, rel=1e-14)  # 1 - cdf gives 0
+
+
+def test_norm_ppf_gradients_and_round_trip_under_tl_function():
+    q, loc, scale = np.float64([0.01, 0.5, 0.97]), np.float64(1.0), np.float64(2.0)
+    gq, gl, gs = tl.grad(lambda q, l, s: tl.sum(tl.stats.norm.ppf(q, l, s)), argnums=(0, 1, 2))(
+        tl.tensor(q), tl.tensor(loc), tl.tensor(scale)
+    )
+    z = scipy_stats.norm.ppf(q)
+    np.testing.assert_allclose(gq.numpy(), scale / scipy_stats.norm.pdf(z), rtol=1e-12)
+    assert float(gl) == 3.0 and float(gs) == pytest.approx(z.sum(), abs=1e-15)
+    traced = tl.function(lambda q: tl.stats.norm.cdf(tl.stats.norm.ppf(q, 1.0, 2.0), 1.0, 2.0))
+    np.testing.assert_allclose(traced(q).numpy(), q, rtol=1e-14)

@@ -442,3 +442,33 @@ def test_linearize_takes_has_aux_as_jax():
         np.testing.assert_allclose(f_jvp(tl.tensor(tangent)).numpy(), np.exp(X) * (1 + X) * tangent, rtol=1e-14)
     with pytest.raises(TypeError, match=r"tl.linearize: with has_aux=True, f must return a pair"):
         tl.linearize(lambda a: a * 2.0, tl.tensor(X), has_aux=True)
+
+
+# ---------------------------------------------------------------- eval_shape
+
+
+def test_eval_shape_of_control_flow_matches_the_real_call():
+    # tl.cond / tl.scan / tl.while_loop under eval_shape crashed: "'_DryRun' object has no attribute 'weak_args'".
+    x = tl.tensor(X)
+    v = tl.Variable(np.ones(3))
+    calls = [
+        lambda a: tl.cond(tl.sum(a) > 0, lambda b: b * 2.0, lambda b: b - 1.0, a),
+        lambda a: tl.scan(lambda c, e: (c + e, tl.stack([c, e])), tl.zeros((), dtype="float64"), a),
+        lambda a: tl.while_loop(lambda c: tl.sum(c) < 10.0, lambda c: c * 2.0, a),
+        lambda a: tl.cond(a[0] > 0, lambda b: b * v, lambda b: b, a),
+        tl.grad(lambda a: tl.sum(tl.while_loop(lambda c: tl.sum(c) < 10.0, lambda c: c * c, a, maximum_iterations=3))),
+    ]
+    for f in calls:
+        real = tl.tree.leaves(f(x))
+        specs = tl.tree.leaves(tl.eval_shape(f, tl.TensorSpec((3,), "float64")))
+        assert [(s.shape, s.dtype) for s in specs] == [(r.shape, r.dtype) for r in real]
+    # A draw inside a branch draws nothing: the global generator is where it was.
+    tl.random.seed(5)
+    expected = tl.random.normal((4,)).numpy()
+    tl.random.seed(5)
+    spec = tl.eval_shape(
+        lambda a: tl.cond(a[0] > 0, lambda b: b * tl.random.normal((3,), dtype="float64"), lambda b: b, a), x
+    )
+    assert spec == tl.TensorSpec((3,), "float64")
+    np.testing.assert_array_equal(tl.random.normal((4,)).numpy(), expected)
+    np.testing.assert_array_equal(v.numpy(), np.ones(3))
