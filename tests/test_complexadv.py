@@ -300,3 +300,18 @@ def test_a_real_dtype_argument_for_complex_input_is_refused_not_the_real_part(na
     expected = getattr(np, name)(z.astype(np.complex64))
     assert got.dtype == expected.dtype
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+
+
+def test_numpys_complex_predicates_run_on_tensors():
+    # Before: np.iscomplexobj(t), np.isrealobj(t), np.iscomplex(t) and np.isreal(t) raised "tensorlib has
+    # no implementation of numpy.iscomplexobj" (JAX has all four).
+    z = np.array([1 + 0j, 2j, complex(np.nan, np.nan), complex(0, -0.0)])
+    for values in (z, z.real.copy(), np.array([1, 2]), np.array([True, False])):
+        t = tl.tensor(values)
+        for name in ("iscomplex", "isreal"):
+            for call in (getattr(np, name), getattr(tl, name), tl.function(getattr(tl, name))):
+                got = call(t)
+                assert isinstance(got, tl.Tensor) and got.dtype == np.bool_
+                np.testing.assert_array_equal(got.numpy(), getattr(np, name)(values))
+        for name in ("iscomplexobj", "isrealobj"):
+            assert getattr(np, name)(t) is getattr(tl, name)(t) is bool(getattr(np, name)(values))

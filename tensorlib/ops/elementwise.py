@@ -1108,6 +1108,48 @@ def angle(x, deg: bool = False) -> Tensor:
     return rad2deg(out) if deg else out
 
 
+def iscomplex(x) -> Tensor:
+    """``numpy.iscomplex``: whether each element has a nonzero imaginary part (all False for real x); a
+    bool tensor, not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.iscomplex(tl.tensor([1 + 0j, 2j])).numpy().tolist()
+    [False, True]
+    """
+    return math_ops.not_equal(imag(x), 0)
+
+
+def isreal(x) -> Tensor:
+    """``numpy.isreal``: whether each element's imaginary part is 0 (all True for real x); bool.
+
+    >>> import tensorlib as tl
+    >>> tl.isreal(tl.tensor([1 + 0j, 2j])).numpy().tolist()
+    [True, False]
+    """
+    return math_ops.equal(imag(x), 0)
+
+
+def iscomplexobj(x) -> bool:
+    """``numpy.iscomplexobj``: whether x's dtype is complex, whatever its values (a Python bool, also for a
+    traced tensor).
+
+    >>> import tensorlib as tl
+    >>> tl.iscomplexobj(tl.tensor([1.0])), tl.iscomplexobj(tl.tensor([1.0]) * 1j)
+    (False, True)
+    """
+    return as_tensor(x).dtype.kind == "c"
+
+
+def isrealobj(x) -> bool:
+    """``numpy.isrealobj``: ``not iscomplexobj(x)``.
+
+    >>> import tensorlib as tl
+    >>> tl.isrealobj(tl.tensor([1.0]))
+    True
+    """
+    return not iscomplexobj(x)
+
+
 def nonzero(x) -> tuple:
     """Indices of the nonzero elements, one int64 tensor per axis (``numpy.nonzero``).
 
