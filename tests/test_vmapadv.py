@@ -282,3 +282,22 @@ def test_traced_vmap_with_unknown_sizes_in_unmapped_arguments_and_shape_only_ops
         expected = [np.stack(parts) for parts in zip(*(reference(x, u) for x in xs))]
         for g, e in zip(got, expected):
             np.testing.assert_allclose(g.numpy(), e, rtol=1e-10, atol=1e-12)
+
+
+def test_traced_squeeze_of_unknown_sizes_under_vmap_never_keeps_axes_eager_squeezes():
+    # squeeze(x) of an element of shape (None, None, None) traced: where a size turns out to be 1 the traced
+    # function without vmap refuses at run time (the shape rule kept the axis, the kernel squeezed it), but
+    # under vmap the rule squeezed only the axes known to be 1, silently returning (2, 3, 1, 1) where eager
+    # vmap gives (2, 3).
+    from tensorlib.dispatch import KernelResultError
+
+    spec = tl.TensorSpec((2, None, None, None), tl.float64)
+    mapped = tl.function(tl.vmap(lambda x: tl.squeeze(x) * 2.0)).get_graph(spec)
+    with pytest.raises(KernelResultError, match="Squeeze"):
+        tl.function(tl.squeeze).get_graph(tl.TensorSpec((None, None, None), tl.float64))(np.ones((3, 1, 1)))
+    with pytest.raises(KernelResultError, match="Squeeze"):
+        mapped(np.ones((2, 3, 1, 1)))
+    xs = RNG.normal(size=(2, 3, 4, 5))  # no size 1: nothing to squeeze, as eagerly
+    np.testing.assert_array_equal(mapped(xs).numpy(), xs * 2.0)
+    known = tl.function(tl.vmap(tl.squeeze)).get_graph(tl.TensorSpec((2, None, 1, 4), tl.float64))
+    np.testing.assert_array_equal(known(xs[:, :, :1, :4]).numpy(), xs[:, :, 0, :4])

@@ -587,6 +587,8 @@ def _expand_dims(mode, op, inputs, physical, batched, attrs, specs):
 
 def _squeeze(mode, op, inputs, physical, batched, attrs, specs):
     x = inputs[0]
+    if attrs["axis"] is None and None in x.shape:  # sizes known at run time only: each element's own squeeze
+        return None
     axis = tuple(i for i, d in enumerate(x.shape) if d == 1) if attrs["axis"] is None else _axes(attrs["axis"], x.ndim)
     return dispatch.apply(op, (physical[0],), {"axis": tuple(a + 1 for a in axis)})
 
