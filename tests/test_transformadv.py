@@ -513,3 +513,18 @@ def test_remat_changes_state_once_not_once_per_run():
     np.testing.assert_allclose(rematted.running_var.numpy(), 0.5 + 0.5 * batch.var(axis=0, ddof=1), rtol=1e-14)
     for a, b in zip(*grads):
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
+
+
+def test_custom_vjp_and_jvp_outputs_that_are_not_tensors_name_the_function():
+    # "custom_gradient: run must return tensors, got str": the wrapper's inner function, not the user's.
+    def tagged(a):
+        return a * 2.0, "tag"
+
+    f = tl.custom_vjp(tagged)
+    f.defvjp(lambda a: (tagged(a), None), lambda r, g: (g[0] * 2.0,))
+    with pytest.raises(TypeError, match=r"^custom_vjp: tagged must return tensors, got str$"):
+        tl.grad(lambda a: tl.sum(f(a)[0]))(tl.tensor(X))
+    j = tl.custom_jvp(tagged)
+    j.defjvp(lambda p, t: (tagged(p[0]), (t[0] * 2.0, "tag")))
+    with pytest.raises(TypeError, match=r"^custom_jvp: tagged must return tensors, got str$"):
+        tl.grad(lambda a: tl.sum(j(a)[0]))(tl.tensor(X))
