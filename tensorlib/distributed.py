@@ -376,7 +376,10 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     ...))])`` for one trace for every block size) and keeps the graph.
 
     ``client``: a ``distributed.Client``; by default the current one, and
-    dask's local scheduler when there is none.
+    dask's local scheduler when there is none.  The result's tasks hold
+    the function as that client's data: compute it there
+    (``client.compute(y)``, or ``y.compute()`` when it is the default
+    client); another scheduler reports a missing ``_Shipped`` dependency.
 
     >>> import numpy as np, dask.array as da, tensorlib as tl
     >>> w = np.array([[1.0], [-1.0]])
