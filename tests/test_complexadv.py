@@ -315,3 +315,12 @@ def test_numpys_complex_predicates_run_on_tensors():
                 np.testing.assert_array_equal(got.numpy(), getattr(np, name)(values))
         for name in ("iscomplexobj", "isrealobj"):
             assert getattr(np, name)(t) is getattr(tl, name)(t) is bool(getattr(np, name)(values))
+
+
+def test_arange_with_complex_bounds_names_itself():
+    # Before: Python's "TypeError: must be real number, not complex", naming no function (NumPy returns an
+    # empty array for arange(1j, 3)); a complex dtype of real bounds still works.
+    for args in [(1j, 3), (0, 3, 1j), (tl.tensor(np.array(2j)),)]:
+        with pytest.raises(TypeError, match=r"arange: start, stop and step must be real numbers, got"):
+            tl.arange(*args)
+    np.testing.assert_array_equal(tl.arange(3, dtype="complex64").numpy(), np.arange(3, dtype=np.complex64))
