@@ -107,7 +107,7 @@ def _rebuild_tensor(value, backend, variable, name, trainable):
     return tensor(value, backend=backend)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _library_roots() -> tuple:
     """The folders of installed code (the standard library, site-packages, tensorlib itself)."""
     paths = sysconfig.get_paths()
