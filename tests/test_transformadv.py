@@ -472,3 +472,44 @@ def test_eval_shape_of_control_flow_matches_the_real_call():
     assert spec == tl.TensorSpec((3,), "float64")
     np.testing.assert_array_equal(tl.random.normal((4,)).numpy(), expected)
     np.testing.assert_array_equal(v.numpy(), np.ones(3))
+
+
+# ---------------------------------------------------------------- remat and state
+
+
+def test_remat_changes_state_once_not_once_per_run():
+    # The recomputation assigned the Variables again: a counter counted 2 per step, a BatchNorm's moving
+    # averages moved twice (momentum applied twice).
+    counter = tl.Variable(np.array(0.0), trainable=False)
+
+    def counting(a):
+        counter.assign(counter + 1.0)
+        return tl.sin(a) * counter  # reads the value it assigned: the recomputation must read it too
+
+    x = tl.tensor(X)
+    g = tl.grad(lambda a: tl.sum(tl.remat(counting)(a)))(x)
+    assert float(counter) == 1.0
+    np.testing.assert_allclose(g.numpy(), np.cos(X), rtol=1e-15)
+    counter.assign(5.0)
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.sum(tl.remat(counting)(x))
+    counter.assign(counter * 10.0)  # changed again between the passes: kept
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 6.0 * np.cos(X), rtol=1e-15)
+    assert float(counter) == 60.0
+
+    rng = np.random.default_rng(2)
+    batch = rng.normal(size=(6, 3)) * 2.0 + 1.0
+    plain, rematted = (
+        tl.nn.BatchNorm(3, momentum=0.5, dtype="float64"),
+        tl.nn.BatchNorm(3, momentum=0.5, dtype="float64"),
+    )
+    grads = []
+    for bn, wrap in ((plain, lambda f: f), (rematted, tl.remat)):
+        with tl.GradientTape() as tape:
+            y = tl.sum(wrap(bn)(tl.tensor(batch)) ** 3)
+        grads.append(tape.gradient(y, [bn.scale, bn.offset]))
+    np.testing.assert_allclose(rematted.running_mean.numpy(), 0.5 * batch.mean(axis=0), rtol=1e-14)
+    np.testing.assert_allclose(rematted.running_var.numpy(), 0.5 + 0.5 * batch.var(axis=0, ddof=1), rtol=1e-14)
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
