@@ -8,7 +8,7 @@
 
 from . import dtypes
 from . import tree
-from .dtypes import bool_, float16, float32, float64, int32, int64
+from .dtypes import bool_, complex64, complex128, float16, float32, float64, int32, int64
 from .tensor import Tensor, TensorSpec, Variable
 from . import backends
 from .backends import backend, set_backend
@@ -146,6 +146,10 @@ from .ops.elementwise import (
     hypot,
     imag,
     invert,
+    iscomplex,
+    iscomplexobj,
+    isreal,
+    isrealobj,
     lcm,
     left_shift,
     log10,

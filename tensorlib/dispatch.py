@@ -30,13 +30,14 @@ class State:
     never sees another thread's ops.
     """
 
-    __slots__ = ("tapes", "modes", "observers", "overrides")
+    __slots__ = ("tapes", "modes", "observers", "overrides", "assign_logs")
 
     def __init__(self, empty=list):
         self.tapes = empty()  # recording GradientTapes
         self.modes = empty()  # tracing contexts
         self.observers = empty()  # profilers and numerics checkers
         self.overrides = empty()  # tl.grad.override scopes
+        self.assign_logs = empty()  # see assigns_logged
 
 
 # A context variable, not threading.local: reading it costs one C call (about 20 ns, against
@@ -834,7 +835,28 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
     if st.modes:
         return st.modes[-1].assign(var, value)
     check_assignable(var, value.backend, how)
+    for log in st.assign_logs:
+        log.setdefault(var._id, (var, var._value))
     # A value converted from the caller's array may alias it: keep a copy, as Variable() does.
     var._value = var.backend.copy(value._value) if from_caller else value._value
     var._version += 1
     return var
+
+
+@contextlib.contextmanager
+def assigns_logged():
+    """A dict that, inside the block, gets ``{var._id: (var, its raw value before its first assign)}`` for
+    every Variable this thread assigns eagerly (tl.remat's recomputation puts back what its first run changed)."""
+    log: dict = {}
+    logs = local_state().assign_logs
+    logs.append(log)
+    try:
+        yield log
+    finally:
+        del logs[next(i for i, other in enumerate(logs) if other is log)]  # by identity: empty logs are equal
+
+
+def put_value(var: Variable, raw) -> None:
+    """Give ``var`` the raw backend value ``raw`` (checked by the caller)."""
+    var._value = raw
+    var._version += 1

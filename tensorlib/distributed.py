@@ -107,7 +107,7 @@ def _rebuild_tensor(value, backend, variable, name, trainable):
     return tensor(value, backend=backend)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _library_roots() -> tuple:
     """The folders of installed code (the standard library, site-packages, tensorlib itself)."""
     paths = sysconfig.get_paths()
@@ -116,17 +116,27 @@ def _library_roots() -> tuple:
     return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
 
 
-def _is_user_function(fn) -> bool:
-    """A Python function from the caller's own code (a script, a notebook, a module of their project)."""
-    if not isinstance(fn, types.FunctionType):
+def _is_user_code(obj) -> bool:
+    """A Python function or class from the caller's own code (a script, a notebook, a module of their
+    project)."""
+    if not isinstance(obj, (types.FunctionType, type)):
         return False
-    path = getattr(sys.modules.get(fn.__module__), "__file__", None)  # None: cloudpickle's own rule decides
+    path = getattr(sys.modules.get(obj.__module__), "__file__", None)  # None: cloudpickle's own rule decides
     return path is not None and not os.path.realpath(path).startswith(_library_roots())
+
+
+def _new_class_reduce(reduced: tuple) -> tuple:
+    """cloudpickle's reduction of a class by value, without its tracker id: unpickled, it is always a new
+    class.  With the id, a process that holds the class -- the caller's own, where the local scheduler's
+    copy is made -- got that class back and had the pickled copies of its methods set on it, their globals
+    frozen at the call: the caller's class changed under them."""
+    make, args, *rest = reduced
+    return (make, args[:-2] + (None,) + args[-1:], *rest)
 
 
 def _dumps(obj) -> bytes:
     """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module),
-    and the caller's own functions sent by value, with the globals they read as they are now.
+    and the caller's own functions and classes sent by value, with the globals they read as they are now.
 
     By reference (cloudpickle's rule for any function its module can be imported for), a worker would
     import the module itself (failing where it is not on the worker's path) and read its own copy of
@@ -149,7 +159,13 @@ def _dumps(obj) -> bytes:
                     value.name if is_var else None,
                     value.trainable if is_var else None,
                 )
-            if self.by_value and _is_user_function(value):
+            if isinstance(value, type):
+                if self.by_value and _is_user_code(value):
+                    return _new_class_reduce(cloudpickle.cloudpickle._dynamic_class_reduce(value))
+                reduced = super().reducer_override(value)
+                by_value = isinstance(reduced, tuple) and reduced[-1] is cloudpickle.cloudpickle._class_setstate
+                return _new_class_reduce(reduced) if by_value else reduced
+            if self.by_value and _is_user_code(value):
                 return self._dynamic_function_reduce(value)
             return super().reducer_override(value)
 

@@ -1,6 +1,7 @@
-"""Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv2DTranspose, DepthwiseConv2D, pools (1-D, 2-D, 3-D and
-global, adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout, Flatten, SimpleRNN, LSTM, GRU, Bidirectional,
-MultiHeadAttention, TransformerEncoderLayer, TransformerDecoderLayer.
+"""Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv1DTranspose, Conv2DTranspose, DepthwiseConv2D, pools (1-D,
+2-D, 3-D, global and adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout,
+Flatten, SimpleRNN, LSTM, GRU, Bidirectional, MultiHeadAttention, TransformerEncoderLayer,
+TransformerDecoderLayer.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
@@ -39,6 +40,7 @@ from .ops.creation import zeros as _zeros
 from .tensor import Tensor, Variable
 
 __all__ = [
+    "Conv1DTranspose",
     "Bidirectional",
     "SimpleRNN",
     "AdaptiveAvgPool1D",
@@ -581,28 +583,29 @@ class Conv2DTranspose(_Conv):
         dtype=_dt.float32,
         data_format: str | None = None,
     ):
-        name = "Conv2DTranspose"
+        name, rank = type(self).__name__, self._rank
         super().__init__(
             in_channels, out_channels, kernel_size, strides, padding, dilations, activation, use_bias,
             kernel_initializer, bias_initializer, seed, dtype, data_format,
         )  # fmt: skip
-        # The output size needs the numbers: strides and dilations as pairs, padding checked here.
-        self.strides = _sizes(strides, 2, "strides", name)
-        self.dilations = _sizes(dilations, 2, "dilations", name)
-        self.padding = _transpose_padding(padding, name)
+        # The output size needs the numbers: strides and dilations as tuples, padding checked here.
+        self.strides = _sizes(strides, rank, "strides", name)
+        self.dilations = _sizes(dilations, rank, "dilations", name)
+        self.padding = _transpose_padding(padding, name, rank)
         if output_padding is None:
             self.output_padding = None
         else:
-            pads = (output_padding,) * 2 if isinstance(output_padding, (int, np.integer)) else output_padding
+            pads = (output_padding,) * rank if isinstance(output_padding, (int, np.integer)) else output_padding
             try:
                 pads = tuple(_index_value(p) for p in pads)
             except (TypeError, ValueError):
                 pads = ()
-            if len(pads) != 2 or any(
+            if len(pads) != rank or any(
                 not 0 <= p < max(s, d) for p, s, d in zip(pads, self.strides, self.dilations, strict=True)
             ):
                 raise ValueError(
-                    f"{name}: output_padding must be None or an int or pair of ints >= 0 smaller than the stride "
+                    f"{name}: output_padding must be None or an int{f' or {rank} ints' if rank > 1 else ''} >= 0 "
+                    "smaller than the stride "
                     f"or the dilation (strides={self.strides}, dilations={self.dilations}), got {output_padding!r}"
                 )
             self.output_padding = pads
@@ -621,12 +624,15 @@ class Conv2DTranspose(_Conv):
         top, bottom = self.padding[axis]
         return (n - 1) * s + k - top - bottom + (p or 0)
 
-    def _convolve(self, x):
-        first = self.data_format == "NCHW"
-        spatial = tuple(x.shape[2:4] if first else x.shape[1:3])
+    def _output_shape(self, x) -> tuple:
+        """The output's shape for input ``x`` (checked: sizes known, a SAME output that maps back, none cropped away)."""
+        name, rank = type(self).__name__, self._rank
+        first = self.data_format[1] == "C"
+        spatial = tuple(x.shape[2:] if first else x.shape[1:-1])
+        axes = "(width)" if rank == 1 else "(height, width)"
         if None in spatial:
             raise ValueError(
-                f"Conv2DTranspose: the input's height and width must be known to size the output, got input shape "
+                f"{name}: the input's spatial sizes {axes} must be known to size the output, got input shape "
                 f"{tuple(x.shape)} ({x.dtype})"
             )
         size = tuple(self._output_size(n, axis) for axis, n in enumerate(spatial))
@@ -634,23 +640,64 @@ class Conv2DTranspose(_Conv):
             # Keras' formula with an even kernel and output_padding 0 gives (n - 1) * s: a SAME conv maps that
             # to n - 1 values, not n (Keras fails there too).
             raise ValueError(
-                f"Conv2DTranspose: output_padding={self.output_padding} with SAME padding gives an output of {size} "
-                f"(height, width), which a SAME conv of strides {self.strides} does not map back to the input's "
+                f"{name}: output_padding={self.output_padding} with SAME padding gives an output of {size} "
+                f"{axes}, which a SAME conv of strides {self.strides} does not map back to the input's "
                 f"{spatial}; an even kernel needs output_padding >= 1 (input shape {tuple(x.shape)})"
             )
         if min(size) < 1:
             raise ValueError(
-                f"Conv2DTranspose: the output would be {size} (height, width): the padding {self.padding!r} crops "
+                f"{name}: the output would be {size} {axes}: the padding {self.padding!r} crops "
                 f"more than the input of shape {tuple(x.shape)} gives"
             )
-        shape = (x.shape[0], self.out_channels, *size) if first else (x.shape[0], *size, self.out_channels)
+        return (x.shape[0], self.out_channels, *size) if first else (x.shape[0], *size, self.out_channels)
+
+    def _convolve(self, x):
         return _nn.conv2d_transpose(
-            x, self.kernel, shape, self.strides, self.padding, self.dilations, data_format=self.data_format
+            x,
+            self.kernel,
+            self._output_shape(x),
+            self.strides,
+            self.padding,
+            self.dilations,
+            data_format=self.data_format,
         )
 
     def extra_repr(self) -> str:
         text = super().extra_repr()
         return text if self.output_padding is None else f"{text}, output_padding={self.output_padding}"
+
+
+class Conv1DTranspose(Conv2DTranspose):
+    """Transposed 1-D convolution of ``(batch, width, channels)`` inputs (the gradient of a :class:`Conv1D` with
+    respect to its input): Keras' ``Conv1DTranspose`` with explicit sizes; ``data_format="NCW"``: PyTorch's
+    ``nn.ConvTranspose1d``, whose weight ``(in, out, kw)`` is this ``kernel`` ``(kw, out_channels,
+    in_channels)`` transposed ``(2, 1, 0)``.  Output sizes, ``output_padding`` and explicit ``(left, right)``
+    padding as :class:`Conv2DTranspose`'s along its one axis (PyTorch's ``padding=q`` is ``(q, q)``); it runs as
+    a 2-D transposed convolution of a height-1 image.
+
+    >>> import tensorlib as tl
+    >>> up = tl.nn.Conv1DTranspose(4, 2, kernel_size=3, strides=2, seed=0)
+    >>> up(tl.ones((1, 5, 4))).shape, up.kernel.shape
+    ((1, 10, 2), (3, 2, 4))
+    """
+
+    _rank = 1
+
+    def _convolve(self, x):
+        shape = self._output_shape(x)
+        first = self.data_format == "NCW"
+        image = _shape.expand_dims(x, 2 if first else 1)  # (batch, 1, width, channels) or (batch, channels, 1, width)
+        padding = self.padding if isinstance(self.padding, str) else ((0, 0), *self.padding)
+        y = _nn.conv2d_transpose(
+            image,
+            _shape.expand_dims(self.kernel, 0),
+            (shape[0], shape[1], 1, shape[2]) if first else (shape[0], 1, *shape[1:]),
+            (1, *self.strides),
+            padding,
+            (1, *self.dilations),
+            data_format="NCHW" if first else "NHWC",
+        )
+        return _shape.squeeze(y, 2 if first else 1)
 
 
 def _index_value(value) -> int:
@@ -659,16 +706,20 @@ def _index_value(value) -> int:
     return operator.index(value)
 
 
-def _transpose_padding(padding, layer: str):
-    """``"SAME"``, ``"VALID"`` (any case) or ``((top, bottom), (left, right))`` of ints >= 0."""
+def _transpose_padding(padding, layer: str, rank: int = 2):
+    """``"SAME"``, ``"VALID"`` (any case) or one ``(before, after)`` pair of ints >= 0 per spatial axis
+    (``((top, bottom), (left, right))``; ``(left, right)`` alone for one axis)."""
     if isinstance(padding, str) and padding.upper() in ("SAME", "VALID"):
         return padding.upper()
     try:
+        if rank == 1 and len(padding) == 2 and all(isinstance(v, (int, np.integer)) for v in padding):
+            padding = (padding,)
         pairs = tuple(tuple(_index_value(v) for v in pair) for pair in padding)
     except (TypeError, ValueError):
         pairs = ()
-    if len(pairs) != 2 or any(len(p) != 2 or min(p) < 0 for p in pairs):
-        raise ValueError(f"{layer}: padding must be 'SAME', 'VALID' or ((top, bottom), (left, right)), got {padding!r}")
+    if len(pairs) != rank or any(len(p) != 2 or min(p) < 0 for p in pairs):
+        form = "(left, right)" if rank == 1 else "((top, bottom), (left, right))"
+        raise ValueError(f"{layer}: padding must be 'SAME', 'VALID' or {form}, got {padding!r}")
     return pairs
 
 

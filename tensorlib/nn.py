@@ -17,6 +17,7 @@ avg_pool2d = avg_pool
 max_pool2d = max_pool
 
 __all__ = [
+    "Conv1DTranspose",
     "Bidirectional",
     "SimpleRNN",
     "AdaptiveAvgPool1D",
@@ -49,6 +50,7 @@ from .layers import (  # noqa: E402
     BatchNorm,
     Bidirectional,
     Conv1D,
+    Conv1DTranspose,
     Conv2D,
     Conv2DTranspose,
     Conv3D,

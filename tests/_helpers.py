@@ -1,6 +1,8 @@
 """Helpers shared by the adversarial test files: run a function eagerly or traced, compare a result with
 NumPy's exactly (value, shape and dtype), and central differences in float64 as the gradient reference."""
 
+import contextlib
+
 import numpy as np
 
 import tensorlib as tl
@@ -30,3 +32,24 @@ def central_differences(f, x, eps=1e-6):
         step[i] = eps
         grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
     return grad
+
+
+@contextlib.contextmanager
+def local_cluster(n_workers, memory_limit, timeout=60):
+    """A dask ``Client`` of a LocalCluster of ``n_workers`` one-thread worker processes on loopback, closed
+    on exit (callers skip where ``distributed`` is not installed)."""
+    import distributed
+
+    cluster = distributed.LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        memory_limit=memory_limit,
+        silence_logs=50,
+    )
+    with distributed.Client(cluster, set_as_default=False) as client:
+        client.wait_for_workers(n_workers, timeout=timeout)
+        yield client
+    cluster.close(timeout=timeout)

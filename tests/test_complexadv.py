@@ -276,3 +276,62 @@ def test_traced_real_imag_angle_of_large_tensors_run_and_every_out_kernel_takes_
             if not isinstance(kernel, np.ufunc):
                 parameters = inspect.signature(kernel).parameters
                 assert "out" in parameters or any(p.kind == p.VAR_KEYWORD for p in parameters.values()), name
+
+
+def test_complex_dtypes_are_exported_beside_the_real_ones():
+    # Before: tl.complex64 was an AttributeError (tl.float32 exists; TF, JAX and PyTorch export both).
+    assert tl.complex64 == np.complex64 and tl.complex128 == np.complex128
+    assert tl.zeros((2,), dtype=tl.complex128).dtype == np.complex128
+    assert tl.cast(tl.tensor([1.0]), tl.complex64).dtype == np.complex64
+
+
+# ---------------------------------------------------------------- reductions' dtype= of complex inputs
+@pytest.mark.parametrize(
+    "name", ["sum", "prod", "mean", "var", "std", "cumsum", "cumprod", "nansum", "nanmean", "nanvar", "nanstd"]
+)
+def test_a_real_dtype_argument_for_complex_input_is_refused_not_the_real_part(name):
+    # Before: tl.sum([1+2j, 3-1j, 0.5j], dtype="float64") gave 4.0 (the real parts; NumPy warns
+    # ComplexWarning and gives the same); making real data of complex data is a TypeError (docs/complex.md).
+    z = np.array([1 + 2j, 3 - 1j, 0.5j])
+    with pytest.raises(TypeError, match=r"dtype: complex128 data cannot become float64 without losing its imaginary"):
+        getattr(tl, name)(z, dtype="float64")
+    # A complex dtype computes in it, as NumPy's dtype= does (var and std stay real).
+    got = getattr(tl, name)(z, dtype="complex64")
+    expected = getattr(np, name)(z.astype(np.complex64))
+    assert got.dtype == expected.dtype
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+
+
+def test_numpys_complex_predicates_run_on_tensors():
+    # Before: np.iscomplexobj(t), np.isrealobj(t), np.iscomplex(t) and np.isreal(t) raised "tensorlib has
+    # no implementation of numpy.iscomplexobj" (JAX has all four).
+    z = np.array([1 + 0j, 2j, complex(np.nan, np.nan), complex(0, -0.0)])
+    for values in (z, z.real.copy(), np.array([1, 2]), np.array([True, False])):
+        t = tl.tensor(values)
+        for name in ("iscomplex", "isreal"):
+            for call in (getattr(np, name), getattr(tl, name), tl.function(getattr(tl, name))):
+                got = call(t)
+                assert isinstance(got, tl.Tensor) and got.dtype == np.bool_
+                np.testing.assert_array_equal(got.numpy(), getattr(np, name)(values))
+        for name in ("iscomplexobj", "isrealobj"):
+            assert getattr(np, name)(t) is getattr(tl, name)(t) is bool(getattr(np, name)(values))
+
+
+def test_arange_with_complex_bounds_names_itself():
+    # Before: Python's "TypeError: must be real number, not complex", naming no function (NumPy returns an
+    # empty array for arange(1j, 3)); a complex dtype of real bounds still works.
+    for args in [(1j, 3), (0, 3, 1j), (tl.tensor(np.array(2j)),)]:
+        with pytest.raises(TypeError, match=r"arange: start, stop and step must be real numbers, got"):
+            tl.arange(*args)
+    np.testing.assert_array_equal(tl.arange(3, dtype="complex64").numpy(), np.arange(3, dtype=np.complex64))
+
+
+def test_nan_to_num_with_a_complex_replacement_names_itself():
+    # Before: "float() argument must be a string or a real number, not 'complex'" (NumPy refuses too: the
+    # replacements apply to the real and imaginary parts alike).
+    z = np.array([complex(np.nan, np.inf), complex(1, np.nan)])
+    with pytest.raises(TypeError, match=r"nan_to_num: nan must be a real number, got 1j"):
+        tl.nan_to_num(z, nan=1j)
+    with pytest.raises(TypeError, match=r"nan_to_num: posinf must be a real number"):
+        tl.nan_to_num(z.real.copy(), posinf=2 + 0j)
+    np.testing.assert_array_equal(tl.nan_to_num(z, nan=2.0, posinf=5.0).numpy(), np.nan_to_num(z, nan=2.0, posinf=5.0))

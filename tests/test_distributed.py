@@ -15,6 +15,7 @@ distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 
 import tensorlib as tl  # noqa: E402
+from _helpers import local_cluster  # noqa: E402
 
 # The workers cannot import this test module by name: send its functions by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -24,19 +25,8 @@ TIMEOUT = 60  # seconds for any one computation; the machine is shared and can b
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        memory_limit="2GiB",
-        silence_logs=50,
-    )
-    with distributed.Client(cluster) as c:
-        c.wait_for_workers(2, timeout=TIMEOUT)
+    with local_cluster(2, "2GiB", timeout=TIMEOUT) as c:
         yield c
-    cluster.close(timeout=TIMEOUT)
 
 
 def seed_forward(x, w):

@@ -1134,3 +1134,81 @@ def test_adaptive_pool_matches_torch():
             np.testing.assert_allclose(fn(x, out, layout).numpy(), theirs.detach().numpy(), rtol=1e-13)
             ours = tl.grad(lambda t: tl.sum(fn(t, out, layout) * w))(tl.tensor(x))
             np.testing.assert_allclose(ours.numpy(), g.numpy(), rtol=1e-12, atol=1e-15)
+
+
+# ---------------------------------------------------------------- Conv1DTranspose
+def _conv1d_transpose_reference(x, kernel, bias, stride, dilation, left, right, extra):
+    # Scatter each input position through each tap: out[t * s + j * d] += x[t] W[j]; then crop and pad.
+    batch, width, _ = x.shape
+    k, out_channels, _ = kernel.shape
+    full = np.zeros((batch, (width - 1) * stride + (k - 1) * dilation + 1 + extra, out_channels))
+    for t in range(width):
+        for j in range(k):
+            full[:, t * stride + j * dilation] += x[:, t] @ kernel[j].T
+    return full[:, left : full.shape[1] - right] + bias
+
+
+@pytest.mark.parametrize(
+    "k, s, d, padding, output_padding, crop",
+    [
+        (3, 2, 1, "VALID", None, (0, 0, 0)),
+        (3, 2, 1, (1, 1), 1, (1, 1, 1)),
+        (4, 3, 1, (0, 2), 2, (0, 2, 2)),
+        (2, 2, 2, "VALID", 1, (0, 0, 1)),
+        (5, 1, 1, "SAME", None, (2, 2, 0)),
+    ],
+)
+def test_conv1d_transpose_against_a_scatter_loop(k, s, d, padding, output_padding, crop):
+    rng = np.random.default_rng(31)
+    layer = tl.nn.Conv1DTranspose(
+        3, 5, k, strides=s, padding=padding, output_padding=output_padding, dilations=d, dtype=tl.float64, seed=0
+    )
+    layer.bias.assign(rng.standard_normal(5))
+    x = rng.standard_normal((2, 7, 3))
+    want = _conv1d_transpose_reference(x, layer.kernel.numpy(), layer.bias.numpy(), s, d, *crop)
+    np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(tl.function(layer)(x).numpy(), want, rtol=1e-12)
+    channels_first = tl.nn.Conv1DTranspose(
+        3, 5, k, strides=s, padding=padding, output_padding=output_padding, dilations=d, dtype=tl.float64,
+        data_format="NCW",
+    )  # fmt: skip
+    channels_first.kernel.assign(layer.kernel)
+    channels_first.bias.assign(layer.bias)
+    np.testing.assert_allclose(channels_first(x.transpose(0, 2, 1)).numpy(), want.transpose(0, 2, 1), rtol=1e-12)
+    w = rng.standard_normal(want.shape)
+    check_grads(lambda t, kern: tl.sum(tl.nn.conv2d_transpose(
+        tl.expand_dims(t, 1), tl.expand_dims(kern, 0), (2, 1, want.shape[1], 5), (1, s),
+        padding if isinstance(padding, str) else ((0, 0), padding), (1, d)) * w[:, None]),
+        [x, layer.kernel.numpy()], order=1)  # fmt: skip
+
+
+def test_conv1d_transpose_errors():
+    with pytest.raises(ValueError, match=r"Conv1DTranspose: padding must be 'SAME', 'VALID' or \(left, right\)"):
+        tl.nn.Conv1DTranspose(2, 2, 3, padding=((1, 1), (1, 1)))
+    with pytest.raises(
+        ValueError, match=r"Conv1DTranspose: output_padding must be None or an int >= 0 smaller than the stride"
+    ):
+        tl.nn.Conv1DTranspose(2, 2, 3, strides=2, output_padding=2)
+    with pytest.raises(ValueError, match=r"Conv1DTranspose: input must be 3-D NWC"):
+        tl.nn.Conv1DTranspose(2, 2, 3)(np.ones((1, 4, 4, 2), np.float32))
+    with pytest.raises(
+        ValueError, match=r"Conv1DTranspose: the output would be \(-1,\) \(width\): the padding \(\(1, 1\),\) crops"
+    ):
+        tl.nn.Conv1DTranspose(2, 2, 1, padding=(1, 1))(np.ones((1, 1, 2), np.float32))
+
+
+def test_conv1d_transpose_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(32)
+    for k, s, d, q, p in [(3, 2, 1, 0, 0), (3, 2, 1, 1, 1), (4, 3, 2, 2, 1), (1, 1, 1, 0, 0)]:
+        layer = tl.nn.Conv1DTranspose(
+            3, 5, k, strides=s, padding=(q, q), output_padding=p or None, dilations=d, dtype=tl.float64,
+            data_format="NCW", seed=0,
+        )  # fmt: skip
+        layer.bias.assign(rng.standard_normal(5))
+        x = rng.standard_normal((2, 3, 6))
+        theirs = torch.nn.functional.conv_transpose1d(
+            torch.tensor(x), torch.tensor(layer.kernel.numpy().transpose(2, 1, 0)), torch.tensor(layer.bias.numpy()),
+            stride=s, padding=q, output_padding=p, dilation=d,
+        )  # fmt: skip
+        np.testing.assert_allclose(layer(x).numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)

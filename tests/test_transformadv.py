@@ -442,3 +442,74 @@ def test_linearize_takes_has_aux_as_jax():
         np.testing.assert_allclose(f_jvp(tl.tensor(tangent)).numpy(), np.exp(X) * (1 + X) * tangent, rtol=1e-14)
     with pytest.raises(TypeError, match=r"tl.linearize: with has_aux=True, f must return a pair"):
         tl.linearize(lambda a: a * 2.0, tl.tensor(X), has_aux=True)
+
+
+# ---------------------------------------------------------------- eval_shape
+
+
+def test_eval_shape_of_control_flow_matches_the_real_call():
+    # tl.cond / tl.scan / tl.while_loop under eval_shape crashed: "'_DryRun' object has no attribute 'weak_args'".
+    x = tl.tensor(X)
+    v = tl.Variable(np.ones(3))
+    calls = [
+        lambda a: tl.cond(tl.sum(a) > 0, lambda b: b * 2.0, lambda b: b - 1.0, a),
+        lambda a: tl.scan(lambda c, e: (c + e, tl.stack([c, e])), tl.zeros((), dtype="float64"), a),
+        lambda a: tl.while_loop(lambda c: tl.sum(c) < 10.0, lambda c: c * 2.0, a),
+        lambda a: tl.cond(a[0] > 0, lambda b: b * v, lambda b: b, a),
+        tl.grad(lambda a: tl.sum(tl.while_loop(lambda c: tl.sum(c) < 10.0, lambda c: c * c, a, maximum_iterations=3))),
+    ]
+    for f in calls:
+        real = tl.tree.leaves(f(x))
+        specs = tl.tree.leaves(tl.eval_shape(f, tl.TensorSpec((3,), "float64")))
+        assert [(s.shape, s.dtype) for s in specs] == [(r.shape, r.dtype) for r in real]
+    # A draw inside a branch draws nothing: the global generator is where it was.
+    tl.random.seed(5)
+    expected = tl.random.normal((4,)).numpy()
+    tl.random.seed(5)
+    spec = tl.eval_shape(
+        lambda a: tl.cond(a[0] > 0, lambda b: b * tl.random.normal((3,), dtype="float64"), lambda b: b, a), x
+    )
+    assert spec == tl.TensorSpec((3,), "float64")
+    np.testing.assert_array_equal(tl.random.normal((4,)).numpy(), expected)
+    np.testing.assert_array_equal(v.numpy(), np.ones(3))
+
+
+# ---------------------------------------------------------------- remat and state
+
+
+def test_remat_changes_state_once_not_once_per_run():
+    # The recomputation assigned the Variables again: a counter counted 2 per step, a BatchNorm's moving
+    # averages moved twice (momentum applied twice).
+    counter = tl.Variable(np.array(0.0), trainable=False)
+
+    def counting(a):
+        counter.assign(counter + 1.0)
+        return tl.sin(a) * counter  # reads the value it assigned: the recomputation must read it too
+
+    x = tl.tensor(X)
+    g = tl.grad(lambda a: tl.sum(tl.remat(counting)(a)))(x)
+    assert float(counter) == 1.0
+    np.testing.assert_allclose(g.numpy(), np.cos(X), rtol=1e-15)
+    counter.assign(5.0)
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.sum(tl.remat(counting)(x))
+    counter.assign(counter * 10.0)  # changed again between the passes: kept
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 6.0 * np.cos(X), rtol=1e-15)
+    assert float(counter) == 60.0
+
+    rng = np.random.default_rng(2)
+    batch = rng.normal(size=(6, 3)) * 2.0 + 1.0
+    plain, rematted = (
+        tl.nn.BatchNorm(3, momentum=0.5, dtype="float64"),
+        tl.nn.BatchNorm(3, momentum=0.5, dtype="float64"),
+    )
+    grads = []
+    for bn, wrap in ((plain, lambda f: f), (rematted, tl.remat)):
+        with tl.GradientTape() as tape:
+            y = tl.sum(wrap(bn)(tl.tensor(batch)) ** 3)
+        grads.append(tape.gradient(y, [bn.scale, bn.offset]))
+    np.testing.assert_allclose(rematted.running_mean.numpy(), 0.5 * batch.mean(axis=0), rtol=1e-14)
+    np.testing.assert_allclose(rematted.running_var.numpy(), 0.5 + 0.5 * batch.var(axis=0, ddof=1), rtol=1e-14)
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)

@@ -664,15 +664,18 @@ def remat(f):
         start = _global_random_state()
 
         def rematerialized(*tensors):
-            y = call(tensors)
+            with dispatch.assigns_logged() as assigned:
+                y = call(tensors)
 
             def grad_fn(*out_grads, variables=None):
                 variables = list(variables or ())
-                with _random_state_at(start), GradientTape(watch_accessed_variables=False) as tape:
-                    # Fresh tensors: the same tensor given twice gets a gradient per place, summed by the engine.
-                    fresh = [identity(t) for t in tensors]
-                    tape.watch(fresh + variables)
-                    again = tree.leaves(call(fresh))
+                with _random_state_at(start), _variables_as_before(assigned):
+                    tape = GradientTape(watch_accessed_variables=False)
+                    with tape:
+                        # Fresh tensors: the same tensor given twice gets a gradient per place, summed by the engine.
+                        fresh = [identity(t) for t in tensors]
+                        tape.watch(fresh + variables)
+                        again = tree.leaves(call(fresh))
                 _check_recomputed(name, tree.leaves(y), again)
                 # Integer and bool tensors (indices, masks) get no gradient.
                 sources = [t for t in fresh if t.dtype.kind in "fc"] + variables
@@ -686,6 +689,21 @@ def remat(f):
         return _with_gradient(rematerialized, closures_as_variables=True)(*[leaves[i] for i in where])
 
     return wrapper
+
+
+@contextlib.contextmanager
+def _variables_as_before(assigned):
+    """The Variables the first run assigned hold, inside the block, their values from before it (the
+    recomputation reads what that run read and assigns them again), and after it the values they hold now:
+    the state changes once, not once per run (a BatchNorm's moving averages were updated twice)."""
+    now = [(var, var._value) for var, _ in assigned.values()]
+    for var, before in assigned.values():
+        dispatch.put_value(var, before)
+    try:
+        yield
+    finally:
+        for var, value in now:
+            dispatch.put_value(var, value)
 
 
 def _global_random_state():

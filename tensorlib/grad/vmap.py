@@ -283,7 +283,7 @@ class _Vmap(dispatch.Mode):
         found = self.physical.get(t._id) if isinstance(t, Tensor) else None
         if found is not None:
             return found[1]
-        x = creation.zeros(like.shape, dtype=like.dtype) if t is None else dispatch.as_tensor(t)
+        x = creation.zeros(like.shape, dtype=like.dtype, backend=like.backend) if t is None else dispatch.as_tensor(t)
         return self.repeated(x)
 
     def repeated(self, x: Tensor) -> Tensor:
@@ -391,7 +391,10 @@ class _Vmap(dispatch.Mode):
             from ..ops import creation
 
             with self.outside():
-                stand_ins = [t if f is None else creation.zeros(t.shape, dtype=t.dtype) for t, f in zip(inputs, found)]
+                stand_ins = [
+                    t if f is None else creation.zeros(t.shape, dtype=t.dtype, backend=t.backend)
+                    for t, f in zip(inputs, found)
+                ]
                 return dispatch.apply(op, stand_ins, attrs)
         physical = [t if f is None else f[1] for t, f in zip(inputs, found)]
         batched = [f is not None for f in found]
@@ -454,7 +457,8 @@ class _Vmap(dispatch.Mode):
             for spec in specs:
                 if None in spec.shape:
                     raise ValueError(f"tl.vmap: {op.name}'s result shape {spec.shape} is unknown for an empty batch")
-            return tuple(creation.zeros((0, *spec.shape), dtype=spec.dtype) for spec in specs)
+            backend = next(p.backend for p, b in zip(physical, batched) if b)
+            return tuple(creation.zeros((0, *spec.shape), dtype=spec.dtype, backend=backend) for spec in specs)
         start = copy.deepcopy(_random.current_generator()) if same_draws else None
         per_element = []
         for i in range(self.size):
@@ -800,14 +804,14 @@ def _gather_grad(mode, op, inputs, physical, batched, attrs, specs):
         return None
     offsets = _apply(
         "Reshape",
-        (creation.arange(0, mode.size * size, size, dtype=pi.dtype),),
+        (creation.arange(0, mode.size * size, size, dtype=pi.dtype, backend=pi.backend),),
         {"shape": (mode.size,) + (1,) * indices.ndim},
     )
     wrapped = _apply(
         "FloorMod", (pi, dispatch.to_tensor(size, pi.backend, pi.dtype))
     )  # negative indices counted from the end
     blocks = like.shape[:axis] + (mode.size * size,) + like.shape[axis + 1 :]
-    stand_in = _shape.broadcast_to(creation.zeros((), dtype=like.dtype), blocks)  # only its shape is read
+    stand_in = _shape.broadcast_to(creation.zeros((), like.dtype, plike.backend), blocks)  # only its shape is read
     scattered = dispatch.apply(
         op,
         (_array.moveaxis(pdy, 0, axis) if axis else pdy, _apply("Add", (wrapped, offsets)), stand_in),
@@ -898,7 +902,8 @@ def _with_batch_rows(mode, idx):
     from ..ops import creation
 
     lead = tuple(idx.shape[:-1])
-    rows = _apply("Reshape", (creation.arange(mode.size, dtype=idx.dtype),), {"shape": (mode.size,) + (1,) * len(lead)})
+    rows = creation.arange(mode.size, dtype=idx.dtype, backend=idx.backend)
+    rows = _apply("Reshape", (rows,), {"shape": (mode.size,) + (1,) * len(lead)})
     return _apply("ConcatV2", (_apply("BroadcastTo", (rows,), {"shape": (*lead, 1)}), idx), {"axis": len(lead)})
 
 
@@ -951,7 +956,7 @@ def _positions_like(mode, op, inputs, physical, batched, attrs, specs):
     x = inputs[0]
     if None in x.shape:
         return None
-    stand_in = _shape.broadcast_to(creation.zeros((), dtype=x.dtype), x.shape)
+    stand_in = _shape.broadcast_to(creation.zeros((), x.dtype, physical[0].backend), x.shape)
     return mode.repeated(dispatch.apply(op, (stand_in,), attrs))
 
 

@@ -89,6 +89,12 @@ class _DryRun(dispatch.Mode):
 
     def __init__(self):
         self.graph = Graph("explain", _backends.current())
+        # What tl.cond/tl.scan/tl.while_loop ask of the trace enclosing the subgraphs they trace (their bodies'
+        # shapes are the point): no Python-float argument is weak here, and an outside value is itself.
+        self.weak_args: dict = {}
+
+    def lift(self, t, op=None):
+        return t
 
     def bind(self, op, inputs, attrs, specs):
         outs = self.graph.add_node(op, inputs, attrs, specs)

@@ -1048,15 +1048,13 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     >>> tl.nan_to_num(tl.tensor([np.nan, 1.0]), nan=-1.0).numpy().tolist()
     [-1.0, 1.0]
     """
-    return apply(
-        _nan_to_num,
-        (x,),
-        {
-            "nan": float(nan),
-            "posinf": None if posinf is None else float(posinf),
-            "neginf": None if neginf is None else float(neginf),
-        },
-    )
+    values = {"nan": nan, "posinf": posinf, "neginf": neginf}
+    for name, value in values.items():
+        if isinstance(value, (complex, np.complexfloating)) or isinstance(value, Tensor) and value.dtype.kind == "c":
+            # NumPy applies them to the real and imaginary parts alike: they are real numbers (float() said
+            # "float() argument must be a string or a real number, not 'complex'", naming no function).
+            raise TypeError(f"nan_to_num: {name} must be a real number, got {value!r}")
+    return apply(_nan_to_num, (x,), {k: None if v is None and k != "nan" else float(v) for k, v in values.items()})
 
 
 def real(x) -> Tensor:
@@ -1106,6 +1104,48 @@ def angle(x, deg: bool = False) -> Tensor:
     """
     out = apply(_angle, (x,))
     return rad2deg(out) if deg else out
+
+
+def iscomplex(x) -> Tensor:
+    """``numpy.iscomplex``: whether each element has a nonzero imaginary part (all False for real x); a
+    bool tensor, not differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.iscomplex(tl.tensor([1 + 0j, 2j])).numpy().tolist()
+    [False, True]
+    """
+    return math_ops.not_equal(imag(x), 0)
+
+
+def isreal(x) -> Tensor:
+    """``numpy.isreal``: whether each element's imaginary part is 0 (all True for real x); bool.
+
+    >>> import tensorlib as tl
+    >>> tl.isreal(tl.tensor([1 + 0j, 2j])).numpy().tolist()
+    [True, False]
+    """
+    return math_ops.equal(imag(x), 0)
+
+
+def iscomplexobj(x) -> bool:
+    """``numpy.iscomplexobj``: whether x's dtype is complex, whatever its values (a Python bool, also for a
+    traced tensor).
+
+    >>> import tensorlib as tl
+    >>> tl.iscomplexobj(tl.tensor([1.0])), tl.iscomplexobj(tl.tensor([1.0]) * 1j)
+    (False, True)
+    """
+    return as_tensor(x).dtype.kind == "c"
+
+
+def isrealobj(x) -> bool:
+    """``numpy.isrealobj``: ``not iscomplexobj(x)``.
+
+    >>> import tensorlib as tl
+    >>> tl.isrealobj(tl.tensor([1.0]))
+    True
+    """
+    return not iscomplexobj(x)
 
 
 def nonzero(x) -> tuple:

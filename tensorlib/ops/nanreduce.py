@@ -144,7 +144,7 @@ def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -
     >>> tl.nanvar(tl.tensor([1.0, np.nan, 3.0])).numpy().item()
     1.0
     """
-    x = x if dtype is None else math_ops.cast(x, dtype)  # NumPy's dtype= computes in it
+    x = x if dtype is None else reduce.cast_to_dtype_argument(x, dtype, "nanvar")  # NumPy's dtype= computes in it
     x = _checked(x, axis, "nanvar")
     ddof = reduce._check_ddof(x, ddof, "nanvar")
     if not _has_nans(x):
@@ -165,7 +165,7 @@ def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -
     >>> tl.nanstd(tl.tensor([1.0, np.nan, 3.0])).numpy().item()
     1.0
     """
-    x = x if dtype is None else math_ops.cast(x, dtype)  # NumPy's dtype= computes in it
+    x = x if dtype is None else reduce.cast_to_dtype_argument(x, dtype, "nanstd")  # NumPy's dtype= computes in it
     x = _checked(x, axis, "nanstd")
     if x.dtype == _dt.float16:  # the root of a float32 variance: a float16 one overflows first
         return reduce.in_float32(nanstd, x, axis, keepdims, ddof)

@@ -230,6 +230,20 @@ def _check_axis(x, axis, name):
             raise type(e)(f"{name}: {e} (input shape {x.shape}, {x.dtype})") from None
 
 
+def cast_to_dtype_argument(x, dtype, name: str) -> Tensor:
+    """``x`` cast to the ``dtype=`` a reduction ``name`` computes in, as NumPy does; a real ``dtype`` for
+    complex ``x`` is a TypeError (NumPy drops the imaginary parts with only a ComplexWarning: tl.sum([1+2j,
+    3-1j], dtype='float64') gave 4.0), as making real data of complex data is (docs/complex.md).
+
+    >>> import tensorlib as tl
+    >>> cast_to_dtype_argument(tl.tensor([1, 2]), "float64", "sum").dtype
+    dtype('float64')
+    """
+    x = as_tensor(x)
+    _dt.check_keeps_imaginary(x.dtype, dtype, f"{name}: dtype")
+    return math_ops.cast(x, dtype)
+
+
 def accumulated_in(function, x, dtype, *args, **kwargs) -> Tensor:
     """``function(x, *args, **kwargs)`` with NumPy's ``dtype=`` for the accumulator: ``x`` cast to ``dtype``
     and the result held in it (an int32 sum wraps around as NumPy's, a bool one is an or); just the
@@ -241,7 +255,7 @@ def accumulated_in(function, x, dtype, *args, **kwargs) -> Tensor:
     """
     if dtype is None:
         return function(x, *args, **kwargs)
-    x = math_ops.cast(x, dtype)
+    x = cast_to_dtype_argument(x, dtype, function.__name__.strip("_").removesuffix("_op"))
     out = function(x, *args, **kwargs)
     return math_ops.cast(out, x.dtype) if out.dtype != x.dtype else out
 
@@ -574,7 +588,7 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtyp
     1.0
     """
 
-    x = as_tensor(x) if dtype is None else math_ops.cast(x, dtype)  # NumPy's dtype= computes in it
+    x = as_tensor(x) if dtype is None else cast_to_dtype_argument(x, dtype, "var")  # NumPy's dtype= computes in it
     _check_axis(x, axis, "Var")
     ddof = _check_ddof(x, ddof, "Var")
     mask = _where_mask(x, where, "var")
@@ -601,7 +615,7 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtyp
     >>> tl.grad(lambda x: tl.std(x))(tl.tensor([2.0, 2.0])).numpy().tolist()
     [0.0, 0.0]
     """
-    x = as_tensor(x) if dtype is None else math_ops.cast(x, dtype)
+    x = as_tensor(x) if dtype is None else cast_to_dtype_argument(x, dtype, "std")
     _check_axis(x, axis, "Std")
     ddof = _check_ddof(x, ddof, "Std")
     _where_mask(x, where, "std")

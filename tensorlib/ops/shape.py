@@ -1349,7 +1349,8 @@ class _IndexUpdate:
         except (IndexError, TypeError) as e:  # it read the int64 positions: say whose index it is
             raise type(e)(f"Tensor.at[...]: {e} (tensor shape {t.shape} {t.dtype})") from None
         dispatch.check_int_range(values, t.dtype, "Tensor.at[...]: values")
-        values = as_tensor(values)
+        # Python numbers and lists are made on the tensor's backend, as an op makes its Python inputs
+        values = as_tensor(values) if hasattr(values, "dtype") else dispatch.to_tensor(values, t.backend)
         if values.dtype != t.dtype:
             _check_lossless(values, t)
             values = cast(values, t.dtype)

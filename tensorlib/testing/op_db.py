@@ -937,7 +937,9 @@ def _at(x, values, *, index, how):
 def _at_ref(x, values, *, index, how):
     out = np.array(x, copy=True)
     if how == "add":
-        np.add.at(out, index, values)
+        # Values broadcast by hand: NumPy 2.4's ufunc.at adds wrong sums where it broadcasts them itself
+        # (np.add.at(zeros(2), [[0, 0], [0, 0]], [0., 65.]) gives 65, not 130).
+        np.add.at(out, index, np.broadcast_to(values, out[index].shape))
         return out
     positions = np.arange(out.size).reshape(out.shape)[index]
     for position, value in zip(positions.ravel(), np.broadcast_to(values, positions.shape).ravel()):
