@@ -444,7 +444,9 @@ _igamma_grad_a = defop(
     doc="d/da of the regularized lower incomplete gamma P(a, x).",
 )
 _igamma_grad_a.kernel("numpy")(_igamma_grad_a_kernel)
-_igamma_grad_a.kernels_reason = "scipy.special and a NumPy series; the Array API standard has no special functions"
+_igamma_grad_a.kernels_reason = (
+    "scipy.special.gammaln and a NumPy series; the Array API standard has no special functions"
+)
 
 
 def _gamma_density(a, x):
