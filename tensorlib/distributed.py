@@ -107,6 +107,11 @@ def _rebuild_tensor(value, backend, variable, name, trainable):
     return tensor(value, backend=backend)
 
 
+def _parameter_variable(shape, dtype, backend, name, trainable):
+    """A worker's copy of a Variable that is also a parameter: its value comes with each call."""
+    return Variable(np.zeros(shape, dtype), name=name, trainable=trainable, backend=backend)
+
+
 @functools.cache
 def _library_roots() -> tuple:
     """The folders of installed code (the standard library, site-packages, tensorlib itself)."""
@@ -117,11 +122,15 @@ def _library_roots() -> tuple:
 
 
 def _is_user_code(obj) -> bool:
-    """A Python function or class from the caller's own code (a script, a notebook, a module of their
-    project)."""
-    if not isinstance(obj, (types.FunctionType, type)):
+    """A Python function, class or module from the caller's own code (a script, a notebook, a module of
+    their project)."""
+    if isinstance(obj, types.ModuleType):
+        module = obj
+    elif isinstance(obj, (types.FunctionType, type)):
+        module = sys.modules.get(obj.__module__)
+    else:
         return False
-    path = getattr(sys.modules.get(obj.__module__), "__file__", None)  # None: cloudpickle's own rule decides
+    path = getattr(module, "__file__", None)  # None: cloudpickle's own rule decides
     return path is not None and not os.path.realpath(path).startswith(_library_roots())
 
 
@@ -134,9 +143,12 @@ def _new_class_reduce(reduced: tuple) -> tuple:
     return (make, args[:-2] + (None,) + args[-1:], *rest)
 
 
-def _dumps(obj) -> bytes:
+def _dumps(obj, parameters=()) -> bytes:
     """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module),
-    and the caller's own functions and classes sent by value, with the globals they read as they are now.
+    and the caller's own functions, classes and modules sent by value, with the globals they read as they
+    are now.
+    The Variables in ``parameters`` go without their values, which each call sends (so the bytes, and the
+    token, stay the same from one training step to the next).
 
     By reference (cloudpickle's rule for any function its module can be imported for), a worker would
     import the module itself (failing where it is not on the worker's path) and read its own copy of
@@ -152,6 +164,14 @@ def _dumps(obj) -> bytes:
                 if value._value is None:
                     raise TypeError("tl.distributed: a symbolic Tensor cannot be sent to a worker")
                 is_var = isinstance(value, Variable)
+                if is_var and any(value is p for p in parameters):
+                    return _parameter_variable, (
+                        value.shape,
+                        value.dtype.name,
+                        value.backend.name,
+                        value.name,
+                        value.trainable,
+                    )
                 return _rebuild_tensor, (
                     value.numpy(),
                     value.backend.name,
@@ -166,6 +186,9 @@ def _dumps(obj) -> bytes:
                 by_value = isinstance(reduced, tuple) and reduced[-1] is cloudpickle.cloudpickle._class_setstate
                 return _new_class_reduce(reduced) if by_value else reduced
             if self.by_value and _is_user_code(value):
+                if isinstance(value, types.ModuleType):  # read as ``module.name``: its namespace, by value
+                    namespace = {k: v for k, v in vars(value).items() if k != "__builtins__"}
+                    return cloudpickle.cloudpickle.dynamic_subimport, (value.__name__, namespace)
                 return self._dynamic_function_reduce(value)
             return super().reducer_override(value)
 
@@ -212,7 +235,7 @@ class _Shipped:
         self.fn, self.signature, self.args, self.kwargs = fn, signature, tuple(args), dict(kwargs)
         self.data = None
         if token is None:
-            self.data = _dumps((fn, signature, self.args, self.kwargs))
+            self.data = self._dumps()
             token, nbytes = hashlib.sha1(self.data).hexdigest(), len(self.data)
         self.token, self.nbytes = token, nbytes  # nbytes: the size of the pickled function, for the caches
         self._function = None
@@ -222,8 +245,11 @@ class _Shipped:
     def __reduce__(self):
         # A worker's copy keeps no pickled bytes (its weights would be held twice); it pickles again
         # only when dask moves it to another worker, under the token it arrived with.
-        data = self.data if self.data is not None else _dumps((self.fn, self.signature, self.args, self.kwargs))
+        data = self.data if self.data is not None else self._dumps()
         return _load_shipped, (self.token, data)
+
+    def _dumps(self) -> bytes:
+        return _dumps((self.fn, self.signature, self.args, self.kwargs), getattr(self.fn, "variables", ()))
 
     def __dask_tokenize__(self):
         # The token names the content already; without this dask pickled the function and its weights
@@ -248,7 +274,11 @@ class _Shipped:
 
     def __call__(self, *dynamic):
         with _run_lock:
-            return self.function()(*self.arguments(dynamic), **self.kwargs)
+            return self.run(*dynamic)
+
+    def run(self, *dynamic):
+        """``self(*dynamic)`` for a caller that holds ``_run_lock``."""
+        return self.function()(*self.arguments(dynamic), **self.kwargs)
 
 
 def _shipped(fn, args, kwargs, what) -> _Shipped:
@@ -376,7 +406,10 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
     ...))])`` for one trace for every block size) and keeps the graph.
 
     ``client``: a ``distributed.Client``; by default the current one, and
-    dask's local scheduler when there is none.
+    dask's local scheduler when there is none.  The result's tasks hold
+    the function as that client's data: compute it there
+    (``client.compute(y)``, or ``y.compute()`` when it is the default
+    client); another scheduler reports a missing ``_Shipped`` dependency.
 
     >>> import numpy as np, dask.array as da, tensorlib as tl
     >>> w = np.array([[1.0], [-1.0]])
@@ -443,8 +476,13 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
 
 
 # ---------------------------------------------------------------- data-parallel gradients
-def _block_value_and_grad(loss_fn, treedef):
-    """The per-block step: ``(loss, gradients of every parameter leaf)``; traced on the worker."""
+def _block_value_and_grad(loss_fn, treedef, variables):
+    """The per-block step: ``(loss, gradients of every parameter leaf)``; traced on the worker.
+
+    ``variables`` holds, per leaf, the Variable given as that parameter (else None).  As in
+    ``tl.value_and_grad``, those are differentiated themselves, so a loss that reads them (a model's
+    Variables, TensorFlow's style) gets their gradient: they travel with the function, the same objects
+    that ``loss_fn`` reads there, and ``_weighted_partial`` gives them the call's values."""
     from .grad.api import value_and_grad as tl_value_and_grad
 
     argnums = tuple(range(treedef.num_leaves))
@@ -453,9 +491,11 @@ def _block_value_and_grad(loss_fn, treedef):
         def loss_of_leaves(*values):
             return loss_fn(tree.unflatten(treedef, values), *batch)
 
-        return tl_value_and_grad(loss_of_leaves, argnums=argnums)(*leaves)
+        sources = [leaf if var is None else var for leaf, var in zip(leaves, variables)]
+        return tl_value_and_grad(loss_of_leaves, argnums=argnums)(*sources)
 
     block_value_and_grad.__name__ = f"value_and_grad({_name(loss_fn)})"
+    block_value_and_grad.variables = tuple(variables)
     return block_value_and_grad
 
 
@@ -465,7 +505,11 @@ def _weighted_partial(shipped, params, *blocks, dtype, weighted):
     rows = blocks[0].shape[0]
     if rows == 0:  # the mean loss of no rows is NaN; a block without rows adds nothing
         return np.zeros((1, 1 + sum(np.size(p) for p in params)), dtype)
-    value, grads = shipped(params, *blocks)
+    with _run_lock:
+        for var, value in zip(shipped.fn.variables, params):
+            if var is not None:
+                var.assign(value)
+        value, grads = shipped.run(params, *blocks)
     parts = [np.asarray(value.numpy(), dtype).reshape(1)] + [np.asarray(g.numpy(), dtype).ravel() for g in grads]
     row = np.concatenate(parts)
     if weighted:
@@ -495,7 +539,9 @@ def value_and_grad(
     (or the sum) of the blocks' losses, not the loss of all rows at once.
     ``params`` is a float or complex Tensor/array, or a
     nested list, tuple or dict of them (Python floats become float32, as in
-    ``tl.value_and_grad``); each of ``data`` is a dask array whose axis 0 runs over the
+    ``tl.value_and_grad``; a Variable is differentiated itself, as there, so
+    a loss that reads a model's Variables given as ``params`` gets their
+    gradients); each of ``data`` is a dask array whose axis 0 runs over the
     examples (chunked along it, the chunks of ``data[0]`` rule).  Each worker
     computes ``rows * value_and_grad`` for its blocks (``value_and_grad``
     with ``reduction="sum"``); dask sums those
@@ -547,7 +593,8 @@ def value_and_grad(
     blocked = _aligned(data, rows, what)
     if sum(rows) == 0 and reduction == "mean":
         raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
-    shipped = _shipped(_block_value_and_grad(loss_fn, treedef), [_SLOT] * (1 + len(blocked)), {}, what)
+    variables = [v if isinstance(v, Variable) else None for v in leaves]
+    shipped = _shipped(_block_value_and_grad(loss_fn, treedef, variables), [_SLOT] * (1 + len(blocked)), {}, what)
     client = _default_client(client)
     loss_dtype = _loss_dtype(_traced(shipped, client), values, blocked, rows)
     # The partial sums carry the loss and every gradient in one dtype that holds them all.

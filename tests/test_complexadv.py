@@ -315,3 +315,37 @@ def test_numpys_complex_predicates_run_on_tensors():
                 np.testing.assert_array_equal(got.numpy(), getattr(np, name)(values))
         for name in ("iscomplexobj", "isrealobj"):
             assert getattr(np, name)(t) is getattr(tl, name)(t) is bool(getattr(np, name)(values))
+
+
+def test_arange_with_complex_bounds_names_itself():
+    # Before: Python's "TypeError: must be real number, not complex", naming no function (NumPy returns an
+    # empty array for arange(1j, 3)); a complex dtype of real bounds still works.
+    for args in [(1j, 3), (0, 3, 1j), (tl.tensor(np.array(2j)),)]:
+        with pytest.raises(TypeError, match=r"arange: start, stop and step must be real numbers, got"):
+            tl.arange(*args)
+    np.testing.assert_array_equal(tl.arange(3, dtype="complex64").numpy(), np.arange(3, dtype=np.complex64))
+
+
+def test_nan_to_num_with_a_complex_replacement_names_itself():
+    # Before: "float() argument must be a string or a real number, not 'complex'" (NumPy refuses too: the
+    # replacements apply to the real and imaginary parts alike).
+    z = np.array([complex(np.nan, np.inf), complex(1, np.nan)])
+    with pytest.raises(TypeError, match=r"nan_to_num: nan must be a real number, got 1j"):
+        tl.nan_to_num(z, nan=1j)
+    with pytest.raises(TypeError, match=r"nan_to_num: posinf must be a real number"):
+        tl.nan_to_num(z.real.copy(), posinf=2 + 0j)
+    np.testing.assert_array_equal(tl.nan_to_num(z, nan=2.0, posinf=5.0).numpy(), np.nan_to_num(z, nan=2.0, posinf=5.0))
+
+
+def test_a_complex_tangent_for_a_real_primal_is_refused_not_cut_to_its_real_part():
+    # Before: tl.jvp(lambda x: x * x, (x,), ([1j, 1],)) at x = [1, 2] gave the tangent [0, 4], dropping the
+    # imaginary direction silently (JAX refuses the dtype mismatch); tl.linearize's f_jvp did the same.
+    x = tl.tensor(np.array([1.0, 2.0]))
+    for tangent in (np.array([1j, 1.0]), tl.tensor(np.array([1j, 1.0]))):
+        with pytest.raises(TypeError, match=r"tl.jvp: tangent 0 is complex128 for a real primal \(float64, shape"):
+            tl.jvp(lambda x: x * x, (x,), (tangent,))
+        with pytest.raises(TypeError, match=r"tl.linearize: tangent 0 is complex128 for a real primal"):
+            tl.linearize(lambda x: x * x, x)[1](tangent)
+    # A real tangent of a complex primal is a direction along the real axes.
+    _, tangent = tl.jvp(lambda z: z * z, (x * 1j,), (np.array([0.5, 1.0]),))
+    np.testing.assert_allclose(tangent.numpy(), 2 * (x.numpy() * 1j) * np.array([0.5, 1.0]))

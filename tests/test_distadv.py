@@ -323,7 +323,7 @@ def test_map_blocks_pickles_the_function_and_its_weights_once_per_call(monkeypat
     w = np.random.default_rng(1).standard_normal((3, 3))
     x = da.from_array(np.arange(12.0).reshape(4, 3), chunks=(3, 3))
     dumps, calls = tl.distributed._dumps, []
-    monkeypatch.setattr(tl.distributed, "_dumps", lambda obj: calls.append(1) or dumps(obj))
+    monkeypatch.setattr(tl.distributed, "_dumps", lambda *args: calls.append(1) or dumps(*args))
 
     def f(b):
         return b @ w
@@ -435,3 +435,56 @@ def test_mapping_an_instance_leaves_its_class_alone(monkeypatch, sync_scheduler)
     monkeypatch.setattr(sys.modules[__name__], "SHIFT", 5.0)
     np.testing.assert_array_equal(AddShift()(tl.tensor(a)).numpy(), a + 5.0)
     np.testing.assert_array_equal(tl.distributed.map_blocks(AddShift(), x).compute(), a + 5.0)
+
+
+# ---------------------------------------------------------------- Variables as parameters
+def test_variables_given_as_params_are_the_ones_the_loss_reads(sync_scheduler, client):
+    # TF's style: the loss reads the model's Variables, which are also the params to differentiate.
+    # tl.value_and_grad differentiates those very Variables; the workers got the params as new arrays
+    # and the loss's Variables as other copies: gradient [0, 0] where eager gives [-8, -10] (and half of
+    # it when the loss used both), silently.
+    a = np.arange(1.0, 9.0).reshape(4, 2)
+    v = tl.Variable(np.array([1.0, -1.0]), name="v")
+    b = tl.Variable(0.5, name="b")
+
+    def reads_variables(params, x):
+        return tl.mean((x @ v + b) ** 2)
+
+    def reads_both(params, x):
+        return tl.mean((x @ params["v"]) * (x @ v) + b * params["b"])
+
+    for loss_fn in (reads_variables, reads_both):
+        params = {"v": v, "b": b}
+        want_loss, want = tl.value_and_grad(loss_fn)(params, tl.tensor(a))
+        for c in (None, client):
+            for step in range(2):  # the second step after the Variables changed
+                loss, g = tl.distributed.value_and_grad(loss_fn, params, da.from_array(a, chunks=3), client=c)
+                np.testing.assert_allclose(float(loss), float(want_loss), rtol=1e-14)
+                np.testing.assert_allclose(g["v"].numpy(), want["v"].numpy(), rtol=1e-14)
+                np.testing.assert_allclose(float(g["b"]), float(want["b"]), rtol=1e-14)
+                v.assign(v.numpy() * 0.5)
+                want_loss, want = tl.value_and_grad(loss_fn)(params, tl.tensor(a))
+        v.assign(np.array([1.0, -1.0]))
+    # NumPy: L = mean((x v + b)^2), dL/dv = mean(2 r x), dL/db = mean(2 r).
+    r = a @ np.array([1.0, -1.0]) + 0.5
+    _, g = tl.distributed.value_and_grad(reads_variables, [v, b], da.from_array(a, chunks=3))
+    np.testing.assert_allclose(g[0].numpy(), (2 * r[:, None] * a).mean(0), rtol=1e-14)
+    np.testing.assert_allclose(float(g[1]), (2 * r).mean(), rtol=1e-14)
+
+
+def test_a_function_that_reaches_a_module_of_the_caller_through_its_name_is_not_stale(usermod, sync_scheduler):
+    # f reads the module as a global (import usermod; usermod.helper(b)): the module went by reference,
+    # so f's bytes and token stayed the same after the module changed, and the old graph ran.
+    module, rewrite = usermod
+
+    def f(b):
+        return module.helper(b) * 10.0
+
+    x = da.from_array(np.arange(1.0, 5.0).reshape(4, 1), chunks=3)
+    assert tl.distributed.map_blocks(f, x).compute().ravel().tolist() == [20.0, 40.0, 60.0, 80.0]
+    module.SCALE = 5.0
+    assert tl.distributed.map_blocks(f, x).compute().ravel().tolist() == [50.0, 100.0, 150.0, 200.0]
+    rewrite(3.0, 100.0)
+    importlib.reload(module)
+    assert tl.distributed.map_blocks(f, x).compute().ravel().tolist() == [1030.0, 1060.0, 1090.0, 1120.0]
+    assert module.SCALE == 3.0 and module.f(tl.tensor(np.ones(1))).numpy().tolist() == [103.0]

@@ -8,6 +8,8 @@ TensorFlow only behind ``pytest.importorskip``.
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tensorlib as tl
 
@@ -513,3 +515,92 @@ def test_remat_changes_state_once_not_once_per_run():
     np.testing.assert_allclose(rematted.running_var.numpy(), 0.5 + 0.5 * batch.var(axis=0, ddof=1), rtol=1e-14)
     for a, b in zip(*grads):
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
+
+
+def test_custom_vjp_and_jvp_outputs_that_are_not_tensors_name_the_function():
+    # "custom_gradient: run must return tensors, got str": the wrapper's inner function, not the user's.
+    def tagged(a):
+        return a * 2.0, "tag"
+
+    f = tl.custom_vjp(tagged)
+    f.defvjp(lambda a: (tagged(a), None), lambda r, g: (g[0] * 2.0,))
+    with pytest.raises(TypeError, match=r"^custom_vjp: tagged must return tensors, got str$"):
+        tl.grad(lambda a: tl.sum(f(a)[0]))(tl.tensor(X))
+    j = tl.custom_jvp(tagged)
+    j.defjvp(lambda p, t: (tagged(p[0]), (t[0] * 2.0, "tag")))
+    with pytest.raises(TypeError, match=r"^custom_jvp: tagged must return tensors, got str$"):
+        tl.grad(lambda a: tl.sum(j(a)[0]))(tl.tensor(X))
+
+
+# ---------------------------------------------------------------- the transformations agree, on random programs
+
+_UNARY = [
+    (tl.sin, np.sin),
+    (tl.tanh, np.tanh),
+    (lambda a: a * a, lambda a: a * a),
+    (lambda a: tl.exp(a * 0.3), lambda a: np.exp(a * 0.3)),
+    (lambda a: a[::-1] * 1.5, lambda a: a[::-1] * 1.5),
+    (lambda a: a - tl.mean(a), lambda a: a - np.mean(a)),
+]
+_BINARY = [
+    (lambda a, b: a * b, lambda a, b: a * b),
+    (lambda a, b: a + tl.sin(b), lambda a, b: a + np.sin(b)),
+    (lambda a, b: a / (1.5 + b * b), lambda a, b: a / (1.5 + b * b)),
+]
+
+
+def _program(draw_ops):
+    """A random chain over two inputs: each step applies a unary op to one value or a binary op to two."""
+
+    def run(lib, x, y):
+        values = [x, y]
+        for kind, k, i, j in draw_ops:
+            if kind == "u":
+                values.append(_UNARY[k][lib](values[i % len(values)]))
+            else:
+                values.append(_BINARY[k][lib](values[i % len(values)], values[j % len(values)]))
+        total = values[-1] * values[-2]
+        return total if lib else tl.sum(total)
+
+    return lambda x, y: run(0, x, y), lambda x, y: np.sum(run(1, x, y))
+
+
+_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("u"), st.integers(0, len(_UNARY) - 1), st.integers(0, 9), st.just(0)),
+        st.tuples(st.just("b"), st.integers(0, len(_BINARY) - 1), st.integers(0, 9), st.integers(0, 9)),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@given(_steps, st.integers(0, 2**16))
+def test_grad_jvp_jacobians_hessian_remat_and_traced_agree_with_finite_differences(steps, seed):
+    f, f_np = _program(steps)
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3)
+    expected_x = _fd_grad(lambda v: f_np(v, y), x)
+    expected_y = _fd_grad(lambda v: f_np(x, v), y)
+    tx, ty = tl.tensor(x), tl.tensor(y)
+    scale = 1 + np.abs(expected_x).max() + np.abs(expected_y).max()
+    for grad in (
+        tl.grad(f, argnums=(0, 1)),
+        tl.grad(tl.remat(f), argnums=(0, 1)),
+        tl.function(tl.grad(f, argnums=(0, 1))),
+    ):
+        gx, gy = grad(tx, ty)
+        np.testing.assert_allclose(gx.numpy(), expected_x, atol=1e-6 * scale)
+        np.testing.assert_allclose(gy.numpy(), expected_y, atol=1e-6 * scale)
+    u, v = rng.normal(size=3), rng.normal(size=3)
+    _, tangent = tl.jvp(f, (tx, ty), (tl.tensor(u), tl.tensor(v)))
+    np.testing.assert_allclose(float(tangent), expected_x @ u + expected_y @ v, atol=1e-6 * scale * 5)
+    _, f_jvp = tl.linearize(f, tx, ty)
+    np.testing.assert_allclose(float(f_jvp(tl.tensor(u), tl.tensor(v))), float(tangent), rtol=1e-12, atol=1e-14)
+    hess = tl.hessian(f)(tx, ty).numpy()
+    np.testing.assert_allclose(hess, hess.T, rtol=1e-10, atol=1e-12 * scale)
+    column = _fd_grad(lambda a: float(tl.grad(f)(tl.tensor(a), ty) @ tl.tensor(u)), x)
+    np.testing.assert_allclose(hess @ u, column, atol=1e-5 * scale)
+    inner = lambda a: tl.grad(f)(a, ty)  # noqa: E731
+    np.testing.assert_allclose(tl.jacfwd(inner)(tx).numpy(), hess, rtol=1e-10, atol=1e-12 * scale)
+    np.testing.assert_allclose(tl.hessian(tl.remat(f))(tx, ty).numpy(), hess, rtol=1e-10, atol=1e-12 * scale)

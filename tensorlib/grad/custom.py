@@ -327,7 +327,7 @@ def _with_gradient(f, closures_as_variables: bool = False, what: str = "custom_g
         outs, out_def = tree.flatten(y)
         for o in outs:
             if not isinstance(o, Tensor):
-                raise TypeError(f"custom_gradient: {f.__name__} must return tensors, got {type(o).__name__}")
+                raise TypeError(f"{what}: {f.__name__} must return tensors, got {type(o).__name__}")
         results = _custom(
             *tensor_args, *variables, *outs, grad_fn=grad_fn, n_inputs=len(tensor_args), n_variables=len(variables)
         )
@@ -405,7 +405,7 @@ class _CustomDerivative:
             grad_fn.__wrapped__ = self._user_rule()  # errors about the gradients name the user's rule's file:line
             return outputs, grad_fn
 
-        run.__qualname__ = self._name()
+        run.__name__, run.__qualname__ = getattr(self.fun, "__name__", "the function"), self._name()
         return _with_gradient(run, what=self.kind)(*(args[i] for i in positions), *held)
 
     def _positional(self, args, kwargs) -> tuple:

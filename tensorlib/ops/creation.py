@@ -134,6 +134,10 @@ def arange(start, stop=None, step=1, dtype=None, backend=None) -> Tensor:
     b = _backend(backend)
     if stop is None:
         start, stop = 0, start
+    bounds = (start, stop, step)
+    if any((v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype).kind == "c" for v in bounds):
+        # NumPy's arange(1j, 3) is empty; Python's error named no function ("must be real number").
+        raise TypeError(f"arange: start, stop and step must be real numbers, got {start!r}, {stop!r}, {step!r}")
     if dtype is None:
         dtype = (
             _dt.default_int if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else _dt.default_float

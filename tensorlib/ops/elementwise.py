@@ -1048,15 +1048,13 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     >>> tl.nan_to_num(tl.tensor([np.nan, 1.0]), nan=-1.0).numpy().tolist()
     [-1.0, 1.0]
     """
-    return apply(
-        _nan_to_num,
-        (x,),
-        {
-            "nan": float(nan),
-            "posinf": None if posinf is None else float(posinf),
-            "neginf": None if neginf is None else float(neginf),
-        },
-    )
+    values = {"nan": nan, "posinf": posinf, "neginf": neginf}
+    for name, value in values.items():
+        if isinstance(value, (complex, np.complexfloating)) or isinstance(value, Tensor) and value.dtype.kind == "c":
+            # NumPy applies them to the real and imaginary parts alike: they are real numbers (float() said
+            # "float() argument must be a string or a real number, not 'complex'", naming no function).
+            raise TypeError(f"nan_to_num: {name} must be a real number, got {value!r}")
+    return apply(_nan_to_num, (x,), {k: None if v is None and k != "nan" else float(v) for k, v in values.items()})
 
 
 def real(x) -> Tensor:
