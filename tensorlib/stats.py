@@ -26,7 +26,14 @@ from . import special as _sp
 from .dtypes import float64 as _float64
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
-from .ops.special import _STIRLING_FROM, _STIRLING_SERIES, _float
+from .ops.special import (
+    _float,
+    deviance,
+    gamma_log_density,
+    poisson_log_density,
+    relative_difference,
+    stirling_error,
+)
 from .tensor import Tensor
 
 _LOG_2PI = _math.log(2 * _math.pi)
@@ -208,69 +215,6 @@ t = SimpleNamespace(logpdf=_t_logpdf, pdf=lambda x, df, loc=0.0, scale=1.0: _mat
 
 
 # ------------------------------------------------------------------ poisson
-# Loader's saddle-point form of the Poisson density (C. Loader, "Fast and accurate computation of binomial
-# probabilities", 2000; R's dpois_raw), for k >= 1 and k / mu in (1/199, 199):
-#   log(mu**k e**-mu / k!) = -stirling_error(k) - log(2 pi k) / 2 - deviance(k, mu),
-# three terms of one sign.  The textbook k log(mu) - mu - log(k!) subtracts terms of size k log(k) from each
-# other: poisson.logpmf(1e15, 1e15) came out -16 for -18.19 (SciPy too), float32 kept 2 digits at 1e4
-# and none at 1e8.  Elsewhere (k < 1, a far mu, 0, inf, nan) the textbook form is accurate and defined.
-_LOG_2PI_HALF = 0.5 * _LOG_2PI
-_DEVIANCE_SERIES_BELOW = 0.25  # |v| at which the deviance's direct form loses at most 2 bits
-
-
-def _stirling_error(k) -> Tensor:
-    """``log Gamma(k + 1) - (k log k - k + log(2 pi k) / 2)`` for ``k >= 1``: Stirling's series from 10 on,
-    below it that difference in float64 (it loses 1e-14 absolute there, nothing relative to the result)."""
-    from .ops.special import _in_float64
-
-    w = _math_ops.where
-    large = k >= _STIRLING_FROM
-    inverse = 1.0 / w(large, k, _STIRLING_FROM)
-    inverse_square, series = inverse * inverse, _STIRLING_SERIES[-1]
-    for c in _STIRLING_SERIES[-2::-1]:
-        series = series * inverse_square + c
-
-    def difference(x, _):
-        return _sp.gammaln(x + 1.0) - x * _math_ops.log(x) + x - 0.5 * _math_ops.log(x) - _LOG_2PI_HALF
-
-    return w(large, series * inverse, _in_float64(difference, None, w(large, 1.0, k), None))
-
-
-def _relative_difference(k, mu) -> Tensor:
-    """``(k - mu) / (k + mu)``, halved first so that ``k + mu`` does not overflow near the float's maximum."""
-    return (0.5 * k - 0.5 * mu) / (0.5 * k + 0.5 * mu)
-
-
-def _deviance(k, mu) -> Tensor:
-    """Loader's ``bd0``: ``k log(k / mu) + mu - k >= 0`` for positive ``k`` and ``mu``, without the cancellation
-    of that sum near ``k == mu``: with ``v = (k - mu) / (k + mu)``, ``k log(k / mu) = 2 k atanh(v)``, so it is
-    ``(k - mu) v + 2 k (v**3 / 3 + v**5 / 5 + ...)``, summed where ``|v| < 1/4`` (to the dtype's precision)."""
-    w = _math_ops.where
-    v = _relative_difference(k, mu)
-    small = _math_ops.abs(v) < _DEVIANCE_SERIES_BELOW
-    vs = w(small, v, 0.0)
-    v2 = vs * vs
-    eps = float(np.finfo(v.dtype).eps)
-    terms = next(j for j in range(1, 40) if _DEVIANCE_SERIES_BELOW ** (2 * j) < eps)
-    series = 1.0 / (2 * terms + 1)
-    for j in range(terms - 1, 0, -1):
-        series = series * v2 + 1.0 / (2 * j + 1)
-    near = (k - mu) * vs + k * (2.0 * vs * v2 * series)
-    ratio = w(small, 1.0, k / mu)
-    return w(small, near, k * _math_ops.log(ratio) + mu - k)
-
-
-def _poisson_log_density(k, mu) -> Tensor:
-    """``log(mu**k e**-mu / Gamma(k + 1))`` for a real ``k >= 0`` (the Poisson log-pmf, and with ``k = a - 1``,
-    ``mu = x`` the gamma log-density), accurate where ``k`` and ``mu`` are large and close (Loader's form)."""
-    w = _math_ops.where
-    v = _relative_difference(k, mu)
-    loader = _all(k >= 1.0, _math_ops.abs(v) < 0.99)  # k / mu in (1/199, 199); false for nan, inf and 0
-    kl, mul = w(loader, k, 1.0), w(loader, mu, 1.0)
-    saddle = -_stirling_error(kl) - 0.5 * _math_ops.log(kl) - _LOG_2PI_HALF - _deviance(kl, mul)
-    return w(loader, saddle, _sp.xlogy(k, mu) - mu - _sp.gammaln(k + 1.0))
-
-
 def _poisson_logpmf(k, mu) -> Tensor:
     """log P(K = k) for a Poisson(mu) count ``k``; differentiable in ``mu`` (``k`` may be float too).
     Accurate for large counts too (Loader's saddle-point form; SciPy's textbook formula loses digits there).
@@ -284,10 +228,50 @@ def _poisson_logpmf(k, mu) -> Tensor:
     k, mu = _args(k, mu)
     inside = _all(k >= 0, _math_ops.equal(k, _math_ops.floor(k)))  # counts: SciPy gives -inf elsewhere
     safe_k = _math_ops.where(inside, k, 0.0)
-    return _restrict(_poisson_log_density(safe_k, mu), inside, mu >= 0, k)
+    return _restrict(poisson_log_density(safe_k, mu), inside, mu >= 0, k)
 
 
-poisson = SimpleNamespace(logpmf=_poisson_logpmf, pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)))
+def _probability(value, x, below, valid, upper) -> Tensor:
+    """A distribution function's ``value`` (the CDF, or the survival function if ``upper``), with SciPy's values off
+    the support: that of its lower end where ``below``, of its upper end where ``x`` is inf, nan where a parameter
+    is not ``valid``."""
+    w = _math_ops.where
+    ends = w(below, float(upper), w(_math_ops.equal(x, _math.inf), float(not upper), value))
+    return w(valid, ends, _math.nan)
+
+
+def _poisson_tail(k, mu, upper) -> Tensor:
+    """P(K <= k) (``upper`` false) or P(K > k) as the regularized incomplete gamma of floor(k) + 1 at mu."""
+    k, mu = _args(k, mu)
+    below = k < 0
+    count = _math_ops.floor(_math_ops.where(below, 0.0, k)) + 1.0
+    value = _sp.gammainc(count, mu) if upper else _sp.gammaincc(count, mu)
+    return _probability(_math_ops.where(_math_ops.not_equal(k, k), _math.nan, value), k, below, mu >= 0, upper)
+
+
+def _poisson_cdf(k, mu) -> Tensor:
+    """P(K <= k) for a Poisson(mu) count, ``gammaincc(floor(k) + 1, mu)``; differentiable in ``mu``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.poisson.cdf(tl.tensor(2.0), tl.tensor(3.0))), 6)   # e**-3 (1 + 3 + 9/2)
+    0.42319
+    """
+    return _poisson_tail(k, mu, upper=False)
+
+
+def _poisson_sf(k, mu) -> Tensor:
+    """P(K > k), ``gammainc(floor(k) + 1, mu)``: accurate in the right tail, where 1 - cdf is 0.
+
+    >>> import tensorlib as tl
+    >>> float(tl.stats.poisson.sf(tl.tensor(30.0, "float64"), tl.tensor(1.0, "float64"))) > 0
+    True
+    """
+    return _poisson_tail(k, mu, upper=True)
+
+
+poisson = SimpleNamespace(
+    logpmf=_poisson_logpmf, pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)), cdf=_poisson_cdf, sf=_poisson_sf
+)
 
 
 # ------------------------------------------------------------------ beta, gamma
@@ -314,8 +298,8 @@ def _beta_saddle_region(z, a, b) -> Tensor:
     return _all(
         a > 2.0,
         b > 2.0,
-        _math_ops.abs(_relative_difference(a - 1.0, n * z)) < 0.99,
-        _math_ops.abs(_relative_difference(b - 1.0, n * (1.0 - z))) < 0.99,
+        _math_ops.abs(relative_difference(a - 1.0, n * z)) < 0.99,
+        _math_ops.abs(relative_difference(b - 1.0, n * (1.0 - z))) < 0.99,
     )
 
 
@@ -346,9 +330,9 @@ def _dirichlet_saddle_point(k, p, excess) -> Tensor:
     n = _reduce_ops.sum(k, axis=0)
     steps = reshape(arange(1, count, dtype=_float64), (-1,) + (1,) * (k.ndim - 1))
     rising = _reduce_ops.sum(_math_ops.log(n + steps), axis=0)  # log Gamma(n + K) - log Gamma(n + 1)
-    per_component = _stirling_error(k) + _deviance(k, n * p) + 0.5 * _math_ops.log(k)
+    per_component = stirling_error(k) + deviance(k, n * p) + 0.5 * _math_ops.log(k)
     multinomial = (
-        _stirling_error(n)
+        stirling_error(n)
         - _reduce_ops.sum(per_component, axis=0)
         + n * excess
         - 0.5 * ((count - 1) * _LOG_2PI - _math_ops.log(n))
@@ -372,18 +356,44 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     standard = (x - loc) / scale  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = standard >= 0
     z = _math_ops.where(inside, standard, 1.0)
-    # z**(a - 1) e**-z / Gamma(a) is a Poisson(z) probability of a - 1, which Loader's form gives accurately where
-    # a and z are large (R's dgamma).  From the a at which a - 1 rounds (2**24 in float32), it is (a / z) times the
-    # Poisson probability of a, there a small factor (|log(a / z)| < 6 where the saddle-point form applies).
-    huge = _all(a >= 2.0 ** (np.finfo(a.dtype).nmant + 1), a < _math.inf, z > 0, z < _math.inf)
-    ah, zh = _math_ops.where(huge, a, 1.0), _math_ops.where(huge, z, 1.0)
-    shifted = _poisson_log_density(ah, zh) + _math_ops.log(ah) - _math_ops.log(zh)
-    logp = _math_ops.where(huge, shifted, _poisson_log_density(a - 1.0, z)) - _math_ops.log(scale)
+    logp = gamma_log_density(a, z) - _math_ops.log(scale)
     return _restrict(logp, inside, _all(a > 0, scale > 0), standard)
 
 
+def _gamma_tail(x, a, loc, scale, upper) -> Tensor:
+    x, a, loc, scale = _args(x, a, loc, scale)
+    standard = (x - loc) / scale
+    below = standard < 0
+    z = _math_ops.where(below, 0.0, standard)  # nan stays nan
+    value = _sp.gammaincc(a, z) if upper else _sp.gammainc(a, z)
+    return _probability(value, standard, below, _all(a > 0, scale > 0), upper)
+
+
+def _gamma_cdf(x, a, loc=0.0, scale=1.0) -> Tensor:
+    """The Gamma(a) CDF, ``gammainc(a, (x - loc) / scale)``; differentiable in ``x``, ``loc``, ``scale`` and ``a``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.gamma.cdf(tl.tensor(2.0), 1.0)), 6)   # 1 - exp(-2)
+    0.864665
+    """
+    return _gamma_tail(x, a, loc, scale, upper=False)
+
+
+def _gamma_sf(x, a, loc=0.0, scale=1.0) -> Tensor:
+    """P(X > x), ``gammaincc(a, (x - loc) / scale)``: accurate in the right tail.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.gamma.sf(tl.tensor(50.0, "float64"), 1.0)) * 1e22, 12)   # e**-50
+    1.928749847964
+    """
+    return _gamma_tail(x, a, loc, scale, upper=True)
+
+
 gamma = SimpleNamespace(
-    logpdf=_gamma_logpdf, pdf=lambda x, a, loc=0.0, scale=1.0: _math_ops.exp(_gamma_logpdf(x, a, loc, scale))
+    logpdf=_gamma_logpdf,
+    pdf=lambda x, a, loc=0.0, scale=1.0: _math_ops.exp(_gamma_logpdf(x, a, loc, scale)),
+    cdf=_gamma_cdf,
+    sf=_gamma_sf,
 )
 
 
@@ -423,7 +433,7 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
     logp = _reduce_ops.sum(_sp.xlogy(a - 1.0, x), axis=0) - log_norm
     if alpha.shape[0] is not None:  # Loader's form where every alpha > 2 and each k / mu is in (1/199, 199)
         n = _reduce_ops.sum(alpha) - alpha.shape[0]
-        near = _math_ops.abs(_relative_difference(a - 1.0, n * x)) < 0.99
+        near = _math_ops.abs(relative_difference(a - 1.0, n * x)) < 0.99
         region = _all(_reduce_ops.min(alpha) > 2.0, _reduce_ops.min(_math_ops.cast(near, x.dtype), axis=0) > 0)
         x64 = _math_ops.cast(_math_ops.where(region, x, 1.0 / alpha.shape[0]), _float64)
         k = _math_ops.cast(_math_ops.where(region, a, 3.0), _float64) - 1.0

@@ -335,3 +335,36 @@ def test_nan_to_num_with_a_complex_replacement_names_itself():
     with pytest.raises(TypeError, match=r"nan_to_num: posinf must be a real number"):
         tl.nan_to_num(z.real.copy(), posinf=2 + 0j)
     np.testing.assert_array_equal(tl.nan_to_num(z, nan=2.0, posinf=5.0).numpy(), np.nan_to_num(z, nan=2.0, posinf=5.0))
+
+
+def test_a_complex_tangent_for_a_real_primal_is_refused_not_cut_to_its_real_part():
+    # Before: tl.jvp(lambda x: x * x, (x,), ([1j, 1],)) at x = [1, 2] gave the tangent [0, 4], dropping the
+    # imaginary direction silently (JAX refuses the dtype mismatch); tl.linearize's f_jvp did the same.
+    x = tl.tensor(np.array([1.0, 2.0]))
+    for tangent in (np.array([1j, 1.0]), tl.tensor(np.array([1j, 1.0]))):
+        with pytest.raises(TypeError, match=r"tl.jvp: tangent 0 is complex128 for a real primal \(float64, shape"):
+            tl.jvp(lambda x: x * x, (x,), (tangent,))
+        with pytest.raises(TypeError, match=r"tl.linearize: tangent 0 is complex128 for a real primal"):
+            tl.linearize(lambda x: x * x, x)[1](tangent)
+    # A real tangent of a complex primal is a direction along the real axes.
+    _, tangent = tl.jvp(lambda z: z * z, (x * 1j,), (np.array([0.5, 1.0]),))
+    np.testing.assert_allclose(tangent.numpy(), 2 * (x.numpy() * 1j) * np.array([0.5, 1.0]))
+
+
+def test_the_tensors_strategy_draws_complex_arrays():
+    # Before: tl.testing.strategies.tensors(np.complex64) raised "tensors: dtype complex64 is not supported".
+    from hypothesis import given
+
+    from tensorlib.testing.strategies import tensors
+
+    seen = []
+
+    @given(tensors(np.complex64, (3,), min_value=-1.0, max_value=2.0), tensors(np.complex128, (2,)))
+    def draw(x, y):
+        assert x.dtype == np.complex64 and y.dtype == np.complex128
+        for part in (x.real, x.imag):
+            assert np.all(part >= -1.0) and np.all(part <= 2.0) and np.all(np.isfinite(part))
+        seen.append(np.any(x.imag != 0))
+
+    draw()
+    assert any(seen)  # imaginary parts are drawn, not only real numbers

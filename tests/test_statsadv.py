@@ -359,3 +359,58 @@ def test_norm_ppf_gradients_and_round_trip_under_tl_function():
     assert float(gl) == 3.0 and float(gs) == pytest.approx(z.sum(), abs=1e-15)
     traced = tl.function(lambda q: tl.stats.norm.cdf(tl.stats.norm.ppf(q, 1.0, 2.0), 1.0, 2.0))
     np.testing.assert_allclose(traced(q).numpy(), q, rtol=1e-14)
+
+
+# ---------------------------------------------------------------- new: special.gammainc / gammaincc, gamma and poisson cdf / sf
+def test_gammainc_values_and_gradients_in_a_and_x():
+    special = pytest.importorskip("scipy.special")
+    a = np.float64([0.5, 2.0, 10.0, 100.0, 1e4, 3.0])
+    x = np.float64([0.3, 5.0, 3.0, 110.0, 1e4 + 50, 50.0])
+    np.testing.assert_allclose(tl.special.gammainc(a, x).numpy(), special.gammainc(a, x), rtol=1e-15)
+    np.testing.assert_allclose(tl.special.gammaincc(a, x).numpy(), special.gammaincc(a, x), rtol=1e-15)
+    ga, gx = tl.grad(lambda a, x: tl.sum(tl.special.gammainc(a, x)), argnums=(0, 1))(tl.tensor(a), tl.tensor(x))
+    np.testing.assert_allclose(gx.numpy(), np.exp(special.xlogy(a - 1, x) - x - special.gammaln(a)), rtol=1e-12)
+    h = 1e-5 * a  # central differences of SciPy's gammaincc in a (accurate in P's upper tail too)
+    np.testing.assert_allclose(
+        ga.numpy(), (special.gammaincc(a - h, x) - special.gammaincc(a + h, x)) / (2 * h), rtol=1e-6
+    )
+    gca = tl.grad(lambda a: tl.sum(tl.special.gammaincc(a, x)))(tl.tensor(a)).numpy()
+    np.testing.assert_allclose(gca, -ga.numpy(), rtol=1e-15)
+    # d2P / da dx = density (log x - digamma(a)); d2P / dx2 = density ((a - 1) / x - 1)
+    mixed = tl.grad(lambda x: tl.sum(tl.grad(lambda a: tl.sum(tl.special.gammainc(a, x)))(tl.tensor(a))))(tl.tensor(x))
+    density = np.exp(special.xlogy(a - 1, x) - x - special.gammaln(a))
+    np.testing.assert_allclose(mixed.numpy(), density * (np.log(x) - special.digamma(a)), rtol=1e-9)
+    second = tl.grad(lambda x: tl.sum(tl.grad(lambda x: tl.sum(tl.special.gammainc(tl.tensor(a), x)))(x)))(tl.tensor(x))
+    np.testing.assert_allclose(second.numpy(), density * ((a - 1 - x) / x), rtol=1e-9, atol=1e-300)
+
+
+def test_gammainc_second_derivative_in_a_raises_a_clear_error():
+    with pytest.raises(LookupError, match=r"IgammaGradA: the second derivative of gammainc / gammaincc in a"):
+        tl.hessian(lambda a: tl.special.gammainc(a, tl.tensor(2.0, "float64")))(tl.tensor(3.0, "float64"))
+
+
+def test_gamma_and_poisson_cdf_sf_match_scipy_off_the_support_and_in_the_tails():
+    k = np.float64([-1, -0.5, 0, 0.5, 1, 2.7, 10, 50, 1e4, np.inf, np.nan, -np.inf])
+    x = np.float64([-1, 0, 1e-300, 0.5, 2, 10, 50, 1e4, np.inf, np.nan, -np.inf])
+    with np.errstate(all="ignore"):
+        for mu in [0.0, 1e-300, 3.0, 1e4, -1.0, np.inf, np.nan]:
+            for method in ("cdf", "sf"):
+                want = getattr(scipy_stats.poisson, method)(k, mu)
+                np.testing.assert_allclose(
+                    getattr(tl.stats.poisson, method)(k, np.float64(mu)).numpy(), want, rtol=1e-13
+                )
+        for a in [0.5, 3.0, 1e4, 0.0, -1.0, np.nan]:
+            for loc, scale in [(0.0, 1.0), (1.0, 2.0), (0.0, 0.0), (np.nan, 1.0)]:
+                for method in ("cdf", "sf"):
+                    want = getattr(scipy_stats.gamma, method)(x, a, loc, scale)
+                    got = getattr(tl.stats.gamma, method)(x, np.float64(a), loc, scale).numpy()
+                    np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert float(tl.stats.poisson.sf(np.float64(40.0), np.float64(1.0))) == pytest.approx(
+        scipy_stats.poisson.sf(40, 1.0), rel=1e-13
+    )  # 1 - cdf is 0 there
+
+
+def test_poisson_cdf_gradient_in_mu_is_minus_the_pmf():
+    k, mu = np.float64([0.0, 3.0, 1e4]), np.float64([2.0, 2.5, 1e4 + 30])
+    g = tl.grad(lambda m: tl.sum(tl.stats.poisson.cdf(k, m)))(tl.tensor(mu)).numpy()
+    np.testing.assert_allclose(g, -scipy_stats.poisson.pmf(k, mu), rtol=1e-9)  # d/dmu P(K <= k) = -p(k; mu)

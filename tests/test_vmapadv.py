@@ -7,6 +7,8 @@ formulas, float64 central finite differences, and ``jax.vmap`` where JAX is inst
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorlib as tl
 
@@ -235,3 +237,111 @@ def test_index_updates_keep_the_tensor_s_backend(name, mapped):
     grad = tl.grad(lambda *a: tl.sum(tl.sin(fn(*a))))
     grad = tl.vmap(grad, in_axes=in_axes) if mapped else grad
     np.testing.assert_allclose(grad(*strict).numpy(), grad(*args).numpy(), rtol=1e-12)
+
+
+_UNKNOWN_LENGTH_CASES = {
+    # name: (function of one element of shape (2, n), NumPy reference)
+    "matmul": (lambda a: a @ tl.transpose(a), lambda a: a @ a.T),
+    "vector @ matrix": (lambda a: a[0] @ tl.transpose(a), lambda a: a[0] @ a.T),
+    "broadcast against a reduction": (lambda a: a + tl.sum(a, axis=0), lambda a: a + a.sum(axis=0)),
+    "solve": (
+        lambda a: tl.linalg.solve(tl.eye(2, dtype="float64") * 3.0 + a @ tl.transpose(a), a),
+        lambda a: np.linalg.solve(np.eye(2) * 3.0 + a @ a.T, a),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(_UNKNOWN_LENGTH_CASES))
+def test_traced_vmap_over_elements_with_a_size_unknown_until_run_time(name):
+    # tl.function(tl.vmap(f)) traced for TensorSpec((3, 2, None)): the rules lined operands up with a reshape
+    # naming every size, None among them (TypeError: '<' not supported between 'NoneType' and 'int').
+    fn, reference = _UNKNOWN_LENGTH_CASES[name]
+    graph = tl.function(tl.vmap(fn)).get_graph(tl.TensorSpec((3, 2, None), tl.float64))
+    for n in (3, 5):  # one graph for every length
+        xs = RNG.normal(size=(3, 2, n))
+        np.testing.assert_allclose(graph(xs).numpy(), np.stack([reference(x) for x in xs]), rtol=1e-10, atol=1e-12)
+
+
+def test_traced_vmap_with_unknown_sizes_in_unmapped_arguments_and_shape_only_ops():
+    # An unmapped argument with a size unknown until run time was repeated along the batch by broadcast_to,
+    # which must name every size, and ones_like (in a gradient rule) of a mapped one made zeros of its shape
+    # (TypeError: ... must be known integers) for the two cases below.
+    def both(a, u):
+        return tl.concat([a, u], axis=0), tl.grad(lambda a: tl.sum(tl.nn.softmax(a * u) ** 2))(a)
+
+    def reference(a, u):
+        s = np.exp(a * u - (a * u).max(axis=-1, keepdims=True))
+        s /= s.sum(axis=-1, keepdims=True)
+        g = 2 * s * s - 2 * s * (s * s).sum(axis=-1, keepdims=True)  # d sum(softmax^2) / d logits
+        return np.concatenate([a, u]), g * u
+
+    graph = tl.function(tl.vmap(both, in_axes=(0, None))).get_graph(
+        tl.TensorSpec((3, 2, None), tl.float64), tl.TensorSpec((2, None), tl.float64)
+    )
+    for n in (3, 5):
+        xs, u = RNG.normal(size=(3, 2, n)), RNG.normal(size=(2, n))
+        got = graph(xs, u)
+        expected = [np.stack(parts) for parts in zip(*(reference(x, u) for x in xs))]
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g.numpy(), e, rtol=1e-10, atol=1e-12)
+
+
+def test_traced_squeeze_of_unknown_sizes_under_vmap_never_keeps_axes_eager_squeezes():
+    # squeeze(x) of an element of shape (None, None, None) traced: where a size turns out to be 1 the traced
+    # function without vmap refuses at run time (the shape rule kept the axis, the kernel squeezed it), but
+    # under vmap the rule squeezed only the axes known to be 1, silently returning (2, 3, 1, 1) where eager
+    # vmap gives (2, 3).
+    from tensorlib.dispatch import KernelResultError
+
+    spec = tl.TensorSpec((2, None, None, None), tl.float64)
+    mapped = tl.function(tl.vmap(lambda x: tl.squeeze(x) * 2.0)).get_graph(spec)
+    with pytest.raises(KernelResultError, match="Squeeze"):
+        tl.function(tl.squeeze).get_graph(tl.TensorSpec((None, None, None), tl.float64))(np.ones((3, 1, 1)))
+    with pytest.raises(KernelResultError, match="Squeeze"):
+        mapped(np.ones((2, 3, 1, 1)))
+    xs = RNG.normal(size=(2, 3, 4, 5))  # no size 1: nothing to squeeze, as eagerly
+    np.testing.assert_array_equal(mapped(xs).numpy(), xs * 2.0)
+    known = tl.function(tl.vmap(tl.squeeze)).get_graph(tl.TensorSpec((2, None, 1, 4), tl.float64))
+    np.testing.assert_array_equal(known(xs[:, :, :1, :4]).numpy(), xs[:, :, 0, :4])
+
+
+# Two-operand ops whose rules line up operands of different ranks: (tensorlib function, NumPy reference, how to
+# make the second operand's element shape from the first's (a suffix: it broadcasts), whether the first is a
+# stack of square matrices).
+_TWO_OPERAND_OPS = {
+    "add": (tl.add, np.add, False),
+    "where": (lambda a, b: tl.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b), False),
+    "matmul": (tl.matmul, np.matmul, True),
+    "solve": (tl.linalg.solve, np.linalg.solve, True),
+    "einsum": (
+        lambda a, b: tl.einsum("...ij,...jk->...ik", a, b),
+        lambda a, b: np.einsum("...ij,...jk->...ik", a, b),
+        True,
+    ),
+}
+
+
+@settings(deadline=None)
+@given(data=st.data())
+def test_two_operand_rules_with_operands_of_different_ranks_match_a_loop(data):
+    name = data.draw(st.sampled_from(sorted(_TWO_OPERAND_OPS)), label="op")
+    fn, reference, square = _TWO_OPERAND_OPS[name]
+    size = data.draw(st.integers(0, 3), label="batch size")
+    lead = data.draw(st.lists(st.integers(1, 3), max_size=2), label="leading axes of a")
+    n = data.draw(st.integers(1, 3), label="matrix size")
+    a_shape = (*lead, n, n) if square else (*lead, n)
+    b_shape = a_shape[data.draw(st.integers(0, len(lead)), label="axes b drops") :]
+    shapes = [a_shape, b_shape]
+    if data.draw(st.booleans(), label="swap"):
+        shapes.reverse()
+    elements = [RNG.normal(size=(max(size, 1), *shape)) + (3.0 * np.eye(n) if square else 0.0) for shape in shapes]
+    in_axes = [data.draw(st.one_of(st.none(), st.integers(-len(s) - 1, len(s))), label="in_axes") for s in shapes]
+    if in_axes == [None, None]:
+        in_axes[0] = 0
+    args = [e[0] if axis is None else np.moveaxis(e[:size], 0, axis) for e, axis in zip(elements, in_axes)]
+    got = tl.vmap(fn, in_axes=tuple(in_axes))(*args).numpy()
+    per_element = [reference(*(e[0 if axis is None else i] for e, axis in zip(elements, in_axes))) for i in range(size)]
+    one_shape = reference(*(e[0] for e in elements)).shape
+    expected = np.stack(per_element) if size else np.zeros((0, *one_shape))
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)

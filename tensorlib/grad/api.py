@@ -299,6 +299,15 @@ def _tangent_leaves(primals, tangents, what) -> list:
     if flat_tangents is None:
         raise tree.structure_error(f"{what}: tangents and primals", primal_def, tangent_def)
     xs = [_as_tensor(x) for x in xs]
+    for i, (x, t) in enumerate(zip(xs, flat_tangents)):
+        dtype = t.dtype if isinstance(t, Tensor) else np.asarray(t).dtype
+        if dtype.kind == "c" and x.dtype.kind != "c":
+            # A real primal moves along real directions only: the imaginary part was dropped silently
+            # (jvp(f, (x,), (1j + 1,)) gave f'(x)); JAX refuses the dtype mismatch too.
+            raise TypeError(
+                f"{what}: tangent {i} is {dtype} for a real primal ({x.dtype}, shape {tuple(x.shape)}); "
+                f"a real primal's tangent is real (pass its real part, or make the primal complex)"
+            )
     # Tangents given as arrays or numbers go to their primal's backend.
     ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
     for x, t in zip(xs, ts):

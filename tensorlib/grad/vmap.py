@@ -291,7 +291,10 @@ class _Vmap(dispatch.Mode):
         return self.repeated(x)
 
     def repeated(self, x: Tensor) -> Tensor:
-        """The unbatched tensor ``x`` repeated along the batch (a broadcast view): what every element sees."""
+        """The unbatched tensor ``x`` repeated along the batch (a broadcast view): what every element sees.
+        A size unknown until run time (traced) cannot be named to broadcast_to: then a tile."""
+        if None in x.shape:
+            return _apply("Tile", (_shape.expand_dims(x, 0),), {"reps": (self.size,) + (1,) * x.ndim})
         return _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
 
     def knows_values(self, pred) -> bool:
@@ -392,13 +395,8 @@ class _Vmap(dispatch.Mode):
             with self.outside():
                 return dispatch.apply(op, inputs, attrs)
         if op.shape_only:  # the result depends on shapes alone: the same for every element
-            from ..ops import creation
-
             with self.outside():
-                stand_ins = [
-                    t if f is None else creation.zeros(t.shape, dtype=t.dtype, backend=t.backend)
-                    for t, f in zip(inputs, found)
-                ]
+                stand_ins = [t if f is None else self._stand_in(t, f[1]) for t, f in zip(inputs, found)]
                 return dispatch.apply(op, stand_ins, attrs)
         physical = [t if f is None else f[1] for t, f in zip(inputs, found)]
         batched = [f is not None for f in found]
@@ -435,6 +433,15 @@ class _Vmap(dispatch.Mode):
                 )
             result.append(self.logical(out))
         return tuple(result) if many else result[0]
+
+    def _stand_in(self, t: Tensor, physical: Tensor) -> Tensor:
+        """A tensor of the logical ``t``'s shape and dtype, for an op that reads only those: zeros, or where a
+        size is unknown until run time (traced), the first element."""
+        from ..ops import creation
+
+        if None in t.shape and self.size:
+            return _shape.getitem(physical, 0)
+        return creation.zeros(t.shape, dtype=t.dtype, backend=t.backend)
 
     def check_randomness(self, op, found) -> None:
         """Refuse a random op (a draw, or dropout) that ``randomness`` does not allow."""
@@ -511,10 +518,15 @@ def _apply(name: str, args, attrs=None):
 
 
 def _aligned(mode, t, p, rank: int):
-    """A batched physical tensor reshaped so that its element dims line up with rank-``rank`` elements."""
-    if t.ndim == rank:
-        return p
-    return _apply("Reshape", (p,), {"shape": (mode.size,) + (1,) * (rank - t.ndim) + tuple(t.shape)})
+    """A batched physical tensor with size-1 axes after the batch, so that its element dims line up with
+    rank-``rank`` elements."""
+    return _with_ones(p, 1, rank - t.ndim)
+
+
+def _with_ones(p, at: int, count: int):
+    """``p`` with ``count`` size-1 axes inserted at axis ``at`` (an expand_dims: sizes unknown until run time
+    stay so, where a reshape must name them)."""
+    return p if count <= 0 else _apply("ExpandDims", (p,), {"axis": tuple(range(at, at + count))})
 
 
 def _fits(op, args, attrs, size, specs) -> bool:
@@ -579,6 +591,8 @@ def _expand_dims(mode, op, inputs, physical, batched, attrs, specs):
 
 def _squeeze(mode, op, inputs, physical, batched, attrs, specs):
     x = inputs[0]
+    if attrs["axis"] is None and None in x.shape:  # sizes known at run time only: each element's own squeeze
+        return None
     axis = tuple(i for i, d in enumerate(x.shape) if d == 1) if attrs["axis"] is None else _axes(attrs["axis"], x.ndim)
     return dispatch.apply(op, (physical[0],), {"axis": tuple(a + 1 for a in axis)})
 
@@ -631,14 +645,9 @@ def _matmul(mode, op, inputs, physical, batched, attrs, specs):
     else:
         b_shape = b.shape
     rank = max(len(a_shape), len(b_shape))
-    if batched[0]:
-        pa = _apply("Reshape", (pa,), {"shape": (mode.size,) + (1,) * (rank - len(a_shape)) + tuple(a_shape)})
-    if batched[1]:
-        pb = _apply("Reshape", (pb,), {"shape": (mode.size,) + (1,) * (rank - len(b_shape)) + tuple(b_shape)})
-    if not batched[0]:  # the unbatched matrix broadcasts against the batch
-        pa = _apply("Reshape", (pa,), {"shape": (1,) * (rank + 1 - len(a_shape)) + tuple(a_shape)})
-    if not batched[1]:
-        pb = _apply("Reshape", (pb,), {"shape": (1,) * (rank + 1 - len(b_shape)) + tuple(b_shape)})
+    # Size-1 axes after the batch line the matrices up; an unbatched one broadcasts against the batch.
+    pa = _with_ones(pa, 1, rank - len(a_shape)) if batched[0] else _with_ones(pa, 0, rank + 1 - len(a_shape))
+    pb = _with_ones(pb, 1, rank - len(b_shape)) if batched[1] else _with_ones(pb, 0, rank + 1 - len(b_shape))
     out = dispatch.apply(op, (pa, pb), attrs)
     if squeeze:
         out = _apply("Squeeze", (out,), {"axis": tuple(a % out.ndim for a in squeeze)})
@@ -842,10 +851,7 @@ def _batched_matrices(least: int = 2, axis_attrs: tuple = (), cores: tuple | Non
         depths = [t.ndim - c for t, c in zip(inputs, core)]
         args = []
         for t, p, b, depth in zip(inputs, physical, batched, depths):
-            if depth < max(depths):
-                lead = (mode.size,) if b else ()
-                p = _apply("Reshape", (p,), {"shape": (*lead, *(1,) * (max(depths) - depth), *t.shape)})
-            args.append(_repeated(mode, t, p, b))
+            args.append(_repeated(mode, t, _with_ones(p, int(b), max(depths) - depth), b))
         if not _fits(op, args, attrs, mode.size, specs):
             return None
         return dispatch.apply(op, tuple(args), attrs)
@@ -1077,7 +1083,8 @@ _ELEMENTWISE = (
     "Abs Acos Acosh Add Angle Asin Asinh Atan Atan2 Atanh BesselI0 BesselI0e BesselI1 BesselI1e Beta Betaln "
     "BitwiseAnd BitwiseOr BitwiseXor Cast Cbrt Ceil Celu CheckNumerics CheckParameter ClipByValue Conj CopySign Cos Cosh Deg2Rad "
     "Digamma Div Elu Equal Erf Erfc Erfcinv Erfcx Erfinv Exp Exp2 Expm1 Fabs FloatPower Floor FloorDiv FloorMod Fmax "
-    "Fmin Fmod Gamma Gcd Gelu Greater GreaterEqual HardSigmoid HardSwish HardTanh Heaviside Hypot Identity Imag "
+    "Fmin Fmod Gamma Gcd Gelu Greater GreaterEqual HardSigmoid HardSwish HardTanh Heaviside Hypot Identity Igamma IgammaGradA "
+    "Igammac Imag "
     "Invert IsClose IsFinite IsInf IsNan IsNegInf IsPosInf Lcm Ldexp LeakyRelu LeftShift Less LessEqual Lgamma Log Log10 Log1p "
     "Log2 LogAddExp LogAddExp2 LogNdtr LogSigmoid LogicalAnd LogicalNot LogicalOr LogicalXor Logit Maximum Minimum "
     "Mish Mul NanToNum Ndtr Neg NextAfter NotEqual Polygamma Pow Rad2Deg RandomGammaGrad Real Reciprocal Relu Relu6 ReluGrad RightShift Round "
