@@ -122,11 +122,15 @@ def _library_roots() -> tuple:
 
 
 def _is_user_code(obj) -> bool:
-    """A Python function or class from the caller's own code (a script, a notebook, a module of their
-    project)."""
-    if not isinstance(obj, (types.FunctionType, type)):
+    """A Python function, class or module from the caller's own code (a script, a notebook, a module of
+    their project)."""
+    if isinstance(obj, types.ModuleType):
+        module = obj
+    elif isinstance(obj, (types.FunctionType, type)):
+        module = sys.modules.get(obj.__module__)
+    else:
         return False
-    path = getattr(sys.modules.get(obj.__module__), "__file__", None)  # None: cloudpickle's own rule decides
+    path = getattr(module, "__file__", None)  # None: cloudpickle's own rule decides
     return path is not None and not os.path.realpath(path).startswith(_library_roots())
 
 
@@ -141,7 +145,8 @@ def _new_class_reduce(reduced: tuple) -> tuple:
 
 def _dumps(obj, parameters=()) -> bytes:
     """cloudpickle, with Tensors and Variables sent as their values (a Tensor holds its backend module),
-    and the caller's own functions and classes sent by value, with the globals they read as they are now.
+    and the caller's own functions, classes and modules sent by value, with the globals they read as they
+    are now.
     The Variables in ``parameters`` go without their values, which each call sends (so the bytes, and the
     token, stay the same from one training step to the next).
 
@@ -181,6 +186,9 @@ def _dumps(obj, parameters=()) -> bytes:
                 by_value = isinstance(reduced, tuple) and reduced[-1] is cloudpickle.cloudpickle._class_setstate
                 return _new_class_reduce(reduced) if by_value else reduced
             if self.by_value and _is_user_code(value):
+                if isinstance(value, types.ModuleType):  # read as ``module.name``: its namespace, by value
+                    namespace = {k: v for k, v in vars(value).items() if k != "__builtins__"}
+                    return cloudpickle.cloudpickle.dynamic_subimport, (value.__name__, namespace)
                 return self._dynamic_function_reduce(value)
             return super().reducer_override(value)
 

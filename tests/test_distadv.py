@@ -470,3 +470,21 @@ def test_variables_given_as_params_are_the_ones_the_loss_reads(sync_scheduler, c
     _, g = tl.distributed.value_and_grad(reads_variables, [v, b], da.from_array(a, chunks=3))
     np.testing.assert_allclose(g[0].numpy(), (2 * r[:, None] * a).mean(0), rtol=1e-14)
     np.testing.assert_allclose(float(g[1]), (2 * r).mean(), rtol=1e-14)
+
+
+def test_a_function_that_reaches_a_module_of_the_caller_through_its_name_is_not_stale(usermod, sync_scheduler):
+    # f reads the module as a global (import usermod; usermod.helper(b)): the module went by reference,
+    # so f's bytes and token stayed the same after the module changed, and the old graph ran.
+    module, rewrite = usermod
+
+    def f(b):
+        return module.helper(b) * 10.0
+
+    x = da.from_array(np.arange(1.0, 5.0).reshape(4, 1), chunks=3)
+    assert tl.distributed.map_blocks(f, x).compute().ravel().tolist() == [20.0, 40.0, 60.0, 80.0]
+    module.SCALE = 5.0
+    assert tl.distributed.map_blocks(f, x).compute().ravel().tolist() == [50.0, 100.0, 150.0, 200.0]
+    rewrite(3.0, 100.0)
+    importlib.reload(module)
+    assert tl.distributed.map_blocks(f, x).compute().ravel().tolist() == [1030.0, 1060.0, 1090.0, 1120.0]
+    assert module.SCALE == 3.0 and module.f(tl.tensor(np.ones(1))).numpy().tolist() == [103.0]

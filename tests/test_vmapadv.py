@@ -7,6 +7,8 @@ formulas, float64 central finite differences, and ``jax.vmap`` where JAX is inst
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorlib as tl
 
@@ -301,3 +303,45 @@ def test_traced_squeeze_of_unknown_sizes_under_vmap_never_keeps_axes_eager_squee
     np.testing.assert_array_equal(mapped(xs).numpy(), xs * 2.0)
     known = tl.function(tl.vmap(tl.squeeze)).get_graph(tl.TensorSpec((2, None, 1, 4), tl.float64))
     np.testing.assert_array_equal(known(xs[:, :, :1, :4]).numpy(), xs[:, :, 0, :4])
+
+
+# Two-operand ops whose rules line up operands of different ranks: (tensorlib function, NumPy reference, how to
+# make the second operand's element shape from the first's (a suffix: it broadcasts), whether the first is a
+# stack of square matrices).
+_TWO_OPERAND_OPS = {
+    "add": (tl.add, np.add, False),
+    "where": (lambda a, b: tl.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b), False),
+    "matmul": (tl.matmul, np.matmul, True),
+    "solve": (tl.linalg.solve, np.linalg.solve, True),
+    "einsum": (
+        lambda a, b: tl.einsum("...ij,...jk->...ik", a, b),
+        lambda a, b: np.einsum("...ij,...jk->...ik", a, b),
+        True,
+    ),
+}
+
+
+@settings(deadline=None)
+@given(data=st.data())
+def test_two_operand_rules_with_operands_of_different_ranks_match_a_loop(data):
+    name = data.draw(st.sampled_from(sorted(_TWO_OPERAND_OPS)), label="op")
+    fn, reference, square = _TWO_OPERAND_OPS[name]
+    size = data.draw(st.integers(0, 3), label="batch size")
+    lead = data.draw(st.lists(st.integers(1, 3), max_size=2), label="leading axes of a")
+    n = data.draw(st.integers(1, 3), label="matrix size")
+    a_shape = (*lead, n, n) if square else (*lead, n)
+    b_shape = a_shape[data.draw(st.integers(0, len(lead)), label="axes b drops") :]
+    shapes = [a_shape, b_shape]
+    if data.draw(st.booleans(), label="swap"):
+        shapes.reverse()
+    elements = [RNG.normal(size=(max(size, 1), *shape)) + (3.0 * np.eye(n) if square else 0.0) for shape in shapes]
+    in_axes = [data.draw(st.one_of(st.none(), st.integers(-len(s) - 1, len(s))), label="in_axes") for s in shapes]
+    if in_axes == [None, None]:
+        in_axes[0] = 0
+    args = [e[0] if axis is None else np.moveaxis(e[:size], 0, axis) for e, axis in zip(elements, in_axes)]
+    got = tl.vmap(fn, in_axes=tuple(in_axes))(*args).numpy()
+    per_element = [reference(*(e[0 if axis is None else i] for e, axis in zip(elements, in_axes))) for i in range(size)]
+    one_shape = reference(*(e[0] for e in elements)).shape
+    expected = np.stack(per_element) if size else np.zeros((0, *one_shape))
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
