@@ -349,3 +349,22 @@ def test_a_complex_tangent_for_a_real_primal_is_refused_not_cut_to_its_real_part
     # A real tangent of a complex primal is a direction along the real axes.
     _, tangent = tl.jvp(lambda z: z * z, (x * 1j,), (np.array([0.5, 1.0]),))
     np.testing.assert_allclose(tangent.numpy(), 2 * (x.numpy() * 1j) * np.array([0.5, 1.0]))
+
+
+def test_the_tensors_strategy_draws_complex_arrays():
+    # Before: tl.testing.strategies.tensors(np.complex64) raised "tensors: dtype complex64 is not supported".
+    from hypothesis import given
+
+    from tensorlib.testing.strategies import tensors
+
+    seen = []
+
+    @given(tensors(np.complex64, (3,), min_value=-1.0, max_value=2.0), tensors(np.complex128, (2,)))
+    def draw(x, y):
+        assert x.dtype == np.complex64 and y.dtype == np.complex128
+        for part in (x.real, x.imag):
+            assert np.all(part >= -1.0) and np.all(part <= 2.0) and np.all(np.isfinite(part))
+        seen.append(np.any(x.imag != 0))
+
+    draw()
+    assert any(seen)  # imaginary parts are drawn, not only real numbers

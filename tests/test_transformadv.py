@@ -604,3 +604,24 @@ def test_grad_jvp_jacobians_hessian_remat_and_traced_agree_with_finite_differenc
     inner = lambda a: tl.grad(f)(a, ty)  # noqa: E731
     np.testing.assert_allclose(tl.jacfwd(inner)(tx).numpy(), hess, rtol=1e-10, atol=1e-12 * scale)
     np.testing.assert_allclose(tl.hessian(tl.remat(f))(tx, ty).numpy(), hess, rtol=1e-10, atol=1e-12 * scale)
+
+
+def test_jacobian_of_a_remat_function_that_assigns_a_variable():
+    # The backward pass mapped over the Jacobian's rows ran the recomputation under tl.vmap, where assigning
+    # is refused: a ValueError; the rows now fall back to one pass each, the state still changed once.
+    counter = tl.Variable(np.array(0.0), trainable=False)
+
+    def counting(a):
+        counter.assign(counter + 1.0)
+        return tl.sin(a) * a * counter
+
+    x = tl.tensor(X)
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tl.remat(counting)(x)
+    expected = np.diag(np.cos(X) * X + np.sin(X))
+    np.testing.assert_allclose(tape.jacobian(y, x).numpy(), expected, rtol=1e-14)
+    np.testing.assert_allclose(tl.jacobian(tl.remat(counting))(x).numpy(), 2.0 * expected, rtol=1e-14)
+    assert float(counter) == 2.0
+    with pytest.raises(ValueError, match=r"cannot be assigned inside a function mapped by tl.vmap"):
+        tl.vmap(counting)(tl.tensor(np.ones((2, 3))))

@@ -36,7 +36,7 @@ from ..ops.registry import _ops
 from ..tensor import Tensor, Variable, make_symbolic
 from .registry import Refused
 
-__all__ = ["BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "vmap"]
+__all__ = ["AssignError", "BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "vmap"]
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: str = "error"):
@@ -226,6 +226,10 @@ class RandomnessError(ValueError, Unmappable):
     """A random op inside a mapped function that ``randomness`` does not allow."""
 
 
+class AssignError(ValueError, Unmappable):
+    """A Variable assigned inside a mapped function (one element at a time, each assign is one)."""
+
+
 class _Vmap(dispatch.Mode):
     """The mode of one ``vmap`` call: logical tensors stand for the elements of physical ones.
 
@@ -380,7 +384,7 @@ class _Vmap(dispatch.Mode):
         return t
 
     def assign(self, var, value):
-        raise ValueError(
+        raise AssignError(
             f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned inside a "
             "function mapped by tl.vmap; return the new values from it and assign after"
         )

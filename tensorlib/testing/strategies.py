@@ -41,8 +41,12 @@ def _float_bound(value, dtype, direction):
 
 
 def scalars(dtype, min_value=-3.0, max_value=3.0) -> st.SearchStrategy:
-    """Scalar values of ``dtype``: finite, no subnormals, within [min_value, max_value]."""
+    """Scalar values of ``dtype``: finite, no subnormals, within [min_value, max_value] (for complex
+    dtypes, the real and the imaginary part each)."""
     dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        part = scalars(dtype.type(0).real.dtype, min_value, max_value)
+        return st.builds(complex, part, part)
     if dtype.kind == "f":
         return st.floats(
             _float_bound(min_value, dtype, +1),
@@ -69,7 +73,8 @@ def tensors(
 ) -> st.SearchStrategy:
     """NumPy arrays of ``dtype`` and ``shape`` (a tuple or a strategy of tuples; default: ``shapes()``).
 
-    Values are finite and lie in ``[min_value, max_value]`` unless an ``elements`` strategy says otherwise.
+    Values are finite and lie in ``[min_value, max_value]`` (complex ones: each part) unless an ``elements``
+    strategy says otherwise.
 
     >>> import numpy as np
     >>> from hypothesis import given
