@@ -87,6 +87,13 @@ def _norm_logpdf(x, loc=0.0, scale=1.0) -> Tensor:
     return _restrict(-0.5 * z * z - _math_ops.log(scale) - 0.5 * _LOG_2PI, True, scale > 0)
 
 
+def _standardized(function, x, loc, scale, upper=False) -> Tensor:
+    """``function`` of the standardized ``(x - loc) / scale`` (of its negative for the upper tail), nan where
+    ``scale <= 0``: the normal's cdf, sf and their logs."""
+    x, loc, scale = _args(x, loc, scale)
+    return _restrict(function((loc - x) / scale if upper else (x - loc) / scale), True, scale > 0)
+
+
 def _norm_logcdf(x, loc=0.0, scale=1.0) -> Tensor:
     """log P(X <= x), accurate far into the left tail (``tl.special.log_ndtr``).
 
@@ -94,8 +101,7 @@ def _norm_logcdf(x, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.norm.logcdf(tl.tensor(0.0))), 6)
     -0.693147
     """
-    x, loc, scale = _args(x, loc, scale)
-    return _restrict(_sp.log_ndtr((x - loc) / scale), True, scale > 0)
+    return _standardized(_sp.log_ndtr, x, loc, scale)
 
 
 def _norm_pdf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -115,8 +121,7 @@ def _norm_cdf(x, loc=0.0, scale=1.0) -> Tensor:
     >>> float(tl.stats.norm.cdf(tl.tensor(0.0)))
     0.5
     """
-    x, loc, scale = _args(x, loc, scale)
-    return _math_ops.where(scale > 0, _sp.ndtr((x - loc) / scale), _math.nan)
+    return _standardized(_sp.ndtr, x, loc, scale)
 
 
 def _norm_sf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -126,8 +131,7 @@ def _norm_sf(x, loc=0.0, scale=1.0) -> Tensor:
     >>> float(tl.stats.norm.sf(tl.tensor(10.0, "float64")))   # 1 - cdf is 0 there
     7.61985302416047e-24
     """
-    x, loc, scale = _args(x, loc, scale)
-    return _restrict(_sp.ndtr((loc - x) / scale), True, scale > 0)
+    return _standardized(_sp.ndtr, x, loc, scale, upper=True)
 
 
 def _norm_logsf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -137,8 +141,7 @@ def _norm_logsf(x, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.norm.logsf(tl.tensor(40.0))), 3)
     -804.608
     """
-    x, loc, scale = _args(x, loc, scale)
-    return _restrict(_sp.log_ndtr((loc - x) / scale), True, scale > 0)
+    return _standardized(_sp.log_ndtr, x, loc, scale, upper=True)
 
 
 def _norm_ppf(q, loc=0.0, scale=1.0) -> Tensor:
