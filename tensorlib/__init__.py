@@ -94,6 +94,7 @@ from .ops.nanreduce import (
     nanvar,
 )
 from .ops.search import argwhere, bincount, digitize, flatnonzero, searchsorted, top_k, unique
+from .ops.segment import segment_max, segment_mean, segment_min, segment_sum
 from .ops.shape import (
     boolean_mask,
     broadcast_to,

@@ -584,11 +584,10 @@ def test_grad_jvp_jacobians_hessian_remat_and_traced_agree_with_finite_differenc
     expected_y = _fd_grad(lambda v: f_np(x, v), y)
     tx, ty = tl.tensor(x), tl.tensor(y)
     scale = 1 + np.abs(expected_x).max() + np.abs(expected_y).max()
-    for grad in (
-        tl.grad(f, argnums=(0, 1)),
-        tl.grad(tl.remat(f), argnums=(0, 1)),
-        tl.function(tl.grad(f, argnums=(0, 1))),
-    ):
+    closing = lambda a, b: tl.remat(lambda u: f(u, b))(a)  # noqa: E731  (remat closing over b)
+    for grad in [tl.grad(g, argnums=(0, 1)) for g in (f, tl.remat(f), closing)] + [
+        tl.function(tl.grad(f, argnums=(0, 1)))
+    ]:
         gx, gy = grad(tx, ty)
         np.testing.assert_allclose(gx.numpy(), expected_x, atol=1e-6 * scale)
         np.testing.assert_allclose(gy.numpy(), expected_y, atol=1e-6 * scale)
@@ -604,3 +603,24 @@ def test_grad_jvp_jacobians_hessian_remat_and_traced_agree_with_finite_differenc
     inner = lambda a: tl.grad(f)(a, ty)  # noqa: E731
     np.testing.assert_allclose(tl.jacfwd(inner)(tx).numpy(), hess, rtol=1e-10, atol=1e-12 * scale)
     np.testing.assert_allclose(tl.hessian(tl.remat(f))(tx, ty).numpy(), hess, rtol=1e-10, atol=1e-12 * scale)
+
+
+def test_jacobian_of_a_remat_function_that_assigns_a_variable():
+    # The backward pass mapped over the Jacobian's rows ran the recomputation under tl.vmap, where assigning
+    # is refused: a ValueError; the rows now fall back to one pass each, the state still changed once.
+    counter = tl.Variable(np.array(0.0), trainable=False)
+
+    def counting(a):
+        counter.assign(counter + 1.0)
+        return tl.sin(a) * a * counter
+
+    x = tl.tensor(X)
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tl.remat(counting)(x)
+    expected = np.diag(np.cos(X) * X + np.sin(X))
+    np.testing.assert_allclose(tape.jacobian(y, x).numpy(), expected, rtol=1e-14)
+    np.testing.assert_allclose(tl.jacobian(tl.remat(counting))(x).numpy(), 2.0 * expected, rtol=1e-14)
+    assert float(counter) == 2.0
+    with pytest.raises(ValueError, match=r"cannot be assigned inside a function mapped by tl.vmap"):
+        tl.vmap(counting)(tl.tensor(np.ones((2, 3))))

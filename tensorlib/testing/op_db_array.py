@@ -350,6 +350,74 @@ def _check_ids_draw(draw, dtype):
     )
 
 
+def _segment_draw(every_segment: bool):
+    """Data, ids in [-1, segments) and the segment count; with ``every_segment`` no segment is empty (an empty
+    max is -inf, where finite differences are NaN)."""
+
+    @st.composite
+    def draw_sample(draw, dtype):
+        segments = draw(st.integers(0, 4))
+        ids = draw(tensors(_dt.int64, shapes(1, 2, 0, 4), st.integers(-1, max(segments - 1, -1))))
+        if every_segment:
+            segments = min(segments, ids.size)
+            ids.reshape(-1)[:segments] = np.arange(segments)
+        data = draw(tensors(dtype, ids.shape + draw(shapes(0, 2, 1, 3))))
+        return SampleInput((data, ids, segments), grad_argnums=(0,))
+
+    return draw_sample
+
+
+def _segment_ref(how):
+    def ref(data, ids, segments):
+        # A loop over the rows: each row with a non-negative id joins its segment.
+        rest = data.shape[ids.ndim :]
+        rows, flat = data.reshape((-1,) + rest), ids.reshape(-1)
+        out = []
+        for s in range(segments):
+            members = rows[flat == s]
+            if how == "sum":
+                out.append(members.sum(0))
+            elif how == "mean":
+                out.append(members.mean(0) if len(members) else np.zeros(rest))
+            elif len(members):
+                out.append(members.max(0) if how == "max" else members.min(0))
+            else:
+                out.append(np.full(rest, -np.inf if how == "max" else np.inf))
+        return np.array(out, dtype=data.dtype).reshape((segments,) + rest)
+
+    return ref
+
+
+def _segment_entries():
+    errors = (
+        ErrorInput(
+            (np.ones(3), np.array([0, 1, 3]), 3),
+            exc=IndexError,
+            match=r"segment id 3 is out of range for num_segments=3",
+        ),
+        ErrorInput(
+            (np.ones((3, 2)), np.array([0, 1]), 2),
+            exc=ValueError,
+            match=r"segment_ids' shape must be a non-empty prefix",
+        ),
+        ErrorInput((np.ones(3), np.array([0.0, 1.0, 1.0]), 2), exc=TypeError, match=r"segment_ids must be integers"),
+        ErrorInput((np.ones(3), np.array([0, 1, 1]), -1), exc=ValueError, match=r"num_segments must be an int >= 0"),
+    )
+    return [
+        OpInfo(
+            f"segment_{how}",
+            getattr(tl, f"segment_{how}"),
+            _segment_ref(how),
+            _segment_draw(how in ("max", "min")),
+            op_types=("GatherV2Grad", "Select") if how in ("sum", "mean") else ("SegmentExtreme",),
+            dtypes=FLOATS,
+            kinks=how in ("max", "min"),
+            error_inputs=tuple(ErrorInput(e.args, exc=e.exc, match=f"^segment_{how}: " + e.match) for e in errors),
+        )
+        for how in ("sum", "mean", "max", "min")
+    ]
+
+
 EINSUM_FORMS = ("ii->i", "ii", "ii->", "iij->ij", "ij,jj->i", "iji->j", "...ii->...i", "bii,bi->b")
 
 
@@ -896,4 +964,5 @@ OPINFOS: list = [
         "logsumexp_b", _logsumexp_b, _logsumexp_b_ref, _logsumexp_b_draw, op_types=("Exp", "Log", "Mul"), dtypes=FLOATS
     ),
     OpInfo("tile_reps", tl.tile, np.tile, _tile_reps_draw, op_types=("Tile",), dtypes=NUMERIC),
+    *_segment_entries(),
 ]
