@@ -358,3 +358,20 @@ def test_output_errors_name_the_output_leaf():
         tl.vmap(lambda x: {"a": 1.0, "b": x}, out_axes=None)(xs)
     with pytest.raises(ValueError, match=r"out_axes 2 is out of range for out\[0\] \(shape \(2,\) per element\)"):
         tl.vmap(lambda x: (x, x), out_axes=(2, 0))(xs)
+
+
+def test_traced_vmap_of_a_per_element_while_loop_promotes_python_number_carries():
+    # tl.function(tl.vmap(f)) with an unbounded loop whose predicate differs per element, started from the
+    # Python number 0.0 and adding float64 values: the batched loop kept the carry float32 and refused the
+    # body's float64 (TypeError: body_fn must return the ... dtypes of loop_vars), where eager vmap and the
+    # loop traced without vmap carry float64, as JAX's weak types do.
+    ns, xs = np.array([0, 2, 5]), np.array([1.5, 2.0, 0.25])
+
+    def f(n, x):
+        return tl.while_loop(lambda s: s[1] < n, lambda s: (s[0] + x, s[1] + 1), (0.0, 0))
+
+    for mapped in (tl.vmap(f), tl.function(tl.vmap(f))):
+        total, count = mapped(ns, xs)
+        assert total.dtype == np.float64 and count.dtype == np.int64
+        np.testing.assert_allclose(total.numpy(), ns * xs)
+        np.testing.assert_array_equal(count.numpy(), ns)
