@@ -26,7 +26,7 @@ __all__ = [
     "AdaptiveMaxPool1D",
     "AdaptiveMaxPool2D",
     "AdaptiveMaxPool3D",
-    _ops_nn.__all__,
+    *_ops_nn.__all__,
     "avg_pool2d",
     "max_pool2d",
     "sigmoid",

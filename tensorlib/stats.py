@@ -39,22 +39,41 @@ from .tensor import Tensor
 _LOG_2PI = _math.log(2 * _math.pi)
 
 
-def _args(*values):
-    """Tensors of one float dtype: arrays' (integers count as float64), which Python numbers adopt.
+def _args(where: str, broadcast: bool = True, **values):
+    """The arguments of ``where`` (e.g. ``"norm.logpdf"``) as tensors of one float dtype: arrays' (integers count as
+    float64), which Python numbers adopt.  A complex argument, or (``broadcast``) shapes that do not broadcast, is
+    one error naming ``where`` and every argument's shape and dtype.
 
     A Python float given to a ``tl.function`` is a weak scalar there: a Python number too, so traced
     calls compute in eager's dtype (it is neither promoted with the arrays nor left weak)."""
     from .dispatch import WeakScalar
     from .dtypes import float64, promote_types
+    from .ops._shapes import broadcast_shapes
     from .ops.creation import tensor
 
     def number(v):  # a Python number, weak as in every op; a NumPy scalar (np.float64(0.5)) is strong there
         return (isinstance(v, (int, float)) and not isinstance(v, np.generic)) or v.__class__ is WeakScalar
 
-    arrays = [_float(v) for v in values if not number(v)]
+    arrays = [_float(v) for v in values.values() if not number(v)]
+
+    def described(tensors):
+        return ", ".join(
+            f"{name} {v!r}" if number(v) else f"{name} shape {tuple(t.shape)} {t.dtype}"
+            for (name, v), t in zip(values.items(), tensors)
+        )
+
+    complex_ = [a.dtype for a in arrays if a.dtype.kind != "f"]
+    if complex_:
+        raise TypeError(f"{where}: not defined for {complex_[0]} ({described([_float(v) for v in values.values()])})")
     dtype = promote_types(*(a.dtype for a in arrays)) if arrays else float64
     it = iter(arrays)
-    return [tensor(v, dtype=dtype) if number(v) else next(it) for v in values]
+    out = [tensor(v, dtype=dtype) if number(v) else next(it) for v in values.values()]
+    if broadcast:
+        try:
+            broadcast_shapes(*(t.shape for t in out))
+        except ValueError:
+            raise ValueError(f"{where}: the shapes do not broadcast ({described(out)})") from None
+    return out
 
 
 def _restrict(logp, inside, valid, x=None) -> Tensor:
@@ -82,15 +101,15 @@ def _norm_logpdf(x, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.norm.logpdf(tl.tensor(1.0), loc=1.0, scale=2.0)), 6)
     -1.612086
     """
-    x, loc, scale = _args(x, loc, scale)
+    x, loc, scale = _args("norm.logpdf", x=x, loc=loc, scale=scale)
     z = (x - loc) / scale
     return _restrict(-0.5 * z * z - _math_ops.log(scale) - 0.5 * _LOG_2PI, True, scale > 0)
 
 
-def _standardized(function, x, loc, scale, upper=False) -> Tensor:
+def _standardized(name, function, x, loc, scale, upper=False) -> Tensor:
     """``function`` of the standardized ``(x - loc) / scale`` (of its negative for the upper tail), nan where
     ``scale <= 0``: the normal's cdf, sf and their logs."""
-    x, loc, scale = _args(x, loc, scale)
+    x, loc, scale = _args(name, x=x, loc=loc, scale=scale)
     return _restrict(function((loc - x) / scale if upper else (x - loc) / scale), True, scale > 0)
 
 
@@ -101,7 +120,7 @@ def _norm_logcdf(x, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.norm.logcdf(tl.tensor(0.0))), 6)
     -0.693147
     """
-    return _standardized(_sp.log_ndtr, x, loc, scale)
+    return _standardized("norm.logcdf", _sp.log_ndtr, x, loc, scale)
 
 
 def _norm_pdf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -121,7 +140,7 @@ def _norm_cdf(x, loc=0.0, scale=1.0) -> Tensor:
     >>> float(tl.stats.norm.cdf(tl.tensor(0.0)))
     0.5
     """
-    return _standardized(_sp.ndtr, x, loc, scale)
+    return _standardized("norm.cdf", _sp.ndtr, x, loc, scale)
 
 
 def _norm_sf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -131,7 +150,7 @@ def _norm_sf(x, loc=0.0, scale=1.0) -> Tensor:
     >>> float(tl.stats.norm.sf(tl.tensor(10.0, "float64")))   # 1 - cdf is 0 there
     7.61985302416047e-24
     """
-    return _standardized(_sp.ndtr, x, loc, scale, upper=True)
+    return _standardized("norm.sf", _sp.ndtr, x, loc, scale, upper=True)
 
 
 def _norm_logsf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -141,7 +160,7 @@ def _norm_logsf(x, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.norm.logsf(tl.tensor(40.0))), 3)
     -804.608
     """
-    return _standardized(_sp.log_ndtr, x, loc, scale, upper=True)
+    return _standardized("norm.logsf", _sp.log_ndtr, x, loc, scale, upper=True)
 
 
 def _norm_ppf(q, loc=0.0, scale=1.0) -> Tensor:
@@ -151,7 +170,7 @@ def _norm_ppf(q, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.norm.ppf(tl.tensor(0.975), loc=1.0, scale=2.0)), 5)
     4.91993
     """
-    q, loc, scale = _args(q, loc, scale)
+    q, loc, scale = _args("norm.ppf", q=q, loc=loc, scale=scale)
     return _restrict(loc + scale * _sp.ndtri(q), True, scale > 0)
 
 
@@ -162,7 +181,7 @@ def _norm_isf(q, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.norm.isf(tl.tensor(1e-30, "float64"))), 6)
     11.464024
     """
-    q, loc, scale = _args(q, loc, scale)
+    q, loc, scale = _args("norm.isf", q=q, loc=loc, scale=scale)
     return _restrict(loc - scale * _sp.ndtri(q), True, scale > 0)
 
 
@@ -197,7 +216,7 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.t.logpdf(tl.tensor(0.0), 1.0)), 6)   # Cauchy: -log(pi)
     -1.14473
     """
-    x, df, loc, scale = _args(x, df, loc, scale)
+    x, df, loc, scale = _args("t.logpdf", x=x, df=df, loc=loc, scale=scale)
     z = (x - loc) / scale
     infinite = df == _math.inf  # the normal limit, as SciPy gives (the formula reads inf - inf there)
     finite_df = _math_ops.where(infinite, 1.0, df)
@@ -228,7 +247,7 @@ def _poisson_logpmf(k, mu) -> Tensor:
     >>> round(float(tl.stats.poisson.logpmf(tl.tensor(1e15, "float64"), tl.tensor(1e15, "float64"))), 6)
     -18.188327
     """
-    k, mu = _args(k, mu)
+    k, mu = _args("poisson.logpmf", k=k, mu=mu)
     inside = _all(k >= 0, _math_ops.equal(k, _math_ops.floor(k)))  # counts: SciPy gives -inf elsewhere
     safe_k = _math_ops.where(inside, k, 0.0)
     return _restrict(poisson_log_density(safe_k, mu), inside, mu >= 0, k)
@@ -243,9 +262,9 @@ def _probability(value, x, below, valid, upper) -> Tensor:
     return w(valid, ends, _math.nan)
 
 
-def _poisson_tail(k, mu, upper) -> Tensor:
+def _poisson_tail(name, k, mu, upper) -> Tensor:
     """P(K <= k) (``upper`` false) or P(K > k) as the regularized incomplete gamma of floor(k) + 1 at mu."""
-    k, mu = _args(k, mu)
+    k, mu = _args(name, k=k, mu=mu)
     below = k < 0
     count = _math_ops.floor(_math_ops.where(below, 0.0, k)) + 1.0
     value = _sp.gammainc(count, mu) if upper else _sp.gammaincc(count, mu)
@@ -259,7 +278,7 @@ def _poisson_cdf(k, mu) -> Tensor:
     >>> round(float(tl.stats.poisson.cdf(tl.tensor(2.0), tl.tensor(3.0))), 6)   # e**-3 (1 + 3 + 9/2)
     0.42319
     """
-    return _poisson_tail(k, mu, upper=False)
+    return _poisson_tail("poisson.cdf", k, mu, upper=False)
 
 
 def _poisson_sf(k, mu) -> Tensor:
@@ -269,7 +288,7 @@ def _poisson_sf(k, mu) -> Tensor:
     >>> float(tl.stats.poisson.sf(tl.tensor(30.0, "float64"), tl.tensor(1.0, "float64"))) > 0
     True
     """
-    return _poisson_tail(k, mu, upper=True)
+    return _poisson_tail("poisson.sf", k, mu, upper=True)
 
 
 poisson = SimpleNamespace(
@@ -285,7 +304,7 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.beta.logpdf(tl.tensor(0.5), 2.0, 2.0)), 6)   # log 1.5
     0.405465
     """
-    x, a, b, loc, scale = _args(x, a, b, loc, scale)
+    x, a, b, loc, scale = _args("beta.logpdf", x=x, a=a, b=b, loc=loc, scale=scale)
     standard = (x - loc) / scale  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = _all(standard >= 0, standard <= 1)
     z = _math_ops.where(inside, standard, 0.5)
@@ -355,7 +374,7 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.gamma.logpdf(tl.tensor(1.0), 1.0)), 6)   # Exponential(1) at 1
     -1.0
     """
-    x, a, loc, scale = _args(x, a, loc, scale)
+    x, a, loc, scale = _args("gamma.logpdf", x=x, a=a, loc=loc, scale=scale)
     standard = (x - loc) / scale  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = standard >= 0
     z = _math_ops.where(inside, standard, 1.0)
@@ -363,8 +382,8 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     return _restrict(logp, inside, _all(a > 0, scale > 0), standard)
 
 
-def _gamma_tail(x, a, loc, scale, upper) -> Tensor:
-    x, a, loc, scale = _args(x, a, loc, scale)
+def _gamma_tail(name, x, a, loc, scale, upper) -> Tensor:
+    x, a, loc, scale = _args(name, x=x, a=a, loc=loc, scale=scale)
     standard = (x - loc) / scale
     below = standard < 0
     z = _math_ops.where(below, 0.0, standard)  # nan stays nan
@@ -379,7 +398,7 @@ def _gamma_cdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.gamma.cdf(tl.tensor(2.0), 1.0)), 6)   # 1 - exp(-2)
     0.864665
     """
-    return _gamma_tail(x, a, loc, scale, upper=False)
+    return _gamma_tail("gamma.cdf", x, a, loc, scale, upper=False)
 
 
 def _gamma_sf(x, a, loc=0.0, scale=1.0) -> Tensor:
@@ -389,7 +408,7 @@ def _gamma_sf(x, a, loc=0.0, scale=1.0) -> Tensor:
     >>> round(float(tl.stats.gamma.sf(tl.tensor(50.0, "float64"), 1.0)) * 1e22, 12)   # e**-50
     1.928749847964
     """
-    return _gamma_tail(x, a, loc, scale, upper=True)
+    return _gamma_tail("gamma.sf", x, a, loc, scale, upper=True)
 
 
 gamma = SimpleNamespace(
@@ -418,7 +437,7 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
     """
     from .ops.shape import reshape
 
-    x, alpha = _args(x, alpha)
+    x, alpha = _args("dirichlet.logpdf", broadcast=False, x=x, alpha=alpha)
     if alpha.ndim != 1 or x.ndim == 0 or x.shape[0] != alpha.shape[0]:
         raise ValueError(
             f"dirichlet.logpdf: x must have the {alpha.shape[-1] if alpha.ndim else '?'} components "
@@ -471,7 +490,7 @@ def _mvn_logpdf(x, mean, cov) -> Tensor:
     from .ops.linalg_ops import _diag_part, _mT
     from .ops.shape import expand_dims, reshape, shape_size
 
-    x, mean, cov = _args(x, mean, cov)
+    x, mean, cov = _args("multivariate_normal.logpdf", broadcast=False, x=x, mean=mean, cov=cov)
     if cov.ndim < 2:
         return _mvn_diagonal_logpdf(x, mean, cov)
     k = cov.shape[-1]

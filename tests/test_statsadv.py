@@ -414,3 +414,28 @@ def test_poisson_cdf_gradient_in_mu_is_minus_the_pmf():
     k, mu = np.float64([0.0, 3.0, 1e4]), np.float64([2.0, 2.5, 1e4 + 30])
     g = tl.grad(lambda m: tl.sum(tl.stats.poisson.cdf(k, m)))(tl.tensor(mu)).numpy()
     np.testing.assert_allclose(g, -scipy_stats.poisson.pmf(k, mu), rtol=1e-9)  # d/dmu P(K <= k) = -p(k; mu)
+
+
+# ---------------------------------------------------------------- wrong input: one error naming the function
+def test_a_complex_argument_is_an_error_naming_the_distribution():
+    # norm.logpdf of a complex x returned a complex128 value silently; poisson.logpmf's error named Floor.
+    with pytest.raises(
+        TypeError, match=r"^norm.logpdf: not defined for complex128 \(x shape \(1,\) complex128, loc 0.0"
+    ):
+        tl.stats.norm.logpdf(np.array([1 + 1j]))
+    with pytest.raises(TypeError, match=r"^poisson.logpmf: not defined for complex128 \(k shape \(1,\) complex128"):
+        tl.stats.poisson.logpmf(np.array([1 + 1j]), 1.0)
+    with pytest.raises(TypeError, match=r"^multivariate_normal.logpdf: not defined for complex128"):
+        tl.stats.multivariate_normal.logpdf(np.zeros(2, complex), np.zeros(2), np.eye(2))
+
+
+def test_shapes_that_do_not_broadcast_are_an_error_naming_the_distribution_and_arguments():
+    # The errors named internal ops ('BitwiseAnd: shapes (2,) and (3,) are not broadcastable', 'Sub: ...').
+    with pytest.raises(
+        ValueError,
+        match=r"^gamma.logpdf: the shapes do not broadcast \(x shape \(3,\) float64, a shape \(2,\) float64, "
+        r"loc 0.0, scale 1.0\)",
+    ):
+        tl.stats.gamma.logpdf(np.zeros(3), np.ones(2))
+    with pytest.raises(ValueError, match=r"^norm.sf: the shapes do not broadcast \(x shape \(3,\) float64, loc 0.0, "):
+        tl.stats.norm.sf(np.zeros(3), 0.0, np.ones(2))

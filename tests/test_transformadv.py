@@ -584,11 +584,10 @@ def test_grad_jvp_jacobians_hessian_remat_and_traced_agree_with_finite_differenc
     expected_y = _fd_grad(lambda v: f_np(x, v), y)
     tx, ty = tl.tensor(x), tl.tensor(y)
     scale = 1 + np.abs(expected_x).max() + np.abs(expected_y).max()
-    for grad in (
-        tl.grad(f, argnums=(0, 1)),
-        tl.grad(tl.remat(f), argnums=(0, 1)),
-        tl.function(tl.grad(f, argnums=(0, 1))),
-    ):
+    closing = lambda a, b: tl.remat(lambda u: f(u, b))(a)  # noqa: E731  (remat closing over b)
+    for grad in [tl.grad(g, argnums=(0, 1)) for g in (f, tl.remat(f), closing)] + [
+        tl.function(tl.grad(f, argnums=(0, 1)))
+    ]:
         gx, gy = grad(tx, ty)
         np.testing.assert_allclose(gx.numpy(), expected_x, atol=1e-6 * scale)
         np.testing.assert_allclose(gy.numpy(), expected_y, atol=1e-6 * scale)

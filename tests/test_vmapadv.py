@@ -345,3 +345,33 @@ def test_two_operand_rules_with_operands_of_different_ranks_match_a_loop(data):
     expected = np.stack(per_element) if size else np.zeros((0, *one_shape))
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_output_errors_name_the_output_leaf():
+    # A leaf that cannot be stacked (a string) failed inside tl.tensor ("tensor: expected a tensor, array or
+    # number, got str"), and outputs were numbered as flattened leaves.
+    xs = np.zeros((3, 2))
+    with pytest.raises(TypeError, match=r"tl.vmap: out\[1\]\['name'\] of <lambda> is str 'x', .* out_axes None"):
+        tl.vmap(lambda x: (x, {"name": "x"}))(xs)
+    assert tl.vmap(lambda x: (x, {"name": "x"}), out_axes=(0, None))(xs)[1] == {"name": "x"}
+    with pytest.raises(ValueError, match=r"out\['b'\] depends on a mapped input, but its out_axes is None"):
+        tl.vmap(lambda x: {"a": 1.0, "b": x}, out_axes=None)(xs)
+    with pytest.raises(ValueError, match=r"out_axes 2 is out of range for out\[0\] \(shape \(2,\) per element\)"):
+        tl.vmap(lambda x: (x, x), out_axes=(2, 0))(xs)
+
+
+def test_traced_vmap_of_a_per_element_while_loop_promotes_python_number_carries():
+    # tl.function(tl.vmap(f)) with an unbounded loop whose predicate differs per element, started from the
+    # Python number 0.0 and adding float64 values: the batched loop kept the carry float32 and refused the
+    # body's float64 (TypeError: body_fn must return the ... dtypes of loop_vars), where eager vmap and the
+    # loop traced without vmap carry float64, as JAX's weak types do.
+    ns, xs = np.array([0, 2, 5]), np.array([1.5, 2.0, 0.25])
+
+    def f(n, x):
+        return tl.while_loop(lambda s: s[1] < n, lambda s: (s[0] + x, s[1] + 1), (0.0, 0))
+
+    for mapped in (tl.vmap(f), tl.function(tl.vmap(f))):
+        total, count = mapped(ns, xs)
+        assert total.dtype == np.float64 and count.dtype == np.int64
+        np.testing.assert_allclose(total.numpy(), ns * xs)
+        np.testing.assert_array_equal(count.numpy(), ns)

@@ -100,9 +100,11 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: s
             inner = [leaf if p is None else mode.logical(p) for leaf, p in zip(leaves, physical)]
             inner_args, inner_kwargs = tree.unflatten(treedef, inner)
             out = fun(*inner_args, **inner_kwargs)
-        out_leaves, out_def = tree.flatten(out)
+        out_paths, out_def = tree.flatten_with_path(out)
         out_specs = _axes_of(out_axes, out, "the output")
-        results = [mode.output(leaf, axis, i) for i, (leaf, axis) in enumerate(zip(out_leaves, out_specs))]
+        results = [
+            mode.output(leaf, axis, "out" + _keys(path), fun) for (path, leaf), axis in zip(out_paths, out_specs)
+        ]
         return tree.unflatten(out_def, results)
 
     return mapped
@@ -147,8 +149,11 @@ def _kind(value) -> str:
 
 def _leaf_name(path: tuple) -> str:
     """Where an argument leaf is, as JAX names it: ``args[1]['w']`` or ``kwargs['x']``."""
-    kind, *keys = path
-    return ("kwargs" if kind else "args") + "".join(f"[{k!r}]" for k in keys)
+    return ("kwargs" if path[0] else "args") + _keys(path[1:])
+
+
+def _keys(path: tuple) -> str:
+    return "".join(f"[{k!r}]" for k in path)
 
 
 def _batch_size(paths, axes, axis_size, fun) -> int:
@@ -489,21 +494,24 @@ class _Vmap(dispatch.Mode):
             stacked.append(_shape.stack(parts))
         return tuple(stacked)
 
-    def output(self, leaf, axis, index: int):
-        """The caller's value for output ``leaf`` of the mapped function: its physical tensor, the mapped
-        axis moved to ``axis``; an unbatched output repeated along it."""
+    def output(self, leaf, axis, where: str, fun):
+        """The caller's value for the output ``leaf`` (at ``where``, as ``out[1]['w']``) of the mapped function:
+        its physical tensor, the mapped axis moved to ``axis``; an unbatched output repeated along it."""
         found = self.physical.get(leaf._id) if isinstance(leaf, Tensor) else None
         if axis is None:
             if found is not None:
                 raise ValueError(
-                    f"tl.vmap: output {index} depends on a mapped input, but its out_axes is None; give it an axis"
+                    f"tl.vmap: {where} depends on a mapped input, but its out_axes is None; give it an axis"
                 )
             return leaf
+        if found is None and not isinstance(leaf, (Tensor, bool, int, float, complex)) and not hasattr(leaf, "dtype"):
+            raise TypeError(
+                f"tl.vmap: {where} of {_name(fun)} is {type(leaf).__name__} {leaf!r:.40}, which cannot be stacked "
+                "along the mapped axis; return tensors, or give it out_axes None"
+            )
         x = found[1] if found is not None else self.repeated(dispatch.as_tensor(leaf))
         if not -x.ndim <= axis < x.ndim:
-            raise ValueError(
-                f"tl.vmap: out_axes {axis} is out of range for output {index} (shape {x.shape[1:]} per element)"
-            )
+            raise ValueError(f"tl.vmap: out_axes {axis} is out of range for {where} (shape {x.shape[1:]} per element)")
         return x if axis % x.ndim == 0 else _array.moveaxis(x, 0, axis)
 
 

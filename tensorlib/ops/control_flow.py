@@ -814,7 +814,10 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
             per_element = pred._value is None and bool(dispatch.modes)
             bounded = maximum_iterations is not None
             if per_element and not bounded and not dispatch.modes[-1].knows_values(pred):
-                # Traced, no element's value is known: one While over the batch (JAX's batching rule).
+                # Traced, no element's value is known: one While over the batch (JAX's batching rule), its
+                # Python-number carries given the dtypes the body gives them, as the other forms do.
+                if any(_weak(values)):
+                    values = _adopt_weak(values, body_fn(values), "tl.while_loop loop_vars")
                 return _owned(dispatch.modes[-1].batched_while(cond_fn, body_fn, values, while_loop))
             if not (dispatch.modes[-1].any_element(pred) if per_element else bool(pred.numpy())):
                 break
