@@ -257,6 +257,8 @@ from .ops.numpy_extra import (
     dsplit,
     ediff1d,
     geomspace,
+    gradient,
+    histogram,
     hsplit,
     in1d,
     indices,
@@ -280,6 +282,7 @@ from .ops.numpy_extra import (
     triu_indices,
     union1d,
     unravel_index,
+    vander,
     vsplit,
 )
 from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
