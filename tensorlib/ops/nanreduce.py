@@ -77,12 +77,18 @@ def _nan_extremum(x, axis, keepdims, name, plain, fill):
     x = _checked(x, axis, name)
     if not _has_nans(x):
         return plain(x, axis, keepdims)
-    if x.dtype.kind == "c":
-        raise TypeError(f"{name}: complex numbers have no order (input shape {x.shape}, {x.dtype})")
-    out = plain(_filled(x, fill), axis, keepdims)
-    # A slice of NaNs only is NaN (NumPy), not the fill.
+    complex_ = x.dtype.kind == "c"
+    out = plain(_filled(x, _fill(fill, complex_)), axis, keepdims)
+    # A slice of NaNs only is NaN (NumPy), not the fill: for complex numbers its first NaN (numpy.fmax.reduce).
     only_nans = reduce.all(_nans(x), axis, keepdims)
-    return math_ops.where(only_nans, math_ops.full_like(out, math.nan), out)
+    nan = math_ops.stop_gradient(plain(x, axis, keepdims)) if complex_ else math_ops.full_like(out, math.nan)
+    return math_ops.where(only_nans, nan, out)
+
+
+def _fill(infinity, complex_):
+    """The value a NaN is replaced by in a maximum (``-inf``) or minimum (``inf``): for complex numbers,
+    ordered real part first, ``infinity`` in both parts, below (above) every other complex number."""
+    return complex(infinity, infinity) if complex_ else infinity
 
 
 def nanmax(x, axis=None, keepdims: bool = False) -> Tensor:
@@ -175,12 +181,14 @@ def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -
 # ------------------------------------------------------------------ nanargmax, nanargmin
 def _nan_arg_kernel(name, arg, fill):
     def kernel(xp, x, *, axis):
-        if not xp.isdtype(x.dtype, "real floating"):
+        if not xp.isdtype(x.dtype, ("real floating", "complex floating")):
             return xp.astype(arg(xp)(x, axis=axis), xp.int64)
         nans = xp.isnan(x)
         if x.size and bool(xp.any(xp.all(nans, axis=axis))):  # (an empty x: argmax says what is wrong)
             raise ValueError(f"{name}: All-NaN slice encountered (input shape {tuple(x.shape)} {x.dtype}, axis {axis})")
-        return xp.astype(arg(xp)(xp.where(nans, xp.asarray(fill, dtype=x.dtype), x), axis=axis), xp.int64)
+        # (NumPy fills complex NaNs with -inf+0j, so [-inf-1j, nan] gave the NaN's index; this is nanmax's.)
+        filled = xp.asarray(_fill(fill, xp.isdtype(x.dtype, "complex floating")), dtype=x.dtype)
+        return xp.astype(arg(xp)(xp.where(nans, filled, x), axis=axis), xp.int64)
 
     return kernel
 
@@ -210,8 +218,6 @@ def _nan_arg(op, x, axis, keepdims, name):
     if axis is not None:
         reduce._check_axis(x, axis, name)
         axis = reduce._axis_attr(axis)
-    if x.dtype.kind == "c":
-        raise TypeError(f"{name}: complex numbers have no order (input shape {x.shape}, {x.dtype})")
     return reduce._arg_kept(apply(op, (x,), {"axis": axis}), x, axis, keepdims)
 
 
