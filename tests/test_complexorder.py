@@ -7,6 +7,8 @@ float64 central differences on the real and imaginary parts for gradients (dL/dx
 docs/complex.md), and JAX where installed.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -96,3 +98,59 @@ def test_nan_extrema_gradient_goes_to_the_selected_element(name):
     np.testing.assert_allclose(got, want, atol=1e-6)
     np.testing.assert_allclose(tl.function(tl.grad(loss))(z).numpy(), want, atol=1e-6)
     assert np.count_nonzero(got) == 3  # one element per row; none at a NaN
+
+
+# ------------------------------------------------------------------ median, nanmedian (quantiles refuse)
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_median_and_nanmedian_match_numpy(dtype, axis, keepdims):
+    rng = np.random.default_rng(2)
+    z = _complex(rng, (4, 6), dtype)
+    with_nans = z.copy()
+    with_nans[1, 2], with_nans[0, :] = complex(NAN, 1), NAN
+    for name, x in (("median", z), ("nanmedian", with_nans), ("median", with_nans)):
+        with warnings.catch_warnings():  # NumPy warns for the slice of NaNs only
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+        for got in (
+            getattr(tl, name)(x, axis=axis, keepdims=keepdims),
+            _traced(lambda t: getattr(tl, name)(t, axis=axis, keepdims=keepdims), x),
+        ):
+            got = got.numpy()
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_median_of_empty_complex_is_numpys_nan():
+    for name in ("median", "nanmedian"):
+        with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+            want = getattr(np, name)(np.zeros((0,), np.complex64))
+        got = getattr(tl, name)(np.zeros((0,), np.complex64)).numpy()
+        assert got.dtype == want.dtype and np.isnan(got.real) and np.isnan(got.imag) and np.isnan(want.imag)
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_gradient_goes_to_the_middle_elements(name):
+    rng = np.random.default_rng(3)
+    z = _complex(rng, (3, 4), ties=False)
+    if name == "nanmedian":
+        z[0, 1] = complex(NAN, 2)
+    w = rng.normal(size=3) + 1j * rng.normal(size=3)
+
+    def loss(x):
+        return tl.sum(tl.real(getattr(tl, name)(x, axis=1) * w))
+
+    want = _numeric_grad(lambda x: np.sum((getattr(np, name)(x, axis=1) * w).real), z)
+    np.testing.assert_allclose(tl.grad(loss)(z).numpy(), want, atol=1e-6)
+    np.testing.assert_allclose(tl.function(tl.grad(loss))(z).numpy(), want, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["quantile", "percentile", "nanquantile", "nanpercentile"])
+def test_quantiles_of_complex_numbers_are_refused_as_numpy_does(name):
+    z = np.array([1 + 1j, 2.0, 0.5j])
+    with pytest.raises(TypeError, match="real numbers"):
+        getattr(np, name)(z, 0.5)
+    with pytest.raises(TypeError, match=rf"^{name}: a must be real, got complex128 \(shape \(3,\)\)"):
+        getattr(tl, name)(z, 0.5)
