@@ -624,3 +624,28 @@ def test_jacobian_of_a_remat_function_that_assigns_a_variable():
     assert float(counter) == 2.0
     with pytest.raises(ValueError, match=r"cannot be assigned inside a function mapped by tl.vmap"):
         tl.vmap(counting)(tl.tensor(np.ones((2, 3))))
+
+
+def test_custom_jvp_with_integer_tensor_arguments():
+    # An index argument made reverse mode fail: "tl.vjp: cannot differentiate with respect to primal 1 of dtype
+    # int64" (the transposition took every tensor as a primal); JAX gives it a float0 tangent.
+    x, idx = tl.tensor(X), tl.tensor(np.array([2, 0, 2]))
+    g = tl.custom_jvp(lambda a, i: tl.gather(a, i) * 2.0)
+    g.defjvp(lambda p, t: (tl.gather(p[0], p[1]) * 2.0, tl.gather(t[0], p[1]) * 2.0))
+    np.testing.assert_array_equal(tl.grad(lambda a: tl.sum(g(a, idx)))(x).numpy(), [2.0, 0.0, 4.0])
+    _, tangent = tl.jvp(lambda a: g(a, idx), (x,), (tl.tensor(np.array([1.0, 2.0, 3.0])),))
+    np.testing.assert_array_equal(tangent.numpy(), [6.0, 2.0, 6.0])
+    # In one argument: a float tensor, an index tensor and a Python number; the integer's tangent has its shape.
+    seen = []
+
+    def rule(primals, tangents):
+        (p,) = primals
+        (t,) = tangents
+        seen.append((t["i"].shape, t["i"].dtype.kind, float(t["s"])))
+        return h(p), tl.gather(t["a"], p["i"]) * p["s"]
+
+    h = tl.custom_jvp(lambda p: tl.gather(p["a"], p["i"]) * p["s"])
+    h.defjvp(rule)
+    got = tl.grad(lambda a: tl.sum(h({"a": a, "i": idx, "s": 3.0})))(x)
+    np.testing.assert_array_equal(got.numpy(), [3.0, 0.0, 6.0])
+    assert seen[0] == ((3,), "i", 0.0)
