@@ -257,6 +257,8 @@ from .ops.numpy_extra import (
     dsplit,
     ediff1d,
     geomspace,
+    gradient,
+    histogram,
     hsplit,
     in1d,
     indices,
@@ -280,6 +282,7 @@ from .ops.numpy_extra import (
     triu_indices,
     union1d,
     unravel_index,
+    vander,
     vsplit,
 )
 from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
@@ -298,6 +301,7 @@ from .checkpoint import load_variables, save_variables
 from . import linalg
 from . import special, stats
 from . import fft
+from . import signal
 
 from .ops import random
 from . import debugging

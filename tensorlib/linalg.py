@@ -13,6 +13,7 @@ or singular values, singular matrices) the caveat is in the function's docstring
 
 from .ops.linalg import einsum, matmul, tensordot
 from .ops.linalg_functions import (
+    block_diag,
     cholesky_solve,
     cond,
     cross,
@@ -48,6 +49,7 @@ from .ops.linalg_ops import (
 )
 
 __all__ = [
+    "block_diag",
     "cholesky",
     "cholesky_solve",
     "cond",

@@ -375,3 +375,25 @@ def test_traced_vmap_of_a_per_element_while_loop_promotes_python_number_carries(
         assert total.dtype == np.float64 and count.dtype == np.int64
         np.testing.assert_allclose(total.numpy(), ns * xs)
         np.testing.assert_array_equal(count.numpy(), ns)
+
+
+def _safe_cholesky(a):
+    return tl.cond(tl.linalg.det(a) > 0, lambda: tl.linalg.cholesky(a), lambda: tl.zeros_like(a))
+
+
+def test_eager_vmap_of_cond_runs_only_the_branch_every_element_takes():
+    # Eagerly the predicate's values are known: where every element takes one branch, vmap ran the other one
+    # too (JAX's rule for predicates that differ), and it raised on elements that never take it (Cholesky of a
+    # matrix with a negative determinant, an index out of bounds) where a loop over the elements gives values.
+    indefinite = np.array([[[1.0, 2.0], [2.0, 1.0]], [[0.0, 1.0], [1.0, 0.0]]])
+    np.testing.assert_array_equal(tl.vmap(_safe_cholesky)(indefinite).numpy(), np.zeros((2, 2, 2)))
+    definite = np.array([[[2.0, 0.0], [0.0, 2.0]], [[4.0, 1.0], [1.0, 3.0]]])
+    np.testing.assert_allclose(tl.vmap(_safe_cholesky)(definite).numpy(), np.linalg.cholesky(definite))
+    rows, positions = np.arange(9.0).reshape(3, 3), np.array([5, 3, 7])
+    read = tl.vmap(lambda x, i: tl.cond(i < 3, lambda: x[i], lambda: tl.tensor(-1.0, dtype="float64")))
+    np.testing.assert_array_equal(read(rows, positions).numpy(), [-1.0, -1.0, -1.0])
+    # where the elements differ both branches run (JAX's rule), and a failure says so
+    mixed = np.concatenate([indefinite[:1], definite[:1]])
+    with pytest.raises(np.linalg.LinAlgError) as failure:
+        tl.vmap(_safe_cholesky)(mixed)
+    assert "both branches ran on every element" in "".join(getattr(failure.value, "__notes__", []))

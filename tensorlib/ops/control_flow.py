@@ -301,7 +301,7 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     if _runs_python():
         operands = _owned(operands)
         if pred._value is None:  # a predicate per element of tl.vmap: both branches, selected elementwise
-            return _selected(pred, true_fn(*operands), false_fn(*operands))
+            return _per_element_cond(pred, true_fn, false_fn, operands)
         return _owned(true_fn(*operands) if bool(pred.numpy()) else false_fn(*operands))
     from ..graph.tracing import trace_subgraph
 
@@ -389,6 +389,30 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
         (lower, init_val),
     )
     return val
+
+
+def _per_element_cond(pred, true_fn, false_fn, operands):
+    """A cond under ``tl.vmap`` whose predicate has a value per element: where the values are known (eagerly)
+    and every element takes one branch, only that one runs, as in a loop over the elements; else both run on
+    every element and are selected elementwise (JAX's rule), a failure saying so."""
+    from . import math as math_ops
+
+    mode = dispatch.modes[-1]
+    if mode.knows_values(pred):
+        taken = _bool_pred(pred, "tl.cond")
+        if not mode.any_element(taken):
+            return _owned(false_fn(*operands))
+        if not mode.any_element(math_ops.logical_not(taken)):
+            return _owned(true_fn(*operands))
+    try:
+        outs = true_fn(*operands), false_fn(*operands)
+    except Exception as e:
+        e.add_note(
+            "(tl.cond under tl.vmap: the predicate has a value per element, so both branches ran on every element, "
+            "as in JAX; a branch can fail on the elements that do not take it: guard its inputs, e.g. with tl.where)"
+        )
+        raise
+    return _selected(pred, *outs)
 
 
 def _selected(pred, true_out, false_out):

@@ -518,3 +518,34 @@ def cholesky_solve(b, L, upper: bool = False) -> Tensor:
     # a = t t^H with t lower (L, or L^H when upper): t y = b, then t^H x = y.
     y = solve_triangular(L, b, trans=0 if lower else "C", lower=lower)
     return solve_triangular(L, y, trans="C" if lower else 0, lower=lower)
+
+
+def block_diag(*arrs) -> Tensor:
+    """The block-diagonal matrix of the given blocks, zeros elsewhere (``scipy.linalg.block_diag``,
+    ``jax.scipy.linalg.block_diag``, ``torch.block_diag``): a 0-d block is ``1 x 1``, a 1-D one a row; the
+    dtype is the blocks' promoted one.  Gradients reach each block.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.block_diag(tl.tensor([[1, 2]]), 3).numpy().tolist()
+    [[1, 2, 0], [0, 0, 3]]
+    """
+    from .shape import concat, pad, reshape
+
+    blocks = []
+    for i, a in enumerate(arrs):
+        a = as_tensor(a)
+        if a.ndim > 2:
+            raise ValueError(f"block_diag: block {i} has {a.ndim} dimensions (shape {tuple(a.shape)}); at most 2")
+        if None in a.shape:
+            raise ValueError(f"block_diag: block {i}'s sizes must be known (shape {tuple(a.shape)}, {a.dtype})")
+        blocks.append(reshape(a, (1, -1) if a.ndim < 2 else tuple(a.shape)))
+    if not blocks:
+        return as_tensor(np.zeros((1, 0)))  # SciPy's answer for no blocks
+    dtype = _dt.promote_types(*(b.dtype for b in blocks))
+    width = sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        b = b if b.dtype == dtype else b.astype(dtype)
+        rows.append(pad(b, ((0, 0), (left, width - left - b.shape[1]))))
+        left += b.shape[1]
+    return concat(rows, axis=0)

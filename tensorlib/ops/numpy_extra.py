@@ -4,7 +4,7 @@ tracing under ``tl.function`` and every backend come with them): grids and broad
 ``triu_indices``, ``tril_indices``, ``diag_indices``, ``indices``, ``unravel_index``, ``ravel_multi_index``),
 splitting and assembling (``hsplit``, ``vsplit``, ``dsplit``, ``rollaxis``, ``block``, ``insert``,
 ``delete``), calculus and statistics (``ediff1d``, ``trapezoid``, ``cov``, ``corrcoef``, ``interp``,
-``convolve``, ``correlate``, ``polyval``, ``select``), and sets and orderings (``isin``, ``intersect1d``,
+``convolve``, ``correlate``, ``polyval``, ``select``, ``vander``, ``gradient``, ``histogram``), and sets and orderings (``isin``, ``intersect1d``,
 ``union1d``, ``setdiff1d``, ``lexsort``, ``partition``, ``argpartition``).
 
 >>> import tensorlib as tl
@@ -1212,3 +1212,200 @@ def argpartition(a, kth, axis: int = -1, kind: str = "introselect", order=None) 
         raise TypeError("argpartition: order= (structured arrays) is not supported on tensors")
     a, ax = _check_kth(a, kth, axis, "argpartition")
     return argsort(a, axis=ax, stable=True)
+
+
+# ------------------------------------------------------------------ vander, gradient, histogram
+def vander(x, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of the 1-D ``x`` (``numpy.vander``): column ``j`` is ``x ** (N - 1 - j)``, or
+    ``x ** j`` with ``increasing``; ``N`` columns (``len(x)`` by default).  Powers by repeated products, so
+    integer inputs stay exact and the gradient is the polynomial's.  The dtype is ``x``'s (JAX's and PyTorch's;
+    NumPy turns float32 into float64), int64 for bools.
+
+    >>> import tensorlib as tl
+    >>> tl.vander(tl.tensor([1, 2, 3]), 3).numpy().tolist()
+    [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    """
+    x = as_tensor(x)
+    if x.ndim != 1:
+        raise ValueError(f"vander: x must be 1-D, got shape {tuple(x.shape)} ({x.dtype})")
+    if N is None:
+        if x.shape[0] is None:
+            raise ValueError(f"vander: give N under tl.function, where len(x) is unknown (x {x.dtype}[None])")
+        N = x.shape[0]
+    N = as_int(N, "vander: N")
+    if N < 0:
+        raise ValueError(f"vander: N must be >= 0, got {N} (x shape {tuple(x.shape)}, {x.dtype})")
+    if x.dtype.kind == "b":
+        x = math_ops.cast(x, _dt.int64)
+    columns, power = [], math_ops.ones_like(x)
+    for _ in range(N):
+        columns.append(power)
+        power = power * x
+    if not increasing:
+        columns.reverse()
+    if not columns:  # N = 0: (len(x), 0)
+        return shape_ops.stack([math_ops.ones_like(x)], axis=1)[:, :0]
+    return shape_ops.stack(columns, axis=1)
+
+
+def _edge_coefficients(h1, h2, side: str):
+    """Second-order one-sided weights of f0, f1, f2 at the start (``side="start"``: steps h1 then h2 away)
+    or of f-3, f-2, f-1 at the end, as NumPy's ``gradient`` (edge_order=2) for uneven steps."""
+    if side == "start":
+        return -(2.0 * h1 + h2) / (h1 * (h1 + h2)), (h1 + h2) / (h1 * h2), -h1 / (h2 * (h1 + h2))
+    return h2 / (h1 * (h1 + h2)), -(h2 + h1) / (h1 * h2), (2.0 * h2 + h1) / (h2 * (h1 + h2))
+
+
+def _gradient_axis(f, axis: int, spacing, edge_order: int):
+    n = f.shape[axis]
+
+    def part(start, stop):
+        return shape_ops.getitem(f, (slice(None),) * axis + (slice(start, stop),))
+
+    def along(values):  # 1-D coefficients (one per interior or edge point) broadcast along ``axis``
+        return shape_ops.reshape(values, (-1,) + (1,) * (f.ndim - axis - 1)) if f.ndim - axis - 1 else values
+
+    if spacing.ndim == 0:  # a uniform step
+        h = spacing
+        interior = (part(2, None) - part(None, -2)) / (2.0 * h)
+        if edge_order == 1:
+            first, last = (part(1, 2) - part(0, 1)) / h, (part(-1, None) - part(-2, -1)) / h
+        else:
+            first = (-1.5 * part(0, 1) + 2.0 * part(1, 2) - 0.5 * part(2, 3)) / h
+            last = (0.5 * part(-3, -2) - 2.0 * part(-2, -1) + 1.5 * part(-1, None)) / h
+    else:  # coordinates: uneven steps
+        dx = spacing[1:] - spacing[:-1]
+        h1, h2 = dx[:-1], dx[1:]
+        a, b, c = -h2 / (h1 * (h1 + h2)), (h2 - h1) / (h1 * h2), h1 / (h2 * (h1 + h2))
+        interior = along(a) * part(None, -2) + along(b) * part(1, -1) + along(c) * part(2, None)
+        if edge_order == 1:
+            first, last = (part(1, 2) - part(0, 1)) / dx[0], (part(-1, None) - part(-2, -1)) / dx[-1]
+        else:
+            a, b, c = _edge_coefficients(dx[0], dx[1], "start")
+            first = a * part(0, 1) + b * part(1, 2) + c * part(2, 3)
+            a, b, c = _edge_coefficients(dx[-2], dx[-1], "end")
+            last = a * part(-3, -2) + b * part(-2, -1) + c * part(-1, None)
+    return shape_ops.concat([first, interior, last], axis=axis) if n > 2 else shape_ops.concat([first, last], axis)
+
+
+def gradient(f, *varargs, axis=None, edge_order: int = 1):
+    """The gradient of the sampled ``f`` by central differences inside and one-sided ones of ``edge_order``
+    (1 or 2) at the ends (``numpy.gradient``; automatic differentiation is :func:`tl.grad`): ``varargs`` are the spacing, none (1), one scalar for all axes,
+    or one scalar or coordinate vector per axis; ``axis`` (an int or a tuple) picks axes.  One tensor for one
+    axis, else a tuple.  Integer ``f`` gives float64.  Linear in ``f``, so it differentiates.
+
+    >>> import tensorlib as tl
+    >>> tl.gradient(tl.tensor([1.0, 2.0, 4.0, 7.0, 11.0])).numpy().tolist()
+    [1.0, 1.5, 2.5, 3.5, 4.0]
+    """
+    f = as_tensor(f)
+    where = f"(f shape {tuple(f.shape)}, {f.dtype})"
+    if f.dtype.kind in "biu":
+        f = math_ops.cast(f, _dt.float64)
+    axes = tuple(range(f.ndim)) if axis is None else (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = tuple(normalize_axis(a, f.ndim) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"gradient: repeated axis in {axis!r} {where}")
+    if edge_order not in (1, 2):
+        raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order!r} {where}")
+    if len(varargs) not in (0, 1, len(axes)):
+        raise TypeError(f"gradient: give no spacing, one, or one per axis ({len(axes)}), got {len(varargs)} {where}")
+    spacings = [1.0] * len(axes) if not varargs else list(varargs) * len(axes) if len(varargs) == 1 else list(varargs)
+    out = []
+    for a, h in zip(axes, spacings):
+        n = f.shape[a]
+        if n is None or n < edge_order + 1:
+            raise ValueError(
+                f"gradient: axis {a} has {n} elements; at least edge_order + 1 = {edge_order + 1} are needed {where}"
+            )
+        h = as_tensor(h)
+        if h.ndim not in (0, 1) or (h.ndim == 1 and h.shape[0] != n):
+            raise ValueError(
+                f"gradient: the spacing of axis {a} must be a scalar or {n} coordinates, got shape {tuple(h.shape)} {where}"
+            )
+        if h.dtype.kind in "biu" or h.dtype != f.dtype:
+            h = math_ops.cast(h, f.dtype if f.dtype.kind in "fc" else _dt.float64)
+        out.append(_gradient_axis(f, a, h, edge_order))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _traced_edges(a, bins: int):
+    """Equal bins over the data's min and max when they are known only at run time: ``numpy.linspace``'s
+    arithmetic (``arange * step + start``, the last edge the stop) in the edges' dtype, as NumPy computes them."""
+    from . import reduce as reduce_ops
+
+    dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
+    first, last = (math_ops.cast(reduce_ops.min(a), dtype), math_ops.cast(reduce_ops.max(a), dtype))
+    same = first == last
+    first, last = math_ops.where(same, first - 0.5, first), math_ops.where(same, last + 0.5, last)
+    steps = creation.arange(bins + 1, dtype=dtype) * ((last - first) / bins) + first
+    return shape_ops.concat([steps[:-1], shape_ops.reshape(last, (1,))], axis=0)
+
+
+def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tuple:  # noqa: A002
+    """``(hist, bin_edges)`` of the values of ``a`` (``numpy.histogram``): ``bins`` equal bins over ``range``
+    (the data's min and max by default, widened by 0.5 each way when they are equal; read when the graph runs
+    under ``tl.function``) or the edges given
+    (increasing); bins are closed on the left, the last also on the right; values outside are left out.
+    Counts are int64, sums of ``weights`` their dtype (differentiable in ``weights``); ``density=True`` divides
+    by the total and the bin widths.
+
+    >>> import tensorlib as tl
+    >>> hist, edges = tl.histogram(tl.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
+    >>> hist.numpy().tolist(), edges.numpy().tolist()
+    ([2, 1, 1], [1.0, 2.0, 3.0, 4.0])
+    """
+    from . import reduce as reduce_ops
+    from .search import bincount, searchsorted
+
+    a = shape_ops.reshape(as_tensor(a), (-1,))
+    where = f"(a {a.dtype}[{a.shape[0]}])"
+    if a.dtype.kind == "c":
+        raise TypeError(f"histogram: complex values have no order {where}")
+    if weights is not None:
+        weights = shape_ops.reshape(as_tensor(weights), (-1,))
+        if weights.shape[0] != a.shape[0]:
+            raise ValueError(f"histogram: weights must have the shape of a {where}, got {weights.shape[0]} values")
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
+        if bins < 1:
+            raise ValueError(f"histogram: bins must be a positive int or increasing edges, got {bins} {where}")
+        if a.is_symbolic and range is None:
+            edges = _traced_edges(a, int(bins))
+        elif range is None:  # NumPy scalars of a's dtype: float32 data gets float32 edges computed in float32
+            values = np.asarray(a.numpy())
+            first, last = (values.min(), values.max()) if values.size else (0.0, 1.0)
+        else:
+            first, last = (float(r) for r in range)
+        if not (a.is_symbolic and range is None):
+            if not (np.isfinite(first) and np.isfinite(last)) or first > last:
+                raise ValueError(f"histogram: range must be finite with min <= max, got ({first}, {last}) {where}")
+            if first == last:
+                first, last = first - 0.5, last + 0.5
+            edge_type = np.result_type(first, last, np.dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
+            edges = as_tensor(np.linspace(first, last, int(bins) + 1, dtype=edge_type))
+    else:
+        edges = as_tensor(bins)
+        if edges.ndim != 1 or edges.shape[0] is None or edges.shape[0] < 2:
+            raise ValueError(f"histogram: bins must be a positive int or at least two edges, got {bins!r} {where}")
+        if not edges.is_symbolic and np.any(np.diff(np.asarray(edges.numpy())) < 0):
+            raise ValueError(f"histogram: the bin edges must increase monotonically, got {bins!r} {where}")
+    count = edges.shape[0] - 1
+    # Bin i holds edges[i] <= v < edges[i + 1]; the last one also v == edges[-1].
+    index = searchsorted(edges, a, side="right") - 1
+    inside = math_ops.logical_and(a >= edges[0], a <= edges[-1])
+    index = math_ops.where(a == edges[-1], np.int64(count - 1), index)
+    index = math_ops.where(inside, index, np.int64(0))
+    if weights is None:
+        hist = bincount(index, weights=math_ops.cast(inside, _dt.float64), minlength=count)
+        hist = math_ops.cast(hist, _dt.int64)
+    else:
+        zero = math_ops.zeros_like(weights)
+        hist = bincount(index, weights=math_ops.where(inside, weights, zero), minlength=count)
+        hist = (
+            hist if hist.dtype == weights.dtype or weights.dtype.kind in "biu" else math_ops.cast(hist, weights.dtype)
+        )
+    if density:
+        widths = math_ops.cast(edges[1:] - edges[:-1], _dt.float64)
+        hist = math_ops.cast(hist, _dt.float64)
+        hist = hist / reduce_ops.sum(hist) / widths
+    return hist, edges

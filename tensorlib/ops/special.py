@@ -339,8 +339,7 @@ def gamma_log_density(a, x) -> Tensor:
     w = math_ops.where
     huge = (a >= 2.0 ** (np.finfo(a.dtype).nmant + 1)) & (a < _math.inf) & (x > 0) & (x < _math.inf)
     ah, xh = w(huge, a, 1.0), w(huge, x, 1.0)
-    shifted = poisson_log_density(ah, xh) + math_ops.log(ah) - math_ops.log(xh)
-    return w(huge, shifted, poisson_log_density(a - 1.0, x))
+    return poisson_log_density(w(huge, a, a - 1.0), x) + w(huge, math_ops.log(ah) - math_ops.log(xh), 0.0)
 
 
 _betaln = _define("Betaln", "betaln", inputs=("a", "b"), doc="log|B(a, b)|.", kernel=_betaln_kernel)

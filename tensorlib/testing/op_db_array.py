@@ -22,7 +22,7 @@ from .. import dtypes as _dt
 from ..ops.array import QUANTILE_METHODS
 from .op_db import FLOATS, NUMERIC, _elements, _half_steps, _logsumexp_ref, shapes
 from .opinfo import ErrorInput, OpInfo, SampleInput
-from .strategies import mutually_broadcastable_shapes, tensors
+from .strategies import mutually_broadcastable_shapes, scalars, tensors
 
 
 def _axis_or_none(draw, ndim):
@@ -416,6 +416,73 @@ def _segment_entries():
         )
         for how in ("sum", "mean", "max", "min")
     ]
+
+
+@st.composite
+def _vander_draw(draw, dtype):
+    x = draw(tensors(dtype, (draw(st.integers(0, 4)),), scalars(dtype, -2.0, 2.0)))
+    return SampleInput((x, draw(st.none() | st.integers(0, 4)), draw(st.booleans())))
+
+
+def _vander_ref(x, N, increasing):
+    # NumPy promotes float32 to float64 here (promote_types(x.dtype, int)); JAX and PyTorch keep x's dtype.
+    return np.vander(x, N, increasing).astype(x.dtype if x.dtype.kind == "f" else np.int64)
+
+
+@st.composite
+def _np_gradient_draw(draw, dtype):
+    f = draw(tensors(dtype, shapes(1, 3, 3, 5)))
+    edge_order = draw(st.sampled_from([1, 2]))
+    axis = draw(st.none() | st.integers(-f.ndim, f.ndim - 1))
+    axes = range(f.ndim) if axis is None else [axis % f.ndim]
+    kind = draw(st.sampled_from(["none", "scalar", "each"]))
+    if kind == "none":
+        spacing = ()
+    elif kind == "scalar":
+        spacing = (draw(st.floats(0.25, 3.0)),)
+    else:  # a coordinate vector (uneven steps) or a scalar per axis
+        spacing = tuple(
+            np.cumsum(draw(tensors(np.dtype(np.float64), (f.shape[a],), st.floats(0.3, 2.0))))
+            if draw(st.booleans())
+            else draw(st.floats(0.25, 3.0))
+            for a in axes
+        )
+    return SampleInput((f, *spacing), {"axis": axis, "edge_order": edge_order})
+
+
+def _np_gradient_ref(f, *spacing, axis, edge_order):
+    out = np.gradient(f.astype(np.float64), *spacing, axis=axis, edge_order=edge_order)
+    return tuple(o.astype(f.dtype) for o in out) if isinstance(out, (tuple, list)) else out.astype(f.dtype)
+
+
+@st.composite
+def _histogram_draw(draw, dtype):
+    a = draw(tensors(dtype, shapes(1, 2, 0, 6), scalars(dtype, -3.0, 3.0)))
+    bins = draw(st.integers(1, 5) | st.just(np.array([-2.0, -0.5, 0.0, 1.0, 2.5])))
+    weights = draw(st.none() | tensors(dtype, a.shape, scalars(dtype, 0.1, 2.0)))
+    kwargs = {"range": draw(st.none() | st.just((-1.0, 2.0))), "weights": weights, "density": draw(st.booleans())}
+    return SampleInput((a, bins), kwargs, grad_argnums=())
+
+
+def _histogram_ref(a, bins, range, weights, density):  # noqa: A002
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hist, edges = np.histogram(a, bins, range, weights=weights, density=density)
+    return hist, edges
+
+
+@st.composite
+def _block_diag_draw(draw, dtype):
+    blocks = [
+        draw(tensors(dtype, draw(st.sampled_from([(), (2,), (1, 3), (2, 2), (0, 2), (3, 1)]))))
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    return SampleInput(tuple(blocks), grad_argnums=tuple(i for i, b in enumerate(blocks) if b.size))
+
+
+def _block_diag_ref(*blocks):
+    from scipy.linalg import block_diag
+
+    return block_diag(*blocks)
 
 
 EINSUM_FORMS = ("ii->i", "ii", "ii->", "iij->ij", "ij,jj->i", "iji->j", "...ii->...i", "bii,bi->b")
@@ -965,4 +1032,65 @@ OPINFOS: list = [
     ),
     OpInfo("tile_reps", tl.tile, np.tile, _tile_reps_draw, op_types=("Tile",), dtypes=NUMERIC),
     *_segment_entries(),
+    OpInfo(
+        "vander",
+        tl.vander,
+        _vander_ref,
+        _vander_draw,
+        op_types=("Mul", "Pack"),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "np_gradient",
+        tl.gradient,
+        _np_gradient_ref,
+        _np_gradient_draw,
+        op_types=("StridedSlice", "Sub", "Div", "ConcatV2"),
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2),), {"edge_order": 2}, exc=ValueError, match=r"^gradient: axis 0 has 2 elements; at least"
+            ),
+            ErrorInput(
+                (np.ones((2, 3)), 1.0, 2.0, 3.0),
+                exc=TypeError,
+                match=r"^gradient: give no spacing, one, or one per axis",
+            ),
+            ErrorInput(
+                (np.ones(3), np.ones(2)),
+                exc=ValueError,
+                match=r"^gradient: the spacing of axis 0 must be a scalar or 3 coordinates",
+            ),
+        ),
+    ),
+    OpInfo(
+        "histogram",
+        tl.histogram,
+        _histogram_ref,
+        _histogram_draw,
+        op_types=("SearchSorted", "Bincount"),
+        differentiable=False,
+        error_inputs=(
+            ErrorInput((np.ones(3), 0), exc=ValueError, match=r"^histogram: bins must be a positive int"),
+            ErrorInput(
+                (np.ones(3), np.array([1.0, 0.0])), exc=ValueError, match=r"^histogram: the bin edges must increase"
+            ),
+            ErrorInput(
+                (np.ones(3), 2),
+                {"range": (2.0, 1.0)},
+                exc=ValueError,
+                match=r"^histogram: range must be finite with min <= max",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.block_diag",
+        tl.linalg.block_diag,
+        _block_diag_ref,
+        _block_diag_draw,
+        op_types=("PadV2", "ConcatV2"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones((1, 2, 2)),), exc=ValueError, match=r"^block_diag: block 0 has 3 dimensions"),
+        ),
+    ),
 ]
