@@ -154,3 +154,29 @@ def test_quantiles_of_complex_numbers_are_refused_as_numpy_does(name):
         getattr(np, name)(z, 0.5)
     with pytest.raises(TypeError, match=rf"^{name}: a must be real, got complex128 \(shape \(3,\)\)"):
         getattr(tl, name)(z, 0.5)
+
+
+# ------------------------------------------------------------------ cummax, cummin
+@pytest.mark.parametrize("name, ufunc", [("cummax", np.maximum), ("cummin", np.minimum)])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_cummax_cummin_match_numpys_accumulate(name, ufunc, dtype, axis):
+    rng = np.random.default_rng(4)
+    z = _complex(rng, (4, 5), dtype, nans=2)
+    want = ufunc.accumulate(z.reshape(-1) if axis is None else z, axis=0 if axis is None else axis)
+    _same(getattr(tl, name)(z, axis=axis).numpy(), want)
+    _same(_traced(lambda t: getattr(tl, name)(t, axis=axis), z).numpy(), want)
+
+
+@pytest.mark.parametrize("name, ufunc", [("cummax", np.maximum), ("cummin", np.minimum)])
+def test_cummax_cummin_gradient_goes_to_the_running_extremum(name, ufunc):
+    rng = np.random.default_rng(5)
+    z = _complex(rng, (3, 5), ties=False)
+    w = rng.normal(size=(3, 5)) + 1j * rng.normal(size=(3, 5))
+
+    def loss(x):
+        return tl.sum(tl.real(getattr(tl, name)(x, axis=1) * w))
+
+    want = _numeric_grad(lambda x: np.sum((ufunc.accumulate(x, axis=1) * w).real), z)
+    np.testing.assert_allclose(tl.grad(loss)(z).numpy(), want, atol=1e-6)
+    np.testing.assert_allclose(tl.function(tl.grad(loss))(z).numpy(), want, atol=1e-6)

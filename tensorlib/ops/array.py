@@ -193,8 +193,6 @@ def nancumprod(x, axis: int | None = None, dtype=None) -> Tensor:
 
 # ------------------------------------------------------------------ cummax / cummin
 def _extremum_scan_infer(x, *, axis):
-    if x.dtype.kind == "c":
-        raise TypeError(f"complex numbers have no order, got {x.dtype} (shape {x.shape})")
     _axis_checked(x, axis)
     return x
 
@@ -220,7 +218,7 @@ def _held_index(xp, x, running, running_max, axis):
     # A position holds the running value when it equals it (a tie takes the later position, as PyTorch)
     # or is NaN (NaN propagates from there); the index at j is the last such position up to j.
     held = running == x
-    if xp.isdtype(x.dtype, "real floating"):
+    if xp.isdtype(x.dtype, ("real floating", "complex floating")):
         held = held | xp.isnan(x)
     positions = xp.reshape(xp.arange(x.shape[axis], dtype=xp.int64), (-1,) + (1,) * (x.ndim - axis - 1))
     return running_max(xp.where(held, positions, xp.zeros((), dtype=xp.int64)))
