@@ -180,3 +180,55 @@ def test_cummax_cummin_gradient_goes_to_the_running_extremum(name, ufunc):
     want = _numeric_grad(lambda x: np.sum((ufunc.accumulate(x, axis=1) * w).real), z)
     np.testing.assert_allclose(tl.grad(loss)(z).numpy(), want, atol=1e-6)
     np.testing.assert_allclose(tl.function(tl.grad(loss))(z).numpy(), want, atol=1e-6)
+
+
+# ------------------------------------------------------------------ searchsorted, top_k (digitize refuses)
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize(
+    "dtypes", [(np.complex128, np.complex128), (np.complex64, np.float32), (np.float64, np.complex64)]
+)
+def test_searchsorted_matches_numpy(side, dtypes):
+    rng = np.random.default_rng(6)
+    a = np.sort(_complex(rng, (9,), nans=2)).astype(dtypes[0]) if dtypes[0] != np.float64 else np.arange(-2.0, 3.0)
+    v = _complex(rng, (3, 4), nans=2).astype(dtypes[1])
+    want = np.searchsorted(a, v, side=side)
+    _same(tl.searchsorted(a, v, side=side).numpy(), want)
+    _same(_traced(lambda s, t: tl.searchsorted(s, t, side=side), a, v).numpy(), want)
+    order = rng.permutation(a.size)
+    _same(tl.searchsorted(a[order], v, side=side, sorter=np.argsort(a[order])).numpy(), want)
+
+
+def test_searchsorted_matches_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    rng = np.random.default_rng(7)
+    a, v = np.sort(_complex(rng, (8,), np.complex64)), _complex(rng, (5,), np.complex64)
+    np.testing.assert_array_equal(tl.searchsorted(a, v).numpy(), np.asarray(jnp.searchsorted(a, v)))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_top_k_is_the_descending_sort(dtype):
+    # NumPy has no top_k: its values are sort's last k reversed (jax.lax.top_k refuses complex input).
+    rng = np.random.default_rng(8)
+    z = _complex(rng, (3, 7), dtype, nans=2)
+    for values, indices in (tl.top_k(z, 4), _traced(lambda t: tuple(tl.top_k(t, 4)), z)):
+        want = np.sort(z, axis=-1)[:, ::-1][:, :4]
+        _same(values.numpy(), want)
+        _same(np.take_along_axis(z, indices.numpy(), axis=-1), want)
+        assert indices.dtype == np.int64
+
+
+def test_top_k_ties_by_lower_index_and_gradient_to_chosen_positions():
+    z = np.array([1 + 2j, 1 - 1j, 0.5 + 3j, 1 + 2j, -2 + 0j, 1 + 1.5j])
+    values, indices = tl.top_k(z, 3)
+    assert indices.numpy().tolist() == [0, 3, 5]
+    w = np.array([1 + 1j, 2 - 1j, 0.5j])
+    got = tl.grad(lambda x: tl.sum(tl.real(tl.top_k(x, 3).values * w)))(z).numpy()
+    want = _numeric_grad(lambda x: np.sum((x[[0, 3, 5]] * w).real), z)
+    np.testing.assert_allclose(got, want, atol=1e-6)
+
+
+def test_digitize_of_complex_numbers_is_refused_as_numpy_does():
+    with pytest.raises(TypeError, match="may not be complex"):
+        np.digitize(np.array([1j]), np.array([0.0, 1.0]))
+    with pytest.raises(TypeError, match=r"digitize: complex numbers have no order \(x shape \(1,\) complex128"):
+        tl.digitize(np.array([1j]), np.array([0.0, 1.0]))
