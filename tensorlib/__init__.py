@@ -301,6 +301,7 @@ from .checkpoint import load_variables, save_variables
 from . import linalg
 from . import special, stats
 from . import fft
+from . import signal
 
 from .ops import random
 from . import debugging

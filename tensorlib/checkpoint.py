@@ -30,7 +30,7 @@ from . import dtypes as _dtypes, tree
 from .dispatch import current_state
 from .tensor import Tensor, Variable
 
-__all__ = ["save_variables", "load_variables"]
+__all__ = ["save_variables", "load_variables", "state_dict", "load_state_dict"]
 
 
 def _safetensors_numpy():
@@ -187,8 +187,46 @@ def load_variables(path, target=None, strict: bool = True):
         if unreadable:
             raise TypeError(f"load_variables: {path!r} has entries tensorlib cannot hold: {unreadable}")
         return {name: tensor(a) for name, a in arrays.items()}
+    _assign_all(arrays, unreadable, target, strict, "load_variables", f"{path!r}", "the file")
+    return target
+
+
+def state_dict(target) -> dict:
+    """``{dotted name: NumPy array}``: a copy of every Variable/Tensor of ``target`` (a Module, an optimizer or a
+    nested dict/list of them), named as in a checkpoint (PyTorch's ``state_dict``).
+
+    >>> import tensorlib as tl
+    >>> sorted(tl.checkpoint.state_dict(tl.nn.Dense(2, 3)))
+    ['bias', 'kernel']
+    """
+    return {name: np.array(t.numpy(), copy=True) for name, t in _named(target, "state_dict").items()}
+
+
+def load_state_dict(target, state: dict, strict: bool = True) -> tuple:
+    """Assign ``state`` (``{dotted name: array or Tensor}``, as :func:`state_dict` gives) to ``target``'s
+    Variables with :func:`load_variables`' checks: all or nothing, shapes and dtypes exact, and with
+    ``strict=True`` no name missing or extra.  Returns ``(missing, unexpected)``, the names skipped on
+    either side (PyTorch's ``load_state_dict``'s keys; both empty when strict).
+
+    >>> import tensorlib as tl
+    >>> a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, seed=1)
+    >>> tl.checkpoint.load_state_dict(b, tl.checkpoint.state_dict(a))
+    ([], [])
+    >>> bool((a.kernel.numpy() == b.kernel.numpy()).all())
+    True
+    """
+    _refuse_tracing("load_state_dict")
+    if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+        raise TypeError(f"load_state_dict: state must be a dict of names (str) to arrays, got {type(state).__name__}")
+    arrays = {k: np.asarray(v.numpy() if isinstance(v, Tensor) else v) for k, v in state.items()}
+    return _assign_all(arrays, {}, target, strict, "load_state_dict", "the state", "the state")
+
+
+def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, source: str, where: str) -> tuple:
+    """Check every entry of ``arrays`` against ``target``'s Variables, then assign them all (or none);
+    returns ``(missing, extra)``, the names skipped on either side."""
     optimizers = {}
-    named = _named(target, "load_variables", optimizers=optimizers)
+    named = _named(target, who, optimizers=optimizers)
     problems = [f"{name!r} cannot be read: {why}" for name, why in unreadable.items() if name in named]
     later, restore, slot_problems = _slots_not_built(arrays, named, optimizers)
     problems += slot_problems
@@ -199,9 +237,9 @@ def load_variables(path, target=None, strict: bool = True):
     missing = [n for n in named if n not in arrays and n not in rates]
     extra = [n for n in arrays if n not in named and n not in later and n not in rates]
     if strict and missing:
-        problems.append(f"missing from the file: {missing}")
+        problems.append(f"missing from {where}: {missing}")
     if strict and extra:
-        problems.append(f"in the file but not in the target: {extra}")
+        problems.append(f"in {where} but not in the target: {extra}")
     first_name = {}  # a Variable under two names (a shared layer): the file must give it one value
     for name, t in named.items():
         if arrays.get(name) is None:
@@ -211,18 +249,18 @@ def load_variables(path, target=None, strict: bool = True):
             problems.append(f"{name!r} is a {type(t).__name__}, not a Variable, so it cannot be loaded into")
         elif tuple(a.shape) != tuple(t.shape) or a.dtype != t.dtype:
             problems.append(
-                f"{name!r} has shape {tuple(a.shape)} {a.dtype} in the file, "
+                f"{name!r} has shape {tuple(a.shape)} {a.dtype} in {where}, "
                 f"but {tuple(t.shape)} {t.dtype} in the target"
             )
         elif t._id in first_name and not np.array_equal(arrays[first_name[t._id]], a, equal_nan=True):
             problems.append(
                 f"{first_name[t._id]!r} and {name!r} are one Variable in the target ({t.name!r}, shared) but differ "
-                "in the file (saved from a model where they were two); the last one silently won"
+                f"in {where} (saved from a model where they were two); the last one silently won"
             )
         else:
             first_name.setdefault(t._id, name)
     if problems:
-        raise ValueError(f"load_variables: {path!r} does not fit the target: " + "; ".join(problems))
+        raise ValueError(f"{who}: {source} does not fit the target: " + "; ".join(problems))
     # An assign can still fail (a Variable that a recording tape has read): put back the ones done before
     # it, so that a failed load leaves the target as it was, not half loaded.
     done = []
@@ -238,7 +276,7 @@ def load_variables(path, target=None, strict: bool = True):
         raise
     for opt, slots in restore:
         opt._restore_slots(slots)
-    return target
+    return missing, extra
 
 
 def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:

@@ -489,7 +489,14 @@ def _block_value_and_grad(loss_fn, treedef, variables):
 
     def block_value_and_grad(leaves, *batch):
         def loss_of_leaves(*values):
-            return loss_fn(tree.unflatten(treedef, values), *batch)
+            loss = loss_fn(tree.unflatten(treedef, values), *batch)
+            if not isinstance(loss, Tensor) or loss.shape != ():
+                got = f"a Tensor of shape {loss.shape}" if isinstance(loss, Tensor) else type(loss).__name__
+                raise TypeError(
+                    f"tl.distributed.value_and_grad: {_name(loss_fn)} must return the scalar loss of its batch "
+                    f"(its mean, or its sum with reduction='sum'), got {got}"
+                )
+            return loss
 
         sources = [leaf if var is None else var for leaf, var in zip(leaves, variables)]
         return tl_value_and_grad(loss_of_leaves, argnums=argnums)(*sources)

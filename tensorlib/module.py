@@ -127,6 +127,26 @@ class Module:
         """Set inference mode: BatchNorm uses its running statistics, Dropout passes values through."""
         return self.train(False)
 
+    def state_dict(self) -> dict:
+        """``{dotted name: NumPy array}``, a copy of every Variable (PyTorch's ``state_dict``; names as in a
+        checkpoint): :func:`tl.checkpoint.state_dict`."""
+        from .checkpoint import state_dict
+
+        return state_dict(self)
+
+    def load_state_dict(self, state: dict, strict: bool = True) -> tuple:
+        """Assign ``state`` to this Module's Variables, all or nothing, shapes and dtypes checked; returns
+        ``(missing, unexpected)`` names (PyTorch's ``load_state_dict``): :func:`tl.checkpoint.load_state_dict`.
+
+        >>> import tensorlib as tl
+        >>> a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, use_bias=False, seed=1)
+        >>> b.load_state_dict(a.state_dict(), strict=False)
+        ([], ['bias'])
+        """
+        from .checkpoint import load_state_dict
+
+        return load_state_dict(self, state, strict)
+
     def num_parameters(self, trainable_only: bool = True) -> int:
         """How many numbers the (trainable) Variables hold."""
         variables = self.trainable_variables if trainable_only else self.variables

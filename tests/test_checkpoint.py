@@ -307,3 +307,64 @@ def test_slots_restored_before_the_first_step_are_saved_again(tmp_path):
     assert sorted(again) == sorted(first) == ["iterations", "learning_rate", "slots.0.m", "slots.0.step", "slots.0.v"]
     for name in first:
         np.testing.assert_array_equal(again[name].numpy(), first[name].numpy())
+
+
+# ---------------------------------------------------------------- in-memory state dicts
+def test_state_dict_is_a_copy_and_round_trips_into_a_fresh_model():
+    a = tl.nn.Sequential(tl.nn.Dense(3, 4, seed=0), tl.nn.BatchNorm(4), tl.nn.Dense(4, 2, seed=1))
+    state = a.state_dict()
+    assert sorted(state) == sorted(tl.checkpoint.state_dict(a.variables))
+    assert all(isinstance(v, np.ndarray) for v in state.values())
+    kernel = a.variables["0"]["kernel"]
+    before = kernel.numpy().copy()
+    state["0.kernel"][...] = 7.0  # the dict is the caller's: writing to it leaves the model alone
+    np.testing.assert_array_equal(kernel.numpy(), before)
+    state["0.kernel"] = before
+    b = tl.nn.Sequential(tl.nn.Dense(3, 4, seed=5), tl.nn.BatchNorm(4), tl.nn.Dense(4, 2, seed=6))
+    assert b.load_state_dict(state) == ([], [])
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_array_equal(b.eval()(x).numpy(), a.eval()(x).numpy())
+    kernel.assign(np.zeros((3, 4), np.float32))  # the loaded model does not share the Variables
+    assert np.any(b.variables["0"]["kernel"].numpy() != 0)
+
+
+def test_load_state_dict_is_all_or_nothing_and_reports_skipped_names():
+    model = tl.nn.Dense(2, 3, seed=0)
+    good = model.state_dict()
+    before = {k: v.copy() for k, v in good.items()}
+    bad = {"kernel": np.ones((2, 3), np.float32), "bias": np.ones(4, np.float32)}
+    with pytest.raises(
+        ValueError, match=r"'bias' has shape \(4,\) float32 in the state, but \(3,\) float32 in the target"
+    ):
+        model.load_state_dict(bad)
+    for k, v in model.state_dict().items():  # the kernel, which fitted, did not change either
+        np.testing.assert_array_equal(v, before[k])
+    with pytest.raises(ValueError, match=r"missing from the state: \['bias'\]"):
+        model.load_state_dict({"kernel": good["kernel"]})
+    with pytest.raises(ValueError, match=r"in the state but not in the target: \['extra'\]"):
+        model.load_state_dict({**good, "extra": np.zeros(1)})
+    assert model.load_state_dict({"kernel": good["kernel"] + 1, "extra": np.zeros(1)}, strict=False) == (
+        ["bias"],
+        ["extra"],
+    )
+    np.testing.assert_array_equal(model.kernel.numpy(), good["kernel"] + 1)
+    with pytest.raises(ValueError, match=r"'kernel' has shape \(2, 3\) float64 in the state, but \(2, 3\) float32"):
+        model.load_state_dict({**good, "kernel": good["kernel"].astype(np.float64)})
+    with pytest.raises(TypeError, match=r"load_state_dict: state must be a dict of names"):
+        model.load_state_dict([("kernel", good["kernel"])])
+
+
+def test_optimizer_state_dicts_resume_training():
+    w0 = np.random.default_rng(1).standard_normal(3)
+    grads = [np.random.default_rng(k).standard_normal(3) for k in range(8)]
+    v, opt = tl.Variable(w0, name="w"), tl.optimizers.Adam(0.1)
+    for g in grads[:4]:
+        opt.apply({"w": tl.tensor(g)}, {"w": v})
+    saved = tl.checkpoint.state_dict({"model": {"w": v}, "opt": opt})
+    for g in grads[4:]:
+        opt.apply({"w": tl.tensor(g)}, {"w": v})
+    v2, opt2 = tl.Variable(np.zeros(3), name="w"), tl.optimizers.Adam(0.1)
+    assert tl.checkpoint.load_state_dict({"model": {"w": v2}, "opt": opt2}, saved) == ([], [])
+    for g in grads[4:]:
+        opt2.apply({"w": tl.tensor(g)}, {"w": v2})
+    np.testing.assert_allclose(v2.numpy(), v.numpy(), rtol=1e-14)

@@ -488,3 +488,21 @@ def test_a_function_that_reaches_a_module_of_the_caller_through_its_name_is_not_
     importlib.reload(module)
     assert tl.distributed.map_blocks(f, x).compute().ravel().tolist() == [1030.0, 1060.0, 1090.0, 1120.0]
     assert module.SCALE == 3.0 and module.f(tl.tensor(np.ones(1))).numpy().tolist() == [103.0]
+
+
+def test_a_loss_that_is_not_a_scalar_is_refused_naming_the_distributed_function_and_the_loss(sync_scheduler):
+    # The error named tl.value_and_grad and "f" and suggested tl.vjp: "tl.value_and_grad: f must return a
+    # scalar, got shape (2, 2); use tl.vjp or tl.jacobian for non-scalar outputs".
+    x = da.from_array(np.ones((4, 2)), chunks=2)
+
+    def per_row_loss(p, x):
+        return tl.sum(x * p, axis=1)
+
+    with pytest.raises(
+        TypeError,
+        match=r"tl.distributed.value_and_grad: per_row_loss must return the scalar loss of its batch "
+        r"\(its mean, or its sum with reduction='sum'\), got a Tensor of shape \(2,\)",
+    ):
+        tl.distributed.value_and_grad(per_row_loss, 1.0, x)
+    with pytest.raises(TypeError, match=r"value_and_grad: <lambda> must return the scalar loss .*, got tuple"):
+        tl.distributed.value_and_grad(lambda p, x: (tl.mean(x * p), 1.0), 1.0, x)

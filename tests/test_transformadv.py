@@ -624,3 +624,71 @@ def test_jacobian_of_a_remat_function_that_assigns_a_variable():
     assert float(counter) == 2.0
     with pytest.raises(ValueError, match=r"cannot be assigned inside a function mapped by tl.vmap"):
         tl.vmap(counting)(tl.tensor(np.ones((2, 3))))
+
+
+def test_custom_jvp_with_integer_tensor_arguments():
+    # An index argument made reverse mode fail: "tl.vjp: cannot differentiate with respect to primal 1 of dtype
+    # int64" (the transposition took every tensor as a primal); JAX gives it a float0 tangent.
+    x, idx = tl.tensor(X), tl.tensor(np.array([2, 0, 2]))
+    g = tl.custom_jvp(lambda a, i: tl.gather(a, i) * 2.0)
+    g.defjvp(lambda p, t: (tl.gather(p[0], p[1]) * 2.0, tl.gather(t[0], p[1]) * 2.0))
+    np.testing.assert_array_equal(tl.grad(lambda a: tl.sum(g(a, idx)))(x).numpy(), [2.0, 0.0, 4.0])
+    _, tangent = tl.jvp(lambda a: g(a, idx), (x,), (tl.tensor(np.array([1.0, 2.0, 3.0])),))
+    np.testing.assert_array_equal(tangent.numpy(), [6.0, 2.0, 6.0])
+    # In one argument: a float tensor, an index tensor and a Python number; the integer's tangent has its shape.
+    seen = []
+
+    def rule(primals, tangents):
+        (p,) = primals
+        (t,) = tangents
+        seen.append((t["i"].shape, t["i"].dtype.kind, float(t["s"])))
+        return h(p), tl.gather(t["a"], p["i"]) * p["s"]
+
+    h = tl.custom_jvp(lambda p: tl.gather(p["a"], p["i"]) * p["s"])
+    h.defjvp(rule)
+    got = tl.grad(lambda a: tl.sum(h({"a": a, "i": idx, "s": 3.0})))(x)
+    np.testing.assert_array_equal(got.numpy(), [3.0, 0.0, 6.0])
+    assert seen[0] == ((3,), "i", 0.0)
+
+
+# ---------------------------------------------------------------- holomorphic=True
+
+
+def test_grad_holomorphic_gives_the_complex_derivative():
+    # JAX's grad(f, holomorphic=True) was a TypeError (no such argument).
+    z = np.array([1.0 + 2.0j, -0.5 + 0.3j])
+
+    def f(a, b):
+        return tl.sum(tl.exp(a) * b**2 + tl.sin(a * b))
+
+    def f_np(a, b):
+        return np.sum(np.exp(a) * b**2 + np.sin(a * b))
+
+    ga, gb = tl.grad(f, argnums=(0, 1), holomorphic=True)(tl.tensor(z), tl.tensor(z[::-1].copy()))
+    h = 1e-6
+    for got, which in ((ga, 0), (gb, 1)):
+        expected = np.zeros(2, complex)
+        for i in range(2):
+            e = np.zeros(2)
+            e[i] = h
+            args_p, args_m = [z, z[::-1].copy()], [z, z[::-1].copy()]
+            args_p[which] = args_p[which] + e
+            args_m[which] = args_m[which] - e
+            expected[i] = (f_np(*args_p) - f_np(*args_m)) / (2 * h)  # along the real axis: f'(z)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-8)
+    value, g = tl.value_and_grad(lambda a: tl.sum(a**3), holomorphic=True)(tl.tensor(z))
+    np.testing.assert_allclose(value.numpy(), np.sum(z**3), rtol=1e-15)
+    np.testing.assert_allclose(g.numpy(), 3 * z**2, rtol=1e-15)
+    with pytest.raises(TypeError, match=r"^tl.grad: holomorphic=True differentiates with respect to complex inputs"):
+        tl.grad(lambda a: tl.sum(a * 1j), holomorphic=True)(tl.tensor(X))
+    with pytest.raises(TypeError, match=r"^tl.grad: with holomorphic=True, f must return a complex scalar"):
+        tl.grad(lambda a: tl.sum(tl.abs(a)), holomorphic=True)(tl.tensor(z))
+
+
+def test_grad_holomorphic_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    z = np.array([1.0 + 2.0j, -0.5 + 0.3j])
+    expected = jax.grad(lambda a: jax.numpy.sum(jax.numpy.tanh(a) * a), holomorphic=True)(z)
+    got = tl.grad(lambda a: tl.sum(tl.tanh(a) * a), holomorphic=True)(tl.tensor(z))
+    np.testing.assert_allclose(got.numpy(), np.asarray(expected), rtol=1e-13)

@@ -121,8 +121,15 @@ def _split(flat, treedefs):
     return out
 
 
-def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
+def _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, what):
     args, sources, treedefs = _sources(args, argnums, what)
+    if holomorphic:
+        for s in sources:
+            if s.dtype.kind != "c":
+                raise TypeError(
+                    f"{what}: holomorphic=True differentiates with respect to complex inputs, got dtype {s.dtype} "
+                    f"(shape {tuple(s.shape)}); cast it with tl.cast(x, 'complex128')"
+                )
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(sources)
         out = f(*args, **kwargs)
@@ -133,11 +140,13 @@ def _value_and_grads(f, argnums, has_aux, args, kwargs, what):
         raise TypeError(
             f"{what}: f must return a scalar, got shape {out.shape}; use tl.vjp or tl.jacobian for non-scalar outputs"
         )
-    if out.dtype.kind != "f":
-        # JAX's rule: an integer or bool output has no gradient, a complex one needs tl.vjp.
+    if holomorphic and out.dtype.kind != "c":
+        raise TypeError(f"{what}: with holomorphic=True, f must return a complex scalar, got dtype {out.dtype}")
+    if not holomorphic and out.dtype.kind != "f":
+        # JAX's rule: an integer or bool output has no gradient, a complex one needs holomorphic=True or tl.vjp.
         raise TypeError(
             f"{what}: f must return a real float scalar, got dtype {out.dtype}; differentiate a float "
-            "(tl.real(out) or tl.abs(out) of a complex one) or use tl.vjp"
+            "(tl.real(out) or tl.abs(out) of a complex one), pass holomorphic=True for a holomorphic f, or use tl.vjp"
         )
     grads = _split(tape.gradient(out, sources, unconnected_gradients="zero"), treedefs)
     g = grads[0] if _one_argnum(argnums) else tuple(grads)
@@ -155,8 +164,11 @@ def _split_aux(out, has_aux, what):
     return out[0], out[1]
 
 
-def grad(f, argnums=0, has_aux: bool = False):
+def grad(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The gradient function of a scalar function ``f``; nested arguments get gradients of their structure.
+
+    With ``holomorphic=True`` (JAX's), ``f`` maps complex inputs to a complex scalar and its complex
+    derivative ``f'(z)`` comes back (for a ``f`` that is holomorphic).
 
     >>> import tensorlib as tl
     >>> float(tl.grad(lambda x: x ** 3)(2.0))
@@ -171,17 +183,19 @@ def grad(f, argnums=0, has_aux: bool = False):
     >>> x = tl.tensor(3.0)
     >>> [float(g) for g in tl.grad(lambda a, b: a * b, argnums=(0, 1))(x, x)], float(tl.grad(lambda a: a * x)(x))
     ([3.0, 3.0], 3.0)
+    >>> complex(tl.grad(lambda z: z**3, holomorphic=True)(tl.tensor(1 + 2j)))  # 3 z^2
+    (-9+12j)
     """
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
-        _, g, aux = _value_and_grads(f, argnums, has_aux, args, kwargs, "tl.grad")
+        _, g, aux = _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, "tl.grad")
         return (g, aux) if has_aux else g
 
     return grad_f
 
 
-def value_and_grad(f, argnums=0, has_aux: bool = False):
+def value_and_grad(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """``f``'s value and gradient in one pass: ``(value, grad)`` or ``((value, aux), grad)``.
 
     >>> import tensorlib as tl
@@ -192,7 +206,7 @@ def value_and_grad(f, argnums=0, has_aux: bool = False):
 
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
-        out, g, aux = _value_and_grads(f, argnums, has_aux, args, kwargs, "tl.value_and_grad")
+        out, g, aux = _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, "tl.value_and_grad")
         return ((out, aux), g) if has_aux else (out, g)
 
     return value_and_grad_f

@@ -576,14 +576,29 @@ class custom_jvp(_CustomDerivative):
         from ..ops import creation
         from .api import vjp
 
-        wanted = [i for i, a in enumerate(differentiated) if not _holds_no_tensor(a)]
+        # Per argument its leaves; the float tensors among them have tangents to transpose for.  An integer or
+        # bool tensor (indices, a mask) has a fixed zero tangent of its shape (JAX's float0), as an argument
+        # without tensors has a zero; the transposition's vjp takes float primals only (an index argument
+        # was "tl.vjp: cannot differentiate with respect to primal 1 of dtype int64").
+        layouts = [tree.flatten(a) for a in differentiated]
+        slots = [
+            (k, i)
+            for k, (leaves, _) in enumerate(layouts)
+            if not _holds_no_tensor(differentiated[k])
+            for i, leaf in enumerate(leaves)
+            if isinstance(leaf, Tensor) and leaf.dtype.kind in "fc"
+        ]
 
         def tangents_out(*tangents):
-            full = [creation.zeros((), dtype="float64") if _holds_no_tensor(a) else None for a in differentiated]
-            for i, t in zip(wanted, tangents):
-                full[i] = t
+            full = [[_zero_tangent(leaf) for leaf in leaves] for leaves, _ in layouts]
+            for (k, i), t in zip(slots, tangents):
+                full[k][i] = t
+            given = tuple(
+                creation.zeros((), dtype="float64") if _holds_no_tensor(a) else tree.unflatten(treedef, leaves)
+                for a, (_, treedef), leaves in zip(differentiated, layouts, full)
+            )
             with self._rule_running():
-                returned = self.jvp(*constants, tuple(differentiated), tuple(full))
+                returned = self.jvp(*constants, tuple(differentiated), given)
             if not (isinstance(returned, (tuple, list)) and len(returned) == 2):
                 raise TypeError(
                     f"custom_jvp: the rule of {self._name()} must return (outputs, output_tangents), got "
@@ -591,10 +606,16 @@ class custom_jvp(_CustomDerivative):
                 )
             return self._checked_tangents(*returned)
 
-        zeros = [tree.map(zeros_like, differentiated[i]) for i in wanted]
-        _, transposed = vjp(tangents_out, *zeros)  # the rule is linear in the tangents: its vjp is the transpose
-        cotangents = iter(transposed(g))
-        return [None if i not in wanted else next(cotangents) for i in range(len(differentiated))]
+        grads = [[None] * len(leaves) for leaves, _ in layouts]
+        if slots:
+            zeros = [zeros_like(layouts[k][0][i]) for k, i in slots]
+            _, transposed = vjp(tangents_out, *zeros)  # the rule is linear in the tangents: its vjp is the transpose
+            for (k, i), c in zip(slots, transposed(g)):
+                grads[k][i] = c
+        return [
+            None if _holds_no_tensor(a) else tree.unflatten(treedef, grads[k])
+            for k, (a, (_, treedef)) in enumerate(zip(differentiated, layouts))
+        ]
 
     def _checked_tangents(self, outputs, tangents):
         """The rule's output tangents, of its outputs' structure and shapes (else its transpose failed in
@@ -612,6 +633,12 @@ class custom_jvp(_CustomDerivative):
                 f"custom_jvp: the rule of {self._name()} returned {problem}; rule defined at {rule_site(self.jvp)}"
             )
         return tangents
+
+
+def _zero_tangent(leaf):
+    """A leaf's fixed zero tangent: of its shape for a tensor, array or number; None for anything else."""
+    numeric = isinstance(leaf, (Tensor, np.ndarray, np.generic, int, float)) and not isinstance(leaf, bool)
+    return zeros_like(leaf) if numeric else None
 
 
 def _holds_no_tensor(value) -> bool:

@@ -1,0 +1,243 @@
+"""``tl.signal``: TensorFlow's ``tf.signal`` for short-time Fourier analysis: ``frame``, ``overlap_and_add``,
+``stft``, ``inverse_stft``, ``inverse_stft_window_fn`` and the ``hann_window`` / ``hamming_window`` they use.
+
+Each is a composition of tensorlib ops (a gather of the frames, a scatter-add to overlap them, ``tl.fft.rfft``
+and ``irfft``), so gradients to any order, tracing and every backend come with them.  The spectrum of a float32
+signal is complex64, of a float64 one complex128.  PyTorch's ``torch.stft(x, n_fft, hop, window=...,
+center=False, return_complex=True)`` is ``stft(x, n_fft, hop)`` transposed (frequencies first).
+
+>>> import numpy as np, tensorlib as tl
+>>> x = np.sin(np.arange(64) * 0.3).astype(np.float32)
+>>> spec = tl.signal.stft(x, frame_length=16, frame_step=8)
+>>> spec.shape, spec.dtype
+((7, 9), dtype('complex64'))
+>>> back = tl.signal.inverse_stft(spec, 16, 8, window_fn=tl.signal.inverse_stft_window_fn(8))
+>>> bool(np.allclose(back.numpy()[8:-8], x[8:-8], atol=1e-5))
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as _dt
+from .dispatch import as_tensor
+from .ops import creation as _creation
+from .ops import fft as _fft
+from .ops import math as _math
+from .ops import shape as _shape
+from .ops._shapes import normalize_axis
+from .tensor import Tensor
+
+__all__ = [
+    "frame",
+    "hamming_window",
+    "hann_window",
+    "inverse_stft",
+    "inverse_stft_window_fn",
+    "overlap_and_add",
+    "stft",
+]
+
+
+def _count(value, what: str, who: str, minimum: int = 1) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{who}: {what} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _raised_cosine(name: str, a: float, window_length: int, periodic: bool, dtype) -> Tensor:
+    n = _count(window_length, "window_length", name, 0)
+    dtype = _dt.as_dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"{name}: dtype must be floating, got {dtype}")
+    if n == 1:
+        return _creation.ones((1,), dtype=dtype)
+    period = n if periodic else n - 1
+    k = np.arange(n, dtype=np.float64)
+    return as_tensor((a - (1.0 - a) * np.cos(2.0 * np.pi * k / period)).astype(dtype))
+
+
+def hann_window(window_length: int, periodic: bool = True, dtype=_dt.float32) -> Tensor:
+    """``0.5 - 0.5 cos(2 pi k / N)`` for ``k < window_length``, ``N = window_length`` (periodic, for spectral
+    analysis) or ``window_length - 1`` (symmetric): ``torch.hann_window`` and SciPy's ``get_window("hann")``.
+    ``tf.signal.hann_window`` agrees for even lengths; for odd ones its periodic window is the symmetric one.
+
+    >>> import tensorlib as tl
+    >>> tl.signal.hann_window(4).numpy().tolist()
+    [0.0, 0.5, 1.0, 0.5]
+    """
+    return _raised_cosine("hann_window", 0.5, window_length, periodic, dtype)
+
+
+def hamming_window(window_length: int, periodic: bool = True, dtype=_dt.float32) -> Tensor:
+    """``0.54 - 0.46 cos(2 pi k / N)``, ``N`` as in :func:`hann_window`: ``torch.hamming_window``
+    (``tf.signal.hamming_window`` for even lengths).
+
+    >>> import tensorlib as tl
+    >>> [round(v, 2) for v in tl.signal.hamming_window(3, periodic=False).numpy().tolist()]
+    [0.08, 1.0, 0.08]
+    """
+    return _raised_cosine("hamming_window", 0.54, window_length, periodic, dtype)
+
+
+def _frame_positions(frames: int, frame_length: int, frame_step: int) -> np.ndarray:
+    """``(frames, frame_length)``: the sample each frame's cell reads."""
+    return np.arange(frames)[:, None] * frame_step + np.arange(frame_length)[None, :]
+
+
+def frame(signal, frame_length: int, frame_step: int, pad_end: bool = False, pad_value=0, axis: int = -1) -> Tensor:
+    """Overlapping frames of ``signal`` along ``axis``: frame ``i`` is samples ``[i * frame_step, i * frame_step +
+    frame_length)``; the axis becomes ``(frames, frame_length)`` (``tf.signal.frame``).  Without ``pad_end`` only
+    whole frames are kept; with it the end is padded with ``pad_value`` to ``ceil(length / frame_step)`` frames.
+
+    >>> import tensorlib as tl
+    >>> tl.signal.frame(tl.arange(6), 3, 2).numpy().tolist()
+    [[0, 1, 2], [2, 3, 4]]
+    """
+    who = "frame"
+    x = as_tensor(signal)
+    frame_length = _count(frame_length, "frame_length", who)
+    frame_step = _count(frame_step, "frame_step", who)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: signal must have at least one axis, got a scalar ({x.dtype})")
+    ax = normalize_axis(axis, x.ndim)
+    n = x.shape[ax]
+    if n is None:
+        raise ValueError(f"{who}: the length of axis {ax} must be known (signal shape {tuple(x.shape)}, {x.dtype})")
+    if pad_end:
+        frames = -(-n // frame_step)
+        padded = max((frames - 1) * frame_step + frame_length, n)
+        if padded > n:
+            widths = [(0, 0)] * x.ndim
+            widths[ax] = (0, padded - n)
+            x = _shape.pad(x, widths, constant_values=pad_value)
+    else:
+        frames = max(0, 1 + (n - frame_length) // frame_step)
+    positions = as_tensor(_frame_positions(frames, frame_length, frame_step))
+    return _shape.take(x, positions, axis=ax)
+
+
+def overlap_and_add(signal, frame_step: int) -> Tensor:
+    """The frames in the last two axes of ``signal`` (``(..., frames, frame_length)``) added back at their
+    places, frame ``i`` starting at ``i * frame_step``: ``(..., (frames - 1) * frame_step + frame_length)``
+    samples (``tf.signal.overlap_and_add``; the adjoint of :func:`frame`).
+
+    >>> import tensorlib as tl
+    >>> tl.signal.overlap_and_add(tl.ones((3, 4)), 2).numpy().tolist()
+    [1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1.0]
+    """
+    who = "overlap_and_add"
+    x = as_tensor(signal)
+    frame_step = _count(frame_step, "frame_step", who)
+    if x.ndim < 2 or None in x.shape[-2:]:
+        raise ValueError(
+            f"{who}: signal must be (..., frames, frame_length) with both known, got shape {tuple(x.shape)} ({x.dtype})"
+        )
+    frames, frame_length = x.shape[-2:]
+    length = max((frames - 1) * frame_step + frame_length, 0)  # TensorFlow's length, also for no frames
+    lead = tuple(x.shape[:-2])
+    positions = as_tensor(_frame_positions(frames, frame_length, frame_step).reshape(-1))
+    moved = _shape.reshape(x, (*(-1 if d is None else d for d in lead), frames * frame_length))
+    # Scatter-add along the last axis (GatherV2Grad, the gradient of gathering the frames) into zeros of the
+    # output's shape, made from moved so that a batch of unknown size keeps its size.
+    like = _shape.pad(moved[..., :0], [(0, 0)] * len(lead) + [(0, length)])
+    return _shape._take_grad(moved, positions, like, axis=len(lead))
+
+
+def _window(window_fn, frame_length: int, dtype, who: str):
+    if window_fn is None:
+        return None
+    window = as_tensor(window_fn(frame_length, dtype=dtype))
+    if tuple(window.shape) != (frame_length,):
+        raise ValueError(f"{who}: window_fn({frame_length}) gave shape {tuple(window.shape)}, not ({frame_length},)")
+    return window if window.dtype == dtype else _math.cast(window, dtype)
+
+
+def _real_dtype(x, who: str):
+    if x.dtype.kind == "c":
+        raise TypeError(f"{who}: signals must be real, got {x.dtype} (shape {tuple(x.shape)})")
+    return x.dtype if x.dtype.kind == "f" else _dt.float32
+
+
+def stft(signals, frame_length: int, frame_step: int, fft_length: int | None = None, window_fn=hann_window,
+         pad_end: bool = False) -> Tensor:  # fmt: skip
+    """The short-time Fourier transform of real ``signals`` along their last axis (``tf.signal.stft``): frames of
+    ``frame_length`` every ``frame_step`` samples (:func:`frame`), times ``window_fn(frame_length)`` (None: no
+    window), each transformed by ``rfft`` of ``fft_length`` (the smallest power of 2 >= ``frame_length`` by
+    default): ``(..., frames, fft_length // 2 + 1)``, complex.
+
+    >>> import tensorlib as tl
+    >>> tl.signal.stft(tl.ones(32), 8, 4, fft_length=8, window_fn=None)[0].numpy().real.round(3).tolist()
+    [8.0, 0.0, 0.0, 0.0, 0.0]
+    """
+    who = "stft"
+    x = as_tensor(signals)
+    dtype = _real_dtype(x, who)
+    x = x if x.dtype == dtype else _math.cast(x, dtype)
+    frame_length = _count(frame_length, "frame_length", who)
+    fft_length = (
+        2 ** math.ceil(math.log2(frame_length)) if fft_length is None else _count(fft_length, "fft_length", who)
+    )
+    frames = frame(x, frame_length, frame_step, pad_end=pad_end, axis=-1)
+    window = _window(window_fn, frame_length, dtype, who)
+    if window is not None:
+        frames = frames * window
+    return _fft.rfft(frames, n=fft_length, axis=-1)
+
+
+def inverse_stft(stfts, frame_length: int, frame_step: int, fft_length: int | None = None,
+                 window_fn=hann_window) -> Tensor:  # fmt: skip
+    """The signal whose :func:`stft` is ``stfts`` (``tf.signal.inverse_stft``): each frame ``irfft``'d to
+    ``fft_length`` samples, cut (or zero-padded) to ``frame_length``, times ``window_fn(frame_length)`` and
+    overlapped (:func:`overlap_and_add`).  With ``window_fn=inverse_stft_window_fn(frame_step)`` (the forward
+    window being Hann) it inverts :func:`stft` where the frames overlap fully.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.random.default_rng(0).standard_normal(40)
+    >>> y = tl.signal.inverse_stft(tl.signal.stft(x, 8, 2), 8, 2, window_fn=tl.signal.inverse_stft_window_fn(2))
+    >>> bool(np.allclose(y.numpy()[6:-6], x[6:-6]))
+    True
+    """
+    who = "inverse_stft"
+    z = as_tensor(stfts)
+    if z.ndim < 2:
+        raise ValueError(f"{who}: stfts must be (..., frames, bins), got shape {tuple(z.shape)} ({z.dtype})")
+    if z.dtype.kind != "c":
+        z = _math.cast(z, _dt.complex128 if z.dtype == _dt.float64 else _dt.complex64)
+    frame_length = _count(frame_length, "frame_length", who)
+    fft_length = (
+        2 ** math.ceil(math.log2(frame_length)) if fft_length is None else _count(fft_length, "fft_length", who)
+    )
+    real = _fft.irfft(z, n=fft_length, axis=-1)
+    if frame_length < fft_length:
+        real = real[..., :frame_length]
+    elif frame_length > fft_length:
+        real = _shape.pad(real, [(0, 0)] * (real.ndim - 1) + [(0, frame_length - fft_length)])
+    window = _window(window_fn, frame_length, real.dtype, who)
+    if window is not None:
+        real = real * window
+    return overlap_and_add(real, frame_step)
+
+
+def inverse_stft_window_fn(frame_step: int, forward_window_fn=hann_window):
+    """The window for :func:`inverse_stft` that undoes ``forward_window_fn``'s (``tf.signal.inverse_stft_window_fn``):
+    the forward window divided by the sum of its squares over the frames that overlap each sample.
+
+    >>> import tensorlib as tl
+    >>> tl.signal.inverse_stft_window_fn(2)(4).numpy().tolist()
+    [0.0, 1.0, 1.0, 1.0]
+    """
+    frame_step = _count(frame_step, "frame_step", "inverse_stft_window_fn")
+
+    def window_fn(frame_length: int, dtype=_dt.float32) -> Tensor:
+        forward = as_tensor(forward_window_fn(frame_length, dtype=dtype))
+        overlaps = -(-frame_length // frame_step)
+        squares = np.square(np.asarray(forward.numpy(), dtype=np.float64))
+        squares = np.pad(squares, (0, overlaps * frame_step - frame_length)).reshape(overlaps, frame_step)
+        denominator = np.tile(squares.sum(0), overlaps)[:frame_length]
+        return forward / as_tensor(denominator.astype(np.dtype(forward.dtype)))
+
+    return window_fn
