@@ -275,6 +275,7 @@ from .ops.numpy_extra import (
     rollaxis,
     select,
     setdiff1d,
+    sort_complex,
     trapezoid,
     trapz,
     tri,

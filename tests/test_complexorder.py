@@ -232,3 +232,25 @@ def test_digitize_of_complex_numbers_is_refused_as_numpy_does():
         np.digitize(np.array([1j]), np.array([0.0, 1.0]))
     with pytest.raises(TypeError, match=r"digitize: complex numbers have no order \(x shape \(1,\) complex128"):
         tl.digitize(np.array([1j]), np.array([0.0, 1.0]))
+
+
+# ------------------------------------------------------------------ sort_complex
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64, np.complex128])
+def test_sort_complex_matches_numpy(dtype):
+    rng = np.random.default_rng(9)
+    x = _complex(rng, (3, 5), nans=2 if np.dtype(dtype).kind == "c" else 0)
+    x = x.astype(dtype) if np.dtype(dtype).kind == "c" else x.real.astype(dtype)
+    want = np.sort_complex(x)
+    _same(tl.sort_complex(x).numpy(), want)
+    _same(_traced(tl.sort_complex, x).numpy(), want)
+    _same(np.sort_complex(tl.tensor(x)).numpy(), want)  # NumPy's function on a Tensor dispatches here
+
+
+def test_sort_complex_gradient_follows_the_sort():
+    rng = np.random.default_rng(10)
+    z = _complex(rng, (6,), ties=False)
+    w = rng.normal(size=6) + 1j * rng.normal(size=6)
+    got = tl.grad(lambda x: tl.sum(tl.real(tl.sort_complex(x) * w)))(z).numpy()
+    np.testing.assert_allclose(got, _numeric_grad(lambda x: np.sum((np.sort_complex(x) * w).real), z), atol=1e-6)
+    with pytest.raises(ValueError, match=r"sort_complex: needs a tensor of rank >= 1"):
+        tl.sort_complex(1j)
