@@ -964,6 +964,40 @@ class Optimizer:
         return {"iterations": self.iterations, "slots": slots}
 
 
+def _check_betas(who: str, **betas) -> None:
+    for name, beta in betas.items():
+        if not 0.0 <= _number(beta, who, name) < 1.0:
+            raise ValueError(f"{who}: {name} must be in [0, 1), got {beta}")
+
+
+def _moments(slots, grad, beta_1: float, beta_2: float) -> tuple:
+    """Adam's moving averages of the gradient and its square, updated in ``slots`` and returned."""
+    m = beta_1 * slots["m"] + (1.0 - beta_1) * grad
+    v = beta_2 * slots["v"] + (1.0 - beta_2) * _math_ops.square(grad)
+    slots["m"].assign(m)
+    slots["v"].assign(v)
+    return m, v
+
+
+def _decayed(var, grad, lr, weight_decay: float, decoupled: bool) -> tuple:
+    """``(var, grad)`` after weight decay: L2 adds ``wd * w`` to the gradient, decoupled scales ``w`` by
+    ``1 - lr * wd`` (AdamW's)."""
+    if weight_decay and decoupled:
+        return var * (1.0 - lr * weight_decay), grad
+    return var, grad + weight_decay * var if weight_decay else grad
+
+
+def _counted(slots, dtype=_dt.float64) -> Tensor:
+    """A variable's own step counter advanced by this step, as ``dtype``: its step number ``t`` (1-based)."""
+    slots["step"].assign_add(np.int64(1))
+    return _math_ops.cast(slots["step"], dtype)
+
+
+def _in(value: Tensor, like: Tensor) -> Tensor:
+    """A float64 scalar computed from the step counter, in the update's dtype."""
+    return value if value.dtype == like.dtype else _math_ops.cast(value, like.dtype)
+
+
 class SGD(Optimizer):
     """Stochastic gradient descent with optional momentum (PyTorch's form) and Nesterov momentum.
 
@@ -1054,9 +1088,7 @@ class Adam(Optimizer):
         clipvalue: float | None = None,
     ):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
-        for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
-            if not 0.0 <= _number(beta, type(self).__name__, name) < 1.0:
-                raise ValueError(f"{type(self).__name__}: {name} must be in [0, 1), got {beta}")
+        _check_betas(type(self).__name__, beta_1=beta_1, beta_2=beta_2)
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay = float(weight_decay)
@@ -1065,15 +1097,12 @@ class Adam(Optimizer):
 
     def _decay(self, var, grad, lr) -> tuple:
         """(the value the step starts from, the gradient the moments see): L2 decay joins the gradient."""
-        return var, grad + self.weight_decay * var if self.weight_decay else grad
+        return _decayed(var, grad, lr, self.weight_decay, False)
 
     def _update(self, var, grad, lr, step, slots):
         start, grad = self._decay(var, grad, lr)
         b1, b2 = self.beta_1, self.beta_2
-        m = b1 * slots["m"] + (1.0 - b1) * grad
-        v = b2 * slots["v"] + (1.0 - b2) * _math_ops.square(grad)
-        slots["m"].assign(m)
-        slots["v"].assign(v)
+        m, v = _moments(slots, grad, b1, b2)
         if self.amsgrad:
             v = _math_ops.maximum(slots["v_max"], v)
             slots["v_max"].assign(v)
@@ -1112,7 +1141,7 @@ class AdamW(Adam):
         )
 
     def _decay(self, var, grad, lr) -> tuple:
-        return (var * (1.0 - lr * self.weight_decay) if self.weight_decay else var), grad
+        return _decayed(var, grad, lr, self.weight_decay, True)
 
 
 class RMSprop(Optimizer):
@@ -1220,23 +1249,6 @@ class Adagrad(Optimizer):
         return var - lr * grad / (_math_ops.sqrt(acc) + self.epsilon)
 
 
-def _check_betas(who: str, **betas) -> None:
-    for name, beta in betas.items():
-        if not 0.0 <= _number(beta, who, name) < 1.0:
-            raise ValueError(f"{who}: {name} must be in [0, 1), got {beta}")
-
-
-def _counted(slots, dtype=_dt.float64) -> Tensor:
-    """A variable's own step counter advanced by this step, as ``dtype``: its step number ``t`` (1-based)."""
-    slots["step"].assign_add(np.int64(1))
-    return _math_ops.cast(slots["step"], dtype)
-
-
-def _in(value: Tensor, like: Tensor) -> Tensor:
-    """A float64 scalar computed from the step counter, in the update's dtype."""
-    return value if value.dtype == like.dtype else _math_ops.cast(value, like.dtype)
-
-
 class Adamax(Optimizer):
     """Adamax (Kingma & Ba 2015, section 7.1), Adam with the infinity norm, in PyTorch's form.
 
@@ -1325,20 +1337,14 @@ class NAdam(Optimizer):
         return 1.0 if name == "mu_product" else 0.0
 
     def _update(self, var, grad, lr, step, slots):
-        if self.weight_decay and self.decoupled_weight_decay:
-            var = var * (1.0 - lr * self.weight_decay)
-        elif self.weight_decay:
-            grad = grad + self.weight_decay * var
+        var, grad = _decayed(var, grad, lr, self.weight_decay, self.decoupled_weight_decay)
         b1, b2 = self.beta_1, self.beta_2
         t = _counted(slots)
         mu = b1 * (1.0 - 0.5 * _math_ops.power(0.96, t * self.momentum_decay))
         mu_next = b1 * (1.0 - 0.5 * _math_ops.power(0.96, (t + 1.0) * self.momentum_decay))
         product = slots["mu_product"] * mu
         slots["mu_product"].assign(product)
-        m = b1 * slots["m"] + (1.0 - b1) * grad
-        v = b2 * slots["v"] + (1.0 - b2) * _math_ops.square(grad)
-        slots["m"].assign(m)
-        slots["v"].assign(v)
+        m, v = _moments(slots, grad, b1, b2)
         denom = _math_ops.sqrt(v / _in(1.0 - _math_ops.power(b2, t), var)) + self.epsilon
         step_g = _in((1.0 - mu) / (1.0 - product), var)
         step_m = _in(mu_next / (1.0 - product * mu_next), var)
@@ -1384,15 +1390,9 @@ class RAdam(Optimizer):
         self.weight_decay, self.decoupled_weight_decay = float(weight_decay), bool(decoupled_weight_decay)
 
     def _update(self, var, grad, lr, step, slots):
-        if self.weight_decay and self.decoupled_weight_decay:
-            var = var * (1.0 - lr * self.weight_decay)
-        elif self.weight_decay:
-            grad = grad + self.weight_decay * var
+        var, grad = _decayed(var, grad, lr, self.weight_decay, self.decoupled_weight_decay)
         b1, b2 = self.beta_1, self.beta_2
-        m = b1 * slots["m"] + (1.0 - b1) * grad
-        v = b2 * slots["v"] + (1.0 - b2) * _math_ops.square(grad)
-        slots["m"].assign(m)
-        slots["v"].assign(v)
+        m, v = _moments(slots, grad, b1, b2)
         t = _counted(slots)
         m_hat = m / _in(1.0 - _math_ops.power(b1, t), var)
         correction2 = 1.0 - _math_ops.power(b2, t)
@@ -1482,8 +1482,7 @@ class Lion(Optimizer):
         self.beta_1, self.beta_2, self.weight_decay = float(beta_1), float(beta_2), float(weight_decay)
 
     def _update(self, var, grad, lr, step, slots):
-        if self.weight_decay:
-            var = var * (1.0 - lr * self.weight_decay)
+        var, grad = _decayed(var, grad, lr, self.weight_decay, True)
         m = slots["m"]
         direction = _math_ops.sign(self.beta_1 * m + (1.0 - self.beta_1) * grad)
         slots["m"].assign(self.beta_2 * m + (1.0 - self.beta_2) * grad)

@@ -1314,7 +1314,9 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
     out = []
     for a, h in zip(axes, spacings):
         n = f.shape[a]
-        if n is None or n < edge_order + 1:
+        if n is None:
+            raise ValueError(f"gradient: the size of axis {a} must be known (traced with unknown sizes) {where}")
+        if n < edge_order + 1:
             raise ValueError(
                 f"gradient: axis {a} has {n} elements; at least edge_order + 1 = {edge_order + 1} are needed {where}"
             )
