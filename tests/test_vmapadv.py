@@ -397,3 +397,23 @@ def test_eager_vmap_of_cond_runs_only_the_branch_every_element_takes():
     with pytest.raises(np.linalg.LinAlgError) as failure:
         tl.vmap(_safe_cholesky)(mixed)
     assert "both branches ran on every element" in "".join(getattr(failure.value, "__notes__", []))
+
+
+def test_nested_vmaps_with_axes_anywhere_match_jax():
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    jax.config.update("jax_enable_x64", True)
+    a, b = RNG.normal(size=(2, 3, 2, 4, 4)) + 4.0 * np.eye(4), RNG.normal(size=(4, 2))
+
+    def program(lib, vmap, solve):
+        def f(m, v):  # m: (2, 4, 4) matrices, v: (4,) a right-hand side shared by them
+            x = solve(m, lib.broadcast_to(v[:, None], (4, 1)))
+            return lib.sum(x * v[:, None], axis=(-2, -1)) + lib.sum(m, axis=None)
+
+        inner = vmap(f, in_axes=(0, 1), out_axes=-1)  # over axis 0 of a's (2, 2, 4, 4) and axis 1 of b (4, 2)
+        return vmap(inner, in_axes=(1, None), out_axes=1)(a, b)
+
+    ours = program(tl, tl.vmap, tl.linalg.solve).numpy()
+    theirs = np.asarray(program(jnp, jax.vmap, jnp.linalg.solve))
+    assert ours.shape == theirs.shape == (2, 3, 2)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10)

@@ -193,8 +193,6 @@ def nancumprod(x, axis: int | None = None, dtype=None) -> Tensor:
 
 # ------------------------------------------------------------------ cummax / cummin
 def _extremum_scan_infer(x, *, axis):
-    if x.dtype.kind == "c":
-        raise TypeError(f"complex numbers have no order, got {x.dtype} (shape {x.shape})")
     _axis_checked(x, axis)
     return x
 
@@ -220,7 +218,7 @@ def _held_index(xp, x, running, running_max, axis):
     # A position holds the running value when it equals it (a tie takes the later position, as PyTorch)
     # or is NaN (NaN propagates from there); the index at j is the last such position up to j.
     held = running == x
-    if xp.isdtype(x.dtype, "real floating"):
+    if xp.isdtype(x.dtype, ("real floating", "complex floating")):
         held = held | xp.isnan(x)
     positions = xp.reshape(xp.arange(x.shape[axis], dtype=xp.int64), (-1,) + (1,) * (x.ndim - axis - 1))
     return running_max(xp.where(held, positions, xp.zeros((), dtype=xp.int64)))
@@ -1346,11 +1344,10 @@ def _quantile(a, q, axis, keepdims, method, name):
         raise ValueError(f"{name}: method must be one of NumPy's {', '.join(QUANTILE_METHODS)}; got {method!r}")
     midpoint = method == "midpoint"
     a = as_tensor(a)
-    if a.dtype.kind == "c":  # NumPy refuses too: complex numbers have no order
-        raise TypeError(f"{name}: a must be real, got {a.dtype} (shape {a.shape})")
+    refuse_complex(a, name)
     if isinstance(q, Tensor):
         q = q.numpy()
-    dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
+    dtype = a.dtype if a.dtype.kind in "fc" else _dt.float64
     if not isinstance(q, (int, float)) and np.asarray(q).dtype.kind == "f":
         dtype = _dt.promote_types(dtype, np.asarray(q).dtype)  # NumPy: an array of q is not weak
     if method in _DISCONTINUOUS:  # an element of a, in a's dtype
@@ -1392,7 +1389,7 @@ def _quantile(a, q, axis, keepdims, method, name):
             out = math_ops.where(position == below, lo, (lo + hi) * 0.5)
         else:
             out = _lerp(lo, hi, t if isinstance(t, Tensor) else np.asarray(t, dtype=dtype))
-    if dtype.kind == "f":  # a slice holding a NaN has a NaN quantile (NumPy); the sort put it last
+    if dtype.kind in "fc":  # a slice holding a NaN has a NaN quantile (NumPy); the sort put it last
         last = shape_ops.take(ordered, np.full(q.shape, n - 1) if isinstance(n, int) else below * 0 + (n - 1), axis=-1)
         out = math_ops.where(math_ops.not_equal(last, last), last, out)
     if q.ndim:  # NumPy puts q's axes first
@@ -1401,6 +1398,13 @@ def _quantile(a, q, axis, keepdims, method, name):
     if keepdims:
         out = shape_ops.expand_dims(out, tuple(q.ndim + i for i in axes)) if a.ndim else out
     return out
+
+
+def refuse_complex(a, name):
+    """NumPy's quantiles and percentiles refuse complex numbers (``TypeError: a must be an array of real
+    numbers``); only its medians order them, real part first, as ``sort``."""
+    if a.dtype.kind == "c" and name not in ("median", "nanmedian"):
+        raise TypeError(f"{name}: a must be real, got {a.dtype} (shape {a.shape}); only median orders complex numbers")
 
 
 def _slices_last(a, axes, name):
@@ -1438,7 +1442,8 @@ def percentile(a, q, axis=None, keepdims: bool = False, method: str = "linear") 
 
 def median(a, axis=None, keepdims: bool = False) -> Tensor:
     """``numpy.median``: the middle element, or the mean of the two middle ones; NaN for an empty slice
-    (NumPy's value, without its RuntimeWarning).
+    (NumPy's value, without its RuntimeWarning).  Complex numbers are ordered as ``sort`` orders them
+    (real part first), as NumPy does.
 
     >>> import tensorlib as tl
     >>> float(tl.median(tl.tensor([3.0, 1.0, 2.0, 10.0])))
@@ -1454,11 +1459,12 @@ def _empty_slice_nans(a, axis, keepdims, name):
     """NumPy's median of empty slices: NaN (float64 for integers), of the reduced shape; else None."""
     a = as_tensor(a)
     reduce_ops._check_axis(a, axis, name)
-    if a.dtype.kind == "c" or 0 not in (a.shape[i] for i in normalize_axes(axis, a.ndim) if i < a.ndim):
+    if 0 not in (a.shape[i] for i in normalize_axes(axis, a.ndim) if i < a.ndim):
         return None
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fc":
         a = math_ops.cast(a, _dt.float64)
-    return math_ops.full_like(reduce_ops.sum(a, axis, keepdims), np.nan)
+    nan = complex(np.nan, np.nan) if a.dtype.kind == "c" else np.nan
+    return math_ops.full_like(reduce_ops.sum(a, axis, keepdims), nan)
 
 
 # ------------------------------------------------------------------ diff, repeat

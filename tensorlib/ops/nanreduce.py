@@ -77,12 +77,18 @@ def _nan_extremum(x, axis, keepdims, name, plain, fill):
     x = _checked(x, axis, name)
     if not _has_nans(x):
         return plain(x, axis, keepdims)
-    if x.dtype.kind == "c":
-        raise TypeError(f"{name}: complex numbers have no order (input shape {x.shape}, {x.dtype})")
-    out = plain(_filled(x, fill), axis, keepdims)
-    # A slice of NaNs only is NaN (NumPy), not the fill.
+    complex_ = x.dtype.kind == "c"
+    out = plain(_filled(x, _fill(fill, complex_)), axis, keepdims)
+    # A slice of NaNs only is NaN (NumPy), not the fill: for complex numbers its first NaN (numpy.fmax.reduce).
     only_nans = reduce.all(_nans(x), axis, keepdims)
-    return math_ops.where(only_nans, math_ops.full_like(out, math.nan), out)
+    nan = math_ops.stop_gradient(plain(x, axis, keepdims)) if complex_ else math_ops.full_like(out, math.nan)
+    return math_ops.where(only_nans, nan, out)
+
+
+def _fill(infinity, complex_):
+    """The value a NaN is replaced by in a maximum (``-inf``) or minimum (``inf``): for complex numbers,
+    ordered real part first, ``infinity`` in both parts, below (above) every other complex number."""
+    return complex(infinity, infinity) if complex_ else infinity
 
 
 def nanmax(x, axis=None, keepdims: bool = False) -> Tensor:
@@ -175,12 +181,14 @@ def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -
 # ------------------------------------------------------------------ nanargmax, nanargmin
 def _nan_arg_kernel(name, arg, fill):
     def kernel(xp, x, *, axis):
-        if not xp.isdtype(x.dtype, "real floating"):
+        if not xp.isdtype(x.dtype, ("real floating", "complex floating")):
             return xp.astype(arg(xp)(x, axis=axis), xp.int64)
         nans = xp.isnan(x)
         if x.size and bool(xp.any(xp.all(nans, axis=axis))):  # (an empty x: argmax says what is wrong)
             raise ValueError(f"{name}: All-NaN slice encountered (input shape {tuple(x.shape)} {x.dtype}, axis {axis})")
-        return xp.astype(arg(xp)(xp.where(nans, xp.asarray(fill, dtype=x.dtype), x), axis=axis), xp.int64)
+        # (NumPy fills complex NaNs with -inf+0j, so [-inf-1j, nan] gave the NaN's index; this is nanmax's.)
+        filled = xp.asarray(_fill(fill, xp.isdtype(x.dtype, "complex floating")), dtype=x.dtype)
+        return xp.astype(arg(xp)(xp.where(nans, filled, x), axis=axis), xp.int64)
 
     return kernel
 
@@ -210,8 +218,6 @@ def _nan_arg(op, x, axis, keepdims, name):
     if axis is not None:
         reduce._check_axis(x, axis, name)
         axis = reduce._axis_attr(axis)
-    if x.dtype.kind == "c":
-        raise TypeError(f"{name}: complex numbers have no order (input shape {x.shape}, {x.dtype})")
     return reduce._arg_kept(apply(op, (x,), {"axis": axis}), x, axis, keepdims)
 
 
@@ -246,15 +252,21 @@ def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear")
     >>> tl.nanquantile(tl.tensor([[4.0, np.nan, 1.0, 2.0]]), 0.5, axis=1).numpy().tolist()
     [2.0]
     """
+    return _nanquantile(a, q, axis, keepdims, method, "nanquantile")
+
+
+def _nanquantile(a, q, axis, keepdims, method, name):
+    """``nanquantile``, whose type errors name the public function ``name``; only nanmedian takes complex numbers."""
     from . import shape as shape_ops
-    from .array import _lerp, _slices_last, quantile, sort, take_along_axis
+    from .array import _lerp, _slices_last, quantile, refuse_complex, sort, take_along_axis
 
     if method not in ("linear", "midpoint"):
         raise ValueError(
             f"nanquantile: only method='linear' (NumPy's default) or 'midpoint' is supported, got {method!r}"
         )
     a = as_tensor(a)
-    if a.dtype.kind not in "f":  # integers and bools hold no NaN (complex ones are refused there)
+    refuse_complex(a, name)
+    if a.dtype.kind not in "fc":  # integers and bools hold no NaN
         return quantile(a, q, axis, keepdims, method)
     if isinstance(q, Tensor):
         q = q.numpy()
@@ -262,7 +274,7 @@ def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear")
     if not isinstance(q, (int, float)) and np.asarray(q).dtype.kind == "f":
         dtype = _dt.promote_types(dtype, np.asarray(q).dtype)
     if dtype == _dt.float16:  # interpolated in float32, rounded once: the nanmedian of [6e4, 6e4] was inf
-        return reduce.in_float32(nanquantile, a, q, axis, keepdims, method)
+        return reduce.in_float32(_nanquantile, a, q, axis, keepdims, method, name)
     q = np.asarray(q, dtype=np.float64)
     if q.size and (q.min() < 0 or q.max() > 1) or np.isnan(q).any():
         raise ValueError(f"nanquantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")
@@ -278,8 +290,9 @@ def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear")
         return shape_ops.broadcast_to(out, q.shape + out.shape) if q.ndim else out
     flat = _slices_last(a, axes, "nanquantile")
     ordered = sort(flat, axis=-1)  # NaNs last: the first `count` elements are the slice's numbers
-    count = _counts(flat, -1, True, dtype)  # lead + (1,)
-    qs = shape_ops.reshape(math_ops.cast(q, dtype), (1,) * (flat.ndim - 1) + (q.size,))
+    real = _dt.real_dtype(dtype)  # positions of complex numbers are real
+    count = _counts(flat, -1, True, real)  # lead + (1,)
+    qs = shape_ops.reshape(math_ops.cast(q, real), (1,) * (flat.ndim - 1) + (q.size,))
     last = math_ops.maximum(count - 1.0, 0.0)
     position = qs * last  # lead + (q.size,)
     below = math_ops.floor(position)
@@ -314,16 +327,17 @@ def nanpercentile(a, q, axis=None, keepdims: bool = False, method: str = "linear
         q = q.numpy()
     q = q / 100.0 if isinstance(q, (int, float)) else np.true_divide(q, 100)
     try:
-        return nanquantile(a, q, axis, keepdims, method)
+        return _nanquantile(a, q, axis, keepdims, method, "nanpercentile")
     except ValueError as e:
         raise ValueError(str(e).replace("nanquantile", "nanpercentile", 1)) from None
 
 
 def nanmedian(a, axis=None, keepdims: bool = False) -> Tensor:
-    """``numpy.nanmedian``: the median of each slice's non-NaN elements (NaN for a slice of NaNs only).
+    """``numpy.nanmedian``: the median of each slice's non-NaN elements (NaN for a slice of NaNs only);
+    complex numbers are ordered real part first, as ``sort`` and NumPy order them.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanmedian(tl.tensor([[3.0, np.nan, 1.0], [np.nan, np.nan, np.nan]]), axis=1).numpy().tolist()
     [2.0, nan]
     """
-    return nanquantile(_checked(a, axis, "nanmedian"), 0.5, axis, keepdims, method="midpoint")
+    return _nanquantile(_checked(a, axis, "nanmedian"), 0.5, axis, keepdims, "midpoint", "nanmedian")

@@ -111,10 +111,6 @@ def searchsorted(a, v, side: str = "left", sorter=None) -> Tensor:
         if a.ndim != 1:
             raise ValueError(f"searchsorted: sorter needs a 1-D sequence ({_describe('sequence', a)})")
         a = shape_ops.take(a, _checked_sorter(sorter, a))
-    if a.dtype.kind == "c" or v.dtype.kind == "c":
-        raise TypeError(
-            f"searchsorted: complex numbers have no order ({_describe('sequence', a)}, {_describe('values', v)})"
-        )
     return apply(_searchsorted, (a, v), {"side": side})
 
 
@@ -222,7 +218,9 @@ def _top_k_kernel(xp, x, *, k):
 def top_k(x, k: int = 1, sorted: bool = True) -> TopK:  # noqa: A002
     """The ``k`` largest elements along the last axis and their indices (``tf.math.top_k``,
     ``jax.lax.top_k``, ``torch.topk``): ``TopK(values, indices)``, largest first, equal elements by
-    lower index first, NaN counted largest.  The values' gradient goes to the chosen positions.
+    lower index first, NaN counted largest.  Complex numbers are ordered as ``sort`` orders them (real part
+    first, as NumPy): the values are ``sort``'s last ``k`` reversed, up to the order of ties.  The values'
+    gradient goes to the chosen positions.
 
     >>> import tensorlib as tl
     >>> values, indices = tl.top_k(tl.tensor([1.0, 3.0, 2.0, 3.0]), k=3)
@@ -235,8 +233,6 @@ def top_k(x, k: int = 1, sorted: bool = True) -> TopK:  # noqa: A002
     k = as_int(k, "top_k: k")
     if k < 0:
         raise ValueError(f"top_k: k must be >= 0, got {k} ({_describe('input', x)})")
-    if x.dtype.kind == "c":
-        raise TypeError(f"top_k: complex numbers have no order ({_describe('input', x)})")
     indices = apply(_top_k, (x,), {"k": k})
     return TopK(take_along_axis(x, indices, axis=-1), indices)
 

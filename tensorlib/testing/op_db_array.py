@@ -578,9 +578,6 @@ OPINFOS: list = [
         op_types=("Cummax", "CummaxIndex"),
         dtypes=NUMERIC,
         kinks=True,
-        error_inputs=(
-            ErrorInput((np.ones(2, np.complex128),), exc=TypeError, match=r"Cummax: complex numbers have no order"),
-        ),
     ),
     OpInfo(
         "cummin",
