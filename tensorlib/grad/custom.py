@@ -176,7 +176,10 @@ def _closure_refusal(what, name, tensor) -> str:
 
 
 def _refusing(grad_fn, messages):
-    """``grad_fn`` giving, after its gradients for the arguments, a refusal for each closed-over tensor."""
+    """``grad_fn`` giving, after its gradients, a refusal for each of the last ``len(messages)`` tensor inputs
+    (the tensors at a custom_vjp's nondiff_argnums, those a function closes over)."""
+    if not messages:
+        return grad_fn
 
     @functools.wraps(grad_fn)
     def with_refusals(*out_grads, **variables):
@@ -399,11 +402,10 @@ class _CustomDerivative:
                     )
                 filled = [zeros_like(o) if c is None else c for c, o in zip(cotangents, leaves)]
                 returned = self._cotangents(constants, differentiated, residuals, tree.unflatten(treedef, filled))
-                refused = [Refused(self._refusal(t, fixed, constants)) for t in held]
-                return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)] + refused
+                return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)]
 
             grad_fn.__wrapped__ = self._user_rule()  # errors about the gradients name the user's rule's file:line
-            return outputs, grad_fn
+            return outputs, _refusing(grad_fn, [self._refusal(t, fixed, constants) for t in held])
 
         run.__name__, run.__qualname__ = getattr(self.fun, "__name__", "the function"), self._name()
         return _with_gradient(run, what=self.kind)(*(args[i] for i in positions), *held)

@@ -1386,8 +1386,10 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
         raise TypeError(f"histogram: complex values have no order {where}")
     if weights is not None:
         weights = shape_ops.reshape(as_tensor(weights), (-1,))
-        if weights.shape[0] != a.shape[0]:
+        if None not in (weights.shape[0], a.shape[0]) and weights.shape[0] != a.shape[0]:
             raise ValueError(f"histogram: weights must have the shape of a {where}, got {weights.shape[0]} values")
+        if None in (weights.shape[0], a.shape[0]):  # traced: one length for both, checked when the graph runs
+            a, weights = shape_ops.ensure_dims(a, weights, dims=(("n",), ("n",)), message="histogram: a and weights")
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         if bins < 1:
             raise ValueError(f"histogram: bins must be a positive int or increasing edges, got {bins} {where}")
@@ -1407,7 +1409,9 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
             edges = as_tensor(np.linspace(first, last, int(bins) + 1, dtype=edge_type))
     else:
         edges = as_tensor(bins)
-        if edges.ndim != 1 or edges.shape[0] is None or edges.shape[0] < 2:
+        if edges.ndim == 1 and edges.shape[0] is None:
+            raise ValueError(f"histogram: the number of bin edges must be known (traced with unknown sizes) {where}")
+        if edges.ndim != 1 or edges.shape[0] < 2:
             raise ValueError(f"histogram: bins must be a positive int or at least two edges, got {bins!r} {where}")
         if not edges.is_symbolic and np.any(np.diff(np.asarray(edges.numpy())) < 0):
             raise ValueError(f"histogram: the bin edges must increase monotonically, got {bins!r} {where}")
