@@ -104,13 +104,15 @@ def _build_table():
             if isinstance(np_fn, np.ufunc):
                 ufuncs[np_fn] = tl_fn
             elif callable(np_fn):
-                table[np_fn] = (tl_fn, _signature(np_fn), _ARGUMENTS.get(name, {}), _parameters(tl_fn))
+                renames = _ARGUMENTS.get(name, {})
+                sig = _signature(np_fn)
+                table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), _numpy_defaults(sig, renames, tl_fn))
     ufuncs[np.divmod] = _divmod
     for np_fn, tl_fn in _SPECIAL.items():
-        table[np_fn] = (tl_fn, None, {}, ())
+        table[np_fn] = (tl_fn, None, {}, (), {})
     for name in _VALUE_QUERIES:
         if hasattr(np, name):
-            table[getattr(np, name)] = (_on_values(getattr(np, name)), None, {}, ())
+            table[getattr(np, name)] = (_on_values(getattr(np, name)), None, {}, (), {})
     _ufuncs.update(ufuncs)
     _table.update(table)
 
@@ -118,6 +120,36 @@ def _build_table():
 def _parameters(fn) -> tuple:
     sig = _signature(fn)
     return tuple(sig.parameters) if sig is not None else ()
+
+
+def _numpy_defaults(sig, renames: dict, tl_fn) -> dict:
+    """``{tensorlib parameter: NumPy's default}`` where the two functions default one argument differently
+    (``np.linalg.eigh``'s ``UPLO="L"`` against tensorlib's None, which symmetrizes): a call that leaves it
+    out must still mean what it means in NumPy."""
+    tl_sig = _signature(tl_fn)
+    if sig is None or tl_sig is None:
+        return {}
+    out = {}
+    for name, param in sig.parameters.items():
+        target = renames.get(name, name)
+        theirs = tl_sig.parameters.get(target)
+        if param.default in (inspect.Parameter.empty, _NO_VALUE) or theirs is None:
+            continue
+        if theirs.default is inspect.Parameter.empty or not _same_default(param.default, theirs.default):
+            out[target] = param.default
+    return out
+
+
+def _same_default(a, b) -> bool:
+    """Whether two defaults mean the same (``int`` and ``np.int64`` as dtypes, None and False as flags)."""
+    if a is b or (a is None and b is False) or (a is False and b is None):
+        return True
+    try:
+        if np.dtype(a) == np.dtype(b):
+            return True
+    except TypeError:
+        pass
+    return type(a) is type(b) and _equal(a, b)
 
 
 def _on_values(np_fn):
@@ -136,10 +168,11 @@ def _numpy_of(value):
     return value.numpy() if isinstance(value, Tensor) else value
 
 
-def _call(name, tl_fn, sig, renames, tl_params, args, kwargs):
+def _call(name, tl_fn, sig, renames, tl_params, defaults, args, kwargs):
     """Call ``tl_fn`` with NumPy's arguments: the first (or ``*arrays``) by position, the others by
-    (renamed) name; an argument tensorlib lacks may only hold NumPy's default."""
-    if sig is None or (not kwargs and len(args) == 1):  # np.sum(t): nothing to translate
+    (renamed) name; an argument tensorlib lacks may only hold NumPy's default, and one that tensorlib
+    defaults otherwise gets NumPy's default when left out."""
+    if sig is None or (not kwargs and len(args) == 1 and not defaults):  # np.sum(t): nothing to translate
         return tl_fn(*args, **kwargs)
     try:
         bound = sig.bind(*args, **kwargs)
@@ -166,6 +199,8 @@ def _call(name, tl_fn, sig, renames, tl_params, args, kwargs):
                     f"numpy.{name}: argument {key}={v!r:.40} is not supported on tensorlib Tensors "
                     f"({tl_fn.__module__}.{tl_fn.__name__} takes {', '.join(tl_params)})"
                 )
+    for target, value in defaults.items():
+        call_kwargs.setdefault(target, value)
     return tl_fn(*positional, **call_kwargs)
 
 

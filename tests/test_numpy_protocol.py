@@ -181,3 +181,16 @@ def test_ufunc_dtype_runs_the_loop_in_that_dtype_as_numpy():
     x = tl.tensor(f32)
     grad = tl.grad(lambda v: tl.sum(np.multiply(v, v, dtype=np.float64)))(x)
     np.testing.assert_allclose(grad.numpy(), 2 * f32, rtol=1e-6)
+
+
+def test_arguments_left_out_mean_numpys_defaults_where_tensorlib_defaults_otherwise():
+    # np.linalg.eigh reads the lower triangle (UPLO="L"); tl.linalg.eigh's default symmetrizes, and a call
+    # that left UPLO out got the eigenvalues of (a + a.T) / 2 from np.linalg.eigh(tensor).
+    a = np.array([[2.0, 1.0], [5.0, 3.0]])
+    np.testing.assert_allclose(np.linalg.eigh(tl.tensor(a))[0].numpy(), np.linalg.eigh(a)[0], rtol=1e-13)
+    np.testing.assert_allclose(np.linalg.eigvalsh(tl.tensor(a)).numpy(), np.linalg.eigvalsh(a), rtol=1e-13)
+    np.testing.assert_allclose(
+        np.linalg.eigvalsh(tl.tensor(a), UPLO="U").numpy(), np.linalg.eigvalsh(a, "U"), rtol=1e-13
+    )
+    x, idx = np.arange(6.0).reshape(2, 3), np.array([[2, 0], [1, 1]])
+    np.testing.assert_array_equal(np.take_along_axis(tl.tensor(x), idx).numpy(), np.take_along_axis(x, idx))
