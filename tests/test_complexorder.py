@@ -254,3 +254,33 @@ def test_sort_complex_gradient_follows_the_sort():
     np.testing.assert_allclose(got, _numeric_grad(lambda x: np.sum((np.sort_complex(x) * w).real), z), atol=1e-6)
     with pytest.raises(ValueError, match=r"sort_complex: needs a tensor of rank >= 1"):
         tl.sort_complex(1j)
+
+
+# ------------------------------------------------------------------ segment_max, segment_min
+@pytest.mark.parametrize("name, ufunc", [("segment_max", np.maximum), ("segment_min", np.minimum)])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_segment_extrema_match_numpys_ufunc_at(name, ufunc, dtype):
+    rng = np.random.default_rng(11)
+    z = _complex(rng, (7, 2), dtype, nans=1)
+    z[3, 0] = complex(-np.inf, -1)  # below -inf+0j (JAX's empty-segment value), above the fill -inf-infj
+    ids = np.array([0, 0, 2, 3, 3, 3, -1])
+    infinity = -np.inf if name == "segment_max" else np.inf
+    want = np.full((4, 2), complex(infinity, infinity), dtype)
+    ufunc.at(want, ids[ids >= 0], z[ids >= 0])
+    _same(getattr(tl, name)(z, ids, 4).numpy(), want)
+    _same(_traced(lambda t: getattr(tl, name)(t, ids, 4), z).numpy(), want)
+
+
+def test_segment_max_gradient_goes_to_the_selected_rows():
+    rng = np.random.default_rng(12)
+    z = _complex(rng, (6,), ties=False)
+    ids = np.array([1, 0, 1, 1, 0, 2])
+    w = rng.normal(size=3) + 1j * rng.normal(size=3)
+
+    def numpy_max(x):
+        out = np.full(3, complex(-np.inf, -np.inf))
+        np.maximum.at(out, ids, x)
+        return np.sum((out * w).real)
+
+    got = tl.grad(lambda x: tl.sum(tl.real(tl.segment_max(x, ids, 3) * w)))(z).numpy()
+    np.testing.assert_allclose(got, _numeric_grad(numpy_max, z), atol=1e-6)

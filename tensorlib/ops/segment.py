@@ -130,6 +130,9 @@ def _lowest(xp, dtype, largest: bool):
     """The value an empty segment holds: the identity of max (lowest) or min (highest) in ``dtype``."""
     if xp.isdtype(dtype, "real floating"):
         return -float("inf") if largest else float("inf")
+    if xp.isdtype(dtype, "complex floating"):  # ordered real part first: below (above) every other number
+        infinity = -float("inf") if largest else float("inf")
+        return complex(infinity, infinity)
     if xp.isdtype(dtype, "bool"):
         return not largest
     info = xp.iinfo(dtype)
@@ -200,16 +203,15 @@ register_gradient("SegmentExtreme", _segment_extreme_grad, None)
 
 
 def _extreme(name: str, largest: bool, data, segment_ids, num_segments):
-    data, ids, n, _, where = _operands(name, data, segment_ids, num_segments)
-    if data.dtype.kind == "c":
-        raise TypeError(f"{name}: complex numbers have no order {where}")
+    data, ids, n, _, _ = _operands(name, data, segment_ids, num_segments)
     return _segment_extreme(data, ids, num_segments=n, largest=largest)
 
 
 def segment_max(data, segment_ids, num_segments: int | None = None) -> Tensor:
     """The max of the rows of ``data`` in each segment, the dtype's lowest value (``-inf``) for an empty one
     (``jax.ops.segment_max``, ``tf.math.unsorted_segment_max``); the gradient goes to the rows equal to the max,
-    shared between ties.
+    shared between ties.  Complex numbers are ordered real part first, as NumPy's ``maximum``; an empty segment
+    holds ``-inf-infj``, below every other (``jax.ops.segment_max`` gives ``-inf+0j``).
 
     >>> import tensorlib as tl
     >>> tl.segment_max(tl.tensor([1.0, 5.0, 3.0]), [0, 0, 2], num_segments=3).numpy().tolist()
