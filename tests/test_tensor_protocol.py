@@ -219,3 +219,28 @@ def test_tl_tensor_of_a_watched_tensor_keeps_its_gradient_as_when_traced(dtype):
     snapshot = tl.tensor(v)  # still a value of its own: a later assign does not reach it
     v.assign([5.0, 5.0])
     assert snapshot.numpy().tolist() == [1.0, 2.0]
+
+
+def test_ndarray_methods_take_numpys_arguments():
+    # clip, round, take, dot, nonzero and copy as ndarray's methods (take flattens by default, as
+    # ndarray.take, where tl.take's default axis is 0); each records on the tape.
+    a = np.arange(6.0).reshape(2, 3) - 2.5
+    t = tl.tensor(a)
+    np.testing.assert_array_equal(t.clip(-1, 1).numpy(), a.clip(-1, 1))
+    np.testing.assert_array_equal(t.clip(max=0).numpy(), a.clip(max=0))
+    np.testing.assert_array_equal(t.round().numpy(), a.round())
+    np.testing.assert_array_equal(tl.tensor([1.25, 2.75]).round(1).numpy(), np.round(np.float32([1.25, 2.75]), 1))
+    np.testing.assert_array_equal(t.take([1, 4]).numpy(), a.take([1, 4]))
+    np.testing.assert_array_equal(t.take([1], axis=1).numpy(), a.take([1], axis=1))
+    np.testing.assert_array_equal(t.dot(a.T).numpy(), a.dot(a.T))
+    for got, want in zip(t.nonzero(), a.nonzero()):
+        np.testing.assert_array_equal(got.numpy(), want)
+    v = tl.Variable(a)
+    c = v.copy()
+    v.assign(np.zeros((2, 3)))
+    assert type(c) is tl.Tensor and np.array_equal(c.numpy(), a)
+    assert (t.itemsize, t.nbytes) == (8, 48) and tl.tensor(np.ones(3, np.float32)).nbytes == 12
+    g = tl.grad(lambda x: tl.sum(x.clip(-1.0, 1.0) * x.take([0, 5])[0]))(t)
+    np.testing.assert_allclose(
+        g.numpy(), ((np.abs(a) < 1) * a[0, 0] + np.eye(1, 6).reshape(2, 3) * a.clip(-1, 1).sum())
+    )

@@ -19,6 +19,7 @@ from .. import dispatch
 from ..dispatch import apply
 from ..tensor import Tensor, Variable, _ids
 from . import linalg, reduce
+from .array import dot as array_dot
 from .creation import tensor
 from .elementwise import (
     _bitwise_and,
@@ -31,11 +32,13 @@ from .elementwise import (
     _right_shift,
     conj,
     imag,
+    nonzero,
     real,
 )
 from .math import _abs, _add, _div, _mul, _neg, _pow, _sub, cast, compare, comparison_method, identity
+from .math import clip as math_clip
 from .math import round as math_round
-from .shape import _IndexUpdates, expand_dims, getitem, reshape, squeeze, transpose
+from .shape import _IndexUpdates, expand_dims, getitem, reshape, squeeze, take, transpose
 
 
 # ---------------------------------------------------------------- Tensor: operators
@@ -104,6 +107,18 @@ def _install_methods():
     ):
         setattr(Tensor, name, getattr(reduce, name))
     Tensor.astype = cast
+    # ndarray's methods with NumPy's arguments (the functions' defaults can differ: take flattens here).
+    Tensor.clip = lambda self, min=None, max=None: math_clip(self, min, max)  # noqa: A002
+    Tensor.round = lambda self, decimals=0: math_round(self, decimals)
+    Tensor.take = lambda self, indices, axis=None, mode="raise": take(self, indices, axis, mode)
+    Tensor.dot = lambda self, b: array_dot(self, b)
+    Tensor.nonzero = lambda self: nonzero(self)
+    Tensor.copy = lambda self: identity(self)
+    Tensor.itemsize = property(lambda self: self.dtype.itemsize, doc="Bytes per element (``ndarray.itemsize``).")
+    Tensor.nbytes = property(
+        lambda self: None if self.size is None else self.dtype.itemsize * self.size,
+        doc="Bytes of the values (``ndarray.nbytes``; None for a size unknown while tracing).",
+    )
     Tensor._no_value = _no_value
 
 
