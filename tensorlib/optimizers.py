@@ -665,6 +665,7 @@ class Optimizer:
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
         self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
+        self._split: set = set()  # paths two variables of other names came at: keyed "path/name" since
         self._built = None  # the structure given to build: what apply(grads) updates
 
     def __getstate__(self) -> dict:
@@ -744,12 +745,7 @@ class Optimizer:
         """
         entry = self._slots.get(var._id)
         if entry is None:
-            taken = {k for k, _, _ in self._slots.values()}
-            # A key is a name in checkpoints, where "." separates names: a variable named "fc1.weight"
-            # passed alone made the optimizer's state unsaveable.
-            key = key.replace(".", "_")
-            while key in taken:  # the same path in two differently shaped calls
-                key = f"{key}/{var.name}".replace(".", "_")
+            key = self._new_key(key, var)
             restored = self._restored.get(key, {})
             work = np.dtype(_compute_dtype(var.dtype).name)
             for name, value in restored.items():
@@ -782,6 +778,48 @@ class Optimizer:
                 )
             entry = self._slots[var._id] = (key, var, slots)
         return entry[2]
+
+    def _new_key(self, path: str, var: Variable) -> str:
+        """The slot key of a variable first seen at ``path``: the path, or ``path/name`` where another
+        variable came to the same path (one optimizer serving two models).  Keys are names in checkpoints,
+        where "." separates names (a variable named "fc1.weight" passed alone made the state unsaveable).
+
+        Two variables at one path are told apart by their names, whatever order ``apply`` sees them in: the
+        first one's key becomes ``path/its name`` too, and a checkpoint restores each by its name.  Keyed
+        by the order of ``apply`` calls alone, the first kept ``path``, and a restored optimizer that saw
+        the models in the other order gave each the other's slots.  Variables of one name at one path can
+        only be told apart by that order: a warning says so."""
+        base = path.replace(".", "_")
+        taken = {k: vid for vid, (k, _, _) in self._slots.items()}
+        named = f"{base}/{var.name}".replace(".", "_")
+        if base not in taken and base not in self._split:
+            # Alone at its path, unless a checkpoint written after a split holds this variable's name.
+            return named if named in self._restored and base not in self._restored else base
+        owner = taken.get(base)
+        if owner is not None:
+            first = self._slots[owner][1]
+            if first.name != var.name:
+                self._rekey(owner, f"{base}/{first.name}".replace(".", "_"))
+                self._split.add(base)
+            else:
+                warnings.warn(
+                    f"{type(self).__name__}: two variables named {var.name!r} came at the path {path!r}; their "
+                    "slots are told apart only by the order of apply calls, so a checkpoint restores them right "
+                    "only if a new optimizer sees them in the same order (give the variables distinct names, or "
+                    "use one optimizer per model)",
+                    stacklevel=4,
+                )
+        key = named
+        while key in taken or key == base:  # a third variable of a taken name: the order decides
+            key = f"{key}/{var.name}".replace(".", "_")
+        return key
+
+    def _rekey(self, vid: int, key: str) -> None:
+        """Move a variable's slots (and their names) to ``key``."""
+        _, var, slots = self._slots[vid]
+        for name, slot in slots.items():
+            slot.name = f"{key}/{name}"
+        self._slots[vid] = (key, var, slots)
 
     def build(self, variables) -> None:
         """Create the slots of every Variable in ``variables`` now, as the first ``apply`` would (Keras' ``build``).
@@ -952,7 +990,8 @@ class Optimizer:
         A variable's path is where it sat in the structure of its first ``apply``
         (``"0/kernel"`` for ``model.trainable_variables["0"]["kernel"]``; its name when
         passed alone; a ``"."``, the checkpoints' separator, becomes ``"_"``), so a fresh optimizer
-        for the same model restores by name.  ``learning_rate`` is there for a constant rate (one
+        for the same model restores by name.  Two variables at one path (one optimizer for two models)
+        are ``"path/name"`` each, so they restore by name in whatever order ``apply`` sees them.  ``learning_rate`` is there for a constant rate (one
         changed during training is restored, as by ``torch.optim``'s ``load_state_dict`` and Keras'
         optimizer variables); not for a schedule (a function of ``iterations``) or a rate Variable
         given by the caller, which is the caller's to save.
