@@ -1095,8 +1095,8 @@ def test_adaptive_pool_layers_match_a_loop_over_bins_eagerly_and_traced(layer, s
             y = np.stack([p.mean(axis) if kind == "avg" else p.max(axis) for p in parts], axis)
     got = layer(out)(x)
     assert got.shape == want
-    np.testing.assert_allclose(got.numpy(), y, rtol=1e-13)
-    np.testing.assert_allclose(tl.function(layer(out))(x).numpy(), y, rtol=1e-13)
+    np.testing.assert_allclose(got.numpy(), y, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(tl.function(layer(out))(x).numpy(), y, rtol=1e-13, atol=1e-13)
     w = rng.standard_normal(want)
     check_grads(lambda t: tl.sum(layer(out)(t) * w), [x], order=1)
 
@@ -1166,15 +1166,17 @@ def test_conv1d_transpose_against_a_scatter_loop(k, s, d, padding, output_paddin
     layer.bias.assign(rng.standard_normal(5))
     x = rng.standard_normal((2, 7, 3))
     want = _conv1d_transpose_reference(x, layer.kernel.numpy(), layer.bias.numpy(), s, d, *crop)
-    np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-12)
-    np.testing.assert_allclose(tl.function(layer)(x).numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(tl.function(layer)(x).numpy(), want, rtol=1e-12, atol=1e-13)
     channels_first = tl.nn.Conv1DTranspose(
         3, 5, k, strides=s, padding=padding, output_padding=output_padding, dilations=d, dtype=tl.float64,
         data_format="NCW",
     )  # fmt: skip
     channels_first.kernel.assign(layer.kernel)
     channels_first.bias.assign(layer.bias)
-    np.testing.assert_allclose(channels_first(x.transpose(0, 2, 1)).numpy(), want.transpose(0, 2, 1), rtol=1e-12)
+    np.testing.assert_allclose(
+        channels_first(x.transpose(0, 2, 1)).numpy(), want.transpose(0, 2, 1), rtol=1e-12, atol=1e-13
+    )
     w = rng.standard_normal(want.shape)
     check_grads(lambda t, kern: tl.sum(tl.nn.conv2d_transpose(
         tl.expand_dims(t, 1), tl.expand_dims(kern, 0), (2, 1, want.shape[1], 5), (1, s),

@@ -184,8 +184,8 @@ def test_simple_rnn_follows_its_equation_eagerly_traced_and_in_gradients():
     want_seq, want_h = _rnn_reference(x, *weights, h0)
     for run in (layer, tl.function(layer)):
         seq, h = run(x, initial_state=[h0])
-        np.testing.assert_allclose(seq.numpy(), want_seq, rtol=1e-12)
-        np.testing.assert_allclose(h.numpy(), want_h, rtol=1e-12)
+        np.testing.assert_allclose(seq.numpy(), want_seq, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(h.numpy(), want_h, rtol=1e-12, atol=1e-13)
     w = RNG.normal(size=want_seq.shape)
     tl.testing.check_grads(lambda t: tl.sum(layer(t)[0] * w), [x], order=1)
 
@@ -198,7 +198,7 @@ def test_go_backwards_runs_the_reversed_sequence_and_returns_its_outputs_in_that
     for a, b in zip(forward.trainable_variables.values(), backward.trainable_variables.values()):
         b.assign(a)
     x = RNG.normal(size=(2, 5, 3))
-    np.testing.assert_allclose(backward(x).numpy(), forward(x[:, ::-1]).numpy(), rtol=1e-13)
+    np.testing.assert_allclose(backward(x).numpy(), forward(x[:, ::-1]).numpy(), rtol=1e-13, atol=1e-13)
     assert "go_backwards=True" in repr(backward)
 
 
@@ -226,8 +226,9 @@ def test_bidirectional_merges_a_forward_and_a_backward_pass(mode, merge):
         assert bi.backward_layer.go_backwards and bi.backward_layer.kernel is not layer.kernel
         weights = [[v.numpy() for v in (m.kernel, m.recurrent_kernel, m.bias)] for m in (layer, bi.backward_layer)]
         want = _bidirectional_reference(x, *weights, merge)[0 if sequences else 1]
-        np.testing.assert_allclose(bi(x).numpy(), want, rtol=1e-12)
-        np.testing.assert_allclose(tl.function(bi)(x).numpy(), want, rtol=1e-12)
+        # (an atol too: "ave" and "sum" cancel to ~1e-5 in places)
+        np.testing.assert_allclose(bi(x).numpy(), want, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(tl.function(bi)(x).numpy(), want, rtol=1e-12, atol=1e-14)
     assert sorted(bi.trainable_variables) == ["backward_layer", "forward_layer"]
 
 
@@ -243,10 +244,10 @@ def test_bidirectional_states_and_initial_states():
     want_b = _lstm_reference(
         x[:, ::-1], *(v.numpy() for v in (back.kernel, back.recurrent_kernel, back.bias)), *states[2:]
     )
-    np.testing.assert_allclose(y.numpy(), want_f[0], rtol=1e-12)
-    np.testing.assert_allclose(z.numpy(), want_b[0][:, ::-1], rtol=1e-12)
+    np.testing.assert_allclose(y.numpy(), want_f[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(z.numpy(), want_b[0][:, ::-1], rtol=1e-12, atol=1e-14)
     for got, want in zip((h_f, c_f, h_b, c_b), (*want_f[1:], *want_b[1:])):
-        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match=r"Bidirectional: initial_state must hold .* an even number, got 3"):
         bi(x, initial_state=states[:3])
     with pytest.raises(ValueError, match=r"Bidirectional: merge_mode must be one of"):

@@ -35,9 +35,9 @@ def test_segments_of_a_message_passing_graph(how):
     data = RNG.standard_normal((2, 20, 3))
     fn = getattr(tl, f"segment_{how}")
     want = _loop(how, data, ids, 7)
-    np.testing.assert_allclose(fn(data, ids, 7).numpy(), want, rtol=1e-13)
+    np.testing.assert_allclose(fn(data, ids, 7).numpy(), want, rtol=1e-13, atol=1e-13)
     traced = tl.function(lambda d, i: fn(d, i, 7))
-    np.testing.assert_allclose(traced(data, ids).numpy(), want, rtol=1e-13)
+    np.testing.assert_allclose(traced(data, ids).numpy(), want, rtol=1e-13, atol=1e-13)
     w = RNG.standard_normal(want.shape) * np.isfinite(want)
     tl.testing.check_grads(lambda d: tl.sum(tl.where(np.isfinite(want), fn(d, ids, 7), 0.0) * w), [data], order=2)
     with pytest.raises(IndexError, match=rf"segment_{how}: .*id 9 is out of range"):
@@ -67,7 +67,9 @@ def test_segment_mean_of_complex_data_and_integer_max():
 def test_per_example_segment_sums_under_vmap():
     data, ids = RNG.standard_normal((4, 10, 2)), RNG.integers(-1, 3, (4, 10))
     got = tl.vmap(lambda d, i: tl.segment_sum(d, i, 3))(data, ids)
-    np.testing.assert_allclose(got.numpy(), np.stack([_loop("sum", d, i, 3) for d, i in zip(data, ids)]), rtol=1e-13)
+    np.testing.assert_allclose(
+        got.numpy(), np.stack([_loop("sum", d, i, 3) for d, i in zip(data, ids)]), rtol=1e-13, atol=1e-13
+    )
 
 
 def test_segments_match_jax_and_tensorflow():
@@ -76,14 +78,16 @@ def test_segments_match_jax_and_tensorflow():
     jax.config.update("jax_enable_x64", True)
     for how in ("sum", "max", "min"):
         theirs = getattr(jax.ops, f"segment_{how}")(data, ids, 6)
-        np.testing.assert_allclose(getattr(tl, f"segment_{how}")(data, ids, 6).numpy(), np.asarray(theirs), rtol=1e-13)
+        np.testing.assert_allclose(
+            getattr(tl, f"segment_{how}")(data, ids, 6).numpy(), np.asarray(theirs), rtol=1e-13, atol=1e-13
+        )
     tf = pytest.importorskip("tensorflow")
     for how in ("sum", "mean", "max", "min"):
         theirs = getattr(tf.math, f"unsorted_segment_{how}")(data, ids, 6).numpy()
         ours = getattr(tl, f"segment_{how}")(data, ids, 6).numpy()
         if how in ("max", "min"):  # TensorFlow's empty segment holds the dtype's lowest finite value
             ours = np.where(np.isinf(ours), theirs, ours)
-        np.testing.assert_allclose(ours, theirs, rtol=1e-13)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-13)
     x = tf.constant(data)
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -91,4 +95,4 @@ def test_segments_match_jax_and_tensorflow():
     g = tl.grad(lambda d: tl.sum(tl.where(tl.isinf(tl.segment_max(d, ids, 6)), 0.0, tl.segment_max(d, ids, 6)) ** 2))(
         data
     )
-    np.testing.assert_allclose(g.numpy(), tape.gradient(y, x).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(g.numpy(), tape.gradient(y, x).numpy(), rtol=1e-12, atol=1e-13)
