@@ -180,6 +180,18 @@ def _data_format(value, layer: str, formats: tuple = ("NHWC", "NCHW")) -> str:
     return value
 
 
+def _layer_format(layer, data_format) -> str:
+    """A layer's ``data_format``: its rank's channels-last layout (``_LAYOUTS[layer._rank][0]``) when None, else
+    one of that rank's two layouts."""
+    layouts = _LAYOUTS[layer._rank]
+    return _data_format(layouts[0] if data_format is None else data_format, type(layer).__name__, layouts)
+
+
+def _with_format(layer, text: str) -> str:
+    """``text`` for a layer's repr, followed by its ``data_format`` where that is not the default."""
+    return text if layer.data_format == _LAYOUTS[layer._rank][0] else f"{text}, data_format={layer.data_format!r}"
+
+
 def _seed(value, layer: str):
     """None or an integer >= 0: a string or a negative seed raised NumPy's SeedSequence error, naming no layer, and
     MultiHeadAttention took 1.5 as 1."""
@@ -336,8 +348,7 @@ class _Conv(Module):
     ):
         super().__init__()
         name = type(self).__name__
-        layouts = _LAYOUTS[self._rank]
-        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+        self.data_format = _layer_format(self, data_format)
         self.in_channels = _positive("in_channels", in_channels, name)
         self.out_channels = _positive("out_channels", out_channels, name)
         seed = _seed(seed, name)
@@ -374,8 +385,7 @@ class _Conv(Module):
         text = f"{self._sizes_repr()}, kernel_size={self.kernel_size}, strides={self.strides}, padding={self.padding!r}"
         if self.dilations not in (1, (1,) * self._rank):
             text += f", dilations={self.dilations}"
-        if self.data_format != _LAYOUTS[self._rank][0]:
-            text += f", data_format={self.data_format!r}"
+        text = _with_format(self, text)
         if self.activation is not None:
             text += f", activation={getattr(self.activation, '__name__', self.activation)}"
         return text
@@ -732,13 +742,10 @@ class _Pool(Module):
 
     def __init__(self, ksize=2, strides=None, padding="VALID", data_format: str | None = None):
         super().__init__()
-        layouts = _LAYOUTS[self._rank]
         self.ksize = ksize
         self.strides = ksize if strides is None else strides
         self.padding = padding
-        self.data_format = _data_format(
-            layouts[0] if data_format is None else data_format, type(self).__name__, layouts
-        )
+        self.data_format = _layer_format(self, data_format)
 
     def forward(self, x):
         x = _image(x, type(self).__name__, self._rank, self.data_format)
@@ -746,7 +753,7 @@ class _Pool(Module):
 
     def extra_repr(self) -> str:
         text = f"ksize={self.ksize}, strides={self.strides}, padding={self.padding!r}"
-        return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
+        return _with_format(self, text)
 
 
 class MaxPool1D(_Pool):
@@ -832,11 +839,8 @@ class _AdaptivePool(Module):
 
     def __init__(self, output_size, data_format: str | None = None):
         super().__init__()
-        layouts = _LAYOUTS[self._rank]
         self.output_size = output_size
-        self.data_format = _data_format(
-            layouts[0] if data_format is None else data_format, type(self).__name__, layouts
-        )
+        self.data_format = _layer_format(self, data_format)
 
     def forward(self, x):
         x = _image(x, type(self).__name__, self._rank, self.data_format)
@@ -844,7 +848,7 @@ class _AdaptivePool(Module):
 
     def extra_repr(self) -> str:
         text = f"output_size={self.output_size!r}"
-        return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
+        return _with_format(self, text)
 
 
 class AdaptiveAvgPool1D(_AdaptivePool):
@@ -931,10 +935,7 @@ class _GlobalPool(Module):
 
     def __init__(self, data_format: str | None = None, keepdims: bool = False):
         super().__init__()
-        layouts = _LAYOUTS[self._rank]
-        self.data_format = _data_format(
-            layouts[0] if data_format is None else data_format, type(self).__name__, layouts
-        )
+        self.data_format = _layer_format(self, data_format)
         self.keepdims = bool(keepdims)
 
     def forward(self, x):
@@ -1031,8 +1032,8 @@ class _Edges(Module):
 
     def __init__(self, amount, data_format: str | None = None):
         super().__init__()
-        name, layouts = type(self).__name__, _LAYOUTS[self._rank]
-        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+        name = type(self).__name__
+        self.data_format = _layer_format(self, data_format)
         setattr(self, self._what, _padding_pairs(amount, self._rank, name, self._what))
 
     def _first_spatial_axis(self) -> int:
@@ -1040,7 +1041,7 @@ class _Edges(Module):
 
     def extra_repr(self) -> str:
         text = f"{self._what}={getattr(self, self._what)}"
-        return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
+        return _with_format(self, text)
 
 
 class _ZeroPadding(_Edges):
@@ -1200,8 +1201,8 @@ class _NearestUpSampling(Module):
 
     def __init__(self, size=2, data_format: str | None = None):
         super().__init__()
-        name, layouts = type(self).__name__, _LAYOUTS[self._rank]
-        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+        name = type(self).__name__
+        self.data_format = _layer_format(self, data_format)
         self.size = _sizes(size, self._rank, "size", name)
 
     def forward(self, x):
@@ -1214,7 +1215,7 @@ class _NearestUpSampling(Module):
 
     def extra_repr(self) -> str:
         text = f"size={self.size}"
-        return text if self.data_format == _LAYOUTS[self._rank][0] else f"{text}, data_format={self.data_format!r}"
+        return _with_format(self, text)
 
 
 class UpSampling1D(_NearestUpSampling):
@@ -1431,8 +1432,7 @@ class _SpatialDropout(Dropout):
 
     def __init__(self, rate: float, data_format: str | None = None):
         super().__init__(rate)
-        name, layouts = type(self).__name__, _LAYOUTS[self._rank]
-        self.data_format = _data_format(layouts[0] if data_format is None else data_format, name, layouts)
+        self.data_format = _layer_format(self, data_format)
 
     def forward(self, x):
         x = _image(x, type(self).__name__, self._rank, self.data_format)
