@@ -63,3 +63,55 @@ def test_cosine_decay_restarts_refuses_shrinking_periods():
     # t_mul < 1: the periods add up to first / (1 - t_mul) steps, and past them the rate was NaN (a NaN step).
     with pytest.raises(ValueError, match=r"CosineDecayRestarts: t_mul must be >= 1 .*t_mul=0.5"):
         O.CosineDecayRestarts(1.0, 40, t_mul=0.5)
+
+
+# ---------------------------------------------------------------- optimizer state into another optimizer
+def _adam_state(**kwargs) -> dict:
+    w = tl.Variable(np.array([1.0, -2.0, 3.0]))
+    opt = O.Adam(0.1, **kwargs)
+    for g in ([1.0, 2.0, -3.0], [0.5, -1.0, 2.0]):
+        opt.apply([tl.tensor(np.array(g))], [w])
+    return tl.checkpoint.state_dict(opt)
+
+
+@pytest.mark.parametrize(
+    "make, slot",
+    [(lambda: O.NAdam(0.1), "mu_product"), (lambda: O.Adam(0.1, amsgrad=True), "v_max")],
+    ids=["adam_into_nadam", "adam_into_amsgrad"],
+)
+def test_a_state_without_some_of_the_optimizers_slots_is_refused_or_reported(make, slot):
+    # An optimizer that has taken no step took the Adam file's m, v and step and started NAdam's mu_product
+    # (or amsgrad's v_max) from its initial value beside them, silently: torch.optim fails on such a state at
+    # its first step (KeyError), and a built optimizer already refused it as a missing name.
+    state = _adam_state()
+    model = tl.nn.Dense(3, 1, seed=0, dtype="float64")
+    kernel = model.kernel.numpy().copy()
+    with pytest.raises(ValueError, match=rf"missing from the state: \['opt.slots.0.{slot}'\]"):
+        tl.checkpoint.load_state_dict(
+            {"model": model, "opt": make()},
+            {**{f"model.{k}": np.zeros_like(v) for k, v in model.state_dict().items()}, **_prefixed(state, "opt")},
+        )
+    np.testing.assert_array_equal(model.kernel.numpy(), kernel)  # all or nothing: the model is untouched
+    opt = make()
+    missing, extra = tl.checkpoint.load_state_dict(opt, state, strict=False)
+    assert (missing, extra) == ([f"slots.0.{slot}"], [])
+
+
+def _prefixed(state: dict, prefix: str) -> dict:
+    return {f"{prefix}.{k}": v for k, v in state.items()}
+
+
+def test_a_complete_state_still_restores_an_optimizer_that_took_no_step():
+    # The refusal above is only for slots the file lacks: a state of the same kind restores all of them and
+    # the trajectory continues the saved one (NumPy's Adam written out is the reference).
+    state = _adam_state(amsgrad=True)
+    opt = O.Adam(0.1, amsgrad=True)
+    assert tl.checkpoint.load_state_dict(opt, state) == ([], [])
+    w = tl.Variable(np.array([0.25, 0.5, -1.0]))
+    g = np.array([2.0, -1.0, 0.5])
+    opt.apply([tl.tensor(g)], [w])
+    m = 0.9 * state["slots.0.m"] + 0.1 * g
+    v = 0.999 * state["slots.0.v"] + 0.001 * g * g
+    v_max = np.maximum(state["slots.0.v_max"], v)
+    want = np.array([0.25, 0.5, -1.0]) - 0.1 * m / (1 - 0.9**3) / (np.sqrt(v_max / (1 - 0.999**3)) + 1e-8)
+    np.testing.assert_allclose(w.numpy(), want, rtol=1e-13)
