@@ -8,9 +8,8 @@ update rules and schedules written here in NumPy / exact rational arithmetic (th
 ``torch.optim`` / ``torch.optim.lr_scheduler`` and Keras where installed.
 """
 
-from fractions import Fraction
-
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
