@@ -68,6 +68,13 @@ _ARGUMENTS = {
     "transpose": {"axes": "perm"},
     "full_like": {"fill_value": "value"},
 }
+# tensorlib parameters that NumPy's function lacks, set to what NumPy's function does (tensorlib's
+# cholesky/eigh read the symmetric part by default; NumPy reads one triangle).
+_NUMPY_MEANING = {
+    "cholesky": {"symmetrize_input": False},
+    "eigh": {"symmetrize_input": False},
+    "eigvalsh": {"symmetrize_input": False},
+}
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
 _CREATION = {"identity", "zeros", "ones", "full", "eye", "arange", "linspace"}
 _VALUE_QUERIES = (
@@ -106,7 +113,8 @@ def _build_table():
             elif callable(np_fn):
                 renames = _ARGUMENTS.get(name, {})
                 sig = _signature(np_fn)
-                table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), _numpy_defaults(sig, renames, tl_fn))
+                defaults = {**_numpy_defaults(sig, renames, tl_fn), **_NUMPY_MEANING.get(name, {})}
+                table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults)
     ufuncs[np.divmod] = _divmod
     for np_fn, tl_fn in _SPECIAL.items():
         table[np_fn] = (tl_fn, None, {}, (), {})
