@@ -52,3 +52,31 @@ def test_every_tensorlib_only_parameter_takes_numpy_s_meaning():
             if name in numpy_names or param.default is inspect.Parameter.empty:
                 continue
             assert name in defaults or (np_fn.__name__, name) in _MEANING_NEUTRAL, (np_fn, name)
+
+
+I = np.arange(-5, 7).reshape(3, 4)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda np_, x: np_.sum(x, dtype=float),
+        lambda np_, x: np_.mean(x, axis=0, dtype=float),
+        lambda np_, x: np_.prod(x[:, :2], dtype=complex),
+        lambda np_, x: np_.cumsum(x, axis=1, dtype=float),
+        lambda np_, x: np_.ones_like(x, dtype=float),
+        lambda np_, x: np_.full_like(x, 2, dtype=complex),
+        lambda np_, x: np_.add.reduce(x, dtype=float),
+        lambda np_, x: np_.add.accumulate(x, axis=1, dtype=float),
+        lambda np_, x: np_.astype(x, float),
+        lambda np_, x: np_.astype(x, np_.float32),
+    ],
+)
+@pytest.mark.parametrize("data", [I, X], ids=["int64", "float64"])
+def test_python_float_and_complex_as_dtype_mean_numpy_s_float64_and_complex128(call, data):
+    # np.sum(t, dtype=float) took tensorlib's reading of Python's float (the default float, float32): a
+    # float64 tensor lost half its digits where NumPy keeps float64.
+    want = call(np, data)
+    got = call(np, tl.tensor(data))
+    assert isinstance(got, tl.Tensor) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
