@@ -262,7 +262,10 @@ class Sequential(Module):
         self.layers = list(layers)
 
     def _children(self) -> dict:
-        return {str(i): m for i, m in enumerate(self.layers) if isinstance(m, Module)}
+        # The layers by position, then what a subclass adds (a head beside the layers was left out of
+        # variables, checkpoints and eval(), where PyTorch's nn.Sequential subclass registers it).
+        layers = {str(i): m for i, m in enumerate(self.layers) if isinstance(m, Module)}
+        return layers | {name: m for name, m in super()._children().items() if name != "layers"}
 
     def __getitem__(self, i):
         """A layer, or for a slice a Sequential of those layers (sharing them), as in PyTorch."""
