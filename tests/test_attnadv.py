@@ -65,3 +65,29 @@ def test_fused_batch_norm_inference_centres_before_scaling():
     mean, variance = np.float32([1e4, 1e4 + 0.5]), np.float32([1.0, 0.8])
     y = tl.nn.fused_batch_norm(x, scale, offset, mean, variance, epsilon=1e-3, is_training=False)[0]
     np.testing.assert_allclose(y.numpy(), _inference_reference(x, scale, offset, mean, variance, 1e-3), atol=2e-6)
+
+
+# ------------------------------------------------------------------ attention masks
+def _softmax_attention(q, k, v, additive):
+    """NumPy: softmax(q k^T / sqrt(E) + additive) v, in float64."""
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + additive
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return (weights / weights.sum(-1, keepdims=True)) @ v
+
+
+def test_a_float64_additive_mask_keeps_float32_attention_in_float32():
+    # np.where(keep, 0.0, -np.inf) is float64: added to float32 scores it made the output (and every GEMM of the
+    # backward after it) float64.  PyTorch rejects such a mask; JAX and Keras compute in the query's dtype, as
+    # tl.nn.MultiHeadAttention already did.  The mask is cast to the scores' dtype.
+    q, k, v = (RNG.normal(size=(2, 3, n, 4)).astype(np.float32) for n in (5, 6, 6))
+    keep = RNG.random((5, 6)) > 0.4
+    keep[:, 0] = True
+    additive = np.where(keep, 0.0, -np.inf)
+    out = tl.nn.scaled_dot_product_attention(q, k, v, attn_mask=additive)
+    assert out.dtype == tl.float32
+    expected = _softmax_attention(*(a.astype(np.float64) for a in (q, k, v)), additive)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
+    grads = tl.grad(lambda q, m: tl.sum(tl.nn.scaled_dot_product_attention(q, k, v, attn_mask=m)), (0, 1))(
+        q, RNG.normal(size=(5, 6))
+    )
+    assert (grads[0].dtype, grads[1].dtype) == (tl.float32, tl.float64)

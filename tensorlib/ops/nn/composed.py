@@ -312,7 +312,8 @@ def scaled_dot_product_attention(
     """``softmax(query @ key^T * scale + mask) @ value`` (PyTorch's ``F.scaled_dot_product_attention``):
     ``query`` ``(..., L, E)``, ``key`` ``(..., S, E)``, ``value`` ``(..., S, Ev)`` -> ``(..., L, Ev)``, the
     leading dimensions broadcast.  ``scale`` defaults to ``1 / sqrt(E)``.  ``attn_mask`` broadcasts to
-    ``(..., L, S)``: a bool mask keeps the True positions, a float mask is added to the scores.  ``is_causal``
+    ``(..., L, S)``: a bool mask keeps the True positions, a float mask is added to the scores (in their dtype:
+    a float64 mask leaves float32 attention float32).  ``is_causal``
     keeps position ``j <= i`` (the top-left aligned lower triangle; not together with ``attn_mask``).  A query
     row with every position masked (every score ``-inf``) gets weights 0, as in PyTorch.  ``dropout_p > 0`` applies
     :func:`dropout` (``seed``) to the attention weights.
@@ -400,7 +401,9 @@ def attend(q, k, v, attn_mask, dropout_p, scale, seed, what: str, where: str = "
         if mask.dtype.kind == "b":
             scores = elementwise_ops.where(mask, scores, -_math.inf)
         elif mask.dtype.kind == "f":
-            scores = scores + mask
+            # In the scores' dtype (JAX, Keras; PyTorch rejects others): a float64 np.where(keep, 0, -inf) made a
+            # float32 attention's output and backward float64.
+            scores = scores + (mask if mask.dtype == scores.dtype else math_ops.cast(mask, scores.dtype))
         else:
             raise TypeError(f"{what} must be bool or floating, got {mask.dtype} {where}".rstrip())
         dead = reduce_ops.all(scores == -_math.inf, axis=-1, keepdims=True)
