@@ -91,3 +91,59 @@ def test_a_float64_additive_mask_keeps_float32_attention_in_float32():
         q, RNG.normal(size=(5, 6))
     )
     assert (grads[0].dtype, grads[1].dtype) == (tl.float32, tl.float64)
+
+
+# ------------------------------------------------------------------ causal attention traced with unknown lengths
+def _causal_additive(length, source):
+    """0 where key j <= query i (the top-left aligned lower triangle), -inf above."""
+    return np.where(np.tril(np.ones((length, source), bool)), 0.0, -np.inf)
+
+
+@pytest.mark.parametrize("lengths", [(4, 4), (3, 5), (5, 3)])
+def test_causal_attention_traces_with_unknown_lengths(lengths):
+    # is_causal raised "needs known query and key lengths" under tl.function with TensorSpec((..., None, E)):
+    # the causal mask was a NumPy constant.  It is now built with ops when a length is known only at run time.
+    spec = tl.TensorSpec((2, None, 4), "float64")
+    f = tl.function(
+        lambda q, k, v: tl.nn.scaled_dot_product_attention(q, k, v, is_causal=True), input_signature=[spec] * 3
+    )
+    length, source = lengths
+    q, k, v = (RNG.normal(size=(2, n, 4)) for n in (length, source, source))
+    expected = _softmax_attention(q, k, v, _causal_additive(length, source))
+    np.testing.assert_allclose(f(q, k, v).numpy(), expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        tl.nn.scaled_dot_product_attention(q, k, v, is_causal=True).numpy(), expected, rtol=1e-12, atol=1e-14
+    )
+
+
+def test_causal_layers_trace_with_unknown_lengths():
+    embed, heads = 4, 2
+    mha = tl.nn.MultiHeadAttention(embed, heads, seed=1, dtype="float64")
+    for variable in mha.trainable_variables.values():
+        variable.assign(RNG.normal(size=variable.shape) * 0.5)
+    spec = tl.TensorSpec((None, None, embed), "float64")
+    padding_spec = tl.TensorSpec((None, None), "bool")
+    f = tl.function(lambda x, p: mha(x, key_padding_mask=p, is_causal=True), input_signature=[spec, padding_spec])
+    for batch, length in ((2, 3), (3, 5)):
+        x = RNG.normal(size=(batch, length, embed))
+        padding = np.zeros((batch, length), bool)
+        padding[0, -1] = True
+        # NumPy: per head, additive causal and padding masks
+        d = embed // heads
+
+        def project(part, x=x):
+            y = x @ getattr(mha, f"{part}_kernel").numpy() + getattr(mha, f"{part}_bias").numpy()
+            return y.reshape(batch, length, heads, d).transpose(0, 2, 1, 3)
+
+        additive = _causal_additive(length, length) + np.where(padding, -np.inf, 0.0)[:, None, None, :]
+        heads_out = _softmax_attention(project("query"), project("key"), project("value"), additive)
+        merged = heads_out.transpose(0, 2, 1, 3).reshape(batch, length, embed)
+        expected = merged @ mha.output_kernel.numpy() + mha.output_bias.numpy()
+        out, weights = f(x, padding)
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-11, atol=1e-13)
+        np.testing.assert_allclose(weights.numpy(), mha(x, key_padding_mask=padding, is_causal=True)[1].numpy())
+    decoder = tl.nn.TransformerDecoderLayer(embed, heads, 8, seed=2, dtype="float64")
+    decoder.eval()
+    g = tl.function(lambda t, m: decoder(t, m, tgt_is_causal=True), input_signature=[spec, spec])
+    tgt, memory = RNG.normal(size=(2, 3, embed)), RNG.normal(size=(2, 5, embed))
+    np.testing.assert_allclose(g(tgt, memory).numpy(), decoder(tgt, memory, tgt_is_causal=True).numpy(), rtol=1e-12)
