@@ -162,3 +162,12 @@ def test_a_module_holding_a_tl_function_copies_with_its_own_variables(how):
     np.testing.assert_array_equal(model.fast(x).numpy(), before)
     np.testing.assert_allclose(before, x @ model.dense.kernel.numpy() + model.dense.bias.numpy(), rtol=1e-6)
     assert twin.fast.input_signature == model.fast.input_signature and twin.fast.trace_count == 1
+
+
+# ---------------------------------------------------------------- Variable
+
+
+def test_a_variable_takes_a_bool_trainable_flag():
+    with pytest.raises(TypeError, match=r"Variable: trainable must be a bool, got 'False'"):
+        tl.Variable([1.0], trainable="False")  # was trainable: bool("False") is True
+    assert tl.Variable([1.0], trainable=np.bool_(False)).trainable is False
