@@ -224,7 +224,9 @@ def inverse_stft(stfts, frame_length: int, frame_step: int, fft_length: int | No
 
 def inverse_stft_window_fn(frame_step: int, forward_window_fn=hann_window):
     """The window for :func:`inverse_stft` that undoes ``forward_window_fn``'s (``tf.signal.inverse_stft_window_fn``):
-    the forward window divided by the sum of its squares over the frames that overlap each sample.
+    the forward window divided by the sum of its squares over the frames that overlap each sample, and 0 at a
+    sample where that sum is 0 (TensorFlow's: a Hann window with ``frame_step == frame_length`` is 0 at each
+    frame's start, and no frame can give that sample back).
 
     >>> import tensorlib as tl
     >>> tl.signal.inverse_stft_window_fn(2)(4).numpy().tolist()
@@ -238,6 +240,8 @@ def inverse_stft_window_fn(frame_step: int, forward_window_fn=hann_window):
         squares = np.square(np.asarray(forward.numpy(), dtype=np.float64))
         squares = np.pad(squares, (0, overlaps * frame_step - frame_length)).reshape(overlaps, frame_step)
         denominator = np.tile(squares.sum(0), overlaps)[:frame_length]
-        return forward / as_tensor(denominator.astype(np.dtype(forward.dtype)))
+        # A sample no frame's window reaches (0 / 0) gets 0, as TensorFlow's: NaN would spread through the overlaps.
+        reciprocal = np.divide(1.0, denominator, out=np.zeros_like(denominator), where=denominator != 0)
+        return forward * as_tensor(reciprocal.astype(np.dtype(forward.dtype)))
 
     return window_fn
