@@ -3,7 +3,7 @@
 
 Each is a composition of tensorlib ops (a gather of the frames, a scatter-add to overlap them, ``tl.fft.rfft``
 and ``irfft``), so gradients to any order, tracing and every backend come with them.  The spectrum of a float32
-signal is complex64, of a float64 one complex128.  PyTorch's ``torch.stft(x, n_fft, hop, window=...,
+signal is complex64, of a float64 (or integer) one complex128.  PyTorch's ``torch.stft(x, n_fft, hop, window=...,
 center=False, return_complex=True)`` is ``stft(x, n_fft, hop)`` transposed (frequencies first).
 
 >>> import numpy as np, tensorlib as tl
@@ -159,7 +159,7 @@ def _window(window_fn, frame_length: int, dtype, who: str):
 def _real_dtype(x, who: str):
     if x.dtype.kind == "c":
         raise TypeError(f"{who}: signals must be real, got {x.dtype} (shape {tuple(x.shape)})")
-    return x.dtype if x.dtype.kind == "f" else _dt.float32
+    return x.dtype if x.dtype.kind == "f" else _dt.float64  # integers and bools: float64, as np.fft.rfft
 
 
 def stft(signals, frame_length: int, frame_step: int, fft_length: int | None = None, window_fn=hann_window,
@@ -205,8 +205,8 @@ def inverse_stft(stfts, frame_length: int, frame_step: int, fft_length: int | No
     z = as_tensor(stfts)
     if z.ndim < 2:
         raise ValueError(f"{who}: stfts must be (..., frames, bins), got shape {tuple(z.shape)} ({z.dtype})")
-    if z.dtype.kind != "c":
-        z = _math.cast(z, _dt.complex128 if z.dtype == _dt.float64 else _dt.complex64)
+    if z.dtype.kind != "c":  # real spectra: float32 (float16) gives complex64, integers and float64 complex128
+        z = _math.cast(z, _dt.complex64 if z.dtype.kind == "f" and z.dtype.itemsize < 8 else _dt.complex128)
     frame_length = _count(frame_length, "frame_length", who)
     fft_length = (
         2 ** math.ceil(math.log2(frame_length)) if fft_length is None else _count(fft_length, "fft_length", who)

@@ -35,3 +35,24 @@ def test_inverse_stft_window_is_zero_where_no_frame_reaches(length, step):
     tf = pytest.importorskip("tensorflow")
     theirs = tf.signal.inverse_stft_window_fn(step, lambda n, dtype: tf.constant(hann, dtype))(length, tf.float64)
     np.testing.assert_allclose(got, theirs.numpy(), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
+def test_stft_of_integer_signals_is_complex128_as_numpy_fft(dtype):
+    # DESIGN: float-valued functions of integers compute in float64 (np.fft.rfft of ints is complex128).
+    x = (RNG.integers(-50, 50, 40) > 0) if dtype is np.bool_ else RNG.integers(-50, 50, 40).astype(dtype)
+    frames = np.stack([x[i : i + 8] for i in range(0, 33, 4)]).astype(np.float64)
+    want = np.fft.rfft(frames * (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(8) / 8)))
+    got = tl.signal.stft(x, 8, 4)
+    assert got.dtype == np.complex128
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-13, atol=1e-12)
+    spectrum = RNG.integers(-5, 5, (3, 5)).astype(dtype)
+    back = tl.signal.inverse_stft(spectrum, 8, 4, window_fn=None)
+    want = np.fft.irfft(spectrum.astype(np.float64), 8)
+    assert back.dtype == np.float64
+    np.testing.assert_allclose(
+        back.numpy(),
+        [*want[0, :4], *(want[0, 4:] + want[1, :4]), *(want[1, 4:] + want[2, :4]), *want[2, 4:]],
+        rtol=1e-13,
+        atol=1e-13,
+    )
