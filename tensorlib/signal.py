@@ -3,8 +3,11 @@
 
 Each is a composition of tensorlib ops (a gather of the frames, a scatter-add to overlap them, ``tl.fft.rfft``
 and ``irfft``), so gradients to any order, tracing and every backend come with them.  The spectrum of a float32
-signal is complex64, of a float64 (or integer) one complex128.  PyTorch's ``torch.stft(x, n_fft, hop, window=...,
-center=False, return_complex=True)`` is ``stft(x, n_fft, hop)`` transposed (frequencies first).
+signal is complex64, of a float64 (or integer) one complex128.  PyTorch's ``torch.stft(x, n_fft, hop,
+window=torch.hann_window(n_fft), center=False, return_complex=True)`` is ``stft(x, n_fft, hop, fft_length=n_fft)``
+transposed (frequencies first); without ``fft_length`` the transform has the next power of 2 as TensorFlow's.
+TensorFlow's odd-length periodic Hann and Hamming windows are its symmetric ones; ours are SciPy's and PyTorch's
+(``scipy.signal.get_window(name, n, fftbins=True)``), so for odd ``frame_length`` only those two agree with us.
 
 >>> import numpy as np, tensorlib as tl
 >>> x = np.sin(np.arange(64) * 0.3).astype(np.float32)

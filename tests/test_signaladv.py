@@ -56,3 +56,33 @@ def test_stft_of_integer_signals_is_complex128_as_numpy_fft(dtype):
         rtol=1e-13,
         atol=1e-13,
     )
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 8, 9])
+@pytest.mark.parametrize("periodic", [True, False])
+def test_windows_are_scipys(n, periodic):
+    # TensorFlow's odd-length periodic windows are its symmetric ones; SciPy (fftbins=True), PyTorch and librosa
+    # divide by n, the DFT-even window whose shifts sum to a constant (COLA at hop n / 2 for even n).
+    signal = pytest.importorskip("scipy.signal")
+    for name, fn in (("hann", tl.signal.hann_window), ("hamming", tl.signal.hamming_window)):
+        want = signal.get_window(name, n, fftbins=periodic) if n else np.zeros(0)
+        got = fn(n, periodic=periodic, dtype=tl.float64)
+        assert got.dtype == np.float64 and got.shape == (n,)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-14, atol=1e-15)
+        np.testing.assert_allclose(fn(n, periodic=periodic).numpy(), want.astype(np.float32), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("n_fft", [7, 8, 12])
+def test_stft_is_torch_stft_with_fft_length_n_fft(n_fft):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal(50)
+    theirs = torch.stft(
+        torch.tensor(x),
+        n_fft,
+        3,
+        window=torch.hann_window(n_fft, dtype=torch.float64),
+        center=False,
+        return_complex=True,
+    )
+    ours = tl.signal.stft(x, n_fft, 3, fft_length=n_fft)
+    np.testing.assert_allclose(ours.numpy().T, theirs.numpy(), rtol=1e-12, atol=1e-12)
