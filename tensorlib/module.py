@@ -4,7 +4,9 @@ A Module's attributes that are Variables or Modules (or lists, tuples or
 dicts holding them, other entries skipped) are its state, collected in
 attribute order; a Variable or Module reachable twice is counted and updated once.  A child may hold
 its parent: walks stop at the back-reference, and ``repr`` shows it as ``<back-reference to ...>``.
-``copy.deepcopy`` copies the Variables (same names, new values) and keeps the structure.  ``variables`` and
+``copy.deepcopy`` (and pickle) copies the Variables (same names, new values) and keeps the structure, a
+``tl.function`` of its methods included (without its graphs, so the copy runs on the copy's Variables);
+``copy.copy`` is shallow, as in PyTorch: the copy shares the Variables and sub-Modules.  ``variables`` and
 ``trainable_variables`` return them as a nested dict keyed by attribute name,
 the structure that ``tape.gradient``, optimizers and checkpoints take.
 
