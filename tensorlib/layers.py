@@ -1348,10 +1348,17 @@ class BatchNorm(Module):
             )
         axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
         sizes = [x.shape[a] for a in axes]
+        # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
+        # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
+        dtype = _dt.promote_types(x.dtype, self.running_mean.dtype)
+        wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
         one = None
         if None in sizes:  # traced with a size known only at run time
-            count = _math.cast(_shape.shape_size(x, axes), _dt.float32)
-            bessel = _math.cast(count / _math.maximum(count - 1.0, 1.0), x.dtype)
+            # float64 counts the values exactly (float32 from 2**24 on), and the factor is rounded once, to the
+            # statistics' dtype: computed in float32 and rounded to x's, it put a float64 running variance 3.4e-8
+            # and a float16 model's 2.8e-4 away from the eager one's.
+            count = _math.cast(_shape.shape_size(x, axes), _dt.float64)
+            bessel = _math.cast(count / _math.maximum(count - 1.0, 1.0), wide.dtype)
             # One value per channel shows only at run time: a factor of 1 that is Inf then and is checked, so the
             # graph raises before either running statistic is assigned (it gave zeros and pulled running_var to 0).
             one = check_numerics(_nn_where(count == 1.0, np.inf, 1.0, _dt.float32), _single_value_message(x))
@@ -1363,10 +1370,6 @@ class BatchNorm(Module):
                 raise ValueError(_single_value_message(x))
             bessel = count / max(count - 1, 1)
             empty = count == 0
-        # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
-        # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
-        dtype = _dt.promote_types(x.dtype, self.running_mean.dtype)
-        wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
         mean, variance = _nn.moments(wide, axes)
         if empty is not False:
             # No examples, no statistics: the NaN mean of an empty batch had become the running averages for good
@@ -2338,7 +2341,7 @@ class MultiHeadAttention(Module):
         q, k, v, mask = self._mask(attn_mask, key_padding_mask, is_causal, batch, length, source, q, k, v)
         out, weights = attend(
             q, k, v, mask, self.dropout if self.training else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
-            None, "MultiHeadAttention: attn_mask",  # dropout: new draws on every call
+            None, "MultiHeadAttention: attn_mask", causal=is_causal,  # dropout: new draws on every call
         )  # fmt: skip
         out = _shape.concat([out[:, h] for h in range(self.num_heads)], axis=-1)  # the heads side by side
         out = _linalg.matmul(out, self.output_kernel)
@@ -2353,14 +2356,8 @@ class MultiHeadAttention(Module):
         every part is bool, else additive floats; with sizes unknown when traced, the heads and masks checked
         again when the graph runs (a mask of batch 1, or of one batch entry's heads, had been broadcast)."""
         parts, dims, names = [], [], []  # each mask's part, its dimensions (named as the heads') and its name
-        if is_causal:
-            if attn_mask is not None:
-                raise ValueError("MultiHeadAttention: give attn_mask or is_causal, not both")
-            if None in (length, source):
-                raise ValueError("MultiHeadAttention: is_causal needs known query and key lengths")
-            parts.append(_as_tensor(np.triu(np.ones((length, source), dtype=bool), 1)))
-            dims.append(("L", "S"))
-            names.append("the causal mask")
+        if is_causal and attn_mask is not None:
+            raise ValueError("MultiHeadAttention: give attn_mask or is_causal, not both")
         # The masks' shapes are checked, not broadcast (PyTorch's checks): an (num_heads, L, S) attn_mask had been
         # applied to every batch entry's heads, a (1, S) key_padding_mask to every batch entry.
         if attn_mask is not None:
