@@ -1308,7 +1308,8 @@ class Adamax(Optimizer):
     """Adamax (Kingma & Ba 2015, section 7.1), Adam with the infinity norm, in PyTorch's form.
 
     ``g += weight_decay * w``; ``m = b1 m + (1 - b1) g``; ``u = max(b2 u, |g| + epsilon)``;
-    ``w -= lr / (1 - b1^t) * m / u`` at a variable's step ``t``.
+    ``w -= lr / (1 - b1^t) * m / u`` at a variable's step ``t``.  (Keras adds ``epsilon`` to ``u`` instead:
+    ``u = max(b2 u, |g|)``, ``m / (u + epsilon)``; they differ only where ``|g|`` is near ``epsilon``.)
 
     >>> import tensorlib as tl
     >>> w = tl.Variable([1.0])
@@ -1355,7 +1356,10 @@ class NAdam(Optimizer):
     ``m = b1 m + (1 - b1) g``; ``v = b2 v + (1 - b2) g^2``; ``d = sqrt(v / (1 - b2^t)) + epsilon``;
     ``w -= lr (1 - mu_t) / (1 - P_t) * g / d + lr mu_{t+1} / (1 - P_t mu_{t+1}) * m / d``.
     ``weight_decay`` adds ``wd * w`` to the gradient, or with ``decoupled_weight_decay=True`` (NAdamW) scales
-    ``w`` by ``1 - lr * wd`` first.  The product ``P_t`` is a per-variable slot (float64).
+    ``w`` by ``1 - lr * wd`` first.  The product ``P_t`` is a per-variable slot (float64).  The default
+    ``momentum_decay=4e-3`` is PyTorch's and Dozat's ``0.96^(t/250)``; Keras' ``Nadam`` schedules the
+    momentum with ``0.96^t``, which is ``momentum_decay=1.0`` here (with the default, a Keras model's
+    trajectory is not reproduced: its first steps differ by several times the step).
 
     >>> import tensorlib as tl
     >>> w = tl.Variable([1.0])

@@ -169,3 +169,47 @@ def test_optimizer_load_state_dict_refuses_a_misfit_and_changes_nothing():
         opt.load_state_dict(bad)
     for k, v in opt.state_dict().items():
         np.testing.assert_array_equal(v, before[k])
+
+
+# ---------------------------------------------------------------- NAdam: PyTorch's momentum schedule and Keras'
+def _keras_nadam(w, grads, lr, b1=0.9, b2=0.999, eps=1e-7):
+    """Keras 3's ``Nadam.update_step`` transcribed: ``u_t = b1 (1 - 0.5 * 0.96^t)``, a running product of them."""
+    m, v, product = np.zeros_like(w), np.zeros_like(w), 1.0
+    out = []
+    for t, g in enumerate(grads, 1):
+        u_t, u_next = b1 * (1 - 0.5 * 0.96**t), b1 * (1 - 0.5 * 0.96 ** (t + 1))
+        product *= u_t
+        m = m + (g - m) * (1 - b1)
+        v = v + (g * g - v) * (1 - b2)
+        m_hat = u_next * m / (1 - product * u_next) + (1 - u_t) * g / (1 - product)
+        w = w - m_hat * lr / (np.sqrt(v / (1 - b2**t)) + eps)
+        out.append(w)
+    return np.array(out)
+
+
+def _nadam_trajectory(opt, w0, grads) -> np.ndarray:
+    w = tl.Variable(w0.copy())
+    out = []
+    for g in grads:
+        opt.apply([tl.tensor(g)], [w])
+        out.append(w.numpy().copy())
+    return np.array(out)
+
+
+def test_nadam_with_momentum_decay_one_is_keras_nadam():
+    # The documented convention is PyTorch's (momentum_decay=4e-3, 0.96^(t/250)); Keras' Nadam is 0.96^t, i.e.
+    # momentum_decay=1.0: with it every step is Keras' formula, with the default they are far apart.
+    rng = np.random.default_rng(3)
+    w0, grads = rng.standard_normal(5), [rng.standard_normal(5) for _ in range(12)]
+    keras_form = _keras_nadam(w0, grads, 0.5)
+    ours = _nadam_trajectory(O.NAdam(0.5, epsilon=1e-7, momentum_decay=1.0), w0, grads)
+    np.testing.assert_allclose(ours, keras_form, rtol=1e-12)
+    default = _nadam_trajectory(O.NAdam(0.5, epsilon=1e-7), w0, grads)
+    assert np.max(np.abs(default - keras_form)) > 0.1
+    keras = pytest.importorskip("keras")
+    kv, opt = keras.Variable(w0.copy(), dtype="float64"), keras.optimizers.Nadam(0.5)
+    theirs = []
+    for g in grads:
+        opt.apply_gradients([(keras.ops.convert_to_tensor(g, dtype="float64"), kv)])
+        theirs.append(np.array(kv.numpy()))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)  # Keras keeps its product of u_t in float32
