@@ -213,3 +213,33 @@ def test_nadam_with_momentum_decay_one_is_keras_nadam():
         opt.apply_gradients([(keras.ops.convert_to_tensor(g, dtype="float64"), kv)])
         theirs.append(np.array(kv.numpy()))
     np.testing.assert_allclose(ours, theirs, rtol=1e-5)  # Keras keeps its product of u_t in float32
+
+
+# ---------------------------------------------------------------- schedules that would give a negative rate
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: O.StepDecay(0.1, 1, gamma=-0.5), r"StepDecay: gamma must be >= 0, got -0.5"),
+        (lambda: O.CosineDecay(-0.1, 10), r"CosineDecay: initial must be >= 0, got -0.1"),
+        (lambda: O.CosineDecay(0.1, 10, alpha=-0.1), r"CosineDecay: alpha must be >= 0"),
+        (lambda: O.Warmup(-0.1, 5), r"Warmup: after must be >= 0"),
+        (lambda: O.ExponentialDecay(-0.1, 5, 0.5), r"ExponentialDecay: initial must be >= 0"),
+        (lambda: O.PiecewiseConstant([3], [0.1, -0.01]), r"PiecewiseConstant: values\[1\] must be >= 0"),
+        (lambda: O.PolynomialDecay(0.1, 4, end=-0.1), r"PolynomialDecay: end must be >= 0, got -0.1"),
+        (lambda: O.InverseTimeDecay(-0.1, 1, 0.5), r"InverseTimeDecay: initial must be >= 0"),
+        (lambda: O.CosineDecayRestarts(0.1, 4, alpha=-0.5), r"CosineDecayRestarts: alpha must be >= 0"),
+        (lambda: O.OneCycle(-1.0, 10), r"OneCycle: max_lr must be >= 0, got -1.0"),
+    ],
+)
+def test_a_schedule_that_would_give_a_negative_rate_is_refused(make, message):
+    # Each gave negative rates (StepDecay's -0.05 at step 1, OneCycle's -0.95 at step 3, ...) and SGD climbed
+    # the loss, silently: w = 1 + 0.1 * 2 after one step of InverseTimeDecay(-0.1, ...), where SGD(-0.1) is
+    # refused ("learning_rate must be >= 0"), as torch.optim refuses a negative rate.
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_a_zero_rate_schedule_is_still_a_schedule():
+    w = tl.Variable(np.array([1.0, -2.0]))
+    O.SGD(O.PolynomialDecay(0.0, 4, end=0.0)).apply([tl.tensor(np.array([3.0, 4.0]))], [w])
+    np.testing.assert_array_equal(w.numpy(), [1.0, -2.0])
