@@ -147,3 +147,35 @@ def test_causal_layers_trace_with_unknown_lengths():
     g = tl.function(lambda t, m: decoder(t, m, tgt_is_causal=True), input_signature=[spec, spec])
     tgt, memory = RNG.normal(size=(2, 3, embed)), RNG.normal(size=(2, 5, embed))
     np.testing.assert_allclose(g(tgt, memory).numpy(), decoder(tgt, memory, tgt_is_causal=True).numpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ grouped-query attention
+def test_grouped_query_attention_shares_each_key_head_among_its_query_group():
+    # PyTorch's enable_gqa=True (and JAX's dot_product_attention with fewer key heads): query head h attends
+    # with key/value head h // (query heads / key heads).  Without it, 4 query heads and 2 key heads are an error.
+    q = RNG.normal(size=(2, 4, 3, 5))
+    k, v = RNG.normal(size=(2, 2, 6, 5)), RNG.normal(size=(2, 2, 6, 3))
+    mask = RNG.random((3, 6)) > 0.3
+    mask[:, 0] = True
+    out = tl.nn.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    additive = np.where(mask, 0.0, -np.inf)
+    expected = _softmax_attention(q, np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1), additive)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-14)
+    tl.testing.check_grads(
+        lambda q, k, v: tl.nn.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True), (q, k, v)
+    )
+    with pytest.raises(ValueError, match="scaled_dot_product_attention.*leading"):
+        tl.nn.scaled_dot_product_attention(q, k, v)
+    with pytest.raises(ValueError, match=r"enable_gqa.*4 query heads.*3 key"):
+        tl.nn.scaled_dot_product_attention(q, k[:, :1].repeat(3, 1), v[:, :1].repeat(3, 1), enable_gqa=True)
+
+
+def test_grouped_query_attention_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    q = RNG.normal(size=(2, 6, 4, 8))
+    k, v = RNG.normal(size=(2, 3, 5, 8)), RNG.normal(size=(2, 3, 5, 7))
+    want = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.tensor(a) for a in (q, k, v)), is_causal=True, enable_gqa=True
+    )
+    got = tl.nn.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-14)
