@@ -179,3 +179,36 @@ def test_grouped_query_attention_matches_pytorch():
     )
     got = tl.nn.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------------ bad arguments of the normalizations
+_X4 = np.ones((2, 2, 2, 3))
+_C = np.ones(3)
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("layer_norm", lambda eps: tl.nn.layer_norm(_X4, epsilon=eps)),
+        ("group_norm", lambda eps: tl.nn.group_norm(_X4, 3, epsilon=eps)),
+        ("instance_norm", lambda eps: tl.nn.instance_norm(_X4, epsilon=eps)),
+        ("rms_norm", lambda eps: tl.nn.rms_norm(_X4, epsilon=eps)),
+        ("FusedBatchNormV3", lambda eps: tl.nn.fused_batch_norm(_X4, _C, _C, epsilon=eps)),
+        ("FusedBatchNormV3", lambda eps: tl.nn.fused_batch_norm(_X4, _C, _C, _C, _C, eps, is_training=False)),
+        ("batch_normalization", lambda eps: tl.nn.batch_normalization(_X4, _C, _C, None, None, eps)),
+    ],
+)
+@pytest.mark.parametrize("epsilon", [-1.0, float("nan")])
+def test_a_negative_or_nan_epsilon_is_an_error_naming_the_function(name, call, epsilon):
+    # A negative epsilon made sqrt(var + epsilon) NaN for a small variance (here the constant input's 0), silently:
+    # the layers and rms_norm refused it, the functions returned NaN.
+    with pytest.raises(ValueError, match=rf"^{name}: epsilon must be >= 0, got {epsilon}"):
+        call(epsilon)
+
+
+def test_batch_normalization_names_itself_when_the_statistics_do_not_broadcast():
+    # The error named Mul (the first op the shapes met), not batch_normalization or its arguments.
+    with pytest.raises(ValueError, match=r"^batch_normalization: mean shape \(4,\) does not broadcast to x.*\(2, 3\)"):
+        tl.nn.batch_normalization(np.ones((2, 3)), np.ones(4), np.ones(3), None, None, 1e-3)
+    y = tl.nn.batch_normalization(np.ones((2, 3)), np.ones((1, 3)), 4.0, np.ones(3), np.full(3, 2.0), 0.0)
+    np.testing.assert_allclose(y.numpy(), np.ones((2, 3)))

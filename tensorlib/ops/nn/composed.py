@@ -26,7 +26,7 @@ from ._common import _index, _op_type
 from .activations import softmax, softplus
 from .conv_composed import _check_width, _one
 from .dropout import dropout
-from .normalization import _affine, _float_input, _standardized, _widened
+from .normalization import _affine, _epsilon, _float_input, _standardized, _widened
 from .pool import avg_pool, max_pool
 
 
@@ -218,7 +218,7 @@ def instance_norm(x, scale=None, offset=None, epsilon: float = 1e-5) -> Tensor:
     if x.ndim < 3:
         raise ValueError(f"instance_norm: x must be (batch, spatial..., channels), at least 3-D {_where(x)}")
     axes = tuple(range(1, x.ndim - 1))
-    y = _standardized(x, axes, float(epsilon))
+    y = _standardized(x, axes, _epsilon(epsilon, "instance_norm", x))
     return _affine(y, x, scale, offset, (x.ndim - 1,), "instance_norm")
 
 
