@@ -355,10 +355,11 @@ def leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
 def map(fn: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:  # noqa: A001 - the name JAX and TF use
     """``fn`` applied leaf by leaf to ``tree`` and the trees in ``rest`` (which must have its structure).
 
-    ``None`` entries are empty subtrees, so ``fn`` never sees them and they stay ``None``.
+    ``None`` entries are empty subtrees, so ``fn`` never sees them and they stay ``None``.  Dicts pair
+    by key whatever their order (as in JAX and ``tf.nest``); the result has ``tree``'s order.
 
     >>> import tensorlib as tl
-    >>> tl.tree.map(lambda a, b: a + b, {"x": 1, "y": (2, 3)}, {"x": 10, "y": (20, 30)})
+    >>> tl.tree.map(lambda a, b: a + b, {"x": 1, "y": (2, 3)}, {"y": (20, 30), "x": 10})
     {'x': 11, 'y': (22, 33)}
     >>> tl.tree.map(lambda a: a * 2, [1, None])
     [2, None]
@@ -367,17 +368,47 @@ def map(fn: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | No
     others = []
     for other in rest:
         other_flat, other_def = flatten(other, is_leaf)
-        if other_def != treedef:
-            raise structure_error("tl.tree.map", treedef, other_def)
+        if other_def != treedef:  # dicts in another order pair by key (zipping the leaves mixed them up)
+            other_flat, other_def = flatten(_ordered_as(treedef._key, other), is_leaf)
+            if other_def != treedef:
+                raise structure_error("tl.tree.map", treedef, other_def)
         others.append(other_flat)
     return unflatten(treedef, [fn(*xs) for xs in zip(flat, *others)])
 
 
 def structure_error(what: str, expected: TreeDef, got: TreeDef) -> ValueError:
-    """The one error for two structures that should match: it draws both.
+    """The one error for two structures that should match: it names the first place where they differ (in
+    a big tree, comparing two drawings is no way to find it) and draws both.
 
     >>> import tensorlib as tl
     >>> tl.tree.structure_error("f", tl.tree.flatten([1])[1], tl.tree.flatten((1,))[1])
     ValueError('f: structures differ: expected [*], got (*,)')
+    >>> tl.tree.structure_error("f", tl.tree.flatten({"a": [1, 2]})[1], tl.tree.flatten({"a": [1]})[1])
+    ValueError("f: structures differ at ['a']: expected [*, *], got [*]; in full: expected {'a': [*, *]}, got {'a': [*]}")
     """
-    return ValueError(f"{what}: structures differ: expected {expected!r}, got {got!r}")
+    path, a, b = _first_difference(expected._key, got._key, ())
+    if not path:
+        return ValueError(f"{what}: structures differ: expected {expected!r}, got {got!r}")
+    where = "".join(f"[{k!r}]" for k in path)
+    return ValueError(
+        f"{what}: structures differ at {where}: expected {_draw(a)}, got {_draw(b)}; "
+        f"in full: expected {expected!r}, got {got!r}"
+    )
+
+
+def _first_difference(a: tuple, b: tuple, path: tuple) -> tuple:
+    """``(path, a's node, b's node)`` where the keys ``a`` and ``b`` first differ (dicts matched by key)."""
+    (kind, meta, children), (kind_b, meta_b, children_b) = a, b
+    if kind == kind_b and len(children) == len(children_b):
+        if kind == _DICT and set(meta) == set(meta_b):
+            at = dict(zip(meta_b, children_b))
+            pairs = [(k, c, at[k]) for k, c in zip(meta, children)]
+        elif kind != _DICT and meta == meta_b:
+            pairs = [(i, c, c_b) for i, (c, c_b) in enumerate(zip(children, children_b))]
+        else:
+            pairs = None
+        if pairs is not None:
+            for k, c, c_b in pairs:
+                if c != c_b:
+                    return _first_difference(c, c_b, path + (k,))
+    return path, a, b

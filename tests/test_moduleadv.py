@@ -171,3 +171,46 @@ def test_a_variable_takes_a_bool_trainable_flag():
     with pytest.raises(TypeError, match=r"Variable: trainable must be a bool, got 'False'"):
         tl.Variable([1.0], trainable="False")  # was trainable: bool("False") is True
     assert tl.Variable([1.0], trainable=np.bool_(False)).trainable is False
+
+
+# ---------------------------------------------------------------- tl.tree
+
+
+def test_tree_map_pairs_dicts_by_key_whatever_their_order():
+    # {"a": 1, "b": 2} with {"b": 20, "a": 10} raised "structures differ" (insertion orders): JAX's tree.map and
+    # tf.nest.map_structure pair dict entries by key (both sort the keys).
+    got = tl.tree.map(
+        lambda a, b: (a, b), {"a": 1, "b": [2, {"c": 3, "d": 4}]}, {"b": [20, {"d": 40, "c": 30}], "a": 10}
+    )
+    assert got == {"a": (1, 10), "b": [(2, 20), {"c": (3, 30), "d": (4, 40)}]}
+    assert list(got["b"][1]) == ["c", "d"]  # the first tree's order
+    params = {"w": tl.tensor([1.0, 2.0]), "b": tl.tensor([3.0])}
+    grads = {"b": tl.tensor([0.5]), "w": tl.tensor([1.0, -1.0])}
+    step = tl.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+    np.testing.assert_allclose(step["w"].numpy(), [0.9, 2.1], rtol=1e-6)
+    np.testing.assert_allclose(step["b"].numpy(), [2.95], rtol=1e-6)
+
+
+def test_tree_map_names_the_first_place_where_structures_differ():
+    big = {"encoder": [{"w": 1, "b": 2}] * 3, "head": {"w": 1, "b": (2, 3)}}
+    other = {"encoder": [{"w": 1, "b": 2}] * 3, "head": {"w": 1, "b": (2, 3, 4)}}
+    with pytest.raises(
+        ValueError,
+        match=r"tl\.tree\.map: structures differ at \['head'\]\['b'\]: expected \(\*, \*\), got \(\*, \*, \*\)",
+    ):
+        tl.tree.map(lambda a, b: a, big, other)
+    with pytest.raises(
+        ValueError,
+        match=r"structures differ at \['encoder'\]\[1\]: expected \{'w': \*, 'b': \*\}, got \{'w': \*, 'x': \*\}",
+    ):
+        tl.tree.map(lambda a, b: a, big, {**other, "encoder": [{"w": 1, "b": 2}, {"w": 1, "x": 2}, {"w": 1, "b": 2}]})
+    with pytest.raises(ValueError, match=r"structures differ at \[1\]: expected None, got \*"):
+        tl.tree.map(lambda a, b: a, [1, None], [1, 2])  # None is an empty node (JAX), not a leaf
+
+
+def test_tree_map_agrees_with_jax():
+    jax = pytest.importorskip("jax")
+    a, b = {"x": 1.0, "y": (2.0, [3.0])}, {"y": (20.0, [30.0]), "x": 10.0}
+    assert tl.tree.map(lambda u, v: u + v, a, b) == jax.tree_util.tree_map(lambda u, v: u + v, a, b)
+    with pytest.raises(ValueError):
+        jax.tree_util.tree_map(lambda u, v: u, [1, None], [1, 2])
