@@ -114,13 +114,13 @@ def _build_table():
                 renames = _ARGUMENTS.get(name, {})
                 sig = _signature(np_fn)
                 defaults = {**_numpy_defaults(sig, renames, tl_fn), **_NUMPY_MEANING.get(name, {})}
-                table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults)
+                table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults, _binding(sig))
     ufuncs[np.divmod] = _divmod
     for np_fn, tl_fn in _SPECIAL.items():
-        table[np_fn] = (tl_fn, None, {}, (), {})
+        table[np_fn] = (tl_fn, None, {}, (), {}, None)
     for name in _VALUE_QUERIES:
         if hasattr(np, name):
-            table[getattr(np, name)] = (_on_values(getattr(np, name)), None, {}, (), {})
+            table[getattr(np, name)] = (_on_values(getattr(np, name)), None, {}, (), {}, None)
     _ufuncs.update(ufuncs)
     _table.update(table)
 
@@ -128,6 +128,35 @@ def _build_table():
 def _parameters(fn) -> tuple:
     sig = _signature(fn)
     return tuple(sig.parameters) if sig is not None else ()
+
+
+def _binding(sig):
+    """What binding a call to ``sig`` needs, for the common signature without ``*args``/``**kwargs``: its
+    parameter names in order, those a keyword may give, and the required ones (``inspect.Signature.bind``
+    took half the time of ``t.sum(axis=0)``); None for another signature, which ``bind`` binds."""
+    if sig is None or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+        return None
+    params = sig.parameters.values()
+    keywords = frozenset(p.name for p in params if p.kind is not p.POSITIONAL_ONLY)
+    required = tuple(p.name for p in params if p.default is p.empty)
+    positional = tuple(p.name for p in params if p.kind is not p.KEYWORD_ONLY)
+    return positional, keywords, required
+
+
+def _bound(name, sig, binding, args, kwargs) -> dict:
+    """``{parameter: value}`` of a call to NumPy's function ``name`` (``sig``), as ``sig.bind`` gives."""
+    if binding is not None:
+        positional, keywords, required = binding
+        if 0 < len(args) <= len(positional) and keywords.issuperset(kwargs):  # the first by position, as bind orders
+            arguments = dict(zip(positional, args))
+            if arguments.keys().isdisjoint(kwargs):
+                arguments.update(kwargs)
+                if all(r in arguments for r in required):
+                    return arguments
+    try:
+        return sig.bind(*args, **kwargs).arguments
+    except TypeError as e:
+        raise TypeError(f"numpy.{name}: {e}") from None
 
 
 def _numpy_defaults(sig, renames: dict, tl_fn) -> dict:
@@ -176,18 +205,14 @@ def _numpy_of(value):
     return value.numpy() if isinstance(value, Tensor) else value
 
 
-def _call(name, tl_fn, sig, renames, tl_params, defaults, args, kwargs):
+def _call(name, tl_fn, sig, renames, tl_params, defaults, binding, args, kwargs):
     """Call ``tl_fn`` with NumPy's arguments: the first (or ``*arrays``) by position, the others by
     (renamed) name; an argument tensorlib lacks may only hold NumPy's default, and one that tensorlib
     defaults otherwise gets NumPy's default when left out."""
     if sig is None or (not kwargs and len(args) == 1 and not defaults):  # np.sum(t): nothing to translate
         return tl_fn(*args, **kwargs)
-    try:
-        bound = sig.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"numpy.{name}: {e}") from None
     positional, call_kwargs = [], {}
-    for k, (arg, value) in enumerate(bound.arguments.items()):
+    for k, (arg, value) in enumerate(_bound(name, sig, binding, args, kwargs).items()):
         param = sig.parameters[arg]
         if param.kind is param.VAR_POSITIONAL:
             positional.extend(value)
@@ -450,9 +475,33 @@ if hasattr(np, "astype"):  # NumPy 2.1 and later
     _SPECIAL[np.astype] = _astype
 
 
+# ndarray's methods that Tensor has with ndarray's arguments, by position too (``t.sum(0, np.float32)`` is dtype
+# float32, where tl.sum's second parameter is keepdims): NumPy's function of that name, through the table.
+_NDARRAY_METHODS = {
+    name: getattr(np, name)
+    for name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all", "ptp")
+}
+_NDARRAY_METHODS.update({name: getattr(np, name) for name in ("cumsum", "cumprod", "trace", "diagonal", "repeat")})
+# ndarray.sort sorts in place; Tensor.sort returns the sorted values (JAX's), as tensorlib values are immutable.
+_NDARRAY_METHODS.update(swapaxes=np.swapaxes, sort=np.sort, argsort=np.argsort, ravel=np.ravel, flatten=np.ravel)
+
+
+def _ndarray_method(name, np_fn):
+    def method(self, *args, **kwargs):
+        if not _table:
+            _build_table()
+        return _call(np_fn.__name__, *_table[np_fn], (self, *args), kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``ndarray.{name}``: ``numpy.{np_fn.__name__}(self, ...)`` with NumPy's arguments."
+    return method
+
+
 def install():
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
+    for name, np_fn in _NDARRAY_METHODS.items():
+        setattr(Tensor, name, _ndarray_method(name, np_fn))
 
 
 install()

@@ -43,7 +43,7 @@ def test_every_tensorlib_only_parameter_takes_numpy_s_meaning():
     # A parameter NumPy's function does not have keeps tensorlib's default in np.f(t); each one must either
     # be set by the protocol to NumPy's meaning or be listed here as neutral.
     numpy_protocol._build_table()
-    for np_fn, (tl_fn, sig, renames, _params, defaults) in numpy_protocol._table.items():
+    for np_fn, (tl_fn, sig, renames, _params, defaults, _) in numpy_protocol._table.items():
         tl_sig = numpy_protocol._signature(tl_fn)
         if sig is None or tl_sig is None:
             continue
@@ -80,3 +80,49 @@ def test_python_float_and_complex_as_dtype_mean_numpy_s_float64_and_complex128(c
     got = call(np, tl.tensor(data))
     assert isinstance(got, tl.Tensor) and got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.sum(0, np.float32),
+        lambda x: x.sum(1, None, None, True),
+        lambda x: x.sum(axis=1, keepdims=True, initial=2.0),
+        lambda x: x.prod(0, np.float64),
+        lambda x: x.mean(1, np.float64),
+        lambda x: x.mean(),
+        lambda x: x.var(0, None, None, 1),
+        lambda x: x.std(None, None, None, 1, True),
+        lambda x: x.std(0, ddof=1),
+        lambda x: x.max(0, None, True),
+        lambda x: x.min(1, None, False, 0.0),
+        lambda x: x.argmax(1, None, keepdims=True),
+        lambda x: x.argmin(None),
+        lambda x: x.any(0, keepdims=True),
+        lambda x: x.all(1),
+        lambda x: x.cumsum(1, np.float64),
+        lambda x: x.cumprod(0),
+        lambda x: x.trace(1),
+        lambda x: x.diagonal(1, 1, 0),
+        lambda x: x.repeat(2, 0),
+        lambda x: x.swapaxes(0, 1),
+        lambda x: x.argsort(0),
+        lambda x: x.ravel(),
+        lambda x: x.flatten(),
+    ],
+)
+def test_tensor_methods_take_ndarray_s_arguments(call):
+    # Tensor.sum was tl.sum, whose second parameter is keepdims: t.sum(0, np.float32) kept the summed axis,
+    # shape (1, 4) where ndarray.sum gives (4,), in float32; t.mean(1, np.float64) gave (3, 1).
+    for data in (X.astype(np.float32), I):
+        want = call(data)
+        got = call(tl.tensor(data))
+        assert isinstance(got, tl.Tensor), got
+        assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+def test_tensor_methods_keep_gradients_in_eager_and_traced_modes():
+    f = lambda x: x.sum(0, np.float64, None, True) * x.std(1, None, None, 1, True) + x.cumsum(1)  # noqa: E731
+    check_grads(f, [X], order=2)
+    np.testing.assert_allclose(tl.function(f)(tl.tensor(X)).numpy(), f(X), rtol=1e-12)
