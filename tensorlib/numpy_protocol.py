@@ -23,6 +23,7 @@ Predicates and reductions run tensorlib's too (``np.isnan(t)`` is ``tl.isnan(t)`
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 
@@ -454,7 +455,12 @@ def _ndim(a):
 
 
 def _size(a, axis=None):
-    return a.size if axis is None else a.shape[axis]
+    from .ops._shapes import normalize_axes
+
+    if axis is None:
+        return a.size
+    sizes = [a.shape[i] for i in normalize_axes(axis, a.ndim)]  # NumPy 2.4 takes several axes
+    return None if None in sizes else math.prod(sizes)  # None: a size unknown while tl.function traces
 
 
 _SPECIAL = {

@@ -126,3 +126,14 @@ def test_tensor_methods_keep_gradients_in_eager_and_traced_modes():
     f = lambda x: x.sum(0, np.float64, None, True) * x.std(1, None, None, 1, True) + x.cumsum(1)  # noqa: E731
     check_grads(f, [X], order=2)
     np.testing.assert_allclose(tl.function(f)(tl.tensor(X)).numpy(), f(X), rtol=1e-12)
+
+
+def test_np_size_of_several_axes_is_their_product():
+    # np.size(t, (0, 1)) (NumPy 2.4) raised "tuple indices must be integers or slices, not tuple".
+    t = tl.tensor(np.ones((2, 3, 4)))
+    for axis in (None, 1, -1, (0, 2), (2, -3), ()):
+        assert np.size(t, axis) == np.size(np.ones((2, 3, 4)), axis), axis
+    with pytest.raises(ValueError, match=r"out of range"):
+        np.size(t, (0, 3))
+    traced = tl.function(lambda x: x * np.size(x, (0, 1)))
+    np.testing.assert_array_equal(traced(tl.tensor(X)).numpy(), X * 12)
