@@ -68,6 +68,7 @@ _ARGUMENTS = {
     "pad": {"pad_width": "paddings"},
     "transpose": {"axes": "perm"},
     "full_like": {"fill_value": "value"},
+    **{name: {"correction": "ddof"} for name in ("std", "var", "nanstd", "nanvar")},  # NumPy 2's Array API name
 }
 # tensorlib parameters that NumPy's function lacks, set to what NumPy's function does (tensorlib's
 # cholesky/eigh read the symmetric part by default; NumPy reads one triangle).
@@ -226,6 +227,8 @@ def _call(name, tl_fn, sig, renames, tl_params, defaults, binding, args, kwargs)
             target = renames.get(key, key)
             if v is _NO_VALUE:
                 continue
+            if target in call_kwargs:
+                raise TypeError(f"numpy.{name}: arguments {_given(renames, target)} both set {target}; give one")
             if target in tl_params:
                 call_kwargs[target] = _numpy_dtype(v) if target == "dtype" else v
             elif param.kind is param.VAR_KEYWORD or not _equal(v, param.default):
@@ -236,6 +239,10 @@ def _call(name, tl_fn, sig, renames, tl_params, defaults, binding, args, kwargs)
     for target, value in defaults.items():
         call_kwargs.setdefault(target, value)
     return tl_fn(*positional, **call_kwargs)
+
+
+def _given(renames: dict, target: str) -> str:
+    return " and ".join(sorted({target} | {key for key, to in renames.items() if to == target}))
 
 
 def _numpy_dtype(dtype):

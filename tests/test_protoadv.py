@@ -137,3 +137,16 @@ def test_np_size_of_several_axes_is_their_product():
         np.size(t, (0, 3))
     traced = tl.function(lambda x: x * np.size(x, (0, 1)))
     np.testing.assert_array_equal(traced(tl.tensor(X)).numpy(), X * 12)
+
+
+@pytest.mark.parametrize("name", ["std", "var", "nanstd", "nanvar"])
+def test_correction_is_numpy_s_other_name_for_ddof(name):
+    # NumPy 2's np.std(t, correction=1) raised "argument correction=1 is not supported".
+    f = getattr(np, name)
+    data = X.copy()
+    data[1, 2] = np.nan if name.startswith("nan") else data[1, 2]
+    got = f(tl.tensor(data), axis=1, correction=1)
+    np.testing.assert_allclose(got.numpy(), f(data, axis=1, correction=1), rtol=1e-13)
+    check_grads(lambda x: f(x, axis=0, correction=1.5), [X], order=1)
+    with pytest.raises(TypeError, match=rf"numpy\.{name}: arguments correction and ddof both set ddof"):
+        f(tl.tensor(data), ddof=1, correction=1)  # NumPy refuses both too
