@@ -33,7 +33,14 @@ from .tensor import Tensor
 _NO_VALUE = getattr(np, "_NoValue", object())
 _table: dict = {}  # NumPy function -> (tensorlib function, NumPy signature, renames, its parameters)
 _ufuncs: dict = {}  # ufunc -> tensorlib callable
-_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
+_REDUCE = {
+    "add": "sum",
+    "multiply": "prod",
+    "maximum": "max",
+    "minimum": "min",
+    "logical_and": "all",
+    "logical_or": "any",
+}
 # The keyword arguments of ufunc.reduce / ufunc.accumulate that the tensorlib function takes as NumPy does.
 _REDUCTION_OPTIONS = {
     "sum": {"dtype", "initial", "where"},
@@ -314,7 +321,7 @@ def array_function(self, func, types, args, kwargs):
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """NEP 13: NumPy's ufuncs (``np.exp``, ``ndarray + Tensor``) and their ``reduce``/``accumulate``."""
+    """NEP 13: NumPy's ufuncs (``np.exp``, ``ndarray + Tensor``) and their ``outer``, ``reduce`` and ``accumulate``."""
     if not _table:
         _build_table()
     name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
@@ -324,6 +331,13 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
             "immutable); assign the returned Tensor instead"
         )
     kwargs.pop("out", None)
+    if method == "at" and isinstance(inputs[0], Tensor):
+        raise TypeError(
+            f"{name}: a Tensor cannot change in place (tensorlib values are immutable); "
+            "t.at[indices].add(values) (numpy.add.at's) and t.at[indices].set(values) return a new Tensor"
+        )
+    if method == "outer":  # NumPy's a[..., None, ..., None] (op) b
+        method, inputs = "__call__", _outer_operands(inputs)
     if method == "__call__" and ufunc.__name__ in _VALUE_QUERIES:
         return ufunc(*_values(inputs), **kwargs)
     if method == "__call__":
@@ -363,6 +377,15 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "reduce":
         return fn(inputs[0], axis=axis, keepdims=keepdims, **kwargs)
     return fn(inputs[0], axis=axis, **kwargs)
+
+
+def _outer_operands(inputs) -> tuple:
+    """``ufunc.outer(a, b)``'s operands: ``a`` with one new axis per axis of ``b``, so the ufunc broadcasts."""
+    a, b = inputs
+    if not isinstance(a, (Tensor, np.ndarray)) and np.ndim(a):
+        a = np.asarray(a)  # a list or tuple, as NumPy reads it
+    new_axes = (None,) * np.ndim(b)
+    return (a[(..., *new_axes)] if new_axes and np.ndim(a) else a), b
 
 
 def _cast_for_loop(name, inputs, dtype) -> list:

@@ -150,3 +150,51 @@ def test_correction_is_numpy_s_other_name_for_ddof(name):
     check_grads(lambda x: f(x, axis=0, correction=1.5), [X], order=1)
     with pytest.raises(TypeError, match=rf"numpy\.{name}: arguments correction and ddof both set ddof"):
         f(tl.tensor(data), ddof=1, correction=1)  # NumPy refuses both too
+
+
+V = RNG.normal(size=5)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda np_, a, b: np_.add.outer(a, b),
+        lambda np_, a, b: np_.multiply.outer(a[0], b),  # a 0-d left operand
+        lambda np_, a, b: np_.subtract.outer(a, b[:2]),
+        lambda np_, a, b: np_.maximum.outer(a[:3], b),
+        lambda np_, a, b: np_.arctan2.outer(a, b[1:]),
+        lambda np_, a, b: np_.power.outer(np_.abs(a), b),
+        lambda np_, a, b: np_.add.outer(a, b, dtype=np_.float32),
+    ],
+)
+def test_ufunc_outer_on_tensors_matches_numpy(call):
+    # np.add.outer(t, t) raised "tensorlib has no implementation of numpy.add.outer".
+    a, b = V, X
+    want = call(np, a, b)
+    got = call(np, tl.tensor(a), tl.tensor(b))
+    assert isinstance(got, tl.Tensor) and got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    got = call(np, a, tl.tensor(b))  # an ndarray on the left
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    if want.dtype == np.float64:
+        check_grads(lambda a, b: call(np, a, b), [a, b], order=1)
+
+
+def test_logical_and_or_reduce_are_all_and_any():
+    # np.logical_and.reduce(t) raised "no implementation"; it is ufunc.reduce's all (axis 0 by default).
+    data = X > 0
+    for ufunc in (np.logical_and, np.logical_or):
+        for kwargs in ({}, {"axis": 1}, {"axis": None}, {"axis": (0, 1), "keepdims": True}):
+            want = ufunc.reduce(data, **kwargs)
+            got = ufunc.reduce(tl.tensor(data), **kwargs)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(ufunc.reduce(tl.tensor(X)).numpy(), ufunc.reduce(X))
+
+
+def test_ufunc_at_on_a_tensor_says_tensors_are_immutable_and_names_at():
+    t = tl.tensor(V)
+    with pytest.raises(TypeError, match=r"numpy\.add\.at: .*immutable.*t\.at\[indices\]\.add\(values\)"):
+        np.add.at(t, [0, 0], 1.0)
+    np.testing.assert_array_equal(t.numpy(), V)
+    np.testing.assert_array_equal(t.at[[0, 0]].add(1.0).numpy(), V + [2.0, 0, 0, 0, 0])
