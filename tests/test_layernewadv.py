@@ -133,3 +133,19 @@ def test_adaptive_pool_gradients_to_second_order(kind):
     w = RNG.standard_normal((1, 2, 3, 4))
     fn = getattr(tl.nn, f"adaptive_{kind}_pool")
     check_grads(lambda t: tl.sum(fn(t, (3, 4), "NCHW") ** 2 * w), [x], order=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_gather_gradient_of_repeated_indices_with_large_slices(dtype):
+    # The adaptive pools' windows gather a few large slices; their gradient adds each slice back in place (a loop
+    # where np.add.at was 50x slower). Repeated indices must still add up, float16 summed in float32.
+    x = RNG.standard_normal((3, 5, 70)).astype(dtype)
+    index = np.array([[4, 0, 4], [4, 2, 2]])
+    w = RNG.standard_normal((3, 2, 3, 70)).astype(dtype)
+    want = np.zeros((3, 5, 70))
+    np.add.at(
+        np.moveaxis(want, 1, 0), index.ravel(), np.moveaxis(w.astype(np.float64), (1, 2), (0, 1)).reshape(6, 3, 70)
+    )
+    got = tl.grad(lambda t: tl.sum(tl.take(t, index, axis=1) * w))(tl.tensor(x))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got.numpy(), want.astype(dtype), rtol=1e-3 if dtype == np.float16 else 1e-14)
