@@ -2363,7 +2363,7 @@ class MultiHeadAttention(Module):
         q, k, v, mask = self._mask(attn_mask, key_padding_mask, is_causal, batch, length, source, q, k, v)
         out, weights = attend(
             q, k, v, mask, self.dropout if self.training else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
-            None, "MultiHeadAttention: attn_mask",  # dropout: new draws on every call
+            None, "MultiHeadAttention: attn_mask", causal=is_causal,  # dropout: new draws on every call
         )  # fmt: skip
         out = _shape.concat([out[:, h] for h in range(self.num_heads)], axis=-1)  # the heads side by side
         out = _linalg.matmul(out, self.output_kernel)
@@ -2378,14 +2378,8 @@ class MultiHeadAttention(Module):
         every part is bool, else additive floats; with sizes unknown when traced, the heads and masks checked
         again when the graph runs (a mask of batch 1, or of one batch entry's heads, had been broadcast)."""
         parts, dims, names = [], [], []  # each mask's part, its dimensions (named as the heads') and its name
-        if is_causal:
-            if attn_mask is not None:
-                raise ValueError("MultiHeadAttention: give attn_mask or is_causal, not both")
-            if None in (length, source):
-                raise ValueError("MultiHeadAttention: is_causal needs known query and key lengths")
-            parts.append(_as_tensor(np.triu(np.ones((length, source), dtype=bool), 1)))
-            dims.append(("L", "S"))
-            names.append("the causal mask")
+        if is_causal and attn_mask is not None:
+            raise ValueError("MultiHeadAttention: give attn_mask or is_causal, not both")
         # The masks' shapes are checked, not broadcast (PyTorch's checks): an (num_heads, L, S) attn_mask had been
         # applied to every batch entry's heads, a (1, S) key_padding_mask to every batch entry.
         if attn_mask is not None:
