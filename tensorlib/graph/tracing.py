@@ -492,6 +492,7 @@ _FLOATS = "floats"
 
 
 _NESTED = (list, tuple, dict)
+_NODES = tree.nodes  # registered node types (tl.tree.register_node): nested arguments too
 
 
 def _nested_key(value, feeds, keep, static=False):
@@ -762,6 +763,7 @@ class Function:
         self, fn, input_signature=None, max_traces=None, static_argnums=(), static_argnames=(), cache_size=CACHE_SIZE
     ):
         functools.update_wrapper(self, fn)
+        self._options = (input_signature, max_traces, static_argnums, static_argnames, cache_size)
         if "__name__" not in self.__dict__:  # a callable object or functools.partial has none to copy
             self.__name__ = getattr(getattr(fn, "func", None), "__name__", None) or type(fn).__name__
         self.python_function = fn
@@ -829,6 +831,13 @@ class Function:
         names.update(self._positional[i] for i in positions if i < n)
         return dict.fromkeys(positions, True), dict.fromkeys(names, True)
 
+    def __reduce__(self):
+        # A copy (copy.deepcopy or pickle of a Module that holds one) is a new tl.function of the copied Python
+        # function, with the same options and no graphs: the graphs captured the original's Variables (and
+        # hold a lock and symbolic tensors, which made the copy fail).  A bound method is copied with its
+        # Module, so the copy runs on the copy's Variables.
+        return (Function, (self.python_function, *self._options))
+
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
@@ -854,7 +863,7 @@ class Function:
         # Plain leaves (the common case) skip the tree walk.
         key = [
             _nested_key(a, feeds, keep, statics.get(i, False))
-            if isinstance(a, _NESTED)
+            if isinstance(a, _NESTED) or a.__class__ in _NODES
             else _leaf_key(a, feeds, keep, statics.get(i, False))
             for i, a in enumerate(args)
         ]
@@ -864,7 +873,7 @@ class Function:
                 (
                     k,
                     _nested_key(v, feeds, keep, static)
-                    if isinstance(v, _NESTED)
+                    if isinstance(v, _NESTED) or v.__class__ in _NODES
                     else _leaf_key(v, feeds, keep, static),
                 )
             )

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from .. import dispatch
 from ..dispatch import apply
 from ..tensor import Tensor, Variable, _ids
@@ -90,22 +92,7 @@ def _install_methods():
     Tensor.T = property(lambda self: transpose(self))
     Tensor.squeeze = squeeze
     Tensor.expand_dims = expand_dims
-    for name in (
-        "sum",
-        "mean",
-        "max",
-        "min",
-        "prod",
-        "var",
-        "std",
-        "argmax",
-        "argmin",
-        "logsumexp",
-        "any",
-        "all",
-        "ptp",
-    ):
-        setattr(Tensor, name, getattr(reduce, name))
+    Tensor.logsumexp = reduce.logsumexp  # (ndarray's reductions, with ndarray's arguments: numpy_protocol.py)
     Tensor.astype = cast
     # ndarray's methods with NumPy's arguments (the functions' defaults can differ: take flattens here).
     Tensor.clip = lambda self, min=None, max=None: math_clip(self, min, max)  # noqa: A002
@@ -133,6 +120,9 @@ def _no_value(self, use, remedy):
 
 # ---------------------------------------------------------------- Variable
 def _variable_init(self, initial_value, name: str | None = None, trainable: bool = True, dtype=None, backend=None):
+    if trainable is not True and trainable is not False and trainable.__class__ is not np.bool_:
+        # bool(trainable) made trainable="False" trainable (PyTorch's requires_grad takes a bool only).
+        raise TypeError(f"Variable: trainable must be a bool, got {trainable!r}")
     init = initial_value() if callable(initial_value) else initial_value
     t = tensor(init, dtype=dtype, backend=backend)
     if t._value is None:
