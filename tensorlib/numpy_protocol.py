@@ -69,7 +69,7 @@ _ARGUMENTS = {
     "full_like": {"fill_value": "value"},
 }
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
-_CREATION = {"identity", "zeros", "ones", "full", "eye", "arange", "linspace"}
+_CREATION = {"identity", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "asarray"}
 _VALUE_QUERIES = (
     "array_equiv",
     "array_repr",
