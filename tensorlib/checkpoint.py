@@ -238,13 +238,13 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     optimizers = {}
     named = _named(target, who, optimizers=optimizers)
     problems = [f"{name!r} cannot be read: {why}" for name, why in unreadable.items() if name in named]
-    later, restore, slot_problems = _slots_not_built(arrays, named, optimizers)
+    later, restore, slot_problems, slots_missing = _slots_not_built(arrays, named, optimizers)
     problems += slot_problems
     arrays.update({name: None for name in unreadable})  # present in the file, for the missing/extra lists
     # An optimizer's learning rate is optional both ways: files written before it was saved have none, and
     # one with a schedule (or the caller's rate Variable) keeps that and ignores the file's.
     rates = {f"{prefix}.learning_rate" if prefix else "learning_rate" for prefix in optimizers}
-    missing = [n for n in named if n not in arrays and n not in rates]
+    missing = [n for n in named if n not in arrays and n not in rates] + slots_missing
     extra = [n for n in arrays if n not in named and n not in later and n not in rates]
     if strict and missing:
         problems.append(f"missing from {where}: {missing}")
@@ -292,14 +292,16 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
 def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
     """The file's slots for variables an optimizer has not seen yet (it took no step and had no ``build``).
 
-    Returns ``(names, [(optimizer, {slot key: {slot name: array}}), ...], problems)``.  The optimizer
-    keeps them and the slots start from them when their variable is first seen, as a TensorFlow
+    Returns ``(names, [(optimizer, {slot key: {slot name: array}}), ...], problems, missing)``.  The
+    optimizer keeps them and the slots start from them when their variable is first seen, as a TensorFlow
     checkpoint restores slot variables created later and ``torch.optim``'s ``load_state_dict``
     restores an optimizer that took no step.  A counter that is not a 0-d int64 is a problem now; a
     slot's shape is checked when its variable is first seen; a slot name the optimizer does not have
-    stays an extra entry.
+    stays an extra entry; one it has but the file lacks for a key the file has (``v_max`` of an
+    ``amsgrad`` Adam, NAdam's ``mu_product`` in an Adam file) is a missing name, as for a built optimizer:
+    it had started from zero beside the restored moments, silently.
     """
-    names, restore, problems = set(), [], []
+    names, restore, problems, missing = set(), [], [], []
     for prefix, opt in optimizers.items():
         head = f"{prefix}.slots." if prefix else "slots."
         kinds = opt._slot_kinds()
@@ -318,9 +320,10 @@ def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
                 problems.append(f"{name!r} has dtype {a.dtype} in the file; an optimizer slot is a float")
             found.setdefault(key, {})[slot] = a
             names.add(name)
+        missing += [f"{head}{key}.{slot}" for key, slots in found.items() for slot in kinds if slot not in slots]
         if found:
             restore.append((opt, found))
-    return names, restore, problems
+    return names, restore, problems, missing
 
 
 def _read(path) -> tuple:

@@ -1348,10 +1348,17 @@ class BatchNorm(Module):
             )
         axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
         sizes = [x.shape[a] for a in axes]
+        # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
+        # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
+        dtype = _dt.promote_types(x.dtype, self.running_mean.dtype)
+        wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
         one = None
         if None in sizes:  # traced with a size known only at run time
-            count = _math.cast(_shape.shape_size(x, axes), _dt.float32)
-            bessel = _math.cast(count / _math.maximum(count - 1.0, 1.0), x.dtype)
+            # float64 counts the values exactly (float32 from 2**24 on), and the factor is rounded once, to the
+            # statistics' dtype: computed in float32 and rounded to x's, it put a float64 running variance 3.4e-8
+            # and a float16 model's 2.8e-4 away from the eager one's.
+            count = _math.cast(_shape.shape_size(x, axes), _dt.float64)
+            bessel = _math.cast(count / _math.maximum(count - 1.0, 1.0), wide.dtype)
             # One value per channel shows only at run time: a factor of 1 that is Inf then and is checked, so the
             # graph raises before either running statistic is assigned (it gave zeros and pulled running_var to 0).
             one = check_numerics(_nn_where(count == 1.0, np.inf, 1.0, _dt.float32), _single_value_message(x))
@@ -1363,10 +1370,6 @@ class BatchNorm(Module):
                 raise ValueError(_single_value_message(x))
             bessel = count / max(count - 1, 1)
             empty = count == 0
-        # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
-        # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
-        dtype = _dt.promote_types(x.dtype, self.running_mean.dtype)
-        wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
         mean, variance = _nn.moments(wide, axes)
         if empty is not False:
             # No examples, no statistics: the NaN mean of an empty batch had become the running averages for good

@@ -4,7 +4,9 @@ A Module's attributes that are Variables or Modules (or lists, tuples or
 dicts holding them, other entries skipped) are its state, collected in
 attribute order; a Variable or Module reachable twice is counted and updated once.  A child may hold
 its parent: walks stop at the back-reference, and ``repr`` shows it as ``<back-reference to ...>``.
-``copy.deepcopy`` copies the Variables (same names, new values) and keeps the structure.  ``variables`` and
+``copy.deepcopy`` (and pickle) copies the Variables (same names, new values) and keeps the structure, a
+``tl.function`` of its methods included (without its graphs, so the copy runs on the copy's Variables);
+``copy.copy`` is shallow, as in PyTorch: the copy shares the Variables and sub-Modules.  ``variables`` and
 ``trainable_variables`` return them as a nested dict keyed by attribute name,
 the structure that ``tape.gradient``, optimizers and checkpoints take.
 
@@ -55,6 +57,34 @@ class Module:
     def training(self, mode: bool) -> None:
         self.__dict__["_training"] = bool(mode)
 
+    @property
+    def trainable(self) -> bool:
+        """Whether this Module's Variables are in ``trainable_variables`` (Keras' ``Layer.trainable``).
+
+        ``m.trainable = False`` freezes ``m`` and every Module below it: their Variables leave
+        ``trainable_variables`` (so gradients and optimizers given the model skip them) and stay in
+        ``variables``, ``state_dict`` and checkpoints.  Each Variable keeps its own ``trainable`` flag, so
+        unfreezing gives back exactly the Variables trainable before (never BatchNorm's running statistics).
+        A frozen Module has no trainable variables, whatever the flags below it.  A ``tl.function`` that
+        reads it while tracing traces again after it changes.
+
+        >>> import tensorlib as tl
+        >>> model = tl.nn.Sequential(tl.nn.Dense(2, 3), tl.nn.Dense(3, 1))
+        >>> model[0].trainable = False
+        >>> list(model.trainable_variables), list(model.variables)
+        (['1'], ['0', '1'])
+        """
+        if current_state().modes:
+            state_read(self, "trainable")
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{type(self).__name__}.trainable: must be a bool, got {value!r}")
+        for m in self.modules():
+            m.__dict__["_trainable"] = bool(value)
+
     def forward(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__}: a Module subclass must define forward(...)")
 
@@ -74,14 +104,14 @@ class Module:
     def _own_variables(self) -> dict:
         return {name: value for name, value in vars(self).items() if isinstance(value, Variable)}
 
-    def _tree(self, keep, _above: frozenset = frozenset()) -> dict:
+    def _tree(self, trainable: bool, _above: frozenset = frozenset()) -> dict:
         # _above: the Modules on the path here, so a back reference (a child holding its parent) ends the walk.
-        if _identity(self) in _above:
+        if _identity(self) in _above or trainable and not self.trainable:
             return {}
         above = _above | {_identity(self)}
-        found = {name: v for name, v in self._own_variables().items() if keep(v)}
+        found = {name: v for name, v in self._own_variables().items() if v.trainable or not trainable}
         for name, child in self._children().items():
-            sub = child._tree(keep, above)
+            sub = child._tree(trainable, above)
             if sub:
                 found[name] = sub
         return found
@@ -89,12 +119,13 @@ class Module:
     @property
     def variables(self) -> dict:
         """Every Variable (trainable or not, e.g. BatchNorm's running statistics) as a nested dict."""
-        return self._tree(lambda v: True)
+        return self._tree(False)
 
     @property
     def trainable_variables(self) -> dict:
-        """The trainable Variables as a nested dict (what ``tape.gradient`` and optimizers take)."""
-        return self._tree(lambda v: v.trainable)
+        """The trainable Variables as a nested dict (what ``tape.gradient`` and optimizers take), less those of
+        frozen Modules (:attr:`trainable`)."""
+        return self._tree(True)
 
     def modules(self) -> list:
         """This Module and every sub-Module, depth first, each once (a shared or cyclic one too)."""
@@ -262,7 +293,10 @@ class Sequential(Module):
         self.layers = list(layers)
 
     def _children(self) -> dict:
-        return {str(i): m for i, m in enumerate(self.layers) if isinstance(m, Module)}
+        # The layers by position, then what a subclass adds (a head beside the layers was left out of
+        # variables, checkpoints and eval(), where PyTorch's nn.Sequential subclass registers it).
+        layers = {str(i): m for i, m in enumerate(self.layers) if isinstance(m, Module)}
+        return layers | {name: m for name, m in super()._children().items() if name != "layers"}
 
     def __getitem__(self, i):
         """A layer, or for a slice a Sequential of those layers (sharing them), as in PyTorch."""

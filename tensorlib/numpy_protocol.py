@@ -68,6 +68,13 @@ _ARGUMENTS = {
     "transpose": {"axes": "perm"},
     "full_like": {"fill_value": "value"},
 }
+# tensorlib parameters that NumPy's function lacks, set to what NumPy's function does (tensorlib's
+# cholesky/eigh read the symmetric part by default; NumPy reads one triangle).
+_NUMPY_MEANING = {
+    "cholesky": {"symmetrize_input": False},
+    "eigh": {"symmetrize_input": False},
+    "eigvalsh": {"symmetrize_input": False},
+}
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
 _CREATION = {"identity", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "asarray"}
 _VALUE_QUERIES = (
@@ -106,7 +113,8 @@ def _build_table():
             elif callable(np_fn):
                 renames = _ARGUMENTS.get(name, {})
                 sig = _signature(np_fn)
-                table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), _numpy_defaults(sig, renames, tl_fn))
+                defaults = {**_numpy_defaults(sig, renames, tl_fn), **_NUMPY_MEANING.get(name, {})}
+                table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults)
     ufuncs[np.divmod] = _divmod
     for np_fn, tl_fn in _SPECIAL.items():
         table[np_fn] = (tl_fn, None, {}, (), {})
@@ -193,7 +201,7 @@ def _call(name, tl_fn, sig, renames, tl_params, defaults, args, kwargs):
             if v is _NO_VALUE:
                 continue
             if target in tl_params:
-                call_kwargs[target] = v
+                call_kwargs[target] = _numpy_dtype(v) if target == "dtype" else v
             elif param.kind is param.VAR_KEYWORD or not _equal(v, param.default):
                 raise TypeError(
                     f"numpy.{name}: argument {key}={v!r:.40} is not supported on tensorlib Tensors "
@@ -202,6 +210,12 @@ def _call(name, tl_fn, sig, renames, tl_params, defaults, args, kwargs):
     for target, value in defaults.items():
         call_kwargs.setdefault(target, value)
     return tl_fn(*positional, **call_kwargs)
+
+
+def _numpy_dtype(dtype):
+    """A ``dtype=`` as NumPy reads it: Python's ``float`` and ``complex`` are float64 and complex128 (tensorlib
+    reads them as its default float and complex, float32 and complex64)."""
+    return np.dtype(dtype) if dtype is float or dtype is complex else dtype
 
 
 def _equal(a, b) -> bool:
@@ -307,6 +321,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     target = table[ufunc.__name__]
     if kwargs.get("dtype", 0) is None:
         del kwargs["dtype"]
+    elif "dtype" in kwargs:
+        kwargs["dtype"] = _numpy_dtype(kwargs["dtype"])
     unsupported = sorted(set(kwargs) - _REDUCTION_OPTIONS.get(target, set()))
     if unsupported:
         raise TypeError(f"{name}: argument(s) {unsupported} are not supported on tensorlib Tensors")
@@ -396,6 +412,14 @@ def _divmod(a, b):
     return tl.floor_divide(a, b), tl.remainder(a, b)
 
 
+def _astype(x, dtype, /, *, copy=True, device=None):
+    import tensorlib as tl
+
+    if device is not None:
+        raise TypeError(f"numpy.astype: device={device!r} is not supported on tensorlib Tensors")
+    return tl.cast(x, _numpy_dtype(dtype))  # a new value either way: tensorlib values are immutable
+
+
 def _shape(a):
     return tuple(a.shape)
 
@@ -421,6 +445,9 @@ _SPECIAL = {
     np.ndim: _ndim,
     np.size: _size,
 }
+
+if hasattr(np, "astype"):  # NumPy 2.1 and later
+    _SPECIAL[np.astype] = _astype
 
 
 def install():

@@ -451,8 +451,14 @@ class CosineDecayRestarts:
         self.first_decay_steps = _whole_steps(first_decay_steps, who, "first_decay_steps")
         self.initial, self.alpha = _real(initial, who, "initial"), _real(alpha, who, "alpha")
         self.t_mul, self.m_mul = _real(t_mul, who, "t_mul"), _real(m_mul, who, "m_mul")
-        if not self.t_mul > 0 or not self.m_mul >= 0:
-            raise ValueError(f"{who}: t_mul must be > 0 and m_mul >= 0, got t_mul={t_mul}, m_mul={m_mul}")
+        if not self.t_mul >= 1 or not self.m_mul >= 0:
+            # Periods of t_mul < 1 shrink and add up to first_decay_steps / (1 - t_mul) steps; past them the rate
+            # was NaN (Keras' too).  PyTorch's CosineAnnealingWarmRestarts also takes T_mult >= 1 only.
+            raise ValueError(f"{who}: t_mul must be >= 1 and m_mul >= 0, got t_mul={t_mul}, m_mul={m_mul}")
+
+    def _begun(self, restarts: Tensor) -> Tensor:
+        """Where period ``restarts`` starts, in periods of the first: ``1 + t_mul + ... + t_mul^(restarts - 1)``."""
+        return (_math_ops.power(self.t_mul, restarts) - 1.0) / (self.t_mul - 1.0)
 
     def __call__(self, step) -> Tensor:
         fraction = _as_step(step) / self.first_decay_steps
@@ -461,7 +467,11 @@ class CosineDecayRestarts:
             fraction = fraction - restarts
         else:  # periods 1, t_mul, t_mul^2, ...: the restarts before t solve a geometric sum
             restarts = _math_ops.floor(_math_ops.log1p(fraction * (self.t_mul - 1.0)) / math.log(self.t_mul))
-            begun = (1.0 - _math_ops.power(self.t_mul, restarts)) / (1.0 - self.t_mul)
+            # The logarithm is rounded: at a restart itself (step 363 of first_decay_steps=3, t_mul=3, where
+            # log(243) / log(3) is 4.999...) it fell one period short and the rate was 0, not the restart's.
+            restarts = _math_ops.where(fraction >= self._begun(restarts + 1.0), restarts + 1.0, restarts)
+            restarts = _math_ops.where(fraction < self._begun(restarts), restarts - 1.0, restarts)
+            begun = self._begun(restarts)
             fraction = (fraction - begun) / _math_ops.power(self.t_mul, restarts)
         cosine = 0.5 * _math_ops.power(self.m_mul, restarts) * (1.0 + _math_ops.cos(math.pi * fraction))
         return self.initial * ((1.0 - self.alpha) * cosine + self.alpha)

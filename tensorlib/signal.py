@@ -3,8 +3,11 @@
 
 Each is a composition of tensorlib ops (a gather of the frames, a scatter-add to overlap them, ``tl.fft.rfft``
 and ``irfft``), so gradients to any order, tracing and every backend come with them.  The spectrum of a float32
-signal is complex64, of a float64 one complex128.  PyTorch's ``torch.stft(x, n_fft, hop, window=...,
-center=False, return_complex=True)`` is ``stft(x, n_fft, hop)`` transposed (frequencies first).
+signal is complex64, of a float64 (or integer) one complex128.  PyTorch's ``torch.stft(x, n_fft, hop,
+window=torch.hann_window(n_fft), center=False, return_complex=True)`` is ``stft(x, n_fft, hop, fft_length=n_fft)``
+transposed (frequencies first); without ``fft_length`` the transform has the next power of 2 as TensorFlow's.
+TensorFlow's odd-length periodic Hann and Hamming windows are its symmetric ones; ours are SciPy's and PyTorch's
+(``scipy.signal.get_window(name, n, fftbins=True)``), so for odd ``frame_length`` only those two agree with us.
 
 >>> import numpy as np, tensorlib as tl
 >>> x = np.sin(np.arange(64) * 0.3).astype(np.float32)
@@ -159,7 +162,7 @@ def _window(window_fn, frame_length: int, dtype, who: str):
 def _real_dtype(x, who: str):
     if x.dtype.kind == "c":
         raise TypeError(f"{who}: signals must be real, got {x.dtype} (shape {tuple(x.shape)})")
-    return x.dtype if x.dtype.kind == "f" else _dt.float32
+    return x.dtype if x.dtype.kind == "f" else _dt.float64  # integers and bools: float64, as np.fft.rfft
 
 
 def stft(signals, frame_length: int, frame_step: int, fft_length: int | None = None, window_fn=hann_window,
@@ -205,8 +208,8 @@ def inverse_stft(stfts, frame_length: int, frame_step: int, fft_length: int | No
     z = as_tensor(stfts)
     if z.ndim < 2:
         raise ValueError(f"{who}: stfts must be (..., frames, bins), got shape {tuple(z.shape)} ({z.dtype})")
-    if z.dtype.kind != "c":
-        z = _math.cast(z, _dt.complex128 if z.dtype == _dt.float64 else _dt.complex64)
+    if z.dtype.kind != "c":  # real spectra: float32 (float16) gives complex64, integers and float64 complex128
+        z = _math.cast(z, _dt.complex64 if z.dtype.kind == "f" and z.dtype.itemsize < 8 else _dt.complex128)
     frame_length = _count(frame_length, "frame_length", who)
     fft_length = (
         2 ** math.ceil(math.log2(frame_length)) if fft_length is None else _count(fft_length, "fft_length", who)
@@ -224,7 +227,9 @@ def inverse_stft(stfts, frame_length: int, frame_step: int, fft_length: int | No
 
 def inverse_stft_window_fn(frame_step: int, forward_window_fn=hann_window):
     """The window for :func:`inverse_stft` that undoes ``forward_window_fn``'s (``tf.signal.inverse_stft_window_fn``):
-    the forward window divided by the sum of its squares over the frames that overlap each sample.
+    the forward window divided by the sum of its squares over the frames that overlap each sample, and 0 at a
+    sample where that sum is 0 (TensorFlow's: a Hann window with ``frame_step == frame_length`` is 0 at each
+    frame's start, and no frame can give that sample back).
 
     >>> import tensorlib as tl
     >>> tl.signal.inverse_stft_window_fn(2)(4).numpy().tolist()
@@ -238,6 +243,8 @@ def inverse_stft_window_fn(frame_step: int, forward_window_fn=hann_window):
         squares = np.square(np.asarray(forward.numpy(), dtype=np.float64))
         squares = np.pad(squares, (0, overlaps * frame_step - frame_length)).reshape(overlaps, frame_step)
         denominator = np.tile(squares.sum(0), overlaps)[:frame_length]
-        return forward / as_tensor(denominator.astype(np.dtype(forward.dtype)))
+        # A sample no frame's window reaches (0 / 0) gets 0, as TensorFlow's: NaN would spread through the overlaps.
+        reciprocal = np.divide(1.0, denominator, out=np.zeros_like(denominator), where=denominator != 0)
+        return forward * as_tensor(reciprocal.astype(np.dtype(forward.dtype)))
 
     return window_fn

@@ -7,6 +7,7 @@
 
 from .ops.special import (
     beta,
+    betainc,
     betaln,
     digamma,
     erf,
@@ -34,6 +35,7 @@ from .ops.special import (
 
 __all__ = [
     "beta",
+    "betainc",
     "betaln",
     "digamma",
     "erf",

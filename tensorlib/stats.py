@@ -27,6 +27,7 @@ from .dtypes import float64 as _float64
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
 from .ops.special import (
+    beta_log_density,
     _float,
     deviance,
     gamma_log_density,
@@ -320,7 +321,7 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     standard = (x - loc) / scale  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = _all(standard >= 0, standard <= 1)
     z = _math_ops.where(inside, standard, 0.5)
-    textbook = _sp.xlogy(a - 1.0, z) + _sp.xlog1py(b - 1.0, -z) - _sp.betaln(a, b)
+    textbook = beta_log_density(z, a, b)
     saddle = _beta_saddle_region(z, a, b)
     logp = _math_ops.where(saddle, _beta_saddle_point(z, a, b, saddle), textbook)
     return _narrowed(_restrict(logp - _math_ops.log(scale), inside, _all(a > 0, b > 0, scale > 0), standard), dtype)

@@ -406,7 +406,7 @@ def test_a_schedule_drives_a_traced_step_without_retracing():
         (lambda: tl.optimizers.PolynomialDecay(1.0, 0), r"PolynomialDecay: decay_steps must be a whole number >= 1"),
         (lambda: tl.optimizers.PolynomialDecay(1.0, 5, power=-1), r"PolynomialDecay: power must be >= 0"),
         (lambda: tl.optimizers.InverseTimeDecay(1.0, 5, -0.5), r"InverseTimeDecay: decay_rate must be >= 0"),
-        (lambda: tl.optimizers.CosineDecayRestarts(1.0, 5, t_mul=0), r"CosineDecayRestarts: t_mul must be > 0"),
+        (lambda: tl.optimizers.CosineDecayRestarts(1.0, 5, t_mul=0), r"CosineDecayRestarts: t_mul must be >= 1"),
         (lambda: tl.optimizers.OneCycle(1.0, 10, pct_start=1.0), r"OneCycle: pct_start must be in \(0, 1\)"),
         (lambda: tl.optimizers.OneCycle(1.0, 10, anneal="exp"), r"OneCycle: anneal must be 'cos' or 'linear'"),
         (lambda: tl.optimizers.OneCycle(1.0, 2, pct_start=0.1), r"OneCycle: total_steps=2 .* leaves a phase"),

@@ -586,7 +586,8 @@ def cholesky(x, /, *, upper: bool = False, symmetrize_input: bool = True) -> Ten
     complex), or with ``upper=True`` the upper-triangular ``U = L^H`` (``x == U^H @ U``), as NumPy and PyTorch.
 
     Reads the symmetric part ``(x + x.T) / 2`` (JAX's rule), so the gradient is symmetric; with
-    ``symmetrize_input=False`` (JAX's) the lower triangle only, as NumPy.
+    ``symmetrize_input=False`` the lower triangle only, or with ``upper=True`` the upper one, as NumPy and
+    PyTorch.
 
     >>> import tensorlib as tl
     >>> tl.linalg.cholesky(tl.tensor([[4.0, 2.0], [2.0, 2.0]])).numpy().tolist()
@@ -597,7 +598,8 @@ def cholesky(x, /, *, upper: bool = False, symmetrize_input: bool = True) -> Ten
     from .elementwise import conj
 
     x = as_tensor(x)
-    factor = apply(_cholesky, (x if symmetrize_input else _hermitian_from_triangle(x, "L", "cholesky"),))
+    read = x if symmetrize_input else _hermitian_from_triangle(x, "U" if upper else "L", "cholesky")
+    factor = apply(_cholesky, (read,))
     if not upper:
         return factor
     return conj(_mT(factor)) if factor.dtype.kind == "c" else _mT(factor)

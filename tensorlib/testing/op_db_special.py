@@ -171,6 +171,16 @@ _SPECIAL = [
         op_types=("Igammac",),
         dtypes=FLOATS,
     ),
+    # first order in a, b and x (the second in a and b is not implemented), every order in x
+    _special("betainc", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)], ("Betainc", "BetaincGrad"), second_order=False),
+    OpInfo(
+        "special.betainc_in_x",
+        tl.special.betainc,
+        _scipy("betainc"),
+        _uniform((0.5, 4.0), (0.5, 4.0), (0.05, 0.95), grads=(2,)),
+        op_types=("Betainc",),
+        dtypes=FLOATS,
+    ),
     _special("expit", [(-6.0, 6.0)], ("Sigmoid",)),
     _special("logit", [(0.05, 0.95)], ("Logit",)),
     OpInfo("special.xlogy", tl.special.xlogy, _scipy("xlogy"), _poles_and_zeros, op_types=("Xlogy",), dtypes=FLOATS),

@@ -81,9 +81,7 @@ def _fused_batch_norm_numpy(x, scale, offset, mean, variance, *, epsilon, is_tra
         y, batch_mean, batch_var, inv_std = _kernels.fused_batch_norm_forward(x, scale, offset, epsilon)
         count = x.shape[0] * x.shape[1] * x.shape[2]
         return y, batch_mean, batch_var * (count / max(count - 1, 1)), inv_std
-    inv_std = 1.0 / np.sqrt(variance + scale.dtype.type(epsilon))
-    factor = scale * inv_std
-    y = x * factor.astype(x.dtype) + (offset - mean * factor).astype(x.dtype)
+    y, inv_std = _generic.batch_norm_inference(np, x, scale, offset, mean, variance, scale.dtype.type(epsilon))
     return y, mean, variance, inv_std
 
 

@@ -1,0 +1,116 @@
+"""Adversarial tests of the newest optimizers, schedules and state dicts (area "optnewadv").
+
+Attacks: schedules at their boundary steps (SGDR's restarts exactly where a period ends), optimizer state
+dicts loaded into optimizers of another kind or variant, and whatever else a TF 2 / JAX / PyTorch user
+would try on Adamax, NAdam, RAdam, Adadelta, Lion, PolynomialDecay, InverseTimeDecay,
+CosineDecayRestarts, OneCycle and ``state_dict``/``load_state_dict``.  References: the published
+update rules and schedules written here in NumPy / exact rational arithmetic (these run in CI), and
+``torch.optim`` / ``torch.optim.lr_scheduler`` and Keras where installed.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+O = tl.optimizers
+
+
+# ---------------------------------------------------------------- CosineDecayRestarts at its restarts
+def _sgdr(t: int, initial: float, first: int, t_mul: float, m_mul: float, alpha: float) -> float:
+    """SGDR by walking the periods in exact rational arithmetic: no rounding decides where a period ends."""
+    start, length, scale, mul = Fraction(0), Fraction(first), 1.0, Fraction(t_mul)
+    while t >= start + length:
+        start, length, scale = start + length, length * mul, scale * m_mul
+    cosine = 0.5 * scale * (1.0 + math.cos(math.pi * float((t - start) / length)))
+    return initial * ((1.0 - alpha) * cosine + alpha)
+
+
+@pytest.mark.parametrize(
+    "first, t_mul, m_mul, alpha, steps",
+    [(3, 3.0, 0.9, 0.0, 1100), (1, 2.0, 0.5, 0.1, 1100), (4, 1.5, 0.8, 0.0, 400), (5, 4.0, 1.0, 0.2, 1800)],
+)
+def test_cosine_decay_restarts_restarts_exactly_where_a_period_ends(first, t_mul, m_mul, alpha, steps):
+    # The restarts before step t came from floor(log(1 + t / first * (t_mul - 1)) / log(t_mul)), rounded: at
+    # step 363 of first=3, t_mul=3 (log(243) / log(3) = 4.999...) the rate was 0.0, the end of the previous
+    # period, where the restart's 0.59 (= 0.9^5) is due (Keras and PyTorch's incremental stepping say 0.59).
+    s = O.CosineDecayRestarts(1.0, first, t_mul=t_mul, m_mul=m_mul, alpha=alpha)
+    t = np.arange(steps)
+    got = s(tl.tensor(t.astype(np.float64))).numpy()
+    want = np.array([_sgdr(int(i), 1.0, first, t_mul, m_mul, alpha) for i in t])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    if (first, t_mul) == (3, 3.0):
+        assert float(s(363)) == pytest.approx(0.9**5, rel=1e-12)
+
+
+def test_cosine_decay_restarts_matches_torch_warm_restarts_stepped_one_by_one():
+    torch = pytest.importorskip("torch")
+    p = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=1.0)
+    theirs = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=3, eta_min=0.1)
+    ours = O.CosineDecayRestarts(1.0, 3, t_mul=3.0, alpha=0.1)
+    for t in range(400):
+        assert float(ours(t)) == pytest.approx(opt.param_groups[0]["lr"], rel=1e-12), t
+        opt.step()
+        theirs.step()
+
+
+def test_cosine_decay_restarts_refuses_shrinking_periods():
+    # t_mul < 1: the periods add up to first / (1 - t_mul) steps, and past them the rate was NaN (a NaN step).
+    with pytest.raises(ValueError, match=r"CosineDecayRestarts: t_mul must be >= 1 .*t_mul=0.5"):
+        O.CosineDecayRestarts(1.0, 40, t_mul=0.5)
+
+
+# ---------------------------------------------------------------- optimizer state into another optimizer
+def _adam_state(**kwargs) -> dict:
+    w = tl.Variable(np.array([1.0, -2.0, 3.0]))
+    opt = O.Adam(0.1, **kwargs)
+    for g in ([1.0, 2.0, -3.0], [0.5, -1.0, 2.0]):
+        opt.apply([tl.tensor(np.array(g))], [w])
+    return tl.checkpoint.state_dict(opt)
+
+
+@pytest.mark.parametrize(
+    "make, slot",
+    [(lambda: O.NAdam(0.1), "mu_product"), (lambda: O.Adam(0.1, amsgrad=True), "v_max")],
+    ids=["adam_into_nadam", "adam_into_amsgrad"],
+)
+def test_a_state_without_some_of_the_optimizers_slots_is_refused_or_reported(make, slot):
+    # An optimizer that has taken no step took the Adam file's m, v and step and started NAdam's mu_product
+    # (or amsgrad's v_max) from its initial value beside them, silently: torch.optim fails on such a state at
+    # its first step (KeyError), and a built optimizer already refused it as a missing name.
+    state = _adam_state()
+    model = tl.nn.Dense(3, 1, seed=0, dtype="float64")
+    kernel = model.kernel.numpy().copy()
+    with pytest.raises(ValueError, match=rf"missing from the state: \['opt.slots.0.{slot}'\]"):
+        tl.checkpoint.load_state_dict(
+            {"model": model, "opt": make()},
+            {**{f"model.{k}": np.zeros_like(v) for k, v in model.state_dict().items()}, **_prefixed(state, "opt")},
+        )
+    np.testing.assert_array_equal(model.kernel.numpy(), kernel)  # all or nothing: the model is untouched
+    opt = make()
+    missing, extra = tl.checkpoint.load_state_dict(opt, state, strict=False)
+    assert (missing, extra) == ([f"slots.0.{slot}"], [])
+
+
+def _prefixed(state: dict, prefix: str) -> dict:
+    return {f"{prefix}.{k}": v for k, v in state.items()}
+
+
+def test_a_complete_state_still_restores_an_optimizer_that_took_no_step():
+    # The refusal above is only for slots the file lacks: a state of the same kind restores all of them and
+    # the trajectory continues the saved one (NumPy's Adam written out is the reference).
+    state = _adam_state(amsgrad=True)
+    opt = O.Adam(0.1, amsgrad=True)
+    assert tl.checkpoint.load_state_dict(opt, state) == ([], [])
+    w = tl.Variable(np.array([0.25, 0.5, -1.0]))
+    g = np.array([2.0, -1.0, 0.5])
+    opt.apply([tl.tensor(g)], [w])
+    m = 0.9 * state["slots.0.m"] + 0.1 * g
+    v = 0.999 * state["slots.0.v"] + 0.001 * g * g
+    v_max = np.maximum(state["slots.0.v_max"], v)
+    want = np.array([0.25, 0.5, -1.0]) - 0.1 * m / (1 - 0.9**3) / (np.sqrt(v_max / (1 - 0.999**3)) + 1e-8)
+    np.testing.assert_allclose(w.numpy(), want, rtol=1e-13)

@@ -1,0 +1,88 @@
+"""Adversarial checks of tl.signal (frame, overlap_and_add, stft, inverse_stft, the windows), the segment
+reductions and histogram: edge cases (windows no frame reaches, integer inputs, integer weights), against
+NumPy/SciPy transcriptions (scipy.signal.get_window, np.histogram), float64 central differences, and
+TensorFlow / PyTorch where installed."""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+RNG = np.random.default_rng(20261202)
+
+
+def _griffin_lim_window(forward, step):
+    """Griffin and Lim's eq. 7 in NumPy: the forward window over the sum of its squares at each sample's
+    overlapping frames, 0 where that sum is 0 (a sample no window reaches)."""
+    n = len(forward)
+    denominator = np.array([np.sum(forward[i % step :: step] ** 2) for i in range(n)])
+    return np.where(denominator == 0, 0.0, forward / np.where(denominator == 0, 1.0, denominator))
+
+
+@pytest.mark.parametrize("length, step", [(8, 8), (2, 2), (4, 7), (9, 3), (16, 4)])
+def test_inverse_stft_window_is_zero_where_no_frame_reaches(length, step):
+    hann = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(length) / length)
+    got = tl.signal.inverse_stft_window_fn(step)(length, dtype=tl.float64).numpy()
+    np.testing.assert_allclose(got, _griffin_lim_window(hann, step), rtol=1e-14, atol=0)
+    # Frames that do not overlap (step == length): the round trip keeps every sample the window does not zero.
+    x = RNG.standard_normal(4 * length)
+    spec = tl.signal.stft(x, length, length, fft_length=length)
+    back = tl.signal.inverse_stft(
+        spec, length, length, fft_length=length, window_fn=tl.signal.inverse_stft_window_fn(length)
+    )
+    reached = np.tile(hann, 4) != 0
+    np.testing.assert_allclose(back.numpy(), np.where(reached, x, 0.0), rtol=1e-12, atol=1e-12)
+    tf = pytest.importorskip("tensorflow")
+    theirs = tf.signal.inverse_stft_window_fn(step, lambda n, dtype: tf.constant(hann, dtype))(length, tf.float64)
+    np.testing.assert_allclose(got, theirs.numpy(), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
+def test_stft_of_integer_signals_is_complex128_as_numpy_fft(dtype):
+    # DESIGN: float-valued functions of integers compute in float64 (np.fft.rfft of ints is complex128).
+    x = (RNG.integers(-50, 50, 40) > 0) if dtype is np.bool_ else RNG.integers(-50, 50, 40).astype(dtype)
+    frames = np.stack([x[i : i + 8] for i in range(0, 33, 4)]).astype(np.float64)
+    want = np.fft.rfft(frames * (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(8) / 8)))
+    got = tl.signal.stft(x, 8, 4)
+    assert got.dtype == np.complex128
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-13, atol=1e-12)
+    spectrum = RNG.integers(-5, 5, (3, 5)).astype(dtype)
+    back = tl.signal.inverse_stft(spectrum, 8, 4, window_fn=None)
+    want = np.fft.irfft(spectrum.astype(np.float64), 8)
+    assert back.dtype == np.float64
+    np.testing.assert_allclose(
+        back.numpy(),
+        [*want[0, :4], *(want[0, 4:] + want[1, :4]), *(want[1, 4:] + want[2, :4]), *want[2, 4:]],
+        rtol=1e-13,
+        atol=1e-13,
+    )
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 8, 9])
+@pytest.mark.parametrize("periodic", [True, False])
+def test_windows_are_scipys(n, periodic):
+    # TensorFlow's odd-length periodic windows are its symmetric ones; SciPy (fftbins=True), PyTorch and librosa
+    # divide by n, the DFT-even window whose shifts sum to a constant (COLA at hop n / 2 for even n).
+    signal = pytest.importorskip("scipy.signal")
+    for name, fn in (("hann", tl.signal.hann_window), ("hamming", tl.signal.hamming_window)):
+        want = signal.get_window(name, n, fftbins=periodic) if n else np.zeros(0)
+        got = fn(n, periodic=periodic, dtype=tl.float64)
+        assert got.dtype == np.float64 and got.shape == (n,)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-14, atol=1e-15)
+        np.testing.assert_allclose(fn(n, periodic=periodic).numpy(), want.astype(np.float32), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("n_fft", [7, 8, 12])
+def test_stft_is_torch_stft_with_fft_length_n_fft(n_fft):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal(50)
+    theirs = torch.stft(
+        torch.tensor(x),
+        n_fft,
+        3,
+        window=torch.hann_window(n_fft, dtype=torch.float64),
+        center=False,
+        return_complex=True,
+    )
+    ours = tl.signal.stft(x, n_fft, 3, fft_length=n_fft)
+    np.testing.assert_allclose(ours.numpy().T, theirs.numpy(), rtol=1e-12, atol=1e-12)
