@@ -8,6 +8,7 @@
 from .ops.special import (
     beta,
     betainc,
+    betaincc,
     betaln,
     digamma,
     erf,
@@ -36,6 +37,7 @@ from .ops.special import (
 __all__ = [
     "beta",
     "betainc",
+    "betaincc",
     "betaln",
     "digamma",
     "erf",
