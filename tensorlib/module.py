@@ -160,7 +160,15 @@ class Module:
 
     def state_dict(self) -> dict:
         """``{dotted name: NumPy array}``, a copy of every Variable (PyTorch's ``state_dict``; names as in a
-        checkpoint): :func:`tl.checkpoint.state_dict`."""
+        checkpoint): :func:`tl.checkpoint.state_dict`.  Optimizers have this method too: theirs holds the
+        step counter, a constant learning rate and the slots.
+
+        >>> import tensorlib as tl
+        >>> opt, w = tl.optimizers.Adam(0.1), tl.Variable([1.0, 2.0])
+        >>> opt.apply([tl.tensor([1.0, -1.0])], [w])
+        >>> sorted(opt.state_dict())
+        ['iterations', 'learning_rate', 'slots.0.m', 'slots.0.step', 'slots.0.v']
+        """
         from .checkpoint import state_dict
 
         return state_dict(self)
@@ -168,6 +176,7 @@ class Module:
     def load_state_dict(self, state: dict, strict: bool = True) -> tuple:
         """Assign ``state`` to this Module's Variables, all or nothing, shapes and dtypes checked; returns
         ``(missing, unexpected)`` names (PyTorch's ``load_state_dict``): :func:`tl.checkpoint.load_state_dict`.
+        Optimizers have this method too; one that has taken no step keeps the slots for its first step.
 
         >>> import tensorlib as tl
         >>> a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, use_bias=False, seed=1)

@@ -114,3 +114,132 @@ def test_a_complete_state_still_restores_an_optimizer_that_took_no_step():
     v_max = np.maximum(state["slots.0.v_max"], v)
     want = np.array([0.25, 0.5, -1.0]) - 0.1 * m / (1 - 0.9**3) / (np.sqrt(v_max / (1 - 0.999**3)) + 1e-8)
     np.testing.assert_allclose(w.numpy(), want, rtol=1e-13)
+
+
+# ---------------------------------------------------------------- optimizer.state_dict(), PyTorch's methods
+NEW_OPTIMIZERS = {
+    "adamax": lambda: O.Adamax(O.OneCycle(0.1, 10), weight_decay=0.1),
+    "nadam": lambda: O.NAdam(0.05, weight_decay=0.1, decoupled_weight_decay=True),
+    "radam": lambda: O.RAdam(O.CosineDecayRestarts(0.1, 2), beta_2=0.9, weight_decay=0.1),
+    "adadelta": lambda: O.Adadelta(0.5, weight_decay=0.1),
+    "lion": lambda: O.Lion(O.Warmup(O.PolynomialDecay(0.01, 5), 2), weight_decay=0.1),
+}
+
+
+def _mlp(seed: int):
+    return tl.nn.Sequential(
+        tl.nn.Dense(3, 4, seed=seed, dtype="float64", activation=tl.nn.tanh), tl.nn.Dense(4, 2, seed=seed + 1)
+    )
+
+
+def _train(model, opt, steps: int) -> np.ndarray:
+    x = tl.tensor(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+    out = []
+    for _ in range(steps):
+        with tl.GradientTape() as tape:
+            loss = tl.sum(tl.square(model(x) - 1.0))
+        opt.apply(tape.gradient(loss, model.trainable_variables), model)
+        out.append(np.concatenate([v.numpy().ravel() for v in tl.tree.leaves(model.variables)]))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("name", sorted(NEW_OPTIMIZERS))
+def test_optimizer_state_dict_methods_resume_training_exactly(name):
+    # PyTorch's opt.state_dict() / opt.load_state_dict(...) had been an AttributeError (only Modules had them).
+    make = NEW_OPTIMIZERS[name]
+    model, opt = _mlp(0), make()
+    _train(model, opt, 3)
+    model_state, opt_state = model.state_dict(), opt.state_dict()
+    assert all(isinstance(v, np.ndarray) for v in opt_state.values())
+    expected = _train(model, opt, 4)
+    fresh_model, fresh_opt = _mlp(5), make()
+    assert fresh_model.load_state_dict(model_state) == ([], [])
+    assert fresh_opt.load_state_dict(opt_state) == ([], [])
+    for value in opt_state.values():  # the dict is the caller's: writing to it changes no optimizer state
+        value[...] = 0
+    np.testing.assert_array_equal(_train(fresh_model, fresh_opt, 4), expected)
+
+
+def test_optimizer_load_state_dict_refuses_a_misfit_and_changes_nothing():
+    model, opt = _mlp(0), O.NAdam(0.1)
+    _train(model, opt, 2)
+    before = opt.state_dict()
+    bad = {**before, "slots.0/kernel.m": np.zeros((4, 3))}
+    with pytest.raises(ValueError, match=r"load_state_dict: .*'slots.0/kernel.m' has shape \(4, 3\) float64"):
+        opt.load_state_dict(bad)
+    for k, v in opt.state_dict().items():
+        np.testing.assert_array_equal(v, before[k])
+
+
+# ---------------------------------------------------------------- NAdam: PyTorch's momentum schedule and Keras'
+def _keras_nadam(w, grads, lr, b1=0.9, b2=0.999, eps=1e-7):
+    """Keras 3's ``Nadam.update_step`` transcribed: ``u_t = b1 (1 - 0.5 * 0.96^t)``, a running product of them."""
+    m, v, product = np.zeros_like(w), np.zeros_like(w), 1.0
+    out = []
+    for t, g in enumerate(grads, 1):
+        u_t, u_next = b1 * (1 - 0.5 * 0.96**t), b1 * (1 - 0.5 * 0.96 ** (t + 1))
+        product *= u_t
+        m = m + (g - m) * (1 - b1)
+        v = v + (g * g - v) * (1 - b2)
+        m_hat = u_next * m / (1 - product * u_next) + (1 - u_t) * g / (1 - product)
+        w = w - m_hat * lr / (np.sqrt(v / (1 - b2**t)) + eps)
+        out.append(w)
+    return np.array(out)
+
+
+def _nadam_trajectory(opt, w0, grads) -> np.ndarray:
+    w = tl.Variable(w0.copy())
+    out = []
+    for g in grads:
+        opt.apply([tl.tensor(g)], [w])
+        out.append(w.numpy().copy())
+    return np.array(out)
+
+
+def test_nadam_with_momentum_decay_one_is_keras_nadam():
+    # The documented convention is PyTorch's (momentum_decay=4e-3, 0.96^(t/250)); Keras' Nadam is 0.96^t, i.e.
+    # momentum_decay=1.0: with it every step is Keras' formula, with the default they are far apart.
+    rng = np.random.default_rng(3)
+    w0, grads = rng.standard_normal(5), [rng.standard_normal(5) for _ in range(12)]
+    keras_form = _keras_nadam(w0, grads, 0.5)
+    ours = _nadam_trajectory(O.NAdam(0.5, epsilon=1e-7, momentum_decay=1.0), w0, grads)
+    np.testing.assert_allclose(ours, keras_form, rtol=1e-12)
+    default = _nadam_trajectory(O.NAdam(0.5, epsilon=1e-7), w0, grads)
+    assert np.max(np.abs(default - keras_form)) > 0.1
+    keras = pytest.importorskip("keras")
+    kv, opt = keras.Variable(w0.copy(), dtype="float64"), keras.optimizers.Nadam(0.5)
+    theirs = []
+    for g in grads:
+        opt.apply_gradients([(keras.ops.convert_to_tensor(g, dtype="float64"), kv)])
+        theirs.append(np.array(kv.numpy()))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)  # Keras keeps its product of u_t in float32
+
+
+# ---------------------------------------------------------------- schedules that would give a negative rate
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: O.StepDecay(0.1, 1, gamma=-0.5), r"StepDecay: gamma must be >= 0, got -0.5"),
+        (lambda: O.CosineDecay(-0.1, 10), r"CosineDecay: initial must be >= 0, got -0.1"),
+        (lambda: O.CosineDecay(0.1, 10, alpha=-0.1), r"CosineDecay: alpha must be >= 0"),
+        (lambda: O.Warmup(-0.1, 5), r"Warmup: after must be >= 0"),
+        (lambda: O.ExponentialDecay(-0.1, 5, 0.5), r"ExponentialDecay: initial must be >= 0"),
+        (lambda: O.PiecewiseConstant([3], [0.1, -0.01]), r"PiecewiseConstant: values\[1\] must be >= 0"),
+        (lambda: O.PolynomialDecay(0.1, 4, end=-0.1), r"PolynomialDecay: end must be >= 0, got -0.1"),
+        (lambda: O.InverseTimeDecay(-0.1, 1, 0.5), r"InverseTimeDecay: initial must be >= 0"),
+        (lambda: O.CosineDecayRestarts(0.1, 4, alpha=-0.5), r"CosineDecayRestarts: alpha must be >= 0"),
+        (lambda: O.OneCycle(-1.0, 10), r"OneCycle: max_lr must be >= 0, got -1.0"),
+    ],
+)
+def test_a_schedule_that_would_give_a_negative_rate_is_refused(make, message):
+    # Each gave negative rates (StepDecay's -0.05 at step 1, OneCycle's -0.95 at step 3, ...) and SGD climbed
+    # the loss, silently: w = 1 + 0.1 * 2 after one step of InverseTimeDecay(-0.1, ...), where SGD(-0.1) is
+    # refused ("learning_rate must be >= 0"), as torch.optim refuses a negative rate.
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_a_zero_rate_schedule_is_still_a_schedule():
+    w = tl.Variable(np.array([1.0, -2.0]))
+    O.SGD(O.PolynomialDecay(0.0, 4, end=0.0)).apply([tl.tensor(np.array([3.0, 4.0]))], [w])
+    np.testing.assert_array_equal(w.numpy(), [1.0, -2.0])
