@@ -86,3 +86,18 @@ def test_stft_is_torch_stft_with_fft_length_n_fft(n_fft):
     )
     ours = tl.signal.stft(x, n_fft, 3, fft_length=n_fft)
     np.testing.assert_allclose(ours.numpy().T, theirs.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
+def test_segment_mean_of_integers_is_float64(dtype):
+    # DESIGN's integer rule (np.mean of ints is float64); tf.math.unsorted_segment_mean gives float64 too.
+    data = RNG.integers(-(2**40), 2**40, (9, 2)).astype(dtype) if dtype is not np.bool_ else RNG.random((9, 2)) > 0.5
+    ids = np.array([0, 2, 2, -1, 0, 0, 2, 3, 3])
+    want = np.stack([data[ids == s].astype(np.float64).mean(0) if np.any(ids == s) else np.zeros(2) for s in range(4)])
+    got = tl.segment_mean(data, ids, 4)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(tl.function(lambda d, i: tl.segment_mean(d, i, 4))(data, ids).numpy(), want, rtol=1e-15)
+    tf = pytest.importorskip("tensorflow")
+    if dtype is not np.bool_:
+        np.testing.assert_allclose(tf.math.unsorted_segment_mean(data, ids, 4).numpy(), want, rtol=1e-15)

@@ -103,7 +103,7 @@ def segment_sum(data, segment_ids, num_segments: int | None = None) -> Tensor:
 
 def segment_mean(data, segment_ids, num_segments: int | None = None) -> Tensor:
     """The mean of the rows of ``data`` in each segment, 0 for an empty one (``tf.math.unsorted_segment_mean``);
-    ``data`` must be floating or complex.
+    integer and bool data give float64, as NumPy's ``mean`` and TensorFlow's.
 
     >>> import tensorlib as tl
     >>> tl.segment_mean(tl.tensor([1.0, 2.0, 3.0]), [1, 1, 0], num_segments=3).numpy().tolist()
@@ -111,7 +111,7 @@ def segment_mean(data, segment_ids, num_segments: int | None = None) -> Tensor:
     """
     data, ids, n, rest, where = _operands("segment_mean", data, segment_ids, num_segments)
     if data.dtype.kind not in "fc":
-        raise TypeError(f"segment_mean: data must be floating or complex {where}")
+        data = math_ops.cast(data, _dt.float64)
     safe, kept = _kept("segment_mean", ids, n, where)
     mask = _rows_mask(kept, data)
     total = _scatter_rows(math_ops.where(mask, data, np.zeros((), np.dtype(data.dtype))), safe, n, rest, data.dtype)
