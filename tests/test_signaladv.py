@@ -101,3 +101,14 @@ def test_segment_mean_of_integers_is_float64(dtype):
     tf = pytest.importorskip("tensorflow")
     if dtype is not np.bool_:
         np.testing.assert_allclose(tf.math.unsorted_segment_mean(data, ids, 4).numpy(), want, rtol=1e-15)
+
+
+def test_segment_max_of_empty_and_nan_segments():
+    # Empty: -inf (the identity of max, jax.ops.segment_max); a NaN member: NaN (np.maximum.reduce propagates it).
+    data = np.array([1.0, 5.0, np.nan, 3.0, 2.0])
+    ids = np.array([0, 0, 1, 1, 3])
+    np.testing.assert_array_equal(tl.segment_max(data, ids, 4).numpy(), [5.0, np.nan, -np.inf, 2.0])
+    np.testing.assert_array_equal(tl.segment_min(data, ids, 4).numpy(), [1.0, np.nan, np.inf, 2.0])
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    np.testing.assert_array_equal(np.asarray(jax.ops.segment_max(data, ids, 4)), [5.0, np.nan, -np.inf, 2.0])

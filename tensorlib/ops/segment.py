@@ -6,8 +6,10 @@ in graph networks, per-group statistics).
 be sorted.  A negative id drops its row, as both peers do; an id of ``num_segments`` or more is an IndexError (as
 TensorFlow's CPU kernels; JAX drops those too), checked when the op runs.  ``num_segments`` defaults to the
 largest id plus one, which needs the ids' values (pass it under ``tl.function``).  An empty segment is 0 for
-the sum and the mean and the lowest value of the dtype (``-inf`` for floats) for the max, the highest for the
-min, as in both peers.
+the sum and the mean, and for the max the lowest value of the dtype (``-inf`` for floats, the identity of max,
+as ``jax.ops.segment_max`` and ``torch.segment_reduce``; TensorFlow's holds the lowest finite float, ``-1.8e308``
+in float64), the highest for the min.  A NaN in a segment makes its max and min NaN (NumPy's ``maximum``, JAX);
+TensorFlow's skips it.
 
 The sum scatters with ``GatherV2Grad`` (its gradient a gather), the mean divides it by the rows counted the same
 way, and the max and min are ``SegmentMax`` / ``SegmentMin`` ops whose gradient goes to the rows equal to their
