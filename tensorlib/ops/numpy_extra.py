@@ -1369,8 +1369,8 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
     (the data's min and max by default, widened by 0.5 each way when they are equal; read when the graph runs
     under ``tl.function``) or the edges given
     (increasing); bins are closed on the left, the last also on the right; values outside are left out.
-    Counts are int64, sums of ``weights`` their dtype (differentiable in ``weights``); ``density=True`` divides
-    by the total and the bin widths.
+    Counts are int64, sums of ``weights`` their dtype (exact for integers; differentiable in ``weights``);
+    ``density=True`` divides by the total and the bin widths, in float64 (complex128 for complex weights).
 
     >>> import tensorlib as tl
     >>> hist, edges = tl.histogram(tl.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
@@ -1378,7 +1378,8 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
     ([2, 1, 1], [1.0, 2.0, 3.0, 4.0])
     """
     from . import reduce as reduce_ops
-    from .search import bincount, searchsorted
+    from .search import searchsorted
+    from .segment import segment_sum
 
     a = shape_ops.reshape(as_tensor(a), (-1,))
     where = f"(a {a.dtype}[{a.shape[0]}])"
@@ -1420,18 +1421,12 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
     index = searchsorted(edges, a, side="right") - 1
     inside = math_ops.logical_and(a >= edges[0], a <= edges[-1])
     index = math_ops.where(a == edges[-1], np.int64(count - 1), index)
-    index = math_ops.where(inside, index, np.int64(0))
-    if weights is None:
-        hist = bincount(index, weights=math_ops.cast(inside, _dt.float64), minlength=count)
-        hist = math_ops.cast(hist, _dt.int64)
-    else:
-        zero = math_ops.zeros_like(weights)
-        hist = bincount(index, weights=math_ops.where(inside, weights, zero), minlength=count)
-        hist = (
-            hist if hist.dtype == weights.dtype or weights.dtype.kind in "biu" else math_ops.cast(hist, weights.dtype)
-        )
+    # A value outside the edges (or NaN) goes to segment -1, which drops it; sums stay in the weights' dtype
+    # (exact for integers, complex for complex weights, as NumPy's).
+    index = math_ops.where(inside, index, np.int64(-1))
+    hist = segment_sum(math_ops.ones_like(a, _dt.int64) if weights is None else weights, index, count)
     if density:
         widths = math_ops.cast(edges[1:] - edges[:-1], _dt.float64)
-        hist = math_ops.cast(hist, _dt.float64)
+        hist = hist if hist.dtype.kind in "fc" and hist.dtype.itemsize >= 8 else math_ops.cast(hist, _dt.float64)
         hist = hist / reduce_ops.sum(hist) / widths
     return hist, edges
