@@ -137,3 +137,25 @@ def test_histogram_sums_integer_and_complex_weights_in_their_dtype(bins):
     np.testing.assert_allclose(hist.numpy(), theirs, rtol=1e-14)
     traced = tl.function(lambda a, w: tl.histogram(a, bins=bins, weights=w, range=(0.5, 7.0))[0])(a, weights)
     assert traced.numpy().tolist() == want
+
+
+@pytest.mark.parametrize("estimator", ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_histogram_bins_by_numpys_estimators(estimator, dtype):
+    a = (RNG.standard_normal(200) * 10).astype(dtype)
+    want_hist, want_edges = np.histogram(a, bins=estimator)
+    hist, edges = tl.histogram(a, bins=estimator)
+    assert edges.dtype == want_edges.dtype and hist.dtype == np.int64
+    np.testing.assert_array_equal(edges.numpy(), want_edges)
+    np.testing.assert_array_equal(hist.numpy(), want_hist)
+    want_hist, want_edges = np.histogram(a, bins=estimator, range=(-5, 5), density=True)
+    hist, edges = tl.histogram(a, bins=estimator, range=(-5, 5), density=True)
+    np.testing.assert_array_equal(edges.numpy(), want_edges)
+    np.testing.assert_allclose(hist.numpy(), want_hist, rtol=1e-14)
+
+
+def test_histogram_estimator_errors():
+    with pytest.raises(ValueError, match=r"histogram: 'foo' is not a valid estimator.*\(a float64\[3\]\)"):
+        tl.histogram(np.ones(3), bins="foo")
+    with pytest.raises(ValueError, match=r"histogram: bins='auto' estimates the bins from the values, unknown under"):
+        tl.function(lambda a: tl.histogram(a, bins="auto"))(np.ones(3))

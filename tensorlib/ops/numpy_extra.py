@@ -1367,8 +1367,8 @@ def _traced_edges(a, bins: int):
 def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tuple:  # noqa: A002
     """``(hist, bin_edges)`` of the values of ``a`` (``numpy.histogram``): ``bins`` equal bins over ``range``
     (the data's min and max by default, widened by 0.5 each way when they are equal; read when the graph runs
-    under ``tl.function``) or the edges given
-    (increasing); bins are closed on the left, the last also on the right; values outside are left out.
+    under ``tl.function``), the edges given (increasing), or the name of one of NumPy's estimators of the bins
+    (``"auto"``, ``"fd"``, ``"sturges"``, ...; eager only, ``numpy.histogram_bin_edges``); bins are closed on the left, the last also on the right; values outside are left out.
     Counts are int64, sums of ``weights`` their dtype (exact for integers; differentiable in ``weights``);
     ``density=True`` divides by the total and the bin widths, in float64 (complex128 for complex weights).
 
@@ -1391,6 +1391,16 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
             raise ValueError(f"histogram: weights must have the shape of a {where}, got {weights.shape[0]} values")
         if None in (weights.shape[0], a.shape[0]):  # traced: one length for both, checked when the graph runs
             a, weights = shape_ops.ensure_dims(a, weights, dims=(("n",), ("n",)), message="histogram: a and weights")
+    if isinstance(bins, str):  # NumPy's estimators ("auto", "fd", "sturges", ...) read the values
+        if a.is_symbolic:
+            raise ValueError(
+                f"histogram: bins={bins!r} estimates the bins from the values, unknown under tl.function; "
+                f"give a number of bins or the edges {where}"
+            )
+        try:
+            bins = np.histogram_bin_edges(np.asarray(a.numpy()), bins, range)
+        except ValueError as error:
+            raise ValueError(f"histogram: {error} {where}") from None
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         if bins < 1:
             raise ValueError(f"histogram: bins must be a positive int or increasing edges, got {bins} {where}")
