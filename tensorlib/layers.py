@@ -652,7 +652,8 @@ class Conv2DTranspose(_Conv):
             raise ValueError(
                 f"{name}: output_padding={self.output_padding} with SAME padding gives an output of {size} "
                 f"{axes}, which a SAME conv of strides {self.strides} does not map back to the input's "
-                f"{spatial}; an even kernel needs output_padding >= 1 (input shape {tuple(x.shape)})"
+                f"{spatial}; an even kernel needs output_padding >= 1 (up to the stride), an odd one below the stride "
+                f"(input shape {tuple(x.shape)})"
             )
         if min(size) < 1:
             raise ValueError(
@@ -661,16 +662,37 @@ class Conv2DTranspose(_Conv):
             )
         return (x.shape[0], self.out_channels, *size) if first else (x.shape[0], *size, self.out_channels)
 
+    def _op_geometry(self, shape) -> tuple:
+        """The padding and output shape to give ``conv2d_transpose`` for the output ``shape``, and the zeros to
+        append after each spatial axis.  An explicit (or VALID's zero) padding ``(top, bottom)`` with
+        ``output_padding=p`` crops ``top`` and ``bottom - p``; where ``p > bottom`` (possible from ``p >= stride``,
+        which the dilation allows, as in PyTorch) the last ``p - bottom`` cells are past the kernel's reach: zeros,
+        which the op's shape check (a conv of the output must give the input back) cannot express."""
+        if self.output_padding is None or self.padding == "SAME":
+            return self.padding, shape, (0,) * self._rank
+        first = self.data_format[1] == "C"
+        pairs = ((0, 0),) * self._rank if self.padding == "VALID" else self.padding
+        spatial = shape[2:] if first else shape[1:-1]
+        cuts = [bottom - p for (_, bottom), p in zip(pairs, self.output_padding, strict=True)]
+        padding = tuple((top, max(cut, 0)) for (top, _), cut in zip(pairs, cuts))
+        sizes = tuple(m + min(cut, 0) for m, cut in zip(spatial, cuts))
+        shape = (*shape[:2], *sizes) if first else (shape[0], *sizes, shape[-1])
+        return padding, shape, tuple(max(-cut, 0) for cut in cuts)
+
+    def _zeros_after(self, y, zeros: tuple):
+        if not any(zeros):
+            return y
+        first = 2 if self.data_format[1] == "C" else 1
+        pads = [(0, 0)] * len(y.shape)
+        pads[first : first + self._rank] = [(0, z) for z in zeros]
+        return _shape.pad(y, pads)
+
     def _convolve(self, x):
-        return _nn.conv2d_transpose(
-            x,
-            self.kernel,
-            self._output_shape(x),
-            self.strides,
-            self.padding,
-            self.dilations,
-            data_format=self.data_format,
+        padding, shape, zeros = self._op_geometry(self._output_shape(x))
+        y = _nn.conv2d_transpose(
+            x, self.kernel, shape, self.strides, padding, self.dilations, data_format=self.data_format
         )
+        return self._zeros_after(y, zeros)
 
     def extra_repr(self) -> str:
         text = super().extra_repr()
@@ -694,10 +716,10 @@ class Conv1DTranspose(Conv2DTranspose):
     _rank = 1
 
     def _convolve(self, x):
-        shape = self._output_shape(x)
+        padding, shape, zeros = self._op_geometry(self._output_shape(x))
         first = self.data_format == "NCW"
         image = _shape.expand_dims(x, 2 if first else 1)  # (batch, 1, width, channels) or (batch, channels, 1, width)
-        padding = self.padding if isinstance(self.padding, str) else ((0, 0), *self.padding)
+        padding = padding if isinstance(padding, str) else ((0, 0), *padding)
         y = _nn.conv2d_transpose(
             image,
             _shape.expand_dims(self.kernel, 0),
@@ -707,7 +729,7 @@ class Conv1DTranspose(Conv2DTranspose):
             (1, *self.dilations),
             data_format="NCHW" if first else "NHWC",
         )
-        return _shape.squeeze(y, 2 if first else 1)
+        return self._zeros_after(_shape.squeeze(y, 2 if first else 1), zeros)
 
 
 def _index_value(value) -> int:
@@ -2341,7 +2363,7 @@ class MultiHeadAttention(Module):
         q, k, v, mask = self._mask(attn_mask, key_padding_mask, is_causal, batch, length, source, q, k, v)
         out, weights = attend(
             q, k, v, mask, self.dropout if self.training else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
-            None, "MultiHeadAttention: attn_mask",  # dropout: new draws on every call
+            None, "MultiHeadAttention: attn_mask", causal=is_causal,  # dropout: new draws on every call
         )  # fmt: skip
         out = _shape.concat([out[:, h] for h in range(self.num_heads)], axis=-1)  # the heads side by side
         out = _linalg.matmul(out, self.output_kernel)
@@ -2356,14 +2378,8 @@ class MultiHeadAttention(Module):
         every part is bool, else additive floats; with sizes unknown when traced, the heads and masks checked
         again when the graph runs (a mask of batch 1, or of one batch entry's heads, had been broadcast)."""
         parts, dims, names = [], [], []  # each mask's part, its dimensions (named as the heads') and its name
-        if is_causal:
-            if attn_mask is not None:
-                raise ValueError("MultiHeadAttention: give attn_mask or is_causal, not both")
-            if None in (length, source):
-                raise ValueError("MultiHeadAttention: is_causal needs known query and key lengths")
-            parts.append(_as_tensor(np.triu(np.ones((length, source), dtype=bool), 1)))
-            dims.append(("L", "S"))
-            names.append("the causal mask")
+        if is_causal and attn_mask is not None:
+            raise ValueError("MultiHeadAttention: give attn_mask or is_causal, not both")
         # The masks' shapes are checked, not broadcast (PyTorch's checks): an (num_heads, L, S) attn_mask had been
         # applied to every batch entry's heads, a (1, S) key_padding_mask to every batch entry.
         if attn_mask is not None:

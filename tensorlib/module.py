@@ -4,7 +4,9 @@ A Module's attributes that are Variables or Modules (or lists, tuples or
 dicts holding them, other entries skipped) are its state, collected in
 attribute order; a Variable or Module reachable twice is counted and updated once.  A child may hold
 its parent: walks stop at the back-reference, and ``repr`` shows it as ``<back-reference to ...>``.
-``copy.deepcopy`` copies the Variables (same names, new values) and keeps the structure.  ``variables`` and
+``copy.deepcopy`` (and pickle) copies the Variables (same names, new values) and keeps the structure, a
+``tl.function`` of its methods included (without its graphs, so the copy runs on the copy's Variables);
+``copy.copy`` is shallow, as in PyTorch: the copy shares the Variables and sub-Modules.  ``variables`` and
 ``trainable_variables`` return them as a nested dict keyed by attribute name,
 the structure that ``tape.gradient``, optimizers and checkpoints take.
 
@@ -158,7 +160,15 @@ class Module:
 
     def state_dict(self) -> dict:
         """``{dotted name: NumPy array}``, a copy of every Variable (PyTorch's ``state_dict``; names as in a
-        checkpoint): :func:`tl.checkpoint.state_dict`."""
+        checkpoint): :func:`tl.checkpoint.state_dict`.  Optimizers have this method too: theirs holds the
+        step counter, a constant learning rate and the slots.
+
+        >>> import tensorlib as tl
+        >>> opt, w = tl.optimizers.Adam(0.1), tl.Variable([1.0, 2.0])
+        >>> opt.apply([tl.tensor([1.0, -1.0])], [w])
+        >>> sorted(opt.state_dict())
+        ['iterations', 'learning_rate', 'slots.0.m', 'slots.0.step', 'slots.0.v']
+        """
         from .checkpoint import state_dict
 
         return state_dict(self)
@@ -166,6 +176,7 @@ class Module:
     def load_state_dict(self, state: dict, strict: bool = True) -> tuple:
         """Assign ``state`` to this Module's Variables, all or nothing, shapes and dtypes checked; returns
         ``(missing, unexpected)`` names (PyTorch's ``load_state_dict``): :func:`tl.checkpoint.load_state_dict`.
+        Optimizers have this method too; one that has taken no step keeps the slots for its first step.
 
         >>> import tensorlib as tl
         >>> a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, use_bias=False, seed=1)

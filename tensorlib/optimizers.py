@@ -645,6 +645,7 @@ class Optimizer:
     ``variables`` returns the optimizer state as a nested dict (for checkpoints).  Every optimizer
     takes Keras' clipping arguments, one of them at most: ``clipnorm`` clips each gradient's norm,
     ``global_clipnorm`` all of them together, ``clipvalue`` each value into ``[-clipvalue, clipvalue]``.
+    ``state_dict()`` and ``load_state_dict(state, strict=True)`` are PyTorch's, as on a Module.
     """
 
     _slot_names: tuple = ()
@@ -677,6 +678,11 @@ class Optimizer:
         self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
         self._split: set = set()  # paths two variables of other names came at: keyed "path/name" since
         self._built = None  # the structure given to build: what apply(grads) updates
+
+    # PyTorch's optimizer.state_dict() / load_state_dict(state): the step counter, a constant learning rate
+    # and the slots, as tl.checkpoint names them (a PyTorch user's first call had been an AttributeError).
+    state_dict = Module.state_dict
+    load_state_dict = Module.load_state_dict
 
     def __getstate__(self) -> dict:
         # Slots are found by their variable's id, and a copy (copy.deepcopy, pickle) of the variable gets a

@@ -65,3 +65,85 @@ def test_fused_batch_norm_inference_centres_before_scaling():
     mean, variance = np.float32([1e4, 1e4 + 0.5]), np.float32([1.0, 0.8])
     y = tl.nn.fused_batch_norm(x, scale, offset, mean, variance, epsilon=1e-3, is_training=False)[0]
     np.testing.assert_allclose(y.numpy(), _inference_reference(x, scale, offset, mean, variance, 1e-3), atol=2e-6)
+
+
+# ------------------------------------------------------------------ attention masks
+def _softmax_attention(q, k, v, additive):
+    """NumPy: softmax(q k^T / sqrt(E) + additive) v, in float64."""
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + additive
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return (weights / weights.sum(-1, keepdims=True)) @ v
+
+
+def test_a_float64_additive_mask_keeps_float32_attention_in_float32():
+    # np.where(keep, 0.0, -np.inf) is float64: added to float32 scores it made the output (and every GEMM of the
+    # backward after it) float64.  PyTorch rejects such a mask; JAX and Keras compute in the query's dtype, as
+    # tl.nn.MultiHeadAttention already did.  The mask is cast to the scores' dtype.
+    q, k, v = (RNG.normal(size=(2, 3, n, 4)).astype(np.float32) for n in (5, 6, 6))
+    keep = RNG.random((5, 6)) > 0.4
+    keep[:, 0] = True
+    additive = np.where(keep, 0.0, -np.inf)
+    out = tl.nn.scaled_dot_product_attention(q, k, v, attn_mask=additive)
+    assert out.dtype == tl.float32
+    expected = _softmax_attention(*(a.astype(np.float64) for a in (q, k, v)), additive)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
+    grads = tl.grad(lambda q, m: tl.sum(tl.nn.scaled_dot_product_attention(q, k, v, attn_mask=m)), (0, 1))(
+        q, RNG.normal(size=(5, 6))
+    )
+    assert (grads[0].dtype, grads[1].dtype) == (tl.float32, tl.float64)
+
+
+# ------------------------------------------------------------------ causal attention traced with unknown lengths
+def _causal_additive(length, source):
+    """0 where key j <= query i (the top-left aligned lower triangle), -inf above."""
+    return np.where(np.tril(np.ones((length, source), bool)), 0.0, -np.inf)
+
+
+@pytest.mark.parametrize("lengths", [(4, 4), (3, 5), (5, 3)])
+def test_causal_attention_traces_with_unknown_lengths(lengths):
+    # is_causal raised "needs known query and key lengths" under tl.function with TensorSpec((..., None, E)):
+    # the causal mask was a NumPy constant.  It is now built with ops when a length is known only at run time.
+    spec = tl.TensorSpec((2, None, 4), "float64")
+    f = tl.function(
+        lambda q, k, v: tl.nn.scaled_dot_product_attention(q, k, v, is_causal=True), input_signature=[spec] * 3
+    )
+    length, source = lengths
+    q, k, v = (RNG.normal(size=(2, n, 4)) for n in (length, source, source))
+    expected = _softmax_attention(q, k, v, _causal_additive(length, source))
+    np.testing.assert_allclose(f(q, k, v).numpy(), expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        tl.nn.scaled_dot_product_attention(q, k, v, is_causal=True).numpy(), expected, rtol=1e-12, atol=1e-14
+    )
+
+
+def test_causal_layers_trace_with_unknown_lengths():
+    embed, heads = 4, 2
+    mha = tl.nn.MultiHeadAttention(embed, heads, seed=1, dtype="float64")
+    for variable in mha.trainable_variables.values():
+        variable.assign(RNG.normal(size=variable.shape) * 0.5)
+    spec = tl.TensorSpec((None, None, embed), "float64")
+    padding_spec = tl.TensorSpec((None, None), "bool")
+    f = tl.function(lambda x, p: mha(x, key_padding_mask=p, is_causal=True), input_signature=[spec, padding_spec])
+    for batch, length in ((2, 3), (3, 5)):
+        x = RNG.normal(size=(batch, length, embed))
+        padding = np.zeros((batch, length), bool)
+        padding[0, -1] = True
+        # NumPy: per head, additive causal and padding masks
+        d = embed // heads
+
+        def project(part, x=x):
+            y = x @ getattr(mha, f"{part}_kernel").numpy() + getattr(mha, f"{part}_bias").numpy()
+            return y.reshape(batch, length, heads, d).transpose(0, 2, 1, 3)
+
+        additive = _causal_additive(length, length) + np.where(padding, -np.inf, 0.0)[:, None, None, :]
+        heads_out = _softmax_attention(project("query"), project("key"), project("value"), additive)
+        merged = heads_out.transpose(0, 2, 1, 3).reshape(batch, length, embed)
+        expected = merged @ mha.output_kernel.numpy() + mha.output_bias.numpy()
+        out, weights = f(x, padding)
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-11, atol=1e-13)
+        np.testing.assert_allclose(weights.numpy(), mha(x, key_padding_mask=padding, is_causal=True)[1].numpy())
+    decoder = tl.nn.TransformerDecoderLayer(embed, heads, 8, seed=2, dtype="float64")
+    decoder.eval()
+    g = tl.function(lambda t, m: decoder(t, m, tgt_is_causal=True), input_signature=[spec, spec])
+    tgt, memory = RNG.normal(size=(2, 3, embed)), RNG.normal(size=(2, 5, embed))
+    np.testing.assert_allclose(g(tgt, memory).numpy(), decoder(tgt, memory, tgt_is_causal=True).numpy(), rtol=1e-12)

@@ -131,3 +131,43 @@ def test_a_traced_step_retraces_when_a_layer_is_frozen():
     kernel = model[0][0].kernel.numpy()
     step(x)  # the graph traced before updated the frozen kernel
     np.testing.assert_array_equal(model[0][0].kernel.numpy(), kernel)
+
+
+# ---------------------------------------------------------------- copies (copy.deepcopy, pickle)
+
+
+class _Compiled(tl.Module):
+    def __init__(self):
+        super().__init__()
+        self.dense = tl.nn.Dense(2, 2, seed=0)
+        self.fast = tl.function(self.forward, input_signature=[tl.TensorSpec((None, 2))])
+
+    def forward(self, x):
+        return self.dense(x)
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_module_holding_a_tl_function_copies_with_its_own_variables(how):
+    # copy.deepcopy failed (a lock cannot be copied; after a call, "a symbolic tensor has no value"), as did
+    # pickle: PyTorch's deepcopy of a module is the usual way to make an EMA or a target network.
+    import copy
+    import pickle
+
+    model = _Compiled()
+    x = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)
+    before = model.fast(x).numpy()
+    twin = copy.deepcopy(model) if how == "deepcopy" else pickle.loads(pickle.dumps(model))
+    twin.dense.kernel.assign(np.zeros((2, 2), np.float32))
+    np.testing.assert_array_equal(twin.fast(x[:1]).numpy(), np.broadcast_to(model.dense.bias.numpy(), (1, 2)))
+    np.testing.assert_array_equal(model.fast(x).numpy(), before)
+    np.testing.assert_allclose(before, x @ model.dense.kernel.numpy() + model.dense.bias.numpy(), rtol=1e-6)
+    assert twin.fast.input_signature == model.fast.input_signature and twin.fast.trace_count == 1
+
+
+# ---------------------------------------------------------------- Variable
+
+
+def test_a_variable_takes_a_bool_trainable_flag():
+    with pytest.raises(TypeError, match=r"Variable: trainable must be a bool, got 'False'"):
+        tl.Variable([1.0], trainable="False")  # was trainable: bool("False") is True
+    assert tl.Variable([1.0], trainable=np.bool_(False)).trainable is False

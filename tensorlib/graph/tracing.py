@@ -762,6 +762,7 @@ class Function:
         self, fn, input_signature=None, max_traces=None, static_argnums=(), static_argnames=(), cache_size=CACHE_SIZE
     ):
         functools.update_wrapper(self, fn)
+        self._options = (input_signature, max_traces, static_argnums, static_argnames, cache_size)
         if "__name__" not in self.__dict__:  # a callable object or functools.partial has none to copy
             self.__name__ = getattr(getattr(fn, "func", None), "__name__", None) or type(fn).__name__
         self.python_function = fn
@@ -828,6 +829,13 @@ class Function:
                 )
         names.update(self._positional[i] for i in positions if i < n)
         return dict.fromkeys(positions, True), dict.fromkeys(names, True)
+
+    def __reduce__(self):
+        # A copy (copy.deepcopy or pickle of a Module that holds one) is a new tl.function of the copied Python
+        # function, with the same options and no graphs: the graphs captured the original's Variables (and
+        # hold a lock and symbolic tensors, which made the copy fail).  A bound method is copied with its
+        # Module, so the copy runs on the copy's Variables.
+        return (Function, (self.python_function, *self._options))
 
     def __get__(self, instance, owner=None):
         if instance is None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from .. import dispatch
 from ..dispatch import apply
 from ..tensor import Tensor, Variable, _ids
@@ -133,6 +135,9 @@ def _no_value(self, use, remedy):
 
 # ---------------------------------------------------------------- Variable
 def _variable_init(self, initial_value, name: str | None = None, trainable: bool = True, dtype=None, backend=None):
+    if trainable is not True and trainable is not False and trainable.__class__ is not np.bool_:
+        # bool(trainable) made trainable="False" trainable (PyTorch's requires_grad takes a bool only).
+        raise TypeError(f"Variable: trainable must be a bool, got {trainable!r}")
     init = initial_value() if callable(initial_value) else initial_value
     t = tensor(init, dtype=dtype, backend=backend)
     if t._value is None:

@@ -579,8 +579,18 @@ def _take_grad_kernel(dy, indices, like, *, axis):
     size = like.shape[axis]
     flat = (indices.reshape(-1) % size) if size else indices.reshape(-1)
     src = xp.moveaxis(dy, tuple(range(axis, axis + indices.ndim)), tuple(range(indices.ndim)))
-    xp.add.at(moved, flat, src.reshape((flat.size,) + moved.shape[1:]))  # not -1: empty arrays
+    src = src.reshape((flat.size,) + moved.shape[1:])  # not -1: empty arrays
+    if src.size >= _SLICE_LOOP_SIZE * flat.size:
+        # np.add.at adds a slice per index at ~100 ns an element (measured: 21 slices of 26624 float32, 9.2 ms),
+        # a loop of in-place slice additions at ~5 us an index (0.16 ms); from 64 elements a slice the loop wins.
+        for i, j in enumerate(flat.tolist()):
+            moved[j] += src[i]
+    else:
+        xp.add.at(moved, flat, src)
     return out.astype(dy.dtype, copy=False)
+
+
+_SLICE_LOOP_SIZE = 64
 
 
 register_gradient("GatherV2Grad", lambda node, g: take(g, node.inputs[1], axis=node.attrs["axis"]), None, None)

@@ -621,7 +621,7 @@ def _adaptive_entries():
             getattr(tl.nn, f"adaptive_{kind}_pool"),
             _adaptive_ref(kind),
             _adaptive_draw,
-            op_types=("Reshape", "Sum", "Einsum", "Transpose") if kind == "avg" else ("Max", "StridedSlice", "Pack"),
+            op_types=("Reshape", "PadV2", "GatherV2") + (("Sum", "Div") if kind == "avg" else ("Max",)),
             kinks=kind == "max",
             error_inputs=tuple(
                 ErrorInput(e.args, exc=e.exc, match=rf"^adaptive_{kind}_pool: .*" + e.match) for e in errors

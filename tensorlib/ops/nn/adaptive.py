@@ -2,11 +2,12 @@
 or 3 spatial dimensions, channels last (Keras' layout) or first (PyTorch's).
 
 Output cell ``i`` of an axis of size ``n`` pooled to ``m`` covers input cells ``floor(i n / m)`` up to
-``ceil((i + 1) n / m)`` (exclusive), PyTorch's bins.  A box's mean (or max) is the mean (max) along each of
-its axes in turn, so each axis is pooled on its own: by a reshape and a reduction where ``m`` divides ``n``,
-else by a constant averaging matrix (mean) or one slice per output cell (max).  Every step is an op, so
-gradients (to any order), tracing and every backend come from them; the max's gradient goes where
-``tl.max``'s does."""
+``ceil((i + 1) n / m)`` (exclusive), PyTorch's bins.  Each pooled axis becomes two, ``(m, k)``: the bins, each
+padded to the longest one's ``k`` cells with a cell that cannot change the result (0 for the sum, the lowest
+value for the max); a reshape where ``m`` divides ``n``, else a gather.  One reduction over the bins' axes then
+gives every box at once: its sum over the box's size (a NaN or inf only reaches the boxes that hold it), or
+``tl.max`` of the whole box, whose gradient goes where ``tl.max``'s does (tied maxima share it equally).
+Every step is an op, so gradients (to any order), tracing and every backend come from them."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ import numpy as np
 
 from ...dispatch import as_tensor
 from ...tensor import Tensor
-from .. import array as array_ops
-from .. import linalg as linalg_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from ._common import _op_type
@@ -55,23 +54,20 @@ def _spatial_axes(x, output_size, data_format, name: str) -> tuple:
     return tuple((a, int(s)) for a, s in zip(axes, sizes) if s is not None)
 
 
-def _pool_axis(x, axis: int, m: int, kind: str):
+def _windows(x, axis: int, m: int, fill):
+    """``x`` with ``axis`` (``n`` cells) replaced by ``(m, k)``: output cell ``i``'s bin, padded with ``fill`` to
+    the longest bin's ``k`` cells; and the bins' sizes."""
     n = x.shape[axis]
-    if n % m == 0:  # equal bins of n // m cells: a reshape and a reduction
-        split = shape_ops.reshape(
-            x, tuple(-1 if d is None else d for d in x.shape[:axis]) + (m, n // m) + x.shape[axis + 1 :]
-        )
-        return (reduce_ops.mean if kind == "avg" else reduce_ops.max)(split, axis + 1)
-    if kind == "avg":  # each output cell a weighted sum of its bin: a constant (m, n) matrix
-        weights = np.zeros((m, n))
-        for i, (start, stop) in enumerate(_bins(n, m)):
-            weights[i, start:stop] = 1.0 / (stop - start)
-        pooled = linalg_ops.tensordot(x, as_tensor(weights.astype(x.dtype)), ([axis], [1]))
-        return array_ops.moveaxis(pooled, -1, axis)
-    index = (slice(None),) * axis
-    return shape_ops.stack(
-        [reduce_ops.max(shape_ops.getitem(x, index + (slice(a, b),)), axis) for a, b in _bins(n, m)], axis
-    )
+    bins = _bins(n, m)
+    sizes = np.array([stop - start for start, stop in bins])
+    if n % m == 0 and sum(d is None for d in x.shape) <= 1:  # equal bins: a reshape, no copy
+        shape = tuple(-1 if d is None else d for d in x.shape)
+        return shape_ops.reshape(x, shape[:axis] + (m, n // m) + shape[axis + 1 :]), sizes
+    index = np.full((m, int(sizes.max())), n)  # n: the fill cell appended to the axis
+    for i, (start, stop) in enumerate(bins):
+        index[i, : stop - start] = np.arange(start, stop)
+    padded = shape_ops.pad(x, [(0, 0)] * axis + [(0, int(index.max() == n))] + [(0, 0)] * (x.ndim - axis - 1), fill)
+    return shape_ops.take(padded, index, axis=axis), sizes
 
 
 def _adaptive(kind: str, input, output_size, data_format):
@@ -81,9 +77,18 @@ def _adaptive(kind: str, input, output_size, data_format):
         raise TypeError(
             f"{name}: input must be {'floating' if kind == 'avg' else 'real'}, got {x.dtype} (input shape {tuple(x.shape)})"
         )
-    for axis, m in _spatial_axes(x, output_size, data_format, name):
-        x = _pool_axis(x, axis, m, kind)
-    return x
+    pooled = _spatial_axes(x, output_size, data_format, name)
+    if not pooled:
+        return x
+    fill = 0 if kind == "avg" else -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    counts = np.ones((1,) * x.ndim)  # each box's number of cells, broadcast against the output
+    for axis, m in reversed(pooled):  # the last first: the axes before keep their places
+        x, sizes = _windows(x, axis, m, fill)
+        counts = counts * sizes.reshape((1,) * axis + (m,) + (1,) * (counts.ndim - axis - 1))
+    window_axes = tuple(axis + 1 + i for i, (axis, _) in enumerate(pooled))
+    if kind == "max":
+        return reduce_ops.max(x, window_axes)
+    return reduce_ops.sum(x, window_axes) / as_tensor(counts.astype(x.dtype))
 
 
 @_op_type(None, tensors=("input",))
@@ -102,7 +107,8 @@ def adaptive_avg_pool(input, output_size, data_format: str | None = None) -> Ten
 @_op_type(None, tensors=("input",))
 def adaptive_max_pool(input, output_size, data_format: str | None = None) -> Tensor:
     """The max over PyTorch's adaptive bins (see :func:`adaptive_avg_pool`): ``F.adaptive_max_pool1d/2d/3d``
-    without ``return_indices``.
+    without ``return_indices``.  Maxima tied in a box share its gradient equally, as ``tl.max`` of the box
+    (and TensorFlow's and JAX's max reductions); PyTorch gives it all to the first.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.adaptive_max_pool(np.array([[[1.0], [5.0], [2.0], [0.0], [3.0]]]), 3).numpy().ravel().tolist()

@@ -312,7 +312,8 @@ def scaled_dot_product_attention(
     """``softmax(query @ key^T * scale + mask) @ value`` (PyTorch's ``F.scaled_dot_product_attention``):
     ``query`` ``(..., L, E)``, ``key`` ``(..., S, E)``, ``value`` ``(..., S, Ev)`` -> ``(..., L, Ev)``, the
     leading dimensions broadcast.  ``scale`` defaults to ``1 / sqrt(E)``.  ``attn_mask`` broadcasts to
-    ``(..., L, S)``: a bool mask keeps the True positions, a float mask is added to the scores.  ``is_causal``
+    ``(..., L, S)``: a bool mask keeps the True positions, a float mask is added to the scores (in their dtype:
+    a float64 mask leaves float32 attention float32).  ``is_causal``
     keeps position ``j <= i`` (the top-left aligned lower triangle; not together with ``attn_mask``).  A query
     row with every position masked (every score ``-inf``) gets weights 0, as in PyTorch.  ``dropout_p > 0`` applies
     :func:`dropout` (``seed``) to the attention weights.
@@ -358,15 +359,10 @@ def scaled_dot_product_attention(
         if e is None:
             raise ValueError(f"{name}: the embedding size must be known to take the default scale {where}")
         scale = 1.0 / _math.sqrt(e)
-    if is_causal:
-        rows, cols = q.shape[-2], s
-        if None in (rows, cols):
-            raise ValueError(f"{name}: is_causal needs known query and key lengths {where}")
-        attn_mask = np.tril(np.ones((rows, cols), dtype=bool))
     # float16 computes in float32 and rounds once, as PyTorch's kernels: the float16 products and weights were
     # 77 float16 ulps off for (2, 4, 8) queries and 2500 for (2, 16, 64) (PyTorch: 0.5 and 1).
     wide = [_widened(t) for t in (q, k, v)]
-    out = attend(*wide, attn_mask, dropout_p, scale, seed, f"{name}: attn_mask", where)[0]
+    out = attend(*wide, attn_mask, dropout_p, scale, seed, f"{name}: attn_mask", where, causal=is_causal)[0]
     return math_ops.cast(out, _dt.float16) if q.dtype == k.dtype == v.dtype == _dt.float16 else out
 
 
@@ -384,11 +380,12 @@ def _number(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
-def attend(q, k, v, attn_mask, dropout_p, scale, seed, what: str, where: str = "") -> tuple:
+def attend(q, k, v, attn_mask, dropout_p, scale, seed, what: str, where: str = "", causal: bool = False) -> tuple:
     """``(softmax(q @ k^T * scale + mask) @ v, the weights)``: a bool ``attn_mask`` keeps its True positions, a
-    float one is added to the scores; a row with every score ``-inf`` gets weights 0 (and gradient 0), PyTorch's
-    safe softmax; with ``dropout_p`` the weights returned are the dropped ones, which multiply ``v`` (as PyTorch's
-    ``nn.MultiheadAttention`` returns them)."""
+    float one is added to the scores; ``causal`` keeps key ``j <= i`` of query ``i`` only (the top-left aligned
+    lower triangle, built with ops when a length is known only at run time); a row with every score ``-inf``
+    gets weights 0 (and gradient 0), PyTorch's safe softmax; with ``dropout_p`` the weights returned are the
+    dropped ones, which multiply ``v`` (as PyTorch's ``nn.MultiheadAttention`` returns them)."""
     # sqrt(|scale|) on each side before the product, as PyTorch's math kernel does: scaling the product after it
     # overflowed float16 (a 64-wide head of values ~100: inf scores, NaN outputs where PyTorch's are finite).
     root = _math.sqrt(abs(float(scale)))
@@ -400,9 +397,21 @@ def attend(q, k, v, attn_mask, dropout_p, scale, seed, what: str, where: str = "
         if mask.dtype.kind == "b":
             scores = elementwise_ops.where(mask, scores, -_math.inf)
         elif mask.dtype.kind == "f":
-            scores = scores + mask
+            # In the scores' dtype (JAX, Keras; PyTorch rejects others): a float64 np.where(keep, 0, -inf) made a
+            # float32 attention's output and backward float64.
+            scores = scores + (mask if mask.dtype == scores.dtype else math_ops.cast(mask, scores.dtype))
         else:
             raise TypeError(f"{what} must be bool or floating, got {mask.dtype} {where}".rstrip())
+    if causal:
+        rows, cols = q.shape[-2], k.shape[-2]
+        # A NumPy constant when the lengths are known; traced with one unknown, the scores' shape gives it.
+        keep = (
+            np.tril(np.ones((rows, cols), dtype=bool))
+            if None not in (rows, cols)
+            else array_ops.tril(math_ops.ones_like(scores, _dt.bool_))
+        )
+        scores = elementwise_ops.where(keep, scores, -_math.inf)
+    if attn_mask is not None or causal:
         dead = reduce_ops.all(scores == -_math.inf, axis=-1, keepdims=True)
         weights = elementwise_ops.where(dead, 0.0, softmax(elementwise_ops.where(dead, 0.0, scores), axis=-1))
     else:

@@ -1,0 +1,248 @@
+"""The newest layers and nn functions, tried as an adversary: the adaptive pools (``tl.nn.adaptive_avg_pool`` /
+``adaptive_max_pool`` and their layers), ``rms_norm``/``RMSNorm``, the recurrent layers with ``go_backwards``
+and ``Bidirectional``, and ``Conv1DTranspose``/``Conv2DTranspose``.
+
+References: NumPy loops written here (each adaptive box pooled as a whole, a transposed convolution as a
+scatter of every input position through every tap, a recurrent step loop), float64 central differences
+(``check_grads``), and, where installed, PyTorch (``F.adaptive_*_pool``, ``nn.ConvTranspose1d``) and Keras.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.testing import check_grads
+
+RNG = np.random.default_rng(20261202)
+_LAYOUT = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+
+
+# ------------------------------------------------------------------ adaptive pools
+def _boxes(spatial, sizes):
+    """PyTorch's adaptive boxes: each output cell's index and one ``range`` of input cells per spatial axis
+    (an axis of size ``None`` is kept: one cell per box)."""
+    per_axis = [
+        [range(i, i + 1) for i in range(n)]
+        if m is None
+        else [range(i * n // m, -(-(i + 1) * n // m)) for i in range(m)]
+        for n, m in zip(spatial, sizes)
+    ]
+    for cell in itertools.product(*(range(len(bins)) for bins in per_axis)):
+        yield cell, [bins[c] for c, bins in zip(cell, per_axis)]
+
+
+def _adaptive_reference(x, sizes, kind):
+    """Channels-first ``x`` pooled box by box (the whole box at once, as PyTorch's kernels): mean or max, and the
+    gradient of ``sum(pooled * w)`` that gives each box's weight to its cells (to its maxima, shared equally)."""
+    spatial = x.shape[2:]
+    out_shape = x.shape[:2] + tuple(n if m is None else m for n, m in zip(spatial, sizes))
+    out = np.zeros(out_shape, x.dtype)
+    w = RNG.standard_normal(out_shape)
+    grad = np.zeros(x.shape)
+    for cell, box in _boxes(spatial, sizes):
+        index = (slice(None), slice(None), *np.ix_(*box))
+        part = x[index]
+        axes = tuple(range(2, x.ndim))
+        pooled = part.mean(axes) if kind == "avg" else part.max(axes)
+        out[(slice(None), slice(None), *cell)] = pooled
+        weight = w[(slice(None), slice(None), *cell)]
+        if kind == "avg":
+            share = np.broadcast_to(np.expand_dims(weight / part[0, 0].size, axes), part.shape)
+        else:
+            hits = part == np.expand_dims(pooled, axes)
+            share = hits * np.expand_dims(weight / hits.sum(axes), axes)
+        grad[index] += share
+    return out, w, grad
+
+
+@pytest.mark.parametrize(
+    "spatial, sizes",
+    [((10,), (3,)), ((7,), (4,)), ((3,), (5,)), ((6, 5), (4, 3)), ((5, 7), (None, 3)), ((4, 5, 3), (3, None, 2))],
+)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_adaptive_avg_pool_a_nan_or_inf_reaches_only_the_boxes_that_hold_it(spatial, sizes, bad):
+    # Bins that do not divide the axis were a product with a constant (m, n) averaging matrix, whose zeros times a
+    # NaN or inf are NaN: one NaN in cell 1 of 10 pooled to 3 made [nan, nan, nan] where PyTorch gives
+    # [nan, 4.5, 7.5].
+    x = RNG.standard_normal((2, 3, *spatial))
+    x[(1, 2, *(0,) * (len(spatial) - 1), 1)] = bad
+    x[(0, 0, *(n - 1 for n in spatial))] = bad
+    want, _, _ = _adaptive_reference(x, sizes, "avg")
+    assert np.isfinite(want).any()
+    for kind in ("avg", "max"):
+        want, _, _ = _adaptive_reference(x, sizes, kind)
+        got = getattr(tl.nn, f"adaptive_{kind}_pool")(x, sizes, _LAYOUT[len(spatial)]).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_adaptive_pools_with_bad_values_match_torch():
+    torch = pytest.importorskip("torch")
+    x = np.arange(2 * 10.0).reshape(1, 2, 10)
+    x[0, 0, 1], x[0, 1, 8] = np.nan, np.inf
+    for m in (3, 4, 7, 13):
+        for kind in ("avg", "max"):
+            theirs = getattr(torch.nn.functional, f"adaptive_{kind}_pool1d")(torch.tensor(x), m).numpy()
+            ours = getattr(tl.nn, f"adaptive_{kind}_pool")(x, m, "NCW").numpy()
+            np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize(
+    "spatial, sizes", [((2, 2), (1, 1)), ((4, 6), (2, 3)), ((5, 4), (3, 3)), ((3, 3, 4), (2, 2, 3)), ((6,), (4,))]
+)
+def test_adaptive_max_pool_tied_maxima_share_the_gradient_of_their_whole_box(spatial, sizes):
+    # Each axis was pooled in turn, so a box's tie was split per axis: [[1, 1], [1, 0]] pooled to 1x1 gave the
+    # three maxima 0.25, 0.5 and 0.25 (neither tl.max's equal thirds, the docstring's promise, nor PyTorch's
+    # everything to the first).
+    x = RNG.integers(0, 2, size=(2, 2, *spatial)).astype(np.float64)
+    want, w, grad = _adaptive_reference(x, sizes, "max")
+    layout = _LAYOUT[len(spatial)]
+    got = tl.nn.adaptive_max_pool(x, sizes, layout)
+    np.testing.assert_array_equal(got.numpy(), want)
+    ours = tl.grad(lambda t: tl.sum(tl.nn.adaptive_max_pool(t, sizes, layout) * w))(tl.tensor(x))
+    np.testing.assert_allclose(ours.numpy(), grad, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(
+        tl.grad(lambda t: tl.sum(tl.nn.adaptive_max_pool(t, 1, layout)))(tl.tensor(x)).numpy(),
+        tl.grad(lambda t: tl.sum(tl.max(t, tuple(range(2, x.ndim)))))(tl.tensor(x)).numpy(),
+        rtol=1e-14,
+    )
+
+
+def test_adaptive_max_pool_a_partial_tie_in_a_square_box():
+    x = np.array([[[[1.0, 1.0], [1.0, 0.0]]]])
+    g = tl.grad(lambda t: tl.sum(tl.nn.adaptive_max_pool(t, 1, "NCHW")))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(g.ravel(), [1 / 3, 1 / 3, 1 / 3, 0.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+@pytest.mark.parametrize("spatial, sizes", [((7, 5), (3, 2)), ((4, 6), (2, 3)), ((3, 2), (5, 4))])
+def test_adaptive_pools_traced_with_unknown_batch_and_channels(kind, spatial, sizes):
+    # Unknown channels: the equal-bins reshape was given (-1, 2, 2, None) and raised reshape's TypeError.
+    fn = getattr(tl.nn, f"adaptive_{kind}_pool")
+    x = RNG.standard_normal((2, *spatial, 3))
+    f = tl.function(lambda t: fn(t, sizes), input_signature=[tl.TensorSpec((None, *spatial, None), tl.float64)])
+    want, _, _ = _adaptive_reference(np.moveaxis(x, -1, 1), sizes, kind)
+    np.testing.assert_allclose(f(x).numpy(), np.moveaxis(want, 1, -1), rtol=1e-13)
+    np.testing.assert_allclose(f(x[:0]).numpy(), np.zeros((0, *sizes, 3)))
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+def test_adaptive_pool_gradients_to_second_order(kind):
+    x = RNG.standard_normal((1, 2, 5, 7))
+    w = RNG.standard_normal((1, 2, 3, 4))
+    fn = getattr(tl.nn, f"adaptive_{kind}_pool")
+    check_grads(lambda t: tl.sum(fn(t, (3, 4), "NCHW") ** 2 * w), [x], order=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_gather_gradient_of_repeated_indices_with_large_slices(dtype):
+    # The adaptive pools' windows gather a few large slices; their gradient adds each slice back in place (a loop
+    # where np.add.at was 50x slower). Repeated indices must still add up, float16 summed in float32.
+    x = RNG.standard_normal((3, 5, 70)).astype(dtype)
+    index = np.array([[4, 0, 4], [4, 2, 2]])
+    w = RNG.standard_normal((3, 2, 3, 70)).astype(dtype)
+    want = np.zeros((3, 5, 70))
+    np.add.at(
+        np.moveaxis(want, 1, 0), index.ravel(), np.moveaxis(w.astype(np.float64), (1, 2), (0, 1)).reshape(6, 3, 70)
+    )
+    got = tl.grad(lambda t: tl.sum(tl.take(t, index, axis=1) * w))(tl.tensor(x))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got.numpy(), want.astype(dtype), rtol=1e-3 if dtype == np.float16 else 1e-14)
+
+
+# ------------------------------------------------------------------ Conv1DTranspose / Conv2DTranspose
+def _transpose_reference(x, kernel, bias, strides, dilations, pads, output_padding):
+    """Channels-last transposed convolution as a scatter: ``out[t s + j d] += x[t] W[j]`` over every input position
+    ``t`` and tap ``j`` of each spatial axis, then PyTorch's crop: ``top`` cells off the start, ``bottom`` off the
+    end, and ``output_padding`` cells given back at the end (zeros past the last tap's reach)."""
+    spatial, taps = x.shape[1:-1], kernel.shape[: len(strides)]
+    full = [(n - 1) * s + (k - 1) * d + 1 for n, s, k, d in zip(spatial, strides, taps, dilations)]
+    out = np.zeros((x.shape[0], *(f + p for f, p in zip(full, output_padding)), kernel.shape[-2]))
+    for t in itertools.product(*map(range, spatial)):
+        for j in itertools.product(*map(range, taps)):
+            at = tuple(a * s + b * d for a, b, s, d in zip(t, j, strides, dilations))
+            out[(slice(None), *at)] += x[(slice(None), *t)] @ kernel[j].T
+    crop = tuple(slice(top, out.shape[1 + i] - bottom) for i, (top, bottom) in enumerate(pads))
+    return out[(slice(None), *crop)] + bias
+
+
+_GEOMETRIES_1D = [  # (kernel, stride, dilation, (left, right) or VALID, output_padding): p >= stride under a dilation
+    (2, 1, 2, (0, 0), 1),
+    (3, 1, 3, (1, 1), 2),
+    (3, 2, 3, (0, 0), 2),
+    (4, 2, 3, (1, 2), 2),
+    (3, 1, 3, "VALID", 2),
+    (2, 2, 3, (3, 0), 2),
+    (3, 2, 1, (1, 1), 1),
+    (1, 3, 1, (0, 0), 2),
+]
+
+
+@pytest.mark.parametrize("k, s, d, padding, p", _GEOMETRIES_1D)
+@pytest.mark.parametrize("data_format", ["NWC", "NCW"])
+def test_conv1d_transpose_output_padding_up_to_the_dilation(k, s, d, padding, p, data_format):
+    # output_padding >= stride (allowed under the dilation, as PyTorch) raised Conv2DBackpropInput's internal
+    # "out_backprop shape (2, 1, 5, 2) does not match the expected (2, 1, 7, 2)": the output's last cells are past
+    # the kernel's reach, which the op's shape check cannot express.
+    layer = tl.nn.Conv1DTranspose(
+        3, 2, k, strides=s, padding=padding, output_padding=p, dilations=d, dtype=tl.float64, data_format=data_format
+    )
+    layer.bias.assign(RNG.standard_normal(2))
+    x = RNG.standard_normal((2, 4, 3))
+    pads = [(0, 0)] if padding == "VALID" else [padding]
+    want = _transpose_reference(x, layer.kernel.numpy(), layer.bias.numpy(), (s,), (d,), pads, (p,))
+    first = data_format == "NCW"
+    given = x.transpose(0, 2, 1) if first else x
+    got = layer(given).numpy()
+    np.testing.assert_allclose(got.transpose(0, 2, 1) if first else got, want, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(tl.function(layer)(given).numpy(), got, rtol=1e-14, atol=1e-14)
+    w = RNG.standard_normal(got.shape)
+    check_grads(lambda t, kern: tl.sum(_with_kernel(layer, kern)(t) * w), [given, layer.kernel.numpy()], order=1)
+
+
+def _with_kernel(layer, kernel):
+    def call(x):
+        saved = layer.kernel
+        layer.kernel = kernel
+        try:
+            return layer(x)
+        finally:
+            layer.kernel = saved
+
+    return call
+
+
+def test_conv2d_transpose_output_padding_up_to_the_dilation():
+    layer = tl.nn.Conv2DTranspose(
+        2, 3, (3, 2), strides=(2, 1), padding=((1, 0), (0, 1)), output_padding=(2, 1), dilations=(3, 2),
+        dtype=tl.float64,
+    )  # fmt: skip
+    layer.bias.assign(RNG.standard_normal(3))
+    x = RNG.standard_normal((2, 3, 4, 2))
+    want = _transpose_reference(x, layer.kernel.numpy(), layer.bias.numpy(), (2, 1), (3, 2), [(1, 0), (0, 1)], (2, 1))
+    np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-12, atol=1e-13)
+
+
+def test_conv1d_transpose_every_geometry_matches_torch():
+    torch = pytest.importorskip("torch")
+    for k, s, d, q, p in itertools.product((1, 2, 4), (1, 2, 3), (1, 3), (0, 1, 3), (0, 1, 2)):
+        if p >= max(s, d) or 4 * s + d * (k - 1) + 1 + p - 2 * q - s < 1:
+            continue
+        layer = tl.nn.Conv1DTranspose(
+            2, 3, k, strides=s, padding=(q, q), output_padding=p, dilations=d, dtype=tl.float64, data_format="NCW"
+        )
+        x = RNG.standard_normal((2, 2, 4))
+        theirs = torch.nn.functional.conv_transpose1d(
+            torch.tensor(x), torch.tensor(layer.kernel.numpy().transpose(2, 1, 0)), torch.tensor(layer.bias.numpy()),
+            stride=s, padding=q, output_padding=p, dilation=d,
+        )  # fmt: skip
+        np.testing.assert_allclose(layer(x).numpy(), theirs.numpy(), rtol=1e-12, atol=1e-13, err_msg=f"{k, s, d, q, p}")
+
+
+def test_conv1d_transpose_same_padding_with_output_padding_past_the_stride_is_one_clear_error():
+    # The hint said only "an even kernel needs output_padding >= 1", for an odd kernel given too much.
+    layer = tl.nn.Conv1DTranspose(2, 2, 3, strides=1, dilations=3, padding="SAME", output_padding=2)
+    with pytest.raises(ValueError, match=r"Conv1DTranspose: output_padding=\(2,\) with SAME padding gives an output of "
+                       r"\(6,\) .* an odd one below the stride \(input shape \(1, 4, 2\)\)"):  # fmt: skip
+        layer(np.ones((1, 4, 2), np.float32))
