@@ -72,7 +72,6 @@ _RENAMED = {
 }
 _ARGUMENTS = {
     "clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min", "max": "clip_value_max"},
-    "pad": {"pad_width": "paddings"},
     "transpose": {"axes": "perm"},
     "full_like": {"fill_value": "value"},
     **{name: {"correction": "ddof"} for name in ("std", "var", "nanstd", "nanvar")},  # NumPy 2's Array API name
@@ -437,6 +436,33 @@ def _clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_
     return tl.clip(a, lo, hi)  # tl.clip's gradient: x keeps it at a bound (maximum and minimum split ties)
 
 
+# np.pad's modes that only repeat x's own cells: each axis is x taken at np.pad(np.arange(n), width, mode).
+_PAD_BY_INDEX = ("edge", "wrap", "reflect", "symmetric")
+
+
+def _pad(array, pad_width, mode="constant", **kwargs):
+    import tensorlib as tl
+
+    if mode == "constant":
+        return tl.pad(array, pad_width, **kwargs)
+    if mode not in _PAD_BY_INDEX or set(kwargs) - {"reflect_type"} or kwargs.get("reflect_type", "even") != "even":
+        given = "".join(f" with {k}={v!r}" for k, v in kwargs.items())
+        raise TypeError(
+            f"numpy.pad: mode={mode!r}{given} is not supported on tensorlib Tensors (constant, and "
+            f"{', '.join(_PAD_BY_INDEX)} with reflect_type='even', are); shape {tuple(array.shape)} {array.dtype}"
+        )
+    widths = np.broadcast_to(np.asarray(_numpy_of(pad_width)), (array.ndim, 2))
+    for axis, width in enumerate(widths):
+        if width.any():
+            if array.shape[axis] is None:
+                raise ValueError(
+                    f"numpy.pad: mode={mode!r} needs the size of axis {axis}, unknown while tl.function traces "
+                    f"(shape {tuple(array.shape)}); give it in the TensorSpec"
+                )
+            array = tl.take(array, np.pad(np.arange(array.shape[axis]), width, mode=mode), axis=axis)
+    return array
+
+
 def _einsum(*operands, out=None, optimize=False, **kwargs):
     import tensorlib as tl
 
@@ -497,6 +523,7 @@ _SPECIAL = {
     np.concatenate: _concatenate,
     np.take: _take,
     np.clip: _clip,
+    np.pad: _pad,
     np.einsum: _einsum,
     np.where: _where,
     np.dot: _binary("dot"),

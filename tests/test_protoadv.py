@@ -35,13 +35,9 @@ def test_tl_cholesky_upper_without_symmetrizing_reads_the_upper_triangle():
     np.testing.assert_allclose(got, np.linalg.cholesky(upper).T, rtol=1e-12, atol=1e-12)
 
 
-# tensorlib parameters NumPy's function lacks, whose default cannot change what NumPy's call means.
-_MEANING_NEUTRAL = {("pad", "constant_values")}  # np.pad passes it through **kwargs
-
-
 def test_every_tensorlib_only_parameter_takes_numpy_s_meaning():
-    # A parameter NumPy's function does not have keeps tensorlib's default in np.f(t); each one must either
-    # be set by the protocol to NumPy's meaning or be listed here as neutral.
+    # A parameter NumPy's function does not have keeps tensorlib's default in np.f(t) unless the protocol
+    # sets it to NumPy's meaning.
     numpy_protocol._build_table()
     for np_fn, (tl_fn, sig, renames, _params, defaults, _) in numpy_protocol._table.items():
         tl_sig = numpy_protocol._signature(tl_fn)
@@ -51,7 +47,7 @@ def test_every_tensorlib_only_parameter_takes_numpy_s_meaning():
         for name, param in tl_sig.parameters.items():
             if name in numpy_names or param.default is inspect.Parameter.empty:
                 continue
-            assert name in defaults or (np_fn.__name__, name) in _MEANING_NEUTRAL, (np_fn, name)
+            assert name in defaults, (np_fn, name)
 
 
 I = np.arange(-5, 7).reshape(3, 4)
@@ -198,3 +194,23 @@ def test_ufunc_at_on_a_tensor_says_tensors_are_immutable_and_names_at():
         np.add.at(t, [0, 0], 1.0)
     np.testing.assert_array_equal(t.numpy(), V)
     np.testing.assert_array_equal(t.at[[0, 0]].add(1.0).numpy(), V + [2.0, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("mode", ["edge", "wrap", "reflect", "symmetric"])
+@pytest.mark.parametrize("width", [2, ((1, 3), (0, 2)), ((5, 0), (4, 6))])
+def test_np_pad_index_modes_match_numpy_and_route_gradients(mode, width):
+    # np.pad(t, 2, mode='reflect') (also edge, wrap, symmetric) raised "argument mode='reflect' is not supported".
+    got = np.pad(tl.tensor(X), width, mode=mode)
+    np.testing.assert_array_equal(got.numpy(), np.pad(X, width, mode=mode))
+    check_grads(lambda x: np.pad(x, width, mode=mode), [X], order=1)
+    traced = tl.function(lambda x: np.pad(x, width, mode=mode))
+    np.testing.assert_array_equal(traced(tl.tensor(X)).numpy(), np.pad(X, width, mode=mode))
+
+
+def test_np_pad_modes_it_cannot_run_raise_naming_them():
+    t = tl.tensor(X)
+    np.testing.assert_array_equal(np.pad(t, 1, constant_values=2.5).numpy(), np.pad(X, 1, constant_values=2.5))
+    with pytest.raises(TypeError, match=r"numpy\.pad: mode='linear_ramp'"):
+        np.pad(t, 1, mode="linear_ramp")
+    with pytest.raises(TypeError, match=r"numpy\.pad: mode='reflect' with reflect_type='odd'"):
+        np.pad(t, 1, mode="reflect", reflect_type="odd")
