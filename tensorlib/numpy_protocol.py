@@ -463,6 +463,32 @@ def _pad(array, pad_width, mode="constant", **kwargs):
     return array
 
 
+def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    """``numpy.reshape``; ``order='F'`` reads and writes the elements with the first index fastest, which is the
+    C-order reshape of the transposed tensor to the reversed shape, transposed back (``copy`` does not matter:
+    the values are immutable)."""
+    import tensorlib as tl
+
+    shape = newshape if shape is None else shape  # NumPy before 2.1 named it newshape
+    if _fortran(order, "reshape", ("C", "F", "A")):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        return tl.transpose(tl.reshape(tl.transpose(a), shape[::-1]))
+    return tl.reshape(a, shape)
+
+
+def _ravel(a, order="C"):
+    import tensorlib as tl
+
+    return tl.ravel(tl.transpose(a) if _fortran(order, "ravel", ("C", "F", "A", "K")) else a)
+
+
+def _fortran(order, name, orders) -> bool:
+    """Whether ``order`` asks for Fortran order; ``'A'`` and ``'K'`` follow the memory layout, C's for a Tensor."""
+    if order not in orders:
+        raise ValueError(f"numpy.{name}: order must be one of {', '.join(map(repr, orders))}, got {order!r}")
+    return order == "F"
+
+
 def _einsum(*operands, out=None, optimize=False, **kwargs):
     import tensorlib as tl
 
@@ -524,6 +550,8 @@ _SPECIAL = {
     np.take: _take,
     np.clip: _clip,
     np.pad: _pad,
+    np.reshape: _reshape,
+    np.ravel: _ravel,
     np.einsum: _einsum,
     np.where: _where,
     np.dot: _binary("dot"),
@@ -560,9 +588,15 @@ def _ndarray_method(name, np_fn):
     return method
 
 
+def _reshape_method(self, *shape, order="C", copy=None):
+    """``ndarray.reshape``: the shape as one tuple or as its sizes; ``order='F'`` as ``numpy.reshape``."""
+    return _reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
+
 def install():
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
+    Tensor.reshape = _reshape_method
     for name, np_fn in _NDARRAY_METHODS.items():
         setattr(Tensor, name, _ndarray_method(name, np_fn))
 

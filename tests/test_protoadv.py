@@ -214,3 +214,25 @@ def test_np_pad_modes_it_cannot_run_raise_naming_them():
         np.pad(t, 1, mode="linear_ramp")
     with pytest.raises(TypeError, match=r"numpy\.pad: mode='reflect' with reflect_type='odd'"):
         np.pad(t, 1, mode="reflect", reflect_type="odd")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: np.reshape(x, (4, 3), order="F"),
+        lambda x: np.reshape(x, (2, -1, 3), order="F"),
+        lambda x: np.reshape(x, -1, order="F"),
+        lambda x: np.reshape(x, (6, 2), order="A"),
+        lambda x: np.ravel(x, order="F"),
+        lambda x: np.ravel(x, "K"),
+        lambda x: x.reshape(2, 6, order="F"),
+        lambda x: x.reshape((12,)),
+        lambda x: x.flatten("F"),
+        lambda x: x.ravel(order="F"),
+    ],
+)
+def test_fortran_order_reshape_and_ravel_match_numpy(call):
+    # np.reshape(t, s, order='F') and np.ravel(t, order='F') raised "argument order='F' is not supported".
+    got = call(tl.tensor(X))
+    np.testing.assert_array_equal(got.numpy(), call(X))
+    check_grads(call, [X], order=1)
