@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 
 import numpy as np
 
@@ -343,6 +344,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         fn = _ufuncs.get(ufunc)
         if fn is None:
             raise _unsupported(name)
+        inputs, place_result = _core_axes(name, ufunc, inputs, kwargs.pop("axes", None), kwargs.pop("axis", None))
         dtype = kwargs.pop("dtype", None)
         if kwargs.get("casting", "same_kind") == "same_kind":
             kwargs.pop("casting", None)
@@ -350,7 +352,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
             raise TypeError(f"{name}: argument(s) {sorted(kwargs)} are not supported on tensorlib Tensors")
         if dtype is not None and all(t.endswith("->?") for t in ufunc.types if "O" not in t):  # a predicate
             raise TypeError(f"{name}: dtype={np.dtype(dtype)} names no loop of this predicate (its result is bool)")
-        return fn(*_cast_for_loop(name, inputs, dtype)) if dtype is not None else fn(*inputs)
+        return place_result(fn(*_cast_for_loop(name, inputs, dtype)) if dtype is not None else fn(*inputs))
     import tensorlib as tl
 
     table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
@@ -376,6 +378,32 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "reduce":
         return fn(inputs[0], axis=axis, keepdims=keepdims, **kwargs)
     return fn(inputs[0], axis=axis, **kwargs)
+
+
+def _core_axes(name, ufunc, inputs, axes, axis):
+    """A gufunc's ``axes=`` (one entry per operand, and the result's) or ``axis=`` (gufuncs of one core axis,
+    ``np.vecdot``): the operands with their core axes moved last, and what moves the result's back."""
+    if axes is None and axis is None:
+        return inputs, _unchanged
+    import tensorlib as tl
+
+    core = [spec.count(",") + 1 if spec else 0 for spec in re.findall(r"\(([^)]*)\)", ufunc.signature or "")]
+    if axis is not None:
+        if axes is not None or any(n != 1 for n in core[: ufunc.nin]):
+            raise TypeError(f"{name}: axis= is for a gufunc of one core axis per input, without axes= (got {axis!r})")
+        axes = [axis] * (ufunc.nin + (core[-1] > 0))
+    entries = [(entry,) if isinstance(entry, int) else tuple(entry) for entry in axes]
+    if not core or len(entries) not in (ufunc.nin, ufunc.nin + 1):
+        raise TypeError(f"{name}: axes={axes!r} needs one entry per operand and one for the result")
+    moved = [tl.moveaxis(x, e, tuple(range(-len(e), 0))) for x, e in zip(inputs, entries)]
+    if len(entries) == ufunc.nin:
+        return moved, _unchanged
+    result = entries[-1]
+    return moved, lambda out: tl.moveaxis(out, tuple(range(-len(result), 0)), result)
+
+
+def _unchanged(out):
+    return out
 
 
 def _outer_operands(inputs) -> tuple:

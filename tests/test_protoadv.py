@@ -236,3 +236,25 @@ def test_fortran_order_reshape_and_ravel_match_numpy(call):
     got = call(tl.tensor(X))
     np.testing.assert_array_equal(got.numpy(), call(X))
     check_grads(call, [X], order=1)
+
+
+T3 = RNG.normal(size=(2, 3, 4))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda a: np.matmul(a, a, axes=[(0, 1), (1, 0), (0, 1)]),
+        lambda a: np.matmul(a, a, axes=[(-1, 0), (0, -1), (-2, -1)]),
+        lambda a: np.matmul(a, a[0, :, 0], axes=[(2, 1), 0, 1]),
+        lambda a: np.vecdot(a, a, axis=1),
+        lambda a: np.vecdot(a, a[:, :, :1], axes=[0, 0]),
+    ],
+)
+def test_gufunc_axes_and_axis_move_the_core_dimensions_as_numpy(call):
+    # np.matmul(t, t, axes=[...]) and np.vecdot(t, t, axis=1) raised "argument(s) ['axes'] are not supported".
+    want = call(T3)
+    got = call(tl.tensor(T3))
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    check_grads(call, [T3], order=1)
