@@ -317,6 +317,8 @@ def array_function(self, func, types, args, kwargs):
         if made is not None:
             return made
         raise _unsupported(_qualified(func))
+    if func in _JOINS:
+        args, kwargs = _joined_in_dtype(func, args, dict(kwargs))
     return _call(func.__name__, *entry, args, kwargs)
 
 
@@ -345,14 +347,20 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if fn is None:
             raise _unsupported(name)
         inputs, place_result = _core_axes(name, ufunc, inputs, kwargs.pop("axes", None), kwargs.pop("axis", None))
-        dtype = kwargs.pop("dtype", None)
-        if kwargs.get("casting", "same_kind") == "same_kind":
-            kwargs.pop("casting", None)
+        dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
+        if kwargs.pop("order", "K") not in ("K", "A", "C", "F"):  # a memory layout: a Tensor's values have none
+            raise ValueError(f"{name}: order must be 'K', 'A', 'C' or 'F'")
+        if kwargs.get("subok") is True:
+            del kwargs["subok"]
         if kwargs:
             raise TypeError(f"{name}: argument(s) {sorted(kwargs)} are not supported on tensorlib Tensors")
         if dtype is not None and all(t.endswith("->?") for t in ufunc.types if "O" not in t):  # a predicate
             raise TypeError(f"{name}: dtype={np.dtype(dtype)} names no loop of this predicate (its result is bool)")
-        return place_result(fn(*_cast_for_loop(name, inputs, dtype)) if dtype is not None else fn(*inputs))
+        if dtype is None and casting in ("no", "equiv"):
+            dtypes = sorted({str(np.dtype(x.dtype)) for x in inputs if hasattr(x, "dtype")})
+            if len(dtypes) > 1:
+                raise TypeError(f"{name}: casting={casting!r} needs inputs of one dtype, got {' and '.join(dtypes)}")
+        return place_result(fn(*_cast_for_loop(name, inputs, dtype, casting)) if dtype is not None else fn(*inputs))
     import tensorlib as tl
 
     table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
@@ -415,32 +423,43 @@ def _outer_operands(inputs) -> tuple:
     return (a[(..., *new_axes)] if new_axes and np.ndim(a) else a), b
 
 
-def _cast_for_loop(name, inputs, dtype) -> list:
-    """A ufunc's ``dtype=``: its inputs cast to that dtype (NumPy's ``same_kind`` casting), so the loop runs
-    in it (``np.add(i32, 1, dtype=np.float64)``); a Python number stays a weak scalar."""
+def _cast_for_loop(name, inputs, dtype, casting="same_kind") -> list:
+    """A ufunc's ``dtype=`` (or a join's): its inputs cast to that dtype by NumPy's ``casting`` rule, so the
+    loop runs in it (``np.add(i32, 1, dtype=np.float64)``); a Python number is checked as its kind's widest
+    dtype (NumPy 2's rule: ``1.5`` as float64) and cast too."""
     import tensorlib as tl
 
-    dtype = np.dtype(dtype)
+    dtype = np.dtype(_numpy_dtype(dtype))
     cast = []
     for x in inputs:
-        if isinstance(x, (bool, int, float, complex)):
-            cast.append(x)
-            continue
+        if not hasattr(x, "dtype"):  # a Python number or list, as NumPy reads it
+            x = np.asarray(x, dtype=_numpy_dtype(type(x)) if isinstance(x, (float, complex)) else None)
         have = np.dtype(x.dtype)
-        if not np.can_cast(have, dtype, "same_kind"):
+        if not np.can_cast(have, dtype, casting):
             raise TypeError(
                 f"{name}: cannot cast an input of dtype {have} (shape {tuple(x.shape)}) to dtype={dtype} "
-                "with casting rule 'same_kind'"
+                f"with casting rule {casting!r}"
             )
-        cast.append(tl.cast(x, dtype))
+        cast.append(x.astype(dtype) if isinstance(x, np.ndarray) else tl.cast(x, dtype))
     return cast
 
 
-def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+# NumPy's joins whose dtype= and casting= cast the arrays before joining them.
+_JOINS = {np.concatenate, np.stack, np.vstack, np.hstack}
+
+
+def _joined_in_dtype(func, args, kwargs):
+    dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
+    if dtype is None or not args:
+        return args, kwargs
+    return (_cast_for_loop(f"numpy.{func.__name__}", list(args[0]), dtype, casting), *args[1:]), kwargs
+
+
+def _concatenate(arrays, axis=0, out=None):
     import tensorlib as tl
 
-    if out is not None or dtype is not None:
-        raise TypeError("numpy.concatenate: out= and dtype= are not supported on tensorlib Tensors")
+    if out is not None:
+        raise TypeError("numpy.concatenate: out= is not supported on tensorlib Tensors (they are immutable)")
     if axis is None:
         return tl.concat([tl.ravel(a) for a in arrays], axis=0)
     return tl.concat(list(arrays), axis=axis)

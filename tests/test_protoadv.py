@@ -258,3 +258,37 @@ def test_gufunc_axes_and_axis_move_the_core_dimensions_as_numpy(call):
     assert got.shape == want.shape
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
     check_grads(call, [T3], order=1)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda np_, x, i: np_.add(x, 1.5, order="F"),
+        lambda np_, x, i: np_.exp(x, order="C", subok=True),
+        lambda np_, x, i: np_.add(x, 1.5, casting="unsafe", dtype=np_.int64),
+        lambda np_, x, i: np_.multiply(i, 2, casting="safe", dtype=np_.float64),
+        lambda np_, x, i: np_.add(i, i, casting="no"),
+        lambda np_, x, i: np_.concatenate([x, i], dtype=np_.float32),
+        lambda np_, x, i: np_.concatenate([i, i], axis=None, dtype=float),
+        lambda np_, x, i: np_.concatenate([x, i], casting="unsafe", dtype=np_.int64),
+        lambda np_, x, i: np_.stack([x, i], dtype=np_.float32),
+        lambda np_, x, i: np_.vstack([x, i], dtype=np_.float32),
+        lambda np_, x, i: np_.hstack([x, i], dtype=float),
+    ],
+)
+def test_numpy_s_dtype_casting_order_and_subok_keywords_act_as_in_numpy(call):
+    # Each raised "argument(s) [...] are not supported" (ufuncs' order=, subok=, casting= other than 'same_kind';
+    # concatenate's and stack's dtype=).
+    want = call(np, X, I)
+    got = call(np, tl.tensor(X), tl.tensor(I))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+def test_casting_rules_numpy_refuses_are_refused_naming_the_rule():
+    with pytest.raises(TypeError, match=r"numpy\.add: cannot cast an input of dtype float64 .* casting rule 'safe'"):
+        np.add(tl.tensor(X), 1, casting="safe", dtype=np.int64)
+    with pytest.raises(TypeError, match=r"numpy\.concatenate: cannot cast an input of dtype float64 .*'same_kind'"):
+        np.concatenate([tl.tensor(X), tl.tensor(I)], dtype=np.int64)
+    with pytest.raises(TypeError, match=r"numpy\.add: casting='no' .* float64 and int64"):
+        np.add(tl.tensor(X), tl.tensor(I), casting="no")
