@@ -97,7 +97,7 @@ class Module:
         for name, value in vars(self).items():
             if isinstance(value, Module):
                 out[name] = value
-            elif isinstance(value, (list, tuple, dict)) and _holds_state(value):
+            elif isinstance(value, _CONTAINERS) and _holds_state(value):
                 out[name] = _ModuleList(value)
         return out
 
@@ -220,10 +220,24 @@ def _identity(module) -> int:
     return id(module.source) if isinstance(module, _ModuleList) else id(module)
 
 
+_CONTAINERS = (list, tuple, dict, set, frozenset)  # a set with state is an error (see _holds_state)
+
+
 def _holds_state(value, _seen: frozenset = frozenset()) -> bool:
     """A list, tuple or dict with a Module or Variable somewhere inside (other entries are ignored)."""
     if isinstance(value, (Module, Variable)):
         return True
+    if isinstance(value, (set, frozenset)):
+        state = next((v for v in value if isinstance(v, (Module, Variable))), None)
+        if state is not None:
+            # Skipped, its Variables were never trained nor saved; and Variables hash by identity, so a set's
+            # order (their names) would change from run to run.
+            raise TypeError(
+                f"Module: a set holds a {type(state).__name__}; a set has no order, so its entries cannot have "
+                "names that agree from run to run in variables, optimizers and checkpoints: keep them in a list "
+                "or dict"
+            )
+        return False
     if isinstance(value, (list, tuple, dict)) and id(value) not in _seen:  # a list holding itself ends here
         seen = _seen | {id(value)}
         return any(_holds_state(v, seen) for v in (value.values() if isinstance(value, dict) else value))
