@@ -360,3 +360,15 @@ def test_variables_in_a_set_are_an_error_not_silently_untrained():
         with pytest.raises(TypeError, match=r"Module: a set holds a (Variable|Dense); a set has no order"):
             Bag(holder).variables
     assert list(Bag({1, 2}).variables) == ["w"]  # a set of other things is no state
+
+
+def test_a_module_walks_a_registered_dataclass_of_variables():
+    # Skipped like any leaf: its Variables were never trained nor saved.
+    class Holder(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.p = _Params(tl.Variable(np.array([1.0, -2.0], np.float32)), [tl.nn.Dense(1, 1, seed=0)])
+
+    m = Holder()
+    assert sorted(m.state_dict()) == ["p.b.0.bias", "p.b.0.kernel", "p.w"]
+    assert m.trainable_variables["p"]["w"] is m.p.w and m.num_parameters() == 4
