@@ -23,6 +23,7 @@ Predicates and reductions run tensorlib's too (``np.isnan(t)`` is ``tl.isnan(t)`
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 
@@ -32,7 +33,14 @@ from .tensor import Tensor
 _NO_VALUE = getattr(np, "_NoValue", object())
 _table: dict = {}  # NumPy function -> (tensorlib function, NumPy signature, renames, its parameters)
 _ufuncs: dict = {}  # ufunc -> tensorlib callable
-_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
+_REDUCE = {
+    "add": "sum",
+    "multiply": "prod",
+    "maximum": "max",
+    "minimum": "min",
+    "logical_and": "all",
+    "logical_or": "any",
+}
 # The keyword arguments of ufunc.reduce / ufunc.accumulate that the tensorlib function takes as NumPy does.
 _REDUCTION_OPTIONS = {
     "sum": {"dtype", "initial", "where"},
@@ -67,6 +75,7 @@ _ARGUMENTS = {
     "pad": {"pad_width": "paddings"},
     "transpose": {"axes": "perm"},
     "full_like": {"fill_value": "value"},
+    **{name: {"correction": "ddof"} for name in ("std", "var", "nanstd", "nanvar")},  # NumPy 2's Array API name
 }
 # tensorlib parameters that NumPy's function lacks, set to what NumPy's function does (tensorlib's
 # cholesky/eigh read the symmetric part by default; NumPy reads one triangle).
@@ -114,13 +123,13 @@ def _build_table():
                 renames = _ARGUMENTS.get(name, {})
                 sig = _signature(np_fn)
                 defaults = {**_numpy_defaults(sig, renames, tl_fn), **_NUMPY_MEANING.get(name, {})}
-                table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults)
+                table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults, _binding(sig))
     ufuncs[np.divmod] = _divmod
     for np_fn, tl_fn in _SPECIAL.items():
-        table[np_fn] = (tl_fn, None, {}, (), {})
+        table[np_fn] = (tl_fn, None, {}, (), {}, None)
     for name in _VALUE_QUERIES:
         if hasattr(np, name):
-            table[getattr(np, name)] = (_on_values(getattr(np, name)), None, {}, (), {})
+            table[getattr(np, name)] = (_on_values(getattr(np, name)), None, {}, (), {}, None)
     _ufuncs.update(ufuncs)
     _table.update(table)
 
@@ -128,6 +137,35 @@ def _build_table():
 def _parameters(fn) -> tuple:
     sig = _signature(fn)
     return tuple(sig.parameters) if sig is not None else ()
+
+
+def _binding(sig):
+    """What binding a call to ``sig`` needs, for the common signature without ``*args``/``**kwargs``: its
+    parameter names in order, those a keyword may give, and the required ones (``inspect.Signature.bind``
+    took half the time of ``t.sum(axis=0)``); None for another signature, which ``bind`` binds."""
+    if sig is None or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+        return None
+    params = sig.parameters.values()
+    keywords = frozenset(p.name for p in params if p.kind is not p.POSITIONAL_ONLY)
+    required = tuple(p.name for p in params if p.default is p.empty)
+    positional = tuple(p.name for p in params if p.kind is not p.KEYWORD_ONLY)
+    return positional, keywords, required
+
+
+def _bound(name, sig, binding, args, kwargs) -> dict:
+    """``{parameter: value}`` of a call to NumPy's function ``name`` (``sig``), as ``sig.bind`` gives."""
+    if binding is not None:
+        positional, keywords, required = binding
+        if 0 < len(args) <= len(positional) and keywords.issuperset(kwargs):  # the first by position, as bind orders
+            arguments = dict(zip(positional, args))
+            if arguments.keys().isdisjoint(kwargs):
+                arguments.update(kwargs)
+                if all(r in arguments for r in required):
+                    return arguments
+    try:
+        return sig.bind(*args, **kwargs).arguments
+    except TypeError as e:
+        raise TypeError(f"numpy.{name}: {e}") from None
 
 
 def _numpy_defaults(sig, renames: dict, tl_fn) -> dict:
@@ -176,18 +214,14 @@ def _numpy_of(value):
     return value.numpy() if isinstance(value, Tensor) else value
 
 
-def _call(name, tl_fn, sig, renames, tl_params, defaults, args, kwargs):
+def _call(name, tl_fn, sig, renames, tl_params, defaults, binding, args, kwargs):
     """Call ``tl_fn`` with NumPy's arguments: the first (or ``*arrays``) by position, the others by
     (renamed) name; an argument tensorlib lacks may only hold NumPy's default, and one that tensorlib
     defaults otherwise gets NumPy's default when left out."""
     if sig is None or (not kwargs and len(args) == 1 and not defaults):  # np.sum(t): nothing to translate
         return tl_fn(*args, **kwargs)
-    try:
-        bound = sig.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"numpy.{name}: {e}") from None
     positional, call_kwargs = [], {}
-    for k, (arg, value) in enumerate(bound.arguments.items()):
+    for k, (arg, value) in enumerate(_bound(name, sig, binding, args, kwargs).items()):
         param = sig.parameters[arg]
         if param.kind is param.VAR_POSITIONAL:
             positional.extend(value)
@@ -200,6 +234,8 @@ def _call(name, tl_fn, sig, renames, tl_params, defaults, args, kwargs):
             target = renames.get(key, key)
             if v is _NO_VALUE:
                 continue
+            if target in call_kwargs:
+                raise TypeError(f"numpy.{name}: arguments {_given(renames, target)} both set {target}; give one")
             if target in tl_params:
                 call_kwargs[target] = _numpy_dtype(v) if target == "dtype" else v
             elif param.kind is param.VAR_KEYWORD or not _equal(v, param.default):
@@ -210,6 +246,10 @@ def _call(name, tl_fn, sig, renames, tl_params, defaults, args, kwargs):
     for target, value in defaults.items():
         call_kwargs.setdefault(target, value)
     return tl_fn(*positional, **call_kwargs)
+
+
+def _given(renames: dict, target: str) -> str:
+    return " and ".join(sorted({target} | {key for key, to in renames.items() if to == target}))
 
 
 def _numpy_dtype(dtype):
@@ -281,7 +321,7 @@ def array_function(self, func, types, args, kwargs):
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """NEP 13: NumPy's ufuncs (``np.exp``, ``ndarray + Tensor``) and their ``reduce``/``accumulate``."""
+    """NEP 13: NumPy's ufuncs (``np.exp``, ``ndarray + Tensor``) and their ``outer``, ``reduce`` and ``accumulate``."""
     if not _table:
         _build_table()
     name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
@@ -291,6 +331,13 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
             "immutable); assign the returned Tensor instead"
         )
     kwargs.pop("out", None)
+    if method == "at" and isinstance(inputs[0], Tensor):
+        raise TypeError(
+            f"{name}: a Tensor cannot change in place (tensorlib values are immutable); "
+            "t.at[indices].add(values) (numpy.add.at's) and t.at[indices].set(values) return a new Tensor"
+        )
+    if method == "outer":  # NumPy's a[..., None, ..., None] (op) b
+        method, inputs = "__call__", _outer_operands(inputs)
     if method == "__call__" and ufunc.__name__ in _VALUE_QUERIES:
         return ufunc(*_values(inputs), **kwargs)
     if method == "__call__":
@@ -330,6 +377,15 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "reduce":
         return fn(inputs[0], axis=axis, keepdims=keepdims, **kwargs)
     return fn(inputs[0], axis=axis, **kwargs)
+
+
+def _outer_operands(inputs) -> tuple:
+    """``ufunc.outer(a, b)``'s operands: ``a`` with one new axis per axis of ``b``, so the ufunc broadcasts."""
+    a, b = inputs
+    if not isinstance(a, (Tensor, np.ndarray)) and np.ndim(a):
+        a = np.asarray(a)  # a list or tuple, as NumPy reads it
+    new_axes = (None,) * np.ndim(b)
+    return (a[(..., *new_axes)] if new_axes and np.ndim(a) else a), b
 
 
 def _cast_for_loop(name, inputs, dtype) -> list:
@@ -429,7 +485,12 @@ def _ndim(a):
 
 
 def _size(a, axis=None):
-    return a.size if axis is None else a.shape[axis]
+    from .ops._shapes import normalize_axes
+
+    if axis is None:
+        return a.size
+    sizes = [a.shape[i] for i in normalize_axes(axis, a.ndim)]  # NumPy 2.4 takes several axes
+    return None if None in sizes else math.prod(sizes)  # None: a size unknown while tl.function traces
 
 
 _SPECIAL = {
@@ -450,9 +511,33 @@ if hasattr(np, "astype"):  # NumPy 2.1 and later
     _SPECIAL[np.astype] = _astype
 
 
+# ndarray's methods that Tensor has with ndarray's arguments, by position too (``t.sum(0, np.float32)`` is dtype
+# float32, where tl.sum's second parameter is keepdims): NumPy's function of that name, through the table.
+_NDARRAY_METHODS = {
+    name: getattr(np, name)
+    for name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all", "ptp")
+}
+_NDARRAY_METHODS.update({name: getattr(np, name) for name in ("cumsum", "cumprod", "trace", "diagonal", "repeat")})
+# ndarray.sort sorts in place; Tensor.sort returns the sorted values (JAX's), as tensorlib values are immutable.
+_NDARRAY_METHODS.update(swapaxes=np.swapaxes, sort=np.sort, argsort=np.argsort, ravel=np.ravel, flatten=np.ravel)
+
+
+def _ndarray_method(name, np_fn):
+    def method(self, *args, **kwargs):
+        if not _table:
+            _build_table()
+        return _call(np_fn.__name__, *_table[np_fn], (self, *args), kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``ndarray.{name}``: ``numpy.{np_fn.__name__}(self, ...)`` with NumPy's arguments."
+    return method
+
+
 def install():
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
+    for name, np_fn in _NDARRAY_METHODS.items():
+        setattr(Tensor, name, _ndarray_method(name, np_fn))
 
 
 install()

@@ -92,22 +92,7 @@ def _install_methods():
     Tensor.T = property(lambda self: transpose(self))
     Tensor.squeeze = squeeze
     Tensor.expand_dims = expand_dims
-    for name in (
-        "sum",
-        "mean",
-        "max",
-        "min",
-        "prod",
-        "var",
-        "std",
-        "argmax",
-        "argmin",
-        "logsumexp",
-        "any",
-        "all",
-        "ptp",
-    ):
-        setattr(Tensor, name, getattr(reduce, name))
+    Tensor.logsumexp = reduce.logsumexp  # (ndarray's reductions, with ndarray's arguments: numpy_protocol.py)
     Tensor.astype = cast
     # ndarray's methods with NumPy's arguments (the functions' defaults can differ: take flattens here).
     Tensor.clip = lambda self, min=None, max=None: math_clip(self, min, max)  # noqa: A002

@@ -1566,16 +1566,6 @@ def _matrix_transpose(x) -> Tensor:
 
 def _install_methods():
     Tensor.mT = property(_matrix_transpose, doc="The last two axes swapped (``ndarray.mT``).")
-    Tensor.ravel = ravel
-    Tensor.flatten = ravel
-    Tensor.cumsum = cumsum
-    Tensor.cumprod = cumprod
-    Tensor.sort = sort
-    Tensor.argsort = argsort
-    Tensor.diagonal = diagonal
-    Tensor.trace = trace
-    Tensor.repeat = repeat
-    Tensor.swapaxes = swapaxes
 
 
 _install_methods()
