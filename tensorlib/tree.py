@@ -6,7 +6,9 @@ leaf.  ``None`` is an empty subtree with no leaves, as in JAX: it keeps its
 place when a tree is rebuilt, so a dict of parameters with ``None`` entries
 gets ``None`` back there from ``tl.grad``, ``tape.gradient`` or
 ``tl.tree.map``.  Dicts keep their insertion order (a dict subclass is
-rebuilt as a plain dict).  The gradient transforms, tapes, ``tl.function``
+rebuilt as a plain dict).  Other types are nodes once registered
+(:func:`register_node`, :func:`register_dataclass`: JAX's
+``register_pytree_node`` and ``register_dataclass``).  The gradient transforms, tapes, ``tl.function``
 (arguments, results and saved graph files), ``cond``/``while_loop``/``scan``,
 modules, optimizers, checkpoints and the testing kit all walk structures
 with this module.
@@ -23,6 +25,7 @@ with this module.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 __all__ = [
@@ -34,12 +37,15 @@ __all__ = [
     "unflatten",
     "leaves",
     "map",
+    "register_dataclass",
+    "register_node",
     "structure_error",
 ]
 
 # Node kinds (``TreeDef.kind``).  A constant is a leaf kept inside the TreeDef (``flatten(..., is_constant=)``):
 # it is no leaf, compares by type and value, and comes back as it was (tl.function's Python results).
-_LEAF, _NONE, _LIST, _TUPLE, _NAMEDTUPLE, _DICT, _CONSTANT = KINDS = (
+# A registered node's meta is ``(its type, its auxiliary data)``.
+_LEAF, _NONE, _LIST, _TUPLE, _NAMEDTUPLE, _DICT, _CONSTANT, _CUSTOM = KINDS = (
     "leaf",
     "none",
     "list",
@@ -47,7 +53,12 @@ _LEAF, _NONE, _LIST, _TUPLE, _NAMEDTUPLE, _DICT, _CONSTANT = KINDS = (
     "namedtuple",
     "dict",
     "constant",
+    "custom",
 )
+
+# Registered node types: ``{type: (flatten, unflatten, names)}`` (see ``register_node``); tl.function's
+# signature keys read it too, to walk a registered argument.
+nodes: dict = {}
 
 
 class TreeDef:
@@ -149,6 +160,13 @@ def _draw(key) -> str:
         return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(meta, inner)) + "}"
     if kind == _LIST:
         return "[" + ", ".join(inner) + "]"
+    if kind == _CUSTOM:
+        names = _names(meta, len(inner))
+        return (
+            f"{meta[0].__name__}("
+            + ", ".join(f"{n}={c}" if n != i else c for i, (n, c) in enumerate(zip(names, inner)))
+            + ")"
+        )
     name = meta.__name__ if kind == _NAMEDTUPLE else ""
     return f"{name}(" + ", ".join(inner) + ("," if len(inner) == 1 and not name else "") + ")"
 
@@ -198,6 +216,9 @@ def _flatten(tree, leaves) -> tuple:
         return (_NAMEDTUPLE, cls, tuple([_flatten(t, leaves) for t in tree]))
     if isinstance(tree, dict):  # OrderedDict, defaultdict...: rebuilt as a plain dict
         return (_DICT, tuple(tree), tuple([_flatten(v, leaves) for v in tree.values()]))
+    if nodes and cls in nodes:
+        children, aux = nodes[cls][0](tree)
+        return (_CUSTOM, (cls, aux), tuple([_flatten(t, leaves) for t in children]))
     leaves.append(tree)
     return _LEAF_KEY
 
@@ -229,6 +250,9 @@ def _node(tree) -> tuple:
         return _DICT, tuple(tree), tree.values()
     if isinstance(tree, tuple) and hasattr(cls, "_fields"):
         return _NAMEDTUPLE, cls, tree
+    if nodes and cls in nodes:
+        children, aux = nodes[cls][0](tree)
+        return _CUSTOM, (cls, aux), children
     return None, None, None
 
 
@@ -279,7 +303,8 @@ def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -
     """``([(path, leaf), ...], treedef)``: each leaf with the keys that reach it from the root.
 
     A path is a tuple of list/tuple positions (named tuples too: ``p[0]`` reads a named tuple's first
-    field) and dict keys; the root leaf's path is ``()``.
+    field), dict keys and a registered node's child names (a dataclass's field names) or positions; the
+    root leaf's path is ``()``.
 
     >>> import tensorlib as tl
     >>> tl.tree.flatten_with_path({"w": [1.0, 2.0], "b": 3.0})[0]
@@ -293,8 +318,8 @@ def _paths(key: tuple, prefix: tuple, out: list) -> list:
     kind, meta, children = key
     if kind == _LEAF:
         out.append(prefix)
-    elif kind == _DICT:
-        for k, child in zip(meta, children):
+    elif kind == _DICT or kind == _CUSTOM:
+        for k, child in zip(meta if kind == _DICT else _names(meta, len(children)), children):
             _paths(child, prefix + (k,), out)
     else:
         for i, child in enumerate(children):
@@ -339,6 +364,8 @@ def _unflatten(key, leaves):
         return tuple(items)
     if kind == _NAMEDTUPLE:
         return meta(*items)
+    if kind == _CUSTOM:
+        return _registered(meta[0], "unflatten")[1](meta[1], items)
     return dict(zip(meta, items))
 
 
@@ -355,10 +382,11 @@ def leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
 def map(fn: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:  # noqa: A001 - the name JAX and TF use
     """``fn`` applied leaf by leaf to ``tree`` and the trees in ``rest`` (which must have its structure).
 
-    ``None`` entries are empty subtrees, so ``fn`` never sees them and they stay ``None``.
+    ``None`` entries are empty subtrees, so ``fn`` never sees them and they stay ``None``.  Dicts pair
+    by key whatever their order (as in JAX and ``tf.nest``); the result has ``tree``'s order.
 
     >>> import tensorlib as tl
-    >>> tl.tree.map(lambda a, b: a + b, {"x": 1, "y": (2, 3)}, {"x": 10, "y": (20, 30)})
+    >>> tl.tree.map(lambda a, b: a + b, {"x": 1, "y": (2, 3)}, {"y": (20, 30), "x": 10})
     {'x': 11, 'y': (22, 33)}
     >>> tl.tree.map(lambda a: a * 2, [1, None])
     [2, None]
@@ -367,17 +395,137 @@ def map(fn: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | No
     others = []
     for other in rest:
         other_flat, other_def = flatten(other, is_leaf)
-        if other_def != treedef:
-            raise structure_error("tl.tree.map", treedef, other_def)
+        if other_def != treedef:  # dicts in another order pair by key (zipping the leaves mixed them up)
+            other_flat, other_def = flatten(_ordered_as(treedef._key, other), is_leaf)
+            if other_def != treedef:
+                raise structure_error("tl.tree.map", treedef, other_def)
         others.append(other_flat)
     return unflatten(treedef, [fn(*xs) for xs in zip(flat, *others)])
 
 
+def register_node(cls: type, flatten: Callable, unflatten: Callable) -> type:
+    """Make instances of ``cls`` nodes of trees, as JAX's ``register_pytree_node`` does; returns ``cls``.
+
+    ``flatten(x) -> (children, aux)`` gives the children (trees, walked in order) and the auxiliary data
+    (hashable, compared with ``==``: it is part of the TreeDef, so a change of it retraces a
+    ``tl.function``); ``unflatten(aux, children) -> x`` rebuilds one.  Paths name the children by position.
+    Unregistered objects are leaves; a type is registered once (a second registration raises, as in JAX).
+
+    >>> import tensorlib as tl
+    >>> class Pair:
+    ...     def __init__(self, a, b, tag):
+    ...         self.a, self.b, self.tag = a, b, tag
+    >>> _ = tl.tree.register_node(Pair, lambda p: ((p.a, p.b), p.tag), lambda tag, ab: Pair(*ab, tag))
+    >>> leaves, treedef = tl.tree.flatten(Pair(1.0, [2.0, 3.0], "x"))
+    >>> leaves, treedef
+    ([1.0, 2.0, 3.0], Pair(*, [*, *]))
+    >>> tl.tree.unflatten(treedef, [10.0, 20.0, 30.0]).b
+    [20.0, 30.0]
+    """
+    return _register(cls, flatten, unflatten, None, "register_node")
+
+
+def register_dataclass(cls: type, data_fields=None, meta_fields=()) -> type:
+    """Make a dataclass a node (JAX's ``register_dataclass``); returns ``cls``, so it works as a decorator.
+
+    ``data_fields`` are its children (by default every ``__init__`` field not in ``meta_fields``), named by
+    the field in paths and checkpoints; ``meta_fields`` are static values kept in the TreeDef (hashable).
+    Without registration a dataclass is a leaf, as in JAX.
+
+    >>> import dataclasses, tensorlib as tl
+    >>> @tl.tree.register_dataclass
+    ... @dataclasses.dataclass
+    ... class Params:
+    ...     w: object
+    ...     b: object
+    >>> grads = tl.grad(lambda p: tl.sum(p.w * 3.0 + p.b))(Params(tl.tensor([1.0, 2.0]), tl.tensor(0.5)))
+    >>> type(grads).__name__, grads.w.numpy().tolist(), float(grads.b)
+    ('Params', [3.0, 3.0], 2.0)
+    >>> [path for path, _ in tl.tree.flatten_with_path(grads)[0]]
+    [('w',), ('b',)]
+    """
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise TypeError(f"tl.tree.register_dataclass: {cls!r} is not a dataclass type")
+    fields = [f.name for f in dataclasses.fields(cls) if f.init]
+    meta = tuple(meta_fields)
+    data = tuple(f for f in fields if f not in meta) if data_fields is None else tuple(data_fields)
+    if sorted(data + meta) != sorted(fields):
+        raise ValueError(
+            f"tl.tree.register_dataclass({cls.__name__}): data_fields {list(data)} and meta_fields {list(meta)} "
+            f"must together name each __init__ field once: {fields}"
+        )
+
+    def flatten(x):
+        return [getattr(x, n) for n in data], tuple([getattr(x, n) for n in meta])
+
+    def unflatten(aux, children):
+        return cls(**dict(zip(data, children)), **dict(zip(meta, aux)))
+
+    return _register(cls, flatten, unflatten, data, "register_dataclass")
+
+
+def _register(cls, flatten_fn, unflatten_fn, names, who: str) -> type:
+    if not isinstance(cls, type):
+        raise TypeError(f"tl.tree.{who}: expected a type, got {cls!r}")
+    if cls in nodes:
+        raise ValueError(f"tl.tree.{who}: {cls.__name__} is already registered (a type is registered once)")
+    if issubclass(cls, (list, tuple, dict)) or cls is type(None):
+        raise ValueError(f"tl.tree.{who}: {cls.__name__} is a list, tuple or dict type, which tl.tree walks already")
+    if not (callable(flatten_fn) and callable(unflatten_fn)):
+        raise TypeError(f"tl.tree.{who}: flatten and unflatten must be callables")
+    nodes[cls] = (flatten_fn, unflatten_fn, names)
+    return cls
+
+
+def _registered(cls: type, what: str) -> tuple:
+    node = nodes.get(cls)
+    if node is None:  # a TreeDef made in another process (or a file) whose type is not registered here
+        raise ValueError(
+            f"tl.tree.{what}: {cls.__name__} is not a registered node type in this process; register it "
+            "(tl.tree.register_node or register_dataclass) first"
+        )
+    return node
+
+
+def _names(meta: tuple, n: int):
+    """A registered node's child names: its dataclass fields, or positions."""
+    node = nodes.get(meta[0])
+    return node[2] if node is not None and node[2] is not None else range(n)
+
+
 def structure_error(what: str, expected: TreeDef, got: TreeDef) -> ValueError:
-    """The one error for two structures that should match: it draws both.
+    """The one error for two structures that should match: it names the first place where they differ (in
+    a big tree, comparing two drawings is no way to find it) and draws both.
 
     >>> import tensorlib as tl
     >>> tl.tree.structure_error("f", tl.tree.flatten([1])[1], tl.tree.flatten((1,))[1])
     ValueError('f: structures differ: expected [*], got (*,)')
+    >>> tl.tree.structure_error("f", tl.tree.flatten({"a": [1, 2]})[1], tl.tree.flatten({"a": [1]})[1])
+    ValueError("f: structures differ at ['a']: expected [*, *], got [*]; in full: expected {'a': [*, *]}, got {'a': [*]}")
     """
-    return ValueError(f"{what}: structures differ: expected {expected!r}, got {got!r}")
+    path, a, b = _first_difference(expected._key, got._key, ())
+    if not path:
+        return ValueError(f"{what}: structures differ: expected {expected!r}, got {got!r}")
+    where = "".join(f"[{k!r}]" for k in path)
+    return ValueError(
+        f"{what}: structures differ at {where}: expected {_draw(a)}, got {_draw(b)}; "
+        f"in full: expected {expected!r}, got {got!r}"
+    )
+
+
+def _first_difference(a: tuple, b: tuple, path: tuple) -> tuple:
+    """``(path, a's node, b's node)`` where the keys ``a`` and ``b`` first differ (dicts matched by key)."""
+    (kind, meta, children), (kind_b, meta_b, children_b) = a, b
+    if kind == kind_b and len(children) == len(children_b):
+        if kind == _DICT and set(meta) == set(meta_b):
+            at = dict(zip(meta_b, children_b))
+            pairs = [(k, c, at[k]) for k, c in zip(meta, children)]
+        elif kind != _DICT and meta == meta_b:
+            pairs = [(i, c, c_b) for i, (c, c_b) in enumerate(zip(children, children_b))]
+        else:
+            pairs = None
+        if pairs is not None:
+            for k, c, c_b in pairs:
+                if c != c_b:
+                    return _first_difference(c, c_b, path + (k,))
+    return path, a, b

@@ -147,3 +147,68 @@ def test_causal_layers_trace_with_unknown_lengths():
     g = tl.function(lambda t, m: decoder(t, m, tgt_is_causal=True), input_signature=[spec, spec])
     tgt, memory = RNG.normal(size=(2, 3, embed)), RNG.normal(size=(2, 5, embed))
     np.testing.assert_allclose(g(tgt, memory).numpy(), decoder(tgt, memory, tgt_is_causal=True).numpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ grouped-query attention
+def test_grouped_query_attention_shares_each_key_head_among_its_query_group():
+    # PyTorch's enable_gqa=True (and JAX's dot_product_attention with fewer key heads): query head h attends
+    # with key/value head h // (query heads / key heads).  Without it, 4 query heads and 2 key heads are an error.
+    q = RNG.normal(size=(2, 4, 3, 5))
+    k, v = RNG.normal(size=(2, 2, 6, 5)), RNG.normal(size=(2, 2, 6, 3))
+    mask = RNG.random((3, 6)) > 0.3
+    mask[:, 0] = True
+    out = tl.nn.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    additive = np.where(mask, 0.0, -np.inf)
+    expected = _softmax_attention(q, np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1), additive)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-14)
+    tl.testing.check_grads(
+        lambda q, k, v: tl.nn.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True), (q, k, v)
+    )
+    with pytest.raises(ValueError, match="scaled_dot_product_attention.*leading"):
+        tl.nn.scaled_dot_product_attention(q, k, v)
+    with pytest.raises(ValueError, match=r"enable_gqa.*4 query heads.*3 key"):
+        tl.nn.scaled_dot_product_attention(q, k[:, :1].repeat(3, 1), v[:, :1].repeat(3, 1), enable_gqa=True)
+
+
+def test_grouped_query_attention_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    q = RNG.normal(size=(2, 6, 4, 8))
+    k, v = RNG.normal(size=(2, 3, 5, 8)), RNG.normal(size=(2, 3, 5, 7))
+    want = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.tensor(a) for a in (q, k, v)), is_causal=True, enable_gqa=True
+    )
+    got = tl.nn.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------------ bad arguments of the normalizations
+_X4 = np.ones((2, 2, 2, 3))
+_C = np.ones(3)
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("layer_norm", lambda eps: tl.nn.layer_norm(_X4, epsilon=eps)),
+        ("group_norm", lambda eps: tl.nn.group_norm(_X4, 3, epsilon=eps)),
+        ("instance_norm", lambda eps: tl.nn.instance_norm(_X4, epsilon=eps)),
+        ("rms_norm", lambda eps: tl.nn.rms_norm(_X4, epsilon=eps)),
+        ("FusedBatchNormV3", lambda eps: tl.nn.fused_batch_norm(_X4, _C, _C, epsilon=eps)),
+        ("FusedBatchNormV3", lambda eps: tl.nn.fused_batch_norm(_X4, _C, _C, _C, _C, eps, is_training=False)),
+        ("batch_normalization", lambda eps: tl.nn.batch_normalization(_X4, _C, _C, None, None, eps)),
+    ],
+)
+@pytest.mark.parametrize("epsilon", [-1.0, float("nan")])
+def test_a_negative_or_nan_epsilon_is_an_error_naming_the_function(name, call, epsilon):
+    # A negative epsilon made sqrt(var + epsilon) NaN for a small variance (here the constant input's 0), silently:
+    # the layers and rms_norm refused it, the functions returned NaN.
+    with pytest.raises(ValueError, match=rf"^{name}: epsilon must be >= 0, got {epsilon}"):
+        call(epsilon)
+
+
+def test_batch_normalization_names_itself_when_the_statistics_do_not_broadcast():
+    # The error named Mul (the first op the shapes met), not batch_normalization or its arguments.
+    with pytest.raises(ValueError, match=r"^batch_normalization: mean shape \(4,\) does not broadcast to x.*\(2, 3\)"):
+        tl.nn.batch_normalization(np.ones((2, 3)), np.ones(4), np.ones(3), None, None, 1e-3)
+    y = tl.nn.batch_normalization(np.ones((2, 3)), np.ones((1, 3)), 4.0, np.ones(3), np.full(3, 2.0), 0.0)
+    np.testing.assert_allclose(y.numpy(), np.ones((2, 3)))

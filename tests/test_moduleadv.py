@@ -171,3 +171,204 @@ def test_a_variable_takes_a_bool_trainable_flag():
     with pytest.raises(TypeError, match=r"Variable: trainable must be a bool, got 'False'"):
         tl.Variable([1.0], trainable="False")  # was trainable: bool("False") is True
     assert tl.Variable([1.0], trainable=np.bool_(False)).trainable is False
+
+
+# ---------------------------------------------------------------- tl.tree
+
+
+def test_tree_map_pairs_dicts_by_key_whatever_their_order():
+    # {"a": 1, "b": 2} with {"b": 20, "a": 10} raised "structures differ" (insertion orders): JAX's tree.map and
+    # tf.nest.map_structure pair dict entries by key (both sort the keys).
+    got = tl.tree.map(
+        lambda a, b: (a, b), {"a": 1, "b": [2, {"c": 3, "d": 4}]}, {"b": [20, {"d": 40, "c": 30}], "a": 10}
+    )
+    assert got == {"a": (1, 10), "b": [(2, 20), {"c": (3, 30), "d": (4, 40)}]}
+    assert list(got["b"][1]) == ["c", "d"]  # the first tree's order
+    params = {"w": tl.tensor([1.0, 2.0]), "b": tl.tensor([3.0])}
+    grads = {"b": tl.tensor([0.5]), "w": tl.tensor([1.0, -1.0])}
+    step = tl.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+    np.testing.assert_allclose(step["w"].numpy(), [0.9, 2.1], rtol=1e-6)
+    np.testing.assert_allclose(step["b"].numpy(), [2.95], rtol=1e-6)
+
+
+def test_tree_map_names_the_first_place_where_structures_differ():
+    big = {"encoder": [{"w": 1, "b": 2}] * 3, "head": {"w": 1, "b": (2, 3)}}
+    other = {"encoder": [{"w": 1, "b": 2}] * 3, "head": {"w": 1, "b": (2, 3, 4)}}
+    with pytest.raises(
+        ValueError,
+        match=r"tl\.tree\.map: structures differ at \['head'\]\['b'\]: expected \(\*, \*\), got \(\*, \*, \*\)",
+    ):
+        tl.tree.map(lambda a, b: a, big, other)
+    with pytest.raises(
+        ValueError,
+        match=r"structures differ at \['encoder'\]\[1\]: expected \{'w': \*, 'b': \*\}, got \{'w': \*, 'x': \*\}",
+    ):
+        tl.tree.map(lambda a, b: a, big, {**other, "encoder": [{"w": 1, "b": 2}, {"w": 1, "x": 2}, {"w": 1, "b": 2}]})
+    with pytest.raises(ValueError, match=r"structures differ at \[1\]: expected None, got \*"):
+        tl.tree.map(lambda a, b: a, [1, None], [1, 2])  # None is an empty node (JAX), not a leaf
+
+
+def test_tree_map_agrees_with_jax():
+    jax = pytest.importorskip("jax")
+    a, b = {"x": 1.0, "y": (2.0, [3.0])}, {"y": (20.0, [30.0]), "x": 10.0}
+    assert tl.tree.map(lambda u, v: u + v, a, b) == jax.tree_util.tree_map(lambda u, v: u + v, a, b)
+    with pytest.raises(ValueError):
+        jax.tree_util.tree_map(lambda u, v: u, [1, None], [1, 2])
+
+
+# ---------------------------------------------------------------- registered nodes (JAX's register_pytree_node)
+import dataclasses  # noqa: E402
+
+
+@tl.tree.register_dataclass
+@dataclasses.dataclass
+class _Params:
+    w: object
+    b: object
+
+
+@dataclasses.dataclass(frozen=True)
+class _Scaled:
+    value: object
+    scale: float
+
+
+tl.tree.register_dataclass(_Scaled, meta_fields=("scale",))
+
+
+class _Box:
+    """A registered class that is no dataclass: two children and a tag."""
+
+    def __init__(self, left, right, tag):
+        self.left, self.right, self.tag = left, right, tag
+
+
+tl.tree.register_node(_Box, lambda b: ((b.left, b.right), b.tag), lambda tag, lr: _Box(*lr, tag))
+
+
+def _loss(p):
+    return tl.sum(p.w**2) + 3.0 * tl.sum(p.b)
+
+
+def test_a_registered_dataclass_is_a_node_everywhere():
+    # A dataclass of parameters was a leaf: tl.grad failed ("expected a tensor ... got _Params"), optimizers
+    # and checkpoints could not take it.  JAX's register_dataclass makes it a node.
+    w, b = np.array([1.0, -2.0], np.float32), np.array([0.5], np.float32)
+    p = _Params(tl.tensor(w), tl.tensor(b))
+    leaves, treedef = tl.tree.flatten(p)
+    assert repr(treedef) == "_Params(w=*, b=*)" and [x for x in leaves] == [p.w, p.b]
+    assert [path for path, _ in tl.tree.flatten_with_path(p)[0]] == [("w",), ("b",)]
+    g = tl.grad(_loss)(p)
+    assert isinstance(g, _Params)
+    np.testing.assert_allclose(g.w.numpy(), 2 * w)
+    np.testing.assert_allclose(g.b.numpy(), [3.0])
+    traced = tl.function(tl.grad(_loss))(p)  # as an argument and a result of a traced function
+    assert isinstance(traced, _Params)
+    np.testing.assert_allclose(traced.w.numpy(), 2 * w)
+    doubled = tl.tree.map(lambda t: t * 2.0, p)
+    np.testing.assert_allclose(doubled.w.numpy(), 2 * w)
+
+
+def test_a_registered_dataclass_of_variables_trains_and_checkpoints(tmp_path):
+    p = _Params(tl.Variable(np.array([1.0, -2.0], np.float32)), tl.Variable(np.array([0.5], np.float32)))
+    opt = tl.optimizers.SGD(0.1)
+    with tl.GradientTape() as tape:
+        loss = _loss(p)
+    opt.apply(tape.gradient(loss, p), p)
+    np.testing.assert_allclose(p.w.numpy(), [1.0 - 0.2, -2.0 + 0.4], rtol=1e-6)
+    np.testing.assert_allclose(p.b.numpy(), [0.5 - 0.3], rtol=1e-6)
+    path = tmp_path / "p.safetensors"
+    tl.save_variables(path, {"params": p})
+    assert sorted(tl.load_variables(path)) == ["params.b", "params.w"]
+    fresh = _Params(tl.Variable(np.zeros(2, np.float32)), tl.Variable(np.zeros(1, np.float32)))
+    tl.load_variables(path, {"params": fresh})
+    np.testing.assert_array_equal(fresh.w.numpy(), p.w.numpy())
+
+
+def test_meta_fields_are_static_and_custom_nodes_rebuild():
+    a = tl.tree.flatten(_Scaled(1.0, 2.0))
+    assert a[0] == [1.0] and a[1] != tl.tree.flatten(_Scaled(1.0, 3.0))[1]
+    calls = []
+
+    @tl.function
+    def f(s):
+        calls.append(s.scale)
+        return s.value * s.scale
+
+    assert float(f(_Scaled(tl.tensor(2.0), 3.0))) == 6.0
+    assert float(f(_Scaled(tl.tensor(5.0), 3.0))) == 15.0
+    assert float(f(_Scaled(tl.tensor(5.0), 4.0))) == 20.0
+    assert calls == [3.0, 4.0]  # one trace per static scale
+    box = tl.tree.map(lambda v: v + 1, _Box(1, [2, None], "t"))
+    assert (box.left, box.right, box.tag) == (2, [3, None], "t")
+    assert repr(tl.tree.flatten(box)[1]) == "_Box(*, [*, None])"
+    assert tl.tree.flatten_with_path(box)[0] == [((0,), 2), ((1, 0), 3)]
+
+
+def test_registration_errors_are_clear(tmp_path):
+    with pytest.raises(ValueError, match=r"tl\.tree\.register_dataclass: _Params is already registered"):
+        tl.tree.register_dataclass(_Params)
+    with pytest.raises(ValueError, match=r"register_node: list is a list, tuple or dict type"):
+        tl.tree.register_node(list, lambda x: (x, None), lambda a, c: list(c))
+    with pytest.raises(TypeError, match=r"register_dataclass: .* is not a dataclass type"):
+        tl.tree.register_dataclass(_Box)
+
+    @dataclasses.dataclass
+    class Three:
+        a: object
+        b: object
+
+    with pytest.raises(ValueError, match=r"must together name each __init__ field once: \['a', 'b'\]"):
+        tl.tree.register_dataclass(Three, data_fields=["a"], meta_fields=["c"])
+    graph_fn = tl.function(lambda x: _Params(x * 2.0, x))
+    with pytest.raises(ValueError, match=r"graph\.save: an output is a _Params, a registered tl\.tree node"):
+        graph_fn.get_graph(tl.tensor([1.0])).save(str(tmp_path / "g"))
+
+
+def test_registered_nodes_flatten_as_in_jax():
+    jax = pytest.importorskip("jax")
+
+    @dataclasses.dataclass
+    class JaxParams:
+        w: object
+        b: object
+
+    jax.tree_util.register_dataclass(JaxParams, data_fields=["w", "b"], meta_fields=[])
+    value = {"layer": _Params([1.0, 2.0], (3.0, None))}
+    jax_value = {"layer": JaxParams([1.0, 2.0], (3.0, None))}
+    assert tl.tree.leaves(value) == jax.tree_util.tree_leaves(jax_value)
+    jax_paths = [
+        tuple(getattr(k, "name", getattr(k, "key", getattr(k, "idx", None))) for k in path)
+        for path, _ in jax.tree_util.tree_flatten_with_path(jax_value)[0]
+    ]
+    assert [p for p, _ in tl.tree.flatten_with_path(value)[0]] == jax_paths
+
+
+# ---------------------------------------------------------------- containers a Module cannot name
+
+
+def test_variables_in_a_set_are_an_error_not_silently_untrained():
+    # A set of Variables was skipped: never trained nor saved.  A set has no order (Variables hash by id),
+    # so its entries cannot get names that agree from run to run; lists and dicts are walked.
+    class Bag(tl.Module):
+        def __init__(self, holder):
+            super().__init__()
+            self.w = tl.Variable(1.0)
+            self.extra = holder
+
+    for holder in ({tl.Variable(2.0)}, [frozenset({tl.nn.Dense(1, 1)})]):
+        with pytest.raises(TypeError, match=r"Module: a set holds a (Variable|Dense); a set has no order"):
+            Bag(holder).variables
+    assert list(Bag({1, 2}).variables) == ["w"]  # a set of other things is no state
+
+
+def test_a_module_walks_a_registered_dataclass_of_variables():
+    # Skipped like any leaf: its Variables were never trained nor saved.
+    class Holder(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.p = _Params(tl.Variable(np.array([1.0, -2.0], np.float32)), [tl.nn.Dense(1, 1, seed=0)])
+
+    m = Holder()
+    assert sorted(m.state_dict()) == ["p.b.0.bias", "p.b.0.kernel", "p.w"]
+    assert m.trainable_variables["p"]["w"] is m.p.w and m.num_parameters() == 4

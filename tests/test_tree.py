@@ -59,7 +59,11 @@ def test_unflatten_with_the_wrong_number_of_leaves_is_an_error():
 
 def test_map_requires_equal_structures():
     assert tree.map(lambda a, b: a * b, [1, (2,)], [3, (4,)]) == [3, (8,)]
-    with pytest.raises(ValueError, match=r"^tl.tree.map: structures differ: expected \[\*, \(\*,\)\], got \[\*, \*\]$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^tl.tree.map: structures differ at \[1\]: expected \(\*,\), got \*; "
+        r"in full: expected \[\*, \(\*,\)\], got \[\*, \*\]$",
+    ):
         tree.map(lambda a, b: a, [1, (2,)], [3, 4])
 
 

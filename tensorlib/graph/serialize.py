@@ -226,6 +226,11 @@ def _encode_structure(treedef: tree.TreeDef, counter=None):
         return {"tensor": counter[0] - 1}
     if kind in ("none", "constant"):
         return {"const": encode(treedef.meta, "output constant")}
+    if kind == "custom":  # a file never names a type to import (loading runs no code)
+        raise ValueError(
+            f"graph.save: an output is a {treedef.meta[0].__name__}, a registered tl.tree node, which a graph file "
+            "cannot hold; return its fields as a tuple or dict"
+        )
     items = [_encode_structure(c, counter) for c in children]
     if kind == "dict":
         return {"dict": [[encode(k, "output key"), s] for k, s in zip(treedef.meta, items)]}

@@ -492,6 +492,7 @@ _FLOATS = "floats"
 
 
 _NESTED = (list, tuple, dict)
+_NODES = tree.nodes  # registered node types (tl.tree.register_node): nested arguments too
 
 
 def _nested_key(value, feeds, keep, static=False):
@@ -862,7 +863,7 @@ class Function:
         # Plain leaves (the common case) skip the tree walk.
         key = [
             _nested_key(a, feeds, keep, statics.get(i, False))
-            if isinstance(a, _NESTED)
+            if isinstance(a, _NESTED) or a.__class__ in _NODES
             else _leaf_key(a, feeds, keep, statics.get(i, False))
             for i, a in enumerate(args)
         ]
@@ -872,7 +873,7 @@ class Function:
                 (
                     k,
                     _nested_key(v, feeds, keep, static)
-                    if isinstance(v, _NESTED)
+                    if isinstance(v, _NESTED) or v.__class__ in _NODES
                     else _leaf_key(v, feeds, keep, static),
                 )
             )

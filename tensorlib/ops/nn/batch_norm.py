@@ -15,6 +15,7 @@ from .. import math as math_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from ..math import stop_gradient
+from .._shapes import broadcast_shapes
 from ..registry import defop, spec
 from ._common import (
     _check_float,
@@ -28,7 +29,7 @@ from ._common import (
     _to_nchw,
     _to_nhwc,
 )
-from .normalization import _widened
+from .normalization import _epsilon, _widened
 
 _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 
@@ -256,6 +257,7 @@ def fused_batch_norm(
     """
     if not isinstance(is_training, (bool, np.bool_)):  # "False" or a Tensor would be true: training, silently
         raise TypeError(f"FusedBatchNormV3: is_training must be a bool, got {is_training!r}")
+    epsilon = _epsilon(epsilon, "FusedBatchNormV3", x)
     if _is_nchw(data_format, "FusedBatchNormV3"):
         try:
             y, batch_mean, batch_var = fused_batch_norm(
@@ -323,6 +325,18 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon: floa
     >>> y.numpy().tolist()
     [-1.0, 1.0]
     """
+    x = as_tensor(x)
+    if isinstance(variance_epsilon, (int, float, np.integer, np.floating)):  # a Tensor is the caller's to check
+        variance_epsilon = _epsilon(variance_epsilon, "batch_normalization", x)
+    for what, value in (("mean", mean), ("variance", variance), ("offset", offset), ("scale", scale)):
+        # Unchecked, statistics of the wrong size failed in Mul or Add, naming neither this function nor them.
+        shape = tuple(np.shape(value)) if value is not None else ()
+        try:
+            broadcast_shapes(shape, x.shape)
+        except ValueError:
+            raise ValueError(
+                f"batch_normalization: {what} shape {shape} does not broadcast to x shape {tuple(x.shape)} ({x.dtype})"
+            ) from None
     inv = 1.0 / math_ops.sqrt(variance + variance_epsilon)
     if scale is not None:
         inv = inv * scale

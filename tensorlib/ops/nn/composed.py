@@ -26,7 +26,7 @@ from ._common import _index, _op_type
 from .activations import softmax, softplus
 from .conv_composed import _check_width, _one
 from .dropout import dropout
-from .normalization import _affine, _float_input, _standardized, _widened
+from .normalization import _affine, _epsilon, _float_input, _standardized, _widened
 from .pool import avg_pool, max_pool
 
 
@@ -218,7 +218,7 @@ def instance_norm(x, scale=None, offset=None, epsilon: float = 1e-5) -> Tensor:
     if x.ndim < 3:
         raise ValueError(f"instance_norm: x must be (batch, spatial..., channels), at least 3-D {_where(x)}")
     axes = tuple(range(1, x.ndim - 1))
-    y = _standardized(x, axes, float(epsilon))
+    y = _standardized(x, axes, _epsilon(epsilon, "instance_norm", x))
     return _affine(y, x, scale, offset, (x.ndim - 1,), "instance_norm")
 
 
@@ -307,7 +307,15 @@ def avg_pool1d(input, ksize, strides, padding, data_format: str = "NWC") -> Tens
 # ------------------------------------------------------------------ scaled_dot_product_attention
 @_op_type(None, tensors=("query", "key", "value", "attn_mask"))
 def scaled_dot_product_attention(
-    query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False, scale=None, seed=None
+    query,
+    key,
+    value,
+    attn_mask=None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale=None,
+    seed=None,
+    enable_gqa: bool = False,
 ) -> Tensor:
     """``softmax(query @ key^T * scale + mask) @ value`` (PyTorch's ``F.scaled_dot_product_attention``):
     ``query`` ``(..., L, E)``, ``key`` ``(..., S, E)``, ``value`` ``(..., S, Ev)`` -> ``(..., L, Ev)``, the
@@ -316,7 +324,9 @@ def scaled_dot_product_attention(
     a float64 mask leaves float32 attention float32).  ``is_causal``
     keeps position ``j <= i`` (the top-left aligned lower triangle; not together with ``attn_mask``).  A query
     row with every position masked (every score ``-inf``) gets weights 0, as in PyTorch.  ``dropout_p > 0`` applies
-    :func:`dropout` (``seed``) to the attention weights.
+    :func:`dropout` (``seed``) to the attention weights.  ``enable_gqa=True`` (grouped-query attention, PyTorch's
+    argument) takes ``key`` and ``value`` with fewer heads (axis -3) than ``query``, a divisor of them: query head
+    ``h`` attends with key head ``h // (query heads / key heads)``.
 
     >>> import numpy as np, tensorlib as tl
     >>> q = k = np.eye(2)[None]
@@ -337,6 +347,8 @@ def scaled_dot_product_attention(
     e, s = q.shape[-1], k.shape[-2]
     if (None not in (e, k.shape[-1]) and e != k.shape[-1]) or (None not in (s, v.shape[-2]) and s != v.shape[-2]):
         raise ValueError(f"{name}: query and key must share the last dimension, key and value the rows {where}")
+    if enable_gqa:
+        k, v = _grouped_heads(q, k, v, name, where)
     # Unchecked, a batch or mask mismatch failed in BatchMatMulV2, Select or Add, naming neither this function
     # nor its arguments, and a bad dropout_p was reported by Dropout.
     if not _broadcastable(q.shape[:-2], k.shape[:-2], v.shape[:-2]):
@@ -364,6 +376,18 @@ def scaled_dot_product_attention(
     wide = [_widened(t) for t in (q, k, v)]
     out = attend(*wide, attn_mask, dropout_p, scale, seed, f"{name}: attn_mask", where, causal=is_causal)[0]
     return math_ops.cast(out, _dt.float16) if q.dtype == k.dtype == v.dtype == _dt.float16 else out
+
+
+def _grouped_heads(q, k, v, name: str, where: str) -> tuple:
+    """``key`` and ``value`` with each head repeated for its group of query heads (PyTorch's repeat_interleave)."""
+    heads = [t.shape[-3] if t.ndim >= 3 else None for t in (q, k, v)]
+    if None in heads or heads[1] != heads[2] or not heads[1] or heads[0] % heads[1]:
+        raise ValueError(
+            f"{name}: enable_gqa needs known head counts (axis -3), {heads[0]} query heads a multiple of the "
+            f"{heads[1]} key and {heads[2]} value heads {where}"
+        )
+    group = heads[0] // heads[1]
+    return (k, v) if group == 1 else (array_ops.repeat(k, group, axis=-3), array_ops.repeat(v, group, axis=-3))
 
 
 def _broadcastable(*shapes) -> bool:

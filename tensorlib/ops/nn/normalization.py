@@ -35,6 +35,17 @@ def _axes(axis, x, name: str) -> tuple:
         raise type(e)(f"{name}: {e} (x shape {tuple(x.shape)}, {x.dtype})") from None
 
 
+def _epsilon(epsilon, name: str, x) -> float:
+    """``epsilon`` as a float >= 0: a negative (or NaN) one made ``sqrt(var + epsilon)`` NaN for a small
+    variance, silently (PyTorch's and TensorFlow's functions do not check)."""
+    value = float(epsilon)
+    if not value >= 0:
+        raise ValueError(
+            f"{name}: epsilon must be >= 0, got {value} (x shape {tuple(np.shape(x))}, {getattr(x, 'dtype', None)})"
+        )
+    return value
+
+
 def _widened(x):
     """x in float32 if it is float16 (the computation's dtype), else x."""
     return math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
@@ -89,7 +100,7 @@ def layer_norm(x, scale=None, offset=None, axis=-1, epsilon: float = 1e-5) -> Te
     """
     x = _float_input(x, "layer_norm")
     axes = _axes(axis, x, "layer_norm")
-    y = _standardized(x, axes, float(epsilon))
+    y = _standardized(x, axes, _epsilon(epsilon, "layer_norm", x))
     return _affine(y, x, scale, offset, axes, "layer_norm")
 
 
@@ -107,9 +118,7 @@ def rms_norm(x, scale=None, axis=-1, epsilon: float = 1e-6) -> Tensor:
     """
     x = _float_input(x, "rms_norm")
     axes = _axes(axis, x, "rms_norm")
-    epsilon = float(epsilon)
-    if not epsilon >= 0:
-        raise ValueError(f"rms_norm: epsilon must be >= 0, got {epsilon} (x shape {tuple(x.shape)}, {x.dtype})")
+    epsilon = _epsilon(epsilon, "rms_norm", x)
     wide = _widened(x)
     mean_square = reduce_ops.mean(math_ops.square(wide), axes, keepdims=True)
     y = _narrowed(wide / math_ops.sqrt(mean_square + epsilon), x)
@@ -143,7 +152,7 @@ def group_norm(x, groups: int, scale=None, offset=None, epsilon: float = 1e-5) -
         raise ValueError(f"group_norm: every dimension but the batch must be known {where}")
     grouped = shape_ops.reshape(x, (batch, *x.shape[1:-1], groups, channels // groups))
     axes = tuple(range(1, grouped.ndim - 2)) + (grouped.ndim - 1,)
-    y = shape_ops.reshape(_standardized(grouped, axes, float(epsilon)), (batch, *x.shape[1:]))
+    y = shape_ops.reshape(_standardized(grouped, axes, _epsilon(epsilon, "group_norm", x)), (batch, *x.shape[1:]))
     return _affine(y, x, scale, offset, (x.ndim - 1,), "group_norm")
 
 
