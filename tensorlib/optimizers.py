@@ -33,7 +33,6 @@ from . import tree
 from .dispatch import check_assignable, current_state, state_read, tapes_paused
 from .ops import creation as _creation
 from .ops import elementwise as _elementwise
-from .ops import floating as _floating
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
 from .module import Module
@@ -199,10 +198,10 @@ def clip_by_global_norm(tensors, clip_norm: float):
     if _clips_nothing(clip_norm, norm.dtype):
         return tree.map(lambda t: t, tensors), norm
     # An infinite or NaN norm makes every entry NaN, as in TensorFlow, to signal the error: the finite
-    # entries were scaled by clip_norm / inf = 0, and a step with them silently did nothing.
-    scale = _math_ops.where(
-        _floating.isfinite(norm), clip_norm / _math_ops.maximum(norm, clip_norm), _math_ops.cast(math.nan, norm.dtype)
-    )
+    # entries were scaled by clip_norm / inf = 0, and a step with them silently did nothing.  TensorFlow's
+    # way, ``+ (norm - norm)`` (0 for a finite norm): a NaN constant picked away by a where made
+    # enable_check_numerics stop every clipped step ("Cast produced NaN") though nothing was wrong.
+    scale = clip_norm / _math_ops.maximum(norm, clip_norm) + (norm - norm)
     return tree.map(lambda t: _scaled(t, scale), tensors), norm
 
 
