@@ -1460,6 +1460,8 @@ class RAdam(Optimizer):
         m_hat = m / _in(1.0 - _math_ops.power(b1, t), var)
         correction2 = 1.0 - _math_ops.power(b2, t)
         rho_inf = 2.0 / (1.0 - b2) - 1.0
+        if rho_inf <= 5.0:  # rho_t < rho_inf: never rectified (beta_2 <= 2/3), and the rectifier is not real there
+            return var - lr * m_hat
         rho_t = rho_inf - 2.0 * t * _math_ops.power(b2, t) / correction2
         rectified = rho_t > 5.0
         # The rectifier only where it is defined (rho_t > 4); elsewhere a 1 the where below never picks.

@@ -249,10 +249,12 @@ def test_a_zero_rate_schedule_is_still_a_schedule():
 @pytest.mark.parametrize(
     "make",
     [
+        lambda: O.RAdam(0.1, beta_2=0.6),  # rho_inf = 4: the rectifier divided by rho_inf - 4 = 0
+        lambda: O.RAdam(0.1, beta_2=0.5),  # rho_inf = 3: its square root was of a negative number
         lambda: O.Adam(0.1, global_clipnorm=1.0),  # a NaN constant, picked away by a where
         lambda: O.NAdam(0.1, global_clipnorm=0.5),
     ],
-    ids=["adam_global_clipnorm", "nadam_global_clipnorm"],
+    ids=["radam_b2_0.6", "radam_b2_0.5", "adam_global_clipnorm", "nadam_global_clipnorm"],
 )
 def test_check_numerics_passes_a_step_with_nothing_wrong(make):
     # Each raised NumericsError ("Div produced Inf", "Sqrt produced NaN", "Cast produced NaN") on finite
