@@ -286,6 +286,7 @@ from .ops.numpy_extra import (
     vander,
     vsplit,
 )
+from .ops.polynomial import poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, roots
 from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
 from .ops import _methods  # noqa: F401  (Tensor's operators and methods: after the op families they call)
 from . import grad
@@ -315,3 +316,30 @@ from .graph.tracing import function
 from . import testing
 from . import distributed
 from . import numpy_protocol  # noqa: E402,F401  (NEP 13/18: NumPy's functions on Tensors)
+from .ops.standard import (  # noqa: E402  (the Array API standard's spellings and dtype queries)
+    acos,
+    acosh,
+    asarray,
+    asin,
+    asinh,
+    astype,
+    atan,
+    atan2,
+    atanh,
+    bitwise_invert,
+    can_cast,
+    e,
+    empty,
+    empty_like,
+    finfo,
+    iinfo,
+    inf,
+    isdtype,
+    nan,
+    newaxis,
+    permute_dims,
+    pi,
+    pow,
+    result_type,
+    unstack,
+)
