@@ -161,3 +161,19 @@ def test_histogram_estimator_errors():
         tl.histogram(np.ones(3), bins="foo")
     with pytest.raises(ValueError, match=r"histogram: bins='auto' estimates the bins from the values, unknown under"):
         tl.function(lambda a: tl.histogram(a, bins="auto"))(np.ones(3))
+
+
+def test_gradient_takes_one_spacing_for_all_axes_only_as_a_scalar():
+    # numpy.gradient: one coordinate array for a 2-D f is 'invalid number of arguments', not the same
+    # coordinates along both axes; a scalar is every axis' step.
+    f = np.arange(25.0).reshape(5, 5) ** 2
+    coordinates = np.array([0.0, 1.0, 3.0, 4.0, 7.0])
+    with pytest.raises(
+        TypeError, match=r"gradient: give no spacing, one scalar, or one per axis \(2\), got 1 of shapes \[\(5,\)\]"
+    ):
+        tl.gradient(f, coordinates)
+    for got, want in zip(tl.gradient(f, 0.5), np.gradient(f, 0.5)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+    np.testing.assert_allclose(
+        tl.gradient(f, coordinates, axis=1).numpy(), np.gradient(f, coordinates, axis=1), rtol=1e-14
+    )
