@@ -177,3 +177,15 @@ def test_gradient_takes_one_spacing_for_all_axes_only_as_a_scalar():
     np.testing.assert_allclose(
         tl.gradient(f, coordinates, axis=1).numpy(), np.gradient(f, coordinates, axis=1), rtol=1e-14
     )
+
+
+def test_segment_count_given_as_a_zero_d_integer_array_or_tensor():
+    # tf.math.unsorted_segment_sum takes a tensor, jax.ops.segment_sum a concrete array: tl.max(ids) + 1 is one.
+    data, ids = RNG.standard_normal((6, 2)), np.array([2, 0, 2, -1, 1, 4])
+    want = np.stack([data[ids == s].sum(0) for s in range(5)])
+    for count in (np.array(5), np.int32(5), tl.max(tl.tensor(ids)) + 1):
+        np.testing.assert_allclose(tl.segment_sum(data, ids, count).numpy(), want, rtol=1e-15)
+        assert tl.segment_max(data, ids, count).shape == (5, 2)
+    for bad in (5.0, True, np.array([5])):
+        with pytest.raises((ValueError, TypeError), match=r"segment_sum: num_segments must be an int >= 0"):
+            tl.segment_sum(data, ids, bad)
