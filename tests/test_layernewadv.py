@@ -291,3 +291,14 @@ def test_adaptive_max_pool_return_indices(spatial, sizes, special):
         torch.tensor(x), sizes if len(sizes) > 1 else sizes[0], return_indices=True
     )
     np.testing.assert_array_equal(indices.numpy(), theirs[1].numpy())
+
+
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_adaptive_avg_pool_float16_sums_in_float32(size):
+    # The windows' sum was rounded to float16 before the division: 1000 cells of 100 pooled to 1 gave inf.
+    x = np.full((1, 1000, 2), 100.0, np.float16)
+    x[0, ::7, 1] = -60.0
+    got = tl.nn.adaptive_avg_pool(x, size)
+    want, _, _ = _adaptive_reference(np.moveaxis(x.astype(np.float64), -1, 1), (size,), "avg")
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.numpy(), np.moveaxis(want, 1, -1).astype(np.float16), rtol=1e-3)
