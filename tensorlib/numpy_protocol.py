@@ -124,7 +124,10 @@ def _build_table():
                 sig = _signature(np_fn)
                 defaults = {**_numpy_defaults(sig, renames, tl_fn), **_NUMPY_MEANING.get(name, {})}
                 table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults, _binding(sig))
-    ufuncs[np.divmod] = _divmod
+    ufuncs.update({np.divmod: _divmod, np.modf: _modf})
+    ufuncs.update(
+        {getattr(np, name): fn for name, fn in (("matvec", _matvec), ("vecmat", _vecmat)) if hasattr(np, name)}
+    )
     for np_fn, tl_fn in _SPECIAL.items():
         table[np_fn] = (tl_fn, None, {}, (), {}, None)
     for name in _VALUE_QUERIES:
@@ -573,6 +576,29 @@ def _astype(x, dtype, /, *, copy=True, device=None):
     if device is not None:
         raise TypeError(f"numpy.astype: device={device!r} is not supported on tensorlib Tensors")
     return tl.cast(x, _numpy_dtype(dtype))  # a new value either way: tensorlib values are immutable
+
+
+def _modf(x):
+    """NumPy's ``modf``: the fractional and integral parts, each with x's sign (``-0.0`` for ``-2.0``'s fraction,
+    ``0.0`` for an infinity's); the fraction's gradient is 1, the integral part's 0."""
+    import tensorlib as tl
+
+    if x.dtype.kind in "biu":  # (x is a Tensor: NumPy hands the ufunc to Tensor only then)
+        x = tl.cast(x, np.float64)  # a float-valued function of integers
+    whole = tl.trunc(x)
+    return tl.copysign(tl.where(tl.isinf(x), tl.zeros_like(x), x - whole), x), whole
+
+
+def _matvec(a, v):
+    import tensorlib as tl
+
+    return tl.matmul(a, tl.expand_dims(v, -1))[..., 0]
+
+
+def _vecmat(v, a):
+    import tensorlib as tl
+
+    return tl.matmul(tl.expand_dims(tl.conj(v), -2), a)[..., 0, :]  # NumPy conjugates the vector
 
 
 def _shape(a):

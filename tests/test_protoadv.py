@@ -292,3 +292,33 @@ def test_casting_rules_numpy_refuses_are_refused_naming_the_rule():
         np.concatenate([tl.tensor(X), tl.tensor(I)], dtype=np.int64)
     with pytest.raises(TypeError, match=r"numpy\.add: casting='no' .* float64 and int64"):
         np.add(tl.tensor(X), tl.tensor(I), casting="no")
+
+
+SPECIAL = np.array([-2.5, -1.0, -0.5, -0.0, 0.0, 0.3, 1.0, 7.25, np.inf, -np.inf, np.nan])
+
+
+@pytest.mark.parametrize("data", [SPECIAL, SPECIAL.astype(np.float32), np.arange(-3, 4)], ids=str)
+def test_np_modf_matches_numpy_with_signed_zeros_infinities_and_nans(data):
+    # np.modf(t) raised "no implementation of numpy.modf".
+    want = np.modf(data)
+    got = np.modf(tl.tensor(data))
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g.numpy(), w)
+        np.testing.assert_array_equal(np.signbit(g.numpy()), np.signbit(w))  # -0.0 where NumPy has it
+    smooth = np.array([-2.7, -0.4, 0.3, 1.6])
+    check_grads(lambda x: np.modf(x)[0] * 2.0 + np.modf(x)[1], [smooth], order=1)
+
+
+def test_np_matvec_and_vecmat_match_numpy():
+    # NumPy 2.2's np.matvec / np.vecmat (gufuncs) raised "no implementation".
+    if not hasattr(np, "matvec"):
+        pytest.skip("NumPy < 2.2")
+    a = RNG.normal(size=(2, 3, 4)) + 1j * RNG.normal(size=(2, 3, 4))
+    v, w = RNG.normal(size=4) - 0.5j, RNG.normal(size=(2, 3)) + 2j
+    np.testing.assert_allclose(np.matvec(tl.tensor(a), tl.tensor(v)).numpy(), np.matvec(a, v), rtol=1e-12)
+    np.testing.assert_allclose(np.vecmat(tl.tensor(w), tl.tensor(a)).numpy(), np.vecmat(w, a), rtol=1e-12)
+    real = a.real
+    check_grads(lambda a, v: np.matvec(a, v), [real, v.real], order=1)
+    check_grads(lambda w, a: np.vecmat(w, a), [w.real, real], order=1)
