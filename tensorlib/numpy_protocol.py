@@ -29,6 +29,7 @@ import re
 import numpy as np
 
 from . import tree
+from .dtypes import as_dtype
 from .tensor import Tensor
 
 _NO_VALUE = getattr(np, "_NoValue", object())
@@ -190,14 +191,16 @@ def _numpy_defaults(sig, renames: dict, tl_fn) -> dict:
 
 
 def _same_default(a, b) -> bool:
-    """Whether two defaults mean the same (``int`` and ``np.int64`` as dtypes, None and False as flags)."""
-    if a is b or (a is None and b is False) or (a is False and b is None):
+    """Whether NumPy's default ``a`` and tensorlib's ``b`` mean the same: as flags (None and False), as dtypes
+    (``int`` and ``np.int64``; Python's ``float`` is float64 to NumPy but float32 to tensorlib; None is no
+    dtype), or as equal values."""
+    if (a is None or a is False) and (b is None or b is False):
         return True
-    try:
-        if np.dtype(a) == np.dtype(b):
-            return True
-    except TypeError:
-        pass
+    if a is not None and b is not None:
+        try:
+            return np.dtype(_numpy_dtype(a)) == as_dtype(b)
+        except TypeError:
+            pass
     return type(a) is type(b) and _equal(a, b)
 
 
@@ -256,8 +259,8 @@ def _given(renames: dict, target: str) -> str:
 
 
 def _numpy_dtype(dtype):
-    """A ``dtype=`` as NumPy reads it: Python's ``float`` and ``complex`` are float64 and complex128 (tensorlib
-    reads them as its default float and complex, float32 and complex64)."""
+    """A ``dtype=`` as NumPy reads it: Python's ``float`` is float64 (tensorlib reads it as its default float,
+    float32), ``complex`` complex128."""
     return np.dtype(dtype) if dtype is float or dtype is complex else dtype
 
 

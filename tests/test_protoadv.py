@@ -322,3 +322,19 @@ def test_np_matvec_and_vecmat_match_numpy():
     real = a.real
     check_grads(lambda a, v: np.matvec(a, v), [real, v.real], order=1)
     check_grads(lambda w, a: np.vecmat(w, a), [w.real, real], order=1)
+
+
+def test_the_default_comparison_tells_numpy_s_and_tensorlib_s_dtypes_apart():
+    # The table's check of differing defaults read np.dtype(None) (float64) as a dtype, so NumPy's dtype=None
+    # "matched" a tensorlib default of float64, and Python's float (float64 to NumPy, float32 to tensorlib)
+    # matched itself: a tensorlib function defaulting so would have gone unrecorded.
+    same = numpy_protocol._same_default
+    assert not same(None, np.float64) and not same(None, "float64")
+    assert not same(float, float) and same(complex, complex)
+    assert same(int, np.int64) and same(None, False) and same("L", "L") and same(np.float64, "float64")
+
+    def numpy_fn(a, dtype=float, k=None): ...
+
+    def tl_fn(a, dtype=float, k=np.float64): ...
+
+    assert numpy_protocol._numpy_defaults(inspect.signature(numpy_fn), {}, tl_fn) == {"dtype": float, "k": None}
