@@ -344,6 +344,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
             f"{name}: a Tensor cannot change in place (tensorlib values are immutable); "
             "t.at[indices].add(values) (numpy.add.at's) and t.at[indices].set(values) return a new Tensor"
         )
+    inputs = tuple(map(_as_numpy_operand, inputs))
     if method == "outer":  # NumPy's a[..., None, ..., None] (op) b
         method, inputs = "__call__", _outer_operands(inputs)
     if method == "__call__" and ufunc.__name__ in _VALUE_QUERIES:
@@ -423,8 +424,6 @@ def _unchanged(out):
 def _outer_operands(inputs) -> tuple:
     """``ufunc.outer(a, b)``'s operands: ``a`` with one new axis per axis of ``b``, so the ufunc broadcasts."""
     a, b = inputs
-    if not isinstance(a, (Tensor, np.ndarray)) and np.ndim(a):
-        a = np.asarray(a)  # a list or tuple, as NumPy reads it
     new_axes = (None,) * np.ndim(b)
     return (a[(..., *new_axes)] if new_axes and np.ndim(a) else a), b
 
@@ -553,7 +552,17 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
 def _where(condition, *xy):
     import tensorlib as tl
 
-    return tl.where(condition, *xy)
+    if not any(hasattr(v, "dtype") for v in xy):  # only Python numbers: NumPy's dtypes, as np.where(c, 1.0, 2)'s
+        xy = [np.asarray(v) for v in xy]
+    return tl.where(condition, *map(_as_numpy_operand, xy))
+
+
+def _as_numpy_operand(x):
+    """A list or tuple operand as NumPy reads it (``np.add(t, [0.1])``: a float64 array, where tensorlib's
+    rule makes a list of floats float32); one holding a Tensor stays, for tensorlib to stack with its gradient."""
+    if isinstance(x, (list, tuple)) and not any(isinstance(leaf, Tensor) for leaf in tree.leaves(list(x))):
+        return np.asarray(x)
+    return x
 
 
 def _binary(name):

@@ -338,3 +338,29 @@ def test_the_default_comparison_tells_numpy_s_and_tensorlib_s_dtypes_apart():
     def tl_fn(a, dtype=float, k=np.float64): ...
 
     assert numpy_protocol._numpy_defaults(inspect.signature(numpy_fn), {}, tl_fn) == {"dtype": float, "k": None}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c, t: np.where(c, 1.0, 2),
+        lambda c, t: np.where(c, 1, 2),
+        lambda c, t: np.where(c, 0.5, 1j),
+        lambda c, t: np.where(c, [0.1, 0.2, 0.3, 0.4], 0),
+        lambda c, t: np.where(c, t, [0.1, 0.2, 0.3, 0.4]),
+        lambda c, t: np.where(c, t, 0.1),
+        lambda c, t: np.add(t, [0.1, 0.2, 0.3, 0.4]),
+        lambda c, t: np.maximum([[0.1], [0.2], [0.3]], t),
+        lambda c, t: np.multiply(t, 0.1),
+        lambda c, t: np.add(t, (1 + 2j, 0, 0, 1)),
+    ],
+)
+def test_python_numbers_and_lists_in_numpy_calls_take_numpy_s_dtypes(call):
+    # np.where(t > 0, 1.0, 2) gave float32 (tensorlib's default float for Python numbers) where NumPy gives
+    # float64, and a list operand became float32 (np.add(f32, [0.1, ...]): NumPy's float64 array) and was
+    # rounded to it. Python numbers beside a Tensor stay weak, as in NumPy 2.
+    t = X.astype(np.float32)
+    want = call(t > 0, t)
+    got = call(tl.tensor(t) > 0, tl.tensor(t))
+    assert isinstance(got, tl.Tensor) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
