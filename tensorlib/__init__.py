@@ -286,6 +286,7 @@ from .ops.numpy_extra import (
     vander,
     vsplit,
 )
+from .ops.polynomial import poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, roots
 from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
 from .ops import _methods  # noqa: F401  (Tensor's operators and methods: after the op families they call)
 from . import grad

@@ -270,8 +270,8 @@ class StepDecay:
 
     def __init__(self, initial: float, step_size: int, gamma: float = 0.1):
         step_size = _whole_steps(step_size, "StepDecay", "step_size")
-        self.initial, self.step_size = _real(initial, "StepDecay", "initial"), step_size
-        self.gamma = _real(gamma, "StepDecay", "gamma")
+        self.initial, self.step_size = _non_negative(initial, "StepDecay", "initial"), step_size
+        self.gamma = _non_negative(gamma, "StepDecay", "gamma")
 
     def __call__(self, step) -> Tensor:
         return self.initial * _math_ops.power(self.gamma, _math_ops.floor(_as_step(step) / self.step_size))
@@ -290,8 +290,8 @@ class CosineDecay:
 
     def __init__(self, initial: float, decay_steps: int, alpha: float = 0.0):
         decay_steps = _whole_steps(decay_steps, "CosineDecay", "decay_steps")
-        self.initial, self.decay_steps = _real(initial, "CosineDecay", "initial"), decay_steps
-        self.alpha = _real(alpha, "CosineDecay", "alpha")
+        self.initial, self.decay_steps = _non_negative(initial, "CosineDecay", "initial"), decay_steps
+        self.alpha = _non_negative(alpha, "CosineDecay", "alpha")
 
     def __call__(self, step) -> Tensor:
         progress = _math_ops.minimum(_as_step(step), float(self.decay_steps)) / self.decay_steps
@@ -313,7 +313,7 @@ class Warmup:
     def __init__(self, after, warmup_steps: int):
         warmup_steps = _whole_steps(warmup_steps, "Warmup", "warmup_steps")
         self.after, self.warmup_steps = after, warmup_steps
-        self._after = _schedule_of(after) if callable(after) else _real(after, "Warmup", "after")
+        self._after = _schedule_of(after) if callable(after) else _non_negative(after, "Warmup", "after")
 
     def __call__(self, step) -> Tensor:
         t = _as_step(step)
@@ -337,10 +337,8 @@ class ExponentialDecay:
 
     def __init__(self, initial: float, decay_steps: int, decay_rate: float, staircase: bool = False):
         decay_steps = _whole_steps(decay_steps, "ExponentialDecay", "decay_steps")
-        decay_rate = _real(decay_rate, "ExponentialDecay", "decay_rate")
-        if not decay_rate >= 0:
-            raise ValueError(f"ExponentialDecay: decay_rate must be >= 0, got {decay_rate}")
-        self.initial, self.decay_steps = _real(initial, "ExponentialDecay", "initial"), decay_steps
+        decay_rate = _non_negative(decay_rate, "ExponentialDecay", "decay_rate")
+        self.initial, self.decay_steps = _non_negative(initial, "ExponentialDecay", "initial"), decay_steps
         self.decay_rate = decay_rate
         self.staircase = bool(staircase)
 
@@ -364,7 +362,7 @@ class PiecewiseConstant:
 
     def __init__(self, boundaries, values):
         self.boundaries = [_real(b, "PiecewiseConstant", f"boundaries[{i}]") for i, b in enumerate(boundaries)]
-        self.values = [_real(v, "PiecewiseConstant", f"values[{i}]") for i, v in enumerate(values)]
+        self.values = [_non_negative(v, "PiecewiseConstant", f"values[{i}]") for i, v in enumerate(values)]
         if len(self.values) != len(self.boundaries) + 1:
             raise ValueError(
                 f"PiecewiseConstant: needs one value more than boundaries, got {len(self.boundaries)} boundaries "
@@ -394,10 +392,9 @@ class PolynomialDecay:
 
     def __init__(self, initial: float, decay_steps: int, end: float = 1e-4, power: float = 1.0, cycle: bool = False):
         self.decay_steps = _whole_steps(decay_steps, "PolynomialDecay", "decay_steps")
-        self.initial, self.end = _real(initial, "PolynomialDecay", "initial"), _real(end, "PolynomialDecay", "end")
-        self.power = _real(power, "PolynomialDecay", "power")
-        if not self.power >= 0:
-            raise ValueError(f"PolynomialDecay: power must be >= 0, got {power}")
+        who = "PolynomialDecay"
+        self.initial, self.end = _non_negative(initial, who, "initial"), _non_negative(end, who, "end")
+        self.power = _non_negative(power, who, "power")
         self.cycle = bool(cycle)
 
     def __call__(self, step) -> Tensor:
@@ -421,10 +418,8 @@ class InverseTimeDecay:
 
     def __init__(self, initial: float, decay_steps: int, decay_rate: float, staircase: bool = False):
         self.decay_steps = _whole_steps(decay_steps, "InverseTimeDecay", "decay_steps")
-        self.initial = _real(initial, "InverseTimeDecay", "initial")
-        self.decay_rate = _real(decay_rate, "InverseTimeDecay", "decay_rate")
-        if not self.decay_rate >= 0:
-            raise ValueError(f"InverseTimeDecay: decay_rate must be >= 0, got {decay_rate}")
+        self.initial = _non_negative(initial, "InverseTimeDecay", "initial")
+        self.decay_rate = _non_negative(decay_rate, "InverseTimeDecay", "decay_rate")
         self.staircase = bool(staircase)
 
     def __call__(self, step) -> Tensor:
@@ -449,7 +444,7 @@ class CosineDecayRestarts:
     ):
         who = "CosineDecayRestarts"
         self.first_decay_steps = _whole_steps(first_decay_steps, who, "first_decay_steps")
-        self.initial, self.alpha = _real(initial, who, "initial"), _real(alpha, who, "alpha")
+        self.initial, self.alpha = _non_negative(initial, who, "initial"), _non_negative(alpha, who, "alpha")
         self.t_mul, self.m_mul = _real(t_mul, who, "t_mul"), _real(m_mul, who, "m_mul")
         if not self.t_mul >= 1 or not self.m_mul >= 0:
             # Periods of t_mul < 1 shrink and add up to first_decay_steps / (1 - t_mul) steps; past them the rate
@@ -503,7 +498,7 @@ class OneCycle:
     ):
         who = "OneCycle"
         self.total_steps = _whole_steps(total_steps, who, "total_steps")
-        self.max_lr, self.pct_start = _real(max_lr, who, "max_lr"), _real(pct_start, who, "pct_start")
+        self.max_lr, self.pct_start = _non_negative(max_lr, who, "max_lr"), _real(pct_start, who, "pct_start")
         self.div_factor = _real(div_factor, who, "div_factor")
         self.final_div_factor = _real(final_div_factor, who, "final_div_factor")
         if not 0.0 < self.pct_start < 1.0 or self.div_factor <= 0 or self.final_div_factor <= 0:
@@ -556,6 +551,16 @@ def _real(value, who: str, what: str) -> float:
     number = _number(value, who, what)
     if math.isnan(number):
         raise ValueError(f"{who}: {what} must not be NaN")
+    return number
+
+
+def _non_negative(value, who: str, what: str) -> float:
+    """A schedule's rate, factor or exponent: :func:`_real`, and >= 0.  A negative rate (``initial=-0.1``,
+    ``StepDecay``'s ``gamma=-0.5`` at odd steps, ``alpha=-0.1`` at a period's end) made the optimizer climb
+    the loss, silently, where it refuses a negative constant rate as ``torch.optim`` does."""
+    number = _real(value, who, what)
+    if not number >= 0:
+        raise ValueError(f"{who}: {what} must be >= 0, got {value}")
     return number
 
 
@@ -1308,7 +1313,8 @@ class Adamax(Optimizer):
     """Adamax (Kingma & Ba 2015, section 7.1), Adam with the infinity norm, in PyTorch's form.
 
     ``g += weight_decay * w``; ``m = b1 m + (1 - b1) g``; ``u = max(b2 u, |g| + epsilon)``;
-    ``w -= lr / (1 - b1^t) * m / u`` at a variable's step ``t``.
+    ``w -= lr / (1 - b1^t) * m / u`` at a variable's step ``t``.  (Keras adds ``epsilon`` to ``u`` instead:
+    ``u = max(b2 u, |g|)``, ``m / (u + epsilon)``; they differ only where ``|g|`` is near ``epsilon``.)
 
     >>> import tensorlib as tl
     >>> w = tl.Variable([1.0])
@@ -1355,7 +1361,10 @@ class NAdam(Optimizer):
     ``m = b1 m + (1 - b1) g``; ``v = b2 v + (1 - b2) g^2``; ``d = sqrt(v / (1 - b2^t)) + epsilon``;
     ``w -= lr (1 - mu_t) / (1 - P_t) * g / d + lr mu_{t+1} / (1 - P_t mu_{t+1}) * m / d``.
     ``weight_decay`` adds ``wd * w`` to the gradient, or with ``decoupled_weight_decay=True`` (NAdamW) scales
-    ``w`` by ``1 - lr * wd`` first.  The product ``P_t`` is a per-variable slot (float64).
+    ``w`` by ``1 - lr * wd`` first.  The product ``P_t`` is a per-variable slot (float64).  The default
+    ``momentum_decay=4e-3`` is PyTorch's and Dozat's ``0.96^(t/250)``; Keras' ``Nadam`` schedules the
+    momentum with ``0.96^t``, which is ``momentum_decay=1.0`` here (with the default, a Keras model's
+    trajectory is not reproduced: its first steps differ by several times the step).
 
     >>> import tensorlib as tl
     >>> w = tl.Variable([1.0])

@@ -342,3 +342,33 @@ def test_registered_nodes_flatten_as_in_jax():
         for path, _ in jax.tree_util.tree_flatten_with_path(jax_value)[0]
     ]
     assert [p for p, _ in tl.tree.flatten_with_path(value)[0]] == jax_paths
+
+
+# ---------------------------------------------------------------- containers a Module cannot name
+
+
+def test_variables_in_a_set_are_an_error_not_silently_untrained():
+    # A set of Variables was skipped: never trained nor saved.  A set has no order (Variables hash by id),
+    # so its entries cannot get names that agree from run to run; lists and dicts are walked.
+    class Bag(tl.Module):
+        def __init__(self, holder):
+            super().__init__()
+            self.w = tl.Variable(1.0)
+            self.extra = holder
+
+    for holder in ({tl.Variable(2.0)}, [frozenset({tl.nn.Dense(1, 1)})]):
+        with pytest.raises(TypeError, match=r"Module: a set holds a (Variable|Dense); a set has no order"):
+            Bag(holder).variables
+    assert list(Bag({1, 2}).variables) == ["w"]  # a set of other things is no state
+
+
+def test_a_module_walks_a_registered_dataclass_of_variables():
+    # Skipped like any leaf: its Variables were never trained nor saved.
+    class Holder(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.p = _Params(tl.Variable(np.array([1.0, -2.0], np.float32)), [tl.nn.Dense(1, 1, seed=0)])
+
+    m = Holder()
+    assert sorted(m.state_dict()) == ["p.b.0.bias", "p.b.0.kernel", "p.w"]
+    assert m.trainable_variables["p"]["w"] is m.p.w and m.num_parameters() == 4

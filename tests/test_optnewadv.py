@@ -169,3 +169,77 @@ def test_optimizer_load_state_dict_refuses_a_misfit_and_changes_nothing():
         opt.load_state_dict(bad)
     for k, v in opt.state_dict().items():
         np.testing.assert_array_equal(v, before[k])
+
+
+# ---------------------------------------------------------------- NAdam: PyTorch's momentum schedule and Keras'
+def _keras_nadam(w, grads, lr, b1=0.9, b2=0.999, eps=1e-7):
+    """Keras 3's ``Nadam.update_step`` transcribed: ``u_t = b1 (1 - 0.5 * 0.96^t)``, a running product of them."""
+    m, v, product = np.zeros_like(w), np.zeros_like(w), 1.0
+    out = []
+    for t, g in enumerate(grads, 1):
+        u_t, u_next = b1 * (1 - 0.5 * 0.96**t), b1 * (1 - 0.5 * 0.96 ** (t + 1))
+        product *= u_t
+        m = m + (g - m) * (1 - b1)
+        v = v + (g * g - v) * (1 - b2)
+        m_hat = u_next * m / (1 - product * u_next) + (1 - u_t) * g / (1 - product)
+        w = w - m_hat * lr / (np.sqrt(v / (1 - b2**t)) + eps)
+        out.append(w)
+    return np.array(out)
+
+
+def _nadam_trajectory(opt, w0, grads) -> np.ndarray:
+    w = tl.Variable(w0.copy())
+    out = []
+    for g in grads:
+        opt.apply([tl.tensor(g)], [w])
+        out.append(w.numpy().copy())
+    return np.array(out)
+
+
+def test_nadam_with_momentum_decay_one_is_keras_nadam():
+    # The documented convention is PyTorch's (momentum_decay=4e-3, 0.96^(t/250)); Keras' Nadam is 0.96^t, i.e.
+    # momentum_decay=1.0: with it every step is Keras' formula, with the default they are far apart.
+    rng = np.random.default_rng(3)
+    w0, grads = rng.standard_normal(5), [rng.standard_normal(5) for _ in range(12)]
+    keras_form = _keras_nadam(w0, grads, 0.5)
+    ours = _nadam_trajectory(O.NAdam(0.5, epsilon=1e-7, momentum_decay=1.0), w0, grads)
+    np.testing.assert_allclose(ours, keras_form, rtol=1e-12)
+    default = _nadam_trajectory(O.NAdam(0.5, epsilon=1e-7), w0, grads)
+    assert np.max(np.abs(default - keras_form)) > 0.1
+    keras = pytest.importorskip("keras")
+    kv, opt = keras.Variable(w0.copy(), dtype="float64"), keras.optimizers.Nadam(0.5)
+    theirs = []
+    for g in grads:
+        opt.apply_gradients([(keras.ops.convert_to_tensor(g, dtype="float64"), kv)])
+        theirs.append(np.array(kv.numpy()))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)  # Keras keeps its product of u_t in float32
+
+
+# ---------------------------------------------------------------- schedules that would give a negative rate
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: O.StepDecay(0.1, 1, gamma=-0.5), r"StepDecay: gamma must be >= 0, got -0.5"),
+        (lambda: O.CosineDecay(-0.1, 10), r"CosineDecay: initial must be >= 0, got -0.1"),
+        (lambda: O.CosineDecay(0.1, 10, alpha=-0.1), r"CosineDecay: alpha must be >= 0"),
+        (lambda: O.Warmup(-0.1, 5), r"Warmup: after must be >= 0"),
+        (lambda: O.ExponentialDecay(-0.1, 5, 0.5), r"ExponentialDecay: initial must be >= 0"),
+        (lambda: O.PiecewiseConstant([3], [0.1, -0.01]), r"PiecewiseConstant: values\[1\] must be >= 0"),
+        (lambda: O.PolynomialDecay(0.1, 4, end=-0.1), r"PolynomialDecay: end must be >= 0, got -0.1"),
+        (lambda: O.InverseTimeDecay(-0.1, 1, 0.5), r"InverseTimeDecay: initial must be >= 0"),
+        (lambda: O.CosineDecayRestarts(0.1, 4, alpha=-0.5), r"CosineDecayRestarts: alpha must be >= 0"),
+        (lambda: O.OneCycle(-1.0, 10), r"OneCycle: max_lr must be >= 0, got -1.0"),
+    ],
+)
+def test_a_schedule_that_would_give_a_negative_rate_is_refused(make, message):
+    # Each gave negative rates (StepDecay's -0.05 at step 1, OneCycle's -0.95 at step 3, ...) and SGD climbed
+    # the loss, silently: w = 1 + 0.1 * 2 after one step of InverseTimeDecay(-0.1, ...), where SGD(-0.1) is
+    # refused ("learning_rate must be >= 0"), as torch.optim refuses a negative rate.
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_a_zero_rate_schedule_is_still_a_schedule():
+    w = tl.Variable(np.array([1.0, -2.0]))
+    O.SGD(O.PolynomialDecay(0.0, 4, end=0.0)).apply([tl.tensor(np.array([3.0, 4.0]))], [w])
+    np.testing.assert_array_equal(w.numpy(), [1.0, -2.0])

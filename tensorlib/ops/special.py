@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dispatch import apply, as_tensor
-from ..grad.registry import register_gradient
+from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
 from ._shapes import broadcast_shapes
@@ -119,6 +119,15 @@ def _float(x):
     return math_ops.cast(x, dtype=_dt.float64) if x.dtype.kind in "biu" else x
 
 
+def _widened(function, *tensors):
+    """``function(*tensors)`` computed in float64 and rounded once to their float16 or float32 dtype (a composite
+    whose float32 steps would each round: boxcox lost 13 float32 ulps, 0.5 so); float64 as it is."""
+    narrow = _dt.promote_types(*(t.dtype for t in tensors))
+    if narrow not in (_dt.float16, _dt.float32):
+        return function(*tensors)
+    return math_ops.cast(function(*(math_ops.cast(t, _dt.float64) for t in tensors)), narrow)
+
+
 def _in_float64(derivative, op, x, value):
     """``derivative(x, value)`` for ``value = op(x)``; float16 and float32 compute it in float64 (``op`` again)
     and round once: the formulas below cancel or exponentiate, which costs float32 digits in proportion
@@ -172,28 +181,34 @@ def polygamma(n, x) -> Tensor:
     >>> tl.special.polygamma(tl.tensor([0, 1]), tl.tensor([1.0, 1.0])).numpy().round(6).tolist()
     [-0.577216, 1.644934]
     """
-    orders = _orders(n)
+    return _by_order(_polygamma, n, x)
+
+
+def _by_order(op, n, x) -> Tensor:
+    """``op(x, n=n)`` for an integer order ``n`` (its attribute): a Python int, or an integer array or Tensor
+    broadcasting against ``x``, one op per distinct order, selected elementwise."""
+    orders = _orders(op.name, n)
     if orders.ndim == 0:
-        return apply(_polygamma, (x,), {"n": int(orders)})
+        return apply(op, (x,), {"n": int(orders)})
     out = None
-    for k in np.unique(orders) if orders.size else (0,):  # one op per distinct order, selected elementwise
-        value = apply(_polygamma, (x,), {"n": int(k)})
+    for k in np.unique(orders) if orders.size else (0,):
+        value = apply(op, (x,), {"n": int(k)})
         out = math_ops.where(orders == k, value, value if out is None else out)
     return out
 
 
-def _orders(n) -> np.ndarray:
-    """Polygamma's order ``n`` as a NumPy integer array (0-d for one order), checked."""
+def _orders(op_type, n) -> np.ndarray:
+    """The order ``n`` of ``op_type`` as a NumPy integer array (0-d for one order), checked."""
     if isinstance(n, Tensor):
         if n.is_symbolic:
             raise TypeError(
-                f"Polygamma: the order n must be known, got a traced tensor (shape {n.shape}, {n.dtype}); "
+                f"{op_type}: the order n must be known, got a traced tensor (shape {n.shape}, {n.dtype}); "
                 "pass a Python int or make the argument static (static_argnums)"
             )
         n = n.numpy()
     orders = np.asarray(n)
     if orders.dtype.kind not in "iu" or (orders.size and orders.min() < 0):
-        raise ValueError(f"Polygamma: the order n must be a non-negative integer (or integer array), got {n!r:.60}")
+        raise ValueError(f"{op_type}: the order n must be a non-negative integer (or integer array), got {n!r:.60}")
     return orders
 
 
@@ -502,6 +517,164 @@ def gammaincc(a, x) -> Tensor:
     return apply(_gammaincc, (a, x))
 
 
+# ------------------------------------------------------------------ more of the gamma family
+_zeta = _define("Zeta", "zeta", inputs=("x", "q"), doc="The Hurwitz zeta function sum_k (k + q)**-x.")
+_riemann_zeta = _define("RiemannZeta", "zeta", doc="The Riemann zeta function.")
+
+
+def _no_zeta_derivative_in_x(node, g):
+    raise LookupError(
+        f"{node.op_type}: the derivative of zeta(x, q) in x is not implemented; the derivative in q is -x zeta(x + 1, q)"
+    )
+
+
+register_gradient(
+    "Zeta", _no_zeta_derivative_in_x, lambda node, g: -g * node.inputs[0] * zeta(node.inputs[0] + 1.0, node.inputs[1])
+)
+register_gradient("RiemannZeta", _no_zeta_derivative_in_x)
+
+
+def zeta(x, q=None) -> Tensor:
+    """The Hurwitz zeta function ``sum_{k >= 0} (k + q)**-x`` (SciPy's ``zeta(x, q)``), or without ``q`` the Riemann
+    zeta function (defined for every real ``x`` but 1, by its functional equation below 1).
+
+    Differentiable in ``q`` to every order: ``-x zeta(x + 1, q)``.  The derivative in ``x`` is not implemented:
+    a ``LookupError`` names it when a gradient in ``x`` is asked for.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.zeta(tl.tensor(2.0, "float64"))), 6)   # pi**2 / 6
+    1.644934
+    >>> round(float(tl.grad(tl.special.zeta, argnums=1)(2.0, tl.tensor(1.0, "float64"))), 6)   # -2 zeta(3)
+    -2.404114
+    """
+    if q is None:
+        return apply(_riemann_zeta, (x,))
+    return apply(_zeta, (x, q))
+
+
+def multigammaln(a, d: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``d`` (SciPy's ``multigammaln``):
+    ``d (d - 1) / 4 log(pi) + sum_{j=1}^d gammaln(a + (1 - j) / 2)``, differentiable to every order.  SciPy
+    refuses an ``a <= (d - 1) / 2``; here it is NaN (a traced ``a`` has no values to check).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.multigammaln(tl.tensor(3.0, "float64"), 2)), 6)
+    1.550195
+    """
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise ValueError(f"multigammaln: the dimension d must be a positive integer, got {d!r:.60}")
+    a = _float(a)
+    total = sum(gammaln(a - 0.5 * j) for j in range(d))
+    inside = math_ops.greater(a, 0.5 * (d - 1))
+    return math_ops.where(inside, total + d * (d - 1) / 4 * _math.log(_math.pi), _math.nan)
+
+
+def loggamma(x) -> Tensor:
+    """``log Gamma(x)`` for real ``x`` (SciPy's ``loggamma`` of a real): ``gammaln(x)`` for ``x >= 0``, NaN below
+    (where Gamma changes sign, its real log is not defined); gradient ``digamma(x)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.loggamma(tl.tensor(5.0))), 5)   # log(4!)
+    3.17805
+    """
+    x = _float(x)
+    return math_ops.where(math_ops.less(x, 0.0), _math.nan, gammaln(x))
+
+
+def factorial(n, exact: bool = False) -> Tensor:
+    """``n!`` as ``Gamma(n + 1)`` for ``n >= 0`` and 0 below (SciPy's ``factorial(n, exact=False)``, also for
+    non-integer ``n``); gradient ``Gamma(n + 1) digamma(n + 1)``.  ``exact=True`` (Python integers) is SciPy's.
+
+    >>> import tensorlib as tl
+    >>> tl.special.factorial(tl.tensor([0.0, 3.0, -1.0], "float64")).numpy().tolist()
+    [1.0, 6.0, 0.0]
+    """
+    if exact:
+        raise ValueError("factorial: exact=True gives Python integers (scipy.special.factorial); tensors are floats")
+    n = _float(n)
+    return math_ops.where(math_ops.less(n, 0.0), 0.0, gamma(n + 1.0))
+
+
+_binom = _define("Binom", "binom", inputs=("n", "k"), doc="The binomial coefficient Gamma(n + 1) / ...")
+
+
+def _binom_partial(node, plus, minus):
+    n, k = node.inputs
+    psi = {"n": digamma(n + 1.0), "k": digamma(k + 1.0), "rest": digamma(n - k + 1.0)}
+    return node.outputs[0] * (psi[plus] - psi[minus])
+
+
+register_gradient(
+    "Binom",
+    lambda node, g: g * _binom_partial(node, "n", "rest"),
+    lambda node, g: g * _binom_partial(node, "rest", "k"),
+)
+
+
+def binom(n, k) -> Tensor:
+    """The binomial coefficient ``Gamma(n + 1) / (Gamma(k + 1) Gamma(n - k + 1))`` for real ``n`` and ``k`` (SciPy's
+    ``binom``); gradients ``binom (digamma(n + 1) - digamma(n - k + 1))`` in ``n`` and ``binom (digamma(n - k + 1) -
+    digamma(k + 1))`` in ``k``.
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.binom(tl.tensor(5.0), tl.tensor(2.0)))
+    10.0
+    """
+    return apply(_binom, (n, k))
+
+
+def comb(N, k, exact: bool = False, repetition: bool = False) -> Tensor:
+    """The number of combinations of ``N`` things taken ``k`` at a time, SciPy's ``comb(N, k, exact=False)``:
+    ``binom(N, k)`` where ``0 <= k <= N``, 0 elsewhere; with ``repetition``, ``binom(N + k - 1, k)`` (1 at
+    ``k = 0 <= N``).
+
+    >>> import tensorlib as tl
+    >>> tl.special.comb(tl.tensor([5.0, 5.0, 10.0]), tl.tensor([2.0, 6.0, 3.0])).numpy().tolist()
+    [10.0, 0.0, 120.0]
+    """
+    if exact:
+        raise ValueError("comb: exact=True gives Python integers (scipy.special.comb); tensors are floats")
+    N, k = _float(N), _float(k)
+    if repetition:  # SciPy's: binom(N + k - 1, k), unmasked, and 1 where k = 0 <= N
+        return math_ops.where(math_ops.logical_and(k == 0.0, N >= 0.0), 1.0, binom(N + k - 1.0, k))
+    inside = math_ops.logical_and(math_ops.logical_and(k <= N, N >= 0.0), k >= 0.0)
+    return math_ops.where(inside, binom(N, k), 0.0)
+
+
+_poch = _define("Poch", "poch", inputs=("z", "m"), doc="The rising factorial Gamma(z + m) / Gamma(z).")
+register_gradient(
+    "Poch",
+    lambda node, g: g * node.outputs[0] * (digamma(node.inputs[0] + node.inputs[1]) - digamma(node.inputs[0])),
+    lambda node, g: g * node.outputs[0] * digamma(node.inputs[0] + node.inputs[1]),
+)
+
+
+def poch(z, m) -> Tensor:
+    """The rising factorial (Pochhammer symbol) ``Gamma(z + m) / Gamma(z)`` (SciPy's ``poch``); gradients
+    ``poch (digamma(z + m) - digamma(z))`` in ``z`` and ``poch digamma(z + m)`` in ``m``.
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.poch(tl.tensor(2.0), tl.tensor(3.0)))   # 2 * 3 * 4
+    24.0
+    """
+    return apply(_poch, (z, m))
+
+
+_gammasgn = _define("Gammasgn", "gammasgn", doc="The sign of Gamma(x).")
+not_differentiable("Gammasgn")
+
+
+def gammasgn(x) -> Tensor:
+    """The sign of ``Gamma(x)`` (SciPy's ``gammasgn``: NaN at the poles 0, -1, -2, ... as SciPy has them);
+    piecewise constant, so not differentiable (its gradient is None, or zero).
+
+    >>> import tensorlib as tl
+    >>> tl.special.gammasgn(tl.tensor([2.5, -0.5, -1.5])).numpy().tolist()
+    [1.0, -1.0, 1.0]
+    """
+    return apply(_gammasgn, (x,))
+
+
 # ------------------------------------------------------------------ the regularized incomplete beta function
 # SciPy's float32 betainc is 100 ulps off (6e-6 at a = 22.07, b = 40.83, x = 0.3607) and underflows below 1e-26
 _betainc = _define(
@@ -602,11 +775,7 @@ def beta_log_density(x, a, b) -> Tensor:
 
 def _beta_density(a, b, x):
     """dI_x(a, b) / dx, the Beta(a, b) density, in float64 for float16 and float32 (its log's terms cancel)."""
-    narrow = _dt.promote_types(a.dtype, b.dtype, x.dtype)
-    if narrow in (_dt.float16, _dt.float32):
-        wide = [math_ops.cast(v, _dt.float64) for v in (a, b, x)]
-        return math_ops.cast(_beta_density(*wide), narrow)
-    return math_ops.exp(beta_log_density(x, a, b))
+    return _widened(lambda a, b, x: math_ops.exp(beta_log_density(x, a, b)), a, b, x)
 
 
 def _no_second_order_in_parameters(node, g):
@@ -886,6 +1055,108 @@ def xlog1py(x, y) -> Tensor:
     return apply(_xlog1py, (x, y))
 
 
+# ------------------------------------------------------------------ entropies (SciPy's elementwise forms)
+_entr = _define("Entr", "entr", doc="-x log x for x > 0, 0 at 0, -inf below.")
+_rel_entr = _define("RelEntr", "rel_entr", inputs=("x", "y"), doc="x log(x / y) for x, y > 0, 0 at x = 0 <= y.")
+_kl_div = _define("KlDiv", "kl_div", inputs=("x", "y"), doc="x log(x / y) - x + y for x, y > 0, y at x = 0 <= y.")
+
+
+def _x_over_y(node):
+    """x / y, 0 where x == 0 (y = 0 too: there x log(x / y) is 0 for every y >= 0)."""
+    x, y = node.inputs
+    return x / math_ops.where(math_ops.equal(x, 0.0), 1.0, y)
+
+
+register_gradient("Entr", lambda node, g: -g * (math_ops.log(node.inputs[0]) + 1.0))
+register_gradient(
+    "RelEntr",
+    lambda node, g: g * (math_ops.log(node.inputs[0] / node.inputs[1]) + 1.0),
+    lambda node, g: -g * _x_over_y(node),
+)
+register_gradient(
+    "KlDiv",
+    lambda node, g: g * math_ops.log(node.inputs[0] / node.inputs[1]),
+    lambda node, g: g * (1.0 - _x_over_y(node)),
+)
+
+
+def entr(x) -> Tensor:
+    """SciPy's elementwise entropy ``-x log x`` for ``x > 0``, ``0`` at ``x = 0``, ``-inf`` for ``x < 0``;
+    gradient ``-(log x + 1)`` (``+inf`` at 0, its limit from the right).
+
+    >>> import tensorlib as tl
+    >>> tl.special.entr(tl.tensor([0.0, 1.0, -1.0])).numpy().tolist()
+    [0.0, -0.0, -inf]
+    """
+    return apply(_entr, (x,))
+
+
+def rel_entr(x, y) -> Tensor:
+    """SciPy's elementwise relative entropy: ``x log(x / y)`` for ``x, y > 0``, ``0`` for ``x = 0 <= y``, ``inf``
+    elsewhere; gradients ``log(x / y) + 1`` in ``x`` and ``-x / y`` in ``y`` (0 where ``x = 0``).
+    ``sum(rel_entr(p, q))`` is the Kullback-Leibler divergence of distributions ``p`` and ``q``.
+
+    >>> import tensorlib as tl
+    >>> tl.special.rel_entr(tl.tensor([0.0, 1.0, 1.0]), tl.tensor([0.0, 1.0, 0.0])).numpy().tolist()
+    [0.0, 0.0, inf]
+    """
+    return apply(_rel_entr, (x, y))
+
+
+def kl_div(x, y) -> Tensor:
+    """SciPy's elementwise ``x log(x / y) - x + y`` for ``x, y > 0``, ``y`` for ``x = 0 <= y``, ``inf`` elsewhere
+    (``rel_entr`` plus ``y - x``: the same sum over normalized distributions); gradients ``log(x / y)`` in ``x``
+    and ``1 - x / y`` in ``y``.
+
+    >>> import tensorlib as tl
+    >>> tl.special.kl_div(tl.tensor([0.0, 1.0]), tl.tensor([2.0, 1.0])).numpy().tolist()
+    [2.0, 0.0]
+    """
+    return apply(_kl_div, (x, y))
+
+
+# ------------------------------------------------------------------ logsumexp, softmax, log_softmax (SciPy's axes)
+def softmax(x, axis=None) -> Tensor:
+    """SciPy's ``softmax(x, axis=None)``: ``exp(x - logsumexp(x, axis, keepdims=True))``, over every element when
+    ``axis`` is None, over several with a tuple; one int axis is the op of ``tl.nn.softmax``.
+
+    >>> import tensorlib as tl
+    >>> tl.special.softmax(tl.tensor([[0.0, 0.0], [0.0, 0.0]])).numpy().tolist()
+    [[0.25, 0.25], [0.25, 0.25]]
+    """
+    from .nn import softmax as nn_softmax
+
+    x = _float(x)
+    if isinstance(axis, (int, np.integer)):
+        return nn_softmax(x, axis)
+    return math_ops.exp(_minus_logsumexp(x, axis))
+
+
+def _minus_logsumexp(x, axis):
+    """``x - logsumexp(x, axis, keepdims=True)``, NaN over a slice holding +inf (as SciPy and ``tl.nn.softmax``
+    give: inf - inf is NaN there, and the other elements' 0 would hide it)."""
+    from .reduce import logsumexp
+
+    total = logsumexp(x, axis, keepdims=True)
+    return math_ops.where(math_ops.equal(total, _math.inf), _math.nan, x - total)
+
+
+def log_softmax(x, axis=None) -> Tensor:
+    """SciPy's ``log_softmax(x, axis=None)``: ``x - logsumexp(x, axis, keepdims=True)``, over every element when
+    ``axis`` is None; one int axis is the op of ``tl.nn.log_softmax``.
+
+    >>> import tensorlib as tl
+    >>> tl.special.log_softmax(tl.tensor([1e4, 0.0])).numpy().tolist()
+    [0.0, -10000.0]
+    """
+    from .nn import log_softmax as nn_log_softmax
+
+    x = _float(x)
+    if isinstance(axis, (int, np.integer)):
+        return nn_log_softmax(x, axis)
+    return _minus_logsumexp(x, axis)
+
+
 # ------------------------------------------------------------------ modified Bessel functions
 _i0 = _define("BesselI0", "i0", doc="Modified Bessel function of the first kind, order 0.")
 _i1 = _define("BesselI1", "i1", doc="Modified Bessel function of the first kind, order 1.")
@@ -1001,3 +1272,190 @@ def i1e(x) -> Tensor:
     0.0
     """
     return apply(_i1e, (x,))
+
+
+# ------------------------------------------------------------------ exponential integrals, Dawson, Spence, Owen's T
+_expi = _define("Expi", "expi", doc="The exponential integral Ei(x).")
+_exp1 = _define("Exp1", "exp1", doc="The exponential integral E1(x).")
+_expn = _define("Expn", "expn", inputs=("x",), attrs={"n": 1}, doc="The generalized exponential integral E_n(x).")
+register_gradient("Expi", lambda node, g: g * math_ops.exp(node.inputs[0]) / node.inputs[0])
+register_gradient("Exp1", lambda node, g: -g * math_ops.exp(-node.inputs[0]) / node.inputs[0])
+
+
+def _expn_derivative(node, g):
+    """E_n' = -E_{n-1} for n >= 1; E_0(x) = exp(-x) / x, so E_0' = -exp(-x) (x + 1) / x**2."""
+    n, x = node.attrs["n"], node.inputs[0]
+    if n == 0:
+        return -g * math_ops.exp(-x) * (x + 1.0) / math_ops.square(x)
+    return -g * expn(n - 1, x)
+
+
+register_gradient("Expn", _expn_derivative)
+
+
+def expi(x) -> Tensor:
+    """The exponential integral ``Ei(x)`` (SciPy's ``expi``); gradient ``exp(x) / x``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.expi(tl.tensor(1.0, "float64"))), 6)
+    1.895118
+    """
+    return apply(_expi, (x,))
+
+
+def exp1(x) -> Tensor:
+    """The exponential integral ``E1(x) = int_x^inf exp(-t) / t dt`` (SciPy's ``exp1``); gradient ``-exp(-x) / x``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.exp1(tl.tensor(1.0, "float64"))), 6)
+    0.219384
+    """
+    return apply(_exp1, (x,))
+
+
+def expn(n, x) -> Tensor:
+    """The generalized exponential integral ``E_n(x) = int_1^inf exp(-x t) / t**n dt`` (SciPy's ``expn``) of a
+    non-negative integer order ``n`` (a Python int, or an integer array broadcasting against ``x``); gradient in
+    ``x``: ``-E_{n-1}(x)`` (for ``n = 0``, ``-exp(-x) (x + 1) / x**2``).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.expn(1, tl.tensor(1.0, "float64"))), 6)   # E1(1)
+    0.219384
+    """
+    return _by_order(_expn, n, x)
+
+
+_dawsn = _define("Dawsn", "dawsn", doc="Dawson's integral exp(-x**2) int_0^x exp(t**2) dt.")
+# D'(x) = 1 - 2 x D(x) cancels for large |x|, where D(x) ~ 1 / (2x): at x = 1e4 it kept 8 digits.  From
+# _DAWSN_ASYMPTOTIC on, the derivative of the asymptotic series D(x) ~ sum_k (2k - 1)!! / (2**(k + 1) x**(2k + 1)),
+# -sum_k (2k + 1)!! / 2**(k + 1) u**(k + 1) with u = 1 / x**2, whose 10 terms reach float64 precision there.
+_DAWSN_ASYMPTOTIC = 20.0
+_DAWSN_SERIES = [_math.prod(range(1, 2 * k + 2, 2)) / 2.0 ** (k + 1) for k in range(9, -1, -1)]
+
+
+def _dawsn_derivative(x, value):
+    large = math_ops.greater(math_ops.abs(x), _DAWSN_ASYMPTOTIC)
+    u = 1.0 / math_ops.square(math_ops.where(large, x, _DAWSN_ASYMPTOTIC))
+    series = _DAWSN_SERIES[0]
+    for c in _DAWSN_SERIES[1:]:
+        series = series * u + c
+    return math_ops.where(large, -series * u, 1.0 - 2.0 * x * value)
+
+
+register_gradient("Dawsn", lambda node, g: g * _in_float64(_dawsn_derivative, dawsn, node.inputs[0], node.outputs[0]))
+
+
+def dawsn(x) -> Tensor:
+    """Dawson's integral ``exp(-x**2) int_0^x exp(t**2) dt`` (SciPy's ``dawsn``); gradient ``1 - 2 x dawsn(x)``
+    (its asymptotic series past |x| = 20, where that difference cancels).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.dawsn(tl.tensor(1.0, "float64"))), 6)
+    0.53808
+    """
+    return apply(_dawsn, (x,))
+
+
+_spence = _define("Spence", "spence", doc="Spence's function (the dilogarithm) int_1^z log(t) / (1 - t) dt.")
+
+
+# log1p(u) / u = sum_k (-u)**k / (k + 1), to u**8: within 1e-19 of it for |u| < _SPENCE_SERIES_BELOW
+_SPENCE_SERIES_BELOW = 0.01
+_SPENCE_SERIES = [(-1.0) ** k / (k + 1) for k in range(8, -1, -1)]
+
+
+def _spence_derivative(node, g):
+    """log(z) / (1 - z) = -log1p(u) / u with u = z - 1 (exact: z - 1 is), its series near z = 1 (-1 there, and
+    the derivatives of every order)."""
+    u = node.inputs[0] - 1.0
+    near = math_ops.less(math_ops.abs(u), _SPENCE_SERIES_BELOW)
+    us = math_ops.where(near, u, 0.0)
+    series = _SPENCE_SERIES[0]
+    for c in _SPENCE_SERIES[1:]:
+        series = series * us + c
+    return -g * math_ops.where(near, series, math_ops.log1p(u) / math_ops.where(near, 1.0, u))
+
+
+register_gradient("Spence", _spence_derivative)
+
+
+def spence(z) -> Tensor:
+    """Spence's function ``int_1^z log(t) / (1 - t) dt`` for ``z >= 0`` (SciPy's ``spence``; NaN below);
+    gradient ``log(z) / (1 - z)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.spence(tl.tensor(0.0, "float64"))), 6)   # pi**2 / 6
+    1.644934
+    """
+    return apply(_spence, (z,))
+
+
+_owens_t = _define("OwensT", "owens_t", inputs=("h", "a"), doc="Owen's T function.")
+
+
+def _owens_t_by_h(node, g):
+    """-phi(h) erf(a h / sqrt(2)) / 2."""
+    h, a = node.inputs
+    return -g * math_ops.exp(-0.5 * math_ops.square(h) - _LOG_SQRT_2PI) * 0.5 * erf(a * h * _math.sqrt(0.5))
+
+
+def _owens_t_by_a(node, g):
+    """exp(-h**2 (1 + a**2) / 2) / (2 pi (1 + a**2))."""
+    h, a = node.inputs
+    spread = 1.0 + math_ops.square(a)
+    return g * math_ops.exp(-0.5 * math_ops.square(h) * spread) / (2.0 * _math.pi * spread)
+
+
+register_gradient("OwensT", _owens_t_by_h, _owens_t_by_a)
+
+
+def owens_t(h, a) -> Tensor:
+    """Owen's T function ``T(h, a) = 1 / (2 pi) int_0^a exp(-h**2 (1 + t**2) / 2) / (1 + t**2) dt`` (SciPy's
+    ``owens_t``); gradients ``-phi(h) erf(a h / sqrt(2)) / 2`` in ``h`` and the integrand at ``a`` in ``a``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.owens_t(tl.tensor(0.0, "float64"), tl.tensor(1.0, "float64"))), 6)   # 1/8
+    0.125
+    """
+    return apply(_owens_t, (h, a))
+
+
+# ------------------------------------------------------------------ Box-Cox transforms
+# expm1(t) / t = sum_k t**k / (k + 1)!, to t**10: within 1e-23 of it for |t| < _BOXCOX_SERIES_BELOW, where the
+# quotient (and more so its derivatives, which autodiff would take of expm1(t) / lambda) cancel.
+_BOXCOX_SERIES_BELOW = 0.05
+_BOXCOX_SERIES = [1.0 / _math.factorial(k + 1) for k in range(10, -1, -1)]
+
+
+def _boxcox_of_log(log_x, lmbda) -> Tensor:
+    """``(exp(lmbda log_x) - 1) / lmbda`` (``log_x`` at lmbda = 0), its series where lmbda log_x is small, so that
+    the value and its derivatives in both arguments are exact there (the derivative in lmbda at 0 is log_x**2 / 2)."""
+    t = lmbda * log_x
+    near = math_ops.less(math_ops.abs(t), _BOXCOX_SERIES_BELOW)
+    ts = math_ops.where(near, t, 0.0)
+    series = _BOXCOX_SERIES[0]
+    for c in _BOXCOX_SERIES[1:]:
+        series = series * ts + c
+    small = math_ops.logical_or(near, math_ops.equal(lmbda, 0.0))  # lmbda = 0 at log_x = +-inf: t is NaN
+    return math_ops.where(small, log_x * series, math_ops.expm1(t) / math_ops.where(small, 1.0, lmbda))
+
+
+def boxcox(x, lmbda) -> Tensor:
+    """The Box-Cox transform ``(x**lmbda - 1) / lmbda``, ``log(x)`` at ``lmbda = 0`` (SciPy's ``boxcox``; NaN for
+    ``x < 0``), differentiable in ``x`` and ``lmbda`` to every order, also at and near ``lmbda = 0``.
+
+    >>> import tensorlib as tl
+    >>> tl.special.boxcox(tl.tensor([1.0, 4.0]), tl.tensor([0.0, 0.5])).numpy().tolist()
+    [0.0, 2.0]
+    """
+    return _widened(lambda x, lmbda: _boxcox_of_log(math_ops.log(x), lmbda), _float(x), _float(lmbda))
+
+
+def boxcox1p(x, lmbda) -> Tensor:
+    """``boxcox(1 + x, lmbda)`` accurate for small ``x`` (SciPy's ``boxcox1p``: ``log1p(x)`` inside).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.boxcox1p(tl.tensor(1e-10, "float64"), tl.tensor(0.5, "float64"))), 20)
+    1e-10
+    """
+    return _widened(lambda x, lmbda: _boxcox_of_log(math_ops.log1p(x), lmbda), _float(x), _float(lmbda))

@@ -103,6 +103,43 @@ def _xlog1py_samples(dtype):
     )
 
 
+@st.composite
+def _order_and_x(draw, dtype, orders, x_range):
+    """An integer order (the first argument, not differentiated) and x."""
+    x = draw(tensors(dtype, draw(SHAPES), scalars(dtype, *x_range)))
+    return SampleInput((draw(st.sampled_from(orders)), x), grad_argnums=(1,))
+
+
+@st.composite
+def _multigammaln_draw(draw, dtype):
+    d = draw(st.sampled_from([1, 2, 3]))
+    return SampleInput((draw(tensors(dtype, draw(SHAPES), scalars(dtype, 1.2, 5.0))), d), grad_argnums=(0,))
+
+
+@st.composite
+def _softmax_draw(draw, dtype):
+    axis = draw(st.sampled_from([None, 0, -1, (0, 1), (1, 2)]))
+    shape = draw(st.sampled_from([(2, 3, 2), (3, 2, 1)] if isinstance(axis, tuple) else [(2, 3), (4,), (2, 1, 2)]))
+    return SampleInput((draw(tensors(dtype, shape, scalars(dtype, -4.0, 4.0))),), {"axis": axis})
+
+
+def _boxcox_samples(shift):
+    """x (shifted: boxcox1p takes x - 1) and a lambda that is often 0 or near it, where the series takes over."""
+
+    def samples(dtype):
+        @st.composite
+        def draw(draw):
+            shape = draw(SHAPES)
+            x = draw(tensors(dtype, shape, scalars(dtype, 0.2, 3.0)))
+            small = st.sampled_from([0.0, 1e-3, -0.02, 0.04])
+            lmbda = draw(tensors(dtype, shape, scalars(dtype, -1.5, 1.5) | small))
+            return SampleInput(((x - np.asarray(shift, dtype)).astype(dtype), lmbda), grad_argnums=(0, 1))
+
+        return draw()
+
+    return samples
+
+
 _SPECIAL = [
     _special(
         "gammaln",
@@ -179,6 +216,80 @@ _SPECIAL = [
         _scipy("betainc"),
         _uniform((0.5, 4.0), (0.5, 4.0), (0.05, 0.95), grads=(2,)),
         op_types=("Betainc",),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "special.zeta",
+        tl.special.zeta,
+        _scipy("zeta"),
+        _uniform((1.5, 5.0), (0.5, 3.0), grads=(1,)),  # the derivative in x is not implemented
+        op_types=("Zeta",),
+        dtypes=FLOATS,
+    ),
+    OpInfo(
+        "special.zeta_riemann",
+        tl.special.zeta,
+        _scipy("zeta"),
+        _uniform((-3.0, 5.0), grads=()),
+        op_types=("RiemannZeta",),
+        dtypes=FLOATS,
+        differentiable=False,
+    ),
+    OpInfo(
+        "special.multigammaln",
+        tl.special.multigammaln,
+        _scipy("multigammaln"),
+        _multigammaln_draw,
+        op_types=("Lgamma",),
+        dtypes=FLOATS,
+        error_inputs=(
+            ErrorInput((np.ones(2), 0), match=r"multigammaln: the dimension d must be a positive integer, got 0"),
+        ),
+    ),
+    _special("loggamma", [(0.3, 5.0)], ("Lgamma",)),
+    _special("factorial", [(0.2, 5.0)], ("Gamma",)),
+    _special("binom", [(4.0, 8.0), (0.5, 3.5)], ("Binom",)),
+    _special("comb", [(4.0, 8.0), (0.5, 3.5)], ("Binom",)),
+    _special("poch", [(0.5, 3.0), (-0.4, 2.0)], ("Poch",)),
+    _special("gammasgn", [(-3.9, 4.0)], ("Gammasgn",), differentiable=False),
+    _special("entr", [(0.1, 3.0)], ("Entr",)),
+    _special("rel_entr", [(0.1, 3.0), (0.1, 3.0)], ("RelEntr",)),
+    _special("kl_div", [(0.1, 3.0), (0.1, 3.0)], ("KlDiv",)),
+    OpInfo("special.softmax", tl.special.softmax, _scipy("softmax"), _softmax_draw, dtypes=FLOATS),
+    OpInfo(
+        "special.log_softmax",
+        tl.special.log_softmax,
+        _scipy("log_softmax"),
+        _softmax_draw,
+        dtypes=FLOATS,
+    ),
+    _special("expi", [(0.2, 3.0)], ("Expi",)),
+    _special("exp1", [(0.2, 3.0)], ("Exp1",)),
+    OpInfo(
+        "special.expn",
+        tl.special.expn,
+        _scipy("expn"),
+        lambda dtype: _order_and_x(dtype, [0, 1, 2, 3], (0.3, 3.0)),
+        op_types=("Expn",),
+        dtypes=FLOATS,
+        error_inputs=(
+            ErrorInput(
+                (-1, np.ones(2)), match=r"Expn: the order n must be a non-negative integer \(or integer array\), got -1"
+            ),
+        ),
+    ),
+    _special("dawsn", [(-40.0, 40.0)], ("Dawsn",)),  # past |x| = 20 its gradient is the asymptotic series
+    _special("spence", [(0.1, 3.0)], ("Spence",)),
+    _special("owens_t", [(-2.0, 2.0), (-2.0, 2.0)], ("OwensT",)),
+    OpInfo(
+        "special.boxcox", tl.special.boxcox, _scipy("boxcox"), _boxcox_samples(0.0), op_types=("Expm1",), dtypes=FLOATS
+    ),
+    OpInfo(
+        "special.boxcox1p",
+        tl.special.boxcox1p,
+        _scipy("boxcox1p"),
+        _boxcox_samples(1.0),
+        op_types=("Log1p",),
         dtypes=FLOATS,
     ),
     _special("expit", [(-6.0, 6.0)], ("Sigmoid",)),

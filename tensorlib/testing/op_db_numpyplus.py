@@ -1,0 +1,321 @@
+"""The catalogue of the NumPy functions of ``tensorlib/ops/polynomial.py`` and ``tensorlib/ops/numpy_more.py``:
+each against its NumPy namesake, with NumPy's arguments.
+
+Where a result's length depends on exact cancellations (a remainder's leading zeros, repeated roots), the
+coefficients come from a NumPy generator seeded by hypothesis: continuous values, so that no sample cancels
+exactly and eager (NumPy's lengths) and traced (the shapes' lengths) calls agree.  float32 results are
+compared with NumPy's computed in float64 and rounded, where NumPy widens float32 to float64.
+
+>>> from tensorlib.testing.op_db_numpyplus import OPINFOS
+>>> "polyfit" in {info.name for info in OPINFOS}
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+import tensorlib as tl
+
+from .op_db import FLOATS, NUMERIC
+from .opinfo import ErrorInput, OpInfo, SampleInput
+from .strategies import tensors
+
+
+def _keep_float(dtype):
+    """A reference's result cast back to ``dtype`` where that is a float (NumPy widens float32 to float64)."""
+    return lambda out: out.astype(dtype) if np.dtype(dtype).kind == "f" else out
+
+
+def _random(draw, dtype, shape, low=-2.0, high=2.0):
+    """Continuous values of ``dtype`` from a generator seeded by hypothesis (no exact cancellations)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    values = rng.uniform(low, high, shape)
+    return values.astype(dtype) if np.dtype(dtype).kind == "f" else np.round(values * 2).astype(dtype)
+
+
+def _leading(draw, dtype, n):
+    """``n`` coefficients whose first one is at least 0.5 in magnitude."""
+    p = _random(draw, dtype, (n,))
+    if n:
+        p[0] = np.dtype(dtype).type(draw(st.sampled_from([-1.5, -0.75, 0.5, 1.25, 2.0])))
+    return p
+
+
+@st.composite
+def _two_polys_draw(draw, dtype):
+    a = draw(tensors(dtype, (draw(st.integers(1, 5)),)))
+    b = draw(tensors(dtype, draw(st.sampled_from([(), (1,), (2,), (4,), (6,)]))))
+    return SampleInput((a, b), grad_argnums=(0, 1)) if draw(st.booleans()) else SampleInput((b, a), grad_argnums=(0, 1))
+
+
+def _ref_in(dtype_of, f):
+    def ref(*args, **kwargs):
+        out = f(*args, **kwargs)
+        dtype = dtype_of(*args)
+        return tuple(np.asarray(o).astype(dtype) for o in out) if isinstance(out, tuple) else out.astype(dtype)
+
+    return ref
+
+
+def _float_of(*arrays):
+    """The float dtype tensorlib keeps: float32 stays float32, integers become float64."""
+    dtype = np.result_type(*arrays)
+    return np.float64 if dtype.kind in "biu" else dtype
+
+
+@st.composite
+def _polymul_draw(draw, dtype):
+    """Continuous values: a leading zero, stripped in eager mode (NumPy's), stays in a traced call."""
+    a = _random(draw, dtype, draw(st.sampled_from([(), (1,), (3,)])))
+    b = _random(draw, dtype, (draw(st.integers(1, 4)),))
+    return SampleInput((a, b), grad_argnums=(0, 1)) if draw(st.booleans()) else SampleInput((b, a), grad_argnums=(0, 1))
+
+
+@st.composite
+def _polyder_draw(draw, dtype):
+    p = draw(tensors(dtype, draw(st.sampled_from([(), (1,), (2,), (3,), (5,)]))))
+    return SampleInput((p,), {"m": draw(st.integers(0, 4))})
+
+
+@st.composite
+def _polyint_draw(draw, dtype):
+    p = draw(tensors(dtype, draw(st.sampled_from([(), (1,), (2,), (4,)]))))
+    m = draw(st.integers(0, 3))
+    kind = draw(st.sampled_from(["none", "scalar", "vector"]))
+    if kind == "none":
+        return SampleInput((p, m))
+    k = draw(tensors(dtype, () if kind == "scalar" else (m + draw(st.integers(0, 1)),)))
+    return SampleInput((p, m, k), grad_argnums=(0, 2))
+
+
+@st.composite
+def _polydiv_draw(draw, dtype):
+    u = _random(draw, dtype, (draw(st.integers(1, 6)),))
+    v = _leading(draw, dtype, draw(st.integers(1, 4)))
+    return SampleInput((u, v), grad_argnums=(0, 1))
+
+
+@st.composite
+def _roots_draw(draw, dtype):
+    """Coefficients of a polynomial with well separated roots (complex pairs too): simple roots keep the
+    gradient finite."""
+    count = draw(st.integers(1, 4))
+    spots = draw(st.permutations(np.linspace(-2.0, 2.0, 9).tolist()))[:count]
+    found = []
+    for spot in spots:
+        if draw(st.booleans()) and len(found) + 2 <= count:
+            found += [complex(spot, 0.75), complex(spot, -0.75)]
+        elif len(found) < count:
+            found.append(complex(spot))
+    p = np.real(np.poly(np.array(found))) * draw(st.sampled_from([0.5, 1.0, -2.0]))
+    return SampleInput((np.atleast_1d(p).astype(dtype),))
+
+
+def _sorted_roots(p):
+    return tl.sort_complex(tl.roots(p))
+
+
+def _sorted_roots_ref(p):
+    dtype = np.complex64 if p.dtype == np.float32 else np.complex128
+    return np.sort_complex(np.roots(p).astype(dtype))
+
+
+@st.composite
+def _poly_draw(draw, dtype):
+    return SampleInput((_random(draw, dtype, (draw(st.integers(0, 4)),)),))
+
+
+@st.composite
+def _poly_matrix_draw(draw, dtype):
+    """A matrix with distinct real eigenvalues, ``Q diag Q^-1``."""
+    n = draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    q = rng.standard_normal((n, n)) + 3 * np.eye(n)
+    z = (q @ np.diag(np.arange(n) - 1.0) @ np.linalg.inv(q)).astype(dtype)
+    return SampleInput((z,))
+
+
+def _poly_ref(z):
+    out = np.poly(z)
+    return np.asarray(out).astype(_float_of(z))
+
+
+@st.composite
+def _polyfit_draw(draw, dtype):
+    deg = draw(st.integers(0, 3))
+    n = deg + 1 + draw(st.integers(0, 4))
+    x = np.sort(_random(draw, dtype, (n,)))
+    x = x + (np.arange(n) * 0.3).astype(dtype)  # distinct points: full rank
+    y = _random(draw, dtype, (n,) if draw(st.booleans()) else (n, 2))
+    kwargs = {}
+    if draw(st.booleans()):
+        kwargs["w"] = _random(draw, dtype, (n,), 0.5, 2.0)
+    choice = draw(st.sampled_from(["plain", "full", "cov", "unscaled"]))
+    if choice == "full":
+        kwargs["full"] = True
+    elif choice == "cov" and n > deg + 1:
+        kwargs["cov"] = True
+    elif choice == "unscaled":
+        kwargs["cov"] = "unscaled"
+    return SampleInput((x, y, deg), kwargs, grad_argnums=(0, 1))
+
+
+def _polyfit_ref(x, y, deg, **kwargs):
+    out = np.polyfit(
+        x.astype(np.float64),
+        y.astype(np.float64),
+        deg,
+        **{k: (v.astype(np.float64) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()},
+        rcond=len(x) * np.finfo(x.dtype).eps,
+    )
+    if kwargs.get("full"):
+        c, residuals, rank, s, rcond = out
+        return c.astype(x.dtype), residuals.astype(x.dtype), np.int32(rank), s.astype(x.dtype), np.array(rcond, x.dtype)
+    if isinstance(out, tuple):
+        return tuple(o.astype(x.dtype) for o in out)
+    return out.astype(x.dtype)
+
+
+_P_SHAPE_ERROR = r"a 1-d coefficient vector, got {} shape \(2, 2\) \(float64\)"
+
+OPINFOS = [
+    OpInfo(
+        "polyadd",
+        tl.polyadd,
+        np.polyadd,
+        _two_polys_draw,
+        op_types=("PadV2", "Add"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones((2, 2)), np.ones(2)), match="^polyadd: a1 must be " + _P_SHAPE_ERROR.format("a1")),
+        ),
+    ),
+    OpInfo(
+        "polysub",
+        tl.polysub,
+        np.polysub,
+        _two_polys_draw,
+        op_types=("PadV2", "Sub"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(2), np.ones((2, 2))), match="^polysub: a2 must be " + _P_SHAPE_ERROR.format("a2")),
+            ErrorInput((np.ones(2, bool), np.ones(2, bool)), exc=TypeError, match=r"^polysub: bool coefficients"),
+        ),
+    ),
+    OpInfo(
+        "polymul",
+        tl.polymul,
+        np.polymul,
+        _polymul_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(0), np.ones(2)), match=r"^polymul: a1 has no coefficients \(a1 shape \(0,\)"),
+        ),
+    ),
+    OpInfo(
+        "polyder",
+        tl.polyder,
+        lambda p, m: np.polyder(np.atleast_1d(p), m).astype(p.dtype if p.dtype.kind == "f" else np.int64),
+        _polyder_draw,
+        op_types=("Mul", "StridedSlice"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(3), -1), match=r"^polyder: the order of the derivative m must be >= 0, got -1"),
+            ErrorInput((np.ones((2, 2)),), match="^polyder: p must be " + _P_SHAPE_ERROR.format("p")),
+        ),
+    ),
+    OpInfo(
+        "polyint",
+        tl.polyint,
+        _ref_in(_float_of, lambda p, *a, **k: np.polyint(np.atleast_1d(p), *a, **k)),
+        _polyint_draw,
+        op_types=("Div", "ConcatV2"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(3), -2), match=r"^polyint: the order of the antiderivative m must be >= 0, got -2"),
+            ErrorInput(
+                (np.ones(3), 3, np.ones(2)), match=r"^polyint: k must be a scalar or a 1-d array of at least m = 3"
+            ),
+        ),
+    ),
+    OpInfo(
+        "polydiv",
+        tl.polydiv,
+        _ref_in(_float_of, lambda u, v: np.polydiv(u.astype(np.float64), v.astype(np.float64))),
+        _polydiv_draw,
+        op_types=("Div", "Mul"),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(ErrorInput((np.ones(2), np.ones(0)), match=r"^polydiv: v has no coefficients \(v shape \(0,\)"),),
+    ),
+    OpInfo(
+        "poly",
+        tl.poly,
+        _poly_ref,
+        _poly_draw,
+        op_types=("PadV2", "Mul"),
+        dtypes=NUMERIC,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)),),
+                match=r"^poly: input must be 1-d or a non-empty square 2-d array, got input shape \(2, 3\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "poly_matrix",
+        tl.poly,
+        _poly_ref,
+        _poly_matrix_draw,
+        op_types=("Eig", "Real"),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)),),
+                match=r"^poly: input must be 1-d or a non-empty square 2-d array, got input shape \(2, 3\)",
+            ),
+        ),
+    ),
+    OpInfo(
+        "roots",
+        _sorted_roots,
+        _sorted_roots_ref,
+        _roots_draw,
+        op_types=("Eig", "Div"),
+        dtypes=FLOATS,
+        atol=1e-5,
+        grad_atol=1e-4,
+        error_inputs=(ErrorInput((np.ones((2, 2)),), match="^roots: p must be " + _P_SHAPE_ERROR.format("p")),),
+    ),
+    OpInfo(
+        "polyfit",
+        tl.polyfit,
+        _polyfit_ref,
+        _polyfit_draw,
+        op_types=("BatchMatMulV2", "Svd"),
+        dtypes=FLOATS,
+        atol=1e-5,
+        grad_atol=1e-4,
+        error_inputs=(
+            ErrorInput((np.ones(3), np.ones(3), -1), match=r"^polyfit: expected deg >= 0, got -1"),
+            ErrorInput(
+                (np.ones(3), np.ones(4), 1),
+                exc=TypeError,
+                match=r"^polyfit: expected x and y to have the same length, got x shape \(3,\) \(float64\), y shape \(4,\)",
+            ),
+            ErrorInput(
+                (np.ones(0), np.ones(0), 1), exc=TypeError, match=r"^polyfit: expected a non-empty vector for x"
+            ),
+            ErrorInput(
+                (np.arange(3.0), np.ones(3), 2),
+                {"cov": True},
+                match=r"^polyfit: the number of data points \(3\) must exceed order \(3\)",
+            ),
+        ),
+    ),
+]
