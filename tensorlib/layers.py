@@ -866,7 +866,10 @@ class _AdaptivePool(Module):
 
     def forward(self, x):
         x = _image(x, type(self).__name__, self._rank, self.data_format)
-        return type(self)._function(x, self.output_size, data_format=self.data_format)
+        return type(self)._function(x, self.output_size, data_format=self.data_format, **self._options())
+
+    def _options(self) -> dict:
+        return {}
 
     def extra_repr(self) -> str:
         text = f"output_size={self.output_size!r}"
@@ -911,7 +914,24 @@ class AdaptiveAvgPool3D(_AdaptivePool):
     _rank = 3
 
 
-class AdaptiveMaxPool1D(_AdaptivePool):
+class _AdaptiveMaxPool(_AdaptivePool):
+    """The adaptive max pools: with ``return_indices=True`` the layer returns ``(values, indices)``, PyTorch's
+    ``nn.AdaptiveMaxPool*d(output_size, return_indices=True)`` (see :func:`tl.nn.adaptive_max_pool`)."""
+
+    _function = staticmethod(_nn.adaptive_max_pool)
+
+    def __init__(self, output_size, data_format: str | None = None, return_indices: bool = False):
+        super().__init__(output_size, data_format)
+        self.return_indices = bool(return_indices)
+
+    def _options(self) -> dict:
+        return {"return_indices": self.return_indices}
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + (", return_indices=True" if self.return_indices else "")
+
+
+class AdaptiveMaxPool1D(_AdaptiveMaxPool):
     """The max over PyTorch's adaptive bins of ``(batch, width, channels)`` inputs (see :class:`AdaptiveAvgPool1D`):
     :func:`tl.nn.adaptive_max_pool`; ``data_format="NCW"``: PyTorch's ``nn.AdaptiveMaxPool1d``.
 
@@ -920,11 +940,10 @@ class AdaptiveMaxPool1D(_AdaptivePool):
     [3.0, 3.0]
     """
 
-    _function = staticmethod(_nn.adaptive_max_pool)
     _rank = 1
 
 
-class AdaptiveMaxPool2D(_AdaptivePool):
+class AdaptiveMaxPool2D(_AdaptiveMaxPool):
     """The max over PyTorch's adaptive bins of NHWC images: :func:`tl.nn.adaptive_max_pool`;
     ``data_format="NCHW"``: PyTorch's ``nn.AdaptiveMaxPool2d``.
 
@@ -933,10 +952,8 @@ class AdaptiveMaxPool2D(_AdaptivePool):
     (1, 3, 5, 4)
     """
 
-    _function = staticmethod(_nn.adaptive_max_pool)
 
-
-class AdaptiveMaxPool3D(_AdaptivePool):
+class AdaptiveMaxPool3D(_AdaptiveMaxPool):
     """The max over PyTorch's adaptive bins of ``(batch, depth, height, width, channels)`` volumes:
     :func:`tl.nn.adaptive_max_pool`; ``data_format="NCDHW"``: PyTorch's ``nn.AdaptiveMaxPool3d``.
 
@@ -945,7 +962,6 @@ class AdaptiveMaxPool3D(_AdaptivePool):
     (1, 2, 2, 2, 3)
     """
 
-    _function = staticmethod(_nn.adaptive_max_pool)
     _rank = 3
 
 

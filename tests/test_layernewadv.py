@@ -246,3 +246,48 @@ def test_conv1d_transpose_same_padding_with_output_padding_past_the_stride_is_on
     with pytest.raises(ValueError, match=r"Conv1DTranspose: output_padding=\(2,\) with SAME padding gives an output of "
                        r"\(6,\) .* an odd one below the stride \(input shape \(1, 4, 2\)\)"):  # fmt: skip
         layer(np.ones((1, 4, 2), np.float32))
+
+
+def _first_max_or_last_nan(x, sizes):
+    """PyTorch's ``return_indices`` of channels-first ``x``, box by box: the flat spatial index of the first maximum
+    in scan order, or of the box's last NaN."""
+    spatial = x.shape[2:]
+    out = np.zeros(x.shape[:2] + tuple(n if m is None else m for n, m in zip(spatial, sizes)), np.int64)
+    for cell, box in _boxes(spatial, sizes):
+        flat = np.ravel_multi_index(np.meshgrid(*box, indexing="ij"), spatial).ravel()
+        for b, c in np.ndindex(x.shape[:2]):
+            values = x[b, c].ravel()[flat]
+            nan = np.flatnonzero(np.isnan(values))
+            out[(b, c, *cell)] = flat[nan[-1]] if nan.size else flat[np.argmax(values)]
+    return out
+
+
+@pytest.mark.parametrize(
+    "spatial, sizes", [((8,), (3,)), ((3,), (5,)), ((5, 4), (3, None)), ((6, 7), (4, 3)), ((3, 4, 5), (2, 3, 2))]
+)
+@pytest.mark.parametrize("special", ["ties", "nan", "-inf"])
+def test_adaptive_max_pool_return_indices(spatial, sizes, special):
+    # PyTorch's F.adaptive_max_pool*d(..., return_indices=True) had no counterpart.
+    x = RNG.integers(0, 3, size=(2, 2, *spatial)).astype(np.float64)
+    if special == "nan":
+        x[x == 2] = np.nan
+    elif special == "-inf":
+        x[0] = -np.inf
+    layout = _LAYOUT[len(spatial)]
+    values, indices = tl.nn.adaptive_max_pool(x, sizes, layout, return_indices=True)
+    want = _first_max_or_last_nan(x, sizes)
+    assert indices.dtype == np.int64
+    np.testing.assert_array_equal(indices.numpy(), want)
+    np.testing.assert_array_equal(
+        values.numpy(), np.take_along_axis(x.reshape(2, 2, -1), want.reshape(2, 2, -1), 2).reshape(want.shape)
+    )
+    layer = getattr(tl.nn, f"AdaptiveMaxPool{len(spatial)}D")(sizes, return_indices=True)
+    assert "return_indices=True" in repr(layer)
+    last = np.moveaxis(x, 1, -1)
+    for got in (layer(last), tl.function(layer)(last)):
+        np.testing.assert_array_equal(np.moveaxis(got[1].numpy(), -1, 1), want)
+    torch = pytest.importorskip("torch")
+    theirs = getattr(torch.nn.functional, f"adaptive_max_pool{len(spatial)}d")(
+        torch.tensor(x), sizes if len(sizes) > 1 else sizes[0], return_indices=True
+    )
+    np.testing.assert_array_equal(indices.numpy(), theirs[1].numpy())

@@ -35,13 +35,9 @@ def test_tl_cholesky_upper_without_symmetrizing_reads_the_upper_triangle():
     np.testing.assert_allclose(got, np.linalg.cholesky(upper).T, rtol=1e-12, atol=1e-12)
 
 
-# tensorlib parameters NumPy's function lacks, whose default cannot change what NumPy's call means.
-_MEANING_NEUTRAL = {("pad", "constant_values")}  # np.pad passes it through **kwargs
-
-
 def test_every_tensorlib_only_parameter_takes_numpy_s_meaning():
-    # A parameter NumPy's function does not have keeps tensorlib's default in np.f(t); each one must either
-    # be set by the protocol to NumPy's meaning or be listed here as neutral.
+    # A parameter NumPy's function does not have keeps tensorlib's default in np.f(t) unless the protocol
+    # sets it to NumPy's meaning.
     numpy_protocol._build_table()
     for np_fn, (tl_fn, sig, renames, _params, defaults, _) in numpy_protocol._table.items():
         tl_sig = numpy_protocol._signature(tl_fn)
@@ -51,7 +47,7 @@ def test_every_tensorlib_only_parameter_takes_numpy_s_meaning():
         for name, param in tl_sig.parameters.items():
             if name in numpy_names or param.default is inspect.Parameter.empty:
                 continue
-            assert name in defaults or (np_fn.__name__, name) in _MEANING_NEUTRAL, (np_fn, name)
+            assert name in defaults, (np_fn, name)
 
 
 I = np.arange(-5, 7).reshape(3, 4)
@@ -198,3 +194,101 @@ def test_ufunc_at_on_a_tensor_says_tensors_are_immutable_and_names_at():
         np.add.at(t, [0, 0], 1.0)
     np.testing.assert_array_equal(t.numpy(), V)
     np.testing.assert_array_equal(t.at[[0, 0]].add(1.0).numpy(), V + [2.0, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("mode", ["edge", "wrap", "reflect", "symmetric"])
+@pytest.mark.parametrize("width", [2, ((1, 3), (0, 2)), ((5, 0), (4, 6))])
+def test_np_pad_index_modes_match_numpy_and_route_gradients(mode, width):
+    # np.pad(t, 2, mode='reflect') (also edge, wrap, symmetric) raised "argument mode='reflect' is not supported".
+    got = np.pad(tl.tensor(X), width, mode=mode)
+    np.testing.assert_array_equal(got.numpy(), np.pad(X, width, mode=mode))
+    check_grads(lambda x: np.pad(x, width, mode=mode), [X], order=1)
+    traced = tl.function(lambda x: np.pad(x, width, mode=mode))
+    np.testing.assert_array_equal(traced(tl.tensor(X)).numpy(), np.pad(X, width, mode=mode))
+
+
+def test_np_pad_modes_it_cannot_run_raise_naming_them():
+    t = tl.tensor(X)
+    np.testing.assert_array_equal(np.pad(t, 1, constant_values=2.5).numpy(), np.pad(X, 1, constant_values=2.5))
+    with pytest.raises(TypeError, match=r"numpy\.pad: mode='linear_ramp'"):
+        np.pad(t, 1, mode="linear_ramp")
+    with pytest.raises(TypeError, match=r"numpy\.pad: mode='reflect' with reflect_type='odd'"):
+        np.pad(t, 1, mode="reflect", reflect_type="odd")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: np.reshape(x, (4, 3), order="F"),
+        lambda x: np.reshape(x, (2, -1, 3), order="F"),
+        lambda x: np.reshape(x, -1, order="F"),
+        lambda x: np.reshape(x, (6, 2), order="A"),
+        lambda x: np.ravel(x, order="F"),
+        lambda x: np.ravel(x, "K"),
+        lambda x: x.reshape(2, 6, order="F"),
+        lambda x: x.reshape((12,)),
+        lambda x: x.flatten("F"),
+        lambda x: x.ravel(order="F"),
+    ],
+)
+def test_fortran_order_reshape_and_ravel_match_numpy(call):
+    # np.reshape(t, s, order='F') and np.ravel(t, order='F') raised "argument order='F' is not supported".
+    got = call(tl.tensor(X))
+    np.testing.assert_array_equal(got.numpy(), call(X))
+    check_grads(call, [X], order=1)
+
+
+T3 = RNG.normal(size=(2, 3, 4))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda a: np.matmul(a, a, axes=[(0, 1), (1, 0), (0, 1)]),
+        lambda a: np.matmul(a, a, axes=[(-1, 0), (0, -1), (-2, -1)]),
+        lambda a: np.matmul(a, a[0, :, 0], axes=[(2, 1), 0, 1]),
+        lambda a: np.vecdot(a, a, axis=1),
+        lambda a: np.vecdot(a, a[:, :, :1], axes=[0, 0]),
+    ],
+)
+def test_gufunc_axes_and_axis_move_the_core_dimensions_as_numpy(call):
+    # np.matmul(t, t, axes=[...]) and np.vecdot(t, t, axis=1) raised "argument(s) ['axes'] are not supported".
+    want = call(T3)
+    got = call(tl.tensor(T3))
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    check_grads(call, [T3], order=1)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda np_, x, i: np_.add(x, 1.5, order="F"),
+        lambda np_, x, i: np_.exp(x, order="C", subok=True),
+        lambda np_, x, i: np_.add(x, 1.5, casting="unsafe", dtype=np_.int64),
+        lambda np_, x, i: np_.multiply(i, 2, casting="safe", dtype=np_.float64),
+        lambda np_, x, i: np_.add(i, i, casting="no"),
+        lambda np_, x, i: np_.concatenate([x, i], dtype=np_.float32),
+        lambda np_, x, i: np_.concatenate([i, i], axis=None, dtype=float),
+        lambda np_, x, i: np_.concatenate([x, i], casting="unsafe", dtype=np_.int64),
+        lambda np_, x, i: np_.stack([x, i], dtype=np_.float32),
+        lambda np_, x, i: np_.vstack([x, i], dtype=np_.float32),
+        lambda np_, x, i: np_.hstack([x, i], dtype=float),
+    ],
+)
+def test_numpy_s_dtype_casting_order_and_subok_keywords_act_as_in_numpy(call):
+    # Each raised "argument(s) [...] are not supported" (ufuncs' order=, subok=, casting= other than 'same_kind';
+    # concatenate's and stack's dtype=).
+    want = call(np, X, I)
+    got = call(np, tl.tensor(X), tl.tensor(I))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+def test_casting_rules_numpy_refuses_are_refused_naming_the_rule():
+    with pytest.raises(TypeError, match=r"numpy\.add: cannot cast an input of dtype float64 .* casting rule 'safe'"):
+        np.add(tl.tensor(X), 1, casting="safe", dtype=np.int64)
+    with pytest.raises(TypeError, match=r"numpy\.concatenate: cannot cast an input of dtype float64 .*'same_kind'"):
+        np.concatenate([tl.tensor(X), tl.tensor(I)], dtype=np.int64)
+    with pytest.raises(TypeError, match=r"numpy\.add: casting='no' .* float64 and int64"):
+        np.add(tl.tensor(X), tl.tensor(I), casting="no")
