@@ -86,7 +86,7 @@ _NUMPY_MEANING = {
     "eigvalsh": {"symmetrize_input": False},
 }
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
-_CREATION = {"identity", "zeros", "ones", "full", "eye", "arange", "linspace"}
+_CREATION = {"identity", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "asarray"}
 _VALUE_QUERIES = (
     "array_equiv",
     "array_repr",
