@@ -1064,7 +1064,7 @@ OPINFOS: list = [
         tl.histogram,
         _histogram_ref,
         _histogram_draw,
-        op_types=("SearchSorted", "Bincount"),
+        op_types=("SearchSorted", "GatherV2Grad"),
         differentiable=False,
         error_inputs=(
             ErrorInput((np.ones(3), 0), exc=ValueError, match=r"^histogram: bins must be a positive int"),
