@@ -210,6 +210,7 @@ _SPECIAL = [
     ),
     # first order in a, b and x (the second in a and b is not implemented), every order in x
     _special("betainc", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)], ("Betainc", "BetaincGrad"), second_order=False),
+    _special("betaincc", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)], ("Betaincc", "BetaincGrad"), second_order=False),
     OpInfo(
         "special.betainc_in_x",
         tl.special.betainc,
