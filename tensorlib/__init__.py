@@ -333,3 +333,30 @@ from .graph.tracing import function
 from . import testing
 from . import distributed
 from . import numpy_protocol  # noqa: E402,F401  (NEP 13/18: NumPy's functions on Tensors)
+from .ops.standard import (  # noqa: E402  (the Array API standard's spellings and dtype queries)
+    acos,
+    acosh,
+    asarray,
+    asin,
+    asinh,
+    astype,
+    atan,
+    atan2,
+    atanh,
+    bitwise_invert,
+    can_cast,
+    e,
+    empty,
+    empty_like,
+    finfo,
+    iinfo,
+    inf,
+    isdtype,
+    nan,
+    newaxis,
+    permute_dims,
+    pi,
+    pow,
+    result_type,
+    unstack,
+)

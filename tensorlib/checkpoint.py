@@ -20,9 +20,11 @@ True
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import uuid
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,6 +33,8 @@ from .dispatch import current_state
 from .tensor import Tensor, Variable
 
 __all__ = ["save_variables", "load_variables", "state_dict", "load_state_dict"]
+
+_COMPLEX_KEY = "tensorlib.complex"  # the header's list of entries stored as (real, imaginary) pairs
 
 
 def _safetensors_numpy():
@@ -90,7 +94,9 @@ def save_variables(path, target) -> None:
     """Write every Variable/Tensor of ``target`` (a Module, an optimizer, or a nested dict/list of them) to ``path``.
 
     The write is atomic: a temporary file in the same folder is written, flushed to the disk and renamed
-    over ``path``.
+    over ``path``.  A complex entry (the format has no complex128) is stored as its (real, imaginary) pairs
+    along a last axis of 2, and the header's metadata ``"tensorlib.complex"`` lists it, so that
+    :func:`load_variables` gives it back complex; other readers see the pairs.
     """
     _refuse_tracing("save_variables")
     path = _file_path(path)
@@ -100,9 +106,14 @@ def save_variables(path, target) -> None:
         raise ValueError("save_variables: the name '__metadata__' is reserved by the safetensors format")
     # np.array, not ascontiguousarray, which would turn a 0-d value (a step counter) into 1-d.
     arrays = {name: np.array(t.numpy(), order="C") for name, t in named.items()}
-    unstorable = {name: str(a.dtype) for name, a in arrays.items() if a.dtype.kind == "c"}
-    if unstorable:
-        raise TypeError(f"save_variables: the safetensors format has no complex dtypes; entries {unstorable}")
+    # The format has no complex128 (and complex64 only from safetensors 0.6): a complex entry is stored as its
+    # (real, imaginary) pairs along a last axis of 2, and the header's metadata names it.
+    complex_names = sorted(name for name, a in arrays.items() if a.dtype.kind == "c")
+    for name in complex_names:  # shape S complex -> S + (1,) complex -> S + (2,) real (0-d included)
+        arrays[name] = arrays[name][..., None].view(_dtypes.real_dtype(arrays[name].dtype))
+    metadata = {"format": "tensorlib"}
+    if complex_names:
+        metadata[_COMPLEX_KEY] = json.dumps(complex_names)
     if os.path.isdir(path):
         raise IsADirectoryError(f"save_variables: {path!r} is a folder; give the checkpoint's file name")
     # Through a symlink: the rename replaces the file it names, as open(path, "w") writes it (renamed over
@@ -123,7 +134,7 @@ def save_variables(path, target) -> None:
     os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if kept is None else kept & 0o666 | 0o600))
     try:
         mode = os.stat(tmp).st_mode & 0o777 if kept is None else kept
-        st.save_file(arrays, tmp, metadata={"format": "tensorlib"})
+        st.save_file(arrays, tmp, metadata=metadata)
         os.chmod(tmp, mode)
         # The bytes reach the disk before the new name does: after a power cut or an OS crash the path
         # holds the old checkpoint or the new one, never an empty or partial file under the new name.
@@ -202,16 +213,25 @@ def state_dict(target) -> dict:
     return {name: np.array(t.numpy(), copy=True) for name, t in _named(target, "state_dict").items()}
 
 
+class _IncompatibleKeys(NamedTuple):
+    """The names :func:`load_state_dict` skipped: in the target but not the state, and the other way
+    (PyTorch's ``_IncompatibleKeys``: a pair, with ``missing_keys`` and ``unexpected_keys`` by name)."""
+
+    missing_keys: list
+    unexpected_keys: list
+
+
 def load_state_dict(target, state: dict, strict: bool = True) -> tuple:
     """Assign ``state`` (``{dotted name: array or Tensor}``, as :func:`state_dict` gives) to ``target``'s
     Variables with :func:`load_variables`' checks: all or nothing, shapes and dtypes exact, and with
     ``strict=True`` no name missing or extra.  Returns ``(missing, unexpected)``, the names skipped on
-    either side (PyTorch's ``load_state_dict``'s keys; both empty when strict).
+    either side (PyTorch's ``load_state_dict``'s keys, also as ``.missing_keys`` and ``.unexpected_keys``;
+    both empty when strict).
 
     >>> import tensorlib as tl
-    >>> a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, seed=1)
-    >>> tl.checkpoint.load_state_dict(b, tl.checkpoint.state_dict(a))
-    ([], [])
+    >>> a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, use_bias=False, seed=1)
+    >>> tl.checkpoint.load_state_dict(b, tl.checkpoint.state_dict(a), strict=False).unexpected_keys
+    ['bias']
     >>> bool((a.kernel.numpy() == b.kernel.numpy()).all())
     True
     """
@@ -219,7 +239,7 @@ def load_state_dict(target, state: dict, strict: bool = True) -> tuple:
     if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
         raise TypeError(f"load_state_dict: state must be a dict of names (str) to arrays, got {type(state).__name__}")
     arrays = {k: np.asarray(v.numpy() if isinstance(v, Tensor) else v) for k, v in state.items()}
-    return _assign_all(arrays, {}, target, strict, "load_state_dict", "the state", "the state")
+    return _IncompatibleKeys(*_assign_all(arrays, {}, target, strict, "load_state_dict", "the state", "the state"))
 
 
 def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, source: str, where: str) -> tuple:
@@ -327,9 +347,12 @@ def _read(path) -> tuple:
     try:
         with safe_open(path, framework="np") as f:
             arrays, unreadable = {}, {}
+            paired = _complex_names(f.metadata())
             for name in f.keys():
                 try:
                     arrays[name] = f.get_tensor(name)
+                    if name in paired:
+                        arrays[name] = _from_pairs(arrays[name])
                     _dtypes.of_array(arrays[name].dtype)
                 except (TypeError, ValueError, AttributeError) as e:
                     arrays.pop(name, None)
@@ -343,3 +366,23 @@ def _read(path) -> tuple:
     except Exception as e:
         raise ValueError(f"load_variables: {path!r} is not a readable safetensors file ({e})") from None
     return arrays, unreadable
+
+
+def _complex_names(metadata) -> frozenset:
+    """The entries the header says are stored as (real, imaginary) pairs; a header whose list is no JSON list
+    of names names none (each such entry then loads as the real array it is)."""
+    try:
+        names = json.loads((metadata or {}).get(_COMPLEX_KEY, "[]"))
+    except ValueError:
+        return frozenset()
+    return frozenset(n for n in names if isinstance(n, str)) if isinstance(names, list) else frozenset()
+
+
+def _from_pairs(a: np.ndarray) -> np.ndarray:
+    """A complex array from its (real, imaginary) pairs along the last axis (float32 -> complex64)."""
+    if a.dtype not in (np.float32, np.float64) or a.ndim == 0 or a.shape[-1] != 2:
+        raise ValueError(
+            f"the header marks it complex, but it holds {a.shape} {a.dtype}, not float32/float64 pairs along a last "
+            "axis of 2"
+        )
+    return np.array(a, order="C").view(_dtypes.complex_dtype(a.dtype))[..., 0]

@@ -1,7 +1,7 @@
 """``tl.Module``: a container of Variables and sub-Modules with a train/eval flag.
 
-A Module's attributes that are Variables or Modules (or lists, tuples or
-dicts holding them, other entries skipped) are its state, collected in
+A Module's attributes that are Variables or Modules (or lists, tuples,
+dicts or registered ``tl.tree`` nodes holding them, other entries skipped) are its state, collected in
 attribute order; a Variable or Module reachable twice is counted and updated once.  A child may hold
 its parent: walks stop at the back-reference, and ``repr`` shows it as ``<back-reference to ...>``.
 ``copy.deepcopy`` (and pickle) copies the Variables (same names, new values) and keeps the structure, a
@@ -97,7 +97,7 @@ class Module:
         for name, value in vars(self).items():
             if isinstance(value, Module):
                 out[name] = value
-            elif isinstance(value, (list, tuple, dict)) and _holds_state(value):
+            elif (isinstance(value, _CONTAINERS) or value.__class__ in tree.nodes) and _holds_state(value):
                 out[name] = _ModuleList(value)
         return out
 
@@ -180,7 +180,8 @@ class Module:
 
         >>> import tensorlib as tl
         >>> a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, use_bias=False, seed=1)
-        >>> b.load_state_dict(a.state_dict(), strict=False)
+        >>> missing, unexpected = b.load_state_dict(a.state_dict(), strict=False)
+        >>> missing, unexpected
         ([], ['bias'])
         """
         from .checkpoint import load_state_dict
@@ -220,18 +221,40 @@ def _identity(module) -> int:
     return id(module.source) if isinstance(module, _ModuleList) else id(module)
 
 
+_CONTAINERS = (list, tuple, dict, set, frozenset)  # a set with state is an error (see _holds_state)
+
+
 def _holds_state(value, _seen: frozenset = frozenset()) -> bool:
     """A list, tuple or dict with a Module or Variable somewhere inside (other entries are ignored)."""
     if isinstance(value, (Module, Variable)):
         return True
-    if isinstance(value, (list, tuple, dict)) and id(value) not in _seen:  # a list holding itself ends here
-        seen = _seen | {id(value)}
-        return any(_holds_state(v, seen) for v in (value.values() if isinstance(value, dict) else value))
+    if isinstance(value, (set, frozenset)):
+        state = next((v for v in value if isinstance(v, (Module, Variable))), None)
+        if state is not None:
+            # Skipped, its Variables were never trained nor saved; and Variables hash by identity, so a set's
+            # order (their names) would change from run to run.
+            raise TypeError(
+                f"Module: a set holds a {type(state).__name__}; a set has no order, so its entries cannot have "
+                "names that agree from run to run in variables, optimizers and checkpoints: keep them in a list "
+                "or dict"
+            )
+        return False
+    if (isinstance(value, (list, tuple, dict)) or value.__class__ in tree.nodes) and id(value) not in _seen:
+        seen = _seen | {id(value)}  # a list holding itself ends here
+        return any(_holds_state(v, seen) for v in _items(value).values())
     return False
 
 
 def _items(value) -> dict:
-    return dict(value) if isinstance(value, dict) else dict(enumerate(value))
+    """The entries of a list, tuple, dict or registered tl.tree node (a dataclass by field) by name."""
+    if isinstance(value, dict):
+        return dict(value)
+    node = tree.nodes.get(value.__class__)
+    if node is not None:
+        children, aux = node[0](value)
+        children = list(children)
+        return dict(zip(tree._names((value.__class__, aux), len(children)), children))
+    return dict(enumerate(value))
 
 
 def _check_names(source: dict) -> None:

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 
 import numpy as np
 
 from . import tree
+from .dtypes import as_dtype
 from .tensor import Tensor
 
 _NO_VALUE = getattr(np, "_NoValue", object())
@@ -72,7 +74,6 @@ _RENAMED = {
 }
 _ARGUMENTS = {
     "clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min", "max": "clip_value_max"},
-    "pad": {"pad_width": "paddings"},
     "transpose": {"axes": "perm"},
     "full_like": {"fill_value": "value"},
     **{name: {"correction": "ddof"} for name in ("std", "var", "nanstd", "nanvar")},  # NumPy 2's Array API name
@@ -85,7 +86,7 @@ _NUMPY_MEANING = {
     "eigvalsh": {"symmetrize_input": False},
 }
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
-_CREATION = {"identity", "zeros", "ones", "full", "eye", "arange", "linspace"}
+_CREATION = {"identity", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "asarray"}
 _VALUE_QUERIES = (
     "array_equiv",
     "array_repr",
@@ -124,7 +125,10 @@ def _build_table():
                 sig = _signature(np_fn)
                 defaults = {**_numpy_defaults(sig, renames, tl_fn), **_NUMPY_MEANING.get(name, {})}
                 table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults, _binding(sig))
-    ufuncs[np.divmod] = _divmod
+    ufuncs.update({np.divmod: _divmod, np.modf: _modf})
+    ufuncs.update(
+        {getattr(np, name): fn for name, fn in (("matvec", _matvec), ("vecmat", _vecmat)) if hasattr(np, name)}
+    )
     for np_fn, tl_fn in _SPECIAL.items():
         table[np_fn] = (tl_fn, None, {}, (), {}, None)
     for name in _VALUE_QUERIES:
@@ -187,14 +191,16 @@ def _numpy_defaults(sig, renames: dict, tl_fn) -> dict:
 
 
 def _same_default(a, b) -> bool:
-    """Whether two defaults mean the same (``int`` and ``np.int64`` as dtypes, None and False as flags)."""
-    if a is b or (a is None and b is False) or (a is False and b is None):
+    """Whether NumPy's default ``a`` and tensorlib's ``b`` mean the same: as flags (None and False), as dtypes
+    (``int`` and ``np.int64``; Python's ``float`` is float64 to NumPy but float32 to tensorlib; None is no
+    dtype), or as equal values."""
+    if (a is None or a is False) and (b is None or b is False):
         return True
-    try:
-        if np.dtype(a) == np.dtype(b):
-            return True
-    except TypeError:
-        pass
+    if a is not None and b is not None:
+        try:
+            return np.dtype(_numpy_dtype(a)) == as_dtype(b)
+        except TypeError:
+            pass
     return type(a) is type(b) and _equal(a, b)
 
 
@@ -253,8 +259,8 @@ def _given(renames: dict, target: str) -> str:
 
 
 def _numpy_dtype(dtype):
-    """A ``dtype=`` as NumPy reads it: Python's ``float`` and ``complex`` are float64 and complex128 (tensorlib
-    reads them as its default float and complex, float32 and complex64)."""
+    """A ``dtype=`` as NumPy reads it: Python's ``float`` is float64 (tensorlib reads it as its default float,
+    float32), ``complex`` complex128."""
     return np.dtype(dtype) if dtype is float or dtype is complex else dtype
 
 
@@ -317,6 +323,8 @@ def array_function(self, func, types, args, kwargs):
         if made is not None:
             return made
         raise _unsupported(_qualified(func))
+    if func in _JOINS:
+        args, kwargs = _joined_in_dtype(func, args, dict(kwargs))
     return _call(func.__name__, *entry, args, kwargs)
 
 
@@ -336,6 +344,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
             f"{name}: a Tensor cannot change in place (tensorlib values are immutable); "
             "t.at[indices].add(values) (numpy.add.at's) and t.at[indices].set(values) return a new Tensor"
         )
+    inputs = tuple(map(_as_numpy_operand, inputs))
     if method == "outer":  # NumPy's a[..., None, ..., None] (op) b
         method, inputs = "__call__", _outer_operands(inputs)
     if method == "__call__" and ufunc.__name__ in _VALUE_QUERIES:
@@ -344,14 +353,21 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         fn = _ufuncs.get(ufunc)
         if fn is None:
             raise _unsupported(name)
-        dtype = kwargs.pop("dtype", None)
-        if kwargs.get("casting", "same_kind") == "same_kind":
-            kwargs.pop("casting", None)
+        inputs, place_result = _core_axes(name, ufunc, inputs, kwargs.pop("axes", None), kwargs.pop("axis", None))
+        dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
+        if kwargs.pop("order", "K") not in ("K", "A", "C", "F"):  # a memory layout: a Tensor's values have none
+            raise ValueError(f"{name}: order must be 'K', 'A', 'C' or 'F'")
+        if kwargs.get("subok") is True:
+            del kwargs["subok"]
         if kwargs:
             raise TypeError(f"{name}: argument(s) {sorted(kwargs)} are not supported on tensorlib Tensors")
         if dtype is not None and all(t.endswith("->?") for t in ufunc.types if "O" not in t):  # a predicate
             raise TypeError(f"{name}: dtype={np.dtype(dtype)} names no loop of this predicate (its result is bool)")
-        return fn(*_cast_for_loop(name, inputs, dtype)) if dtype is not None else fn(*inputs)
+        if dtype is None and casting in ("no", "equiv"):
+            dtypes = sorted({str(np.dtype(x.dtype)) for x in inputs if hasattr(x, "dtype")})
+            if len(dtypes) > 1:
+                raise TypeError(f"{name}: casting={casting!r} needs inputs of one dtype, got {' and '.join(dtypes)}")
+        return place_result(fn(*_cast_for_loop(name, inputs, dtype, casting)) if dtype is not None else fn(*inputs))
     import tensorlib as tl
 
     table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
@@ -379,41 +395,76 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     return fn(inputs[0], axis=axis, **kwargs)
 
 
+def _core_axes(name, ufunc, inputs, axes, axis):
+    """A gufunc's ``axes=`` (one entry per operand, and the result's) or ``axis=`` (gufuncs of one core axis,
+    ``np.vecdot``): the operands with their core axes moved last, and what moves the result's back."""
+    if axes is None and axis is None:
+        return inputs, _unchanged
+    import tensorlib as tl
+
+    core = [spec.count(",") + 1 if spec else 0 for spec in re.findall(r"\(([^)]*)\)", ufunc.signature or "")]
+    if axis is not None:
+        if axes is not None or any(n != 1 for n in core[: ufunc.nin]):
+            raise TypeError(f"{name}: axis= is for a gufunc of one core axis per input, without axes= (got {axis!r})")
+        axes = [axis] * (ufunc.nin + (core[-1] > 0))
+    entries = [(entry,) if isinstance(entry, int) else tuple(entry) for entry in axes]
+    if not core or len(entries) not in (ufunc.nin, ufunc.nin + 1):
+        raise TypeError(f"{name}: axes={axes!r} needs one entry per operand and one for the result")
+    moved = [tl.moveaxis(x, e, tuple(range(-len(e), 0))) for x, e in zip(inputs, entries)]
+    if len(entries) == ufunc.nin:
+        return moved, _unchanged
+    result = entries[-1]
+    return moved, lambda out: tl.moveaxis(out, tuple(range(-len(result), 0)), result)
+
+
+def _unchanged(out):
+    return out
+
+
 def _outer_operands(inputs) -> tuple:
     """``ufunc.outer(a, b)``'s operands: ``a`` with one new axis per axis of ``b``, so the ufunc broadcasts."""
     a, b = inputs
-    if not isinstance(a, (Tensor, np.ndarray)) and np.ndim(a):
-        a = np.asarray(a)  # a list or tuple, as NumPy reads it
     new_axes = (None,) * np.ndim(b)
     return (a[(..., *new_axes)] if new_axes and np.ndim(a) else a), b
 
 
-def _cast_for_loop(name, inputs, dtype) -> list:
-    """A ufunc's ``dtype=``: its inputs cast to that dtype (NumPy's ``same_kind`` casting), so the loop runs
-    in it (``np.add(i32, 1, dtype=np.float64)``); a Python number stays a weak scalar."""
+def _cast_for_loop(name, inputs, dtype, casting="same_kind") -> list:
+    """A ufunc's ``dtype=`` (or a join's): its inputs cast to that dtype by NumPy's ``casting`` rule, so the
+    loop runs in it (``np.add(i32, 1, dtype=np.float64)``); a Python number is checked as its kind's widest
+    dtype (NumPy 2's rule: ``1.5`` as float64) and cast too."""
     import tensorlib as tl
 
-    dtype = np.dtype(dtype)
+    dtype = np.dtype(_numpy_dtype(dtype))
     cast = []
     for x in inputs:
-        if isinstance(x, (bool, int, float, complex)):
-            cast.append(x)
-            continue
+        if not hasattr(x, "dtype"):  # a Python number or list, as NumPy reads it
+            x = np.asarray(x, dtype=_numpy_dtype(type(x)) if isinstance(x, (float, complex)) else None)
         have = np.dtype(x.dtype)
-        if not np.can_cast(have, dtype, "same_kind"):
+        if not np.can_cast(have, dtype, casting):
             raise TypeError(
                 f"{name}: cannot cast an input of dtype {have} (shape {tuple(x.shape)}) to dtype={dtype} "
-                "with casting rule 'same_kind'"
+                f"with casting rule {casting!r}"
             )
-        cast.append(tl.cast(x, dtype))
+        cast.append(x.astype(dtype) if isinstance(x, np.ndarray) else tl.cast(x, dtype))
     return cast
 
 
-def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+# NumPy's joins whose dtype= and casting= cast the arrays before joining them.
+_JOINS = {np.concatenate, np.stack, np.vstack, np.hstack}
+
+
+def _joined_in_dtype(func, args, kwargs):
+    dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
+    if dtype is None or not args:
+        return args, kwargs
+    return (_cast_for_loop(f"numpy.{func.__name__}", list(args[0]), dtype, casting), *args[1:]), kwargs
+
+
+def _concatenate(arrays, axis=0, out=None):
     import tensorlib as tl
 
-    if out is not None or dtype is not None:
-        raise TypeError("numpy.concatenate: out= and dtype= are not supported on tensorlib Tensors")
+    if out is not None:
+        raise TypeError("numpy.concatenate: out= is not supported on tensorlib Tensors (they are immutable)")
     if axis is None:
         return tl.concat([tl.ravel(a) for a in arrays], axis=0)
     return tl.concat(list(arrays), axis=axis)
@@ -437,6 +488,59 @@ def _clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_
     return tl.clip(a, lo, hi)  # tl.clip's gradient: x keeps it at a bound (maximum and minimum split ties)
 
 
+# np.pad's modes that only repeat x's own cells: each axis is x taken at np.pad(np.arange(n), width, mode).
+_PAD_BY_INDEX = ("edge", "wrap", "reflect", "symmetric")
+
+
+def _pad(array, pad_width, mode="constant", **kwargs):
+    import tensorlib as tl
+
+    if mode == "constant":
+        return tl.pad(array, pad_width, **kwargs)
+    if mode not in _PAD_BY_INDEX or set(kwargs) - {"reflect_type"} or kwargs.get("reflect_type", "even") != "even":
+        given = "".join(f" with {k}={v!r}" for k, v in kwargs.items())
+        raise TypeError(
+            f"numpy.pad: mode={mode!r}{given} is not supported on tensorlib Tensors (constant, and "
+            f"{', '.join(_PAD_BY_INDEX)} with reflect_type='even', are); shape {tuple(array.shape)} {array.dtype}"
+        )
+    widths = np.broadcast_to(np.asarray(_numpy_of(pad_width)), (array.ndim, 2))
+    for axis, width in enumerate(widths):
+        if width.any():
+            if array.shape[axis] is None:
+                raise ValueError(
+                    f"numpy.pad: mode={mode!r} needs the size of axis {axis}, unknown while tl.function traces "
+                    f"(shape {tuple(array.shape)}); give it in the TensorSpec"
+                )
+            array = tl.take(array, np.pad(np.arange(array.shape[axis]), width, mode=mode), axis=axis)
+    return array
+
+
+def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    """``numpy.reshape``; ``order='F'`` reads and writes the elements with the first index fastest, which is the
+    C-order reshape of the transposed tensor to the reversed shape, transposed back (``copy`` does not matter:
+    the values are immutable)."""
+    import tensorlib as tl
+
+    shape = newshape if shape is None else shape  # NumPy before 2.1 named it newshape
+    if _fortran(order, "reshape", ("C", "F", "A")):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        return tl.transpose(tl.reshape(tl.transpose(a), shape[::-1]))
+    return tl.reshape(a, shape)
+
+
+def _ravel(a, order="C"):
+    import tensorlib as tl
+
+    return tl.ravel(tl.transpose(a) if _fortran(order, "ravel", ("C", "F", "A", "K")) else a)
+
+
+def _fortran(order, name, orders) -> bool:
+    """Whether ``order`` asks for Fortran order; ``'A'`` and ``'K'`` follow the memory layout, C's for a Tensor."""
+    if order not in orders:
+        raise ValueError(f"numpy.{name}: order must be one of {', '.join(map(repr, orders))}, got {order!r}")
+    return order == "F"
+
+
 def _einsum(*operands, out=None, optimize=False, **kwargs):
     import tensorlib as tl
 
@@ -448,7 +552,17 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
 def _where(condition, *xy):
     import tensorlib as tl
 
-    return tl.where(condition, *xy)
+    if not any(hasattr(v, "dtype") for v in xy):  # only Python numbers: NumPy's dtypes, as np.where(c, 1.0, 2)'s
+        xy = [np.asarray(v) for v in xy]
+    return tl.where(condition, *map(_as_numpy_operand, xy))
+
+
+def _as_numpy_operand(x):
+    """A list or tuple operand as NumPy reads it (``np.add(t, [0.1])``: a float64 array, where tensorlib's
+    rule makes a list of floats float32); one holding a Tensor stays, for tensorlib to stack with its gradient."""
+    if isinstance(x, (list, tuple)) and not any(isinstance(leaf, Tensor) for leaf in tree.leaves(list(x))):
+        return np.asarray(x)
+    return x
 
 
 def _binary(name):
@@ -476,6 +590,29 @@ def _astype(x, dtype, /, *, copy=True, device=None):
     return tl.cast(x, _numpy_dtype(dtype))  # a new value either way: tensorlib values are immutable
 
 
+def _modf(x):
+    """NumPy's ``modf``: the fractional and integral parts, each with x's sign (``-0.0`` for ``-2.0``'s fraction,
+    ``0.0`` for an infinity's); the fraction's gradient is 1, the integral part's 0."""
+    import tensorlib as tl
+
+    if x.dtype.kind in "biu":  # (x is a Tensor: NumPy hands the ufunc to Tensor only then)
+        x = tl.cast(x, np.float64)  # a float-valued function of integers
+    whole = tl.trunc(x)
+    return tl.copysign(tl.where(tl.isinf(x), tl.zeros_like(x), x - whole), x), whole
+
+
+def _matvec(a, v):
+    import tensorlib as tl
+
+    return tl.matmul(a, tl.expand_dims(v, -1))[..., 0]
+
+
+def _vecmat(v, a):
+    import tensorlib as tl
+
+    return tl.matmul(tl.expand_dims(tl.conj(v), -2), a)[..., 0, :]  # NumPy conjugates the vector
+
+
 def _shape(a):
     return tuple(a.shape)
 
@@ -497,6 +634,9 @@ _SPECIAL = {
     np.concatenate: _concatenate,
     np.take: _take,
     np.clip: _clip,
+    np.pad: _pad,
+    np.reshape: _reshape,
+    np.ravel: _ravel,
     np.einsum: _einsum,
     np.where: _where,
     np.dot: _binary("dot"),
@@ -533,9 +673,15 @@ def _ndarray_method(name, np_fn):
     return method
 
 
+def _reshape_method(self, *shape, order="C", copy=None):
+    """``ndarray.reshape``: the shape as one tuple or as its sizes; ``order='F'`` as ``numpy.reshape``."""
+    return _reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
+
 def install():
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
+    Tensor.reshape = _reshape_method
     for name, np_fn in _NDARRAY_METHODS.items():
         setattr(Tensor, name, _ndarray_method(name, np_fn))
 

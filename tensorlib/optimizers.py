@@ -33,7 +33,6 @@ from . import tree
 from .dispatch import check_assignable, current_state, state_read, tapes_paused
 from .ops import creation as _creation
 from .ops import elementwise as _elementwise
-from .ops import floating as _floating
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
 from .module import Module
@@ -199,10 +198,10 @@ def clip_by_global_norm(tensors, clip_norm: float):
     if _clips_nothing(clip_norm, norm.dtype):
         return tree.map(lambda t: t, tensors), norm
     # An infinite or NaN norm makes every entry NaN, as in TensorFlow, to signal the error: the finite
-    # entries were scaled by clip_norm / inf = 0, and a step with them silently did nothing.
-    scale = _math_ops.where(
-        _floating.isfinite(norm), clip_norm / _math_ops.maximum(norm, clip_norm), _math_ops.cast(math.nan, norm.dtype)
-    )
+    # entries were scaled by clip_norm / inf = 0, and a step with them silently did nothing.  TensorFlow's
+    # way, ``+ (norm - norm)`` (0 for a finite norm): a NaN constant picked away by a where made
+    # enable_check_numerics stop every clipped step ("Cast produced NaN") though nothing was wrong.
+    scale = clip_norm / _math_ops.maximum(norm, clip_norm) + (norm - norm)
     return tree.map(lambda t: _scaled(t, scale), tensors), norm
 
 
@@ -1461,6 +1460,8 @@ class RAdam(Optimizer):
         m_hat = m / _in(1.0 - _math_ops.power(b1, t), var)
         correction2 = 1.0 - _math_ops.power(b2, t)
         rho_inf = 2.0 / (1.0 - b2) - 1.0
+        if rho_inf <= 5.0:  # rho_t < rho_inf: never rectified (beta_2 <= 2/3), and the rectifier is not real there
+            return var - lr * m_hat
         rho_t = rho_inf - 2.0 * t * _math_ops.power(b2, t) / correction2
         rectified = rho_t > 5.0
         # The rectifier only where it is defined (rho_t > 4); elsewhere a 1 the where below never picks.

@@ -9,6 +9,7 @@ from .ops.reduce import logsumexp
 from .ops.special import (
     beta,
     betainc,
+    betaincc,
     betaln,
     binom,
     boxcox,
@@ -58,6 +59,7 @@ from .ops.special import (
 __all__ = [
     "beta",
     "betainc",
+    "betaincc",
     "betaln",
     "binom",
     "boxcox",

@@ -292,6 +292,12 @@ def _ordered_as(key, tree):
     elif kind in (_LIST, _TUPLE, _NAMEDTUPLE) and isinstance(tree, (list, tuple)) and len(tree) == len(children):
         items = [_ordered_as(c, t) for c, t in zip(children, tree)]
         return type(tree)(*items) if hasattr(tree.__class__, "_fields") else type(tree)(items)
+    elif kind == _CUSTOM and tree.__class__ is meta[0]:
+        flatten_fn, unflatten_fn, _ = nodes[meta[0]]
+        items, aux = flatten_fn(tree)
+        items = list(items)
+        if len(items) == len(children):
+            return unflatten_fn(aux, [_ordered_as(c, t) for c, t in zip(children, items)])
     return tree
 
 
@@ -521,7 +527,8 @@ def _first_difference(a: tuple, b: tuple, path: tuple) -> tuple:
             at = dict(zip(meta_b, children_b))
             pairs = [(k, c, at[k]) for k, c in zip(meta, children)]
         elif kind != _DICT and meta == meta_b:
-            pairs = [(i, c, c_b) for i, (c, c_b) in enumerate(zip(children, children_b))]
+            names = _names(meta, len(children)) if kind == _CUSTOM else range(len(children))
+            pairs = [(k, c, c_b) for k, c, c_b in zip(names, children, children_b)]
         else:
             pairs = None
         if pairs is not None:

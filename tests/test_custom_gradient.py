@@ -138,6 +138,31 @@ def test_stop_gradient():
         check_grads(lambda x: x * x - tl.stop_gradient(x * x) + x, [np.array([0.3, 2.0])])
 
 
+def test_stop_gradient_maps_over_nested_structures_as_jax():
+    # JAX's lax.stop_gradient takes a pytree; tl.stop_gradient({"w": w}) was a TypeError.
+    w, b = tl.tensor(np.array([2.0, -1.0])), tl.tensor(0.5)
+
+    def loss(w, b):
+        held = tl.stop_gradient({"w": w, "rest": [b, None], "pair": (w * 2.0,)})
+        assert held["rest"][1] is None
+        return tl.sum(w * held["w"] + held["pair"][0]) + b * held["rest"][0]
+
+    gw, gb = tl.grad(loss, argnums=(0, 1))(w, b)
+    np.testing.assert_array_equal(gw.numpy(), [2.0, -1.0])  # d/dw sum(w * c): c = w held fixed
+    assert float(gb) == 0.5
+    jax = pytest.importorskip("jax")
+    gj = jax.grad(
+        lambda w, b: (w * jax.lax.stop_gradient({"w": w})["w"]).sum() + b * jax.lax.stop_gradient([b])[0], (0, 1)
+    )(np.array([2.0, -1.0]), 0.5)
+    np.testing.assert_array_equal(gw.numpy(), np.asarray(gj[0]))
+    assert float(gb) == float(gj[1])
+
+
+def test_stop_gradient_of_a_list_of_numbers_is_one_tensor():
+    out = tl.stop_gradient([[1.0, 2.0], [3.0, 4.0]])
+    assert isinstance(out, tl.Tensor) and out.shape == (2, 2)
+
+
 def test_variables_read_inside_get_their_gradient_from_grad_fn():
     w = tl.Variable(np.array([2.0, 3.0]), name="w")
 

@@ -350,3 +350,14 @@ def test_a_count_per_element_and_a_shape_of_unknown_sizes_say_the_size_must_be_k
     np.testing.assert_array_equal(
         tl.function(lambda x: tl.repeat(x, 2, axis=0), input_signature=spec)(x).numpy(), np.repeat(x.numpy(), 2, 0)
     )
+
+
+def test_einsum_sizes_that_disagree_only_when_run_name_the_op_and_the_shapes():
+    f = tl.function(
+        lambda a, b: tl.einsum("ij,jk->ik", a, b), input_signature=[tl.TensorSpec((None, None), "float32")] * 2
+    )
+    np.testing.assert_allclose(f(tl.ones((2, 3)), tl.ones((3, 5))).numpy(), np.full((2, 5), 3.0))
+    with pytest.raises(
+        ValueError, match=r"Einsum: .*'j'.* in 'ij,jk->ik' \(operands: \(2, 3\) float32, \(4, 5\) float32\)"
+    ):
+        f(tl.ones((2, 3)), tl.ones((4, 5)))

@@ -303,6 +303,10 @@ def test_meta_fields_are_static_and_custom_nodes_rebuild():
     assert (box.left, box.right, box.tag) == (2, [3, None], "t")
     assert repr(tl.tree.flatten(box)[1]) == "_Box(*, [*, None])"
     assert tl.tree.flatten_with_path(box)[0] == [((0,), 2), ((1, 0), 3)]
+    with pytest.raises(ValueError, match=r"structures differ at \['b'\]\[1\]: expected \*, got None"):
+        tl.tree.map(lambda a, b: a, _Params(1, [2, 3]), _Params(1, [2, None]))
+    reordered = tl.tree.map(lambda a, b: (a, b), _Params({"x": 1, "y": 2}, 3), _Params({"y": 20, "x": 10}, 30))
+    assert reordered == _Params({"x": (1, 10), "y": (2, 20)}, (3, 30))
 
 
 def test_registration_errors_are_clear(tmp_path):
@@ -342,3 +346,82 @@ def test_registered_nodes_flatten_as_in_jax():
         for path, _ in jax.tree_util.tree_flatten_with_path(jax_value)[0]
     ]
     assert [p for p, _ in tl.tree.flatten_with_path(value)[0]] == jax_paths
+
+
+# ---------------------------------------------------------------- containers a Module cannot name
+
+
+def test_variables_in_a_set_are_an_error_not_silently_untrained():
+    # A set of Variables was skipped: never trained nor saved.  A set has no order (Variables hash by id),
+    # so its entries cannot get names that agree from run to run; lists and dicts are walked.
+    class Bag(tl.Module):
+        def __init__(self, holder):
+            super().__init__()
+            self.w = tl.Variable(1.0)
+            self.extra = holder
+
+    for holder in ({tl.Variable(2.0)}, [frozenset({tl.nn.Dense(1, 1)})]):
+        with pytest.raises(TypeError, match=r"Module: a set holds a (Variable|Dense); a set has no order"):
+            Bag(holder).variables
+    assert list(Bag({1, 2}).variables) == ["w"]  # a set of other things is no state
+
+
+def test_a_module_walks_a_registered_dataclass_of_variables():
+    # Skipped like any leaf: its Variables were never trained nor saved.
+    class Holder(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.p = _Params(tl.Variable(np.array([1.0, -2.0], np.float32)), [tl.nn.Dense(1, 1, seed=0)])
+
+    m = Holder()
+    assert sorted(m.state_dict()) == ["p.b.0.bias", "p.b.0.kernel", "p.w"]
+    assert m.trainable_variables["p"]["w"] is m.p.w and m.num_parameters() == 4
+
+
+# ---------------------------------------------------------------- tl.tree properties (hypothesis)
+import collections  # noqa: E402
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_Pair = collections.namedtuple("_Pair", ["a", "b"])
+_keys = st.one_of(st.text(max_size=3), st.integers(-3, 3), st.tuples(st.integers(0, 2)))
+_trees = st.recursive(
+    st.one_of(st.none(), st.floats(allow_nan=False), st.integers()),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(_keys, inner, max_size=3),
+        st.tuples(inner, inner).map(lambda t: _Pair(*t)),
+        st.tuples(inner, inner).map(lambda t: _Params(*t)),
+    ),
+    max_leaves=12,
+)
+
+
+def _at(tree, path):
+    for k in path:
+        tree = getattr(tree, k) if isinstance(k, str) and isinstance(tree, _Params) else tree[k]
+    return tree
+
+
+def _reversed_dicts(tree):
+    """``tree`` with every dict's insertion order reversed."""
+    if isinstance(tree, dict):
+        return {k: _reversed_dicts(tree[k]) for k in reversed(list(tree))}
+    if isinstance(tree, _Params):
+        return _Params(_reversed_dicts(tree.w), _reversed_dicts(tree.b))
+    if isinstance(tree, (list, tuple)):
+        items = [_reversed_dicts(t) for t in tree]
+        return type(tree)(*items) if isinstance(tree, _Pair) else type(tree)(items)
+    return tree
+
+
+@given(_trees)
+def test_flatten_unflatten_paths_and_map_agree(tree):
+    leaves, treedef = tl.tree.flatten(tree)
+    assert tl.tree.unflatten(treedef, leaves) == tree
+    pairs, _ = tl.tree.flatten_with_path(tree)
+    assert [leaf for _, leaf in pairs] == leaves and all(_at(tree, p) is leaf for p, leaf in pairs)
+    # Paired by key, the reordered copy gives each leaf back to itself (zipped by position it would not).
+    assert tl.tree.map(lambda a, b: (a, b), tree, _reversed_dicts(tree)) == tl.tree.map(lambda a: (a, a), tree)

@@ -243,3 +243,60 @@ def test_a_zero_rate_schedule_is_still_a_schedule():
     w = tl.Variable(np.array([1.0, -2.0]))
     O.SGD(O.PolynomialDecay(0.0, 4, end=0.0)).apply([tl.tensor(np.array([3.0, 4.0]))], [w])
     np.testing.assert_array_equal(w.numpy(), [1.0, -2.0])
+
+
+# ---------------------------------------------------------------- enable_check_numerics through a step
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: O.RAdam(0.1, beta_2=0.6),  # rho_inf = 4: the rectifier divided by rho_inf - 4 = 0
+        lambda: O.RAdam(0.1, beta_2=0.5),  # rho_inf = 3: its square root was of a negative number
+        lambda: O.Adam(0.1, global_clipnorm=1.0),  # a NaN constant, picked away by a where
+        lambda: O.NAdam(0.1, global_clipnorm=0.5),
+    ],
+    ids=["radam_b2_0.6", "radam_b2_0.5", "adam_global_clipnorm", "nadam_global_clipnorm"],
+)
+def test_check_numerics_passes_a_step_with_nothing_wrong(make):
+    # Each raised NumericsError ("Div produced Inf", "Sqrt produced NaN", "Cast produced NaN") on finite
+    # gradients and finite results: branches a where never picks held inf/NaN.  The trajectory is the NumPy one.
+    grads = [np.zeros(3), np.array([1.0, 0.0, 2.0]), np.array([-3.0, 0.5, 1.0])] * 3
+    w, opt = tl.Variable(np.ones(3)), make()
+    with tl.debugging.enable_check_numerics():
+        for g in grads:
+            opt.apply([tl.tensor(g)], [w])
+    np.testing.assert_allclose(w.numpy(), _numpy_trajectory(opt, np.ones(3), grads), rtol=1e-12)
+
+
+def _numpy_trajectory(opt, w, grads) -> np.ndarray:
+    """Adam / NAdam (PyTorch's form, psi = 4e-3) with global-norm clipping, or RAdam below its threshold
+    (beta_2 <= 2/3: rho_t never exceeds 5, so every step is lr * m_hat)."""
+    b1, b2, eps, clip = opt.beta_1, opt.beta_2, opt.epsilon, opt.global_clipnorm
+    m, v, product = np.zeros_like(w), np.zeros_like(w), 1.0
+    for t, g in enumerate(grads, 1):
+        if clip is not None:
+            g = g * clip / max(np.sqrt(np.sum(g * g)), clip)
+        m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+        d = np.sqrt(v / (1 - b2**t)) + eps
+        if isinstance(opt, O.RAdam):
+            w = w - opt.learning_rate * m / (1 - b1**t)
+        elif isinstance(opt, O.NAdam):
+            mu, mu_next = b1 * (1 - 0.5 * 0.96 ** (t * 4e-3)), b1 * (1 - 0.5 * 0.96 ** ((t + 1) * 4e-3))
+            product *= mu
+            w = w - opt.learning_rate * ((1 - mu) / (1 - product) * g + mu_next / (1 - product * mu_next) * m) / d
+        else:
+            w = w - opt.learning_rate * m / (1 - b1**t) / d
+    return w
+
+
+def test_load_state_dict_reports_skipped_names_as_pytorch_names_them():
+    # PyTorch's result is a pair with .missing_keys and .unexpected_keys; ours was a bare tuple (AttributeError).
+    a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, use_bias=False, seed=1)
+    result = b.load_state_dict({**a.state_dict(), "extra": np.zeros(2)}, strict=False)
+    assert result == ([], ["bias", "extra"])
+    assert (result.missing_keys, result.unexpected_keys) == ([], ["bias", "extra"])
+    np.testing.assert_array_equal(b.kernel.numpy(), a.kernel.numpy())
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.Linear(2, 3, bias=False).load_state_dict(
+        {**torch.nn.Linear(2, 3).state_dict(), "extra": torch.zeros(2)}, strict=False
+    )
+    assert (theirs.missing_keys, theirs.unexpected_keys) == result

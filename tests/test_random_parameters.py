@@ -253,3 +253,41 @@ def test_tensor_parameters_of_traced_draws_are_checked_when_the_graph_runs(who, 
     with pytest.raises(ValueError, match=f"tl.random.{who}: {message}"):
         traced(np.float64(bad))
     assert traced(np.float64(0.5)).shape == (3,)
+
+
+def test_complex_normal_is_circular_with_unit_power():
+    # tl.random.normal(dtype=complex64) was a TypeError; torch.randn and jax.random.normal give circular
+    # complex normals: independent parts of variance 1/2 each, E|z|^2 = 1.
+    n = 200_000
+    z = tl.random.normal((n,), dtype="complex64", seed=1).numpy()
+    assert z.dtype == np.complex64 and z.shape == (n,)
+    bound = 5 / np.sqrt(n)  # five standard errors
+    assert abs(z.real.mean()) < bound and abs(z.imag.mean()) < bound
+    assert abs(z.real.var() - 0.5) < 5 * np.sqrt(2 / n) * 0.5 and abs(z.imag.var() - 0.5) < 5 * np.sqrt(2 / n) * 0.5
+    assert abs(np.mean(z.real * z.imag)) < bound
+    # the parts are normal: their fourth moment is 3 sigma^4 = 0.75
+    assert abs(np.mean(z.real.astype(float) ** 4) - 0.75) < 0.03
+    same = tl.random.normal((4, 3), dtype="complex128", seed=7).numpy()
+    np.testing.assert_array_equal(same, tl.random.normal((4, 3), dtype="complex128", seed=7).numpy())
+    traced = tl.function(lambda: tl.random.normal((4, 3), dtype="complex128", seed=7))()
+    np.testing.assert_array_equal(traced.numpy(), same)
+
+
+def test_complex_normal_location_scale_and_gradients():
+    w = tl.random.normal((100_000,), mean=1 + 2j, stddev=3.0, dtype="complex128", seed=2).numpy()
+    assert abs(w.mean() - (1 + 2j)) < 0.05 and abs(np.mean(np.abs(w - (1 + 2j)) ** 2) - 9.0) < 0.15
+    m = tl.tensor(np.array([1 + 1j, 2j]))
+    s = tl.tensor(np.array([2.0, 0.5]))
+    base = tl.random.normal((5, 2), dtype="complex128", seed=0).numpy()
+    got = tl.random.normal((5, 2), m, s, dtype="complex128", seed=0).numpy()
+    np.testing.assert_allclose(got, m.numpy() + s.numpy() * base, rtol=1e-15)
+    # JAX's convention: for L = sum(real(z)), dL/dmean = 5 (one per row), dL/dstddev = sum over rows of real(base)
+    gm, gs = tl.grad(lambda m, s: tl.sum(tl.real(tl.random.normal((5, 2), m, s, dtype="complex128", seed=0))), (0, 1))(
+        m, s
+    )
+    np.testing.assert_allclose(gm.numpy(), [5, 5])
+    np.testing.assert_allclose(gs.numpy(), base.real.sum(0), rtol=1e-14)
+    with pytest.raises(TypeError, match="tl.random.normal: stddev must be real"):
+        tl.random.normal((2,), stddev=1j, dtype="complex64")
+    with pytest.raises(ValueError, match="tl.random.normal: stddev must be a non-negative finite number"):
+        tl.random.normal((2,), stddev=-1.0, dtype="complex64")

@@ -86,3 +86,106 @@ def test_stft_is_torch_stft_with_fft_length_n_fft(n_fft):
     )
     ours = tl.signal.stft(x, n_fft, 3, fft_length=n_fft)
     np.testing.assert_allclose(ours.numpy().T, theirs.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
+def test_segment_mean_of_integers_is_float64(dtype):
+    # DESIGN's integer rule (np.mean of ints is float64); tf.math.unsorted_segment_mean gives float64 too.
+    data = RNG.integers(-(2**40), 2**40, (9, 2)).astype(dtype) if dtype is not np.bool_ else RNG.random((9, 2)) > 0.5
+    ids = np.array([0, 2, 2, -1, 0, 0, 2, 3, 3])
+    want = np.stack([data[ids == s].astype(np.float64).mean(0) if np.any(ids == s) else np.zeros(2) for s in range(4)])
+    got = tl.segment_mean(data, ids, 4)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(tl.function(lambda d, i: tl.segment_mean(d, i, 4))(data, ids).numpy(), want, rtol=1e-15)
+    tf = pytest.importorskip("tensorflow")
+    if dtype is not np.bool_:  # (TensorFlow sums int32 in int32: values small enough not to wrap)
+        small = data % 1000
+        theirs = tf.math.unsorted_segment_mean(small, ids, 4).numpy()
+        np.testing.assert_allclose(tl.segment_mean(small, ids, 4).numpy(), theirs, rtol=1e-15)
+
+
+def test_segment_max_of_empty_and_nan_segments():
+    # Empty: -inf (the identity of max, jax.ops.segment_max); a NaN member: NaN (np.maximum.reduce propagates it).
+    data = np.array([1.0, 5.0, np.nan, 3.0, 2.0])
+    ids = np.array([0, 0, 1, 1, 3])
+    np.testing.assert_array_equal(tl.segment_max(data, ids, 4).numpy(), [5.0, np.nan, -np.inf, 2.0])
+    np.testing.assert_array_equal(tl.segment_min(data, ids, 4).numpy(), [1.0, np.nan, np.inf, 2.0])
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    np.testing.assert_array_equal(np.asarray(jax.ops.segment_max(data, ids, 4)), [5.0, np.nan, -np.inf, 2.0])
+
+
+@pytest.mark.parametrize("bins", [3, [0.0, 1.0, 4.0, 7.5]])
+def test_histogram_sums_integer_and_complex_weights_in_their_dtype(bins):
+    a = np.array([0.5, 1.0, 1.0, 2.5, 3.0, 4.0, 4.0, 7.0, -3.0])
+    weights = np.array([2**60, 1, 3, 2**59, 5, 7, 2**61, -1, 11], np.int64)  # sums past 2**53: float64 rounds
+    edges = np.linspace(0.5, 7.0, 4) if bins == 3 else np.array(bins)
+    index = np.searchsorted(edges, a, side="right") - 1
+    index[a == edges[-1]] = len(edges) - 2
+    want = [
+        sum(int(w) for w, i, v in zip(weights, index, a) if i == b and edges[0] <= v <= edges[-1]) for b in range(3)
+    ]
+    hist, got_edges = tl.histogram(a, bins=bins, weights=weights, range=(0.5, 7.0))
+    assert hist.dtype == np.int64
+    assert hist.numpy().tolist() == want
+    np.testing.assert_allclose(got_edges.numpy(), edges, rtol=1e-15)
+    if bins != 3:  # NumPy's path for equal bins sums through a float64 bincount, and rounds these
+        np.testing.assert_array_equal(hist.numpy(), np.histogram(a, bins=bins, weights=weights)[0])
+    complex_weights = RNG.standard_normal(9) + 1j * RNG.standard_normal(9)
+    hist = tl.histogram(a, bins=bins, weights=complex_weights, range=(0.5, 7.0))[0]
+    assert hist.dtype == np.complex128
+    theirs = np.histogram(a, bins=bins, weights=complex_weights, range=(0.5, 7.0))[0]
+    np.testing.assert_allclose(hist.numpy(), theirs, rtol=1e-14)
+    traced = tl.function(lambda a, w: tl.histogram(a, bins=bins, weights=w, range=(0.5, 7.0))[0])(a, weights)
+    assert traced.numpy().tolist() == want
+
+
+@pytest.mark.parametrize("estimator", ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_histogram_bins_by_numpys_estimators(estimator, dtype):
+    a = (RNG.standard_normal(200) * 10).astype(dtype)
+    want_hist, want_edges = np.histogram(a, bins=estimator)
+    hist, edges = tl.histogram(a, bins=estimator)
+    assert edges.dtype == want_edges.dtype and hist.dtype == np.int64
+    np.testing.assert_array_equal(edges.numpy(), want_edges)
+    np.testing.assert_array_equal(hist.numpy(), want_hist)
+    want_hist, want_edges = np.histogram(a, bins=estimator, range=(-5, 5), density=True)
+    hist, edges = tl.histogram(a, bins=estimator, range=(-5, 5), density=True)
+    np.testing.assert_array_equal(edges.numpy(), want_edges)
+    np.testing.assert_allclose(hist.numpy(), want_hist, rtol=1e-14)
+
+
+def test_histogram_estimator_errors():
+    with pytest.raises(ValueError, match=r"histogram: 'foo' is not a valid estimator.*\(a float64\[3\]\)"):
+        tl.histogram(np.ones(3), bins="foo")
+    with pytest.raises(ValueError, match=r"histogram: bins='auto' estimates the bins from the values, unknown under"):
+        tl.function(lambda a: tl.histogram(a, bins="auto"))(np.ones(3))
+
+
+def test_gradient_takes_one_spacing_for_all_axes_only_as_a_scalar():
+    # numpy.gradient: one coordinate array for a 2-D f is 'invalid number of arguments', not the same
+    # coordinates along both axes; a scalar is every axis' step.
+    f = np.arange(25.0).reshape(5, 5) ** 2
+    coordinates = np.array([0.0, 1.0, 3.0, 4.0, 7.0])
+    with pytest.raises(
+        TypeError, match=r"gradient: give no spacing, one scalar, or one per axis \(2\), got 1 of shapes \[\(5,\)\]"
+    ):
+        tl.gradient(f, coordinates)
+    for got, want in zip(tl.gradient(f, 0.5), np.gradient(f, 0.5)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+    np.testing.assert_allclose(
+        tl.gradient(f, coordinates, axis=1).numpy(), np.gradient(f, coordinates, axis=1), rtol=1e-14
+    )
+
+
+def test_segment_count_given_as_a_zero_d_integer_array_or_tensor():
+    # tf.math.unsorted_segment_sum takes a tensor, jax.ops.segment_sum a concrete array: tl.max(ids) + 1 is one.
+    data, ids = RNG.standard_normal((6, 2)), np.array([2, 0, 2, -1, 1, 4])
+    want = np.stack([data[ids == s].sum(0) for s in range(5)])
+    for count in (np.array(5), np.int32(5), tl.max(tl.tensor(ids)) + 1):
+        np.testing.assert_allclose(tl.segment_sum(data, ids, count).numpy(), want, rtol=1e-15)
+        assert tl.segment_max(data, ids, count).shape == (5, 2)
+    for bad in (5.0, True, np.array([5])):
+        with pytest.raises((ValueError, TypeError), match=r"segment_sum: num_segments must be an int >= 0"):
+            tl.segment_sum(data, ids, bad)

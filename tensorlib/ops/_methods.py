@@ -40,7 +40,7 @@ from .elementwise import (
 from .math import _abs, _add, _div, _mul, _neg, _pow, _sub, cast, compare, comparison_method, identity
 from .math import clip as math_clip
 from .math import round as math_round
-from .shape import _IndexUpdates, expand_dims, getitem, reshape, squeeze, take, transpose
+from .shape import _IndexUpdates, expand_dims, getitem, squeeze, take, transpose
 
 
 # ---------------------------------------------------------------- Tensor: operators
@@ -87,7 +87,6 @@ def _install_operators():
 def _install_methods():
     Tensor.__getitem__ = getitem
     Tensor.at = property(_IndexUpdates, doc=_IndexUpdates.__doc__)
-    Tensor.reshape = lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape)
     Tensor.transpose = lambda self, *perm: transpose(self, perm[0] if len(perm) == 1 else (perm or None))
     Tensor.T = property(lambda self: transpose(self))
     Tensor.squeeze = squeeze

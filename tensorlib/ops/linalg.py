@@ -170,7 +170,11 @@ _einsum = defop(
 
 @_einsum.kernel("numpy")
 def _einsum_numpy(*xs, equation):
-    return _contract_expression(equation, *(x.shape for x in xs))(*xs)
+    try:
+        return _contract_expression(equation, *(x.shape for x in xs))(*xs)
+    except ValueError as e:  # sizes unknown when traced that disagree when run: opt_einsum's words named no op
+        shapes = ", ".join(f"{x.shape} {x.dtype}" for x in xs)
+        raise ValueError(f"Einsum: {str(e).rstrip('.')} in {equation!r} (operands: {shapes})") from None
 
 
 @_einsum.generic

@@ -499,14 +499,24 @@ def _stop_gradient_kernel(xp, x):
     return x
 
 
-def stop_gradient(x) -> Tensor:
-    """``x`` unchanged, with no gradient flowing back through it.
+def stop_gradient(x):
+    """``x`` unchanged, with no gradient flowing back through it; a nested structure of tensors (dict, list,
+    tuple, namedtuple) has each leaf stopped, as ``jax.lax.stop_gradient`` does (a list of plain numbers is one
+    tensor, as for every op).
 
     >>> import tensorlib as tl
     >>> float(tl.grad(lambda x: x * tl.stop_gradient(x))(3.0))
     3.0
+    >>> float(tl.grad(lambda x: tl.stop_gradient({"a": x})["a"] + x)(3.0))
+    1.0
     """
-    return _stop(x)
+    if isinstance(x, (Tensor, np.ndarray, np.generic, int, float, complex)):
+        return _stop(x)
+    from .. import tree
+
+    if isinstance(x, (list, tuple)) and not any(isinstance(leaf, Tensor) for leaf in tree.leaves(x)):
+        return _stop(x)  # nested lists of numbers: one tensor, as every op makes of them
+    return tree.map(_stop, x)
 
 
 def exp(x) -> Tensor:

@@ -1328,8 +1328,11 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
         raise ValueError(f"gradient: repeated axis in {axis!r} {where}")
     if edge_order not in (1, 2):
         raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order!r} {where}")
-    if len(varargs) not in (0, 1, len(axes)):
-        raise TypeError(f"gradient: give no spacing, one, or one per axis ({len(axes)}), got {len(varargs)} {where}")
+    if len(varargs) not in (0, 1, len(axes)) or (len(varargs) == 1 < len(axes) and np.ndim(varargs[0]) != 0):
+        raise TypeError(
+            f"gradient: give no spacing, one scalar, or one per axis ({len(axes)}), got {len(varargs)} of shapes "
+            f"{[tuple(np.shape(v)) for v in varargs]} {where}"
+        )
     spacings = [1.0] * len(axes) if not varargs else list(varargs) * len(axes) if len(varargs) == 1 else list(varargs)
     out = []
     for a, h in zip(axes, spacings):
@@ -1367,10 +1370,10 @@ def _traced_edges(a, bins: int):
 def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tuple:  # noqa: A002
     """``(hist, bin_edges)`` of the values of ``a`` (``numpy.histogram``): ``bins`` equal bins over ``range``
     (the data's min and max by default, widened by 0.5 each way when they are equal; read when the graph runs
-    under ``tl.function``) or the edges given
-    (increasing); bins are closed on the left, the last also on the right; values outside are left out.
-    Counts are int64, sums of ``weights`` their dtype (differentiable in ``weights``); ``density=True`` divides
-    by the total and the bin widths.
+    under ``tl.function``), the edges given (increasing), or the name of one of NumPy's estimators of the bins
+    (``"auto"``, ``"fd"``, ``"sturges"``, ...; eager only, ``numpy.histogram_bin_edges``); bins are closed on the left, the last also on the right; values outside are left out.
+    Counts are int64, sums of ``weights`` their dtype (exact for integers; differentiable in ``weights``);
+    ``density=True`` divides by the total and the bin widths, in float64 (complex128 for complex weights).
 
     >>> import tensorlib as tl
     >>> hist, edges = tl.histogram(tl.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
@@ -1378,7 +1381,8 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
     ([2, 1, 1], [1.0, 2.0, 3.0, 4.0])
     """
     from . import reduce as reduce_ops
-    from .search import bincount, searchsorted
+    from .search import searchsorted
+    from .segment import segment_sum
 
     a = shape_ops.reshape(as_tensor(a), (-1,))
     where = f"(a {a.dtype}[{a.shape[0]}])"
@@ -1390,6 +1394,16 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
             raise ValueError(f"histogram: weights must have the shape of a {where}, got {weights.shape[0]} values")
         if None in (weights.shape[0], a.shape[0]):  # traced: one length for both, checked when the graph runs
             a, weights = shape_ops.ensure_dims(a, weights, dims=(("n",), ("n",)), message="histogram: a and weights")
+    if isinstance(bins, str):  # NumPy's estimators ("auto", "fd", "sturges", ...) read the values
+        if a.is_symbolic:
+            raise ValueError(
+                f"histogram: bins={bins!r} estimates the bins from the values, unknown under tl.function; "
+                f"give a number of bins or the edges {where}"
+            )
+        try:
+            bins = np.histogram_bin_edges(np.asarray(a.numpy()), bins, range)
+        except ValueError as error:
+            raise ValueError(f"histogram: {error} {where}") from None
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         if bins < 1:
             raise ValueError(f"histogram: bins must be a positive int or increasing edges, got {bins} {where}")
@@ -1420,18 +1434,12 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
     index = searchsorted(edges, a, side="right") - 1
     inside = math_ops.logical_and(a >= edges[0], a <= edges[-1])
     index = math_ops.where(a == edges[-1], np.int64(count - 1), index)
-    index = math_ops.where(inside, index, np.int64(0))
-    if weights is None:
-        hist = bincount(index, weights=math_ops.cast(inside, _dt.float64), minlength=count)
-        hist = math_ops.cast(hist, _dt.int64)
-    else:
-        zero = math_ops.zeros_like(weights)
-        hist = bincount(index, weights=math_ops.where(inside, weights, zero), minlength=count)
-        hist = (
-            hist if hist.dtype == weights.dtype or weights.dtype.kind in "biu" else math_ops.cast(hist, weights.dtype)
-        )
+    # A value outside the edges (or NaN) goes to segment -1, which drops it; sums stay in the weights' dtype
+    # (exact for integers, complex for complex weights, as NumPy's).
+    index = math_ops.where(inside, index, np.int64(-1))
+    hist = segment_sum(math_ops.ones_like(a, _dt.int64) if weights is None else weights, index, count)
     if density:
         widths = math_ops.cast(edges[1:] - edges[:-1], _dt.float64)
-        hist = math_ops.cast(hist, _dt.float64)
+        hist = hist if hist.dtype.kind in "fc" and hist.dtype.itemsize >= 8 else math_ops.cast(hist, _dt.float64)
         hist = hist / reduce_ops.sum(hist) / widths
     return hist, edges

@@ -672,12 +672,46 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, backend=No
     >>> mu = tl.tensor([0.0, 10.0])
     >>> tl.grad(lambda m: tl.random.normal((3, 2), m, 2.0, seed=0).sum())(mu).numpy()
     array([3., 3.], dtype=float32)
+
+    A complex dtype gives circular complex normal samples, ``E|z|**2 = 1`` with independent real and
+    imaginary parts of variance 1/2 each (as ``torch.randn`` and ``jax.random.normal`` give), then
+    ``mean + stddev * z`` for a complex ``mean`` and a real ``stddev``.
     """
+    if _dt.as_dtype(dtype).kind == "c":
+        return _complex_normal(shape, mean, stddev, _dt.as_dtype(dtype), seed, backend)
     if _per_element(mean) or _per_element(stddev):
         return _location_scale("normal", _normal, shape, dtype, seed, backend, mean, stddev, _MEAN_STDDEV, _NORMAL)
     return _sample(
         _normal, shape, dtype, seed, backend, _number("normal", "mean", mean), _number("normal", "stddev", stddev)
     )
+
+
+def _complex_normal(shape, mean, stddev, dtype, seed, backend) -> Tensor:
+    """``mean + stddev * (x + iy) / sqrt(2)`` with ``x``, ``y`` one standard normal draw of shape ``(2, *shape)``."""
+    from . import math as _math
+
+    shape = as_ints(shape, "tl.random.normal: shape")
+    parts = normal((2, *shape), 0.0, _math_sqrt_half, _dt.real_dtype(dtype), seed, backend)
+    z = _math.add(_math.cast(parts[0], dtype), _math.multiply(_math.cast(parts[1], dtype), 1j))
+    if isinstance(stddev, Tensor) and stddev.dtype.kind == "c" or isinstance(stddev, complex):
+        raise TypeError(f"tl.random.normal: stddev must be real, got {stddev!r:.60}")
+    if _per_element(stddev):
+        z = _math.multiply(z, _parameter("normal", "stddev", stddev, shape, _dt.real_dtype(dtype), ">="))
+    elif stddev != 1.0:
+        z = _math.multiply(z, _checked_float("normal", "stddev", stddev, ">="))
+    if isinstance(mean, Tensor) or np.ndim(mean) or mean != 0:
+        z = _math.add(z, _math.cast(mean, dtype) if isinstance(mean, Tensor) else _complex_mean(mean, dtype))
+    return z
+
+
+_math_sqrt_half = float(np.sqrt(0.5))
+
+
+def _complex_mean(mean, dtype):
+    value = np.asarray(mean)
+    if value.dtype.kind not in "biufc" or not np.all(np.isfinite(value)):
+        raise ValueError(f"tl.random.normal: mean must be finite numbers, got {mean!r:.60}")
+    return value.astype(dtype) if value.ndim else complex(value)
 
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=_dt.float32, seed=None, backend=None) -> Tensor:

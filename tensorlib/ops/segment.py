@@ -6,14 +6,18 @@ in graph networks, per-group statistics).
 be sorted.  A negative id drops its row, as both peers do; an id of ``num_segments`` or more is an IndexError (as
 TensorFlow's CPU kernels; JAX drops those too), checked when the op runs.  ``num_segments`` defaults to the
 largest id plus one, which needs the ids' values (pass it under ``tl.function``).  An empty segment is 0 for
-the sum and the mean and the lowest value of the dtype (``-inf`` for floats) for the max, the highest for the
-min, as in both peers.
+the sum and the mean, and for the max the lowest value of the dtype (``-inf`` for floats, the identity of max,
+as ``jax.ops.segment_max`` and ``torch.segment_reduce``; TensorFlow's holds the lowest finite float, ``-1.8e308``
+in float64), the highest for the min.  A NaN in a segment makes its max and min NaN (NumPy's ``maximum``, JAX);
+TensorFlow's skips it.
 
 The sum scatters with ``GatherV2Grad`` (its gradient a gather), the mean divides it by the rows counted the same
 way, and the max and min are ``SegmentMax`` / ``SegmentMin`` ops whose gradient goes to the rows equal to their
 segment's result, shared equally between ties (TensorFlow's rule)."""
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
@@ -47,13 +51,16 @@ def _operands(name: str, data, segment_ids, num_segments):
             raise ValueError(f"{name}: under tl.function num_segments must be given (it sizes the output) {where}")
         values = np.asarray(ids.numpy())
         num_segments = int(values.max()) + 1 if values.size else 0
-    if (
-        isinstance(num_segments, (bool, np.bool_))
-        or not isinstance(num_segments, (int, np.integer))
-        or num_segments < 0
-    ):
+    # Any integer with a value (a NumPy or eager tensorlib 0-d integer: TensorFlow takes a tensor, JAX a concrete
+    # array); a bool or a float is refused, and a traced tensor says it has no value.
+    try:
+        if isinstance(num_segments, (bool, np.bool_)):
+            raise TypeError("a bool")
+        num_segments = operator.index(num_segments)
+    except TypeError as error:
+        raise ValueError(f"{name}: num_segments must be an int >= 0, got {num_segments!r} ({error}) {where}") from None
+    if num_segments < 0:
         raise ValueError(f"{name}: num_segments must be an int >= 0, got {num_segments!r} {where}")
-    num_segments = max(int(num_segments), 0)
     if not ids.is_symbolic:
         values = np.asarray(ids.numpy())
         if values.size and values.max() >= num_segments:
@@ -103,7 +110,7 @@ def segment_sum(data, segment_ids, num_segments: int | None = None) -> Tensor:
 
 def segment_mean(data, segment_ids, num_segments: int | None = None) -> Tensor:
     """The mean of the rows of ``data`` in each segment, 0 for an empty one (``tf.math.unsorted_segment_mean``);
-    ``data`` must be floating or complex.
+    integer and bool data give float64, as NumPy's ``mean`` and TensorFlow's.
 
     >>> import tensorlib as tl
     >>> tl.segment_mean(tl.tensor([1.0, 2.0, 3.0]), [1, 1, 0], num_segments=3).numpy().tolist()
@@ -111,7 +118,7 @@ def segment_mean(data, segment_ids, num_segments: int | None = None) -> Tensor:
     """
     data, ids, n, rest, where = _operands("segment_mean", data, segment_ids, num_segments)
     if data.dtype.kind not in "fc":
-        raise TypeError(f"segment_mean: data must be floating or complex {where}")
+        data = math_ops.cast(data, _dt.float64)
     safe, kept = _kept("segment_mean", ids, n, where)
     mask = _rows_mask(kept, data)
     total = _scatter_rows(math_ops.where(mask, data, np.zeros((), np.dtype(data.dtype))), safe, n, rest, data.dtype)

@@ -1050,7 +1050,7 @@ OPINFOS: list = [
             ErrorInput(
                 (np.ones((2, 3)), 1.0, 2.0, 3.0),
                 exc=TypeError,
-                match=r"^gradient: give no spacing, one, or one per axis",
+                match=r"^gradient: give no spacing, one scalar, or one per axis",
             ),
             ErrorInput(
                 (np.ones(3), np.ones(2)),
@@ -1064,7 +1064,7 @@ OPINFOS: list = [
         tl.histogram,
         _histogram_ref,
         _histogram_draw,
-        op_types=("SearchSorted", "Bincount"),
+        op_types=("SearchSorted", "GatherV2Grad"),
         differentiable=False,
         error_inputs=(
             ErrorInput((np.ones(3), 0), exc=ValueError, match=r"^histogram: bins must be a positive int"),

@@ -4,15 +4,19 @@ Selu, Celu, HardSigmoid, HardSwish, HardTanh, LogSigmoid, Softsign, Mish, and ``
 Each elementwise one is an op of its own (one kernel, values as PyTorch's and JAX's formulas), its gradient
 rule written with tensorlib ops so that second order comes free.  The piecewise ones take PyTorch's
 one-sided derivatives at their kinks (``relu6'(0) = relu6'(6) = 0``, ``hard_swish'(-3) = 0``,
-``hard_swish'(3) = 1``)."""
+``hard_swish'(3) = 1``).  ``jax.nn``'s further functions (``identity``, ``log1mexp``, ``sparse_plus``,
+``sparse_sigmoid``, ``squareplus``, ``logmeanexp``, ``standardize``, ``one_hot``) are built from ops."""
 
 from __future__ import annotations
 
+import math as _math
 
+from ... import dtypes as _dt
 from ...dispatch import apply, as_tensor
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
 from .. import math as math_ops
+from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from .._shapes import normalize_axis
 from ..registry import defop
@@ -288,3 +292,159 @@ def glu(x, axis: int = -1) -> Tensor:
         raise ValueError(f"glu: the size of axis {axis} must be even (two halves a, b) {where}")
     a, b = shape_ops.split(x, 2, ax)
     return a * math_ops.sigmoid(b)
+
+
+# ------------------------------------------------------------------ JAX's jax.nn functions, built from ops
+hard_silu = hard_swish  # jax.nn's name for the same function
+soft_sign = softsign  # jax.nn's spelling
+
+
+def _float_input(x, who: str) -> Tensor:
+    """``x`` as a float tensor: integers and bools become the default float (as ``jax.nn``'s functions give);
+    complex refused, naming the function."""
+    x = as_tensor(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"{who}: x must be real, got shape {tuple(x.shape)} {x.dtype}")
+    if x.dtype.kind in "biu":
+        x = math_ops.cast(x, _dt.default_float)
+    return x
+
+
+@_op_type(None, tensors=("x",))
+def identity(x) -> Tensor:
+    """The identity activation (``jax.nn.identity``, Keras' ``"linear"``): ``x`` itself.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.identity(tl.tensor([-1.0, 2.0])).numpy().tolist()
+    [-1.0, 2.0]
+    """
+    return as_tensor(x)
+
+
+@_op_type(None, tensors=("x",))
+def log1mexp(x) -> Tensor:
+    """``log(1 - exp(-x))`` for ``x >= 0``, accurate at both ends (``jax.nn.log1mexp``, TFP's ``log1mexp``):
+    ``log(-expm1(-x))`` below ``log 2`` and ``log1p(-exp(-x))`` above (Maechler's split).  Gradient
+    ``1 / expm1(x)``.  NaN for ``x < 0``, ``-inf`` at 0.
+
+    >>> import tensorlib as tl
+    >>> [round(v, 6) for v in tl.nn.log1mexp(tl.tensor([1e-10, 1.0, 40.0], "float64")).numpy().tolist()]
+    [-23.02585, -0.458675, -0.0]
+    """
+    x = _float_input(x, "log1mexp")
+    small = math_ops.less(x, _math.log(2.0))
+    # Each branch sees only the arguments it is taken for, so the other's infinities never reach a gradient.
+    below = math_ops.where(small, x, 1.0)
+    above = math_ops.where(small, 1.0, x)
+    return math_ops.where(small, math_ops.log(-math_ops.expm1(-below)), math_ops.log1p(-math_ops.exp(-above)))
+
+
+@_op_type(None, tensors=("x",))
+def sparse_plus(x) -> Tensor:
+    """0 for ``x <= -1``, ``(x + 1)**2 / 4`` inside, ``x`` for ``x >= 1`` (``jax.nn.sparse_plus``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.sparse_plus(tl.tensor([-2.0, 0.0, 3.0])).numpy().tolist()
+    [0.0, 0.25, 3.0]
+    """
+    x = _float_input(x, "sparse_plus")
+    return math_ops.where(x <= -1.0, 0.0, math_ops.where(x >= 1.0, x, math_ops.square(x + 1.0) / 4.0))
+
+
+@_op_type(None, tensors=("x",))
+def sparse_sigmoid(x) -> Tensor:
+    """``clip((x + 1) / 2, 0, 1)``, the derivative of :func:`sparse_plus` (``jax.nn.sparse_sigmoid``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.sparse_sigmoid(tl.tensor([-2.0, 0.0, 3.0])).numpy().tolist()
+    [0.0, 0.5, 1.0]
+    """
+    x = _float_input(x, "sparse_sigmoid")
+    return 0.5 * math_ops.clip(x + 1.0, 0.0, 2.0)
+
+
+@_op_type(None, tensors=("x", "b"))
+def squareplus(x, b=4.0) -> Tensor:
+    """``(x + sqrt(x**2 + b)) / 2`` (``jax.nn.squareplus``, arXiv:2112.11687); for negative ``x`` the equal
+    ``b / (2 (sqrt(x**2 + b) - x))``, which does not cancel (the sum form gives 0 at x = -1e4 in float32
+    where the value is 2e-4).
+
+    >>> import tensorlib as tl
+    >>> [round(v, 4) for v in tl.nn.squareplus(tl.tensor([0.0, 1.5, -1e4])).numpy().tolist()]
+    [1.0, 2.0, 0.0002]
+    """
+    x = _float_input(x, "squareplus")
+    root = math_ops.sqrt(math_ops.square(x) + b)
+    negative = math_ops.less(x, 0.0)
+    spread = math_ops.where(negative, root - x, 1.0)  # >= sqrt(b) where it is used; 1 elsewhere (no 0/0)
+    return math_ops.where(negative, b / (2.0 * spread), (x + root) / 2.0)
+
+
+@_op_type(None, tensors=("x", "where"))
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False) -> Tensor:
+    """``log(mean(exp(x)))`` over ``axis``, stable (``jax.nn.logmeanexp``): ``logsumexp(x) - log(n)``, where
+    ``where`` (a bool tensor broadcasting to ``x``) keeps only some elements, ``n`` counting them.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.nn.logmeanexp(tl.tensor([0.0, 1000.0], "float64"))), 4)   # 1000 - log 2
+    999.3069
+    """
+    x = _float_input(x, "logmeanexp")
+    if where is None:
+        total = reduce_ops.logsumexp(x, axis=axis, keepdims=keepdims)
+        count = reduce_ops.sum(math_ops.ones_like(x), axis=axis, keepdims=keepdims)
+    else:
+        keep = math_ops.cast(shape_ops.broadcast_to(where, x.shape), x.dtype)
+        total = reduce_ops.logsumexp(x, axis=axis, keepdims=keepdims, b=keep)
+        count = reduce_ops.sum(keep, axis=axis, keepdims=keepdims)
+    return total - math_ops.log(count)
+
+
+@_op_type(None, tensors=("x", "mean", "variance"))
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None) -> Tensor:
+    """``(x - mean) / sqrt(variance + epsilon)`` along ``axis`` (``jax.nn.standardize``), the mean and the
+    variance over ``axis`` (of the elements ``where`` keeps) when not given.  The variance is the two-pass
+    ``mean((x - mean)**2)`` (JAX's ``algorithm="stable"``; its default ``"fast"`` ``E[x**2] - E[x]**2`` loses
+    every digit for data far from 0 in float32).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.standardize(tl.tensor([1.0, 3.0]), epsilon=0.0).numpy().tolist()
+    [-1.0, 1.0]
+    """
+    x = _float_input(x, "standardize")
+    keep = True if where is None else where
+    if mean is None:
+        mean = reduce_ops.mean(x, axis=axis, keepdims=True, where=keep)
+    if variance is None:
+        variance = reduce_ops.mean(math_ops.square(x - mean), axis=axis, keepdims=True, where=keep)
+    return (x - mean) / math_ops.sqrt(variance + epsilon)
+
+
+@_op_type("OneHot", tensors=("x",))
+def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1) -> Tensor:
+    """``jax.nn.one_hot``: 1 where an index of ``x`` equals the position along a new ``axis`` of length
+    ``num_classes``, 0 elsewhere (an index outside ``[0, num_classes)`` gives a row of zeros), in ``dtype``
+    (the default float).  :func:`tl.one_hot <tensorlib.one_hot>` is TensorFlow's, with ``on_value``/``off_value``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.one_hot(tl.tensor([0, 2, 5]), 3).numpy().tolist()
+    [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    """
+    return shape_ops.one_hot(x, num_classes, axis=axis, dtype=_dt.default_float if dtype is None else dtype)
+
+
+@_op_type(None, tensors=("a", "b", "where"))
+def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
+    """``jax.nn.logsumexp`` / SciPy's argument order (``b`` before ``keepdims``) for
+    :func:`tl.logsumexp <tensorlib.logsumexp>`, with ``where`` (a bool tensor broadcasting to ``a``) keeping only
+    some terms: ``log(sum(b * exp(a)))``, stable.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.nn.logsumexp(tl.tensor([0.0, 5.0, 0.0]), where=tl.tensor([True, False, True]))), 4)
+    0.6931
+    """
+    a = as_tensor(a)
+    if where is not None:
+        keep = math_ops.cast(shape_ops.broadcast_to(where, a.shape), a.dtype if a.dtype.kind in "fc" else _dt.float64)
+        b = keep if b is None else b * keep
+    return reduce_ops.logsumexp(a, axis=axis, keepdims=keepdims, b=b, return_sign=return_sign)
