@@ -96,13 +96,16 @@ def _scatter_rows(values, safe, num_segments: int, rest: tuple, dtype):
 
 def segment_sum(data, segment_ids, num_segments: int | None = None) -> Tensor:
     """The sum of the rows of ``data`` in each segment (``jax.ops.segment_sum``, ``tf.math.unsorted_segment_sum``);
-    see :mod:`tensorlib.ops.segment` for the ids' rules.  Shape ``(num_segments,) + data.shape[ids.ndim:]``.
+    see :mod:`tensorlib.ops.segment` for the ids' rules.  Shape ``(num_segments,) + data.shape[ids.ndim:]``; bool
+    data counts its True rows (int64, as ``numpy.sum``).
 
     >>> import tensorlib as tl
     >>> tl.segment_sum(tl.tensor([1.0, 2.0, 3.0, 4.0]), [0, 2, 0, -1], num_segments=3).numpy().tolist()
     [4.0, 0.0, 2.0]
     """
     data, ids, n, rest, where = _operands("segment_sum", data, segment_ids, num_segments)
+    if data.dtype == _dt.bool_:  # a count of the True rows, int64, as np.sum and tl.sum (a scatter-add is an or)
+        data = math_ops.cast(data, _dt.int64)
     safe, kept = _kept("segment_sum", ids, n, where)
     values = math_ops.where(_rows_mask(kept, data), data, np.zeros((), np.dtype(data.dtype)))
     return _scatter_rows(values, safe, n, rest, data.dtype)
