@@ -9,7 +9,8 @@ its gradient.  ``np.asarray(t)`` (``__array__``) still gives the values, without
 
 Predicates and reductions run tensorlib's too (``np.isnan(t)`` is ``tl.isnan(t)``, a bool Tensor;
 ``np.allclose`` and ``np.array_equal`` give Python bools); the few value queries tensorlib lacks
-(``np.array_equiv``, ``np.array_repr``) compare the values and return NumPy results.
+(``np.array_equiv``, ``np.array_repr``) compare the values and return NumPy results; ``np.save``,
+``np.savez`` and ``np.savetxt`` write the values.
 
 >>> import numpy as np, tensorlib as tl
 >>> x = tl.tensor([0.0, 1.0], dtype="float64")
@@ -91,6 +92,13 @@ _VALUE_QUERIES = (
     "array_equiv",
     "array_repr",
     "array_str",
+    "array2string",
+    "save",  # writing values needs no gradient
+    "savez",
+    "savez_compressed",
+    "savetxt",
+    "common_type",
+    "min_scalar_type",
 )
 
 

@@ -364,3 +364,20 @@ def test_python_numbers_and_lists_in_numpy_calls_take_numpy_s_dtypes(call):
     got = call(tl.tensor(t) > 0, tl.tensor(t))
     assert isinstance(got, tl.Tensor) and got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+
+
+def test_saving_and_printing_tensors_with_numpy_works_on_their_values(tmp_path):
+    # np.save(path, t) raised "no implementation of numpy.save for Tensors, so it would drop the gradient":
+    # writing values needs no gradient.
+    t = tl.tensor(X)
+    np.save(tmp_path / "a.npy", t)
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), X)
+    np.savez(tmp_path / "b.npz", t, named=t * 2.0)
+    with np.load(tmp_path / "b.npz") as saved:
+        np.testing.assert_array_equal(saved["arr_0"], X)
+        np.testing.assert_array_equal(saved["named"], X * 2.0)
+    np.savez_compressed(tmp_path / "c.npz", t)
+    np.savetxt(tmp_path / "d.txt", t)
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "d.txt"), X, rtol=1e-15)
+    assert np.array2string(t, precision=3) == np.array2string(X, precision=3)
+    assert np.common_type(t) is np.float64 and np.min_scalar_type(tl.tensor(3)) == np.uint8
