@@ -381,3 +381,22 @@ def test_saving_and_printing_tensors_with_numpy_works_on_their_values(tmp_path):
     np.testing.assert_allclose(np.loadtxt(tmp_path / "d.txt"), X, rtol=1e-15)
     assert np.array2string(t, precision=3) == np.array2string(X, precision=3)
     assert np.common_type(t) is np.float64 and np.min_scalar_type(tl.tensor(3)) == np.uint8
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"endpoint": False}, {"num": 1}, {"num": 7, "retstep": True}, {"dtype": np.float32}]
+)
+@pytest.mark.parametrize("bounds", [(0.5, 2.0), (-1.0, 3)], ids=["floats", "float-int"])
+def test_np_linspace_with_tensor_bounds_matches_numpy_and_differentiates(bounds, kwargs):
+    # np.linspace(t0, t1) raised "no implementation of numpy.linspace" (and tl.linspace's default is float32,
+    # NumPy's float64).
+    kwargs = {"num": 5, **kwargs}
+    want = np.linspace(*bounds, **kwargs)
+    got = np.linspace(tl.tensor(bounds[0], dtype="float64"), bounds[1], **kwargs)
+    for g, w in zip(got, want) if kwargs.get("retstep") else [(got, want)]:
+        assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6 if kwargs.get("dtype") else 1e-15)
+    if "dtype" not in kwargs:
+        check_grads(
+            lambda a, b: np.linspace(a, b, **{**kwargs, "retstep": False}), list(map(np.float64, bounds)), order=1
+        )
