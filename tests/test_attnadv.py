@@ -212,3 +212,33 @@ def test_batch_normalization_names_itself_when_the_statistics_do_not_broadcast()
         tl.nn.batch_normalization(np.ones((2, 3)), np.ones(4), np.ones(3), None, None, 1e-3)
     y = tl.nn.batch_normalization(np.ones((2, 3)), np.ones((1, 3)), 4.0, np.ones(3), np.full(3, 2.0), 0.0)
     np.testing.assert_allclose(y.numpy(), np.ones((2, 3)))
+
+
+# ------------------------------------------------------------------ group norm with unknown spatial sizes
+def _group_norm_reference(x, groups, epsilon):
+    """NumPy, channels last: each example's groups of channels standardized over the group and the spatial axes."""
+    x = np.asarray(x, np.float64)
+    grouped = x.reshape(x.shape[0], -1, groups, x.shape[-1] // groups)
+    mean, variance = grouped.mean((1, 3), keepdims=True), grouped.var((1, 3), keepdims=True)
+    return ((grouped - mean) / np.sqrt(variance + epsilon)).reshape(x.shape)
+
+
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+def test_group_norm_traces_with_unknown_spatial_sizes(data_format):
+    # A fully convolutional net traced with TensorSpec((None, None, None, C)) raised "group_norm: every dimension
+    # but the batch must be known": the channels were split into groups by a reshape that needed every size.
+    channels, groups = 6, 3
+    layer = tl.nn.GroupNorm(groups, channels, epsilon=1e-3, dtype="float64", data_format=data_format)
+    layer.scale.assign(RNG.normal(size=channels))
+    layer.offset.assign(RNG.normal(size=channels))
+    spec = (None, None, None, channels) if data_format == "NHWC" else (None, channels, None, None)
+    traced = tl.function(layer, input_signature=[tl.TensorSpec(spec, "float64")])
+    for shape in ((2, 3, 4, channels), (1, 5, 2, channels)):
+        x = RNG.normal(size=shape) * 3 + 2
+        expected = _group_norm_reference(x, groups, 1e-3) * layer.scale.numpy() + layer.offset.numpy()
+        given = x if data_format == "NHWC" else x.transpose(0, 3, 1, 2)
+        got = traced(given).numpy()
+        got = got if data_format == "NHWC" else got.transpose(0, 2, 3, 1)
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    x = RNG.normal(size=(2, 3, channels))
+    tl.testing.check_grads(lambda x: tl.nn.group_norm(x, groups), (x,), order=2)

@@ -695,7 +695,7 @@ def _normalization_entries():
             tl.nn.group_norm,
             _group_norm_ref,
             _group_norm_draw,
-            op_types=("Reshape", "Sum", "Sub", "Square", "Sqrt", "Div", "Mul", "Add"),
+            op_types=("BatchMatMulV2", "Sum", "Sub", "Square", "Sqrt", "Div", "Mul", "Add"),
             grad_atol=1e-4,
             grad_rtol=1e-3,
             error_inputs=(
