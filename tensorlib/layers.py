@@ -1938,10 +1938,17 @@ class _Recurrent(Module):
             name="recurrent_kernel",
         )
 
-    def _inputs(self, x, initial_state, states: int):
-        """The input and the initial states, checked; the states (zeros by default) in the dtype of the steps'
-        arithmetic: the input's projection promoted with the given states (a float64 layer fed float32 had
-        float32 zero states that its float64 steps could not carry)."""
+    def forward(self, x, initial_state=None, mask=None):
+        """The layer over ``x`` ``(batch, time, input_size)`` from ``initial_state`` (zeros by default); ``mask``
+        ``(batch, time)`` (bools, or numbers where nonzero is True), as Keras': a False step leaves the states as
+        they were and outputs the last unmasked step's output (zeros before the first), so with right padding
+        the final states are each sequence's last real step's (PyTorch's packed sequences' ``h_n``)."""
+        return self._forward(x, initial_state, mask, zero_output=False)
+
+    def _inputs(self, x, initial_state, states: int, mask=None):
+        """The input, the initial states and the mask (None, or ``(batch, time)`` bools), checked; the states
+        (zeros by default) in the dtype of the steps' arithmetic: the input's projection promoted with the given
+        states (a float64 layer fed float32 had float32 zero states that its float64 steps could not carry)."""
         x = _as_tensor(x)
         if len(x.shape) != 3 or x.shape[2] != self.input_size:
             raise ValueError(
@@ -1985,18 +1992,41 @@ class _Recurrent(Module):
                 first = _math.zeros_like(_reduce.sum(x[:, :, :1], axis=1), dtype=dtype)
                 zeros = first + _zeros((1, self.units), dtype=dtype, backend=x.backend.name)
             initial_state = [zeros] * states
-        return x, [s if s.dtype == dtype else _math.cast(s, dtype) for s in initial_state]
+        return x, [s if s.dtype == dtype else _math.cast(s, dtype) for s in initial_state], self._mask(mask, x)
 
-    def _run(self, x, state, step):
+    def _mask(self, mask, x):
+        if mask is None:
+            return None
+        mask = _as_tensor(mask)
+        if len(mask.shape) != 2 or any(a is not None and b is not None and a != b for a, b in zip(mask.shape, x.shape)):
+            raise ValueError(
+                f"{self.name}: mask must be (batch, time) as the input, got mask shape {tuple(mask.shape)} "
+                f"({mask.dtype}) for input shape {tuple(x.shape)}"
+            )
+        if mask.dtype.kind not in "biuf":
+            raise TypeError(f"{self.name}: mask must be bools or real numbers, got {mask.dtype} (shape {mask.shape})")
+        return mask if mask.dtype == _dt.bool_ else _math.not_equal(mask, 0)
+
+    def _run(self, x, state, step, mask=None, zero_output: bool = False):
         """Scan ``step(state, projected x_t) -> (state, h_t)`` over time (from the last step to the first with
         ``go_backwards``, whose sequence of outputs is then in that order, as Keras'); the layer's outputs.  A
-        sequence of 0 steps gives the initial state and an empty sequence ``(batch, 0, units)``, as ``tl.scan`` does."""
+        sequence of 0 steps gives the initial state and an empty sequence ``(batch, 0, units)``, as ``tl.scan`` does.
+        Where ``mask`` is False the states stay and the output is the previous one (zeros with ``zero_output``,
+        Keras' ``zero_output_for_mask``)."""
         if self.go_backwards:
             x = _array.flip(x, 1)
+            mask = None if mask is None else _array.flip(mask, 1)
         projected = _linalg.matmul(x, self.kernel)  # (batch, time, gates * units): all steps in one product
         if self.use_bias:
             projected = projected + self._input_bias()
-        state, hs = _control_flow.scan(step, tuple(state), _shape.transpose(projected, (1, 0, 2)))
+        projected = _shape.transpose(projected, (1, 0, 2))
+        if mask is None:
+            state, hs = _control_flow.scan(step, tuple(state), projected)
+        else:
+            keep = _shape.expand_dims(_shape.transpose(mask, (1, 0)), -1)  # (time, batch, 1)
+            (state, _), hs = _control_flow.scan(
+                _masked(step, zero_output), (tuple(state), _math.zeros_like(state[0])), (projected, keep)
+            )
         output = _shape.transpose(hs, (1, 0, 2)) if self.return_sequences else state[0]
         return (output, *state) if self.return_state else output
 
@@ -2008,6 +2038,20 @@ class _Recurrent(Module):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
         config = dict(self._config, go_backwards=not self.go_backwards, seed=None)
         return type(self)(**config)
+
+
+def _masked(step, zero_output: bool):
+    """``step`` over ``(states, previous output)`` and ``(projected x_t, keep_t)``: where ``keep_t`` is False
+    the states stay and the output is the previous one, or zeros (Keras' masked steps)."""
+
+    def masked_step(carry, inputs):
+        (state, previous), (z_x, keep) = carry, inputs
+        new_state, h = step(state, z_x)
+        state = tuple(_math.where(keep, new, old) for new, old in zip(new_state, state))
+        h = _math.where(keep, h, _math.zeros_like(h) if zero_output else previous)
+        return (state, h), h
+
+    return masked_step
 
 
 class SimpleRNN(_Recurrent):
@@ -2056,8 +2100,8 @@ class SimpleRNN(_Recurrent):
     def _input_bias(self):
         return self.bias
 
-    def forward(self, x, initial_state=None):
-        x, state = self._inputs(x, initial_state, 1)
+    def _forward(self, x, initial_state, mask, zero_output):
+        x, state, mask = self._inputs(x, initial_state, 1, mask)
         act, recurrent = self.activation, self.recurrent_kernel
 
         def step(carry, z_x):
@@ -2065,7 +2109,7 @@ class SimpleRNN(_Recurrent):
             h = act(z_x + _linalg.matmul(h, recurrent))
             return (h,), h
 
-        return self._run(x, state, step)
+        return self._run(x, state, step, mask, zero_output)
 
 
 class LSTM(_Recurrent):
@@ -2118,8 +2162,8 @@ class LSTM(_Recurrent):
     def _input_bias(self):
         return self.bias
 
-    def forward(self, x, initial_state=None):
-        x, state = self._inputs(x, initial_state, 2)
+    def _forward(self, x, initial_state, mask, zero_output):
+        x, state, mask = self._inputs(x, initial_state, 2, mask)
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent = self.recurrent_kernel
 
@@ -2131,7 +2175,7 @@ class LSTM(_Recurrent):
             h = o * act(c)
             return (h, c), h
 
-        return self._run(x, state, step)
+        return self._run(x, state, step, mask, zero_output)
 
 
 class GRU(_Recurrent):
@@ -2183,8 +2227,8 @@ class GRU(_Recurrent):
     def _input_bias(self):
         return self.bias[0] if self.reset_after else self.bias
 
-    def forward(self, x, initial_state=None):
-        x, state = self._inputs(x, initial_state, 1)
+    def _forward(self, x, initial_state, mask, zero_output):
+        x, state, mask = self._inputs(x, initial_state, 1, mask)
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent, reset_after = self.recurrent_kernel, self.reset_after
         recurrent_bias = self.bias[1] if self.use_bias and reset_after else None
@@ -2206,7 +2250,7 @@ class GRU(_Recurrent):
             h = update * h + (1.0 - update) * candidate
             return (h,), h
 
-        return self._run(x, state, step)
+        return self._run(x, state, step, mask, zero_output)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + ("" if self.reset_after else ", reset_after=False")
@@ -2227,7 +2271,8 @@ class Bidirectional(Module):
     or one like ``layer`` with fresh weights; its sequence of outputs is put back in time order, so with
     ``return_sequences`` step ``t`` of both halves saw the input up to and from ``t`` (PyTorch's
     ``bidirectional=True`` output).  With ``return_state``: ``(merged, *forward states, *backward states)``;
-    ``initial_state`` is the forward states followed by the backward ones.
+    ``initial_state`` is the forward states followed by the backward ones; ``mask`` ``(batch, time)`` goes to
+    both layers (see :meth:`LSTM.forward`), the masked steps of a merged sequence being zeros, as in Keras.
 
     >>> import tensorlib as tl
     >>> bi = tl.nn.Bidirectional(tl.nn.GRU(3, 4, return_sequences=True, seed=0))
@@ -2254,7 +2299,7 @@ class Bidirectional(Module):
             )
         self.forward_layer, self.backward_layer, self.merge_mode = layer, backward, merge_mode
 
-    def forward(self, x, initial_state=None):
+    def forward(self, x, initial_state=None, mask=None):
         fwd, bwd = self.forward_layer, self.backward_layer
         first = second = None
         if initial_state is not None:
@@ -2265,7 +2310,9 @@ class Bidirectional(Module):
                     f"an even number, got {len(states)}"
                 )
             first, second = states[: len(states) // 2], states[len(states) // 2 :]
-        y, z = fwd(x, first), bwd(x, second)
+        # Masked steps output zeros in a merged sequence (Keras forces zero_output_for_mask there).
+        y = fwd._forward(x, first, mask, zero_output=fwd.return_sequences)
+        z = bwd._forward(x, second, mask, zero_output=fwd.return_sequences)
         if fwd.return_state:
             (y, *y_states), (z, *z_states) = y, z
         if fwd.return_sequences:

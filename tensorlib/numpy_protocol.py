@@ -9,7 +9,8 @@ its gradient.  ``np.asarray(t)`` (``__array__``) still gives the values, without
 
 Predicates and reductions run tensorlib's too (``np.isnan(t)`` is ``tl.isnan(t)``, a bool Tensor;
 ``np.allclose`` and ``np.array_equal`` give Python bools); the few value queries tensorlib lacks
-(``np.array_equiv``, ``np.array_repr``) compare the values and return NumPy results.
+(``np.array_equiv``, ``np.array_repr``) compare the values and return NumPy results; ``np.save``,
+``np.savez`` and ``np.savetxt`` write the values.
 
 >>> import numpy as np, tensorlib as tl
 >>> x = tl.tensor([0.0, 1.0], dtype="float64")
@@ -29,6 +30,7 @@ import re
 import numpy as np
 
 from . import tree
+from .dtypes import as_dtype
 from .tensor import Tensor
 
 _NO_VALUE = getattr(np, "_NoValue", object())
@@ -90,6 +92,13 @@ _VALUE_QUERIES = (
     "array_equiv",
     "array_repr",
     "array_str",
+    "array2string",
+    "save",  # writing values needs no gradient
+    "savez",
+    "savez_compressed",
+    "savetxt",
+    "common_type",
+    "min_scalar_type",
 )
 
 
@@ -124,7 +133,10 @@ def _build_table():
                 sig = _signature(np_fn)
                 defaults = {**_numpy_defaults(sig, renames, tl_fn), **_NUMPY_MEANING.get(name, {})}
                 table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults, _binding(sig))
-    ufuncs[np.divmod] = _divmod
+    ufuncs.update({np.divmod: _divmod, np.modf: _modf})
+    ufuncs.update(
+        {getattr(np, name): fn for name, fn in (("matvec", _matvec), ("vecmat", _vecmat)) if hasattr(np, name)}
+    )
     for np_fn, tl_fn in _SPECIAL.items():
         table[np_fn] = (tl_fn, None, {}, (), {}, None)
     for name in _VALUE_QUERIES:
@@ -187,14 +199,16 @@ def _numpy_defaults(sig, renames: dict, tl_fn) -> dict:
 
 
 def _same_default(a, b) -> bool:
-    """Whether two defaults mean the same (``int`` and ``np.int64`` as dtypes, None and False as flags)."""
-    if a is b or (a is None and b is False) or (a is False and b is None):
+    """Whether NumPy's default ``a`` and tensorlib's ``b`` mean the same: as flags (None and False), as dtypes
+    (``int`` and ``np.int64``; Python's ``float`` is float64 to NumPy but float32 to tensorlib; None is no
+    dtype), or as equal values."""
+    if (a is None or a is False) and (b is None or b is False):
         return True
-    try:
-        if np.dtype(a) == np.dtype(b):
-            return True
-    except TypeError:
-        pass
+    if a is not None and b is not None:
+        try:
+            return np.dtype(_numpy_dtype(a)) == as_dtype(b)
+        except TypeError:
+            pass
     return type(a) is type(b) and _equal(a, b)
 
 
@@ -253,8 +267,8 @@ def _given(renames: dict, target: str) -> str:
 
 
 def _numpy_dtype(dtype):
-    """A ``dtype=`` as NumPy reads it: Python's ``float`` and ``complex`` are float64 and complex128 (tensorlib
-    reads them as its default float and complex, float32 and complex64)."""
+    """A ``dtype=`` as NumPy reads it: Python's ``float`` is float64 (tensorlib reads it as its default float,
+    float32), ``complex`` complex128."""
     return np.dtype(dtype) if dtype is float or dtype is complex else dtype
 
 
@@ -338,6 +352,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
             f"{name}: a Tensor cannot change in place (tensorlib values are immutable); "
             "t.at[indices].add(values) (numpy.add.at's) and t.at[indices].set(values) return a new Tensor"
         )
+    inputs = tuple(map(_as_numpy_operand, inputs))
     if method == "outer":  # NumPy's a[..., None, ..., None] (op) b
         method, inputs = "__call__", _outer_operands(inputs)
     if method == "__call__" and ufunc.__name__ in _VALUE_QUERIES:
@@ -417,8 +432,6 @@ def _unchanged(out):
 def _outer_operands(inputs) -> tuple:
     """``ufunc.outer(a, b)``'s operands: ``a`` with one new axis per axis of ``b``, so the ufunc broadcasts."""
     a, b = inputs
-    if not isinstance(a, (Tensor, np.ndarray)) and np.ndim(a):
-        a = np.asarray(a)  # a list or tuple, as NumPy reads it
     new_axes = (None,) * np.ndim(b)
     return (a[(..., *new_axes)] if new_axes and np.ndim(a) else a), b
 
@@ -536,6 +549,25 @@ def _fortran(order, name, orders) -> bool:
     return order == "F"
 
 
+def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """``numpy.linspace`` with Tensor bounds: NumPy's dtype (float64 for float64 or Python bounds, where
+    ``tl.linspace`` defaults to float32), ``endpoint=False`` as the first ``num`` of ``num + 1`` points, and
+    ``retstep``'s step; gradients reach 0-d bounds."""
+    import tensorlib as tl
+
+    bounds = (start, stop)
+    if device is not None or any(np.ndim(v) for v in bounds):
+        raise TypeError(
+            "numpy.linspace: tensorlib Tensors take 0-d bounds and no device= (got shapes "
+            f"{[tuple(np.shape(v)) for v in bounds]}, device={device!r})"
+        )
+    kinds = [np.dtype(v.dtype) if hasattr(v, "dtype") else v for v in bounds]
+    dtype = np.dtype(_numpy_dtype(dtype)) if dtype is not None else np.result_type(*kinds, float(num))
+    div = (num - 1) if endpoint else num
+    points = tl.linspace(start, stop, num + (not endpoint), dtype=dtype)[:num]
+    return (points, (tl.cast(stop, dtype) - start) / div if div > 0 else np.nan) if retstep else points
+
+
 def _einsum(*operands, out=None, optimize=False, **kwargs):
     import tensorlib as tl
 
@@ -547,7 +579,17 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
 def _where(condition, *xy):
     import tensorlib as tl
 
-    return tl.where(condition, *xy)
+    if not any(hasattr(v, "dtype") for v in xy):  # only Python numbers: NumPy's dtypes, as np.where(c, 1.0, 2)'s
+        xy = [np.asarray(v) for v in xy]
+    return tl.where(condition, *map(_as_numpy_operand, xy))
+
+
+def _as_numpy_operand(x):
+    """A list or tuple operand as NumPy reads it (``np.add(t, [0.1])``: a float64 array, where tensorlib's
+    rule makes a list of floats float32); one holding a Tensor stays, for tensorlib to stack with its gradient."""
+    if isinstance(x, (list, tuple)) and not any(isinstance(leaf, Tensor) for leaf in tree.leaves(list(x))):
+        return np.asarray(x)
+    return x
 
 
 def _binary(name):
@@ -575,6 +617,29 @@ def _astype(x, dtype, /, *, copy=True, device=None):
     return tl.cast(x, _numpy_dtype(dtype))  # a new value either way: tensorlib values are immutable
 
 
+def _modf(x):
+    """NumPy's ``modf``: the fractional and integral parts, each with x's sign (``-0.0`` for ``-2.0``'s fraction,
+    ``0.0`` for an infinity's); the fraction's gradient is 1, the integral part's 0."""
+    import tensorlib as tl
+
+    if x.dtype.kind in "biu":  # (x is a Tensor: NumPy hands the ufunc to Tensor only then)
+        x = tl.cast(x, np.float64)  # a float-valued function of integers
+    whole = tl.trunc(x)
+    return tl.copysign(tl.where(tl.isinf(x), tl.zeros_like(x), x - whole), x), whole
+
+
+def _matvec(a, v):
+    import tensorlib as tl
+
+    return tl.matmul(a, tl.expand_dims(v, -1))[..., 0]
+
+
+def _vecmat(v, a):
+    import tensorlib as tl
+
+    return tl.matmul(tl.expand_dims(tl.conj(v), -2), a)[..., 0, :]  # NumPy conjugates the vector
+
+
 def _shape(a):
     return tuple(a.shape)
 
@@ -597,6 +662,7 @@ _SPECIAL = {
     np.take: _take,
     np.clip: _clip,
     np.pad: _pad,
+    np.linspace: _linspace,
     np.reshape: _reshape,
     np.ravel: _ravel,
     np.einsum: _einsum,

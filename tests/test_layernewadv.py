@@ -291,3 +291,156 @@ def test_adaptive_max_pool_return_indices(spatial, sizes, special):
         torch.tensor(x), sizes if len(sizes) > 1 else sizes[0], return_indices=True
     )
     np.testing.assert_array_equal(indices.numpy(), theirs[1].numpy())
+
+
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_adaptive_avg_pool_float16_sums_in_float32(size):
+    # The windows' sum was rounded to float16 before the division: 1000 cells of 100 pooled to 1 gave inf.
+    x = np.full((1, 1000, 2), 100.0, np.float16)
+    x[0, ::7, 1] = -60.0
+    got = tl.nn.adaptive_avg_pool(x, size)
+    want, _, _ = _adaptive_reference(np.moveaxis(x.astype(np.float64), -1, 1), (size,), "avg")
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.numpy(), np.moveaxis(want, 1, -1).astype(np.float16), rtol=1e-3)
+
+
+# ------------------------------------------------------------------ recurrent layers: masks
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def _cell(name, kernel, recurrent, bias):
+    """One step of the Keras cell ``name`` in NumPy: ``(states, x_t) -> (states, h_t)``."""
+    u = recurrent.shape[0]
+
+    def step(states, x_t):
+        if name == "SimpleRNN":
+            h = np.tanh(x_t @ kernel + states[0] @ recurrent + bias)
+            return [h], h
+        if name == "LSTM":
+            h, c = states
+            z = x_t @ kernel + h @ recurrent + bias
+            i, f, g, o = (
+                _sigmoid(z[:, :u]),
+                _sigmoid(z[:, u : 2 * u]),
+                np.tanh(z[:, 2 * u : 3 * u]),
+                _sigmoid(z[:, 3 * u :]),
+            )
+            c = f * c + i * g
+            return [o * np.tanh(c), c], o * np.tanh(c)
+        (h,) = states
+        x_z, h_z = x_t @ kernel + bias[0], h @ recurrent + bias[1]
+        update, reset = _sigmoid(x_z[:, :u] + h_z[:, :u]), _sigmoid(x_z[:, u : 2 * u] + h_z[:, u : 2 * u])
+        h = update * h + (1 - update) * np.tanh(x_z[:, 2 * u :] + reset * h_z[:, 2 * u :])
+        return [h], h
+
+    return step
+
+
+def _masked_reference(step, x, states, mask, backwards=False, zero_output=False):
+    """Keras' masked loop: a masked step keeps the states and outputs the previous output (zeros at first)."""
+    order = range(x.shape[1] - 1, -1, -1) if backwards else range(x.shape[1])
+    previous, outputs = np.zeros_like(states[0]), []
+    for t in order:
+        new, h = step(states, x[:, t])
+        keep = mask[:, t : t + 1]
+        states = [np.where(keep, a, b) for a, b in zip(new, states)]
+        previous = np.where(keep, h, 0.0 if zero_output else previous)
+        outputs.append(previous)
+    return np.stack(outputs, 1), states
+
+
+def _recurrent(name, **kwargs):
+    layer = getattr(tl.nn, name)(3, 4, return_sequences=True, return_state=True, dtype="float64", seed=0, **kwargs)
+    for v in layer.trainable_variables.values():
+        v.assign(RNG.normal(size=v.shape) * 0.5)
+    return layer, _cell(name, *(v.numpy() for v in (layer.kernel, layer.recurrent_kernel, layer.bias)))
+
+
+@pytest.mark.parametrize("name", ["SimpleRNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("backwards", [False, True])
+def test_recurrent_mask_keeps_the_states_of_masked_steps(name, backwards):
+    # The layers took no mask: padded sequences ran their padding through the cell (Keras' and PyTorch's packed
+    # sequences' final states are each sequence's last real step's).
+    layer, step = _recurrent(name, go_backwards=backwards)
+    x = RNG.normal(size=(3, 6, 3))
+    mask = np.array([[1, 1, 1, 1, 0, 0], [0, 1, 1, 0, 1, 1], [1, 1, 1, 1, 1, 1]], bool)
+    states = [RNG.normal(size=(3, 4)) for _ in range(2 if name == "LSTM" else 1)]
+    want, want_states = _masked_reference(step, x, states, mask, backwards)
+    out, *got_states = layer(x, initial_state=states, mask=mask)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12, atol=1e-14)
+    for got, w in zip(got_states, want_states):
+        np.testing.assert_allclose(got.numpy(), w, rtol=1e-12, atol=1e-14)
+    f = tl.function(
+        lambda t, m: layer(t, initial_state=states, mask=m),
+        input_signature=[tl.TensorSpec((None, 6, 3), tl.float64), tl.TensorSpec((None, 6), tl.int64)],
+    )
+    np.testing.assert_allclose(f(x, mask.astype(np.int64))[0].numpy(), want, rtol=1e-12, atol=1e-14)
+    w = RNG.normal(size=want.shape)
+    check_grads(lambda t: tl.sum(layer(t, initial_state=states, mask=mask)[0] * w), [x], order=1)
+
+
+def test_bidirectional_mask_zeroes_the_masked_steps_of_the_merged_sequence():
+    lstm, step = _recurrent("LSTM")
+    bi = tl.nn.Bidirectional(lstm, merge_mode=None)
+    for v in bi.backward_layer.trainable_variables.values():
+        v.assign(RNG.normal(size=v.shape) * 0.5)
+    back = _cell("LSTM", *(v.numpy() for v in (bi.backward_layer.kernel, bi.backward_layer.recurrent_kernel,
+                                               bi.backward_layer.bias)))  # fmt: skip
+    x = RNG.normal(size=(2, 5, 3))
+    mask = np.array([[1, 1, 0, 1, 0], [1, 1, 1, 1, 1]], bool)
+    zeros = [np.zeros((2, 4))] * 2
+    (y, z), h_f, c_f, h_b, c_b = bi(x, mask=mask)
+    want_y, (want_h, want_c) = _masked_reference(step, x, zeros, mask, zero_output=True)
+    want_z, (back_h, back_c) = _masked_reference(back, x, zeros, mask, backwards=True, zero_output=True)
+    np.testing.assert_allclose(y.numpy(), want_y, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(z.numpy(), want_z[:, ::-1], rtol=1e-12, atol=1e-14)
+    for got, w in zip((h_f, c_f, h_b, c_b), (want_h, want_c, back_h, back_c)):
+        np.testing.assert_allclose(got.numpy(), w, rtol=1e-12, atol=1e-14)
+
+
+def test_recurrent_mask_errors_name_the_layer():
+    layer = tl.nn.GRU(3, 4)
+    with pytest.raises(ValueError, match=r"GRU: mask must be \(batch, time\) as the input, got mask shape \(2, 4\) "):
+        layer(np.ones((2, 5, 3), np.float32), mask=np.ones((2, 4), bool))
+    with pytest.raises(TypeError, match=r"GRU: mask must be bools or real numbers, got complex128"):
+        layer(np.ones((2, 5, 3), np.float32), mask=np.ones((2, 5), complex))
+
+
+def test_recurrent_masks_match_keras():
+    keras = pytest.importorskip("keras")
+    x = RNG.normal(size=(3, 6, 3)).astype(np.float32)
+    mask = np.array([[1, 1, 1, 0, 0, 0], [0, 1, 1, 0, 1, 1], [1] * 6], bool)
+    for name in ("SimpleRNN", "LSTM", "GRU"):
+        for backwards in (False, True):
+            ours = getattr(tl.nn, name)(3, 4, return_sequences=True, return_state=True, go_backwards=backwards, seed=0)
+            theirs = getattr(keras.layers, name)(4, return_sequences=True, return_state=True, go_backwards=backwards)
+            theirs.build(x.shape)
+            theirs.set_weights([v.numpy() for v in (ours.kernel, ours.recurrent_kernel, ours.bias)])
+            for a, b in zip(theirs(x, mask=mask), ours(x, mask=mask)):
+                np.testing.assert_allclose(b.numpy(), np.asarray(a), rtol=1e-5, atol=1e-6)
+    bi = tl.nn.Bidirectional(tl.nn.GRU(3, 4, return_sequences=True, seed=0), merge_mode="sum")
+    kb = keras.layers.Bidirectional(keras.layers.GRU(4, return_sequences=True), merge_mode="sum")
+    kb.build(x.shape)
+    for ours, theirs in ((bi.forward_layer, kb.forward_layer), (bi.backward_layer, kb.backward_layer)):
+        theirs.set_weights([v.numpy() for v in (ours.kernel, ours.recurrent_kernel, ours.bias)])
+    np.testing.assert_allclose(bi(x, mask=mask).numpy(), np.asarray(kb(x, mask=mask)), rtol=1e-5, atol=1e-6)
+
+
+def test_recurrent_right_padding_mask_matches_torch_packed_sequences():
+    torch = pytest.importorskip("torch")
+    layer, _ = _recurrent("LSTM")
+    lengths = [5, 2, 4]
+    x = RNG.normal(size=(3, 5, 3))
+    mask = np.arange(5)[None, :] < np.array(lengths)[:, None]
+    _, h, c = layer(x, mask=mask)
+    theirs = torch.nn.LSTM(3, 4, batch_first=True).double()
+    with torch.no_grad():
+        theirs.weight_ih_l0.copy_(torch.tensor(layer.kernel.numpy().T))
+        theirs.weight_hh_l0.copy_(torch.tensor(layer.recurrent_kernel.numpy().T))
+        theirs.bias_ih_l0.copy_(torch.tensor(layer.bias.numpy()))
+        theirs.bias_hh_l0.zero_()
+    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), lengths, batch_first=True, enforce_sorted=False)
+    _, (h_n, c_n) = theirs(packed)
+    np.testing.assert_allclose(h.numpy(), h_n[0].detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(c.numpy(), c_n[0].detach().numpy(), rtol=1e-12, atol=1e-14)

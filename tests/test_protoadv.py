@@ -292,3 +292,111 @@ def test_casting_rules_numpy_refuses_are_refused_naming_the_rule():
         np.concatenate([tl.tensor(X), tl.tensor(I)], dtype=np.int64)
     with pytest.raises(TypeError, match=r"numpy\.add: casting='no' .* float64 and int64"):
         np.add(tl.tensor(X), tl.tensor(I), casting="no")
+
+
+SPECIAL = np.array([-2.5, -1.0, -0.5, -0.0, 0.0, 0.3, 1.0, 7.25, np.inf, -np.inf, np.nan])
+
+
+@pytest.mark.parametrize("data", [SPECIAL, SPECIAL.astype(np.float32), np.arange(-3, 4)], ids=str)
+def test_np_modf_matches_numpy_with_signed_zeros_infinities_and_nans(data):
+    # np.modf(t) raised "no implementation of numpy.modf".
+    want = np.modf(data)
+    got = np.modf(tl.tensor(data))
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g.numpy(), w)
+        np.testing.assert_array_equal(np.signbit(g.numpy()), np.signbit(w))  # -0.0 where NumPy has it
+    smooth = np.array([-2.7, -0.4, 0.3, 1.6])
+    check_grads(lambda x: np.modf(x)[0] * 2.0 + np.modf(x)[1], [smooth], order=1)
+
+
+def test_np_matvec_and_vecmat_match_numpy():
+    # NumPy 2.2's np.matvec / np.vecmat (gufuncs) raised "no implementation".
+    if not hasattr(np, "matvec"):
+        pytest.skip("NumPy < 2.2")
+    a = RNG.normal(size=(2, 3, 4)) + 1j * RNG.normal(size=(2, 3, 4))
+    v, w = RNG.normal(size=4) - 0.5j, RNG.normal(size=(2, 3)) + 2j
+    np.testing.assert_allclose(np.matvec(tl.tensor(a), tl.tensor(v)).numpy(), np.matvec(a, v), rtol=1e-12)
+    np.testing.assert_allclose(np.vecmat(tl.tensor(w), tl.tensor(a)).numpy(), np.vecmat(w, a), rtol=1e-12)
+    real = a.real
+    check_grads(lambda a, v: np.matvec(a, v), [real, v.real], order=1)
+    check_grads(lambda w, a: np.vecmat(w, a), [w.real, real], order=1)
+
+
+def test_the_default_comparison_tells_numpy_s_and_tensorlib_s_dtypes_apart():
+    # The table's check of differing defaults read np.dtype(None) (float64) as a dtype, so NumPy's dtype=None
+    # "matched" a tensorlib default of float64, and Python's float (float64 to NumPy, float32 to tensorlib)
+    # matched itself: a tensorlib function defaulting so would have gone unrecorded.
+    same = numpy_protocol._same_default
+    assert not same(None, np.float64) and not same(None, "float64")
+    assert not same(float, float) and same(complex, complex)
+    assert same(int, np.int64) and same(None, False) and same("L", "L") and same(np.float64, "float64")
+
+    def numpy_fn(a, dtype=float, k=None): ...
+
+    def tl_fn(a, dtype=float, k=np.float64): ...
+
+    assert numpy_protocol._numpy_defaults(inspect.signature(numpy_fn), {}, tl_fn) == {"dtype": float, "k": None}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c, t: np.where(c, 1.0, 2),
+        lambda c, t: np.where(c, 1, 2),
+        lambda c, t: np.where(c, 0.5, 1j),
+        lambda c, t: np.where(c, [0.1, 0.2, 0.3, 0.4], 0),
+        lambda c, t: np.where(c, t, [0.1, 0.2, 0.3, 0.4]),
+        lambda c, t: np.where(c, t, 0.1),
+        lambda c, t: np.add(t, [0.1, 0.2, 0.3, 0.4]),
+        lambda c, t: np.maximum([[0.1], [0.2], [0.3]], t),
+        lambda c, t: np.multiply(t, 0.1),
+        lambda c, t: np.add(t, (1 + 2j, 0, 0, 1)),
+    ],
+)
+def test_python_numbers_and_lists_in_numpy_calls_take_numpy_s_dtypes(call):
+    # np.where(t > 0, 1.0, 2) gave float32 (tensorlib's default float for Python numbers) where NumPy gives
+    # float64, and a list operand became float32 (np.add(f32, [0.1, ...]): NumPy's float64 array) and was
+    # rounded to it. Python numbers beside a Tensor stay weak, as in NumPy 2.
+    t = X.astype(np.float32)
+    want = call(t > 0, t)
+    got = call(tl.tensor(t) > 0, tl.tensor(t))
+    assert isinstance(got, tl.Tensor) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+
+
+def test_saving_and_printing_tensors_with_numpy_works_on_their_values(tmp_path):
+    # np.save(path, t) raised "no implementation of numpy.save for Tensors, so it would drop the gradient":
+    # writing values needs no gradient.
+    t = tl.tensor(X)
+    np.save(tmp_path / "a.npy", t)
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), X)
+    np.savez(tmp_path / "b.npz", t, named=t * 2.0)
+    with np.load(tmp_path / "b.npz") as saved:
+        np.testing.assert_array_equal(saved["arr_0"], X)
+        np.testing.assert_array_equal(saved["named"], X * 2.0)
+    np.savez_compressed(tmp_path / "c.npz", t)
+    np.savetxt(tmp_path / "d.txt", t)
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "d.txt"), X, rtol=1e-15)
+    assert np.array2string(t, precision=3) == np.array2string(X, precision=3)
+    assert np.common_type(t) is np.float64 and np.min_scalar_type(tl.tensor(3)) == np.uint8
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"endpoint": False}, {"num": 1}, {"num": 7, "retstep": True}, {"dtype": np.float32}]
+)
+@pytest.mark.parametrize("bounds", [(0.5, 2.0), (-1.0, 3)], ids=["floats", "float-int"])
+def test_np_linspace_with_tensor_bounds_matches_numpy_and_differentiates(bounds, kwargs):
+    # np.linspace(t0, t1) raised "no implementation of numpy.linspace" (and tl.linspace's default is float32,
+    # NumPy's float64).
+    kwargs = {"num": 5, **kwargs}
+    want = np.linspace(*bounds, **kwargs)
+    got = np.linspace(tl.tensor(bounds[0], dtype="float64"), bounds[1], **kwargs)
+    for g, w in zip(got, want) if kwargs.get("retstep") else [(got, want)]:
+        assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6 if kwargs.get("dtype") else 1e-15)
+    if "dtype" not in kwargs:
+        check_grads(
+            lambda a, b: np.linspace(a, b, **{**kwargs, "retstep": False}), list(map(np.float64, bounds)), order=1
+        )

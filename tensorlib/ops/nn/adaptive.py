@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...dispatch import as_tensor
 from ...tensor import Tensor
 from .. import floating as floating_ops
@@ -117,8 +118,10 @@ def _adaptive(kind: str, input, output_size, data_format, return_indices: bool =
         sizes = (tables[axis] >= 0).sum(1)
         counts = counts * sizes.reshape((1,) * axis + (m,) + (1,) * (counts.ndim - axis - 1))
     window_axes = tuple(axis + 1 + i for i, (axis, _) in enumerate(pooled))
-    if kind == "avg":
-        return reduce_ops.sum(x, window_axes) / as_tensor(counts.astype(x.dtype))
+    if kind == "avg":  # float16 sums in float32 (a box of 1000 cells of 100 overflows float16), then rounds once
+        wide = _dt.float32 if x.dtype == _dt.float16 else x.dtype
+        mean = reduce_ops.sum(x, window_axes, dtype=wide) / as_tensor(counts.astype(wide))
+        return mean if wide == x.dtype else math_ops.cast(mean, x.dtype)
     values = reduce_ops.max(x, window_axes)
     if not return_indices:
         return values
