@@ -33,7 +33,7 @@ from .ops import creation as _creation
 from .ops import fft as _fft
 from .ops import math as _math
 from .ops import shape as _shape
-from .ops._shapes import normalize_axis
+from .ops._shapes import as_count, normalize_axis
 from .tensor import Tensor
 
 __all__ = [
@@ -51,9 +51,7 @@ __all__ = [
 
 
 def _count(value, what: str, who: str, minimum: int = 1) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{who}: {what} must be an int >= {minimum}, got {value!r}")
-    return int(value)
+    return as_count(value, f"{who}: {what}", minimum)
 
 
 def _cosine_sum(name: str, coefficients: tuple, window_length: int, periodic: bool, dtype) -> Tensor:
