@@ -161,3 +161,31 @@ def test_histogram_estimator_errors():
         tl.histogram(np.ones(3), bins="foo")
     with pytest.raises(ValueError, match=r"histogram: bins='auto' estimates the bins from the values, unknown under"):
         tl.function(lambda a: tl.histogram(a, bins="auto"))(np.ones(3))
+
+
+def test_gradient_takes_one_spacing_for_all_axes_only_as_a_scalar():
+    # numpy.gradient: one coordinate array for a 2-D f is 'invalid number of arguments', not the same
+    # coordinates along both axes; a scalar is every axis' step.
+    f = np.arange(25.0).reshape(5, 5) ** 2
+    coordinates = np.array([0.0, 1.0, 3.0, 4.0, 7.0])
+    with pytest.raises(
+        TypeError, match=r"gradient: give no spacing, one scalar, or one per axis \(2\), got 1 of shapes \[\(5,\)\]"
+    ):
+        tl.gradient(f, coordinates)
+    for got, want in zip(tl.gradient(f, 0.5), np.gradient(f, 0.5)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+    np.testing.assert_allclose(
+        tl.gradient(f, coordinates, axis=1).numpy(), np.gradient(f, coordinates, axis=1), rtol=1e-14
+    )
+
+
+def test_segment_count_given_as_a_zero_d_integer_array_or_tensor():
+    # tf.math.unsorted_segment_sum takes a tensor, jax.ops.segment_sum a concrete array: tl.max(ids) + 1 is one.
+    data, ids = RNG.standard_normal((6, 2)), np.array([2, 0, 2, -1, 1, 4])
+    want = np.stack([data[ids == s].sum(0) for s in range(5)])
+    for count in (np.array(5), np.int32(5), tl.max(tl.tensor(ids)) + 1):
+        np.testing.assert_allclose(tl.segment_sum(data, ids, count).numpy(), want, rtol=1e-15)
+        assert tl.segment_max(data, ids, count).shape == (5, 2)
+    for bad in (5.0, True, np.array([5])):
+        with pytest.raises((ValueError, TypeError), match=r"segment_sum: num_segments must be an int >= 0"):
+            tl.segment_sum(data, ids, bad)

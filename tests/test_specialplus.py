@@ -175,14 +175,38 @@ def test_zeta_values_match_scipy_for_hurwitz_and_riemann_including_below_1():
     assert tl.special.zeta(np.array([2, 3])).dtype == np.float64
 
 
-def test_zeta_gradient_in_q_is_minus_x_zeta_x_plus_1_and_in_x_refused():
+def test_zeta_gradient_in_q_is_minus_x_zeta_x_plus_1():
     x, q = np.array([2.0, 3.5, 1.5]), np.array([0.7, 2.0, 5.0])
     np.testing.assert_allclose(_grad(tl.special.zeta, x, q, argnums=1), -x * sp.zeta(x + 1, q), rtol=1e-14)
     np.testing.assert_allclose(_grad(tl.special.zeta, x, q, argnums=1), _central(lambda q: sp.zeta(x, q), q), rtol=1e-7)
-    with pytest.raises(LookupError, match=r"Zeta: the derivative of zeta\(x, q\) in x is not implemented"):
-        _grad(tl.special.zeta, x, q, argnums=0)
-    with pytest.raises(LookupError, match=r"RiemannZeta: the derivative of zeta\(x, q\) in x is not implemented"):
-        _grad(tl.special.zeta, x)
+
+
+def test_zeta_derivatives_in_x_match_central_differences_of_scipy():
+    x, q = np.array([2.0, 3.5, 1.2, 7.0, 5.0]), np.array([0.3, 2.0, 1e-3, 50.0, 1.0])
+    np.testing.assert_allclose(_grad(tl.special.zeta, x, q), _central(lambda x: sp.zeta(x, q), x, 1e-5), rtol=1e-8)
+    r = np.array([-7.5, -3.0, -0.5, 0.3, 0.9, 1.1, 2.5])  # Riemann: the functional equation below 0
+    np.testing.assert_allclose(_grad(tl.special.zeta, r), _central(sp.zeta, r, 1e-6), rtol=1e-7)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_zeta_derivatives_of_every_order_in_x_match_mpmath(order):
+    mpmath = pytest.importorskip("mpmath")
+    # both sides of x = -1/2, where the Riemann function's derivatives change method; near 0 (its functional
+    # equation's derivative cancelled there: 5e-5 off at -1e-6)
+    x = np.array([2.0, 3.5, 1.01, 0.5, 0.0, -1e-6, -0.4999, -0.5001, -1.0, -3.0, -7.5, -20.5, 20.0, 60.0])
+    q = np.array([1.0, 0.3, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1e-3, 3.0])
+
+    def derivative(f, x):
+        for _ in range(order):
+            f = (lambda f: lambda x: tl.grad(lambda x: tl.sum(f(x)))(x))(f)
+        return f(tl.tensor(x)).numpy()
+
+    with mpmath.workdps(30):
+        riemann = [float(mpmath.zeta(v, 1, order)) for v in x]
+        hurwitz = [float(mpmath.zeta(v, u, order)) for v, u in zip(x[x > 1], q[x > 1])]
+    np.testing.assert_allclose(derivative(tl.special.zeta, x), riemann, rtol=1e-12)
+    got = derivative(lambda x: tl.special.zeta(x, q[x_hurwitz]), x[x_hurwitz]) if (x_hurwitz := x > 1).any() else []
+    np.testing.assert_allclose(got, hurwitz, rtol=1e-13)
 
 
 def test_multigammaln_matches_scipy_its_gradient_is_a_sum_of_digammas_and_nan_outside_the_domain():

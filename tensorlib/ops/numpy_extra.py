@@ -1328,8 +1328,11 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
         raise ValueError(f"gradient: repeated axis in {axis!r} {where}")
     if edge_order not in (1, 2):
         raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order!r} {where}")
-    if len(varargs) not in (0, 1, len(axes)):
-        raise TypeError(f"gradient: give no spacing, one, or one per axis ({len(axes)}), got {len(varargs)} {where}")
+    if len(varargs) not in (0, 1, len(axes)) or (len(varargs) == 1 < len(axes) and np.ndim(varargs[0]) != 0):
+        raise TypeError(
+            f"gradient: give no spacing, one scalar, or one per axis ({len(axes)}), got {len(varargs)} of shapes "
+            f"{[tuple(np.shape(v)) for v in varargs]} {where}"
+        )
     spacings = [1.0] * len(axes) if not varargs else list(varargs) * len(axes) if len(varargs) == 1 else list(varargs)
     out = []
     for a, h in zip(axes, spacings):

@@ -17,6 +17,8 @@ segment's result, shared equally between ties (TensorFlow's rule)."""
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -49,13 +51,16 @@ def _operands(name: str, data, segment_ids, num_segments):
             raise ValueError(f"{name}: under tl.function num_segments must be given (it sizes the output) {where}")
         values = np.asarray(ids.numpy())
         num_segments = int(values.max()) + 1 if values.size else 0
-    if (
-        isinstance(num_segments, (bool, np.bool_))
-        or not isinstance(num_segments, (int, np.integer))
-        or num_segments < 0
-    ):
+    # Any integer with a value (a NumPy or eager tensorlib 0-d integer: TensorFlow takes a tensor, JAX a concrete
+    # array); a bool or a float is refused, and a traced tensor says it has no value.
+    try:
+        if isinstance(num_segments, (bool, np.bool_)):
+            raise TypeError("a bool")
+        num_segments = operator.index(num_segments)
+    except TypeError as error:
+        raise ValueError(f"{name}: num_segments must be an int >= 0, got {num_segments!r} ({error}) {where}") from None
+    if num_segments < 0:
         raise ValueError(f"{name}: num_segments must be an int >= 0, got {num_segments!r} {where}")
-    num_segments = max(int(num_segments), 0)
     if not ids.is_symbolic:
         values = np.asarray(ids.numpy())
         if values.size and values.max() >= num_segments:

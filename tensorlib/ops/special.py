@@ -522,30 +522,129 @@ _zeta = _define("Zeta", "zeta", inputs=("x", "q"), doc="The Hurwitz zeta functio
 _riemann_zeta = _define("RiemannZeta", "zeta", doc="The Riemann zeta function.")
 
 
-def _no_zeta_derivative_in_x(node, g):
-    raise LookupError(
-        f"{node.op_type}: the derivative of zeta(x, q) in x is not implemented; the derivative in q is -x zeta(x + 1, q)"
-    )
+# Euler-Maclaurin for sum_k f(k + q), f(u) = log(u)**m u**-x: B_2j / (2j)!, j = 1..10
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330)
+_EULER_MACLAURIN = [b / _math.factorial(2 * j + 2) for j, b in enumerate(_BERNOULLI)]
+_ZETA_SHIFT = 20.0  # the sum runs directly up to u = max(20, x), where the correction terms reach float64 precision
+_ZETA_MAX_TERMS = 4000
+# Below 0 the direct terms grow and cancel (1e-13 lost at x = -0.5, 1e-9 at -3): the Riemann function's
+# derivatives come from its functional equation below _ZETA_LOWEST, and from this sum above.
+_ZETA_LOWEST = -0.5
+
+
+def _zeta_derivative_float64(x, q, m):
+    """d^m/dx^m zeta(x, q) = (-1)**m sum_{k >= 0} log(k + q)**m (k + q)**-x for q > 0 and x >= -1/2 (x != 1; below 1
+    the analytic continuation), by Euler-Maclaurin: the terms up to u = k + q = max(20, x), then the tail's
+    integral (in closed form: m! e**-sL sum_{i <= m} (sL)**i / i! / s**(m + 1), s = x - 1, L = log u), half its
+    first term and ten Bernoulli corrections, whose derivatives are polynomials in log u times powers of u.
+    1e-15 relative against mpmath.zeta(x, q, m) from x = 0.5 to 60, q = 1e-3 to 1e4; NaN for x < _ZETA_LOWEST or
+    q <= 0."""
+    inside = (x >= _ZETA_LOWEST) & (q > 0) & np.isfinite(x + q)
+    x, q = np.where(inside, x, 2.0), np.where(inside, q, 1.0)
+    terms = np.clip(np.ceil(np.maximum(_ZETA_SHIFT, x) - q), 0, _ZETA_MAX_TERMS)
+    total = np.zeros(x.shape)
+    for k in range(int(terms.max()) if terms.size else 0):
+        log_u = np.log(k + q)
+        total += np.where(k < terms, log_u**m * np.exp(-x * log_u), 0.0)
+    log_a, s = np.log(terms + q), x - 1.0
+    tail = _math.factorial(m) * np.exp(-s * log_a) / s ** (m + 1)
+    tail = tail * sum((s * log_a) ** i / _math.factorial(i) for i in range(m + 1))
+    coefficients = [np.zeros(x.shape)] * m + [np.ones(x.shape)]  # f^(n)(u) = sum_p c_p log(u)**p u**-(x + n)
+
+    def derivative_at_a(n):
+        return sum(c * log_a**p for p, c in enumerate(coefficients)) * np.exp(-(x + n) * log_a)
+
+    total += tail + 0.5 * derivative_at_a(0)
+    n = 0
+    for j, c in enumerate(_EULER_MACLAURIN):
+        while n < 2 * j + 1:
+            coefficients = [
+                (p + 1) * coefficients[p + 1] - (x + n) * coefficients[p] if p < m else -(x + n) * coefficients[p]
+                for p in range(m + 1)
+            ]
+            n += 1
+        total -= c * derivative_at_a(n)
+    return np.where(inside, (-1) ** m * total, np.nan)
+
+
+def _zeta_derivative_kernel(x, q, *, m):
+    with np.errstate(all="ignore"):
+        x64, q64 = np.broadcast_arrays(x.astype(np.float64), q.astype(np.float64))
+        out = _zeta_derivative_float64(x64, q64, m)
+    return out.astype(_result_dtype(x.dtype, q.dtype), copy=False)
+
+
+_zeta_derivative = defop(
+    "ZetaDerivative",
+    inputs=("x", "q"),
+    attrs={"m": 1},
+    infer=_elementwise_infer,
+    promote=(0, 1),
+    doc="The m-th derivative in x of the Hurwitz zeta function, m >= 1.",
+)
+_zeta_derivative.kernel("numpy")(_zeta_derivative_kernel)
+_zeta_derivative.kernels_reason = "a NumPy Euler-Maclaurin sum; the Array API standard has no special functions"
+
+
+def _zeta_derivative_of_order(m, x, q):
+    """Z_m(x, q) = d^m/dx^m zeta(x, q): the Hurwitz zeta itself for m = 0."""
+    return zeta(x, q) if m == 0 else apply(_zeta_derivative, (x, q), {"m": m})
+
+
+def _zeta_derivative_by_q(node, g):
+    """d/dq Z_m(x, q) = -m Z_{m-1}(x + 1, q) - x Z_m(x + 1, q) (differentiate (-1)**m log(u)**m u**-x in u)."""
+    x, q = node.inputs
+    m = node.attrs["m"]
+    return -g * (m * _zeta_derivative_of_order(m - 1, x + 1.0, q) + x * _zeta_derivative_of_order(m, x + 1.0, q))
 
 
 register_gradient(
-    "Zeta", _no_zeta_derivative_in_x, lambda node, g: -g * node.inputs[0] * zeta(node.inputs[0] + 1.0, node.inputs[1])
+    "ZetaDerivative",
+    lambda node, g: g * _zeta_derivative_of_order(node.attrs["m"] + 1, *node.inputs),
+    _zeta_derivative_by_q,
 )
-register_gradient("RiemannZeta", _no_zeta_derivative_in_x)
+
+
+def _riemann_zeta_derivative(x):
+    """zeta'(x): Z_1(x, 1) from _ZETA_LOWEST on; below, the derivative of the functional equation zeta(x) = chi(x)
+    zeta(1 - x), chi(x) = 2**x pi**(x - 1) sin(pi x / 2) Gamma(1 - x), whose zeta(1 - x) is away from its pole
+    (near 0 it is not: chi' zeta(1 - x) - chi zeta'(1 - x) cancelled, 5e-5 off at x = -1e-6)."""
+    w = math_ops.where
+    negative = math_ops.less(x, _ZETA_LOWEST)
+    right = w(negative, 2.0, x)
+    left = w(negative, x, -1.0)
+    half = (0.5 * _math.pi) * left
+    scale = math_ops.exp(left * _math.log(2.0 * _math.pi)) / _math.pi * gamma(1.0 - left)
+    sine, cosine = math_ops.sin(half), math_ops.cos(half)
+    chi = scale * sine
+    chi_derivative = scale * (sine * (_math.log(2.0 * _math.pi) - digamma(1.0 - left)) + (0.5 * _math.pi) * cosine)
+    reflected = chi_derivative * zeta(1.0 - left) - chi * _zeta_derivative_of_order(1, 1.0 - left, 1.0)
+    return w(negative, reflected, _zeta_derivative_of_order(1, right, 1.0))
+
+
+register_gradient(
+    "Zeta",
+    lambda node, g: g * _zeta_derivative_of_order(1, *node.inputs),
+    lambda node, g: -g * node.inputs[0] * zeta(node.inputs[0] + 1.0, node.inputs[1]),
+)
+register_gradient("RiemannZeta", lambda node, g: g * _riemann_zeta_derivative(node.inputs[0]))
 
 
 def zeta(x, q=None) -> Tensor:
     """The Hurwitz zeta function ``sum_{k >= 0} (k + q)**-x`` (SciPy's ``zeta(x, q)``), or without ``q`` the Riemann
     zeta function (defined for every real ``x`` but 1, by its functional equation below 1).
 
-    Differentiable in ``q`` to every order: ``-x zeta(x + 1, q)``.  The derivative in ``x`` is not implemented:
-    a ``LookupError`` names it when a gradient in ``x`` is asked for.
+    Differentiable to every order: in ``q``, ``-x zeta(x + 1, q)``; in ``x``, the op ``ZetaDerivative`` (an
+    Euler-Maclaurin sum of ``-log(k + q) (k + q)**-x``, for ``q > 0``; the Riemann function's below 0 through its
+    functional equation).
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.zeta(tl.tensor(2.0, "float64"))), 6)   # pi**2 / 6
     1.644934
     >>> round(float(tl.grad(tl.special.zeta, argnums=1)(2.0, tl.tensor(1.0, "float64"))), 6)   # -2 zeta(3)
     -2.404114
+    >>> round(float(tl.grad(tl.special.zeta)(tl.tensor(0.0, "float64"))), 6)   # -log(2 pi) / 2
+    -0.918939
     """
     if q is None:
         return apply(_riemann_zeta, (x,))

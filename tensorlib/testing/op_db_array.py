@@ -1050,7 +1050,7 @@ OPINFOS: list = [
             ErrorInput(
                 (np.ones((2, 3)), 1.0, 2.0, 3.0),
                 exc=TypeError,
-                match=r"^gradient: give no spacing, one, or one per axis",
+                match=r"^gradient: give no spacing, one scalar, or one per axis",
             ),
             ErrorInput(
                 (np.ones(3), np.ones(2)),

@@ -219,22 +219,16 @@ _SPECIAL = [
         op_types=("Betainc",),
         dtypes=FLOATS,
     ),
-    OpInfo(
-        "special.zeta",
-        tl.special.zeta,
-        _scipy("zeta"),
-        _uniform((1.5, 5.0), (0.5, 3.0), grads=(1,)),  # the derivative in x is not implemented
-        op_types=("Zeta",),
-        dtypes=FLOATS,
-    ),
+    _special("zeta", [(1.5, 5.0), (0.5, 3.0)], ("Zeta", "ZetaDerivative")),
     OpInfo(
         "special.zeta_riemann",
         tl.special.zeta,
         _scipy("zeta"),
-        _uniform((-3.0, 5.0), grads=()),
-        op_types=("RiemannZeta",),
+        lambda dtype: tensors(dtype, SHAPES, scalars(dtype, -4.0, 0.7) | scalars(dtype, 1.3, 5.0)).map(
+            lambda x: SampleInput((x,))
+        ),
+        op_types=("RiemannZeta", "ZetaDerivative"),
         dtypes=FLOATS,
-        differentiable=False,
     ),
     OpInfo(
         "special.multigammaln",
