@@ -24,6 +24,7 @@ import json
 import os
 import stat
 import uuid
+from typing import NamedTuple
 
 import numpy as np
 
@@ -212,16 +213,25 @@ def state_dict(target) -> dict:
     return {name: np.array(t.numpy(), copy=True) for name, t in _named(target, "state_dict").items()}
 
 
+class _IncompatibleKeys(NamedTuple):
+    """The names :func:`load_state_dict` skipped: in the target but not the state, and the other way
+    (PyTorch's ``_IncompatibleKeys``: a pair, with ``missing_keys`` and ``unexpected_keys`` by name)."""
+
+    missing_keys: list
+    unexpected_keys: list
+
+
 def load_state_dict(target, state: dict, strict: bool = True) -> tuple:
     """Assign ``state`` (``{dotted name: array or Tensor}``, as :func:`state_dict` gives) to ``target``'s
     Variables with :func:`load_variables`' checks: all or nothing, shapes and dtypes exact, and with
     ``strict=True`` no name missing or extra.  Returns ``(missing, unexpected)``, the names skipped on
-    either side (PyTorch's ``load_state_dict``'s keys; both empty when strict).
+    either side (PyTorch's ``load_state_dict``'s keys, also as ``.missing_keys`` and ``.unexpected_keys``;
+    both empty when strict).
 
     >>> import tensorlib as tl
-    >>> a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, seed=1)
-    >>> tl.checkpoint.load_state_dict(b, tl.checkpoint.state_dict(a))
-    ([], [])
+    >>> a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, use_bias=False, seed=1)
+    >>> tl.checkpoint.load_state_dict(b, tl.checkpoint.state_dict(a), strict=False).unexpected_keys
+    ['bias']
     >>> bool((a.kernel.numpy() == b.kernel.numpy()).all())
     True
     """
@@ -229,7 +239,7 @@ def load_state_dict(target, state: dict, strict: bool = True) -> tuple:
     if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
         raise TypeError(f"load_state_dict: state must be a dict of names (str) to arrays, got {type(state).__name__}")
     arrays = {k: np.asarray(v.numpy() if isinstance(v, Tensor) else v) for k, v in state.items()}
-    return _assign_all(arrays, {}, target, strict, "load_state_dict", "the state", "the state")
+    return _IncompatibleKeys(*_assign_all(arrays, {}, target, strict, "load_state_dict", "the state", "the state"))
 
 
 def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, source: str, where: str) -> tuple:

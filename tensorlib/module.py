@@ -180,7 +180,8 @@ class Module:
 
         >>> import tensorlib as tl
         >>> a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, use_bias=False, seed=1)
-        >>> b.load_state_dict(a.state_dict(), strict=False)
+        >>> missing, unexpected = b.load_state_dict(a.state_dict(), strict=False)
+        >>> missing, unexpected
         ([], ['bias'])
         """
         from .checkpoint import load_state_dict

@@ -286,3 +286,17 @@ def _numpy_trajectory(opt, w, grads) -> np.ndarray:
         else:
             w = w - opt.learning_rate * m / (1 - b1**t) / d
     return w
+
+
+def test_load_state_dict_reports_skipped_names_as_pytorch_names_them():
+    # PyTorch's result is a pair with .missing_keys and .unexpected_keys; ours was a bare tuple (AttributeError).
+    a, b = tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(2, 3, use_bias=False, seed=1)
+    result = b.load_state_dict({**a.state_dict(), "extra": np.zeros(2)}, strict=False)
+    assert result == ([], ["bias", "extra"])
+    assert (result.missing_keys, result.unexpected_keys) == ([], ["bias", "extra"])
+    np.testing.assert_array_equal(b.kernel.numpy(), a.kernel.numpy())
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.Linear(2, 3, bias=False).load_state_dict(
+        {**torch.nn.Linear(2, 3).state_dict(), "extra": torch.zeros(2)}, strict=False
+    )
+    assert (theirs.missing_keys, theirs.unexpected_keys) == result
