@@ -1,4 +1,7 @@
-"""``tl.stats``: log-densities with SciPy's names and arguments, differentiable in their continuous arguments.
+"""``tl.stats``: distributions with SciPy's names and arguments (``logpdf``/``logpmf``, ``pdf``/``pmf``, ``cdf``,
+``sf``, their logs and, where closed forms exist, ``ppf``/``isf``), differentiable in their continuous arguments:
+``norm``, ``t``, ``beta``, ``gamma``, ``chi2``, ``uniform``, ``expon``, ``laplace``, ``logistic``, ``cauchy``,
+``dirichlet``, ``multivariate_normal``, and the counts ``poisson``, ``binom``, ``bernoulli``, ``geom``, ``nbinom``.
 
 Each is a composition of tensorlib ops (``tl.special``, ``tl.linalg``), so
 gradients of every order come from theirs: ``tl.grad`` of a log-likelihood
@@ -24,10 +27,14 @@ import numpy as np
 
 from . import special as _sp
 from .dtypes import float64 as _float64
+from .ops import elementwise as _elementwise
 from .ops import math as _math_ops
+from .ops import nn as _nn
 from .ops import reduce as _reduce_ops
 from .ops.special import (
+    all_of as _all,
     beta_log_density,
+    dirichlet_saddle_point,
     _float,
     deviance,
     gamma_log_density,
@@ -95,13 +102,6 @@ def _restrict(logp, inside, valid, x=None) -> Tensor:
     w = _math_ops.where
     out = w(valid, w(inside, logp, -_math.inf), _math.nan)
     return out if x is None else w(_math_ops.not_equal(x, x), _math.nan, out)
-
-
-def _all(*conditions) -> Tensor:
-    out = conditions[0]
-    for c in conditions[1:]:
-        out = _math_ops.logical_and(out, c)
-    return out
 
 
 # ------------------------------------------------------------------ norm
@@ -378,57 +378,8 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     standard = (x - loc) / scale  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = _all(standard >= 0, standard <= 1)
     z = _math_ops.where(inside, standard, 0.5)
-    textbook = beta_log_density(z, a, b)
-    saddle = _beta_saddle_region(z, a, b)
-    logp = _math_ops.where(saddle, _beta_saddle_point(z, a, b, saddle), textbook)
+    logp = beta_log_density(z, a, b)
     return _narrowed(_restrict(logp - _math_ops.log(scale), inside, _all(a > 0, b > 0, scale > 0), standard), dtype)
-
-
-def _beta_saddle_region(z, a, b) -> Tensor:
-    """Where ``_beta_saddle_point`` applies: a, b > 2 and each binomial term's k / mu in (1/199, 199)."""
-    n = a + b - 2.0
-    return _all(
-        a > 2.0,
-        b > 2.0,
-        _math_ops.abs(relative_difference(a - 1.0, n * z)) < 0.99,
-        _math_ops.abs(relative_difference(b - 1.0, n * (1.0 - z))) < 0.99,
-    )
-
-
-def _beta_saddle_point(z, a, b, region) -> Tensor:
-    """The Beta(a, b) log-density in Loader's form (R's dbeta), where ``region`` holds; stand-ins elsewhere (float64:
-    a - 1 and (a + b - 2) z would round in float32)."""
-    from .ops.shape import stack
-
-    w = _math_ops.where
-    zs = w(region, z, 0.5)
-    k = stack([w(region, a, 3.0) - 1.0, w(region, b, 3.0) - 1.0])
-    return _dirichlet_saddle_point(k, stack([zs, 1.0 - zs]), 0.0)
-
-
-def _dirichlet_saddle_point(k, p, excess) -> Tensor:
-    """The Dirichlet(k + 1) log-density at ``p`` (components on axis 0; ``k >= 1``, ``p > 0``, float64), in Loader's
-    form: ``Gamma(n + K) / Gamma(n + 1)`` times the multinomial probability of ``k`` in ``n = sum(k)`` trials,
-    ``log`` of which is ``stirling_error(n) - sum(stirling_error(k) + deviance(k, n p)) + n excess -
-    ((K - 1) log(2 pi) + sum(log k) - log n) / 2`` (``excess = sum(p) - 1``; R's dbeta for K = 2).  The textbook
-    ``sum((alpha - 1) log p) - sum(gammaln(alpha)) + gammaln(sum(alpha))`` cancels terms of size n log n: float32
-    was 2211 ulps off for Beta(1e4, 1e4) at the mode, 12.5 for 15.10 for Dirichlet(1e6, 2e6, 1e6); float64 1e6
-    ulps at 1e6."""
-    from .ops.creation import arange
-    from .ops.shape import reshape
-
-    count = k.shape[0]
-    n = _reduce_ops.sum(k, axis=0)
-    steps = reshape(arange(1, count, dtype=_float64), (-1,) + (1,) * (k.ndim - 1))
-    rising = _reduce_ops.sum(_math_ops.log(n + steps), axis=0)  # log Gamma(n + K) - log Gamma(n + 1)
-    per_component = stirling_error(k) + deviance(k, n * p) + 0.5 * _math_ops.log(k)
-    multinomial = (
-        stirling_error(n)
-        - _reduce_ops.sum(per_component, axis=0)
-        + n * excess
-        - 0.5 * ((count - 1) * _LOG_2PI - _math_ops.log(n))
-    )
-    return rising + multinomial
 
 
 def _beta_tail(name, x, a, b, loc, scale, upper) -> Tensor:
@@ -567,7 +518,7 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
         region = _all(_reduce_ops.min(alpha) > 2.0, _reduce_ops.min(_math_ops.cast(near, x.dtype), axis=0) > 0)
         xs = _math_ops.where(region, x, 1.0 / alpha.shape[0])
         k = _math_ops.where(region, a, 3.0) - 1.0
-        saddle = _dirichlet_saddle_point(k, xs, _reduce_ops.sum(xs, axis=0) - 1.0)
+        saddle = dirichlet_saddle_point(k, xs, _reduce_ops.sum(xs, axis=0) - 1.0)
         logp = _math_ops.where(region, saddle, logp)
     return _narrowed(_restrict(logp, inside, _reduce_ops.min(alpha) > 0, total), dtype)
 
@@ -651,4 +602,316 @@ multivariate_normal = SimpleNamespace(
     logpdf=_mvn_logpdf, pdf=lambda x, mean, cov: _math_ops.exp(_mvn_logpdf(x, mean, cov))
 )
 
-__all__ = ["beta", "dirichlet", "gamma", "multivariate_normal", "norm", "poisson", "t"]
+
+# ------------------------------------------------------------------ location-scale families with closed forms
+def _bound(where, first, x, shapes, defaults, args, kwargs) -> tuple:
+    """SciPy's call of a distribution's method: ``x`` (or ``q``, ``k``: ``first``), then the shape parameters and
+    ``defaults``' names (``loc``, ``scale``) by position or by name; ``_args``' ``(dtype, tensors)`` in that order.
+    Too many, unknown, repeated or missing arguments are one TypeError naming ``where``."""
+    names = (*shapes, *defaults)
+    if len(args) > len(names):
+        raise TypeError(f"{where}: takes {first} and at most {len(names)} more ({', '.join(names)}), got {len(args)}")
+    values = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names or key in values:
+            why = "twice" if key in values else f"unexpected (it takes {first}, {', '.join(names)})"
+            raise TypeError(f"{where}: argument {key!r} {why}")
+        values[key] = value
+    missing = [n for n in shapes if n not in values]
+    if missing:
+        raise TypeError(f"{where}: missing the shape parameter(s) {missing}")
+    return _args(where, **{first: x, **{n: values.get(n, defaults.get(n)) for n in names}})
+
+
+def _family(
+    name, low, high, stand_in, logpdf, cdf, sf, ppf=None, isf=None, logcdf=None, logsf=None, shapes=(), valid=None
+):
+    """A SimpleNamespace of SciPy's methods for the distribution ``name`` of ``loc + scale * Z``, ``Z``'s support
+    ``[low, high]``: each formula takes the standardized ``z = (x - loc) / scale`` (``stand_in`` where ``z`` is off
+    the support, so no gradient meets a NaN) and the shape parameters ``shapes`` (``valid`` checks them), and returns
+    the standard distribution's value; off the support every method takes SciPy's end values, NaN for invalid
+    parameters or a NaN ``x``.  ``logcdf``/``logsf`` default to the log of ``cdf``/``sf``; ``ppf``/``isf`` take ``q``
+    in (0, 1) and give the ends at 0 and 1, NaN outside."""
+    w = _math_ops.where
+    log = _math_ops.log
+
+    def prepare(method, first, x, args, kwargs):
+        where = f"{name}.{method}"
+        dtype, (x, *params, loc, scale) = _bound(where, first, x, shapes, {"loc": 0.0, "scale": 1.0}, args, kwargs)
+        ok = scale > 0
+        if valid is not None:
+            ok = _all(ok, valid(*params))
+        return dtype, x, loc, scale, params, ok
+
+    def at_x(method, formula, below, above, minus_log_scale=False, exp=False):
+        def run(x, *args, **kwargs):
+            dtype, x, loc, scale, params, ok = prepare(method, "x", x, args, kwargs)
+            z = (x - loc) / scale
+            under, over = z < low, z > high
+            inside = _math_ops.logical_not(_math_ops.logical_or(under, over))
+            value = formula(w(inside, z, stand_in), *params)
+            if minus_log_scale:
+                value = value - log(scale)
+            value = w(under, below, w(over, above, value))
+            if exp:
+                value = _math_ops.exp(value)
+            return _narrowed(w(ok, w(_math_ops.not_equal(z, z), _math.nan, value), _math.nan), dtype)
+
+        run.__name__ = run.__qualname__ = f"{name}_{method}"
+        return run
+
+    def at_q(method, formula, at_zero, at_one):
+        def run(q, *args, **kwargs):
+            dtype, q, loc, scale, params, ok = prepare(method, "q", q, args, kwargs)
+            inside = _all(q > 0, q < 1)
+            z = w(_math_ops.equal(q, 0), at_zero, w(_math_ops.equal(q, 1), at_one, formula(w(inside, q, 0.5), *params)))
+            z = w(_all(q >= 0, q <= 1), z, _math.nan)
+            return _narrowed(w(ok, loc + scale * z, _math.nan), dtype)
+
+        run.__name__ = run.__qualname__ = f"{name}_{method}"
+        return run
+
+    methods = dict(
+        logpdf=at_x("logpdf", logpdf, -_math.inf, -_math.inf, minus_log_scale=True),
+        pdf=at_x("pdf", logpdf, -_math.inf, -_math.inf, minus_log_scale=True, exp=True),
+        cdf=at_x("cdf", cdf, 0.0, 1.0),
+        sf=at_x("sf", sf, 1.0, 0.0),
+        logcdf=at_x("logcdf", logcdf or _log_of(cdf, sf), -_math.inf, 0.0),
+        logsf=at_x("logsf", logsf or _log_of(sf, cdf), 0.0, -_math.inf),
+    )
+    if ppf is not None:
+        methods.update(ppf=at_q("ppf", ppf, low, high), isf=at_q("isf", isf, high, low))
+    return SimpleNamespace(**methods)
+
+
+def _log_of(probability, complement):
+    """``log(probability(z))``, as ``log1p(-complement(z))`` where the probability is above 1/2 (its log is then
+    near 0, and the complement keeps the digits its rounding to 1 loses)."""
+
+    def log_probability(z, *params):
+        p = probability(z, *params)
+        return _math_ops.where(p > 0.5, _math_ops.log1p(-complement(z, *params)), _math_ops.log(p))
+
+    return log_probability
+
+
+def _cauchy_quantile(q, sign):
+    """``sign * tan(pi (q - 1/2))`` as ``-sign / tan(pi q)`` below 1/2 and ``sign / tan(pi (1 - q))`` above (``1 - q``
+    is exact there), so neither side meets the rounding of ``pi q`` next to the pole; 0 at 1/2."""
+    low, high = q < 0.5, q > 0.5
+    below = -1.0 / _elementwise.tan(_math.pi * _math_ops.where(low, q, 0.25))
+    above = 1.0 / _elementwise.tan(_math.pi * _math_ops.where(high, 1.0 - q, 0.25))
+    return sign * _math_ops.where(low, below, _math_ops.where(high, above, 0.0))
+
+
+def _laplace_tail(z):
+    return _math_ops.exp(-_math_ops.abs(z))
+
+
+def _atan2_over_pi(y, x):
+    return _elementwise.arctan2(y, x) / _math.pi
+
+
+uniform = _family(
+    "uniform",
+    0.0,
+    1.0,
+    0.5,
+    logpdf=lambda z: _math_ops.zeros_like(z),
+    cdf=lambda z: z,
+    sf=lambda z: 1.0 - z,
+    ppf=lambda q: q,
+    isf=lambda q: 1.0 - q,
+    logsf=lambda z: _math_ops.log1p(-z),
+)
+expon = _family(
+    "expon",
+    0.0,
+    _math.inf,
+    1.0,
+    logpdf=lambda z: -z,
+    cdf=lambda z: -_math_ops.expm1(-z),
+    sf=lambda z: _math_ops.exp(-z),
+    logsf=lambda z: -z,
+    logcdf=lambda z: _nn.log1mexp(z),
+    ppf=lambda q: -_math_ops.log1p(-q),
+    isf=lambda q: -_math_ops.log(q),
+)
+laplace = _family(
+    "laplace",
+    -_math.inf,
+    _math.inf,
+    0.0,
+    logpdf=lambda z: -_math_ops.abs(z) - _math.log(2.0),
+    # exp(-|z|) on both sides: exp(-z) of the side not taken overflowed, and its gradient was 0 * inf = NaN
+    cdf=lambda z: _math_ops.where(z < 0, 0.5 * _laplace_tail(z), 1.0 - 0.5 * _laplace_tail(z)),
+    sf=lambda z: _math_ops.where(z > 0, 0.5 * _laplace_tail(z), 1.0 - 0.5 * _laplace_tail(z)),
+    logcdf=lambda z: _math_ops.where(z < 0, z - _math.log(2.0), _math_ops.log1p(-0.5 * _laplace_tail(z))),
+    logsf=lambda z: _math_ops.where(z > 0, -z - _math.log(2.0), _math_ops.log1p(-0.5 * _laplace_tail(z))),
+    ppf=lambda q: _math_ops.where(q < 0.5, _math_ops.log(2.0 * q), -_math_ops.log(2.0 - 2.0 * q)),
+    isf=lambda q: _math_ops.where(q < 0.5, -_math_ops.log(2.0 * q), _math_ops.log(2.0 - 2.0 * q)),
+)
+logistic = _family(
+    "logistic",
+    -_math.inf,
+    _math.inf,
+    0.0,
+    logpdf=lambda z: -_math_ops.abs(z) - 2.0 * _math_ops.log1p(_math_ops.exp(-_math_ops.abs(z))),
+    cdf=lambda z: _sp.expit(z),
+    sf=lambda z: _sp.expit(-z),
+    logcdf=lambda z: -_nn.softplus(-z),
+    logsf=lambda z: -_nn.softplus(z),
+    ppf=lambda q: _sp.logit(q),
+    isf=lambda q: -_sp.logit(q),
+)
+cauchy = _family(
+    "cauchy",
+    -_math.inf,
+    _math.inf,
+    0.0,
+    logpdf=lambda z: -_math.log(_math.pi) - _log1p_square(z),
+    cdf=lambda z: _atan2_over_pi(1.0, -z),  # 1/2 + atan(z)/pi, without cancelling in the left tail
+    sf=lambda z: _atan2_over_pi(1.0, z),
+    ppf=lambda q: _cauchy_quantile(q, 1.0),
+    isf=lambda q: _cauchy_quantile(q, -1.0),
+)
+chi2 = _family(
+    "chi2",
+    0.0,
+    _math.inf,
+    1.0,
+    logpdf=lambda z, df: gamma_log_density(0.5 * df, 0.5 * z) - _math.log(2.0),
+    cdf=lambda z, df: _sp.gammainc(0.5 * df, 0.5 * z),
+    sf=lambda z, df: _sp.gammaincc(0.5 * df, 0.5 * z),
+    shapes=("df",),
+    valid=lambda df: df > 0,
+)
+
+
+# ------------------------------------------------------------------ counts: bernoulli, binom, geom, nbinom
+def _binomial_log_density(k, n, p) -> Tensor:
+    """``log(C(n, k) p**k (1 - p)**(n - k))`` for ``0 <= k <= n`` (real ``n`` and ``k`` too, as nbinom needs), in
+    Loader's saddle-point form (R's ``dbinom_raw``: Stirling errors and deviances, no difference of huge log-gammas)
+    inside, ``n log1p(-p)`` at ``k = 0`` and ``n log p`` at ``k = n``; -inf where ``p`` is 0 or 1 and ``k`` between."""
+    w = _math_ops.where
+    q = 1.0 - p
+    interior = _all(k > 0, k < n, p > 0, p < 1)
+    ki, ni, pi, qi = w(interior, k, 1.0), w(interior, n, 2.0), w(interior, p, 0.5), w(interior, q, 0.5)
+    saddle = (
+        stirling_error(ni)
+        - stirling_error(ki)
+        - stirling_error(ni - ki)
+        - deviance(ki, ni * pi)
+        - deviance(ni - ki, ni * qi)
+        - 0.5 * (_LOG_2PI + _math_ops.log(ki) + _math_ops.log1p(-ki / ni))
+    )
+    zero, full = _math_ops.equal(k, 0.0), _math_ops.equal(k, n)
+    ends = w(zero, _sp.xlog1py(n, -w(zero, p, 0.0)), _sp.xlogy(n, w(full, p, 1.0)))
+    return w(_math_ops.logical_or(zero, full), ends, w(interior, saddle, -_math.inf))
+
+
+def _counts(name, shapes, valid, high, logpmf, cdf, sf, low=0.0):
+    """SciPy's methods of a distribution on the integers ``low .. high(*shapes)`` shifted by ``loc``: each formula
+    takes an integer ``k`` on the support (a stand-in elsewhere, so no gradient meets a NaN) and the shapes;
+    off the support SciPy's values, NaN for invalid parameters or a NaN ``k``."""
+    w = _math_ops.where
+
+    def method(m, body):
+        def run(k, *args, **kwargs):
+            dtype, (k, *params, loc) = _bound(f"{name}.{m}", "k", k, shapes, {"loc": 0.0}, args, kwargs)
+            k = k - loc
+            value = w(_math_ops.not_equal(k, k), _math.nan, body(k, *params))
+            return _narrowed(w(valid(*params), value, _math.nan), dtype)
+
+        run.__name__ = run.__qualname__ = f"{name}_{m}"
+        return run
+
+    def mass(k, *params):
+        inside = _all(k >= low, k <= high(*params), _math_ops.equal(k, _math_ops.floor(k)))
+        return w(inside, logpmf(w(inside, k, low), *params), -_math.inf)
+
+    def tail(formula, under_value):
+        def body(k, *params):
+            whole = _math_ops.floor(k)
+            under, over = whole < low, whole >= high(*params)
+            value = formula(w(_math_ops.logical_or(under, over), low, whole), *params)
+            return w(under, under_value, w(over, 1.0 - under_value, value))
+
+        return body
+
+    return SimpleNamespace(
+        logpmf=method("logpmf", mass),
+        pmf=method("pmf", lambda k, *params: _math_ops.exp(mass(k, *params))),
+        cdf=method("cdf", tail(cdf, 0.0)),
+        sf=method("sf", tail(sf, 1.0)),
+        logcdf=method("logcdf", _log_of(tail(cdf, 0.0), tail(sf, 1.0))),
+        logsf=method("logsf", _log_of(tail(sf, 1.0), tail(cdf, 0.0))),
+    )
+
+
+def _is_count(n) -> Tensor:
+    return _all(n >= 0, _math_ops.equal(n, _math_ops.floor(n)), n < _math.inf)
+
+
+def _probability_in(p, low_open=False) -> Tensor:
+    return _all(p > 0 if low_open else p >= 0, p <= 1)
+
+
+binom = _counts(
+    "binom",
+    ("n", "p"),
+    lambda n, p: _all(_is_count(n), _probability_in(p)),
+    lambda n, p: n,
+    logpmf=lambda k, n, p: _binomial_log_density(k, n, p),
+    cdf=lambda k, n, p: _sp.betaincc(k + 1.0, _math_ops.maximum(n - k, 1.0), p),  # I_{1-p}(n - k, k + 1)
+    sf=lambda k, n, p: _sp.betainc(k + 1.0, _math_ops.maximum(n - k, 1.0), p),
+)
+bernoulli = _counts(
+    "bernoulli",
+    ("p",),
+    lambda p: _probability_in(p),
+    lambda p: 1.0,
+    logpmf=lambda k, p: _math_ops.where(_math_ops.equal(k, 1.0), _math_ops.log(p), _math_ops.log1p(-p)),
+    cdf=lambda k, p: 1.0 - p,
+    sf=lambda k, p: p + 0.0 * k,
+)
+geom = _counts(
+    "geom",
+    ("p",),
+    lambda p: _probability_in(p, low_open=True),
+    lambda p: _math.inf,
+    logpmf=lambda k, p: _sp.xlog1py(k - 1.0, -p) + _math_ops.log(p),
+    cdf=lambda k, p: -_math_ops.expm1(k * _math_ops.log1p(-p)),
+    sf=lambda k, p: _math_ops.exp(k * _math_ops.log1p(-p)),
+    low=1.0,
+)
+nbinom = _counts(
+    "nbinom",
+    ("n", "p"),
+    lambda n, p: _all(n > 0, n < _math.inf, _probability_in(p, low_open=True)),
+    lambda n, p: _math.inf,
+    # R's dnbinom: n / (n + k) times the binomial probability of n successes in n + k trials
+    logpmf=lambda k, n, p: _math_ops.log(n / (n + k)) + _binomial_log_density(n, n + k, p),
+    cdf=lambda k, n, p: _sp.betainc(n, k + 1.0, p),
+    sf=lambda k, n, p: _sp.betaincc(n, k + 1.0, p),
+)
+
+__all__ = [
+    "bernoulli",
+    "beta",
+    "binom",
+    "geom",
+    "nbinom",
+    "cauchy",
+    "chi2",
+    "dirichlet",
+    "expon",
+    "gamma",
+    "laplace",
+    "logistic",
+    "multivariate_normal",
+    "norm",
+    "poisson",
+    "t",
+    "uniform",
+]
