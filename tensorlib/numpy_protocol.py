@@ -9,7 +9,8 @@ its gradient.  ``np.asarray(t)`` (``__array__``) still gives the values, without
 
 Predicates and reductions run tensorlib's too (``np.isnan(t)`` is ``tl.isnan(t)``, a bool Tensor;
 ``np.allclose`` and ``np.array_equal`` give Python bools); the few value queries tensorlib lacks
-(``np.array_equiv``, ``np.array_repr``) compare the values and return NumPy results.
+(``np.array_equiv``, ``np.array_repr``) compare the values and return NumPy results; ``np.save``,
+``np.savez`` and ``np.savetxt`` write the values.
 
 >>> import numpy as np, tensorlib as tl
 >>> x = tl.tensor([0.0, 1.0], dtype="float64")
@@ -91,6 +92,13 @@ _VALUE_QUERIES = (
     "array_equiv",
     "array_repr",
     "array_str",
+    "array2string",
+    "save",  # writing values needs no gradient
+    "savez",
+    "savez_compressed",
+    "savetxt",
+    "common_type",
+    "min_scalar_type",
 )
 
 
@@ -541,6 +549,25 @@ def _fortran(order, name, orders) -> bool:
     return order == "F"
 
 
+def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """``numpy.linspace`` with Tensor bounds: NumPy's dtype (float64 for float64 or Python bounds, where
+    ``tl.linspace`` defaults to float32), ``endpoint=False`` as the first ``num`` of ``num + 1`` points, and
+    ``retstep``'s step; gradients reach 0-d bounds."""
+    import tensorlib as tl
+
+    bounds = (start, stop)
+    if device is not None or any(np.ndim(v) for v in bounds):
+        raise TypeError(
+            "numpy.linspace: tensorlib Tensors take 0-d bounds and no device= (got shapes "
+            f"{[tuple(np.shape(v)) for v in bounds]}, device={device!r})"
+        )
+    kinds = [np.dtype(v.dtype) if hasattr(v, "dtype") else v for v in bounds]
+    dtype = np.dtype(_numpy_dtype(dtype)) if dtype is not None else np.result_type(*kinds, float(num))
+    div = (num - 1) if endpoint else num
+    points = tl.linspace(start, stop, num + (not endpoint), dtype=dtype)[:num]
+    return (points, (tl.cast(stop, dtype) - start) / div if div > 0 else np.nan) if retstep else points
+
+
 def _einsum(*operands, out=None, optimize=False, **kwargs):
     import tensorlib as tl
 
@@ -635,6 +662,7 @@ _SPECIAL = {
     np.take: _take,
     np.clip: _clip,
     np.pad: _pad,
+    np.linspace: _linspace,
     np.reshape: _reshape,
     np.ravel: _ravel,
     np.einsum: _einsum,
@@ -658,8 +686,9 @@ _NDARRAY_METHODS = {
     for name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all", "ptp")
 }
 _NDARRAY_METHODS.update({name: getattr(np, name) for name in ("cumsum", "cumprod", "trace", "diagonal", "repeat")})
-# ndarray.sort sorts in place; Tensor.sort returns the sorted values (JAX's), as tensorlib values are immutable.
+# ndarray.sort and .partition work in place; Tensor's return the new values (JAX's): tensorlib values are immutable.
 _NDARRAY_METHODS.update(swapaxes=np.swapaxes, sort=np.sort, argsort=np.argsort, ravel=np.ravel, flatten=np.ravel)
+_NDARRAY_METHODS.update({name: getattr(np, name) for name in ("partition", "argpartition", "searchsorted", "choose")})
 
 
 def _ndarray_method(name, np_fn):
@@ -678,10 +707,16 @@ def _reshape_method(self, *shape, order="C", copy=None):
     return _reshape(self, shape[0] if len(shape) == 1 else shape, order)
 
 
+def _compress_method(self, condition, axis=None, out=None):
+    """``ndarray.compress``: ``numpy.compress(condition, self, axis)``."""
+    return np.compress(condition, self, axis, out)
+
+
 def install():
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
     Tensor.reshape = _reshape_method
+    Tensor.compress = _compress_method
     for name, np_fn in _NDARRAY_METHODS.items():
         setattr(Tensor, name, _ndarray_method(name, np_fn))
 

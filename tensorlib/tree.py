@@ -37,6 +37,7 @@ __all__ = [
     "unflatten",
     "leaves",
     "map",
+    "ordered_as",
     "register_dataclass",
     "register_node",
     "structure_error",
@@ -281,6 +282,18 @@ def flatten_as(
     if len(leaves) != treedef.num_leaves or got_key != key and (_has_dict(key) or _has_dict(got_key)):
         return None, got
     return leaves, got
+
+
+def ordered_as(treedef: TreeDef, tree: Any) -> Any:
+    """``tree`` with each dict's entries in the key order of the matching dict of ``treedef`` (where the keys
+    agree; the rest as it is): how control flow reads a branch or loop body that builds its dicts in another
+    order (JAX sorts dict keys, so there the order never matters).
+
+    >>> import tensorlib as tl
+    >>> tl.tree.ordered_as(tl.tree.flatten({"a": 1, "b": [2]})[1], {"b": [20], "a": 10})
+    {'a': 10, 'b': [20]}
+    """
+    return _ordered_as(treedef._key, tree)
 
 
 def _ordered_as(key, tree):

@@ -242,3 +242,34 @@ def test_group_norm_traces_with_unknown_spatial_sizes(data_format):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
     x = RNG.normal(size=(2, 3, channels))
     tl.testing.check_grads(lambda x: tl.nn.group_norm(x, groups), (x,), order=2)
+
+
+# ------------------------------------------------------------------ weighted_moments (TensorFlow's)
+def test_weighted_moments_are_the_frequency_weighted_mean_and_variance():
+    x = RNG.normal(size=(5, 4)) * 2 + 1
+    weights = RNG.random((5, 1)) * 3  # broadcast over the columns, as TensorFlow allows
+    mean, variance = tl.nn.weighted_moments(x, [0], weights)
+    want_mean = np.average(x, axis=0, weights=np.broadcast_to(weights, x.shape))
+    want_variance = np.average((x - want_mean) ** 2, axis=0, weights=np.broadcast_to(weights, x.shape))
+    np.testing.assert_allclose(mean.numpy(), want_mean, rtol=1e-12)
+    np.testing.assert_allclose(variance.numpy(), want_variance, rtol=1e-12)
+    mean, variance = tl.nn.weighted_moments(x, [0, 1], weights, keepdims=True)
+    assert mean.shape == variance.shape == (1, 1)
+    np.testing.assert_allclose(mean.numpy().item(), np.average(x, weights=np.broadcast_to(weights, x.shape)))
+    # Zero total weight: 0 and 0 (TensorFlow's reciprocal_no_nan), and finite gradients.
+    mean, variance = tl.nn.weighted_moments(x, [0], np.zeros((5, 1)))
+    assert mean.numpy().tolist() == variance.numpy().tolist() == [0.0] * 4
+    tl.testing.check_grads(lambda x, w: tl.nn.weighted_moments(x, [1], w)[1], (x, weights + 0.5), order=2)
+    half = tl.nn.weighted_moments(x.astype(np.float16), [0], weights.astype(np.float16))[1]
+    assert half.dtype == tl.float16
+    np.testing.assert_allclose(half.numpy(), want_variance, rtol=3e-3)
+
+
+def test_weighted_moments_match_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    x, weights = RNG.normal(size=(3, 4, 5)), RNG.random((3, 1, 5))
+    for axes, keepdims in (([0], False), ([0, 2], True), ([1], False)):
+        want = tf.nn.weighted_moments(tf.constant(x), axes, tf.constant(weights), keepdims=keepdims)
+        got = tl.nn.weighted_moments(x, axes, weights, keepdims=keepdims)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)

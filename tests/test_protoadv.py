@@ -364,3 +364,63 @@ def test_python_numbers_and_lists_in_numpy_calls_take_numpy_s_dtypes(call):
     got = call(tl.tensor(t) > 0, tl.tensor(t))
     assert isinstance(got, tl.Tensor) and got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+
+
+def test_saving_and_printing_tensors_with_numpy_works_on_their_values(tmp_path):
+    # np.save(path, t) raised "no implementation of numpy.save for Tensors, so it would drop the gradient":
+    # writing values needs no gradient.
+    t = tl.tensor(X)
+    np.save(tmp_path / "a.npy", t)
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), X)
+    np.savez(tmp_path / "b.npz", t, named=t * 2.0)
+    with np.load(tmp_path / "b.npz") as saved:
+        np.testing.assert_array_equal(saved["arr_0"], X)
+        np.testing.assert_array_equal(saved["named"], X * 2.0)
+    np.savez_compressed(tmp_path / "c.npz", t)
+    np.savetxt(tmp_path / "d.txt", t)
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "d.txt"), X, rtol=1e-15)
+    assert np.array2string(t, precision=3) == np.array2string(X, precision=3)
+    assert np.common_type(t) is np.float64 and np.min_scalar_type(tl.tensor(3)) == np.uint8
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"endpoint": False}, {"num": 1}, {"num": 7, "retstep": True}, {"dtype": np.float32}]
+)
+@pytest.mark.parametrize("bounds", [(0.5, 2.0), (-1.0, 3)], ids=["floats", "float-int"])
+def test_np_linspace_with_tensor_bounds_matches_numpy_and_differentiates(bounds, kwargs):
+    # np.linspace(t0, t1) raised "no implementation of numpy.linspace" (and tl.linspace's default is float32,
+    # NumPy's float64).
+    kwargs = {"num": 5, **kwargs}
+    want = np.linspace(*bounds, **kwargs)
+    got = np.linspace(tl.tensor(bounds[0], dtype="float64"), bounds[1], **kwargs)
+    for g, w in zip(got, want) if kwargs.get("retstep") else [(got, want)]:
+        assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6 if kwargs.get("dtype") else 1e-15)
+    if "dtype" not in kwargs:
+        check_grads(
+            lambda a, b: np.linspace(a, b, **{**kwargs, "retstep": False}), list(map(np.float64, bounds)), order=1
+        )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.item(5),
+        lambda x: x.item(1, 2),
+        lambda x: x.conjugate(),
+        lambda x: np.sort(x[0]).searchsorted([0.1, -5.0], side="right"),
+        lambda x: x.compress([True, False, True], axis=0),
+        lambda x: x.compress([0, 1, 1, 0, 1]),
+        lambda x: (x[0] > 0).choose([x[1], x[2]]),
+        # ndarray.partition works in place (returns None); a Tensor's returns np.partition's values
+        lambda x: np.sort((x.partition(1, axis=1) if isinstance(x, tl.Tensor) else np.partition(x, 1, 1))[:, :2], 1),
+        lambda x: np.take_along_axis(x, x.argpartition(2)[:, :1], axis=1),
+    ],
+)
+def test_more_ndarray_methods_on_tensors(call):
+    # Tensor had no .conjugate, .searchsorted, .compress, .choose, .partition or .argpartition, and
+    # .item() took no index (ndarray.item(5), .item(1, 2)).
+    want = call(X)
+    got = call(tl.tensor(X))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-15)
+    assert np.asarray(got).dtype == np.asarray(want).dtype

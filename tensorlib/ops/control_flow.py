@@ -109,6 +109,25 @@ def _count(value, what: str, name: str):
     return count
 
 
+def _keeping_order(treedef, fn: Callable) -> Callable:
+    """``fn`` with its result's dicts in the key order of ``treedef``'s: a branch or loop body that builds a dict
+    in another order returns the same structure (JAX sorts dict keys; here the first order wins)."""
+    return lambda *args: tree.ordered_as(treedef, fn(*args))
+
+
+def _keeping_carry_order(init, f: Callable) -> Callable:
+    """A scan body ``f`` whose carry's dicts come back in ``init``'s key order (see :func:`_keeping_order`)."""
+    treedef = tree.flatten(init)[1]
+
+    def body(carry, x):
+        out = f(carry, x)
+        if out.__class__ in (tuple, list) and len(out) == 2:
+            return out.__class__((tree.ordered_as(treedef, out[0]), out[1]))
+        return out
+
+    return body
+
+
 def _signature(value, what: str) -> tuple:
     """(treedef, [(shape, dtype) per tensor leaf]) of a nested value, as :func:`_flatten` would make the
     leaves, converting only those that are not tensors yet (Python loops check this at every step)."""
@@ -286,8 +305,9 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     ``pred`` is a scalar (bool or number); ``operands`` may be tensors, arrays,
     numbers or nested tuples/lists/dicts of them.  Eagerly only the chosen
     branch runs.  Traced, both branches are traced into subgraphs, must return
-    the same structure, shapes and dtypes, and one ``Cond`` node runs the
-    chosen one; its gradient (to any order) goes through the taken branch.
+    the same structure, shapes and dtypes (dicts pair by key, in true_fn's order),
+    and one ``Cond`` node runs the chosen one; its gradient (to any order)
+    goes through the taken branch.
 
     >>> import tensorlib as tl
     >>> x = tl.tensor([1.0, -2.0])
@@ -308,7 +328,7 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     leaves, structure = _flatten(operands, "tl.cond operands")
     args = tree.unflatten(structure, leaves)
     true_sub, true_out = trace_subgraph(true_fn, args, "true_fn")
-    false_sub, false_out = trace_subgraph(false_fn, args, "false_fn")
+    false_sub, false_out = trace_subgraph(_keeping_order(true_sub.graph.structure, false_fn), args, "false_fn")
     tg, fg = true_sub.graph, false_sub.graph
     if tg.structure != fg.structure or _specs(tg) != _specs(fg):
         raise TypeError(
@@ -420,7 +440,7 @@ def _selected(pred, true_out, false_out):
     from . import math as math_ops
 
     t_leaves, t_structure = _flatten(true_out, "tl.cond true_fn's result")
-    f_leaves, f_structure = _flatten(false_out, "tl.cond false_fn's result")
+    f_leaves, f_structure = _flatten(tree.ordered_as(t_structure, false_out), "tl.cond false_fn's result")
     if t_structure != f_structure or _types(t_leaves) != _types(f_leaves):
         raise TypeError(
             f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
@@ -515,7 +535,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     JAX's ``lax.scan``: ``init`` and ``xs`` may be nested structures; ``xs=None``
     with ``length=n`` loops ``n`` times with ``x=None``; ``reverse=True`` runs
     from the last slice to the first (``ys`` keep ``xs``'s order).  The carry
-    must keep its structure, shapes and dtypes; a Python number in ``init`` is
+    must keep its structure (dicts pair by key), shapes and dtypes; a Python number in ``init`` is
     weakly typed, as in JAX, and takes the dtype ``f`` returns it with
     (``tl.scan(f, 0.0, xs)`` carries ``xs``'s float type).  Traced, one ``Scan`` node runs
     the body subgraph; its gradient is a reverse scan of the body's
@@ -527,6 +547,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     (6.0, [0.0, 2.0, 9.0])
     """
     _callables("tl.scan", f=f)
+    f = _keeping_carry_order(init, f)
     if length is not None:
         length = _count(length, "tl.scan", "length")
     x_leaves, x_structure = _flatten(xs, "tl.scan xs")
@@ -812,7 +833,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     """``while cond_fn(vars): vars = body_fn(vars)``; return the final ``vars`` (JAX's ``lax.while_loop``).
 
     ``loop_vars`` may be a nested structure; ``body_fn`` must keep its
-    structure, shapes and dtypes (a Python number takes the dtype ``body_fn``
+    structure (dicts pair by key), shapes and dtypes (a Python number takes the dtype ``body_fn``
     returns it with, as in ``tl.scan``).  Eagerly this is a Python loop.  Traced, a
     ``While`` node runs the subgraphs (forward only: differentiating it
     raises); with ``maximum_iterations=N`` the loop stops after at most N
@@ -826,6 +847,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     (3, 12.0)
     """
     _callables("tl.while_loop", cond_fn=cond_fn, body_fn=body_fn)
+    body_fn = _keeping_order(tree.flatten(loop_vars)[1], body_fn)
     if maximum_iterations is not None:
         maximum_iterations = _count(maximum_iterations, "tl.while_loop", "maximum_iterations")
     if _runs_python():

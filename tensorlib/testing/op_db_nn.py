@@ -841,6 +841,24 @@ def _moments_ref(x, axes, keepdims=False):
     )
 
 
+@st.composite
+def _weighted_moments_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 3, min_side=2)))
+    ones = draw(st.lists(st.booleans(), min_size=x.ndim, max_size=x.ndim))  # axes the weights broadcast along
+    weights = draw(
+        tensors(dtype, tuple(1 if one else d for one, d in zip(ones, x.shape)), min_value=0.5, max_value=2.0)
+    )
+    axes = draw(st.lists(st.integers(0, x.ndim - 1), min_size=1, max_size=x.ndim, unique=True))
+    return SampleInput((x, sorted(axes), weights, draw(st.booleans())), grad_argnums=(0, 2))
+
+
+def _weighted_moments_ref(x, axes, frequency_weights, keepdims=False):
+    xf, wf = x.astype(np.float64), np.broadcast_to(frequency_weights, x.shape).astype(np.float64)
+    mean = np.average(xf, tuple(axes), wf, keepdims=True)
+    variance = np.average((xf - mean) ** 2, tuple(axes), wf, keepdims=keepdims)
+    return (mean if keepdims else np.squeeze(mean, tuple(axes))).astype(x.dtype), variance.astype(x.dtype)
+
+
 def _fbn_errors():
     return (
         ErrorInput(
@@ -1160,5 +1178,18 @@ OPINFOS = [
         _moments_draw,
         op_types=("Sum", "Div", "Sub", "Mul"),
         dtypes=WITH_HALF,
+    ),
+    OpInfo(
+        "nn.weighted_moments",
+        tl.nn.weighted_moments,
+        _weighted_moments_ref,
+        _weighted_moments_draw,
+        op_types=("Sum", "Mul", "Sub", "Square", "Select"),
+        dtypes=WITH_HALF,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), [0], np.ones(2)), exc=ValueError, match=r"^weighted_moments: frequency_weights shape"
+            ),
+        ),
     ),
 ]

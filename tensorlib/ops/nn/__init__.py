@@ -19,7 +19,7 @@ differentiates for every batch size.  Height, width and channels must be known.
 
 from .adaptive import adaptive_avg_pool, adaptive_max_pool
 from .activations import elu, erf, gelu, leaky_relu, log_softmax, relu, softmax, softplus
-from .batch_norm import batch_normalization, fused_batch_norm, moments
+from .batch_norm import batch_normalization, fused_batch_norm, moments, weighted_moments
 from .composed import (
     avg_pool1d,
     depth_to_space,
@@ -155,6 +155,7 @@ __all__ = [
     "sparse_softmax_cross_entropy_with_logits",
     "swish",
     "weighted_cross_entropy_with_logits",
+    "weighted_moments",
     # jax.nn's names
     "hard_silu",
     "identity",

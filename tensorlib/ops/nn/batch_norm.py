@@ -29,7 +29,7 @@ from ._common import (
     _to_nchw,
     _to_nhwc,
 )
-from .normalization import _epsilon, _widened
+from .normalization import _epsilon, _narrowed, _widened
 
 _NHW = (0, 1, 2)  # the axes batch norm reduces over in NHWC
 
@@ -295,10 +295,7 @@ def moments(x, axes, keepdims: bool = False) -> tuple:
     ([3.0, 5.0], [4.0, 4.0])
     """
     x = as_tensor(x)
-    try:
-        axes = (_index(axes),) if isinstance(axes, (int, np.integer)) else tuple(_index(a) for a in axes)
-    except TypeError:
-        raise TypeError(f"moments: axes must be an int or a sequence of ints, got {axes!r}") from None
+    axes = _moment_axes(axes, "moments")
     wide = math_ops.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
     mean = reduce_ops.mean(wide, axes, keepdims=True)
     centered = wide - mean
@@ -310,6 +307,44 @@ def moments(x, axes, keepdims: bool = False) -> tuple:
     if wide is not x:
         mean, variance = math_ops.cast(mean, x.dtype), math_ops.cast(variance, x.dtype)
     return mean, variance
+
+
+def _moment_axes(axes, name: str) -> tuple:
+    try:
+        return (_index(axes),) if isinstance(axes, (int, np.integer)) else tuple(_index(a) for a in axes)
+    except TypeError:
+        raise TypeError(f"{name}: axes must be an int or a sequence of ints, got {axes!r}") from None
+
+
+@_op_type(None, tensors=("x", "frequency_weights"))
+def weighted_moments(x, axes, frequency_weights, keepdims: bool = False) -> tuple:
+    """Mean and (biased) variance of ``x`` over ``axes``, each value counted ``frequency_weights`` times (a
+    tensor that broadcasts to ``x``): TensorFlow's ``tf.nn.weighted_moments``.  A total weight of 0 gives mean
+    and variance 0 (TensorFlow's ``reciprocal_no_nan``); float16 is computed in float32.
+
+    >>> import tensorlib as tl
+    >>> mean, variance = tl.nn.weighted_moments(tl.tensor([1.0, 3.0]), [0], tl.tensor([3.0, 1.0]))
+    >>> mean.numpy().tolist(), variance.numpy().tolist()
+    (1.5, 0.75)
+    """
+    x, weights = as_tensor(x), as_tensor(frequency_weights)
+    axes = _moment_axes(axes, "weighted_moments")
+    try:
+        broadcast_shapes(weights.shape, x.shape)
+    except ValueError:
+        raise ValueError(
+            f"weighted_moments: frequency_weights shape {tuple(weights.shape)} does not broadcast to x shape "
+            f"{tuple(x.shape)} ({x.dtype})"
+        ) from None
+    wide, weights = _widened(x), _widened(weights)
+    total = reduce_ops.sum(weights + math_ops.zeros_like(wide), axes, keepdims=True)  # the weight of every value
+    empty = total == 0
+    divisor = math_ops.where(empty, 0.0, 1.0 / math_ops.where(empty, 1.0, total))
+    mean = reduce_ops.sum(weights * wide, axes, keepdims=True) * divisor
+    variance = reduce_ops.sum(weights * math_ops.square(wide - mean), axes, keepdims=True) * divisor
+    if not keepdims:
+        mean, variance = shape_ops.squeeze(mean, axes), shape_ops.squeeze(variance, axes)
+    return _narrowed(mean, x), _narrowed(variance, x)
 
 
 @_op_type(None, tensors=("x", "mean", "variance", "offset", "scale"))
