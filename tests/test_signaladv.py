@@ -250,3 +250,18 @@ def test_inverse_stft_inverts_stft_where_the_windows_overlap(length, step_fracti
     assert back.shape == (2, covered) and back.dtype == dtype
     tol = 2e-4 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(back[:, length:-length], x[:, length : covered - length], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_of_float32_samples_at_unix_times(edge_order):
+    # NumPy differences the coordinates in their own dtype; in float32, 1.7e9 + 0.5 k are all one number, and the
+    # weights were inf (the result NaN).
+    f = np.sin(np.arange(8.0) * 0.7).astype(np.float32)
+    for times in (1.7e9 + np.cumsum(RNG.uniform(0.25, 1.0, 8)), 1_700_000_000 + np.arange(0, 24, 3)):
+        got = tl.gradient(f, times, edge_order=edge_order)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got.numpy(), np.gradient(f, times, edge_order=edge_order), rtol=2e-6, atol=1e-6)
+    two = np.stack([f, 2 * f, f * f])
+    got = tl.gradient(two, 0.5, times, edge_order=edge_order)
+    for g, want in zip(got, np.gradient(two, 0.5, times, edge_order=edge_order)):
+        np.testing.assert_allclose(g.numpy(), want, rtol=2e-6, atol=1e-6)
