@@ -32,7 +32,9 @@ from .ops import math as _math_ops
 from .ops import nn as _nn
 from .ops import reduce as _reduce_ops
 from .ops.special import (
+    all_of as _all,
     beta_log_density,
+    dirichlet_saddle_point,
     _float,
     deviance,
     gamma_log_density,
@@ -100,13 +102,6 @@ def _restrict(logp, inside, valid, x=None) -> Tensor:
     w = _math_ops.where
     out = w(valid, w(inside, logp, -_math.inf), _math.nan)
     return out if x is None else w(_math_ops.not_equal(x, x), _math.nan, out)
-
-
-def _all(*conditions) -> Tensor:
-    out = conditions[0]
-    for c in conditions[1:]:
-        out = _math_ops.logical_and(out, c)
-    return out
 
 
 # ------------------------------------------------------------------ norm
@@ -383,57 +378,8 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     standard = (x - loc) / scale  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = _all(standard >= 0, standard <= 1)
     z = _math_ops.where(inside, standard, 0.5)
-    textbook = beta_log_density(z, a, b)
-    saddle = _beta_saddle_region(z, a, b)
-    logp = _math_ops.where(saddle, _beta_saddle_point(z, a, b, saddle), textbook)
+    logp = beta_log_density(z, a, b)
     return _narrowed(_restrict(logp - _math_ops.log(scale), inside, _all(a > 0, b > 0, scale > 0), standard), dtype)
-
-
-def _beta_saddle_region(z, a, b) -> Tensor:
-    """Where ``_beta_saddle_point`` applies: a, b > 2 and each binomial term's k / mu in (1/199, 199)."""
-    n = a + b - 2.0
-    return _all(
-        a > 2.0,
-        b > 2.0,
-        _math_ops.abs(relative_difference(a - 1.0, n * z)) < 0.99,
-        _math_ops.abs(relative_difference(b - 1.0, n * (1.0 - z))) < 0.99,
-    )
-
-
-def _beta_saddle_point(z, a, b, region) -> Tensor:
-    """The Beta(a, b) log-density in Loader's form (R's dbeta), where ``region`` holds; stand-ins elsewhere (float64:
-    a - 1 and (a + b - 2) z would round in float32)."""
-    from .ops.shape import stack
-
-    w = _math_ops.where
-    zs = w(region, z, 0.5)
-    k = stack([w(region, a, 3.0) - 1.0, w(region, b, 3.0) - 1.0])
-    return _dirichlet_saddle_point(k, stack([zs, 1.0 - zs]), 0.0)
-
-
-def _dirichlet_saddle_point(k, p, excess) -> Tensor:
-    """The Dirichlet(k + 1) log-density at ``p`` (components on axis 0; ``k >= 1``, ``p > 0``, float64), in Loader's
-    form: ``Gamma(n + K) / Gamma(n + 1)`` times the multinomial probability of ``k`` in ``n = sum(k)`` trials,
-    ``log`` of which is ``stirling_error(n) - sum(stirling_error(k) + deviance(k, n p)) + n excess -
-    ((K - 1) log(2 pi) + sum(log k) - log n) / 2`` (``excess = sum(p) - 1``; R's dbeta for K = 2).  The textbook
-    ``sum((alpha - 1) log p) - sum(gammaln(alpha)) + gammaln(sum(alpha))`` cancels terms of size n log n: float32
-    was 2211 ulps off for Beta(1e4, 1e4) at the mode, 12.5 for 15.10 for Dirichlet(1e6, 2e6, 1e6); float64 1e6
-    ulps at 1e6."""
-    from .ops.creation import arange
-    from .ops.shape import reshape
-
-    count = k.shape[0]
-    n = _reduce_ops.sum(k, axis=0)
-    steps = reshape(arange(1, count, dtype=_float64), (-1,) + (1,) * (k.ndim - 1))
-    rising = _reduce_ops.sum(_math_ops.log(n + steps), axis=0)  # log Gamma(n + K) - log Gamma(n + 1)
-    per_component = stirling_error(k) + deviance(k, n * p) + 0.5 * _math_ops.log(k)
-    multinomial = (
-        stirling_error(n)
-        - _reduce_ops.sum(per_component, axis=0)
-        + n * excess
-        - 0.5 * ((count - 1) * _LOG_2PI - _math_ops.log(n))
-    )
-    return rising + multinomial
 
 
 def _beta_tail(name, x, a, b, loc, scale, upper) -> Tensor:
@@ -572,7 +518,7 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
         region = _all(_reduce_ops.min(alpha) > 2.0, _reduce_ops.min(_math_ops.cast(near, x.dtype), axis=0) > 0)
         xs = _math_ops.where(region, x, 1.0 / alpha.shape[0])
         k = _math_ops.where(region, a, 3.0) - 1.0
-        saddle = _dirichlet_saddle_point(k, xs, _reduce_ops.sum(xs, axis=0) - 1.0)
+        saddle = dirichlet_saddle_point(k, xs, _reduce_ops.sum(xs, axis=0) - 1.0)
         logp = _math_ops.where(region, saddle, logp)
     return _narrowed(_restrict(logp, inside, _reduce_ops.min(alpha) > 0, total), dtype)
 

@@ -189,3 +189,34 @@ def test_segment_count_given_as_a_zero_d_integer_array_or_tensor():
     for bad in (5.0, True, np.array([5])):
         with pytest.raises((ValueError, TypeError), match=r"segment_sum: num_segments must be an int >= 0"):
             tl.segment_sum(data, ids, bad)
+
+
+def test_segment_sum_of_a_bool_mask_counts_as_numpy_sum():
+    mask = RNG.random((12, 3)) > 0.3
+    ids = RNG.integers(-1, 4, 12)
+    want = np.stack([np.sum(mask[ids == s], axis=0) for s in range(4)])  # int64 counts
+    got = tl.segment_sum(mask, ids, 4)
+    assert got.dtype == np.int64 and want.max() > 1
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(tl.function(lambda m, i: tl.segment_sum(m, i, 4))(mask, ids).numpy(), want)
+    hist = tl.histogram(np.arange(12.0), bins=3, weights=mask[:, 0])[0]
+    np.testing.assert_array_equal(hist.numpy(), [np.sum(mask[i : i + 4, 0]) for i in (0, 4, 8)])
+
+
+def test_signal_lengths_given_as_zero_d_integer_arrays_or_tensors():
+    # tf.signal takes its lengths as tensors: frame(x, tf.constant(4), 2) works there.
+    x = RNG.standard_normal(20)
+    want = np.stack([x[i : i + 8] for i in range(0, 13, 4)])
+    for length, step in ((np.array(8), np.int32(4)), (tl.tensor(8), tl.tensor(2) * 2)):
+        np.testing.assert_array_equal(tl.signal.frame(x, length, step).numpy(), want)
+        np.testing.assert_allclose(
+            tl.signal.stft(x, length, step, fft_length=length, window_fn=None).numpy(), np.fft.rfft(want), rtol=1e-13
+        )
+        np.testing.assert_allclose(
+            tl.signal.hann_window(length, dtype=tl.float64).numpy(), tl.signal.hann_window(8, dtype=tl.float64).numpy()
+        )
+    for bad in (8.0, True, np.array([8])):
+        with pytest.raises(ValueError, match=r"frame: frame_length must be an int >= 1, got"):
+            tl.signal.frame(x, bad, 2)
+    with pytest.raises(ValueError, match=r"stft: frame_length must be an int >= 1, got 0"):
+        tl.signal.stft(x, 0, 2)

@@ -38,6 +38,26 @@ def as_int(value, what: str) -> int:
     return operator.index(value)
 
 
+def as_count(value, what: str, minimum: int = 0, context: str = "") -> int:
+    """``value`` as a Python int >= ``minimum``: any integer that has a value passes (Python, NumPy, a 0-d array,
+    an eager tensor: TensorFlow takes its counts as tensors, JAX as concrete arrays); a bool, a float, a vector,
+    a traced tensor or a smaller number is a ValueError ``"<what> must be an int >= <minimum>, got ..."``, with
+    why and ``context`` after it.
+
+    >>> as_count(np.array(3), "frames")
+    3
+    """
+    reason = " (a bool)" if isinstance(value, (bool, np.bool_)) else ""
+    if not reason:
+        try:
+            count = operator.index(value)
+        except TypeError as error:
+            reason = f" ({error})"
+    if reason or count < minimum:
+        raise ValueError(f"{what} must be an int >= {minimum}, got {value!r}{reason}{context}")
+    return count
+
+
 def as_ints(values, what: str) -> tuple:
     """A shape, or any sequence of sizes (one int for one size), as a tuple of ints; see ``as_int``."""
     items = values if isinstance(values, (tuple, list)) or np.ndim(values) else (values,)

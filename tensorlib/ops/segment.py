@@ -17,8 +17,6 @@ segment's result, shared equally between ties (TensorFlow's rule)."""
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .. import dtypes as _dt
@@ -27,6 +25,7 @@ from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
 from . import shape as shape_ops
+from ._shapes import as_count
 from .registry import defop, spec
 
 
@@ -51,16 +50,7 @@ def _operands(name: str, data, segment_ids, num_segments):
             raise ValueError(f"{name}: under tl.function num_segments must be given (it sizes the output) {where}")
         values = np.asarray(ids.numpy())
         num_segments = int(values.max()) + 1 if values.size else 0
-    # Any integer with a value (a NumPy or eager tensorlib 0-d integer: TensorFlow takes a tensor, JAX a concrete
-    # array); a bool or a float is refused, and a traced tensor says it has no value.
-    try:
-        if isinstance(num_segments, (bool, np.bool_)):
-            raise TypeError("a bool")
-        num_segments = operator.index(num_segments)
-    except TypeError as error:
-        raise ValueError(f"{name}: num_segments must be an int >= 0, got {num_segments!r} ({error}) {where}") from None
-    if num_segments < 0:
-        raise ValueError(f"{name}: num_segments must be an int >= 0, got {num_segments!r} {where}")
+    num_segments = as_count(num_segments, f"{name}: num_segments", 0, f" {where}")
     if not ids.is_symbolic:
         values = np.asarray(ids.numpy())
         if values.size and values.max() >= num_segments:
@@ -96,13 +86,16 @@ def _scatter_rows(values, safe, num_segments: int, rest: tuple, dtype):
 
 def segment_sum(data, segment_ids, num_segments: int | None = None) -> Tensor:
     """The sum of the rows of ``data`` in each segment (``jax.ops.segment_sum``, ``tf.math.unsorted_segment_sum``);
-    see :mod:`tensorlib.ops.segment` for the ids' rules.  Shape ``(num_segments,) + data.shape[ids.ndim:]``.
+    see :mod:`tensorlib.ops.segment` for the ids' rules.  Shape ``(num_segments,) + data.shape[ids.ndim:]``; bool
+    data counts its True rows (int64, as ``numpy.sum``).
 
     >>> import tensorlib as tl
     >>> tl.segment_sum(tl.tensor([1.0, 2.0, 3.0, 4.0]), [0, 2, 0, -1], num_segments=3).numpy().tolist()
     [4.0, 0.0, 2.0]
     """
     data, ids, n, rest, where = _operands("segment_sum", data, segment_ids, num_segments)
+    if data.dtype == _dt.bool_:  # a count of the True rows, int64, as np.sum and tl.sum (a scatter-add is an or)
+        data = math_ops.cast(data, _dt.int64)
     safe, kept = _kept("segment_sum", ids, n, where)
     values = math_ops.where(_rows_mask(kept, data), data, np.zeros((), np.dtype(data.dtype)))
     return _scatter_rows(values, safe, n, rest, data.dtype)

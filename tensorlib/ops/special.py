@@ -868,8 +868,68 @@ _betainc_grad.kernels_reason = (
 
 
 def beta_log_density(x, a, b) -> Tensor:
-    """``log(x**(a - 1) (1 - x)**(b - 1) / B(a, b))``, the textbook Beta(a, b) log-density (0 * log 0 = 0)."""
-    return xlogy(a - 1.0, x) + xlog1py(b - 1.0, -x) - betaln(a, b)
+    """``log(x**(a - 1) (1 - x)**(b - 1) / B(a, b))`` for ``x`` in [0, 1] (0 * log 0 = 0), float64: Loader's form
+    where a, b > 2 and x is not far in a tail (R's dbeta), the textbook sum elsewhere, whose terms of size a log x
+    cancel (1e-8 relative at a = 1e8, b = 2e8)."""
+    textbook = xlogy(a - 1.0, x) + xlog1py(b - 1.0, -x) - betaln(a, b)
+    saddle = _beta_saddle_region(x, a, b)
+    return math_ops.where(saddle, _beta_saddle_point(x, a, b, saddle), textbook)
+
+
+def all_of(*conditions) -> Tensor:
+    """The elementwise conjunction of boolean tensors."""
+    out = conditions[0]
+    for c in conditions[1:]:
+        out = math_ops.logical_and(out, c)
+    return out
+
+
+def _beta_saddle_region(z, a, b) -> Tensor:
+    """Where ``_beta_saddle_point`` applies: a, b > 2 and each binomial term's k / mu in (1/199, 199)."""
+    n = a + b - 2.0
+    return all_of(
+        a > 2.0,
+        b > 2.0,
+        math_ops.abs(relative_difference(a - 1.0, n * z)) < 0.99,
+        math_ops.abs(relative_difference(b - 1.0, n * (1.0 - z))) < 0.99,
+    )
+
+
+def _beta_saddle_point(z, a, b, region) -> Tensor:
+    """The Beta(a, b) log-density in Loader's form (R's dbeta), where ``region`` holds; stand-ins elsewhere (float64:
+    a - 1 and (a + b - 2) z would round in float32)."""
+    from .shape import stack
+
+    w = math_ops.where
+    zs = w(region, z, 0.5)
+    k = stack([w(region, a, 3.0) - 1.0, w(region, b, 3.0) - 1.0])
+    return dirichlet_saddle_point(k, stack([zs, 1.0 - zs]), 0.0)
+
+
+def dirichlet_saddle_point(k, p, excess) -> Tensor:
+    """The Dirichlet(k + 1) log-density at ``p`` (components on axis 0; ``k >= 1``, ``p > 0``, float64), in Loader's
+    form: ``Gamma(n + K) / Gamma(n + 1)`` times the multinomial probability of ``k`` in ``n = sum(k)`` trials,
+    ``log`` of which is ``stirling_error(n) - sum(stirling_error(k) + deviance(k, n p)) + n excess -
+    ((K - 1) log(2 pi) + sum(log k) - log n) / 2`` (``excess = sum(p) - 1``; R's dbeta for K = 2).  The textbook
+    ``sum((alpha - 1) log p) - sum(gammaln(alpha)) + gammaln(sum(alpha))`` cancels terms of size n log n: float32
+    was 2211 ulps off for Beta(1e4, 1e4) at the mode, 12.5 for 15.10 for Dirichlet(1e6, 2e6, 1e6); float64 1e6
+    ulps at 1e6."""
+    from . import reduce as reduce_ops
+    from .creation import arange
+    from .shape import reshape
+
+    count = k.shape[0]
+    n = reduce_ops.sum(k, axis=0)
+    steps = reshape(arange(1, count, dtype=_dt.float64), (-1,) + (1,) * (k.ndim - 1))
+    rising = reduce_ops.sum(math_ops.log(n + steps), axis=0)  # log Gamma(n + K) - log Gamma(n + 1)
+    per_component = stirling_error(k) + deviance(k, n * p) + 0.5 * math_ops.log(k)
+    multinomial = (
+        stirling_error(n)
+        - reduce_ops.sum(per_component, axis=0)
+        + n * excess
+        - 0.5 * ((count - 1) * 2.0 * _LOG_SQRT_2PI - math_ops.log(n))
+    )
+    return rising + multinomial
 
 
 def _beta_density(a, b, x):
