@@ -93,7 +93,19 @@ from .ops.nanreduce import (
     nansum,
     nanvar,
 )
-from .ops.search import argwhere, bincount, digitize, flatnonzero, searchsorted, top_k, unique
+from .ops.search import (
+    argwhere,
+    bincount,
+    digitize,
+    flatnonzero,
+    searchsorted,
+    top_k,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from .ops.segment import segment_max, segment_mean, segment_min, segment_sum
 from .ops.shape import (
     boolean_mask,
@@ -287,6 +299,22 @@ from .ops.numpy_extra import (
     vsplit,
 )
 from .ops.polynomial import poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, roots
+from .ops.numpy_more import (
+    diag_indices_from,
+    diagflat,
+    divmod,
+    extract,
+    ix_,
+    mask_indices,
+    modf,
+    resize,
+    setxor1d,
+    tril_indices_from,
+    trim_zeros,
+    triu_indices_from,
+    unwrap,
+)
+from .ops.special import i0
 from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
 from .ops import _methods  # noqa: F401  (Tensor's operators and methods: after the op families they call)
 from . import grad
@@ -304,6 +332,7 @@ from . import linalg
 from . import special, stats
 from . import fft
 from . import signal
+from .signal import bartlett, blackman, hamming, hanning, kaiser
 
 from .ops import random
 from . import debugging

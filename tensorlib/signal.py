@@ -1,5 +1,7 @@
 """``tl.signal``: TensorFlow's ``tf.signal`` for short-time Fourier analysis: ``frame``, ``overlap_and_add``,
-``stft``, ``inverse_stft``, ``inverse_stft_window_fn`` and the ``hann_window`` / ``hamming_window`` they use.
+``stft``, ``inverse_stft``, ``inverse_stft_window_fn`` and the ``hann_window`` / ``hamming_window`` they use,
+with PyTorch's ``blackman_window``, ``bartlett_window`` and ``kaiser_window`` (NumPy's symmetric float64 forms
+``hamming``, ``hanning``, ``blackman``, ``bartlett`` and ``kaiser`` are at ``tl.``).
 
 Each is a composition of tensorlib ops (a gather of the frames, a scatter-add to overlap them, ``tl.fft.rfft``
 and ``irfft``), so gradients to any order, tracing and every backend come with them.  The spectrum of a float32
@@ -35,11 +37,14 @@ from .ops._shapes import as_count, normalize_axis
 from .tensor import Tensor
 
 __all__ = [
+    "bartlett_window",
+    "blackman_window",
     "frame",
     "hamming_window",
     "hann_window",
     "inverse_stft",
     "inverse_stft_window_fn",
+    "kaiser_window",
     "overlap_and_add",
     "stft",
 ]
@@ -49,16 +54,23 @@ def _count(value, what: str, who: str, minimum: int = 1) -> int:
     return as_count(value, f"{who}: {what}", minimum)
 
 
-def _raised_cosine(name: str, a: float, window_length: int, periodic: bool, dtype) -> Tensor:
+def _cosine_sum(name: str, coefficients: tuple, window_length: int, periodic: bool, dtype) -> Tensor:
+    """``sum_j (-1)**j a_j cos(2 pi j k / N)`` for ``k < window_length``, ``N`` as in :func:`hann_window`."""
     n = _count(window_length, "window_length", name, 0)
-    dtype = _dt.as_dtype(dtype)
-    if dtype.kind != "f":
-        raise TypeError(f"{name}: dtype must be floating, got {dtype}")
+    dtype = _window_dtype(dtype, name)
     if n == 1:
         return _creation.ones((1,), dtype=dtype)
     period = n if periodic else n - 1
     k = np.arange(n, dtype=np.float64)
-    return as_tensor((a - (1.0 - a) * np.cos(2.0 * np.pi * k / period)).astype(dtype))
+    w = sum((-1.0) ** j * a * np.cos(2.0 * np.pi * j * k / period) for j, a in enumerate(coefficients))
+    return as_tensor(w.astype(dtype))
+
+
+def _window_dtype(dtype, name: str):
+    dtype = _dt.as_dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"{name}: dtype must be floating, got {dtype}")
+    return dtype
 
 
 def hann_window(window_length: int, periodic: bool = True, dtype=_dt.float32) -> Tensor:
@@ -70,7 +82,7 @@ def hann_window(window_length: int, periodic: bool = True, dtype=_dt.float32) ->
     >>> tl.signal.hann_window(4).numpy().tolist()
     [0.0, 0.5, 1.0, 0.5]
     """
-    return _raised_cosine("hann_window", 0.5, window_length, periodic, dtype)
+    return _cosine_sum("hann_window", (0.5, 0.5), window_length, periodic, dtype)
 
 
 def hamming_window(window_length: int, periodic: bool = True, dtype=_dt.float32) -> Tensor:
@@ -81,7 +93,113 @@ def hamming_window(window_length: int, periodic: bool = True, dtype=_dt.float32)
     >>> [round(v, 2) for v in tl.signal.hamming_window(3, periodic=False).numpy().tolist()]
     [0.08, 1.0, 0.08]
     """
-    return _raised_cosine("hamming_window", 0.54, window_length, periodic, dtype)
+    return _cosine_sum("hamming_window", (0.54, 0.46), window_length, periodic, dtype)
+
+
+def blackman_window(window_length: int, periodic: bool = True, dtype=_dt.float32) -> Tensor:
+    """``0.42 - 0.5 cos(2 pi k / N) + 0.08 cos(4 pi k / N)``, ``N`` as in :func:`hann_window`:
+    ``torch.blackman_window``.
+
+    >>> import tensorlib as tl
+    >>> [round(v, 2) for v in tl.signal.blackman_window(3, periodic=False).numpy().tolist()]
+    [-0.0, 1.0, -0.0]
+    """
+    return _cosine_sum("blackman_window", (0.42, 0.5, 0.08), window_length, periodic, dtype)
+
+
+def bartlett_window(window_length: int, periodic: bool = True, dtype=_dt.float32) -> Tensor:
+    """The triangle ``1 - |2 k / N - 1|``, ``N`` as in :func:`hann_window`: ``torch.bartlett_window``.
+
+    >>> import tensorlib as tl
+    >>> tl.signal.bartlett_window(5, periodic=False).numpy().tolist()
+    [0.0, 0.5, 1.0, 0.5, 0.0]
+    """
+    n = _count(window_length, "window_length", "bartlett_window", 0)
+    dtype = _window_dtype(dtype, "bartlett_window")
+    if n == 1:
+        return _creation.ones((1,), dtype=dtype)
+    k = np.arange(n, dtype=np.float64)
+    return as_tensor((1.0 - np.abs(2.0 * k / (n if periodic else n - 1) - 1.0)).astype(dtype))
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta=12.0, dtype=_dt.float32) -> Tensor:
+    """``i0(beta sqrt(1 - (2 k / N - 1)**2)) / i0(beta)``, ``N`` as in :func:`hann_window`:
+    ``torch.kaiser_window``; differentiable in a tensor ``beta``.
+
+    >>> import tensorlib as tl
+    >>> [round(v, 4) for v in tl.signal.kaiser_window(3, periodic=False, beta=2.0).numpy().tolist()]
+    [0.4387, 1.0, 0.4387]
+    """
+    from .ops.special import i0
+
+    n = _count(window_length, "window_length", "kaiser_window", 0)
+    dtype = _window_dtype(dtype, "kaiser_window")
+    if n == 1:
+        return _creation.ones((1,), dtype=dtype)
+    k = np.arange(n, dtype=np.float64)
+    ratio = np.sqrt(np.maximum(1.0 - (2.0 * k / (n if periodic else n - 1) - 1.0) ** 2, 0.0))
+    beta = _math.cast(beta, _dt.float64) if isinstance(beta, Tensor) else as_tensor(np.float64(beta))
+    return _math.cast(i0(beta * ratio) / i0(beta), dtype)
+
+
+def _numpy_window(name: str, window, M: int, *args) -> Tensor:
+    """NumPy's symmetric float64 window of ``M`` points (empty for ``M < 1``)."""
+    if isinstance(M, (bool, np.bool_)) or not isinstance(M, (int, np.integer)):
+        raise TypeError(f"{name}: M must be an int, got {M!r}")
+    if M < 1:
+        return _creation.zeros((0,), dtype=_dt.float64)
+    return window(int(M), False, *args, dtype=_dt.float64)
+
+
+def hamming(M: int) -> Tensor:
+    """``numpy.hamming``: the symmetric Hamming window of ``M`` points, float64 (``hamming_window(M,
+    periodic=False)``).
+
+    >>> import tensorlib as tl
+    >>> tl.hamming(3).numpy().round(2).tolist()
+    [0.08, 1.0, 0.08]
+    """
+    return _numpy_window("hamming", hamming_window, M)
+
+
+def hanning(M: int) -> Tensor:
+    """``numpy.hanning``: the symmetric Hann window of ``M`` points, float64 (``hann_window(M, periodic=False)``).
+
+    >>> import tensorlib as tl
+    >>> tl.hanning(5).numpy().tolist()
+    [0.0, 0.5, 1.0, 0.5, 0.0]
+    """
+    return _numpy_window("hanning", hann_window, M)
+
+
+def blackman(M: int) -> Tensor:
+    """``numpy.blackman``: the symmetric Blackman window of ``M`` points, float64.
+
+    >>> import tensorlib as tl
+    >>> tl.blackman(3).numpy().round(2).tolist()
+    [-0.0, 1.0, -0.0]
+    """
+    return _numpy_window("blackman", blackman_window, M)
+
+
+def bartlett(M: int) -> Tensor:
+    """``numpy.bartlett``: the symmetric triangular window of ``M`` points, float64.
+
+    >>> import tensorlib as tl
+    >>> tl.bartlett(5).numpy().tolist()
+    [0.0, 0.5, 1.0, 0.5, 0.0]
+    """
+    return _numpy_window("bartlett", bartlett_window, M)
+
+
+def kaiser(M: int, beta) -> Tensor:
+    """``numpy.kaiser``: the symmetric Kaiser window of ``M`` points, float64; differentiable in a tensor ``beta``.
+
+    >>> import tensorlib as tl
+    >>> tl.kaiser(3, 2.0).numpy().round(4).tolist()
+    [0.4387, 1.0, 0.4387]
+    """
+    return _numpy_window("kaiser", kaiser_window, M, beta)
 
 
 def _frame_positions(frames: int, frame_length: int, frame_step: int) -> np.ndarray:

@@ -182,3 +182,256 @@ def test_polynomials_against_jax():
     # the gradient of the polyfit coefficients with respect to y: JAX's autodiff
     g = jax.grad(lambda y: jnp.sum(jnp.polyfit(x, y, 2) ** 2))(np.cos(x))
     np.testing.assert_allclose(tl.grad(lambda y: tl.sum(tl.polyfit(x, y, 2) ** 2))(np.cos(x)).numpy(), g, rtol=1e-9)
+
+
+# ---------------------------------------------------------------- unwrap, modf, divmod
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"discont": 1.0}, {"period": 3.0}, {"period": 360.0, "axis": -1}])
+def test_unwrap_matches_numpy(kwargs):
+    p = np.cumsum(RNG.uniform(-4, 4, (3, 7)), axis=1) * (50 if kwargs.get("period") == 360.0 else 1)
+    got = tl.unwrap(p, **kwargs)
+    np.testing.assert_allclose(got.numpy(), np.unwrap(p, **kwargs), rtol=1e-14, atol=1e-12)
+    # a float32 phase stays float32 (NumPy 2: the period is a weak Python float)
+    assert tl.unwrap(p.astype(np.float32), **kwargs).dtype == np.unwrap(p.astype(np.float32), **kwargs).dtype
+
+
+def test_unwrap_integer_phases_and_the_half_period_boundary():
+    for p in (np.array([0, 3, 6, 9]), np.array([0, 1, 5, 9]), np.array([0, 2, 4, -2])):
+        for period in (4, 6, 5, 2 * np.pi):
+            got, want = tl.unwrap(p, period=period), np.unwrap(p, period=period)
+            assert got.dtype == want.dtype, (p, period)
+            np.testing.assert_array_equal(got.numpy(), want)
+    # a jump of exactly half a period: up when the step was up
+    np.testing.assert_array_equal(tl.unwrap(np.array([0.0, np.pi])).numpy(), np.unwrap([0.0, np.pi]))
+    assert tl.unwrap(np.zeros((2, 0))).shape == (2, 0)
+
+
+def test_unwrap_gradient_is_the_identity_in_p_and_reaches_a_tensor_period():
+    p = np.cumsum(RNG.uniform(0.5, 3.0, 6))
+    check_grads(tl.unwrap, (p,), order=2)
+    period = np.array(2.5)
+    check_grads(lambda per: tl.unwrap(p, period=per), (period,), order=1)
+
+
+def test_modf_signs_infinities_and_gradient():
+    x = np.array([-3.0, -0.0, 0.0, np.inf, -np.inf, np.nan, 2.5, -2.5, 4.0, 1e300, -1e-300])
+    fraction, whole = tl.modf(x)
+    want_fraction, want_whole = np.modf(x)
+    np.testing.assert_array_equal(fraction.numpy(), want_fraction)
+    np.testing.assert_array_equal(np.signbit(fraction.numpy()), np.signbit(want_fraction))
+    np.testing.assert_array_equal(whole.numpy(), want_whole)
+    np.testing.assert_array_equal(np.signbit(whole.numpy()), np.signbit(want_whole))
+    assert [t.dtype for t in tl.modf(np.array([3, -2]))] == [np.float64, np.float64]
+    g = tl.grad(lambda x: tl.sum(tl.modf(x)[0] + 3 * tl.modf(x)[1]))(tl.tensor([-3.0, 2.5, -0.75]))
+    np.testing.assert_array_equal(g.numpy(), [1.0, 1.0, 1.0])  # the fraction's slope, also at -3.0 (JAX's)
+
+
+def test_divmod_follows_numpy_signs_and_the_remainder_gets_gradients():
+    x1, x2 = np.array([7, -7, 7, -7, 0]), np.array([2, 2, -2, -2, 3])
+    q, r = tl.divmod(x1, x2)
+    nq, nr = np.divmod(x1, x2)
+    assert q.dtype == nq.dtype and r.dtype == nr.dtype
+    np.testing.assert_array_equal(q.numpy(), nq)
+    np.testing.assert_array_equal(r.numpy(), nr)
+    f1, f2 = np.array([7.5, -7.5, 7.5, -0.0, 1.0]), np.array([2.0, 2.0, -2.0, 3.0, np.inf])
+    for got, want in zip(tl.divmod(f1, f2), np.divmod(f1, f2)):
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want))
+    a, b = np.array([5.3, -5.3, 2.2]), np.array([2.0, 1.5, -0.7])
+    check_grads(lambda a, b: tl.divmod(a, b)[1], (a, b), order=2)
+
+
+# ---------------------------------------------------------------- resize, diagflat, trim_zeros, extract, ix_
+def test_resize_repeats_and_cuts_as_numpy():
+    for a in (np.array([1, 2, 3]), np.arange(6.0).reshape(2, 3), np.array(5.0), np.zeros(0)):
+        for shape in (7, (2, 4), (), (0,), (3, 0), (1, 1, 5)):
+            got, want = tl.resize(a, shape), np.resize(a, shape)
+            assert got.dtype == want.dtype and got.shape == want.shape, (a, shape)
+            np.testing.assert_array_equal(got.numpy(), want)
+    # repeats add up in the gradient
+    g = tl.grad(lambda a: tl.sum(tl.resize(a, (2, 4))))(tl.tensor([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(g.numpy(), [3.0, 3.0, 2.0])
+    with pytest.raises(ValueError, match=r"^resize: all elements of new_shape must be non-negative"):
+        tl.resize(np.ones(2), -1)
+
+
+def test_diagflat_matches_numpy():
+    for v in (np.array([[1, 2], [3, 4]]), np.array(7.0), np.arange(3.0)):
+        for k in (-2, 0, 1):
+            np.testing.assert_array_equal(tl.diagflat(v, k).numpy(), np.diagflat(v, k))
+    check_grads(lambda v: tl.diagflat(v, 1), (RNG.standard_normal((2, 2)),), order=2)
+
+
+def test_trim_zeros_one_and_n_dimensional_and_refuses_tracing():
+    a = np.array([0, 0, 1, 2, 0, 3, 0, 0])
+    for trim in ("fb", "f", "b", "F", "bf"):
+        np.testing.assert_array_equal(tl.trim_zeros(a, trim).numpy(), np.trim_zeros(a, trim))
+    np.testing.assert_array_equal(tl.trim_zeros(np.zeros(3)).numpy(), np.trim_zeros(np.zeros(3)))
+    m = np.zeros((4, 5))
+    m[1, 2], m[2, 3] = 1.0, -2.0
+    for axis in (None, 0, 1, -1, (0, 1)):
+        np.testing.assert_array_equal(tl.trim_zeros(m, axis=axis).numpy(), np.trim_zeros(m, axis=axis))
+    g = tl.grad(lambda x: tl.sum(tl.trim_zeros(x) * 2.0))(tl.tensor([0.0, 1.0, 0.0, 2.0, 0.0]))
+    np.testing.assert_array_equal(g.numpy(), [0.0, 2.0, 2.0, 2.0, 0.0])
+    for trim in ("x", ""):
+        with pytest.raises(ValueError, match=r"^trim_zeros: unexpected character\(s\) in trim"):
+            tl.trim_zeros(a, trim)
+    with pytest.raises(ValueError, match=r"^trim_zeros: the result's size depends on the values"):
+        tl.function(tl.trim_zeros)(a)
+
+
+def test_extract_matches_numpy_traced_too_and_differentiates_arr():
+    arr = np.arange(12.0).reshape(3, 4)
+    for condition in (np.mod(arr, 3) == 0, np.array([[2, 0, -1, 0]] * 3), np.zeros((3, 4), bool)):
+        np.testing.assert_array_equal(tl.extract(condition, arr).numpy(), np.extract(condition, arr))
+        np.testing.assert_array_equal(tl.function(tl.extract)(condition, arr).numpy(), np.extract(condition, arr))
+    g = tl.grad(lambda a: tl.sum(tl.extract(np.mod(arr, 3) == 0, a)))(tl.tensor(arr))
+    np.testing.assert_array_equal(g.numpy(), (np.mod(arr, 3) == 0).astype(float))
+
+
+def test_ix_builds_open_meshes_as_numpy():
+    m = np.arange(20.0).reshape(4, 5)
+    for args in (([0, 2], [1, 3, 4]), ([True, False, True, True], [4]), ([], [1]), (np.array([3, 1]),)):
+        got, want = tl.ix_(*args), np.ix_(*args)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == np.int64
+            np.testing.assert_array_equal(g.numpy(), w)
+        if len(args) == 2:
+            np.testing.assert_array_equal(tl.tensor(m)[tl.ix_(*args)].numpy(), m[np.ix_(*args)])
+    assert tl.ix_() == ()
+    with pytest.raises(ValueError, match=r"^ix_: cross index must be 1-d, got argument 1 of shape \(2, 2\)"):
+        tl.ix_([0], np.ones((2, 2), int))
+
+
+# ---------------------------------------------------------------- sets and index helpers
+def test_setxor1d_matches_numpy_with_nans_and_mixed_dtypes():
+    cases = [
+        ([1, 2, 3, 3], [3, 4, 5]),
+        ([1.0, np.nan, 2.0], [2.0, np.nan]),
+        ([1.0, np.nan], [3]),
+        ([], [1, 1]),
+        (np.array([[5, 1], [1, 0]]), [0, 7]),
+    ]
+    for a, b in cases:
+        got, want = tl.setxor1d(a, b), np.setxor1d(np.asarray(a), np.asarray(b))
+        np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(tl.setxor1d([1, 2], [2, 3], assume_unique=True).numpy(), [1, 3])
+
+
+def test_index_helpers_from_arrays_and_mask_indices():
+    for shape, k in (((3, 4), 1), ((4, 2), -1), ((0, 3), 0)):
+        a = np.zeros(shape)
+        for got, want in zip(tl.tril_indices_from(a, k), np.tril_indices_from(a, k)):
+            np.testing.assert_array_equal(got.numpy(), want)
+        for got, want in zip(tl.triu_indices_from(a, k), np.triu_indices_from(a, k)):
+            np.testing.assert_array_equal(got.numpy(), want)
+    for got, want in zip(tl.diag_indices_from(np.zeros((3, 3, 3))), np.diag_indices_from(np.zeros((3, 3, 3)))):
+        np.testing.assert_array_equal(got.numpy(), want)
+    for func, k in ((tl.triu, 1), (tl.tril, -1), (np.triu, 0)):
+        for got, want in zip(
+            tl.mask_indices(4, func, k),
+            np.mask_indices(4, np.triu if func is tl.triu else np.tril if func is tl.tril else func, k),
+        ):
+            np.testing.assert_array_equal(got.numpy(), want)
+    with pytest.raises(ValueError, match=r"^diag_indices_from: input array must be at least 2-d"):
+        tl.diag_indices_from(np.zeros(3))
+
+
+# ---------------------------------------------------------------- windows and i0
+@pytest.mark.parametrize("name", ["hamming", "hanning", "blackman", "bartlett"])
+def test_numpy_windows_match_numpy(name):
+    for M in (-2, 0, 1, 2, 5, 8, 51):
+        got, want = getattr(tl, name)(M), getattr(np, name)(M)
+        assert got.dtype == want.dtype == np.float64 and got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want, atol=1e-15)
+
+
+def test_kaiser_matches_numpy_and_differentiates_beta():
+    for M, beta in ((1, 5.0), (0, 1.0), (6, 3.3), (9, 0.0), (12, 14.0)):
+        np.testing.assert_allclose(tl.kaiser(M, beta).numpy(), np.kaiser(M, beta), rtol=1e-14, atol=1e-300)
+    check_grads(lambda b: tl.kaiser(7, b), (np.array(3.5),), order=2)
+    # torch's periodic window is the symmetric one of M + 1 points without its last
+    np.testing.assert_allclose(
+        tl.signal.kaiser_window(6, beta=4.0, dtype=tl.float64).numpy(), np.kaiser(7, 4.0)[:-1], rtol=1e-14
+    )
+    np.testing.assert_allclose(tl.signal.blackman_window(6, dtype=tl.float64).numpy(), np.blackman(7)[:-1], atol=1e-15)
+    np.testing.assert_allclose(tl.signal.bartlett_window(6, dtype=tl.float64).numpy(), np.bartlett(7)[:-1], atol=1e-15)
+
+
+def test_windows_against_torch():
+    torch = pytest.importorskip("torch")
+    for name in ("blackman", "bartlett", "hann", "hamming"):
+        for periodic in (True, False):
+            want = getattr(torch, f"{name}_window")(7, periodic=periodic, dtype=torch.float64).numpy()
+            np.testing.assert_allclose(
+                getattr(tl.signal, f"{name}_window")(7, periodic, tl.float64).numpy(), want, atol=1e-15
+            )
+    want = torch.kaiser_window(7, periodic=False, beta=5.0, dtype=torch.float64).numpy()
+    np.testing.assert_allclose(tl.signal.kaiser_window(7, False, 5.0, tl.float64).numpy(), want, rtol=1e-12)
+
+
+def test_i0_is_the_special_function_with_numpy_dtypes():
+    assert tl.i0 is tl.special.i0
+    x = np.array([-3.0, 0.0, 0.5, 10.0])
+    np.testing.assert_allclose(tl.i0(x).numpy(), np.i0(x), rtol=1e-14)
+    assert tl.i0(np.array([1, 2])).dtype == np.i0(np.array([1, 2])).dtype
+
+
+def test_new_functions_against_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    p = np.cumsum(RNG.uniform(-4, 4, 9))
+    np.testing.assert_allclose(tl.unwrap(p).numpy(), jnp.unwrap(p), rtol=1e-13)
+    np.testing.assert_allclose(tl.resize(np.arange(5.0), (3, 3)).numpy(), jnp.resize(np.arange(5.0), (3, 3)))
+    x = np.array([-2.5, 3.75, 0.5])
+    np.testing.assert_allclose(tl.modf(x)[0].numpy(), jnp.modf(x)[0])
+    g = jax.grad(lambda x: jnp.sum(jnp.modf(x)[0] ** 2))(x)
+    np.testing.assert_allclose(tl.grad(lambda x: tl.sum(tl.modf(x)[0] ** 2))(x).numpy(), g)
+    np.testing.assert_allclose(tl.kaiser(8, 2.5).numpy(), jnp.kaiser(8, 2.5), rtol=1e-13)
+
+
+# ---------------------------------------------------------------- the array API's unique_*
+UNIQUE_INPUTS = [
+    np.array([3.0, np.nan, 1.0, np.nan, 3.0, -0.0, 0.0]),
+    np.array([[3, 1], [1, 2]]),
+    np.array([], np.float32),
+    np.array(2.5),
+    np.array([True, False, True]),
+]
+
+
+@pytest.mark.parametrize("x", UNIQUE_INPUTS, ids=lambda x: f"{x.dtype}{x.shape}")
+def test_unique_functions_match_numpy_2_with_every_nan_distinct(x):
+    for name in ("unique_all", "unique_counts", "unique_inverse"):
+        got, want = getattr(tl, name)(x), getattr(np, name)(x)
+        assert type(got).__name__ == type(want).__name__ and got._fields == want._fields
+        for g, w in zip(got, want):
+            assert (g.dtype, g.shape) == (w.dtype, w.shape), name
+            np.testing.assert_array_equal(g.numpy(), w)
+    got = tl.unique_values(x)
+    np.testing.assert_array_equal(got.numpy(), np.sort(np.unique_values(x)))  # NumPy 2.3+: hash order
+    values, inverse = tl.unique_inverse(x)
+    np.testing.assert_array_equal(values.numpy()[inverse.numpy()], x)  # NaNs rebuild too
+    # tl.unique keeps NumPy's default (NaNs as one) and takes equal_nan=False as NumPy does
+    np.testing.assert_array_equal(tl.unique(x).numpy(), np.unique(x))
+    np.testing.assert_array_equal(tl.unique(x, equal_nan=False).numpy(), np.unique(x, equal_nan=False))
+
+
+def test_unique_all_gradient_goes_to_first_occurrences_and_traces():
+    x = tl.tensor([3.0, 1.0, 3.0, 2.0])
+    g = tl.grad(lambda x: tl.sum(tl.unique_all(x).values * tl.tensor([10.0, 20.0, 30.0])))(x)
+    np.testing.assert_array_equal(g.numpy(), [30.0, 10.0, 0.0, 20.0])
+    traced = tl.function(tl.unique_counts)(np.array([3.0, 1.0, 3.0]))
+    assert type(traced).__name__ == "UniqueCountsResult"
+    np.testing.assert_array_equal(traced.counts.numpy(), [1, 2])
+
+
+def test_unique_functions_against_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.array([3.0, np.nan, 1.0, np.nan, 3.0])
+    for name in ("unique_all", "unique_counts", "unique_inverse"):
+        for g, w in zip(getattr(tl, name)(x), getattr(jnp, name)(x)):
+            np.testing.assert_array_equal(g.numpy(), np.asarray(w).reshape(g.shape))
+    np.testing.assert_array_equal(tl.unique_values(x).numpy(), jnp.unique_values(x))

@@ -319,3 +319,235 @@ OPINFOS = [
         ),
     ),
 ]
+
+
+# ---------------------------------------------------------------- tensorlib/ops/numpy_more.py, the NumPy windows
+@st.composite
+def _unwrap_draw(draw, dtype):
+    shape = draw(st.sampled_from([(1,), (5,), (3, 4), (2, 0), (2, 3, 2)]))
+    if np.dtype(dtype).kind == "f":
+        # steps away from +-discont: the corrections are constant there (the kinks are where a step equals it)
+        steps = _random(draw, dtype, shape, 0.2, 2.8) * _random(draw, np.int64, shape, 0.3, 1.0).clip(-1, 1)
+        steps = np.where(steps == 0, 1.1, steps) * draw(st.sampled_from([1.0, 2.5]))
+        p = np.cumsum(steps, axis=-1).astype(dtype)
+    else:
+        p = draw(tensors(dtype, shape, st.integers(-20, 20)))
+    kwargs = {"axis": draw(st.integers(-len(shape), len(shape) - 1))}
+    if draw(st.booleans()):
+        kwargs["period"] = draw(st.sampled_from([4, 6, 2.5])) if np.dtype(dtype).kind != "f" else 2.5
+    if draw(st.booleans()):
+        kwargs["discont"] = 4.0
+    return SampleInput((p,), kwargs)
+
+
+def _unwrap_ref(p, **kwargs):
+    return np.unwrap(p, **kwargs)
+
+
+@st.composite
+def _modf_draw(draw, dtype):
+    shape = draw(st.sampled_from([(), (3,), (2, 3)]))
+    if np.dtype(dtype).kind != "f" or draw(st.booleans()):  # NumPy's special values: signed zeros, inf, nan
+        values = st.sampled_from([-3.0, -0.0, 0.0, 2.0, np.inf, -np.inf, np.nan]) | st.floats(-4, 4)
+        return SampleInput(
+            (draw(tensors(dtype, shape, values if np.dtype(dtype).kind == "f" else None)),), grad_argnums=()
+        )
+    whole = _random(draw, np.int64, shape, -2.0, 2.0)
+    return SampleInput(((whole + _random(draw, np.float64, shape, 0.1, 0.9) * np.sign(whole + 0.5)).astype(dtype),))
+
+
+def _modf_ref(x):
+    fraction, whole = np.modf(x)
+    return fraction, whole
+
+
+@st.composite
+def _divmod_draw(draw, dtype):
+    if np.dtype(dtype).kind == "f":
+        x1 = _random(draw, dtype, draw(st.sampled_from([(), (3,), (2, 3)])), -6.0, 6.0)
+        x2 = _random(draw, dtype, draw(st.sampled_from([(), (3,)])), 0.5, 2.0) * draw(st.sampled_from([1, -1]))
+        x2 = x2.astype(dtype)
+        # away from the quotient's jumps, where the remainder has its kinks
+        q = x1.astype(np.float64) / x2
+        x1 = np.where(np.abs(q - np.round(q)) < 0.05, x1 + 0.25 * x2, x1).astype(dtype)
+        return SampleInput((x1, x2), grad_argnums=(0, 1))
+    x1 = draw(tensors(dtype, (4,), st.integers(-9, 9)))
+    x2 = draw(tensors(dtype, (4,), st.sampled_from([-3, -2, -1, 1, 2, 3])))
+    return SampleInput((x1, x2), grad_argnums=())
+
+
+@st.composite
+def _resize_draw(draw, dtype):
+    a = draw(tensors(dtype, draw(st.sampled_from([(), (1,), (3,), (2, 2), (0,)]))))
+    shape = draw(st.sampled_from([5, (2, 3), (4,), (), (0,), (3, 0), (2, 2, 2)]))
+    return SampleInput((a, shape))
+
+
+@st.composite
+def _diagflat_draw(draw, dtype):
+    v = draw(tensors(dtype, draw(st.sampled_from([(), (1,), (3,), (2, 2)]))))
+    return SampleInput((v,), {"k": draw(st.integers(-2, 2))})
+
+
+@st.composite
+def _extract_draw(draw, dtype):
+    arr = draw(tensors(dtype, draw(st.sampled_from([(4,), (2, 3)]))))
+    condition = draw(st.one_of(tensors(np.bool_, arr.shape), tensors(np.int64, arr.shape, st.integers(0, 2))))
+    return SampleInput((condition, arr), grad_argnums=(1,))
+
+
+@st.composite
+def _indices_from_draw(draw, dtype, square=False):
+    n = draw(st.integers(0, 4))
+    shape = (n,) * draw(st.integers(2, 3)) if square else (n, draw(st.integers(0, 4)))
+    kwargs = {} if square else {"k": draw(st.integers(-2, 2))}
+    return SampleInput((np.zeros(shape, dtype),), kwargs, grad_argnums=())
+
+
+@st.composite
+def _window_draw(draw, dtype, with_beta=False):
+    M = draw(st.integers(2 if with_beta else -1, 7))  # (kaiser: where i0 runs)
+    if with_beta:
+        return SampleInput((M, np.array(draw(st.floats(0.0, 8.0)), dtype)), grad_argnums=(1,))
+    return SampleInput((M,), grad_argnums=())
+
+
+def _window_entry(name):
+    return OpInfo(
+        name,
+        getattr(tl, name),
+        getattr(np, name),
+        _window_draw,
+        op_types=(),
+        dtypes=(np.dtype(np.float64),),
+        differentiable=False,
+        error_inputs=(ErrorInput((2.5,), exc=TypeError, match=rf"^{name}: M must be an int, got 2.5"),),
+    )
+
+
+OPINFOS += [
+    OpInfo(
+        "unwrap",
+        tl.unwrap,
+        _unwrap_ref,
+        _unwrap_draw,
+        op_types=("FloorMod", "Cumsum"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(()),), match=r"^unwrap: p must have at least one axis, got p shape \(\) \(float64\)"),
+            ErrorInput((np.ones(3, complex),), exc=TypeError, match=r"^unwrap: p must be real numbers"),
+            ErrorInput((np.ones((2, 2)),), {"axis": 2}, exc=ValueError, match=r"^unwrap: .*axis 2"),
+        ),
+    ),
+    OpInfo(
+        "modf",
+        tl.modf,
+        _modf_ref,
+        _modf_draw,
+        op_types=("Trunc", "Select"),
+        dtypes=NUMERIC,
+        kinks=True,
+        error_inputs=(ErrorInput((np.ones(2, complex),), exc=TypeError, match=r"^modf: complex numbers"),),
+    ),
+    OpInfo(
+        "divmod",
+        tl.divmod,
+        np.divmod,
+        _divmod_draw,
+        op_types=("FloorDiv", "FloorMod"),
+        dtypes=NUMERIC,
+        kinks=True,
+    ),
+    OpInfo(
+        "resize",
+        tl.resize,
+        np.resize,
+        _resize_draw,
+        op_types=("Tile",),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2), (2, -1)), match=r"^resize: all elements of new_shape must be non-negative, got \(2, -1\)"
+            ),
+        ),
+    ),
+    OpInfo("diagflat", tl.diagflat, np.diagflat, _diagflat_draw, op_types=(), dtypes=NUMERIC),
+    OpInfo("extract", tl.extract, np.extract, _extract_draw, op_types=(), dtypes=NUMERIC),
+    OpInfo(
+        "tril_indices_from",
+        tl.tril_indices_from,
+        lambda a, **k: tuple(i.astype(np.int64) for i in np.tril_indices_from(a, **k)),
+        _indices_from_draw,
+        dtypes=(np.dtype(np.float64),),
+        differentiable=False,
+        error_inputs=(
+            ErrorInput((np.ones(3),), match=r"^tril_indices_from: input array must be 2-d, got arr shape \(3,\)"),
+        ),
+    ),
+    OpInfo(
+        "triu_indices_from",
+        tl.triu_indices_from,
+        lambda a, **k: tuple(i.astype(np.int64) for i in np.triu_indices_from(a, **k)),
+        _indices_from_draw,
+        dtypes=(np.dtype(np.float64),),
+        differentiable=False,
+        error_inputs=(ErrorInput((np.ones((1, 2, 2)),), match=r"^triu_indices_from: input array must be 2-d"),),
+    ),
+    OpInfo(
+        "diag_indices_from",
+        tl.diag_indices_from,
+        lambda a: tuple(i.astype(np.int64) for i in np.diag_indices_from(a)),
+        lambda dtype: _indices_from_draw(dtype, square=True),
+        dtypes=(np.dtype(np.float64),),
+        differentiable=False,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)),),
+                match=r"^diag_indices_from: all dimensions of input must be of equal length, got arr shape \(2, 3\)",
+            ),
+        ),
+    ),
+    *[_window_entry(name) for name in ("hamming", "hanning", "blackman", "bartlett")],
+    OpInfo(
+        "kaiser",
+        tl.kaiser,
+        np.kaiser,
+        lambda dtype: _window_draw(dtype, with_beta=True),
+        op_types=("BesselI0",),
+        dtypes=(np.dtype(np.float64),),
+        error_inputs=(ErrorInput((2.5, 1.0), exc=TypeError, match=r"^kaiser: M must be an int, got 2.5"),),
+    ),
+]
+
+
+# ---------------------------------------------------------------- the array API's unique_* (tensorlib/ops/search.py)
+@st.composite
+def _unique_draw(draw, dtype):
+    shape = draw(st.sampled_from([(), (0,), (5,), (2, 3), (3, 1, 2)]))
+    kind = np.dtype(dtype).kind
+    if kind == "f" and draw(st.booleans()):  # repeats and NaNs; a small move of a repeat changes the shapes
+        x = draw(tensors(dtype, shape, st.sampled_from([-1.0, 0.0, 2.0, 2.5, np.nan]).map(np.dtype(dtype).type)))
+        return SampleInput((x,), grad_argnums=())
+    if kind == "f":  # distinct values, for the gradient checks
+        return SampleInput((_random(draw, dtype, shape),))
+    x = draw(tensors(dtype, shape, st.sampled_from([-1, 0, 2, 3]).map(np.dtype(dtype).type)))
+    return SampleInput((x,), grad_argnums=())
+
+
+def _unique_entry(name, ref):
+    return OpInfo(
+        name,
+        getattr(tl, name),
+        ref,
+        _unique_draw,
+        op_types=("Unique", "GatherV2"),
+        dtypes=NUMERIC + (np.dtype(np.bool_),),
+    )
+
+
+OPINFOS += [
+    _unique_entry("unique_all", lambda x: tuple(np.unique_all(x))),
+    _unique_entry("unique_counts", lambda x: tuple(np.unique_counts(x))),
+    _unique_entry("unique_inverse", lambda x: tuple(np.unique_inverse(x))),
+    _unique_entry("unique_values", lambda x: np.sort(np.unique_values(x))),  # NumPy 2.3+: hash order
+]
