@@ -11,6 +11,7 @@ import itertools
 
 import numpy as np
 import pytest
+from test_recurrent_layers import _gru_reference, _lstm_reference
 
 import tensorlib as tl
 from tensorlib.testing import check_grads
@@ -305,33 +306,18 @@ def test_adaptive_avg_pool_float16_sums_in_float32(size):
 
 
 # ------------------------------------------------------------------ recurrent layers: masks
-def _sigmoid(z):
-    return 1 / (1 + np.exp(-z))
-
-
 def _cell(name, kernel, recurrent, bias):
-    """One step of the Keras cell ``name`` in NumPy: ``(states, x_t) -> (states, h_t)``."""
-    u = recurrent.shape[0]
+    """One step of the Keras cell ``name`` in NumPy (test_recurrent_layers' loops over one step):
+    ``(states, x_t) -> (states, h_t)``."""
 
     def step(states, x_t):
-        if name == "SimpleRNN":
-            h = np.tanh(x_t @ kernel + states[0] @ recurrent + bias)
-            return [h], h
         if name == "LSTM":
-            h, c = states
-            z = x_t @ kernel + h @ recurrent + bias
-            i, f, g, o = (
-                _sigmoid(z[:, :u]),
-                _sigmoid(z[:, u : 2 * u]),
-                np.tanh(z[:, 2 * u : 3 * u]),
-                _sigmoid(z[:, 3 * u :]),
-            )
-            c = f * c + i * g
-            return [o * np.tanh(c), c], o * np.tanh(c)
-        (h,) = states
-        x_z, h_z = x_t @ kernel + bias[0], h @ recurrent + bias[1]
-        update, reset = _sigmoid(x_z[:, :u] + h_z[:, :u]), _sigmoid(x_z[:, u : 2 * u] + h_z[:, u : 2 * u])
-        h = update * h + (1 - update) * np.tanh(x_z[:, 2 * u :] + reset * h_z[:, 2 * u :])
+            _, h, c = _lstm_reference(x_t[:, None], kernel, recurrent, bias, *states)
+            return [h, c], h
+        if name == "GRU":
+            _, h = _gru_reference(x_t[:, None], kernel, recurrent, bias, states[0], reset_after=True)
+            return [h], h
+        h = np.tanh(x_t @ kernel + states[0] @ recurrent + bias)
         return [h], h
 
     return step
