@@ -404,8 +404,28 @@ def _poisson_sf(k, mu) -> Tensor:
     return _poisson_tail("poisson.sf", k, mu, upper=True)
 
 
+def _log_of(probability, complement):
+    """``log(probability(...))``, as ``log1p(-complement(...))`` (same arguments) where the probability is above 1/2:
+    its log is near 0 there, and the complement keeps the digits that its rounding to 1 loses."""
+
+    def log_probability(*args, **kwargs):
+        p = probability(*args, **kwargs)
+        return _math_ops.where(p > 0.5, _math_ops.log1p(-complement(*args, **kwargs)), _math_ops.log(p))
+
+    return log_probability
+
+
+def _log_probabilities(cdf, sf) -> dict:
+    """``logcdf`` and ``logsf`` of a distribution with these ``cdf`` and ``sf``."""
+    return {"logcdf": _log_of(cdf, sf), "logsf": _log_of(sf, cdf)}
+
+
 poisson = SimpleNamespace(
-    logpmf=_poisson_logpmf, pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)), cdf=_poisson_cdf, sf=_poisson_sf
+    logpmf=_poisson_logpmf,
+    pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)),
+    cdf=_poisson_cdf,
+    sf=_poisson_sf,
+    **_log_probabilities(_poisson_cdf, _poisson_sf),
 )
 
 
@@ -488,6 +508,7 @@ beta = SimpleNamespace(
     pdf=lambda x, a, b, loc=0.0, scale=1.0: _math_ops.exp(_beta_logpdf(x, a, b, loc, scale)),
     cdf=_beta_cdf,
     sf=_beta_sf,
+    **_log_probabilities(_beta_cdf, _beta_sf),
 )
 
 
@@ -573,6 +594,7 @@ gamma = SimpleNamespace(
     pdf=lambda x, a, loc=0.0, scale=1.0: _math_ops.exp(_gamma_logpdf(x, a, loc, scale)),
     cdf=_gamma_cdf,
     sf=_gamma_sf,
+    **_log_probabilities(_gamma_cdf, _gamma_sf),
 )
 
 
@@ -780,17 +802,6 @@ def _family(
     if ppf is not None:
         methods.update(ppf=at_q("ppf", ppf, low, high), isf=at_q("isf", isf, high, low))
     return SimpleNamespace(**methods)
-
-
-def _log_of(probability, complement):
-    """``log(probability(z))``, as ``log1p(-complement(z))`` where the probability is above 1/2 (its log is then
-    near 0, and the complement keeps the digits its rounding to 1 loses)."""
-
-    def log_probability(z, *params):
-        p = probability(z, *params)
-        return _math_ops.where(p > 0.5, _math_ops.log1p(-complement(z, *params)), _math_ops.log(p))
-
-    return log_probability
 
 
 def _cauchy_quantile(q, sign):
