@@ -463,3 +463,13 @@ def test_reductions_by_function_and_by_method_match_numpy(data):
     got = call(tl.tensor(a))
     assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype, (name, kwargs)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, err_msg=f"{name} {kwargs}")
+
+
+def test_fmax_and_fmin_reduce_skip_nans_as_numpy():
+    # np.fmax.reduce(t) raised "no implementation"; it is the maximum ignoring NaNs (NaN where all are).
+    a = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan], [-2.0, 5.0, np.nan]])
+    for ufunc in (np.fmax, np.fmin):
+        for kwargs in ({}, {"axis": 1}, {"axis": None}, {"axis": 0, "keepdims": True}):
+            with np.errstate(invalid="ignore"):
+                np.testing.assert_array_equal(ufunc.reduce(tl.tensor(a), **kwargs).numpy(), ufunc.reduce(a, **kwargs))
+    check_grads(lambda x: np.fmax.reduce(x, axis=1), [X], order=1)
