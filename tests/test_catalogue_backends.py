@@ -61,6 +61,20 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "LogNdtr",
     "Ndtr",
     "Polygamma",
+    "Betainc",
+    "Betaincc",
+    "BetaincGrad",
+    "Zeta",
+    "RiemannZeta",
+    "Binom",
+    "Poch",
+    "Gammasgn",
+    "Expi",
+    "Exp1",
+    "Expn",
+    "Dawsn",
+    "Spence",
+    "OwensT",
     "Eig",  # the standard has no eigensolver for general (non-symmetric) matrices
 }
 
