@@ -61,7 +61,9 @@ def _named(target, who: str, prefix: str = "", optimizers: dict | None = None) -
     if _holds_variables(target):
         if optimizers is not None and hasattr(target, "_restore_slots"):
             optimizers[prefix] = target
-        target = target.variables
+        # A Module names a shared Variable at every path (as PyTorch's state_dict does; files keep loading).
+        every_path = getattr(target, "_variables_at_every_path", None)
+        target = every_path() if every_path is not None else target.variables
     out = {}
     for path, leaf in tree.flatten_with_path(target, is_leaf=_holds_variables)[0]:
         name = prefix

@@ -2,7 +2,8 @@
 
 A Module's attributes that are Variables or Modules (or lists, tuples,
 dicts or registered ``tl.tree`` nodes holding them, other entries skipped) are its state, collected in
-attribute order; a Variable or Module reachable twice is counted and updated once.  A child may hold
+attribute order; a Variable or Module reachable twice is listed, counted and updated once (checkpoints
+name it at every path).  A child may hold
 its parent: walks stop at the back-reference, and ``repr`` shows it as ``<back-reference to ...>``.
 ``copy.deepcopy`` (and pickle) copies the Variables (same names, new values) and keeps the structure, a
 ``tl.function`` of its methods included (without its graphs, so the copy runs on the copy's Variables);
@@ -75,7 +76,7 @@ class Module:
         (['1'], ['0', '1'])
         """
         if current_state().modes:
-            state_read(self, "trainable")
+            state_read(_FREEZES, "count")
         return self.__dict__.get("_trainable", True)
 
     @trainable.setter
@@ -84,6 +85,7 @@ class Module:
             raise TypeError(f"{type(self).__name__}.trainable: must be a bool, got {value!r}")
         for m in self.modules():
             m.__dict__["_trainable"] = bool(value)
+        _FREEZES.count += 1
 
     def forward(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__}: a Module subclass must define forward(...)")
@@ -104,28 +106,41 @@ class Module:
     def _own_variables(self) -> dict:
         return {name: value for name, value in vars(self).items() if isinstance(value, Variable)}
 
-    def _tree(self, trainable: bool, _above: frozenset = frozenset()) -> dict:
+    def _tree(self, trainable: bool, seen: set | None, _above: frozenset = frozenset()) -> dict:
+        # seen: ids of the Variables found so far, each listed at its first path (None: at every path).
         # _above: the Modules on the path here, so a back reference (a child holding its parent) ends the walk.
         if _identity(self) in _above or trainable and not self.trainable:
             return {}
         above = _above | {_identity(self)}
-        found = {name: v for name, v in self._own_variables().items() if v.trainable or not trainable}
+        found = {}
+        for name, v in self._own_variables().items():
+            if (v.trainable or not trainable) and (seen is None or v._id not in seen):
+                found[name] = v
+                if seen is not None:
+                    seen.add(v._id)
         for name, child in self._children().items():
-            sub = child._tree(trainable, above)
+            sub = child._tree(trainable, seen, above)
             if sub:
                 found[name] = sub
         return found
 
     @property
     def variables(self) -> dict:
-        """Every Variable (trainable or not, e.g. BatchNorm's running statistics) as a nested dict."""
-        return self._tree(False)
+        """Every Variable (trainable or not, e.g. BatchNorm's running statistics) as a nested dict, each once: a
+        Variable reachable by several paths (tied weights, a layer used twice) at its first, as PyTorch's
+        ``named_parameters`` and Keras' ``variables`` list it (``state_dict`` and checkpoints name it at every
+        path, as PyTorch's ``state_dict`` does)."""
+        return self._tree(False, set())
 
     @property
     def trainable_variables(self) -> dict:
-        """The trainable Variables as a nested dict (what ``tape.gradient`` and optimizers take), less those of
-        frozen Modules (:attr:`trainable`)."""
-        return self._tree(True)
+        """The trainable Variables as a nested dict (what ``tape.gradient`` and optimizers take), each once (see
+        :attr:`variables`), less those of frozen Modules (:attr:`trainable`)."""
+        return self._tree(True, set())
+
+    def _variables_at_every_path(self) -> dict:
+        """:attr:`variables` with a shared Variable under each of its paths: the names of checkpoints."""
+        return self._tree(False, None)
 
     def modules(self) -> list:
         """This Module and every sub-Module, depth first, each once (a shared or cyclic one too)."""
@@ -214,6 +229,16 @@ class Module:
             return child._repr(above).replace("\n", "\n  ")
 
         return head + "".join(f"\n  ({name}): {show(c)}" for name, c in children.items()) + "\n)"
+
+
+class ModuleFreezes:
+    """How many times a Module's ``trainable`` was set: what a ``tl.function`` that read ``trainable`` while
+    tracing keys its graphs by (one guard per call, where one per Module read cost ~0.4 us each per call)."""
+
+    count = 0
+
+
+_FREEZES = ModuleFreezes()
 
 
 def _identity(module) -> int:

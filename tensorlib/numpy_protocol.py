@@ -686,8 +686,9 @@ _NDARRAY_METHODS = {
     for name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all", "ptp")
 }
 _NDARRAY_METHODS.update({name: getattr(np, name) for name in ("cumsum", "cumprod", "trace", "diagonal", "repeat")})
-# ndarray.sort sorts in place; Tensor.sort returns the sorted values (JAX's), as tensorlib values are immutable.
+# ndarray.sort and .partition work in place; Tensor's return the new values (JAX's): tensorlib values are immutable.
 _NDARRAY_METHODS.update(swapaxes=np.swapaxes, sort=np.sort, argsort=np.argsort, ravel=np.ravel, flatten=np.ravel)
+_NDARRAY_METHODS.update({name: getattr(np, name) for name in ("partition", "argpartition", "searchsorted", "choose")})
 
 
 def _ndarray_method(name, np_fn):
@@ -706,10 +707,16 @@ def _reshape_method(self, *shape, order="C", copy=None):
     return _reshape(self, shape[0] if len(shape) == 1 else shape, order)
 
 
+def _compress_method(self, condition, axis=None, out=None):
+    """``ndarray.compress``: ``numpy.compress(condition, self, axis)``."""
+    return np.compress(condition, self, axis, out)
+
+
 def install():
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
     Tensor.reshape = _reshape_method
+    Tensor.compress = _compress_method
     for name, np_fn in _NDARRAY_METHODS.items():
         setattr(Tensor, name, _ndarray_method(name, np_fn))
 

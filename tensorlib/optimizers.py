@@ -750,6 +750,21 @@ class Optimizer:
             self._lr.assign(np.float64(rate))  # the same Variable: a traced step reads the new value
         self._schedule = None
 
+    @property
+    def _trace_key(self) -> tuple:
+        """What a traced step's graph bakes in: the rate's key (a new one for each schedule or Variable set
+        as the rate) and every number or flag set on the optimizer.  Setting ``opt.weight_decay = 0.0`` (or
+        ``beta_1``, ``epsilon``, ``clipnorm``, ...) between traced steps retraces, as setting the rate does
+        and as PyTorch reads a param group's values at every step: the graph had kept the old value, and
+        traced training left the eager trajectory silently."""
+        state = vars(self)
+        names = state.get("_hyper_names")
+        if names is None:  # found once (3.5 us a step for the scan; 0.3 us for the lookups)
+            names = self._hyper_names = tuple(
+                k for k, v in state.items() if k[0] != "_" and (v is None or isinstance(v, (bool, int, float)))
+            )
+        return (self._lr_key, *map(state.get, names))
+
     def _check_non_negative(self, **values) -> None:
         """torch.optim's checks: a negative (or NaN) epsilon, momentum or weight decay is a ValueError (and a
         string a TypeError naming it: "0.9" was read as a number, then failed in a bare comparison)."""
@@ -937,7 +952,7 @@ class Optimizer:
         slots = self._all_slots(pairs, who)
         if not current_state().modes:  # (a traced step's assigns are checked when the graph runs)
             self._check_assignable(who, [v for _, _, v in pairs], slots)
-        state_read(self, "_lr_key")  # a traced step retraces when a schedule or a Variable is set or replaced
+        state_read(self, "_trace_key")  # a traced step retraces when what its graph bakes in changes
         with tapes_paused():  # a step is not differentiated: torch.optim steps under no_grad
             self._step(pairs, slots)
 

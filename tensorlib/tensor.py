@@ -177,8 +177,9 @@ class Tensor:
             self._no_value("formatting it needs one", "return it from the function to format its value")
         return format(self.numpy()[()], format_spec)
 
-    def item(self):
-        return self.numpy().item()
+    def item(self, *index):
+        """The element as a Python number (``ndarray.item``: none, a flat index, or one index per axis)."""
+        return self.numpy().item(*index)
 
     def to(self, backend) -> "Tensor":
         """A copy of this tensor on ``backend`` (``"numpy"``, ``"cupy"``, ...), as ``tl.tensor(t, backend=)``.

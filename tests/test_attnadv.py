@@ -273,3 +273,46 @@ def test_weighted_moments_match_tensorflow():
         got = tl.nn.weighted_moments(x, axes, weights, keepdims=keepdims)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ BatchNorm: cumulative averages, no running statistics
+def test_batch_norm_with_momentum_none_keeps_cumulative_averages():
+    # PyTorch's momentum=None: the running statistics are the plain averages of every batch's mean and unbiased
+    # variance so far (factor 1 / num_batches_tracked).  It was a ValueError.
+    channels = 3
+    layer = tl.nn.BatchNorm(channels, momentum=None, dtype="float64")
+    traced = tl.function(layer)
+    batches = [RNG.normal(size=(n, channels)) * (k + 1) + k for k, n in enumerate((4, 6, 5))]
+    for k, x in enumerate(batches):
+        (traced if k % 2 else layer)(x)  # eager and traced calls update the same statistics
+    np.testing.assert_allclose(layer.running_mean.numpy(), np.mean([x.mean(0) for x in batches], 0), rtol=1e-13)
+    np.testing.assert_allclose(layer.running_var.numpy(), np.mean([x.var(0, ddof=1) for x in batches], 0), rtol=1e-13)
+    assert layer.num_batches_tracked.numpy() == 3
+
+
+def test_batch_norm_without_running_statistics_normalizes_with_the_batch_in_eval_mode_too():
+    # PyTorch's track_running_stats=False: no running statistics; training and eval() both use the batch's.
+    channels = 2
+    layer = tl.nn.BatchNorm(channels, epsilon=1e-3, dtype="float64", track_running_stats=False)
+    assert layer.running_mean is None and layer.running_var is None
+    assert "running_mean" not in layer.variables
+    x = RNG.normal(size=(5, channels)) * 2 + 1
+    expected = (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-3)
+    np.testing.assert_allclose(layer(x).numpy(), expected, rtol=1e-12)
+    layer.eval()
+    np.testing.assert_allclose(layer(x).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(tl.function(layer)(x).numpy(), expected, rtol=1e-12)
+
+
+def test_batch_norm_options_match_pytorch():
+    torch = pytest.importorskip("torch")
+    x = [RNG.normal(size=(4, 3, 5)) * 2 + k for k in range(3)]
+    ours = tl.nn.BatchNorm(3, momentum=None, dtype="float64", data_format="NCHW")
+    theirs = torch.nn.BatchNorm1d(3, momentum=None).double()
+    for batch in x:
+        np.testing.assert_allclose(ours(batch).numpy(), theirs(torch.tensor(batch)).detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-12)
+    assert ours.num_batches_tracked.numpy() == theirs.num_batches_tracked.item()
+    ours = tl.nn.BatchNorm(3, dtype="float64", data_format="NCHW", track_running_stats=False).eval()
+    theirs = torch.nn.BatchNorm1d(3, track_running_stats=False).double().eval()
+    np.testing.assert_allclose(ours(x[0]).numpy(), theirs(torch.tensor(x[0])).detach().numpy(), rtol=1e-12)

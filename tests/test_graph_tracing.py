@@ -315,3 +315,23 @@ def test_random_draws_inside_a_traced_function_are_new_on_every_run():
     np.testing.assert_array_equal(seeded(np.zeros(3)).numpy(), seeded(np.zeros(3)).numpy())
     np.testing.assert_array_equal(seeded(np.zeros(3)).numpy(), tl.random.normal((3,), dtype="float64", seed=7).numpy())
     assert [n.op_type for n in f.get_graph(np.zeros(3)).optimize().nodes] == ["RandomStandardNormal", "Add"]
+
+
+def test_state_read_under_two_names_of_one_owner_keys_each_graph_once():
+    # A traced training step reads model.training (BatchNorm) and .trainable of the same Modules: the second
+    # name of an owner was noted again at every retrace, so the graphs traced before never matched again.
+    # Batch sizes 4, 4, 3 for three epochs traced 6 times (and the state list grew to 11 entries); 2 are due.
+    model = tl.nn.Sequential(tl.nn.Dense(2, 3, seed=0), tl.nn.BatchNorm(3), tl.nn.Dense(3, 1, seed=1))
+    opt = tl.optimizers.SGD(0.01)
+
+    @tl.function
+    def step(x):
+        with tl.GradientTape() as tape:
+            loss = tl.sum(tl.square(model(x)))
+        opt.apply(tape.gradient(loss, model.trainable_variables), model)
+
+    for n in [4, 4, 3] * 3:
+        step(tl.ones((n, 2), dtype="float32"))
+    assert step.trace_count == 2
+    labels = [label for _, _, label in step._state]
+    assert len(labels) == len(set(labels)) and not any("#" in label for label in labels if "BatchNorm" in label)

@@ -6,6 +6,8 @@ References: PyTorch's ``nn.Module`` (``named_parameters``, ``state_dict``, ``nn.
 out by hand, and against torch/jax where installed (importorskip).
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -131,6 +133,7 @@ def test_a_traced_step_retraces_when_a_layer_is_frozen():
     kernel = model[0][0].kernel.numpy()
     step(x)  # the graph traced before updated the frozen kernel
     np.testing.assert_array_equal(model[0][0].kernel.numpy(), kernel)
+    assert step.trace_count == 2 and re.fullmatch(r"ModuleFreezes\.count: \d+ -> \d+", step.retrace_reasons[-1])
 
 
 # ---------------------------------------------------------------- copies (copy.deepcopy, pickle)
@@ -470,3 +473,81 @@ def test_control_flow_pairs_dicts_by_key_in_both_modes(case, traced):
     if traced or case in ("while", "scan"):
         first, want = (got[0], _CF_WANT[case][0]) if case == "scan" else (got, _CF_WANT[case])
         assert list(first) == list(want)
+
+
+# ---------------------------------------------------------------- a Variable reachable twice (tied weights)
+
+
+class _TiedPair(tl.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = tl.nn.Dense(2, 2, seed=0, dtype="float64")
+        self.dec = tl.nn.Dense(2, 2, seed=1, dtype="float64")
+        self.dec.kernel = self.enc.kernel  # tied, as PyTorch's weight tying
+        self.again = self.enc  # a whole layer used twice
+
+    def forward(self, x):
+        return self.again(tl.nn.relu(self.dec(tl.nn.relu(self.enc(x)))))
+
+
+def test_a_tied_variable_is_listed_once_and_a_hand_written_step_moves_it_once():
+    # It was listed under every path ('enc', 'dec', 'again'): a hand-written step over
+    # tree.leaves(model.trainable_variables), or tree.map over variables and gradients, moved the tied kernel
+    # three times.  PyTorch's parameters()/named_parameters() and Keras' trainable_variables list it once.
+    model = _TiedPair()
+    assert {k: sorted(v) for k, v in model.trainable_variables.items()} == {"enc": ["bias", "kernel"], "dec": ["bias"]}
+    assert {k: sorted(v) for k, v in model.variables.items()} == {"enc": ["bias", "kernel"], "dec": ["bias"]}
+    x = np.array([[1.0, -2.0], [0.5, 3.0]])
+    k, b1, b2 = (v.numpy().copy() for v in (model.enc.kernel, model.enc.bias, model.dec.bias))
+
+    def loss_of(k):
+        h1 = np.maximum(x @ k + b1, 0)
+        h2 = np.maximum(h1 @ k + b2, 0)
+        return np.sum((h2 @ k + b1) ** 2)
+
+    eps, numeric = 1e-6, np.zeros_like(k)  # central differences in float64
+    for i in np.ndindex(k.shape):
+        d = np.zeros_like(k)
+        d[i] = eps
+        numeric[i] = (loss_of(k + d) - loss_of(k - d)) / (2 * eps)
+    variables = model.trainable_variables
+    with tl.GradientTape() as tape:
+        loss = tl.sum(model(x) ** 2)
+    grads = tape.gradient(loss, variables)
+    tl.tree.map(lambda v, g: v.assign_sub(0.01 * g), variables, grads)
+    np.testing.assert_allclose(model.enc.kernel.numpy(), k - 0.01 * numeric, rtol=1e-7, atol=1e-9)
+    assert model.dec.kernel is model.enc.kernel and model.num_parameters() == 8
+
+
+def test_a_tied_variable_keeps_every_name_in_checkpoints(tmp_path):
+    # PyTorch's state_dict() keeps tied weights under every key too; a file saved from the tied model loads
+    # into a fresh one, and one with two different values there is refused (test_optadv).
+    model = _TiedPair()
+    assert sorted(model.state_dict()) == [
+        "again.bias",
+        "again.kernel",
+        "dec.bias",
+        "dec.kernel",
+        "enc.bias",
+        "enc.kernel",
+    ]
+    tl.save_variables(tmp_path / "tied.safetensors", model)
+    fresh = _TiedPair()
+    fresh.enc.kernel.assign(np.zeros((2, 2)))
+    tl.load_variables(tmp_path / "tied.safetensors", fresh)
+    np.testing.assert_array_equal(fresh.dec.kernel.numpy(), model.enc.kernel.numpy())
+
+
+def test_tied_names_match_torch():
+    torch = pytest.importorskip("torch")
+
+    class TorchTied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc, self.dec = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+            self.dec.weight = self.enc.weight
+            self.again = self.enc
+
+    tied = TorchTied()
+    assert [n for n, _ in tied.named_parameters()] == ["enc.weight", "enc.bias", "dec.bias"]
+    assert sorted(tied.state_dict()) == sorted(n.replace("kernel", "weight") for n in _TiedPair().state_dict())

@@ -390,3 +390,48 @@ def test_new_functions_against_jax():
     g = jax.grad(lambda x: jnp.sum(jnp.modf(x)[0] ** 2))(x)
     np.testing.assert_allclose(tl.grad(lambda x: tl.sum(tl.modf(x)[0] ** 2))(x).numpy(), g)
     np.testing.assert_allclose(tl.kaiser(8, 2.5).numpy(), jnp.kaiser(8, 2.5), rtol=1e-13)
+
+
+# ---------------------------------------------------------------- the array API's unique_*
+UNIQUE_INPUTS = [
+    np.array([3.0, np.nan, 1.0, np.nan, 3.0, -0.0, 0.0]),
+    np.array([[3, 1], [1, 2]]),
+    np.array([], np.float32),
+    np.array(2.5),
+    np.array([True, False, True]),
+]
+
+
+@pytest.mark.parametrize("x", UNIQUE_INPUTS, ids=lambda x: f"{x.dtype}{x.shape}")
+def test_unique_functions_match_numpy_2_with_every_nan_distinct(x):
+    for name in ("unique_all", "unique_counts", "unique_inverse"):
+        got, want = getattr(tl, name)(x), getattr(np, name)(x)
+        assert type(got).__name__ == type(want).__name__ and got._fields == want._fields
+        for g, w in zip(got, want):
+            assert (g.dtype, g.shape) == (w.dtype, w.shape), name
+            np.testing.assert_array_equal(g.numpy(), w)
+    got = tl.unique_values(x)
+    np.testing.assert_array_equal(got.numpy(), np.sort(np.unique_values(x)))  # NumPy 2.3+: hash order
+    values, inverse = tl.unique_inverse(x)
+    np.testing.assert_array_equal(values.numpy()[inverse.numpy()], x)  # NaNs rebuild too
+    # tl.unique keeps NumPy's default (NaNs as one) and takes equal_nan=False as NumPy does
+    np.testing.assert_array_equal(tl.unique(x).numpy(), np.unique(x))
+    np.testing.assert_array_equal(tl.unique(x, equal_nan=False).numpy(), np.unique(x, equal_nan=False))
+
+
+def test_unique_all_gradient_goes_to_first_occurrences_and_traces():
+    x = tl.tensor([3.0, 1.0, 3.0, 2.0])
+    g = tl.grad(lambda x: tl.sum(tl.unique_all(x).values * tl.tensor([10.0, 20.0, 30.0])))(x)
+    np.testing.assert_array_equal(g.numpy(), [30.0, 10.0, 0.0, 20.0])
+    traced = tl.function(tl.unique_counts)(np.array([3.0, 1.0, 3.0]))
+    assert type(traced).__name__ == "UniqueCountsResult"
+    np.testing.assert_array_equal(traced.counts.numpy(), [1, 2])
+
+
+def test_unique_functions_against_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.array([3.0, np.nan, 1.0, np.nan, 3.0])
+    for name in ("unique_all", "unique_counts", "unique_inverse"):
+        for g, w in zip(getattr(tl, name)(x), getattr(jnp, name)(x)):
+            np.testing.assert_array_equal(g.numpy(), np.asarray(w).reshape(g.shape))
+    np.testing.assert_array_equal(tl.unique_values(x).numpy(), jnp.unique_values(x))

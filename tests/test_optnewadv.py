@@ -13,6 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tensorlib as tl
 
@@ -132,14 +134,22 @@ def _mlp(seed: int):
     )
 
 
-def _train(model, opt, steps: int) -> np.ndarray:
+def _step(model, opt) -> None:
     x = tl.tensor(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+    with tl.GradientTape() as tape:
+        loss = tl.sum(tl.square(model(x) - 1.0))
+    opt.apply(tape.gradient(loss, model.trainable_variables), model)
+
+
+def _flat(model) -> np.ndarray:
+    return np.concatenate([v.numpy().ravel() for v in tl.tree.leaves(model.variables)])
+
+
+def _train(model, opt, steps: int) -> np.ndarray:
     out = []
     for _ in range(steps):
-        with tl.GradientTape() as tape:
-            loss = tl.sum(tl.square(model(x) - 1.0))
-        opt.apply(tape.gradient(loss, model.trainable_variables), model)
-        out.append(np.concatenate([v.numpy().ravel() for v in tl.tree.leaves(model.variables)]))
+        _step(model, opt)
+        out.append(_flat(model))
     return np.array(out)
 
 
@@ -300,3 +310,95 @@ def test_load_state_dict_reports_skipped_names_as_pytorch_names_them():
         {**torch.nn.Linear(2, 3).state_dict(), "extra": torch.zeros(2)}, strict=False
     )
     assert (theirs.missing_keys, theirs.unexpected_keys) == result
+
+
+# ---------------------------------------------------------------- hyperparameters set between traced steps
+@pytest.mark.parametrize(
+    "name, attribute, value",
+    [
+        ("adamax", "beta_1", 0.5),
+        ("nadam", "weight_decay", 0.0),
+        ("radam", "epsilon", 1e-3),
+        ("adadelta", "rho", 0.5),
+        ("lion", "beta_2", 0.5),
+        ("nadam", "clipnorm", 0.01),
+    ],
+)
+def test_a_hyperparameter_set_between_traced_steps_is_used(name, attribute, value):
+    # The graph of a traced step bakes the optimizer's numbers in: after opt.weight_decay = 0.0 the traced
+    # steps still decayed by 0.1 and left the eager trajectory (PyTorch reads a param group's values at every
+    # step; setting the learning rate already took effect).  Now the step retraces on such a change, and a
+    # value set back reuses its graph.
+    trajectories, counts = [], []
+    for traced in (False, True):
+        model, opt = _mlp(0), NEW_OPTIMIZERS[name]()
+        step = tl.function(lambda: _step(model, opt)) if traced else (lambda: _step(model, opt))
+        before, rows = getattr(opt, attribute), []
+        for set_to in (before, before, value, value, before):
+            setattr(opt, attribute, set_to)
+            step()
+            rows.append(_flat(model))
+        trajectories.append(np.array(rows))
+        counts.append(getattr(step, "trace_count", None))
+    np.testing.assert_array_equal(trajectories[1], trajectories[0])
+    assert counts[1] == 2
+
+
+def test_weight_decay_switched_off_between_traced_steps_matches_numpy():
+    w, opt = tl.Variable(np.array([1.0, 2.0])), O.NAdam(0.1, weight_decay=0.5, decoupled_weight_decay=True)
+    step = tl.function(lambda: opt.apply([tl.tensor(np.zeros(2))], [w]))
+    step()  # zero gradients: only the decay moves w, by 1 - 0.1 * 0.5
+    opt.weight_decay = 0.0
+    step()
+    step()
+    np.testing.assert_allclose(w.numpy(), [0.95, 1.9], rtol=1e-15)
+
+
+# ---------------------------------------------------------------- every argument, drawn, against NumPy
+@given(
+    name=st.sampled_from(["adamax", "nadam", "radam", "adadelta", "lion"]),
+    lr=st.floats(1e-3, 0.5),
+    beta_1=st.sampled_from([0.0, 0.5, 0.9]),
+    beta_2=st.sampled_from([0.0, 0.5, 0.6, 0.9, 0.999]),
+    epsilon=st.sampled_from([1e-8, 1e-3, 0.5]),
+    weight_decay=st.sampled_from([0.0, 0.1]),
+    decoupled=st.booleans(),
+    psi=st.sampled_from([0.0, 4e-3, 1.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_every_argument_follows_the_published_rule(
+    name, lr, beta_1, beta_2, epsilon, weight_decay, decoupled, psi, seed
+):
+    # The NumPy transcriptions of tests/test_optimizers_more.py (PyTorch's documented rules; Keras' for Lion),
+    # over the arguments' whole ranges: beta_2 <= 2/3 keeps RAdam unrectified, rho = beta_2 for Adadelta.
+    from tests.test_optimizers_more import _adadelta, _adamax, _lion, _nadam, _radam
+
+    rng = np.random.default_rng(seed)
+    w0 = rng.standard_normal(6)
+    grads = [rng.standard_normal(6) * (rng.random(6) < 0.8) for _ in range(10)]
+    make, reference = {
+        "adamax": (
+            lambda: O.Adamax(lr, beta_1, beta_2, epsilon, weight_decay),
+            lambda: _adamax(w0, grads, lr, beta_1, beta_2, epsilon, weight_decay),
+        ),
+        "nadam": (
+            lambda: O.NAdam(lr, beta_1, beta_2, epsilon, weight_decay, psi, decoupled),
+            lambda: _nadam(w0, grads, lr, beta_1, beta_2, epsilon, weight_decay, psi, decoupled),
+        ),
+        "radam": (
+            lambda: O.RAdam(lr, beta_1, beta_2, epsilon, weight_decay, decoupled),
+            lambda: _radam(w0, grads, lr, beta_1, beta_2, epsilon, weight_decay, decoupled),
+        ),
+        "adadelta": (
+            lambda: O.Adadelta(lr, beta_2, epsilon, weight_decay),
+            lambda: _adadelta(w0, grads, lr, beta_2, epsilon, weight_decay),
+        ),
+        "lion": (
+            lambda: O.Lion(lr, beta_1, beta_2, weight_decay),
+            lambda: _lion(w0, grads, lr, beta_1, beta_2, weight_decay),
+        ),
+    }[name]
+    w, opt = tl.Variable(w0.copy()), make()
+    for g in grads:
+        opt.apply([tl.tensor(g)], [w])
+    np.testing.assert_allclose(w.numpy(), reference(), rtol=1e-11, atol=1e-12)

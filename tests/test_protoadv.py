@@ -400,3 +400,27 @@ def test_np_linspace_with_tensor_bounds_matches_numpy_and_differentiates(bounds,
         check_grads(
             lambda a, b: np.linspace(a, b, **{**kwargs, "retstep": False}), list(map(np.float64, bounds)), order=1
         )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.item(5),
+        lambda x: x.item(1, 2),
+        lambda x: x.conjugate(),
+        lambda x: np.sort(x[0]).searchsorted([0.1, -5.0], side="right"),
+        lambda x: x.compress([True, False, True], axis=0),
+        lambda x: x.compress([0, 1, 1, 0, 1]),
+        lambda x: (x[0] > 0).choose([x[1], x[2]]),
+        # ndarray.partition works in place (returns None); a Tensor's returns np.partition's values
+        lambda x: np.sort((x.partition(1, axis=1) if isinstance(x, tl.Tensor) else np.partition(x, 1, 1))[:, :2], 1),
+        lambda x: np.take_along_axis(x, x.argpartition(2)[:, :1], axis=1),
+    ],
+)
+def test_more_ndarray_methods_on_tensors(call):
+    # Tensor had no .conjugate, .searchsorted, .compress, .choose, .partition or .argpartition, and
+    # .item() took no index (ndarray.item(5), .item(1, 2)).
+    want = call(X)
+    got = call(tl.tensor(X))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-15)
+    assert np.asarray(got).dtype == np.asarray(want).dtype

@@ -946,8 +946,11 @@ class Function:
 
     def _note_state(self, reads) -> None:
         """Add the (owner, name) pairs a trace read to the state that keys the graphs (under the trace lock)."""
-        known = {id(ref()): (ref, name) for ref, name, _ in self._state if ref() is not None}
-        fresh = [(o, n) for o, n in reads if known.get(id(o), (None, None))[1] != n]
+        # Keyed by (owner, name): keyed by owner alone, a Module read for two names (training, trainable) kept
+        # one of them, the other was added again at every retrace, and the graphs traced before no longer
+        # matched their key: batch sizes 4, 4, 3 per epoch retraced twice an epoch, forever, and the list grew.
+        known = {(id(ref()), name) for ref, name, _ in self._state if ref() is not None}
+        fresh = [(o, n) for o, n in reads if (id(o), n) not in known]
         if not fresh:
             return
         live = [entry for entry in self._state if entry[0]() is not None]

@@ -62,7 +62,7 @@ def _install_operators():
     T.__invert__ = lambda self: apply(_invert, (self,))
     T.real = property(real, doc="The real part (``ndarray.real``); the tensor itself's values for real dtypes.")
     T.imag = property(imag, doc="The imaginary part (``ndarray.imag``); zeros for real dtypes.")
-    T.conj = conj
+    T.conj = T.conjugate = conj
     T.__neg__ = lambda self: apply(_neg, (self,))
     # A Variable's +v is its value now: v itself would change with a later assign.
     T.__pos__ = lambda self: identity(self) if isinstance(self, Variable) else self

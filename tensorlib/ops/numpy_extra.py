@@ -1293,17 +1293,22 @@ def _gradient_axis(f, axis: int, spacing, edge_order: int):
         else:
             first = (-1.5 * part(0, 1) + 2.0 * part(1, 2) - 0.5 * part(2, 3)) / h
             last = (0.5 * part(-3, -2) - 2.0 * part(-2, -1) + 1.5 * part(-1, None)) / h
-    else:  # coordinates: uneven steps
+    else:  # coordinates: uneven steps, and weights, in the coordinates' precision (NumPy's), then f's dtype
+        # (float32 differences of Unix times 1.7e9 + 0.5 k are 0: the weights would be inf and the result NaN)
+        def weights(*values):
+            return [v if v.dtype == f.dtype else math_ops.cast(v, f.dtype) for v in values]
+
         dx = spacing[1:] - spacing[:-1]
         h1, h2 = dx[:-1], dx[1:]
-        a, b, c = -h2 / (h1 * (h1 + h2)), (h2 - h1) / (h1 * h2), h1 / (h2 * (h1 + h2))
+        a, b, c = weights(-h2 / (h1 * (h1 + h2)), (h2 - h1) / (h1 * h2), h1 / (h2 * (h1 + h2)))
         interior = along(a) * part(None, -2) + along(b) * part(1, -1) + along(c) * part(2, None)
         if edge_order == 1:
-            first, last = (part(1, 2) - part(0, 1)) / dx[0], (part(-1, None) - part(-2, -1)) / dx[-1]
+            first_step, last_step = weights(dx[0], dx[-1])
+            first, last = (part(1, 2) - part(0, 1)) / first_step, (part(-1, None) - part(-2, -1)) / last_step
         else:
-            a, b, c = _edge_coefficients(dx[0], dx[1], "start")
+            a, b, c = weights(*_edge_coefficients(dx[0], dx[1], "start"))
             first = a * part(0, 1) + b * part(1, 2) + c * part(2, 3)
-            a, b, c = _edge_coefficients(dx[-2], dx[-1], "end")
+            a, b, c = weights(*_edge_coefficients(dx[-2], dx[-1], "end"))
             last = a * part(-3, -2) + b * part(-2, -1) + c * part(-1, None)
     return shape_ops.concat([first, interior, last], axis=axis) if n > 2 else shape_ops.concat([first, last], axis)
 
@@ -1348,8 +1353,8 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
             raise ValueError(
                 f"gradient: the spacing of axis {a} must be a scalar or {n} coordinates, got shape {tuple(h.shape)} {where}"
             )
-        if h.dtype.kind in "biu" or h.dtype != f.dtype:
-            h = math_ops.cast(h, f.dtype if f.dtype.kind in "fc" else _dt.float64)
+        if h.dtype.kind in "biu" or (h.ndim == 0 and h.dtype != f.dtype):  # a step in f's dtype, coordinates kept
+            h = math_ops.cast(h, f.dtype if h.ndim == 0 else _dt.float64)
         out.append(_gradient_axis(f, a, h, edge_order))
     return out[0] if len(out) == 1 else tuple(out)
 

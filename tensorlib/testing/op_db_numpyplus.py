@@ -518,3 +518,36 @@ OPINFOS += [
         error_inputs=(ErrorInput((2.5, 1.0), exc=TypeError, match=r"^kaiser: M must be an int, got 2.5"),),
     ),
 ]
+
+
+# ---------------------------------------------------------------- the array API's unique_* (tensorlib/ops/search.py)
+@st.composite
+def _unique_draw(draw, dtype):
+    shape = draw(st.sampled_from([(), (0,), (5,), (2, 3), (3, 1, 2)]))
+    kind = np.dtype(dtype).kind
+    if kind == "f" and draw(st.booleans()):  # repeats and NaNs; a small move of a repeat changes the shapes
+        x = draw(tensors(dtype, shape, st.sampled_from([-1.0, 0.0, 2.0, 2.5, np.nan]).map(np.dtype(dtype).type)))
+        return SampleInput((x,), grad_argnums=())
+    if kind == "f":  # distinct values, for the gradient checks
+        return SampleInput((_random(draw, dtype, shape),))
+    x = draw(tensors(dtype, shape, st.sampled_from([-1, 0, 2, 3]).map(np.dtype(dtype).type)))
+    return SampleInput((x,), grad_argnums=())
+
+
+def _unique_entry(name, ref):
+    return OpInfo(
+        name,
+        getattr(tl, name),
+        ref,
+        _unique_draw,
+        op_types=("Unique", "GatherV2"),
+        dtypes=NUMERIC + (np.dtype(np.bool_),),
+    )
+
+
+OPINFOS += [
+    _unique_entry("unique_all", lambda x: tuple(np.unique_all(x))),
+    _unique_entry("unique_counts", lambda x: tuple(np.unique_counts(x))),
+    _unique_entry("unique_inverse", lambda x: tuple(np.unique_inverse(x))),
+    _unique_entry("unique_values", lambda x: np.sort(np.unique_values(x))),  # NumPy 2.3+: hash order
+]

@@ -191,7 +191,8 @@ def normalize(x, p: float = 2.0, axis: int = 1, epsilon: float = 1e-12) -> Tenso
     """``x / max(norm_p(x, axis), epsilon)``: PyTorch's ``F.normalize(x, p, dim=axis, eps=epsilon)``
     (``p`` > 0, ``inf`` for the largest magnitude).
 
-    A zero vector stays zero, with gradient ``1 / epsilon`` (the norm's own gradient there is taken as 0).
+    A zero vector stays zero, with gradient ``1 / epsilon`` (the norm's own gradient there is taken as 0, and
+    so is a zero element's share of it for ``p < 1``, where ``|x|**p`` has an infinite slope: PyTorch's rule).
 
     >>> import tensorlib as tl
     >>> tl.nn.normalize(tl.tensor([[3.0, -4.0]]), p=1.0).numpy().round(4).tolist()
@@ -208,7 +209,12 @@ def normalize(x, p: float = 2.0, axis: int = 1, epsilon: float = 1e-12) -> Tenso
     if _math.isinf(p):
         norm = reduce_ops.max(math_ops.abs(wide), ax, keepdims=True)
     else:
-        powered = math_ops.square(wide) if p == 2.0 else math_ops.abs(wide) ** p
+        if p == 2.0:
+            powered = math_ops.square(wide)
+        else:  # |x|**p of a zero element is 0 with gradient 0 (p < 1 had p * 0**(p - 1) = inf: 0 * inf = NaN)
+            magnitude = math_ops.abs(wide)
+            nonzero = magnitude > 0
+            powered = math_ops.where(nonzero, math_ops.where(nonzero, magnitude, 1.0) ** p, 0.0)
         total = reduce_ops.sum(powered, ax, keepdims=True)
         # The root's derivative is infinite at 0: root only positive totals, so a zero vector has no NaN gradient.
         positive = total > 0
