@@ -75,6 +75,10 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "Dawsn",
     "Spence",
     "OwensT",
+    "Igammainv",
+    "Igammacinv",
+    "Betaincinv",
+    "Betainccinv",
     "Eig",  # the standard has no eigensolver for general (non-symmetric) matrices
 }
 
