@@ -265,3 +265,21 @@ def test_gradient_of_float32_samples_at_unix_times(edge_order):
     got = tl.gradient(two, 0.5, times, edge_order=edge_order)
     for g, want in zip(got, np.gradient(two, 0.5, times, edge_order=edge_order)):
         np.testing.assert_allclose(g.numpy(), want, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("how", ["sum", "mean", "max", "min"])
+def test_traced_segment_ids_of_the_wrong_length_name_the_op(how):
+    # Under tl.function with sizes unknown, ids shorter or longer than data's rows raised NumPy's broadcasting or
+    # boolean-index message, naming neither the op nor its inputs.
+    fn = getattr(tl, f"segment_{how}")
+    for data_spec in (tl.TensorSpec((5, 2), tl.float64), tl.TensorSpec((None, 2), tl.float64)):
+        traced = tl.function(lambda d, i: fn(d, i, 3), input_signature=[data_spec, tl.TensorSpec((None,), tl.int64)])
+        data = RNG.standard_normal((5, 2))
+        ids = np.array([0, 2, 2, -1, 1])
+        want = fn(data, ids, 3).numpy()
+        np.testing.assert_array_equal(traced(data, ids).numpy(), want)
+        for wrong in (ids[:4], np.append(ids, 0)):
+            with pytest.raises(
+                ValueError, match=rf"segment_{how}: data and segment_ids: dimension 0 .* is {len(wrong)}"
+            ):
+                traced(data, wrong)
