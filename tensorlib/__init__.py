@@ -93,7 +93,19 @@ from .ops.nanreduce import (
     nansum,
     nanvar,
 )
-from .ops.search import argwhere, bincount, digitize, flatnonzero, searchsorted, top_k, unique
+from .ops.search import (
+    argwhere,
+    bincount,
+    digitize,
+    flatnonzero,
+    searchsorted,
+    top_k,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from .ops.segment import segment_max, segment_mean, segment_min, segment_sum
 from .ops.shape import (
     boolean_mask,
@@ -292,6 +304,9 @@ from .ops.numpy_more import (
     diagflat,
     divmod,
     extract,
+    histogram2d,
+    histogram_bin_edges,
+    histogramdd,
     ix_,
     mask_indices,
     modf,

@@ -17,6 +17,7 @@ image layers take PyTorch's channels-first layout.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import operator
 
@@ -1324,7 +1325,11 @@ class BatchNorm(Module):
     ``running_mean``/``running_var`` as PyTorch does:
     ``running = (1 - momentum) * running + momentum * batch``, the variance
     Bessel-corrected.  (Keras' ``momentum`` weighs the old value instead: its
-    ``momentum=0.99`` is ``momentum=0.01`` here, and Keras keeps the biased variance.)  ``eval()`` mode normalises with the running statistics.
+    ``momentum=0.99`` is ``momentum=0.01`` here, and Keras keeps the biased variance.)  ``momentum=None`` keeps
+    the cumulative averages of every batch's statistics, counting the batches in ``num_batches_tracked`` (PyTorch's
+    ``momentum=None``).  ``eval()`` mode normalises with the running statistics; with
+    ``track_running_stats=False`` there are none (``running_mean`` and ``running_var`` are None) and both modes
+    normalise with the batch's, as PyTorch's.
     ``scale`` and ``offset`` (gamma and beta) are trainable, each dropped with ``scale=False`` / ``center=False``
     (Keras' arguments; PyTorch's ``affine=False`` drops both); the running statistics are not trainable.  Training on one value per channel (a batch of one dense
     example) is a ValueError, as in PyTorch; ``eval()`` mode takes it.
@@ -1345,20 +1350,28 @@ class BatchNorm(Module):
         data_format: str = "NHWC",
         center: bool = True,
         scale: bool = True,
+        track_running_stats: bool = True,
     ):
         super().__init__()
         self.data_format = _data_format(data_format, "BatchNorm")
         self.num_features = _positive("num_features", num_features, "BatchNorm")
-        if not _number_in(momentum, 0.0, 1.0):
-            raise ValueError(f"BatchNorm: momentum must be in [0, 1], got {momentum!r}")
-        self.momentum, self.epsilon = float(momentum), _epsilon(epsilon, "BatchNorm")
-        dtype = _float_dtype(dtype, "BatchNorm")
+        if momentum is not None and not _number_in(momentum, 0.0, 1.0):
+            raise ValueError(f"BatchNorm: momentum must be in [0, 1] or None, got {momentum!r}")
+        self.momentum = None if momentum is None else float(momentum)
+        self.epsilon = _epsilon(epsilon, "BatchNorm")
+        self._dtype = dtype = _float_dtype(dtype, "BatchNorm")
         self.scale = Variable(_init.ones((self.num_features,), dtype=dtype), name="scale") if scale else None
         self.offset = Variable(_init.zeros((self.num_features,), dtype=dtype), name="offset") if center else None
-        self.running_mean = Variable(
-            _init.zeros((self.num_features,), dtype=dtype), name="running_mean", trainable=False
-        )
-        self.running_var = Variable(_init.ones((self.num_features,), dtype=dtype), name="running_var", trainable=False)
+        self.running_mean = self.running_var = None
+        if track_running_stats:
+            self.running_mean = Variable(
+                _init.zeros((self.num_features,), dtype=dtype), name="running_mean", trainable=False
+            )
+            self.running_var = Variable(
+                _init.ones((self.num_features,), dtype=dtype), name="running_var", trainable=False
+            )
+            if momentum is None:
+                self.num_batches_tracked = Variable(np.zeros((), np.int64), name="num_batches_tracked", trainable=False)
 
     def forward(self, x):
         x = _as_tensor(x)
@@ -1375,7 +1388,7 @@ class BatchNorm(Module):
             if channel == -1
             else (lambda v: v if v is None else _shape.reshape(v, (-1,) + (1,) * (len(x.shape) - 2)))
         )
-        if not self.training:
+        if not self.training and self.running_mean is not None:
             return _nn.batch_normalization(
                 x,
                 along(self.running_mean),
@@ -1388,7 +1401,7 @@ class BatchNorm(Module):
         sizes = [x.shape[a] for a in axes]
         # A float16 x is normalized in float32 with float32 statistics, as PyTorch does: moments() rounds them
         # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
-        dtype = _dt.promote_types(x.dtype, self.running_mean.dtype)
+        dtype = _dt.promote_types(x.dtype, self._dtype)
         wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
         one = None
         if None in sizes:  # traced with a size known only at run time
@@ -1414,11 +1427,24 @@ class BatchNorm(Module):
             # and made the scale's gradient NaN (PyTorch: unchanged, and 0).  The (empty) output is normalized by
             # 0 and 1 instead, and the running averages are kept.
             mean, variance = _elementwise.where(empty, 0.0, mean), _elementwise.where(empty, 1.0, variance)
-        # The running averages must not be differentiated through, nor make a recording tape keep them.
-        batch_mean, batch_var = _math.stop_gradient(mean), _math.stop_gradient(variance) * bessel
-        if one is not None:
-            batch_mean, batch_var = batch_mean * one, batch_var * one
+        if one is not None:  # in the graph even without running statistics to update
+            mean, variance = mean * one, variance * one
+        if self.training and self.running_mean is not None:
+            # The running averages must not be differentiated through, nor make a recording tape keep them.
+            self._update_running(_math.stop_gradient(mean), _math.stop_gradient(variance) * bessel, empty)
+        y = _nn.batch_normalization(
+            wide, along(mean), along(variance), along(self.offset), along(self.scale), self.epsilon
+        )
+        return y if y.dtype == dtype else _math.cast(y, dtype)
+
+    def _update_running(self, batch_mean, batch_var, empty):
+        """Move the running statistics towards the batch's (not for an empty batch: ``empty`` True, or a bool
+        tensor when traced); ``momentum=None`` weighs the batch by 1 / the batches counted so far."""
         m = self.momentum
+        if m is None:  # counted as PyTorch does, an empty batch too
+            tracked = self.num_batches_tracked + 1
+            self.num_batches_tracked.assign(tracked)
+            m = 1.0 / _math.cast(tracked, batch_mean.dtype)
         for running, batch in ((self.running_mean, batch_mean), (self.running_var, batch_var)):
             if empty is True:
                 break
@@ -1426,13 +1452,10 @@ class BatchNorm(Module):
             if empty is not False:
                 update = _elementwise.where(empty, running, update)
             running.assign(update if update.dtype == running.dtype else _math.cast(update, running.dtype))
-        y = _nn.batch_normalization(
-            wide, along(mean), along(variance), along(self.offset), along(self.scale), self.epsilon
-        )
-        return y if y.dtype == dtype else _math.cast(y, dtype)
 
     def extra_repr(self) -> str:
-        return f"{self.num_features}, momentum={self.momentum}, epsilon={self.epsilon}"
+        text = f"{self.num_features}, momentum={self.momentum}, epsilon={self.epsilon}"
+        return text if self.running_mean is not None else f"{text}, track_running_stats=False"
 
 
 def _single_value_message(x) -> str:
@@ -2031,13 +2054,32 @@ class _Recurrent(Module):
         return (output, *state) if self.return_state else output
 
     def extra_repr(self) -> str:
-        text = f"{self.input_size}, {self.units}" + (", return_sequences=True" if self.return_sequences else "")
-        return text + (", go_backwards=True" if self.go_backwards else "")
+        """The sizes, then every constructor argument given other than its default (``LSTM(3, 4)`` hid
+        ``return_state=True`` and ``activation='relu'``); the seed and the initializers' draws are left out."""
+        defaults = inspect.signature(type(self).__init__).parameters
+        given = [
+            f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
+            for name, value in self._config.items()
+            if name not in ("input_size", "units", "seed") and not _same_argument(value, defaults[name].default)
+        ]
+        return ", ".join([f"{self.input_size}, {self.units}", *given])
 
     def _mirrored(self):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
         config = dict(self._config, go_backwards=not self.go_backwards, seed=None)
         return type(self)(**config)
+
+
+def _same_argument(value, default) -> bool:
+    """Whether a constructor argument is its default (dtypes by name: "float32" is tl.float32)."""
+    if value is default:
+        return True
+    try:
+        if isinstance(value, (str, np.dtype)) and isinstance(default, np.dtype):
+            return np.dtype(value) == default
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
 
 
 def _masked(step, zero_output: bool):
@@ -2251,9 +2293,6 @@ class GRU(_Recurrent):
             return (h,), h
 
         return self._run(x, state, step, mask, zero_output)
-
-    def extra_repr(self) -> str:
-        return super().extra_repr() + ("" if self.reset_after else ", reset_after=False")
 
 
 _MERGES = {

@@ -1,7 +1,8 @@
 """``tl.stats``: distributions with SciPy's names and arguments (``logpdf``/``logpmf``, ``pdf``/``pmf``, ``cdf``,
 ``sf``, their logs and, where closed forms exist, ``ppf``/``isf``), differentiable in their continuous arguments:
 ``norm``, ``t``, ``beta``, ``gamma``, ``chi2``, ``uniform``, ``expon``, ``laplace``, ``logistic``, ``cauchy``,
-``dirichlet``, ``multivariate_normal``, and the counts ``poisson``, ``binom``, ``bernoulli``, ``geom``, ``nbinom``.
+``pareto``, ``dirichlet``, ``multivariate_normal``, and the counts ``poisson``, ``binom``, ``bernoulli``, ``geom``,
+``nbinom``, ``multinomial``.
 
 Each is a composition of tensorlib ops (``tl.special``, ``tl.linalg``), so
 gradients of every order come from theirs: ``tl.grad`` of a log-likelihood
@@ -256,7 +257,12 @@ def _t_tail(name, x, df, loc, scale, upper, log=False) -> Tensor:
     infinite = df == _math.inf
     nu = w(infinite, 1.0, df)
     size = _math_ops.abs(w(nan, 0.0, z))
-    huge = size > 1e150  # z**2 overflows: the tail is 0 there
+    huge = size > 1e150  # z**2 overflows: there the tail is its leading term (df / z**2)**(df / 2) / (df B(df/2, 1/2))
+    distant = w(huge, size, 1e150)
+    log_leading = (
+        0.5 * nu * _math_ops.log(nu) - nu * _math_ops.log(distant) - _math_ops.log(nu) - _sp.betaln(0.5 * nu, 0.5)
+    )
+    leading = _math_ops.exp(log_leading)
     square = _math_ops.square(w(huge, 1.0, size))
     near = nu > 2.0 * square
     tail = 0.5 * w(
@@ -264,10 +270,11 @@ def _t_tail(name, x, df, loc, scale, upper, log=False) -> Tensor:
         _sp.betaincc(0.5, nu * 0.5, w(near, square / (nu + square), 0.5)),
         _sp.betainc(nu * 0.5, 0.5, w(near, 0.5, nu / (nu + square))),
     )
-    tail = w(infinite, _sp.ndtr(-size), w(huge, 0.0, tail))  # P(T > |z|)
+    tail = w(infinite, _sp.ndtr(-size), w(huge, leading, tail))  # P(T > |z|)
     far = z > 0 if not upper else z < 0  # the side where the probability is 1 - tail
     if log:
-        value = w(far, _math_ops.log1p(-tail), _math_ops.log(tail))
+        log_tail = w(huge, w(infinite, _math_ops.log(tail), log_leading), _math_ops.log(tail))  # no underflow
+        value = w(far, _math_ops.log1p(-tail), log_tail)
     else:
         value = w(far, 1.0 - tail, tail)
     return _narrowed(w(_all(df > 0, scale > 0), w(nan, _math.nan, value), _math.nan), dtype)
@@ -294,7 +301,44 @@ def _t_sf(x, df, loc=0.0, scale=1.0) -> Tensor:
     return _t_tail("t.sf", x, df, loc, scale, upper=True)
 
 
+def _t_quantile(name, q, df, loc, scale, upper) -> Tensor:
+    """``ppf`` (``upper`` false) or ``isf``, from ``y = z**2 / (df + z**2)``: ``betaincinv(1/2, df/2, 2 d)`` with the
+    exact ``d = |q - 1/2|`` where the tail ``p = min(q, 1 - q)`` is at least 1/4, else ``betainccinv(1/2, df/2, 2 p)``
+    (neither target is a difference from 1), and ``z**2 = df y / (1 - y)``; where that ``y`` is above 1/2 (heavy
+    tails: ``1 - y`` would cancel) ``x = betaincinv(df/2, 1/2, 2 p) = df / (df + z**2)`` and ``z**2 = df (1 - x) / x``.
+    Where ``x`` underflows, the tail's leading term inverted.  The sign from the side of 1/2; ``df = 1`` is the
+    Cauchy quantile (exact into the far tails, where ``x``
+    underflows), ``df = inf`` ``ndtri``."""
+    dtype, (q, df, loc, scale) = _args(name, q=q, df=df, loc=loc, scale=scale)
+    w = _math_ops.where
+    inside = _all(q >= 0, q <= 1)
+    qs = w(inside, q, 0.5)
+    low = qs < 0.5
+    p = w(low, qs, 1.0 - qs)
+    infinite = df == _math.inf
+    nu = w(infinite, 1.0, df)
+    central = p >= 0.25
+    y = w(
+        central,
+        _sp.betaincinv(0.5, nu * 0.5, 2.0 * w(central, _math_ops.abs(qs - 0.5), 0.25)),
+        _sp.betainccinv(0.5, nu * 0.5, 2.0 * w(central, 0.25, p)),
+    )
+    near = y <= 0.5
+    ys = w(near, y, 0.25)
+    xs = w(near, 0.25, _sp.betaincinv(nu * 0.5, 0.5, 2.0 * w(near, 0.25, p)))
+    size = w(near, _math_ops.sqrt(nu * ys / (1.0 - ys)), _math_ops.sqrt(nu * (1.0 - xs) / xs))
+    # where x underflows (|z| beyond 1e125): the leading term of the tail inverted, inf past float64's range
+    extreme = _all(_math_ops.logical_not(near), xs < 1e-250)
+    log_size = (0.5 * nu * _math_ops.log(nu) - _math_ops.log(nu) - _sp.betaln(0.5 * nu, 0.5) - _math_ops.log(p)) / nu
+    size = w(extreme, _math_ops.exp(w(extreme, log_size, 0.0)), size)
+    size = w(infinite, -_sp.ndtri(p), w(_math_ops.equal(df, 1.0), _math_ops.abs(_cauchy_quantile(qs, 1.0)), size))
+    z = w(low != upper, -size, size)
+    return _narrowed(w(_all(inside, df > 0, scale > 0), loc + scale * z, _math.nan), dtype)
+
+
 t = SimpleNamespace(
+    ppf=lambda q, df, loc=0.0, scale=1.0: _t_quantile("t.ppf", q, df, loc, scale, upper=False),
+    isf=lambda q, df, loc=0.0, scale=1.0: _t_quantile("t.isf", q, df, loc, scale, upper=True),
     logpdf=_t_logpdf,
     pdf=lambda x, df, loc=0.0, scale=1.0: _math_ops.exp(_t_logpdf(x, df, loc, scale)),
     cdf=_t_cdf,
@@ -361,8 +405,28 @@ def _poisson_sf(k, mu) -> Tensor:
     return _poisson_tail("poisson.sf", k, mu, upper=True)
 
 
+def _log_of(probability, complement):
+    """``log(probability(...))``, as ``log1p(-complement(...))`` (same arguments) where the probability is above 1/2:
+    its log is near 0 there, and the complement keeps the digits that its rounding to 1 loses."""
+
+    def log_probability(*args, **kwargs):
+        p = probability(*args, **kwargs)
+        return _math_ops.where(p > 0.5, _math_ops.log1p(-complement(*args, **kwargs)), _math_ops.log(p))
+
+    return log_probability
+
+
+def _log_probabilities(cdf, sf) -> dict:
+    """``logcdf`` and ``logsf`` of a distribution with these ``cdf`` and ``sf``."""
+    return {"logcdf": _log_of(cdf, sf), "logsf": _log_of(sf, cdf)}
+
+
 poisson = SimpleNamespace(
-    logpmf=_poisson_logpmf, pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)), cdf=_poisson_cdf, sf=_poisson_sf
+    logpmf=_poisson_logpmf,
+    pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)),
+    cdf=_poisson_cdf,
+    sf=_poisson_sf,
+    **_log_probabilities(_poisson_cdf, _poisson_sf),
 )
 
 
@@ -418,11 +482,34 @@ def _beta_sf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     return _beta_tail("beta.sf", x, a, b, loc, scale, upper=True)
 
 
+def _beta_ppf(q, a, b, loc=0.0, scale=1.0) -> Tensor:
+    """The Beta(a, b) quantile, ``loc + scale * betaincinv(a, b, q)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.beta.ppf(tl.tensor(0.75, "float64"), 1.0, 2.0)), 6)
+    0.5
+    """
+    return _quantile("beta.ppf", _sp.betaincinv, q, {"a": a, "b": b}, loc, scale, lambda a, b: _all(a > 0, b > 0))
+
+
+def _beta_isf(q, a, b, loc=0.0, scale=1.0) -> Tensor:
+    """The inverse of ``sf``, ``betainccinv(a, b, q)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.beta.isf(tl.tensor(0.25, "float64"), 1.0, 2.0)), 6)
+    0.5
+    """
+    return _quantile("beta.isf", _sp.betainccinv, q, {"a": a, "b": b}, loc, scale, lambda a, b: _all(a > 0, b > 0))
+
+
 beta = SimpleNamespace(
+    ppf=_beta_ppf,
+    isf=_beta_isf,
     logpdf=_beta_logpdf,
     pdf=lambda x, a, b, loc=0.0, scale=1.0: _math_ops.exp(_beta_logpdf(x, a, b, loc, scale)),
     cdf=_beta_cdf,
     sf=_beta_sf,
+    **_log_probabilities(_beta_cdf, _beta_sf),
 )
 
 
@@ -470,11 +557,45 @@ def _gamma_sf(x, a, loc=0.0, scale=1.0) -> Tensor:
     return _gamma_tail("gamma.sf", x, a, loc, scale, upper=True)
 
 
+def _quantile(name, inverse, q, shapes, loc, scale, valid) -> Tensor:
+    """``loc + scale * inverse(*shapes, q)`` (a special function's inverse: gammaincinv, betainccinv, ...), NaN where
+    ``q`` is outside [0, 1] or a parameter is invalid (``valid`` of the shapes, and ``scale > 0``)."""
+    dtype, (q, *shapes, loc, scale) = _args(name, q=q, **shapes, loc=loc, scale=scale)
+    w = _math_ops.where
+    inside = _all(q >= 0, q <= 1)
+    value = loc + scale * inverse(*shapes, w(inside, q, 0.5))
+    return _narrowed(w(_all(inside, valid(*shapes), scale > 0), value, _math.nan), dtype)
+
+
+def _gamma_ppf(q, a, loc=0.0, scale=1.0) -> Tensor:
+    """The Gamma(a) quantile, ``loc + scale * gammaincinv(a, q)``; differentiable in ``q``, ``loc``, ``scale`` and
+    ``a`` (once).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.gamma.ppf(tl.tensor(0.5, "float64"), 1.0)), 6)   # Exponential(1): log 2
+    0.693147
+    """
+    return _quantile("gamma.ppf", _sp.gammaincinv, q, {"a": a}, loc, scale, lambda a: a > 0)
+
+
+def _gamma_isf(q, a, loc=0.0, scale=1.0) -> Tensor:
+    """The inverse of ``sf``, ``gammainccinv(a, q)``: accurate for a tiny ``q``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.gamma.isf(tl.tensor(1e-30, "float64"), 1.0)), 6)
+    69.077553
+    """
+    return _quantile("gamma.isf", _sp.gammainccinv, q, {"a": a}, loc, scale, lambda a: a > 0)
+
+
 gamma = SimpleNamespace(
+    ppf=_gamma_ppf,
+    isf=_gamma_isf,
     logpdf=_gamma_logpdf,
     pdf=lambda x, a, loc=0.0, scale=1.0: _math_ops.exp(_gamma_logpdf(x, a, loc, scale)),
     cdf=_gamma_cdf,
     sf=_gamma_sf,
+    **_log_probabilities(_gamma_cdf, _gamma_sf),
 )
 
 
@@ -598,6 +719,49 @@ def _mvn_diagonal_logpdf(x, mean, variance, dtype) -> Tensor:
     return _restrict(_reduce_ops.sum(log_density, axis=-1), True, _reduce_ops.min(variances, axis=-1) > 0)
 
 
+def _multinomial_logpmf(x, n, p) -> Tensor:
+    """log P(X = x) for ``n`` draws over the categories of ``p`` (on the last axis, as SciPy's ``multinomial``):
+    ``log n! - sum log x_i! + sum x_i log p_i``; -inf where ``x`` is not a vector of counts summing to ``n``, NaN
+    where ``n`` is not a count or ``p`` is not a probability vector (entries in [0, 1] summing to 1 within
+    ``sqrt(eps)``).  Differentiable in ``p``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.multinomial.logpmf(tl.tensor([1.0, 2.0]), 3, tl.tensor([0.5, 0.5]))), 6)   # log 3/8
+    -0.980829
+    """
+    dtype, (x, n, p) = _args("multinomial.logpmf", broadcast=False, x=x, n=n, p=p)
+    if (
+        x.ndim == 0
+        or p.ndim == 0
+        or (x.shape[-1] is not None and p.shape[-1] is not None and x.shape[-1] != p.shape[-1])
+    ):
+        raise ValueError(
+            f"multinomial.logpmf: x and p must have the categories on their last axis (x shape {tuple(x.shape)} "
+            f"{dtype}, p shape {tuple(p.shape)} {dtype})"
+        )
+    w = _math_ops.where
+    counts = _all(x >= 0, _math_ops.equal(x, _math_ops.floor(x)))
+    whole = _reduce_ops.min(_math_ops.cast(counts, x.dtype), axis=-1) > 0
+    inside = _all(whole, _math_ops.equal(_reduce_ops.sum(w(counts, x, 0.0), axis=-1), n))
+    xs = w(counts, x, 0.0)
+    logp = (
+        _sp.gammaln(n + 1.0)
+        - _reduce_ops.sum(_sp.gammaln(xs + 1.0), axis=-1)
+        + _reduce_ops.sum(_sp.xlogy(xs, p), axis=-1)
+    )
+    tolerance = float(np.finfo(dtype).eps) ** 0.5
+    probabilities = _all(
+        _reduce_ops.min(p, axis=-1) >= 0, _math_ops.abs(_reduce_ops.sum(p, axis=-1) - 1.0) <= tolerance
+    )
+    valid = _all(_is_count(n), probabilities)
+    return _narrowed(_restrict(logp, inside, valid, _reduce_ops.sum(x, axis=-1)), dtype)
+
+
+multinomial = SimpleNamespace(
+    logpmf=_multinomial_logpmf, pmf=lambda x, n, p: _math_ops.exp(_multinomial_logpmf(x, n, p))
+)
+
+
 multivariate_normal = SimpleNamespace(
     logpdf=_mvn_logpdf, pdf=lambda x, mean, cov: _math_ops.exp(_mvn_logpdf(x, mean, cov))
 )
@@ -684,24 +848,17 @@ def _family(
     return SimpleNamespace(**methods)
 
 
-def _log_of(probability, complement):
-    """``log(probability(z))``, as ``log1p(-complement(z))`` where the probability is above 1/2 (its log is then
-    near 0, and the complement keeps the digits its rounding to 1 loses)."""
-
-    def log_probability(z, *params):
-        p = probability(z, *params)
-        return _math_ops.where(p > 0.5, _math_ops.log1p(-complement(z, *params)), _math_ops.log(p))
-
-    return log_probability
-
-
 def _cauchy_quantile(q, sign):
-    """``sign * tan(pi (q - 1/2))`` as ``-sign / tan(pi q)`` below 1/2 and ``sign / tan(pi (1 - q))`` above (``1 - q``
-    is exact there), so neither side meets the rounding of ``pi q`` next to the pole; 0 at 1/2."""
-    low, high = q < 0.5, q > 0.5
-    below = -1.0 / _elementwise.tan(_math.pi * _math_ops.where(low, q, 0.25))
-    above = 1.0 / _elementwise.tan(_math.pi * _math_ops.where(high, 1.0 - q, 0.25))
-    return sign * _math_ops.where(low, below, _math_ops.where(high, above, 0.0))
+    """``sign * tan(pi (q - 1/2))``, from the nearer of three places so that no argument rounds next to a pole or
+    a zero: ``tan(pi d)`` with the exact ``d = q - 1/2`` in the middle half, ``-1 / tan(pi q)`` below 1/4 and
+    ``1 / tan(pi (1 - q))`` above 3/4 (``1 - q`` exact there)."""
+    w = _math_ops.where
+    low, high = q < 0.25, q > 0.75
+    middle = _math_ops.logical_not(_math_ops.logical_or(low, high))
+    below = -1.0 / _elementwise.tan(_math.pi * w(low, q, 0.125))
+    above = 1.0 / _elementwise.tan(_math.pi * w(high, 1.0 - q, 0.125))
+    centre = _elementwise.tan(_math.pi * w(middle, q - 0.5, 0.0))
+    return sign * w(low, below, w(high, above, centre))
 
 
 def _laplace_tail(z):
@@ -775,6 +932,20 @@ cauchy = _family(
     ppf=lambda q: _cauchy_quantile(q, 1.0),
     isf=lambda q: _cauchy_quantile(q, -1.0),
 )
+pareto = _family(
+    "pareto",
+    1.0,
+    _math.inf,
+    2.0,
+    logpdf=lambda z, b: _math_ops.log(b) - (b + 1.0) * _math_ops.log(z),
+    cdf=lambda z, b: -_math_ops.expm1(-b * _math_ops.log(z)),
+    sf=lambda z, b: _math_ops.exp(-b * _math_ops.log(z)),
+    logsf=lambda z, b: -b * _math_ops.log(z),
+    ppf=lambda q, b: _math_ops.exp(-_math_ops.log1p(-q) / b),
+    isf=lambda q, b: _math_ops.exp(-_math_ops.log(q) / b),
+    shapes=("b",),
+    valid=lambda b: b > 0,
+)
 chi2 = _family(
     "chi2",
     0.0,
@@ -783,6 +954,8 @@ chi2 = _family(
     logpdf=lambda z, df: gamma_log_density(0.5 * df, 0.5 * z) - _math.log(2.0),
     cdf=lambda z, df: _sp.gammainc(0.5 * df, 0.5 * z),
     sf=lambda z, df: _sp.gammaincc(0.5 * df, 0.5 * z),
+    ppf=lambda q, df: 2.0 * _sp.gammaincinv(0.5 * df, q),
+    isf=lambda q, df: 2.0 * _sp.gammainccinv(0.5 * df, q),
     shapes=("df",),
     valid=lambda df: df > 0,
 )
@@ -909,8 +1082,10 @@ __all__ = [
     "gamma",
     "laplace",
     "logistic",
+    "multinomial",
     "multivariate_normal",
     "norm",
+    "pareto",
     "poisson",
     "t",
     "uniform",

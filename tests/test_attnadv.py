@@ -273,3 +273,79 @@ def test_weighted_moments_match_tensorflow():
         got = tl.nn.weighted_moments(x, axes, weights, keepdims=keepdims)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ BatchNorm: cumulative averages, no running statistics
+def test_batch_norm_with_momentum_none_keeps_cumulative_averages():
+    # PyTorch's momentum=None: the running statistics are the plain averages of every batch's mean and unbiased
+    # variance so far (factor 1 / num_batches_tracked).  It was a ValueError.
+    channels = 3
+    layer = tl.nn.BatchNorm(channels, momentum=None, dtype="float64")
+    traced = tl.function(layer)
+    batches = [RNG.normal(size=(n, channels)) * (k + 1) + k for k, n in enumerate((4, 6, 5))]
+    for k, x in enumerate(batches):
+        (traced if k % 2 else layer)(x)  # eager and traced calls update the same statistics
+    np.testing.assert_allclose(layer.running_mean.numpy(), np.mean([x.mean(0) for x in batches], 0), rtol=1e-13)
+    np.testing.assert_allclose(layer.running_var.numpy(), np.mean([x.var(0, ddof=1) for x in batches], 0), rtol=1e-13)
+    assert layer.num_batches_tracked.numpy() == 3
+
+
+def test_batch_norm_without_running_statistics_normalizes_with_the_batch_in_eval_mode_too():
+    # PyTorch's track_running_stats=False: no running statistics; training and eval() both use the batch's.
+    channels = 2
+    layer = tl.nn.BatchNorm(channels, epsilon=1e-3, dtype="float64", track_running_stats=False)
+    assert layer.running_mean is None and layer.running_var is None
+    assert "running_mean" not in layer.variables
+    x = RNG.normal(size=(5, channels)) * 2 + 1
+    expected = (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-3)
+    np.testing.assert_allclose(layer(x).numpy(), expected, rtol=1e-12)
+    layer.eval()
+    np.testing.assert_allclose(layer(x).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(tl.function(layer)(x).numpy(), expected, rtol=1e-12)
+
+
+def test_batch_norm_options_match_pytorch():
+    torch = pytest.importorskip("torch")
+    x = [RNG.normal(size=(4, 3, 5)) * 2 + k for k in range(3)]
+    ours = tl.nn.BatchNorm(3, momentum=None, dtype="float64", data_format="NCHW")
+    theirs = torch.nn.BatchNorm1d(3, momentum=None).double()
+    for batch in x:
+        np.testing.assert_allclose(ours(batch).numpy(), theirs(torch.tensor(batch)).detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-12)
+    assert ours.num_batches_tracked.numpy() == theirs.num_batches_tracked.item()
+    ours = tl.nn.BatchNorm(3, dtype="float64", data_format="NCHW", track_running_stats=False).eval()
+    theirs = torch.nn.BatchNorm1d(3, track_running_stats=False).double().eval()
+    np.testing.assert_allclose(ours(x[0]).numpy(), theirs(torch.tensor(x[0])).detach().numpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ float16 normalizations round once
+def _normalized_reference(x, axes, groups=None):
+    x = np.asarray(x, np.float64)
+    if groups is not None:
+        return _group_norm_reference(x, groups, 1e-5)
+    mean, variance = x.mean(axes, keepdims=True), x.var(axes, keepdims=True)
+    return (x - mean) / np.sqrt(variance + 1e-5)
+
+
+@pytest.mark.parametrize(
+    "name, call, axes, groups",
+    [
+        ("layer_norm", lambda x, s, o: tl.nn.layer_norm(x, s, o), (-1,), None),
+        ("group_norm", lambda x, s, o: tl.nn.group_norm(x, 4, s, o), None, 4),
+        ("instance_norm", lambda x, s, o: tl.nn.instance_norm(x, s, o), (1, 2), None),
+    ],
+)
+def test_float16_normalizations_apply_scale_and_offset_before_rounding(name, call, axes, groups):
+    # The standardized values were rounded to float16, then times scale and plus offset rounded again: where
+    # y * scale and offset nearly cancel, 1267 float16 ulps off the exact result (PyTorch, computing in float32
+    # and rounding once: 0.8).  A float16 result is now rounded once, after the affine.
+    x = (RNG.normal(size=(4, 6, 5, 16)) * 3 + 1).astype(np.float16)
+    scale = (RNG.normal(size=16) * 2).astype(np.float16)
+    offset = (RNG.normal(size=16) * 5).astype(np.float16)
+    y = call(x, scale, offset)
+    assert y.dtype == tl.float16
+    exact = _normalized_reference(x, axes, groups) * scale.astype(np.float64) + offset.astype(np.float64)
+    ulp = np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64)
+    assert np.max(np.abs(y.numpy().astype(np.float64) - exact) / ulp) <= 1.0
+    wide_scale = call(x, scale.astype(np.float32), offset)  # a float32 scale gives float32, as before
+    assert wide_scale.dtype == tl.float32

@@ -252,7 +252,11 @@ def test_layer_arguments_of_the_wrong_kind_get_one_clear_error():
     # 'NoneType'; could not convert string to float; 'str' object is not callable at the first call),
     # or was accepted and gave NaN outputs (a negative epsilon) or integer weights (dtype=int32).
     cases = [
-        (lambda: tl.nn.BatchNorm(3, momentum=None), ValueError, r"BatchNorm: momentum must be in \[0, 1\], got None"),
+        (
+            lambda: tl.nn.BatchNorm(3, momentum="0.1"),
+            ValueError,
+            r"BatchNorm: momentum must be in \[0, 1\] or None, got .0.1.",
+        ),
         (lambda: tl.nn.BatchNorm(3, epsilon=-1.0), ValueError, "BatchNorm: epsilon must be a number >= 0, got -1.0"),
         (lambda: tl.nn.LayerNorm(3, epsilon=float("nan")), ValueError, "LayerNorm: epsilon must be a number >= 0"),
         (lambda: tl.nn.BatchNorm(3, dtype=tl.int32), TypeError, "BatchNorm: dtype must be a float dtype, got int32"),

@@ -13,6 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tensorlib as tl
 
@@ -350,3 +352,53 @@ def test_weight_decay_switched_off_between_traced_steps_matches_numpy():
     step()
     step()
     np.testing.assert_allclose(w.numpy(), [0.95, 1.9], rtol=1e-15)
+
+
+# ---------------------------------------------------------------- every argument, drawn, against NumPy
+@given(
+    name=st.sampled_from(["adamax", "nadam", "radam", "adadelta", "lion"]),
+    lr=st.floats(1e-3, 0.5),
+    beta_1=st.sampled_from([0.0, 0.5, 0.9]),
+    beta_2=st.sampled_from([0.0, 0.5, 0.6, 0.9, 0.999]),
+    epsilon=st.sampled_from([1e-8, 1e-3, 0.5]),
+    weight_decay=st.sampled_from([0.0, 0.1]),
+    decoupled=st.booleans(),
+    psi=st.sampled_from([0.0, 4e-3, 1.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_every_argument_follows_the_published_rule(
+    name, lr, beta_1, beta_2, epsilon, weight_decay, decoupled, psi, seed
+):
+    # The NumPy transcriptions of tests/test_optimizers_more.py (PyTorch's documented rules; Keras' for Lion),
+    # over the arguments' whole ranges: beta_2 <= 2/3 keeps RAdam unrectified, rho = beta_2 for Adadelta.
+    from tests.test_optimizers_more import _adadelta, _adamax, _lion, _nadam, _radam
+
+    rng = np.random.default_rng(seed)
+    w0 = rng.standard_normal(6)
+    grads = [rng.standard_normal(6) * (rng.random(6) < 0.8) for _ in range(10)]
+    make, reference = {
+        "adamax": (
+            lambda: O.Adamax(lr, beta_1, beta_2, epsilon, weight_decay),
+            lambda: _adamax(w0, grads, lr, beta_1, beta_2, epsilon, weight_decay),
+        ),
+        "nadam": (
+            lambda: O.NAdam(lr, beta_1, beta_2, epsilon, weight_decay, psi, decoupled),
+            lambda: _nadam(w0, grads, lr, beta_1, beta_2, epsilon, weight_decay, psi, decoupled),
+        ),
+        "radam": (
+            lambda: O.RAdam(lr, beta_1, beta_2, epsilon, weight_decay, decoupled),
+            lambda: _radam(w0, grads, lr, beta_1, beta_2, epsilon, weight_decay, decoupled),
+        ),
+        "adadelta": (
+            lambda: O.Adadelta(lr, beta_2, epsilon, weight_decay),
+            lambda: _adadelta(w0, grads, lr, beta_2, epsilon, weight_decay),
+        ),
+        "lion": (
+            lambda: O.Lion(lr, beta_1, beta_2, weight_decay),
+            lambda: _lion(w0, grads, lr, beta_1, beta_2, weight_decay),
+        ),
+    }[name]
+    w, opt = tl.Variable(w0.copy()), make()
+    for g in grads:
+        opt.apply([tl.tensor(g)], [w])
+    np.testing.assert_allclose(w.numpy(), reference(), rtol=1e-11, atol=1e-12)

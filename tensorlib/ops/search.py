@@ -238,7 +238,7 @@ def top_k(x, k: int = 1, sorted: bool = True) -> TopK:  # noqa: A002
 
 
 # ------------------------------------------------------------------ unique
-def _unique_infer(x, *, return_index, return_inverse, return_counts, axis):
+def _unique_infer(x, *, return_index, return_inverse, return_counts, axis, equal_nan):
     if axis is None:
         values = spec((None,), x.dtype)
         inverse_shape = x.shape
@@ -258,7 +258,7 @@ def _unique_infer(x, *, return_index, return_inverse, return_counts, axis):
 _unique = defop(
     "Unique",
     inputs=("x",),
-    attrs={"return_index": False, "return_inverse": False, "return_counts": False, "axis": None},
+    attrs={"return_index": False, "return_inverse": False, "return_counts": False, "axis": None, "equal_nan": True},
     infer=_unique_infer,
     differentiable=False,
     doc="The sorted distinct elements (numpy.unique), with first indices, inverse and counts; not differentiable.",
@@ -266,17 +266,24 @@ _unique = defop(
 
 
 @_unique.kernel("numpy")
-def _unique_numpy(x, *, return_index, return_inverse, return_counts, axis):
-    out = np.unique(x, return_index=return_index, return_inverse=return_inverse, return_counts=return_counts, axis=axis)
+def _unique_numpy(x, *, return_index, return_inverse, return_counts, axis, equal_nan):
+    out = np.unique(
+        x,
+        return_index=return_index,
+        return_inverse=return_inverse,
+        return_counts=return_counts,
+        axis=axis,
+        equal_nan=equal_nan,
+    )
     if not isinstance(out, tuple):
         return (out,)
     return (out[0],) + tuple(np.asarray(o, dtype=np.int64).reshape(o.shape) for o in out[1:])
 
 
 @_unique.generic
-def _unique_kernel(xp, x, *, return_index, return_inverse, return_counts, axis):
+def _unique_kernel(xp, x, *, return_index, return_inverse, return_counts, axis, equal_nan):
     # The standard's unique_all on the flattened x; its values come unsorted on some libraries: sort
-    # them, and carry the rest along.
+    # them, and carry the rest along.  (The standard's NaNs are distinct: equal_nan=False.)
     if axis is not None:
         return _unique_subarrays(xp, x, axis, return_index, return_inverse, return_counts)
     found = xp.unique_all(xp.reshape(x, (-1,)))
@@ -325,8 +332,16 @@ def _unique_subarrays(xp, x, axis, return_index, return_inverse, return_counts):
     return tuple(out)
 
 
-def unique(x, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False, axis=None):
-    """The sorted distinct elements of ``x`` (``numpy.unique``, NaNs counted as one), optionally with the
+def unique(
+    x,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis=None,
+    *,
+    equal_nan: bool = True,
+):
+    """The sorted distinct elements of ``x`` (``numpy.unique``, NaNs counted as one unless ``equal_nan=False``), optionally with the
     index of each one's first occurrence, the inverse (indices rebuilding ``x``, of ``x``'s shape) and
     the counts, in NumPy's order.  With ``axis`` the distinct subarrays along it.  The values' gradient
     goes to each one's first occurrence in ``x`` (JAX's); their number is unknown inside ``tl.function``.
@@ -351,6 +366,7 @@ def unique(x, return_index: bool = False, return_inverse: bool = False, return_c
         "return_inverse": bool(return_inverse),
         "return_counts": bool(return_counts),
         "axis": axis,
+        "equal_nan": bool(equal_nan),
     }
     if x.dtype.kind not in "fc":
         out = apply(_unique, (x,), flags)
@@ -361,6 +377,55 @@ def unique(x, return_index: bool = False, return_inverse: bool = False, return_c
     values = shape_ops.take(x, index, axis=axis)
     out = (values, index, *rest) if return_index else (values, *rest)
     return out[0] if len(out) == 1 else out
+
+
+UniqueAllResult = collections.namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = collections.namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def unique_all(x) -> UniqueAllResult:
+    """The array API's (and NumPy 2's) ``unique_all``: the sorted distinct values of ``x`` (flattened; every
+    NaN distinct), the index of each one's first occurrence, the inverse indices (of ``x``'s shape) and the
+    counts, int64.  The values' gradient goes to the first occurrences, as :func:`unique`'s.
+
+    >>> import tensorlib as tl
+    >>> [t.numpy().tolist() for t in tl.unique_all(tl.tensor([3, 1, 3]))]
+    [[1, 3], [1, 0], [1, 0, 1], [1, 2]]
+    """
+    return UniqueAllResult(*unique(x, True, True, True, equal_nan=False))
+
+
+def unique_counts(x) -> UniqueCountsResult:
+    """The array API's ``unique_counts``: ``(values, counts)`` as :func:`unique_all`'s.
+
+    >>> import tensorlib as tl
+    >>> tl.unique_counts(tl.tensor([3, 1, 3])).counts.numpy().tolist()
+    [1, 2]
+    """
+    return UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False))
+
+
+def unique_inverse(x) -> UniqueInverseResult:
+    """The array API's ``unique_inverse``: ``(values, inverse_indices)`` as :func:`unique_all`'s;
+    ``values[inverse_indices]`` rebuilds ``x`` (NaNs included).
+
+    >>> import tensorlib as tl
+    >>> tl.unique_inverse(tl.tensor([[3, 1], [1, 2]])).inverse_indices.numpy().tolist()
+    [[2, 0], [0, 1]]
+    """
+    return UniqueInverseResult(*unique(x, return_inverse=True, equal_nan=False))
+
+
+def unique_values(x) -> Tensor:
+    """The array API's ``unique_values``: the distinct values of ``x`` (flattened; every NaN distinct), sorted
+    (the standard leaves the order open: NumPy 2.3+ returns hash order, JAX sorted).
+
+    >>> import tensorlib as tl
+    >>> tl.unique_values(tl.tensor([2.0, float("nan"), 1.0, 2.0, float("nan")])).numpy().tolist()
+    [1.0, 2.0, nan, nan]
+    """
+    return unique(x, equal_nan=False)
 
 
 # ------------------------------------------------------------------ bincount

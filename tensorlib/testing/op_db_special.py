@@ -191,6 +191,27 @@ _SPECIAL = [
     _special("ndtri", [(0.02, 0.98)], ("Erfcinv",)),
     # first order in a and x (the second in a is not implemented, as in TensorFlow), every order in x
     _special("gammainc", [(0.5, 4.0), (0.1, 6.0)], ("Igamma", "IgammaGradA"), second_order=False),
+    # the inverses: first order in the parameters, every order in q
+    _special("gammaincinv", [(0.5, 4.0), (0.05, 0.95)], ("Igammainv", "IgammaGradA"), second_order=False),
+    _special("gammainccinv", [(0.5, 4.0), (0.05, 0.95)], ("Igammacinv", "IgammaGradA"), second_order=False),
+    _special("betaincinv", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)], ("Betaincinv", "BetaincGrad"), second_order=False),
+    _special("betainccinv", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)], ("Betainccinv", "BetaincGrad"), second_order=False),
+    *(
+        OpInfo(
+            f"special.{name}_in_q",
+            getattr(tl.special, name),
+            _scipy(name),
+            _uniform(*ranges, grads=(len(ranges) - 1,)),
+            op_types=(op_type,),
+            dtypes=FLOATS,
+        )
+        for name, op_type, ranges in (
+            ("gammaincinv", "Igammainv", [(0.5, 4.0), (0.05, 0.95)]),
+            ("gammainccinv", "Igammacinv", [(0.5, 4.0), (0.05, 0.95)]),
+            ("betaincinv", "Betaincinv", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)]),
+            ("betainccinv", "Betainccinv", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)]),
+        )
+    ),
     _special("gammaincc", [(0.5, 4.0), (0.1, 6.0)], ("Igammac", "IgammaGradA"), second_order=False),
     OpInfo(
         "special.gammainc_in_x",
