@@ -17,6 +17,7 @@ image layers take PyTorch's channels-first layout.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import operator
 
@@ -2058,13 +2059,32 @@ class _Recurrent(Module):
         return (output, *state) if self.return_state else output
 
     def extra_repr(self) -> str:
-        text = f"{self.input_size}, {self.units}" + (", return_sequences=True" if self.return_sequences else "")
-        return text + (", go_backwards=True" if self.go_backwards else "")
+        """The sizes, then every constructor argument given other than its default (``LSTM(3, 4)`` hid
+        ``return_state=True`` and ``activation='relu'``); the seed and the initializers' draws are left out."""
+        defaults = inspect.signature(type(self).__init__).parameters
+        given = [
+            f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
+            for name, value in self._config.items()
+            if name not in ("input_size", "units", "seed") and not _same_argument(value, defaults[name].default)
+        ]
+        return ", ".join([f"{self.input_size}, {self.units}", *given])
 
     def _mirrored(self):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
         config = dict(self._config, go_backwards=not self.go_backwards, seed=None)
         return type(self)(**config)
+
+
+def _same_argument(value, default) -> bool:
+    """Whether a constructor argument is its default (dtypes by name: "float32" is tl.float32)."""
+    if value is default:
+        return True
+    try:
+        if isinstance(value, (str, np.dtype)) and isinstance(default, np.dtype):
+            return np.dtype(value) == default
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
 
 
 def _masked(step, zero_output: bool):
@@ -2278,9 +2298,6 @@ class GRU(_Recurrent):
             return (h,), h
 
         return self._run(x, state, step, mask, zero_output)
-
-    def extra_repr(self) -> str:
-        return super().extra_repr() + ("" if self.reset_after else ", reset_after=False")
 
 
 _MERGES = {

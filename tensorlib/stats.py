@@ -1,7 +1,8 @@
 """``tl.stats``: distributions with SciPy's names and arguments (``logpdf``/``logpmf``, ``pdf``/``pmf``, ``cdf``,
 ``sf``, their logs and, where closed forms exist, ``ppf``/``isf``), differentiable in their continuous arguments:
 ``norm``, ``t``, ``beta``, ``gamma``, ``chi2``, ``uniform``, ``expon``, ``laplace``, ``logistic``, ``cauchy``,
-``dirichlet``, ``multivariate_normal``, and the counts ``poisson``, ``binom``, ``bernoulli``, ``geom``, ``nbinom``.
+``pareto``, ``dirichlet``, ``multivariate_normal``, and the counts ``poisson``, ``binom``, ``bernoulli``, ``geom``,
+``nbinom``, ``multinomial``.
 
 Each is a composition of tensorlib ops (``tl.special``, ``tl.linalg``), so
 gradients of every order come from theirs: ``tl.grad`` of a log-likelihood
@@ -718,6 +719,49 @@ def _mvn_diagonal_logpdf(x, mean, variance, dtype) -> Tensor:
     return _restrict(_reduce_ops.sum(log_density, axis=-1), True, _reduce_ops.min(variances, axis=-1) > 0)
 
 
+def _multinomial_logpmf(x, n, p) -> Tensor:
+    """log P(X = x) for ``n`` draws over the categories of ``p`` (on the last axis, as SciPy's ``multinomial``):
+    ``log n! - sum log x_i! + sum x_i log p_i``; -inf where ``x`` is not a vector of counts summing to ``n``, NaN
+    where ``n`` is not a count or ``p`` is not a probability vector (entries in [0, 1] summing to 1 within
+    ``sqrt(eps)``).  Differentiable in ``p``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.multinomial.logpmf(tl.tensor([1.0, 2.0]), 3, tl.tensor([0.5, 0.5]))), 6)   # log 3/8
+    -0.980829
+    """
+    dtype, (x, n, p) = _args("multinomial.logpmf", broadcast=False, x=x, n=n, p=p)
+    if (
+        x.ndim == 0
+        or p.ndim == 0
+        or (x.shape[-1] is not None and p.shape[-1] is not None and x.shape[-1] != p.shape[-1])
+    ):
+        raise ValueError(
+            f"multinomial.logpmf: x and p must have the categories on their last axis (x shape {tuple(x.shape)} "
+            f"{dtype}, p shape {tuple(p.shape)} {dtype})"
+        )
+    w = _math_ops.where
+    counts = _all(x >= 0, _math_ops.equal(x, _math_ops.floor(x)))
+    whole = _reduce_ops.min(_math_ops.cast(counts, x.dtype), axis=-1) > 0
+    inside = _all(whole, _math_ops.equal(_reduce_ops.sum(w(counts, x, 0.0), axis=-1), n))
+    xs = w(counts, x, 0.0)
+    logp = (
+        _sp.gammaln(n + 1.0)
+        - _reduce_ops.sum(_sp.gammaln(xs + 1.0), axis=-1)
+        + _reduce_ops.sum(_sp.xlogy(xs, p), axis=-1)
+    )
+    tolerance = float(np.finfo(dtype).eps) ** 0.5
+    probabilities = _all(
+        _reduce_ops.min(p, axis=-1) >= 0, _math_ops.abs(_reduce_ops.sum(p, axis=-1) - 1.0) <= tolerance
+    )
+    valid = _all(_is_count(n), probabilities)
+    return _narrowed(_restrict(logp, inside, valid, _reduce_ops.sum(x, axis=-1)), dtype)
+
+
+multinomial = SimpleNamespace(
+    logpmf=_multinomial_logpmf, pmf=lambda x, n, p: _math_ops.exp(_multinomial_logpmf(x, n, p))
+)
+
+
 multivariate_normal = SimpleNamespace(
     logpdf=_mvn_logpdf, pdf=lambda x, mean, cov: _math_ops.exp(_mvn_logpdf(x, mean, cov))
 )
@@ -888,6 +932,20 @@ cauchy = _family(
     ppf=lambda q: _cauchy_quantile(q, 1.0),
     isf=lambda q: _cauchy_quantile(q, -1.0),
 )
+pareto = _family(
+    "pareto",
+    1.0,
+    _math.inf,
+    2.0,
+    logpdf=lambda z, b: _math_ops.log(b) - (b + 1.0) * _math_ops.log(z),
+    cdf=lambda z, b: -_math_ops.expm1(-b * _math_ops.log(z)),
+    sf=lambda z, b: _math_ops.exp(-b * _math_ops.log(z)),
+    logsf=lambda z, b: -b * _math_ops.log(z),
+    ppf=lambda q, b: _math_ops.exp(-_math_ops.log1p(-q) / b),
+    isf=lambda q, b: _math_ops.exp(-_math_ops.log(q) / b),
+    shapes=("b",),
+    valid=lambda b: b > 0,
+)
 chi2 = _family(
     "chi2",
     0.0,
@@ -1024,8 +1082,10 @@ __all__ = [
     "gamma",
     "laplace",
     "logistic",
+    "multinomial",
     "multivariate_normal",
     "norm",
+    "pareto",
     "poisson",
     "t",
     "uniform",
