@@ -1,7 +1,8 @@
 """``tl.stats``: distributions with SciPy's names and arguments (``logpdf``/``logpmf``, ``pdf``/``pmf``, ``cdf``,
 ``sf``, their logs and, where closed forms exist, ``ppf``/``isf``), differentiable in their continuous arguments:
 ``norm``, ``t``, ``beta``, ``gamma``, ``chi2``, ``uniform``, ``expon``, ``laplace``, ``logistic``, ``cauchy``,
-``dirichlet``, ``multivariate_normal``, and the counts ``poisson``, ``binom``, ``bernoulli``, ``geom``, ``nbinom``.
+``pareto``, ``dirichlet``, ``multivariate_normal``, and the counts ``poisson``, ``binom``, ``bernoulli``, ``geom``,
+``nbinom``, ``multinomial``.
 
 Each is a composition of tensorlib ops (``tl.special``, ``tl.linalg``), so
 gradients of every order come from theirs: ``tl.grad`` of a log-likelihood
@@ -404,8 +405,28 @@ def _poisson_sf(k, mu) -> Tensor:
     return _poisson_tail("poisson.sf", k, mu, upper=True)
 
 
+def _log_of(probability, complement):
+    """``log(probability(...))``, as ``log1p(-complement(...))`` (same arguments) where the probability is above 1/2:
+    its log is near 0 there, and the complement keeps the digits that its rounding to 1 loses."""
+
+    def log_probability(*args, **kwargs):
+        p = probability(*args, **kwargs)
+        return _math_ops.where(p > 0.5, _math_ops.log1p(-complement(*args, **kwargs)), _math_ops.log(p))
+
+    return log_probability
+
+
+def _log_probabilities(cdf, sf) -> dict:
+    """``logcdf`` and ``logsf`` of a distribution with these ``cdf`` and ``sf``."""
+    return {"logcdf": _log_of(cdf, sf), "logsf": _log_of(sf, cdf)}
+
+
 poisson = SimpleNamespace(
-    logpmf=_poisson_logpmf, pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)), cdf=_poisson_cdf, sf=_poisson_sf
+    logpmf=_poisson_logpmf,
+    pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)),
+    cdf=_poisson_cdf,
+    sf=_poisson_sf,
+    **_log_probabilities(_poisson_cdf, _poisson_sf),
 )
 
 
@@ -488,6 +509,7 @@ beta = SimpleNamespace(
     pdf=lambda x, a, b, loc=0.0, scale=1.0: _math_ops.exp(_beta_logpdf(x, a, b, loc, scale)),
     cdf=_beta_cdf,
     sf=_beta_sf,
+    **_log_probabilities(_beta_cdf, _beta_sf),
 )
 
 
@@ -573,6 +595,7 @@ gamma = SimpleNamespace(
     pdf=lambda x, a, loc=0.0, scale=1.0: _math_ops.exp(_gamma_logpdf(x, a, loc, scale)),
     cdf=_gamma_cdf,
     sf=_gamma_sf,
+    **_log_probabilities(_gamma_cdf, _gamma_sf),
 )
 
 
@@ -696,6 +719,49 @@ def _mvn_diagonal_logpdf(x, mean, variance, dtype) -> Tensor:
     return _restrict(_reduce_ops.sum(log_density, axis=-1), True, _reduce_ops.min(variances, axis=-1) > 0)
 
 
+def _multinomial_logpmf(x, n, p) -> Tensor:
+    """log P(X = x) for ``n`` draws over the categories of ``p`` (on the last axis, as SciPy's ``multinomial``):
+    ``log n! - sum log x_i! + sum x_i log p_i``; -inf where ``x`` is not a vector of counts summing to ``n``, NaN
+    where ``n`` is not a count or ``p`` is not a probability vector (entries in [0, 1] summing to 1 within
+    ``sqrt(eps)``).  Differentiable in ``p``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.multinomial.logpmf(tl.tensor([1.0, 2.0]), 3, tl.tensor([0.5, 0.5]))), 6)   # log 3/8
+    -0.980829
+    """
+    dtype, (x, n, p) = _args("multinomial.logpmf", broadcast=False, x=x, n=n, p=p)
+    if (
+        x.ndim == 0
+        or p.ndim == 0
+        or (x.shape[-1] is not None and p.shape[-1] is not None and x.shape[-1] != p.shape[-1])
+    ):
+        raise ValueError(
+            f"multinomial.logpmf: x and p must have the categories on their last axis (x shape {tuple(x.shape)} "
+            f"{dtype}, p shape {tuple(p.shape)} {dtype})"
+        )
+    w = _math_ops.where
+    counts = _all(x >= 0, _math_ops.equal(x, _math_ops.floor(x)))
+    whole = _reduce_ops.min(_math_ops.cast(counts, x.dtype), axis=-1) > 0
+    inside = _all(whole, _math_ops.equal(_reduce_ops.sum(w(counts, x, 0.0), axis=-1), n))
+    xs = w(counts, x, 0.0)
+    logp = (
+        _sp.gammaln(n + 1.0)
+        - _reduce_ops.sum(_sp.gammaln(xs + 1.0), axis=-1)
+        + _reduce_ops.sum(_sp.xlogy(xs, p), axis=-1)
+    )
+    tolerance = float(np.finfo(dtype).eps) ** 0.5
+    probabilities = _all(
+        _reduce_ops.min(p, axis=-1) >= 0, _math_ops.abs(_reduce_ops.sum(p, axis=-1) - 1.0) <= tolerance
+    )
+    valid = _all(_is_count(n), probabilities)
+    return _narrowed(_restrict(logp, inside, valid, _reduce_ops.sum(x, axis=-1)), dtype)
+
+
+multinomial = SimpleNamespace(
+    logpmf=_multinomial_logpmf, pmf=lambda x, n, p: _math_ops.exp(_multinomial_logpmf(x, n, p))
+)
+
+
 multivariate_normal = SimpleNamespace(
     logpdf=_mvn_logpdf, pdf=lambda x, mean, cov: _math_ops.exp(_mvn_logpdf(x, mean, cov))
 )
@@ -782,17 +848,6 @@ def _family(
     return SimpleNamespace(**methods)
 
 
-def _log_of(probability, complement):
-    """``log(probability(z))``, as ``log1p(-complement(z))`` where the probability is above 1/2 (its log is then
-    near 0, and the complement keeps the digits its rounding to 1 loses)."""
-
-    def log_probability(z, *params):
-        p = probability(z, *params)
-        return _math_ops.where(p > 0.5, _math_ops.log1p(-complement(z, *params)), _math_ops.log(p))
-
-    return log_probability
-
-
 def _cauchy_quantile(q, sign):
     """``sign * tan(pi (q - 1/2))``, from the nearer of three places so that no argument rounds next to a pole or
     a zero: ``tan(pi d)`` with the exact ``d = q - 1/2`` in the middle half, ``-1 / tan(pi q)`` below 1/4 and
@@ -876,6 +931,20 @@ cauchy = _family(
     sf=lambda z: _atan2_over_pi(1.0, z),
     ppf=lambda q: _cauchy_quantile(q, 1.0),
     isf=lambda q: _cauchy_quantile(q, -1.0),
+)
+pareto = _family(
+    "pareto",
+    1.0,
+    _math.inf,
+    2.0,
+    logpdf=lambda z, b: _math_ops.log(b) - (b + 1.0) * _math_ops.log(z),
+    cdf=lambda z, b: -_math_ops.expm1(-b * _math_ops.log(z)),
+    sf=lambda z, b: _math_ops.exp(-b * _math_ops.log(z)),
+    logsf=lambda z, b: -b * _math_ops.log(z),
+    ppf=lambda q, b: _math_ops.exp(-_math_ops.log1p(-q) / b),
+    isf=lambda q, b: _math_ops.exp(-_math_ops.log(q) / b),
+    shapes=("b",),
+    valid=lambda b: b > 0,
 )
 chi2 = _family(
     "chi2",
@@ -1013,8 +1082,10 @@ __all__ = [
     "gamma",
     "laplace",
     "logistic",
+    "multinomial",
     "multivariate_normal",
     "norm",
+    "pareto",
     "poisson",
     "t",
     "uniform",

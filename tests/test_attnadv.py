@@ -316,3 +316,60 @@ def test_batch_norm_options_match_pytorch():
     ours = tl.nn.BatchNorm(3, dtype="float64", data_format="NCHW", track_running_stats=False).eval()
     theirs = torch.nn.BatchNorm1d(3, track_running_stats=False).double().eval()
     np.testing.assert_allclose(ours(x[0]).numpy(), theirs(torch.tensor(x[0])).detach().numpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ float16 normalizations round once
+def _normalized_reference(x, axes, groups=None):
+    x = np.asarray(x, np.float64)
+    if groups is not None:
+        return _group_norm_reference(x, groups, 1e-5)
+    mean, variance = x.mean(axes, keepdims=True), x.var(axes, keepdims=True)
+    return (x - mean) / np.sqrt(variance + 1e-5)
+
+
+@pytest.mark.parametrize(
+    "name, call, axes, groups",
+    [
+        ("layer_norm", lambda x, s, o: tl.nn.layer_norm(x, s, o), (-1,), None),
+        ("group_norm", lambda x, s, o: tl.nn.group_norm(x, 4, s, o), None, 4),
+        ("instance_norm", lambda x, s, o: tl.nn.instance_norm(x, s, o), (1, 2), None),
+    ],
+)
+def test_float16_normalizations_apply_scale_and_offset_before_rounding(name, call, axes, groups):
+    # The standardized values were rounded to float16, then times scale and plus offset rounded again: where
+    # y * scale and offset nearly cancel, 1267 float16 ulps off the exact result (PyTorch, computing in float32
+    # and rounding once: 0.8).  A float16 result is now rounded once, after the affine.
+    x = (RNG.normal(size=(4, 6, 5, 16)) * 3 + 1).astype(np.float16)
+    scale = (RNG.normal(size=16) * 2).astype(np.float16)
+    offset = (RNG.normal(size=16) * 5).astype(np.float16)
+    y = call(x, scale, offset)
+    assert y.dtype == tl.float16
+    exact = _normalized_reference(x, axes, groups) * scale.astype(np.float64) + offset.astype(np.float64)
+    ulp = np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64)
+    assert np.max(np.abs(y.numpy().astype(np.float64) - exact) / ulp) <= 1.0
+    wide_scale = call(x, scale.astype(np.float32), offset)  # a float32 scale gives float32, as before
+    assert wide_scale.dtype == tl.float32
+
+
+def test_float16_batch_norm_layer_in_eval_mode_rounds_once():
+    # eval() normalized a float16 x with float16 running statistics in float16 (x * inv + (offset - mean * inv)):
+    # for x ~ 10 +- 1, 226 ulps (0.043) off the float64 formula; PyTorch computes in float32 (0.5 ulps), as our
+    # training mode already did.
+    channels = 8
+    layer = tl.nn.BatchNorm(channels, dtype="float16")
+    mean = (RNG.normal(size=channels) * 0.5 + 10).astype(np.float16)
+    variance = (RNG.random(channels) + 0.2).astype(np.float16)
+    scale, offset = (
+        (RNG.normal(size=channels) * 2).astype(np.float16),
+        (RNG.normal(size=channels) * 3).astype(np.float16),
+    )
+    for variable, value in zip(
+        (layer.running_mean, layer.running_var, layer.scale, layer.offset), (mean, variance, scale, offset)
+    ):
+        variable.assign(value)
+    x = (RNG.normal(size=(64, channels)) + 10).astype(np.float16)
+    y = layer.eval()(x)
+    assert y.dtype == tl.float16
+    exact = _inference_reference(x, scale, offset, mean, variance, 1e-5)
+    ulp = np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64)
+    assert np.max(np.abs(y.numpy().astype(np.float64) - exact) / ulp) <= 1.0

@@ -430,3 +430,44 @@ def test_recurrent_right_padding_mask_matches_torch_packed_sequences():
     _, (h_n, c_n) = theirs(packed)
     np.testing.assert_allclose(h.numpy(), h_n[0].detach().numpy(), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(c.numpy(), c_n[0].detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------------ normalize (PyTorch's F.normalize)
+def _normalize_gradient(x, w, p):
+    """The gradient of sum(w * x / ||x||_p) along the last axis, each zero element's share of the norm's
+    gradient taken as 0 (PyTorch's rule; |x|**p has an infinite slope there for p < 1)."""
+    norm = (np.abs(x) ** p).sum(-1, keepdims=True) ** (1 / p)
+    with np.errstate(divide="ignore"):
+        slope = np.where(x != 0, np.sign(x) * np.abs(x) ** (p - 1), 0.0) * norm ** (1 - p)
+    return w / norm - (w * x).sum(-1, keepdims=True) / norm**2 * slope
+
+
+@pytest.mark.parametrize("p", [0.5, 0.25, 1.5, 3.0])
+def test_normalize_gradient_at_zero_elements_for_p_below_one(p):
+    # p < 1: |x|**p's derivative p * 0**(p - 1) is inf at a zero element, and the chain rule made 0 * inf = NaN:
+    # normalize([[0, 1, 2]], p=0.5) had gradient [nan, -0.0416, 0.0208] where PyTorch gives [0.1716, ...].
+    x = np.array([[0.0, 1.0, -2.0, 0.5], [0.3, 0.0, 0.0, -1.2]])
+    w = RNG.normal(size=x.shape)
+    got = tl.grad(lambda t: tl.sum(tl.nn.normalize(t, p=p, axis=-1) * w))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(got, _normalize_gradient(x, w, p), rtol=1e-12)
+    smooth = x + 0.1  # no zero element: the reference formula against central differences
+    check_grads(lambda t: tl.sum(tl.nn.normalize(t, p=p, axis=-1) * w), [smooth], order=1)
+    np.testing.assert_allclose(
+        got, tl.function(tl.grad(lambda t: tl.sum(tl.nn.normalize(t, p=p, axis=-1) * w)))(x).numpy()
+    )
+    zero = tl.grad(lambda t: tl.sum(tl.nn.normalize(t, p=p, axis=-1)))(tl.tensor(np.zeros((1, 3)))).numpy()
+    np.testing.assert_allclose(zero, np.full((1, 3), 1e12))  # a zero vector: 1 / epsilon, as for p = 2
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(x, requires_grad=True)
+    (theirs,) = torch.autograd.grad((torch.nn.functional.normalize(tx, p=p, dim=-1) * torch.tensor(w)).sum(), tx)
+    np.testing.assert_allclose(got, theirs.numpy(), rtol=1e-12)
+
+
+def test_recurrent_repr_names_every_argument_given():
+    # LSTM(3, 4, return_state=True, activation="relu") printed as "LSTM(3, 4)".
+    assert repr(tl.nn.LSTM(3, 4, return_state=True, activation="relu", seed=3, dtype="float64")) == (
+        "LSTM(3, 4, activation='relu', return_state=True, dtype='float64')"
+    )
+    assert repr(tl.nn.GRU(3, 4, reset_after=False, dtype="float32")) == "GRU(3, 4, reset_after=False)"
+    bi = repr(tl.nn.Bidirectional(tl.nn.SimpleRNN(3, 4, activation=None, return_sequences=True)))
+    assert "(backward_layer): SimpleRNN(3, 4, activation=None, return_sequences=True, go_backwards=True)" in bi

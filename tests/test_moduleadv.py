@@ -6,6 +6,8 @@ References: PyTorch's ``nn.Module`` (``named_parameters``, ``state_dict``, ``nn.
 out by hand, and against torch/jax where installed (importorskip).
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -131,6 +133,7 @@ def test_a_traced_step_retraces_when_a_layer_is_frozen():
     kernel = model[0][0].kernel.numpy()
     step(x)  # the graph traced before updated the frozen kernel
     np.testing.assert_array_equal(model[0][0].kernel.numpy(), kernel)
+    assert step.trace_count == 2 and re.fullmatch(r"ModuleFreezes\.count: \d+ -> \d+", step.retrace_reasons[-1])
 
 
 # ---------------------------------------------------------------- copies (copy.deepcopy, pickle)

@@ -5,6 +5,8 @@ TensorFlow / PyTorch where installed."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorlib as tl
 
@@ -220,3 +222,84 @@ def test_signal_lengths_given_as_zero_d_integer_arrays_or_tensors():
             tl.signal.frame(x, bad, 2)
     with pytest.raises(ValueError, match=r"stft: frame_length must be an int >= 1, got 0"):
         tl.signal.stft(x, 0, 2)
+
+
+@settings(max_examples=25)
+@given(
+    length=st.integers(2, 24),
+    step_fraction=st.floats(0.05, 0.95),
+    extra_fft=st.integers(0, 9),
+    window=st.sampled_from(["hann", "hamming", "blackman", "triang"]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+)
+def test_inverse_stft_inverts_stft_where_the_windows_overlap(length, step_fraction, extra_fft, window, dtype):
+    # Griffin-Lim's window (inverse_stft_window_fn) inverts stft for any hop below the frame length and any
+    # fft_length >= frame_length, at every sample whose frames are all present (away from both ends).
+    signal = pytest.importorskip("scipy.signal")
+    step = max(1, int(length * step_fraction))
+    forward = signal.get_window(window, length, fftbins=True)
+
+    def window_fn(n, dtype=tl.float32):
+        return tl.tensor(forward.astype(np.dtype(dtype)))
+
+    x = RNG.standard_normal((2, 6 * length)).astype(dtype)
+    spec = tl.signal.stft(x, length, step, fft_length=length + extra_fft, window_fn=window_fn)
+    inverse = tl.signal.inverse_stft_window_fn(step, forward_window_fn=window_fn)
+    back = tl.signal.inverse_stft(spec, length, step, fft_length=length + extra_fft, window_fn=inverse).numpy()
+    covered = (spec.shape[-2] - 1) * step + length
+    assert back.shape == (2, covered) and back.dtype == dtype
+    tol = 2e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(back[:, length:-length], x[:, length : covered - length], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_of_float32_samples_at_unix_times(edge_order):
+    # NumPy differences the coordinates in their own dtype; in float32, 1.7e9 + 0.5 k are all one number, and the
+    # weights were inf (the result NaN).
+    f = np.sin(np.arange(8.0) * 0.7).astype(np.float32)
+    for times in (1.7e9 + np.cumsum(RNG.uniform(0.25, 1.0, 8)), 1_700_000_000 + np.arange(0, 24, 3)):
+        got = tl.gradient(f, times, edge_order=edge_order)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got.numpy(), np.gradient(f, times, edge_order=edge_order), rtol=2e-6, atol=1e-6)
+    two = np.stack([f, 2 * f, f * f])
+    got = tl.gradient(two, 0.5, times, edge_order=edge_order)
+    for g, want in zip(got, np.gradient(two, 0.5, times, edge_order=edge_order)):
+        np.testing.assert_allclose(g.numpy(), want, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("how", ["sum", "mean", "max", "min"])
+def test_traced_segment_ids_of_the_wrong_length_name_the_op(how):
+    # Under tl.function with sizes unknown, ids shorter or longer than data's rows raised NumPy's broadcasting or
+    # boolean-index message, naming neither the op nor its inputs.
+    fn = getattr(tl, f"segment_{how}")
+    for data_spec in (tl.TensorSpec((5, 2), tl.float64), tl.TensorSpec((None, 2), tl.float64)):
+        traced = tl.function(lambda d, i: fn(d, i, 3), input_signature=[data_spec, tl.TensorSpec((None,), tl.int64)])
+        data = RNG.standard_normal((5, 2))
+        ids = np.array([0, 2, 2, -1, 1])
+        want = fn(data, ids, 3).numpy()
+        np.testing.assert_array_equal(traced(data, ids).numpy(), want)
+        for wrong in (ids[:4], np.append(ids, 0)):
+            with pytest.raises(
+                ValueError, match=rf"segment_{how}: data and segment_ids: dimension 0 .* is {len(wrong)}"
+            ):
+                traced(data, wrong)
+
+
+def test_inverse_stft_window_of_a_learned_forward_window():
+    # The denominator (the forward window's squares over the overlaps) was computed in NumPy from the window's
+    # value: the gradient missed its part (0.15 against the true -0.13 here), and under tl.function a window
+    # made from an argument had no value to read.
+    w0 = 0.5 + RNG.random(8)
+    z = RNG.standard_normal((5, 5)) + 1j * RNG.standard_normal((5, 5))
+
+    def inverse(z, w):
+        window_fn = tl.signal.inverse_stft_window_fn(3, forward_window_fn=lambda n, dtype=tl.float32: w)
+        return tl.signal.inverse_stft(z, 8, 3, window_fn=window_fn)
+
+    tl.testing.check_grads(lambda w: inverse(z, w), [w0], order=2)
+    want = np.fft.irfft(z, 8) * _griffin_lim_window(w0, 3)
+    expected = np.zeros(20)
+    for i, frame in enumerate(want):
+        expected[3 * i : 3 * i + 8] += frame
+    np.testing.assert_allclose(inverse(z, w0).numpy(), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tl.function(inverse)(z, w0).numpy(), expected, rtol=1e-12, atol=1e-12)

@@ -216,3 +216,24 @@ def test_quantile_gradients_in_the_parameters():
     check_grads(lambda a, b: tl.stats.beta.isf(q, a, b), (tl.tensor(2.5), tl.tensor(1.5)), order=1)
     check_grads(lambda df: tl.stats.t.ppf(q, df), (tl.tensor(np.array([3.0, 7.0, 20.0, 2.5])),), order=1)
     check_grads(lambda df: tl.stats.chi2.isf(q, df), (tl.tensor(4.5),), order=1)
+
+
+def test_log_distribution_functions_of_beta_gamma_poisson():
+    x = np.array([1e-300, 0.01, 0.3, 0.5, 0.9, 0.999999, 1.0, 1.5, -1.0, np.nan])
+    for method in ("logcdf", "logsf"):
+        np.testing.assert_allclose(
+            getattr(tl.stats.beta, method)(tl.tensor(x), 0.1, 0.5).numpy(),
+            getattr(ss.beta, method)(x, 0.1, 0.5),
+            rtol=1e-12,
+        )
+        g = np.array([0.0, 1e-300, 0.5, 3.0, 50.0, -1.0, np.inf, np.nan])
+        np.testing.assert_allclose(
+            getattr(tl.stats.gamma, method)(tl.tensor(g), 2.5).numpy(), getattr(ss.gamma, method)(g, 2.5), rtol=1e-12
+        )
+    # near 1 the log keeps the complement's digits: log P(K <= 100) for Poisson(3) is log1p(-P(K > 100)), where
+    # SciPy's logcdf gives 0
+    sf = float(tl.stats.poisson.sf(tl.tensor(100.0, "float64"), 3.0))
+    assert sf > 0
+    assert float(tl.stats.poisson.logcdf(tl.tensor(100.0, "float64"), 3.0)) == pytest.approx(math.log1p(-sf), rel=1e-14)
+    k = np.array([-1.0, 0.0, 2.0, 3.5, 10.0, np.inf])
+    np.testing.assert_allclose(tl.stats.poisson.logsf(tl.tensor(k), 3.0).numpy(), ss.poisson.logsf(k, 3.0), rtol=1e-12)

@@ -25,6 +25,8 @@ FAMILIES = [
     ("cauchy", ()),
     ("chi2", (3.0,)),
     ("chi2", (0.5,)),
+    ("pareto", (2.5,)),
+    ("pareto", (0.5,)),
 ]
 METHODS = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
@@ -190,3 +192,29 @@ def test_count_distribution_gradients():
     # d/dp of the binomial log-likelihood: k/p - (n - k)/(1 - p)
     g = tl.grad(lambda p: tl.sum(tl.stats.binom.logpmf(k, 10, p)))(tl.tensor(0.35, "float64"))
     assert float(g) == pytest.approx(float(np.sum(k.numpy() / 0.35 - (10 - k.numpy()) / 0.65)), rel=1e-13)
+
+
+def test_pareto_tail_where_scipy_underflows():
+    # log P(X > x) = -b log x: -1727 at 1e300 with b = 2.5 (SciPy's log of the underflowed sf: -inf)
+    got = float(tl.stats.pareto.logsf(tl.tensor(1e300, "float64"), 2.5))
+    assert got == pytest.approx(-2.5 * math.log(1e300), rel=1e-15)
+    check_grads(lambda x, b: tl.stats.pareto.logpdf(x, b), (tl.tensor(np.array([1.5, 4.0])), tl.tensor(2.5)), order=2)
+
+
+def test_multinomial_matches_scipy_and_the_formula():
+    x = np.array(
+        [[1.0, 2.0, 0.0], [0.0, 0.0, 3.0], [1.0, 1.0, 1.0], [2.0, 2.0, 0.0], [1.5, 1.5, 0.0], [-1.0, 2.0, 2.0]]
+    )
+    p = np.array([0.2, 0.3, 0.5])
+    got = tl.stats.multinomial.logpmf(tl.tensor(x), 3, tl.tensor(p)).numpy()
+    np.testing.assert_allclose(got, ss.multinomial.logpmf(x, 3, p), rtol=1e-13)
+    # 3! / (1! 1! 1!) * 0.2 * 0.3 * 0.5
+    assert float(tl.stats.multinomial.pmf(tl.tensor(x[2]), 3, tl.tensor(p))) == pytest.approx(6 * 0.03, rel=1e-14)
+    # SciPy truncates n = 3.5 to 3; a count that is not an integer, or p that is no probability vector, is NaN
+    assert np.isnan(tl.stats.multinomial.logpmf(tl.tensor(x[:2]), 3.5, tl.tensor(p)).numpy()).all()
+    assert np.isnan(tl.stats.multinomial.logpmf(tl.tensor(x[0]), 3, tl.tensor(np.array([0.5, 0.6, -0.1]))).numpy())
+    # d/dp of sum_i x_i log p_i: x_i / p_i
+    g = tl.grad(lambda p: tl.stats.multinomial.logpmf(tl.tensor(x[2]), 3, p))(tl.tensor(p))
+    np.testing.assert_allclose(g.numpy(), x[2] / p, rtol=1e-14)
+    with pytest.raises(ValueError, match=r"multinomial.logpmf: x and p must have the categories on their last axis"):
+        tl.stats.multinomial.logpmf(tl.tensor(x), 3, tl.tensor(p[:2]))

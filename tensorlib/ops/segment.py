@@ -45,6 +45,11 @@ def _operands(name: str, data, segment_ids, num_segments):
     rest = tuple(data.shape[k:])
     if None in rest:
         raise ValueError(f"{name}: data's sizes past the segment axes must be known {where}")
+    if None in ids.shape + data.shape[:k]:  # traced: the shared sizes checked when the graph runs
+        names = tuple(f"segment axis {i}" for i in range(k))
+        data, ids = shape_ops.ensure_dims(
+            data, ids, dims=(names + (None,) * len(rest), names), message=f"{name}: data and segment_ids"
+        )
     if num_segments is None:
         if ids.is_symbolic:
             raise ValueError(f"{name}: under tl.function num_segments must be given (it sizes the output) {where}")

@@ -58,13 +58,20 @@ def _narrowed(y, x):
 
 # ------------------------------------------------------------------ layer_norm and group_norm
 def _affine(y, x, scale, offset, axes, name: str):
-    """``y * scale + offset`` with scale and offset shaped as x's ``axes`` (in order), broadcast along the rest."""
+    """``y * scale + offset`` with scale and offset shaped as x's ``axes`` (in order), broadcast along the rest.
+
+    ``y`` is the standardized ``x`` in the computation's dtype (float32 for float16): a float16 result is rounded
+    once, after the affine.  Rounding y to float16 and then its product and sum put the result 1267 float16 ulps
+    off where ``y * scale`` and ``offset`` nearly cancelled (PyTorch: 0.8)."""
     normalized = tuple(x.shape[a] for a in axes)
     trailing = axes == tuple(range(x.ndim - len(axes), x.ndim))
+    half = x.dtype == _dt.float16  # a float16 result unless a wider scale or offset promotes it, as before
     for what, value in (("scale", scale), ("offset", offset)):
         if value is None:
             continue
         value = as_tensor(value)
+        half = half and value.dtype == _dt.float16
+        value = _widened(value)
         if len(value.shape) != len(normalized) or any(
             a is not None and b is not None and a != b for a, b in zip(value.shape, normalized)
         ):
@@ -75,16 +82,17 @@ def _affine(y, x, scale, offset, axes, name: str):
         if not trailing:  # size-1 axes between (new axes: a reshape needed the sizes, unknown when traced)
             value = shape_ops.expand_dims(value, tuple(a for a in range(x.ndim) if a not in axes))
         y = y * value if what == "scale" else y + value
-    return y
+    return math_ops.cast(y, _dt.float16) if half else y
 
 
 def _standardized(x, axes, epsilon):
-    """(x - mean) / sqrt(var + epsilon) over ``axes``, the (biased) variance by two passes, in x's dtype."""
+    """(x - mean) / sqrt(var + epsilon) over ``axes``, the (biased) variance by two passes, in the computation's
+    dtype (float32 for float16: :func:`_affine` rounds)."""
     wide = _widened(x)
     mean = reduce_ops.mean(wide, axes, keepdims=True)
     centered = wide - mean
     variance = reduce_ops.mean(math_ops.square(centered), axes, keepdims=True)
-    return _narrowed(centered / math_ops.sqrt(variance + epsilon), x)
+    return centered / math_ops.sqrt(variance + epsilon)
 
 
 @_op_type(None, tensors=("x", "scale", "offset"))
@@ -122,8 +130,7 @@ def rms_norm(x, scale=None, axis=-1, epsilon: float = 1e-6) -> Tensor:
     epsilon = _epsilon(epsilon, "rms_norm", x)
     wide = _widened(x)
     mean_square = reduce_ops.mean(math_ops.square(wide), axes, keepdims=True)
-    y = _narrowed(wide / math_ops.sqrt(mean_square + epsilon), x)
-    return _affine(y, x, scale, None, axes, "rms_norm")
+    return _affine(wide / math_ops.sqrt(mean_square + epsilon), x, scale, None, axes, "rms_norm")
 
 
 @_op_type(None, tensors=("x", "scale", "offset"))
@@ -164,7 +171,7 @@ def group_norm(x, groups: int, scale=None, offset=None, epsilon: float = 1e-5) -
         return linalg_ops.matmul(linalg_ops.matmul(channel_means, to_groups), to_channels)
 
     centered = wide - group_mean(wide)
-    y = _narrowed(centered / math_ops.sqrt(group_mean(math_ops.square(centered)) + epsilon), x)
+    y = centered / math_ops.sqrt(group_mean(math_ops.square(centered)) + epsilon)
     return _affine(y, x, scale, offset, (x.ndim - 1,), "group_norm")
 
 
@@ -191,7 +198,8 @@ def normalize(x, p: float = 2.0, axis: int = 1, epsilon: float = 1e-12) -> Tenso
     """``x / max(norm_p(x, axis), epsilon)``: PyTorch's ``F.normalize(x, p, dim=axis, eps=epsilon)``
     (``p`` > 0, ``inf`` for the largest magnitude).
 
-    A zero vector stays zero, with gradient ``1 / epsilon`` (the norm's own gradient there is taken as 0).
+    A zero vector stays zero, with gradient ``1 / epsilon`` (the norm's own gradient there is taken as 0, and
+    so is a zero element's share of it for ``p < 1``, where ``|x|**p`` has an infinite slope: PyTorch's rule).
 
     >>> import tensorlib as tl
     >>> tl.nn.normalize(tl.tensor([[3.0, -4.0]]), p=1.0).numpy().round(4).tolist()
@@ -208,7 +216,12 @@ def normalize(x, p: float = 2.0, axis: int = 1, epsilon: float = 1e-12) -> Tenso
     if _math.isinf(p):
         norm = reduce_ops.max(math_ops.abs(wide), ax, keepdims=True)
     else:
-        powered = math_ops.square(wide) if p == 2.0 else math_ops.abs(wide) ** p
+        if p == 2.0:
+            powered = math_ops.square(wide)
+        else:  # |x|**p of a zero element is 0 with gradient 0 (p < 1 had p * 0**(p - 1) = inf: 0 * inf = NaN)
+            magnitude = math_ops.abs(wide)
+            nonzero = magnitude > 0
+            powered = math_ops.where(nonzero, math_ops.where(nonzero, magnitude, 1.0) ** p, 0.0)
         total = reduce_ops.sum(powered, ax, keepdims=True)
         # The root's derivative is infinite at 0: root only positive totals, so a zero vector has no NaN gradient.
         positive = total > 0
