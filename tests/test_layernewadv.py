@@ -461,3 +461,13 @@ def test_normalize_gradient_at_zero_elements_for_p_below_one(p):
     tx = torch.tensor(x, requires_grad=True)
     (theirs,) = torch.autograd.grad((torch.nn.functional.normalize(tx, p=p, dim=-1) * torch.tensor(w)).sum(), tx)
     np.testing.assert_allclose(got, theirs.numpy(), rtol=1e-12)
+
+
+def test_recurrent_repr_names_every_argument_given():
+    # LSTM(3, 4, return_state=True, activation="relu") printed as "LSTM(3, 4)".
+    assert repr(tl.nn.LSTM(3, 4, return_state=True, activation="relu", seed=3, dtype="float64")) == (
+        "LSTM(3, 4, activation='relu', return_state=True, dtype='float64')"
+    )
+    assert repr(tl.nn.GRU(3, 4, reset_after=False, dtype="float32")) == "GRU(3, 4, reset_after=False)"
+    bi = repr(tl.nn.Bidirectional(tl.nn.SimpleRNN(3, 4, activation=None, return_sequences=True)))
+    assert "(backward_layer): SimpleRNN(3, 4, activation=None, return_sequences=True, go_backwards=True)" in bi

@@ -1365,11 +1365,75 @@ def _traced_edges(a, bins: int):
     from . import reduce as reduce_ops
 
     dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
-    first, last = (math_ops.cast(reduce_ops.min(a), dtype), math_ops.cast(reduce_ops.max(a), dtype))
+    values = math_ops.cast(a, dtype)
+    # min and max of no values (a size known only at run time) would raise: NumPy's (0, 1) then
+    first = reduce_ops.min(shape_ops.concat([values, creation.full((1,), np.inf, dtype=dtype)], axis=0))
+    last = reduce_ops.max(shape_ops.concat([values, creation.full((1,), -np.inf, dtype=dtype)], axis=0))
+    empty = first > last
+    first, last = math_ops.where(empty, 0.0, first), math_ops.where(empty, 1.0, last)
     same = first == last
     first, last = math_ops.where(same, first - 0.5, first), math_ops.where(same, last + 0.5, last)
     steps = creation.arange(bins + 1, dtype=dtype) * ((last - first) / bins) + first
     return shape_ops.concat([steps[:-1], shape_ops.reshape(last, (1,))], axis=0)
+
+
+def bin_index(a, edges):
+    """The bin of each value of the 1-d ``a`` between increasing ``edges``, int64: bin i holds
+    ``edges[i] <= v < edges[i + 1]``, the last one also ``v == edges[-1]``; -1 for a value outside (or NaN)."""
+    from .search import searchsorted
+
+    count = edges.shape[0] - 1
+    index = searchsorted(edges, a, side="right") - 1
+    inside = math_ops.logical_and(a >= edges[0], a <= edges[-1])
+    index = math_ops.where(a == edges[-1], np.int64(count - 1), index)
+    return math_ops.where(inside, index, np.int64(-1))
+
+
+def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # noqa: A002
+    """The bin edges of ``numpy.histogram`` for the 1-d ``a``: ``bins`` equal bins over ``range`` (the data's
+    min and max by default, read when the graph runs under ``tl.function``), the edges given, or one of
+    NumPy's estimators (eager only).  Edges from a ``range`` get ``range_dtype`` when given (NumPy's
+    ``histogramdd`` makes them float64), else a's float dtype."""
+    if isinstance(bins, str):  # NumPy's estimators ("auto", "fd", "sturges", ...) read the values
+        if a.is_symbolic:
+            raise ValueError(
+                f"{who}: bins={bins!r} estimates the bins from the values, unknown under tl.function; "
+                f"give a number of bins or the edges {where}"
+            )
+        try:
+            bins = np.histogram_bin_edges(np.asarray(a.numpy()), bins, range)
+        except ValueError as error:
+            raise ValueError(f"{who}: {error} {where}") from None
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
+        if bins < 1:
+            raise ValueError(f"{who}: bins must be a positive int or increasing edges, got {bins} {where}")
+        if range is None and a.shape[0] == 0:
+            first, last = 0.0, 1.0
+        elif a.is_symbolic and range is None:
+            edges = _traced_edges(a, int(bins))
+        elif range is None:  # NumPy scalars of a's dtype: float32 data gets float32 edges computed in float32
+            values = np.asarray(a.numpy())
+            first, last = values.min(), values.max()
+        else:
+            first, last = (float(r) for r in range)
+        if not (a.is_symbolic and range is None and a.shape[0] != 0):
+            if not (np.isfinite(first) and np.isfinite(last)) or first > last:
+                raise ValueError(f"{who}: range must be finite with min <= max, got ({first}, {last}) {where}")
+            if first == last:
+                first, last = first - 0.5, last + 0.5
+            edge_type = np.result_type(first, last, np.dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
+            if range_dtype is not None and (range is not None or a.shape[0] == 0):  # NumPy's Python-number ends
+                edge_type = np.dtype(range_dtype)
+            edges = as_tensor(np.linspace(first, last, int(bins) + 1, dtype=edge_type))
+    else:
+        edges = as_tensor(bins)
+        if edges.ndim == 1 and edges.shape[0] is None:
+            raise ValueError(f"{who}: the number of bin edges must be known (traced with unknown sizes) {where}")
+        if edges.ndim != 1 or edges.shape[0] < 2:
+            raise ValueError(f"{who}: bins must be a positive int or at least two edges, got {bins!r} {where}")
+        if not edges.is_symbolic and np.any(np.diff(np.asarray(edges.numpy())) < 0):
+            raise ValueError(f"{who}: the bin edges must increase monotonically, got {bins!r} {where}")
+    return edges
 
 
 def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tuple:  # noqa: A002
@@ -1386,7 +1450,6 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
     ([2, 1, 1], [1.0, 2.0, 3.0, 4.0])
     """
     from . import reduce as reduce_ops
-    from .search import searchsorted
     from .segment import segment_sum
 
     a = shape_ops.reshape(as_tensor(a), (-1,))
@@ -1399,50 +1462,11 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
             raise ValueError(f"histogram: weights must have the shape of a {where}, got {weights.shape[0]} values")
         if None in (weights.shape[0], a.shape[0]):  # traced: one length for both, checked when the graph runs
             a, weights = shape_ops.ensure_dims(a, weights, dims=(("n",), ("n",)), message="histogram: a and weights")
-    if isinstance(bins, str):  # NumPy's estimators ("auto", "fd", "sturges", ...) read the values
-        if a.is_symbolic:
-            raise ValueError(
-                f"histogram: bins={bins!r} estimates the bins from the values, unknown under tl.function; "
-                f"give a number of bins or the edges {where}"
-            )
-        try:
-            bins = np.histogram_bin_edges(np.asarray(a.numpy()), bins, range)
-        except ValueError as error:
-            raise ValueError(f"histogram: {error} {where}") from None
-    if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
-        if bins < 1:
-            raise ValueError(f"histogram: bins must be a positive int or increasing edges, got {bins} {where}")
-        if a.is_symbolic and range is None:
-            edges = _traced_edges(a, int(bins))
-        elif range is None:  # NumPy scalars of a's dtype: float32 data gets float32 edges computed in float32
-            values = np.asarray(a.numpy())
-            first, last = (values.min(), values.max()) if values.size else (0.0, 1.0)
-        else:
-            first, last = (float(r) for r in range)
-        if not (a.is_symbolic and range is None):
-            if not (np.isfinite(first) and np.isfinite(last)) or first > last:
-                raise ValueError(f"histogram: range must be finite with min <= max, got ({first}, {last}) {where}")
-            if first == last:
-                first, last = first - 0.5, last + 0.5
-            edge_type = np.result_type(first, last, np.dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
-            edges = as_tensor(np.linspace(first, last, int(bins) + 1, dtype=edge_type))
-    else:
-        edges = as_tensor(bins)
-        if edges.ndim == 1 and edges.shape[0] is None:
-            raise ValueError(f"histogram: the number of bin edges must be known (traced with unknown sizes) {where}")
-        if edges.ndim != 1 or edges.shape[0] < 2:
-            raise ValueError(f"histogram: bins must be a positive int or at least two edges, got {bins!r} {where}")
-        if not edges.is_symbolic and np.any(np.diff(np.asarray(edges.numpy())) < 0):
-            raise ValueError(f"histogram: the bin edges must increase monotonically, got {bins!r} {where}")
+    edges = histogram_edges(a, bins, range, "histogram", where)
     count = edges.shape[0] - 1
-    # Bin i holds edges[i] <= v < edges[i + 1]; the last one also v == edges[-1].
-    index = searchsorted(edges, a, side="right") - 1
-    inside = math_ops.logical_and(a >= edges[0], a <= edges[-1])
-    index = math_ops.where(a == edges[-1], np.int64(count - 1), index)
     # A value outside the edges (or NaN) goes to segment -1, which drops it; sums stay in the weights' dtype
     # (exact for integers, complex for complex weights, as NumPy's).
-    index = math_ops.where(inside, index, np.int64(-1))
-    hist = segment_sum(math_ops.ones_like(a, _dt.int64) if weights is None else weights, index, count)
+    hist = segment_sum(math_ops.ones_like(a, _dt.int64) if weights is None else weights, bin_index(a, edges), count)
     if density:
         widths = math_ops.cast(edges[1:] - edges[:-1], _dt.float64)
         hist = hist if hist.dtype.kind in "fc" and hist.dtype.itemsize >= 8 else math_ops.cast(hist, _dt.float64)

@@ -11,6 +11,7 @@ with them where NumPy's result is differentiable): phases (``unwrap``), NumPy's 
 
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -257,6 +258,139 @@ def setxor1d(ar1, ar2, assume_unique: bool = False) -> Tensor:
     sorted_values = _eager_values(values, "setxor1d")
     edge = np.concatenate([[True], sorted_values[1:] != sorted_values[:-1], [True]])
     return shape_ops.take(values, np.flatnonzero(edge[1:] & edge[:-1]).astype(np.int64))
+
+
+# ------------------------------------------------------------------ histograms
+def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Tensor:  # noqa: A002
+    """``numpy.histogram_bin_edges``: the edges :func:`histogram` uses (``bins`` a number of equal bins, the
+    edges, or one of NumPy's estimators, eager only); ``weights`` are checked as NumPy checks them, unused.
+
+    >>> import tensorlib as tl
+    >>> tl.histogram_bin_edges(tl.tensor([1.0, 2.0, 4.0]), bins=3).numpy().tolist()
+    [1.0, 2.0, 3.0, 4.0]
+    """
+    from .numpy_extra import histogram_edges
+
+    a = shape_ops.reshape(as_tensor(a), (-1,))
+    where = f"(a {a.dtype}[{a.shape[0]}])"
+    if a.dtype.kind == "c":
+        raise TypeError(f"histogram_bin_edges: complex values have no order {where}")
+    if weights is not None and None not in a.shape:
+        weights = as_tensor(weights)
+        if math.prod(weights.shape) != a.shape[0] or None in weights.shape:
+            raise ValueError(
+                f"histogram_bin_edges: weights must have the shape of a {where}, got {_describe('weights', weights)}"
+            )
+        if isinstance(bins, str):
+            raise TypeError(f"histogram_bin_edges: the {bins!r} estimator does not take weights {where}")
+    return histogram_edges(a, bins, range, "histogram_bin_edges", where)
+
+
+def histogramdd(sample, bins=10, range=None, density: bool = False, weights=None) -> tuple:  # noqa: A002
+    """``numpy.histogramdd``: ``(hist, edges)`` of ``N`` points in ``D`` dimensions (an ``(N, D)`` array or a
+    sequence of ``D`` arrays of ``N`` values); per dimension ``bins`` is a number of equal bins or the edges
+    (one for all, or one per dimension) and ``range`` a ``(min, max)`` or None.  Bins are closed on the left,
+    the last also on the right; points outside are left out.  ``hist`` is float64 (NumPy's), differentiable in
+    ``weights``; ``density=True`` divides by the total and the bins' volumes.
+
+    >>> import tensorlib as tl
+    >>> hist, edges = tl.histogramdd(tl.tensor([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0]]), bins=2)
+    >>> hist.numpy().tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    from . import reduce as reduce_ops
+    from .numpy_extra import bin_index, histogram_edges
+    from .segment import segment_sum
+
+    if isinstance(sample, (list, tuple)):
+        sample = shape_ops.stack([shape_ops.reshape(as_tensor(s), (-1,)) for s in sample], axis=1)
+    sample = as_tensor(sample)
+    if sample.ndim == 1:
+        sample = shape_ops.reshape(sample, (-1, 1))
+    if sample.ndim != 2:
+        raise ValueError(
+            f"histogramdd: sample must be (N, D) or a sequence of D 1-d arrays, got {_describe('sample', sample)}"
+        )
+    if sample.dtype.kind == "c":
+        raise TypeError(f"histogramdd: complex values have no order ({_describe('sample', sample)})")
+    n, dims = sample.shape
+    if dims is None:
+        raise ValueError(
+            f"histogramdd: the number of dimensions D must be known, got {_describe('sample', sample)} (unknown size)"
+        )
+    if isinstance(bins, (int, np.integer, str)):
+        bins = [bins] * dims
+    if isinstance(bins, Tensor) and bins.ndim == 1 and bins.shape[0] is None:
+        raise ValueError(f"histogramdd: the number of bins must be known, got {_describe('bins', bins)} (unknown size)")
+    if len(bins) != dims:  # a sequence has one number or set of edges per dimension (NumPy's)
+        raise ValueError(
+            f"histogramdd: the dimension of bins ({len(bins)}) must equal the dimension of the sample ({dims})"
+        )
+    ranges = [None] * dims if range is None else list(range)
+    if len(ranges) != dims:
+        raise ValueError(f"histogramdd: range needs one (min, max) or None per dimension ({dims}), got {range!r}")
+    where = f"(sample {sample.dtype}{sample.shape})"
+    edges, index, sizes = [], None, []
+    for d in builtins.range(dims):
+        if isinstance(bins[d], str):
+            raise TypeError(
+                f"histogramdd: bins of dimension {d} must be a number or the edges, got {bins[d]!r} {where}"
+            )
+        column = sample[:, d]
+        e = histogram_edges(column, bins[d], ranges[d], "histogramdd", where, range_dtype=_dt.float64)
+        edges.append(e)
+        count = e.shape[0] - 1
+        sizes.append(count)
+        k = bin_index(column, e)
+        index = (
+            k
+            if index is None
+            else math_ops.where(math_ops.logical_or(index < 0, k < 0), np.int64(-1), index * count + k)
+        )
+    total = math.prod(sizes)
+    if weights is None:
+        values = math_ops.ones_like(sample[:, 0], _dt.float64)
+    else:
+        values = shape_ops.reshape(as_tensor(weights), (-1,))
+        if None not in (values.shape[0], n) and values.shape[0] != n:
+            raise ValueError(
+                f"histogramdd: weights must have one value per point {where}, got {_describe('weights', values)}"
+            )
+        values = (
+            values if values.dtype.kind in "fc" and values.dtype.itemsize >= 8 else math_ops.cast(values, _dt.float64)
+        )
+    hist = shape_ops.reshape(segment_sum(values, index, total), tuple(sizes))
+    if density:
+        hist = hist / reduce_ops.sum(hist)
+        for d, e in enumerate(edges):
+            shape = [1] * dims
+            shape[d] = sizes[d]
+            hist = hist / shape_ops.reshape(math_ops.cast(e[1:] - e[:-1], _dt.float64), tuple(shape))
+    return hist, edges
+
+
+def histogram2d(x, y, bins=10, range=None, density: bool = False, weights=None) -> tuple:  # noqa: A002
+    """``numpy.histogram2d``: ``(hist, xedges, yedges)`` of the points ``(x[i], y[i])``, :func:`histogramdd`
+    of two dimensions (``bins``: a number or edges for both, or one per axis).
+
+    >>> import tensorlib as tl
+    >>> hist, xedges, yedges = tl.histogram2d(tl.tensor([0.0, 1.0, 1.0]), tl.tensor([0.0, 1.0, 0.0]), bins=2)
+    >>> hist.numpy().tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    x, y = as_tensor(x), as_tensor(y)
+    if x.ndim != 1 or y.ndim != 1 or (None not in (x.shape[0], y.shape[0]) and x.shape[0] != y.shape[0]):
+        raise ValueError(
+            f"histogram2d: x and y must be 1-d of one length, got {_describe('x', x)}, {_describe('y', y)}"
+        )
+    if isinstance(bins, Tensor) and bins.ndim == 1 and bins.shape[0] is None:
+        raise ValueError(
+            f"histogram2d: the number of bin edges must be known, got {_describe('bins', bins)} (unknown size)"
+        )
+    if not isinstance(bins, (int, np.integer, str)) and len(bins) != 2:
+        bins = [bins, bins]  # one set of edges for both axes (NumPy's rule: any length but 1 and 2)
+    hist, (xedges, yedges) = histogramdd([x, y], bins, range, density, weights)
+    return hist, xedges, yedges
 
 
 # ------------------------------------------------------------------ index helpers from an array

@@ -551,3 +551,106 @@ OPINFOS += [
     _unique_entry("unique_inverse", lambda x: tuple(np.unique_inverse(x))),
     _unique_entry("unique_values", lambda x: np.sort(np.unique_values(x))),  # NumPy 2.3+: hash order
 ]
+
+
+# ---------------------------------------------------------------- histograms (tensorlib/ops/numpy_more.py)
+def _points(draw, dtype, shape):
+    """Values on a grid of halves (some on the edges, some equal) or continuous ones."""
+    if draw(st.booleans()):
+        return draw(tensors(dtype, shape, st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]).map(np.dtype(dtype).type)))
+    return _random(draw, dtype, shape)
+
+
+def _bins_for(draw):
+    return draw(st.sampled_from([1, 2, 3, np.array([-1.0, -0.25, 0.5, 2.0])]))
+
+
+@st.composite
+def _histogram_bin_edges_draw(draw, dtype):
+    a = _points(draw, dtype, draw(st.sampled_from([(0,), (1,), (6,), (2, 3)])))
+    bins = draw(st.sampled_from([1, 4, np.array([-1.0, 0.0, 2.0])]))  # (the estimators: tests/test_numpyplus.py)
+    return SampleInput((a, bins, draw(st.none() | st.just((-1.0, 1.5)))), grad_argnums=())
+
+
+@st.composite
+def _histogram2d_draw(draw, dtype):
+    n = draw(st.sampled_from([0, 1, 5, 8]))
+    x, y = _points(draw, dtype, (n,)), _points(draw, dtype, (n,))
+    bins = draw(st.sampled_from([2, [2, 3], [np.array([-1.0, 0.0, 1.0]), 2], np.array([-1.0, 0.0, 0.5, 2.0])]))
+    weights = _random(draw, dtype, (n,), 0.5, 2.0) if draw(st.booleans()) else None
+    range_ = draw(st.none() | st.just([(-0.75, 1.0), None]))
+    density = draw(st.booleans()) and n > 0
+    return SampleInput((x, y, bins, range_, density, weights), grad_argnums=(5,) if weights is not None else ())
+
+
+@st.composite
+def _histogramdd_draw(draw, dtype):
+    n, dims = draw(st.sampled_from([0, 1, 6])), draw(st.integers(1, 3))
+    sample = _points(draw, dtype, (n, dims))
+    bins = draw(st.sampled_from([2, "each"]))
+    bins = [_bins_for(draw) for _ in range(dims)] if bins == "each" else bins
+    weights = _random(draw, dtype, (n,), 0.5, 2.0) if draw(st.booleans()) else None
+    density = draw(st.booleans()) and n > 0
+    return SampleInput((sample, bins, None, density, weights), grad_argnums=(4,) if weights is not None else ())
+
+
+def _quiet(f):
+    def ref(*args, **kwargs):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return f(*args, **kwargs)
+
+    return ref
+
+
+OPINFOS += [
+    OpInfo(
+        "histogram_bin_edges",
+        tl.histogram_bin_edges,
+        np.histogram_bin_edges,
+        _histogram_bin_edges_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+        differentiable=False,
+        error_inputs=(
+            ErrorInput((np.ones(3), 0), match=r"^histogram_bin_edges: bins must be a positive int"),
+            ErrorInput(
+                (np.ones(3), "auto", None, np.ones(3)),
+                exc=TypeError,
+                match=r"^histogram_bin_edges: the 'auto' estimator",
+            ),
+        ),
+    ),
+    OpInfo(
+        "histogram2d",
+        tl.histogram2d,
+        _quiet(lambda x, y, bins, r, density, w: np.histogram2d(x, y, bins, r, density, w)),
+        _histogram2d_draw,
+        op_types=("SearchSorted", "GatherV2Grad"),
+        dtypes=FLOATS,
+        second_order=False,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(3), np.ones(2)), match=r"^histogram2d: x and y must be 1-d of one length, got x shape \(3,\)"
+            ),
+        ),
+    ),
+    OpInfo(
+        "histogramdd",
+        tl.histogramdd,
+        _quiet(lambda s, bins, r, density, w: np.histogramdd(s, bins, r, density, w)),
+        _histogramdd_draw,
+        op_types=("SearchSorted", "GatherV2Grad"),
+        dtypes=NUMERIC,
+        second_order=False,
+        error_inputs=(
+            ErrorInput((np.ones((3, 2)), [2, 2, 2]), match=r"^histogramdd: the dimension of bins \(3\) must equal"),
+            ErrorInput(
+                (np.ones((3, 2)), 2, [(0, 1)]),
+                match=r"^histogramdd: range needs one \(min, max\) or None per dimension",
+            ),
+            ErrorInput(
+                (np.ones((3, 2)), "auto"), exc=TypeError, match=r"^histogramdd: bins of dimension 0 must be a number"
+            ),
+        ),
+    ),
+]
