@@ -1118,7 +1118,8 @@ bernoulli = _counts(
     ("p",),
     lambda p: _probability_in(p),
     lambda p: 1.0,
-    logpmf=lambda k, p: _math_ops.where(_math_ops.equal(k, 1.0), _math_ops.log(p), _math_ops.log1p(-p)),
+    # the binomial's ends: log(p) at k = 1 met p = 0 in the branch not taken (k = 0), a NaN gradient there
+    logpmf=lambda k, p: _binomial_log_density(k, 1.0, p),
     cdf=lambda k, p: 1.0 - p,
     sf=lambda k, p: p + 0.0 * k,
 )

@@ -31,3 +31,12 @@ def test_every_argument_a_python_number(call, reference):
     got = call(tl.stats)
     assert got.shape == () and got.dtype == tl.float64
     assert float(got) == pytest.approx(reference(), rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("k", "p", "want"), [(0.0, 0.0, -1.0), (1.0, 1.0, 1.0), (0.0, 0.25, -1 / 0.75), (1.0, 0.25, 4.0)]
+)
+def test_bernoulli_logpmf_gradient_at_the_ends_of_p(k, p, want):
+    # d/dp log(p) = 1/p for k = 1, d/dp log(1 - p) = -1/(1 - p) for k = 0: finite at p = 0 (k = 0) and p = 1 (k = 1)
+    assert _grad(lambda p: tl.stats.bernoulli.logpmf(k, p), p) == pytest.approx(want, rel=1e-14)
+    assert float(tl.stats.bernoulli.logpmf(k, p)) == pytest.approx(ss.bernoulli.logpmf(k, p), rel=1e-14)
