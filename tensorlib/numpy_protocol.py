@@ -231,7 +231,7 @@ def _numpy_of(value):
 
 
 def _call(name, tl_fn, sig, renames, tl_params, defaults, binding, args, kwargs):
-    """Call ``tl_fn`` with NumPy's arguments: the first (or ``*arrays``) by position, the others by
+    """Call ``tl_fn`` with NumPy's arguments: the first, positional-only ones and ``*arrays`` by position, the others by
     (renamed) name; an argument tensorlib lacks may only hold NumPy's default, and one that tensorlib
     defaults otherwise gets NumPy's default when left out."""
     if sig is None or (not kwargs and len(args) == 1 and not defaults):  # np.sum(t): nothing to translate
@@ -242,7 +242,7 @@ def _call(name, tl_fn, sig, renames, tl_params, defaults, binding, args, kwargs)
         if param.kind is param.VAR_POSITIONAL:
             positional.extend(value)
             continue
-        if k == 0:
+        if k == 0 or param.kind is param.POSITIONAL_ONLY:  # (np.linalg.matmul's x2 has no name to pass it by)
             positional.append(value)
             continue
         given = value.items() if param.kind is param.VAR_KEYWORD else [(arg, value)]

@@ -473,3 +473,20 @@ def test_fmax_and_fmin_reduce_skip_nans_as_numpy():
             with np.errstate(invalid="ignore"):
                 np.testing.assert_array_equal(ufunc.reduce(tl.tensor(a), **kwargs).numpy(), ufunc.reduce(a, **kwargs))
     check_grads(lambda x: np.fmax.reduce(x, axis=1), [X], order=1)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: np.linalg.matmul(x, x.T),
+        lambda x: np.linalg.tensordot(x, x.T, axes=1),
+        lambda x: np.linalg.vecdot(x, x, axis=0),
+        lambda x: np.linalg.outer(x[0], x[1]),
+        lambda x: np.linalg.cross(x[:, :3], x[::-1, :3]),
+    ],
+)
+def test_numpy_functions_with_positional_only_parameters_pass_them_by_position(call):
+    # np.linalg.matmul(t, u) raised "argument x2=... is not supported ... (tensorlib.ops.linalg.matmul takes
+    # x, y)": NumPy's positional-only x2 was passed by its name, which tensorlib's function does not have.
+    np.testing.assert_allclose(call(tl.tensor(X)).numpy(), call(X), rtol=1e-12)
+    check_grads(call, [X], order=1)
