@@ -490,3 +490,19 @@ def test_numpy_functions_with_positional_only_parameters_pass_them_by_position(c
     # x, y)": NumPy's positional-only x2 was passed by its name, which tensorlib's function does not have.
     np.testing.assert_allclose(call(tl.tensor(X)).numpy(), call(X), rtol=1e-12)
     check_grads(call, [X], order=1)
+
+
+def test_np_interp_differentiates_with_respect_to_the_sample_points():
+    # The gradient of np.interp(x, xp, fp) with respect to xp was zero (xp went through stop_gradient),
+    # where central differences and jax.grad(jnp.interp) give d/dxp of the interpolant.
+    xp, fp = np.array([0.0, 1.0, 2.5, 4.0]), np.array([1.0, -1.0, 3.0, 0.5])
+    x = np.array([0.3, 1.7, 3.2, 2.5])
+    check_grads(lambda q: np.interp(x, q, fp), [xp], order=1)
+    check_grads(lambda z, q, f: np.interp(z, q, f, period=5.0), [x[:3], xp, fp], order=1)
+    g = tl.grad(lambda q: tl.sum(np.interp(x[:3], q, fp)))(tl.tensor(xp)).numpy()
+    eps = 1e-6
+    fd = [
+        (np.interp(x[:3], xp + eps * e, fp).sum() - np.interp(x[:3], xp - eps * e, fp).sum()) / (2 * eps)
+        for e in np.eye(4)
+    ]
+    np.testing.assert_allclose(g, fd, rtol=1e-6)
