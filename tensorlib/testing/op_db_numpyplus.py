@@ -654,3 +654,115 @@ OPINFOS += [
         ),
     ),
 ]
+
+
+# ---------------------------------------------------------------- NumPy's writers, functional (JAX's inplace=False)
+def _written(np_writer):
+    """NumPy's in-place ``np_writer(a, ...)`` as a function returning the written copy."""
+
+    def ref(a, *args, **kwargs):
+        out = a.copy()
+        np_writer(out, *args, **kwargs)
+        return out
+
+    return ref
+
+
+@st.composite
+def _put_draw(draw, dtype):
+    a = draw(tensors(dtype, draw(st.sampled_from([(1,), (4,), (2, 3)]))))
+    mode = draw(st.sampled_from(["raise", "wrap", "clip"]))
+    low, high = (-a.size, a.size - 1) if mode == "raise" else (-2 * a.size, 2 * a.size)
+    ind = np.array(draw(st.lists(st.integers(low, high), min_size=0, max_size=5)), np.int64)
+    v = draw(tensors(dtype, draw(st.sampled_from([(), (1,), (2,), (6,)]))))
+    return SampleInput((a, ind, v, mode), grad_argnums=(0, 2))
+
+
+@st.composite
+def _place_draw(draw, dtype):
+    arr = draw(tensors(dtype, draw(st.sampled_from([(4,), (2, 3)]))))
+    mask = draw(tensors(np.bool_, arr.shape))
+    vals = draw(tensors(dtype, (draw(st.integers(1, 4)),)))
+    return SampleInput((arr, mask, vals), grad_argnums=(0, 2))
+
+
+@st.composite
+def _put_along_axis_draw(draw, dtype):
+    arr = draw(tensors(dtype, (3, 4)))
+    axis = draw(st.sampled_from([0, 1, -1, None]))
+    if axis is None:
+        indices = np.array(draw(st.lists(st.integers(0, 11), min_size=1, max_size=4)), np.int64)
+    else:
+        ax = axis % 2
+        shape = [3, 4]
+        shape[ax] = draw(st.integers(1, 3))
+        if draw(st.booleans()):
+            shape[1 - ax] = 1
+        indices = draw(tensors(np.int64, tuple(shape), st.integers(-arr.shape[ax], arr.shape[ax] - 1)))
+    values = draw(tensors(dtype, draw(st.sampled_from([(), indices.shape]))))
+    return SampleInput((arr, indices, values, axis), grad_argnums=(0, 2))
+
+
+@st.composite
+def _fill_diagonal_draw(draw, dtype):
+    a = draw(tensors(dtype, draw(st.sampled_from([(3, 3), (2, 4), (5, 2), (2, 2, 2), (1, 1)]))))
+    val = draw(tensors(dtype, draw(st.sampled_from([(), (1,), (2,)]))))
+    return SampleInput((a, val, draw(st.booleans())), grad_argnums=(0, 1))
+
+
+OPINFOS += [
+    OpInfo(
+        "put",
+        tl.put,
+        _written(np.put),
+        _put_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(3), [3], 1.0), exc=IndexError, match=r"^put: index 3 is out of bounds for size 3"),
+            ErrorInput((np.ones(3), [0], 1.0), {"inplace": True}, match=r"^put: tensors are immutable"),
+            ErrorInput((np.ones(3, np.int64), [0], 2.5), exc=TypeError, match=r"^put: values of dtype float"),
+            ErrorInput((np.ones(3), [0], np.ones(0)), match=r"^put: cannot insert from an empty array"),
+        ),
+    ),
+    OpInfo(
+        "place",
+        tl.place,
+        _written(np.place),
+        _place_draw,
+        op_types=("Cumsum", "Select"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(3), np.ones(2, bool), [1.0]), match=r"^place: mask and arr must be the same size"),
+            ErrorInput((np.ones(3), np.ones(3, bool), np.ones(0)), match=r"^place: cannot insert from an empty array"),
+        ),
+    ),
+    OpInfo(
+        "put_along_axis",
+        tl.put_along_axis,
+        _written(np.put_along_axis),
+        _put_along_axis_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 2)), np.zeros(2, np.int64), 1.0, 1),
+                match=r"^put_along_axis: indices and arr must have the same number of dimensions",
+            ),
+        ),
+    ),
+    OpInfo(
+        "fill_diagonal",
+        tl.fill_diagonal,
+        _written(np.fill_diagonal),
+        _fill_diagonal_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(3), 1.0), match=r"^fill_diagonal: array must be at least 2-d, got a shape \(3,\)"),
+            ErrorInput(
+                (np.ones((2, 2, 3)), 1.0), match=r"^fill_diagonal: all dimensions of input must be of equal length"
+            ),
+        ),
+    ),
+]
