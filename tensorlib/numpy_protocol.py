@@ -82,11 +82,15 @@ _ARGUMENTS = {
     **{name: {"correction": "ddof"} for name in ("std", "var", "nanstd", "nanvar")},  # NumPy 2's Array API name
 }
 # tensorlib parameters that NumPy's function lacks, set to what NumPy's function does (tensorlib's
-# cholesky/eigh read the symmetric part by default; NumPy reads one triangle).
+# cholesky/eigh read the symmetric part by default; NumPy reads one triangle).  NumPy's fill_diagonal, put,
+# put_along_axis and place write into their argument: inplace=True, which a Tensor refuses (tensorlib's
+# functional form, inplace=False, returns a new Tensor and would leave the caller's t unfilled).
 _NUMPY_MEANING = {
     "cholesky": {"symmetrize_input": False},
     "eigh": {"symmetrize_input": False},
     "eigvalsh": {"symmetrize_input": False},
+    **{name: {"inplace": True} for name in ("fill_diagonal", "put", "place")},
+    "put_along_axis": {"inplace": True, "mode": "raise"},  # NumPy's put_along_axis raises out of bounds
 }
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
 _CREATION = {"identity", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "asarray"}

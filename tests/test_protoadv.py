@@ -506,3 +506,21 @@ def test_np_interp_differentiates_with_respect_to_the_sample_points():
         for e in np.eye(4)
     ]
     np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: np.fill_diagonal(t, 5.0),
+        lambda t: np.put(t, [0, 2], [1.0, 2.0]),
+        lambda t: np.put_along_axis(t, np.array([[0], [1], [2]]), 9.0, axis=1),
+        lambda t: np.place(t, np.asarray(t) > 0, [7.0]),
+    ],
+)
+def test_numpy_s_in_place_writers_refuse_a_tensor_instead_of_returning_a_copy(call):
+    # np.fill_diagonal(t, 5.0) (and np.put, np.put_along_axis, np.place) ran tensorlib's functional form: it
+    # returned a new Tensor and left t as it was, where NumPy's caller reads the filled t afterwards.
+    t = tl.tensor(X)
+    with pytest.raises(ValueError, match=r"immutable.*inplace=False"):
+        call(t)
+    np.testing.assert_array_equal(t.numpy(), X)
