@@ -43,6 +43,8 @@ _REDUCE = {
     "minimum": "min",
     "logical_and": "all",
     "logical_or": "any",
+    "fmax": "nanmax",  # fmax and fmin skip NaNs
+    "fmin": "nanmin",
 }
 # The keyword arguments of ufunc.reduce / ufunc.accumulate that the tensorlib function takes as NumPy does.
 _REDUCTION_OPTIONS = {

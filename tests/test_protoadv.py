@@ -6,8 +6,11 @@ meanings), and the ndarray-style methods on Tensor."""
 
 import inspect
 
+import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorlib as tl
 from tensorlib import numpy_protocol
@@ -424,3 +427,49 @@ def test_more_ndarray_methods_on_tensors(call):
     got = call(tl.tensor(X))
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-15)
     assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+_REDUCTIONS = ["sum", "mean", "max", "min", "prod", "var", "std", "any", "all", "argmax", "argmin", "cumsum", "ptp"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_reductions_by_function_and_by_method_match_numpy(data):
+    # A property over NumPy's arguments (axis None / int / tuple, keepdims, dtype, ddof, initial), through
+    # np.f(t) and t.f(...) alike: value, dtype and shape as NumPy's on the same array.
+    dtype = data.draw(st.sampled_from([np.float64, np.float32, np.int64, np.bool_]))
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3))
+    elements = st.booleans() if dtype is np.bool_ else st.integers(-4, 4)
+    a = data.draw(hnp.arrays(dtype, shape, elements=elements))
+    name = data.draw(st.sampled_from(_REDUCTIONS))
+    kwargs = {}
+    if a.ndim and data.draw(st.booleans()):
+        axes = data.draw(st.lists(st.integers(-a.ndim, a.ndim - 1), min_size=1, max_size=a.ndim, unique=True))
+        kwargs["axis"] = axes[0] if len(axes) == 1 else tuple(axes)
+    if name != "cumsum" and data.draw(st.booleans()):
+        kwargs["keepdims"] = True
+    if name in ("sum", "mean", "prod", "cumsum", "var", "std") and data.draw(st.booleans()):
+        kwargs["dtype"] = data.draw(st.sampled_from([np.float64, np.float32, float]))
+    if name in ("var", "std") and data.draw(st.booleans()):
+        kwargs["ddof"] = data.draw(st.integers(0, 1))
+    if name in ("sum", "prod", "max", "min") and data.draw(st.booleans()):
+        kwargs["initial"] = data.draw(st.sampled_from([0, 3]))
+    by_method = name != "ptp" and data.draw(st.booleans())
+    call = (lambda x: getattr(x, name)(**kwargs)) if by_method else (lambda x: getattr(np, name)(x, **kwargs))
+    try:
+        want = call(a)
+    except (ValueError, TypeError):
+        return  # NumPy refuses the combination (a repeated or bad axis, cumsum of several axes)
+    got = call(tl.tensor(a))
+    assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype, (name, kwargs)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, err_msg=f"{name} {kwargs}")
+
+
+def test_fmax_and_fmin_reduce_skip_nans_as_numpy():
+    # np.fmax.reduce(t) raised "no implementation"; it is the maximum ignoring NaNs (NaN where all are).
+    a = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan], [-2.0, 5.0, np.nan]])
+    for ufunc in (np.fmax, np.fmin):
+        for kwargs in ({}, {"axis": 1}, {"axis": None}, {"axis": 0, "keepdims": True}):
+            with np.errstate(invalid="ignore"):
+                np.testing.assert_array_equal(ufunc.reduce(tl.tensor(a), **kwargs).numpy(), ufunc.reduce(a, **kwargs))
+    check_grads(lambda x: np.fmax.reduce(x, axis=1), [X], order=1)

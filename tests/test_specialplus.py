@@ -304,6 +304,40 @@ def test_entropy_gradients_are_the_closed_forms_and_zero_for_y_where_x_is_zero()
     assert _grad(tl.special.entr, np.array([0.0]))[0] == np.inf  # its limit from the right
 
 
+def test_kl_div_where_scipy_overflows_and_rel_entr_where_the_quotient_does():
+    # x log(x / y) - x + y: SciPy's kl_div gives -inf at (5e-324, 2) and (1e-300, 1e300), inf at (1, 5e-324)
+    x = np.array([5e-324, 1e-300, 1.0, 1e300, 3.0])
+    y = np.array([2.0, 1e300, 5e-324, 1e-300, 3.0])
+    want_log_ratio = np.log(x) - np.log(y)
+    np.testing.assert_allclose(tl.special.kl_div(x, y).numpy(), x * want_log_ratio - x + y, rtol=1e-14)
+    np.testing.assert_allclose(tl.special.rel_entr(x, y).numpy(), sp.rel_entr(x, y), rtol=1e-15)
+    np.testing.assert_allclose(_grad(tl.special.rel_entr, x, y), want_log_ratio + 1, rtol=1e-14)  # log(x / y): inf
+    assert tl.special.kl_div(x.astype(np.float32)[4:], y.astype(np.float32)[4:]).dtype == np.float32
+
+
+def test_kl_div_gradient_near_x_equal_y_keeps_its_digits():
+    # log(x / y) rounded the quotient first: 1e-6 relative at x = 1 + 1e-10, y = 1; log1p((x - y) / y) is exact
+    mpmath = pytest.importorskip("mpmath")
+    x, y = np.array([1 + 1e-10, 0.3 + 1e-12, 7.0]), np.array([1.0, 0.3, 7.0 - 1e-9])
+    with mpmath.workdps(40):
+        want = [float(mpmath.log(mpmath.mpf(u) / mpmath.mpf(v))) for u, v in zip(x, y)]
+    np.testing.assert_allclose(_grad(tl.special.kl_div, x, y), want, rtol=1e-13)
+    np.testing.assert_allclose(_grad(tl.special.rel_entr, x, y), np.array(want) + 1, rtol=1e-15)
+
+
+def test_generic_entropy_kernels_give_scipys_values_on_any_namespace():
+    # the kernels that run on array_api_strict and CuPy, here on NumPy's namespace, against SciPy over a grid of edges
+    from tensorlib.ops import special as ops_special
+
+    e = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-300, 5e-324, 1e300, np.inf, -np.inf, np.nan, 1 + 1e-10, 0.7])
+    x, y = np.repeat(e, e.size), np.tile(e, e.size)
+    _same(ops_special._entr_kernel(np, e), sp.entr(e))
+    np.testing.assert_allclose(ops_special._relative_entropy(False)(np, x, y), sp.rel_entr(x, y), rtol=1e-15)
+    want = sp.kl_div(x, y)
+    fine = ~np.isinf(want) | (x <= 0) | (y <= 0)  # where SciPy's is not an overflow of x log(x / y)
+    np.testing.assert_allclose(ops_special._relative_entropy(True)(np, x, y)[fine], want[fine], rtol=1e-13)
+
+
 @pytest.mark.parametrize("axis", [None, 0, -1, (0, 2), (1,)])
 def test_softmax_log_softmax_logsumexp_take_scipys_axes(axis):
     x = np.random.default_rng(2).normal(size=(3, 4, 2)) * 5

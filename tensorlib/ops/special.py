@@ -586,46 +586,45 @@ _ZETA_MAX_TERMS = 4000
 _ZETA_LOWEST = -0.5
 
 
-def _zeta_derivative_float64(x, q, m):
+def _zeta_derivative_kernel(xp, x, q, *, m):
     """d^m/dx^m zeta(x, q) = (-1)**m sum_{k >= 0} log(k + q)**m (k + q)**-x for q > 0 and x >= -1/2 (x != 1; below 1
-    the analytic continuation), by Euler-Maclaurin: the terms up to u = k + q = max(20, x), then the tail's
-    integral (in closed form: m! e**-sL sum_{i <= m} (sL)**i / i! / s**(m + 1), s = x - 1, L = log u), half its
-    first term and ten Bernoulli corrections, whose derivatives are polynomials in log u times powers of u.
+    the analytic continuation), in float64, by Euler-Maclaurin: the terms up to u = k + q = max(20, x), then the
+    tail's integral (in closed form: m! e**-sL sum_{i <= m} (sL)**i / i! / s**(m + 1), s = x - 1, L = log u), half
+    its first term and ten Bernoulli corrections, whose derivatives are polynomials in log u times powers of u.
     1e-15 relative against mpmath.zeta(x, q, m) from x = 0.5 to 60, q = 1e-3 to 1e4; NaN for x < _ZETA_LOWEST or
     q <= 0."""
-    inside = (x >= _ZETA_LOWEST) & (q > 0) & np.isfinite(x + q)
-    x, q = np.where(inside, x, 2.0), np.where(inside, q, 1.0)
-    terms = np.clip(np.ceil(np.maximum(_ZETA_SHIFT, x) - q), 0, _ZETA_MAX_TERMS)
-    total = np.zeros(x.shape)
-    for k in range(int(terms.max()) if terms.size else 0):
-        log_u = np.log(k + q)
-        total += np.where(k < terms, log_u**m * np.exp(-x * log_u), 0.0)
-    log_a, s = np.log(terms + q), x - 1.0
-    tail = _math.factorial(m) * np.exp(-s * log_a) / s ** (m + 1)
-    tail = tail * sum((s * log_a) ** i / _math.factorial(i) for i in range(m + 1))
-    coefficients = [np.zeros(x.shape)] * m + [np.ones(x.shape)]  # f^(n)(u) = sum_p c_p log(u)**p u**-(x + n)
-
-    def derivative_at_a(n):
-        return sum(c * log_a**p for p, c in enumerate(coefficients)) * np.exp(-(x + n) * log_a)
-
-    total += tail + 0.5 * derivative_at_a(0)
-    n = 0
-    for j, c in enumerate(_EULER_MACLAURIN):
-        while n < 2 * j + 1:
-            coefficients = [
-                (p + 1) * coefficients[p + 1] - (x + n) * coefficients[p] if p < m else -(x + n) * coefficients[p]
-                for p in range(m + 1)
-            ]
-            n += 1
-        total -= c * derivative_at_a(n)
-    return np.where(inside, (-1) ** m * total, np.nan)
-
-
-def _zeta_derivative_kernel(x, q, *, m):
+    x, q = _floats(xp, x, q)
+    dtype = x.dtype
+    x, q = xp.broadcast_arrays(xp.astype(x, xp.float64), xp.astype(q, xp.float64))
+    zero, one = xp.zeros_like(x), xp.ones_like(x)
     with np.errstate(all="ignore"):
-        x64, q64 = np.broadcast_arrays(x.astype(np.float64), q.astype(np.float64))
-        out = _zeta_derivative_float64(x64, q64, m)
-    return out.astype(_result_dtype(x.dtype, q.dtype), copy=False)
+        inside = xp.logical_and(xp.logical_and(x >= _ZETA_LOWEST, q > 0), xp.isfinite(x + q))
+        x, q = xp.where(inside, x, 2.0 * one), xp.where(inside, q, one)
+        terms = xp.minimum(xp.maximum(xp.ceil(xp.maximum(x, _ZETA_SHIFT * one) - q), zero), _ZETA_MAX_TERMS * one)
+        total = zero
+        for k in range(int(xp.max(terms)) if _math.prod(terms.shape) else 0):
+            log_u = xp.log(k + q)
+            total = total + xp.where(k < terms, log_u**m * xp.exp(-x * log_u), zero)
+        log_a, s = xp.log(terms + q), x - 1.0
+        tail = _math.factorial(m) * xp.exp(-s * log_a) / s ** (m + 1)
+        tail = tail * sum((s * log_a) ** i / _math.factorial(i) for i in range(m + 1))
+        coefficients = [zero] * m + [one]  # f^(n)(u) = sum_p c_p log(u)**p u**-(x + n)
+
+        def derivative_at_a(n):
+            return sum(c * log_a**p for p, c in enumerate(coefficients)) * xp.exp(-(x + n) * log_a)
+
+        total = total + tail + 0.5 * derivative_at_a(0)
+        n = 0
+        for j, c in enumerate(_EULER_MACLAURIN):
+            while n < 2 * j + 1:
+                coefficients = [
+                    (p + 1) * coefficients[p + 1] - (x + n) * coefficients[p] if p < m else -(x + n) * coefficients[p]
+                    for p in range(m + 1)
+                ]
+                n += 1
+            total = total - c * derivative_at_a(n)
+        out = xp.where(inside, (-1) ** m * total, xp.full_like(x, _math.nan))
+    return xp.astype(out, dtype)
 
 
 _zeta_derivative = defop(
@@ -636,8 +635,7 @@ _zeta_derivative = defop(
     promote=(0, 1),
     doc="The m-th derivative in x of the Hurwitz zeta function, m >= 1.",
 )
-_zeta_derivative.kernel("numpy")(_zeta_derivative_kernel)
-_zeta_derivative.kernels_reason = "a NumPy Euler-Maclaurin sum; the Array API standard has no special functions"
+_zeta_derivative.generic(_zeta_derivative_kernel)
 
 
 def _zeta_derivative_of_order(m, x, q):
@@ -917,7 +915,7 @@ _betainc_grad = defop(
 )
 _betainc_grad.kernel("numpy")(_betainc_grad_kernel)
 _betainc_grad.kernels_reason = (
-    "scipy.special and a NumPy continued fraction; the Array API standard has no special functions"
+    "scipy.special.psi and a NumPy continued fraction; the Array API standard has no special functions"
 )
 
 
@@ -1366,9 +1364,77 @@ def xlog1py(x, y) -> Tensor:
 
 
 # ------------------------------------------------------------------ entropies (SciPy's elementwise forms)
-_entr = _define("Entr", "entr", doc="-x log x for x > 0, 0 at 0, -inf below.")
-_rel_entr = _define("RelEntr", "rel_entr", inputs=("x", "y"), doc="x log(x / y) for x, y > 0, 0 at x = 0 <= y.")
-_kl_div = _define("KlDiv", "kl_div", inputs=("x", "y"), doc="x log(x / y) - x + y for x, y > 0, y at x = 0 <= y.")
+def _entr_kernel(xp, x):
+    """SciPy's entr: -x log x for x > 0, 0 at 0, -inf below, NaN for NaN."""
+    (x,) = _floats(xp, x)
+    positive = x > 0
+    value = -x * xp.log(xp.where(positive, x, xp.ones_like(x)))
+    out = xp.where(positive, value, xp.where(x == 0, xp.zeros_like(x), xp.full_like(x, -_math.inf)))
+    return xp.where(xp.isnan(x), x, out)
+
+
+def _log_ratio(ns, x, y):
+    """``log(x / y)`` for positive x, y on arrays (``ns`` = an array namespace) or Tensors (``ns`` = tensorlib's math
+    ops): ``log1p((x - y) / y)`` where x / y is within (1/2, 2), exact there (x - y is); the log of the quotient where
+    that is a normal float; ``log(x) - log(y)`` where it overflows or underflows (x = 1, y = 5e-324: 744.44)."""
+    one = ns.ones_like(x)
+    ratio = x / y
+    near = ns.logical_and(ratio > 0.5, ratio < 2.0)
+    normal = ns.logical_and(ratio > _TINY, ratio < _math.inf)
+    safe = ns.where(normal, ratio, one)
+    apart = ns.where(normal, ns.log(safe), ns.log(x) - ns.log(y))
+    return ns.where(near, ns.log1p(ns.where(near, (x - y) / y, 0.0 * one)), apart)
+
+
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+def _relative_entropy(with_linear_terms):
+    """SciPy's rel_entr (x log(x / y)) or kl_div (x log(x / y) - x + y) for x, y > 0; 0 (or y) at x = 0 <= y; inf
+    elsewhere; NaN where either is NaN."""
+
+    def kernel(xp, x, y):
+        x, y = xp.broadcast_arrays(*_floats(xp, x, y))
+        one = xp.ones_like(x)
+        both = xp.logical_and(x > 0, y > 0)
+        value = x * _log_ratio(xp, xp.where(both, x, one), xp.where(both, y, one))
+        at_zero = y if with_linear_terms else xp.zeros_like(x)
+        if with_linear_terms:
+            value = value - x + y
+        out = xp.where(both, value, xp.where(xp.logical_and(x == 0, y >= 0), at_zero, xp.full_like(x, _math.inf)))
+        return xp.where(xp.logical_or(xp.isnan(x), xp.isnan(y)), xp.full_like(x, _math.nan), out)
+
+    kernel.__name__ = kernel.__qualname__ = "kl_div" if with_linear_terms else "rel_entr"
+    return kernel
+
+
+_entr = _define("Entr", "entr", doc="-x log x for x > 0, 0 at 0, -inf below.", generic=_entr_kernel)
+_rel_entr = _define(
+    "RelEntr",
+    "rel_entr",
+    inputs=("x", "y"),
+    doc="x log(x / y) for x, y > 0, 0 at x = 0 <= y.",
+    generic=_relative_entropy(False),
+)
+
+
+def _kl_div_numpy(x, y):
+    """The generic kernel in float64, rounded once: SciPy's kl_div overflows in x log(x / y) (kl_div(5e-324, 2) and
+    kl_div(1e-300, 1e300) are -inf there, for about 2 and 1e300)."""
+    dtype = _result_dtype(x.dtype, y.dtype)
+    with np.errstate(all="ignore"):  # inf and NaN arguments, and the branches not taken
+        out = _relative_entropy(True)(np, x.astype(np.float64), y.astype(np.float64))
+    return np.asarray(out).astype(dtype, copy=False)
+
+
+_kl_div = _define(
+    "KlDiv",
+    "kl_div",
+    inputs=("x", "y"),
+    doc="x log(x / y) - x + y for x, y > 0, y at x = 0 <= y.",
+    generic=_relative_entropy(True),
+    kernel=_kl_div_numpy,
+)
 
 
 def _x_over_y(node):
@@ -1380,13 +1446,12 @@ def _x_over_y(node):
 register_gradient("Entr", lambda node, g: -g * (math_ops.log(node.inputs[0]) + 1.0))
 register_gradient(
     "RelEntr",
-    lambda node, g: g * (math_ops.log(node.inputs[0] / node.inputs[1]) + 1.0),
+    lambda node, g: g * (_log_ratio(math_ops, *node.inputs) + 1.0),
     lambda node, g: -g * _x_over_y(node),
 )
+# log(x / y) lost what the quotient's rounding is worth relative to it: 1e-6 relative at x = 1 + 1e-10, y = 1
 register_gradient(
-    "KlDiv",
-    lambda node, g: g * math_ops.log(node.inputs[0] / node.inputs[1]),
-    lambda node, g: g * (1.0 - _x_over_y(node)),
+    "KlDiv", lambda node, g: g * _log_ratio(math_ops, *node.inputs), lambda node, g: g * (1.0 - _x_over_y(node))
 )
 
 
