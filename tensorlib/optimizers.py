@@ -778,7 +778,7 @@ class Optimizer:
         Slots hold the dtype the update is computed in (float32 for a float16 variable).  A slot
         restored from a checkpoint before the variable was first seen starts from the file's value.
         """
-        entry = self._slots.get(var._id)
+        entry, restored = self._slots.get(var._id), {}
         if entry is None:
             key = self._new_key(key, var)
             restored = self._restored.get(key, {})
@@ -794,25 +794,27 @@ class Optimizer:
                         f"{value.dtype}, but variable {var.name!r} ({var.shape} {var.dtype}) needs {want[0]} {want[1]}"
                     )
             self._restored.pop(key, None)
-            slots = {
-                name: Variable(
-                    restored[name].numpy() if name in restored else np.full(var.shape, self._slot_start(name), work),
-                    name=f"{key}/{name}",
-                    trainable=False,
-                    backend=var.backend,
-                )
-                for name in self._slot_names
-            }
-            for name in self._counter_names + self._scalar_names:
-                start = np.int64(0) if name in self._counter_names else np.float64(self._slot_start(name))
-                slots[name] = Variable(
-                    restored[name].numpy() if name in restored else start,
-                    name=f"{key}/{name}",
-                    trainable=False,
-                    backend=var.backend,
-                )
-            entry = self._slots[var._id] = (key, var, slots)
-        return entry[2]
+            entry = self._slots[var._id] = (key, var, {})
+        key, _, slots = entry
+        # Every slot the optimizer's arguments call for now: one set after the first step (SGD's momentum
+        # turned on, as a torch.optim param group's momentum may be; amsgrad; centered) starts from its
+        # initial value, where the update had failed with a bare KeyError.
+        for name in (*self._slot_names, *self._counter_names, *self._scalar_names):
+            if name not in slots:
+                slots[name] = self._new_slot(key, name, var, restored.get(name))
+        return slots
+
+    def _new_slot(self, key: str, name: str, var: Variable, restored) -> Variable:
+        """Slot ``name`` of ``var``: the checkpoint's value, or its start (0-d for counters and scalars)."""
+        if restored is not None:
+            value = restored.numpy()
+        elif name in self._counter_names:
+            value = np.int64(0)
+        elif name in self._scalar_names:
+            value = np.float64(self._slot_start(name))
+        else:
+            value = np.full(var.shape, self._slot_start(name), np.dtype(_compute_dtype(var.dtype).name))
+        return Variable(value, name=f"{key}/{name}", trainable=False, backend=var.backend)
 
     def _new_key(self, path: str, var: Variable) -> str:
         """The slot key of a variable first seen at ``path``: the path, or ``path/name`` where another
@@ -1108,9 +1110,25 @@ class SGD(Optimizer):
             )
         self.momentum, self.nesterov, self.weight_decay = float(momentum), bool(nesterov), float(weight_decay)
         self.dampening = float(dampening)
-        self._slot_names = ("momentum",) if momentum > 0 else ()
+
+    # The slots follow the arguments as they are now (momentum may be set after the first step, as in a
+    # torch.optim param group): Optimizer._slots_for adds the missing ones.
+    @property
+    def _slot_names(self) -> tuple:
+        return ("momentum",) if self.momentum > 0 else ()
+
+    @property
+    def _counter_names(self) -> tuple:
         # With dampening, a variable's first step differs (buf = g): each variable counts its steps.
-        self._counter_names = ("step",) if momentum > 0 and dampening else ()
+        return ("step",) if self.momentum > 0 and self.dampening else ()
+
+    def _slots_for(self, key: str, var: Variable) -> dict:
+        seen = self._slots.get(var._id)
+        started = seen is not None and "momentum" in seen[2] and "step" not in seen[2]
+        slots = super()._slots_for(key, var)
+        if started and "step" in slots:  # dampening set after the buffer took steps: the next is no first step
+            slots["step"] = Variable(np.int64(1), name=slots["step"].name, trainable=False, backend=var.backend)
+        return slots
 
     def _update(self, var, grad, lr, step, slots):
         if self.weight_decay:
@@ -1144,7 +1162,6 @@ class Adam(Optimizer):
     0.9
     """
 
-    _slot_names = ("m", "v")
     # Each variable counts its own steps for the bias corrections, as torch.optim.Adam does: a
     # variable that got no gradient on some steps is corrected by the steps it actually took.
     _counter_names = ("step",)
@@ -1167,7 +1184,10 @@ class Adam(Optimizer):
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay = float(weight_decay)
         self.amsgrad = bool(amsgrad)
-        self._slot_names = ("m", "v", "v_max") if amsgrad else ("m", "v")
+
+    @property
+    def _slot_names(self) -> tuple:
+        return ("m", "v", "v_max") if self.amsgrad else ("m", "v")
 
     def _decay(self, var, grad, lr) -> tuple:
         """(the value the step starts from, the gradient the moments see): L2 decay joins the gradient."""
@@ -1249,7 +1269,10 @@ class RMSprop(Optimizer):
         self._check_non_negative(epsilon=epsilon, momentum=momentum, weight_decay=weight_decay)
         self.rho, self.epsilon, self.momentum, self.centered = float(rho), float(epsilon), float(momentum), centered
         self.weight_decay = float(weight_decay)
-        self._slot_names = ("v",) + (("mean_grad",) if centered else ()) + (("momentum",) if momentum > 0 else ())
+
+    @property
+    def _slot_names(self) -> tuple:
+        return ("v",) + (("mean_grad",) if self.centered else ()) + (("momentum",) if self.momentum > 0 else ())
 
     def _update(self, var, grad, lr, step, slots):
         if self.weight_decay:

@@ -32,6 +32,7 @@ from .dispatch import as_tensor
 from .ops import creation as _creation
 from .ops import fft as _fft
 from .ops import math as _math
+from .ops import reduce as _reduce
 from .ops import shape as _shape
 from .ops._shapes import as_count, normalize_axis
 from .tensor import Tensor
@@ -354,13 +355,18 @@ def inverse_stft_window_fn(frame_step: int, forward_window_fn=hann_window):
     frame_step = _count(frame_step, "frame_step", "inverse_stft_window_fn")
 
     def window_fn(frame_length: int, dtype=_dt.float32) -> Tensor:
+        # In tensorlib ops (TensorFlow's are TensorFlow ops): a learned forward window gets its whole gradient,
+        # and a window computed inside tl.function has no value to read while tracing.
+        frame_length = _count(frame_length, "frame_length", "inverse_stft_window_fn")
         forward = as_tensor(forward_window_fn(frame_length, dtype=dtype))
         overlaps = -(-frame_length // frame_step)
-        squares = np.square(np.asarray(forward.numpy(), dtype=np.float64))
-        squares = np.pad(squares, (0, overlaps * frame_step - frame_length)).reshape(overlaps, frame_step)
-        denominator = np.tile(squares.sum(0), overlaps)[:frame_length]
+        squares = _shape.pad(_math.square(forward), [(0, overlaps * frame_step - frame_length)])
+        per_phase = _reduce.sum(_shape.reshape(squares, (overlaps, frame_step)), axis=0)
+        denominator = _shape.tile(per_phase, overlaps)[:frame_length]
         # A sample no frame's window reaches (0 / 0) gets 0, as TensorFlow's: NaN would spread through the overlaps.
-        reciprocal = np.divide(1.0, denominator, out=np.zeros_like(denominator), where=denominator != 0)
-        return forward * as_tensor(reciprocal.astype(np.dtype(forward.dtype)))
+        unreached = denominator == 0
+        one = np.ones((), np.dtype(forward.dtype))
+        zero = np.zeros((), np.dtype(forward.dtype))
+        return _math.where(unreached, zero, forward / _math.where(unreached, one, denominator))
 
     return window_fn

@@ -349,3 +349,27 @@ def test_float16_normalizations_apply_scale_and_offset_before_rounding(name, cal
     assert np.max(np.abs(y.numpy().astype(np.float64) - exact) / ulp) <= 1.0
     wide_scale = call(x, scale.astype(np.float32), offset)  # a float32 scale gives float32, as before
     assert wide_scale.dtype == tl.float32
+
+
+def test_float16_batch_norm_layer_in_eval_mode_rounds_once():
+    # eval() normalized a float16 x with float16 running statistics in float16 (x * inv + (offset - mean * inv)):
+    # for x ~ 10 +- 1, 226 ulps (0.043) off the float64 formula; PyTorch computes in float32 (0.5 ulps), as our
+    # training mode already did.
+    channels = 8
+    layer = tl.nn.BatchNorm(channels, dtype="float16")
+    mean = (RNG.normal(size=channels) * 0.5 + 10).astype(np.float16)
+    variance = (RNG.random(channels) + 0.2).astype(np.float16)
+    scale, offset = (
+        (RNG.normal(size=channels) * 2).astype(np.float16),
+        (RNG.normal(size=channels) * 3).astype(np.float16),
+    )
+    for variable, value in zip(
+        (layer.running_mean, layer.running_var, layer.scale, layer.offset), (mean, variance, scale, offset)
+    ):
+        variable.assign(value)
+    x = (RNG.normal(size=(64, channels)) + 10).astype(np.float16)
+    y = layer.eval()(x)
+    assert y.dtype == tl.float16
+    exact = _inference_reference(x, scale, offset, mean, variance, 1e-5)
+    ulp = np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64)
+    assert np.max(np.abs(y.numpy().astype(np.float64) - exact) / ulp) <= 1.0

@@ -402,3 +402,80 @@ def test_every_argument_follows_the_published_rule(
     for g in grads:
         opt.apply([tl.tensor(g)], [w])
     np.testing.assert_allclose(w.numpy(), reference(), rtol=1e-11, atol=1e-12)
+
+
+# ---------------------------------------------------------------- arguments that add slots, set after a step
+def _sgd_momentum_turned_on(grads, lr, at, momentum, dampening):
+    """torch.optim.SGD's rule with a param group's momentum set at step ``at``: the buffer starts as g."""
+    w, buf = np.array([1.0, 2.0]), None
+    for i, g in enumerate(grads):
+        if i >= at:
+            buf = g.copy() if buf is None else momentum * buf + (1 - dampening) * g
+            g = buf
+        w = w - lr * g
+    return w
+
+
+@pytest.mark.parametrize("dampening", [0.0, 0.3])
+@pytest.mark.parametrize("traced", [False, True])
+def test_momentum_set_after_the_first_steps_starts_its_buffer(dampening, traced):
+    # SGD(0.1) then opt.momentum = 0.9 (a torch.optim param group's momentum may be set so) failed with a bare
+    # KeyError: 'momentum' -- the slots had been fixed at construction.  Now the buffer starts then, as torch's.
+    grads = [np.array([1.0, -2.0]), np.array([0.5, 1.0]), np.array([2.0, 0.0]), np.array([-1.0, 1.0])]
+    w, opt = tl.Variable(np.array([1.0, 2.0])), O.SGD(0.1)
+    step = tl.function(lambda g: opt.apply([g], [w])) if traced else (lambda g: opt.apply([g], [w]))
+    for i, g in enumerate(grads):
+        if i == 2:
+            opt.momentum, opt.dampening = 0.9, dampening
+        step(tl.tensor(g))
+    np.testing.assert_allclose(w.numpy(), _sgd_momentum_turned_on(grads, 0.1, 2, 0.9, dampening), rtol=1e-15)
+    torch = pytest.importorskip("torch")
+    p = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    theirs = torch.optim.SGD([p], lr=0.1)
+    for i, g in enumerate(grads):
+        if i == 2:
+            theirs.param_groups[0].update(momentum=0.9, dampening=dampening)
+        p.grad = torch.tensor(g)
+        theirs.step()
+    np.testing.assert_allclose(w.numpy(), p.detach().numpy(), rtol=1e-15)
+
+
+def test_dampening_set_after_momentum_steps_damps_the_running_buffer():
+    # Its step counter, made then, started at 0 and took the next step for the buffer's first (buf = g): w was
+    # [0.19, 2.37] where torch.optim.SGD's param group with dampening set at step 2 gives [0.38, 2.37].
+    grads = [np.array([1.0, -2.0]), np.array([0.5, 1.0]), np.array([2.0, 0.0]), np.array([-1.0, 1.0])]
+    w, opt = tl.Variable(np.array([1.0, 2.0])), O.SGD(0.1, momentum=0.9)
+    want, buf = np.array([1.0, 2.0]), None
+    for i, g in enumerate(grads):
+        if i == 2:
+            opt.dampening = 0.5
+        opt.apply([tl.tensor(g)], [w])
+        buf = g.copy() if buf is None else 0.9 * buf + (0.5 if i >= 2 else 1.0) * g
+        want = want - 0.1 * buf
+    np.testing.assert_allclose(w.numpy(), want, rtol=1e-15)
+    np.testing.assert_allclose(w.numpy(), [0.3806, 2.3668], rtol=1e-12)  # torch.optim.SGD's, run once
+
+
+def test_amsgrad_and_centered_set_after_a_step_start_their_slots():
+    # Adam's amsgrad and RMSprop's centered set after a step failed with KeyError 'v_max' / 'mean_grad'.  The new
+    # slot starts at 0: amsgrad's running maximum is then v itself, centered's mean starts from this gradient.
+    g1, g2 = np.array([1.0, -3.0]), np.array([2.0, 0.5])
+    w, adam = tl.Variable(np.array([1.0, 2.0])), O.Adam(0.1)
+    adam.apply([tl.tensor(g1)], [w])
+    adam.amsgrad = True
+    adam.apply([tl.tensor(g2)], [w])
+    m, v = 0.1 * g1, 0.001 * g1 * g1
+    w_ref = np.array([1.0, 2.0]) - 0.1 * (m / 0.1) / (np.sqrt(v / 0.001) + 1e-8)
+    m, v = 0.9 * m + 0.1 * g2, 0.999 * v + 0.001 * g2 * g2
+    w_ref = w_ref - 0.1 * (m / (1 - 0.9**2)) / (np.sqrt(v / (1 - 0.999**2)) + 1e-8)
+    np.testing.assert_allclose(w.numpy(), w_ref, rtol=1e-14)
+    np.testing.assert_allclose(adam.state_dict()["slots.0.v_max"], v, rtol=1e-15)
+    w, rms = tl.Variable(np.array([1.0, 2.0])), O.RMSprop(0.01, rho=0.9)
+    rms.apply([tl.tensor(g1)], [w])
+    rms.centered = True
+    rms.apply([tl.tensor(g2)], [w])
+    v1 = 0.1 * g1 * g1
+    w_ref = np.array([1.0, 2.0]) - 0.01 * g1 / (np.sqrt(v1) + 1e-8)
+    v2, mean = 0.9 * v1 + 0.1 * g2 * g2, 0.1 * g2
+    w_ref = w_ref - 0.01 * g2 / (np.sqrt(v2 - mean * mean) + 1e-8)
+    np.testing.assert_allclose(w.numpy(), w_ref, rtol=1e-14)

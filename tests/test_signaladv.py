@@ -283,3 +283,23 @@ def test_traced_segment_ids_of_the_wrong_length_name_the_op(how):
                 ValueError, match=rf"segment_{how}: data and segment_ids: dimension 0 .* is {len(wrong)}"
             ):
                 traced(data, wrong)
+
+
+def test_inverse_stft_window_of_a_learned_forward_window():
+    # The denominator (the forward window's squares over the overlaps) was computed in NumPy from the window's
+    # value: the gradient missed its part (0.15 against the true -0.13 here), and under tl.function a window
+    # made from an argument had no value to read.
+    w0 = 0.5 + RNG.random(8)
+    z = RNG.standard_normal((5, 5)) + 1j * RNG.standard_normal((5, 5))
+
+    def inverse(z, w):
+        window_fn = tl.signal.inverse_stft_window_fn(3, forward_window_fn=lambda n, dtype=tl.float32: w)
+        return tl.signal.inverse_stft(z, 8, 3, window_fn=window_fn)
+
+    tl.testing.check_grads(lambda w: inverse(z, w), [w0], order=2)
+    want = np.fft.irfft(z, 8) * _griffin_lim_window(w0, 3)
+    expected = np.zeros(20)
+    for i, frame in enumerate(want):
+        expected[3 * i : 3 * i + 8] += frame
+    np.testing.assert_allclose(inverse(z, w0).numpy(), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tl.function(inverse)(z, w0).numpy(), expected, rtol=1e-12, atol=1e-12)
