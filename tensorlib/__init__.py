@@ -300,16 +300,23 @@ from .ops.numpy_extra import (
 )
 from .ops.polynomial import poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, roots
 from .ops.numpy_more import (
+    apply_along_axis,
+    apply_over_axes,
     diag_indices_from,
     diagflat,
     divmod,
     extract,
+    fill_diagonal,
     histogram2d,
     histogram_bin_edges,
     histogramdd,
     ix_,
     mask_indices,
     modf,
+    piecewise,
+    place,
+    put,
+    put_along_axis,
     resize,
     setxor1d,
     tril_indices_from,

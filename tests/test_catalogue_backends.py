@@ -79,6 +79,14 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "Igammacinv",
     "Betaincinv",
     "Betainccinv",
+    "BesselK0",
+    "BesselK0e",
+    "BesselK1",
+    "BesselK1e",
+    "BesselJ0",
+    "BesselJ1",
+    "BesselY0",
+    "BesselY1",
     "Eig",  # the standard has no eigensolver for general (non-symmetric) matrices
 }
 

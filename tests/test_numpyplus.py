@@ -512,4 +512,152 @@ def test_histograms_against_jax():
     h, edges = tl.histogramdd(np.stack([x, y], 1), bins=3, density=True)
     jh, jedges = jnp.histogramdd(np.stack([x, y], 1), bins=3, density=True)
     np.testing.assert_allclose(h.numpy(), jh, rtol=1e-12)
+    for e, je in zip(edges, jedges):
+        np.testing.assert_allclose(e.numpy(), je, rtol=1e-12)
     np.testing.assert_allclose(tl.histogram_bin_edges(x, 6).numpy(), jnp.histogram_bin_edges(x, 6), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- NumPy's writers, functional (JAX's inplace=False)
+def _numpy_written(writer, a, *args, **kwargs):
+    out = np.array(a, copy=True)
+    writer(out, *args, **kwargs)
+    return out
+
+
+def test_put_matches_numpy_modes_repeats_and_leaves_its_input_alone():
+    a = np.arange(12.0).reshape(3, 4)
+    cases = [
+        (([0, 5, -1], [9.0, 8.0, 7.0]), {}),
+        (([0, 5, 13, 30], [9.0]), {"mode": "wrap"}),
+        (([0, 5, 13, -20], [9.0, 1.0]), {"mode": "clip"}),
+        (([1, 1, 1], [5.0, 6.0, 7.0]), {}),  # the last write wins
+        (([], [1.0]), {}),
+    ]
+    t = tl.tensor(a)
+    for args, kwargs in cases:
+        np.testing.assert_array_equal(tl.put(t, *args, **kwargs).numpy(), _numpy_written(np.put, a, *args, **kwargs))
+    np.testing.assert_array_equal(t.numpy(), np.arange(12.0).reshape(3, 4))  # not written in place
+    # gradients: a where not overwritten, v where it was written last
+    g_a, g_v = tl.grad(lambda a, v: tl.sum(tl.put(a, [1, 1, 4], v) * np.arange(12.0).reshape(3, 4)), argnums=(0, 1))(
+        tl.tensor(a), tl.tensor([1.0, 2.0, 3.0])
+    )
+    want = np.arange(12.0)
+    want[[1, 4]] = 0.0
+    np.testing.assert_array_equal(g_a.numpy().ravel(), want)
+    np.testing.assert_array_equal(g_v.numpy(), [0.0, 1.0, 4.0])
+    with pytest.raises(IndexError, match=r"^put: index 12 is out of bounds for size 12"):
+        tl.put(a, [12], 1.0)
+    with pytest.raises(ValueError, match=r"^put: tensors are immutable, so inplace=True"):
+        tl.put(a, [0], 1.0, inplace=True)
+    with pytest.raises(TypeError, match=r"^put: values of dtype float64 .* cannot be held exactly .* int64"):
+        tl.put(np.arange(3), [0], np.array([2.5]))  # NumPy truncates to 2
+
+
+def test_place_matches_numpy_and_traces():
+    a = np.arange(12.0).reshape(3, 4)
+    mask = np.array([[True, False, True, False]] * 3)
+    for vals in ([1.0, 2.0, 3.0, 4.0, 5.0], [7.0], np.arange(10.0)):
+        np.testing.assert_array_equal(tl.place(a, mask, vals).numpy(), _numpy_written(np.place, a, mask, vals))
+        traced = tl.function(lambda a, m, v: tl.place(a, m, v))(a, mask, np.asarray(vals))
+        np.testing.assert_array_equal(traced.numpy(), _numpy_written(np.place, a, mask, vals))
+    np.testing.assert_array_equal(tl.place(a, np.zeros((3, 4), bool), []).numpy(), a)
+    check_grads(lambda a, v: tl.place(a, mask, v), (a, np.array([1.0, 2.0, 3.0, 4.0, 5.0])), order=2)
+
+
+def test_put_along_axis_matches_numpy():
+    a = RNG.standard_normal((3, 4))
+    top = np.argsort(a, axis=1)[:, -2:]
+    np.testing.assert_array_equal(
+        tl.put_along_axis(a, top, 0.0, 1).numpy(), _numpy_written(np.put_along_axis, a, top, 0.0, 1)
+    )
+    rows = np.array([[0, 2, 1, 0]])
+    vals = np.array([[1.0, 2.0, 3.0, 4.0]])
+    np.testing.assert_array_equal(
+        tl.put_along_axis(a, rows, vals, 0).numpy(), _numpy_written(np.put_along_axis, a, rows, vals, 0)
+    )
+    np.testing.assert_array_equal(
+        tl.put_along_axis(a, np.array([1, 5]), np.array([7.0, 8.0]), None).numpy(),
+        _numpy_written(np.put_along_axis, a, np.array([1, 5]), np.array([7.0, 8.0]), None),
+    )
+    check_grads(lambda a, v: tl.put_along_axis(a, top, v, -1), (a, np.ones((3, 2))), order=2)
+
+
+@pytest.mark.parametrize(
+    "shape, wrap",
+    [((3, 4), False), ((5, 2), False), ((5, 2), True), ((7, 3), True), ((3, 3, 3), False), ((0, 0), False)],
+)
+def test_fill_diagonal_matches_numpy(shape, wrap):
+    a = RNG.standard_normal(shape)
+    for val in (5.0, [1.0, 2.0]):
+        want = _numpy_written(np.fill_diagonal, a, val, wrap=wrap)
+        np.testing.assert_array_equal(tl.fill_diagonal(a, val, wrap=wrap).numpy(), want)
+
+
+def test_writers_against_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    a = RNG.standard_normal((4, 4))
+    np.testing.assert_array_equal(tl.fill_diagonal(a, 3.0).numpy(), jnp.fill_diagonal(a, 3.0, inplace=False))
+    mask = a > 0
+    np.testing.assert_array_equal(
+        tl.place(a, mask, np.array([1.0, 2.0])).numpy(), jnp.place(a, mask, np.array([1.0, 2.0]), inplace=False)
+    )
+    idx = np.argmax(a, axis=1, keepdims=True)
+    np.testing.assert_array_equal(
+        tl.put_along_axis(a, idx, -1.0, 1).numpy(), jnp.put_along_axis(a, idx, -1.0, 1, inplace=False)
+    )
+    np.testing.assert_array_equal(
+        tl.put(a, [0, 5], [9.0, 8.0]).numpy(), jnp.put(a, np.array([0, 5]), np.array([9.0, 8.0]), inplace=False)
+    )
+
+
+# ---------------------------------------------------------------- functions applied to parts of a tensor
+def test_apply_along_axis_matches_numpy_and_differentiates():
+    a = RNG.standard_normal((3, 4, 2))
+    pairs = [
+        (lambda v: tl.sum(v * v), lambda v: np.sum(v * v)),
+        (lambda v: tl.stack([tl.max(v), tl.min(v)]), lambda v: np.stack([v.max(), v.min()])),
+        (lambda v: tl.outer(v, v[:2]), lambda v: np.outer(v, v[:2])),
+    ]
+    for axis in (0, 1, 2, -1):
+        for f, nf in pairs:
+            got, want = tl.apply_along_axis(f, axis, a), np.apply_along_axis(nf, axis, a)
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-14)
+    check_grads(lambda a: tl.apply_along_axis(lambda v: tl.sum(tl.sin(v)) * v, 1, a), (a,), order=2)
+    with pytest.raises(ValueError, match=r"^apply_along_axis: cannot apply along axis 0 when another dimension is 0"):
+        tl.apply_along_axis(tl.sum, 0, np.ones((2, 0)))
+
+
+def test_apply_over_axes_matches_numpy():
+    a = RNG.standard_normal((2, 3, 4))
+    for func, nfunc, axes in ((tl.sum, np.sum, [0, 2]), (tl.mean, np.mean, 1), (tl.cumsum, np.cumsum, [2, 0])):
+        np.testing.assert_allclose(
+            tl.apply_over_axes(lambda t, ax: func(t, axis=ax), a, axes).numpy(),
+            np.apply_over_axes(nfunc, a, axes),
+            rtol=1e-14,
+        )
+    with pytest.raises(ValueError, match=r"^apply_over_axes: func returned an array of rank 0 for axis 0"):
+        tl.apply_over_axes(lambda t, ax: tl.sum(t), a, [0])
+
+
+def test_piecewise_calls_each_function_on_its_elements_only():
+    x = np.linspace(-2.5, 2.5, 7)
+    cases = [
+        ([x < 0, x > 0], [lambda v: -v, lambda v: v**2]),
+        ([x < 0], [lambda v: -v, 1.5]),
+        ([x < 0, x < 1], [1.0, 2.0, 3.0]),
+        (x > 0, [lambda v: v + 1]),
+    ]
+    for conds, funcs in cases:
+        np.testing.assert_allclose(tl.piecewise(x, conds, funcs).numpy(), np.piecewise(x, conds, funcs), rtol=1e-15)
+    # sqrt never sees the negative values: no NaN value and no NaN gradient from the branch not taken
+    # (a where(x > 0, sqrt(x), 0) gives NaN gradients at x < 0).
+    g = tl.grad(lambda x: tl.sum(tl.piecewise(x, [x > 0], [tl.sqrt, 0.0])))(tl.tensor([-1.0, 0.0, 4.0]))
+    np.testing.assert_allclose(g.numpy(), [0.0, 0.0, 0.25])
+    traced = tl.function(lambda x: tl.piecewise(x, [x < 0], [lambda v: -v, lambda v: v * 2]))(x)
+    np.testing.assert_allclose(traced.numpy(), np.piecewise(x, [x < 0], [lambda v: -v, lambda v: v * 2]))
+    with pytest.raises(ValueError, match=r"^piecewise: with 2 condition\(s\), funclist must have 2 or 3 items, got 1"):
+        tl.piecewise(x, [x < 0, x > 0], [1.0])

@@ -473,3 +473,41 @@ def test_float32_results_are_one_rounding_of_scipys_float64(name, ranges):
     want = getattr(sp, name)(*(a.astype(np.float64) for a in args))
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got.numpy(), want.astype(np.float32))
+
+
+# ---------------------------------------------------------------- Bessel K, J, Y
+BESSEL_EDGES = np.array(
+    [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-300, 1e-8, 1e8, 700.0, 800.0, np.inf, -np.inf, np.nan, 30.0]
+)
+
+
+@pytest.mark.parametrize("name", ["k0", "k1", "k0e", "k1e", "j0", "j1", "y0", "y1"])
+def test_bessel_edge_values_match_scipy_in_float64_and_float32(name):
+    for dtype in (np.float64, np.float32):
+        x = BESSEL_EDGES.astype(dtype)
+        _same(getattr(tl.special, name)(x), getattr(sp, name)(x.astype(np.float64)).astype(dtype))
+
+
+def test_bessel_gradients_are_the_recurrences():
+    x = np.array([0.3, 1.0, 5.0, 17.0])
+    np.testing.assert_allclose(_grad(tl.special.k0, x), -sp.k1(x), rtol=1e-15)
+    np.testing.assert_allclose(_grad(tl.special.k1, x), -sp.k0(x) - sp.k1(x) / x, rtol=1e-14)
+    np.testing.assert_allclose(_grad(tl.special.j0, x), -sp.j1(x), rtol=1e-15)
+    np.testing.assert_allclose(_grad(tl.special.j1, x), sp.j0(x) - sp.j1(x) / x, rtol=1e-13)
+    np.testing.assert_allclose(_grad(tl.special.y0, x), -sp.y1(x), rtol=1e-15)
+    np.testing.assert_allclose(_grad(tl.special.y1, x), sp.y0(x) - sp.y1(x) / x, rtol=1e-13)
+    np.testing.assert_allclose(_grad(tl.special.j1, np.array([0.0, 1e-5])), [0.5, 0.5], rtol=1e-9)  # j1(x) / x -> 1/2
+
+
+def test_scaled_k_gradients_for_large_x_match_mpmath_in_both_dtypes():
+    # k0e' = k0e - k1e cancels about 2x relative: past x = 30 Hankel's expansion takes over
+    mpmath = pytest.importorskip("mpmath")
+    x = np.array([25.0, 31.0, 100.0, 1e4, 1e8])
+    for nu, name in ((0, "k0e"), (1, "k1e")):
+        with mpmath.workdps(40):
+            want = [float(mpmath.diff(lambda t: mpmath.exp(t) * mpmath.besselk(nu, t), mpmath.mpf(v))) for v in x]
+        f = getattr(tl.special, name)
+        np.testing.assert_allclose(_grad(f, x), want, rtol=1e-14)
+        g32 = tl.grad(lambda x: tl.sum(f(x)))(x.astype(np.float32))
+        assert g32.dtype == np.float32
+        np.testing.assert_allclose(g32.numpy(), want, rtol=1e-7)

@@ -261,7 +261,7 @@ def setxor1d(ar1, ar2, assume_unique: bool = False) -> Tensor:
 
 
 # ------------------------------------------------------------------ histograms
-def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Tensor:  # noqa: A002
+def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Tensor:
     """``numpy.histogram_bin_edges``: the edges :func:`histogram` uses (``bins`` a number of equal bins, the
     edges, or one of NumPy's estimators, eager only); ``weights`` are checked as NumPy checks them, unused.
 
@@ -286,7 +286,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Tensor:  # noqa
     return histogram_edges(a, bins, range, "histogram_bin_edges", where)
 
 
-def histogramdd(sample, bins=10, range=None, density: bool = False, weights=None) -> tuple:  # noqa: A002
+def histogramdd(sample, bins=10, range=None, density: bool = False, weights=None) -> tuple:
     """``numpy.histogramdd``: ``(hist, edges)`` of ``N`` points in ``D`` dimensions (an ``(N, D)`` array or a
     sequence of ``D`` arrays of ``N`` values); per dimension ``bins`` is a number of equal bins or the edges
     (one for all, or one per dimension) and ``range`` a ``(min, max)`` or None.  Bins are closed on the left,
@@ -369,7 +369,7 @@ def histogramdd(sample, bins=10, range=None, density: bool = False, weights=None
     return hist, edges
 
 
-def histogram2d(x, y, bins=10, range=None, density: bool = False, weights=None) -> tuple:  # noqa: A002
+def histogram2d(x, y, bins=10, range=None, density: bool = False, weights=None) -> tuple:
     """``numpy.histogram2d``: ``(hist, xedges, yedges)`` of the points ``(x[i], y[i])``, :func:`histogramdd`
     of two dimensions (``bins``: a number or edges for both, or one per axis).
 
@@ -391,6 +391,300 @@ def histogram2d(x, y, bins=10, range=None, density: bool = False, weights=None) 
         bins = [bins, bins]  # one set of edges for both axes (NumPy's rule: any length but 1 and 2)
     hist, (xedges, yedges) = histogramdd([x, y], bins, range, density, weights)
     return hist, xedges, yedges
+
+
+# ------------------------------------------------------------------ NumPy's in-place writers, functional (JAX's)
+def _functional(inplace, who: str) -> None:
+    if inplace:
+        raise ValueError(
+            f"{who}: tensors are immutable, so inplace=True cannot write into the input; the result is returned "
+            f"(JAX's functional form: pass inplace=False)"
+        )
+
+
+def _cyclic(values: Tensor, count: int, who: str) -> Tensor:
+    """``values`` flattened and repeated cyclically to ``count`` elements (NumPy's put and place)."""
+    from .array import ravel
+
+    values = ravel(values)
+    if values.shape[0] == 0 and count:
+        raise ValueError(f"{who}: cannot insert from an empty array of values ({count} positions to fill)")
+    return resize(values, (count,)) if values.shape[0] != count else values
+
+
+def _cast_exactly(values, a: Tensor, who: str) -> Tensor:
+    """``values`` in ``a``'s dtype, refused (TypeError) where that changes them (2.7 into an int tensor), as
+    ``Tensor.at[...].set``: NumPy truncates silently."""
+    values = as_tensor(values)
+    try:
+        shape_ops._check_lossless(values, a)
+    except TypeError as e:
+        raise TypeError(str(e).replace("Tensor.at[...]", who, 1)) from None
+    return values if values.dtype == a.dtype else math_ops.cast(values, a.dtype)
+
+
+def put(a, ind, v, mode: str = "raise", *, inplace: bool = False) -> Tensor:
+    """``numpy.put`` in JAX's functional form: ``a`` with the elements at the flat indices ``ind`` replaced
+    by ``v`` (repeated cyclically when shorter); ``mode`` ``"raise"`` (negative indices count from the end),
+    ``"wrap"`` or ``"clip"``.  A position written twice keeps the last value, as NumPy; the gradient reaches
+    ``a`` where it was not overwritten and the values that were written.
+
+    >>> import tensorlib as tl
+    >>> tl.put(tl.tensor([1.0, 2.0, 3.0, 4.0]), [0, 2], [9.0, 8.0]).numpy().tolist()
+    [9.0, 2.0, 8.0, 4.0]
+    """
+    _functional(inplace, "put")
+    return _put(a, ind, v, mode, "put")
+
+
+def _put(a, ind, v, mode: str, who: str) -> Tensor:
+    from .array import ravel
+
+    a = as_tensor(a)
+    if None in a.shape:
+        raise ValueError(f"{who}: the size of a must be known, got {_describe('a', a)} (unknown size)")
+    flat = ravel(a)
+    size = flat.shape[0]
+    ind = ravel(as_tensor(shape_ops.integer_indices(ind)))
+    if ind.shape[0] is None:
+        raise ValueError(f"{who}: the number of indices must be known, got {_describe('ind', ind)} (unknown size)")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"{who}: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    if ind.shape[0] == 0:
+        return a
+    if size == 0:
+        raise IndexError(f"{who}: cannot put into an empty tensor ({_describe('a', a)})")
+    if mode == "wrap":
+        ind = ew.remainder(ind, np.int64(size))
+    elif mode == "clip":
+        ind = math_ops.clip(ind, np.int64(0), np.int64(size - 1))
+    elif not ind.is_symbolic:
+        bad = np.asarray(ind.numpy())
+        bad = bad[(bad < -size) | (bad >= size)]
+        if bad.size:
+            raise IndexError(f"{who}: index {int(bad[0])} is out of bounds for size {size} ({_describe('a', a)})")
+    values = _cyclic(_cast_exactly(v, a, who), ind.shape[0], who)
+    return shape_ops.reshape(flat.at[ind].set(values), a.shape)
+
+
+def place(arr, mask, vals, *, inplace: bool = False) -> Tensor:
+    """``numpy.place`` in JAX's functional form: ``arr`` with its elements where ``mask`` is True replaced, in
+    order, by ``vals`` (repeated cyclically); traceable (the k-th True position takes ``vals[k % len(vals)]``);
+    differentiable in ``arr`` and ``vals``.
+
+    >>> import tensorlib as tl
+    >>> tl.place(tl.tensor([1.0, 2.0, 3.0, 4.0]), [True, False, True, True], [9.0, 8.0]).numpy().tolist()
+    [9.0, 2.0, 8.0, 9.0]
+    """
+    from .array import cumsum, ravel
+
+    _functional(inplace, "place")
+    arr = as_tensor(arr)
+    mask = as_tensor(mask)
+    if mask.shape != arr.shape and None not in mask.shape + arr.shape and math.prod(mask.shape) != math.prod(arr.shape):
+        raise ValueError(
+            f"place: mask and arr must be the same size, got {_describe('mask', mask)}, {_describe('arr', arr)}"
+        )
+    vals = ravel(_cast_exactly(vals, arr, "place"))
+    mask = shape_ops.reshape_like(mask if mask.dtype == _dt.bool_ else mask != 0, arr)
+    if vals.shape[0] == 0:
+        if not mask.is_symbolic and np.any(np.asarray(mask.numpy())):
+            raise ValueError(f"place: cannot insert from an empty array of values ({_describe('arr', arr)})")
+        return arr
+    if vals.shape[0] is None:
+        raise ValueError(f"place: the number of values must be known, got {_describe('vals', vals)} (unknown size)")
+    position = ew.remainder(cumsum(math_ops.cast(ravel(mask), _dt.int64)) - 1, np.int64(vals.shape[0]))
+    chosen = shape_ops.reshape_like(shape_ops.take(vals, position), arr)
+    return math_ops.where(mask, chosen, arr)
+
+
+def put_along_axis(arr, indices, values, axis, *, inplace: bool = False, mode=None) -> Tensor:
+    """``numpy.put_along_axis`` in JAX's functional form: ``arr`` with ``values`` (broadcast to ``indices``)
+    written at ``indices`` along ``axis`` (None: the flattened ``arr``), matched position by position outside
+    the axis, as :func:`take_along_axis` reads them; a position written twice keeps the last value.
+
+    >>> import tensorlib as tl
+    >>> x = tl.tensor([[10.0, 30.0, 20.0], [60.0, 40.0, 50.0]])
+    >>> tl.put_along_axis(x, tl.argmax(x, axis=1, keepdims=True), 0.0, axis=1).numpy().tolist()
+    [[10.0, 0.0, 20.0], [0.0, 40.0, 50.0]]
+    """
+    from .array import ravel
+
+    _functional(inplace, "put_along_axis")
+    if mode not in (None, "raise"):
+        raise ValueError(f"put_along_axis: only mode='raise' (NumPy's) is supported, got {mode!r}")
+    arr = as_tensor(arr)
+    indices = as_tensor(shape_ops.integer_indices(indices))
+    target = arr
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError(
+                f"put_along_axis: with axis=None, indices must be 1-d, got {_describe('indices', indices)}"
+            )
+        target, axis = ravel(arr), 0
+    if indices.ndim != target.ndim:
+        raise ValueError(
+            f"put_along_axis: indices and arr must have the same number of dimensions, got "
+            f"{_describe('indices', indices)}, {_describe('arr', arr)}"
+        )
+    axis = normalize_axis(axis, target.ndim)
+    if None in target.shape:
+        raise ValueError(f"put_along_axis: the sizes of arr must be known, got {_describe('arr', arr)} (unknown size)")
+    index = []
+    for d, size in enumerate(target.shape):
+        if d == axis:
+            index.append(indices)
+        else:
+            shape = [1] * target.ndim
+            shape[d] = size
+            index.append(shape_ops.reshape(creation.arange(size, dtype=_dt.int64), tuple(shape)))
+    try:
+        written = target.at[tuple(index)].set(_cast_exactly(values, arr, "put_along_axis"))
+    except (IndexError, ValueError) as e:
+        raise type(e)(f"put_along_axis: {e} ({_describe('indices', indices)}, {_describe('arr', arr)})") from None
+    return shape_ops.reshape(written, arr.shape)
+
+
+def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = False) -> Tensor:
+    """``numpy.fill_diagonal`` in JAX's functional form: ``a`` (2-d, or N-d with all sizes equal) with its main
+    diagonal set to ``val`` (repeated cyclically); ``wrap=True`` restarts the diagonal below a tall matrix's
+    square top, as NumPy.  Differentiable in ``a`` (off the diagonal) and ``val``.
+
+    >>> import tensorlib as tl
+    >>> tl.fill_diagonal(tl.zeros((2, 3)), 5.0).numpy().tolist()
+    [[5.0, 0.0, 0.0], [0.0, 5.0, 0.0]]
+    """
+    _functional(inplace, "fill_diagonal")
+    a = as_tensor(a)
+    if a.ndim < 2:
+        raise ValueError(f"fill_diagonal: array must be at least 2-d, got {_describe('a', a)}")
+    if None in a.shape:
+        raise ValueError(f"fill_diagonal: the sizes of a must be known, got {_describe('a', a)} (unknown size)")
+    if a.ndim > 2 and len(set(a.shape)) != 1:
+        raise ValueError(f"fill_diagonal: all dimensions of input must be of equal length, got {_describe('a', a)}")
+    size = math.prod(a.shape)
+    if a.ndim == 2:
+        step = a.shape[1] + 1
+        end = size if wrap else min(size, a.shape[1] * a.shape[1])
+    else:
+        step = 1 + int(np.cumprod(a.shape[:-1]).sum())
+        end = size
+    positions = np.arange(0, end, step, dtype=np.int64)
+    return _put(a, positions, val, "raise", "fill_diagonal")
+
+
+# ------------------------------------------------------------------ functions applied to parts of a tensor
+def apply_along_axis(func1d, axis: int, arr, *args, **kwargs) -> Tensor:
+    """``numpy.apply_along_axis``: ``func1d`` (a function of tensors) called on every 1-d slice of ``arr``
+    along ``axis``, its results (scalars or arrays of one shape) stacked where the axis was.  A Python loop
+    over the slices (its size must be known), so gradients, tapes and tracing see each call.
+
+    >>> import tensorlib as tl
+    >>> tl.apply_along_axis(lambda v: tl.sum(v * v), 1, tl.tensor([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist()
+    [5.0, 25.0]
+    """
+    from .array import moveaxis
+
+    arr = as_tensor(arr)
+    try:
+        axis = normalize_axis(axis, arr.ndim)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"apply_along_axis: {e} ({_describe('arr', arr)})") from None
+    outer = arr.shape[:axis] + arr.shape[axis + 1 :]
+    if None in outer:
+        raise ValueError(
+            f"apply_along_axis: the sizes outside axis {axis} must be known, got {_describe('arr', arr)} (unknown size)"
+        )
+    if 0 in outer:
+        raise ValueError(
+            f"apply_along_axis: cannot apply along axis {axis} when another dimension is 0 ({_describe('arr', arr)})"
+        )
+    rows = shape_ops.reshape(
+        moveaxis(arr, axis, -1), (math.prod(outer), arr.shape[axis] if arr.shape[axis] is not None else -1)
+    )
+    results = [as_tensor(func1d(rows[i], *args, **kwargs)) for i in builtins.range(rows.shape[0])]
+    if len({(r.shape, r.dtype) for r in results}) > 1:
+        raise ValueError(
+            f"apply_along_axis: func1d returned results of different shapes or dtypes for {_describe('arr', arr)}"
+        )
+    result = results[0]
+    stacked = shape_ops.reshape(shape_ops.stack(results), outer + result.shape)
+    # the result's own axes take the place of axis, as NumPy's
+    return moveaxis(
+        stacked, tuple(builtins.range(len(outer), stacked.ndim)), tuple(builtins.range(axis, axis + result.ndim))
+    )
+
+
+def apply_over_axes(func, a, axes) -> Tensor:
+    """``numpy.apply_over_axes``: ``func(a, axis)`` for each axis in turn, each result kept at ``a``'s rank (an
+    axis the function removed comes back with size 1), e.g. ``apply_over_axes(tl.sum, x, [0, 2])``.
+
+    >>> import tensorlib as tl
+    >>> tl.apply_over_axes(tl.sum, tl.ones((2, 3, 4)), [0, 2]).numpy().tolist()
+    [[[8.0], [8.0], [8.0]]]
+    """
+    a = as_tensor(a)
+    for axis in np.atleast_1d(axes).tolist():
+        axis = normalize_axis(axis, a.ndim) if axis < 0 else axis
+        result = as_tensor(func(a, axis))
+        if result.ndim == a.ndim - 1:
+            result = shape_ops.expand_dims(result, axis)
+        if result.ndim != a.ndim:
+            raise ValueError(
+                f"apply_over_axes: func returned an array of rank {result.ndim} for axis {axis} of {_describe('a', a)}; "
+                f"it must keep the rank or drop that axis"
+            )
+        a = result
+    return a
+
+
+def piecewise(x, condlist, funclist, *args, **kw) -> Tensor:
+    """``numpy.piecewise``: ``x``'s dtype and shape, where ``condlist[k]`` holds the value of ``funclist[k]``
+    (a function called on the elements selected, so a branch never sees, nor sends a gradient from, the others;
+    or a constant); one extra function is the otherwise case; later conditions win; elements no condition
+    selects are 0.  Differentiable in ``x`` through the functions; eager or traced.
+
+    >>> import tensorlib as tl
+    >>> x = tl.tensor([-2.0, 0.0, 3.0])
+    >>> tl.piecewise(x, [x < 0, x > 0], [lambda v: -v, lambda v: tl.sqrt(v)]).numpy().round(4).tolist()
+    [2.0, 0.0, 1.7321]
+    """
+    from .array import ravel
+    from .search import flatnonzero
+
+    x = as_tensor(x)
+    if isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(condlist) == x.ndim or isinstance(condlist, bool):
+        condlist = [condlist]
+    conds = [as_tensor(c) for c in condlist]
+    for k, c in enumerate(conds):
+        if c.dtype != _dt.bool_:
+            raise TypeError(f"piecewise: condition {k} must be boolean, got {_describe('condition', c)}")
+    conds = [shape_ops.broadcast_to(c, x.shape) if c.shape != x.shape else c for c in conds]
+    funclist = list(funclist)
+    if len(funclist) == len(conds) + 1:
+        from .reduce import any as reduce_any
+
+        otherwise = (
+            math_ops.logical_not(reduce_any(shape_ops.stack(conds), axis=0))
+            if conds
+            else math_ops.ones_like(x, _dt.bool_)
+        )
+        conds.append(otherwise)
+    elif len(funclist) != len(conds):
+        raise ValueError(
+            f"piecewise: with {len(conds)} condition(s), funclist must have {len(conds)} or {len(conds) + 1} items, got {len(funclist)}"
+        )
+    flat = ravel(x)
+    y = math_ops.zeros_like(flat)
+    for cond, func in zip(conds, funclist):
+        where = flatnonzero(cond)
+        if callable(func):
+            values = as_tensor(func(shape_ops.take(flat, where), *args, **kw))
+        else:
+            values = as_tensor(func)
+        values = _cast_exactly(values, flat, "piecewise")
+        y = y.at[where].set(values if values.shape == where.shape else shape_ops.broadcast_like(values, where))
+    return shape_ops.reshape_like(y, x)
 
 
 # ------------------------------------------------------------------ index helpers from an array

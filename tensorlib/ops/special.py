@@ -1539,16 +1539,17 @@ _i0e = _define("BesselI0e", "i0e", doc="exp(-|x|) i0(x).")
 _i1e = _define("BesselI1e", "i1e", doc="exp(-|x|) i1(x).")
 
 
-def _over_x(value, x, scale=None):
-    """``value / x`` for ``value`` = i1(x) or i1e(x) = exp(-|x|) i1(x) (``scale`` = exp(-|x|)).
+def _over_x(value, x, scale=None, sign=1.0):
+    """``value / x`` for ``value`` = i1(x) or i1e(x) = exp(-|x|) i1(x) (``scale`` = exp(-|x|)), or j1(x) (``sign``
+    -1).
 
     Near 0 the quotient is the series of i1(x)/x, ``1/2 + x**2/16 + x**4/384``
-    (times ``scale``): differentiating ``i1(x) / x`` there would cancel
+    (times ``scale``; j1(x)/x: ``1/2 - x**2/16 + x**4/384``): differentiating ``i1(x) / x`` there would cancel
     catastrophically (``i1'(x)/x - i1(x)/x**2``).
     """
     small = math_ops.less(math_ops.abs(x), 1e-3)
     x2 = math_ops.square(x)
-    series = 0.5 + x2 * (1.0 / 16.0) + math_ops.square(x2) * (1.0 / 384.0)
+    series = 0.5 + x2 * (sign / 16.0) + math_ops.square(x2) * (1.0 / 384.0)
     if scale is not None:
         series = series * scale
     return math_ops.where(small, series, value / math_ops.where(small, math_ops.ones_like(x), x))
@@ -1561,28 +1562,34 @@ def _over_x(value, x, scale=None):
 _BESSEL_ASYMPTOTIC = 30.0
 
 
-def _hankel_derivative_coefficients(nu, terms=16):
-    """(-1)**k (k + 1/2) a_k(nu), a_k(nu) = prod_{j <= k} (4 nu**2 - (2j - 1)**2) / (k! 8**k), highest k first."""
+def _hankel_derivative_coefficients(nu, alternating, terms=16):
+    """(+-1)**k (k + 1/2) a_k(nu), a_k(nu) = prod_{j <= k} (4 nu**2 - (2j - 1)**2) / (k! 8**k), highest k first:
+    alternating for exp(-u) I_nu(u), of one sign for exp(u) K_nu(u) ~ sqrt(pi / (2u)) sum_k a_k(nu) / u**k."""
     a, out = 1.0, []
     for k in range(terms):
-        out.append((-1) ** k * (k + 0.5) * a)
+        out.append((-1 if alternating else 1) ** k * (k + 0.5) * a)
         a *= (4 * nu * nu - (2 * k + 1) ** 2) / ((k + 1) * 8)
     return out[::-1]
 
 
-_HANKEL_DERIVATIVE = {0: _hankel_derivative_coefficients(0), 1: _hankel_derivative_coefficients(1)}
+_HANKEL_DERIVATIVE = {
+    (kind, nu): (_hankel_derivative_coefficients(nu, kind == "i"), scale)
+    for kind, scale in (("i", -1.0 / _math.sqrt(2 * _math.pi)), ("k", -_math.sqrt(0.5 * _math.pi)))
+    for nu in (0, 1)
+}
 
 
-def _scaled_bessel_derivative(x, nu, exact):
-    """d/du of exp(-u) I_nu(u) at u = |x|: ``exact`` below _BESSEL_ASYMPTOTIC, the series above."""
+def _scaled_bessel_derivative(x, nu, exact, kind="i"):
+    """d/du of exp(-u) I_nu(u) (``kind`` "i") or exp(u) K_nu(u) ("k") at u = |x|: ``exact`` below
+    _BESSEL_ASYMPTOTIC, the series above."""
     u = math_ops.abs(x)
     large = math_ops.greater(u, _BESSEL_ASYMPTOTIC)
     w = 1.0 / math_ops.where(large, u, math_ops.full_like(u, _BESSEL_ASYMPTOTIC))
-    coefficients = _HANKEL_DERIVATIVE[nu]
+    coefficients, scale = _HANKEL_DERIVATIVE[kind, nu]
     series = coefficients[0]
     for c in coefficients[1:]:
         series = series * w + c
-    return math_ops.where(large, (-1.0 / _math.sqrt(2 * _math.pi)) * w * math_ops.sqrt(w) * series, exact)
+    return math_ops.where(large, scale * w * math_ops.sqrt(w) * series, exact)
 
 
 def _i0e_derivative(x, value):
@@ -1647,6 +1654,119 @@ def i1e(x) -> Tensor:
     0.0
     """
     return apply(_i1e, (x,))
+
+
+_k0 = _define("BesselK0", "k0", doc="Modified Bessel function of the second kind, order 0.")
+_k1 = _define("BesselK1", "k1", doc="Modified Bessel function of the second kind, order 1.")
+_k0e = _define("BesselK0e", "k0e", doc="exp(x) k0(x).")
+_k1e = _define("BesselK1e", "k1e", doc="exp(x) k1(x).")
+_j0 = _define("BesselJ0", "j0", doc="Bessel function of the first kind, order 0.")
+_j1 = _define("BesselJ1", "j1", doc="Bessel function of the first kind, order 1.")
+_y0 = _define("BesselY0", "y0", doc="Bessel function of the second kind, order 0.")
+_y1 = _define("BesselY1", "y1", doc="Bessel function of the second kind, order 1.")
+
+
+# k0e' = k0e - k1e and k1e' = k1e - k0e - k1e / x cancel for large x as i0e' and i1e' do (both are about
+# -k0e(x) / (2x)): past _BESSEL_ASYMPTOTIC the derivative of Hankel's expansion of exp(x) K_nu(x).
+def _k0e_derivative(x, value):
+    return _scaled_bessel_derivative(x, 0, value - k1e(x), "k")
+
+
+def _k1e_derivative(x, value):
+    return _scaled_bessel_derivative(x, 1, value - k0e(x) - value / x, "k")
+
+
+register_gradient("BesselK0", lambda node, g: -g * k1(node.inputs[0]))
+register_gradient("BesselK1", lambda node, g: -g * (k0(node.inputs[0]) + node.outputs[0] / node.inputs[0]))
+register_gradient("BesselK0e", lambda node, g: g * _in_float64(_k0e_derivative, k0e, node.inputs[0], node.outputs[0]))
+register_gradient("BesselK1e", lambda node, g: g * _in_float64(_k1e_derivative, k1e, node.inputs[0], node.outputs[0]))
+register_gradient("BesselJ0", lambda node, g: -g * j1(node.inputs[0]))
+register_gradient(
+    "BesselJ1", lambda node, g: g * (j0(node.inputs[0]) - _over_x(node.outputs[0], node.inputs[0], sign=-1.0))
+)
+register_gradient("BesselY0", lambda node, g: -g * y1(node.inputs[0]))
+register_gradient("BesselY1", lambda node, g: g * (y0(node.inputs[0]) - node.outputs[0] / node.inputs[0]))
+
+
+def k0(x) -> Tensor:
+    """Modified Bessel function of the second kind, order 0 (SciPy's ``k0``; NaN for x < 0); gradient ``-k1(x)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.k0(tl.tensor(1.0, "float64"))), 6)
+    0.421024
+    """
+    return apply(_k0, (x,))
+
+
+def k1(x) -> Tensor:
+    """Modified Bessel function of the second kind, order 1; gradient ``-k0(x) - k1(x) / x``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.k1(tl.tensor(1.0, "float64"))), 6)
+    0.601907
+    """
+    return apply(_k1, (x,))
+
+
+def k0e(x) -> Tensor:
+    """Exponentially scaled ``k0``: ``exp(x) k0(x)``, finite where ``k0`` underflows; gradient ``k0e - k1e``
+    (Hankel's expansion's past x = 30, where that difference cancels).
+
+    >>> import tensorlib as tl
+    >>> 0 < float(tl.special.k0e(tl.tensor(1000.0))) < 1
+    True
+    """
+    return apply(_k0e, (x,))
+
+
+def k1e(x) -> Tensor:
+    """Exponentially scaled ``k1``: ``exp(x) k1(x)``; gradient ``k1e - k0e - k1e / x``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.k1e(tl.tensor(1.0, "float64"))), 6)
+    1.636153
+    """
+    return apply(_k1e, (x,))
+
+
+def j0(x) -> Tensor:
+    """Bessel function of the first kind, order 0 (SciPy's ``j0``); gradient ``-j1(x)``.
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.j0(tl.tensor(0.0)))
+    1.0
+    """
+    return apply(_j0, (x,))
+
+
+def j1(x) -> Tensor:
+    """Bessel function of the first kind, order 1; gradient ``j0(x) - j1(x) / x`` (its series near 0: 1/2 there).
+
+    >>> import tensorlib as tl
+    >>> float(tl.special.j1(tl.tensor(0.0)))
+    0.0
+    """
+    return apply(_j1, (x,))
+
+
+def y0(x) -> Tensor:
+    """Bessel function of the second kind, order 0 (SciPy's ``y0``; -inf at 0, NaN below); gradient ``-y1(x)``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.y0(tl.tensor(1.0, "float64"))), 6)
+    0.088257
+    """
+    return apply(_y0, (x,))
+
+
+def y1(x) -> Tensor:
+    """Bessel function of the second kind, order 1; gradient ``y0(x) - y1(x) / x``.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.y1(tl.tensor(1.0, "float64"))), 6)
+    -0.781213
+    """
+    return apply(_y1, (x,))
 
 
 # ------------------------------------------------------------------ exponential integrals, Dawson, Spence, Owen's T

@@ -654,3 +654,193 @@ OPINFOS += [
         ),
     ),
 ]
+
+
+# ---------------------------------------------------------------- NumPy's writers, functional (JAX's inplace=False)
+def _written(np_writer):
+    """NumPy's in-place ``np_writer(a, ...)`` as a function returning the written copy."""
+
+    def ref(a, *args, **kwargs):
+        out = a.copy()
+        np_writer(out, *args, **kwargs)
+        return out
+
+    return ref
+
+
+@st.composite
+def _put_draw(draw, dtype):
+    a = draw(tensors(dtype, draw(st.sampled_from([(1,), (4,), (2, 3)]))))
+    mode = draw(st.sampled_from(["raise", "wrap", "clip"]))
+    low, high = (-a.size, a.size - 1) if mode == "raise" else (-2 * a.size, 2 * a.size)
+    ind = np.array(draw(st.lists(st.integers(low, high), min_size=0, max_size=5)), np.int64)
+    v = draw(tensors(dtype, draw(st.sampled_from([(), (1,), (2,), (6,)]))))
+    return SampleInput((a, ind, v, mode), grad_argnums=(0, 2))
+
+
+@st.composite
+def _place_draw(draw, dtype):
+    arr = draw(tensors(dtype, draw(st.sampled_from([(4,), (2, 3)]))))
+    mask = draw(tensors(np.bool_, arr.shape))
+    vals = draw(tensors(dtype, (draw(st.integers(1, 4)),)))
+    return SampleInput((arr, mask, vals), grad_argnums=(0, 2))
+
+
+@st.composite
+def _put_along_axis_draw(draw, dtype):
+    arr = draw(tensors(dtype, (3, 4)))
+    axis = draw(st.sampled_from([0, 1, -1, None]))
+    if axis is None:
+        indices = np.array(draw(st.lists(st.integers(0, 11), min_size=1, max_size=4)), np.int64)
+    else:
+        ax = axis % 2
+        shape = [3, 4]
+        shape[ax] = draw(st.integers(1, 3))
+        if draw(st.booleans()):
+            shape[1 - ax] = 1
+        indices = draw(tensors(np.int64, tuple(shape), st.integers(-arr.shape[ax], arr.shape[ax] - 1)))
+    values = draw(tensors(dtype, draw(st.sampled_from([(), indices.shape]))))
+    return SampleInput((arr, indices, values, axis), grad_argnums=(0, 2))
+
+
+@st.composite
+def _fill_diagonal_draw(draw, dtype):
+    a = draw(tensors(dtype, draw(st.sampled_from([(3, 3), (2, 4), (5, 2), (2, 2, 2), (1, 1)]))))
+    val = draw(tensors(dtype, draw(st.sampled_from([(), (1,), (2,)]))))
+    return SampleInput((a, val, draw(st.booleans())), grad_argnums=(0, 1))
+
+
+OPINFOS += [
+    OpInfo(
+        "put",
+        tl.put,
+        _written(np.put),
+        _put_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(3), [3], 1.0), exc=IndexError, match=r"^put: index 3 is out of bounds for size 3"),
+            ErrorInput((np.ones(3), [0], 1.0), {"inplace": True}, match=r"^put: tensors are immutable"),
+            ErrorInput((np.ones(3, np.int64), [0], 2.5), exc=TypeError, match=r"^put: values of dtype float"),
+            ErrorInput((np.ones(3), [0], np.ones(0)), match=r"^put: cannot insert from an empty array"),
+        ),
+    ),
+    OpInfo(
+        "place",
+        tl.place,
+        _written(np.place),
+        _place_draw,
+        op_types=("Cumsum", "Select"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(3), np.ones(2, bool), [1.0]), match=r"^place: mask and arr must be the same size"),
+            ErrorInput((np.ones(3), np.ones(3, bool), np.ones(0)), match=r"^place: cannot insert from an empty array"),
+        ),
+    ),
+    OpInfo(
+        "put_along_axis",
+        tl.put_along_axis,
+        _written(np.put_along_axis),
+        _put_along_axis_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 2)), np.zeros(2, np.int64), 1.0, 1),
+                match=r"^put_along_axis: indices and arr must have the same number of dimensions",
+            ),
+        ),
+    ),
+    OpInfo(
+        "fill_diagonal",
+        tl.fill_diagonal,
+        _written(np.fill_diagonal),
+        _fill_diagonal_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(3), 1.0), match=r"^fill_diagonal: array must be at least 2-d, got a shape \(3,\)"),
+            ErrorInput(
+                (np.ones((2, 2, 3)), 1.0), match=r"^fill_diagonal: all dimensions of input must be of equal length"
+            ),
+        ),
+    ),
+]
+
+
+# ---------------------------------------------------------------- functions applied to parts of a tensor
+_SLICE_FUNCTIONS = {  # name: (tensorlib function, NumPy function) of a 1-d slice
+    "sum_of_squares": (lambda v: tl.sum(v * v), lambda v: np.sum(v * v)),
+    "extremes": (lambda v: tl.stack([tl.max(v), tl.min(v)]), lambda v: np.stack([v.max(), v.min()])),
+    "outer": (lambda v: tl.outer(v, v[:2]), lambda v: np.outer(v, v[:2])),
+}
+
+
+@st.composite
+def _apply_along_axis_draw(draw, dtype):
+    arr = _random(draw, dtype, draw(st.sampled_from([(3,), (2, 3), (2, 3, 2)])))
+    return SampleInput(
+        (draw(st.sampled_from(sorted(_SLICE_FUNCTIONS))), draw(st.integers(-arr.ndim, arr.ndim - 1)), arr),
+        grad_argnums=(2,),
+    )
+
+
+@st.composite
+def _apply_over_axes_draw(draw, dtype):
+    a = draw(tensors(dtype, draw(st.sampled_from([(2, 3), (2, 3, 2)]))))
+    axes = draw(st.lists(st.integers(0, a.ndim - 1), min_size=1, max_size=2, unique=True))
+    return SampleInput((draw(st.sampled_from(["sum", "cumsum"])), a, axes), grad_argnums=(1,))
+
+
+_PIECES = {  # name: (conditions of x, functions) for tensorlib and for NumPy
+    "abs_square": (lambda x: [x < 0, x > 0], (lambda v: -v, lambda v: v**2)),
+    "otherwise": (lambda x: [x < -0.5], (lambda v: v * 3.0, lambda v: v - 1.0)),
+    "constants": (lambda x: [x < 0, x < 1], (1.0, 2.0, lambda v: v)),
+}
+
+
+@st.composite
+def _piecewise_draw(draw, dtype):
+    x = _random(draw, dtype, draw(st.sampled_from([(), (5,), (2, 3)])))
+    return SampleInput((x, draw(st.sampled_from(sorted(_PIECES)))))
+
+
+def _piecewise(lib):
+    def call(x, name):
+        conditions, functions = _PIECES[name]
+        return lib.piecewise(x, conditions(x), list(functions))
+
+    return call
+
+
+OPINFOS += [
+    OpInfo(
+        "apply_along_axis",
+        lambda name, axis, arr: tl.apply_along_axis(_SLICE_FUNCTIONS[name][0], axis, arr),
+        lambda name, axis, arr: np.apply_along_axis(_SLICE_FUNCTIONS[name][1], axis, arr),
+        _apply_along_axis_draw,
+        op_types=("Pack",),
+        error_inputs=(
+            ErrorInput(
+                ("outer", 0, np.ones((2, 0))),
+                match=r"^apply_along_axis: cannot apply along axis 0 when another dimension is 0",
+            ),
+        ),
+    ),
+    OpInfo(
+        "apply_over_axes",
+        lambda name, a, axes: tl.apply_over_axes(getattr(tl, name), a, axes),
+        lambda name, a, axes: np.apply_over_axes(getattr(np, name), a, axes),
+        _apply_over_axes_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "piecewise",
+        _piecewise(tl),
+        _piecewise(np),
+        _piecewise_draw,
+        op_types=(),
+        kinks=True,
+    ),
+]

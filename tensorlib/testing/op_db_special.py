@@ -331,6 +331,15 @@ _SPECIAL = [
         )
         for name, op_type in (("i0e", "BesselI0e"), ("i1e", "BesselI1e"))
     ),
+    _special("k0", [(0.2, 5.0)], ("BesselK0",)),
+    _special("k1", [(0.2, 5.0)], ("BesselK1",)),
+    # past x = 30 the scaled K gradients are Hankel's expansion: checked to second order there too
+    _special("k0e", [(0.2, 60.0)], ("BesselK0e",)),
+    _special("k1e", [(0.2, 60.0)], ("BesselK1e",)),
+    _special("j0", [(-20.0, 20.0)], ("BesselJ0",)),
+    _special("j1", [(-20.0, 20.0)], ("BesselJ1",)),
+    _special("y0", [(0.3, 20.0)], ("BesselY0",)),
+    _special("y1", [(0.3, 20.0)], ("BesselY1",)),
     OpInfo(
         "special.gammaln_int",
         tl.special.gammaln,
