@@ -40,3 +40,42 @@ def test_bernoulli_logpmf_gradient_at_the_ends_of_p(k, p, want):
     # d/dp log(p) = 1/p for k = 1, d/dp log(1 - p) = -1/(1 - p) for k = 0: finite at p = 0 (k = 0) and p = 1 (k = 1)
     assert _grad(lambda p: tl.stats.bernoulli.logpmf(k, p), p) == pytest.approx(want, rel=1e-14)
     assert float(tl.stats.bernoulli.logpmf(k, p)) == pytest.approx(ss.bernoulli.logpmf(k, p), rel=1e-14)
+
+
+@pytest.mark.parametrize("df", [0.4, 1.0, 3.0, 1e6, math.inf])
+def test_t_distribution_functions_at_the_centre(df):
+    # at x = loc the tail formulas went through |z| and a power of it: a NaN gradient (0 * inf) in x, loc, scale
+    # and df.  Right: the density (d cdf / dx), minus it (sf), 1 / density (ppf at 1/2), 0 in df (cdf(loc) = 1/2)
+    loc, scale = 0.25, 2.0
+    density = ss.t.pdf(loc, df, loc, scale)
+    t = tl.stats.t
+    assert _grad(lambda x: t.cdf(x, df, loc, scale), loc) == pytest.approx(density, rel=1e-14)
+    assert _grad(lambda x: t.sf(x, df, loc, scale), loc) == pytest.approx(-density, rel=1e-14)
+    assert _grad(lambda x: t.logcdf(x, df, loc, scale), loc) == pytest.approx(2 * density, rel=1e-14)
+    assert _grad(lambda x: t.logsf(x, df, loc, scale), loc) == pytest.approx(-2 * density, rel=1e-14)
+    assert _grad(lambda m: t.cdf(loc, df, m, scale), loc) == pytest.approx(-density, rel=1e-14)
+    assert _grad(lambda s: t.cdf(loc, df, loc, s), scale) == 0.0
+    assert _grad(lambda q: t.ppf(q, df, loc, scale), 0.5) == pytest.approx(1 / density, rel=1e-14)
+    assert _grad(lambda q: t.isf(q, df, loc, scale), 0.5) == pytest.approx(-1 / density, rel=1e-14)
+    if df < math.inf:
+        assert _grad(lambda d: t.cdf(loc, d, loc, scale), df) == 0.0
+        assert _grad(lambda d: t.ppf(0.5, d, loc, scale), df) == 0.0
+    # the second derivative at the centre: the density's slope there, 0
+    second = tl.grad(tl.grad(lambda x: t.cdf(x, df, loc, scale)))(tl.tensor(loc, "float64"))
+    assert float(second) == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("df", [0.3, 2.0, 30.0, 1e5, math.inf])
+def test_t_values_next_to_the_centre_match_scipy(df):
+    # the series used there (1/2 + f0 z (1 - (1 + 1/df) z**2 / 6)) against SciPy's stdtr on both sides of its switch
+    z = np.concatenate([s * np.geomspace(1e-300, 1e-2, 60) for s in (-1.0, 1.0)] + [[0.0]])
+    t = tl.stats.t
+    for method in ("cdf", "sf", "logcdf", "logsf"):
+        np.testing.assert_allclose(getattr(t, method)(z, df).numpy(), getattr(ss.t, method)(z, df), rtol=4e-16)
+    q = ss.t.cdf(z, df)
+    np.testing.assert_allclose(ss.t.cdf(t.ppf(q, df).numpy(), df), q, rtol=4e-16)
+    np.testing.assert_allclose(ss.t.sf(t.isf(q, df).numpy(), df), q, rtol=4e-16)
+    # finite differences of the cdf across the centre (float64, step 1e-6) against the gradient there
+    h = 1e-6
+    fd = (ss.t.cdf(h, df) - ss.t.cdf(-h, df)) / (2 * h)
+    assert _grad(lambda x: t.cdf(x, df), 0.0) == pytest.approx(fd, rel=1e-9)
