@@ -1013,16 +1013,31 @@ wrapcauchy = _family(
 )
 
 
-def _gennorm_tail(z, beta):
-    """P(Z > |z|) = Q(1/beta, |z|**beta) / 2."""
-    return 0.5 * _sp.gammaincc(1.0 / beta, _math_ops.abs(z) ** beta)
+def _gennorm_density_at_0(beta):
+    return _math_ops.exp(_math_ops.log(0.5 * beta) - _sp.gammaln(1.0 / beta))
+
+
+def _gennorm_probability(z, beta, upper):
+    """P(Z <= z) (P(Z > z) if ``upper``) from the tail P(Z > |z|) = Q(1/beta, |z|**beta) / 2; next to 0 (``|z|**beta``
+    below 1e-20, the series' next term) ``_half_plus``: the gradient of ``|z|**beta`` at 0 met Q's infinite one."""
+    w = _math_ops.where
+    s = -z if upper else z
+    centre = _math_ops.abs(s) ** beta < 1e-20
+    zs = w(centre, 1.0, s)
+    tail = 0.5 * _sp.gammaincc(1.0 / beta, _math_ops.abs(zs) ** beta)
+    return w(centre, _half_plus(centre, s, _gennorm_density_at_0(beta)), w(zs > 0, 1.0 - tail, tail))
 
 
 def _gennorm_quantile(q, beta, sign):
-    """``sign`` times the quantile: ``|z| = gammainccinv(1/beta, 2 p)**(1/beta)`` with the tail ``p = min(q, 1 - q)``."""
-    low = q < 0.5
-    size = _sp.gammainccinv(1.0 / beta, 2.0 * _math_ops.where(low, q, 1.0 - q)) ** (1.0 / beta)
-    return sign * _math_ops.where(low, -size, size)
+    """``sign`` times the quantile: ``|z| = gammainccinv(1/beta, 2 p)**(1/beta)`` with the tail ``p = min(q, 1 - q)``;
+    next to 1/2 ``_from_half``."""
+    w = _math_ops.where
+    density = _gennorm_density_at_0(beta)
+    centre = _math_ops.abs((q - 0.5) / density) ** beta < 1e-20
+    qs = w(centre, 0.25, q)
+    low = qs < 0.5
+    size = _sp.gammainccinv(1.0 / beta, 2.0 * w(low, qs, 1.0 - qs)) ** (1.0 / beta)
+    return sign * w(centre, _from_half(centre, q - 0.5, density), w(low, -size, size))
 
 
 gennorm = _family(
@@ -1031,8 +1046,8 @@ gennorm = _family(
     _math.inf,
     0.0,
     logpdf=lambda z, beta: _math_ops.log(0.5 * beta) - _sp.gammaln(1.0 / beta) - _math_ops.abs(z) ** beta,
-    cdf=lambda z, beta: _math_ops.where(z > 0, 1.0 - _gennorm_tail(z, beta), _gennorm_tail(z, beta)),
-    sf=lambda z, beta: _math_ops.where(z > 0, _gennorm_tail(z, beta), 1.0 - _gennorm_tail(z, beta)),
+    cdf=lambda z, beta: _gennorm_probability(z, beta, upper=False),
+    sf=lambda z, beta: _gennorm_probability(z, beta, upper=True),
     ppf=lambda q, beta: _gennorm_quantile(q, beta, 1.0),
     isf=lambda q, beta: _gennorm_quantile(q, beta, -1.0),
     shapes=("beta",),

@@ -79,3 +79,44 @@ def test_t_values_next_to_the_centre_match_scipy(df):
     h = 1e-6
     fd = (ss.t.cdf(h, df) - ss.t.cdf(-h, df)) / (2 * h)
     assert _grad(lambda x: t.cdf(x, df), 0.0) == pytest.approx(fd, rel=1e-9)
+
+
+@pytest.mark.parametrize("beta", [0.3, 1.0, 1.5, 2.0, 8.0])
+def test_gennorm_distribution_functions_at_the_centre(beta):
+    # the tail Q(1/beta, |z|**beta)/2 at z = 0: the gradient of |z|**beta (0 there) met Q's infinite one, NaN
+    loc, scale = -0.5, 1.5
+    density = ss.gennorm.pdf(loc, beta, loc, scale)
+    g = tl.stats.gennorm
+    assert _grad(lambda x: g.cdf(x, beta, loc, scale), loc) == pytest.approx(density, rel=1e-14)
+    assert _grad(lambda x: g.sf(x, beta, loc, scale), loc) == pytest.approx(-density, rel=1e-14)
+    assert _grad(lambda x: g.logcdf(x, beta, loc, scale), loc) == pytest.approx(2 * density, rel=1e-14)
+    assert _grad(lambda x: g.logsf(x, beta, loc, scale), loc) == pytest.approx(-2 * density, rel=1e-14)
+    assert _grad(lambda q: g.ppf(q, beta, loc, scale), 0.5) == pytest.approx(1 / density, rel=1e-14)
+    assert _grad(lambda q: g.isf(q, beta, loc, scale), 0.5) == pytest.approx(-1 / density, rel=1e-14)
+    assert _grad(lambda b: g.cdf(loc, b, loc, scale), beta) == 0.0
+    assert _grad(lambda b: g.ppf(0.5, b, loc, scale), beta) == 0.0
+    # values on both sides of the switch to the series
+    z = np.concatenate([s * np.geomspace(1e-300, 0.5, 80) for s in (-1.0, 1.0)] + [[0.0]])
+    for method in ("cdf", "sf", "logcdf", "logsf"):
+        np.testing.assert_allclose(
+            getattr(g, method)(z, beta).numpy(), getattr(ss.gennorm, method)(z, beta), rtol=1e-15
+        )
+    q = ss.gennorm.cdf(z, beta)
+    np.testing.assert_allclose(ss.gennorm.cdf(g.ppf(q, beta).numpy(), beta), q, rtol=5e-16)
+
+
+def test_gennorm_centre_closed_forms():
+    # beta = 2 is the normal of scale 1/sqrt(2), beta = 1 the Laplace: their cdf next to 0 and its gradient there
+    z = np.concatenate([s * np.geomspace(1e-300, 1e-3, 40) for s in (-1.0, 1.0)] + [[0.0]])
+    np.testing.assert_allclose(tl.stats.gennorm.cdf(z, 2.0).numpy(), sc.ndtr(z * math.sqrt(2)), rtol=4e-16)
+    np.testing.assert_allclose(tl.stats.gennorm.sf(z, 1.0).numpy(), ss.laplace.sf(z), rtol=4e-16)
+    assert _grad(lambda x: tl.stats.gennorm.cdf(x, 2.0), 0.0) == pytest.approx(1 / math.sqrt(math.pi), rel=1e-15)
+
+
+def test_gennorm_near_the_centre_for_a_large_beta_against_mpmath():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 30
+    beta, z = 100.0, -1.6e-4  # SciPy's gennorm.cdf gives 0.5 here (its 1 - Q/2 rounds); the series is exact
+    density = beta / (2 * mpmath.gamma(1 / beta))
+    want = mpmath.mpf(0.5) + mpmath.quad(lambda t: density * mpmath.exp(-(abs(t) ** beta)), [0, z])
+    assert float(tl.stats.gennorm.cdf(z, beta)) == pytest.approx(float(want), rel=1e-15)
