@@ -300,6 +300,8 @@ from .ops.numpy_extra import (
 )
 from .ops.polynomial import poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, roots
 from .ops.numpy_more import (
+    apply_along_axis,
+    apply_over_axes,
     diag_indices_from,
     diagflat,
     divmod,
@@ -311,6 +313,7 @@ from .ops.numpy_more import (
     ix_,
     mask_indices,
     modf,
+    piecewise,
     place,
     put,
     put_along_axis,

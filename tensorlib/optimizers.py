@@ -1122,6 +1122,14 @@ class SGD(Optimizer):
         # With dampening, a variable's first step differs (buf = g): each variable counts its steps.
         return ("step",) if self.momentum > 0 and self.dampening else ()
 
+    def _slots_for(self, key: str, var: Variable) -> dict:
+        seen = self._slots.get(var._id)
+        started = seen is not None and "momentum" in seen[2] and "step" not in seen[2]
+        slots = super()._slots_for(key, var)
+        if started and "step" in slots:  # dampening set after the buffer took steps: the next is no first step
+            slots["step"] = Variable(np.int64(1), name=slots["step"].name, trainable=False, backend=var.backend)
+        return slots
+
     def _update(self, var, grad, lr, step, slots):
         if self.weight_decay:
             grad = grad + self.weight_decay * var

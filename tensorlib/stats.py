@@ -1,8 +1,8 @@
 """``tl.stats``: distributions with SciPy's names and arguments (``logpdf``/``logpmf``, ``pdf``/``pmf``, ``cdf``,
 ``sf``, their logs and, where closed forms exist, ``ppf``/``isf``), differentiable in their continuous arguments:
 ``norm``, ``t``, ``beta``, ``gamma``, ``chi2``, ``uniform``, ``expon``, ``laplace``, ``logistic``, ``cauchy``,
-``pareto``, ``dirichlet``, ``multivariate_normal``, and the counts ``poisson``, ``binom``, ``bernoulli``, ``geom``,
-``nbinom``, ``multinomial``.
+``pareto``, ``gennorm``, ``vonmises``, ``wrapcauchy``, ``dirichlet``, ``multivariate_normal``, and the counts
+``poisson``, ``binom``, ``bernoulli``, ``geom``, ``nbinom``, ``betabinom``, ``multinomial``.
 
 Each is a composition of tensorlib ops (``tl.special``, ``tl.linalg``), so
 gradients of every order come from theirs: ``tl.grad`` of a log-likelihood
@@ -788,7 +788,19 @@ def _bound(where, first, x, shapes, defaults, args, kwargs) -> tuple:
 
 
 def _family(
-    name, low, high, stand_in, logpdf, cdf, sf, ppf=None, isf=None, logcdf=None, logsf=None, shapes=(), valid=None
+    name,
+    low,
+    high,
+    stand_in,
+    logpdf,
+    cdf=None,
+    sf=None,
+    ppf=None,
+    isf=None,
+    logcdf=None,
+    logsf=None,
+    shapes=(),
+    valid=None,
 ):
     """A SimpleNamespace of SciPy's methods for the distribution ``name`` of ``loc + scale * Z``, ``Z``'s support
     ``[low, high]``: each formula takes the standardized ``z = (x - loc) / scale`` (``stand_in`` where ``z`` is off
@@ -838,11 +850,14 @@ def _family(
     methods = dict(
         logpdf=at_x("logpdf", logpdf, -_math.inf, -_math.inf, minus_log_scale=True),
         pdf=at_x("pdf", logpdf, -_math.inf, -_math.inf, minus_log_scale=True, exp=True),
-        cdf=at_x("cdf", cdf, 0.0, 1.0),
-        sf=at_x("sf", sf, 1.0, 0.0),
-        logcdf=at_x("logcdf", logcdf or _log_of(cdf, sf), -_math.inf, 0.0),
-        logsf=at_x("logsf", logsf or _log_of(sf, cdf), 0.0, -_math.inf),
     )
+    if cdf is not None:  # a density without a closed-form distribution function (vonmises) has none
+        methods.update(
+            cdf=at_x("cdf", cdf, 0.0, 1.0),
+            sf=at_x("sf", sf, 1.0, 0.0),
+            logcdf=at_x("logcdf", logcdf or _log_of(cdf, sf), -_math.inf, 0.0),
+            logsf=at_x("logsf", logsf or _log_of(sf, cdf), 0.0, -_math.inf),
+        )
     if ppf is not None:
         methods.update(ppf=at_q("ppf", ppf, low, high), isf=at_q("isf", isf, high, low))
     return SimpleNamespace(**methods)
@@ -946,6 +961,54 @@ pareto = _family(
     shapes=("b",),
     valid=lambda b: b > 0,
 )
+vonmises = _family(
+    "vonmises",
+    -_math.inf,
+    _math.inf,
+    0.0,
+    # kappa cos z - log(2 pi I0(kappa)), with I0's exponential scaled out: no overflow for a large kappa
+    logpdf=lambda z, kappa: kappa * (_math_ops.cos(z) - 1.0) - _math.log(2 * _math.pi) - _math_ops.log(_sp.i0e(kappa)),
+    shapes=("kappa",),
+    valid=lambda kappa: kappa > 0,
+)
+wrapcauchy = _family(
+    "wrapcauchy",
+    0.0,
+    2 * _math.pi,
+    1.0,
+    logpdf=lambda z, c: (
+        _math_ops.log1p(-c * c) - _math.log(2 * _math.pi) - _math_ops.log1p(c * c - 2.0 * c * _math_ops.cos(z))
+    ),
+    shapes=("c",),
+    valid=lambda c: _all(c > 0, c < 1),
+)
+
+
+def _gennorm_tail(z, beta):
+    """P(Z > |z|) = Q(1/beta, |z|**beta) / 2."""
+    return 0.5 * _sp.gammaincc(1.0 / beta, _math_ops.abs(z) ** beta)
+
+
+def _gennorm_quantile(q, beta, sign):
+    """``sign`` times the quantile: ``|z| = gammainccinv(1/beta, 2 p)**(1/beta)`` with the tail ``p = min(q, 1 - q)``."""
+    low = q < 0.5
+    size = _sp.gammainccinv(1.0 / beta, 2.0 * _math_ops.where(low, q, 1.0 - q)) ** (1.0 / beta)
+    return sign * _math_ops.where(low, -size, size)
+
+
+gennorm = _family(
+    "gennorm",
+    -_math.inf,
+    _math.inf,
+    0.0,
+    logpdf=lambda z, beta: _math_ops.log(0.5 * beta) - _sp.gammaln(1.0 / beta) - _math_ops.abs(z) ** beta,
+    cdf=lambda z, beta: _math_ops.where(z > 0, 1.0 - _gennorm_tail(z, beta), _gennorm_tail(z, beta)),
+    sf=lambda z, beta: _math_ops.where(z > 0, _gennorm_tail(z, beta), 1.0 - _gennorm_tail(z, beta)),
+    ppf=lambda q, beta: _gennorm_quantile(q, beta, 1.0),
+    isf=lambda q, beta: _gennorm_quantile(q, beta, -1.0),
+    shapes=("beta",),
+    valid=lambda beta: beta > 0,
+)
 chi2 = _family(
     "chi2",
     0.0,
@@ -983,7 +1046,7 @@ def _binomial_log_density(k, n, p) -> Tensor:
     return w(_math_ops.logical_or(zero, full), ends, w(interior, saddle, -_math.inf))
 
 
-def _counts(name, shapes, valid, high, logpmf, cdf, sf, low=0.0):
+def _counts(name, shapes, valid, high, logpmf, cdf=None, sf=None, low=0.0):
     """SciPy's methods of a distribution on the integers ``low .. high(*shapes)`` shifted by ``loc``: each formula
     takes an integer ``k`` on the support (a stand-in elsewhere, so no gradient meets a NaN) and the shapes;
     off the support SciPy's values, NaN for invalid parameters or a NaN ``k``."""
@@ -1012,14 +1075,15 @@ def _counts(name, shapes, valid, high, logpmf, cdf, sf, low=0.0):
 
         return body
 
-    return SimpleNamespace(
-        logpmf=method("logpmf", mass),
-        pmf=method("pmf", lambda k, *params: _math_ops.exp(mass(k, *params))),
-        cdf=method("cdf", tail(cdf, 0.0)),
-        sf=method("sf", tail(sf, 1.0)),
-        logcdf=method("logcdf", _log_of(tail(cdf, 0.0), tail(sf, 1.0))),
-        logsf=method("logsf", _log_of(tail(sf, 1.0), tail(cdf, 0.0))),
-    )
+    methods = dict(logpmf=method("logpmf", mass), pmf=method("pmf", lambda k, *params: _math_ops.exp(mass(k, *params))))
+    if cdf is not None:  # betabinom's distribution function is a hypergeometric sum: none
+        methods.update(
+            cdf=method("cdf", tail(cdf, 0.0)),
+            sf=method("sf", tail(sf, 1.0)),
+            logcdf=method("logcdf", _log_of(tail(cdf, 0.0), tail(sf, 1.0))),
+            logsf=method("logsf", _log_of(tail(sf, 1.0), tail(cdf, 0.0))),
+        )
+    return SimpleNamespace(**methods)
 
 
 def _is_count(n) -> Tensor:
@@ -1039,12 +1103,23 @@ binom = _counts(
     cdf=lambda k, n, p: _sp.betaincc(k + 1.0, _math_ops.maximum(n - k, 1.0), p),  # I_{1-p}(n - k, k + 1)
     sf=lambda k, n, p: _sp.betainc(k + 1.0, _math_ops.maximum(n - k, 1.0), p),
 )
+betabinom = _counts(
+    "betabinom",
+    ("n", "a", "b"),
+    lambda n, a, b: _all(_is_count(n), a > 0, b > 0),
+    lambda n, a, b: n,
+    # C(n, k) B(k + a, n - k + b) / B(a, b), with C(n, k) = 1 / ((n + 1) B(n - k + 1, k + 1))
+    logpmf=lambda k, n, a, b: (
+        -_math_ops.log(n + 1.0) - _sp.betaln(n - k + 1.0, k + 1.0) + _sp.betaln(k + a, n - k + b) - _sp.betaln(a, b)
+    ),
+)
 bernoulli = _counts(
     "bernoulli",
     ("p",),
     lambda p: _probability_in(p),
     lambda p: 1.0,
-    logpmf=lambda k, p: _math_ops.where(_math_ops.equal(k, 1.0), _math_ops.log(p), _math_ops.log1p(-p)),
+    # the binomial's ends: log(p) at k = 1 met p = 0 in the branch not taken (k = 0), a NaN gradient there
+    logpmf=lambda k, p: _binomial_log_density(k, 1.0, p),
     cdf=lambda k, p: 1.0 - p,
     sf=lambda k, p: p + 0.0 * k,
 )
@@ -1072,6 +1147,7 @@ nbinom = _counts(
 __all__ = [
     "bernoulli",
     "beta",
+    "betabinom",
     "binom",
     "geom",
     "nbinom",
@@ -1080,6 +1156,7 @@ __all__ = [
     "dirichlet",
     "expon",
     "gamma",
+    "gennorm",
     "laplace",
     "logistic",
     "multinomial",
@@ -1089,4 +1166,6 @@ __all__ = [
     "poisson",
     "t",
     "uniform",
+    "vonmises",
+    "wrapcauchy",
 ]

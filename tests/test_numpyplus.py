@@ -512,6 +512,8 @@ def test_histograms_against_jax():
     h, edges = tl.histogramdd(np.stack([x, y], 1), bins=3, density=True)
     jh, jedges = jnp.histogramdd(np.stack([x, y], 1), bins=3, density=True)
     np.testing.assert_allclose(h.numpy(), jh, rtol=1e-12)
+    for e, je in zip(edges, jedges):
+        np.testing.assert_allclose(e.numpy(), je, rtol=1e-12)
     np.testing.assert_allclose(tl.histogram_bin_edges(x, 6).numpy(), jnp.histogram_bin_edges(x, 6), rtol=1e-12)
 
 
@@ -609,3 +611,53 @@ def test_writers_against_jax():
     np.testing.assert_array_equal(
         tl.put(a, [0, 5], [9.0, 8.0]).numpy(), jnp.put(a, np.array([0, 5]), np.array([9.0, 8.0]), inplace=False)
     )
+
+
+# ---------------------------------------------------------------- functions applied to parts of a tensor
+def test_apply_along_axis_matches_numpy_and_differentiates():
+    a = RNG.standard_normal((3, 4, 2))
+    pairs = [
+        (lambda v: tl.sum(v * v), lambda v: np.sum(v * v)),
+        (lambda v: tl.stack([tl.max(v), tl.min(v)]), lambda v: np.stack([v.max(), v.min()])),
+        (lambda v: tl.outer(v, v[:2]), lambda v: np.outer(v, v[:2])),
+    ]
+    for axis in (0, 1, 2, -1):
+        for f, nf in pairs:
+            got, want = tl.apply_along_axis(f, axis, a), np.apply_along_axis(nf, axis, a)
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-14)
+    check_grads(lambda a: tl.apply_along_axis(lambda v: tl.sum(tl.sin(v)) * v, 1, a), (a,), order=2)
+    with pytest.raises(ValueError, match=r"^apply_along_axis: cannot apply along axis 0 when another dimension is 0"):
+        tl.apply_along_axis(tl.sum, 0, np.ones((2, 0)))
+
+
+def test_apply_over_axes_matches_numpy():
+    a = RNG.standard_normal((2, 3, 4))
+    for func, nfunc, axes in ((tl.sum, np.sum, [0, 2]), (tl.mean, np.mean, 1), (tl.cumsum, np.cumsum, [2, 0])):
+        np.testing.assert_allclose(
+            tl.apply_over_axes(lambda t, ax: func(t, axis=ax), a, axes).numpy(),
+            np.apply_over_axes(nfunc, a, axes),
+            rtol=1e-14,
+        )
+    with pytest.raises(ValueError, match=r"^apply_over_axes: func returned an array of rank 0 for axis 0"):
+        tl.apply_over_axes(lambda t, ax: tl.sum(t), a, [0])
+
+
+def test_piecewise_calls_each_function_on_its_elements_only():
+    x = np.linspace(-2.5, 2.5, 7)
+    cases = [
+        ([x < 0, x > 0], [lambda v: -v, lambda v: v**2]),
+        ([x < 0], [lambda v: -v, 1.5]),
+        ([x < 0, x < 1], [1.0, 2.0, 3.0]),
+        (x > 0, [lambda v: v + 1]),
+    ]
+    for conds, funcs in cases:
+        np.testing.assert_allclose(tl.piecewise(x, conds, funcs).numpy(), np.piecewise(x, conds, funcs), rtol=1e-15)
+    # sqrt never sees the negative values: no NaN value and no NaN gradient from the branch not taken
+    # (a where(x > 0, sqrt(x), 0) gives NaN gradients at x < 0).
+    g = tl.grad(lambda x: tl.sum(tl.piecewise(x, [x > 0], [tl.sqrt, 0.0])))(tl.tensor([-1.0, 0.0, 4.0]))
+    np.testing.assert_allclose(g.numpy(), [0.0, 0.0, 0.25])
+    traced = tl.function(lambda x: tl.piecewise(x, [x < 0], [lambda v: -v, lambda v: v * 2]))(x)
+    np.testing.assert_allclose(traced.numpy(), np.piecewise(x, [x < 0], [lambda v: -v, lambda v: v * 2]))
+    with pytest.raises(ValueError, match=r"^piecewise: with 2 condition\(s\), funclist must have 2 or 3 items, got 1"):
+        tl.piecewise(x, [x < 0, x > 0], [1.0])

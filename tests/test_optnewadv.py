@@ -440,6 +440,22 @@ def test_momentum_set_after_the_first_steps_starts_its_buffer(dampening, traced)
     np.testing.assert_allclose(w.numpy(), p.detach().numpy(), rtol=1e-15)
 
 
+def test_dampening_set_after_momentum_steps_damps_the_running_buffer():
+    # Its step counter, made then, started at 0 and took the next step for the buffer's first (buf = g): w was
+    # [0.19, 2.37] where torch.optim.SGD's param group with dampening set at step 2 gives [0.38, 2.37].
+    grads = [np.array([1.0, -2.0]), np.array([0.5, 1.0]), np.array([2.0, 0.0]), np.array([-1.0, 1.0])]
+    w, opt = tl.Variable(np.array([1.0, 2.0])), O.SGD(0.1, momentum=0.9)
+    want, buf = np.array([1.0, 2.0]), None
+    for i, g in enumerate(grads):
+        if i == 2:
+            opt.dampening = 0.5
+        opt.apply([tl.tensor(g)], [w])
+        buf = g.copy() if buf is None else 0.9 * buf + (0.5 if i >= 2 else 1.0) * g
+        want = want - 0.1 * buf
+    np.testing.assert_allclose(w.numpy(), want, rtol=1e-15)
+    np.testing.assert_allclose(w.numpy(), [0.3806, 2.3668], rtol=1e-12)  # torch.optim.SGD's, run once
+
+
 def test_amsgrad_and_centered_set_after_a_step_start_their_slots():
     # Adam's amsgrad and RMSprop's centered set after a step failed with KeyError 'v_max' / 'mean_grad'.  The new
     # slot starts at 0: amsgrad's running maximum is then v itself, centered's mean starts from this gradient.

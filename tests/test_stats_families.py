@@ -27,6 +27,8 @@ FAMILIES = [
     ("chi2", (0.5,)),
     ("pareto", (2.5,)),
     ("pareto", (0.5,)),
+    ("gennorm", (1.5,)),
+    ("gennorm", (0.5,)),
 ]
 METHODS = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
@@ -218,3 +220,33 @@ def test_multinomial_matches_scipy_and_the_formula():
     np.testing.assert_allclose(g.numpy(), x[2] / p, rtol=1e-14)
     with pytest.raises(ValueError, match=r"multinomial.logpmf: x and p must have the categories on their last axis"):
         tl.stats.multinomial.logpmf(tl.tensor(x), 3, tl.tensor(p[:2]))
+
+
+@pytest.mark.parametrize(("name", "shapes"), [("vonmises", (2.0,)), ("vonmises", (800.0,)), ("wrapcauchy", (0.3,))])
+def test_circular_densities_match_scipy(name, shapes):
+    x = np.concatenate([RNG.normal(size=20) * 3, [0.0, 6.2, 6.3, 7.0, -7.0, np.inf, np.nan]])
+    for method in ("logpdf", "pdf"):
+        for loc, scale in ((0.0, 1.0), (0.7, 2.5)):
+            got = getattr(getattr(tl.stats, name), method)(tl.tensor(x), *shapes, loc, scale).numpy()
+            want = getattr(getattr(ss, name), method)(x, *shapes, loc, scale)
+            np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-300)
+    # the von Mises normalizer with I0 scaled: finite at kappa = 1e4 (I0 itself overflows past 700)
+    assert np.isfinite(tl.stats.vonmises.logpdf(tl.tensor(0.0, "float64"), 1e4).numpy())
+    check_grads(
+        lambda x, k: tl.stats.vonmises.logpdf(x, k), (tl.tensor(np.array([0.3, -2.0])), tl.tensor(2.5)), order=2
+    )
+
+
+def test_betabinom_matches_scipy_and_sums_to_one():
+    k = np.array([-1.0, 0.0, 1.0, 2.0, 2.5, 5.0, 6.0, np.inf, np.nan])
+    for loc in (0.0, 1.0):
+        for method in ("logpmf", "pmf"):
+            got = getattr(tl.stats.betabinom, method)(tl.tensor(k), 5, 2.0, 3.0, loc).numpy()
+            np.testing.assert_allclose(got, getattr(ss.betabinom, method)(k, 5, 2.0, 3.0, loc), rtol=1e-12)
+    total = tl.sum(tl.stats.betabinom.pmf(tl.tensor(np.arange(31.0)), 30, 0.7, 2.5))
+    assert float(total) == pytest.approx(1.0, abs=1e-13)
+    check_grads(
+        lambda a, b: tl.stats.betabinom.logpmf(tl.tensor(np.array([0.0, 3.0])), 5, a, b),
+        (tl.tensor(2.0), tl.tensor(3.0)),
+        order=2,
+    )

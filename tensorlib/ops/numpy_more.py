@@ -261,7 +261,7 @@ def setxor1d(ar1, ar2, assume_unique: bool = False) -> Tensor:
 
 
 # ------------------------------------------------------------------ histograms
-def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Tensor:  # noqa: A002
+def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Tensor:
     """``numpy.histogram_bin_edges``: the edges :func:`histogram` uses (``bins`` a number of equal bins, the
     edges, or one of NumPy's estimators, eager only); ``weights`` are checked as NumPy checks them, unused.
 
@@ -286,7 +286,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Tensor:  # noqa
     return histogram_edges(a, bins, range, "histogram_bin_edges", where)
 
 
-def histogramdd(sample, bins=10, range=None, density: bool = False, weights=None) -> tuple:  # noqa: A002
+def histogramdd(sample, bins=10, range=None, density: bool = False, weights=None) -> tuple:
     """``numpy.histogramdd``: ``(hist, edges)`` of ``N`` points in ``D`` dimensions (an ``(N, D)`` array or a
     sequence of ``D`` arrays of ``N`` values); per dimension ``bins`` is a number of equal bins or the edges
     (one for all, or one per dimension) and ``range`` a ``(min, max)`` or None.  Bins are closed on the left,
@@ -369,7 +369,7 @@ def histogramdd(sample, bins=10, range=None, density: bool = False, weights=None
     return hist, edges
 
 
-def histogram2d(x, y, bins=10, range=None, density: bool = False, weights=None) -> tuple:  # noqa: A002
+def histogram2d(x, y, bins=10, range=None, density: bool = False, weights=None) -> tuple:
     """``numpy.histogram2d``: ``(hist, xedges, yedges)`` of the points ``(x[i], y[i])``, :func:`histogramdd`
     of two dimensions (``bins``: a number or edges for both, or one per axis).
 
@@ -571,6 +571,120 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = False) -> Tenso
         end = size
     positions = np.arange(0, end, step, dtype=np.int64)
     return _put(a, positions, val, "raise", "fill_diagonal")
+
+
+# ------------------------------------------------------------------ functions applied to parts of a tensor
+def apply_along_axis(func1d, axis: int, arr, *args, **kwargs) -> Tensor:
+    """``numpy.apply_along_axis``: ``func1d`` (a function of tensors) called on every 1-d slice of ``arr``
+    along ``axis``, its results (scalars or arrays of one shape) stacked where the axis was.  A Python loop
+    over the slices (its size must be known), so gradients, tapes and tracing see each call.
+
+    >>> import tensorlib as tl
+    >>> tl.apply_along_axis(lambda v: tl.sum(v * v), 1, tl.tensor([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist()
+    [5.0, 25.0]
+    """
+    from .array import moveaxis
+
+    arr = as_tensor(arr)
+    try:
+        axis = normalize_axis(axis, arr.ndim)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"apply_along_axis: {e} ({_describe('arr', arr)})") from None
+    outer = arr.shape[:axis] + arr.shape[axis + 1 :]
+    if None in outer:
+        raise ValueError(
+            f"apply_along_axis: the sizes outside axis {axis} must be known, got {_describe('arr', arr)} (unknown size)"
+        )
+    if 0 in outer:
+        raise ValueError(
+            f"apply_along_axis: cannot apply along axis {axis} when another dimension is 0 ({_describe('arr', arr)})"
+        )
+    rows = shape_ops.reshape(
+        moveaxis(arr, axis, -1), (math.prod(outer), arr.shape[axis] if arr.shape[axis] is not None else -1)
+    )
+    results = [as_tensor(func1d(rows[i], *args, **kwargs)) for i in builtins.range(rows.shape[0])]
+    if len({(r.shape, r.dtype) for r in results}) > 1:
+        raise ValueError(
+            f"apply_along_axis: func1d returned results of different shapes or dtypes for {_describe('arr', arr)}"
+        )
+    result = results[0]
+    stacked = shape_ops.reshape(shape_ops.stack(results), outer + result.shape)
+    # the result's own axes take the place of axis, as NumPy's
+    return moveaxis(
+        stacked, tuple(builtins.range(len(outer), stacked.ndim)), tuple(builtins.range(axis, axis + result.ndim))
+    )
+
+
+def apply_over_axes(func, a, axes) -> Tensor:
+    """``numpy.apply_over_axes``: ``func(a, axis)`` for each axis in turn, each result kept at ``a``'s rank (an
+    axis the function removed comes back with size 1), e.g. ``apply_over_axes(tl.sum, x, [0, 2])``.
+
+    >>> import tensorlib as tl
+    >>> tl.apply_over_axes(tl.sum, tl.ones((2, 3, 4)), [0, 2]).numpy().tolist()
+    [[[8.0], [8.0], [8.0]]]
+    """
+    a = as_tensor(a)
+    for axis in np.atleast_1d(axes).tolist():
+        axis = normalize_axis(axis, a.ndim) if axis < 0 else axis
+        result = as_tensor(func(a, axis))
+        if result.ndim == a.ndim - 1:
+            result = shape_ops.expand_dims(result, axis)
+        if result.ndim != a.ndim:
+            raise ValueError(
+                f"apply_over_axes: func returned an array of rank {result.ndim} for axis {axis} of {_describe('a', a)}; "
+                f"it must keep the rank or drop that axis"
+            )
+        a = result
+    return a
+
+
+def piecewise(x, condlist, funclist, *args, **kw) -> Tensor:
+    """``numpy.piecewise``: ``x``'s dtype and shape, where ``condlist[k]`` holds the value of ``funclist[k]``
+    (a function called on the elements selected, so a branch never sees, nor sends a gradient from, the others;
+    or a constant); one extra function is the otherwise case; later conditions win; elements no condition
+    selects are 0.  Differentiable in ``x`` through the functions; eager or traced.
+
+    >>> import tensorlib as tl
+    >>> x = tl.tensor([-2.0, 0.0, 3.0])
+    >>> tl.piecewise(x, [x < 0, x > 0], [lambda v: -v, lambda v: tl.sqrt(v)]).numpy().round(4).tolist()
+    [2.0, 0.0, 1.7321]
+    """
+    from .array import ravel
+    from .search import flatnonzero
+
+    x = as_tensor(x)
+    if isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(condlist) == x.ndim or isinstance(condlist, bool):
+        condlist = [condlist]
+    conds = [as_tensor(c) for c in condlist]
+    for k, c in enumerate(conds):
+        if c.dtype != _dt.bool_:
+            raise TypeError(f"piecewise: condition {k} must be boolean, got {_describe('condition', c)}")
+    conds = [shape_ops.broadcast_to(c, x.shape) if c.shape != x.shape else c for c in conds]
+    funclist = list(funclist)
+    if len(funclist) == len(conds) + 1:
+        from .reduce import any as reduce_any
+
+        otherwise = (
+            math_ops.logical_not(reduce_any(shape_ops.stack(conds), axis=0))
+            if conds
+            else math_ops.ones_like(x, _dt.bool_)
+        )
+        conds.append(otherwise)
+    elif len(funclist) != len(conds):
+        raise ValueError(
+            f"piecewise: with {len(conds)} condition(s), funclist must have {len(conds)} or {len(conds) + 1} items, got {len(funclist)}"
+        )
+    flat = ravel(x)
+    y = math_ops.zeros_like(flat)
+    for cond, func in zip(conds, funclist):
+        where = flatnonzero(cond)
+        if callable(func):
+            values = as_tensor(func(shape_ops.take(flat, where), *args, **kw))
+        else:
+            values = as_tensor(func)
+        values = _cast_exactly(values, flat, "piecewise")
+        y = y.at[where].set(values if values.shape == where.shape else shape_ops.broadcast_like(values, where))
+    return shape_ops.reshape_like(y, x)
 
 
 # ------------------------------------------------------------------ index helpers from an array

@@ -766,3 +766,81 @@ OPINFOS += [
         ),
     ),
 ]
+
+
+# ---------------------------------------------------------------- functions applied to parts of a tensor
+_SLICE_FUNCTIONS = {  # name: (tensorlib function, NumPy function) of a 1-d slice
+    "sum_of_squares": (lambda v: tl.sum(v * v), lambda v: np.sum(v * v)),
+    "extremes": (lambda v: tl.stack([tl.max(v), tl.min(v)]), lambda v: np.stack([v.max(), v.min()])),
+    "outer": (lambda v: tl.outer(v, v[:2]), lambda v: np.outer(v, v[:2])),
+}
+
+
+@st.composite
+def _apply_along_axis_draw(draw, dtype):
+    arr = _random(draw, dtype, draw(st.sampled_from([(3,), (2, 3), (2, 3, 2)])))
+    return SampleInput(
+        (draw(st.sampled_from(sorted(_SLICE_FUNCTIONS))), draw(st.integers(-arr.ndim, arr.ndim - 1)), arr),
+        grad_argnums=(2,),
+    )
+
+
+@st.composite
+def _apply_over_axes_draw(draw, dtype):
+    a = draw(tensors(dtype, draw(st.sampled_from([(2, 3), (2, 3, 2)]))))
+    axes = draw(st.lists(st.integers(0, a.ndim - 1), min_size=1, max_size=2, unique=True))
+    return SampleInput((draw(st.sampled_from(["sum", "cumsum"])), a, axes), grad_argnums=(1,))
+
+
+_PIECES = {  # name: (conditions of x, functions) for tensorlib and for NumPy
+    "abs_square": (lambda x: [x < 0, x > 0], (lambda v: -v, lambda v: v**2)),
+    "otherwise": (lambda x: [x < -0.5], (lambda v: v * 3.0, lambda v: v - 1.0)),
+    "constants": (lambda x: [x < 0, x < 1], (1.0, 2.0, lambda v: v)),
+}
+
+
+@st.composite
+def _piecewise_draw(draw, dtype):
+    x = _random(draw, dtype, draw(st.sampled_from([(), (5,), (2, 3)])))
+    return SampleInput((x, draw(st.sampled_from(sorted(_PIECES)))))
+
+
+def _piecewise(lib):
+    def call(x, name):
+        conditions, functions = _PIECES[name]
+        return lib.piecewise(x, conditions(x), list(functions))
+
+    return call
+
+
+OPINFOS += [
+    OpInfo(
+        "apply_along_axis",
+        lambda name, axis, arr: tl.apply_along_axis(_SLICE_FUNCTIONS[name][0], axis, arr),
+        lambda name, axis, arr: np.apply_along_axis(_SLICE_FUNCTIONS[name][1], axis, arr),
+        _apply_along_axis_draw,
+        op_types=("Pack",),
+        error_inputs=(
+            ErrorInput(
+                ("outer", 0, np.ones((2, 0))),
+                match=r"^apply_along_axis: cannot apply along axis 0 when another dimension is 0",
+            ),
+        ),
+    ),
+    OpInfo(
+        "apply_over_axes",
+        lambda name, a, axes: tl.apply_over_axes(getattr(tl, name), a, axes),
+        lambda name, a, axes: np.apply_over_axes(getattr(np, name), a, axes),
+        _apply_over_axes_draw,
+        op_types=(),
+        dtypes=NUMERIC,
+    ),
+    OpInfo(
+        "piecewise",
+        _piecewise(tl),
+        _piecewise(np),
+        _piecewise_draw,
+        op_types=(),
+        kinks=True,
+    ),
+]
