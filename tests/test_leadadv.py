@@ -120,3 +120,27 @@ def test_gennorm_near_the_centre_for_a_large_beta_against_mpmath():
     density = beta / (2 * mpmath.gamma(1 / beta))
     want = mpmath.mpf(0.5) + mpmath.quad(lambda t: density * mpmath.exp(-(abs(t) ** beta)), [0, z])
     assert float(tl.stats.gennorm.cdf(z, beta)) == pytest.approx(float(want), rel=1e-15)
+
+
+def test_squareplus_does_not_overflow_where_x_squared_does():
+    # x**2 overflows from 1.3e154 (1.8e19 in float32): squareplus(1e200) was inf (right: 1e200) and squareplus(-1e200)
+    # 0 (right: b / (4 |x|) = 1e-200, the closed form b / (2 (sqrt(x**2 + b) - x)) for x << 0)
+    x = np.array([-1e300, -1e200, -1e10, -2.0, 2.0, 1e10, 1e200, 1e300])
+    for b in (4.0, 0.5):
+        exact = np.where(x > 0, x + b / (4 * x), b / (4 * np.abs(x)))  # the next terms are below 1e-20 relative
+        exact[np.abs(x) < 10] = [
+            (v + math.sqrt(v * v + b)) / 2 if v >= 0 else b / (2 * (math.sqrt(v * v + b) - v))
+            for v in x[np.abs(x) < 10]
+        ]
+        np.testing.assert_allclose(tl.nn.squareplus(tl.tensor(x), b).numpy(), exact, rtol=1e-15)
+        x32 = np.array([-1e30, -3e19, 3e19, 1e30], np.float32)
+        want32 = np.where(x32 > 0, x32.astype(np.float64), b / (4 * np.abs(x32.astype(np.float64))))
+        np.testing.assert_allclose(tl.nn.squareplus(tl.tensor(x32), b).numpy(), want32, rtol=1e-6)
+    # its derivative (1 + x / sqrt(x**2 + b)) / 2: 1 and b / (4 x**2) there
+    got = tl.grad(lambda t: tl.sum(tl.nn.squareplus(t)))(tl.tensor(np.array([-1e10, 1e200]))).numpy()
+    np.testing.assert_allclose(got, [1e-20, 1.0], rtol=1e-12)
+    # and in b, 1 / (4 sqrt(x**2 + b)) (x >= 0), at b = 0 too
+    gb = tl.grad(lambda b: tl.sum(tl.nn.squareplus(tl.tensor(np.array([-1e200, 3.0, 0.5])), b)))(
+        tl.tensor(0.0, "float64")
+    )
+    assert float(gb) == pytest.approx(1 / 4e200 + 1 / 12 + 1 / 2, rel=1e-14)

@@ -367,14 +367,18 @@ def sparse_sigmoid(x) -> Tensor:
 def squareplus(x, b=4.0) -> Tensor:
     """``(x + sqrt(x**2 + b)) / 2`` (``jax.nn.squareplus``, arXiv:2112.11687); for negative ``x`` the equal
     ``b / (2 (sqrt(x**2 + b) - x))``, which does not cancel (the sum form gives 0 at x = -1e4 in float32
-    where the value is 2e-4).
+    where the value is 2e-4).  ``sqrt(x**2 + b)`` is ``|x| sqrt(1 + b / x / x)`` for ``|x| > 1``: ``x**2`` overflows
+    from 1.3e154 (1.8e19 in float32), where squareplus gave inf for x and 0 for b / (4 |x|).
 
     >>> import tensorlib as tl
     >>> [round(v, 4) for v in tl.nn.squareplus(tl.tensor([0.0, 1.5, -1e4])).numpy().tolist()]
     [1.0, 2.0, 0.0002]
     """
     x = _float_input(x, "squareplus")
-    root = math_ops.sqrt(math_ops.square(x) + b)
+    size = math_ops.abs(x)
+    large = math_ops.greater(size, 1.0)
+    big, small = math_ops.where(large, size, 1.0), math_ops.where(large, 1.0, x)  # no inf or 0 * inf in a gradient
+    root = math_ops.where(large, big * math_ops.sqrt(1.0 + b / big / big), math_ops.sqrt(math_ops.square(small) + b))
     negative = math_ops.less(x, 0.0)
     spread = math_ops.where(negative, root - x, 1.0)  # >= sqrt(b) where it is used; 1 elsewhere (no 0/0)
     return math_ops.where(negative, b / (2.0 * spread), (x + root) / 2.0)
