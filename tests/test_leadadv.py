@@ -144,3 +144,48 @@ def test_squareplus_does_not_overflow_where_x_squared_does():
         tl.tensor(0.0, "float64")
     )
     assert float(gb) == pytest.approx(1 / 4e200 + 1 / 12 + 1 / 2, rel=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "q"),
+    [
+        ("gammaincinv", (0.5,), 0.0),
+        ("gammaincinv", (2.0,), 0.0),
+        ("gammaincinv", (2.0,), 1.0),
+        ("gammainccinv", (2.0,), 1.0),
+        ("gammainccinv", (0.3,), 0.0),
+        ("betaincinv", (2.0, 3.0), 1.0),
+        ("betaincinv", (0.5, 0.5), 0.0),
+        ("betainccinv", (2.0, 3.0), 0.0),
+        ("betainccinv", (0.4, 3.0), 1.0),
+    ],
+)
+def test_inverse_gradients_in_the_parameters_at_the_ends(name, params, q):
+    # x is the end of the support for every parameter there (SciPy's value is constant: finite differences 0);
+    # the implicit-function quotient -(dF/da) / density(x) read 0 / 0 or inf / inf, a NaN gradient
+    ours, theirs = getattr(tl.special, name), getattr(sc, name)
+    args = [tl.tensor(v, "float64") for v in (*params, q)]
+    grads = tl.grad(lambda *a: ours(*a), argnums=tuple(range(len(params))))(*args)
+    for i, g in enumerate(grads):
+        step = 1e-6 * params[i]
+        shifted = [list(params), list(params)]
+        shifted[0][i] += step
+        shifted[1][i] -= step
+        assert theirs(*shifted[0], q) == theirs(*shifted[1], q) == theirs(*params, q)  # 0, 1 or inf for all
+        assert float(g) == 0.0
+    # beside the ends the rule is unchanged: against finite differences of SciPy
+    inner = 1e-3 if q == 0.0 else 1 - 1e-3
+    g = tl.grad(lambda a: ours(a, *[tl.tensor(v, "float64") for v in params[1:]], inner))(
+        tl.tensor(params[0], "float64")
+    )
+    step = 1e-6 * params[0]
+    fd = (theirs(params[0] + step, *params[1:], inner) - theirs(params[0] - step, *params[1:], inner)) / (2 * step)
+    assert float(g) == pytest.approx(fd, rel=1e-6)
+
+
+def test_quantile_gradients_in_the_shapes_at_q_zero_and_one():
+    # beta.ppf(1, a, b) = 1 and gamma.ppf(0, a) = 0 for every shape: their gradients in the shapes are 0, not NaN
+    assert _grad(lambda a: tl.stats.beta.ppf(1.0, a, 3.0), 2.0) == 0.0
+    assert _grad(lambda b: tl.stats.beta.isf(0.0, 2.0, b), 3.0) == 0.0
+    assert _grad(lambda a: tl.stats.gamma.ppf(0.0, a, 1.0, 2.0), 2.5) == 0.0
+    assert _grad(lambda df: tl.stats.chi2.isf(1.0, df), 3.0) == 0.0

@@ -532,13 +532,23 @@ _gammainccinv = _define(
 )
 
 
+def _off_the_ends(x, low, high, stand_in, rule):
+    """``rule(x)`` (an inverse's derivative in a shape parameter) where ``x`` is inside ``(low, high)``, 0 at the
+    ends: there ``x`` is the end for every parameter (gammaincinv(a, 0) = 0, betaincinv(a, b, 1) = 1), where the
+    implicit-function quotient reads 0 / 0 or inf / inf: a NaN gradient.  ``rule`` sees ``stand_in`` there."""
+    ends = math_ops.logical_or(math_ops.equal(x, low), math_ops.equal(x, high))
+    return math_ops.where(ends, 0.0, rule(math_ops.where(ends, stand_in, x)))
+
+
 def _inverse_gamma_rule(sign):
     """The two rules of an inverse of P (``sign`` 1) or of Q (``sign`` -1): dx/da = -(dP/da) / p(x) for both
-    (Q's derivatives are P's negated), dx/dq = sign / p(x)."""
+    (Q's derivatives are P's negated), 0 at x = 0 and inf; dx/dq = sign / p(x)."""
 
     def by_a(node, g):
-        a, x = node.inputs[0], node.outputs[0]
-        return -g * apply(_igamma_grad_a, (a, x)) / _gamma_density(a, x)
+        a = node.inputs[0]
+        return _off_the_ends(
+            node.outputs[0], 0.0, _math.inf, 1.0, lambda x: -g * apply(_igamma_grad_a, (a, x)) / _gamma_density(a, x)
+        )
 
     def by_q(node, g):
         return sign * g / _gamma_density(node.inputs[0], node.outputs[0])
@@ -1085,12 +1095,18 @@ _betainccinv = _define(
 
 def _inverse_beta_rule(sign):
     """The rules of an inverse of I (``sign`` 1) or of its complement (-1): dx/da = -(dI/da) / density(x), likewise
-    for b (the complement's derivatives are I's negated), dx/dq = sign / density(x)."""
+    for b (the complement's derivatives are I's negated), 0 at x = 0 and 1; dx/dq = sign / density(x)."""
 
     def by(wrt):
         def rule(node, g):
-            a, b, x = node.inputs[0], node.inputs[1], node.outputs[0]
-            return -g * apply(_betainc_grad, (a, b, x), {"wrt": wrt}) / _beta_density(a, b, x)
+            a, b = node.inputs[0], node.inputs[1]
+            return _off_the_ends(
+                node.outputs[0],
+                0.0,
+                1.0,
+                0.5,
+                lambda x: -g * apply(_betainc_grad, (a, b, x), {"wrt": wrt}) / _beta_density(a, b, x),
+            )
 
         return rule
 
