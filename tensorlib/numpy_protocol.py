@@ -82,11 +82,15 @@ _ARGUMENTS = {
     **{name: {"correction": "ddof"} for name in ("std", "var", "nanstd", "nanvar")},  # NumPy 2's Array API name
 }
 # tensorlib parameters that NumPy's function lacks, set to what NumPy's function does (tensorlib's
-# cholesky/eigh read the symmetric part by default; NumPy reads one triangle).
+# cholesky/eigh read the symmetric part by default; NumPy reads one triangle).  NumPy's fill_diagonal, put,
+# put_along_axis and place write into their argument: inplace=True, which a Tensor refuses (tensorlib's
+# functional form, inplace=False, returns a new Tensor and would leave the caller's t unfilled).
 _NUMPY_MEANING = {
     "cholesky": {"symmetrize_input": False},
     "eigh": {"symmetrize_input": False},
     "eigvalsh": {"symmetrize_input": False},
+    **{name: {"inplace": True} for name in ("fill_diagonal", "put", "place")},
+    "put_along_axis": {"inplace": True, "mode": "raise"},  # NumPy's put_along_axis raises out of bounds
 }
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
 _CREATION = {"identity", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "asarray"}
@@ -231,7 +235,7 @@ def _numpy_of(value):
 
 
 def _call(name, tl_fn, sig, renames, tl_params, defaults, binding, args, kwargs):
-    """Call ``tl_fn`` with NumPy's arguments: the first (or ``*arrays``) by position, the others by
+    """Call ``tl_fn`` with NumPy's arguments: the first, positional-only ones and ``*arrays`` by position, the others by
     (renamed) name; an argument tensorlib lacks may only hold NumPy's default, and one that tensorlib
     defaults otherwise gets NumPy's default when left out."""
     if sig is None or (not kwargs and len(args) == 1 and not defaults):  # np.sum(t): nothing to translate
@@ -242,7 +246,7 @@ def _call(name, tl_fn, sig, renames, tl_params, defaults, binding, args, kwargs)
         if param.kind is param.VAR_POSITIONAL:
             positional.extend(value)
             continue
-        if k == 0:
+        if k == 0 or param.kind is param.POSITIONAL_ONLY:  # (np.linalg.matmul's x2 has no name to pass it by)
             positional.append(value)
             continue
         given = value.items() if param.kind is param.VAR_KEYWORD else [(arg, value)]

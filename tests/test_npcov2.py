@@ -290,10 +290,11 @@ def test_gradients_match_finite_differences_and_tracing(name):
         np.testing.assert_allclose(_np(t), _np(e), rtol=1e-12)
 
 
-def test_interp_gives_xp_no_gradient_and_integer_helpers_trace():
+def test_interp_gradients_and_integer_helpers_trace():
     x, xp, fp = tl.tensor([0.5, 1.5]), tl.tensor([0.0, 1.0, 2.0]), tl.tensor([0.0, 2.0, 3.0])
     gx, gxp, gfp = tl.grad(lambda x, xp, fp: tl.sum(tl.interp(x, xp, fp)), argnums=(0, 1, 2))(x, xp, fp)
-    assert gx.numpy().tolist() == [2.0, 1.0] and gxp.numpy().tolist() == [0.0, 0.0, 0.0]
+    # d/dxp of the interpolant (jax.grad(jnp.interp) too): -(1 - t) * slope at the left knot, -t * slope at the right
+    assert gx.numpy().tolist() == [2.0, 1.0] and gxp.numpy().tolist() == [-1.0, -1.5, -0.5]
     assert gfp.numpy().tolist() == [0.5, 1.0, 0.5]
 
     @tl.function

@@ -473,3 +473,54 @@ def test_fmax_and_fmin_reduce_skip_nans_as_numpy():
             with np.errstate(invalid="ignore"):
                 np.testing.assert_array_equal(ufunc.reduce(tl.tensor(a), **kwargs).numpy(), ufunc.reduce(a, **kwargs))
     check_grads(lambda x: np.fmax.reduce(x, axis=1), [X], order=1)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: np.linalg.matmul(x, x.T),
+        lambda x: np.linalg.tensordot(x, x.T, axes=1),
+        lambda x: np.linalg.vecdot(x, x, axis=0),
+        lambda x: np.linalg.outer(x[0], x[1]),
+        lambda x: np.linalg.cross(x[:, :3], x[::-1, :3]),
+    ],
+)
+def test_numpy_functions_with_positional_only_parameters_pass_them_by_position(call):
+    # np.linalg.matmul(t, u) raised "argument x2=... is not supported ... (tensorlib.ops.linalg.matmul takes
+    # x, y)": NumPy's positional-only x2 was passed by its name, which tensorlib's function does not have.
+    np.testing.assert_allclose(call(tl.tensor(X)).numpy(), call(X), rtol=1e-12)
+    check_grads(call, [X], order=1)
+
+
+def test_np_interp_differentiates_with_respect_to_the_sample_points():
+    # The gradient of np.interp(x, xp, fp) with respect to xp was zero (xp went through stop_gradient),
+    # where central differences and jax.grad(jnp.interp) give d/dxp of the interpolant.
+    xp, fp = np.array([0.0, 1.0, 2.5, 4.0]), np.array([1.0, -1.0, 3.0, 0.5])
+    x = np.array([0.3, 1.7, 3.2, 2.5])
+    check_grads(lambda q: np.interp(x, q, fp), [xp], order=1)
+    check_grads(lambda z, q, f: np.interp(z, q, f, period=5.0), [x[:3], xp, fp], order=1)
+    g = tl.grad(lambda q: tl.sum(np.interp(x[:3], q, fp)))(tl.tensor(xp)).numpy()
+    eps = 1e-6
+    fd = [
+        (np.interp(x[:3], xp + eps * e, fp).sum() - np.interp(x[:3], xp - eps * e, fp).sum()) / (2 * eps)
+        for e in np.eye(4)
+    ]
+    np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: np.fill_diagonal(t, 5.0),
+        lambda t: np.put(t, [0, 2], [1.0, 2.0]),
+        lambda t: np.put_along_axis(t, np.array([[0], [1], [2]]), 9.0, axis=1),
+        lambda t: np.place(t, np.asarray(t) > 0, [7.0]),
+    ],
+)
+def test_numpy_s_in_place_writers_refuse_a_tensor_instead_of_returning_a_copy(call):
+    # np.fill_diagonal(t, 5.0) (and np.put, np.put_along_axis, np.place) ran tensorlib's functional form: it
+    # returned a new Tensor and left t as it was, where NumPy's caller reads the filled t afterwards.
+    t = tl.tensor(X)
+    with pytest.raises(ValueError, match=r"immutable.*inplace=False"):
+        call(t)
+    np.testing.assert_array_equal(t.numpy(), X)

@@ -768,8 +768,8 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     """``numpy.interp``: the piecewise-linear interpolant through ``(xp, fp)`` at ``x`` (``xp`` increasing;
     ``left``/``right`` outside it, default ``fp``'s ends; ``period`` for periodic ``x``), float64 for real
     inputs as NumPy (complex ``fp`` stays complex).  Differentiable in ``x`` (the slope of the segment
-    holding it, the right one at a knot) and in ``fp``; ``xp`` gets no gradient (as ``torch``-free JAX code
-    usually treats the grid as data), nor do ``left``/``right`` taken as Python numbers.
+    holding it, the right one at a knot), in ``fp`` and in ``xp`` (as ``jax.numpy.interp``); ``left`` and
+    ``right`` taken as Python numbers get none.
 
     >>> import tensorlib as tl
     >>> tl.interp(tl.tensor([0.5, 2.5, 9.0]), tl.tensor([0.0, 1.0, 3.0]), tl.tensor([0.0, 10.0, 30.0])).numpy().tolist()
@@ -794,7 +794,6 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     x, xp, fp = (
         math_ops.cast(t, d) if t.dtype != d else t for t, d in ((x, _dt.float64), (xp, _dt.float64), (fp, out))
     )
-    xp = math_ops.stop_gradient(xp)
     if period is not None:
         if period == 0:
             raise ValueError("interp: period must be a non-zero value")
