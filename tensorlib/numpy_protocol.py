@@ -468,10 +468,14 @@ _JOINS = {np.concatenate, np.stack, np.vstack, np.hstack}
 
 
 def _joined_in_dtype(func, args, kwargs):
+    """A join's arrays as NumPy reads them (a list of numbers is NumPy's array), cast to its ``dtype=``."""
     dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
-    if dtype is None or not args:
+    if not args:
         return args, kwargs
-    return (_cast_for_loop(f"numpy.{func.__name__}", list(args[0]), dtype, casting), *args[1:]), kwargs
+    arrays = [_as_numpy_operand(a) for a in args[0]]
+    if dtype is not None:
+        arrays = _cast_for_loop(f"numpy.{func.__name__}", arrays, dtype, casting)
+    return (arrays, *args[1:]), kwargs
 
 
 def _concatenate(arrays, axis=0, out=None):

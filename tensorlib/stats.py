@@ -245,17 +245,42 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
     return _narrowed(_restrict(_math_ops.where(infinite, normal, logp), True, _all(df > 0, scale > 0)), dtype)
 
 
+def _half_plus(centre, s, density, bend=0.0) -> Tensor:
+    """``P(Z <= s)`` of a symmetric ``Z`` where ``centre`` (``s`` next to 0): its series ``1/2 + density s (1 - bend
+    s**2)`` (``density`` the density at 0, ``bend`` its curvature over 6).  The tail formulas go through ``|s|``
+    and a power of it, whose gradient at 0 is 0 * inf: t.cdf and gennorm.cdf had a NaN gradient at x = loc."""
+    s = _math_ops.where(centre, s, 0.0)
+    return 0.5 + density * s * (1.0 - bend * s * s)
+
+
+def _from_half(centre, d, density, bend=0.0) -> Tensor:
+    """The inverse of ``_half_plus``: ``s`` with ``P(Z <= s) = 1/2 + d`` where ``centre`` (``d`` next to 0)."""
+    s = _math_ops.where(centre, d, 0.0) / density
+    return s * (1.0 + bend * s * s)
+
+
+def _t_centre(nu, infinite):
+    """The t density at 0 and its ``bend`` for ``_half_plus`` (the normal's where ``infinite``)."""
+    density = _math_ops.where(
+        infinite, 1.0 / _math.sqrt(2 * _math.pi), _math_ops.exp(-0.5 * _math_ops.log(nu) - _sp.betaln(0.5 * nu, 0.5))
+    )
+    return density, (1.0 + _math_ops.where(infinite, 0.0, 1.0 / nu)) / 6.0
+
+
 def _t_tail(name, x, df, loc, scale, upper, log=False) -> Tensor:
     """P(T <= x) (``upper`` false) or P(T > x), from the tail ``P(T > |z|)``: ``I_{df / (df + z**2)}(df / 2, 1 / 2) / 2``
     where ``df <= 2 z**2``, else ``betaincc(1 / 2, df / 2, z**2 / (df + z**2)) / 2`` (Boost's split, as SciPy's
     ``stdtr``), so that neither argument is a difference from 1 and no probability is 1 minus one near 1.  The
-    log forms take ``log1p(-tail)`` on the far side.  ``df = inf`` is the normal's."""
+    log forms take ``log1p(-tail)`` on the far side.  ``df = inf`` is the normal's.  Next to ``z = 0`` (``|z| <
+    1e-5 sqrt(min(df, 1))``) the series ``_half_plus``, exact there to the last digit."""
     dtype, (x, df, loc, scale) = _args(name, x=x, df=df, loc=loc, scale=scale)
     w = _math_ops.where
-    z = (x - loc) / scale
-    nan = _math_ops.not_equal(z, z)
+    exact = (x - loc) / scale
+    nan = _math_ops.not_equal(exact, exact)
     infinite = df == _math.inf
     nu = w(infinite, 1.0, df)
+    centre = _math_ops.abs(w(nan, 1.0, exact)) < 1e-5 * _math_ops.sqrt(_math_ops.minimum(nu, 1.0))
+    z = w(centre, 1.0, exact)  # the tail formulas away from the centre
     size = _math_ops.abs(w(nan, 0.0, z))
     huge = size > 1e150  # z**2 overflows: there the tail is its leading term (df / z**2)**(df / 2) / (df B(df/2, 1/2))
     distant = w(huge, size, 1e150)
@@ -272,11 +297,12 @@ def _t_tail(name, x, df, loc, scale, upper, log=False) -> Tensor:
     )
     tail = w(infinite, _sp.ndtr(-size), w(huge, leading, tail))  # P(T > |z|)
     far = z > 0 if not upper else z < 0  # the side where the probability is 1 - tail
+    half = _half_plus(centre, -exact if upper else exact, *_t_centre(nu, infinite))
     if log:
         log_tail = w(huge, w(infinite, _math_ops.log(tail), log_leading), _math_ops.log(tail))  # no underflow
-        value = w(far, _math_ops.log1p(-tail), log_tail)
+        value = w(centre, _math_ops.log(half), w(far, _math_ops.log1p(-tail), log_tail))
     else:
-        value = w(far, 1.0 - tail, tail)
+        value = w(centre, half, w(far, 1.0 - tail, tail))
     return _narrowed(w(_all(df > 0, scale > 0), w(nan, _math.nan, value), _math.nan), dtype)
 
 
@@ -308,15 +334,18 @@ def _t_quantile(name, q, df, loc, scale, upper) -> Tensor:
     tails: ``1 - y`` would cancel) ``x = betaincinv(df/2, 1/2, 2 p) = df / (df + z**2)`` and ``z**2 = df (1 - x) / x``.
     Where ``x`` underflows, the tail's leading term inverted.  The sign from the side of 1/2; ``df = 1`` is the
     Cauchy quantile (exact into the far tails, where ``x``
-    underflows), ``df = inf`` ``ndtri``."""
+    underflows), ``df = inf`` ``ndtri``.  Next to ``q = 1/2`` (``|z| < 1e-5 sqrt(min(df, 1))``) the series ``_from_half``."""
     dtype, (q, df, loc, scale) = _args(name, q=q, df=df, loc=loc, scale=scale)
     w = _math_ops.where
     inside = _all(q >= 0, q <= 1)
-    qs = w(inside, q, 0.5)
-    low = qs < 0.5
-    p = w(low, qs, 1.0 - qs)
     infinite = df == _math.inf
     nu = w(infinite, 1.0, df)
+    density, bend = _t_centre(nu, infinite)
+    d = w(inside, q, 0.5) - 0.5
+    centre = _math_ops.abs(d) < 1e-5 * _math_ops.sqrt(_math_ops.minimum(nu, 1.0)) * density
+    qs = w(_all(inside, _math_ops.logical_not(centre)), q, 0.25)  # the tail formulas away from the centre
+    low = qs < 0.5
+    p = w(low, qs, 1.0 - qs)
     central = p >= 0.25
     y = w(
         central,
@@ -332,7 +361,7 @@ def _t_quantile(name, q, df, loc, scale, upper) -> Tensor:
     log_size = (0.5 * nu * _math_ops.log(nu) - _math_ops.log(nu) - _sp.betaln(0.5 * nu, 0.5) - _math_ops.log(p)) / nu
     size = w(extreme, _math_ops.exp(w(extreme, log_size, 0.0)), size)
     size = w(infinite, -_sp.ndtri(p), w(_math_ops.equal(df, 1.0), _math_ops.abs(_cauchy_quantile(qs, 1.0)), size))
-    z = w(low != upper, -size, size)
+    z = w(centre, _from_half(centre, -d if upper else d, density, bend), w(low != upper, -size, size))
     return _narrowed(w(_all(inside, df > 0, scale > 0), loc + scale * z, _math.nan), dtype)
 
 
@@ -984,16 +1013,31 @@ wrapcauchy = _family(
 )
 
 
-def _gennorm_tail(z, beta):
-    """P(Z > |z|) = Q(1/beta, |z|**beta) / 2."""
-    return 0.5 * _sp.gammaincc(1.0 / beta, _math_ops.abs(z) ** beta)
+def _gennorm_density_at_0(beta):
+    return _math_ops.exp(_math_ops.log(0.5 * beta) - _sp.gammaln(1.0 / beta))
+
+
+def _gennorm_probability(z, beta, upper):
+    """P(Z <= z) (P(Z > z) if ``upper``) from the tail P(Z > |z|) = Q(1/beta, |z|**beta) / 2; next to 0 (``|z|**beta``
+    below 1e-20, the series' next term) ``_half_plus``: the gradient of ``|z|**beta`` at 0 met Q's infinite one."""
+    w = _math_ops.where
+    s = -z if upper else z
+    centre = _math_ops.abs(s) ** beta < 1e-20
+    zs = w(centre, 1.0, s)
+    tail = 0.5 * _sp.gammaincc(1.0 / beta, _math_ops.abs(zs) ** beta)
+    return w(centre, _half_plus(centre, s, _gennorm_density_at_0(beta)), w(zs > 0, 1.0 - tail, tail))
 
 
 def _gennorm_quantile(q, beta, sign):
-    """``sign`` times the quantile: ``|z| = gammainccinv(1/beta, 2 p)**(1/beta)`` with the tail ``p = min(q, 1 - q)``."""
-    low = q < 0.5
-    size = _sp.gammainccinv(1.0 / beta, 2.0 * _math_ops.where(low, q, 1.0 - q)) ** (1.0 / beta)
-    return sign * _math_ops.where(low, -size, size)
+    """``sign`` times the quantile: ``|z| = gammainccinv(1/beta, 2 p)**(1/beta)`` with the tail ``p = min(q, 1 - q)``;
+    next to 1/2 ``_from_half``."""
+    w = _math_ops.where
+    density = _gennorm_density_at_0(beta)
+    centre = _math_ops.abs((q - 0.5) / density) ** beta < 1e-20
+    qs = w(centre, 0.25, q)
+    low = qs < 0.5
+    size = _sp.gammainccinv(1.0 / beta, 2.0 * w(low, qs, 1.0 - qs)) ** (1.0 / beta)
+    return sign * w(centre, _from_half(centre, q - 0.5, density), w(low, -size, size))
 
 
 gennorm = _family(
@@ -1002,8 +1046,8 @@ gennorm = _family(
     _math.inf,
     0.0,
     logpdf=lambda z, beta: _math_ops.log(0.5 * beta) - _sp.gammaln(1.0 / beta) - _math_ops.abs(z) ** beta,
-    cdf=lambda z, beta: _math_ops.where(z > 0, 1.0 - _gennorm_tail(z, beta), _gennorm_tail(z, beta)),
-    sf=lambda z, beta: _math_ops.where(z > 0, _gennorm_tail(z, beta), 1.0 - _gennorm_tail(z, beta)),
+    cdf=lambda z, beta: _gennorm_probability(z, beta, upper=False),
+    sf=lambda z, beta: _gennorm_probability(z, beta, upper=True),
     ppf=lambda q, beta: _gennorm_quantile(q, beta, 1.0),
     isf=lambda q, beta: _gennorm_quantile(q, beta, -1.0),
     shapes=("beta",),
@@ -1118,7 +1162,8 @@ bernoulli = _counts(
     ("p",),
     lambda p: _probability_in(p),
     lambda p: 1.0,
-    logpmf=lambda k, p: _math_ops.where(_math_ops.equal(k, 1.0), _math_ops.log(p), _math_ops.log1p(-p)),
+    # the binomial's ends: log(p) at k = 1 met p = 0 in the branch not taken (k = 0), a NaN gradient there
+    logpmf=lambda k, p: _binomial_log_density(k, 1.0, p),
     cdf=lambda k, p: 1.0 - p,
     sf=lambda k, p: p + 0.0 * k,
 )

@@ -471,3 +471,14 @@ def test_recurrent_repr_names_every_argument_given():
     assert repr(tl.nn.GRU(3, 4, reset_after=False, dtype="float32")) == "GRU(3, 4, reset_after=False)"
     bi = repr(tl.nn.Bidirectional(tl.nn.SimpleRNN(3, 4, activation=None, return_sequences=True)))
     assert "(backward_layer): SimpleRNN(3, 4, activation=None, return_sequences=True, go_backwards=True)" in bi
+
+
+@pytest.mark.parametrize("name", ["SimpleRNN", "LSTM", "GRU"])
+def test_recurrent_gradients_through_twenty_masked_steps(name):
+    layer, _ = _recurrent(name, go_backwards=name == "GRU")
+    x = RNG.normal(size=(2, 20, 3))
+    mask = RNG.random((2, 20)) > 0.3
+    w = RNG.normal(size=(2, 20, 4))
+    check_grads(lambda t: tl.sum(layer(t, mask=mask)[0] * w), [x], order=1)
+    kernel = layer.kernel
+    check_grads(lambda k: tl.sum(_with_kernel(layer, k)(x)[1] ** 2), [kernel.numpy()], order=1)

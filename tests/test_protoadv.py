@@ -524,3 +524,13 @@ def test_numpy_s_in_place_writers_refuse_a_tensor_instead_of_returning_a_copy(ca
     with pytest.raises(ValueError, match=r"immutable.*inplace=False"):
         call(t)
     np.testing.assert_array_equal(t.numpy(), X)
+
+
+@pytest.mark.parametrize("join", [np.concatenate, np.stack, np.vstack, np.hstack])
+def test_lists_joined_with_tensors_take_numpy_s_dtype(join):
+    # np.concatenate([f32_t, [0.1, 0.2]]) gave float32 (the list read by tensorlib's rule) where NumPy's is float64.
+    t = X[0, :2].astype(np.float32)
+    want = join([t, [0.1, 0.2]])
+    got = join([tl.tensor(t), [0.1, 0.2]])
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)

@@ -303,3 +303,15 @@ def test_inverse_stft_window_of_a_learned_forward_window():
         expected[3 * i : 3 * i + 8] += frame
     np.testing.assert_allclose(inverse(z, w0).numpy(), expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(tl.function(inverse)(z, w0).numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_histogram_count_as_a_zero_d_array_or_tensor():
+    # np.histogram(a, bins=np.array(5)) has 5 bins; ours refused it as 'at least two edges'.
+    a = RNG.standard_normal(40)
+    want_hist, want_edges = np.histogram(a, bins=5)
+    for bins in (np.array(5), np.int32(5), tl.tensor(5)):
+        hist, edges = tl.histogram(a, bins=bins)
+        np.testing.assert_array_equal(hist.numpy(), want_hist)
+        np.testing.assert_array_equal(edges.numpy(), want_edges)
+    with pytest.raises(ValueError, match=r"histogram: bins must be a known count"):
+        tl.function(lambda a, b: tl.histogram(a, bins=b))(a, tl.tensor(5))

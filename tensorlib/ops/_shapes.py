@@ -9,7 +9,7 @@ import numpy as np
 
 def broadcast_shapes(*shapes) -> tuple:
     """NumPy broadcasting of shapes that may hold ``None``; ValueError quotes them all."""
-    ndim = max(len(s) for s in shapes)
+    ndim = max((len(s) for s in shapes), default=0)  # of no shapes: () as np.broadcast_shapes()
     out = []
     for axis in range(ndim):
         size = 1

@@ -1403,6 +1403,10 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
             bins = np.histogram_bin_edges(np.asarray(a.numpy()), bins, range)
         except ValueError as error:
             raise ValueError(f"{who}: {error} {where}") from None
+    if isinstance(bins, (np.ndarray, Tensor)) and bins.ndim == 0 and bins.dtype.kind in "iu":
+        if isinstance(bins, Tensor) and bins.is_symbolic:  # the count sizes the result
+            raise ValueError(f"{who}: bins must be a known count (traced: pass a Python int) {where}")
+        bins = int(bins)  # a count as a 0-d array or tensor, as NumPy reads np.array(5)
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         if bins < 1:
             raise ValueError(f"{who}: bins must be a positive int or increasing edges, got {bins} {where}")

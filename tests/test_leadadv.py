@@ -1,0 +1,122 @@
+"""Adversarial checks of this session's new tl.stats methods and special-function inverses: gradients where a
+formula has a ``where`` (the branch not taken, the support's ends, the centre x = loc and q = 1/2) against closed
+forms (the density, 1 / the density) and float64 central finite differences, values against SciPy."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.special as sc
+import scipy.stats as ss
+
+import tensorlib as tl
+
+
+def _grad(f, v):
+    return float(tl.grad(f)(tl.tensor(v, "float64")))
+
+
+@pytest.mark.parametrize(
+    ("call", "reference"),
+    [
+        (lambda m: m.norm.logpdf(0.5), lambda: ss.norm.logpdf(0.5)),
+        (lambda m: m.t.cdf(1.0, 3.0), lambda: ss.t.cdf(1.0, 3.0)),
+        (lambda m: m.expon.ppf(0.5, 0.25, 2.0), lambda: ss.expon.ppf(0.5, 0.25, 2.0)),
+        (lambda m: m.poisson.logpmf(2, 3.0), lambda: ss.poisson.logpmf(2, 3.0)),
+        (lambda m: m.binom.sf(2, 5, 0.3), lambda: ss.binom.sf(2, 5, 0.3)),
+    ],
+)
+def test_every_argument_a_python_number(call, reference):
+    # SciPy (and jax.scipy.stats) take plain numbers; every tl.stats method raised "the shapes do not broadcast"
+    got = call(tl.stats)
+    assert got.shape == () and got.dtype == tl.float64
+    assert float(got) == pytest.approx(reference(), rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("k", "p", "want"), [(0.0, 0.0, -1.0), (1.0, 1.0, 1.0), (0.0, 0.25, -1 / 0.75), (1.0, 0.25, 4.0)]
+)
+def test_bernoulli_logpmf_gradient_at_the_ends_of_p(k, p, want):
+    # d/dp log(p) = 1/p for k = 1, d/dp log(1 - p) = -1/(1 - p) for k = 0: finite at p = 0 (k = 0) and p = 1 (k = 1)
+    assert _grad(lambda p: tl.stats.bernoulli.logpmf(k, p), p) == pytest.approx(want, rel=1e-14)
+    assert float(tl.stats.bernoulli.logpmf(k, p)) == pytest.approx(ss.bernoulli.logpmf(k, p), rel=1e-14)
+
+
+@pytest.mark.parametrize("df", [0.4, 1.0, 3.0, 1e6, math.inf])
+def test_t_distribution_functions_at_the_centre(df):
+    # at x = loc the tail formulas went through |z| and a power of it: a NaN gradient (0 * inf) in x, loc, scale
+    # and df.  Right: the density (d cdf / dx), minus it (sf), 1 / density (ppf at 1/2), 0 in df (cdf(loc) = 1/2)
+    loc, scale = 0.25, 2.0
+    density = ss.t.pdf(loc, df, loc, scale)
+    t = tl.stats.t
+    assert _grad(lambda x: t.cdf(x, df, loc, scale), loc) == pytest.approx(density, rel=1e-14)
+    assert _grad(lambda x: t.sf(x, df, loc, scale), loc) == pytest.approx(-density, rel=1e-14)
+    assert _grad(lambda x: t.logcdf(x, df, loc, scale), loc) == pytest.approx(2 * density, rel=1e-14)
+    assert _grad(lambda x: t.logsf(x, df, loc, scale), loc) == pytest.approx(-2 * density, rel=1e-14)
+    assert _grad(lambda m: t.cdf(loc, df, m, scale), loc) == pytest.approx(-density, rel=1e-14)
+    assert _grad(lambda s: t.cdf(loc, df, loc, s), scale) == 0.0
+    assert _grad(lambda q: t.ppf(q, df, loc, scale), 0.5) == pytest.approx(1 / density, rel=1e-14)
+    assert _grad(lambda q: t.isf(q, df, loc, scale), 0.5) == pytest.approx(-1 / density, rel=1e-14)
+    if df < math.inf:
+        assert _grad(lambda d: t.cdf(loc, d, loc, scale), df) == 0.0
+        assert _grad(lambda d: t.ppf(0.5, d, loc, scale), df) == 0.0
+    # the second derivative at the centre: the density's slope there, 0
+    second = tl.grad(tl.grad(lambda x: t.cdf(x, df, loc, scale)))(tl.tensor(loc, "float64"))
+    assert float(second) == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("df", [0.3, 2.0, 30.0, 1e5, math.inf])
+def test_t_values_next_to_the_centre_match_scipy(df):
+    # the series used there (1/2 + f0 z (1 - (1 + 1/df) z**2 / 6)) against SciPy's stdtr on both sides of its switch
+    z = np.concatenate([s * np.geomspace(1e-300, 1e-2, 60) for s in (-1.0, 1.0)] + [[0.0]])
+    t = tl.stats.t
+    for method in ("cdf", "sf", "logcdf", "logsf"):
+        np.testing.assert_allclose(getattr(t, method)(z, df).numpy(), getattr(ss.t, method)(z, df), rtol=4e-16)
+    q = ss.t.cdf(z, df)
+    np.testing.assert_allclose(ss.t.cdf(t.ppf(q, df).numpy(), df), q, rtol=4e-16)
+    np.testing.assert_allclose(ss.t.sf(t.isf(q, df).numpy(), df), q, rtol=4e-16)
+    # finite differences of the cdf across the centre (float64, step 1e-6) against the gradient there
+    h = 1e-6
+    fd = (ss.t.cdf(h, df) - ss.t.cdf(-h, df)) / (2 * h)
+    assert _grad(lambda x: t.cdf(x, df), 0.0) == pytest.approx(fd, rel=1e-9)
+
+
+@pytest.mark.parametrize("beta", [0.3, 1.0, 1.5, 2.0, 8.0])
+def test_gennorm_distribution_functions_at_the_centre(beta):
+    # the tail Q(1/beta, |z|**beta)/2 at z = 0: the gradient of |z|**beta (0 there) met Q's infinite one, NaN
+    loc, scale = -0.5, 1.5
+    density = ss.gennorm.pdf(loc, beta, loc, scale)
+    g = tl.stats.gennorm
+    assert _grad(lambda x: g.cdf(x, beta, loc, scale), loc) == pytest.approx(density, rel=1e-14)
+    assert _grad(lambda x: g.sf(x, beta, loc, scale), loc) == pytest.approx(-density, rel=1e-14)
+    assert _grad(lambda x: g.logcdf(x, beta, loc, scale), loc) == pytest.approx(2 * density, rel=1e-14)
+    assert _grad(lambda x: g.logsf(x, beta, loc, scale), loc) == pytest.approx(-2 * density, rel=1e-14)
+    assert _grad(lambda q: g.ppf(q, beta, loc, scale), 0.5) == pytest.approx(1 / density, rel=1e-14)
+    assert _grad(lambda q: g.isf(q, beta, loc, scale), 0.5) == pytest.approx(-1 / density, rel=1e-14)
+    assert _grad(lambda b: g.cdf(loc, b, loc, scale), beta) == 0.0
+    assert _grad(lambda b: g.ppf(0.5, b, loc, scale), beta) == 0.0
+    # values on both sides of the switch to the series
+    z = np.concatenate([s * np.geomspace(1e-300, 0.5, 80) for s in (-1.0, 1.0)] + [[0.0]])
+    for method in ("cdf", "sf", "logcdf", "logsf"):
+        np.testing.assert_allclose(
+            getattr(g, method)(z, beta).numpy(), getattr(ss.gennorm, method)(z, beta), rtol=1e-15
+        )
+    q = ss.gennorm.cdf(z, beta)
+    np.testing.assert_allclose(ss.gennorm.cdf(g.ppf(q, beta).numpy(), beta), q, rtol=5e-16)
+
+
+def test_gennorm_centre_closed_forms():
+    # beta = 2 is the normal of scale 1/sqrt(2), beta = 1 the Laplace: their cdf next to 0 and its gradient there
+    z = np.concatenate([s * np.geomspace(1e-300, 1e-3, 40) for s in (-1.0, 1.0)] + [[0.0]])
+    np.testing.assert_allclose(tl.stats.gennorm.cdf(z, 2.0).numpy(), sc.ndtr(z * math.sqrt(2)), rtol=4e-16)
+    np.testing.assert_allclose(tl.stats.gennorm.sf(z, 1.0).numpy(), ss.laplace.sf(z), rtol=4e-16)
+    assert _grad(lambda x: tl.stats.gennorm.cdf(x, 2.0), 0.0) == pytest.approx(1 / math.sqrt(math.pi), rel=1e-15)
+
+
+def test_gennorm_near_the_centre_for_a_large_beta_against_mpmath():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 30
+    beta, z = 100.0, -1.6e-4  # SciPy's gennorm.cdf gives 0.5 here (its 1 - Q/2 rounds); the series is exact
+    density = beta / (2 * mpmath.gamma(1 / beta))
+    want = mpmath.mpf(0.5) + mpmath.quad(lambda t: density * mpmath.exp(-(abs(t) ** beta)), [0, z])
+    assert float(tl.stats.gennorm.cdf(z, beta)) == pytest.approx(float(want), rel=1e-15)
