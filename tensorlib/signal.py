@@ -55,14 +55,21 @@ def _count(value, what: str, who: str, minimum: int = 1) -> int:
     return as_count(value, f"{who}: {what}", minimum)
 
 
-def _cosine_sum(name: str, coefficients: tuple, window_length: int, periodic: bool, dtype) -> Tensor:
-    """``sum_j (-1)**j a_j cos(2 pi j k / N)`` for ``k < window_length``, ``N`` as in :func:`hann_window`."""
+def _window_points(name: str, window_length: int, periodic: bool, dtype) -> tuple:
+    """``(k, N, dtype)``: the positions ``k < window_length`` (float64), ``N`` as in :func:`hann_window` and
+    the checked float dtype; ``k`` is None for a window of one point (which is 1)."""
     n = _count(window_length, "window_length", name, 0)
     dtype = _window_dtype(dtype, name)
     if n == 1:
+        return None, 1, dtype
+    return np.arange(n, dtype=np.float64), (n if periodic else n - 1), dtype
+
+
+def _cosine_sum(name: str, coefficients: tuple, window_length: int, periodic: bool, dtype) -> Tensor:
+    """``sum_j (-1)**j a_j cos(2 pi j k / N)`` for ``k < window_length``, ``N`` as in :func:`hann_window`."""
+    k, period, dtype = _window_points(name, window_length, periodic, dtype)
+    if k is None:
         return _creation.ones((1,), dtype=dtype)
-    period = n if periodic else n - 1
-    k = np.arange(n, dtype=np.float64)
     w = sum((-1.0) ** j * a * np.cos(2.0 * np.pi * j * k / period) for j, a in enumerate(coefficients))
     return as_tensor(w.astype(dtype))
 
@@ -115,12 +122,10 @@ def bartlett_window(window_length: int, periodic: bool = True, dtype=_dt.float32
     >>> tl.signal.bartlett_window(5, periodic=False).numpy().tolist()
     [0.0, 0.5, 1.0, 0.5, 0.0]
     """
-    n = _count(window_length, "window_length", "bartlett_window", 0)
-    dtype = _window_dtype(dtype, "bartlett_window")
-    if n == 1:
+    k, period, dtype = _window_points("bartlett_window", window_length, periodic, dtype)
+    if k is None:
         return _creation.ones((1,), dtype=dtype)
-    k = np.arange(n, dtype=np.float64)
-    return as_tensor((1.0 - np.abs(2.0 * k / (n if periodic else n - 1) - 1.0)).astype(dtype))
+    return as_tensor((1.0 - np.abs(2.0 * k / period - 1.0)).astype(dtype))
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta=12.0, dtype=_dt.float32) -> Tensor:
@@ -133,12 +138,10 @@ def kaiser_window(window_length: int, periodic: bool = True, beta=12.0, dtype=_d
     """
     from .ops.special import i0
 
-    n = _count(window_length, "window_length", "kaiser_window", 0)
-    dtype = _window_dtype(dtype, "kaiser_window")
-    if n == 1:
+    k, period, dtype = _window_points("kaiser_window", window_length, periodic, dtype)
+    if k is None:
         return _creation.ones((1,), dtype=dtype)
-    k = np.arange(n, dtype=np.float64)
-    ratio = np.sqrt(np.maximum(1.0 - (2.0 * k / (n if periodic else n - 1) - 1.0) ** 2, 0.0))
+    ratio = np.sqrt(np.maximum(1.0 - (2.0 * k / period - 1.0) ** 2, 0.0))
     beta = _math.cast(beta, _dt.float64) if isinstance(beta, Tensor) else as_tensor(np.float64(beta))
     return _math.cast(i0(beta * ratio) / i0(beta), dtype)
 

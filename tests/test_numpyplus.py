@@ -635,7 +635,7 @@ def test_apply_over_axes_matches_numpy():
     a = RNG.standard_normal((2, 3, 4))
     for func, nfunc, axes in ((tl.sum, np.sum, [0, 2]), (tl.mean, np.mean, 1), (tl.cumsum, np.cumsum, [2, 0])):
         np.testing.assert_allclose(
-            tl.apply_over_axes(lambda t, ax: func(t, axis=ax), a, axes).numpy(),
+            tl.apply_over_axes(lambda t, ax, func=func: func(t, axis=ax), a, axes).numpy(),
             np.apply_over_axes(nfunc, a, axes),
             rtol=1e-14,
         )

@@ -251,36 +251,27 @@ OPINFOS = [
         atol=1e-5,
         error_inputs=(ErrorInput((np.ones(2), np.ones(0)), match=r"^polydiv: v has no coefficients \(v shape \(0,\)"),),
     ),
-    OpInfo(
-        "poly",
-        tl.poly,
-        _poly_ref,
-        _poly_draw,
-        op_types=("PadV2", "Mul"),
-        dtypes=NUMERIC,
-        atol=1e-5,
-        error_inputs=(
-            ErrorInput(
-                (np.ones((2, 3)),),
-                match=r"^poly: input must be 1-d or a non-empty square 2-d array, got input shape \(2, 3\)",
+    *[
+        OpInfo(
+            name,
+            tl.poly,
+            _poly_ref,
+            draw,
+            op_types=op_types,
+            dtypes=dtypes,
+            atol=1e-5,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((2, 3)),),
+                    match=r"^poly: input must be 1-d or a non-empty square 2-d array, got input shape \(2, 3\)",
+                ),
             ),
-        ),
-    ),
-    OpInfo(
-        "poly_matrix",
-        tl.poly,
-        _poly_ref,
-        _poly_matrix_draw,
-        op_types=("Eig", "Real"),
-        dtypes=FLOATS,
-        atol=1e-5,
-        error_inputs=(
-            ErrorInput(
-                (np.ones((2, 3)),),
-                match=r"^poly: input must be 1-d or a non-empty square 2-d array, got input shape \(2, 3\)",
-            ),
-        ),
-    ),
+        )
+        for name, draw, op_types, dtypes in (
+            ("poly", _poly_draw, ("PadV2", "Mul"), NUMERIC),
+            ("poly_matrix", _poly_matrix_draw, ("Eig", "Real"), FLOATS),
+        )
+    ],
     OpInfo(
         "roots",
         _sorted_roots,
@@ -473,26 +464,23 @@ OPINFOS += [
     ),
     OpInfo("diagflat", tl.diagflat, np.diagflat, _diagflat_draw, op_types=(), dtypes=NUMERIC),
     OpInfo("extract", tl.extract, np.extract, _extract_draw, op_types=(), dtypes=NUMERIC),
-    OpInfo(
-        "tril_indices_from",
-        tl.tril_indices_from,
-        lambda a, **k: tuple(i.astype(np.int64) for i in np.tril_indices_from(a, **k)),
-        _indices_from_draw,
-        dtypes=(np.dtype(np.float64),),
-        differentiable=False,
-        error_inputs=(
-            ErrorInput((np.ones(3),), match=r"^tril_indices_from: input array must be 2-d, got arr shape \(3,\)"),
-        ),
-    ),
-    OpInfo(
-        "triu_indices_from",
-        tl.triu_indices_from,
-        lambda a, **k: tuple(i.astype(np.int64) for i in np.triu_indices_from(a, **k)),
-        _indices_from_draw,
-        dtypes=(np.dtype(np.float64),),
-        differentiable=False,
-        error_inputs=(ErrorInput((np.ones((1, 2, 2)),), match=r"^triu_indices_from: input array must be 2-d"),),
-    ),
+    *[
+        OpInfo(
+            f"{part}_indices_from",
+            getattr(tl, f"{part}_indices_from"),
+            lambda a, part=part, **k: tuple(i.astype(np.int64) for i in getattr(np, f"{part}_indices_from")(a, **k)),
+            _indices_from_draw,
+            dtypes=(np.dtype(np.float64),),
+            differentiable=False,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones(3),), match=rf"^{part}_indices_from: input array must be 2-d, got arr shape \(3,\)"
+                ),
+                ErrorInput((np.ones((1, 2, 2)),), match=rf"^{part}_indices_from: input array must be 2-d"),
+            ),
+        )
+        for part in ("tril", "triu")
+    ],
     OpInfo(
         "diag_indices_from",
         tl.diag_indices_from,
