@@ -189,3 +189,11 @@ def test_quantile_gradients_in_the_shapes_at_q_zero_and_one():
     assert _grad(lambda b: tl.stats.beta.isf(0.0, 2.0, b), 3.0) == 0.0
     assert _grad(lambda a: tl.stats.gamma.ppf(0.0, a, 1.0, 2.0), 2.5) == 0.0
     assert _grad(lambda df: tl.stats.chi2.isf(1.0, df), 3.0) == 0.0
+
+
+@pytest.mark.parametrize("kind", ["floating", ("real floating", "ints"), None])
+def test_isdtype_names_itself_for_an_unknown_kind(kind):
+    # NumPy's message named neither isdtype nor the kinds; None was read as a dtype and answered False
+    with pytest.raises(ValueError, match=r"isdtype: kind .* 'real floating'"):
+        tl.isdtype(tl.float32, kind)
+    assert tl.isdtype(tl.float32, ("real floating", "bool")) and not tl.isdtype(tl.int64, "real floating")

@@ -202,7 +202,13 @@ def isdtype(dtype, kind) -> bool:
     """
     d = _dtype_of(dtype, "isdtype")
     kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if (isinstance(k, str) and k not in _KINDS) or k is None:
+            raise ValueError(f"isdtype: kind {k!r} is not a dtype nor one of {', '.join(map(repr, _KINDS))} ({d})")
     return bool(np.isdtype(d, tuple(k if isinstance(k, str) else _dtype_of(k, "isdtype") for k in kinds)))
+
+
+_KINDS = ("bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating", "numeric")
 
 
 def finfo(type, /):  # noqa: A002  (the standard's parameter name)
