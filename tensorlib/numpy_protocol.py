@@ -139,7 +139,6 @@ def _build_table():
                 sig = _signature(np_fn)
                 defaults = {**_numpy_defaults(sig, renames, tl_fn), **_NUMPY_MEANING.get(name, {})}
                 table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults, _binding(sig))
-    ufuncs.update({np.divmod: _divmod, np.modf: _modf})
     ufuncs.update(
         {getattr(np, name): fn for name, fn in (("matvec", _matvec), ("vecmat", _vecmat)) if hasattr(np, name)}
     )
@@ -613,29 +612,12 @@ def _binary(name):
     return call
 
 
-def _divmod(a, b):
-    import tensorlib as tl
-
-    return tl.floor_divide(a, b), tl.remainder(a, b)
-
-
 def _astype(x, dtype, /, *, copy=True, device=None):
     import tensorlib as tl
 
     if device is not None:
         raise TypeError(f"numpy.astype: device={device!r} is not supported on tensorlib Tensors")
     return tl.cast(x, _numpy_dtype(dtype))  # a new value either way: tensorlib values are immutable
-
-
-def _modf(x):
-    """NumPy's ``modf``: the fractional and integral parts, each with x's sign (``-0.0`` for ``-2.0``'s fraction,
-    ``0.0`` for an infinity's); the fraction's gradient is 1, the integral part's 0."""
-    import tensorlib as tl
-
-    if x.dtype.kind in "biu":  # (x is a Tensor: NumPy hands the ufunc to Tensor only then)
-        x = tl.cast(x, np.float64)  # a float-valued function of integers
-    whole = tl.trunc(x)
-    return tl.copysign(tl.where(tl.isinf(x), tl.zeros_like(x), x - whole), x), whole
 
 
 def _matvec(a, v):
