@@ -866,10 +866,12 @@ def _family(
         return run
 
     def at_q(method, formula, at_zero, at_one):
+        # at an end of finite value the formula itself, for its gradient there (expon.ppf at 0: 1 / pdf(0) = 1, where
+        # the constant end gave 0); at an infinite end a stand-in (its value is the end, its gradient inf * 0)
         def run(q, *args, **kwargs):
             dtype, q, loc, scale, params, ok = prepare(method, "q", q, args, kwargs)
-            inside = _all(q > 0, q < 1)
-            z = w(_math_ops.equal(q, 0), at_zero, w(_math_ops.equal(q, 1), at_one, formula(w(inside, q, 0.5), *params)))
+            inside = _all(q >= 0 if _math.isfinite(at_zero) else q > 0, q <= 1 if _math.isfinite(at_one) else q < 1)
+            z = w(inside, formula(w(inside, q, 0.5), *params), w(_math_ops.equal(q, 0), at_zero, at_one))
             z = w(_all(q >= 0, q <= 1), z, _math.nan)
             return _narrowed(w(ok, loc + scale * z, _math.nan), dtype)
 

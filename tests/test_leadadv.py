@@ -197,3 +197,29 @@ def test_isdtype_names_itself_for_an_unknown_kind(kind):
     with pytest.raises(ValueError, match=r"isdtype: kind .* 'real floating'"):
         tl.isdtype(tl.float32, kind)
     assert tl.isdtype(tl.float32, ("real floating", "bool")) and not tl.isdtype(tl.int64, "real floating")
+
+
+@pytest.mark.parametrize(
+    ("name", "shapes", "method", "q"),
+    [
+        ("uniform", (), "ppf", 0.0),
+        ("uniform", (), "ppf", 1.0),
+        ("uniform", (), "isf", 0.0),
+        ("expon", (), "ppf", 0.0),
+        ("expon", (), "isf", 1.0),
+        ("pareto", (2.5,), "ppf", 0.0),
+        ("pareto", (0.5,), "isf", 1.0),
+        ("chi2", (2.0,), "ppf", 0.0),
+    ],
+)
+def test_quantile_gradient_at_a_finite_end(name, shapes, method, q):
+    # dx/dq = 1 / pdf(x) at the support's finite end (uniform 1, expon 1, pareto 1 / b, chi2(2) 2, times the scale):
+    # the end was a constant there, gradient 0.  Against one-sided finite differences of SciPy
+    loc, scale, h = 0.5, 2.0, 1e-7
+    theirs = getattr(getattr(ss, name), method)
+    fd = (theirs(q + h, *shapes, loc, scale) - theirs(q, *shapes, loc, scale)) / h
+    if q == 1.0:
+        fd = (theirs(q, *shapes, loc, scale) - theirs(q - h, *shapes, loc, scale)) / h
+    ours = getattr(getattr(tl.stats, name), method)
+    assert _grad(lambda v: ours(v, *shapes, loc, scale), q) == pytest.approx(fd, rel=1e-5)
+    assert float(ours(q, *shapes, loc, scale)) == theirs(q, *shapes, loc, scale)
