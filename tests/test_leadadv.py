@@ -223,3 +223,24 @@ def test_quantile_gradient_at_a_finite_end(name, shapes, method, q):
     ours = getattr(getattr(tl.stats, name), method)
     assert _grad(lambda v: ours(v, *shapes, loc, scale), q) == pytest.approx(fd, rel=1e-5)
     assert float(ours(q, *shapes, loc, scale)) == theirs(q, *shapes, loc, scale)
+
+
+def test_logsumexp_gradient_where_a_row_keeps_nothing():
+    # where=False for a whole row (or b = 0 there): the value is -inf whatever x, so x's gradient there is 0 (JAX's);
+    # it was NaN for the whole row (log's 1 / 0 times the zero weights).  Kept rows: softmax of the kept terms
+    x = np.array([[1.0, 2.0, 0.5], [3.0, 4.0, -1.0], [0.0, 1.0, 2.0]])
+    keep = np.array([[True, False, True], [False, False, False], [True, True, True]])
+    soft = np.where(keep, np.exp(x), 0.0)
+    soft = np.divide(soft, soft.sum(axis=1, keepdims=True), out=np.zeros_like(soft), where=keep.any(axis=1)[:, None])
+    for f in (
+        lambda v: tl.nn.logsumexp(v, axis=1, where=tl.tensor(keep)),
+        lambda v: tl.logsumexp(v, axis=1, b=tl.tensor(keep.astype(np.float64))),
+        lambda v: tl.nn.logmeanexp(v, axis=1, where=tl.tensor(keep)),
+    ):
+        got = tl.grad(lambda v: tl.sum(f(v)))(tl.tensor(x))  # the sum is -inf; its gradient is not NaN
+        np.testing.assert_allclose(got.numpy(), soft, rtol=1e-14, atol=0)
+    value = tl.nn.logsumexp(tl.tensor(x), axis=1, where=tl.tensor(keep)).numpy()
+    np.testing.assert_allclose(value, sc.logsumexp(x, axis=1, b=keep.astype(float)), rtol=1e-15)
+    # the weights' gradient is unchanged: exp(x) / sum, inf where the sum is 0 (d/db log(b e**x) at b = 0)
+    gb = tl.grad(lambda b: tl.sum(tl.logsumexp(tl.tensor(x), axis=1, b=b)))(tl.tensor(keep.astype(np.float64)))
+    assert np.isinf(gb.numpy()[1]).all() and np.allclose(gb.numpy()[0], np.exp(x[0]) / np.exp(x[0])[keep[0]].sum())

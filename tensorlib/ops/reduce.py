@@ -682,7 +682,9 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None, return_sign: bool = 
             x = math_ops.where(math_ops.logical_and(dropped, overflows), -math.inf, x)
     terms = math_ops.exp(x - shift)
     if b is not None:
-        terms = terms * b
+        # a dropped term's x gets no gradient: where every term is dropped the sum is 0 whatever x (JAX's gradient
+        # 0), and log's 1 / 0 times the zero weight gave NaN (tl.nn.logsumexp with a where keeping nothing in a row)
+        terms = math_ops.where(dropped, math_ops.stop_gradient(terms) * b, terms * b)
     out = math_ops.log(sum(terms, axis, keepdims=True)) + shift
     if not keepdims:
         from .shape import squeeze
