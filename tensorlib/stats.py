@@ -299,7 +299,9 @@ def _t_tail(name, x, df, loc, scale, upper, log=False) -> Tensor:
     far = z > 0 if not upper else z < 0  # the side where the probability is 1 - tail
     half = _half_plus(centre, -exact if upper else exact, *_t_centre(nu, infinite))
     if log:
-        log_tail = w(huge, w(infinite, _math_ops.log(tail), log_leading), _math_ops.log(tail))  # no underflow
+        # the leading term's log where it underflows (no log of 0: its gradient was NaN in x and df from df ~ 2)
+        leading_only = _all(huge, _math_ops.logical_not(infinite))
+        log_tail = w(leading_only, log_leading, _math_ops.log(w(leading_only, 1.0, tail)))
         value = w(centre, _math_ops.log(half), w(far, _math_ops.log1p(-tail), log_tail))
     else:
         value = w(centre, half, w(far, 1.0 - tail, tail))

@@ -260,3 +260,23 @@ def test_t_quantile_gradient_in_df_at_df_one(method):
     # the values stay the Cauchy's: tan(pi (q - 1/2)) = -1 / tan(pi q) = 1 / tan(pi (1 - q)), no rounding of q - 1/2
     want = np.where(q < 0.5, -1 / np.tan(np.pi * q), 1 / np.tan(np.pi * (1 - q)))
     np.testing.assert_allclose(tl.stats.t.ppf(q, 1.0).numpy(), want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("df", [0.3, 2.5, 30.0])
+def test_t_log_tails_gradients_where_the_tail_underflows(df):
+    # past |z| = 1e150 the log tail is the leading term's log, (df/2) log df - df log|z| - log df - betaln(df/2, 1/2):
+    # its derivatives -df / z in x and, in df, that expression's; they were NaN (a log of the underflowed tail)
+    z = 1e160
+    want_x = -df / z
+    h = 1e-6 * df
+
+    def leading(d):
+        return 0.5 * d * math.log(d) - d * math.log(z) - math.log(d) - sc.betaln(0.5 * d, 0.5)
+
+    want_df = (leading(df + h) - leading(df - h)) / (2 * h)
+    t = tl.stats.t
+    assert float(t.logsf(z, df)) == pytest.approx(leading(df), rel=1e-13)
+    assert _grad(lambda x: t.logsf(x, df), z) == pytest.approx(want_x, rel=1e-12)
+    assert _grad(lambda x: t.logcdf(x, df), -z) == pytest.approx(-want_x, rel=1e-12)
+    assert _grad(lambda d: t.logsf(z, d), df) == pytest.approx(want_df, rel=1e-6)
+    assert _grad(lambda d: t.logcdf(-z, d), df) == pytest.approx(want_df, rel=1e-6)
