@@ -360,7 +360,11 @@ def _t_quantile(name, q, df, loc, scale, upper) -> Tensor:
     extreme = _all(_math_ops.logical_not(near), xs < 1e-250)
     log_size = (0.5 * nu * _math_ops.log(nu) - _math_ops.log(nu) - _sp.betaln(0.5 * nu, 0.5) - _math_ops.log(p)) / nu
     size = w(extreme, _math_ops.exp(w(extreme, log_size, 0.0)), size)
-    size = w(infinite, -_sp.ndtri(p), w(_math_ops.equal(df, 1.0), _math_ops.abs(_cauchy_quantile(qs, 1.0)), size))
+    # df = 1: the Cauchy quantile's value, with the general form's derivatives (the Cauchy form has none in df: the
+    # gradient in df at df = 1 was 0, 0.755 at q = 0.2)
+    stop = _math_ops.stop_gradient
+    cauchy = stop(_math_ops.abs(_cauchy_quantile(qs, 1.0))) + (size - stop(size))
+    size = w(infinite, -_sp.ndtri(p), w(_math_ops.equal(df, 1.0), cauchy, size))
     z = w(centre, _from_half(centre, -d if upper else d, density, bend), w(low != upper, -size, size))
     return _narrowed(w(_all(inside, df > 0, scale > 0), loc + scale * z, _math.nan), dtype)
 

@@ -244,3 +244,19 @@ def test_logsumexp_gradient_where_a_row_keeps_nothing():
     # the weights' gradient is unchanged: exp(x) / sum, inf where the sum is 0 (d/db log(b e**x) at b = 0)
     gb = tl.grad(lambda b: tl.sum(tl.logsumexp(tl.tensor(x), axis=1, b=b)))(tl.tensor(keep.astype(np.float64)))
     assert np.isinf(gb.numpy()[1]).all() and np.allclose(gb.numpy()[0], np.exp(x[0]) / np.exp(x[0])[keep[0]].sum())
+
+
+@pytest.mark.parametrize("method", ["ppf", "isf"])
+def test_t_quantile_gradient_in_df_at_df_one(method):
+    # df = 1 takes the Cauchy quantile's value (exact into the far tails), which has no df: the gradient in df was 0
+    # there (t.ppf(0.2, df) at df = 1: 0.755 by finite differences of SciPy)
+    q = np.array([1e-10, 0.01, 0.2, 0.49, 0.75, 0.99])
+    theirs = getattr(ss.t, method)
+    h = 1e-6
+    fd = (theirs(q, 1 + h) - theirs(q, 1 - h)) / (2 * h)
+    ours = getattr(tl.stats.t, method)
+    for qi, want in zip(q, fd):
+        assert _grad(lambda d: ours(qi, d), 1.0) == pytest.approx(want, rel=1e-6)
+    # the values stay the Cauchy's: tan(pi (q - 1/2)) = -1 / tan(pi q) = 1 / tan(pi (1 - q)), no rounding of q - 1/2
+    want = np.where(q < 0.5, -1 / np.tan(np.pi * q), 1 / np.tan(np.pi * (1 - q)))
+    np.testing.assert_allclose(tl.stats.t.ppf(q, 1.0).numpy(), want, rtol=1e-13)
