@@ -42,6 +42,17 @@ def test_bernoulli_logpmf_gradient_at_the_ends_of_p(k, p, want):
     assert float(tl.stats.bernoulli.logpmf(k, p)) == pytest.approx(ss.bernoulli.logpmf(k, p), rel=1e-14)
 
 
+def _check_centre(dist, shape, loc, scale, density):
+    """The derivatives of a symmetric distribution's functions at its centre x = loc (q = 1/2): the density, minus
+    it, twice it and minus twice it (cdf, sf, logcdf, logsf), 1 / density and minus it (ppf, isf)."""
+    for method, factor in (("cdf", 1), ("sf", -1), ("logcdf", 2), ("logsf", -2)):
+        f = getattr(dist, method)
+        assert _grad(lambda x, f=f: f(x, shape, loc, scale), loc) == pytest.approx(factor * density, rel=1e-14)
+    for method, sign in (("ppf", 1), ("isf", -1)):
+        f = getattr(dist, method)
+        assert _grad(lambda q, f=f: f(q, shape, loc, scale), 0.5) == pytest.approx(sign / density, rel=1e-14)
+
+
 @pytest.mark.parametrize("df", [0.4, 1.0, 3.0, 1e6, math.inf])
 def test_t_distribution_functions_at_the_centre(df):
     # at x = loc the tail formulas went through |z| and a power of it: a NaN gradient (0 * inf) in x, loc, scale
@@ -49,14 +60,9 @@ def test_t_distribution_functions_at_the_centre(df):
     loc, scale = 0.25, 2.0
     density = ss.t.pdf(loc, df, loc, scale)
     t = tl.stats.t
-    assert _grad(lambda x: t.cdf(x, df, loc, scale), loc) == pytest.approx(density, rel=1e-14)
-    assert _grad(lambda x: t.sf(x, df, loc, scale), loc) == pytest.approx(-density, rel=1e-14)
-    assert _grad(lambda x: t.logcdf(x, df, loc, scale), loc) == pytest.approx(2 * density, rel=1e-14)
-    assert _grad(lambda x: t.logsf(x, df, loc, scale), loc) == pytest.approx(-2 * density, rel=1e-14)
+    _check_centre(t, df, loc, scale, density)
     assert _grad(lambda m: t.cdf(loc, df, m, scale), loc) == pytest.approx(-density, rel=1e-14)
     assert _grad(lambda s: t.cdf(loc, df, loc, s), scale) == 0.0
-    assert _grad(lambda q: t.ppf(q, df, loc, scale), 0.5) == pytest.approx(1 / density, rel=1e-14)
-    assert _grad(lambda q: t.isf(q, df, loc, scale), 0.5) == pytest.approx(-1 / density, rel=1e-14)
     if df < math.inf:
         assert _grad(lambda d: t.cdf(loc, d, loc, scale), df) == 0.0
         assert _grad(lambda d: t.ppf(0.5, d, loc, scale), df) == 0.0
@@ -87,12 +93,7 @@ def test_gennorm_distribution_functions_at_the_centre(beta):
     loc, scale = -0.5, 1.5
     density = ss.gennorm.pdf(loc, beta, loc, scale)
     g = tl.stats.gennorm
-    assert _grad(lambda x: g.cdf(x, beta, loc, scale), loc) == pytest.approx(density, rel=1e-14)
-    assert _grad(lambda x: g.sf(x, beta, loc, scale), loc) == pytest.approx(-density, rel=1e-14)
-    assert _grad(lambda x: g.logcdf(x, beta, loc, scale), loc) == pytest.approx(2 * density, rel=1e-14)
-    assert _grad(lambda x: g.logsf(x, beta, loc, scale), loc) == pytest.approx(-2 * density, rel=1e-14)
-    assert _grad(lambda q: g.ppf(q, beta, loc, scale), 0.5) == pytest.approx(1 / density, rel=1e-14)
-    assert _grad(lambda q: g.isf(q, beta, loc, scale), 0.5) == pytest.approx(-1 / density, rel=1e-14)
+    _check_centre(g, beta, loc, scale, density)
     assert _grad(lambda b: g.cdf(loc, b, loc, scale), beta) == 0.0
     assert _grad(lambda b: g.ppf(0.5, b, loc, scale), beta) == 0.0
     # values on both sides of the switch to the series
@@ -237,7 +238,7 @@ def test_logsumexp_gradient_where_a_row_keeps_nothing():
         lambda v: tl.logsumexp(v, axis=1, b=tl.tensor(keep.astype(np.float64))),
         lambda v: tl.nn.logmeanexp(v, axis=1, where=tl.tensor(keep)),
     ):
-        got = tl.grad(lambda v: tl.sum(f(v)))(tl.tensor(x))  # the sum is -inf; its gradient is not NaN
+        got = tl.grad(lambda v, f=f: tl.sum(f(v)))(tl.tensor(x))  # the sum is -inf; its gradient is not NaN
         np.testing.assert_allclose(got.numpy(), soft, rtol=1e-14, atol=0)
     value = tl.nn.logsumexp(tl.tensor(x), axis=1, where=tl.tensor(keep)).numpy()
     np.testing.assert_allclose(value, sc.logsumexp(x, axis=1, b=keep.astype(float)), rtol=1e-15)
@@ -256,7 +257,7 @@ def test_t_quantile_gradient_in_df_at_df_one(method):
     fd = (theirs(q, 1 + h) - theirs(q, 1 - h)) / (2 * h)
     ours = getattr(tl.stats.t, method)
     for qi, want in zip(q, fd):
-        assert _grad(lambda d: ours(qi, d), 1.0) == pytest.approx(want, rel=1e-6)
+        assert _grad(lambda d, qi=qi: ours(qi, d), 1.0) == pytest.approx(want, rel=1e-6)
     # the values stay the Cauchy's: tan(pi (q - 1/2)) = -1 / tan(pi q) = 1 / tan(pi (1 - q)), no rounding of q - 1/2
     want = np.where(q < 0.5, -1 / np.tan(np.pi * q), 1 / np.tan(np.pi * (1 - q)))
     np.testing.assert_allclose(tl.stats.t.ppf(q, 1.0).numpy(), want, rtol=1e-13)
