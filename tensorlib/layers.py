@@ -1,7 +1,9 @@
 """Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv1DTranspose, Conv2DTranspose, DepthwiseConv2D, pools (1-D,
 2-D, 3-D, global and adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout,
 Flatten, SimpleRNN, LSTM, GRU, Bidirectional, MultiHeadAttention, TransformerEncoderLayer,
-TransformerDecoderLayer.
+TransformerDecoderLayer; Keras' reshaping, merging, preprocessing and noise layers (Reshape, Permute, Add,
+Concatenate, Dot, TimeDistributed, Normalization, AlphaDropout, ...) and PyTorch's Unflatten, PixelShuffle and
+Bilinear.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
