@@ -1877,15 +1877,17 @@ _SPENCE_SERIES = [(-1.0) ** k / (k + 1) for k in range(8, -1, -1)]
 
 
 def _spence_derivative(node, g):
-    """log(z) / (1 - z) = -log1p(u) / u with u = z - 1 (exact: z - 1 is), its series near z = 1 (-1 there, and
-    the derivatives of every order)."""
-    u = node.inputs[0] - 1.0
+    """log(z) / (1 - z); near z = 1 the series of -log1p(u) / u, u = z - 1 (-1 there, and the derivatives of every
+    order).  log(z) itself elsewhere: log1p(z - 1) took the log of a rounded z - 1 (2.6e-5 off at z = 3e-14, -inf
+    for a finite log at 1e-300)."""
+    z = node.inputs[0]
+    u = z - 1.0
     near = math_ops.less(math_ops.abs(u), _SPENCE_SERIES_BELOW)
     us = math_ops.where(near, u, 0.0)
     series = _SPENCE_SERIES[0]
     for c in _SPENCE_SERIES[1:]:
         series = series * us + c
-    return -g * math_ops.where(near, series, math_ops.log1p(u) / math_ops.where(near, 1.0, u))
+    return -g * math_ops.where(near, series, math_ops.log(z) / math_ops.where(near, 1.0, u))
 
 
 register_gradient("Spence", _spence_derivative)
