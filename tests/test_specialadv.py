@@ -37,3 +37,87 @@ def test_spence_gradient_near_0_is_log_z_over_1_minus_z_to_full_precision():
     got32 = tl.grad(lambda z: tl.sum(tl.special.spence(z)))(tl.tensor(z32)).numpy()
     z64 = z32.astype(np.float64)
     np.testing.assert_allclose(got32, np.log(z64) / (1.0 - z64), rtol=2e-7)
+
+
+# ---------------------------------------------------------------- gamma ratios at a pole of a denominator gamma
+# (function, args, argnum): F = 0 there (1 / Gamma(pole) = 0) but smooth; the textbook F * (digamma - digamma) is NaN
+POLE_POINTS = [
+    ("binom", (3.0, 5.0), 0),  # Gamma(n - k + 1) = Gamma(-1)
+    ("binom", (3.0, 5.0), 1),
+    ("binom", (0.5, 2.5), 0),
+    ("binom", (0.5, 2.5), 1),
+    ("binom", (3.5, -1.0), 1),  # Gamma(k + 1) = Gamma(0)
+    ("binom", (3.0, 500.0), 0),  # 497! and 500! overflow; their quotient does not
+    ("binom", (200.5, 205.5), 1),
+    ("poch", (-2.0, 0.5), 0),  # Gamma(z) = Gamma(-2)
+    ("poch", (-2.0, 3.0), 0),  # z (z + 1) (z + 2) at -2
+    ("poch", (-5.0, 2.5), 0),
+    ("beta", (-0.5, -0.5), 0),  # Gamma(a + b) = Gamma(-1)
+    ("beta", (1.5, -1.5), 1),
+    ("beta", (0.3, -3.3), 0),
+]
+
+
+def _scipy_partials(name, args, argnum, h):
+    """First and second central differences of SciPy in float64."""
+
+    def f(t):
+        shifted = list(args)
+        shifted[argnum] = args[argnum] + t
+        return getattr(sp, name)(*shifted)
+
+    return (f(h) - f(-h)) / (2 * h), (f(h) - 2 * f(0.0) + f(-h)) / h**2
+
+
+@pytest.mark.parametrize("name, args, argnum", POLE_POINTS)
+def test_gamma_ratio_gradients_at_a_denominator_pole_match_central_differences(name, args, argnum):
+    f = getattr(tl.special, name)
+    scale = max(1.0, abs(args[argnum]))
+    first, _ = _scipy_partials(name, args, argnum, 1e-6 * scale)
+    _, second = _scipy_partials(name, args, argnum, 1e-4)
+    x = _f64(*args)
+    got = tl.grad(f, argnums=argnum)(*x).numpy()
+    got2 = tl.grad(lambda *v: tl.grad(f, argnums=argnum)(*v), argnums=argnum)(*x).numpy()
+    assert np.isfinite(got) and np.isfinite(got2)
+    np.testing.assert_allclose(got, first, rtol=1e-7, atol=1e-14)
+    np.testing.assert_allclose(got2, second, rtol=1e-4, atol=1e-12)
+
+
+def test_binom_gradients_at_integer_n_below_k_are_the_polynomial_derivatives():
+    # binom(n, 5) = n (n - 1) (n - 2) (n - 3) (n - 4) / 120; d/dk at n = 3 by symmetry of the digamma terms
+    poly = np.poly1d(np.poly([0.0, 1.0, 2.0, 3.0, 4.0])) / 120.0
+    n, k = _f64(3.0, 5.0)
+    first = tl.grad(tl.special.binom)(n, k)
+    second = tl.grad(lambda n, k: tl.grad(tl.special.binom)(n, k))(n, k)
+    mixed = tl.grad(lambda n, k: tl.grad(tl.special.binom)(n, k), argnums=1)(n, k)
+    np.testing.assert_allclose([float(first), float(second)], [poly.deriv()(3.0), poly.deriv(2)(3.0)], rtol=1e-13)
+    assert float(tl.special.binom(n, k)) == 0.0
+    # the mixed partial against a central difference of the n-gradient in k (float64 SciPy)
+    h = 1e-5
+    want = (
+        (sp.binom(3.0 + h, 5.0 + h) - sp.binom(3.0 - h, 5.0 + h))
+        - (sp.binom(3.0 + h, 5.0 - h) - sp.binom(3.0 - h, 5.0 - h))
+    ) / (4 * h * h)
+    np.testing.assert_allclose(float(mixed), want, rtol=1e-5)
+    f32 = tl.grad(tl.special.binom)(tl.tensor(np.float32(3.0)), tl.tensor(np.float32(5.0)))
+    assert f32.dtype == tl.float32
+    np.testing.assert_allclose(float(f32), -0.05, rtol=5e-7)
+
+
+def test_gamma_ratio_gradients_at_a_pole_match_mpmath():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 30
+    cases = [
+        (tl.special.binom, mp.binomial, (0.5, 2.5)),
+        (tl.special.poch, mp.rf, (-5.0, 2.5)),
+        (tl.special.beta, mp.beta, (0.3, -3.3)),
+    ]
+    for f, ref, args in cases:
+        for i in (0, 1):
+            for j in (0, 1):
+                order = [0, 0]
+                order[i] += 1
+                order[j] += 1
+                want = float(mp.diff(ref, args, tuple(order)))
+                got = tl.grad(lambda *v, i=i, f=f: tl.grad(f, argnums=i)(*v), argnums=j)(*_f64(*args))
+                np.testing.assert_allclose(float(got), want, rtol=1e-12, atol=1e-14)
