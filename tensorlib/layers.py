@@ -2314,7 +2314,8 @@ class Bidirectional(Module):
     features, ``"sum"``, ``"mul"``, ``"ave"``, or None for the pair).  The backward layer is ``backward_layer``,
     or one like ``layer`` with fresh weights; its sequence of outputs is put back in time order, so with
     ``return_sequences`` step ``t`` of both halves saw the input up to and from ``t`` (PyTorch's
-    ``bidirectional=True`` output).  With ``return_state``: ``(merged, *forward states, *backward states)``;
+    ``bidirectional=True`` output).  With ``return_state``: ``(merged, *forward states, *backward states)``, and
+    with merge_mode None ``(forward output, backward output, *forward states, *backward states)`` as in Keras;
     ``initial_state`` is the forward states followed by the backward ones; ``mask`` ``(batch, time)`` goes to
     both layers (see :meth:`LSTM.forward`), the masked steps of a merged sequence being zeros, as in Keras.
 
@@ -2361,8 +2362,10 @@ class Bidirectional(Module):
             (y, *y_states), (z, *z_states) = y, z
         if fwd.return_sequences:
             z = _array.flip(z, 1)  # back in time order
-        merged = (y, z) if self.merge_mode is None else _MERGES[self.merge_mode](y, z)
-        return (merged, *y_states, *z_states) if fwd.return_state else merged
+        merged = (y, z) if self.merge_mode is None else (_MERGES[self.merge_mode](y, z),)
+        if not fwd.return_state:
+            return merged[0] if self.merge_mode is not None else merged
+        return (*merged, *y_states, *z_states)  # Keras' flat nesting, also for merge_mode=None
 
     def extra_repr(self) -> str:
         return f"merge_mode={self.merge_mode!r}"
