@@ -94,7 +94,9 @@ class Module:
         # plain tensor, silently gone from ``variables``, gradients, optimizers and checkpoints.
         old = self.__dict__.get(name)
         if isinstance(old, Variable) and value is not None and not isinstance(value, Variable):
-            what = f"a {type(value).__name__}" + (f" (shape {value.shape}, {value.dtype})" if hasattr(value, "dtype") else "")
+            what = f"a {type(value).__name__}" + (
+                f" (shape {value.shape}, {value.dtype})" if hasattr(value, "dtype") else ""
+            )
             raise TypeError(
                 f"{type(self).__name__}.{name}: cannot replace the Variable {old.name!r} (shape {old.shape}, "
                 f"{old.dtype}) by {what}: it would leave variables, gradients and checkpoints; update its "
