@@ -9,7 +9,9 @@ its parent: walks stop at the back-reference, and ``repr`` shows it as ``<back-r
 ``tl.function`` of its methods included (without its graphs, so the copy runs on the copy's Variables);
 ``copy.copy`` is shallow, as in PyTorch: the copy shares the Variables and sub-Modules.  ``variables`` and
 ``trainable_variables`` return them as a nested dict keyed by attribute name,
-the structure that ``tape.gradient``, optimizers and checkpoints take.
+the structure that ``tape.gradient``, optimizers and checkpoints take.  An attribute holding a Variable
+takes another Variable or None, as a PyTorch Parameter does: ``self.w = self.w * 2`` is a TypeError (the
+result would silently leave all of those); ``self.w.assign(self.w * 2)`` updates the value.
 
 >>> import tensorlib as tl
 >>> class Affine(tl.Module):
@@ -97,6 +99,21 @@ class Module:
         for m in self.modules():
             m.__dict__["_trainable"] = bool(value)
         _FREEZES.count += 1
+
+    def __setattr__(self, name: str, value) -> None:
+        # As PyTorch: a Variable attribute takes a Variable or None.  ``self.w = self.w * 2`` made ``w`` a
+        # plain tensor, silently gone from ``variables``, gradients, optimizers and checkpoints.
+        old = self.__dict__.get(name)
+        if isinstance(old, Variable) and value is not None and not isinstance(value, Variable):
+            what = f"a {type(value).__name__}" + (
+                f" (shape {value.shape}, {value.dtype})" if hasattr(value, "dtype") else ""
+            )
+            raise TypeError(
+                f"{type(self).__name__}.{name}: cannot replace the Variable {old.name!r} (shape {old.shape}, "
+                f"{old.dtype}) by {what}: it would leave variables, gradients and checkpoints; update its "
+                f"value with self.{name}.assign(...), or assign a tl.Variable (or None) to replace it"
+            )
+        object.__setattr__(self, name, value)
 
     def forward(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__}: a Module subclass must define forward(...)")
