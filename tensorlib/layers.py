@@ -2115,14 +2115,14 @@ class _Recurrent(Module):
         defaults = inspect.signature(type(self).__init__).parameters
         given = [
             f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
-            for name, value in self._config.items()
+            for name, value in self._arguments().items()
             if name not in ("input_size", "units", "seed") and not _same_argument(value, defaults[name].default)
         ]
         return ", ".join([f"{self.input_size}, {self.units}", *given])
 
     def _mirrored(self):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
-        config = dict(self._config, go_backwards=not self.go_backwards, seed=None)
+        config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=None)
         return type(self)(**config)
 
 
@@ -2182,10 +2182,8 @@ class SimpleRNN(_Recurrent):
         seed: int | None = None,
         dtype=_dt.float32,
     ):
-        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, None, use_bias, return_sequences, return_state,
                          kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
-        self._config = config
         self.bias = (
             Variable(
                 _init.get(bias_initializer)((self.units,), seed=_seed_for(seed, 1), dtype=self.kernel.dtype),
@@ -2244,10 +2242,8 @@ class LSTM(_Recurrent):
         dtype=_dt.float32,
         go_backwards: bool = False,
     ):
-        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
                          return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
-        self._config = config
         dtype = self.kernel.dtype
         if use_bias:
             bias = _init.get(bias_initializer)((4 * self.units,), seed=_seed_for(seed, 1), dtype=dtype).numpy().copy()
@@ -2310,10 +2306,8 @@ class GRU(_Recurrent):
         dtype=_dt.float32,
         go_backwards: bool = False,
     ):
-        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
                          return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
-        self._config = config
         self.reset_after = bool(reset_after)
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
         self.bias = (
@@ -2365,7 +2359,8 @@ class Bidirectional(Module):
     features, ``"sum"``, ``"mul"``, ``"ave"``, or None for the pair).  The backward layer is ``backward_layer``,
     or one like ``layer`` with fresh weights; its sequence of outputs is put back in time order, so with
     ``return_sequences`` step ``t`` of both halves saw the input up to and from ``t`` (PyTorch's
-    ``bidirectional=True`` output).  With ``return_state``: ``(merged, *forward states, *backward states)``;
+    ``bidirectional=True`` output).  With ``return_state``: ``(merged, *forward states, *backward states)``, and
+    with merge_mode None ``(forward output, backward output, *forward states, *backward states)`` as in Keras;
     ``initial_state`` is the forward states followed by the backward ones; ``mask`` ``(batch, time)`` goes to
     both layers (see :meth:`LSTM.forward`), the masked steps of a merged sequence being zeros, as in Keras.
 
@@ -2412,8 +2407,10 @@ class Bidirectional(Module):
             (y, *y_states), (z, *z_states) = y, z
         if fwd.return_sequences:
             z = _array.flip(z, 1)  # back in time order
-        merged = (y, z) if self.merge_mode is None else _MERGES[self.merge_mode](y, z)
-        return (merged, *y_states, *z_states) if fwd.return_state else merged
+        merged = (y, z) if self.merge_mode is None else (_MERGES[self.merge_mode](y, z),)
+        if not fwd.return_state:
+            return merged[0] if self.merge_mode is not None else merged
+        return (*merged, *y_states, *z_states)  # Keras' flat nesting, also for merge_mode=None
 
     def extra_repr(self) -> str:
         return f"merge_mode={self.merge_mode!r}"

