@@ -2913,8 +2913,8 @@ class Identity(Module):
 
 
 class Lambda(Module):
-    """A function of Tensors as a layer (Keras' ``Lambda``): ``function(x, **arguments)``.  Variables the function
-    closes over are not the layer's: make a Module for those.
+    """A function of Tensors as a layer (Keras' ``Lambda``): ``function(x, **arguments)``; ``function`` may be the
+    name of a ``tl.nn`` function.  Variables the function closes over are not the layer's: make a Module for those.
 
     >>> import tensorlib as tl
     >>> tl.nn.Lambda(lambda x, k: x * k, arguments={"k": 3.0})(tl.tensor([1.0, 2.0])).numpy().tolist()
@@ -2923,6 +2923,8 @@ class Lambda(Module):
 
     def __init__(self, function, arguments: dict | None = None):
         super().__init__()
+        if isinstance(function, str):  # a tl.nn function by name, as a config names it
+            function = _activation(function, "Lambda", none=False)
         if not callable(function) or isinstance(function, type) and issubclass(function, Module):
             raise TypeError(f"Lambda: function must be a function of Tensors, got {function!r}")
         if arguments is not None and not isinstance(arguments, dict):
