@@ -109,3 +109,19 @@ def test_lists_and_numbers_are_read_at_the_arrays_dtype(name, ours, numpy):
     got = np.asarray(ours().numpy())
     assert got.dtype == expected.dtype, (name, got.dtype, expected.dtype)
     np.testing.assert_array_equal(got, expected, err_msg=name)
+
+
+def test_histogram_reads_listed_edges_as_float64():
+    # NumPy reads listed bin edges as float64 and returns them: float32(0.7) = 0.699999988 is below the edge
+    # 0.7, so in bin 0; edges read as float32 put it in bin 1 (and were returned as float32).
+    x = np.array([0.7, 0.2], np.float32)
+    hist, edges = tl.histogram(x, bins=[0, 0.7, 1])
+    expected_hist, expected_edges = np.histogram(x, bins=[0, 0.7, 1])
+    np.testing.assert_array_equal(hist.numpy(), expected_hist)
+    assert edges.dtype == expected_edges.dtype == np.float64
+    hist, (edges,) = tl.histogramdd(x[:, None], bins=[[0, 0.7, 1]])
+    np.testing.assert_array_equal(hist.numpy(), np.histogramdd(x[:, None], bins=[[0, 0.7, 1]])[0])
+    hist, xedges, yedges = tl.histogram2d(x, x, bins=[0, 0.7, 1])
+    np.testing.assert_array_equal(hist.numpy(), np.histogram2d(x, x, bins=[0, 0.7, 1])[0])
+    assert xedges.dtype == yedges.dtype == np.float64
+    assert tl.histogram_bin_edges(x, bins=[0, 0.7, 1]).dtype == np.float64
