@@ -125,3 +125,22 @@ def test_histogram_reads_listed_edges_as_float64():
     np.testing.assert_array_equal(hist.numpy(), np.histogram2d(x, x, bins=[0, 0.7, 1])[0])
     assert xedges.dtype == yedges.dtype == np.float64
     assert tl.histogram_bin_edges(x, bins=[0, 0.7, 1]).dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "x, condlist, funclist",
+    [
+        (np.array([-1.0, 2.0]), [True, False], [1.0, 2.0]),  # one mask for a 1-d x, then the otherwise value
+        (np.array([-1.0, 2.0, 3.0]), [False, True, True], [lambda v: v * 10]),
+        (np.array([-1.0, 2.0]), [np.bool_(False), np.bool_(True)], [5.0, -5.0]),
+        (np.array([-1.0, 2.0]), list(np.array([-1.0, 2.0]) > 0), [lambda v: -v, 7.0]),
+        (np.array(3.0), [True], [2.0]),  # a 0-d x: a list of conditions
+        (np.array([-1.0, 2.0]), [np.array([True, False]), np.array([False, True])], [1.0, 2.0]),
+    ],
+)
+def test_piecewise_reads_a_list_of_bools_as_one_condition(x, condlist, funclist):
+    # piecewise(x, [True, False], [1.0, 2.0]) took two scalar conditions (the first true everywhere) and gave
+    # [1, 1]; NumPy reads a list of bools as one mask, with the otherwise value: [1, 2].
+    expected = np.piecewise(x, condlist, funclist)
+    np.testing.assert_array_equal(tl.piecewise(x, condlist, funclist).numpy(), expected)
+    np.testing.assert_array_equal(np.piecewise(tl.tensor(x), condlist, funclist).numpy(), expected)
