@@ -144,3 +144,11 @@ def test_piecewise_reads_a_list_of_bools_as_one_condition(x, condlist, funclist)
     expected = np.piecewise(x, condlist, funclist)
     np.testing.assert_array_equal(tl.piecewise(x, condlist, funclist).numpy(), expected)
     np.testing.assert_array_equal(np.piecewise(tl.tensor(x), condlist, funclist).numpy(), expected)
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_takes_a_number_as_one_value(mode):
+    # numpy.convolve reads a 0-d input as length 1 (ndmin=1); tensorlib raised "a and v must be 1-d".
+    v = np.array([1.0, -2.0, 0.5j])
+    for a, b in [(np.array(2.0), v), (v, np.array(3.0)), (np.array(2.0), np.array(3.0))]:
+        np.testing.assert_allclose(tl.convolve(a, b, mode).numpy(), np.convolve(a, b, mode), rtol=1e-15)

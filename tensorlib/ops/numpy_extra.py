@@ -849,7 +849,7 @@ def _correlate_full(a, v):
 def _correlate(a, v, mode, name, flip):
     from .array import flip as flip_
 
-    a, v = as_tensors(a, v)
+    a, v = (shape_ops.reshape(t, (1,)) if t.ndim == 0 else t for t in as_tensors(a, v))  # NumPy's ndmin=1
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{name}: a and v must be 1-d, got shapes {a.shape} ({a.dtype}) and {v.shape} ({v.dtype})")
     n, m = a.shape[0], v.shape[0]
