@@ -152,3 +152,30 @@ def test_convolve_takes_a_number_as_one_value(mode):
     v = np.array([1.0, -2.0, 0.5j])
     for a, b in [(np.array(2.0), v), (v, np.array(3.0)), (np.array(2.0), np.array(3.0))]:
         np.testing.assert_allclose(tl.convolve(a, b, mode).numpy(), np.convolve(a, b, mode), rtol=1e-15)
+
+
+def test_asarray_copy_false_refuses_a_needed_copy():
+    # The standard (and NumPy 2): copy=False must raise ValueError where a copy is needed; tensorlib copied.
+    t = tl.tensor([1.0, 2.0])
+    assert tl.asarray(t, copy=False) is t
+    assert tl.asarray(t, dtype="float32", copy=False) is t
+    for obj, kwargs in [([1, 2], {}), (np.ones(2), {}), (t, {"dtype": "float64"})]:
+        with pytest.raises(ValueError, match="asarray: copy=False"):
+            tl.asarray(obj, copy=False, **kwargs)
+        with pytest.raises(ValueError):
+            np.asarray([1, 2], copy=False)  # the reference refuses too
+        np.testing.assert_array_equal(tl.asarray(obj, **kwargs).numpy(), np.asarray(obj))
+    assert tl.astype(t, "float32", copy=False) is t
+    assert tl.astype(t, "float64", copy=False).dtype == np.float64
+
+
+def test_asarray_copy_false_matches_array_api_strict():
+    xp = pytest.importorskip("array_api_strict")
+    with pytest.raises(ValueError):
+        xp.asarray([1, 2], copy=False)
+    with pytest.raises(ValueError):
+        tl.asarray([1, 2], copy=False)
+    a = xp.asarray([1.0, 2.0])
+    assert xp.astype(a, xp.float64, copy=False) is a
+    t = tl.tensor([1.0, 2.0], dtype="float64")
+    assert tl.astype(t, "float64", copy=False) is t
