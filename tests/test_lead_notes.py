@@ -143,3 +143,42 @@ def test_round_of_complex_to_decimals_matches_numpy(mode, decimals, dtype):
     assert got.dtype == dtype
     np.testing.assert_array_equal(got.numpy(), np.round(z, decimals))
     np.testing.assert_array_equal(np.round(tl.tensor(z), decimals).numpy(), np.round(z, decimals))
+
+
+# ---------------------------------------------------------------- Module: a Variable is not replaced by a Tensor
+class _Affine(tl.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tl.Variable([1.0, 2.0], name="w")
+        self.layers = [tl.nn.Dense(2, 2, seed=0)]
+
+    def forward(self, x):
+        return x * self.w
+
+
+@pytest.mark.parametrize("value", [lambda m: m.w * 2, lambda m: np.zeros(2), lambda m: 3.0])
+def test_replacing_a_variable_attribute_by_a_non_variable_is_refused(value):
+    # self.w = self.w * 2 made w a constant: it left variables, gradients, optimizers and checkpoints silently
+    # (PyTorch refuses a Tensor in a Parameter's place the same way).
+    m = _Affine()
+    new = value(m)
+    with pytest.raises(
+        TypeError, match=r"^_Affine\.w: cannot replace the Variable 'w' \(shape \(2,\), float32\) by .*assign"
+    ):
+        m.w = new
+    assert isinstance(m.w, tl.Variable) and m.w.numpy().tolist() == [1.0, 2.0]
+    assert sorted(m.trainable_variables) == ["layers", "w"]
+
+
+def test_a_variable_attribute_takes_a_variable_or_none_and_other_attributes_anything():
+    m = _Affine()
+    m.w.assign(m.w * 2)  # the way to update its value
+    assert m.w.numpy().tolist() == [2.0, 4.0]
+    m.w = tl.Variable([5.0], name="v")  # replacing the Variable itself
+    assert m.trainable_variables["w"] is m.w
+    m.w = None
+    assert "w" not in m.variables
+    m.w = tl.ones(2)  # no Variable there any more: a plain attribute
+    m.scale = tl.ones(2)
+    m.scale = 2.0
+    assert m.scale == 2.0
