@@ -2064,14 +2064,14 @@ class _Recurrent(Module):
         defaults = inspect.signature(type(self).__init__).parameters
         given = [
             f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
-            for name, value in self._config.items()
+            for name, value in self._arguments().items()
             if name not in ("input_size", "units", "seed") and not _same_argument(value, defaults[name].default)
         ]
         return ", ".join([f"{self.input_size}, {self.units}", *given])
 
     def _mirrored(self):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
-        config = dict(self._config, go_backwards=not self.go_backwards, seed=None)
+        config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=None)
         return type(self)(**config)
 
 
@@ -2131,10 +2131,8 @@ class SimpleRNN(_Recurrent):
         seed: int | None = None,
         dtype=_dt.float32,
     ):
-        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, None, use_bias, return_sequences, return_state,
                          kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
-        self._config = config
         self.bias = (
             Variable(
                 _init.get(bias_initializer)((self.units,), seed=_seed_for(seed, 1), dtype=self.kernel.dtype),
@@ -2193,10 +2191,8 @@ class LSTM(_Recurrent):
         dtype=_dt.float32,
         go_backwards: bool = False,
     ):
-        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
                          return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
-        self._config = config
         dtype = self.kernel.dtype
         if use_bias:
             bias = _init.get(bias_initializer)((4 * self.units,), seed=_seed_for(seed, 1), dtype=dtype).numpy().copy()
@@ -2259,10 +2255,8 @@ class GRU(_Recurrent):
         dtype=_dt.float32,
         go_backwards: bool = False,
     ):
-        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
                          return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
-        self._config = config
         self.reset_after = bool(reset_after)
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
         self.bias = (
