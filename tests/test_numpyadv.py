@@ -179,3 +179,29 @@ def test_asarray_copy_false_matches_array_api_strict():
     assert xp.astype(a, xp.float64, copy=False) is a
     t = tl.tensor([1.0, 2.0], dtype="float64")
     assert tl.astype(t, "float64", copy=False) is t
+
+
+@pytest.mark.parametrize(
+    "u, v",
+    [
+        ([1.0, 3.0, 3.0], [0.0, 1.0, 1.0]),
+        ([1.0, 2.0, 3.0], [0.0, 0.0, 2.0]),
+        ([2.0, -1.0, 0.5, 4.0], [0.0, 1.0, -2.0]),
+        ([1.0, 2.0], [0.0, 0.0, 1.0, 1.0, 1.0]),
+    ],
+)
+def test_polydiv_strips_the_divisors_leading_zeros(u, v):
+    # polydiv(u, [0, 1, 1]) divided by v[0] = 0: q inf, r [-inf, -inf] (NumPy and JAX too); [0, 1, 1] is
+    # the polynomial x + 1, so the quotient and remainder are NumPy's for the stripped divisor.
+    q, r = tl.polydiv(np.array(u), np.array(v))
+    expected_q, expected_r = np.polydiv(np.array(u), np.trim_zeros(np.array(v), "f"))
+    np.testing.assert_allclose(q.numpy(), expected_q, rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(r.numpy(), expected_r, rtol=1e-14, atol=1e-14)
+    product = np.polyadd(np.polymul(q.numpy(), v), r.numpy())
+    np.testing.assert_allclose(np.trim_zeros(product, "f"), np.trim_zeros(np.array(u), "f"), rtol=1e-13)
+
+
+def test_polydiv_by_the_zero_polynomial_raises():
+    for v in ([0.0], [0.0, 0.0, 0.0]):
+        with pytest.raises(ZeroDivisionError, match=r"polydiv: division by the zero polynomial \(v shape"):
+            tl.polydiv(np.array([1.0, 2.0]), np.array(v))

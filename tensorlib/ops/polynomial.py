@@ -169,7 +169,9 @@ def polydiv(u, v) -> tuple:
     """``numpy.polydiv``: the quotient and remainder of ``u / v``, ``u = q * v + r``.  The remainder has
     ``len(v) - 1`` coefficients (at least one); in eager mode its leading (near-)zeros are dropped as NumPy
     drops them (``allclose(r[0], 0)``), under ``tl.function`` they are kept (JAX's ``trim_leading_zeros=False``
-    shape).  Differentiable in both.
+    shape).  In eager mode leading zeros of ``v`` are stripped first (NumPy and JAX divide by them and return
+    inf and NaN) and the zero polynomial is a ZeroDivisionError; under ``tl.function`` ``v[0]`` must not be
+    zero.  Differentiable in both.
 
     >>> import tensorlib as tl
     >>> q, r = tl.polydiv(tl.tensor([1.0, 3.0, 3.0]), tl.tensor([1.0, 1.0]))
@@ -181,6 +183,9 @@ def polydiv(u, v) -> tuple:
     for name, a in (("u", u), ("v", v)):
         if a.shape[0] == 0:
             raise ValueError(f"polydiv: {name} has no coefficients ({_describe(name, a)})")
+    v = _strip_leading_zeros(v)
+    if not v.is_symbolic and not np.any(np.asarray(v.numpy())):
+        raise ZeroDivisionError(f"polydiv: division by the zero polynomial ({_describe('v', v)})")
     m, n = u.shape[0] - 1, v.shape[0] - 1
     if m < n:
         q, r = creation.zeros((1,), dtype=u.dtype), u
