@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from tensorlib.testing import check_grads
 
 _A = np.array([0.1, 0.2, 0.3])
 _Z = np.zeros(3)
@@ -205,3 +206,23 @@ def test_polydiv_by_the_zero_polynomial_raises():
     for v in ([0.0], [0.0, 0.0, 0.0]):
         with pytest.raises(ZeroDivisionError, match=r"polydiv: division by the zero polynomial \(v shape"):
             tl.polydiv(np.array([1.0, 2.0]), np.array(v))
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_polyder_of_bool_coefficients_counts_the_powers(m):
+    # The powers were made in the coefficients' dtype: bool, so polyder([True, True, False]) gave [True, True]
+    # (NumPy 2: int64 [2, 1]).
+    p = np.array([True, True, False, True])
+    got = tl.polyder(p, m)
+    expected = np.polyder(p, m)
+    assert got.dtype == expected.dtype == np.int64
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+@pytest.mark.parametrize("k", [[2.5], np.array([-1.0]), 0.5])
+def test_polyint_takes_one_constant_for_every_step(m, k):
+    # numpy.polyint: k of length 1 serves every one of the m integrations; tensorlib refused it for m > 1.
+    p = np.array([3.0, -1.0, 2.0])
+    np.testing.assert_allclose(tl.polyint(p, m, k).numpy(), np.polyint(p, m, k), rtol=1e-15)
+    check_grads(lambda p, k: tl.polyint(p, m, k), (p, np.atleast_1d(np.asarray(k, dtype=float))), order=1)
