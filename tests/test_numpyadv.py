@@ -226,3 +226,21 @@ def test_polyint_takes_one_constant_for_every_step(m, k):
     p = np.array([3.0, -1.0, 2.0])
     np.testing.assert_allclose(tl.polyint(p, m, k).numpy(), np.polyint(p, m, k), rtol=1e-15)
     check_grads(lambda p, k: tl.polyint(p, m, k), (p, np.atleast_1d(np.asarray(k, dtype=float))), order=1)
+
+
+def test_interp_refuses_a_decreasing_xp():
+    # numpy.interp does not check xp and returns values that mean nothing for a decreasing one
+    # (interp(1.5, [3, 2, 1, 0], [0, 1, 4, 9]) gives 9, not 2.5); tensorlib gave the same silently.
+    xp, fp = np.array([3.0, 2.0, 1.0, 0.0]), np.array([0.0, 1.0, 4.0, 9.0])
+    with pytest.raises(ValueError, match=r"interp: xp must be increasing, but xp\[1\] is below"):
+        tl.interp(np.array([1.5]), xp, fp)
+    sorted_result = tl.interp(np.array([1.5]), xp[::-1], fp[::-1]).numpy()
+    np.testing.assert_allclose(sorted_result, np.interp([1.5], xp[::-1], fp[::-1]))
+    # repeated knots are increasing (NumPy takes the right value at them); period= sorts xp itself
+    np.testing.assert_array_equal(
+        tl.interp(np.array([1.0, 1.5]), [0.0, 1.0, 1.0, 2.0], [0.0, 1.0, 5.0, 6.0]).numpy(),
+        np.interp([1.0, 1.5], [0.0, 1.0, 1.0, 2.0], [0.0, 1.0, 5.0, 6.0]),
+    )
+    np.testing.assert_allclose(
+        tl.interp(np.array([0.5, 2.5]), xp, fp, period=4.0).numpy(), np.interp([0.5, 2.5], xp, fp, period=4.0)
+    )
