@@ -395,7 +395,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
     static = all(isinstance(b, int) and not isinstance(b, bool) for b in (lower, upper))
     if static:
         if upper <= lower:
-            return init_val
+            return _owned(init_val)  # the caller's array or Variable was returned itself
         carry, _ = scan(lambda val, i: (body_fun(i, val), None), init_val, creation.arange(lower, upper))
         return carry
     lower, upper = (_scalar_pred(b, "tl.fori_loop") for b in (lower, upper))
