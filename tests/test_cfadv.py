@@ -10,7 +10,7 @@ import pytest
 
 import tensorlib as tl
 
-from _helpers import MODES
+from _helpers import MODES, central_differences
 
 
 def _in_mode(mode, f):
@@ -31,3 +31,19 @@ def test_an_empty_fori_loop_never_returns_the_callers_array_or_variable(mode):
     v.assign(np.array([-5.0, -5.0]))
     np.testing.assert_array_equal(got_a.numpy(), [1.0, 2.0])
     np.testing.assert_array_equal(got_v.numpy(), [3.0, 4.0])
+
+
+def test_fori_loop_with_numpy_integer_bounds_is_a_differentiable_scan():
+    # NumPy integer bounds were taken for tensor bounds: traced, a While, whose gradient raised asking for
+    # maximum_iterations; JAX (and Python-int bounds here) make concrete bounds a scan.
+    x = np.array([0.5, -1.5])
+
+    def loss(t):
+        return tl.sum(tl.fori_loop(np.int32(0), np.int64(3), lambda i, c: c * t + 1.0, tl.ones_like(t)))
+
+    numeric = central_differences(lambda t: np.sum(((t + 1) * t + 1) * t + 1), x)
+    np.testing.assert_allclose(tl.grad(loss)(tl.tensor(x)).numpy(), numeric, rtol=1e-8)
+    np.testing.assert_allclose(tl.function(tl.grad(loss))(x).numpy(), numeric, rtol=1e-8)
+    assert [n.op_type for n in tl.function(loss).get_graph(x).nodes].count("Scan") == 1
+    with pytest.raises(TypeError, match="tl.fori_loop: lower and upper must be integers, got bool"):
+        tl.fori_loop(np.bool_(False), 3, lambda i, c: c, 0.0)

@@ -379,7 +379,7 @@ def switch(index, branches, *operands) -> Any:
 def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``; return ``val`` (JAX's ``lax.fori_loop``).
 
-    With Python-int bounds the loop is a :func:`scan` over the indices, so it is differentiable (reverse
+    With Python or NumPy integer bounds the loop is a :func:`scan` over the indices, so it is differentiable (reverse
     mode) when traced; bounds given as tensors make it a :func:`while_loop` (forward only when traced, as
     in JAX).  ``i`` is an int64 scalar tensor.
 
@@ -392,8 +392,9 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
 
     if not callable(body_fun):
         raise TypeError(f"tl.fori_loop: body_fun must be callable, got {type(body_fun).__name__}")
-    static = all(isinstance(b, int) and not isinstance(b, bool) for b in (lower, upper))
-    if static:
+    static = [_concrete_int(b) for b in (lower, upper)]
+    if None not in static:
+        lower, upper = static
         if upper <= lower:
             return _owned(init_val)  # the caller's array or Variable was returned itself
         carry, _ = scan(lambda val, i: (body_fun(i, val), None), init_val, creation.arange(lower, upper))
@@ -409,6 +410,17 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
         (lower, init_val),
     )
     return val
+
+
+def _concrete_int(bound) -> int | None:
+    """A Python or NumPy integer (a 0-d integer array too) as a Python int; None for a tensor or anything else.
+    Concrete bounds make ``fori_loop`` a differentiable scan, as in JAX (NumPy integers were taken for tensors)."""
+    if isinstance(bound, (bool, Tensor)) or getattr(bound, "dtype", None) == bool or getattr(bound, "shape", ()) != ():
+        return None
+    try:
+        return operator.index(bound)
+    except TypeError:
+        return None
 
 
 def _per_element_cond(pred, true_fn, false_fn, operands):
