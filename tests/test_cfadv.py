@@ -47,3 +47,26 @@ def test_fori_loop_with_numpy_integer_bounds_is_a_differentiable_scan():
     assert [n.op_type for n in tl.function(loss).get_graph(x).nodes].count("Scan") == 1
     with pytest.raises(TypeError, match="tl.fori_loop: lower and upper must be integers, got bool"):
         tl.fori_loop(np.bool_(False), 3, lambda i, c: c, 0.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float16"])
+def test_the_fori_loop_index_is_weakly_typed_as_in_jax(mode, dtype):
+    # `c + i` with an int32 or float32 carry made it int64 or float64 (i was a strong int64), so the loop
+    # raised that the carry changed dtype; in JAX the index of Python-int bounds is weakly typed.
+    init = np.array([1, 2], dtype=dtype)
+    got = _in_mode(mode, lambda c: tl.fori_loop(1, 5, lambda i, c: c * 2 + i, c))(init)
+    want = init.copy()
+    for i in range(1, 5):
+        want = (want * 2 + i).astype(dtype)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_fori_loop_matches_jax_on_its_index_types():
+    jax = pytest.importorskip("jax")
+    init = np.array([1.5, -2.0], np.float32)
+    got = tl.function(lambda c: tl.fori_loop(0, 4, lambda i, c: c * 0.5 + i, c))(init)
+    want = jax.lax.fori_loop(0, 4, lambda i, c: c * 0.5 + i, init)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-6)

@@ -381,7 +381,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
 
     With Python or NumPy integer bounds the loop is a :func:`scan` over the indices, so it is differentiable (reverse
     mode) when traced; bounds given as tensors make it a :func:`while_loop` (forward only when traced, as
-    in JAX).  ``i`` is an int64 scalar tensor.
+    in JAX).  ``i`` is an int64 scalar tensor, weakly typed for concrete bounds as in JAX (``c + i``
+    keeps ``c``'s dtype).
 
     >>> import tensorlib as tl
     >>> int(tl.fori_loop(0, 5, lambda i, total: total + i * i, 0))
@@ -397,7 +398,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
         lower, upper = static
         if upper <= lower:
             return _owned(init_val)  # the caller's array or Variable was returned itself
-        carry, _ = scan(lambda val, i: (body_fun(i, val), None), init_val, creation.arange(lower, upper))
+        carry, _ = scan(lambda val, i: (body_fun(_weakly_typed(i), val), None), init_val, creation.arange(lower, upper))
         return carry
     lower, upper = (_scalar_pred(b, "tl.fori_loop") for b in (lower, upper))
     for b in (lower, upper):
@@ -410,6 +411,14 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
         (lower, init_val),
     )
     return val
+
+
+def _weakly_typed(index: Tensor) -> Tensor:
+    """The loop index of concrete bounds, weakly typed as in JAX: ``c + i`` keeps an int32 or float32 carry's dtype
+    (a strong int64 index made it int64 or float64, and the loop refused the carry's new dtype)."""
+    if index.__class__ is Tensor:
+        index.__class__ = dispatch.WeakScalar  # a fresh slice of the indices, owned by this step
+    return index
 
 
 def _concrete_int(bound) -> int | None:
