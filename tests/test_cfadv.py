@@ -70,3 +70,20 @@ def test_fori_loop_matches_jax_on_its_index_types():
     want = jax.lax.fori_loop(0, 4, lambda i, c: c * 0.5 + i, init)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scan_and_fori_loop_take_jaxs_unroll(mode):
+    # `unroll=` (JAX's, a speed hint) was a TypeError; the values are those of the plain loop.
+    xs = np.array([1.0, 2.0, 4.0])
+    for unroll in (1, 2, True, False):
+        carry, ys = _in_mode(mode, lambda x: tl.scan(lambda c, v: (c * 0.5 + v, c), 0.0, x, unroll=unroll))(xs)
+        np.testing.assert_allclose(carry.numpy(), 5.25)
+        np.testing.assert_allclose(ys.numpy(), [0.0, 1.0, 2.5])
+        got = _in_mode(mode, lambda x: tl.fori_loop(0, 3, lambda i, c: c * x, x, unroll=unroll))(xs)
+        np.testing.assert_allclose(got.numpy(), xs**4)
+    for bad in (0, -1, 1.5, "2"):
+        with pytest.raises((TypeError, ValueError), match="tl.scan: unroll must be a positive int or a bool"):
+            tl.scan(lambda c, v: (c, v), 0.0, xs, unroll=bad)
+        with pytest.raises((TypeError, ValueError), match="tl.fori_loop: unroll must be a positive int or a bool"):
+            tl.fori_loop(0, 3, lambda i, c: c, 0.0, unroll=bad)
