@@ -155,3 +155,14 @@ def test_every_catalogue_op_saves_loads_and_runs_the_same(info, data, tmp_path_f
     for w, g in zip(want, got):
         assert (w.dtype, w.shape) == (g.dtype, g.shape)
         np.testing.assert_array_equal(g.numpy(), w.numpy(), err_msg=f"{info.name} {dtype} {sample!r}")
+
+
+@pytest.mark.parametrize("period", [4, 5])
+def test_unwrap_of_integers_traces(period):
+    # Found by the sweep above: traced, tl.unwrap of an integer p with an integer period raised that a symbolic
+    # tensor has no value (the module's divmod is tl.divmod, so `if rem == 0` read a tensor); eagerly it ran.
+    p = np.array([[0, 7, 3, -9, 2], [1, 1, 12, 5, 5]], np.int64)
+    want = np.unwrap(p, axis=1, period=period)
+    got = tl.function(lambda q: tl.unwrap(q, axis=1, period=period))(p)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.numpy(), want)
