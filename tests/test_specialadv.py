@@ -168,3 +168,22 @@ def test_float32_gamma_density_gradient_of_gammainc_is_one_rounding():
     a, x = np.float32(100.0), np.float32(50.0)  # the log-density is -21.8: float32 kept 1e-6 of it
     got = tl.grad(tl.special.gammainc, argnums=1)(tl.tensor(a), tl.tensor(x))
     np.testing.assert_allclose(float(got), scipy.stats.gamma(100.0).pdf(50.0), rtol=2e-7)
+
+
+# ---------------------------------------------------------------- zeta' far below 0
+@pytest.mark.parametrize(
+    "dtype, x", [("float64", -172.5), ("float64", -200.5), ("float64", -250.5), ("float32", -35.5)]
+)
+def test_riemann_zeta_gradient_far_below_zero_is_finite_where_zeta_is(dtype, x):
+    x = float(np.asarray(x, dtype))  # Gamma(1 - x) overflows there, zeta(x) and zeta'(x) do not
+    want = _central(sp.zeta, x, 1e-5)
+    got = tl.grad(tl.special.zeta)(tl.tensor(np.asarray(x, dtype)))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(float(got), want, rtol=1e-6 if dtype == "float64" else 3e-7)
+
+
+def test_riemann_zeta_gradient_far_below_zero_matches_mpmath():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 30
+    x = np.array([-250.5, -171.25, -60.1, -3.3])
+    np.testing.assert_allclose(_grad(tl.special.zeta, x), [float(mp.diff(mp.zeta, v)) for v in x], rtol=1e-12)

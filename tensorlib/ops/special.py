@@ -693,16 +693,18 @@ register_gradient(
 )
 
 
-def _riemann_zeta_derivative(x):
+def _riemann_zeta_derivative(x, _=None):
     """zeta'(x): Z_1(x, 1) from _ZETA_LOWEST on; below, the derivative of the functional equation zeta(x) = chi(x)
     zeta(1 - x), chi(x) = 2**x pi**(x - 1) sin(pi x / 2) Gamma(1 - x), whose zeta(1 - x) is away from its pole
-    (near 0 it is not: chi' zeta(1 - x) - chi zeta'(1 - x) cancelled, 5e-5 off at x = -1e-6)."""
+    (near 0 it is not: chi' zeta(1 - x) - chi zeta'(1 - x) cancelled, 5e-5 off at x = -1e-6).  The size of chi,
+    (2 pi)**x Gamma(1 - x) / pi, is formed in logs: Gamma(1 - x) alone overflowed (a NaN zeta' from x = -171 on,
+    in float32 from -34, where zeta' is finite)."""
     w = math_ops.where
     negative = math_ops.less(x, _ZETA_LOWEST)
     right = w(negative, 2.0, x)
     left = w(negative, x, -1.0)
     half = (0.5 * _math.pi) * left
-    scale = math_ops.exp(left * _math.log(2.0 * _math.pi)) / _math.pi * gamma(1.0 - left)
+    scale = math_ops.exp(left * _math.log(2.0 * _math.pi) - _math.log(_math.pi) + gammaln(1.0 - left))
     sine, cosine = math_ops.sin(half), math_ops.cos(half)
     chi = scale * sine
     chi_derivative = scale * (sine * (_math.log(2.0 * _math.pi) - digamma(1.0 - left)) + (0.5 * _math.pi) * cosine)
@@ -715,7 +717,7 @@ register_gradient(
     lambda node, g: g * _zeta_derivative_of_order(1, *node.inputs),
     lambda node, g: -g * node.inputs[0] * zeta(node.inputs[0] + 1.0, node.inputs[1]),
 )
-register_gradient("RiemannZeta", lambda node, g: g * _riemann_zeta_derivative(node.inputs[0]))
+register_gradient("RiemannZeta", lambda node, g: g * _in_float64(_riemann_zeta_derivative, None, node.inputs[0], None))
 
 
 def zeta(x, q=None) -> Tensor:
