@@ -1170,7 +1170,7 @@ _ELEMENTWISE = (
     "BitwiseAnd BitwiseOr BitwiseXor Cast Cbrt Ceil Celu CheckNumerics CheckParameter ClipByValue Conj CopySign Cos Cosh Deg2Rad "
     "Digamma Div Elu Equal Erf Erfc Erfcinv Erfcx Erfinv Exp Exp2 Expm1 Fabs FloatPower Floor FloorDiv FloorMod Fmax "
     "Fmin Fmod Gamma Gcd Gelu Greater GreaterEqual HardSigmoid HardSwish HardTanh Heaviside Hypot Identity Igamma IgammaGradA "
-    "Igammac Imag "
+    "Igammac Imag Complex "
     "Invert IsClose IsFinite IsInf IsNan IsNegInf IsPosInf Lcm Ldexp LeakyRelu LeftShift Less LessEqual Lgamma Log Log10 Log1p "
     "Log2 LogAddExp LogAddExp2 LogNdtr LogSigmoid LogicalAnd LogicalNot LogicalOr LogicalXor Logit Maximum Minimum "
     "Mish Mul NanToNum Ndtr Neg NextAfter NotEqual Polygamma Pow Rad2Deg RandomGammaGrad Real Reciprocal Relu Relu6 ReluGrad RightShift Round "
