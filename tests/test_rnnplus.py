@@ -98,9 +98,9 @@ def test_bidirectional_nests_as_keras_does(merge_mode, return_sequences):
     keras = pytest.importorskip("keras")
     x = RNG.normal(size=(3, 5, 3)).astype(np.float32)
     mask = np.array([[1, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 0, 1, 1, 1]], bool)
-    for name in LAYERS:
+    for name, make in LAYERS.items():
         ours = tl.nn.Bidirectional(
-            _randomized(LAYERS[name](3, 4, return_sequences=return_sequences, return_state=True)), merge_mode
+            _randomized(make(3, 4, return_sequences=return_sequences, return_state=True)), merge_mode
         )
         _randomized(ours.backward_layer)
         kind = getattr(keras.layers, name)
@@ -114,3 +114,176 @@ def test_bidirectional_nests_as_keras_does(merge_mode, return_sequences):
             assert len(got) == len(want)
             for g, w in zip(got, want):
                 np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------ get_config / from_config
+def _f(*shape):
+    return RNG.normal(size=shape).astype(np.float32)
+
+
+# Every layer of tl.nn with arguments other than its defaults, and inputs for its call.
+_CONFIGURED = {
+    "Conv1DTranspose": (lambda: tl.nn.Conv1DTranspose(2, 3, 3, strides=2, activation="relu", seed=1), [_f(2, 5, 2)]),
+    "Bidirectional": (lambda: tl.nn.Bidirectional(tl.nn.GRU(3, 4, return_sequences=True), "ave"), [_f(2, 5, 3)]),
+    "SimpleRNN": (lambda: tl.nn.SimpleRNN(3, 4, "relu", go_backwards=True, return_state=True), [_f(2, 5, 3)]),
+    "AdaptiveAvgPool1D": (lambda: tl.nn.AdaptiveAvgPool1D(3, data_format="NCW"), [_f(2, 4, 7)]),
+    "AdaptiveAvgPool2D": (lambda: tl.nn.AdaptiveAvgPool2D((2, 3)), [_f(2, 5, 6, 3)]),
+    "AdaptiveAvgPool3D": (lambda: tl.nn.AdaptiveAvgPool3D(2), [_f(1, 4, 4, 4, 2)]),
+    "AdaptiveMaxPool1D": (lambda: tl.nn.AdaptiveMaxPool1D(3, return_indices=True), [_f(2, 7, 4)]),
+    "AdaptiveMaxPool2D": (lambda: tl.nn.AdaptiveMaxPool2D(2), [_f(2, 5, 5, 3)]),
+    "AdaptiveMaxPool3D": (lambda: tl.nn.AdaptiveMaxPool3D((1, 2, 2), "NCDHW"), [_f(1, 2, 3, 4, 4)]),
+    "Dense": (
+        lambda: tl.nn.Dense(3, 2, tl.nn.tanh, False, tl.initializers.he_normal, seed=3, dtype=np.float64),
+        [_f(4, 3)],
+    ),
+    "Conv1D": (lambda: tl.nn.Conv1D(2, 3, 3, strides=2, padding="VALID", data_format="NCW"), [_f(2, 2, 9)]),
+    "Conv2D": (lambda: tl.nn.Conv2D(3, 4, (3, 2), dilations=2, kernel_initializer="he_uniform"), [_f(2, 6, 6, 3)]),
+    "Conv3D": (lambda: tl.nn.Conv3D(2, 3, 2), [_f(1, 4, 4, 4, 2)]),
+    "Conv2DTranspose": (lambda: tl.nn.Conv2DTranspose(3, 2, 3, strides=2, output_padding=1), [_f(1, 4, 4, 3)]),
+    "DepthwiseConv2D": (lambda: tl.nn.DepthwiseConv2D(3, 3, depth_multiplier=2), [_f(1, 5, 5, 3)]),
+    "MaxPool1D": (lambda: tl.nn.MaxPool1D(3, 2, "SAME"), [_f(2, 7, 3)]),
+    "AvgPool1D": (lambda: tl.nn.AvgPool1D(2), [_f(2, 6, 3)]),
+    "MaxPool2D": (lambda: tl.nn.MaxPool2D((2, 2), (1, 1)), [_f(1, 5, 5, 2)]),
+    "AvgPool2D": (lambda: tl.nn.AvgPool2D(2, None, "SAME", "NCHW"), [_f(1, 2, 5, 5)]),
+    "MaxPool3D": (lambda: tl.nn.MaxPool3D(2), [_f(1, 4, 4, 4, 2)]),
+    "AvgPool3D": (lambda: tl.nn.AvgPool3D(2), [_f(1, 4, 4, 4, 2)]),
+    "GlobalAveragePooling1D": (lambda: tl.nn.GlobalAveragePooling1D(keepdims=True), [_f(2, 5, 3)]),
+    "GlobalMaxPooling1D": (lambda: tl.nn.GlobalMaxPooling1D(), [_f(2, 5, 3)]),
+    "GlobalAveragePooling2D": (lambda: tl.nn.GlobalAveragePooling2D("NCHW"), [_f(2, 3, 4, 4)]),
+    "GlobalMaxPooling2D": (lambda: tl.nn.GlobalMaxPooling2D(), [_f(2, 4, 4, 3)]),
+    "GlobalAveragePooling3D": (lambda: tl.nn.GlobalAveragePooling3D(), [_f(1, 3, 3, 3, 2)]),
+    "GlobalMaxPooling3D": (lambda: tl.nn.GlobalMaxPooling3D(keepdims=True), [_f(1, 3, 3, 3, 2)]),
+    "BatchNorm": (lambda: tl.nn.BatchNorm(3, momentum=0.2, epsilon=1e-3), [_f(4, 2, 2, 3)]),
+    "LayerNorm": (lambda: tl.nn.LayerNorm((3,), 1e-3), [_f(2, 4, 3)]),
+    "RMSNorm": (lambda: tl.nn.RMSNorm(3, scale=False), [_f(2, 4, 3)]),
+    "GroupNorm": (lambda: tl.nn.GroupNorm(2, 4), [_f(2, 3, 3, 4)]),
+    "InstanceNorm": (lambda: tl.nn.InstanceNorm(3, center=False), [_f(2, 4, 4, 3)]),
+    "Embedding": (lambda: tl.nn.Embedding(10, 4, padding_idx=0), [np.array([[1, 2, 0]])]),
+    "Dropout": (lambda: tl.nn.Dropout(0.3), [_f(2, 3)]),
+    "Flatten": (lambda: tl.nn.Flatten(), [_f(2, 3, 4)]),
+    "LSTM": (lambda: tl.nn.LSTM(3, 4, return_sequences=True, unit_forget_bias=False), [_f(2, 5, 3)]),
+    "GRU": (lambda: tl.nn.GRU(3, 4, reset_after=False, return_state=True, dtype="float64"), [_f(2, 5, 3)]),
+    "MultiHeadAttention": (
+        lambda: tl.nn.MultiHeadAttention(4, 2, kdim=3, vdim=5),
+        [_f(2, 3, 4), _f(2, 6, 3), _f(2, 6, 5)],
+    ),
+    "TransformerEncoderLayer": (
+        lambda: tl.nn.TransformerEncoderLayer(4, 2, 8, activation="gelu", norm_first=True),
+        [_f(2, 3, 4)],
+    ),
+    "TransformerDecoderLayer": (lambda: tl.nn.TransformerDecoderLayer(4, 2, 8, bias=False), [_f(2, 3, 4), _f(2, 5, 4)]),
+    "SeparableConv2D": (lambda: tl.nn.SeparableConv2D(3, 4, 3, depth_multiplier=2), [_f(1, 5, 5, 3)]),
+    "ZeroPadding1D": (lambda: tl.nn.ZeroPadding1D((1, 2)), [_f(2, 4, 3)]),
+    "ZeroPadding2D": (lambda: tl.nn.ZeroPadding2D(((1, 0), (2, 1))), [_f(1, 3, 3, 2)]),
+    "ZeroPadding3D": (lambda: tl.nn.ZeroPadding3D(1), [_f(1, 2, 2, 2, 1)]),
+    "UpSampling2D": (lambda: tl.nn.UpSampling2D((2, 3), "bilinear"), [_f(1, 3, 3, 2)]),
+    "PReLU": (lambda: tl.nn.PReLU(3, 0.1), [_f(2, 4, 4, 3)]),
+    "SpatialDropout1D": (lambda: tl.nn.SpatialDropout1D(0.5), [_f(2, 4, 3)]),
+    "SpatialDropout2D": (lambda: tl.nn.SpatialDropout2D(0.5, "NCHW"), [_f(2, 3, 4, 4)]),
+    "SpatialDropout3D": (lambda: tl.nn.SpatialDropout3D(0.5), [_f(1, 2, 2, 2, 3)]),
+    "Activation": (lambda: tl.nn.Activation(tl.nn.softplus), [_f(2, 3)]),
+    "ReLU": (lambda: tl.nn.ReLU(), [_f(2, 3)]),
+    "LeakyReLU": (lambda: tl.nn.LeakyReLU(0.3), [_f(2, 3)]),
+    "GELU": (lambda: tl.nn.GELU(True), [_f(2, 3)]),
+    "Sigmoid": (lambda: tl.nn.Sigmoid(), [_f(2, 3)]),
+    "Tanh": (lambda: tl.nn.Tanh(), [_f(2, 3)]),
+    "Softmax": (lambda: tl.nn.Softmax(axis=0), [_f(2, 3)]),
+    "Cropping1D": (lambda: tl.nn.Cropping1D((1, 2)), [_f(2, 6, 3)]),
+    "Cropping2D": (lambda: tl.nn.Cropping2D(((1, 0), (0, 1))), [_f(1, 4, 4, 2)]),
+    "Cropping3D": (lambda: tl.nn.Cropping3D(1), [_f(1, 4, 4, 4, 1)]),
+    "UpSampling1D": (lambda: tl.nn.UpSampling1D(3), [_f(2, 3, 2)]),
+    "UpSampling3D": (lambda: tl.nn.UpSampling3D((1, 2, 2)), [_f(1, 2, 2, 2, 1)]),
+    "Sequential": (lambda: tl.nn.Sequential(tl.nn.Dense(3, 4), tl.nn.ReLU(), tl.nn.Dense(4, 2)), [_f(2, 3)]),
+    "Reshape": (lambda: tl.nn.Reshape((2, -1)), [_f(2, 3, 4)]),
+    "Unflatten": (lambda: tl.nn.Unflatten(1, (2, 3)), [_f(2, 6)]),
+    "Permute": (lambda: tl.nn.Permute((2, 1)), [_f(2, 3, 4)]),
+    "RepeatVector": (lambda: tl.nn.RepeatVector(3), [_f(2, 4)]),
+    "Identity": (lambda: tl.nn.Identity(), [_f(2, 3)]),
+    "Lambda": (lambda: tl.nn.Lambda(tl.nn.softplus), [_f(2, 3)]),
+    "Add": (lambda: tl.nn.Add(), [[_f(2, 3), _f(2, 3)]]),
+    "Subtract": (lambda: tl.nn.Subtract(), [[_f(2, 3), _f(1, 3)]]),
+    "Multiply": (lambda: tl.nn.Multiply(), [[_f(2, 3), _f(2, 3), _f(2, 1)]]),
+    "Average": (lambda: tl.nn.Average(), [[_f(2, 3), _f(2, 3)]]),
+    "Maximum": (lambda: tl.nn.Maximum(), [[_f(2, 3), _f(2, 3)]]),
+    "Minimum": (lambda: tl.nn.Minimum(), [[_f(2, 3), _f(2, 3)]]),
+    "Concatenate": (lambda: tl.nn.Concatenate(axis=1), [[_f(2, 3), _f(2, 2)]]),
+    "Dot": (lambda: tl.nn.Dot((2, 2), normalize=True), [[_f(2, 3, 4), _f(2, 5, 4)]]),
+    "TimeDistributed": (lambda: tl.nn.TimeDistributed(tl.nn.Dense(3, 2, activation="relu")), [_f(2, 4, 3)]),
+    "Rescaling": (lambda: tl.nn.Rescaling([0.5, 2.0], offset=1.0), [_f(2, 2)]),
+    "CenterCrop": (lambda: tl.nn.CenterCrop(2, 3, data_format="NCHW"), [_f(1, 2, 5, 5)]),
+    "UnitNormalization": (lambda: tl.nn.UnitNormalization((1, 2)), [_f(2, 3, 4)]),
+    "Normalization": (lambda: tl.nn.Normalization(-1, mean=[1.0, 2.0], variance=[4.0, 9.0]), [_f(3, 2)]),
+    "ELU": (lambda: tl.nn.ELU(0.5), [_f(2, 3)]),
+    "GaussianNoise": (lambda: tl.nn.GaussianNoise(0.2), [_f(2, 3)]),
+    "GaussianDropout": (lambda: tl.nn.GaussianDropout(0.2), [_f(2, 3)]),
+    "AlphaDropout": (lambda: tl.nn.AlphaDropout(0.2, noise_shape=(None, 1)), [_f(2, 3)]),
+    "PixelShuffle": (lambda: tl.nn.PixelShuffle(2, "NCHW"), [_f(1, 8, 2, 3)]),
+    "PixelUnshuffle": (lambda: tl.nn.PixelUnshuffle(2), [_f(1, 4, 6, 2)]),
+    "Bilinear": (lambda: tl.nn.Bilinear(3, 4, 2, use_bias=False, seed=1), [_f(2, 3), _f(2, 4)]),
+}
+
+
+def test_every_layer_is_in_the_config_catalogue():
+    assert set(_CONFIGURED) == {*tl.layers.__all__, "Sequential"}
+
+
+@pytest.mark.parametrize("name", sorted(_CONFIGURED))
+def test_from_config_of_get_config_builds_an_equal_layer(name):
+    make, inputs = _CONFIGURED[name]
+    layer = make()
+    config = layer.get_config()
+    text = json.dumps(config)  # JSON-serialisable, as Keras' configs
+    copy = type(layer).from_config(json.loads(text))
+    assert type(copy) is type(layer) and json.dumps(copy.get_config()) == text
+    for v in tl.tree.leaves(layer.variables):  # new weights, so that equal outputs mean the weights were copied
+        v.assign(RNG.normal(size=v.shape).astype(v.dtype))
+    missing, unexpected = copy.load_state_dict(layer.state_dict())
+    assert missing == unexpected == []
+    layer.eval(), copy.eval()  # dropout off in both
+    want, got = layer(*inputs), copy(*inputs)
+    assert repr(copy) == repr(layer)
+    for w, g in zip(tl.tree.leaves(want), tl.tree.leaves(got), strict=True):
+        assert w.dtype == g.dtype
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def test_configs_name_activations_initializers_and_dtypes_and_nest_sub_layers():
+    dense = _CONFIGURED["Dense"][0]()
+    assert dense.get_config() == {
+        "in_features": 3,
+        "out_features": 2,
+        "activation": "tanh",
+        "use_bias": False,
+        "kernel_initializer": "he_normal",
+        "bias_initializer": "zeros",
+        "seed": 3,
+        "dtype": "float64",
+    }
+    bi = tl.nn.Bidirectional(tl.nn.SimpleRNN(3, 4, activation=None), merge_mode=None)
+    config = bi.get_config()
+    assert config["merge_mode"] is None and config["backward_layer"] is None
+    assert config["layer"]["class_name"] == "SimpleRNN" and config["layer"]["config"]["activation"] is None
+    model = tl.nn.Sequential([tl.nn.Dense(3, 4), tl.nn.ReLU()])  # Keras' list form
+    assert [c["class_name"] for c in model.get_config()["layers"][0]] == ["Dense", "ReLU"]
+    assert len(tl.nn.Sequential.from_config(model.get_config())) == 2
+
+
+def test_a_config_without_a_json_form_or_a_foreign_class_raises_naming_it():
+    with pytest.raises(TypeError, match=r"Dense.get_config: argument activation is <function .*no JSON form"):
+        tl.nn.Dense(3, 2, activation=lambda x: x).get_config()
+    with pytest.raises(ValueError, match=r"unknown layer class 'Mine': not a tl.nn layer; pass custom_objects"):
+        tl.nn.Sequential.from_config({"layers": [{"class_name": "Mine", "config": {}}]})
+    with pytest.raises(TypeError, match=r"LSTM.from_config: the config does not fit LSTM\(.*unexpected keyword"):
+        tl.nn.LSTM.from_config({"input_size": 3, "units": 4, "cells": 2})
+
+    class Scale(tl.Module):
+        def __init__(self, factor: float = 2.0):
+            super().__init__()
+            self.factor = factor
+
+        def forward(self, x):
+            return x * self.factor
+
+    model = tl.nn.Sequential(Scale(3.0), tl.nn.ReLU())
+    copy = tl.nn.Sequential.from_config(model.get_config(), custom_objects={"Scale": Scale})
+    assert copy[0].factor == 3.0 and copy.get_config() == model.get_config()

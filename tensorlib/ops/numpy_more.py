@@ -653,7 +653,19 @@ def piecewise(x, condlist, funclist, *args, **kw) -> Tensor:
     from .search import flatnonzero
 
     x = as_tensor(x)
-    if isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(condlist) == x.ndim or isinstance(condlist, bool):
+    # NumPy's rule: one condition, not a list of them, when its first item is no array or list (a list of
+    # bools for a 1-d x is one mask), or when it is an array of x's rank
+    single = isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(condlist) == x.ndim
+    if (
+        single
+        or isinstance(condlist, (bool, np.bool_))
+        or (
+            isinstance(condlist, (list, tuple))
+            and condlist
+            and not isinstance(condlist[0], (list, tuple, np.ndarray, Tensor))
+            and x.ndim != 0
+        )
+    ):
         condlist = [condlist]
     conds = [as_tensor(c) for c in condlist]
     for k, c in enumerate(conds):
