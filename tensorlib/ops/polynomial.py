@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import as_tensor
+from ..dispatch import as_tensor, as_tensors
 from ..tensor import Tensor
 from . import creation
 from . import math as math_ops
@@ -63,6 +63,7 @@ def polyadd(a1, a2) -> Tensor:
     >>> tl.polyadd(tl.tensor([1.0, 2.0]), tl.tensor([1.0, 0.0, 3.0])).numpy().tolist()
     [1.0, 1.0, 5.0]
     """
+    a1, a2 = as_tensors(a1, a2)
     a1, a2 = _promote(_coefficients(a1, "polyadd", "a1", False), _coefficients(a2, "polyadd", "a2", False))
     n = max(a1.shape[0], a2.shape[0])
     return _pad_front(a1, n) + _pad_front(a2, n)
@@ -76,6 +77,7 @@ def polysub(a1, a2) -> Tensor:
     >>> tl.polysub(tl.tensor([1.0, 2.0]), tl.tensor([1.0, 0.0, 3.0])).numpy().tolist()
     [-1.0, 1.0, -1.0]
     """
+    a1, a2 = as_tensors(a1, a2)
     a1, a2 = _promote(_coefficients(a1, "polysub", "a1", False), _coefficients(a2, "polysub", "a2", False))
     if a1.dtype == _dt.bool_:
         raise TypeError(f"polysub: bool coefficients cannot be subtracted ({_describe('a1', a1)})")
@@ -104,6 +106,7 @@ def polymul(a1, a2) -> Tensor:
     """
     from .numpy_extra import convolve
 
+    a1, a2 = as_tensors(a1, a2)
     a1, a2 = _coefficients(a1, "polymul", "a1", False), _coefficients(a2, "polymul", "a2", False)
     for name, a in (("a1", a1), ("a2", a2)):
         if a.shape[0] == 0:
@@ -148,7 +151,7 @@ def polyint(p, m: int = 1, k=None) -> Tensor:
     p = _coefficients(p, "polyint")
     if k is None:
         k = creation.zeros((m,), dtype=p.dtype)
-    k = as_tensor(k)
+    k = as_tensors(p, k)[1]
     if k.ndim == 0:
         k = shape_ops.broadcast_to(k, (m,))
     if k.ndim == 1 and k.shape[0] is None:
@@ -173,6 +176,7 @@ def polydiv(u, v) -> tuple:
     >>> q.numpy().tolist(), r.numpy().tolist()
     ([1.0, 2.0], [1.0])
     """
+    u, v = as_tensors(u, v)
     u, v = _promote(_coefficients(u, "polydiv", "u"), _coefficients(v, "polydiv", "v"))
     for name, a in (("u", u), ("v", v)):
         if a.shape[0] == 0:
@@ -282,7 +286,7 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     deg = as_int(deg, "polyfit: deg")
     if deg < 0:
         raise ValueError(f"polyfit: expected deg >= 0, got {deg}")
-    x, y = as_tensor(x), as_tensor(y)
+    x, y, w = as_tensors(x, y, w)
     if x.ndim != 1:
         raise TypeError(f"polyfit: expected a 1-d vector for x, got {_describe('x', x)}")
     if y.ndim not in (1, 2):
@@ -295,7 +299,7 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
         raise TypeError(
             f"polyfit: expected x and y to have the same length, got {_describe('x', x)}, {_describe('y', y)}"
         )
-    tensors = [x, y] + ([as_tensor(w)] if w is not None else [])
+    tensors = [x, y] + ([w] if w is not None else [])
     dtype = np.result_type(*(np.float64 if t.dtype.kind in "biu" else np.dtype(t.dtype) for t in tensors))
     x, y = (math_ops.cast(t, dtype) for t in (x, y))
     order = deg + 1
