@@ -109,3 +109,73 @@ def test_lists_and_numbers_are_read_at_the_arrays_dtype(name, ours, numpy):
     got = np.asarray(ours().numpy())
     assert got.dtype == expected.dtype, (name, got.dtype, expected.dtype)
     np.testing.assert_array_equal(got, expected, err_msg=name)
+
+
+def test_histogram_reads_listed_edges_as_float64():
+    # NumPy reads listed bin edges as float64 and returns them: float32(0.7) = 0.699999988 is below the edge
+    # 0.7, so in bin 0; edges read as float32 put it in bin 1 (and were returned as float32).
+    x = np.array([0.7, 0.2], np.float32)
+    hist, edges = tl.histogram(x, bins=[0, 0.7, 1])
+    expected_hist, expected_edges = np.histogram(x, bins=[0, 0.7, 1])
+    np.testing.assert_array_equal(hist.numpy(), expected_hist)
+    assert edges.dtype == expected_edges.dtype == np.float64
+    hist, (edges,) = tl.histogramdd(x[:, None], bins=[[0, 0.7, 1]])
+    np.testing.assert_array_equal(hist.numpy(), np.histogramdd(x[:, None], bins=[[0, 0.7, 1]])[0])
+    hist, xedges, yedges = tl.histogram2d(x, x, bins=[0, 0.7, 1])
+    np.testing.assert_array_equal(hist.numpy(), np.histogram2d(x, x, bins=[0, 0.7, 1])[0])
+    assert xedges.dtype == yedges.dtype == np.float64
+    assert tl.histogram_bin_edges(x, bins=[0, 0.7, 1]).dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "x, condlist, funclist",
+    [
+        (np.array([-1.0, 2.0]), [True, False], [1.0, 2.0]),  # one mask for a 1-d x, then the otherwise value
+        (np.array([-1.0, 2.0, 3.0]), [False, True, True], [lambda v: v * 10]),
+        (np.array([-1.0, 2.0]), [np.bool_(False), np.bool_(True)], [5.0, -5.0]),
+        (np.array([-1.0, 2.0]), list(np.array([-1.0, 2.0]) > 0), [lambda v: -v, 7.0]),
+        (np.array(3.0), [True], [2.0]),  # a 0-d x: a list of conditions
+        (np.array([-1.0, 2.0]), [np.array([True, False]), np.array([False, True])], [1.0, 2.0]),
+    ],
+)
+def test_piecewise_reads_a_list_of_bools_as_one_condition(x, condlist, funclist):
+    # piecewise(x, [True, False], [1.0, 2.0]) took two scalar conditions (the first true everywhere) and gave
+    # [1, 1]; NumPy reads a list of bools as one mask, with the otherwise value: [1, 2].
+    expected = np.piecewise(x, condlist, funclist)
+    np.testing.assert_array_equal(tl.piecewise(x, condlist, funclist).numpy(), expected)
+    np.testing.assert_array_equal(np.piecewise(tl.tensor(x), condlist, funclist).numpy(), expected)
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_takes_a_number_as_one_value(mode):
+    # numpy.convolve reads a 0-d input as length 1 (ndmin=1); tensorlib raised "a and v must be 1-d".
+    v = np.array([1.0, -2.0, 0.5j])
+    for a, b in [(np.array(2.0), v), (v, np.array(3.0)), (np.array(2.0), np.array(3.0))]:
+        np.testing.assert_allclose(tl.convolve(a, b, mode).numpy(), np.convolve(a, b, mode), rtol=1e-15)
+
+
+def test_asarray_copy_false_refuses_a_needed_copy():
+    # The standard (and NumPy 2): copy=False must raise ValueError where a copy is needed; tensorlib copied.
+    t = tl.tensor([1.0, 2.0])
+    assert tl.asarray(t, copy=False) is t
+    assert tl.asarray(t, dtype="float32", copy=False) is t
+    for obj, kwargs in [([1, 2], {}), (np.ones(2), {}), (t, {"dtype": "float64"})]:
+        with pytest.raises(ValueError, match="asarray: copy=False"):
+            tl.asarray(obj, copy=False, **kwargs)
+        with pytest.raises(ValueError):
+            np.asarray([1, 2], copy=False)  # the reference refuses too
+        np.testing.assert_array_equal(tl.asarray(obj, **kwargs).numpy(), np.asarray(obj))
+    assert tl.astype(t, "float32", copy=False) is t
+    assert tl.astype(t, "float64", copy=False).dtype == np.float64
+
+
+def test_asarray_copy_false_matches_array_api_strict():
+    xp = pytest.importorskip("array_api_strict")
+    with pytest.raises(ValueError):
+        xp.asarray([1, 2], copy=False)
+    with pytest.raises(ValueError):
+        tl.asarray([1, 2], copy=False)
+    a = xp.asarray([1.0, 2.0])
+    assert xp.astype(a, xp.float64, copy=False) is a
+    t = tl.tensor([1.0, 2.0], dtype="float64")
+    assert tl.astype(t, "float64", copy=False) is t

@@ -849,7 +849,7 @@ def _correlate_full(a, v):
 def _correlate(a, v, mode, name, flip):
     from .array import flip as flip_
 
-    a, v = as_tensors(a, v)
+    a, v = (shape_ops.reshape(t, (1,)) if t.ndim == 0 else t for t in as_tensors(a, v))  # NumPy's ndmin=1
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{name}: a and v must be 1-d, got shapes {a.shape} ({a.dtype}) and {v.shape} ({v.dtype})")
     n, m = a.shape[0], v.shape[0]
@@ -1428,7 +1428,9 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
                 edge_type = np.dtype(range_dtype)
             edges = as_tensor(np.linspace(first, last, int(bins) + 1, dtype=edge_type))
     else:
-        edges = as_tensors(a, bins)[1]
+        edges = as_tensor(bins)
+        if isinstance(bins, (list, tuple)) and edges.dtype.kind == "f":  # NumPy reads listed edges as float64
+            edges = as_tensors(bins, floor=_dt.float64)[0]
         if edges.ndim == 1 and edges.shape[0] is None:
             raise ValueError(f"{who}: the number of bin edges must be known (traced with unknown sizes) {where}")
         if edges.ndim != 1 or edges.shape[0] < 2:

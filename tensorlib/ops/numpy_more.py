@@ -75,8 +75,8 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * math.pi) -> Tensor:
     first = _along(p, axis, 0, 1)
     dd = _along(p, axis, 1, None) - _along(p, axis, 0, -1)
     if dtype.kind in "iu":
-        high, rem = divmod(int(period), 2)
-        ambiguous = rem == 0
+        # Python ints (this module's divmod is tl.divmod: tensors, which `if ambiguous` cannot read when traced)
+        high, ambiguous = int(period) // 2, int(period) % 2 == 0
     else:
         high, ambiguous = period / 2, True
     discont = period / 2 if discont is None else discont
@@ -653,7 +653,19 @@ def piecewise(x, condlist, funclist, *args, **kw) -> Tensor:
     from .search import flatnonzero
 
     x = as_tensor(x)
-    if isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(condlist) == x.ndim or isinstance(condlist, bool):
+    # NumPy's rule: one condition, not a list of them, when its first item is no array or list (a list of
+    # bools for a 1-d x is one mask), or when it is an array of x's rank
+    single = isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(condlist) == x.ndim
+    if (
+        single
+        or isinstance(condlist, (bool, np.bool_))
+        or (
+            isinstance(condlist, (list, tuple))
+            and condlist
+            and not isinstance(condlist[0], (list, tuple, np.ndarray, Tensor))
+            and x.ndim != 0
+        )
+    ):
         condlist = [condlist]
     conds = [as_tensor(c) for c in condlist]
     for k, c in enumerate(conds):
