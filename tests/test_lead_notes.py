@@ -182,3 +182,101 @@ def test_a_variable_attribute_takes_a_variable_or_none_and_other_attributes_anyt
     m.scale = tl.ones(2)
     m.scale = 2.0
     assert m.scale == 2.0
+
+
+# ---------------------------------------------------------------- optimizers train complex variables
+def _complex_loss(w):
+    return tl.sum(tl.abs(w * w - (1 + 1j)) ** 2)
+
+
+def _numpy_complex_grad(z):
+    # L = sum |z^2 - c|^2; steepest ascent in (x, y) is 2 * conj(dL/dz) with dL/dz = 2 conj(z^2 - c) z ... as
+    # one complex number: dL/dx + i dL/dy = 4 conj(z) (z^2 - c).
+    return 4 * np.conj(z) * (z * z - (1 + 1j))
+
+
+def _train(opt, z0, steps, mode="eager"):
+    w = tl.Variable(z0.copy())
+
+    def step():
+        with tl.GradientTape() as tape:
+            loss = _complex_loss(w)
+        opt.apply(tape.gradient(loss, [w]), [w])
+
+    run = step if mode == "eager" else tl.function(step)
+    for _ in range(steps):
+        run()
+    return w
+
+
+Z0 = np.array([1 + 2j, -0.5 + 0.3j, 0.2 - 1j])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sgd_with_momentum_on_a_complex_variable_matches_the_numpy_formula(mode):
+    # Refused before ("only float variables are trained"); PyTorch trains complex parameters as (real,
+    # imaginary) pairs: z <- z - lr * (steepest-ascent direction), with momentum on the pairs.
+    w = _train(tl.optimizers.SGD(0.05, momentum=0.9), Z0, 4, mode)
+    z, buf = Z0.copy(), np.zeros_like(Z0)
+    for _ in range(4):
+        buf = 0.9 * buf + _numpy_complex_grad(z)
+        z = z - 0.05 * buf
+    np.testing.assert_allclose(w.numpy(), z, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_adam_on_a_complex_variable_matches_the_numpy_formula_on_the_pairs(mode):
+    w = _train(tl.optimizers.Adam(0.05), Z0, 4, mode)
+    x = np.stack([Z0.real, Z0.imag], -1)
+    m, v = np.zeros_like(x), np.zeros_like(x)
+    for t in range(1, 5):
+        gz = _numpy_complex_grad(x[..., 0] + 1j * x[..., 1])
+        g = np.stack([gz.real, gz.imag], -1)
+        m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g  # the second moment per part, not |g|^2
+        x = x - 0.05 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    np.testing.assert_allclose(w.numpy(), x[..., 0] + 1j * x[..., 1], rtol=1e-10)
+
+
+def test_complex_slots_are_real_pairs_and_checkpoint(tmp_path):
+    opt = tl.optimizers.Adam(0.05)
+    w = _train(opt, Z0.astype(np.complex64), 2)
+    assert w.dtype == np.complex64
+    slots = opt.variables["slots"]
+    (named,) = slots.values()
+    assert named["m"].shape == (3, 2) and named["m"].dtype == np.float32
+    state = opt.state_dict()
+    fresh = tl.optimizers.Adam(0.05)
+    fresh.build([tl.Variable(Z0.astype(np.complex64))])
+    fresh.load_state_dict(state)
+    assert np.array_equal(list(fresh.variables["slots"].values())[0]["v"].numpy(), named["v"].numpy())
+
+
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("SGD", dict(momentum=0.9, nesterov=True)),
+        ("Adam", dict(amsgrad=True)),
+        ("AdamW", dict(weight_decay=0.1)),
+        ("RMSprop", dict(momentum=0.5, centered=True)),
+        ("Adagrad", {}),
+        ("Adadelta", {}),
+        ("RAdam", {}),
+        ("Adamax", {}),
+        ("NAdam", {}),
+    ],
+)
+def test_optimizers_on_complex_variables_match_torch(name, kwargs):
+    torch = pytest.importorskip("torch")
+    w = _train(getattr(tl.optimizers, name)(0.05, **kwargs), Z0, 5)
+    p = torch.tensor(Z0.copy(), requires_grad=True)
+    topt = getattr(torch.optim, name)([p], lr=0.05, **kwargs)
+    for _ in range(5):
+        topt.zero_grad()
+        (torch.abs(p * p - (1 + 1j)) ** 2).sum().backward()
+        topt.step()
+    np.testing.assert_allclose(w.numpy(), p.detach().numpy(), rtol=1e-7, atol=1e-9)
+
+
+def test_an_integer_variable_is_still_refused():
+    with pytest.raises(TypeError, match=r"^SGD.apply: variable 'n' has dtype int64; only float and complex"):
+        tl.optimizers.SGD(0.1).apply([tl.tensor([1])], [tl.Variable(np.array([1]), name="n")])
