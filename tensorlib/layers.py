@@ -1988,16 +1988,27 @@ class _Recurrent(Module):
     when traced, differentiable by a reverse scan), the input's product with ``kernel`` computed for every step
     at once before it.  The steps run in the dtype the input, the weights and the initial states promote to;
     ``activation=None`` is the identity (Keras' ``"linear"``); 0 time steps give the initial state and an
-    empty sequence."""
+    empty sequence.
+
+    ``dropout`` and ``recurrent_dropout`` act in training mode (``train()``, a Module's default; ``eval()`` turns
+    them off), as Keras 3's: one mask per sequence for the input and one for the recurrent state ``h``, drawn
+    at every call from the stream ``tl.random.seed`` resets (fresh at every call of a ``tl.function`` too), kept
+    for all the steps and scaled by ``1 / (1 - rate)``.  With ``recurrent_dropout`` each gate has masks of its
+    own, for the input and for ``h`` (Keras 3's ``implementation=1``); with ``dropout`` alone the gates share
+    the input's."""
 
     gates = 1
     name = "Recurrent"
 
     def __init__(self, input_size, units, activation, recurrent_activation, use_bias, return_sequences, return_state,
-                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards=False):  # fmt: skip
+                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout, recurrent_dropout):  # fmt: skip
         super().__init__()
         name = self.name
         self.go_backwards = bool(go_backwards)
+        for what, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
+            if not _number_in(rate, 0.0, 1.0) or float(rate) >= 1.0:
+                raise ValueError(f"{name}: {what} must be in [0, 1), got {rate!r}")
+        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
         self.input_size = _positive("input_size", input_size, name)
         self.units = _positive("units", units, name)
         seed = _seed(seed, name)
@@ -2076,6 +2087,20 @@ class _Recurrent(Module):
             initial_state = [zeros] * states
         return x, [s if s.dtype == dtype else _math.cast(s, dtype) for s in initial_state], self._mask(mask, x)
 
+    def _dropout_masks(self, x, h) -> tuple:
+        """The input's and ``h``'s dropout masks for one call (each a list, one per gate or one for all of them,
+        or None): ``(batch, features)`` draws kept for all the steps, scaled by ``1 / (1 - rate)``."""
+        if not (self.dropout or self.recurrent_dropout) or not self.training:  # rates first: no training key
+            return None, None
+        per_gate = self.recurrent_dropout > 0  # Keras 3 then computes the gates one by one, each its own masks
+        inputs = recurrent = None
+        if self.dropout > 0:
+            ones = _math.ones_like(_reduce.sum(x[:, :1], axis=1))  # (batch, input_size), also for 0 steps
+            inputs = [_nn.dropout(ones, self.dropout) for _ in range(self.gates if per_gate else 1)]
+        if per_gate:
+            recurrent = [_nn.dropout(_math.ones_like(h), self.recurrent_dropout) for _ in range(self.gates)]
+        return inputs, recurrent
+
     def _mask(self, mask, x):
         if mask is None:
             return None
@@ -2089,16 +2114,19 @@ class _Recurrent(Module):
             raise TypeError(f"{self.name}: mask must be bools or real numbers, got {mask.dtype} (shape {mask.shape})")
         return mask if mask.dtype == _dt.bool_ else _math.not_equal(mask, 0)
 
-    def _run(self, x, state, step, mask=None, zero_output: bool = False):
+    def _run(self, x, state, step, mask=None, zero_output: bool = False, input_masks=None):
         """Scan ``step(state, projected x_t) -> (state, h_t)`` over time (from the last step to the first with
         ``go_backwards``, whose sequence of outputs is then in that order, as Keras'); the layer's outputs.  A
         sequence of 0 steps gives the initial state and an empty sequence ``(batch, 0, units)``, as ``tl.scan`` does.
         Where ``mask`` is False the states stay and the output is the previous one (zeros with ``zero_output``,
-        Keras' ``zero_output_for_mask``)."""
+        Keras' ``zero_output_for_mask``).  ``input_masks`` (see :meth:`_dropout_masks`) multiply ``x``."""
         if self.go_backwards:
             x = _array.flip(x, 1)
             mask = None if mask is None else _array.flip(mask, 1)
-        projected = _linalg.matmul(x, self.kernel)  # (batch, time, gates * units): all steps in one product
+        if input_masks is not None:
+            input_masks = [_shape.expand_dims(m, 1) for m in input_masks]  # the same mask at every step
+        # (batch, time, gates * units): all steps in one product (one per gate with per-gate masks)
+        projected = _gate_products(x, self.kernel, input_masks, self.units)
         if self.use_bias:
             projected = projected + self._input_bias()
         projected = _shape.transpose(projected, (1, 0, 2))
@@ -2141,6 +2169,18 @@ def _same_argument(value, default) -> bool:
         return False
 
 
+def _gate_products(h, kernel, masks, units: int):
+    """``h @ kernel``, or with dropout ``masks`` each gate's ``units`` columns of it from ``h`` times that gate's mask
+    (one mask: one product)."""
+    if masks is None:
+        return _linalg.matmul(h, kernel)
+    if len(masks) == 1:
+        return _linalg.matmul(h * masks[0], kernel)
+    return _shape.concat(
+        [_linalg.matmul(h * m, kernel[:, k * units : (k + 1) * units]) for k, m in enumerate(masks)], axis=-1
+    )
+
+
 def _masked(step, zero_output: bool):
     """``step`` over ``(states, previous output)`` and ``(projected x_t, keep_t)``: where ``keep_t`` is False
     the states stay and the output is the previous one, or zeros (Keras' masked steps)."""
@@ -2158,8 +2198,8 @@ def _masked(step, zero_output: bool):
 class SimpleRNN(_Recurrent):
     """The fully connected recurrent layer over ``(batch, time, input_size)`` inputs, Keras' ``SimpleRNN``:
     ``h_t = activation(x_t kernel + h_{t-1} recurrent_kernel + bias)`` (PyTorch's ``nn.RNN``, whose
-    ``weight_ih`` is ``kernel.T`` and whose two biases add up to ``bias``).  Outputs as :class:`LSTM`'s, the
-    state being ``h`` alone.
+    ``weight_ih`` is ``kernel.T`` and whose two biases add up to ``bias``).  Outputs and dropout as :class:`LSTM`'s,
+    the state being ``h`` alone.
 
     >>> import tensorlib as tl
     >>> rnn = tl.nn.SimpleRNN(3, 4, return_sequences=True, seed=0)
@@ -2184,9 +2224,12 @@ class SimpleRNN(_Recurrent):
         bias_initializer="zeros",
         seed: int | None = None,
         dtype=_dt.float32,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
     ):
         super().__init__(input_size, units, activation, None, use_bias, return_sequences, return_state,
-                         kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
+                         kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
+                         recurrent_dropout)  # fmt: skip
         self.bias = (
             Variable(
                 _init.get(bias_initializer)((self.units,), seed=_seed_for(seed, 1), dtype=self.kernel.dtype),
@@ -2201,14 +2244,15 @@ class SimpleRNN(_Recurrent):
 
     def _forward(self, x, initial_state, mask, zero_output):
         x, state, mask = self._inputs(x, initial_state, 1, mask)
-        act, recurrent = self.activation, self.recurrent_kernel
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
+        act, recurrent, u = self.activation, self.recurrent_kernel, self.units
 
         def step(carry, z_x):
             (h,) = carry
-            h = act(z_x + _linalg.matmul(h, recurrent))
+            h = act(z_x + _gate_products(h, recurrent, recurrent_masks, u))
             return (h,), h
 
-        return self._run(x, state, step, mask, zero_output)
+        return self._run(x, state, step, mask, zero_output, input_masks)
 
 
 class LSTM(_Recurrent):
@@ -2217,7 +2261,8 @@ class LSTM(_Recurrent):
     forget, cell, output (PyTorch's ``nn.LSTM`` order: its ``weight_ih`` is ``kernel.T``); ``unit_forget_bias``
     starts the forget gate's bias at 1.  ``h`` ``(batch, units)`` at the last step, the sequence of ``h``
     ``(batch, time, units)`` with ``return_sequences``, and ``(output, h, c)`` with ``return_state``;
-    ``initial_state`` is ``(h, c)`` (zeros by default).
+    ``initial_state`` is ``(h, c)`` (zeros by default).  ``dropout`` and ``recurrent_dropout`` drop, in training
+    mode, the input and ``h`` with one mask per sequence (one per gate with ``recurrent_dropout``), as Keras 3.
 
     >>> import tensorlib as tl
     >>> lstm = tl.nn.LSTM(3, 4, return_sequences=True, seed=0)
@@ -2244,9 +2289,12 @@ class LSTM(_Recurrent):
         seed: int | None = None,
         dtype=_dt.float32,
         go_backwards: bool = False,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
     ):
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
-                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
+                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
+                         recurrent_dropout)  # fmt: skip
         dtype = self.kernel.dtype
         if use_bias:
             bias = _init.get(bias_initializer)((4 * self.units,), seed=_seed_for(seed, 1), dtype=dtype).numpy().copy()
@@ -2261,18 +2309,19 @@ class LSTM(_Recurrent):
 
     def _forward(self, x, initial_state, mask, zero_output):
         x, state, mask = self._inputs(x, initial_state, 2, mask)
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent = self.recurrent_kernel
 
         def step(carry, z_x):
             h, c = carry
-            z = z_x + _linalg.matmul(h, recurrent)
+            z = z_x + _gate_products(h, recurrent, recurrent_masks, u)
             i, f, g, o = gate(z[:, :u]), gate(z[:, u : 2 * u]), act(z[:, 2 * u : 3 * u]), gate(z[:, 3 * u :])
             c = f * c + i * g
             h = o * act(c)
             return (h, c), h
 
-        return self._run(x, state, step, mask, zero_output)
+        return self._run(x, state, step, mask, zero_output, input_masks)
 
 
 class GRU(_Recurrent):
@@ -2280,8 +2329,8 @@ class GRU(_Recurrent):
     3 units)`` and ``recurrent_kernel`` ``(units, 3 units)`` in the gate order update, reset, candidate.  With
     ``reset_after=True`` (Keras' default, PyTorch's ``nn.GRU`` formula) the reset gate multiplies the recurrent
     product, and ``bias`` is ``(2, 3 units)``: the input's and the recurrent product's; with ``False`` it
-    multiplies ``h`` before its product, and ``bias`` is ``(3 units,)``.  Outputs as :class:`LSTM`'s, the state
-    being ``h`` alone.
+    multiplies ``h`` before its product, and ``bias`` is ``(3 units,)``.  Outputs and dropout as :class:`LSTM`'s,
+    the state being ``h`` alone.
 
     >>> import tensorlib as tl
     >>> gru = tl.nn.GRU(3, 4, return_state=True, seed=0)
@@ -2308,9 +2357,12 @@ class GRU(_Recurrent):
         seed: int | None = None,
         dtype=_dt.float32,
         go_backwards: bool = False,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
     ):
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
-                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
+                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
+                         recurrent_dropout)  # fmt: skip
         self.reset_after = bool(reset_after)
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
         self.bias = (
@@ -2324,6 +2376,7 @@ class GRU(_Recurrent):
 
     def _forward(self, x, initial_state, mask, zero_output):
         x, state, mask = self._inputs(x, initial_state, 1, mask)
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent, reset_after = self.recurrent_kernel, self.reset_after
         recurrent_bias = self.bias[1] if self.use_bias and reset_after else None
@@ -2331,21 +2384,22 @@ class GRU(_Recurrent):
         def step(carry, z_x):
             (h,) = carry
             if reset_after:
-                z_h = _linalg.matmul(h, recurrent)
+                z_h = _gate_products(h, recurrent, recurrent_masks, u)
                 if recurrent_bias is not None:
                     z_h = z_h + recurrent_bias
                 update = gate(z_x[:, :u] + z_h[:, :u])
                 reset = gate(z_x[:, u : 2 * u] + z_h[:, u : 2 * u])
                 candidate = act(z_x[:, 2 * u :] + reset * z_h[:, 2 * u :])
             else:
-                z_h = _linalg.matmul(h, recurrent[:, : 2 * u])
+                z_h = _gate_products(h, recurrent[:, : 2 * u], recurrent_masks and recurrent_masks[:2], u)
                 update = gate(z_x[:, :u] + z_h[:, :u])
                 reset = gate(z_x[:, u : 2 * u] + z_h[:, u:])
-                candidate = act(z_x[:, 2 * u :] + _linalg.matmul(reset * h, recurrent[:, 2 * u :]))
+                h_candidate = h if recurrent_masks is None else h * recurrent_masks[2]
+                candidate = act(z_x[:, 2 * u :] + _linalg.matmul(reset * h_candidate, recurrent[:, 2 * u :]))
             h = update * h + (1.0 - update) * candidate
             return (h,), h
 
-        return self._run(x, state, step, mask, zero_output)
+        return self._run(x, state, step, mask, zero_output, input_masks)
 
 
 _MERGES = {
