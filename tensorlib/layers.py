@@ -3370,9 +3370,16 @@ class Normalization(Module):
             self._store(*np.broadcast_arrays(*stats))
 
     def _store(self, mean: np.ndarray, variance: np.ndarray) -> None:
-        if self.mean is None or self.mean.shape != mean.shape:
+        """New Variables the first time; then assigned, so a traced function that captured them sees the new values
+        (statistics of another shape are an error, as Keras' adapt of a built layer)."""
+        if self.mean is None:
             self.mean = Variable(mean.astype(self.dtype.name), name="mean", trainable=False)
             self.variance = Variable(variance.astype(self.dtype.name), name="variance", trainable=False)
+        elif self.mean.shape != mean.shape:
+            raise ValueError(
+                f"Normalization.adapt: the statistics have shape {self.mean.shape}, the new data gives {mean.shape}; "
+                "make a new layer for data of other sizes"
+            )
         else:
             self.mean.assign(mean.astype(self.dtype.name))
             self.variance.assign(variance.astype(self.dtype.name))

@@ -588,6 +588,14 @@ def test_normalization_given_statistics_state_and_errors():
     fresh.adapt(np.ones((3, 2)))
     fresh.load_state_dict({"mean": np.array([1.0, 1.0], np.float32), "variance": np.array([1.0, 4.0], np.float32)})
     np.testing.assert_allclose(fresh(np.array([[2.0, 3.0]])).numpy(), [[1.0, 1.0]])
+    traced = tl.function(fresh)
+    traced(np.ones((1, 2)))
+    fresh.adapt(np.array([[0.0, 10.0], [2.0, 30.0]]))  # assigned: the traced function sees the new statistics
+    np.testing.assert_allclose(traced(np.array([[1.0, 20.0]])).numpy(), [[0.0, 0.0]])
+    with pytest.raises(
+        ValueError, match=r"Normalization.adapt: the statistics have shape \(2,\), the new data gives \(3,\)"
+    ):
+        fresh.adapt(np.ones((4, 3)))
     with pytest.raises(ValueError, match=r"Normalization: call adapt\(data\) first"):
         tl.nn.Normalization()(np.ones((2, 2)))
     with pytest.raises(ValueError, match="Normalization: give both mean and variance"):
