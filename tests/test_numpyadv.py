@@ -244,3 +244,21 @@ def test_interp_refuses_a_decreasing_xp():
     np.testing.assert_allclose(
         tl.interp(np.array([0.5, 2.5]), xp, fp, period=4.0).numpy(), np.interp([0.5, 2.5], xp, fp, period=4.0)
     )
+
+
+def test_numpy_parameters_of_unique_and_can_cast():
+    # NumPy 2.3's unique(sorted=) and can_cast(casting=) were refused as unexpected keywords.
+    x = np.array([3.0, np.nan, 1.0, 3.0])
+    for flag in (True, False):
+        got = tl.unique(x, return_counts=True, sorted=flag)
+        expected = np.unique(x, return_counts=True)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g.numpy(), e)
+    names = ["bool", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"]
+    for casting in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        for a in names:
+            for b in names:
+                assert tl.can_cast(a, b, casting=casting) == np.can_cast(a, b, casting=casting), (a, b, casting)
+    assert tl.can_cast(tl.tensor([1.0], "float64"), "float32", casting="same_kind")
+    with pytest.raises(ValueError, match="can_cast: casting must be one of"):
+        tl.can_cast("float64", "float32", casting="safest")
