@@ -121,3 +121,69 @@ def test_gamma_ratio_gradients_at_a_pole_match_mpmath():
                 want = float(mp.diff(ref, args, tuple(order)))
                 got = tl.grad(lambda *v, i=i, f=f: tl.grad(f, argnums=i)(*v), argnums=j)(*_f64(*args))
                 np.testing.assert_allclose(float(got), want, rtol=1e-12, atol=1e-14)
+
+
+# ---------------------------------------------------------------- float32 gradients of the inverse incomplete functions
+def _implicit_reference(forward, density_sign, params, q, wrt):
+    """d inverse / d(params[wrt] or q) in float64 by the implicit function theorem: x = SciPy's inverse,
+    dF/dx the Gamma or Beta density (scipy.stats), dF/dparameter a central difference of SciPy's F."""
+    import scipy.stats
+
+    x = getattr(sp, forward + "inv")(*params, q)
+    dist = scipy.stats.gamma(params[0]) if len(params) == 1 else scipy.stats.beta(*params)
+    slope_x = density_sign * dist.pdf(x)
+    if wrt == len(params):
+        return 1.0 / slope_x
+    h = 1e-6 * params[wrt]
+    up, down = list(params), list(params)
+    up[wrt] += h
+    down[wrt] -= h
+    slope = (getattr(sp, forward)(*up, x) - getattr(sp, forward)(*down, x)) / (2 * h)
+    return -slope / slope_x
+
+
+INVERSE_CASES = [
+    ("betaincc", -1.0, (30.0, 0.5), 0.01),  # 1 - x = 2.6e-6: float32 x kept two digits of it
+    ("betainc", 1.0, (30.0, 0.5), 0.9),
+    ("betainc", 1.0, (2.0, 5.0), 0.3),
+    ("gammainc", 1.0, (100.0,), 0.01),
+    ("gammaincc", -1.0, (0.1,), 0.99),
+]
+
+
+@pytest.mark.parametrize("forward, density_sign, params, q", INVERSE_CASES)
+def test_float32_gradients_of_the_inverses_are_one_rounding_of_the_float64_value(forward, density_sign, params, q):
+    inverse = getattr(tl.special, forward + "inv")
+    args = [np.float32(v) for v in (*params, q)]
+    for wrt in range(len(args)):
+        want = _implicit_reference(forward, density_sign, [float(v) for v in args[:-1]], float(args[-1]), wrt)
+        got = tl.grad(inverse, argnums=wrt)(*[tl.tensor(v) for v in args])
+        assert got.dtype == tl.float32
+        np.testing.assert_allclose(float(got), want, rtol=3e-7, err_msg=f"d/d{wrt}")
+
+
+def test_float32_gamma_density_gradient_of_gammainc_is_one_rounding():
+    import scipy.stats
+
+    a, x = np.float32(100.0), np.float32(50.0)  # the log-density is -21.8: float32 kept 1e-6 of it
+    got = tl.grad(tl.special.gammainc, argnums=1)(tl.tensor(a), tl.tensor(x))
+    np.testing.assert_allclose(float(got), scipy.stats.gamma(100.0).pdf(50.0), rtol=2e-7)
+
+
+# ---------------------------------------------------------------- zeta' far below 0
+@pytest.mark.parametrize(
+    "dtype, x", [("float64", -172.5), ("float64", -200.5), ("float64", -250.5), ("float32", -35.5)]
+)
+def test_riemann_zeta_gradient_far_below_zero_is_finite_where_zeta_is(dtype, x):
+    x = float(np.asarray(x, dtype))  # Gamma(1 - x) overflows there, zeta(x) and zeta'(x) do not
+    want = _central(sp.zeta, x, 1e-5)
+    got = tl.grad(tl.special.zeta)(tl.tensor(np.asarray(x, dtype)))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(float(got), want, rtol=1e-6 if dtype == "float64" else 3e-7)
+
+
+def test_riemann_zeta_gradient_far_below_zero_matches_mpmath():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 30
+    x = np.array([-250.5, -171.25, -60.1, -3.3])
+    np.testing.assert_allclose(_grad(tl.special.zeta, x), [float(mp.diff(mp.zeta, v)) for v in x], rtol=1e-12)

@@ -75,8 +75,8 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * math.pi) -> Tensor:
     first = _along(p, axis, 0, 1)
     dd = _along(p, axis, 1, None) - _along(p, axis, 0, -1)
     if dtype.kind in "iu":
-        high, rem = divmod(int(period), 2)
-        ambiguous = rem == 0
+        # Python ints (this module's divmod is tl.divmod: tensors, which `if ambiguous` cannot read when traced)
+        high, ambiguous = int(period) // 2, int(period) % 2 == 0
     else:
         high, ambiguous = period / 2, True
     discont = period / 2 if discont is None else discont
