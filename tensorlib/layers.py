@@ -2,8 +2,8 @@
 2-D, 3-D, global and adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout,
 Flatten, SimpleRNN, LSTM, GRU, Bidirectional, MultiHeadAttention, TransformerEncoderLayer,
 TransformerDecoderLayer; Keras' reshaping, merging, preprocessing and noise layers (Reshape, Permute, Add,
-Concatenate, Dot, TimeDistributed, Normalization, AlphaDropout, ...) and PyTorch's Unflatten, PixelShuffle and
-Bilinear.
+Concatenate, Dot, TimeDistributed, Normalization, AlphaDropout, ...) and PyTorch's Unflatten, PixelShuffle,
+Bilinear and EmbeddingBag.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
@@ -37,6 +37,8 @@ from .ops import linalg as _linalg
 from .ops import math as _math
 from .ops import nn as _nn
 from .ops import reduce as _reduce
+from .ops import search as _search
+from .ops import segment as _segment
 from .ops import shape as _shape
 from .ops.creation import tensor as _tensor
 from .ops.creation import zeros as _zeros
@@ -130,6 +132,7 @@ __all__ = [
     "PixelShuffle",
     "PixelUnshuffle",
     "Bilinear",
+    "EmbeddingBag",
 ]
 
 
@@ -3767,4 +3770,125 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return f"{self.in1_features}, {self.in2_features}, {self.out_features}" + (
             "" if self.bias is not None else ", use_bias=False"
+        )
+
+
+class EmbeddingBag(Module):
+    """PyTorch's ``nn.EmbeddingBag``: the sum, mean or max (``mode``) of the embeddings of each bag of ids, without
+    the ``(bags, ids, dim)`` intermediate of ``Embedding`` then a reduction.  Bags are the rows of a 2-D ``input``,
+    or for a 1-D ``input`` the runs that ``offsets`` (each bag's start, from 0; one more entry, the end, with
+    ``include_last_offset=True``) mark.  ``per_sample_weights`` (with ``mode="sum"``) weigh each id; an id equal to
+    ``padding_idx`` is left out of its bag (and of a mean's count); an empty bag gives zeros.  The table
+    ``weight`` starts ``N(0, 1)`` as PyTorch's (or from ``embeddings_initializer``).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> bag = tl.nn.EmbeddingBag(10, 3, mode="sum", seed=0)
+    >>> bag(np.array([1, 2, 4, 5, 4]), offsets=np.array([0, 2])).shape
+    (2, 3)
+    """
+
+    _MODES = ("sum", "mean", "max")
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        mode: str = "mean",
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        embeddings_initializer=None,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__()
+        self.num_embeddings = _positive("num_embeddings", num_embeddings, "EmbeddingBag")
+        self.embedding_dim = _positive("embedding_dim", embedding_dim, "EmbeddingBag")
+        if mode not in self._MODES:
+            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        self.mode, self.include_last_offset = mode, bool(include_last_offset)
+        n = self.num_embeddings
+        if padding_idx is not None and (
+            isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)) or not -n <= padding_idx < n
+        ):
+            raise ValueError(f"EmbeddingBag: padding_idx must be None or an int in [{-n}, {n}), got {padding_idx!r}")
+        self.padding_idx = None if padding_idx is None else int(padding_idx) % n
+        initializer = embeddings_initializer or functools.partial(_init.random_normal, stddev=1.0)
+        table = _init.get(initializer)((n, self.embedding_dim), seed=_seed(seed, "EmbeddingBag"), dtype=dtype)
+        if self.padding_idx is not None:  # the padding row starts at zero, as PyTorch's
+            table = table * _tensor((np.arange(n)[:, None] != self.padding_idx).astype(table.dtype))
+        self.weight = Variable(table, name="weight")
+
+    def _bags(self, ids, offsets) -> tuple:
+        """The flat ids, each one's bag and the number of bags; offsets checked where their values are known."""
+        if len(ids.shape) == 2:
+            if offsets is not None:
+                raise ValueError(f"EmbeddingBag: offsets must be None for a 2-D input, got input shape {_shown(ids)}")
+            bags, length = ids.shape
+            if None in (bags, length):
+                raise ValueError(f"EmbeddingBag: a traced 2-D input needs known sizes, got shape {_shown(ids)}")
+            which = np.repeat(np.arange(bags), length)
+            return _shape.reshape(ids, (-1,)), _tensor(which), bags
+        if len(ids.shape) != 1 or offsets is None:
+            raise ValueError(
+                f"EmbeddingBag: input must be 2-D (one bag per row), or 1-D with offsets, got shape {_shown(ids)}"
+                + ("" if len(ids.shape) != 1 else " and no offsets")
+            )
+        offsets = _as_tensor(offsets)
+        if len(offsets.shape) != 1 or offsets.dtype.kind not in "iu" or offsets.shape[0] is None:
+            raise ValueError(f"EmbeddingBag: offsets must be a 1-D tensor of integers, got {_shown(offsets)}")
+        if offsets._value is not None and ids.shape[0] is not None:
+            starts = np.asarray(offsets.numpy())
+            if (
+                starts.size
+                and (starts[0] != 0 or (np.diff(starts) < 0).any() or starts[-1] > ids.shape[0])
+                or self.include_last_offset
+                and (not starts.size or starts[-1] != ids.shape[0])
+            ):
+                end = " ending at the input's length" if self.include_last_offset else ""
+                raise ValueError(
+                    f"EmbeddingBag: offsets must start at 0 and not decrease past the input's length {ids.shape[0]}"
+                    f"{end}, got {starts.tolist()}"
+                )
+        bags = offsets.shape[0] - (1 if self.include_last_offset else 0)
+        if bags < 0:
+            raise ValueError("EmbeddingBag: include_last_offset=True needs at least one offset")
+        positions = _array.cumsum(_math.ones_like(ids), axis=0) - 1
+        which = _search.searchsorted(offsets, positions, side="right") - 1
+        return ids, which, bags
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        ids = _as_tensor(input)
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"EmbeddingBag: input must be integer ids, got {_shown(ids)}")
+        flat, which, bags = self._bags(ids, offsets)
+        rows = _nn.embedding_lookup(self.weight, flat)
+        keep = None if self.padding_idx is None else _math.cast(flat != self.padding_idx, rows.dtype)
+        if per_sample_weights is not None:
+            if self.mode != "sum":
+                raise ValueError(f"EmbeddingBag: per_sample_weights needs mode='sum', got mode={self.mode!r}")
+            weights = _as_tensor(per_sample_weights)
+            if weights.shape != ids.shape or weights.dtype.kind != "f":
+                raise ValueError(
+                    f"EmbeddingBag: per_sample_weights must be floats of the input's shape {_shown(ids)}, got "
+                    f"{_shown(weights)}"
+                )
+            weights = _shape.reshape(weights, (-1,))
+            keep = weights if keep is None else keep * weights
+        if self.mode == "max":
+            present = flat >= 0 if keep is None else keep > 0
+            low = _tensor(np.asarray(-np.inf, rows.dtype.name))
+            best = _segment.segment_max(_math.where(_shape.expand_dims(present, 1), rows, low), which, bags)
+            return _math.where(best > low, best, _math.zeros_like(best))  # an empty bag: zeros, as PyTorch's
+        if keep is not None:
+            rows = rows * _shape.expand_dims(keep, 1)
+        total = _segment.segment_sum(rows, which, bags)
+        if self.mode == "sum":
+            return total
+        ones = _math.ones_like(flat) if keep is None else _math.cast(keep > 0, flat.dtype)
+        counts = _segment.segment_sum(_math.cast(ones, rows.dtype), which, bags)
+        return total / _shape.expand_dims(_math.maximum(counts, 1.0), 1)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}" + (
+            "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
         )

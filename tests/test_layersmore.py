@@ -810,3 +810,112 @@ def test_bilinear_against_numpy_torch_and_module_features():
     np.testing.assert_allclose(
         layer(x1, x2).numpy(), theirs(torch.tensor(x1), torch.tensor(x2)).detach().numpy(), rtol=1e-12
     )
+
+
+# ------------------------------------------------------------------ EmbeddingBag
+def _np_embedding_bag(table, ids, offsets, mode, weights=None, padding_idx=None, include_last_offset=False):
+    """PyTorch's definition, bag by bag: empty bags (and bags of padding only) give zeros."""
+    if ids.ndim == 2:
+        offsets, ids = np.arange(0, ids.size, ids.shape[1]), ids.ravel()
+        weights = None if weights is None else weights.ravel()
+    ends = list(offsets[1:]) + ([] if include_last_offset else [len(ids)])
+    out = []
+    for start, end in zip(offsets, ends):
+        rows = [
+            table[i] * (1.0 if weights is None else weights[k])
+            for k, i in enumerate(ids[start:end], start)
+            if i != padding_idx
+        ]
+        if not rows:
+            out.append(np.zeros(table.shape[1]))
+        else:
+            out.append({"sum": np.sum, "mean": np.mean, "max": np.max}[mode](rows, axis=0))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 4])
+def test_embedding_bag_against_the_definition(mode, padding_idx):
+    bag = tl.nn.EmbeddingBag(10, 3, mode=mode, padding_idx=padding_idx, seed=0, dtype="float64")
+    table = bag.weight.numpy()
+    if padding_idx is not None:
+        assert (table[padding_idx] == 0).all()
+    ids, offsets = np.array([1, 2, 4, 5, 4, 3, 2, 9, 4]), np.array([0, 2, 2, 4, 8])  # an empty bag, a padding-only
+    np.testing.assert_allclose(
+        bag(ids, offsets=offsets).numpy(), _np_embedding_bag(table, ids, offsets, mode, None, padding_idx), rtol=1e-12
+    )
+    ids2 = RNG.integers(0, 10, size=(4, 3))
+    np.testing.assert_allclose(
+        bag(ids2).numpy(), _np_embedding_bag(table, ids2, None, mode, None, padding_idx), rtol=1e-12
+    )
+    last = np.array([0, 2, 2, 4, 8, 9])
+    with_last = tl.nn.EmbeddingBag(10, 3, mode=mode, include_last_offset=True, padding_idx=padding_idx, seed=0)
+    np.testing.assert_allclose(
+        with_last(ids, offsets=last).numpy(),
+        _np_embedding_bag(with_last.weight.numpy(), ids, last, mode, None, padding_idx, True),
+        rtol=1e-6,
+    )
+    # the gradient in the table: d/dT sum(out * G), against central differences of the NumPy definition
+    G = RNG.normal(size=(5, 3))
+    with tl.GradientTape() as tape:
+        loss = (bag(ids, offsets=offsets) * G).sum()
+    got = tape.gradient(loss, bag.weight).numpy()
+    want = np.zeros_like(table)
+    for index in np.ndindex(*table.shape):
+        step = np.zeros_like(table)
+        step[index] = 1e-6
+        up = (_np_embedding_bag(table + step, ids, offsets, mode, None, padding_idx) * G).sum()
+        down = (_np_embedding_bag(table - step, ids, offsets, mode, None, padding_idx) * G).sum()
+        want[index] = (up - down) / 2e-6
+    np.testing.assert_allclose(got, want, atol=1e-7)
+
+
+def test_embedding_bag_per_sample_weights_traced_and_errors():
+    bag = tl.nn.EmbeddingBag(6, 2, mode="sum", seed=1, dtype="float64")
+    ids, offsets, w = np.array([0, 1, 5, 5]), np.array([0, 1]), RNG.normal(size=4)
+    want = _np_embedding_bag(bag.weight.numpy(), ids, offsets, "sum", w)
+    np.testing.assert_allclose(bag(ids, offsets, w).numpy(), want, rtol=1e-12)
+    check_grads(lambda weights: bag(ids, offsets, weights), [w])
+    f = tl.function(bag)
+    f.get_graph(tl.TensorSpec((None,), tl.int64), tl.TensorSpec((2,), tl.int64), tl.TensorSpec((None,), tl.float64))
+    np.testing.assert_allclose(f(ids, offsets, w).numpy(), want, rtol=1e-12)
+    assert bag(np.zeros((0,), np.int64), offsets=np.array([0, 0])).numpy().tolist() == [[0.0, 0.0]] * 2
+    cases = [
+        (lambda: tl.nn.EmbeddingBag(6, 2)(ids, offsets, w), ValueError, "per_sample_weights needs mode='sum'"),
+        (lambda: bag(ids), ValueError, r"input must be 2-D \(one bag per row\), or 1-D with offsets"),
+        (lambda: bag(ids, np.array([1, 2])), ValueError, r"offsets must start at 0 and not decrease past"),
+        (lambda: bag(ids, np.array([0, 3, 2])), ValueError, r"offsets must start at 0"),
+        (lambda: bag(ids.astype(np.float32), offsets), TypeError, r"input must be integer ids, got \(4,\) \(float32\)"),
+        (lambda: bag(np.array([0, 6]), offsets), IndexError, "id 6 is out of range"),
+        (lambda: tl.nn.EmbeddingBag(6, 2, mode="prod"), ValueError, "mode must be 'sum', 'mean' or 'max'"),
+        (lambda: bag(ids, offsets, w[:3]), ValueError, r"per_sample_weights must be floats of the input's shape"),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind, match=message):
+            call()
+
+
+def test_embedding_bag_matches_torch():
+    torch = pytest.importorskip("torch")
+    ids, offsets = np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array([0, 2, 2, 4])
+    for mode in ("sum", "mean", "max"):
+        for padding_idx in (None, 2):
+            ours = tl.nn.EmbeddingBag(10, 3, mode=mode, padding_idx=padding_idx, seed=0)
+            theirs = torch.nn.EmbeddingBag(10, 3, mode=mode, padding_idx=padding_idx)
+            with torch.no_grad():
+                theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
+            want = theirs(torch.tensor(ids), torch.tensor(offsets))
+            want.backward(torch.ones_like(want))
+            with tl.GradientTape() as tape:
+                got = ours(ids, offsets=offsets)
+            np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6)
+            grad = tape.gradient(got, ours.weight).numpy()
+            np.testing.assert_allclose(grad, theirs.weight.grad.numpy(), rtol=1e-6)
+    ours = tl.nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True, seed=0)
+    theirs = torch.nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
+    w = _x(8)
+    last = np.array([0, 2, 2, 4, 8])
+    want = theirs(torch.tensor(ids), torch.tensor(last), per_sample_weights=torch.tensor(w)).detach().numpy()
+    np.testing.assert_allclose(ours(ids, last, w).numpy(), want, rtol=1e-6)
