@@ -2535,6 +2535,14 @@ class Bidirectional(Module):
                 "Bidirectional: layer and backward_layer must agree on return_sequences and return_state, got "
                 f"{(layer.return_sequences, layer.return_state)} and {(backward.return_sequences, backward.return_state)}"
             )
+        # Different units failed in the merge's Add, naming neither layer (concat and None take them).
+        need = "input_size" if merge_mode in (None, "concat") else "input_size and units"
+        if backward.input_size != layer.input_size or need != "input_size" and backward.units != layer.units:
+            raise ValueError(
+                f"Bidirectional: layer and backward_layer must have the same {need} for merge_mode={merge_mode!r}, "
+                f"got {type(layer).__name__}({layer.input_size}, {layer.units}) and "
+                f"{type(backward).__name__}({backward.input_size}, {backward.units})"
+            )
         self.forward_layer, self.backward_layer, self.merge_mode = layer, backward, merge_mode
 
     def forward(self, x, initial_state=None, mask=None):
