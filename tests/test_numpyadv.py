@@ -276,3 +276,12 @@ def test_errors_name_the_function():
     q, r = tl.divmod(np.array([7.5, -7.5]), [2.0, 2.0])
     np.testing.assert_array_equal(q.numpy(), [3.0, -4.0])
     np.testing.assert_array_equal(r.numpy(), [1.5, 0.5])
+
+
+def test_kaiser_refuses_a_complex_beta():
+    # A complex beta was cast to float64, its imaginary part dropped: kaiser(3, 1 + 1j) gave kaiser(3, 1.0)
+    # (numpy.kaiser raises, its i0 has no complex loop).
+    for beta in (1 + 1j, np.array(1 + 1j), tl.tensor(1 + 1j), np.complex128(2.0)):
+        with pytest.raises(TypeError, match="beta must be real"):
+            tl.kaiser(3, beta)
+    np.testing.assert_allclose(tl.kaiser(5, tl.tensor(2.5)).numpy(), np.kaiser(5, 2.5), rtol=1e-14)
