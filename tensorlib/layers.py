@@ -134,6 +134,7 @@ __all__ = [
     "PixelUnshuffle",
     "Bilinear",
     "EmbeddingBag",
+    "Masking",
 ]
 
 
@@ -3468,9 +3469,16 @@ class Normalization(Module):
             self._store(*np.broadcast_arrays(*stats))
 
     def _store(self, mean: np.ndarray, variance: np.ndarray) -> None:
-        if self.mean is None or self.mean.shape != mean.shape:
+        """New Variables the first time; then assigned, so a traced function that captured them sees the new values
+        (statistics of another shape are an error, as Keras' adapt of a built layer)."""
+        if self.mean is None:
             self.mean = Variable(mean.astype(self.dtype.name), name="mean", trainable=False)
             self.variance = Variable(variance.astype(self.dtype.name), name="variance", trainable=False)
+        elif self.mean.shape != mean.shape:
+            raise ValueError(
+                f"Normalization.adapt: the statistics have shape {self.mean.shape}, the new data gives {mean.shape}; "
+                "make a new layer for data of other sizes"
+            )
         else:
             self.mean.assign(mean.astype(self.dtype.name))
             self.variance.assign(variance.astype(self.dtype.name))
@@ -3797,6 +3805,39 @@ class Bilinear(Module):
         return f"{self.in1_features}, {self.in2_features}, {self.out_features}" + (
             "" if self.bias is not None else ", use_bias=False"
         )
+
+
+class Masking(Module):
+    """Keras' ``Masking(mask_value=0.0)``: the time steps of ``(batch, time, features)`` inputs whose features all
+    equal ``mask_value`` are zeroed, and :meth:`compute_mask` gives the ``(batch, time)`` mask that the recurrent
+    layers take (``LSTM(...)(x, mask=masking.compute_mask(x))``: tl.nn has no implicit mask propagation).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.array([[[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]])
+    >>> tl.nn.Masking().compute_mask(x).numpy().tolist()
+    [[True, False, True]]
+    """
+
+    def __init__(self, mask_value: float = 0.0):
+        super().__init__()
+        if not _number_in(mask_value, -math.inf, math.inf):
+            raise ValueError(f"Masking: mask_value must be a number, got {mask_value!r}")
+        self.mask_value = float(mask_value)
+
+    def compute_mask(self, x) -> Tensor:
+        """True for the steps to keep: those with a feature other than ``mask_value`` (Keras' ``compute_mask``)."""
+        x = _as_tensor(x)
+        if len(x.shape) < 2:
+            raise ValueError(f"Masking: input must have at least 2 dimensions (batch, ..., features), got {_shown(x)}")
+        return _reduce.any(_math.not_equal(x, self.mask_value), axis=-1)
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        keep = _shape.expand_dims(self.compute_mask(x), -1)
+        return x * _math.cast(keep, x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"mask_value={self.mask_value}"
 
 
 class EmbeddingBag(Module):

@@ -221,6 +221,7 @@ _CONFIGURED = {
     "PixelUnshuffle": (lambda: tl.nn.PixelUnshuffle(2), [_f(1, 4, 6, 2)]),
     "Bilinear": (lambda: tl.nn.Bilinear(3, 4, 2, use_bias=False, seed=1), [_f(2, 3), _f(2, 4)]),
     "EmbeddingBag": (lambda: tl.nn.EmbeddingBag(6, 3, "max", padding_idx=1), [np.array([0, 1, 5]), np.array([0, 2])]),
+    "Masking": (lambda: tl.nn.Masking(-1.0), [_f(2, 3, 4)]),
 }
 
 
