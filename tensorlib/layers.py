@@ -28,6 +28,7 @@ import numpy as np
 from . import debugging as _debugging
 from . import dtypes as _dt
 from . import initializers as _init
+from . import tree as _tree
 from .debugging import check_numerics
 from .module import Module
 from .ops import array as _array
@@ -133,6 +134,7 @@ __all__ = [
     "PixelUnshuffle",
     "Bilinear",
     "EmbeddingBag",
+    "Masking",
 ]
 
 
@@ -1995,16 +1997,25 @@ class _Recurrent(Module):
     at every call from the stream ``tl.random.seed`` resets (fresh at every call of a ``tl.function`` too), kept
     for all the steps and scaled by ``1 / (1 - rate)``.  With ``recurrent_dropout`` each gate has masks of its
     own, for the input and for ``h`` (Keras 3's ``implementation=1``); with ``dropout`` alone the gates share
-    the input's."""
+    the input's.
+
+    ``stateful=True`` (Keras'): a call's final states are the next call's initial states (unless it is given
+    ``initial_state``), for a batch of the same size (known: a ``TensorSpec`` batch of None is an error), also in
+    a ``tl.function``; :meth:`reset_states` sets them to zeros.  They are :attr:`states`, non-trainable Variables
+    made at the first call and, as in Keras, no part of the layer's ``variables`` or checkpoints.
+
+    ``unroll=True`` (Keras'): the steps run as ops of their own instead of one ``tl.scan`` (a traced graph
+    without a ``Scan`` node, one copy of the step per time step: for short sequences)."""
 
     gates = 1
     name = "Recurrent"
 
     def __init__(self, input_size, units, activation, recurrent_activation, use_bias, return_sequences, return_state,
-                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout, recurrent_dropout):  # fmt: skip
+                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout, recurrent_dropout, stateful, unroll):  # fmt: skip
         super().__init__()
         name = self.name
-        self.go_backwards = bool(go_backwards)
+        self.go_backwards, self.stateful, self.unroll = bool(go_backwards), bool(stateful), bool(unroll)
+        self._carried = _CarriedStates()
         for what, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
             if not _number_in(rate, 0.0, 1.0) or float(rate) >= 1.0:
                 raise ValueError(f"{name}: {what} must be in [0, 1), got {rate!r}")
@@ -2078,7 +2089,11 @@ class _Recurrent(Module):
         dtype = _dt.promote_types(
             x.dtype, self.kernel.dtype, self.recurrent_kernel.dtype, *(s.dtype for s in initial_state)
         )
-        if not given:
+        if self.stateful:
+            self._check_carried_batch(batch, x, states, dtype)
+        if not given and self.stateful:  # read into values: the final states are assigned at the call's end
+            initial_state = [_as_result(v) for v in self._carried.states]
+        elif not given:
             if batch is not None:
                 zeros = _zeros((batch, self.units), dtype=dtype, backend=x.backend.name)
             else:  # zeros (batch, units) for a batch of unknown size (also of 0 steps)
@@ -2131,14 +2146,75 @@ class _Recurrent(Module):
             projected = projected + self._input_bias()
         projected = _shape.transpose(projected, (1, 0, 2))
         if mask is None:
-            state, hs = _control_flow.scan(step, tuple(state), projected)
+            state, hs = self._loop(step, tuple(state), projected)
         else:
             keep = _shape.expand_dims(_shape.transpose(mask, (1, 0)), -1)  # (time, batch, 1)
-            (state, _), hs = _control_flow.scan(
+            (state, _), hs = self._loop(
                 _masked(step, zero_output), (tuple(state), _math.zeros_like(state[0])), (projected, keep)
             )
         output = _shape.transpose(hs, (1, 0, 2)) if self.return_sequences else state[0]
+        if self.stateful:
+            self._carry(state)
         return (output, *state) if self.return_state else output
+
+    def _loop(self, step, init, xs) -> tuple:
+        """``tl.scan(step, init, xs)`` over time, or with ``unroll`` its steps one by one (0 steps: the scan)."""
+        steps = _tree.leaves(xs)[0].shape[0]
+        if not self.unroll or not steps:
+            return _control_flow.scan(step, init, xs)
+        carry, ys = init, []
+        for t in range(steps):
+            carry, y = step(carry, _tree.map(operator.itemgetter(t), xs))
+            ys.append(y)
+        return carry, _shape.stack(ys)
+
+    @property
+    def states(self):
+        """A stateful layer's carried states (Variables ``(batch, units)``), None before its first call or when not
+        stateful (Keras' ``layer.states``)."""
+        return self._carried.states
+
+    def reset_states(self) -> None:
+        """Set a stateful layer's carried states to zeros (Keras' ``reset_states``; ``reset_state`` is the same).
+
+        >>> import tensorlib as tl
+        >>> rnn = tl.nn.SimpleRNN(2, 3, stateful=True, seed=0)
+        >>> _ = rnn(tl.ones((4, 5, 2)))
+        >>> rnn.reset_states()
+        >>> float(tl.sum(tl.abs(rnn.states[0])))
+        0.0
+        """
+        for v in self._carried.states or ():
+            v.assign(_math.zeros_like(v))
+
+    reset_state = reset_states
+
+    def _check_carried_batch(self, batch, x, states: int, dtype) -> None:
+        """A stateful layer's input batch: known, and the size of the carried states (zeros, made at the first
+        call, before any use: a traced first call reads them too, where zeros had become part of its graph)."""
+        carried = self._carried.states
+        if batch is None:
+            raise ValueError(
+                f"{self.name}: a stateful layer needs a known batch size, got input shape {tuple(x.shape)}: give the "
+                "TensorSpec that size"
+            )
+        if carried is not None and carried[0].shape[0] != batch:
+            raise ValueError(
+                f"{self.name}: a stateful layer's batch size is fixed: its states are {tuple(carried[0].shape)}, got "
+                f"input shape {tuple(x.shape)} ({x.dtype}); reset_states() keeps that size: make a new layer for another"
+            )
+        if carried is None:
+            self._carried.states = tuple(
+                Variable(
+                    np.zeros((batch, self.units), dtype), name=f"state_{i}", trainable=False, backend=x.backend.name
+                )
+                for i in range(states)
+            )
+
+    def _carry(self, state) -> None:
+        """Keep a stateful layer's final states for its next call."""
+        for v, s in zip(self._carried.states, state):
+            v.assign(s if s.dtype == v.dtype else _math.cast(s, v.dtype))
 
     def extra_repr(self) -> str:
         """The sizes, then every constructor argument given other than its default (``LSTM(3, 4)`` hid
@@ -2155,6 +2231,16 @@ class _Recurrent(Module):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
         config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=None)
         return type(self)(**config)
+
+
+class _CarriedStates:
+    """A stateful recurrent layer's states: Variables held outside the layer's variable tree (not a list or dict),
+    as Keras keeps them out of its weights, so checkpoints and optimizers do not change after the first call."""
+
+    __slots__ = ("states",)
+
+    def __init__(self):
+        self.states = None
 
 
 def _same_argument(value, default) -> bool:
@@ -2226,10 +2312,12 @@ class SimpleRNN(_Recurrent):
         dtype=_dt.float32,
         dropout: float = 0.0,
         recurrent_dropout: float = 0.0,
+        stateful: bool = False,
+        unroll: bool = False,
     ):
         super().__init__(input_size, units, activation, None, use_bias, return_sequences, return_state,
                          kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
-                         recurrent_dropout)  # fmt: skip
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         self.bias = (
             Variable(
                 _init.get(bias_initializer)((self.units,), seed=_seed_for(seed, 1), dtype=self.kernel.dtype),
@@ -2291,10 +2379,12 @@ class LSTM(_Recurrent):
         go_backwards: bool = False,
         dropout: float = 0.0,
         recurrent_dropout: float = 0.0,
+        stateful: bool = False,
+        unroll: bool = False,
     ):
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
                          return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
-                         recurrent_dropout)  # fmt: skip
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         dtype = self.kernel.dtype
         if use_bias:
             bias = _init.get(bias_initializer)((4 * self.units,), seed=_seed_for(seed, 1), dtype=dtype).numpy().copy()
@@ -2359,10 +2449,12 @@ class GRU(_Recurrent):
         go_backwards: bool = False,
         dropout: float = 0.0,
         recurrent_dropout: float = 0.0,
+        stateful: bool = False,
+        unroll: bool = False,
     ):
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
                          return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
-                         recurrent_dropout)  # fmt: skip
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         self.reset_after = bool(reset_after)
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
         self.bias = (
@@ -2443,6 +2535,14 @@ class Bidirectional(Module):
             raise ValueError(
                 "Bidirectional: layer and backward_layer must agree on return_sequences and return_state, got "
                 f"{(layer.return_sequences, layer.return_state)} and {(backward.return_sequences, backward.return_state)}"
+            )
+        # Different units failed in the merge's Add, naming neither layer (concat and None take them).
+        need = "input_size" if merge_mode in (None, "concat") else "input_size and units"
+        if backward.input_size != layer.input_size or need != "input_size" and backward.units != layer.units:
+            raise ValueError(
+                f"Bidirectional: layer and backward_layer must have the same {need} for merge_mode={merge_mode!r}, "
+                f"got {type(layer).__name__}({layer.input_size}, {layer.units}) and "
+                f"{type(backward).__name__}({backward.input_size}, {backward.units})"
             )
         self.forward_layer, self.backward_layer, self.merge_mode = layer, backward, merge_mode
 
@@ -3269,7 +3369,8 @@ class Rescaling(Module):
 class CenterCrop(Module):
     """The central ``height x width`` window of each image (Keras' ``CenterCrop``; batched ``(batch, h, w, c)`` or
     one ``(h, w, c)`` image, channels first with ``data_format="NCHW"``).  An odd margin leaves its extra row or
-    column at the end, as Keras does.  An image smaller than the window is an error (Keras resizes it).
+    column at the end, as Keras does.  An image smaller than the window in either dimension is resized to it as
+    Keras' ``smart_resize`` does: the largest central crop of the window's aspect ratio, then bilinear resizing.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.CenterCrop(1, 2)(np.arange(9.0).reshape(1, 3, 3, 1)).numpy()[0, :, :, 0].tolist()
@@ -3287,16 +3388,29 @@ class CenterCrop(Module):
         if len(x.shape) not in (3, 4):
             raise ValueError(f"CenterCrop: input must be 4-D {self.data_format} or one 3-D image, got {_shown(x)}")
         first = len(x.shape) - (2 if self.data_format == "NCHW" else 3)
+        height, width = x.shape[first : first + 2]
+        if None in (height, width) or 0 in (height, width):
+            raise ValueError(f"CenterCrop: the image's height and width must be known and positive, got {_shown(x)}")
+        if height >= self.height and width >= self.width:
+            return _as_result(self._crop(x, first, self.height, self.width))
+        # Keras' smart_resize: the central crop of the target's aspect ratio, resized
+        crop_h = max(min(height, int(width * self.height / self.width)), 1)
+        crop_w = max(min(width, int(height * self.width / self.height)), 1)
+        x = self._crop(x, first, crop_h, crop_w)
+        if self.data_format == "NCHW":
+            x = _shape.transpose(x, (*range(first - 1), first, first + 1, first - 1))
+        y = _nn.resize(x, (self.height, self.width), method="bilinear")
+        if self.data_format == "NCHW":
+            y = _shape.transpose(y, (*range(first - 1), first + 1, first - 1, first))
+        return y
+
+    @staticmethod
+    def _crop(x, first: int, height: int, width: int):
         index = [slice(None)] * len(x.shape)
-        for axis, size in zip((first, first + 1), (self.height, self.width)):
-            have = x.shape[axis]
-            if have is None or have < size:
-                raise ValueError(
-                    f"CenterCrop: the image must be at least {self.height} x {self.width}, got input shape {_shown(x)}"
-                )
-            start = (have - size) // 2
+        for axis, size in zip((first, first + 1), (height, width)):
+            start = (x.shape[axis] - size) // 2
             index[axis] = slice(start, start + size)
-        return _as_result(x[tuple(index)])
+        return x[tuple(index)]
 
     def extra_repr(self) -> str:
         text = f"{self.height}, {self.width}"
@@ -3369,9 +3483,16 @@ class Normalization(Module):
             self._store(*np.broadcast_arrays(*stats))
 
     def _store(self, mean: np.ndarray, variance: np.ndarray) -> None:
-        if self.mean is None or self.mean.shape != mean.shape:
+        """New Variables the first time; then assigned, so a traced function that captured them sees the new values
+        (statistics of another shape are an error, as Keras' adapt of a built layer)."""
+        if self.mean is None:
             self.mean = Variable(mean.astype(self.dtype.name), name="mean", trainable=False)
             self.variance = Variable(variance.astype(self.dtype.name), name="variance", trainable=False)
+        elif self.mean.shape != mean.shape:
+            raise ValueError(
+                f"Normalization.adapt: the statistics have shape {self.mean.shape}, the new data gives {mean.shape}; "
+                "make a new layer for data of other sizes"
+            )
         else:
             self.mean.assign(mean.astype(self.dtype.name))
             self.variance.assign(variance.astype(self.dtype.name))
@@ -3698,6 +3819,39 @@ class Bilinear(Module):
         return f"{self.in1_features}, {self.in2_features}, {self.out_features}" + (
             "" if self.bias is not None else ", use_bias=False"
         )
+
+
+class Masking(Module):
+    """Keras' ``Masking(mask_value=0.0)``: the time steps of ``(batch, time, features)`` inputs whose features all
+    equal ``mask_value`` are zeroed, and :meth:`compute_mask` gives the ``(batch, time)`` mask that the recurrent
+    layers take (``LSTM(...)(x, mask=masking.compute_mask(x))``: tl.nn has no implicit mask propagation).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.array([[[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]])
+    >>> tl.nn.Masking().compute_mask(x).numpy().tolist()
+    [[True, False, True]]
+    """
+
+    def __init__(self, mask_value: float = 0.0):
+        super().__init__()
+        if not _number_in(mask_value, -math.inf, math.inf):
+            raise ValueError(f"Masking: mask_value must be a number, got {mask_value!r}")
+        self.mask_value = float(mask_value)
+
+    def compute_mask(self, x) -> Tensor:
+        """True for the steps to keep: those with a feature other than ``mask_value`` (Keras' ``compute_mask``)."""
+        x = _as_tensor(x)
+        if len(x.shape) < 2:
+            raise ValueError(f"Masking: input must have at least 2 dimensions (batch, ..., features), got {_shown(x)}")
+        return _reduce.any(_math.not_equal(x, self.mask_value), axis=-1)
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        keep = _shape.expand_dims(self.compute_mask(x), -1)
+        return x * _math.cast(keep, x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"mask_value={self.mask_value}"
 
 
 class EmbeddingBag(Module):
