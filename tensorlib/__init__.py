@@ -144,6 +144,7 @@ from .ops.elementwise import (
     bitwise_right_shift,
     bitwise_xor,
     ceil,
+    complex_ as complex,
     conj,
     conjugate,
     cosh,

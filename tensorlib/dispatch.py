@@ -662,6 +662,34 @@ def as_tensor(value, op=None, index=0) -> Tensor:
     return to_tensor(value, backend, None, op, index)
 
 
+def as_tensors(*values, floor=None) -> tuple:
+    """Several inputs of one public function converted together, as ``apply`` converts an op's promoted
+    inputs: Tensors and arrays as :func:`as_tensor` converts them, lists and Python numbers read at the
+    dtype the Tensors and arrays (and ``floor``, a function's float64 result) promote to (TensorFlow's
+    ``convert_to_tensor`` with a dtype hint), so ``isin(float64_array, [0.1])`` looks for the float64
+    ``0.1``, not a float32 one widened; ``None`` stays ``None`` (an argument not given).
+
+    >>> import numpy as np
+    >>> x, v = as_tensors(np.array([0.1]), [0.1])
+    >>> str(v.dtype), bool(x.numpy()[0] == v.numpy()[0])
+    ('float64', True)
+    """
+
+    def is_array(v):
+        return isinstance(v, Tensor) or hasattr(v, "dtype") and hasattr(v, "shape")
+
+    arrays = [as_tensor(v) for v in values if is_array(v)]
+    dtypes = [t.dtype for t in arrays] + ([floor] if floor is not None else [])
+    if not dtypes:
+        return tuple(None if v is None else as_tensor(v) for v in values)
+    strong_dtype = _dtypes.promote_types(*dtypes)
+    backend = arrays[0].backend if arrays else _backends.current()
+    converted = iter(arrays)
+    return tuple(
+        None if v is None else next(converted) if is_array(v) else to_tensor(v, backend, strong_dtype) for v in values
+    )
+
+
 def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
     """Convert one non-Tensor input; under tracing the tracer decides (constant or capture)."""
     modes = current_state().modes
@@ -721,8 +749,11 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
             check_int_array_range(arr, int_dtype, f"{name}:{where or ' data'}")
             arr = arr.astype(int_dtype)
         elif arr.dtype.kind == "c":
+            # next to float64 the complex list is complex128, never a complex64 widened (as floats, above)
             arr = arr.astype(
-                strong_dtype if strong_dtype is not None and strong_dtype.kind == "c" else _dtypes.default_complex
+                _dtypes.complex_dtype(strong_dtype)
+                if strong_dtype is not None and strong_dtype.kind in "fc"
+                else _dtypes.default_complex
             )
         # A new array made here from literals, not a caller's: under tracing it may become a constant.
         return make(backend.asarray(arr.astype(_dtypes.of_array(arr.dtype), copy=False)), backend)

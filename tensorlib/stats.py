@@ -1,7 +1,8 @@
 """``tl.stats``: distributions with SciPy's names and arguments (``logpdf``/``logpmf``, ``pdf``/``pmf``, ``cdf``,
 ``sf``, their logs and, where closed forms exist, ``ppf``/``isf``), differentiable in their continuous arguments:
 ``norm``, ``t``, ``beta``, ``gamma``, ``chi2``, ``uniform``, ``expon``, ``laplace``, ``logistic``, ``cauchy``,
-``pareto``, ``gennorm``, ``vonmises``, ``wrapcauchy``, ``dirichlet``, ``multivariate_normal``, and the counts
+``pareto``, ``gennorm``, ``gumbel_r``, ``gumbel_l``, ``lognorm``, ``weibull_min``, ``halfnorm``, ``rayleigh``,
+``invgamma``, ``f``, ``loggamma``, ``vonmises``, ``wrapcauchy``, ``dirichlet``, ``multivariate_normal``, and the counts
 ``poisson``, ``binom``, ``bernoulli``, ``geom``, ``nbinom``, ``betabinom``, ``multinomial``.
 
 Each is a composition of tensorlib ops (``tl.special``, ``tl.linalg``), so
@@ -859,6 +860,9 @@ def _family(
             dtype, x, loc, scale, params, ok = prepare(method, "x", x, args, kwargs)
             z = (x - loc) / scale
             under, over = z < low, z > high
+            if not minus_log_scale:  # the distribution functions' ends at +-inf (their formulas read inf - inf)
+                under = _math_ops.logical_or(under, _math_ops.equal(z, -_math.inf))
+                over = _math_ops.logical_or(over, _math_ops.equal(z, _math.inf))
             inside = _math_ops.logical_not(_math_ops.logical_or(under, over))
             value = formula(w(inside, z, stand_in), *params)
             if minus_log_scale:
@@ -1076,6 +1080,218 @@ chi2 = _family(
 )
 
 
+def _positive(z):
+    """``(z > 0, z there and 1 elsewhere)``: the argument of a formula with a log or a reciprocal of ``z`` that is
+    taken only inside, so the side not taken meets no log of 0 (a NaN gradient)."""
+    positive = z > 0
+    return positive, _math_ops.where(positive, z, 1.0)
+
+
+def _log1mexp_exp(u):
+    """``log(1 - exp(-exp(u)))``: ``u - exp(u) / 2`` (its series, exact to a rounding there) where ``u < -20``,
+    where ``exp(u)`` underflows or ``log1mexp`` of it loses digits (gumbel_r.logsf(800) was -inf for -800)."""
+    w = _math_ops.where
+    small = u < -20.0
+    us = w(small, u, 0.0)
+    return w(small, us - 0.5 * _math_ops.exp(us), _nn.log1mexp(_math_ops.exp(w(small, 0.0, u))))
+
+
+def _log_power(z, c):
+    """``c log z`` (``log(z**c)``) for ``z > 0``, -inf at 0."""
+    positive, zs = _positive(z)
+    return _math_ops.where(positive, c * _math_ops.log(zs), -_math.inf)
+
+
+def _gumbel_log_density(z):
+    """``-z - exp(-z)``, with ``z`` clamped where ``exp(-z)`` overflows (the value is -inf there, not inf - inf)."""
+    z = _math_ops.maximum(z, -800.0)
+    return -z - _math_ops.exp(-z)
+
+
+gumbel_r = _family(
+    "gumbel_r",
+    -_math.inf,
+    _math.inf,
+    0.0,
+    logpdf=_gumbel_log_density,
+    cdf=lambda z: _math_ops.exp(-_math_ops.exp(-z)),
+    sf=lambda z: -_math_ops.expm1(-_math_ops.exp(-z)),
+    logcdf=lambda z: -_math_ops.exp(-z),
+    logsf=lambda z: _log1mexp_exp(-z),
+    ppf=lambda q: -_math_ops.log(-_math_ops.log(q)),
+    isf=lambda q: -_math_ops.log(-_math_ops.log1p(-q)),
+)
+gumbel_l = _family(
+    "gumbel_l",
+    -_math.inf,
+    _math.inf,
+    0.0,
+    logpdf=lambda z: _gumbel_log_density(-z),
+    cdf=lambda z: -_math_ops.expm1(-_math_ops.exp(z)),
+    sf=lambda z: _math_ops.exp(-_math_ops.exp(z)),
+    logcdf=_log1mexp_exp,
+    logsf=lambda z: -_math_ops.exp(z),
+    ppf=lambda q: _math_ops.log(-_math_ops.log1p(-q)),
+    isf=lambda q: _math_ops.log(-_math_ops.log(q)),
+)
+
+
+def _lognorm_at(z, s, formula, at_zero):
+    """``formula(log(z) / s)`` for ``z > 0``, ``at_zero`` at 0 (the log's stand-in keeps its gradient finite)."""
+    positive, zs = _positive(z)
+    return _math_ops.where(positive, formula(_math_ops.log(zs) / s), at_zero)
+
+
+lognorm = _family(
+    "lognorm",
+    0.0,
+    _math.inf,
+    1.0,
+    logpdf=lambda z, s: _lognorm_at(
+        z, s, lambda u: -0.5 * u * u - s * u - _math_ops.log(s) - 0.5 * _LOG_2PI, -_math.inf
+    ),
+    cdf=lambda z, s: _lognorm_at(z, s, _sp.ndtr, 0.0),
+    sf=lambda z, s: _lognorm_at(z, s, lambda u: _sp.ndtr(-u), 1.0),
+    logcdf=lambda z, s: _lognorm_at(z, s, _sp.log_ndtr, -_math.inf),
+    logsf=lambda z, s: _lognorm_at(z, s, lambda u: _sp.log_ndtr(-u), 0.0),
+    ppf=lambda q, s: _math_ops.exp(s * _sp.ndtri(q)),
+    isf=lambda q, s: _math_ops.exp(-s * _sp.ndtri(q)),
+    shapes=("s",),
+    valid=lambda s: s > 0,
+)
+weibull_min = _family(
+    "weibull_min",
+    0.0,
+    _math.inf,
+    1.0,
+    logpdf=lambda z, c: _math_ops.log(c) + _sp.xlogy(c - 1.0, z) - z**c,
+    cdf=lambda z, c: -_math_ops.expm1(-(z**c)),
+    sf=lambda z, c: _math_ops.exp(-(z**c)),
+    logcdf=lambda z, c: _log1mexp_exp(_log_power(z, c)),
+    logsf=lambda z, c: -(z**c),
+    ppf=lambda q, c: (-_math_ops.log1p(-q)) ** (1.0 / c),
+    isf=lambda q, c: (-_math_ops.log(q)) ** (1.0 / c),
+    shapes=("c",),
+    valid=lambda c: c > 0,
+)
+halfnorm = _family(
+    "halfnorm",
+    0.0,
+    _math.inf,
+    1.0,
+    logpdf=lambda z: 0.5 * _math.log(2.0 / _math.pi) - 0.5 * z * z,
+    cdf=lambda z: _sp.erf(z / _math.sqrt(2.0)),
+    sf=lambda z: _sp.erfc(z / _math.sqrt(2.0)),
+    logsf=lambda z: _sp.log_ndtr(-z) + _math.log(2.0),
+    ppf=lambda q: _math.sqrt(2.0) * _sp.erfinv(q),
+    isf=lambda q: _math.sqrt(2.0) * _sp.erfcinv(q),
+)
+rayleigh = _family(
+    "rayleigh",
+    0.0,
+    _math.inf,
+    1.0,
+    logpdf=lambda z: _math_ops.log(z) - 0.5 * z * z,
+    cdf=lambda z: -_math_ops.expm1(-0.5 * z * z),
+    sf=lambda z: _math_ops.exp(-0.5 * z * z),
+    logcdf=lambda z: _log1mexp_exp(_log_power(z, 2.0) - _math.log(2.0)),
+    logsf=lambda z: -0.5 * z * z,
+    ppf=lambda q: _math_ops.sqrt(-2.0 * _math_ops.log1p(-q)),
+    isf=lambda q: _math_ops.sqrt(-2.0 * _math_ops.log(q)),
+)
+
+
+def _invgamma_at(z, formula, at_zero):
+    """``formula(1 / z)`` for ``z > 0``, ``at_zero`` at 0."""
+    positive, zs = _positive(z)
+    return _math_ops.where(positive, formula(1.0 / zs), at_zero)
+
+
+invgamma = _family(
+    "invgamma",
+    0.0,
+    _math.inf,
+    1.0,
+    # the Gamma(a) density of 1 / z (Loader's form, accurate for a large a) times |d(1/z)/dz| = 1 / z**2
+    logpdf=lambda z, a: _invgamma_at(z, lambda y: gamma_log_density(a, y) + 2.0 * _math_ops.log(y), -_math.inf),
+    cdf=lambda z, a: _invgamma_at(z, lambda y: _sp.gammaincc(a, y), 0.0),
+    sf=lambda z, a: _invgamma_at(z, lambda y: _sp.gammainc(a, y), 1.0),
+    ppf=lambda q, a: 1.0 / _sp.gammainccinv(a, q),
+    isf=lambda q, a: 1.0 / _sp.gammaincinv(a, q),
+    shapes=("a",),
+    valid=lambda a: a > 0,
+)
+
+
+def _f_beta(z, dfn, dfd, formula):
+    """``formula(dfn z / (dfn z + dfd), dfd / (dfn z + dfd))``: the Beta(dfn / 2, dfd / 2) variable of an F one and
+    its complement, each as its own quotient (neither is 1 minus the other)."""
+    total = dfn * z + dfd
+    return formula(dfn * z / total, dfd / total)
+
+
+f = _family(
+    "f",
+    0.0,
+    _math.inf,
+    1.0,
+    # log(dfn z + dfd) as log(dfd) + log1p(dfn z / dfd): the (dfn + dfd) / 2 log dfd terms cancel exactly
+    logpdf=lambda z, dfn, dfd: (
+        0.5 * dfn * _math_ops.log(dfn / dfd)
+        + _sp.xlogy(0.5 * dfn - 1.0, z)
+        - 0.5 * (dfn + dfd) * _math_ops.log1p(dfn * z / dfd)
+        - _sp.betaln(0.5 * dfn, 0.5 * dfd)
+    ),
+    cdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, _: _sp.betainc(0.5 * dfn, 0.5 * dfd, y)),
+    sf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda _, y: _sp.betainc(0.5 * dfd, 0.5 * dfn, y)),
+    # z = (dfd / dfn) y / (1 - y), y the Beta quantile and 1 - y its complement's, each inverted on its own
+    ppf=lambda q, dfn, dfd: (
+        dfd / dfn * _sp.betaincinv(0.5 * dfn, 0.5 * dfd, q) / _sp.betainccinv(0.5 * dfd, 0.5 * dfn, q)
+    ),
+    isf=lambda q, dfn, dfd: (
+        dfd / dfn * _sp.betainccinv(0.5 * dfn, 0.5 * dfd, q) / _sp.betaincinv(0.5 * dfd, 0.5 * dfn, q)
+    ),
+    shapes=("dfn", "dfd"),
+    valid=lambda dfn, dfd: _all(dfn > 0, dfd > 0),
+)
+
+
+def _loggamma_log_density(z, c):
+    """``c z - exp(z) - gammaln(c)``: the Gamma(c) density of ``y = exp(z)`` in Loader's form, plus ``log y = z``
+    (the textbook terms cancel for a large ``c``); the textbook form where ``exp(z)`` underflows."""
+    w = _math_ops.where
+    moderate = _math_ops.abs(z) < 700.0
+    y = _math_ops.exp(w(moderate, z, 0.0))
+    return w(moderate, gamma_log_density(c, y) + z, c * z - _math_ops.exp(w(moderate, 0.0, z)) - _sp.gammaln(c))
+
+
+def _loggamma_quantile(q, c, inverse, lower):
+    """``log(inverse(c, q))``, with ``inverse`` gammaincinv (``lower``) or gammainccinv; where that quantile
+    underflows (q below about Gamma(c + 1) 1e-300**c) its leading term ``(log P + gammaln(c + 1)) / c`` (P(c, y) =
+    y**c / Gamma(c + 1) (1 - O(y))), P being ``q`` or ``1 - q``: the log of the underflowed quantile was -inf."""
+    w = _math_ops.where
+    y = inverse(c, q)
+    tiny = y < 1e-280
+    log_p = _math_ops.log(q) if lower else _math_ops.log1p(-q)
+    leading = (log_p + _sp.gammaln(c + 1.0)) / c
+    return w(tiny, leading, _math_ops.log(w(tiny, 1.0, y)))
+
+
+loggamma = _family(
+    "loggamma",
+    -_math.inf,
+    _math.inf,
+    0.0,
+    logpdf=_loggamma_log_density,
+    cdf=lambda z, c: _sp.gammainc(c, _math_ops.exp(z)),
+    sf=lambda z, c: _sp.gammaincc(c, _math_ops.exp(z)),
+    ppf=lambda q, c: _loggamma_quantile(q, c, _sp.gammaincinv, lower=True),
+    isf=lambda q, c: _loggamma_quantile(q, c, _sp.gammainccinv, lower=False),
+    shapes=("c",),
+    valid=lambda c: c > 0,
+)
+
+
 # ------------------------------------------------------------------ counts: bernoulli, binom, geom, nbinom
 def _binomial_log_density(k, n, p) -> Tensor:
     """``log(C(n, k) p**k (1 - p)**(n - k))`` for ``0 <= k <= n`` (real ``n`` and ``k`` too, as nbinom needs), in
@@ -1201,23 +1417,32 @@ __all__ = [
     "beta",
     "betabinom",
     "binom",
-    "geom",
-    "nbinom",
     "cauchy",
     "chi2",
     "dirichlet",
     "expon",
+    "f",
     "gamma",
     "gennorm",
+    "geom",
+    "gumbel_l",
+    "gumbel_r",
+    "halfnorm",
+    "invgamma",
     "laplace",
+    "loggamma",
     "logistic",
+    "lognorm",
     "multinomial",
     "multivariate_normal",
+    "nbinom",
     "norm",
     "pareto",
     "poisson",
+    "rayleigh",
     "t",
     "uniform",
     "vonmises",
+    "weibull_min",
     "wrapcauchy",
 ]

@@ -238,7 +238,7 @@ def test_bidirectional_states_and_initial_states():
     _randomized(bi.backward_layer)
     x = RNG.normal(size=(2, 5, 3))
     states = [RNG.normal(size=(2, 4)) for _ in range(4)]
-    (y, z), h_f, c_f, h_b, c_b = bi(x, initial_state=states)
+    y, z, h_f, c_f, h_b, c_b = bi(x, initial_state=states)  # Keras' flat nesting
     want_f = _lstm_reference(x, *(v.numpy() for v in (lstm.kernel, lstm.recurrent_kernel, lstm.bias)), *states[:2])
     back = bi.backward_layer
     want_b = _lstm_reference(

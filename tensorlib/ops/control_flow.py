@@ -109,6 +109,21 @@ def _count(value, what: str, name: str):
     return count
 
 
+def _check_unroll(unroll, what: str) -> None:
+    """JAX's ``unroll=`` (a positive int or a bool): a speed hint there; here every step runs as a step, so the
+    values are the same, and only its type and range are checked."""
+    if isinstance(unroll, bool):
+        return
+    try:
+        count = operator.index(unroll) if not isinstance(unroll, Tensor) else None
+    except TypeError:
+        count = None
+    if count is None or count < 1:
+        raise (ValueError if count is not None else TypeError)(
+            f"{what}: unroll must be a positive int or a bool, got {unroll!r:.60}"
+        )
+
+
 def _keeping_order(treedef, fn: Callable) -> Callable:
     """``fn`` with its result's dicts in the key order of ``treedef``'s: a branch or loop body that builds a dict
     in another order returns the same structure (JAX sorts dict keys; here the first order wins)."""
@@ -376,12 +391,13 @@ def switch(index, branches, *operands) -> Any:
     return from_(0)(*operands)
 
 
-def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
+def fori_loop(lower, upper, body_fun: Callable, init_val, unroll: int | bool = 1) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``; return ``val`` (JAX's ``lax.fori_loop``).
 
-    With Python-int bounds the loop is a :func:`scan` over the indices, so it is differentiable (reverse
+    With Python or NumPy integer bounds the loop is a :func:`scan` over the indices, so it is differentiable (reverse
     mode) when traced; bounds given as tensors make it a :func:`while_loop` (forward only when traced, as
-    in JAX).  ``i`` is an int64 scalar tensor.
+    in JAX).  ``i`` is an int64 scalar tensor, weakly typed for concrete bounds as in JAX (``c + i``
+    keeps ``c``'s dtype).  ``unroll`` is accepted as in :func:`scan`.
 
     >>> import tensorlib as tl
     >>> int(tl.fori_loop(0, 5, lambda i, total: total + i * i, 0))
@@ -392,11 +408,13 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
 
     if not callable(body_fun):
         raise TypeError(f"tl.fori_loop: body_fun must be callable, got {type(body_fun).__name__}")
-    static = all(isinstance(b, int) and not isinstance(b, bool) for b in (lower, upper))
-    if static:
+    _check_unroll(unroll, "tl.fori_loop")
+    static = [_concrete_int(b) for b in (lower, upper)]
+    if None not in static:
+        lower, upper = static
         if upper <= lower:
-            return init_val
-        carry, _ = scan(lambda val, i: (body_fun(i, val), None), init_val, creation.arange(lower, upper))
+            return _owned(init_val)  # the caller's array or Variable was returned itself
+        carry, _ = scan(lambda val, i: (body_fun(_weakly_typed(i), val), None), init_val, creation.arange(lower, upper))
         return carry
     lower, upper = (_scalar_pred(b, "tl.fori_loop") for b in (lower, upper))
     for b in (lower, upper):
@@ -409,6 +427,25 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
         (lower, init_val),
     )
     return val
+
+
+def _weakly_typed(index: Tensor) -> Tensor:
+    """The loop index of concrete bounds, weakly typed as in JAX: ``c + i`` keeps an int32 or float32 carry's dtype
+    (a strong int64 index made it int64 or float64, and the loop refused the carry's new dtype)."""
+    if index.__class__ is Tensor:
+        index.__class__ = dispatch.WeakScalar  # a fresh slice of the indices, owned by this step
+    return index
+
+
+def _concrete_int(bound) -> int | None:
+    """A Python or NumPy integer (a 0-d integer array too) as a Python int; None for a tensor or anything else.
+    Concrete bounds make ``fori_loop`` a differentiable scan, as in JAX (NumPy integers were taken for tensors)."""
+    if isinstance(bound, (bool, Tensor)) or getattr(bound, "dtype", None) == bool or getattr(bound, "shape", ()) != ():
+        return None
+    try:
+        return operator.index(bound)
+    except TypeError:
+        return None
 
 
 def _per_element_cond(pred, true_fn, false_fn, operands):
@@ -529,12 +566,13 @@ def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse, history):
     return tuple(carry) + tuple(stacked)
 
 
-def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False) -> tuple:
+def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False, unroll: int | bool = 1) -> tuple:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; return ``(carry, stacked ys)``.
 
     JAX's ``lax.scan``: ``init`` and ``xs`` may be nested structures; ``xs=None``
     with ``length=n`` loops ``n`` times with ``x=None``; ``reverse=True`` runs
-    from the last slice to the first (``ys`` keep ``xs``'s order).  The carry
+    from the last slice to the first (``ys`` keep ``xs``'s order); ``unroll`` (JAX's speed hint, a positive int
+    or a bool) is accepted and changes no value.  The carry
     must keep its structure (dicts pair by key), shapes and dtypes; a Python number in ``init`` is
     weakly typed, as in JAX, and takes the dtype ``f`` returns it with
     (``tl.scan(f, 0.0, xs)`` carries ``xs``'s float type).  Traced, one ``Scan`` node runs
@@ -547,6 +585,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     (6.0, [0.0, 2.0, 9.0])
     """
     _callables("tl.scan", f=f)
+    _check_unroll(unroll, "tl.scan")
     f = _keeping_carry_order(init, f)
     if length is not None:
         length = _count(length, "tl.scan", "length")

@@ -716,6 +716,62 @@ _angle = _unary(
 _imag.kernel("numpy")(lambda x: np.imag(x).copy())  # np.imag of a real array is a read-only view
 
 
+def _complex_infer(x, y):
+    # tf.complex / torch.complex / jax.lax.complex take real parts; integers and bools make complex128 as
+    # NumPy's x + 1j * y does, float32 (and float16) complex64, float64 complex128.
+    if x.dtype.kind == "c":
+        raise TypeError(f"the real and imaginary parts must be real numbers, got {x.dtype}")
+    complex_dtype = np.dtype(np.complex64 if x.dtype in (np.float16, np.float32) else np.complex128)
+    return spec(broadcast_shapes(x.shape, y.shape), complex_dtype)
+
+
+_complex = defop(
+    "Complex",
+    inputs=("x", "y"),
+    infer=_complex_infer,
+    promote=(0, 1),
+    doc="x + i y from real x and y, exactly: an infinite or NaN y is the imaginary part as it is.",
+)
+
+
+@_complex.kernel("numpy")
+def _complex_numpy(x, y):
+    dtype = np.complex64 if np.result_type(x) in (np.float16, np.float32) else np.complex128
+    out = np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)), dtype)
+    out.real, out.imag = x, y  # x + 1j * y would give a NaN real part where y is infinite (0 * inf)
+    return out
+
+
+@_complex.generic
+def _complex_kernel(xp, x, y):
+    single = x.dtype == xp.float32 or x.dtype == getattr(xp, "float16", None)
+    dtype = xp.complex64 if single else xp.complex128
+    finite_y = xp.isfinite(y)
+    real, imag = xp.astype(x, dtype), xp.astype(xp.where(finite_y, y, xp.zeros_like(y)), dtype)
+    # The standard has no constructor from parts: y * 1j is exact for finite y; an infinite or NaN y is
+    # added as a Python complex constant, which carries its parts exactly.  (A -0.0 part comes out +0.0:
+    # the standard's arithmetic cannot make one; NumPy's kernel above keeps it.)
+    finite = real + imag * 1j
+    special = xp.where(
+        xp.isnan(y),
+        xp.asarray(complex(0.0, _pymath.nan), dtype=dtype),
+        xp.where(
+            y > 0,
+            xp.asarray(complex(0.0, _pymath.inf), dtype=dtype),
+            xp.asarray(complex(0.0, -_pymath.inf), dtype=dtype),
+        ),
+    )
+    return xp.where(finite_y, finite, real + special)
+
+
+# JAX's convention (docs/complex.md): the adjoint of x + i y sends a cotangent g to (Re g, -Im g).
+register_gradient(
+    "Complex",
+    lambda node, g: math_ops.cast(real(g), _x(node).dtype),
+    lambda node, g: math_ops.cast(-imag(g), node.inputs[1].dtype),
+)
+
+
 # ------------------------------------------------------------------ where(condition): indices of nonzeros
 def _nonzero_infer(x):
     if not x.shape:
@@ -1088,6 +1144,19 @@ def conj(x) -> Tensor:
     if x.dtype == _dt.bool_:  # NumPy's conjugate turns bools into int8; a bool is its own conjugate (JAX)
         return math_ops.identity(x)
     return apply(_conj, (x,))
+
+
+def complex_(x, y) -> Tensor:
+    """The complex tensor ``x + i y`` from its real and imaginary parts (``tf.complex``, ``torch.complex``,
+    ``jax.lax.complex``), exactly: unlike ``x + 1j * y``, an infinite ``y`` leaves the real part alone.
+    float32 parts make complex64, float64 parts complex128 (integers and bools as float64); the parts
+    broadcast.  Differentiable in both (JAX's convention: a cotangent ``g`` gives ``(Re g, -Im g)``).
+
+    >>> import tensorlib as tl
+    >>> tl.complex(tl.tensor([1.0, 2.0]), tl.tensor([float("inf"), -0.5])).numpy().tolist()
+    [(1+infj), (2-0.5j)]
+    """
+    return apply(_complex, (x, y))
 
 
 conjugate = conj

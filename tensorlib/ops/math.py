@@ -590,8 +590,10 @@ def round(x, decimals: int = 0) -> Tensor:  # noqa: A001 - NumPy's name
         raise TypeError(f"round: decimals must be an int, got {type(decimals).__name__} {decimals!r:.20}")
     if decimals == 0:
         return apply(_round, (x,))
-    if x.dtype.kind == "c":
-        raise TypeError(f"round: decimals={decimals} of a complex tensor (shape {x.shape}, {x.dtype}) is not supported")
+    if x.dtype.kind == "c":  # NumPy rounds the real and imaginary parts apart
+        from .elementwise import complex_, imag, real
+
+        return complex_(round(real(x), decimals), round(imag(x), decimals))
     if _dt.is_integer(x.dtype):
         if decimals > 0:
             return identity(x)

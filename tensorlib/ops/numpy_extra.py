@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import as_tensor
+from ..dispatch import as_tensor, as_tensors
 from ..tensor import Tensor
 from . import creation
 from . import elementwise as ew
@@ -563,7 +563,7 @@ def insert(arr, obj, values, axis=None) -> Tensor:
     if ((idx < -size) | (idx > size)).any():
         raise IndexError(f"insert: index {idx.ravel().tolist()[:8]} is out of bounds for axis {ax} with size {size}")
     idx = np.where(idx < 0, idx + size, idx)
-    v = as_tensor(values)
+    v = as_tensors(a, values)[1]
     # NumPy casts them with only a ComplexWarning: tl.insert([1.0, 2.0], 1, 5j) inserted 0.0.
     _dt.check_keeps_imaginary(v.dtype, a.dtype, f"insert: values for arr of shape {a.shape}")
     v = math_ops.cast(v, a.dtype) if v.dtype != a.dtype else v
@@ -607,7 +607,7 @@ def ediff1d(ary, to_end=None, to_begin=None) -> Tensor:
     for extra, front in ((to_begin, True), (to_end, False)):
         if extra is None:
             continue
-        e = ravel(as_tensor(extra))
+        e = ravel(as_tensors(a, extra)[1])
         if not np.can_cast(e.dtype, parts[0].dtype, "same_kind"):
             raise TypeError(
                 f"ediff1d: dtype of {'to_begin' if front else 'to_end'} ({e.dtype}) must be compatible with input {a.dtype} under the same_kind rule"
@@ -628,12 +628,11 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1) -> Tensor:
     """
     from .array import diff
 
-    y = as_tensor(y)
+    y, x = as_tensors(y, x)
     ax = normalize_axis(axis, y.ndim, f"trapezoid (shape {y.shape}): axis")
     if x is None:
         d = dx
     else:
-        x = as_tensor(x)
         if x.ndim == 1:
             if None not in (x.shape[0], y.shape[ax]) and x.shape[0] != y.shape[ax]:
                 raise ValueError(f"trapezoid: x of shape {x.shape} does not match axis {ax} of y of shape {y.shape}")
@@ -671,11 +670,10 @@ def cov(
 
     if ddof is not None and ddof != int(ddof):
         raise ValueError(f"cov: ddof must be an integer, got {ddof!r}")
-    m = as_tensor(m)
+    m, y = as_tensors(m, y)
     if m.ndim > 2:
         raise ValueError(f"cov: m has more than 2 dimensions (shape {m.shape}, {m.dtype})")
     if y is not None:
-        y = as_tensor(y)
         if y.ndim > 2:
             raise ValueError(f"cov: y has more than 2 dimensions (shape {y.shape}, {y.dtype})")
     if dtype is None:
@@ -708,7 +706,7 @@ def cov(
     for name, weights in (("fweights", fweights), ("aweights", aweights)):
         if weights is None:
             continue
-        wt = as_tensor(weights)
+        (wt,) = as_tensors(weights, floor=_dt.float64)
         if wt.ndim != 1:
             raise RuntimeError(f"cov: cannot handle multidimensional {name} (shape {wt.shape})")
         if None not in (wt.shape[0], n) and wt.shape[0] != n:
@@ -765,7 +763,8 @@ def corrcoef(x, y=None, rowvar: bool = True, *, dtype=None) -> Tensor:
 
 
 def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
-    """``numpy.interp``: the piecewise-linear interpolant through ``(xp, fp)`` at ``x`` (``xp`` increasing;
+    """``numpy.interp``: the piecewise-linear interpolant through ``(xp, fp)`` at ``x`` (``xp`` increasing:
+    a decreasing step is a ValueError in eager mode, where NumPy and JAX return values that mean nothing;
     ``left``/``right`` outside it, default ``fp``'s ends; ``period`` for periodic ``x``), float64 for real
     inputs as NumPy (complex ``fp`` stays complex).  Differentiable in ``x`` (the slope of the segment
     holding it, the right one at a knot), in ``fp`` and in ``xp`` (as ``jax.numpy.interp``); ``left`` and
@@ -778,7 +777,7 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     from . import search
     from .array import argsort
 
-    x, xp, fp = as_tensor(x), as_tensor(xp), as_tensor(fp)
+    x, xp, fp = as_tensors(x, xp, fp, floor=_dt.float64)
     if xp.ndim != 1 or fp.ndim != 1:
         raise ValueError(
             f"interp: xp and fp must be 1-d, got shapes {xp.shape} ({xp.dtype}) and {fp.shape} ({fp.dtype})"
@@ -790,6 +789,13 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     for name, t in (("x", x), ("xp", xp)):
         if t.dtype.kind == "c":
             raise TypeError(f"interp: {name} must be real, got {t.dtype}")
+    if period is None and not xp.is_symbolic:
+        steps = np.diff(np.asarray(xp.numpy()))
+        if np.any(steps < 0):
+            raise ValueError(
+                f"interp: xp must be increasing, but xp[{int(np.argmax(steps < 0)) + 1}] is below the value before "
+                f"it (xp shape {xp.shape} {xp.dtype}); sort xp and fp together (period= sorts them itself)"
+            )
     out = np.complex128 if fp.dtype.kind == "c" else np.float64
     x, xp, fp = (
         math_ops.cast(t, d) if t.dtype != d else t for t, d in ((x, _dt.float64), (xp, _dt.float64), (fp, out))
@@ -851,7 +857,7 @@ def _correlate_full(a, v):
 def _correlate(a, v, mode, name, flip):
     from .array import flip as flip_
 
-    a, v = as_tensor(a), as_tensor(v)
+    a, v = (shape_ops.reshape(t, (1,)) if t.ndim == 0 else t for t in as_tensors(a, v))  # NumPy's ndmin=1
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{name}: a and v must be 1-d, got shapes {a.shape} ({a.dtype}) and {v.shape} ({v.dtype})")
     n, m = a.shape[0], v.shape[0]
@@ -911,7 +917,7 @@ def polyval(p, x) -> Tensor:
     >>> tl.polyval(tl.tensor([3.0, 0.0, 1.0]), tl.tensor([5.0])).numpy().tolist()
     [76.0]
     """
-    p, x = as_tensor(p), as_tensor(x)
+    p, x = as_tensors(p, x)
     if p.ndim > 1:
         raise ValueError(f"polyval: p must be 1-d (or 0-d), got shape {p.shape} ({p.dtype})")
     y = math_ops.zeros_like(x)
@@ -968,7 +974,7 @@ def choose(a, choices, mode: str = "raise") -> Tensor:
     index = as_tensor(a)
     if index.dtype.kind not in "iub":
         raise TypeError(f"choose: a must hold integer indices, got {index.dtype} (shape {index.shape})")
-    choices = [as_tensor(c) for c in choices]
+    choices = as_tensors(*choices)
     n = len(choices)
     if n == 0:
         raise ValueError("choose: choices must not be empty")
@@ -1031,7 +1037,8 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
 
     if kind not in (None, "sort", "table"):
         raise ValueError(f"isin: kind must be None, 'sort' or 'table', got {kind!r}")
-    e, t = as_tensor(element), ravel(as_tensor(test_elements))
+    e, t = as_tensors(element, test_elements)
+    t = ravel(t)
     dtype = np.result_type(e.dtype, t.dtype)
     e, t = (math_ops.cast(v, dtype) if v.dtype != dtype else v for v in (e, t))
     if t.shape[0] == 0:
@@ -1077,7 +1084,7 @@ def union1d(ar1, ar2) -> Tensor:
     from .array import ravel
     from .search import unique
 
-    a, b = ravel(as_tensor(ar1)), ravel(as_tensor(ar2))
+    a, b = (ravel(t) for t in as_tensors(ar1, ar2))
     dtype = np.result_type(a.dtype, b.dtype)
     return unique(shape_ops.concat([math_ops.cast(a, dtype), math_ops.cast(b, dtype)], axis=0))
 
@@ -1096,7 +1103,7 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
     """
     from .array import ravel
 
-    a, b = ravel(as_tensor(ar1)), ravel(as_tensor(ar2))
+    a, b = (ravel(t) for t in as_tensors(ar1, ar2))
     if a._value is None or b._value is None:
         raise ValueError(
             "intersect1d: the result's size depends on the values, so it cannot be traced under tl.function"
@@ -1430,6 +1437,8 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
             edges = as_tensor(np.linspace(first, last, int(bins) + 1, dtype=edge_type))
     else:
         edges = as_tensor(bins)
+        if isinstance(bins, (list, tuple)) and edges.dtype.kind == "f":  # NumPy reads listed edges as float64
+            edges = as_tensors(bins, floor=_dt.float64)[0]
         if edges.ndim == 1 and edges.shape[0] is None:
             raise ValueError(f"{who}: the number of bin edges must be known (traced with unknown sizes) {where}")
         if edges.ndim != 1 or edges.shape[0] < 2:

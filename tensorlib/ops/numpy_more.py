@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import as_tensor
+from ..dispatch import as_tensor, as_tensors
 from ..tensor import Tensor
 from . import creation
 from . import elementwise as ew
@@ -75,8 +75,8 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * math.pi) -> Tensor:
     first = _along(p, axis, 0, 1)
     dd = _along(p, axis, 1, None) - _along(p, axis, 0, -1)
     if dtype.kind in "iu":
-        high, rem = divmod(int(period), 2)
-        ambiguous = rem == 0
+        # Python ints (this module's divmod is tl.divmod: tensors, which `if ambiguous` cannot read when traced)
+        high, ambiguous = int(period) // 2, int(period) % 2 == 0
     else:
         high, ambiguous = period / 2, True
     discont = period / 2 if discont is None else discont
@@ -249,7 +249,7 @@ def setxor1d(ar1, ar2, assume_unique: bool = False) -> Tensor:
     from .array import ravel, sort
     from .search import unique
 
-    a, b = ravel(as_tensor(ar1)), ravel(as_tensor(ar2))
+    a, b = (ravel(t) for t in as_tensors(ar1, ar2))
     dtype = np.result_type(a.dtype, b.dtype)
     a, b = (math_ops.cast(t, dtype) if t.dtype != dtype else t for t in (a, b))
     if not assume_unique:
@@ -303,7 +303,7 @@ def histogramdd(sample, bins=10, range=None, density: bool = False, weights=None
     from .segment import segment_sum
 
     if isinstance(sample, (list, tuple)):
-        sample = shape_ops.stack([shape_ops.reshape(as_tensor(s), (-1,)) for s in sample], axis=1)
+        sample = shape_ops.stack([shape_ops.reshape(s, (-1,)) for s in as_tensors(*sample)], axis=1)
     sample = as_tensor(sample)
     if sample.ndim == 1:
         sample = shape_ops.reshape(sample, (-1, 1))
@@ -351,7 +351,7 @@ def histogramdd(sample, bins=10, range=None, density: bool = False, weights=None
     if weights is None:
         values = math_ops.ones_like(sample[:, 0], _dt.float64)
     else:
-        values = shape_ops.reshape(as_tensor(weights), (-1,))
+        values = shape_ops.reshape(as_tensors(weights, floor=_dt.float64)[0], (-1,))
         if None not in (values.shape[0], n) and values.shape[0] != n:
             raise ValueError(
                 f"histogramdd: weights must have one value per point {where}, got {_describe('weights', values)}"
@@ -378,7 +378,7 @@ def histogram2d(x, y, bins=10, range=None, density: bool = False, weights=None) 
     >>> hist.numpy().tolist()
     [[1.0, 0.0], [1.0, 1.0]]
     """
-    x, y = as_tensor(x), as_tensor(y)
+    x, y = as_tensors(x, y)
     if x.ndim != 1 or y.ndim != 1 or (None not in (x.shape[0], y.shape[0]) and x.shape[0] != y.shape[0]):
         raise ValueError(
             f"histogram2d: x and y must be 1-d of one length, got {_describe('x', x)}, {_describe('y', y)}"
@@ -415,7 +415,7 @@ def _cyclic(values: Tensor, count: int, who: str) -> Tensor:
 def _cast_exactly(values, a: Tensor, who: str) -> Tensor:
     """``values`` in ``a``'s dtype, refused (TypeError) where that changes them (2.7 into an int tensor), as
     ``Tensor.at[...].set``: NumPy truncates silently."""
-    values = as_tensor(values)
+    values = as_tensors(a, values)[1]
     try:
         shape_ops._check_lossless(values, a)
     except TypeError as e:
@@ -653,7 +653,19 @@ def piecewise(x, condlist, funclist, *args, **kw) -> Tensor:
     from .search import flatnonzero
 
     x = as_tensor(x)
-    if isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(condlist) == x.ndim or isinstance(condlist, bool):
+    # NumPy's rule: one condition, not a list of them, when its first item is no array or list (a list of
+    # bools for a 1-d x is one mask), or when it is an array of x's rank
+    single = isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(condlist) == x.ndim
+    if (
+        single
+        or isinstance(condlist, (bool, np.bool_))
+        or (
+            isinstance(condlist, (list, tuple))
+            and condlist
+            and not isinstance(condlist[0], (list, tuple, np.ndarray, Tensor))
+            and x.ndim != 0
+        )
+    ):
         condlist = [condlist]
     conds = [as_tensor(c) for c in condlist]
     for k, c in enumerate(conds):
@@ -678,11 +690,9 @@ def piecewise(x, condlist, funclist, *args, **kw) -> Tensor:
     y = math_ops.zeros_like(flat)
     for cond, func in zip(conds, funclist):
         where = flatnonzero(cond)
-        if callable(func):
-            values = as_tensor(func(shape_ops.take(flat, where), *args, **kw))
-        else:
-            values = as_tensor(func)
-        values = _cast_exactly(values, flat, "piecewise")
+        values = _cast_exactly(
+            func(shape_ops.take(flat, where), *args, **kw) if callable(func) else func, flat, "piecewise"
+        )
         y = y.at[where].set(values if values.shape == where.shape else shape_ops.broadcast_like(values, where))
     return shape_ops.reshape_like(y, x)
 

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import as_tensor
+from ..dispatch import as_tensor, as_tensors
 from ..tensor import Tensor
 from . import creation
 from . import math as math_ops
@@ -63,6 +63,7 @@ def polyadd(a1, a2) -> Tensor:
     >>> tl.polyadd(tl.tensor([1.0, 2.0]), tl.tensor([1.0, 0.0, 3.0])).numpy().tolist()
     [1.0, 1.0, 5.0]
     """
+    a1, a2 = as_tensors(a1, a2)
     a1, a2 = _promote(_coefficients(a1, "polyadd", "a1", False), _coefficients(a2, "polyadd", "a2", False))
     n = max(a1.shape[0], a2.shape[0])
     return _pad_front(a1, n) + _pad_front(a2, n)
@@ -76,6 +77,7 @@ def polysub(a1, a2) -> Tensor:
     >>> tl.polysub(tl.tensor([1.0, 2.0]), tl.tensor([1.0, 0.0, 3.0])).numpy().tolist()
     [-1.0, 1.0, -1.0]
     """
+    a1, a2 = as_tensors(a1, a2)
     a1, a2 = _promote(_coefficients(a1, "polysub", "a1", False), _coefficients(a2, "polysub", "a2", False))
     if a1.dtype == _dt.bool_:
         raise TypeError(f"polysub: bool coefficients cannot be subtracted ({_describe('a1', a1)})")
@@ -104,6 +106,7 @@ def polymul(a1, a2) -> Tensor:
     """
     from .numpy_extra import convolve
 
+    a1, a2 = as_tensors(a1, a2)
     a1, a2 = _coefficients(a1, "polymul", "a1", False), _coefficients(a2, "polymul", "a2", False)
     for name, a in (("a1", a1), ("a2", a2)):
         if a.shape[0] == 0:
@@ -114,7 +117,7 @@ def polymul(a1, a2) -> Tensor:
 def polyder(p, m: int = 1) -> Tensor:
     """``numpy.polyder``: the ``m``-th derivative of a polynomial (empty once ``m`` reaches its length; 0-d
     ``p`` is a constant polynomial, where NumPy fails;
-    integer coefficients stay integers, as NumPy's); differentiable in ``p``.
+    integer coefficients stay integers, as NumPy's, and bool ones become int64); differentiable in ``p``.
 
     >>> import tensorlib as tl
     >>> tl.polyder(tl.tensor([1.0, 1.0, 1.0, 1.0])).numpy().tolist()
@@ -124,6 +127,8 @@ def polyder(p, m: int = 1) -> Tensor:
     if m < 0:
         raise ValueError(f"polyder: the order of the derivative m must be >= 0, got {m} (see polyint)")
     p = _coefficients(p, "polyder", float_result=False)
+    if p.dtype == _dt.bool_:  # NumPy's bool * int64 powers: the powers must not become bools
+        p = math_ops.cast(p, _dt.int64)
     for _ in range(m):
         n = p.shape[0] - 1
         if n <= 0:
@@ -135,7 +140,8 @@ def polyder(p, m: int = 1) -> Tensor:
 def polyint(p, m: int = 1, k=None) -> Tensor:
     """``numpy.polyint``: the ``m``-th antiderivative of a polynomial (0-d ``p`` is a constant polynomial,
     where NumPy fails for ``m > 0``), the integration constants ``k``
-    (``None``: zeros; a scalar for every step; or ``m`` values, the first for the first integration);
+    (``None``: zeros; a scalar, or one value, for every step; or ``m`` values, the first for the first
+    integration);
     differentiable in ``p`` and ``k``.
 
     >>> import tensorlib as tl
@@ -148,9 +154,9 @@ def polyint(p, m: int = 1, k=None) -> Tensor:
     p = _coefficients(p, "polyint")
     if k is None:
         k = creation.zeros((m,), dtype=p.dtype)
-    k = as_tensor(k)
-    if k.ndim == 0:
-        k = shape_ops.broadcast_to(k, (m,))
+    k = as_tensors(p, k)[1]
+    if k.ndim == 0 or k.shape == (1,):  # NumPy: one constant serves every step
+        k = shape_ops.broadcast_to(shape_ops.reshape(k, ()), (m,))
     if k.ndim == 1 and k.shape[0] is None:
         raise ValueError(f"polyint: the number of constants k must be known, got shape {k.shape} (unknown size)")
     if k.ndim != 1 or k.shape[0] < m:
@@ -166,17 +172,23 @@ def polydiv(u, v) -> tuple:
     """``numpy.polydiv``: the quotient and remainder of ``u / v``, ``u = q * v + r``.  The remainder has
     ``len(v) - 1`` coefficients (at least one); in eager mode its leading (near-)zeros are dropped as NumPy
     drops them (``allclose(r[0], 0)``), under ``tl.function`` they are kept (JAX's ``trim_leading_zeros=False``
-    shape).  Differentiable in both.
+    shape).  In eager mode leading zeros of ``v`` are stripped first (NumPy and JAX divide by them and return
+    inf and NaN) and the zero polynomial is a ZeroDivisionError; under ``tl.function`` ``v[0]`` must not be
+    zero.  Differentiable in both.
 
     >>> import tensorlib as tl
     >>> q, r = tl.polydiv(tl.tensor([1.0, 3.0, 3.0]), tl.tensor([1.0, 1.0]))
     >>> q.numpy().tolist(), r.numpy().tolist()
     ([1.0, 2.0], [1.0])
     """
+    u, v = as_tensors(u, v)
     u, v = _promote(_coefficients(u, "polydiv", "u"), _coefficients(v, "polydiv", "v"))
     for name, a in (("u", u), ("v", v)):
         if a.shape[0] == 0:
             raise ValueError(f"polydiv: {name} has no coefficients ({_describe(name, a)})")
+    v = _strip_leading_zeros(v)
+    if not v.is_symbolic and not np.any(np.asarray(v.numpy())):
+        raise ZeroDivisionError(f"polydiv: division by the zero polynomial ({_describe('v', v)})")
     m, n = u.shape[0] - 1, v.shape[0] - 1
     if m < n:
         q, r = creation.zeros((1,), dtype=u.dtype), u
@@ -282,7 +294,7 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     deg = as_int(deg, "polyfit: deg")
     if deg < 0:
         raise ValueError(f"polyfit: expected deg >= 0, got {deg}")
-    x, y = as_tensor(x), as_tensor(y)
+    x, y, w = as_tensors(x, y, w)
     if x.ndim != 1:
         raise TypeError(f"polyfit: expected a 1-d vector for x, got {_describe('x', x)}")
     if y.ndim not in (1, 2):
@@ -295,7 +307,7 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
         raise TypeError(
             f"polyfit: expected x and y to have the same length, got {_describe('x', x)}, {_describe('y', y)}"
         )
-    tensors = [x, y] + ([as_tensor(w)] if w is not None else [])
+    tensors = [x, y] + ([w] if w is not None else [])
     dtype = np.result_type(*(np.float64 if t.dtype.kind in "biu" else np.dtype(t.dtype) for t in tensors))
     x, y = (math_ops.cast(t, dtype) for t in (x, y))
     order = deg + 1

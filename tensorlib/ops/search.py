@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -106,7 +106,7 @@ def searchsorted(a, v, side: str = "left", sorter=None) -> Tensor:
     """
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
-    a, v = as_tensor(a), as_tensor(v)
+    a, v = as_tensors(a, v)
     if sorter is not None:
         if a.ndim != 1:
             raise ValueError(f"searchsorted: sorter needs a 1-D sequence ({_describe('sequence', a)})")
@@ -174,7 +174,7 @@ def digitize(x, bins, right: bool = False) -> Tensor:
     >>> tl.digitize(tl.tensor([0.5, 1.0, 3.5]), tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
     [0, 1, 3]
     """
-    x, bins = as_tensor(x), as_tensor(bins)
+    x, bins = as_tensors(x, bins)
     if bins.ndim != 1:
         raise ValueError(f"digitize: bins must be 1-D ({_describe('x', x)}, {_describe('bins', bins)})")
     if x.dtype.kind == "c" or bins.dtype.kind == "c":

@@ -62,27 +62,39 @@ newaxis = None
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
     """The standard's ``asarray``: :func:`tl.tensor <tensorlib.tensor>` (a Tensor is returned as it is when no
-    other dtype is asked for; Tensors are immutable, so ``copy`` changes nothing a caller can observe).
+    other dtype is asked for; Tensors are immutable, so ``copy=True`` changes nothing a caller can observe).
+    ``copy=False`` raises ValueError where a copy is needed, as the standard and NumPy 2 ask: for a list, a
+    NumPy array (converting one makes a value tensorlib owns) or another dtype.
 
     >>> import tensorlib as tl
     >>> tl.asarray([1, 2], dtype="float64").dtype
     dtype('float64')
     """
     _no_device("asarray", device)
+    same = isinstance(obj, Tensor) and (dtype is None or _dt.as_dtype(dtype) == obj.dtype)
+    if copy is False and not same:
+        what = f"a Tensor of dtype {obj.dtype}" if isinstance(obj, Tensor) else f"a {type(obj).__name__}"
+        raise ValueError(
+            f"asarray: copy=False, but {what} becomes a tensor{f' of dtype {dtype}' if dtype is not None else ''} "
+            f"only by a copy (copy=None copies where needed)"
+        )
     if isinstance(obj, Tensor):
-        return obj if dtype is None or _dt.as_dtype(dtype) == obj.dtype else cast(obj, dtype)
+        return obj if same else cast(obj, dtype)
     return tensor(obj, dtype=dtype)
 
 
 def astype(x, dtype, *, copy: bool = True, device=None) -> Tensor:
     """The standard's ``astype``: ``x`` cast to ``dtype`` (:func:`tl.cast <tensorlib.cast>`; a complex ``x`` to a
-    real dtype keeps its real part, as the cast does).
+    real dtype keeps its real part, as the cast does); with ``copy=False`` a Tensor already of ``dtype`` is
+    returned as it is.
 
     >>> import tensorlib as tl
     >>> tl.astype(tl.tensor([1.7, -1.7]), "int32").tolist()
     [1, -1]
     """
     _no_device("astype", device)
+    if not copy and isinstance(x, Tensor) and x.dtype == _dt.as_dtype(dtype):
+        return x
     return cast(x, dtype)
 
 

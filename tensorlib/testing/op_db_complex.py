@@ -200,7 +200,38 @@ def _reduce(fn):
     return samples
 
 
+def _from_parts(dtype):
+    """Real and imaginary parts (broadcastable, real ``dtype``) for ``tl.complex``."""
+
+    @st.composite
+    def draw(draw):
+        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+        shape_x, shape_y = draw(mutually_broadcastable_shapes(2))
+        return SampleInput(tuple(rng.uniform(-2, 2, s).astype(dtype) for s in (shape_x, shape_y)), grad_argnums=(0, 1))
+
+    return draw()
+
+
+def _from_parts_ref(x, y):
+    out = np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)), np.complex64 if x.dtype == np.float32 else complex)
+    out.real, out.imag = x, y
+    return out
+
+
 OPINFOS = [
+    OpInfo(
+        "complex.from_parts",
+        tl.complex,
+        _from_parts_ref,
+        _from_parts,
+        op_types=("Complex",),
+        atol=1e-6,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2, np.complex64), np.ones(2, np.float32)), exc=TypeError, match="^Complex: .*must be real"
+            ),
+        ),
+    ),
     _entry("add", tl.add, np.add, _binary(), ("Add",)),
     _entry("subtract", tl.subtract, np.subtract, _binary(), ("Sub",)),
     _entry("multiply", tl.multiply, np.multiply, _binary(), ("Mul",)),

@@ -1,0 +1,282 @@
+"""The items earlier sessions' notes left open, now done: ``tl.complex`` (the constructor from real and
+imaginary parts that ``tf.complex``, ``torch.complex`` and ``jax.lax.complex`` offer) and what it unblocked
+(``round`` of complex tensors to ``decimals``).  References: NumPy (parts assigned one by one), float64
+central differences, and JAX where installed."""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+MODES = ("eager", "traced")
+
+
+def _run(mode, f, *args):
+    return f(*args) if mode == "eager" else tl.function(f)(*args)
+
+
+def _parts(x, y, dtype=complex):
+    out = np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)), dtype)
+    out.real, out.imag = x, y
+    return out
+
+
+# ---------------------------------------------------------------- tl.complex
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("backend", ["numpy", "array_api_strict"])
+def test_complex_keeps_infinite_and_nan_parts_exactly(mode, backend):
+    # x + 1j * y gives a NaN real part where y is infinite (0 * inf); the constructor must not.
+    if backend == "array_api_strict":
+        pytest.importorskip("array_api_strict")
+    x = np.array([1.0, -2.0, np.inf, 0.5, -0.0])
+    y = np.array([np.inf, -np.inf, 3.0, np.nan, -0.0])
+    out = _run(mode, tl.complex, tl.tensor(x, backend=backend), tl.tensor(y, backend=backend))
+    got = np.asarray(out.numpy())
+    assert got.dtype == np.complex128
+    np.testing.assert_array_equal(got.real, x)
+    np.testing.assert_array_equal(got.imag, y)
+    if backend == "numpy":  # the standard's arithmetic cannot make a -0.0 imaginary part
+        assert np.signbit(got.imag[-1]) and np.signbit(got.real[-1])
+
+
+@pytest.mark.parametrize(
+    "dx, dy, expected",
+    [
+        ("float32", "float32", np.complex64),
+        ("float64", "float64", np.complex128),
+        ("float32", "float64", np.complex128),
+        ("float16", "float16", np.complex64),
+        ("int32", "int32", np.complex128),
+        ("bool", "float32", np.complex64),
+    ],
+)
+def test_complex_result_dtype_and_broadcasting(dx, dy, expected):
+    x, y = np.arange(3).astype(dx), np.arange(2)[:, None].astype(dy) * 0.5
+    out = tl.complex(tl.tensor(x), tl.tensor(y))
+    assert out.dtype == expected and out.shape == (2, 3)
+    np.testing.assert_array_equal(out.numpy(), _parts(x, y, expected))
+
+
+def test_complex_of_a_python_float_is_weak():
+    out = tl.complex(tl.tensor([1.0, 2.0], dtype="float32"), 0.5)
+    assert out.dtype == np.complex64
+    np.testing.assert_array_equal(out.numpy(), [1 + 0.5j, 2 + 0.5j])
+
+
+def test_complex_refuses_complex_parts_naming_the_op():
+    z = tl.tensor([1 + 1j], dtype="complex64")
+    with pytest.raises(TypeError, match=r"^Complex: the real and imaginary parts must be real numbers, got complex64"):
+        tl.complex(z, tl.tensor([1.0]))
+    with pytest.raises(TypeError, match=r"^Complex: "):
+        tl.complex(tl.tensor([1.0]), z)
+
+
+def _central(f, a, eps=1e-6):
+    g = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[i] = eps
+        g[i] = (f(a + d) - f(a - d)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_complex_gradients_match_central_differences(mode):
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, (3,))
+
+    def loss(x, y):  # a real loss of complex intermediates: |z|^2, Re(z^2), Im(exp(z)), angle
+        z = tl.complex(x, y)
+        return tl.sum(tl.abs(z) ** 2 + tl.real(z * z) + tl.imag(tl.exp(z)) + tl.angle(z * (1 + 2j)))
+
+    def ref(x, y):
+        z = x + 1j * y
+        return np.sum(np.abs(z) ** 2 + np.real(z * z) + np.imag(np.exp(z)) + np.angle(z * (1 + 2j)))
+
+    gx, gy = _run(mode, tl.grad(loss, argnums=(0, 1)), tl.tensor(a), tl.tensor(b))
+    np.testing.assert_allclose(gx.numpy(), _central(lambda v: ref(v, b), a), rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(gy.numpy(), _central(lambda v: ref(a, v), b), rtol=1e-7, atol=1e-8)
+    assert gx.dtype == np.float64 and gy.shape == (3,)
+
+
+def test_complex_second_order_and_forward_mode():
+    a = np.array([0.3, -0.7])
+
+    def f(x):  # Re((x + i x)^3) = -2 x^3: second derivative -12 x
+        return tl.sum(tl.real(tl.complex(x, x) ** 3))
+
+    np.testing.assert_allclose(tl.hessian(f)(tl.tensor(a)).numpy(), np.diag(-12 * a), rtol=1e-12)
+    _, tangent = tl.jvp(
+        lambda x, y: tl.complex(x, y), (tl.tensor(a), tl.tensor(a)), (tl.ones(2, "float64"), 2 * tl.ones(2, "float64"))
+    )
+    np.testing.assert_array_equal(tangent.numpy(), [1 + 2j, 1 + 2j])
+    batched = tl.vmap(tl.complex, in_axes=(0, None))(tl.tensor(np.ones((4, 2))), tl.tensor(a))
+    np.testing.assert_array_equal(batched.numpy(), np.broadcast_to(1 + 1j * a, (4, 2)))
+
+
+def test_complex_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    a, b = np.array([0.4, -1.3]), np.array([2.0, 0.25])
+
+    def jloss(x, y):
+        z = jax.lax.complex(x, y)
+        return jax.numpy.sum(jax.numpy.real(z * z * (1 - 3j)) + jax.numpy.abs(z))
+
+    def loss(x, y):
+        z = tl.complex(x, y)
+        return tl.sum(tl.real(z * z * (1 - 3j)) + tl.abs(z))
+
+    expected = jax.grad(jloss, argnums=(0, 1))(a, b)
+    got = tl.grad(loss, argnums=(0, 1))(tl.tensor(a), tl.tensor(b))
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.numpy(), np.asarray(e), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- round of complex to decimals
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("decimals", [-2, -1, 1, 2, 3])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_round_of_complex_to_decimals_matches_numpy(mode, decimals, dtype):
+    z = np.array([1.2345 + 2.3455j, -0.125 - 7.5j, np.inf + 1.005j, 12345.678 - 0.5j, np.nan + 1j]).astype(dtype)
+    got = _run(mode, lambda t: tl.round(t, decimals), tl.tensor(z))
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.numpy(), np.round(z, decimals))
+    np.testing.assert_array_equal(np.round(tl.tensor(z), decimals).numpy(), np.round(z, decimals))
+
+
+# ---------------------------------------------------------------- Module: a Variable is not replaced by a Tensor
+class _Affine(tl.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tl.Variable([1.0, 2.0], name="w")
+        self.layers = [tl.nn.Dense(2, 2, seed=0)]
+
+    def forward(self, x):
+        return x * self.w
+
+
+@pytest.mark.parametrize("value", [lambda m: m.w * 2, lambda m: np.zeros(2), lambda m: 3.0])
+def test_replacing_a_variable_attribute_by_a_non_variable_is_refused(value):
+    # self.w = self.w * 2 made w a constant: it left variables, gradients, optimizers and checkpoints silently
+    # (PyTorch refuses a Tensor in a Parameter's place the same way).
+    m = _Affine()
+    new = value(m)
+    with pytest.raises(
+        TypeError, match=r"^_Affine\.w: cannot replace the Variable 'w' \(shape \(2,\), float32\) by .*assign"
+    ):
+        m.w = new
+    assert isinstance(m.w, tl.Variable) and m.w.numpy().tolist() == [1.0, 2.0]
+    assert sorted(m.trainable_variables) == ["layers", "w"]
+
+
+def test_a_variable_attribute_takes_a_variable_or_none_and_other_attributes_anything():
+    m = _Affine()
+    m.w.assign(m.w * 2)  # the way to update its value
+    assert m.w.numpy().tolist() == [2.0, 4.0]
+    m.w = tl.Variable([5.0], name="v")  # replacing the Variable itself
+    assert m.trainable_variables["w"] is m.w
+    m.w = None
+    assert "w" not in m.variables
+    m.w = tl.ones(2)  # no Variable there any more: a plain attribute
+    m.scale = tl.ones(2)
+    m.scale = 2.0
+    assert m.scale == 2.0
+
+
+# ---------------------------------------------------------------- optimizers train complex variables
+def _complex_loss(w):
+    return tl.sum(tl.abs(w * w - (1 + 1j)) ** 2)
+
+
+def _numpy_complex_grad(z):
+    # L = sum |z^2 - c|^2; steepest ascent in (x, y) is 2 * conj(dL/dz) with dL/dz = 2 conj(z^2 - c) z ... as
+    # one complex number: dL/dx + i dL/dy = 4 conj(z) (z^2 - c).
+    return 4 * np.conj(z) * (z * z - (1 + 1j))
+
+
+def _train(opt, z0, steps, mode="eager"):
+    w = tl.Variable(z0.copy())
+
+    def step():
+        with tl.GradientTape() as tape:
+            loss = _complex_loss(w)
+        opt.apply(tape.gradient(loss, [w]), [w])
+
+    run = step if mode == "eager" else tl.function(step)
+    for _ in range(steps):
+        run()
+    return w
+
+
+Z0 = np.array([1 + 2j, -0.5 + 0.3j, 0.2 - 1j])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sgd_with_momentum_on_a_complex_variable_matches_the_numpy_formula(mode):
+    # Refused before ("only float variables are trained"); PyTorch trains complex parameters as (real,
+    # imaginary) pairs: z <- z - lr * (steepest-ascent direction), with momentum on the pairs.
+    w = _train(tl.optimizers.SGD(0.05, momentum=0.9), Z0, 4, mode)
+    z, buf = Z0.copy(), np.zeros_like(Z0)
+    for _ in range(4):
+        buf = 0.9 * buf + _numpy_complex_grad(z)
+        z = z - 0.05 * buf
+    np.testing.assert_allclose(w.numpy(), z, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_adam_on_a_complex_variable_matches_the_numpy_formula_on_the_pairs(mode):
+    w = _train(tl.optimizers.Adam(0.05), Z0, 4, mode)
+    x = np.stack([Z0.real, Z0.imag], -1)
+    m, v = np.zeros_like(x), np.zeros_like(x)
+    for t in range(1, 5):
+        gz = _numpy_complex_grad(x[..., 0] + 1j * x[..., 1])
+        g = np.stack([gz.real, gz.imag], -1)
+        m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g  # the second moment per part, not |g|^2
+        x = x - 0.05 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    np.testing.assert_allclose(w.numpy(), x[..., 0] + 1j * x[..., 1], rtol=1e-10)
+
+
+def test_complex_slots_are_real_pairs_and_checkpoint(tmp_path):
+    opt = tl.optimizers.Adam(0.05)
+    w = _train(opt, Z0.astype(np.complex64), 2)
+    assert w.dtype == np.complex64
+    slots = opt.variables["slots"]
+    (named,) = slots.values()
+    assert named["m"].shape == (3, 2) and named["m"].dtype == np.float32
+    state = opt.state_dict()
+    fresh = tl.optimizers.Adam(0.05)
+    fresh.build([tl.Variable(Z0.astype(np.complex64))])
+    fresh.load_state_dict(state)
+    assert np.array_equal(list(fresh.variables["slots"].values())[0]["v"].numpy(), named["v"].numpy())
+
+
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("SGD", dict(momentum=0.9, nesterov=True)),
+        ("Adam", dict(amsgrad=True)),
+        ("AdamW", dict(weight_decay=0.1)),
+        ("RMSprop", dict(momentum=0.5, centered=True)),
+        ("Adagrad", {}),
+        ("Adadelta", {}),
+        ("RAdam", {}),
+        ("Adamax", {}),
+        ("NAdam", {}),
+    ],
+)
+def test_optimizers_on_complex_variables_match_torch(name, kwargs):
+    torch = pytest.importorskip("torch")
+    w = _train(getattr(tl.optimizers, name)(0.05, **kwargs), Z0, 5)
+    p = torch.tensor(Z0.copy(), requires_grad=True)
+    topt = getattr(torch.optim, name)([p], lr=0.05, **kwargs)
+    for _ in range(5):
+        topt.zero_grad()
+        (torch.abs(p * p - (1 + 1j)) ** 2).sum().backward()
+        topt.step()
+    np.testing.assert_allclose(w.numpy(), p.detach().numpy(), rtol=1e-7, atol=1e-9)
+
+
+def test_an_integer_variable_is_still_refused():
+    with pytest.raises(TypeError, match=r"^SGD.apply: variable 'n' has dtype int64; only float and complex"):
+        tl.optimizers.SGD(0.1).apply([tl.tensor([1])], [tl.Variable(np.array([1]), name="n")])

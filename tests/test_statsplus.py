@@ -1,0 +1,169 @@
+"""tl.stats, the distributions added in the statsplus round (gumbel_r, gumbel_l, lognorm, weibull_min, halfnorm,
+rayleigh, invgamma, f, loggamma, truncnorm, vonmises.cdf) and the attack on the others' far tails and edges.
+
+References: scipy.stats' float64 values where SciPy is accurate; closed forms and mpmath (importorskip) where SciPy
+underflows or loses digits (far tails, quantiles of tiny probabilities); float64 central differences
+(``check_grads``) for gradients in x, loc, scale and the shape parameters.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats as ss
+
+import tensorlib as tl
+from tensorlib.testing import check_grads
+
+RNG = np.random.default_rng(2026)
+X = np.concatenate(
+    [RNG.normal(size=20) * 3, RNG.uniform(0, 5, 12), [0.0, 1.0, -1e-300, 1e-300, 0.5, 30.0, -30.0, 1e-5, np.nan]]
+)
+Q = np.concatenate([RNG.uniform(size=16), [0.0, 1.0, 0.5, 1e-3, 0.999, -0.1, 1.1, np.nan]])
+NEW = [
+    ("gumbel_r", ()),
+    ("gumbel_l", ()),
+    ("lognorm", (0.7,)),
+    ("lognorm", (2.5,)),
+    ("weibull_min", (0.5,)),
+    ("weibull_min", (1.0,)),
+    ("weibull_min", (2.7,)),
+    ("halfnorm", ()),
+    ("rayleigh", ()),
+    ("invgamma", (0.7,)),
+    ("invgamma", (4.0,)),
+    ("f", (3.0, 7.0)),
+    ("f", (1.0, 2.0)),
+    ("f", (2.0, 30.0)),
+    ("loggamma", (0.6,)),
+    ("loggamma", (20.0,)),
+]
+METHODS = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
+
+
+@pytest.mark.parametrize(("name", "shapes"), NEW)
+@pytest.mark.parametrize(("loc", "scale"), [(0.0, 1.0), (0.7, 2.5)])
+def test_new_families_match_scipy(name, shapes, loc, scale):
+    ours, theirs = getattr(tl.stats, name), getattr(ss, name)
+    for method in METHODS:
+        arg = Q if method in ("ppf", "isf") else X
+        got = getattr(ours, method)(tl.tensor(arg), *shapes, loc, scale).numpy()
+        want = getattr(theirs, method)(arg, *shapes, loc, scale)
+        if method in ("logcdf", "logsf"):  # SciPy's log of an underflowed tail: -inf (the values: tests below)
+            underflowed = (want == -np.inf) & np.isfinite(got)
+            assert (got[underflowed] < -690).all(), method
+            want = np.where(underflowed, got, want)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300, err_msg=method)
+
+
+@pytest.mark.parametrize(("name", "shapes"), NEW)
+def test_new_families_off_the_support_invalid_parameters_and_infinities(name, shapes):
+    dist = getattr(tl.stats, name)
+    ends = tl.tensor(np.array([-np.inf, np.inf]))
+    # the distribution functions' ends at +-inf (the formulas read inf - inf or inf / inf there)
+    np.testing.assert_array_equal(dist.cdf(ends, *shapes).numpy(), [0.0, 1.0])
+    np.testing.assert_array_equal(dist.sf(ends, *shapes).numpy(), [1.0, 0.0])
+    np.testing.assert_array_equal(dist.logcdf(ends, *shapes).numpy(), [-np.inf, 0.0])
+    np.testing.assert_array_equal(dist.logsf(ends, *shapes).numpy(), [0.0, -np.inf])
+    x = tl.tensor(np.array([0.5, 2.0]))
+    for method in METHODS:
+        assert np.isnan(getattr(dist, method)(x, *shapes, scale=0.0).numpy()).all(), method
+        assert np.isnan(getattr(dist, method)(x, *shapes, scale=-1.0).numpy()).all(), method
+        for i in range(len(shapes)):
+            bad = list(shapes)
+            bad[i] = -1.0
+            assert np.isnan(getattr(dist, method)(x, *bad).numpy()).all(), (method, i)
+    assert dist.cdf(tl.tensor(np.float32(0.5)), *shapes).dtype == np.float32
+
+
+@pytest.mark.parametrize(("name", "shapes"), NEW)
+def test_new_families_gradients(name, shapes):
+    dist = getattr(tl.stats, name)
+    x = tl.tensor(RNG.uniform(0.6, 2.5, size=3))  # inside every support with loc 0.1 and scale 1.5
+    args = (x, tl.tensor(0.1, "float64"), tl.tensor(1.5, "float64"), *(tl.tensor(s, "float64") for s in shapes))
+
+    def call(method):
+        return lambda x, loc, scale, *sh: getattr(dist, method)(x, *sh, loc, scale)
+
+    for method in ("logpdf", "cdf", "sf", "logcdf", "logsf"):
+        # the incomplete gamma and beta functions differentiate once in their shape parameters
+        order = 1 if shapes and name in ("invgamma", "f", "loggamma") and method != "logpdf" else 2
+        check_grads(call(method), args, order=order, rtol=1e-5, atol=1e-8)
+    q = tl.tensor(RNG.uniform(0.05, 0.95, size=3))
+    for method in ("ppf", "isf"):
+        order = 1 if shapes and name in ("invgamma", "f", "loggamma") else 2
+        check_grads(call(method), (q, *args[1:]), order=order, rtol=1e-5, atol=1e-8)
+    g = tl.grad(lambda x: tl.sum(dist.cdf(x, *shapes)))(x)
+    np.testing.assert_allclose(g.numpy(), getattr(ss, name).pdf(x.numpy(), *shapes), rtol=1e-10)
+
+
+def test_new_families_far_tails_where_scipy_underflows_or_rounds():
+    f64 = lambda v: tl.tensor(np.asarray(v, np.float64))  # noqa: E731
+    # halfnorm: log sf = log 2 + log_ndtr(-z) (SciPy: -inf at 700); its quantile of a tiny q is q sqrt(pi / 2)
+    np.testing.assert_allclose(
+        tl.stats.halfnorm.logsf(f64([700.0])).numpy(), math.log(2) + ss.norm.logsf(700.0), rtol=1e-14
+    )
+    np.testing.assert_allclose(tl.stats.halfnorm.ppf(f64([1e-300])).numpy(), 1e-300 * math.sqrt(math.pi / 2))
+    # gumbel: log cdf = -exp(-z) exactly, log sf of a large z = -z (1 - exp(-exp(-z)) ~ exp(-z))
+    np.testing.assert_allclose(tl.stats.gumbel_r.logcdf(f64([-5.0])).numpy(), -math.exp(5.0), rtol=1e-15)
+    np.testing.assert_allclose(tl.stats.gumbel_r.logsf(f64([800.0])).numpy(), -800.0, rtol=1e-15)
+    np.testing.assert_allclose(tl.stats.gumbel_l.logcdf(f64([-800.0])).numpy(), -800.0, rtol=1e-15)
+    # weibull_min and rayleigh: log sf = -z**c, -z**2 / 2 (SciPy: -inf)
+    np.testing.assert_allclose(tl.stats.weibull_min.logsf(f64([100.0]), 2.0).numpy(), -1e4, rtol=1e-15)
+    np.testing.assert_allclose(tl.stats.rayleigh.logsf(f64([100.0])).numpy(), -5e3, rtol=1e-15)
+    # f: F(1, 2)'s sf is 1 - sqrt(x / (x + 2)) (I_y(1, 1/2) = 1 - sqrt(1 - y)), so isf(q) = 2 (1 - q)**2 / (q (2 - q))
+    q = 1e-10
+    exact = 2 * (1 - q) ** 2 / (q * (2 - q))
+    np.testing.assert_allclose(tl.stats.f.isf(f64([q]), 1.0, 2.0).numpy(), exact, rtol=1e-12)
+    np.testing.assert_allclose(tl.stats.f.sf(f64([exact]), 1.0, 2.0).numpy(), q, rtol=1e-12)
+    # loggamma: P(c, y) = y**c / Gamma(c + 1) (1 - O(y)): ppf(q) = (log q + gammaln(c + 1)) / c (SciPy: -inf)
+    c = 0.6
+    np.testing.assert_allclose(
+        tl.stats.loggamma.ppf(f64([1e-300]), c).numpy(), (math.log(1e-300) + math.lgamma(c + 1)) / c, rtol=1e-14
+    )
+    np.testing.assert_allclose(
+        tl.stats.loggamma.logpdf(f64([-800.0, 1e5]), c).numpy(), [-800 * c - math.lgamma(c), -np.inf], rtol=1e-14
+    )
+
+
+def test_new_families_against_mpmath_in_the_tails():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 40
+
+    def f_sf(x, m, n):
+        return mp.betainc(mp.mpf(n) / 2, mp.mpf(m) / 2, 0, mp.mpf(n) / (m * x + n), regularized=True)
+
+    for m, n, q in [(3.0, 7.0, 1e-10), (2.0, 30.0, 1e-10), (3.0, 7.0, 1e-200)]:
+        got = float(tl.stats.f.isf(tl.tensor(q, "float64"), m, n))
+        assert float(abs(f_sf(got, m, n) / q - 1)) < 1e-11, (m, n, q)
+    c = 3.0
+    want = mp.findroot(lambda t: mp.gammainc(c, 0, mp.exp(t), regularized=True) - mp.mpf(1e-300), -229.0)
+    np.testing.assert_allclose(float(tl.stats.loggamma.ppf(tl.tensor(1e-300, "float64"), c)), float(want), rtol=1e-14)
+
+
+def test_new_families_traced_equals_eager_and_vmap():
+    x = tl.tensor(RNG.uniform(0.2, 3.0, size=(3, 4)))
+    s = tl.tensor(np.array([0.5, 1.0, 2.0]))
+
+    def fn(x, s):
+        return (
+            tl.stats.lognorm.logcdf(x, s[:, None])
+            + tl.stats.f.logpdf(x, 3.0, s[:, None] + 1)
+            + (tl.stats.weibull_min.sf(x, s[:, None]))
+        )
+
+    np.testing.assert_allclose(tl.function(fn)(x, s).numpy(), fn(x, s).numpy(), rtol=1e-14)
+    per_row = tl.vmap(lambda row, si: tl.stats.invgamma.logsf(row, si))(x, s)
+    np.testing.assert_allclose(per_row.numpy(), ss.invgamma.logsf(x.numpy(), s.numpy()[:, None]), rtol=1e-12)
+
+
+def test_log_cdfs_next_to_zero_where_the_power_underflows():
+    # log(1 - exp(-z**c)) = c log z - z**c / 2 + ... for z**c below 1e-300 (log1mexp of an underflowed 0 was -inf)
+    z = tl.tensor(np.array([1e-200, 1e-30]))
+    np.testing.assert_allclose(tl.stats.weibull_min.logcdf(z, 2.0).numpy(), 2 * np.log([1e-200, 1e-30]), rtol=1e-15)
+    np.testing.assert_allclose(
+        tl.stats.rayleigh.logcdf(z).numpy(), 2 * np.log([1e-200, 1e-30]) - math.log(2), rtol=1e-15
+    )
+    np.testing.assert_allclose(tl.stats.gumbel_l.logcdf(tl.tensor(np.array([-800.0]))).numpy(), [-800.0], rtol=1e-15)
+    g = tl.grad(lambda z: tl.sum(tl.stats.weibull_min.logcdf(z, 2.0)))(z).numpy()
+    np.testing.assert_allclose(g, 2 / z.numpy(), rtol=1e-12)
