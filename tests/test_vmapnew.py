@@ -90,3 +90,67 @@ def test_an_op_that_needs_the_batch_size_names_itself_the_function_and_the_axis(
     np.testing.assert_allclose(known(q).numpy(), q * 0.5 + 1.0, rtol=1e-15)
     with pytest.raises(ValueError, match="differ in size"):
         known(q[:2])
+
+
+# ------------------------------------------------------------------ elementwise special functions batched in one call
+# Before: the ops without a batching rule (betainc and its inverses, zeta, the Bessel k/j/y, expn, owens_t, ...)
+# ran once per batch element under vmap: tl.vmap(lambda v: tl.stats.t.cdf(v, 3.0)) over 1000 elements took 42 ms
+# against 2.8 ms now (beta.cdf 25.5 -> 0.4 ms, gammaincinv 30.5 -> 0.3 ms).
+_SPECIAL = {
+    "betainc": (lambda a, b, x: tl.special.betainc(a, b, x), "betainc", ((0.5, 4.0), (0.5, 4.0), (0.05, 0.95))),
+    "betaincinv": (
+        lambda a, b, q: tl.special.betaincinv(a, b, q),
+        "betaincinv",
+        ((0.5, 4.0), (0.5, 4.0), (0.05, 0.95)),
+    ),
+    "gammaincinv": (lambda a, q: tl.special.gammaincinv(a, q), "gammaincinv", ((0.5, 4.0), (0.05, 0.95))),
+    "gammainccinv": (lambda a, q: tl.special.gammainccinv(a, q), "gammainccinv", ((0.5, 4.0), (0.05, 0.95))),
+    "zeta": (lambda x, q: tl.special.zeta(x, q), "zeta", ((1.5, 5.0), (0.5, 3.0))),
+    "owens_t": (lambda h, a: tl.special.owens_t(h, a), "owens_t", ((-2.0, 2.0), (-1.5, 1.5))),
+    "poch": (lambda z, m: tl.special.poch(z, m), "poch", ((0.5, 3.0), (-0.4, 2.0))),
+    "rel_entr": (lambda x, y: tl.special.rel_entr(x, y), "rel_entr", ((0.1, 2.0), (0.1, 2.0))),
+    "k1e": (lambda x: tl.special.k1e(x), "k1e", ((0.1, 5.0),)),
+    "y0": (lambda x: tl.special.y0(x), "y0", ((0.1, 5.0),)),
+    "spence": (lambda x: tl.special.spence(x), "spence", ((0.1, 3.0),)),
+    "expn": (lambda x: tl.special.expn(3, x), None, ((0.1, 3.0),)),
+}
+
+
+def _draw(rng, bounds, shape):
+    return [rng.uniform(lo, hi, size=shape) for lo, hi in bounds]
+
+
+@pytest.mark.parametrize("name", list(_SPECIAL))
+@pytest.mark.parametrize("mapped", ["all", "first", "last"])
+def test_elementwise_special_functions_run_once_on_the_batch_and_equal_scipy(name, mapped):
+    from scipy import special
+
+    f, scipy_name, bounds = _SPECIAL[name]
+    reference = (lambda x: special.expn(3, x)) if scipy_name is None else getattr(special, scipy_name)
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    n = len(bounds)
+    which = {"all": range(n), "first": [0], "last": [n - 1]}[mapped]
+    # Mapped arguments have a batch of 5 on axis 1 (in_axes 1), the others are shared by every element.
+    args = [a if i in which else a[0, :1] for i, a in enumerate(_draw(rng, bounds, (3, 5)))]
+    in_axes = tuple(1 if i in which else None for i in range(n))
+    with tl.profile() as once:
+        f(*(tl.tensor(a[:, 0] if i in which else a) for i, a in enumerate(args)))
+    with tl.profile() as prof:
+        got = tl.vmap(f, in_axes=in_axes)(*(tl.tensor(a) for a in args)).numpy()
+    ran = [e.op_type for e in prof.events]
+    assert all(ran.count(e.op_type) == 1 for e in once.events), (once.summary(), prof.summary())
+    per_element = [reference(*[a[:, j] if i in which else a for i, a in enumerate(args)]) for j in range(5)]
+    np.testing.assert_allclose(got, np.stack(per_element), rtol=1e-11, atol=1e-300)
+
+
+def test_an_op_declared_elementwise_is_batched_and_keeps_its_gradients():
+    """``defop(..., elementwise=True)`` from user code: one call under vmap, per-example gradients by its rule."""
+    cube = tl.ops.defop("VmapnewCube", inputs=("x", "y"), infer=lambda x, y: x, elementwise=True)
+    cube.kernel("numpy")(lambda x, y: x**3 * y)
+    tl.grad.register_gradient("VmapnewCube", lambda node, g: 3.0 * node.inputs[0] ** 2 * node.inputs[1] * g)
+    x = np.random.default_rng(3).normal(size=(4, 3))
+    y = np.array([0.5, 2.0, -1.0])
+    with tl.profile() as prof:
+        got = tl.vmap(tl.grad(lambda v: tl.sum(cube(v, tl.tensor(y)))))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(got, 3.0 * x**2 * y, rtol=1e-14)
+    assert [e.op_type for e in prof.events].count("VmapnewCube") == 1

@@ -455,7 +455,7 @@ class _Vmap(dispatch.Mode):
             rule = (
                 (_DIFFERENT_DRAWS if self.randomness == "different" else {}).get(op.name)
                 if op.stateful
-                else _RULES.get(op.name)
+                else _RULES.get(op.name, _elementwise if op.elementwise else None)
             )
             outs = rule(self, op, inputs, physical, batched, attrs, spec_list) if rule is not None else None
             if outs is None:
