@@ -133,6 +133,7 @@ __all__ = [
     "PixelUnshuffle",
     "Bilinear",
     "EmbeddingBag",
+    "Masking",
 ]
 
 
@@ -1995,16 +1996,22 @@ class _Recurrent(Module):
     at every call from the stream ``tl.random.seed`` resets (fresh at every call of a ``tl.function`` too), kept
     for all the steps and scaled by ``1 / (1 - rate)``.  With ``recurrent_dropout`` each gate has masks of its
     own, for the input and for ``h`` (Keras 3's ``implementation=1``); with ``dropout`` alone the gates share
-    the input's."""
+    the input's.
+
+    ``stateful=True`` (Keras'): a call's final states are the next call's initial states (unless it is given
+    ``initial_state``), for a batch of the same size (known: a ``TensorSpec`` batch of None is an error), also in
+    a ``tl.function``; :meth:`reset_states` sets them to zeros.  They are :attr:`states`, non-trainable Variables
+    made at the first call and, as in Keras, no part of the layer's ``variables`` or checkpoints."""
 
     gates = 1
     name = "Recurrent"
 
     def __init__(self, input_size, units, activation, recurrent_activation, use_bias, return_sequences, return_state,
-                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout, recurrent_dropout):  # fmt: skip
+                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout, recurrent_dropout, stateful):  # fmt: skip
         super().__init__()
         name = self.name
-        self.go_backwards = bool(go_backwards)
+        self.go_backwards, self.stateful = bool(go_backwards), bool(stateful)
+        self._carried = _CarriedStates()
         for what, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
             if not _number_in(rate, 0.0, 1.0) or float(rate) >= 1.0:
                 raise ValueError(f"{name}: {what} must be in [0, 1), got {rate!r}")
@@ -2078,7 +2085,11 @@ class _Recurrent(Module):
         dtype = _dt.promote_types(
             x.dtype, self.kernel.dtype, self.recurrent_kernel.dtype, *(s.dtype for s in initial_state)
         )
-        if not given:
+        if self.stateful:
+            self._check_carried_batch(batch, x, states, dtype)
+        if not given and self.stateful:  # read into values: the final states are assigned at the call's end
+            initial_state = [_as_result(v) for v in self._carried.states]
+        elif not given:
             if batch is not None:
                 zeros = _zeros((batch, self.units), dtype=dtype, backend=x.backend.name)
             else:  # zeros (batch, units) for a batch of unknown size (also of 0 steps)
@@ -2138,7 +2149,57 @@ class _Recurrent(Module):
                 _masked(step, zero_output), (tuple(state), _math.zeros_like(state[0])), (projected, keep)
             )
         output = _shape.transpose(hs, (1, 0, 2)) if self.return_sequences else state[0]
+        if self.stateful:
+            self._carry(state)
         return (output, *state) if self.return_state else output
+
+    @property
+    def states(self):
+        """A stateful layer's carried states (Variables ``(batch, units)``), None before its first call or when not
+        stateful (Keras' ``layer.states``)."""
+        return self._carried.states
+
+    def reset_states(self) -> None:
+        """Set a stateful layer's carried states to zeros (Keras' ``reset_states``; ``reset_state`` is the same).
+
+        >>> import tensorlib as tl
+        >>> rnn = tl.nn.SimpleRNN(2, 3, stateful=True, seed=0)
+        >>> _ = rnn(tl.ones((4, 5, 2)))
+        >>> rnn.reset_states()
+        >>> float(tl.sum(tl.abs(rnn.states[0])))
+        0.0
+        """
+        for v in self._carried.states or ():
+            v.assign(_math.zeros_like(v))
+
+    reset_state = reset_states
+
+    def _check_carried_batch(self, batch, x, states: int, dtype) -> None:
+        """A stateful layer's input batch: known, and the size of the carried states (zeros, made at the first
+        call, before any use: a traced first call reads them too, where zeros had become part of its graph)."""
+        carried = self._carried.states
+        if batch is None:
+            raise ValueError(
+                f"{self.name}: a stateful layer needs a known batch size, got input shape {tuple(x.shape)}: give the "
+                "TensorSpec that size"
+            )
+        if carried is not None and carried[0].shape[0] != batch:
+            raise ValueError(
+                f"{self.name}: a stateful layer's batch size is fixed: its states are {tuple(carried[0].shape)}, got "
+                f"input shape {tuple(x.shape)} ({x.dtype}); reset_states() keeps that size: make a new layer for another"
+            )
+        if carried is None:
+            self._carried.states = tuple(
+                Variable(
+                    np.zeros((batch, self.units), dtype), name=f"state_{i}", trainable=False, backend=x.backend.name
+                )
+                for i in range(states)
+            )
+
+    def _carry(self, state) -> None:
+        """Keep a stateful layer's final states for its next call."""
+        for v, s in zip(self._carried.states, state):
+            v.assign(s if s.dtype == v.dtype else _math.cast(s, v.dtype))
 
     def extra_repr(self) -> str:
         """The sizes, then every constructor argument given other than its default (``LSTM(3, 4)`` hid
@@ -2155,6 +2216,16 @@ class _Recurrent(Module):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
         config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=None)
         return type(self)(**config)
+
+
+class _CarriedStates:
+    """A stateful recurrent layer's states: Variables held outside the layer's variable tree (not a list or dict),
+    as Keras keeps them out of its weights, so checkpoints and optimizers do not change after the first call."""
+
+    __slots__ = ("states",)
+
+    def __init__(self):
+        self.states = None
 
 
 def _same_argument(value, default) -> bool:
@@ -2226,10 +2297,11 @@ class SimpleRNN(_Recurrent):
         dtype=_dt.float32,
         dropout: float = 0.0,
         recurrent_dropout: float = 0.0,
+        stateful: bool = False,
     ):
         super().__init__(input_size, units, activation, None, use_bias, return_sequences, return_state,
                          kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
-                         recurrent_dropout)  # fmt: skip
+                         recurrent_dropout, stateful)  # fmt: skip
         self.bias = (
             Variable(
                 _init.get(bias_initializer)((self.units,), seed=_seed_for(seed, 1), dtype=self.kernel.dtype),
@@ -2291,10 +2363,11 @@ class LSTM(_Recurrent):
         go_backwards: bool = False,
         dropout: float = 0.0,
         recurrent_dropout: float = 0.0,
+        stateful: bool = False,
     ):
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
                          return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
-                         recurrent_dropout)  # fmt: skip
+                         recurrent_dropout, stateful)  # fmt: skip
         dtype = self.kernel.dtype
         if use_bias:
             bias = _init.get(bias_initializer)((4 * self.units,), seed=_seed_for(seed, 1), dtype=dtype).numpy().copy()
@@ -2359,10 +2432,11 @@ class GRU(_Recurrent):
         go_backwards: bool = False,
         dropout: float = 0.0,
         recurrent_dropout: float = 0.0,
+        stateful: bool = False,
     ):
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
                          return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
-                         recurrent_dropout)  # fmt: skip
+                         recurrent_dropout, stateful)  # fmt: skip
         self.reset_after = bool(reset_after)
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
         self.bias = (
@@ -3369,9 +3443,16 @@ class Normalization(Module):
             self._store(*np.broadcast_arrays(*stats))
 
     def _store(self, mean: np.ndarray, variance: np.ndarray) -> None:
-        if self.mean is None or self.mean.shape != mean.shape:
+        """New Variables the first time; then assigned, so a traced function that captured them sees the new values
+        (statistics of another shape are an error, as Keras' adapt of a built layer)."""
+        if self.mean is None:
             self.mean = Variable(mean.astype(self.dtype.name), name="mean", trainable=False)
             self.variance = Variable(variance.astype(self.dtype.name), name="variance", trainable=False)
+        elif self.mean.shape != mean.shape:
+            raise ValueError(
+                f"Normalization.adapt: the statistics have shape {self.mean.shape}, the new data gives {mean.shape}; "
+                "make a new layer for data of other sizes"
+            )
         else:
             self.mean.assign(mean.astype(self.dtype.name))
             self.variance.assign(variance.astype(self.dtype.name))
@@ -3698,6 +3779,39 @@ class Bilinear(Module):
         return f"{self.in1_features}, {self.in2_features}, {self.out_features}" + (
             "" if self.bias is not None else ", use_bias=False"
         )
+
+
+class Masking(Module):
+    """Keras' ``Masking(mask_value=0.0)``: the time steps of ``(batch, time, features)`` inputs whose features all
+    equal ``mask_value`` are zeroed, and :meth:`compute_mask` gives the ``(batch, time)`` mask that the recurrent
+    layers take (``LSTM(...)(x, mask=masking.compute_mask(x))``: tl.nn has no implicit mask propagation).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.array([[[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]])
+    >>> tl.nn.Masking().compute_mask(x).numpy().tolist()
+    [[True, False, True]]
+    """
+
+    def __init__(self, mask_value: float = 0.0):
+        super().__init__()
+        if not _number_in(mask_value, -math.inf, math.inf):
+            raise ValueError(f"Masking: mask_value must be a number, got {mask_value!r}")
+        self.mask_value = float(mask_value)
+
+    def compute_mask(self, x) -> Tensor:
+        """True for the steps to keep: those with a feature other than ``mask_value`` (Keras' ``compute_mask``)."""
+        x = _as_tensor(x)
+        if len(x.shape) < 2:
+            raise ValueError(f"Masking: input must have at least 2 dimensions (batch, ..., features), got {_shown(x)}")
+        return _reduce.any(_math.not_equal(x, self.mask_value), axis=-1)
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        keep = _shape.expand_dims(self.compute_mask(x), -1)
+        return x * _math.cast(keep, x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"mask_value={self.mask_value}"
 
 
 class EmbeddingBag(Module):

@@ -588,6 +588,14 @@ def test_normalization_given_statistics_state_and_errors():
     fresh.adapt(np.ones((3, 2)))
     fresh.load_state_dict({"mean": np.array([1.0, 1.0], np.float32), "variance": np.array([1.0, 4.0], np.float32)})
     np.testing.assert_allclose(fresh(np.array([[2.0, 3.0]])).numpy(), [[1.0, 1.0]])
+    traced = tl.function(fresh)
+    traced(np.ones((1, 2)))
+    fresh.adapt(np.array([[0.0, 10.0], [2.0, 30.0]]))  # assigned: the traced function sees the new statistics
+    np.testing.assert_allclose(traced(np.array([[1.0, 20.0]])).numpy(), [[0.0, 0.0]])
+    with pytest.raises(
+        ValueError, match=r"Normalization.adapt: the statistics have shape \(2,\), the new data gives \(3,\)"
+    ):
+        fresh.adapt(np.ones((4, 3)))
     with pytest.raises(ValueError, match=r"Normalization: call adapt\(data\) first"):
         tl.nn.Normalization()(np.ones((2, 2)))
     with pytest.raises(ValueError, match="Normalization: give both mean and variance"):
@@ -919,3 +927,42 @@ def test_embedding_bag_matches_torch():
     last = np.array([0, 2, 2, 4, 8])
     want = theirs(torch.tensor(ids), torch.tensor(last), per_sample_weights=torch.tensor(w)).detach().numpy()
     np.testing.assert_allclose(ours(ids, last, w).numpy(), want, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ Masking
+def test_masking_zeroes_masked_steps_and_drives_the_recurrent_layers():
+    x = _x(3, 5, 2).astype(np.float64)
+    x[0, 3:] = 0.0  # right padding
+    x[1, 1] = 0.0  # a masked step in the middle
+    x[2, 2, 0] = 0.0  # one zero feature only: kept
+    masking = tl.nn.Masking()
+    keep = (x != 0).any(-1)
+    np.testing.assert_array_equal(masking.compute_mask(x).numpy(), keep)
+    np.testing.assert_array_equal(masking(x).numpy(), x * keep[..., None])
+    # the mask is a constant (the input sits on its discontinuity at a masked step): the gradient is the mask
+    np.testing.assert_array_equal(
+        tl.grad(lambda t: masking(t).sum())(x).numpy(), np.broadcast_to(keep[..., None], x.shape)
+    )
+    assert tl.nn.Masking(-1.0).compute_mask(np.full((1, 2, 3), -1.0)).numpy().tolist() == [[False, False]]
+    # Keras' rule for the recurrent layers: a masked step keeps the states, so a right-padded sequence ends in the
+    # state of its unpadded part
+    lstm = tl.nn.LSTM(2, 4, seed=0, dtype="float64")
+    padded = lstm(masking(x), mask=masking.compute_mask(x)).numpy()
+    np.testing.assert_allclose(padded[0], lstm(x[:1, :3]).numpy()[0], rtol=1e-10)
+    with pytest.raises(ValueError, match=r"Masking: input must have at least 2 dimensions .* got \(3,\) \(float64\)"):
+        masking(np.ones(3))
+
+
+def test_masking_matches_keras():
+    keras = pytest.importorskip("keras")
+    x = _x(3, 5, 2)
+    x[0, 3:] = 0.0
+    x[1, 1] = 0.0
+    ours = tl.nn.LSTM(2, 4, seed=0)
+    theirs = keras.layers.LSTM(4)
+    theirs.build((None, 5, 2))
+    theirs.set_weights([ours.kernel.numpy(), ours.recurrent_kernel.numpy(), ours.bias.numpy()])
+    want = np.asarray(keras.Sequential([keras.layers.Masking(), theirs])(x))
+    masking = tl.nn.Masking()
+    np.testing.assert_allclose(ours(masking(x), mask=masking.compute_mask(x)).numpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(masking(x).numpy(), np.asarray(keras.layers.Masking()(x)))

@@ -244,3 +244,35 @@ def test_interp_refuses_a_decreasing_xp():
     np.testing.assert_allclose(
         tl.interp(np.array([0.5, 2.5]), xp, fp, period=4.0).numpy(), np.interp([0.5, 2.5], xp, fp, period=4.0)
     )
+
+
+def test_numpy_parameters_of_unique_and_can_cast():
+    # NumPy 2.3's unique(sorted=) and can_cast(casting=) were refused as unexpected keywords.
+    x = np.array([3.0, np.nan, 1.0, 3.0])
+    for flag in (True, False):
+        got = tl.unique(x, return_counts=True, sorted=flag)
+        expected = np.unique(x, return_counts=True)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g.numpy(), e)
+    names = ["bool", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"]
+    for casting in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        for a in names:
+            for b in names:
+                assert tl.can_cast(a, b, casting=casting) == np.can_cast(a, b, casting=casting), (a, b, casting)
+    assert tl.can_cast(tl.tensor([1.0], "float64"), "float32", casting="same_kind")
+    with pytest.raises(ValueError, match="can_cast: casting must be one of"):
+        tl.can_cast("float64", "float32", casting="safest")
+
+
+def test_errors_name_the_function():
+    # divmod of complex numbers raised NumPy's "ufunc 'floor_divide' not supported for the input types";
+    # trim_zeros with a bad axis named neither the function nor the input.
+    with pytest.raises(
+        TypeError, match=r"divmod: complex numbers have no floor division \(x1 shape \(2,\) \(complex128\)"
+    ):
+        tl.divmod(np.ones(2) + 1j, np.ones(2))
+    with pytest.raises(ValueError, match=r"trim_zeros \(filt shape \(3,\) \(float64\)\): axis"):
+        tl.trim_zeros(np.ones(3), axis=3)
+    q, r = tl.divmod(np.array([7.5, -7.5]), [2.0, 2.0])
+    np.testing.assert_array_equal(q.numpy(), [3.0, -4.0])
+    np.testing.assert_array_equal(r.numpy(), [1.5, 0.5])

@@ -221,6 +221,7 @@ _CONFIGURED = {
     "PixelUnshuffle": (lambda: tl.nn.PixelUnshuffle(2), [_f(1, 4, 6, 2)]),
     "Bilinear": (lambda: tl.nn.Bilinear(3, 4, 2, use_bias=False, seed=1), [_f(2, 3), _f(2, 4)]),
     "EmbeddingBag": (lambda: tl.nn.EmbeddingBag(6, 3, "max", padding_idx=1), [np.array([0, 1, 5]), np.array([0, 2])]),
+    "Masking": (lambda: tl.nn.Masking(-1.0), [_f(2, 3, 4)]),
 }
 
 
@@ -413,3 +414,85 @@ def test_a_bad_dropout_rate_is_named_by_its_layer(rate):
         for what in ("dropout", "recurrent_dropout"):
             with pytest.raises(ValueError, match=rf"{name}: {what} must be in \[0, 1\), got {rate!r}"):
                 make(3, 4, **{what: rate})
+
+
+# ------------------------------------------------------------------ stateful layers
+@pytest.mark.parametrize("name", sorted(LAYERS))
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_stateful_layer_carries_its_final_states_to_the_next_call(name, traced):
+    layer = _randomized(LAYERS[name](3, 4, return_sequences=True, return_state=True, stateful=True, dtype="float64"))
+    call = tl.function(lambda x, **kw: layer(x, **kw)) if traced else layer  # a traced first call too
+    x = RNG.normal(size=(2, 7, 3))
+    n = 2 if name == "LSTM" else 1
+    zeros = [np.zeros((2, 4))] * n
+    seq, states = _reference(name, x, _weights(layer), zeros)
+    assert layer.states is None
+    first, second, third = call(x[:, :3]), call(x[:, 3:6]), call(x[:, 6:])
+    got = np.concatenate([first[0].numpy(), second[0].numpy(), third[0].numpy()], 1)
+    np.testing.assert_allclose(got, seq, rtol=1e-12, atol=1e-14)  # three chunks = the whole sequence
+    for g, v, w in zip(third[1:], layer.states, states, strict=True):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(v.numpy(), w, rtol=1e-12, atol=1e-14)
+    layer.reset_states()
+    np.testing.assert_allclose(call(x[:, :3])[0].numpy(), seq[:, :3], rtol=1e-12, atol=1e-14)
+    given = [RNG.normal(size=(2, 4)) for _ in range(n)]  # given states win, and the call's final states are kept
+    _, want = _reference(name, x[:, :3], _weights(layer), given)
+    call(x[:, :3], initial_state=given)
+    for v, w in zip(layer.states, want, strict=True):
+        np.testing.assert_allclose(v.numpy(), w, rtol=1e-12, atol=1e-14)
+    mask = np.array([[1, 1, 0, 1, 0, 0, 1], [1, 1, 1, 1, 1, 1, 0]], bool)  # masked steps keep the states
+    layer.reset_states()
+    call(x[:, :4], mask=mask[:, :4])
+    _, *got = call(x[:, 4:], mask=mask[:, 4:])
+    whole = LAYERS[name](3, 4, return_state=True, dtype="float64")
+    whole.load_state_dict(layer.state_dict())
+    _, *want = whole(x, mask=mask)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_stateful_states_stay_out_of_variables_and_gradients_stop_at_the_call():
+    layer = tl.nn.LSTM(3, 4, stateful=True, dtype="float64", seed=0)
+    before = sorted(layer.state_dict())
+    x = RNG.normal(size=(2, 6, 3))
+    with tl.GradientTape() as tape:  # the states are assigned while the tape records: no error
+        layer(x[:, :3])
+        h, c = (tl.tensor(v.numpy()) for v in layer.states)
+        loss = tl.sum(layer(x[:, 3:]))
+    grads = tape.gradient(loss, layer.trainable_variables)
+    assert sorted(layer.state_dict()) == before == sorted(grads)  # as Keras: no part of the weights
+    plain = tl.nn.LSTM(3, 4, dtype="float64", seed=0)
+    with tl.GradientTape() as tape:  # truncated backpropagation: the carried states are constants
+        want = tape.gradient(tl.sum(plain(x[:, 3:], initial_state=[h, c])), plain.trainable_variables)
+    for key in want:
+        np.testing.assert_allclose(grads[key].numpy(), want[key].numpy(), rtol=1e-12)
+    bi = tl.nn.Bidirectional(tl.nn.GRU(3, 4, stateful=True, return_sequences=True))
+    bi(x)
+    assert bi.forward_layer.states[0].shape == bi.backward_layer.states[0].shape == (2, 4)
+
+
+def test_a_stateful_layer_names_a_batch_it_cannot_carry():
+    layer = tl.nn.GRU(3, 4, stateful=True)
+    layer(np.ones((2, 5, 3), np.float32))
+    with pytest.raises(ValueError, match=r"GRU: a stateful layer's batch size is fixed: its states are \(2, 4\), got "
+                       r"input shape \(3, 5, 3\) \(float32\)"):  # fmt: skip
+        layer(np.ones((3, 5, 3), np.float32))
+    rnn = tl.nn.SimpleRNN(3, 4, stateful=True)
+    f = tl.function(lambda x: rnn(x), input_signature=[tl.TensorSpec((None, 5, 3), tl.float32)])
+    with pytest.raises(ValueError, match=r"SimpleRNN: a stateful layer needs a known batch size, got input shape "
+                       r"\(None, 5, 3\)"):  # fmt: skip
+        f(np.ones((2, 5, 3), np.float32))
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_stateful_layers_match_keras(name):
+    keras = pytest.importorskip("keras")
+    layer = _randomized(LAYERS[name](3, 4, return_sequences=True, stateful=True))
+    theirs = getattr(keras.layers, name)(4, return_sequences=True, stateful=True)
+    x = RNG.normal(size=(2, 6, 3)).astype(np.float32)
+    theirs.build((2, 3, 3))
+    theirs.set_weights(_weights(layer))
+    for part in (x[:, :3], x[:, 3:]):
+        np.testing.assert_allclose(layer(part).numpy(), np.asarray(theirs(part)), rtol=1e-5, atol=1e-5)
+    layer.reset_states(), theirs.reset_states()
+    np.testing.assert_allclose(layer(x).numpy(), np.asarray(theirs(x)), rtol=1e-5, atol=1e-5)

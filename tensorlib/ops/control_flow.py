@@ -548,7 +548,7 @@ def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse, history):
         for j, c in enumerate(carry if history else ()):
             history[j][t] = c
         out = _run(body, carry + [x[t, ...] for x in xs] + outer)
-        _same_shapes(carry, out[:n_carry], _CARRY_RULE, "init is", "f returns")  # (the ys' shapes follow)
+        _same_shapes(carry, out[:n_carry], _CARRY_RULE, "init is", "f returns", body.structure.children[0])
         carry = list(out[:n_carry])
         for k in range(n_ys):
             ys[k][t] = out[n_carry + k]
@@ -660,12 +660,16 @@ _YS_RULE = "tl.scan: f must return ys of the same structure, shapes and dtypes a
 _LOOP_RULE = "tl.while_loop: body_fn must return the structure, shapes and dtypes of loop_vars"
 
 
-def _same_shapes(before, after, rule: str, was: str, got: str) -> None:
+def _same_shapes(before, after, rule: str, was: str, got: str, structure) -> None:
     """The eager loops' check, made on raw arrays as a node runs: traced with None sizes, a carry that changes
-    shape is known only then (the loop went on with it, silently)."""
+    shape is known only then (the loop went on with it, silently).  ``structure`` (the carry's) names the path of
+    the first leaf that changed, as the trace-time check does."""
     if any(a.shape != b.shape for a, b in zip(before, after)):
         drawn = lambda arrays: "[" + ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays) + "]"  # noqa: E731
-        raise TypeError(f"{rule}: {was} {drawn(before)}, {got} {drawn(after)}")
+        raise TypeError(
+            f"{rule}: {was} {drawn(before)}, {got} {drawn(after)}"
+            + _nesting(was, structure, got, structure, _kinds(before), _kinds(after))
+        )
 
 
 def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
@@ -828,7 +832,7 @@ def _while_kernel(xp, *args, cond_graph, body_graph, n_vars, maximum_iterations)
     values, outer, count = list(args[:n_vars]), list(args[n_vars:]), 0
     while (maximum_iterations is None or count < maximum_iterations) and bool(_run(cond_graph, values + outer)[0]):
         new = _run(body_graph, values + outer)
-        _same_shapes(values, new, _LOOP_RULE, "loop_vars are", "body_fn returns")
+        _same_shapes(values, new, _LOOP_RULE, "loop_vars are", "body_fn returns", body_graph.structure)
         values = list(new)
         count += 1
     return tuple(values)

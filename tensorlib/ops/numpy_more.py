@@ -123,6 +123,11 @@ def divmod(x1, x2) -> tuple:
     >>> [t.numpy().tolist() for t in tl.divmod(tl.tensor([7, -7]), 2)]
     [[3, -4], [1, 1]]
     """
+    x1, x2 = as_tensors(x1, x2)
+    if x1.dtype.kind == "c" or x2.dtype.kind == "c":
+        raise TypeError(
+            f"divmod: complex numbers have no floor division ({_describe('x1', x1)}, {_describe('x2', x2)})"
+        )
     return ew.floor_divide(x1, x2), ew.remainder(x1, x2)
 
 
@@ -184,7 +189,8 @@ def trim_zeros(filt, trim: str = "fb", axis=None) -> Tensor:
     trim = trim.lower()
     if filt.ndim == 0:
         raise ValueError(f"trim_zeros: filt must have at least one axis, got {_describe('filt', filt)}")
-    axes = range(filt.ndim) if axis is None else [normalize_axis(a, filt.ndim) for a in np.atleast_1d(axis)]
+    where = f"trim_zeros ({_describe('filt', filt)}): axis"
+    axes = range(filt.ndim) if axis is None else [normalize_axis(a, filt.ndim, where) for a in np.atleast_1d(axis)]
     nonzero = _eager_values(filt, "trim_zeros") != 0
     out = filt
     for ax in axes:

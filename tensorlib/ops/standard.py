@@ -192,15 +192,22 @@ def result_type(*arrays_and_dtypes) -> np.dtype:
     return out
 
 
-def can_cast(from_, to, /) -> bool:
+def can_cast(from_, to, /, casting: str = "safe") -> bool:
     """Whether ``from_`` (a tensor or a dtype) converts to ``to`` without losing values, by NumPy's "safe" rule
-    (the standard's ``can_cast``: int32 -> float64 yes, float64 -> float32 no).
+    (the standard's ``can_cast``: int32 -> float64 yes, float64 -> float32 no), or by NumPy's other
+    ``casting`` rules (``"no"``, ``"equiv"``, ``"same_kind"``, ``"unsafe"``).
 
     >>> import tensorlib as tl
     >>> tl.can_cast("int32", "float64"), tl.can_cast(tl.tensor([1.0], "float64"), "float32")
     (True, False)
+    >>> tl.can_cast("float64", "float32", casting="same_kind")
+    True
     """
-    return bool(np.can_cast(_dtype_of(from_, "can_cast"), _dtype_of(to, "can_cast"), casting="safe"))
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(
+            f"can_cast: casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe', got {casting!r}"
+        )
+    return bool(np.can_cast(_dtype_of(from_, "can_cast"), _dtype_of(to, "can_cast"), casting=casting))
 
 
 def isdtype(dtype, kind) -> bool:
