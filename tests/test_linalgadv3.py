@@ -75,6 +75,13 @@ def test_real_matrix_without_a_real_principal_root_is_nan_and_its_complex_root_i
     # A rotation has complex eigenvalues but a real root (the half rotation): real, as SciPy.
     rotation = np.array([[0.0, -1.0], [1.0, 0.0]])
     np.testing.assert_allclose(L.sqrtm(rotation).numpy(), sl.sqrtm(rotation), atol=1e-14)
+    # A NaN gives NaN, in the value and in the gradient (SciPy raises), matrix by matrix.
+    batch = np.stack([np.eye(2), np.full((2, 2), np.nan)])
+    for f in (L.sqrtm, L.logm, lambda a: L.solve_sylvester(a, a, a)):
+        out = f(batch).numpy()
+        np.testing.assert_allclose(out[0], f(np.eye(2)).numpy())
+        assert np.isnan(out[1]).all()
+    assert np.isnan(tl.grad(lambda a: tl.sum(L.sqrtm(a)))(x).numpy()).all()
     # Empty and 1 x 1 matrices, integers as float64.
     assert L.sqrtm(np.zeros((2, 0, 0))).shape == (2, 0, 0)
     assert L.logm(np.array([[4]])).dtype == np.float64

@@ -44,11 +44,15 @@ def _float_dtype(*arrays):
 
 def _each_matrix(fn, *arrays):
     """``fn`` on every matrix of the broadcast batch of ``arrays`` in double precision (float64 or complex128),
-    the results stacked (SciPy's functions take one matrix at a time)."""
+    the results (shaped as the last array's matrices) stacked: SciPy's functions take one matrix at a time.
+    Where a matrix holds a NaN or an inf the result is NaN, as NumPy's linalg gives (SciPy raises)."""
     work = np.result_type(*arrays, np.float64)
     batch = np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
     arrays = [np.broadcast_to(a.astype(work), batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:]) for a in arrays]
-    outs = [np.asarray(fn(*matrices)) for matrices in zip(*arrays)]
+    outs = [
+        np.asarray(fn(*matrices)) if all(np.isfinite(m).all() for m in matrices) else np.full_like(matrices[-1], np.nan)
+        for matrices in zip(*arrays)
+    ]
     return np.stack(outs).reshape(batch + outs[0].shape)
 
 
