@@ -311,3 +311,32 @@ def test_max_min_with_where_and_initial_match_numpy_for_every_dtype(dtype):
         want = getattr(np, name)(x, axis=1, where=keep, initial=initial)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got.numpy(), want)
+
+
+# ---------------------------------------------------------------- ufunc.reduceat on Tensors
+@pytest.mark.parametrize(
+    "ufunc", [np.add, np.multiply, np.maximum, np.minimum, np.fmax, np.fmin, np.logical_and, np.logical_or]
+)
+@pytest.mark.parametrize("indices, axis", [([0, 2, 5], 1), ([3, 1, 2], 0), ([0], 0), ([5, 5], -1), ([], 1)])
+def test_reduceat_matches_numpy(ufunc, indices, axis):
+    # It raised "tensorlib has no implementation of numpy.add.reduceat for Tensors".
+    a = np.arange(24.0).reshape(4, 6) - 7
+    a[1, 2] = np.nan
+    got = ufunc.reduceat(tl.tensor(a), indices, axis=axis)
+    want = ufunc.reduceat(a, indices, axis=axis)
+    assert isinstance(got, tl.Tensor) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_reduceat_gradient_traced_dtype_and_errors():
+    t = tl.tensor(np.array([1.0, 4.0, 2.0, 3.0]))
+    # rows: max(t[0:2]) = t1 (weight 1), t[2] alone as 2 >= 1 (weight 2), max(t[1:4]) = t1 (weight 3)
+    g = tl.grad(lambda t: tl.sum(np.maximum.reduceat(t, [0, 2, 1]) * tl.tensor([1.0, 2.0, 3.0])))(t)
+    np.testing.assert_array_equal(g.numpy(), [0.0, 4.0, 2.0, 0.0])
+    np.testing.assert_array_equal(tl.function(lambda t: np.add.reduceat(t, [0, 2]))(t).numpy(), [5.0, 5.0])
+    ints = np.add.reduceat(tl.tensor(np.arange(5)), tl.tensor([0, 3]), dtype=float)
+    assert ints.dtype == np.float64 and ints.numpy().tolist() == [3.0, 7.0]
+    with pytest.raises(IndexError, match=r"^numpy.add.reduceat: index 7 out-of-bounds .*\(x shape \(4,\), float64"):
+        np.add.reduceat(t, [7])
+    with pytest.raises(TypeError, match=r"^numpy.add.reduceat: .*indices float64"):
+        np.add.reduceat(t, [0.5])
