@@ -276,3 +276,46 @@ def test_errors_name_the_function():
     q, r = tl.divmod(np.array([7.5, -7.5]), [2.0, 2.0])
     np.testing.assert_array_equal(q.numpy(), [3.0, -4.0])
     np.testing.assert_array_equal(r.numpy(), [1.5, 0.5])
+
+
+def test_kaiser_refuses_a_complex_beta():
+    # A complex beta was cast to float64, its imaginary part dropped: kaiser(3, 1 + 1j) gave kaiser(3, 1.0)
+    # (numpy.kaiser raises, its i0 has no complex loop).
+    for beta in (1 + 1j, np.array(1 + 1j), tl.tensor(1 + 1j), np.complex128(2.0)):
+        with pytest.raises(TypeError, match="beta must be real"):
+            tl.kaiser(3, beta)
+    np.testing.assert_allclose(tl.kaiser(5, tl.tensor(2.5)).numpy(), np.kaiser(5, 2.5), rtol=1e-14)
+
+
+def test_result_type_refuses_a_python_int_its_dtype_cannot_hold():
+    # result_type(int32, 2**40) said int32 where int32 + 2**40 raises OverflowError (array_api_strict raises too).
+    small = tl.tensor([1], "int32")
+    with pytest.raises(OverflowError, match="result_type: the Python int 1099511627776 does not fit in int32"):
+        tl.result_type(small, 2**40)
+    with pytest.raises(OverflowError):
+        small + 2**40
+    with pytest.raises(OverflowError, match="does not fit in int64"):
+        tl.result_type(2**70)
+    assert tl.result_type(small, 2**31 - 1) == np.int32
+    assert tl.result_type(small, 2.0**40) == np.float64
+    assert tl.result_type(tl.tensor([1.0]), 2**70) == np.float32
+
+
+def test_result_type_matches_array_api_strict():
+    xp = pytest.importorskip("array_api_strict")
+    names = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128"]
+    for a in names:
+        for b in names:
+            try:
+                expected = str(xp.result_type(getattr(xp, a), getattr(xp, b))).replace("array_api_strict.", "")
+            except TypeError:
+                continue  # no promotion between the kinds in the standard; tensorlib follows NumPy there
+            assert str(tl.result_type(a, b)) == expected, (a, b)
+        for scalar in (True, 1, 1.5, 1j):
+            try:
+                expected = str(xp.result_type(getattr(xp, a), scalar)).replace("array_api_strict.", "")
+            except TypeError:
+                continue
+            assert str(tl.result_type(tl.zeros((1,), dtype=a), scalar)) == expected, (a, scalar)
+    with pytest.raises(OverflowError):
+        xp.result_type(xp.asarray([1], dtype=xp.int32), 2**40)
