@@ -3369,7 +3369,8 @@ class Rescaling(Module):
 class CenterCrop(Module):
     """The central ``height x width`` window of each image (Keras' ``CenterCrop``; batched ``(batch, h, w, c)`` or
     one ``(h, w, c)`` image, channels first with ``data_format="NCHW"``).  An odd margin leaves its extra row or
-    column at the end, as Keras does.  An image smaller than the window is an error (Keras resizes it).
+    column at the end, as Keras does.  An image smaller than the window in either dimension is resized to it as
+    Keras' ``smart_resize`` does: the largest central crop of the window's aspect ratio, then bilinear resizing.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.CenterCrop(1, 2)(np.arange(9.0).reshape(1, 3, 3, 1)).numpy()[0, :, :, 0].tolist()
@@ -3387,16 +3388,29 @@ class CenterCrop(Module):
         if len(x.shape) not in (3, 4):
             raise ValueError(f"CenterCrop: input must be 4-D {self.data_format} or one 3-D image, got {_shown(x)}")
         first = len(x.shape) - (2 if self.data_format == "NCHW" else 3)
+        height, width = x.shape[first : first + 2]
+        if None in (height, width) or 0 in (height, width):
+            raise ValueError(f"CenterCrop: the image's height and width must be known and positive, got {_shown(x)}")
+        if height >= self.height and width >= self.width:
+            return _as_result(self._crop(x, first, self.height, self.width))
+        # Keras' smart_resize: the central crop of the target's aspect ratio, resized
+        crop_h = max(min(height, int(width * self.height / self.width)), 1)
+        crop_w = max(min(width, int(height * self.width / self.height)), 1)
+        x = self._crop(x, first, crop_h, crop_w)
+        if self.data_format == "NCHW":
+            x = _shape.transpose(x, (*range(first - 1), first, first + 1, first - 1))
+        y = _nn.resize(x, (self.height, self.width), method="bilinear")
+        if self.data_format == "NCHW":
+            y = _shape.transpose(y, (*range(first - 1), first + 1, first - 1, first))
+        return y
+
+    @staticmethod
+    def _crop(x, first: int, height: int, width: int):
         index = [slice(None)] * len(x.shape)
-        for axis, size in zip((first, first + 1), (self.height, self.width)):
-            have = x.shape[axis]
-            if have is None or have < size:
-                raise ValueError(
-                    f"CenterCrop: the image must be at least {self.height} x {self.width}, got input shape {_shown(x)}"
-                )
-            start = (have - size) // 2
+        for axis, size in zip((first, first + 1), (height, width)):
+            start = (x.shape[axis] - size) // 2
             index[axis] = slice(start, start + size)
-        return _as_result(x[tuple(index)])
+        return x[tuple(index)]
 
     def extra_repr(self) -> str:
         text = f"{self.height}, {self.width}"
