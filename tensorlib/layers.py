@@ -28,6 +28,7 @@ import numpy as np
 from . import debugging as _debugging
 from . import dtypes as _dt
 from . import initializers as _init
+from . import tree as _tree
 from .debugging import check_numerics
 from .module import Module
 from .ops import array as _array
@@ -2001,16 +2002,19 @@ class _Recurrent(Module):
     ``stateful=True`` (Keras'): a call's final states are the next call's initial states (unless it is given
     ``initial_state``), for a batch of the same size (known: a ``TensorSpec`` batch of None is an error), also in
     a ``tl.function``; :meth:`reset_states` sets them to zeros.  They are :attr:`states`, non-trainable Variables
-    made at the first call and, as in Keras, no part of the layer's ``variables`` or checkpoints."""
+    made at the first call and, as in Keras, no part of the layer's ``variables`` or checkpoints.
+
+    ``unroll=True`` (Keras'): the steps run as ops of their own instead of one ``tl.scan`` (a traced graph
+    without a ``Scan`` node, one copy of the step per time step: for short sequences)."""
 
     gates = 1
     name = "Recurrent"
 
     def __init__(self, input_size, units, activation, recurrent_activation, use_bias, return_sequences, return_state,
-                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout, recurrent_dropout, stateful):  # fmt: skip
+                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout, recurrent_dropout, stateful, unroll):  # fmt: skip
         super().__init__()
         name = self.name
-        self.go_backwards, self.stateful = bool(go_backwards), bool(stateful)
+        self.go_backwards, self.stateful, self.unroll = bool(go_backwards), bool(stateful), bool(unroll)
         self._carried = _CarriedStates()
         for what, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
             if not _number_in(rate, 0.0, 1.0) or float(rate) >= 1.0:
@@ -2142,16 +2146,27 @@ class _Recurrent(Module):
             projected = projected + self._input_bias()
         projected = _shape.transpose(projected, (1, 0, 2))
         if mask is None:
-            state, hs = _control_flow.scan(step, tuple(state), projected)
+            state, hs = self._loop(step, tuple(state), projected)
         else:
             keep = _shape.expand_dims(_shape.transpose(mask, (1, 0)), -1)  # (time, batch, 1)
-            (state, _), hs = _control_flow.scan(
+            (state, _), hs = self._loop(
                 _masked(step, zero_output), (tuple(state), _math.zeros_like(state[0])), (projected, keep)
             )
         output = _shape.transpose(hs, (1, 0, 2)) if self.return_sequences else state[0]
         if self.stateful:
             self._carry(state)
         return (output, *state) if self.return_state else output
+
+    def _loop(self, step, init, xs) -> tuple:
+        """``tl.scan(step, init, xs)`` over time, or with ``unroll`` its steps one by one (0 steps: the scan)."""
+        steps = _tree.leaves(xs)[0].shape[0]
+        if not self.unroll or not steps:
+            return _control_flow.scan(step, init, xs)
+        carry, ys = init, []
+        for t in range(steps):
+            carry, y = step(carry, _tree.map(operator.itemgetter(t), xs))
+            ys.append(y)
+        return carry, _shape.stack(ys)
 
     @property
     def states(self):
@@ -2298,10 +2313,11 @@ class SimpleRNN(_Recurrent):
         dropout: float = 0.0,
         recurrent_dropout: float = 0.0,
         stateful: bool = False,
+        unroll: bool = False,
     ):
         super().__init__(input_size, units, activation, None, use_bias, return_sequences, return_state,
                          kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
-                         recurrent_dropout, stateful)  # fmt: skip
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         self.bias = (
             Variable(
                 _init.get(bias_initializer)((self.units,), seed=_seed_for(seed, 1), dtype=self.kernel.dtype),
@@ -2364,10 +2380,11 @@ class LSTM(_Recurrent):
         dropout: float = 0.0,
         recurrent_dropout: float = 0.0,
         stateful: bool = False,
+        unroll: bool = False,
     ):
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
                          return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
-                         recurrent_dropout, stateful)  # fmt: skip
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         dtype = self.kernel.dtype
         if use_bias:
             bias = _init.get(bias_initializer)((4 * self.units,), seed=_seed_for(seed, 1), dtype=dtype).numpy().copy()
@@ -2433,10 +2450,11 @@ class GRU(_Recurrent):
         dropout: float = 0.0,
         recurrent_dropout: float = 0.0,
         stateful: bool = False,
+        unroll: bool = False,
     ):
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
                          return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
-                         recurrent_dropout, stateful)  # fmt: skip
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         self.reset_after = bool(reset_after)
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
         self.bias = (
@@ -2517,6 +2535,14 @@ class Bidirectional(Module):
             raise ValueError(
                 "Bidirectional: layer and backward_layer must agree on return_sequences and return_state, got "
                 f"{(layer.return_sequences, layer.return_state)} and {(backward.return_sequences, backward.return_state)}"
+            )
+        # Different units failed in the merge's Add, naming neither layer (concat and None take them).
+        need = "input_size" if merge_mode in (None, "concat") else "input_size and units"
+        if backward.input_size != layer.input_size or need != "input_size" and backward.units != layer.units:
+            raise ValueError(
+                f"Bidirectional: layer and backward_layer must have the same {need} for merge_mode={merge_mode!r}, "
+                f"got {type(layer).__name__}({layer.input_size}, {layer.units}) and "
+                f"{type(backward).__name__}({backward.input_size}, {backward.units})"
             )
         self.forward_layer, self.backward_layer, self.merge_mode = layer, backward, merge_mode
 
@@ -3343,7 +3369,8 @@ class Rescaling(Module):
 class CenterCrop(Module):
     """The central ``height x width`` window of each image (Keras' ``CenterCrop``; batched ``(batch, h, w, c)`` or
     one ``(h, w, c)`` image, channels first with ``data_format="NCHW"``).  An odd margin leaves its extra row or
-    column at the end, as Keras does.  An image smaller than the window is an error (Keras resizes it).
+    column at the end, as Keras does.  An image smaller than the window in either dimension is resized to it as
+    Keras' ``smart_resize`` does: the largest central crop of the window's aspect ratio, then bilinear resizing.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.CenterCrop(1, 2)(np.arange(9.0).reshape(1, 3, 3, 1)).numpy()[0, :, :, 0].tolist()
@@ -3361,16 +3388,29 @@ class CenterCrop(Module):
         if len(x.shape) not in (3, 4):
             raise ValueError(f"CenterCrop: input must be 4-D {self.data_format} or one 3-D image, got {_shown(x)}")
         first = len(x.shape) - (2 if self.data_format == "NCHW" else 3)
+        height, width = x.shape[first : first + 2]
+        if None in (height, width) or 0 in (height, width):
+            raise ValueError(f"CenterCrop: the image's height and width must be known and positive, got {_shown(x)}")
+        if height >= self.height and width >= self.width:
+            return _as_result(self._crop(x, first, self.height, self.width))
+        # Keras' smart_resize: the central crop of the target's aspect ratio, resized
+        crop_h = max(min(height, int(width * self.height / self.width)), 1)
+        crop_w = max(min(width, int(height * self.width / self.height)), 1)
+        x = self._crop(x, first, crop_h, crop_w)
+        if self.data_format == "NCHW":
+            x = _shape.transpose(x, (*range(first - 1), first, first + 1, first - 1))
+        y = _nn.resize(x, (self.height, self.width), method="bilinear")
+        if self.data_format == "NCHW":
+            y = _shape.transpose(y, (*range(first - 1), first + 1, first - 1, first))
+        return y
+
+    @staticmethod
+    def _crop(x, first: int, height: int, width: int):
         index = [slice(None)] * len(x.shape)
-        for axis, size in zip((first, first + 1), (self.height, self.width)):
-            have = x.shape[axis]
-            if have is None or have < size:
-                raise ValueError(
-                    f"CenterCrop: the image must be at least {self.height} x {self.width}, got input shape {_shown(x)}"
-                )
-            start = (have - size) // 2
+        for axis, size in zip((first, first + 1), (height, width)):
+            start = (x.shape[axis] - size) // 2
             index[axis] = slice(start, start + size)
-        return _as_result(x[tuple(index)])
+        return x[tuple(index)]
 
     def extra_repr(self) -> str:
         text = f"{self.height}, {self.width}"

@@ -539,19 +539,44 @@ def test_rescaling_and_center_crop():
         tl.nn.CenterCrop(4, 3, data_format="NCHW")(x.transpose(0, 3, 1, 2)).numpy(),
         x[:, 1:5, 1:4].transpose(0, 3, 1, 2),
     )
+    # smaller than the window: Keras' smart_resize, the central crop of the window's aspect ratio (7 x 2 of 7 x 6
+    # for 8 x 3, 6 x 6 for 9 x 9) resized
+    np.testing.assert_allclose(tl.nn.CenterCrop(8, 3)(x).numpy(), _np_resize(x[:, :, 2:4], 8, 3), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tl.nn.CenterCrop(9, 9)(x).numpy(), _np_resize(x[:, :6, :6], 9, 9), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        tl.nn.CenterCrop(8, 3, data_format="NCHW")(x.transpose(0, 3, 1, 2)).numpy(),
+        _np_resize(x[:, :, 2:4], 8, 3).transpose(0, 3, 1, 2),
+        rtol=1e-5,
+        atol=1e-6,
+    )
     with pytest.raises(
-        ValueError, match=r"CenterCrop: the image must be at least 8 x 3, got input shape \(2, 7, 6, 3\)"
+        ValueError, match=r"CenterCrop: input must be 4-D NHWC or one 3-D image, got \(7, 6\) \(float32\)"
     ):
-        tl.nn.CenterCrop(8, 3)(x)
+        tl.nn.CenterCrop(8, 3)(x[0, ..., 0])
+
+
+def _np_resize(images, height, width):
+    """TensorFlow 2's bilinear resize (half-pixel centers, no antialiasing) of NHWC images, by its definition."""
+    out = images.astype(np.float64)
+    for axis, size in ((1, height), (2, width)):
+        n = out.shape[axis]
+        src = (np.arange(size) + 0.5) * n / size - 0.5
+        low = np.floor(src)
+        frac = src - low
+        lo, hi = np.clip(low, 0, n - 1).astype(int), np.clip(low + 1, 0, n - 1).astype(int)
+        shape = [1] * out.ndim
+        shape[axis] = size
+        out = np.take(out, lo, axis) * (1 - frac).reshape(shape) + np.take(out, hi, axis) * frac.reshape(shape)
+    return out
 
 
 def test_center_crop_and_rescaling_match_keras():
     keras = pytest.importorskip("keras")
-    for h, w in ((7, 6), (8, 5), (6, 6)):
+    for h, w in ((7, 6), (8, 5), (6, 6), (3, 7)):
         x = _x(2, h, w, 3)
-        for th, tw in ((3, 4), (4, 3), (5, 5)):
+        for th, tw in ((3, 4), (4, 3), (5, 5), (9, 2)):
             want = np.asarray(keras.layers.CenterCrop(th, tw)(x))
-            np.testing.assert_array_equal(tl.nn.CenterCrop(th, tw)(x).numpy(), want)
+            np.testing.assert_allclose(tl.nn.CenterCrop(th, tw)(x).numpy(), want, rtol=1e-5, atol=1e-6)
     img = RNG.integers(0, 256, size=(2, 4, 4, 3)).astype(np.float32)
     np.testing.assert_allclose(
         tl.nn.Rescaling(1 / 127.5, -1.0)(img).numpy(),

@@ -496,3 +496,37 @@ def test_stateful_layers_match_keras(name):
         np.testing.assert_allclose(layer(part).numpy(), np.asarray(theirs(part)), rtol=1e-5, atol=1e-5)
     layer.reset_states(), theirs.reset_states()
     np.testing.assert_allclose(layer(x).numpy(), np.asarray(theirs(x)), rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------ unroll, and Bidirectional's halves
+@pytest.mark.parametrize(("name", "options"), _VARIANTS)
+def test_unroll_runs_the_steps_without_a_scan_with_the_same_values_and_gradients(name, options):
+    layer = _randomized(LAYERS[name](3, 4, return_sequences=True, return_state=True, unroll=True, dtype="float64",
+                                     **options))  # fmt: skip
+    x = RNG.normal(size=(2, 5, 3))
+    mask = np.array([[1, 1, 0, 1, 0], [0, 0, 0, 0, 0]], bool)
+    n = 2 if name == "LSTM" else 1
+    seq, states = _reference(name, x, _weights(layer), [np.zeros((2, 4))] * n, None, None,
+                             options.get("reset_after", True))  # fmt: skip
+    f = tl.function(lambda t, m=None: layer(t, mask=m))
+    for got in (layer(x), f(x)):
+        for g, w in zip(got, [seq, *states], strict=True):
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-12, atol=1e-14)
+    assert "Scan" not in {node.op.name for node in f.get_graph(x).nodes}
+    scanned = LAYERS[name].from_config({**layer.get_config(), "unroll": False})
+    scanned.load_state_dict(layer.state_dict())
+    for g, w in zip(f(x, mask), scanned(x, mask=mask), strict=True):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14)
+    assert layer(x[:, :0])[0].shape == (2, 0, 4)
+    tl.testing.check_grads(lambda t: layer(t, mask=mask[:, :3])[0], (x[:, :3, :],), order=2)
+
+
+def test_bidirectional_names_halves_that_cannot_merge():
+    gru = tl.nn.GRU(3, 4, return_sequences=True)
+    with pytest.raises(ValueError, match=r"Bidirectional: layer and backward_layer must have the same input_size and "
+                       r"units for merge_mode='sum', got GRU\(3, 4\) and GRU\(3, 5\)"):  # fmt: skip
+        tl.nn.Bidirectional(gru, "sum", backward_layer=tl.nn.GRU(3, 5, return_sequences=True, go_backwards=True))
+    with pytest.raises(ValueError, match=r"must have the same input_size for merge_mode='concat', got GRU\(3, 4\) and"):
+        tl.nn.Bidirectional(gru, backward_layer=tl.nn.GRU(2, 4, return_sequences=True, go_backwards=True))
+    wide = tl.nn.Bidirectional(gru, backward_layer=tl.nn.GRU(3, 5, return_sequences=True, go_backwards=True))
+    assert wide(np.ones((2, 6, 3), np.float32)).shape == (2, 6, 9)  # concat takes different units, as Keras

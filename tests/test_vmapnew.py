@@ -154,3 +154,81 @@ def test_an_op_declared_elementwise_is_batched_and_keeps_its_gradients():
         got = tl.vmap(tl.grad(lambda v: tl.sum(cube(v, tl.tensor(y)))))(tl.tensor(x)).numpy()
     np.testing.assert_allclose(got, 3.0 * x**2 * y, rtol=1e-14)
     assert [e.op_type for e in prof.events].count("VmapnewCube") == 1
+
+
+# ------------------------------------------------------------------ segment ops with a batch of ids
+def _segments(rng, batch, rows=6, segments=3):
+    data = rng.normal(size=(batch, rows, 2))
+    data[:, 1] = data[:, 0]  # ties: the gradient is shared between them
+    return data, rng.integers(-1, segments, size=(batch, rows))
+
+
+@pytest.mark.parametrize("name", ["segment_sum", "segment_mean", "segment_max", "segment_min"])
+@pytest.mark.parametrize("in_axes", [(0, 0), (0, None), (None, 0), (1, -1)])
+def test_segment_ops_under_vmap_equal_a_loop_eagerly_traced_and_with_an_unknown_batch(name, in_axes):
+    fn = getattr(tl, name)
+    data, ids = _segments(np.random.default_rng(7), 4)
+    args = [data if in_axes[0] is not None else data[0], ids if in_axes[1] is not None else ids[0]]
+    if in_axes == (1, -1):
+        args = [np.moveaxis(data, 0, 1), np.moveaxis(ids, 0, -1)]
+
+    def f(d, i):
+        return fn(d, i, num_segments=3) * 2.0 if name != "segment_sum" else fn(d, i, num_segments=3)
+
+    def grad_f(d, i):
+        return tl.grad(lambda d: tl.sum(f(d, i) ** 2))(d)
+
+    rows = [
+        (data[b] if in_axes[0] is not None else data[0], ids[b] if in_axes[1] is not None else ids[0]) for b in range(4)
+    ]
+    for g in (f, grad_f):
+        expected = np.stack([g(tl.tensor(d), tl.tensor(i)).numpy() for d, i in rows])
+        mapped = tl.vmap(g, in_axes=in_axes)
+        np.testing.assert_allclose(mapped(*args).numpy(), expected, rtol=1e-12)
+        np.testing.assert_allclose(tl.function(mapped)(*args).numpy(), expected, rtol=1e-12)
+    if in_axes == (0, None) or in_axes == (0, 0) and name in ("segment_sum", "segment_mean"):
+        # A batch size unknown until run time (segment_max/min of ids per element need it: they run per element).
+        specs = [_spec(None, 6, 2), tl.TensorSpec((None, 6) if in_axes[1] == 0 else (6,), tl.int64)]
+        traced = tl.function(tl.vmap(f, in_axes=in_axes), input_signature=specs)
+        expected = np.stack([f(tl.tensor(d), tl.tensor(i)).numpy() for d, i in rows[:3]])
+        np.testing.assert_allclose(
+            traced(data[:3], args[1] if in_axes[1] is None else ids[:3]).numpy(), expected, rtol=1e-12
+        )
+
+
+def test_segment_ids_out_of_range_in_one_element_raise_and_num_segments_is_asked_for():
+    data, ids = _segments(np.random.default_rng(8), 3)
+    ids[1, 2] = 3
+    for name in ("segment_sum", "segment_max"):
+        with pytest.raises(IndexError, match=f"{name}: .*3 is out of range"):
+            tl.vmap(lambda d, i: getattr(tl, name)(d, i, num_segments=3))(data, ids)
+    # Before: "segment_sum: under tl.function num_segments must be given", said inside an eager tl.vmap.
+    with pytest.raises(ValueError, match="segment_sum: num_segments must be given under tl.function and tl.vmap"):
+        tl.vmap(lambda d, i: tl.segment_sum(d, i))(data, ids)
+
+
+# ------------------------------------------------------------------ second order of max pooling, per example
+def test_per_example_hessian_vector_products_of_max_pooling_run_batched_and_equal_a_loop():
+    # Before: MaxPoolGradGrad (the gradient of max pooling's gradient) had no batching rule and ran once per
+    # element: per-example Hessian-vector products of a CNN looped over the batch.
+    rng = np.random.default_rng(9)
+    x, v = rng.normal(size=(3, 1, 4, 4, 2)), rng.normal(size=(3, 1, 4, 4, 2))
+
+    def loss(a):
+        return tl.sum(tl.nn.max_pool(a * a, 2, 2, "VALID") ** 3)
+
+    def hvp(a, t):
+        return tl.grad(lambda a: tl.sum(tl.grad(loss)(a) * t))(a)
+
+    with tl.profile() as once:
+        hvp(tl.tensor(x[0]), tl.tensor(v[0]))
+    with tl.profile() as prof:
+        got = tl.vmap(hvp)(tl.tensor(x), tl.tensor(v)).numpy()
+    ran = [e.op_type for e in prof.events]
+    assert ran.count("MaxPoolGradGrad") == [e.op_type for e in once.events].count("MaxPoolGradGrad") > 0
+    expected = np.stack([hvp(tl.tensor(a), tl.tensor(t)).numpy() for a, t in zip(x, v)])
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    # and against central differences of the gradient along v
+    eps = 1e-6
+    g = lambda a: tl.grad(loss)(tl.tensor(a)).numpy()  # noqa: E731
+    np.testing.assert_allclose(got[1], (g(x[1] + eps * v[1]) - g(x[1] - eps * v[1])) / (2 * eps), rtol=1e-5, atol=1e-6)
