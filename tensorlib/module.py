@@ -30,15 +30,17 @@ result would silently leave all of those); ``self.w.assign(self.w * 2)`` updates
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 
 import numpy as np
 
 from . import tree
 from .dispatch import current_state, state_read
-from .tensor import Variable
+from .tensor import Tensor, Variable
 
-__all__ = ["Module", "Sequential"]
+__all__ = ["Module", "Sequential", "functional_call"]
 
 
 class Module:
@@ -318,22 +320,89 @@ class Module:
 
 
 class _Arguments:
-    """The arguments a Module was constructed with (not a list or dict: no part of the variable tree)."""
+    """The arguments a Module was constructed with, as far as a config can hold them, and callables (not a list or
+    dict: no part of the variable tree).  Anything else (an array, a tensor) is kept as an :class:`_Unrecorded`
+    note: a module given a data set to read in ``__init__`` does not keep it alive, nor copy or pickle it.  A
+    pickle notes a lambda or local function instead of failing on it (a layer given a lambda initializer, which it
+    does not keep, pickles as before)."""
 
     __slots__ = ("args", "kwargs")
 
     def __init__(self, args: tuple, kwargs: dict):
-        self.args, self.kwargs = args, kwargs
+        self.args = tuple(_recorded(v) for v in args)
+        self.kwargs = {k: _recorded(v) for k, v in kwargs.items()}
 
     def __reduce__(self):
-        return _Arguments, (self.args, self.kwargs)
+        return _Arguments, (_picklable(self.args), _picklable(self.kwargs))
+
+    def __deepcopy__(self, memo):
+        copied = _Arguments.__new__(_Arguments)
+        copied.args, copied.kwargs = copy.deepcopy(self.args, memo), copy.deepcopy(self.kwargs, memo)
+        return copied
+
+
+class _Unrecorded:
+    """An argument that has no config form, by its description (see :class:`_Arguments`)."""
+
+    __slots__ = ("description",)
+
+    def __init__(self, description: str):
+        self.description = description
+
+    def __reduce__(self):
+        return _Unrecorded, (self.description,)
+
+
+def _recorded(value):
+    """``value`` if a config can hold it (JSON's scalars, a Module, a dtype, and lists, tuples and dicts of them) or
+    it is a function or class (a Bidirectional's mirrored layer takes its activation and initializers), else an
+    :class:`_Unrecorded` note of it."""
+    if value is None or isinstance(value, (bool, int, float, str, np.generic, np.dtype, Module, _Unrecorded)):
+        return value
+    if isinstance(value, type) or inspect.isroutine(value) or isinstance(value, functools.partial):
+        return value
+    if type(value) in (list, tuple):
+        return type(value)(_recorded(v) for v in value)
+    if type(value) is dict and all(isinstance(k, str) for k in value):
+        return {k: _recorded(v) for k, v in value.items()}
+    return _unrecorded(value)
+
+
+def _picklable(value):
+    """:func:`_recorded` values as a pickle takes them: a lambda or local function (no name to pickle by) noted."""
+    if inspect.isroutine(value) and "<" in getattr(value, "__qualname__", "<"):
+        return _unrecorded(value)
+    if type(value) in (list, tuple):
+        return type(value)(_picklable(v) for v in value)
+    if type(value) is dict:
+        return {k: _picklable(v) for k, v in value.items()}
+    return value
+
+
+def _unrecorded(value) -> _Unrecorded:
+    kind = type(value).__name__
+    if isinstance(getattr(value, "shape", None), tuple) and hasattr(value, "dtype"):
+        return _Unrecorded(f"a {kind} of shape {value.shape} ({value.dtype})")
+    text = repr(value)
+    return _Unrecorded(f"{text[:60] + '...' if len(text) > 60 else text} (a {kind})")
+
+
+def _function_name(value) -> str | None:
+    """The name of a ``tl.nn`` activation or ``tl.initializers`` initializer (``"linear"`` for the recurrent
+    layers' identity), None for anything else."""
+    from . import initializers, nn
+
+    name = getattr(value, "__name__", None)
+    if not callable(value) or not isinstance(name, str):
+        return None
+    if name == "_linear":  # the recurrent layers' identity: Keras' "linear"
+        return "linear"
+    return name if getattr(nn, name, None) is value or getattr(initializers, name, None) is value else None
 
 
 def _serialized(value, where: str):
-    """``value`` in JSON's types: a Module as its class name and config, a dtype by name, a ``tl.nn`` activation
-    or ``tl.initializers`` initializer by its name, tuples as lists (as Keras writes them)."""
-    from . import initializers, nn
-
+    """A recorded argument in JSON's types: a Module as its class name and config, a dtype by name, an activation
+    or initializer by its name, tuples as lists (as Keras writes them)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, Module):
@@ -342,23 +411,18 @@ def _serialized(value, where: str):
         return np.dtype(value).name
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [
-            _serialized(v, f"{where}[{i}]")
-            for i, v in enumerate(value.tolist() if isinstance(value, np.ndarray) else value)
-        ]
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+    if isinstance(value, (list, tuple)):
+        return [_serialized(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
         return {k: _serialized(v, f"{where}[{k!r}]") for k, v in value.items()}
-    name = getattr(value, "__name__", None)
-    if callable(value) and name is not None:
-        if name == "_linear":  # the recurrent layers' identity: Keras' "linear"
-            return "linear"
-        if getattr(nn, name, None) is value or getattr(initializers, name, None) is value:
-            return name
-    raise TypeError(
-        f"{where} is {value!r} (a {type(value).__name__}), which has no JSON form: give activations and "
-        "initializers by name (or as tl.nn / tl.initializers functions)"
-    )
+    name = None if isinstance(value, _Unrecorded) else _function_name(value)
+    if name is None:
+        description = value.description if isinstance(value, _Unrecorded) else _unrecorded(value).description
+        raise TypeError(
+            f"{where} is {description}, which has no JSON form: a config holds numbers, strings, dtypes, layers, "
+            "and activations and initializers by name (or as tl.nn / tl.initializers functions)"
+        )
+    return name
 
 
 def _deserialized(value, custom_objects: dict | None):
@@ -389,6 +453,103 @@ class ModuleFreezes:
 
 
 _FREEZES = ModuleFreezes()
+
+
+def functional_call(module: Module, values: dict, args=(), kwargs: dict | None = None, *, strict: bool = False):
+    """``module(*args, **kwargs)`` with the given tensors in place of its Variables (PyTorch's
+    ``torch.func.functional_call``): so the result is a function of ``values``, to differentiate, vmap or
+    trace in them; the Variables are back in place afterwards, even after an error.
+
+    ``values`` maps names as in :meth:`Module.state_dict` (``"0.kernel"``) to tensors or arrays of the
+    Variables' shapes, or is nested as :attr:`Module.variables` is.  A Variable reachable by several
+    paths (tied weights) is replaced at all of them.  An unknown name is a ``KeyError``; with
+    ``strict=True`` every Variable must be given.  ``args`` is one argument or a tuple of them.
+    (Assigning a tensor to a Variable's attribute, ``model.w = t``, is a TypeError: it would leave the
+    model's variables.)
+
+    >>> import tensorlib as tl
+    >>> layer = tl.nn.Dense(1, 1, seed=0)
+    >>> f = lambda w: tl.functional_call(layer, {"kernel": w, "bias": [0.0]}, tl.tensor([[3.0]]))
+    >>> tl.grad(lambda w: tl.sum(f(w)))(tl.tensor([[2.0]])).numpy().tolist()
+    [[3.0]]
+    """
+    from .ops.creation import tensor
+
+    if not isinstance(module, Module):
+        raise TypeError(f"functional_call: needs a tl.Module, got {type(module).__name__}")
+    if not isinstance(values, dict):
+        raise TypeError(f"functional_call: values must be a dict of names to tensors, got {type(values).__name__}")
+    given = _dotted(values)
+    places = list(_variable_places(module))
+    named = {name: var for name, _, _, var in places}
+    unknown = sorted(set(given) - set(named))
+    if unknown:
+        raise KeyError(
+            f"functional_call: {type(module).__name__} has no Variable named {unknown}; its Variables: {sorted(named)}"
+        )
+    if strict:
+        missing = sorted({name for name in named if not any(named[g] is named[name] for g in given)})
+        if missing:
+            raise KeyError(f"functional_call: strict=True and no value for {missing}")
+    by_variable = {}
+    for name, value in given.items():
+        var = named[name]
+        value = value if isinstance(value, Tensor) else tensor(value, dtype=var.dtype, backend=var.backend)
+        if tuple(value.shape) != tuple(var.shape):
+            raise ValueError(
+                f"functional_call: the value for {name!r} has shape {value.shape} ({value.dtype}); the Variable "
+                f"has shape {var.shape} ({var.dtype})"
+            )
+        if by_variable.get(var._id, value) is not value:
+            raise ValueError(f"functional_call: two values for one (tied) Variable, at {name!r} and another name")
+        by_variable[var._id] = value
+    swapped = []
+    try:
+        for name, owner, key, var in places:
+            if var._id in by_variable:
+                if isinstance(owner, (tuple, frozenset)) or not isinstance(owner, (Module, list, dict)):
+                    raise TypeError(
+                        f"functional_call: the Variable {name!r} sits in a {type(owner).__name__}, which cannot "
+                        "hold another value for the call; keep it in a list, dict or attribute"
+                    )
+                _put(owner, key, by_variable[var._id])
+                swapped.append((owner, key, var))
+        return module(*(args if isinstance(args, tuple) else (args,)), **(kwargs or {}))
+    finally:
+        for owner, key, var in reversed(swapped):
+            _put(owner, key, var)
+
+
+def _dotted(values: dict, prefix: str = "") -> dict:
+    """A nested dict of values as ``{"a.b": value}`` (a dotted name given flat stays as it is)."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out.update(_dotted(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _put(owner, key, value) -> None:
+    if isinstance(owner, Module):
+        object.__setattr__(owner, key, value)  # past __setattr__, which refuses a tensor in a Variable's place
+    else:
+        owner[key] = value
+
+
+def _variable_places(module, prefix: str = "", above: frozenset = frozenset()):
+    """``(name, owner, key, Variable)`` for each Variable reachable from ``module`` at each of its paths, named
+    as ``variables`` and ``state_dict`` name them; ``owner[key]`` (or the attribute ``key``) holds it."""
+    if _identity(module) in above:
+        return
+    above = above | {_identity(module)}
+    keys = {str(k): k for k in _items(module.source)} if isinstance(module, _ModuleList) else None
+    owner = module.source if keys is not None else module
+    for name, var in module._own_variables().items():
+        yield prefix + name, owner, (keys[name] if keys is not None else name), var
+    for name, child in module._children().items():
+        yield from _variable_places(child, f"{prefix}{name}.", above)
 
 
 def _identity(module) -> int:
