@@ -466,9 +466,14 @@ def test_stateful_states_stay_out_of_variables_and_gradients_stop_at_the_call():
         want = tape.gradient(tl.sum(plain(x[:, 3:], initial_state=[h, c])), plain.trainable_variables)
     for key in want:
         np.testing.assert_allclose(grads[key].numpy(), want[key].numpy(), rtol=1e-12)
-    bi = tl.nn.Bidirectional(tl.nn.GRU(3, 4, stateful=True, return_sequences=True))
-    bi(x)
-    assert bi.forward_layer.states[0].shape == bi.backward_layer.states[0].shape == (2, 4)
+    bi = tl.nn.Bidirectional(tl.nn.GRU(3, 4, stateful=True, return_sequences=True, dtype="float64"))
+    assert bi.states is None
+    first = bi(x).numpy()
+    assert [v.shape for v in bi.states] == [(2, 4), (2, 4)]
+    assert bi.states == (*bi.forward_layer.states, *bi.backward_layer.states)
+    assert not np.allclose(bi(x).numpy(), first)  # the carried states start the second call
+    bi.reset_states()  # both halves, as Keras' Bidirectional.reset_states
+    np.testing.assert_allclose(bi(x).numpy(), first, rtol=1e-12)
 
 
 def test_a_stateful_layer_names_a_batch_it_cannot_carry():
