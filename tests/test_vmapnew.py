@@ -70,14 +70,20 @@ def test_mapped_axes_of_unknown_sizes_that_differ_raise_when_run():
         g(x[:1], x)
 
 
-_HALVE = tl.ops.defop("VmapnewHalve", inputs=("x",), infer=lambda x: x)  # a user's op: no batching rule
-_HALVE.kernel("numpy")(lambda x: x * 0.5)
-tl.grad.register_gradient("VmapnewHalve", lambda node, g: g * 0.5)
+def _halve():
+    """A user's op without a batching rule, defined inside the test: the test isolation removes it after
+    (defined at import, it stayed registered and test_catalogue_backends found an op without a kernel)."""
+    op = tl.ops.defop("VmapnewHalve", inputs=("x",), infer=lambda x: x)
+    op.kernel("numpy")(lambda x: x * 0.5)
+    tl.grad.register_gradient("VmapnewHalve", lambda node, g: g * 0.5)
+    return op
 
 
 def test_an_op_that_needs_the_batch_size_names_itself_the_function_and_the_axis():
+    halve = _halve()
+
     def halve_all(q):
-        return _HALVE(q) + 1.0
+        return halve(q) + 1.0
 
     q = np.random.default_rng(2).normal(size=(4, 3))
     unknown = tl.function(tl.vmap(halve_all), input_signature=[_spec(None, 3)])
@@ -205,3 +211,30 @@ def test_segment_ids_out_of_range_in_one_element_raise_and_num_segments_is_asked
     # Before: "segment_sum: under tl.function num_segments must be given", said inside an eager tl.vmap.
     with pytest.raises(ValueError, match="segment_sum: num_segments must be given under tl.function and tl.vmap"):
         tl.vmap(lambda d, i: tl.segment_sum(d, i))(data, ids)
+
+
+# ------------------------------------------------------------------ second order of max pooling, per example
+def test_per_example_hessian_vector_products_of_max_pooling_run_batched_and_equal_a_loop():
+    # Before: MaxPoolGradGrad (the gradient of max pooling's gradient) had no batching rule and ran once per
+    # element: per-example Hessian-vector products of a CNN looped over the batch.
+    rng = np.random.default_rng(9)
+    x, v = rng.normal(size=(3, 1, 4, 4, 2)), rng.normal(size=(3, 1, 4, 4, 2))
+
+    def loss(a):
+        return tl.sum(tl.nn.max_pool(a * a, 2, 2, "VALID") ** 3)
+
+    def hvp(a, t):
+        return tl.grad(lambda a: tl.sum(tl.grad(loss)(a) * t))(a)
+
+    with tl.profile() as once:
+        hvp(tl.tensor(x[0]), tl.tensor(v[0]))
+    with tl.profile() as prof:
+        got = tl.vmap(hvp)(tl.tensor(x), tl.tensor(v)).numpy()
+    ran = [e.op_type for e in prof.events]
+    assert ran.count("MaxPoolGradGrad") == [e.op_type for e in once.events].count("MaxPoolGradGrad") > 0
+    expected = np.stack([hvp(tl.tensor(a), tl.tensor(t)).numpy() for a, t in zip(x, v)])
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    # and against central differences of the gradient along v
+    eps = 1e-6
+    g = lambda a: tl.grad(loss)(tl.tensor(a)).numpy()  # noqa: E731
+    np.testing.assert_allclose(got[1], (g(x[1] + eps * v[1]) - g(x[1] - eps * v[1])) / (2 * eps), rtol=1e-5, atol=1e-6)

@@ -1263,6 +1263,7 @@ _RULES.update(
         "MaxPool": _images_folded((0,)),
         "AvgPool": _images_folded((0,)),
         "MaxPoolGrad": _images_folded((0, 1, 2)),
+        "MaxPoolGradGrad": _images_folded((0, 1, 2)),
         "AvgPoolGrad": _images_folded((0,), "input_shape"),
         "StridedSlice": _strided_slice,
         "StridedSliceGrad": _strided_slice,
