@@ -2579,6 +2579,28 @@ class Bidirectional(Module):
             return merged[0] if self.merge_mode is not None else merged
         return (*merged, *y_states, *z_states)  # Keras' flat nesting, also for merge_mode=None
 
+    @property
+    def states(self):
+        """Stateful halves' carried states: the forward layer's then the backward one's (Keras' ``states``), None
+        before the first call or when not stateful."""
+        fwd, bwd = self.forward_layer.states, self.backward_layer.states
+        return None if fwd is None and bwd is None else (*(fwd or ()), *(bwd or ()))
+
+    def reset_states(self) -> None:
+        """Set both halves' carried states to zeros (Keras' ``reset_states``; ``reset_state`` is the same).
+
+        >>> import tensorlib as tl
+        >>> bi = tl.nn.Bidirectional(tl.nn.LSTM(2, 3, stateful=True, seed=0))
+        >>> _ = bi(tl.ones((4, 5, 2)))
+        >>> bi.reset_states()
+        >>> [float(tl.sum(tl.abs(s))) for s in bi.states]
+        [0.0, 0.0, 0.0, 0.0]
+        """
+        self.forward_layer.reset_states()
+        self.backward_layer.reset_states()
+
+    reset_state = reset_states
+
     def extra_repr(self) -> str:
         return f"merge_mode={self.merge_mode!r}"
 
