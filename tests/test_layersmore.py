@@ -1107,3 +1107,14 @@ def test_vmap_of_the_new_layers_is_the_loop_over_examples():
         np.testing.assert_allclose(tl.vmap(fn)(x).numpy(), np.stack([fn(a).numpy() for a in x]), rtol=1e-12)
     noisy = tl.vmap(tl.nn.GaussianNoise(1.0), randomness="different")(np.zeros((4, 3))).numpy()
     assert not np.array_equal(noisy[0], noisy[1])
+
+
+def test_orthogonal_gain_and_scalar_shapes_get_errors_naming_the_initializer():
+    # orthogonal(gain="2") raised NumPy's UFuncTypeError, gain=None a bare Python TypeError; a 0-d shape's error
+    # named no initializer.
+    for gain in ("2", None, float("nan")):
+        with pytest.raises(ValueError, match=rf"initializers.orthogonal: gain must be a finite number, got {gain!r}"):
+            init.orthogonal((3, 3), seed=0, gain=gain)
+    for name in ("glorot_uniform", "he_normal", "lecun_normal", "variance_scaling", "kaiming_uniform"):
+        with pytest.raises(ValueError, match=rf"initializers.{name}: a weight needs at least one dimension"):
+            getattr(init, name)((), seed=0)
