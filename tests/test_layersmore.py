@@ -510,6 +510,10 @@ def test_identity_and_lambda():
     y = tl.nn.Identity()(v)
     v.assign([5.0, 6.0])
     assert y.numpy().tolist() == [1.0, 2.0]  # a value, not the Variable
+    w = tl.Variable([3.0])
+    held = tl.nn.Lambda(lambda x: w)(np.array([1.0]))
+    w.assign([4.0])
+    assert held.numpy().tolist() == [3.0]  # a value: the Variable's later assign does not reach it
     lam = tl.nn.Lambda(lambda x, y: x * y)
     np.testing.assert_array_equal(lam(np.array([2.0]), np.array([3.0])).numpy(), [6.0])
     check_grads(lambda x: tl.nn.Lambda(tl.sin)(x), [RNG.normal(size=(3,))])
