@@ -2,8 +2,8 @@
 2-D, 3-D, global and adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout,
 Flatten, SimpleRNN, LSTM, GRU, Bidirectional, MultiHeadAttention, TransformerEncoderLayer,
 TransformerDecoderLayer; Keras' reshaping, merging, preprocessing and noise layers (Reshape, Permute, Add,
-Concatenate, Dot, TimeDistributed, Normalization, AlphaDropout, ...) and PyTorch's Unflatten, PixelShuffle and
-Bilinear.
+Concatenate, Dot, TimeDistributed, Normalization, AlphaDropout, ...) and PyTorch's Unflatten, PixelShuffle,
+Bilinear and EmbeddingBag.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
@@ -28,6 +28,7 @@ import numpy as np
 from . import debugging as _debugging
 from . import dtypes as _dt
 from . import initializers as _init
+from . import tree as _tree
 from .debugging import check_numerics
 from .module import Module
 from .ops import array as _array
@@ -37,6 +38,8 @@ from .ops import linalg as _linalg
 from .ops import math as _math
 from .ops import nn as _nn
 from .ops import reduce as _reduce
+from .ops import search as _search
+from .ops import segment as _segment
 from .ops import shape as _shape
 from .ops.creation import tensor as _tensor
 from .ops.creation import zeros as _zeros
@@ -130,6 +133,8 @@ __all__ = [
     "PixelShuffle",
     "PixelUnshuffle",
     "Bilinear",
+    "EmbeddingBag",
+    "Masking",
 ]
 
 
@@ -1985,16 +1990,36 @@ class _Recurrent(Module):
     when traced, differentiable by a reverse scan), the input's product with ``kernel`` computed for every step
     at once before it.  The steps run in the dtype the input, the weights and the initial states promote to;
     ``activation=None`` is the identity (Keras' ``"linear"``); 0 time steps give the initial state and an
-    empty sequence."""
+    empty sequence.
+
+    ``dropout`` and ``recurrent_dropout`` act in training mode (``train()``, a Module's default; ``eval()`` turns
+    them off), as Keras 3's: one mask per sequence for the input and one for the recurrent state ``h``, drawn
+    at every call from the stream ``tl.random.seed`` resets (fresh at every call of a ``tl.function`` too), kept
+    for all the steps and scaled by ``1 / (1 - rate)``.  With ``recurrent_dropout`` each gate has masks of its
+    own, for the input and for ``h`` (Keras 3's ``implementation=1``); with ``dropout`` alone the gates share
+    the input's.
+
+    ``stateful=True`` (Keras'): a call's final states are the next call's initial states (unless it is given
+    ``initial_state``), for a batch of the same size (known: a ``TensorSpec`` batch of None is an error), also in
+    a ``tl.function``; :meth:`reset_states` sets them to zeros.  They are :attr:`states`, non-trainable Variables
+    made at the first call and, as in Keras, no part of the layer's ``variables`` or checkpoints.
+
+    ``unroll=True`` (Keras'): the steps run as ops of their own instead of one ``tl.scan`` (a traced graph
+    without a ``Scan`` node, one copy of the step per time step: for short sequences)."""
 
     gates = 1
     name = "Recurrent"
 
     def __init__(self, input_size, units, activation, recurrent_activation, use_bias, return_sequences, return_state,
-                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards=False):  # fmt: skip
+                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout, recurrent_dropout, stateful, unroll):  # fmt: skip
         super().__init__()
         name = self.name
-        self.go_backwards = bool(go_backwards)
+        self.go_backwards, self.stateful, self.unroll = bool(go_backwards), bool(stateful), bool(unroll)
+        self._carried = _CarriedStates()
+        for what, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
+            if not _number_in(rate, 0.0, 1.0) or float(rate) >= 1.0:
+                raise ValueError(f"{name}: {what} must be in [0, 1), got {rate!r}")
+        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
         self.input_size = _positive("input_size", input_size, name)
         self.units = _positive("units", units, name)
         seed = _seed(seed, name)
@@ -2064,7 +2089,11 @@ class _Recurrent(Module):
         dtype = _dt.promote_types(
             x.dtype, self.kernel.dtype, self.recurrent_kernel.dtype, *(s.dtype for s in initial_state)
         )
-        if not given:
+        if self.stateful:
+            self._check_carried_batch(batch, x, states, dtype)
+        if not given and self.stateful:  # read into values: the final states are assigned at the call's end
+            initial_state = [_as_result(v) for v in self._carried.states]
+        elif not given:
             if batch is not None:
                 zeros = _zeros((batch, self.units), dtype=dtype, backend=x.backend.name)
             else:  # zeros (batch, units) for a batch of unknown size (also of 0 steps)
@@ -2072,6 +2101,20 @@ class _Recurrent(Module):
                 zeros = first + _zeros((1, self.units), dtype=dtype, backend=x.backend.name)
             initial_state = [zeros] * states
         return x, [s if s.dtype == dtype else _math.cast(s, dtype) for s in initial_state], self._mask(mask, x)
+
+    def _dropout_masks(self, x, h) -> tuple:
+        """The input's and ``h``'s dropout masks for one call (each a list, one per gate or one for all of them,
+        or None): ``(batch, features)`` draws kept for all the steps, scaled by ``1 / (1 - rate)``."""
+        if not (self.dropout or self.recurrent_dropout) or not self.training:  # rates first: no training key
+            return None, None
+        per_gate = self.recurrent_dropout > 0  # Keras 3 then computes the gates one by one, each its own masks
+        inputs = recurrent = None
+        if self.dropout > 0:
+            ones = _math.ones_like(_reduce.sum(x[:, :1], axis=1))  # (batch, input_size), also for 0 steps
+            inputs = [_nn.dropout(ones, self.dropout) for _ in range(self.gates if per_gate else 1)]
+        if per_gate:
+            recurrent = [_nn.dropout(_math.ones_like(h), self.recurrent_dropout) for _ in range(self.gates)]
+        return inputs, recurrent
 
     def _mask(self, mask, x):
         if mask is None:
@@ -2086,28 +2129,92 @@ class _Recurrent(Module):
             raise TypeError(f"{self.name}: mask must be bools or real numbers, got {mask.dtype} (shape {mask.shape})")
         return mask if mask.dtype == _dt.bool_ else _math.not_equal(mask, 0)
 
-    def _run(self, x, state, step, mask=None, zero_output: bool = False):
+    def _run(self, x, state, step, mask=None, zero_output: bool = False, input_masks=None):
         """Scan ``step(state, projected x_t) -> (state, h_t)`` over time (from the last step to the first with
         ``go_backwards``, whose sequence of outputs is then in that order, as Keras'); the layer's outputs.  A
         sequence of 0 steps gives the initial state and an empty sequence ``(batch, 0, units)``, as ``tl.scan`` does.
         Where ``mask`` is False the states stay and the output is the previous one (zeros with ``zero_output``,
-        Keras' ``zero_output_for_mask``)."""
+        Keras' ``zero_output_for_mask``).  ``input_masks`` (see :meth:`_dropout_masks`) multiply ``x``."""
         if self.go_backwards:
             x = _array.flip(x, 1)
             mask = None if mask is None else _array.flip(mask, 1)
-        projected = _linalg.matmul(x, self.kernel)  # (batch, time, gates * units): all steps in one product
+        if input_masks is not None:
+            input_masks = [_shape.expand_dims(m, 1) for m in input_masks]  # the same mask at every step
+        # (batch, time, gates * units): all steps in one product (one per gate with per-gate masks)
+        projected = _gate_products(x, self.kernel, input_masks, self.units)
         if self.use_bias:
             projected = projected + self._input_bias()
         projected = _shape.transpose(projected, (1, 0, 2))
         if mask is None:
-            state, hs = _control_flow.scan(step, tuple(state), projected)
+            state, hs = self._loop(step, tuple(state), projected)
         else:
             keep = _shape.expand_dims(_shape.transpose(mask, (1, 0)), -1)  # (time, batch, 1)
-            (state, _), hs = _control_flow.scan(
+            (state, _), hs = self._loop(
                 _masked(step, zero_output), (tuple(state), _math.zeros_like(state[0])), (projected, keep)
             )
         output = _shape.transpose(hs, (1, 0, 2)) if self.return_sequences else state[0]
+        if self.stateful:
+            self._carry(state)
         return (output, *state) if self.return_state else output
+
+    def _loop(self, step, init, xs) -> tuple:
+        """``tl.scan(step, init, xs)`` over time, or with ``unroll`` its steps one by one (0 steps: the scan)."""
+        steps = _tree.leaves(xs)[0].shape[0]
+        if not self.unroll or not steps:
+            return _control_flow.scan(step, init, xs)
+        carry, ys = init, []
+        for t in range(steps):
+            carry, y = step(carry, _tree.map(operator.itemgetter(t), xs))
+            ys.append(y)
+        return carry, _shape.stack(ys)
+
+    @property
+    def states(self):
+        """A stateful layer's carried states (Variables ``(batch, units)``), None before its first call or when not
+        stateful (Keras' ``layer.states``)."""
+        return self._carried.states
+
+    def reset_states(self) -> None:
+        """Set a stateful layer's carried states to zeros (Keras' ``reset_states``; ``reset_state`` is the same).
+
+        >>> import tensorlib as tl
+        >>> rnn = tl.nn.SimpleRNN(2, 3, stateful=True, seed=0)
+        >>> _ = rnn(tl.ones((4, 5, 2)))
+        >>> rnn.reset_states()
+        >>> float(tl.sum(tl.abs(rnn.states[0])))
+        0.0
+        """
+        for v in self._carried.states or ():
+            v.assign(_math.zeros_like(v))
+
+    reset_state = reset_states
+
+    def _check_carried_batch(self, batch, x, states: int, dtype) -> None:
+        """A stateful layer's input batch: known, and the size of the carried states (zeros, made at the first
+        call, before any use: a traced first call reads them too, where zeros had become part of its graph)."""
+        carried = self._carried.states
+        if batch is None:
+            raise ValueError(
+                f"{self.name}: a stateful layer needs a known batch size, got input shape {tuple(x.shape)}: give the "
+                "TensorSpec that size"
+            )
+        if carried is not None and carried[0].shape[0] != batch:
+            raise ValueError(
+                f"{self.name}: a stateful layer's batch size is fixed: its states are {tuple(carried[0].shape)}, got "
+                f"input shape {tuple(x.shape)} ({x.dtype}); reset_states() keeps that size: make a new layer for another"
+            )
+        if carried is None:
+            self._carried.states = tuple(
+                Variable(
+                    np.zeros((batch, self.units), dtype), name=f"state_{i}", trainable=False, backend=x.backend.name
+                )
+                for i in range(states)
+            )
+
+    def _carry(self, state) -> None:
+        """Keep a stateful layer's final states for its next call."""
+        for v, s in zip(self._carried.states, state):
+            v.assign(s if s.dtype == v.dtype else _math.cast(s, v.dtype))
 
     def extra_repr(self) -> str:
         """The sizes, then every constructor argument given other than its default (``LSTM(3, 4)`` hid
@@ -2126,6 +2233,16 @@ class _Recurrent(Module):
         return type(self)(**config)
 
 
+class _CarriedStates:
+    """A stateful recurrent layer's states: Variables held outside the layer's variable tree (not a list or dict),
+    as Keras keeps them out of its weights, so checkpoints and optimizers do not change after the first call."""
+
+    __slots__ = ("states",)
+
+    def __init__(self):
+        self.states = None
+
+
 def _same_argument(value, default) -> bool:
     """Whether a constructor argument is its default (dtypes by name: "float32" is tl.float32)."""
     if value is default:
@@ -2136,6 +2253,18 @@ def _same_argument(value, default) -> bool:
         return bool(value == default)
     except (TypeError, ValueError):
         return False
+
+
+def _gate_products(h, kernel, masks, units: int):
+    """``h @ kernel``, or with dropout ``masks`` each gate's ``units`` columns of it from ``h`` times that gate's mask
+    (one mask: one product)."""
+    if masks is None:
+        return _linalg.matmul(h, kernel)
+    if len(masks) == 1:
+        return _linalg.matmul(h * masks[0], kernel)
+    return _shape.concat(
+        [_linalg.matmul(h * m, kernel[:, k * units : (k + 1) * units]) for k, m in enumerate(masks)], axis=-1
+    )
 
 
 def _masked(step, zero_output: bool):
@@ -2155,8 +2284,8 @@ def _masked(step, zero_output: bool):
 class SimpleRNN(_Recurrent):
     """The fully connected recurrent layer over ``(batch, time, input_size)`` inputs, Keras' ``SimpleRNN``:
     ``h_t = activation(x_t kernel + h_{t-1} recurrent_kernel + bias)`` (PyTorch's ``nn.RNN``, whose
-    ``weight_ih`` is ``kernel.T`` and whose two biases add up to ``bias``).  Outputs as :class:`LSTM`'s, the
-    state being ``h`` alone.
+    ``weight_ih`` is ``kernel.T`` and whose two biases add up to ``bias``).  Outputs and dropout as :class:`LSTM`'s,
+    the state being ``h`` alone.
 
     >>> import tensorlib as tl
     >>> rnn = tl.nn.SimpleRNN(3, 4, return_sequences=True, seed=0)
@@ -2181,9 +2310,14 @@ class SimpleRNN(_Recurrent):
         bias_initializer="zeros",
         seed: int | None = None,
         dtype=_dt.float32,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
+        stateful: bool = False,
+        unroll: bool = False,
     ):
         super().__init__(input_size, units, activation, None, use_bias, return_sequences, return_state,
-                         kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
+                         kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         self.bias = (
             Variable(
                 _init.get(bias_initializer)((self.units,), seed=_seed_for(seed, 1), dtype=self.kernel.dtype),
@@ -2198,14 +2332,15 @@ class SimpleRNN(_Recurrent):
 
     def _forward(self, x, initial_state, mask, zero_output):
         x, state, mask = self._inputs(x, initial_state, 1, mask)
-        act, recurrent = self.activation, self.recurrent_kernel
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
+        act, recurrent, u = self.activation, self.recurrent_kernel, self.units
 
         def step(carry, z_x):
             (h,) = carry
-            h = act(z_x + _linalg.matmul(h, recurrent))
+            h = act(z_x + _gate_products(h, recurrent, recurrent_masks, u))
             return (h,), h
 
-        return self._run(x, state, step, mask, zero_output)
+        return self._run(x, state, step, mask, zero_output, input_masks)
 
 
 class LSTM(_Recurrent):
@@ -2214,7 +2349,8 @@ class LSTM(_Recurrent):
     forget, cell, output (PyTorch's ``nn.LSTM`` order: its ``weight_ih`` is ``kernel.T``); ``unit_forget_bias``
     starts the forget gate's bias at 1.  ``h`` ``(batch, units)`` at the last step, the sequence of ``h``
     ``(batch, time, units)`` with ``return_sequences``, and ``(output, h, c)`` with ``return_state``;
-    ``initial_state`` is ``(h, c)`` (zeros by default).
+    ``initial_state`` is ``(h, c)`` (zeros by default).  ``dropout`` and ``recurrent_dropout`` drop, in training
+    mode, the input and ``h`` with one mask per sequence (one per gate with ``recurrent_dropout``), as Keras 3.
 
     >>> import tensorlib as tl
     >>> lstm = tl.nn.LSTM(3, 4, return_sequences=True, seed=0)
@@ -2241,9 +2377,14 @@ class LSTM(_Recurrent):
         seed: int | None = None,
         dtype=_dt.float32,
         go_backwards: bool = False,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
+        stateful: bool = False,
+        unroll: bool = False,
     ):
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
-                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
+                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         dtype = self.kernel.dtype
         if use_bias:
             bias = _init.get(bias_initializer)((4 * self.units,), seed=_seed_for(seed, 1), dtype=dtype).numpy().copy()
@@ -2258,18 +2399,19 @@ class LSTM(_Recurrent):
 
     def _forward(self, x, initial_state, mask, zero_output):
         x, state, mask = self._inputs(x, initial_state, 2, mask)
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent = self.recurrent_kernel
 
         def step(carry, z_x):
             h, c = carry
-            z = z_x + _linalg.matmul(h, recurrent)
+            z = z_x + _gate_products(h, recurrent, recurrent_masks, u)
             i, f, g, o = gate(z[:, :u]), gate(z[:, u : 2 * u]), act(z[:, 2 * u : 3 * u]), gate(z[:, 3 * u :])
             c = f * c + i * g
             h = o * act(c)
             return (h, c), h
 
-        return self._run(x, state, step, mask, zero_output)
+        return self._run(x, state, step, mask, zero_output, input_masks)
 
 
 class GRU(_Recurrent):
@@ -2277,8 +2419,8 @@ class GRU(_Recurrent):
     3 units)`` and ``recurrent_kernel`` ``(units, 3 units)`` in the gate order update, reset, candidate.  With
     ``reset_after=True`` (Keras' default, PyTorch's ``nn.GRU`` formula) the reset gate multiplies the recurrent
     product, and ``bias`` is ``(2, 3 units)``: the input's and the recurrent product's; with ``False`` it
-    multiplies ``h`` before its product, and ``bias`` is ``(3 units,)``.  Outputs as :class:`LSTM`'s, the state
-    being ``h`` alone.
+    multiplies ``h`` before its product, and ``bias`` is ``(3 units,)``.  Outputs and dropout as :class:`LSTM`'s,
+    the state being ``h`` alone.
 
     >>> import tensorlib as tl
     >>> gru = tl.nn.GRU(3, 4, return_state=True, seed=0)
@@ -2305,9 +2447,14 @@ class GRU(_Recurrent):
         seed: int | None = None,
         dtype=_dt.float32,
         go_backwards: bool = False,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
+        stateful: bool = False,
+        unroll: bool = False,
     ):
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
-                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
+                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         self.reset_after = bool(reset_after)
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
         self.bias = (
@@ -2321,6 +2468,7 @@ class GRU(_Recurrent):
 
     def _forward(self, x, initial_state, mask, zero_output):
         x, state, mask = self._inputs(x, initial_state, 1, mask)
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent, reset_after = self.recurrent_kernel, self.reset_after
         recurrent_bias = self.bias[1] if self.use_bias and reset_after else None
@@ -2328,21 +2476,22 @@ class GRU(_Recurrent):
         def step(carry, z_x):
             (h,) = carry
             if reset_after:
-                z_h = _linalg.matmul(h, recurrent)
+                z_h = _gate_products(h, recurrent, recurrent_masks, u)
                 if recurrent_bias is not None:
                     z_h = z_h + recurrent_bias
                 update = gate(z_x[:, :u] + z_h[:, :u])
                 reset = gate(z_x[:, u : 2 * u] + z_h[:, u : 2 * u])
                 candidate = act(z_x[:, 2 * u :] + reset * z_h[:, 2 * u :])
             else:
-                z_h = _linalg.matmul(h, recurrent[:, : 2 * u])
+                z_h = _gate_products(h, recurrent[:, : 2 * u], recurrent_masks and recurrent_masks[:2], u)
                 update = gate(z_x[:, :u] + z_h[:, :u])
                 reset = gate(z_x[:, u : 2 * u] + z_h[:, u:])
-                candidate = act(z_x[:, 2 * u :] + _linalg.matmul(reset * h, recurrent[:, 2 * u :]))
+                h_candidate = h if recurrent_masks is None else h * recurrent_masks[2]
+                candidate = act(z_x[:, 2 * u :] + _linalg.matmul(reset * h_candidate, recurrent[:, 2 * u :]))
             h = update * h + (1.0 - update) * candidate
             return (h,), h
 
-        return self._run(x, state, step, mask, zero_output)
+        return self._run(x, state, step, mask, zero_output, input_masks)
 
 
 _MERGES = {
@@ -2386,6 +2535,14 @@ class Bidirectional(Module):
             raise ValueError(
                 "Bidirectional: layer and backward_layer must agree on return_sequences and return_state, got "
                 f"{(layer.return_sequences, layer.return_state)} and {(backward.return_sequences, backward.return_state)}"
+            )
+        # Different units failed in the merge's Add, naming neither layer (concat and None take them).
+        need = "input_size" if merge_mode in (None, "concat") else "input_size and units"
+        if backward.input_size != layer.input_size or need != "input_size" and backward.units != layer.units:
+            raise ValueError(
+                f"Bidirectional: layer and backward_layer must have the same {need} for merge_mode={merge_mode!r}, "
+                f"got {type(layer).__name__}({layer.input_size}, {layer.units}) and "
+                f"{type(backward).__name__}({backward.input_size}, {backward.units})"
             )
         self.forward_layer, self.backward_layer, self.merge_mode = layer, backward, merge_mode
 
@@ -3212,7 +3369,8 @@ class Rescaling(Module):
 class CenterCrop(Module):
     """The central ``height x width`` window of each image (Keras' ``CenterCrop``; batched ``(batch, h, w, c)`` or
     one ``(h, w, c)`` image, channels first with ``data_format="NCHW"``).  An odd margin leaves its extra row or
-    column at the end, as Keras does.  An image smaller than the window is an error (Keras resizes it).
+    column at the end, as Keras does.  An image smaller than the window in either dimension is resized to it as
+    Keras' ``smart_resize`` does: the largest central crop of the window's aspect ratio, then bilinear resizing.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.CenterCrop(1, 2)(np.arange(9.0).reshape(1, 3, 3, 1)).numpy()[0, :, :, 0].tolist()
@@ -3230,16 +3388,29 @@ class CenterCrop(Module):
         if len(x.shape) not in (3, 4):
             raise ValueError(f"CenterCrop: input must be 4-D {self.data_format} or one 3-D image, got {_shown(x)}")
         first = len(x.shape) - (2 if self.data_format == "NCHW" else 3)
+        height, width = x.shape[first : first + 2]
+        if None in (height, width) or 0 in (height, width):
+            raise ValueError(f"CenterCrop: the image's height and width must be known and positive, got {_shown(x)}")
+        if height >= self.height and width >= self.width:
+            return _as_result(self._crop(x, first, self.height, self.width))
+        # Keras' smart_resize: the central crop of the target's aspect ratio, resized
+        crop_h = max(min(height, int(width * self.height / self.width)), 1)
+        crop_w = max(min(width, int(height * self.width / self.height)), 1)
+        x = self._crop(x, first, crop_h, crop_w)
+        if self.data_format == "NCHW":
+            x = _shape.transpose(x, (*range(first - 1), first, first + 1, first - 1))
+        y = _nn.resize(x, (self.height, self.width), method="bilinear")
+        if self.data_format == "NCHW":
+            y = _shape.transpose(y, (*range(first - 1), first + 1, first - 1, first))
+        return y
+
+    @staticmethod
+    def _crop(x, first: int, height: int, width: int):
         index = [slice(None)] * len(x.shape)
-        for axis, size in zip((first, first + 1), (self.height, self.width)):
-            have = x.shape[axis]
-            if have is None or have < size:
-                raise ValueError(
-                    f"CenterCrop: the image must be at least {self.height} x {self.width}, got input shape {_shown(x)}"
-                )
-            start = (have - size) // 2
+        for axis, size in zip((first, first + 1), (height, width)):
+            start = (x.shape[axis] - size) // 2
             index[axis] = slice(start, start + size)
-        return _as_result(x[tuple(index)])
+        return x[tuple(index)]
 
     def extra_repr(self) -> str:
         text = f"{self.height}, {self.width}"
@@ -3312,9 +3483,16 @@ class Normalization(Module):
             self._store(*np.broadcast_arrays(*stats))
 
     def _store(self, mean: np.ndarray, variance: np.ndarray) -> None:
-        if self.mean is None or self.mean.shape != mean.shape:
+        """New Variables the first time; then assigned, so a traced function that captured them sees the new values
+        (statistics of another shape are an error, as Keras' adapt of a built layer)."""
+        if self.mean is None:
             self.mean = Variable(mean.astype(self.dtype.name), name="mean", trainable=False)
             self.variance = Variable(variance.astype(self.dtype.name), name="variance", trainable=False)
+        elif self.mean.shape != mean.shape:
+            raise ValueError(
+                f"Normalization.adapt: the statistics have shape {self.mean.shape}, the new data gives {mean.shape}; "
+                "make a new layer for data of other sizes"
+            )
         else:
             self.mean.assign(mean.astype(self.dtype.name))
             self.variance.assign(variance.astype(self.dtype.name))
@@ -3640,4 +3818,158 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return f"{self.in1_features}, {self.in2_features}, {self.out_features}" + (
             "" if self.bias is not None else ", use_bias=False"
+        )
+
+
+class Masking(Module):
+    """Keras' ``Masking(mask_value=0.0)``: the time steps of ``(batch, time, features)`` inputs whose features all
+    equal ``mask_value`` are zeroed, and :meth:`compute_mask` gives the ``(batch, time)`` mask that the recurrent
+    layers take (``LSTM(...)(x, mask=masking.compute_mask(x))``: tl.nn has no implicit mask propagation).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.array([[[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]])
+    >>> tl.nn.Masking().compute_mask(x).numpy().tolist()
+    [[True, False, True]]
+    """
+
+    def __init__(self, mask_value: float = 0.0):
+        super().__init__()
+        if not _number_in(mask_value, -math.inf, math.inf):
+            raise ValueError(f"Masking: mask_value must be a number, got {mask_value!r}")
+        self.mask_value = float(mask_value)
+
+    def compute_mask(self, x) -> Tensor:
+        """True for the steps to keep: those with a feature other than ``mask_value`` (Keras' ``compute_mask``)."""
+        x = _as_tensor(x)
+        if len(x.shape) < 2:
+            raise ValueError(f"Masking: input must have at least 2 dimensions (batch, ..., features), got {_shown(x)}")
+        return _reduce.any(_math.not_equal(x, self.mask_value), axis=-1)
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        keep = _shape.expand_dims(self.compute_mask(x), -1)
+        return x * _math.cast(keep, x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"mask_value={self.mask_value}"
+
+
+class EmbeddingBag(Module):
+    """PyTorch's ``nn.EmbeddingBag``: the sum, mean or max (``mode``) of the embeddings of each bag of ids, without
+    the ``(bags, ids, dim)`` intermediate of ``Embedding`` then a reduction.  Bags are the rows of a 2-D ``input``,
+    or for a 1-D ``input`` the runs that ``offsets`` (each bag's start, from 0; one more entry, the end, with
+    ``include_last_offset=True``) mark.  ``per_sample_weights`` (with ``mode="sum"``) weigh each id; an id equal to
+    ``padding_idx`` is left out of its bag (and of a mean's count); an empty bag gives zeros.  The table
+    ``weight`` starts ``N(0, 1)`` as PyTorch's (or from ``embeddings_initializer``).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> bag = tl.nn.EmbeddingBag(10, 3, mode="sum", seed=0)
+    >>> bag(np.array([1, 2, 4, 5, 4]), offsets=np.array([0, 2])).shape
+    (2, 3)
+    """
+
+    _MODES = ("sum", "mean", "max")
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        mode: str = "mean",
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        embeddings_initializer=None,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__()
+        self.num_embeddings = _positive("num_embeddings", num_embeddings, "EmbeddingBag")
+        self.embedding_dim = _positive("embedding_dim", embedding_dim, "EmbeddingBag")
+        if mode not in self._MODES:
+            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        self.mode, self.include_last_offset = mode, bool(include_last_offset)
+        n = self.num_embeddings
+        if padding_idx is not None and (
+            isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)) or not -n <= padding_idx < n
+        ):
+            raise ValueError(f"EmbeddingBag: padding_idx must be None or an int in [{-n}, {n}), got {padding_idx!r}")
+        self.padding_idx = None if padding_idx is None else int(padding_idx) % n
+        initializer = embeddings_initializer or functools.partial(_init.random_normal, stddev=1.0)
+        table = _init.get(initializer)((n, self.embedding_dim), seed=_seed(seed, "EmbeddingBag"), dtype=dtype)
+        if self.padding_idx is not None:  # the padding row starts at zero, as PyTorch's
+            table = table * _tensor((np.arange(n)[:, None] != self.padding_idx).astype(table.dtype))
+        self.weight = Variable(table, name="weight")
+
+    def _bags(self, ids, offsets) -> tuple:
+        """The flat ids, each one's bag and the number of bags; offsets checked where their values are known."""
+        if len(ids.shape) == 2:
+            if offsets is not None:
+                raise ValueError(f"EmbeddingBag: offsets must be None for a 2-D input, got input shape {_shown(ids)}")
+            bags, length = ids.shape
+            if None in (bags, length):
+                raise ValueError(f"EmbeddingBag: a traced 2-D input needs known sizes, got shape {_shown(ids)}")
+            which = np.repeat(np.arange(bags), length)
+            return _shape.reshape(ids, (-1,)), _tensor(which), bags
+        if len(ids.shape) != 1 or offsets is None:
+            raise ValueError(
+                f"EmbeddingBag: input must be 2-D (one bag per row), or 1-D with offsets, got shape {_shown(ids)}"
+                + ("" if len(ids.shape) != 1 else " and no offsets")
+            )
+        offsets = _as_tensor(offsets)
+        if len(offsets.shape) != 1 or offsets.dtype.kind not in "iu" or offsets.shape[0] is None:
+            raise ValueError(f"EmbeddingBag: offsets must be a 1-D tensor of integers, got {_shown(offsets)}")
+        if offsets._value is not None and ids.shape[0] is not None:
+            starts = np.asarray(offsets.numpy())
+            if (
+                starts.size
+                and (starts[0] != 0 or (np.diff(starts) < 0).any() or starts[-1] > ids.shape[0])
+                or self.include_last_offset
+                and (not starts.size or starts[-1] != ids.shape[0])
+            ):
+                end = " ending at the input's length" if self.include_last_offset else ""
+                raise ValueError(
+                    f"EmbeddingBag: offsets must start at 0 and not decrease past the input's length {ids.shape[0]}"
+                    f"{end}, got {starts.tolist()}"
+                )
+        bags = offsets.shape[0] - (1 if self.include_last_offset else 0)
+        if bags < 0:
+            raise ValueError("EmbeddingBag: include_last_offset=True needs at least one offset")
+        positions = _array.cumsum(_math.ones_like(ids), axis=0) - 1
+        which = _search.searchsorted(offsets, positions, side="right") - 1
+        return ids, which, bags
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        ids = _as_tensor(input)
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"EmbeddingBag: input must be integer ids, got {_shown(ids)}")
+        flat, which, bags = self._bags(ids, offsets)
+        rows = _nn.embedding_lookup(self.weight, flat)
+        keep = None if self.padding_idx is None else _math.cast(flat != self.padding_idx, rows.dtype)
+        if per_sample_weights is not None:
+            if self.mode != "sum":
+                raise ValueError(f"EmbeddingBag: per_sample_weights needs mode='sum', got mode={self.mode!r}")
+            weights = _as_tensor(per_sample_weights)
+            if weights.shape != ids.shape or weights.dtype.kind != "f":
+                raise ValueError(
+                    f"EmbeddingBag: per_sample_weights must be floats of the input's shape {_shown(ids)}, got "
+                    f"{_shown(weights)}"
+                )
+            weights = _shape.reshape(weights, (-1,))
+            keep = weights if keep is None else keep * weights
+        if self.mode == "max":
+            present = flat >= 0 if keep is None else keep > 0
+            low = _tensor(np.asarray(-np.inf, rows.dtype.name))
+            best = _segment.segment_max(_math.where(_shape.expand_dims(present, 1), rows, low), which, bags)
+            return _math.where(best > low, best, _math.zeros_like(best))  # an empty bag: zeros, as PyTorch's
+        if keep is not None:
+            rows = rows * _shape.expand_dims(keep, 1)
+        total = _segment.segment_sum(rows, which, bags)
+        if self.mode == "sum":
+            return total
+        ones = _math.ones_like(flat) if keep is None else _math.cast(keep > 0, flat.dtype)
+        counts = _segment.segment_sum(_math.cast(ones, rows.dtype), which, bags)
+        return total / _shape.expand_dims(_math.maximum(counts, 1.0), 1)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}" + (
+            "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
         )

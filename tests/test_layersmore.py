@@ -539,19 +539,44 @@ def test_rescaling_and_center_crop():
         tl.nn.CenterCrop(4, 3, data_format="NCHW")(x.transpose(0, 3, 1, 2)).numpy(),
         x[:, 1:5, 1:4].transpose(0, 3, 1, 2),
     )
+    # smaller than the window: Keras' smart_resize, the central crop of the window's aspect ratio (7 x 2 of 7 x 6
+    # for 8 x 3, 6 x 6 for 9 x 9) resized
+    np.testing.assert_allclose(tl.nn.CenterCrop(8, 3)(x).numpy(), _np_resize(x[:, :, 2:4], 8, 3), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tl.nn.CenterCrop(9, 9)(x).numpy(), _np_resize(x[:, :6, :6], 9, 9), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        tl.nn.CenterCrop(8, 3, data_format="NCHW")(x.transpose(0, 3, 1, 2)).numpy(),
+        _np_resize(x[:, :, 2:4], 8, 3).transpose(0, 3, 1, 2),
+        rtol=1e-5,
+        atol=1e-6,
+    )
     with pytest.raises(
-        ValueError, match=r"CenterCrop: the image must be at least 8 x 3, got input shape \(2, 7, 6, 3\)"
+        ValueError, match=r"CenterCrop: input must be 4-D NHWC or one 3-D image, got \(7, 6\) \(float32\)"
     ):
-        tl.nn.CenterCrop(8, 3)(x)
+        tl.nn.CenterCrop(8, 3)(x[0, ..., 0])
+
+
+def _np_resize(images, height, width):
+    """TensorFlow 2's bilinear resize (half-pixel centers, no antialiasing) of NHWC images, by its definition."""
+    out = images.astype(np.float64)
+    for axis, size in ((1, height), (2, width)):
+        n = out.shape[axis]
+        src = (np.arange(size) + 0.5) * n / size - 0.5
+        low = np.floor(src)
+        frac = src - low
+        lo, hi = np.clip(low, 0, n - 1).astype(int), np.clip(low + 1, 0, n - 1).astype(int)
+        shape = [1] * out.ndim
+        shape[axis] = size
+        out = np.take(out, lo, axis) * (1 - frac).reshape(shape) + np.take(out, hi, axis) * frac.reshape(shape)
+    return out
 
 
 def test_center_crop_and_rescaling_match_keras():
     keras = pytest.importorskip("keras")
-    for h, w in ((7, 6), (8, 5), (6, 6)):
+    for h, w in ((7, 6), (8, 5), (6, 6), (3, 7)):
         x = _x(2, h, w, 3)
-        for th, tw in ((3, 4), (4, 3), (5, 5)):
+        for th, tw in ((3, 4), (4, 3), (5, 5), (9, 2)):
             want = np.asarray(keras.layers.CenterCrop(th, tw)(x))
-            np.testing.assert_array_equal(tl.nn.CenterCrop(th, tw)(x).numpy(), want)
+            np.testing.assert_allclose(tl.nn.CenterCrop(th, tw)(x).numpy(), want, rtol=1e-5, atol=1e-6)
     img = RNG.integers(0, 256, size=(2, 4, 4, 3)).astype(np.float32)
     np.testing.assert_allclose(
         tl.nn.Rescaling(1 / 127.5, -1.0)(img).numpy(),
@@ -588,6 +613,14 @@ def test_normalization_given_statistics_state_and_errors():
     fresh.adapt(np.ones((3, 2)))
     fresh.load_state_dict({"mean": np.array([1.0, 1.0], np.float32), "variance": np.array([1.0, 4.0], np.float32)})
     np.testing.assert_allclose(fresh(np.array([[2.0, 3.0]])).numpy(), [[1.0, 1.0]])
+    traced = tl.function(fresh)
+    traced(np.ones((1, 2)))
+    fresh.adapt(np.array([[0.0, 10.0], [2.0, 30.0]]))  # assigned: the traced function sees the new statistics
+    np.testing.assert_allclose(traced(np.array([[1.0, 20.0]])).numpy(), [[0.0, 0.0]])
+    with pytest.raises(
+        ValueError, match=r"Normalization.adapt: the statistics have shape \(2,\), the new data gives \(3,\)"
+    ):
+        fresh.adapt(np.ones((4, 3)))
     with pytest.raises(ValueError, match=r"Normalization: call adapt\(data\) first"):
         tl.nn.Normalization()(np.ones((2, 2)))
     with pytest.raises(ValueError, match="Normalization: give both mean and variance"):
@@ -810,3 +843,151 @@ def test_bilinear_against_numpy_torch_and_module_features():
     np.testing.assert_allclose(
         layer(x1, x2).numpy(), theirs(torch.tensor(x1), torch.tensor(x2)).detach().numpy(), rtol=1e-12
     )
+
+
+# ------------------------------------------------------------------ EmbeddingBag
+def _np_embedding_bag(table, ids, offsets, mode, weights=None, padding_idx=None, include_last_offset=False):
+    """PyTorch's definition, bag by bag: empty bags (and bags of padding only) give zeros."""
+    if ids.ndim == 2:
+        offsets, ids = np.arange(0, ids.size, ids.shape[1]), ids.ravel()
+        weights = None if weights is None else weights.ravel()
+    ends = list(offsets[1:]) + ([] if include_last_offset else [len(ids)])
+    out = []
+    for start, end in zip(offsets, ends):
+        rows = [
+            table[i] * (1.0 if weights is None else weights[k])
+            for k, i in enumerate(ids[start:end], start)
+            if i != padding_idx
+        ]
+        if not rows:
+            out.append(np.zeros(table.shape[1]))
+        else:
+            out.append({"sum": np.sum, "mean": np.mean, "max": np.max}[mode](rows, axis=0))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 4])
+def test_embedding_bag_against_the_definition(mode, padding_idx):
+    bag = tl.nn.EmbeddingBag(10, 3, mode=mode, padding_idx=padding_idx, seed=0, dtype="float64")
+    table = bag.weight.numpy()
+    if padding_idx is not None:
+        assert (table[padding_idx] == 0).all()
+    ids, offsets = np.array([1, 2, 4, 5, 4, 3, 2, 9, 4]), np.array([0, 2, 2, 4, 8])  # an empty bag, a padding-only
+    np.testing.assert_allclose(
+        bag(ids, offsets=offsets).numpy(), _np_embedding_bag(table, ids, offsets, mode, None, padding_idx), rtol=1e-12
+    )
+    ids2 = RNG.integers(0, 10, size=(4, 3))
+    np.testing.assert_allclose(
+        bag(ids2).numpy(), _np_embedding_bag(table, ids2, None, mode, None, padding_idx), rtol=1e-12
+    )
+    last = np.array([0, 2, 2, 4, 8, 9])
+    with_last = tl.nn.EmbeddingBag(10, 3, mode=mode, include_last_offset=True, padding_idx=padding_idx, seed=0)
+    np.testing.assert_allclose(
+        with_last(ids, offsets=last).numpy(),
+        _np_embedding_bag(with_last.weight.numpy(), ids, last, mode, None, padding_idx, True),
+        rtol=1e-6,
+    )
+    # the gradient in the table: d/dT sum(out * G), against central differences of the NumPy definition
+    G = RNG.normal(size=(5, 3))
+    with tl.GradientTape() as tape:
+        loss = (bag(ids, offsets=offsets) * G).sum()
+    got = tape.gradient(loss, bag.weight).numpy()
+    want = np.zeros_like(table)
+    for index in np.ndindex(*table.shape):
+        step = np.zeros_like(table)
+        step[index] = 1e-6
+        up = (_np_embedding_bag(table + step, ids, offsets, mode, None, padding_idx) * G).sum()
+        down = (_np_embedding_bag(table - step, ids, offsets, mode, None, padding_idx) * G).sum()
+        want[index] = (up - down) / 2e-6
+    np.testing.assert_allclose(got, want, atol=1e-7)
+
+
+def test_embedding_bag_per_sample_weights_traced_and_errors():
+    bag = tl.nn.EmbeddingBag(6, 2, mode="sum", seed=1, dtype="float64")
+    ids, offsets, w = np.array([0, 1, 5, 5]), np.array([0, 1]), RNG.normal(size=4)
+    want = _np_embedding_bag(bag.weight.numpy(), ids, offsets, "sum", w)
+    np.testing.assert_allclose(bag(ids, offsets, w).numpy(), want, rtol=1e-12)
+    check_grads(lambda weights: bag(ids, offsets, weights), [w])
+    f = tl.function(bag)
+    f.get_graph(tl.TensorSpec((None,), tl.int64), tl.TensorSpec((2,), tl.int64), tl.TensorSpec((None,), tl.float64))
+    np.testing.assert_allclose(f(ids, offsets, w).numpy(), want, rtol=1e-12)
+    assert bag(np.zeros((0,), np.int64), offsets=np.array([0, 0])).numpy().tolist() == [[0.0, 0.0]] * 2
+    cases = [
+        (lambda: tl.nn.EmbeddingBag(6, 2)(ids, offsets, w), ValueError, "per_sample_weights needs mode='sum'"),
+        (lambda: bag(ids), ValueError, r"input must be 2-D \(one bag per row\), or 1-D with offsets"),
+        (lambda: bag(ids, np.array([1, 2])), ValueError, r"offsets must start at 0 and not decrease past"),
+        (lambda: bag(ids, np.array([0, 3, 2])), ValueError, r"offsets must start at 0"),
+        (lambda: bag(ids.astype(np.float32), offsets), TypeError, r"input must be integer ids, got \(4,\) \(float32\)"),
+        (lambda: bag(np.array([0, 6]), offsets), IndexError, "id 6 is out of range"),
+        (lambda: tl.nn.EmbeddingBag(6, 2, mode="prod"), ValueError, "mode must be 'sum', 'mean' or 'max'"),
+        (lambda: bag(ids, offsets, w[:3]), ValueError, r"per_sample_weights must be floats of the input's shape"),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind, match=message):
+            call()
+
+
+def test_embedding_bag_matches_torch():
+    torch = pytest.importorskip("torch")
+    ids, offsets = np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array([0, 2, 2, 4])
+    for mode in ("sum", "mean", "max"):
+        for padding_idx in (None, 2):
+            ours = tl.nn.EmbeddingBag(10, 3, mode=mode, padding_idx=padding_idx, seed=0)
+            theirs = torch.nn.EmbeddingBag(10, 3, mode=mode, padding_idx=padding_idx)
+            with torch.no_grad():
+                theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
+            want = theirs(torch.tensor(ids), torch.tensor(offsets))
+            want.backward(torch.ones_like(want))
+            with tl.GradientTape() as tape:
+                got = ours(ids, offsets=offsets)
+            np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6)
+            grad = tape.gradient(got, ours.weight).numpy()
+            np.testing.assert_allclose(grad, theirs.weight.grad.numpy(), rtol=1e-6)
+    ours = tl.nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True, seed=0)
+    theirs = torch.nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
+    w = _x(8)
+    last = np.array([0, 2, 2, 4, 8])
+    want = theirs(torch.tensor(ids), torch.tensor(last), per_sample_weights=torch.tensor(w)).detach().numpy()
+    np.testing.assert_allclose(ours(ids, last, w).numpy(), want, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ Masking
+def test_masking_zeroes_masked_steps_and_drives_the_recurrent_layers():
+    x = _x(3, 5, 2).astype(np.float64)
+    x[0, 3:] = 0.0  # right padding
+    x[1, 1] = 0.0  # a masked step in the middle
+    x[2, 2, 0] = 0.0  # one zero feature only: kept
+    masking = tl.nn.Masking()
+    keep = (x != 0).any(-1)
+    np.testing.assert_array_equal(masking.compute_mask(x).numpy(), keep)
+    np.testing.assert_array_equal(masking(x).numpy(), x * keep[..., None])
+    # the mask is a constant (the input sits on its discontinuity at a masked step): the gradient is the mask
+    np.testing.assert_array_equal(
+        tl.grad(lambda t: masking(t).sum())(x).numpy(), np.broadcast_to(keep[..., None], x.shape)
+    )
+    assert tl.nn.Masking(-1.0).compute_mask(np.full((1, 2, 3), -1.0)).numpy().tolist() == [[False, False]]
+    # Keras' rule for the recurrent layers: a masked step keeps the states, so a right-padded sequence ends in the
+    # state of its unpadded part
+    lstm = tl.nn.LSTM(2, 4, seed=0, dtype="float64")
+    padded = lstm(masking(x), mask=masking.compute_mask(x)).numpy()
+    np.testing.assert_allclose(padded[0], lstm(x[:1, :3]).numpy()[0], rtol=1e-10)
+    with pytest.raises(ValueError, match=r"Masking: input must have at least 2 dimensions .* got \(3,\) \(float64\)"):
+        masking(np.ones(3))
+
+
+def test_masking_matches_keras():
+    keras = pytest.importorskip("keras")
+    x = _x(3, 5, 2)
+    x[0, 3:] = 0.0
+    x[1, 1] = 0.0
+    ours = tl.nn.LSTM(2, 4, seed=0)
+    theirs = keras.layers.LSTM(4)
+    theirs.build((None, 5, 2))
+    theirs.set_weights([ours.kernel.numpy(), ours.recurrent_kernel.numpy(), ours.bias.numpy()])
+    want = np.asarray(keras.Sequential([keras.layers.Masking(), theirs])(x))
+    masking = tl.nn.Masking()
+    np.testing.assert_allclose(ours(masking(x), mask=masking.compute_mask(x)).numpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(masking(x).numpy(), np.asarray(keras.layers.Masking()(x)))

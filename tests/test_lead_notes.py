@@ -280,3 +280,63 @@ def test_optimizers_on_complex_variables_match_torch(name, kwargs):
 def test_an_integer_variable_is_still_refused():
     with pytest.raises(TypeError, match=r"^SGD.apply: variable 'n' has dtype int64; only float and complex"):
         tl.optimizers.SGD(0.1).apply([tl.tensor([1])], [tl.Variable(np.array([1]), name="n")])
+
+
+# ---------------------------------------------------------------- max/min with where= and initial=: ties
+@pytest.mark.parametrize("reduction", ["max", "min"])
+def test_an_element_left_out_by_where_takes_no_share_of_a_tie(reduction):
+    # Left-out elements were filled with initial: where initial equalled the extreme they tied with it and
+    # took half its gradient, which the mask then dropped (max(where=, initial=3) of [1, 3, (3), 2] gave 0.25
+    # to the kept 3, JAX 0.5: the other half goes to initial).  Reference: the one-sided derivatives of
+    # t -> max(t * x) at t = 1 average to 1/2 * 3 here (JAX's convention: a tie splits evenly).
+    sign = 1.0 if reduction == "max" else -1.0
+    x = sign * np.array([1.0, 3.0, 3.0, 2.0])
+    keep = np.array([True, True, False, True])
+    f = getattr(tl, reduction)
+    grad = tl.grad(lambda t: f(t, where=keep, initial=sign * 3.0))(tl.tensor(x)).numpy()
+    np.testing.assert_array_equal(grad, [0.0, 0.5, 0.0, 0.0])
+    value = f(tl.tensor(x), where=keep, initial=sign * 3.0)
+    assert float(value) == getattr(np, reduction)(x, where=keep, initial=sign * 3.0)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "float32"])
+def test_max_min_with_where_and_initial_match_numpy_for_every_dtype(dtype):
+    rng = np.random.default_rng(3)
+    x = (rng.integers(-5, 5, (4, 6)) if dtype != "bool" else rng.integers(0, 2, (4, 6))).astype(dtype)
+    keep = rng.random((4, 6)) < 0.5
+    keep[0] = False  # a row with nothing kept: initial alone
+    initial = {"bool": True, "float32": 0.5}.get(dtype, 2)
+    for name in ("max", "min"):
+        got = getattr(tl, name)(tl.tensor(x), axis=1, where=keep, initial=initial)
+        want = getattr(np, name)(x, axis=1, where=keep, initial=initial)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+# ---------------------------------------------------------------- ufunc.reduceat on Tensors
+@pytest.mark.parametrize(
+    "ufunc", [np.add, np.multiply, np.maximum, np.minimum, np.fmax, np.fmin, np.logical_and, np.logical_or]
+)
+@pytest.mark.parametrize("indices, axis", [([0, 2, 5], 1), ([3, 1, 2], 0), ([0], 0), ([5, 5], -1), ([], 1)])
+def test_reduceat_matches_numpy(ufunc, indices, axis):
+    # It raised "tensorlib has no implementation of numpy.add.reduceat for Tensors".
+    a = np.arange(24.0).reshape(4, 6) - 7
+    a[1, 2] = np.nan
+    got = ufunc.reduceat(tl.tensor(a), indices, axis=axis)
+    want = ufunc.reduceat(a, indices, axis=axis)
+    assert isinstance(got, tl.Tensor) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_reduceat_gradient_traced_dtype_and_errors():
+    t = tl.tensor(np.array([1.0, 4.0, 2.0, 3.0]))
+    # rows: max(t[0:2]) = t1 (weight 1), t[2] alone as 2 >= 1 (weight 2), max(t[1:4]) = t1 (weight 3)
+    g = tl.grad(lambda t: tl.sum(np.maximum.reduceat(t, [0, 2, 1]) * tl.tensor([1.0, 2.0, 3.0])))(t)
+    np.testing.assert_array_equal(g.numpy(), [0.0, 4.0, 2.0, 0.0])
+    np.testing.assert_array_equal(tl.function(lambda t: np.add.reduceat(t, [0, 2]))(t).numpy(), [5.0, 5.0])
+    ints = np.add.reduceat(tl.tensor(np.arange(5)), tl.tensor([0, 3]), dtype=float)
+    assert ints.dtype == np.float64 and ints.numpy().tolist() == [3.0, 7.0]
+    with pytest.raises(IndexError, match=r"^numpy.add.reduceat: index 7 out-of-bounds .*\(x shape \(4,\), float64"):
+        np.add.reduceat(t, [7])
+    with pytest.raises(TypeError, match=r"^numpy.add.reduceat: .*indices float64"):
+        np.add.reduceat(t, [0.5])

@@ -220,6 +220,8 @@ _CONFIGURED = {
     "PixelShuffle": (lambda: tl.nn.PixelShuffle(2, "NCHW"), [_f(1, 8, 2, 3)]),
     "PixelUnshuffle": (lambda: tl.nn.PixelUnshuffle(2), [_f(1, 4, 6, 2)]),
     "Bilinear": (lambda: tl.nn.Bilinear(3, 4, 2, use_bias=False, seed=1), [_f(2, 3), _f(2, 4)]),
+    "EmbeddingBag": (lambda: tl.nn.EmbeddingBag(6, 3, "max", padding_idx=1), [np.array([0, 1, 5]), np.array([0, 2])]),
+    "Masking": (lambda: tl.nn.Masking(-1.0), [_f(2, 3, 4)]),
 }
 
 
@@ -287,3 +289,244 @@ def test_a_config_without_a_json_form_or_a_foreign_class_raises_naming_it():
     model = tl.nn.Sequential(Scale(3.0), tl.nn.ReLU())
     copy = tl.nn.Sequential.from_config(model.get_config(), custom_objects={"Scale": Scale})
     assert copy[0].factor == 3.0 and copy.get_config() == model.get_config()
+
+
+# ------------------------------------------------------------------ dropout and recurrent dropout
+_VARIANTS = [("SimpleRNN", {}), ("LSTM", {}), ("GRU", {}), ("GRU", {"reset_after": False})]
+_RATES = [(0.3, 0.0), (0.3, 0.4), (0.0, 0.4)]
+
+
+def _drawn_masks(layer, x, seed):
+    """The masks the layer draws after ``tl.random.seed(seed)`` (its first draws in a call), as the reference's
+    per-gate arrays."""
+    tl.random.seed(seed)
+    inputs, recurrent = layer._dropout_masks(tl.tensor(x), tl.zeros((x.shape[0], layer.units), dtype=x.dtype))
+    gates = layer.gates
+    as_gates = lambda ms: None if ms is None else np.stack([m.numpy() for m in ms] * (gates // len(ms)))  # noqa: E731
+    return as_gates(inputs), as_gates(recurrent)
+
+
+@pytest.mark.parametrize(("name", "options"), _VARIANTS)
+@pytest.mark.parametrize(("dropout", "recurrent_dropout"), _RATES)
+def test_dropout_masks_act_as_keras_3s_on_the_equations(name, options, dropout, recurrent_dropout):
+    rates = {"dropout": dropout, "recurrent_dropout": recurrent_dropout}
+    layer = _randomized(
+        LAYERS[name](3, 4, return_sequences=True, return_state=True, dtype="float64", **rates, **options)
+    )
+    x = RNG.normal(size=(3, 5, 3))
+    input_masks, recurrent_masks = _drawn_masks(layer, x, seed=11)
+    # Keras 3: per-gate masks for the input and h with recurrent_dropout, one shared input mask without it.
+    assert (input_masks is None) == (dropout == 0) and (recurrent_masks is None) == (recurrent_dropout == 0)
+    if recurrent_dropout:
+        assert len({m.tobytes() for m in recurrent_masks}) == layer.gates  # independent draws
+    for masks, rate in ((input_masks, dropout), (recurrent_masks, recurrent_dropout)):
+        if masks is not None:
+            assert set(np.unique(masks)) <= {0.0, 1 / (1 - rate)}
+    tl.random.seed(11)
+    got = layer(x)
+    n = 2 if name == "LSTM" else 1
+    seq, states = _reference(name, x, _weights(layer), [np.zeros((3, 4))] * n, input_masks, recurrent_masks,
+                             options.get("reset_after", True))  # fmt: skip
+    for g, w in zip(got, [seq, *states], strict=True):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-12, atol=1e-14)
+    eval_seq, _ = _reference(
+        name, x, _weights(layer), [np.zeros((3, 4))] * n, None, None, options.get("reset_after", True)
+    )
+    np.testing.assert_allclose(layer.eval()(x)[0].numpy(), eval_seq, rtol=1e-12, atol=1e-14)  # off in eval()
+
+
+@pytest.mark.parametrize(("name", "options"), _VARIANTS)
+@pytest.mark.parametrize(("dropout", "recurrent_dropout"), _RATES)
+def test_dropout_matches_keras_given_the_same_masks(name, options, dropout, recurrent_dropout):
+    keras = pytest.importorskip("keras")
+    layer = LAYERS[name](3, 4, return_sequences=True, dropout=dropout, recurrent_dropout=recurrent_dropout, **options)
+    _randomized(layer)
+    x = RNG.normal(size=(3, 5, 3)).astype(np.float32)
+    theirs = getattr(keras.layers, name)(
+        4, return_sequences=True, dropout=dropout, recurrent_dropout=recurrent_dropout, **options
+    )
+    theirs.build(x.shape)
+    theirs.set_weights(_weights(layer))
+    tl.random.seed(5)
+    inputs, recurrent = layer._dropout_masks(tl.tensor(x), tl.zeros((3, 4)))
+
+    def keras_masks(masks):  # Keras' cell takes a list per gate (implementation 1) or one tensor
+        if masks is None:
+            return None
+        masks = [keras.ops.convert_to_tensor(m.numpy()) for m in masks]
+        return masks if len(masks) > 1 else masks[0]
+
+    theirs.cell.get_dropout_mask = lambda _: keras_masks(inputs)
+    theirs.cell.get_recurrent_dropout_mask = lambda _: keras_masks(recurrent)
+    tl.random.seed(5)
+    np.testing.assert_allclose(layer(x).numpy(), np.asarray(theirs(x, training=True)), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_dropout_keeps_one_mask_per_sequence_fresh_at_every_call_also_traced(name):
+    x = np.ones((4, 6, 3), np.float32)
+    layer = LAYERS[name](3, 5, return_sequences=True, dropout=0.5, recurrent_dropout=0.5, seed=0)
+    f = tl.function(lambda t: layer(t))
+    tl.random.seed(3)
+    first, second = f(x).numpy(), f(x).numpy()
+    assert not np.allclose(first, second)  # the masks are drawn at every call, not constants of the graph
+    tl.random.seed(3)
+    np.testing.assert_allclose(layer(x).numpy(), first, rtol=1e-6)  # the same draws eagerly and traced
+    spec = tl.function(lambda t: layer(t), input_signature=[tl.TensorSpec((None, 6, 3), tl.float32)])
+    tl.random.seed(3)
+    np.testing.assert_allclose(spec(x).numpy(), first, rtol=1e-6)  # an unknown batch size
+    for n in (0, 1):
+        assert layer(x[:, :n]).shape == (4, n, 5)
+
+
+def test_one_mask_per_sequence_for_the_input_and_for_the_state():
+    """A linear SimpleRNN with kernel I and no recurrence outputs x_t * mask: the same at every step; with
+    kernel 0, bias 1 and recurrent kernel I, h_t = 1 + r h_{t-1}: 1, 1, 1, ... or 1, 3, 7, 15, ... for r = 2."""
+    rnn = tl.nn.SimpleRNN(4, 4, activation=None, return_sequences=True, dropout=0.5, dtype="float64")
+    rnn.kernel.assign(np.eye(4)), rnn.recurrent_kernel.assign(np.zeros((4, 4)))
+    y = rnn(np.ones((64, 5, 4))).numpy()
+    assert set(np.unique(y)) == {0.0, 2.0} and (y == y[:, :1]).all()
+    assert 0.35 < (y == 0).mean() < 0.65
+    rnn = tl.nn.SimpleRNN(4, 4, activation=None, return_sequences=True, recurrent_dropout=0.5, dtype="float64")
+    rnn.kernel.assign(np.zeros((4, 4))), rnn.recurrent_kernel.assign(np.eye(4)), rnn.bias.assign(np.ones(4))
+    y = rnn(np.ones((64, 4, 4))).numpy()
+    kept = y[:, 1] == 3.0
+    assert 0.35 < kept.mean() < 0.65
+    np.testing.assert_array_equal(y.transpose(0, 2, 1)[kept], np.tile([1.0, 3.0, 7.0, 15.0], (kept.sum(), 1)))
+    assert (y.transpose(0, 2, 1)[~kept] == 1.0).all()
+
+
+@pytest.mark.parametrize(("name", "options"), _VARIANTS)
+def test_gradients_through_dropout_match_differences_to_second_order(name, options):
+    layer = _randomized(LAYERS[name](2, 2, dropout=0.3, recurrent_dropout=0.4, dtype="float64", **options))
+    x = RNG.normal(size=(2, 3, 2))
+
+    def f(x):
+        tl.random.seed(2)  # the same masks at every evaluation
+        return layer(x)
+
+    tl.testing.check_grads(f, (x,), order=2)
+
+
+@pytest.mark.parametrize("rate", [1.0, -0.1, "0.5", None])
+def test_a_bad_dropout_rate_is_named_by_its_layer(rate):
+    for name, make in LAYERS.items():
+        for what in ("dropout", "recurrent_dropout"):
+            with pytest.raises(ValueError, match=rf"{name}: {what} must be in \[0, 1\), got {rate!r}"):
+                make(3, 4, **{what: rate})
+
+
+# ------------------------------------------------------------------ stateful layers
+@pytest.mark.parametrize("name", sorted(LAYERS))
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_stateful_layer_carries_its_final_states_to_the_next_call(name, traced):
+    layer = _randomized(LAYERS[name](3, 4, return_sequences=True, return_state=True, stateful=True, dtype="float64"))
+    call = tl.function(lambda x, **kw: layer(x, **kw)) if traced else layer  # a traced first call too
+    x = RNG.normal(size=(2, 7, 3))
+    n = 2 if name == "LSTM" else 1
+    zeros = [np.zeros((2, 4))] * n
+    seq, states = _reference(name, x, _weights(layer), zeros)
+    assert layer.states is None
+    first, second, third = call(x[:, :3]), call(x[:, 3:6]), call(x[:, 6:])
+    got = np.concatenate([first[0].numpy(), second[0].numpy(), third[0].numpy()], 1)
+    np.testing.assert_allclose(got, seq, rtol=1e-12, atol=1e-14)  # three chunks = the whole sequence
+    for g, v, w in zip(third[1:], layer.states, states, strict=True):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(v.numpy(), w, rtol=1e-12, atol=1e-14)
+    layer.reset_states()
+    np.testing.assert_allclose(call(x[:, :3])[0].numpy(), seq[:, :3], rtol=1e-12, atol=1e-14)
+    given = [RNG.normal(size=(2, 4)) for _ in range(n)]  # given states win, and the call's final states are kept
+    _, want = _reference(name, x[:, :3], _weights(layer), given)
+    call(x[:, :3], initial_state=given)
+    for v, w in zip(layer.states, want, strict=True):
+        np.testing.assert_allclose(v.numpy(), w, rtol=1e-12, atol=1e-14)
+    mask = np.array([[1, 1, 0, 1, 0, 0, 1], [1, 1, 1, 1, 1, 1, 0]], bool)  # masked steps keep the states
+    layer.reset_states()
+    call(x[:, :4], mask=mask[:, :4])
+    _, *got = call(x[:, 4:], mask=mask[:, 4:])
+    whole = LAYERS[name](3, 4, return_state=True, dtype="float64")
+    whole.load_state_dict(layer.state_dict())
+    _, *want = whole(x, mask=mask)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_stateful_states_stay_out_of_variables_and_gradients_stop_at_the_call():
+    layer = tl.nn.LSTM(3, 4, stateful=True, dtype="float64", seed=0)
+    before = sorted(layer.state_dict())
+    x = RNG.normal(size=(2, 6, 3))
+    with tl.GradientTape() as tape:  # the states are assigned while the tape records: no error
+        layer(x[:, :3])
+        h, c = (tl.tensor(v.numpy()) for v in layer.states)
+        loss = tl.sum(layer(x[:, 3:]))
+    grads = tape.gradient(loss, layer.trainable_variables)
+    assert sorted(layer.state_dict()) == before == sorted(grads)  # as Keras: no part of the weights
+    plain = tl.nn.LSTM(3, 4, dtype="float64", seed=0)
+    with tl.GradientTape() as tape:  # truncated backpropagation: the carried states are constants
+        want = tape.gradient(tl.sum(plain(x[:, 3:], initial_state=[h, c])), plain.trainable_variables)
+    for key in want:
+        np.testing.assert_allclose(grads[key].numpy(), want[key].numpy(), rtol=1e-12)
+    bi = tl.nn.Bidirectional(tl.nn.GRU(3, 4, stateful=True, return_sequences=True))
+    bi(x)
+    assert bi.forward_layer.states[0].shape == bi.backward_layer.states[0].shape == (2, 4)
+
+
+def test_a_stateful_layer_names_a_batch_it_cannot_carry():
+    layer = tl.nn.GRU(3, 4, stateful=True)
+    layer(np.ones((2, 5, 3), np.float32))
+    with pytest.raises(ValueError, match=r"GRU: a stateful layer's batch size is fixed: its states are \(2, 4\), got "
+                       r"input shape \(3, 5, 3\) \(float32\)"):  # fmt: skip
+        layer(np.ones((3, 5, 3), np.float32))
+    rnn = tl.nn.SimpleRNN(3, 4, stateful=True)
+    f = tl.function(lambda x: rnn(x), input_signature=[tl.TensorSpec((None, 5, 3), tl.float32)])
+    with pytest.raises(ValueError, match=r"SimpleRNN: a stateful layer needs a known batch size, got input shape "
+                       r"\(None, 5, 3\)"):  # fmt: skip
+        f(np.ones((2, 5, 3), np.float32))
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_stateful_layers_match_keras(name):
+    keras = pytest.importorskip("keras")
+    layer = _randomized(LAYERS[name](3, 4, return_sequences=True, stateful=True))
+    theirs = getattr(keras.layers, name)(4, return_sequences=True, stateful=True)
+    x = RNG.normal(size=(2, 6, 3)).astype(np.float32)
+    theirs.build((2, 3, 3))
+    theirs.set_weights(_weights(layer))
+    for part in (x[:, :3], x[:, 3:]):
+        np.testing.assert_allclose(layer(part).numpy(), np.asarray(theirs(part)), rtol=1e-5, atol=1e-5)
+    layer.reset_states(), theirs.reset_states()
+    np.testing.assert_allclose(layer(x).numpy(), np.asarray(theirs(x)), rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------ unroll, and Bidirectional's halves
+@pytest.mark.parametrize(("name", "options"), _VARIANTS)
+def test_unroll_runs_the_steps_without_a_scan_with_the_same_values_and_gradients(name, options):
+    layer = _randomized(LAYERS[name](3, 4, return_sequences=True, return_state=True, unroll=True, dtype="float64",
+                                     **options))  # fmt: skip
+    x = RNG.normal(size=(2, 5, 3))
+    mask = np.array([[1, 1, 0, 1, 0], [0, 0, 0, 0, 0]], bool)
+    n = 2 if name == "LSTM" else 1
+    seq, states = _reference(name, x, _weights(layer), [np.zeros((2, 4))] * n, None, None,
+                             options.get("reset_after", True))  # fmt: skip
+    f = tl.function(lambda t, m=None: layer(t, mask=m))
+    for got in (layer(x), f(x)):
+        for g, w in zip(got, [seq, *states], strict=True):
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-12, atol=1e-14)
+    assert "Scan" not in {node.op.name for node in f.get_graph(x).nodes}
+    scanned = LAYERS[name].from_config({**layer.get_config(), "unroll": False})
+    scanned.load_state_dict(layer.state_dict())
+    for g, w in zip(f(x, mask), scanned(x, mask=mask), strict=True):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14)
+    assert layer(x[:, :0])[0].shape == (2, 0, 4)
+    tl.testing.check_grads(lambda t: layer(t, mask=mask[:, :3])[0], (x[:, :3, :],), order=2)
+
+
+def test_bidirectional_names_halves_that_cannot_merge():
+    gru = tl.nn.GRU(3, 4, return_sequences=True)
+    with pytest.raises(ValueError, match=r"Bidirectional: layer and backward_layer must have the same input_size and "
+                       r"units for merge_mode='sum', got GRU\(3, 4\) and GRU\(3, 5\)"):  # fmt: skip
+        tl.nn.Bidirectional(gru, "sum", backward_layer=tl.nn.GRU(3, 5, return_sequences=True, go_backwards=True))
+    with pytest.raises(ValueError, match=r"must have the same input_size for merge_mode='concat', got GRU\(3, 4\) and"):
+        tl.nn.Bidirectional(gru, backward_layer=tl.nn.GRU(2, 4, return_sequences=True, go_backwards=True))
+    wide = tl.nn.Bidirectional(gru, backward_layer=tl.nn.GRU(3, 5, return_sequences=True, go_backwards=True))
+    assert wide(np.ones((2, 6, 3), np.float32)).shape == (2, 6, 9)  # concat takes different units, as Keras

@@ -455,7 +455,7 @@ class _Vmap(dispatch.Mode):
             rule = (
                 (_DIFFERENT_DRAWS if self.randomness == "different" else {}).get(op.name)
                 if op.stateful
-                else _RULES.get(op.name)
+                else _RULES.get(op.name, _elementwise if op.elementwise else None)
             )
             outs = rule(self, op, inputs, physical, batched, attrs, spec_list) if rule is not None else None
             if outs is None:
@@ -880,9 +880,10 @@ def _gather_grad(mode, op, inputs, physical, batched, attrs, specs):
     """GatherV2's gradient (``dy`` scatter-added at the indices into zeros shaped like the params).  Shared
     indices: one scatter along the next axis.  Batched indices: the elements' params side by side on the
     gather axis, each element's indices offset to its own block (the kernel wraps indices as the gather
-    checked them), one scatter, then the blocks split back out."""
+    checked them), one scatter, then the blocks split back out (a batch size unknown until run time: along
+    axis 0, a GatherNd gradient at (element, index) pairs)."""
     (dy, indices, like), (pdy, pi, plike) = inputs, physical
-    if None in like.shape or None in dy.shape or mode.size is None and batched[1]:
+    if None in like.shape or None in dy.shape:
         return None
     axis = attrs["axis"] % like.ndim
     pdy = _repeated(mode, dy, pdy, batched[0])
@@ -891,16 +892,19 @@ def _gather_grad(mode, op, inputs, physical, batched, attrs, specs):
     from ..ops import creation
 
     size = like.shape[axis]
-    if not size:
+    if not size or mode.size is None and axis:
         return None
+    wrapped = _apply(
+        "FloorMod", (pi, dispatch.to_tensor(size, pi.backend, pi.dtype))
+    )  # negative indices counted from the end
+    if mode.size is None:  # no blocks without the batch size: a GatherNd gradient at (element, index) pairs
+        positions = _with_batch_rows(mode, _shape.expand_dims(wrapped, -1))
+        return _apply("GatherNdGrad", (pdy, positions, _repeated(mode, like, plike, batched[2])))
     offsets = _apply(
         "Reshape",
         (creation.arange(0, mode.size * size, size, dtype=pi.dtype, backend=pi.backend),),
         {"shape": (mode.size,) + (1,) * indices.ndim},
     )
-    wrapped = _apply(
-        "FloorMod", (pi, dispatch.to_tensor(size, pi.backend, pi.dtype))
-    )  # negative indices counted from the end
     blocks = like.shape[:axis] + (mode.size * size,) + like.shape[axis + 1 :]
     stand_in = _shape.broadcast_to(creation.zeros((), like.dtype, plike.backend), blocks)  # only its shape is read
     scattered = dispatch.apply(
@@ -1075,6 +1079,23 @@ def _bins_shared(mode, op, inputs, physical, batched, attrs, specs):
     return None if batched[1] else dispatch.apply(op, tuple(physical), attrs)
 
 
+def _check_ids(mode, op, inputs, physical, batched, attrs, specs):
+    """CheckIds (ids checked against the size of params along an axis, the same size for every element): one
+    check of every element's ids, against params' axis moved past the batch."""
+    axis = attrs["axis"] % inputs[1].ndim + batched[1]
+    ids = dispatch.apply(op, tuple(physical), {**attrs, "axis": axis})
+    return ids if batched[0] else mode.repeated(ids)
+
+
+def _segment_extreme(mode, op, inputs, physical, batched, attrs, specs):
+    """segment_max / segment_min with ids shared by the elements: the batch is one more data axis, after the
+    rows.  Ids per element run once per element."""
+    if batched[1]:
+        return None
+    out = dispatch.apply(op, (_array.moveaxis(physical[0], 0, 1), physical[1]), attrs)
+    return _array.moveaxis(out, 1, 0)
+
+
 def _size(mode, op, inputs, physical, batched, attrs, specs):
     """The number of elements along axes: the same for every element (the axes are the element's)."""
     return _positions_like(mode, op, inputs, physical, batched, attrs, specs)
@@ -1212,6 +1233,8 @@ _RULES.update(
         "ScatterNdKept": _scatter_nd_kept,
         "PositionsLike": _positions_like,
         "Size": _size,
+        "CheckIds": _check_ids,
+        "SegmentExtreme": _segment_extreme,
         "SearchSorted": _searchsorted,
         "Digitize": _bins_shared,
         "ExpWeightedCumsum": _take_along_axis,

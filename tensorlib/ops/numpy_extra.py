@@ -763,7 +763,8 @@ def corrcoef(x, y=None, rowvar: bool = True, *, dtype=None) -> Tensor:
 
 
 def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
-    """``numpy.interp``: the piecewise-linear interpolant through ``(xp, fp)`` at ``x`` (``xp`` increasing;
+    """``numpy.interp``: the piecewise-linear interpolant through ``(xp, fp)`` at ``x`` (``xp`` increasing:
+    a decreasing step is a ValueError in eager mode, where NumPy and JAX return values that mean nothing;
     ``left``/``right`` outside it, default ``fp``'s ends; ``period`` for periodic ``x``), float64 for real
     inputs as NumPy (complex ``fp`` stays complex).  Differentiable in ``x`` (the slope of the segment
     holding it, the right one at a knot), in ``fp`` and in ``xp`` (as ``jax.numpy.interp``); ``left`` and
@@ -788,6 +789,13 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     for name, t in (("x", x), ("xp", xp)):
         if t.dtype.kind == "c":
             raise TypeError(f"interp: {name} must be real, got {t.dtype}")
+    if period is None and not xp.is_symbolic:
+        steps = np.diff(np.asarray(xp.numpy()))
+        if np.any(steps < 0):
+            raise ValueError(
+                f"interp: xp must be increasing, but xp[{int(np.argmax(steps < 0)) + 1}] is below the value before "
+                f"it (xp shape {xp.shape} {xp.dtype}); sort xp and fp together (period= sorts them itself)"
+            )
     out = np.complex128 if fp.dtype.kind == "c" else np.float64
     x, xp, fp = (
         math_ops.cast(t, d) if t.dtype != d else t for t, d in ((x, _dt.float64), (xp, _dt.float64), (fp, out))

@@ -74,6 +74,7 @@ def _define(op_type, function_name, inputs=("x",), attrs=None, doc="", generic=N
         inputs=inputs,
         attrs=attrs,
         infer=_elementwise_infer,
+        elementwise=True,
         promote=tuple(range(len(inputs))) if len(inputs) > 1 else None,
         doc=doc,
     )
@@ -467,6 +468,7 @@ _igamma_grad_a = defop(
     "IgammaGradA",
     inputs=("a", "x"),
     infer=_elementwise_infer,
+    elementwise=True,
     promote=(0, 1),
     doc="d/da of the regularized lower incomplete gamma P(a, x).",
 )
@@ -668,6 +670,7 @@ _zeta_derivative = defop(
     inputs=("x", "q"),
     attrs={"m": 1},
     infer=_elementwise_infer,
+    elementwise=True,
     promote=(0, 1),
     doc="The m-th derivative in x of the Hurwitz zeta function, m >= 1.",
 )
@@ -1000,6 +1003,7 @@ _betainc_grad = defop(
     inputs=("a", "b", "x"),
     attrs={"wrt": 0},
     infer=_elementwise_infer,
+    elementwise=True,
     promote=(0, 1, 2),
     doc="d/da (wrt=0) or d/db (wrt=1) of the regularized incomplete beta function I_x(a, b).",
 )
