@@ -95,6 +95,8 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "LambertW",
     "Hyp1f1",
     "Eig",  # the standard has no eigensolver for general (non-symmetric) matrices
+    "MatrixSquareRoot",  # nor a Schur decomposition (SciPy's sqrtm and logm)
+    "MatrixLogarithm",
 }
 
 
