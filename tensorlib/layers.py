@@ -3489,7 +3489,9 @@ class Normalization(Module):
     """Keras' ``Normalization``: ``(x - mean) / max(sqrt(variance), 1e-7)`` with one mean and variance per index of
     the ``axis`` dimensions (an int or a tuple; None: one for all), learnt by :meth:`adapt` from data (over all
     the other axes, the variance biased) or given.  ``invert=True`` maps back: ``mean + x * sqrt(variance)``.
-    The statistics are non-trainable Variables ``mean`` and ``variance`` (saved in checkpoints).
+    The statistics are non-trainable Variables ``mean`` and ``variance`` (saved in checkpoints), made by the first
+    :meth:`adapt` or from the given ``mean`` and ``variance``: to load a checkpoint into a new layer, give it
+    statistics of the saved shape first (``Normalization(mean=np.zeros(c), variance=np.ones(c))``).
 
     >>> import numpy as np, tensorlib as tl
     >>> norm = tl.nn.Normalization()
