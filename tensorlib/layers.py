@@ -3491,7 +3491,8 @@ class Normalization(Module):
     the other axes, the variance biased) or given.  ``invert=True`` maps back: ``mean + x * sqrt(variance)``.
     The statistics are non-trainable Variables ``mean`` and ``variance`` (saved in checkpoints), made by the first
     :meth:`adapt` or from the given ``mean`` and ``variance``: to load a checkpoint into a new layer, give it
-    statistics of the saved shape first (``Normalization(mean=np.zeros(c), variance=np.ones(c))``).
+    statistics of the saved shape first (``Normalization(mean=[0.0] * c, variance=[1.0] * c)``, which its config
+    can hold).
 
     >>> import numpy as np, tensorlib as tl
     >>> norm = tl.nn.Normalization()

@@ -1127,7 +1127,7 @@ def test_orthogonal_gain_and_scalar_shapes_get_errors_naming_the_initializer():
 def test_normalization_checkpoint_into_a_new_layer_given_statistics_of_the_shape():
     trained = tl.nn.Normalization()
     trained.adapt(RNG.normal(loc=3.0, size=(20, 3)))
-    fresh = tl.nn.Normalization(mean=np.zeros(3), variance=np.ones(3))
+    fresh = tl.nn.Normalization(mean=[0.0] * 3, variance=[1.0] * 3)
     assert fresh.load_state_dict(trained.state_dict()) == ([], [])
     x = RNG.normal(size=(2, 3)).astype(np.float32)
     np.testing.assert_array_equal(fresh(x).numpy(), trained(x).numpy())
