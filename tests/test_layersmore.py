@@ -363,6 +363,18 @@ def test_reshape_and_permute_traced_with_an_unknown_batch():
             np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-6)
 
 
+def test_reshape_traced_with_sizes_known_only_at_run_time():
+    # TensorSpec((None, None)) with Reshape((3, 4)) raised "traced with unknown sizes": the target needs no -1
+    x = _x(2, 12)
+    for spec, target in [((None, None), (3, 4)), ((2, None), (3, -1)), ((None, 12), (-1, 6))]:
+        f = tl.function(tl.nn.Reshape(target))
+        f.get_graph(tl.TensorSpec(spec, tl.float32))
+        np.testing.assert_array_equal(f(x).numpy(), x.reshape(2, *target))
+    f = tl.function(tl.nn.Reshape((-1, 4)))
+    with pytest.raises(ValueError, match=r"Reshape: traced with the batch size and other sizes unknown, cannot work"):
+        f.get_graph(tl.TensorSpec((None, None), tl.float32))
+
+
 # ------------------------------------------------------------------ merge layers
 MERGES = [
     ("Add", lambda xs: sum(xs)),
