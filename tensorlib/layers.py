@@ -3125,7 +3125,7 @@ class Lambda(Module):
     def forward(self, *inputs):
         inputs = [_tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
         y = self.function(*inputs, **self.arguments)
-        return _as_result(y) if isinstance(y, Tensor) and any(y is x for x in inputs) else y
+        return _as_result(y) if isinstance(y, Variable) else y  # a Variable's value, which no assign changes
 
     def extra_repr(self) -> str:
         return getattr(self.function, "__name__", repr(self.function))
