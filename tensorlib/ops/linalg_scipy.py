@@ -404,7 +404,7 @@ def polar(a, side: str = "right", method=None) -> tuple:
     if a.ndim < 2:
         raise ValueError(f"polar: expected a matrix (rank >= 2), got shape {tuple(a.shape)} {a.dtype}")
     u = apply(_polar, (a,))
-    a = u.astype(u.dtype) if a.dtype != u.dtype else a
+    a = a.astype(u.dtype) if a.dtype != u.dtype else a  # integers: float64, as the factor
     u_h = conj(_mT(u)) if u.dtype.kind == "c" else _mT(u)
     p = _matmul(u_h, a) if side == "right" else _matmul(a, u_h)
     return u, (p + (conj(_mT(p)) if p.dtype.kind == "c" else _mT(p))) * 0.5
