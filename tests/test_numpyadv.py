@@ -332,3 +332,13 @@ def test_apply_along_axis_reads_python_results_next_to_arr():
         np.testing.assert_array_equal(got.numpy(), expected)
     ints = tl.apply_along_axis(lambda v: 3, 0, np.array([[True, False]]))
     assert ints.dtype == np.int64 and ints.numpy().tolist() == [3, 3]
+
+
+@pytest.mark.parametrize("assume_unique", [False, True])
+def test_setxor1d_of_empty_arrays(assume_unique):
+    # setxor1d([], []) raised "GatherV2: index 0 is out of bounds for axis 0 with size 0" (NumPy: []).
+    for a, b in [(np.zeros(0), np.zeros(0)), (np.zeros(0), np.array([2.0, 1.0])), (np.array([1, 1]), np.zeros(0, int))]:
+        expected = np.setxor1d(a, b, assume_unique=assume_unique)
+        got = tl.setxor1d(a, b, assume_unique=assume_unique)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got.numpy(), expected)

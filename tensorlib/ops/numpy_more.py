@@ -262,6 +262,8 @@ def setxor1d(ar1, ar2, assume_unique: bool = False) -> Tensor:
         a, b = unique(a), unique(b)
     values = sort(math_ops.stop_gradient(shape_ops.concat([a, b], axis=0)))
     sorted_values = _eager_values(values, "setxor1d")
+    if not sorted_values.size:
+        return values
     edge = np.concatenate([[True], sorted_values[1:] != sorted_values[:-1], [True]])
     return shape_ops.take(values, np.flatnonzero(edge[1:] & edge[:-1]).astype(np.int64))
 
