@@ -363,3 +363,20 @@ def test_interp_cov_corrcoef_trace_with_unknown_lengths():
         with np.errstate(divide="ignore", invalid="ignore"):
             expected = np.cov(a, b, ddof=5)  # n <= ddof: NumPy's inf (and NaN) scale
         np.testing.assert_allclose(cov_biased(a, b).numpy(), expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("axis", [2, -1])
+def test_apply_along_axis_traces_an_unknown_axis_length(axis):
+    # A slice function whose result's size follows the unknown axis length (r[1:], outer(r, r[:2])) failed to
+    # trace: "reshape: shape must be known integers, got (2, None)".
+    spec = tl.TensorSpec([2, 3, None], "float64")
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for ours, numpy in [
+        (lambda r: r[1:], lambda r: r[1:]),
+        (lambda r: tl.outer(r, r[:2]), lambda r: np.outer(r, r[:2])),
+        (tl.sum, np.sum),
+    ]:
+        graph = tl.function(lambda t: tl.apply_along_axis(ours, axis, t)).get_graph(spec)
+        expected = np.apply_along_axis(numpy, axis, a)
+        np.testing.assert_array_equal(graph(a).numpy(), expected)
+        np.testing.assert_array_equal(tl.apply_along_axis(ours, axis, a).numpy(), expected)
