@@ -1,7 +1,9 @@
 """Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv1DTranspose, Conv2DTranspose, DepthwiseConv2D, pools (1-D,
 2-D, 3-D, global and adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout,
 Flatten, SimpleRNN, LSTM, GRU, Bidirectional, MultiHeadAttention, TransformerEncoderLayer,
-TransformerDecoderLayer.
+TransformerDecoderLayer; Keras' reshaping, merging, preprocessing and noise layers (Reshape, Permute, Add,
+Concatenate, Dot, TimeDistributed, Normalization, AlphaDropout, ...) and PyTorch's Unflatten, PixelShuffle,
+Bilinear and EmbeddingBag.
 
 Sizes are explicit (no shape inference on the first call), weights are
 created in ``__init__`` from a seeded initializer, and images are NHWC with
@@ -26,6 +28,7 @@ import numpy as np
 from . import debugging as _debugging
 from . import dtypes as _dt
 from . import initializers as _init
+from . import tree as _tree
 from .debugging import check_numerics
 from .module import Module
 from .ops import array as _array
@@ -35,6 +38,8 @@ from .ops import linalg as _linalg
 from .ops import math as _math
 from .ops import nn as _nn
 from .ops import reduce as _reduce
+from .ops import search as _search
+from .ops import segment as _segment
 from .ops import shape as _shape
 from .ops.creation import tensor as _tensor
 from .ops.creation import zeros as _zeros
@@ -102,6 +107,34 @@ __all__ = [
     "Cropping3D",
     "UpSampling1D",
     "UpSampling3D",
+    "Reshape",
+    "Unflatten",
+    "Permute",
+    "RepeatVector",
+    "Identity",
+    "Lambda",
+    "Add",
+    "Subtract",
+    "Multiply",
+    "Average",
+    "Maximum",
+    "Minimum",
+    "Concatenate",
+    "Dot",
+    "TimeDistributed",
+    "Rescaling",
+    "CenterCrop",
+    "UnitNormalization",
+    "Normalization",
+    "ELU",
+    "GaussianNoise",
+    "GaussianDropout",
+    "AlphaDropout",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "Bilinear",
+    "EmbeddingBag",
+    "Masking",
 ]
 
 
@@ -1839,15 +1872,38 @@ class _FixedActivation(Activation):
         return ""
 
 
-class ReLU(_FixedActivation):
-    """``max(x, 0)`` (PyTorch's ``nn.ReLU``, Keras' ``ReLU``).
+class ReLU(Activation):
+    """``max(x, 0)`` (PyTorch's ``nn.ReLU``), or Keras' ``ReLU(max_value, negative_slope, threshold)``:
+    ``x`` for ``threshold <= x``, capped at ``max_value``, and ``negative_slope * (x - threshold)`` below
+    ``threshold`` (``ReLU(6.0)`` is PyTorch's ``nn.ReLU6``).
 
     >>> import tensorlib as tl
     >>> tl.nn.ReLU()(tl.tensor([-1.0, 2.0])).numpy().tolist()
     [0.0, 2.0]
+    >>> tl.nn.ReLU(max_value=1.5, negative_slope=0.5, threshold=1.0)(tl.tensor([-1.0, 1.25, 2.0])).numpy().tolist()
+    [-1.0, 1.25, 1.5]
     """
 
-    _function = staticmethod(_nn.relu)
+    def __init__(self, max_value: float | None = None, negative_slope: float = 0.0, threshold: float = 0.0):
+        for name, value in (("max_value", max_value), ("negative_slope", negative_slope), ("threshold", threshold)):
+            if not (value is None and name == "max_value") and not _number_in(value, 0.0, math.inf):
+                raise ValueError(f"ReLU: {name} must be a finite number >= 0, got {value!r}")
+        self.max_value = None if max_value is None else float(max_value)
+        self.negative_slope, self.threshold = float(negative_slope), float(threshold)
+        plain = self.max_value is None and self.negative_slope == 0.0 and self.threshold == 0.0
+        super().__init__(_nn.relu if plain else self._keras_relu)
+
+    def _keras_relu(self, x):
+        x = _as_tensor(x)
+        below = x - self.threshold if self.threshold else x
+        y = _math.where(
+            x > self.threshold, x, below * self.negative_slope if self.negative_slope else _math.zeros_like(x)
+        )
+        return y if self.max_value is None else _math.minimum(y, self.max_value)
+
+    def extra_repr(self) -> str:
+        named = {"max_value": self.max_value, "negative_slope": self.negative_slope, "threshold": self.threshold}
+        return ", ".join(f"{k}={v}" for k, v in named.items() if v not in (None, 0.0))
 
 
 class LeakyReLU(Activation):
@@ -1934,16 +1990,36 @@ class _Recurrent(Module):
     when traced, differentiable by a reverse scan), the input's product with ``kernel`` computed for every step
     at once before it.  The steps run in the dtype the input, the weights and the initial states promote to;
     ``activation=None`` is the identity (Keras' ``"linear"``); 0 time steps give the initial state and an
-    empty sequence."""
+    empty sequence.
+
+    ``dropout`` and ``recurrent_dropout`` act in training mode (``train()``, a Module's default; ``eval()`` turns
+    them off), as Keras 3's: one mask per sequence for the input and one for the recurrent state ``h``, drawn
+    at every call from the stream ``tl.random.seed`` resets (fresh at every call of a ``tl.function`` too), kept
+    for all the steps and scaled by ``1 / (1 - rate)``.  With ``recurrent_dropout`` each gate has masks of its
+    own, for the input and for ``h`` (Keras 3's ``implementation=1``); with ``dropout`` alone the gates share
+    the input's.
+
+    ``stateful=True`` (Keras'): a call's final states are the next call's initial states (unless it is given
+    ``initial_state``), for a batch of the same size (known: a ``TensorSpec`` batch of None is an error), also in
+    a ``tl.function``; :meth:`reset_states` sets them to zeros.  They are :attr:`states`, non-trainable Variables
+    made at the first call and, as in Keras, no part of the layer's ``variables`` or checkpoints.
+
+    ``unroll=True`` (Keras'): the steps run as ops of their own instead of one ``tl.scan`` (a traced graph
+    without a ``Scan`` node, one copy of the step per time step: for short sequences)."""
 
     gates = 1
     name = "Recurrent"
 
     def __init__(self, input_size, units, activation, recurrent_activation, use_bias, return_sequences, return_state,
-                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards=False):  # fmt: skip
+                 kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout, recurrent_dropout, stateful, unroll):  # fmt: skip
         super().__init__()
         name = self.name
-        self.go_backwards = bool(go_backwards)
+        self.go_backwards, self.stateful, self.unroll = bool(go_backwards), bool(stateful), bool(unroll)
+        self._carried = _CarriedStates()
+        for what, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
+            if not _number_in(rate, 0.0, 1.0) or float(rate) >= 1.0:
+                raise ValueError(f"{name}: {what} must be in [0, 1), got {rate!r}")
+        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
         self.input_size = _positive("input_size", input_size, name)
         self.units = _positive("units", units, name)
         seed = _seed(seed, name)
@@ -2013,7 +2089,11 @@ class _Recurrent(Module):
         dtype = _dt.promote_types(
             x.dtype, self.kernel.dtype, self.recurrent_kernel.dtype, *(s.dtype for s in initial_state)
         )
-        if not given:
+        if self.stateful:
+            self._check_carried_batch(batch, x, states, dtype)
+        if not given and self.stateful:  # read into values: the final states are assigned at the call's end
+            initial_state = [_as_result(v) for v in self._carried.states]
+        elif not given:
             if batch is not None:
                 zeros = _zeros((batch, self.units), dtype=dtype, backend=x.backend.name)
             else:  # zeros (batch, units) for a batch of unknown size (also of 0 steps)
@@ -2021,6 +2101,20 @@ class _Recurrent(Module):
                 zeros = first + _zeros((1, self.units), dtype=dtype, backend=x.backend.name)
             initial_state = [zeros] * states
         return x, [s if s.dtype == dtype else _math.cast(s, dtype) for s in initial_state], self._mask(mask, x)
+
+    def _dropout_masks(self, x, h) -> tuple:
+        """The input's and ``h``'s dropout masks for one call (each a list, one per gate or one for all of them,
+        or None): ``(batch, features)`` draws kept for all the steps, scaled by ``1 / (1 - rate)``."""
+        if not (self.dropout or self.recurrent_dropout) or not self.training:  # rates first: no training key
+            return None, None
+        per_gate = self.recurrent_dropout > 0  # Keras 3 then computes the gates one by one, each its own masks
+        inputs = recurrent = None
+        if self.dropout > 0:
+            ones = _math.ones_like(_reduce.sum(x[:, :1], axis=1))  # (batch, input_size), also for 0 steps
+            inputs = [_nn.dropout(ones, self.dropout) for _ in range(self.gates if per_gate else 1)]
+        if per_gate:
+            recurrent = [_nn.dropout(_math.ones_like(h), self.recurrent_dropout) for _ in range(self.gates)]
+        return inputs, recurrent
 
     def _mask(self, mask, x):
         if mask is None:
@@ -2035,28 +2129,92 @@ class _Recurrent(Module):
             raise TypeError(f"{self.name}: mask must be bools or real numbers, got {mask.dtype} (shape {mask.shape})")
         return mask if mask.dtype == _dt.bool_ else _math.not_equal(mask, 0)
 
-    def _run(self, x, state, step, mask=None, zero_output: bool = False):
+    def _run(self, x, state, step, mask=None, zero_output: bool = False, input_masks=None):
         """Scan ``step(state, projected x_t) -> (state, h_t)`` over time (from the last step to the first with
         ``go_backwards``, whose sequence of outputs is then in that order, as Keras'); the layer's outputs.  A
         sequence of 0 steps gives the initial state and an empty sequence ``(batch, 0, units)``, as ``tl.scan`` does.
         Where ``mask`` is False the states stay and the output is the previous one (zeros with ``zero_output``,
-        Keras' ``zero_output_for_mask``)."""
+        Keras' ``zero_output_for_mask``).  ``input_masks`` (see :meth:`_dropout_masks`) multiply ``x``."""
         if self.go_backwards:
             x = _array.flip(x, 1)
             mask = None if mask is None else _array.flip(mask, 1)
-        projected = _linalg.matmul(x, self.kernel)  # (batch, time, gates * units): all steps in one product
+        if input_masks is not None:
+            input_masks = [_shape.expand_dims(m, 1) for m in input_masks]  # the same mask at every step
+        # (batch, time, gates * units): all steps in one product (one per gate with per-gate masks)
+        projected = _gate_products(x, self.kernel, input_masks, self.units)
         if self.use_bias:
             projected = projected + self._input_bias()
         projected = _shape.transpose(projected, (1, 0, 2))
         if mask is None:
-            state, hs = _control_flow.scan(step, tuple(state), projected)
+            state, hs = self._loop(step, tuple(state), projected)
         else:
             keep = _shape.expand_dims(_shape.transpose(mask, (1, 0)), -1)  # (time, batch, 1)
-            (state, _), hs = _control_flow.scan(
+            (state, _), hs = self._loop(
                 _masked(step, zero_output), (tuple(state), _math.zeros_like(state[0])), (projected, keep)
             )
         output = _shape.transpose(hs, (1, 0, 2)) if self.return_sequences else state[0]
+        if self.stateful:
+            self._carry(state)
         return (output, *state) if self.return_state else output
+
+    def _loop(self, step, init, xs) -> tuple:
+        """``tl.scan(step, init, xs)`` over time, or with ``unroll`` its steps one by one (0 steps: the scan)."""
+        steps = _tree.leaves(xs)[0].shape[0]
+        if not self.unroll or not steps:
+            return _control_flow.scan(step, init, xs)
+        carry, ys = init, []
+        for t in range(steps):
+            carry, y = step(carry, _tree.map(operator.itemgetter(t), xs))
+            ys.append(y)
+        return carry, _shape.stack(ys)
+
+    @property
+    def states(self):
+        """A stateful layer's carried states (Variables ``(batch, units)``), None before its first call or when not
+        stateful (Keras' ``layer.states``)."""
+        return self._carried.states
+
+    def reset_states(self) -> None:
+        """Set a stateful layer's carried states to zeros (Keras' ``reset_states``; ``reset_state`` is the same).
+
+        >>> import tensorlib as tl
+        >>> rnn = tl.nn.SimpleRNN(2, 3, stateful=True, seed=0)
+        >>> _ = rnn(tl.ones((4, 5, 2)))
+        >>> rnn.reset_states()
+        >>> float(tl.sum(tl.abs(rnn.states[0])))
+        0.0
+        """
+        for v in self._carried.states or ():
+            v.assign(_math.zeros_like(v))
+
+    reset_state = reset_states
+
+    def _check_carried_batch(self, batch, x, states: int, dtype) -> None:
+        """A stateful layer's input batch: known, and the size of the carried states (zeros, made at the first
+        call, before any use: a traced first call reads them too, where zeros had become part of its graph)."""
+        carried = self._carried.states
+        if batch is None:
+            raise ValueError(
+                f"{self.name}: a stateful layer needs a known batch size, got input shape {tuple(x.shape)}: give the "
+                "TensorSpec that size"
+            )
+        if carried is not None and carried[0].shape[0] != batch:
+            raise ValueError(
+                f"{self.name}: a stateful layer's batch size is fixed: its states are {tuple(carried[0].shape)}, got "
+                f"input shape {tuple(x.shape)} ({x.dtype}); reset_states() keeps that size: make a new layer for another"
+            )
+        if carried is None:
+            self._carried.states = tuple(
+                Variable(
+                    np.zeros((batch, self.units), dtype), name=f"state_{i}", trainable=False, backend=x.backend.name
+                )
+                for i in range(states)
+            )
+
+    def _carry(self, state) -> None:
+        """Keep a stateful layer's final states for its next call."""
+        for v, s in zip(self._carried.states, state):
+            v.assign(s if s.dtype == v.dtype else _math.cast(s, v.dtype))
 
     def extra_repr(self) -> str:
         """The sizes, then every constructor argument given other than its default (``LSTM(3, 4)`` hid
@@ -2064,15 +2222,25 @@ class _Recurrent(Module):
         defaults = inspect.signature(type(self).__init__).parameters
         given = [
             f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
-            for name, value in self._config.items()
+            for name, value in self._arguments().items()
             if name not in ("input_size", "units", "seed") and not _same_argument(value, defaults[name].default)
         ]
         return ", ".join([f"{self.input_size}, {self.units}", *given])
 
     def _mirrored(self):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
-        config = dict(self._config, go_backwards=not self.go_backwards, seed=None)
+        config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=None)
         return type(self)(**config)
+
+
+class _CarriedStates:
+    """A stateful recurrent layer's states: Variables held outside the layer's variable tree (not a list or dict),
+    as Keras keeps them out of its weights, so checkpoints and optimizers do not change after the first call."""
+
+    __slots__ = ("states",)
+
+    def __init__(self):
+        self.states = None
 
 
 def _same_argument(value, default) -> bool:
@@ -2085,6 +2253,18 @@ def _same_argument(value, default) -> bool:
         return bool(value == default)
     except (TypeError, ValueError):
         return False
+
+
+def _gate_products(h, kernel, masks, units: int):
+    """``h @ kernel``, or with dropout ``masks`` each gate's ``units`` columns of it from ``h`` times that gate's mask
+    (one mask: one product)."""
+    if masks is None:
+        return _linalg.matmul(h, kernel)
+    if len(masks) == 1:
+        return _linalg.matmul(h * masks[0], kernel)
+    return _shape.concat(
+        [_linalg.matmul(h * m, kernel[:, k * units : (k + 1) * units]) for k, m in enumerate(masks)], axis=-1
+    )
 
 
 def _masked(step, zero_output: bool):
@@ -2104,8 +2284,8 @@ def _masked(step, zero_output: bool):
 class SimpleRNN(_Recurrent):
     """The fully connected recurrent layer over ``(batch, time, input_size)`` inputs, Keras' ``SimpleRNN``:
     ``h_t = activation(x_t kernel + h_{t-1} recurrent_kernel + bias)`` (PyTorch's ``nn.RNN``, whose
-    ``weight_ih`` is ``kernel.T`` and whose two biases add up to ``bias``).  Outputs as :class:`LSTM`'s, the
-    state being ``h`` alone.
+    ``weight_ih`` is ``kernel.T`` and whose two biases add up to ``bias``).  Outputs and dropout as :class:`LSTM`'s,
+    the state being ``h`` alone.
 
     >>> import tensorlib as tl
     >>> rnn = tl.nn.SimpleRNN(3, 4, return_sequences=True, seed=0)
@@ -2130,11 +2310,14 @@ class SimpleRNN(_Recurrent):
         bias_initializer="zeros",
         seed: int | None = None,
         dtype=_dt.float32,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
+        stateful: bool = False,
+        unroll: bool = False,
     ):
-        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, None, use_bias, return_sequences, return_state,
-                         kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
-        self._config = config
+                         kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         self.bias = (
             Variable(
                 _init.get(bias_initializer)((self.units,), seed=_seed_for(seed, 1), dtype=self.kernel.dtype),
@@ -2149,14 +2332,15 @@ class SimpleRNN(_Recurrent):
 
     def _forward(self, x, initial_state, mask, zero_output):
         x, state, mask = self._inputs(x, initial_state, 1, mask)
-        act, recurrent = self.activation, self.recurrent_kernel
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
+        act, recurrent, u = self.activation, self.recurrent_kernel, self.units
 
         def step(carry, z_x):
             (h,) = carry
-            h = act(z_x + _linalg.matmul(h, recurrent))
+            h = act(z_x + _gate_products(h, recurrent, recurrent_masks, u))
             return (h,), h
 
-        return self._run(x, state, step, mask, zero_output)
+        return self._run(x, state, step, mask, zero_output, input_masks)
 
 
 class LSTM(_Recurrent):
@@ -2165,7 +2349,8 @@ class LSTM(_Recurrent):
     forget, cell, output (PyTorch's ``nn.LSTM`` order: its ``weight_ih`` is ``kernel.T``); ``unit_forget_bias``
     starts the forget gate's bias at 1.  ``h`` ``(batch, units)`` at the last step, the sequence of ``h``
     ``(batch, time, units)`` with ``return_sequences``, and ``(output, h, c)`` with ``return_state``;
-    ``initial_state`` is ``(h, c)`` (zeros by default).
+    ``initial_state`` is ``(h, c)`` (zeros by default).  ``dropout`` and ``recurrent_dropout`` drop, in training
+    mode, the input and ``h`` with one mask per sequence (one per gate with ``recurrent_dropout``), as Keras 3.
 
     >>> import tensorlib as tl
     >>> lstm = tl.nn.LSTM(3, 4, return_sequences=True, seed=0)
@@ -2192,11 +2377,14 @@ class LSTM(_Recurrent):
         seed: int | None = None,
         dtype=_dt.float32,
         go_backwards: bool = False,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
+        stateful: bool = False,
+        unroll: bool = False,
     ):
-        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
-                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
-        self._config = config
+                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         dtype = self.kernel.dtype
         if use_bias:
             bias = _init.get(bias_initializer)((4 * self.units,), seed=_seed_for(seed, 1), dtype=dtype).numpy().copy()
@@ -2211,18 +2399,19 @@ class LSTM(_Recurrent):
 
     def _forward(self, x, initial_state, mask, zero_output):
         x, state, mask = self._inputs(x, initial_state, 2, mask)
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent = self.recurrent_kernel
 
         def step(carry, z_x):
             h, c = carry
-            z = z_x + _linalg.matmul(h, recurrent)
+            z = z_x + _gate_products(h, recurrent, recurrent_masks, u)
             i, f, g, o = gate(z[:, :u]), gate(z[:, u : 2 * u]), act(z[:, 2 * u : 3 * u]), gate(z[:, 3 * u :])
             c = f * c + i * g
             h = o * act(c)
             return (h, c), h
 
-        return self._run(x, state, step, mask, zero_output)
+        return self._run(x, state, step, mask, zero_output, input_masks)
 
 
 class GRU(_Recurrent):
@@ -2230,8 +2419,8 @@ class GRU(_Recurrent):
     3 units)`` and ``recurrent_kernel`` ``(units, 3 units)`` in the gate order update, reset, candidate.  With
     ``reset_after=True`` (Keras' default, PyTorch's ``nn.GRU`` formula) the reset gate multiplies the recurrent
     product, and ``bias`` is ``(2, 3 units)``: the input's and the recurrent product's; with ``False`` it
-    multiplies ``h`` before its product, and ``bias`` is ``(3 units,)``.  Outputs as :class:`LSTM`'s, the state
-    being ``h`` alone.
+    multiplies ``h`` before its product, and ``bias`` is ``(3 units,)``.  Outputs and dropout as :class:`LSTM`'s,
+    the state being ``h`` alone.
 
     >>> import tensorlib as tl
     >>> gru = tl.nn.GRU(3, 4, return_state=True, seed=0)
@@ -2258,11 +2447,14 @@ class GRU(_Recurrent):
         seed: int | None = None,
         dtype=_dt.float32,
         go_backwards: bool = False,
+        dropout: float = 0.0,
+        recurrent_dropout: float = 0.0,
+        stateful: bool = False,
+        unroll: bool = False,
     ):
-        config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__(input_size, units, activation, recurrent_activation, use_bias, return_sequences,
-                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards)  # fmt: skip
-        self._config = config
+                         return_state, kernel_initializer, recurrent_initializer, seed, dtype, go_backwards, dropout,
+                         recurrent_dropout, stateful, unroll)  # fmt: skip
         self.reset_after = bool(reset_after)
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
         self.bias = (
@@ -2276,6 +2468,7 @@ class GRU(_Recurrent):
 
     def _forward(self, x, initial_state, mask, zero_output):
         x, state, mask = self._inputs(x, initial_state, 1, mask)
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent, reset_after = self.recurrent_kernel, self.reset_after
         recurrent_bias = self.bias[1] if self.use_bias and reset_after else None
@@ -2283,21 +2476,22 @@ class GRU(_Recurrent):
         def step(carry, z_x):
             (h,) = carry
             if reset_after:
-                z_h = _linalg.matmul(h, recurrent)
+                z_h = _gate_products(h, recurrent, recurrent_masks, u)
                 if recurrent_bias is not None:
                     z_h = z_h + recurrent_bias
                 update = gate(z_x[:, :u] + z_h[:, :u])
                 reset = gate(z_x[:, u : 2 * u] + z_h[:, u : 2 * u])
                 candidate = act(z_x[:, 2 * u :] + reset * z_h[:, 2 * u :])
             else:
-                z_h = _linalg.matmul(h, recurrent[:, : 2 * u])
+                z_h = _gate_products(h, recurrent[:, : 2 * u], recurrent_masks and recurrent_masks[:2], u)
                 update = gate(z_x[:, :u] + z_h[:, :u])
                 reset = gate(z_x[:, u : 2 * u] + z_h[:, u:])
-                candidate = act(z_x[:, 2 * u :] + _linalg.matmul(reset * h, recurrent[:, 2 * u :]))
+                h_candidate = h if recurrent_masks is None else h * recurrent_masks[2]
+                candidate = act(z_x[:, 2 * u :] + _linalg.matmul(reset * h_candidate, recurrent[:, 2 * u :]))
             h = update * h + (1.0 - update) * candidate
             return (h,), h
 
-        return self._run(x, state, step, mask, zero_output)
+        return self._run(x, state, step, mask, zero_output, input_masks)
 
 
 _MERGES = {
@@ -2341,6 +2535,14 @@ class Bidirectional(Module):
             raise ValueError(
                 "Bidirectional: layer and backward_layer must agree on return_sequences and return_state, got "
                 f"{(layer.return_sequences, layer.return_state)} and {(backward.return_sequences, backward.return_state)}"
+            )
+        # Different units failed in the merge's Add, naming neither layer (concat and None take them).
+        need = "input_size" if merge_mode in (None, "concat") else "input_size and units"
+        if backward.input_size != layer.input_size or need != "input_size" and backward.units != layer.units:
+            raise ValueError(
+                f"Bidirectional: layer and backward_layer must have the same {need} for merge_mode={merge_mode!r}, "
+                f"got {type(layer).__name__}({layer.input_size}, {layer.units}) and "
+                f"{type(backward).__name__}({backward.input_size}, {backward.units})"
             )
         self.forward_layer, self.backward_layer, self.merge_mode = layer, backward, merge_mode
 
@@ -2693,3 +2895,1081 @@ class TransformerDecoderLayer(_TransformerLayer):
             )
 
         return self._residuals(tgt, [self_attention, cross_attention, self._feed_forward])
+
+
+# ------------------------------------------------------------------ reshaping, merging and preprocessing layers
+def _shown(x) -> str:
+    return f"{tuple(x.shape)} ({x.dtype})"
+
+
+def _batched(x, layer: str, rank: int | None = None) -> Tensor:
+    """``x`` with a batch dimension (and ``rank`` dimensions in all, where given); the error names the layer."""
+    x = _as_tensor(x)
+    if len(x.shape) < 1 or rank is not None and len(x.shape) != rank:
+        want = f"{rank}-D" if rank is not None else "at least 1-D (a batch dimension)"
+        raise ValueError(f"{layer}: input must be {want}, got shape {_shown(x)}")
+    return x
+
+
+def _resolve(x, batch_first: tuple, target: tuple, layer: str) -> tuple:
+    """``batch_first + target`` for a reshape of ``x``, one -1 in ``target`` worked out; the batch dimension
+    (``batch_first``, ``(x.shape[0],)``) is -1 when unknown (traced), as Flatten's.  Sizes that cannot match raise
+    naming the layer, the input's shape and dtype and the target."""
+    known = [d for d in target if d != -1]
+    rest = x.shape[len(batch_first) :]
+    want = f"{batch_first + tuple(target)}".replace("None", "batch")
+    if None in rest:
+        if -1 in target or None in batch_first:
+            raise ValueError(
+                f"{layer}: traced with unknown sizes, got input shape {_shown(x)}; give the TensorSpec the sizes "
+                "of the dimensions that are reshaped"
+            )
+    else:
+        size, product = math.prod(rest), math.prod(known)
+        if -1 in target and not product:
+            raise ValueError(f"{layer}: -1 in {want} is ambiguous beside a 0, input shape {_shown(x)}")
+        if size % product if -1 in target else size != product:
+            raise ValueError(f"{layer}: cannot reshape input of shape {_shown(x)} to {want}")
+        target = tuple(size // product if d == -1 else d for d in target)
+    if None in batch_first:
+        if -1 in target:
+            raise ValueError(
+                f"{layer}: traced with an unknown batch size, cannot work out -1 in {want} for input shape {_shown(x)}"
+            )
+        return (-1, *batch_first[1:], *target)
+    return (*batch_first, *target)
+
+
+def _target_shape(value, layer: str, what: str = "target_shape") -> tuple:
+    """Positive ints with at most one -1 (the size worked out), as Keras' ``Reshape`` and ``nn.Unflatten`` take."""
+    try:
+        dims = tuple(operator.index(d) for d in (value if np.iterable(value) else [value]))
+    except TypeError:
+        dims = None
+    if isinstance(value, (str, bytes)) or dims is None or any(d < -1 for d in dims) or dims.count(-1) > 1:
+        raise ValueError(f"{layer}: {what} must be a tuple of non-negative ints with at most one -1, got {value!r}")
+    return dims
+
+
+class Reshape(Module):
+    """Reshape each example to ``target_shape`` (the batch dimension kept; one entry may be -1, worked out), Keras'
+    ``Reshape``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Reshape((3, -1))(tl.ones((2, 12))).shape
+    (2, 3, 4)
+    """
+
+    def __init__(self, target_shape):
+        super().__init__()
+        self.target_shape = _target_shape(target_shape, "Reshape")
+
+    def forward(self, x):
+        x = _batched(x, "Reshape")
+        return _shape.reshape(x, _resolve(x, x.shape[:1], self.target_shape, "Reshape"))
+
+    def extra_repr(self) -> str:
+        return f"target_shape={self.target_shape}"
+
+
+class Unflatten(Module):
+    """PyTorch's ``nn.Unflatten(dim, unflattened_size)``: axis ``dim`` reshaped to ``unflattened_size`` (one entry
+    may be -1).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Unflatten(1, (2, 5))(tl.ones((3, 10, 4))).shape
+    (3, 2, 5, 4)
+    """
+
+    def __init__(self, dim: int, unflattened_size):
+        super().__init__()
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise ValueError(f"Unflatten: dim must be an int, got {dim!r}")
+        self.dim = int(dim)
+        self.unflattened_size = _target_shape(unflattened_size, "Unflatten", "unflattened_size")
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        if not -len(x.shape) <= self.dim < len(x.shape):
+            raise ValueError(f"Unflatten: dim {self.dim} is out of range for input of shape {_shown(x)}")
+        dim = self.dim % len(x.shape)
+        size, target = x.shape[dim], self.unflattened_size
+        known = math.prod(d for d in target if d != -1)
+        if size is not None:
+            if -1 in target and not known or (size % known if -1 in target else size != known):
+                raise ValueError(
+                    f"Unflatten: dimension {dim} of size {size} cannot be unflattened to {target}, input shape "
+                    f"{_shown(x)}"
+                )
+            target = tuple(size // known if d == -1 else d for d in target)
+        outer = [-1 if d is None else d for d in (*x.shape[:dim], *target, *x.shape[dim + 1 :])]
+        if outer.count(-1) > 1:
+            raise ValueError(f"Unflatten: traced with unknown sizes, got input shape {_shown(x)}")
+        return _shape.reshape(x, tuple(outer))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Permute(Module):
+    """Permute the axes of each example: ``dims`` is a permutation of ``1 .. rank - 1`` (the batch axis 0 stays),
+    Keras' ``Permute``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Permute((2, 1))(tl.ones((4, 3, 5))).shape
+    (4, 5, 3)
+    """
+
+    def __init__(self, dims):
+        super().__init__()
+        try:
+            self.dims = tuple(operator.index(d) for d in dims)
+        except TypeError:
+            self.dims = None
+        if self.dims is None or sorted(self.dims) != list(range(1, len(self.dims) + 1)):
+            raise ValueError(f"Permute: dims must be a permutation of 1, 2, ..., n (axis 0 is the batch), got {dims!r}")
+
+    def forward(self, x):
+        x = _batched(x, "Permute", len(self.dims) + 1)
+        return _shape.transpose(x, (0, *self.dims))
+
+    def extra_repr(self) -> str:
+        return f"dims={self.dims}"
+
+
+class RepeatVector(Module):
+    """``(batch, features)`` to ``(batch, n, features)``: each vector repeated ``n`` times (Keras' ``RepeatVector``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.RepeatVector(3)(tl.tensor([[1.0, 2.0]])).numpy().tolist()
+    [[[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]]
+    """
+
+    def __init__(self, n: int):
+        super().__init__()
+        self.n = _positive("n", n, "RepeatVector")
+
+    def forward(self, x):
+        x = _batched(x, "RepeatVector", 2)
+        return _array.repeat(_shape.expand_dims(x, 1), self.n, axis=1)
+
+    def extra_repr(self) -> str:
+        return f"n={self.n}"
+
+
+class Identity(Module):
+    """Its input, unchanged (Keras' ``Identity``, PyTorch's ``nn.Identity``; a placeholder in a Sequential).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Identity()(tl.tensor([1.0, 2.0])).numpy().tolist()
+    [1.0, 2.0]
+    """
+
+    def forward(self, x):
+        return _as_result(x)
+
+
+class Lambda(Module):
+    """A function of Tensors as a layer (Keras' ``Lambda``): ``function(x, **arguments)``; ``function`` may be the
+    name of a ``tl.nn`` function.  Variables the function closes over are not the layer's: make a Module for those.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Lambda(lambda x, k: x * k, arguments={"k": 3.0})(tl.tensor([1.0, 2.0])).numpy().tolist()
+    [3.0, 6.0]
+    """
+
+    def __init__(self, function, arguments: dict | None = None):
+        super().__init__()
+        if isinstance(function, str):  # a tl.nn function by name, as a config names it
+            function = _activation(function, "Lambda", none=False)
+        if not callable(function) or isinstance(function, type) and issubclass(function, Module):
+            raise TypeError(f"Lambda: function must be a function of Tensors, got {function!r}")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise TypeError(f"Lambda: arguments must be a dict of keyword arguments, got {arguments!r}")
+        self.function = function
+        self.arguments = dict(arguments or {})
+
+    def forward(self, *inputs):
+        inputs = [_tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
+        y = self.function(*inputs, **self.arguments)
+        return _as_result(y) if isinstance(y, Tensor) and any(y is x for x in inputs) else y
+
+    def extra_repr(self) -> str:
+        return getattr(self.function, "__name__", repr(self.function))
+
+
+class _Merge(Module):
+    """Keras' merge layers: called with a list of tensors (``_COUNT`` of them where fixed, else at least two) whose
+    shapes broadcast together; ``_merge(tensors)`` combines them."""
+
+    _COUNT = None
+
+    def _inputs(self, inputs) -> list:
+        name = type(self).__name__
+        if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)):
+            raise TypeError(f"{name}: call it with a list of tensors, got a {type(inputs).__name__}")
+        tensors = [_as_tensor(x) for x in inputs]
+        count = self._COUNT
+        if (len(tensors) != count) if count else len(tensors) < 2:
+            want = f"exactly {count}" if count else "at least 2"
+            raise ValueError(f"{name}: needs {want} inputs, got {len(tensors)}")
+        try:
+            _shape.broadcast_shapes(*[t.shape for t in tensors])
+        except ValueError:
+            raise ValueError(
+                f"{name}: the inputs' shapes do not broadcast together, got {', '.join(_shown(t) for t in tensors)}"
+            ) from None
+        return tensors
+
+    def forward(self, inputs):
+        return self._merge(self._inputs(inputs))
+
+
+class Add(_Merge):
+    """The sum of a list of tensors (Keras' ``Add``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Add()([tl.tensor([1.0, 2.0]), tl.tensor([10.0, 20.0]), tl.tensor(100.0)]).numpy().tolist()
+    [111.0, 122.0]
+    """
+
+    def _merge(self, tensors):
+        return functools.reduce(_math.add, tensors)
+
+
+class Subtract(_Merge):
+    """The first of two tensors minus the second (Keras' ``Subtract``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Subtract()([tl.tensor([5.0]), tl.tensor([2.0])]).numpy().tolist()
+    [3.0]
+    """
+
+    _COUNT = 2
+
+    def _merge(self, tensors):
+        return _math.subtract(*tensors)
+
+
+class Multiply(_Merge):
+    """The elementwise product of a list of tensors (Keras' ``Multiply``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Multiply()([tl.tensor([2.0, 3.0]), tl.tensor([4.0, 5.0])]).numpy().tolist()
+    [8.0, 15.0]
+    """
+
+    def _merge(self, tensors):
+        return functools.reduce(_math.multiply, tensors)
+
+
+class Average(_Merge):
+    """The elementwise mean of a list of tensors (Keras' ``Average``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Average()([tl.tensor([1.0, 2.0]), tl.tensor([3.0, 6.0])]).numpy().tolist()
+    [2.0, 4.0]
+    """
+
+    def _merge(self, tensors):
+        return _math.divide(functools.reduce(_math.add, tensors), len(tensors))
+
+
+class _Extreme(_Merge):
+    """The elementwise max (``_reduce = _reduce.max``) or min of a list: the inputs broadcast and stacked, then one
+    reduction, so tied inputs share the gradient equally (a chain of pairwise maxima gave 1/2, 1/4, 1/4)."""
+
+    def _merge(self, tensors):
+        shape = _shape.broadcast_shapes(*[t.shape for t in tensors])
+        if None in shape:  # traced with unknown sizes: broadcast against each other instead
+            combined = functools.reduce(_math.add, [_math.zeros_like(t) for t in tensors])
+            tensors = [_math.add(t, combined) for t in tensors]
+        else:
+            tensors = [_shape.broadcast_to(t, shape) for t in tensors]
+        return type(self)._reduce(_shape.stack(tensors, axis=0), axis=0)
+
+
+class Maximum(_Extreme):
+    """The elementwise maximum of a list of tensors (Keras' ``Maximum``); tied inputs share the gradient.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Maximum()([tl.tensor([1.0, 5.0]), tl.tensor([3.0, 2.0])]).numpy().tolist()
+    [3.0, 5.0]
+    """
+
+    _reduce = staticmethod(_reduce.max)
+
+
+class Minimum(_Extreme):
+    """The elementwise minimum of a list of tensors (Keras' ``Minimum``); tied inputs share the gradient.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Minimum()([tl.tensor([1.0, 5.0]), tl.tensor([3.0, 2.0])]).numpy().tolist()
+    [1.0, 2.0]
+    """
+
+    _reduce = staticmethod(_reduce.min)
+
+
+class Concatenate(Module):
+    """A list of tensors joined along ``axis`` (Keras' ``Concatenate(axis=-1)``); the other sizes must agree.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Concatenate()([tl.ones((2, 3)), tl.zeros((2, 1))]).shape
+    (2, 4)
+    """
+
+    def __init__(self, axis: int = -1):
+        super().__init__()
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise ValueError(f"Concatenate: axis must be an int, got {axis!r}")
+        self.axis = int(axis)
+
+    def forward(self, inputs):
+        if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
+            raise TypeError(f"Concatenate: call it with a non-empty list of tensors, got {inputs!r:.80}")
+        tensors = [_as_tensor(x) for x in inputs]
+        rank = len(tensors[0].shape)
+        shown = ", ".join(_shown(t) for t in tensors)
+        if not -rank <= self.axis < rank or any(len(t.shape) != rank for t in tensors):
+            raise ValueError(f"Concatenate: inputs must have one rank with axis {self.axis} in it, got {shown}")
+        axis = self.axis % rank
+        for i in range(rank):
+            if i != axis and not _same(*(t.shape[i] for t in tensors)):
+                raise ValueError(f"Concatenate: the inputs' sizes must agree but on axis {self.axis}, got {shown}")
+        return _shape.concat(tensors, axis=axis)
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}"
+
+
+class Dot(Module):
+    """Keras' ``Dot(axes, normalize=False)``: the dot products of two batches of tensors along ``axes`` (an int for
+    both or a pair; axis 0 is the batch), each example with its own; ``normalize=True`` divides both by their L2
+    norms along those axes first (cosine similarity).  ``(batch, n)`` inputs give ``(batch, 1)``; ``(batch, n, d)``
+    and ``(batch, m, d)`` with ``axes=2`` give ``(batch, n, m)``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Dot(axes=1)([tl.tensor([[1.0, 2.0]]), tl.tensor([[3.0, 4.0]])]).numpy().tolist()
+    [[11.0]]
+    """
+
+    def __init__(self, axes, normalize: bool = False):
+        super().__init__()
+        pair = (axes, axes) if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool) else axes
+        try:
+            ok = len(pair) == 2 and all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in pair)
+        except TypeError:
+            ok = False
+        if not ok:
+            raise ValueError(f"Dot: axes must be an int or a pair of ints, got {axes!r}")
+        self.axes = tuple(int(a) for a in pair)
+        if not isinstance(normalize, (bool, np.bool_)):
+            raise ValueError(f"Dot: normalize must be a bool, got {normalize!r}")
+        self.normalize = bool(normalize)
+
+    def forward(self, inputs):
+        if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
+            raise TypeError(f"Dot: call it with a list of two tensors, got {inputs!r:.80}")
+        x, y = (_as_tensor(t) for t in inputs)
+        shown = f"{_shown(x)} and {_shown(y)}"
+        axes = []
+        for t, a in zip((x, y), self.axes):
+            rank = len(t.shape)
+            if rank < 2 or not -rank <= a < rank or a % rank == 0:
+                raise ValueError(f"Dot: axes {self.axes} must name a non-batch axis of each input, got {shown}")
+            axes.append(a % rank)
+        if not _same(x.shape[0], y.shape[0]) or not _same(x.shape[axes[0]], y.shape[axes[1]]):
+            raise ValueError(f"Dot: the batch sizes and the sizes along axes {self.axes} must agree, got {shown}")
+        if self.normalize:
+            x, y = _nn.l2_normalize(x, axis=axes[0]), _nn.l2_normalize(y, axis=axes[1])
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        x_sub = "B" + letters[: len(x.shape) - 1]
+        y_sub = "B" + letters[len(x.shape) - 1 : len(x.shape) + len(y.shape) - 2]
+        y_sub = y_sub[: axes[1]] + x_sub[axes[0]] + y_sub[axes[1] + 1 :]
+        out = "".join(c for c in x_sub if c != x_sub[axes[0]]) + "".join(c for c in y_sub[1:] if c != x_sub[axes[0]])
+        z = _linalg.einsum(f"{x_sub},{y_sub}->{out}", x, y)
+        return _shape.expand_dims(z, 1) if len(z.shape) == 1 else z
+
+    def extra_repr(self) -> str:
+        return f"axes={self.axes}" + (", normalize=True" if self.normalize else "")
+
+
+class TimeDistributed(Module):
+    """``layer`` applied to every step of ``(batch, time, ...)`` inputs (Keras' ``TimeDistributed``): one call on
+    the ``(batch * time, ...)`` reshape, so the layer's Variables are shared by the steps.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.TimeDistributed(tl.nn.Dense(4, 2, seed=0))(tl.ones((3, 5, 4))).shape
+    (3, 5, 2)
+    """
+
+    def __init__(self, layer):
+        super().__init__()
+        if not callable(layer) or isinstance(layer, type):
+            raise TypeError(f"TimeDistributed: layer must be a layer (a Module or callable), got {layer!r}")
+        self.layer = layer
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        if len(x.shape) < 3:
+            raise ValueError(f"TimeDistributed: input must be at least 3-D (batch, time, ...), got shape {_shown(x)}")
+        batch, steps = x.shape[:2]
+        if None in x.shape[2:] or None in (batch, steps) and (batch, steps) != (None, steps):
+            raise ValueError(
+                f"TimeDistributed: traced with unknown sizes other than the batch, got input shape {_shown(x)}"
+            )
+        y = _as_tensor(self.layer(_shape.reshape(x, (-1, *x.shape[2:]))))
+        if len(y.shape) < 1:
+            raise ValueError(f"TimeDistributed: the layer's output must keep the batch axis, got shape {_shown(y)}")
+        return _shape.reshape(y, (-1 if batch is None else batch, steps, *y.shape[1:]))
+
+
+class Rescaling(Module):
+    """``x * scale + offset`` (Keras' ``Rescaling``, ``Rescaling(1 / 255)`` for images); integer inputs give float32
+    (the layer's ``dtype``), float inputs keep their dtype.  ``scale`` and ``offset`` may be per-channel arrays.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.Rescaling(1 / 127.5, offset=-1.0)(np.array([0, 255], np.uint8)).numpy().tolist()
+    [-1.0, 1.0]
+    """
+
+    def __init__(self, scale, offset=0.0, dtype=_dt.float32):
+        super().__init__()
+        self.dtype = _float_dtype(dtype, "Rescaling")
+        self.scale, self.offset = (self._constant(v, what) for v, what in ((scale, "scale"), (offset, "offset")))
+
+    @staticmethod
+    def _constant(value, what: str) -> np.ndarray:
+        host = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+        if host.dtype.kind not in "biuf":
+            raise ValueError(f"Rescaling: {what} must be a number or an array of numbers, got {value!r}")
+        return host.astype(np.float64)
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        if x.dtype.kind not in "f":
+            if x.dtype.kind not in "biu":
+                raise TypeError(f"Rescaling: input must be real numbers, got shape {_shown(x)}")
+            x = _math.cast(x, self.dtype)
+        try:
+            _shape.broadcast_shapes(x.shape, self.scale.shape, self.offset.shape)
+        except ValueError:
+            raise ValueError(
+                f"Rescaling: scale {self.scale.shape} and offset {self.offset.shape} do not broadcast to the input, "
+                f"got shape {_shown(x)}"
+            ) from None
+        as_x = np.dtype(x.dtype.name)
+        return x * _tensor(self.scale.astype(as_x)) + _tensor(self.offset.astype(as_x))
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale.tolist()}, offset={self.offset.tolist()}"
+
+
+class CenterCrop(Module):
+    """The central ``height x width`` window of each image (Keras' ``CenterCrop``; batched ``(batch, h, w, c)`` or
+    one ``(h, w, c)`` image, channels first with ``data_format="NCHW"``).  An odd margin leaves its extra row or
+    column at the end, as Keras does.  An image smaller than the window in either dimension is resized to it as
+    Keras' ``smart_resize`` does: the largest central crop of the window's aspect ratio, then bilinear resizing.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.CenterCrop(1, 2)(np.arange(9.0).reshape(1, 3, 3, 1)).numpy()[0, :, :, 0].tolist()
+    [[3.0, 4.0]]
+    """
+
+    def __init__(self, height: int, width: int, data_format: str = "NHWC"):
+        super().__init__()
+        self.height = _positive("height", height, "CenterCrop")
+        self.width = _positive("width", width, "CenterCrop")
+        self.data_format = _data_format(data_format, "CenterCrop")
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        if len(x.shape) not in (3, 4):
+            raise ValueError(f"CenterCrop: input must be 4-D {self.data_format} or one 3-D image, got {_shown(x)}")
+        first = len(x.shape) - (2 if self.data_format == "NCHW" else 3)
+        height, width = x.shape[first : first + 2]
+        if None in (height, width) or 0 in (height, width):
+            raise ValueError(f"CenterCrop: the image's height and width must be known and positive, got {_shown(x)}")
+        if height >= self.height and width >= self.width:
+            return _as_result(self._crop(x, first, self.height, self.width))
+        # Keras' smart_resize: the central crop of the target's aspect ratio, resized
+        crop_h = max(min(height, int(width * self.height / self.width)), 1)
+        crop_w = max(min(width, int(height * self.width / self.height)), 1)
+        x = self._crop(x, first, crop_h, crop_w)
+        if self.data_format == "NCHW":
+            x = _shape.transpose(x, (*range(first - 1), first, first + 1, first - 1))
+        y = _nn.resize(x, (self.height, self.width), method="bilinear")
+        if self.data_format == "NCHW":
+            y = _shape.transpose(y, (*range(first - 1), first + 1, first - 1, first))
+        return y
+
+    @staticmethod
+    def _crop(x, first: int, height: int, width: int):
+        index = [slice(None)] * len(x.shape)
+        for axis, size in zip((first, first + 1), (height, width)):
+            start = (x.shape[axis] - size) // 2
+            index[axis] = slice(start, start + size)
+        return x[tuple(index)]
+
+    def extra_repr(self) -> str:
+        text = f"{self.height}, {self.width}"
+        return text if self.data_format == "NHWC" else f"{text}, data_format={self.data_format!r}"
+
+
+class UnitNormalization(Module):
+    """Each vector along ``axis`` (an int or a tuple) divided by its L2 norm, ``x / sqrt(max(sum(x**2), 1e-12))``
+    (Keras' ``UnitNormalization``; :func:`tl.nn.l2_normalize`).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.UnitNormalization()(tl.tensor([[3.0, 4.0]])).numpy().tolist()
+    [[0.6, 0.8]]
+    """
+
+    def __init__(self, axis=-1):
+        super().__init__()
+        self.axis = _axes(axis, "UnitNormalization")
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        if any(not -len(x.shape) <= a < len(x.shape) for a in self.axis):
+            raise ValueError(f"UnitNormalization: axis {self.axis} is out of range for input of shape {_shown(x)}")
+        return _nn.l2_normalize(x, axis=self.axis if len(self.axis) > 1 else self.axis[0], epsilon=1e-12)
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}"
+
+
+def _axes(value, layer: str, none: bool = False) -> tuple | None:
+    """An int or a tuple of distinct ints (None where ``none``) as a tuple."""
+    if value is None and none:
+        return None
+    axes = (value,) if isinstance(value, (int, np.integer)) else value
+    try:
+        ok = all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axes) and len(axes) > 0
+    except TypeError:
+        ok = False
+    if not ok or isinstance(value, bool) or len(set(axes)) != len(axes):
+        raise ValueError(f"{layer}: axis must be an int or a tuple of distinct ints{' or None' * none}, got {value!r}")
+    return tuple(int(a) for a in axes)
+
+
+class Normalization(Module):
+    """Keras' ``Normalization``: ``(x - mean) / max(sqrt(variance), 1e-7)`` with one mean and variance per index of
+    the ``axis`` dimensions (an int or a tuple; None: one for all), learnt by :meth:`adapt` from data (over all
+    the other axes, the variance biased) or given.  ``invert=True`` maps back: ``mean + x * sqrt(variance)``.
+    The statistics are non-trainable Variables ``mean`` and ``variance`` (saved in checkpoints).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> norm = tl.nn.Normalization()
+    >>> norm.adapt(np.array([[0.0, 10.0], [2.0, 30.0]]))
+    >>> norm(np.array([[1.0, 20.0]], np.float32)).numpy().tolist()
+    [[0.0, 0.0]]
+    """
+
+    def __init__(self, axis=-1, mean=None, variance=None, invert: bool = False, dtype=_dt.float32):
+        super().__init__()
+        self.axis = _axes(axis, "Normalization", none=True)
+        self.invert = bool(invert)
+        self.dtype = _float_dtype(dtype, "Normalization")
+        if (mean is None) != (variance is None):
+            raise ValueError("Normalization: give both mean and variance, or neither (and call adapt)")
+        self.mean = self.variance = None
+        self._rank = None
+        if mean is not None:
+            stats = [np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=np.float64) for v in (mean, variance)]
+            if (stats[1] < 0).any() or not all(np.isfinite(s).all() for s in stats):
+                raise ValueError("Normalization: mean must be finite and variance finite and >= 0")
+            self._store(*np.broadcast_arrays(*stats))
+
+    def _store(self, mean: np.ndarray, variance: np.ndarray) -> None:
+        """New Variables the first time; then assigned, so a traced function that captured them sees the new values
+        (statistics of another shape are an error, as Keras' adapt of a built layer)."""
+        if self.mean is None:
+            self.mean = Variable(mean.astype(self.dtype.name), name="mean", trainable=False)
+            self.variance = Variable(variance.astype(self.dtype.name), name="variance", trainable=False)
+        elif self.mean.shape != mean.shape:
+            raise ValueError(
+                f"Normalization.adapt: the statistics have shape {self.mean.shape}, the new data gives {mean.shape}; "
+                "make a new layer for data of other sizes"
+            )
+        else:
+            self.mean.assign(mean.astype(self.dtype.name))
+            self.variance.assign(variance.astype(self.dtype.name))
+
+    def _kept(self, rank: int, shape, who: str) -> tuple:
+        if self.axis is None:
+            return ()
+        if any(not -rank <= a < rank for a in self.axis):
+            raise ValueError(f"Normalization: axis {self.axis} is out of range for {who} of shape {shape}")
+        return tuple(sorted(a % rank for a in self.axis))
+
+    def adapt(self, data) -> None:
+        """Learn the mean and the (biased) variance of ``data`` over every axis but ``axis``, in float64."""
+        host = np.asarray(data.numpy() if isinstance(data, Tensor) else data)
+        if host.dtype.kind not in "biuf":
+            raise TypeError(f"Normalization.adapt: data must be real numbers, got {host.dtype}")
+        kept = self._kept(host.ndim, host.shape, "data")
+        others = tuple(i for i in range(host.ndim) if i not in kept)
+        if host.size == 0 or not others and self.axis is not None:
+            raise ValueError(f"Normalization.adapt: data needs examples to average over, got shape {host.shape}")
+        host = host.astype(np.float64)
+        self._store(host.mean(axis=others), host.var(axis=others))
+        self._rank = host.ndim
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        if self.mean is None:
+            raise ValueError("Normalization: call adapt(data) first, or give mean and variance")
+        if x.dtype.kind != "f":
+            x = _math.cast(x, self.dtype)
+        kept = self._kept(len(x.shape), _shown(x), "input")
+        if self.axis is not None and self._rank is not None and len(x.shape) != self._rank:
+            raise ValueError(
+                f"Normalization: adapted to {self._rank}-D data with axis {self.axis}, got input shape {_shown(x)}"
+            )
+        sizes = tuple(x.shape[a] for a in kept)
+        try:
+            want = np.broadcast_shapes(self.mean.shape, tuple(1 if s is None else s for s in sizes))
+        except ValueError:
+            want = None
+        if want is None or any(s is not None and s != w for s, w in zip(sizes, want)):
+            raise ValueError(
+                f"Normalization: statistics of shape {self.mean.shape} do not fit the sizes {sizes} of axis "
+                f"{self.axis}, got input shape {_shown(x)}"
+            )
+        shape = [1] * len(x.shape)
+        for a, w in zip(kept, want):
+            shape[a] = w
+        mean, variance = (
+            _shape.reshape(_shape.broadcast_to(_math.cast(v, x.dtype), want), shape) for v in (self.mean, self.variance)
+        )
+        std = _math.maximum(_math.sqrt(variance), 1e-7)
+        return mean + x * std if self.invert else (x - mean) / std
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}" + (", invert=True" if self.invert else "")
+
+
+class ELU(Activation):
+    """``x`` where positive, else ``alpha * (exp(x) - 1)`` (Keras' ``ELU``, PyTorch's ``nn.ELU(alpha=1.0)``).
+
+    >>> import tensorlib as tl
+    >>> [round(v, 4) for v in tl.nn.ELU(2.0)(tl.tensor([-1.0, 3.0])).numpy().tolist()]
+    [-1.2642, 3.0]
+    """
+
+    def __init__(self, alpha: float = 1.0):
+        if not _number_in(alpha, -math.inf, math.inf):
+            raise ValueError(f"ELU: alpha must be a finite number, got {alpha!r}")
+        self.alpha = float(alpha)
+        super().__init__(_nn.elu if self.alpha == 1.0 else functools.partial(_scaled_elu, alpha=self.alpha))
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}"
+
+
+def _scaled_elu(x, alpha: float):
+    y = _nn.elu(x)
+    return _math.where(x > 0, y, y * alpha)
+
+
+class _Noise(Module):
+    """A layer that adds or multiplies noise while training (identity in ``eval()`` mode); the noise comes from the
+    global stream that ``tl.random.seed`` resets, a new draw per call, as ``Dropout``'s masks."""
+
+    def __init__(self, rate: float):
+        super().__init__()
+        if not _number_in(rate, 0.0, 1.0) or rate == 1.0:
+            raise ValueError(f"{type(self).__name__}: rate must be in [0, 1), got {rate!r}")
+        self.rate = float(rate)
+
+    def _float_input(self, x) -> Tensor:
+        x = _as_tensor(x)
+        if x.dtype.kind != "f":
+            raise TypeError(f"{type(self).__name__}: input must be floating, got shape {_shown(x)}")
+        return x
+
+    def _normal(self, x, mean: float, stddev: float) -> Tensor:
+        if None in x.shape:
+            raise ValueError(
+                f"{type(self).__name__}: traced with unknown sizes, got input shape {_shown(x)}; give the TensorSpec "
+                "every size, or trace in eval() mode"
+            )
+        from .ops import random as _random
+
+        return _random.normal(x.shape, mean, stddev, dtype=x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"rate={self.rate}"
+
+
+class GaussianNoise(_Noise):
+    """``x`` plus zero-mean normal noise of deviation ``stddev`` while training (Keras' ``GaussianNoise``); the
+    identity in ``eval()`` mode.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.GaussianNoise(0.1).eval()(tl.ones((2,))).numpy().tolist()
+    [1.0, 1.0]
+    """
+
+    def __init__(self, stddev: float):
+        Module.__init__(self)
+        if not _number_in(stddev, 0.0, math.inf):
+            raise ValueError(f"GaussianNoise: stddev must be a finite number >= 0, got {stddev!r}")
+        self.stddev = float(stddev)
+
+    def forward(self, x):
+        x = self._float_input(x)
+        if not self.training or self.stddev == 0:
+            return _as_result(x)
+        return x + self._normal(x, 0.0, self.stddev)
+
+    def extra_repr(self) -> str:
+        return f"stddev={self.stddev}"
+
+
+class GaussianDropout(_Noise):
+    """``x`` times normal noise of mean 1 and deviation ``sqrt(rate / (1 - rate))`` while training (Keras'
+    ``GaussianDropout``: the variance of ``Dropout(rate)``'s scaled mask); the identity in ``eval()`` mode.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.GaussianDropout(0.5).eval()(tl.ones((2,))).numpy().tolist()
+    [1.0, 1.0]
+    """
+
+    def forward(self, x):
+        x = self._float_input(x)
+        if not self.training or self.rate == 0:
+            return _as_result(x)
+        return x * self._normal(x, 1.0, math.sqrt(self.rate / (1.0 - self.rate)))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+class AlphaDropout(_Noise):
+    """Dropout that keeps SELU's self-normalization (Keras' ``AlphaDropout``, PyTorch's ``nn.AlphaDropout``): while
+    training, each element is set with probability ``rate`` to SELU's negative limit ``-alpha * scale`` and the
+    result transformed by ``a * x + b`` so its mean and variance stay those of ``x`` for a zero-mean unit-variance
+    ``x``; the identity in ``eval()`` mode.  ``noise_shape`` as :func:`tl.nn.dropout`'s.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.AlphaDropout(0.2).eval()(tl.ones((2,))).numpy().tolist()
+    [1.0, 1.0]
+    """
+
+    def __init__(self, rate: float, noise_shape=None):
+        super().__init__(rate)
+        self.noise_shape = None if noise_shape is None else tuple(noise_shape)
+
+    def forward(self, x):
+        x = self._float_input(x)
+        if not self.training or self.rate == 0:
+            return _as_result(x)
+        try:
+            kept = _nn.dropout(_math.ones_like(x), self.rate, noise_shape=self.noise_shape) > 0
+        except ValueError as e:
+            raise ValueError(f"AlphaDropout: {e}") from None
+        limit = -_SELU_ALPHA * _SELU_SCALE
+        a = ((1.0 - self.rate) * (1.0 + self.rate * limit**2)) ** -0.5
+        b = -a * limit * self.rate
+        return _math.where(kept, x, _tensor(np.asarray(limit, x.dtype.name))) * a + b
+
+
+class _PixelShuffle(Module):
+    """What PixelShuffle and PixelUnshuffle share: the factor and the layout."""
+
+    def __init__(self, factor: int, data_format: str = "NHWC"):
+        super().__init__()
+        self.factor = _positive(self._FACTOR, factor, type(self).__name__)
+        self.data_format = _data_format(data_format, type(self).__name__)
+
+    def _input(self, x):
+        x = _image(x, type(self).__name__, 2, self.data_format)
+        if self.data_format == "NCHW":
+            return x, x.shape[0], x.shape[1], x.shape[2], x.shape[3]
+        return x, x.shape[0], x.shape[3], x.shape[1], x.shape[2]
+
+    def extra_repr(self) -> str:
+        text = f"{self._FACTOR}={self.factor}"
+        return text if self.data_format == "NHWC" else f"{text}, data_format={self.data_format!r}"
+
+
+def _batch_size(n):
+    return -1 if n is None else n
+
+
+class PixelShuffle(_PixelShuffle):
+    """PyTorch's ``nn.PixelShuffle(upscale_factor)``: ``(N, H, W, C * r * r)`` to ``(N, H * r, W * r, C)`` (NCHW with
+    ``data_format="NCHW"``), channel ``c * r * r + i * r + j`` becoming the pixel ``(i, j)`` of the block of channel
+    ``c`` -- PyTorch's order in either layout (TensorFlow's ``depth_to_space`` takes the channels in another).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.PixelShuffle(2, data_format="NCHW")(np.arange(4.0).reshape(1, 4, 1, 1)).numpy()[0, 0].tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    """
+
+    _FACTOR = "upscale_factor"
+
+    def forward(self, x):
+        x, n, c, h, w = self._input(x)
+        r = self.factor
+        if c is None or c % (r * r) or None in (h, w):
+            raise ValueError(
+                f"PixelShuffle: the channels must be known and a multiple of upscale_factor**2 = {r * r}, and the "
+                f"height and width known, got input shape {_shown(x)} ({self.data_format})"
+            )
+        c //= r * r
+        if self.data_format == "NCHW":
+            y = _shape.transpose(_shape.reshape(x, (-1, c, r, r, h, w)), (0, 1, 4, 2, 5, 3))
+            return _shape.reshape(y, (_batch_size(n), c, h * r, w * r))
+        y = _shape.transpose(_shape.reshape(x, (-1, h, w, c, r, r)), (0, 1, 4, 2, 5, 3))
+        return _shape.reshape(y, (_batch_size(n), h * r, w * r, c))
+
+
+class PixelUnshuffle(_PixelShuffle):
+    """PyTorch's ``nn.PixelUnshuffle(downscale_factor)``, the inverse of :class:`PixelShuffle`: ``(N, H * r, W * r,
+    C)`` to ``(N, H, W, C * r * r)`` (NCHW with ``data_format="NCHW"``).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.PixelUnshuffle(2, data_format="NCHW")(np.arange(4.0).reshape(1, 1, 2, 2)).numpy().ravel().tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
+
+    _FACTOR = "downscale_factor"
+
+    def forward(self, x):
+        x, n, c, h, w = self._input(x)
+        r = self.factor
+        if None in (c, h, w) or h % r or w % r:
+            raise ValueError(
+                f"PixelUnshuffle: the height and width must be known multiples of downscale_factor={r}, got input "
+                f"shape {_shown(x)} ({self.data_format})"
+            )
+        h, w = h // r, w // r
+        if self.data_format == "NCHW":
+            y = _shape.transpose(_shape.reshape(x, (-1, c, h, r, w, r)), (0, 1, 3, 5, 2, 4))
+            return _shape.reshape(y, (_batch_size(n), c * r * r, h, w))
+        y = _shape.transpose(_shape.reshape(x, (-1, h, r, w, r, c)), (0, 1, 3, 5, 2, 4))
+        return _shape.reshape(y, (_batch_size(n), h, w, c * r * r))
+
+
+class Bilinear(Module):
+    """PyTorch's ``nn.Bilinear(in1_features, in2_features, out_features)``: ``y_k = x1 @ weight[k] @ x2 + bias[k]``
+    with ``weight`` of PyTorch's shape ``(out, in1, in2)``, both drawn uniform in ``+-1 / sqrt(in1_features)`` as
+    PyTorch's (or from the initializers given).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Bilinear(3, 4, 2, seed=0)(tl.ones((5, 3)), tl.ones((5, 4))).shape
+    (5, 2)
+    """
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        use_bias: bool = True,
+        kernel_initializer=None,
+        bias_initializer=None,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__()
+        self.in1_features = _positive("in1_features", in1_features, "Bilinear")
+        self.in2_features = _positive("in2_features", in2_features, "Bilinear")
+        self.out_features = _positive("out_features", out_features, "Bilinear")
+        seed = _seed(seed, "Bilinear")
+        bound = 1.0 / math.sqrt(self.in1_features)
+        default = functools.partial(_init.random_uniform, minval=-bound, maxval=bound)
+        shape = (self.out_features, self.in1_features, self.in2_features)
+        self.weight = Variable(_init.get(kernel_initializer or default)(shape, seed=seed, dtype=dtype), name="weight")
+        self.bias = (
+            Variable(
+                _init.get(bias_initializer or default)((self.out_features,), seed=_seed_for(seed, 1), dtype=dtype),
+                name="bias",
+            )
+            if use_bias
+            else None
+        )
+
+    def forward(self, x1, x2):
+        x1, x2 = _as_tensor(x1), _as_tensor(x2)
+        fits = (
+            len(x1.shape) >= 1
+            and x1.shape[-1] in (None, self.in1_features)
+            and len(x2.shape) >= 1
+            and x2.shape[-1] in (None, self.in2_features)
+        )
+        try:
+            _shape.broadcast_shapes(x1.shape[:-1], x2.shape[:-1])
+        except (ValueError, IndexError):
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"Bilinear: inputs must end in in1_features={self.in1_features} and in2_features="
+                f"{self.in2_features} with batch shapes that broadcast, got {_shown(x1)} and {_shown(x2)}"
+            )
+        y = _linalg.einsum("...i,kij,...j->...k", x1, self.weight, x2)
+        return y if self.bias is None else y + self.bias
+
+    def extra_repr(self) -> str:
+        return f"{self.in1_features}, {self.in2_features}, {self.out_features}" + (
+            "" if self.bias is not None else ", use_bias=False"
+        )
+
+
+class Masking(Module):
+    """Keras' ``Masking(mask_value=0.0)``: the time steps of ``(batch, time, features)`` inputs whose features all
+    equal ``mask_value`` are zeroed, and :meth:`compute_mask` gives the ``(batch, time)`` mask that the recurrent
+    layers take (``LSTM(...)(x, mask=masking.compute_mask(x))``: tl.nn has no implicit mask propagation).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.array([[[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]])
+    >>> tl.nn.Masking().compute_mask(x).numpy().tolist()
+    [[True, False, True]]
+    """
+
+    def __init__(self, mask_value: float = 0.0):
+        super().__init__()
+        if not _number_in(mask_value, -math.inf, math.inf):
+            raise ValueError(f"Masking: mask_value must be a number, got {mask_value!r}")
+        self.mask_value = float(mask_value)
+
+    def compute_mask(self, x) -> Tensor:
+        """True for the steps to keep: those with a feature other than ``mask_value`` (Keras' ``compute_mask``)."""
+        x = _as_tensor(x)
+        if len(x.shape) < 2:
+            raise ValueError(f"Masking: input must have at least 2 dimensions (batch, ..., features), got {_shown(x)}")
+        return _reduce.any(_math.not_equal(x, self.mask_value), axis=-1)
+
+    def forward(self, x):
+        x = _as_tensor(x)
+        keep = _shape.expand_dims(self.compute_mask(x), -1)
+        return x * _math.cast(keep, x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"mask_value={self.mask_value}"
+
+
+class EmbeddingBag(Module):
+    """PyTorch's ``nn.EmbeddingBag``: the sum, mean or max (``mode``) of the embeddings of each bag of ids, without
+    the ``(bags, ids, dim)`` intermediate of ``Embedding`` then a reduction.  Bags are the rows of a 2-D ``input``,
+    or for a 1-D ``input`` the runs that ``offsets`` (each bag's start, from 0; one more entry, the end, with
+    ``include_last_offset=True``) mark.  ``per_sample_weights`` (with ``mode="sum"``) weigh each id; an id equal to
+    ``padding_idx`` is left out of its bag (and of a mean's count); an empty bag gives zeros.  The table
+    ``weight`` starts ``N(0, 1)`` as PyTorch's (or from ``embeddings_initializer``).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> bag = tl.nn.EmbeddingBag(10, 3, mode="sum", seed=0)
+    >>> bag(np.array([1, 2, 4, 5, 4]), offsets=np.array([0, 2])).shape
+    (2, 3)
+    """
+
+    _MODES = ("sum", "mean", "max")
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        mode: str = "mean",
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        embeddings_initializer=None,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        super().__init__()
+        self.num_embeddings = _positive("num_embeddings", num_embeddings, "EmbeddingBag")
+        self.embedding_dim = _positive("embedding_dim", embedding_dim, "EmbeddingBag")
+        if mode not in self._MODES:
+            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        self.mode, self.include_last_offset = mode, bool(include_last_offset)
+        n = self.num_embeddings
+        if padding_idx is not None and (
+            isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)) or not -n <= padding_idx < n
+        ):
+            raise ValueError(f"EmbeddingBag: padding_idx must be None or an int in [{-n}, {n}), got {padding_idx!r}")
+        self.padding_idx = None if padding_idx is None else int(padding_idx) % n
+        initializer = embeddings_initializer or functools.partial(_init.random_normal, stddev=1.0)
+        table = _init.get(initializer)((n, self.embedding_dim), seed=_seed(seed, "EmbeddingBag"), dtype=dtype)
+        if self.padding_idx is not None:  # the padding row starts at zero, as PyTorch's
+            table = table * _tensor((np.arange(n)[:, None] != self.padding_idx).astype(table.dtype))
+        self.weight = Variable(table, name="weight")
+
+    def _bags(self, ids, offsets) -> tuple:
+        """The flat ids, each one's bag and the number of bags; offsets checked where their values are known."""
+        if len(ids.shape) == 2:
+            if offsets is not None:
+                raise ValueError(f"EmbeddingBag: offsets must be None for a 2-D input, got input shape {_shown(ids)}")
+            bags, length = ids.shape
+            if None in (bags, length):
+                raise ValueError(f"EmbeddingBag: a traced 2-D input needs known sizes, got shape {_shown(ids)}")
+            which = np.repeat(np.arange(bags), length)
+            return _shape.reshape(ids, (-1,)), _tensor(which), bags
+        if len(ids.shape) != 1 or offsets is None:
+            raise ValueError(
+                f"EmbeddingBag: input must be 2-D (one bag per row), or 1-D with offsets, got shape {_shown(ids)}"
+                + ("" if len(ids.shape) != 1 else " and no offsets")
+            )
+        offsets = _as_tensor(offsets)
+        if len(offsets.shape) != 1 or offsets.dtype.kind not in "iu" or offsets.shape[0] is None:
+            raise ValueError(f"EmbeddingBag: offsets must be a 1-D tensor of integers, got {_shown(offsets)}")
+        if offsets._value is not None and ids.shape[0] is not None:
+            starts = np.asarray(offsets.numpy())
+            if (
+                starts.size
+                and (starts[0] != 0 or (np.diff(starts) < 0).any() or starts[-1] > ids.shape[0])
+                or self.include_last_offset
+                and (not starts.size or starts[-1] != ids.shape[0])
+            ):
+                end = " ending at the input's length" if self.include_last_offset else ""
+                raise ValueError(
+                    f"EmbeddingBag: offsets must start at 0 and not decrease past the input's length {ids.shape[0]}"
+                    f"{end}, got {starts.tolist()}"
+                )
+        bags = offsets.shape[0] - (1 if self.include_last_offset else 0)
+        if bags < 0:
+            raise ValueError("EmbeddingBag: include_last_offset=True needs at least one offset")
+        positions = _array.cumsum(_math.ones_like(ids), axis=0) - 1
+        which = _search.searchsorted(offsets, positions, side="right") - 1
+        return ids, which, bags
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        ids = _as_tensor(input)
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"EmbeddingBag: input must be integer ids, got {_shown(ids)}")
+        flat, which, bags = self._bags(ids, offsets)
+        rows = _nn.embedding_lookup(self.weight, flat)
+        keep = None if self.padding_idx is None else _math.cast(flat != self.padding_idx, rows.dtype)
+        if per_sample_weights is not None:
+            if self.mode != "sum":
+                raise ValueError(f"EmbeddingBag: per_sample_weights needs mode='sum', got mode={self.mode!r}")
+            weights = _as_tensor(per_sample_weights)
+            if weights.shape != ids.shape or weights.dtype.kind != "f":
+                raise ValueError(
+                    f"EmbeddingBag: per_sample_weights must be floats of the input's shape {_shown(ids)}, got "
+                    f"{_shown(weights)}"
+                )
+            weights = _shape.reshape(weights, (-1,))
+            keep = weights if keep is None else keep * weights
+        if self.mode == "max":
+            present = flat >= 0 if keep is None else keep > 0
+            low = _tensor(np.asarray(-np.inf, rows.dtype.name))
+            best = _segment.segment_max(_math.where(_shape.expand_dims(present, 1), rows, low), which, bags)
+            return _math.where(best > low, best, _math.zeros_like(best))  # an empty bag: zeros, as PyTorch's
+        if keep is not None:
+            rows = rows * _shape.expand_dims(keep, 1)
+        total = _segment.segment_sum(rows, which, bags)
+        if self.mode == "sum":
+            return total
+        ones = _math.ones_like(flat) if keep is None else _math.cast(keep > 0, flat.dtype)
+        counts = _segment.segment_sum(_math.cast(ones, rows.dtype), which, bags)
+        return total / _shape.expand_dims(_math.maximum(counts, 1.0), 1)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}" + (
+            "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        )

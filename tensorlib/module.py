@@ -9,7 +9,9 @@ its parent: walks stop at the back-reference, and ``repr`` shows it as ``<back-r
 ``tl.function`` of its methods included (without its graphs, so the copy runs on the copy's Variables);
 ``copy.copy`` is shallow, as in PyTorch: the copy shares the Variables and sub-Modules.  ``variables`` and
 ``trainable_variables`` return them as a nested dict keyed by attribute name,
-the structure that ``tape.gradient``, optimizers and checkpoints take.
+the structure that ``tape.gradient``, optimizers and checkpoints take.  An attribute holding a Variable
+takes another Variable or None, as a PyTorch Parameter does: ``self.w = self.w * 2`` is a TypeError (the
+result would silently leave all of those); ``self.w.assign(self.w * 2)`` updates the value.
 
 >>> import tensorlib as tl
 >>> class Affine(tl.Module):
@@ -28,6 +30,8 @@ the structure that ``tape.gradient``, optimizers and checkpoints take.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from . import tree
@@ -38,7 +42,16 @@ __all__ = ["Module", "Sequential"]
 
 
 class Module:
-    """Base class: subclasses create Variables and sub-Modules in ``__init__`` and define ``forward``."""
+    """Base class: subclasses create Variables and sub-Modules in ``__init__`` and define ``forward``.
+
+    The arguments a Module is constructed with are recorded, so every Module has Keras' ``get_config`` and
+    ``from_config`` without writing them.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        self.__dict__["_constructed_with"] = _Arguments(args, kwargs)
+        return self
 
     def __init__(self):
         self.training = True
@@ -86,6 +99,21 @@ class Module:
         for m in self.modules():
             m.__dict__["_trainable"] = bool(value)
         _FREEZES.count += 1
+
+    def __setattr__(self, name: str, value) -> None:
+        # As PyTorch: a Variable attribute takes a Variable or None.  ``self.w = self.w * 2`` made ``w`` a
+        # plain tensor, silently gone from ``variables``, gradients, optimizers and checkpoints.
+        old = self.__dict__.get(name)
+        if isinstance(old, Variable) and value is not None and not isinstance(value, Variable):
+            what = f"a {type(value).__name__}" + (
+                f" (shape {value.shape}, {value.dtype})" if hasattr(value, "dtype") else ""
+            )
+            raise TypeError(
+                f"{type(self).__name__}.{name}: cannot replace the Variable {old.name!r} (shape {old.shape}, "
+                f"{old.dtype}) by {what}: it would leave variables, gradients and checkpoints; update its "
+                f"value with self.{name}.assign(...), or assign a tl.Variable (or None) to replace it"
+            )
+        object.__setattr__(self, name, value)
 
     def forward(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__}: a Module subclass must define forward(...)")
@@ -209,6 +237,64 @@ class Module:
         # A Variable reachable by two paths (a shared layer) holds its numbers once.
         return sum(v.size for v in {id(v): v for v in tree.leaves(variables)}.values())
 
+    def _arguments(self) -> dict:
+        """The constructor's arguments by name, defaults included, as given (``*layers`` as a tuple)."""
+        recorded = self.__dict__.get("_constructed_with")
+        if recorded is None:
+            raise TypeError(f"{type(self).__name__}: the arguments it was constructed with are not known")
+        signature = inspect.signature(type(self).__init__)
+        bound = signature.bind(self, *recorded.args, **recorded.kwargs)
+        bound.apply_defaults()
+        arguments = {}
+        for name, parameter in list(signature.parameters.items())[1:]:
+            if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+                arguments.update(bound.arguments[name])
+            else:
+                arguments[name] = bound.arguments[name]
+        return arguments
+
+    def get_config(self) -> dict:
+        """The constructor's arguments (defaults included) as JSON-serialisable values, Keras' ``get_config``:
+        activations and initializers by name, dtypes as strings, sub-layers as ``{"class_name": ..., "config":
+        ...}``.  ``type(m).from_config(m.get_config())`` builds a layer like ``m`` (with new weights: copy them with
+        ``load_state_dict``).  An argument that has no such form (a lambda) raises a TypeError naming it.
+
+        >>> import json, tensorlib as tl
+        >>> dense = tl.nn.Dense(3, 2, activation=tl.nn.relu, seed=0)
+        >>> config = dense.get_config()
+        >>> config["activation"], config["dtype"]
+        ('relu', 'float32')
+        >>> copy = tl.nn.Dense.from_config(json.loads(json.dumps(config)))
+        >>> copy.get_config() == config
+        True
+        """
+        who = f"{type(self).__name__}.get_config"
+        return {name: _serialized(value, f"{who}: argument {name}") for name, value in self._arguments().items()}
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: dict | None = None) -> Module:
+        """A new layer from :meth:`get_config`'s dict (Keras' ``from_config``); sub-layers are ``tl.nn`` layers or
+        classes named in ``custom_objects`` (``{"MyLayer": MyLayer}``).
+
+        >>> import tensorlib as tl
+        >>> lstm = tl.nn.LSTM(3, 4, return_sequences=True)
+        >>> tl.nn.LSTM.from_config(lstm.get_config())
+        LSTM(3, 4, return_sequences=True)
+        """
+        if not isinstance(config, dict):
+            raise TypeError(f"{cls.__name__}.from_config: config must be a dict, got {type(config).__name__}")
+        config = {name: _deserialized(value, custom_objects) for name, value in config.items()}
+        signature = inspect.signature(cls.__init__)
+        variadic = [n for n, p in signature.parameters.items() if p.kind is inspect.Parameter.VAR_POSITIONAL]
+        args = tuple(config.pop(variadic[0], ())) if variadic else ()
+        try:
+            signature.bind(None, *args, **config)
+        except TypeError as e:
+            raise TypeError(
+                f"{cls.__name__}.from_config: the config does not fit {cls.__name__}{signature}: {e}"
+            ) from None
+        return cls(*args, **config)
+
     def extra_repr(self) -> str:
         return ""
 
@@ -229,6 +315,70 @@ class Module:
             return child._repr(above).replace("\n", "\n  ")
 
         return head + "".join(f"\n  ({name}): {show(c)}" for name, c in children.items()) + "\n)"
+
+
+class _Arguments:
+    """The arguments a Module was constructed with (not a list or dict: no part of the variable tree)."""
+
+    __slots__ = ("args", "kwargs")
+
+    def __init__(self, args: tuple, kwargs: dict):
+        self.args, self.kwargs = args, kwargs
+
+    def __reduce__(self):
+        return _Arguments, (self.args, self.kwargs)
+
+
+def _serialized(value, where: str):
+    """``value`` in JSON's types: a Module as its class name and config, a dtype by name, a ``tl.nn`` activation
+    or ``tl.initializers`` initializer by its name, tuples as lists (as Keras writes them)."""
+    from . import initializers, nn
+
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Module):
+        return {"class_name": type(value).__name__, "config": value.get_config()}
+    if isinstance(value, np.dtype) or isinstance(value, type) and issubclass(value, np.generic):
+        return np.dtype(value).name
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [
+            _serialized(v, f"{where}[{i}]")
+            for i, v in enumerate(value.tolist() if isinstance(value, np.ndarray) else value)
+        ]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _serialized(v, f"{where}[{k!r}]") for k, v in value.items()}
+    name = getattr(value, "__name__", None)
+    if callable(value) and name is not None:
+        if name == "_linear":  # the recurrent layers' identity: Keras' "linear"
+            return "linear"
+        if getattr(nn, name, None) is value or getattr(initializers, name, None) is value:
+            return name
+    raise TypeError(
+        f"{where} is {value!r} (a {type(value).__name__}), which has no JSON form: give activations and "
+        "initializers by name (or as tl.nn / tl.initializers functions)"
+    )
+
+
+def _deserialized(value, custom_objects: dict | None):
+    """:func:`_serialized` undone: ``{"class_name": ..., "config": ...}`` becomes that layer, lists become tuples
+    (what JSON made of them: ``kernel_size=(3, 2)``); names are left for the constructor to resolve."""
+    if isinstance(value, list):
+        return tuple(_deserialized(v, custom_objects) for v in value)
+    if isinstance(value, dict) and set(value) == {"class_name", "config"}:
+        from . import nn
+
+        name = value["class_name"]
+        cls = (custom_objects or {}).get(name) or getattr(nn, str(name), None)
+        if not (isinstance(cls, type) and issubclass(cls, Module)):
+            raise ValueError(
+                f"from_config: unknown layer class {name!r}: not a tl.nn layer; pass custom_objects={{{name!r}: cls}}"
+            )
+        return cls.from_config(value["config"], custom_objects)
+    if isinstance(value, dict):
+        return {k: _deserialized(v, custom_objects) for k, v in value.items()}
+    return value
 
 
 class ModuleFreezes:
@@ -302,6 +452,9 @@ class _ModuleList(Module):
     Entries that are neither (an activation function in a list of layers) are skipped, so the
     Variables of the layers beside them are still found.
     """
+
+    def __new__(cls, source):  # made at every walk of the tree: nothing to record (no config)
+        return object.__new__(cls)
 
     def __init__(self, source):
         super().__init__()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import operator
 import re
 
 import numpy as np
@@ -342,7 +343,8 @@ def array_function(self, func, types, args, kwargs):
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """NEP 13: NumPy's ufuncs (``np.exp``, ``ndarray + Tensor``) and their ``outer``, ``reduce`` and ``accumulate``."""
+    """NEP 13: NumPy's ufuncs (``np.exp``, ``ndarray + Tensor``) and their ``outer``, ``reduce``, ``accumulate``
+    and ``reduceat``."""
     if not _table:
         _build_table()
     name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
@@ -383,6 +385,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return place_result(fn(*_cast_for_loop(name, inputs, dtype, casting)) if dtype is not None else fn(*inputs))
     import tensorlib as tl
 
+    if method == "reduceat" and ufunc.__name__ in _REDUCE and len(inputs) == 2:
+        return _reduceat(name, ufunc, *inputs, **kwargs)
     table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
     if ufunc.__name__ not in table or len(inputs) != 1:
         raise _unsupported(name)
@@ -406,6 +410,41 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "reduce":
         return fn(inputs[0], axis=axis, keepdims=keepdims, **kwargs)
     return fn(inputs[0], axis=axis, **kwargs)
+
+
+def _reduceat(name, ufunc, x, indices, axis=0, dtype=None):
+    """``ufunc.reduceat``: the reduction over ``x[indices[i]:indices[i+1]]`` along ``axis``, or ``x[indices[i]]``
+    where the next index is not larger (NumPy's rule), each a differentiable slice of ``x``."""
+    import tensorlib as tl
+
+    x = tl.asarray(x)
+    indices = indices.numpy() if isinstance(indices, Tensor) else np.asarray(indices)
+    if indices.size == 0:  # [] reads as float64
+        indices = indices.astype(np.intp)
+    axis = operator.index(axis)
+    if not -x.ndim <= axis < max(x.ndim, 1):
+        raise np.exceptions.AxisError(f"{name}: axis {axis} is out of bounds for shape {x.shape}")
+    axis %= max(x.ndim, 1)
+    length = x.shape[axis]
+    # NumPy's own checks and errors (index types, bounds, dimensions) on a stand-in of the axis' length.
+    try:
+        ufunc.reduceat(np.zeros(length, np.int8), indices)
+    except (IndexError, TypeError, ValueError) as e:
+        raise type(e)(f"{name}: {e} (x shape {x.shape}, {x.dtype}; indices {indices.dtype})") from None
+    indices = np.asarray(indices, dtype=np.intp).tolist()
+    reduce = getattr(tl, _REDUCE[ufunc.__name__])
+    if dtype is not None or ufunc.__name__.startswith("logical_"):  # a logical ufunc's result is bool
+        x = tl.astype(x, _numpy_dtype(dtype) if dtype is not None else bool)
+    parts = []
+    for i, start in enumerate(indices):
+        stop = indices[i + 1] if i + 1 < len(indices) else length
+        if stop > start:
+            parts.append(reduce(tl.take(x, tl.arange(start, stop), axis=axis), axis=axis, keepdims=True))
+        else:
+            parts.append(tl.take(x, tl.tensor([start]), axis=axis))
+    if not parts:
+        return tl.take(x, tl.zeros((0,), dtype="int64"), axis=axis)
+    return tl.concat(parts, axis=axis)
 
 
 def _core_axes(name, ufunc, inputs, axes, axis):

@@ -636,8 +636,23 @@ def _to_backend(tensors: tuple, backend) -> tuple:
 
 def _check_float(pairs, who: str) -> None:
     for _, _, v in pairs:
-        if v.dtype.kind != "f":
-            raise TypeError(f"{who}: variable {v.name!r} has dtype {v.dtype}; only float variables are trained")
+        if v.dtype.kind not in "fc":
+            raise TypeError(
+                f"{who}: variable {v.name!r} has dtype {v.dtype}; only float and complex variables are trained"
+            )
+
+
+def _as_pairs(z: Tensor, dtype) -> Tensor:
+    """A complex tensor as its (real, imaginary) parts along a new last axis (PyTorch's ``view_as_real``)."""
+    from .ops.shape import stack
+
+    return _math_ops.cast(stack([_elementwise.real(z), _elementwise.imag(z)], axis=-1), dtype)
+
+
+def _ascent_pairs(g: Tensor, dtype) -> Tensor:
+    """The (real, imaginary) parts of the steepest-ascent direction of a JAX-convention complex gradient:
+    ``conj(g)`` (docs/complex.md), so descent on the pairs is ``z - lr * conj(g)``."""
+    return _as_pairs(_elementwise.conj(g), dtype)
 
 
 class Optimizer:
@@ -649,7 +664,9 @@ class Optimizer:
     ``variables`` returns the optimizer state as a nested dict (for checkpoints).  Every optimizer
     takes Keras' clipping arguments, one of them at most: ``clipnorm`` clips each gradient's norm,
     ``global_clipnorm`` all of them together, ``clipvalue`` each value into ``[-clipvalue, clipvalue]``.
-    ``state_dict()`` and ``load_state_dict(state, strict=True)`` are PyTorch's, as on a Module.
+    ``state_dict()`` and ``load_state_dict(state, strict=True)`` are PyTorch's, as on a Module.  Complex
+    Variables are trained as PyTorch trains them: the update runs on their (real, imaginary) pairs, with the
+    steepest-ascent direction ``conj(grad)`` (docs/complex.md), and their slots hold the pairs.
     """
 
     _slot_names: tuple = ()
@@ -812,6 +829,9 @@ class Optimizer:
             value = np.int64(0)
         elif name in self._scalar_names:
             value = np.float64(self._slot_start(name))
+        elif var.dtype.kind == "c":  # updates run on (real, imaginary) pairs, as PyTorch's view_as_real
+            real = _compute_dtype(_dt.real_dtype(var.dtype))
+            value = np.full((*var.shape, 2), self._slot_start(name), np.dtype(real.name))
         else:
             value = np.full(var.shape, self._slot_start(name), np.dtype(_compute_dtype(var.dtype).name))
         return Variable(value, name=f"{key}/{name}", trainable=False, backend=var.backend)
@@ -967,7 +987,8 @@ class Optimizer:
         count = step + 1.0  # this step's number, 1-based, for bias corrections
         by_dtype = {}
         for (_, g, v), slots_v in zip(pairs, slots):
-            work = _compute_dtype(v.dtype)
+            pairs_of = v.dtype.kind == "c"  # complex: the update runs on (real, imaginary) pairs, as in PyTorch
+            work = _compute_dtype(_dt.real_dtype(v.dtype) if pairs_of else v.dtype)
             if (work, v.backend) not in by_dtype:
                 # The counter and the rate live where the optimizer was made; a CuPy model gets copies.
                 lr_b, count_b = (lr, count) if v.backend is lr.backend else _to_backend((lr, count), v.backend)
@@ -977,8 +998,12 @@ class Optimizer:
                     else (lr_b, count_b)
                 )
             lr_v, count_v = by_dtype[work, v.backend]
-            value = v if v.dtype == work else _math_ops.cast(v, work)
-            new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
+            if pairs_of:
+                new = self._update(_as_pairs(v, work), _ascent_pairs(g, work), lr_v, count_v, slots_v)
+                new = _elementwise.complex_(new[..., 0], new[..., 1])
+            else:
+                value = v if v.dtype == work else _math_ops.cast(v, work)
+                new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
             v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))
         self.iterations.assign_add(np.int64(1))
 

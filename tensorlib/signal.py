@@ -142,6 +142,8 @@ def kaiser_window(window_length: int, periodic: bool = True, beta=12.0, dtype=_d
     if k is None:
         return _creation.ones((1,), dtype=dtype)
     ratio = np.sqrt(np.maximum(1.0 - (2.0 * k / period - 1.0) ** 2, 0.0))
+    if np.iscomplexobj(beta) or isinstance(beta, complex):  # the cast below would drop the imaginary part
+        raise TypeError(f"kaiser_window: beta must be real, got {beta!r:.60}")
     beta = _math.cast(beta, _dt.float64) if isinstance(beta, Tensor) else as_tensor(np.float64(beta))
     return _math.cast(i0(beta * ratio) / i0(beta), dtype)
 

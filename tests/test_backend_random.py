@@ -143,3 +143,26 @@ def test_initializers_draw_with_the_current_backends_generator(device_like):
     # On NumPy: the same stream as before, NumPy's PCG64 of the seed.
     want = np.random.default_rng(6).normal(0.0, np.sqrt(2.0 / 4), size=(4, 3)).astype(np.float32)
     np.testing.assert_array_equal(tl.initializers.he_normal((4, 3), seed=6).numpy(), want)
+
+
+def test_cupy_backend_draws_poisson_counts_with_its_generator():
+    # It raised NotImplementedError ("CuPy's generator has no Poisson draws"); cupy.random.Generator has
+    # poisson(lam, size) (cuRAND, int64 counts) and takes lam only as a Python float or int, not np.float64.
+    # NumPy's Generator has the same method: the backend's code path runs here without a GPU.
+    from tensorlib.backends.cupy_backend import CupyBackend
+
+    class _CupyLikeGenerator:
+        def __init__(self):
+            self.rng, self.lams = np.random.default_rng(5), []
+
+        def poisson(self, lam, size):
+            assert type(lam) in (float, int)  # CuPy raises TypeError for anything else
+            self.lams.append(lam)
+            return self.rng.poisson(lam, size=size)
+
+    rng = _CupyLikeGenerator()
+    counts = CupyBackend().random(rng, "poisson", (4000,), np.int64, np.float64(3.5))
+    floats = CupyBackend().random(rng, "poisson", (2, 3), np.float32, 0.0)
+    assert counts.dtype == np.int64 and counts.shape == (4000,) and rng.lams == [3.5, 0.0]
+    assert abs(counts.mean() - 3.5) < 4 * (3.5 / 4000) ** 0.5 and abs(counts.var() - 3.5) < 0.4
+    assert floats.dtype == np.float32 and not floats.any()

@@ -305,17 +305,18 @@ def weights(layer) -> dict:
 
 
 def with_weights(layer, names):
-    """``f(x, *weights)``: the layer run with the given values in place of its Variables."""
+    """``f(x, *weights)``: the layer run with the given values in place of its Variables (set past
+    ``Module.__setattr__``, which refuses a Tensor in a Variable's place)."""
 
     def f(x, *values):
         saved = {n: getattr(layer, n) for n in names}
         try:
             for n, v in zip(names, values, strict=True):
-                setattr(layer, n, v)
+                object.__setattr__(layer, n, v)
             return layer(x)
         finally:
             for n, v in saved.items():
-                setattr(layer, n, v)
+                object.__setattr__(layer, n, v)
 
     return f
 

@@ -143,3 +143,200 @@ def test_round_of_complex_to_decimals_matches_numpy(mode, decimals, dtype):
     assert got.dtype == dtype
     np.testing.assert_array_equal(got.numpy(), np.round(z, decimals))
     np.testing.assert_array_equal(np.round(tl.tensor(z), decimals).numpy(), np.round(z, decimals))
+
+
+# ---------------------------------------------------------------- Module: a Variable is not replaced by a Tensor
+class _Affine(tl.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tl.Variable([1.0, 2.0], name="w")
+        self.layers = [tl.nn.Dense(2, 2, seed=0)]
+
+    def forward(self, x):
+        return x * self.w
+
+
+@pytest.mark.parametrize("value", [lambda m: m.w * 2, lambda m: np.zeros(2), lambda m: 3.0])
+def test_replacing_a_variable_attribute_by_a_non_variable_is_refused(value):
+    # self.w = self.w * 2 made w a constant: it left variables, gradients, optimizers and checkpoints silently
+    # (PyTorch refuses a Tensor in a Parameter's place the same way).
+    m = _Affine()
+    new = value(m)
+    with pytest.raises(
+        TypeError, match=r"^_Affine\.w: cannot replace the Variable 'w' \(shape \(2,\), float32\) by .*assign"
+    ):
+        m.w = new
+    assert isinstance(m.w, tl.Variable) and m.w.numpy().tolist() == [1.0, 2.0]
+    assert sorted(m.trainable_variables) == ["layers", "w"]
+
+
+def test_a_variable_attribute_takes_a_variable_or_none_and_other_attributes_anything():
+    m = _Affine()
+    m.w.assign(m.w * 2)  # the way to update its value
+    assert m.w.numpy().tolist() == [2.0, 4.0]
+    m.w = tl.Variable([5.0], name="v")  # replacing the Variable itself
+    assert m.trainable_variables["w"] is m.w
+    m.w = None
+    assert "w" not in m.variables
+    m.w = tl.ones(2)  # no Variable there any more: a plain attribute
+    m.scale = tl.ones(2)
+    m.scale = 2.0
+    assert m.scale == 2.0
+
+
+# ---------------------------------------------------------------- optimizers train complex variables
+def _complex_loss(w):
+    return tl.sum(tl.abs(w * w - (1 + 1j)) ** 2)
+
+
+def _numpy_complex_grad(z):
+    # L = sum |z^2 - c|^2; steepest ascent in (x, y) is 2 * conj(dL/dz) with dL/dz = 2 conj(z^2 - c) z ... as
+    # one complex number: dL/dx + i dL/dy = 4 conj(z) (z^2 - c).
+    return 4 * np.conj(z) * (z * z - (1 + 1j))
+
+
+def _train(opt, z0, steps, mode="eager"):
+    w = tl.Variable(z0.copy())
+
+    def step():
+        with tl.GradientTape() as tape:
+            loss = _complex_loss(w)
+        opt.apply(tape.gradient(loss, [w]), [w])
+
+    run = step if mode == "eager" else tl.function(step)
+    for _ in range(steps):
+        run()
+    return w
+
+
+Z0 = np.array([1 + 2j, -0.5 + 0.3j, 0.2 - 1j])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sgd_with_momentum_on_a_complex_variable_matches_the_numpy_formula(mode):
+    # Refused before ("only float variables are trained"); PyTorch trains complex parameters as (real,
+    # imaginary) pairs: z <- z - lr * (steepest-ascent direction), with momentum on the pairs.
+    w = _train(tl.optimizers.SGD(0.05, momentum=0.9), Z0, 4, mode)
+    z, buf = Z0.copy(), np.zeros_like(Z0)
+    for _ in range(4):
+        buf = 0.9 * buf + _numpy_complex_grad(z)
+        z = z - 0.05 * buf
+    np.testing.assert_allclose(w.numpy(), z, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_adam_on_a_complex_variable_matches_the_numpy_formula_on_the_pairs(mode):
+    w = _train(tl.optimizers.Adam(0.05), Z0, 4, mode)
+    x = np.stack([Z0.real, Z0.imag], -1)
+    m, v = np.zeros_like(x), np.zeros_like(x)
+    for t in range(1, 5):
+        gz = _numpy_complex_grad(x[..., 0] + 1j * x[..., 1])
+        g = np.stack([gz.real, gz.imag], -1)
+        m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g  # the second moment per part, not |g|^2
+        x = x - 0.05 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    np.testing.assert_allclose(w.numpy(), x[..., 0] + 1j * x[..., 1], rtol=1e-10)
+
+
+def test_complex_slots_are_real_pairs_and_checkpoint(tmp_path):
+    opt = tl.optimizers.Adam(0.05)
+    w = _train(opt, Z0.astype(np.complex64), 2)
+    assert w.dtype == np.complex64
+    slots = opt.variables["slots"]
+    (named,) = slots.values()
+    assert named["m"].shape == (3, 2) and named["m"].dtype == np.float32
+    state = opt.state_dict()
+    fresh = tl.optimizers.Adam(0.05)
+    fresh.build([tl.Variable(Z0.astype(np.complex64))])
+    fresh.load_state_dict(state)
+    assert np.array_equal(list(fresh.variables["slots"].values())[0]["v"].numpy(), named["v"].numpy())
+
+
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("SGD", dict(momentum=0.9, nesterov=True)),
+        ("Adam", dict(amsgrad=True)),
+        ("AdamW", dict(weight_decay=0.1)),
+        ("RMSprop", dict(momentum=0.5, centered=True)),
+        ("Adagrad", {}),
+        ("Adadelta", {}),
+        ("RAdam", {}),
+        ("Adamax", {}),
+        ("NAdam", {}),
+    ],
+)
+def test_optimizers_on_complex_variables_match_torch(name, kwargs):
+    torch = pytest.importorskip("torch")
+    w = _train(getattr(tl.optimizers, name)(0.05, **kwargs), Z0, 5)
+    p = torch.tensor(Z0.copy(), requires_grad=True)
+    topt = getattr(torch.optim, name)([p], lr=0.05, **kwargs)
+    for _ in range(5):
+        topt.zero_grad()
+        (torch.abs(p * p - (1 + 1j)) ** 2).sum().backward()
+        topt.step()
+    np.testing.assert_allclose(w.numpy(), p.detach().numpy(), rtol=1e-7, atol=1e-9)
+
+
+def test_an_integer_variable_is_still_refused():
+    with pytest.raises(TypeError, match=r"^SGD.apply: variable 'n' has dtype int64; only float and complex"):
+        tl.optimizers.SGD(0.1).apply([tl.tensor([1])], [tl.Variable(np.array([1]), name="n")])
+
+
+# ---------------------------------------------------------------- max/min with where= and initial=: ties
+@pytest.mark.parametrize("reduction", ["max", "min"])
+def test_an_element_left_out_by_where_takes_no_share_of_a_tie(reduction):
+    # Left-out elements were filled with initial: where initial equalled the extreme they tied with it and
+    # took half its gradient, which the mask then dropped (max(where=, initial=3) of [1, 3, (3), 2] gave 0.25
+    # to the kept 3, JAX 0.5: the other half goes to initial).  Reference: the one-sided derivatives of
+    # t -> max(t * x) at t = 1 average to 1/2 * 3 here (JAX's convention: a tie splits evenly).
+    sign = 1.0 if reduction == "max" else -1.0
+    x = sign * np.array([1.0, 3.0, 3.0, 2.0])
+    keep = np.array([True, True, False, True])
+    f = getattr(tl, reduction)
+    grad = tl.grad(lambda t: f(t, where=keep, initial=sign * 3.0))(tl.tensor(x)).numpy()
+    np.testing.assert_array_equal(grad, [0.0, 0.5, 0.0, 0.0])
+    value = f(tl.tensor(x), where=keep, initial=sign * 3.0)
+    assert float(value) == getattr(np, reduction)(x, where=keep, initial=sign * 3.0)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "float32"])
+def test_max_min_with_where_and_initial_match_numpy_for_every_dtype(dtype):
+    rng = np.random.default_rng(3)
+    x = (rng.integers(-5, 5, (4, 6)) if dtype != "bool" else rng.integers(0, 2, (4, 6))).astype(dtype)
+    keep = rng.random((4, 6)) < 0.5
+    keep[0] = False  # a row with nothing kept: initial alone
+    initial = {"bool": True, "float32": 0.5}.get(dtype, 2)
+    for name in ("max", "min"):
+        got = getattr(tl, name)(tl.tensor(x), axis=1, where=keep, initial=initial)
+        want = getattr(np, name)(x, axis=1, where=keep, initial=initial)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+# ---------------------------------------------------------------- ufunc.reduceat on Tensors
+@pytest.mark.parametrize(
+    "ufunc", [np.add, np.multiply, np.maximum, np.minimum, np.fmax, np.fmin, np.logical_and, np.logical_or]
+)
+@pytest.mark.parametrize("indices, axis", [([0, 2, 5], 1), ([3, 1, 2], 0), ([0], 0), ([5, 5], -1), ([], 1)])
+def test_reduceat_matches_numpy(ufunc, indices, axis):
+    # It raised "tensorlib has no implementation of numpy.add.reduceat for Tensors".
+    a = np.arange(24.0).reshape(4, 6) - 7
+    a[1, 2] = np.nan
+    got = ufunc.reduceat(tl.tensor(a), indices, axis=axis)
+    want = ufunc.reduceat(a, indices, axis=axis)
+    assert isinstance(got, tl.Tensor) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_reduceat_gradient_traced_dtype_and_errors():
+    t = tl.tensor(np.array([1.0, 4.0, 2.0, 3.0]))
+    # rows: max(t[0:2]) = t1 (weight 1), t[2] alone as 2 >= 1 (weight 2), max(t[1:4]) = t1 (weight 3)
+    g = tl.grad(lambda t: tl.sum(np.maximum.reduceat(t, [0, 2, 1]) * tl.tensor([1.0, 2.0, 3.0])))(t)
+    np.testing.assert_array_equal(g.numpy(), [0.0, 4.0, 2.0, 0.0])
+    np.testing.assert_array_equal(tl.function(lambda t: np.add.reduceat(t, [0, 2]))(t).numpy(), [5.0, 5.0])
+    ints = np.add.reduceat(tl.tensor(np.arange(5)), tl.tensor([0, 3]), dtype=float)
+    assert ints.dtype == np.float64 and ints.numpy().tolist() == [3.0, 7.0]
+    with pytest.raises(IndexError, match=r"^numpy.add.reduceat: index 7 out-of-bounds .*\(x shape \(4,\), float64"):
+        np.add.reduceat(t, [7])
+    with pytest.raises(TypeError, match=r"^numpy.add.reduceat: .*indices float64"):
+        np.add.reduceat(t, [0.5])

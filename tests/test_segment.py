@@ -58,7 +58,7 @@ def test_segment_mean_of_complex_data_and_integer_max():
     np.testing.assert_allclose(tl.segment_mean(z, [1, 1, 0], 3).numpy(), [2j, 2 + 0.5j, 0])
     got = tl.segment_max(np.array([[1, 5], [3, 2]], np.int64), [1, 1], 3).numpy()
     np.testing.assert_array_equal(got, [[np.iinfo(np.int64).min] * 2, [3, 5], [np.iinfo(np.int64).min] * 2])
-    with pytest.raises(ValueError, match=r"segment_sum: under tl.function num_segments must be given"):
+    with pytest.raises(ValueError, match=r"segment_sum: num_segments must be given under tl.function"):
         tl.function(lambda d, i: tl.segment_sum(d, i))(np.ones(3), np.zeros(3, np.int64))
 
 

@@ -203,9 +203,8 @@ class CupyBackend(Backend):
         elif distribution == "gumbel":
             out = a - b * self.cupy.log(rng.standard_exponential(shape, dtype=np.float64))
         elif distribution == "poisson":
-            raise NotImplementedError(
-                "tl.random.poisson: CuPy's generator has no Poisson draws; draw on the NumPy backend and move them"
-            )
+            # CuPy's Generator draws Poisson counts with cuRAND (int64); its lam must be a Python number.
+            out = rng.poisson(float(a), size=shape)
         else:
             raise ValueError(f"unknown distribution {distribution!r}")
         return out.astype(dtype, copy=False)

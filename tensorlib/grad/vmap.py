@@ -50,6 +50,11 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: s
     that is a prefix of the output's); an output that does not depend on a mapped argument is repeated
     along it.  ``axis_size`` gives the batch size when no argument is mapped.
 
+    Traced (``tl.function`` with a ``tl.TensorSpec`` whose mapped axis is ``None``), the batch size may be
+    unknown until the graph runs: ops with a batching rule run batched as they do eagerly, the mapped axes
+    are checked to agree in size when the graph runs, and an op that would run once per element, which needs
+    the size, raises naming it (give ``axis_size``, or the size in the signature).
+
     Inside ``fun`` each mapped array is one element of the batch (its shape lacks the mapped axis), so
     the function is written for one example.  Its value is not available there (no Python ``if`` on
     it: use ``tl.where``).
@@ -95,7 +100,11 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: s
         axes += _axes_of(0, kwargs, "kwargs")
         size = _batch_size(paths, axes, axis_size, fun)
         physical = [None if axis is None else _moved_to_front(leaf, axis) for leaf, axis in zip(leaves, axes)]
+        physical = _same_size_when_run(physical, size, fun)
         mode = _Vmap(size, dispatch.local_state().tapes[:], randomness)
+        if size is None:
+            mode.unknown_size = _unknown_size_note(paths, axes, fun)
+            mode.batch_like = _batch_zeros(next(p for p in physical if p is not None))
         with dispatch.in_mode(mode):
             inner = [leaf if p is None else mode.logical(p) for leaf, p in zip(leaves, physical)]
             inner_args, inner_kwargs = tree.unflatten(treedef, inner)
@@ -157,8 +166,9 @@ def _keys(path: tuple) -> str:
 
 
 def _batch_size(paths, axes, axis_size, fun) -> int:
-    """The batch size: the size of every mapped axis, which must agree (each input named by its path)."""
-    sizes = []
+    """The batch size: the size of every mapped axis, which must agree (each input named by its path); None
+    where it is unknown until a traced function runs (every mapped axis of unknown size, no ``axis_size``)."""
+    sizes, unknown = [], None
     for (path, leaf), axis in zip(paths, axes):
         if axis is None:
             continue
@@ -178,13 +188,12 @@ def _batch_size(paths, axes, axis_size, fun) -> int:
             raise ValueError(
                 f"tl.vmap: in_axes {axis} is out of range for {_leaf_name(path)} of {_name(fun)} (shape {tuple(shape)})"
             )
-        if shape[axis] is None:
-            raise ValueError(
-                f"tl.vmap: the mapped axis {axis} of {_leaf_name(path)} (shape {tuple(shape)}) has an unknown size"
-            )
-        sizes.append((_leaf_name(path), axis, shape[axis], tuple(shape)))
+        if shape[axis] is not None:  # an unknown size (traced) is checked against the others when it runs
+            sizes.append((_leaf_name(path), axis, shape[axis], tuple(shape)))
+        elif axis_size is None and unknown is None:
+            unknown = ()
     if not sizes:
-        if axis_size is None:
+        if axis_size is None and unknown is None:
             raise ValueError(f"tl.vmap: no argument of {_name(fun)} is mapped (all in_axes None); give axis_size")
         return axis_size
     if len({s for _, _, s, _ in sizes}) > 1:
@@ -194,6 +203,36 @@ def _batch_size(paths, axes, axis_size, fun) -> int:
     if axis_size is not None and axis_size != sizes[0][2]:
         raise ValueError(f"tl.vmap: axis_size {axis_size} but the mapped inputs have {sizes[0][2]} elements")
     return sizes[0][2]
+
+
+def _same_size_when_run(physical: list, size, fun) -> list:
+    """The physical inputs, those whose batch size is unknown until run time (traced) checked then against the
+    others' (known or not): mapped axes of different sizes had broadcast silently (a batch of 1 against 4)."""
+    mapped = [i for i, p in enumerate(physical) if p is not None]
+    if not any(physical[i].shape[0] is None for i in mapped) or (len(mapped) < 2 and size is None):
+        return physical
+    dims = tuple(((size if size is not None else "batch"),) + (None,) * (physical[i].ndim - 1) for i in mapped)
+    message = f"tl.vmap: the mapped axes of {_name(fun)}'s arguments differ in size"
+    checked = _shape.ensure_dims(*(physical[i] for i in mapped), dims=dims, message=message)
+    physical = list(physical)
+    for i, p in zip(mapped, checked):
+        physical[i] = p
+    return physical
+
+
+def _unknown_size_note(paths, axes, fun) -> str:
+    """Which mapped axis has a size unknown until run time (traced), for an op that needs the batch size."""
+    for (path, leaf), axis in zip(paths, axes):
+        if axis is not None and leaf.shape[axis] is None:
+            return f"axis {axis} of {_leaf_name(path)} of {_name(fun)} (shape {tuple(leaf.shape)})"
+    return ""
+
+
+def _batch_zeros(physical: Tensor) -> Tensor:
+    """Zeros of shape ``(size,)`` for a physical tensor (batch first) whose size is unknown until run time: its
+    sum over an empty slice, so that no value is read and none is made but these."""
+    empty = _shape.getitem(_shape.expand_dims(physical, 1), (slice(None), slice(0, 0)))
+    return _apply("Sum", (empty,), {"axis": tuple(range(1, empty.ndim)), "keepdims": False})
 
 
 def _moved_to_front(leaf, axis: int) -> Tensor:
@@ -243,8 +282,10 @@ class _Vmap(dispatch.Mode):
 
     python_control_flow = True
 
-    def __init__(self, size: int, outer_tapes: list, randomness: str = "error"):
-        self.size = size
+    def __init__(self, size: int | None, outer_tapes: list, randomness: str = "error"):
+        self.size = size  # None: unknown until the traced function runs (``unknown_size`` says whose axis)
+        self.unknown_size = ""
+        self.batch_like = None  # zeros of shape (size,), for a size unknown until run time (see ``repeated``)
         self.randomness = randomness
         self.outer_tapes = outer_tapes  # the tapes recording where vmap was called: they see the physical ops
         # _id of a live logical tensor -> (a weak reference to it, its physical tensor): an entry goes when its
@@ -297,7 +338,10 @@ class _Vmap(dispatch.Mode):
 
     def repeated(self, x: Tensor) -> Tensor:
         """The unbatched tensor ``x`` repeated along the batch (a broadcast view): what every element sees.
-        A size unknown until run time (traced) cannot be named to broadcast_to: then a tile."""
+        A size unknown until run time (traced) cannot be named to broadcast_to: then a tile, or for the
+        batch size itself a broadcast against zeros of the batch's shape."""
+        if self.size is None:
+            return _shape.broadcast_like(_shape.expand_dims(x, 0), _with_ones(self.batch_like, 1, x.ndim))
         if None in x.shape:
             return _apply("Tile", (_shape.expand_dims(x, 0),), {"reps": (self.size,) + (1,) * x.ndim})
         return _shape.broadcast_to(_shape.expand_dims(x, 0), (self.size, *x.shape))
@@ -338,7 +382,7 @@ class _Vmap(dispatch.Mode):
                 _apply(
                     "Select",
                     (
-                        _apply("Reshape", (keep,), {"shape": (self.size,) + (1,) * (p.ndim - 1)}),
+                        _with_ones(keep, 1, p.ndim - 1),
                         self.physical_of(n, n),
                         p,
                     ),
@@ -411,7 +455,7 @@ class _Vmap(dispatch.Mode):
             rule = (
                 (_DIFFERENT_DRAWS if self.randomness == "different" else {}).get(op.name)
                 if op.stateful
-                else _RULES.get(op.name)
+                else _RULES.get(op.name, _elementwise if op.elementwise else None)
             )
             outs = rule(self, op, inputs, physical, batched, attrs, spec_list) if rule is not None else None
             if outs is None:
@@ -425,6 +469,7 @@ class _Vmap(dispatch.Mode):
             shape = out.shape
             if (
                 shape[0] != self.size
+                and self.size is not None
                 or shape[1:] != spec.shape
                 and (
                     len(shape) != len(spec.shape) + 1
@@ -444,7 +489,7 @@ class _Vmap(dispatch.Mode):
         size is unknown until run time (traced), the first element."""
         from ..ops import creation
 
-        if None in t.shape and self.size:
+        if None in t.shape and self.size != 0:
             return _shape.getitem(physical, 0)
         return creation.zeros(t.shape, dtype=t.dtype, backend=t.backend)
 
@@ -469,6 +514,12 @@ class _Vmap(dispatch.Mode):
         from ..ops import creation
         from ..ops import random as _random
 
+        if self.size is None:
+            raise ValueError(
+                f"tl.vmap: {op.name} has no batching rule for these inputs, so it runs once per element, which "
+                f"needs the batch size; it is unknown until the traced function runs ({self.unknown_size}): give "
+                "it in the input signature or as vmap's axis_size"
+            )
         if self.size == 0:
             for spec in specs:
                 if None in spec.shape:
@@ -537,6 +588,24 @@ def _with_ones(p, at: int, count: int):
     return p if count <= 0 else _apply("ExpandDims", (p,), {"axis": tuple(range(at, at + count))})
 
 
+def _batched_shape(mode, shape: tuple):
+    """``(size, *shape)`` for a Reshape of a physical tensor: ``-1`` for a batch size unknown until run time, or
+    None where -1 cannot stand for it (``shape`` has no elements)."""
+    if mode.size is not None:
+        return (mode.size, *shape)
+    return None if None in shape or not math.prod(shape) else (-1, *shape)
+
+
+def _broadcast_batched(mode, p, shape: tuple):
+    """The physical ``p`` (batch first, then axes of size 1 or of ``shape``) broadcast to ``(size, *shape)``."""
+    if mode.size is not None:
+        return _apply("BroadcastTo", (p,), {"shape": (mode.size, *shape)})
+    from ..ops import creation
+
+    like = _shape.broadcast_to(creation.zeros((), p.dtype, p.backend), (1, *shape))  # a view: only its shape is read
+    return _apply("BroadcastLike", (p, like))
+
+
 def _fits(op, args, attrs, size, specs) -> bool:
     """Whether ``op``'s shape rule, given the physical inputs, gives the batched result shapes."""
     stand_ins = [make_symbolic(a.shape, a.dtype, a.backend, None, 0) for a in args]
@@ -581,9 +650,10 @@ def _along_one_axis(mode, op, inputs, physical, batched, attrs, specs):
 
 
 def _reshape(mode, op, inputs, physical, batched, attrs, specs):
-    if None in specs[0].shape or not batched[0]:
+    shape = _batched_shape(mode, specs[0].shape)
+    if shape is None or not batched[0]:
         return None
-    return _apply("Reshape", (physical[0],), {"shape": (mode.size, *specs[0].shape)})
+    return _apply("Reshape", (physical[0],), {"shape": shape})
 
 
 def _transpose(mode, op, inputs, physical, batched, attrs, specs):
@@ -611,28 +681,27 @@ def _broadcast_like(mode, op, inputs, physical, batched, attrs, specs):
     if not batched[0]:  # only ``like`` is batched: every element gets the same broadcast
         return mode.repeated(_apply("BroadcastTo", (physical[0],), {"shape": specs[0].shape}))
     rank = len(specs[0].shape)
-    return _apply(
-        "BroadcastTo", (_aligned(mode, inputs[0], physical[0], rank),), {"shape": (mode.size, *specs[0].shape)}
-    )
+    return _broadcast_batched(mode, _aligned(mode, inputs[0], physical[0], rank), specs[0].shape)
 
 
 def _sum_to_like(mode, op, inputs, physical, batched, attrs, specs):
     x, target = inputs[0], specs[0].shape
-    if not batched[0] or None in target or None in x.shape:
+    shape = _batched_shape(mode, target)
+    if not batched[0] or shape is None or None in x.shape:
         return None
     lead = x.ndim - len(target)
     axes = list(range(lead)) + [lead + i for i, d in enumerate(target) if d == 1 and x.shape[lead + i] != 1]
     summed = (
         _apply("Sum", (physical[0],), {"axis": tuple(a + 1 for a in axes), "keepdims": True}) if axes else physical[0]
     )
-    return _apply("Reshape", (summed,), {"shape": (mode.size, *target)})
+    return _apply("Reshape", (summed,), {"shape": shape})
 
 
 def _broadcast_to(mode, op, inputs, physical, batched, attrs, specs):
     if None in specs[0].shape:
         return None
     rank = len(specs[0].shape)
-    return dispatch.apply(op, (_aligned(mode, inputs[0], physical[0], rank),), {"shape": (mode.size, *specs[0].shape)})
+    return _broadcast_batched(mode, _aligned(mode, inputs[0], physical[0], rank), specs[0].shape)
 
 
 def _matmul(mode, op, inputs, physical, batched, attrs, specs):
@@ -705,7 +774,10 @@ def _images_folded(per_image: tuple, shape_attr: str | None = None):
     def rule(mode, op, inputs, physical, batched, attrs, specs):
         if any(b for i, b in enumerate(batched) if i not in per_image) or any(None in s.shape for s in specs):
             return None
-        if any(None in inputs[i].shape for i in per_image):
+        if any(None in inputs[i].shape for i in per_image) or mode.size is None and shape_attr is not None:
+            return None
+        shapes = [_batched_shape(mode, s.shape) for s in specs]
+        if None in shapes:
             return None
         args = list(physical)
         for i in per_image:
@@ -713,16 +785,14 @@ def _images_folded(per_image: tuple, shape_attr: str | None = None):
             args[i] = _apply(
                 "Reshape",
                 (_repeated(mode, t, physical[i], batched[i]),),
-                {"shape": (mode.size * t.shape[0], *t.shape[1:])},
+                {"shape": (-1 if mode.size is None else mode.size * t.shape[0], *t.shape[1:])},
             )
         if shape_attr is not None:
             shape = specs[0].shape
             attrs = {**attrs, shape_attr: (mode.size * shape[0], *shape[1:])}
         outs = dispatch.apply(op, tuple(args), attrs)
         many = isinstance(outs, tuple)
-        outs = [
-            _apply("Reshape", (o,), {"shape": (mode.size, *s.shape)}) for o, s in zip(outs if many else (outs,), specs)
-        ]
+        outs = [_apply("Reshape", (o,), {"shape": shape}) for o, shape in zip(outs if many else (outs,), shapes)]
         return tuple(outs) if many else outs[0]
 
     return rule
@@ -739,7 +809,7 @@ def _conv2d_backprop_filter(mode, op, inputs, physical, batched, attrs, specs):
     strided slice of the padded batch per filter tap, contracted with ``out_backprop`` by one batched matmul
     over images and pixels, instead of one op per element."""
     x, dy = inputs
-    if None in x.shape or x.dtype != dy.dtype or x.dtype != specs[0].dtype:
+    if None in x.shape or mode.size is None or x.dtype != dy.dtype or x.dtype != specs[0].dtype:
         return None
     kh, kw, c, f = attrs["filter_shape"]
     (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
@@ -810,7 +880,8 @@ def _gather_grad(mode, op, inputs, physical, batched, attrs, specs):
     """GatherV2's gradient (``dy`` scatter-added at the indices into zeros shaped like the params).  Shared
     indices: one scatter along the next axis.  Batched indices: the elements' params side by side on the
     gather axis, each element's indices offset to its own block (the kernel wraps indices as the gather
-    checked them), one scatter, then the blocks split back out."""
+    checked them), one scatter, then the blocks split back out (a batch size unknown until run time: along
+    axis 0, a GatherNd gradient at (element, index) pairs)."""
     (dy, indices, like), (pdy, pi, plike) = inputs, physical
     if None in like.shape or None in dy.shape:
         return None
@@ -821,16 +892,19 @@ def _gather_grad(mode, op, inputs, physical, batched, attrs, specs):
     from ..ops import creation
 
     size = like.shape[axis]
-    if not size:
+    if not size or mode.size is None and axis:
         return None
+    wrapped = _apply(
+        "FloorMod", (pi, dispatch.to_tensor(size, pi.backend, pi.dtype))
+    )  # negative indices counted from the end
+    if mode.size is None:  # no blocks without the batch size: a GatherNd gradient at (element, index) pairs
+        positions = _with_batch_rows(mode, _shape.expand_dims(wrapped, -1))
+        return _apply("GatherNdGrad", (pdy, positions, _repeated(mode, like, plike, batched[2])))
     offsets = _apply(
         "Reshape",
         (creation.arange(0, mode.size * size, size, dtype=pi.dtype, backend=pi.backend),),
         {"shape": (mode.size,) + (1,) * indices.ndim},
     )
-    wrapped = _apply(
-        "FloorMod", (pi, dispatch.to_tensor(size, pi.backend, pi.dtype))
-    )  # negative indices counted from the end
     blocks = like.shape[:axis] + (mode.size * size,) + like.shape[axis + 1 :]
     stand_in = _shape.broadcast_to(creation.zeros((), like.dtype, plike.backend), blocks)  # only its shape is read
     scattered = dispatch.apply(
@@ -920,6 +994,11 @@ def _with_batch_rows(mode, idx):
     from ..ops import creation
 
     lead = tuple(idx.shape[:-1])
+    if mode.size is None:  # 0, 1, ... counted along the zeros of the batch's shape
+        ones = _math.cast(mode.batch_like, dtype=idx.dtype) + 1
+        rows = _with_ones(_math.cast(_array.cumsum(ones, 0), dtype=idx.dtype) - 1, 1, len(lead))
+        column = _shape.getitem(idx, (Ellipsis, slice(0, 1)))
+        return _apply("ConcatV2", (_apply("BroadcastLike", (rows, column)), idx), {"axis": len(lead)})
     rows = creation.arange(mode.size, dtype=idx.dtype, backend=idx.backend)
     rows = _apply("Reshape", (rows,), {"shape": (mode.size,) + (1,) * len(lead)})
     return _apply("ConcatV2", (_apply("BroadcastTo", (rows,), {"shape": (*lead, 1)}), idx), {"axis": len(lead)})
@@ -987,14 +1066,34 @@ def _searchsorted(mode, op, inputs, physical, batched, attrs, specs):
     if not batched[0] and a.ndim == 1:
         return dispatch.apply(op, (pa, pv), attrs)
     if a.ndim == 1:  # a batched 1-D sequence: one row per element, its values flattened behind it
-        rows = _apply("Reshape", (_repeated(mode, v, pv, batched[1]),), {"shape": (mode.size, math.prod(v.shape))})
-        return _apply("Reshape", (dispatch.apply(op, (pa, rows), attrs),), {"shape": (mode.size, *v.shape)})
+        flat, shape = _batched_shape(mode, (math.prod(v.shape),)), _batched_shape(mode, v.shape)
+        if shape is None:
+            return None
+        rows = _apply("Reshape", (_repeated(mode, v, pv, batched[1]),), {"shape": flat})
+        return _apply("Reshape", (dispatch.apply(op, (pa, rows), attrs),), {"shape": shape})
     return dispatch.apply(op, (_repeated(mode, a, pa, batched[0]), _repeated(mode, v, pv, batched[1])), attrs)
 
 
 def _bins_shared(mode, op, inputs, physical, batched, attrs, specs):
     """digitize with shared bins: the batch is one more dim of ``x``."""
     return None if batched[1] else dispatch.apply(op, tuple(physical), attrs)
+
+
+def _check_ids(mode, op, inputs, physical, batched, attrs, specs):
+    """CheckIds (ids checked against the size of params along an axis, the same size for every element): one
+    check of every element's ids, against params' axis moved past the batch."""
+    axis = attrs["axis"] % inputs[1].ndim + batched[1]
+    ids = dispatch.apply(op, tuple(physical), {**attrs, "axis": axis})
+    return ids if batched[0] else mode.repeated(ids)
+
+
+def _segment_extreme(mode, op, inputs, physical, batched, attrs, specs):
+    """segment_max / segment_min with ids shared by the elements: the batch is one more data axis, after the
+    rows.  Ids per element run once per element."""
+    if batched[1]:
+        return None
+    out = dispatch.apply(op, (_array.moveaxis(physical[0], 0, 1), physical[1]), attrs)
+    return _array.moveaxis(out, 1, 0)
 
 
 def _size(mode, op, inputs, physical, batched, attrs, specs):
@@ -1026,7 +1125,7 @@ def _channels_folded(images: tuple):
     (repeated) or ``(B, C)``, become ``(B * C,)``; the results go back the same ways."""
 
     def rule(mode, op, inputs, physical, batched, attrs, specs):
-        if any(None in t.shape for t in inputs) or any(None in s.shape for s in specs):
+        if any(None in t.shape for t in inputs) or any(None in s.shape for s in specs) or mode.size is None:
             return None
         args = []
         for i, (t, p, b) in enumerate(zip(inputs, physical, batched)):
@@ -1134,6 +1233,8 @@ _RULES.update(
         "ScatterNdKept": _scatter_nd_kept,
         "PositionsLike": _positions_like,
         "Size": _size,
+        "CheckIds": _check_ids,
+        "SegmentExtreme": _segment_extreme,
         "SearchSorted": _searchsorted,
         "Digitize": _bins_shared,
         "ExpWeightedCumsum": _take_along_axis,

@@ -214,6 +214,16 @@ class _Trace(dispatch.Mode):
             self.sources[:] = [s for s in self.sources if id(s) not in frozen]
             self.graph.captures[:] = kept
 
+    def drop_unread_temporaries(self):
+        """Temporaries no node reads (made by a loop body's discarded first trace) leave the graph: nothing
+        outside holds them, and kept they were fed at every run, saved, and held while the graph is cached."""
+        used = _used_values(self.graph)
+        unread = [c for c in self.graph.captures if c.kind == "temporary" and c.tensor._id not in used]
+        if unread:
+            gone = {id(c.source) for c in unread}
+            self.sources[:] = [s for s in self.sources if id(s) not in gone]
+            self.graph.captures[:] = [c for c in self.graph.captures if c not in unread]
+
     def _constant(self, key, raw, backend):
         key += (backend.name,)  # a constant lives on the backend of the op that uses it
         t = self.constants.get(key)
@@ -380,6 +390,20 @@ class _SubTrace(_Trace):
             "tl.while_loop/tl.scan body; return the new value from it and assign after"
         )
 
+    def drop_unread_outer(self) -> None:
+        """Forget the outer values that no node here reads: those a nested body's discarded first trace lifted
+        (a loop traces its body again for a weak init's dtype or for random keys), which the enclosing node
+        would otherwise take as inputs, and whose captures it would keep."""
+        used = _used_values(self.graph)
+        unread = {v._id for v in self.outer if self.outer_map[v._id]._id not in used}
+        if unread:
+            dropped = {self.outer_map.pop(i)._id for i in unread}
+            self.outer = [v for v in self.outer if v._id not in unread]
+            g = self.graph
+            renamed = {self.outer_map[v._id]._id: f"outer[{k}]" for k, v in enumerate(self.outer)}
+            kept = [(t, renamed.get(t._id, n)) for t, n in zip(g.inputs, g.input_names) if t._id not in dropped]
+            g.inputs, g.input_names = [t for t, _ in kept], [n for _, n in kept]
+
     def with_outer(self, n_args: int, outer: list) -> Graph:
         """The graph with inputs ``args + outer`` (values it does not read get unused inputs)."""
         for value in outer:
@@ -413,6 +437,7 @@ def trace_subgraph(fn, args, name: str, loop: bool = False):
         result = fn(*tree.unflatten(arg_def, placed))
     leaves, graph.structure = tensor_leaves(result, graph.backend)
     graph.outputs = [sub.lift(t) for t in leaves]
+    sub.drop_unread_outer()
     return sub, graph.outputs
 
 
@@ -1181,7 +1206,13 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=N
     leaves, graph.structure = tree.flatten(result, is_constant=_output_constant)
     graph.outputs = [trace.lift(t) for t in leaves]
     trace.freeze_temporaries()
+    trace.drop_unread_temporaries()
     return graph, trace.sources, list(trace.state.values())
+
+
+def _used_values(graph: Graph) -> set:
+    """The ``_id`` of every value a node of ``graph`` reads or the graph returns."""
+    return {t._id for n in graph.nodes for t in n.inputs} | {t._id for t in graph.outputs}
 
 
 def _output_constant(value) -> bool:

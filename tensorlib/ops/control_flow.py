@@ -109,6 +109,21 @@ def _count(value, what: str, name: str):
     return count
 
 
+def _check_unroll(unroll, what: str) -> None:
+    """JAX's ``unroll=`` (a positive int or a bool): a speed hint there; here every step runs as a step, so the
+    values are the same, and only its type and range are checked."""
+    if isinstance(unroll, bool):
+        return
+    try:
+        count = operator.index(unroll) if not isinstance(unroll, Tensor) else None
+    except TypeError:
+        count = None
+    if count is None or count < 1:
+        raise (ValueError if count is not None else TypeError)(
+            f"{what}: unroll must be a positive int or a bool, got {unroll!r:.60}"
+        )
+
+
 def _keeping_order(treedef, fn: Callable) -> Callable:
     """``fn`` with its result's dicts in the key order of ``treedef``'s: a branch or loop body that builds a dict
     in another order returns the same structure (JAX sorts dict keys; here the first order wins)."""
@@ -376,12 +391,13 @@ def switch(index, branches, *operands) -> Any:
     return from_(0)(*operands)
 
 
-def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
+def fori_loop(lower, upper, body_fun: Callable, init_val, unroll: int | bool = 1) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``; return ``val`` (JAX's ``lax.fori_loop``).
 
-    With Python-int bounds the loop is a :func:`scan` over the indices, so it is differentiable (reverse
+    With Python or NumPy integer bounds the loop is a :func:`scan` over the indices, so it is differentiable (reverse
     mode) when traced; bounds given as tensors make it a :func:`while_loop` (forward only when traced, as
-    in JAX).  ``i`` is an int64 scalar tensor.
+    in JAX).  ``i`` is an int64 scalar tensor, weakly typed for concrete bounds as in JAX (``c + i``
+    keeps ``c``'s dtype).  ``unroll`` is accepted as in :func:`scan`.
 
     >>> import tensorlib as tl
     >>> int(tl.fori_loop(0, 5, lambda i, total: total + i * i, 0))
@@ -392,11 +408,13 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
 
     if not callable(body_fun):
         raise TypeError(f"tl.fori_loop: body_fun must be callable, got {type(body_fun).__name__}")
-    static = all(isinstance(b, int) and not isinstance(b, bool) for b in (lower, upper))
-    if static:
+    _check_unroll(unroll, "tl.fori_loop")
+    static = [_concrete_int(b) for b in (lower, upper)]
+    if None not in static:
+        lower, upper = static
         if upper <= lower:
-            return init_val
-        carry, _ = scan(lambda val, i: (body_fun(i, val), None), init_val, creation.arange(lower, upper))
+            return _owned(init_val)  # the caller's array or Variable was returned itself
+        carry, _ = scan(lambda val, i: (body_fun(_weakly_typed(i), val), None), init_val, creation.arange(lower, upper))
         return carry
     lower, upper = (_scalar_pred(b, "tl.fori_loop") for b in (lower, upper))
     for b in (lower, upper):
@@ -409,6 +427,25 @@ def fori_loop(lower, upper, body_fun: Callable, init_val) -> Any:
         (lower, init_val),
     )
     return val
+
+
+def _weakly_typed(index: Tensor) -> Tensor:
+    """The loop index of concrete bounds, weakly typed as in JAX: ``c + i`` keeps an int32 or float32 carry's dtype
+    (a strong int64 index made it int64 or float64, and the loop refused the carry's new dtype)."""
+    if index.__class__ is Tensor:
+        index.__class__ = dispatch.WeakScalar  # a fresh slice of the indices, owned by this step
+    return index
+
+
+def _concrete_int(bound) -> int | None:
+    """A Python or NumPy integer (a 0-d integer array too) as a Python int; None for a tensor or anything else.
+    Concrete bounds make ``fori_loop`` a differentiable scan, as in JAX (NumPy integers were taken for tensors)."""
+    if isinstance(bound, (bool, Tensor)) or getattr(bound, "dtype", None) == bool or getattr(bound, "shape", ()) != ():
+        return None
+    try:
+        return operator.index(bound)
+    except TypeError:
+        return None
 
 
 def _per_element_cond(pred, true_fn, false_fn, operands):
@@ -511,7 +548,7 @@ def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse, history):
         for j, c in enumerate(carry if history else ()):
             history[j][t] = c
         out = _run(body, carry + [x[t, ...] for x in xs] + outer)
-        _same_shapes(carry, out[:n_carry], _CARRY_RULE, "init is", "f returns")  # (the ys' shapes follow)
+        _same_shapes(carry, out[:n_carry], _CARRY_RULE, "init is", "f returns", body.structure.children[0])
         carry = list(out[:n_carry])
         for k in range(n_ys):
             ys[k][t] = out[n_carry + k]
@@ -529,12 +566,13 @@ def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse, history):
     return tuple(carry) + tuple(stacked)
 
 
-def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False) -> tuple:
+def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False, unroll: int | bool = 1) -> tuple:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; return ``(carry, stacked ys)``.
 
     JAX's ``lax.scan``: ``init`` and ``xs`` may be nested structures; ``xs=None``
     with ``length=n`` loops ``n`` times with ``x=None``; ``reverse=True`` runs
-    from the last slice to the first (``ys`` keep ``xs``'s order).  The carry
+    from the last slice to the first (``ys`` keep ``xs``'s order); ``unroll`` (JAX's speed hint, a positive int
+    or a bool) is accepted and changes no value.  The carry
     must keep its structure (dicts pair by key), shapes and dtypes; a Python number in ``init`` is
     weakly typed, as in JAX, and takes the dtype ``f`` returns it with
     (``tl.scan(f, 0.0, xs)`` carries ``xs``'s float type).  Traced, one ``Scan`` node runs
@@ -547,6 +585,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     (6.0, [0.0, 2.0, 9.0])
     """
     _callables("tl.scan", f=f)
+    _check_unroll(unroll, "tl.scan")
     f = _keeping_carry_order(init, f)
     if length is not None:
         length = _count(length, "tl.scan", "length")
@@ -621,12 +660,16 @@ _YS_RULE = "tl.scan: f must return ys of the same structure, shapes and dtypes a
 _LOOP_RULE = "tl.while_loop: body_fn must return the structure, shapes and dtypes of loop_vars"
 
 
-def _same_shapes(before, after, rule: str, was: str, got: str) -> None:
+def _same_shapes(before, after, rule: str, was: str, got: str, structure) -> None:
     """The eager loops' check, made on raw arrays as a node runs: traced with None sizes, a carry that changes
-    shape is known only then (the loop went on with it, silently)."""
+    shape is known only then (the loop went on with it, silently).  ``structure`` (the carry's) names the path of
+    the first leaf that changed, as the trace-time check does."""
     if any(a.shape != b.shape for a, b in zip(before, after)):
         drawn = lambda arrays: "[" + ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays) + "]"  # noqa: E731
-        raise TypeError(f"{rule}: {was} {drawn(before)}, {got} {drawn(after)}")
+        raise TypeError(
+            f"{rule}: {was} {drawn(before)}, {got} {drawn(after)}"
+            + _nesting(was, structure, got, structure, _kinds(before), _kinds(after))
+        )
 
 
 def _scan_eager(f, init, x_leaves, x_structure, length, reverse):
@@ -789,7 +832,7 @@ def _while_kernel(xp, *args, cond_graph, body_graph, n_vars, maximum_iterations)
     values, outer, count = list(args[:n_vars]), list(args[n_vars:]), 0
     while (maximum_iterations is None or count < maximum_iterations) and bool(_run(cond_graph, values + outer)[0]):
         new = _run(body_graph, values + outer)
-        _same_shapes(values, new, _LOOP_RULE, "loop_vars are", "body_fn returns")
+        _same_shapes(values, new, _LOOP_RULE, "loop_vars are", "body_fn returns", body_graph.structure)
         values = list(new)
         count += 1
     return tuple(values)

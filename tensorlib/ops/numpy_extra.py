@@ -763,7 +763,8 @@ def corrcoef(x, y=None, rowvar: bool = True, *, dtype=None) -> Tensor:
 
 
 def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
-    """``numpy.interp``: the piecewise-linear interpolant through ``(xp, fp)`` at ``x`` (``xp`` increasing;
+    """``numpy.interp``: the piecewise-linear interpolant through ``(xp, fp)`` at ``x`` (``xp`` increasing:
+    a decreasing step is a ValueError in eager mode, where NumPy and JAX return values that mean nothing;
     ``left``/``right`` outside it, default ``fp``'s ends; ``period`` for periodic ``x``), float64 for real
     inputs as NumPy (complex ``fp`` stays complex).  Differentiable in ``x`` (the slope of the segment
     holding it, the right one at a knot), in ``fp`` and in ``xp`` (as ``jax.numpy.interp``); ``left`` and
@@ -788,6 +789,13 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     for name, t in (("x", x), ("xp", xp)):
         if t.dtype.kind == "c":
             raise TypeError(f"interp: {name} must be real, got {t.dtype}")
+    if period is None and not xp.is_symbolic:
+        steps = np.diff(np.asarray(xp.numpy()))
+        if np.any(steps < 0):
+            raise ValueError(
+                f"interp: xp must be increasing, but xp[{int(np.argmax(steps < 0)) + 1}] is below the value before "
+                f"it (xp shape {xp.shape} {xp.dtype}); sort xp and fp together (period= sorts them itself)"
+            )
     out = np.complex128 if fp.dtype.kind == "c" else np.float64
     x, xp, fp = (
         math_ops.cast(t, d) if t.dtype != d else t for t, d in ((x, _dt.float64), (xp, _dt.float64), (fp, out))
@@ -849,7 +857,7 @@ def _correlate_full(a, v):
 def _correlate(a, v, mode, name, flip):
     from .array import flip as flip_
 
-    a, v = as_tensors(a, v)
+    a, v = (shape_ops.reshape(t, (1,)) if t.ndim == 0 else t for t in as_tensors(a, v))  # NumPy's ndmin=1
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{name}: a and v must be 1-d, got shapes {a.shape} ({a.dtype}) and {v.shape} ({v.dtype})")
     n, m = a.shape[0], v.shape[0]
@@ -1428,7 +1436,9 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
                 edge_type = np.dtype(range_dtype)
             edges = as_tensor(np.linspace(first, last, int(bins) + 1, dtype=edge_type))
     else:
-        edges = as_tensors(a, bins)[1]
+        edges = as_tensor(bins)
+        if isinstance(bins, (list, tuple)) and edges.dtype.kind == "f":  # NumPy reads listed edges as float64
+            edges = as_tensors(bins, floor=_dt.float64)[0]
         if edges.ndim == 1 and edges.shape[0] is None:
             raise ValueError(f"{who}: the number of bin edges must be known (traced with unknown sizes) {where}")
         if edges.ndim != 1 or edges.shape[0] < 2:

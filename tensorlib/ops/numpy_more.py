@@ -75,8 +75,8 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * math.pi) -> Tensor:
     first = _along(p, axis, 0, 1)
     dd = _along(p, axis, 1, None) - _along(p, axis, 0, -1)
     if dtype.kind in "iu":
-        high, rem = divmod(int(period), 2)
-        ambiguous = rem == 0
+        # Python ints (this module's divmod is tl.divmod: tensors, which `if ambiguous` cannot read when traced)
+        high, ambiguous = int(period) // 2, int(period) % 2 == 0
     else:
         high, ambiguous = period / 2, True
     discont = period / 2 if discont is None else discont
@@ -123,6 +123,11 @@ def divmod(x1, x2) -> tuple:
     >>> [t.numpy().tolist() for t in tl.divmod(tl.tensor([7, -7]), 2)]
     [[3, -4], [1, 1]]
     """
+    x1, x2 = as_tensors(x1, x2)
+    if x1.dtype.kind == "c" or x2.dtype.kind == "c":
+        raise TypeError(
+            f"divmod: complex numbers have no floor division ({_describe('x1', x1)}, {_describe('x2', x2)})"
+        )
     return ew.floor_divide(x1, x2), ew.remainder(x1, x2)
 
 
@@ -184,7 +189,8 @@ def trim_zeros(filt, trim: str = "fb", axis=None) -> Tensor:
     trim = trim.lower()
     if filt.ndim == 0:
         raise ValueError(f"trim_zeros: filt must have at least one axis, got {_describe('filt', filt)}")
-    axes = range(filt.ndim) if axis is None else [normalize_axis(a, filt.ndim) for a in np.atleast_1d(axis)]
+    where = f"trim_zeros ({_describe('filt', filt)}): axis"
+    axes = range(filt.ndim) if axis is None else [normalize_axis(a, filt.ndim, where) for a in np.atleast_1d(axis)]
     nonzero = _eager_values(filt, "trim_zeros") != 0
     out = filt
     for ax in axes:
@@ -653,7 +659,19 @@ def piecewise(x, condlist, funclist, *args, **kw) -> Tensor:
     from .search import flatnonzero
 
     x = as_tensor(x)
-    if isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(condlist) == x.ndim or isinstance(condlist, bool):
+    # NumPy's rule: one condition, not a list of them, when its first item is no array or list (a list of
+    # bools for a 1-d x is one mask), or when it is an array of x's rank
+    single = isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(condlist) == x.ndim
+    if (
+        single
+        or isinstance(condlist, (bool, np.bool_))
+        or (
+            isinstance(condlist, (list, tuple))
+            and condlist
+            and not isinstance(condlist[0], (list, tuple, np.ndarray, Tensor))
+            and x.ndim != 0
+        )
+    ):
         condlist = [condlist]
     conds = [as_tensor(c) for c in condlist]
     for k, c in enumerate(conds):

@@ -117,7 +117,7 @@ def polymul(a1, a2) -> Tensor:
 def polyder(p, m: int = 1) -> Tensor:
     """``numpy.polyder``: the ``m``-th derivative of a polynomial (empty once ``m`` reaches its length; 0-d
     ``p`` is a constant polynomial, where NumPy fails;
-    integer coefficients stay integers, as NumPy's); differentiable in ``p``.
+    integer coefficients stay integers, as NumPy's, and bool ones become int64); differentiable in ``p``.
 
     >>> import tensorlib as tl
     >>> tl.polyder(tl.tensor([1.0, 1.0, 1.0, 1.0])).numpy().tolist()
@@ -127,6 +127,8 @@ def polyder(p, m: int = 1) -> Tensor:
     if m < 0:
         raise ValueError(f"polyder: the order of the derivative m must be >= 0, got {m} (see polyint)")
     p = _coefficients(p, "polyder", float_result=False)
+    if p.dtype == _dt.bool_:  # NumPy's bool * int64 powers: the powers must not become bools
+        p = math_ops.cast(p, _dt.int64)
     for _ in range(m):
         n = p.shape[0] - 1
         if n <= 0:
@@ -138,7 +140,8 @@ def polyder(p, m: int = 1) -> Tensor:
 def polyint(p, m: int = 1, k=None) -> Tensor:
     """``numpy.polyint``: the ``m``-th antiderivative of a polynomial (0-d ``p`` is a constant polynomial,
     where NumPy fails for ``m > 0``), the integration constants ``k``
-    (``None``: zeros; a scalar for every step; or ``m`` values, the first for the first integration);
+    (``None``: zeros; a scalar, or one value, for every step; or ``m`` values, the first for the first
+    integration);
     differentiable in ``p`` and ``k``.
 
     >>> import tensorlib as tl
@@ -152,8 +155,8 @@ def polyint(p, m: int = 1, k=None) -> Tensor:
     if k is None:
         k = creation.zeros((m,), dtype=p.dtype)
     k = as_tensors(p, k)[1]
-    if k.ndim == 0:
-        k = shape_ops.broadcast_to(k, (m,))
+    if k.ndim == 0 or k.shape == (1,):  # NumPy: one constant serves every step
+        k = shape_ops.broadcast_to(shape_ops.reshape(k, ()), (m,))
     if k.ndim == 1 and k.shape[0] is None:
         raise ValueError(f"polyint: the number of constants k must be known, got shape {k.shape} (unknown size)")
     if k.ndim != 1 or k.shape[0] < m:
@@ -169,7 +172,9 @@ def polydiv(u, v) -> tuple:
     """``numpy.polydiv``: the quotient and remainder of ``u / v``, ``u = q * v + r``.  The remainder has
     ``len(v) - 1`` coefficients (at least one); in eager mode its leading (near-)zeros are dropped as NumPy
     drops them (``allclose(r[0], 0)``), under ``tl.function`` they are kept (JAX's ``trim_leading_zeros=False``
-    shape).  Differentiable in both.
+    shape).  In eager mode leading zeros of ``v`` are stripped first (NumPy and JAX divide by them and return
+    inf and NaN) and the zero polynomial is a ZeroDivisionError; under ``tl.function`` ``v[0]`` must not be
+    zero.  Differentiable in both.
 
     >>> import tensorlib as tl
     >>> q, r = tl.polydiv(tl.tensor([1.0, 3.0, 3.0]), tl.tensor([1.0, 1.0]))
@@ -181,6 +186,9 @@ def polydiv(u, v) -> tuple:
     for name, a in (("u", u), ("v", v)):
         if a.shape[0] == 0:
             raise ValueError(f"polydiv: {name} has no coefficients ({_describe(name, a)})")
+    v = _strip_leading_zeros(v)
+    if not v.is_symbolic and not np.any(np.asarray(v.numpy())):
+        raise ZeroDivisionError(f"polydiv: division by the zero polynomial ({_describe('v', v)})")
     m, n = u.shape[0] - 1, v.shape[0] - 1
     if m < n:
         q, r = creation.zeros((1,), dtype=u.dtype), u

@@ -332,12 +332,26 @@ def _masked_from_initial(reduction, name, x, axis, keepdims, where, initial, ide
                 f"{name}: a where mask needs initial (the {name} of no elements is undefined), as in NumPy "
                 f"(x shape {x.shape}, {x.dtype})"
             )
-        x = math_ops.where(mask, x, _in_dtype(identity if identity is not None else initial, x.dtype))
+        # max and min: an element left out is the dtype's lowest (highest) value, not ``initial``, which
+        # joins after: as initial it tied with an equal maximum and took a share of its gradient, lost.
+        fill = identity if identity is not None else _extreme(x.dtype, lowest=reduction is max)
+        x = math_ops.where(mask, x, _in_dtype(fill, x.dtype))
     if identity is None and initial is not None and 0 in (x.shape[a] for a in normalize_axes(axis, x.ndim)):
         # Empty slices: initial alone (max and min of no elements have no identity), in the reduced shape.
         return math_ops.cast(sum(math_ops.zeros_like(x), axis, keepdims), x.dtype) + _in_dtype(initial, x.dtype)
     out = reduction(x, axis, keepdims)
     return out if initial is None else combine(out, _in_dtype(initial, out.dtype))
+
+
+def _extreme(dtype, lowest: bool):
+    """The lowest (or highest) value of ``dtype``: -inf (inf) for floats, the integer range's end, False (True)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return not lowest
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if lowest else info.max
+    return -np.inf if lowest else np.inf
 
 
 def _in_dtype(value, dtype) -> Tensor:

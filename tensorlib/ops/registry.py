@@ -43,6 +43,7 @@ class OpDef:
         stateful=False,
         float_valued=False,
         shape_only=False,
+        elementwise=False,
         doc="",
     ):
         self.name = name
@@ -56,6 +57,7 @@ class OpDef:
         self.stateful = stateful  # results depend on more than inputs and attrs (random draws)
         self.float_valued = float_valued  # integer/bool input x is cast to float64 first, as in NumPy
         self.shape_only = shape_only  # reads only its inputs' shapes and dtypes, never their values
+        self.elementwise = elementwise  # maps elements (broadcasting its inputs); tl.vmap batches it in one call
         self.kernels: dict = {}
         self.out_kernels: dict = {}  # backend name -> (kernel writing into out=, whether out may be an input)
         self.generic_kernel = None
@@ -182,6 +184,7 @@ def defop(
     stateful=False,
     float_valued=False,
     shape_only=False,
+    elementwise=False,
     doc="",
 ) -> OpDef:
     """Define and register an op type.
@@ -199,6 +202,10 @@ def defop(
     before the rule and kernel run, NumPy's rule for ``log``, ``exp``, ``hypot``...
     ``shape_only=True`` marks an op that reads only its inputs' shapes and
     dtypes (``zeros_like``): graph passes fold it when the shapes are known.
+    ``elementwise=True`` declares that each result element is computed from the
+    elements at its position in the inputs (NumPy broadcasting between them) and
+    that no attribute names an axis or a shape: ``tl.vmap`` then computes the op
+    on the whole batch in one call instead of once per element.
     """
     if name in _ops:
         raise ValueError(f"op type {name!r} is already defined ({_ops[name]!r})")
@@ -215,6 +222,7 @@ def defop(
         stateful=stateful,
         float_valued=float_valued,
         shape_only=shape_only,
+        elementwise=elementwise,
         doc=doc,
     )
     caller = sys._getframe(1)

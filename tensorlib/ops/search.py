@@ -340,10 +340,11 @@ def unique(
     axis=None,
     *,
     equal_nan: bool = True,
+    sorted: bool = True,  # noqa: A002  (NumPy's name)
 ):
     """The sorted distinct elements of ``x`` (``numpy.unique``, NaNs counted as one unless ``equal_nan=False``), optionally with the
     index of each one's first occurrence, the inverse (indices rebuilding ``x``, of ``x``'s shape) and
-    the counts, in NumPy's order.  With ``axis`` the distinct subarrays along it.  The values' gradient
+    the counts, in NumPy's order (also for ``sorted=False``, which lets NumPy 2.3 choose any order).  With ``axis`` the distinct subarrays along it.  The values' gradient
     goes to each one's first occurrence in ``x`` (JAX's); their number is unknown inside ``tl.function``.
 
     >>> import tensorlib as tl

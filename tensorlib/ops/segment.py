@@ -52,7 +52,10 @@ def _operands(name: str, data, segment_ids, num_segments):
         )
     if num_segments is None:
         if ids.is_symbolic:
-            raise ValueError(f"{name}: under tl.function num_segments must be given (it sizes the output) {where}")
+            raise ValueError(
+                f"{name}: num_segments must be given under tl.function and tl.vmap, where the ids' values are unknown "
+                f"(it sizes the output) {where}"
+            )
         values = np.asarray(ids.numpy())
         num_segments = int(values.max()) + 1 if values.size else 0
     num_segments = as_count(num_segments, f"{name}: num_segments", 0, f" {where}")

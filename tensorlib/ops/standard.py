@@ -62,27 +62,39 @@ newaxis = None
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
     """The standard's ``asarray``: :func:`tl.tensor <tensorlib.tensor>` (a Tensor is returned as it is when no
-    other dtype is asked for; Tensors are immutable, so ``copy`` changes nothing a caller can observe).
+    other dtype is asked for; Tensors are immutable, so ``copy=True`` changes nothing a caller can observe).
+    ``copy=False`` raises ValueError where a copy is needed, as the standard and NumPy 2 ask: for a list, a
+    NumPy array (converting one makes a value tensorlib owns) or another dtype.
 
     >>> import tensorlib as tl
     >>> tl.asarray([1, 2], dtype="float64").dtype
     dtype('float64')
     """
     _no_device("asarray", device)
+    same = isinstance(obj, Tensor) and (dtype is None or _dt.as_dtype(dtype) == obj.dtype)
+    if copy is False and not same:
+        what = f"a Tensor of dtype {obj.dtype}" if isinstance(obj, Tensor) else f"a {type(obj).__name__}"
+        raise ValueError(
+            f"asarray: copy=False, but {what} becomes a tensor{f' of dtype {dtype}' if dtype is not None else ''} "
+            f"only by a copy (copy=None copies where needed)"
+        )
     if isinstance(obj, Tensor):
-        return obj if dtype is None or _dt.as_dtype(dtype) == obj.dtype else cast(obj, dtype)
+        return obj if same else cast(obj, dtype)
     return tensor(obj, dtype=dtype)
 
 
 def astype(x, dtype, *, copy: bool = True, device=None) -> Tensor:
     """The standard's ``astype``: ``x`` cast to ``dtype`` (:func:`tl.cast <tensorlib.cast>`; a complex ``x`` to a
-    real dtype keeps its real part, as the cast does).
+    real dtype keeps its real part, as the cast does); with ``copy=False`` a Tensor already of ``dtype`` is
+    returned as it is.
 
     >>> import tensorlib as tl
     >>> tl.astype(tl.tensor([1.7, -1.7]), "int32").tolist()
     [1, -1]
     """
     _no_device("astype", device)
+    if not copy and isinstance(x, Tensor) and x.dtype == _dt.as_dtype(dtype):
+        return x
     return cast(x, dtype)
 
 
@@ -156,12 +168,15 @@ def _dtype_of(value, who: str) -> np.dtype:
 def result_type(*arrays_and_dtypes) -> np.dtype:
     """The dtype tensorlib's arithmetic gives for these tensors, dtypes and Python scalars: NumPy 2's promotion
     among typed values, and Python scalars weak (they take a typed value's dtype when their kind allows, as
-    in ``x + 2.0``).
+    in ``x + 2.0``); a Python int the resulting integer dtype cannot hold is an OverflowError, as that
+    arithmetic raises it (and array_api_strict; NumPy answers int32 for ``int32`` and ``2**40``).
 
     >>> import tensorlib as tl
     >>> tl.result_type(tl.tensor([1], "int32"), 1.5), tl.result_type("float16", "complex64")
     (dtype('float64'), dtype('complex64'))
     """
+    from ..dispatch import check_int_range
+
     if not arrays_and_dtypes:
         raise ValueError("result_type: at least one tensor, dtype or scalar is needed")
     strong, weak = [], []
@@ -177,18 +192,27 @@ def result_type(*arrays_and_dtypes) -> np.dtype:
         out = max(kinds, key=lambda d: "bifc".index(d.kind))
     for value in weak:  # each scalar against what the typed values (and the scalars before it) give
         out = _dt.weak_scalar_dtype(value, out)
+    for value in weak:
+        check_int_range(value, out, "result_type: the Python int")
     return out
 
 
-def can_cast(from_, to, /) -> bool:
+def can_cast(from_, to, /, casting: str = "safe") -> bool:
     """Whether ``from_`` (a tensor or a dtype) converts to ``to`` without losing values, by NumPy's "safe" rule
-    (the standard's ``can_cast``: int32 -> float64 yes, float64 -> float32 no).
+    (the standard's ``can_cast``: int32 -> float64 yes, float64 -> float32 no), or by NumPy's other
+    ``casting`` rules (``"no"``, ``"equiv"``, ``"same_kind"``, ``"unsafe"``).
 
     >>> import tensorlib as tl
     >>> tl.can_cast("int32", "float64"), tl.can_cast(tl.tensor([1.0], "float64"), "float32")
     (True, False)
+    >>> tl.can_cast("float64", "float32", casting="same_kind")
+    True
     """
-    return bool(np.can_cast(_dtype_of(from_, "can_cast"), _dtype_of(to, "can_cast"), casting="safe"))
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(
+            f"can_cast: casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe', got {casting!r}"
+        )
+    return bool(np.can_cast(_dtype_of(from_, "can_cast"), _dtype_of(to, "can_cast"), casting=casting))
 
 
 def isdtype(dtype, kind) -> bool:

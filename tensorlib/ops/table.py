@@ -63,7 +63,7 @@ def _vmap_status(op) -> str:
         return "batched" if op.name in vmap._DIFFERENT_DRAWS else "randomness="
     if op.shape_only:
         return "shape only"
-    return "batched" if op.name in vmap._RULES else "per element"
+    return "batched" if op.name in vmap._RULES or op.elementwise else "per element"
 
 
 def rows() -> list:
