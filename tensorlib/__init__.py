@@ -335,7 +335,7 @@ from .ops._explain import eval_shape
 from .grad.vmap import vmap
 from .ops.math import stop_gradient
 from . import nn
-from .module import Module
+from .module import Module, functional_call
 from . import initializers
 from . import optimizers
 from .checkpoint import load_variables, save_variables

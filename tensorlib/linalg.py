@@ -1,4 +1,5 @@
-"""``tl.linalg``: NumPy's ``linalg`` (and SciPy's ``solve_triangular``) with gradients, batched.
+"""``tl.linalg``: NumPy's ``linalg`` and SciPy's matrix functions (``scipy.linalg``'s ``sqrtm``, ``logm``, ``polar``,
+``solve_sylvester``, ``expm_frechet``, ``cho_factor``/``cho_solve``, ``lu``, ``toeplitz``, ...) with gradients, batched.
 
 Every function takes matrices in the last two axes and broadcasts over the
 leading ones.  Gradient rules are tensorlib ops, so second derivatives and
@@ -47,11 +48,25 @@ from .ops.linalg_ops import (
     solve_triangular,
     svd,
 )
+from .ops.linalg_scipy import (
+    cho_factor,
+    cho_solve,
+    circulant,
+    expm_frechet,
+    logm,
+    polar,
+    solve_sylvester,
+    sqrtm,
+    toeplitz,
+)
 
 __all__ = [
     "block_diag",
+    "cho_factor",
+    "cho_solve",
     "cholesky",
     "cholesky_solve",
+    "circulant",
     "cond",
     "cross",
     "det",
@@ -62,7 +77,9 @@ __all__ = [
     "eigvalsh",
     "einsum",
     "expm",
+    "expm_frechet",
     "inv",
+    "logm",
     "lstsq",
     "lu",
     "lu_factor",
@@ -77,15 +94,19 @@ __all__ = [
     "norm",
     "outer",
     "pinv",
+    "polar",
     "qr",
     "slogdet",
     "solve",
+    "solve_sylvester",
     "solve_triangular",
+    "sqrtm",
     "svd",
     "svdvals",
     "tensordot",
     "tensorinv",
     "tensorsolve",
+    "toeplitz",
     "trace",
     "vecdot",
     "vector_norm",

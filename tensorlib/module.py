@@ -36,9 +36,9 @@ import numpy as np
 
 from . import tree
 from .dispatch import current_state, state_read
-from .tensor import Variable
+from .tensor import Tensor, Variable
 
-__all__ = ["Module", "Sequential"]
+__all__ = ["Module", "Sequential", "functional_call"]
 
 
 class Module:
@@ -389,6 +389,103 @@ class ModuleFreezes:
 
 
 _FREEZES = ModuleFreezes()
+
+
+def functional_call(module: Module, values: dict, args=(), kwargs: dict | None = None, *, strict: bool = False):
+    """``module(*args, **kwargs)`` with the given tensors in place of its Variables (PyTorch's
+    ``torch.func.functional_call``): so the result is a function of ``values``, to differentiate, vmap or
+    trace in them; the Variables are back in place afterwards, even after an error.
+
+    ``values`` maps names as in :meth:`Module.state_dict` (``"0.kernel"``) to tensors or arrays of the
+    Variables' shapes, or is nested as :attr:`Module.variables` is.  A Variable reachable by several
+    paths (tied weights) is replaced at all of them.  An unknown name is a ``KeyError``; with
+    ``strict=True`` every Variable must be given.  ``args`` is one argument or a tuple of them.
+    (Assigning a tensor to a Variable's attribute, ``model.w = t``, is a TypeError: it would leave the
+    model's variables.)
+
+    >>> import tensorlib as tl
+    >>> layer = tl.nn.Dense(1, 1, seed=0)
+    >>> f = lambda w: tl.functional_call(layer, {"kernel": w, "bias": [0.0]}, tl.tensor([[3.0]]))
+    >>> tl.grad(lambda w: tl.sum(f(w)))(tl.tensor([[2.0]])).numpy().tolist()
+    [[3.0]]
+    """
+    from .ops.creation import tensor
+
+    if not isinstance(module, Module):
+        raise TypeError(f"functional_call: needs a tl.Module, got {type(module).__name__}")
+    if not isinstance(values, dict):
+        raise TypeError(f"functional_call: values must be a dict of names to tensors, got {type(values).__name__}")
+    given = _dotted(values)
+    places = list(_variable_places(module))
+    named = {name: var for name, _, _, var in places}
+    unknown = sorted(set(given) - set(named))
+    if unknown:
+        raise KeyError(
+            f"functional_call: {type(module).__name__} has no Variable named {unknown}; its Variables: {sorted(named)}"
+        )
+    if strict:
+        missing = sorted({name for name in named if not any(named[g] is named[name] for g in given)})
+        if missing:
+            raise KeyError(f"functional_call: strict=True and no value for {missing}")
+    by_variable = {}
+    for name, value in given.items():
+        var = named[name]
+        value = value if isinstance(value, Tensor) else tensor(value, dtype=var.dtype, backend=var.backend)
+        if tuple(value.shape) != tuple(var.shape):
+            raise ValueError(
+                f"functional_call: the value for {name!r} has shape {value.shape} ({value.dtype}); the Variable "
+                f"has shape {var.shape} ({var.dtype})"
+            )
+        if by_variable.get(var._id, value) is not value:
+            raise ValueError(f"functional_call: two values for one (tied) Variable, at {name!r} and another name")
+        by_variable[var._id] = value
+    swapped = []
+    try:
+        for name, owner, key, var in places:
+            if var._id in by_variable:
+                if isinstance(owner, (tuple, frozenset)) or not isinstance(owner, (Module, list, dict)):
+                    raise TypeError(
+                        f"functional_call: the Variable {name!r} sits in a {type(owner).__name__}, which cannot "
+                        "hold another value for the call; keep it in a list, dict or attribute"
+                    )
+                _put(owner, key, by_variable[var._id])
+                swapped.append((owner, key, var))
+        return module(*(args if isinstance(args, tuple) else (args,)), **(kwargs or {}))
+    finally:
+        for owner, key, var in reversed(swapped):
+            _put(owner, key, var)
+
+
+def _dotted(values: dict, prefix: str = "") -> dict:
+    """A nested dict of values as ``{"a.b": value}`` (a dotted name given flat stays as it is)."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out.update(_dotted(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _put(owner, key, value) -> None:
+    if isinstance(owner, Module):
+        object.__setattr__(owner, key, value)  # past __setattr__, which refuses a tensor in a Variable's place
+    else:
+        owner[key] = value
+
+
+def _variable_places(module, prefix: str = "", above: frozenset = frozenset()):
+    """``(name, owner, key, Variable)`` for each Variable reachable from ``module`` at each of its paths, named
+    as ``variables`` and ``state_dict`` name them; ``owner[key]`` (or the attribute ``key``) holds it."""
+    if _identity(module) in above:
+        return
+    above = above | {_identity(module)}
+    keys = {str(k): k for k in _items(module.source)} if isinstance(module, _ModuleList) else None
+    owner = module.source if keys is not None else module
+    for name, var in module._own_variables().items():
+        yield prefix + name, owner, (keys[name] if keys is not None else name), var
+    for name, child in module._children().items():
+        yield from _variable_places(child, f"{prefix}{name}.", above)
 
 
 def _identity(module) -> int:

@@ -88,6 +88,8 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "BesselY0",
     "BesselY1",
     "Eig",  # the standard has no eigensolver for general (non-symmetric) matrices
+    "MatrixSquareRoot",  # nor a Schur decomposition (SciPy's sqrtm and logm)
+    "MatrixLogarithm",
 }
 LOG_TAILS = {"LogIgammaFactor", "LogBetaincFraction", "LogBetaincFractionGrad"}  # a NumPy series, continued fractions
 NUMPY_ONLY |= LOG_TAILS

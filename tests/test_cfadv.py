@@ -220,3 +220,24 @@ def test_a_carry_that_changes_shape_names_its_path(fn, mode):
         TypeError, match=rf"must return .* \(first difference at {where}: float64\[5\] vs float64\[4\]\)"
     ):
         f(tl.tensor(np.ones(5)))
+
+
+# ------------------------------------------------------------------ print(graph) of nested control flow
+def test_print_names_a_conds_outer_inputs_alike_in_both_branches():
+    # The branches read the outer values in different orders; each subgraph named its inputs by the order its
+    # own trace met them, so one input of the node was outer[0] in true_fn and outer[2] in false_fn.
+    w, b = np.array([2.0, 3.0]), np.array([0.5, -0.5])
+
+    def fn(x):
+        return tl.cond(tl.sum(x) > 0, lambda: x * w + b, lambda: tl.negative(b) - x * w)
+
+    graph = tl.function(fn).get_graph(np.ones(2))
+    (node,) = [n for n in graph.nodes if n.op_type == "Cond"]
+    text = str(graph)
+    for branch in ("true_fn", "false_fn"):
+        header = next(line for line in text.splitlines() if f"graph {branch}(" in line)
+        assert header.count("outer[") == 3 and all(f"outer[{k}]" in header for k in range(3)), header
+    for sub in (node.attrs["true_graph"], node.attrs["false_graph"]):
+        assert sub.input_names == [f"outer[{k}]" for k in range(3)]
+    for x in (np.ones(2), -np.ones(2)):
+        np.testing.assert_allclose(tl.function(fn)(x).numpy(), x * w + b if x.sum() > 0 else -b - x * w)

@@ -305,18 +305,10 @@ def weights(layer) -> dict:
 
 
 def with_weights(layer, names):
-    """``f(x, *weights)``: the layer run with the given values in place of its Variables (set past
-    ``Module.__setattr__``, which refuses a Tensor in a Variable's place)."""
+    """``f(x, *weights)``: the layer run with the given values in place of its Variables."""
 
     def f(x, *values):
-        saved = {n: getattr(layer, n) for n in names}
-        try:
-            for n, v in zip(names, values, strict=True):
-                object.__setattr__(layer, n, v)
-            return layer(x)
-        finally:
-            for n, v in saved.items():
-                object.__setattr__(layer, n, v)
+        return tl.functional_call(layer, dict(zip(names, values, strict=True)), x)
 
     return f
 

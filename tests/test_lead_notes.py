@@ -340,3 +340,80 @@ def test_reduceat_gradient_traced_dtype_and_errors():
         np.add.reduceat(t, [7])
     with pytest.raises(TypeError, match=r"^numpy.add.reduceat: .*indices float64"):
         np.add.reduceat(t, [0.5])
+
+
+# ---------------------------------------------------------------- tl.functional_call (torch.func.functional_call)
+def _mlp():
+    return tl.nn.Sequential(
+        tl.nn.Dense(2, 3, activation=tl.nn.tanh, dtype="float64", seed=0), tl.nn.Dense(3, 1, dtype="float64", seed=1)
+    )
+
+
+def _numpy_mlp(p, x):
+    return np.tanh(x @ p["0.kernel"] + p["0.bias"]) @ p["1.kernel"] + p["1.bias"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_functional_call_is_a_function_of_the_values(mode):
+    model, x = _mlp(), np.array([[0.3, -1.2], [2.0, 0.5]])
+    rng = np.random.default_rng(1)
+    values = {k: rng.standard_normal(v.shape) for k, v in model.state_dict().items()}
+    before = model.state_dict()
+    out = _run(
+        mode, lambda v, x: tl.functional_call(model, v, x), {k: tl.tensor(v) for k, v in values.items()}, tl.tensor(x)
+    )
+    np.testing.assert_allclose(out.numpy(), _numpy_mlp(values, x), rtol=1e-12)
+    for k, v in model.state_dict().items():  # the Variables are back
+        np.testing.assert_array_equal(v, before[k])
+    assert all(isinstance(v, tl.Variable) for v in tl.tree.leaves(model.variables))
+
+    def loss(v):
+        return tl.sum(tl.functional_call(model, v, tl.tensor(x)) ** 2)
+
+    grads = tl.grad(loss)({k: tl.tensor(v) for k, v in values.items()})
+    for k in values:
+        eps, g = 1e-6, np.zeros_like(values[k])
+        for i in np.ndindex(g.shape):
+            up, down = ({**values, k: values[k].copy()} for _ in range(2))
+            up[k][i] += eps
+            down[k][i] -= eps
+            g[i] = (np.sum(_numpy_mlp(up, x) ** 2) - np.sum(_numpy_mlp(down, x) ** 2)) / (2 * eps)
+        np.testing.assert_allclose(grads[k].numpy(), g, rtol=1e-6, atol=1e-9)
+
+
+def test_functional_call_nested_values_tied_weights_and_vmap():
+    class Tied(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = tl.Variable([1.0])
+            self.parts = [self.a]
+            self.by_name = {"k": self.a}
+
+        def forward(self, x):
+            return self.a * x + self.parts[0] * x + self.by_name["k"]
+
+    tied = Tied()
+    assert float(tl.functional_call(tied, {"a": tl.tensor([5.0])}, tl.tensor([1.0]))[0]) == 15.0  # every path
+    assert float(tied(tl.tensor([1.0]))[0]) == 3.0
+    model = _mlp()
+    zeros = tl.functional_call(model, {"0": {"kernel": np.zeros((2, 3))}, "1.bias": [2.0]}, tl.ones((1, 2), "float64"))
+    np.testing.assert_allclose(zeros.numpy(), [[2.0]])
+    kernels = tl.tensor(np.arange(6.0).reshape(3, 2, 1))
+    layer = tl.nn.Dense(2, 1, use_bias=False, dtype="float64", seed=0)
+    per_kernel = tl.vmap(lambda w: tl.functional_call(layer, {"kernel": w}, tl.ones((1, 2), "float64")))(kernels)
+    np.testing.assert_array_equal(per_kernel.numpy().ravel(), [1.0, 5.0, 9.0])
+
+
+def test_functional_call_errors_name_the_variables_and_restore_them():
+    model, x = _mlp(), tl.ones((1, 2), "float64")
+    with pytest.raises(KeyError, match=r"has no Variable named \['0.weight'\]; its Variables: \['0.bias', '0.kernel'"):
+        tl.functional_call(model, {"0.weight": np.zeros((2, 3))}, x)
+    with pytest.raises(ValueError, match=r"'0.kernel' has shape \(3, 3\) \(float64\); the Variable has shape \(2, 3\)"):
+        tl.functional_call(model, {"0.kernel": tl.zeros((3, 3), "float64")}, x)
+    with pytest.raises(KeyError, match=r"strict=True and no value for \['1.bias', '1.kernel'\]"):
+        tl.functional_call(model, {"0.kernel": np.zeros((2, 3)), "0.bias": np.zeros(3)}, x, strict=True)
+    with pytest.raises(TypeError, match=r"needs a tl.Module"):
+        tl.functional_call(lambda x: x, {}, x)
+    with pytest.raises(ValueError):
+        tl.functional_call(model, {"0.kernel": np.zeros((2, 3))}, tl.ones((1, 5), "float64"))  # the call fails
+    assert isinstance(model.layers[0].kernel, tl.Variable)  # back in place after the error

@@ -205,3 +205,30 @@ def test_segment_ids_out_of_range_in_one_element_raise_and_num_segments_is_asked
     # Before: "segment_sum: under tl.function num_segments must be given", said inside an eager tl.vmap.
     with pytest.raises(ValueError, match="segment_sum: num_segments must be given under tl.function and tl.vmap"):
         tl.vmap(lambda d, i: tl.segment_sum(d, i))(data, ids)
+
+
+# ------------------------------------------------------------------ second order of max pooling, per example
+def test_per_example_hessian_vector_products_of_max_pooling_run_batched_and_equal_a_loop():
+    # Before: MaxPoolGradGrad (the gradient of max pooling's gradient) had no batching rule and ran once per
+    # element: per-example Hessian-vector products of a CNN looped over the batch.
+    rng = np.random.default_rng(9)
+    x, v = rng.normal(size=(3, 1, 4, 4, 2)), rng.normal(size=(3, 1, 4, 4, 2))
+
+    def loss(a):
+        return tl.sum(tl.nn.max_pool(a * a, 2, 2, "VALID") ** 3)
+
+    def hvp(a, t):
+        return tl.grad(lambda a: tl.sum(tl.grad(loss)(a) * t))(a)
+
+    with tl.profile() as once:
+        hvp(tl.tensor(x[0]), tl.tensor(v[0]))
+    with tl.profile() as prof:
+        got = tl.vmap(hvp)(tl.tensor(x), tl.tensor(v)).numpy()
+    ran = [e.op_type for e in prof.events]
+    assert ran.count("MaxPoolGradGrad") == [e.op_type for e in once.events].count("MaxPoolGradGrad") > 0
+    expected = np.stack([hvp(tl.tensor(a), tl.tensor(t)).numpy() for a, t in zip(x, v)])
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    # and against central differences of the gradient along v
+    eps = 1e-6
+    g = lambda a: tl.grad(loss)(tl.tensor(a)).numpy()  # noqa: E731
+    np.testing.assert_allclose(got[1], (g(x[1] + eps * v[1]) - g(x[1] - eps * v[1])) / (2 * eps), rtol=1e-5, atol=1e-6)

@@ -1263,6 +1263,7 @@ _RULES.update(
         "MaxPool": _images_folded((0,)),
         "AvgPool": _images_folded((0,)),
         "MaxPoolGrad": _images_folded((0, 1, 2)),
+        "MaxPoolGradGrad": _images_folded((0, 1, 2)),
         "AvgPoolGrad": _images_folded((0,), "input_shape"),
         "StridedSlice": _strided_slice,
         "StridedSliceGrad": _strided_slice,
@@ -1276,6 +1277,7 @@ _RULES.update(
         for name in ("Cholesky", "Eig", "Lu", "MatrixBandPartLower", "MatrixBandPartUpper")
         + ("MatrixDeterminant", "MatrixExponential", "MatrixInverse", "MatrixPseudoInverse", "MatrixSolve")
         + ("MatrixTriangularSolve", "LogMatrixDeterminant", "Qr", "SelfAdjointEigV2", "Svd")
+        + ("MatrixLogarithm", "MatrixSquareRoot", "PolarUnitary", "SylvesterSolve")
     }
 )
 _RULES["MatrixAdjugate"] = _batched_matrices(cores=(2, 0))  # the matrices and their determinants

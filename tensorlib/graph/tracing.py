@@ -400,18 +400,18 @@ class _SubTrace(_Trace):
             dropped = {self.outer_map.pop(i)._id for i in unread}
             self.outer = [v for v in self.outer if v._id not in unread]
             g = self.graph
-            renamed = {self.outer_map[v._id]._id: f"outer[{k}]" for k, v in enumerate(self.outer)}
-            kept = [(t, renamed.get(t._id, n)) for t, n in zip(g.inputs, g.input_names) if t._id not in dropped]
+            kept = [(t, n) for t, n in zip(g.inputs, g.input_names) if t._id not in dropped]
             g.inputs, g.input_names = [t for t, _ in kept], [n for _, n in kept]
 
     def with_outer(self, n_args: int, outer: list) -> Graph:
-        """The graph with inputs ``args + outer`` (values it does not read get unused inputs)."""
+        """The graph with inputs ``args + outer`` (values it does not read get unused inputs), the outer ones
+        named by their place in ``outer`` (as the node takes them: both branches of a cond name an input alike)."""
         for value in outer:
             self.from_outer(value)
         g = self.graph
-        inputs = g.inputs[:n_args] + [self.outer_map[v._id] for v in outer]
         names = {t._id: n for t, n in zip(g.inputs, g.input_names)}
-        g.inputs, g.input_names = inputs, [names[t._id] for t in inputs]
+        g.input_names = [names[t._id] for t in g.inputs[:n_args]] + [f"outer[{k}]" for k in range(len(outer))]
+        g.inputs = g.inputs[:n_args] + [self.outer_map[v._id] for v in outer]
         return g
 
 

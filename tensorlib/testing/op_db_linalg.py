@@ -489,6 +489,123 @@ def _lu_solve_ref(a, b, trans=0):
     ]
 
 
+# ---------------------------------------------------------------- SciPy's matrix functions (linalg_scipy.py)
+def _each_matrix_ref(name):
+    """scipy.linalg.<name> of every matrix of the batch, in float64 (SciPy's float32 logm is off by 1e-6)."""
+
+    def ref(a):
+        import scipy.linalg
+
+        return _each_matrix(getattr(scipy.linalg, name), a.astype(np.float64)).astype(a.dtype)
+
+    return ref
+
+
+@st.composite
+def _sylvester_draw(draw, dtype):
+    """a and b with eigenvalues in [1, 2.5] (so a + b never nearly singular), batch axes broadcasting."""
+    seed, batch = draw(SEEDS), draw(BATCHES)
+    n, m = draw(SIDES), draw(SIDES)
+    rng = _rng(seed)
+    a = _spd(seed, batch + (n, n), np.float64) / (n + 1) + np.eye(n) + rng.uniform(-0.2, 0.2, batch + (n, n))
+    b = _spd(seed + 1, (m, m), np.float64) / (m + 1) + np.eye(m)
+    q = rng.uniform(-2, 2, draw(st.sampled_from([batch, ()])) + (n, m))
+    return SampleInput(tuple(t.astype(dtype) for t in (a, b, q)), grad_argnums=(0, 1, 2))
+
+
+def _sylvester_ref(a, b, q):
+    import scipy.linalg
+
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2], q.shape[:-2])
+    a, b, q = (np.broadcast_to(t, batch + t.shape[-2:]) for t in (a, b, q))
+    return _each_matrix(scipy.linalg.solve_sylvester, a, b, q) if batch else scipy.linalg.solve_sylvester(a, b, q)
+
+
+def _near_identity(seed, shape, dtype):
+    """Eigenvalues in the right half-plane near 1 (a real principal root and logarithm, well conditioned),
+    not symmetric."""
+    n = shape[-1]
+    return (np.eye(n) + _rng(seed).uniform(-0.6, 0.6, shape) / n).astype(dtype)
+
+
+@st.composite
+def _polar_draw(draw, dtype):
+    seed, batch = draw(SEEDS), draw(BATCHES)
+    m, n = draw(st.sampled_from([3, 2, 4, 1])), draw(st.sampled_from([2, 3, 4, 1]))
+    side = draw(st.sampled_from(["right", "left"]))
+    return SampleInput((_separated_singular(seed, batch + (m, n), dtype),), {"side": side})
+
+
+def _polar_ref(a, side="right"):
+    import scipy.linalg
+
+    return _each_matrix(lambda m: scipy.linalg.polar(m, side), a)
+
+
+@st.composite
+def _frechet_draw(draw, dtype):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    rng = _rng(seed)
+    a, e = rng.uniform(-1, 1, batch + (n, n)), rng.uniform(-1, 1, draw(st.sampled_from([batch, ()])) + (n, n))
+    return SampleInput((a.astype(dtype), e.astype(dtype)), grad_argnums=(0, 1))
+
+
+def _frechet_ref(a, e):
+    import scipy.linalg
+
+    e = np.broadcast_to(e, a.shape)
+    return tuple(t.astype(a.dtype) for t in _each_matrix(scipy.linalg.expm_frechet, a, e))  # SciPy's are float64
+
+
+@st.composite
+def _cho_draw(draw, dtype):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    lower = draw(st.booleans())
+    b_shape = (n,) if not batch and draw(st.booleans()) else draw(st.sampled_from([batch, ()])) + (n, 2)
+    b = _rng(seed + 1).uniform(-2, 2, b_shape)
+    return SampleInput((_spd(seed, batch + (n, n), dtype), b.astype(dtype)), {"lower": lower}, grad_argnums=(0, 1))
+
+
+def _cho(a, b, lower=False):
+    """cho_solve(cho_factor(a), b): the gradient reaches a through the factor (one triangle of a)."""
+    return tl.linalg.cho_solve(tl.linalg.cho_factor(a, lower=lower), b)
+
+
+def _cho_ref(a, b, lower=False):
+    import scipy.linalg
+
+    if a.ndim == 2:
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(a, lower=lower), b)
+    b = np.broadcast_to(b, a.shape[:-2] + b.shape[-2:])
+    return _each_matrix(lambda m, r: scipy.linalg.cho_solve(scipy.linalg.cho_factor(m, lower=lower), r), a, b)
+
+
+@st.composite
+def _toeplitz_draw(draw, dtype):
+    rng = _rng(draw(SEEDS))
+    m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    c = rng.uniform(-2, 2, (m,)).astype(dtype)
+    if draw(st.booleans()):
+        return SampleInput((c,))
+    return SampleInput((c, rng.uniform(-2, 2, (n,)).astype(dtype)), grad_argnums=(0, 1))
+
+
+def _toeplitz_ref(c, r=None):
+    import scipy.linalg
+
+    return scipy.linalg.toeplitz(c, r)
+
+
+@st.composite
+def _circulant_draw(draw, dtype):
+    rng = _rng(draw(SEEDS))
+    return SampleInput((rng.uniform(-2, 2, draw(BATCHES) + (draw(st.integers(1, 4)),)).astype(dtype),))
+
+
+def _circulant_ref(c):
+    return np.stack([np.roll(c, k, axis=-1) for k in range(c.shape[-1])], axis=-1)
+
+
 # ---------------------------------------------------------------- error inputs
 def _not_square(op_type, fn_args=()):
     return ErrorInput(
@@ -1007,4 +1124,86 @@ OPINFOS = [
             ),
         ),
     ),
+    OpInfo(
+        "linalg.solve_sylvester",
+        tl.linalg.solve_sylvester,
+        _sylvester_ref,
+        _sylvester_draw,
+        op_types=("SylvesterSolve",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.eye(2), np.eye(3), np.ones((3, 2))),
+                exc=ValueError,
+                match=r"SylvesterSolve: a is 2x2 and b is 3x3, so q must be 2x3, got 3x2",
+            ),
+            ErrorInput(
+                (np.eye(2), -np.eye(2), np.ones((2, 2))),
+                exc=np.linalg.LinAlgError,
+                match=r"SylvesterSolve: no unique solution: a and -b have an eigenvalue in common",
+            ),
+        ),
+    ),
+    OpInfo(
+        "linalg.sqrtm",
+        tl.linalg.sqrtm,
+        _each_matrix_ref("sqrtm"),
+        _square(_near_identity),
+        op_types=("MatrixSquareRoot",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(_not_square("MatrixSquareRoot"), _vector_input("MatrixSquareRoot"), _half("MatrixSquareRoot")),
+    ),
+    OpInfo(
+        "linalg.logm",
+        tl.linalg.logm,
+        _each_matrix_ref("logm"),
+        _square(_near_identity),
+        op_types=("MatrixLogarithm",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        # Each order doubles the block matrix that SciPy's logm factors (minutes here): the second order is
+        # checked once, on one matrix, in tests/test_linalgadv3.py.
+        second_order=False,
+        error_inputs=(_not_square("MatrixLogarithm"), _vector_input("MatrixLogarithm"), _half("MatrixLogarithm")),
+    ),
+    OpInfo(
+        "linalg.polar",
+        tl.linalg.polar,
+        _polar_ref,
+        _polar_draw,
+        op_types=("PolarUnitary",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput((np.eye(2),), {"side": "up"}, ValueError, r"polar: side must be 'right' or 'left', got 'up'"),
+        ),
+    ),
+    OpInfo(
+        "linalg.expm_frechet",
+        tl.linalg.expm_frechet,
+        _frechet_ref,
+        _frechet_draw,
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput((np.eye(2), np.eye(3)), exc=ValueError, match=r"expm_frechet: A and E must have the same size"),
+        ),
+    ),
+    OpInfo(
+        "linalg.cho_factor and cho_solve",
+        _cho,
+        _cho_ref,
+        _cho_draw,
+        op_types=("Cholesky", "MatrixTriangularSolve"),
+        dtypes=FLOATS,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput((np.eye(2), np.ones(3)), exc=ValueError, match=r"cho_solve: c must be \(\.\.\., n, n\) and b"),
+        ),
+    ),
+    OpInfo("linalg.toeplitz", tl.linalg.toeplitz, _toeplitz_ref, _toeplitz_draw),
+    OpInfo("linalg.circulant", tl.linalg.circulant, _circulant_ref, _circulant_draw),
 ]

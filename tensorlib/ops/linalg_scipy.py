@@ -1,0 +1,510 @@
+"""``scipy.linalg``'s (and ``jax.scipy.linalg``'s) functions that ``numpy.linalg`` lacks, batched, with gradients.
+
+Structured matrices (``toeplitz``, ``circulant``) are gathers; ``cho_factor``,
+``cho_solve`` and ``expm_frechet`` are compositions of the ops in
+``linalg_ops.py`` and ``linalg_general.py``.  Three ops of their own run SciPy's
+kernels: ``solve_sylvester`` (Bartels-Stewart), ``sqrtm`` (Schur method) and
+``logm`` (inverse scaling and squaring).  Their gradient rules are tensorlib
+ops: a Sylvester equation for ``solve_sylvester`` and ``sqrtm``, the block
+matrix ``logm([[x^T, g], [0, x^T]])`` for ``logm`` (Mathias 1996), so they
+differentiate again.  Matrix functions are holomorphic: the rules use plain
+transposes, JAX's convention for complex gradients (``docs/complex.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import apply, as_tensor
+from ..grad.registry import register_gradient
+from ..tensor import Tensor
+from ._shapes import broadcast_shapes
+from .linalg_ops import _check_matrix, _lapack, _matmul, _mT, _square_infer
+from .registry import defop, spec
+
+
+@functools.cache
+def _scipy_linalg():
+    """The ``scipy.linalg`` module; a clear ImportError if SciPy is missing."""
+    try:
+        import scipy.linalg
+    except ImportError as e:
+        raise ImportError("tl.linalg's sqrtm, logm and solve_sylvester need SciPy: pip install scipy") from e
+    return scipy.linalg
+
+
+def _float_dtype(*arrays):
+    """The result dtype of a linalg kernel: the inputs' promoted one, float64 for integers and bools."""
+    dtype = np.result_type(*arrays)
+    return np.dtype(np.float64) if dtype.kind in "biu" else dtype
+
+
+def _each_matrix(fn, *arrays):
+    """``fn`` on every matrix of the broadcast batch of ``arrays`` in double precision (float64 or complex128),
+    the results (shaped as the last array's matrices) stacked: SciPy's functions take one matrix at a time.
+    Where a matrix holds a NaN or an inf the result is NaN, as NumPy's linalg gives (SciPy raises)."""
+    work = np.result_type(*arrays, np.float64)
+    batch = np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
+    arrays = [np.broadcast_to(a.astype(work), batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:]) for a in arrays]
+    outs = [
+        np.asarray(fn(*matrices)) if all(np.isfinite(m).all() for m in matrices) else np.full_like(matrices[-1], np.nan)
+        for matrices in zip(*arrays)
+    ]
+    return np.stack(outs).reshape(batch + outs[0].shape)
+
+
+# ------------------------------------------------------------------ solve_sylvester
+def _sylvester_infer(a, b, q):
+    dtype = _dt.promote_types(_check_matrix(a), _check_matrix(b), _check_matrix(q, square=False))
+    n, m = a.shape[-1], b.shape[-1]
+    if None not in (n, q.shape[-2]) and n != q.shape[-2] or None not in (m, q.shape[-1]) and m != q.shape[-1]:
+        raise ValueError(f"a is {n}x{n} and b is {m}x{m}, so q must be {n}x{m}, got {q.shape[-2]}x{q.shape[-1]}")
+    return spec(broadcast_shapes(a.shape[:-2], b.shape[:-2], q.shape[:-2]) + tuple(q.shape[-2:]), dtype)
+
+
+_sylvester = defop(
+    "SylvesterSolve",
+    inputs=("a", "b", "q"),
+    infer=_sylvester_infer,
+    promote=(0, 1, 2),
+    doc="x with a @ x + x @ b == q (Bartels-Stewart, scipy.linalg.solve_sylvester), batched.",
+)
+
+
+@_sylvester.kernel("numpy")
+@_lapack("SylvesterSolve")
+def _sylvester_kernel(a, b, q):
+    dtype = _float_dtype(a, b, q)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2], q.shape[:-2])
+    if 0 in q.shape[-2:] or 0 in batch:
+        return np.zeros(batch + q.shape[-2:], dtype)
+    return _each_matrix(_sylvester_one, a, b, q).astype(dtype)
+
+
+def _sylvester_one(a, b, q):
+    """Bartels-Stewart for one matrix (``scipy.linalg.solve_sylvester``'s steps), raising where the equation is
+    singular (LAPACK's trsyl then perturbs it and SciPy returns a huge wrong answer without a word)."""
+    linalg = _scipy_linalg()
+    r, u = linalg.schur(a, output="real")
+    s, v = linalg.schur(b.conj().T, output="real")
+    (trsyl,) = linalg.get_lapack_funcs(("trsyl",), (r, s, q))
+    y, scale, info = trsyl(r, s, u.conj().T @ q @ v, tranb="C")
+    if info != 0:
+        raise np.linalg.LinAlgError("no unique solution: a and -b have an eigenvalue in common (to working precision)")
+    return u @ (y / scale) @ v.conj().T  # trsyl solves for scale * q (scale <= 1 keeps y from overflowing)
+
+
+@_sylvester.generic
+def _sylvester_generic(xp, a, b, q):
+    """Other backends: the Kronecker form (a (x) I + I (x) b^T) vec(x) = vec(q), one dense solve of size n m
+    (O((n m)^3): for the small matrices of polar's gradient; NumPy runs Bartels-Stewart)."""
+    from .linalg_ops import _batched
+
+    n, m = q.shape[-2], q.shape[-1]
+    dtype = xp.result_type(a.dtype, b.dtype, q.dtype)
+    if not xp.isdtype(dtype, ("real floating", "complex floating")):
+        dtype = xp.float64
+    a, b, q = (xp.astype(t, dtype) for t in (a, b, q))
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2], q.shape[:-2]))
+    if 0 in (n, m) or 0 in batch:
+        return xp.zeros(batch + (n, m), dtype=dtype)
+    eye_n, eye_m = xp.eye(n, dtype=dtype), xp.eye(m, dtype=dtype)
+    b_t = xp.matrix_transpose(b)
+    # K[i, j, k, l] = a[i, k] [j == l] + [i == k] b[l, j], acting on x[k, l].
+    kron = a[..., :, None, :, None] * eye_m[:, None, :] + eye_n[:, None, :, None] * b_t[..., None, :, None, :]
+    kron = xp.reshape(kron, kron.shape[:-4] + (n * m, n * m))
+    kron, rhs = _batched(xp, kron, xp.reshape(q, q.shape[:-2] + (n * m, 1)))
+    return xp.reshape(xp.linalg.solve(kron, rhs), batch + (n, m))
+
+
+def _sylvester_grad_q(node, g):
+    # a dx + dx b = dq - da x - x db: the cotangent y of q solves a^T y + y b^T = g.
+    a, b, _ = node.inputs
+    return solve_sylvester(_mT(a), _mT(b), g)
+
+
+register_gradient(
+    "SylvesterSolve",
+    lambda node, g: -_matmul(_sylvester_grad_q(node, g), _mT(node.outputs[0])),
+    lambda node, g: -_matmul(_mT(node.outputs[0]), _sylvester_grad_q(node, g)),
+    _sylvester_grad_q,
+)
+
+
+def solve_sylvester(a, b, q) -> Tensor:
+    """``x`` with ``a @ x + x @ b == q`` (``scipy.linalg.solve_sylvester``, ``jax.scipy.linalg.solve_sylvester``):
+    ``a`` is (..., n, n), ``b`` (..., m, m), ``q`` (..., n, m), batch axes broadcast.
+
+    Unique when no eigenvalue of ``a`` is minus one of ``b``'s; where one is (to working precision) it raises
+    ``LinAlgError`` (SciPy returns a huge wrong answer).  Differentiable in all three (the gradient
+    solves the transposed equation ``a^T y + y b^T = g``).  Needs SciPy.
+
+    >>> import tensorlib as tl
+    >>> a, b = tl.tensor([[2.0, 0.0], [0.0, 3.0]]), tl.tensor([[1.0]])
+    >>> tl.linalg.solve_sylvester(a, b, tl.tensor([[3.0], [8.0]])).numpy().tolist()
+    [[1.0], [2.0]]
+    """
+    return apply(_sylvester, (a, b, q))
+
+
+# ------------------------------------------------------------------ sqrtm
+def _real_or_nan(root, dtype):
+    """SciPy's result for a real matrix: complex where the principal root (log) is not real; NaN then, as
+    ``sqrt(-1.0)`` (the shape rule keeps the real dtype: pass a complex matrix for the complex one)."""
+    if np.dtype(dtype).kind == "c" or root.dtype.kind != "c":
+        return root.astype(dtype)
+    real = np.isclose(root.imag, 0, atol=0, rtol=0) | (
+        np.abs(root.imag) <= 1e3 * np.finfo(root.real.dtype).eps * np.abs(root).max(axis=(-2, -1), keepdims=True)
+    )
+    real = np.all(real, axis=(-2, -1), keepdims=True)
+    return np.where(real, root.real, np.nan).astype(dtype)
+
+
+def _matrix_function_kernel(name):
+    """A kernel for scipy.linalg's ``name`` (sqrtm, logm) of square matrices, matrix by matrix."""
+
+    def kernel(x):
+        dtype = _float_dtype(x)
+        if x.size == 0:
+            return np.zeros(x.shape, dtype)
+        function = getattr(_scipy_linalg(), name)
+        with np.errstate(all="ignore"):
+            return _real_or_nan(_each_matrix(lambda m: _quiet(function, m), x), dtype)
+
+    return kernel
+
+
+def _quiet(function, matrix):
+    """SciPy's matrix function of one matrix without its warnings (a singular matrix: inf or NaN entries)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(function(matrix))
+
+
+_sqrtm = defop(
+    "MatrixSquareRoot",
+    inputs=("x",),
+    infer=_square_infer,
+    doc="Principal square root of square matrices (scipy.linalg.sqrtm, Schur method); NaN for a real matrix "
+    "whose principal root is not real.",
+)
+_sqrtm.kernel("numpy")(_lapack("MatrixSquareRoot")(_matrix_function_kernel("sqrtm")))
+_sqrtm.kernels_reason = "scipy.linalg.sqrtm (Schur method); NumPy has no Schur decomposition"
+
+
+def _sqrtm_grad(node, g):
+    # s ds + ds s = dx (s = sqrtm(x)): the gradient y solves s^T y + y s^T = g.
+    root_t = _mT(node.outputs[0])
+    return solve_sylvester(root_t, root_t, g)
+
+
+register_gradient("MatrixSquareRoot", _sqrtm_grad)
+
+
+def sqrtm(x) -> Tensor:
+    """The principal square root ``s`` of square matrices, ``s @ s == x`` (``scipy.linalg.sqrtm``,
+    ``jax.scipy.linalg.sqrtm``), batched; its eigenvalues have non-negative real parts.
+
+    A real matrix gives a real root, or NaN where the principal root is not real (an eigenvalue on
+    the negative real axis: pass a complex matrix for the complex root, as ``tl.sqrt(-1.0)`` is NaN
+    and ``tl.sqrt(-1 + 0j)`` is ``1j``); JAX always returns complex.  The gradient solves the
+    Sylvester equation ``s^T y + y s^T = g``: finite at repeated eigenvalues; at a singular
+    ``x`` (where the root is not differentiable) that equation is singular and the gradient raises.  Needs SciPy.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.sqrtm(tl.tensor([[4.0, 0.0], [0.0, 9.0]])).numpy().round(6).tolist()
+    [[2.0, 0.0], [0.0, 3.0]]
+    """
+    return apply(_sqrtm, (x,))
+
+
+# ------------------------------------------------------------------ logm
+_logm = defop(
+    "MatrixLogarithm",
+    inputs=("x",),
+    infer=_square_infer,
+    doc="Principal logarithm of square matrices (scipy.linalg.logm, inverse scaling and squaring); NaN for a "
+    "real matrix whose principal logarithm is not real.",
+)
+_logm.kernel("numpy")(_lapack("MatrixLogarithm")(_matrix_function_kernel("logm")))
+_logm.kernels_reason = "scipy.linalg.logm (inverse scaling and squaring); NumPy has no Schur decomposition"
+
+
+def _frechet_block(function, x, e):
+    """The Frechet derivative of the primary matrix function ``function`` at ``x`` along ``e``: the upper right
+    block of ``function([[x, e], [0, x]])`` (Mathias 1996).  It is linear in ``e``, so ``e`` is scaled to ``x``'s
+    size first (a large ``e`` would cost accuracy) and the block scaled back."""
+    from .math import abs as absolute
+    from .math import maximum, ones_like, stop_gradient, where, zeros_like
+    from .reduce import max as reduce_max
+    from .shape import concat, getitem
+
+    n = x.shape[-1]
+    if n is None:
+        raise ValueError(
+            f"{function.__name__}: the gradient needs the matrix size known under tl.function, got input shape "
+            f"{tuple(x.shape)} {x.dtype}; give it in the TensorSpec"
+        )
+    size = stop_gradient(reduce_max(absolute(e), axis=(-2, -1), keepdims=True))
+    scale = stop_gradient(maximum(reduce_max(absolute(x), axis=(-2, -1), keepdims=True), 1.0))
+    nonzero = size > 0
+    ratio = where(nonzero, scale / where(nonzero, size, ones_like(size)), ones_like(size))
+    x, e = _same_batch(x, e * ratio)
+    block = function(concat([concat([x, e], axis=-1), concat([zeros_like(x), x], axis=-1)], axis=-2))
+    return getitem(block, (Ellipsis, slice(0, n), slice(n, None))) / ratio
+
+
+def _same_batch(x, e):
+    """x and e broadcast to one batch shape (they go into one block matrix)."""
+    from .shape import broadcast_to
+
+    batch = broadcast_shapes(tuple(x.shape[:-2]), tuple(e.shape[:-2]))
+    return broadcast_to(x, batch + tuple(x.shape[-2:])), broadcast_to(e, batch + tuple(e.shape[-2:]))
+
+
+register_gradient("MatrixLogarithm", lambda node, g: _frechet_block(logm, _mT(node.inputs[0]), g))
+
+
+def logm(x) -> Tensor:
+    """The principal logarithm ``l`` of square matrices, ``expm(l) == x`` (``scipy.linalg.logm``), batched; the
+    imaginary parts of its eigenvalues lie in (-pi, pi].
+
+    A real matrix gives a real logarithm, or NaN where the principal logarithm is not real (an eigenvalue on the
+    negative real axis: pass a complex matrix for the complex one).  The gradient is the Frechet derivative at
+    ``x^T``, the upper right block of ``logm([[x^T, g], [0, x^T]])``, itself differentiable; a singular ``x`` has
+    none.  Needs SciPy.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.logm(tl.tensor([[1.0, 1.0], [0.0, 1.0]])).numpy().round(6).tolist()
+    [[0.0, 1.0], [0.0, 0.0]]
+    """
+    return apply(_logm, (x,))
+
+
+# ------------------------------------------------------------------ expm_frechet
+def expm_frechet(A, E, method=None, compute_expm: bool = True, check_finite: bool = True):
+    """``(expm(A), L)`` with ``L`` the Frechet derivative of the matrix exponential at ``A`` along ``E``
+    (``scipy.linalg.expm_frechet``, ``jax.scipy.linalg.expm_frechet``), or ``L`` alone with
+    ``compute_expm=False``; batched, differentiable in both (``method`` and ``check_finite`` are accepted).
+
+    ``L`` is the upper right block of ``expm([[A, E], [0, A]])``.
+
+    >>> import tensorlib as tl
+    >>> e, frechet = tl.linalg.expm_frechet(tl.zeros((2, 2)), tl.tensor([[0.0, 1.0], [2.0, 0.0]]))
+    >>> frechet.numpy().tolist()
+    [[0.0, 1.0], [2.0, 0.0]]
+    """
+    from .linalg_general import matrix_exp
+
+    if method not in (None, "SPS", "blockEnlarge"):
+        raise ValueError(f"expm_frechet: method must be None, 'SPS' or 'blockEnlarge', got {method!r}")
+    A, E = as_tensor(A), as_tensor(E)
+    for name, t in (("A", A), ("E", E)):
+        if t.ndim < 2 or None not in t.shape[-2:] and t.shape[-1] != t.shape[-2]:
+            raise ValueError(
+                f"expm_frechet: {name} must be square matrices, got A shape {A.shape} {A.dtype}, "
+                f"E shape {E.shape} {E.dtype}"
+            )
+    if None not in (A.shape[-1], E.shape[-1]) and A.shape[-1] != E.shape[-1]:
+        raise ValueError(
+            f"expm_frechet: A and E must have the same size, got A shape {A.shape} {A.dtype}, "
+            f"E shape {E.shape} {E.dtype}"
+        )
+    frechet = _frechet_block(matrix_exp, A, E)
+    return (matrix_exp(A), frechet) if compute_expm else frechet
+
+
+# ------------------------------------------------------------------ polar
+def _polar_infer(x):
+    return spec(x.shape, _check_matrix(x, square=False))
+
+
+_polar = defop(
+    "PolarUnitary",
+    inputs=("x",),
+    infer=_polar_infer,
+    doc="The unitary factor u of the polar decomposition of (..., m, n) matrices: w @ vh from their SVD.",
+)
+
+
+@_polar.generic
+def _polar_kernel(xp, x):
+    if not xp.isdtype(x.dtype, ("real floating", "complex floating")):
+        x = xp.astype(x, xp.float64)
+    if x.size == 0:
+        return xp.zeros(x.shape, dtype=x.dtype)
+    w, _, vh = xp.linalg.svd(x, full_matrices=False)
+    return xp.matmul(w, vh)
+
+
+_polar.kernel("numpy")(_lapack("PolarUnitary")(functools.partial(_polar_kernel, np)))
+
+
+def _polar_grad(node, g):
+    # Tall or square x = u p, p = (x^H x)^(1/2): du = u W + (I - u u^H) dx p^-1, the skew-Hermitian W solving
+    # p W + W p = u^H dx - dx^H u.  With h = conj(g) (JAX's convention), z solving p z + z p = u^H h, the
+    # gradient is conj(u (z - z^H) + (h - u u^H h) p^-1); a wide x is the transpose of a tall one.
+    from .elementwise import conj
+    from .linalg_ops import _symmetrize, solve
+
+    x, u = node.inputs[0], node.outputs[0]
+    m, n = x.shape[-2:]
+    if None in (m, n):
+        raise ValueError(
+            f"PolarUnitary: the gradient needs the matrix sizes (tall or wide) known under tl.function, got input "
+            f"shape {tuple(x.shape)} {x.dtype}; give them in the TensorSpec"
+        )
+    wide = m < n
+    if wide:
+        x, u, g = _mT(x), _mT(u), _mT(g)
+    complex_valued = x.dtype.kind == "c"
+    h, u_h = (conj(g), conj(_mT(u))) if complex_valued else (g, _mT(u))
+    p = _matmul(u_h, x)
+    p = (p + conj(_mT(p))) * 0.5 if complex_valued else _symmetrize(p)
+    z = solve_sylvester(p, p, _matmul(u_h, h))
+    z_h = conj(_mT(z)) if complex_valued else _mT(z)
+    outside = h - _matmul(u, _matmul(u_h, h))
+    grad = _matmul(u, z - z_h) + _mT(solve(_mT(p), _mT(outside)))  # outside p^-1
+    grad = conj(grad) if complex_valued else grad
+    return _mT(grad) if wide else grad
+
+
+register_gradient("PolarUnitary", _polar_grad)
+
+
+def polar(a, side: str = "right", method=None) -> tuple:
+    """The polar decomposition ``(u, p)`` (``scipy.linalg.polar``, ``jax.scipy.linalg.polar``), batched:
+    ``a = u @ p`` (``side='right'``) or ``a = p @ u`` (``'left'``), ``u`` with orthonormal columns (rows, for
+    a wide ``a``) and ``p`` Hermitian positive semi-definite.
+
+    The values come from the SVD ``a = w diag(s) vh``: ``u = w @ vh``.  The
+    gradient solves a Sylvester equation with ``p``, so it is finite at
+    repeated singular values (an orthogonal ``a`` included), unlike a gradient
+    through the SVD's vectors; it needs ``a`` of full rank (``min(m, n)``).
+    ``method`` (JAX's ``'svd'`` or ``'qdwh'``) is accepted; the values do not
+    depend on it.
+
+    >>> import tensorlib as tl
+    >>> u, p = tl.linalg.polar(tl.tensor([[0.0, 2.0], [3.0, 0.0]]))
+    >>> u.numpy().round(6).tolist(), p.numpy().round(6).tolist()
+    ([[0.0, 1.0], [1.0, 0.0]], [[3.0, 0.0], [0.0, 2.0]])
+    """
+    from .elementwise import conj
+
+    if side not in ("right", "left"):
+        raise ValueError(f"polar: side must be 'right' or 'left', got {side!r}")
+    if method not in (None, "svd", "qdwh"):
+        raise ValueError(f"polar: method must be None, 'svd' or 'qdwh', got {method!r}")
+    a = as_tensor(a)
+    if a.ndim < 2:
+        raise ValueError(f"polar: expected a matrix (rank >= 2), got shape {tuple(a.shape)} {a.dtype}")
+    u = apply(_polar, (a,))
+    a = u.astype(u.dtype) if a.dtype != u.dtype else a
+    u_h = conj(_mT(u)) if u.dtype.kind == "c" else _mT(u)
+    p = _matmul(u_h, a) if side == "right" else _matmul(a, u_h)
+    return u, (p + (conj(_mT(p)) if p.dtype.kind == "c" else _mT(p))) * 0.5
+
+
+# ------------------------------------------------------------------ cho_factor, cho_solve
+def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> tuple:
+    """``(c, lower)``: the Cholesky factor of ``a`` for ``cho_solve`` (``scipy.linalg.cho_factor``), batched.
+
+    ``c`` is upper triangular with ``a = c^H @ c`` (lower, ``a = c @ c^H``, with ``lower=True``); as SciPy
+    it reads only that triangle of ``a``; the other triangle of ``c`` is zero (SciPy leaves whatever was
+    there; JAX zeros it too).  ``overwrite_a`` and ``check_finite`` are accepted (nothing is overwritten).
+
+    >>> import tensorlib as tl
+    >>> c, lower = tl.linalg.cho_factor(tl.tensor([[4.0, 2.0], [2.0, 2.0]]))
+    >>> c.numpy().tolist(), lower
+    ([[2.0, 1.0], [0.0, 1.0]], False)
+    """
+    from .linalg_ops import cholesky
+
+    return cholesky(a, upper=not lower, symmetrize_input=False), bool(lower)
+
+
+def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True) -> Tensor:
+    """Solve ``a @ x = b`` from ``cho_factor(a)`` (``scipy.linalg.cho_solve``); ``b`` is (n,) or (..., n, k),
+    batch axes broadcast; differentiable in ``c`` (its triangle) and ``b``.
+
+    >>> import tensorlib as tl
+    >>> factor = tl.linalg.cho_factor(tl.tensor([[4.0, 2.0], [2.0, 2.0]]))
+    >>> tl.linalg.cho_solve(factor, tl.tensor([2.0, 0.0])).numpy().tolist()
+    [1.0, -1.0]
+    """
+    from .linalg_functions import cholesky_solve
+    from .linalg_ops import _as_columns
+    from .shape import squeeze
+
+    c, lower = c_and_lower
+    c = as_tensor(c)
+    b, vector = _as_columns(b)
+    if c.ndim < 2 or None not in (c.shape[-1], b.shape[-2]) and c.shape[-1] != b.shape[-2]:
+        raise ValueError(
+            f"cho_solve: c must be (..., n, n) and b (n,) or (..., n, k), got c shape {tuple(c.shape)} {c.dtype}, "
+            f"b shape {tuple(squeeze(b, -1).shape) if vector else tuple(b.shape)} {b.dtype}"
+        )
+    x = cholesky_solve(b, c, upper=not lower)
+    return squeeze(x, -1) if vector else x
+
+
+# ------------------------------------------------------------------ toeplitz, circulant
+def _take_last(values, index):
+    """values[..., index] for an (m, n) array of indices: (..., m, n)."""
+    from .shape import gather
+
+    return gather(values, _constant_index(index), axis=values.ndim - 1)
+
+
+def _constant_index(index):
+    from .creation import tensor
+
+    return tensor(np.asarray(index, dtype=np.int64))
+
+
+def toeplitz(c, r=None) -> Tensor:
+    """The Toeplitz matrix with first column ``c`` and first row ``r`` (``scipy.linalg.toeplitz``,
+    ``jax.scipy.linalg.toeplitz``): ``t[i, j] = c[i - j]`` for ``i >= j``, else ``r[j - i]``; ``r[0]`` is
+    ignored, and ``r`` defaults to ``conj(c)`` (a Hermitian matrix).  Leading axes of ``c`` and ``r``
+    broadcast as batch axes (JAX's rule; SciPy 1.17 does the same).
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.toeplitz(tl.tensor([1, 2, 3]), tl.tensor([1, 4])).numpy().tolist()
+    [[1, 4], [2, 1], [3, 2]]
+    """
+    from .array import flip
+    from .elementwise import conj
+    from .shape import broadcast_to, concat, getitem
+
+    c = as_tensor(c)
+    r = (conj(c) if c.dtype.kind == "c" else c) if r is None else as_tensor(r)
+    c, r = (t if t.ndim else t.reshape((1,)) for t in (c, r))
+    m, n = c.shape[-1], r.shape[-1]
+    if None in (m, n):
+        raise ValueError(f"toeplitz: the lengths of c and r must be known, got c shape {c.shape}, r shape {r.shape}")
+    dtype = _dt.promote_types(c.dtype, r.dtype)
+    batch = broadcast_shapes(tuple(c.shape[:-1]), tuple(r.shape[:-1]))
+    c, r = broadcast_to(c.astype(dtype), batch + (m,)), broadcast_to(r.astype(dtype), batch + (n,))
+    values = concat([flip(c, -1), getitem(r, (Ellipsis, slice(1, None)))], axis=-1)
+    return _take_last(values, m - 1 - np.arange(m)[:, None] + np.arange(n)[None, :])
+
+
+def circulant(c) -> Tensor:
+    """The circulant matrix with first column ``c`` (``scipy.linalg.circulant``): ``t[i, j] = c[(i - j) % n]``;
+    leading axes of ``c`` are batch axes.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.circulant(tl.tensor([1, 2, 3])).numpy().tolist()
+    [[1, 3, 2], [2, 1, 3], [3, 2, 1]]
+    """
+    c = as_tensor(c)
+    c = c if c.ndim else c.reshape((1,))
+    n = c.shape[-1]
+    if n is None:
+        raise ValueError(f"circulant: the length of c must be known, got shape {c.shape} {c.dtype}")
+    return _take_last(c, (np.arange(n)[:, None] - np.arange(n)[None, :]) % max(n, 1))
