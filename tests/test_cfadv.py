@@ -241,3 +241,32 @@ def test_print_names_a_conds_outer_inputs_alike_in_both_branches():
         assert sub.input_names == [f"outer[{k}]" for k in range(3)]
     for x in (np.ones(2), -np.ones(2)):
         np.testing.assert_allclose(tl.function(fn)(x).numpy(), x * w + b if x.sum() > 0 else -b - x * w)
+
+
+# ------------------------------------------------------------------ a check whose result is unused still runs traced
+def _checked(x):
+    tl.debugging.check_numerics(x, "bad x")  # its result unused: run for the check, as eagerly
+    return x * 2.0
+
+
+_UNUSED_CHECKS = {
+    "top": _checked,
+    "scan body": lambda xs: tl.scan(lambda c, x: (_checked(x), c), tl.zeros(2, "float64"), xs)[0],
+    "cond branch": lambda xs: tl.cond(xs[0, 1] > 0, lambda: _checked(xs[0]), lambda: xs[0]),
+    "unused cond": lambda xs: (tl.cond(xs[0, 1] > 0, lambda: _checked(xs[0]), lambda: xs[0]), xs[1] + 1.0)[1],
+    "while body": lambda xs: tl.while_loop(lambda s: s[0] < 1, lambda s: (s[0] + 1, _checked(s[1])), (0, xs[0]))[1],
+}
+
+
+@pytest.mark.parametrize("where", list(_UNUSED_CHECKS))
+@pytest.mark.parametrize("mode", MODES)
+def test_an_unused_check_numerics_still_checks_when_traced(where, mode):
+    # Dead-node elimination dropped a CheckNumerics nothing read (in the graph, a branch or a body, or the whole
+    # control-flow node around it): traced, a NaN passed silently where eagerly (and in tf.function) it raises.
+    fn = _UNUSED_CHECKS[where]
+    xs = np.array([[np.nan, 1.0], [2.0, 3.0]])
+    f = fn if mode == "eager" else tl.function(fn)
+    with pytest.raises(tl.debugging.NumericsError, match="CheckNumerics: bad x: tensor had NaN values"):
+        f(tl.tensor(xs))
+    fine = np.array([[0.5, 1.0], [2.0, 3.0]])
+    np.testing.assert_array_equal(f(tl.tensor(fine)).numpy(), fn(tl.tensor(fine)).numpy())

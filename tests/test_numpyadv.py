@@ -319,3 +319,16 @@ def test_result_type_matches_array_api_strict():
             assert str(tl.result_type(tl.zeros((1,), dtype=a), scalar)) == expected, (a, scalar)
     with pytest.raises(OverflowError):
         xp.result_type(xp.asarray([1], dtype=xp.int32), 2**40)
+
+
+def test_apply_along_axis_reads_python_results_next_to_arr():
+    # func1d returning a Python float (or a list of them) gave a float32 result for a float64 arr: 0.1 came back
+    # as 0.10000000149 (NumPy: float64, exact).
+    x = np.array([[0.1, 0.2], [0.3, 0.4]])
+    for func in (lambda v: float(np.asarray(v)[0]), lambda v: [float(np.asarray(v)[1]), 0.1]):
+        got = tl.apply_along_axis(func, 1, x)
+        expected = np.apply_along_axis(func, 1, x)
+        assert got.dtype == expected.dtype == np.float64
+        np.testing.assert_array_equal(got.numpy(), expected)
+    ints = tl.apply_along_axis(lambda v: 3, 0, np.array([[True, False]]))
+    assert ints.dtype == np.int64 and ints.numpy().tolist() == [3, 3]

@@ -530,3 +530,36 @@ def test_bidirectional_names_halves_that_cannot_merge():
         tl.nn.Bidirectional(gru, backward_layer=tl.nn.GRU(2, 4, return_sequences=True, go_backwards=True))
     wide = tl.nn.Bidirectional(gru, backward_layer=tl.nn.GRU(3, 5, return_sequences=True, go_backwards=True))
     assert wide(np.ones((2, 6, 3), np.float32)).shape == (2, 6, 9)  # concat takes different units, as Keras
+
+
+class Centred(tl.Module):
+    """Reads a data set in ``__init__`` and keeps only its mean."""
+
+    def __init__(self, data):
+        super().__init__()
+        self.mean = tl.Variable(np.float64(data.mean()))
+
+
+def test_recorded_arguments_keep_no_data_alive_and_pickle_as_before():
+    import gc
+    import pickle
+    import weakref
+
+    data = np.ones((100, 100))
+    alive = weakref.ref(data)
+    model = Centred(data)
+    del data
+    gc.collect()
+    assert alive() is None  # the constructor's array is not kept by the recorded arguments
+    assert len(pickle.dumps(model)) < 2000
+    with pytest.raises(
+        TypeError, match=r"Centred.get_config: argument data is a ndarray of shape \(3, 3\) \(float64\), which"
+    ):
+        Centred(np.ones((3, 3))).get_config()
+    init = lambda shape, seed=None, dtype=None: tl.ones(shape, dtype=dtype)  # noqa: E731
+    dense = tl.nn.Dense(2, 3, kernel_initializer=init)  # a lambda initializer, which Dense does not keep
+    copy = pickle.loads(pickle.dumps(dense))
+    np.testing.assert_array_equal(copy.kernel.numpy(), np.ones((2, 3)))
+    bi = tl.nn.Bidirectional(tl.nn.LSTM(3, 4, activation=lambda x: x * 0.5, kernel_initializer=init))
+    np.testing.assert_array_equal(bi.backward_layer.kernel.numpy(), np.ones((3, 16)))  # mirrored with them
+    assert bi.backward_layer.activation(tl.tensor(2.0)).numpy() == 1.0

@@ -608,7 +608,8 @@ def apply_along_axis(func1d, axis: int, arr, *args, **kwargs) -> Tensor:
     rows = shape_ops.reshape(
         moveaxis(arr, axis, -1), (math.prod(outer), arr.shape[axis] if arr.shape[axis] is not None else -1)
     )
-    results = [as_tensor(func1d(rows[i], *args, **kwargs)) for i in builtins.range(rows.shape[0])]
+    # a Python number or list that func1d returns is read next to arr, as NumPy reads it (float64 beside float64)
+    results = [as_tensors(arr, func1d(rows[i], *args, **kwargs))[1] for i in builtins.range(rows.shape[0])]
     if len({(r.shape, r.dtype) for r in results}) > 1:
         raise ValueError(
             f"apply_along_axis: func1d returned results of different shapes or dtypes for {_describe('arr', arr)}"
@@ -632,7 +633,7 @@ def apply_over_axes(func, a, axes) -> Tensor:
     a = as_tensor(a)
     for axis in np.atleast_1d(axes).tolist():
         axis = normalize_axis(axis, a.ndim) if axis < 0 else axis
-        result = as_tensor(func(a, axis))
+        result = as_tensors(a, func(a, axis))[1]
         if result.ndim == a.ndim - 1:
             result = shape_ops.expand_dims(result, axis)
         if result.ndim != a.ndim:
