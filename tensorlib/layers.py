@@ -1754,6 +1754,30 @@ class InstanceNorm(_ChannelNorm):
         return f"{self.num_features}, epsilon={self.epsilon}"
 
 
+def _padding_index(padding_idx, rows: int, layer: str) -> int | None:
+    """PyTorch's ``padding_idx``: None or an int in ``[-rows, rows)``, negative counting from the end."""
+    if padding_idx is not None and (
+        isinstance(padding_idx, bool)
+        or not isinstance(padding_idx, (int, np.integer))
+        or not -rows <= padding_idx < rows
+    ):
+        raise ValueError(f"{layer}: padding_idx must be None or an int in [{-rows}, {rows}), got {padding_idx!r}")
+    return None if padding_idx is None else int(padding_idx) % rows
+
+
+def _without_row(table, row: int | None):
+    """``table`` with row ``row`` zeroed (the padding row starts at zero, as PyTorch's)."""
+    if row is None:
+        return table
+    return table * _tensor((np.arange(table.shape[0])[:, None] != row).astype(table.dtype))
+
+
+def _int_argument(value, what: str, layer: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{layer}: {what} must be an int, got {value!r}")
+    return int(value)
+
+
 class Embedding(Module):
     """A trainable table of ``input_dim`` vectors of size ``output_dim``; calling it with integer ids looks
     them up (:func:`tl.nn.embedding_lookup`: ids outside ``[0, input_dim)`` are an IndexError, repeated ids
@@ -1783,21 +1807,9 @@ class Embedding(Module):
         self.input_dim = _positive("input_dim", input_dim, "Embedding")
         self.output_dim = _positive("output_dim", output_dim, "Embedding")
         seed = _seed(seed, "Embedding")
-        if padding_idx is not None and (
-            isinstance(padding_idx, bool)
-            or not isinstance(padding_idx, (int, np.integer))
-            or not -self.input_dim <= padding_idx < self.input_dim
-        ):
-            raise ValueError(
-                f"Embedding: padding_idx must be None or an int in [{-self.input_dim}, {self.input_dim}), got "
-                f"{padding_idx!r}"
-            )
-        self.padding_idx = None if padding_idx is None else int(padding_idx) % self.input_dim
+        self.padding_idx = _padding_index(padding_idx, self.input_dim, "Embedding")
         table = _init.get(embeddings_initializer)((self.input_dim, self.output_dim), seed=seed, dtype=dtype)
-        if self.padding_idx is not None:
-            rows = np.arange(self.input_dim)[:, None] != self.padding_idx
-            table = table * _tensor(rows.astype(table.dtype))
-        self.embeddings = Variable(table, name="embeddings")
+        self.embeddings = Variable(_without_row(table, self.padding_idx), name="embeddings")
 
     def forward(self, ids):
         y = _nn.embedding_lookup(self.embeddings, ids)
@@ -1975,9 +1987,7 @@ class Softmax(Activation):
     """
 
     def __init__(self, axis: int = -1):
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise ValueError(f"Softmax: axis must be an int, got {axis!r}")
-        self.axis = int(axis)
+        self.axis = _int_argument(axis, "axis", "Softmax")
         super().__init__(functools.partial(_nn.softmax, axis=self.axis))
 
     def extra_repr(self) -> str:
@@ -2569,6 +2579,28 @@ class Bidirectional(Module):
             return merged[0] if self.merge_mode is not None else merged
         return (*merged, *y_states, *z_states)  # Keras' flat nesting, also for merge_mode=None
 
+    @property
+    def states(self):
+        """Stateful halves' carried states: the forward layer's then the backward one's (Keras' ``states``), None
+        before the first call or when not stateful."""
+        fwd, bwd = self.forward_layer.states, self.backward_layer.states
+        return None if fwd is None and bwd is None else (*(fwd or ()), *(bwd or ()))
+
+    def reset_states(self) -> None:
+        """Set both halves' carried states to zeros (Keras' ``reset_states``; ``reset_state`` is the same).
+
+        >>> import tensorlib as tl
+        >>> bi = tl.nn.Bidirectional(tl.nn.LSTM(2, 3, stateful=True, seed=0))
+        >>> _ = bi(tl.ones((4, 5, 2)))
+        >>> bi.reset_states()
+        >>> [float(tl.sum(tl.abs(s))) for s in bi.states]
+        [0.0, 0.0, 0.0, 0.0]
+        """
+        self.forward_layer.reset_states()
+        self.backward_layer.reset_states()
+
+    reset_state = reset_states
+
     def extra_repr(self) -> str:
         return f"merge_mode={self.merge_mode!r}"
 
@@ -2983,9 +3015,7 @@ class Unflatten(Module):
 
     def __init__(self, dim: int, unflattened_size):
         super().__init__()
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-            raise ValueError(f"Unflatten: dim must be an int, got {dim!r}")
-        self.dim = int(dim)
+        self.dim = _int_argument(dim, "dim", "Unflatten")
         self.unflattened_size = _target_shape(unflattened_size, "Unflatten", "unflattened_size")
 
     def forward(self, x):
@@ -3221,9 +3251,7 @@ class Concatenate(Module):
 
     def __init__(self, axis: int = -1):
         super().__init__()
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise ValueError(f"Concatenate: axis must be an int, got {axis!r}")
-        self.axis = int(axis)
+        self.axis = _int_argument(axis, "axis", "Concatenate")
 
     def forward(self, inputs):
         if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
@@ -3887,17 +3915,11 @@ class EmbeddingBag(Module):
         if mode not in self._MODES:
             raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
         self.mode, self.include_last_offset = mode, bool(include_last_offset)
-        n = self.num_embeddings
-        if padding_idx is not None and (
-            isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)) or not -n <= padding_idx < n
-        ):
-            raise ValueError(f"EmbeddingBag: padding_idx must be None or an int in [{-n}, {n}), got {padding_idx!r}")
-        self.padding_idx = None if padding_idx is None else int(padding_idx) % n
+        self.padding_idx = _padding_index(padding_idx, self.num_embeddings, "EmbeddingBag")
         initializer = embeddings_initializer or functools.partial(_init.random_normal, stddev=1.0)
-        table = _init.get(initializer)((n, self.embedding_dim), seed=_seed(seed, "EmbeddingBag"), dtype=dtype)
-        if self.padding_idx is not None:  # the padding row starts at zero, as PyTorch's
-            table = table * _tensor((np.arange(n)[:, None] != self.padding_idx).astype(table.dtype))
-        self.weight = Variable(table, name="weight")
+        shape = (self.num_embeddings, self.embedding_dim)
+        table = _init.get(initializer)(shape, seed=_seed(seed, "EmbeddingBag"), dtype=dtype)
+        self.weight = Variable(_without_row(table, self.padding_idx), name="weight")
 
     def _bags(self, ids, offsets) -> tuple:
         """The flat ids, each one's bag and the number of bags; offsets checked where their values are known."""

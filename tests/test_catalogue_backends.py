@@ -87,6 +87,13 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "BesselJ1",
     "BesselY0",
     "BesselY1",
+    "Fresnel",
+    "Sici",
+    "Shichi",
+    "EllipticK",
+    "EllipticE",
+    "LambertW",
+    "Hyp1f1",
     "Eig",  # the standard has no eigensolver for general (non-symmetric) matrices
     "MatrixSquareRoot",  # nor a Schur decomposition (SciPy's sqrtm and logm)
     "MatrixLogarithm",

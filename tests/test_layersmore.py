@@ -991,3 +991,75 @@ def test_masking_matches_keras():
     masking = tl.nn.Masking()
     np.testing.assert_allclose(ours(masking(x), mask=masking.compute_mask(x)).numpy(), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(masking(x).numpy(), np.asarray(keras.layers.Masking()(x)))
+
+
+# ------------------------------------------------------------------ every deterministic new layer, systematically
+# (layer, input shapes with the batch first); a list input for the merge layers.
+_DETERMINISTIC = {
+    "Reshape": (lambda: tl.nn.Reshape((2, -1)), [(3, 4, 3)]),
+    "Unflatten": (lambda: tl.nn.Unflatten(1, (2, 3)), [(3, 6)]),
+    "Permute": (lambda: tl.nn.Permute((2, 1)), [(3, 4, 2)]),
+    "RepeatVector": (lambda: tl.nn.RepeatVector(2), [(3, 4)]),
+    "Identity": (lambda: tl.nn.Identity(), [(3, 4)]),
+    "Lambda": (lambda: tl.nn.Lambda(tl.sin), [(3, 4)]),
+    "Add": (lambda: tl.nn.Add(), [[(3, 4), (1, 4)]]),
+    "Subtract": (lambda: tl.nn.Subtract(), [[(3, 4), (3, 4)]]),
+    "Multiply": (lambda: tl.nn.Multiply(), [[(3, 4), (3, 1)]]),
+    "Average": (lambda: tl.nn.Average(), [[(3, 4), (3, 4), (3, 4)]]),
+    "Maximum": (lambda: tl.nn.Maximum(), [[(3, 4), (3, 4)]]),
+    "Minimum": (lambda: tl.nn.Minimum(), [[(3, 4), (3, 4)]]),
+    "Concatenate": (lambda: tl.nn.Concatenate(), [[(3, 4), (3, 2)]]),
+    "Dot": (lambda: tl.nn.Dot(2, normalize=True), [[(3, 2, 4), (3, 5, 4)]]),
+    "TimeDistributed": (lambda: tl.nn.TimeDistributed(tl.nn.Dense(4, 2, seed=0, dtype="float64")), [(3, 2, 4)]),
+    "Rescaling": (lambda: tl.nn.Rescaling(0.5, 1.0), [(3, 4)]),
+    "CenterCrop": (lambda: tl.nn.CenterCrop(2, 3), [(3, 4, 5, 2)]),
+    "UnitNormalization": (lambda: tl.nn.UnitNormalization(), [(3, 4)]),
+    "Normalization": (lambda: tl.nn.Normalization(mean=[0.5, 1.0, 0.0, 2.0], variance=[1.0, 4.0, 2.0, 9.0]), [(3, 4)]),
+    "ELU": (lambda: tl.nn.ELU(0.7), [(3, 4)]),
+    "ReLU": (lambda: tl.nn.ReLU(1.0, 0.2, 0.1), [(3, 4)]),
+    "PixelShuffle": (lambda: tl.nn.PixelShuffle(2), [(3, 2, 2, 4)]),
+    "PixelUnshuffle": (lambda: tl.nn.PixelUnshuffle(2, "NCHW"), [(3, 1, 4, 2)]),
+    "Bilinear": (lambda: tl.nn.Bilinear(4, 3, 2, seed=0, dtype="float64"), [(3, 4), (3, 3)]),
+    "Masking": (lambda: tl.nn.Masking(5.0), [(3, 2, 4)]),
+}
+
+
+def _draw(shapes, batch, dtype):
+    def one(shape):
+        return RNG.uniform(0.2, 1.5, size=(batch if shape[0] != 1 else 1, *shape[1:])) * RNG.choice(
+            [-1, 1], size=(batch if shape[0] != 1 else 1, *shape[1:])
+        )
+
+    return [
+        [one(s).astype(dtype) for s in spec] if isinstance(spec, list) else one(spec).astype(dtype) for spec in shapes
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(_DETERMINISTIC))
+def test_new_layers_dtypes_traced_empty_batches_and_gradients(name):
+    make, shapes = _DETERMINISTIC[name]
+    layer = make()
+    x64 = _draw(shapes, 3, np.float64)
+    y64 = layer(*x64)
+    assert y64.dtype == tl.float64, name
+    if name not in ("TimeDistributed", "Bilinear"):  # float32 weights would promote
+        x32 = [[a.astype(np.float32) for a in v] if isinstance(v, list) else v.astype(np.float32) for v in x64]
+        y32 = layer(*x32)
+        assert y32.dtype == tl.float32
+        np.testing.assert_allclose(y32.numpy(), y64.numpy(), rtol=2e-5, atol=2e-6)
+    traced = tl.function(lambda *a: layer(*a))
+    np.testing.assert_allclose(traced(*x64).numpy(), y64.numpy(), rtol=1e-12, atol=1e-14)
+    empty = _draw(shapes, 0, np.float64)
+    y0 = layer(*empty)
+    assert y0.shape == (0, *y64.shape[1:])
+    flat = [a for v in x64 for a in (v if isinstance(v, list) else [v])]
+    sizes = [len(v) if isinstance(v, list) else None for v in x64]
+
+    def f(*arrays):
+        arrays, args = list(arrays), []
+        for size in sizes:
+            args.append([arrays.pop(0) for _ in range(size)] if size else arrays.pop(0))
+        return layer(*args)
+
+    if name != "Masking":  # the mask is piecewise constant: checked in its own test
+        check_grads(f, flat)

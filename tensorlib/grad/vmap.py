@@ -1277,7 +1277,7 @@ _RULES.update(
         for name in ("Cholesky", "Eig", "Lu", "MatrixBandPartLower", "MatrixBandPartUpper")
         + ("MatrixDeterminant", "MatrixExponential", "MatrixInverse", "MatrixPseudoInverse", "MatrixSolve")
         + ("MatrixTriangularSolve", "LogMatrixDeterminant", "Qr", "SelfAdjointEigV2", "Svd")
-        + ("MatrixLogarithm", "MatrixSquareRoot", "PolarUnitary", "SylvesterSolve")
+        + ("MatrixLogarithm", "MatrixSquareRoot", "PolarUnitary", "SylvesterSolve", "MatrixAdjugateGrad")
     }
 )
 _RULES["MatrixAdjugate"] = _batched_matrices(cores=(2, 0))  # the matrices and their determinants

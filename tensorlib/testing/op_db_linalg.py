@@ -348,6 +348,33 @@ def _adjugate_draw(draw, dtype):
 
 
 @st.composite
+def _adjugate_grad_draw(draw, dtype):
+    """(x, g): x invertible (gradients in both checked: det's third derivative) or of lower rank (in g only)."""
+    sample = draw(_adjugate_draw(dtype))
+    x = sample.args[0]
+    g = _rng(draw(SEEDS)).uniform(-1, 1, x.shape).astype(dtype)
+    return SampleInput((x, g), grad_argnums=(0, 1) if sample.grad_argnums else (1,))
+
+
+def _adjugate_grad(x, g):
+    from ..dispatch import apply
+    from ..ops.linalg_ops import _adj_grad
+
+    return apply(_adj_grad, (x, g))
+
+
+def _adjugate_grad_ref(x, g, eps=1e-5):
+    """The gradient of <g, adj(x)> by central differences of the cofactors (a polynomial: exact to ~1e-10)."""
+    x64, out = x.astype(np.float64), np.empty(x.shape)
+    for index in np.ndindex(x.shape[-2:]):
+        step = np.zeros(x.shape[-2:])
+        step[index] = eps
+        up, down = _cofactors_ref(x64 + step), _cofactors_ref(x64 - step)
+        out[(Ellipsis,) + index] = np.sum(g * (up - down), axis=(-2, -1)) / (2 * eps)
+    return out.astype(x.dtype)
+
+
+@st.composite
 def _cholesky_solve_draw(draw, dtype):
     seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
     upper = draw(st.booleans())
@@ -1041,6 +1068,15 @@ OPINFOS = [
         _cofactors_ref,
         _adjugate_draw,
         op_types=("MatrixAdjugate",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.adjugate gradient (det's second derivative)",
+        _adjugate_grad,
+        _adjugate_grad_ref,
+        _adjugate_grad_draw,
+        op_types=("MatrixAdjugateGrad",),
         dtypes=FLOATS,
         atol=1e-5,
     ),

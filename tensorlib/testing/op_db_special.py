@@ -39,6 +39,31 @@ def _scipy(name):
     return ref
 
 
+def _scipy_pair(name):
+    """``scipy.special.<name>`` of two outputs (fresnel, sici, shichi), each in the input's float dtype."""
+
+    def ref(x):
+        import scipy.special
+
+        return tuple(np.asarray(out).astype(x.dtype) for out in getattr(scipy.special, name)(x))
+
+    return ref
+
+
+def _lambertw_ref(x, k=0):
+    """SciPy's complex lambertw, its real part where that is real (NaN elsewhere), in x's dtype."""
+    import scipy.special
+
+    w = scipy.special.lambertw(x, k)
+    return np.where(w.imag == 0, w.real, np.nan).astype(x.dtype)
+
+
+def _bernoulli_ref(n):
+    import scipy.special
+
+    return np.asarray(scipy.special.bernoulli(n), np.float64)
+
+
 def _stats(dist, method):
     def ref(*args):
         import scipy.stats
@@ -65,12 +90,12 @@ def _uniform(*ranges, shapes=SHAPES, grads=None):
     return samples
 
 
-def _special(name, ranges, op_types, **kwargs):
+def _special(name, ranges, op_types, samples_grads=None, **kwargs):
     return OpInfo(
         f"special.{name}",
         getattr(tl.special, name),
         _scipy(name),
-        _uniform(*ranges),
+        _uniform(*ranges, grads=samples_grads),
         op_types=op_types,
         dtypes=kwargs.pop("dtypes", FLOATS),
         **kwargs,
@@ -391,6 +416,51 @@ _SPECIAL = [
     _special("j1", [(-20.0, 20.0)], ("BesselJ1",)),
     _special("y0", [(0.3, 20.0)], ("BesselY0",)),
     _special("y1", [(0.3, 20.0)], ("BesselY1",)),
+    # two outputs: (S, C), (Si, Ci), (Shi, Chi)
+    *(
+        OpInfo(
+            f"special.{name}", getattr(tl.special, name), _scipy_pair(name), _uniform(r), op_types=(t,), dtypes=FLOATS
+        )
+        for name, t, r in (
+            ("fresnel", "Fresnel", (-3.0, 3.0)),
+            ("sici", "Sici", (0.2, 6.0)),
+            ("shichi", "Shichi", (0.2, 4.0)),
+        )
+    ),
+    _special("ellipk", [(-2.0, 0.9)], ("EllipticK",)),
+    _special("ellipe", [(-2.0, 0.9)], ("EllipticE",)),
+    OpInfo(
+        "special.lambertw",
+        tl.special.lambertw,
+        _lambertw_ref,
+        _uniform((-0.3, 5.0)),
+        op_types=("LambertW",),
+        dtypes=FLOATS,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2),), {"k": 1}, match=r"lambertw: the branch k must be 0 or -1 \(the real branches\), got 1"
+            ),
+        ),
+    ),
+    OpInfo(
+        "special.lambertw_k_minus_1",
+        tl.special.lambertw,
+        _lambertw_ref,
+        lambda dtype: _uniform((-0.3, -0.05))(dtype).map(lambda s: SampleInput(s.args, {"k": -1}, s.grad_argnums)),
+        op_types=("LambertW",),
+        dtypes=FLOATS,
+    ),
+    # differentiable in x to every order (a and b: LookupError)
+    _special("hyp1f1", [(0.2, 3.0), (0.5, 3.0), (-2.0, 2.0)], ("Hyp1f1",), samples_grads=(2,)),
+    OpInfo(
+        "special.bernoulli",
+        tl.special.bernoulli,
+        _bernoulli_ref,
+        lambda dtype: st.integers(0, 30).map(lambda n: SampleInput((n,), grad_argnums=())),
+        dtypes=(_dt.float64,),
+        differentiable=False,
+        error_inputs=(ErrorInput((-1,), match=r"bernoulli: n must be a non-negative integer, got -1"),),
+    ),
     OpInfo(
         "special.gammaln_int",
         tl.special.gammaln,
