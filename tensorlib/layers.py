@@ -2052,12 +2052,13 @@ class _Recurrent(Module):
             name="recurrent_kernel",
         )
 
-    def forward(self, x, initial_state=None, mask=None):
+    def forward(self, x, initial_state=None, mask=None, training: bool | None = None):
         """The layer over ``x`` ``(batch, time, input_size)`` from ``initial_state`` (zeros by default); ``mask``
         ``(batch, time)`` (bools, or numbers where nonzero is True), as Keras': a False step leaves the states as
         they were and outputs the last unmasked step's output (zeros before the first), so with right padding
-        the final states are each sequence's last real step's (PyTorch's packed sequences' ``h_n``)."""
-        return self._forward(x, initial_state, mask, zero_output=False)
+        the final states are each sequence's last real step's (PyTorch's packed sequences' ``h_n``).  ``training``
+        (Keras' call argument) turns dropout on or off for this call; None follows ``train()``/``eval()``."""
+        return self._forward(x, initial_state, mask, False, training)
 
     def _inputs(self, x, initial_state, states: int, mask=None):
         """The input, the initial states and the mask (None, or ``(batch, time)`` bools), checked; the states
@@ -2112,10 +2113,12 @@ class _Recurrent(Module):
             initial_state = [zeros] * states
         return x, [s if s.dtype == dtype else _math.cast(s, dtype) for s in initial_state], self._mask(mask, x)
 
-    def _dropout_masks(self, x, h) -> tuple:
+    def _dropout_masks(self, x, h, training=None) -> tuple:
         """The input's and ``h``'s dropout masks for one call (each a list, one per gate or one for all of them,
         or None): ``(batch, features)`` draws kept for all the steps, scaled by ``1 / (1 - rate)``."""
-        if not (self.dropout or self.recurrent_dropout) or not self.training:  # rates first: no training key
+        if not (self.dropout or self.recurrent_dropout):  # rates first: no training key in a tl.function
+            return None, None
+        if not (self.training if training is None else training):
             return None, None
         per_gate = self.recurrent_dropout > 0  # Keras 3 then computes the gates one by one, each its own masks
         inputs = recurrent = None
@@ -2340,9 +2343,9 @@ class SimpleRNN(_Recurrent):
     def _input_bias(self):
         return self.bias
 
-    def _forward(self, x, initial_state, mask, zero_output):
+    def _forward(self, x, initial_state, mask, zero_output, training=None):
         x, state, mask = self._inputs(x, initial_state, 1, mask)
-        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0], training)
         act, recurrent, u = self.activation, self.recurrent_kernel, self.units
 
         def step(carry, z_x):
@@ -2407,9 +2410,9 @@ class LSTM(_Recurrent):
     def _input_bias(self):
         return self.bias
 
-    def _forward(self, x, initial_state, mask, zero_output):
+    def _forward(self, x, initial_state, mask, zero_output, training=None):
         x, state, mask = self._inputs(x, initial_state, 2, mask)
-        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0], training)
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent = self.recurrent_kernel
 
@@ -2476,9 +2479,9 @@ class GRU(_Recurrent):
     def _input_bias(self):
         return self.bias[0] if self.reset_after else self.bias
 
-    def _forward(self, x, initial_state, mask, zero_output):
+    def _forward(self, x, initial_state, mask, zero_output, training=None):
         x, state, mask = self._inputs(x, initial_state, 1, mask)
-        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0], training)
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent, reset_after = self.recurrent_kernel, self.reset_after
         recurrent_bias = self.bias[1] if self.use_bias and reset_after else None
@@ -2556,7 +2559,7 @@ class Bidirectional(Module):
             )
         self.forward_layer, self.backward_layer, self.merge_mode = layer, backward, merge_mode
 
-    def forward(self, x, initial_state=None, mask=None):
+    def forward(self, x, initial_state=None, mask=None, training: bool | None = None):
         fwd, bwd = self.forward_layer, self.backward_layer
         first = second = None
         if initial_state is not None:
@@ -2568,8 +2571,8 @@ class Bidirectional(Module):
                 )
             first, second = states[: len(states) // 2], states[len(states) // 2 :]
         # Masked steps output zeros in a merged sequence (Keras forces zero_output_for_mask there).
-        y = fwd._forward(x, first, mask, zero_output=fwd.return_sequences)
-        z = bwd._forward(x, second, mask, zero_output=fwd.return_sequences)
+        y = fwd._forward(x, first, mask, fwd.return_sequences, training)
+        z = bwd._forward(x, second, mask, fwd.return_sequences, training)
         if fwd.return_state:
             (y, *y_states), (z, *z_states) = y, z
         if fwd.return_sequences:
@@ -3122,7 +3125,7 @@ class Lambda(Module):
     def forward(self, *inputs):
         inputs = [_tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
         y = self.function(*inputs, **self.arguments)
-        return _as_result(y) if isinstance(y, Tensor) and any(y is x for x in inputs) else y
+        return _as_result(y) if isinstance(y, Variable) else y  # a Variable's value, which no assign changes
 
     def extra_repr(self) -> str:
         return getattr(self.function, "__name__", repr(self.function))

@@ -270,3 +270,45 @@ def test_an_unused_check_numerics_still_checks_when_traced(where, mode):
         f(tl.tensor(xs))
     fine = np.array([[0.5, 1.0], [2.0, 3.0]])
     np.testing.assert_array_equal(f(tl.tensor(fine)).numpy(), fn(tl.tensor(fine)).numpy())
+
+
+# ------------------------------------------------------------------ tl.remat takes jax.checkpoint's keywords
+def _sin_power(x, n):
+    return tl.scan(lambda c, v: (c + tl.sin(v) ** n, c), tl.zeros((), x.dtype), x)[0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_remat_takes_jax_checkpoints_keywords(mode):
+    # tl.remat(f, static_argnums=1), prevent_cse= and policy= (jax.checkpoint's) were TypeErrors; the gradient is
+    # the plain function's, around a scan.
+    x = np.array([0.5, 1.0, -0.3])
+    numeric = central_differences(lambda v: np.sum(np.sin(v) ** 3), x)
+    for block in (
+        tl.remat(_sin_power, static_argnums=1),
+        tl.remat(_sin_power, static_argnums=(-1,), prevent_cse=False, policy=lambda *a, **k: True),
+        tl.remat(static_argnums=1)(_sin_power),
+    ):
+        grad = _in_mode(mode, tl.grad(lambda v: block(v, 3)))
+        np.testing.assert_allclose(grad(tl.tensor(x)).numpy(), numeric, rtol=1e-8)
+        np.testing.assert_allclose(grad(tl.tensor(x)).numpy(), 3 * np.sin(x) ** 2 * np.cos(x), rtol=1e-12)
+    block = tl.remat(_sin_power, static_argnums=1)
+    for bad in (tl.tensor(3), np.array(3), [3]):
+        with pytest.raises(TypeError, match=r"tl.remat\(_sin_power\): static argument 1 must be hashable"):
+            block(tl.tensor(x), bad)
+    with pytest.raises(TypeError, match="tl.remat: f must be callable"):
+        tl.remat(3)
+    with pytest.raises(TypeError, match=r"tl.remat\(_sin_power\): policy must be a callable or None"):
+        tl.remat(_sin_power, policy="dots")
+
+
+def test_remat_with_static_argnums_matches_jax_checkpoint():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    x = np.array([0.5, 1.0, -0.3])
+
+    def jax_power(v, n):
+        return jax.lax.scan(lambda c, w: (c + jax.numpy.sin(w) ** n, c), 0.0, v)[0]
+
+    want = jax.grad(lambda v: jax.checkpoint(jax_power, static_argnums=(1,))(v, 3))(x)
+    got = tl.grad(lambda v: tl.remat(_sin_power, static_argnums=(1,))(v, 3))(tl.tensor(x))
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-12)

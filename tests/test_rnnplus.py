@@ -410,6 +410,24 @@ def test_gradients_through_dropout_match_differences_to_second_order(name, optio
     tl.testing.check_grads(f, (x,), order=2)
 
 
+def test_the_training_argument_turns_dropout_on_or_off_for_one_call():
+    x = RNG.normal(size=(3, 5, 2))
+    for name, make in LAYERS.items():
+        layer = make(2, 4, return_sequences=True, dropout=0.5, recurrent_dropout=0.5, dtype="float64", seed=1)
+        plain = make(2, 4, return_sequences=True, dtype="float64", seed=1)
+        want = plain(x).numpy()
+        np.testing.assert_allclose(layer(x, training=False).numpy(), want, rtol=1e-12, err_msg=name)  # Keras' call
+        layer.eval()
+        assert not np.allclose(layer(x, training=True).numpy(), want)
+        np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-12)
+        bi = tl.nn.Bidirectional(
+            layer, backward_layer=make(2, 4, return_sequences=True, go_backwards=True, dropout=0.5)
+        )
+        bi.train()
+        assert not np.allclose(bi(x).numpy(), bi(x, training=False).numpy())
+        np.testing.assert_allclose(bi(x, training=False).numpy(), bi.eval()(x).numpy(), rtol=1e-12)
+
+
 @pytest.mark.parametrize("rate", [1.0, -0.1, "0.5", None])
 def test_a_bad_dropout_rate_is_named_by_its_layer(rate):
     for name, make in LAYERS.items():
