@@ -36,6 +36,7 @@ _check = defop(
     inputs=("x",),
     attrs={"message": ""},
     infer=lambda x, *, message: x,
+    side_effect=True,  # a check nothing reads still checks, as eagerly (and in tf.function)
     doc="Identity that raises when x holds NaN or Inf; its gradient is checked too.",
 )
 

@@ -1754,6 +1754,30 @@ class InstanceNorm(_ChannelNorm):
         return f"{self.num_features}, epsilon={self.epsilon}"
 
 
+def _padding_index(padding_idx, rows: int, layer: str) -> int | None:
+    """PyTorch's ``padding_idx``: None or an int in ``[-rows, rows)``, negative counting from the end."""
+    if padding_idx is not None and (
+        isinstance(padding_idx, bool)
+        or not isinstance(padding_idx, (int, np.integer))
+        or not -rows <= padding_idx < rows
+    ):
+        raise ValueError(f"{layer}: padding_idx must be None or an int in [{-rows}, {rows}), got {padding_idx!r}")
+    return None if padding_idx is None else int(padding_idx) % rows
+
+
+def _without_row(table, row: int | None):
+    """``table`` with row ``row`` zeroed (the padding row starts at zero, as PyTorch's)."""
+    if row is None:
+        return table
+    return table * _tensor((np.arange(table.shape[0])[:, None] != row).astype(table.dtype))
+
+
+def _int_argument(value, what: str, layer: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{layer}: {what} must be an int, got {value!r}")
+    return int(value)
+
+
 class Embedding(Module):
     """A trainable table of ``input_dim`` vectors of size ``output_dim``; calling it with integer ids looks
     them up (:func:`tl.nn.embedding_lookup`: ids outside ``[0, input_dim)`` are an IndexError, repeated ids
@@ -1783,21 +1807,9 @@ class Embedding(Module):
         self.input_dim = _positive("input_dim", input_dim, "Embedding")
         self.output_dim = _positive("output_dim", output_dim, "Embedding")
         seed = _seed(seed, "Embedding")
-        if padding_idx is not None and (
-            isinstance(padding_idx, bool)
-            or not isinstance(padding_idx, (int, np.integer))
-            or not -self.input_dim <= padding_idx < self.input_dim
-        ):
-            raise ValueError(
-                f"Embedding: padding_idx must be None or an int in [{-self.input_dim}, {self.input_dim}), got "
-                f"{padding_idx!r}"
-            )
-        self.padding_idx = None if padding_idx is None else int(padding_idx) % self.input_dim
+        self.padding_idx = _padding_index(padding_idx, self.input_dim, "Embedding")
         table = _init.get(embeddings_initializer)((self.input_dim, self.output_dim), seed=seed, dtype=dtype)
-        if self.padding_idx is not None:
-            rows = np.arange(self.input_dim)[:, None] != self.padding_idx
-            table = table * _tensor(rows.astype(table.dtype))
-        self.embeddings = Variable(table, name="embeddings")
+        self.embeddings = Variable(_without_row(table, self.padding_idx), name="embeddings")
 
     def forward(self, ids):
         y = _nn.embedding_lookup(self.embeddings, ids)
@@ -1975,9 +1987,7 @@ class Softmax(Activation):
     """
 
     def __init__(self, axis: int = -1):
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise ValueError(f"Softmax: axis must be an int, got {axis!r}")
-        self.axis = int(axis)
+        self.axis = _int_argument(axis, "axis", "Softmax")
         super().__init__(functools.partial(_nn.softmax, axis=self.axis))
 
     def extra_repr(self) -> str:
@@ -2042,12 +2052,13 @@ class _Recurrent(Module):
             name="recurrent_kernel",
         )
 
-    def forward(self, x, initial_state=None, mask=None):
+    def forward(self, x, initial_state=None, mask=None, training: bool | None = None):
         """The layer over ``x`` ``(batch, time, input_size)`` from ``initial_state`` (zeros by default); ``mask``
         ``(batch, time)`` (bools, or numbers where nonzero is True), as Keras': a False step leaves the states as
         they were and outputs the last unmasked step's output (zeros before the first), so with right padding
-        the final states are each sequence's last real step's (PyTorch's packed sequences' ``h_n``)."""
-        return self._forward(x, initial_state, mask, zero_output=False)
+        the final states are each sequence's last real step's (PyTorch's packed sequences' ``h_n``).  ``training``
+        (Keras' call argument) turns dropout on or off for this call; None follows ``train()``/``eval()``."""
+        return self._forward(x, initial_state, mask, False, training)
 
     def _inputs(self, x, initial_state, states: int, mask=None):
         """The input, the initial states and the mask (None, or ``(batch, time)`` bools), checked; the states
@@ -2102,10 +2113,12 @@ class _Recurrent(Module):
             initial_state = [zeros] * states
         return x, [s if s.dtype == dtype else _math.cast(s, dtype) for s in initial_state], self._mask(mask, x)
 
-    def _dropout_masks(self, x, h) -> tuple:
+    def _dropout_masks(self, x, h, training=None) -> tuple:
         """The input's and ``h``'s dropout masks for one call (each a list, one per gate or one for all of them,
         or None): ``(batch, features)`` draws kept for all the steps, scaled by ``1 / (1 - rate)``."""
-        if not (self.dropout or self.recurrent_dropout) or not self.training:  # rates first: no training key
+        if not (self.dropout or self.recurrent_dropout):  # rates first: no training key in a tl.function
+            return None, None
+        if not (self.training if training is None else training):
             return None, None
         per_gate = self.recurrent_dropout > 0  # Keras 3 then computes the gates one by one, each its own masks
         inputs = recurrent = None
@@ -2330,9 +2343,9 @@ class SimpleRNN(_Recurrent):
     def _input_bias(self):
         return self.bias
 
-    def _forward(self, x, initial_state, mask, zero_output):
+    def _forward(self, x, initial_state, mask, zero_output, training=None):
         x, state, mask = self._inputs(x, initial_state, 1, mask)
-        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0], training)
         act, recurrent, u = self.activation, self.recurrent_kernel, self.units
 
         def step(carry, z_x):
@@ -2397,9 +2410,9 @@ class LSTM(_Recurrent):
     def _input_bias(self):
         return self.bias
 
-    def _forward(self, x, initial_state, mask, zero_output):
+    def _forward(self, x, initial_state, mask, zero_output, training=None):
         x, state, mask = self._inputs(x, initial_state, 2, mask)
-        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0], training)
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent = self.recurrent_kernel
 
@@ -2466,9 +2479,9 @@ class GRU(_Recurrent):
     def _input_bias(self):
         return self.bias[0] if self.reset_after else self.bias
 
-    def _forward(self, x, initial_state, mask, zero_output):
+    def _forward(self, x, initial_state, mask, zero_output, training=None):
         x, state, mask = self._inputs(x, initial_state, 1, mask)
-        input_masks, recurrent_masks = self._dropout_masks(x, state[0])
+        input_masks, recurrent_masks = self._dropout_masks(x, state[0], training)
         u, act, gate = self.units, self.activation, self.recurrent_activation
         recurrent, reset_after = self.recurrent_kernel, self.reset_after
         recurrent_bias = self.bias[1] if self.use_bias and reset_after else None
@@ -2546,7 +2559,7 @@ class Bidirectional(Module):
             )
         self.forward_layer, self.backward_layer, self.merge_mode = layer, backward, merge_mode
 
-    def forward(self, x, initial_state=None, mask=None):
+    def forward(self, x, initial_state=None, mask=None, training: bool | None = None):
         fwd, bwd = self.forward_layer, self.backward_layer
         first = second = None
         if initial_state is not None:
@@ -2558,8 +2571,8 @@ class Bidirectional(Module):
                 )
             first, second = states[: len(states) // 2], states[len(states) // 2 :]
         # Masked steps output zeros in a merged sequence (Keras forces zero_output_for_mask there).
-        y = fwd._forward(x, first, mask, zero_output=fwd.return_sequences)
-        z = bwd._forward(x, second, mask, zero_output=fwd.return_sequences)
+        y = fwd._forward(x, first, mask, fwd.return_sequences, training)
+        z = bwd._forward(x, second, mask, fwd.return_sequences, training)
         if fwd.return_state:
             (y, *y_states), (z, *z_states) = y, z
         if fwd.return_sequences:
@@ -2568,6 +2581,28 @@ class Bidirectional(Module):
         if not fwd.return_state:
             return merged[0] if self.merge_mode is not None else merged
         return (*merged, *y_states, *z_states)  # Keras' flat nesting, also for merge_mode=None
+
+    @property
+    def states(self):
+        """Stateful halves' carried states: the forward layer's then the backward one's (Keras' ``states``), None
+        before the first call or when not stateful."""
+        fwd, bwd = self.forward_layer.states, self.backward_layer.states
+        return None if fwd is None and bwd is None else (*(fwd or ()), *(bwd or ()))
+
+    def reset_states(self) -> None:
+        """Set both halves' carried states to zeros (Keras' ``reset_states``; ``reset_state`` is the same).
+
+        >>> import tensorlib as tl
+        >>> bi = tl.nn.Bidirectional(tl.nn.LSTM(2, 3, stateful=True, seed=0))
+        >>> _ = bi(tl.ones((4, 5, 2)))
+        >>> bi.reset_states()
+        >>> [float(tl.sum(tl.abs(s))) for s in bi.states]
+        [0.0, 0.0, 0.0, 0.0]
+        """
+        self.forward_layer.reset_states()
+        self.backward_layer.reset_states()
+
+    reset_state = reset_states
 
     def extra_repr(self) -> str:
         return f"merge_mode={self.merge_mode!r}"
@@ -2911,33 +2946,25 @@ def _batched(x, layer: str, rank: int | None = None) -> Tensor:
     return x
 
 
-def _resolve(x, batch_first: tuple, target: tuple, layer: str) -> tuple:
-    """``batch_first + target`` for a reshape of ``x``, one -1 in ``target`` worked out; the batch dimension
-    (``batch_first``, ``(x.shape[0],)``) is -1 when unknown (traced), as Flatten's.  Sizes that cannot match raise
-    naming the layer, the input's shape and dtype and the target."""
-    known = [d for d in target if d != -1]
-    rest = x.shape[len(batch_first) :]
-    want = f"{batch_first + tuple(target)}".replace("None", "batch")
-    if None in rest:
-        if -1 in target or None in batch_first:
-            raise ValueError(
-                f"{layer}: traced with unknown sizes, got input shape {_shown(x)}; give the TensorSpec the sizes "
-                "of the dimensions that are reshaped"
-            )
-    else:
-        size, product = math.prod(rest), math.prod(known)
+def _reshape_target(x, target: tuple, layer: str) -> tuple:
+    """``(batch, *target)`` for a reshape of ``x``, one -1 in ``target`` worked out where the sizes are known, the
+    batch -1 where unknown (traced), as Flatten's; sizes known only at run time are checked by the reshape then.
+    Sizes that cannot match raise naming the layer, the input's shape and dtype and the target."""
+    batch, rest = x.shape[0], x.shape[1:]
+    want = f"{(batch, *target)}".replace("None", "batch")
+    if None not in rest:
+        size, product = math.prod(rest), math.prod(d for d in target if d != -1)
         if -1 in target and not product:
             raise ValueError(f"{layer}: -1 in {want} is ambiguous beside a 0, input shape {_shown(x)}")
         if size % product if -1 in target else size != product:
             raise ValueError(f"{layer}: cannot reshape input of shape {_shown(x)} to {want}")
         target = tuple(size // product if d == -1 else d for d in target)
-    if None in batch_first:
-        if -1 in target:
-            raise ValueError(
-                f"{layer}: traced with an unknown batch size, cannot work out -1 in {want} for input shape {_shown(x)}"
-            )
-        return (-1, *batch_first[1:], *target)
-    return (*batch_first, *target)
+    elif batch is None and -1 in target:
+        raise ValueError(
+            f"{layer}: traced with the batch size and other sizes unknown, cannot work out -1 in {want} for input "
+            f"shape {_shown(x)}; give the TensorSpec the batch size or the other sizes"
+        )
+    return (-1 if batch is None else batch, *target)
 
 
 def _target_shape(value, layer: str, what: str = "target_shape") -> tuple:
@@ -2966,7 +2993,7 @@ class Reshape(Module):
 
     def forward(self, x):
         x = _batched(x, "Reshape")
-        return _shape.reshape(x, _resolve(x, x.shape[:1], self.target_shape, "Reshape"))
+        return _shape.reshape(x, _reshape_target(x, self.target_shape, "Reshape"))
 
     def extra_repr(self) -> str:
         return f"target_shape={self.target_shape}"
@@ -2983,9 +3010,7 @@ class Unflatten(Module):
 
     def __init__(self, dim: int, unflattened_size):
         super().__init__()
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-            raise ValueError(f"Unflatten: dim must be an int, got {dim!r}")
-        self.dim = int(dim)
+        self.dim = _int_argument(dim, "dim", "Unflatten")
         self.unflattened_size = _target_shape(unflattened_size, "Unflatten", "unflattened_size")
 
     def forward(self, x):
@@ -3092,7 +3117,7 @@ class Lambda(Module):
     def forward(self, *inputs):
         inputs = [_tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
         y = self.function(*inputs, **self.arguments)
-        return _as_result(y) if isinstance(y, Tensor) and any(y is x for x in inputs) else y
+        return _as_result(y) if isinstance(y, Variable) else y  # a Variable's value, which no assign changes
 
     def extra_repr(self) -> str:
         return getattr(self.function, "__name__", repr(self.function))
@@ -3221,9 +3246,7 @@ class Concatenate(Module):
 
     def __init__(self, axis: int = -1):
         super().__init__()
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise ValueError(f"Concatenate: axis must be an int, got {axis!r}")
-        self.axis = int(axis)
+        self.axis = _int_argument(axis, "axis", "Concatenate")
 
     def forward(self, inputs):
         if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
@@ -3458,7 +3481,10 @@ class Normalization(Module):
     """Keras' ``Normalization``: ``(x - mean) / max(sqrt(variance), 1e-7)`` with one mean and variance per index of
     the ``axis`` dimensions (an int or a tuple; None: one for all), learnt by :meth:`adapt` from data (over all
     the other axes, the variance biased) or given.  ``invert=True`` maps back: ``mean + x * sqrt(variance)``.
-    The statistics are non-trainable Variables ``mean`` and ``variance`` (saved in checkpoints).
+    The statistics are non-trainable Variables ``mean`` and ``variance`` (saved in checkpoints), made by the first
+    :meth:`adapt` or from the given ``mean`` and ``variance``: to load a checkpoint into a new layer, give it
+    statistics of the saved shape first (``Normalization(mean=[0.0] * c, variance=[1.0] * c)``, which its config
+    can hold).
 
     >>> import numpy as np, tensorlib as tl
     >>> norm = tl.nn.Normalization()
@@ -3887,17 +3913,11 @@ class EmbeddingBag(Module):
         if mode not in self._MODES:
             raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
         self.mode, self.include_last_offset = mode, bool(include_last_offset)
-        n = self.num_embeddings
-        if padding_idx is not None and (
-            isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)) or not -n <= padding_idx < n
-        ):
-            raise ValueError(f"EmbeddingBag: padding_idx must be None or an int in [{-n}, {n}), got {padding_idx!r}")
-        self.padding_idx = None if padding_idx is None else int(padding_idx) % n
+        self.padding_idx = _padding_index(padding_idx, self.num_embeddings, "EmbeddingBag")
         initializer = embeddings_initializer or functools.partial(_init.random_normal, stddev=1.0)
-        table = _init.get(initializer)((n, self.embedding_dim), seed=_seed(seed, "EmbeddingBag"), dtype=dtype)
-        if self.padding_idx is not None:  # the padding row starts at zero, as PyTorch's
-            table = table * _tensor((np.arange(n)[:, None] != self.padding_idx).astype(table.dtype))
-        self.weight = Variable(table, name="weight")
+        shape = (self.num_embeddings, self.embedding_dim)
+        table = _init.get(initializer)(shape, seed=_seed(seed, "EmbeddingBag"), dtype=dtype)
+        self.weight = Variable(_without_row(table, self.padding_idx), name="weight")
 
     def _bags(self, ids, offsets) -> tuple:
         """The flat ids, each one's bag and the number of bags; offsets checked where their values are known."""

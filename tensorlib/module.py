@@ -30,6 +30,8 @@ result would silently leave all of those); ``self.w.assign(self.w * 2)`` updates
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 
 import numpy as np
@@ -318,22 +320,89 @@ class Module:
 
 
 class _Arguments:
-    """The arguments a Module was constructed with (not a list or dict: no part of the variable tree)."""
+    """The arguments a Module was constructed with, as far as a config can hold them, and callables (not a list or
+    dict: no part of the variable tree).  Anything else (an array, a tensor) is kept as an :class:`_Unrecorded`
+    note: a module given a data set to read in ``__init__`` does not keep it alive, nor copy or pickle it.  A
+    pickle notes a lambda or local function instead of failing on it (a layer given a lambda initializer, which it
+    does not keep, pickles as before)."""
 
     __slots__ = ("args", "kwargs")
 
     def __init__(self, args: tuple, kwargs: dict):
-        self.args, self.kwargs = args, kwargs
+        self.args = tuple(_recorded(v) for v in args)
+        self.kwargs = {k: _recorded(v) for k, v in kwargs.items()}
 
     def __reduce__(self):
-        return _Arguments, (self.args, self.kwargs)
+        return _Arguments, (_picklable(self.args), _picklable(self.kwargs))
+
+    def __deepcopy__(self, memo):
+        copied = _Arguments.__new__(_Arguments)
+        copied.args, copied.kwargs = copy.deepcopy(self.args, memo), copy.deepcopy(self.kwargs, memo)
+        return copied
+
+
+class _Unrecorded:
+    """An argument that has no config form, by its description (see :class:`_Arguments`)."""
+
+    __slots__ = ("description",)
+
+    def __init__(self, description: str):
+        self.description = description
+
+    def __reduce__(self):
+        return _Unrecorded, (self.description,)
+
+
+def _recorded(value):
+    """``value`` if a config can hold it (JSON's scalars, a Module, a dtype, and lists, tuples and dicts of them) or
+    it is a function or class (a Bidirectional's mirrored layer takes its activation and initializers), else an
+    :class:`_Unrecorded` note of it."""
+    if value is None or isinstance(value, (bool, int, float, str, np.generic, np.dtype, Module, _Unrecorded)):
+        return value
+    if isinstance(value, type) or inspect.isroutine(value) or isinstance(value, functools.partial):
+        return value
+    if type(value) in (list, tuple):
+        return type(value)(_recorded(v) for v in value)
+    if type(value) is dict and all(isinstance(k, str) for k in value):
+        return {k: _recorded(v) for k, v in value.items()}
+    return _unrecorded(value)
+
+
+def _picklable(value):
+    """:func:`_recorded` values as a pickle takes them: a lambda or local function (no name to pickle by) noted."""
+    if inspect.isroutine(value) and "<" in getattr(value, "__qualname__", "<"):
+        return _unrecorded(value)
+    if type(value) in (list, tuple):
+        return type(value)(_picklable(v) for v in value)
+    if type(value) is dict:
+        return {k: _picklable(v) for k, v in value.items()}
+    return value
+
+
+def _unrecorded(value) -> _Unrecorded:
+    kind = type(value).__name__
+    if isinstance(getattr(value, "shape", None), tuple) and hasattr(value, "dtype"):
+        return _Unrecorded(f"a {kind} of shape {value.shape} ({value.dtype})")
+    text = repr(value)
+    return _Unrecorded(f"{text[:60] + '...' if len(text) > 60 else text} (a {kind})")
+
+
+def _function_name(value) -> str | None:
+    """The name of a ``tl.nn`` activation or ``tl.initializers`` initializer (``"linear"`` for the recurrent
+    layers' identity), None for anything else."""
+    from . import initializers, nn
+
+    name = getattr(value, "__name__", None)
+    if not callable(value) or not isinstance(name, str):
+        return None
+    if name == "_linear":  # the recurrent layers' identity: Keras' "linear"
+        return "linear"
+    return name if getattr(nn, name, None) is value or getattr(initializers, name, None) is value else None
 
 
 def _serialized(value, where: str):
-    """``value`` in JSON's types: a Module as its class name and config, a dtype by name, a ``tl.nn`` activation
-    or ``tl.initializers`` initializer by its name, tuples as lists (as Keras writes them)."""
-    from . import initializers, nn
-
+    """A recorded argument in JSON's types: a Module as its class name and config, a dtype by name, an activation
+    or initializer by its name, tuples as lists (as Keras writes them)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, Module):
@@ -342,23 +411,18 @@ def _serialized(value, where: str):
         return np.dtype(value).name
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [
-            _serialized(v, f"{where}[{i}]")
-            for i, v in enumerate(value.tolist() if isinstance(value, np.ndarray) else value)
-        ]
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+    if isinstance(value, (list, tuple)):
+        return [_serialized(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
         return {k: _serialized(v, f"{where}[{k!r}]") for k, v in value.items()}
-    name = getattr(value, "__name__", None)
-    if callable(value) and name is not None:
-        if name == "_linear":  # the recurrent layers' identity: Keras' "linear"
-            return "linear"
-        if getattr(nn, name, None) is value or getattr(initializers, name, None) is value:
-            return name
-    raise TypeError(
-        f"{where} is {value!r} (a {type(value).__name__}), which has no JSON form: give activations and "
-        "initializers by name (or as tl.nn / tl.initializers functions)"
-    )
+    name = None if isinstance(value, _Unrecorded) else _function_name(value)
+    if name is None:
+        description = value.description if isinstance(value, _Unrecorded) else _unrecorded(value).description
+        raise TypeError(
+            f"{where} is {description}, which has no JSON form: a config holds numbers, strings, dtypes, layers, "
+            "and activations and initializers by name (or as tl.nn / tl.initializers functions)"
+        )
+    return name
 
 
 def _deserialized(value, custom_objects: dict | None):

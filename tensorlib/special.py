@@ -67,8 +67,10 @@ from .ops.special import (
     y1,
     zeta,
 )
+from .ops.special_more import bernoulli, ellipe, ellipk, fresnel, hyp1f1, lambertw, shichi, sici
 
 __all__ = [
+    "bernoulli",
     "beta",
     "betainc",
     "betaincc",
@@ -81,6 +83,8 @@ __all__ = [
     "comb",
     "dawsn",
     "digamma",
+    "ellipe",
+    "ellipk",
     "entr",
     "erf",
     "erfc",
@@ -92,6 +96,7 @@ __all__ = [
     "expit",
     "expn",
     "factorial",
+    "fresnel",
     "gamma",
     "gammainc",
     "gammaincc",
@@ -99,6 +104,7 @@ __all__ = [
     "gammaincinv",
     "gammaln",
     "gammasgn",
+    "hyp1f1",
     "i0",
     "i0e",
     "i1",
@@ -110,6 +116,7 @@ __all__ = [
     "k1",
     "k1e",
     "kl_div",
+    "lambertw",
     "log_ndtr",
     "log_softmax",
     "loggamma",
@@ -122,6 +129,8 @@ __all__ = [
     "poch",
     "polygamma",
     "rel_entr",
+    "shichi",
+    "sici",
     "softmax",
     "spence",
     "xlog1py",

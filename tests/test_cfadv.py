@@ -241,3 +241,74 @@ def test_print_names_a_conds_outer_inputs_alike_in_both_branches():
         assert sub.input_names == [f"outer[{k}]" for k in range(3)]
     for x in (np.ones(2), -np.ones(2)):
         np.testing.assert_allclose(tl.function(fn)(x).numpy(), x * w + b if x.sum() > 0 else -b - x * w)
+
+
+# ------------------------------------------------------------------ a check whose result is unused still runs traced
+def _checked(x):
+    tl.debugging.check_numerics(x, "bad x")  # its result unused: run for the check, as eagerly
+    return x * 2.0
+
+
+_UNUSED_CHECKS = {
+    "top": _checked,
+    "scan body": lambda xs: tl.scan(lambda c, x: (_checked(x), c), tl.zeros(2, "float64"), xs)[0],
+    "cond branch": lambda xs: tl.cond(xs[0, 1] > 0, lambda: _checked(xs[0]), lambda: xs[0]),
+    "unused cond": lambda xs: (tl.cond(xs[0, 1] > 0, lambda: _checked(xs[0]), lambda: xs[0]), xs[1] + 1.0)[1],
+    "while body": lambda xs: tl.while_loop(lambda s: s[0] < 1, lambda s: (s[0] + 1, _checked(s[1])), (0, xs[0]))[1],
+}
+
+
+@pytest.mark.parametrize("where", list(_UNUSED_CHECKS))
+@pytest.mark.parametrize("mode", MODES)
+def test_an_unused_check_numerics_still_checks_when_traced(where, mode):
+    # Dead-node elimination dropped a CheckNumerics nothing read (in the graph, a branch or a body, or the whole
+    # control-flow node around it): traced, a NaN passed silently where eagerly (and in tf.function) it raises.
+    fn = _UNUSED_CHECKS[where]
+    xs = np.array([[np.nan, 1.0], [2.0, 3.0]])
+    f = fn if mode == "eager" else tl.function(fn)
+    with pytest.raises(tl.debugging.NumericsError, match="CheckNumerics: bad x: tensor had NaN values"):
+        f(tl.tensor(xs))
+    fine = np.array([[0.5, 1.0], [2.0, 3.0]])
+    np.testing.assert_array_equal(f(tl.tensor(fine)).numpy(), fn(tl.tensor(fine)).numpy())
+
+
+# ------------------------------------------------------------------ tl.remat takes jax.checkpoint's keywords
+def _sin_power(x, n):
+    return tl.scan(lambda c, v: (c + tl.sin(v) ** n, c), tl.zeros((), x.dtype), x)[0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_remat_takes_jax_checkpoints_keywords(mode):
+    # tl.remat(f, static_argnums=1), prevent_cse= and policy= (jax.checkpoint's) were TypeErrors; the gradient is
+    # the plain function's, around a scan.
+    x = np.array([0.5, 1.0, -0.3])
+    numeric = central_differences(lambda v: np.sum(np.sin(v) ** 3), x)
+    for block in (
+        tl.remat(_sin_power, static_argnums=1),
+        tl.remat(_sin_power, static_argnums=(-1,), prevent_cse=False, policy=lambda *a, **k: True),
+        tl.remat(static_argnums=1)(_sin_power),
+    ):
+        grad = _in_mode(mode, tl.grad(lambda v: block(v, 3)))
+        np.testing.assert_allclose(grad(tl.tensor(x)).numpy(), numeric, rtol=1e-8)
+        np.testing.assert_allclose(grad(tl.tensor(x)).numpy(), 3 * np.sin(x) ** 2 * np.cos(x), rtol=1e-12)
+    block = tl.remat(_sin_power, static_argnums=1)
+    for bad in (tl.tensor(3), np.array(3), [3]):
+        with pytest.raises(TypeError, match=r"tl.remat\(_sin_power\): static argument 1 must be hashable"):
+            block(tl.tensor(x), bad)
+    with pytest.raises(TypeError, match="tl.remat: f must be callable"):
+        tl.remat(3)
+    with pytest.raises(TypeError, match=r"tl.remat\(_sin_power\): policy must be a callable or None"):
+        tl.remat(_sin_power, policy="dots")
+
+
+def test_remat_with_static_argnums_matches_jax_checkpoint():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    x = np.array([0.5, 1.0, -0.3])
+
+    def jax_power(v, n):
+        return jax.lax.scan(lambda c, w: (c + jax.numpy.sin(w) ** n, c), 0.0, v)[0]
+
+    want = jax.grad(lambda v: jax.checkpoint(jax_power, static_argnums=(1,))(v, 3))(x)
+    got = tl.grad(lambda v: tl.remat(_sin_power, static_argnums=(1,))(v, 3))(tl.tensor(x))
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-12)

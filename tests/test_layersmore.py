@@ -363,6 +363,18 @@ def test_reshape_and_permute_traced_with_an_unknown_batch():
             np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-6)
 
 
+def test_reshape_traced_with_sizes_known_only_at_run_time():
+    # TensorSpec((None, None)) with Reshape((3, 4)) raised "traced with unknown sizes": the target needs no -1
+    x = _x(2, 12)
+    for spec, target in [((None, None), (3, 4)), ((2, None), (3, -1)), ((None, 12), (-1, 6))]:
+        f = tl.function(tl.nn.Reshape(target))
+        f.get_graph(tl.TensorSpec(spec, tl.float32))
+        np.testing.assert_array_equal(f(x).numpy(), x.reshape(2, *target))
+    f = tl.function(tl.nn.Reshape((-1, 4)))
+    with pytest.raises(ValueError, match=r"Reshape: traced with the batch size and other sizes unknown, cannot work"):
+        f.get_graph(tl.TensorSpec((None, None), tl.float32))
+
+
 # ------------------------------------------------------------------ merge layers
 MERGES = [
     ("Add", lambda xs: sum(xs)),
@@ -510,6 +522,10 @@ def test_identity_and_lambda():
     y = tl.nn.Identity()(v)
     v.assign([5.0, 6.0])
     assert y.numpy().tolist() == [1.0, 2.0]  # a value, not the Variable
+    w = tl.Variable([3.0])
+    held = tl.nn.Lambda(lambda x: w)(np.array([1.0]))
+    w.assign([4.0])
+    assert held.numpy().tolist() == [3.0]  # a value: the Variable's later assign does not reach it
     lam = tl.nn.Lambda(lambda x, y: x * y)
     np.testing.assert_array_equal(lam(np.array([2.0]), np.array([3.0])).numpy(), [6.0])
     check_grads(lambda x: tl.nn.Lambda(tl.sin)(x), [RNG.normal(size=(3,))])
@@ -991,3 +1007,139 @@ def test_masking_matches_keras():
     masking = tl.nn.Masking()
     np.testing.assert_allclose(ours(masking(x), mask=masking.compute_mask(x)).numpy(), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(masking(x).numpy(), np.asarray(keras.layers.Masking()(x)))
+
+
+# ------------------------------------------------------------------ every deterministic new layer, systematically
+# (layer, input shapes with the batch first); a list input for the merge layers.
+_DETERMINISTIC = {
+    "Reshape": (lambda: tl.nn.Reshape((2, -1)), [(3, 4, 3)]),
+    "Unflatten": (lambda: tl.nn.Unflatten(1, (2, 3)), [(3, 6)]),
+    "Permute": (lambda: tl.nn.Permute((2, 1)), [(3, 4, 2)]),
+    "RepeatVector": (lambda: tl.nn.RepeatVector(2), [(3, 4)]),
+    "Identity": (lambda: tl.nn.Identity(), [(3, 4)]),
+    "Lambda": (lambda: tl.nn.Lambda(tl.sin), [(3, 4)]),
+    "Add": (lambda: tl.nn.Add(), [[(3, 4), (1, 4)]]),
+    "Subtract": (lambda: tl.nn.Subtract(), [[(3, 4), (3, 4)]]),
+    "Multiply": (lambda: tl.nn.Multiply(), [[(3, 4), (3, 1)]]),
+    "Average": (lambda: tl.nn.Average(), [[(3, 4), (3, 4), (3, 4)]]),
+    "Maximum": (lambda: tl.nn.Maximum(), [[(3, 4), (3, 4)]]),
+    "Minimum": (lambda: tl.nn.Minimum(), [[(3, 4), (3, 4)]]),
+    "Concatenate": (lambda: tl.nn.Concatenate(), [[(3, 4), (3, 2)]]),
+    "Dot": (lambda: tl.nn.Dot(2, normalize=True), [[(3, 2, 4), (3, 5, 4)]]),
+    "TimeDistributed": (lambda: tl.nn.TimeDistributed(tl.nn.Dense(4, 2, seed=0, dtype="float64")), [(3, 2, 4)]),
+    "Rescaling": (lambda: tl.nn.Rescaling(0.5, 1.0), [(3, 4)]),
+    "CenterCrop": (lambda: tl.nn.CenterCrop(2, 3), [(3, 4, 5, 2)]),
+    "UnitNormalization": (lambda: tl.nn.UnitNormalization(), [(3, 4)]),
+    "Normalization": (lambda: tl.nn.Normalization(mean=[0.5, 1.0, 0.0, 2.0], variance=[1.0, 4.0, 2.0, 9.0]), [(3, 4)]),
+    "ELU": (lambda: tl.nn.ELU(0.7), [(3, 4)]),
+    "ReLU": (lambda: tl.nn.ReLU(1.0, 0.2, 0.1), [(3, 4)]),
+    "PixelShuffle": (lambda: tl.nn.PixelShuffle(2), [(3, 2, 2, 4)]),
+    "PixelUnshuffle": (lambda: tl.nn.PixelUnshuffle(2, "NCHW"), [(3, 1, 4, 2)]),
+    "Bilinear": (lambda: tl.nn.Bilinear(4, 3, 2, seed=0, dtype="float64"), [(3, 4), (3, 3)]),
+    "Masking": (lambda: tl.nn.Masking(5.0), [(3, 2, 4)]),
+}
+
+
+def _draw(shapes, batch, dtype):
+    def one(shape):
+        return RNG.uniform(0.2, 1.5, size=(batch if shape[0] != 1 else 1, *shape[1:])) * RNG.choice(
+            [-1, 1], size=(batch if shape[0] != 1 else 1, *shape[1:])
+        )
+
+    return [
+        [one(s).astype(dtype) for s in spec] if isinstance(spec, list) else one(spec).astype(dtype) for spec in shapes
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(_DETERMINISTIC))
+def test_new_layers_dtypes_traced_empty_batches_and_gradients(name):
+    make, shapes = _DETERMINISTIC[name]
+    layer = make()
+    x64 = _draw(shapes, 3, np.float64)
+    y64 = layer(*x64)
+    assert y64.dtype == tl.float64, name
+    if name not in ("TimeDistributed", "Bilinear"):  # float32 weights would promote
+        x32 = [[a.astype(np.float32) for a in v] if isinstance(v, list) else v.astype(np.float32) for v in x64]
+        y32 = layer(*x32)
+        assert y32.dtype == tl.float32
+        np.testing.assert_allclose(y32.numpy(), y64.numpy(), rtol=2e-5, atol=2e-6)
+    traced = tl.function(lambda *a: layer(*a))
+    np.testing.assert_allclose(traced(*x64).numpy(), y64.numpy(), rtol=1e-12, atol=1e-14)
+    empty = _draw(shapes, 0, np.float64)
+    y0 = layer(*empty)
+    assert y0.shape == (0, *y64.shape[1:])
+    flat = [a for v in x64 for a in (v if isinstance(v, list) else [v])]
+    sizes = [len(v) if isinstance(v, list) else None for v in x64]
+
+    def f(*arrays):
+        arrays, args = list(arrays), []
+        for size in sizes:
+            args.append([arrays.pop(0) for _ in range(size)] if size else arrays.pop(0))
+        return layer(*args)
+
+    if name != "Masking":  # the mask is piecewise constant: checked in its own test
+        check_grads(f, flat)
+
+
+_NEW_INITIALIZERS = [
+    "constant",
+    "lecun_uniform",
+    "lecun_normal",
+    "variance_scaling",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "random_normal",
+    "random_uniform",
+    "truncated_normal",
+    "identity",
+]
+
+
+@pytest.mark.parametrize("name", _NEW_INITIALIZERS)
+def test_new_initializers_refuse_bad_shapes_and_make_empty_weights(name):
+    fn = getattr(init, name)
+    with pytest.raises(TypeError, match=rf"initializers.{name}: shape must be a tuple of integers, got \(2.5, 3\)"):
+        fn((2.5, 3), seed=0)
+    with pytest.raises(ValueError, match=rf"initializers.{name}: shape must not have negative dimensions"):
+        fn((3, -1), seed=0)
+    for shape in ((3, 0), (0, 3), (0, 0), (np.int64(2), 3)):
+        w = fn(shape, seed=0)
+        assert w.shape == np.zeros(shape).shape and w.dtype == tl.float32
+    assert fn((2, 3), seed=0, dtype="float16").dtype == tl.float16
+
+
+def test_vmap_of_the_new_layers_is_the_loop_over_examples():
+    x = RNG.normal(size=(4, 3, 6))
+    bilinear = tl.nn.Bilinear(6, 6, 2, seed=0, dtype="float64")
+    for fn in (
+        tl.nn.Reshape((2, -1)),
+        tl.nn.UnitNormalization(),
+        tl.nn.ReLU(1.0, 0.1, 0.2),
+        lambda a: tl.nn.Maximum()([a, -a, 0.5 * a]),
+        lambda a: tl.nn.Dot(1, normalize=True)([a, a[::-1]]),
+        lambda a: bilinear(a, a),
+        lambda a: tl.nn.Concatenate(0)([a, a]),
+    ):
+        np.testing.assert_allclose(tl.vmap(fn)(x).numpy(), np.stack([fn(a).numpy() for a in x]), rtol=1e-12)
+    noisy = tl.vmap(tl.nn.GaussianNoise(1.0), randomness="different")(np.zeros((4, 3))).numpy()
+    assert not np.array_equal(noisy[0], noisy[1])
+
+
+def test_orthogonal_gain_and_scalar_shapes_get_errors_naming_the_initializer():
+    # orthogonal(gain="2") raised NumPy's UFuncTypeError, gain=None a bare Python TypeError; a 0-d shape's error
+    # named no initializer.
+    for gain in ("2", None, float("nan")):
+        with pytest.raises(ValueError, match=rf"initializers.orthogonal: gain must be a finite number, got {gain!r}"):
+            init.orthogonal((3, 3), seed=0, gain=gain)
+    for name in ("glorot_uniform", "he_normal", "lecun_normal", "variance_scaling", "kaiming_uniform"):
+        with pytest.raises(ValueError, match=rf"initializers.{name}: a weight needs at least one dimension"):
+            getattr(init, name)((), seed=0)
+
+
+def test_normalization_checkpoint_into_a_new_layer_given_statistics_of_the_shape():
+    trained = tl.nn.Normalization()
+    trained.adapt(RNG.normal(loc=3.0, size=(20, 3)))
+    fresh = tl.nn.Normalization(mean=[0.0] * 3, variance=[1.0] * 3)
+    assert fresh.load_state_dict(trained.state_dict()) == ([], [])
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+    np.testing.assert_array_equal(fresh(x).numpy(), trained(x).numpy())

@@ -417,3 +417,56 @@ def test_functional_call_errors_name_the_variables_and_restore_them():
     with pytest.raises(ValueError):
         tl.functional_call(model, {"0.kernel": np.zeros((2, 3))}, tl.ones((1, 5), "float64"))  # the call fails
     assert isinstance(model.layers[0].kernel, tl.Variable)  # back in place after the error
+
+
+# ---------------------------------------------------------------- pad (and signal.frame) with a tensor constant
+@pytest.mark.parametrize("mode", MODES)
+def test_pad_differentiates_in_a_tensor_constant(mode):
+    # The constant was read as a number: its gradient was a silent 0 (JAX's lax.pad: the count of padded
+    # places), and traced it raised "a symbolic tensor has no value".  signal.frame's pad_value too.
+    x = tl.tensor(np.array([1.0, -2.0, 0.5]))
+    weights = np.arange(1.0, 7.0)
+
+    def f(x, c):
+        return tl.sum(tl.pad(x, [(1, 2)], constant_values=c) * tl.tensor(weights))
+
+    run = f if mode == "eager" else tl.function(f)
+    value = run(x, tl.tensor(2.0, dtype="float64"))
+    assert float(value) == np.sum(np.pad(x.numpy(), (1, 2), constant_values=2.0) * weights)
+    gx, gc = (tl.grad(f, argnums=(0, 1)) if mode == "eager" else tl.function(tl.grad(f, argnums=(0, 1))))(
+        x, tl.tensor(2.0, dtype="float64")
+    )
+    np.testing.assert_array_equal(gx.numpy(), weights[1:4])
+    assert float(gc) == weights[0] + weights[4] + weights[5]
+    signal = tl.tensor(np.arange(5.0))
+    frames_grad = tl.grad(lambda p: tl.sum(tl.signal.frame(signal, 3, 2, pad_end=True, pad_value=p)))
+    assert float(frames_grad(tl.tensor(2.0, dtype="float64"))) == 2.0  # frame [4, p, p]
+
+
+def test_pad_with_a_tensor_constant_keeps_exact_values_and_refuses_lossy_ones():
+    np.testing.assert_array_equal(
+        tl.pad(tl.tensor([1.0, 2.0]), 1, constant_values=tl.tensor(np.inf)).numpy(), [np.inf, 1, 2, np.inf]
+    )
+    assert tl.pad(tl.tensor([1, 2]), 1, constant_values=tl.tensor(7)).numpy().tolist() == [7, 1, 2, 7]
+    with pytest.raises(TypeError, match=r"^pad: constant_values .*cannot be held exactly by x's dtype int64"):
+        tl.pad(tl.tensor([1, 2]), 1, constant_values=tl.tensor(7.5))
+    with pytest.raises(
+        TypeError, match=r"^pad: constant_values of dtype float32 cannot be held exactly by x's dtype int64"
+    ):
+        tl.function(lambda c: tl.pad(tl.tensor([1, 2]), 1, constant_values=c))(tl.tensor(7.0))
+
+
+# ---------------------------------------------------------------- traced histogram of NaN or inf data
+@pytest.mark.parametrize("data", [[1.0, np.nan, 2.0], [1.0, np.inf], [-np.inf, 0.0]])
+def test_traced_histogram_of_non_finite_data_raises_as_eagerly(data):
+    # Eagerly a ValueError (NumPy: 'autodetected range ... is not finite'); traced the edges were NaN and every
+    # count a silent 0.  The data's min and max are now checked when the graph runs.
+    x = tl.tensor(np.array(data))
+    with pytest.raises(ValueError, match=r"^histogram: range must be finite"):
+        tl.histogram(x, bins=3)
+    with pytest.raises(ValueError, match=r"^histogram: the data's min and max \(the default range\) must be finite"):
+        tl.function(lambda t: tl.histogram(t, bins=3))(x)
+    counts, edges = tl.function(lambda t: tl.histogram(t, bins=3, range=(0, 3)))(x)  # a range given: NumPy's counts
+    want = np.histogram(np.array(data), bins=3, range=(0, 3))
+    np.testing.assert_array_equal(counts.numpy(), want[0])
+    np.testing.assert_array_equal(edges.numpy(), want[1])

@@ -255,3 +255,87 @@ def test_bad_input_names_the_function_and_shapes():
         L.cho_solve((np.eye(2), False), np.ones(3))
     with pytest.raises(np.linalg.LinAlgError, match=r"SylvesterSolve: no unique solution"):
         tl.grad(lambda x: tl.sum(L.sqrtm(x)))(np.diag([1.0, 0.0]))  # the root of a singular matrix has no derivative
+
+
+# ---------------------------------------------------------------- det's second derivative at singular matrices
+def _cofactor_matrix(a):
+    """adj(a)^T from the minors (no inverse): the gradient of det, a polynomial, defined everywhere."""
+    n = a.shape[-1]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, 0), j, 1)
+            out[i, j] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return out
+
+
+def _det_hessian_by_differences(a, eps=1e-5):
+    """d^2 det / da_ij da_kl by central differences of the cofactor matrix (exact up to O(eps^2) terms)."""
+    hessian = np.empty(a.shape + a.shape)
+    for index in np.ndindex(a.shape):
+        step = np.zeros_like(a)
+        step[index] = eps
+        hessian[index] = (_cofactor_matrix(a + step) - _cofactor_matrix(a - step)) / (2 * eps)
+    return hessian
+
+
+@pytest.mark.parametrize(
+    "a",
+    [
+        np.array([[1.0, 2.0], [2.0, 4.0]]),  # rank 1 of 2
+        np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),  # rank 2 of 3
+        np.diag([1.0, 0.0, 0.0]),  # rank 1 of 3
+        np.zeros((3, 3)),
+        np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]),  # invertible
+    ],
+)
+def test_second_derivative_of_det_is_finite_at_singular_matrices(a):
+    # det is a polynomial: its Hessian exists everywhere; it raised "MatrixInverse: Singular matrix".
+    hessian = tl.hessian(L.det)(a).numpy()
+    np.testing.assert_allclose(hessian, _det_hessian_by_differences(a), atol=1e-8)
+    torch = pytest.importorskip("torch")
+    expected = torch.autograd.functional.hessian(torch.linalg.det, torch.tensor(a)).numpy()
+    if np.linalg.matrix_rank(a) >= a.shape[-1] - 1:  # PyTorch's is NaN at rank n - 2 and below
+        np.testing.assert_allclose(hessian, expected, atol=1e-10)
+
+
+def test_third_derivative_of_det_and_complex_second_derivative():
+    rng = _rng(12)
+    check_grads(L.det, [rng.standard_normal((2, 3, 3))], order=2)
+    # The second derivative's own gradient (det's third) at an invertible matrix, against differences.
+    check_grads(lambda x, w: tl.sum(tl.grad(L.det)(x) * w), [rng.standard_normal((3, 3)), np.ones((3, 3))], order=2)
+    # Complex, singular (second row (1 + i) times the first): JAX's convention, by differences.
+    singular = _complex(rng, 3, 3)
+    singular[1] = (1 + 1j) * singular[0]
+    w = _complex(rng)
+
+    def gradient_of_det(x):
+        return tl.grad(lambda y: tl.real(L.det(y) * w))(x)
+
+    analytic, numeric = _complex_gradient_by_differences(gradient_of_det, [singular], 0)
+    np.testing.assert_allclose(analytic, numeric, atol=1e-6)
+
+
+# ---------------------------------------------------------------- schur, hessenberg: values only
+def test_schur_and_hessenberg_match_scipy_and_refuse_a_gradient_clearly():
+    rng = _rng(13)
+    a = rng.standard_normal((2, 4, 4))
+    for output in ("real", "complex"):
+        t, z = L.schur(a, output)
+        for k in range(2):
+            ref_t, ref_z = sl.schur(a[k], output)
+            np.testing.assert_allclose(t.numpy()[k], ref_t, atol=1e-12)
+            np.testing.assert_allclose(z.numpy()[k], ref_z, atol=1e-12)
+        z_h = np.conj(np.swapaxes(z.numpy(), -1, -2))
+        np.testing.assert_allclose(z.numpy() @ t.numpy() @ z_h, a, atol=1e-12)
+    assert L.schur(a, "complex")[0].dtype == np.complex128 and L.schur(a.astype(np.float32))[0].dtype == np.float32
+    h, q = L.hessenberg(a, calc_q=True)
+    np.testing.assert_allclose(h.numpy()[1], sl.hessenberg(a[1]), atol=1e-12)
+    np.testing.assert_allclose(q.numpy() @ h.numpy() @ np.swapaxes(q.numpy(), -1, -2), a, atol=1e-12)
+    assert np.all(np.tril(h.numpy(), -2) == 0)
+    with pytest.raises(NotImplementedError, match=r"Schur: no gradient \(input shape \(2, 4, 4\) float64\)"):
+        tl.grad(lambda x: tl.sum(L.schur(x)[0]))(a)
+    with pytest.raises(NotImplementedError, match=r"Hessenberg: no gradient"):
+        tl.grad(lambda x: tl.sum(L.hessenberg(x)))(a)
+    with pytest.raises(ValueError, match=r"Schur: output must be 'real' or 'complex', got 'r'"):
+        L.schur(a, "r")

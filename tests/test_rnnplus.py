@@ -5,8 +5,10 @@ float64 central differences, and Keras 3 / PyTorch with the same weights where t
 
 import json
 
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given
 
 import tensorlib as tl
 
@@ -302,7 +304,7 @@ def _drawn_masks(layer, x, seed):
     tl.random.seed(seed)
     inputs, recurrent = layer._dropout_masks(tl.tensor(x), tl.zeros((x.shape[0], layer.units), dtype=x.dtype))
     gates = layer.gates
-    as_gates = lambda ms: None if ms is None else np.stack([m.numpy() for m in ms] * (gates // len(ms)))  # noqa: E731
+    as_gates = lambda ms: None if ms is None else np.stack([m.numpy() for m in ms] * (gates // len(ms)))
     return as_gates(inputs), as_gates(recurrent)
 
 
@@ -408,6 +410,24 @@ def test_gradients_through_dropout_match_differences_to_second_order(name, optio
     tl.testing.check_grads(f, (x,), order=2)
 
 
+def test_the_training_argument_turns_dropout_on_or_off_for_one_call():
+    x = RNG.normal(size=(3, 5, 2))
+    for name, make in LAYERS.items():
+        layer = make(2, 4, return_sequences=True, dropout=0.5, recurrent_dropout=0.5, dtype="float64", seed=1)
+        plain = make(2, 4, return_sequences=True, dtype="float64", seed=1)
+        want = plain(x).numpy()
+        np.testing.assert_allclose(layer(x, training=False).numpy(), want, rtol=1e-12, err_msg=name)  # Keras' call
+        layer.eval()
+        assert not np.allclose(layer(x, training=True).numpy(), want)
+        np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-12)
+        bi = tl.nn.Bidirectional(
+            layer, backward_layer=make(2, 4, return_sequences=True, go_backwards=True, dropout=0.5)
+        )
+        bi.train()
+        assert not np.allclose(bi(x).numpy(), bi(x, training=False).numpy())
+        np.testing.assert_allclose(bi(x, training=False).numpy(), bi.eval()(x).numpy(), rtol=1e-12)
+
+
 @pytest.mark.parametrize("rate", [1.0, -0.1, "0.5", None])
 def test_a_bad_dropout_rate_is_named_by_its_layer(rate):
     for name, make in LAYERS.items():
@@ -466,9 +486,14 @@ def test_stateful_states_stay_out_of_variables_and_gradients_stop_at_the_call():
         want = tape.gradient(tl.sum(plain(x[:, 3:], initial_state=[h, c])), plain.trainable_variables)
     for key in want:
         np.testing.assert_allclose(grads[key].numpy(), want[key].numpy(), rtol=1e-12)
-    bi = tl.nn.Bidirectional(tl.nn.GRU(3, 4, stateful=True, return_sequences=True))
-    bi(x)
-    assert bi.forward_layer.states[0].shape == bi.backward_layer.states[0].shape == (2, 4)
+    bi = tl.nn.Bidirectional(tl.nn.GRU(3, 4, stateful=True, return_sequences=True, dtype="float64"))
+    assert bi.states is None
+    first = bi(x).numpy()
+    assert [v.shape for v in bi.states] == [(2, 4), (2, 4)]
+    assert bi.states == (*bi.forward_layer.states, *bi.backward_layer.states)
+    assert not np.allclose(bi(x).numpy(), first)  # the carried states start the second call
+    bi.reset_states()  # both halves, as Keras' Bidirectional.reset_states
+    np.testing.assert_allclose(bi(x).numpy(), first, rtol=1e-12)
 
 
 def test_a_stateful_layer_names_a_batch_it_cannot_carry():
@@ -530,3 +555,77 @@ def test_bidirectional_names_halves_that_cannot_merge():
         tl.nn.Bidirectional(gru, backward_layer=tl.nn.GRU(2, 4, return_sequences=True, go_backwards=True))
     wide = tl.nn.Bidirectional(gru, backward_layer=tl.nn.GRU(3, 5, return_sequences=True, go_backwards=True))
     assert wide(np.ones((2, 6, 3), np.float32)).shape == (2, 6, 9)  # concat takes different units, as Keras
+
+
+class Centred(tl.Module):
+    """Reads a data set in ``__init__`` and keeps only its mean."""
+
+    def __init__(self, data):
+        super().__init__()
+        self.mean = tl.Variable(np.float64(data.mean()))
+
+
+def test_recorded_arguments_keep_no_data_alive_and_pickle_as_before():
+    import gc
+    import pickle
+    import weakref
+
+    data = np.ones((100, 100))
+    alive = weakref.ref(data)
+    model = Centred(data)
+    del data
+    gc.collect()
+    assert alive() is None  # the constructor's array is not kept by the recorded arguments
+    assert len(pickle.dumps(model)) < 2000
+    with pytest.raises(
+        TypeError, match=r"Centred.get_config: argument data is a ndarray of shape \(3, 3\) \(float64\), which"
+    ):
+        Centred(np.ones((3, 3))).get_config()
+    init = lambda shape, seed=None, dtype=None: tl.ones(shape, dtype=dtype)
+    dense = tl.nn.Dense(2, 3, kernel_initializer=init)  # a lambda initializer, which Dense does not keep
+    copy = pickle.loads(pickle.dumps(dense))
+    np.testing.assert_array_equal(copy.kernel.numpy(), np.ones((2, 3)))
+    bi = tl.nn.Bidirectional(tl.nn.LSTM(3, 4, activation=lambda x: x * 0.5, kernel_initializer=init))
+    np.testing.assert_array_equal(bi.backward_layer.kernel.numpy(), np.ones((3, 16)))  # mirrored with them
+    assert bi.backward_layer.activation(tl.tensor(2.0)).numpy() == 1.0
+
+
+# ------------------------------------------------------------------ any sizes, masks, directions and states
+@given(
+    name=st.sampled_from(sorted(LAYERS)),
+    sizes=st.tuples(st.integers(1, 3), st.integers(0, 4), st.integers(1, 3), st.integers(1, 3)),
+    go_backwards=st.booleans(),
+    return_sequences=st.booleans(),
+    masked=st.booleans(),
+    given_state=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_any_recurrent_call_follows_the_masked_equations(
+    name, sizes, go_backwards, return_sequences, masked, given_state, seed
+):
+    """The layer against the NumPy cell stepped one time step at a time, masked steps keeping the states and
+    repeating the previous output (zeros before the first), from the last step with go_backwards."""
+    batch, time, features, units = sizes
+    rng = np.random.default_rng(seed)
+    layer = LAYERS[name](features, units, return_sequences=return_sequences, return_state=True,
+                         go_backwards=go_backwards, dtype="float64")  # fmt: skip
+    for v in (layer.kernel, layer.recurrent_kernel, layer.bias):
+        v.assign(rng.normal(size=v.shape))
+    x = rng.normal(size=(batch, time, features))
+    mask = rng.random((batch, time)) < 0.6 if masked else np.ones((batch, time), bool)
+    n = 2 if name == "LSTM" else 1
+    states = [rng.normal(size=(batch, units)) if given_state else np.zeros((batch, units)) for _ in range(n)]
+    got = layer(x, initial_state=states if given_state else None, mask=mask if masked else None)
+    order = range(time - 1, -1, -1) if go_backwards else range(time)
+    output, outputs = np.zeros((batch, units)), []
+    for t in order:
+        _, new = _reference(name, x[:, t : t + 1], _weights(layer), states)
+        keep = mask[:, t : t + 1]
+        states = [np.where(keep, a, b) for a, b in zip(new, states)]
+        output = np.where(keep, new[0], output)
+        outputs.append(output)
+    first = np.stack(outputs, 1) if return_sequences and time else states[0]
+    if return_sequences and not time:
+        first = np.zeros((batch, 0, units))
+    for g, w in zip(got, [first, *states], strict=True):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-10, atol=1e-12)

@@ -187,3 +187,165 @@ def test_riemann_zeta_gradient_far_below_zero_matches_mpmath():
     mp.mp.dps = 30
     x = np.array([-250.5, -171.25, -60.1, -3.3])
     np.testing.assert_allclose(_grad(tl.special.zeta, x), [float(mp.diff(mp.zeta, v)) for v in x], rtol=1e-12)
+
+
+# ---------------------------------------------------------------- the functions of jax.scipy.special that were missing
+EDGES = np.array([-np.inf, -30.0, -2.5, -1e-5, -0.0, 0.0, 1e-300, 1e-5, 0.5, 1.0, 2.5, 30.0, 1e10, np.inf, np.nan])
+
+
+@pytest.mark.parametrize("name", ["fresnel", "sici", "shichi"])
+def test_pair_integrals_match_scipy_at_edges_in_float64_and_float32(name):
+    for dtype in ("float64", "float32"):
+        x = EDGES.astype(dtype)
+        got = getattr(tl.special, name)(tl.tensor(x))
+        want = getattr(sp, name)(x.astype(np.float64))
+        assert isinstance(got, tuple) and len(got) == 2
+        for g, w in zip(got, want):
+            assert g.dtype == dtype
+            np.testing.assert_allclose(g.numpy(), w.astype(dtype), rtol=1e-14 if dtype == "float64" else 0)
+
+
+def test_fresnel_gradients_are_sin_and_cos_of_pi_x_squared_over_2_also_for_large_x():
+    x = np.array([-3.3, 0.0, 0.7, 2.0, 100.3, 3000.7])
+    # x**2 mod 4 in exact rationals: the angle's digits survive (the rounded x**2 had lost 1e-9 at 3000.7)
+    turns = np.array([float(__import__("fractions").Fraction(v) ** 2 % 4) for v in x])
+    s, c = (tl.grad(lambda x, i=i: tl.sum(tl.special.fresnel(x)[i]))(*_f64(x)).numpy() for i in (0, 1))
+    np.testing.assert_allclose(s, np.sin(0.5 * np.pi * turns), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(c, np.cos(0.5 * np.pi * turns), rtol=1e-13, atol=1e-15)
+    second = tl.grad(lambda x: tl.sum(tl.grad(lambda x: tl.sum(tl.special.fresnel(x)[0]))(x)))(*_f64(x[:4])).numpy()
+    np.testing.assert_allclose(second, np.pi * x[:4] * np.cos(0.5 * np.pi * x[:4] ** 2), rtol=1e-13, atol=1e-15)
+    x32 = np.array([0.7, 150.3], np.float32)  # float32: x**2 exact in float64, reduced there
+    got32 = tl.grad(lambda x: tl.sum(tl.special.fresnel(x)[1]))(tl.tensor(x32)).numpy()
+    np.testing.assert_allclose(got32, np.cos(0.5 * np.pi * np.mod(x32.astype(np.float64) ** 2, 4.0)), rtol=2e-7)
+
+
+@pytest.mark.parametrize(
+    "name, odd, even", [("sici", np.sin, np.cos), ("shichi", np.sinh, np.cosh)], ids=["sici", "shichi"]
+)
+def test_sine_and_cosine_integral_gradients_including_zero(name, odd, even):
+    f = getattr(tl.special, name)
+    x = np.array([-3.3, -1e-3, 1e-8, 0.7, 2.0, 10.5])
+    first, second = (tl.grad(lambda x, i=i: tl.sum(f(x)[i]))(*_f64(x)).numpy() for i in (0, 1))
+    np.testing.assert_allclose(first, odd(x) / x, rtol=1e-14)
+    np.testing.assert_allclose(second, even(x) / x, rtol=1e-14)
+    # at 0: the odd one's slope is 1, its second derivative 0, and the even one's infinite slope does not leak
+    zero = _f64(0.0)
+    assert float(tl.grad(lambda x: f(x)[0])(*zero)) == 1.0
+    assert float(tl.grad(lambda x: tl.grad(lambda x: f(x)[0])(x))(*zero)) == 0.0
+    assert float(tl.grad(lambda x: f(x)[1])(*_f64(1e-300))) == pytest.approx(even(0.0) / 1e-300)
+    h = 1e-6 * np.abs(x)
+    second_order = tl.grad(lambda x: tl.sum(tl.grad(lambda x: tl.sum(f(x)[1]))(x)))(*_f64(x)).numpy()
+    np.testing.assert_allclose(second_order, (even(x + h) / (x + h) - even(x - h) / (x - h)) / (2 * h), rtol=1e-6)
+
+
+def test_elliptic_integrals_match_scipy_and_their_gradients_the_closed_forms_and_series():
+    m = np.array([-100.0, -3.0, -0.5, -1e-3, 0.0, 1e-9, 1e-3, 0.0999, 0.1001, 0.3, 0.9, 0.999999])
+    k, e = sp.ellipk(m), sp.ellipe(m)
+    np.testing.assert_allclose(tl.special.ellipk(*_f64(m)).numpy(), k, rtol=1e-15)
+    np.testing.assert_allclose(tl.special.ellipe(*_f64(m)).numpy(), e, rtol=1e-15)
+    edges = np.array([1.0, 1.5, -np.inf, np.nan])
+    np.testing.assert_array_equal(tl.special.ellipk(*_f64(edges)).numpy(), sp.ellipk(edges))
+    np.testing.assert_array_equal(tl.special.ellipe(*_f64(edges)).numpy(), sp.ellipe(edges))
+    away = np.abs(m) > 0.05  # the closed forms, where they do not cancel; pi/8 and -pi/8 at 0
+    np.testing.assert_allclose(_grad(tl.special.ellipe, m)[away], ((e - k) / (2 * m))[away], rtol=1e-13)
+    np.testing.assert_allclose(
+        _grad(tl.special.ellipk, m)[away], ((e - (1 - m) * k) / (2 * m * (1 - m)))[away], rtol=1e-13
+    )
+    np.testing.assert_allclose(_grad(tl.special.ellipk, [0.0, 1e-9]), np.pi / 8 * (1 + 9 / 16 * np.array([0, 1e-9])))
+    np.testing.assert_allclose(_grad(tl.special.ellipe, [0.0, 1e-9]), -np.pi / 8 * (1 + 3 / 16 * np.array([0, 1e-9])))
+    for f, ref in ((tl.special.ellipk, sp.ellipk), (tl.special.ellipe, sp.ellipe)):  # second order, both sides of 0.1
+        h = 1e-4
+        second = tl.grad(lambda m, f=f: tl.sum(tl.grad(lambda m: tl.sum(f(m)))(m)))(*_f64(m[1:-1])).numpy()
+        want = (ref(m[1:-1] + h) - 2 * ref(m[1:-1]) + ref(m[1:-1] - h)) / h**2
+        np.testing.assert_allclose(second, want, rtol=1e-5)
+    m32 = np.array([1e-3, 0.3, 0.9], np.float32)  # float32 derivatives formed in float64: one rounding
+    k32, e32 = sp.ellipk(m32.astype(np.float64)), sp.ellipe(m32.astype(np.float64))
+    got = tl.grad(lambda m: tl.sum(tl.special.ellipe(m)))(tl.tensor(m32)).numpy()
+    np.testing.assert_allclose(got, (e32 - k32) / (2 * m32.astype(np.float64)), rtol=2e-7)
+
+
+def test_lambertw_is_scipys_real_branches_and_its_gradient_w_over_x_1_plus_w():
+    x0 = np.array([-0.36787944, -0.3, -1e-3, 0.0, 1e-3, 1.0, 10.0, 1e10, 1e300, np.inf])
+    w0 = tl.special.lambertw(*_f64(x0)).numpy()
+    np.testing.assert_allclose(w0, sp.lambertw(x0).real, rtol=1e-14)
+    np.testing.assert_allclose((w0 * np.exp(w0))[:-2], x0[:-2], rtol=1e-14)  # w exp(w) = x
+    xm = np.array([-0.36787944, -0.3, -1e-3, -1e-100])
+    wm = tl.special.lambertw(*_f64(xm), k=-1).numpy()
+    np.testing.assert_allclose(wm, sp.lambertw(xm, -1).real, rtol=1e-14)
+    # complex in SciPy: NaN here (below -1/e; x >= 0 on k = -1); -inf at 0 on k = -1
+    outside = tl.special.lambertw(*_f64([-0.5, -1.0]))
+    assert np.isnan(outside.numpy()).all()
+    assert np.isnan(tl.special.lambertw(*_f64([0.5]), k=-1).numpy()).all()
+    assert float(tl.special.lambertw(*_f64(0.0), k=-1)) == -np.inf
+    finite = np.isfinite(x0)
+    np.testing.assert_allclose(
+        _grad(tl.special.lambertw, x0[finite]), np.exp(-w0[finite]) / (1 + w0[finite]), rtol=1e-13
+    )
+    assert float(tl.grad(tl.special.lambertw)(*_f64(0.0))) == 1.0  # 0 / 0 in W / (x (1 + W))
+    np.testing.assert_allclose(_grad(lambda x: tl.special.lambertw(x, k=-1), xm), wm / (xm * (1 + wm)), rtol=1e-13)
+    inner = xm[1:3]  # away from the branch point -1/e, where a difference would straddle it
+    h = 1e-7 * np.abs(inner)
+    second = tl.grad(lambda x: tl.sum(tl.grad(lambda x: tl.sum(tl.special.lambertw(x, k=-1)))(x)))(*_f64(inner))
+    d = lambda x: sp.lambertw(x, -1).real / (x * (1 + sp.lambertw(x, -1).real))  # noqa: E731
+    np.testing.assert_allclose(second.numpy(), (d(inner + h) - d(inner - h)) / (2 * h), rtol=1e-5)
+    x32 = np.float32(-0.3678)  # near the branch point 1 + W cancels: float32 forms the derivative in float64
+    w = sp.lambertw(np.float64(x32)).real
+    np.testing.assert_allclose(float(tl.grad(tl.special.lambertw)(tl.tensor(x32))), w / (x32 * (1 + w)), rtol=3e-7)
+    with pytest.raises(ValueError, match=r"lambertw: the branch k must be 0 or -1 \(the real branches\), got 1"):
+        tl.special.lambertw(*_f64(1.0), k=1)
+
+
+def test_hyp1f1_matches_scipy_and_is_differentiable_in_x_to_every_order():
+    a, b = np.array([0.5, 1.0, -2.5, 3.0]), np.array([1.5, 2.0, 3.0, 0.5])
+    x = np.array([-10.0, 0.5, 3.0, 20.0])
+    np.testing.assert_allclose(tl.special.hyp1f1(*_f64(a, b, x)).numpy(), sp.hyp1f1(a, b, x), rtol=1e-14)
+    np.testing.assert_allclose(
+        _grad(tl.special.hyp1f1, a, b, x, argnums=2), a / b * sp.hyp1f1(a + 1, b + 1, x), rtol=1e-13
+    )
+    second = tl.grad(lambda x: tl.sum(tl.grad(lambda x: tl.sum(tl.special.hyp1f1(*_f64(a, b), x)))(x)))(
+        *_f64(x)
+    ).numpy()
+    np.testing.assert_allclose(second, a * (a + 1) / (b * (b + 1)) * sp.hyp1f1(a + 2, b + 2, x), rtol=1e-13)
+    assert float(tl.special.hyp1f1(*_f64(1.0, 2.0, 1.0))) == pytest.approx(math.e - 1, rel=1e-15)
+    with pytest.raises(LookupError, match=r"Hyp1f1: the derivative in a is not implemented"):
+        tl.grad(tl.special.hyp1f1)(*_f64(0.5, 1.5, 1.0))
+
+
+def test_bernoulli_numbers_are_exact_rationals_rounded_once():
+    from fractions import Fraction
+
+    got = tl.special.bernoulli(30)
+    assert got.dtype == tl.float64 and got.shape == (31,)
+    # B_0 .. B_12 from their definition's table; B_1 = -1/2 as SciPy and JAX
+    table = [1, Fraction(-1, 2), Fraction(1, 6), 0, Fraction(-1, 30), 0, Fraction(1, 42), 0, Fraction(-1, 30), 0]
+    table += [Fraction(5, 66), 0, Fraction(-691, 2730)]
+    np.testing.assert_array_equal(got.numpy()[:13], [float(v) for v in table])
+    np.testing.assert_allclose(got.numpy(), sp.bernoulli(30), rtol=1e-11)  # SciPy: 1.7e-12 off at B_30
+    assert float(tl.special.bernoulli(30)[30]) == float(Fraction(8615841276005, 14322))
+    for bad in (-1, 2.0, True):
+        with pytest.raises(ValueError, match=r"bernoulli: n must be a non-negative integer"):
+            tl.special.bernoulli(bad)
+
+
+# ---------------------------------------------------------------- betainc's parameter gradient for a tiny a and a large b
+@pytest.mark.parametrize("a, b, x", [(1e-6, 1e4, 1e-20), (2e-6, 5e3, 1e-30), (1e-4, 1e6, 1e-25)])
+def test_betainc_gradient_in_b_for_tiny_a_does_not_subtract_digammas(a, b, x):
+    # for x -> 0, I_x(a, b) = x**a / (a B(a, b)) (1 + O(x)), so d/db I = I (psi(a + b) - psi(b)), and that
+    # difference is a psi'(b) + a**2 psi''(b) / 2 + O(a**3): 1e-10 formed from two values of size 9.2
+    want = sp.betainc(a, b, x) * (a * sp.polygamma(1, b) + a**2 / 2 * sp.polygamma(2, b))
+    got = tl.grad(tl.special.betainc, argnums=1)(*_f64(a, b, x))
+    np.testing.assert_allclose(float(got), want, rtol=1e-13)
+
+
+def test_betainc_parameter_gradients_at_extreme_parameters_match_mpmath():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 80
+    for a, b, x, wrt in [(1e-6, 1e4, 1e-20, 1), (1e4, 1e-6, 1 - 1e-12, 0), (0.01, 1000.0, 1e-3, 0)]:
+        args = [a, b]
+
+        def f(u, wrt=wrt, a=a, b=b, x=x):
+            return mp.betainc(u, b, 0, x, regularized=True) if wrt == 0 else mp.betainc(a, u, 0, x, regularized=True)
+
+        want = float(mp.diff(f, args[wrt], h=mp.mpf(args[wrt]) * mp.mpf(10) ** -30))
+        got = tl.grad(tl.special.betainc, argnums=wrt)(*_f64(a, b, x))
+        np.testing.assert_allclose(float(got), want, rtol=1e-13)

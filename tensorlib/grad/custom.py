@@ -648,11 +648,18 @@ def _holds_no_tensor(value) -> bool:
     return not isinstance(value, Tensor) and not any(isinstance(leaf, Tensor) for leaf in tree.leaves(value))
 
 
-def remat(f):
+def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
     """``f`` whose intermediates are not kept for its gradient: the backward pass runs ``f`` again
     (JAX's ``jax.checkpoint``/``jax.remat``, TensorFlow's ``tf.recompute_grad``; ``tl.checkpoint`` is the
     module that saves variables).  Gradients are those of ``f``, to every order, for the tensors in
     its arguments (nested ones too, keyword ones too) and the trainable Variables it reads.
+
+    JAX's keywords are taken, so its code runs unchanged: ``static_argnums`` (positions whose values are
+    Python values, checked hashable as in JAX; every non-tensor argument is static here anyway),
+    ``prevent_cse`` (a bool) and ``policy`` (a ``jax.checkpoint_policies``-style callable, or None): nothing
+    is saved whatever the policy says (JAX's ``nothing_saveable``), so values and gradients are the same
+    and only the memory it would have kept differs.  ``tl.remat(static_argnums=1)`` with no ``f`` is a
+    decorator.
 
     Random draws repeat: the recomputation starts the global generator where the forward pass
     started it, and seeded ops draw the same numbers anyway.  A draw that cannot be repeated (from a
@@ -673,10 +680,15 @@ def remat(f):
     >>> bool(tl.all((g == 0) == (y == 0)))
     True
     """
+    if f is None:
+        return lambda fn: remat(fn, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums)
     name = getattr(f, "__qualname__", repr(f))
+    static = _remat_options(f, name, prevent_cse, policy, static_argnums)
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
+        for i in static:
+            _hashable_static(name, args, i)
         st = dispatch.current_state()
         if st.modes or not st.tapes:  # traced: the graph keeps what it keeps; nothing records: nothing to save
             return f(*args, **kwargs)
@@ -718,6 +730,37 @@ def remat(f):
         return _with_gradient(rematerialized, closures_as_variables=True)(*[leaves[i] for i in where])
 
     return wrapper
+
+
+def _remat_options(f, name, prevent_cse, policy, static_argnums) -> tuple:
+    """Check ``tl.remat``'s JAX keywords; the static positions as a tuple of ints."""
+    if not callable(f):
+        raise TypeError(f"tl.remat: f must be callable, got {type(f).__name__} {f!r:.60}")
+    if not isinstance(prevent_cse, bool):
+        raise TypeError(f"tl.remat({name}): prevent_cse must be a bool, got {prevent_cse!r:.60}")
+    if policy is not None and not callable(policy):
+        raise TypeError(f"tl.remat({name}): policy must be a callable or None, got {policy!r:.60}")
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    if any(not isinstance(i, int) or isinstance(i, bool) for i in static):
+        raise TypeError(f"tl.remat({name}): static_argnums must be ints, got {static_argnums!r:.60}")
+    return static
+
+
+def _hashable_static(name, args, i) -> None:
+    """The static argument ``args[i]`` is a Python value (hashable), as JAX requires; a tensor or array is not
+    (a NumPy scalar is a value)."""
+    if not -len(args) <= i < len(args):
+        raise ValueError(f"tl.remat({name}): static_argnums names argument {i}, but it was called with {len(args)}")
+    try:
+        leaves = tree.leaves(args[i])
+        if any(isinstance(v, Tensor) or hasattr(v, "shape") and not isinstance(v, np.generic) for v in leaves):
+            raise TypeError  # a tensor or array hashes by identity, but has no value to be static by
+        hash(args[i])
+    except TypeError:
+        raise TypeError(
+            f"tl.remat({name}): static argument {i} must be hashable (a Python value), got "
+            f"{type(args[i]).__name__}; pass tensors as ordinary arguments"
+        ) from None
 
 
 @contextlib.contextmanager

@@ -69,8 +69,19 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
 def _is_stateful(node) -> bool:
     """Nodes whose results are not a function of inputs and attrs alone are never folded or merged: a
     stateful op's, and a control-flow node's whose subgraphs draw (a random draw in a loop body)."""
-    return node.op.stateful or any(
-        isinstance(v, Graph) and any(_is_stateful(n) for n in v.nodes) for v in node.attrs.values()
+    return _in_node(node, lambda n: n.op.stateful)
+
+
+def _has_side_effect(node) -> bool:
+    """Nodes kept though nothing reads them: Variable assignments, ops declared ``side_effect`` (a check that
+    raises), and a control-flow node whose branch or body holds one."""
+    return node.op is ASSIGN or _in_node(node, lambda n: n.op.side_effect)
+
+
+def _in_node(node, test) -> bool:
+    """``test`` holds for ``node`` or for a node of its subgraphs (a branch or loop body), at any depth."""
+    return test(node) or any(
+        isinstance(v, Graph) and any(_in_node(n, test) for n in v.nodes) for v in node.attrs.values()
     )
 
 
@@ -881,11 +892,11 @@ def _phase_layer(conv, readers, outputs):
 
 # ---------------------------------------------------------------- dead nodes
 def eliminate_dead_nodes(graph: Graph) -> Graph:
-    """Drop nodes (and constants) nothing needs; Variable assignments always stay."""
+    """Drop nodes (and constants) nothing needs; Variable assignments and checks always stay."""
     live = {t._id for t in graph.outputs}
     kept = []
     for node in reversed(graph.nodes):
-        if node.op is ASSIGN or any(o._id in live for o in node.outputs):
+        if any(o._id in live for o in node.outputs) or _has_side_effect(node):
             kept.append(node)
             live.update(t._id for t in node.inputs)
     new = graph.empty_copy()

@@ -374,21 +374,79 @@ def _adjugate_kernel(xp, x, det):
     )
 
 
-def _adjugate_grad(node, g):
-    # adj(x) = det(x) inv(x): d adj = det (tr(inv dx) inv - inv dx inv), so the gradient is
-    # det (<inv, g> inv^T - inv^T g inv^T); it needs x invertible (second derivatives of det).
+_adj_grad = defop(
+    "MatrixAdjugateGrad",
+    inputs=("x", "g"),
+    infer=lambda x, g: _square_infer(x),
+    promote=(0, 1),
+    doc="The gradient of <g, adj(x)> in x (det's second derivative along g^T), at any x, singular ones included.",
+)
+
+
+@_adj_grad.generic
+def _adjugate_grad_kernel(xp, x, g):
+    # x = u diag(s) vh: adj(x) = c v adj(diag(s)) u^H with c = det(u) det(vh), and adj at diag(s) moves along
+    # e = u^H dx v as diag(q diag(e)) - q o e, q_ij the product of the s_k other than s_i and s_j (q_ii = 0).
+    # Its transpose: the gradient is c conj(u) (diag(q diag(g')) - q o g') v^T, g' = v^T g conj(u).  No
+    # division, so it holds at singular x (JAX's convention: plain transposes, adj is holomorphic).
+    n = x.shape[-1]
+    if x.size == 0:
+        return xp.zeros(x.shape, dtype=x.dtype)
+    u, s, vh = xp.linalg.svd(x)
+    conj_u, v_t = xp.conj(u), xp.conj(vh)  # v^T = conj(vh)
+    g_prime = xp.matmul(xp.matmul(v_t, g), conj_u)
+    q = xp.astype(_products_of_the_others(xp, s), x.dtype)
+    inner = xp.matmul(q, xp.linalg.diagonal(g_prime)[..., None])[..., 0]
+    core = inner[..., :, None] * xp.eye(n, dtype=x.dtype) - q * g_prime
+    phase = xp.linalg.det(u) * xp.linalg.det(vh)
+    return phase[..., None, None] * xp.matmul(xp.matmul(conj_u, core), v_t)
+
+
+def _products_of_the_others(xp, s):
+    """q[..., i, j] = the product of s[..., k] over k other than i and j, 0 on the diagonal (no division)."""
+    n = s.shape[-1]
+    eye = xp.eye(n, dtype=s.dtype)
+    # Row i: s with s_i replaced by 1; then the exclusive products of each row (before j times after j).
+    rows = s[..., None, :] * (1 - eye) + eye
+    ones = xp.ones(rows.shape[:-1] + (1,), dtype=s.dtype)
+    before = xp.cumulative_prod(xp.concat([ones, rows[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumulative_prod(xp.concat([ones, xp.flip(rows, axis=-1)[..., :-1]], axis=-1), axis=-1), axis=-1)
+    return before * after * (1 - eye)
+
+
+def _adjugate_grad_grad_x(node, h):
+    # <h, F(x, g)> = D^2 det(x)[a, b] with a = g^T, b = h, which is det (tr(pa) tr(pb) - tr(papb)) for invertible
+    # x (p = inv(x)); its gradient: det ((tr(pa) tr(pb) - tr(papb)) p - tr(pb) pap - tr(pa) pbp + papbp + pbpap)^T.
+    # det's third derivative: it needs x invertible.
     from .reduce import sum as reduce_sum
     from .shape import expand_dims
 
-    x, determinant = node.inputs
-    inverse_t = _mT(inv(x))
-    trace_term = expand_dims(reduce_sum(_mT(inverse_t) * g, axis=(-2, -1)), (-2, -1)) * inverse_t
-    return expand_dims(determinant, (-2, -1)) * (trace_term - _matmul(inverse_t, _matmul(g, inverse_t)))
+    x, g = node.inputs
+    p = inv(x)
+    a, b = _mT(g), h
+    pa, pb = _matmul(p, a), _matmul(p, b)
+
+    def trace(t):
+        return expand_dims(reduce_sum(_diag_part(t), axis=-1), (-2, -1))
+
+    tr_a, tr_b, tr_ab = trace(pa), trace(pb), trace(_matmul(pa, pb))
+    pap, pbp = _matmul(pa, p), _matmul(pb, p)
+    total = (tr_a * tr_b - tr_ab) * p - tr_b * pap - tr_a * pbp + _matmul(pa, pbp) + _matmul(pb, pap)
+    return expand_dims(det(x), (-2, -1)) * _mT(total)
+
+
+_adj_grad.kernel("numpy")(_lapack("MatrixAdjugateGrad")(functools.partial(_adjugate_grad_kernel, np)))
+# F(x, g) is linear in g, and D^2 det is symmetric: the gradient in g along h is F(x, h^T)^T.
+register_gradient(
+    "MatrixAdjugateGrad",
+    _adjugate_grad_grad_x,
+    lambda node, h: _mT(apply(_adj_grad, (node.inputs[0], _mT(h)))),
+)
 
 
 _adj.kernel("numpy")(_lapack("MatrixAdjugate")(functools.partial(_adjugate_kernel, np)))
 # det is det(x), passed so that the kernel need not factor x twice: x's rule is the whole derivative.
-register_gradient("MatrixAdjugate", _adjugate_grad, lambda node, g: None)
+register_gradient("MatrixAdjugate", lambda node, g: apply(_adj_grad, (node.inputs[0], g)), lambda node, g: None)
 
 
 def _adjugate(x, determinant=None) -> Tensor:
@@ -399,7 +457,8 @@ def _adjugate(x, determinant=None) -> Tensor:
 
 def det(x) -> Tensor:
     """Determinant; its gradient is the cofactor matrix (``det(x) inv(x)^T`` for invertible ``x``),
-    also at singular ``x`` (as in PyTorch); second derivatives need an invertible ``x``.
+    and its second derivative is defined, also at singular ``x`` (as in PyTorch; both from the SVD
+    there, without division); the third derivative needs an invertible ``x``.
 
     >>> import tensorlib as tl
     >>> float(tl.linalg.det(tl.tensor([[2.0, 1.0], [1.0, 3.0]])))

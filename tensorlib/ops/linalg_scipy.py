@@ -508,3 +508,116 @@ def circulant(c) -> Tensor:
     if n is None:
         raise ValueError(f"circulant: the length of c must be known, got shape {c.shape} {c.dtype}")
     return _take_last(c, (np.arange(n)[:, None] - np.arange(n)[None, :]) % max(n, 1))
+
+
+# ------------------------------------------------------------------ schur, hessenberg (values only)
+def _each_factorization(fn, x, dtype, outputs):
+    """``fn`` (returning ``outputs`` square matrices) on every matrix of x's batch, in double precision, each
+    result stacked and cast to ``dtype``."""
+    if x.size == 0:
+        return tuple(np.zeros(x.shape, dtype) for _ in range(outputs))
+    flat = x.astype(np.result_type(x, np.float64)).reshape((-1,) + x.shape[-2:])
+    results = [fn(m) for m in flat]
+    return tuple(np.stack([r[k] for r in results]).reshape(x.shape).astype(dtype) for k in range(outputs))
+
+
+def _not_differentiable_factorization(name, instead):
+    def rule(node, *grads):
+        x = node.inputs[0]
+        raise NotImplementedError(
+            f"{name}: no gradient (input shape {tuple(x.shape)} {x.dtype}): its factors are not unique (any "
+            f"unitary change of basis within repeated eigenvalues, and signs), as in JAX, which does not "
+            f"differentiate it either; differentiate {instead} instead"
+        )
+
+    return rule
+
+
+def _schur_infer(x, *, output):
+    if output not in ("real", "complex"):
+        raise ValueError(f"output must be 'real' or 'complex', got {output!r}")
+    dtype = _check_matrix(x)
+    dtype = np.result_type(dtype, np.complex64) if output == "complex" else dtype
+    return spec(x.shape, dtype), spec(x.shape, dtype)
+
+
+_schur = defop(
+    "Schur",
+    inputs=("x",),
+    attrs={"output": "real"},
+    infer=_schur_infer,
+    doc="Schur decomposition x = z t z^H (scipy.linalg.schur): t (quasi-)upper triangular, z unitary.",
+)
+
+
+@_schur.kernel("numpy")
+@_lapack("Schur")
+def _schur_kernel(x, *, output):
+    dtype = _float_dtype(x)
+    dtype = np.result_type(dtype, np.complex64) if output == "complex" else dtype
+    return _each_factorization(lambda m: _scipy_linalg().schur(m, output=output), x, dtype, 2)
+
+
+_schur.kernels_reason = "scipy.linalg.schur (LAPACK gees); the Array API standard has no Schur decomposition"
+register_gradient("Schur", _not_differentiable_factorization("Schur", "eig, eigvals or the matrix function"))
+
+
+def schur(a, output: str = "real") -> tuple:
+    """The Schur decomposition ``(t, z)`` with ``a = z @ t @ z^H`` (``scipy.linalg.schur``,
+    ``jax.scipy.linalg.schur``), batched: ``z`` unitary, ``t`` upper triangular (``output='complex'``; complex
+    for real ``a`` too) or, for real ``a`` with ``output='real'``, quasi-upper triangular with 2 x 2 blocks for
+    complex eigenvalue pairs.
+
+    Values only: asking for a gradient raises ``NotImplementedError`` (the factors are not unique; JAX has no
+    rule either).  Needs SciPy.
+
+    >>> import tensorlib as tl
+    >>> t, z = tl.linalg.schur(tl.tensor([[1.0, 2.0], [0.0, 3.0]]))
+    >>> t.numpy().tolist()
+    [[1.0, 2.0], [0.0, 3.0]]
+    """
+    t, z = apply(_schur, (a,), {"output": output})
+    return t, z
+
+
+def _hessenberg_infer(x, *, calc_q):
+    dtype = _check_matrix(x)
+    return (spec(x.shape, dtype), spec(x.shape, dtype)) if calc_q else spec(x.shape, dtype)
+
+
+_hessenberg = defop(
+    "Hessenberg",
+    inputs=("x",),
+    attrs={"calc_q": False},
+    infer=_hessenberg_infer,
+    doc="Hessenberg form x = q h q^H (scipy.linalg.hessenberg): h zero below its first subdiagonal, q unitary.",
+)
+
+
+@_hessenberg.kernel("numpy")
+@_lapack("Hessenberg")
+def _hessenberg_kernel(x, *, calc_q):
+    def one(m):
+        out = _scipy_linalg().hessenberg(m, calc_q=calc_q)
+        return out if calc_q else (out,)
+
+    out = _each_factorization(one, x, _float_dtype(x), 2 if calc_q else 1)
+    return out if calc_q else out[0]
+
+
+_hessenberg.kernels_reason = "scipy.linalg.hessenberg (LAPACK gehrd); the Array API standard has no Hessenberg form"
+register_gradient("Hessenberg", _not_differentiable_factorization("Hessenberg", "the quantity you need"))
+
+
+def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """The upper Hessenberg form ``h`` of ``a``, or ``(h, q)`` with ``a = q @ h @ q^H`` for ``calc_q=True``
+    (``scipy.linalg.hessenberg``, ``jax.scipy.linalg.hessenberg``), batched.
+
+    Values only: asking for a gradient raises ``NotImplementedError``.  Needs SciPy.
+
+    >>> import tensorlib as tl
+    >>> h = tl.linalg.hessenberg(tl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]))
+    >>> float(abs(h[2, 0]))
+    0.0
+    """
+    return apply(_hessenberg, (a,), {"calc_q": bool(calc_q)})

@@ -1374,6 +1374,7 @@ def _traced_edges(a, bins: int):
     """Equal bins over the data's min and max when they are known only at run time: ``numpy.linspace``'s
     arithmetic (``arange * step + start``, the last edge the stop) in the edges' dtype, as NumPy computes them."""
     from . import reduce as reduce_ops
+    from .random import _check_parameter
 
     dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
     values = math_ops.cast(a, dtype)
@@ -1382,6 +1383,11 @@ def _traced_edges(a, bins: int):
     last = reduce_ops.max(shape_ops.concat([values, creation.full((1,), -np.inf, dtype=dtype)], axis=0))
     empty = first > last
     first, last = math_ops.where(empty, 0.0, first), math_ops.where(empty, 1.0, last)
+    # NaN or inf data: eagerly a ValueError; traced the edges were NaN and every count a silent 0.
+    limits = _check_parameter(
+        shape_ops.stack([first, last]), rule=None, message="histogram: the data's min and max (the default range)"
+    )
+    first, last = limits[0], limits[1]
     same = first == last
     first, last = math_ops.where(same, first - 0.5, first), math_ops.where(same, last + 0.5, last)
     steps = creation.arange(bins + 1, dtype=dtype) * ((last - first) / bins) + first

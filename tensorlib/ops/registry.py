@@ -41,6 +41,7 @@ class OpDef:
         differentiable=True,
         variadic=False,
         stateful=False,
+        side_effect=False,
         float_valued=False,
         shape_only=False,
         elementwise=False,
@@ -55,6 +56,7 @@ class OpDef:
         self.has_gradient = False  # a gradient rule is registered (set by tl.grad.register_gradient)
         self.variadic = variadic
         self.stateful = stateful  # results depend on more than inputs and attrs (random draws)
+        self.side_effect = side_effect  # runs for more than its result (a check that raises): never dead code
         self.float_valued = float_valued  # integer/bool input x is cast to float64 first, as in NumPy
         self.shape_only = shape_only  # reads only its inputs' shapes and dtypes, never their values
         self.elementwise = elementwise  # maps elements (broadcasting its inputs); tl.vmap batches it in one call
@@ -182,6 +184,7 @@ def defop(
     differentiable=True,
     variadic=False,
     stateful=False,
+    side_effect=False,
     float_valued=False,
     shape_only=False,
     elementwise=False,
@@ -197,6 +200,9 @@ def defop(
     ``differentiable=False`` declares it not differentiable (``argmax``).
     ``stateful=True`` marks an op whose results are not a function of its
     inputs and attributes alone (random draws): graph passes never fold or merge it.
+    ``side_effect=True`` marks an op run for more than its result (a check that
+    raises, ``CheckNumerics``): dead-node elimination keeps it, and the branch or
+    loop body holding it, though nothing reads its result (eagerly it runs anyway).
     ``float_valued=True`` casts an integer or bool first input (with ``promote``:
     the promoted inputs, once promoted to an integer or bool dtype) to float64
     before the rule and kernel run, NumPy's rule for ``log``, ``exp``, ``hypot``...
@@ -220,6 +226,7 @@ def defop(
         differentiable=differentiable,
         variadic=variadic,
         stateful=stateful,
+        side_effect=side_effect,
         float_valued=float_valued,
         shape_only=shape_only,
         elementwise=elementwise,

@@ -1002,8 +1002,27 @@ def pad(x, paddings, constant_values=0) -> Tensor:
             f"pad: paddings {given!r} must be one (before, after) pair per axis of shape {x.shape}, or broadcast to them"
         ) from None
     pairs = tuple((int(a), int(b)) for a, b in table.tolist())
+    if isinstance(constant_values, Tensor) and constant_values.ndim == 0 and any(a or b for a, b in pairs):
+        return _pad_with_tensor(x, pairs, constant_values)
     constant_values = _check_pad_value(x, constant_values)
     return apply(_pad, (x,), {"paddings": pairs, "constant_values": constant_values})
+
+
+def _pad_with_tensor(x, pairs, value) -> Tensor:
+    """x padded with a 0-d tensor: selected into the padding, so the result differentiates in it (as jax.lax.pad
+    does; read as a number it got no gradient, and traced it had no value to read)."""
+    from . import math as math_ops
+
+    if not value.is_symbolic:
+        _check_pad_value(x, value)
+    elif value.dtype.kind == "c" and x.dtype.kind != "c" or value.dtype.kind in "fc" and x.dtype.kind in "biu":
+        raise TypeError(
+            f"pad: constant_values of dtype {value.dtype} cannot be held exactly by x's dtype {x.dtype} (x shape "
+            f"{x.shape}); cast x to a wider dtype first"
+        )
+    inside = apply(_pad, (math_ops.ones_like(x, dtype=_dt.bool_),), {"paddings": pairs, "constant_values": False})
+    padded = apply(_pad, (x,), {"paddings": pairs, "constant_values": 0})
+    return math_ops.where(inside, padded, math_ops.cast(value, x.dtype))
 
 
 def _check_pad_value(x, value):

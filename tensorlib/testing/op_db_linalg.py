@@ -348,6 +348,33 @@ def _adjugate_draw(draw, dtype):
 
 
 @st.composite
+def _adjugate_grad_draw(draw, dtype):
+    """(x, g): x invertible (gradients in both checked: det's third derivative) or of lower rank (in g only)."""
+    sample = draw(_adjugate_draw(dtype))
+    x = sample.args[0]
+    g = _rng(draw(SEEDS)).uniform(-1, 1, x.shape).astype(dtype)
+    return SampleInput((x, g), grad_argnums=(0, 1) if sample.grad_argnums else (1,))
+
+
+def _adjugate_grad(x, g):
+    from ..dispatch import apply
+    from ..ops.linalg_ops import _adj_grad
+
+    return apply(_adj_grad, (x, g))
+
+
+def _adjugate_grad_ref(x, g, eps=1e-5):
+    """The gradient of <g, adj(x)> by central differences of the cofactors (a polynomial: exact to ~1e-10)."""
+    x64, out = x.astype(np.float64), np.empty(x.shape)
+    for index in np.ndindex(x.shape[-2:]):
+        step = np.zeros(x.shape[-2:])
+        step[index] = eps
+        up, down = _cofactors_ref(x64 + step), _cofactors_ref(x64 - step)
+        out[(Ellipsis,) + index] = np.sum(g * (up - down), axis=(-2, -1)) / (2 * eps)
+    return out.astype(x.dtype)
+
+
+@st.composite
 def _cholesky_solve_draw(draw, dtype):
     seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
     upper = draw(st.booleans())
@@ -604,6 +631,35 @@ def _circulant_draw(draw, dtype):
 
 def _circulant_ref(c):
     return np.stack([np.roll(c, k, axis=-1) for k in range(c.shape[-1])], axis=-1)
+
+
+@st.composite
+def _schur_draw(draw, dtype):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    a = _rng(seed).uniform(-1, 1, batch + (n, n)).astype(dtype)
+    return SampleInput((a,), {"output": draw(st.sampled_from(["real", "complex"]))}, grad_argnums=())
+
+
+def _schur_ref(a, output="real"):
+    import scipy.linalg
+
+    dtype = np.result_type(a, np.complex64) if output == "complex" else a.dtype
+    out = _each_matrix(lambda m: scipy.linalg.schur(m.astype(np.float64), output=output), a)
+    return tuple(t.astype(dtype) for t in out)
+
+
+@st.composite
+def _hessenberg_draw(draw, dtype):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(st.sampled_from([4, 3, 1]))
+    a = _rng(seed).uniform(-1, 1, batch + (n, n)).astype(dtype)
+    return SampleInput((a,), {"calc_q": draw(st.booleans())}, grad_argnums=())
+
+
+def _hessenberg_ref(a, calc_q=False):
+    import scipy.linalg
+
+    out = _each_matrix(lambda m: scipy.linalg.hessenberg(m.astype(np.float64), calc_q=calc_q), a)
+    return tuple(t.astype(a.dtype) for t in out) if calc_q else out.astype(a.dtype)
 
 
 # ---------------------------------------------------------------- error inputs
@@ -1045,6 +1101,15 @@ OPINFOS = [
         atol=1e-5,
     ),
     OpInfo(
+        "linalg.adjugate gradient (det's second derivative)",
+        _adjugate_grad,
+        _adjugate_grad_ref,
+        _adjugate_grad_draw,
+        op_types=("MatrixAdjugateGrad",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
         "linalg.matrix_exp",
         tl.linalg.matrix_exp,
         _expm_ref,
@@ -1206,4 +1271,26 @@ OPINFOS = [
     ),
     OpInfo("linalg.toeplitz", tl.linalg.toeplitz, _toeplitz_ref, _toeplitz_draw),
     OpInfo("linalg.circulant", tl.linalg.circulant, _circulant_ref, _circulant_draw),
+    OpInfo(
+        "linalg.schur",
+        tl.linalg.schur,
+        _schur_ref,
+        _schur_draw,
+        op_types=("Schur",),
+        dtypes=FLOATS,
+        differentiable=False,
+        atol=1e-5,
+        error_inputs=(_not_square("Schur"), _half("Schur")),
+    ),
+    OpInfo(
+        "linalg.hessenberg",
+        tl.linalg.hessenberg,
+        _hessenberg_ref,
+        _hessenberg_draw,
+        op_types=("Hessenberg",),
+        dtypes=FLOATS,
+        differentiable=False,
+        atol=1e-5,
+        error_inputs=(_not_square("Hessenberg"), _half("Hessenberg")),
+    ),
 ]

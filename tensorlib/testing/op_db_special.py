@@ -39,6 +39,31 @@ def _scipy(name):
     return ref
 
 
+def _scipy_pair(name):
+    """``scipy.special.<name>`` of two outputs (fresnel, sici, shichi), each in the input's float dtype."""
+
+    def ref(x):
+        import scipy.special
+
+        return tuple(np.asarray(out).astype(x.dtype) for out in getattr(scipy.special, name)(x))
+
+    return ref
+
+
+def _lambertw_ref(x, k=0):
+    """SciPy's complex lambertw, its real part where that is real (NaN elsewhere), in x's dtype."""
+    import scipy.special
+
+    w = scipy.special.lambertw(x, k)
+    return np.where(w.imag == 0, w.real, np.nan).astype(x.dtype)
+
+
+def _bernoulli_ref(n):
+    import scipy.special
+
+    return np.asarray(scipy.special.bernoulli(n), np.float64)
+
+
 def _stats(dist, method):
     def ref(*args):
         import scipy.stats
@@ -65,16 +90,44 @@ def _uniform(*ranges, shapes=SHAPES, grads=None):
     return samples
 
 
-def _special(name, ranges, op_types, **kwargs):
+def _special(name, ranges, op_types, samples_grads=None, **kwargs):
     return OpInfo(
         f"special.{name}",
         getattr(tl.special, name),
         _scipy(name),
-        _uniform(*ranges),
+        _uniform(*ranges, grads=samples_grads),
         op_types=op_types,
         dtypes=kwargs.pop("dtypes", FLOATS),
         **kwargs,
     )
+
+
+def _log_tail_factor(op_type, **attrs):
+    """The op ``op_type`` (the log of the series or continued fraction of an incomplete gamma or beta function's
+    tail, ``tl.stats``' log tails)."""
+    return lambda *args: tl.ops.get(op_type)(*args, **attrs)
+
+
+def _log_tail_factor_reference(kind):
+    """SciPy's tail divided by its prefactor, in logs, where neither underflows: ``log S`` (``kind`` "lower"),
+    ``log H`` ("upper") of P(a, x) = x**a e**-x / Gamma(a + 1) S and Q(a, x) = x**a e**-x / Gamma(a) H, ``log K``
+    ("beta") of I_x(a, b) = x**a (1 - x)**b / (a B(a, b)) K."""
+
+    def ref(*args):
+        import scipy.special as sp
+
+        dtype = np.result_type(*args)
+        a, *rest = (np.asarray(v, np.float64) for v in args)
+        if kind == "beta":
+            b, x = rest
+            out = np.log(sp.betainc(a, b, x)) - (sp.xlogy(a, x) + sp.xlog1py(b, -x) - np.log(a) - sp.betaln(a, b))
+        else:
+            (x,) = rest
+            lead = sp.xlogy(a, x) - x - sp.gammaln(a)
+            out = np.log(sp.gammaincc(a, x)) - lead if kind == "upper" else np.log(sp.gammainc(a, x)) - lead + np.log(a)
+        return out.astype(dtype)
+
+    return ref
 
 
 # ---------------------------------------------------------------- special functions
@@ -232,6 +285,29 @@ _SPECIAL = [
     # first order in a, b and x (the second in a and b is not implemented), every order in x
     _special("betainc", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)], ("Betainc", "BetaincGrad"), second_order=False),
     _special("betaincc", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)], ("Betaincc", "BetaincGrad"), second_order=False),
+    # the logs of the far tails' series and continued fractions (first order in a and b, every order in x)
+    *(
+        OpInfo(
+            f"special.log_tail_{kind}",
+            _log_tail_factor(op_type, **attrs),
+            _log_tail_factor_reference(kind),
+            _uniform(*ranges),
+            op_types=op_types,
+            dtypes=FLOATS,
+            second_order=False,
+        )
+        for kind, op_type, attrs, op_types, ranges in (
+            ("upper", "LogIgammaFactor", {"upper": True}, ("LogIgammaFactor",), [(0.5, 4.0), (6.0, 20.0)]),
+            ("lower", "LogIgammaFactor", {"upper": False}, ("LogIgammaFactor",), [(3.0, 8.0), (0.1, 3.5)]),
+            (
+                "beta",
+                "LogBetaincFraction",
+                {},
+                ("LogBetaincFraction", "LogBetaincFractionGrad"),
+                [(2.0, 5.0), (2.0, 5.0), (0.02, 0.24)],
+            ),
+        )
+    ),
     OpInfo(
         "special.betainc_in_x",
         tl.special.betainc,
@@ -340,6 +416,51 @@ _SPECIAL = [
     _special("j1", [(-20.0, 20.0)], ("BesselJ1",)),
     _special("y0", [(0.3, 20.0)], ("BesselY0",)),
     _special("y1", [(0.3, 20.0)], ("BesselY1",)),
+    # two outputs: (S, C), (Si, Ci), (Shi, Chi)
+    *(
+        OpInfo(
+            f"special.{name}", getattr(tl.special, name), _scipy_pair(name), _uniform(r), op_types=(t,), dtypes=FLOATS
+        )
+        for name, t, r in (
+            ("fresnel", "Fresnel", (-3.0, 3.0)),
+            ("sici", "Sici", (0.2, 6.0)),
+            ("shichi", "Shichi", (0.2, 4.0)),
+        )
+    ),
+    _special("ellipk", [(-2.0, 0.9)], ("EllipticK",)),
+    _special("ellipe", [(-2.0, 0.9)], ("EllipticE",)),
+    OpInfo(
+        "special.lambertw",
+        tl.special.lambertw,
+        _lambertw_ref,
+        _uniform((-0.3, 5.0)),
+        op_types=("LambertW",),
+        dtypes=FLOATS,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(2),), {"k": 1}, match=r"lambertw: the branch k must be 0 or -1 \(the real branches\), got 1"
+            ),
+        ),
+    ),
+    OpInfo(
+        "special.lambertw_k_minus_1",
+        tl.special.lambertw,
+        _lambertw_ref,
+        lambda dtype: _uniform((-0.3, -0.05))(dtype).map(lambda s: SampleInput(s.args, {"k": -1}, s.grad_argnums)),
+        op_types=("LambertW",),
+        dtypes=FLOATS,
+    ),
+    # differentiable in x to every order (a and b: LookupError)
+    _special("hyp1f1", [(0.2, 3.0), (0.5, 3.0), (-2.0, 2.0)], ("Hyp1f1",), samples_grads=(2,)),
+    OpInfo(
+        "special.bernoulli",
+        tl.special.bernoulli,
+        _bernoulli_ref,
+        lambda dtype: st.integers(0, 30).map(lambda n: SampleInput((n,), grad_argnums=())),
+        dtypes=(_dt.float64,),
+        differentiable=False,
+        error_inputs=(ErrorInput((-1,), match=r"bernoulli: n must be a non-negative integer, got -1"),),
+    ),
     OpInfo(
         "special.gammaln_int",
         tl.special.gammaln,

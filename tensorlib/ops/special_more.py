@@ -1,0 +1,355 @@
+"""More of ``tl.special``: the functions of ``jax.scipy.special`` beyond the first set (Fresnel, sine and cosine
+integrals, complete elliptic integrals, Lambert's W, Kummer's 1F1, Bernoulli numbers), SciPy's kernels with
+gradients in tensorlib ops, built on the helpers of :mod:`tensorlib.ops.special`.
+"""
+
+from __future__ import annotations
+
+import math as _math
+from fractions import Fraction
+
+import numpy as np
+
+from ..dispatch import apply
+from ..grad.registry import register_gradient
+from ..tensor import Tensor
+from . import elementwise, floating
+from . import math as math_ops
+from .registry import defop, spec
+from .special import _define, _elementwise_infer, _in_float64, _result_dtype, scipy_special
+
+
+def _series(coefficients, t):
+    """``sum_k coefficients[k] t**k`` by Horner's rule (``t`` a Tensor)."""
+    out = coefficients[-1]
+    for c in coefficients[-2::-1]:
+        out = out * t + c
+    return out
+
+
+# ------------------------------------------------------------------ Fresnel, sine and cosine integrals (two outputs)
+def _pair_infer(x):
+    out = spec(x.shape, _result_dtype(x.dtype))
+    return out, out
+
+
+def _scipy_pair_kernel(function_name):
+    """``scipy.special.<function_name>`` (two outputs) in float64, each rounded once to the rule's dtype."""
+
+    def kernel(x):
+        dtype = _result_dtype(x.dtype)
+        first, second = getattr(scipy_special(), function_name)(x.astype(np.float64))
+        return np.asarray(first).astype(dtype, copy=False), np.asarray(second).astype(dtype, copy=False)
+
+    kernel.__name__ = kernel.__qualname__ = f"scipy_{function_name}"
+    return kernel
+
+
+def _define_pair(op_type, function_name, doc):
+    op = defop(op_type, inputs=("x",), infer=_pair_infer, doc=doc)
+    op.kernel("numpy")(_scipy_pair_kernel(function_name))
+    op.kernels_reason = f"scipy.special.{function_name}; the Array API standard has no special functions"
+    return op
+
+
+_fresnel = _define_pair("Fresnel", "fresnel", "The Fresnel integrals (S(x), C(x)).")
+_sici = _define_pair("Sici", "sici", "The sine and cosine integrals (Si(x), Ci(x)).")
+_shichi = _define_pair("Shichi", "shichi", "The hyperbolic sine and cosine integrals (Shi(x), Chi(x)).")
+
+
+_SPLITTER = 2.0**27 + 1.0  # Veltkamp: c x - (c x - x) keeps x's upper 26 bits
+_EVEN_SQUARES_FROM = 2.0**60  # past it every float64 is an even integer: x**2 = 0 mod 4
+
+
+def _quarter_turns(x):
+    """``x**2 mod 4``, to float64 precision: sin(pi x**2 / 2) and cos(pi x**2 / 2) have period 4 in x**2, and the
+    rounded square had lost the angle's digits (1e-9 relative in the Fresnel derivative at x = 3000.7).  ``x = hi
+    + lo`` (Veltkamp's split) makes ``hi**2``, ``2 hi lo`` and ``lo**2`` exact, each reduced exactly; the floors
+    are not differentiated, and the derivative of the sum is ``2 x``."""
+    huge = math_ops.greater(math_ops.abs(x), _EVEN_SQUARES_FROM)
+    xs = math_ops.where(huge, 0.0, x)
+    scaled = _SPLITTER * xs
+    hi = scaled - (scaled - xs)
+    lo = xs - hi
+    parts = [math_ops.square(hi), 2.0 * hi * lo, math_ops.square(lo)]
+    total = sum(part - 4.0 * math_ops.floor(0.25 * part) for part in parts)
+    return math_ops.where(huge, 0.0, total - 4.0 * math_ops.floor(0.25 * total))
+
+
+def _fresnel_slope(trig):
+    return lambda x, _: trig((0.5 * _math.pi) * _quarter_turns(x))
+
+
+register_gradient(
+    "Fresnel",
+    lambda node, g_s, g_c: (
+        g_s * _in_float64(_fresnel_slope(math_ops.sin), None, node.inputs[0], None)
+        + g_c * _in_float64(_fresnel_slope(math_ops.cos), None, node.inputs[0], None)
+    ),
+)
+
+# sin(x) / x = sum_k (-1)**k x**2k / (2k + 1)! and sinh(x) / x (the same, all signs +), to x**6: within 3e-20 of it
+# for |x| < _OVER_X_SERIES_BELOW, where their derivatives, by autodiff of the quotient, would cancel.
+_OVER_X_SERIES_BELOW = 1e-2
+_SIN_OVER_X = [(-1.0) ** k / _math.factorial(2 * k + 1) for k in range(4)]
+_SINH_OVER_X = [1.0 / _math.factorial(2 * k + 1) for k in range(4)]
+
+
+def _odd_over_x(odd, x, series):
+    """``odd(x) / x`` for an odd entire function, its Maclaurin ``series`` in x**2 near 0 (1 at 0)."""
+    small = math_ops.less(math_ops.abs(x), _OVER_X_SERIES_BELOW)
+    xs = math_ops.where(small, 1.0, x)
+    return math_ops.where(small, _series(series, math_ops.square(math_ops.where(small, x, 0.0))), odd(xs) / xs)
+
+
+def _used_slope(g, slope, x):
+    """``g * slope(x)``, but 0 where the slope is infinite and ``g`` is 0: an unused output's zero cotangent met Ci's
+    and Chi's infinite slope at 0 (or Shi's and Chi's past overflow), and 0 * inf made the other output's gradient
+    NaN, to every order.  There ``slope`` sees x = 1.  Elsewhere linear in ``g`` (forward mode differentiates it
+    in ``g`` at 0)."""
+    lost = math_ops.logical_and(math_ops.equal(g, 0.0), math_ops.logical_not(floating.isfinite(slope(x))))
+    xs = math_ops.where(lost, 1.0, x)
+    return math_ops.where(lost, 0.0, g * slope(xs))
+
+
+def _integrals_rule(odd, even, series):
+    """The rule of the (odd, even) integral pairs (Si, Ci) and (Shi, Chi): slopes ``odd(x) / x`` and ``even(x) / x``."""
+
+    def rule(node, g_odd, g_even):
+        x = node.inputs[0]
+        return _used_slope(g_odd, lambda x: _odd_over_x(odd, x, series), x) + _used_slope(
+            g_even, lambda x: even(x) / x, x
+        )
+
+    return rule
+
+
+register_gradient("Sici", _integrals_rule(math_ops.sin, math_ops.cos, _SIN_OVER_X))
+register_gradient("Shichi", _integrals_rule(elementwise.sinh, elementwise.cosh, _SINH_OVER_X))
+
+
+def fresnel(x) -> tuple[Tensor, Tensor]:
+    """The Fresnel integrals ``(S(x), C(x)) = (int_0^x sin(pi t**2 / 2) dt, int_0^x cos(pi t**2 / 2) dt)``
+    (SciPy's and JAX's ``fresnel``, in that order); gradients ``sin(pi x**2 / 2)`` and ``cos(pi x**2 / 2)``.
+
+    >>> import tensorlib as tl
+    >>> s, c = tl.special.fresnel(tl.tensor([0.0, 1.0], "float64"))
+    >>> s.numpy().round(6).tolist(), c.numpy().round(6).tolist()
+    ([0.0, 0.438259], [0.0, 0.779893])
+    """
+    return apply(_fresnel, (x,))
+
+
+def sici(x) -> tuple[Tensor, Tensor]:
+    """The sine and cosine integrals ``(Si(x), Ci(x))``, ``Si(x) = int_0^x sin(t) / t dt``, ``Ci(x) = gamma + log|x| +
+    int_0^x (cos(t) - 1) / t dt`` (SciPy's ``sici`` of a real: ``Ci`` is even, ``-inf`` at 0); gradients
+    ``sin(x) / x`` (1 at 0) and ``cos(x) / x``.
+
+    >>> import tensorlib as tl
+    >>> si, ci = tl.special.sici(tl.tensor([1.0, -2.0], "float64"))
+    >>> si.numpy().round(6).tolist(), ci.numpy().round(6).tolist()
+    ([0.946083, -1.605413], [0.337404, 0.422981])
+    """
+    return apply(_sici, (x,))
+
+
+def shichi(x) -> tuple[Tensor, Tensor]:
+    """The hyperbolic sine and cosine integrals ``(Shi(x), Chi(x))``, ``Shi(x) = int_0^x sinh(t) / t dt``, ``Chi(x) =
+    gamma + log|x| + int_0^x (cosh(t) - 1) / t dt`` (SciPy's ``shichi`` of a real: ``Chi`` is even); gradients
+    ``sinh(x) / x`` (1 at 0) and ``cosh(x) / x``.
+
+    >>> import tensorlib as tl
+    >>> shi, chi = tl.special.shichi(tl.tensor([1.0], "float64"))
+    >>> shi.numpy().round(6).tolist(), chi.numpy().round(6).tolist()
+    ([1.057251], [0.837867])
+    """
+    return apply(_shichi, (x,))
+
+
+# ------------------------------------------------------------------ complete elliptic integrals (parameter m)
+_ellipk = _define("EllipticK", "ellipk", inputs=("m",), doc="K(m), the complete elliptic integral of the first kind.")
+_ellipe = _define("EllipticE", "ellipe", inputs=("m",), doc="E(m), the complete elliptic integral of the second kind.")
+
+# (E(m) - K(m)) / (2m) = pi/2 sum_{n >= 1} c_n n / (1 - 2n) m**(n - 1), c_n = (binom(2n, n) / 4**n)**2: the
+# quotient cancels near m = 0 (1e-8 relative at m = 1e-8), the series (to m**17, within 1e-18 of it) does not.
+_ELLIPTIC_SERIES_BELOW = 0.1
+_ELLIPTIC_SERIES = [0.5 * _math.pi * (_math.comb(2 * n, n) / 4.0**n) ** 2 * n / (1 - 2 * n) for n in range(1, 19)]
+
+
+def _e_minus_k_over_2m(m, k_value, e_value):
+    """``(E(m) - K(m)) / (2m)``, d/dm E(m); its series near 0 (-pi/8 there)."""
+    small = math_ops.less(math_ops.abs(m), _ELLIPTIC_SERIES_BELOW)
+    return math_ops.where(
+        small,
+        _series(_ELLIPTIC_SERIES, math_ops.where(small, m, 0.0)),
+        (e_value - k_value) / (2.0 * math_ops.where(small, 1.0, m)),
+    )
+
+
+def _ellipk_derivative(m, value):
+    """d/dm K(m) = (E - (1 - m) K) / (2m (1 - m)) = ((E - K) / (2m) + K / 2) / (1 - m)."""
+    return (_e_minus_k_over_2m(m, value, ellipe(m)) + 0.5 * value) / (1.0 - m)
+
+
+def _ellipe_derivative(m, value):
+    return _e_minus_k_over_2m(m, ellipk(m), value)
+
+
+register_gradient(
+    "EllipticK", lambda node, g: g * _in_float64(_ellipk_derivative, ellipk, node.inputs[0], node.outputs[0])
+)
+register_gradient(
+    "EllipticE", lambda node, g: g * _in_float64(_ellipe_derivative, ellipe, node.inputs[0], node.outputs[0])
+)
+
+
+def ellipk(m) -> Tensor:
+    """The complete elliptic integral of the first kind ``K(m) = int_0^(pi/2) (1 - m sin(t)**2)**-1/2 dt`` in SciPy's
+    parameter convention (``m = k**2``; ``inf`` at 1, NaN above); gradient ``(E - (1 - m) K) / (2m (1 - m))``
+    (``pi / 8`` at 0, from its series there).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.ellipk(tl.tensor(0.5, "float64"))), 6)
+    1.854075
+    >>> round(float(tl.grad(tl.special.ellipk)(tl.tensor(0.0, "float64"))), 6)   # pi / 8
+    0.392699
+    """
+    return apply(_ellipk, (m,))
+
+
+def ellipe(m) -> Tensor:
+    """The complete elliptic integral of the second kind ``E(m) = int_0^(pi/2) (1 - m sin(t)**2)**1/2 dt`` (SciPy's
+    parameter convention, ``m = k**2``; NaN above 1); gradient ``(E - K) / (2m)`` (``-pi / 8`` at 0).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.ellipe(tl.tensor(0.5, "float64"))), 6)
+    1.350644
+    """
+    return apply(_ellipe, (m,))
+
+
+# ------------------------------------------------------------------ Lambert's W
+def _lambertw_kernel(x, *, k, tol):
+    """SciPy's complex ``lambertw`` on the real line: its real value where that is real, NaN elsewhere (x < -1/e,
+    and x >= 0 on the branch k = -1, where W is complex)."""
+    dtype = _result_dtype(x.dtype)
+    out = np.asarray(scipy_special().lambertw(x.astype(np.float64), k, tol))
+    real = np.where(out.imag == 0, out.real, np.nan)
+    return real.astype(dtype, copy=False)
+
+
+_lambertw = defop(
+    "LambertW",
+    inputs=("x",),
+    attrs={"k": 0, "tol": 1e-8},
+    infer=_elementwise_infer,
+    doc="Lambert's W, the branch k (0 or -1) of the inverse of w exp(w), on the real line.",
+)
+_lambertw.kernel("numpy")(_lambertw_kernel)
+_lambertw.kernels_reason = "scipy.special.lambertw; the Array API standard has no special functions"
+
+
+def _lambertw_grad(node, g):
+    """W' = W / (x (1 + W)) = exp(-W) / (1 + W) (x = W exp(W)): that form on the principal branch (1 at x = 0,
+    where the first is 0 / 0); the first on k = -1, where W reaches -inf and exp(-W) overflows."""
+    branch, tol = node.attrs["k"], node.attrs["tol"]
+
+    def derivative(x, w):
+        if branch == 0:
+            return math_ops.exp(-w) / (1.0 + w)
+        return math_ops.where(math_ops.equal(x, 0.0), -_math.inf, w / (x * (1.0 + w)))  # -inf at 0 (W = -inf)
+
+    return g * _in_float64(derivative, lambda x: lambertw(x, branch, tol), node.inputs[0], node.outputs[0])
+
+
+register_gradient("LambertW", _lambertw_grad)
+
+
+def lambertw(x, k: int = 0, tol: float = 1e-8) -> Tensor:
+    """Lambert's W function, ``w`` with ``w exp(w) = x``, on the real line: the principal branch ``k = 0`` for ``x >=
+    -1/e`` and the branch ``k = -1`` for ``-1/e <= x < 0`` (``-inf`` at 0).  SciPy's ``lambertw`` returns complex
+    numbers; this is their real part where they are real, NaN elsewhere.  Gradient ``W / (x (1 + W))`` (1 at x = 0
+    on the principal branch), computed in float64 for float32 (near -1/e, ``1 + W`` cancels).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.lambertw(tl.tensor(1.0, "float64"))), 6)   # the omega constant
+    0.567143
+    >>> round(float(tl.special.lambertw(tl.tensor(-0.2, "float64"), k=-1)), 6)
+    -2.542641
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k not in (0, -1):
+        raise ValueError(f"lambertw: the branch k must be 0 or -1 (the real branches), got {k!r:.60}")
+    return apply(_lambertw, (x,), {"k": int(k), "tol": float(tol)})
+
+
+# ------------------------------------------------------------------ Kummer's confluent hypergeometric function
+_hyp1f1 = _define(
+    "Hyp1f1",
+    "hyp1f1",
+    inputs=("a", "b", "x"),
+    doc="Kummer's confluent hypergeometric function 1F1(a; b; x).",
+)
+
+
+def _hyp1f1_no_parameter_gradient(name):
+    def rule(node, g):
+        raise LookupError(
+            f"Hyp1f1: the derivative in {name} is not implemented (no closed form in these functions); the "
+            "derivatives of every order in x are"
+        )
+
+    return rule
+
+
+def _hyp1f1_by_x(node, g):
+    a, b, x = node.inputs
+    return g * (a / b) * hyp1f1(a + 1.0, b + 1.0, x)
+
+
+register_gradient("Hyp1f1", _hyp1f1_no_parameter_gradient("a"), _hyp1f1_no_parameter_gradient("b"), _hyp1f1_by_x)
+
+
+def hyp1f1(a, b, x) -> Tensor:
+    """Kummer's confluent hypergeometric function ``1F1(a; b; x) = sum_k (a)_k / ((b)_k k!) x**k`` (SciPy's
+    ``hyp1f1``); differentiable in ``x`` to every order, ``(a / b) 1F1(a + 1; b + 1; x)``, as
+    ``jax.scipy.special.hyp1f1``; a gradient in ``a`` or ``b`` raises LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.hyp1f1(tl.tensor(1.0, "float64"), 2.0, 1.0)), 6)   # (e - 1) / 1
+    1.718282
+    """
+    return apply(_hyp1f1, (a, b, x))
+
+
+# ------------------------------------------------------------------ Bernoulli numbers
+def bernoulli(n: int) -> Tensor:
+    """The Bernoulli numbers ``B_0 ... B_n`` (``B_1 = -1/2``) as a float64 tensor of ``n + 1`` elements, SciPy's and
+    JAX's ``bernoulli``: exact rationals (the Akiyama-Tanigawa recurrence), each rounded once.  Not differentiable
+    (a constant of ``n``).
+
+    >>> import tensorlib as tl
+    >>> tl.special.bernoulli(4).numpy().round(6).tolist()
+    [1.0, -0.5, 0.166667, 0.0, -0.033333]
+    """
+    from .creation import tensor
+
+    if isinstance(n, Tensor):
+        if n.is_symbolic or n.ndim:
+            raise TypeError(f"bernoulli: n must be a known integer, got a tensor of shape {n.shape} ({n.dtype})")
+        n = n.numpy().item()
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"bernoulli: n must be a non-negative integer, got {n!r:.60}")
+    return tensor(np.array([float(b) for b in _bernoulli_numbers(int(n))], np.float64))
+
+
+def _bernoulli_numbers(n: int) -> list:
+    """B_0 ... B_n as Fractions (B_1 = -1/2) by Akiyama and Tanigawa's algorithm, which gives B_1 = +1/2."""
+    row, out = [Fraction(0)] * (n + 1), []
+    for m in range(n + 1):
+        row[m] = Fraction(1, m + 1)
+        for j in range(m, 0, -1):
+            row[j - 1] = j * (row[j - 1] - row[j])
+        out.append(row[0])
+    if n >= 1:
+        out[1] = -out[1]
+    return out
