@@ -97,15 +97,14 @@ def _frechet_block(function, x, e):
     """The Frechet derivative of the primary matrix function ``function`` at ``x`` along ``e``: the upper right
     block of ``function([[x, e], [0, x]])`` (Mathias 1996).  It is linear in ``e``, so ``e`` is scaled to ``x``'s
     size first (a large ``e`` would cost squarings and accuracy) and the block scaled back."""
-    from ._shapes import broadcast_shapes
     from .math import abs as absolute
     from .math import maximum, ones_like, stop_gradient, where, zeros_like
     from .reduce import max as reduce_max
-    from .shape import broadcast_to, concat, getitem
+    from .shape import concat, getitem
 
-    if tuple(x.shape[:-2]) != tuple(e.shape[:-2]):  # one block matrix: one batch shape
-        batch = broadcast_shapes(tuple(x.shape[:-2]), tuple(e.shape[:-2]))
-        x, e = broadcast_to(x, batch + tuple(x.shape[-2:])), broadcast_to(e, batch + tuple(e.shape[-2:]))
+    if tuple(x.shape[:-2]) != tuple(e.shape[:-2]):  # one block matrix: one batch shape (sizes may be unknown)
+        x = x + zeros_like(e)
+        e = e + zeros_like(x)
     n = x.shape[-1]
     if n == 0:
         return zeros_like(e)

@@ -9,7 +9,7 @@ builds the matrix from them.
 
 >>> from tensorlib.testing.op_db_linalg import OPINFOS
 >>> sorted({t for info in OPINFOS for t in info.op_types})[:3]
-['Cholesky', 'Eig', 'LogMatrixDeterminant']
+['Cholesky', 'Eig', 'Hessenberg']
 """
 
 from __future__ import annotations
