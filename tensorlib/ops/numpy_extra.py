@@ -1410,7 +1410,8 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
     """The bin edges of ``numpy.histogram`` for the 1-d ``a``: ``bins`` equal bins over ``range`` (the data's
     min and max by default, read when the graph runs under ``tl.function``), the edges given, or one of
     NumPy's estimators (eager only).  Edges from a ``range`` get ``range_dtype`` when given (NumPy's
-    ``histogramdd`` makes them float64), else a's float dtype."""
+    ``histogramdd`` makes them float64), else a's float dtype, and must differ (NumPy's histogram raises where
+    the range is too narrow for them; its ``histogramdd``, which passes ``range_dtype``, does not check)."""
     if isinstance(bins, str):  # NumPy's estimators ("auto", "fd", "sturges", ...) read the values
         if a.is_symbolic:
             raise ValueError(
@@ -1445,7 +1446,13 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
             edge_type = np.result_type(first, last, np.dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
             if range_dtype is not None and (range is not None or a.shape[0] == 0):  # NumPy's Python-number ends
                 edge_type = np.dtype(range_dtype)
-            edges = as_tensor(np.linspace(first, last, int(bins) + 1, dtype=edge_type))
+            spaced = np.linspace(first, last, int(bins) + 1, dtype=edge_type)
+            if range_dtype is None and np.any(spaced[:-1] >= spaced[1:]):  # the range is too narrow for the dtype
+                raise ValueError(
+                    f"{who}: too many bins for the data range: cannot make {int(bins)} bins of nonzero width between "
+                    f"{first} and {last} in {np.dtype(edge_type)} {where}"
+                )
+            edges = as_tensor(spaced)
     else:
         edges = as_tensor(bins)
         if isinstance(bins, (list, tuple)) and edges.dtype.kind == "f":  # NumPy reads listed edges as float64
