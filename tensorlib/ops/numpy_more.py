@@ -615,7 +615,17 @@ def apply_along_axis(func1d, axis: int, arr, *args, **kwargs) -> Tensor:
             f"apply_along_axis: func1d returned results of different shapes or dtypes for {_describe('arr', arr)}"
         )
     result = results[0]
-    stacked = shape_ops.reshape(shape_ops.stack(results), outer + result.shape)
+    stacked = shape_ops.stack(results)  # (rows,) + the result's shape: the rows become the outer axes
+    if not outer:
+        stacked = stacked[0]
+    elif len(outer) > 1:
+        dims = tuple(-1 if d is None else d for d in result.shape)
+        if dims.count(-1) > 1:  # (reshape takes one unknown size; a result of unknown sizes came to a TypeError)
+            raise ValueError(
+                f"apply_along_axis: func1d's result has several unknown sizes {result.shape} (traced); its "
+                f"slices cannot be arranged over the known axes {outer} ({_describe('arr', arr)})"
+            )
+        stacked = shape_ops.reshape(stacked, outer + dims)
     # the result's own axes take the place of axis, as NumPy's
     return moveaxis(
         stacked, tuple(builtins.range(len(outer), stacked.ndim)), tuple(builtins.range(axis, axis + result.ndim))
