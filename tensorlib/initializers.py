@@ -72,9 +72,11 @@ def _as_shape(shape, who: str) -> tuple:
     return dims
 
 
-def _fans(shape) -> tuple:
+def _fans(shape, who: str) -> tuple:
     if len(shape) < 1:
-        raise ValueError(f"initializers: a weight needs at least one dimension to define its fans, got shape {shape}")
+        raise ValueError(
+            f"initializers.{who}: a weight needs at least one dimension to define its fans, got shape {shape}"
+        )
     if len(shape) == 1:
         fan_in = fan_out = shape[0]
     else:
@@ -118,7 +120,7 @@ def ones(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
 def glorot_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Uniform in ``[-a, a]`` with ``a = sqrt(6 / (fan_in + fan_out))`` (Glorot & Bengio 2010)."""
     shape = _as_shape(shape, "glorot_uniform")
-    fan_in, fan_out = _fans(shape)
+    fan_in, fan_out = _fans(shape, "glorot_uniform")
     limit = math.sqrt(6.0 / (fan_in + fan_out))
     return _draw("uniform", shape, seed, dtype, -limit, limit, "glorot_uniform")
 
@@ -126,14 +128,14 @@ def glorot_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
 def glorot_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Normal with standard deviation ``sqrt(2 / (fan_in + fan_out))``."""
     shape = _as_shape(shape, "glorot_normal")
-    fan_in, fan_out = _fans(shape)
+    fan_in, fan_out = _fans(shape, "glorot_normal")
     return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / (fan_in + fan_out)), "glorot_normal")
 
 
 def he_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Uniform in ``[-a, a]`` with ``a = sqrt(6 / fan_in)`` (He et al. 2015, for ReLU layers)."""
     shape = _as_shape(shape, "he_uniform")
-    fan_in, _ = _fans(shape)
+    fan_in, _ = _fans(shape, "he_uniform")
     limit = math.sqrt(6.0 / fan_in)
     return _draw("uniform", shape, seed, dtype, -limit, limit, "he_uniform")
 
@@ -141,7 +143,7 @@ def he_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
 def he_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
     """Normal with standard deviation ``sqrt(2 / fan_in)``."""
     shape = _as_shape(shape, "he_normal")
-    fan_in, _ = _fans(shape)
+    fan_in, _ = _fans(shape, "he_normal")
     return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / fan_in), "he_normal")
 
 
@@ -156,7 +158,7 @@ def _fan(shape, mode: str, who: str, modes: tuple = _MODES) -> float:
     """The fan that ``mode`` names (``fan_avg``: the mean of the two), at least 1 as in Keras."""
     if mode not in modes:
         raise ValueError(f"initializers.{who}: mode must be one of {', '.join(map(repr, modes))}, got {mode!r}")
-    fan_in, fan_out = _fans(shape)
+    fan_in, fan_out = _fans(shape, who)
     return {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[mode]
 
 
@@ -390,6 +392,7 @@ def orthogonal(shape, seed: int | None = None, dtype=_dt.float32, gain: float = 
     if len(shape) < 2:
         raise ValueError(f"orthogonal: needs a weight of at least 2 dimensions, got shape {shape}")
     dtype = _float_dtype(dtype, "orthogonal")
+    gain = _real(gain, "gain", "orthogonal")
     rows, cols = math.prod(shape[:-1]), shape[-1]
     if rows * cols == 0:  # an empty weight (QR of an empty matrix could not be reshaped)
         return _finish(np.zeros(shape), dtype)

@@ -2946,33 +2946,25 @@ def _batched(x, layer: str, rank: int | None = None) -> Tensor:
     return x
 
 
-def _resolve(x, batch_first: tuple, target: tuple, layer: str) -> tuple:
-    """``batch_first + target`` for a reshape of ``x``, one -1 in ``target`` worked out; the batch dimension
-    (``batch_first``, ``(x.shape[0],)``) is -1 when unknown (traced), as Flatten's.  Sizes that cannot match raise
-    naming the layer, the input's shape and dtype and the target."""
-    known = [d for d in target if d != -1]
-    rest = x.shape[len(batch_first) :]
-    want = f"{batch_first + tuple(target)}".replace("None", "batch")
-    if None in rest:
-        if -1 in target or None in batch_first:
-            raise ValueError(
-                f"{layer}: traced with unknown sizes, got input shape {_shown(x)}; give the TensorSpec the sizes "
-                "of the dimensions that are reshaped"
-            )
-    else:
-        size, product = math.prod(rest), math.prod(known)
+def _reshape_target(x, target: tuple, layer: str) -> tuple:
+    """``(batch, *target)`` for a reshape of ``x``, one -1 in ``target`` worked out where the sizes are known, the
+    batch -1 where unknown (traced), as Flatten's; sizes known only at run time are checked by the reshape then.
+    Sizes that cannot match raise naming the layer, the input's shape and dtype and the target."""
+    batch, rest = x.shape[0], x.shape[1:]
+    want = f"{(batch, *target)}".replace("None", "batch")
+    if None not in rest:
+        size, product = math.prod(rest), math.prod(d for d in target if d != -1)
         if -1 in target and not product:
             raise ValueError(f"{layer}: -1 in {want} is ambiguous beside a 0, input shape {_shown(x)}")
         if size % product if -1 in target else size != product:
             raise ValueError(f"{layer}: cannot reshape input of shape {_shown(x)} to {want}")
         target = tuple(size // product if d == -1 else d for d in target)
-    if None in batch_first:
-        if -1 in target:
-            raise ValueError(
-                f"{layer}: traced with an unknown batch size, cannot work out -1 in {want} for input shape {_shown(x)}"
-            )
-        return (-1, *batch_first[1:], *target)
-    return (*batch_first, *target)
+    elif batch is None and -1 in target:
+        raise ValueError(
+            f"{layer}: traced with the batch size and other sizes unknown, cannot work out -1 in {want} for input "
+            f"shape {_shown(x)}; give the TensorSpec the batch size or the other sizes"
+        )
+    return (-1 if batch is None else batch, *target)
 
 
 def _target_shape(value, layer: str, what: str = "target_shape") -> tuple:
@@ -3001,7 +2993,7 @@ class Reshape(Module):
 
     def forward(self, x):
         x = _batched(x, "Reshape")
-        return _shape.reshape(x, _resolve(x, x.shape[:1], self.target_shape, "Reshape"))
+        return _shape.reshape(x, _reshape_target(x, self.target_shape, "Reshape"))
 
     def extra_repr(self) -> str:
         return f"target_shape={self.target_shape}"
@@ -3125,7 +3117,7 @@ class Lambda(Module):
     def forward(self, *inputs):
         inputs = [_tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
         y = self.function(*inputs, **self.arguments)
-        return _as_result(y) if isinstance(y, Tensor) and any(y is x for x in inputs) else y
+        return _as_result(y) if isinstance(y, Variable) else y  # a Variable's value, which no assign changes
 
     def extra_repr(self) -> str:
         return getattr(self.function, "__name__", repr(self.function))
@@ -3489,7 +3481,10 @@ class Normalization(Module):
     """Keras' ``Normalization``: ``(x - mean) / max(sqrt(variance), 1e-7)`` with one mean and variance per index of
     the ``axis`` dimensions (an int or a tuple; None: one for all), learnt by :meth:`adapt` from data (over all
     the other axes, the variance biased) or given.  ``invert=True`` maps back: ``mean + x * sqrt(variance)``.
-    The statistics are non-trainable Variables ``mean`` and ``variance`` (saved in checkpoints).
+    The statistics are non-trainable Variables ``mean`` and ``variance`` (saved in checkpoints), made by the first
+    :meth:`adapt` or from the given ``mean`` and ``variance``: to load a checkpoint into a new layer, give it
+    statistics of the saved shape first (``Normalization(mean=[0.0] * c, variance=[1.0] * c)``, which its config
+    can hold).
 
     >>> import numpy as np, tensorlib as tl
     >>> norm = tl.nn.Normalization()
@@ -3924,16 +3919,15 @@ class EmbeddingBag(Module):
         table = _init.get(initializer)(shape, seed=_seed(seed, "EmbeddingBag"), dtype=dtype)
         self.weight = Variable(_without_row(table, self.padding_idx), name="weight")
 
-    def _bags(self, ids, offsets) -> tuple:
-        """The flat ids, each one's bag and the number of bags; offsets checked where their values are known."""
+    def _reductions(self, ids, offsets) -> tuple:
+        """The bags' sum and max of per-id values (shape ``ids.shape + (dim,)``): along the rows of a 2-D input (any
+        batch size, also traced), by segments of a 1-D input that ``offsets`` split (checked where known)."""
         if len(ids.shape) == 2:
             if offsets is not None:
                 raise ValueError(f"EmbeddingBag: offsets must be None for a 2-D input, got input shape {_shown(ids)}")
-            bags, length = ids.shape
-            if None in (bags, length):
-                raise ValueError(f"EmbeddingBag: a traced 2-D input needs known sizes, got shape {_shown(ids)}")
-            which = np.repeat(np.arange(bags), length)
-            return _shape.reshape(ids, (-1,)), _tensor(which), bags
+            if ids.shape[1] == 0:  # bags of no ids: zeros, as PyTorch's (a max over no ids has no identity)
+                return (lambda v: _reduce.sum(v, axis=1)), (lambda v: _reduce.sum(v, axis=1) - np.inf)
+            return (lambda v: _reduce.sum(v, axis=1)), (lambda v: _reduce.max(v, axis=1))
         if len(ids.shape) != 1 or offsets is None:
             raise ValueError(
                 f"EmbeddingBag: input must be 2-D (one bag per row), or 1-D with offsets, got shape {_shown(ids)}"
@@ -3960,15 +3954,15 @@ class EmbeddingBag(Module):
             raise ValueError("EmbeddingBag: include_last_offset=True needs at least one offset")
         positions = _array.cumsum(_math.ones_like(ids), axis=0) - 1
         which = _search.searchsorted(offsets, positions, side="right") - 1
-        return ids, which, bags
+        return (lambda v: _segment.segment_sum(v, which, bags)), (lambda v: _segment.segment_max(v, which, bags))
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         ids = _as_tensor(input)
         if ids.dtype.kind not in "iu":
             raise TypeError(f"EmbeddingBag: input must be integer ids, got {_shown(ids)}")
-        flat, which, bags = self._bags(ids, offsets)
-        rows = _nn.embedding_lookup(self.weight, flat)
-        keep = None if self.padding_idx is None else _math.cast(flat != self.padding_idx, rows.dtype)
+        bag_sum, bag_max = self._reductions(ids, offsets)
+        rows = _nn.embedding_lookup(self.weight, ids)
+        keep = None if self.padding_idx is None else _math.cast(ids != self.padding_idx, rows.dtype)
         if per_sample_weights is not None:
             if self.mode != "sum":
                 raise ValueError(f"EmbeddingBag: per_sample_weights needs mode='sum', got mode={self.mode!r}")
@@ -3978,21 +3972,16 @@ class EmbeddingBag(Module):
                     f"EmbeddingBag: per_sample_weights must be floats of the input's shape {_shown(ids)}, got "
                     f"{_shown(weights)}"
                 )
-            weights = _shape.reshape(weights, (-1,))
             keep = weights if keep is None else keep * weights
         if self.mode == "max":
-            present = flat >= 0 if keep is None else keep > 0
             low = _tensor(np.asarray(-np.inf, rows.dtype.name))
-            best = _segment.segment_max(_math.where(_shape.expand_dims(present, 1), rows, low), which, bags)
+            best = bag_max(rows if keep is None else _math.where(_shape.expand_dims(keep > 0, -1), rows, low))
             return _math.where(best > low, best, _math.zeros_like(best))  # an empty bag: zeros, as PyTorch's
-        if keep is not None:
-            rows = rows * _shape.expand_dims(keep, 1)
-        total = _segment.segment_sum(rows, which, bags)
+        total = bag_sum(rows if keep is None else rows * _shape.expand_dims(keep, -1))
         if self.mode == "sum":
             return total
-        ones = _math.ones_like(flat) if keep is None else _math.cast(keep > 0, flat.dtype)
-        counts = _segment.segment_sum(_math.cast(ones, rows.dtype), which, bags)
-        return total / _shape.expand_dims(_math.maximum(counts, 1.0), 1)
+        counts = bag_sum(_math.ones_like(ids, dtype=rows.dtype) if keep is None else keep)
+        return total / _shape.expand_dims(_math.maximum(counts, 1.0), -1)
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}" + (

@@ -97,7 +97,11 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "Eig",  # the standard has no eigensolver for general (non-symmetric) matrices
     "MatrixSquareRoot",  # nor a Schur decomposition (SciPy's sqrtm and logm)
     "MatrixLogarithm",
+    "Schur",
+    "Hessenberg",
 }
+LOG_TAILS = {"LogIgammaFactor", "LogBetaincFraction", "LogBetaincFractionGrad"}  # a NumPy series, continued fractions
+NUMPY_ONLY |= LOG_TAILS
 
 
 def _lacking(info, backend):
@@ -257,8 +261,15 @@ def test_ops_without_a_strict_kernel_are_exactly_the_listed_ones_and_explain_say
     assert set(ops_without_kernel("array_api_strict")) == NUMPY_ONLY
     for op_type in sorted(NUMPY_ONLY):
         text = tl.ops.explain(op_type)
-        needs = {"Eig": "LAPACK's geev", "MatrixSquareRoot": "scipy.linalg.", "MatrixLogarithm": "scipy.linalg."}.get(
-            op_type, "scipy.special."
+        scipy_linalg = ("MatrixSquareRoot", "MatrixLogarithm", "Schur", "Hessenberg")
+        needs = (
+            "LAPACK's geev"
+            if op_type == "Eig"
+            else "scipy.linalg."
+            if op_type in scipy_linalg
+            else "a NumPy"
+            if op_type in LOG_TAILS
+            else "scipy.special."
         )
         assert f"array_api_strict: no kernel (kernels: numpy; it runs on NumPy only (needs {needs}" in text
 
@@ -267,7 +278,7 @@ def test_ops_without_a_strict_kernel_are_exactly_the_listed_ones_and_explain_say
 def test_each_listed_op_raises_naming_op_and_backend_on_strict(op_type):
     _strict()
     op = tl.ops.get(op_type)
-    square = op_type in ("Eig", "MatrixSquareRoot", "MatrixLogarithm")
+    square = op_type in ("Eig", "MatrixSquareRoot", "MatrixLogarithm", "Schur", "Hessenberg")
     x = tl.tensor(np.array([[0.25, 0.5], [1.0, 2.0]] if square else [0.25, 0.5]), backend="array_api_strict")
     attrs = {"n": 1} if op_type == "Polygamma" else {}
     with pytest.raises(LookupError, match=rf"^{op_type}: no kernel for backend 'array_api_strict' \(kernels: "):

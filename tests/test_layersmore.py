@@ -363,6 +363,18 @@ def test_reshape_and_permute_traced_with_an_unknown_batch():
             np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-6)
 
 
+def test_reshape_traced_with_sizes_known_only_at_run_time():
+    # TensorSpec((None, None)) with Reshape((3, 4)) raised "traced with unknown sizes": the target needs no -1
+    x = _x(2, 12)
+    for spec, target in [((None, None), (3, 4)), ((2, None), (3, -1)), ((None, 12), (-1, 6))]:
+        f = tl.function(tl.nn.Reshape(target))
+        f.get_graph(tl.TensorSpec(spec, tl.float32))
+        np.testing.assert_array_equal(f(x).numpy(), x.reshape(2, *target))
+    f = tl.function(tl.nn.Reshape((-1, 4)))
+    with pytest.raises(ValueError, match=r"Reshape: traced with the batch size and other sizes unknown, cannot work"):
+        f.get_graph(tl.TensorSpec((None, None), tl.float32))
+
+
 # ------------------------------------------------------------------ merge layers
 MERGES = [
     ("Add", lambda xs: sum(xs)),
@@ -510,6 +522,10 @@ def test_identity_and_lambda():
     y = tl.nn.Identity()(v)
     v.assign([5.0, 6.0])
     assert y.numpy().tolist() == [1.0, 2.0]  # a value, not the Variable
+    w = tl.Variable([3.0])
+    held = tl.nn.Lambda(lambda x: w)(np.array([1.0]))
+    w.assign([4.0])
+    assert held.numpy().tolist() == [3.0]  # a value: the Variable's later assign does not reach it
     lam = tl.nn.Lambda(lambda x, y: x * y)
     np.testing.assert_array_equal(lam(np.array([2.0]), np.array([3.0])).numpy(), [6.0])
     check_grads(lambda x: tl.nn.Lambda(tl.sin)(x), [RNG.normal(size=(3,))])
@@ -878,6 +894,13 @@ def test_embedding_bag_against_the_definition(mode, padding_idx):
         bag(ids, offsets=offsets).numpy(), _np_embedding_bag(table, ids, offsets, mode, None, padding_idx), rtol=1e-12
     )
     ids2 = RNG.integers(0, 10, size=(4, 3))
+    ids2[1] = 4  # a bag of padding only where padding_idx is 4
+    traced = tl.function(bag)
+    traced.get_graph(tl.TensorSpec((None, 3), tl.int64))  # any number of bags (it had refused an unknown one)
+    np.testing.assert_allclose(
+        traced(ids2).numpy(), _np_embedding_bag(table, ids2, None, mode, None, padding_idx), rtol=1e-12
+    )
+    assert bag(np.zeros((2, 0), np.int64)).numpy().tolist() == [[0.0] * 3] * 2
     np.testing.assert_allclose(
         bag(ids2).numpy(), _np_embedding_bag(table, ids2, None, mode, None, padding_idx), rtol=1e-12
     )
@@ -944,6 +967,14 @@ def test_embedding_bag_matches_torch():
             np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6)
             grad = tape.gradient(got, ours.weight).numpy()
             np.testing.assert_allclose(grad, theirs.weight.grad.numpy(), rtol=1e-6)
+            rows = np.array([[1, 4, 3], [2, 2, 2], [2, 7, 5]])  # a bag of padding only where padding_idx is 2
+            theirs.weight.grad = None
+            want = theirs(torch.tensor(rows))
+            want.backward(torch.ones_like(want))
+            with tl.GradientTape() as tape:
+                got = ours(rows)
+            np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6)
+            np.testing.assert_allclose(tape.gradient(got, ours.weight).numpy(), theirs.weight.grad.numpy(), rtol=1e-6)
     ours = tl.nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True, seed=0)
     theirs = torch.nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True)
     with torch.no_grad():
@@ -1063,3 +1094,67 @@ def test_new_layers_dtypes_traced_empty_batches_and_gradients(name):
 
     if name != "Masking":  # the mask is piecewise constant: checked in its own test
         check_grads(f, flat)
+
+
+_NEW_INITIALIZERS = [
+    "constant",
+    "lecun_uniform",
+    "lecun_normal",
+    "variance_scaling",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "random_normal",
+    "random_uniform",
+    "truncated_normal",
+    "identity",
+]
+
+
+@pytest.mark.parametrize("name", _NEW_INITIALIZERS)
+def test_new_initializers_refuse_bad_shapes_and_make_empty_weights(name):
+    fn = getattr(init, name)
+    with pytest.raises(TypeError, match=rf"initializers.{name}: shape must be a tuple of integers, got \(2.5, 3\)"):
+        fn((2.5, 3), seed=0)
+    with pytest.raises(ValueError, match=rf"initializers.{name}: shape must not have negative dimensions"):
+        fn((3, -1), seed=0)
+    for shape in ((3, 0), (0, 3), (0, 0), (np.int64(2), 3)):
+        w = fn(shape, seed=0)
+        assert w.shape == np.zeros(shape).shape and w.dtype == tl.float32
+    assert fn((2, 3), seed=0, dtype="float16").dtype == tl.float16
+
+
+def test_vmap_of_the_new_layers_is_the_loop_over_examples():
+    x = RNG.normal(size=(4, 3, 6))
+    bilinear = tl.nn.Bilinear(6, 6, 2, seed=0, dtype="float64")
+    for fn in (
+        tl.nn.Reshape((2, -1)),
+        tl.nn.UnitNormalization(),
+        tl.nn.ReLU(1.0, 0.1, 0.2),
+        lambda a: tl.nn.Maximum()([a, -a, 0.5 * a]),
+        lambda a: tl.nn.Dot(1, normalize=True)([a, a[::-1]]),
+        lambda a: bilinear(a, a),
+        lambda a: tl.nn.Concatenate(0)([a, a]),
+    ):
+        np.testing.assert_allclose(tl.vmap(fn)(x).numpy(), np.stack([fn(a).numpy() for a in x]), rtol=1e-12)
+    noisy = tl.vmap(tl.nn.GaussianNoise(1.0), randomness="different")(np.zeros((4, 3))).numpy()
+    assert not np.array_equal(noisy[0], noisy[1])
+
+
+def test_orthogonal_gain_and_scalar_shapes_get_errors_naming_the_initializer():
+    # orthogonal(gain="2") raised NumPy's UFuncTypeError, gain=None a bare Python TypeError; a 0-d shape's error
+    # named no initializer.
+    for gain in ("2", None, float("nan")):
+        with pytest.raises(ValueError, match=rf"initializers.orthogonal: gain must be a finite number, got {gain!r}"):
+            init.orthogonal((3, 3), seed=0, gain=gain)
+    for name in ("glorot_uniform", "he_normal", "lecun_normal", "variance_scaling", "kaiming_uniform"):
+        with pytest.raises(ValueError, match=rf"initializers.{name}: a weight needs at least one dimension"):
+            getattr(init, name)((), seed=0)
+
+
+def test_normalization_checkpoint_into_a_new_layer_given_statistics_of_the_shape():
+    trained = tl.nn.Normalization()
+    trained.adapt(RNG.normal(loc=3.0, size=(20, 3)))
+    fresh = tl.nn.Normalization(mean=[0.0] * 3, variance=[1.0] * 3)
+    assert fresh.load_state_dict(trained.state_dict()) == ([], [])
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+    np.testing.assert_array_equal(fresh(x).numpy(), trained(x).numpy())

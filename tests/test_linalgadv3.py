@@ -314,3 +314,47 @@ def test_third_derivative_of_det_and_complex_second_derivative():
 
     analytic, numeric = _complex_gradient_by_differences(gradient_of_det, [singular], 0)
     np.testing.assert_allclose(analytic, numeric, atol=1e-6)
+
+
+# ---------------------------------------------------------------- schur, hessenberg: values only
+def test_schur_and_hessenberg_match_scipy_and_refuse_a_gradient_clearly():
+    rng = _rng(13)
+    a = rng.standard_normal((2, 4, 4))
+    for output in ("real", "complex"):
+        t, z = L.schur(a, output)
+        for k in range(2):
+            ref_t, ref_z = sl.schur(a[k], output)
+            np.testing.assert_allclose(t.numpy()[k], ref_t, atol=1e-12)
+            np.testing.assert_allclose(z.numpy()[k], ref_z, atol=1e-12)
+        z_h = np.conj(np.swapaxes(z.numpy(), -1, -2))
+        np.testing.assert_allclose(z.numpy() @ t.numpy() @ z_h, a, atol=1e-12)
+    assert L.schur(a, "complex")[0].dtype == np.complex128 and L.schur(a.astype(np.float32))[0].dtype == np.float32
+    h, q = L.hessenberg(a, calc_q=True)
+    np.testing.assert_allclose(h.numpy()[1], sl.hessenberg(a[1]), atol=1e-12)
+    np.testing.assert_allclose(q.numpy() @ h.numpy() @ np.swapaxes(q.numpy(), -1, -2), a, atol=1e-12)
+    assert np.all(np.tril(h.numpy(), -2) == 0)
+    with pytest.raises(NotImplementedError, match=r"Schur: no gradient \(input shape \(2, 4, 4\) float64\)"):
+        tl.grad(lambda x: tl.sum(L.schur(x)[0]))(a)
+    with pytest.raises(NotImplementedError, match=r"Hessenberg: no gradient"):
+        tl.grad(lambda x: tl.sum(L.hessenberg(x)))(a)
+    with pytest.raises(ValueError, match=r"Schur: output must be 'real' or 'complex', got 'r'"):
+        L.schur(a, "r")
+
+
+def test_integer_matrices_are_read_as_float64_by_every_new_function():
+    # polar of an integer matrix returned p = I (u^H u: the factor overwrote the matrix) instead of SciPy's p.
+    a, b = np.array([[5, 2], [2, 3]]), np.array([[2, 1], [0, 2]])
+    pairs = [
+        (lambda x: L.polar(x)[1], lambda x: sl.polar(x)[1]),
+        (lambda x: L.polar(x, "left")[1], lambda x: sl.polar(x, "left")[1]),
+        (L.sqrtm, sl.sqrtm),
+        (L.logm, sl.logm),
+        (lambda x: L.solve_sylvester(x, b, x), lambda x: sl.solve_sylvester(x, b, x)),
+        (lambda x: L.expm_frechet(x, b)[1], lambda x: sl.expm_frechet(x, b)[1]),
+        (lambda x: L.cho_solve(L.cho_factor(x), np.array([1, 2])), lambda x: sl.cho_solve(sl.cho_factor(x), [1, 2])),
+        (lambda x: L.schur(x)[0], lambda x: sl.schur(x)[0]),
+    ]
+    for ours, scipys in pairs:
+        out = ours(a)
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(out.numpy(), scipys(a.astype(np.float64)), atol=1e-12)

@@ -325,3 +325,27 @@ def test_bernoulli_numbers_are_exact_rationals_rounded_once():
     for bad in (-1, 2.0, True):
         with pytest.raises(ValueError, match=r"bernoulli: n must be a non-negative integer"):
             tl.special.bernoulli(bad)
+
+
+# ---------------------------------------------------------------- betainc's parameter gradient for a tiny a and a large b
+@pytest.mark.parametrize("a, b, x", [(1e-6, 1e4, 1e-20), (2e-6, 5e3, 1e-30), (1e-4, 1e6, 1e-25)])
+def test_betainc_gradient_in_b_for_tiny_a_does_not_subtract_digammas(a, b, x):
+    # for x -> 0, I_x(a, b) = x**a / (a B(a, b)) (1 + O(x)), so d/db I = I (psi(a + b) - psi(b)), and that
+    # difference is a psi'(b) + a**2 psi''(b) / 2 + O(a**3): 1e-10 formed from two values of size 9.2
+    want = sp.betainc(a, b, x) * (a * sp.polygamma(1, b) + a**2 / 2 * sp.polygamma(2, b))
+    got = tl.grad(tl.special.betainc, argnums=1)(*_f64(a, b, x))
+    np.testing.assert_allclose(float(got), want, rtol=1e-13)
+
+
+def test_betainc_parameter_gradients_at_extreme_parameters_match_mpmath():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 80
+    for a, b, x, wrt in [(1e-6, 1e4, 1e-20, 1), (1e4, 1e-6, 1 - 1e-12, 0), (0.01, 1000.0, 1e-3, 0)]:
+        args = [a, b]
+
+        def f(u, wrt=wrt, a=a, b=b, x=x):
+            return mp.betainc(u, b, 0, x, regularized=True) if wrt == 0 else mp.betainc(a, u, 0, x, regularized=True)
+
+        want = float(mp.diff(f, args[wrt], h=mp.mpf(args[wrt]) * mp.mpf(10) ** -30))
+        got = tl.grad(tl.special.betainc, argnums=wrt)(*_f64(a, b, x))
+        np.testing.assert_allclose(float(got), want, rtol=1e-13)

@@ -614,7 +614,12 @@ def _fits(op, args, attrs, size, specs) -> bool:
     except (ValueError, TypeError, IndexError):
         return False
     got = got if isinstance(got, tuple) else (got,)
-    return all(tuple(g.shape) == (size, *s.shape) for g, s in zip(got, specs))
+    # A size unknown until run time (None) on either side is the same size: the run checks it.
+    return all(
+        len(g.shape) == len(s.shape) + 1
+        and all(a == b or a is None or b is None for a, b in zip(g.shape, (size, *s.shape)))
+        for g, s in zip(got, specs)
+    )
 
 
 def _elementwise(mode, op, inputs, physical, batched, attrs, specs):
@@ -622,7 +627,7 @@ def _elementwise(mode, op, inputs, physical, batched, attrs, specs):
         return dispatch.apply(op, (physical[0],), attrs)
     rank = max(len(t.shape) for t in inputs)
     args = [_aligned(mode, t, p, rank) if b else p for t, p, b in zip(inputs, physical, batched)]
-    if None in specs[0].shape or not _fits(op, args, attrs, mode.size, specs):
+    if not _fits(op, args, attrs, mode.size, specs):
         return None
     return dispatch.apply(op, tuple(args), attrs)
 
@@ -673,15 +678,6 @@ def _squeeze(mode, op, inputs, physical, batched, attrs, specs):
         return None
     axis = tuple(i for i, d in enumerate(x.shape) if d == 1) if attrs["axis"] is None else _axes(attrs["axis"], x.ndim)
     return dispatch.apply(op, (physical[0],), {"axis": tuple(a + 1 for a in axis)})
-
-
-def _broadcast_like(mode, op, inputs, physical, batched, attrs, specs):
-    if None in specs[0].shape:
-        return None
-    if not batched[0]:  # only ``like`` is batched: every element gets the same broadcast
-        return mode.repeated(_apply("BroadcastTo", (physical[0],), {"shape": specs[0].shape}))
-    rank = len(specs[0].shape)
-    return _broadcast_batched(mode, _aligned(mode, inputs[0], physical[0], rank), specs[0].shape)
 
 
 def _sum_to_like(mode, op, inputs, physical, batched, attrs, specs):
@@ -1215,7 +1211,7 @@ _RULES.update(
         "Transpose": _transpose,
         "ExpandDims": _expand_dims,
         "Squeeze": _squeeze,
-        "BroadcastLike": _broadcast_like,
+        "BroadcastLike": _elementwise,  # x's and like's shapes broadcast as an elementwise op's
         "BroadcastTo": _broadcast_to,
         "SumToLike": _sum_to_like,
         "BatchMatMulV2": _matmul,
@@ -1278,6 +1274,7 @@ _RULES.update(
         + ("MatrixDeterminant", "MatrixExponential", "MatrixInverse", "MatrixPseudoInverse", "MatrixSolve")
         + ("MatrixTriangularSolve", "LogMatrixDeterminant", "Qr", "SelfAdjointEigV2", "Svd")
         + ("MatrixLogarithm", "MatrixSquareRoot", "PolarUnitary", "SylvesterSolve", "MatrixAdjugateGrad")
+        + ("Schur", "Hessenberg")
     }
 )
 _RULES["MatrixAdjugate"] = _batched_matrices(cores=(2, 0))  # the matrices and their determinants

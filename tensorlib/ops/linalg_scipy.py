@@ -22,6 +22,7 @@ from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._shapes import broadcast_shapes
+from .linalg_general import _frechet_block
 from .linalg_ops import _check_matrix, _lapack, _matmul, _mT, _square_infer
 from .registry import defop, spec
 
@@ -235,38 +236,7 @@ _logm.kernel("numpy")(_lapack("MatrixLogarithm")(_matrix_function_kernel("logm")
 _logm.kernels_reason = "scipy.linalg.logm (inverse scaling and squaring); NumPy has no Schur decomposition"
 
 
-def _frechet_block(function, x, e):
-    """The Frechet derivative of the primary matrix function ``function`` at ``x`` along ``e``: the upper right
-    block of ``function([[x, e], [0, x]])`` (Mathias 1996).  It is linear in ``e``, so ``e`` is scaled to ``x``'s
-    size first (a large ``e`` would cost accuracy) and the block scaled back."""
-    from .math import abs as absolute
-    from .math import maximum, ones_like, stop_gradient, where, zeros_like
-    from .reduce import max as reduce_max
-    from .shape import concat, getitem
-
-    n = x.shape[-1]
-    if n is None:
-        raise ValueError(
-            f"{function.__name__}: the gradient needs the matrix size known under tl.function, got input shape "
-            f"{tuple(x.shape)} {x.dtype}; give it in the TensorSpec"
-        )
-    size = stop_gradient(reduce_max(absolute(e), axis=(-2, -1), keepdims=True))
-    scale = stop_gradient(maximum(reduce_max(absolute(x), axis=(-2, -1), keepdims=True), 1.0))
-    nonzero = size > 0
-    ratio = where(nonzero, scale / where(nonzero, size, ones_like(size)), ones_like(size))
-    x, e = _same_batch(x, e * ratio)
-    block = function(concat([concat([x, e], axis=-1), concat([zeros_like(x), x], axis=-1)], axis=-2))
-    return getitem(block, (Ellipsis, slice(0, n), slice(n, None))) / ratio
-
-
-def _same_batch(x, e):
-    """x and e broadcast to one batch shape (they go into one block matrix)."""
-    from .shape import broadcast_to
-
-    batch = broadcast_shapes(tuple(x.shape[:-2]), tuple(e.shape[:-2]))
-    return broadcast_to(x, batch + tuple(x.shape[-2:])), broadcast_to(e, batch + tuple(e.shape[-2:]))
-
-
+# The Frechet derivative at x^T, from the block matrix (as matrix_exp's gradient).
 register_gradient("MatrixLogarithm", lambda node, g: _frechet_block(logm, _mT(node.inputs[0]), g))
 
 
@@ -404,7 +374,7 @@ def polar(a, side: str = "right", method=None) -> tuple:
     if a.ndim < 2:
         raise ValueError(f"polar: expected a matrix (rank >= 2), got shape {tuple(a.shape)} {a.dtype}")
     u = apply(_polar, (a,))
-    a = u.astype(u.dtype) if a.dtype != u.dtype else a
+    a = a.astype(u.dtype) if a.dtype != u.dtype else a  # integers: float64, as the factor
     u_h = conj(_mT(u)) if u.dtype.kind == "c" else _mT(u)
     p = _matmul(u_h, a) if side == "right" else _matmul(a, u_h)
     return u, (p + (conj(_mT(p)) if p.dtype.kind == "c" else _mT(p))) * 0.5
@@ -508,3 +478,116 @@ def circulant(c) -> Tensor:
     if n is None:
         raise ValueError(f"circulant: the length of c must be known, got shape {c.shape} {c.dtype}")
     return _take_last(c, (np.arange(n)[:, None] - np.arange(n)[None, :]) % max(n, 1))
+
+
+# ------------------------------------------------------------------ schur, hessenberg (values only)
+def _each_factorization(fn, x, dtype, outputs):
+    """``fn`` (returning ``outputs`` square matrices) on every matrix of x's batch, in double precision, each
+    result stacked and cast to ``dtype``."""
+    if x.size == 0:
+        return tuple(np.zeros(x.shape, dtype) for _ in range(outputs))
+    flat = x.astype(np.result_type(x, np.float64)).reshape((-1,) + x.shape[-2:])
+    results = [fn(m) for m in flat]
+    return tuple(np.stack([r[k] for r in results]).reshape(x.shape).astype(dtype) for k in range(outputs))
+
+
+def _not_differentiable_factorization(name, instead):
+    def rule(node, *grads):
+        x = node.inputs[0]
+        raise NotImplementedError(
+            f"{name}: no gradient (input shape {tuple(x.shape)} {x.dtype}): its factors are not unique (any "
+            f"unitary change of basis within repeated eigenvalues, and signs), as in JAX, which does not "
+            f"differentiate it either; differentiate {instead} instead"
+        )
+
+    return rule
+
+
+def _schur_infer(x, *, output):
+    if output not in ("real", "complex"):
+        raise ValueError(f"output must be 'real' or 'complex', got {output!r}")
+    dtype = _check_matrix(x)
+    dtype = np.result_type(dtype, np.complex64) if output == "complex" else dtype
+    return spec(x.shape, dtype), spec(x.shape, dtype)
+
+
+_schur = defop(
+    "Schur",
+    inputs=("x",),
+    attrs={"output": "real"},
+    infer=_schur_infer,
+    doc="Schur decomposition x = z t z^H (scipy.linalg.schur): t (quasi-)upper triangular, z unitary.",
+)
+
+
+@_schur.kernel("numpy")
+@_lapack("Schur")
+def _schur_kernel(x, *, output):
+    dtype = _float_dtype(x)
+    dtype = np.result_type(dtype, np.complex64) if output == "complex" else dtype
+    return _each_factorization(lambda m: _scipy_linalg().schur(m, output=output), x, dtype, 2)
+
+
+_schur.kernels_reason = "scipy.linalg.schur (LAPACK gees); the Array API standard has no Schur decomposition"
+register_gradient("Schur", _not_differentiable_factorization("Schur", "eig, eigvals or the matrix function"))
+
+
+def schur(a, output: str = "real") -> tuple:
+    """The Schur decomposition ``(t, z)`` with ``a = z @ t @ z^H`` (``scipy.linalg.schur``,
+    ``jax.scipy.linalg.schur``), batched: ``z`` unitary, ``t`` upper triangular (``output='complex'``; complex
+    for real ``a`` too) or, for real ``a`` with ``output='real'``, quasi-upper triangular with 2 x 2 blocks for
+    complex eigenvalue pairs.
+
+    Values only: asking for a gradient raises ``NotImplementedError`` (the factors are not unique; JAX has no
+    rule either).  Needs SciPy.
+
+    >>> import tensorlib as tl
+    >>> t, z = tl.linalg.schur(tl.tensor([[1.0, 2.0], [0.0, 3.0]]))
+    >>> t.numpy().tolist()
+    [[1.0, 2.0], [0.0, 3.0]]
+    """
+    t, z = apply(_schur, (a,), {"output": output})
+    return t, z
+
+
+def _hessenberg_infer(x, *, calc_q):
+    dtype = _check_matrix(x)
+    return (spec(x.shape, dtype), spec(x.shape, dtype)) if calc_q else spec(x.shape, dtype)
+
+
+_hessenberg = defop(
+    "Hessenberg",
+    inputs=("x",),
+    attrs={"calc_q": False},
+    infer=_hessenberg_infer,
+    doc="Hessenberg form x = q h q^H (scipy.linalg.hessenberg): h zero below its first subdiagonal, q unitary.",
+)
+
+
+@_hessenberg.kernel("numpy")
+@_lapack("Hessenberg")
+def _hessenberg_kernel(x, *, calc_q):
+    def one(m):
+        out = _scipy_linalg().hessenberg(m, calc_q=calc_q)
+        return out if calc_q else (out,)
+
+    out = _each_factorization(one, x, _float_dtype(x), 2 if calc_q else 1)
+    return out if calc_q else out[0]
+
+
+_hessenberg.kernels_reason = "scipy.linalg.hessenberg (LAPACK gehrd); the Array API standard has no Hessenberg form"
+register_gradient("Hessenberg", _not_differentiable_factorization("Hessenberg", "the quantity you need"))
+
+
+def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """The upper Hessenberg form ``h`` of ``a``, or ``(h, q)`` with ``a = q @ h @ q^H`` for ``calc_q=True``
+    (``scipy.linalg.hessenberg``, ``jax.scipy.linalg.hessenberg``), batched.
+
+    Values only: asking for a gradient raises ``NotImplementedError``.  Needs SciPy.
+
+    >>> import tensorlib as tl
+    >>> h = tl.linalg.hessenberg(tl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]))
+    >>> float(abs(h[2, 0]))
+    0.0
+    """
+    return apply(_hessenberg, (a,), {"calc_q": bool(calc_q)})

@@ -633,6 +633,35 @@ def _circulant_ref(c):
     return np.stack([np.roll(c, k, axis=-1) for k in range(c.shape[-1])], axis=-1)
 
 
+@st.composite
+def _schur_draw(draw, dtype):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    a = _rng(seed).uniform(-1, 1, batch + (n, n)).astype(dtype)
+    return SampleInput((a,), {"output": draw(st.sampled_from(["real", "complex"]))}, grad_argnums=())
+
+
+def _schur_ref(a, output="real"):
+    import scipy.linalg
+
+    dtype = np.result_type(a, np.complex64) if output == "complex" else a.dtype
+    out = _each_matrix(lambda m: scipy.linalg.schur(m.astype(np.float64), output=output), a)
+    return tuple(t.astype(dtype) for t in out)
+
+
+@st.composite
+def _hessenberg_draw(draw, dtype):
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(st.sampled_from([4, 3, 1]))
+    a = _rng(seed).uniform(-1, 1, batch + (n, n)).astype(dtype)
+    return SampleInput((a,), {"calc_q": draw(st.booleans())}, grad_argnums=())
+
+
+def _hessenberg_ref(a, calc_q=False):
+    import scipy.linalg
+
+    out = _each_matrix(lambda m: scipy.linalg.hessenberg(m.astype(np.float64), calc_q=calc_q), a)
+    return tuple(t.astype(a.dtype) for t in out) if calc_q else out.astype(a.dtype)
+
+
 # ---------------------------------------------------------------- error inputs
 def _not_square(op_type, fn_args=()):
     return ErrorInput(
@@ -1242,4 +1271,26 @@ OPINFOS = [
     ),
     OpInfo("linalg.toeplitz", tl.linalg.toeplitz, _toeplitz_ref, _toeplitz_draw),
     OpInfo("linalg.circulant", tl.linalg.circulant, _circulant_ref, _circulant_draw),
+    OpInfo(
+        "linalg.schur",
+        tl.linalg.schur,
+        _schur_ref,
+        _schur_draw,
+        op_types=("Schur",),
+        dtypes=FLOATS,
+        differentiable=False,
+        atol=1e-5,
+        error_inputs=(_not_square("Schur"), _half("Schur")),
+    ),
+    OpInfo(
+        "linalg.hessenberg",
+        tl.linalg.hessenberg,
+        _hessenberg_ref,
+        _hessenberg_draw,
+        op_types=("Hessenberg",),
+        dtypes=FLOATS,
+        differentiable=False,
+        atol=1e-5,
+        error_inputs=(_not_square("Hessenberg"), _half("Hessenberg")),
+    ),
 ]
