@@ -349,3 +349,18 @@ def test_betainc_parameter_gradients_at_extreme_parameters_match_mpmath():
         want = float(mp.diff(f, args[wrt], h=mp.mpf(args[wrt]) * mp.mpf(10) ** -30))
         got = tl.grad(tl.special.betainc, argnums=wrt)(*_f64(a, b, x))
         np.testing.assert_allclose(float(got), want, rtol=1e-13)
+
+
+# ---------------------------------------------------------------- binom and poch gradients: steps of digamma
+def test_binom_and_poch_gradients_take_digamma_steps_without_cancellation():
+    # binom(n, 2) = n (n - 1) / 2: d/dn = n - 1/2 (the digamma difference psi(n + 1) - psi(n - 1) lost 1e-7)
+    np.testing.assert_allclose(_grad(tl.special.binom, [1e8, 1e12], [2.0, 2.0]), [1e8 - 0.5, 1e12 - 0.5], rtol=1e-15)
+    # d/dk binom(n, k) near k = n / 2: binom (psi(n - k + 1) - psi(k + 1)), a step of size d = n - 2k
+    n, k = 100.0, 49.999999
+    d = n - 2 * k
+    step = d * sp.polygamma(1, k + 1) + d**2 / 2 * sp.polygamma(2, k + 1) + d**3 / 6 * sp.polygamma(3, k + 1)
+    np.testing.assert_allclose(_grad(tl.special.binom, n, k, argnums=1), sp.binom(n, k) * step, rtol=1e-12)
+    # d/dz poch(z, m) = poch (psi(z + m) - psi(z)) ~ poch (m psi'(z) + m**2 psi''(z) / 2) for a tiny m
+    z, m = 1e4, 1e-6
+    want = sp.poch(z, m) * (m * sp.polygamma(1, z) + m**2 / 2 * sp.polygamma(2, z))
+    np.testing.assert_allclose(_grad(tl.special.poch, z, m), want, rtol=1e-10)  # SciPy's poch: 5e-12
