@@ -2946,33 +2946,25 @@ def _batched(x, layer: str, rank: int | None = None) -> Tensor:
     return x
 
 
-def _resolve(x, batch_first: tuple, target: tuple, layer: str) -> tuple:
-    """``batch_first + target`` for a reshape of ``x``, one -1 in ``target`` worked out; the batch dimension
-    (``batch_first``, ``(x.shape[0],)``) is -1 when unknown (traced), as Flatten's.  Sizes that cannot match raise
-    naming the layer, the input's shape and dtype and the target."""
-    known = [d for d in target if d != -1]
-    rest = x.shape[len(batch_first) :]
-    want = f"{batch_first + tuple(target)}".replace("None", "batch")
-    if None in rest:
-        if -1 in target or None in batch_first:
-            raise ValueError(
-                f"{layer}: traced with unknown sizes, got input shape {_shown(x)}; give the TensorSpec the sizes "
-                "of the dimensions that are reshaped"
-            )
-    else:
-        size, product = math.prod(rest), math.prod(known)
+def _reshape_target(x, target: tuple, layer: str) -> tuple:
+    """``(batch, *target)`` for a reshape of ``x``, one -1 in ``target`` worked out where the sizes are known, the
+    batch -1 where unknown (traced), as Flatten's; sizes known only at run time are checked by the reshape then.
+    Sizes that cannot match raise naming the layer, the input's shape and dtype and the target."""
+    batch, rest = x.shape[0], x.shape[1:]
+    want = f"{(batch, *target)}".replace("None", "batch")
+    if None not in rest:
+        size, product = math.prod(rest), math.prod(d for d in target if d != -1)
         if -1 in target and not product:
             raise ValueError(f"{layer}: -1 in {want} is ambiguous beside a 0, input shape {_shown(x)}")
         if size % product if -1 in target else size != product:
             raise ValueError(f"{layer}: cannot reshape input of shape {_shown(x)} to {want}")
         target = tuple(size // product if d == -1 else d for d in target)
-    if None in batch_first:
-        if -1 in target:
-            raise ValueError(
-                f"{layer}: traced with an unknown batch size, cannot work out -1 in {want} for input shape {_shown(x)}"
-            )
-        return (-1, *batch_first[1:], *target)
-    return (*batch_first, *target)
+    elif batch is None and -1 in target:
+        raise ValueError(
+            f"{layer}: traced with the batch size and other sizes unknown, cannot work out -1 in {want} for input "
+            f"shape {_shown(x)}; give the TensorSpec the batch size or the other sizes"
+        )
+    return (-1 if batch is None else batch, *target)
 
 
 def _target_shape(value, layer: str, what: str = "target_shape") -> tuple:
@@ -3001,7 +2993,7 @@ class Reshape(Module):
 
     def forward(self, x):
         x = _batched(x, "Reshape")
-        return _shape.reshape(x, _resolve(x, x.shape[:1], self.target_shape, "Reshape"))
+        return _shape.reshape(x, _reshape_target(x, self.target_shape, "Reshape"))
 
     def extra_repr(self) -> str:
         return f"target_shape={self.target_shape}"
@@ -3489,7 +3481,10 @@ class Normalization(Module):
     """Keras' ``Normalization``: ``(x - mean) / max(sqrt(variance), 1e-7)`` with one mean and variance per index of
     the ``axis`` dimensions (an int or a tuple; None: one for all), learnt by :meth:`adapt` from data (over all
     the other axes, the variance biased) or given.  ``invert=True`` maps back: ``mean + x * sqrt(variance)``.
-    The statistics are non-trainable Variables ``mean`` and ``variance`` (saved in checkpoints).
+    The statistics are non-trainable Variables ``mean`` and ``variance`` (saved in checkpoints), made by the first
+    :meth:`adapt` or from the given ``mean`` and ``variance``: to load a checkpoint into a new layer, give it
+    statistics of the saved shape first (``Normalization(mean=[0.0] * c, variance=[1.0] * c)``, which its config
+    can hold).
 
     >>> import numpy as np, tensorlib as tl
     >>> norm = tl.nn.Normalization()

@@ -40,6 +40,8 @@ from .ops.special import (
     _float,
     deviance,
     gamma_log_density,
+    log_betainc as _log_betainc,
+    log_gamma_tail as _log_gamma_tail,
     poisson_log_density,
     relative_difference,
     stirling_error,
@@ -300,9 +302,18 @@ def _t_tail(name, x, df, loc, scale, upper, log=False) -> Tensor:
     far = z > 0 if not upper else z < 0  # the side where the probability is 1 - tail
     half = _half_plus(centre, -exact if upper else exact, *_t_centre(nu, infinite))
     if log:
-        # the leading term's log where it underflows (no log of 0: its gradient was NaN in x and df from df ~ 2)
+        # the leading term's log where it underflows (no log of 0: its gradient was NaN in x and df from df ~ 2);
+        # before, the log of betainc's tail, finite where it underflows (t.logsf(1e100, 5) is -1147.3, was -inf)
         leading_only = _all(huge, _math_ops.logical_not(infinite))
-        log_tail = w(leading_only, log_leading, _math_ops.log(w(leading_only, 1.0, tail)))
+        far_tail = _all(
+            _math_ops.logical_not(near), _math_ops.logical_not(leading_only), _math_ops.logical_not(infinite)
+        )
+        log_far = _math.log(0.5) + _log_betainc(nu * 0.5, 0.5, w(far_tail, nu / (nu + square), 0.5))
+        log_tail = w(
+            leading_only,
+            log_leading,
+            w(far_tail, log_far, _math_ops.log(w(_math_ops.logical_or(leading_only, far_tail), 1.0, tail))),
+        )
         value = w(centre, _math_ops.log(half), w(far, _math_ops.log1p(-tail), log_tail))
     else:
         value = w(centre, half, w(far, 1.0 - tail, tail))
@@ -401,24 +412,28 @@ def _poisson_logpmf(k, mu) -> Tensor:
     return _narrowed(_restrict(poisson_log_density(safe_k, mu), inside, mu >= 0, k), dtype)
 
 
-def _probability(value, x, below, valid, upper) -> Tensor:
-    """A distribution function's ``value`` (the CDF, or the survival function if ``upper``), with SciPy's values off
-    the support: that of its lower end where ``below``, of its upper end where ``x`` is inf, nan where a parameter
-    is not ``valid``."""
+def _probability(value, x, below, valid, upper, log=False) -> Tensor:
+    """A distribution function's ``value`` (the CDF, or the survival function if ``upper``; their logs if ``log``),
+    with SciPy's values off the support: that of its lower end where ``below``, of its upper end where ``x`` is inf,
+    nan where a parameter is not ``valid``."""
     w = _math_ops.where
-    ends = w(below, float(upper), w(_math_ops.equal(x, _math.inf), float(not upper), value))
+    low, high = (0.0, -_math.inf) if log else (1.0, 0.0)
+    ends = w(below, low if upper else high, w(_math_ops.equal(x, _math.inf), high if upper else low, value))
     return w(valid, ends, _math.nan)
 
 
-def _poisson_tail(name, k, mu, upper) -> Tensor:
-    """P(K <= k) (``upper`` false) or P(K > k) as the regularized incomplete gamma of floor(k) + 1 at mu."""
+def _poisson_tail(name, k, mu, upper, log=False) -> Tensor:
+    """P(K <= k) (``upper`` false) or P(K > k) as the regularized incomplete gamma of floor(k) + 1 at mu (its log,
+    finite where it underflows, if ``log``)."""
     dtype, (k, mu) = _args(name, k=k, mu=mu)
     below = k < 0
     count = _math_ops.floor(_math_ops.where(below, 0.0, k)) + 1.0
-    value = _sp.gammainc(count, mu) if upper else _sp.gammaincc(count, mu)
-    return _narrowed(
-        _probability(_math_ops.where(_math_ops.not_equal(k, k), _math.nan, value), k, below, mu >= 0, upper), dtype
-    )
+    if log:
+        value = _log_gamma_tail(count, mu, upper=not upper)
+    else:
+        value = _sp.gammainc(count, mu) if upper else _sp.gammaincc(count, mu)
+    value = _math_ops.where(_math_ops.not_equal(k, k), _math.nan, value)
+    return _narrowed(_probability(value, k, below, mu >= 0, upper, log), dtype)
 
 
 def _poisson_cdf(k, mu) -> Tensor:
@@ -452,17 +467,13 @@ def _log_of(probability, complement):
     return log_probability
 
 
-def _log_probabilities(cdf, sf) -> dict:
-    """``logcdf`` and ``logsf`` of a distribution with these ``cdf`` and ``sf``."""
-    return {"logcdf": _log_of(cdf, sf), "logsf": _log_of(sf, cdf)}
-
-
 poisson = SimpleNamespace(
     logpmf=_poisson_logpmf,
     pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)),
     cdf=_poisson_cdf,
     sf=_poisson_sf,
-    **_log_probabilities(_poisson_cdf, _poisson_sf),
+    logcdf=lambda k, mu: _poisson_tail("poisson.logcdf", k, mu, upper=False, log=True),
+    logsf=lambda k, mu: _poisson_tail("poisson.logsf", k, mu, upper=True, log=True),
 )
 
 
@@ -482,7 +493,7 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     return _narrowed(_restrict(logp - _math_ops.log(scale), inside, _all(a > 0, b > 0, scale > 0), standard), dtype)
 
 
-def _beta_tail(name, x, a, b, loc, scale, upper) -> Tensor:
+def _beta_tail(name, x, a, b, loc, scale, upper, log=False) -> Tensor:
     """P(X <= x) as ``I_z(a, b)``, or P(X > x) as ``betaincc(a, b, z)`` (accurate near the upper end, where
     ``1 - I_z(a, b)`` is 0, and near the lower, where ``1 - z`` would round to 1), with ``z = (x - loc) / scale``;
     SciPy's 0 and 1 off the support."""
@@ -491,8 +502,13 @@ def _beta_tail(name, x, a, b, loc, scale, upper) -> Tensor:
     z = (x - loc) / scale
     below, over = z <= 0, z >= 1
     inside = w(_math_ops.logical_or(below, over), 0.5, z)
-    value = _sp.betaincc(a, b, inside) if upper else _sp.betainc(a, b, inside)
-    value = w(below, float(upper), w(over, float(not upper), value))
+    if log:  # finite where the tail underflows; log(1 - I_z(a, b)) = log I_{1 - z}(b, a), 1 - z exact near 1
+        value = _log_betainc(b, a, 1.0 - inside, inside) if upper else _log_betainc(a, b, inside)
+        ends = (0.0, -_math.inf) if upper else (-_math.inf, 0.0)
+    else:
+        value = _sp.betaincc(a, b, inside) if upper else _sp.betainc(a, b, inside)
+        ends = (float(upper), float(not upper))
+    value = w(below, ends[0], w(over, ends[1], value))
     value = w(_math_ops.not_equal(z, z), _math.nan, value)
     return _narrowed(w(_all(a > 0, b > 0, scale > 0), value, _math.nan), dtype)
 
@@ -545,7 +561,8 @@ beta = SimpleNamespace(
     pdf=lambda x, a, b, loc=0.0, scale=1.0: _math_ops.exp(_beta_logpdf(x, a, b, loc, scale)),
     cdf=_beta_cdf,
     sf=_beta_sf,
-    **_log_probabilities(_beta_cdf, _beta_sf),
+    logcdf=lambda x, a, b, loc=0.0, scale=1.0: _beta_tail("beta.logcdf", x, a, b, loc, scale, upper=False, log=True),
+    logsf=lambda x, a, b, loc=0.0, scale=1.0: _beta_tail("beta.logsf", x, a, b, loc, scale, upper=True, log=True),
 )
 
 
@@ -564,13 +581,16 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     return _narrowed(_restrict(logp, inside, _all(a > 0, scale > 0), standard), dtype)
 
 
-def _gamma_tail(name, x, a, loc, scale, upper) -> Tensor:
+def _gamma_tail(name, x, a, loc, scale, upper, log=False) -> Tensor:
     dtype, (x, a, loc, scale) = _args(name, x=x, a=a, loc=loc, scale=scale)
     standard = (x - loc) / scale
     below = standard < 0
     z = _math_ops.where(below, 0.0, standard)  # nan stays nan
-    value = _sp.gammaincc(a, z) if upper else _sp.gammainc(a, z)
-    return _narrowed(_probability(value, standard, below, _all(a > 0, scale > 0), upper), dtype)
+    if log:  # finite where the tail underflows: gamma.logsf(800, 2.5) is -783.66
+        value = _log_gamma_tail(_math_ops.where(a > 0, a, 1.0), z, upper)
+    else:
+        value = _sp.gammaincc(a, z) if upper else _sp.gammainc(a, z)
+    return _narrowed(_probability(value, standard, below, _all(a > 0, scale > 0), upper, log), dtype)
 
 
 def _gamma_cdf(x, a, loc=0.0, scale=1.0) -> Tensor:
@@ -631,7 +651,8 @@ gamma = SimpleNamespace(
     pdf=lambda x, a, loc=0.0, scale=1.0: _math_ops.exp(_gamma_logpdf(x, a, loc, scale)),
     cdf=_gamma_cdf,
     sf=_gamma_sf,
-    **_log_probabilities(_gamma_cdf, _gamma_sf),
+    logcdf=lambda x, a, loc=0.0, scale=1.0: _gamma_tail("gamma.logcdf", x, a, loc, scale, upper=False, log=True),
+    logsf=lambda x, a, loc=0.0, scale=1.0: _gamma_tail("gamma.logsf", x, a, loc, scale, upper=True, log=True),
 )
 
 
@@ -1040,6 +1061,19 @@ def _gennorm_probability(z, beta, upper):
     return w(centre, _half_plus(centre, s, _gennorm_density_at_0(beta)), w(zs > 0, 1.0 - tail, tail))
 
 
+def _gennorm_log_probability(z, beta, upper):
+    """``log P(Z <= z)`` (``log P(Z > z)`` if ``upper``): in the far tail ``log(1/2) + log Q(1/beta, |z|**beta)``,
+    finite where Q underflows; on the other side ``log1p(-tail)``."""
+    w = _math_ops.where
+    s = -z if upper else z
+    centre = _math_ops.abs(s) ** beta < 1e-20
+    zs = w(centre, 1.0, s)
+    power = _math_ops.abs(zs) ** beta
+    log_tail = _math.log(0.5) + _log_gamma_tail(1.0 / beta, power, upper=True)
+    near = _math_ops.log1p(-0.5 * _sp.gammaincc(1.0 / beta, power))
+    return w(centre, _math_ops.log(_half_plus(centre, s, _gennorm_density_at_0(beta))), w(zs > 0, near, log_tail))
+
+
 def _gennorm_quantile(q, beta, sign):
     """``sign`` times the quantile: ``|z| = gammainccinv(1/beta, 2 p)**(1/beta)`` with the tail ``p = min(q, 1 - q)``;
     next to 1/2 ``_from_half``."""
@@ -1060,6 +1094,8 @@ gennorm = _family(
     logpdf=lambda z, beta: _math_ops.log(0.5 * beta) - _sp.gammaln(1.0 / beta) - _math_ops.abs(z) ** beta,
     cdf=lambda z, beta: _gennorm_probability(z, beta, upper=False),
     sf=lambda z, beta: _gennorm_probability(z, beta, upper=True),
+    logcdf=lambda z, beta: _gennorm_log_probability(z, beta, upper=False),
+    logsf=lambda z, beta: _gennorm_log_probability(z, beta, upper=True),
     ppf=lambda q, beta: _gennorm_quantile(q, beta, 1.0),
     isf=lambda q, beta: _gennorm_quantile(q, beta, -1.0),
     shapes=("beta",),
@@ -1073,6 +1109,8 @@ chi2 = _family(
     logpdf=lambda z, df: gamma_log_density(0.5 * df, 0.5 * z) - _math.log(2.0),
     cdf=lambda z, df: _sp.gammainc(0.5 * df, 0.5 * z),
     sf=lambda z, df: _sp.gammaincc(0.5 * df, 0.5 * z),
+    logcdf=lambda z, df: _log_gamma_tail(0.5 * df, 0.5 * z, upper=False),
+    logsf=lambda z, df: _log_gamma_tail(0.5 * df, 0.5 * z, upper=True),
     ppf=lambda q, df: 2.0 * _sp.gammaincinv(0.5 * df, q),
     isf=lambda q, df: 2.0 * _sp.gammainccinv(0.5 * df, q),
     shapes=("df",),
@@ -1216,6 +1254,8 @@ invgamma = _family(
     logpdf=lambda z, a: _invgamma_at(z, lambda y: gamma_log_density(a, y) + 2.0 * _math_ops.log(y), -_math.inf),
     cdf=lambda z, a: _invgamma_at(z, lambda y: _sp.gammaincc(a, y), 0.0),
     sf=lambda z, a: _invgamma_at(z, lambda y: _sp.gammainc(a, y), 1.0),
+    logcdf=lambda z, a: _invgamma_at(z, lambda y: _log_gamma_tail(a, y, upper=True), -_math.inf),
+    logsf=lambda z, a: _invgamma_at(z, lambda y: _log_gamma_tail(a, y, upper=False), 0.0),
     ppf=lambda q, a: 1.0 / _sp.gammainccinv(a, q),
     isf=lambda q, a: 1.0 / _sp.gammaincinv(a, q),
     shapes=("a",),
@@ -1244,6 +1284,8 @@ f = _family(
     ),
     cdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, _: _sp.betainc(0.5 * dfn, 0.5 * dfd, y)),
     sf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda _, y: _sp.betainc(0.5 * dfd, 0.5 * dfn, y)),
+    logcdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, c: _log_betainc(0.5 * dfn, 0.5 * dfd, y, c)),
+    logsf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda c, y: _log_betainc(0.5 * dfd, 0.5 * dfn, y, c)),
     # z = (dfd / dfn) y / (1 - y), y the Beta quantile and 1 - y its complement's, each inverted on its own
     ppf=lambda q, dfn, dfd: (
         dfd / dfn * _sp.betaincinv(0.5 * dfn, 0.5 * dfd, q) / _sp.betainccinv(0.5 * dfd, 0.5 * dfn, q)
@@ -1263,6 +1305,18 @@ def _loggamma_log_density(z, c):
     moderate = _math_ops.abs(z) < 700.0
     y = _math_ops.exp(w(moderate, z, 0.0))
     return w(moderate, gamma_log_density(c, y) + z, c * z - _math_ops.exp(w(moderate, 0.0, z)) - _sp.gammaln(c))
+
+
+def _loggamma_logcdf(z, c):
+    """``log P(c, e**z)``; where ``e**z`` underflows, ``c z - gammaln(c + 1)`` (P(c, y) = y**c / Gamma(c + 1) (1 -
+    O(y)))."""
+    w = _math_ops.where
+    tiny = z < -700.0
+    return w(
+        tiny,
+        c * w(tiny, z, 0.0) - _sp.gammaln(c + 1.0),
+        _log_gamma_tail(c, _math_ops.exp(w(tiny, 0.0, z)), upper=False),
+    )
 
 
 def _loggamma_quantile(q, c, inverse, lower):
@@ -1285,6 +1339,8 @@ loggamma = _family(
     logpdf=_loggamma_log_density,
     cdf=lambda z, c: _sp.gammainc(c, _math_ops.exp(z)),
     sf=lambda z, c: _sp.gammaincc(c, _math_ops.exp(z)),
+    logcdf=lambda z, c: _loggamma_logcdf(z, c),
+    logsf=lambda z, c: _log_gamma_tail(c, _math_ops.exp(z), upper=True),
     ppf=lambda q, c: _loggamma_quantile(q, c, _sp.gammaincinv, lower=True),
     isf=lambda q, c: _loggamma_quantile(q, c, _sp.gammainccinv, lower=False),
     shapes=("c",),
@@ -1314,10 +1370,11 @@ def _binomial_log_density(k, n, p) -> Tensor:
     return w(_math_ops.logical_or(zero, full), ends, w(interior, saddle, -_math.inf))
 
 
-def _counts(name, shapes, valid, high, logpmf, cdf=None, sf=None, low=0.0):
+def _counts(name, shapes, valid, high, logpmf, cdf=None, sf=None, low=0.0, logcdf=None, logsf=None):
     """SciPy's methods of a distribution on the integers ``low .. high(*shapes)`` shifted by ``loc``: each formula
     takes an integer ``k`` on the support (a stand-in elsewhere, so no gradient meets a NaN) and the shapes;
-    off the support SciPy's values, NaN for invalid parameters or a NaN ``k``."""
+    off the support SciPy's values, NaN for invalid parameters or a NaN ``k``.  ``logcdf``/``logsf``, finite where
+    the tails underflow, default to the logs of ``cdf``/``sf``."""
     w = _math_ops.where
 
     def method(m, body):
@@ -1334,22 +1391,26 @@ def _counts(name, shapes, valid, high, logpmf, cdf=None, sf=None, low=0.0):
         inside = _all(k >= low, k <= high(*params), _math_ops.equal(k, _math_ops.floor(k)))
         return w(inside, logpmf(w(inside, k, low), *params), -_math.inf)
 
-    def tail(formula, under_value):
+    def tail(formula, under_value, over_value):
         def body(k, *params):
             whole = _math_ops.floor(k)
             under, over = whole < low, whole >= high(*params)
             value = formula(w(_math_ops.logical_or(under, over), low, whole), *params)
-            return w(under, under_value, w(over, 1.0 - under_value, value))
+            return w(under, under_value, w(over, over_value, value))
 
         return body
 
     methods = dict(logpmf=method("logpmf", mass), pmf=method("pmf", lambda k, *params: _math_ops.exp(mass(k, *params))))
     if cdf is not None:  # betabinom's distribution function is a hypergeometric sum: none
         methods.update(
-            cdf=method("cdf", tail(cdf, 0.0)),
-            sf=method("sf", tail(sf, 1.0)),
-            logcdf=method("logcdf", _log_of(tail(cdf, 0.0), tail(sf, 1.0))),
-            logsf=method("logsf", _log_of(tail(sf, 1.0), tail(cdf, 0.0))),
+            cdf=method("cdf", tail(cdf, 0.0, 1.0)),
+            sf=method("sf", tail(sf, 1.0, 0.0)),
+            logcdf=method(
+                "logcdf", tail(logcdf, -_math.inf, 0.0) if logcdf else _log_of(tail(cdf, 0.0, 1.0), tail(sf, 1.0, 0.0))
+            ),
+            logsf=method(
+                "logsf", tail(logsf, 0.0, -_math.inf) if logsf else _log_of(tail(sf, 1.0, 0.0), tail(cdf, 0.0, 1.0))
+            ),
         )
     return SimpleNamespace(**methods)
 
@@ -1370,6 +1431,8 @@ binom = _counts(
     logpmf=lambda k, n, p: _binomial_log_density(k, n, p),
     cdf=lambda k, n, p: _sp.betaincc(k + 1.0, _math_ops.maximum(n - k, 1.0), p),  # I_{1-p}(n - k, k + 1)
     sf=lambda k, n, p: _sp.betainc(k + 1.0, _math_ops.maximum(n - k, 1.0), p),
+    logcdf=lambda k, n, p: _log_betainc(_math_ops.maximum(n - k, 1.0), k + 1.0, 1.0 - p, p),
+    logsf=lambda k, n, p: _log_betainc(k + 1.0, _math_ops.maximum(n - k, 1.0), p),
 )
 betabinom = _counts(
     "betabinom",
@@ -1399,6 +1462,8 @@ geom = _counts(
     logpmf=lambda k, p: _sp.xlog1py(k - 1.0, -p) + _math_ops.log(p),
     cdf=lambda k, p: -_math_ops.expm1(k * _math_ops.log1p(-p)),
     sf=lambda k, p: _math_ops.exp(k * _math_ops.log1p(-p)),
+    logcdf=lambda k, p: _nn.log1mexp(-k * _math_ops.log1p(-p)),
+    logsf=lambda k, p: k * _math_ops.log1p(-p),
     low=1.0,
 )
 nbinom = _counts(
@@ -1410,6 +1475,8 @@ nbinom = _counts(
     logpmf=lambda k, n, p: _math_ops.log(n / (n + k)) + _binomial_log_density(n, n + k, p),
     cdf=lambda k, n, p: _sp.betainc(n, k + 1.0, p),
     sf=lambda k, n, p: _sp.betaincc(n, k + 1.0, p),
+    logcdf=lambda k, n, p: _log_betainc(n, k + 1.0, p),
+    logsf=lambda k, n, p: _log_betainc(k + 1.0, n, 1.0 - p, p),
 )
 
 __all__ = [

@@ -363,6 +363,18 @@ def test_reshape_and_permute_traced_with_an_unknown_batch():
             np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-6)
 
 
+def test_reshape_traced_with_sizes_known_only_at_run_time():
+    # TensorSpec((None, None)) with Reshape((3, 4)) raised "traced with unknown sizes": the target needs no -1
+    x = _x(2, 12)
+    for spec, target in [((None, None), (3, 4)), ((2, None), (3, -1)), ((None, 12), (-1, 6))]:
+        f = tl.function(tl.nn.Reshape(target))
+        f.get_graph(tl.TensorSpec(spec, tl.float32))
+        np.testing.assert_array_equal(f(x).numpy(), x.reshape(2, *target))
+    f = tl.function(tl.nn.Reshape((-1, 4)))
+    with pytest.raises(ValueError, match=r"Reshape: traced with the batch size and other sizes unknown, cannot work"):
+        f.get_graph(tl.TensorSpec((None, None), tl.float32))
+
+
 # ------------------------------------------------------------------ merge layers
 MERGES = [
     ("Add", lambda xs: sum(xs)),
@@ -1122,3 +1134,12 @@ def test_orthogonal_gain_and_scalar_shapes_get_errors_naming_the_initializer():
     for name in ("glorot_uniform", "he_normal", "lecun_normal", "variance_scaling", "kaiming_uniform"):
         with pytest.raises(ValueError, match=rf"initializers.{name}: a weight needs at least one dimension"):
             getattr(init, name)((), seed=0)
+
+
+def test_normalization_checkpoint_into_a_new_layer_given_statistics_of_the_shape():
+    trained = tl.nn.Normalization()
+    trained.adapt(RNG.normal(loc=3.0, size=(20, 3)))
+    fresh = tl.nn.Normalization(mean=[0.0] * 3, variance=[1.0] * 3)
+    assert fresh.load_state_dict(trained.state_dict()) == ([], [])
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+    np.testing.assert_array_equal(fresh(x).numpy(), trained(x).numpy())

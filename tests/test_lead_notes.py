@@ -454,3 +454,19 @@ def test_pad_with_a_tensor_constant_keeps_exact_values_and_refuses_lossy_ones():
         TypeError, match=r"^pad: constant_values of dtype float32 cannot be held exactly by x's dtype int64"
     ):
         tl.function(lambda c: tl.pad(tl.tensor([1, 2]), 1, constant_values=c))(tl.tensor(7.0))
+
+
+# ---------------------------------------------------------------- traced histogram of NaN or inf data
+@pytest.mark.parametrize("data", [[1.0, np.nan, 2.0], [1.0, np.inf], [-np.inf, 0.0]])
+def test_traced_histogram_of_non_finite_data_raises_as_eagerly(data):
+    # Eagerly a ValueError (NumPy: 'autodetected range ... is not finite'); traced the edges were NaN and every
+    # count a silent 0.  The data's min and max are now checked when the graph runs.
+    x = tl.tensor(np.array(data))
+    with pytest.raises(ValueError, match=r"^histogram: range must be finite"):
+        tl.histogram(x, bins=3)
+    with pytest.raises(ValueError, match=r"^histogram: the data's min and max \(the default range\) must be finite"):
+        tl.function(lambda t: tl.histogram(t, bins=3))(x)
+    counts, edges = tl.function(lambda t: tl.histogram(t, bins=3, range=(0, 3)))(x)  # a range given: NumPy's counts
+    want = np.histogram(np.array(data), bins=3, range=(0, 3))
+    np.testing.assert_array_equal(counts.numpy(), want[0])
+    np.testing.assert_array_equal(edges.numpy(), want[1])

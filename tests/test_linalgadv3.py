@@ -339,3 +339,22 @@ def test_schur_and_hessenberg_match_scipy_and_refuse_a_gradient_clearly():
         tl.grad(lambda x: tl.sum(L.hessenberg(x)))(a)
     with pytest.raises(ValueError, match=r"Schur: output must be 'real' or 'complex', got 'r'"):
         L.schur(a, "r")
+
+
+def test_integer_matrices_are_read_as_float64_by_every_new_function():
+    # polar of an integer matrix returned p = I (u^H u: the factor overwrote the matrix) instead of SciPy's p.
+    a, b = np.array([[5, 2], [2, 3]]), np.array([[2, 1], [0, 2]])
+    pairs = [
+        (lambda x: L.polar(x)[1], lambda x: sl.polar(x)[1]),
+        (lambda x: L.polar(x, "left")[1], lambda x: sl.polar(x, "left")[1]),
+        (L.sqrtm, sl.sqrtm),
+        (L.logm, sl.logm),
+        (lambda x: L.solve_sylvester(x, b, x), lambda x: sl.solve_sylvester(x, b, x)),
+        (lambda x: L.expm_frechet(x, b)[1], lambda x: sl.expm_frechet(x, b)[1]),
+        (lambda x: L.cho_solve(L.cho_factor(x), np.array([1, 2])), lambda x: sl.cho_solve(sl.cho_factor(x), [1, 2])),
+        (lambda x: L.schur(x)[0], lambda x: sl.schur(x)[0]),
+    ]
+    for ours, scipys in pairs:
+        out = ours(a)
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(out.numpy(), scipys(a.astype(np.float64)), atol=1e-12)

@@ -332,3 +332,51 @@ def test_apply_along_axis_reads_python_results_next_to_arr():
         np.testing.assert_array_equal(got.numpy(), expected)
     ints = tl.apply_along_axis(lambda v: 3, 0, np.array([[True, False]]))
     assert ints.dtype == np.int64 and ints.numpy().tolist() == [3, 3]
+
+
+@pytest.mark.parametrize("assume_unique", [False, True])
+def test_setxor1d_of_empty_arrays(assume_unique):
+    # setxor1d([], []) raised "GatherV2: index 0 is out of bounds for axis 0 with size 0" (NumPy: []).
+    for a, b in [(np.zeros(0), np.zeros(0)), (np.zeros(0), np.array([2.0, 1.0])), (np.array([1, 1]), np.zeros(0, int))]:
+        expected = np.setxor1d(a, b, assume_unique=assume_unique)
+        got = tl.setxor1d(a, b, assume_unique=assume_unique)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_interp_cov_corrcoef_trace_with_unknown_lengths():
+    # Under tl.function with TensorSpec([None]) inputs, interp (xp of unknown length), cov and corrcoef (an
+    # unknown number of observations) crashed with "unsupported operand type(s) for -: 'NoneType' and 'int'".
+    spec = tl.TensorSpec([None], "float64")
+    interp = tl.function(lambda x, xp, fp: tl.interp(x, xp, fp)).get_graph(spec, spec, spec)
+    x = np.array([-1.0, 0.25, 1.0, 1.5, 2.0, 3.0])
+    for xp, fp in [(np.array([0.0, 1.0, 2.0]), np.array([1.0, 3.0, 2.0])), (np.array([0.5]), np.array([4.0]))]:
+        np.testing.assert_allclose(interp(x, xp, fp).numpy(), np.interp(x, xp, fp), rtol=1e-15)
+    cov = tl.function(lambda a, b: tl.cov(a, b)).get_graph(spec, spec)
+    cov_biased = tl.function(lambda a, b: tl.cov(a, b, ddof=5)).get_graph(spec, spec)
+    corrcoef = tl.function(lambda a, b: tl.corrcoef(a, b)).get_graph(spec, spec)
+    rng = np.random.default_rng(7)
+    for n in (3, 5, 8):
+        a, b = rng.normal(size=n), rng.normal(size=n)
+        np.testing.assert_allclose(cov(a, b).numpy(), np.cov(a, b), rtol=1e-13)
+        np.testing.assert_allclose(corrcoef(a, b).numpy(), np.corrcoef(a, b), rtol=1e-13)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            expected = np.cov(a, b, ddof=5)  # n <= ddof: NumPy's inf (and NaN) scale
+        np.testing.assert_allclose(cov_biased(a, b).numpy(), expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("axis", [2, -1])
+def test_apply_along_axis_traces_an_unknown_axis_length(axis):
+    # A slice function whose result's size follows the unknown axis length (r[1:], outer(r, r[:2])) failed to
+    # trace: "reshape: shape must be known integers, got (2, None)".
+    spec = tl.TensorSpec([2, 3, None], "float64")
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for ours, numpy in [
+        (lambda r: r[1:], lambda r: r[1:]),
+        (lambda r: tl.outer(r, r[:2]), lambda r: np.outer(r, r[:2])),
+        (tl.sum, np.sum),
+    ]:
+        graph = tl.function(lambda t: tl.apply_along_axis(ours, axis, t)).get_graph(spec)
+        expected = np.apply_along_axis(numpy, axis, a)
+        np.testing.assert_array_equal(graph(a).numpy(), expected)
+        np.testing.assert_array_equal(tl.apply_along_axis(ours, axis, a).numpy(), expected)

@@ -10,9 +10,11 @@ import math
 
 import numpy as np
 import pytest
+import scipy.special as sp
 import scipy.stats as ss
 
 import tensorlib as tl
+from tests._helpers import unless_underflowed
 from tensorlib.testing import check_grads
 
 RNG = np.random.default_rng(2026)
@@ -48,11 +50,7 @@ def test_new_families_match_scipy(name, shapes, loc, scale):
     for method in METHODS:
         arg = Q if method in ("ppf", "isf") else X
         got = getattr(ours, method)(tl.tensor(arg), *shapes, loc, scale).numpy()
-        want = getattr(theirs, method)(arg, *shapes, loc, scale)
-        if method in ("logcdf", "logsf"):  # SciPy's log of an underflowed tail: -inf (the values: tests below)
-            underflowed = (want == -np.inf) & np.isfinite(got)
-            assert (got[underflowed] < -690).all(), method
-            want = np.where(underflowed, got, want)
+        want = unless_underflowed(method, got, getattr(theirs, method)(arg, *shapes, loc, scale))
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300, err_msg=method)
 
 
@@ -167,3 +165,116 @@ def test_log_cdfs_next_to_zero_where_the_power_underflows():
     np.testing.assert_allclose(tl.stats.gumbel_l.logcdf(tl.tensor(np.array([-800.0]))).numpy(), [-800.0], rtol=1e-15)
     g = tl.grad(lambda z: tl.sum(tl.stats.weibull_min.logcdf(z, 2.0)))(z).numpy()
     np.testing.assert_allclose(g, 2 / z.numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- log tails where the tail underflows
+def _f64(v):
+    return tl.tensor(np.asarray(v, np.float64))
+
+
+def _log_sum(log_terms):
+    return float(sp.logsumexp(log_terms))
+
+
+def _gamma_log_q_asymptotic(a, x, terms=8):
+    """log Q(a, x) for x >> a: (a - 1) log x - x - gammaln(a) + log(1 + (a - 1) / x + (a - 1)(a - 2) / x**2 + ...)."""
+    series, term = 1.0, 1.0
+    for j in range(1, terms):
+        term *= (a - j) / x
+        series += term
+    return (a - 1) * math.log(x) - x - math.lgamma(a) + math.log(series)
+
+
+def test_log_tails_where_the_tail_underflows_against_closed_forms():
+    # Each was -inf (the log of an underflowed tail); the values are the tails' leading terms and exact sums.
+    cases = [
+        (tl.stats.gamma.logsf(_f64(800.0), 2.5), _gamma_log_q_asymptotic(2.5, 800.0)),  # the lead's -783.7 case
+        (tl.stats.gamma.logsf(_f64(900.0), 2.0), -900.0 + math.log1p(900.0)),  # Q(2, x) = e**-x (1 + x)
+        (tl.stats.gamma.logcdf(_f64(1e-300), 2.5), 2.5 * math.log(1e-300) - math.lgamma(3.5)),
+        (tl.stats.chi2.logsf(_f64(3000.0), 4.0), -1500.0 + math.log1p(1500.0)),
+        (tl.stats.chi2.logcdf(_f64(1e-300), 3.0), 1.5 * math.log(0.5e-300) - math.lgamma(2.5)),
+        (tl.stats.invgamma.logcdf(_f64(1e-5), 0.7), _gamma_log_q_asymptotic(0.7, 1e5)),
+        (tl.stats.loggamma.logcdf(_f64(-700.0), 20.0), -14000.0 - math.lgamma(21.0)),
+        (tl.stats.loggamma.logsf(_f64(30.0), 0.6), _gamma_log_q_asymptotic(0.6, math.exp(30.0)) + 30.0 * 0.0),
+        (tl.stats.gennorm.logsf(_f64(100.0), 2.0), float(sp.log_ndtr(-100.0 * math.sqrt(2.0)))),  # N(0, 1/2)
+        (tl.stats.gennorm.logcdf(_f64(-100.0), 2.0), float(sp.log_ndtr(-100.0 * math.sqrt(2.0)))),
+        # t: the tail's leading term (df / z**2)**(df / 2) / (df B(df / 2, 1 / 2)), corrections O(df / z**2)
+        (
+            tl.stats.t.logsf(_f64(1e100), 5.0),
+            2.5 * math.log(5.0) - 5 * math.log(1e100) - math.log(5) - sp.betaln(2.5, 0.5),
+        ),
+        (
+            tl.stats.t.logcdf(_f64(-1e100), 5.0),
+            2.5 * math.log(5.0) - 5 * math.log(1e100) - math.log(5) - sp.betaln(2.5, 0.5),
+        ),
+        # beta: I_x(a, b) = x**a / (a B(a, b)) (1 + O(x)); the upper tail from 1 - x
+        (tl.stats.beta.logcdf(_f64(1e-200), 3.0, 2.0), 3 * math.log(1e-200) + math.log(4.0)),
+        (
+            tl.stats.beta.logsf(_f64(1 - 2.0**-50), 2.0, 300.0),
+            300 * math.log(2.0**-50) - math.log(300) - sp.betaln(300, 2),
+        ),
+        (tl.stats.f.logcdf(_f64(1e-300), 3.0, 7.0), 1.5 * math.log(3e-300 / 7) - math.log(1.5) - sp.betaln(1.5, 3.5)),
+        # counts: the exact sums of the probabilities past k, in logs
+        (tl.stats.geom.logsf(_f64(1e4), 0.5), 1e4 * math.log(0.5)),
+        (tl.stats.poisson.logsf(_f64(1000.0), 2.0), _log_sum(ss.poisson.logpmf(np.arange(1001, 1200), 2.0))),
+        (tl.stats.poisson.logcdf(_f64(3.0), 2000.0), _log_sum(ss.poisson.logpmf(np.arange(0, 4), 2000.0))),
+        (tl.stats.binom.logsf(_f64(900.0), 1000, 0.1), _log_sum(ss.binom.logpmf(np.arange(901, 1001), 1000, 0.1))),
+        (tl.stats.binom.logcdf(_f64(10.0), 1000, 0.9), _log_sum(ss.binom.logpmf(np.arange(0, 11), 1000, 0.9))),
+        (tl.stats.nbinom.logsf(_f64(5000.0), 3.0, 0.5), _log_sum(ss.nbinom.logpmf(np.arange(5001, 7000), 3.0, 0.5))),
+        (tl.stats.nbinom.logcdf(_f64(2.0), 3000.0, 0.01), _log_sum(ss.nbinom.logpmf(np.arange(0, 3), 3000.0, 0.01))),
+    ]
+    for i, (got, want) in enumerate(cases):
+        assert want < -690, (i, want)  # where the tail itself underflows
+        np.testing.assert_allclose(float(got), want, rtol=1e-12, err_msg=str(i))
+
+
+def test_log_tail_gradients_where_the_tail_underflows():
+    # d/dx log Q(2, x) = -1 + 1 / (1 + x); d/dx log P(a, x) ~ a / x; t: -df / z
+    g = tl.grad(lambda x: tl.stats.gamma.logsf(x, 2.0))(_f64(900.0))
+    np.testing.assert_allclose(float(g), -1 + 1 / 901, rtol=1e-13)
+    g = tl.grad(lambda x: tl.stats.gamma.logcdf(x, 2.5))(_f64(1e-300))
+    np.testing.assert_allclose(float(g), 2.5 / 1e-300, rtol=1e-13)
+    g = tl.grad(lambda x: tl.stats.t.logsf(x, 5.0))(_f64(1e100))
+    np.testing.assert_allclose(float(g), -5.0 / 1e100, rtol=1e-12)
+    # the shape parameters, against float64 central differences of the closed form (a = 2.5 at x = 800)
+    h = 1e-6
+    want = (_gamma_log_q_asymptotic(2.5 + h, 800.0) - _gamma_log_q_asymptotic(2.5 - h, 800.0)) / (2 * h)
+    np.testing.assert_allclose(
+        float(tl.grad(lambda a: tl.stats.gamma.logsf(_f64(800.0), a))(_f64(2.5))), want, rtol=1e-8
+    )
+    # every argument, by check_grads: second order in x, first in the shapes
+    check_grads(lambda x: tl.stats.gamma.logsf(x, 2.5, scale=1.5), (_f64([900.0, 1500.0]),), order=2)
+    check_grads(lambda x, a: tl.stats.gamma.logsf(x, a), (_f64([900.0, 1500.0]), _f64(2.5)), order=1)
+    check_grads(lambda x, a: tl.stats.gamma.logcdf(x, a), (_f64([1e-3, 2.0]), _f64(500.0)), order=1)
+    check_grads(lambda x, a, b: tl.stats.beta.logcdf(x, a, b), (_f64([2e-4, 5e-4]), _f64(100.0), _f64(3.0)), order=1)
+    check_grads(lambda x, a, b: tl.stats.beta.logsf(x, a, b), (_f64([0.999, 0.9999]), _f64(3.0), _f64(200.0)), order=1)
+    check_grads(lambda x: tl.stats.beta.logcdf(x, 100.0, 3.0), (_f64([2e-4, 5e-4]),), order=2)
+    check_grads(lambda x, df: tl.stats.t.logsf(x, df), (_f64([1e60, 1e90]), _f64(5.0)), order=1)
+    check_grads(lambda mu: tl.stats.poisson.logsf(_f64([1000.0]), mu), (_f64(2.0),), order=1)
+    check_grads(lambda p: tl.stats.binom.logsf(_f64([900.0]), 1000, p), (_f64(0.1),), order=1)
+
+
+def test_log_tails_against_mpmath():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 40
+    for a, x in [(2.5, 800.0), (100.0, 2000.0), (0.1, 1000.0), (30.0, 1e4)]:
+        want = float(mp.log(mp.gammainc(a, x, mp.inf, regularized=True)))
+        np.testing.assert_allclose(float(tl.stats.gamma.logsf(_f64(x), a)), want, rtol=1e-14)
+    for a, x in [(1000.0, 100.0), (1e4, 6200.0), (50.0, 1e-10)]:
+        want = float(mp.log(mp.gammainc(a, 0, x, regularized=True)))
+        np.testing.assert_allclose(float(tl.stats.gamma.logcdf(_f64(x), a)), want, rtol=1e-14)
+    for a, b, x in [(3.0, 2.0, 1e-200), (2.5, 0.5, 1e-250), (50.0, 60.0, 1e-10)]:
+        want = float(mp.log(mp.betainc(a, b, 0, x, regularized=True)))
+        np.testing.assert_allclose(float(tl.stats.beta.logcdf(_f64(x), a, b)), want, rtol=1e-14)
+    for df, z in [(5.0, 1e100), (0.7, 1e300), (30.0, 1e12)]:
+        want = float(mp.log(mp.betainc(df / 2, 0.5, 0, df / (df + mp.mpf(z) ** 2), regularized=True) / 2))
+        np.testing.assert_allclose(float(tl.stats.t.logsf(_f64(z), df)), want, rtol=1e-13)
+
+
+def test_log_tails_traced_equal_eager():
+    x = _f64([1e-3, 5.0, 900.0])
+
+    def fn(x):
+        return tl.stats.gamma.logsf(x, 2.5) + tl.stats.chi2.logcdf(x, 3.0) + tl.stats.t.logsf(x * 1e90, 4.0)
+
+    np.testing.assert_array_equal(tl.function(fn)(x).numpy(), fn(x).numpy())

@@ -238,3 +238,19 @@ def test_per_example_hessian_vector_products_of_max_pooling_run_batched_and_equa
     eps = 1e-6
     g = lambda a: tl.grad(loss)(tl.tensor(a)).numpy()  # noqa: E731
     np.testing.assert_allclose(got[1], (g(x[1] + eps * v[1]) - g(x[1] - eps * v[1])) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ elementwise ops on elements of unknown sizes
+@pytest.mark.parametrize("signature", [(4, None), (None, None)])
+def test_elementwise_ops_on_elements_of_unknown_size_run_batched(signature):
+    # Before: an elementwise op whose element shape had a size unknown until run time ran once per element
+    # (4 Mul nodes and a Pack in the graph for a batch of 4), and with the batch size unknown too it raised
+    # 'Mul has no batching rule for these inputs'.  Per element and batched, NumPy broadcasting agrees.
+    def f(a):
+        return tl.sin(a) * tl.sum(a) + tl.special.zeta(tl.abs(a) + 2.0, 1.0) * tl.tensor(np.arange(5.0))
+
+    x = np.random.default_rng(10).normal(size=(4, 5))
+    traced = tl.function(tl.vmap(f), input_signature=[_spec(*signature)])
+    np.testing.assert_allclose(traced(x).numpy(), _loop(f, x), rtol=1e-12)
+    ops = [node.op.name for node in traced.get_graph(_spec(*signature)).nodes]
+    assert ops.count("Mul") == 2 and "Pack" not in ops, ops

@@ -614,7 +614,12 @@ def _fits(op, args, attrs, size, specs) -> bool:
     except (ValueError, TypeError, IndexError):
         return False
     got = got if isinstance(got, tuple) else (got,)
-    return all(tuple(g.shape) == (size, *s.shape) for g, s in zip(got, specs))
+    # A size unknown until run time (None) on either side is the same size: the run checks it.
+    return all(
+        len(g.shape) == len(s.shape) + 1
+        and all(a == b or a is None or b is None for a, b in zip(g.shape, (size, *s.shape)))
+        for g, s in zip(got, specs)
+    )
 
 
 def _elementwise(mode, op, inputs, physical, batched, attrs, specs):
@@ -622,7 +627,7 @@ def _elementwise(mode, op, inputs, physical, batched, attrs, specs):
         return dispatch.apply(op, (physical[0],), attrs)
     rank = max(len(t.shape) for t in inputs)
     args = [_aligned(mode, t, p, rank) if b else p for t, p, b in zip(inputs, physical, batched)]
-    if None in specs[0].shape or not _fits(op, args, attrs, mode.size, specs):
+    if not _fits(op, args, attrs, mode.size, specs):
         return None
     return dispatch.apply(op, tuple(args), attrs)
 

@@ -93,30 +93,37 @@ def _expm_kernel(xp, x):
 _expm.kernel("numpy")(_lapack("MatrixExponential")(functools.partial(_expm_kernel, np)))
 
 
-def _expm_grad(node, g):
-    # The Frechet derivative L(a, e) is the upper right block of exp([[a, e], [0, a]]) (Mathias 1996), and the
-    # gradient of <g, exp(x)> is L(x^T, g) (exp is holomorphic: plain transposes).  The block is linear in g, so g
-    # is scaled to x's size first (a large g would cost squarings and accuracy) and the block scaled back.
+def _frechet_block(function, x, e):
+    """The Frechet derivative of the primary matrix function ``function`` at ``x`` along ``e``: the upper right
+    block of ``function([[x, e], [0, x]])`` (Mathias 1996).  It is linear in ``e``, so ``e`` is scaled to ``x``'s
+    size first (a large ``e`` would cost squarings and accuracy) and the block scaled back."""
+    from ._shapes import broadcast_shapes
     from .math import abs as absolute
     from .math import maximum, ones_like, stop_gradient, where, zeros_like
     from .reduce import max as reduce_max
-    from .shape import concat, getitem
+    from .shape import broadcast_to, concat, getitem
 
-    x = node.inputs[0]
+    if tuple(x.shape[:-2]) != tuple(e.shape[:-2]):  # one block matrix: one batch shape
+        batch = broadcast_shapes(tuple(x.shape[:-2]), tuple(e.shape[:-2]))
+        x, e = broadcast_to(x, batch + tuple(x.shape[-2:])), broadcast_to(e, batch + tuple(e.shape[-2:]))
     n = x.shape[-1]
     if n == 0:
-        return zeros_like(x)
-    xt = _mT(x)
-    size = stop_gradient(reduce_max(absolute(g), axis=(-2, -1), keepdims=True))
+        return zeros_like(e)
+    size = stop_gradient(reduce_max(absolute(e), axis=(-2, -1), keepdims=True))
     scale = stop_gradient(maximum(reduce_max(absolute(x), axis=(-2, -1), keepdims=True), 1.0))
     nonzero = size > 0
     ratio = where(nonzero, scale / where(nonzero, size, ones_like(size)), ones_like(size))
-    block = matrix_exp(concat([concat([xt, g * ratio], axis=-1), concat([zeros_like(xt), xt], axis=-1)], axis=-2))
+    block = function(concat([concat([x, e * ratio], axis=-1), concat([zeros_like(x), x], axis=-1)], axis=-2))
     if n is None:  # under tl.function with an unknown size: [I 0] block [0; I] picks the upper right block
         eye = _eye_like(x)
         top = concat([eye, zeros_like(eye)], axis=-1)
         return _matmul(_matmul(top, block), _mT(concat([zeros_like(eye), eye], axis=-1))) / ratio
     return getitem(block, (Ellipsis, slice(0, n), slice(n, None))) / ratio
+
+
+def _expm_grad(node, g):
+    # The gradient of <g, exp(x)> is L(x^T, g) (exp is holomorphic: plain transposes).
+    return _frechet_block(matrix_exp, _mT(node.inputs[0]), g)
 
 
 register_gradient("MatrixExponential", _expm_grad)

@@ -22,6 +22,7 @@ from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._shapes import broadcast_shapes
+from .linalg_general import _frechet_block
 from .linalg_ops import _check_matrix, _lapack, _matmul, _mT, _square_infer
 from .registry import defop, spec
 
@@ -235,38 +236,7 @@ _logm.kernel("numpy")(_lapack("MatrixLogarithm")(_matrix_function_kernel("logm")
 _logm.kernels_reason = "scipy.linalg.logm (inverse scaling and squaring); NumPy has no Schur decomposition"
 
 
-def _frechet_block(function, x, e):
-    """The Frechet derivative of the primary matrix function ``function`` at ``x`` along ``e``: the upper right
-    block of ``function([[x, e], [0, x]])`` (Mathias 1996).  It is linear in ``e``, so ``e`` is scaled to ``x``'s
-    size first (a large ``e`` would cost accuracy) and the block scaled back."""
-    from .math import abs as absolute
-    from .math import maximum, ones_like, stop_gradient, where, zeros_like
-    from .reduce import max as reduce_max
-    from .shape import concat, getitem
-
-    n = x.shape[-1]
-    if n is None:
-        raise ValueError(
-            f"{function.__name__}: the gradient needs the matrix size known under tl.function, got input shape "
-            f"{tuple(x.shape)} {x.dtype}; give it in the TensorSpec"
-        )
-    size = stop_gradient(reduce_max(absolute(e), axis=(-2, -1), keepdims=True))
-    scale = stop_gradient(maximum(reduce_max(absolute(x), axis=(-2, -1), keepdims=True), 1.0))
-    nonzero = size > 0
-    ratio = where(nonzero, scale / where(nonzero, size, ones_like(size)), ones_like(size))
-    x, e = _same_batch(x, e * ratio)
-    block = function(concat([concat([x, e], axis=-1), concat([zeros_like(x), x], axis=-1)], axis=-2))
-    return getitem(block, (Ellipsis, slice(0, n), slice(n, None))) / ratio
-
-
-def _same_batch(x, e):
-    """x and e broadcast to one batch shape (they go into one block matrix)."""
-    from .shape import broadcast_to
-
-    batch = broadcast_shapes(tuple(x.shape[:-2]), tuple(e.shape[:-2]))
-    return broadcast_to(x, batch + tuple(x.shape[-2:])), broadcast_to(e, batch + tuple(e.shape[-2:]))
-
-
+# The Frechet derivative at x^T, from the block matrix (as matrix_exp's gradient).
 register_gradient("MatrixLogarithm", lambda node, g: _frechet_block(logm, _mT(node.inputs[0]), g))
 
 
@@ -404,7 +374,7 @@ def polar(a, side: str = "right", method=None) -> tuple:
     if a.ndim < 2:
         raise ValueError(f"polar: expected a matrix (rank >= 2), got shape {tuple(a.shape)} {a.dtype}")
     u = apply(_polar, (a,))
-    a = u.astype(u.dtype) if a.dtype != u.dtype else a
+    a = a.astype(u.dtype) if a.dtype != u.dtype else a  # integers: float64, as the factor
     u_h = conj(_mT(u)) if u.dtype.kind == "c" else _mT(u)
     p = _matmul(u_h, a) if side == "right" else _matmul(a, u_h)
     return u, (p + (conj(_mT(p)) if p.dtype.kind == "c" else _mT(p))) * 0.5

@@ -723,8 +723,8 @@ def cov(
         w = wt if w is None else w * wt
     if w is None:
         avg = reduce_ops.mean(X, axis=1, keepdims=True)
-        fact = n - ddof
-        scale = 1.0 / fact if fact > 0 else np.inf
+        # the number of observations is read when the graph runs where the shapes leave it unknown
+        fact = (n if n is not None else math_ops.cast(shape_ops.shape_size(X, (1,)), _dt.float64)) - ddof
     else:
         w = math_ops.cast(w, dtype) if dtype.kind == "f" and w.dtype != dtype else w
         w_sum = reduce_ops.sum(w)
@@ -735,7 +735,10 @@ def cov(
             fact = w_sum - ddof
         else:
             fact = w_sum - ddof * reduce_ops.sum(w * aw) / w_sum
+    if isinstance(fact, Tensor):
         scale = math_ops.where(fact > 0, 1.0 / math_ops.where(fact > 0, fact, 1.0), np.inf)
+    else:
+        scale = 1.0 / fact if fact > 0 else np.inf
     X = X - avg
     X_T = shape_ops.transpose(X if w is None else X * w)
     c = matmul(X, ew.conj(X_T) if X.dtype.kind == "c" else X_T)
@@ -815,7 +818,9 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     if n == 1:
         value = shape_ops.broadcast_to(fp[0], x.shape) if None not in x.shape else fp[0] + x * 0
     else:
-        j = math_ops.clip(search.searchsorted(xp, x, side="right") - 1, 0, n - 2)
+        # the last segment starts at knot n - 2 (n read when the graph runs where the shapes leave it unknown)
+        last = n - 2 if n is not None else shape_ops.shape_size(xp, (0,)) - 2
+        j = math_ops.clip(search.searchsorted(xp, x, side="right") - 1, 0, last)
         x0, x1 = shape_ops.take(xp, j), shape_ops.take(xp, j + 1)
         f0, f1 = shape_ops.take(fp, j), shape_ops.take(fp, j + 1)
         width = x1 - x0
@@ -838,7 +843,7 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     value = math_ops.where(x > xp[-1], hi, value)
     from .floating import isnan
 
-    if n > 1:  # a NaN x gives NaN (not a repeated knot's value); with one knot, NumPy gives fp[0]
+    if n is None or n > 1:  # a NaN x gives NaN (not a repeated knot's value); with one knot, NumPy gives fp[0]
         value = math_ops.where(isnan(x), np.nan, value)
     return math_ops.cast(value, out) if value.dtype != out else value
 
@@ -1369,6 +1374,7 @@ def _traced_edges(a, bins: int):
     """Equal bins over the data's min and max when they are known only at run time: ``numpy.linspace``'s
     arithmetic (``arange * step + start``, the last edge the stop) in the edges' dtype, as NumPy computes them."""
     from . import reduce as reduce_ops
+    from .random import _check_parameter
 
     dtype = a.dtype if a.dtype.kind == "f" else _dt.float64
     values = math_ops.cast(a, dtype)
@@ -1377,6 +1383,11 @@ def _traced_edges(a, bins: int):
     last = reduce_ops.max(shape_ops.concat([values, creation.full((1,), -np.inf, dtype=dtype)], axis=0))
     empty = first > last
     first, last = math_ops.where(empty, 0.0, first), math_ops.where(empty, 1.0, last)
+    # NaN or inf data: eagerly a ValueError; traced the edges were NaN and every count a silent 0.
+    limits = _check_parameter(
+        shape_ops.stack([first, last]), rule=None, message="histogram: the data's min and max (the default range)"
+    )
+    first, last = limits[0], limits[1]
     same = first == last
     first, last = math_ops.where(same, first - 0.5, first), math_ops.where(same, last + 0.5, last)
     steps = creation.arange(bins + 1, dtype=dtype) * ((last - first) / bins) + first

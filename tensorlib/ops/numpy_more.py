@@ -262,6 +262,8 @@ def setxor1d(ar1, ar2, assume_unique: bool = False) -> Tensor:
         a, b = unique(a), unique(b)
     values = sort(math_ops.stop_gradient(shape_ops.concat([a, b], axis=0)))
     sorted_values = _eager_values(values, "setxor1d")
+    if not sorted_values.size:
+        return values
     edge = np.concatenate([[True], sorted_values[1:] != sorted_values[:-1], [True]])
     return shape_ops.take(values, np.flatnonzero(edge[1:] & edge[:-1]).astype(np.int64))
 
@@ -615,11 +617,20 @@ def apply_along_axis(func1d, axis: int, arr, *args, **kwargs) -> Tensor:
             f"apply_along_axis: func1d returned results of different shapes or dtypes for {_describe('arr', arr)}"
         )
     result = results[0]
-    stacked = shape_ops.reshape(shape_ops.stack(results), outer + result.shape)
+    stacked = _stack_nested(results, outer)
     # the result's own axes take the place of axis, as NumPy's
     return moveaxis(
         stacked, tuple(builtins.range(len(outer), stacked.ndim)), tuple(builtins.range(axis, axis + result.ndim))
     )
+
+
+def _stack_nested(items: list, dims: tuple) -> Tensor:
+    """``items`` (``prod(dims)`` tensors of one shape, in C order) stacked into leading axes ``dims``: nested
+    stacks, not a reshape, so the items' own sizes may be unknown (traced)."""
+    if not dims:
+        return items[0]
+    step = len(items) // dims[0]
+    return shape_ops.stack([_stack_nested(items[i * step : (i + 1) * step], dims[1:]) for i in builtins.range(dims[0])])
 
 
 def apply_over_axes(func, a, axes) -> Tensor:

@@ -538,6 +538,108 @@ def gammaincc(a, x) -> Tensor:
     return apply(_gammaincc, (a, x))
 
 
+# ------------------------------------------------------------------ the logs of the incomplete gamma functions' tails
+# Where P or Q underflows (gamma.logsf(800, 2.5) is -783.66, its log was -inf), log P = log(x**a e**-x / Gamma(a + 1))
+# + log S, S = sum_n x**n / ((a + 1) ... (a + n)) (x < a + 1), and log Q = log(x**a e**-x / Gamma(a)) + log H, H
+# Legendre's continued fraction (x > a + 1, modified Lentz): the prefactors in Loader's form (tensorlib ops), the
+# op only ``log S`` or ``log H``, whose derivatives are written in it, in ``x`` and ``RandomGammaGrad`` (dx/da at
+# constant P), so they underflow nowhere.
+_LOG_IGAMMA_MAX_TERMS = 100000  # the series takes about 36 sqrt(a) terms where P underflows: a up to ~1e9
+
+
+def _log_igamma_factor_kernel(a, x, *, upper):
+    """``log H(a, x)`` (``upper``) or ``log S(a, x)`` in float64, NaN where not converged."""
+    dtype = _result_dtype(a.dtype, x.dtype)
+    a, x = np.broadcast_arrays(a.astype(np.float64), x.astype(np.float64))
+    with np.errstate(all="ignore"):
+        if upper:
+            tiny = 1e-300
+            b = x + 1.0 - a
+            c, d = np.full_like(x, 1.0 / tiny), 1.0 / b
+            out, done = d.copy(), ~np.isfinite(d)
+            for i in range(1, _LOG_IGAMMA_MAX_TERMS):
+                step = -i * (i - a)
+                b = b + 2.0
+                d = step * d + b
+                d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
+                c = b + step / c
+                c = np.where(np.abs(c) < tiny, tiny, c)
+                out = out * (d * c)
+                done |= np.abs(d * c - 1.0) <= 1e-15
+                if done.all():
+                    break
+        else:
+            term, out, done = np.ones_like(x), np.ones_like(x), ~np.isfinite(x + a)
+            for n in range(1, _LOG_IGAMMA_MAX_TERMS):
+                term = term * x / (a + n)
+                out = out + term
+                done |= term <= 1e-17 * out
+                if done.all():
+                    break
+        out = np.where(done, np.log(out), np.nan)
+    return out.astype(dtype, copy=False)
+
+
+_log_igamma_factor = defop(
+    "LogIgammaFactor",
+    inputs=("a", "x"),
+    attrs={"upper": False},
+    infer=_elementwise_infer,
+    promote=(0, 1),
+    doc="log S(a, x) (the series of P, x < a + 1) or log H(a, x) (Q's continued fraction, x > a + 1, upper).",
+)
+_log_igamma_factor.kernel("numpy")(_log_igamma_factor_kernel)
+_log_igamma_factor.kernels_reason = (
+    "a NumPy series and continued fraction; the Array API standard has no special functions"
+)
+
+
+def _log_igamma_factor_rules():
+    """With ``f`` the output: Q = e**L H, L = a log x - x - gammaln(a), dlog Q/dx = -e**-f / x, so df/dx = 1 - (a +
+    e**-f) / x; P = e**L' S, L' = L - log a, dlog P/dx = a e**-f / x, df/dx = 1 + a (e**-f - 1) / x.  In a:
+    dlog Q/da = g e**-f / x, dlog P/da = -g a e**-f / x with g = dx/da at constant P (``RandomGammaGrad``), less
+    dL/da = log x - digamma(a) (Q) or dL'/da = log x - digamma(a + 1) (P)."""
+    from .random import _gamma_grad
+
+    def by_a(node, g):
+        (a, x), f = node.inputs, node.outputs[0]
+        ones = math_ops.ones_like(f)
+        reparameterized = apply(_gamma_grad, (a * ones, x * ones)) * math_ops.exp(-f) / x
+        if node.attrs["upper"]:
+            return g * (reparameterized - math_ops.log(x) + digamma(a))
+        return g * (-a * reparameterized - math_ops.log(x) + digamma(a + 1.0))
+
+    def by_x(node, g):
+        (a, x), f = node.inputs, node.outputs[0]
+        if node.attrs["upper"]:
+            return g * (1.0 - (a + math_ops.exp(-f)) / x)
+        return g * (1.0 + a * math_ops.expm1(-f) / x)
+
+    return by_a, by_x
+
+
+register_gradient("LogIgammaFactor", *_log_igamma_factor_rules())
+
+
+def log_gamma_tail(a, x, upper) -> Tensor:
+    """``log Q(a, x)`` (``upper``) or ``log P(a, x)``, finite where the tail underflows: there (below 1e-280, and
+    beyond ``a + 1`` on the tail's side) the prefactor in Loader's form plus the log of the series or continued
+    fraction; above 1/2 ``log1p`` of minus the other tail; elsewhere the log of ``gammaincc`` or ``gammainc``.  ``a > 0``, ``x >= 0`` (float64)."""
+    w = math_ops.where
+    value = gammaincc(a, x) if upper else gammainc(a, x)
+    beyond = x > a + 1.0 if upper else x < a + 1.0
+    far = all_of(value < 1e-280, beyond, x > 0, x < _math.inf)
+    a_far, x_far = w(far, a, 1.0), w(far, x, 3.0 if upper else 0.5)
+    prefactor = gamma_log_density(a_far, x_far) + math_ops.log(x_far)  # log(x**a e**-x / Gamma(a))
+    if not upper:
+        prefactor = prefactor - math_ops.log(a_far)
+    factor = apply(_log_igamma_factor, (a_far, x_far), {"upper": upper})
+    near_one = value > 0.5  # the log of a value near 1: log1p of minus its complement, which keeps the digits
+    complement = gammainc(a, x) if upper else gammaincc(a, x)
+    near = w(near_one, math_ops.log1p(-w(near_one, complement, 0.0)), math_ops.log(w(far, 1.0, value)))
+    return w(far, prefactor + factor, near)
+
+
 # ------------------------------------------------------------------ the inverses of the incomplete gamma and beta functions
 # Gradients by the implicit function theorem from the function's own: dx/dq = 1 / (dF/dx), dx/dparameter =
 # -(dF/dparameter) / (dF/dx), at the output x; written in ops, so they differentiate again where F's do.
@@ -1180,6 +1282,87 @@ def betaincc(a, b, x) -> Tensor:
     3.745618
     """
     return apply(_betaincc, (a, b, x))
+
+
+# The log of I_x(a, b) where it underflows (t.logsf(1e100, 5) is -1147.3, beta.logcdf(1e-200, 3, 2) -1380.2; both
+# were -inf): log(x**a (1 - x)**b / (a B(a, b))) in Loader's form (tensorlib ops) plus the log of the continued
+# fraction K (``_betainc_fraction``), whose derivatives in a and b come with it.
+
+
+def _log_betainc_fraction_kernel(a, b, x, *, wrt=None):
+    """``log K`` (``wrt`` None) or ``(dK/da) / K`` (``wrt`` 0) or ``(dK/db) / K`` (1), float64, for x < (a + 1) /
+    (a + b + 2)."""
+    dtype = _result_dtype(a.dtype, b.dtype, x.dtype)
+    with np.errstate(all="ignore"):
+        arrays = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, x)))
+        fraction = _betainc_fraction(*arrays)
+        out = np.log(fraction[0]) if wrt is None else fraction[1 + wrt] / fraction[0]
+    return np.asarray(out).astype(dtype, copy=False)
+
+
+_log_betainc_fraction = defop(
+    "LogBetaincFraction",
+    inputs=("a", "b", "x"),
+    infer=_elementwise_infer,
+    promote=(0, 1, 2),
+    doc="log K(a, b, x), I_x(a, b) = x**a (1 - x)**b K / (a B(a, b)), for x < (a + 1) / (a + b + 2).",
+)
+_log_betainc_fraction.kernel("numpy")(_log_betainc_fraction_kernel)
+_log_betainc_fraction_grad = defop(
+    "LogBetaincFractionGrad",
+    inputs=("a", "b", "x"),
+    attrs={"wrt": 0},
+    infer=_elementwise_infer,
+    promote=(0, 1, 2),
+    doc="d log K(a, b, x) / da (wrt=0) or / db (wrt=1).",
+)
+_log_betainc_fraction_grad.kernel("numpy")(_log_betainc_fraction_kernel)
+for _op in (_log_betainc_fraction, _log_betainc_fraction_grad):
+    _op.kernels_reason = "a NumPy continued fraction; the Array API standard has no special functions"
+
+
+def _log_fraction_by_x(node, g):
+    """d log K / dx = dlog I/dx - d/dx log(x**a (1 - x)**b) = a e**-f / (x (1 - x)) - a / x + b / (1 - x)."""
+    (a, b, x), f = node.inputs, node.outputs[0]
+    return g * (a * math_ops.exp(-f) / (x * (1.0 - x)) - a / x + b / (1.0 - x))
+
+
+register_gradient(
+    "LogBetaincFraction",
+    lambda node, g: g * apply(_log_betainc_fraction_grad, node.inputs, {"wrt": 0}),
+    lambda node, g: g * apply(_log_betainc_fraction_grad, node.inputs, {"wrt": 1}),
+    _log_fraction_by_x,
+)
+
+
+def _no_second_order_of_log_fraction(node, g):
+    raise LookupError(
+        "LogBetaincFractionGrad: the second derivatives of log betainc's far tail involving a or b are not "
+        "implemented; the first derivatives in a, b and x and those of every order in x are"
+    )
+
+
+register_gradient("LogBetaincFractionGrad", *(_no_second_order_of_log_fraction,) * 3)
+
+
+def log_betainc(a, b, x, complement=None) -> Tensor:
+    """``log I_x(a, b)``, finite where ``I_x(a, b)`` underflows: there (below 1e-280, x below the mean's side (a + 1)
+    / (a + b + 2)) the prefactor in Loader's form plus the log of the continued fraction; above 1/2 ``log1p`` of
+    minus ``betaincc``; elsewhere the log of ``betainc``.  ``complement``: ``1 - x`` where the caller has it exactly
+    (``x`` a rounded quotient next to 1; ``log(1 - I_x(a, b))`` is ``log_betainc(b, a, 1 - x, x)``).  ``a, b > 0``,
+    float64."""
+    w = math_ops.where
+    value = betainc(a, b, x)
+    far = all_of(value < 1e-280, x > 0, x < (a + 1.0) / (a + b + 2.0))
+    a_far, b_far, x_far = w(far, a, 2.0), w(far, b, 2.0), w(far, x, 0.25)
+    prefactor = (
+        beta_log_density(x_far, a_far, b_far) + math_ops.log(x_far) + math_ops.log1p(-x_far) - math_ops.log(a_far)
+    )
+    factor = apply(_log_betainc_fraction, (a_far, b_far, x_far))
+    near_one = value > 0.5  # the log of a value near 1: log1p of minus its complement, which keeps the digits
+    upper = betaincc(a, b, x) if complement is None else betainc(b, a, complement)
+    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), math_ops.log(w(far, 1.0, value)))
+    return w(far, prefactor + factor, near)
 
 
 _betaincinv = _define(

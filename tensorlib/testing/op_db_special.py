@@ -102,6 +102,34 @@ def _special(name, ranges, op_types, samples_grads=None, **kwargs):
     )
 
 
+def _log_tail_factor(op_type, **attrs):
+    """The op ``op_type`` (the log of the series or continued fraction of an incomplete gamma or beta function's
+    tail, ``tl.stats``' log tails)."""
+    return lambda *args: tl.ops.get(op_type)(*args, **attrs)
+
+
+def _log_tail_factor_reference(kind):
+    """SciPy's tail divided by its prefactor, in logs, where neither underflows: ``log S`` (``kind`` "lower"),
+    ``log H`` ("upper") of P(a, x) = x**a e**-x / Gamma(a + 1) S and Q(a, x) = x**a e**-x / Gamma(a) H, ``log K``
+    ("beta") of I_x(a, b) = x**a (1 - x)**b / (a B(a, b)) K."""
+
+    def ref(*args):
+        import scipy.special as sp
+
+        dtype = np.result_type(*args)
+        a, *rest = (np.asarray(v, np.float64) for v in args)
+        if kind == "beta":
+            b, x = rest
+            out = np.log(sp.betainc(a, b, x)) - (sp.xlogy(a, x) + sp.xlog1py(b, -x) - np.log(a) - sp.betaln(a, b))
+        else:
+            (x,) = rest
+            lead = sp.xlogy(a, x) - x - sp.gammaln(a)
+            out = np.log(sp.gammaincc(a, x)) - lead if kind == "upper" else np.log(sp.gammainc(a, x)) - lead + np.log(a)
+        return out.astype(dtype)
+
+    return ref
+
+
 # ---------------------------------------------------------------- special functions
 @st.composite
 def _polygamma_draw(draw, dtype):
@@ -257,6 +285,29 @@ _SPECIAL = [
     # first order in a, b and x (the second in a and b is not implemented), every order in x
     _special("betainc", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)], ("Betainc", "BetaincGrad"), second_order=False),
     _special("betaincc", [(0.5, 4.0), (0.5, 4.0), (0.05, 0.95)], ("Betaincc", "BetaincGrad"), second_order=False),
+    # the logs of the far tails' series and continued fractions (first order in a and b, every order in x)
+    *(
+        OpInfo(
+            f"special.log_tail_{kind}",
+            _log_tail_factor(op_type, **attrs),
+            _log_tail_factor_reference(kind),
+            _uniform(*ranges),
+            op_types=op_types,
+            dtypes=FLOATS,
+            second_order=False,
+        )
+        for kind, op_type, attrs, op_types, ranges in (
+            ("upper", "LogIgammaFactor", {"upper": True}, ("LogIgammaFactor",), [(0.5, 4.0), (6.0, 20.0)]),
+            ("lower", "LogIgammaFactor", {"upper": False}, ("LogIgammaFactor",), [(3.0, 8.0), (0.1, 3.5)]),
+            (
+                "beta",
+                "LogBetaincFraction",
+                {},
+                ("LogBetaincFraction", "LogBetaincFractionGrad"),
+                [(2.0, 5.0), (2.0, 5.0), (0.02, 0.24)],
+            ),
+        )
+    ),
     OpInfo(
         "special.betainc_in_x",
         tl.special.betainc,
