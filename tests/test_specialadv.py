@@ -364,3 +364,14 @@ def test_binom_and_poch_gradients_take_digamma_steps_without_cancellation():
     z, m = 1e4, 1e-6
     want = sp.poch(z, m) * (m * sp.polygamma(1, z) + m**2 / 2 * sp.polygamma(2, z))
     np.testing.assert_allclose(_grad(tl.special.poch, z, m), want, rtol=1e-10)  # SciPy's poch: 5e-12
+
+
+@pytest.mark.parametrize("tiny", [1e-214, 1e-300, 1e-8])
+def test_digamma_step_differentiates_again_at_a_tiny_step(tiny):
+    # d/dm d/dz poch(z, m) = psi(z) poch (psi(z + m) - psi(z)) + poch psi'(z + m); d/db d/da betaln = -psi'(a + b)
+    z = 1.5
+    mixed = tl.grad(lambda z, m: tl.grad(tl.special.poch)(z, m), argnums=1)(*_f64(z, tiny))
+    want = sp.poch(z, tiny) * (sp.psi(z) * tiny * sp.polygamma(1, z) + sp.polygamma(1, z + tiny))
+    np.testing.assert_allclose(float(mixed), want, rtol=1e-13)
+    mixed = tl.grad(lambda a, b: tl.grad(tl.special.betaln)(a, b), argnums=1)(*_f64(z, tiny))
+    np.testing.assert_allclose(float(mixed), -sp.polygamma(1, z + tiny), rtol=1e-13)

@@ -385,8 +385,13 @@ def _digamma_difference(x, y, ns=math_ops):
     ones = ns.ones_like(x + y)
     xs, ys = ns.where(positive, x, ones), ns.where(positive, y, ones)
 
-    def y_over(p):  # y / (p (p + y)), written so that neither a tiny nor a huge p or y overflows on the way
-        return 1.0 / (p + p * (p / ys))
+    def y_over(p):
+        """y / (p (p + y)), so that neither a tiny nor a huge p or y overflows on the way, nor in its derivatives:
+        1 / (p + p (p / y)) differentiated in a tiny y squared it (d/dm of poch's z-gradient at m = 1e-214 was
+        off by half); below p it is (y / p) / (p + y).  Each form sees a stand-in where the other is taken."""
+        below = ys < p
+        small, large = ns.where(below, ys, 0.5 * p), ns.where(below, p, ys)
+        return ns.where(below, (small / p) / (p + small), 1.0 / (p + p * (p / large)))
 
     shifts = y_over(xs)
     for j in range(1, _DIGAMMA_SHIFT):
