@@ -3919,16 +3919,15 @@ class EmbeddingBag(Module):
         table = _init.get(initializer)(shape, seed=_seed(seed, "EmbeddingBag"), dtype=dtype)
         self.weight = Variable(_without_row(table, self.padding_idx), name="weight")
 
-    def _bags(self, ids, offsets) -> tuple:
-        """The flat ids, each one's bag and the number of bags; offsets checked where their values are known."""
+    def _reductions(self, ids, offsets) -> tuple:
+        """The bags' sum and max of per-id values (shape ``ids.shape + (dim,)``): along the rows of a 2-D input (any
+        batch size, also traced), by segments of a 1-D input that ``offsets`` split (checked where known)."""
         if len(ids.shape) == 2:
             if offsets is not None:
                 raise ValueError(f"EmbeddingBag: offsets must be None for a 2-D input, got input shape {_shown(ids)}")
-            bags, length = ids.shape
-            if None in (bags, length):
-                raise ValueError(f"EmbeddingBag: a traced 2-D input needs known sizes, got shape {_shown(ids)}")
-            which = np.repeat(np.arange(bags), length)
-            return _shape.reshape(ids, (-1,)), _tensor(which), bags
+            if ids.shape[1] == 0:  # bags of no ids: zeros, as PyTorch's (a max over no ids has no identity)
+                return (lambda v: _reduce.sum(v, axis=1)), (lambda v: _reduce.sum(v, axis=1) - np.inf)
+            return (lambda v: _reduce.sum(v, axis=1)), (lambda v: _reduce.max(v, axis=1))
         if len(ids.shape) != 1 or offsets is None:
             raise ValueError(
                 f"EmbeddingBag: input must be 2-D (one bag per row), or 1-D with offsets, got shape {_shown(ids)}"
@@ -3955,15 +3954,15 @@ class EmbeddingBag(Module):
             raise ValueError("EmbeddingBag: include_last_offset=True needs at least one offset")
         positions = _array.cumsum(_math.ones_like(ids), axis=0) - 1
         which = _search.searchsorted(offsets, positions, side="right") - 1
-        return ids, which, bags
+        return (lambda v: _segment.segment_sum(v, which, bags)), (lambda v: _segment.segment_max(v, which, bags))
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         ids = _as_tensor(input)
         if ids.dtype.kind not in "iu":
             raise TypeError(f"EmbeddingBag: input must be integer ids, got {_shown(ids)}")
-        flat, which, bags = self._bags(ids, offsets)
-        rows = _nn.embedding_lookup(self.weight, flat)
-        keep = None if self.padding_idx is None else _math.cast(flat != self.padding_idx, rows.dtype)
+        bag_sum, bag_max = self._reductions(ids, offsets)
+        rows = _nn.embedding_lookup(self.weight, ids)
+        keep = None if self.padding_idx is None else _math.cast(ids != self.padding_idx, rows.dtype)
         if per_sample_weights is not None:
             if self.mode != "sum":
                 raise ValueError(f"EmbeddingBag: per_sample_weights needs mode='sum', got mode={self.mode!r}")
@@ -3973,21 +3972,16 @@ class EmbeddingBag(Module):
                     f"EmbeddingBag: per_sample_weights must be floats of the input's shape {_shown(ids)}, got "
                     f"{_shown(weights)}"
                 )
-            weights = _shape.reshape(weights, (-1,))
             keep = weights if keep is None else keep * weights
         if self.mode == "max":
-            present = flat >= 0 if keep is None else keep > 0
             low = _tensor(np.asarray(-np.inf, rows.dtype.name))
-            best = _segment.segment_max(_math.where(_shape.expand_dims(present, 1), rows, low), which, bags)
+            best = bag_max(rows if keep is None else _math.where(_shape.expand_dims(keep > 0, -1), rows, low))
             return _math.where(best > low, best, _math.zeros_like(best))  # an empty bag: zeros, as PyTorch's
-        if keep is not None:
-            rows = rows * _shape.expand_dims(keep, 1)
-        total = _segment.segment_sum(rows, which, bags)
+        total = bag_sum(rows if keep is None else rows * _shape.expand_dims(keep, -1))
         if self.mode == "sum":
             return total
-        ones = _math.ones_like(flat) if keep is None else _math.cast(keep > 0, flat.dtype)
-        counts = _segment.segment_sum(_math.cast(ones, rows.dtype), which, bags)
-        return total / _shape.expand_dims(_math.maximum(counts, 1.0), 1)
+        counts = bag_sum(_math.ones_like(ids, dtype=rows.dtype) if keep is None else keep)
+        return total / _shape.expand_dims(_math.maximum(counts, 1.0), -1)
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}" + (

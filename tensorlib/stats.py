@@ -346,7 +346,7 @@ def _t_quantile(name, q, df, loc, scale, upper) -> Tensor:
     exact ``d = |q - 1/2|`` where the tail ``p = min(q, 1 - q)`` is at least 1/4, else ``betainccinv(1/2, df/2, 2 p)``
     (neither target is a difference from 1), and ``z**2 = df y / (1 - y)``; where that ``y`` is above 1/2 (heavy
     tails: ``1 - y`` would cancel) ``x = betaincinv(df/2, 1/2, 2 p) = df / (df + z**2)`` and ``z**2 = df (1 - x) / x``.
-    Where ``x`` underflows, the tail's leading term inverted.  The sign from the side of 1/2; ``df = 1`` is the
+    Where ``x`` is below 1e-100, the tail's leading term inverted.  The sign from the side of 1/2; ``df = 1`` is the
     Cauchy quantile (exact into the far tails, where ``x``
     underflows), ``df = inf`` ``ndtri``.  Next to ``q = 1/2`` (``|z| < 1e-5 sqrt(min(df, 1))``) the series ``_from_half``."""
     dtype, (q, df, loc, scale) = _args(name, q=q, df=df, loc=loc, scale=scale)
@@ -361,18 +361,23 @@ def _t_quantile(name, q, df, loc, scale, upper) -> Tensor:
     low = qs < 0.5
     p = w(low, qs, 1.0 - qs)
     central = p >= 0.25
+    # The branch is chosen from p, before inverting, so that each inversion sees a stand-in where its result is not
+    # used: an unused inversion far in its tail has an infinite derivative (1 / its density, 0 there), and 0 * inf
+    # is NaN (the gradient of t.ppf(1e-100, 3) in q was NaN for 7.4e132).  near: z**2 <= df, i.e. p at least the
+    # tail at sqrt(df), 0.5 I_{1/2}(df / 2, 1 / 2); extreme: x = df / (df + z**2) below 1e-100, from the tail's
+    # leading term, that term inverted (its relative error is O(x); inf past float64's range): the chain through x
+    # overflowed there (x**-1.5 times 1 / density) where the derivative itself is finite (1e249 at q = 1e-125, df 1).
+    log_size = (0.5 * nu * _math_ops.log(nu) - _math_ops.log(nu) - _sp.betaln(0.5 * nu, 0.5) - _math_ops.log(p)) / nu
+    near = p >= 0.5 * _math_ops.stop_gradient(_sp.betainc(nu * 0.5, 0.5, 0.5))
+    extreme = _all(_math_ops.logical_not(near), _math_ops.log(nu) - 2.0 * log_size < _math.log(1e-100))
     y = w(
         central,
         _sp.betaincinv(0.5, nu * 0.5, 2.0 * w(central, _math_ops.abs(qs - 0.5), 0.25)),
-        _sp.betainccinv(0.5, nu * 0.5, 2.0 * w(central, 0.25, p)),
+        _sp.betainccinv(0.5, nu * 0.5, 2.0 * w(_all(near, _math_ops.logical_not(central)), p, 0.25)),
     )
-    near = y <= 0.5
     ys = w(near, y, 0.25)
-    xs = w(near, 0.25, _sp.betaincinv(nu * 0.5, 0.5, 2.0 * w(near, 0.25, p)))
+    xs = _sp.betaincinv(nu * 0.5, 0.5, 2.0 * w(_math_ops.logical_or(near, extreme), 0.25, p))
     size = w(near, _math_ops.sqrt(nu * ys / (1.0 - ys)), _math_ops.sqrt(nu * (1.0 - xs) / xs))
-    # where x underflows (|z| beyond 1e125): the leading term of the tail inverted, inf past float64's range
-    extreme = _all(_math_ops.logical_not(near), xs < 1e-250)
-    log_size = (0.5 * nu * _math_ops.log(nu) - _math_ops.log(nu) - _sp.betaln(0.5 * nu, 0.5) - _math_ops.log(p)) / nu
     size = w(extreme, _math_ops.exp(w(extreme, log_size, 0.0)), size)
     # df = 1: the Cauchy quantile's value, with the general form's derivatives (the Cauchy form has none in df: the
     # gradient in df at df = 1 was 0, 0.755 at q = 0.2)

@@ -894,6 +894,13 @@ def test_embedding_bag_against_the_definition(mode, padding_idx):
         bag(ids, offsets=offsets).numpy(), _np_embedding_bag(table, ids, offsets, mode, None, padding_idx), rtol=1e-12
     )
     ids2 = RNG.integers(0, 10, size=(4, 3))
+    ids2[1] = 4  # a bag of padding only where padding_idx is 4
+    traced = tl.function(bag)
+    traced.get_graph(tl.TensorSpec((None, 3), tl.int64))  # any number of bags (it had refused an unknown one)
+    np.testing.assert_allclose(
+        traced(ids2).numpy(), _np_embedding_bag(table, ids2, None, mode, None, padding_idx), rtol=1e-12
+    )
+    assert bag(np.zeros((2, 0), np.int64)).numpy().tolist() == [[0.0] * 3] * 2
     np.testing.assert_allclose(
         bag(ids2).numpy(), _np_embedding_bag(table, ids2, None, mode, None, padding_idx), rtol=1e-12
     )
@@ -960,6 +967,14 @@ def test_embedding_bag_matches_torch():
             np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6)
             grad = tape.gradient(got, ours.weight).numpy()
             np.testing.assert_allclose(grad, theirs.weight.grad.numpy(), rtol=1e-6)
+            rows = np.array([[1, 4, 3], [2, 2, 2], [2, 7, 5]])  # a bag of padding only where padding_idx is 2
+            theirs.weight.grad = None
+            want = theirs(torch.tensor(rows))
+            want.backward(torch.ones_like(want))
+            with tl.GradientTape() as tape:
+                got = ours(rows)
+            np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6)
+            np.testing.assert_allclose(tape.gradient(got, ours.weight).numpy(), theirs.weight.grad.numpy(), rtol=1e-6)
     ours = tl.nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True, seed=0)
     theirs = torch.nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True)
     with torch.no_grad():

@@ -278,3 +278,31 @@ def test_log_tails_traced_equal_eager():
         return tl.stats.gamma.logsf(x, 2.5) + tl.stats.chi2.logcdf(x, 3.0) + tl.stats.t.logsf(x * 1e90, 4.0)
 
     np.testing.assert_array_equal(tl.function(fn)(x).numpy(), fn(x).numpy())
+
+
+def _t_leading_quantile(q, df):
+    """The lower tail's leading term inverted: P(T <= x) ~ C |x|**-df, C = df**(df / 2) / (df B(df / 2, 1 / 2))."""
+    log_c = 0.5 * df * math.log(df) - math.log(df) - sp.betaln(0.5 * df, 0.5)
+    return -math.exp((log_c - math.log(q)) / df)
+
+
+@pytest.mark.parametrize("df", [1.0, 2.0, 3.0, 30.0])
+def test_t_ppf_gradient_far_in_the_tail_is_one_over_the_density(df):
+    # The gradient in q was NaN from q ~ 1e-100 (df = 3): an inversion whose result was not used had an infinite
+    # derivative, times 0; at df = 1 the chain through x overflowed (inf for 1e249).
+    for q in [1e-60, 1e-100, 1e-125, 1e-130, 1e-200, 1e-300]:
+        x = float(tl.stats.t.ppf(_f64(q), df))
+        if df < 30:  # the leading term is exact to O(x**-2) relative there
+            np.testing.assert_allclose(x, _t_leading_quantile(q, df), rtol=1e-13)
+        g = float(tl.grad(lambda q: tl.stats.t.ppf(q, df))(_f64(q)))
+        log_want = -float(ss.t.logpdf(x, df))  # dx/dq = 1 / pdf(x); inf where that overflows
+        if log_want < 700:
+            np.testing.assert_allclose(math.log(g), log_want, rtol=1e-12)
+        else:
+            assert g == math.inf, (q, g)
+    # in df, against central differences of the leading term inverted (q = 1e-100)
+    h = 1e-6 * df
+    want = (_t_leading_quantile(1e-100, df + h) - _t_leading_quantile(1e-100, df - h)) / (2 * h)
+    if df < 30:
+        got = float(tl.grad(lambda d: tl.stats.t.ppf(_f64(1e-100), d))(_f64(df)))
+        np.testing.assert_allclose(got, want, rtol=1e-7)

@@ -254,3 +254,20 @@ def test_elementwise_ops_on_elements_of_unknown_size_run_batched(signature):
     np.testing.assert_allclose(traced(x).numpy(), _loop(f, x), rtol=1e-12)
     ops = [node.op.name for node in traced.get_graph(_spec(*signature)).nodes]
     assert ops.count("Mul") == 2 and "Pack" not in ops, ops
+
+
+@pytest.mark.parametrize("signature", [(4, None, 3), (None, None, 3), (None, None, None)])
+def test_nested_vmap_traced_with_unknown_sizes_equals_eager(signature):
+    # Before: with both mapped sizes unknown, the inner vmap's broadcast of an unmapped value along its batch
+    # (BroadcastLike) had no rule for unknown sizes in the outer vmap: 'BroadcastLike has no batching rule'.
+    def f(r):
+        return r * tl.sum(r), tl.tensor(np.ones(2)), tl.take(r, tl.tensor(np.array([0, 2])))
+
+    x = np.random.default_rng(11).normal(size=(4, 5, 3))
+    traced = tl.function(tl.vmap(tl.vmap(f)), input_signature=[_spec(*signature)])
+    for got, expected in zip(traced(x), tl.vmap(tl.vmap(f))(x)):
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        traced(x)[0].numpy(), np.stack([np.stack([r * r.sum() for r in m]) for m in x]), rtol=1e-12
+    )

@@ -680,15 +680,6 @@ def _squeeze(mode, op, inputs, physical, batched, attrs, specs):
     return dispatch.apply(op, (physical[0],), {"axis": tuple(a + 1 for a in axis)})
 
 
-def _broadcast_like(mode, op, inputs, physical, batched, attrs, specs):
-    if None in specs[0].shape:
-        return None
-    if not batched[0]:  # only ``like`` is batched: every element gets the same broadcast
-        return mode.repeated(_apply("BroadcastTo", (physical[0],), {"shape": specs[0].shape}))
-    rank = len(specs[0].shape)
-    return _broadcast_batched(mode, _aligned(mode, inputs[0], physical[0], rank), specs[0].shape)
-
-
 def _sum_to_like(mode, op, inputs, physical, batched, attrs, specs):
     x, target = inputs[0], specs[0].shape
     shape = _batched_shape(mode, target)
@@ -1220,7 +1211,7 @@ _RULES.update(
         "Transpose": _transpose,
         "ExpandDims": _expand_dims,
         "Squeeze": _squeeze,
-        "BroadcastLike": _broadcast_like,
+        "BroadcastLike": _elementwise,  # x's and like's shapes broadcast as an elementwise op's
         "BroadcastTo": _broadcast_to,
         "SumToLike": _sum_to_like,
         "BatchMatMulV2": _matmul,
