@@ -634,6 +634,15 @@ def _to_backend(tensors: tuple, backend) -> tuple:
     return tuple(_creation.tensor(t, backend=backend) for t in tensors)
 
 
+def _clip_value(g: Tensor, bound: float) -> Tensor:
+    """``g`` clipped into ``[-bound, bound]``; a complex one part by part, as the (real, imaginary) pairs its
+    step runs on (clipped as one number, by NumPy's order of the real part first, 0.1+2j passed unclipped)."""
+    if g.dtype.kind != "c":
+        return _math_ops.clip(g, -bound, bound)
+    parts = (_elementwise.real(g), _elementwise.imag(g))
+    return _elementwise.complex_(*(_math_ops.clip(part, -bound, bound) for part in parts))
+
+
 def _check_float(pairs, who: str) -> None:
     for _, _, v in pairs:
         if v.dtype.kind not in "fc":
@@ -663,7 +672,7 @@ class Optimizer:
     returns the variable's new value (``var`` is the value in the update's dtype, not the Variable).
     ``variables`` returns the optimizer state as a nested dict (for checkpoints).  Every optimizer
     takes Keras' clipping arguments, one of them at most: ``clipnorm`` clips each gradient's norm,
-    ``global_clipnorm`` all of them together, ``clipvalue`` each value into ``[-clipvalue, clipvalue]``.
+    ``global_clipnorm`` all of them together, ``clipvalue`` each value (a complex one's real and imaginary parts) into ``[-clipvalue, clipvalue]``.
     ``state_dict()`` and ``load_state_dict(state, strict=True)`` are PyTorch's, as on a Module.  Complex
     Variables are trained as PyTorch trains them: the update runs on their (real, imaginary) pairs, with the
     steepest-ascent direction ``conj(grad)`` (docs/complex.md), and their slots hold the pairs.
@@ -1013,7 +1022,7 @@ class Optimizer:
             return [clip_by_norm(g, self.clipnorm) for g in grads]
         if self.global_clipnorm is not None:
             return clip_by_global_norm(grads, self.global_clipnorm)[0]
-        return [_math_ops.clip(g, -self.clipvalue, self.clipvalue) for g in grads]
+        return [_clip_value(g, self.clipvalue) for g in grads]
 
     def apply_gradients(self, grads_and_vars) -> None:
         """TensorFlow's form of :meth:`apply`: an iterable of ``(gradient, variable)`` pairs.
