@@ -38,3 +38,31 @@ def test_clipvalue_clips_real_and_imaginary_parts_of_a_complex_gradient():
         opt_c.apply([tl.grad(loss)(tl.tensor(zc))], [zc])
         opt_r.apply([tl.grad(lambda p: loss(tl.complex(p[..., 0], p[..., 1])))(tl.tensor(zr))], [zr])
     np.testing.assert_allclose(zc.numpy(), zr.numpy()[..., 0] + 1j * zr.numpy()[..., 1], rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- tl.functional_call
+def test_functional_call_of_state_the_call_updates():
+    # BatchNorm in training mode assigns its running statistics.  Given as a tensor (immutable), the update
+    # crashed with "'Tensor' object has no attribute 'assign'"; now one TypeError names functional_call and
+    # the Variable, and the module is left as it was.  Given as a tl.Variable, the Variable takes the
+    # update, PyTorch's running = (1 - momentum) * running + momentum * batch (torch.func updates the
+    # buffer it is given in place).
+    x = np.arange(8.0).reshape(4, 2)
+    bn = tl.nn.BatchNorm(2)
+    before = {k: np.array(v) for k, v in bn.state_dict().items()}
+    with pytest.raises(TypeError, match=r"functional_call.*running_mean.*tl\.Variable"):
+        tl.functional_call(bn, {"running_mean": tl.tensor([5.0, 5.0])}, tl.tensor(x))
+    assert isinstance(bn.running_mean, tl.Variable)
+    for k, v in bn.state_dict().items():
+        np.testing.assert_array_equal(v, before[k])
+
+    given = tl.Variable(np.array([5.0, 5.0]), trainable=False)
+    out = tl.functional_call(bn, {"running_mean": given}, tl.tensor(x))
+    np.testing.assert_allclose(given.numpy(), 0.9 * 5.0 + 0.1 * x.mean(0), rtol=1e-12)
+    np.testing.assert_allclose(out.numpy(), (x - x.mean(0)) / np.sqrt(x.var(0) + bn.epsilon), rtol=1e-5)
+    np.testing.assert_array_equal(bn.running_mean.numpy(), before["running_mean"])
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * x.var(0, ddof=1), rtol=1e-6)
+
+    bn.eval()  # no update in inference mode: a tensor is fine
+    out = tl.functional_call(bn, {"running_mean": [1.0, 2.0], "running_var": [4.0, 9.0]}, tl.tensor(x))
+    np.testing.assert_allclose(out.numpy(), (x - [1.0, 2.0]) / np.sqrt(np.array([4.0, 9.0]) + bn.epsilon), rtol=1e-5)
