@@ -643,6 +643,15 @@ def _clip_value(g: Tensor, bound: float) -> Tensor:
     return _elementwise.complex_(*(_math_ops.clip(part, -bound, bound) for part in parts))
 
 
+def _slot_layout(var: Variable) -> tuple:
+    """The shape and NumPy dtype of a slot of ``var``: the update's dtype (float32 for float16), and for a complex
+    variable its (real, imaginary) pairs along a last axis of 2, as the update runs on them (PyTorch's
+    ``view_as_real``)."""
+    if var.dtype.kind == "c":
+        return (*var.shape, 2), np.dtype(_compute_dtype(_dt.real_dtype(var.dtype)).name)
+    return tuple(var.shape), np.dtype(_compute_dtype(var.dtype).name)
+
+
 def _check_float(pairs, who: str) -> None:
     for _, _, v in pairs:
         if v.dtype.kind not in "fc":
@@ -808,12 +817,11 @@ class Optimizer:
         if entry is None:
             key = self._new_key(key, var)
             restored = self._restored.get(key, {})
-            work = np.dtype(_compute_dtype(var.dtype).name)
             for name, value in restored.items():
                 want = {
                     "counter": ((), np.dtype(np.int64)),
                     "scalar": ((), np.dtype(np.float64)),
-                }.get(self._slot_kinds().get(name), (tuple(var.shape), work))
+                }.get(self._slot_kinds().get(name)) or _slot_layout(var)
                 if (tuple(value.shape), np.dtype(value.dtype.name)) != want:
                     raise ValueError(
                         f"{type(self).__name__}: the checkpoint's slot {key}/{name} has shape {tuple(value.shape)} "
@@ -838,11 +846,9 @@ class Optimizer:
             value = np.int64(0)
         elif name in self._scalar_names:
             value = np.float64(self._slot_start(name))
-        elif var.dtype.kind == "c":  # updates run on (real, imaginary) pairs, as PyTorch's view_as_real
-            real = _compute_dtype(_dt.real_dtype(var.dtype))
-            value = np.full((*var.shape, 2), self._slot_start(name), np.dtype(real.name))
         else:
-            value = np.full(var.shape, self._slot_start(name), np.dtype(_compute_dtype(var.dtype).name))
+            shape, dtype = _slot_layout(var)
+            value = np.full(shape, self._slot_start(name), dtype)
         return Variable(value, name=f"{key}/{name}", trainable=False, backend=var.backend)
 
     def _new_key(self, path: str, var: Variable) -> str:

@@ -66,3 +66,37 @@ def test_functional_call_of_state_the_call_updates():
     bn.eval()  # no update in inference mode: a tensor is fine
     out = tl.functional_call(bn, {"running_mean": [1.0, 2.0], "running_var": [4.0, 9.0]}, tl.tensor(x))
     np.testing.assert_allclose(out.numpy(), (x - [1.0, 2.0]) / np.sqrt(np.array([4.0, 9.0]) + bn.epsilon), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_optimizer_state_of_complex_variables_restores(dtype):
+    # A checkpoint's slots of a complex Variable hold its (real, imaginary) pairs, shape (..., 2) in the real
+    # dtype; loading them checked them against the Variable's own shape and dtype, so the first step after
+    # load_state_dict raised "the checkpoint's slot c/m has shape (2, 2) float32, but ... needs (2,) complex64".
+    # Restored, the optimizer steps as the one it was saved from; mixed with a real Variable.
+    def make():
+        return {"c": tl.Variable(np.array([1 + 2j, -1 + 0.5j], dtype)), "r": tl.Variable(np.array([0.5, 2.0]))}
+
+    def step(opt, v):
+        with tl.GradientTape() as tape:
+            loss = tl.sum(tl.real(v["c"] * tl.conj(v["c"]))) + tl.sum(v["r"] ** 3)
+        opt.apply(tape.gradient(loss, v), v)
+
+    for make_opt in (lambda: tl.optimizers.Adam(0.1, amsgrad=True), lambda: tl.optimizers.RMSprop(0.1, centered=True)):
+        v, opt = make(), make_opt()
+        step(opt, v)
+        state = opt.state_dict()
+        v2, opt2 = {k: tl.Variable(x.numpy()) for k, x in v.items()}, make_opt()
+        opt2.load_state_dict(state)
+        for _ in range(2):
+            step(opt, v)
+            step(opt2, v2)
+        for k in v:
+            np.testing.assert_array_equal(v2[k].numpy(), v[k].numpy())
+        # A slot of the wrong shape is still refused, naming the slot.
+        bad = dict(state)
+        bad[next(k for k in state if k.endswith("c.v"))] = np.zeros(2, np.real(np.zeros(1, dtype)).dtype)
+        opt3 = make_opt()
+        opt3.load_state_dict(bad)
+        with pytest.raises(ValueError, match=r"slot c/v has shape \(2,\)"):
+            step(opt3, make())
