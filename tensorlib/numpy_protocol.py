@@ -386,6 +386,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     import tensorlib as tl
 
     if method == "reduceat" and ufunc.__name__ in _REDUCE and len(inputs) == 2:
+        kwargs.pop("indices", None)  # NumPy passes indices= given by name in inputs too
         return _reduceat(name, ufunc, *inputs, **kwargs)
     table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
     if ufunc.__name__ not in table or len(inputs) != 1:
