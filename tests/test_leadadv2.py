@@ -100,3 +100,20 @@ def test_optimizer_state_of_complex_variables_restores(dtype):
         opt3.load_state_dict(bad)
         with pytest.raises(ValueError, match=r"slot c/v has shape \(2,\)"):
             step(opt3, make())
+
+
+# ---------------------------------------------------------------- np.<ufunc>.reduceat on Tensors
+def test_reduceat_with_indices_by_keyword():
+    # NumPy hands __array_ufunc__ the indices positionally and again as indices=: the call crashed with
+    # "_reduceat() got multiple values for argument 'indices'".
+    a = np.arange(12.0).reshape(3, 4)
+    got = np.add.reduceat(tl.tensor(a), indices=[0, 3, 1], axis=1)
+    np.testing.assert_array_equal(got.numpy(), np.add.reduceat(a, indices=[0, 3, 1], axis=1))
+    g = tl.grad(lambda x: tl.sum(np.maximum.reduceat(x, indices=[0, 2]) * tl.tensor([1.0, 10.0])))(tl.tensor(a[0]))
+    np.testing.assert_array_equal(g.numpy(), [0.0, 1.0, 0.0, 10.0])  # the maxima: x[1] and x[3]
+
+
+def test_reduceat_of_a_0d_tensor_is_numpys_error():
+    # NumPy: TypeError "cannot reduceat on a scalar"; tensorlib gave a bare IndexError "tuple index out of range".
+    with pytest.raises(TypeError, match=r"numpy.add.reduceat.*scalar.*float32"):
+        np.add.reduceat(tl.tensor(3.0), [0])
