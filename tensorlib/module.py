@@ -463,7 +463,10 @@ def functional_call(module: Module, values: dict, args=(), kwargs: dict | None =
     ``values`` maps names as in :meth:`Module.state_dict` (``"0.kernel"``) to tensors or arrays of the
     Variables' shapes, or is nested as :attr:`Module.variables` is.  A Variable reachable by several
     paths (tied weights) is replaced at all of them.  An unknown name is a ``KeyError``; with
-    ``strict=True`` every Variable must be given.  ``args`` is one argument or a tuple of them.
+    ``strict=True`` every Variable must be given.  ``args`` is one argument or a tuple of them.  A call that
+    assigns a Variable (BatchNorm's running statistics in training mode) needs a ``tl.Variable`` as its value,
+    which takes the update (a tensor cannot change: a TypeError).  Not thread-safe: the module holds the
+    values during the call, so two threads calling one module at once see each other's.
     (Assigning a tensor to a Variable's attribute, ``model.w = t``, is a TypeError: it would leave the
     model's variables.)
 
@@ -515,6 +518,17 @@ def functional_call(module: Module, values: dict, args=(), kwargs: dict | None =
                 _put(owner, key, by_variable[var._id])
                 swapped.append((owner, key, var))
         return module(*(args if isinstance(args, tuple) else (args,)), **(kwargs or {}))
+    except AttributeError as e:
+        # A forward that updates state (BatchNorm's running statistics in training mode) assigned to a value
+        # given for a Variable: a tensor, immutable, has no ``assign``.
+        name = next((n for n, v in given.items() if by_variable.get(named[n]._id) is e.obj), None)
+        if name is None or e.name not in ("assign", "assign_add", "assign_sub"):
+            raise
+        raise TypeError(
+            f"functional_call: {type(module).__name__}'s call assigns to {name!r} ({e.name}), whose value was "
+            f"given as a {type(e.obj).__name__} (shape {e.obj.shape}, {e.obj.dtype}), which cannot change: give "
+            "a tl.Variable for it to take the update, or call the module in eval() mode"
+        ) from None
     finally:
         for owner, key, var in reversed(swapped):
             _put(owner, key, var)

@@ -386,6 +386,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     import tensorlib as tl
 
     if method == "reduceat" and ufunc.__name__ in _REDUCE and len(inputs) == 2:
+        kwargs.pop("indices", None)  # NumPy passes indices= given by name in inputs too
         return _reduceat(name, ufunc, *inputs, **kwargs)
     table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
     if ufunc.__name__ not in table or len(inputs) != 1:
@@ -421,10 +422,12 @@ def _reduceat(name, ufunc, x, indices, axis=0, dtype=None):
     indices = indices.numpy() if isinstance(indices, Tensor) else np.asarray(indices)
     if indices.size == 0:  # [] reads as float64
         indices = indices.astype(np.intp)
+    if x.ndim == 0:
+        raise TypeError(f"{name}: cannot reduceat on a scalar (x shape (), {x.dtype}), as in NumPy")
     axis = operator.index(axis)
-    if not -x.ndim <= axis < max(x.ndim, 1):
+    if not -x.ndim <= axis < x.ndim:
         raise np.exceptions.AxisError(f"{name}: axis {axis} is out of bounds for shape {x.shape}")
-    axis %= max(x.ndim, 1)
+    axis %= x.ndim
     length = x.shape[axis]
     # NumPy's own checks and errors (index types, bounds, dimensions) on a stand-in of the axis' length.
     try:

@@ -634,6 +634,24 @@ def _to_backend(tensors: tuple, backend) -> tuple:
     return tuple(_creation.tensor(t, backend=backend) for t in tensors)
 
 
+def _clip_value(g: Tensor, bound: float) -> Tensor:
+    """``g`` clipped into ``[-bound, bound]``; a complex one part by part, as the (real, imaginary) pairs its
+    step runs on (clipped as one number, by NumPy's order of the real part first, 0.1+2j passed unclipped)."""
+    if g.dtype.kind != "c":
+        return _math_ops.clip(g, -bound, bound)
+    parts = (_elementwise.real(g), _elementwise.imag(g))
+    return _elementwise.complex_(*(_math_ops.clip(part, -bound, bound) for part in parts))
+
+
+def _slot_layout(var: Variable) -> tuple:
+    """The shape and NumPy dtype of a slot of ``var``: the update's dtype (float32 for float16), and for a complex
+    variable its (real, imaginary) pairs along a last axis of 2, as the update runs on them (PyTorch's
+    ``view_as_real``)."""
+    if var.dtype.kind == "c":
+        return (*var.shape, 2), np.dtype(_compute_dtype(_dt.real_dtype(var.dtype)).name)
+    return tuple(var.shape), np.dtype(_compute_dtype(var.dtype).name)
+
+
 def _check_float(pairs, who: str) -> None:
     for _, _, v in pairs:
         if v.dtype.kind not in "fc":
@@ -663,7 +681,7 @@ class Optimizer:
     returns the variable's new value (``var`` is the value in the update's dtype, not the Variable).
     ``variables`` returns the optimizer state as a nested dict (for checkpoints).  Every optimizer
     takes Keras' clipping arguments, one of them at most: ``clipnorm`` clips each gradient's norm,
-    ``global_clipnorm`` all of them together, ``clipvalue`` each value into ``[-clipvalue, clipvalue]``.
+    ``global_clipnorm`` all of them together, ``clipvalue`` each value (a complex one's real and imaginary parts) into ``[-clipvalue, clipvalue]``.
     ``state_dict()`` and ``load_state_dict(state, strict=True)`` are PyTorch's, as on a Module.  Complex
     Variables are trained as PyTorch trains them: the update runs on their (real, imaginary) pairs, with the
     steepest-ascent direction ``conj(grad)`` (docs/complex.md), and their slots hold the pairs.
@@ -799,12 +817,11 @@ class Optimizer:
         if entry is None:
             key = self._new_key(key, var)
             restored = self._restored.get(key, {})
-            work = np.dtype(_compute_dtype(var.dtype).name)
             for name, value in restored.items():
                 want = {
                     "counter": ((), np.dtype(np.int64)),
                     "scalar": ((), np.dtype(np.float64)),
-                }.get(self._slot_kinds().get(name), (tuple(var.shape), work))
+                }.get(self._slot_kinds().get(name)) or _slot_layout(var)
                 if (tuple(value.shape), np.dtype(value.dtype.name)) != want:
                     raise ValueError(
                         f"{type(self).__name__}: the checkpoint's slot {key}/{name} has shape {tuple(value.shape)} "
@@ -829,11 +846,9 @@ class Optimizer:
             value = np.int64(0)
         elif name in self._scalar_names:
             value = np.float64(self._slot_start(name))
-        elif var.dtype.kind == "c":  # updates run on (real, imaginary) pairs, as PyTorch's view_as_real
-            real = _compute_dtype(_dt.real_dtype(var.dtype))
-            value = np.full((*var.shape, 2), self._slot_start(name), np.dtype(real.name))
         else:
-            value = np.full(var.shape, self._slot_start(name), np.dtype(_compute_dtype(var.dtype).name))
+            shape, dtype = _slot_layout(var)
+            value = np.full(shape, self._slot_start(name), dtype)
         return Variable(value, name=f"{key}/{name}", trainable=False, backend=var.backend)
 
     def _new_key(self, path: str, var: Variable) -> str:
@@ -1013,7 +1028,7 @@ class Optimizer:
             return [clip_by_norm(g, self.clipnorm) for g in grads]
         if self.global_clipnorm is not None:
             return clip_by_global_norm(grads, self.global_clipnorm)[0]
-        return [_math_ops.clip(g, -self.clipvalue, self.clipvalue) for g in grads]
+        return [_clip_value(g, self.clipvalue) for g in grads]
 
     def apply_gradients(self, grads_and_vars) -> None:
         """TensorFlow's form of :meth:`apply`: an iterable of ``(gradient, variable)`` pairs.

@@ -2,7 +2,7 @@
 ``sf``, their logs and, where closed forms exist, ``ppf``/``isf``), differentiable in their continuous arguments:
 ``norm``, ``t``, ``beta``, ``gamma``, ``chi2``, ``uniform``, ``expon``, ``laplace``, ``logistic``, ``cauchy``,
 ``pareto``, ``gennorm``, ``gumbel_r``, ``gumbel_l``, ``lognorm``, ``weibull_min``, ``halfnorm``, ``rayleigh``,
-``invgamma``, ``f``, ``loggamma``, ``vonmises``, ``wrapcauchy``, ``dirichlet``, ``multivariate_normal``, and the counts
+``invgamma``, ``f``, ``loggamma``, ``truncnorm``, ``vonmises``, ``wrapcauchy``, ``dirichlet``, ``multivariate_normal``, and the counts
 ``poisson``, ``binom``, ``bernoulli``, ``geom``, ``nbinom``, ``betabinom``, ``multinomial``.
 
 Each is a composition of tensorlib ops (``tl.special``, ``tl.linalg``), so
@@ -346,7 +346,7 @@ def _t_quantile(name, q, df, loc, scale, upper) -> Tensor:
     exact ``d = |q - 1/2|`` where the tail ``p = min(q, 1 - q)`` is at least 1/4, else ``betainccinv(1/2, df/2, 2 p)``
     (neither target is a difference from 1), and ``z**2 = df y / (1 - y)``; where that ``y`` is above 1/2 (heavy
     tails: ``1 - y`` would cancel) ``x = betaincinv(df/2, 1/2, 2 p) = df / (df + z**2)`` and ``z**2 = df (1 - x) / x``.
-    Where ``x`` underflows, the tail's leading term inverted.  The sign from the side of 1/2; ``df = 1`` is the
+    Where ``x`` is below 1e-100, the tail's leading term inverted.  The sign from the side of 1/2; ``df = 1`` is the
     Cauchy quantile (exact into the far tails, where ``x``
     underflows), ``df = inf`` ``ndtri``.  Next to ``q = 1/2`` (``|z| < 1e-5 sqrt(min(df, 1))``) the series ``_from_half``."""
     dtype, (q, df, loc, scale) = _args(name, q=q, df=df, loc=loc, scale=scale)
@@ -361,18 +361,23 @@ def _t_quantile(name, q, df, loc, scale, upper) -> Tensor:
     low = qs < 0.5
     p = w(low, qs, 1.0 - qs)
     central = p >= 0.25
+    # The branch is chosen from p, before inverting, so that each inversion sees a stand-in where its result is not
+    # used: an unused inversion far in its tail has an infinite derivative (1 / its density, 0 there), and 0 * inf
+    # is NaN (the gradient of t.ppf(1e-100, 3) in q was NaN for 7.4e132).  near: z**2 <= df, i.e. p at least the
+    # tail at sqrt(df), 0.5 I_{1/2}(df / 2, 1 / 2); extreme: x = df / (df + z**2) below 1e-100, from the tail's
+    # leading term, that term inverted (its relative error is O(x); inf past float64's range): the chain through x
+    # overflowed there (x**-1.5 times 1 / density) where the derivative itself is finite (1e249 at q = 1e-125, df 1).
+    log_size = (0.5 * nu * _math_ops.log(nu) - _math_ops.log(nu) - _sp.betaln(0.5 * nu, 0.5) - _math_ops.log(p)) / nu
+    near = p >= 0.5 * _math_ops.stop_gradient(_sp.betainc(nu * 0.5, 0.5, 0.5))
+    extreme = _all(_math_ops.logical_not(near), _math_ops.log(nu) - 2.0 * log_size < _math.log(1e-100))
     y = w(
         central,
         _sp.betaincinv(0.5, nu * 0.5, 2.0 * w(central, _math_ops.abs(qs - 0.5), 0.25)),
-        _sp.betainccinv(0.5, nu * 0.5, 2.0 * w(central, 0.25, p)),
+        _sp.betainccinv(0.5, nu * 0.5, 2.0 * w(_all(near, _math_ops.logical_not(central)), p, 0.25)),
     )
-    near = y <= 0.5
     ys = w(near, y, 0.25)
-    xs = w(near, 0.25, _sp.betaincinv(nu * 0.5, 0.5, 2.0 * w(near, 0.25, p)))
+    xs = _sp.betaincinv(nu * 0.5, 0.5, 2.0 * w(_math_ops.logical_or(near, extreme), 0.25, p))
     size = w(near, _math_ops.sqrt(nu * ys / (1.0 - ys)), _math_ops.sqrt(nu * (1.0 - xs) / xs))
-    # where x underflows (|z| beyond 1e125): the leading term of the tail inverted, inf past float64's range
-    extreme = _all(_math_ops.logical_not(near), xs < 1e-250)
-    log_size = (0.5 * nu * _math_ops.log(nu) - _math_ops.log(nu) - _sp.betaln(0.5 * nu, 0.5) - _math_ops.log(p)) / nu
     size = w(extreme, _math_ops.exp(w(extreme, log_size, 0.0)), size)
     # df = 1: the Cauchy quantile's value, with the general form's derivatives (the Cauchy form has none in df: the
     # gradient in df at df = 1 was 0, 0.755 at q = 0.2)
@@ -1348,6 +1353,101 @@ loggamma = _family(
 )
 
 
+# ------------------------------------------------------------------ truncnorm
+def _log_normal_mass(lo, hi) -> Tensor:
+    """``log(Phi(hi) - Phi(lo))`` for ``lo <= hi``, accurate in both tails (SciPy 1.9's tail-symmetric form): from the
+    upper tails ``log Phi(-lo) + log(1 - Phi(-hi) / Phi(-lo))`` where ``lo >= 0``, from the lower ones where ``hi <= 0``,
+    ``log1p(-Phi(lo) - Phi(-hi))`` across 0; -inf where ``lo == hi``."""
+    w = _math_ops.where
+    upper, lower = lo >= 0, hi <= 0
+    across = _math_ops.logical_not(_math_ops.logical_or(upper, lower))
+    near, far = w(upper, -lo, hi), w(upper, -hi, lo)  # the nearer end's tail and the farther's, as lower tails
+    log_near, log_far = _sp.log_ndtr(near), _sp.log_ndtr(far)
+    tails = log_near + _nn.log1mexp(w(across, 1.0, log_near - log_far))
+    middle = _math_ops.log1p(-(_sp.ndtr(w(across, lo, 0.0)) + _sp.ndtr(-w(across, hi, 0.0))))
+    return w(across, middle, tails)
+
+
+def _ndtri_exp(y) -> Tensor:
+    """``x`` with ``log Phi(x) = y`` (SciPy's ``ndtri_exp``): ``ndtri(exp(y))``, ``-ndtri(-expm1(y))`` above log(1/2);
+    below -700, where exp(y) underflows, Newton's method on ``log_ndtr`` from the asymptotic start, whose last step
+    carries the gradient ``1 / (d log_ndtr / dx)`` (first order exact there)."""
+    w = _math_ops.where
+    stop = _math_ops.stop_gradient
+    high, tiny = y > -_math.log(2.0), y < -700.0
+    direct = w(
+        high, -_sp.ndtri(-_math_ops.expm1(w(high, y, -1.0))), _sp.ndtri(_math_ops.exp(w(_all(~high, ~tiny), y, -1.0)))
+    )
+    ys = w(tiny, y, -800.0)
+    x = -_math_ops.sqrt(-2.0 * stop(ys))
+    for _ in range(8):  # quadratic convergence from x0 = -sqrt(-2 y) (relative error below 1e-2 there)
+        x = x - (_sp.log_ndtr(x) - stop(ys)) * _math_ops.exp(_sp.log_ndtr(x) - _norm_logpdf(x))
+    x = stop(x)
+    x = x - (_sp.log_ndtr(x) - ys) * _math_ops.exp(_sp.log_ndtr(x) - _norm_logpdf(x))
+    return w(tiny, x, direct)
+
+
+def _truncnorm_method(method):
+    """``truncnorm.<method>``: the normal on ``[a, b]`` (in standard units, SciPy's shapes), shifted and scaled."""
+
+    def run(x, *args, **kwargs):
+        where = f"truncnorm.{method}"
+        first = "q" if method in ("ppf", "isf") else "x"
+        dtype, (x, a, b, loc, scale) = _bound(where, first, x, ("a", "b"), {"loc": 0.0, "scale": 1.0}, args, kwargs)
+        w = _math_ops.where
+        ok = _all(a < b, scale > 0)
+        a, b = w(ok, a, 0.0), w(ok, b, 1.0)
+        log_mass = _log_normal_mass(a, b)
+        if method in ("ppf", "isf"):
+            inside = _all(x >= 0, x <= 1)
+            q = w(_all(x > 0, x < 1), x, 0.5)
+            lower_q = q if method == "ppf" else 1.0 - q  # the probability below, for choosing the side
+            # from the nearer tail: Phi(z) = Phi(a) + p_below Z, or Phi(-z) = Phi(-b) + p_above Z
+            log_below = _math_ops.log(q) if method == "ppf" else _math_ops.log1p(-q)
+            log_above = _math_ops.log1p(-q) if method == "ppf" else _math_ops.log(q)
+            at_zero = _math_ops.exp(_log_normal_mass(a, w(_all(a < 0, b > 0), 0.0, b)) - log_mass)
+            upper = w(a >= 0, True, w(b <= 0, False, lower_q > at_zero))
+            from_below = _ndtri_exp(_elementwise.logaddexp(_sp.log_ndtr(a), log_below + log_mass))
+            from_above = -_ndtri_exp(_elementwise.logaddexp(_sp.log_ndtr(-b), log_above + log_mass))
+            # next to z = 0 (Phi(z) - 1/2 = d below 0.3) sqrt(2) erfinv(2 d): ndtri(1/2 + d) lost d's digits (ppf(1e-10,
+            # 0, 1) was 2e-6 relative off), with d = Phi(a) - 1/2 + p_below Z = erf(a / sqrt 2) / 2 + p_below Z
+            d = 0.5 * _sp.erf(a / _math.sqrt(2.0)) + (q if method == "ppf" else 1.0 - q) * _math_ops.exp(log_mass)
+            middle = _math_ops.abs(d) < 0.3
+            centre = _math.sqrt(2.0) * _sp.erfinv(2.0 * w(middle, d, 0.0))
+            z = _math_ops.minimum(_math_ops.maximum(w(middle, centre, w(upper, from_above, from_below)), a), b)
+            ends = (a, b) if method == "ppf" else (b, a)
+            z = w(_math_ops.equal(x, 0.0), ends[0], w(_math_ops.equal(x, 1.0), ends[1], z))
+            value = w(inside, loc + scale * z, _math.nan)
+            return _narrowed(w(ok, value, _math.nan), dtype)
+        z = (x - loc) / scale
+        under, over = z < a, z > b
+        zs = w(_math_ops.logical_or(under, over), 0.5 * (a + b), z)
+        if method in ("logpdf", "pdf"):
+            value = w(_math_ops.logical_or(under, over), -_math.inf, _norm_logpdf(zs) - log_mass - _math_ops.log(scale))
+        else:  # each probability from its own mass; its log as log1p(-other) where it is above 1/2
+            log_cdf, log_sf = _log_normal_mass(a, zs) - log_mass, _log_normal_mass(zs, b) - log_mass
+            if method in ("logcdf", "cdf"):
+                big = log_cdf > -_math.log(2.0)
+                value = w(big, _math_ops.log1p(-_math_ops.exp(w(big, log_sf, -1.0))), log_cdf)
+                value = w(under, -_math.inf, w(over, 0.0, value))
+            else:
+                big = log_sf > -_math.log(2.0)
+                value = w(big, _math_ops.log1p(-_math_ops.exp(w(big, log_cdf, -1.0))), log_sf)
+                value = w(under, 0.0, w(over, -_math.inf, value))
+        if not method.startswith("log"):
+            value = _math_ops.exp(value)
+        value = w(_math_ops.not_equal(z, z), _math.nan, value)
+        return _narrowed(w(ok, value, _math.nan), dtype)
+
+    run.__name__ = run.__qualname__ = f"truncnorm_{method}"
+    return run
+
+
+truncnorm = SimpleNamespace(
+    **{m: _truncnorm_method(m) for m in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf")}
+)
+
+
 # ------------------------------------------------------------------ counts: bernoulli, binom, geom, nbinom
 def _binomial_log_density(k, n, p) -> Tensor:
     """``log(C(n, k) p**k (1 - p)**(n - k))`` for ``0 <= k <= n`` (real ``n`` and ``k`` too, as nbinom needs), in
@@ -1508,6 +1608,7 @@ __all__ = [
     "poisson",
     "rayleigh",
     "t",
+    "truncnorm",
     "uniform",
     "vonmises",
     "weibull_min",

@@ -34,6 +34,19 @@ def unless_underflowed(method, got, want):
     return np.where(underflowed, got, want)
 
 
+def assert_methods_match_scipy(name, shapes, loc, scale, x, q, rtol):
+    """Every method of ``tl.stats.<name>`` (``q`` for the quantiles, ``x`` for the rest) equals SciPy's, within
+    ``rtol``, but where SciPy's log tail underflowed (``unless_underflowed``)."""
+    import scipy.stats
+
+    ours, theirs = getattr(tl.stats, name), getattr(scipy.stats, name)
+    for method in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"):
+        arg = q if method in ("ppf", "isf") else x
+        got = getattr(ours, method)(tl.tensor(arg), *shapes, loc, scale).numpy()
+        want = unless_underflowed(method, got, getattr(theirs, method)(arg, *shapes, loc, scale))
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-300, err_msg=method)
+
+
 def central_differences(f, x, eps=1e-6):
     """Gradient of the float64 NumPy function ``f`` (array -> scalar) at ``x`` by central differences."""
     x = np.array(x, dtype=np.float64)

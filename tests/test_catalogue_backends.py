@@ -186,13 +186,7 @@ def test_traced_matches_eager_on_backend(info, backend, data):
     dtype = F64 if F64 in info.dtypes else np.dtype(info.dtypes[0])
     _skip_unless_runs(info, dtype, backend)
     sample = data.draw(info.samples(dtype), label="sample")
-    positions = [k for k, a in enumerate(sample.args) if isinstance(a, np.ndarray)]
-
-    def call(*arrays):
-        args = list(sample.args)
-        for k, a in zip(positions, arrays):
-            args[k] = a
-        return info.op(*args, **sample.kwargs)
+    positions, call = sample.split(info.op)
 
     tensors = [tl.tensor(sample.args[k], backend=backend) for k in positions]
     with _on_backend(backend):  # ops without tensor inputs (random draws) land there too

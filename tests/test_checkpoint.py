@@ -273,7 +273,7 @@ def test_slots_restored_before_the_first_step_are_checked(tmp_path):
     with pytest.raises(ValueError, match=message):
         fresh.apply([tl.tensor(np.ones(2))], [wrong])
     assert wrong.numpy().tolist() == [1.0, 1.0] and int(fresh.iterations.numpy()) == 1
-    with pytest.raises(TypeError, match=r"Adam.build: variable .i. has dtype int64; only float variables"):
+    with pytest.raises(TypeError, match=r"Adam.build: variable .i. has dtype int64; only float and complex variables"):
         fresh.build([tl.Variable(np.arange(3), name="i")])
 
 

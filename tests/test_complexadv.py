@@ -188,7 +188,7 @@ def test_insert_and_pad_refuse_complex_values_for_a_real_tensor_without_a_warnin
     # docs/complex.md: making real data of complex data is a TypeError), and pad's refusal of 1j first
     # warned ComplexWarning, as did padding a real tensor with 1 + 0j.
     x = tl.tensor(np.array([1.0, 2.0, 3.0]))
-    with pytest.raises(TypeError, match=r"insert: values for arr of shape \(3,\): complex64 data cannot become"):
+    with pytest.raises(TypeError, match=r"insert: values for arr of shape \(3,\): complex128 data cannot become"):
         tl.insert(x, 1, 5j)
     with pytest.raises(TypeError, match=r"insert: .*complex128 data cannot become float64"):
         tl.insert(x, [0, 2], np.array([1j, 2.0]))

@@ -23,19 +23,6 @@ def _dtypes(info):
     return chosen + others[:1]
 
 
-def _split(sample):
-    """(positions of the array arguments, a function of those arrays that calls the op)."""
-    positions = [k for k, a in enumerate(sample.args) if isinstance(a, np.ndarray)]
-
-    def call(op, *arrays):
-        args = list(sample.args)
-        for k, a in zip(positions, arrays):
-            args[k] = a
-        return op(*args, **sample.kwargs)
-
-    return positions, call
-
-
 def _assert_same(eager, traced, what, atol, rtol):
     assert len(eager) == len(traced), f"{what}: {len(eager)} eager outputs, {len(traced)} traced"
     for k, (e, t) in enumerate(zip(eager, traced)):
@@ -56,12 +43,12 @@ def _assert_same(eager, traced, what, atol, rtol):
 def test_traced_matches_eager(info, data):
     for dtype in _dtypes(info):
         sample = data.draw(info.samples(dtype), label=f"sample {dtype}")
-        positions, call = _split(sample)
+        positions, call = sample.split(info.op)
         tensors = [tl.tensor(sample.args[k]) for k in positions]
         atol, rtol = info.tolerances(dtype)
         what = f"{info.name} {dtype} {sample!r}"
-        eager = tl.tree.leaves(call(info.op, *tensors))
-        traced = tl.tree.leaves(tl.function(lambda *xs: call(info.op, *xs))(*tensors))
+        eager = tl.tree.leaves(call(*tensors))
+        traced = tl.tree.leaves(tl.function(lambda *xs: call(*xs))(*tensors))
         _assert_same(eager, traced, f"{what} forward", atol, rtol)
 
         argnums = tuple(positions.index(k) for k in sample.grad_argnums if k in positions)
@@ -77,7 +64,7 @@ def test_traced_matches_eager(info, data):
 
         def loss(*xs):
             # A real loss (the real part of complex terms: Cast), so complex outputs are checked too.
-            outs = tl.tree.leaves(call(info.op, *xs))
+            outs = tl.tree.leaves(call(*xs))
             return sum(tl.cast(tl.sum(o * w), "float64") for o, w in zip(outs, weights) if w is not None)
 
         grads_eager = tl.grad(loss, argnums=argnums)(*tensors)

@@ -380,3 +380,34 @@ def test_apply_along_axis_traces_an_unknown_axis_length(axis):
         expected = np.apply_along_axis(numpy, axis, a)
         np.testing.assert_array_equal(graph(a).numpy(), expected)
         np.testing.assert_array_equal(tl.apply_along_axis(ours, axis, a).numpy(), expected)
+
+
+def test_histogram_takes_numpys_argument_order():
+    # tl.histogram took (a, bins, range, weights, density) (jax.numpy's order): NumPy code passing density
+    # by position, histogram(a, 3, None, True), had True read as the weights.
+    a = np.array([0.0, 1.0, 1.0, 2.5, 3.0])
+    for args in [(3, None, True), (3, (0, 2), False), (2, None, True, np.arange(5.0))]:
+        got = tl.histogram(a, *args)
+        expected = np.histogram(a, *args)
+        np.testing.assert_allclose(got[0].numpy(), expected[0], rtol=1e-15)
+        np.testing.assert_array_equal(got[1].numpy(), expected[1])
+    with pytest.raises(TypeError, match=r"histogram: density must be True or False, got ndarray; .* weights="):
+        tl.histogram(a, 3, None, np.ones(5))  # jax.numpy's order
+
+
+def test_histogram_refuses_bins_narrower_than_the_edges_dtype():
+    # 2**62 and 2**62 + 1 are one float64: the equal edges made bins of zero width (counts [0, 2], a density of
+    # inf); NumPy raises "Too many bins for data range".
+    a = np.array([2**62, 2**62 + 1])
+    with pytest.raises(ValueError):
+        np.histogram(a, bins=2)
+    with pytest.raises(ValueError, match=r"histogram: too many bins for the data range: cannot make 2 bins"):
+        tl.histogram(a, bins=2)
+    with pytest.raises(ValueError, match=r"histogram_bin_edges: too many bins"):
+        tl.histogram_bin_edges(np.array([1.0, 1.0 + 2**-52]), bins=4)
+    narrow = np.array([[1.0], [1.0 + 2**-52]])  # numpy.histogramdd does not check: its counts, as NumPy's
+    np.testing.assert_array_equal(tl.histogramdd(narrow, bins=4)[0].numpy(), np.histogramdd(narrow, bins=4)[0])
+    with pytest.raises(ValueError):
+        np.histogram(a.astype(float), bins=1)  # equal values widened by 0.5: still one float64
+    with pytest.raises(ValueError, match="histogram: too many bins"):
+        tl.histogram(a.astype(float), bins=1)

@@ -349,3 +349,29 @@ def test_betainc_parameter_gradients_at_extreme_parameters_match_mpmath():
         want = float(mp.diff(f, args[wrt], h=mp.mpf(args[wrt]) * mp.mpf(10) ** -30))
         got = tl.grad(tl.special.betainc, argnums=wrt)(*_f64(a, b, x))
         np.testing.assert_allclose(float(got), want, rtol=1e-13)
+
+
+# ---------------------------------------------------------------- binom and poch gradients: steps of digamma
+def test_binom_and_poch_gradients_take_digamma_steps_without_cancellation():
+    # binom(n, 2) = n (n - 1) / 2: d/dn = n - 1/2 (the digamma difference psi(n + 1) - psi(n - 1) lost 1e-7)
+    np.testing.assert_allclose(_grad(tl.special.binom, [1e8, 1e12], [2.0, 2.0]), [1e8 - 0.5, 1e12 - 0.5], rtol=1e-15)
+    # d/dk binom(n, k) near k = n / 2: binom (psi(n - k + 1) - psi(k + 1)), a step of size d = n - 2k
+    n, k = 100.0, 49.999999
+    d = n - 2 * k
+    step = d * sp.polygamma(1, k + 1) + d**2 / 2 * sp.polygamma(2, k + 1) + d**3 / 6 * sp.polygamma(3, k + 1)
+    np.testing.assert_allclose(_grad(tl.special.binom, n, k, argnums=1), sp.binom(n, k) * step, rtol=1e-12)
+    # d/dz poch(z, m) = poch (psi(z + m) - psi(z)) ~ poch (m psi'(z) + m**2 psi''(z) / 2) for a tiny m
+    z, m = 1e4, 1e-6
+    want = sp.poch(z, m) * (m * sp.polygamma(1, z) + m**2 / 2 * sp.polygamma(2, z))
+    np.testing.assert_allclose(_grad(tl.special.poch, z, m), want, rtol=1e-10)  # SciPy's poch: 5e-12
+
+
+@pytest.mark.parametrize("tiny", [1e-214, 1e-300, 1e-8])
+def test_digamma_step_differentiates_again_at_a_tiny_step(tiny):
+    # d/dm d/dz poch(z, m) = psi(z) poch (psi(z + m) - psi(z)) + poch psi'(z + m); d/db d/da betaln = -psi'(a + b)
+    z = 1.5
+    mixed = tl.grad(lambda z, m: tl.grad(tl.special.poch)(z, m), argnums=1)(*_f64(z, tiny))
+    want = sp.poch(z, tiny) * (sp.psi(z) * tiny * sp.polygamma(1, z) + sp.polygamma(1, z + tiny))
+    np.testing.assert_allclose(float(mixed), want, rtol=1e-13)
+    mixed = tl.grad(lambda a, b: tl.grad(tl.special.betaln)(a, b), argnums=1)(*_f64(z, tiny))
+    np.testing.assert_allclose(float(mixed), -sp.polygamma(1, z + tiny), rtol=1e-13)

@@ -11,8 +11,8 @@ import scipy.special as sp
 import scipy.stats as ss
 
 import tensorlib as tl
-from tests._helpers import unless_underflowed
 from tensorlib.testing import check_grads
+from tests._helpers import unless_underflowed
 
 RNG = np.random.default_rng(3)
 X = np.concatenate([RNG.normal(size=40) * 4, [0.0, 1e3, -1e3, 1e20, -1e20, 1e100, np.inf, -np.inf, np.nan]])

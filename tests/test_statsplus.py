@@ -14,8 +14,8 @@ import scipy.special as sp
 import scipy.stats as ss
 
 import tensorlib as tl
-from tests._helpers import unless_underflowed
 from tensorlib.testing import check_grads
+from tests._helpers import assert_methods_match_scipy
 
 RNG = np.random.default_rng(2026)
 X = np.concatenate(
@@ -46,12 +46,7 @@ METHODS = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 @pytest.mark.parametrize(("name", "shapes"), NEW)
 @pytest.mark.parametrize(("loc", "scale"), [(0.0, 1.0), (0.7, 2.5)])
 def test_new_families_match_scipy(name, shapes, loc, scale):
-    ours, theirs = getattr(tl.stats, name), getattr(ss, name)
-    for method in METHODS:
-        arg = Q if method in ("ppf", "isf") else X
-        got = getattr(ours, method)(tl.tensor(arg), *shapes, loc, scale).numpy()
-        want = unless_underflowed(method, got, getattr(theirs, method)(arg, *shapes, loc, scale))
-        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300, err_msg=method)
+    assert_methods_match_scipy(name, shapes, loc, scale, X, Q, rtol=1e-9)
 
 
 @pytest.mark.parametrize(("name", "shapes"), NEW)
@@ -96,7 +91,7 @@ def test_new_families_gradients(name, shapes):
 
 
 def test_new_families_far_tails_where_scipy_underflows_or_rounds():
-    f64 = lambda v: tl.tensor(np.asarray(v, np.float64))  # noqa: E731
+    f64 = _f64
     # halfnorm: log sf = log 2 + log_ndtr(-z) (SciPy: -inf at 700); its quantile of a tiny q is q sqrt(pi / 2)
     np.testing.assert_allclose(
         tl.stats.halfnorm.logsf(f64([700.0])).numpy(), math.log(2) + ss.norm.logsf(700.0), rtol=1e-14
@@ -278,3 +273,108 @@ def test_log_tails_traced_equal_eager():
         return tl.stats.gamma.logsf(x, 2.5) + tl.stats.chi2.logcdf(x, 3.0) + tl.stats.t.logsf(x * 1e90, 4.0)
 
     np.testing.assert_array_equal(tl.function(fn)(x).numpy(), fn(x).numpy())
+
+
+def _t_leading_quantile(q, df):
+    """The lower tail's leading term inverted: P(T <= x) ~ C |x|**-df, C = df**(df / 2) / (df B(df / 2, 1 / 2))."""
+    log_c = 0.5 * df * math.log(df) - math.log(df) - sp.betaln(0.5 * df, 0.5)
+    return -math.exp((log_c - math.log(q)) / df)
+
+
+@pytest.mark.parametrize("df", [1.0, 2.0, 3.0, 30.0])
+def test_t_ppf_gradient_far_in_the_tail_is_one_over_the_density(df):
+    # The gradient in q was NaN from q ~ 1e-100 (df = 3): an inversion whose result was not used had an infinite
+    # derivative, times 0; at df = 1 the chain through x overflowed (inf for 1e249).
+    for q in [1e-60, 1e-100, 1e-125, 1e-130, 1e-200, 1e-300]:
+        x = float(tl.stats.t.ppf(_f64(q), df))
+        if df < 30:  # the leading term is exact to O(x**-2) relative there
+            np.testing.assert_allclose(x, _t_leading_quantile(q, df), rtol=1e-13)
+        g = float(tl.grad(lambda q: tl.stats.t.ppf(q, df))(_f64(q)))
+        log_want = -float(ss.t.logpdf(x, df))  # dx/dq = 1 / pdf(x); inf where that overflows
+        if log_want < 700:
+            np.testing.assert_allclose(math.log(g), log_want, rtol=1e-12)
+        else:
+            assert g == math.inf, (q, g)
+    # in df, against central differences of the leading term inverted (q = 1e-100)
+    h = 1e-6 * df
+    want = (_t_leading_quantile(1e-100, df + h) - _t_leading_quantile(1e-100, df - h)) / (2 * h)
+    if df < 30:
+        got = float(tl.grad(lambda d: tl.stats.t.ppf(_f64(1e-100), d))(_f64(df)))
+        np.testing.assert_allclose(got, want, rtol=1e-7)
+
+
+# ---------------------------------------------------------------- truncnorm
+TRUNCATIONS = [(-1.0, 2.0), (0.0, 1.0), (-3.0, -1.0), (2.0, 30.0), (-np.inf, 0.5), (1.0, np.inf), (-0.5, 0.3)]
+
+
+@pytest.mark.parametrize(("a", "b"), TRUNCATIONS)
+def test_truncnorm_matches_scipy(a, b):
+    lo, hi = max(a, -6.0), min(b, 6.0)
+    x = np.concatenate([RNG.uniform(lo - 1, hi + 1, 16), [lo, hi, np.nan]])
+    q = np.concatenate([RNG.uniform(0.01, 0.99, 8), [0.0, 1.0, 0.5, -0.1, np.nan]])
+    for loc, scale in [(0.0, 1.0), (0.5, 2.0)]:
+        for method in METHODS:
+            arg = q if method in ("ppf", "isf") else x * scale + loc
+            got = getattr(tl.stats.truncnorm, method)(tl.tensor(arg), a, b, loc, scale).numpy()
+            want = getattr(ss.truncnorm, method)(arg, a, b, loc, scale)
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300, err_msg=method)
+
+
+def test_truncnorm_far_in_the_tails():
+    # a = 40, b = 41: Phi(a) rounds to 1, Phi(-a) underflows; the tail-symmetric log form keeps every digit
+    a, b = 40.0, 41.0
+    log_mass = sp.log_ndtr(-a) + np.log(-np.expm1(sp.log_ndtr(-b) - sp.log_ndtr(-a)))
+    x = np.array([40.01, 40.5, 40.99])
+    np.testing.assert_allclose(
+        tl.stats.truncnorm.logpdf(_f64(x), a, b).numpy(), ss.norm.logpdf(x) - log_mass, rtol=1e-13
+    )
+    q = np.array([2.0**-33, 0.25, 0.75, 1 - 2.0**-40])  # 1 - q exact
+    for lo, hi in [(10.0, 11.0), (40.0, 41.0), (-41.0, -40.0)]:
+        z = tl.stats.truncnorm.ppf(_f64(q), lo, hi)
+        assert ((z.numpy() >= lo) & (z.numpy() <= hi)).all()
+        # to z's rounding: cdf'(z) ulp(z) is about 3e-13 at 40
+        np.testing.assert_allclose(tl.stats.truncnorm.cdf(z, lo, hi).numpy(), q, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(tl.stats.truncnorm.isf(_f64(1 - q), lo, hi).numpy(), z.numpy(), rtol=1e-13)
+    # ppf next to q = 0 with a = 0: z = sqrt(2) erfinv(2 q Z), relative (SciPy's is 5e-8 off at q = 1e-10)
+    z0 = float(tl.stats.truncnorm.ppf(_f64(1e-10), 0.0, 1.0))
+    np.testing.assert_allclose(z0, math.sqrt(2) * sp.erfinv(2e-10 * (ss.norm.cdf(1.0) - 0.5)), rtol=1e-14)
+    # ends, invalid parameters
+    np.testing.assert_array_equal(tl.stats.truncnorm.ppf(_f64([0.0, 1.0]), -np.inf, 0.5).numpy(), [-np.inf, 0.5])
+    for bad in [{"a": 1.0, "b": 1.0}, {"a": 2.0, "b": 1.0}, {"a": 0.0, "b": 1.0, "scale": 0.0}]:
+        assert np.isnan(tl.stats.truncnorm.logpdf(_f64([0.5]), **bad).numpy()).all()
+
+
+def test_truncnorm_against_mpmath():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 50
+    for a, b in [(10.0, 11.0), (40.0, 41.0)]:
+        mass = mp.ncdf(-a) - mp.ncdf(-b)
+        x = np.array([a + 0.01, (a + b) / 2, b - 0.01])
+        want = {
+            "logpdf": [mp.log(mp.npdf(v) / mass) for v in x],
+            "logcdf": [mp.log((mp.ncdf(-a) - mp.ncdf(-v)) / mass) for v in x],
+            "logsf": [mp.log((mp.ncdf(-v) - mp.ncdf(-b)) / mass) for v in x],
+        }
+        for method, values in want.items():
+            got = getattr(tl.stats.truncnorm, method)(_f64(x), a, b).numpy()
+            np.testing.assert_allclose(got, [float(v) for v in values], rtol=3e-13, err_msg=method)
+
+
+def test_truncnorm_gradients():
+    args = (_f64([0.3, 1.2]), _f64(0.1), _f64(1.5), _f64(-0.5), _f64(1.7))
+    for method in ("logpdf", "cdf", "sf", "logcdf", "logsf"):
+        check_grads(
+            lambda x, loc, scale, a, b, m=method: getattr(tl.stats.truncnorm, m)(x, a, b, loc, scale), args, order=2
+        )
+    for method in ("ppf", "isf"):
+        check_grads(
+            lambda q, loc, scale, a, b, m=method: getattr(tl.stats.truncnorm, m)(q, a, b, loc, scale),
+            (_f64([0.2, 0.7]), *args[1:]),
+            order=2,
+        )
+    check_grads(
+        lambda x, a, b: tl.stats.truncnorm.logcdf(x, a, b), (_f64([10.3, 10.6]), _f64(10.0), _f64(11.0)), order=2
+    )
+    check_grads(lambda q, a, b: tl.stats.truncnorm.ppf(q, a, b), (_f64([0.3, 0.6]), _f64(10.0), _f64(11.0)), order=2)
+    g = tl.grad(lambda x: tl.sum(tl.stats.truncnorm.cdf(x, -1.0, 2.0)))(_f64([0.3, 1.2]))
+    np.testing.assert_allclose(g.numpy(), ss.truncnorm.pdf([0.3, 1.2], -1.0, 2.0), rtol=1e-13)

@@ -1410,7 +1410,8 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
     """The bin edges of ``numpy.histogram`` for the 1-d ``a``: ``bins`` equal bins over ``range`` (the data's
     min and max by default, read when the graph runs under ``tl.function``), the edges given, or one of
     NumPy's estimators (eager only).  Edges from a ``range`` get ``range_dtype`` when given (NumPy's
-    ``histogramdd`` makes them float64), else a's float dtype."""
+    ``histogramdd`` makes them float64), else a's float dtype, and must differ (NumPy's histogram raises where
+    the range is too narrow for them; its ``histogramdd``, which passes ``range_dtype``, does not check)."""
     if isinstance(bins, str):  # NumPy's estimators ("auto", "fd", "sturges", ...) read the values
         if a.is_symbolic:
             raise ValueError(
@@ -1445,7 +1446,13 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
             edge_type = np.result_type(first, last, np.dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
             if range_dtype is not None and (range is not None or a.shape[0] == 0):  # NumPy's Python-number ends
                 edge_type = np.dtype(range_dtype)
-            edges = as_tensor(np.linspace(first, last, int(bins) + 1, dtype=edge_type))
+            spaced = np.linspace(first, last, int(bins) + 1, dtype=edge_type)
+            if range_dtype is None and np.any(spaced[:-1] >= spaced[1:]):  # the range is too narrow for the dtype
+                raise ValueError(
+                    f"{who}: too many bins for the data range: cannot make {int(bins)} bins of nonzero width between "
+                    f"{first} and {last} in {np.dtype(edge_type)} {where}"
+                )
+            edges = as_tensor(spaced)
     else:
         edges = as_tensor(bins)
         if isinstance(bins, (list, tuple)) and edges.dtype.kind == "f":  # NumPy reads listed edges as float64
@@ -1459,13 +1466,15 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
     return edges
 
 
-def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tuple:  # noqa: A002
+def histogram(a, bins=10, range=None, density: bool | None = None, weights=None) -> tuple:  # noqa: A002
     """``(hist, bin_edges)`` of the values of ``a`` (``numpy.histogram``): ``bins`` equal bins over ``range``
     (the data's min and max by default, widened by 0.5 each way when they are equal; read when the graph runs
     under ``tl.function``), the edges given (increasing), or the name of one of NumPy's estimators of the bins
     (``"auto"``, ``"fd"``, ``"sturges"``, ...; eager only, ``numpy.histogram_bin_edges``); bins are closed on the left, the last also on the right; values outside are left out.
     Counts are int64, sums of ``weights`` their dtype (exact for integers; differentiable in ``weights``);
     ``density=True`` divides by the total and the bin widths, in float64 (complex128 for complex weights).
+    The arguments come in NumPy's order (``density`` before ``weights``; ``jax.numpy.histogram`` swaps them):
+    an array given as ``density`` is a TypeError.
 
     >>> import tensorlib as tl
     >>> hist, edges = tl.histogram(tl.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
@@ -1479,6 +1488,11 @@ def histogram(a, bins=10, range=None, weights=None, density: bool = False) -> tu
     where = f"(a {a.dtype}[{a.shape[0]}])"
     if a.dtype.kind == "c":
         raise TypeError(f"histogram: complex values have no order {where}")
+    if density is not None and not isinstance(density, (bool, np.bool_, int)):
+        raise TypeError(
+            f"histogram: density must be True or False, got {type(density).__name__}; the arguments come in NumPy's "
+            f"order (a, bins, range, density, weights): pass weights= by name {where}"
+        )
     if weights is not None:
         weights = shape_ops.reshape(as_tensor(weights), (-1,))
         if None not in (weights.shape[0], a.shape[0]) and weights.shape[0] != a.shape[0]:

@@ -26,6 +26,25 @@ class SampleInput:
     kwargs: dict = dataclasses.field(default_factory=dict)
     grad_argnums: tuple = (0,)
 
+    def split(self, op: Callable) -> tuple:
+        """``(positions, call)``: the positions of the NumPy-array arguments, and ``call(*arrays)``, which calls
+        ``op`` on the arguments with those replaced by ``arrays`` (tensors, placeholders), the keywords as given.
+
+        >>> import numpy as np, tensorlib as tl
+        >>> positions, call = SampleInput((np.ones(2), 3.0)).split(lambda x, s: x * s)
+        >>> positions, call(tl.tensor([1.0, 2.0])).numpy().tolist()
+        ([0], [3.0, 6.0])
+        """
+        positions = [k for k, a in enumerate(self.args) if isinstance(a, np.ndarray)]
+
+        def call(*arrays):
+            args = list(self.args)
+            for k, a in zip(positions, arrays):
+                args[k] = a
+            return op(*args, **self.kwargs)
+
+        return positions, call
+
     def __repr__(self):
         def show(a):
             return f"array{a.shape}:{a.dtype}" if isinstance(a, np.ndarray) else repr(a)
