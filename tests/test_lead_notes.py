@@ -1,10 +1,14 @@
 """The items earlier sessions' notes left open, now done: ``tl.complex`` (the constructor from real and
-imaginary parts that ``tf.complex``, ``torch.complex`` and ``jax.lax.complex`` offer) and what it unblocked
-(``round`` of complex tensors to ``decimals``).  References: NumPy (parts assigned one by one), float64
-central differences, and JAX where installed."""
+imaginary parts that ``tf.complex``, ``torch.complex`` and ``jax.lax.complex`` offer) and ``round`` of complex
+tensors to ``decimals``; complex Variables in the optimizers (against torch.optim and NumPy formulas);
+Module's refusal of a tensor in a Variable's place and ``tl.functional_call``; max/min ties with ``where=`` and
+``initial=`` (JAX's split); ``ufunc.reduceat`` on Tensors; ``pad`` with a tensor constant (and
+``signal.frame``'s ``pad_value``); traced histograms of non-finite data.  References: NumPy, float64
+central differences, and JAX/PyTorch where installed."""
 
 import numpy as np
 import pytest
+from _helpers import central_differences
 
 import tensorlib as tl
 
@@ -71,15 +75,6 @@ def test_complex_refuses_complex_parts_naming_the_op():
         tl.complex(tl.tensor([1.0]), z)
 
 
-def _central(f, a, eps=1e-6):
-    g = np.zeros_like(a)
-    for i in np.ndindex(a.shape):
-        d = np.zeros_like(a)
-        d[i] = eps
-        g[i] = (f(a + d) - f(a - d)) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_complex_gradients_match_central_differences(mode):
     rng = np.random.default_rng(0)
@@ -94,8 +89,8 @@ def test_complex_gradients_match_central_differences(mode):
         return np.sum(np.abs(z) ** 2 + np.real(z * z) + np.imag(np.exp(z)) + np.angle(z * (1 + 2j)))
 
     gx, gy = _run(mode, tl.grad(loss, argnums=(0, 1)), tl.tensor(a), tl.tensor(b))
-    np.testing.assert_allclose(gx.numpy(), _central(lambda v: ref(v, b), a), rtol=1e-7, atol=1e-8)
-    np.testing.assert_allclose(gy.numpy(), _central(lambda v: ref(a, v), b), rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(gx.numpy(), central_differences(lambda v: ref(v, b), a), rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(gy.numpy(), central_differences(lambda v: ref(a, v), b), rtol=1e-7, atol=1e-8)
     assert gx.dtype == np.float64 and gy.shape == (3,)
 
 

@@ -21,20 +21,16 @@ from .. import dtypes as _dt
 from ..dispatch import apply, as_tensor
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
+from ._optional import scipy_module
 from ._shapes import broadcast_shapes
 from .linalg_general import _frechet_block
 from .linalg_ops import _check_matrix, _lapack, _matmul, _mT, _square_infer
 from .registry import defop, spec
 
 
-@functools.cache
 def _scipy_linalg():
     """The ``scipy.linalg`` module; a clear ImportError if SciPy is missing."""
-    try:
-        import scipy.linalg
-    except ImportError as e:
-        raise ImportError("tl.linalg's sqrtm, logm and solve_sylvester need SciPy: pip install scipy") from e
-    return scipy.linalg
+    return scipy_module("linalg", "tl.linalg's sqrtm, logm and solve_sylvester need SciPy: pip install scipy")
 
 
 def _float_dtype(*arrays):

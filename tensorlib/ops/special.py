@@ -11,7 +11,6 @@ functions); float16 is computed in float32 and rounded back.
 
 from __future__ import annotations
 
-import functools
 import math as _math
 
 import numpy as np
@@ -21,20 +20,16 @@ from ..dispatch import apply, as_tensor
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
+from ._optional import scipy_module
 from ._shapes import broadcast_shapes
 from .registry import defop, spec
 
 _SQRT_PI = _math.sqrt(_math.pi)
 
 
-@functools.cache
 def scipy_special():
     """The ``scipy.special`` module; a clear ImportError naming the extra if SciPy is missing."""
-    try:
-        import scipy.special
-    except ImportError as e:
-        raise ImportError("tl.special needs SciPy: pip install 'tensorlib[special]' (or scipy)") from e
-    return scipy.special
+    return scipy_module("special", "tl.special needs SciPy: pip install 'tensorlib[special]' (or scipy)")
 
 
 def _result_dtype(*dtypes):
