@@ -490,7 +490,7 @@ def _each_factorization(fn, x, dtype, outputs):
 def _not_differentiable_factorization(name, instead):
     def rule(node, *grads):
         x = node.inputs[0]
-        raise NotImplementedError(
+        raise LookupError(
             f"{name}: no gradient (input shape {tuple(x.shape)} {x.dtype}): its factors are not unique (any "
             f"unitary change of basis within repeated eigenvalues, and signs), as in JAX, which does not "
             f"differentiate it either; differentiate {instead} instead"
@@ -534,7 +534,7 @@ def schur(a, output: str = "real") -> tuple:
     for real ``a`` too) or, for real ``a`` with ``output='real'``, quasi-upper triangular with 2 x 2 blocks for
     complex eigenvalue pairs.
 
-    Values only: asking for a gradient raises ``NotImplementedError`` (the factors are not unique; JAX has no
+    Values only: asking for a gradient raises ``LookupError`` (the factors are not unique; JAX has no
     rule either).  Needs SciPy.
 
     >>> import tensorlib as tl
@@ -579,7 +579,7 @@ def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_fini
     """The upper Hessenberg form ``h`` of ``a``, or ``(h, q)`` with ``a = q @ h @ q^H`` for ``calc_q=True``
     (``scipy.linalg.hessenberg``, ``jax.scipy.linalg.hessenberg``), batched.
 
-    Values only: asking for a gradient raises ``NotImplementedError``.  Needs SciPy.
+    Values only: asking for a gradient raises ``LookupError``.  Needs SciPy.
 
     >>> import tensorlib as tl
     >>> h = tl.linalg.hessenberg(tl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]))
