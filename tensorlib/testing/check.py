@@ -616,14 +616,7 @@ def check_traced(op, sample: SampleInput, atol: float = 1e-6, rtol: float = 1e-5
     if function is None:
         return False
     label = name or _name_of(op)
-    positions = [k for k, a in enumerate(sample.args) if isinstance(a, np.ndarray)]
-
-    def with_arrays(*arrays):
-        args = list(sample.args)
-        for k, a in zip(positions, arrays):
-            args[k] = a
-        return op(*args, **sample.kwargs)
-
+    positions, with_arrays = sample.split(op)
     eager = tree.leaves(_call(op, sample))
     traced = tree.leaves(function(with_arrays)(*[_tensor(sample.args[k], None) for k in positions]))
     if len(eager) != len(traced):
