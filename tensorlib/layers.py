@@ -3361,6 +3361,7 @@ class Rescaling(Module):
         super().__init__()
         self.dtype = _float_dtype(dtype, "Rescaling")
         self.scale, self.offset = (self._constant(v, what) for v, what in ((scale, "scale"), (offset, "offset")))
+        self._record_arrays(scale=self.scale, offset=self.offset)
 
     @staticmethod
     def _constant(value, what: str) -> np.ndarray:
@@ -3506,6 +3507,7 @@ class Normalization(Module):
             stats = [np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=np.float64) for v in (mean, variance)]
             if (stats[1] < 0).any() or not all(np.isfinite(s).all() for s in stats):
                 raise ValueError("Normalization: mean must be finite and variance finite and >= 0")
+            self._record_arrays(mean=stats[0], variance=stats[1])
             self._store(*np.broadcast_arrays(*stats))
 
     def _store(self, mean: np.ndarray, variance: np.ndarray) -> None:
