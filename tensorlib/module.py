@@ -339,7 +339,7 @@ class _Arguments:
     pickle notes a lambda or local function instead of failing on it (a layer given a lambda initializer, which it
     does not keep, pickles as before)."""
 
-    __slots__ = ("args", "kwargs", "arrays")
+    __slots__ = ("args", "arrays", "kwargs")
 
     def __init__(self, args: tuple, kwargs: dict, arrays: dict | None = None):
         self.args = tuple(_recorded(v) for v in args)
