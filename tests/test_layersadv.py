@@ -77,3 +77,96 @@ def test_configs_match_keras_for_array_arguments_and_trainable():
     mine = tl.nn.Dense(2, 3)
     mine.trainable = False
     assert mine.get_config()["trainable"] is dense.get_config()["trainable"] is False
+
+
+# ------------------------------------------------------------------ noise layers' seed=
+_NOISE = {
+    "Dropout": (lambda seed: tl.nn.Dropout(0.5, seed=seed), (3, 8)),
+    "Dropout(noise_shape)": (lambda seed: tl.nn.Dropout(0.5, noise_shape=(None, 1), seed=seed), (6, 8)),
+    "SpatialDropout1D": (lambda seed: tl.nn.SpatialDropout1D(0.5, seed=seed), (4, 3, 6)),
+    "SpatialDropout2D": (lambda seed: tl.nn.SpatialDropout2D(0.5, "NCHW", seed=seed), (4, 6, 2, 2)),
+    "SpatialDropout3D": (lambda seed: tl.nn.SpatialDropout3D(0.5, seed=seed), (4, 2, 2, 2, 6)),
+    "GaussianNoise": (lambda seed: tl.nn.GaussianNoise(0.5, seed=seed), (3, 8)),
+    "GaussianDropout": (lambda seed: tl.nn.GaussianDropout(0.3, seed=seed), (3, 8)),
+    "AlphaDropout": (lambda seed: tl.nn.AlphaDropout(0.3, seed=seed), (3, 8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NOISE))
+def test_a_seed_gives_a_reproducible_stream_of_new_draws_per_call_eager_and_traced(name):
+    make, shape = _NOISE[name]
+    x = RNG.uniform(1.0, 2.0, size=shape).astype(np.float32)
+    first = make(5)(x).numpy()
+    layer = make(5)
+    eager = [layer(x).numpy() for _ in range(3)]
+    np.testing.assert_array_equal(eager[0], first)  # a new layer of one seed starts its stream again
+    assert not np.array_equal(eager[0], eager[1]) and not np.array_equal(eager[1], eager[2])  # new draws per call
+    traced_layer = make(5)
+    step = tl.function(lambda t: traced_layer(t))
+    for want in eager:  # each run of the graph draws the next ones (a fixed seed does not repeat one mask)
+        np.testing.assert_array_equal(step(x).numpy(), want)
+    assert not np.array_equal(make(6)(x).numpy(), first)  # another seed, another stream
+    tl.random.seed(0)
+    unseeded = make(None)(x).numpy()
+    tl.random.seed(0)
+    np.testing.assert_array_equal(make(None)(x).numpy(), unseeded)  # without one: tl.random.seed's stream
+
+
+@pytest.mark.parametrize("name", sorted(_NOISE))
+def test_seeded_noise_has_its_definition_and_gradient(name):
+    make, shape = _NOISE[name]
+    x = RNG.uniform(1.0, 2.0, size=shape).astype(np.float64)
+    layer = make(11)
+    w = tl.Variable(x)
+    with tl.GradientTape() as tape:
+        y = layer(w)
+    y, g = y.numpy(), tape.gradient(y, w).numpy()
+    if name == "GaussianNoise":
+        np.testing.assert_array_equal(g, np.ones_like(x))
+        assert abs(np.std(y - x) - 0.5) < 0.25
+        return
+    if name == "AlphaDropout":
+        limit, rate = -1.6732632423543772 * 1.0507009873554805, 0.3
+        a = ((1 - rate) * (1 + rate * limit**2)) ** -0.5
+        kept = g != 0
+        np.testing.assert_allclose(g[kept], a)
+        np.testing.assert_allclose(y, np.where(kept, x, limit) * a - a * limit * rate, rtol=1e-12)
+        return
+    np.testing.assert_allclose(y, x * g, rtol=1e-12)  # multiplicative noise: the gradient is the noise
+    if name != "GaussianDropout":
+        assert set(np.unique(g)) <= {0.0, 2.0}
+        shared = {"Dropout(noise_shape)": (1,), "SpatialDropout1D": (1,), "SpatialDropout2D": (2, 3)}
+        shared["SpatialDropout3D"] = (1, 2, 3)
+        axes = shared.get(name)
+        if axes:  # one draw shared along these axes
+            np.testing.assert_array_equal(g, np.broadcast_to(g.max(axis=axes, keepdims=True), g.shape))
+
+
+def test_seeded_noise_state_stays_out_of_variables_and_checkpoints_and_configs_hold_the_seed():
+    layer = tl.nn.Dropout(0.2, noise_shape=(None, 1), seed=4)
+    assert layer.variables == {} and layer.state_dict() == {}
+    config = json.loads(json.dumps(layer.get_config()))
+    assert config == {"rate": 0.2, "noise_shape": [None, 1], "seed": 4, "trainable": True}
+    copy = tl.nn.Dropout.from_config(config)
+    x = np.ones((3, 4), np.float32)
+    np.testing.assert_array_equal(copy(x).numpy(), layer(x).numpy())
+    assert tl.nn.GaussianNoise(0.1, seed=2).get_config()["seed"] == 2
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: tl.nn.Dropout(0.5, seed=-1), r"Dropout: seed must be None or an integer >= 0, got -1"),
+        (lambda: tl.nn.GaussianNoise(0.5, seed="a"), r"GaussianNoise: seed must be None or an integer >= 0"),
+        (lambda: tl.nn.AlphaDropout(0.5, noise_shape=(2, -1)), r"AlphaDropout: noise_shape must be a tuple of sizes"),
+        (lambda: tl.nn.Dropout(0.5, noise_shape=3), r"Dropout: noise_shape must be a tuple of sizes >= 0 or None"),
+    ],
+)
+def test_bad_seed_or_noise_shape_raises_naming_the_layer(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_dropout_noise_shape_that_does_not_fit_the_input_names_the_layer():
+    with pytest.raises(ValueError, match=r"Dropout: .*noise_shape \(3, 1\).*input shape \(2, 4\)"):
+        tl.nn.Dropout(0.5, noise_shape=(3, 1), seed=0)(np.ones((2, 4), np.float32))
