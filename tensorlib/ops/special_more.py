@@ -283,11 +283,36 @@ def lambertw(x, k: int = 0, tol: float = 1e-8) -> Tensor:
 
 
 # ------------------------------------------------------------------ Kummer's confluent hypergeometric function
+_HYP1F1_SCIPY_LOOPS_FROM = 1e8  # SciPy's time grows like x: 0.1 s at x = 1e11, and it never returns at inf
+_LOG_MAX = _math.log(np.finfo(np.float64).max)
+
+
+def _hyp1f1_kernel(a, b, x):
+    """SciPy's ``hyp1f1`` in float64, except where it overflows for x > 0: there, and without calling SciPy from x =
+    _HYP1F1_SCIPY_LOOPS_FROM on where the leading term ``Gamma(b) / Gamma(a) exp(x) x**(a - b)`` overflows, the
+    sign of that term times inf (SciPy gave +inf for 1F1(-1/2; 3/2; 1000) = -4.9e427 and did not return at x = inf
+    or 1e15); that term leads where x >> |a| + |b|.  Past k = max(-a, -b) the series' terms have the sign of Gamma(b) / Gamma(a); a polynomial (a a
+    non-positive integer) is left to SciPy."""
+    sp = scipy_special()
+    dtype = _result_dtype(a.dtype, b.dtype, x.dtype)
+    a, b, x = np.broadcast_arrays(*(v.astype(np.float64) for v in (a, b, x)))
+    series = ~((a <= 0) & (a == np.floor(a))) & (x > 0)
+    with np.errstate(all="ignore"):
+        leading = x + (a - b) * np.log(x) + sp.gammaln(b) - sp.gammaln(a)
+        asymptotic = (x >= _HYP1F1_SCIPY_LOOPS_FROM) & (x >= 100.0 * (np.abs(a) + np.abs(b)))
+        far = series & asymptotic & ~(leading <= _LOG_MAX)  # NaN (at x = inf) is far
+        out = np.asarray(sp.hyp1f1(a, b, np.where(far, 0.0, x)), np.float64)
+        sign = sp.gammasgn(a) * sp.gammasgn(b)
+    out = np.where(far | (series & np.isinf(out)), sign * np.inf, out)
+    return out.astype(dtype, copy=False)
+
+
 _hyp1f1 = _define(
     "Hyp1f1",
     "hyp1f1",
     inputs=("a", "b", "x"),
     doc="Kummer's confluent hypergeometric function 1F1(a; b; x).",
+    kernel=_hyp1f1_kernel,
 )
 
 
