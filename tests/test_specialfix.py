@@ -169,3 +169,22 @@ def test_hyp1f1_beyond_scipys_overflow_matches_mpmath_in_sign():
         want = mpmath.hyp1f1(a, b, x)
         assert abs(want) > np.finfo(np.float64).max
         assert float(tl.special.hyp1f1(*_f64(a, b, x))) == (np.inf if want > 0 else -np.inf)
+
+
+# ---------------------------------------------------------------- last session's functions at their edges
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sine_and_hyperbolic_integral_gradients_at_infinity_are_their_limits(dtype):
+    # Si' = sin(x)/x and Ci' = cos(x)/x -> 0; Shi' = sinh(x)/x -> +inf; Chi' = cosh(x)/x -> +-inf (were NaN: sin(inf)
+    # is NaN, sinh(inf)/inf = inf/inf); the values there are SciPy's
+    x = np.array([np.inf, -np.inf, 30.0])
+    tiny = np.finfo(dtype).tiny
+    for name, which, want in [
+        ("sici", 0, [0.0, 0.0, np.sin(30.0) / 30.0]),
+        ("sici", 1, [0.0, 0.0, np.cos(30.0) / 30.0]),
+        ("shichi", 0, [np.inf, np.inf, np.sinh(30.0) / 30.0]),
+        ("shichi", 1, [np.inf, -np.inf, np.cosh(30.0) / 30.0]),
+    ]:
+        got = _grad(lambda v: getattr(tl.special, name)(v)[which], x, dtype=dtype)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=tiny)
+        values = getattr(tl.special, name)(x.astype(dtype))[which].numpy()
+        np.testing.assert_array_equal(values, getattr(sp, name)(x)[which].astype(dtype))

@@ -116,7 +116,9 @@ def _integrals_rule(odd, even, series):
     """The rule of the (odd, even) integral pairs (Si, Ci) and (Shi, Chi): slopes ``odd(x) / x`` and ``even(x) / x``."""
 
     def rule(node, g_odd, g_even):
-        x = node.inputs[0]
+        # at +-inf the slopes' limits (sin(x) / x -> 0, cosh(x) / x -> +-inf) are their values at the largest
+        # finite x; at inf itself sin(x) is NaN (Si' and Ci' were NaN there, Shi' and Chi' inf / inf)
+        x = elementwise.nan_to_num(node.inputs[0], nan=_math.nan)
         return _used_slope(g_odd, lambda x: _odd_over_x(odd, x, series), x) + _used_slope(
             g_even, lambda x: even(x) / x, x
         )
