@@ -188,3 +188,17 @@ def test_sine_and_hyperbolic_integral_gradients_at_infinity_are_their_limits(dty
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=tiny)
         values = getattr(tl.special, name)(x.astype(dtype))[which].numpy()
         np.testing.assert_array_equal(values, getattr(sp, name)(x)[which].astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_elliptic_gradients_at_m_1_and_minus_infinity_are_their_limits(dtype):
+    # K'(m) = (E - (1 - m) K) / (2m (1 - m)) -> +inf at m = 1 (was -inf + inf = NaN); E'(1) = -inf; both -> 0 as
+    # m -> -inf (E ~ sqrt(-m), K ~ log(-m) / sqrt(-m); E' was inf / inf); central differences of SciPy near them
+    m = np.array([1.0, -np.inf, -1e12, 1 - 1e-6])
+    by_k, by_e = _grad(tl.special.ellipk, m, dtype=dtype), _grad(tl.special.ellipe, m, dtype=dtype)
+    assert by_k[0] == np.inf and by_e[0] == -np.inf
+    np.testing.assert_array_equal([by_k[1], by_e[1]], [0.0, 0.0])
+    if dtype == np.float64:
+        step = np.array([1e3, 1e-10])
+        np.testing.assert_allclose(by_k[2:], _central(sp.ellipk, m[2:], step), rtol=1e-5)
+        np.testing.assert_allclose(by_e[2:], _central(sp.ellipe, m[2:], step), rtol=1e-5)

@@ -179,18 +179,21 @@ _ELLIPTIC_SERIES = [0.5 * _math.pi * (_math.comb(2 * n, n) / 4.0**n) ** 2 * n / 
 
 
 def _e_minus_k_over_2m(m, k_value, e_value):
-    """``(E(m) - K(m)) / (2m)``, d/dm E(m); its series near 0 (-pi/8 there)."""
+    """``(E(m) - K(m)) / (2m)``, d/dm E(m); its series near 0 (-pi/8 there); 0 at m = -inf, where E ~ sqrt(-m)
+    (the quotient was inf / inf)."""
     small = math_ops.less(math_ops.abs(m), _ELLIPTIC_SERIES_BELOW)
+    far = math_ops.equal(m, -_math.inf)
+    quotient = (e_value - k_value) / (2.0 * math_ops.where(math_ops.logical_or(small, far), 1.0, m))
     return math_ops.where(
-        small,
-        _series(_ELLIPTIC_SERIES, math_ops.where(small, m, 0.0)),
-        (e_value - k_value) / (2.0 * math_ops.where(small, 1.0, m)),
+        small, _series(_ELLIPTIC_SERIES, math_ops.where(small, m, 0.0)), math_ops.where(far, 0.0, quotient)
     )
 
 
 def _ellipk_derivative(m, value):
-    """d/dm K(m) = (E - (1 - m) K) / (2m (1 - m)) = ((E - K) / (2m) + K / 2) / (1 - m)."""
-    return (_e_minus_k_over_2m(m, value, ellipe(m)) + 0.5 * value) / (1.0 - m)
+    """d/dm K(m) = (E - (1 - m) K) / (2m (1 - m)) = ((E - K) / (2m) + K / 2) / (1 - m); +inf at m = 1, where K is (the
+    sum was -inf + inf)."""
+    slope = (_e_minus_k_over_2m(m, value, ellipe(m)) + 0.5 * value) / (1.0 - m)
+    return math_ops.where(math_ops.equal(m, 1.0), _math.inf, slope)
 
 
 def _ellipe_derivative(m, value):
