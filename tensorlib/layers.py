@@ -3395,14 +3395,22 @@ class TimeDistributed(Module):
         if len(x.shape) < 3:
             raise ValueError(f"TimeDistributed: input must be at least 3-D (batch, time, ...), got shape {_shown(x)}")
         batch, steps = x.shape[:2]
-        if None in x.shape[2:] or None in (batch, steps) and (batch, steps) != (None, steps):
+        if None in x.shape[2:]:
             raise ValueError(
-                f"TimeDistributed: traced with unknown sizes other than the batch, got input shape {_shown(x)}"
+                f"TimeDistributed: traced with unknown sizes other than the batch and time, got input shape {_shown(x)}"
             )
         y = _as_tensor(self.layer(_shape.reshape(x, (-1, *x.shape[2:]))))
-        if len(y.shape) < 1:
-            raise ValueError(f"TimeDistributed: the layer's output must keep the batch axis, got shape {_shown(y)}")
-        return _shape.reshape(y, (-1 if batch is None else batch, steps, *y.shape[1:]))
+        if len(y.shape) < 1 or None in y.shape[1:]:
+            raise ValueError(
+                f"TimeDistributed: the layer's output must keep the batch axis and have known sizes after it, got "
+                f"shape {_shown(y)} for input shape {_shown(x)}"
+            )
+        if batch is not None or steps is not None:
+            return _shape.reshape(y, (-1 if batch is None else batch, -1 if steps is None else steps, *y.shape[1:]))
+        # batch and time both unknown (traced): the shape (batch, time, *step) from a broadcast of zeros
+        zeros = _math.zeros_like(x[(slice(None), slice(None), *[0] * (len(x.shape) - 2))], dtype=y.dtype)
+        step = _zeros((1, 1, *y.shape[1:]), dtype=y.dtype, backend=y.backend.name)
+        return _shape.reshape_like(y, zeros[(..., *[None] * (len(y.shape) - 1))] + step)
 
 
 class Rescaling(Module):

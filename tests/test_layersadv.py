@@ -170,3 +170,38 @@ def test_bad_seed_or_noise_shape_raises_naming_the_layer(make, message):
 def test_dropout_noise_shape_that_does_not_fit_the_input_names_the_layer():
     with pytest.raises(ValueError, match=r"Dropout: .*noise_shape \(3, 1\).*input shape \(2, 4\)"):
         tl.nn.Dropout(0.5, noise_shape=(3, 1), seed=0)(np.ones((2, 4), np.float32))
+
+
+# ------------------------------------------------------------------ TimeDistributed traced with unknown sizes
+@pytest.mark.parametrize("spec", [(None, None, 4), (None, 3, 4), (2, None, 4)])
+def test_time_distributed_traced_with_unknown_batch_or_time_is_the_dense_formula(spec):
+    dense = tl.nn.Dense(4, 2, seed=0, dtype="float64")
+    layer = tl.nn.TimeDistributed(dense)
+
+    def loss_and_grad(x):
+        with tl.GradientTape() as tape:
+            y = layer(x)
+            loss = tl.sum(y * y)
+        return y, tape.gradient(loss, dense.kernel)
+
+    step = tl.function(loss_and_grad, input_signature=[tl.TensorSpec(spec, "float64")])
+    kernel, bias = dense.kernel.numpy(), dense.bias.numpy()
+    for shape in [(2, 3, 4), (1, 3, 4), (2, 5, 4), (0, 3, 4), (2, 0, 4)]:
+        if any(s is not None and s != d for s, d in zip(spec, shape)):
+            continue
+        x = RNG.normal(size=shape)
+        y, g = step(x)
+        want = x @ kernel + bias
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g.numpy(), 2 * np.einsum("bti,bto->io", x, want), rtol=1e-12, atol=1e-12)
+
+
+def test_time_distributed_conv_traced_with_unknown_batch_and_time_equals_eager():
+    conv = tl.nn.Conv2D(2, 3, 3, seed=0, dtype="float64")
+    layer = tl.nn.TimeDistributed(conv)
+    traced = tl.function(lambda x: layer(x), input_signature=[tl.TensorSpec((None, None, 4, 4, 2), "float64")])
+    x = RNG.normal(size=(2, 3, 4, 4, 2))
+    want = np.stack([conv(x[:, t]).numpy() for t in range(3)], axis=1)
+    np.testing.assert_allclose(traced(x).numpy(), want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"TimeDistributed: traced with unknown sizes other than the batch and time"):
+        tl.function(lambda x: layer(x)).get_graph(tl.TensorSpec((None, None, None, 4, 2), "float64"))
