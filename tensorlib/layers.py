@@ -2289,13 +2289,7 @@ class _Recurrent(Module):
     def extra_repr(self) -> str:
         """The sizes, then every constructor argument given other than its default (``LSTM(3, 4)`` hid
         ``return_state=True`` and ``activation='relu'``); the seed and the initializers' draws are left out."""
-        defaults = inspect.signature(type(self).__init__).parameters
-        given = [
-            f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
-            for name, value in self._arguments().items()
-            if name not in ("input_size", "units", "seed") and not _same_argument(value, defaults[name].default)
-        ]
-        return ", ".join([f"{self.input_size}, {self.units}", *given])
+        return ", ".join([f"{self.input_size}, {self.units}", *_given_arguments(self, ("input_size", "units", "seed"))])
 
     def _mirrored(self):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
@@ -2311,6 +2305,17 @@ class _CarriedStates:
 
     def __init__(self):
         self.states = None
+
+
+def _given_arguments(module, left_out: tuple) -> list:
+    """``name=value`` for each constructor argument of ``module`` given other than its default (functions by name),
+    but those ``left_out``: what a recurrent layer's repr shows after its sizes."""
+    defaults = inspect.signature(type(module).__init__).parameters
+    return [
+        f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
+        for name, value in module._arguments().items()
+        if name not in left_out and not _same_argument(value, defaults[name].default)
+    ]
 
 
 def _same_argument(value, default) -> bool:
