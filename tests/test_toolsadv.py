@@ -67,3 +67,25 @@ def test_reverse_mode_passes_right_gradients_of_large_outputs():
             a, b = rng.standard_normal((32, 48)).astype(dtype), rng.standard_normal((48, 24)).astype(dtype)
             check_grads(tl.matmul, [a, b], seed=seed)
             check_grads(lambda x: tl.nn.softmax(x, axis=-1), [rng.standard_normal((16, 40)).astype(dtype)], seed=seed)
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [
+        (lambda x: x * 1e8, [1e8, 2e8]),
+        (lambda x: x * x, [1e6, -3e6]),
+        (lambda x: tl.sum(x * x), [1e-3, 1e8, -1.0]),
+        (tl.sin, [1e5, -2e5]),
+        (tl.log, [1e10, 3e12]),
+    ],
+)
+def test_right_gradients_at_large_magnitudes_pass(f, x):
+    # A fixed step of 1e-6 is below the float64 spacing at 1e8 and a percent of it at 1e6: the
+    # rounded step made the numeric derivative of x * 1e8 at 1e8 come out 3% low, a false alarm.
+    check_grads(f, [np.array(x)], order=2)
+
+
+def test_a_wrong_gradient_at_large_magnitudes_still_fails():
+    op = _square_with("ToolsSlightlyWrongSquare", lambda node, g: g * 2.001 * node.inputs[0])
+    with pytest.raises(AssertionError, match="derivative of ToolsSlightlyWrongSquare with respect to argument 0"):
+        check_grads(op, [np.array([1e6, -3e6, 2e7])])

@@ -99,6 +99,19 @@ def _direction(rng, shape, dtype):
     return np.asarray(size * rng.choice([-1.0, 1.0], shape))
 
 
+def _step_scale(value):
+    """``max(1, |value| / 100)`` element by element (1 where not finite): the finite-difference step's factor.
+
+    A fixed step ``eps`` is rounded where ``|value|`` is large (1e-6 is 1% of the spacing of float64
+    numbers near 1e8), and so is the change of ``f`` it causes, which made right derivatives fail; a
+    step of ``eps * |value|`` is too long for functions that change on a scale of 1 (``sin`` at 1e5).
+    ``eps * |value| / 100`` is over 4e7 float64 spacings of ``value`` and, for ``|value|`` up to 1e5,
+    under ``1e3 * eps``.
+    """
+    size = np.abs(value.astype(_wide(value.dtype)))
+    return np.where(np.isfinite(size), np.fmax(1.0, size / 100.0), 1.0)  # NaN and Inf entries: the fixed step
+
+
 def _tensor(value, backend):
     from ..ops.creation import tensor
 
@@ -339,7 +352,7 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
     grads = vjp_fn(cotangents) if "rev" in modes else None
 
     for slot, i in enumerate(argnums):
-        v = _direction(rng, point[i].shape, point[i].dtype)
+        v = _direction(rng, point[i].shape, point[i].dtype) * _step_scale(point[i])
         numeric = _numeric_jvp(numeric_f, point, numeric_backends, i, v, float_pos, context)
         if grads is not None:
             _compare_vjp(grads[slot], i, v, us, numeric, context)
@@ -534,9 +547,10 @@ def _worst_element(grad, i, us, ctx) -> str:
         return sum(float(np.sum(np.asarray(outs[k].numpy(), np.float64) * u)) for k, u in zip(ctx["float_pos"], us))
 
     arg = base[i]
+    steps = eps * _step_scale(arg)
     numeric = np.zeros(arg.shape)
     for j in np.ndindex(*arg.shape):
-        numeric[j] = (inner(j, eps) - inner(j, -eps)) / (2 * eps)
+        numeric[j] = (inner(j, steps[j]) - inner(j, -steps[j])) / (2 * steps[j])
     analytic = np.asarray(grad.numpy(), dtype=np.float64)
     error = np.abs(analytic - numeric)
     j = _index_of(np.argmax(error), error.shape)
