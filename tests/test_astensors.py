@@ -140,6 +140,80 @@ _CASES = [
         lambda x: tl.linalg.matrix_rank(tl.diag(x * 0 + [1.0, 0.1000000001, 2.0]), tol=0.1) * 1.0 + x,
         lambda x: np.linalg.matrix_rank(np.diag([1.0, 0.1000000001, 2.0]), tol=0.1) * 1.0 + x,
     ),
+    # tl.nn: losses, normalizations, convolutions (closed forms in NumPy)
+    ("nn.mse_loss", _X, lambda x: tl.nn.mse_loss(x, _L), lambda x: np.mean((x - _LA) ** 2)),
+    ("nn.l1_loss", _X, lambda x: tl.nn.l1_loss(x, _L), lambda x: np.mean(np.abs(x - _LA))),
+    (
+        "nn.huber_loss",
+        _X,
+        lambda x: tl.nn.huber_loss(x, _L),
+        lambda x: np.mean(0.5 * (x - _LA) ** 2 * (x < 1 + _LA) + (np.abs(x - _LA) - 0.5) * (x >= 1 + _LA)),
+    ),
+    (
+        "nn.binary_cross_entropy",
+        _X,
+        lambda x: tl.nn.binary_cross_entropy(x / 2, _L, weight=[0.1]),
+        lambda x: np.mean(-0.1 * (_LA * np.log(x / 2) + (1 - _LA) * np.log(1 - x / 2))),
+    ),
+    ("nn.kl_div", _X, lambda x: tl.nn.kl_div(tl.log(x), _L), lambda x: np.mean(_LA * (np.log(_LA) - np.log(x)))),
+    (
+        "nn.cosine_similarity",
+        _X,
+        lambda x: tl.nn.cosine_similarity(x, _L, axis=0),
+        lambda x: x @ _LA / np.linalg.norm(x) / np.linalg.norm(_LA),
+    ),
+    ("nn.log_poisson_loss", _X, lambda x: tl.nn.log_poisson_loss(_L, x), lambda x: np.exp(x) - _LA * x),
+    (
+        "nn.weighted_cross_entropy_with_logits",
+        _X,
+        lambda x: tl.nn.weighted_cross_entropy_with_logits(_L, x, pos_weight=[2.1]),
+        lambda x: (1 - _LA) * x + (1 + (2.1 - 1) * _LA) * np.log1p(np.exp(-x)),
+    ),
+    ("nn.prelu", _X, lambda x: tl.nn.prelu(-x, [0.1]), lambda x: -x * 0.1),
+    (
+        "nn.batch_normalization",
+        _X,
+        lambda x: tl.nn.batch_normalization(x, [0.1], [0.2], [0.3], [0.4], 1e-3),
+        lambda x: (x - 0.1) / np.sqrt(0.2 + 1e-3) * 0.4 + 0.3,
+    ),
+    (
+        "nn.layer_norm",
+        _X,
+        lambda x: tl.nn.layer_norm(x, _L, _L),
+        lambda x: (x - x.mean()) / np.sqrt(x.var() + 1e-5) * _LA + _LA,
+    ),
+    ("nn.rms_norm", _X, lambda x: tl.nn.rms_norm(x, _L), lambda x: x / np.sqrt(np.mean(x * x) + 1e-6) * _LA),
+    (
+        "nn.normalize_moments",
+        _X,
+        lambda x: tl.nn.normalize_moments(3.0, x, x * x, [0.1])[0],
+        lambda x: x / 3.0 + 0.1,
+    ),
+    ("nn.weighted_moments", _X, lambda x: tl.nn.weighted_moments(x, 0, _L)[0], lambda x: np.average(x, weights=_L)),
+    (
+        "nn.scaled_dot_product_attention mask",
+        _M,
+        lambda m: tl.nn.scaled_dot_product_attention(m[None], m[None], m[None], attn_mask=_LM),
+        lambda m: (_softmax(m @ m.T / np.sqrt(2) + np.array(_LM)) @ m)[None],
+    ),
+    (
+        "nn.conv1d",
+        _X,
+        lambda x: tl.nn.conv1d(tl.reshape(x, (1, 3, 1)), [[[0.1]], [[0.2]]], 1, "VALID"),
+        lambda x: (x[:-1] * 0.1 + x[1:] * 0.2).reshape(1, 2, 1),
+    ),
+    (
+        "nn.depthwise_conv2d",
+        _X,
+        lambda x: tl.nn.depthwise_conv2d(tl.reshape(x, (1, 1, 3, 1)), [[[[0.1]]]], 1, "VALID"),
+        lambda x: (x * 0.1).reshape(1, 1, 3, 1),
+    ),
+    (
+        "nn.conv3d",
+        _X,
+        lambda x: tl.nn.conv3d(tl.reshape(x, (1, 1, 1, 3, 1)), [[[[[0.1]]]]], 1, "VALID"),
+        lambda x: (x * 0.1).reshape(1, 1, 1, 3, 1),
+    ),
 ]
 
 
