@@ -214,6 +214,37 @@ _CASES = [
         lambda x: tl.nn.conv3d(tl.reshape(x, (1, 1, 1, 3, 1)), [[[[[0.1]]]]], 1, "VALID"),
         lambda x: (x * 0.1).reshape(1, 1, 1, 3, 1),
     ),
+    # tl.special and tl.stats (SciPy)
+    ("special.boxcox", _X, lambda x: tl.special.boxcox(x, _L), lambda x: scipy.special.boxcox(x, _L)),
+    ("special.boxcox1p", _X, lambda x: tl.special.boxcox1p(x, _L), lambda x: scipy.special.boxcox1p(x, _L)),
+    ("special.comb", _X, lambda x: tl.special.comb(x * 10, [0.1]), lambda x: scipy.special.comb(x * 10, [0.1])),
+    ("stats.norm.pdf loc", _X, lambda x: tl.stats.norm.pdf(x, loc=_L), lambda x: scipy.stats.norm.pdf(x, loc=_L)),
+    (
+        "stats.norm.logpdf x",
+        _X,
+        lambda x: tl.stats.norm.logpdf(_L, loc=x),
+        lambda x: scipy.stats.norm.logpdf(_L, loc=x),
+    ),
+    ("stats.gamma.logpdf", _X, lambda x: tl.stats.gamma.logpdf(x, _L), lambda x: scipy.stats.gamma.logpdf(x, _L)),
+    ("stats.t.cdf", _X, lambda x: tl.stats.t.cdf(_L, x), lambda x: scipy.stats.t.cdf(_L, x)),
+    (
+        "stats.poisson.logpmf",
+        _X,
+        lambda x: tl.stats.poisson.logpmf(tl.round(x * 3), _L),
+        lambda x: scipy.stats.poisson.logpmf(np.round(x * 3), _L),
+    ),
+    (
+        "stats.multivariate_normal.logpdf",
+        _X,
+        lambda x: tl.stats.multivariate_normal.logpdf(x, mean=_L, cov=np.eye(3)),
+        lambda x: scipy.stats.multivariate_normal.logpdf(x, mean=_L, cov=np.eye(3)),
+    ),
+    (
+        "stats.dirichlet.logpdf",
+        _X,
+        lambda x: tl.stats.dirichlet.logpdf(x / 2.1, _L),
+        lambda x: scipy.stats.dirichlet.logpdf(x / 2.1, _L),
+    ),
 ]
 
 
