@@ -284,3 +284,19 @@ def test_any_list_next_to_float64_is_read_in_float64(values, listed):
         assert got.dtype == want.dtype == np.float64, name
         scale = float(np.max(np.abs(want), initial=1.0)) * max(1.0, float(np.max(np.abs(x), initial=0.0)))
         np.testing.assert_allclose(got, want, rtol=1e-15, atol=8e-16 * scale, err_msg=name)
+
+
+@pytest.mark.parametrize("columns", [1, 2])
+def test_polyfit_full_of_a_rank_deficient_fit_has_no_residuals(columns):
+    """NumPy's lstsq gives no residuals when the rank is below the order: polyfit(full=True) returns them empty."""
+    x = np.array([1.0, 1.0, 1.0])
+    y = np.array([1.0, 2.0, 4.0]) if columns == 1 else np.array([[1.0, 0.5], [2.0, 0.1], [4.0, 0.2]])
+    got = tl.polyfit(x, y, 1, full=True)
+    want = np.polyfit(x, y, 1, full=True)
+    assert int(got[2]) == int(want[2]) == 1
+    residuals = got[1].numpy()
+    assert (residuals.shape, residuals.dtype) == (want[1].shape, want[1].dtype) == ((0,), np.float64)
+    np.testing.assert_allclose(got[0].numpy(), want[0], rtol=1e-12)
+    # a full-rank fit keeps its residuals (the sum of squares, as NumPy's)
+    full_rank = tl.polyfit(np.array([0.0, 1.0, 2.0]), y, 1, full=True)[1].numpy()
+    np.testing.assert_allclose(full_rank, np.polyfit(np.array([0.0, 1.0, 2.0]), y, 1, full=True)[1], rtol=1e-12)
