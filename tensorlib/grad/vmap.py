@@ -1084,12 +1084,27 @@ def _check_ids(mode, op, inputs, physical, batched, attrs, specs):
 
 
 def _segment_extreme(mode, op, inputs, physical, batched, attrs, specs):
-    """segment_max / segment_min with ids shared by the elements: the batch is one more data axis, after the
-    rows.  Ids per element run once per element."""
-    if batched[1]:
+    """segment_max / segment_min.  Ids shared by the elements: the batch is one more data axis, after the rows.
+    Ids per element: element ``b``'s segment ``s`` is segment ``b * num_segments + s`` of one op over every
+    element's rows (negative ids still dropped; each element's ids checked against ``num_segments`` first)."""
+    (data, ids), (pd, pi) = inputs, physical
+    if not batched[1]:
+        out = dispatch.apply(op, (_array.moveaxis(pd, 0, 1), pi), attrs)
+        return _array.moveaxis(out, 1, 0)
+    n = attrs["num_segments"]
+    if mode.size is None or None in data.shape or None in ids.shape:
         return None
-    out = dispatch.apply(op, (_array.moveaxis(physical[0], 0, 1), physical[1]), attrs)
-    return _array.moveaxis(out, 1, 0)
+    from ..ops import creation
+
+    name = "segment_max" if attrs["largest"] else "segment_min"
+    kept = pi >= 0
+    zero = creation.zeros((), dtype=pi.dtype, backend=pi.backend)
+    safe = _shape.check_ids(_math.where(kept, pi, zero), creation.zeros((n,), "bool", backend=pi.backend), 0, name)
+    base = _shape.reshape(creation.arange(mode.size, dtype=pi.dtype, backend=pi.backend) * n, (mode.size, 1))
+    flat_ids = _shape.reshape(_math.where(kept, safe + base, zero - 1), (-1,))
+    rows = _shape.reshape(_repeated(mode, data, pd, batched[0]), (-1, *data.shape[1:]))
+    out = dispatch.apply(op, (rows, flat_ids), {**attrs, "num_segments": mode.size * n})
+    return _shape.reshape(out, (mode.size, n, *data.shape[1:]))
 
 
 def _size(mode, op, inputs, physical, batched, attrs, specs):

