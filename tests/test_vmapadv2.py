@@ -68,3 +68,53 @@ def test_segment_max_ids_out_of_range_in_one_element_raise_rather_than_spill_int
     data, ids = np.ones((2, 2)), np.array([[0, 3], [1, 1]])
     with pytest.raises(IndexError, match="segment_max: .*3.* out of range"):
         tl.vmap(lambda d, i: tl.segment_max(d, i, num_segments=3))(data, ids)
+
+
+# ------------------------------------------------------------------ jvp with integer primals
+def _central(f, x, t, eps=1e-6):
+    return (f(x + eps * t) - f(x - eps * t)) / (2 * eps)
+
+
+@pytest.mark.parametrize("int_tangent", [None, "zeros"])
+@pytest.mark.parametrize("traced", [False, True])
+def test_jvp_with_an_integer_primal_carries_no_tangent_for_it(int_tangent, traced):
+    # Before: TypeError "cannot differentiate with respect to primal 1 of dtype int64" (JAX gives float0
+    # tangents, PyTorch's forward AD no tangent for integer inputs).
+    x, t, n = np.array([0.5, 1.5, 2.0]), np.array([1.0, -2.0, 0.5]), np.array([2, 0, 1])
+
+    def f(a, idx):
+        return {"y": tl.sin(a) ** 2 * tl.take(a, idx), "k": idx * 2}
+
+    def run(x, n, t):
+        tn = None if int_tangent is None else tl.zeros_like(n)
+        return tl.jvp(f, (x, n), (t, tn))
+
+    out, tangent = (tl.function(run) if traced else run)(tl.tensor(x), tl.tensor(n), tl.tensor(t))
+    expected = _central(lambda a: np.sin(a) ** 2 * a[n], x, t)
+    np.testing.assert_allclose(tangent["y"].numpy(), expected, rtol=1e-8)
+    np.testing.assert_array_equal(out["k"].numpy(), n * 2)
+    assert tangent["k"].dtype.kind == "f" and not tangent["k"].numpy().any()
+
+
+def test_jvp_integer_primal_tangent_errors_and_nested_none():
+    f = lambda d: d["a"] ** d["n"]  # noqa: E731
+    _, t = tl.jvp(f, ({"a": tl.tensor(2.0), "n": tl.tensor(3)},), ({"a": 1.0, "n": None},))
+    assert float(t) == 12.0  # 3 * 2**2
+    with pytest.raises(
+        TypeError,
+        match=r"tl.jvp: cannot differentiate with respect to primal 1 of dtype int64 \(shape \(2,\)\).*nonzero",
+    ):
+        tl.jvp(lambda a, n: a * n, (tl.tensor([1.0, 2.0]), tl.tensor([3, 4])), (tl.tensor([1.0, 1.0]), np.ones(2)))
+    with pytest.raises(TypeError, match=r"tl.jvp: the tangent of primal 0 \(float32, shape \(2,\)\) is None"):
+        tl.jvp(lambda a, n: a * n, (tl.tensor([1.0, 2.0]), tl.tensor([3, 4])), (None, None))
+
+
+def test_jvp_integer_primal_agrees_with_jax_float0():
+    jax = pytest.importorskip("jax")
+    x, n = np.array([0.3, 1.2]), np.array([3, 1])
+    f_tl = lambda a, k: tl.exp(a) * k  # noqa: E731
+    f_jax = lambda a, k: jax.numpy.exp(a) * k  # noqa: E731
+    float0 = np.zeros(2, jax.dtypes.float0)
+    _, expected = jax.jvp(f_jax, (x, n), (np.ones(2), float0))
+    _, got = tl.jvp(f_tl, (tl.tensor(x), tl.tensor(n)), (np.ones(2), float0))
+    np.testing.assert_allclose(got.numpy(), np.asarray(expected), rtol=1e-6)
