@@ -118,3 +118,89 @@ def test_jvp_integer_primal_agrees_with_jax_float0():
     _, expected = jax.jvp(f_jax, (x, n), (np.ones(2), float0))
     _, got = tl.jvp(f_tl, (tl.tensor(x), tl.tensor(n)), (np.ones(2), float0))
     np.testing.assert_allclose(got.numpy(), np.asarray(expected), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ forward mode through a traced while_loop
+_W = np.array([0.3, -0.2])
+
+
+def _loop_tl(x, s):
+    """A loop with no bound: a float carry, an int counter and an accumulator, reading s (an input) and a capture."""
+
+    def body(c):
+        v, k, acc = c
+        return v * s + tl.sin(v) * tl.tensor(_W), k + 1, acc + tl.sum(v**2)
+
+    start = (x, tl.tensor(0), tl.tensor(0.0, dtype="float64"))
+    v, k, acc = tl.while_loop(lambda c: tl.sum(tl.abs(c[0])) < 20.0, body, start)
+    return v * acc
+
+
+def _loop_np(x, s):
+    v, acc = x.copy(), 0.0
+    while np.abs(v).sum() < 20.0:
+        v, acc = v * s + np.sin(v) * _W, acc + (v**2).sum()
+    return v * acc
+
+
+def test_jvp_through_a_traced_unbounded_while_loop_equals_finite_differences():
+    # Before: ValueError "reverse-mode differentiation of a while loop needs maximum_iterations=N" (forward
+    # mode was reverse mode transposed).  JAX carries the tangent along the loop.
+    x, s, tx, ts = np.array([0.5, 0.7]), np.array(1.3), np.array([0.3, -1.0]), np.array(0.2)
+    expected = (_loop_np(x + 1e-6 * tx, s + 1e-6 * ts) - _loop_np(x - 1e-6 * tx, s - 1e-6 * ts)) / 2e-6
+    run = tl.function(lambda x, s, tx, ts: tl.jvp(_loop_tl, (x, s), (tx, ts)))
+    out, tangent = run(x, s, tx, ts)
+    np.testing.assert_allclose(out.numpy(), _loop_np(x, s), rtol=1e-12)
+    np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-6)
+    assert "While" in {n.op_type for n in run.get_graph(x, s, tx, ts).nodes}
+
+
+def test_jacfwd_and_jacrev_of_a_traced_unbounded_while_loop_agree_with_finite_differences():
+    x, s = np.array([0.5, 0.7]), 1.3
+    expected = np.stack([(_loop_np(x + 1e-6 * e, s) - _loop_np(x - 1e-6 * e, s)) / 2e-6 for e in np.eye(2)], axis=1)
+    f = lambda x: _loop_tl(x, tl.tensor(s, dtype="float64"))  # noqa: E731
+    for jac in (tl.jacfwd, tl.jacrev):  # jacfwd maps jvp with tl.vmap; before: zeros (the loop unseen by its tape)
+        np.testing.assert_allclose(tl.function(jac(f))(x).numpy(), expected, rtol=1e-6)
+    with pytest.raises(
+        ValueError, match="second derivative of a while loop through its inputs needs maximum_iterations"
+    ):
+        tl.function(tl.hessian(lambda x: tl.sum(f(x))))(x)
+
+
+def test_per_example_gradients_through_a_traced_unbounded_while_loop_equal_the_loop():
+    # Before: zeros, silently: under a traced tl.vmap the loop ran as one physical While that the tape inside
+    # the mapped function never saw.
+    def loss(x):
+        return tl.sum(tl.while_loop(lambda v: tl.sum(v) < 10.0, lambda v: v * 2.0 + tl.sin(v), x) ** 2)
+
+    xs = np.array([[1.0, 2.0], [3.0, 4.0], [0.5, 0.25]])  # 1, 1 and 3 steps
+    expected = _loop(tl.grad(loss), xs)
+    assert np.abs(expected).min() > 1.0
+    np.testing.assert_allclose(tl.function(tl.vmap(tl.grad(loss)))(xs).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(tl.vmap(tl.grad(loss))(xs).numpy(), expected, rtol=1e-12)
+    tangents = np.ones_like(xs)
+    jvps = tl.function(tl.vmap(lambda x, t: tl.jvp(loss, (x,), (t,))[1]))(xs, tangents).numpy()
+    np.testing.assert_allclose(jvps, (expected * tangents).sum(axis=1), rtol=1e-10)
+
+
+def test_jvp_of_traced_fori_loop_scan_and_cond_equal_finite_differences():
+    def f(x, n):
+        y = tl.fori_loop(0, n, lambda i, v: v * tl.cos(v) + 0.1 * tl.cast(i, v.dtype), x)  # n traced: a While
+        y, ys = tl.scan(lambda c, a: (c * a, c + a), y, x)
+        return tl.cond(tl.sum(y) > 0, lambda v: v**2, lambda v: -tl.exp(v), y) + tl.sum(ys)
+
+    def f_np(x, n):
+        y = x.copy()
+        for i in range(n):
+            y = y * np.cos(y) + 0.1 * i
+        ys = []
+        for a in x:
+            y, out = y * a, y + a
+            ys.append(out)
+        return (y**2 if y.sum() > 0 else -np.exp(y)) + np.sum(ys)
+
+    x, t = np.array([0.4, 0.9, -0.3]), np.array([1.0, 0.5, -2.0])
+    for n in (0, 3):
+        expected = (f_np(x + 1e-6 * t, n) - f_np(x - 1e-6 * t, n)) / 2e-6
+        got = tl.function(lambda x, n, t: tl.jvp(lambda x: f(x, n), (x,), (t,))[1])(x, np.array(n), t)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, atol=1e-9)
