@@ -1259,6 +1259,7 @@ _RULES.update(
     }
 )
 _RULES["MatrixAdjugate"] = _batched_matrices(cores=(2, 0))  # the matrices and their determinants
+_RULES["MatrixDeterminantDerivative"] = _batched_matrices(cores=(2, 3))  # the matrices and their directions
 _RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
 _RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
 _RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"), cores=(1, 2))
