@@ -585,6 +585,7 @@ _log_igamma_factor = defop(
     inputs=("a", "x"),
     attrs={"upper": False},
     infer=_elementwise_infer,
+    elementwise=True,
     promote=(0, 1),
     doc="log S(a, x) (the series of P, x < a + 1) or log H(a, x) (Q's continued fraction, x > a + 1, upper).",
 )
@@ -1304,6 +1305,7 @@ _log_betainc_fraction = defop(
     "LogBetaincFraction",
     inputs=("a", "b", "x"),
     infer=_elementwise_infer,
+    elementwise=True,
     promote=(0, 1, 2),
     doc="log K(a, b, x), I_x(a, b) = x**a (1 - x)**b K / (a B(a, b)), for x < (a + 1) / (a + b + 2).",
 )
@@ -1313,6 +1315,7 @@ _log_betainc_fraction_grad = defop(
     inputs=("a", "b", "x"),
     attrs={"wrt": 0},
     infer=_elementwise_infer,
+    elementwise=True,
     promote=(0, 1, 2),
     doc="d log K(a, b, x) / da (wrt=0) or / db (wrt=1).",
 )
