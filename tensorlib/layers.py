@@ -37,12 +37,14 @@ from .ops import elementwise as _elementwise
 from .ops import linalg as _linalg
 from .ops import math as _math
 from .ops import nn as _nn
+from .ops import random as _random
 from .ops import reduce as _reduce
 from .ops import search as _search
 from .ops import segment as _segment
 from .ops import shape as _shape
 from .ops.creation import tensor as _tensor
 from .ops.creation import zeros as _zeros
+from .ops.nn.dropout import keyed_dropout as _keyed_dropout
 from .tensor import Tensor, Variable
 
 __all__ = [
@@ -1503,28 +1505,83 @@ def _single_value_message(x) -> str:
     )
 
 
+class _SeedStream:
+    """A noise layer's draws (Keras 3's ``SeedGenerator``).  Without a seed, the global stream that
+    ``tl.random.seed`` resets.  With one, the layer's own stream: the draws of its n-th call are a function of the
+    seed and n alone (a non-trainable int64 Variable counts the calls, read and advanced at each call, by each run of
+    a ``tl.function`` too), so two layers of one seed draw alike and every call draws anew, where a fixed seed
+    would repeat one mask at every training step; a gradient's replay draws the same.  Held outside the variable
+    tree (not a Module, list or dict), as Keras keeps seed states out of its weights and checkpoints."""
+
+    __slots__ = ("calls", "seed")
+
+    def __init__(self, seed, layer: str):
+        self.seed = _seed(seed, layer)
+        self.calls = None if self.seed is None else Variable(np.int64(0), name="seed_state", trainable=False)
+
+    def _key(self) -> Tensor:
+        key = _math.identity(self.calls)
+        self.calls.assign(key + 1)
+        return key
+
+    def dropout(self, x, rate: float, noise_shape=None) -> Tensor:
+        if self.seed is None:
+            return _nn.dropout(x, rate, noise_shape=noise_shape)
+        return _keyed_dropout(x, rate, self._key(), self.seed, noise_shape)
+
+    def normal(self, shape: tuple, mean: float, stddev: float, dtype) -> Tensor:
+        if self.seed is None:
+            return _random.normal(shape, mean, stddev, dtype=dtype)
+        return _random.keyed_normal(shape, self._key(), self.seed, mean, stddev, dtype)
+
+
 class Dropout(Module):
     """Zero elements with probability ``rate`` while training (scaling the rest); identity in ``eval()`` mode.
+    ``noise_shape`` (broadcastable to the input's shape, None entries meaning its sizes) shares one draw along its
+    size-1 axes, as Keras'.
 
-    Masks come from the global stream that ``tl.random.seed`` resets (a new mask per call).
+    Masks come from the global stream that ``tl.random.seed`` resets (a new mask per call), or with ``seed`` from
+    the layer's own stream: a new mask per call (per run of a ``tl.function`` too), the same sequence of masks for
+    every layer of that seed (Keras 3's ``seed``).
 
     >>> import tensorlib as tl
     >>> drop = tl.nn.Dropout(0.5)
     >>> drop.eval()(tl.ones((2,))).numpy().tolist()
     [1.0, 1.0]
+    >>> a, b = tl.nn.Dropout(0.5, seed=7), tl.nn.Dropout(0.5, seed=7)
+    >>> [bool((a(tl.ones((8,))) == b(tl.ones((8,)))).numpy().all()) for _ in range(2)]
+    [True, True]
     """
 
-    def __init__(self, rate: float):
+    def __init__(self, rate: float, noise_shape=None, seed: int | None = None):
         super().__init__()
         if not _number_in(rate, 0.0, 1.0) or rate == 1.0:
             raise ValueError(f"{type(self).__name__}: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
+        self.noise_shape = None if noise_shape is None else _noise_shape(noise_shape, type(self).__name__)
+        self._draws = _SeedStream(seed, type(self).__name__)
 
     def forward(self, x):
-        return _nn.dropout(x, self.rate) if self.training and self.rate > 0 else _as_result(x)
+        if not self.training or self.rate == 0:
+            return _as_result(x)
+        try:
+            return self._draws.dropout(x, self.rate, self.noise_shape)
+        except ValueError as e:
+            raise ValueError(f"{type(self).__name__}: {e} (input shape {_shown(_as_tensor(x))})") from None
 
     def extra_repr(self) -> str:
         return f"rate={self.rate}"
+
+
+def _noise_shape(value, layer: str) -> tuple:
+    """A noise shape: a tuple of sizes >= 0 or None."""
+    try:
+        ok = all(d is None or isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in value)
+    except TypeError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{layer}: noise_shape must be a tuple of sizes >= 0 or None, got {value!r}")
+    return tuple(None if d is None else int(d) for d in value)
 
 
 class _SpatialDropout(Dropout):
@@ -1532,8 +1589,8 @@ class _SpatialDropout(Dropout):
 
     _rank = 2
 
-    def __init__(self, rate: float, data_format: str | None = None):
-        super().__init__(rate)
+    def __init__(self, rate: float, data_format: str | None = None, seed: int | None = None):
+        super().__init__(rate, seed=seed)
         self.data_format = _layer_format(self, data_format)
 
     def forward(self, x):
@@ -1542,7 +1599,7 @@ class _SpatialDropout(Dropout):
             return _as_result(x)
         ones = (1,) * self._rank
         noise = (None, *ones, None) if self.data_format[-1] == "C" else (None, None, *ones)
-        return _nn.dropout(x, self.rate, noise_shape=noise)
+        return self._draws.dropout(x, self.rate, noise)
 
 
 class SpatialDropout1D(_SpatialDropout):
@@ -2232,13 +2289,7 @@ class _Recurrent(Module):
     def extra_repr(self) -> str:
         """The sizes, then every constructor argument given other than its default (``LSTM(3, 4)`` hid
         ``return_state=True`` and ``activation='relu'``); the seed and the initializers' draws are left out."""
-        defaults = inspect.signature(type(self).__init__).parameters
-        given = [
-            f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
-            for name, value in self._arguments().items()
-            if name not in ("input_size", "units", "seed") and not _same_argument(value, defaults[name].default)
-        ]
-        return ", ".join([f"{self.input_size}, {self.units}", *given])
+        return ", ".join([f"{self.input_size}, {self.units}", *_given_arguments(self, ("input_size", "units", "seed"))])
 
     def _mirrored(self):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
@@ -2254,6 +2305,17 @@ class _CarriedStates:
 
     def __init__(self):
         self.states = None
+
+
+def _given_arguments(module, left_out: tuple) -> list:
+    """``name=value`` for each constructor argument of ``module`` given other than its default (functions by name),
+    but those ``left_out``: what a recurrent layer's repr shows after its sizes."""
+    defaults = inspect.signature(type(module).__init__).parameters
+    return [
+        f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
+        for name, value in module._arguments().items()
+        if name not in left_out and not _same_argument(value, defaults[name].default)
+    ]
 
 
 def _same_argument(value, default) -> bool:
@@ -3338,14 +3400,22 @@ class TimeDistributed(Module):
         if len(x.shape) < 3:
             raise ValueError(f"TimeDistributed: input must be at least 3-D (batch, time, ...), got shape {_shown(x)}")
         batch, steps = x.shape[:2]
-        if None in x.shape[2:] or None in (batch, steps) and (batch, steps) != (None, steps):
+        if None in x.shape[2:]:
             raise ValueError(
-                f"TimeDistributed: traced with unknown sizes other than the batch, got input shape {_shown(x)}"
+                f"TimeDistributed: traced with unknown sizes other than the batch and time, got input shape {_shown(x)}"
             )
         y = _as_tensor(self.layer(_shape.reshape(x, (-1, *x.shape[2:]))))
-        if len(y.shape) < 1:
-            raise ValueError(f"TimeDistributed: the layer's output must keep the batch axis, got shape {_shown(y)}")
-        return _shape.reshape(y, (-1 if batch is None else batch, steps, *y.shape[1:]))
+        if len(y.shape) < 1 or None in y.shape[1:]:
+            raise ValueError(
+                f"TimeDistributed: the layer's output must keep the batch axis and have known sizes after it, got "
+                f"shape {_shown(y)} for input shape {_shown(x)}"
+            )
+        if batch is not None or steps is not None:
+            return _shape.reshape(y, (-1 if batch is None else batch, -1 if steps is None else steps, *y.shape[1:]))
+        # batch and time both unknown (traced): the shape (batch, time, *step) from a broadcast of zeros
+        zeros = _math.zeros_like(x[(slice(None), slice(None), *[0] * (len(x.shape) - 2))], dtype=y.dtype)
+        step = _zeros((1, 1, *y.shape[1:]), dtype=y.dtype, backend=y.backend.name)
+        return _shape.reshape_like(y, zeros[(..., *[None] * (len(y.shape) - 1))] + step)
 
 
 class Rescaling(Module):
@@ -3361,6 +3431,7 @@ class Rescaling(Module):
         super().__init__()
         self.dtype = _float_dtype(dtype, "Rescaling")
         self.scale, self.offset = (self._constant(v, what) for v, what in ((scale, "scale"), (offset, "offset")))
+        self._record_arrays(scale=self.scale, offset=self.offset)
 
     @staticmethod
     def _constant(value, what: str) -> np.ndarray:
@@ -3506,6 +3577,7 @@ class Normalization(Module):
             stats = [np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=np.float64) for v in (mean, variance)]
             if (stats[1] < 0).any() or not all(np.isfinite(s).all() for s in stats):
                 raise ValueError("Normalization: mean must be finite and variance finite and >= 0")
+            self._record_arrays(mean=stats[0], variance=stats[1])
             self._store(*np.broadcast_arrays(*stats))
 
     def _store(self, mean: np.ndarray, variance: np.ndarray) -> None:
@@ -3602,13 +3674,15 @@ def _scaled_elu(x, alpha: float):
 
 class _Noise(Module):
     """A layer that adds or multiplies noise while training (identity in ``eval()`` mode); the noise comes from the
-    global stream that ``tl.random.seed`` resets, a new draw per call, as ``Dropout``'s masks."""
+    global stream that ``tl.random.seed`` resets, or with ``seed`` from the layer's own, a new draw per call, as
+    ``Dropout``'s masks."""
 
-    def __init__(self, rate: float):
+    def __init__(self, rate: float, seed: int | None = None):
         super().__init__()
         if not _number_in(rate, 0.0, 1.0) or rate == 1.0:
             raise ValueError(f"{type(self).__name__}: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
+        self._draws = _SeedStream(seed, type(self).__name__)
 
     def _float_input(self, x) -> Tensor:
         x = _as_tensor(x)
@@ -3622,9 +3696,7 @@ class _Noise(Module):
                 f"{type(self).__name__}: traced with unknown sizes, got input shape {_shown(x)}; give the TensorSpec "
                 "every size, or trace in eval() mode"
             )
-        from .ops import random as _random
-
-        return _random.normal(x.shape, mean, stddev, dtype=x.dtype)
+        return self._draws.normal(x.shape, mean, stddev, x.dtype)
 
     def extra_repr(self) -> str:
         return f"rate={self.rate}"
@@ -3639,11 +3711,12 @@ class GaussianNoise(_Noise):
     [1.0, 1.0]
     """
 
-    def __init__(self, stddev: float):
+    def __init__(self, stddev: float, seed: int | None = None):
         Module.__init__(self)
         if not _number_in(stddev, 0.0, math.inf):
             raise ValueError(f"GaussianNoise: stddev must be a finite number >= 0, got {stddev!r}")
         self.stddev = float(stddev)
+        self._draws = _SeedStream(seed, "GaussianNoise")
 
     def forward(self, x):
         x = self._float_input(x)
@@ -3686,16 +3759,16 @@ class AlphaDropout(_Noise):
     [1.0, 1.0]
     """
 
-    def __init__(self, rate: float, noise_shape=None):
-        super().__init__(rate)
-        self.noise_shape = None if noise_shape is None else tuple(noise_shape)
+    def __init__(self, rate: float, noise_shape=None, seed: int | None = None):
+        super().__init__(rate, seed)
+        self.noise_shape = None if noise_shape is None else _noise_shape(noise_shape, "AlphaDropout")
 
     def forward(self, x):
         x = self._float_input(x)
         if not self.training or self.rate == 0:
             return _as_result(x)
         try:
-            kept = _nn.dropout(_math.ones_like(x), self.rate, noise_shape=self.noise_shape) > 0
+            kept = self._draws.dropout(_math.ones_like(x), self.rate, self.noise_shape) > 0
         except ValueError as e:
             raise ValueError(f"AlphaDropout: {e}") from None
         limit = -_SELU_ALPHA * _SELU_SCALE

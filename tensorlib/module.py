@@ -253,7 +253,13 @@ class Module:
                 arguments.update(bound.arguments[name])
             else:
                 arguments[name] = bound.arguments[name]
-        return arguments
+        return {**arguments, **recorded.arrays}
+
+    def _record_arrays(self, **arrays) -> None:
+        """Keep copies of array arguments the layer holds (a Normalization's statistics) for its config, as nested
+        lists (Keras writes them so); other arrays given to a constructor are not kept (see :class:`_Arguments`)."""
+        recorded = self.__dict__["_constructed_with"]
+        recorded.arrays = {**recorded.arrays, **{k: np.asarray(v).tolist() for k, v in arrays.items()}}
 
     def get_config(self) -> dict:
         """The constructor's arguments (defaults included) as JSON-serialisable values, Keras' ``get_config``:
@@ -271,7 +277,8 @@ class Module:
         True
         """
         who = f"{type(self).__name__}.get_config"
-        return {name: _serialized(value, f"{who}: argument {name}") for name, value in self._arguments().items()}
+        config = {name: _serialized(value, f"{who}: argument {name}") for name, value in self._arguments().items()}
+        return {**config, "trainable": self.__dict__.get("_trainable", True)} if "trainable" not in config else config
 
     @classmethod
     def from_config(cls, config: dict, custom_objects: dict | None = None) -> Module:
@@ -287,6 +294,9 @@ class Module:
             raise TypeError(f"{cls.__name__}.from_config: config must be a dict, got {type(config).__name__}")
         config = {name: _deserialized(value, custom_objects) for name, value in config.items()}
         signature = inspect.signature(cls.__init__)
+        trainable = True if "trainable" in signature.parameters else config.pop("trainable", True)
+        if not isinstance(trainable, bool):
+            raise TypeError(f"{cls.__name__}.from_config: trainable must be a bool, got {trainable!r}")
         variadic = [n for n, p in signature.parameters.items() if p.kind is inspect.Parameter.VAR_POSITIONAL]
         args = tuple(config.pop(variadic[0], ())) if variadic else ()
         try:
@@ -295,7 +305,10 @@ class Module:
             raise TypeError(
                 f"{cls.__name__}.from_config: the config does not fit {cls.__name__}{signature}: {e}"
             ) from None
-        return cls(*args, **config)
+        layer = cls(*args, **config)
+        if not trainable:  # (setting True would unfreeze sub-layers saved frozen)
+            layer.trainable = False
+        return layer
 
     def extra_repr(self) -> str:
         return ""
@@ -326,18 +339,20 @@ class _Arguments:
     pickle notes a lambda or local function instead of failing on it (a layer given a lambda initializer, which it
     does not keep, pickles as before)."""
 
-    __slots__ = ("args", "kwargs")
+    __slots__ = ("args", "arrays", "kwargs")
 
-    def __init__(self, args: tuple, kwargs: dict):
+    def __init__(self, args: tuple, kwargs: dict, arrays: dict | None = None):
         self.args = tuple(_recorded(v) for v in args)
         self.kwargs = {k: _recorded(v) for k, v in kwargs.items()}
+        self.arrays = arrays or {}  # arguments by name, as nested lists, that the layer kept (Module._record_arrays)
 
     def __reduce__(self):
-        return _Arguments, (_picklable(self.args), _picklable(self.kwargs))
+        return _Arguments, (_picklable(self.args), _picklable(self.kwargs), self.arrays)
 
     def __deepcopy__(self, memo):
         copied = _Arguments.__new__(_Arguments)
         copied.args, copied.kwargs = copy.deepcopy(self.args, memo), copy.deepcopy(self.kwargs, memo)
+        copied.arrays = copy.deepcopy(self.arrays, memo)
         return copied
 
 
@@ -406,7 +421,7 @@ def _serialized(value, where: str):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, Module):
-        return {"class_name": type(value).__name__, "config": value.get_config()}
+        return {"class_name": _class_name(type(value)), "config": value.get_config()}
     if isinstance(value, np.dtype) or isinstance(value, type) and issubclass(value, np.generic):
         return np.dtype(value).name
     if isinstance(value, np.generic):
@@ -425,6 +440,23 @@ def _serialized(value, where: str):
     return name
 
 
+def _class_name(cls: type) -> str:
+    """A layer's class name in a config: ``"torch.LSTM"`` for ``tl.nn.torch.LSTM`` (``"LSTM"`` is Keras'
+    ``tl.nn.LSTM``), else the class's name."""
+    from . import nn
+
+    dotted = f"torch.{cls.__name__}"
+    return dotted if _nn_attribute(nn, dotted) is cls else cls.__name__
+
+
+def _nn_attribute(nn, name: str):
+    """``tl.nn``'s attribute of a dotted ``name`` (``"torch.LSTM"``), None where there is none."""
+    found = nn
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return found
+
+
 def _deserialized(value, custom_objects: dict | None):
     """:func:`_serialized` undone: ``{"class_name": ..., "config": ...}`` becomes that layer, lists become tuples
     (what JSON made of them: ``kernel_size=(3, 2)``); names are left for the constructor to resolve."""
@@ -434,7 +466,7 @@ def _deserialized(value, custom_objects: dict | None):
         from . import nn
 
         name = value["class_name"]
-        cls = (custom_objects or {}).get(name) or getattr(nn, str(name), None)
+        cls = (custom_objects or {}).get(name) or _nn_attribute(nn, str(name))
         if not (isinstance(cls, type) and issubclass(cls, Module)):
             raise ValueError(
                 f"from_config: unknown layer class {name!r}: not a tl.nn layer; pass custom_objects={{{name!r}: cls}}"

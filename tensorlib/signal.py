@@ -257,11 +257,14 @@ def overlap_and_add(signal, frame_step: int) -> Tensor:
     who = "overlap_and_add"
     x = as_tensor(signal)
     frame_step = _count(frame_step, "frame_step", who)
-    if x.ndim < 2 or None in x.shape[-2:]:
+    if x.ndim < 2 or x.shape[-1] is None:
         raise ValueError(
-            f"{who}: signal must be (..., frames, frame_length) with both known, got shape {tuple(x.shape)} ({x.dtype})"
+            f"{who}: signal must be (..., frames, frame_length) with frame_length known, got shape "
+            f"{tuple(x.shape)} ({x.dtype})"
         )
     frames, frame_length = x.shape[-2:]
+    if frames is None:
+        return _overlap_and_add_unknown(x, frame_step, who)
     length = max((frames - 1) * frame_step + frame_length, 0)  # TensorFlow's length, also for no frames
     lead = tuple(x.shape[:-2])
     positions = as_tensor(_frame_positions(frames, frame_length, frame_step).reshape(-1))
@@ -270,6 +273,31 @@ def overlap_and_add(signal, frame_step: int) -> Tensor:
     # output's shape, made from moved so that a batch of unknown size keeps its size.
     like = _shape.pad(moved[..., :0], [(0, 0)] * len(lead) + [(0, length)])
     return _shape._take_grad(moved, positions, like, axis=len(lead))
+
+
+def _overlap_and_add_unknown(x, frame_step: int, who: str) -> Tensor:
+    """overlap_and_add of a traced ``(..., frames, frame_length)`` with an unknown frame count, from shape ops only
+    (TensorFlow's construction): each frame is cut into ``k`` pieces of ``frame_step`` samples (zero-padded to
+    ``k * frame_step``); piece ``j`` of frame ``i`` belongs at slot ``i + j``.  Putting the pieces in rows ``j`` of
+    ``(k, frames + k, frame_step)`` and dropping the last ``k * frame_step`` samples of the flattened rows shifts
+    row ``j`` by ``j`` slots, so summing the rows adds every piece at its place."""
+    lead = tuple(x.shape[:-2])
+    if None in lead:
+        raise ValueError(
+            f"{who}: a signal with both an unknown frame count and unknown leading axes is not supported, got "
+            f"shape {tuple(x.shape)} ({x.dtype})"
+        )
+    frame_length = x.shape[-1]
+    k = -(-frame_length // frame_step)
+    n = len(lead)
+    widths = [(0, 0)] * (n + 1) + [(0, k * frame_step - frame_length)]
+    pieces = _shape.reshape(_shape.pad(x, widths), (*lead, -1, k, frame_step))
+    rows = _shape.transpose(pieces, (*range(n), n + 1, n, n + 2))  # (..., k, frames, frame_step)
+    rows = _shape.pad(rows, [(0, 0)] * (n + 1) + [(0, k), (0, 0)])  # (..., k, frames + k, frame_step)
+    flat = _shape.reshape(rows, (*lead, -1))[..., : -k * frame_step]
+    added = _reduce.sum(_shape.reshape(flat, (*lead, k, -1)), axis=n)  # (..., (frames + k - 1) * frame_step)
+    surplus = k * frame_step - frame_length
+    return added[..., :-surplus] if surplus else added
 
 
 def _window(window_fn, frame_length: int, dtype, who: str):

@@ -262,6 +262,7 @@ def test_configs_name_activations_initializers_and_dtypes_and_nest_sub_layers():
         "bias_initializer": "zeros",
         "seed": 3,
         "dtype": "float64",
+        "trainable": True,
     }
     bi = tl.nn.Bidirectional(tl.nn.SimpleRNN(3, 4, activation=None), merge_mode=None)
     config = bi.get_config()

@@ -18,7 +18,7 @@ import functools
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._optional import scipy_module
@@ -160,8 +160,9 @@ def _real_or_nan(root, dtype):
     return np.where(real, root.real, np.nan).astype(dtype)
 
 
-def _matrix_function_kernel(name):
-    """A kernel for scipy.linalg's ``name`` (sqrtm, logm) of square matrices, matrix by matrix."""
+def _matrix_function_kernel(name, undefined=()):
+    """A kernel for scipy.linalg's ``name`` (sqrtm, logm) of square matrices, matrix by matrix; NaN for a
+    matrix where SciPy warns one of the ``undefined`` warnings (by class name)."""
 
     def kernel(x):
         dtype = _float_dtype(x)
@@ -169,18 +170,22 @@ def _matrix_function_kernel(name):
             return np.zeros(x.shape, dtype)
         function = getattr(_scipy_linalg(), name)
         with np.errstate(all="ignore"):
-            return _real_or_nan(_each_matrix(lambda m: _quiet(function, m), x), dtype)
+            return _real_or_nan(_each_matrix(lambda m: _quiet(function, m, undefined), x), dtype)
 
     return kernel
 
 
-def _quiet(function, matrix):
-    """SciPy's matrix function of one matrix without its warnings (a singular matrix: inf or NaN entries)."""
+def _quiet(function, matrix, undefined=()):
+    """SciPy's matrix function of one matrix without its warnings (a singular matrix: inf or NaN entries), or
+    NaN where it warns one of the ``undefined`` warnings (class names: SciPy's modules for them are private)."""
     import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return np.asarray(function(matrix))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = np.asarray(function(matrix))
+    if any(w.category.__name__ in undefined for w in caught):
+        return np.full_like(out, np.nan)
+    return out
 
 
 _sqrtm = defop(
@@ -228,7 +233,11 @@ _logm = defop(
     doc="Principal logarithm of square matrices (scipy.linalg.logm, inverse scaling and squaring); NaN for a "
     "real matrix whose principal logarithm is not real.",
 )
-_logm.kernel("numpy")(_lapack("MatrixLogarithm")(_matrix_function_kernel("logm")))
+# An exactly singular matrix has no logarithm: SciPy warns and returns the logarithm with its zero eigenvalues
+# replaced by an arbitrary 1e-20 (logm([[1, 2], [2, 4]]) is [[-36.5, 19.1], [19.1, -7.9]]); NaN instead.
+_logm.kernel("numpy")(
+    _lapack("MatrixLogarithm")(_matrix_function_kernel("logm", undefined=("LogmExactlySingularWarning",)))
+)
 _logm.kernels_reason = "scipy.linalg.logm (inverse scaling and squaring); NumPy has no Schur decomposition"
 
 
@@ -241,7 +250,8 @@ def logm(x) -> Tensor:
     imaginary parts of its eigenvalues lie in (-pi, pi].
 
     A real matrix gives a real logarithm, or NaN where the principal logarithm is not real (an eigenvalue on the
-    negative real axis: pass a complex matrix for the complex one).  The gradient is the Frechet derivative at
+    negative real axis: pass a complex matrix for the complex one).  An exactly singular matrix has no logarithm:
+    NaN (SciPy warns and returns a finite matrix, its zero eigenvalues replaced by an arbitrary 1e-20).  The gradient is the Frechet derivative at
     ``x^T``, the upper right block of ``logm([[x^T, g], [0, x^T]])``, itself differentiable; a singular ``x`` has
     none.  Needs SciPy.
 
@@ -269,7 +279,7 @@ def expm_frechet(A, E, method=None, compute_expm: bool = True, check_finite: boo
 
     if method not in (None, "SPS", "blockEnlarge"):
         raise ValueError(f"expm_frechet: method must be None, 'SPS' or 'blockEnlarge', got {method!r}")
-    A, E = as_tensor(A), as_tensor(E)
+    A, E = as_tensors(A, E)
     for name, t in (("A", A), ("E", E)):
         if t.ndim < 2 or None not in t.shape[-2:] and t.shape[-1] != t.shape[-2]:
             raise ValueError(
@@ -408,8 +418,7 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     from .shape import squeeze
 
     c, lower = c_and_lower
-    c = as_tensor(c)
-    b, vector = _as_columns(b)
+    c, b, vector = _as_columns(c, b)
     if c.ndim < 2 or None not in (c.shape[-1], b.shape[-2]) and c.shape[-1] != b.shape[-2]:
         raise ValueError(
             f"cho_solve: c must be (..., n, n) and b (n,) or (..., n, k), got c shape {tuple(c.shape)} {c.dtype}, "
@@ -447,8 +456,8 @@ def toeplitz(c, r=None) -> Tensor:
     from .elementwise import conj
     from .shape import broadcast_to, concat, getitem
 
-    c = as_tensor(c)
-    r = (conj(c) if c.dtype.kind == "c" else c) if r is None else as_tensor(r)
+    c, r = as_tensors(c, r)
+    r = (conj(c) if c.dtype.kind == "c" else c) if r is None else r
     c, r = (t if t.ndim else t.reshape((1,)) for t in (c, r))
     m, n = c.shape[-1], r.shape[-1]
     if None in (m, n):

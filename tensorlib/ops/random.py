@@ -318,6 +318,13 @@ _laplace = _draw_op("RandomLaplace", "laplace", "Laplace samples of location a a
 _gumbel = _draw_op("RandomGumbel", "gumbel", "Gumbel samples of location a and scale b.")
 
 
+def keyed_normal(shape, key, salt: int, mean: float = 0.0, stddev: float = 1.0, dtype=_dt.float32) -> Tensor:
+    """Normal samples that are a function of ``key`` (an int64 scalar tensor) and ``salt`` alone: a layer's own
+    seeded stream (``tl.nn.GaussianNoise(stddev, seed=...)``) gives the key of each call."""
+    attrs = {"shape": as_ints(shape, "RandomStandardNormal: shape"), "dtype": _dt.as_dtype(dtype), "seed": int(salt)}
+    return apply(_normal, (key,), {**attrs, "a": float(mean), "b": float(stddev)})
+
+
 def _sample(op, shape, dtype, seed, backend, a=0.0, b=1.0) -> Tensor:
     attrs = {
         "shape": as_ints(shape, f"{op.name}: shape"),

@@ -16,7 +16,7 @@ import math as _math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -113,6 +113,13 @@ def _float(x):
 
     x = as_tensor(x)
     return math_ops.cast(x, dtype=_dt.float64) if x.dtype.kind in "biu" else x
+
+
+def _floats_together(*values) -> tuple:
+    """Several arguments as :func:`_float` makes each, lists and Python numbers read next to the arrays (after
+    their integers became float64): ``boxcox(float64 x, [0.1])`` takes the float64 0.1, not a float32 one widened."""
+    arrays_first = [_float(v) if hasattr(v, "dtype") else v for v in values]
+    return tuple(None if t is None else _float(t) for t in as_tensors(*arrays_first))
 
 
 def _widened(function, *tensors):
@@ -1022,7 +1029,7 @@ def comb(N, k, exact: bool = False, repetition: bool = False) -> Tensor:
     """
     if exact:
         raise ValueError("comb: exact=True gives Python integers (scipy.special.comb); tensors are floats")
-    N, k = _float(N), _float(k)
+    N, k = _floats_together(N, k)
     if repetition:  # SciPy's: binom(N + k - 1, k), unmasked, and 1 where k = 0 <= N
         return math_ops.where(math_ops.logical_and(k == 0.0, N >= 0.0), 1.0, binom(N + k - 1.0, k))
     inside = math_ops.logical_and(math_ops.logical_and(k <= N, N >= 0.0), k >= 0.0)
@@ -2271,22 +2278,41 @@ def _boxcox_of_log(log_x, lmbda) -> Tensor:
     return math_ops.where(small, log_x * series, math_ops.expm1(t) / math_ops.where(small, 1.0, lmbda))
 
 
+def _boxcox(x, lmbda, log, pole) -> Tensor:
+    """``_boxcox_of_log(log(x), lmbda)``, where ``x = pole`` (the base, ``x`` or ``1 + x``, is 0) by the limits x ->
+    pole+: ``(0**lmbda - 1) / lmbda = -1 / lmbda`` for ``lmbda > 0``, with ``power``'s partials at base 0 (``d/dx =
+    x**(lmbda - 1)``: inf, 1 or 0; every derivative in lmbda that of -1 / lmbda); for ``lmbda <= 0``, -inf and both
+    partials +inf, which ``(1 - lmbda) log(base)`` has.  Through the log both partials were 0 * inf = NaN."""
+    at_pole = math_ops.equal(x, pole)
+    regular = _boxcox_of_log(log(math_ops.where(at_pole, pole + 1.0, x)), lmbda)
+    base = math_ops.where(at_pole, x - pole, 1.0)
+    above = math_ops.logical_and(at_pole, math_ops.greater(lmbda, 0.0))
+    positive = math_ops.where(above, lmbda, 1.0)
+    from_power = (math_ops.power(base, positive) - 1.0) / positive
+    from_log = (1.0 - lmbda) * math_ops.log(math_ops.where(above, 1.0, base))
+    return math_ops.where(at_pole, math_ops.where(above, from_power, from_log), regular)
+
+
 def boxcox(x, lmbda) -> Tensor:
     """The Box-Cox transform ``(x**lmbda - 1) / lmbda``, ``log(x)`` at ``lmbda = 0`` (SciPy's ``boxcox``; NaN for
-    ``x < 0``), differentiable in ``x`` and ``lmbda`` to every order, also at and near ``lmbda = 0``.
+    ``x < 0``), differentiable in ``x`` and ``lmbda`` to every order, also at and near ``lmbda = 0``, and at ``x = 0``
+    by the limits from ``x > 0`` (``d/dlmbda = 1 / lmbda**2`` for ``lmbda > 0``).
 
     >>> import tensorlib as tl
     >>> tl.special.boxcox(tl.tensor([1.0, 4.0]), tl.tensor([0.0, 0.5])).numpy().tolist()
     [0.0, 2.0]
+    >>> float(tl.grad(tl.special.boxcox, argnums=1)(tl.tensor(0.0), tl.tensor(0.5)))   # 1 / lmbda**2
+    4.0
     """
-    return _widened(lambda x, lmbda: _boxcox_of_log(math_ops.log(x), lmbda), _float(x), _float(lmbda))
+    return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log, 0.0), *_floats_together(x, lmbda))
 
 
 def boxcox1p(x, lmbda) -> Tensor:
-    """``boxcox(1 + x, lmbda)`` accurate for small ``x`` (SciPy's ``boxcox1p``: ``log1p(x)`` inside).
+    """``boxcox(1 + x, lmbda)`` accurate for small ``x`` (SciPy's ``boxcox1p``: ``log1p(x)`` inside); at ``x = -1``
+    the limits of ``boxcox`` at 0.
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.boxcox1p(tl.tensor(1e-10, "float64"), tl.tensor(0.5, "float64"))), 20)
     1e-10
     """
-    return _widened(lambda x, lmbda: _boxcox_of_log(math_ops.log1p(x), lmbda), _float(x), _float(lmbda))
+    return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log1p, -1.0), *_floats_together(x, lmbda))

@@ -349,11 +349,42 @@ def _adjugate_draw(draw, dtype):
 
 @st.composite
 def _adjugate_grad_draw(draw, dtype):
-    """(x, g): x invertible (gradients in both checked: det's third derivative) or of lower rank (in g only)."""
-    sample = draw(_adjugate_draw(dtype))
-    x = sample.args[0]
+    """(x, g): x invertible or of lower rank, gradients in both checked (det's third derivative, at any x)."""
+    x = draw(_adjugate_draw(dtype)).args[0]
     g = _rng(draw(SEEDS)).uniform(-1, 1, x.shape).astype(dtype)
-    return SampleInput((x, g), grad_argnums=(0, 1) if sample.grad_argnums else (1,))
+    return SampleInput((x, g), grad_argnums=(0, 1))
+
+
+@st.composite
+def _det_derivative_draw(draw, dtype):
+    """(x, directions): x of any rank, one or two directions (det's third and fourth derivatives)."""
+    x = draw(_adjugate_draw(dtype)).args[0]
+    m = draw(st.integers(1, 2))
+    directions = _rng(draw(SEEDS)).uniform(-1, 1, x.shape[:-2] + (m,) + x.shape[-2:]).astype(dtype)
+    return SampleInput((x, directions), grad_argnums=(0, 1))
+
+
+def _det_derivative(x, directions):
+    from ..dispatch import apply
+    from ..ops.linalg_ops import _det_derivative as op
+
+    return apply(op, (x, directions))
+
+
+def _det_derivative_ref(x, directions, h=0.5):
+    """The gradient of D^m det(x)[d_1..d_m] by mixed central differences of det, a polynomial of degree n: exact
+    but for rounding where m + 1 >= n - 1 (n <= 3 here)."""
+    import itertools
+
+    x64, d64, out = x.astype(np.float64), directions.astype(np.float64), np.zeros(x.shape)
+    for index in np.ndindex(x.shape[-2:]):
+        unit = np.zeros(x.shape[-2:])
+        unit[index] = 1.0
+        steps = [d64[..., i, :, :] for i in range(d64.shape[-3])] + [np.broadcast_to(unit, x.shape)]
+        for signs in itertools.product((1, -1), repeat=len(steps)):
+            point = x64 + h * sum(sign * d for sign, d in zip(signs, steps))
+            out[(Ellipsis,) + index] += np.prod(signs) * np.linalg.det(point)
+    return (out / (2 * h) ** len(steps)).astype(x.dtype)
 
 
 def _adjugate_grad(x, g):
@@ -1106,6 +1137,15 @@ OPINFOS = [
         _adjugate_grad_ref,
         _adjugate_grad_draw,
         op_types=("MatrixAdjugateGrad",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.det's higher derivatives",
+        _det_derivative,
+        _det_derivative_ref,
+        _det_derivative_draw,
+        op_types=("MatrixDeterminantDerivative",),
         dtypes=FLOATS,
         atol=1e-5,
     ),

@@ -450,8 +450,17 @@ _SPECIAL = [
         op_types=("LambertW",),
         dtypes=FLOATS,
     ),
-    # differentiable in x to every order (a and b: LookupError)
-    _special("hyp1f1", [(0.2, 3.0), (0.5, 3.0), (-2.0, 2.0)], ("Hyp1f1",), samples_grads=(2,)),
+    # first order in a, b and x (the series of the derivatives; the second in a and b is not implemented), every
+    # order in x
+    _special("hyp1f1", [(0.2, 3.0), (0.5, 3.0), (-2.0, 2.0)], ("Hyp1f1", "Hyp1f1Grad"), second_order=False),
+    OpInfo(
+        "special.hyp1f1_in_x",
+        tl.special.hyp1f1,
+        _scipy("hyp1f1"),
+        _uniform((-3.0, 3.0), (0.5, 3.0), (-6.0, 6.0), grads=(2,)),
+        op_types=("Hyp1f1",),
+        dtypes=FLOATS,
+    ),
     OpInfo(
         "special.bernoulli",
         tl.special.bernoulli,

@@ -89,11 +89,23 @@ def dropout(x, rate: float, seed: int | None = None, noise_shape=None) -> Tensor
             raise TypeError(f"Dropout: x must be a floating-point tensor, got {x.dtype} (x shape {tuple(x.shape)})")
         # A Variable is read into a value (it was returned itself: a later assign changed the result).
         return math_ops.identity(x) if isinstance(x, Variable) else x
-    if noise_shape is not None:
-        noise_shape = _shape_tuple(noise_shape, "noise_shape", "Dropout")
-        shape = getattr(x, "shape", None)
-        if shape is not None and len(shape) == len(noise_shape):
-            noise_shape = tuple(shape[i] if d is None else d for i, d in enumerate(noise_shape))
-    return apply(
-        _dropout, (x,), {"rate": rate, "seed": None if seed is None else int(seed), "noise_shape": noise_shape}
-    )[0]
+    attrs = {"rate": rate, "seed": None if seed is None else int(seed), "noise_shape": _noise_shape(x, noise_shape)}
+    return apply(_dropout, (x,), attrs)[0]
+
+
+def keyed_dropout(x, rate: float, key, salt: int, noise_shape=None) -> Tensor:
+    """:func:`dropout` (``0 < rate < 1``) whose mask is a function of ``key`` (an int64 scalar tensor) and ``salt``
+    alone: a layer's own seeded stream (``tl.nn.Dropout(rate, seed=...)``) gives the key of each call."""
+    attrs = {"rate": float(rate), "seed": int(salt), "noise_shape": _noise_shape(x, noise_shape)}
+    return apply(_dropout, (x, key), attrs)[0]
+
+
+def _noise_shape(x, noise_shape):
+    """``noise_shape`` as a tuple, its None entries x's sizes where x's rank is known."""
+    if noise_shape is None:
+        return None
+    noise_shape = _shape_tuple(noise_shape, "noise_shape", "Dropout")
+    shape = getattr(x, "shape", None)
+    if shape is not None and len(shape) == len(noise_shape):
+        noise_shape = tuple(shape[i] if d is None else d for i, d in enumerate(noise_shape))
+    return noise_shape
