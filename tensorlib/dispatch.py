@@ -675,6 +675,12 @@ def as_tensors(*values, floor=None) -> tuple:
     ('float64', True)
     """
 
+    for v in values:  # all Tensors, the common case, kept cheap: matmul and einsum call this
+        if v.__class__ is not Tensor:
+            break
+    else:
+        return values
+
     def is_array(v):
         return isinstance(v, Tensor) or hasattr(v, "dtype") and hasattr(v, "shape")
 

@@ -2289,13 +2289,7 @@ class _Recurrent(Module):
     def extra_repr(self) -> str:
         """The sizes, then every constructor argument given other than its default (``LSTM(3, 4)`` hid
         ``return_state=True`` and ``activation='relu'``); the seed and the initializers' draws are left out."""
-        defaults = inspect.signature(type(self).__init__).parameters
-        given = [
-            f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
-            for name, value in self._arguments().items()
-            if name not in ("input_size", "units", "seed") and not _same_argument(value, defaults[name].default)
-        ]
-        return ", ".join([f"{self.input_size}, {self.units}", *given])
+        return ", ".join([f"{self.input_size}, {self.units}", *_given_arguments(self, ("input_size", "units", "seed"))])
 
     def _mirrored(self):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
@@ -2311,6 +2305,17 @@ class _CarriedStates:
 
     def __init__(self):
         self.states = None
+
+
+def _given_arguments(module, left_out: tuple) -> list:
+    """``name=value`` for each constructor argument of ``module`` given other than its default (functions by name),
+    but those ``left_out``: what a recurrent layer's repr shows after its sizes."""
+    defaults = inspect.signature(type(module).__init__).parameters
+    return [
+        f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
+        for name, value in module._arguments().items()
+        if name not in left_out and not _same_argument(value, defaults[name].default)
+    ]
 
 
 def _same_argument(value, default) -> bool:
@@ -3395,14 +3400,22 @@ class TimeDistributed(Module):
         if len(x.shape) < 3:
             raise ValueError(f"TimeDistributed: input must be at least 3-D (batch, time, ...), got shape {_shown(x)}")
         batch, steps = x.shape[:2]
-        if None in x.shape[2:] or None in (batch, steps) and (batch, steps) != (None, steps):
+        if None in x.shape[2:]:
             raise ValueError(
-                f"TimeDistributed: traced with unknown sizes other than the batch, got input shape {_shown(x)}"
+                f"TimeDistributed: traced with unknown sizes other than the batch and time, got input shape {_shown(x)}"
             )
         y = _as_tensor(self.layer(_shape.reshape(x, (-1, *x.shape[2:]))))
-        if len(y.shape) < 1:
-            raise ValueError(f"TimeDistributed: the layer's output must keep the batch axis, got shape {_shown(y)}")
-        return _shape.reshape(y, (-1 if batch is None else batch, steps, *y.shape[1:]))
+        if len(y.shape) < 1 or None in y.shape[1:]:
+            raise ValueError(
+                f"TimeDistributed: the layer's output must keep the batch axis and have known sizes after it, got "
+                f"shape {_shown(y)} for input shape {_shown(x)}"
+            )
+        if batch is not None or steps is not None:
+            return _shape.reshape(y, (-1 if batch is None else batch, -1 if steps is None else steps, *y.shape[1:]))
+        # batch and time both unknown (traced): the shape (batch, time, *step) from a broadcast of zeros
+        zeros = _math.zeros_like(x[(slice(None), slice(None), *[0] * (len(x.shape) - 2))], dtype=y.dtype)
+        step = _zeros((1, 1, *y.shape[1:]), dtype=y.dtype, backend=y.backend.name)
+        return _shape.reshape_like(y, zeros[(..., *[None] * (len(y.shape) - 1))] + step)
 
 
 class Rescaling(Module):

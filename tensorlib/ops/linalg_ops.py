@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._shapes import broadcast_shapes
@@ -301,12 +301,13 @@ def _solve_grad_b(node, g):
 register_gradient("MatrixSolve", lambda node, g: -_matmul(_solve_grad_b(node, g), _mT(node.outputs[0])), _solve_grad_b)
 
 
-def _as_columns(b):
-    """NumPy's rule: ``b`` is a vector only when it is 1-D; then solve for one column."""
+def _as_columns(a, b):
+    """``(a, b, vector)``: the matrix and right-hand side read together (a list ``b`` next to a float64 ``a`` is
+    float64, as NumPy reads it); NumPy's rule: ``b`` is a vector only when it is 1-D, then one column."""
     from .shape import expand_dims
 
-    b = as_tensor(b)
-    return (expand_dims(b, -1), True) if b.ndim == 1 else (b, False)
+    a, b = as_tensors(a, b)
+    return (a, expand_dims(b, -1), True) if b.ndim == 1 else (a, b, False)
 
 
 def solve(a, b) -> Tensor:
@@ -318,7 +319,7 @@ def solve(a, b) -> Tensor:
     """
     from .shape import squeeze
 
-    b, vector = _as_columns(b)
+    a, b, vector = _as_columns(a, b)
     x = apply(_solve, (a, b))
     return squeeze(x, -1) if vector else x
 
@@ -701,11 +702,10 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     from .shape import squeeze
 
     trans = _trans_code(trans)
-    a = as_tensor(a)
+    a, b, vector = _as_columns(a, b)
     if trans == 2:  # t^H x = b is conj(t)^T x = b: the op solves with plain transposes (holomorphic in t)
         trans = 1
         a = conj(a) if a.dtype.kind == "c" else a
-    b, vector = _as_columns(b)
     x = apply(_trsolve, (a, b), {"trans": trans, "lower": bool(lower), "unit_diagonal": bool(unit_diagonal)})
     return squeeze(x, -1) if vector else x
 

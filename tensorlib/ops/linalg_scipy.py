@@ -18,7 +18,7 @@ import functools
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._optional import scipy_module
@@ -279,7 +279,7 @@ def expm_frechet(A, E, method=None, compute_expm: bool = True, check_finite: boo
 
     if method not in (None, "SPS", "blockEnlarge"):
         raise ValueError(f"expm_frechet: method must be None, 'SPS' or 'blockEnlarge', got {method!r}")
-    A, E = as_tensor(A), as_tensor(E)
+    A, E = as_tensors(A, E)
     for name, t in (("A", A), ("E", E)):
         if t.ndim < 2 or None not in t.shape[-2:] and t.shape[-1] != t.shape[-2]:
             raise ValueError(
@@ -418,8 +418,7 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     from .shape import squeeze
 
     c, lower = c_and_lower
-    c = as_tensor(c)
-    b, vector = _as_columns(b)
+    c, b, vector = _as_columns(c, b)
     if c.ndim < 2 or None not in (c.shape[-1], b.shape[-2]) and c.shape[-1] != b.shape[-2]:
         raise ValueError(
             f"cho_solve: c must be (..., n, n) and b (n,) or (..., n, k), got c shape {tuple(c.shape)} {c.dtype}, "
@@ -457,8 +456,8 @@ def toeplitz(c, r=None) -> Tensor:
     from .elementwise import conj
     from .shape import broadcast_to, concat, getitem
 
-    c = as_tensor(c)
-    r = (conj(c) if c.dtype.kind == "c" else c) if r is None else as_tensor(r)
+    c, r = as_tensors(c, r)
+    r = (conj(c) if c.dtype.kind == "c" else c) if r is None else r
     c, r = (t if t.ndim else t.reshape((1,)) for t in (c, r))
     m, n = c.shape[-1], r.shape[-1]
     if None in (m, n):

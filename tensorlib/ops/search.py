@@ -541,7 +541,7 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None) 
     if weights is None:
         weights = math_ops.zeros_like(x, _dt.bool_)  # a bool placeholder: count, int64
     else:
-        weights = as_tensor(weights)
+        (weights,) = as_tensors(weights, floor=_dt.float64)  # a list is summed in float64: read it there
         if weights.dtype.kind == "c":
             raise TypeError(f"bincount: weights must be real ({_describe('weights', weights)})")
         if weights.dtype == _dt.bool_:  # (a bool placeholder means no weights)

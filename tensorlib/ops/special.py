@@ -16,7 +16,7 @@ import math as _math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -113,6 +113,13 @@ def _float(x):
 
     x = as_tensor(x)
     return math_ops.cast(x, dtype=_dt.float64) if x.dtype.kind in "biu" else x
+
+
+def _floats_together(*values) -> tuple:
+    """Several arguments as :func:`_float` makes each, lists and Python numbers read next to the arrays (after
+    their integers became float64): ``boxcox(float64 x, [0.1])`` takes the float64 0.1, not a float32 one widened."""
+    arrays_first = [_float(v) if hasattr(v, "dtype") else v for v in values]
+    return tuple(None if t is None else _float(t) for t in as_tensors(*arrays_first))
 
 
 def _widened(function, *tensors):
@@ -990,7 +997,7 @@ def comb(N, k, exact: bool = False, repetition: bool = False) -> Tensor:
     """
     if exact:
         raise ValueError("comb: exact=True gives Python integers (scipy.special.comb); tensors are floats")
-    N, k = _float(N), _float(k)
+    N, k = _floats_together(N, k)
     if repetition:  # SciPy's: binom(N + k - 1, k), unmasked, and 1 where k = 0 <= N
         return math_ops.where(math_ops.logical_and(k == 0.0, N >= 0.0), 1.0, binom(N + k - 1.0, k))
     inside = math_ops.logical_and(math_ops.logical_and(k <= N, N >= 0.0), k >= 0.0)
@@ -2263,7 +2270,7 @@ def boxcox(x, lmbda) -> Tensor:
     >>> float(tl.grad(tl.special.boxcox, argnums=1)(tl.tensor(0.0), tl.tensor(0.5)))   # 1 / lmbda**2
     4.0
     """
-    return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log, 0.0), _float(x), _float(lmbda))
+    return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log, 0.0), *_floats_together(x, lmbda))
 
 
 def boxcox1p(x, lmbda) -> Tensor:
@@ -2274,4 +2281,4 @@ def boxcox1p(x, lmbda) -> Tensor:
     >>> round(float(tl.special.boxcox1p(tl.tensor(1e-10, "float64"), tl.tensor(0.5, "float64"))), 20)
     1e-10
     """
-    return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log1p, -1.0), _float(x), _float(lmbda))
+    return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log1p, -1.0), *_floats_together(x, lmbda))
