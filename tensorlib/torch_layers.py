@@ -47,7 +47,18 @@ class _TorchRecurrent(Module):
     gates = 1
     states = 1  # LSTM carries (h, c)
 
-    def __init__(self, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, seed, dtype):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
         super().__init__()
         name = type(self).__name__
         self.input_size = _positive("input_size", input_size, name)
@@ -221,20 +232,6 @@ class LSTM(_TorchRecurrent):
     gates = 4
     states = 2
 
-    def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        num_layers: int = 1,
-        bias: bool = True,
-        batch_first: bool = False,
-        dropout: float = 0.0,
-        bidirectional: bool = False,
-        seed: int | None = None,
-        dtype=_dt.float32,
-    ):
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, seed, dtype)
-
     def _cell(self, h, c, projected, weight_hh, bias_hh) -> tuple:
         z = projected + _linalg.matmul(h, _shape.transpose(weight_hh))
         z = z if bias_hh is None else z + bias_hh
@@ -256,20 +253,6 @@ class GRU(_TorchRecurrent):
     """
 
     gates = 3
-
-    def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        num_layers: int = 1,
-        bias: bool = True,
-        batch_first: bool = False,
-        dropout: float = 0.0,
-        bidirectional: bool = False,
-        seed: int | None = None,
-        dtype=_dt.float32,
-    ):
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, seed, dtype)
 
     def _cell(self, h, projected, weight_hh, bias_hh) -> tuple:
         recurrent = _linalg.matmul(h, _shape.transpose(weight_hh))
