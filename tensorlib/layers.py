@@ -3404,7 +3404,8 @@ class Dot(Module):
 
 class TimeDistributed(Module):
     """``layer`` applied to every step of ``(batch, time, ...)`` inputs (Keras' ``TimeDistributed``): one call on
-    the ``(batch * time, ...)`` reshape, so the layer's Variables are shared by the steps.
+    the ``(batch * time, ...)`` reshape, so the layer's Variables are shared by the steps.  A layer with several
+    outputs (a tuple, list or dict: ``LSTM(return_state=True)``) gives each of them as ``(batch, time, ...)``.
 
     >>> import tensorlib as tl
     >>> tl.nn.TimeDistributed(tl.nn.Dense(4, 2, seed=0))(tl.ones((3, 5, 4))).shape
@@ -3426,11 +3427,23 @@ class TimeDistributed(Module):
             raise ValueError(
                 f"TimeDistributed: traced with unknown sizes other than the batch and time, got input shape {_shown(x)}"
             )
-        y = _as_tensor(self.layer(_shape.reshape(x, (-1, *x.shape[2:]))))
-        if len(y.shape) < 1 or None in y.shape[1:]:
+        # every output (a layer may return several: LSTM(return_state=True)) gets its (batch, time) back
+        return _tree.map(lambda y: self._unfolded(x, y), self.layer(_shape.reshape(x, (-1, *x.shape[2:]))))
+
+    @staticmethod
+    def _unfolded(x, y) -> Tensor:
+        """An output ``y`` ``(batch * time, ...)`` of the layer as ``(batch, time, ...)``."""
+        y = _as_tensor(y)
+        batch, steps = x.shape[:2]
+        if (
+            len(y.shape) < 1
+            or None in y.shape[1:]
+            or None not in (batch, steps, y.shape[0])
+            and y.shape[0] != batch * steps
+        ):
             raise ValueError(
-                f"TimeDistributed: the layer's output must keep the batch axis and have known sizes after it, got "
-                f"shape {_shown(y)} for input shape {_shown(x)}"
+                f"TimeDistributed: the layer's outputs must keep the batch axis (batch * time) and have known sizes "
+                f"after it, got shape {_shown(y)} for input shape {_shown(x)}"
             )
         if batch is not None or steps is not None:
             return _shape.reshape(y, (-1 if batch is None else batch, -1 if steps is None else steps, *y.shape[1:]))

@@ -421,3 +421,21 @@ def test_batch_norm_takes_keras_training_call_argument():
     )
     traced = tl.function(lambda t: bn(t, training=False))
     np.testing.assert_allclose(traced(x).numpy(), bn(x).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 5, 4), (2, 3, 5, 4)])
+def test_time_distributed_of_a_layer_with_several_outputs_gives_each_per_step(shape):
+    # batch 1, time 3 and LSTM's three outputs: they were stacked into one (3, 3, units) tensor and reshaped to
+    # (1, 3, 3, units) without an error, the outputs and states read as time steps.
+    lstm = tl.nn.LSTM(4, 2, return_state=True, seed=0, dtype="float64")
+    x = RNG.normal(size=shape)
+    outputs = tl.nn.TimeDistributed(lstm)(x)
+    assert isinstance(outputs, tuple) and len(outputs) == 3
+    for t in range(shape[1]):  # the layer on each step alone
+        for got, want in zip(outputs, lstm(x[:, t]), strict=True):
+            np.testing.assert_allclose(got.numpy()[:, t], want.numpy(), rtol=1e-12, atol=1e-12)
+    named = tl.nn.TimeDistributed(tl.nn.Lambda(lambda t: {"twice": t * 2, "sum": tl.sum(t, axis=-1)}))(x[..., 0, :])
+    np.testing.assert_allclose(named["twice"].numpy(), x[..., 0, :] * 2)
+    np.testing.assert_allclose(named["sum"].numpy(), x[..., 0, :].sum(-1))
+    with pytest.raises(ValueError, match=r"TimeDistributed: the layer's outputs must keep the batch axis \(batch \* t"):
+        tl.nn.TimeDistributed(tl.nn.Lambda(lambda t: t[:1]))(x)
