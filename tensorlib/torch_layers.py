@@ -24,7 +24,7 @@ import math
 
 from . import dtypes as _dt
 from . import initializers as _init
-from .layers import _float_dtype, _given_arguments, _number_in, _positive, _seed, _seed_for
+from .layers import _as_tensor, _float_dtype, _given_arguments, _number_in, _positive, _seed, _seed_for
 from .module import Module
 from .ops import control_flow as _control_flow
 from .ops import linalg as _linalg
@@ -95,7 +95,7 @@ class _TorchRecurrent(Module):
         time, input_size)`` with ``batch_first``, ``(time, input_size)`` unbatched) and initial states ``hx``
         ``(num_layers * directions, batch, hidden_size)`` (zeros when None; LSTM's a pair ``(h_0, c_0)``)."""
         name = type(self).__name__
-        x = input if isinstance(input, Tensor) else _tensor(input)
+        x = _as_tensor(input, self)
         if x.dtype.kind != "f" or len(x.shape) not in (2, 3) or x.shape[-1] not in (None, self.input_size):
             raise ValueError(
                 f"{name}: input must be floating, (time, batch, {self.input_size}) or unbatched (time, "

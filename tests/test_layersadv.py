@@ -439,3 +439,24 @@ def test_time_distributed_of_a_layer_with_several_outputs_gives_each_per_step(sh
     np.testing.assert_allclose(named["sum"].numpy(), x[..., 0, :].sum(-1))
     with pytest.raises(ValueError, match=r"TimeDistributed: the layer's outputs must keep the batch axis \(batch \* t"):
         tl.nn.TimeDistributed(tl.nn.Lambda(lambda t: t[:1]))(x)
+
+
+# ------------------------------------------------------------------ several outputs passed on as one input
+def test_a_layer_given_several_outputs_as_its_input_raises_naming_it():
+    # Sequential(LSTM(return_state=True), Dense) stacked (output, h, c) into one (3, batch, units) tensor and gave
+    # a (3, batch, 2) result without an error (Keras and PyTorch raise).
+    model = tl.nn.Sequential(tl.nn.LSTM(4, 3, return_state=True, seed=0), tl.nn.Dense(3, 2, seed=0))
+    x = RNG.normal(size=(2, 5, 4)).astype(np.float32)
+    with pytest.raises(
+        TypeError, match=r"Dense: input must be one tensor, got a tuple of 3 values \(\(2, 3\) \(float32\)"
+    ):
+        model(x)
+    outputs = model[0](x)
+    for layer in (tl.nn.ReLU(), tl.nn.Dropout(0.5), tl.nn.LayerNorm(3), tl.nn.Identity(), tl.nn.torch.GRU(3, 2)):
+        with pytest.raises(TypeError, match=rf"{type(layer).__name__}: input must be one tensor, got a tuple of 3"):
+            layer(outputs)
+    with pytest.raises(TypeError, match=r"Add: input must be one tensor, got a list of 2 values"):
+        tl.nn.Add()([[x, x], x])
+    pick = tl.nn.Sequential(model[0], tl.nn.Lambda(lambda out: out[0]), model[1])  # passing on one of them works
+    np.testing.assert_allclose(pick(x).numpy(), model[1](outputs[0]).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(tl.nn.Dense(2, 1, kernel_initializer="ones")([[1.0, 2.0]]).numpy(), [[3.0]])  # data
