@@ -175,3 +175,31 @@ def test_gammainc_gradients_for_a_large_shape(a):
     by_x = (f(x + h, a).numpy() - f(x - h, a).numpy()) / (2 * h)
     np.testing.assert_allclose(gx.numpy(), by_x, rtol=1e-8)
     np.testing.assert_allclose(float(ga), sum(by_a), rtol=1e-8)
+
+
+# ------------------------------------------------------------------ multinomial with probabilities off the simplex
+def _multinomial_logpmf_formula(x, n, p):
+    return sp.gammaln(n + 1) - sp.gammaln(x + 1).sum(-1) + sp.xlogy(x, p).sum(-1)
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_multinomial_probabilities_normalized_in_float32_pass_and_others_are_nan(mode):
+    x = np.array([1.0, 2.0, 3.0])
+    logits = np.random.default_rng(7).normal(size=(6, 3)).astype(np.float32)
+    softmax = (np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)).astype(np.float64)  # sums to 1 +- 5e-8
+    assert np.abs(softmax.sum(-1) - 1).max() > 1e-8  # beyond sqrt(eps) of float64: was NaN
+    off = np.array([[0.2, 0.3, 0.4], [0.5, 0.6, -0.1], [0.2, 0.3, 0.5 + 1e-3]])  # sums 0.9, a negative entry, 1.001
+    p = np.concatenate([softmax, off, [[0.2, 0.3, 0.5]]])
+
+    def both(x, p):
+        return tl.stats.multinomial.logpmf(x, 6, p), tl.stats.multinomial.pmf(x, 6, p)
+
+    logpmf, pmf = both(tl.tensor(x), tl.tensor(p)) if mode == "eager" else tl.function(both)(tl.tensor(x), tl.tensor(p))
+    want = _multinomial_logpmf_formula(x, 6, p)
+    want[6:9] = np.nan  # SciPy's value from 1.18 (1.17 adjusts the last entry and warns that it will be NaN)
+    np.testing.assert_allclose(logpmf.numpy(), want, rtol=1e-14)
+    np.testing.assert_allclose(pmf.numpy(), np.exp(want), rtol=1e-14)
+    np.testing.assert_allclose(logpmf.numpy()[-1], ss.multinomial.logpmf(x, 6, [0.2, 0.3, 0.5]), rtol=1e-14)
+    # float32 p: its own tolerance, the same as float32 dirichlet's
+    got32 = tl.stats.multinomial.logpmf(tl.tensor(x.astype(np.float32)), 6, tl.tensor(p.astype(np.float32)))
+    assert got32.dtype == np.float32 and np.isnan(got32.numpy()[6:9]).all() and np.isfinite(got32.numpy()[:6]).all()
