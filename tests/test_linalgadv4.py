@@ -295,7 +295,9 @@ def test_eigh_gradient_at_repeated_eigenvalues_exact_for_values_nan_for_vectors_
     # the eigenvector of the unrepeated eigenvalue: exact (reference: differences)
     g = _rng(35).standard_normal(3)
     got = tl.grad(lambda a: tl.sum(L.eigh(a)[1][:, 2] ** 2 * tl.tensor(g)))(x).numpy()
-    np.testing.assert_allclose(got, _differences(lambda a: tl.sum(L.eigh(a)[1][:, 2] ** 2 * tl.tensor(g)), x), atol=1e-7)
+    np.testing.assert_allclose(
+        got, _differences(lambda a: tl.sum(L.eigh(a)[1][:, 2] ** 2 * tl.tensor(g)), x), atol=1e-7
+    )
     # the matrix function and the projector of the 2x2 identity: the same cotangents of (w, v), gradients
     # f'(1) sym(g) and 0: NaN (as PyTorch and JAX), never one of them silently; funm gives the first exactly.
     g = np.array([[0.0, 1.0], [0.0, 0.0]])
