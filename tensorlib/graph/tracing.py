@@ -524,10 +524,16 @@ def trace_subgraph(fn, args, name: str, loop: bool = False):
     ``sub.graph.outputs``; ``sub.graph.structure`` is the result's TreeDef).  Python numbers and arrays
     in the result become tensors; strings stay constants of the structure.  ``loop``: a loop body, whose
     random draws need a key per step (if ``sub.drew``, trace it again with one, set by :func:`keyed_call`)."""
-    parent = dispatch.modes[-1]
-    graph = Graph(name, parent.graph.backend)
-    sub = _SubTrace(graph, parent, loop)
+    parent = dispatch.modes[-1]  # a trace, or tl.vmap's mode (a loop traced inside a mapped function)
     arg_leaves, arg_def = tree.flatten(args, is_constant=_not_a_tensor)
+    parent_graph = getattr(parent, "graph", None)
+    backend = (
+        parent_graph.backend
+        if parent_graph is not None
+        else next((t.backend for t in arg_leaves if isinstance(t, Tensor)), _backends.current())
+    )
+    graph = Graph(name, backend)
+    sub = _SubTrace(graph, parent, loop)
     placed = [
         sub.placeholder(t.shape, t.dtype, getattr(t, "backend", graph.backend), f"{name}[{i}]")
         for i, t in enumerate(arg_leaves)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..backends.numpy_nn.sums import column_sums
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -425,7 +425,7 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
     """
     from .shape import broadcast_like, expand_dims, transpose
 
-    a = as_tensor(a)
+    a, w = as_tensors(a, weights)
     _check_axis(a, axis, "average")
     if weights is None:
         avg = mean(a, axis, keepdims)
@@ -433,7 +433,6 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
             return avg
         count = _count(a, axis)
         return avg, math_ops.full_like(avg, count) if isinstance(count, int) else broadcast_like(count, avg)
-    w = as_tensor(weights)
     dtype = _dt.promote_types(a.dtype, w.dtype)
     if dtype.kind in "biu":
         dtype = _dt.float64

@@ -16,7 +16,7 @@ import math as _math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -113,6 +113,13 @@ def _float(x):
 
     x = as_tensor(x)
     return math_ops.cast(x, dtype=_dt.float64) if x.dtype.kind in "biu" else x
+
+
+def _floats_together(*values) -> tuple:
+    """Several arguments as :func:`_float` makes each, lists and Python numbers read next to the arrays (after
+    their integers became float64): ``boxcox(float64 x, [0.1])`` takes the float64 0.1, not a float32 one widened."""
+    arrays_first = [_float(v) if hasattr(v, "dtype") else v for v in values]
+    return tuple(None if t is None else _float(t) for t in as_tensors(*arrays_first))
 
 
 def _widened(function, *tensors):
@@ -554,7 +561,7 @@ def _log_igamma_factor_kernel(a, x, *, upper):
     with np.errstate(all="ignore"):
         if upper:
             tiny = 1e-300
-            b = x + 1.0 - a
+            b = (x - a) + 1.0  # x - a is exact near a; x + 1 rounds from 2**53 (a 1e-9 error at a = 1e16)
             c, d = np.full_like(x, 1.0 / tiny), 1.0 / b
             out, done = d.copy(), ~np.isfinite(d)
             for i in range(1, _LOG_IGAMMA_MAX_TERMS):
@@ -569,15 +576,46 @@ def _log_igamma_factor_kernel(a, x, *, upper):
                 if done.all():
                     break
         else:
-            term, out, done = np.ones_like(x), np.ones_like(x), ~np.isfinite(x + a)
+            large = (a >= _LOG_IGAMMA_TEMME_FROM) & (x > 0) & (x < a)
+            term, out, done = np.ones_like(x), np.ones_like(x), ~np.isfinite(x + a) | large
             for n in range(1, _LOG_IGAMMA_MAX_TERMS):
                 term = term * x / (a + n)
                 out = out + term
                 done |= term <= 1e-17 * out
                 if done.all():
                     break
+            out = np.where(large, np.exp(_temme_log_series(np.where(large, a, 2.0), np.where(large, x, 1.0))), out)
         out = np.where(done, np.log(out), np.nan)
     return out.astype(dtype, copy=False)
+
+
+# From this a on, where x < a, log S comes from Temme's uniform expansion: its first omitted term is C_2(eta) / a**2
+# relative (C_2(0) = 25/6048: 4e-17 here), and the series needs about 20 / (1 - x / a) terms (NaN past the cap from a
+# ~ 1e12 where P underflows: gamma.logcdf(1e12 - 39e6, 1e12) was NaN for -765.103).
+_LOG_IGAMMA_TEMME_FROM = 1e7
+
+
+def _temme_log_series(a, x):
+    """``log S(a, x)`` for ``a >= 1e7`` and ``0 < x < a`` (float64 arrays), from Temme's uniform expansion (DLMF
+    8.12.18-8.12.20): ``P = erfc(-eta sqrt(a / 2)) / 2 - R``, ``R ~ e**(-a eta**2 / 2) / sqrt(2 pi a) (C_0 + C_1 / a)``
+    with ``lam = x / a``, ``eta = -sqrt(2 (lam - 1 - log lam))``, ``C_0 = 1 / (lam - 1) - 1 / eta``, ``C_1 = 1 / eta**3
+    - 1 / (lam - 1)**3 - 1 / (lam - 1)**2 - 1 / (12 (lam - 1))``.  The prefactor of ``S`` is ``e**(-a eta**2 / 2) /
+    sqrt(2 pi a) e**-stirling(a)``, so ``S = e**stirling(a) (sqrt(pi a / 2) erfcx(-eta sqrt(a / 2)) - C_0 - C_1 / a)``:
+    nothing underflows.  ``lam - 1 - log lam`` is summed as ``d**2 / 2 - d**3 / 3 + ...`` for ``|d| = |lam - 1| <
+    0.3``, where the difference cancels."""
+    d = (x - a) / a
+    small = np.abs(d) < 0.3
+    ds = np.where(small, d, 0.0)
+    power, series = ds * ds, np.zeros_like(ds)
+    for k in range(2, 40):  # 0.3**40 / 40 is below float64's rounding of the d**2 / 2 term
+        series = series + power / k * (1.0 if k % 2 == 0 else -1.0)
+        power = power * ds
+    half_eta_square = np.where(small, series, d - np.log1p(np.where(small, 0.0, d)))
+    eta = -np.sqrt(2.0 * half_eta_square)
+    c0 = 1.0 / d - 1.0 / eta
+    c1 = 1.0 / eta**3 - 1.0 / d**3 - 1.0 / d**2 - 1.0 / (12.0 * d)
+    total = np.sqrt(np.pi * a / 2.0) * scipy_special().erfcx(-eta * np.sqrt(a / 2.0)) - c0 - c1 / a
+    return np.log(total) + 1.0 / (12.0 * a) - 1.0 / (360.0 * a**3)
 
 
 _log_igamma_factor = defop(
@@ -585,6 +623,7 @@ _log_igamma_factor = defop(
     inputs=("a", "x"),
     attrs={"upper": False},
     infer=_elementwise_infer,
+    elementwise=True,
     promote=(0, 1),
     doc="log S(a, x) (the series of P, x < a + 1) or log H(a, x) (Q's continued fraction, x > a + 1, upper).",
 )
@@ -990,7 +1029,7 @@ def comb(N, k, exact: bool = False, repetition: bool = False) -> Tensor:
     """
     if exact:
         raise ValueError("comb: exact=True gives Python integers (scipy.special.comb); tensors are floats")
-    N, k = _float(N), _float(k)
+    N, k = _floats_together(N, k)
     if repetition:  # SciPy's: binom(N + k - 1, k), unmasked, and 1 where k = 0 <= N
         return math_ops.where(math_ops.logical_and(k == 0.0, N >= 0.0), 1.0, binom(N + k - 1.0, k))
     inside = math_ops.logical_and(math_ops.logical_and(k <= N, N >= 0.0), k >= 0.0)
@@ -1304,6 +1343,7 @@ _log_betainc_fraction = defop(
     "LogBetaincFraction",
     inputs=("a", "b", "x"),
     infer=_elementwise_infer,
+    elementwise=True,
     promote=(0, 1, 2),
     doc="log K(a, b, x), I_x(a, b) = x**a (1 - x)**b K / (a B(a, b)), for x < (a + 1) / (a + b + 2).",
 )
@@ -1313,6 +1353,7 @@ _log_betainc_fraction_grad = defop(
     inputs=("a", "b", "x"),
     attrs={"wrt": 0},
     infer=_elementwise_infer,
+    elementwise=True,
     promote=(0, 1, 2),
     doc="d log K(a, b, x) / da (wrt=0) or / db (wrt=1).",
 )
@@ -2263,7 +2304,7 @@ def boxcox(x, lmbda) -> Tensor:
     >>> float(tl.grad(tl.special.boxcox, argnums=1)(tl.tensor(0.0), tl.tensor(0.5)))   # 1 / lmbda**2
     4.0
     """
-    return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log, 0.0), _float(x), _float(lmbda))
+    return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log, 0.0), *_floats_together(x, lmbda))
 
 
 def boxcox1p(x, lmbda) -> Tensor:
@@ -2274,4 +2315,4 @@ def boxcox1p(x, lmbda) -> Tensor:
     >>> round(float(tl.special.boxcox1p(tl.tensor(1e-10, "float64"), tl.tensor(0.5, "float64"))), 20)
     1e-10
     """
-    return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log1p, -1.0), _float(x), _float(lmbda))
+    return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log1p, -1.0), *_floats_together(x, lmbda))
