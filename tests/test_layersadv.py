@@ -375,3 +375,49 @@ def test_torch_style_layers_equal_torch_nn_with_its_state_dict(kind):
     grads = tape.gradient(total, ours.trainable_variables)
     for name, parameter in theirs.named_parameters():
         np.testing.assert_allclose(grads[name].numpy(), parameter.grad.numpy(), atol=1e-5)
+
+
+def test_seeded_noise_in_a_traced_loop_body_is_a_clear_limit_and_eager_loops_draw_per_step():
+    drop = tl.nn.Dropout(0.5, seed=3)
+    body = lambda c, x: (c, drop(x))  # noqa: E731
+    step = tl.function(lambda xs: tl.scan(body, tl.tensor(0.0), xs)[1])
+    with pytest.raises(
+        NotImplementedError, match=r"Dropout\(seed=3\): a seeded layer counts its calls, which a traced"
+    ):
+        step(tl.ones((4, 8)))
+    unseeded = tl.nn.Dropout(0.5)
+    ys = tl.function(lambda xs: tl.scan(lambda c, x: (c, unseeded(x)), tl.tensor(0.0), xs)[1])(tl.ones((4, 8)))
+    assert len({tuple(row) for row in ys.numpy()}) > 1  # without a seed: new masks per step
+
+
+# ------------------------------------------------------------------ Keras' training call argument
+@pytest.mark.parametrize("name", sorted(_NOISE))
+def test_noise_layers_take_keras_training_call_argument(name):
+    make, shape = _NOISE[name]
+    x = RNG.uniform(1.0, 2.0, size=shape)
+    layer = make(0)
+    np.testing.assert_array_equal(layer(x, training=False).numpy(), x)  # training mode, but not for this call
+    layer.eval()
+    assert not np.array_equal(layer(x, training=True).numpy(), x)  # inference mode, but training for this call
+    np.testing.assert_array_equal(layer(x).numpy(), x)
+    with pytest.raises(TypeError, match=r"training must be True, False or None, got 'yes'"):
+        layer(x, training="yes")
+
+
+def test_batch_norm_takes_keras_training_call_argument():
+    bn = tl.nn.BatchNorm(3, momentum=0.25, dtype="float64")
+    bn.running_mean.assign(np.array([1.0, -1.0, 0.5]))
+    bn.running_var.assign(np.array([4.0, 1.0, 0.25]))
+    x = RNG.normal(size=(6, 3)) * 2 + 1
+    frozen = (x - bn.running_mean.numpy()) / np.sqrt(bn.running_var.numpy() + 1e-5)
+    np.testing.assert_allclose(bn(x, training=False).numpy(), frozen, rtol=1e-12)
+    np.testing.assert_allclose(bn.running_mean.numpy(), [1.0, -1.0, 0.5])  # not moved by an inference call
+    bn.eval()
+    batch = (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5)
+    np.testing.assert_allclose(bn(x, training=True).numpy(), batch, rtol=1e-10)
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.75 * np.array([1.0, -1.0, 0.5]) + 0.25 * x.mean(0))
+    np.testing.assert_allclose(
+        bn.running_var.numpy(), 0.75 * np.array([4.0, 1.0, 0.25]) + 0.25 * x.var(0, ddof=1), rtol=1e-12
+    )
+    traced = tl.function(lambda t: bn(t, training=False))
+    np.testing.assert_allclose(traced(x).numpy(), bn(x).numpy(), rtol=1e-12)
