@@ -1537,25 +1537,18 @@ class _SeedStream:
     seed and n alone (a non-trainable int64 Variable counts the calls, read and advanced at each call, by each run of
     a ``tl.function`` too), so two layers of one seed draw alike and every call draws anew, where a fixed seed
     would repeat one mask at every training step; a gradient's replay draws the same.  Held outside the variable
-    tree (not a Module, list or dict), as Keras keeps seed states out of its weights and checkpoints.  The counter
-    cannot advance inside a traced ``tl.cond`` branch or ``tl.scan``/``tl.while_loop`` body (a documented limit)."""
+    tree (not a Module, list or dict), as Keras keeps seed states out of its weights and checkpoints.  In a
+    ``tl.scan`` body the counter advances per step (a traced loop carries it)."""
 
-    __slots__ = ("calls", "layer", "seed")
+    __slots__ = ("calls", "seed")
 
     def __init__(self, seed, layer: str):
-        self.seed, self.layer = _seed(seed, layer), layer
+        self.seed = _seed(seed, layer)
         self.calls = None if self.seed is None else Variable(np.int64(0), name="seed_state", trainable=False)
 
     def _key(self) -> Tensor:
         key = _math.identity(self.calls)
-        try:
-            self.calls.assign(key + 1)
-        except ValueError:
-            raise NotImplementedError(
-                f"{self.layer}(seed={self.seed}): a seeded layer counts its calls, which a traced tl.cond branch or "
-                "tl.scan/tl.while_loop body cannot do; call it outside the branch or loop, or give no seed (the "
-                "draws there then follow tl.random.seed)"
-            ) from None
+        self.calls.assign(key + 1)
         return key
 
     def dropout(self, x, rate: float, noise_shape=None) -> Tensor:

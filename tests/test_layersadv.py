@@ -377,17 +377,18 @@ def test_torch_style_layers_equal_torch_nn_with_its_state_dict(kind):
         np.testing.assert_allclose(grads[name].numpy(), parameter.grad.numpy(), atol=1e-5)
 
 
-def test_seeded_noise_in_a_traced_loop_body_is_a_clear_limit_and_eager_loops_draw_per_step():
-    drop = tl.nn.Dropout(0.5, seed=3)
-    body = lambda c, x: (c, drop(x))  # noqa: E731
-    step = tl.function(lambda xs: tl.scan(body, tl.tensor(0.0), xs)[1])
-    with pytest.raises(
-        NotImplementedError, match=r"Dropout\(seed=3\): a seeded layer counts its calls, which a traced"
-    ):
-        step(tl.ones((4, 8)))
-    unseeded = tl.nn.Dropout(0.5)
-    ys = tl.function(lambda xs: tl.scan(lambda c, x: (c, unseeded(x)), tl.tensor(0.0), xs)[1])(tl.ones((4, 8)))
-    assert len({tuple(row) for row in ys.numpy()}) > 1  # without a seed: new masks per step
+def test_seeded_noise_in_a_scan_body_draws_per_step_eager_and_traced():
+    def masks(traced: bool):
+        drop = tl.nn.Dropout(0.5, seed=3)
+        run = lambda xs: tl.scan(lambda c, x: (c, drop(x)), tl.tensor(0.0), xs)[1]
+        run = tl.function(run) if traced else run
+        return [run(tl.ones((4, 8))).numpy() for _ in range(2)]
+
+    eager, traced = masks(False), masks(True)
+    for e, t in zip(eager, traced, strict=True):
+        np.testing.assert_array_equal(t, e)
+        assert len({tuple(row) for row in e}) > 1  # a new mask per step
+    assert not np.array_equal(eager[0], eager[1])  # and per run
 
 
 # ------------------------------------------------------------------ Keras' training call argument
