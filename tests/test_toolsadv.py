@@ -89,3 +89,18 @@ def test_a_wrong_gradient_at_large_magnitudes_still_fails():
     op = _square_with("ToolsSlightlyWrongSquare", lambda node, g: g * 2.001 * node.inputs[0])
     with pytest.raises(AssertionError, match="derivative of ToolsSlightlyWrongSquare with respect to argument 0"):
         check_grads(op, [np.array([1e6, -3e6, 2e7])])
+
+
+def test_numpy_integer_sizes_are_sizes_in_ensure_shape_and_assert_shapes():
+    # tf.ensure_shape(x, (np.int64(2), 3)) accepts NumPy integers (a size computed with np.prod); this
+    # raised "a dimension must be a non-negative int".
+    x = np.zeros((2, 3))
+    assert tl.ensure_shape(x, (np.int64(2), np.int32(3))).shape == (2, 3)
+    assert tl.debugging.assert_shapes([(x, ("N", np.prod([3])))])[0].shape == (2, 3)
+    with pytest.raises(
+        ValueError, match=r"EnsureShapes: dimension 1 of input 0 \(shape \(2, 3\), float64\) is 3, expected 4"
+    ):
+        tl.ensure_shape(x, (2, np.int64(4)))
+    for bad in (True, np.int64(-1), 2.0):
+        with pytest.raises(TypeError, match="tl.ensure_shape: a dimension must be a non-negative int"):
+            tl.ensure_shape(x, (bad, 3))
