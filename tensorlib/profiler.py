@@ -91,6 +91,9 @@ class Profile:
         )
 
     def __enter__(self):
+        if self in dispatch.observers:
+            # Entered twice, it would record every op twice and stay active after the outer block.
+            raise RuntimeError("tl.profile: this profile is already recording in this thread")
         dispatch.observers.append(self)
         return self
 

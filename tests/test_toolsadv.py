@@ -104,3 +104,21 @@ def test_numpy_integer_sizes_are_sizes_in_ensure_shape_and_assert_shapes():
     for bad in (True, np.int64(-1), 2.0):
         with pytest.raises(TypeError, match="tl.ensure_shape: a dimension must be a non-negative int"):
             tl.ensure_shape(x, (bad, 3))
+
+
+# ---------------------------------------------------------------- tl.profile
+
+
+def test_a_profile_entered_twice_is_refused_and_stops_recording_after_its_block():
+    # Entering the same profile again in its block appended it twice to the observers: every op was
+    # recorded twice, and after the block the profile stayed active, recording (and growing) forever.
+    prof = tl.profile()
+    with prof:
+        with pytest.raises(RuntimeError, match="tl.profile: this profile is already recording in this thread"):
+            prof.__enter__()
+        tl.exp(tl.ones((2,)))
+    tl.exp(tl.ones((2,)))
+    assert [e.op_type for e in prof.events] == ["Exp"]
+    with prof:  # entering it again after its block is fine: the events add up
+        tl.exp(tl.ones((2,)))
+    assert [e.op_type for e in prof.events] == ["Exp", "Exp"]
