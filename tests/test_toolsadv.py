@@ -122,3 +122,41 @@ def test_a_profile_entered_twice_is_refused_and_stops_recording_after_its_block(
     with prof:  # entering it again after its block is fine: the events add up
         tl.exp(tl.ones((2,)))
     assert [e.op_type for e in prof.events] == ["Exp", "Exp"]
+
+
+def test_annotations_nest_name_the_ops_inside_and_reach_the_chrome_trace(tmp_path):
+    import json
+
+    w = tl.Variable(np.ones((3, 2)))
+    step = tl.function(lambda x: tl.sum(tl.tanh(x @ w)))
+    with tl.profile() as prof:
+        with tl.profiler.annotate("train"):
+            with tl.profiler.annotate("forward"):
+                step(np.ones((4, 3)))
+            with pytest.raises(ValueError):
+                with tl.profiler.annotate("bad"):
+                    tl.matmul(np.ones((2, 3)), np.ones((2, 3)))
+            tl.exp(tl.ones((2,)))
+        tl.log(tl.ones((2,)))
+    scopes = {(e.op_type, e.mode): e.scope for e in prof.events}
+    assert scopes[("Tanh", "graph")] == "train/forward"
+    assert scopes[("Exp", "eager")] == "train" and scopes[("Log", "eager")] == ""
+    assert [(r.name, r.scope) for r in prof.ranges] == [
+        ("forward", "train/forward"),
+        ("bad", "train/bad"),
+        ("train", "train"),
+    ]
+    outer, inner = prof.ranges[2], prof.ranges[0]
+    assert outer.start_s <= inner.start_s and inner.start_s + inner.seconds <= outer.start_s + outer.seconds
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(path)
+    events = json.loads(path.read_text())["traceEvents"]
+    rows = {e["args"]["name"]: e["tid"] for e in events if e["ph"] == "M"}
+    boxes = [e for e in events if e["ph"] == "X" and e["tid"] == rows["annotations"]]
+    assert sorted(b["name"] for b in boxes) == ["bad", "forward", "train"]
+    for e in events:  # Chrome's trace event format: complete events carry these, in microseconds
+        if e["ph"] == "X":
+            assert {"name", "ph", "pid", "tid", "ts", "dur"} <= set(e) and e["dur"] >= 0
+    with pytest.raises(TypeError, match="tl.profiler.annotate: name must be a str"):
+        with tl.profiler.annotate(3):
+            pass
