@@ -160,3 +160,21 @@ def test_annotations_nest_name_the_ops_inside_and_reach_the_chrome_trace(tmp_pat
     with pytest.raises(TypeError, match="tl.profiler.annotate: name must be a str"):
         with tl.profiler.annotate(3):
             pass
+
+
+# ---------------------------------------------------------------- tl.testing.isolated_registries
+
+
+def test_isolated_registries_undo_out_kernels_and_generic_kernels_of_existing_ops():
+    # Only op.kernels was restored: an out= kernel or a generic kernel registered on a built-in op
+    # inside the block stayed after it (conftest wraps every test in the block, so it leaked into
+    # every later test).
+    exp = tl.ops.get("Exp")
+    out_before, generic_before = dict(exp.out_kernels), exp.generic_kernel
+    with tl.testing.isolated_registries():
+        exp.out_kernel("numpy")(lambda x, *, out: np.multiply(x, 0.0, out=out))
+        exp.generic(lambda xp, x: x * 0.0)
+        exp.kernels_reason = "changed"
+    assert exp.out_kernels == out_before and exp.generic_kernel is generic_before and exp.kernels_reason == ""
+    x = np.array([0.5, 1.0])
+    np.testing.assert_allclose(tl.function(lambda x: tl.exp(x) * 2.0)(x).numpy(), 2 * np.exp(x), rtol=1e-15)
