@@ -64,6 +64,7 @@ class OpEvent:
     mode: str
     phase: str = "forward"
     scope: str = ""  # the names of the enclosing annotate() blocks, outermost first, joined by "/"
+    strategy: str = ""  # the algorithm the kernel picked for these shapes, where it says (conv: "shifted_gemm")
 
 
 @dataclasses.dataclass
@@ -88,6 +89,17 @@ def _kernel_name(kernel) -> str:
     return f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', None) or repr(fn)}"
 
 
+def _strategy(kernel, inputs, attrs) -> str:
+    """The algorithm ``kernel`` picks for these inputs, for a kernel that says (its ``strategy`` function):
+    the NumPy conv kernels' ``"shifted_gemm"``, ``"im2col_gemm"`` or ``"fourier_gemm"``."""
+    choose = getattr(kernel, "strategy", None)
+    return "" if choose is None else choose(*inputs, **(attrs or {}))
+
+
+def _kernel_text(e) -> str:
+    return f"{e.kernel} [{e.strategy}]" if e.strategy else e.kernel
+
+
 class Profile:
     """Collects :class:`OpEvent` records while active (a context manager)."""
 
@@ -110,6 +122,7 @@ class Profile:
                 mode,
                 phase or current_phase(),
                 "/".join(_scopes.get()),
+                _strategy(kernel, inputs, attrs),
             )
         )
 
@@ -124,10 +137,11 @@ class Profile:
         dispatch.observers.remove(self)
 
     def summary(self) -> list[tuple]:
-        """Rows ``(op_type, mode, phase, kernel, calls, total_s, mean_s)``, most expensive first."""
+        """Rows ``(op_type, mode, phase, kernel, calls, total_s, mean_s)``, most expensive first; ``kernel``
+        ends with the strategy in brackets where the kernel picked one (``... [shifted_gemm]``)."""
         totals = collections.defaultdict(lambda: [0, 0.0])
         for e in self.events:
-            row = totals[(e.op_type, e.mode, e.phase, e.kernel)]
+            row = totals[(e.op_type, e.mode, e.phase, _kernel_text(e))]
             row[0] += 1
             row[1] += e.seconds
         rows = [(*key, n, t, t / n) for key, (n, t) in totals.items()]
@@ -179,6 +193,7 @@ class Profile:
                     "dtypes": list(e.dtypes),
                     "backend": e.backend,
                     "kernel": e.kernel,
+                    "strategy": e.strategy,
                     "scope": e.scope,
                 },
             }

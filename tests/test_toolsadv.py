@@ -6,6 +6,8 @@ JAX's ``check_grads`` / torch's ``gradcheck`` semantics (an absolute plus relati
 checked quantity).
 """
 
+import json
+
 import numpy as np
 import pytest
 
@@ -125,8 +127,6 @@ def test_a_profile_entered_twice_is_refused_and_stops_recording_after_its_block(
 
 
 def test_annotations_nest_name_the_ops_inside_and_reach_the_chrome_trace(tmp_path):
-    import json
-
     w = tl.Variable(np.ones((3, 2)))
     step = tl.function(lambda x: tl.sum(tl.tanh(x @ w)))
     with tl.profile() as prof:
@@ -178,3 +178,31 @@ def test_isolated_registries_undo_out_kernels_and_generic_kernels_of_existing_op
     assert exp.out_kernels == out_before and exp.generic_kernel is generic_before and exp.kernels_reason == ""
     x = np.array([0.5, 1.0])
     np.testing.assert_allclose(tl.function(lambda x: tl.exp(x) * 2.0)(x).numpy(), 2 * np.exp(x), rtol=1e-15)
+
+
+def test_the_profile_names_the_conv_algorithm_the_numpy_kernel_picked(tmp_path):
+    # The conv kernels choose shifted_gemm (<= 4 input channels), im2col_gemm (more channels, short
+    # rows) or fourier_gemm (a large filter on a batch of small images) by conv2d_strategy's rules;
+    # the profile said only "conv2d" (OpDef.strategy was set on the three conv ops and read nowhere).
+    cases = [((2, 8, 8, 3), (3, 3, 3, 4), "shifted_gemm"), ((2, 8, 8, 16), (3, 3, 16, 16), "im2col_gemm")]
+    cases += [((16, 16, 16, 8), (9, 9, 8, 8), "fourier_gemm"), ((0, 8, 8, 3), (3, 3, 3, 4), "")]
+    for x_shape, w_shape, expected in cases:
+        x, w = tl.Variable(np.ones(x_shape, np.float32)), tl.Variable(np.ones(w_shape, np.float32))
+        with tl.profile() as prof:
+            with tl.GradientTape() as tape:
+                y = tl.sum(tl.nn.conv2d(x, w, 1, "SAME"))
+            tape.gradient(y, [x, w])
+        got = {e.op_type: e.strategy for e in prof.events if e.op_type.startswith("Conv2D")}
+        assert got == dict.fromkeys(("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"), expected)
+        if expected:
+            assert f"conv2d [{expected}]" in prof.table()
+            path = tmp_path / f"{expected}.json"
+            prof.export_chrome_trace(path)
+            events = json.loads(path.read_text())["traceEvents"]
+            assert {e["args"]["strategy"] for e in events if e["name"].startswith("Conv2D")} == {expected}
+    # A kernel the user registers says nothing about strategies: none is reported for it.
+    with tl.testing.isolated_registries():
+        tl.ops.get("Conv2D").kernel("numpy")(lambda x, w, **attrs: np.zeros((2, 8, 8, 4), np.float32))
+        with tl.profile() as prof:
+            tl.nn.conv2d(np.ones((2, 8, 8, 3), np.float32), np.ones((3, 3, 3, 4), np.float32), 1, "SAME")
+    assert [(e.op_type, e.strategy) for e in prof.events] == [("Conv2D", "")]
