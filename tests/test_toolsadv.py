@@ -206,3 +206,26 @@ def test_the_profile_names_the_conv_algorithm_the_numpy_kernel_picked(tmp_path):
         with tl.profile() as prof:
             tl.nn.conv2d(np.ones((2, 8, 8, 3), np.float32), np.ones((3, 3, 3, 4), np.float32), 1, "SAME")
     assert [(e.op_type, e.strategy) for e in prof.events] == [("Conv2D", "")]
+
+
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ({"max_resamples": -1}, r"max_resamples must be >= 0 \(an int\), got -1"),
+        ({"order": 1.5}, r"order must be >= 1 \(an int\), got 1.5"),
+        ({"order": True}, r"order must be >= 1 \(an int\), got True"),
+        ({"eps": 0.0}, r"eps must be a finite number > 0 \(or None\), got 0.0"),
+        ({"eps": float("nan")}, r"eps must be a finite number > 0 \(or None\), got nan"),
+        ({"atol": -1.0}, r"atol must be a finite number >= 0 \(or None\), got -1.0"),
+        ({"rtol": float("nan")}, r"rtol must be a finite number >= 0 \(or None\), got nan"),
+        ({"modes": "rev"}, r"modes must be a non-empty subset of \('rev', 'fwd'\), got 'rev'"),
+    ],
+)
+def test_check_grads_settings_that_would_check_nothing_or_accuse_a_right_gradient_are_errors(setting, message):
+    # max_resamples=-1 checked nothing, so even a wrong gradient passed; eps=0 or a negative atol
+    # raised KinkError ("not differentiable") for sin; a NaN rtol said sin's gradient was wrong.
+    wrong = _square_with("ToolsWrongForSettings", lambda node, g: g * 3.0 * node.inputs[0])
+    for f in (tl.sin, wrong):
+        with pytest.raises(ValueError, match="check_grads: " + message):
+            check_grads(f, [np.array([0.3, 0.5])], **setting)
+    check_grads(tl.sin, [np.array([0.3, 0.5])], atol=np.float32(1e-5), rtol=0, eps=np.float64(1e-6), order=np.int64(1))

@@ -16,6 +16,8 @@ derivatives disagree) are resampled.
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 import re
 
 import numpy as np
@@ -208,11 +210,7 @@ def check_grads(
     >>> import numpy as np, tensorlib as tl
     >>> tl.testing.check_grads(tl.matmul, [np.ones((2, 3)), np.ones((3, 4))], order=2)
     """
-    if order < 1:
-        raise ValueError(f"check_grads: order must be >= 1, got {order}")
-    unknown = set(modes) - {"rev", "fwd"}
-    if unknown or not modes:
-        raise ValueError(f"check_grads: modes must be a non-empty subset of ('rev', 'fwd'), got {modes!r}")
+    _check_settings(order, modes, atol, rtol, eps, max_resamples)
     rng = np.random.default_rng(seed)
     label = name or _name_of(f)
     args = list(args)
@@ -261,6 +259,22 @@ def check_grads(
                 f"{failure}\n  This point was moved off a kink ({how}, {attempt} time(s)): "
                 f"{first_kink[0]}\n  The first point was: {first_kink[1]}"
             ) from None
+
+
+def _check_settings(order, modes, atol, rtol, eps, max_resamples) -> None:
+    """One clear error for a setting that would make check_grads check nothing, or accuse a right gradient."""
+    for name, value, least in (("order", order, 1), ("max_resamples", max_resamples, 0)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
+            raise ValueError(f"check_grads: {name} must be >= {least} (an int), got {value!r}")
+    if isinstance(modes, str) or not modes or set(modes) - {"rev", "fwd"}:
+        raise ValueError(f"check_grads: modes must be a non-empty subset of ('rev', 'fwd'), got {modes!r}")
+    for name, value, positive in (("atol", atol, False), ("rtol", rtol, False), ("eps", eps, True)):
+        if value is not None and not (
+            isinstance(value, numbers.Real) and math.isfinite(value) and (value > 0 if positive else value >= 0)
+        ):
+            raise ValueError(
+                f"check_grads: {name} must be a finite number {'> 0' if positive else '>= 0'} (or None), got {value!r}"
+            )
 
 
 def _argnums(point, argnums):
