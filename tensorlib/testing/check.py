@@ -200,6 +200,13 @@ def check_grads(
     arguments' own backends).  ``f`` must then not close over tensors of
     another backend.
 
+    As in JAX's ``check_grads``, each argument is moved along a random
+    direction ``v`` (by ``eps``, or ``eps * |x| / 100`` where ``|x| > 100``,
+    so the step is not lost to rounding at large magnitudes); forward mode
+    compares ``J v`` element by element within ``atol + rtol * |numeric|``,
+    reverse mode compares ``<vjp(u), v>`` with the numeric ``<u, J v>`` for a
+    random ``u``, within what those element-wise tolerances allow.
+
     When the finite differences show a kink (the one-sided derivatives
     disagree), the point is resampled: by ``resample(rng) -> args`` if given,
     else by jittering the differentiated arguments; after ``max_resamples``
