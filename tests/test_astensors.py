@@ -300,3 +300,29 @@ def test_polyfit_full_of_a_rank_deficient_fit_has_no_residuals(columns):
     # a full-rank fit keeps its residuals (the sum of squares, as NumPy's)
     full_rank = tl.polyfit(np.array([0.0, 1.0, 2.0]), y, 1, full=True)[1].numpy()
     np.testing.assert_allclose(full_rank, np.polyfit(np.array([0.0, 1.0, 2.0]), y, 1, full=True)[1], rtol=1e-12)
+
+
+# ------------------------------------------------------------------ NumPy's functions called on Tensors
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_numpy_apply_along_axis_and_piecewise_pass_extra_arguments(mode):
+    """NumPy passes ``*args`` and ``**kwargs`` after the array on to the function: given a Tensor they crashed
+    ("got multiple values for argument 'axis'" / 'condlist'), as axis= and arr= went by name after them."""
+    x = np.array([[0.3, 0.7, 1.1], [0.2, 0.5, 0.9]])
+
+    def along(t):
+        return np.apply_along_axis(lambda v, s, shift=0.0: v[::-1] * s + shift, 1, t, 2.0, shift=0.5)
+
+    def pieces(t):
+        return np.piecewise(t, [t < 0.5], [lambda v, s, k=0.0: v * s + k, lambda v, s, k=0.0: -v + k], 2.0, k=1.0)
+
+    for f in (along, pieces):
+        got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+        assert isinstance(got, tl.Tensor)
+        np.testing.assert_array_equal(got.numpy(), f(x))
+    # the gradient reaches the array: d/dx sum(2 x[::-1] + 0.5) = 2, d/dx sum(piecewise) = 2 below 0.5, else -1
+    np.testing.assert_array_equal(tl.grad(lambda t: tl.sum(along(t)))(tl.tensor(x)).numpy(), np.full((2, 3), 2.0))
+    np.testing.assert_array_equal(
+        tl.grad(lambda t: tl.sum(pieces(t)))(tl.tensor(x)).numpy(), np.where(x < 0.5, 2.0, -1.0)
+    )
