@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from tensorlib.grad.vmap import RaggedResultError
 
 
 def _count(prof, op_type):
@@ -204,3 +205,57 @@ def test_jvp_of_traced_fori_loop_scan_and_cond_equal_finite_differences():
         expected = (f_np(x + 1e-6 * t, n) - f_np(x - 1e-6 * t, n)) / 2e-6
         got = tl.function(lambda x, n, t: tl.jvp(lambda x: f(x, n), (x,), (t,))[1])(x, np.array(n), t)
         np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, atol=1e-9)
+
+
+# ------------------------------------------------------------------ bincount under vmap, and its length
+def _bincount_np(x, weights=None, minlength=0, length=None):
+    if length is None:
+        return np.bincount(x, weights, minlength)
+    keep = x < length
+    return np.bincount(x[keep], None if weights is None else weights[keep], length)[:length]
+
+
+@pytest.mark.parametrize("batch", [0, 1, 4])
+def test_bincount_with_length_under_vmap_runs_once_and_equals_the_loop(batch):
+    rng = np.random.default_rng(batch)
+    x, w = rng.integers(0, 7, size=(batch, 6)), rng.normal(size=(batch, 6))
+
+    def f(x, w):
+        return tl.bincount(x, w, length=5) * 2.0 + tl.cast(tl.bincount(x, length=5), "float64")
+
+    expected = np.array([_bincount_np(a, b, length=5) * 2.0 + _bincount_np(a, length=5) for a, b in zip(x, w)])
+    expected = expected.reshape(batch, 5)
+    for mapped in (tl.vmap(f), tl.function(tl.vmap(f))):
+        with tl.profile() as prof:
+            got = mapped(x, w)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-13)
+        assert _count(prof, "Bincount") == 2  # before: 2 per element
+    got = tl.vmap(f, in_axes=(1, 1), out_axes=1)(x.T, w.T).numpy()
+    np.testing.assert_allclose(got, expected.T, rtol=1e-13)
+    # The gradient of the weights, per element: g[x] where x < length, else 0.
+    grads = tl.vmap(tl.grad(lambda w, x: tl.sum(tl.bincount(x, w, length=5) * tl.arange(5.0))))(w, x).numpy()
+    np.testing.assert_array_equal(grads, np.where(x < 5, x, 0).astype(float))
+
+
+def test_bincount_without_length_under_vmap_batches_equal_lengths_and_keeps_the_loops_errors():
+    x = np.array([[0, 3, 3], [1, 2, 3]])  # both give 4 bins
+    with tl.profile() as prof:
+        got = tl.vmap(lambda v: tl.bincount(v, minlength=2))(x).numpy()
+    np.testing.assert_array_equal(got, np.stack([np.bincount(v, minlength=2) for v in x]))
+    assert _count(prof, "Bincount") == 1
+    with pytest.raises(RaggedResultError, match="Bincount gives results of different shapes"):
+        tl.vmap(tl.bincount)(np.array([[0, 1], [0, 5]]))
+    with pytest.raises(ValueError, match="Bincount: x must be non-negative, got -1"):
+        tl.vmap(lambda v: tl.bincount(v, length=3))(np.array([[0, 1], [-1, 2]]))  # not element 0's last bin
+    with pytest.raises(ValueError, match="bincount: length must be non-negative, got -2"):
+        tl.bincount(np.array([1]), length=-2)
+
+
+def test_bincount_length_agrees_with_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    x, w = np.array([0, 1, 5, 2, 2]), np.array([0.5, 1.0, 2.0, 3.0, 4.0])
+    for kwargs in ({"length": 3}, {"length": 3, "minlength": 7}, {"length": 0}):
+        np.testing.assert_allclose(
+            tl.bincount(x, w, **kwargs).numpy(), np.asarray(jnp.bincount(x, w, **kwargs)), rtol=1e-6
+        )
+        np.testing.assert_array_equal(tl.bincount(x, **kwargs).numpy(), np.asarray(jnp.bincount(x, **kwargs)))

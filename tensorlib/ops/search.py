@@ -430,21 +430,30 @@ def unique_values(x) -> Tensor:
 
 
 # ------------------------------------------------------------------ bincount
-def _bincount_infer(x, weights, *, minlength):
+def _bincount_infer(x, weights, *, minlength, length):
     if len(x.shape) != 1 or x.dtype.kind not in "biu":
         raise TypeError("x must be a 1-D tensor of non-negative integers")
     if weights.shape != x.shape and None not in weights.shape + x.shape:
         raise ValueError("weights must have the shape of x")
-    return spec((None,), _dt.int64 if weights.dtype == _dt.bool_ else _dt.float64)
+    return spec((length,), _dt.int64 if weights.dtype == _dt.bool_ else _dt.float64)
 
 
 _bincount = defop(
     "Bincount",
     inputs=("x", "weights"),
-    attrs={"minlength": 0},
+    attrs={"minlength": 0, "length": None},
     infer=_bincount_infer,
-    doc="Number (or total weight) of each value of a non-negative integer vector (numpy.bincount).",
+    doc="Number (or total weight) of each value of a non-negative integer vector (numpy.bincount); with length, "
+    "exactly length bins, larger values dropped (jnp.bincount's length).",
 )
+
+
+def _kept_below(x, weights, length):
+    """``(x, weights)`` without the values of ``length`` or more (``length`` None: all kept)."""
+    if length is None:
+        return x, weights
+    keep = x < length
+    return x[keep], weights[keep]
 
 
 def _negative(x):
@@ -461,11 +470,13 @@ def _check_weights(x, weights) -> None:
 
 
 @_bincount.generic
-def _bincount_kernel(xp, x, weights, *, minlength):
+def _bincount_kernel(xp, x, weights, *, minlength, length):
     _check_weights(x, weights)
     if x.shape[0] and int(xp.min(x)) < 0:
         raise _negative(x)
-    length = max(int(xp.max(x)) + 1 if x.shape[0] else 0, minlength)
+    x, weights = _kept_below(x, weights, length)
+    if length is None:
+        length = max(int(xp.max(x)) + 1 if x.shape[0] else 0, minlength)
     bins = xp.arange(length, dtype=xp.int64)
     hits = xp.reshape(xp.astype(x, xp.int64), (-1, 1)) == bins  # memory: len(x) * length
     if xp.isdtype(weights.dtype, "bool"):  # no weights: each element counts once
@@ -475,10 +486,12 @@ def _bincount_kernel(xp, x, weights, *, minlength):
 
 
 @_bincount.kernel("numpy")
-def _bincount_numpy(x, weights, *, minlength):
+def _bincount_numpy(x, weights, *, minlength, length):
     _check_weights(x, weights)
     if x.size and x.min() < 0:
         raise _negative(x)
+    x, weights = _kept_below(x, weights, length)
+    minlength = minlength if length is None else length
     if weights.dtype == np.bool_:
         return np.bincount(x, minlength=minlength).astype(np.int64, copy=False)
     # (NumPy gives int64 zeros for an empty x even with weights; the dtype here follows the weights alone.)
@@ -486,29 +499,43 @@ def _bincount_numpy(x, weights, *, minlength):
 
 
 def _bincount_weights_grad(node, g):
-    # out[j] = sum of weights[i] over x[i] == j, so d out / d weights[i] picks g[x[i]].
-    weights = node.inputs[1]
-    return math_ops.cast(shape_ops.take(g, node.inputs[0]), weights.dtype)
+    # out[j] = sum of weights[i] over x[i] == j, so d out / d weights[i] picks g[x[i]] (0 for a value dropped
+    # past ``length``).
+    x, weights = node.inputs
+    length = node.attrs["length"]
+    if length is None:
+        return math_ops.cast(shape_ops.take(g, x), weights.dtype)
+    kept = x < length
+    picked = shape_ops.take(g, math_ops.where(kept, x, np.zeros((), np.dtype(x.dtype))))
+    return math_ops.cast(math_ops.where(kept, picked, np.zeros((), np.dtype(g.dtype))), weights.dtype)
 
 
 register_gradient("Bincount", None, _bincount_weights_grad)
 
 
-def bincount(x, weights=None, minlength: int = 0) -> Tensor:
+def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None) -> Tensor:
     """Number of occurrences of each value of the non-negative integer vector ``x`` (``numpy.bincount``),
     of length ``max(x) + 1`` or ``minlength``: int64, or float64 sums of ``weights`` (as NumPy), whose
-    gradient is differentiable.
+    gradient is differentiable.  ``length`` (``jnp.bincount``'s) gives exactly that many bins, values of
+    ``length`` or more dropped (``minlength`` then unused): a shape known before the values, as
+    ``tl.function`` and ``tl.vmap`` over values of different maxima need.
 
     >>> import tensorlib as tl
     >>> tl.bincount(tl.tensor([0, 2, 2])).numpy().tolist()
     [1, 0, 2]
     >>> tl.bincount(tl.tensor([0, 2, 2]), weights=tl.tensor([0.5, 1.0, 2.0])).numpy().tolist()
     [0.5, 0.0, 3.0]
+    >>> tl.vmap(lambda v: tl.bincount(v, length=3))(tl.tensor([[0, 2, 2], [1, 1, 5]])).numpy().tolist()
+    [[1, 0, 2], [0, 2, 0]]
     """
     x = as_tensor(x)
     minlength = as_int(minlength, "bincount: minlength")
     if minlength < 0:
         raise ValueError(f"bincount: minlength must be non-negative, got {minlength} ({_describe('x', x)})")
+    if length is not None:
+        length = as_int(length, "bincount: length")
+        if length < 0:
+            raise ValueError(f"bincount: length must be non-negative, got {length} ({_describe('x', x)})")
     if x.ndim != 1 or x.dtype.kind not in "biu":
         raise TypeError(f"bincount: x must be a 1-D tensor of non-negative integers ({_describe('x', x)})")
     if weights is None:
@@ -523,4 +550,4 @@ def bincount(x, weights=None, minlength: int = 0) -> Tensor:
             raise ValueError(
                 f"bincount: weights must have the shape of x ({_describe('x', x)}, {_describe('weights', weights)})"
             )
-    return apply(_bincount, (x, weights), {"minlength": minlength})
+    return apply(_bincount, (x, weights), {"minlength": minlength, "length": length})
