@@ -92,6 +92,7 @@ _NUMPY_MEANING = {
     "eigvalsh": {"symmetrize_input": False},
     **{name: {"inplace": True} for name in ("fill_diagonal", "put", "place")},
     "put_along_axis": {"inplace": True, "mode": "raise"},  # NumPy's put_along_axis raises out of bounds
+    "bincount": {"length": None},  # jnp's length= (a fixed number of bins): NumPy has none
 }
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
 _CREATION = {"identity", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "asarray"}
