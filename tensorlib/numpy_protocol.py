@@ -93,6 +93,7 @@ _NUMPY_MEANING = {
     **{name: {"inplace": True} for name in ("fill_diagonal", "put", "place")},
     "put_along_axis": {"inplace": True, "mode": "raise"},  # NumPy's put_along_axis raises out of bounds
     "bincount": {"length": None},  # jnp's length= (a fixed number of bins): NumPy has none
+    "unique": {"size": None, "fill_value": None},  # jnp's size= and fill_value= (a fixed-size result): neither
 }
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
 _CREATION = {"identity", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "asarray"}
