@@ -1101,6 +1101,11 @@ def _bincount(mode, op, inputs, physical, batched, attrs, specs):
     return _shape.reshape(out, (mode.size, length))
 
 
+def _rows_leading(mode, op, inputs, physical, batched, attrs, specs):
+    """An op of one input whose leading axes are rows it treats alike: the batch is one more."""
+    return dispatch.apply(op, (physical[0],), attrs)
+
+
 def _size(mode, op, inputs, physical, batched, attrs, specs):
     """The number of elements along axes: the same for every element (the axes are the element's)."""
     return _positions_like(mode, op, inputs, physical, batched, attrs, specs)
@@ -1241,6 +1246,7 @@ _RULES.update(
         "CheckIds": _check_ids,
         "SegmentExtreme": _segment_extreme,
         "Bincount": _bincount,
+        "UniqueSized": _rows_leading,
         "SearchSorted": _searchsorted,
         "Digitize": _bins_shared,
         "ExpWeightedCumsum": _take_along_axis,
