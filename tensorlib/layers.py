@@ -238,6 +238,16 @@ def _seed(value, layer: str):
     return int(value)
 
 
+def _in_training(layer, training) -> bool:
+    """A call's mode: Keras' ``training`` call argument (``layer(x, training=False)``) or, where it is None, the
+    layer's ``train()``/``eval()``."""
+    if training is None:
+        return layer.training
+    if not isinstance(training, (bool, np.bool_)):
+        raise TypeError(f"{type(layer).__name__}: training must be True, False or None, got {training!r}")
+    return bool(training)
+
+
 def _seed_for(seed, k: int):
     """A different seed per weight of one layer (kernel, bias, ...), all from the layer's one seed."""
     return None if seed is None else int(seed) * 1000003 + k
@@ -1408,8 +1418,11 @@ class BatchNorm(Module):
             if momentum is None:
                 self.num_batches_tracked = Variable(np.zeros((), np.int64), name="num_batches_tracked", trainable=False)
 
-    def forward(self, x):
+    def forward(self, x, training: bool | None = None):
+        """``training`` (Keras' call argument): batch statistics (moving the running ones) or the running ones for
+        this call; None follows ``train()``/``eval()``."""
         x = _as_tensor(x)
+        training = _in_training(self, training)
         channel = -1 if self.data_format == "NHWC" else 1
         if len(x.shape) < 2 or x.shape[channel] != self.num_features:
             where = "last" if channel == -1 else "second (NCHW)"
@@ -1427,7 +1440,7 @@ class BatchNorm(Module):
         # to float16 (TensorFlow's rule), and the mean of x ~ 100 +- 0.3 rounded shifted y by up to 0.3.
         dtype = _dt.promote_types(x.dtype, self._dtype)
         wide = _math.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
-        if not self.training and self.running_mean is not None:
+        if not training and self.running_mean is not None:
             # float16 running statistics in float32 too: in float16, x * inv + (offset - mean * inv) cancelled, 226
             # float16 ulps (0.043) off for x ~ 10 +- 1 (PyTorch: 0.5).
             mean, variance = (
@@ -1435,13 +1448,13 @@ class BatchNorm(Module):
                 for v in (self.running_mean, self.running_var)
             )
         else:
-            mean, variance = self._batch_statistics(x, wide, channel)
+            mean, variance = self._batch_statistics(x, wide, channel, training)
         y = _nn.batch_normalization(
             wide, along(mean), along(variance), along(self.offset), along(self.scale), self.epsilon
         )
         return y if y.dtype == dtype else _math.cast(y, dtype)
 
-    def _batch_statistics(self, x, wide, channel: int) -> tuple:
+    def _batch_statistics(self, x, wide, channel: int, training: bool) -> tuple:
         """The batch's mean and (biased) variance over every axis but ``channel``, from ``wide`` (x in at least
         float32); in training mode with running statistics, those are moved towards them."""
         axes = tuple(a for a in range(len(x.shape)) if a != channel % len(x.shape))
@@ -1472,7 +1485,7 @@ class BatchNorm(Module):
             mean, variance = _elementwise.where(empty, 0.0, mean), _elementwise.where(empty, 1.0, variance)
         if one is not None:  # in the graph even without running statistics to update
             mean, variance = mean * one, variance * one
-        if self.training and self.running_mean is not None:
+        if training and self.running_mean is not None:
             # The running averages must not be differentiated through, nor make a recording tape keep them.
             self._update_running(_math.stop_gradient(mean), _math.stop_gradient(variance) * bessel, empty)
         return mean, variance
@@ -1511,17 +1524,25 @@ class _SeedStream:
     seed and n alone (a non-trainable int64 Variable counts the calls, read and advanced at each call, by each run of
     a ``tl.function`` too), so two layers of one seed draw alike and every call draws anew, where a fixed seed
     would repeat one mask at every training step; a gradient's replay draws the same.  Held outside the variable
-    tree (not a Module, list or dict), as Keras keeps seed states out of its weights and checkpoints."""
+    tree (not a Module, list or dict), as Keras keeps seed states out of its weights and checkpoints.  The counter
+    cannot advance inside a traced ``tl.cond`` branch or ``tl.scan``/``tl.while_loop`` body (a documented limit)."""
 
-    __slots__ = ("calls", "seed")
+    __slots__ = ("calls", "layer", "seed")
 
     def __init__(self, seed, layer: str):
-        self.seed = _seed(seed, layer)
+        self.seed, self.layer = _seed(seed, layer), layer
         self.calls = None if self.seed is None else Variable(np.int64(0), name="seed_state", trainable=False)
 
     def _key(self) -> Tensor:
         key = _math.identity(self.calls)
-        self.calls.assign(key + 1)
+        try:
+            self.calls.assign(key + 1)
+        except ValueError:
+            raise NotImplementedError(
+                f"{self.layer}(seed={self.seed}): a seeded layer counts its calls, which a traced tl.cond branch or "
+                "tl.scan/tl.while_loop body cannot do; call it outside the branch or loop, or give no seed (the "
+                "draws there then follow tl.random.seed)"
+            ) from None
         return key
 
     def dropout(self, x, rate: float, noise_shape=None) -> Tensor:
@@ -1561,8 +1582,9 @@ class Dropout(Module):
         self.noise_shape = None if noise_shape is None else _noise_shape(noise_shape, type(self).__name__)
         self._draws = _SeedStream(seed, type(self).__name__)
 
-    def forward(self, x):
-        if not self.training or self.rate == 0:
+    def forward(self, x, training: bool | None = None):
+        """``training`` (Keras' call argument) drops or not for this call; None follows ``train()``/``eval()``."""
+        if not _in_training(self, training) or self.rate == 0:
             return _as_result(x)
         try:
             return self._draws.dropout(x, self.rate, self.noise_shape)
@@ -1593,9 +1615,9 @@ class _SpatialDropout(Dropout):
         super().__init__(rate, seed=seed)
         self.data_format = _layer_format(self, data_format)
 
-    def forward(self, x):
+    def forward(self, x, training: bool | None = None):
         x = _image(x, type(self).__name__, self._rank, self.data_format)
-        if not self.training or self.rate == 0:
+        if not _in_training(self, training) or self.rate == 0:
             return _as_result(x)
         ones = (1,) * self._rank
         noise = (None, *ones, None) if self.data_format[-1] == "C" else (None, None, *ones)
@@ -2175,7 +2197,7 @@ class _Recurrent(Module):
         or None): ``(batch, features)`` draws kept for all the steps, scaled by ``1 / (1 - rate)``."""
         if not (self.dropout or self.recurrent_dropout):  # rates first: no training key in a tl.function
             return None, None
-        if not (self.training if training is None else training):
+        if not _in_training(self, training):
             return None, None
         per_gate = self.recurrent_dropout > 0  # Keras 3 then computes the gates one by one, each its own masks
         inputs = recurrent = None
@@ -2289,13 +2311,7 @@ class _Recurrent(Module):
     def extra_repr(self) -> str:
         """The sizes, then every constructor argument given other than its default (``LSTM(3, 4)`` hid
         ``return_state=True`` and ``activation='relu'``); the seed and the initializers' draws are left out."""
-        defaults = inspect.signature(type(self).__init__).parameters
-        given = [
-            f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
-            for name, value in self._arguments().items()
-            if name not in ("input_size", "units", "seed") and not _same_argument(value, defaults[name].default)
-        ]
-        return ", ".join([f"{self.input_size}, {self.units}", *given])
+        return ", ".join([f"{self.input_size}, {self.units}", *_given_arguments(self, ("input_size", "units", "seed"))])
 
     def _mirrored(self):
         """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
@@ -2311,6 +2327,17 @@ class _CarriedStates:
 
     def __init__(self):
         self.states = None
+
+
+def _given_arguments(module, left_out: tuple) -> list:
+    """``name=value`` for each constructor argument of ``module`` given other than its default (functions by name),
+    but those ``left_out``: what a recurrent layer's repr shows after its sizes."""
+    defaults = inspect.signature(type(module).__init__).parameters
+    return [
+        f"{name}={getattr(value, '__name__', value)!r}" if callable(value) else f"{name}={value!r}"
+        for name, value in module._arguments().items()
+        if name not in left_out and not _same_argument(value, defaults[name].default)
+    ]
 
 
 def _same_argument(value, default) -> bool:
@@ -3395,14 +3422,22 @@ class TimeDistributed(Module):
         if len(x.shape) < 3:
             raise ValueError(f"TimeDistributed: input must be at least 3-D (batch, time, ...), got shape {_shown(x)}")
         batch, steps = x.shape[:2]
-        if None in x.shape[2:] or None in (batch, steps) and (batch, steps) != (None, steps):
+        if None in x.shape[2:]:
             raise ValueError(
-                f"TimeDistributed: traced with unknown sizes other than the batch, got input shape {_shown(x)}"
+                f"TimeDistributed: traced with unknown sizes other than the batch and time, got input shape {_shown(x)}"
             )
         y = _as_tensor(self.layer(_shape.reshape(x, (-1, *x.shape[2:]))))
-        if len(y.shape) < 1:
-            raise ValueError(f"TimeDistributed: the layer's output must keep the batch axis, got shape {_shown(y)}")
-        return _shape.reshape(y, (-1 if batch is None else batch, steps, *y.shape[1:]))
+        if len(y.shape) < 1 or None in y.shape[1:]:
+            raise ValueError(
+                f"TimeDistributed: the layer's output must keep the batch axis and have known sizes after it, got "
+                f"shape {_shown(y)} for input shape {_shown(x)}"
+            )
+        if batch is not None or steps is not None:
+            return _shape.reshape(y, (-1 if batch is None else batch, -1 if steps is None else steps, *y.shape[1:]))
+        # batch and time both unknown (traced): the shape (batch, time, *step) from a broadcast of zeros
+        zeros = _math.zeros_like(x[(slice(None), slice(None), *[0] * (len(x.shape) - 2))], dtype=y.dtype)
+        step = _zeros((1, 1, *y.shape[1:]), dtype=y.dtype, backend=y.backend.name)
+        return _shape.reshape_like(y, zeros[(..., *[None] * (len(y.shape) - 1))] + step)
 
 
 class Rescaling(Module):
@@ -3705,9 +3740,9 @@ class GaussianNoise(_Noise):
         self.stddev = float(stddev)
         self._draws = _SeedStream(seed, "GaussianNoise")
 
-    def forward(self, x):
+    def forward(self, x, training: bool | None = None):
         x = self._float_input(x)
-        if not self.training or self.stddev == 0:
+        if not _in_training(self, training) or self.stddev == 0:
             return _as_result(x)
         return x + self._normal(x, 0.0, self.stddev)
 
@@ -3724,9 +3759,9 @@ class GaussianDropout(_Noise):
     [1.0, 1.0]
     """
 
-    def forward(self, x):
+    def forward(self, x, training: bool | None = None):
         x = self._float_input(x)
-        if not self.training or self.rate == 0:
+        if not _in_training(self, training) or self.rate == 0:
             return _as_result(x)
         return x * self._normal(x, 1.0, math.sqrt(self.rate / (1.0 - self.rate)))
 
@@ -3750,9 +3785,9 @@ class AlphaDropout(_Noise):
         super().__init__(rate, seed)
         self.noise_shape = None if noise_shape is None else _noise_shape(noise_shape, "AlphaDropout")
 
-    def forward(self, x):
+    def forward(self, x, training: bool | None = None):
         x = self._float_input(x)
-        if not self.training or self.rate == 0:
+        if not _in_training(self, training) or self.rate == 0:
             return _as_result(x)
         try:
             kept = self._draws.dropout(_math.ones_like(x), self.rate, self.noise_shape) > 0

@@ -114,8 +114,5 @@ def test_errors_name_the_mismatch():
         r"loop_vars are \[float64\[2\]\], body_fn returns \[float32\[2\]\]",
     ):
         tl.function(lambda x: tl.while_loop(lambda s: tl.sum(s) < 3.0, lambda s: tl.cast(s, "float32"), x))(np.ones(2))
-    v = tl.Variable(np.ones(2), name="v")
-    with pytest.raises(ValueError, match=r"variable 'v' is assigned inside a tl.cond branch"):
-        tl.function(lambda x: tl.cond(tl.sum(x) > 0, lambda u: v.assign(u), lambda u: u, x))(np.ones(2))
     with pytest.raises(TypeError, match=r"tl.scan: f must return a pair \(carry, y\)"):
         tl.function(lambda x: tl.scan(lambda c, u: c, x[0], x))(np.ones(2))

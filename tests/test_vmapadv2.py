@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from tensorlib.grad.vmap import RaggedResultError
 
 
 def _count(prof, op_type):
@@ -204,3 +205,129 @@ def test_jvp_of_traced_fori_loop_scan_and_cond_equal_finite_differences():
         expected = (f_np(x + 1e-6 * t, n) - f_np(x - 1e-6 * t, n)) / 2e-6
         got = tl.function(lambda x, n, t: tl.jvp(lambda x: f(x, n), (x,), (t,))[1])(x, np.array(n), t)
         np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, atol=1e-9)
+
+
+# ------------------------------------------------------------------ bincount under vmap, and its length
+def _bincount_np(x, weights=None, minlength=0, length=None):
+    if length is None:
+        return np.bincount(x, weights, minlength)
+    keep = x < length
+    return np.bincount(x[keep], None if weights is None else weights[keep], length)[:length]
+
+
+@pytest.mark.parametrize("batch", [0, 1, 4])
+def test_bincount_with_length_under_vmap_runs_once_and_equals_the_loop(batch):
+    rng = np.random.default_rng(batch)
+    x, w = rng.integers(0, 7, size=(batch, 6)), rng.normal(size=(batch, 6))
+
+    def f(x, w):
+        return tl.bincount(x, w, length=5) * 2.0 + tl.cast(tl.bincount(x, length=5), "float64")
+
+    expected = np.array([_bincount_np(a, b, length=5) * 2.0 + _bincount_np(a, length=5) for a, b in zip(x, w)])
+    expected = expected.reshape(batch, 5)
+    for mapped in (tl.vmap(f), tl.function(tl.vmap(f))):
+        with tl.profile() as prof:
+            got = mapped(x, w)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-13)
+        assert _count(prof, "Bincount") == 2  # before: 2 per element
+    got = tl.vmap(f, in_axes=(1, 1), out_axes=1)(x.T, w.T).numpy()
+    np.testing.assert_allclose(got, expected.T, rtol=1e-13)
+    # The gradient of the weights, per element: g[x] where x < length, else 0.
+    grads = tl.vmap(tl.grad(lambda w, x: tl.sum(tl.bincount(x, w, length=5) * tl.arange(5.0))))(w, x).numpy()
+    np.testing.assert_array_equal(grads, np.where(x < 5, x, 0).astype(float))
+
+
+def test_bincount_without_length_under_vmap_batches_equal_lengths_and_keeps_the_loops_errors():
+    x = np.array([[0, 3, 3], [1, 2, 3]])  # both give 4 bins
+    with tl.profile() as prof:
+        got = tl.vmap(lambda v: tl.bincount(v, minlength=2))(x).numpy()
+    np.testing.assert_array_equal(got, np.stack([np.bincount(v, minlength=2) for v in x]))
+    assert _count(prof, "Bincount") == 1
+    with pytest.raises(RaggedResultError, match="Bincount gives results of different shapes"):
+        tl.vmap(tl.bincount)(np.array([[0, 1], [0, 5]]))
+    with pytest.raises(ValueError, match="Bincount: x must be non-negative, got -1"):
+        tl.vmap(lambda v: tl.bincount(v, length=3))(np.array([[0, 1], [-1, 2]]))  # not element 0's last bin
+    with pytest.raises(ValueError, match="bincount: length must be non-negative, got -2"):
+        tl.bincount(np.array([1]), length=-2)
+
+
+def test_bincount_length_agrees_with_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    x, w = np.array([0, 1, 5, 2, 2]), np.array([0.5, 1.0, 2.0, 3.0, 4.0])
+    for kwargs in ({"length": 3}, {"length": 3, "minlength": 7}, {"length": 0}):
+        np.testing.assert_allclose(
+            tl.bincount(x, w, **kwargs).numpy(), np.asarray(jnp.bincount(x, w, **kwargs)), rtol=1e-6
+        )
+        np.testing.assert_array_equal(tl.bincount(x, **kwargs).numpy(), np.asarray(jnp.bincount(x, **kwargs)))
+
+
+# ------------------------------------------------------------------ unique with size= under vmap
+def _unique_padded(x, size, fill_value=None):
+    """jnp.unique's size=/fill_value= from numpy.unique: values, first indices, inverse, counts."""
+    values, index, inverse, counts = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    k = min(size, values.size)
+    pad = values[0] if fill_value is None else fill_value
+    return (
+        np.concatenate([values[:k], np.full(size - k, pad, x.dtype)]),
+        np.concatenate([index[:k], np.full(size - k, index[0])]),
+        inverse.reshape(x.shape),
+        np.concatenate([counts[:k], np.zeros(size - k, np.int64)]),
+    )
+
+
+@pytest.mark.parametrize("batch", [0, 1, 5])
+@pytest.mark.parametrize("fill_value", [None, -3])
+def test_unique_with_size_under_vmap_runs_once_and_equals_the_loop(batch, fill_value):
+    x = np.random.default_rng(batch).integers(0, 4, size=(batch, 2, 3)).astype(np.float64)
+
+    def f(v):
+        return tl.unique(v, True, True, True, size=4, fill_value=fill_value)
+
+    expected = [np.zeros((0,) + s) for s in ((4,), (4,), (2, 3), (4,))]
+    if batch:
+        expected = [np.stack(parts) for parts in zip(*(_unique_padded(v, 4, fill_value) for v in x))]
+    for mapped in (tl.vmap(f), tl.function(tl.vmap(f))):
+        with tl.profile() as prof:
+            got = mapped(x)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g.numpy(), e)
+        assert _count(prof, "UniqueSized") == 1  # one op for the batch, never one per element
+    moved = tl.vmap(f, in_axes=2, out_axes=-1)(np.moveaxis(x, 0, 2))  # mapped over the last axis, out last
+    np.testing.assert_array_equal(moved[0].numpy(), np.moveaxis(expected[0], 0, -1))
+    nested = tl.vmap(tl.vmap(lambda r: tl.unique(r, size=2, fill_value=fill_value)))(x)
+    rows = [[_unique_padded(r, 2, fill_value)[0] for r in v] for v in x]
+    np.testing.assert_array_equal(nested.numpy(), np.array(rows).reshape(batch, 2, 2))
+
+
+def test_unique_with_size_values_carry_the_gradient_to_first_occurrences():
+    x = np.array([[2.0, 1.0, 2.0], [5.0, 4.0, 4.0]])
+    weights = np.array([1.0, 10.0, 100.0])
+    for fill_value, pad_weight in ((0.0, 0.0), (None, 100.0)):  # the default pad is the smallest value, x's too
+
+        def loss(v, fill_value=fill_value):
+            return tl.sum(tl.unique(v, size=3, fill_value=fill_value) * tl.tensor(weights))
+
+        # Values [1, 2, pad] and [4, 5, pad]: slot 0's weight to the first 1 (4), slot 1's to the first 2 (5).
+        expected = [[10.0, 1.0 + pad_weight, 0.0], [10.0, 1.0 + pad_weight, 0.0]]
+        np.testing.assert_array_equal(tl.vmap(tl.grad(loss))(x).numpy(), expected)
+
+
+def test_unique_with_size_errors():
+    with pytest.raises(NotImplementedError, match=r"unique: size= with axis= is not implemented"):
+        tl.unique(np.ones((2, 2)), size=2, axis=0)
+    with pytest.raises(ValueError, match=r"unique: size=2 of an empty input needs a fill_value"):
+        tl.unique(np.ones(0), size=2)
+    with pytest.raises(ValueError, match=r"unique: fill_value is for size="):
+        tl.unique(np.ones(2), fill_value=1)
+    np.testing.assert_array_equal(tl.unique(np.ones(0), size=2, fill_value=7.0).numpy(), [7.0, 7.0])
+
+
+def test_unique_with_size_agrees_with_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    for x in (np.array([3, 1, 3, 2, 7, 8]), np.array([np.nan, 1.0, np.nan, 2.0]), np.array([True, False, True])):
+        for size, fill in ((2, None), (6, None), (6, -1)):
+            for equal_nan in (True, False):
+                got = tl.unique(x, True, True, True, size=size, fill_value=fill, equal_nan=equal_nan)
+                want = jnp.unique(x, True, True, True, size=size, fill_value=fill, equal_nan=equal_nan)
+                for g, w in zip(got, want):
+                    np.testing.assert_array_equal(g.numpy(), np.asarray(w))

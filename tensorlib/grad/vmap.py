@@ -1073,6 +1073,39 @@ def _segment_extreme(mode, op, inputs, physical, batched, attrs, specs):
     return _shape.reshape(out, (mode.size, n, *data.shape[1:]))
 
 
+def _bincount(mode, op, inputs, physical, batched, attrs, specs):
+    """bincount per element in one: element ``b``'s value ``v`` counts in bin ``b * L + v``, ``L`` the bins of one
+    element: ``length`` (values past it dropped, negative ones left to raise), or, eagerly, the number every
+    element's values give (if they differ, the loop says the results are ragged)."""
+    (x, w), (px, pw) = inputs, physical
+    if mode.size is None or None in x.shape:
+        return None
+    from ..ops import creation
+
+    px, pw = _repeated(mode, x, px, batched[0]), _repeated(mode, w, pw, batched[1])
+    px = _math.cast(px, "int64")
+    length = attrs["length"]
+    if length is None:
+        values = px._value
+        if values is None or values.size and int(values.min()) < 0:
+            return None
+        lengths = {max(int(row.max()) + 1 if row.size else 0, attrs["minlength"]) for row in px.numpy()}
+        if len(lengths) > 1:
+            return None
+        length = lengths.pop() if lengths else attrs["minlength"]
+    base = _shape.reshape(creation.arange(mode.size, dtype="int64", backend=px.backend) * length, (mode.size, 1))
+    past = creation.full((), mode.size * length, dtype="int64", backend=px.backend)
+    ids = _math.where(px < 0, px, _math.where(px < length, px + base, past))
+    args = (_shape.reshape(ids, (-1,)), _shape.reshape(pw, (-1,)))
+    out = dispatch.apply(op, args, {"minlength": 0, "length": mode.size * length})
+    return _shape.reshape(out, (mode.size, length))
+
+
+def _rows_leading(mode, op, inputs, physical, batched, attrs, specs):
+    """An op of one input whose leading axes are rows it treats alike: the batch is one more."""
+    return dispatch.apply(op, (physical[0],), attrs)
+
+
 def _size(mode, op, inputs, physical, batched, attrs, specs):
     """The number of elements along axes: the same for every element (the axes are the element's)."""
     return _positions_like(mode, op, inputs, physical, batched, attrs, specs)
@@ -1212,6 +1245,8 @@ _RULES.update(
         "Size": _size,
         "CheckIds": _check_ids,
         "SegmentExtreme": _segment_extreme,
+        "Bincount": _bincount,
+        "UniqueSized": _rows_leading,
         "SearchSorted": _searchsorted,
         "Digitize": _bins_shared,
         "ExpWeightedCumsum": _take_along_axis,

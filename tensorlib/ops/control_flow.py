@@ -6,7 +6,9 @@ holding its branches or body as subgraphs (``Cond``, ``While``, ``Scan``):
 both branches are traced, the node's kernel runs the chosen subgraph with the
 executor, ``print(graph)`` lists the subgraphs nested under the node, and
 graph files save and load them.  What a branch or body reads from outside
-becomes an input of the node, so gradients reach it.
+becomes an input of the node, so gradients reach it.  A Variable a branch or body assigns
+is, traced, one more output of the node (of a loop, one more carry that the body's reads see), assigned
+after it (TensorFlow's rule for ``tf.cond`` and ``tf.while_loop``; docs/graph_mode.md).
 
 Gradients: ``Cond``'s rule is a ``cond`` of the two branches' vector-Jacobian
 products (so it is differentiable again), ``Scan``'s is a reverse ``scan`` of
@@ -297,6 +299,19 @@ def _vjp(fn, n_args: int) -> Callable:
     return vjp
 
 
+def _reading_carried(variables: list, fn: Callable) -> Callable:
+    """``fn`` of a loop's carry, called with ``(carry, [values of variables])``: in it, reads and assigns of
+    ``variables`` go to those values (``carried_out`` then gives them at the end of a body)."""
+    from ..graph.tracing import carried_variables
+
+    def call(carry, *rest):
+        own, values = carry
+        carried_variables(variables, values)
+        return fn(own, *rest)
+
+    return call
+
+
 # ---------------------------------------------------------------- cond
 def _cond_infer(pred, *args, true_graph, false_graph):
     return _specs(true_graph)
@@ -341,7 +356,7 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
         if pred._value is None:  # a predicate per element of tl.vmap: both branches, selected elementwise
             return _per_element_cond(pred, true_fn, false_fn, operands)
         return _owned(true_fn(*operands) if bool(pred.numpy()) else false_fn(*operands))
-    from ..graph.tracing import trace_subgraph
+    from ..graph.tracing import trace_subgraph, variable_value, write_back
 
     leaves, structure = _flatten(operands, "tl.cond operands")
     args = tree.unflatten(structure, leaves)
@@ -356,13 +371,21 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
                 "true_fn returns", tg.structure, "false_fn returns", fg.structure, _kinds(true_out), _kinds(false_out)
             )
         )
+    n_out, structure = len(true_out), tg.structure
+    variables = list({**true_sub.written, **false_sub.written}.values())
+    if variables:  # assigned in a branch: one more output each (its old value where not), written back below
+        before = [variable_value(v) for v in variables]
+        true_sub.variable_outputs(variables, before)
+        false_sub.variable_outputs(variables, before)
     outer = true_sub.outer + [v for v in false_sub.outer if v._id not in true_sub.outer_map]
     tg, fg = true_sub.with_outer(len(leaves), outer), false_sub.with_outer(len(leaves), outer)
     outs = _cond_op(pred, *leaves, *outer, true_graph=tg, false_graph=fg)
+    outs = outs if isinstance(outs, tuple) else (outs,)
     for o, t, f in zip(outs, tg.outputs, fg.outputs):
         if t.__class__ is f.__class__ is dispatch.WeakScalar:
             o.__class__ = t.__class__  # two Python numbers: eagerly the one taken, weakly typed (JAX's rule too)
-    return tree.unflatten(tg.structure, outs)
+    write_back(variables, outs[n_out:])
+    return tree.unflatten(structure, outs[:n_out])
 
 
 def switch(index, branches, *operands) -> Any:
@@ -639,6 +662,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
             f"{_CARRY_RULE}: init is {_types(c_leaves)}, f returns {_types(new_carry)}"
             + _nesting("init is", c_structure, "f's carry is", carry_structure, _kinds(c_leaves), _kinds(new_carry))
         )
+    if sub.written:  # f assigns Variables: traced again with each one as one more carry, assigned after the loop
+        return _scan_carrying(list(sub.written.values()), f, init, xs, length, reverse)
     if keys is not None:
         x_leaves = [*x_leaves, keys]
     body = sub.with_outer(len(c_leaves) + len(x_leaves), list(sub.outer))
@@ -655,6 +680,20 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     )
     carry = tree.unflatten(c_structure, results[:n_carry])
     ys = tree.unflatten(y_structure, results[n_carry : len(outs)])
+    return carry, ys
+
+
+def _scan_carrying(variables, f, init, xs, length, reverse):
+    from ..graph.tracing import carried_out, variable_value, write_back
+
+    reading = _reading_carried(variables, f)
+
+    def step(carry, x):
+        new, y = reading(carry, x)
+        return (new, carried_out(variables)), y
+
+    (carry, values), ys = scan(step, (init, [variable_value(v) for v in variables]), xs, length, reverse)
+    write_back(variables, values)
     return carry, ys
 
 
@@ -1072,6 +1111,14 @@ def _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations, keyed: bool =
         )
     pred = lambda v: _bool_pred(cond_fn(v), "tl.while_loop cond_fn")  # noqa: E731
     cond_sub, _ = trace_subgraph(pred, (args,), "cond_fn", loop=not keyed)
+    if cond_sub.written:
+        names = ", ".join(repr(v.name) for v in cond_sub.written.values())
+        raise ValueError(
+            f"tl.while_loop: cond_fn assigns variable {names}; a predicate changes no state (assign in body_fn)"
+        )
+    if body_sub.written:  # assigned Variables: one more loop variable each, assigned after the loop
+        variables = list(body_sub.written.values())
+        return _while_carrying(variables, cond_fn, body_fn, tree.unflatten(structure, leaves), maximum_iterations)
     if not keyed and (body_sub.drew or cond_sub.drew):
         # Random draws: a key per step, a hidden last loop variable (cond_fn's draws salted apart from the body's)
         return _traced_while(
@@ -1087,6 +1134,20 @@ def _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations, keyed: bool =
         *leaves, *outer, cond_graph=cg, body_graph=bg, n_vars=len(leaves), maximum_iterations=maximum_iterations
     )
     return tree.unflatten(structure, outs if isinstance(outs, tuple) else (outs,))
+
+
+def _while_carrying(variables, cond_fn, body_fn, loop_vars, maximum_iterations):
+    from ..graph.tracing import carried_out, variable_value, write_back
+
+    reading = _reading_carried(variables, body_fn)
+    values, finals = while_loop(
+        _reading_carried(variables, cond_fn),
+        lambda carry: (reading(carry), carried_out(variables)),
+        (loop_vars, [variable_value(v) for v in variables]),
+        maximum_iterations,
+    )
+    write_back(variables, finals)
+    return values
 
 
 _COND_SALT = 1 << 32

@@ -664,6 +664,87 @@ def _circulant_ref(c):
     return np.stack([np.roll(c, k, axis=-1) for k in range(c.shape[-1])], axis=-1)
 
 
+def _fractional_power(a):
+    return tl.linalg.fractional_matrix_power(a, 0.7)
+
+
+def _fractional_power_ref(a):
+    import scipy.linalg
+
+    return _each_matrix(lambda m: scipy.linalg.fractional_matrix_power(m, 0.7).real, a.astype(np.float64)).astype(
+        a.dtype
+    )
+
+
+@st.composite
+def _kron_draw(draw, dtype):
+    rng, batch = _rng(draw(SEEDS)), draw(BATCHES)
+    a = rng.uniform(-2, 2, batch + (draw(SIDES), draw(SIDES))).astype(dtype)
+    b = rng.uniform(-2, 2, draw(st.sampled_from([batch, ()])) + (draw(SIDES), draw(SIDES))).astype(dtype)
+    return SampleInput((a, b), grad_argnums=(0, 1))
+
+
+def _kron_ref(a, b):
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+    return np.stack(
+        [np.kron(x, y) for x, y in zip(a.reshape((-1,) + a.shape[-2:]), b.reshape((-1,) + b.shape[-2:]))]
+    ).reshape(batch + (a.shape[-2] * b.shape[-2], a.shape[-1] * b.shape[-1]))
+
+
+@st.composite
+def _khatri_rao_draw(draw, dtype):
+    rng, k = _rng(draw(SEEDS)), draw(SIDES)
+    a, b = rng.uniform(-2, 2, (draw(SIDES), k)), rng.uniform(-2, 2, (draw(SIDES), k))
+    return SampleInput((a.astype(dtype), b.astype(dtype)), grad_argnums=(0, 1))
+
+
+def _khatri_rao_ref(a, b):
+    import scipy.linalg
+
+    return scipy.linalg.khatri_rao(a, b)
+
+
+@st.composite
+def _lyapunov_draw(draw, dtype, discrete=False):
+    """a with eigenvalues in [1, 2.5] (continuous: a and -a^H share none), or of norm below 1/2 (discrete: no
+    eigenvalue product is 1); q any."""
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    rng = _rng(seed)
+    if discrete:
+        a = rng.uniform(-0.5, 0.5, batch + (n, n)) / n
+    else:
+        a = _spd(seed, batch + (n, n), np.float64) / (n + 1) + np.eye(n) + rng.uniform(-0.2, 0.2, batch + (n, n))
+    q = rng.uniform(-2, 2, draw(st.sampled_from([batch, ()])) + (n, n))
+    return SampleInput((a.astype(dtype), q.astype(dtype)), grad_argnums=(0, 1))
+
+
+def _lyapunov_ref(name):
+    def ref(a, q):
+        import scipy.linalg
+
+        q = np.broadcast_to(q, a.shape[:-2] + q.shape[-2:])
+        return _each_matrix(getattr(scipy.linalg, name), a.astype(np.float64), q).astype(a.dtype)
+
+    return ref
+
+
+@st.composite
+def _solve_banded_draw(draw, dtype):
+    rng, n = _rng(draw(SEEDS)), draw(st.integers(1, 4))
+    lower, upper = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    ab = rng.uniform(-1, 1, (lower + upper + 1, n))
+    ab[upper] += 4.0  # a diagonally dominant band
+    b = rng.uniform(-2, 2, (n,) if draw(st.booleans()) else (n, draw(SIDES)))
+    return SampleInput(((lower, upper), ab.astype(dtype), b.astype(dtype)), grad_argnums=(1, 2))
+
+
+def _solve_banded_ref(l_and_u, ab, b):
+    import scipy.linalg
+
+    return scipy.linalg.solve_banded(l_and_u, ab, b)
+
+
 @st.composite
 def _schur_draw(draw, dtype):
     seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
@@ -1311,6 +1392,108 @@ OPINFOS = [
     ),
     OpInfo("linalg.toeplitz", tl.linalg.toeplitz, _toeplitz_ref, _toeplitz_draw),
     OpInfo("linalg.circulant", tl.linalg.circulant, _circulant_ref, _circulant_draw),
+    OpInfo(
+        "linalg.cosm",
+        tl.linalg.cosm,
+        _each_matrix_ref("cosm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.sinm",
+        tl.linalg.sinm,
+        _each_matrix_ref("sinm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.tanm",
+        tl.linalg.tanm,
+        _each_matrix_ref("tanm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.coshm",
+        tl.linalg.coshm,
+        _each_matrix_ref("coshm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.sinhm",
+        tl.linalg.sinhm,
+        _each_matrix_ref("sinhm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.tanhm",
+        tl.linalg.tanhm,
+        _each_matrix_ref("tanhm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.fractional_matrix_power",
+        _fractional_power,
+        _fractional_power_ref,
+        _square(_near_identity),
+        op_types=("MatrixLogarithm", "MatrixExponential"),
+        dtypes=FLOATS,
+        atol=1e-5,
+        second_order=False,  # as logm's: checked on one matrix in tests/test_linalgadv3.py
+    ),
+    OpInfo(
+        "linalg.funm",
+        lambda a: tl.linalg.funm(a, tl.exp),
+        _expm_ref,
+        _square(_near_identity),
+        op_types=("Eig",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo("linalg.kron", tl.linalg.kron, _kron_ref, _kron_draw),
+    OpInfo("linalg.khatri_rao", tl.linalg.khatri_rao, _khatri_rao_ref, _khatri_rao_draw),
+    OpInfo(
+        "linalg.solve_continuous_lyapunov",
+        tl.linalg.solve_continuous_lyapunov,
+        _lyapunov_ref("solve_continuous_lyapunov"),
+        _lyapunov_draw,
+        op_types=("SylvesterSolve",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.solve_discrete_lyapunov",
+        tl.linalg.solve_discrete_lyapunov,
+        _lyapunov_ref("solve_discrete_lyapunov"),
+        lambda dtype: _lyapunov_draw(dtype, discrete=True),
+        op_types=("MatrixSolve",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.solve_banded",
+        tl.linalg.solve_banded,
+        _solve_banded_ref,
+        _solve_banded_draw,
+        op_types=("MatrixSolve",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
     OpInfo(
         "linalg.schur",
         tl.linalg.schur,
