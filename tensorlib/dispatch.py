@@ -85,8 +85,8 @@ class Mode(abc.ABC):
     branches under the mode, as they do eagerly (``tl.vmap``'s mode), instead of tracing their functions into
     subgraphs of the mode's graph (tracing).  Such a mode gives ``any_element(pred)``: whether a scalar
     predicate of its own, with a value per element, is true for any element; ``knows_values(pred)``:
-    whether those values are known (not when traced); and ``batched_while(cond_fn, body_fn, loop_vars,
-    while_loop)``: the loop as one ``while_loop`` over the whole batch, for when they are not.
+    whether those values are known (not when traced; a loop then traces its body into a subgraph, asking the
+    mode ``lift(t)`` for each tensor it reads from outside, and binds a ``While`` op in the mode).
 
     >>> import tensorlib as tl
     >>> from tensorlib import dispatch
@@ -674,6 +674,12 @@ def as_tensors(*values, floor=None) -> tuple:
     >>> str(v.dtype), bool(x.numpy()[0] == v.numpy()[0])
     ('float64', True)
     """
+
+    for v in values:  # all Tensors, the common case, kept cheap: matmul and einsum call this
+        if v.__class__ is not Tensor:
+            break
+    else:
+        return values
 
     def is_array(v):
         return isinstance(v, Tensor) or hasattr(v, "dtype") and hasattr(v, "shape")

@@ -421,7 +421,7 @@ def _serialized(value, where: str):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, Module):
-        return {"class_name": type(value).__name__, "config": value.get_config()}
+        return {"class_name": _class_name(type(value)), "config": value.get_config()}
     if isinstance(value, np.dtype) or isinstance(value, type) and issubclass(value, np.generic):
         return np.dtype(value).name
     if isinstance(value, np.generic):
@@ -440,6 +440,23 @@ def _serialized(value, where: str):
     return name
 
 
+def _class_name(cls: type) -> str:
+    """A layer's class name in a config: ``"torch.LSTM"`` for ``tl.nn.torch.LSTM`` (``"LSTM"`` is Keras'
+    ``tl.nn.LSTM``), else the class's name."""
+    from . import nn
+
+    dotted = f"torch.{cls.__name__}"
+    return dotted if _nn_attribute(nn, dotted) is cls else cls.__name__
+
+
+def _nn_attribute(nn, name: str):
+    """``tl.nn``'s attribute of a dotted ``name`` (``"torch.LSTM"``), None where there is none."""
+    found = nn
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return found
+
+
 def _deserialized(value, custom_objects: dict | None):
     """:func:`_serialized` undone: ``{"class_name": ..., "config": ...}`` becomes that layer, lists become tuples
     (what JSON made of them: ``kernel_size=(3, 2)``); names are left for the constructor to resolve."""
@@ -449,7 +466,7 @@ def _deserialized(value, custom_objects: dict | None):
         from . import nn
 
         name = value["class_name"]
-        cls = (custom_objects or {}).get(name) or getattr(nn, str(name), None)
+        cls = (custom_objects or {}).get(name) or _nn_attribute(nn, str(name))
         if not (isinstance(cls, type) and issubclass(cls, Module)):
             raise ValueError(
                 f"from_config: unknown layer class {name!r}: not a tl.nn layer; pass custom_objects={{{name!r}: cls}}"

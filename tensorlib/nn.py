@@ -19,5 +19,6 @@ max_pool2d = max_pool
 from . import layers as _layers  # noqa: E402
 from .layers import *  # noqa: E402,F403  (every layer, listed once in layers.__all__)
 from .module import Module, Sequential  # noqa: E402
+from . import torch_layers as torch  # noqa: E402  (PyTorch's RNN, LSTM and GRU: tl.nn.torch.LSTM)
 
 __all__ = [*_ops_nn.__all__, "avg_pool2d", "max_pool2d", "sigmoid", "tanh", *_layers.__all__, "Module", "Sequential"]

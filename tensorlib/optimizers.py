@@ -630,8 +630,10 @@ def _compute_dtype(dtype):
     return _dt.float32 if dtype == _dt.float16 else dtype
 
 
-def _to_backend(tensors: tuple, backend) -> tuple:
-    return tuple(_creation.tensor(t, backend=backend) for t in tensors)
+def _on(t: Tensor, backend) -> Tensor:
+    """``t``, or its copy on ``backend`` (the optimizer's own numbers live on the default one; a CuPy model's
+    update reads copies)."""
+    return t if t.backend is backend else _creation.tensor(t, backend=backend)
 
 
 def _clip_value(g: Tensor, bound: float) -> Tensor:
@@ -673,23 +675,124 @@ def _ascent_pairs(g: Tensor, dtype) -> Tensor:
     return _as_pairs(_elementwise.conj(g), dtype)
 
 
+class _Hyperparameter:
+    """A number of an optimizer's update rule (``beta_1``, ``momentum``, ``weight_decay``, ...), held in a 0-d
+    float64 Variable as a constant learning rate is: a traced step reads it at every call, so a value set
+    between steps is the one the next step uses, without tracing again (a ``torch.optim`` param group's
+    values are read at every step).  Only what picks the update's ops (a number's sign, see
+    ``Optimizer._rule_switches``) is baked into a traced step's graph.  Reading it gives the float."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, opt, owner=None):
+        if opt is None:
+            return self
+        try:
+            return opt.__dict__["_hyper_values"][self.name]
+        except KeyError:
+            raise AttributeError(f"{type(opt).__name__} has no attribute {self.name!r}") from None
+
+    def __set__(self, opt, value) -> None:
+        number = _number(value, type(opt).__name__, self.name)
+        opt.__dict__.setdefault("_hyper_values", {})[self.name] = number
+        held = opt.__dict__.setdefault("_hypers", {})
+        if self.name in held:
+            held[self.name].assign(np.float64(number))
+        else:
+            held[self.name] = Variable(np.float64(number), name=self.name, trainable=False)
+
+
+class _Hypers:
+    """A traced step's hyperparameters, read from their Variables, for the updates computed in ``dtype`` on
+    ``backend``: ``hp.beta_1`` in that dtype, ``hp.exact("beta_1")`` in float64 (for powers of the step
+    counter), and ``hp.complement("beta_1")``, ``1 - beta_1`` computed in float64 and rounded once.  Each is
+    made once a step, whatever the number of variables."""
+
+    def __init__(self, held: dict, dtype, backend):
+        self._held, self._dtype, self._backend, self._made = held, dtype, backend, {}
+
+    def _once(self, key: tuple, make) -> Tensor:
+        t = self._made.get(key)
+        if t is None:
+            t = self._made[key] = make()
+        return t
+
+    def _in_dtype(self, t: Tensor) -> Tensor:
+        return t if t.dtype == self._dtype else _math_ops.cast(t, self._dtype)
+
+    def exact(self, name: str) -> Tensor:
+        return self._once((name, "exact"), lambda: _on(self._held[name], self._backend))
+
+    def complement(self, name: str) -> Tensor:
+        return self._once((name, "complement"), lambda: self._in_dtype(1.0 - self.exact(name)))
+
+    def __getattr__(self, name: str) -> Tensor:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._once((name, "value"), lambda: self._in_dtype(self.exact(name)))
+
+
+class _EagerHypers:
+    """An eager step's hyperparameters: the Python floats (``_Hypers``' interface), which each op reads in its
+    dtype as ``_Hypers``' casts do, so eager and traced steps agree bit for bit, without the casts' ops."""
+
+    def __init__(self, values: dict):
+        self._values = values
+
+    def exact(self, name: str) -> float:
+        return self._values[name]
+
+    def complement(self, name: str) -> float:
+        return 1.0 - self._values[name]
+
+    def __getattr__(self, name: str) -> float:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._values[name]
+
+
 class Optimizer:
     """Base class: holds the learning rate (a float or a schedule of the step), the step counter and the slots.
 
-    Subclasses define ``_slot_names`` (and ``_counter_names``, per-variable step counters) and
-    ``_update(var, grad, lr, step, slots)``, written in tensorlib ops, which updates the slots and
-    returns the variable's new value (``var`` is the value in the update's dtype, not the Variable).
+    Subclasses define ``_slot_names`` (and ``_counter_names``, per-variable step counters), ``_hyperparameters``
+    (the numbers of the rule, read from Variables at every step) and ``_update(var, grad, lr, hp, slots)``,
+    written in tensorlib ops, which updates the slots and returns the variable's new value (``var`` is the
+    value in the update's dtype, not the Variable; ``hp.beta_1`` a hyperparameter in that dtype).
     ``variables`` returns the optimizer state as a nested dict (for checkpoints).  Every optimizer
     takes Keras' clipping arguments, one of them at most: ``clipnorm`` clips each gradient's norm,
     ``global_clipnorm`` all of them together, ``clipvalue`` each value (a complex one's real and imaginary parts) into ``[-clipvalue, clipvalue]``.
     ``state_dict()`` and ``load_state_dict(state, strict=True)`` are PyTorch's, as on a Module.  Complex
     Variables are trained as PyTorch trains them: the update runs on their (real, imaginary) pairs, with the
     steepest-ascent direction ``conj(grad)`` (docs/complex.md), and their slots hold the pairs.
+
+    A hyperparameter set between steps (``opt.beta_1 = 0.8``, ``opt.momentum``, ``opt.weight_decay``, ...) is
+    used from the next step on, as a ``torch.optim`` param group's: like a constant learning rate it lives in
+    a Variable that a traced step reads at every call, so it does not trace the step again.  Only a change
+    that picks other ops does (a weight decay or momentum set to or from 0, RAdam's ``beta_2`` across 2/3,
+    a flag such as ``nesterov``, a clipping argument).
+
+    >>> import tensorlib as tl
+    >>> w = tl.Variable([1.0])
+    >>> opt = tl.optimizers.SGD(1.0, weight_decay=0.5)
+    >>> step = tl.function(lambda: opt.apply([tl.tensor([0.0])], [w]))
+    >>> step()
+    >>> opt.weight_decay = 0.25
+    >>> step()
+    >>> w.numpy().tolist(), step.trace_count  # 1 * (1 - 0.5) * (1 - 0.25)
+    ([0.375], 1)
     """
 
     _slot_names: tuple = ()
     _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
     _scalar_names: tuple = ()  # per-variable 0-d float64 state (NAdam's product of momentum coefficients)
+    _hyperparameters: tuple = ()  # numbers of the update rule held in Variables (see _Hyperparameter)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in cls._hyperparameters:
+            if not isinstance(getattr(cls, name, None), _Hyperparameter):
+                setattr(cls, name, _Hyperparameter(name))
 
     def __init__(
         self,
@@ -788,17 +891,23 @@ class Optimizer:
     @property
     def _trace_key(self) -> tuple:
         """What a traced step's graph bakes in: the rate's key (a new one for each schedule or Variable set
-        as the rate) and every number or flag set on the optimizer.  Setting ``opt.weight_decay = 0.0`` (or
-        ``beta_1``, ``epsilon``, ``clipnorm``, ...) between traced steps retraces, as setting the rate does
-        and as PyTorch reads a param group's values at every step: the graph had kept the old value, and
-        traced training left the eager trajectory silently."""
+        as the rate), the facts about the hyperparameters that pick ops (``_rule_switches``), and every other
+        number or flag set on the optimizer (``nesterov``, ``amsgrad``, ``clipnorm``, ...).  The
+        hyperparameters' values are read from Variables at every call: setting ``opt.beta_1 = 0.8`` between
+        traced steps is used by the next one without tracing again; ``opt.weight_decay = 0.0`` (which drops
+        the decay's ops) or ``opt.clipnorm`` retrace, as setting a schedule does."""
         state = vars(self)
-        names = state.get("_hyper_names")
+        names = state.get("_baked_names")
         if names is None:  # found once (3.5 us a step for the scan; 0.3 us for the lookups)
-            names = self._hyper_names = tuple(
+            names = self._baked_names = tuple(
                 k for k, v in state.items() if k[0] != "_" and (v is None or isinstance(v, (bool, int, float)))
             )
-        return (self._lr_key, *map(state.get, names))
+        return (self._lr_key, *map(state.get, names), *self._rule_switches())
+
+    def _rule_switches(self) -> tuple:
+        """What the update's Python branches read from the hyperparameters: each one's sign (``if
+        self.weight_decay``, ``momentum > 0``; a NaN counts with the negatives, as both tests see it)."""
+        return tuple((v > 0, v == 0) for v in self.__dict__.get("_hyper_values", {}).values())
 
     def _check_non_negative(self, **values) -> None:
         """torch.optim's checks: a negative (or NaN) epsilon, momentum or weight decay is a ValueError (and a
@@ -999,26 +1108,22 @@ class Optimizer:
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
         step = _math_ops.cast(self.iterations, _dt.float64)
         lr = _lr_at(self._schedule, step) if self._schedule is not None else _math_ops.cast(self._lr, _dt.float64)
-        count = step + 1.0  # this step's number, 1-based, for bias corrections
-        by_dtype = {}
+        by_dtype, traced = {}, bool(current_state().modes)
+        eager_hypers = None if traced else _EagerHypers(self.__dict__.get("_hyper_values", {}))
         for (_, g, v), slots_v in zip(pairs, slots):
             pairs_of = v.dtype.kind == "c"  # complex: the update runs on (real, imaginary) pairs, as in PyTorch
             work = _compute_dtype(_dt.real_dtype(v.dtype) if pairs_of else v.dtype)
             if (work, v.backend) not in by_dtype:
-                # The counter and the rate live where the optimizer was made; a CuPy model gets copies.
-                lr_b, count_b = (lr, count) if v.backend is lr.backend else _to_backend((lr, count), v.backend)
-                by_dtype[work, v.backend] = (
-                    (_math_ops.cast(lr_b, work), _math_ops.cast(count_b, work))
-                    if work != _dt.float64
-                    else (lr_b, count_b)
-                )
-            lr_v, count_v = by_dtype[work, v.backend]
+                lr_b = _on(lr, v.backend)
+                hypers = _Hypers(self.__dict__.get("_hypers", {}), work, v.backend) if traced else eager_hypers
+                by_dtype[work, v.backend] = (_math_ops.cast(lr_b, work) if work != _dt.float64 else lr_b, hypers)
+            lr_v, hp = by_dtype[work, v.backend]
             if pairs_of:
-                new = self._update(_as_pairs(v, work), _ascent_pairs(g, work), lr_v, count_v, slots_v)
+                new = self._update(_as_pairs(v, work), _ascent_pairs(g, work), lr_v, hp, slots_v)
                 new = _elementwise.complex_(new[..., 0], new[..., 1])
             else:
                 value = v if v.dtype == work else _math_ops.cast(v, work)
-                new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, count_v, slots_v)
+                new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, hp, slots_v)
             v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))
         self.iterations.assign_add(np.int64(1))
 
@@ -1057,7 +1162,7 @@ class Optimizer:
             except RuntimeError as e:
                 raise RuntimeError(f"{who}: {e}") from None
 
-    def _update(self, var, grad, lr, step, slots) -> Tensor:
+    def _update(self, var, grad, lr, hp, slots) -> Tensor:
         raise TypeError(f"{type(self).__name__}: an Optimizer subclass must define _update")
 
     @property
@@ -1086,21 +1191,23 @@ def _check_betas(who: str, **betas) -> None:
             raise ValueError(f"{who}: {name} must be in [0, 1), got {beta}")
 
 
-def _moments(slots, grad, beta_1: float, beta_2: float) -> tuple:
+def _moments(slots, grad, hp) -> tuple:
     """Adam's moving averages of the gradient and its square, updated in ``slots`` and returned."""
-    m = beta_1 * slots["m"] + (1.0 - beta_1) * grad
-    v = beta_2 * slots["v"] + (1.0 - beta_2) * _math_ops.square(grad)
+    m = hp.beta_1 * slots["m"] + hp.complement("beta_1") * grad
+    v = hp.beta_2 * slots["v"] + hp.complement("beta_2") * _math_ops.square(grad)
     slots["m"].assign(m)
     slots["v"].assign(v)
     return m, v
 
 
-def _decayed(var, grad, lr, weight_decay: float, decoupled: bool) -> tuple:
-    """``(var, grad)`` after weight decay: L2 adds ``wd * w`` to the gradient, decoupled scales ``w`` by
-    ``1 - lr * wd`` (AdamW's)."""
-    if weight_decay and decoupled:
-        return var * (1.0 - lr * weight_decay), grad
-    return var, grad + weight_decay * var if weight_decay else grad
+def _decayed(opt, var, grad, lr, hp, decoupled: bool) -> tuple:
+    """``(var, grad)`` after ``opt``'s weight decay: L2 adds ``wd * w`` to the gradient, decoupled scales ``w``
+    by ``1 - lr * wd`` (AdamW's)."""
+    if not opt.weight_decay:
+        return var, grad
+    if decoupled:
+        return var * (1.0 - lr * hp.weight_decay), grad
+    return var, grad + hp.weight_decay * var
 
 
 def _counted(slots, dtype=_dt.float64) -> Tensor:
@@ -1129,6 +1236,8 @@ class SGD(Optimizer):
     >>> round(float(w[0]), 4)  # 1 - 0.1 * 1 - 0.1 * 1.9
     0.71
     """
+
+    _hyperparameters = ("momentum", "weight_decay", "dampening")
 
     def __init__(
         self,
@@ -1170,20 +1279,19 @@ class SGD(Optimizer):
             slots["step"] = Variable(np.int64(1), name=slots["step"].name, trainable=False, backend=var.backend)
         return slots
 
-    def _update(self, var, grad, lr, step, slots):
-        if self.weight_decay:
-            grad = grad + self.weight_decay * var
+    def _update(self, var, grad, lr, hp, slots):
+        _, grad = _decayed(self, var, grad, lr, hp, False)
         if self.momentum > 0:
             buf = slots["momentum"]
             if self.dampening:
                 first = slots["step"] == 0
                 slots["step"].assign_add(np.int64(1))
-                damped = _math_ops.where(first, grad, (1.0 - self.dampening) * grad)
-                new_buf = self.momentum * buf + damped  # buf is 0 before the first step
+                damped = _math_ops.where(first, grad, hp.complement("dampening") * grad)
+                new_buf = hp.momentum * buf + damped  # buf is 0 before the first step
             else:
-                new_buf = self.momentum * buf + grad
+                new_buf = hp.momentum * buf + grad
             buf.assign(new_buf)
-            grad = grad + self.momentum * new_buf if self.nesterov else new_buf
+            grad = grad + hp.momentum * new_buf if self.nesterov else new_buf
         return var - lr * grad
 
 
@@ -1205,6 +1313,7 @@ class Adam(Optimizer):
     # Each variable counts its own steps for the bias corrections, as torch.optim.Adam does: a
     # variable that got no gradient on some steps is corrected by the steps it actually took.
     _counter_names = ("step",)
+    _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
 
     def __init__(
         self,
@@ -1229,23 +1338,22 @@ class Adam(Optimizer):
     def _slot_names(self) -> tuple:
         return ("m", "v", "v_max") if self.amsgrad else ("m", "v")
 
-    def _decay(self, var, grad, lr) -> tuple:
+    def _decay(self, var, grad, lr, hp) -> tuple:
         """(the value the step starts from, the gradient the moments see): L2 decay joins the gradient."""
-        return _decayed(var, grad, lr, self.weight_decay, False)
+        return _decayed(self, var, grad, lr, hp, False)
 
-    def _update(self, var, grad, lr, step, slots):
-        start, grad = self._decay(var, grad, lr)
-        b1, b2 = self.beta_1, self.beta_2
-        m, v = _moments(slots, grad, b1, b2)
+    def _update(self, var, grad, lr, hp, slots):
+        start, grad = self._decay(var, grad, lr, hp)
+        m, v = _moments(slots, grad, hp)
         if self.amsgrad:
             v = _math_ops.maximum(slots["v_max"], v)
             slots["v_max"].assign(v)
         slots["step"].assign_add(np.int64(1))
         t = _math_ops.cast(slots["step"], _dt.float64)
         # The corrections in float64 (PyTorch computes them in Python floats), then in the variable's dtype.
-        m_hat = m / _math_ops.cast(1.0 - _math_ops.power(b1, t), var.dtype)
-        v_hat = v / _math_ops.cast(1.0 - _math_ops.power(b2, t), var.dtype)
-        return start - lr * m_hat / (_math_ops.sqrt(v_hat) + self.epsilon)
+        m_hat = m / _in(1.0 - _math_ops.power(hp.exact("beta_1"), t), var)
+        v_hat = v / _in(1.0 - _math_ops.power(hp.exact("beta_2"), t), var)
+        return start - lr * m_hat / (_math_ops.sqrt(v_hat) + hp.epsilon)
 
 
 class AdamW(Adam):
@@ -1274,8 +1382,8 @@ class AdamW(Adam):
             learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm, amsgrad, clipnorm, clipvalue
         )
 
-    def _decay(self, var, grad, lr) -> tuple:
-        return _decayed(var, grad, lr, self.weight_decay, True)
+    def _decay(self, var, grad, lr, hp) -> tuple:
+        return _decayed(self, var, grad, lr, hp, True)
 
 
 class RMSprop(Optimizer):
@@ -1290,6 +1398,8 @@ class RMSprop(Optimizer):
     >>> round(float(w[0]), 4)  # 1 - 0.01 * 2 / sqrt(0.01 * 4)
     0.9
     """
+
+    _hyperparameters = ("rho", "epsilon", "momentum", "weight_decay")
 
     def __init__(
         self,
@@ -1314,19 +1424,18 @@ class RMSprop(Optimizer):
     def _slot_names(self) -> tuple:
         return ("v",) + (("mean_grad",) if self.centered else ()) + (("momentum",) if self.momentum > 0 else ())
 
-    def _update(self, var, grad, lr, step, slots):
-        if self.weight_decay:
-            grad = grad + self.weight_decay * var
-        rho = self.rho
-        v = rho * slots["v"] + (1.0 - rho) * _math_ops.square(grad)
+    def _update(self, var, grad, lr, hp, slots):
+        _, grad = _decayed(self, var, grad, lr, hp, False)
+        rho, rest = hp.rho, hp.complement("rho")
+        v = rho * slots["v"] + rest * _math_ops.square(grad)
         slots["v"].assign(v)
         if self.centered:
-            mean_grad = rho * slots["mean_grad"] + (1.0 - rho) * grad
+            mean_grad = rho * slots["mean_grad"] + rest * grad
             slots["mean_grad"].assign(mean_grad)
             v = v - _math_ops.square(mean_grad)
-        direction = grad / (_math_ops.sqrt(v) + self.epsilon)
+        direction = grad / (_math_ops.sqrt(v) + hp.epsilon)
         if self.momentum > 0:
-            buf = self.momentum * slots["momentum"] + direction
+            buf = hp.momentum * slots["momentum"] + direction
             slots["momentum"].assign(buf)
             direction = buf
         return var - lr * direction
@@ -1349,6 +1458,7 @@ class Adagrad(Optimizer):
 
     _slot_names = ("accumulator",)
     _counter_names = ("step",)
+    _hyperparameters = ("lr_decay", "weight_decay", "epsilon")
 
     def __init__(
         self,
@@ -1374,16 +1484,15 @@ class Adagrad(Optimizer):
     def _slot_start(self, name: str) -> float:
         return self.initial_accumulator_value if name == "accumulator" else 0.0
 
-    def _update(self, var, grad, lr, step, slots):
-        if self.weight_decay:
-            grad = grad + self.weight_decay * var
+    def _update(self, var, grad, lr, hp, slots):
+        _, grad = _decayed(self, var, grad, lr, hp, False)
         slots["step"].assign_add(np.int64(1))
         if self.lr_decay:
             t = _math_ops.cast(slots["step"], _dt.float64)
-            lr = lr / _math_ops.cast(1.0 + (t - 1.0) * self.lr_decay, var.dtype)
+            lr = lr / _in(1.0 + (t - 1.0) * hp.exact("lr_decay"), var)
         acc = slots["accumulator"] + _math_ops.square(grad)
         slots["accumulator"].assign(acc)
-        return var - lr * grad / (_math_ops.sqrt(acc) + self.epsilon)
+        return var - lr * grad / (_math_ops.sqrt(acc) + hp.epsilon)
 
 
 class Adamax(Optimizer):
@@ -1402,6 +1511,7 @@ class Adamax(Optimizer):
 
     _slot_names = ("m", "u")
     _counter_names = ("step",)
+    _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
 
     def __init__(
         self,
@@ -1420,15 +1530,14 @@ class Adamax(Optimizer):
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay = float(weight_decay)
 
-    def _update(self, var, grad, lr, step, slots):
-        if self.weight_decay:
-            grad = grad + self.weight_decay * var
-        m = self.beta_1 * slots["m"] + (1.0 - self.beta_1) * grad
-        u = _math_ops.maximum(self.beta_2 * slots["u"], _math_ops.abs(grad) + self.epsilon)
+    def _update(self, var, grad, lr, hp, slots):
+        _, grad = _decayed(self, var, grad, lr, hp, False)
+        m = hp.beta_1 * slots["m"] + hp.complement("beta_1") * grad
+        u = _math_ops.maximum(hp.beta_2 * slots["u"], _math_ops.abs(grad) + hp.epsilon)
         slots["m"].assign(m)
         slots["u"].assign(u)
         t = _counted(slots)
-        return var - lr / _in(1.0 - _math_ops.power(self.beta_1, t), var) * m / u
+        return var - lr / _in(1.0 - _math_ops.power(hp.exact("beta_1"), t), var) * m / u
 
 
 class NAdam(Optimizer):
@@ -1453,6 +1562,7 @@ class NAdam(Optimizer):
     _slot_names = ("m", "v")
     _counter_names = ("step",)
     _scalar_names = ("mu_product",)
+    _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay", "momentum_decay")
 
     def __init__(
         self,
@@ -1477,16 +1587,16 @@ class NAdam(Optimizer):
     def _slot_start(self, name: str) -> float:
         return 1.0 if name == "mu_product" else 0.0
 
-    def _update(self, var, grad, lr, step, slots):
-        var, grad = _decayed(var, grad, lr, self.weight_decay, self.decoupled_weight_decay)
-        b1, b2 = self.beta_1, self.beta_2
+    def _update(self, var, grad, lr, hp, slots):
+        var, grad = _decayed(self, var, grad, lr, hp, self.decoupled_weight_decay)
+        b1, psi = hp.exact("beta_1"), hp.exact("momentum_decay")
         t = _counted(slots)
-        mu = b1 * (1.0 - 0.5 * _math_ops.power(0.96, t * self.momentum_decay))
-        mu_next = b1 * (1.0 - 0.5 * _math_ops.power(0.96, (t + 1.0) * self.momentum_decay))
+        mu = b1 * (1.0 - 0.5 * _math_ops.power(0.96, t * psi))
+        mu_next = b1 * (1.0 - 0.5 * _math_ops.power(0.96, (t + 1.0) * psi))
         product = slots["mu_product"] * mu
         slots["mu_product"].assign(product)
-        m, v = _moments(slots, grad, b1, b2)
-        denom = _math_ops.sqrt(v / _in(1.0 - _math_ops.power(b2, t), var)) + self.epsilon
+        m, v = _moments(slots, grad, hp)
+        denom = _math_ops.sqrt(v / _in(1.0 - _math_ops.power(hp.exact("beta_2"), t), var)) + hp.epsilon
         step_g = _in((1.0 - mu) / (1.0 - product), var)
         step_m = _in(mu_next / (1.0 - product * mu_next), var)
         return var - lr * step_g * grad / denom - lr * step_m * m / denom
@@ -1511,6 +1621,7 @@ class RAdam(Optimizer):
 
     _slot_names = ("m", "v")
     _counter_names = ("step",)
+    _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
 
     def __init__(
         self,
@@ -1530,16 +1641,21 @@ class RAdam(Optimizer):
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay, self.decoupled_weight_decay = float(weight_decay), bool(decoupled_weight_decay)
 
-    def _update(self, var, grad, lr, step, slots):
-        var, grad = _decayed(var, grad, lr, self.weight_decay, self.decoupled_weight_decay)
-        b1, b2 = self.beta_1, self.beta_2
-        m, v = _moments(slots, grad, b1, b2)
+    def _rule_switches(self) -> tuple:
+        # rho_t < rho_inf = 2 / (1 - b2) - 1: with rho_inf <= 5 (beta_2 <= 2/3) never rectified, and the
+        # rectifier is not real there.
+        return (*super()._rule_switches(), 2.0 / (1.0 - self.beta_2) - 1.0 <= 5.0)
+
+    def _update(self, var, grad, lr, hp, slots):
+        var, grad = _decayed(self, var, grad, lr, hp, self.decoupled_weight_decay)
+        b2 = hp.exact("beta_2")
+        m, v = _moments(slots, grad, hp)
         t = _counted(slots)
-        m_hat = m / _in(1.0 - _math_ops.power(b1, t), var)
+        m_hat = m / _in(1.0 - _math_ops.power(hp.exact("beta_1"), t), var)
         correction2 = 1.0 - _math_ops.power(b2, t)
-        rho_inf = 2.0 / (1.0 - b2) - 1.0
-        if rho_inf <= 5.0:  # rho_t < rho_inf: never rectified (beta_2 <= 2/3), and the rectifier is not real there
+        if self._rule_switches()[-1]:  # never rectified
             return var - lr * m_hat
+        rho_inf = 2.0 / (1.0 - b2) - 1.0
         rho_t = rho_inf - 2.0 * t * _math_ops.power(b2, t) / correction2
         rectified = rho_t > 5.0
         # The rectifier only where it is defined (rho_t > 4); elsewhere a 1 the where below never picks.
@@ -1547,7 +1663,7 @@ class RAdam(Optimizer):
         rect = _math_ops.sqrt(
             (safe - 4.0) * (safe - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * safe) * correction2
         )
-        adaptive = _in(rect, var) / (_math_ops.sqrt(v) + self.epsilon)
+        adaptive = _in(rect, var) / (_math_ops.sqrt(v) + hp.epsilon)
         return var - lr * m_hat * _math_ops.where(rectified, adaptive, _math_ops.ones_like(adaptive))
 
 
@@ -1564,6 +1680,7 @@ class Adadelta(Optimizer):
     """
 
     _slot_names = ("square_avg", "acc_delta")
+    _hyperparameters = ("rho", "epsilon", "weight_decay")
 
     def __init__(
         self,
@@ -1581,14 +1698,13 @@ class Adadelta(Optimizer):
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.rho, self.epsilon, self.weight_decay = float(rho), float(epsilon), float(weight_decay)
 
-    def _update(self, var, grad, lr, step, slots):
-        if self.weight_decay:
-            grad = grad + self.weight_decay * var
-        rho = self.rho
-        square_avg = rho * slots["square_avg"] + (1.0 - rho) * _math_ops.square(grad)
-        delta = _math_ops.sqrt(slots["acc_delta"] + self.epsilon) / _math_ops.sqrt(square_avg + self.epsilon) * grad
+    def _update(self, var, grad, lr, hp, slots):
+        _, grad = _decayed(self, var, grad, lr, hp, False)
+        rho, rest, eps = hp.rho, hp.complement("rho"), hp.epsilon
+        square_avg = rho * slots["square_avg"] + rest * _math_ops.square(grad)
+        delta = _math_ops.sqrt(slots["acc_delta"] + eps) / _math_ops.sqrt(square_avg + eps) * grad
         slots["square_avg"].assign(square_avg)
-        slots["acc_delta"].assign(rho * slots["acc_delta"] + (1.0 - rho) * _math_ops.square(delta))
+        slots["acc_delta"].assign(rho * slots["acc_delta"] + rest * _math_ops.square(delta))
         return var - lr * delta
 
 
@@ -1606,6 +1722,7 @@ class Lion(Optimizer):
     """
 
     _slot_names = ("m",)
+    _hyperparameters = ("beta_1", "beta_2", "weight_decay")
 
     def __init__(
         self,
@@ -1624,9 +1741,9 @@ class Lion(Optimizer):
         self._check_non_negative(weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.weight_decay = float(beta_1), float(beta_2), float(weight_decay)
 
-    def _update(self, var, grad, lr, step, slots):
-        var, grad = _decayed(var, grad, lr, self.weight_decay, True)
+    def _update(self, var, grad, lr, hp, slots):
+        var, grad = _decayed(self, var, grad, lr, hp, True)
         m = slots["m"]
-        direction = _math_ops.sign(self.beta_1 * m + (1.0 - self.beta_1) * grad)
-        slots["m"].assign(self.beta_2 * m + (1.0 - self.beta_2) * grad)
+        direction = _math_ops.sign(hp.beta_1 * m + hp.complement("beta_1") * grad)
+        slots["m"].assign(hp.beta_2 * m + hp.complement("beta_2") * grad)
         return var - lr * direction

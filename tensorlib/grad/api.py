@@ -54,12 +54,16 @@ def _fresh(t):
     return identity(t)
 
 
-def _differentiable(value, what, name):
+def _differentiable(value, what, name, integers: bool = False):
     """``(tree of tensors, its leaves, its treedef)`` for an argument to differentiate with respect to;
-    ``None`` entries are empty subtrees (they get ``None`` back)."""
+    ``None`` entries are empty subtrees (they get ``None`` back).  With ``integers`` an integer or bool leaf
+    is kept as it is (forward mode: it carries no tangent) instead of refused."""
     leaves, treedef = tree.flatten(value)
+    leaves = [_as_tensor(x) for x in leaves]
     leaves = [
-        _fresh(_require_float(_as_tensor(x), what, name if not treedef.children else f"{name} (leaf {i})"))
+        x
+        if integers and x.dtype.kind not in "fc"
+        else _fresh(_require_float(x, what, name if not treedef.children else f"{name} (leaf {i})"))
         for i, x in enumerate(leaves)
     ]
     return tree.unflatten(treedef, leaves), leaves, treedef
@@ -307,14 +311,37 @@ def linearize(f, *primals, has_aux: bool = False):
 
 def _tangent_leaves(primals, tangents, what) -> list:
     """The leaves of ``tangents`` as tensors, in the order of the leaves of ``primals`` (dicts by key), each
-    of its primal's shape."""
+    of its primal's shape; None for an integer or bool primal, which carries no tangent (PyTorch's forward-mode
+    rule, JAX's float0): its tangent is given as None or as zeros."""
     xs, primal_def = tree.flatten(primals)
     flat_tangents, tangent_def = tree.flatten_as(primal_def, tangents)
+    if flat_tangents is None:  # None given for an integer primal's tangent
+        flat_tangents, _ = tree.flatten_as(primal_def, tangents, is_leaf=lambda t: t is None)
     if flat_tangents is None:
         raise tree.structure_error(f"{what}: tangents and primals", primal_def, tangent_def)
     xs = [_as_tensor(x) for x in xs]
+    ts = []
     for i, (x, t) in enumerate(zip(xs, flat_tangents)):
+        where = f"primal {i} ({x.dtype}, shape {tuple(x.shape)})"
+        if t is None:
+            if x.dtype.kind in "fc":
+                raise TypeError(
+                    f"{what}: the tangent of {where} is None; a float primal needs a tangent (zeros for none)"
+                )
+            ts.append(None)
+            continue
         dtype = t.dtype if isinstance(t, Tensor) else np.asarray(t).dtype
+        if x.dtype.kind not in "fc":
+            shape = tuple(t.shape) if isinstance(t, Tensor) else np.shape(t)
+            values = t._value if isinstance(t, Tensor) else np.asarray(t)
+            if shape != tuple(x.shape) or values is not None and dtype.kind != "V" and np.any(values):
+                raise TypeError(
+                    f"{what}: cannot differentiate with respect to primal {i} of dtype {x.dtype} (shape "
+                    f"{tuple(x.shape)}): an integer or bool primal carries no tangent, so give None or zeros of its "
+                    f"shape for it, not shape {shape} {dtype}{' with nonzero values' if shape == tuple(x.shape) else ''}"
+                )
+            ts.append(None)
+            continue
         if dtype.kind == "c" and x.dtype.kind != "c":
             # A real primal moves along real directions only: the imaginary part was dropped silently
             # (jvp(f, (x,), (1j + 1,)) gave f'(x)); JAX refuses the dtype mismatch too.
@@ -322,18 +349,18 @@ def _tangent_leaves(primals, tangents, what) -> list:
                 f"{what}: tangent {i} is {dtype} for a real primal ({x.dtype}, shape {tuple(x.shape)}); "
                 f"a real primal's tangent is real (pass its real part, or make the primal complex)"
             )
-    # Tangents given as arrays or numbers go to their primal's backend.
-    ts = [t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype) for x, t in zip(xs, flat_tangents)]
-    for x, t in zip(xs, ts):
+        # Tangents given as arrays or numbers go to their primal's backend.
+        t = t if isinstance(t, Tensor) else dispatch.to_tensor(t, x.backend, x.dtype)
         if tuple(x.shape) != tuple(t.shape):
             raise ValueError(f"{what}: tangent shape {tuple(t.shape)} does not match primal shape {tuple(x.shape)}")
+        ts.append(t)
     return ts
 
 
-def _primals(primals, what):
+def _primals(primals, what, integers: bool = False):
     trees, xs, treedefs = [], [], []
     for i, p in enumerate(primals):
-        t, leaves, treedef = _differentiable(p, what, f"primal {i}")
+        t, leaves, treedef = _differentiable(p, what, f"primal {i}", integers)
         trees.append(t)
         xs += leaves
         treedefs.append(treedef)
@@ -347,12 +374,17 @@ def jvp(f, primals, tangents, has_aux: bool = False):
     ``(output, tangent_out, aux)``, as in JAX.
 
     ``tangents`` has the structure of ``primals``; the result tangent has the structure of the
-    output (a NumPy or Python constant output gets a zero tangent).
+    output (a NumPy or Python constant output gets a zero tangent).  An integer or bool primal carries no
+    tangent (PyTorch's forward-mode rule; JAX's float0 tangents): give None or zeros for it.  An integer or
+    bool output gets a zero (float) tangent.
 
     >>> import tensorlib as tl
     >>> _, t = tl.jvp(lambda x: x * x, (tl.tensor([1.0, 2.0]),), (tl.tensor([1.0, 1.0]),))
     >>> t.numpy().tolist()
     [2.0, 4.0]
+    >>> _, t = tl.jvp(lambda x, n: x**n, (tl.tensor(2.0), tl.tensor(3)), (tl.tensor(1.0), None))
+    >>> float(t)
+    12.0
     """
     from ..ops import creation
     from ..ops import math as math_ops
@@ -361,8 +393,9 @@ def jvp(f, primals, tangents, has_aux: bool = False):
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"tl.jvp: {len(primals)} primals but {len(tangents)} tangents")
-    primals, xs, treedefs = _primals(primals, "tl.jvp")
+    primals, xs, treedefs = _primals(primals, "tl.jvp", integers=True)
     ts = _tangent_leaves(tuple(primals), tangents, "tl.jvp")
+    xs, ts = [x for x, t in zip(xs, ts) if t is not None], [t for t in ts if t is not None]
     inner = GradientTape(persistent=True, watch_accessed_variables=False)
     with inner:
         inner.watch(xs)

@@ -276,8 +276,9 @@ class _Vmap(dispatch.Mode):
     logical slices, a cond whose predicate differs per element runs both branches and selects
     elementwise, and a while loop whose predicate does runs while any element goes on, keeping the
     values of those that stopped (JAX's rules); traced, where no element's value is known, such a loop
-    runs to its ``maximum_iterations`` (unrolled), keeping them the same way, or, unbounded, is one
-    ``While`` over the batch that runs while any element goes on (:meth:`batched_while`).
+    runs to its ``maximum_iterations`` (unrolled), keeping them the same way, or, unbounded, is a logical
+    ``While`` op (its body traced into a subgraph, which tapes inside the function record and differentiate)
+    whose batching rule runs one ``While`` over the batch while any element goes on.
     """
 
     python_control_flow = True
@@ -292,6 +293,7 @@ class _Vmap(dispatch.Mode):
         # logical tensor does, so a physical intermediate lives no longer than it would unmapped.
         self.physical: dict = {}
         self.numbers: dict = {}  # (type, repr, dtype, backend) of a Python number -> its constant
+        self.weak_args: dict = {}  # (as a trace's: a subgraph traced inside the mode asks it)
 
     def logical(self, physical: Tensor) -> Tensor:
         t = make_symbolic(physical.shape[1:], physical.dtype, physical.backend, None, 0)
@@ -352,53 +354,17 @@ class _Vmap(dispatch.Mode):
         found = self.physical.get(pred._id)
         return (pred if found is None else found[1])._value is not None
 
-    def batched_while(self, cond_fn, body_fn, loop_vars, while_loop):
-        """A while loop whose predicate differs per element, traced (no values to test): one ``While`` over
-        the physical batch, made by ``while_loop`` (``tl.while_loop``, which calls this), that runs while any
-        element goes on, each element keeping its values once its own predicate is false (JAX's batching
-        rule for ``lax.while_loop``)."""
-        from ..ops import reduce
-
-        leaves, treedef = tree.flatten(loop_vars)
-        start = tuple(self.physical_of(leaf, leaf) for leaf in leaves)
-
-        def logical(physical):
-            return tree.unflatten(treedef, [self.logical(p) for p in physical])
-
-        def goes_on(physical):
-            with self.reentered():
-                pred = cond_fn(logical(physical))
-            return reduce.any(self.physical_of(pred, pred))
-
-        def step(physical):
-            with self.reentered():
-                values = logical(physical)
-                pred, new = cond_fn(values), body_fn(values)
-            keep = self.physical_of(pred, pred)
-            new_leaves = tree.leaves(new)
-            if len(new_leaves) != len(physical):
-                raise TypeError("tl.while_loop: body_fn must return the structure of loop_vars")
-            return tuple(
-                _apply(
-                    "Select",
-                    (
-                        _with_ones(keep, 1, p.ndim - 1),
-                        self.physical_of(n, n),
-                        p,
-                    ),
-                )
-                for n, p in zip(new_leaves, physical)
-            )
-
-        with self.outside():
-            final = while_loop(goes_on, step, start)
-        return tree.unflatten(treedef, [self.logical(p) for p in final])
+    def lift(self, t, op=None):
+        """A tensor that a loop body, traced into a subgraph inside the mapped function (``tl.while_loop`` whose
+        predicate differs per element, traced), reads from outside: itself, logical or not; the ``While`` op
+        takes it as an input and its batching rule (``tl.ops.control_flow``'s) maps it."""
+        return t
 
     def any_element(self, pred) -> bool:
         """Whether the logical scalar ``pred`` is true for any element (a while loop's go-on test).  Traced, the
         values are unknown, even an unmapped ``pred``'s: a loop with ``maximum_iterations`` then goes on to its
-        bound, the caller keeping the values of the elements that stopped (an unbounded one is
-        :meth:`batched_while`)."""
+        bound, the caller keeping the values of the elements that stopped (an unbounded one is a ``While`` op,
+        its body traced into a subgraph, that the mode maps)."""
         if not self.knows_values(pred):
             return True
         found = self.physical.get(pred._id)
@@ -1084,12 +1050,60 @@ def _check_ids(mode, op, inputs, physical, batched, attrs, specs):
 
 
 def _segment_extreme(mode, op, inputs, physical, batched, attrs, specs):
-    """segment_max / segment_min with ids shared by the elements: the batch is one more data axis, after the
-    rows.  Ids per element run once per element."""
-    if batched[1]:
+    """segment_max / segment_min.  Ids shared by the elements: the batch is one more data axis, after the rows.
+    Ids per element: element ``b``'s segment ``s`` is segment ``b * num_segments + s`` of one op over every
+    element's rows (negative ids still dropped; each element's ids checked against ``num_segments`` first)."""
+    (data, ids), (pd, pi) = inputs, physical
+    if not batched[1]:
+        out = dispatch.apply(op, (_array.moveaxis(pd, 0, 1), pi), attrs)
+        return _array.moveaxis(out, 1, 0)
+    n = attrs["num_segments"]
+    if mode.size is None or None in data.shape or None in ids.shape:
         return None
-    out = dispatch.apply(op, (_array.moveaxis(physical[0], 0, 1), physical[1]), attrs)
-    return _array.moveaxis(out, 1, 0)
+    from ..ops import creation
+
+    name = "segment_max" if attrs["largest"] else "segment_min"
+    kept = pi >= 0
+    zero = creation.zeros((), dtype=pi.dtype, backend=pi.backend)
+    safe = _shape.check_ids(_math.where(kept, pi, zero), creation.zeros((n,), "bool", backend=pi.backend), 0, name)
+    base = _shape.reshape(creation.arange(mode.size, dtype=pi.dtype, backend=pi.backend) * n, (mode.size, 1))
+    flat_ids = _shape.reshape(_math.where(kept, safe + base, zero - 1), (-1,))
+    rows = _shape.reshape(_repeated(mode, data, pd, batched[0]), (-1, *data.shape[1:]))
+    out = dispatch.apply(op, (rows, flat_ids), {**attrs, "num_segments": mode.size * n})
+    return _shape.reshape(out, (mode.size, n, *data.shape[1:]))
+
+
+def _bincount(mode, op, inputs, physical, batched, attrs, specs):
+    """bincount per element in one: element ``b``'s value ``v`` counts in bin ``b * L + v``, ``L`` the bins of one
+    element: ``length`` (values past it dropped, negative ones left to raise), or, eagerly, the number every
+    element's values give (if they differ, the loop says the results are ragged)."""
+    (x, w), (px, pw) = inputs, physical
+    if mode.size is None or None in x.shape:
+        return None
+    from ..ops import creation
+
+    px, pw = _repeated(mode, x, px, batched[0]), _repeated(mode, w, pw, batched[1])
+    px = _math.cast(px, "int64")
+    length = attrs["length"]
+    if length is None:
+        values = px._value
+        if values is None or values.size and int(values.min()) < 0:
+            return None
+        lengths = {max(int(row.max()) + 1 if row.size else 0, attrs["minlength"]) for row in px.numpy()}
+        if len(lengths) > 1:
+            return None
+        length = lengths.pop() if lengths else attrs["minlength"]
+    base = _shape.reshape(creation.arange(mode.size, dtype="int64", backend=px.backend) * length, (mode.size, 1))
+    past = creation.full((), mode.size * length, dtype="int64", backend=px.backend)
+    ids = _math.where(px < 0, px, _math.where(px < length, px + base, past))
+    args = (_shape.reshape(ids, (-1,)), _shape.reshape(pw, (-1,)))
+    out = dispatch.apply(op, args, {"minlength": 0, "length": mode.size * length})
+    return _shape.reshape(out, (mode.size, length))
+
+
+def _rows_leading(mode, op, inputs, physical, batched, attrs, specs):
+    """An op of one input whose leading axes are rows it treats alike: the batch is one more."""
+    return dispatch.apply(op, (physical[0],), attrs)
 
 
 def _size(mode, op, inputs, physical, batched, attrs, specs):
@@ -1231,6 +1245,8 @@ _RULES.update(
         "Size": _size,
         "CheckIds": _check_ids,
         "SegmentExtreme": _segment_extreme,
+        "Bincount": _bincount,
+        "UniqueSized": _rows_leading,
         "SearchSorted": _searchsorted,
         "Digitize": _bins_shared,
         "ExpWeightedCumsum": _take_along_axis,
@@ -1278,7 +1294,14 @@ _RULES.update(
     }
 )
 _RULES["MatrixAdjugate"] = _batched_matrices(cores=(2, 0))  # the matrices and their determinants
+_RULES["MatrixDeterminantDerivative"] = _batched_matrices(cores=(2, 3))  # the matrices and their directions
 _RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
 _RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
 _RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"), cores=(1, 2))
-_DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}  # random ops batched under randomness="different"
+_DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}
+
+
+def add_batching_rule(op_name: str, rule) -> None:
+    """Batch ``op_name`` with ``rule(mode, op, inputs, physical, batched, attrs, specs)`` (see the rules above), for
+    an op of a layer above this one (control flow's ``While``)."""
+    _RULES[op_name] = rule  # random ops batched under randomness="different"

@@ -288,14 +288,83 @@ class _Trace(dispatch.Mode):
         self.reads[id(alias)] = (alias, self.lift(var))
         return alias
 
-    def assign(self, var, value):
-        """``var.assign(value)`` inside the trace: an AssignVariable node; later reads see ``value``."""
+    def assign(self, var, value, checked: bool = False):
+        """``var.assign(value)`` inside the trace: an AssignVariable node; later reads see ``value``.
+        ``checked``: a branch or loop body checked it already (its node's own reads do not count)."""
         value = self.lift(value)
-        dispatch.check_assignable(var, value.backend)
+        if not checked:
+            dispatch.check_assignable(var, value.backend)
         self.lift(var)
         self.graph.add_node(ASSIGN, (self.variable_refs[var._id], value), {}, (), dispatch.user_site())
         self.lifted[var._id] = value
         return var
+
+
+class _TapeReads:
+    """What the tapes recording around a branch or loop body would have recorded in it had it run eagerly, op
+    by op: the values they watch and the Variables they read.  An assign there is refused where an eager one
+    would be (a tape that is still recording read the Variable), no more: the tape records the control-flow
+    node as one op, which reads every Variable of every branch."""
+
+    def __init__(self, parent, tapes: list):
+        self.parent = parent  # the enclosing branch's or body's, or None
+        self.tapes = tapes
+        self.watched = {tape: set() for tape in tapes}  # tape -> _ids of values here it watches
+        self.stands_for: dict = {}  # _id of a value here -> the Variable it is a read of
+        self.read: dict = {}  # Variable _id -> the tapes that recorded a read of it here
+
+    def _watched_outside(self, tape, value) -> bool:
+        if isinstance(value, Variable) and value.trainable and tape._watch_accessed_variables:
+            return True
+        if self.parent is not None and tape in self.parent.watched:
+            return value._id in self.parent.watched[tape]
+        return value._id in tape._watched
+
+    def placed(self, value, placeholder) -> None:
+        """``placeholder`` stands here for ``value``, from outside (an argument, an outer value)."""
+        for tape in self.tapes:
+            if self._watched_outside(tape, value):
+                self.watched[tape].add(placeholder._id)
+        if isinstance(value, Variable):
+            self.stands_for[placeholder._id] = value
+
+    def holds(self, var, value) -> None:
+        """``value`` is ``var``'s value here (assigned here, or a loop's carry): reading it reads ``var``."""
+        self.stands_for[value._id] = var
+        for tape in self.tapes:
+            if var.trainable and tape._watch_accessed_variables or var._id in tape._watched:
+                self.watched[tape].add(value._id)
+
+    def recorded(self, node) -> None:
+        # A control-flow node's reads are those its branches or body recorded (see ``absorb``), not all it takes.
+        nested = any(isinstance(a, Graph) for a in node.attrs.values())
+        for tape in self.tapes:
+            watched = self.watched[tape]
+            if any(t._id in watched for t in node.inputs):
+                for t in () if nested else node.inputs:
+                    var = self.stands_for.get(t._id)
+                    if var is not None:
+                        self.read.setdefault(var._id, set()).add(tape)
+                watched.update(o._id for o in node.outputs if o.dtype.kind in "fc")
+
+    def absorb(self, inner: _TapeReads) -> None:
+        """Count the reads that a branch or body traced inside recorded."""
+        for var_id, tapes in inner.read.items():
+            self.read.setdefault(var_id, set()).update(t for t in tapes if t in self.watched)
+
+    def check(self, var, value_backend, later: str = "") -> None:
+        """``check_assignable`` with the tapes paused around this branch or body: refused if one of them read
+        ``var`` before the node, or would have read it here (``later``: the reason a read after counts)."""
+        dispatch.check_assignable(var, value_backend)
+        reads = self
+        while reads is not None:
+            if reads.read.get(var._id) or any(tape in reads.tapes for tape in var._readers):
+                raise RuntimeError(
+                    f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
+                    f"GradientTape that is still recording{later}; its gradient would mix old and new values. "
+                    "Assign after tape.gradient(), or inside `with tape.stop_recording():`."
+                )
+            reads = reads.parent
 
 
 class _SubTrace(_Trace):
@@ -303,7 +372,12 @@ class _SubTrace(_Trace):
 
     What the body takes from outside (a value of the enclosing trace, a capture, a Variable) is lifted
     into the enclosing trace and becomes an extra input of the subgraph (``outer``), so a subgraph has
-    no captures of its own and the control-flow node lists everything it reads as an input."""
+    no captures of its own and the control-flow node lists everything it reads as an input.
+
+    A Variable assigned here is not written in the subgraph (it has no state of its own): its new value
+    is what later reads here see, ``written`` lists it, and the control-flow op returns it as one more
+    output (a loop, as one more carry) and assigns it after the node, as TensorFlow's ``cond`` and
+    ``while_loop`` thread resource variables."""
 
     def __init__(self, graph, parent, loop: bool = False):
         super().__init__(graph)
@@ -317,6 +391,10 @@ class _SubTrace(_Trace):
         self.salt = 0  # tells the draws of one key apart
         self.loop = loop
         self.drew = False
+        self.variables: dict = {}  # Variable _id -> its value here: assigned here, or a loop's carry of it
+        self.written: dict = {}  # Variable _id -> the Variable, for each one assigned here (in order)
+        outside = parent.tape_reads if isinstance(parent, _SubTrace) else None
+        self.tape_reads = _TapeReads(outside, [*(outside.tapes if outside else ()), *dispatch.current_state().tapes])
 
     def bind(self, op, inputs, attrs, specs):
         if op.stateful and attrs.get("seed") is None:
@@ -325,7 +403,10 @@ class _SubTrace(_Trace):
             if KEYED.get(op.name) == len(inputs):
                 key, salt = self.random_key()
                 inputs, attrs = (*inputs, key), {**attrs, "seed": salt}
-        return super().bind(op, inputs, attrs, specs)
+        outs = super().bind(op, inputs, attrs, specs)
+        if self.tape_reads.tapes:
+            self.tape_reads.recorded(self.graph.nodes[-1])
+        return outs
 
     def random_key(self) -> tuple:
         """``(key, salt)`` for an unseeded draw traced here."""
@@ -351,12 +432,16 @@ class _SubTrace(_Trace):
             lifted = value if lifted is None else lifted
             t = self.placeholder(lifted.shape, lifted.dtype, lifted.backend, f"outer[{len(self.outer)}]")
             _inherit_weakness(lifted, t, self.parent, self)
+            self.tape_reads.placed(value, t)
             self.outer_map[value._id] = t
             self.outer.append(value)
         return t
 
     def lift(self, t, op=None):
         value = self._in_graph(t)
+        if value is not None:
+            return value
+        value = self.variables.get(t._id) if isinstance(t, Variable) else None
         if value is not None:
             return value
         inner = self.outer_map.get(t._id)
@@ -384,11 +469,31 @@ class _SubTrace(_Trace):
             return super().convert(value, dtype, backend)
         return self.from_outer(self.parent.convert(value, dtype, backend))
 
-    def assign(self, var, value):
-        raise ValueError(
-            f"Variable.assign: variable {var.name!r} is assigned inside a tl.cond branch or a "
-            "tl.while_loop/tl.scan body; return the new value from it and assign after"
-        )
+    def assign(self, var, value, checked: bool = False):
+        """``var.assign(value)`` in a branch or body: later reads here see ``value``; the node writes it back.
+        ``checked``: written back by a node inside, which checked it."""
+        value = self.lift(value)
+        if not checked:
+            self.tape_reads.check(var, value.backend)
+        if self.tape_reads.tapes:  # its own value, so that reads of the Variable are told from other uses
+            (value,) = self.graph.add_node(_ops["Identity"], (value,), {}, None, dispatch.user_site())
+            self.known.add(value._id)
+            self.tape_reads.holds(var, value)
+        self.variables[var._id] = value
+        self.written.setdefault(var._id, var)
+        return var
+
+    def variable_outputs(self, variables: list, before: list) -> None:
+        """Add one output per Variable of ``variables``: its value at the end of this branch (``before``, its
+        value in the enclosing trace, where this branch does not assign it).  The graph's structure becomes
+        ``(result, [values])``, so that it holds every output (a saved graph is checked so)."""
+        g = self.graph
+        values = [
+            self.variables[v._id] if v._id in self.written else self.from_outer(old)
+            for v, old in zip(variables, before)
+        ]
+        g.structure = tensor_leaves((tree.unflatten(g.structure, g.outputs), values), g.backend)[1]
+        g.outputs = g.outputs + values
 
     def drop_unread_outer(self) -> None:
         """Forget the outer values that no node here reads: those a nested body's discarded first trace lifted
@@ -423,22 +528,64 @@ def trace_subgraph(fn, args, name: str, loop: bool = False):
     ``sub.graph.outputs``; ``sub.graph.structure`` is the result's TreeDef).  Python numbers and arrays
     in the result become tensors; strings stay constants of the structure.  ``loop``: a loop body, whose
     random draws need a key per step (if ``sub.drew``, trace it again with one, set by :func:`keyed_call`)."""
-    parent = dispatch.modes[-1]
-    graph = Graph(name, parent.graph.backend)
-    sub = _SubTrace(graph, parent, loop)
+    parent = dispatch.modes[-1]  # a trace, or tl.vmap's mode (a loop traced inside a mapped function)
     arg_leaves, arg_def = tree.flatten(args, is_constant=_not_a_tensor)
+    parent_graph = getattr(parent, "graph", None)
+    backend = (
+        parent_graph.backend
+        if parent_graph is not None
+        else next((t.backend for t in arg_leaves if isinstance(t, Tensor)), _backends.current())
+    )
+    graph = Graph(name, backend)
+    sub = _SubTrace(graph, parent, loop)
     placed = [
         sub.placeholder(t.shape, t.dtype, getattr(t, "backend", graph.backend), f"{name}[{i}]")
         for i, t in enumerate(arg_leaves)
     ]
     for t, p in zip(arg_leaves, placed):
         _inherit_weakness(t, p, parent, sub)
+        sub.tape_reads.placed(t, p)
     with dispatch.in_mode(sub):
         result = fn(*tree.unflatten(arg_def, placed))
     leaves, graph.structure = tensor_leaves(result, graph.backend)
     graph.outputs = [sub.lift(t) for t in leaves]
     sub.drop_unread_outer()
+    if isinstance(parent, _SubTrace) and sub.tape_reads.read:
+        parent.tape_reads.absorb(sub.tape_reads)
     return sub, graph.outputs
+
+
+def variable_value(var: Variable):
+    """``var``'s value in the active trace now (the value a branch or loop starts from), read by no tape."""
+    return dispatch.modes[-1].lift(var)
+
+
+def carried_variables(variables: list, values: list) -> None:
+    """In the loop body traced now, ``variables`` are the carries ``values``: reads and assigns go to them."""
+    sub = dispatch.modes[-1]
+    for var, value in zip(variables, values):
+        sub.variables[var._id] = value
+        sub.tape_reads.holds(var, value)
+
+
+def carried_out(variables: list) -> list:
+    """The values of ``variables`` at the end of the loop body traced now, returned as its carries (so
+    the body's node does not write them back itself).  A recording tape's read of one of them anywhere in
+    the body is refused, as the next step's assign would be eagerly."""
+    sub = dispatch.modes[-1]
+    for var in variables:
+        sub.written.pop(var._id, None)
+        if sub.tape_reads.read.get(var._id):
+            sub.tape_reads.check(var, None, " in an earlier step of the loop")
+    return [sub.variables[v._id] for v in variables]
+
+
+def write_back(variables: list, values) -> None:
+    """Assign ``variables`` (assigned in a branch or loop body, and checked there) their ``values`` after the
+    node: in the enclosing trace a write, or in an enclosing branch or body one more value for its node."""
+    mode = dispatch.modes[-1]
+    for var, value in zip(variables, values):
+        mode.assign(var, value, checked=True)
 
 
 def keyed_call(key, fn, *args, salt: int = 0):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -879,7 +879,7 @@ def vstack(tup) -> Tensor:
     >>> tl.vstack([tl.tensor([1, 2]), tl.tensor([3, 4])]).numpy().tolist()
     [[1, 2], [3, 4]]
     """
-    return shape_ops.concat(_as_list(atleast_2d, tup), axis=0)
+    return shape_ops.concat(_as_list(atleast_2d, as_tensors(*tup)), axis=0)
 
 
 def hstack(tup) -> Tensor:
@@ -889,7 +889,7 @@ def hstack(tup) -> Tensor:
     >>> tl.hstack([tl.tensor([1, 2]), tl.tensor([3])]).numpy().tolist()
     [1, 2, 3]
     """
-    arrays = _as_list(atleast_1d, tup)
+    arrays = _as_list(atleast_1d, as_tensors(*tup))
     return shape_ops.concat(arrays, axis=0 if arrays[0].ndim == 1 else 1)
 
 
@@ -900,7 +900,7 @@ def dstack(tup) -> Tensor:
     >>> tl.dstack([tl.ones((2, 3)), tl.zeros((2, 3))]).shape
     (2, 3, 2)
     """
-    return shape_ops.concat(_as_list(atleast_3d, tup), axis=2)
+    return shape_ops.concat(_as_list(atleast_3d, as_tensors(*tup)), axis=2)
 
 
 def column_stack(tup) -> Tensor:
@@ -910,7 +910,7 @@ def column_stack(tup) -> Tensor:
     >>> tl.column_stack([tl.tensor([1, 2]), tl.tensor([3, 4])]).numpy().tolist()
     [[1, 3], [2, 4]]
     """
-    arrays = [as_tensor(a) for a in tup]
+    arrays = as_tensors(*tup)  # read together, as concat reads them: a list next to float64 is float64
     return shape_ops.concat([shape_ops.reshape(a, (-1, 1)) if a.ndim < 2 else a for a in arrays], axis=1)
 
 
@@ -921,7 +921,7 @@ def append(arr, values, axis: int | None = None) -> Tensor:
     >>> tl.append(tl.tensor([[1, 2]]), tl.tensor([3])).numpy().tolist()
     [1, 2, 3]
     """
-    arr, values = as_tensor(arr), as_tensor(values)
+    arr, values = as_tensors(arr, values)
     if axis is None:
         return shape_ops.concat([ravel(arr), ravel(values)], axis=0)
     return shape_ops.concat([arr, values], axis=axis)
@@ -959,6 +959,7 @@ def outer(a, b) -> Tensor:
     >>> tl.outer(tl.tensor([1, 2]), tl.tensor([1, 10])).numpy().tolist()
     [[1, 10], [2, 20]]
     """
+    a, b = as_tensors(a, b)
     return shape_ops.expand_dims(ravel(a), 1) * shape_ops.expand_dims(ravel(b), 0)
 
 
@@ -971,7 +972,7 @@ def inner(a, b) -> Tensor:
     """
     from .linalg import _tensordot
 
-    a, b = as_tensor(a), as_tensor(b)
+    a, b = as_tensors(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return _tensordot(a, b, ([-1], [-1]), "inner")
@@ -986,7 +987,7 @@ def dot(a, b) -> Tensor:
     """
     from .linalg import _tensordot
 
-    a, b = as_tensor(a), as_tensor(b)
+    a, b = as_tensors(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return _tensordot(a, b, ([-1], [0 if b.ndim == 1 else -2]), "dot")
@@ -1002,7 +1003,7 @@ def vdot(a, b) -> Tensor:
     from .elementwise import conj
     from .linalg import einsum
 
-    a, b = as_tensor(a), as_tensor(b)
+    a, b = as_tensors(a, b)
     if None not in (a.size, b.size) and a.size != b.size:
         # Checked here: the product would broadcast a one-element input against the other.
         raise ValueError(
@@ -1020,7 +1021,7 @@ def kron(a, b) -> Tensor:
     >>> tl.kron(tl.tensor([1, 2]), tl.tensor([1, 10])).numpy().tolist()
     [1, 10, 2, 20]
     """
-    a, b = as_tensor(a), as_tensor(b)
+    a, b = as_tensors(a, b)
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + tuple(a.shape)
     sb = (1,) * (nd - b.ndim) + tuple(b.shape)
@@ -1046,7 +1047,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     >>> float(tl.cross(tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])))
     -2.0
     """
-    a, b = as_tensor(a), as_tensor(b)
+    a, b = as_tensors(a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
     a = moveaxis(a, axisa, -1) if a.ndim else a
@@ -1475,7 +1476,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
     >>> tl.diff(tl.tensor([1.0, 4.0, 9.0])).numpy().tolist()
     [3.0, 5.0]
     """
-    a = as_tensor(a)
+    a, prepend, append = as_tensors(a, prepend, append)
     if a.ndim == 0:
         raise ValueError("diff: needs a tensor of rank >= 1, got a 0-d tensor")
     n = as_int(n, "diff: order n")
@@ -1489,7 +1490,6 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
     for name, extra in (("prepend", prepend), ("a", a), ("append", append)):
         if extra is None:
             continue
-        extra = as_tensor(extra)
         if extra.ndim == 0 and None in edge_shape:  # traced with unknown sizes: a's first slice gives the shape
             extra = shape_ops.broadcast_like(extra, a[(slice(None),) * ax + (slice(0, 1),)])
         elif extra.ndim == 0:

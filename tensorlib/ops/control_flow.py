@@ -6,14 +6,18 @@ holding its branches or body as subgraphs (``Cond``, ``While``, ``Scan``):
 both branches are traced, the node's kernel runs the chosen subgraph with the
 executor, ``print(graph)`` lists the subgraphs nested under the node, and
 graph files save and load them.  What a branch or body reads from outside
-becomes an input of the node, so gradients reach it.
+becomes an input of the node, so gradients reach it.  A Variable a branch or body assigns
+is, traced, one more output of the node (of a loop, one more carry that the body's reads see), assigned
+after it (TensorFlow's rule for ``tf.cond`` and ``tf.while_loop``; docs/graph_mode.md).
 
 Gradients: ``Cond``'s rule is a ``cond`` of the two branches' vector-Jacobian
 products (so it is differentiable again), ``Scan``'s is a reverse ``scan`` of
 the body's, fed the carries the forward scan kept (where a gradient is likely:
-see ``_may_differentiate``; else the gradient runs the scan again for them).  A ``while_loop`` is
-differentiable in reverse mode only with ``maximum_iterations``: it then
-differentiates as a ``scan`` of ``cond``s (TensorFlow's rule).
+see ``_may_differentiate``; else the gradient runs the scan again for them).  A ``while_loop`` with
+``maximum_iterations`` differentiates as a ``scan`` of ``cond``s (TensorFlow's rule); without, its
+gradient is a ``WhileVjp`` node that runs the loop again keeping its steps (as TensorFlow's while_v2
+keeps them), and forward mode (``tl.jvp``, ``tl.jacfwd``) carries each variable's tangent along the
+loop (JAX's rule), as the transpose of that node.
 
 >>> import tensorlib as tl
 >>> f = tl.function(lambda x: tl.cond(tl.sum(x) > 0, lambda v: v * 2.0, lambda v: -v, x))
@@ -31,8 +35,9 @@ from typing import Any, Callable
 from .. import dispatch
 from ..backends import base as _backends
 from .. import tree
+from ..grad import vmap as _vmap
 from ..grad.registry import once_per_pass, register_gradient
-from ..tensor import Tensor, TensorSpec, Variable, make_symbolic
+from ..tensor import Tensor, TensorSpec, Variable, make, make_symbolic
 from .registry import defop
 
 __all__ = ["cond", "fori_loop", "scan", "switch", "while_loop"]
@@ -294,6 +299,19 @@ def _vjp(fn, n_args: int) -> Callable:
     return vjp
 
 
+def _reading_carried(variables: list, fn: Callable) -> Callable:
+    """``fn`` of a loop's carry, called with ``(carry, [values of variables])``: in it, reads and assigns of
+    ``variables`` go to those values (``carried_out`` then gives them at the end of a body)."""
+    from ..graph.tracing import carried_variables
+
+    def call(carry, *rest):
+        own, values = carry
+        carried_variables(variables, values)
+        return fn(own, *rest)
+
+    return call
+
+
 # ---------------------------------------------------------------- cond
 def _cond_infer(pred, *args, true_graph, false_graph):
     return _specs(true_graph)
@@ -338,7 +356,7 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
         if pred._value is None:  # a predicate per element of tl.vmap: both branches, selected elementwise
             return _per_element_cond(pred, true_fn, false_fn, operands)
         return _owned(true_fn(*operands) if bool(pred.numpy()) else false_fn(*operands))
-    from ..graph.tracing import trace_subgraph
+    from ..graph.tracing import trace_subgraph, variable_value, write_back
 
     leaves, structure = _flatten(operands, "tl.cond operands")
     args = tree.unflatten(structure, leaves)
@@ -353,13 +371,21 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
                 "true_fn returns", tg.structure, "false_fn returns", fg.structure, _kinds(true_out), _kinds(false_out)
             )
         )
+    n_out, structure = len(true_out), tg.structure
+    variables = list({**true_sub.written, **false_sub.written}.values())
+    if variables:  # assigned in a branch: one more output each (its old value where not), written back below
+        before = [variable_value(v) for v in variables]
+        true_sub.variable_outputs(variables, before)
+        false_sub.variable_outputs(variables, before)
     outer = true_sub.outer + [v for v in false_sub.outer if v._id not in true_sub.outer_map]
     tg, fg = true_sub.with_outer(len(leaves), outer), false_sub.with_outer(len(leaves), outer)
     outs = _cond_op(pred, *leaves, *outer, true_graph=tg, false_graph=fg)
+    outs = outs if isinstance(outs, tuple) else (outs,)
     for o, t, f in zip(outs, tg.outputs, fg.outputs):
         if t.__class__ is f.__class__ is dispatch.WeakScalar:
             o.__class__ = t.__class__  # two Python numbers: eagerly the one taken, weakly typed (JAX's rule too)
-    return tree.unflatten(tg.structure, outs)
+    write_back(variables, outs[n_out:])
+    return tree.unflatten(structure, outs[:n_out])
 
 
 def switch(index, branches, *operands) -> Any:
@@ -636,6 +662,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
             f"{_CARRY_RULE}: init is {_types(c_leaves)}, f returns {_types(new_carry)}"
             + _nesting("init is", c_structure, "f's carry is", carry_structure, _kinds(c_leaves), _kinds(new_carry))
         )
+    if sub.written:  # f assigns Variables: traced again with each one as one more carry, assigned after the loop
+        return _scan_carrying(list(sub.written.values()), f, init, xs, length, reverse)
     if keys is not None:
         x_leaves = [*x_leaves, keys]
     body = sub.with_outer(len(c_leaves) + len(x_leaves), list(sub.outer))
@@ -652,6 +680,20 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     )
     carry = tree.unflatten(c_structure, results[:n_carry])
     ys = tree.unflatten(y_structure, results[n_carry : len(outs)])
+    return carry, ys
+
+
+def _scan_carrying(variables, f, init, xs, length, reverse):
+    from ..graph.tracing import carried_out, variable_value, write_back
+
+    reading = _reading_carried(variables, f)
+
+    def step(carry, x):
+        new, y = reading(carry, x)
+        return (new, carried_out(variables)), y
+
+    (carry, values), ys = scan(step, (init, [variable_value(v) for v in variables]), xs, length, reverse)
+    write_back(variables, values)
     return carry, ys
 
 
@@ -839,36 +881,118 @@ def _while_kernel(xp, *args, cond_graph, body_graph, n_vars, maximum_iterations)
 
 
 def _while_grad(node, *grads, index):
+    """Bounded: the loop again, as a differentiable scan of conds, under the VJP's tape.  Unbounded: a
+    ``WhileVjp`` node, whose kernel runs the loop again keeping its steps and whose gradient with respect to
+    the cotangents (its transpose: forward mode, by the double-vjp trick) carries the tangents along the loop."""
     a = node.attrs
     bound, n_vars = a["maximum_iterations"], a["n_vars"]
-    if bound is None:
-        raise ValueError(
-            "tl.while_loop: reverse-mode differentiation of a while loop needs "
-            "maximum_iterations=N (its trip count is unknown in advance, as in TensorFlow); pass "
-            "maximum_iterations, or write the loop with tl.scan (tl.jvp and tl.hessian differentiate in reverse "
-            "mode too)"
-        )
-
-    def loop(args):
-        # The loop again under the VJP's tape (the forward node kept no per-step values): a Python loop
-        # eagerly, the differentiable scan of conds when traced.
-        outer = list(args[n_vars:])
-        return list(
-            while_loop(
-                lambda v: _replay(a["cond_graph"], list(v) + outer)[0],
-                lambda v: tuple(_replay(a["body_graph"], list(v) + outer)),
-                tuple(args[:n_vars]),
-                maximum_iterations=bound,
-            )
-        )
 
     def compute():
-        return _vjp(loop, len(node.inputs))(*node.inputs, *grads)
+        if bound is None:
+            attrs = {"cond_graph": a["cond_graph"], "body_graph": a["body_graph"], "n_vars": n_vars}
+            return _while_vjp_op(*node.inputs, *grads, **attrs)
+        return _vjp(_loop_of(a, bound), len(node.inputs))(*node.inputs, *grads)
 
     grad = _all_grads(node, grads, compute)[index]
     return grad if _differentiable(node.inputs[index]) else None
 
 
+def _loop_of(attrs, bound):
+    """``loop(args) -> final loop variables`` of a ``While`` node's subgraphs, written with tensorlib ops: a
+    Python loop eagerly (a tape records its steps), the differentiable scan of conds when traced (bounded)."""
+    n_vars = attrs["n_vars"]
+
+    def loop(args):
+        outer = list(args[n_vars:])
+        return list(
+            while_loop(
+                lambda v: _replay(attrs["cond_graph"], list(v) + outer)[0],
+                lambda v: tuple(_replay(attrs["body_graph"], list(v) + outer)),
+                tuple(args[:n_vars]),
+                maximum_iterations=bound,
+            )
+        )
+
+    return loop
+
+
+def _while_vjp_infer(*args, cond_graph, body_graph, n_vars):
+    n_inputs = len(args) - n_vars
+    return tuple(TensorSpec(t.shape, t.dtype) for t in args[:n_inputs])
+
+
+_while_vjp_op = defop(
+    "WhileVjp",
+    inputs=("inputs",),
+    attrs={"cond_graph": None, "body_graph": None, "n_vars": 0},
+    infer=_while_vjp_infer,
+    variadic=True,
+    doc="The gradients for the inputs of an unbounded While (its inputs, then a cotangent per loop variable): "
+    "the loop run again, its steps recorded, and differentiated in reverse.",
+)
+
+
+@_while_vjp_op.per_backend
+def _while_vjp_kernel(backend, *args, cond_graph, body_graph, n_vars):
+    # The steps are known only as the loop runs: it runs eagerly here, a tape recording them (TensorFlow
+    # keeps each step's values for a while loop's gradient too).
+    values = [make(a, backend, tuple(a.shape)) for a in args]  # read only: no copy
+    attrs = {"cond_graph": cond_graph, "body_graph": body_graph, "n_vars": n_vars}
+    grads = _vjp(_loop_of(attrs, None), len(args) - n_vars)(*values)
+    return tuple(g._value for g in grads)
+
+
+def _while_vjp_grad(node, *grads, index):
+    """Forward mode through an unbounded while loop (JAX's jvp of ``lax.while_loop``): the transpose of the
+    loop's VJP in its cotangents is the loop's JVP, a while loop carrying each variable's tangent beside it
+    (the body's own JVP, by :func:`tl.jvp`); ``grads`` are the tangents of the loop's inputs.  A second
+    derivative with respect to the loop's inputs needs ``maximum_iterations``."""
+    a = node.attrs
+    n_vars = a["n_vars"]
+    n_inputs = len(node.inputs) - n_vars
+    if index < n_inputs:
+        raise ValueError(
+            "tl.while_loop: a second derivative of a while loop through its inputs needs maximum_iterations=N "
+            "(its trip count is unknown in advance); pass maximum_iterations, or write the loop with tl.scan"
+        )
+
+    def compute():
+        from ..grad.api import jvp
+
+        inputs = node.inputs[:n_inputs]
+        outer, outer_tangents = list(inputs[n_vars:]), _tangents(inputs[n_vars:], grads[n_vars:])
+
+        def body(carry):
+            values, tangents = carry
+
+            def step(*vs):
+                return tuple(_replay(a["body_graph"], list(vs) + outer))
+
+            new, new_tangents = jvp(step, (*values, *outer), (*tangents, *outer_tangents))
+            # An integer or bool variable keeps its zero tangent (the carry keeps its dtype).
+            return tuple(new), tuple(
+                nt if _differentiable(v) else t for v, t, nt in zip(values, tangents, new_tangents)
+            )
+
+        start = (tuple(inputs[:n_vars]), tuple(_tangents(inputs[:n_vars], grads[:n_vars], zeros=True)))
+        _, tangents = while_loop(lambda c: _replay(a["cond_graph"], list(c[0]) + outer)[0], body, start)
+        return tangents
+
+    return _all_grads(node, grads, compute)[index - n_inputs]
+
+
+def _tangents(values, grads, zeros: bool = False) -> list:
+    """The tangent of each value: its gradient, cast to its dtype; for an integer or bool value (no tangent)
+    None, or with ``zeros`` a zero of its dtype (a loop carry needs a value)."""
+    from . import math as math_ops
+
+    return [
+        math_ops.cast(g, v.dtype) if _differentiable(v) else (math_ops.zeros_like(v) if zeros else None)
+        for v, g in zip(values, grads)
+    ]
+
+
+register_gradient("WhileVjp", _while_vjp_grad)
 register_gradient("While", _while_grad)
 
 
@@ -878,10 +1002,11 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
     ``loop_vars`` may be a nested structure; ``body_fn`` must keep its
     structure (dicts pair by key), shapes and dtypes (a Python number takes the dtype ``body_fn``
     returns it with, as in ``tl.scan``).  Eagerly this is a Python loop.  Traced, a
-    ``While`` node runs the subgraphs (forward only: differentiating it
-    raises); with ``maximum_iterations=N`` the loop stops after at most N
-    steps and is differentiable in reverse mode as a ``scan`` of ``cond``s
-    (TensorFlow's rule): it traces as that scan where a tape records, else
+    ``While`` node runs the subgraphs; its gradient runs the loop again, keeping
+    its steps, and forward mode carries the tangents along the loop (a second
+    derivative needs ``maximum_iterations``).  With ``maximum_iterations=N`` the loop
+    stops after at most N steps and is differentiable as a ``scan`` of ``cond``s
+    (TensorFlow's rule), to any order: it traces as that scan where a tape records, else
     as a ``While`` node whose gradient runs the loop again as the scan.
 
     >>> import tensorlib as tl
@@ -903,11 +1028,12 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
             per_element = pred._value is None and bool(dispatch.modes)
             bounded = maximum_iterations is not None
             if per_element and not bounded and not dispatch.modes[-1].knows_values(pred):
-                # Traced, no element's value is known: one While over the batch (JAX's batching rule), its
-                # Python-number carries given the dtypes the body gives them, as the other forms do.
+                # Traced, no element's value is known: a While op traced as it is (tapes inside the mapped
+                # function record it), which the mode maps (``_batched_while``); its Python-number carries
+                # given the dtypes the body gives them, as the other forms do.
                 if any(_weak(values)):
                     values = _adopt_weak(values, body_fn(values), "tl.while_loop loop_vars")
-                return _owned(dispatch.modes[-1].batched_while(cond_fn, body_fn, values, while_loop))
+                return _owned(_traced_while(cond_fn, body_fn, values, None))
             if not (dispatch.modes[-1].any_element(pred) if per_element else bool(pred.numpy())):
                 break
             new = body_fn(values)
@@ -918,6 +1044,41 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
             count += 1
         return _owned(values)
     return _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations)
+
+
+def _batched_while(mode, op, inputs, physical, batched, attrs, specs):
+    """``While`` under ``tl.vmap`` (JAX's batching rule for ``lax.while_loop``): one ``While`` over the physical
+    batch that runs while any element goes on, each element keeping its values once its own predicate is
+    false; the subgraphs replayed on logical tensors in the mode, which maps their ops."""
+    from . import math as math_ops
+    from . import reduce
+    from . import shape as shape_ops
+
+    n_vars, outer = attrs["n_vars"], list(inputs[attrs["n_vars"] :])
+    start = tuple(p if b else mode.repeated(p) for p, b in zip(physical[:n_vars], batched[:n_vars]))
+
+    def replayed(graph, values):
+        return _replay(graph, [mode.logical(p) for p in values] + outer)
+
+    def goes_on(values):
+        with mode.reentered():
+            pred = replayed(attrs["cond_graph"], values)[0]
+        return reduce.any(mode.physical_of(pred, pred))
+
+    def step(values):
+        with mode.reentered():
+            pred = replayed(attrs["cond_graph"], values)[0]
+            new = replayed(attrs["body_graph"], values)
+        keep = mode.physical_of(pred, pred)
+        return tuple(
+            math_ops.where(shape_ops.expand_dims(keep, tuple(range(1, p.ndim))), mode.physical_of(n, n), p)
+            for n, p in zip(new, values)
+        )
+
+    return tuple(while_loop(goes_on, step, start, maximum_iterations=attrs["maximum_iterations"]))
+
+
+_vmap.add_batching_rule("While", _batched_while)
 
 
 def _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations, keyed: bool = False):
@@ -950,6 +1111,14 @@ def _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations, keyed: bool =
         )
     pred = lambda v: _bool_pred(cond_fn(v), "tl.while_loop cond_fn")  # noqa: E731
     cond_sub, _ = trace_subgraph(pred, (args,), "cond_fn", loop=not keyed)
+    if cond_sub.written:
+        names = ", ".join(repr(v.name) for v in cond_sub.written.values())
+        raise ValueError(
+            f"tl.while_loop: cond_fn assigns variable {names}; a predicate changes no state (assign in body_fn)"
+        )
+    if body_sub.written:  # assigned Variables: one more loop variable each, assigned after the loop
+        variables = list(body_sub.written.values())
+        return _while_carrying(variables, cond_fn, body_fn, tree.unflatten(structure, leaves), maximum_iterations)
     if not keyed and (body_sub.drew or cond_sub.drew):
         # Random draws: a key per step, a hidden last loop variable (cond_fn's draws salted apart from the body's)
         return _traced_while(
@@ -965,6 +1134,20 @@ def _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations, keyed: bool =
         *leaves, *outer, cond_graph=cg, body_graph=bg, n_vars=len(leaves), maximum_iterations=maximum_iterations
     )
     return tree.unflatten(structure, outs if isinstance(outs, tuple) else (outs,))
+
+
+def _while_carrying(variables, cond_fn, body_fn, loop_vars, maximum_iterations):
+    from ..graph.tracing import carried_out, variable_value, write_back
+
+    reading = _reading_carried(variables, body_fn)
+    values, finals = while_loop(
+        _reading_carried(variables, cond_fn),
+        lambda carry: (reading(carry), carried_out(variables)),
+        (loop_vars, [variable_value(v) for v in variables]),
+        maximum_iterations,
+    )
+    write_back(variables, finals)
+    return values
 
 
 _COND_SALT = 1 << 32

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..backends.numpy_backend import _contract_expression
 from ..backends.numpy_nn import blas as _blas
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensors
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._shapes import broadcast_shapes, normalize_axis
@@ -60,8 +60,7 @@ def matmul(x, y) -> Tensor:
     """
     from .shape import expand_dims, squeeze
 
-    x = as_tensor(x)
-    y = as_tensor(y)
+    x, y = as_tensors(x, y)
     if x.ndim == 0 or y.ndim == 0:
         raise ValueError(f"BatchMatMulV2: matmul of a scalar (shapes {x.shape} and {y.shape}); use *")
     inner_x, inner_y = x.shape[-1], y.shape[0 if y.ndim == 1 else -2]
@@ -275,7 +274,7 @@ def einsum(subscripts, *operands, optimize=True) -> Tensor:
         raise TypeError(f"Einsum: optimize must be a bool, a strategy name or a path, got {optimize!r}")
     if not isinstance(subscripts, str):
         subscripts, operands = _sublist_subscripts((subscripts,) + operands)
-    xs = tuple(as_tensor(x) for x in operands)
+    xs = as_tensors(*operands)
     try:
         ins, out = _parse_einsum(subscripts, [x.shape for x in xs])
         ins, xs = _take_diagonals(ins, xs)
@@ -292,8 +291,7 @@ def tensordot(a, b, axes=2) -> Tensor:
 
 def _tensordot(a, b, axes, name) -> Tensor:
     """``tensordot``, its errors naming ``name`` (``dot`` and ``inner`` are tensordots)."""
-    a = as_tensor(a)
-    b = as_tensor(b)
+    a, b = as_tensors(a, b)
     where = f"(shapes {a.shape} and {b.shape})"
     if isinstance(axes, (int, np.integer)):
         n = int(axes)

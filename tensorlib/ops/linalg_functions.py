@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import as_tensor
+from ..dispatch import as_tensor, as_tensors
 from ..tensor import Tensor
 from .linalg_ops import _mT, _vector_norm, eigh, inv, norm, pinv, solve, svd
 
@@ -59,7 +59,7 @@ def vecdot(x1, x2, *, axis: int = -1) -> Tensor:
     from .elementwise import conj
     from .linalg import einsum
 
-    x1, x2 = as_tensor(x1), as_tensor(x2)
+    x1, x2 = as_tensors(x1, x2)
     if x1.ndim == 0 or x2.ndim == 0 or not (-min(x1.ndim, x2.ndim) <= int(axis) < min(x1.ndim, x2.ndim)):
         raise ValueError(f"vecdot: axis {axis} is out of bounds for inputs {_describe(x1, x2)}")
     n1, n2 = x1.shape[axis], x2.shape[axis]
@@ -79,7 +79,7 @@ def outer(x1, x2) -> Tensor:
     """
     from .array import outer as flat_outer
 
-    x1, x2 = as_tensor(x1), as_tensor(x2)
+    x1, x2 = as_tensors(x1, x2)
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"outer: both inputs must be vectors (rank 1), got {_describe(x1, x2)}")
     return flat_outer(x1, x2)
@@ -94,7 +94,7 @@ def cross(x1, x2, *, axis: int = -1) -> Tensor:
     """
     from .array import cross as array_cross
 
-    x1, x2 = as_tensor(x1), as_tensor(x2)
+    x1, x2 = as_tensors(x1, x2)
     if x1.ndim == 0 or x2.ndim == 0 or not (-min(x1.ndim, x2.ndim) <= int(axis) < min(x1.ndim, x2.ndim)):
         raise ValueError(f"cross: axis {axis} is out of bounds for inputs {_describe(x1, x2)}")
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
@@ -293,10 +293,10 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None) -> Tensor:
         elif rtol is None:
             rtol = max(A.shape[-2:]) * eps
         else:
-            rtol = expand_dims(cast(as_tensor(rtol), dtype=s.dtype), -1)
+            rtol = expand_dims(cast(as_tensors(s, rtol)[1], dtype=s.dtype), -1)  # 0.1 read as float64 next to s
         tol = _largest(s) * rtol
     else:
-        tol = expand_dims(cast(as_tensor(tol), dtype=s.dtype), -1)
+        tol = expand_dims(cast(as_tensors(s, tol)[1], dtype=s.dtype), -1)
     return reduce_sum(cast(greater(s, tol), dtype=_dt.int64), axis=-1)
 
 
@@ -326,7 +326,7 @@ def multi_dot(arrays) -> Tensor:
     from .linalg import matmul
     from .shape import expand_dims, squeeze
 
-    arrays = [as_tensor(a) for a in arrays]
+    arrays = list(as_tensors(*arrays))
     if len(arrays) < 2:
         raise ValueError(f"multi_dot: expected at least two arrays, got {len(arrays)}")
     first_vector, last_vector = arrays[0].ndim == 1, arrays[-1].ndim == 1
@@ -402,7 +402,7 @@ def lstsq(a, b, rcond=None) -> tuple:
     from .reduce import sum as reduce_sum
     from .shape import expand_dims, squeeze
 
-    a, b = as_tensor(a), as_tensor(b)
+    a, b = as_tensors(a, b)
     dtype = np.result_type(_linalg_float(a.dtype), _linalg_float(b.dtype))
     a, b = cast(a, dtype=dtype), cast(b, dtype=dtype)
     if a.ndim < 2 or b.ndim < 1:
@@ -482,7 +482,7 @@ def tensorsolve(a, b, axes=None) -> Tensor:
     """
     from .shape import reshape, transpose
 
-    a, b = as_tensor(a), as_tensor(b)
+    a, b = as_tensors(a, b)
     if axes is not None:
         order = [d for d in range(a.ndim) if d not in [int(k) % a.ndim for k in axes]]
         a = transpose(a, order + [int(k) % a.ndim for k in axes])
@@ -511,7 +511,7 @@ def cholesky_solve(b, L, upper: bool = False) -> Tensor:
     """
     from .linalg_ops import solve_triangular
 
-    b, L = as_tensor(b), as_tensor(L)
+    b, L = as_tensors(b, L)
     if b.ndim < 2:
         raise ValueError(f"cholesky_solve: b must be a matrix (..., n, k), got {_describe(b)}")
     lower = not upper
@@ -532,8 +532,7 @@ def block_diag(*arrs) -> Tensor:
     from .shape import concat, pad, reshape
 
     blocks = []
-    for i, a in enumerate(arrs):
-        a = as_tensor(a)
+    for i, a in enumerate(as_tensors(*arrs)):
         if a.ndim > 2:
             raise ValueError(f"block_diag: block {i} has {a.ndim} dimensions (shape {tuple(a.shape)}); at most 2")
         if None in a.shape:

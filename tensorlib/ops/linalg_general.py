@@ -477,8 +477,9 @@ def lu_solve(lu_and_piv, b, trans: int = 0) -> Tensor:
     from .linalg_ops import _as_columns, _trans_code, solve_triangular
     from .shape import expand_dims, squeeze
 
-    lu, piv = (as_tensor(t) for t in lu_and_piv)
-    b, vector = _as_columns(b)
+    lu, piv = lu_and_piv
+    lu, b, vector = _as_columns(lu, b)
+    piv = as_tensor(piv)
     trans = _trans_code(trans, "lu_solve")
     n = lu.shape[-1] if lu.ndim >= 2 else None
     sizes = (lu.shape[-2] if lu.ndim >= 2 else -1, b.shape[-2], piv.shape[-1] if piv.ndim else -1)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._shapes import broadcast_shapes
@@ -300,12 +301,13 @@ def _solve_grad_b(node, g):
 register_gradient("MatrixSolve", lambda node, g: -_matmul(_solve_grad_b(node, g), _mT(node.outputs[0])), _solve_grad_b)
 
 
-def _as_columns(b):
-    """NumPy's rule: ``b`` is a vector only when it is 1-D; then solve for one column."""
+def _as_columns(a, b):
+    """``(a, b, vector)``: the matrix and right-hand side read together (a list ``b`` next to a float64 ``a`` is
+    float64, as NumPy reads it); NumPy's rule: ``b`` is a vector only when it is 1-D, then one column."""
     from .shape import expand_dims
 
-    b = as_tensor(b)
-    return (expand_dims(b, -1), True) if b.ndim == 1 else (b, False)
+    a, b = as_tensors(a, b)
+    return (a, expand_dims(b, -1), True) if b.ndim == 1 else (a, b, False)
 
 
 def solve(a, b) -> Tensor:
@@ -317,7 +319,7 @@ def solve(a, b) -> Tensor:
     """
     from .shape import squeeze
 
-    b, vector = _as_columns(b)
+    a, b, vector = _as_columns(a, b)
     x = apply(_solve, (a, b))
     return squeeze(x, -1) if vector else x
 
@@ -415,24 +417,129 @@ def _products_of_the_others(xp, s):
 
 
 def _adjugate_grad_grad_x(node, h):
-    # <h, F(x, g)> = D^2 det(x)[a, b] with a = g^T, b = h, which is det (tr(pa) tr(pb) - tr(papb)) for invertible
-    # x (p = inv(x)); its gradient: det ((tr(pa) tr(pb) - tr(papb)) p - tr(pb) pap - tr(pa) pbp + papbp + pbpap)^T.
-    # det's third derivative: it needs x invertible.
-    from .reduce import sum as reduce_sum
-    from .shape import expand_dims
+    # <h, F(x, g)> = D^2 det(x)[g^T, h]: its gradient in x is det's third derivative, at any x.
+    from .shape import broadcast_to, stack
 
     x, g = node.inputs
-    p = inv(x)
-    a, b = _mT(g), h
-    pa, pb = _matmul(p, a), _matmul(p, b)
+    return apply(_det_derivative, (x, stack([broadcast_to(_mT(g), h.shape), h], axis=-3)))
 
-    def trace(t):
-        return expand_dims(reduce_sum(_diag_part(t), axis=-1), (-2, -1))
 
-    tr_a, tr_b, tr_ab = trace(pa), trace(pb), trace(_matmul(pa, pb))
-    pap, pbp = _matmul(pa, p), _matmul(pb, p)
-    total = (tr_a * tr_b - tr_ab) * p - tr_b * pap - tr_a * pbp + _matmul(pa, pbp) + _matmul(pb, pap)
-    return expand_dims(det(x), (-2, -1)) * _mT(total)
+def _det_derivative_infer(x, directions):
+    dtype = _dt.promote_types(_check_matrix(x), _check_matrix(directions))
+    if len(directions.shape) < 3:
+        raise ValueError(f"directions must be (..., m, n, n), got shape {tuple(directions.shape)}")
+    batch = broadcast_shapes(x.shape[:-2], directions.shape[:-3])
+    n = x.shape[-1] if x.shape[-1] is not None else directions.shape[-1]
+    return spec(batch + (n, n), dtype)
+
+
+_det_derivative = defop(
+    "MatrixDeterminantDerivative",
+    inputs=("x", "directions"),
+    infer=_det_derivative_infer,
+    promote=(0, 1),
+    doc="The gradient in x of D^m det(x)[d_1, ..., d_m], directions (..., m, n, n) = stack(d_1, ..., d_m, axis=-3): "
+    "det's (m + 1)-th "
+    "derivative, at any x, singular ones included (from the SVD, without division).",
+)
+
+# The table of products of all singular values but k of them has n^(k+1) entries per matrix.
+_DET_DERIVATIVE_TABLE_LIMIT = 2**25
+
+
+@_det_derivative.generic
+def _det_derivative_kernel(xp, x, directions):
+    # x = u diag(s) vh, so det(x + e) = c det(diag(s) + u^H e v), c = det(u) det(vh).  At diag(s), the mixed
+    # derivative along e_1 .. e_k is the sum over distinct rows r_1 .. r_k and permutations p of them of
+    # sgn(p) prod_i e_i[r_i, r_p(i)] times the product of the s_j over the other rows j: a polynomial in s,
+    # no division.  Its gradient in e_k is mapped back by conj(u) (.) v^T (JAX's convention: plain transposes).
+    import itertools
+
+    m, n = directions.shape[-3], x.shape[-1]
+    k = m + 1
+    batch = tuple(np.broadcast_shapes(x.shape[:-2], directions.shape[:-3]))
+    dtype = xp.result_type(x.dtype, directions.dtype)
+    if not xp.isdtype(dtype, ("real floating", "complex floating")):
+        dtype = xp.float64
+    if k > n or 0 in batch or n == 0:  # det is a polynomial of degree n
+        return xp.zeros(batch + (n, n), dtype=dtype)
+    if n ** (k + 1) * math.prod(batch) > _DET_DERIVATIVE_TABLE_LIMIT:
+        raise NotImplementedError(
+            f"derivative {k + 1} of det of {n} x {n} matrices (batch {batch}) needs a table of "
+            f"{n ** (k + 1)} products per matrix; more than this kernel builds"
+        )
+    x = xp.broadcast_to(xp.astype(x, dtype), batch + (n, n))
+    directions = xp.broadcast_to(xp.astype(directions, dtype), batch + (m, n, n))
+    u, s, vh = xp.linalg.svd(x)
+    u_h, v = xp.conj(xp.matrix_transpose(u)), xp.conj(xp.matrix_transpose(vh))
+    e = xp.matmul(xp.matmul(u_h[..., None, :, :], directions), v[..., None, :, :])
+    # table[..., r_1, .., r_k]: the product of the s_j over j not among the r_t, 0 where two r_t coincide.
+    rows = np.indices((n,) * k)
+    excluded = (rows[..., None] == np.arange(n)).any(axis=0)
+    distinct = np.all([rows[a] != rows[b] for a, b in itertools.combinations(range(k), 2)], axis=0)
+    s_table = xp.reshape(s, batch + (1,) * k + (n,))
+    table = xp.prod(xp.where(xp.asarray(excluded), xp.ones_like(s_table), s_table), axis=-1)
+    table = xp.astype(table * xp.asarray(distinct.astype(np.float64), dtype=table.dtype), dtype)
+    out = xp.zeros(batch + (n, n), dtype=dtype)
+    axes = tuple(range(len(batch), len(batch) + k))
+    for perm in itertools.permutations(range(k)):
+        term = table
+        for i in range(m):
+            term = term * _on_index_axes(xp, e[..., i, :, :], i, perm[i], k, batch)
+        last, target = k - 1, perm[k - 1]
+        sign = (-1) ** sum(perm[a] > perm[b] for a, b in itertools.combinations(range(k), 2))
+        if target == last:
+            out = out + sign * (xp.sum(term, axis=axes[:-1])[..., :, None] * xp.eye(n, dtype=dtype))
+        else:
+            term = xp.sum(term, axis=tuple(a for t, a in enumerate(axes) if t not in (last, target)))
+            out = out + sign * (term if target > last else xp.matrix_transpose(term))
+    phase = xp.linalg.det(u) * xp.linalg.det(vh)
+    return phase[..., None, None] * xp.matmul(xp.matmul(xp.conj(u), out), xp.conj(vh))
+
+
+def _on_index_axes(xp, matrix, row, column, k, batch):
+    """matrix[..., r_row, r_column] laid on the axes row and column of a k-axis table (its diagonal if equal)."""
+    n = matrix.shape[-1]
+    if row == column:
+        shape = [1] * k
+        shape[row] = n
+        return xp.reshape(xp.linalg.diagonal(matrix), batch + tuple(shape))
+    if row > column:
+        matrix, row, column = xp.matrix_transpose(matrix), column, row
+    shape = [1] * k
+    shape[row] = shape[column] = n
+    return xp.reshape(matrix, batch + tuple(shape))
+
+
+_det_derivative.kernel("numpy")(_lapack("MatrixDeterminantDerivative")(functools.partial(_det_derivative_kernel, np)))
+
+
+def _det_derivative_grad_x(node, h):
+    # <h, G(x; d)> = D^(m+1) det(x)[d_1, ..., d_m, h]: its gradient in x is G with h added to the directions.
+    from .shape import broadcast_to, concat, expand_dims
+
+    x, directions = node.inputs
+    directions = broadcast_to(directions, tuple(h.shape[:-2]) + tuple(directions.shape[-3:]))
+    return apply(_det_derivative, (x, concat([directions, expand_dims(h, -3)], axis=-3)))
+
+
+def _det_derivative_grad_directions(node, h):
+    # D^(m+1) det is symmetric: its gradient in d_i is G with d_i replaced by h.
+    from .shape import broadcast_to, concat, expand_dims, getitem, stack
+
+    x, directions = node.inputs
+    directions = broadcast_to(directions, tuple(h.shape[:-2]) + tuple(directions.shape[-3:]))
+    m, h = directions.shape[-3], expand_dims(h, -3)
+
+    def replaced(i):
+        before = getitem(directions, (Ellipsis, slice(0, i), slice(None), slice(None)))
+        after = getitem(directions, (Ellipsis, slice(i + 1, m), slice(None), slice(None)))
+        return concat([before, h, after], axis=-3)
+
+    return stack([apply(_det_derivative, (x, replaced(i))) for i in range(m)], axis=-3)
+
+
+register_gradient("MatrixDeterminantDerivative", _det_derivative_grad_x, _det_derivative_grad_directions)
 
 
 _adj_grad.kernel("numpy")(_lapack("MatrixAdjugateGrad")(functools.partial(_adjugate_grad_kernel, np)))
@@ -457,8 +564,9 @@ def _adjugate(x, determinant=None) -> Tensor:
 
 def det(x) -> Tensor:
     """Determinant; its gradient is the cofactor matrix (``det(x) inv(x)^T`` for invertible ``x``),
-    and its second derivative is defined, also at singular ``x`` (as in PyTorch; both from the SVD
-    there, without division); the third derivative needs an invertible ``x``.
+    and its higher derivatives are defined, also at singular ``x`` (from the SVD there, without division; PyTorch
+    gives the first two there); the k-th derivative of an n x n ``x`` builds a table of ``n^k`` products, and
+    raises ``NotImplementedError`` past 2^25 entries.
 
     >>> import tensorlib as tl
     >>> float(tl.linalg.det(tl.tensor([[2.0, 1.0], [1.0, 3.0]])))
@@ -594,11 +702,10 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     from .shape import squeeze
 
     trans = _trans_code(trans)
-    a = as_tensor(a)
+    a, b, vector = _as_columns(a, b)
     if trans == 2:  # t^H x = b is conj(t)^T x = b: the op solves with plain transposes (holomorphic in t)
         trans = 1
         a = conj(a) if a.dtype.kind == "c" else a
-    b, vector = _as_columns(b)
     x = apply(_trsolve, (a, b), {"trans": trans, "lower": bool(lower), "unit_diagonal": bool(unit_diagonal)})
     return squeeze(x, -1) if vector else x
 
@@ -730,8 +837,8 @@ def eigh(x, UPLO=None, symmetrize_input: bool = True) -> EighResult:
     and the gradient of a loss that reads the eigenvectors of a repeated
     eigenvalue is NaN (as in PyTorch and JAX; even for a loss invariant to the
     basis, such as a matrix function ``v @ diag(f(w)) @ v.T``, the limit is not
-    known to the rule), while a loss of ``w`` alone, or of eigenvectors of
-    unrepeated eigenvalues, keeps its exact gradient.
+    known to the rule: use ``funm``, whose gradient is exact there), while a loss of ``w`` alone, or of
+    eigenvectors of unrepeated eigenvalues, keeps its exact gradient.
 
     >>> import tensorlib as tl
     >>> w, v = tl.linalg.eigh(tl.tensor([[2.0, 0.0], [0.0, 1.0]]))

@@ -18,7 +18,7 @@ import functools
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from ._optional import scipy_module
@@ -160,8 +160,9 @@ def _real_or_nan(root, dtype):
     return np.where(real, root.real, np.nan).astype(dtype)
 
 
-def _matrix_function_kernel(name):
-    """A kernel for scipy.linalg's ``name`` (sqrtm, logm) of square matrices, matrix by matrix."""
+def _matrix_function_kernel(name, undefined=()):
+    """A kernel for scipy.linalg's ``name`` (sqrtm, logm) of square matrices, matrix by matrix; NaN for a
+    matrix where SciPy warns one of the ``undefined`` warnings (by class name)."""
 
     def kernel(x):
         dtype = _float_dtype(x)
@@ -169,18 +170,22 @@ def _matrix_function_kernel(name):
             return np.zeros(x.shape, dtype)
         function = getattr(_scipy_linalg(), name)
         with np.errstate(all="ignore"):
-            return _real_or_nan(_each_matrix(lambda m: _quiet(function, m), x), dtype)
+            return _real_or_nan(_each_matrix(lambda m: _quiet(function, m, undefined), x), dtype)
 
     return kernel
 
 
-def _quiet(function, matrix):
-    """SciPy's matrix function of one matrix without its warnings (a singular matrix: inf or NaN entries)."""
+def _quiet(function, matrix, undefined=()):
+    """SciPy's matrix function of one matrix without its warnings (a singular matrix: inf or NaN entries), or
+    NaN where it warns one of the ``undefined`` warnings (class names: SciPy's modules for them are private)."""
     import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return np.asarray(function(matrix))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = np.asarray(function(matrix))
+    if any(w.category.__name__ in undefined for w in caught):
+        return np.full_like(out, np.nan)
+    return out
 
 
 _sqrtm = defop(
@@ -228,7 +233,11 @@ _logm = defop(
     doc="Principal logarithm of square matrices (scipy.linalg.logm, inverse scaling and squaring); NaN for a "
     "real matrix whose principal logarithm is not real.",
 )
-_logm.kernel("numpy")(_lapack("MatrixLogarithm")(_matrix_function_kernel("logm")))
+# An exactly singular matrix has no logarithm: SciPy warns and returns the logarithm with its zero eigenvalues
+# replaced by an arbitrary 1e-20 (logm([[1, 2], [2, 4]]) is [[-36.5, 19.1], [19.1, -7.9]]); NaN instead.
+_logm.kernel("numpy")(
+    _lapack("MatrixLogarithm")(_matrix_function_kernel("logm", undefined=("LogmExactlySingularWarning",)))
+)
 _logm.kernels_reason = "scipy.linalg.logm (inverse scaling and squaring); NumPy has no Schur decomposition"
 
 
@@ -241,7 +250,8 @@ def logm(x) -> Tensor:
     imaginary parts of its eigenvalues lie in (-pi, pi].
 
     A real matrix gives a real logarithm, or NaN where the principal logarithm is not real (an eigenvalue on the
-    negative real axis: pass a complex matrix for the complex one).  The gradient is the Frechet derivative at
+    negative real axis: pass a complex matrix for the complex one).  An exactly singular matrix has no logarithm:
+    NaN (SciPy warns and returns a finite matrix, its zero eigenvalues replaced by an arbitrary 1e-20).  The gradient is the Frechet derivative at
     ``x^T``, the upper right block of ``logm([[x^T, g], [0, x^T]])``, itself differentiable; a singular ``x`` has
     none.  Needs SciPy.
 
@@ -269,7 +279,7 @@ def expm_frechet(A, E, method=None, compute_expm: bool = True, check_finite: boo
 
     if method not in (None, "SPS", "blockEnlarge"):
         raise ValueError(f"expm_frechet: method must be None, 'SPS' or 'blockEnlarge', got {method!r}")
-    A, E = as_tensor(A), as_tensor(E)
+    A, E = as_tensors(A, E)
     for name, t in (("A", A), ("E", E)):
         if t.ndim < 2 or None not in t.shape[-2:] and t.shape[-1] != t.shape[-2]:
             raise ValueError(
@@ -408,8 +418,7 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     from .shape import squeeze
 
     c, lower = c_and_lower
-    c = as_tensor(c)
-    b, vector = _as_columns(b)
+    c, b, vector = _as_columns(c, b)
     if c.ndim < 2 or None not in (c.shape[-1], b.shape[-2]) and c.shape[-1] != b.shape[-2]:
         raise ValueError(
             f"cho_solve: c must be (..., n, n) and b (n,) or (..., n, k), got c shape {tuple(c.shape)} {c.dtype}, "
@@ -447,8 +456,8 @@ def toeplitz(c, r=None) -> Tensor:
     from .elementwise import conj
     from .shape import broadcast_to, concat, getitem
 
-    c = as_tensor(c)
-    r = (conj(c) if c.dtype.kind == "c" else c) if r is None else as_tensor(r)
+    c, r = as_tensors(c, r)
+    r = (conj(c) if c.dtype.kind == "c" else c) if r is None else r
     c, r = (t if t.ndim else t.reshape((1,)) for t in (c, r))
     m, n = c.shape[-1], r.shape[-1]
     if None in (m, n):
@@ -587,3 +596,267 @@ def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_fini
     0.0
     """
     return apply(_hessenberg, (a,), {"calc_q": bool(calc_q)})
+
+
+# ------------------------------------------------------------------ trigonometric and hyperbolic matrix functions
+def _square_float(a, name):
+    """``a`` as a Tensor of square matrices, integers and bools as float64; a clear error naming ``name``."""
+    from .linalg_ops import _as_float
+
+    a = _as_float(as_tensor(a))
+    if a.ndim < 2 or None not in a.shape[-2:] and a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"{name}: expected square matrices in the last two axes, got shape {tuple(a.shape)} {a.dtype}")
+    return a
+
+
+def _exp_of_i_times(a):
+    """expm(1j a), complex (complex64 for float32 a)."""
+    from .linalg_general import _complex_dtype, matrix_exp
+    from .math import cast
+
+    return matrix_exp(cast(a, dtype=_complex_dtype(a.dtype)) * 1j)
+
+
+def cosm(A) -> Tensor:
+    """The matrix cosine ``(expm(1j A) + expm(-1j A)) / 2`` (``scipy.linalg.cosm``), batched; real for real ``A``.
+
+    Computed from ``expm``, so its gradient (the Frechet derivative of ``expm``) is exact at repeated
+    eigenvalues too.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.cosm(tl.zeros((2, 2))).numpy().tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    from .elementwise import real
+
+    A = _square_float(A, "cosm")
+    if A.dtype.kind != "c":
+        return real(_exp_of_i_times(A))
+    return (_exp_of_i_times(A) + _exp_of_i_times(-A)) * 0.5
+
+
+def sinm(A) -> Tensor:
+    """The matrix sine ``(expm(1j A) - expm(-1j A)) / 2j`` (``scipy.linalg.sinm``), batched; real for real ``A``.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.sinm(tl.tensor([[0.0, 1.0], [0.0, 0.0]])).numpy().tolist()
+    [[0.0, 1.0], [0.0, 0.0]]
+    """
+    from .elementwise import imag
+
+    A = _square_float(A, "sinm")
+    if A.dtype.kind != "c":
+        return imag(_exp_of_i_times(A))
+    return (_exp_of_i_times(A) - _exp_of_i_times(-A)) * -0.5j
+
+
+def tanm(A) -> Tensor:
+    """The matrix tangent ``cosm(A)^-1 sinm(A)`` (``scipy.linalg.tanm``), batched; a singular ``cosm(A)`` raises.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.linalg.tanm(tl.tensor([[0.5]]))[0, 0]), 6)
+    0.546302
+    """
+    from .linalg_ops import solve
+
+    A = _square_float(A, "tanm")
+    return solve(cosm(A), sinm(A))
+
+
+def coshm(A) -> Tensor:
+    """The matrix hyperbolic cosine ``(expm(A) + expm(-A)) / 2`` (``scipy.linalg.coshm``), batched.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.coshm(tl.zeros((1, 1))).numpy().tolist()
+    [[1.0]]
+    """
+    from .linalg_general import matrix_exp
+
+    A = _square_float(A, "coshm")
+    return (matrix_exp(A) + matrix_exp(-A)) * 0.5
+
+
+def sinhm(A) -> Tensor:
+    """The matrix hyperbolic sine ``(expm(A) - expm(-A)) / 2`` (``scipy.linalg.sinhm``), batched.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.sinhm(tl.tensor([[0.0, 1.0], [0.0, 0.0]])).numpy().tolist()
+    [[0.0, 1.0], [0.0, 0.0]]
+    """
+    from .linalg_general import matrix_exp
+
+    A = _square_float(A, "sinhm")
+    return (matrix_exp(A) - matrix_exp(-A)) * 0.5
+
+
+def tanhm(A) -> Tensor:
+    """The matrix hyperbolic tangent ``coshm(A)^-1 sinhm(A)`` (``scipy.linalg.tanhm``), batched.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.linalg.tanhm(tl.tensor([[0.5]]))[0, 0]), 6)
+    0.462117
+    """
+    from .linalg_ops import solve
+
+    A = _square_float(A, "tanhm")
+    return solve(coshm(A), sinhm(A))
+
+
+# ------------------------------------------------------------------ fractional_matrix_power
+def fractional_matrix_power(A, t) -> Tensor:
+    """``A`` to the real power ``t`` (``scipy.linalg.fractional_matrix_power``), batched: ``matrix_power`` for an
+    integer ``t``, else ``expm(t logm(A))``, the principal power.
+
+    As ``sqrtm`` and ``logm``: a real matrix whose principal power is not real (an eigenvalue on the negative
+    real axis) gives NaN (pass a complex matrix; SciPy returns complex), a singular one NaN for a
+    non-integer ``t``.  Differentiable in ``A`` (through ``logm`` and ``expm``, exact at repeated eigenvalues).
+    Needs SciPy.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.fractional_matrix_power(tl.tensor([[4.0, 0.0], [0.0, 9.0]]), 0.5).numpy().round(6).tolist()
+    [[2.0, 0.0], [0.0, 3.0]]
+    """
+    from .linalg_general import matrix_exp
+    from .linalg_ops import matrix_power
+
+    A = _square_float(A, "fractional_matrix_power")
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)):
+        raise TypeError(f"fractional_matrix_power: t must be a real number, got {type(t).__name__} {t!r}")
+    if float(t) == int(t):
+        return matrix_power(A, int(t))
+    return matrix_exp(logm(A) * float(t))
+
+
+# ------------------------------------------------------------------ kron, khatri_rao
+def kron(a, b) -> Tensor:
+    """The Kronecker product of matrices (``scipy.linalg.kron``, ``numpy.kron`` of 2-D arrays):
+    ``out[i p + k, j q + l] = a[i, j] b[k, l]`` for ``b`` of shape (p, q); leading axes broadcast as a batch.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.kron(tl.tensor([[1, 2]]), tl.tensor([[1], [10]])).numpy().tolist()
+    [[1, 2], [10, 20]]
+    """
+    from .shape import expand_dims, reshape
+
+    a, b = as_tensor(a), as_tensor(b)
+    if a.ndim < 2 or b.ndim < 2 or None in a.shape[-2:] + b.shape[-2:]:
+        raise ValueError(
+            f"kron: expected matrices of known sizes (rank >= 2), got a shape {tuple(a.shape)} {a.dtype}, "
+            f"b shape {tuple(b.shape)} {b.dtype}"
+        )
+    (m, n), (p, q) = a.shape[-2:], b.shape[-2:]
+    product = expand_dims(a, (-3, -1)) * expand_dims(b, (-4, -2))  # (..., m, p, n, q)
+    return reshape(product, tuple(product.shape[:-4]) + (m * p, n * q))
+
+
+def khatri_rao(a, b) -> Tensor:
+    """The column-wise Kronecker product (``scipy.linalg.khatri_rao``): ``a`` (m, k) and ``b`` (p, k) give
+    (m p, k) with column j ``kron(a[:, j], b[:, j])``; leading axes broadcast as a batch.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.khatri_rao(tl.tensor([[1, 2]]), tl.tensor([[1, 2], [10, 20]])).numpy().tolist()
+    [[1, 4], [10, 40]]
+    """
+    from .shape import expand_dims, reshape
+
+    a, b = as_tensor(a), as_tensor(b)
+    if a.ndim < 2 or b.ndim < 2 or None in a.shape[-2:] + b.shape[-2:] or a.shape[-1] != b.shape[-1]:
+        raise ValueError(
+            f"khatri_rao: expected matrices with the same number of columns, got a shape {tuple(a.shape)} "
+            f"{a.dtype}, b shape {tuple(b.shape)} {b.dtype}"
+        )
+    product = expand_dims(a, -2) * expand_dims(b, -3)  # (..., m, p, k)
+    return reshape(product, tuple(product.shape[:-3]) + (a.shape[-2] * b.shape[-2], a.shape[-1]))
+
+
+# ------------------------------------------------------------------ Lyapunov equations
+def _hermitian_transpose(a):
+    from .elementwise import conj
+
+    return conj(_mT(a)) if a.dtype.kind == "c" else _mT(a)
+
+
+def solve_continuous_lyapunov(a, q) -> Tensor:
+    """``x`` with ``a @ x + x @ a^H == q`` (``scipy.linalg.solve_continuous_lyapunov``), batched; a Sylvester
+    equation, so it raises ``LinAlgError`` where ``a`` and ``-a^H`` share an eigenvalue.  Differentiable in both.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.solve_continuous_lyapunov(tl.tensor([[-1.0, 0.0], [0.0, -2.0]]), tl.eye(2)).numpy().tolist()
+    [[-0.5, 0.0], [0.0, -0.25]]
+    """
+    a = as_tensor(a)
+    return solve_sylvester(a, _hermitian_transpose(a), q)
+
+
+def solve_discrete_lyapunov(a, q, method=None) -> Tensor:
+    """``x`` with ``a @ x @ a^H - x + q == 0`` (``scipy.linalg.solve_discrete_lyapunov``), batched.
+
+    ``method='direct'`` solves the n^2 x n^2 Kronecker system ``(I - kron(a, conj(a))) vec(x) = vec(q)``;
+    ``'bilinear'`` maps it to a continuous Lyapunov equation; None picks ``'direct'`` below n = 10, as SciPy.
+    Differentiable in both.
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.solve_discrete_lyapunov(tl.tensor([[0.5, 0.0], [0.0, 0.0]]), tl.eye(2)).numpy().round(6).tolist()
+    [[1.333333, 0.0], [0.0, 1.0]]
+    """
+    from .elementwise import conj
+    from .linalg_ops import _eye_like, inv, solve
+    from .shape import reshape
+
+    if method not in (None, "direct", "bilinear"):
+        raise ValueError(f"solve_discrete_lyapunov: method must be None, 'direct' or 'bilinear', got {method!r}")
+    a, q = _square_float(a, "solve_discrete_lyapunov"), _square_float(q, "solve_discrete_lyapunov")
+    n = a.shape[-1]
+    if n != q.shape[-1]:
+        raise ValueError(
+            f"solve_discrete_lyapunov: a and q must have the same size, got a shape {tuple(a.shape)} {a.dtype}, "
+            f"q shape {tuple(q.shape)} {q.dtype}"
+        )
+    if method == "direct" or method is None and n < 10:
+        lhs = kron(a, conj(a) if a.dtype.kind == "c" else a)
+        lhs = _eye_like(lhs) - lhs
+        x = solve(lhs, reshape(q, tuple(q.shape[:-2]) + (n * n, 1)))
+        return reshape(x, tuple(x.shape[:-2]) + (n, n))
+    # SciPy's bilinear transformation: b = (a^H - I)(a^H + I)^-1, c = 2 (a + I)^-1 q (a^H + I)^-1.
+    eye = _eye_like(a)
+    a_h = _hermitian_transpose(a)
+    inverse = inv(a_h + eye)
+    b = _matmul(a_h - eye, inverse)
+    c = 2.0 * _matmul(solve(a + eye, q), inverse)
+    return solve_continuous_lyapunov(_hermitian_transpose(b), -c)
+
+
+# ------------------------------------------------------------------ solve_banded
+def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool = False, check_finite: bool = True):
+    """Solve ``a @ x = b`` for the banded ``a`` stored as ``ab[u + i - j, j] == a[i, j]``
+    (``scipy.linalg.solve_banded``; ``(l, u)`` the numbers of sub- and superdiagonals), batched over
+    leading axes of ``ab`` (and ``b``); ``b`` is (n,) or (..., n, k).  The band is unpacked into a dense matrix,
+    so this costs a dense solve; differentiable in ``ab`` (its band entries) and ``b``.
+
+    >>> import tensorlib as tl
+    >>> ab = tl.tensor([[0.0, 1.0, 1.0], [2.0, 2.0, 2.0], [1.0, 1.0, 0.0]])  # tridiagonal [1, 2, 1]
+    >>> tl.linalg.solve_banded((1, 1), ab, tl.tensor([3.0, 4.0, 3.0])).numpy().round(6).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    from .linalg_ops import solve
+    from .math import where, zeros_like
+    from .shape import reshape
+
+    ab = as_tensor(ab)
+    try:
+        lower, upper = (int(v) for v in l_and_u)
+    except (TypeError, ValueError):
+        raise ValueError(f"solve_banded: (l, u) must be two integers, got {l_and_u!r}") from None
+    if ab.ndim < 2 or None in ab.shape[-2:] or ab.shape[-2] != lower + upper + 1 or min(lower, upper) < 0:
+        raise ValueError(
+            f"solve_banded: ab must have l + u + 1 = {lower + upper + 1} rows for (l, u) = ({lower}, {upper}), "
+            f"got ab shape {tuple(ab.shape)} {ab.dtype}"
+        )
+    n = ab.shape[-1]
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    row = upper + i - j
+    inside = (row >= 0) & (row <= lower + upper)
+    flat = reshape(ab, tuple(ab.shape[:-2]) + (ab.shape[-2] * n,))
+    dense = _take_last(flat, np.where(inside, row, 0) * n + j)
+    dense = where(_constant_index(inside).astype(bool), dense, zeros_like(dense))
+    return solve(dense, b)

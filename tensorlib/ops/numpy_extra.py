@@ -957,10 +957,11 @@ def select(condlist, choicelist, default=0) -> Tensor:
             raise TypeError(
                 f"select: invalid entry {i} in condlist: should be boolean ndarray, got {c.dtype} (shape {c.shape})"
             )
-    result = default
-    for c, choice in zip(reversed(conds), reversed(choicelist)):
+    # read together: a list choice next to a float64 one is float64, as NumPy reads it
+    *choices, result = as_tensors(*choicelist, default)
+    for c, choice in zip(reversed(conds), reversed(choices)):
         result = math_ops.where(c, choice, result)
-    return as_tensor(result)
+    return result
 
 
 def choose(a, choices, mode: str = "raise") -> Tensor:
@@ -1359,7 +1360,7 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
             raise ValueError(
                 f"gradient: axis {a} has {n} elements; at least edge_order + 1 = {edge_order + 1} are needed {where}"
             )
-        h = as_tensor(h)
+        h = as_tensors(f, h)[1]  # read next to f: a float list or 0.1 next to float64 f is float64
         if h.ndim not in (0, 1) or (h.ndim == 1 and h.shape[0] != n):
             raise ValueError(
                 f"gradient: the spacing of axis {a} must be a scalar or {n} coordinates, got shape {tuple(h.shape)} {where}"
@@ -1494,7 +1495,7 @@ def histogram(a, bins=10, range=None, density: bool | None = None, weights=None)
             f"order (a, bins, range, density, weights): pass weights= by name {where}"
         )
     if weights is not None:
-        weights = shape_ops.reshape(as_tensor(weights), (-1,))
+        weights = shape_ops.reshape(as_tensors(a, weights)[1], (-1,))
         if None not in (weights.shape[0], a.shape[0]) and weights.shape[0] != a.shape[0]:
             raise ValueError(f"histogram: weights must have the shape of a {where}, got {weights.shape[0]} values")
         if None in (weights.shape[0], a.shape[0]):  # traced: one length for both, checked when the graph runs

@@ -284,7 +284,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Tensor:
     if a.dtype.kind == "c":
         raise TypeError(f"histogram_bin_edges: complex values have no order {where}")
     if weights is not None and None not in a.shape:
-        weights = as_tensor(weights)
+        weights = as_tensors(a, weights)[1]
         if math.prod(weights.shape) != a.shape[0] or None in weights.shape:
             raise ValueError(
                 f"histogram_bin_edges: weights must have the shape of a {where}, got {_describe('weights', weights)}"

@@ -277,7 +277,9 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     """``numpy.polyfit``: the least-squares polynomial of degree ``deg`` through the points ``(x, y)``
     (``y`` 1-d, or 2-d with one fit per column), each point's residual weighted by ``w``; the columns of
     the Vandermonde matrix are scaled to unit norm, as NumPy, and solved by ``linalg.lstsq``.  ``full=True``
-    returns ``(p, residuals, rank, singular_values, rcond)`` (``rcond`` a 0-d tensor); ``cov=True`` (or ``"unscaled"``) returns
+    returns ``(p, residuals, rank, singular_values, rcond)`` (``rcond`` a 0-d tensor; ``residuals`` empty for a
+    rank-deficient fit, as NumPy's, except under ``tl.function``, where the shape cannot depend on the rank and
+    they are the sum of squares, as ``linalg.lstsq``'s); ``cov=True`` (or ``"unscaled"``) returns
     ``(p, covariance)``.  A rank-deficient fit warns (``numpy.exceptions.RankWarning``) in eager mode.
     Differentiable in ``x``, ``y`` and ``w`` where the rank is full.
 
@@ -334,6 +336,8 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
             stacklevel=2,
         )
     if full:
+        if not rank.is_symbolic and int(rank) < order:  # NumPy's: no residuals for a rank-deficient fit
+            residuals = residuals[..., :0]
         return c, residuals, rank, s, creation.full((), rcond, dtype=_dt.real_dtype(dtype))
     if not cov:
         return c

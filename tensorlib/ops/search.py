@@ -332,6 +332,101 @@ def _unique_subarrays(xp, x, axis, return_index, return_inverse, return_counts):
     return tuple(out)
 
 
+def _unique_sized_infer(x, *, size, fill_value, equal_nan):
+    rows, n = tuple(x.shape[:-1]), x.shape[-1]
+    return (
+        spec(rows + (size,), x.dtype),
+        spec(rows + (size,), _dt.int64),
+        spec(rows + (n,), _dt.int64),
+        spec(rows + (size,), _dt.int64),
+    )
+
+
+_unique_sized = defop(
+    "UniqueSized",
+    inputs=("x",),
+    attrs={"size": 0, "fill_value": None, "equal_nan": True},
+    infer=_unique_sized_infer,
+    differentiable=False,
+    doc="Per row of x (its last axis), the first size sorted distinct values, padded (jnp.unique's size=): "
+    "values, first indices, inverse, counts; not differentiable.",
+)
+
+
+@_unique_sized.generic
+def _unique_sized_kernel(xp, x, *, size, fill_value, equal_nan):
+    # Each row sorted (stably: the first of equal elements is the first occurrence); an element that differs
+    # from the one before starts a group; slot g holds group g's first element (found by an argmax over a
+    # rows x n x size mask: memory n * size per row), its count, and pads past the last group.
+    lead, n = tuple(x.shape[:-1]), x.shape[-1]
+    rows = xp.reshape(x, (math.prod(lead), n))  # (a -1 cannot size the rows of an empty x)
+    keys = xp.astype(rows, xp.int8) if xp.isdtype(rows.dtype, "bool") else rows
+    order = xp.argsort(keys, axis=1, stable=True)
+    ordered = xp.take_along_axis(rows, order, axis=1)
+    first = xp.ones((rows.shape[0], min(n, 1)), dtype=xp.bool)
+    if n > 1:
+        differs = ordered[:, 1:] != ordered[:, :-1]
+        if equal_nan and xp.isdtype(rows.dtype, ("real floating", "complex floating")):
+            differs = differs & ~(xp.isnan(ordered[:, 1:]) & xp.isnan(ordered[:, :-1]))
+        first = xp.concat([first, differs], axis=1)
+    group = xp.cumulative_sum(xp.astype(first, xp.int64), axis=1) - 1
+    inverse = xp.reshape(xp.take_along_axis(group, xp.argsort(order, axis=1), axis=1), lead + (n,))
+    if not size:
+        none = xp.zeros(lead + (0,), dtype=xp.int64)
+        return xp.zeros(lead + (0,), dtype=rows.dtype), none, inverse, none
+    slot = group[:, :, None] == xp.arange(size, dtype=xp.int64)
+    counts = xp.sum(xp.astype(slot, xp.int64), axis=1)
+    at = (
+        xp.argmax(xp.astype(slot & first[:, :, None], xp.int8), axis=1)
+        if n
+        else xp.zeros((rows.shape[0], size), dtype=xp.int64)
+    )
+    values = xp.take_along_axis(ordered, at, axis=1) if n else xp.zeros((rows.shape[0], size), dtype=rows.dtype)
+    index = xp.astype(xp.take_along_axis(order, at, axis=1), xp.int64) if n else xp.zeros_like(at)
+    empty = counts == 0  # past the last group: jnp.unique's pads
+    pad = values[:, :1] if fill_value is None else xp.asarray(fill_value, dtype=rows.dtype)
+    values = xp.where(empty, pad, values)
+    index = xp.where(empty, index[:, :1], index)
+    return (
+        xp.reshape(values, lead + (size,)),
+        xp.reshape(index, lead + (size,)),
+        inverse,
+        xp.reshape(counts, lead + (size,)),
+    )
+
+
+def _unique_of_size(x, flags, size, fill_value):
+    """``unique(x, ..., size=, fill_value=)`` (flattened x): one UniqueSized row, the values gathered from x."""
+    where = _describe("input", x)
+    size = as_int(size, "unique: size")
+    if size < 0:
+        raise ValueError(f"unique: size must be non-negative, got {size} ({where})")
+    if flags["axis"] is not None:
+        raise NotImplementedError(f"unique: size= with axis= is not implemented; flatten x or give axis=None ({where})")
+    if fill_value is None and size and 0 in x.shape:
+        raise ValueError(f"unique: size={size} of an empty input needs a fill_value ({where})")
+    if fill_value is not None and not isinstance(fill_value, (bool, int, float, complex)):
+        raise TypeError(
+            f"unique: fill_value must be a Python number or None, got {type(fill_value).__name__} ({where})"
+        )
+    flat = shape_ops.reshape(x, (1, -1))
+    values, index, inverse, counts = apply(
+        _unique_sized, (flat,), {"size": size, "fill_value": fill_value, "equal_nan": flags["equal_nan"]}
+    )
+    values, index, counts = (shape_ops.getitem(t, 0) for t in (values, index, counts))
+    if x.dtype.kind in "fc" and 0 not in x.shape:  # the values gathered from x carry its gradient (the pads too)
+        gathered = shape_ops.take(shape_ops.reshape(x, (-1,)), index)
+        values = gathered if fill_value is None else math_ops.where(counts > 0, gathered, values)
+    out = [values]
+    if flags["return_index"]:
+        out.append(index)
+    if flags["return_inverse"]:
+        out.append(shape_ops.reshape(inverse, x.shape))
+    if flags["return_counts"]:
+        out.append(counts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 def unique(
     x,
     return_index: bool = False,
@@ -341,16 +436,24 @@ def unique(
     *,
     equal_nan: bool = True,
     sorted: bool = True,  # noqa: A002  (NumPy's name)
+    size: int | None = None,
+    fill_value=None,
 ):
     """The sorted distinct elements of ``x`` (``numpy.unique``, NaNs counted as one unless ``equal_nan=False``), optionally with the
     index of each one's first occurrence, the inverse (indices rebuilding ``x``, of ``x``'s shape) and
     the counts, in NumPy's order (also for ``sorted=False``, which lets NumPy 2.3 choose any order).  With ``axis`` the distinct subarrays along it.  The values' gradient
     goes to each one's first occurrence in ``x`` (JAX's); their number is unknown inside ``tl.function``.
 
+    ``size`` (``jnp.unique``'s, for a shape known before the values: ``tl.function``, ``tl.vmap``): the first
+    ``size`` distinct values, padded with ``fill_value`` (default: the smallest value); the indices are padded
+    with the first one's, the counts with 0 (the inverse may point past ``size``).  Not with ``axis``.
+
     >>> import tensorlib as tl
     >>> values, counts = tl.unique(tl.tensor([3, 1, 3, 2, 3]), return_counts=True)
     >>> values.numpy().tolist(), counts.numpy().tolist()
     ([1, 2, 3], [1, 1, 3])
+    >>> tl.vmap(lambda v: tl.unique(v, size=3, fill_value=-1))(tl.tensor([[1, 1, 2], [5, 4, 5]])).numpy().tolist()
+    [[1, 2, -1], [4, 5, -1]]
     """
     from ._shapes import normalize_axis
 
@@ -369,6 +472,10 @@ def unique(
         "axis": axis,
         "equal_nan": bool(equal_nan),
     }
+    if size is not None:
+        return _unique_of_size(x, flags, size, fill_value)
+    if fill_value is not None:
+        raise ValueError(f"unique: fill_value is for size=; give size too ({_describe('input', x)})")
     if x.dtype.kind not in "fc":
         out = apply(_unique, (x,), flags)
         return out[0] if len(out) == 1 else tuple(out)
@@ -430,21 +537,30 @@ def unique_values(x) -> Tensor:
 
 
 # ------------------------------------------------------------------ bincount
-def _bincount_infer(x, weights, *, minlength):
+def _bincount_infer(x, weights, *, minlength, length):
     if len(x.shape) != 1 or x.dtype.kind not in "biu":
         raise TypeError("x must be a 1-D tensor of non-negative integers")
     if weights.shape != x.shape and None not in weights.shape + x.shape:
         raise ValueError("weights must have the shape of x")
-    return spec((None,), _dt.int64 if weights.dtype == _dt.bool_ else _dt.float64)
+    return spec((length,), _dt.int64 if weights.dtype == _dt.bool_ else _dt.float64)
 
 
 _bincount = defop(
     "Bincount",
     inputs=("x", "weights"),
-    attrs={"minlength": 0},
+    attrs={"minlength": 0, "length": None},
     infer=_bincount_infer,
-    doc="Number (or total weight) of each value of a non-negative integer vector (numpy.bincount).",
+    doc="Number (or total weight) of each value of a non-negative integer vector (numpy.bincount); with length, "
+    "exactly length bins, larger values dropped (jnp.bincount's length).",
 )
+
+
+def _kept_below(x, weights, length):
+    """``(x, weights)`` without the values of ``length`` or more (``length`` None: all kept)."""
+    if length is None:
+        return x, weights
+    keep = x < length
+    return x[keep], weights[keep]
 
 
 def _negative(x):
@@ -461,11 +577,13 @@ def _check_weights(x, weights) -> None:
 
 
 @_bincount.generic
-def _bincount_kernel(xp, x, weights, *, minlength):
+def _bincount_kernel(xp, x, weights, *, minlength, length):
     _check_weights(x, weights)
     if x.shape[0] and int(xp.min(x)) < 0:
         raise _negative(x)
-    length = max(int(xp.max(x)) + 1 if x.shape[0] else 0, minlength)
+    x, weights = _kept_below(x, weights, length)
+    if length is None:
+        length = max(int(xp.max(x)) + 1 if x.shape[0] else 0, minlength)
     bins = xp.arange(length, dtype=xp.int64)
     hits = xp.reshape(xp.astype(x, xp.int64), (-1, 1)) == bins  # memory: len(x) * length
     if xp.isdtype(weights.dtype, "bool"):  # no weights: each element counts once
@@ -475,10 +593,12 @@ def _bincount_kernel(xp, x, weights, *, minlength):
 
 
 @_bincount.kernel("numpy")
-def _bincount_numpy(x, weights, *, minlength):
+def _bincount_numpy(x, weights, *, minlength, length):
     _check_weights(x, weights)
     if x.size and x.min() < 0:
         raise _negative(x)
+    x, weights = _kept_below(x, weights, length)
+    minlength = minlength if length is None else length
     if weights.dtype == np.bool_:
         return np.bincount(x, minlength=minlength).astype(np.int64, copy=False)
     # (NumPy gives int64 zeros for an empty x even with weights; the dtype here follows the weights alone.)
@@ -486,35 +606,49 @@ def _bincount_numpy(x, weights, *, minlength):
 
 
 def _bincount_weights_grad(node, g):
-    # out[j] = sum of weights[i] over x[i] == j, so d out / d weights[i] picks g[x[i]].
-    weights = node.inputs[1]
-    return math_ops.cast(shape_ops.take(g, node.inputs[0]), weights.dtype)
+    # out[j] = sum of weights[i] over x[i] == j, so d out / d weights[i] picks g[x[i]] (0 for a value dropped
+    # past ``length``).
+    x, weights = node.inputs
+    length = node.attrs["length"]
+    if length is None:
+        return math_ops.cast(shape_ops.take(g, x), weights.dtype)
+    kept = x < length
+    picked = shape_ops.take(g, math_ops.where(kept, x, np.zeros((), np.dtype(x.dtype))))
+    return math_ops.cast(math_ops.where(kept, picked, np.zeros((), np.dtype(g.dtype))), weights.dtype)
 
 
 register_gradient("Bincount", None, _bincount_weights_grad)
 
 
-def bincount(x, weights=None, minlength: int = 0) -> Tensor:
+def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None) -> Tensor:
     """Number of occurrences of each value of the non-negative integer vector ``x`` (``numpy.bincount``),
     of length ``max(x) + 1`` or ``minlength``: int64, or float64 sums of ``weights`` (as NumPy), whose
-    gradient is differentiable.
+    gradient is differentiable.  ``length`` (``jnp.bincount``'s) gives exactly that many bins, values of
+    ``length`` or more dropped (``minlength`` then unused): a shape known before the values, as
+    ``tl.function`` and ``tl.vmap`` over values of different maxima need.
 
     >>> import tensorlib as tl
     >>> tl.bincount(tl.tensor([0, 2, 2])).numpy().tolist()
     [1, 0, 2]
     >>> tl.bincount(tl.tensor([0, 2, 2]), weights=tl.tensor([0.5, 1.0, 2.0])).numpy().tolist()
     [0.5, 0.0, 3.0]
+    >>> tl.vmap(lambda v: tl.bincount(v, length=3))(tl.tensor([[0, 2, 2], [1, 1, 5]])).numpy().tolist()
+    [[1, 0, 2], [0, 2, 0]]
     """
     x = as_tensor(x)
     minlength = as_int(minlength, "bincount: minlength")
     if minlength < 0:
         raise ValueError(f"bincount: minlength must be non-negative, got {minlength} ({_describe('x', x)})")
+    if length is not None:
+        length = as_int(length, "bincount: length")
+        if length < 0:
+            raise ValueError(f"bincount: length must be non-negative, got {length} ({_describe('x', x)})")
     if x.ndim != 1 or x.dtype.kind not in "biu":
         raise TypeError(f"bincount: x must be a 1-D tensor of non-negative integers ({_describe('x', x)})")
     if weights is None:
         weights = math_ops.zeros_like(x, _dt.bool_)  # a bool placeholder: count, int64
     else:
-        weights = as_tensor(weights)
+        (weights,) = as_tensors(weights, floor=_dt.float64)  # a list is summed in float64: read it there
         if weights.dtype.kind == "c":
             raise TypeError(f"bincount: weights must be real ({_describe('weights', weights)})")
         if weights.dtype == _dt.bool_:  # (a bool placeholder means no weights)
@@ -523,4 +657,4 @@ def bincount(x, weights=None, minlength: int = 0) -> Tensor:
             raise ValueError(
                 f"bincount: weights must have the shape of x ({_describe('x', x)}, {_describe('weights', weights)})"
             )
-    return apply(_bincount, (x, weights), {"minlength": minlength})
+    return apply(_bincount, (x, weights), {"minlength": minlength, "length": length})

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor
+from ..dispatch import apply, as_tensor, as_tensors
 from ..grad.registry import not_differentiable, register_gradient
 from ..tensor import Tensor
 from ._shapes import as_int, as_ints, broadcast_shapes, normalize_axes, normalize_axis
@@ -1262,7 +1262,7 @@ def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:
     >>> tl.tensor_scatter_nd_add(tl.ones(4), [[0], [0], [2]], tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
     [4.0, 1.0, 4.0, 1.0]
     """
-    tensor = as_tensor(tensor)
+    tensor, updates = as_tensors(tensor, updates)  # a list of updates next to float64 is float64, as in TF
     if None in tensor.shape:  # sizes traced as unknown: GatherNdGrad reads the tensor's shape at run time
         indices, updates = _scatter_operands("tensor_scatter_nd_add", indices, updates)
         return tensor + _gather_nd_grad(updates, indices, tensor)
@@ -1279,7 +1279,7 @@ def tensor_scatter_nd_update(tensor, indices, updates) -> Tensor:
     >>> tl.tensor_scatter_nd_update(tl.zeros(4), [[1], [3], [1]], tl.tensor([1.0, 2.0, 3.0])).numpy().tolist()
     [0.0, 3.0, 0.0, 2.0]
     """
-    tensor = as_tensor(tensor)
+    tensor, updates = as_tensors(tensor, updates)
     indices, updates = _scatter_operands("tensor_scatter_nd_update", indices, updates)
     _concrete_bounds("tensor_scatter_nd_update", indices, tensor.shape)
     return _scatter_update(tensor, indices, updates)

@@ -9,7 +9,7 @@ differences never cross a branch switch.
 
 >>> from tensorlib.testing.op_db_control_flow import OPINFOS
 >>> sorted({t for info in OPINFOS for t in info.op_types})
-['Cond', 'Scan', 'While']
+['Cond', 'Scan', 'While', 'WhileVjp']
 >>> [info.name for info in OPINFOS][:2]
 ['cond', 'cond_node']
 """
@@ -234,8 +234,22 @@ def _bounded_while_ref(limit, x):
     return x * count
 
 
+def _unbounded_while(limit, x):
+    """As ``_bounded_while`` without a bound: its gradient (a ``WhileVjp`` node, traced) runs the loop again."""
+    count, y = tl.while_loop(lambda s: s[0] < limit, lambda s: (s[0] + 1, tl.sin(s[1]) * 2.0), (tl.tensor(0), x))
+    return y * tl.cast(count, y.dtype)
+
+
+def _unbounded_while_ref(limit, x):
+    count = 0
+    while count < limit:
+        count, x = count + 1, np.sin(x) * 2.0
+    return x * count
+
+
 _while_node = _node(_while)
 _bounded_while_node = _node(_bounded_while)
+_unbounded_while_node = _node(_unbounded_while)
 
 
 @st.composite
@@ -323,6 +337,15 @@ OPINFOS = [
         _bounded_while_ref,
         _while_draw,
         op_types=("While",),  # a While node with the bound; its gradient runs the loop again
+        **_CONTROL,
+    ),
+    OpInfo(
+        "while_loop_unbounded_node",
+        _unbounded_while_node,
+        _unbounded_while_ref,
+        _while_draw,
+        op_types=("While", "WhileVjp"),  # the gradient: a WhileVjp node, its transpose forward mode
+        second_order=False,  # a second derivative of an unbounded loop needs maximum_iterations
         **_CONTROL,
     ),
 ]

@@ -349,11 +349,42 @@ def _adjugate_draw(draw, dtype):
 
 @st.composite
 def _adjugate_grad_draw(draw, dtype):
-    """(x, g): x invertible (gradients in both checked: det's third derivative) or of lower rank (in g only)."""
-    sample = draw(_adjugate_draw(dtype))
-    x = sample.args[0]
+    """(x, g): x invertible or of lower rank, gradients in both checked (det's third derivative, at any x)."""
+    x = draw(_adjugate_draw(dtype)).args[0]
     g = _rng(draw(SEEDS)).uniform(-1, 1, x.shape).astype(dtype)
-    return SampleInput((x, g), grad_argnums=(0, 1) if sample.grad_argnums else (1,))
+    return SampleInput((x, g), grad_argnums=(0, 1))
+
+
+@st.composite
+def _det_derivative_draw(draw, dtype):
+    """(x, directions): x of any rank, one or two directions (det's third and fourth derivatives)."""
+    x = draw(_adjugate_draw(dtype)).args[0]
+    m = draw(st.integers(1, 2))
+    directions = _rng(draw(SEEDS)).uniform(-1, 1, x.shape[:-2] + (m,) + x.shape[-2:]).astype(dtype)
+    return SampleInput((x, directions), grad_argnums=(0, 1))
+
+
+def _det_derivative(x, directions):
+    from ..dispatch import apply
+    from ..ops.linalg_ops import _det_derivative as op
+
+    return apply(op, (x, directions))
+
+
+def _det_derivative_ref(x, directions, h=0.5):
+    """The gradient of D^m det(x)[d_1..d_m] by mixed central differences of det, a polynomial of degree n: exact
+    but for rounding where m + 1 >= n - 1 (n <= 3 here)."""
+    import itertools
+
+    x64, d64, out = x.astype(np.float64), directions.astype(np.float64), np.zeros(x.shape)
+    for index in np.ndindex(x.shape[-2:]):
+        unit = np.zeros(x.shape[-2:])
+        unit[index] = 1.0
+        steps = [d64[..., i, :, :] for i in range(d64.shape[-3])] + [np.broadcast_to(unit, x.shape)]
+        for signs in itertools.product((1, -1), repeat=len(steps)):
+            point = x64 + h * sum(sign * d for sign, d in zip(signs, steps))
+            out[(Ellipsis,) + index] += np.prod(signs) * np.linalg.det(point)
+    return (out / (2 * h) ** len(steps)).astype(x.dtype)
 
 
 def _adjugate_grad(x, g):
@@ -631,6 +662,87 @@ def _circulant_draw(draw, dtype):
 
 def _circulant_ref(c):
     return np.stack([np.roll(c, k, axis=-1) for k in range(c.shape[-1])], axis=-1)
+
+
+def _fractional_power(a):
+    return tl.linalg.fractional_matrix_power(a, 0.7)
+
+
+def _fractional_power_ref(a):
+    import scipy.linalg
+
+    return _each_matrix(lambda m: scipy.linalg.fractional_matrix_power(m, 0.7).real, a.astype(np.float64)).astype(
+        a.dtype
+    )
+
+
+@st.composite
+def _kron_draw(draw, dtype):
+    rng, batch = _rng(draw(SEEDS)), draw(BATCHES)
+    a = rng.uniform(-2, 2, batch + (draw(SIDES), draw(SIDES))).astype(dtype)
+    b = rng.uniform(-2, 2, draw(st.sampled_from([batch, ()])) + (draw(SIDES), draw(SIDES))).astype(dtype)
+    return SampleInput((a, b), grad_argnums=(0, 1))
+
+
+def _kron_ref(a, b):
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+    return np.stack(
+        [np.kron(x, y) for x, y in zip(a.reshape((-1,) + a.shape[-2:]), b.reshape((-1,) + b.shape[-2:]))]
+    ).reshape(batch + (a.shape[-2] * b.shape[-2], a.shape[-1] * b.shape[-1]))
+
+
+@st.composite
+def _khatri_rao_draw(draw, dtype):
+    rng, k = _rng(draw(SEEDS)), draw(SIDES)
+    a, b = rng.uniform(-2, 2, (draw(SIDES), k)), rng.uniform(-2, 2, (draw(SIDES), k))
+    return SampleInput((a.astype(dtype), b.astype(dtype)), grad_argnums=(0, 1))
+
+
+def _khatri_rao_ref(a, b):
+    import scipy.linalg
+
+    return scipy.linalg.khatri_rao(a, b)
+
+
+@st.composite
+def _lyapunov_draw(draw, dtype, discrete=False):
+    """a with eigenvalues in [1, 2.5] (continuous: a and -a^H share none), or of norm below 1/2 (discrete: no
+    eigenvalue product is 1); q any."""
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(SIDES)
+    rng = _rng(seed)
+    if discrete:
+        a = rng.uniform(-0.5, 0.5, batch + (n, n)) / n
+    else:
+        a = _spd(seed, batch + (n, n), np.float64) / (n + 1) + np.eye(n) + rng.uniform(-0.2, 0.2, batch + (n, n))
+    q = rng.uniform(-2, 2, draw(st.sampled_from([batch, ()])) + (n, n))
+    return SampleInput((a.astype(dtype), q.astype(dtype)), grad_argnums=(0, 1))
+
+
+def _lyapunov_ref(name):
+    def ref(a, q):
+        import scipy.linalg
+
+        q = np.broadcast_to(q, a.shape[:-2] + q.shape[-2:])
+        return _each_matrix(getattr(scipy.linalg, name), a.astype(np.float64), q).astype(a.dtype)
+
+    return ref
+
+
+@st.composite
+def _solve_banded_draw(draw, dtype):
+    rng, n = _rng(draw(SEEDS)), draw(st.integers(1, 4))
+    lower, upper = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    ab = rng.uniform(-1, 1, (lower + upper + 1, n))
+    ab[upper] += 4.0  # a diagonally dominant band
+    b = rng.uniform(-2, 2, (n,) if draw(st.booleans()) else (n, draw(SIDES)))
+    return SampleInput(((lower, upper), ab.astype(dtype), b.astype(dtype)), grad_argnums=(1, 2))
+
+
+def _solve_banded_ref(l_and_u, ab, b):
+    import scipy.linalg
+
+    return scipy.linalg.solve_banded(l_and_u, ab, b)
 
 
 @st.composite
@@ -1110,6 +1222,15 @@ OPINFOS = [
         atol=1e-5,
     ),
     OpInfo(
+        "linalg.det's higher derivatives",
+        _det_derivative,
+        _det_derivative_ref,
+        _det_derivative_draw,
+        op_types=("MatrixDeterminantDerivative",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
         "linalg.matrix_exp",
         tl.linalg.matrix_exp,
         _expm_ref,
@@ -1271,6 +1392,108 @@ OPINFOS = [
     ),
     OpInfo("linalg.toeplitz", tl.linalg.toeplitz, _toeplitz_ref, _toeplitz_draw),
     OpInfo("linalg.circulant", tl.linalg.circulant, _circulant_ref, _circulant_draw),
+    OpInfo(
+        "linalg.cosm",
+        tl.linalg.cosm,
+        _each_matrix_ref("cosm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.sinm",
+        tl.linalg.sinm,
+        _each_matrix_ref("sinm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.tanm",
+        tl.linalg.tanm,
+        _each_matrix_ref("tanm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.coshm",
+        tl.linalg.coshm,
+        _each_matrix_ref("coshm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.sinhm",
+        tl.linalg.sinhm,
+        _each_matrix_ref("sinhm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.tanhm",
+        tl.linalg.tanhm,
+        _each_matrix_ref("tanhm"),
+        _square(_near_identity),
+        op_types=("MatrixExponential",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.fractional_matrix_power",
+        _fractional_power,
+        _fractional_power_ref,
+        _square(_near_identity),
+        op_types=("MatrixLogarithm", "MatrixExponential"),
+        dtypes=FLOATS,
+        atol=1e-5,
+        second_order=False,  # as logm's: checked on one matrix in tests/test_linalgadv3.py
+    ),
+    OpInfo(
+        "linalg.funm",
+        lambda a: tl.linalg.funm(a, tl.exp),
+        _expm_ref,
+        _square(_near_identity),
+        op_types=("Eig",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo("linalg.kron", tl.linalg.kron, _kron_ref, _kron_draw),
+    OpInfo("linalg.khatri_rao", tl.linalg.khatri_rao, _khatri_rao_ref, _khatri_rao_draw),
+    OpInfo(
+        "linalg.solve_continuous_lyapunov",
+        tl.linalg.solve_continuous_lyapunov,
+        _lyapunov_ref("solve_continuous_lyapunov"),
+        _lyapunov_draw,
+        op_types=("SylvesterSolve",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.solve_discrete_lyapunov",
+        tl.linalg.solve_discrete_lyapunov,
+        _lyapunov_ref("solve_discrete_lyapunov"),
+        lambda dtype: _lyapunov_draw(dtype, discrete=True),
+        op_types=("MatrixSolve",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "linalg.solve_banded",
+        tl.linalg.solve_banded,
+        _solve_banded_ref,
+        _solve_banded_draw,
+        op_types=("MatrixSolve",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
     OpInfo(
         "linalg.schur",
         tl.linalg.schur,

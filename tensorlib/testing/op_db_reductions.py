@@ -125,6 +125,29 @@ def _unique_draw(draw, dtype):
 
 
 @st.composite
+def _unique_size_draw(draw, dtype):
+    x = draw(tensors(dtype, shapes(1, 2), st.sampled_from([0, 1, 2]).map(np.dtype(dtype).type)))
+    flags = {k: draw(st.booleans()) for k in ("return_index", "return_inverse", "return_counts")}
+    fill = draw(st.sampled_from([None, 7]))
+    return SampleInput((x,), {**flags, "size": draw(st.integers(0, 4)), "fill_value": fill}, grad_argnums=())
+
+
+def _unique_size_ref(x, return_index=False, return_inverse=False, return_counts=False, size=0, fill_value=None):
+    """jnp.unique(..., size=, fill_value=) from numpy.unique: the first ``size`` values, padded."""
+    values, index, inverse, counts = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    k = min(size, values.size)
+    pad = values[0] if fill_value is None else fill_value
+    out = [np.concatenate([values[:k], np.full(size - k, pad, x.dtype)])]
+    if return_index:
+        out.append(np.concatenate([index[:k], np.full(size - k, index[0])]))
+    if return_inverse:
+        out.append(inverse.reshape(x.shape))
+    if return_counts:
+        out.append(np.concatenate([counts[:k], np.zeros(size - k, np.int64)]))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@st.composite
 def _bincount_draw(draw, dtype):
     n = draw(st.integers(0, 6))
     x = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=np.int64)
@@ -333,6 +356,18 @@ OPINFOS = [
         dtypes=NUMERIC + (_dt.bool_,),
         # The values gather x at first occurrences (differentiable); the drawn x repeat values, where a
         # perturbation changes how many there are, so central differences have nothing to compare.
+    ),
+    OpInfo(
+        "unique_size",
+        tl.unique,
+        _unique_size_ref,
+        _unique_size_draw,
+        op_types=("UniqueSized", "GatherV2"),
+        dtypes=NUMERIC + (_dt.bool_,),
+        error_inputs=(
+            ErrorInput((np.ones((2, 2)),), {"size": 2, "axis": 0}, NotImplementedError, "unique: size= with axis="),
+            ErrorInput((np.ones(0),), {"size": 2}, ValueError, r"unique: size=2 of an empty input needs a fill_value"),
+        ),
     ),
     OpInfo(
         "bincount",

@@ -8,7 +8,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
-from ...dispatch import apply, as_tensor
+from ...dispatch import apply, as_tensor, as_tensors
 from ...grad.registry import once_per_pass, register_gradient
 from ...tensor import Tensor
 from .. import math as math_ops
@@ -327,7 +327,7 @@ def weighted_moments(x, axes, frequency_weights, keepdims: bool = False) -> tupl
     >>> mean.numpy().tolist(), variance.numpy().tolist()
     (1.5, 0.75)
     """
-    x, weights = as_tensor(x), as_tensor(frequency_weights)
+    x, weights = as_tensors(x, frequency_weights)
     axes = _moment_axes(axes, "weighted_moments")
     try:
         broadcast_shapes(weights.shape, x.shape)
@@ -360,12 +360,13 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon: floa
     >>> y.numpy().tolist()
     [-1.0, 1.0]
     """
-    x = as_tensor(x)
+    # read together: lists next to a float64 x are float64 (they were float32, or crashed in variance + epsilon)
+    x, mean, variance, offset, scale = as_tensors(x, mean, variance, offset, scale)
     if isinstance(variance_epsilon, (int, float, np.integer, np.floating)):  # a Tensor is the caller's to check
         variance_epsilon = _epsilon(variance_epsilon, "batch_normalization", x)
     for what, value in (("mean", mean), ("variance", variance), ("offset", offset), ("scale", scale)):
         # Unchecked, statistics of the wrong size failed in Mul or Add, naming neither this function nor them.
-        shape = tuple(np.shape(value)) if value is not None else ()
+        shape = tuple(value.shape) if value is not None else ()
         try:
             broadcast_shapes(shape, x.shape)
         except ValueError:

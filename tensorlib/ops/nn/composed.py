@@ -13,7 +13,7 @@ import math as _math
 import numpy as np
 
 from ... import dtypes as _dt
-from ...dispatch import as_tensor
+from ...dispatch import as_tensor, as_tensors
 from ...tensor import Tensor
 from .. import array as array_ops
 from .. import elementwise as elementwise_ops
@@ -146,8 +146,8 @@ def log_poisson_loss(targets, log_input, compute_full_loss: bool = False) -> Ten
     >>> tl.nn.log_poisson_loss(tl.tensor([0.0, 2.0]), tl.tensor([0.0, 1.0])).numpy().round(4).tolist()
     [1.0, 0.7183]
     """
+    targets, log_input = as_tensors(targets, log_input)
     log_input = _float_or_float64(log_input, "log_poisson_loss", "log_input")
-    targets = as_tensor(targets)
     _same_shape(targets, log_input, "targets", "log_input", "log_poisson_loss")
     loss = math_ops.exp(log_input) - log_input * targets
     if compute_full_loss:
@@ -172,13 +172,12 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight) -> Tensor:
     [1.3863, 0.0]
     """
     name = "weighted_cross_entropy_with_logits"
-    logits = as_tensor(logits)
+    labels, logits = as_tensors(labels, logits)
     if logits.dtype.kind != "f":
         raise TypeError(f"{name}: logits must be a floating-point tensor, got {logits.dtype} (shape {logits.shape})")
-    labels = as_tensor(labels)
     _same_shape(labels, logits, "labels", "logits", name)
     if not isinstance(pos_weight, (int, float)) or isinstance(pos_weight, bool):
-        pos_weight = as_tensor(pos_weight)  # a Python number stays weak: float16 logits give a float16 loss
+        pos_weight = as_tensors(logits, pos_weight)[1]  # a Python number stays weak: float16 logits give float16
     log_weight = 1.0 + (pos_weight - 1.0) * labels
     return (1.0 - labels) * logits + log_weight * softplus(-logits)
 
@@ -194,8 +193,8 @@ def prelu(x, alpha) -> Tensor:
     >>> tl.nn.prelu(tl.tensor([[-2.0, 3.0], [-1.0, -1.0]]), tl.tensor([0.5, 0.1])).numpy().tolist()
     [[-1.0, 3.0], [-0.5, -0.10000000149011612]]
     """
+    x, alpha = as_tensors(x, alpha)
     x = _float_input(x, "prelu")
-    alpha = as_tensor(alpha)
     if alpha.ndim > x.ndim or any(
         a is not None and d is not None and a not in (1, d) for a, d in zip(alpha.shape[::-1], x.shape[::-1])
     ):
@@ -335,7 +334,7 @@ def scaled_dot_product_attention(
     [[[1.0, 0.0], [0.3302, 0.6698]]]
     """
     name = "scaled_dot_product_attention"
-    q, k, v = as_tensor(query), as_tensor(key), as_tensor(value)
+    q, k, v = as_tensors(query, key, value)
     where = (
         f"(query shape {tuple(q.shape)} {q.dtype}, key shape {tuple(k.shape)} {k.dtype}, value shape "
         f"{tuple(v.shape)} {v.dtype})"
@@ -356,7 +355,7 @@ def scaled_dot_product_attention(
     if is_causal and attn_mask is not None:
         raise ValueError(f"{name}: give attn_mask or is_causal, not both {where}")
     if attn_mask is not None:
-        mask = as_tensor(attn_mask)
+        mask = as_tensors(q, attn_mask)[1]  # an additive list mask next to float64 queries is float64
         if not _broadcastable(mask.shape, q.shape[:-1] + (s,)):
             raise ValueError(
                 f"{name}: attn_mask of shape {tuple(mask.shape)} ({mask.dtype}) does not broadcast to the scores "

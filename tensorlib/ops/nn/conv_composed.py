@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ...dispatch import as_tensor
+from ...dispatch import as_tensor, as_tensors
 from ...tensor import Tensor
 from .. import math as math_ops
 from .. import shape as shape_ops
@@ -88,7 +88,7 @@ def conv1d(input, filters, stride, padding, dilations=1, data_format: str = "NWC
     name = "conv1d"
     if data_format not in ("NWC", "NCW"):
         raise ValueError(f"{name}: data_format must be 'NWC' or 'NCW', got {data_format!r}")
-    x, filters = as_tensor(input), as_tensor(filters)
+    x, filters = as_tensors(input, filters)
     where = _shape_text(x, filters)  # the shapes passed (an NCW input was reported transposed)
     if x.ndim != 3 or filters.ndim != 3:
         layout = "NCW (batch, channels, width)" if data_format == "NCW" else "NWC (batch, width, channels)"
@@ -129,7 +129,7 @@ def depthwise_conv2d(input, filter, strides, padding, dilations=1, data_format: 
     name = "depthwise_conv2d"
     if data_format not in ("NHWC", "NCHW"):
         raise ValueError(f"{name}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
-    x, w = as_tensor(input), as_tensor(filter)
+    x, w = as_tensors(input, filter)
     where = _shape_text(x, w)  # the shapes passed (an NCHW input was quoted transposed)
     if data_format == "NCHW" and x.ndim == 4:
         x = shape_ops.transpose(x, (0, 2, 3, 1))

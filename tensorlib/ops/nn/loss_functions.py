@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ...dispatch import as_tensor
+from ...dispatch import as_tensor, as_tensors
 from ...tensor import Tensor
 from .. import array as array_ops
 from .. import elementwise as elementwise_ops
@@ -47,6 +47,7 @@ def _pair(input, target, name: str):
 
     The losses compute float16 in float32 and round once (as PyTorch's kernels do): a float16 square or sum of
     squares overflows from 256 (``mse_loss`` of a difference of 300 was inf, its mean 45000 fits float16)."""
+    input, target = as_tensors(input, target)  # a list target next to a float64 input is float64
     x, y = _float_or_float64(input, name, "input"), _float_or_float64(target, name, "target")
     try:
         broadcast_shapes(x.shape, y.shape)
@@ -149,7 +150,7 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
     if x.is_symbolic:  # NaN where the input is not a probability (the clamped logs gave 100 for 1.5 and -0.1)
         loss = elementwise_ops.where(math_ops.logical_and(p >= 0.0, p <= 1.0), loss, float("nan"))
     if weight is not None:
-        weight = as_tensor(weight)
+        weight = as_tensors(x, weight)[1]
         _broadcasts_to(weight, x, "binary_cross_entropy")
         dtype = _dt.promote_types(dtype, weight.dtype)
         loss = loss * _widened(weight)

@@ -12,7 +12,7 @@ import math as _math
 import numpy as np
 
 from ... import dtypes as _dt
-from ...dispatch import as_tensor
+from ...dispatch import as_tensor, as_tensors
 from ...tensor import Tensor
 from .. import linalg as linalg_ops
 from .. import math as math_ops
@@ -69,7 +69,7 @@ def _affine(y, x, scale, offset, axes, name: str):
     for what, value in (("scale", scale), ("offset", offset)):
         if value is None:
             continue
-        value = as_tensor(value)
+        value = as_tensors(x, value)[1]  # a list next to float64 x is float64
         half = half and value.dtype == _dt.float16
         value = _widened(value)
         if len(value.shape) != len(normalized) or any(

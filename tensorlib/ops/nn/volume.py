@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...backends import numpy_nn as _kernels
-from ...dispatch import as_tensor
+from ...dispatch import as_tensor, as_tensors
 from ...tensor import Tensor
 from .. import shape as shape_ops
 from ._common import _index, _op_type
@@ -136,7 +136,7 @@ def conv3d(input, filters, strides, padding, data_format: str = "NDHWC", dilatio
     (1, 8, 4, 5, 6)
     """
     name = "conv3d"
-    x, w = as_tensor(input), as_tensor(filters)
+    x, w = as_tensors(input, filters)
     where = _where(x, w)
     x = _volume(name, data_format, x, w)
     if x.shape[4] != w.shape[3]:

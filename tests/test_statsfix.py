@@ -1,0 +1,205 @@
+"""tl.stats, the statsfix round: what the statsplus note left open (the log-tail ops batched under vmap, the lower
+gamma log tail for a huge shape, vonmises' distribution function, multinomial with probabilities that do not sum to
+1) and an attack on the ten newest families (truncnorm, gumbel_r, gumbel_l, lognorm, weibull_min, halfnorm, rayleigh,
+invgamma, f, loggamma) and every family's log tails.
+
+References: scipy.stats in float64 where SciPy is accurate; closed forms, SciPy's special functions and mpmath
+(importorskip) where SciPy underflows or loses digits; float64 central differences for gradients; a Python loop for
+vmap.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.special as sp
+import scipy.stats as ss
+
+import tensorlib as tl
+from tests._helpers import central_differences
+
+
+# ------------------------------------------------------------------ the log-tail ops under vmap
+def _calls(f, *args):
+    """``{op type: kernel calls}`` while ``f(*args)`` runs."""
+    with tl.profile() as prof:
+        f(*args)
+    counts = {}
+    for event in prof.events:
+        counts[event.op_type] = counts.get(event.op_type, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("op_type", "f", "x"),
+    [
+        ("LogIgammaFactor", lambda x: tl.stats.gamma.logsf(x, 2.5), [800.0, 900.0, 1500.0, 2.0, 3000.0]),
+        ("LogIgammaFactor", lambda x: tl.stats.poisson.logcdf(x, 900.0), [1.0, 5.0, 20.0, 899.0, 40.0]),
+        ("LogBetaincFraction", lambda x: tl.stats.beta.logcdf(x, 3.0, 2.0), [1e-200, 1e-150, 1e-300, 0.3, 1e-250]),
+    ],
+)
+def test_log_tail_ops_run_once_under_vmap_and_agree_with_a_loop(op_type, f, x):
+    x = tl.tensor(np.array(x))
+    batched = tl.vmap(f)(x).numpy()
+    loop = np.array([float(f(x[i])) for i in range(x.shape[0])])
+    np.testing.assert_allclose(batched, loop, rtol=1e-14)
+    assert _calls(tl.vmap(f), x)[op_type] == 1
+    grads = tl.vmap(tl.grad(f))(x).numpy()
+    np.testing.assert_allclose(grads, [float(tl.grad(f)(x[i])) for i in range(x.shape[0])], rtol=1e-12)
+
+
+def test_log_betainc_fraction_gradient_op_runs_once_under_vmap():
+    f = tl.grad(lambda a: tl.stats.beta.logcdf(1e-200, a, 2.0))
+    a = tl.tensor(np.array([3.0, 4.0, 5.5]))
+    batched = tl.vmap(f)(a).numpy()
+    np.testing.assert_allclose(batched, [float(f(a[i])) for i in range(3)], rtol=1e-13)
+    assert _calls(tl.vmap(f), a)["LogBetaincFractionGrad"] == 1
+
+
+# ------------------------------------------------------------------ the gamma log tails for a huge shape
+def _log_gamma_tail_by_quadrature(a, x, upper):
+    """``log P(a, x)`` (``x`` below the mode) or ``log Q(a, x)`` (above), by mpmath's quadrature of ``t**(a - 1)
+    e**-t`` from ``x`` outward, on points spaced by the integrand's decay length (mpmath's own gammainc does not
+    converge from a ~ 1e8)."""
+    mp = pytest.importorskip("mpmath")
+    with mp.workdps(40):
+        a, x = mp.mpf(a), mp.mpf(x)
+
+        def g(t):
+            return (a - 1) * mp.log(t) - t
+
+        length = 1 / abs((a - 1) / x - 1)
+        steps = [length * 10**k for k in range(-1, 12)]
+        if upper:
+            points = [x] + [x + s for s in steps if s < 1e6 * x] + [mp.inf]
+        else:
+            points = [0] + [x - s for s in steps if s < x][::-1] + [x]
+        integral = mp.quad(lambda t: mp.exp(g(t) - g(x)), points)
+        return float(g(x) + mp.log(integral) - mp.loggamma(a))
+
+
+def _huge_shape_points(sds):
+    return [(a, a - k * math.sqrt(a)) for a in (1e8, 1e10, 1e12, 1e14, 1e16) for k in sds]
+
+
+@pytest.mark.parametrize(("a", "x"), _huge_shape_points((39.0, 60.0, 1000.0)) + [(1e12, 5e11), (1e14, 3.0)])
+def test_lower_gamma_log_tail_for_a_huge_shape_matches_quadrature(a, x):
+    # the series' term cap: gamma.logcdf(1e12 - 39e6, 1e12) was NaN for -765.102930117182 (mpmath)
+    want = _log_gamma_tail_by_quadrature(a, x, upper=False)
+    got = tl.stats.gamma.logcdf(tl.tensor(np.float64(x)), np.float64(a)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-12 * max(1.0, abs(want) / 1e3))
+
+
+def _log_lower_gamma_by_numpy_series(a, x, terms):
+    """log P(a, x) = log S + a log x - x - gammaln(a + 1), S = sum_n prod_k x / (a + k) (``terms`` terms, summed as
+    logs), the prefactor as -a (d - log1p(d)) - stirling(a) - log(2 pi a) / 2 with d = x / a - 1 (d - log1p(d) by its
+    series: the difference cancels; a >= 1e5, where stirling(a) is 1 / (12 a) to 1e-17)."""
+    k = np.arange(1.0, terms + 1.0)
+    log_terms = np.concatenate([[0.0], np.cumsum(np.log1p((x - a - k) / (a + k)))])
+    log_s = log_terms.max() + np.log(np.exp(log_terms - log_terms.max()).sum())
+    d = (x - a) / a
+    half_eta_square = math.fsum((-d) ** j / j for j in range(2, 60))
+    return log_s - a * half_eta_square - 1 / (12 * a) - 0.5 * math.log(2 * math.pi * a)
+
+
+def test_lower_gamma_log_tail_for_a_huge_shape_matches_its_series_summed_in_numpy():
+    a = 1e12
+    x = a - 40.0 * math.sqrt(a)
+    want = _log_lower_gamma_by_numpy_series(a, x, 2_000_000)
+    got = tl.stats.gamma.logcdf(tl.tensor(np.float64(x)), np.float64(a)).numpy()
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-8)
+
+
+# ------------------------------------------------------------------ gammainc and its inverses for a large shape
+LARGE_SHAPE = [(a, k) for a in (1e6, 1e8, 1e10) for k in (5.0, 10.0, 30.0)]
+
+
+@pytest.mark.parametrize(("a", "k"), LARGE_SHAPE)
+def test_gammainc_for_a_large_shape_below_the_mean_matches_its_series(a, k):
+    # SciPy's (Cephes') series stops at 2000 terms: gammainc(1e8, 1e8 - 1e5) was 6.413e-24 for 7.370e-24
+    x = a - k * math.sqrt(a)
+    want = _log_lower_gamma_by_numpy_series(a, x, int(60 * a / (a - x)) + 1000)
+    a_, x_ = tl.tensor(np.float64(a)), tl.tensor(np.float64(x))
+    np.testing.assert_allclose(np.log(tl.special.gammainc(a_, x_).numpy()), want, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(tl.special.gammaincc(a_, x_).numpy(), -np.expm1(want), rtol=1e-15)
+    np.testing.assert_allclose(np.log(tl.stats.gamma.cdf(x_, a_).numpy()), want, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(np.log(tl.stats.chi2.cdf(2.0 * x_, 2.0 * a_).numpy()), want, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(np.log(tl.stats.poisson.sf(a_ - 1.0, x_).numpy()), want, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(tl.stats.gamma.logcdf(x_, a_).numpy(), want, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize(("a", "k"), LARGE_SHAPE)
+def test_gammainc_for_a_large_shape_matches_quadrature(a, k):
+    x = a - k * math.sqrt(a)
+    want = _log_gamma_tail_by_quadrature(a, x, upper=False)
+    got = np.log(tl.special.gammainc(tl.tensor(np.float64(a)), tl.tensor(np.float64(x))).numpy())
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * max(1.0, abs(want)))
+
+
+@pytest.mark.parametrize("a", [1e6, 1e8])
+def test_gammaincinv_for_a_large_shape_inverts_the_right_gammainc(a):
+    # SciPy's inverse inverted its short series: gammaincinv(1e8, 1e-7) had P(a, x) = 1.04e-7 (1e9: 2.6e-7)
+    q = np.array([1e-7, 1e-20, 1e-100, 1e-300])
+    a_ = tl.tensor(np.float64(a))
+    x = tl.special.gammaincinv(a_, tl.tensor(q)).numpy()
+    residual = np.array([_log_lower_gamma_by_numpy_series(a, xi, int(60 * a / (a - xi)) + 1000) for xi in x])
+    slope = np.exp(ss.gamma.logpdf(x, a) - np.log(q))  # d log P / dx
+    assert (np.abs((residual - np.log(q)) / slope) <= 1e-13 * x).all(), (residual - np.log(q)) / slope / x
+    np.testing.assert_allclose(tl.stats.gamma.ppf(tl.tensor(q), a_).numpy(), x, rtol=1e-15)
+    # Q = 1 - 1e-7: the same x, to the rounding of 1 - q
+    np.testing.assert_allclose(tl.special.gammainccinv(a_, tl.tensor(1.0 - q[:1])).numpy(), x[:1], rtol=1e-12)
+    np.testing.assert_allclose(tl.stats.gamma.isf(tl.tensor(1.0 - q[:1]), a_).numpy(), x[:1], rtol=1e-12)
+
+
+def test_gammaincinv_for_a_huge_shape_round_trips():
+    a = np.float64(1e12)
+    q = np.array([1e-7, 1e-20, 1e-100, 1e-300])
+    x = tl.special.gammaincinv(tl.tensor(a), tl.tensor(q))
+    slope = np.exp(ss.gamma.logpdf(x.numpy(), a) - np.log(q))
+    error = (tl.stats.gamma.logcdf(x, tl.tensor(a)).numpy() - np.log(q)) / slope
+    assert (np.abs(error) <= 1e-13 * x.numpy()).all(), error
+
+
+@pytest.mark.parametrize("a", [1e8, 1e10])
+def test_gammainc_gradients_for_a_large_shape(a):
+    # IgammaGradA's density x**(a - 1) e**-x / Gamma(a) in the textbook form lost a log x times float64's precision:
+    # d/da log gammainc(1e10, 1e10 - 5e5) was 1.0e-5 relative off (-5.186678e-05 for -5.186625e-05, mpmath)
+    x = a - np.array([5.0, 10.0, 30.0]) * math.sqrt(a)
+
+    def f(x, a):
+        return tl.log(tl.special.gammainc(a, x))
+
+    gx, ga = tl.grad(lambda x, a: f(x, a).sum(), argnums=(0, 1))(tl.tensor(x), tl.tensor(np.float64(a)))
+    h = 1e-3 * math.sqrt(a)
+    by_a = [(f(xi, a + h).numpy() - f(xi, a - h).numpy()) / (2 * h) for xi in x]
+    by_x = (f(x + h, a).numpy() - f(x - h, a).numpy()) / (2 * h)
+    np.testing.assert_allclose(gx.numpy(), by_x, rtol=1e-8)
+    np.testing.assert_allclose(float(ga), sum(by_a), rtol=1e-8)
+
+
+# ------------------------------------------------------------------ multinomial with probabilities off the simplex
+def _multinomial_logpmf_formula(x, n, p):
+    return sp.gammaln(n + 1) - sp.gammaln(x + 1).sum(-1) + sp.xlogy(x, p).sum(-1)
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_multinomial_probabilities_normalized_in_float32_pass_and_others_are_nan(mode):
+    x = np.array([1.0, 2.0, 3.0])
+    logits = np.random.default_rng(7).normal(size=(6, 3)).astype(np.float32)
+    softmax = (np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)).astype(np.float64)  # sums to 1 +- 5e-8
+    assert np.abs(softmax.sum(-1) - 1).max() > 1e-8  # beyond sqrt(eps) of float64: was NaN
+    off = np.array([[0.2, 0.3, 0.4], [0.5, 0.6, -0.1], [0.2, 0.3, 0.5 + 1e-3]])  # sums 0.9, a negative entry, 1.001
+    p = np.concatenate([softmax, off, [[0.2, 0.3, 0.5]]])
+
+    def both(x, p):
+        return tl.stats.multinomial.logpmf(x, 6, p), tl.stats.multinomial.pmf(x, 6, p)
+
+    logpmf, pmf = both(tl.tensor(x), tl.tensor(p)) if mode == "eager" else tl.function(both)(tl.tensor(x), tl.tensor(p))
+    want = _multinomial_logpmf_formula(x, 6, p)
+    want[6:9] = np.nan  # SciPy's value from 1.18 (1.17 adjusts the last entry and warns that it will be NaN)
+    np.testing.assert_allclose(logpmf.numpy(), want, rtol=1e-14)
+    np.testing.assert_allclose(pmf.numpy(), np.exp(want), rtol=1e-14)
+    np.testing.assert_allclose(logpmf.numpy()[-1], ss.multinomial.logpmf(x, 6, [0.2, 0.3, 0.5]), rtol=1e-14)
+    # float32 p: its own tolerance, the same as float32 dirichlet's
+    got32 = tl.stats.multinomial.logpmf(tl.tensor(x.astype(np.float32)), 6, tl.tensor(p.astype(np.float32)))
+    assert got32.dtype == np.float32 and np.isnan(got32.numpy()[6:9]).all() and np.isfinite(got32.numpy()[:6]).all()
