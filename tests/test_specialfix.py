@@ -202,3 +202,30 @@ def test_elliptic_gradients_at_m_1_and_minus_infinity_are_their_limits(dtype):
         step = np.array([1e3, 1e-10])
         np.testing.assert_allclose(by_k[2:], _central(sp.ellipk, m[2:], step), rtol=1e-5)
         np.testing.assert_allclose(by_e[2:], _central(sp.ellipe, m[2:], step), rtol=1e-5)
+
+
+# ---------------------------------------------------------------- log_expit
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_log_expit_is_scipys_rounded_once_with_gradient_expit_of_minus_x(dtype):
+    x = np.concatenate([np.linspace(-120.0, 120.0, 2401), [np.inf, -np.inf, np.nan, 0.0, 1e-30, -1e-30, 36.7, 800.0]])
+    x = x.astype(dtype)
+    got = tl.special.log_expit(x).numpy()
+    assert got.dtype == dtype
+    ulp = np.finfo(dtype).eps
+    np.testing.assert_allclose(got, sp.log_expit(x.astype(np.float64)).astype(dtype), rtol=ulp, atol=0)
+    g = _grad(tl.special.log_expit, x[:-8], dtype=dtype)
+    want = sp.expit(-x[:-8].astype(np.float64)).astype(dtype)
+    np.testing.assert_allclose(g, want, rtol=2 * ulp, atol=np.finfo(dtype).tiny)
+    inner = np.linspace(-20.0, 20.0, 41)
+    np.testing.assert_allclose(_grad(tl.special.log_expit, inner), _central(sp.log_expit, inner), rtol=1e-8)
+    assert tl.special.log_expit(np.array([1, 2])).dtype == tl.float64  # NumPy's rule for integers
+    second = tl.grad(tl.grad(tl.special.log_expit))(*_f64(0.5))
+    assert float(second) == pytest.approx(-sp.expit(0.5) * sp.expit(-0.5), rel=1e-15)
+
+
+def test_log_expit_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    x = np.linspace(-50.0, 50.0, 101)
+    np.testing.assert_allclose(tl.special.log_expit(x).numpy(), jax.nn.log_sigmoid(x), rtol=1e-15)
+    np.testing.assert_allclose(_grad(tl.special.log_expit, x), jax.vmap(jax.grad(jax.nn.log_sigmoid))(x), rtol=1e-14)

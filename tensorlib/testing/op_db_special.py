@@ -386,6 +386,7 @@ _SPECIAL = [
     ),
     _special("expit", [(-6.0, 6.0)], ("Sigmoid",)),
     _special("logit", [(0.05, 0.95)], ("Logit",)),
+    _special("log_expit", [(-40.0, 40.0)], ("LogSigmoid",)),
     OpInfo("special.xlogy", tl.special.xlogy, _scipy("xlogy"), _poles_and_zeros, op_types=("Xlogy",), dtypes=FLOATS),
     OpInfo(
         "special.xlog1py", tl.special.xlog1py, _scipy("xlog1py"), _xlog1py_samples, op_types=("Xlog1py",), dtypes=FLOATS
