@@ -68,7 +68,22 @@ from .ops.special import (
     y1,
     zeta,
 )
-from .ops.special_more import bernoulli, ellipe, ellipk, fresnel, hyp1f1, lambertw, shichi, sici
+from .ops.special_more import (
+    bernoulli,
+    ellipe,
+    ellipk,
+    fresnel,
+    hyp1f1,
+    iv,
+    ive,
+    jv,
+    kv,
+    kve,
+    lambertw,
+    shichi,
+    sici,
+    yv,
+)
 
 __all__ = [
     "bernoulli",
@@ -110,13 +125,18 @@ __all__ = [
     "i0e",
     "i1",
     "i1e",
+    "iv",
+    "ive",
     "j0",
     "j1",
+    "jv",
     "k0",
     "k0e",
     "k1",
     "k1e",
     "kl_div",
+    "kv",
+    "kve",
     "lambertw",
     "log_expit",
     "log_ndtr",
@@ -139,5 +159,6 @@ __all__ = [
     "xlogy",
     "y0",
     "y1",
+    "yv",
     "zeta",
 ]

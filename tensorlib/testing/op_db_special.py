@@ -408,6 +408,18 @@ _SPECIAL = [
         )
         for name, op_type in (("i0e", "BesselI0e"), ("i1e", "BesselI1e"))
     ),
+    # real order v (no gradient in v, as torch and JAX), every order in x; x > 0 (NaN below for non-integer v)
+    *(
+        _special(name, [(-2.5, 3.0), x_range], (op_type,), samples_grads=(1,))
+        for name, op_type, x_range in (
+            ("jv", "BesselJv", (0.2, 12.0)),
+            ("yv", "BesselYv", (0.3, 12.0)),
+            ("iv", "BesselIv", (0.2, 5.0)),
+            ("kv", "BesselKv", (0.2, 5.0)),
+            ("ive", "BesselIve", (0.2, 40.0)),
+            ("kve", "BesselKve", (0.2, 40.0)),
+        )
+    ),
     _special("k0", [(0.2, 5.0)], ("BesselK0",)),
     _special("k1", [(0.2, 5.0)], ("BesselK1",)),
     # past x = 30 the scaled K gradients are Hankel's expansion: checked to second order there too
