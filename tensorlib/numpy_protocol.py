@@ -46,6 +46,7 @@ _REDUCE = {
     "logical_or": "any",
     "fmax": "nanmax",  # fmax and fmin skip NaNs
     "fmin": "nanmin",
+    "logaddexp": "logsumexp",
 }
 # The keyword arguments of ufunc.reduce / ufunc.accumulate that the tensorlib function takes as NumPy does.
 _REDUCTION_OPTIONS = {

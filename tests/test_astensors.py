@@ -385,3 +385,21 @@ def test_nanmean_and_nanstd_where_gradients_against_central_differences():
 
         got = tl.grad(lambda t, name=name: tl.sum(getattr(tl, name)(t, axis=1, where=mask)))(tl.tensor(x)).numpy()
         np.testing.assert_allclose(got, central_differences(numpy_f, finite), rtol=1e-7, atol=1e-9, err_msg=name)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
+def test_numpy_logaddexp_reduce_is_logsumexp(mode, axis):
+    """np.logaddexp.reduce(t) raised "no implementation ... for Tensors"; it is tl.logsumexp (NumPy's default
+    axis 0), also keepdims and reduceat; its gradient is the softmax."""
+    x = np.array([[0.3, 0.7, 1.1], [0.2, -0.5, -np.inf]])
+
+    def f(t):
+        return np.logaddexp.reduce(t, axis=axis, keepdims=True), np.logaddexp.reduceat(t, [0, 2, 1], axis=1)
+
+    got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+    for g, w in zip(got, f(x)):
+        assert isinstance(g, tl.Tensor) and g.shape == w.shape
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-15)
+    gradient = tl.grad(lambda t: tl.sum(np.logaddexp.reduce(t, axis=1)))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(gradient, np.exp(x - np.logaddexp.reduce(x, axis=1, keepdims=True)), rtol=1e-15)
