@@ -403,3 +403,16 @@ def test_numpy_logaddexp_reduce_is_logsumexp(mode, axis):
         np.testing.assert_allclose(g.numpy(), w, rtol=1e-15)
     gradient = tl.grad(lambda t: tl.sum(np.logaddexp.reduce(t, axis=1)))(tl.tensor(x)).numpy()
     np.testing.assert_allclose(gradient, np.exp(x - np.logaddexp.reduce(x, axis=1, keepdims=True)), rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex64, float, int])
+def test_numpy_trace_takes_dtype(dtype):
+    """np.trace(t, dtype=...) raised "argument dtype=... is not supported": tl.trace takes NumPy's accumulator dtype."""
+    x = np.array([[1.5, 2.0, 0.1], [3.0, 4.25, 0.2]])
+    for data, offset in ((x, 1), (x, 0), (x.astype(np.int32), 0)):
+        want = np.trace(data, offset, dtype=dtype)
+        got = np.trace(tl.tensor(data), offset, dtype=dtype)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+    gradient = tl.grad(lambda t: np.trace(t, dtype=np.float64))(tl.tensor(x.astype(np.float32))).numpy()
+    np.testing.assert_array_equal(gradient, np.eye(2, 3, dtype=np.float32))
