@@ -126,6 +126,7 @@ def _build_table():
 
     table, ufuncs = {}, {}
     pairs = [(np, tl), (np.linalg, getattr(tl, "linalg", None)), (np.fft, getattr(tl, "fft", None))]
+    pairs.append((np.lib.stride_tricks, tl))  # sliding_window_view
     for np_module, tl_module in pairs:
         if tl_module is None:
             continue

@@ -416,3 +416,50 @@ def test_numpy_trace_takes_dtype(dtype):
         np.testing.assert_array_equal(got.numpy(), want)
     gradient = tl.grad(lambda t: np.trace(t, dtype=np.float64))(tl.tensor(x.astype(np.float32))).numpy()
     np.testing.assert_array_equal(gradient, np.eye(2, 3, dtype=np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_sliding_window_view_matches_numpy(mode, shape, data):
+    """np.lib.stride_tricks.sliding_window_view(t, ...) raised "no implementation for Tensors"; it is now a
+    gather (tl.sliding_window_view), NumPy's windows for any axes (repeated too), with gradients."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    x = np.arange(float(np.prod(shape))).reshape(shape) * 0.37
+    axes = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=3))
+    left = {a % len(shape): shape[a] for a in axes}
+    windows = []
+    for a in axes:  # a repeated axis shrinks by each window: keep their sum within its size
+        windows.append(data.draw(st.integers(0, left[a % len(shape)] + (1 if not windows else 0) - 1)))
+        left[a % len(shape)] -= max(windows[-1] - 1, 0)
+    want = sliding_window_view(x, windows, axis=axes)
+
+    def f(t):
+        return sliding_window_view(t, windows, axis=axes)
+
+    got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+    assert isinstance(got, tl.Tensor)
+    np.testing.assert_array_equal(got.numpy(), want)
+    # each element's gradient counts the windows that read it: d/dx sum(windows * weights) by NumPy's own view
+    weights = np.cos(np.arange(want.size)).reshape(want.shape)
+    gradient = tl.grad(lambda t: tl.sum(f(t) * weights))(tl.tensor(x)).numpy()
+    expected = np.zeros_like(x)
+    np.add.at(
+        expected,
+        np.unravel_index(sliding_window_view(np.arange(x.size).reshape(shape), windows, axis=axes), shape),
+        weights,
+    )
+    np.testing.assert_allclose(gradient, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_sliding_window_view_errors_name_the_function():
+    x = tl.tensor(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"sliding_window_view: window 4 is larger than axis 1 of size 3 .*\(2, 3\)"):
+        tl.sliding_window_view(x, 4, axis=1)
+    with pytest.raises(ValueError, match="sliding_window_view: window_shape needs one entry per axis of x"):
+        tl.sliding_window_view(x, 2)
+    with pytest.raises(TypeError, match="writeable=True is not supported"):
+        np.lib.stride_tricks.sliding_window_view(x, 2, axis=0, writeable=True)
