@@ -12,6 +12,7 @@ or singular values, singular matrices) the caveat is in the function's docstring
 [3.0, -1.0, -1.0, 2.0]
 """
 
+from .matrix_functions import funm
 from .ops.linalg import einsum, matmul, tensordot
 from .ops.linalg_functions import (
     block_diag,
@@ -95,6 +96,7 @@ __all__ = [
     "expm",
     "expm_frechet",
     "fractional_matrix_power",
+    "funm",
     "hessenberg",
     "inv",
     "khatri_rao",

@@ -664,6 +664,13 @@ gamma = SimpleNamespace(
 
 
 # ------------------------------------------------------------------ dirichlet
+def _sums_to_one(total, dtype) -> Tensor:
+    """``|total - 1|`` within ``sqrt(eps)`` of float32 (of float16 for float16 data): a point of the simplex or a
+    probability vector normalized in float32 and then cast passes (a float32 softmax cast to float64 sums to 1 within
+    5e-8; SciPy's 10 eps of float64 refuses it)."""
+    return _math_ops.abs(total - 1.0) <= float(max(np.finfo(dtype).eps, np.finfo(np.float32).eps)) ** 0.5
+
+
 def _dirichlet_logpdf(x, alpha) -> Tensor:
     """Dirichlet(alpha) log-density.  As in SciPy, ``x`` has the K components on its FIRST axis
     (shape (K,) or (K, N)), ``alpha`` has shape (K,).
@@ -689,8 +696,7 @@ def _dirichlet_logpdf(x, alpha) -> Tensor:
             f"{tuple(alpha.shape)} {dtype})"
         )
     total = _reduce_ops.sum(x, axis=0)
-    tolerance = float(max(np.finfo(dtype).eps, np.finfo(np.float32).eps)) ** 0.5
-    inside = _all(_reduce_ops.min(x, axis=0) >= 0, _math_ops.abs(total - 1.0) <= tolerance)
+    inside = _all(_reduce_ops.min(x, axis=0) >= 0, _sums_to_one(total, dtype))
     # A point of the simplex where x is off it (its value is replaced below); any positive value when the
     # number of components is unknown under tl.function.
     x = _math_ops.where(inside, x, 1.0 / alpha.shape[0] if alpha.shape[0] else 0.5)
@@ -786,8 +792,10 @@ def _mvn_diagonal_logpdf(x, mean, variance, dtype) -> Tensor:
 def _multinomial_logpmf(x, n, p) -> Tensor:
     """log P(X = x) for ``n`` draws over the categories of ``p`` (on the last axis, as SciPy's ``multinomial``):
     ``log n! - sum log x_i! + sum x_i log p_i``; -inf where ``x`` is not a vector of counts summing to ``n``, NaN
-    where ``n`` is not a count or ``p`` is not a probability vector (entries in [0, 1] summing to 1 within
-    ``sqrt(eps)``).  Differentiable in ``p``.
+    where ``n`` is not a count or ``p`` is not a probability vector: entries in [0, 1] summing to 1 within ``sqrt(eps)``
+    of float32 (as ``dirichlet``'s ``x``), so that a ``p`` normalized in float32 and then cast passes.  A ``p`` that
+    does not sum to 1 is NaN, SciPy's value from 1.18 (1.17 replaces its last entry by 1 minus the others, with a
+    FutureWarning that says so); ``pmf`` and traced calls alike.  Differentiable in ``p``.
 
     >>> import tensorlib as tl
     >>> round(float(tl.stats.multinomial.logpmf(tl.tensor([1.0, 2.0]), 3, tl.tensor([0.5, 0.5]))), 6)   # log 3/8
@@ -813,10 +821,7 @@ def _multinomial_logpmf(x, n, p) -> Tensor:
         - _reduce_ops.sum(_sp.gammaln(xs + 1.0), axis=-1)
         + _reduce_ops.sum(_sp.xlogy(xs, p), axis=-1)
     )
-    tolerance = float(np.finfo(dtype).eps) ** 0.5
-    probabilities = _all(
-        _reduce_ops.min(p, axis=-1) >= 0, _math_ops.abs(_reduce_ops.sum(p, axis=-1) - 1.0) <= tolerance
-    )
+    probabilities = _all(_reduce_ops.min(p, axis=-1) >= 0, _sums_to_one(_reduce_ops.sum(p, axis=-1), dtype))
     valid = _all(_is_count(n), probabilities)
     return _narrowed(_restrict(logp, inside, valid, _reduce_ops.sum(x, axis=-1)), dtype)
 

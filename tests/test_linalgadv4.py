@@ -215,3 +215,98 @@ def test_solve_banded_matches_scipy_with_gradients():
     check_grads(lambda t, r: L.solve_banded((lower, upper), t, r), (ab, b), order=2)
     with pytest.raises(ValueError, match=r"solve_banded: ab must have l \+ u \+ 1 = 3 rows for \(l, u\) = \(1, 1\)"):
         L.solve_banded((1, 1), ab, b)
+
+
+# ---------------------------------------------------------------- funm
+def test_funm_matches_scipy_real_complex_batched():
+    rng = _rng(30)
+    a = rng.standard_normal((2, 4, 4))
+    for func, ref in ((tl.exp, sl.expm), (tl.sin, sl.sinm), (lambda z: z * z + 1.0, lambda m: m @ m + np.eye(4))):
+        np.testing.assert_allclose(L.funm(a, func).numpy(), [ref(m) for m in a], atol=1e-12)
+    c = a[0] + 1j * rng.standard_normal((4, 4))
+    np.testing.assert_allclose(L.funm(c, tl.exp).numpy(), sl.expm(c), atol=1e-12)
+    spd = a[0] @ a[0].T + np.eye(4)
+    np.testing.assert_allclose(L.funm(spd, tl.sqrt).numpy(), sl.sqrtm(spd), atol=1e-12)
+    value, errest = L.funm(spd, tl.log, disp=False)
+    np.testing.assert_allclose(value.numpy(), sl.logm(spd), atol=1e-12)
+    assert 0 <= float(errest) < 1e-13
+    assert L.funm(spd.astype(np.float32), tl.exp).dtype == np.float32
+
+
+def test_funm_is_nan_where_undefined_and_errors_are_clear():
+    assert np.isnan(L.funm(np.array([[1.0, 1.0], [0.0, 1.0]]), tl.exp).numpy()).all()  # defective
+    assert np.isnan(L.funm(np.diag([-1.0, 4.0]), tl.sqrt).numpy()).all()  # not real: pass complex
+    np.testing.assert_allclose(L.funm(np.diag([-1.0, 4.0]).astype(complex), tl.sqrt).numpy(), np.diag([1j, 2.0]))
+    with pytest.raises(ValueError, match=r"funm: expected square matrices of known size, got shape \(2, 3\)"):
+        L.funm(np.ones((2, 3)), tl.exp)
+    with pytest.raises(ValueError, match=r"funm: func must map the eigenvalues elementwise"):
+        L.funm(np.eye(2), tl.sum)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.eye(3),  # every eigenvalue repeated
+        np.diag([1.0, 1.0, 2.0]),  # a repeated block
+        np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 1.0]]),  # eigenvalues 1, 1, 3, not diagonal
+        np.diag([1.0, 1.0 + 1e-9, 2.0]),  # nearly repeated
+        np.diag([1.0, 1.0 + 1e-5, 2.0]),
+    ],
+)
+def test_funm_gradient_is_exact_at_repeated_and_nearly_repeated_eigenvalues(x):
+    # Reference: expm's gradient (the Frechet derivative from the block matrix, no eigendecomposition) and
+    # central differences of scipy.linalg.expm.
+    g = _rng(31).standard_normal((3, 3))
+    got = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp) * tl.tensor(g)))(x).numpy()
+    np.testing.assert_allclose(got, tl.grad(lambda a: tl.sum(L.expm(a) * tl.tensor(g)))(x).numpy(), atol=1e-10)
+    np.testing.assert_allclose(got, _differences(lambda a: np.sum(sl.expm(a.numpy()) * g), x), atol=1e-7)
+    # eigh's gradient is NaN here (the loss reads eigenvectors of repeated eigenvalues); funm's is not
+    cubic = tl.grad(lambda a: tl.sum(L.funm(a, lambda z: z**3) * tl.tensor(g)))(x).numpy()
+    np.testing.assert_allclose(cubic, (x @ x).T @ g + x.T @ g @ x.T + g @ (x @ x).T, atol=1e-9)
+
+
+def test_funm_second_order_traced_and_vmapped():
+    a = _rng(32).standard_normal((3, 3))
+    check_grads(lambda x: L.funm(x, tl.exp), (a,), order=2)
+    check_grads(lambda x: L.funm(x, tl.sin), (a + 1j * _rng(33).standard_normal((3, 3)),), order=1)
+    np.testing.assert_allclose(tl.function(lambda x: L.funm(x, tl.exp))(a).numpy(), sl.expm(a), atol=1e-12)
+    g = _rng(34).standard_normal((3, 3))
+    traced = tl.function(tl.grad(lambda x: tl.sum(L.funm(x, tl.exp) * tl.tensor(g))))(np.eye(3)).numpy()
+    np.testing.assert_allclose(traced, np.e * g, atol=1e-12)
+    batch = np.stack([a, 2 * a])
+    np.testing.assert_allclose(
+        tl.vmap(lambda x: L.funm(x, tl.exp))(batch).numpy(), [sl.expm(a), sl.expm(2 * a)], atol=1e-11
+    )
+
+
+def test_eigh_gradient_at_repeated_eigenvalues_exact_for_values_nan_for_vectors_of_the_repeated_ones():
+    # The loss of eigenvalues alone is exact at I and at a block-degenerate matrix (reference: f'(x) for
+    # sum f(w) = trace f(x), here 3 x^2, and finite differences), as are svdvals'.
+    for x in (np.eye(3), np.diag([1.0, 1.0, 2.0])):
+        got = tl.grad(lambda a: tl.sum(L.eigvalsh(a) ** 3))(x).numpy()
+        np.testing.assert_allclose(got, 3 * x @ x, atol=1e-12)
+        np.testing.assert_allclose(got, _differences(lambda a: tl.sum(L.eigvalsh(a) ** 3), x), atol=1e-7)
+        np.testing.assert_allclose(tl.grad(lambda a: tl.sum(L.svdvals(a) ** 3))(x).numpy(), 3 * x @ x, atol=1e-12)
+        np.testing.assert_allclose(tl.grad(lambda a: tl.sum(L.eigh(a)[0] ** 3))(x).numpy(), 3 * x @ x, atol=1e-12)
+    # trace(v diag(f(w)) v^T) = trace f(x): gv is v diag(2 f(w)), no off-diagonal part: exact
+    x = np.diag([1.0, 1.0, 2.0])
+    got = tl.grad(lambda a: L.trace((L.eigh(a)[1] * tl.exp(L.eigh(a)[0])) @ L.eigh(a)[1].T))(x).numpy()
+    np.testing.assert_allclose(got, np.diag(np.exp([1.0, 1.0, 2.0])), atol=1e-12)
+    # the eigenvector of the unrepeated eigenvalue: exact (reference: differences)
+    g = _rng(35).standard_normal(3)
+    got = tl.grad(lambda a: tl.sum(L.eigh(a)[1][:, 2] ** 2 * tl.tensor(g)))(x).numpy()
+    np.testing.assert_allclose(
+        got, _differences(lambda a: tl.sum(L.eigh(a)[1][:, 2] ** 2 * tl.tensor(g)), x), atol=1e-7
+    )
+    # the matrix function and the projector of the 2x2 identity: the same cotangents of (w, v), gradients
+    # f'(1) sym(g) and 0: NaN (as PyTorch and JAX), never one of them silently; funm gives the first exactly.
+    g = np.array([[0.0, 1.0], [0.0, 0.0]])
+
+    def matrix_function(a):
+        w, v = L.eigh(a)
+        return tl.sum((v * tl.exp(w - 1.0)) @ v.T * tl.tensor(g))
+
+    assert np.isnan(tl.grad(matrix_function)(np.eye(2)).numpy()).any()
+    np.testing.assert_allclose(
+        tl.grad(lambda a: tl.sum(L.funm(a, lambda z: tl.exp(z - 1.0)) * tl.tensor(g)))(np.eye(2)).numpy(), g, atol=1e-12
+    )

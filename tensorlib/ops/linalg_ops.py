@@ -837,8 +837,8 @@ def eigh(x, UPLO=None, symmetrize_input: bool = True) -> EighResult:
     and the gradient of a loss that reads the eigenvectors of a repeated
     eigenvalue is NaN (as in PyTorch and JAX; even for a loss invariant to the
     basis, such as a matrix function ``v @ diag(f(w)) @ v.T``, the limit is not
-    known to the rule), while a loss of ``w`` alone, or of eigenvectors of
-    unrepeated eigenvalues, keeps its exact gradient.
+    known to the rule: use ``funm``, whose gradient is exact there), while a loss of ``w`` alone, or of
+    eigenvectors of unrepeated eigenvalues, keeps its exact gradient.
 
     >>> import tensorlib as tl
     >>> w, v = tl.linalg.eigh(tl.tensor([[2.0, 0.0], [0.0, 1.0]]))

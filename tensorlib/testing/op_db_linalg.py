@@ -1456,6 +1456,15 @@ OPINFOS = [
         atol=1e-5,
         second_order=False,  # as logm's: checked on one matrix in tests/test_linalgadv3.py
     ),
+    OpInfo(
+        "linalg.funm",
+        lambda a: tl.linalg.funm(a, tl.exp),
+        _expm_ref,
+        _square(_near_identity),
+        op_types=("Eig",),
+        dtypes=FLOATS,
+        atol=1e-5,
+    ),
     OpInfo("linalg.kron", tl.linalg.kron, _kron_ref, _kron_draw),
     OpInfo("linalg.khatri_rao", tl.linalg.khatri_rao, _khatri_rao_ref, _khatri_rao_draw),
     OpInfo(
