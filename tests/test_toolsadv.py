@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.testing import check_grads
+from tensorlib.testing import SampleInput, check_grads, opcheck
 
 
 def _square_with(name, rule):
@@ -229,3 +229,26 @@ def test_check_grads_settings_that_would_check_nothing_or_accuse_a_right_gradien
         with pytest.raises(ValueError, match="check_grads: " + message):
             check_grads(f, [np.array([0.3, 0.5])], **setting)
     check_grads(tl.sin, [np.array([0.3, 0.5])], atol=np.float32(1e-5), rtol=0, eps=np.float64(1e-6), order=np.int64(1))
+
+
+# ---------------------------------------------------------------- tl.testing.opcheck
+
+
+def test_opcheck_checks_the_gradients_of_complex_samples():
+    # grad_dtypes defaulted to (float32, float64): with dtypes=(complex64, complex128) opcheck ran no
+    # gradient check and passed a rule with a conjugate too many ("gradients": 0, nothing skipped).
+    # For f(z) = z^2 the rule g * 2z is the right one (float64 central differences along the real
+    # and imaginary parts, check_grads' convention, which is JAX's).
+    def square(name, conjugate):
+        op = tl.ops.defop(name, inputs=("x",), infer=lambda x: x)
+        op.generic(lambda xp, x: x * x)
+        tl.grad.register_gradient(name, lambda node, g: g * 2.0 * (conjugate(node.inputs[0])))
+        return op
+
+    samples = [SampleInput((np.array([0.5 + 0.2j, -1.0 + 1.0j]),))]
+    complex_dtypes = (np.complex64, np.complex128)
+    right = square("ToolsComplexRight", lambda z: z)
+    assert opcheck(right, samples, ref=lambda z: z * z, dtypes=complex_dtypes)["gradients"] == 2
+    wrong = square("ToolsComplexConjugated", tl.conj)
+    with pytest.raises(AssertionError, match=r"derivative of ToolsComplexConjugated .* \(shape \(2,\), complex64\)"):
+        opcheck(wrong, samples, ref=lambda z: z * z, dtypes=complex_dtypes)

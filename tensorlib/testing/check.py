@@ -802,13 +802,17 @@ def _samples_function(samples):
     return lambda dtype: [_cast_floats(s, dtype) for s in fixed]
 
 
+# The dtypes opcheck checks gradients in by default (those of them the op is checked in).
+_GRAD_DTYPES = (_dt.float32, _dt.float64, np.dtype(np.complex64), np.dtype(np.complex128))
+
+
 def opcheck(
     op,
     samples=None,
     ref=None,
     *,
     dtypes=(_dt.float32, _dt.float64),
-    grad_dtypes=(_dt.float32, _dt.float64),
+    grad_dtypes=None,
     differentiable: bool = True,
     order: int = 2,
     modes=("rev", "fwd"),
@@ -831,8 +835,9 @@ def opcheck(
     compares the forward value with ``ref`` (NumPy), compares what each
     kernel of an OpDef returns with the op's shape rule (shapes and dtypes,
     before dispatch could fix anything up), checks first- and second-order
-    gradients with ``check_grads`` (both modes) in ``grad_dtypes`` (float32
-    as well as float64, so a gradient that only breaks in float32 fails),
+    gradients with ``check_grads`` (both modes) in ``grad_dtypes`` (default:
+    float32, float64, complex64 and complex128, so a gradient that only
+    breaks in float32, or for complex inputs, fails),
     and compares eager with ``tl.function`` results when graph mode exists.  Every ``error_inputs`` entry must raise as declared.
     Returns how many checks of each kind ran; raises ``AssertionError`` on
     the first failure.
@@ -864,14 +869,16 @@ def opcheck(
         )
     order = order if info.second_order else 1
     report = {"forward": 0, "kernels": 0, "gradients": 0, "traced": 0, "errors": 0, "skipped": []}
+    # Complex dtypes too: a default of float32 and float64 skipped the gradients of complex samples.
+    grad_dtypes = [np.dtype(d) for d in (_GRAD_DTYPES if grad_dtypes is None else grad_dtypes)]
 
     def run_one(sample, dtype):
         report["kernels"] += check_kernels(info.op, sample, name=info.name)
         if info.ref is not None:
             check_forward(info.op, sample, info.ref, *info.tolerances(dtype), name=info.name)
             report["forward"] += 1
-        if info.differentiable and dtype in [np.dtype(d) for d in grad_dtypes]:
-            exact = dtype == _dt.float64  # OpInfo's gradient tolerances are float64 ones
+        if info.differentiable and dtype in grad_dtypes:
+            exact = dtype in (_dt.float64, np.dtype(np.complex128))  # OpInfo's gradient tolerances are float64 ones
             check_sample_grads(
                 info.op,
                 sample,
