@@ -7,6 +7,7 @@ checked quantity).
 """
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -252,3 +253,26 @@ def test_opcheck_checks_the_gradients_of_complex_samples():
     wrong = square("ToolsComplexConjugated", tl.conj)
     with pytest.raises(AssertionError, match=r"derivative of ToolsComplexConjugated .* \(shape \(2,\), complex64\)"):
         opcheck(wrong, samples, ref=lambda z: z * z, dtypes=complex_dtypes)
+
+
+def test_a_failure_for_complex_arguments_or_outputs_names_the_worst_element():
+    # The element-by-element report ran for real arguments and real outputs only: a complex failure
+    # said nothing about which element was wrong.  Here the rule for z^2 is 3x too large in element 2
+    # (numeric: central differences along the real and imaginary parts, g = dL/dRe - 1j dL/dIm).
+    mask = np.array([1.0, 1.0, 3.0, 1.0])
+    op = _square_with("ToolsComplexWrongInOne", lambda node, g: g * 2.0 * node.inputs[0] * tl.tensor(mask))
+    with pytest.raises(AssertionError) as info:
+        check_grads(op, [np.array([0.5 + 0.2j, -1.0 + 1.0j, 0.3 - 0.7j, 2.0 + 0j])], modes=("rev",))
+    worst = re.search(r"Worst element \(2,\): analytic (\S+) vs numeric (\S+) ", str(info.value))
+    assert worst and abs(complex(worst[1]) / complex(worst[2]) - 3.0) < 1e-6
+    # A complex output of a real argument: the rule's sign is wrong in element 2.
+    rc = tl.ops.defop("ToolsRealToComplex", inputs=("x",), infer=lambda x: tl.TensorSpec(x.shape, np.complex128))
+    rc.generic(lambda xp, x: x * x * (1 + 2j))
+    sign = np.array([1.0, 1.0, -1.0])
+    tl.grad.register_gradient(
+        "ToolsRealToComplex", lambda node, g: tl.real(g * (1 + 2j)) * 2.0 * node.inputs[0] * tl.tensor(sign)
+    )
+    with pytest.raises(AssertionError) as info:
+        check_grads(rc, [np.array([0.5, 1.0, 2.0])], modes=("rev",))
+    worst = re.search(r"Worst element \(2,\): analytic (\S+) vs numeric (\S+) ", str(info.value))
+    assert worst and abs(float(worst[1]) / float(worst[2]) + 1.0) < 1e-6
