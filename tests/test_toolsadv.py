@@ -276,3 +276,40 @@ def test_a_failure_for_complex_arguments_or_outputs_names_the_worst_element():
         check_grads(rc, [np.array([0.5, 1.0, 2.0])], modes=("rev",))
     worst = re.search(r"Worst element \(2,\): analytic (\S+) vs numeric (\S+) ", str(info.value))
     assert worst and abs(float(worst[1]) / float(worst[2]) + 1.0) < 1e-6
+
+
+def test_a_profile_entered_in_two_threads_keeps_their_ops_on_separate_rows(tmp_path):
+    # Profiles are per thread (DESIGN 6); entering the same one in a worker too recorded the worker's
+    # ops on the same trace rows as the main thread's, where their boxes overlapped (Chrome draws a
+    # row's complete events as one call stack) and nothing said which thread ran what.
+    import threading
+
+    prof = tl.profile()
+    started, release = threading.Event(), threading.Event()
+
+    def worker():
+        with prof:
+            with tl.profiler.annotate("load"):
+                tl.log(tl.ones((3,)))
+                started.set()
+                release.wait(5)
+
+    thread = threading.Thread(target=worker, name="loader")
+    with prof:
+        thread.start()
+        started.wait(5)
+        tl.exp(tl.ones((3,)))  # runs while the worker's "load" block is open
+        release.set()
+        thread.join()
+    main = threading.current_thread().name
+    assert sorted((e.op_type, e.thread) for e in prof.events) == [("Exp", main), ("Log", "loader")]
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(path)
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M"}
+    boxes = {e["name"]: names[e["tid"]] for e in events if e["ph"] == "X"}
+    assert boxes == {
+        "Exp": f"eager forward ({main})",
+        "Log": "eager forward (loader)",
+        "load": "annotations (loader)",
+    }
