@@ -46,6 +46,7 @@ _REDUCE = {
     "logical_or": "any",
     "fmax": "nanmax",  # fmax and fmin skip NaNs
     "fmin": "nanmin",
+    "logaddexp": "logsumexp",
 }
 # The keyword arguments of ufunc.reduce / ufunc.accumulate that the tensorlib function takes as NumPy does.
 _REDUCTION_OPTIONS = {
@@ -92,6 +93,8 @@ _NUMPY_MEANING = {
     "eigvalsh": {"symmetrize_input": False},
     **{name: {"inplace": True} for name in ("fill_diagonal", "put", "place")},
     "put_along_axis": {"inplace": True, "mode": "raise"},  # NumPy's put_along_axis raises out of bounds
+    "bincount": {"length": None},  # jnp's length= (a fixed number of bins): NumPy has none
+    "unique": {"size": None, "fill_value": None},  # jnp's size= and fill_value= (a fixed-size result): neither
 }
 # NumPy functions that create arrays (never dispatched on a Tensor argument) or mean something else.
 _CREATION = {"identity", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "asarray"}
@@ -123,6 +126,7 @@ def _build_table():
 
     table, ufuncs = {}, {}
     pairs = [(np, tl), (np.linalg, getattr(tl, "linalg", None)), (np.fft, getattr(tl, "fft", None))]
+    pairs.append((np.lib.stride_tricks, tl))  # sliding_window_view
     for np_module, tl_module in pairs:
         if tl_module is None:
             continue
@@ -241,12 +245,16 @@ def _call(name, tl_fn, sig, renames, tl_params, defaults, binding, args, kwargs)
     if sig is None or (not kwargs and len(args) == 1 and not defaults):  # np.sum(t): nothing to translate
         return tl_fn(*args, **kwargs)
     positional, call_kwargs = [], {}
-    for k, (arg, value) in enumerate(_bound(name, sig, binding, args, kwargs).items()):
+    arguments = _bound(name, sig, binding, args, kwargs)
+    # Those before a ``*args`` go by position too: np.apply_along_axis(f, 0, t, 2.0) passed axis= and arr= by
+    # name after 2.0 ("got multiple values for argument 'axis'"), np.piecewise(t, c, fs, 2.0) condlist=.
+    before_args = next((k for k, p in enumerate(sig.parameters.values()) if p.kind is p.VAR_POSITIONAL), 1)
+    for k, (arg, value) in enumerate(arguments.items()):
         param = sig.parameters[arg]
         if param.kind is param.VAR_POSITIONAL:
             positional.extend(value)
             continue
-        if k == 0 or param.kind is param.POSITIONAL_ONLY:  # (np.linalg.matmul's x2 has no name to pass it by)
+        if k < before_args or param.kind is param.POSITIONAL_ONLY:  # (np.linalg.matmul's x2 has no name to pass)
             positional.append(value)
             continue
         given = value.items() if param.kind is param.VAR_KEYWORD else [(arg, value)]
@@ -258,6 +266,8 @@ def _call(name, tl_fn, sig, renames, tl_params, defaults, binding, args, kwargs)
                 raise TypeError(f"numpy.{name}: arguments {_given(renames, target)} both set {target}; give one")
             if target in tl_params:
                 call_kwargs[target] = _numpy_dtype(v) if target == "dtype" else v
+            elif param.kind is param.VAR_KEYWORD and arg in tl_params:  # both forward them (to func1d, funclist)
+                call_kwargs[key] = v
             elif param.kind is param.VAR_KEYWORD or not _equal(v, param.default):
                 raise TypeError(
                     f"numpy.{name}: argument {key}={v!r:.40} is not supported on tensorlib Tensors "

@@ -300,3 +300,166 @@ def test_polyfit_full_of_a_rank_deficient_fit_has_no_residuals(columns):
     # a full-rank fit keeps its residuals (the sum of squares, as NumPy's)
     full_rank = tl.polyfit(np.array([0.0, 1.0, 2.0]), y, 1, full=True)[1].numpy()
     np.testing.assert_allclose(full_rank, np.polyfit(np.array([0.0, 1.0, 2.0]), y, 1, full=True)[1], rtol=1e-12)
+
+
+# ------------------------------------------------------------------ NumPy's functions called on Tensors
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_numpy_apply_along_axis_and_piecewise_pass_extra_arguments(mode):
+    """NumPy passes ``*args`` and ``**kwargs`` after the array on to the function: given a Tensor they crashed
+    ("got multiple values for argument 'axis'" / 'condlist'), as axis= and arr= went by name after them."""
+    x = np.array([[0.3, 0.7, 1.1], [0.2, 0.5, 0.9]])
+
+    def along(t):
+        return np.apply_along_axis(lambda v, s, shift=0.0: v[::-1] * s + shift, 1, t, 2.0, shift=0.5)
+
+    def pieces(t):
+        return np.piecewise(t, [t < 0.5], [lambda v, s, k=0.0: v * s + k, lambda v, s, k=0.0: -v + k], 2.0, k=1.0)
+
+    for f in (along, pieces):
+        got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+        assert isinstance(got, tl.Tensor)
+        np.testing.assert_array_equal(got.numpy(), f(x))
+    # the gradient reaches the array: d/dx sum(2 x[::-1] + 0.5) = 2, d/dx sum(piecewise) = 2 below 0.5, else -1
+    np.testing.assert_array_equal(tl.grad(lambda t: tl.sum(along(t)))(tl.tensor(x)).numpy(), np.full((2, 3), 2.0))
+    np.testing.assert_array_equal(
+        tl.grad(lambda t: tl.sum(pieces(t)))(tl.tensor(x)).numpy(), np.where(x < 0.5, 2.0, -1.0)
+    )
+
+
+_NAN_REDUCTIONS = [
+    ("nansum", {}),
+    ("nanprod", {}),
+    ("nanmean", {}),
+    ("nanvar", {"ddof": 1}),
+    ("nanstd", {}),
+    ("nanmax", {"initial": -0.5}),
+    ("nanmin", {"initial": 0.5}),
+    ("nansum", {"initial": 2.0}),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@given(
+    values=st.lists(st.sampled_from([np.nan, -1.5, -0.25, 0.0, 0.3, 0.7, 2.0]), min_size=12, max_size=12),
+    kept=st.lists(st.booleans(), min_size=12, max_size=12),
+    axis=st.sampled_from([None, 0, 1, (0, 1)]),
+    keepdims=st.booleans(),
+)
+def test_nan_reductions_take_where_and_initial_as_numpy(mode, values, kept, axis, keepdims):
+    """np.nanmean(t, where=mask) and the other nan reductions refused where= (and nanmax/nanmin initial=) as
+    "not supported on tensorlib Tensors"; they now leave those elements out as NumPy's do, through np.* and tl.*."""
+    import warnings
+
+    x, mask = np.array(values).reshape(3, 4), np.array(kept).reshape(3, 4)
+    for name, options in _NAN_REDUCTIONS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's warnings for slices with no value left
+            want = getattr(np, name)(x, axis=axis, keepdims=keepdims, where=mask, **options)
+
+        def f(t, name=name, options=options):
+            return getattr(np, name)(t, axis=axis, keepdims=keepdims, where=mask, **options)
+
+        got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+        assert isinstance(got, tl.Tensor), name
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-13, atol=1e-15, err_msg=f"{name} {options}")
+        assert got.shape == np.shape(want), name
+    for name in ("all", "any"):
+        want = getattr(np, name)(x > 0, axis=axis, keepdims=keepdims, where=mask)
+        got = getattr(tl, name)(tl.tensor(x > 0), axis=axis, keepdims=keepdims, where=mask)
+        np.testing.assert_array_equal(got.numpy(), want, err_msg=name)
+
+
+def test_nanmean_and_nanstd_where_gradients_against_central_differences():
+    from tests._helpers import central_differences
+
+    x = np.array([[0.3, np.nan, 1.1, -0.4], [0.2, 0.5, -0.9, 2.0]])
+    mask = np.array([[True, True, False, True], [False, True, True, True]])
+    finite = np.nan_to_num(x)  # differences taken at the non-NaN values; NaN positions get 0 (nothing depends on them)
+    nan_at = np.isnan(x)
+    for name in ("nanmean", "nanstd"):
+
+        def numpy_f(v, name=name):
+            return getattr(np, name)(np.where(nan_at, np.nan, v), axis=1, where=mask).sum()
+
+        got = tl.grad(lambda t, name=name: tl.sum(getattr(tl, name)(t, axis=1, where=mask)))(tl.tensor(x)).numpy()
+        np.testing.assert_allclose(got, central_differences(numpy_f, finite), rtol=1e-7, atol=1e-9, err_msg=name)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
+def test_numpy_logaddexp_reduce_is_logsumexp(mode, axis):
+    """np.logaddexp.reduce(t) raised "no implementation ... for Tensors"; it is tl.logsumexp (NumPy's default
+    axis 0), also keepdims and reduceat; its gradient is the softmax."""
+    x = np.array([[0.3, 0.7, 1.1], [0.2, -0.5, -np.inf]])
+
+    def f(t):
+        return np.logaddexp.reduce(t, axis=axis, keepdims=True), np.logaddexp.reduceat(t, [0, 2, 1], axis=1)
+
+    got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+    for g, w in zip(got, f(x)):
+        assert isinstance(g, tl.Tensor) and g.shape == w.shape
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-15)
+    gradient = tl.grad(lambda t: tl.sum(np.logaddexp.reduce(t, axis=1)))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(gradient, np.exp(x - np.logaddexp.reduce(x, axis=1, keepdims=True)), rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex64, float, int])
+def test_numpy_trace_takes_dtype(dtype):
+    """np.trace(t, dtype=...) raised "argument dtype=... is not supported": tl.trace takes NumPy's accumulator dtype."""
+    x = np.array([[1.5, 2.0, 0.1], [3.0, 4.25, 0.2]])
+    for data, offset in ((x, 1), (x, 0), (x.astype(np.int32), 0)):
+        want = np.trace(data, offset, dtype=dtype)
+        got = np.trace(tl.tensor(data), offset, dtype=dtype)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+    gradient = tl.grad(lambda t: np.trace(t, dtype=np.float64))(tl.tensor(x.astype(np.float32))).numpy()
+    np.testing.assert_array_equal(gradient, np.eye(2, 3, dtype=np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_sliding_window_view_matches_numpy(mode, shape, data):
+    """np.lib.stride_tricks.sliding_window_view(t, ...) raised "no implementation for Tensors"; it is now a
+    gather (tl.sliding_window_view), NumPy's windows for any axes (repeated too), with gradients."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    x = np.arange(float(np.prod(shape))).reshape(shape) * 0.37
+    axes = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=3))
+    left = {a % len(shape): shape[a] for a in axes}
+    windows = []
+    for a in axes:  # a repeated axis shrinks by each window: keep their sum within its size
+        windows.append(data.draw(st.integers(0, left[a % len(shape)] + (1 if not windows else 0) - 1)))
+        left[a % len(shape)] -= max(windows[-1] - 1, 0)
+    want = sliding_window_view(x, windows, axis=axes)
+
+    def f(t):
+        return sliding_window_view(t, windows, axis=axes)
+
+    got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+    assert isinstance(got, tl.Tensor)
+    np.testing.assert_array_equal(got.numpy(), want)
+    # each element's gradient counts the windows that read it: d/dx sum(windows * weights) by NumPy's own view
+    weights = np.cos(np.arange(want.size)).reshape(want.shape)
+    gradient = tl.grad(lambda t: tl.sum(f(t) * weights))(tl.tensor(x)).numpy()
+    expected = np.zeros_like(x)
+    np.add.at(
+        expected,
+        np.unravel_index(sliding_window_view(np.arange(x.size).reshape(shape), windows, axis=axes), shape),
+        weights,
+    )
+    np.testing.assert_allclose(gradient, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_sliding_window_view_errors_name_the_function():
+    x = tl.tensor(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"sliding_window_view: window 4 is larger than axis 1 of size 3 .*\(2, 3\)"):
+        tl.sliding_window_view(x, 4, axis=1)
+    with pytest.raises(ValueError, match="sliding_window_view: window_shape needs one entry per axis of x"):
+        tl.sliding_window_view(x, 2)
+    with pytest.raises(TypeError, match="writeable=True is not supported"):
+        np.lib.stride_tricks.sliding_window_view(x, 2, axis=0, writeable=True)

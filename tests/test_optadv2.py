@@ -536,3 +536,17 @@ def test_a_while_predicate_that_assigns_is_refused_naming_it():
     f = tl.function(lambda x: tl.while_loop(lambda i: (u.assign(u + 1.0), i < x)[1], lambda i: i + 1, tl.tensor(0)))
     with pytest.raises(ValueError, match=r"tl.while_loop: cond_fn assigns variable 'u'"):
         f(tl.tensor(3))
+
+
+def test_a_graph_with_a_variable_assigned_in_a_branch_saves_and_loads(tmp_path):
+    # The branches' extra outputs (the assigned Variable's value) were outside their output structure, and
+    # tl.graph.load refused the file: "the output structure * holds 1 tensors for 2 outputs".
+    u = tl.Variable(np.array([1.0, 1.0]), name="u")
+    f = tl.function(lambda x: tl.cond(tl.sum(x) > 0, lambda: (u.assign(u * x), tl.sum(u))[1], lambda: tl.sum(u)))
+    graph = f.get_graph(tl.TensorSpec((2,), "float64"))
+    graph.save(tmp_path / "g", include_captures=True)
+    loaded = tl.graph.load(tmp_path / "g")
+    assert float(loaded(tl.tensor(np.array([2.0, 3.0])))) == 5.0  # sum(u * x), the branch's own read of u
+    assert float(loaded(tl.tensor(np.array([-2.0, -3.0])))) == 5.0  # the loaded graph's u was assigned [2, 3]
+    assert float(f(tl.tensor(np.array([2.0, 3.0])))) == 5.0
+    np.testing.assert_array_equal(u.numpy(), [2.0, 3.0])

@@ -141,3 +141,64 @@ def test_hyp1f1_parameter_gradient_refuses_a_series_that_cannot_converge():
     # a pole of 1F1 in b (a non-positive integer) is not an error: NaN, as the value is not finite there
     by_a, by_b = _hyp1f1_partials(1.0, -1.0, 0.5)
     assert np.isnan(by_a) and np.isnan(by_b)
+
+
+# ---------------------------------------------------------------- hyp1f1 where SciPy overflows or never returns
+def test_hyp1f1_returns_at_large_and_infinite_x_with_the_sign_of_its_leading_term():
+    # SciPy's hyp1f1 takes time like x (0.1 s at 1e11) and never returns at x = inf or 1e15; where the value
+    # overflows it is +inf whatever the sign: 1F1(-1/2; 3/2; 1000) = -4.94e427 (mpmath).  Past its largest term
+    # the series has the sign of Gamma(b) / Gamma(a), which a value below the overflow confirms.
+    a = np.array([2.0, 0.5, -0.5, 0.5, -0.5, 0.5, 1.0, 3.0])
+    b = np.array([3.0, 1.5, 1.5, -0.5, -1.5, 1e10, -1.0, 1.0])
+    x = np.array([np.inf, 1e300, 1e3, 1e3, np.inf, 1e9, 5.0, -np.inf])
+    for dtype in (np.float64, np.float32):
+        got = tl.special.hyp1f1(*(v.astype(dtype) for v in (a, b, x))).numpy()
+        np.testing.assert_array_equal(got[:5], [np.inf, np.inf, -np.inf, -np.inf, -np.inf])
+        np.testing.assert_allclose(got[5], sp.hyp1f1(0.5, 1e10, 1e9), rtol=1e-6)  # b ~ x: SciPy's value
+        assert np.isnan(got[6]) and np.isnan(got[7])  # a pole in b, and SciPy's NaN at -inf
+    below = np.array([600.0, 700.0])
+    assert (sp.hyp1f1(-0.5, 1.5, below) < 0).all() and (sp.hyp1f1(0.5, -0.5, below) < 0).all()
+    # the gradient in x, (a / b) 1F1(a + 1; b + 1; x), has the same limits
+    g = _grad(tl.special.hyp1f1, a[:5], b[:5], x[:5], argnums=2)
+    np.testing.assert_array_equal(g, [np.inf, np.inf, -np.inf, -np.inf, -np.inf])
+
+
+def test_hyp1f1_beyond_scipys_overflow_matches_mpmath_in_sign():
+    mpmath = pytest.importorskip("mpmath")
+    for a, b, x in [(-0.5, 1.5, 1000.0), (0.5, -0.5, 1000.0), (-1.5, 1.5, 800.0), (-0.5, -1.5, 2000.0)]:
+        want = mpmath.hyp1f1(a, b, x)
+        assert abs(want) > np.finfo(np.float64).max
+        assert float(tl.special.hyp1f1(*_f64(a, b, x))) == (np.inf if want > 0 else -np.inf)
+
+
+# ---------------------------------------------------------------- last session's functions at their edges
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sine_and_hyperbolic_integral_gradients_at_infinity_are_their_limits(dtype):
+    # Si' = sin(x)/x and Ci' = cos(x)/x -> 0; Shi' = sinh(x)/x -> +inf; Chi' = cosh(x)/x -> +-inf (were NaN: sin(inf)
+    # is NaN, sinh(inf)/inf = inf/inf); the values there are SciPy's
+    x = np.array([np.inf, -np.inf, 30.0])
+    tiny = np.finfo(dtype).tiny
+    for name, which, want in [
+        ("sici", 0, [0.0, 0.0, np.sin(30.0) / 30.0]),
+        ("sici", 1, [0.0, 0.0, np.cos(30.0) / 30.0]),
+        ("shichi", 0, [np.inf, np.inf, np.sinh(30.0) / 30.0]),
+        ("shichi", 1, [np.inf, -np.inf, np.cosh(30.0) / 30.0]),
+    ]:
+        got = _grad(lambda v: getattr(tl.special, name)(v)[which], x, dtype=dtype)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=tiny)
+        values = getattr(tl.special, name)(x.astype(dtype))[which].numpy()
+        np.testing.assert_array_equal(values, getattr(sp, name)(x)[which].astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_elliptic_gradients_at_m_1_and_minus_infinity_are_their_limits(dtype):
+    # K'(m) = (E - (1 - m) K) / (2m (1 - m)) -> +inf at m = 1 (was -inf + inf = NaN); E'(1) = -inf; both -> 0 as
+    # m -> -inf (E ~ sqrt(-m), K ~ log(-m) / sqrt(-m); E' was inf / inf); central differences of SciPy near them
+    m = np.array([1.0, -np.inf, -1e12, 1 - 1e-6])
+    by_k, by_e = _grad(tl.special.ellipk, m, dtype=dtype), _grad(tl.special.ellipe, m, dtype=dtype)
+    assert by_k[0] == np.inf and by_e[0] == -np.inf
+    np.testing.assert_array_equal([by_k[1], by_e[1]], [0.0, 0.0])
+    if dtype == np.float64:
+        step = np.array([1e3, 1e-10])
+        np.testing.assert_allclose(by_k[2:], _central(sp.ellipk, m[2:], step), rtol=1e-5)
+        np.testing.assert_allclose(by_e[2:], _central(sp.ellipe, m[2:], step), rtol=1e-5)

@@ -90,48 +90,213 @@ def test_lower_gamma_log_tail_for_a_huge_shape_matches_quadrature(a, x):
     np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-12 * max(1.0, abs(want) / 1e3))
 
 
-def test_lower_gamma_log_tail_for_a_huge_shape_matches_its_series_summed_in_numpy():
-    # log P = log S + a log x - x - gammaln(a + 1), S = sum_n prod_k x / (a + k) (1.2e6 terms here, summed as logs),
-    # the prefactor as -a (d - log1p(d)) - stirling(a) - log(2 pi a) / 2 with d = x / a - 1 (its series: d is 4e-5)
-    a = 1e12
-    x = a - 40.0 * math.sqrt(a)
-    k = np.arange(1.0, 2_000_001.0)
+def _log_lower_gamma_by_numpy_series(a, x, terms):
+    """log P(a, x) = log S + a log x - x - gammaln(a + 1), S = sum_n prod_k x / (a + k) (``terms`` terms, summed as
+    logs), the prefactor as -a (d - log1p(d)) - stirling(a) - log(2 pi a) / 2 with d = x / a - 1 (d - log1p(d) by its
+    series: the difference cancels; a >= 1e5, where stirling(a) is 1 / (12 a) to 1e-17)."""
+    k = np.arange(1.0, terms + 1.0)
     log_terms = np.concatenate([[0.0], np.cumsum(np.log1p((x - a - k) / (a + k)))])
     log_s = log_terms.max() + np.log(np.exp(log_terms - log_terms.max()).sum())
     d = (x - a) / a
-    half_eta_square = d * d / 2 - d**3 / 3 + d**4 / 4
-    want = log_s - a * half_eta_square - 1 / (12 * a) - 0.5 * math.log(2 * math.pi * a)
+    half_eta_square = math.fsum((-d) ** j / j for j in range(2, 60))
+    return log_s - a * half_eta_square - 1 / (12 * a) - 0.5 * math.log(2 * math.pi * a)
+
+
+def test_lower_gamma_log_tail_for_a_huge_shape_matches_its_series_summed_in_numpy():
+    a = 1e12
+    x = a - 40.0 * math.sqrt(a)
+    want = _log_lower_gamma_by_numpy_series(a, x, 2_000_000)
     got = tl.stats.gamma.logcdf(tl.tensor(np.float64(x)), np.float64(a)).numpy()
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-8)
 
 
-@pytest.mark.parametrize(("a", "x"), [(a, 2 * a - x) for a, x in _huge_shape_points((39.0, 60.0))])
-def test_upper_gamma_log_tail_for_a_huge_shape_matches_quadrature(a, x):
-    # x + 1 - a in the continued fraction rounded x + 1 (gamma.logsf(1e16 + 39e8, 1e16) was 2.6e-10 off)
-    want = _log_gamma_tail_by_quadrature(a, x, upper=True)
-    got = tl.stats.gamma.logsf(tl.tensor(np.float64(x)), np.float64(a)).numpy()
-    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+# ------------------------------------------------------------------ gammainc and its inverses for a large shape
+LARGE_SHAPE = [(a, k) for a in (1e6, 1e8, 1e10) for k in (5.0, 10.0, 30.0)]
 
 
-def test_lower_gamma_log_tail_for_a_huge_shape_every_family_and_gradients():
-    a = np.array([1e12, 1e14, 1e16])
-    x = a - 40.0 * np.sqrt(a)
-    gamma = tl.stats.gamma.logcdf(tl.tensor(x), tl.tensor(a)).numpy()
-    assert np.isfinite(gamma).all() and (gamma < -800).all() and (gamma > -810).all()
-    # the same tail through the families that share it (poisson.logsf(k, mu) = log P(k + 1, mu))
-    np.testing.assert_allclose(tl.stats.chi2.logcdf(tl.tensor(2 * x), tl.tensor(2 * a)).numpy(), gamma, rtol=1e-14)
-    np.testing.assert_allclose(tl.stats.poisson.logsf(tl.tensor(a - 1), tl.tensor(x)).numpy(), gamma, rtol=1e-14)
-    for family, y, back in [("invgamma", 1 / x, 1 / (1 / x)), ("loggamma", np.log(x), np.exp(np.log(x)))]:
-        got = getattr(tl.stats, family).logsf if family == "invgamma" else tl.stats.loggamma.logcdf
-        want = tl.stats.gamma.logcdf(tl.tensor(back), tl.tensor(a)).numpy()  # at the rounded point: steep in x
-        np.testing.assert_allclose(got(tl.tensor(y), tl.tensor(a)).numpy(), want, rtol=1e-13, err_msg=family)
-    # gradients in x and a: float64 central differences (steps of 1e-3 standard deviations; the values are exact to
-    # 1e-13 absolute) and d log P / dx = density / P
-    f = lambda x, a: tl.stats.gamma.logcdf(x, a)  # noqa: E731
-    gx, ga = tl.grad(lambda x, a: f(x, a).sum(), argnums=(0, 1))(tl.tensor(x), tl.tensor(a))
-    h = 1e-3 * np.sqrt(a)
-    np.testing.assert_allclose(gx.numpy(), (f(x + h, a).numpy() - f(x - h, a).numpy()) / (2 * h), rtol=1e-6)
-    np.testing.assert_allclose(ga.numpy(), (f(x, a + h).numpy() - f(x, a - h).numpy()) / (2 * h), rtol=1e-6)
-    log_density = tl.stats.gamma.logpdf(tl.tensor(x), tl.tensor(a)).numpy()
-    # (the prefactor's and the series' derivatives, each near 1, sum to 4e-7 at a = 1e16: 1e-10 relative is kept)
-    np.testing.assert_allclose(gx.numpy(), np.exp(log_density - gamma), rtol=1e-8)
+@pytest.mark.parametrize(("a", "k"), LARGE_SHAPE)
+def test_gammainc_for_a_large_shape_below_the_mean_matches_its_series(a, k):
+    # SciPy's (Cephes') series stops at 2000 terms: gammainc(1e8, 1e8 - 1e5) was 6.413e-24 for 7.370e-24
+    x = a - k * math.sqrt(a)
+    want = _log_lower_gamma_by_numpy_series(a, x, int(60 * a / (a - x)) + 1000)
+    a_, x_ = tl.tensor(np.float64(a)), tl.tensor(np.float64(x))
+    np.testing.assert_allclose(np.log(tl.special.gammainc(a_, x_).numpy()), want, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(tl.special.gammaincc(a_, x_).numpy(), -np.expm1(want), rtol=1e-15)
+    np.testing.assert_allclose(np.log(tl.stats.gamma.cdf(x_, a_).numpy()), want, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(np.log(tl.stats.chi2.cdf(2.0 * x_, 2.0 * a_).numpy()), want, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(np.log(tl.stats.poisson.sf(a_ - 1.0, x_).numpy()), want, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(tl.stats.gamma.logcdf(x_, a_).numpy(), want, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize(("a", "k"), LARGE_SHAPE)
+def test_gammainc_for_a_large_shape_matches_quadrature(a, k):
+    x = a - k * math.sqrt(a)
+    want = _log_gamma_tail_by_quadrature(a, x, upper=False)
+    got = np.log(tl.special.gammainc(tl.tensor(np.float64(a)), tl.tensor(np.float64(x))).numpy())
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * max(1.0, abs(want)))
+
+
+@pytest.mark.parametrize("a", [1e6, 1e8])
+def test_gammaincinv_for_a_large_shape_inverts_the_right_gammainc(a):
+    # SciPy's inverse inverted its short series: gammaincinv(1e8, 1e-7) had P(a, x) = 1.04e-7 (1e9: 2.6e-7)
+    q = np.array([1e-7, 1e-20, 1e-100, 1e-300])
+    a_ = tl.tensor(np.float64(a))
+    x = tl.special.gammaincinv(a_, tl.tensor(q)).numpy()
+    residual = np.array([_log_lower_gamma_by_numpy_series(a, xi, int(60 * a / (a - xi)) + 1000) for xi in x])
+    slope = np.exp(ss.gamma.logpdf(x, a) - np.log(q))  # d log P / dx
+    assert (np.abs((residual - np.log(q)) / slope) <= 1e-13 * x).all(), (residual - np.log(q)) / slope / x
+    np.testing.assert_allclose(tl.stats.gamma.ppf(tl.tensor(q), a_).numpy(), x, rtol=1e-15)
+    # Q = 1 - 1e-7: the same x, to the rounding of 1 - q
+    np.testing.assert_allclose(tl.special.gammainccinv(a_, tl.tensor(1.0 - q[:1])).numpy(), x[:1], rtol=1e-12)
+    np.testing.assert_allclose(tl.stats.gamma.isf(tl.tensor(1.0 - q[:1]), a_).numpy(), x[:1], rtol=1e-12)
+
+
+def test_gammaincinv_for_a_huge_shape_round_trips():
+    a = np.float64(1e12)
+    q = np.array([1e-7, 1e-20, 1e-100, 1e-300])
+    x = tl.special.gammaincinv(tl.tensor(a), tl.tensor(q))
+    slope = np.exp(ss.gamma.logpdf(x.numpy(), a) - np.log(q))
+    error = (tl.stats.gamma.logcdf(x, tl.tensor(a)).numpy() - np.log(q)) / slope
+    assert (np.abs(error) <= 1e-13 * x.numpy()).all(), error
+
+
+@pytest.mark.parametrize("a", [1e8, 1e10])
+def test_gammainc_gradients_for_a_large_shape(a):
+    # IgammaGradA's density x**(a - 1) e**-x / Gamma(a) in the textbook form lost a log x times float64's precision:
+    # d/da log gammainc(1e10, 1e10 - 5e5) was 1.0e-5 relative off (-5.186678e-05 for -5.186625e-05, mpmath)
+    x = a - np.array([5.0, 10.0, 30.0]) * math.sqrt(a)
+
+    def f(x, a):
+        return tl.log(tl.special.gammainc(a, x))
+
+    gx, ga = tl.grad(lambda x, a: f(x, a).sum(), argnums=(0, 1))(tl.tensor(x), tl.tensor(np.float64(a)))
+    h = 1e-3 * math.sqrt(a)
+    by_a = [(f(xi, a + h).numpy() - f(xi, a - h).numpy()) / (2 * h) for xi in x]
+    by_x = (f(x + h, a).numpy() - f(x - h, a).numpy()) / (2 * h)
+    np.testing.assert_allclose(gx.numpy(), by_x, rtol=1e-8)
+    np.testing.assert_allclose(float(ga), sum(by_a), rtol=1e-8)
+
+
+# ------------------------------------------------------------------ multinomial with probabilities off the simplex
+def _multinomial_logpmf_formula(x, n, p):
+    return sp.gammaln(n + 1) - sp.gammaln(x + 1).sum(-1) + sp.xlogy(x, p).sum(-1)
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_multinomial_probabilities_normalized_in_float32_pass_and_others_are_nan(mode):
+    x = np.array([1.0, 2.0, 3.0])
+    logits = np.random.default_rng(7).normal(size=(6, 3)).astype(np.float32)
+    softmax = (np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)).astype(np.float64)  # sums to 1 +- 5e-8
+    assert np.abs(softmax.sum(-1) - 1).max() > 1e-8  # beyond sqrt(eps) of float64: was NaN
+    off = np.array([[0.2, 0.3, 0.4], [0.5, 0.6, -0.1], [0.2, 0.3, 0.5 + 1e-3]])  # sums 0.9, a negative entry, 1.001
+    p = np.concatenate([softmax, off, [[0.2, 0.3, 0.5]]])
+
+    def both(x, p):
+        return tl.stats.multinomial.logpmf(x, 6, p), tl.stats.multinomial.pmf(x, 6, p)
+
+    logpmf, pmf = both(tl.tensor(x), tl.tensor(p)) if mode == "eager" else tl.function(both)(tl.tensor(x), tl.tensor(p))
+    want = _multinomial_logpmf_formula(x, 6, p)
+    want[6:9] = np.nan  # SciPy's value from 1.18 (1.17 adjusts the last entry and warns that it will be NaN)
+    np.testing.assert_allclose(logpmf.numpy(), want, rtol=1e-14)
+    np.testing.assert_allclose(pmf.numpy(), np.exp(want), rtol=1e-14)
+    np.testing.assert_allclose(logpmf.numpy()[-1], ss.multinomial.logpmf(x, 6, [0.2, 0.3, 0.5]), rtol=1e-14)
+    # float32 p: its own tolerance, the same as float32 dirichlet's
+    got32 = tl.stats.multinomial.logpmf(tl.tensor(x.astype(np.float32)), 6, tl.tensor(p.astype(np.float32)))
+    assert got32.dtype == np.float32 and np.isnan(got32.numpy()[6:9]).all() and np.isfinite(got32.numpy()[:6]).all()
+
+
+# ------------------------------------------------------------------ vonmises.cdf and sf
+VM_X = np.array([-3.1, -2.0, -1.0, -0.3, -1e-3, 0.0, 0.05, 0.3, 1.0, 2.5, math.pi, -math.pi])
+VM_KAPPA = [0.0, 1e-3, 0.5, 2.0, 10.0, 30.0, 49.9, 50.0, 60.0, 200.0, 1e4]
+
+
+def _vonmises_cdf_by_quadrature(x, kappa):
+    """``int_-pi^x`` of SciPy's density (scipy.integrate.quad, split at the peak 0), for x in [-pi, pi]."""
+    from scipy.integrate import quad
+
+    def mass(lo, hi):
+        return quad(lambda t: ss.vonmises.pdf(t, kappa), lo, hi, epsabs=1e-17, epsrel=1e-14, limit=200)[0]
+
+    return mass(-math.pi, x) if x <= 0 else 1.0 - mass(-math.pi, -x)
+
+
+@pytest.mark.parametrize("kappa", VM_KAPPA)
+def test_vonmises_cdf_and_sf_match_quadrature_and_scipy(kappa):
+    want = np.array([_vonmises_cdf_by_quadrature(x, kappa) for x in VM_X])
+    x = tl.tensor(VM_X)
+    cdf, sf = tl.stats.vonmises.cdf(x, kappa).numpy(), tl.stats.vonmises.sf(x, kappa).numpy()
+    np.testing.assert_allclose(cdf, want, rtol=0, atol=2e-15)
+    np.testing.assert_allclose(sf, np.array([_vonmises_cdf_by_quadrature(-v, kappa) for v in VM_X]), rtol=0, atol=2e-15)
+    # SciPy: its series below kappa = 50 (1e-13 absolute off at 30), its normal approximation from 50 (3e-6 off)
+    np.testing.assert_allclose(cdf, ss.vonmises.cdf(VM_X, kappa), rtol=0, atol=2e-13 if kappa < 50 else 3e-6)
+    where = want > 1e-2  # relative accuracy in the bulk (below, a few ulps of 1 absolute)
+    np.testing.assert_allclose(cdf[where], want[where], rtol=1e-13)
+
+
+def test_vonmises_cdf_matches_mpmath():
+    mp = pytest.importorskip("mpmath")
+    for kappa, x in ((0.5, -2.5), (10.0, -1.0), (49.9, 0.4), (50.0, -0.1), (1000.0, -0.1)):
+        with mp.workdps(30):
+            k = mp.mpf(kappa)
+
+            def density(t, k=k):
+                return mp.exp(k * (mp.cos(t) - 1)) / (2 * mp.pi * mp.besseli(0, k) * mp.exp(-k))
+
+            points = [-mp.pi] + [mp.mpf(x) - mp.mpf(10) ** -j for j in range(8) if x - 10**-j > -math.pi] + [x]
+            want = float(mp.quad(density, points))
+        got = float(tl.stats.vonmises.cdf(tl.tensor(np.float64(x)), kappa))
+        # within a few ulps of 1 absolute; relative too in the bulk (the series' tails keep it absolute only)
+        assert abs(got - want) <= 2e-15 and (want < 1e-2 or abs(got - want) <= 1e-13 * want), (kappa, x, got, want)
+
+
+def test_vonmises_cdf_counts_whole_turns_loc_scale_and_invalid_kappa_as_scipy():
+    x = np.array([4.0, -4.0, 10.0, 3 * math.pi, -7.0, 20.0])
+    for kappa in (1.0, 80.0):
+        np.testing.assert_allclose(
+            tl.stats.vonmises.cdf(tl.tensor(x), kappa).numpy(), ss.vonmises.cdf(x, kappa), atol=3e-6
+        )
+        np.testing.assert_allclose(
+            tl.stats.vonmises.sf(tl.tensor(x), kappa).numpy(), ss.vonmises.sf(x, kappa), atol=3e-6
+        )
+    args = (tl.tensor(VM_X), 3.0, 0.4, 1.7)
+    np.testing.assert_allclose(tl.stats.vonmises.cdf(*args).numpy(), ss.vonmises.cdf(VM_X, 3.0, 0.4, 1.7), atol=1e-13)
+    # kappa = 0 is SciPy's uniform distribution on the circle (it was NaN); a negative or NaN kappa is NaN
+    np.testing.assert_allclose(tl.stats.vonmises.logpdf(tl.tensor(VM_X), 0.0).numpy(), -math.log(2 * math.pi))
+    np.testing.assert_allclose(tl.stats.vonmises.cdf(tl.tensor(VM_X), 0.0).numpy(), 0.5 + VM_X / (2 * math.pi))
+    for bad in (-1.0, np.nan):
+        for method in ("logpdf", "cdf", "sf", "logcdf", "logsf"):
+            assert np.isnan(getattr(tl.stats.vonmises, method)(tl.tensor(VM_X), bad).numpy()).all(), method
+    assert np.isnan(tl.stats.vonmises.cdf(tl.tensor(np.array([np.nan])), 2.0).numpy()).all()
+
+
+@pytest.mark.parametrize("kappa", [0.0, 0.5, 10.0, 49.9, 50.0, 200.0])
+def test_vonmises_cdf_gradients(kappa):
+    x = tl.tensor(VM_X)
+    k = tl.tensor(np.float64(kappa))
+    gx, gk = tl.grad(lambda x, k: tl.stats.vonmises.cdf(x, k).sum(), argnums=(0, 1))(x, k)
+    np.testing.assert_allclose(gx.numpy(), ss.vonmises.pdf(VM_X, kappa), rtol=1e-12, atol=1e-13)  # the density
+    gs = tl.grad(lambda x: tl.stats.vonmises.sf(x, k).sum())(x)
+    np.testing.assert_allclose(gs.numpy(), -ss.vonmises.pdf(VM_X, kappa), rtol=1e-12, atol=1e-13)
+    second = tl.grad(tl.grad(lambda x: tl.stats.vonmises.cdf(x, k)))(tl.tensor(np.float64(0.3)))
+    np.testing.assert_allclose(float(second), -kappa * math.sin(0.3) * ss.vonmises.pdf(0.3, kappa), rtol=1e-11)
+    # in kappa: central differences of the quadrature (one-sided at kappa = 0)
+    h = 1e-4 * max(kappa, 1.0)
+
+    def total(kappa):
+        return sum(_vonmises_cdf_by_quadrature(v, kappa) for v in VM_X)
+
+    want = (total(kappa + h) - total(kappa)) / h if kappa == 0 else (total(kappa + h) - total(kappa - h)) / (2 * h)
+    np.testing.assert_allclose(float(gk), want, rtol=1e-5 if kappa == 0 else 1e-7, atol=1e-12)
+
+
+def test_vonmises_cdf_traced_vmapped_and_float32():
+    f = lambda x: tl.stats.vonmises.cdf(x, 60.0) + tl.stats.vonmises.sf(x, 3.0)  # noqa: E731
+    x = tl.tensor(VM_X)
+    eager = f(x).numpy()
+    np.testing.assert_array_equal(tl.function(f)(x).numpy(), eager)
+    np.testing.assert_allclose(tl.vmap(f)(x).numpy(), eager, rtol=1e-15, atol=1e-16)
+    x32 = VM_X.astype(np.float32)
+    got = tl.stats.vonmises.cdf(tl.tensor(x32), np.float32(60.0))
+    want = np.array([_vonmises_cdf_by_quadrature(float(v), 60.0) for v in np.clip(x32, -math.pi, math.pi)])
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got.numpy(), want, rtol=2e-7, atol=1e-30)

@@ -485,11 +485,15 @@ class _SubTrace(_Trace):
 
     def variable_outputs(self, variables: list, before: list) -> None:
         """Add one output per Variable of ``variables``: its value at the end of this branch (``before``, its
-        value in the enclosing trace, where this branch does not assign it)."""
-        self.graph.outputs += [
+        value in the enclosing trace, where this branch does not assign it).  The graph's structure becomes
+        ``(result, [values])``, so that it holds every output (a saved graph is checked so)."""
+        g = self.graph
+        values = [
             self.variables[v._id] if v._id in self.written else self.from_outer(old)
             for v, old in zip(variables, before)
         ]
+        g.structure = tensor_leaves((tree.unflatten(g.structure, g.outputs), values), g.backend)[1]
+        g.outputs = g.outputs + values
 
     def drop_unread_outer(self) -> None:
         """Forget the outer values that no node here reads: those a nested body's discarded first trace lifted

@@ -371,7 +371,8 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
                 "true_fn returns", tg.structure, "false_fn returns", fg.structure, _kinds(true_out), _kinds(false_out)
             )
         )
-    n_out, variables = len(true_out), list({**true_sub.written, **false_sub.written}.values())
+    n_out, structure = len(true_out), tg.structure
+    variables = list({**true_sub.written, **false_sub.written}.values())
     if variables:  # assigned in a branch: one more output each (its old value where not), written back below
         before = [variable_value(v) for v in variables]
         true_sub.variable_outputs(variables, before)
@@ -384,7 +385,7 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
         if t.__class__ is f.__class__ is dispatch.WeakScalar:
             o.__class__ = t.__class__  # two Python numbers: eagerly the one taken, weakly typed (JAX's rule too)
     write_back(variables, outs[n_out:])
-    return tree.unflatten(tg.structure, outs[:n_out])
+    return tree.unflatten(structure, outs[:n_out])
 
 
 def switch(index, branches, *operands) -> Any:

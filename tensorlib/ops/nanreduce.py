@@ -51,34 +51,47 @@ def _checked(x, axis, name):
     return x
 
 
-def nansum(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:
-    """Sum treating NaNs as 0 (``numpy.nansum``, ``dtype`` the accumulator's); the gradient at a NaN is 0.
+def _left_out_as_nans(x, where, name):
+    """``x`` with the elements NumPy's ``where=`` leaves out made NaN, which the reductions below skip as NumPy's
+    do (``nanmean(a, where=w)`` sums and counts the kept non-NaN elements only); the gradient there is 0."""
+    mask = reduce._where_mask(x, where, name)
+    return x if mask is None else math_ops.where(mask, x, math.nan)
+
+
+def nansum(x, axis=None, keepdims: bool = False, *, dtype=None, initial=None, where=True) -> Tensor:
+    """Sum treating NaNs as 0 (``numpy.nansum``, ``dtype`` the accumulator's, ``initial`` and ``where`` as
+    ``sum``'s); the gradient at a NaN is 0.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nansum(tl.tensor([1.0, np.nan, 2.0])).numpy().item()
     3.0
     """
     x = _checked(x, axis, "nansum")
-    return reduce.sum(_filled(x, 0) if _has_nans(x) else x, axis, keepdims, dtype=dtype)
+    x = _filled(x, 0) if _has_nans(x) else x
+    return reduce.sum(x, axis, keepdims, dtype=dtype, initial=initial, where=where)
 
 
-def nanprod(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:
-    """Product treating NaNs as 1 (``numpy.nanprod``, ``dtype`` the accumulator's); the gradient at a NaN is 0.
+def nanprod(x, axis=None, keepdims: bool = False, *, dtype=None, initial=None, where=True) -> Tensor:
+    """Product treating NaNs as 1 (``numpy.nanprod``, ``dtype`` the accumulator's, ``initial`` and ``where``
+    as ``prod``'s); the gradient at a NaN is 0.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanprod(tl.tensor([3.0, np.nan, 2.0])).numpy().item()
     6.0
     """
     x = _checked(x, axis, "nanprod")
-    return reduce.prod(_filled(x, 1) if _has_nans(x) else x, axis, keepdims, dtype=dtype)
+    x = _filled(x, 1) if _has_nans(x) else x
+    return reduce.prod(x, axis, keepdims, dtype=dtype, initial=initial, where=where)
 
 
-def _nan_extremum(x, axis, keepdims, name, plain, fill):
+def _nan_extremum(x, axis, keepdims, name, plain, fill, initial, where):
     x = _checked(x, axis, name)
     if not _has_nans(x):
-        return plain(x, axis, keepdims)
+        return plain(x, axis, keepdims, initial=initial, where=where)
     complex_ = x.dtype.kind == "c"
-    out = plain(_filled(x, _fill(fill, complex_)), axis, keepdims)
+    out = plain(_filled(x, _fill(fill, complex_)), axis, keepdims, initial=initial, where=where)
+    if initial is not None:  # NumPy's fmax.reduce: initial joins, so a slice of NaNs (or none kept) gives it
+        return out
     # A slice of NaNs only is NaN (NumPy), not the fill: for complex numbers its first NaN (numpy.fmax.reduce).
     only_nans = reduce.all(_nans(x), axis, keepdims)
     nan = math_ops.stop_gradient(plain(x, axis, keepdims)) if complex_ else math_ops.full_like(out, math.nan)
@@ -91,25 +104,26 @@ def _fill(infinity, complex_):
     return complex(infinity, infinity) if complex_ else infinity
 
 
-def nanmax(x, axis=None, keepdims: bool = False) -> Tensor:
+def nanmax(x, axis=None, keepdims: bool = False, *, initial=None, where=True) -> Tensor:
     """Maximum ignoring NaNs (``numpy.nanmax``); a slice of NaNs only gives NaN (without NumPy's
-    RuntimeWarning).  Ties share the gradient, as in ``max``; a NaN gets 0.
+    RuntimeWarning), or ``initial``, which joins every slice (``where``, as ``max``'s, needs it).  Ties share
+    the gradient, as in ``max``; a NaN gets 0.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanmax(tl.tensor([[1.0, np.nan], [np.nan, np.nan]]), axis=1).numpy().tolist()
     [1.0, nan]
     """
-    return _nan_extremum(x, axis, keepdims, "nanmax", reduce.max, -math.inf)
+    return _nan_extremum(x, axis, keepdims, "nanmax", reduce.max, -math.inf, initial, where)
 
 
-def nanmin(x, axis=None, keepdims: bool = False) -> Tensor:
+def nanmin(x, axis=None, keepdims: bool = False, *, initial=None, where=True) -> Tensor:
     """Minimum ignoring NaNs (``numpy.nanmin``); see ``nanmax``.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanmin(tl.tensor([3.0, np.nan, 2.0])).numpy().item()
     2.0
     """
-    return _nan_extremum(x, axis, keepdims, "nanmin", reduce.min, math.inf)
+    return _nan_extremum(x, axis, keepdims, "nanmin", reduce.min, math.inf, initial, where)
 
 
 def _counts(x, axis, keepdims, dtype):
@@ -117,19 +131,23 @@ def _counts(x, axis, keepdims, dtype):
     return math_ops.cast(reduce.sum(math_ops.logical_not(_nans(x)), axis, keepdims), dtype)
 
 
-def nanmean(x, axis=None, keepdims: bool = False, *, dtype=None) -> Tensor:
+def nanmean(x, axis=None, keepdims: bool = False, *, dtype=None, where=True) -> Tensor:
     """Mean of the non-NaN elements (``numpy.nanmean``): their sum over their count, so the gradient
-    is 1/count at the others and 0 at a NaN.  A slice of NaNs only gives NaN (no warning).
+    is 1/count at the others and 0 at a NaN.  A slice of NaNs only gives NaN (no warning).  ``where`` (a bool
+    mask broadcasting to ``x``) leaves elements out too.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanmean(tl.tensor([1.0, np.nan, 2.0])).numpy().item()
     1.5
+    >>> tl.nanmean(tl.tensor([1.0, np.nan, 2.0]), where=tl.tensor([True, True, False])).numpy().item()
+    1.0
     """
     if dtype is not None:
-        return reduce.accumulated_in(nanmean, as_tensor(x), dtype, axis, keepdims)
+        return reduce.accumulated_in(nanmean, as_tensor(x), dtype, axis, keepdims, where=where)
     x = _checked(x, axis, "nanmean")
     if not _has_nans(x):
-        return reduce.mean(x, axis, keepdims)
+        return reduce.mean(x, axis, keepdims, where=where)
+    x = _left_out_as_nans(x, where, "nanmean")
     if x.dtype == _dt.float16:
         return reduce.in_float32(nanmean, x, axis, keepdims)
     return _divided(reduce.sum(_filled(x, 0), axis, keepdims), _counts(x, axis, keepdims, x.dtype))
@@ -142,9 +160,9 @@ def _divided(total, count):
     return math_ops.where(empty, math_ops.full_like(out, math.nan), out)
 
 
-def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -> Tensor:
+def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None, where=True) -> Tensor:
     """Variance of the non-NaN elements (``numpy.nanvar``), divided by their count minus ``ddof``;
-    NaN where that is not positive, as in NumPy.
+    NaN where that is not positive, as in NumPy.  ``where`` leaves elements out too.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanvar(tl.tensor([1.0, np.nan, 3.0])).numpy().item()
@@ -154,7 +172,8 @@ def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -
     x = _checked(x, axis, "nanvar")
     ddof = reduce._check_ddof(x, ddof, "nanvar")
     if not _has_nans(x):
-        return reduce.var(x, axis, keepdims, ddof)
+        return reduce.var(x, axis, keepdims, ddof, where=where)
+    x = _left_out_as_nans(x, where, "nanvar")
     if x.dtype == _dt.float16:
         return reduce.in_float32(nanvar, x, axis, keepdims, ddof)
     centered = _filled(x - nanmean(x, axis, keepdims=True), 0)
@@ -164,8 +183,9 @@ def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -
     return _divided(reduce.sum(centered * centered, axis, keepdims), _counts(x, axis, keepdims, centered.dtype) - ddof)
 
 
-def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -> Tensor:
-    """Standard deviation of the non-NaN elements (``numpy.nanstd``); gradient 0 at zero spread, as ``std``.
+def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None, where=True) -> Tensor:
+    """Standard deviation of the non-NaN elements (``numpy.nanstd``; ``where`` as ``nanvar``'s); gradient 0 at
+    zero spread, as ``std``.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanstd(tl.tensor([1.0, np.nan, 3.0])).numpy().item()
@@ -174,8 +194,8 @@ def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None) -
     x = x if dtype is None else reduce.cast_to_dtype_argument(x, dtype, "nanstd")  # NumPy's dtype= computes in it
     x = _checked(x, axis, "nanstd")
     if x.dtype == _dt.float16:  # the root of a float32 variance: a float16 one overflows first
-        return reduce.in_float32(nanstd, x, axis, keepdims, ddof)
-    return reduce.safe_sqrt(nanvar(x, axis, keepdims, ddof))
+        return reduce.in_float32(nanstd, x, axis, keepdims, ddof, where=where)
+    return reduce.safe_sqrt(nanvar(x, axis, keepdims, ddof, where=where))
 
 
 # ------------------------------------------------------------------ nanargmax, nanargmin

@@ -363,25 +363,31 @@ amax = max
 amin = min
 
 
-def any(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def any(x, axis=None, keepdims: bool = False, *, where=True) -> Tensor:  # noqa: A001
     """Whether any element along ``axis`` is nonzero (``numpy.any``; an empty slice gives False, NaN is
-    true); a bool tensor, not differentiable.
+    true); a bool tensor, not differentiable.  NumPy's ``where`` leaves elements out.
 
     >>> import tensorlib as tl
     >>> tl.any(tl.tensor([[0.0, 1.0], [0.0, 0.0]]), axis=1).numpy().tolist()
     [True, False]
     """
+    if where is not True:
+        return _masked_from_initial(any, "any", x, axis, keepdims, where, None, False, None)
     return apply(_any, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
 
 
-def all(x, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def all(x, axis=None, keepdims: bool = False, *, where=True) -> Tensor:  # noqa: A001
     """Whether every element along ``axis`` is nonzero (``numpy.all``; an empty slice gives True); a bool
-    tensor, not differentiable.
+    tensor, not differentiable.  NumPy's ``where`` leaves elements out.
 
     >>> import tensorlib as tl
     >>> tl.all(tl.tensor([[1, 2], [0, 3]]), axis=0, keepdims=True).numpy().tolist()
     [[False, True]]
+    >>> tl.all(tl.tensor([1, 0]), where=tl.tensor([True, False])).numpy().item()
+    True
     """
+    if where is not True:
+        return _masked_from_initial(all, "all", x, axis, keepdims, where, None, True, None)
     return apply(_all, (x,), {"axis": _axis_attr(axis), "keepdims": bool(keepdims)})
 
 

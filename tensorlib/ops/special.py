@@ -81,6 +81,30 @@ def _define(op_type, function_name, inputs=("x",), attrs=None, doc="", generic=N
     return op
 
 
+def _of_orders_infer(n, x):
+    if n.dtype.kind not in "iu":
+        raise TypeError(f"the order n must be integers, got {n.dtype}")
+    return spec(broadcast_shapes(n.shape, x.shape), _result_dtype(x.dtype))
+
+
+def _define_of_orders(op_type, function_name, doc):
+    """``function_name(n, x)`` with the order ``n`` an integer tensor input: for an order whose values are unknown
+    (traced, or one per element under ``tl.vmap``, which batches it as an elementwise op)."""
+    op = defop(op_type, inputs=("n", "x"), infer=_of_orders_infer, elementwise=True, doc=doc)
+
+    @op.kernel("numpy")
+    def kernel(n, x):
+        if n.size and n.min() < 0:
+            raise ValueError(f"{op_type}: the order n must be a non-negative integer, got {int(n.min())}")
+        dtype = _result_dtype(x.dtype)
+        work = _dt.float32 if dtype == _dt.float16 else dtype
+        return np.asarray(getattr(scipy_special(), function_name)(n, x.astype(work, copy=False))).astype(dtype)
+
+    kernel.__name__ = kernel.__qualname__ = f"scipy_{function_name}_of_orders"
+    op.kernels_reason = f"scipy.special.{function_name}; the Array API standard has no special functions"
+    return op
+
+
 def _floats(xp, *arrays):
     """The rule's dtype: integers and bools become float64 (float arguments are already promoted)."""
     return [a if xp.isdtype(a.dtype, "real floating") else xp.astype(a, xp.float64) for a in arrays]
@@ -150,6 +174,8 @@ _gamma = _define("Gamma", "gamma", doc="Gamma(x).")
 register_gradient("Lgamma", lambda node, g: g * digamma(node.inputs[0]))
 register_gradient("Digamma", lambda node, g: g * polygamma(1, node.inputs[0]))
 register_gradient("Polygamma", lambda node, g: g * polygamma(node.attrs["n"] + 1, node.inputs[0]))
+_polygamma_of_orders = _define_of_orders("PolygammaOfOrders", "polygamma", "Polygamma with the order n an input.")
+register_gradient("PolygammaOfOrders", None, lambda node, g: g * polygamma(node.inputs[0] + 1, node.inputs[1]))
 register_gradient("Gamma", lambda node, g: g * node.outputs[0] * digamma(node.inputs[0]))
 
 
@@ -176,7 +202,7 @@ def digamma(x) -> Tensor:
 def polygamma(n, x) -> Tensor:
     """The ``n``-th derivative of ``digamma``; gradient ``polygamma(n + 1, x)``.  ``n`` is a non-negative
     integer: a Python int, or, as in SciPy and JAX, an integer array or Tensor broadcasting against ``x``
-    (its values are read, so a traced tensor is refused: make it a static argument).
+    (a traced or vmapped one is an input of the op, ``PolygammaOfOrders``).
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.polygamma(1, tl.tensor(1.0))), 6)   # pi ** 2 / 6
@@ -189,7 +215,12 @@ def polygamma(n, x) -> Tensor:
 
 def _by_order(op, n, x) -> Tensor:
     """``op(x, n=n)`` for an integer order ``n`` (its attribute): a Python int, or an integer array or Tensor
-    broadcasting against ``x``, one op per distinct order, selected elementwise."""
+    broadcasting against ``x``, one op per distinct order, selected elementwise; a Tensor whose values are unknown
+    (traced, or mapped by ``tl.vmap``) is an input of the op's ``*OfOrders`` form."""
+    if isinstance(n, Tensor) and n.is_symbolic:
+        if n.dtype.kind not in "iu":
+            raise ValueError(f"{op.name}: the order n must be a non-negative integer (or integer array), got {n!r:.60}")
+        return apply(_OF_ORDERS[op.name], (n, x))
     orders = _orders(op.name, n)
     if orders.ndim == 0:
         return apply(op, (x,), {"n": int(orders)})
@@ -203,11 +234,6 @@ def _by_order(op, n, x) -> Tensor:
 def _orders(op_type, n) -> np.ndarray:
     """The order ``n`` of ``op_type`` as a NumPy integer array (0-d for one order), checked."""
     if isinstance(n, Tensor):
-        if n.is_symbolic:
-            raise TypeError(
-                f"{op_type}: the order n must be known, got a traced tensor (shape {n.shape}, {n.dtype}); "
-                "pass a Python int or make the argument static (static_argnums)"
-            )
         n = n.numpy()
     orders = np.asarray(n)
     if orders.dtype.kind not in "iu" or (orders.size and orders.min() < 0):
@@ -454,8 +480,66 @@ def beta(a, b) -> Tensor:
 
 
 # ------------------------------------------------------------------ the regularized incomplete gamma functions
-_gammainc = _define("Igamma", "gammainc", inputs=("a", "x"), doc="P(a, x), the regularized lower incomplete gamma.")
-_gammaincc = _define("Igammac", "gammaincc", inputs=("a", "x"), doc="Q(a, x) = 1 - P(a, x), without cancellation.")
+# SciPy's gammainc (Cephes' igam) sums the series of P to at most 2000 terms where about 40 a / (a - x) are needed: from
+# a ~ 1e5, below the 4.5 standard deviations of its asymptotic branch, P came out short, and so did gammaincinv's
+# quantile (gammainc(1e8, 1e8 - 1e5) was 6.413e-24 for 7.370e-24, gammainc(1e12, 1e12 - 1e7) 1.4% of the value; PyTorch
+# shares the error, mpmath and JAX do not).  There P is taken from its series (or Temme's expansion) here.
+_SCIPY_IGAMMA_SHORT_FROM = 1e5
+
+
+def _short_scipy_series(a, x):
+    """Where SciPy's ``gammainc(a, x)`` is cut short (float64 arrays): ``a >= 1e5`` and ``0 < x < a - 4.5 sqrt(a)``."""
+    return (a >= _SCIPY_IGAMMA_SHORT_FROM) & (x > 0) & (x < a - 4.5 * np.sqrt(a))
+
+
+def _log_lower_gamma(a, x):
+    """``(log P(a, x), log S(a, x))`` for ``a >= 1e5`` and ``0 < x < a`` (float64 arrays): ``P = x**a e**-x / Gamma(a +
+    1) S``, the prefactor as ``e**(-a (d - log1p(d))) e**-stirling(a) / sqrt(2 pi a)`` with ``d = x / a - 1`` (nothing
+    near a huge number cancels)."""
+    log_s = _log_gamma_series(a, x)
+    return _log_gamma_prefactor(a, x) + log_s, log_s
+
+
+def _log_gamma_prefactor(a, x):
+    """``log(x**a e**-x / Gamma(a + 1))`` for ``a >= 1e5`` and ``x > 0`` (float64 arrays), as ``-a (d - log1p(d)) -
+    stirling(a) - log(2 pi a) / 2`` with ``d = x / a - 1``: the textbook ``a log x - x - gammaln(a + 1)`` loses
+    ``a log x`` times float64's precision (2e-5 relative at a = 1e10)."""
+    return -a * _half_eta_square((x - a) / a) - _stirling_error_of_large(a) - 0.5 * np.log(2.0 * np.pi * a)
+
+
+def _igamma_kernel(upper):
+    """``gammainc`` (``gammaincc`` if ``upper``): SciPy's, but P from ``_log_lower_gamma`` where SciPy's series is cut
+    short (Q = 1 - P there, P below 4e-6)."""
+    scipy_kernel = _scipy_kernel("gammaincc" if upper else "gammainc")
+
+    def kernel(a, x):
+        out = scipy_kernel(a, x)
+        a64, x64 = np.broadcast_arrays(a.astype(np.float64, copy=False), x.astype(np.float64, copy=False))
+        short = _short_scipy_series(a64, x64)
+        if not short.any():
+            return out
+        with np.errstate(all="ignore"):
+            log_p, _ = _log_lower_gamma(np.where(short, a64, 2e5), np.where(short, x64, 1e5))
+        return np.where(short, -np.expm1(log_p) if upper else np.exp(log_p), out).astype(out.dtype, copy=False)
+
+    kernel.__name__ = kernel.__qualname__ = "gammaincc_kernel" if upper else "gammainc_kernel"
+    return kernel
+
+
+_gammainc = _define(
+    "Igamma",
+    "gammainc",
+    inputs=("a", "x"),
+    doc="P(a, x), the regularized lower incomplete gamma.",
+    kernel=_igamma_kernel(upper=False),
+)
+_gammaincc = _define(
+    "Igammac",
+    "gammaincc",
+    inputs=("a", "x"),
+    doc="Q(a, x) = 1 - P(a, x), without cancellation.",
+    kernel=_igamma_kernel(upper=True),
+)
 
 
 def _igamma_grad_a_kernel(a, x):
@@ -467,7 +551,11 @@ def _igamma_grad_a_kernel(a, x):
     sp = scipy_special()
     a64, x64 = np.broadcast_arrays(a.astype(np.float64), x.astype(np.float64))
     with np.errstate(all="ignore"):
-        density = np.exp(sp.xlogy(a64 - 1.0, x64) - x64 - sp.gammaln(a64))
+        large = a64 >= _SCIPY_IGAMMA_SHORT_FROM  # the density x**(a - 1) e**-x / Gamma(a) without cancellation there
+        a_large, x_large = np.where(large, a64, 2e5), np.where(large & (x64 > 0), x64, 2e5)
+        textbook = sp.xlogy(a64 - 1.0, x64) - x64 - sp.gammaln(a64)
+        log_density = np.where(large, _log_gamma_prefactor(a_large, x_large) + np.log(a_large / x_large), textbook)
+        density = np.where(large & (x64 <= 0), np.exp(textbook), np.exp(log_density))
         out = -standard_gamma_sample_grad(a64, x64) * density
     out = np.where((x64 == np.inf) & (a64 > 0), 0.0, out)
     return out.astype(_result_dtype(a.dtype, x.dtype), copy=False)
@@ -575,24 +663,44 @@ def _log_igamma_factor_kernel(a, x, *, upper):
                 done |= np.abs(d * c - 1.0) <= 1e-15
                 if done.all():
                     break
+            out = np.where(done, np.log(out), np.nan)
         else:
-            large = (a >= _LOG_IGAMMA_TEMME_FROM) & (x > 0) & (x < a)
-            term, out, done = np.ones_like(x), np.ones_like(x), ~np.isfinite(x + a) | large
-            for n in range(1, _LOG_IGAMMA_MAX_TERMS):
-                term = term * x / (a + n)
-                out = out + term
-                done |= term <= 1e-17 * out
-                if done.all():
-                    break
-            out = np.where(large, np.exp(_temme_log_series(np.where(large, a, 2.0), np.where(large, x, 1.0))), out)
-        out = np.where(done, np.log(out), np.nan)
+            out = _log_gamma_series(a, x)
     return out.astype(dtype, copy=False)
 
 
 # From this a on, where x < a, log S comes from Temme's uniform expansion: its first omitted term is C_2(eta) / a**2
-# relative (C_2(0) = 25/6048: 4e-17 here), and the series needs about 20 / (1 - x / a) terms (NaN past the cap from a
+# relative (C_2(0) = 25/6048: 4e-17 here), and the series needs about 40 a / (a - x) terms (NaN past the cap from a
 # ~ 1e12 where P underflows: gamma.logcdf(1e12 - 39e6, 1e12) was NaN for -765.103).
 _LOG_IGAMMA_TEMME_FROM = 1e7
+
+
+def _log_gamma_series(a, x):
+    """``log S(a, x)``, ``S = sum_n x**n / ((a + 1) ... (a + n))`` (``P(a, x) = x**a e**-x / Gamma(a + 1) S``), for
+    ``x < a + 1`` (float64 arrays): summed, or from Temme's expansion where ``a >= 1e7`` and ``x < a``; NaN where the
+    sum does not converge."""
+    large = (a >= _LOG_IGAMMA_TEMME_FROM) & (x > 0) & (x < a)
+    term, out, done = np.ones_like(x), np.ones_like(x), ~np.isfinite(x + a) | large
+    for n in range(1, _LOG_IGAMMA_MAX_TERMS):
+        term = term * x / (a + n)
+        out = out + term
+        done |= term <= 1e-17 * out
+        if done.all():
+            break
+    temme = _temme_log_series(np.where(large, a, 2.0 * _LOG_IGAMMA_TEMME_FROM), np.where(large, x, 1.0))
+    return np.where(large, temme, np.where(done, np.log(out), np.nan))
+
+
+def _half_eta_square(d):
+    """``d - log1p(d)`` (``lam - 1 - log lam`` with ``d = lam - 1``; ``eta**2 / 2`` of Temme's expansion), summed as
+    ``d**2 / 2 - d**3 / 3 + ...`` for ``|d| < 0.3``, where the difference cancels."""
+    small = np.abs(d) < 0.3
+    ds = np.where(small, d, 0.0)
+    power, series = ds * ds, np.zeros_like(ds)
+    for k in range(2, 40):  # 0.3**40 / 40 is below float64's rounding of the d**2 / 2 term
+        series = series + power / k * (1.0 if k % 2 == 0 else -1.0)
+        power = power * ds
+    return np.where(small, series, d - np.log1p(np.where(small, 0.0, d)))
 
 
 def _temme_log_series(a, x):
@@ -601,21 +709,19 @@ def _temme_log_series(a, x):
     with ``lam = x / a``, ``eta = -sqrt(2 (lam - 1 - log lam))``, ``C_0 = 1 / (lam - 1) - 1 / eta``, ``C_1 = 1 / eta**3
     - 1 / (lam - 1)**3 - 1 / (lam - 1)**2 - 1 / (12 (lam - 1))``.  The prefactor of ``S`` is ``e**(-a eta**2 / 2) /
     sqrt(2 pi a) e**-stirling(a)``, so ``S = e**stirling(a) (sqrt(pi a / 2) erfcx(-eta sqrt(a / 2)) - C_0 - C_1 / a)``:
-    nothing underflows.  ``lam - 1 - log lam`` is summed as ``d**2 / 2 - d**3 / 3 + ...`` for ``|d| = |lam - 1| <
-    0.3``, where the difference cancels."""
+    nothing underflows."""
     d = (x - a) / a
-    small = np.abs(d) < 0.3
-    ds = np.where(small, d, 0.0)
-    power, series = ds * ds, np.zeros_like(ds)
-    for k in range(2, 40):  # 0.3**40 / 40 is below float64's rounding of the d**2 / 2 term
-        series = series + power / k * (1.0 if k % 2 == 0 else -1.0)
-        power = power * ds
-    half_eta_square = np.where(small, series, d - np.log1p(np.where(small, 0.0, d)))
-    eta = -np.sqrt(2.0 * half_eta_square)
+    eta = -np.sqrt(2.0 * _half_eta_square(d))
     c0 = 1.0 / d - 1.0 / eta
     c1 = 1.0 / eta**3 - 1.0 / d**3 - 1.0 / d**2 - 1.0 / (12.0 * d)
     total = np.sqrt(np.pi * a / 2.0) * scipy_special().erfcx(-eta * np.sqrt(a / 2.0)) - c0 - c1 / a
-    return np.log(total) + 1.0 / (12.0 * a) - 1.0 / (360.0 * a**3)
+    return np.log(total) + _stirling_error_of_large(a)
+
+
+def _stirling_error_of_large(a):
+    """``log Gamma(a + 1) - (a + 1/2) log a + a - log(2 pi) / 2`` for ``a >= 1e5`` (float64): its series' first two
+    terms (the third, 1 / (1260 a**5), is below 1e-28)."""
+    return 1.0 / (12.0 * a) - 1.0 / (360.0 * a**3)
 
 
 _log_igamma_factor = defop(
@@ -682,15 +788,41 @@ def log_gamma_tail(a, x, upper) -> Tensor:
 # ------------------------------------------------------------------ the inverses of the incomplete gamma and beta functions
 # Gradients by the implicit function theorem from the function's own: dx/dq = 1 / (dF/dx), dx/dparameter =
 # -(dF/dparameter) / (dF/dx), at the output x; written in ops, so they differentiate again where F's do.
+def _igamma_inverse_kernel(upper):
+    """``gammaincinv`` (``gammainccinv`` if ``upper``): SciPy's, refined by Newton's method on ``log P`` where SciPy's
+    gammainc is cut short (``_short_scipy_series``), which its inverse also inverts: gammaincinv(1e9, 1e-7) had P
+    e**0.95 times too large there.  ``d log P / dx = a / (x S)``; from SciPy's start (within a standard deviation)
+    a few steps reach float64's precision."""
+    function_name = "gammainccinv" if upper else "gammaincinv"
+
+    def kernel(a, q):
+        dtype = _result_dtype(a.dtype, q.dtype)
+        a64, q64 = np.broadcast_arrays(a.astype(np.float64, copy=False), q.astype(np.float64, copy=False))
+        x = np.asarray(getattr(scipy_special(), function_name)(a64, q64))
+        short = _short_scipy_series(a64, x) & (q64 > 0) & (q64 < 1)
+        if short.any():
+            with np.errstate(all="ignore"):
+                a_short, x = np.where(short, a64, 2e5), np.where(short, x, x.dtype.type(1e5))
+                target = np.log1p(-q64) if upper else np.log(q64)
+                for _ in range(_NEWTON_STEPS):
+                    log_p, log_s = _log_lower_gamma(a_short, x)
+                    step = np.where(short, (log_p - target) * x * np.exp(log_s) / a_short, 0.0)
+                    x = np.where(step < x, x - step, 0.5 * x)  # stays positive
+                    if (np.abs(step) <= 4e-16 * x).all():
+                        break
+                x = np.where(short, x, np.asarray(getattr(scipy_special(), function_name)(a64, q64)))
+        return x.astype(dtype, copy=False)
+
+    kernel.__name__ = kernel.__qualname__ = f"{function_name}_kernel"
+    return kernel
+
+
+_NEWTON_STEPS = 30
 _gammaincinv = _define(
-    "Igammainv", "gammaincinv", inputs=("a", "q"), doc="x with P(a, x) = q.", kernel=_scipy_kernel("gammaincinv", True)
+    "Igammainv", "gammaincinv", inputs=("a", "q"), doc="x with P(a, x) = q.", kernel=_igamma_inverse_kernel(False)
 )
 _gammainccinv = _define(
-    "Igammacinv",
-    "gammainccinv",
-    inputs=("a", "q"),
-    doc="x with Q(a, x) = q.",
-    kernel=_scipy_kernel("gammainccinv", True),
+    "Igammacinv", "gammainccinv", inputs=("a", "q"), doc="x with Q(a, x) = q.", kernel=_igamma_inverse_kernel(True)
 )
 
 
@@ -2127,6 +2259,18 @@ def _expn_derivative(node, g):
 
 
 register_gradient("Expn", _expn_derivative)
+_expn_of_orders = _define_of_orders("ExpnOfOrders", "expn", "Expn with the order n an input.")
+
+
+def _expn_of_orders_derivative(node, g):
+    n, x = node.inputs
+    zero = np.zeros((), np.dtype(n.dtype))
+    lower = -expn(math_ops.maximum(n - 1, zero), x)
+    return g * math_ops.where(n == 0, -math_ops.exp(-x) * (x + 1.0) / math_ops.square(x), lower)
+
+
+register_gradient("ExpnOfOrders", None, _expn_of_orders_derivative)
+_OF_ORDERS = {"Polygamma": _polygamma_of_orders, "Expn": _expn_of_orders}
 
 
 def expi(x) -> Tensor:

@@ -116,7 +116,9 @@ def _integrals_rule(odd, even, series):
     """The rule of the (odd, even) integral pairs (Si, Ci) and (Shi, Chi): slopes ``odd(x) / x`` and ``even(x) / x``."""
 
     def rule(node, g_odd, g_even):
-        x = node.inputs[0]
+        # at +-inf the slopes' limits (sin(x) / x -> 0, cosh(x) / x -> +-inf) are their values at the largest
+        # finite x; at inf itself sin(x) is NaN (Si' and Ci' were NaN there, Shi' and Chi' inf / inf)
+        x = elementwise.nan_to_num(node.inputs[0], nan=_math.nan)
         return _used_slope(g_odd, lambda x: _odd_over_x(odd, x, series), x) + _used_slope(
             g_even, lambda x: even(x) / x, x
         )
@@ -177,18 +179,21 @@ _ELLIPTIC_SERIES = [0.5 * _math.pi * (_math.comb(2 * n, n) / 4.0**n) ** 2 * n / 
 
 
 def _e_minus_k_over_2m(m, k_value, e_value):
-    """``(E(m) - K(m)) / (2m)``, d/dm E(m); its series near 0 (-pi/8 there)."""
+    """``(E(m) - K(m)) / (2m)``, d/dm E(m); its series near 0 (-pi/8 there); 0 at m = -inf, where E ~ sqrt(-m)
+    (the quotient was inf / inf)."""
     small = math_ops.less(math_ops.abs(m), _ELLIPTIC_SERIES_BELOW)
+    far = math_ops.equal(m, -_math.inf)
+    quotient = (e_value - k_value) / (2.0 * math_ops.where(math_ops.logical_or(small, far), 1.0, m))
     return math_ops.where(
-        small,
-        _series(_ELLIPTIC_SERIES, math_ops.where(small, m, 0.0)),
-        (e_value - k_value) / (2.0 * math_ops.where(small, 1.0, m)),
+        small, _series(_ELLIPTIC_SERIES, math_ops.where(small, m, 0.0)), math_ops.where(far, 0.0, quotient)
     )
 
 
 def _ellipk_derivative(m, value):
-    """d/dm K(m) = (E - (1 - m) K) / (2m (1 - m)) = ((E - K) / (2m) + K / 2) / (1 - m)."""
-    return (_e_minus_k_over_2m(m, value, ellipe(m)) + 0.5 * value) / (1.0 - m)
+    """d/dm K(m) = (E - (1 - m) K) / (2m (1 - m)) = ((E - K) / (2m) + K / 2) / (1 - m); +inf at m = 1, where K is (the
+    sum was -inf + inf)."""
+    slope = (_e_minus_k_over_2m(m, value, ellipe(m)) + 0.5 * value) / (1.0 - m)
+    return math_ops.where(math_ops.equal(m, 1.0), _math.inf, slope)
 
 
 def _ellipe_derivative(m, value):
@@ -283,11 +288,36 @@ def lambertw(x, k: int = 0, tol: float = 1e-8) -> Tensor:
 
 
 # ------------------------------------------------------------------ Kummer's confluent hypergeometric function
+_HYP1F1_SCIPY_LOOPS_FROM = 1e8  # SciPy's time grows like x: 0.1 s at x = 1e11, and it never returns at inf
+_LOG_MAX = _math.log(np.finfo(np.float64).max)
+
+
+def _hyp1f1_kernel(a, b, x):
+    """SciPy's ``hyp1f1`` in float64, except where it overflows for x > 0: there, and without calling SciPy from x =
+    _HYP1F1_SCIPY_LOOPS_FROM on where the leading term ``Gamma(b) / Gamma(a) exp(x) x**(a - b)`` overflows, the
+    sign of that term times inf (SciPy gave +inf for 1F1(-1/2; 3/2; 1000) = -4.9e427 and did not return at x = inf
+    or 1e15); that term leads where x >> |a| + |b|.  Past k = max(-a, -b) the series' terms have the sign of Gamma(b) / Gamma(a); a polynomial (a a
+    non-positive integer) is left to SciPy."""
+    sp = scipy_special()
+    dtype = _result_dtype(a.dtype, b.dtype, x.dtype)
+    a, b, x = np.broadcast_arrays(*(v.astype(np.float64) for v in (a, b, x)))
+    series = ~((a <= 0) & (a == np.floor(a))) & (x > 0)
+    with np.errstate(all="ignore"):
+        leading = x + (a - b) * np.log(x) + sp.gammaln(b) - sp.gammaln(a)
+        asymptotic = (x >= _HYP1F1_SCIPY_LOOPS_FROM) & (x >= 100.0 * (np.abs(a) + np.abs(b)))
+        far = series & asymptotic & ~(leading <= _LOG_MAX)  # NaN (at x = inf) is far
+        out = np.asarray(sp.hyp1f1(a, b, np.where(far, 0.0, x)), np.float64)
+        sign = sp.gammasgn(a) * sp.gammasgn(b)
+    out = np.where(far | (series & np.isinf(out)), sign * np.inf, out)
+    return out.astype(dtype, copy=False)
+
+
 _hyp1f1 = _define(
     "Hyp1f1",
     "hyp1f1",
     inputs=("a", "b", "x"),
     doc="Kummer's confluent hypergeometric function 1F1(a; b; x).",
+    kernel=_hyp1f1_kernel,
 )
 
 
