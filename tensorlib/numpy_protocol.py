@@ -46,6 +46,7 @@ _REDUCE = {
     "logical_or": "any",
     "fmax": "nanmax",  # fmax and fmin skip NaNs
     "fmin": "nanmin",
+    "logaddexp": "logsumexp",
 }
 # The keyword arguments of ufunc.reduce / ufunc.accumulate that the tensorlib function takes as NumPy does.
 _REDUCTION_OPTIONS = {
@@ -125,6 +126,7 @@ def _build_table():
 
     table, ufuncs = {}, {}
     pairs = [(np, tl), (np.linalg, getattr(tl, "linalg", None)), (np.fft, getattr(tl, "fft", None))]
+    pairs.append((np.lib.stride_tricks, tl))  # sliding_window_view
     for np_module, tl_module in pairs:
         if tl_module is None:
             continue

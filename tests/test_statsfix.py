@@ -203,3 +203,100 @@ def test_multinomial_probabilities_normalized_in_float32_pass_and_others_are_nan
     # float32 p: its own tolerance, the same as float32 dirichlet's
     got32 = tl.stats.multinomial.logpmf(tl.tensor(x.astype(np.float32)), 6, tl.tensor(p.astype(np.float32)))
     assert got32.dtype == np.float32 and np.isnan(got32.numpy()[6:9]).all() and np.isfinite(got32.numpy()[:6]).all()
+
+
+# ------------------------------------------------------------------ vonmises.cdf and sf
+VM_X = np.array([-3.1, -2.0, -1.0, -0.3, -1e-3, 0.0, 0.05, 0.3, 1.0, 2.5, math.pi, -math.pi])
+VM_KAPPA = [0.0, 1e-3, 0.5, 2.0, 10.0, 30.0, 49.9, 50.0, 60.0, 200.0, 1e4]
+
+
+def _vonmises_cdf_by_quadrature(x, kappa):
+    """``int_-pi^x`` of SciPy's density (scipy.integrate.quad, split at the peak 0), for x in [-pi, pi]."""
+    from scipy.integrate import quad
+
+    def mass(lo, hi):
+        return quad(lambda t: ss.vonmises.pdf(t, kappa), lo, hi, epsabs=1e-17, epsrel=1e-14, limit=200)[0]
+
+    return mass(-math.pi, x) if x <= 0 else 1.0 - mass(-math.pi, -x)
+
+
+@pytest.mark.parametrize("kappa", VM_KAPPA)
+def test_vonmises_cdf_and_sf_match_quadrature_and_scipy(kappa):
+    want = np.array([_vonmises_cdf_by_quadrature(x, kappa) for x in VM_X])
+    x = tl.tensor(VM_X)
+    cdf, sf = tl.stats.vonmises.cdf(x, kappa).numpy(), tl.stats.vonmises.sf(x, kappa).numpy()
+    np.testing.assert_allclose(cdf, want, rtol=0, atol=2e-15)
+    np.testing.assert_allclose(sf, np.array([_vonmises_cdf_by_quadrature(-v, kappa) for v in VM_X]), rtol=0, atol=2e-15)
+    # SciPy: its series below kappa = 50 (1e-13 absolute off at 30), its normal approximation from 50 (3e-6 off)
+    np.testing.assert_allclose(cdf, ss.vonmises.cdf(VM_X, kappa), rtol=0, atol=2e-13 if kappa < 50 else 3e-6)
+    where = want > 1e-2  # relative accuracy in the bulk (below, a few ulps of 1 absolute)
+    np.testing.assert_allclose(cdf[where], want[where], rtol=1e-13)
+
+
+def test_vonmises_cdf_matches_mpmath():
+    mp = pytest.importorskip("mpmath")
+    for kappa, x in ((0.5, -2.5), (10.0, -1.0), (49.9, 0.4), (50.0, -0.1), (1000.0, -0.1)):
+        with mp.workdps(30):
+            k = mp.mpf(kappa)
+
+            def density(t, k=k):
+                return mp.exp(k * (mp.cos(t) - 1)) / (2 * mp.pi * mp.besseli(0, k) * mp.exp(-k))
+
+            points = [-mp.pi] + [mp.mpf(x) - mp.mpf(10) ** -j for j in range(8) if x - 10**-j > -math.pi] + [x]
+            want = float(mp.quad(density, points))
+        got = float(tl.stats.vonmises.cdf(tl.tensor(np.float64(x)), kappa))
+        # within a few ulps of 1 absolute; relative too in the bulk (the series' tails keep it absolute only)
+        assert abs(got - want) <= 2e-15 and (want < 1e-2 or abs(got - want) <= 1e-13 * want), (kappa, x, got, want)
+
+
+def test_vonmises_cdf_counts_whole_turns_loc_scale_and_invalid_kappa_as_scipy():
+    x = np.array([4.0, -4.0, 10.0, 3 * math.pi, -7.0, 20.0])
+    for kappa in (1.0, 80.0):
+        np.testing.assert_allclose(
+            tl.stats.vonmises.cdf(tl.tensor(x), kappa).numpy(), ss.vonmises.cdf(x, kappa), atol=3e-6
+        )
+        np.testing.assert_allclose(
+            tl.stats.vonmises.sf(tl.tensor(x), kappa).numpy(), ss.vonmises.sf(x, kappa), atol=3e-6
+        )
+    args = (tl.tensor(VM_X), 3.0, 0.4, 1.7)
+    np.testing.assert_allclose(tl.stats.vonmises.cdf(*args).numpy(), ss.vonmises.cdf(VM_X, 3.0, 0.4, 1.7), atol=1e-13)
+    # kappa = 0 is SciPy's uniform distribution on the circle (it was NaN); a negative or NaN kappa is NaN
+    np.testing.assert_allclose(tl.stats.vonmises.logpdf(tl.tensor(VM_X), 0.0).numpy(), -math.log(2 * math.pi))
+    np.testing.assert_allclose(tl.stats.vonmises.cdf(tl.tensor(VM_X), 0.0).numpy(), 0.5 + VM_X / (2 * math.pi))
+    for bad in (-1.0, np.nan):
+        for method in ("logpdf", "cdf", "sf", "logcdf", "logsf"):
+            assert np.isnan(getattr(tl.stats.vonmises, method)(tl.tensor(VM_X), bad).numpy()).all(), method
+    assert np.isnan(tl.stats.vonmises.cdf(tl.tensor(np.array([np.nan])), 2.0).numpy()).all()
+
+
+@pytest.mark.parametrize("kappa", [0.0, 0.5, 10.0, 49.9, 50.0, 200.0])
+def test_vonmises_cdf_gradients(kappa):
+    x = tl.tensor(VM_X)
+    k = tl.tensor(np.float64(kappa))
+    gx, gk = tl.grad(lambda x, k: tl.stats.vonmises.cdf(x, k).sum(), argnums=(0, 1))(x, k)
+    np.testing.assert_allclose(gx.numpy(), ss.vonmises.pdf(VM_X, kappa), rtol=1e-12, atol=1e-13)  # the density
+    gs = tl.grad(lambda x: tl.stats.vonmises.sf(x, k).sum())(x)
+    np.testing.assert_allclose(gs.numpy(), -ss.vonmises.pdf(VM_X, kappa), rtol=1e-12, atol=1e-13)
+    second = tl.grad(tl.grad(lambda x: tl.stats.vonmises.cdf(x, k)))(tl.tensor(np.float64(0.3)))
+    np.testing.assert_allclose(float(second), -kappa * math.sin(0.3) * ss.vonmises.pdf(0.3, kappa), rtol=1e-11)
+    # in kappa: central differences of the quadrature (one-sided at kappa = 0)
+    h = 1e-4 * max(kappa, 1.0)
+
+    def total(kappa):
+        return sum(_vonmises_cdf_by_quadrature(v, kappa) for v in VM_X)
+
+    want = (total(kappa + h) - total(kappa)) / h if kappa == 0 else (total(kappa + h) - total(kappa - h)) / (2 * h)
+    np.testing.assert_allclose(float(gk), want, rtol=1e-5 if kappa == 0 else 1e-7, atol=1e-12)
+
+
+def test_vonmises_cdf_traced_vmapped_and_float32():
+    f = lambda x: tl.stats.vonmises.cdf(x, 60.0) + tl.stats.vonmises.sf(x, 3.0)  # noqa: E731
+    x = tl.tensor(VM_X)
+    eager = f(x).numpy()
+    np.testing.assert_array_equal(tl.function(f)(x).numpy(), eager)
+    np.testing.assert_allclose(tl.vmap(f)(x).numpy(), eager, rtol=1e-15, atol=1e-16)
+    x32 = VM_X.astype(np.float32)
+    got = tl.stats.vonmises.cdf(tl.tensor(x32), np.float32(60.0))
+    want = np.array([_vonmises_cdf_by_quadrature(float(v), 60.0) for v in np.clip(x32, -math.pi, math.pi)])
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got.numpy(), want, rtol=2e-7, atol=1e-30)

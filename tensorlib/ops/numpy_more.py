@@ -789,3 +789,44 @@ def mask_indices(n: int, mask_func, k=0) -> tuple:
     if mask.shape != (n, n):
         raise ValueError(f"mask_indices: mask_func must return an ({n}, {n}) array, got shape {mask.shape}")
     return tuple(as_tensor(i.astype(np.int64)) for i in np.nonzero(mask))
+
+
+def sliding_window_view(x, window_shape, axis=None) -> Tensor:
+    """Every window of ``window_shape`` sliding one step along ``axis`` (all axes when None), the window axes
+    appended last: ``numpy.lib.stride_tricks.sliding_window_view`` (an axis may repeat, its windows then
+    nest).  A gather of ``x``, not a view (tensors are immutable), so gradients reach every element it reads
+    (summed over the windows holding it); the axes' sizes must be known under ``tl.function``.
+
+    >>> import tensorlib as tl
+    >>> tl.sliding_window_view(tl.tensor([1.0, 2.0, 3.0, 4.0]), 3).numpy().tolist()
+    [[1.0, 2.0, 3.0], [2.0, 3.0, 4.0]]
+    """
+    from .array import moveaxis
+    from .shape import take
+
+    x = as_tensor(x)
+    where = f"(x shape {x.shape}, {x.dtype}; window_shape {window_shape!r}, axis {axis!r})"
+    windows = as_ints(window_shape if np.ndim(window_shape) else (window_shape,), "sliding_window_view: window_shape")
+    if axis is None:
+        axes = list(range(x.ndim))
+        if len(windows) != x.ndim:
+            raise ValueError(
+                f"sliding_window_view: window_shape needs one entry per axis of x when axis is None {where}"
+            )
+    else:
+        axes = [normalize_axis(a, x.ndim, f"sliding_window_view {where}: axis") for a in np.atleast_1d(axis).tolist()]
+        if len(axes) != len(windows):
+            raise ValueError(f"sliding_window_view: window_shape needs one entry per axis {where}")
+    if builtins.any(w < 0 for w in windows):
+        raise ValueError(f"sliding_window_view: window_shape cannot be negative {where}")
+    for a, w in zip(axes, windows):
+        n = x.shape[a]
+        if n is None:
+            raise ValueError(
+                f"sliding_window_view: the size of axis {a} must be known (traced with unknown sizes) {where}"
+            )
+        if w > n:
+            raise ValueError(f"sliding_window_view: window {w} is larger than axis {a} of size {n} {where}")
+        starts = np.arange(n - w + 1, dtype=np.int64)[:, None] + np.arange(w, dtype=np.int64)[None, :]
+        x = moveaxis(take(x, starts, axis=a), a + 1, -1)  # (..., starts, ...) with the window axis last
+    return x

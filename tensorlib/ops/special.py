@@ -82,6 +82,30 @@ def _define(op_type, function_name, inputs=("x",), attrs=None, doc="", generic=N
     return op
 
 
+def _of_orders_infer(n, x):
+    if n.dtype.kind not in "iu":
+        raise TypeError(f"the order n must be integers, got {n.dtype}")
+    return spec(broadcast_shapes(n.shape, x.shape), _result_dtype(x.dtype))
+
+
+def _define_of_orders(op_type, function_name, doc):
+    """``function_name(n, x)`` with the order ``n`` an integer tensor input: for an order whose values are unknown
+    (traced, or one per element under ``tl.vmap``, which batches it as an elementwise op)."""
+    op = defop(op_type, inputs=("n", "x"), infer=_of_orders_infer, elementwise=True, doc=doc)
+
+    @op.kernel("numpy")
+    def kernel(n, x):
+        if n.size and n.min() < 0:
+            raise ValueError(f"{op_type}: the order n must be a non-negative integer, got {int(n.min())}")
+        dtype = _result_dtype(x.dtype)
+        work = _dt.float32 if dtype == _dt.float16 else dtype
+        return np.asarray(getattr(scipy_special(), function_name)(n, x.astype(work, copy=False))).astype(dtype)
+
+    kernel.__name__ = kernel.__qualname__ = f"scipy_{function_name}_of_orders"
+    op.kernels_reason = f"scipy.special.{function_name}; the Array API standard has no special functions"
+    return op
+
+
 def _floats(xp, *arrays):
     """The rule's dtype: integers and bools become float64 (float arguments are already promoted)."""
     return [a if xp.isdtype(a.dtype, "real floating") else xp.astype(a, xp.float64) for a in arrays]
@@ -151,6 +175,8 @@ _gamma = _define("Gamma", "gamma", doc="Gamma(x).")
 register_gradient("Lgamma", lambda node, g: g * digamma(node.inputs[0]))
 register_gradient("Digamma", lambda node, g: g * polygamma(1, node.inputs[0]))
 register_gradient("Polygamma", lambda node, g: g * polygamma(node.attrs["n"] + 1, node.inputs[0]))
+_polygamma_of_orders = _define_of_orders("PolygammaOfOrders", "polygamma", "Polygamma with the order n an input.")
+register_gradient("PolygammaOfOrders", None, lambda node, g: g * polygamma(node.inputs[0] + 1, node.inputs[1]))
 register_gradient("Gamma", lambda node, g: g * node.outputs[0] * digamma(node.inputs[0]))
 
 
@@ -177,7 +203,7 @@ def digamma(x) -> Tensor:
 def polygamma(n, x) -> Tensor:
     """The ``n``-th derivative of ``digamma``; gradient ``polygamma(n + 1, x)``.  ``n`` is a non-negative
     integer: a Python int, or, as in SciPy and JAX, an integer array or Tensor broadcasting against ``x``
-    (its values are read, so a traced tensor is refused: make it a static argument).
+    (a traced or vmapped one is an input of the op, ``PolygammaOfOrders``).
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.polygamma(1, tl.tensor(1.0))), 6)   # pi ** 2 / 6
@@ -190,7 +216,12 @@ def polygamma(n, x) -> Tensor:
 
 def _by_order(op, n, x) -> Tensor:
     """``op(x, n=n)`` for an integer order ``n`` (its attribute): a Python int, or an integer array or Tensor
-    broadcasting against ``x``, one op per distinct order, selected elementwise."""
+    broadcasting against ``x``, one op per distinct order, selected elementwise; a Tensor whose values are unknown
+    (traced, or mapped by ``tl.vmap``) is an input of the op's ``*OfOrders`` form."""
+    if isinstance(n, Tensor) and n.is_symbolic:
+        if n.dtype.kind not in "iu":
+            raise ValueError(f"{op.name}: the order n must be a non-negative integer (or integer array), got {n!r:.60}")
+        return apply(_OF_ORDERS[op.name], (n, x))
     orders = _orders(op.name, n)
     if orders.ndim == 0:
         return apply(op, (x,), {"n": int(orders)})
@@ -204,11 +235,6 @@ def _by_order(op, n, x) -> Tensor:
 def _orders(op_type, n) -> np.ndarray:
     """The order ``n`` of ``op_type`` as a NumPy integer array (0-d for one order), checked."""
     if isinstance(n, Tensor):
-        if n.is_symbolic:
-            raise TypeError(
-                f"{op_type}: the order n must be known, got a traced tensor (shape {n.shape}, {n.dtype}); "
-                "pass a Python int or make the argument static (static_argnums)"
-            )
         n = n.numpy()
     orders = np.asarray(n)
     if orders.dtype.kind not in "iu" or (orders.size and orders.min() < 0):
@@ -2246,6 +2272,18 @@ def _expn_derivative(node, g):
 
 
 register_gradient("Expn", _expn_derivative)
+_expn_of_orders = _define_of_orders("ExpnOfOrders", "expn", "Expn with the order n an input.")
+
+
+def _expn_of_orders_derivative(node, g):
+    n, x = node.inputs
+    zero = np.zeros((), np.dtype(n.dtype))
+    lower = -expn(math_ops.maximum(n - 1, zero), x)
+    return g * math_ops.where(n == 0, -math_ops.exp(-x) * (x + 1.0) / math_ops.square(x), lower)
+
+
+register_gradient("ExpnOfOrders", None, _expn_of_orders_derivative)
+_OF_ORDERS = {"Polygamma": _polygamma_of_orders, "Expn": _expn_of_orders}
 
 
 def expi(x) -> Tensor:

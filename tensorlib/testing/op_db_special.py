@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
+from .op_db_control_flow import traced_node
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from .strategies import scalars, tensors
 
@@ -137,6 +138,26 @@ def _polygamma_draw(draw, dtype):
     return SampleInput((draw(st.sampled_from([0, 1, 2, 3])), x), grad_argnums=(1,))
 
 
+def _scipy_of_orders(name):
+    """``scipy.special.<name>(n, x)`` in x's dtype (an int64 array of orders made SciPy's result float64)."""
+
+    def ref(n, x):
+        import scipy.special
+
+        return np.asarray(getattr(scipy.special, name)(n, x)).astype(x.dtype)
+
+    return ref
+
+
+@st.composite
+def _orders_array_draw(draw, dtype, low=0.4, high=4.0):
+    """An integer array of orders (traced, an input of the ``*OfOrders`` op) and x of its shape."""
+    shape = draw(SHAPES)
+    x = draw(tensors(dtype, shape, scalars(dtype, low, high)))
+    n = np.array(draw(st.lists(st.integers(0, 3), min_size=x.size, max_size=x.size)), np.int64).reshape(shape)
+    return SampleInput((n, x), grad_argnums=(1,))
+
+
 def _poles_and_zeros(dtype):
     """xlogy samples with exact zeros in x (the defined 0 * log(0) case and its zero gradient for y)."""
 
@@ -218,6 +239,14 @@ _SPECIAL = [
                 (1.5, np.ones(2)), exc=ValueError, match=r"Polygamma: the order n must be a non-negative integer"
             ),
         ),
+    ),
+    OpInfo(
+        "special.polygamma_orders_array",
+        traced_node(tl.special.polygamma),
+        _scipy_of_orders("polygamma"),
+        _orders_array_draw,
+        op_types=("Polygamma", "PolygammaOfOrders"),  # traced, the orders are an input
+        dtypes=FLOATS,
     ),
     _special("gamma", [(0.3, 4.0)], ("Gamma",)),
     _special(
@@ -369,6 +398,14 @@ _SPECIAL = [
                 (-1, np.ones(2)), match=r"Expn: the order n must be a non-negative integer \(or integer array\), got -1"
             ),
         ),
+    ),
+    OpInfo(
+        "special.expn_orders_array",
+        traced_node(tl.special.expn),
+        _scipy_of_orders("expn"),
+        lambda dtype: _orders_array_draw(dtype, 0.3, 3.0),
+        op_types=("Expn", "ExpnOfOrders"),
+        dtypes=FLOATS,
     ),
     _special("dawsn", [(-40.0, 40.0)], ("Dawsn",)),  # past |x| = 20 its gradient is the asymptotic series
     _special("spence", [(0.1, 3.0)], ("Spence",)),
