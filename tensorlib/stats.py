@@ -1279,6 +1279,19 @@ weibull_min = _family(
     shapes=("c",),
     valid=lambda c: c > 0,
 )
+
+
+def _halfnorm_logsf(z):
+    """``log erfc(z / sqrt 2)``: ``log1p(-erf(z / sqrt 2))`` below 1, where ``log_ndtr(-z) + log 2`` rounded to 0
+    (halfnorm.logsf(1e-20) was 0 for -7.98e-21), ``log_ndtr(-z) + log 2`` above (finite where erfc underflows)."""
+    near = z < 1.0
+    return _math_ops.where(
+        near,
+        _math_ops.log1p(-_sp.erf(_math_ops.where(near, z, 0.0) / _math.sqrt(2.0))),
+        _sp.log_ndtr(-_math_ops.where(near, 1.0, z)) + _math.log(2.0),
+    )
+
+
 halfnorm = _family(
     "halfnorm",
     0.0,
@@ -1287,7 +1300,7 @@ halfnorm = _family(
     logpdf=lambda z: 0.5 * _math.log(2.0 / _math.pi) - 0.5 * z * z,
     cdf=lambda z: _sp.erf(z / _math.sqrt(2.0)),
     sf=lambda z: _sp.erfc(z / _math.sqrt(2.0)),
-    logsf=lambda z: _sp.log_ndtr(-z) + _math.log(2.0),
+    logsf=lambda z: _halfnorm_logsf(z),
     ppf=lambda q: _math.sqrt(2.0) * _sp.erfinv(q),
     isf=lambda q: _math.sqrt(2.0) * _sp.erfcinv(q),
 )
@@ -1330,6 +1343,15 @@ invgamma = _family(
 )
 
 
+def _beta_below(a, b, x, y):
+    """``P(B <= x)`` for ``B ~ Beta(a, b)`` given ``x`` and its complement ``y = 1 - x``, each exact: ``betainc(a, b,
+    x)`` where ``x <= y``, else ``betaincc(b, a, y)``, so the argument next to 1 is never the one used (f.sf(1e-20,
+    0.5, 0.5) was 1 for 0.9999946: dfd / (dfn z + dfd) rounded to 1)."""
+    w = _math_ops.where
+    near = x <= y
+    return w(near, _sp.betainc(a, b, w(near, x, 0.25)), _sp.betaincc(b, a, w(near, 0.25, y)))
+
+
 def _f_beta(z, dfn, dfd, formula):
     """``formula(dfn z / (dfn z + dfd), dfd / (dfn z + dfd))``: the Beta(dfn / 2, dfd / 2) variable of an F one and
     its complement, each as its own quotient (neither is 1 minus the other)."""
@@ -1349,8 +1371,8 @@ f = _family(
         - 0.5 * (dfn + dfd) * _math_ops.log1p(dfn * z / dfd)
         - _sp.betaln(0.5 * dfn, 0.5 * dfd)
     ),
-    cdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, _: _sp.betainc(0.5 * dfn, 0.5 * dfd, y)),
-    sf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda _, y: _sp.betainc(0.5 * dfd, 0.5 * dfn, y)),
+    cdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, c: _beta_below(0.5 * dfn, 0.5 * dfd, y, c)),
+    sf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda c, y: _beta_below(0.5 * dfd, 0.5 * dfn, y, c)),
     logcdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, c: _log_betainc(0.5 * dfn, 0.5 * dfd, y, c)),
     logsf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda c, y: _log_betainc(0.5 * dfd, 0.5 * dfn, y, c)),
     # z = (dfd / dfn) y / (1 - y), y the Beta quantile and 1 - y its complement's, each inverted on its own
@@ -1374,16 +1396,21 @@ def _loggamma_log_density(z, c):
     return w(moderate, gamma_log_density(c, y) + z, c * z - _math_ops.exp(w(moderate, 0.0, z)) - _sp.gammaln(c))
 
 
-def _loggamma_logcdf(z, c):
-    """``log P(c, e**z)``; where ``e**z`` underflows, ``c z - gammaln(c + 1)`` (P(c, y) = y**c / Gamma(c + 1) (1 -
-    O(y)))."""
+def _loggamma_probability(z, c, method):
+    """``cdf`` (``P(c, e**z)``), ``sf``, ``logcdf`` or ``logsf`` of loggamma; where ``e**z`` underflows (z < -700) from
+    ``log P = c z - gammaln(c + 1)`` (P(c, y) = y**c / Gamma(c + 1) (1 - O(y))): P(c, 0) was 0 there, and
+    loggamma.cdf(-800, 0.001) 0 for 0.4496, logsf(-800, 0.6) 0 for -3.9e-209."""
     w = _math_ops.where
     tiny = z < -700.0
-    return w(
-        tiny,
-        c * w(tiny, z, 0.0) - _sp.gammaln(c + 1.0),
-        _log_gamma_tail(c, _math_ops.exp(w(tiny, 0.0, z)), upper=False),
-    )
+    log_p = w(tiny, c * w(tiny, z, 0.0) - _sp.gammaln(c + 1.0), -1.0)
+    y = _math_ops.exp(w(tiny, 0.0, z))
+    if method == "cdf":
+        return w(tiny, _math_ops.exp(log_p), _sp.gammainc(c, y))
+    if method == "sf":
+        return w(tiny, -_math_ops.expm1(log_p), _sp.gammaincc(c, y))
+    if method == "logcdf":
+        return w(tiny, log_p, _log_gamma_tail(c, y, upper=False))
+    return w(tiny, _nn.log1mexp(-log_p), _log_gamma_tail(c, y, upper=True))
 
 
 def _loggamma_quantile(q, c, inverse, lower):
@@ -1404,10 +1431,10 @@ loggamma = _family(
     _math.inf,
     0.0,
     logpdf=_loggamma_log_density,
-    cdf=lambda z, c: _sp.gammainc(c, _math_ops.exp(z)),
-    sf=lambda z, c: _sp.gammaincc(c, _math_ops.exp(z)),
-    logcdf=lambda z, c: _loggamma_logcdf(z, c),
-    logsf=lambda z, c: _log_gamma_tail(c, _math_ops.exp(z), upper=True),
+    cdf=lambda z, c: _loggamma_probability(z, c, "cdf"),
+    sf=lambda z, c: _loggamma_probability(z, c, "sf"),
+    logcdf=lambda z, c: _loggamma_probability(z, c, "logcdf"),
+    logsf=lambda z, c: _loggamma_probability(z, c, "logsf"),
     ppf=lambda q, c: _loggamma_quantile(q, c, _sp.gammaincinv, lower=True),
     isf=lambda q, c: _loggamma_quantile(q, c, _sp.gammainccinv, lower=False),
     shapes=("c",),

@@ -300,3 +300,44 @@ def test_vonmises_cdf_traced_vmapped_and_float32():
     want = np.array([_vonmises_cdf_by_quadrature(float(v), 60.0) for v in np.clip(x32, -math.pi, math.pi)])
     assert got.dtype == np.float32
     np.testing.assert_allclose(got.numpy(), want, rtol=2e-7, atol=1e-30)
+
+
+# ------------------------------------------------------------------ the newest families at their edges
+def test_loggamma_distribution_functions_where_exp_z_underflows():
+    # P(c, e**z) with e**z = 0: loggamma.cdf(-800, 0.001) was 0 for 0.4496 (SciPy), logsf(-800, 0.6) 0 for -3.9e-209
+    z = np.array([-5000.0, -800.0, -701.0, -699.0, -3.0, 0.5])
+    for c in (0.001, 0.6, 20.0):
+        x = tl.tensor(z)
+        log_p = c * z - sp.gammaln(c + 1)  # the leading term, exact to O(e**z)
+        want_cdf = np.where(z < -600, np.exp(log_p), ss.loggamma.cdf(z, c))
+        np.testing.assert_allclose(tl.stats.loggamma.cdf(x, c).numpy(), want_cdf, rtol=1e-13, atol=0)
+        want_sf = np.where(z < -600, -np.expm1(log_p), ss.loggamma.sf(z, c))
+        np.testing.assert_allclose(tl.stats.loggamma.sf(x, c).numpy(), want_sf, rtol=1e-13)
+        want_logsf = np.where(z < -600, np.log1p(-np.exp(log_p)), ss.loggamma.logsf(z, c))
+        np.testing.assert_allclose(tl.stats.loggamma.logsf(x, c).numpy(), want_logsf, rtol=1e-13, atol=0)
+        np.testing.assert_allclose(
+            tl.stats.loggamma.logcdf(x, c).numpy(), np.where(z < -600, log_p, ss.loggamma.logcdf(z, c)), rtol=1e-13
+        )
+        g = tl.grad(lambda x: tl.stats.loggamma.cdf(x, c).sum())(x).numpy()  # the density, c z - e**z - gammaln(c)
+        np.testing.assert_allclose(g, np.exp(c * z - np.exp(z) - sp.gammaln(c)), rtol=1e-12, atol=0)
+
+
+def test_f_survival_function_next_to_zero_with_a_small_dfn():
+    # dfd / (dfn z + dfd) rounded to 1: f.sf(1e-20, 0.5, 0.5) was 1 for 0.99999460647398808 (SciPy; mpmath agrees)
+    z = np.array([1e-300, 1e-20, 1e-10, 1e-3, 1.0, 1e3, 1e20, 1e300])
+    for dfn, dfd in ((0.5, 0.5), (0.2, 3.0), (3.0, 0.2)):
+        x = tl.tensor(z)
+        np.testing.assert_allclose(tl.stats.f.sf(x, dfn, dfd).numpy(), ss.f.sf(z, dfn, dfd), rtol=1e-12)
+        np.testing.assert_allclose(tl.stats.f.cdf(x, dfn, dfd).numpy(), ss.f.cdf(z, dfn, dfd), rtol=1e-12)
+        g = tl.grad(lambda x: tl.stats.f.sf(x, dfn, dfd).sum())(x).numpy()
+        np.testing.assert_allclose(g, -ss.f.pdf(z, dfn, dfd), rtol=1e-11)
+
+
+def test_halfnorm_logsf_next_to_zero():
+    # log_ndtr(-z) + log 2 rounded to 0: halfnorm.logsf(1e-20) was 0 for -7.98e-21 (-z sqrt(2 / pi), SciPy)
+    z = np.array([0.0, 1e-300, 1e-20, 1e-8, 0.5, 0.999, 1.0, 1.001, 5.0, 30.0])
+    np.testing.assert_allclose(tl.stats.halfnorm.logsf(tl.tensor(z)).numpy(), ss.halfnorm.logsf(z), rtol=1e-14)
+    far = tl.stats.halfnorm.logsf(tl.tensor(np.array([40.0])), loc=0.0).numpy()  # SciPy's -inf: log 2 + log_ndtr(-40)
+    np.testing.assert_allclose(far, math.log(2) + float(sp.log_ndtr(-40.0)), rtol=1e-14)
+    g = tl.grad(lambda x: tl.stats.halfnorm.logsf(x).sum())(tl.tensor(z)).numpy()
+    np.testing.assert_allclose(g, -ss.halfnorm.pdf(z) / ss.halfnorm.sf(z), rtol=1e-12)
