@@ -549,3 +549,27 @@ def test_numpy_pad_statistic_and_linear_ramp_modes(width, mode, options, dtype, 
         np.testing.assert_allclose(
             gradient, central_differences(lambda v: np.sum(f(v) * weights), x), rtol=1e-7, atol=1e-8
         )
+
+
+_Z = np.array([0.5 + 1j, 0.1 + 0j, -0.3 + 0.2j])  # complex128
+_COMPLEX_CASES = [
+    ("add", lambda z: tl.add(z, _L), lambda z: z + np.array(_L)),
+    ("operator +", lambda z: z + _L, lambda z: z + np.array(_L)),
+    ("where", lambda z: tl.where(_C, _L, z), lambda z: np.where(_C, _L, z)),
+    ("isin", lambda z: tl.isin(z, [0.1]), lambda z: np.isin(z, [0.1])),
+    ("interp fp", lambda z: tl.interp([0.25], [0.2, 0.3], z[:2]), lambda z: np.interp([0.25], [0.2, 0.3], z[:2])),
+    (
+        "matmul",
+        lambda z: tl.matmul(z[None], [[0.1], [0.2], [0.3]]),
+        lambda z: z[None] @ np.array([[0.1], [0.2], [0.3]]),
+    ),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name, function, reference", _COMPLEX_CASES, ids=[c[0] for c in _COMPLEX_CASES])
+def test_a_float_list_next_to_complex128_is_float64(name, function, reference, mode):
+    """tl.add(complex128, [0.1]) added float32 0.1 (1.5e-9 off) and tl.isin(complex 0.1, [0.1]) was False: a float
+    list next to complex128 was float32; it is now the complex dtype's real one (float64), as NumPy reads it."""
+    got = function(tl.tensor(_Z)) if mode == "eager" else tl.function(function)(tl.tensor(_Z))
+    _check(got, reference(_Z), f"{name} ({mode})")
