@@ -1524,8 +1524,9 @@ class _SeedStream:
     seed and n alone (a non-trainable int64 Variable counts the calls, read and advanced at each call, by each run of
     a ``tl.function`` too), so two layers of one seed draw alike and every call draws anew, where a fixed seed
     would repeat one mask at every training step; a gradient's replay draws the same.  Held outside the variable
-    tree (not a Module, list or dict), as Keras keeps seed states out of its weights and checkpoints.  The counter
-    cannot advance inside a traced ``tl.cond`` branch or ``tl.scan``/``tl.while_loop`` body (a documented limit)."""
+    tree (not a Module, list or dict), as Keras keeps seed states out of its weights and checkpoints.  In a traced
+    ``tl.cond`` branch or ``tl.scan``/``tl.while_loop`` body the counter is carried as any assigned Variable is, so
+    each step draws anew, as eagerly."""
 
     __slots__ = ("calls", "layer", "seed")
 
@@ -1535,14 +1536,7 @@ class _SeedStream:
 
     def _key(self) -> Tensor:
         key = _math.identity(self.calls)
-        try:
-            self.calls.assign(key + 1)
-        except ValueError:
-            raise NotImplementedError(
-                f"{self.layer}(seed={self.seed}): a seeded layer counts its calls, which a traced tl.cond branch or "
-                "tl.scan/tl.while_loop body cannot do; call it outside the branch or loop, or give no seed (the "
-                "draws there then follow tl.random.seed)"
-            ) from None
+        self.calls.assign(key + 1)
         return key
 
     def dropout(self, x, rate: float, noise_shape=None) -> Tensor:
