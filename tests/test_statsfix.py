@@ -400,3 +400,13 @@ def test_truncnorm_gradients_at_the_ends_of_the_support(a, b):
         g = tl.grad(lambda x: getattr(tl.stats.truncnorm, method)(x, a, b).sum())(x).numpy()
         np.testing.assert_allclose(g, sign * density, rtol=1e-9, err_msg=method)
     np.testing.assert_array_equal(tl.stats.truncnorm.cdf(x, a, b).numpy(), [0.0, 1.0][-len(ends) :])
+
+
+def test_f_with_an_infinite_df_is_nan_in_every_method_as_scipy():
+    # cdf(0.3, inf, 7) and sf(0.3, 3, inf) were 1, logsf and logcdf -inf, the other methods NaN (SciPy: all NaN)
+    x, q = np.array([0.3, 1.2, 2.5]), np.array([0.1, 0.5, 0.9])
+    for dfn, dfd in ((np.inf, 7.0), (3.0, np.inf), (np.inf, np.inf)):
+        for method in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"):
+            arg = q if method in ("ppf", "isf") else x
+            got = getattr(tl.stats.f, method)(tl.tensor(arg), dfn, dfd).numpy()
+            assert np.isnan(got).all() and np.isnan(getattr(ss.f, method)(arg, dfn, dfd)).all(), (method, got)
