@@ -11,6 +11,8 @@ tensorlib.debugging.NumericsError: Log produced NaN in output 0 (shape (1,), flo
 
 from __future__ import annotations
 
+import numbers
+
 from . import dispatch
 from .grad.registry import register_gradient
 from .ops.registry import defop
@@ -61,7 +63,10 @@ def _dims(shape, who: str) -> tuple:
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"{who}: a shape must be a tuple or list of ints, names and None, got {shape!r}")
     for d in shape:
-        if not (d is None or isinstance(d, str) or isinstance(d, int) and not isinstance(d, bool) and d >= 0):
+        # NumPy integers count as ints (a size computed with np.prod), as in tf.ensure_shape; bools do not.
+        if not (
+            d is None or isinstance(d, str) or isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 0
+        ):
             raise TypeError(
                 f"{who}: a dimension must be a non-negative int, a name (str) or None, got {d!r} in {shape!r}"
             )

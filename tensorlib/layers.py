@@ -199,14 +199,27 @@ def _linear(x):
     return x
 
 
-def _as_tensor(x) -> Tensor:
-    return x if isinstance(x, Tensor) else _tensor(x)
+def _as_tensor(x, layer=None) -> Tensor:
+    """``x`` as a tensor.  A tuple, list or dict holding tensors or arrays is refused, naming ``layer`` (a Module or a
+    name): a layer's several outputs (``LSTM(return_state=True)``'s) given to the next layer were stacked into one
+    tensor and read as a batch (``Sequential(LSTM(4, 3, return_state=True), Dense(3, 2))`` gave (3, batch, 2))."""
+    if isinstance(x, Tensor):
+        return x
+    values = x.values() if isinstance(x, dict) else x if isinstance(x, (tuple, list)) else ()
+    if any(isinstance(v, (Tensor, np.ndarray)) for v in values):
+        name = layer if isinstance(layer, str) else "a layer" if layer is None else type(layer).__name__
+        shapes = ", ".join(_shown(v) if isinstance(v, (Tensor, np.ndarray)) else type(v).__name__ for v in values)
+        raise TypeError(
+            f"{name}: input must be one tensor, got a {type(x).__name__} of {len(x)} values ({shapes}); a layer with "
+            "several outputs (such as LSTM(return_state=True)) returns a tuple: pass on the one this layer takes"
+        )
+    return _tensor(x)
 
 
-def _as_result(x) -> Tensor:
+def _as_result(x, layer=None) -> Tensor:
     """``x`` returned unchanged by a layer: a Variable is read into a value (Identity), so a later ``assign`` cannot
     change the result (it was returned itself); a Tensor, immutable, is returned as it is."""
-    x = _as_tensor(x)
+    x = _as_tensor(x, layer)
     return _math.identity(x) if isinstance(x, Variable) else x
 
 
@@ -292,7 +305,7 @@ class Dense(Module):
         )
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if not x.shape or x.shape[-1] != self.in_features:
             raise ValueError(
                 f"Dense: input's last dimension must be in_features={self.in_features}, "
@@ -340,7 +353,7 @@ def _image(x, layer: str, rank: int, data_format: str, channels: int | None = No
     """``x`` as a tensor of ``rank`` spatial dimensions laid out as ``data_format`` with ``channels`` channels (when
     given): a wrong rank or channel count is one error naming the layer, the layout and the input's shape and dtype
     (the functional op's error named ``conv1d`` or ``MaxPool``, and the shape of an internal transpose)."""
-    x = _as_tensor(x)
+    x = _as_tensor(x, layer)
     first = data_format[1] == "C"
     fits = len(x.shape) == rank + 2
     if fits and channels is not None:
@@ -1295,7 +1308,7 @@ class _NearestUpSampling(Module):
         for axis, times in enumerate(self.size, first):
             if times > 1:
                 x = _array.repeat(x, times, axis=axis)
-        return _as_result(x)
+        return _as_result(x, self)
 
     def extra_repr(self) -> str:
         text = f"size={self.size}"
@@ -1344,7 +1357,7 @@ class PReLU(Module):
         self.alpha = Variable(_init.ones((self.num_parameters,), dtype=dtype) * float(init), name="alpha")
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         alpha = self.alpha
         if self.num_parameters > 1:
             first = self.data_format == "NCHW"
@@ -1421,7 +1434,7 @@ class BatchNorm(Module):
     def forward(self, x, training: bool | None = None):
         """``training`` (Keras' call argument): batch statistics (moving the running ones) or the running ones for
         this call; None follows ``train()``/``eval()``."""
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         training = _in_training(self, training)
         channel = -1 if self.data_format == "NHWC" else 1
         if len(x.shape) < 2 or x.shape[channel] != self.num_features:
@@ -1524,14 +1537,13 @@ class _SeedStream:
     seed and n alone (a non-trainable int64 Variable counts the calls, read and advanced at each call, by each run of
     a ``tl.function`` too), so two layers of one seed draw alike and every call draws anew, where a fixed seed
     would repeat one mask at every training step; a gradient's replay draws the same.  Held outside the variable
-    tree (not a Module, list or dict), as Keras keeps seed states out of its weights and checkpoints.  In a traced
-    ``tl.cond`` branch or ``tl.scan``/``tl.while_loop`` body the counter is carried as any assigned Variable is, so
-    each step draws anew, as eagerly."""
+    tree (not a Module, list or dict), as Keras keeps seed states out of its weights and checkpoints.  In a
+    ``tl.scan`` body the counter advances per step (a traced loop carries it)."""
 
-    __slots__ = ("calls", "layer", "seed")
+    __slots__ = ("calls", "seed")
 
     def __init__(self, seed, layer: str):
-        self.seed, self.layer = _seed(seed, layer), layer
+        self.seed = _seed(seed, layer)
         self.calls = None if self.seed is None else Variable(np.int64(0), name="seed_state", trainable=False)
 
     def _key(self) -> Tensor:
@@ -1578,12 +1590,13 @@ class Dropout(Module):
 
     def forward(self, x, training: bool | None = None):
         """``training`` (Keras' call argument) drops or not for this call; None follows ``train()``/``eval()``."""
+        x = _as_tensor(x, self)
         if not _in_training(self, training) or self.rate == 0:
-            return _as_result(x)
+            return _as_result(x, self)
         try:
             return self._draws.dropout(x, self.rate, self.noise_shape)
         except ValueError as e:
-            raise ValueError(f"{type(self).__name__}: {e} (input shape {_shown(_as_tensor(x))})") from None
+            raise ValueError(f"{type(self).__name__}: {e} (input shape {_shown(_as_tensor(x, self))})") from None
 
     def extra_repr(self) -> str:
         return f"rate={self.rate}"
@@ -1612,7 +1625,7 @@ class _SpatialDropout(Dropout):
     def forward(self, x, training: bool | None = None):
         x = _image(x, type(self).__name__, self._rank, self.data_format)
         if not _in_training(self, training) or self.rate == 0:
-            return _as_result(x)
+            return _as_result(x, self)
         ones = (1,) * self._rank
         noise = (None, *ones, None) if self.data_format[-1] == "C" else (None, None, *ones)
         return self._draws.dropout(x, self.rate, noise)
@@ -1678,7 +1691,7 @@ class LayerNorm(Module):
         self.offset = Variable(_init.zeros(self.normalized_shape, dtype=dtype), name="offset") if center else None
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         k = len(self.normalized_shape)
         if tuple(x.shape[len(x.shape) - k :]) != self.normalized_shape or len(x.shape) < k:
             raise ValueError(
@@ -1713,7 +1726,7 @@ class RMSNorm(Module):
         self.scale = Variable(_init.ones(self.normalized_shape, dtype=dtype), name="scale") if scale else None
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         k = len(self.normalized_shape)
         if len(x.shape) < k or tuple(x.shape[len(x.shape) - k :]) != self.normalized_shape:
             raise ValueError(
@@ -1742,7 +1755,7 @@ class _ChannelNorm(Module):
         self.offset = Variable(_init.zeros((channels,), dtype=dtype), name="offset") if center else None
 
     def _normalize(self, x, channels: int, function):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         first = self.data_format == "NCHW"
         if len(x.shape) < self._min_rank or x.shape[1 if first else -1] not in (None, channels):
             where = "second (NCHW)" if first else "last"
@@ -1889,7 +1902,7 @@ class Embedding(Module):
         if self.padding_idx is None:
             return y
         # The padding row is looked up as it is, but its gradient is 0 (PyTorch's padding_idx).
-        padding = _shape.expand_dims(_as_tensor(ids) == self.padding_idx, -1)
+        padding = _shape.expand_dims(_as_tensor(ids, self) == self.padding_idx, -1)
         return _elementwise.where(padding, _math.stop_gradient(y), y)
 
     def extra_repr(self) -> str:
@@ -1907,7 +1920,7 @@ class Flatten(Module):
     """
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if len(x.shape) < 1:
             raise ValueError(f"Flatten: input needs a batch dimension, got shape {tuple(x.shape)}")
         if None in x.shape[1:]:  # traced with a feature size known only at run time (it raised a raw TypeError)
@@ -1937,7 +1950,7 @@ class Activation(Module):
         self.activation = _activation(activation, type(self).__name__, none=False)
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         y = self.activation(x)
         return _as_result(y) if y is x else y  # "linear": the identity
 
@@ -1979,7 +1992,7 @@ class ReLU(Activation):
         super().__init__(_nn.relu if plain else self._keras_relu)
 
     def _keras_relu(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         below = x - self.threshold if self.threshold else x
         y = _math.where(
             x > self.threshold, x, below * self.negative_slope if self.negative_slope else _math.zeros_like(x)
@@ -2137,7 +2150,7 @@ class _Recurrent(Module):
         """The input, the initial states and the mask (None, or ``(batch, time)`` bools), checked; the states
         (zeros by default) in the dtype of the steps' arithmetic: the input's projection promoted with the given
         states (a float64 layer fed float32 had float32 zero states that its float64 steps could not carry)."""
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if len(x.shape) != 3 or x.shape[2] != self.input_size:
             raise ValueError(
                 f"{self.name}: input must be (batch, time, input_size={self.input_size}), got shape "
@@ -2747,7 +2760,7 @@ class MultiHeadAttention(Module):
             )
 
     def _heads(self, x, part: str, size: int, what: str):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if len(x.shape) != 3 or x.shape[2] != size:
             raise ValueError(
                 f"MultiHeadAttention: {what} must be (batch, length, {size}), got shape {tuple(x.shape)} ({x.dtype})"
@@ -2919,7 +2932,7 @@ class _TransformerLayer(Module):
 
     def _sequence(self, x, what: str):
         """``x`` as a ``(batch, length, d_model)`` tensor; the error names this layer (it named its attention)."""
-        x, d = _as_tensor(x), self.self_attn.embed_dim
+        x, d = _as_tensor(x, self), self.self_attn.embed_dim
         if len(x.shape) != 3 or x.shape[2] != d:
             raise ValueError(
                 f"{type(self).__name__}: {what} must be (batch, length, d_model={d}), got shape {tuple(x.shape)} "
@@ -3017,7 +3030,7 @@ def _shown(x) -> str:
 
 def _batched(x, layer: str, rank: int | None = None) -> Tensor:
     """``x`` with a batch dimension (and ``rank`` dimensions in all, where given); the error names the layer."""
-    x = _as_tensor(x)
+    x = _as_tensor(x, layer)
     if len(x.shape) < 1 or rank is not None and len(x.shape) != rank:
         want = f"{rank}-D" if rank is not None else "at least 1-D (a batch dimension)"
         raise ValueError(f"{layer}: input must be {want}, got shape {_shown(x)}")
@@ -3092,7 +3105,7 @@ class Unflatten(Module):
         self.unflattened_size = _target_shape(unflattened_size, "Unflatten", "unflattened_size")
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if not -len(x.shape) <= self.dim < len(x.shape):
             raise ValueError(f"Unflatten: dim {self.dim} is out of range for input of shape {_shown(x)}")
         dim = self.dim % len(x.shape)
@@ -3169,7 +3182,7 @@ class Identity(Module):
     """
 
     def forward(self, x):
-        return _as_result(x)
+        return _as_result(x, self)
 
 
 class Lambda(Module):
@@ -3211,7 +3224,7 @@ class _Merge(Module):
         name = type(self).__name__
         if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)):
             raise TypeError(f"{name}: call it with a list of tensors, got a {type(inputs).__name__}")
-        tensors = [_as_tensor(x) for x in inputs]
+        tensors = [_as_tensor(x, self) for x in inputs]
         count = self._COUNT
         if (len(tensors) != count) if count else len(tensors) < 2:
             want = f"exactly {count}" if count else "at least 2"
@@ -3329,7 +3342,7 @@ class Concatenate(Module):
     def forward(self, inputs):
         if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
             raise TypeError(f"Concatenate: call it with a non-empty list of tensors, got {inputs!r:.80}")
-        tensors = [_as_tensor(x) for x in inputs]
+        tensors = [_as_tensor(x, self) for x in inputs]
         rank = len(tensors[0].shape)
         shown = ", ".join(_shown(t) for t in tensors)
         if not -rank <= self.axis < rank or any(len(t.shape) != rank for t in tensors):
@@ -3372,7 +3385,7 @@ class Dot(Module):
     def forward(self, inputs):
         if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
             raise TypeError(f"Dot: call it with a list of two tensors, got {inputs!r:.80}")
-        x, y = (_as_tensor(t) for t in inputs)
+        x, y = (_as_tensor(t, self) for t in inputs)
         shown = f"{_shown(x)} and {_shown(y)}"
         axes = []
         for t, a in zip((x, y), self.axes):
@@ -3398,7 +3411,8 @@ class Dot(Module):
 
 class TimeDistributed(Module):
     """``layer`` applied to every step of ``(batch, time, ...)`` inputs (Keras' ``TimeDistributed``): one call on
-    the ``(batch * time, ...)`` reshape, so the layer's Variables are shared by the steps.
+    the ``(batch * time, ...)`` reshape, so the layer's Variables are shared by the steps.  A layer with several
+    outputs (a tuple, list or dict: ``LSTM(return_state=True)``) gives each of them as ``(batch, time, ...)``.
 
     >>> import tensorlib as tl
     >>> tl.nn.TimeDistributed(tl.nn.Dense(4, 2, seed=0))(tl.ones((3, 5, 4))).shape
@@ -3412,7 +3426,7 @@ class TimeDistributed(Module):
         self.layer = layer
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if len(x.shape) < 3:
             raise ValueError(f"TimeDistributed: input must be at least 3-D (batch, time, ...), got shape {_shown(x)}")
         batch, steps = x.shape[:2]
@@ -3420,11 +3434,22 @@ class TimeDistributed(Module):
             raise ValueError(
                 f"TimeDistributed: traced with unknown sizes other than the batch and time, got input shape {_shown(x)}"
             )
-        y = _as_tensor(self.layer(_shape.reshape(x, (-1, *x.shape[2:]))))
-        if len(y.shape) < 1 or None in y.shape[1:]:
+        # every output (a layer may return several: LSTM(return_state=True)) gets its (batch, time) back
+        return _tree.map(lambda y: self._unfolded(x, y), self.layer(_shape.reshape(x, (-1, *x.shape[2:]))))
+
+    def _unfolded(self, x, y) -> Tensor:
+        """An output ``y`` ``(batch * time, ...)`` of the layer as ``(batch, time, ...)``."""
+        y = _as_tensor(y, self)
+        batch, steps = x.shape[:2]
+        if (
+            len(y.shape) < 1
+            or None in y.shape[1:]
+            or None not in (batch, steps, y.shape[0])
+            and y.shape[0] != batch * steps
+        ):
             raise ValueError(
-                f"TimeDistributed: the layer's output must keep the batch axis and have known sizes after it, got "
-                f"shape {_shown(y)} for input shape {_shown(x)}"
+                f"TimeDistributed: the layer's outputs must keep the batch axis (batch * time) and have known sizes "
+                f"after it, got shape {_shown(y)} for input shape {_shown(x)}"
             )
         if batch is not None or steps is not None:
             return _shape.reshape(y, (-1 if batch is None else batch, -1 if steps is None else steps, *y.shape[1:]))
@@ -3457,7 +3482,7 @@ class Rescaling(Module):
         return host.astype(np.float64)
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if x.dtype.kind not in "f":
             if x.dtype.kind not in "biu":
                 raise TypeError(f"Rescaling: input must be real numbers, got shape {_shown(x)}")
@@ -3494,7 +3519,7 @@ class CenterCrop(Module):
         self.data_format = _data_format(data_format, "CenterCrop")
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if len(x.shape) not in (3, 4):
             raise ValueError(f"CenterCrop: input must be 4-D {self.data_format} or one 3-D image, got {_shown(x)}")
         first = len(x.shape) - (2 if self.data_format == "NCHW" else 3)
@@ -3541,7 +3566,7 @@ class UnitNormalization(Module):
         self.axis = _axes(axis, "UnitNormalization")
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if any(not -len(x.shape) <= a < len(x.shape) for a in self.axis):
             raise ValueError(f"UnitNormalization: axis {self.axis} is out of range for input of shape {_shown(x)}")
         return _nn.l2_normalize(x, axis=self.axis if len(self.axis) > 1 else self.axis[0], epsilon=1e-12)
@@ -3632,7 +3657,7 @@ class Normalization(Module):
         self._rank = host.ndim
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if self.mean is None:
             raise ValueError("Normalization: call adapt(data) first, or give mean and variance")
         if x.dtype.kind != "f":
@@ -3701,7 +3726,7 @@ class _Noise(Module):
         self._draws = _SeedStream(seed, type(self).__name__)
 
     def _float_input(self, x) -> Tensor:
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if x.dtype.kind != "f":
             raise TypeError(f"{type(self).__name__}: input must be floating, got shape {_shown(x)}")
         return x
@@ -3737,7 +3762,7 @@ class GaussianNoise(_Noise):
     def forward(self, x, training: bool | None = None):
         x = self._float_input(x)
         if not _in_training(self, training) or self.stddev == 0:
-            return _as_result(x)
+            return _as_result(x, self)
         return x + self._normal(x, 0.0, self.stddev)
 
     def extra_repr(self) -> str:
@@ -3756,7 +3781,7 @@ class GaussianDropout(_Noise):
     def forward(self, x, training: bool | None = None):
         x = self._float_input(x)
         if not _in_training(self, training) or self.rate == 0:
-            return _as_result(x)
+            return _as_result(x, self)
         return x * self._normal(x, 1.0, math.sqrt(self.rate / (1.0 - self.rate)))
 
 
@@ -3782,7 +3807,7 @@ class AlphaDropout(_Noise):
     def forward(self, x, training: bool | None = None):
         x = self._float_input(x)
         if not _in_training(self, training) or self.rate == 0:
-            return _as_result(x)
+            return _as_result(x, self)
         try:
             kept = self._draws.dropout(_math.ones_like(x), self.rate, self.noise_shape) > 0
         except ValueError as e:
@@ -3911,7 +3936,7 @@ class Bilinear(Module):
         )
 
     def forward(self, x1, x2):
-        x1, x2 = _as_tensor(x1), _as_tensor(x2)
+        x1, x2 = _as_tensor(x1, self), _as_tensor(x2, self)
         fits = (
             len(x1.shape) >= 1
             and x1.shape[-1] in (None, self.in1_features)
@@ -3955,13 +3980,13 @@ class Masking(Module):
 
     def compute_mask(self, x) -> Tensor:
         """True for the steps to keep: those with a feature other than ``mask_value`` (Keras' ``compute_mask``)."""
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         if len(x.shape) < 2:
             raise ValueError(f"Masking: input must have at least 2 dimensions (batch, ..., features), got {_shown(x)}")
         return _reduce.any(_math.not_equal(x, self.mask_value), axis=-1)
 
     def forward(self, x):
-        x = _as_tensor(x)
+        x = _as_tensor(x, self)
         keep = _shape.expand_dims(self.compute_mask(x), -1)
         return x * _math.cast(keep, x.dtype)
 
@@ -4046,7 +4071,7 @@ class EmbeddingBag(Module):
         return (lambda v: _segment.segment_sum(v, which, bags)), (lambda v: _segment.segment_max(v, which, bags))
 
     def forward(self, input, offsets=None, per_sample_weights=None):
-        ids = _as_tensor(input)
+        ids = _as_tensor(input, self)
         if ids.dtype.kind not in "iu":
             raise TypeError(f"EmbeddingBag: input must be integer ids, got {_shown(ids)}")
         bag_sum, bag_max = self._reductions(ids, offsets)

@@ -24,7 +24,7 @@ import math
 
 from . import dtypes as _dt
 from . import initializers as _init
-from .layers import _float_dtype, _given_arguments, _number_in, _positive, _seed, _seed_for
+from .layers import _as_tensor, _float_dtype, _given_arguments, _number_in, _positive, _seed, _seed_for
 from .module import Module
 from .ops import control_flow as _control_flow
 from .ops import linalg as _linalg
@@ -47,7 +47,18 @@ class _TorchRecurrent(Module):
     gates = 1
     states = 1  # LSTM carries (h, c)
 
-    def __init__(self, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, seed, dtype):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
         super().__init__()
         name = type(self).__name__
         self.input_size = _positive("input_size", input_size, name)
@@ -84,7 +95,7 @@ class _TorchRecurrent(Module):
         time, input_size)`` with ``batch_first``, ``(time, input_size)`` unbatched) and initial states ``hx``
         ``(num_layers * directions, batch, hidden_size)`` (zeros when None; LSTM's a pair ``(h_0, c_0)``)."""
         name = type(self).__name__
-        x = input if isinstance(input, Tensor) else _tensor(input)
+        x = _as_tensor(input, self)
         if x.dtype.kind != "f" or len(x.shape) not in (2, 3) or x.shape[-1] not in (None, self.input_size):
             raise ValueError(
                 f"{name}: input must be floating, (time, batch, {self.input_size}) or unbatched (time, "
@@ -221,20 +232,6 @@ class LSTM(_TorchRecurrent):
     gates = 4
     states = 2
 
-    def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        num_layers: int = 1,
-        bias: bool = True,
-        batch_first: bool = False,
-        dropout: float = 0.0,
-        bidirectional: bool = False,
-        seed: int | None = None,
-        dtype=_dt.float32,
-    ):
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, seed, dtype)
-
     def _cell(self, h, c, projected, weight_hh, bias_hh) -> tuple:
         z = projected + _linalg.matmul(h, _shape.transpose(weight_hh))
         z = z if bias_hh is None else z + bias_hh
@@ -256,20 +253,6 @@ class GRU(_TorchRecurrent):
     """
 
     gates = 3
-
-    def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        num_layers: int = 1,
-        bias: bool = True,
-        batch_first: bool = False,
-        dropout: float = 0.0,
-        bidirectional: bool = False,
-        seed: int | None = None,
-        dtype=_dt.float32,
-    ):
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, seed, dtype)
 
     def _cell(self, h, projected, weight_hh, bias_hh) -> tuple:
         recurrent = _linalg.matmul(h, _shape.transpose(weight_hh))

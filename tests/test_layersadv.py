@@ -377,22 +377,18 @@ def test_torch_style_layers_equal_torch_nn_with_its_state_dict(kind):
         np.testing.assert_allclose(grads[name].numpy(), parameter.grad.numpy(), atol=1e-5)
 
 
-def test_seeded_noise_in_a_traced_loop_body_draws_per_step_as_eagerly():
-    # A seeded layer counts its calls in a Variable; in a traced tl.scan body that assign had to be refused (a
-    # NotImplementedError naming the layer).  Traced bodies may assign Variables now (the counter is carried):
-    # the traced loop draws the masks the eager loop draws, a new one per step, and the count advances by 4.
-    masks, counts = [], []
-    for traced in (False, True):
+def test_seeded_noise_in_a_scan_body_draws_per_step_eager_and_traced():
+    def masks(traced: bool):
         drop = tl.nn.Dropout(0.5, seed=3)
-        run = lambda xs: tl.scan(lambda c, x: (c, drop(x)), tl.tensor(0.0), xs)[1]  # noqa: E731
-        masks.append((tl.function(run) if traced else run)(tl.ones((4, 8))).numpy())
-        counts.append(int(drop._draws.calls.numpy()))
-    np.testing.assert_array_equal(masks[1], masks[0])
-    assert len({tuple(row) for row in masks[1]}) > 1
-    assert counts == [4, 4]
-    unseeded = tl.nn.Dropout(0.5)
-    ys = tl.function(lambda xs: tl.scan(lambda c, x: (c, unseeded(x)), tl.tensor(0.0), xs)[1])(tl.ones((4, 8)))
-    assert len({tuple(row) for row in ys.numpy()}) > 1  # without a seed: new masks per step
+        run = lambda xs: tl.scan(lambda c, x: (c, drop(x)), tl.tensor(0.0), xs)[1]
+        run = tl.function(run) if traced else run
+        return [run(tl.ones((4, 8))).numpy() for _ in range(2)]
+
+    eager, traced = masks(False), masks(True)
+    for e, t in zip(eager, traced, strict=True):
+        np.testing.assert_array_equal(t, e)
+        assert len({tuple(row) for row in e}) > 1  # a new mask per step
+    assert not np.array_equal(eager[0], eager[1])  # and per run
 
 
 # ------------------------------------------------------------------ Keras' training call argument
@@ -426,3 +422,42 @@ def test_batch_norm_takes_keras_training_call_argument():
     )
     traced = tl.function(lambda t: bn(t, training=False))
     np.testing.assert_allclose(traced(x).numpy(), bn(x).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 5, 4), (2, 3, 5, 4)])
+def test_time_distributed_of_a_layer_with_several_outputs_gives_each_per_step(shape):
+    # batch 1, time 3 and LSTM's three outputs: they were stacked into one (3, 3, units) tensor and reshaped to
+    # (1, 3, 3, units) without an error, the outputs and states read as time steps.
+    lstm = tl.nn.LSTM(4, 2, return_state=True, seed=0, dtype="float64")
+    x = RNG.normal(size=shape)
+    outputs = tl.nn.TimeDistributed(lstm)(x)
+    assert isinstance(outputs, tuple) and len(outputs) == 3
+    for t in range(shape[1]):  # the layer on each step alone
+        for got, want in zip(outputs, lstm(x[:, t]), strict=True):
+            np.testing.assert_allclose(got.numpy()[:, t], want.numpy(), rtol=1e-12, atol=1e-12)
+    named = tl.nn.TimeDistributed(tl.nn.Lambda(lambda t: {"twice": t * 2, "sum": tl.sum(t, axis=-1)}))(x[..., 0, :])
+    np.testing.assert_allclose(named["twice"].numpy(), x[..., 0, :] * 2)
+    np.testing.assert_allclose(named["sum"].numpy(), x[..., 0, :].sum(-1))
+    with pytest.raises(ValueError, match=r"TimeDistributed: the layer's outputs must keep the batch axis \(batch \* t"):
+        tl.nn.TimeDistributed(tl.nn.Lambda(lambda t: t[:1]))(x)
+
+
+# ------------------------------------------------------------------ several outputs passed on as one input
+def test_a_layer_given_several_outputs_as_its_input_raises_naming_it():
+    # Sequential(LSTM(return_state=True), Dense) stacked (output, h, c) into one (3, batch, units) tensor and gave
+    # a (3, batch, 2) result without an error (Keras and PyTorch raise).
+    model = tl.nn.Sequential(tl.nn.LSTM(4, 3, return_state=True, seed=0), tl.nn.Dense(3, 2, seed=0))
+    x = RNG.normal(size=(2, 5, 4)).astype(np.float32)
+    with pytest.raises(
+        TypeError, match=r"Dense: input must be one tensor, got a tuple of 3 values \(\(2, 3\) \(float32\)"
+    ):
+        model(x)
+    outputs = model[0](x)
+    for layer in (tl.nn.ReLU(), tl.nn.Dropout(0.5), tl.nn.LayerNorm(3), tl.nn.Identity(), tl.nn.torch.GRU(3, 2)):
+        with pytest.raises(TypeError, match=rf"{type(layer).__name__}: input must be one tensor, got a tuple of 3"):
+            layer(outputs)
+    with pytest.raises(TypeError, match=r"Add: input must be one tensor, got a list of 2 values"):
+        tl.nn.Add()([[x, x], x])
+    pick = tl.nn.Sequential(model[0], tl.nn.Lambda(lambda out: out[0]), model[1])  # passing on one of them works
+    np.testing.assert_allclose(pick(x).numpy(), model[1](outputs[0]).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(tl.nn.Dense(2, 1, kernel_initializer="ones")([[1.0, 2.0]]).numpy(), [[3.0]])  # data

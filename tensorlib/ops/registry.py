@@ -65,7 +65,6 @@ class OpDef:
         self.generic_kernel = None
         self.generic_takes_backend = False  # the generic kernel's first argument: the Backend, not its xp
         self.kernels_reason = ""  # why the kernels are on these backends only (said where one has none)
-        self.strategy = None
         self.defined_at = "<unknown>"  # file:line of the defop call
         self.__doc__ = doc
 

@@ -16,6 +16,8 @@ derivatives disagree) are resampled.
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 import re
 
 import numpy as np
@@ -86,14 +88,15 @@ def _wide(dtype):
 
 def _direction(rng, shape, dtype):
     """A random direction: each entry a random sign (a random phase for complex values) times a size
-    drawn uniformly from [1, 2].
+    drawn uniformly from [0.5, 1].
 
     The checks compare inner products with these directions, where an element that is wrong in the
     gradient shows with its weight ``|u_k v_j|``.  Gaussian entries make that weight small too often
     (below 0.02 one time in ten for a product of two), and a gross error in one element passed; here
-    it is at least 1, and no two errors cancel exactly as they can with signs alone.
+    it is at least 1/4, and no two errors cancel exactly as they can with signs alone.  Sizes up to 1
+    keep the finite-difference steps within ``eps``.
     """
-    size = rng.uniform(1.0, 2.0, shape)
+    size = rng.uniform(0.5, 1.0, shape)
     if np.dtype(dtype).kind == "c":
         return np.asarray(size * np.exp(2j * np.pi * rng.uniform(0.0, 1.0, shape)))
     return np.asarray(size * rng.choice([-1.0, 1.0], shape))
@@ -197,6 +200,13 @@ def check_grads(
     arguments' own backends).  ``f`` must then not close over tensors of
     another backend.
 
+    As in JAX's ``check_grads``, each argument is moved along a random
+    direction ``v`` (by ``eps``, or ``eps * |x| / 100`` where ``|x| > 100``,
+    so the step is not lost to rounding at large magnitudes); forward mode
+    compares ``J v`` element by element within ``atol + rtol * |numeric|``,
+    reverse mode compares ``<vjp(u), v>`` with the numeric ``<u, J v>`` for a
+    random ``u``, within what those element-wise tolerances allow.
+
     When the finite differences show a kink (the one-sided derivatives
     disagree), the point is resampled: by ``resample(rng) -> args`` if given,
     else by jittering the differentiated arguments; after ``max_resamples``
@@ -207,11 +217,7 @@ def check_grads(
     >>> import numpy as np, tensorlib as tl
     >>> tl.testing.check_grads(tl.matmul, [np.ones((2, 3)), np.ones((3, 4))], order=2)
     """
-    if order < 1:
-        raise ValueError(f"check_grads: order must be >= 1, got {order}")
-    unknown = set(modes) - {"rev", "fwd"}
-    if unknown or not modes:
-        raise ValueError(f"check_grads: modes must be a non-empty subset of ('rev', 'fwd'), got {modes!r}")
+    _check_settings(order, modes, atol, rtol, eps, max_resamples)
     rng = np.random.default_rng(seed)
     label = name or _name_of(f)
     args = list(args)
@@ -260,6 +266,22 @@ def check_grads(
                 f"{failure}\n  This point was moved off a kink ({how}, {attempt} time(s)): "
                 f"{first_kink[0]}\n  The first point was: {first_kink[1]}"
             ) from None
+
+
+def _check_settings(order, modes, atol, rtol, eps, max_resamples) -> None:
+    """One clear error for a setting that would make check_grads check nothing, or accuse a right gradient."""
+    for name, value, least in (("order", order, 1), ("max_resamples", max_resamples, 0)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
+            raise ValueError(f"check_grads: {name} must be >= {least} (an int), got {value!r}")
+    if isinstance(modes, str) or not modes or set(modes) - {"rev", "fwd"}:
+        raise ValueError(f"check_grads: modes must be a non-empty subset of ('rev', 'fwd'), got {modes!r}")
+    for name, value, positive in (("atol", atol, False), ("rtol", rtol, False), ("eps", eps, True)):
+        if value is not None and not (
+            isinstance(value, numbers.Real) and math.isfinite(value) and (value > 0 if positive else value >= 0)
+        ):
+            raise ValueError(
+                f"check_grads: {name} must be a finite number {'> 0' if positive else '>= 0'} (or None), got {value!r}"
+            )
 
 
 def _argnums(point, argnums):
@@ -493,11 +515,7 @@ def _compare_vjp(grad, i, v, us, numeric, ctx):
     expected = float(np.real(sum(np.sum(t) for t in terms)))
     tolerance = _inner_product_tolerance(numeric, us, ctx)
     if not abs(analytic - expected) <= tolerance:
-        worst = (
-            _worst_element(grad, i, us, ctx)
-            if arg.size <= WORST_ELEMENT_SIZE and arg.dtype.kind == "f" and all(u.dtype.kind == "f" for u in us)
-            else ""
-        )
+        worst = _worst_element(grad, i, us, ctx) if arg.size <= WORST_ELEMENT_SIZE else ""
         raise _failure(
             "reverse-mode (vjp)",
             ctx,
@@ -508,9 +526,9 @@ def _compare_vjp(grad, i, v, us, numeric, ctx):
 
 
 # How many |tol|_2 the vjp check allows (see _inner_product_tolerance): _direction's entries have
-# standard deviation 1.53, so this is 5.2 standard deviations of <u, d> for a discrepancy d at the
+# standard deviation 0.76, so this is 5.2 standard deviations of <u, d> for a discrepancy d at the
 # element-wise jvp check's limit everywhere (a false alarm below one time in a million).
-INNER_PRODUCT_SIGMAS = 8.0
+INNER_PRODUCT_SIGMAS = 4.0
 
 
 def _inner_product_tolerance(numeric, us, ctx) -> float:
@@ -534,9 +552,13 @@ WORST_ELEMENT_SIZE = 64
 
 
 def _worst_element(grad, i, us, ctx) -> str:
-    """The element of argument ``i`` whose gradient (of ``<f, u>``) is furthest from its central difference."""
+    """The element of argument ``i`` whose gradient (of ``Re <f, u>``) is furthest from its central difference.
+
+    For a complex argument the difference runs along the real and the imaginary part: the gradient
+    is ``dL/dRe - 1j dL/dIm``, the convention ``<vjp(u), v>`` is paired with (JAX's).
+    """
     eps = ctx["eps"]
-    base = [p.astype(np.float64) if _is_float_array(p) else p for p in ctx["point"]]
+    base = [p.astype(_wide(p.dtype)) if _is_float_array(p) else p for p in ctx["point"]]
 
     def inner(j, step):
         shifted = list(base)
@@ -544,14 +566,19 @@ def _worst_element(grad, i, us, ctx) -> str:
         moved[j] += step
         shifted[i] = moved
         outs = _leaves(ctx["numeric_f"](*_inputs(shifted, ctx["numeric_backends"])), ctx["label"])
-        return sum(float(np.sum(np.asarray(outs[k].numpy(), np.float64) * u)) for k, u in zip(ctx["float_pos"], us))
+        return sum(float(np.real(np.sum(np.asarray(outs[k].numpy()) * u))) for k, u in zip(ctx["float_pos"], us))
+
+    def derivative(j, step):
+        return (inner(j, step) - inner(j, -step)) / (2 * abs(step))
 
     arg = base[i]
     steps = eps * _step_scale(arg)
-    numeric = np.zeros(arg.shape)
+    numeric = np.zeros(arg.shape, arg.dtype)
     for j in np.ndindex(*arg.shape):
-        numeric[j] = (inner(j, steps[j]) - inner(j, -steps[j])) / (2 * steps[j])
-    analytic = np.asarray(grad.numpy(), dtype=np.float64)
+        numeric[j] = derivative(j, steps[j])
+        if arg.dtype.kind == "c":
+            numeric[j] -= 1j * derivative(j, 1j * steps[j])
+    analytic = np.asarray(grad.numpy(), dtype=arg.dtype)
     error = np.abs(analytic - numeric)
     j = _index_of(np.argmax(error), error.shape)
     return (
@@ -780,13 +807,17 @@ def _samples_function(samples):
     return lambda dtype: [_cast_floats(s, dtype) for s in fixed]
 
 
+# The dtypes opcheck checks gradients in by default (those of them the op is checked in).
+_GRAD_DTYPES = (_dt.float32, _dt.float64, np.dtype(np.complex64), np.dtype(np.complex128))
+
+
 def opcheck(
     op,
     samples=None,
     ref=None,
     *,
     dtypes=(_dt.float32, _dt.float64),
-    grad_dtypes=(_dt.float32, _dt.float64),
+    grad_dtypes=None,
     differentiable: bool = True,
     order: int = 2,
     modes=("rev", "fwd"),
@@ -809,8 +840,9 @@ def opcheck(
     compares the forward value with ``ref`` (NumPy), compares what each
     kernel of an OpDef returns with the op's shape rule (shapes and dtypes,
     before dispatch could fix anything up), checks first- and second-order
-    gradients with ``check_grads`` (both modes) in ``grad_dtypes`` (float32
-    as well as float64, so a gradient that only breaks in float32 fails),
+    gradients with ``check_grads`` (both modes) in ``grad_dtypes`` (default:
+    float32, float64, complex64 and complex128, so a gradient that only
+    breaks in float32, or for complex inputs, fails),
     and compares eager with ``tl.function`` results when graph mode exists.  Every ``error_inputs`` entry must raise as declared.
     Returns how many checks of each kind ran; raises ``AssertionError`` on
     the first failure.
@@ -842,14 +874,16 @@ def opcheck(
         )
     order = order if info.second_order else 1
     report = {"forward": 0, "kernels": 0, "gradients": 0, "traced": 0, "errors": 0, "skipped": []}
+    # Complex dtypes too: a default of float32 and float64 skipped the gradients of complex samples.
+    grad_dtypes = [np.dtype(d) for d in (_GRAD_DTYPES if grad_dtypes is None else grad_dtypes)]
 
     def run_one(sample, dtype):
         report["kernels"] += check_kernels(info.op, sample, name=info.name)
         if info.ref is not None:
             check_forward(info.op, sample, info.ref, *info.tolerances(dtype), name=info.name)
             report["forward"] += 1
-        if info.differentiable and dtype in [np.dtype(d) for d in grad_dtypes]:
-            exact = dtype == _dt.float64  # OpInfo's gradient tolerances are float64 ones
+        if info.differentiable and dtype in grad_dtypes:
+            exact = dtype in (_dt.float64, np.dtype(np.complex128))  # OpInfo's gradient tolerances are float64 ones
             check_sample_grads(
                 info.op,
                 sample,

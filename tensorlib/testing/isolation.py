@@ -27,12 +27,13 @@ from ..ops import registry as op_registry
 
 @contextlib.contextmanager
 def isolated_registries() -> Iterator[None]:
-    """On exit, restore the backends, the current backend, the op types with their kernels and the
-    gradient rules (registered and not-differentiable declarations) to what they were on entry."""
+    """On exit, restore the backends, the current backend, the op types with their kernels (plain,
+    ``out_kernel`` and ``generic``) and the gradient rules (registered and not-differentiable
+    declarations) to what they were on entry."""
     saved_backends = dict(backends._backends)
     current = backends.current()
     saved_ops = dict(op_registry._ops)
-    saved_kernels = {name: (dict(op.kernels), op.differentiable, op.has_gradient) for name, op in saved_ops.items()}
+    saved_kernels = {name: _registrations(op) for name, op in saved_ops.items()}
     saved_rules = dict(grad_registry.rules)
     try:
         yield
@@ -42,11 +43,25 @@ def isolated_registries() -> Iterator[None]:
             backends.set_backend(current)
         _restore(op_registry._ops, saved_ops)
         for name, op in saved_ops.items():
-            kernels, op.differentiable, op.has_gradient = saved_kernels[name]
-            if op.kernels != kernels:
-                op.kernels.clear()
-                op.kernels.update(kernels)
+            for attr, value in saved_kernels[name].items():
+                if isinstance(value, dict):
+                    _restore(getattr(op, attr), value)
+                else:
+                    setattr(op, attr, value)
         _restore(grad_registry.rules, saved_rules)
+
+
+# What registering on an existing op can change: its kernels (plain, writing into out=, generic) and
+# its gradient flags.
+_KERNEL_DICTS = ("kernels", "out_kernels")
+_KERNEL_ATTRS = ("generic_kernel", "generic_takes_backend", "kernels_reason", "differentiable", "has_gradient")
+
+
+def _registrations(op) -> dict:
+    return {
+        **{attr: dict(getattr(op, attr)) for attr in _KERNEL_DICTS},
+        **{attr: getattr(op, attr) for attr in _KERNEL_ATTRS},
+    }
 
 
 def _restore(registry: dict, saved: dict) -> None:

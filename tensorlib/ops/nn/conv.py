@@ -74,6 +74,8 @@ def _conv2d_numpy(input, filters, *, strides, padding, dilations):
 
 
 def _conv2d_strategy(input, filters, *, strides, padding, dilations):
+    if 0 in input.shape:  # the kernel's empty result: no algorithm runs
+        return ""
     pads = _geometry(input.shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
     return _kernels.conv2d_strategy(input.shape, filters.shape, strides, dilations, pads)
 
@@ -90,7 +92,7 @@ def _conv2d_generic(xp, input, filters, *, strides, padding, dilations):
     return _generic.conv2d(xp, input, filters, strides, dilations, pads)
 
 
-_conv2d.strategy = _conv2d_strategy
+_conv2d_numpy.strategy = _conv2d_strategy  # the algorithm this kernel picks, for tl.profile
 
 
 def _conv2d_grad_input(node, g):
@@ -173,8 +175,11 @@ def _backprop_input_numpy(filters, out_backprop, *, input_shape, strides, paddin
 
 
 def _backprop_input_strategy(filters, out_backprop, *, input_shape, strides, padding, dilations):
+    if 0 in out_backprop.shape:
+        return ""
     pads = _geometry(input_shape[1:3], filters.shape[:2], strides, dilations, padding)[1]
-    return _kernels.conv2d_strategy(input_shape, filters.shape, strides, dilations, pads)
+    shape = _batch(input_shape, out_backprop.shape)
+    return _kernels.conv2d_strategy(shape, filters.shape, strides, dilations, pads)
 
 
 _delegates_to(_backprop_input_numpy, _kernels.conv2d_backprop_input)
@@ -189,7 +194,7 @@ def _backprop_input_generic(xp, filters, out_backprop, *, input_shape, strides, 
     return _generic.conv2d_backprop_input(xp, shape, filters, out_backprop, strides, dilations, pads)
 
 
-_backprop_input.strategy = _backprop_input_strategy
+_backprop_input_numpy.strategy = _backprop_input_strategy  # the algorithm this kernel picks, for tl.profile
 
 
 def _backprop_input_grad_filters(node, g):
@@ -274,6 +279,8 @@ def _backprop_filter_numpy(input, out_backprop, *, filter_shape, strides, paddin
 
 
 def _backprop_filter_strategy(input, out_backprop, *, filter_shape, strides, padding, dilations):
+    if 0 in input.shape or 0 in out_backprop.shape:
+        return ""
     pads = _geometry(input.shape[1:3], filter_shape[:2], strides, dilations, padding)[1]
     return _kernels.conv2d_strategy(input.shape, filter_shape, strides, dilations, pads)
 
@@ -289,7 +296,7 @@ def _backprop_filter_generic(xp, input, out_backprop, *, filter_shape, strides, 
     return _generic.conv2d_backprop_filter(xp, input, filter_shape, out_backprop, strides, dilations, pads)
 
 
-_backprop_filter.strategy = _backprop_filter_strategy
+_backprop_filter_numpy.strategy = _backprop_filter_strategy  # the algorithm this kernel picks, for tl.profile
 
 
 def _backprop_filter_grad_input(node, g):
