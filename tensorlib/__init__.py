@@ -320,6 +320,7 @@ from .ops.numpy_more import (
     put_along_axis,
     resize,
     setxor1d,
+    sliding_window_view,
     tril_indices_from,
     trim_zeros,
     triu_indices_from,

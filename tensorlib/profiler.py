@@ -44,6 +44,7 @@ import contextlib
 import contextvars
 import dataclasses
 import json
+import threading
 import time
 
 from . import dispatch
@@ -65,6 +66,7 @@ class OpEvent:
     phase: str = "forward"
     scope: str = ""  # the names of the enclosing annotate() blocks, outermost first, joined by "/"
     strategy: str = ""  # the algorithm the kernel picked for these shapes, where it says (conv: "shifted_gemm")
+    thread: str = ""  # the name of the thread that ran the op
 
 
 @dataclasses.dataclass
@@ -75,6 +77,7 @@ class RangeEvent:
     scope: str
     start_s: float
     seconds: float
+    thread: str = ""
 
 
 # The names of this thread's (or context's) open annotate() blocks, outermost first.
@@ -123,6 +126,7 @@ class Profile:
                 phase or current_phase(),
                 "/".join(_scopes.get()),
                 _strategy(kernel, inputs, attrs),
+                threading.current_thread().name,
             )
         )
 
@@ -172,20 +176,30 @@ class Profile:
     def export_chrome_trace(self, path) -> None:
         """Write the events in Chrome's trace format: open in https://ui.perfetto.dev or chrome://tracing.
 
-        One row (trace "thread") per mode and phase; each op's box carries its
-        shapes, dtypes, backend and kernel as arguments.
+        One row (trace "thread") per mode and phase, and per thread where the
+        profile recorded in several (its name in brackets: enter the same
+        profile in each thread to see them side by side); each op's box
+        carries its shapes, dtypes, backend and kernel as arguments.
         """
-        rows = sorted({f"{e.mode} {e.phase}" for e in self.events}, key=lambda r: (_ROWS + (r,)).index(r))
-        rows += ["annotations"] if self.ranges else []
+        threads = list(dict.fromkeys(e.thread for e in (*self.events, *self.ranges)))
+
+        def row(e) -> tuple:
+            base = "annotations" if isinstance(e, RangeEvent) else f"{e.mode} {e.phase}"
+            return threads.index(e.thread), (*_ROWS, "annotations", base).index(base), base, e.thread
+
+        rows = sorted({row(e) for e in (*self.events, *self.ranges)})
         tid = {r: i for i, r in enumerate(rows)}
-        events = [{"name": "thread_name", "ph": "M", "pid": 0, "tid": tid[r], "args": {"name": r}} for r in rows]
+        events = [
+            {"name": "thread_name", "ph": "M", "pid": 0, "tid": tid[r], "args": {"name": _row_name(r, threads)}}
+            for r in rows
+        ]
         events += [
             {
                 "name": e.op_type,
                 "cat": f"{e.mode},{e.phase}",
                 "ph": "X",
                 "pid": 0,
-                "tid": tid[f"{e.mode} {e.phase}"],
+                "tid": tid[row(e)],
                 "ts": e.start_s * 1e6,
                 "dur": e.seconds * 1e6,
                 "args": {
@@ -205,7 +219,7 @@ class Profile:
                 "cat": "annotation",
                 "ph": "X",
                 "pid": 0,
-                "tid": tid["annotations"],
+                "tid": tid[row(r)],
                 "ts": r.start_s * 1e6,
                 "dur": r.seconds * 1e6,
                 "args": {"scope": r.scope},
@@ -214,6 +228,11 @@ class Profile:
         ]
         with open(path, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
+
+
+def _row_name(row, threads) -> str:
+    _, _, base, thread = row
+    return base if len(threads) == 1 else f"{base} ({thread})"
 
 
 def profile() -> Profile:
@@ -251,4 +270,8 @@ def annotate(name: str):
         _scopes.reset(token)
         for observer in dispatch.observers:
             if isinstance(observer, Profile):
-                observer.ranges.append(RangeEvent(name, "/".join(scopes), start - observer._origin, end - start))
+                observer.ranges.append(
+                    RangeEvent(
+                        name, "/".join(scopes), start - observer._origin, end - start, threading.current_thread().name
+                    )
+                )

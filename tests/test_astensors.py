@@ -5,6 +5,8 @@ forms in float64 to a few ulps, eagerly and under ``tl.function``; a float32 rea
 million ulps.  Also polyfit(full=True) of a rank-deficient fit (NumPy: empty residuals).
 """
 
+import contextlib
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -385,3 +387,189 @@ def test_nanmean_and_nanstd_where_gradients_against_central_differences():
 
         got = tl.grad(lambda t, name=name: tl.sum(getattr(tl, name)(t, axis=1, where=mask)))(tl.tensor(x)).numpy()
         np.testing.assert_allclose(got, central_differences(numpy_f, finite), rtol=1e-7, atol=1e-9, err_msg=name)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
+def test_numpy_logaddexp_reduce_is_logsumexp(mode, axis):
+    """np.logaddexp.reduce(t) raised "no implementation ... for Tensors"; it is tl.logsumexp (NumPy's default
+    axis 0), also keepdims and reduceat; its gradient is the softmax."""
+    x = np.array([[0.3, 0.7, 1.1], [0.2, -0.5, -np.inf]])
+
+    def f(t):
+        return np.logaddexp.reduce(t, axis=axis, keepdims=True), np.logaddexp.reduceat(t, [0, 2, 1], axis=1)
+
+    got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+    for g, w in zip(got, f(x)):
+        assert isinstance(g, tl.Tensor) and g.shape == w.shape
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-15)
+    gradient = tl.grad(lambda t: tl.sum(np.logaddexp.reduce(t, axis=1)))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(gradient, np.exp(x - np.logaddexp.reduce(x, axis=1, keepdims=True)), rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex64, float, int])
+def test_numpy_trace_takes_dtype(dtype):
+    """np.trace(t, dtype=...) raised "argument dtype=... is not supported": tl.trace takes NumPy's accumulator dtype."""
+    x = np.array([[1.5, 2.0, 0.1], [3.0, 4.25, 0.2]])
+    for data, offset in ((x, 1), (x, 0), (x.astype(np.int32), 0)):
+        want = np.trace(data, offset, dtype=dtype)
+        got = np.trace(tl.tensor(data), offset, dtype=dtype)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+    gradient = tl.grad(lambda t: np.trace(t, dtype=np.float64))(tl.tensor(x.astype(np.float32))).numpy()
+    np.testing.assert_array_equal(gradient, np.eye(2, 3, dtype=np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_sliding_window_view_matches_numpy(mode, shape, data):
+    """np.lib.stride_tricks.sliding_window_view(t, ...) raised "no implementation for Tensors"; it is now a
+    gather (tl.sliding_window_view), NumPy's windows for any axes (repeated too), with gradients."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    x = np.arange(float(np.prod(shape))).reshape(shape) * 0.37
+    axes = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=3))
+    left = {a % len(shape): shape[a] for a in axes}
+    windows = []
+    for a in axes:  # a repeated axis shrinks by each window: keep their sum within its size
+        windows.append(data.draw(st.integers(0, left[a % len(shape)] + (1 if not windows else 0) - 1)))
+        left[a % len(shape)] -= max(windows[-1] - 1, 0)
+    want = sliding_window_view(x, windows, axis=axes)
+
+    def f(t):
+        return sliding_window_view(t, windows, axis=axes)
+
+    got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+    assert isinstance(got, tl.Tensor)
+    np.testing.assert_array_equal(got.numpy(), want)
+    # each element's gradient counts the windows that read it: d/dx sum(windows * weights) by NumPy's own view
+    weights = np.cos(np.arange(want.size)).reshape(want.shape)
+    gradient = tl.grad(lambda t: tl.sum(f(t) * weights))(tl.tensor(x)).numpy()
+    expected = np.zeros_like(x)
+    np.add.at(
+        expected,
+        np.unravel_index(sliding_window_view(np.arange(x.size).reshape(shape), windows, axis=axes), shape),
+        weights,
+    )
+    np.testing.assert_allclose(gradient, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_sliding_window_view_errors_name_the_function():
+    x = tl.tensor(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"sliding_window_view: window 4 is larger than axis 1 of size 3 .*\(2, 3\)"):
+        tl.sliding_window_view(x, 4, axis=1)
+    with pytest.raises(ValueError, match="sliding_window_view: window_shape needs one entry per axis of x"):
+        tl.sliding_window_view(x, 2)
+    with pytest.raises(TypeError, match="writeable=True is not supported"):
+        np.lib.stride_tricks.sliding_window_view(x, 2, axis=0, writeable=True)
+
+
+_QUANTILE_METHODS = [
+    "inverted_cdf",
+    "averaged_inverted_cdf",
+    "closest_observation",
+    "interpolated_inverted_cdf",
+    "hazen",
+    "weibull",
+    "linear",
+    "median_unbiased",
+    "normal_unbiased",
+    "lower",
+    "higher",
+    "midpoint",
+    "nearest",
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("method", _QUANTILE_METHODS)
+def test_nanquantile_and_nanpercentile_take_every_numpy_method(mode, method):
+    """np.nanpercentile(t, q, method='nearest') raised "only method='linear' or 'midpoint' is supported" (tl.quantile
+    took all of NumPy 2's); each slice's own count of non-NaN values now feeds quantile's index rules."""
+    from tests._helpers import central_differences
+
+    x = np.array([[0.3, np.nan, 1.1, -0.4, 2.5, 0.9], [np.nan] * 6, [0.2, 0.5, -0.9, 2.0, np.nan, 0.05]])
+    q = np.array([0.0, 0.13, 0.5, 0.77, 1.0])
+    for axis in (1, None):
+
+        def f(t, axis=axis):
+            return np.nanquantile(t, q, axis=axis, method=method), np.nanpercentile(t, 37.0, axis=axis, method=method)
+
+        got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+        with pytest.warns(RuntimeWarning) if axis == 1 else contextlib.nullcontext():  # NumPy's all-NaN slice
+            want = f(x)
+        for g, w in zip(got, want):
+            assert (g.shape, g.dtype) == (w.shape, w.dtype)
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-15, atol=1e-15, equal_nan=True)
+    if mode == "eager":  # the gradient flows to the picked or interpolated elements, as NumPy's value moves
+        row = x[[0]]
+        gradient = tl.grad(lambda t: tl.sum(tl.nanquantile(t, q, axis=1, method=method)))(tl.tensor(row)).numpy()
+        finite = np.nan_to_num(row)
+        reference = central_differences(
+            lambda v: np.nanquantile(np.where(np.isnan(row), np.nan, v), q, axis=1, method=method).sum(), finite
+        )
+        np.testing.assert_allclose(gradient, reference, rtol=1e-7, atol=1e-8)
+
+
+_PADS = [
+    ((1, 2), "maximum", {}),
+    ((1, 2), "minimum", {"stat_length": ((1, 2), (2, 1))}),
+    ((1, 2), "mean", {"stat_length": 2}),
+    (((2, 0), (1, 3)), "median", {"stat_length": (2, 1)}),
+    ((1, 2), "median", {}),
+    ((1, 2), "linear_ramp", {"end_values": ((0.1, 0.2), (0.3, 0.4))}),
+    (3, "linear_ramp", {}),
+    (((0, 2), (3, 0)), "linear_ramp", {"end_values": -1.5}),
+]
+
+
+@pytest.mark.parametrize("mode_", MODES)
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+@pytest.mark.parametrize("width, mode, options", _PADS, ids=[f"{m}-{i}" for i, (_, m, _o) in enumerate(_PADS)])
+def test_numpy_pad_statistic_and_linear_ramp_modes(width, mode, options, dtype, mode_):
+    """np.pad(t, w, mode='mean' | 'median' | 'maximum' | 'minimum' | 'linear_ramp') raised "not supported on
+    tensorlib Tensors"; they now pad as NumPy's (axis by axis, stat_length, end_values, integers rounded or floored)."""
+    from tests._helpers import central_differences
+
+    x = np.array([[0.3, 0.7, 1.1], [0.2, 0.5, 0.9]]) if dtype == np.float64 else np.array([[3, 8, 1], [2, 5, 9]])
+
+    def f(t):
+        return np.pad(t, width, mode=mode, **options)
+
+    got = f(tl.tensor(x)) if mode_ == "eager" else tl.function(f)(tl.tensor(x))
+    want = f(x)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+    np.testing.assert_allclose(got.numpy(), want, rtol=4e-16, atol=4e-16)
+    if dtype == np.float64 and mode_ == "eager":
+        weights = np.cos(np.arange(want.size)).reshape(want.shape)
+        gradient = tl.grad(lambda t: tl.sum(f(t) * weights))(tl.tensor(x)).numpy()
+        np.testing.assert_allclose(
+            gradient, central_differences(lambda v: np.sum(f(v) * weights), x), rtol=1e-7, atol=1e-8
+        )
+
+
+_Z = np.array([0.5 + 1j, 0.1 + 0j, -0.3 + 0.2j])  # complex128
+_COMPLEX_CASES = [
+    ("add", lambda z: tl.add(z, _L), lambda z: z + np.array(_L)),
+    ("operator +", lambda z: z + _L, lambda z: z + np.array(_L)),
+    ("where", lambda z: tl.where(_C, _L, z), lambda z: np.where(_C, _L, z)),
+    ("isin", lambda z: tl.isin(z, [0.1]), lambda z: np.isin(z, [0.1])),
+    ("interp fp", lambda z: tl.interp([0.25], [0.2, 0.3], z[:2]), lambda z: np.interp([0.25], [0.2, 0.3], z[:2])),
+    (
+        "matmul",
+        lambda z: tl.matmul(z[None], [[0.1], [0.2], [0.3]]),
+        lambda z: z[None] @ np.array([[0.1], [0.2], [0.3]]),
+    ),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name, function, reference", _COMPLEX_CASES, ids=[c[0] for c in _COMPLEX_CASES])
+def test_a_float_list_next_to_complex128_is_float64(name, function, reference, mode):
+    """tl.add(complex128, [0.1]) added float32 0.1 (1.5e-9 off) and tl.isin(complex 0.1, [0.1]) was False: a float
+    list next to complex128 was float32; it is now the complex dtype's real one (float64), as NumPy reads it."""
+    got = function(tl.tensor(_Z)) if mode == "eager" else tl.function(function)(tl.tensor(_Z))
+    _check(got, reference(_Z), f"{name} ({mode})")

@@ -310,3 +310,47 @@ def test_eigh_gradient_at_repeated_eigenvalues_exact_for_values_nan_for_vectors_
     np.testing.assert_allclose(
         tl.grad(lambda a: tl.sum(L.funm(a, lambda z: tl.exp(z - 1.0)) * tl.tensor(g)))(np.eye(2)).numpy(), g, atol=1e-12
     )
+
+
+# ---------------------------------------------------------------- NaN and inf input
+NAN_FUNCTIONS = {
+    "det": L.det,
+    "slogdet": lambda x: L.slogdet(x),
+    "eigh": L.eigh,
+    "eigvalsh": L.eigvalsh,
+    "eig": L.eig,
+    "svd": L.svd,
+    "svdvals": L.svdvals,
+    "pinv": L.pinv,
+    "cond": L.cond,
+    "polar": L.polar,
+    "schur": L.schur,
+    "hessenberg": L.hessenberg,
+    "solve": lambda x: L.solve(x, np.ones(x.shape[-1])),
+    "det gradient": lambda x: tl.grad(lambda a: tl.sum(L.det(a)))(x),
+    "det hessian": lambda x: tl.hessian(lambda a: tl.sum(L.det(a)))(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAN_FUNCTIONS))
+def test_a_matrix_holding_nan_or_inf_gives_nan_never_lapacks_finite_garbage_or_an_error(name):
+    # numpy.linalg.det([[nan, 1], [1, 1]]) is 0.0, slogdet (0, -inf), eigvalsh [-1.41, 1.41]; svd raises.
+    f = NAN_FUNCTIONS[name]
+    assert np.linalg.det(np.array([[np.nan, 1.0], [1.0, 1.0]])) == 0.0
+    for bad in (np.nan, np.inf):
+        for index in np.ndindex(2, 2):
+            x = np.array([[2.0, 1.0], [1.0, 3.0]])
+            x[index] = bad
+            for out in tl.tree.flatten(f(x))[0]:
+                if name == "cond" and bad == np.inf:  # NumPy's rule: inf unless x holds a NaN
+                    assert not np.isfinite(out.numpy()).any()
+                else:
+                    assert np.isnan(out.numpy()).all(), (name, bad, index, out)
+    # matrix by matrix in a batch: the finite one keeps its value
+    batch = np.stack([np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([[np.nan, 1.0], [1.0, 1.0]])])
+    for out, alone in zip(tl.tree.flatten(f(batch))[0], tl.tree.flatten(f(batch[0]))[0]):
+        out = out.numpy()
+        if name == "det hessian":  # (2, 2, 2, 2, 2, 2): each matrix's own block
+            out = np.stack([out[0, :, :, 0], out[1, :, :, 1]])
+        assert np.isnan(out[1]).all()
+        np.testing.assert_allclose(out[0], alone.numpy(), atol=1e-12)

@@ -7,12 +7,13 @@ checked quantity).
 """
 
 import json
+import re
 
 import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.testing import check_grads
+from tensorlib.testing import SampleInput, check_grads, opcheck
 
 
 def _square_with(name, rule):
@@ -229,3 +230,86 @@ def test_check_grads_settings_that_would_check_nothing_or_accuse_a_right_gradien
         with pytest.raises(ValueError, match="check_grads: " + message):
             check_grads(f, [np.array([0.3, 0.5])], **setting)
     check_grads(tl.sin, [np.array([0.3, 0.5])], atol=np.float32(1e-5), rtol=0, eps=np.float64(1e-6), order=np.int64(1))
+
+
+# ---------------------------------------------------------------- tl.testing.opcheck
+
+
+def test_opcheck_checks_the_gradients_of_complex_samples():
+    # grad_dtypes defaulted to (float32, float64): with dtypes=(complex64, complex128) opcheck ran no
+    # gradient check and passed a rule with a conjugate too many ("gradients": 0, nothing skipped).
+    # For f(z) = z^2 the rule g * 2z is the right one (float64 central differences along the real
+    # and imaginary parts, check_grads' convention, which is JAX's).
+    def square(name, conjugate):
+        op = tl.ops.defop(name, inputs=("x",), infer=lambda x: x)
+        op.generic(lambda xp, x: x * x)
+        tl.grad.register_gradient(name, lambda node, g: g * 2.0 * (conjugate(node.inputs[0])))
+        return op
+
+    samples = [SampleInput((np.array([0.5 + 0.2j, -1.0 + 1.0j]),))]
+    complex_dtypes = (np.complex64, np.complex128)
+    right = square("ToolsComplexRight", lambda z: z)
+    assert opcheck(right, samples, ref=lambda z: z * z, dtypes=complex_dtypes)["gradients"] == 2
+    wrong = square("ToolsComplexConjugated", tl.conj)
+    with pytest.raises(AssertionError, match=r"derivative of ToolsComplexConjugated .* \(shape \(2,\), complex64\)"):
+        opcheck(wrong, samples, ref=lambda z: z * z, dtypes=complex_dtypes)
+
+
+def test_a_failure_for_complex_arguments_or_outputs_names_the_worst_element():
+    # The element-by-element report ran for real arguments and real outputs only: a complex failure
+    # said nothing about which element was wrong.  Here the rule for z^2 is 3x too large in element 2
+    # (numeric: central differences along the real and imaginary parts, g = dL/dRe - 1j dL/dIm).
+    mask = np.array([1.0, 1.0, 3.0, 1.0])
+    op = _square_with("ToolsComplexWrongInOne", lambda node, g: g * 2.0 * node.inputs[0] * tl.tensor(mask))
+    with pytest.raises(AssertionError) as info:
+        check_grads(op, [np.array([0.5 + 0.2j, -1.0 + 1.0j, 0.3 - 0.7j, 2.0 + 0j])], modes=("rev",))
+    worst = re.search(r"Worst element \(2,\): analytic (\S+) vs numeric (\S+) ", str(info.value))
+    assert worst and abs(complex(worst[1]) / complex(worst[2]) - 3.0) < 1e-6
+    # A complex output of a real argument: the rule's sign is wrong in element 2.
+    rc = tl.ops.defop("ToolsRealToComplex", inputs=("x",), infer=lambda x: tl.TensorSpec(x.shape, np.complex128))
+    rc.generic(lambda xp, x: x * x * (1 + 2j))
+    sign = np.array([1.0, 1.0, -1.0])
+    tl.grad.register_gradient(
+        "ToolsRealToComplex", lambda node, g: tl.real(g * (1 + 2j)) * 2.0 * node.inputs[0] * tl.tensor(sign)
+    )
+    with pytest.raises(AssertionError) as info:
+        check_grads(rc, [np.array([0.5, 1.0, 2.0])], modes=("rev",))
+    worst = re.search(r"Worst element \(2,\): analytic (\S+) vs numeric (\S+) ", str(info.value))
+    assert worst and abs(float(worst[1]) / float(worst[2]) + 1.0) < 1e-6
+
+
+def test_a_profile_entered_in_two_threads_keeps_their_ops_on_separate_rows(tmp_path):
+    # Profiles are per thread (DESIGN 6); entering the same one in a worker too recorded the worker's
+    # ops on the same trace rows as the main thread's, where their boxes overlapped (Chrome draws a
+    # row's complete events as one call stack) and nothing said which thread ran what.
+    import threading
+
+    prof = tl.profile()
+    started, release = threading.Event(), threading.Event()
+
+    def worker():
+        with prof:
+            with tl.profiler.annotate("load"):
+                tl.log(tl.ones((3,)))
+                started.set()
+                release.wait(5)
+
+    thread = threading.Thread(target=worker, name="loader")
+    with prof:
+        thread.start()
+        started.wait(5)
+        tl.exp(tl.ones((3,)))  # runs while the worker's "load" block is open
+        release.set()
+        thread.join()
+    main = threading.current_thread().name
+    assert sorted((e.op_type, e.thread) for e in prof.events) == [("Exp", main), ("Log", "loader")]
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(path)
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M"}
+    boxes = {e["name"]: names[e["tid"]] for e in events if e["ph"] == "X"}
+    assert boxes == {
+        "Exp": f"eager forward ({main})",
+        "Log": "eager forward (loader)",
+        "load": "annotations (loader)",
+    }

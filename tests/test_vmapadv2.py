@@ -177,8 +177,12 @@ def test_per_example_gradients_through_a_traced_unbounded_while_loop_equal_the_l
     xs = np.array([[1.0, 2.0], [3.0, 4.0], [0.5, 0.25]])  # 1, 1 and 3 steps
     expected = _loop(tl.grad(loss), xs)
     assert np.abs(expected).min() > 1.0
-    np.testing.assert_allclose(tl.function(tl.vmap(tl.grad(loss)))(xs).numpy(), expected, rtol=1e-12)
     np.testing.assert_allclose(tl.vmap(tl.grad(loss))(xs).numpy(), expected, rtol=1e-12)
+    with tl.profile() as prof:
+        np.testing.assert_allclose(tl.function(tl.vmap(tl.grad(loss)))(xs).numpy(), expected, rtol=1e-12)
+    assert _count(prof, "WhileVjp") == 1  # the batch's loop differentiated once, not once per element
+    unknown = tl.function(tl.vmap(tl.grad(loss)), input_signature=[tl.TensorSpec((None, 2), "float64")])
+    np.testing.assert_allclose(unknown(xs[:2]).numpy(), expected[:2], rtol=1e-12)  # before: needs the size
     tangents = np.ones_like(xs)
     jvps = tl.function(tl.vmap(lambda x, t: tl.jvp(loss, (x,), (t,))[1]))(xs, tangents).numpy()
     np.testing.assert_allclose(jvps, (expected * tangents).sum(axis=1), rtol=1e-10)
@@ -331,3 +335,26 @@ def test_unique_with_size_agrees_with_jax():
                 want = jnp.unique(x, True, True, True, size=size, fill_value=fill, equal_nan=equal_nan)
                 for g, w in zip(got, want):
                     np.testing.assert_array_equal(g.numpy(), np.asarray(w))
+
+
+# ------------------------------------------------------------------ polygamma / expn with an order per element
+@pytest.mark.parametrize("name", ["polygamma", "expn"])
+def test_polygamma_and_expn_of_mapped_or_traced_orders_equal_scipy(name):
+    # Before: TypeError "the order n must be known, got a traced tensor" under tl.vmap over the orders and under
+    # tl.function (JAX's polygamma and expn take array orders in both).
+    special = pytest.importorskip("scipy.special")
+    fn, ref = getattr(tl.special, name), getattr(special, name)
+    n, x = np.array([0, 1, 2, 3]), np.array([0.5, 1.2, 2.0, 3.5])
+    for got in (tl.vmap(fn)(n, x), tl.function(tl.vmap(fn))(n, x), tl.function(fn)(n, x)):
+        np.testing.assert_allclose(got.numpy(), ref(n, x), rtol=1e-13)
+    shared_x = tl.vmap(fn, in_axes=(0, None))(n, x[1:3]).numpy()  # a row of x per order
+    np.testing.assert_allclose(shared_x, ref(n[:, None], x[1:3]), rtol=1e-13)
+    grad = tl.vmap(tl.grad(lambda v, k: fn(k, v)))(x, n).numpy()
+    fd = (ref(n, x + 1e-6) - ref(n, x - 1e-6)) / 2e-6
+    np.testing.assert_allclose(grad, fd, rtol=1e-6)
+    second = tl.function(tl.vmap(tl.grad(tl.grad(lambda v, k: fn(k, v)))))(x, n).numpy()
+    fd2 = ref(n + (1 if name == "polygamma" else 0), x + 1e-6) - ref(n + (1 if name == "polygamma" else 0), x - 1e-6)
+    expected2 = fd2 / 2e-6 if name == "polygamma" else (ref(n, x + 1e-4) - 2 * ref(n, x) + ref(n, x - 1e-4)) / 1e-8
+    np.testing.assert_allclose(second, expected2, rtol=1e-5)
+    with pytest.raises(ValueError, match="the order n must be a non-negative integer, got -1"):
+        tl.function(fn)(np.array([-1, 2]), x[:2])

@@ -635,16 +635,18 @@ def diag(v, k: int = 0) -> Tensor:
     return apply(_diagonal_scatter, (v, like), {"offset": k, "axis1": 0, "axis2": 1})
 
 
-def trace(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
-    """Sum of a diagonal (``numpy.trace``).
+def trace(x, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None) -> Tensor:
+    """Sum of a diagonal (``numpy.trace``; ``dtype`` the accumulator's and the result's, as ``sum``'s).
 
     >>> import tensorlib as tl
     >>> float(tl.trace(tl.tensor([[1.0, 2.0], [3.0, 4.0]])))
     5.0
+    >>> tl.trace(tl.tensor([[1.5, 2.0], [3.0, 4.25]]), dtype="int64").numpy().item()
+    5
     """
     from .reduce import sum as reduce_sum
 
-    return reduce_sum(diagonal(x, offset, axis1, axis2), axis=-1)
+    return reduce_sum(diagonal(x, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 # ------------------------------------------------------------------ roll / flip

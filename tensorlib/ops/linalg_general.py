@@ -19,14 +19,15 @@ from ..tensor import Tensor
 from .linalg_ops import (
     EigResult,
     _check_matrix,
-    _eye_like,
     _column,
     _diag_embed,
     _diag_part,
+    _eye_like,
     _gap_divide,
     _lapack,
     _matmul,
     _mT,
+    _nan_if_not_finite,
     _row,
     _square_infer,
     solve,
@@ -170,6 +171,11 @@ _eig = defop(
 @_eig.kernel("numpy")
 @_lapack("Eig")
 def _eig_kernel(x, *, compute_v):
+    return _eig_finite(np, x, compute_v=compute_v)
+
+
+@_nan_if_not_finite()
+def _eig_finite(xp, x, *, compute_v):
     dtype = _complex_dtype(x.dtype)
     if x.shape[-1] == 0:
         w = np.zeros(x.shape[:-1], dtype=dtype)

@@ -96,6 +96,36 @@ def _lapack(op_name):
     return wrap
 
 
+def _nan_if_not_finite(*cores):
+    """Wrap a generic kernel ``fn(xp, x, *rest)``: a matrix of x holding a NaN or an inf gives NaN in every
+    output (``cores``: each output's number of trailing non-batch axes, else its rank less x's batch rank).
+    LAPACK answers such a matrix with finite garbage (numpy.linalg.det([[nan, 1], [1, 1]]) is 0.0, eigvalsh
+    gives [-1.41, 1.41]) or an SVD that does not converge; NaN is what det([[nan]]) and JAX give."""
+
+    def wrap(kernel):
+        @functools.wraps(kernel)
+        def run(xp, x, *rest, **attrs):
+            finite = xp.isfinite(x)
+            # The method where the array has it: 1 us on a 3 x 3; xp.all costs 3, a per-matrix reduction 6.
+            if bool(finite.all() if hasattr(finite, "all") else xp.all(finite)):
+                return kernel(xp, x, *rest, **attrs)
+            bad = ~xp.all(xp.isfinite(x), axis=(-2, -1))
+            fill = xp.eye(x.shape[-2], x.shape[-1], dtype=x.dtype)  # a matrix every kernel takes
+            out = kernel(xp, xp.where(bad[..., None, None], fill, x), *rest, **attrs)
+            outs = out if isinstance(out, tuple) else (out,)
+            marked = []
+            for k, o in enumerate(outs):
+                core = cores[k] if cores else o.ndim - bad.ndim
+                mask = xp.reshape(bad, bad.shape + (1,) * core)
+                floating = xp.isdtype(o.dtype, ("real floating", "complex floating"))
+                marked.append(xp.where(mask, xp.asarray(float("nan"), dtype=o.dtype), o) if floating else o)
+            return tuple(marked) if isinstance(out, tuple) else marked[0]
+
+        return run
+
+    return wrap
+
+
 # ------------------------------------------------------------------ helpers written in tensorlib ops
 def _mT(x):
     from .shape import transpose
@@ -284,8 +314,10 @@ def _solve_infer(a, b):
 _solve = defop(
     "MatrixSolve", inputs=("a", "b"), infer=_solve_infer, promote=(0, 1), doc="x with a @ x == b, for square a."
 )
-_solve.kernel("numpy")(_lapack("MatrixSolve")(np.linalg.solve))
-_solve.generic(lambda xp, a, b: xp.linalg.solve(*_batched(xp, a, b)))
+_solve.generic(_nan_if_not_finite(2)(lambda xp, a, b: xp.linalg.solve(*_batched(xp, a, b))))
+_solve.kernel("numpy")(
+    _lapack("MatrixSolve")(functools.partial(_nan_if_not_finite(2)(lambda xp, a, b: np.linalg.solve(a, b)), np))
+)
 
 
 def _batched(xp, a, b):
@@ -330,7 +362,7 @@ def _det_infer(x):
 
 
 _det = defop("MatrixDeterminant", inputs=("x",), infer=_det_infer, doc="Determinant of square matrices.")
-_det.generic(lambda xp, x: xp.linalg.det(x))
+_det.generic(_nan_if_not_finite()(lambda xp, x: xp.linalg.det(x)))
 
 
 def _det_grad(node, g):
@@ -353,6 +385,7 @@ _adj = defop(
 
 
 @_adj.generic
+@_nan_if_not_finite(2)
 def _adjugate_kernel(xp, x, det):
     if x.shape[-1] == 0 or x.size == 0:
         return xp.zeros_like(x)
@@ -386,6 +419,7 @@ _adj_grad = defop(
 
 
 @_adj_grad.generic
+@_nan_if_not_finite(2)
 def _adjugate_grad_kernel(xp, x, g):
     # x = u diag(s) vh: adj(x) = c v adj(diag(s)) u^H with c = det(u) det(vh), and adj at diag(s) moves along
     # e = u^H dx v as diag(q diag(e)) - q o e, q_ij the product of the s_k other than s_i and s_j (q_ii = 0).
@@ -448,6 +482,7 @@ _DET_DERIVATIVE_TABLE_LIMIT = 2**25
 
 
 @_det_derivative.generic
+@_nan_if_not_finite(2)
 def _det_derivative_kernel(xp, x, directions):
     # x = u diag(s) vh, so det(x + e) = c det(diag(s) + u^H e v), c = det(u) det(vh).  At diag(s), the mixed
     # derivative along e_1 .. e_k is the sum over distinct rows r_1 .. r_k and permutations p of them of
@@ -587,7 +622,7 @@ _slogdet = defop(
     infer=_slogdet_infer,
     doc="(sign, log|det|) of square matrices, without overflow.",
 )
-_slogdet.generic(lambda xp, x: tuple(xp.linalg.slogdet(x)))
+_slogdet.generic(_nan_if_not_finite()(lambda xp, x: tuple(xp.linalg.slogdet(x))))
 
 
 def _slogdet_grad(node, g_sign, g_logabsdet):
@@ -787,6 +822,7 @@ _eigh = defop(
 
 
 @_eigh.generic
+@_nan_if_not_finite()
 def _eigh_kernel(xp, x):
     return tuple(xp.linalg.eigh((x + xp.conj(xp.matrix_transpose(x))) / 2))
 
@@ -880,6 +916,7 @@ _svd = defop(
 
 
 @_svd.generic
+@_nan_if_not_finite()
 def _svd_kernel(xp, x, *, full_matrices, compute_uv):
     # The Array API's svd always returns the vectors; svdvals gives the values alone.
     if compute_uv:
@@ -1137,6 +1174,7 @@ _STANDARD_RTOL = "max(m, n) * eps"
 
 
 @_pinv.generic
+@_nan_if_not_finite()
 def _pinv_kernel(xp, x, *, rcond):
     if xp.isdtype(
         x.dtype, ("bool", "integral")

@@ -24,7 +24,7 @@ from ..tensor import Tensor
 from ._optional import scipy_module
 from ._shapes import broadcast_shapes
 from .linalg_general import _frechet_block
-from .linalg_ops import _check_matrix, _lapack, _matmul, _mT, _square_infer
+from .linalg_ops import _check_matrix, _lapack, _matmul, _mT, _nan_if_not_finite, _square_infer
 from .registry import defop, spec
 
 
@@ -309,6 +309,7 @@ _polar = defop(
 
 
 @_polar.generic
+@_nan_if_not_finite()
 def _polar_kernel(xp, x):
     if not xp.isdtype(x.dtype, ("real floating", "complex floating")):
         x = xp.astype(x, xp.float64)
@@ -492,7 +493,8 @@ def _each_factorization(fn, x, dtype, outputs):
     if x.size == 0:
         return tuple(np.zeros(x.shape, dtype) for _ in range(outputs))
     flat = x.astype(np.result_type(x, np.float64)).reshape((-1,) + x.shape[-2:])
-    results = [fn(m) for m in flat]
+    nan = [np.full_like(flat[0], np.nan)] * outputs  # a matrix holding a NaN or an inf (SciPy raises), as _each_matrix
+    results = [fn(m) if np.isfinite(m).all() else nan for m in flat]
     return tuple(np.stack([r[k] for r in results]).reshape(x.shape).astype(dtype) for k in range(outputs))
 
 

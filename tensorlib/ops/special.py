@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from . import math as math_ops
 from ._optional import scipy_module
 from ._shapes import broadcast_shapes
+from .nn.extra_activations import log_sigmoid
 from .registry import defop, spec
 
 _SQRT_PI = _math.sqrt(_math.pi)
@@ -78,6 +79,30 @@ def _define(op_type, function_name, inputs=("x",), attrs=None, doc="", generic=N
         op.generic(generic)
     else:
         op.kernels_reason = f"scipy.special.{function_name}; the Array API standard has no special functions"
+    return op
+
+
+def _of_orders_infer(n, x):
+    if n.dtype.kind not in "iu":
+        raise TypeError(f"the order n must be integers, got {n.dtype}")
+    return spec(broadcast_shapes(n.shape, x.shape), _result_dtype(x.dtype))
+
+
+def _define_of_orders(op_type, function_name, doc):
+    """``function_name(n, x)`` with the order ``n`` an integer tensor input: for an order whose values are unknown
+    (traced, or one per element under ``tl.vmap``, which batches it as an elementwise op)."""
+    op = defop(op_type, inputs=("n", "x"), infer=_of_orders_infer, elementwise=True, doc=doc)
+
+    @op.kernel("numpy")
+    def kernel(n, x):
+        if n.size and n.min() < 0:
+            raise ValueError(f"{op_type}: the order n must be a non-negative integer, got {int(n.min())}")
+        dtype = _result_dtype(x.dtype)
+        work = _dt.float32 if dtype == _dt.float16 else dtype
+        return np.asarray(getattr(scipy_special(), function_name)(n, x.astype(work, copy=False))).astype(dtype)
+
+    kernel.__name__ = kernel.__qualname__ = f"scipy_{function_name}_of_orders"
+    op.kernels_reason = f"scipy.special.{function_name}; the Array API standard has no special functions"
     return op
 
 
@@ -150,6 +175,8 @@ _gamma = _define("Gamma", "gamma", doc="Gamma(x).")
 register_gradient("Lgamma", lambda node, g: g * digamma(node.inputs[0]))
 register_gradient("Digamma", lambda node, g: g * polygamma(1, node.inputs[0]))
 register_gradient("Polygamma", lambda node, g: g * polygamma(node.attrs["n"] + 1, node.inputs[0]))
+_polygamma_of_orders = _define_of_orders("PolygammaOfOrders", "polygamma", "Polygamma with the order n an input.")
+register_gradient("PolygammaOfOrders", None, lambda node, g: g * polygamma(node.inputs[0] + 1, node.inputs[1]))
 register_gradient("Gamma", lambda node, g: g * node.outputs[0] * digamma(node.inputs[0]))
 
 
@@ -176,7 +203,7 @@ def digamma(x) -> Tensor:
 def polygamma(n, x) -> Tensor:
     """The ``n``-th derivative of ``digamma``; gradient ``polygamma(n + 1, x)``.  ``n`` is a non-negative
     integer: a Python int, or, as in SciPy and JAX, an integer array or Tensor broadcasting against ``x``
-    (its values are read, so a traced tensor is refused: make it a static argument).
+    (a traced or vmapped one is an input of the op, ``PolygammaOfOrders``).
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.polygamma(1, tl.tensor(1.0))), 6)   # pi ** 2 / 6
@@ -189,7 +216,12 @@ def polygamma(n, x) -> Tensor:
 
 def _by_order(op, n, x) -> Tensor:
     """``op(x, n=n)`` for an integer order ``n`` (its attribute): a Python int, or an integer array or Tensor
-    broadcasting against ``x``, one op per distinct order, selected elementwise."""
+    broadcasting against ``x``, one op per distinct order, selected elementwise; a Tensor whose values are unknown
+    (traced, or mapped by ``tl.vmap``) is an input of the op's ``*OfOrders`` form."""
+    if isinstance(n, Tensor) and n.is_symbolic:
+        if n.dtype.kind not in "iu":
+            raise ValueError(f"{op.name}: the order n must be a non-negative integer (or integer array), got {n!r:.60}")
+        return apply(_OF_ORDERS[op.name], (n, x))
     orders = _orders(op.name, n)
     if orders.ndim == 0:
         return apply(op, (x,), {"n": int(orders)})
@@ -203,11 +235,6 @@ def _by_order(op, n, x) -> Tensor:
 def _orders(op_type, n) -> np.ndarray:
     """The order ``n`` of ``op_type`` as a NumPy integer array (0-d for one order), checked."""
     if isinstance(n, Tensor):
-        if n.is_symbolic:
-            raise TypeError(
-                f"{op_type}: the order n must be known, got a traced tensor (shape {n.shape}, {n.dtype}); "
-                "pass a Python int or make the argument static (static_argnums)"
-            )
         n = n.numpy()
     orders = np.asarray(n)
     if orders.dtype.kind not in "iu" or (orders.size and orders.min() < 0):
@@ -1499,7 +1526,7 @@ def log_betainc(a, b, x, complement=None) -> Tensor:
     (``x`` a rounded quotient next to 1; ``log(1 - I_x(a, b))`` is ``log_betainc(b, a, 1 - x, x)``).  ``a, b > 0``,
     float64."""
     w = math_ops.where
-    value = betainc(a, b, x)
+    value = math_ops.stop_gradient(betainc(a, b, x))  # it chooses the branch; each branch sees stand-ins elsewhere
     far = all_of(value < 1e-280, x > 0, x < (a + 1.0) / (a + b + 2.0))
     a_far, b_far, x_far = w(far, a, 2.0), w(far, b, 2.0), w(far, x, 0.25)
     prefactor = (
@@ -1507,8 +1534,11 @@ def log_betainc(a, b, x, complement=None) -> Tensor:
     )
     factor = apply(_log_betainc_fraction, (a_far, b_far, x_far))
     near_one = value > 0.5  # the log of a value near 1: log1p of minus its complement, which keeps the digits
-    upper = betaincc(a, b, x) if complement is None else betainc(b, a, complement)
-    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), math_ops.log(w(far, 1.0, value)))
+    # A function of x next to 0 or 1 (1 - x rounded to 1, or x a quotient rounded to 1) has an infinite derivative for a
+    # or b < 1, and 0 * inf in the branch not taken made f.logcdf(1e-17, 0.7, 1.3)'s gradient NaN, and logsf's
+    upper = betaincc(a, b, w(near_one, x, 0.5)) if complement is None else betainc(b, a, w(near_one, complement, 0.5))
+    middle = math_ops.logical_not(math_ops.logical_or(far, near_one))
+    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), math_ops.log(betainc(a, b, w(middle, x, 0.5))))
     return w(far, prefactor + factor, near)
 
 
@@ -1743,6 +1773,18 @@ def expit(x) -> Tensor:
     0.5
     """
     return math_ops.sigmoid(_float(x))
+
+
+def log_expit(x) -> Tensor:
+    """``log(expit(x))`` (SciPy's ``log_expit``, ``jax.nn.log_sigmoid``, ``tl.nn.log_sigmoid`` of a float), exact
+    where ``expit`` underflows or rounds to 1; integers give float64, float16 and float32 one rounding of the
+    float64 value (tiny results of ``-exp(-x)`` kept their digits); gradient ``expit(-x)``.
+
+    >>> import tensorlib as tl
+    >>> tl.special.log_expit(tl.tensor([-800.0, 0.0, 40.0], "float64")).numpy().tolist()
+    [-800.0, -0.6931471805599453, -4.248354255291589e-18]
+    """
+    return _widened(log_sigmoid, _float(x))
 
 
 _logit = _define("Logit", "logit", doc="log(p / (1 - p)), the inverse of expit.", generic=_logit_kernel)
@@ -2233,6 +2275,18 @@ def _expn_derivative(node, g):
 
 
 register_gradient("Expn", _expn_derivative)
+_expn_of_orders = _define_of_orders("ExpnOfOrders", "expn", "Expn with the order n an input.")
+
+
+def _expn_of_orders_derivative(node, g):
+    n, x = node.inputs
+    zero = np.zeros((), np.dtype(n.dtype))
+    lower = -expn(math_ops.maximum(n - 1, zero), x)
+    return g * math_ops.where(n == 0, -math_ops.exp(-x) * (x + 1.0) / math_ops.square(x), lower)
+
+
+register_gradient("ExpnOfOrders", None, _expn_of_orders_derivative)
+_OF_ORDERS = {"Polygamma": _polygamma_of_orders, "Expn": _expn_of_orders}
 
 
 def expi(x) -> Tensor:

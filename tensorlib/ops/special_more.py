@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from . import elementwise, floating
 from . import math as math_ops
 from .registry import defop, spec
-from .special import _define, _elementwise_infer, _in_float64, _result_dtype, scipy_special
+from .special import _define, _elementwise_infer, _in_float64, _result_dtype, _scipy_kernel, scipy_special
 
 
 def _series(coefficients, t):
@@ -116,7 +116,9 @@ def _integrals_rule(odd, even, series):
     """The rule of the (odd, even) integral pairs (Si, Ci) and (Shi, Chi): slopes ``odd(x) / x`` and ``even(x) / x``."""
 
     def rule(node, g_odd, g_even):
-        x = node.inputs[0]
+        # at +-inf the slopes' limits (sin(x) / x -> 0, cosh(x) / x -> +-inf) are their values at the largest
+        # finite x; at inf itself sin(x) is NaN (Si' and Ci' were NaN there, Shi' and Chi' inf / inf)
+        x = elementwise.nan_to_num(node.inputs[0], nan=_math.nan)
         return _used_slope(g_odd, lambda x: _odd_over_x(odd, x, series), x) + _used_slope(
             g_even, lambda x: even(x) / x, x
         )
@@ -177,18 +179,21 @@ _ELLIPTIC_SERIES = [0.5 * _math.pi * (_math.comb(2 * n, n) / 4.0**n) ** 2 * n / 
 
 
 def _e_minus_k_over_2m(m, k_value, e_value):
-    """``(E(m) - K(m)) / (2m)``, d/dm E(m); its series near 0 (-pi/8 there)."""
+    """``(E(m) - K(m)) / (2m)``, d/dm E(m); its series near 0 (-pi/8 there); 0 at m = -inf, where E ~ sqrt(-m)
+    (the quotient was inf / inf)."""
     small = math_ops.less(math_ops.abs(m), _ELLIPTIC_SERIES_BELOW)
+    far = math_ops.equal(m, -_math.inf)
+    quotient = (e_value - k_value) / (2.0 * math_ops.where(math_ops.logical_or(small, far), 1.0, m))
     return math_ops.where(
-        small,
-        _series(_ELLIPTIC_SERIES, math_ops.where(small, m, 0.0)),
-        (e_value - k_value) / (2.0 * math_ops.where(small, 1.0, m)),
+        small, _series(_ELLIPTIC_SERIES, math_ops.where(small, m, 0.0)), math_ops.where(far, 0.0, quotient)
     )
 
 
 def _ellipk_derivative(m, value):
-    """d/dm K(m) = (E - (1 - m) K) / (2m (1 - m)) = ((E - K) / (2m) + K / 2) / (1 - m)."""
-    return (_e_minus_k_over_2m(m, value, ellipe(m)) + 0.5 * value) / (1.0 - m)
+    """d/dm K(m) = (E - (1 - m) K) / (2m (1 - m)) = ((E - K) / (2m) + K / 2) / (1 - m); +inf at m = 1, where K is (the
+    sum was -inf + inf)."""
+    slope = (_e_minus_k_over_2m(m, value, ellipe(m)) + 0.5 * value) / (1.0 - m)
+    return math_ops.where(math_ops.equal(m, 1.0), _math.inf, slope)
 
 
 def _ellipe_derivative(m, value):
@@ -226,6 +231,114 @@ def ellipe(m) -> Tensor:
     1.350644
     """
     return apply(_ellipe, (m,))
+
+
+# ------------------------------------------------------------------ incomplete elliptic integrals (amplitude phi, parameter m)
+_ellipkinc = _define(
+    "EllipticF",
+    "ellipkinc",
+    inputs=("phi", "m"),
+    doc="F(phi | m), the incomplete elliptic integral of the first kind.",
+    kernel=_scipy_kernel("ellipkinc", in_float64=True),
+)
+_ellipeinc = _define(
+    "EllipticEInc",
+    "ellipeinc",
+    inputs=("phi", "m"),
+    doc="E(phi | m), the incomplete elliptic integral of the second kind.",
+    kernel=_scipy_kernel("ellipeinc", in_float64=True),
+)
+
+
+def _elliptic_inc_by_m_kernel(phi, m, *, kind):
+    """d/dm of F(phi | m) (``kind`` 0) or E(phi | m) (1) in float64.  dE/dm = (E - F) / (2m) = -1/2 int_0^phi sin(t)**2 /
+    sqrt(1 - m sin(t)**2) dt, Carlson's -sin(p)**3 / 6 R_D(cos(p)**2, 1 - m sin(p)**2, 1) for p = phi - k pi in
+    [-pi/2, pi/2], plus k times the complete integral's (the quotient cancels near m = 0); dF/dm = (dE/dm + F / 2 -
+    sin(phi) cos(phi) / (2 sqrt(1 - m sin(phi)**2))) / (1 - m)."""
+    sp = scipy_special()
+    phi64, m64 = np.broadcast_arrays(phi.astype(np.float64), m.astype(np.float64))
+    with np.errstate(all="ignore"):
+        turns = np.round(phi64 / np.pi)
+        p = phi64 - turns * np.pi
+        s, c = np.sin(p), np.cos(p)
+        whole = np.where(turns == 0, 0.0, turns / 3.0 * sp.elliprd(0.0, 1.0 - m64, 1.0))  # NaN for m > 1
+        by_e = -(s**3 / 6.0) * sp.elliprd(c * c, 1.0 - m64 * s * s, 1.0) - whole
+        if kind == 1:
+            out = by_e
+        else:
+            delta = np.sqrt(1.0 - m64 * s * s)
+            out = (by_e + 0.5 * sp.ellipkinc(phi64, m64) - s * c / (2.0 * delta)) / (1.0 - m64)
+    return np.asarray(out).astype(_result_dtype(phi.dtype, m.dtype), copy=False)
+
+
+_elliptic_inc_by_m = defop(
+    "EllipticIncGradM",
+    inputs=("phi", "m"),
+    attrs={"kind": 0},
+    infer=_elementwise_infer,
+    elementwise=True,
+    promote=(0, 1),
+    doc="d/dm of the incomplete elliptic integral F(phi | m) (kind=0) or E(phi | m) (kind=1).",
+)
+_elliptic_inc_by_m.kernel("numpy")(_elliptic_inc_by_m_kernel)
+_elliptic_inc_by_m.kernels_reason = "scipy.special.elliprd; the Array API standard has no special functions"
+
+
+def _delta_squared(phi, m):
+    return 1.0 - m * math_ops.square(math_ops.sin(phi))
+
+
+def _no_second_order_in_m(node, g):
+    raise LookupError(
+        "EllipticIncGradM: the second derivatives of ellipkinc and ellipeinc in m are not implemented; the first "
+        "derivatives in phi and m and those of every order in phi are"
+    )
+
+
+def _by_m_then_phi(node, g):
+    """d/dphi of dF/dm = d/dm (1 / delta) = sin(phi)**2 / (2 delta**3); of dE/dm, d/dm delta = -sin(phi)**2 / (2 delta)."""
+    phi, m = node.inputs
+    square, sine_square = _delta_squared(phi, m), math_ops.square(math_ops.sin(phi))
+    if node.attrs["kind"] == 0:
+        return g * sine_square / (2.0 * square * math_ops.sqrt(square))
+    return -g * sine_square / (2.0 * math_ops.sqrt(square))
+
+
+register_gradient("EllipticIncGradM", _by_m_then_phi, _no_second_order_in_m)
+register_gradient(
+    "EllipticF",
+    lambda node, g: g / math_ops.sqrt(_delta_squared(*node.inputs)),
+    lambda node, g: g * apply(_elliptic_inc_by_m, node.inputs, {"kind": 0}),
+)
+register_gradient(
+    "EllipticEInc",
+    lambda node, g: g * math_ops.sqrt(_delta_squared(*node.inputs)),
+    lambda node, g: g * apply(_elliptic_inc_by_m, node.inputs, {"kind": 1}),
+)
+
+
+def ellipkinc(phi, m) -> Tensor:
+    """The incomplete elliptic integral of the first kind ``F(phi | m) = int_0^phi (1 - m sin(t)**2)**-1/2 dt`` (SciPy's
+    ``ellipkinc``, parameter ``m = k**2``).  Differentiable in ``phi`` to every order (``(1 - m sin(phi)**2)**-1/2``)
+    and in ``m`` once (``EllipticIncGradM``, Carlson's R_D, no cancellation at m = 0).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.ellipkinc(tl.tensor(1.0, "float64"), 0.5)), 6)
+    1.083217
+    """
+    return apply(_ellipkinc, (phi, m))
+
+
+def ellipeinc(phi, m) -> Tensor:
+    """The incomplete elliptic integral of the second kind ``E(phi | m) = int_0^phi (1 - m sin(t)**2)**1/2 dt`` (SciPy's
+    ``ellipeinc``).  Differentiable in ``phi`` to every order (``(1 - m sin(phi)**2)**1/2``) and in ``m`` once
+    (``(E - F) / (2m)``, from Carlson's R_D).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.ellipeinc(tl.tensor(1.0, "float64"), 0.5)), 6)
+    0.92733
+    """
+    return apply(_ellipeinc, (phi, m))
 
 
 # ------------------------------------------------------------------ Lambert's W
@@ -283,11 +396,36 @@ def lambertw(x, k: int = 0, tol: float = 1e-8) -> Tensor:
 
 
 # ------------------------------------------------------------------ Kummer's confluent hypergeometric function
+_HYP1F1_SCIPY_LOOPS_FROM = 1e8  # SciPy's time grows like x: 0.1 s at x = 1e11, and it never returns at inf
+_LOG_MAX = _math.log(np.finfo(np.float64).max)
+
+
+def _hyp1f1_kernel(a, b, x):
+    """SciPy's ``hyp1f1`` in float64, except where it overflows for x > 0: there, and without calling SciPy from x =
+    _HYP1F1_SCIPY_LOOPS_FROM on where the leading term ``Gamma(b) / Gamma(a) exp(x) x**(a - b)`` overflows, the
+    sign of that term times inf (SciPy gave +inf for 1F1(-1/2; 3/2; 1000) = -4.9e427 and did not return at x = inf
+    or 1e15); that term leads where x >> |a| + |b|.  Past k = max(-a, -b) the series' terms have the sign of Gamma(b) / Gamma(a); a polynomial (a a
+    non-positive integer) is left to SciPy."""
+    sp = scipy_special()
+    dtype = _result_dtype(a.dtype, b.dtype, x.dtype)
+    a, b, x = np.broadcast_arrays(*(v.astype(np.float64) for v in (a, b, x)))
+    series = ~((a <= 0) & (a == np.floor(a))) & (x > 0)
+    with np.errstate(all="ignore"):
+        leading = x + (a - b) * np.log(x) + sp.gammaln(b) - sp.gammaln(a)
+        asymptotic = (x >= _HYP1F1_SCIPY_LOOPS_FROM) & (x >= 100.0 * (np.abs(a) + np.abs(b)))
+        far = series & asymptotic & ~(leading <= _LOG_MAX)  # NaN (at x = inf) is far
+        out = np.asarray(sp.hyp1f1(a, b, np.where(far, 0.0, x)), np.float64)
+        sign = sp.gammasgn(a) * sp.gammasgn(b)
+    out = np.where(far | (series & np.isinf(out)), sign * np.inf, out)
+    return out.astype(dtype, copy=False)
+
+
 _hyp1f1 = _define(
     "Hyp1f1",
     "hyp1f1",
     inputs=("a", "b", "x"),
     doc="Kummer's confluent hypergeometric function 1F1(a; b; x).",
+    kernel=_hyp1f1_kernel,
 )
 
 
@@ -439,3 +577,140 @@ def _bernoulli_numbers(n: int) -> list:
     if n >= 1:
         out[1] = -out[1]
     return out
+
+
+# ------------------------------------------------------------------ Bessel functions of real order
+# SciPy's jv, yv, iv, kv, ive, kve (order v, argument x): differentiable in x to every order by the recurrences,
+# written with the functions themselves; in the order, a clear LookupError (torch.special and jax.scipy.special
+# have none either).
+_BESSEL_REAL_ORDER = {
+    "jv": ("BesselJv", "J_v(x), the Bessel function of the first kind of real order v."),
+    "yv": ("BesselYv", "Y_v(x), the Bessel function of the second kind of real order v."),
+    "iv": ("BesselIv", "I_v(x), the modified Bessel function of the first kind of real order v."),
+    "kv": ("BesselKv", "K_v(x), the modified Bessel function of the second kind of real order v."),
+    "ive": ("BesselIve", "exp(-|x|) I_v(x), the exponentially scaled modified Bessel function of the first kind."),
+    "kve": ("BesselKve", "exp(x) K_v(x), the exponentially scaled modified Bessel function of the second kind."),
+}
+_bessel_ops = {
+    name: _define(op_type, name, inputs=("v", "x"), doc=doc, kernel=_scipy_kernel(name, in_float64=True))
+    for name, (op_type, doc) in _BESSEL_REAL_ORDER.items()
+}
+
+
+def _no_gradient_in_the_order(op_type):
+    def rule(node, g):
+        raise LookupError(
+            f"{op_type}: the derivative in the order v is not implemented (torch.special and jax.scipy.special have "
+            "none either); the derivatives of every order in x are"
+        )
+
+    return rule
+
+
+def _neighbours(name, v, x):
+    """``(f(v - 1, x), f(v + 1, x))`` for the Bessel function ``name``."""
+    op = _bessel_ops[name]
+    return apply(op, (v - 1.0, x)), apply(op, (v + 1.0, x))
+
+
+def _bessel_slope(name, v, x, value):
+    """d/dx by the recurrences: J' = (J_{v-1} - J_{v+1}) / 2 (Y the same), I' = (I_{v-1} + I_{v+1}) / 2, K' = -(K_{v-1}
+    + K_{v+1}) / 2; the scaled ive' = (ive_{v-1} + ive_{v+1}) / 2 - sign(x) ive and kve' = -(kve_{v-1} + kve_{v+1}) / 2
+    + kve."""
+    below, above = _neighbours(name, v, x)
+    if name in ("jv", "yv"):
+        return 0.5 * (below - above)
+    if name == "iv":
+        return 0.5 * (below + above)
+    if name == "kv":
+        return -0.5 * (below + above)
+    if name == "ive":
+        return 0.5 * (below + above) - math_ops.sign(x) * value
+    return value - 0.5 * (below + above)
+
+
+def _bessel_rule(name):
+    """The rule in x, float32's computed in float64 and rounded once: the scaled functions' slopes cancel like x (float32
+    kve' was 6e-4 off at x = 1e4, 7% at 1e6; float64 keeps 1e-10 there)."""
+
+    def rule(node, g):
+        v, x = node.inputs
+        slope = _in_float64(
+            lambda x, value: _bessel_slope(name, v, x, value),
+            lambda x: apply(_bessel_ops[name], (v, x)),
+            x,
+            node.outputs[0],
+        )
+        return g * slope
+
+    return rule
+
+
+for _name, (_op_type, _) in _BESSEL_REAL_ORDER.items():
+    register_gradient(_op_type, _no_gradient_in_the_order(_op_type), _bessel_rule(_name))
+
+
+def jv(v, x) -> Tensor:
+    """The Bessel function of the first kind of real order ``v``, ``J_v(x)`` (SciPy's ``jv``; NaN for x < 0 and
+    non-integer v); gradient in ``x`` ``(J_{v-1}(x) - J_{v+1}(x)) / 2``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.jv(0.5, tl.tensor(1.0, "float64"))), 6)   # sqrt(2 / pi) sin(1)
+    0.671397
+    """
+    return apply(_bessel_ops["jv"], (v, x))
+
+
+def yv(v, x) -> Tensor:
+    """The Bessel function of the second kind of real order ``v``, ``Y_v(x)`` (SciPy's ``yv``; -inf at 0, NaN below);
+    gradient in ``x`` ``(Y_{v-1}(x) - Y_{v+1}(x)) / 2``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.yv(0.5, tl.tensor(1.0, "float64"))), 6)   # -sqrt(2 / pi) cos(1)
+    -0.431099
+    """
+    return apply(_bessel_ops["yv"], (v, x))
+
+
+def iv(v, x) -> Tensor:
+    """The modified Bessel function of the first kind of real order ``v``, ``I_v(x)`` (SciPy's ``iv``); gradient in
+    ``x`` ``(I_{v-1}(x) + I_{v+1}(x)) / 2``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.iv(0.5, tl.tensor(1.0, "float64"))), 6)   # sqrt(2 / pi) sinh(1)
+    0.937675
+    """
+    return apply(_bessel_ops["iv"], (v, x))
+
+
+def kv(v, x) -> Tensor:
+    """The modified Bessel function of the second kind of real order ``v``, ``K_v(x)`` (SciPy's ``kv``; inf at 0, NaN
+    below); gradient in ``x`` ``-(K_{v-1}(x) + K_{v+1}(x)) / 2``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.kv(0.5, tl.tensor(1.0, "float64"))), 6)   # sqrt(pi / 2) exp(-1)
+    0.461069
+    """
+    return apply(_bessel_ops["kv"], (v, x))
+
+
+def ive(v, x) -> Tensor:
+    """``exp(-|x|) I_v(x)`` (SciPy's ``ive``), finite where ``iv`` overflows; gradient in ``x`` ``(ive_{v-1}(x) +
+    ive_{v+1}(x)) / 2 - sign(x) ive_v(x)``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.ive(0.5, tl.tensor(1000.0, "float64"))), 6)   # about 1 / sqrt(2 pi x)
+    0.012616
+    """
+    return apply(_bessel_ops["ive"], (v, x))
+
+
+def kve(v, x) -> Tensor:
+    """``exp(x) K_v(x)`` (SciPy's ``kve``), finite where ``kv`` underflows; gradient in ``x`` ``kve_v(x) -
+    (kve_{v-1}(x) + kve_{v+1}(x)) / 2``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.kve(0.5, tl.tensor(1.0, "float64"))), 6)   # sqrt(pi / 2)
+    1.253314
+    """
+    return apply(_bessel_ops["kve"], (v, x))

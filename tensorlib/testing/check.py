@@ -515,11 +515,7 @@ def _compare_vjp(grad, i, v, us, numeric, ctx):
     expected = float(np.real(sum(np.sum(t) for t in terms)))
     tolerance = _inner_product_tolerance(numeric, us, ctx)
     if not abs(analytic - expected) <= tolerance:
-        worst = (
-            _worst_element(grad, i, us, ctx)
-            if arg.size <= WORST_ELEMENT_SIZE and arg.dtype.kind == "f" and all(u.dtype.kind == "f" for u in us)
-            else ""
-        )
+        worst = _worst_element(grad, i, us, ctx) if arg.size <= WORST_ELEMENT_SIZE else ""
         raise _failure(
             "reverse-mode (vjp)",
             ctx,
@@ -556,9 +552,13 @@ WORST_ELEMENT_SIZE = 64
 
 
 def _worst_element(grad, i, us, ctx) -> str:
-    """The element of argument ``i`` whose gradient (of ``<f, u>``) is furthest from its central difference."""
+    """The element of argument ``i`` whose gradient (of ``Re <f, u>``) is furthest from its central difference.
+
+    For a complex argument the difference runs along the real and the imaginary part: the gradient
+    is ``dL/dRe - 1j dL/dIm``, the convention ``<vjp(u), v>`` is paired with (JAX's).
+    """
     eps = ctx["eps"]
-    base = [p.astype(np.float64) if _is_float_array(p) else p for p in ctx["point"]]
+    base = [p.astype(_wide(p.dtype)) if _is_float_array(p) else p for p in ctx["point"]]
 
     def inner(j, step):
         shifted = list(base)
@@ -566,14 +566,19 @@ def _worst_element(grad, i, us, ctx) -> str:
         moved[j] += step
         shifted[i] = moved
         outs = _leaves(ctx["numeric_f"](*_inputs(shifted, ctx["numeric_backends"])), ctx["label"])
-        return sum(float(np.sum(np.asarray(outs[k].numpy(), np.float64) * u)) for k, u in zip(ctx["float_pos"], us))
+        return sum(float(np.real(np.sum(np.asarray(outs[k].numpy()) * u))) for k, u in zip(ctx["float_pos"], us))
+
+    def derivative(j, step):
+        return (inner(j, step) - inner(j, -step)) / (2 * abs(step))
 
     arg = base[i]
     steps = eps * _step_scale(arg)
-    numeric = np.zeros(arg.shape)
+    numeric = np.zeros(arg.shape, arg.dtype)
     for j in np.ndindex(*arg.shape):
-        numeric[j] = (inner(j, steps[j]) - inner(j, -steps[j])) / (2 * steps[j])
-    analytic = np.asarray(grad.numpy(), dtype=np.float64)
+        numeric[j] = derivative(j, steps[j])
+        if arg.dtype.kind == "c":
+            numeric[j] -= 1j * derivative(j, 1j * steps[j])
+    analytic = np.asarray(grad.numpy(), dtype=arg.dtype)
     error = np.abs(analytic - numeric)
     j = _index_of(np.argmax(error), error.shape)
     return (
@@ -802,13 +807,17 @@ def _samples_function(samples):
     return lambda dtype: [_cast_floats(s, dtype) for s in fixed]
 
 
+# The dtypes opcheck checks gradients in by default (those of them the op is checked in).
+_GRAD_DTYPES = (_dt.float32, _dt.float64, np.dtype(np.complex64), np.dtype(np.complex128))
+
+
 def opcheck(
     op,
     samples=None,
     ref=None,
     *,
     dtypes=(_dt.float32, _dt.float64),
-    grad_dtypes=(_dt.float32, _dt.float64),
+    grad_dtypes=None,
     differentiable: bool = True,
     order: int = 2,
     modes=("rev", "fwd"),
@@ -831,8 +840,9 @@ def opcheck(
     compares the forward value with ``ref`` (NumPy), compares what each
     kernel of an OpDef returns with the op's shape rule (shapes and dtypes,
     before dispatch could fix anything up), checks first- and second-order
-    gradients with ``check_grads`` (both modes) in ``grad_dtypes`` (float32
-    as well as float64, so a gradient that only breaks in float32 fails),
+    gradients with ``check_grads`` (both modes) in ``grad_dtypes`` (default:
+    float32, float64, complex64 and complex128, so a gradient that only
+    breaks in float32, or for complex inputs, fails),
     and compares eager with ``tl.function`` results when graph mode exists.  Every ``error_inputs`` entry must raise as declared.
     Returns how many checks of each kind ran; raises ``AssertionError`` on
     the first failure.
@@ -864,14 +874,16 @@ def opcheck(
         )
     order = order if info.second_order else 1
     report = {"forward": 0, "kernels": 0, "gradients": 0, "traced": 0, "errors": 0, "skipped": []}
+    # Complex dtypes too: a default of float32 and float64 skipped the gradients of complex samples.
+    grad_dtypes = [np.dtype(d) for d in (_GRAD_DTYPES if grad_dtypes is None else grad_dtypes)]
 
     def run_one(sample, dtype):
         report["kernels"] += check_kernels(info.op, sample, name=info.name)
         if info.ref is not None:
             check_forward(info.op, sample, info.ref, *info.tolerances(dtype), name=info.name)
             report["forward"] += 1
-        if info.differentiable and dtype in [np.dtype(d) for d in grad_dtypes]:
-            exact = dtype == _dt.float64  # OpInfo's gradient tolerances are float64 ones
+        if info.differentiable and dtype in grad_dtypes:
+            exact = dtype in (_dt.float64, np.dtype(np.complex128))  # OpInfo's gradient tolerances are float64 ones
             check_sample_grads(
                 info.op,
                 sample,

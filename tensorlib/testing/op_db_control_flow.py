@@ -59,8 +59,9 @@ def _cond_ref(flag, x, y):
     return np.tanh(x) * x - y * y, x * 2.0
 
 
-def _node(fn):
-    """``fn`` through one ``tl.function`` (the samples' many shapes and dtypes retrace it: no warnings)."""
+def traced_node(fn):
+    """``fn`` through one ``tl.function`` (the samples' many shapes and dtypes retrace it: no warnings), so that
+    the catalogue runs its graph nodes (arrays given to it are placeholders, their values unknown when traced)."""
     traced = tl.function(fn)
 
     def call(*args):
@@ -72,7 +73,7 @@ def _node(fn):
     return call
 
 
-_cond_node = _node(_cond)
+_cond_node = traced_node(_cond)
 
 
 @st.composite
@@ -100,7 +101,7 @@ def _scan_ref(init, xs, w):
     return c * len(xs), np.stack(ys)
 
 
-_scan_node = _node(_scan)
+_scan_node = traced_node(_scan)
 
 
 @st.composite
@@ -247,9 +248,9 @@ def _unbounded_while_ref(limit, x):
     return x * count
 
 
-_while_node = _node(_while)
-_bounded_while_node = _node(_bounded_while)
-_unbounded_while_node = _node(_unbounded_while)
+_while_node = traced_node(_while)
+_bounded_while_node = traced_node(_bounded_while)
+_unbounded_while_node = traced_node(_unbounded_while)
 
 
 @st.composite
@@ -297,13 +298,22 @@ OPINFOS = [
     OpInfo("cond_node", _cond_node, _cond_ref, _cond_draw, op_types=("Cond",), error_inputs=_COND_ERRORS, **_CONTROL),
     OpInfo("scan", _scan, _scan_ref, _scan_draw, error_inputs=_SCAN_ERRORS, **_CONTROL),
     OpInfo("scan_node", _scan_node, _scan_ref, _scan_draw, op_types=("Scan",), error_inputs=_SCAN_ERRORS, **_CONTROL),
-    OpInfo("scan_reverse_node", _node(_reverse_scan), _reverse_scan_ref, _reverse_draw, op_types=("Scan",), **_CONTROL),
+    OpInfo(
+        "scan_reverse_node",
+        traced_node(_reverse_scan),
+        _reverse_scan_ref,
+        _reverse_draw,
+        op_types=("Scan",),
+        **_CONTROL,
+    ),
     OpInfo("scan_complex", _rotate_scan, _rotate_scan_ref, _rotate_draw, **_CONTROL),
-    OpInfo("scan_complex_node", _node(_rotate_scan), _rotate_scan_ref, _rotate_draw, op_types=("Scan",), **_CONTROL),
+    OpInfo(
+        "scan_complex_node", traced_node(_rotate_scan), _rotate_scan_ref, _rotate_draw, op_types=("Scan",), **_CONTROL
+    ),
     # The gradient replays the body or branch, which must draw the numbers the run drew.
     OpInfo(
         "scan_draws_node",
-        _reseeded(_node(_scan_draws)),
+        _reseeded(traced_node(_scan_draws)),
         lambda init, xs: (init, xs),
         _scan_draws_draw,
         op_types=("Scan",),
@@ -311,7 +321,7 @@ OPINFOS = [
     ),
     OpInfo(
         "cond_draws_node",
-        _reseeded(_node(_cond_draws)),
+        _reseeded(traced_node(_cond_draws)),
         lambda flag, x: x if flag else x * 2.0,
         _cond_draws_draw,
         op_types=("Cond", "Scan"),

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
+from .op_db_control_flow import traced_node
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from .strategies import scalars, tensors
 
@@ -137,6 +138,26 @@ def _polygamma_draw(draw, dtype):
     return SampleInput((draw(st.sampled_from([0, 1, 2, 3])), x), grad_argnums=(1,))
 
 
+def _scipy_of_orders(name):
+    """``scipy.special.<name>(n, x)`` in x's dtype (an int64 array of orders made SciPy's result float64)."""
+
+    def ref(n, x):
+        import scipy.special
+
+        return np.asarray(getattr(scipy.special, name)(n, x)).astype(x.dtype)
+
+    return ref
+
+
+@st.composite
+def _orders_array_draw(draw, dtype, low=0.4, high=4.0):
+    """An integer array of orders (traced, an input of the ``*OfOrders`` op) and x of its shape."""
+    shape = draw(SHAPES)
+    x = draw(tensors(dtype, shape, scalars(dtype, low, high)))
+    n = np.array(draw(st.lists(st.integers(0, 3), min_size=x.size, max_size=x.size)), np.int64).reshape(shape)
+    return SampleInput((n, x), grad_argnums=(1,))
+
+
 def _poles_and_zeros(dtype):
     """xlogy samples with exact zeros in x (the defined 0 * log(0) case and its zero gradient for y)."""
 
@@ -218,6 +239,14 @@ _SPECIAL = [
                 (1.5, np.ones(2)), exc=ValueError, match=r"Polygamma: the order n must be a non-negative integer"
             ),
         ),
+    ),
+    OpInfo(
+        "special.polygamma_orders_array",
+        traced_node(tl.special.polygamma),
+        _scipy_of_orders("polygamma"),
+        _orders_array_draw,
+        op_types=("Polygamma", "PolygammaOfOrders"),  # traced, the orders are an input
+        dtypes=FLOATS,
     ),
     _special("gamma", [(0.3, 4.0)], ("Gamma",)),
     _special(
@@ -370,6 +399,14 @@ _SPECIAL = [
             ),
         ),
     ),
+    OpInfo(
+        "special.expn_orders_array",
+        traced_node(tl.special.expn),
+        _scipy_of_orders("expn"),
+        lambda dtype: _orders_array_draw(dtype, 0.3, 3.0),
+        op_types=("Expn", "ExpnOfOrders"),
+        dtypes=FLOATS,
+    ),
     _special("dawsn", [(-40.0, 40.0)], ("Dawsn",)),  # past |x| = 20 its gradient is the asymptotic series
     _special("spence", [(0.1, 3.0)], ("Spence",)),
     _special("owens_t", [(-2.0, 2.0), (-2.0, 2.0)], ("OwensT",)),
@@ -386,6 +423,7 @@ _SPECIAL = [
     ),
     _special("expit", [(-6.0, 6.0)], ("Sigmoid",)),
     _special("logit", [(0.05, 0.95)], ("Logit",)),
+    _special("log_expit", [(-40.0, 40.0)], ("LogSigmoid",)),
     OpInfo("special.xlogy", tl.special.xlogy, _scipy("xlogy"), _poles_and_zeros, op_types=("Xlogy",), dtypes=FLOATS),
     OpInfo(
         "special.xlog1py", tl.special.xlog1py, _scipy("xlog1py"), _xlog1py_samples, op_types=("Xlog1py",), dtypes=FLOATS
@@ -406,6 +444,18 @@ _SPECIAL = [
             kinks=True,
         )
         for name, op_type in (("i0e", "BesselI0e"), ("i1e", "BesselI1e"))
+    ),
+    # real order v (no gradient in v, as torch and JAX), every order in x; x > 0 (NaN below for non-integer v)
+    *(
+        _special(name, [(-2.5, 3.0), x_range], (op_type,), samples_grads=(1,))
+        for name, op_type, x_range in (
+            ("jv", "BesselJv", (0.2, 12.0)),
+            ("yv", "BesselYv", (0.3, 12.0)),
+            ("iv", "BesselIv", (0.2, 5.0)),
+            ("kv", "BesselKv", (0.2, 5.0)),
+            ("ive", "BesselIve", (0.2, 40.0)),
+            ("kve", "BesselKve", (0.2, 40.0)),
+        )
     ),
     _special("k0", [(0.2, 5.0)], ("BesselK0",)),
     _special("k1", [(0.2, 5.0)], ("BesselK1",)),
@@ -429,6 +479,20 @@ _SPECIAL = [
     ),
     _special("ellipk", [(-2.0, 0.9)], ("EllipticK",)),
     _special("ellipe", [(-2.0, 0.9)], ("EllipticE",)),
+    # first order in phi and m (the second in m is not implemented), every order in phi
+    _special("ellipkinc", [(-4.0, 4.0), (-2.0, 0.9)], ("EllipticF", "EllipticIncGradM"), second_order=False),
+    _special("ellipeinc", [(-4.0, 4.0), (-2.0, 0.9)], ("EllipticEInc", "EllipticIncGradM"), second_order=False),
+    *(
+        OpInfo(
+            f"special.{name}_in_phi",
+            getattr(tl.special, name),
+            _scipy(name),
+            _uniform((-4.0, 4.0), (-2.0, 0.9), grads=(0,)),
+            op_types=(op_type,),
+            dtypes=FLOATS,
+        )
+        for name, op_type in (("ellipkinc", "EllipticF"), ("ellipeinc", "EllipticEInc"))
+    ),
     OpInfo(
         "special.lambertw",
         tl.special.lambertw,
