@@ -1383,7 +1383,9 @@ f = _family(
         dfd / dfn * _sp.betainccinv(0.5 * dfn, 0.5 * dfd, q) / _sp.betaincinv(0.5 * dfd, 0.5 * dfn, q)
     ),
     shapes=("dfn", "dfd"),
-    valid=lambda dfn, dfd: _all(dfn > 0, dfd > 0),
+    # finite too, as SciPy: with an infinite df the formulas read inf / inf, and cdf (dfn = inf) and sf (dfd = inf)
+    # were 1, logsf and logcdf -inf, where the other methods were NaN
+    valid=lambda dfn, dfd: _all(dfn > 0, dfd > 0, dfn < _math.inf, dfd < _math.inf),
 )
 
 

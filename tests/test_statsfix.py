@@ -400,3 +400,32 @@ def test_truncnorm_gradients_at_the_ends_of_the_support(a, b):
         g = tl.grad(lambda x: getattr(tl.stats.truncnorm, method)(x, a, b).sum())(x).numpy()
         np.testing.assert_allclose(g, sign * density, rtol=1e-9, err_msg=method)
     np.testing.assert_array_equal(tl.stats.truncnorm.cdf(x, a, b).numpy(), [0.0, 1.0][-len(ends) :])
+
+
+def test_f_with_an_infinite_df_is_nan_in_every_method_as_scipy():
+    # cdf(0.3, inf, 7) and sf(0.3, 3, inf) were 1, logsf and logcdf -inf, the other methods NaN (SciPy: all NaN)
+    x, q = np.array([0.3, 1.2, 2.5]), np.array([0.1, 0.5, 0.9])
+    for dfn, dfd in ((np.inf, 7.0), (3.0, np.inf), (np.inf, np.inf)):
+        for method in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"):
+            arg = q if method in ("ppf", "isf") else x
+            got = getattr(tl.stats.f, method)(tl.tensor(arg), dfn, dfd).numpy()
+            assert np.isnan(got).all() and np.isnan(getattr(ss.f, method)(arg, dfn, dfd)).all(), (method, got)
+
+
+@pytest.mark.parametrize("method", ["logcdf", "logsf"])
+def test_f_log_tails_gradients_next_to_zero_with_a_small_dfn(method):
+    # the branch not taken met 1 - x rounded to 1 (an infinite derivative for a shape below 1): NaN in x, dfn, dfd
+    z = np.array([1e-300, 1e-30, 1e-17, 1e-10, 1e-3, 1e10])
+    grads = tl.grad(lambda x, a, b: getattr(tl.stats.f, method)(x, a, b).sum(), argnums=(0, 1, 2))(
+        tl.tensor(z), tl.tensor(np.float64(0.7)), tl.tensor(np.float64(1.3))
+    )
+    assert all(np.isfinite(g.numpy()).all() for g in grads)
+    # in x: the density over the tail (SciPy's, where its tails are right)
+    tail = ss.f.cdf(z, 0.7, 1.3) if method == "logcdf" else ss.f.sf(z, 0.7, 1.3)
+    sign = 1.0 if method == "logcdf" else -1.0
+    np.testing.assert_allclose(grads[0].numpy(), sign * ss.f.pdf(z, 0.7, 1.3) / tail, rtol=1e-9)
+    # in dfn and dfd: central differences
+    for i, (a, b) in enumerate([(0.7 + 1e-6, 1.3), (0.7, 1.3 + 1e-6)]):
+        up = getattr(tl.stats.f, method)(tl.tensor(z), a, b).numpy().sum()
+        down = getattr(tl.stats.f, method)(tl.tensor(z), *((0.7 - 1e-6, 1.3) if i == 0 else (0.7, 1.3 - 1e-6))).numpy()
+        np.testing.assert_allclose(float(grads[i + 1]), (up - down.sum()) / 2e-6, rtol=1e-6)

@@ -1547,7 +1547,7 @@ def log_betainc(a, b, x, complement=None) -> Tensor:
     (``x`` a rounded quotient next to 1; ``log(1 - I_x(a, b))`` is ``log_betainc(b, a, 1 - x, x)``).  ``a, b > 0``,
     float64."""
     w = math_ops.where
-    value = betainc(a, b, x)
+    value = math_ops.stop_gradient(betainc(a, b, x))  # it chooses the branch; each branch sees stand-ins elsewhere
     far = all_of(value < 1e-280, x > 0, x < (a + 1.0) / (a + b + 2.0))
     a_far, b_far, x_far = w(far, a, 2.0), w(far, b, 2.0), w(far, x, 0.25)
     prefactor = (
@@ -1555,8 +1555,11 @@ def log_betainc(a, b, x, complement=None) -> Tensor:
     )
     factor = apply(_log_betainc_fraction, (a_far, b_far, x_far))
     near_one = value > 0.5  # the log of a value near 1: log1p of minus its complement, which keeps the digits
-    upper = betaincc(a, b, x) if complement is None else betainc(b, a, complement)
-    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), math_ops.log(w(far, 1.0, value)))
+    # A function of x next to 0 or 1 (1 - x rounded to 1, or x a quotient rounded to 1) has an infinite derivative for a
+    # or b < 1, and 0 * inf in the branch not taken made f.logcdf(1e-17, 0.7, 1.3)'s gradient NaN, and logsf's
+    upper = betaincc(a, b, w(near_one, x, 0.5)) if complement is None else betainc(b, a, w(near_one, complement, 0.5))
+    middle = math_ops.logical_not(math_ops.logical_or(far, near_one))
+    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), math_ops.log(betainc(a, b, w(middle, x, 0.5))))
     return w(far, prefactor + factor, near)
 
 
