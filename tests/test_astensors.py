@@ -216,6 +216,27 @@ _CASES = [
         lambda x: tl.nn.conv3d(tl.reshape(x, (1, 1, 1, 3, 1)), [[[[[0.1]]]]], 1, "VALID"),
         lambda x: (x * 0.1).reshape(1, 1, 1, 3, 1),
     ),
+    ("linalg.kron", _M, lambda m: tl.linalg.kron(m, _LM), lambda m: np.kron(m, _LM)),
+    (
+        "linalg.khatri_rao",
+        _M,
+        lambda m: tl.linalg.khatri_rao(m, _LM),
+        lambda m: scipy.linalg.khatri_rao(m, np.array(_LM)),
+    ),
+    (
+        "nn.cross_entropy probabilities",
+        _M,
+        lambda m: tl.nn.cross_entropy(m, _LM),
+        lambda m: -(np.array(_LM) * (m - scipy.special.logsumexp(m, axis=1, keepdims=True))).sum(1).mean(),
+    ),
+    (
+        "nn.fused_batch_norm inference",
+        _X,
+        lambda x: tl.nn.fused_batch_norm(
+            tl.reshape(x, (1, 1, 3, 1)), [1.0], [0.0], mean=[0.1], variance=[0.3], epsilon=0.001, is_training=False
+        )[0],
+        lambda x: ((x - 0.1) / np.sqrt(0.3 + 0.001)).reshape(1, 1, 3, 1),
+    ),
     # tl.special and tl.stats (SciPy)
     ("special.boxcox", _X, lambda x: tl.special.boxcox(x, _L), lambda x: scipy.special.boxcox(x, _L)),
     ("special.boxcox1p", _X, lambda x: tl.special.boxcox1p(x, _L), lambda x: scipy.special.boxcox1p(x, _L)),

@@ -106,6 +106,38 @@ def _define_of_orders(op_type, function_name, doc):
     return op
 
 
+def _refuse(message):
+    """A gradient rule that raises ``LookupError(message)``: a derivative the op does not have."""
+
+    def rule(node, g):
+        raise LookupError(message)
+
+    return rule
+
+
+def _define_partials(op_type, inputs, partials, doc, reason):
+    """The op of the partial derivatives that have no closed form (``BetaincGrad``, ...): its attribute ``wrt`` picks
+    one of ``partials(*arrays)`` (NumPy, float64), rounded once to the rule's dtype."""
+
+    def kernel(*arrays, wrt):
+        dtype = _result_dtype(*(a.dtype for a in arrays))
+        return np.asarray(partials(*arrays)[wrt]).astype(dtype, copy=False)
+
+    kernel.__name__ = kernel.__qualname__ = partials.__name__.lstrip("_") + "_kernel"
+    op = defop(
+        op_type,
+        inputs=inputs,
+        attrs={"wrt": 0},
+        infer=_elementwise_infer,
+        elementwise=True,
+        promote=tuple(range(len(inputs))),
+        doc=doc,
+    )
+    op.kernel("numpy")(kernel)
+    op.kernels_reason = reason
+    return op
+
+
 def _floats(xp, *arrays):
     """The rule's dtype: integers and bools become float64 (float arguments are already promoted)."""
     return [a if xp.isdtype(a.dtype, "real floating") else xp.astype(a, xp.float64) for a in arrays]
@@ -1289,22 +1321,12 @@ def _betainc_partials_float64(a, b, x):
     return tuple(np.where(inside, d, np.where(edge, 0.0, np.nan)) for d in partials)
 
 
-def _betainc_grad_kernel(a, b, x, *, wrt):
-    return _betainc_partials(a, b, x)[wrt].astype(_result_dtype(a.dtype, b.dtype, x.dtype), copy=False)
-
-
-_betainc_grad = defop(
+_betainc_grad = _define_partials(
     "BetaincGrad",
-    inputs=("a", "b", "x"),
-    attrs={"wrt": 0},
-    infer=_elementwise_infer,
-    elementwise=True,
-    promote=(0, 1, 2),
-    doc="d/da (wrt=0) or d/db (wrt=1) of the regularized incomplete beta function I_x(a, b).",
-)
-_betainc_grad.kernel("numpy")(_betainc_grad_kernel)
-_betainc_grad.kernels_reason = (
-    "scipy.special.psi and a NumPy continued fraction; the Array API standard has no special functions"
+    ("a", "b", "x"),
+    _betainc_partials,
+    "d/da (wrt=0) or d/db (wrt=1) of the regularized incomplete beta function I_x(a, b).",
+    "scipy.special.psi and a NumPy continued fraction; the Array API standard has no special functions",
 )
 
 
@@ -1378,11 +1400,10 @@ def _beta_density(a, b, x):
     return _widened(lambda a, b, x: math_ops.exp(beta_log_density(x, a, b)), a, b, x)
 
 
-def _no_second_order_in_parameters(node, g):
-    raise LookupError(
-        "BetaincGrad: the second derivatives of betainc in a and b are not implemented (TensorFlow has no first); "
-        "the first derivatives in a, b and x and the derivatives of every order in x are"
-    )
+_no_second_order_in_parameters = _refuse(
+    "BetaincGrad: the second derivatives of betainc in a and b are not implemented (TensorFlow has no first); "
+    "the first derivatives in a, b and x and the derivatives of every order in x are"
+)
 
 
 def _betainc_grad_in_x(node, g):
