@@ -468,8 +468,10 @@ def _log_of(probability, complement):
     its log is near 0 there, and the complement keeps the digits that its rounding to 1 loses."""
 
     def log_probability(*args, **kwargs):
+        w = _math_ops.where
         p = probability(*args, **kwargs)
-        return _math_ops.where(p > 0.5, _math_ops.log1p(-complement(*args, **kwargs)), _math_ops.log(p))
+        big = p > 0.5  # each branch at a stand-in elsewhere: log1p(-1) or log(0) there made a NaN gradient (0 * inf)
+        return w(big, _math_ops.log1p(-w(big, complement(*args, **kwargs), 0.0)), _math_ops.log(w(big, 1.0, p)))
 
     return log_probability
 
@@ -1194,11 +1196,14 @@ def _positive(z):
 
 def _log1mexp_exp(u):
     """``log(1 - exp(-exp(u)))``: ``u - exp(u) / 2`` (its series, exact to a rounding there) where ``u < -20``,
-    where ``exp(u)`` underflows or ``log1mexp`` of it loses digits (gumbel_r.logsf(800) was -inf for -800)."""
+    where ``exp(u)`` underflows or ``log1mexp`` of it loses digits (gumbel_r.logsf(800) was -inf for -800); ``u``
+    clamped at 700, where the value is 0 (exp(u) overflowed, and the gradient was inf * 0 = NaN)."""
     w = _math_ops.where
     small = u < -20.0
     us = w(small, u, 0.0)
-    return w(small, us - 0.5 * _math_ops.exp(us), _nn.log1mexp(_math_ops.exp(w(small, 0.0, u))))
+    return w(
+        small, us - 0.5 * _math_ops.exp(us), _nn.log1mexp(_math_ops.exp(w(small, 0.0, _math_ops.minimum(u, 700.0))))
+    )
 
 
 def _log_power(z, c):
@@ -1219,8 +1224,9 @@ gumbel_r = _family(
     _math.inf,
     0.0,
     logpdf=_gumbel_log_density,
-    cdf=lambda z: _math_ops.exp(-_math_ops.exp(-z)),
-    sf=lambda z: -_math_ops.expm1(-_math_ops.exp(-z)),
+    # z clamped where exp(-z) overflows (the values are 0 and 1 there; the gradient was 0 * inf = NaN)
+    cdf=lambda z: _math_ops.exp(-_math_ops.exp(-_math_ops.maximum(z, -700.0))),
+    sf=lambda z: -_math_ops.expm1(-_math_ops.exp(-_math_ops.maximum(z, -700.0))),
     logcdf=lambda z: -_math_ops.exp(-z),
     logsf=lambda z: _log1mexp_exp(-z),
     ppf=lambda q: -_math_ops.log(-_math_ops.log(q)),
@@ -1232,8 +1238,8 @@ gumbel_l = _family(
     _math.inf,
     0.0,
     logpdf=lambda z: _gumbel_log_density(-z),
-    cdf=lambda z: -_math_ops.expm1(-_math_ops.exp(z)),
-    sf=lambda z: _math_ops.exp(-_math_ops.exp(z)),
+    cdf=lambda z: -_math_ops.expm1(-_math_ops.exp(_math_ops.minimum(z, 700.0))),
+    sf=lambda z: _math_ops.exp(-_math_ops.exp(_math_ops.minimum(z, 700.0))),
     logcdf=_log1mexp_exp,
     logsf=lambda z: -_math_ops.exp(z),
     ppf=lambda q: _math_ops.log(-_math_ops.log1p(-q)),
@@ -1536,22 +1542,20 @@ def _truncnorm_method(method):
         zs = w(_math_ops.logical_or(under, over), 0.5 * (a + b), z)
         if method in ("logpdf", "pdf"):
             value = w(_math_ops.logical_or(under, over), -_math.inf, _norm_logpdf(zs) - log_mass - _math_ops.log(scale))
-        elif method.startswith("log"):  # each probability from its own mass; as log1p(-other) where above 1/2
-            log_cdf, log_sf = _normal_mass(a, zs) - log_mass, _normal_mass(zs, b) - log_mass
-            if method == "logcdf":
-                big = log_cdf > -_math.log(2.0)
-                value = w(big, _math_ops.log1p(-_math_ops.exp(w(big, log_sf, -1.0))), log_cdf)
-                value = w(under, -_math.inf, w(over, 0.0, value))
-            else:
-                big = log_sf > -_math.log(2.0)
-                value = w(big, _math_ops.log1p(-_math_ops.exp(w(big, log_cdf, -1.0))), log_sf)
-                value = w(under, 0.0, w(over, -_math.inf, value))
-        else:  # the same, as e**log_scale factor: a finite gradient at the ends, where a mass is 0
+        else:  # each probability from its own mass, as e**log_scale factor (a finite gradient where a mass is 0, at
+            # the ends); above 1/2 as 1 minus the other, its log as log1p of minus the other
             (scale_below, below), (scale_above, above) = _normal_mass(a, zs, log=False), _normal_mass(zs, b, log=False)
             below, above = _math_ops.exp(scale_below - log_mass) * below, _math_ops.exp(scale_above - log_mass) * above
-            mine, other = (below, above) if method == "cdf" else (above, below)
-            value = w(mine > 0.5, 1.0 - other, mine)
-            value = w(under, 0.0 if method == "cdf" else 1.0, w(over, 1.0 if method == "cdf" else 0.0, value))
+            mine, other = (below, above) if method in ("cdf", "logcdf") else (above, below)
+            big = mine > 0.5
+            if method.startswith("log"):
+                log_mine = _normal_mass(a, zs) if method == "logcdf" else _normal_mass(zs, b)
+                value = w(big, _math_ops.log1p(-w(big, other, 0.0)), w(big, 0.0, log_mine) - log_mass)
+                low, high = (-_math.inf, 0.0) if method == "logcdf" else (0.0, -_math.inf)
+            else:
+                value = w(big, 1.0 - other, mine)
+                low, high = (0.0, 1.0) if method == "cdf" else (1.0, 0.0)
+            value = w(under, low, w(over, high, value))
         if method == "pdf":
             value = _math_ops.exp(value)
         value = w(_math_ops.not_equal(z, z), _math.nan, value)

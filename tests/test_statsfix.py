@@ -429,3 +429,37 @@ def test_f_log_tails_gradients_next_to_zero_with_a_small_dfn(method):
         up = getattr(tl.stats.f, method)(tl.tensor(z), a, b).numpy().sum()
         down = getattr(tl.stats.f, method)(tl.tensor(z), *((0.7 - 1e-6, 1.3) if i == 0 else (0.7, 1.3 - 1e-6))).numpy()
         np.testing.assert_allclose(float(grads[i + 1]), (up - down.sum()) / 2e-6, rtol=1e-6)
+
+
+def test_gradients_where_a_branch_not_taken_or_a_saturated_value_met_an_infinity():
+    # each was NaN (0 * inf): the log of a tail through log1p(-complement) with the complement rounded to 1 (cauchy,
+    # vonmises, halfnorm), exp(-exp(-z)) past exp's range (gumbel), IgammaGradA's density at x = 0 for a < 1 (gamma's
+    # gradient in a off the support), truncnorm's log tails at the ends of the support
+    def grad(f, *args):
+        return [g.numpy() for g in tl.grad(f, argnums=tuple(range(len(args))))(*(tl.tensor(a) for a in args))]
+
+    z = np.array([-1e300, -1e20, -1e5])
+    (g,) = grad(lambda x: tl.stats.cauchy.logcdf(x).sum(), z)
+    np.testing.assert_allclose(g, -1.0 / z, rtol=1e-9)  # pdf / cdf = 1 / (pi (1 + z**2) cdf), cdf ~ 1 / (pi |z|)
+    (g,) = grad(lambda x: tl.stats.cauchy.logsf(x).sum(), -z)
+    np.testing.assert_allclose(g, 1.0 / z, rtol=1e-9)
+    for method in ("cdf", "sf", "logsf"):
+        (g,) = grad(lambda x: getattr(tl.stats.gumbel_r, method)(x).sum(), np.array([-1e300, -1e5, -1000.0]))
+        np.testing.assert_array_equal(g, 0.0)  # the density underflows to 0 there
+        (g,) = grad(lambda x: getattr(tl.stats.gumbel_l, {"logsf": "logcdf"}.get(method, method))(x).sum(), 1000.0)
+        assert g == 0.0
+    ga = grad(lambda a: tl.stats.gamma.cdf(np.array([-5.0, -1e-8, 0.0]), a).sum(), np.float64(0.3))[0]
+    assert ga == 0.0  # the CDF is 0 there for every a
+    assert grad(lambda a: tl.special.gammainc(a, 0.0), np.float64(0.3))[0] == 0.0
+    x = np.array([-1.0, -0.5])
+    (g,) = grad(lambda x: tl.stats.vonmises.logcdf(x, 100.0).sum(), x)
+    np.testing.assert_allclose(
+        g, ss.vonmises.pdf(x, 100.0) / tl.stats.vonmises.cdf(tl.tensor(x), 100.0).numpy(), rtol=1e-6
+    )
+    (g,) = grad(lambda x: tl.stats.halfnorm.logcdf(x).sum(), np.array([1e-300, 1e-100]))
+    np.testing.assert_allclose(g, [1e300, 1e100], rtol=1e-12)  # pdf / cdf = 1 / x next to 0
+    mass = ss.norm.cdf(2.0) - ss.norm.cdf(-1.0)
+    (g,) = grad(lambda x: tl.stats.truncnorm.logcdf(x, -1.0, 2.0), np.float64(2.0))
+    np.testing.assert_allclose(g, ss.norm.pdf(2.0) / mass, rtol=1e-12)
+    (g,) = grad(lambda x: tl.stats.truncnorm.logsf(x, -1.0, 2.0), np.float64(-1.0))
+    np.testing.assert_allclose(g, -ss.norm.pdf(-1.0) / mass, rtol=1e-12)

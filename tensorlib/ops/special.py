@@ -590,7 +590,7 @@ def _igamma_grad_a_kernel(a, x):
         log_density = np.where(large, _log_gamma_prefactor(a_large, x_large) + np.log(a_large / x_large), textbook)
         density = np.where(large & (x64 <= 0), np.exp(textbook), np.exp(log_density))
         out = -standard_gamma_sample_grad(a64, x64) * density
-    out = np.where((x64 == np.inf) & (a64 > 0), 0.0, out)
+    out = np.where(((x64 == np.inf) | (x64 == 0)) & (a64 > 0), 0.0, out)  # at 0 for a < 1: 0 * inf was NaN
     return out.astype(_result_dtype(a.dtype, x.dtype), copy=False)
 
 
