@@ -1050,12 +1050,17 @@ def _batched_while(mode, op, inputs, physical, batched, attrs, specs):
     """``While`` under ``tl.vmap`` (JAX's batching rule for ``lax.while_loop``): one ``While`` over the physical
     batch that runs while any element goes on, each element keeping its values once its own predicate is
     false; the subgraphs replayed on logical tensors in the mode, which maps their ops."""
+    n_vars = attrs["n_vars"]
+    start = [p if b else mode.repeated(p) for p, b in zip(physical[:n_vars], batched[:n_vars])]
+    return tuple(_batched_loop(mode, attrs, start, list(inputs[n_vars:])))
+
+
+def _batched_loop(mode, attrs, start, outer) -> list:
+    """The final physical loop variables of a ``While`` node's subgraphs run over the batch, from the physical
+    ``start``, the subgraphs reading the logical ``outer``."""
     from . import math as math_ops
     from . import reduce
     from . import shape as shape_ops
-
-    n_vars, outer = attrs["n_vars"], list(inputs[attrs["n_vars"] :])
-    start = tuple(p if b else mode.repeated(p) for p, b in zip(physical[:n_vars], batched[:n_vars]))
 
     def replayed(graph, values):
         return _replay(graph, [mode.logical(p) for p in values] + outer)
@@ -1075,10 +1080,25 @@ def _batched_while(mode, op, inputs, physical, batched, attrs, specs):
             for n, p in zip(new, values)
         )
 
-    return tuple(while_loop(goes_on, step, start, maximum_iterations=attrs["maximum_iterations"]))
+    return list(while_loop(goes_on, step, tuple(start), maximum_iterations=attrs.get("maximum_iterations")))
+
+
+def _batched_while_vjp(mode, op, inputs, physical, batched, attrs, specs):
+    """``WhileVjp`` under ``tl.vmap``: the VJP of the loop run over the batch (an element that stopped keeps its
+    values, so its gradient is its own loop's), one node for the whole batch instead of one per element."""
+    n_vars = attrs["n_vars"]
+    args = [p if b else mode.repeated(p) for p, b in zip(physical, batched)]
+    n_inputs = len(args) - n_vars
+
+    def loop(values):
+        outer = [mode.logical(p) for p in values[n_vars:]]  # read by the replays: the gradient reaches them
+        return _batched_loop(mode, attrs, values[:n_vars], outer)
+
+    return _vjp(loop, n_inputs)(*args)
 
 
 _vmap.add_batching_rule("While", _batched_while)
+_vmap.add_batching_rule("WhileVjp", _batched_while_vjp)
 
 
 def _traced_while(cond_fn, body_fn, loop_vars, maximum_iterations, keyed: bool = False):
