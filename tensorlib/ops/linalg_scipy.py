@@ -762,7 +762,12 @@ def khatri_rao(a, b) -> Tensor:
     from .shape import expand_dims, reshape
 
     a, b = as_tensor(a), as_tensor(b)
-    if a.ndim < 2 or b.ndim < 2 or None in a.shape[-2:] + b.shape[-2:] or a.shape[-1] != b.shape[-1]:
+    if None in a.shape[-2:] + b.shape[-2:]:
+        raise ValueError(
+            f"khatri_rao: the matrix sizes must be known (give them in the TensorSpec), got a shape "
+            f"{tuple(a.shape)} {a.dtype}, b shape {tuple(b.shape)} {b.dtype}"
+        )
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
         raise ValueError(
             f"khatri_rao: expected matrices with the same number of columns, got a shape {tuple(a.shape)} "
             f"{a.dtype}, b shape {tuple(b.shape)} {b.dtype}"
@@ -809,6 +814,11 @@ def solve_discrete_lyapunov(a, q, method=None) -> Tensor:
         raise ValueError(f"solve_discrete_lyapunov: method must be None, 'direct' or 'bilinear', got {method!r}")
     a, q = _square_float(a, "solve_discrete_lyapunov"), _square_float(q, "solve_discrete_lyapunov")
     n = a.shape[-1]
+    if None in (n, q.shape[-1]):
+        raise ValueError(
+            f"solve_discrete_lyapunov: the matrix sizes must be known (give them in the TensorSpec), got a shape "
+            f"{tuple(a.shape)} {a.dtype}, q shape {tuple(q.shape)} {q.dtype}"
+        )
     if n != q.shape[-1]:
         raise ValueError(
             f"solve_discrete_lyapunov: a and q must have the same size, got a shape {tuple(a.shape)} {a.dtype}, "
