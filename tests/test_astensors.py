@@ -5,6 +5,8 @@ forms in float64 to a few ulps, eagerly and under ``tl.function``; a float32 rea
 million ulps.  Also polyfit(full=True) of a rank-deficient fit (NumPy: empty residuals).
 """
 
+import contextlib
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -463,3 +465,50 @@ def test_sliding_window_view_errors_name_the_function():
         tl.sliding_window_view(x, 2)
     with pytest.raises(TypeError, match="writeable=True is not supported"):
         np.lib.stride_tricks.sliding_window_view(x, 2, axis=0, writeable=True)
+
+
+_QUANTILE_METHODS = [
+    "inverted_cdf",
+    "averaged_inverted_cdf",
+    "closest_observation",
+    "interpolated_inverted_cdf",
+    "hazen",
+    "weibull",
+    "linear",
+    "median_unbiased",
+    "normal_unbiased",
+    "lower",
+    "higher",
+    "midpoint",
+    "nearest",
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("method", _QUANTILE_METHODS)
+def test_nanquantile_and_nanpercentile_take_every_numpy_method(mode, method):
+    """np.nanpercentile(t, q, method='nearest') raised "only method='linear' or 'midpoint' is supported" (tl.quantile
+    took all of NumPy 2's); each slice's own count of non-NaN values now feeds quantile's index rules."""
+    from tests._helpers import central_differences
+
+    x = np.array([[0.3, np.nan, 1.1, -0.4, 2.5, 0.9], [np.nan] * 6, [0.2, 0.5, -0.9, 2.0, np.nan, 0.05]])
+    q = np.array([0.0, 0.13, 0.5, 0.77, 1.0])
+    for axis in (1, None):
+
+        def f(t, axis=axis):
+            return np.nanquantile(t, q, axis=axis, method=method), np.nanpercentile(t, 37.0, axis=axis, method=method)
+
+        got = f(tl.tensor(x)) if mode == "eager" else tl.function(f)(tl.tensor(x))
+        with pytest.warns(RuntimeWarning) if axis == 1 else contextlib.nullcontext():  # NumPy's all-NaN slice
+            want = f(x)
+        for g, w in zip(got, want):
+            assert (g.shape, g.dtype) == (w.shape, w.dtype)
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-15, atol=1e-15, equal_nan=True)
+    if mode == "eager":  # the gradient flows to the picked or interpolated elements, as NumPy's value moves
+        row = x[[0]]
+        gradient = tl.grad(lambda t: tl.sum(tl.nanquantile(t, q, axis=1, method=method)))(tl.tensor(row)).numpy()
+        finite = np.nan_to_num(row)
+        reference = central_differences(
+            lambda v: np.nanquantile(np.where(np.isnan(row), np.nan, v), q, axis=1, method=method).sum(), finite
+        )
+        np.testing.assert_allclose(gradient, reference, rtol=1e-7, atol=1e-8)

@@ -264,8 +264,8 @@ def nanargmin(x, axis=None, keepdims: bool = False) -> Tensor:
 
 # ------------------------------------------------------------------ nanquantile, nanpercentile, nanmedian
 def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
-    """``numpy.nanquantile``: the quantile of each slice's non-NaN elements (``method`` 'linear' or
-    'midpoint'); a slice of NaNs only gives NaN (no warning).  The gradient goes to the one or two
+    """``numpy.nanquantile``: the quantile of each slice's non-NaN elements (any of NumPy 2's ``method`` values,
+    as ``quantile``); a slice of NaNs only gives NaN (no warning).  The gradient goes to the one or two
     selected elements, through the sort, as in ``quantile``.
 
     >>> import numpy as np, tensorlib as tl
@@ -278,12 +278,19 @@ def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear")
 def _nanquantile(a, q, axis, keepdims, method, name):
     """``nanquantile``, whose type errors name the public function ``name``; only nanmedian takes complex numbers."""
     from . import shape as shape_ops
-    from .array import _lerp, _slices_last, quantile, refuse_complex, sort, take_along_axis
+    from .array import (
+        _DISCONTINUOUS,
+        QUANTILE_METHODS,
+        _lerp,
+        _quantile_indexes,
+        _slices_last,
+        quantile,
+        refuse_complex,
+    )
+    from .array import sort, take_along_axis
 
-    if method not in ("linear", "midpoint"):
-        raise ValueError(
-            f"nanquantile: only method='linear' (NumPy's default) or 'midpoint' is supported, got {method!r}"
-        )
+    if method not in QUANTILE_METHODS:
+        raise ValueError(f"{name}: method must be one of NumPy's {', '.join(QUANTILE_METHODS)}; got {method!r}")
     a = as_tensor(a)
     refuse_complex(a, name)
     if a.dtype.kind not in "fc":  # integers and bools hold no NaN
@@ -291,8 +298,8 @@ def _nanquantile(a, q, axis, keepdims, method, name):
     if isinstance(q, Tensor):
         q = q.numpy()
     dtype = a.dtype
-    if not isinstance(q, (int, float)) and np.asarray(q).dtype.kind == "f":
-        dtype = _dt.promote_types(dtype, np.asarray(q).dtype)
+    if not isinstance(q, (int, float)) and np.asarray(q).dtype.kind == "f" and method not in _DISCONTINUOUS:
+        dtype = _dt.promote_types(dtype, np.asarray(q).dtype)  # a picked element keeps a's dtype, as NumPy
     if dtype == _dt.float16:  # interpolated in float32, rounded once: the nanmedian of [6e4, 6e4] was inf
         return reduce.in_float32(_nanquantile, a, q, axis, keepdims, method, name)
     q = np.asarray(q, dtype=np.float64)
@@ -314,16 +321,23 @@ def _nanquantile(a, q, axis, keepdims, method, name):
     count = _counts(flat, -1, True, real)  # lead + (1,)
     qs = shape_ops.reshape(math_ops.cast(q, real), (1,) * (flat.ndim - 1) + (q.size,))
     last = math_ops.maximum(count - 1.0, 0.0)
-    position = qs * last  # lead + (q.size,)
-    below = math_ops.floor(position)
-    t = position - below
-    above = math_ops.minimum(below + 1.0, last)
+    if method in ("linear", "midpoint"):
+        position = qs * last  # lead + (q.size,)
+        below = math_ops.floor(position)
+        t = position - below
+        above = math_ops.minimum(below + 1.0, last)
+    else:  # quantile's index rules, each slice with its own count (the calls dispatch to tensorlib ops)
+        below, above, t = _quantile_indexes(count, qs, method)
+        # (a slice of NaNs only, count 0, gave -1: any index serves, its result is NaN below)
+        below, above = (math_ops.maximum(math_ops.cast(i, real), 0.0) for i in (below, above))
     lo = take_along_axis(ordered, math_ops.cast(below, _dt.int64), axis=-1)
     hi = take_along_axis(ordered, math_ops.cast(above, _dt.int64), axis=-1)
-    if method == "midpoint":
+    if t is None:  # a discontinuous method picks one element
+        out = lo
+    elif method == "midpoint":
         out = math_ops.where(math_ops.equal(position, below), lo, (lo + hi) * 0.5)
     else:
-        out = _lerp(lo, hi, math_ops.stop_gradient(t))
+        out = _lerp(lo, hi, math_ops.cast(math_ops.stop_gradient(t), dtype))
     out = math_ops.where(math_ops.equal(count, 0.0), math_ops.full_like(out, math.nan), out)
     if q.ndim != 1:  # the last axis holds the q.size quantiles: give it q's shape
         lead = tuple(-1 if d is None else d for d in out.shape[:-1])  # (_slices_last left at most one unknown)

@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from . import math as math_ops
 from ._optional import scipy_module
 from ._shapes import broadcast_shapes
+from .nn.extra_activations import log_sigmoid
 from .registry import defop, spec
 
 _SQRT_PI = _math.sqrt(_math.pi)
@@ -1769,6 +1770,18 @@ def expit(x) -> Tensor:
     0.5
     """
     return math_ops.sigmoid(_float(x))
+
+
+def log_expit(x) -> Tensor:
+    """``log(expit(x))`` (SciPy's ``log_expit``, ``jax.nn.log_sigmoid``, ``tl.nn.log_sigmoid`` of a float), exact
+    where ``expit`` underflows or rounds to 1; integers give float64, float16 and float32 one rounding of the
+    float64 value (tiny results of ``-exp(-x)`` kept their digits); gradient ``expit(-x)``.
+
+    >>> import tensorlib as tl
+    >>> tl.special.log_expit(tl.tensor([-800.0, 0.0, 40.0], "float64")).numpy().tolist()
+    [-800.0, -0.6931471805599453, -4.248354255291589e-18]
+    """
+    return _widened(log_sigmoid, _float(x))
 
 
 _logit = _define("Logit", "logit", doc="log(p / (1 - p)), the inverse of expit.", generic=_logit_kernel)

@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from . import elementwise, floating
 from . import math as math_ops
 from .registry import defop, spec
-from .special import _define, _elementwise_infer, _in_float64, _result_dtype, scipy_special
+from .special import _define, _elementwise_infer, _in_float64, _result_dtype, _scipy_kernel, scipy_special
 
 
 def _series(coefficients, t):
@@ -469,3 +469,140 @@ def _bernoulli_numbers(n: int) -> list:
     if n >= 1:
         out[1] = -out[1]
     return out
+
+
+# ------------------------------------------------------------------ Bessel functions of real order
+# SciPy's jv, yv, iv, kv, ive, kve (order v, argument x): differentiable in x to every order by the recurrences,
+# written with the functions themselves; in the order, a clear LookupError (torch.special and jax.scipy.special
+# have none either).
+_BESSEL_REAL_ORDER = {
+    "jv": ("BesselJv", "J_v(x), the Bessel function of the first kind of real order v."),
+    "yv": ("BesselYv", "Y_v(x), the Bessel function of the second kind of real order v."),
+    "iv": ("BesselIv", "I_v(x), the modified Bessel function of the first kind of real order v."),
+    "kv": ("BesselKv", "K_v(x), the modified Bessel function of the second kind of real order v."),
+    "ive": ("BesselIve", "exp(-|x|) I_v(x), the exponentially scaled modified Bessel function of the first kind."),
+    "kve": ("BesselKve", "exp(x) K_v(x), the exponentially scaled modified Bessel function of the second kind."),
+}
+_bessel_ops = {
+    name: _define(op_type, name, inputs=("v", "x"), doc=doc, kernel=_scipy_kernel(name, in_float64=True))
+    for name, (op_type, doc) in _BESSEL_REAL_ORDER.items()
+}
+
+
+def _no_gradient_in_the_order(op_type):
+    def rule(node, g):
+        raise LookupError(
+            f"{op_type}: the derivative in the order v is not implemented (torch.special and jax.scipy.special have "
+            "none either); the derivatives of every order in x are"
+        )
+
+    return rule
+
+
+def _neighbours(name, v, x):
+    """``(f(v - 1, x), f(v + 1, x))`` for the Bessel function ``name``."""
+    op = _bessel_ops[name]
+    return apply(op, (v - 1.0, x)), apply(op, (v + 1.0, x))
+
+
+def _bessel_slope(name, v, x, value):
+    """d/dx by the recurrences: J' = (J_{v-1} - J_{v+1}) / 2 (Y the same), I' = (I_{v-1} + I_{v+1}) / 2, K' = -(K_{v-1}
+    + K_{v+1}) / 2; the scaled ive' = (ive_{v-1} + ive_{v+1}) / 2 - sign(x) ive and kve' = -(kve_{v-1} + kve_{v+1}) / 2
+    + kve."""
+    below, above = _neighbours(name, v, x)
+    if name in ("jv", "yv"):
+        return 0.5 * (below - above)
+    if name == "iv":
+        return 0.5 * (below + above)
+    if name == "kv":
+        return -0.5 * (below + above)
+    if name == "ive":
+        return 0.5 * (below + above) - math_ops.sign(x) * value
+    return value - 0.5 * (below + above)
+
+
+def _bessel_rule(name):
+    """The rule in x, float32's computed in float64 and rounded once: the scaled functions' slopes cancel like x (float32
+    kve' was 6e-4 off at x = 1e4, 7% at 1e6; float64 keeps 1e-10 there)."""
+
+    def rule(node, g):
+        v, x = node.inputs
+        slope = _in_float64(
+            lambda x, value: _bessel_slope(name, v, x, value),
+            lambda x: apply(_bessel_ops[name], (v, x)),
+            x,
+            node.outputs[0],
+        )
+        return g * slope
+
+    return rule
+
+
+for _name, (_op_type, _) in _BESSEL_REAL_ORDER.items():
+    register_gradient(_op_type, _no_gradient_in_the_order(_op_type), _bessel_rule(_name))
+
+
+def jv(v, x) -> Tensor:
+    """The Bessel function of the first kind of real order ``v``, ``J_v(x)`` (SciPy's ``jv``; NaN for x < 0 and
+    non-integer v); gradient in ``x`` ``(J_{v-1}(x) - J_{v+1}(x)) / 2``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.jv(0.5, tl.tensor(1.0, "float64"))), 6)   # sqrt(2 / pi) sin(1)
+    0.671397
+    """
+    return apply(_bessel_ops["jv"], (v, x))
+
+
+def yv(v, x) -> Tensor:
+    """The Bessel function of the second kind of real order ``v``, ``Y_v(x)`` (SciPy's ``yv``; -inf at 0, NaN below);
+    gradient in ``x`` ``(Y_{v-1}(x) - Y_{v+1}(x)) / 2``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.yv(0.5, tl.tensor(1.0, "float64"))), 6)   # -sqrt(2 / pi) cos(1)
+    -0.431099
+    """
+    return apply(_bessel_ops["yv"], (v, x))
+
+
+def iv(v, x) -> Tensor:
+    """The modified Bessel function of the first kind of real order ``v``, ``I_v(x)`` (SciPy's ``iv``); gradient in
+    ``x`` ``(I_{v-1}(x) + I_{v+1}(x)) / 2``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.iv(0.5, tl.tensor(1.0, "float64"))), 6)   # sqrt(2 / pi) sinh(1)
+    0.937675
+    """
+    return apply(_bessel_ops["iv"], (v, x))
+
+
+def kv(v, x) -> Tensor:
+    """The modified Bessel function of the second kind of real order ``v``, ``K_v(x)`` (SciPy's ``kv``; inf at 0, NaN
+    below); gradient in ``x`` ``-(K_{v-1}(x) + K_{v+1}(x)) / 2``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.kv(0.5, tl.tensor(1.0, "float64"))), 6)   # sqrt(pi / 2) exp(-1)
+    0.461069
+    """
+    return apply(_bessel_ops["kv"], (v, x))
+
+
+def ive(v, x) -> Tensor:
+    """``exp(-|x|) I_v(x)`` (SciPy's ``ive``), finite where ``iv`` overflows; gradient in ``x`` ``(ive_{v-1}(x) +
+    ive_{v+1}(x)) / 2 - sign(x) ive_v(x)``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.ive(0.5, tl.tensor(1000.0, "float64"))), 6)   # about 1 / sqrt(2 pi x)
+    0.012616
+    """
+    return apply(_bessel_ops["ive"], (v, x))
+
+
+def kve(v, x) -> Tensor:
+    """``exp(x) K_v(x)`` (SciPy's ``kve``), finite where ``kv`` underflows; gradient in ``x`` ``kve_v(x) -
+    (kve_{v-1}(x) + kve_{v+1}(x)) / 2``, in ``v`` a LookupError.
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.kve(0.5, tl.tensor(1.0, "float64"))), 6)   # sqrt(pi / 2)
+    1.253314
+    """
+    return apply(_bessel_ops["kve"], (v, x))

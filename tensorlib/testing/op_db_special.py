@@ -423,6 +423,7 @@ _SPECIAL = [
     ),
     _special("expit", [(-6.0, 6.0)], ("Sigmoid",)),
     _special("logit", [(0.05, 0.95)], ("Logit",)),
+    _special("log_expit", [(-40.0, 40.0)], ("LogSigmoid",)),
     OpInfo("special.xlogy", tl.special.xlogy, _scipy("xlogy"), _poles_and_zeros, op_types=("Xlogy",), dtypes=FLOATS),
     OpInfo(
         "special.xlog1py", tl.special.xlog1py, _scipy("xlog1py"), _xlog1py_samples, op_types=("Xlog1py",), dtypes=FLOATS
@@ -443,6 +444,18 @@ _SPECIAL = [
             kinks=True,
         )
         for name, op_type in (("i0e", "BesselI0e"), ("i1e", "BesselI1e"))
+    ),
+    # real order v (no gradient in v, as torch and JAX), every order in x; x > 0 (NaN below for non-integer v)
+    *(
+        _special(name, [(-2.5, 3.0), x_range], (op_type,), samples_grads=(1,))
+        for name, op_type, x_range in (
+            ("jv", "BesselJv", (0.2, 12.0)),
+            ("yv", "BesselYv", (0.3, 12.0)),
+            ("iv", "BesselIv", (0.2, 5.0)),
+            ("kv", "BesselKv", (0.2, 5.0)),
+            ("ive", "BesselIve", (0.2, 40.0)),
+            ("kve", "BesselKve", (0.2, 40.0)),
+        )
     ),
     _special("k0", [(0.2, 5.0)], ("BesselK0",)),
     _special("k1", [(0.2, 5.0)], ("BesselK1",)),
