@@ -479,6 +479,20 @@ _SPECIAL = [
     ),
     _special("ellipk", [(-2.0, 0.9)], ("EllipticK",)),
     _special("ellipe", [(-2.0, 0.9)], ("EllipticE",)),
+    # first order in phi and m (the second in m is not implemented), every order in phi
+    _special("ellipkinc", [(-4.0, 4.0), (-2.0, 0.9)], ("EllipticF", "EllipticIncGradM"), second_order=False),
+    _special("ellipeinc", [(-4.0, 4.0), (-2.0, 0.9)], ("EllipticEInc", "EllipticIncGradM"), second_order=False),
+    *(
+        OpInfo(
+            f"special.{name}_in_phi",
+            getattr(tl.special, name),
+            _scipy(name),
+            _uniform((-4.0, 4.0), (-2.0, 0.9), grads=(0,)),
+            op_types=(op_type,),
+            dtypes=FLOATS,
+        )
+        for name, op_type in (("ellipkinc", "EllipticF"), ("ellipeinc", "EllipticEInc"))
+    ),
     OpInfo(
         "special.lambertw",
         tl.special.lambertw,
