@@ -103,6 +103,7 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "EllipticF",
     "EllipticEInc",
     "EllipticIncGradM",
+    "EllipticJ",
     "ExpnOfOrders",
     "PolygammaOfOrders",
     "Eig",  # the standard has no eigensolver for general (non-symmetric) matrices

@@ -396,3 +396,45 @@ def test_incomplete_elliptic_second_order_float32_and_modes():
         for g32, g64 in zip(got32, want):
             assert g32.dtype == np.float32
             np.testing.assert_allclose(g32, g64, rtol=4 * np.finfo(np.float32).eps)
+
+
+# ---------------------------------------------------------------- Jacobi's elliptic functions
+def test_ellipj_values_are_scipys_and_gradients_match_central_differences():
+    rng = np.random.default_rng(3)
+    u, m = rng.uniform(-8.0, 8.0, 30), rng.uniform(0.02, 0.98, 30)
+    u, m = np.concatenate([u, [0.0, 1.0, 2.0, np.inf, 1.0]]), np.concatenate([m, [0.5, 0.0, 1.0, 0.5, 1.5]])
+    for dtype in (np.float64, np.float32):
+        got = tl.special.ellipj(u.astype(dtype), m.astype(dtype))
+        want = sp.ellipj(u.astype(dtype).astype(np.float64), m.astype(dtype).astype(np.float64))
+        for g, w in zip(got, want):
+            assert g.dtype == dtype
+            np.testing.assert_allclose(g.numpy(), w.astype(dtype), rtol=np.finfo(dtype).eps, atol=1e-15)
+    u, m = u[:30], m[:30]
+    for k in range(4):
+        by_u, by_m = _grad(lambda u, m: tl.special.ellipj(u, m)[k], u, m, argnums=(0, 1))
+        np.testing.assert_allclose(by_u, _central(lambda t: sp.ellipj(t, m)[k], u), rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(by_m, _central(lambda t: sp.ellipj(u, t)[k], m), rtol=1e-6, atol=1e-8)
+    # closed forms: m = 0 gives (sin u, cos u, 1, u), and d/dm ph = -dn dF/dm = -(2u - sin 2u) / 8 there
+    u0 = np.array([0.3, 1.0, -2.0])
+    for k, slope in enumerate([np.cos(u0), -np.sin(u0), np.zeros(3), np.ones(3)]):
+        np.testing.assert_allclose(_grad(lambda u: tl.special.ellipj(u, 0.0)[k], u0), slope, atol=1e-15)
+    by_m = _grad(lambda m: tl.special.ellipj(u0, m)[3], np.zeros(3))
+    np.testing.assert_allclose(by_m, -(2 * u0 - np.sin(2 * u0)) / 8, rtol=1e-12)
+
+
+def test_ellipj_second_order_in_u_and_modes():
+    u, m = np.array([0.4, 2.0, -3.0]), np.array([0.5, 0.9, 0.2])
+    uv, mv = _f64(u, m)
+    sn = lambda u: tl.sum(tl.special.ellipj(u, mv)[0])
+    second = tl.grad(lambda u: tl.sum(tl.grad(sn)(u)))(uv).numpy()
+    s, c, d, _ = sp.ellipj(u, m)
+    np.testing.assert_allclose(second, -s * d * d - m * s * c * c, rtol=1e-13)  # (cn dn)' = -sn dn**2 - m sn cn**2
+    total = lambda u, m: tl.sum(tl.stack(tl.special.ellipj(u, m)))
+    eager = tl.grad(total, argnums=(0, 1))(uv, mv)
+    traced = tl.function(lambda u, m: tl.grad(total, argnums=(0, 1))(u, m))(uv, mv)
+    mapped = tl.vmap(tl.grad(lambda u, m: tl.sum(tl.stack(tl.special.ellipj(u, m))), argnums=(0, 1)))(uv, mv)
+    for e, t, v in zip(eager, traced, mapped):
+        np.testing.assert_array_equal(t.numpy(), e.numpy())
+        np.testing.assert_allclose(v.numpy(), e.numpy(), rtol=1e-15)
+    with pytest.raises(LookupError, match=r"EllipticIncGradM: the second derivatives"):
+        tl.grad(lambda m: tl.sum(tl.grad(total, argnums=1)(uv, m)))(mv)

@@ -15,6 +15,7 @@ from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import elementwise, floating
 from . import math as math_ops
+from ._shapes import broadcast_shapes
 from .registry import defop, spec
 from .special import (
     _define,
@@ -339,6 +340,64 @@ def ellipeinc(phi, m) -> Tensor:
     0.92733
     """
     return apply(_ellipeinc, (phi, m))
+
+
+# ------------------------------------------------------------------ Jacobi's elliptic functions
+def _ellipj_infer(u, m):
+    out = spec(broadcast_shapes(u.shape, m.shape), _result_dtype(u.dtype, m.dtype))
+    return out, out, out, out
+
+
+def _ellipj_kernel(u, m):
+    """SciPy's ``ellipj`` in float64, each output rounded once to the rule's dtype."""
+    dtype = _result_dtype(u.dtype, m.dtype)
+    return tuple(
+        np.asarray(out).astype(dtype, copy=False)
+        for out in scipy_special().ellipj(u.astype(np.float64), m.astype(np.float64))
+    )
+
+
+_ellipj = defop(
+    "EllipticJ",
+    inputs=("u", "m"),
+    infer=_ellipj_infer,
+    promote=(0, 1),
+    doc="Jacobi's elliptic functions (sn, cn, dn, ph) of u for the parameter m.",
+)
+_ellipj.kernel("numpy")(_ellipj_kernel)
+_ellipj.kernels_reason = "scipy.special.ellipj; the Array API standard has no special functions"
+
+
+def _ellipj_by_u(node, g_sn, g_cn, g_dn, g_ph):
+    """sn' = cn dn, cn' = -sn dn, dn' = -m sn cn, ph' = dn."""
+    m = node.inputs[1]
+    sn, cn, dn, _ = node.outputs
+    return g_sn * cn * dn - g_cn * sn * dn - g_dn * m * sn * cn + g_ph * dn
+
+
+def _ellipj_by_m(node, g_sn, g_cn, g_dn, g_ph):
+    """ph = am(u | m) solves F(ph | m) = u: d ph / dm = -dn dF/dm (at ph; ``EllipticIncGradM``, once), then sn_m = cn
+    ph_m, cn_m = -sn ph_m and, from dn**2 = 1 - m sn**2, dn_m = -(sn**2 + 2 m sn sn_m) / (2 dn)."""
+    m = node.inputs[1]
+    sn, cn, dn, ph = node.outputs
+    by_m = -dn * apply(_elliptic_inc_by_m, (ph, m), {"wrt": 0})
+    return (g_sn * cn - g_cn * sn - g_dn * m * sn * cn / dn + g_ph) * by_m - g_dn * math_ops.square(sn) / (2.0 * dn)
+
+
+register_gradient("EllipticJ", _ellipj_by_u, _ellipj_by_m)
+
+
+def ellipj(u, m) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Jacobi's elliptic functions ``(sn, cn, dn, ph)`` of ``u`` for the parameter ``m`` in [0, 1] (SciPy's ``ellipj``:
+    ``ph = am(u | m)``, the amplitude, ``sn = sin(ph)``, ``cn = cos(ph)``, ``dn = sqrt(1 - m sn**2)``; NaN outside).
+    Differentiable in ``u`` to every order (``sn' = cn dn``, ...) and in ``m`` once (through ``dF/dm`` of the
+    amplitude).
+
+    >>> import tensorlib as tl
+    >>> [round(float(v), 6) for v in tl.special.ellipj(tl.tensor(0.5, "float64"), 0.3)]
+    [0.474216, 0.880409, 0.965679, 0.494073]
+    """
+    return apply(_ellipj, (u, m))
 
 
 # ------------------------------------------------------------------ Lambert's W
