@@ -747,8 +747,11 @@ def to_tensor(value, backend, strong_dtype=None, op=None, index=0) -> Tensor:
         if arr.dtype.kind in "OUSV":
             raise TypeError(f"{name}:{where or ' data'} is not numeric: {value!r:.60}")
         if arr.dtype.kind == "f":
+            # next to complex128 a float list is float64 (its real dtype), never a float32 widened
             arr = arr.astype(
-                strong_dtype if strong_dtype is not None and strong_dtype.kind == "f" else _dtypes.default_float
+                _dtypes.real_dtype(strong_dtype)
+                if strong_dtype is not None and strong_dtype.kind in "fc"
+                else _dtypes.default_float
             )
         elif arr.dtype.kind in "iu":
             int_dtype = strong_dtype if strong_dtype is not None and strong_dtype.kind in "if" else _dtypes.default_int

@@ -263,8 +263,9 @@ class Module:
 
     def get_config(self) -> dict:
         """The constructor's arguments (defaults included) as JSON-serialisable values, Keras' ``get_config``:
-        activations and initializers by name, dtypes as strings, sub-layers as ``{"class_name": ..., "config":
-        ...}``.  ``type(m).from_config(m.get_config())`` builds a layer like ``m`` (with new weights: copy them with
+        activations and initializers by name (with parameters bound by ``functools.partial``, as ``{"module":
+        "tl.initializers", "function": "variance_scaling", "keywords": {"scale": 2.0}}``), dtypes as strings,
+        sub-layers as ``{"class_name": ..., "config": ...}``.  ``type(m).from_config(m.get_config())`` builds a layer like ``m`` (with new weights: copy them with
         ``load_state_dict``).  An argument that has no such form (a lambda) raises a TypeError naming it.
 
         >>> import json, tensorlib as tl
@@ -405,14 +406,12 @@ def _unrecorded(value) -> _Unrecorded:
 def _function_name(value) -> str | None:
     """The name of a ``tl.nn`` activation or ``tl.initializers`` initializer (``"linear"`` for the recurrent
     layers' identity), None for anything else."""
-    from . import initializers, nn
-
     name = getattr(value, "__name__", None)
     if not callable(value) or not isinstance(name, str):
         return None
     if name == "_linear":  # the recurrent layers' identity: Keras' "linear"
         return "linear"
-    return name if getattr(nn, name, None) is value or getattr(initializers, name, None) is value else None
+    return name if _function_module(value) else None
 
 
 def _serialized(value, where: str):
@@ -430,6 +429,10 @@ def _serialized(value, where: str):
         return [_serialized(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
         return {k: _serialized(v, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, functools.partial) and not value.args and _function_module(value.func):
+        # a tl.nn / tl.initializers function with parameters bound by keyword: partial(variance_scaling, scale=2.0)
+        keywords = _serialized(dict(value.keywords), f"{where} (its keywords)")
+        return {"module": _function_module(value.func), "function": value.func.__name__, "keywords": keywords}
     name = None if isinstance(value, _Unrecorded) else _function_name(value)
     if name is None:
         description = value.description if isinstance(value, _Unrecorded) else _unrecorded(value).description
@@ -457,6 +460,17 @@ def _nn_attribute(nn, name: str):
     return found
 
 
+def _function_module(value) -> str | None:
+    """``"tl.nn"`` or ``"tl.initializers"`` for a function of that module (by its name), else None."""
+    from . import initializers, nn
+
+    name = getattr(value, "__name__", None)
+    for module, where in ((nn, "tl.nn"), (initializers, "tl.initializers")):
+        if isinstance(name, str) and getattr(module, name, None) is value:
+            return where
+    return None
+
+
 def _deserialized(value, custom_objects: dict | None):
     """:func:`_serialized` undone: ``{"class_name": ..., "config": ...}`` becomes that layer, lists become tuples
     (what JSON made of them: ``kernel_size=(3, 2)``); names are left for the constructor to resolve."""
@@ -472,6 +486,17 @@ def _deserialized(value, custom_objects: dict | None):
                 f"from_config: unknown layer class {name!r}: not a tl.nn layer; pass custom_objects={{{name!r}: cls}}"
             )
         return cls.from_config(value["config"], custom_objects)
+    if isinstance(value, dict) and set(value) == {"module", "function", "keywords"}:
+        from . import initializers, nn
+
+        module = {"tl.nn": nn, "tl.initializers": initializers}.get(value["module"])
+        function = getattr(module, str(value["function"]), None) if module is not None else None
+        if not callable(function):
+            raise ValueError(
+                f"from_config: unknown function {value['module']}.{value['function']}: a config's functions are "
+                "tl.nn's or tl.initializers'"
+            )
+        return functools.partial(function, **_deserialized(value["keywords"], custom_objects))
     if isinstance(value, dict):
         return {k: _deserialized(v, custom_objects) for k, v in value.items()}
     return value

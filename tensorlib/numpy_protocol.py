@@ -32,6 +32,7 @@ import numpy as np
 
 from . import tree
 from .dtypes import as_dtype
+from .ops.numpy_more import _PAD_STATISTICS, pad_by_statistic, pad_linear_ramp
 from .tensor import Tensor
 
 _NO_VALUE = getattr(np, "_NoValue", object())
@@ -566,11 +567,22 @@ def _pad(array, pad_width, mode="constant", **kwargs):
 
     if mode == "constant":
         return tl.pad(array, pad_width, **kwargs)
+    if (
+        mode in _PAD_STATISTICS
+        and set(kwargs) <= {"stat_length"}
+        or mode == "linear_ramp"
+        and set(kwargs) <= {"end_values"}
+    ):
+        widths = np.broadcast_to(np.asarray(_numpy_of(pad_width)), (array.ndim, 2))
+        if mode == "linear_ramp":
+            return pad_linear_ramp(tl.asarray(array), widths, kwargs.get("end_values", 0))
+        return pad_by_statistic(tl.asarray(array), widths, mode, kwargs.get("stat_length"))
     if mode not in _PAD_BY_INDEX or set(kwargs) - {"reflect_type"} or kwargs.get("reflect_type", "even") != "even":
         given = "".join(f" with {k}={v!r}" for k, v in kwargs.items())
         raise TypeError(
-            f"numpy.pad: mode={mode!r}{given} is not supported on tensorlib Tensors (constant, and "
-            f"{', '.join(_PAD_BY_INDEX)} with reflect_type='even', are); shape {tuple(array.shape)} {array.dtype}"
+            f"numpy.pad: mode={mode!r}{given} is not supported on tensorlib Tensors (constant, linear_ramp, "
+            f"{', '.join(_PAD_STATISTICS)}, and {', '.join(_PAD_BY_INDEX)} with reflect_type='even', are); shape "
+            f"{tuple(array.shape)} {array.dtype}"
         )
     widths = np.broadcast_to(np.asarray(_numpy_of(pad_width)), (array.ndim, 2))
     for axis, width in enumerate(widths):

@@ -468,8 +468,10 @@ def _log_of(probability, complement):
     its log is near 0 there, and the complement keeps the digits that its rounding to 1 loses."""
 
     def log_probability(*args, **kwargs):
+        w = _math_ops.where
         p = probability(*args, **kwargs)
-        return _math_ops.where(p > 0.5, _math_ops.log1p(-complement(*args, **kwargs)), _math_ops.log(p))
+        big = p > 0.5  # each branch at a stand-in elsewhere: log1p(-1) or log(0) there made a NaN gradient (0 * inf)
+        return w(big, _math_ops.log1p(-w(big, complement(*args, **kwargs), 0.0)), _math_ops.log(w(big, 1.0, p)))
 
     return log_probability
 
@@ -1194,11 +1196,14 @@ def _positive(z):
 
 def _log1mexp_exp(u):
     """``log(1 - exp(-exp(u)))``: ``u - exp(u) / 2`` (its series, exact to a rounding there) where ``u < -20``,
-    where ``exp(u)`` underflows or ``log1mexp`` of it loses digits (gumbel_r.logsf(800) was -inf for -800)."""
+    where ``exp(u)`` underflows or ``log1mexp`` of it loses digits (gumbel_r.logsf(800) was -inf for -800); ``u``
+    clamped at 700, where the value is 0 (exp(u) overflowed, and the gradient was inf * 0 = NaN)."""
     w = _math_ops.where
     small = u < -20.0
     us = w(small, u, 0.0)
-    return w(small, us - 0.5 * _math_ops.exp(us), _nn.log1mexp(_math_ops.exp(w(small, 0.0, u))))
+    return w(
+        small, us - 0.5 * _math_ops.exp(us), _nn.log1mexp(_math_ops.exp(w(small, 0.0, _math_ops.minimum(u, 700.0))))
+    )
 
 
 def _log_power(z, c):
@@ -1219,8 +1224,9 @@ gumbel_r = _family(
     _math.inf,
     0.0,
     logpdf=_gumbel_log_density,
-    cdf=lambda z: _math_ops.exp(-_math_ops.exp(-z)),
-    sf=lambda z: -_math_ops.expm1(-_math_ops.exp(-z)),
+    # z clamped where exp(-z) overflows (the values are 0 and 1 there; the gradient was 0 * inf = NaN)
+    cdf=lambda z: _math_ops.exp(-_math_ops.exp(-_math_ops.maximum(z, -700.0))),
+    sf=lambda z: -_math_ops.expm1(-_math_ops.exp(-_math_ops.maximum(z, -700.0))),
     logcdf=lambda z: -_math_ops.exp(-z),
     logsf=lambda z: _log1mexp_exp(-z),
     ppf=lambda q: -_math_ops.log(-_math_ops.log(q)),
@@ -1232,8 +1238,8 @@ gumbel_l = _family(
     _math.inf,
     0.0,
     logpdf=lambda z: _gumbel_log_density(-z),
-    cdf=lambda z: -_math_ops.expm1(-_math_ops.exp(z)),
-    sf=lambda z: _math_ops.exp(-_math_ops.exp(z)),
+    cdf=lambda z: -_math_ops.expm1(-_math_ops.exp(_math_ops.minimum(z, 700.0))),
+    sf=lambda z: _math_ops.exp(-_math_ops.exp(_math_ops.minimum(z, 700.0))),
     logcdf=_log1mexp_exp,
     logsf=lambda z: -_math_ops.exp(z),
     ppf=lambda q: _math_ops.log(-_math_ops.log1p(-q)),
@@ -1279,6 +1285,19 @@ weibull_min = _family(
     shapes=("c",),
     valid=lambda c: c > 0,
 )
+
+
+def _halfnorm_logsf(z):
+    """``log erfc(z / sqrt 2)``: ``log1p(-erf(z / sqrt 2))`` below 1, where ``log_ndtr(-z) + log 2`` rounded to 0
+    (halfnorm.logsf(1e-20) was 0 for -7.98e-21), ``log_ndtr(-z) + log 2`` above (finite where erfc underflows)."""
+    near = z < 1.0
+    return _math_ops.where(
+        near,
+        _math_ops.log1p(-_sp.erf(_math_ops.where(near, z, 0.0) / _math.sqrt(2.0))),
+        _sp.log_ndtr(-_math_ops.where(near, 1.0, z)) + _math.log(2.0),
+    )
+
+
 halfnorm = _family(
     "halfnorm",
     0.0,
@@ -1287,7 +1306,7 @@ halfnorm = _family(
     logpdf=lambda z: 0.5 * _math.log(2.0 / _math.pi) - 0.5 * z * z,
     cdf=lambda z: _sp.erf(z / _math.sqrt(2.0)),
     sf=lambda z: _sp.erfc(z / _math.sqrt(2.0)),
-    logsf=lambda z: _sp.log_ndtr(-z) + _math.log(2.0),
+    logsf=lambda z: _halfnorm_logsf(z),
     ppf=lambda q: _math.sqrt(2.0) * _sp.erfinv(q),
     isf=lambda q: _math.sqrt(2.0) * _sp.erfcinv(q),
 )
@@ -1330,6 +1349,15 @@ invgamma = _family(
 )
 
 
+def _beta_below(a, b, x, y):
+    """``P(B <= x)`` for ``B ~ Beta(a, b)`` given ``x`` and its complement ``y = 1 - x``, each exact: ``betainc(a, b,
+    x)`` where ``x <= y``, else ``betaincc(b, a, y)``, so the argument next to 1 is never the one used (f.sf(1e-20,
+    0.5, 0.5) was 1 for 0.9999946: dfd / (dfn z + dfd) rounded to 1)."""
+    w = _math_ops.where
+    near = x <= y
+    return w(near, _sp.betainc(a, b, w(near, x, 0.25)), _sp.betaincc(b, a, w(near, 0.25, y)))
+
+
 def _f_beta(z, dfn, dfd, formula):
     """``formula(dfn z / (dfn z + dfd), dfd / (dfn z + dfd))``: the Beta(dfn / 2, dfd / 2) variable of an F one and
     its complement, each as its own quotient (neither is 1 minus the other)."""
@@ -1349,8 +1377,8 @@ f = _family(
         - 0.5 * (dfn + dfd) * _math_ops.log1p(dfn * z / dfd)
         - _sp.betaln(0.5 * dfn, 0.5 * dfd)
     ),
-    cdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, _: _sp.betainc(0.5 * dfn, 0.5 * dfd, y)),
-    sf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda _, y: _sp.betainc(0.5 * dfd, 0.5 * dfn, y)),
+    cdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, c: _beta_below(0.5 * dfn, 0.5 * dfd, y, c)),
+    sf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda c, y: _beta_below(0.5 * dfd, 0.5 * dfn, y, c)),
     logcdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, c: _log_betainc(0.5 * dfn, 0.5 * dfd, y, c)),
     logsf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda c, y: _log_betainc(0.5 * dfd, 0.5 * dfn, y, c)),
     # z = (dfd / dfn) y / (1 - y), y the Beta quantile and 1 - y its complement's, each inverted on its own
@@ -1361,7 +1389,9 @@ f = _family(
         dfd / dfn * _sp.betainccinv(0.5 * dfn, 0.5 * dfd, q) / _sp.betaincinv(0.5 * dfd, 0.5 * dfn, q)
     ),
     shapes=("dfn", "dfd"),
-    valid=lambda dfn, dfd: _all(dfn > 0, dfd > 0),
+    # finite too, as SciPy: with an infinite df the formulas read inf / inf, and cdf (dfn = inf) and sf (dfd = inf)
+    # were 1, logsf and logcdf -inf, where the other methods were NaN
+    valid=lambda dfn, dfd: _all(dfn > 0, dfd > 0, dfn < _math.inf, dfd < _math.inf),
 )
 
 
@@ -1374,16 +1404,21 @@ def _loggamma_log_density(z, c):
     return w(moderate, gamma_log_density(c, y) + z, c * z - _math_ops.exp(w(moderate, 0.0, z)) - _sp.gammaln(c))
 
 
-def _loggamma_logcdf(z, c):
-    """``log P(c, e**z)``; where ``e**z`` underflows, ``c z - gammaln(c + 1)`` (P(c, y) = y**c / Gamma(c + 1) (1 -
-    O(y)))."""
+def _loggamma_probability(z, c, method):
+    """``cdf`` (``P(c, e**z)``), ``sf``, ``logcdf`` or ``logsf`` of loggamma; where ``e**z`` underflows (z < -700) from
+    ``log P = c z - gammaln(c + 1)`` (P(c, y) = y**c / Gamma(c + 1) (1 - O(y))): P(c, 0) was 0 there, and
+    loggamma.cdf(-800, 0.001) 0 for 0.4496, logsf(-800, 0.6) 0 for -3.9e-209."""
     w = _math_ops.where
     tiny = z < -700.0
-    return w(
-        tiny,
-        c * w(tiny, z, 0.0) - _sp.gammaln(c + 1.0),
-        _log_gamma_tail(c, _math_ops.exp(w(tiny, 0.0, z)), upper=False),
-    )
+    log_p = w(tiny, c * w(tiny, z, 0.0) - _sp.gammaln(c + 1.0), -1.0)
+    y = _math_ops.exp(w(tiny, 0.0, z))
+    if method == "cdf":
+        return w(tiny, _math_ops.exp(log_p), _sp.gammainc(c, y))
+    if method == "sf":
+        return w(tiny, -_math_ops.expm1(log_p), _sp.gammaincc(c, y))
+    if method == "logcdf":
+        return w(tiny, log_p, _log_gamma_tail(c, y, upper=False))
+    return w(tiny, _nn.log1mexp(-log_p), _log_gamma_tail(c, y, upper=True))
 
 
 def _loggamma_quantile(q, c, inverse, lower):
@@ -1404,10 +1439,10 @@ loggamma = _family(
     _math.inf,
     0.0,
     logpdf=_loggamma_log_density,
-    cdf=lambda z, c: _sp.gammainc(c, _math_ops.exp(z)),
-    sf=lambda z, c: _sp.gammaincc(c, _math_ops.exp(z)),
-    logcdf=lambda z, c: _loggamma_logcdf(z, c),
-    logsf=lambda z, c: _log_gamma_tail(c, _math_ops.exp(z), upper=True),
+    cdf=lambda z, c: _loggamma_probability(z, c, "cdf"),
+    sf=lambda z, c: _loggamma_probability(z, c, "sf"),
+    logcdf=lambda z, c: _loggamma_probability(z, c, "logcdf"),
+    logsf=lambda z, c: _loggamma_probability(z, c, "logsf"),
     ppf=lambda q, c: _loggamma_quantile(q, c, _sp.gammaincinv, lower=True),
     isf=lambda q, c: _loggamma_quantile(q, c, _sp.gammainccinv, lower=False),
     shapes=("c",),
@@ -1416,18 +1451,39 @@ loggamma = _family(
 
 
 # ------------------------------------------------------------------ truncnorm
-def _log_normal_mass(lo, hi) -> Tensor:
-    """``log(Phi(hi) - Phi(lo))`` for ``lo <= hi``, accurate in both tails (SciPy 1.9's tail-symmetric form): from the
-    upper tails ``log Phi(-lo) + log(1 - Phi(-hi) / Phi(-lo))`` where ``lo >= 0``, from the lower ones where ``hi <= 0``,
-    ``log1p(-Phi(lo) - Phi(-hi))`` across 0; -inf where ``lo == hi``."""
+def _normal_mass(lo, hi, log=True):
+    """``log(Phi(hi) - Phi(lo))`` for ``lo <= hi`` (with ``log`` false: ``(log_scale, factor)``, the mass ``e**log_scale
+    factor``, ``factor`` in [0, 1], whose gradient is finite where the mass is 0, at ``lo == hi``: truncnorm.cdf's at
+    the support's ends was NaN), accurate in both tails (SciPy 1.9's tail-symmetric form): from the upper tails ``log
+    Phi(-lo) + log(1 - Phi(-hi) / Phi(-lo))`` where ``lo >= 0``, from the lower ones where ``hi <= 0``,
+    ``log1p(-Phi(lo) - Phi(-hi))`` across 0 (``log((erf(hi / sqrt 2) - erf(lo / sqrt 2)) / 2)``, a sum of two positive
+    terms, where the mass is below 1/2); -inf where ``lo == hi``.  For a narrow interval (``hi - lo < 1e-3``) ``log
+    Phi(near) - log Phi(far)`` is the integral of the Mills ratio ``phi / Phi`` over it (3-point Gauss-Legendre, exact
+    to ``(hi - lo)**6``): the difference of the logs kept ``1e-16 |log Phi| / (hi - lo)`` relative (truncnorm(0,
+    1e-8).sf at b - 3e-17 was 0 for 3e-9, truncnorm(39, 40).cdf(39 + 1 ulp) 2.27e-13 for 2.77e-13)."""
     w = _math_ops.where
     upper, lower = lo >= 0, hi <= 0
     across = _math_ops.logical_not(_math_ops.logical_or(upper, lower))
-    near, far = w(upper, -lo, hi), w(upper, -hi, lo)  # the nearer end's tail and the farther's, as lower tails
+    # the nearer end's tail and the farther's, as lower tails (stand-ins across 0: -inf there met gradients)
+    near, far = w(across, 0.0, w(upper, -lo, hi)), w(across, -1.0, w(upper, -hi, lo))
     log_near, log_far = _sp.log_ndtr(near), _sp.log_ndtr(far)
-    tails = log_near + _nn.log1mexp(w(across, 1.0, log_near - log_far))
-    middle = _math_ops.log1p(-(_sp.ndtr(w(across, lo, 0.0)) + _sp.ndtr(-w(across, hi, 0.0))))
-    return w(across, middle, tails)
+    narrow = near - far < 1e-3
+    centre, half = w(narrow, 0.5 * (near + far), 0.0), 0.5 * w(narrow, near - far, 0.0)
+
+    def mills(t):
+        return _math_ops.exp(-0.5 * t * t - 0.5 * _LOG_2PI - _sp.log_ndtr(t))
+
+    node = half * _math.sqrt(0.6)
+    integral = half * ((5.0 / 9.0) * (mills(centre - node) + mills(centre + node)) + (8.0 / 9.0) * mills(centre))
+    gap = w(across, 1.0, w(narrow, integral, log_near - log_far))
+    lo_across, hi_across = w(across, lo, 0.0), w(across, hi, 0.0)
+    outside = _sp.ndtr(lo_across) + _sp.ndtr(-hi_across)
+    small = outside > 0.5  # the mass below 1/2: the sum of the two erfs, no cancellation
+    erfs = _sp.erf(hi_across / _math.sqrt(2.0)) - _sp.erf(lo_across / _math.sqrt(2.0))
+    middle = w(small, _math_ops.log(0.5 * w(small, erfs, 1.0)), _math_ops.log1p(-w(small, 0.5, outside)))
+    if log:
+        return w(across, middle, log_near + _nn.log1mexp(gap))
+    return w(across, 0.0, log_near), w(across, _math_ops.exp(middle), -_math_ops.expm1(-gap))
 
 
 def _ndtri_exp(y) -> Tensor:
@@ -1459,7 +1515,7 @@ def _truncnorm_method(method):
         w = _math_ops.where
         ok = _all(a < b, scale > 0)
         a, b = w(ok, a, 0.0), w(ok, b, 1.0)
-        log_mass = _log_normal_mass(a, b)
+        log_mass = _normal_mass(a, b)
         if method in ("ppf", "isf"):
             inside = _all(x >= 0, x <= 1)
             q = w(_all(x > 0, x < 1), x, 0.5)
@@ -1467,7 +1523,7 @@ def _truncnorm_method(method):
             # from the nearer tail: Phi(z) = Phi(a) + p_below Z, or Phi(-z) = Phi(-b) + p_above Z
             log_below = _math_ops.log(q) if method == "ppf" else _math_ops.log1p(-q)
             log_above = _math_ops.log1p(-q) if method == "ppf" else _math_ops.log(q)
-            at_zero = _math_ops.exp(_log_normal_mass(a, w(_all(a < 0, b > 0), 0.0, b)) - log_mass)
+            at_zero = _math_ops.exp(_normal_mass(a, w(_all(a < 0, b > 0), 0.0, b)) - log_mass)
             upper = w(a >= 0, True, w(b <= 0, False, lower_q > at_zero))
             from_below = _ndtri_exp(_elementwise.logaddexp(_sp.log_ndtr(a), log_below + log_mass))
             from_above = -_ndtri_exp(_elementwise.logaddexp(_sp.log_ndtr(-b), log_above + log_mass))
@@ -1486,17 +1542,21 @@ def _truncnorm_method(method):
         zs = w(_math_ops.logical_or(under, over), 0.5 * (a + b), z)
         if method in ("logpdf", "pdf"):
             value = w(_math_ops.logical_or(under, over), -_math.inf, _norm_logpdf(zs) - log_mass - _math_ops.log(scale))
-        else:  # each probability from its own mass; its log as log1p(-other) where it is above 1/2
-            log_cdf, log_sf = _log_normal_mass(a, zs) - log_mass, _log_normal_mass(zs, b) - log_mass
-            if method in ("logcdf", "cdf"):
-                big = log_cdf > -_math.log(2.0)
-                value = w(big, _math_ops.log1p(-_math_ops.exp(w(big, log_sf, -1.0))), log_cdf)
-                value = w(under, -_math.inf, w(over, 0.0, value))
+        else:  # each probability from its own mass, as e**log_scale factor (a finite gradient where a mass is 0, at
+            # the ends); above 1/2 as 1 minus the other, its log as log1p of minus the other
+            (scale_below, below), (scale_above, above) = _normal_mass(a, zs, log=False), _normal_mass(zs, b, log=False)
+            below, above = _math_ops.exp(scale_below - log_mass) * below, _math_ops.exp(scale_above - log_mass) * above
+            mine, other = (below, above) if method in ("cdf", "logcdf") else (above, below)
+            big = mine > 0.5
+            if method.startswith("log"):
+                log_mine = _normal_mass(a, zs) if method == "logcdf" else _normal_mass(zs, b)
+                value = w(big, _math_ops.log1p(-w(big, other, 0.0)), w(big, 0.0, log_mine) - log_mass)
+                low, high = (-_math.inf, 0.0) if method == "logcdf" else (0.0, -_math.inf)
             else:
-                big = log_sf > -_math.log(2.0)
-                value = w(big, _math_ops.log1p(-_math_ops.exp(w(big, log_cdf, -1.0))), log_sf)
-                value = w(under, 0.0, w(over, -_math.inf, value))
-        if not method.startswith("log"):
+                value = w(big, 1.0 - other, mine)
+                low, high = (0.0, 1.0) if method == "cdf" else (1.0, 0.0)
+            value = w(under, low, w(over, high, value))
+        if method == "pdf":
             value = _math_ops.exp(value)
         value = w(_math_ops.not_equal(z, z), _math.nan, value)
         return _narrowed(w(ok, value, _math.nan), dtype)

@@ -216,6 +216,27 @@ _CASES = [
         lambda x: tl.nn.conv3d(tl.reshape(x, (1, 1, 1, 3, 1)), [[[[[0.1]]]]], 1, "VALID"),
         lambda x: (x * 0.1).reshape(1, 1, 1, 3, 1),
     ),
+    ("linalg.kron", _M, lambda m: tl.linalg.kron(m, _LM), lambda m: np.kron(m, _LM)),
+    (
+        "linalg.khatri_rao",
+        _M,
+        lambda m: tl.linalg.khatri_rao(m, _LM),
+        lambda m: scipy.linalg.khatri_rao(m, np.array(_LM)),
+    ),
+    (
+        "nn.cross_entropy probabilities",
+        _M,
+        lambda m: tl.nn.cross_entropy(m, _LM),
+        lambda m: -(np.array(_LM) * (m - scipy.special.logsumexp(m, axis=1, keepdims=True))).sum(1).mean(),
+    ),
+    (
+        "nn.fused_batch_norm inference",
+        _X,
+        lambda x: tl.nn.fused_batch_norm(
+            tl.reshape(x, (1, 1, 3, 1)), [1.0], [0.0], mean=[0.1], variance=[0.3], epsilon=0.001, is_training=False
+        )[0],
+        lambda x: ((x - 0.1) / np.sqrt(0.3 + 0.001)).reshape(1, 1, 3, 1),
+    ),
     # tl.special and tl.stats (SciPy)
     ("special.boxcox", _X, lambda x: tl.special.boxcox(x, _L), lambda x: scipy.special.boxcox(x, _L)),
     ("special.boxcox1p", _X, lambda x: tl.special.boxcox1p(x, _L), lambda x: scipy.special.boxcox1p(x, _L)),
@@ -512,3 +533,64 @@ def test_nanquantile_and_nanpercentile_take_every_numpy_method(mode, method):
             lambda v: np.nanquantile(np.where(np.isnan(row), np.nan, v), q, axis=1, method=method).sum(), finite
         )
         np.testing.assert_allclose(gradient, reference, rtol=1e-7, atol=1e-8)
+
+
+_PADS = [
+    ((1, 2), "maximum", {}),
+    ((1, 2), "minimum", {"stat_length": ((1, 2), (2, 1))}),
+    ((1, 2), "mean", {"stat_length": 2}),
+    (((2, 0), (1, 3)), "median", {"stat_length": (2, 1)}),
+    ((1, 2), "median", {}),
+    ((1, 2), "linear_ramp", {"end_values": ((0.1, 0.2), (0.3, 0.4))}),
+    (3, "linear_ramp", {}),
+    (((0, 2), (3, 0)), "linear_ramp", {"end_values": -1.5}),
+]
+
+
+@pytest.mark.parametrize("mode_", MODES)
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+@pytest.mark.parametrize("width, mode, options", _PADS, ids=[f"{m}-{i}" for i, (_, m, _o) in enumerate(_PADS)])
+def test_numpy_pad_statistic_and_linear_ramp_modes(width, mode, options, dtype, mode_):
+    """np.pad(t, w, mode='mean' | 'median' | 'maximum' | 'minimum' | 'linear_ramp') raised "not supported on
+    tensorlib Tensors"; they now pad as NumPy's (axis by axis, stat_length, end_values, integers rounded or floored)."""
+    from tests._helpers import central_differences
+
+    x = np.array([[0.3, 0.7, 1.1], [0.2, 0.5, 0.9]]) if dtype == np.float64 else np.array([[3, 8, 1], [2, 5, 9]])
+
+    def f(t):
+        return np.pad(t, width, mode=mode, **options)
+
+    got = f(tl.tensor(x)) if mode_ == "eager" else tl.function(f)(tl.tensor(x))
+    want = f(x)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+    np.testing.assert_allclose(got.numpy(), want, rtol=4e-16, atol=4e-16)
+    if dtype == np.float64 and mode_ == "eager":
+        weights = np.cos(np.arange(want.size)).reshape(want.shape)
+        gradient = tl.grad(lambda t: tl.sum(f(t) * weights))(tl.tensor(x)).numpy()
+        np.testing.assert_allclose(
+            gradient, central_differences(lambda v: np.sum(f(v) * weights), x), rtol=1e-7, atol=1e-8
+        )
+
+
+_Z = np.array([0.5 + 1j, 0.1 + 0j, -0.3 + 0.2j])  # complex128
+_COMPLEX_CASES = [
+    ("add", lambda z: tl.add(z, _L), lambda z: z + np.array(_L)),
+    ("operator +", lambda z: z + _L, lambda z: z + np.array(_L)),
+    ("where", lambda z: tl.where(_C, _L, z), lambda z: np.where(_C, _L, z)),
+    ("isin", lambda z: tl.isin(z, [0.1]), lambda z: np.isin(z, [0.1])),
+    ("interp fp", lambda z: tl.interp([0.25], [0.2, 0.3], z[:2]), lambda z: np.interp([0.25], [0.2, 0.3], z[:2])),
+    (
+        "matmul",
+        lambda z: tl.matmul(z[None], [[0.1], [0.2], [0.3]]),
+        lambda z: z[None] @ np.array([[0.1], [0.2], [0.3]]),
+    ),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name, function, reference", _COMPLEX_CASES, ids=[c[0] for c in _COMPLEX_CASES])
+def test_a_float_list_next_to_complex128_is_float64(name, function, reference, mode):
+    """tl.add(complex128, [0.1]) added float32 0.1 (1.5e-9 off) and tl.isin(complex 0.1, [0.1]) was False: a float
+    list next to complex128 was float32; it is now the complex dtype's real one (float64), as NumPy reads it."""
+    got = function(tl.tensor(_Z)) if mode == "eager" else tl.function(function)(tl.tensor(_Z))
+    _check(got, reference(_Z), f"{name} ({mode})")

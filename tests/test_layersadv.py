@@ -461,3 +461,28 @@ def test_a_layer_given_several_outputs_as_its_input_raises_naming_it():
     pick = tl.nn.Sequential(model[0], tl.nn.Lambda(lambda out: out[0]), model[1])  # passing on one of them works
     np.testing.assert_allclose(pick(x).numpy(), model[1](outputs[0]).numpy(), rtol=1e-6)
     np.testing.assert_allclose(tl.nn.Dense(2, 1, kernel_initializer="ones")([[1.0, 2.0]]).numpy(), [[3.0]])  # data
+
+
+def test_configs_hold_tl_functions_with_parameters_bound_by_partial():
+    import functools
+
+    init = functools.partial(tl.initializers.variance_scaling, scale=2.0, mode="fan_out")
+    act = functools.partial(tl.nn.leaky_relu, alpha=0.3)
+    dense = tl.nn.Dense(3, 2, activation=act, kernel_initializer=init, seed=4, dtype="float64")
+    config = json.loads(json.dumps(dense.get_config()))  # it raised: 'a partial, which has no JSON form'
+    assert config["kernel_initializer"] == {
+        "module": "tl.initializers",
+        "function": "variance_scaling",
+        "keywords": {"scale": 2.0, "mode": "fan_out"},
+    }
+    assert config["activation"] == {"module": "tl.nn", "function": "leaky_relu", "keywords": {"alpha": 0.3}}
+    copy = tl.nn.Dense.from_config(config)
+    np.testing.assert_array_equal(copy.kernel.numpy(), dense.kernel.numpy())  # the same initializer and seed
+    x = RNG.normal(size=(4, 3))
+    z = x @ dense.kernel.numpy() + dense.bias.numpy()
+    np.testing.assert_allclose(copy(x).numpy(), np.where(z > 0, z, 0.3 * z), rtol=1e-12)
+    assert copy.get_config() == config
+    with pytest.raises(ValueError, match=r"from_config: unknown function tl.nn.nothing"):
+        tl.nn.Dense.from_config({**config, "activation": {"module": "tl.nn", "function": "nothing", "keywords": {}}})
+    with pytest.raises(TypeError, match=r"Dense.get_config: argument activation is functools.partial"):
+        tl.nn.Dense(3, 2, activation=functools.partial(lambda x, a: x * a, a=2.0)).get_config()

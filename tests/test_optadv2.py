@@ -550,3 +550,48 @@ def test_a_graph_with_a_variable_assigned_in_a_branch_saves_and_loads(tmp_path):
     assert float(loaded(tl.tensor(np.array([-2.0, -3.0])))) == 5.0  # the loaded graph's u was assigned [2, 3]
     assert float(f(tl.tensor(np.array([2.0, 3.0])))) == 5.0
     np.testing.assert_array_equal(u.numpy(), [2.0, 3.0])
+
+
+# ---------------------------------------------------------------- the optimizers against torch.optim, traced
+TORCH_CASES = [
+    ("SGD", dict(momentum=0.9, nesterov=True, weight_decay=0.1), {}),
+    ("SGD", dict(momentum=0.9, dampening=0.3, weight_decay=0.1), {}),
+    ("Adam", dict(weight_decay=0.1, amsgrad=True), {}),
+    ("AdamW", dict(weight_decay=0.1, amsgrad=True), {}),
+    ("RMSprop", dict(rho=0.9, momentum=0.5, centered=True, weight_decay=0.1), {"rho": "alpha"}),
+    ("Adagrad", dict(lr_decay=0.1, weight_decay=0.1, initial_accumulator_value=0.2), {}),
+    ("Adamax", dict(weight_decay=0.1), {}),
+    ("RAdam", dict(weight_decay=0.1, decoupled_weight_decay=True), {}),
+    ("Adadelta", dict(weight_decay=0.1), {}),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name, ours, renamed", TORCH_CASES)
+def test_traced_steps_with_none_and_zero_gradients_match_torch(name, ours, renamed, dtype):
+    # Ten traced steps of two variables, one of which gets no gradient (None) on some steps and the other an
+    # all-zero one on others: torch.optim skips a parameter whose .grad is None (its state and step count
+    # wait), and steps one with a zero gradient.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    w0 = [rng.standard_normal((3, 2)).astype(dtype), rng.standard_normal(4).astype(dtype)]
+    grads = []
+    for k in range(10):
+        g = [rng.standard_normal((3, 2)).astype(dtype), rng.standard_normal(4).astype(dtype)]
+        g[1] = None if k % 3 == 1 else g[1]
+        g[0] = np.zeros_like(g[0]) if k % 4 == 2 else g[0]
+        grads.append(g)
+    variables = [tl.Variable(w.copy()) for w in w0]
+    opt = getattr(O, name)(0.05, **ours)
+    step = tl.function(lambda g: opt.apply(g, variables))
+    params = [torch.tensor(w.copy(), requires_grad=True) for w in w0]
+    theirs_args = {renamed.get(k, k): v for k, v in ours.items()}
+    theirs = getattr(torch.optim, name)(params, lr=0.05, **theirs_args)
+    for g in grads:
+        step([None if x is None else tl.tensor(x) for x in g])
+        for p, x in zip(params, g):
+            p.grad = None if x is None else torch.tensor(x)
+        theirs.step()
+    tol = 1e-12 if dtype == "float64" else 2e-6
+    for v, p in zip(variables, params):
+        np.testing.assert_allclose(v.numpy(), p.detach().numpy(), rtol=tol, atol=tol)

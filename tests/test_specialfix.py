@@ -315,3 +315,126 @@ def test_scaled_bessel_float32_gradients_for_large_x_are_one_rounding_of_float64
     want = _grad(getattr(tl.special, name), v, x, argnums=1)
     np.testing.assert_allclose(got, want.astype(np.float32), rtol=2 * np.finfo(np.float32).eps)
     np.testing.assert_allclose(want, _central(lambda t: getattr(sp, name)(v, t), x, 1e-3 * x), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- incomplete elliptic integrals
+@pytest.mark.parametrize("name", ["ellipkinc", "ellipeinc"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_incomplete_elliptic_values_are_scipys_rounded_once_edges_included(name, dtype):
+    phi = np.array([0.0, 1.0, -2.5, np.pi / 2, 7.0, 1.0, 1.0, 1.2, np.inf, np.nan, 1.0, 0.3, 30.0])
+    m = np.array([0.5, 0.0, 0.7, 1.0, 0.3, -5.0, 1.0, -1e6, 0.5, 0.5, np.nan, 3.0, 0.99])
+    phi, m = phi.astype(dtype).astype(np.float64), m.astype(dtype).astype(np.float64)
+    got = getattr(tl.special, name)(phi.astype(dtype), m.astype(dtype)).numpy()
+    assert got.dtype == dtype
+    want = getattr(sp, name)(phi, m).astype(dtype)
+    np.testing.assert_allclose(got, want, rtol=np.finfo(dtype).eps, atol=0)
+
+
+def test_incomplete_elliptic_gradients_match_closed_forms_and_central_differences():
+    rng = np.random.default_rng(2)
+    phi, m = rng.uniform(-6.0, 6.0, 40), rng.uniform(-3.0, 0.95, 40)
+    for name in ("ellipkinc", "ellipeinc"):
+        f, ref = getattr(tl.special, name), getattr(sp, name)
+        by_phi, by_m = _grad(f, phi, m, argnums=(0, 1))
+        delta = np.sqrt(1 - m * np.sin(phi) ** 2)
+        np.testing.assert_allclose(by_phi, 1 / delta if name == "ellipkinc" else delta, rtol=1e-14)
+        np.testing.assert_allclose(by_m, _central(lambda t: ref(phi, t), m, 1e-6), rtol=1e-7, atol=1e-9)
+    # at m = 0 (where (E - F) / (2m) cancels): dF/dm = -dE/dm = (2 phi - sin(2 phi)) / 8
+    phi = np.array([0.3, 1.0, -2.0, 5.0])
+    for m0 in (0.0, 1e-12):
+        by_f = _grad(tl.special.ellipkinc, phi, np.full(4, m0), argnums=1)
+        by_e = _grad(tl.special.ellipeinc, phi, np.full(4, m0), argnums=1)
+        np.testing.assert_allclose(by_f, (2 * phi - np.sin(2 * phi)) / 8, rtol=1e-11)
+        np.testing.assert_allclose(by_e, -(2 * phi - np.sin(2 * phi)) / 8, rtol=1e-11)
+    # at phi = pi/2 they are the complete integrals' derivatives
+    m = np.array([-1.0, 0.2, 0.8])
+    np.testing.assert_allclose(
+        _grad(tl.special.ellipkinc, np.full(3, np.pi / 2), m, argnums=1), _grad(tl.special.ellipk, m), rtol=1e-13
+    )
+    np.testing.assert_allclose(
+        _grad(tl.special.ellipeinc, np.full(3, np.pi / 2), m, argnums=1), _grad(tl.special.ellipe, m), rtol=1e-13
+    )
+
+
+def test_incomplete_elliptic_gradients_match_mpmath():
+    mpmath = pytest.importorskip("mpmath")
+    for phi, m in [(1.0, 0.5), (2.5, 0.3), (-4.0, 0.7), (1.2, -3.0), (1.5, 0.999)]:
+        with mpmath.workdps(30):
+            want = [
+                float(mpmath.diff(lambda t: mpmath.ellipf(t, m), phi)),
+                float(mpmath.diff(lambda t: mpmath.ellipf(phi, t), m)),
+                float(mpmath.diff(lambda t: mpmath.ellipe(t, m), phi)),
+                float(mpmath.diff(lambda t: mpmath.ellipe(phi, t), m)),
+            ]
+        got = [
+            *_grad(tl.special.ellipkinc, phi, m, argnums=(0, 1)),
+            *_grad(tl.special.ellipeinc, phi, m, argnums=(0, 1)),
+        ]
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_incomplete_elliptic_second_order_float32_and_modes():
+    phi, m = np.array([0.4, 1.3, -3.0]), np.array([0.5, -1.0, 0.8])
+    pv, mv = _f64(phi, m)
+    for name in ("ellipkinc", "ellipeinc"):
+        f = getattr(tl.special, name)
+        total = lambda p, m: tl.sum(f(p, m))
+        for inner in (0, 1):  # d/dphi of d/dphi and of d/dm
+            got = tl.grad(lambda p: tl.sum(tl.grad(total, argnums=inner)(p, mv)))(pv).numpy()
+            first = lambda ps: _grad(f, ps, m, argnums=inner)
+            np.testing.assert_allclose(got, _central(first, phi, 1e-5), rtol=1e-7)
+        with pytest.raises(LookupError, match=r"EllipticIncGradM: the second derivatives of ellipkinc and ellipeinc"):
+            tl.grad(lambda m: tl.sum(tl.grad(total, argnums=1)(pv, m)))(mv)
+        eager = tl.grad(total, argnums=(0, 1))(pv, mv)
+        traced = tl.function(lambda p, m: tl.grad(total, argnums=(0, 1))(p, m))(pv, mv)
+        mapped = tl.vmap(tl.grad(f, argnums=(0, 1)))(pv, mv)
+        for e, t, v in zip(eager, traced, mapped):
+            np.testing.assert_array_equal(t.numpy(), e.numpy())
+            np.testing.assert_array_equal(v.numpy(), e.numpy())
+        got32 = _grad(f, phi, m, argnums=(0, 1), dtype=np.float32)
+        want = _grad(f, phi.astype(np.float32), m.astype(np.float32), argnums=(0, 1))
+        for g32, g64 in zip(got32, want):
+            assert g32.dtype == np.float32
+            np.testing.assert_allclose(g32, g64, rtol=4 * np.finfo(np.float32).eps)
+
+
+# ---------------------------------------------------------------- Jacobi's elliptic functions
+def test_ellipj_values_are_scipys_and_gradients_match_central_differences():
+    rng = np.random.default_rng(3)
+    u, m = rng.uniform(-8.0, 8.0, 30), rng.uniform(0.02, 0.98, 30)
+    u, m = np.concatenate([u, [0.0, 1.0, 2.0, np.inf, 1.0]]), np.concatenate([m, [0.5, 0.0, 1.0, 0.5, 1.5]])
+    for dtype in (np.float64, np.float32):
+        got = tl.special.ellipj(u.astype(dtype), m.astype(dtype))
+        want = sp.ellipj(u.astype(dtype).astype(np.float64), m.astype(dtype).astype(np.float64))
+        for g, w in zip(got, want):
+            assert g.dtype == dtype
+            np.testing.assert_allclose(g.numpy(), w.astype(dtype), rtol=np.finfo(dtype).eps, atol=1e-15)
+    u, m = u[:30], m[:30]
+    for k in range(4):
+        by_u, by_m = _grad(lambda u, m: tl.special.ellipj(u, m)[k], u, m, argnums=(0, 1))
+        np.testing.assert_allclose(by_u, _central(lambda t: sp.ellipj(t, m)[k], u), rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(by_m, _central(lambda t: sp.ellipj(u, t)[k], m), rtol=1e-6, atol=1e-8)
+    # closed forms: m = 0 gives (sin u, cos u, 1, u), and d/dm ph = -dn dF/dm = -(2u - sin 2u) / 8 there
+    u0 = np.array([0.3, 1.0, -2.0])
+    for k, slope in enumerate([np.cos(u0), -np.sin(u0), np.zeros(3), np.ones(3)]):
+        np.testing.assert_allclose(_grad(lambda u: tl.special.ellipj(u, 0.0)[k], u0), slope, atol=1e-15)
+    by_m = _grad(lambda m: tl.special.ellipj(u0, m)[3], np.zeros(3))
+    np.testing.assert_allclose(by_m, -(2 * u0 - np.sin(2 * u0)) / 8, rtol=1e-12)
+
+
+def test_ellipj_second_order_in_u_and_modes():
+    u, m = np.array([0.4, 2.0, -3.0]), np.array([0.5, 0.9, 0.2])
+    uv, mv = _f64(u, m)
+    sn = lambda u: tl.sum(tl.special.ellipj(u, mv)[0])
+    second = tl.grad(lambda u: tl.sum(tl.grad(sn)(u)))(uv).numpy()
+    s, c, d, _ = sp.ellipj(u, m)
+    np.testing.assert_allclose(second, -s * d * d - m * s * c * c, rtol=1e-13)  # (cn dn)' = -sn dn**2 - m sn cn**2
+    total = lambda u, m: tl.sum(tl.stack(tl.special.ellipj(u, m)))
+    eager = tl.grad(total, argnums=(0, 1))(uv, mv)
+    traced = tl.function(lambda u, m: tl.grad(total, argnums=(0, 1))(u, m))(uv, mv)
+    mapped = tl.vmap(tl.grad(lambda u, m: tl.sum(tl.stack(tl.special.ellipj(u, m))), argnums=(0, 1)))(uv, mv)
+    for e, t, v in zip(eager, traced, mapped):
+        np.testing.assert_array_equal(t.numpy(), e.numpy())
+        np.testing.assert_allclose(v.numpy(), e.numpy(), rtol=1e-15)
+    with pytest.raises(LookupError, match=r"EllipticIncGradM: the second derivatives"):
+        tl.grad(lambda m: tl.sum(tl.grad(total, argnums=1)(uv, m)))(mv)

@@ -300,3 +300,166 @@ def test_vonmises_cdf_traced_vmapped_and_float32():
     want = np.array([_vonmises_cdf_by_quadrature(float(v), 60.0) for v in np.clip(x32, -math.pi, math.pi)])
     assert got.dtype == np.float32
     np.testing.assert_allclose(got.numpy(), want, rtol=2e-7, atol=1e-30)
+
+
+# ------------------------------------------------------------------ the newest families at their edges
+def test_loggamma_distribution_functions_where_exp_z_underflows():
+    # P(c, e**z) with e**z = 0: loggamma.cdf(-800, 0.001) was 0 for 0.4496 (SciPy), logsf(-800, 0.6) 0 for -3.9e-209
+    z = np.array([-5000.0, -800.0, -701.0, -699.0, -3.0, 0.5])
+    for c in (0.001, 0.6, 20.0):
+        x = tl.tensor(z)
+        log_p = c * z - sp.gammaln(c + 1)  # the leading term, exact to O(e**z)
+        want_cdf = np.where(z < -600, np.exp(log_p), ss.loggamma.cdf(z, c))
+        np.testing.assert_allclose(tl.stats.loggamma.cdf(x, c).numpy(), want_cdf, rtol=1e-13, atol=0)
+        want_sf = np.where(z < -600, -np.expm1(log_p), ss.loggamma.sf(z, c))
+        np.testing.assert_allclose(tl.stats.loggamma.sf(x, c).numpy(), want_sf, rtol=1e-13)
+        want_logsf = np.where(z < -600, np.log1p(-np.exp(log_p)), ss.loggamma.logsf(z, c))
+        np.testing.assert_allclose(tl.stats.loggamma.logsf(x, c).numpy(), want_logsf, rtol=1e-13, atol=0)
+        np.testing.assert_allclose(
+            tl.stats.loggamma.logcdf(x, c).numpy(), np.where(z < -600, log_p, ss.loggamma.logcdf(z, c)), rtol=1e-13
+        )
+        g = tl.grad(lambda x: tl.stats.loggamma.cdf(x, c).sum())(x).numpy()  # the density, c z - e**z - gammaln(c)
+        np.testing.assert_allclose(g, np.exp(c * z - np.exp(z) - sp.gammaln(c)), rtol=1e-12, atol=0)
+
+
+def test_f_survival_function_next_to_zero_with_a_small_dfn():
+    # dfd / (dfn z + dfd) rounded to 1: f.sf(1e-20, 0.5, 0.5) was 1 for 0.99999460647398808 (SciPy; mpmath agrees)
+    z = np.array([1e-300, 1e-20, 1e-10, 1e-3, 1.0, 1e3, 1e20, 1e300])
+    for dfn, dfd in ((0.5, 0.5), (0.2, 3.0), (3.0, 0.2)):
+        x = tl.tensor(z)
+        np.testing.assert_allclose(tl.stats.f.sf(x, dfn, dfd).numpy(), ss.f.sf(z, dfn, dfd), rtol=1e-12)
+        np.testing.assert_allclose(tl.stats.f.cdf(x, dfn, dfd).numpy(), ss.f.cdf(z, dfn, dfd), rtol=1e-12)
+        g = tl.grad(lambda x: tl.stats.f.sf(x, dfn, dfd).sum())(x).numpy()
+        np.testing.assert_allclose(g, -ss.f.pdf(z, dfn, dfd), rtol=1e-11)
+
+
+def test_halfnorm_logsf_next_to_zero():
+    # log_ndtr(-z) + log 2 rounded to 0: halfnorm.logsf(1e-20) was 0 for -7.98e-21 (-z sqrt(2 / pi), SciPy)
+    z = np.array([0.0, 1e-300, 1e-20, 1e-8, 0.5, 0.999, 1.0, 1.001, 5.0, 30.0])
+    np.testing.assert_allclose(tl.stats.halfnorm.logsf(tl.tensor(z)).numpy(), ss.halfnorm.logsf(z), rtol=1e-14)
+    far = tl.stats.halfnorm.logsf(tl.tensor(np.array([40.0])), loc=0.0).numpy()  # SciPy's -inf: log 2 + log_ndtr(-40)
+    np.testing.assert_allclose(far, math.log(2) + float(sp.log_ndtr(-40.0)), rtol=1e-14)
+    g = tl.grad(lambda x: tl.stats.halfnorm.logsf(x).sum())(tl.tensor(z)).numpy()
+    np.testing.assert_allclose(g, -ss.halfnorm.pdf(z) / ss.halfnorm.sf(z), rtol=1e-12)
+
+
+NARROW = [(39.0, 40.0), (0.0, 1e-8), (3.0, 3.0001), (-40.0, -39.9999), (-1e-3, 1e-3), (10.0, 10.000001), (-2.0, 3.0)]
+
+
+def _normal_mass_by_quadrature(lo, hi, centre):
+    """``(Phi(hi) - Phi(lo)) e**(centre**2 / 2) sqrt(2 pi)``: scipy.integrate.quad of ``e**(-(t**2 - centre**2) / 2)``
+    (relative accuracy for a narrow interval, and no underflow at 40); from the tails for a wide one."""
+    from scipy.integrate import quad
+
+    if hi - lo > 1.0:
+        mass = ss.norm.sf(lo) - ss.norm.sf(hi) if lo >= 0 else ss.norm.cdf(hi) - ss.norm.cdf(lo)
+        return mass * math.exp(0.5 * centre * centre) * math.sqrt(2 * math.pi)
+    return quad(lambda t: math.exp(-0.5 * (t - centre) * (t + centre)), lo, hi, epsabs=0, epsrel=2e-14)[0]
+
+
+@pytest.mark.parametrize(("a", "b"), NARROW)
+def test_truncnorm_narrow_intervals_keep_their_digits(a, b):
+    # log Phi(near) - log Phi(far) as a difference of logs kept 1e-16 |log Phi| / (b - a): truncnorm(0, 1e-8).sf at
+    # b - 3e-17 was 0 for 2.98e-9, truncnorm(39, 40).cdf(39 + 1 ulp) 2.27e-13 for 2.77e-13 (SciPy is 18% off too)
+    width = b - a
+    x = np.unique(
+        np.concatenate([[np.nextafter(a, b)], [a + width * f for f in (1e-6, 0.3, 0.5, 0.9)], [b - width * 3e-9]])
+    )
+    x = x[(x > a) & (x < b)]
+    centre = min(abs(a), abs(b)) if a * b > 0 else 0.0
+    total = _normal_mass_by_quadrature(a, b, centre)
+    below = np.array([_normal_mass_by_quadrature(a, v, centre) for v in x]) / total
+    above = np.array([_normal_mass_by_quadrature(v, b, centre) for v in x]) / total
+    log_total = math.log(total) - 0.5 * centre * centre - 0.5 * math.log(2 * math.pi)
+    t = tl.tensor(x)
+    np.testing.assert_allclose(tl.stats.truncnorm.cdf(t, a, b).numpy(), below, rtol=1e-11)
+    np.testing.assert_allclose(tl.stats.truncnorm.sf(t, a, b).numpy(), above, rtol=1e-11)
+    log_below = np.where(below > 0.5, np.log1p(-above), np.log(below))  # the log of a value near 1 from the other
+    log_above = np.where(above > 0.5, np.log1p(-below), np.log(above))
+    np.testing.assert_allclose(tl.stats.truncnorm.logcdf(t, a, b).numpy(), log_below, rtol=1e-11, atol=1e-300)
+    np.testing.assert_allclose(tl.stats.truncnorm.logsf(t, a, b).numpy(), log_above, rtol=1e-11, atol=1e-300)
+    np.testing.assert_allclose(
+        tl.stats.truncnorm.logpdf(t, a, b).numpy(), ss.norm.logpdf(x) - log_total, rtol=1e-12, atol=1e-12
+    )
+    g = tl.grad(lambda t: tl.stats.truncnorm.cdf(t, a, b).sum())(t).numpy()
+    np.testing.assert_allclose(g, np.exp(ss.norm.logpdf(x) - log_total), rtol=1e-9)
+
+
+@pytest.mark.parametrize(("a", "b"), [(0.0, 1e-8), (-1.0, 2.0), (39.0, 40.0), (1.0, 3.0), (-np.inf, 0.5)])
+def test_truncnorm_gradients_at_the_ends_of_the_support(a, b):
+    # the density there: exp(log mass) of a mass 0 met d log(mass) = inf (NaN at x = a and x = b)
+    ends = np.array([a, b]) if np.isfinite(a) else np.array([b])
+    x = tl.tensor(ends)
+    if np.isfinite(a):
+        centre = min(abs(a), abs(b)) if a * b > 0 else 0.0
+        log_total = math.log(_normal_mass_by_quadrature(a, b, centre)) - 0.5 * centre**2 - 0.5 * math.log(2 * math.pi)
+    else:
+        log_total = ss.norm.logcdf(b)
+    density = np.exp(ss.norm.logpdf(ends) - log_total)
+    for method, sign in (("cdf", 1.0), ("sf", -1.0)):
+        g = tl.grad(lambda x: getattr(tl.stats.truncnorm, method)(x, a, b).sum())(x).numpy()
+        np.testing.assert_allclose(g, sign * density, rtol=1e-9, err_msg=method)
+    np.testing.assert_array_equal(tl.stats.truncnorm.cdf(x, a, b).numpy(), [0.0, 1.0][-len(ends) :])
+
+
+def test_f_with_an_infinite_df_is_nan_in_every_method_as_scipy():
+    # cdf(0.3, inf, 7) and sf(0.3, 3, inf) were 1, logsf and logcdf -inf, the other methods NaN (SciPy: all NaN)
+    x, q = np.array([0.3, 1.2, 2.5]), np.array([0.1, 0.5, 0.9])
+    for dfn, dfd in ((np.inf, 7.0), (3.0, np.inf), (np.inf, np.inf)):
+        for method in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"):
+            arg = q if method in ("ppf", "isf") else x
+            got = getattr(tl.stats.f, method)(tl.tensor(arg), dfn, dfd).numpy()
+            assert np.isnan(got).all() and np.isnan(getattr(ss.f, method)(arg, dfn, dfd)).all(), (method, got)
+
+
+@pytest.mark.parametrize("method", ["logcdf", "logsf"])
+def test_f_log_tails_gradients_next_to_zero_with_a_small_dfn(method):
+    # the branch not taken met 1 - x rounded to 1 (an infinite derivative for a shape below 1): NaN in x, dfn, dfd
+    z = np.array([1e-300, 1e-30, 1e-17, 1e-10, 1e-3, 1e10])
+    grads = tl.grad(lambda x, a, b: getattr(tl.stats.f, method)(x, a, b).sum(), argnums=(0, 1, 2))(
+        tl.tensor(z), tl.tensor(np.float64(0.7)), tl.tensor(np.float64(1.3))
+    )
+    assert all(np.isfinite(g.numpy()).all() for g in grads)
+    # in x: the density over the tail (SciPy's, where its tails are right)
+    tail = ss.f.cdf(z, 0.7, 1.3) if method == "logcdf" else ss.f.sf(z, 0.7, 1.3)
+    sign = 1.0 if method == "logcdf" else -1.0
+    np.testing.assert_allclose(grads[0].numpy(), sign * ss.f.pdf(z, 0.7, 1.3) / tail, rtol=1e-9)
+    # in dfn and dfd: central differences
+    for i, (a, b) in enumerate([(0.7 + 1e-6, 1.3), (0.7, 1.3 + 1e-6)]):
+        up = getattr(tl.stats.f, method)(tl.tensor(z), a, b).numpy().sum()
+        down = getattr(tl.stats.f, method)(tl.tensor(z), *((0.7 - 1e-6, 1.3) if i == 0 else (0.7, 1.3 - 1e-6))).numpy()
+        np.testing.assert_allclose(float(grads[i + 1]), (up - down.sum()) / 2e-6, rtol=1e-6)
+
+
+def test_gradients_where_a_branch_not_taken_or_a_saturated_value_met_an_infinity():
+    # each was NaN (0 * inf): the log of a tail through log1p(-complement) with the complement rounded to 1 (cauchy,
+    # vonmises, halfnorm), exp(-exp(-z)) past exp's range (gumbel), IgammaGradA's density at x = 0 for a < 1 (gamma's
+    # gradient in a off the support), truncnorm's log tails at the ends of the support
+    def grad(f, *args):
+        return [g.numpy() for g in tl.grad(f, argnums=tuple(range(len(args))))(*(tl.tensor(a) for a in args))]
+
+    z = np.array([-1e300, -1e20, -1e5])
+    (g,) = grad(lambda x: tl.stats.cauchy.logcdf(x).sum(), z)
+    np.testing.assert_allclose(g, -1.0 / z, rtol=1e-9)  # pdf / cdf = 1 / (pi (1 + z**2) cdf), cdf ~ 1 / (pi |z|)
+    (g,) = grad(lambda x: tl.stats.cauchy.logsf(x).sum(), -z)
+    np.testing.assert_allclose(g, 1.0 / z, rtol=1e-9)
+    for method in ("cdf", "sf", "logsf"):
+        (g,) = grad(lambda x: getattr(tl.stats.gumbel_r, method)(x).sum(), np.array([-1e300, -1e5, -1000.0]))
+        np.testing.assert_array_equal(g, 0.0)  # the density underflows to 0 there
+        (g,) = grad(lambda x: getattr(tl.stats.gumbel_l, {"logsf": "logcdf"}.get(method, method))(x).sum(), 1000.0)
+        assert g == 0.0
+    ga = grad(lambda a: tl.stats.gamma.cdf(np.array([-5.0, -1e-8, 0.0]), a).sum(), np.float64(0.3))[0]
+    assert ga == 0.0  # the CDF is 0 there for every a
+    assert grad(lambda a: tl.special.gammainc(a, 0.0), np.float64(0.3))[0] == 0.0
+    x = np.array([-1.0, -0.5])
+    (g,) = grad(lambda x: tl.stats.vonmises.logcdf(x, 100.0).sum(), x)
+    np.testing.assert_allclose(
+        g, ss.vonmises.pdf(x, 100.0) / tl.stats.vonmises.cdf(tl.tensor(x), 100.0).numpy(), rtol=1e-6
+    )
+    (g,) = grad(lambda x: tl.stats.halfnorm.logcdf(x).sum(), np.array([1e-300, 1e-100]))
+    np.testing.assert_allclose(g, [1e300, 1e100], rtol=1e-12)  # pdf / cdf = 1 / x next to 0
+    mass = ss.norm.cdf(2.0) - ss.norm.cdf(-1.0)
+    (g,) = grad(lambda x: tl.stats.truncnorm.logcdf(x, -1.0, 2.0), np.float64(2.0))
+    np.testing.assert_allclose(g, ss.norm.pdf(2.0) / mass, rtol=1e-12)
+    (g,) = grad(lambda x: tl.stats.truncnorm.logsf(x, -1.0, 2.0), np.float64(-1.0))
+    np.testing.assert_allclose(g, -ss.norm.pdf(-1.0) / mass, rtol=1e-12)

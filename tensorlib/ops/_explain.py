@@ -232,10 +232,11 @@ def _kernel_lines(opdef) -> list:
 
 
 def _strategy_line(node) -> str | None:
-    strategy = getattr(node.op, "strategy", None)
+    # The strategy function sits on the NumPy kernel that picks it (as tl.profile reads it).
+    strategy = getattr(node.op.kernels.get("numpy"), "strategy", None)
     if strategy is None or any(None in t.shape[1:] for t in node.inputs):  # the batch size may be unknown
         return None
-    return strategy(*node.inputs, **node.attrs)
+    return strategy(*node.inputs, **node.attrs) or None
 
 
 def _describe_node(node, indent: str) -> list:

@@ -740,7 +740,7 @@ def kron(a, b) -> Tensor:
     """
     from .shape import expand_dims, reshape
 
-    a, b = as_tensor(a), as_tensor(b)
+    a, b = as_tensors(a, b)
     if a.ndim < 2 or b.ndim < 2 or None in a.shape[-2:] + b.shape[-2:]:
         raise ValueError(
             f"kron: expected matrices of known sizes (rank >= 2), got a shape {tuple(a.shape)} {a.dtype}, "
@@ -761,7 +761,7 @@ def khatri_rao(a, b) -> Tensor:
     """
     from .shape import expand_dims, reshape
 
-    a, b = as_tensor(a), as_tensor(b)
+    a, b = as_tensors(a, b)
     if None in a.shape[-2:] + b.shape[-2:]:
         raise ValueError(
             f"khatri_rao: the matrix sizes must be known (give them in the TensorSpec), got a shape "

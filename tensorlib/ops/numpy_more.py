@@ -830,3 +830,84 @@ def sliding_window_view(x, window_shape, axis=None) -> Tensor:
         starts = np.arange(n - w + 1, dtype=np.int64)[:, None] + np.arange(w, dtype=np.int64)[None, :]
         x = moveaxis(take(x, starts, axis=a), a + 1, -1)  # (..., starts, ...) with the window axis last
     return x
+
+
+_PAD_STATISTICS = ("maximum", "minimum", "mean", "median")
+
+
+def pad_by_statistic(x, widths, mode: str, stat_length=None) -> Tensor:
+    """``numpy.pad``'s ``mode`` 'maximum', 'minimum', 'mean' or 'median': each axis in turn (the later ones see
+    the earlier ones' padding, as NumPy's corners do) gets ``widths[axis]`` copies before and after of that
+    statistic of its first and last ``stat_length`` values (all by default; integers rounded half to even,
+    as NumPy).  Differentiable as the statistic is.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> pad_by_statistic(tl.tensor([1.0, 2.0, 6.0]), np.array([[1, 2]]), "mean", 2).numpy().tolist()
+    [1.5, 1.0, 2.0, 6.0, 4.0, 4.0]
+    """
+    from .array import median, repeat
+    from .reduce import max as reduce_max
+    from .reduce import mean, min as reduce_min
+
+    statistic = {"maximum": reduce_max, "minimum": reduce_min, "mean": mean, "median": median}[mode]
+    where = f"(x shape {x.shape}, {x.dtype}; mode {mode!r}, stat_length {stat_length!r})"
+    lengths = np.full((x.ndim, 2), -1) if stat_length is None else np.broadcast_to(np.asarray(stat_length), (x.ndim, 2))
+    for axis, ((before, after), (first, last)) in enumerate(zip(widths.tolist(), lengths.tolist())):
+        if not before and not after:
+            continue
+        n = x.shape[axis]
+        if n is None:
+            raise ValueError(f"numpy.pad: the size of axis {axis} must be known (traced with unknown sizes) {where}")
+        if n == 0 or first == 0 or last == 0:
+            raise ValueError(f"numpy.pad: no values to take the {mode} of along axis {axis} {where}")
+        parts = []
+        for width, start, stop in (
+            (before, 0, n if first < 0 else min(first, n)),
+            (after, n - (n if last < 0 else min(last, n)), n),
+        ):
+            if not width:
+                parts.append(None)
+                continue
+            value = statistic(
+                shape_ops.getitem(x, (slice(None),) * axis + (slice(start, stop),)), axis=axis, keepdims=True
+            )
+            if x.dtype.kind in "biu" and mode in ("mean", "median"):  # NumPy rounds half to even, then casts
+                value = math_ops.cast(math_ops.round(value), x.dtype)
+            parts.append(repeat(value, width, axis=axis))
+        x = shape_ops.concat([p for p in (parts[0], x, parts[1]) if p is not None], axis=axis)
+    return x
+
+
+def pad_linear_ramp(x, widths, end_values=0) -> Tensor:
+    """``numpy.pad(mode='linear_ramp')``: each axis in turn gets ramps from ``end_values`` (a number, a pair or
+    a pair per axis) towards its edge values, NumPy's ``linspace(end, edge, width, endpoint=False)``
+    (floored for integers); linear in the edges and the end values, so both get gradients.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> pad_linear_ramp(tl.tensor([4.0, 8.0]), np.array([[2, 1]]), 0.0).numpy().tolist()
+    [0.0, 2.0, 4.0, 8.0, 0.0]
+    """
+    ends = np.broadcast_to(np.asarray(end_values, dtype=object), (x.ndim, 2))
+    for axis, ((before, after), (start_value, stop_value)) in enumerate(zip(widths.tolist(), ends.tolist())):
+        if not before and not after:
+            continue
+        n = x.shape[axis]
+        if n is None or n == 0:
+            raise ValueError(
+                f"numpy.pad: mode='linear_ramp' needs the edges of axis {axis} (x shape {x.shape}, {x.dtype})"
+            )
+        parts = []
+        for width, end, edge_index, reverse in ((before, start_value, 0, False), (after, stop_value, n - 1, True)):
+            if not width:
+                parts.append(None)
+                continue
+            edge = shape_ops.getitem(x, (slice(None),) * axis + (slice(edge_index, edge_index + 1),))
+            wide = math_ops.cast(edge, _dt.float64) if x.dtype.kind in "biu" else edge
+            steps = np.arange(width - 1, -1, -1) if reverse else np.arange(width)  # the after ramp runs outwards
+            steps = steps.reshape((-1,) + (1,) * (x.ndim - axis - 1)).astype(_dt.real_dtype(wide.dtype))
+            ramp = steps * ((wide - end) / width) + end  # NumPy's linspace: i * step + start
+            if x.dtype.kind in "biu":
+                ramp = math_ops.cast(math_ops.floor(ramp), x.dtype)
+            parts.append(ramp)
+        x = shape_ops.concat([p for p in (parts[0], x, parts[1]) if p is not None], axis=axis)
+    return x

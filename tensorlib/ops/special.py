@@ -106,6 +106,38 @@ def _define_of_orders(op_type, function_name, doc):
     return op
 
 
+def _refuse(message):
+    """A gradient rule that raises ``LookupError(message)``: a derivative the op does not have."""
+
+    def rule(node, g):
+        raise LookupError(message)
+
+    return rule
+
+
+def _define_partials(op_type, inputs, partials, doc, reason):
+    """The op of the partial derivatives that have no closed form (``BetaincGrad``, ...): its attribute ``wrt`` picks
+    one of ``partials(*arrays)`` (NumPy, float64), rounded once to the rule's dtype."""
+
+    def kernel(*arrays, wrt):
+        dtype = _result_dtype(*(a.dtype for a in arrays))
+        return np.asarray(partials(*arrays)[wrt]).astype(dtype, copy=False)
+
+    kernel.__name__ = kernel.__qualname__ = partials.__name__.lstrip("_") + "_kernel"
+    op = defop(
+        op_type,
+        inputs=inputs,
+        attrs={"wrt": 0},
+        infer=_elementwise_infer,
+        elementwise=True,
+        promote=tuple(range(len(inputs))),
+        doc=doc,
+    )
+    op.kernel("numpy")(kernel)
+    op.kernels_reason = reason
+    return op
+
+
 def _floats(xp, *arrays):
     """The rule's dtype: integers and bools become float64 (float arguments are already promoted)."""
     return [a if xp.isdtype(a.dtype, "real floating") else xp.astype(a, xp.float64) for a in arrays]
@@ -527,19 +559,12 @@ def _igamma_kernel(upper):
     return kernel
 
 
-_gammainc = _define(
-    "Igamma",
-    "gammainc",
-    inputs=("a", "x"),
-    doc="P(a, x), the regularized lower incomplete gamma.",
-    kernel=_igamma_kernel(upper=False),
-)
-_gammaincc = _define(
-    "Igammac",
-    "gammaincc",
-    inputs=("a", "x"),
-    doc="Q(a, x) = 1 - P(a, x), without cancellation.",
-    kernel=_igamma_kernel(upper=True),
+_gammainc, _gammaincc = (
+    _define(op_type, name, inputs=("a", "x"), doc=doc, kernel=_igamma_kernel(upper))
+    for op_type, name, doc, upper in (
+        ("Igamma", "gammainc", "P(a, x), the regularized lower incomplete gamma.", False),
+        ("Igammac", "gammaincc", "Q(a, x) = 1 - P(a, x), without cancellation.", True),
+    )
 )
 
 
@@ -558,7 +583,7 @@ def _igamma_grad_a_kernel(a, x):
         log_density = np.where(large, _log_gamma_prefactor(a_large, x_large) + np.log(a_large / x_large), textbook)
         density = np.where(large & (x64 <= 0), np.exp(textbook), np.exp(log_density))
         out = -standard_gamma_sample_grad(a64, x64) * density
-    out = np.where((x64 == np.inf) & (a64 > 0), 0.0, out)
+    out = np.where(((x64 == np.inf) | (x64 == 0)) & (a64 > 0), 0.0, out)  # at 0 for a < 1: 0 * inf was NaN
     return out.astype(_result_dtype(a.dtype, x.dtype), copy=False)
 
 
@@ -1289,22 +1314,12 @@ def _betainc_partials_float64(a, b, x):
     return tuple(np.where(inside, d, np.where(edge, 0.0, np.nan)) for d in partials)
 
 
-def _betainc_grad_kernel(a, b, x, *, wrt):
-    return _betainc_partials(a, b, x)[wrt].astype(_result_dtype(a.dtype, b.dtype, x.dtype), copy=False)
-
-
-_betainc_grad = defop(
+_betainc_grad = _define_partials(
     "BetaincGrad",
-    inputs=("a", "b", "x"),
-    attrs={"wrt": 0},
-    infer=_elementwise_infer,
-    elementwise=True,
-    promote=(0, 1, 2),
-    doc="d/da (wrt=0) or d/db (wrt=1) of the regularized incomplete beta function I_x(a, b).",
-)
-_betainc_grad.kernel("numpy")(_betainc_grad_kernel)
-_betainc_grad.kernels_reason = (
-    "scipy.special.psi and a NumPy continued fraction; the Array API standard has no special functions"
+    ("a", "b", "x"),
+    _betainc_partials,
+    "d/da (wrt=0) or d/db (wrt=1) of the regularized incomplete beta function I_x(a, b).",
+    "scipy.special.psi and a NumPy continued fraction; the Array API standard has no special functions",
 )
 
 
@@ -1378,11 +1393,10 @@ def _beta_density(a, b, x):
     return _widened(lambda a, b, x: math_ops.exp(beta_log_density(x, a, b)), a, b, x)
 
 
-def _no_second_order_in_parameters(node, g):
-    raise LookupError(
-        "BetaincGrad: the second derivatives of betainc in a and b are not implemented (TensorFlow has no first); "
-        "the first derivatives in a, b and x and the derivatives of every order in x are"
-    )
+_no_second_order_in_parameters = _refuse(
+    "BetaincGrad: the second derivatives of betainc in a and b are not implemented (TensorFlow has no first); "
+    "the first derivatives in a, b and x and the derivatives of every order in x are"
+)
 
 
 def _betainc_grad_in_x(node, g):
@@ -1526,7 +1540,7 @@ def log_betainc(a, b, x, complement=None) -> Tensor:
     (``x`` a rounded quotient next to 1; ``log(1 - I_x(a, b))`` is ``log_betainc(b, a, 1 - x, x)``).  ``a, b > 0``,
     float64."""
     w = math_ops.where
-    value = betainc(a, b, x)
+    value = math_ops.stop_gradient(betainc(a, b, x))  # it chooses the branch; each branch sees stand-ins elsewhere
     far = all_of(value < 1e-280, x > 0, x < (a + 1.0) / (a + b + 2.0))
     a_far, b_far, x_far = w(far, a, 2.0), w(far, b, 2.0), w(far, x, 0.25)
     prefactor = (
@@ -1534,8 +1548,11 @@ def log_betainc(a, b, x, complement=None) -> Tensor:
     )
     factor = apply(_log_betainc_fraction, (a_far, b_far, x_far))
     near_one = value > 0.5  # the log of a value near 1: log1p of minus its complement, which keeps the digits
-    upper = betaincc(a, b, x) if complement is None else betainc(b, a, complement)
-    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), math_ops.log(w(far, 1.0, value)))
+    # A function of x next to 0 or 1 (1 - x rounded to 1, or x a quotient rounded to 1) has an infinite derivative for a
+    # or b < 1, and 0 * inf in the branch not taken made f.logcdf(1e-17, 0.7, 1.3)'s gradient NaN, and logsf's
+    upper = betaincc(a, b, w(near_one, x, 0.5)) if complement is None else betainc(b, a, w(near_one, complement, 0.5))
+    middle = math_ops.logical_not(math_ops.logical_or(far, near_one))
+    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), math_ops.log(betainc(a, b, w(middle, x, 0.5))))
     return w(far, prefactor + factor, near)
 
 

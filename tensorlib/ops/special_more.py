@@ -15,8 +15,18 @@ from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import elementwise, floating
 from . import math as math_ops
+from ._shapes import broadcast_shapes
 from .registry import defop, spec
-from .special import _define, _elementwise_infer, _in_float64, _result_dtype, _scipy_kernel, scipy_special
+from .special import (
+    _define,
+    _define_partials,
+    _elementwise_infer,
+    _in_float64,
+    _refuse,
+    _result_dtype,
+    _scipy_kernel,
+    scipy_special,
+)
 
 
 def _series(coefficients, t):
@@ -233,6 +243,163 @@ def ellipe(m) -> Tensor:
     return apply(_ellipe, (m,))
 
 
+# ------------------------------------------------------------------ incomplete elliptic integrals (amplitude phi, parameter m)
+_ellipkinc, _ellipeinc = (
+    _define(
+        op_type,
+        name,
+        inputs=("phi", "m"),
+        doc=f"{symbol}(phi | m), the incomplete elliptic integral of the {kind} kind.",
+        kernel=_scipy_kernel(name, in_float64=True),
+    )
+    for op_type, name, symbol, kind in (
+        ("EllipticF", "ellipkinc", "F", "first"),
+        ("EllipticEInc", "ellipeinc", "E", "second"),
+    )
+)
+
+
+def _elliptic_inc_partials_in_m(phi, m):
+    """``(dF/dm, dE/dm)`` of F(phi | m) and E(phi | m) in float64.  dE/dm = (E - F) / (2m) = -1/2 int_0^phi sin(t)**2 /
+    sqrt(1 - m sin(t)**2) dt, Carlson's -sin(p)**3 / 6 R_D(cos(p)**2, 1 - m sin(p)**2, 1) for p = phi - k pi in
+    [-pi/2, pi/2], plus k times the complete integral's (the quotient cancels near m = 0); dF/dm = (dE/dm + F / 2 -
+    sin(phi) cos(phi) / (2 sqrt(1 - m sin(phi)**2))) / (1 - m)."""
+    sp = scipy_special()
+    phi64, m64 = np.broadcast_arrays(phi.astype(np.float64), m.astype(np.float64))
+    with np.errstate(all="ignore"):
+        turns = np.round(phi64 / np.pi)
+        p = phi64 - turns * np.pi
+        s, c = np.sin(p), np.cos(p)
+        whole = np.where(turns == 0, 0.0, turns / 3.0 * sp.elliprd(0.0, 1.0 - m64, 1.0))  # NaN for m > 1
+        by_e = -(s**3 / 6.0) * sp.elliprd(c * c, 1.0 - m64 * s * s, 1.0) - whole
+        delta = np.sqrt(1.0 - m64 * s * s)
+        by_f = (by_e + 0.5 * sp.ellipkinc(phi64, m64) - s * c / (2.0 * delta)) / (1.0 - m64)
+    return by_f, by_e
+
+
+_elliptic_inc_by_m = _define_partials(
+    "EllipticIncGradM",
+    ("phi", "m"),
+    _elliptic_inc_partials_in_m,
+    "d/dm of the incomplete elliptic integral F(phi | m) (wrt=0) or E(phi | m) (wrt=1).",
+    "scipy.special.elliprd; the Array API standard has no special functions",
+)
+
+
+def _delta_squared(phi, m):
+    return 1.0 - m * math_ops.square(math_ops.sin(phi))
+
+
+_no_second_order_in_m = _refuse(
+    "EllipticIncGradM: the second derivatives of ellipkinc and ellipeinc in m are not implemented; the first "
+    "derivatives in phi and m and those of every order in phi are"
+)
+
+
+def _by_m_then_phi(node, g):
+    """d/dphi of dF/dm = d/dm (1 / delta) = sin(phi)**2 / (2 delta**3); of dE/dm, d/dm delta = -sin(phi)**2 / (2 delta)."""
+    phi, m = node.inputs
+    square, sine_square = _delta_squared(phi, m), math_ops.square(math_ops.sin(phi))
+    if node.attrs["wrt"] == 0:
+        return g * sine_square / (2.0 * square * math_ops.sqrt(square))
+    return -g * sine_square / (2.0 * math_ops.sqrt(square))
+
+
+register_gradient("EllipticIncGradM", _by_m_then_phi, _no_second_order_in_m)
+register_gradient(
+    "EllipticF",
+    lambda node, g: g / math_ops.sqrt(_delta_squared(*node.inputs)),
+    lambda node, g: g * apply(_elliptic_inc_by_m, node.inputs, {"wrt": 0}),
+)
+register_gradient(
+    "EllipticEInc",
+    lambda node, g: g * math_ops.sqrt(_delta_squared(*node.inputs)),
+    lambda node, g: g * apply(_elliptic_inc_by_m, node.inputs, {"wrt": 1}),
+)
+
+
+def ellipkinc(phi, m) -> Tensor:
+    """The incomplete elliptic integral of the first kind ``F(phi | m) = int_0^phi (1 - m sin(t)**2)**-1/2 dt`` (SciPy's
+    ``ellipkinc``, parameter ``m = k**2``).  Differentiable in ``phi`` to every order (``(1 - m sin(phi)**2)**-1/2``)
+    and in ``m`` once (``EllipticIncGradM``, Carlson's R_D, no cancellation at m = 0).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.ellipkinc(tl.tensor(1.0, "float64"), 0.5)), 6)
+    1.083217
+    """
+    return apply(_ellipkinc, (phi, m))
+
+
+def ellipeinc(phi, m) -> Tensor:
+    """The incomplete elliptic integral of the second kind ``E(phi | m) = int_0^phi (1 - m sin(t)**2)**1/2 dt`` (SciPy's
+    ``ellipeinc``).  Differentiable in ``phi`` to every order (``(1 - m sin(phi)**2)**1/2``) and in ``m`` once
+    (``(E - F) / (2m)``, from Carlson's R_D).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.special.ellipeinc(tl.tensor(1.0, "float64"), 0.5)), 6)
+    0.92733
+    """
+    return apply(_ellipeinc, (phi, m))
+
+
+# ------------------------------------------------------------------ Jacobi's elliptic functions
+def _ellipj_infer(u, m):
+    out = spec(broadcast_shapes(u.shape, m.shape), _result_dtype(u.dtype, m.dtype))
+    return out, out, out, out
+
+
+def _ellipj_kernel(u, m):
+    """SciPy's ``ellipj`` in float64, each output rounded once to the rule's dtype."""
+    dtype = _result_dtype(u.dtype, m.dtype)
+    return tuple(
+        np.asarray(out).astype(dtype, copy=False)
+        for out in scipy_special().ellipj(u.astype(np.float64), m.astype(np.float64))
+    )
+
+
+_ellipj = defop(
+    "EllipticJ",
+    inputs=("u", "m"),
+    infer=_ellipj_infer,
+    promote=(0, 1),
+    doc="Jacobi's elliptic functions (sn, cn, dn, ph) of u for the parameter m.",
+)
+_ellipj.kernel("numpy")(_ellipj_kernel)
+_ellipj.kernels_reason = "scipy.special.ellipj; the Array API standard has no special functions"
+
+
+def _ellipj_by_u(node, g_sn, g_cn, g_dn, g_ph):
+    """sn' = cn dn, cn' = -sn dn, dn' = -m sn cn, ph' = dn."""
+    m = node.inputs[1]
+    sn, cn, dn, _ = node.outputs
+    return g_sn * cn * dn - g_cn * sn * dn - g_dn * m * sn * cn + g_ph * dn
+
+
+def _ellipj_by_m(node, g_sn, g_cn, g_dn, g_ph):
+    """ph = am(u | m) solves F(ph | m) = u: d ph / dm = -dn dF/dm (at ph; ``EllipticIncGradM``, once), then sn_m = cn
+    ph_m, cn_m = -sn ph_m and, from dn**2 = 1 - m sn**2, dn_m = -(sn**2 + 2 m sn sn_m) / (2 dn)."""
+    m = node.inputs[1]
+    sn, cn, dn, ph = node.outputs
+    by_m = -dn * apply(_elliptic_inc_by_m, (ph, m), {"wrt": 0})
+    return (g_sn * cn - g_cn * sn - g_dn * m * sn * cn / dn + g_ph) * by_m - g_dn * math_ops.square(sn) / (2.0 * dn)
+
+
+register_gradient("EllipticJ", _ellipj_by_u, _ellipj_by_m)
+
+
+def ellipj(u, m) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Jacobi's elliptic functions ``(sn, cn, dn, ph)`` of ``u`` for the parameter ``m`` in [0, 1] (SciPy's ``ellipj``:
+    ``ph = am(u | m)``, the amplitude, ``sn = sin(ph)``, ``cn = cos(ph)``, ``dn = sqrt(1 - m sn**2)``; NaN outside).
+    Differentiable in ``u`` to every order (``sn' = cn dn``, ...) and in ``m`` once (through ``dF/dm`` of the
+    amplitude).
+
+    >>> import tensorlib as tl
+    >>> [round(float(v), 6) for v in tl.special.ellipj(tl.tensor(0.5, "float64"), 0.3)]
+    [0.474216, 0.880409, 0.965679, 0.494073]
+    """
+    return apply(_ellipj, (u, m))
+
+
 # ------------------------------------------------------------------ Lambert's W
 def _lambertw_kernel(x, *, k, tol):
     """SciPy's complex ``lambertw`` on the real line: its real value where that is real, NaN elsewhere (x < -1/e,
@@ -374,28 +541,19 @@ def _hyp1f1_partials(a, b, x):
         return tuple(np.sign(d) * np.exp(np.log(np.abs(d)) + log_scale) for d in (by_a, by_b))
 
 
-def _hyp1f1_grad_kernel(a, b, x, *, wrt):
-    return _hyp1f1_partials(a, b, x)[wrt].astype(_result_dtype(a.dtype, b.dtype, x.dtype), copy=False)
-
-
-_hyp1f1_grad = defop(
+_hyp1f1_grad = _define_partials(
     "Hyp1f1Grad",
-    inputs=("a", "b", "x"),
-    attrs={"wrt": 0},
-    infer=_elementwise_infer,
-    elementwise=True,
-    promote=(0, 1, 2),
-    doc="d/da (wrt=0) or d/db (wrt=1) of Kummer's function 1F1(a; b; x), from the series of the derivatives.",
+    ("a", "b", "x"),
+    _hyp1f1_partials,
+    "d/da (wrt=0) or d/db (wrt=1) of Kummer's function 1F1(a; b; x), from the series of the derivatives.",
+    "a NumPy series; the Array API standard has no special functions",
 )
-_hyp1f1_grad.kernel("numpy")(_hyp1f1_grad_kernel)
-_hyp1f1_grad.kernels_reason = "a NumPy series; the Array API standard has no special functions"
 
 
-def _no_second_order_in_parameters(node, g):
-    raise LookupError(
-        "Hyp1f1Grad: the second derivatives of hyp1f1 in a and b are not implemented (JAX has no first); the first "
-        "derivatives in a, b and x and the derivatives of every order in x are"
-    )
+_no_second_order_in_parameters = _refuse(
+    "Hyp1f1Grad: the second derivatives of hyp1f1 in a and b are not implemented (JAX has no first); the first "
+    "derivatives in a, b and x and the derivatives of every order in x are"
+)
 
 
 def _hyp1f1_grad_by_x(node, g):
@@ -490,13 +648,10 @@ _bessel_ops = {
 
 
 def _no_gradient_in_the_order(op_type):
-    def rule(node, g):
-        raise LookupError(
-            f"{op_type}: the derivative in the order v is not implemented (torch.special and jax.scipy.special have "
-            "none either); the derivatives of every order in x are"
-        )
-
-    return rule
+    return _refuse(
+        f"{op_type}: the derivative in the order v is not implemented (torch.special and jax.scipy.special have "
+        "none either); the derivatives of every order in x are"
+    )
 
 
 def _neighbours(name, v, x):

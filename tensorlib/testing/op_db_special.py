@@ -51,6 +51,13 @@ def _scipy_pair(name):
     return ref
 
 
+def _ellipj_ref(u, m):
+    """SciPy's ellipj (sn, cn, dn, ph), each in the inputs' float dtype."""
+    import scipy.special
+
+    return tuple(np.asarray(out).astype(np.result_type(u, m)) for out in scipy.special.ellipj(u, m))
+
+
 def _lambertw_ref(x, k=0):
     """SciPy's complex lambertw, its real part where that is real (NaN elsewhere), in x's dtype."""
     import scipy.special
@@ -479,6 +486,38 @@ _SPECIAL = [
     ),
     _special("ellipk", [(-2.0, 0.9)], ("EllipticK",)),
     _special("ellipe", [(-2.0, 0.9)], ("EllipticE",)),
+    # four outputs; first order in m (through EllipticIncGradM), every order in u
+    OpInfo(
+        "special.ellipj",
+        tl.special.ellipj,
+        _ellipj_ref,
+        _uniform((-4.0, 4.0), (0.05, 0.9)),
+        op_types=("EllipticJ", "EllipticIncGradM"),
+        dtypes=FLOATS,
+        second_order=False,
+    ),
+    OpInfo(
+        "special.ellipj_in_u",
+        tl.special.ellipj,
+        _ellipj_ref,
+        _uniform((-4.0, 4.0), (0.05, 0.9), grads=(0,)),
+        op_types=("EllipticJ",),
+        dtypes=FLOATS,
+    ),
+    # first order in phi and m (the second in m is not implemented), every order in phi
+    _special("ellipkinc", [(-4.0, 4.0), (-2.0, 0.9)], ("EllipticF", "EllipticIncGradM"), second_order=False),
+    _special("ellipeinc", [(-4.0, 4.0), (-2.0, 0.9)], ("EllipticEInc", "EllipticIncGradM"), second_order=False),
+    *(
+        OpInfo(
+            f"special.{name}_in_phi",
+            getattr(tl.special, name),
+            _scipy(name),
+            _uniform((-4.0, 4.0), (-2.0, 0.9), grads=(0,)),
+            op_types=(op_type,),
+            dtypes=FLOATS,
+        )
+        for name, op_type in (("ellipkinc", "EllipticF"), ("ellipeinc", "EllipticEInc"))
+    ),
     OpInfo(
         "special.lambertw",
         tl.special.lambertw,

@@ -277,7 +277,10 @@ def fused_batch_norm(
         return y, stop_gradient(batch_mean), stop_gradient(batch_var)
     if mean is None or variance is None:
         raise ValueError("FusedBatchNormV3: inference (is_training=False) needs the mean and variance to use")
-    mean, variance = as_tensor(mean), as_tensor(variance)
+    # read together, as the op promotes these four, and in float64 for a float64 x (a listed mean was float32)
+    x = as_tensor(x)
+    floor = _dt.float64 if x.dtype == _dt.float64 else None  # (float16 and float32 x keep float32 statistics)
+    scale, offset, mean, variance = as_tensors(scale, offset, mean, variance, floor=floor)
     y = apply(_fused_batch_norm, (x, scale, offset, mean, variance), {"epsilon": float(epsilon), "is_training": False})[
         0
     ]

@@ -301,7 +301,9 @@ def cross_entropy(
     dtype, x = x.dtype, _widened(x)
     log_probs = log_softmax(x, axis=axis)
     classes = x.shape[axis]
-    target = as_tensor(target)
+    listed, target = target, as_tensor(target)
+    if target.dtype.kind == "f" and not hasattr(listed, "dtype"):  # listed probabilities: read next to x (float64)
+        target = as_tensors(x, listed)[1]
     w_shape = [1] * x.ndim
     w_shape[axis] = -1
     if target.dtype.kind == "f":  # class probabilities
