@@ -354,3 +354,45 @@ def test_a_matrix_holding_nan_or_inf_gives_nan_never_lapacks_finite_garbage_or_a
             out = np.stack([out[0, :, :, 0], out[1, :, :, 1]])
         assert np.isnan(out[1]).all()
         np.testing.assert_allclose(out[0], alone.numpy(), atol=1e-12)
+
+
+# ---------------------------------------------------------------- orth, null_space, subspace_angles
+def test_orth_and_null_space_match_scipy_and_span_the_right_spaces():
+    rng = _rng(40)
+    a = rng.standard_normal((5, 3)) @ rng.standard_normal((3, 4))  # rank 3
+    q, z = L.orth(a).numpy(), L.null_space(a).numpy()
+    assert q.shape == (5, 3) and z.shape == (4, 1)
+    np.testing.assert_allclose(q @ q.T, sl.orth(a) @ sl.orth(a).T, atol=1e-12)
+    np.testing.assert_allclose(a @ z, 0, atol=1e-12)
+    np.testing.assert_allclose(z.T @ z, np.eye(1), atol=1e-12)
+    c = a + 1j * a[::-1]
+    np.testing.assert_allclose(c @ L.null_space(c).numpy(), 0, atol=1e-12)
+    assert L.orth(np.zeros((3, 2))).shape == (3, 0) and L.null_space(np.eye(2)).shape == (2, 0)
+    # the projector onto the range is differentiable (distinct singular values): differences
+    b = rng.standard_normal((4, 2))
+    w = rng.standard_normal((4, 4))
+    np.testing.assert_allclose(
+        tl.grad(lambda x: tl.sum((L.orth(x) @ L.orth(x).T) * tl.tensor(w)))(b).numpy(),
+        _differences(lambda x: tl.sum((L.orth(x) @ L.orth(x).T) * tl.tensor(w)), b),
+        atol=1e-7,
+    )
+    with pytest.raises(ValueError, match=r"orth: the number of columns is the numerical rank .* outside tl.function"):
+        tl.function(L.orth)(a)
+    with pytest.raises(ValueError, match=r"null_space: expected a matrix \(2-D\), got shape \(2, 2, 2\)"):
+        L.null_space(np.ones((2, 2, 2)))
+
+
+def test_subspace_angles_match_scipy_and_keep_a_small_angle_next_to_a_large_one():
+    rng = _rng(41)
+    a, b = rng.standard_normal((6, 2)), rng.standard_normal((6, 3))
+    np.testing.assert_allclose(L.subspace_angles(a, b).numpy(), sl.subspace_angles(a, b), atol=1e-12)
+    # span(e1, e2) against span(e1 + 1e-10 e3, cos(t) e2 + sin(t) e4): the angles are t and atan(1e-10)
+    x = np.eye(4)[:, :2]
+    for t in (0.3, 1.0):
+        y = np.array([[1.0, 0.0], [0.0, np.cos(t)], [1e-10, 0.0], [0.0, np.sin(t)]])
+        np.testing.assert_allclose(L.subspace_angles(x, y).numpy(), [t, np.arctan(1e-10)], rtol=1e-6)
+    assert sl.subspace_angles(x, y)[1] == 0.0  # SciPy's arccos(cos(1e-10)) with a large angle beside it
+    g = tl.grad(lambda m: tl.sum(L.subspace_angles(tl.tensor(a), m)))(b).numpy()
+    np.testing.assert_allclose(g, _differences(lambda m: tl.sum(L.subspace_angles(tl.tensor(a), m)), b), atol=1e-7)
+    with pytest.raises(ValueError, match=r"subspace_angles: A and B must have the same number of rows"):
+        L.subspace_angles(a, b[:5])

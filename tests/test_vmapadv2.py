@@ -358,3 +358,16 @@ def test_polygamma_and_expn_of_mapped_or_traced_orders_equal_scipy(name):
     np.testing.assert_allclose(second, expected2, rtol=1e-5)
     with pytest.raises(ValueError, match="the order n must be a non-negative integer, got -1"):
         tl.function(fn)(np.array([-1, 2]), x[:2])
+
+
+def test_linearize_takes_integer_primals_and_gives_integer_outputs_a_zero_tangent():
+    # Before: linearize refused an integer primal (tl.jvp takes it) and crashed on an integer output (its
+    # zero cotangent was an integer primal of the transposed vjp).  JAX's linearize takes both.
+    x, n, t = np.array([0.5, 1.5]), np.array([3, 2]), np.array([1.0, -2.0])
+    out, f_jvp = tl.linearize(lambda a, k: (tl.sin(a) * a**k, k * 2), tl.tensor(x), tl.tensor(n))
+    expected = (np.sin(x + 1e-6 * t) * (x + 1e-6 * t) ** n - np.sin(x - 1e-6 * t) * (x - 1e-6 * t) ** n) / 2e-6
+    for int_tangent in (None, np.zeros(2, np.int64)):
+        tangent, tangent_k = f_jvp(tl.tensor(t), int_tangent)
+        np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-8)
+        assert tangent_k.dtype.kind == "f" and not tangent_k.numpy().any()
+    np.testing.assert_array_equal(out[1].numpy(), n * 2)

@@ -250,11 +250,13 @@ def vjp(f, *primals, has_aux: bool = False):
     return _vjp(f, primals, has_aux, "tl.vjp")
 
 
-def _vjp(f, primals, has_aux, what):
-    primals, xs, treedefs = _primals(primals, what)
+def _vjp(f, primals, has_aux, what, integers: bool = False):
+    """``tl.vjp``; with ``integers`` an integer or bool primal leaf is no source: its gradient is None."""
+    primals, xs, treedefs = _primals(primals, what, integers)
+    wrt = [x for x in xs if x.dtype.kind in "fc"]
     tape = GradientTape(persistent=True, watch_accessed_variables=False)
     with tape:
-        tape.watch(xs)
+        tape.watch(wrt)
         out, aux = _split_aux(f(*primals), has_aux, what)
     leaves, outs, out_def = _outputs(out, what)
 
@@ -277,7 +279,8 @@ def _vjp(f, primals, has_aux, what):
             if o is not None:
                 targets.append(o)
                 weights.append(c if isinstance(c, Tensor) else dispatch.to_tensor(c, o.backend, o.dtype))
-        return tuple(_split(backprop(tape._nodes, targets, weights, xs, "zero"), treedefs))
+        grads = iter(backprop(tape._nodes, targets, weights, wrt, "zero"))
+        return tuple(_split([next(grads) if x.dtype.kind in "fc" else None for x in xs], treedefs))
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
@@ -293,18 +296,30 @@ def linearize(f, *primals, has_aux: bool = False):
     >>> [round(v, 4) for v in f_jvp(tl.tensor([1.0, 1.0])).numpy().tolist()]
     [0.0, 1.3818]
     """
+    from ..ops import creation
     from ..ops import math as math_ops
 
-    out, vjp_fn, *aux = _vjp(f, primals, has_aux, "tl.linearize")
+    out, vjp_fn, *aux = _vjp(f, primals, has_aux, "tl.linearize", integers=True)
     leaves, outs, out_def = _outputs(out, "tl.linearize")
     zeros = tree.unflatten(out_def, [math_ops.zeros_like(leaf) for leaf in leaves])
+    treedefs = [tree.flatten(p)[1] for p in primals]
 
     def f_jvp(*tangents):
         if len(tangents) != len(primals):
             raise ValueError(f"tl.linearize: f_jvp takes {len(primals)} tangents (one per primal), got {len(tangents)}")
-        _tangent_leaves(primals, tangents, "tl.linearize")  # its errors, not vjp_fn's about cotangents
-        _, transposed = vjp(vjp_fn, zeros)
-        return transposed(tuple(tangents))[0]
+        # Checked as tl.jvp checks them (an integer primal's tangent None or zeros: it carries none).
+        ts = _tangent_leaves(primals, tangents, "tl.linearize")
+        _, transposed = _vjp(vjp_fn, (zeros,), False, "tl.linearize", integers=True)
+        (tangent_out,) = transposed(tuple(_split(ts, treedefs)))
+        # An integer or bool output's tangent is a zero, as tl.jvp gives.
+        flat = tree.flatten_as(out_def, tangent_out, is_leaf=lambda t: t is None)[0]
+        return tree.unflatten(
+            out_def,
+            [
+                t if t is not None else creation.zeros(tuple(leaf.shape), _float_dtype(leaf))
+                for t, leaf in zip(flat, leaves)
+            ],
+        )
 
     return (out, f_jvp, *aux)
 

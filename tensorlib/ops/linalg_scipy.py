@@ -762,7 +762,12 @@ def khatri_rao(a, b) -> Tensor:
     from .shape import expand_dims, reshape
 
     a, b = as_tensors(a, b)
-    if a.ndim < 2 or b.ndim < 2 or None in a.shape[-2:] + b.shape[-2:] or a.shape[-1] != b.shape[-1]:
+    if None in a.shape[-2:] + b.shape[-2:]:
+        raise ValueError(
+            f"khatri_rao: the matrix sizes must be known (give them in the TensorSpec), got a shape "
+            f"{tuple(a.shape)} {a.dtype}, b shape {tuple(b.shape)} {b.dtype}"
+        )
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
         raise ValueError(
             f"khatri_rao: expected matrices with the same number of columns, got a shape {tuple(a.shape)} "
             f"{a.dtype}, b shape {tuple(b.shape)} {b.dtype}"
@@ -809,6 +814,11 @@ def solve_discrete_lyapunov(a, q, method=None) -> Tensor:
         raise ValueError(f"solve_discrete_lyapunov: method must be None, 'direct' or 'bilinear', got {method!r}")
     a, q = _square_float(a, "solve_discrete_lyapunov"), _square_float(q, "solve_discrete_lyapunov")
     n = a.shape[-1]
+    if None in (n, q.shape[-1]):
+        raise ValueError(
+            f"solve_discrete_lyapunov: the matrix sizes must be known (give them in the TensorSpec), got a shape "
+            f"{tuple(a.shape)} {a.dtype}, q shape {tuple(q.shape)} {q.dtype}"
+        )
     if n != q.shape[-1]:
         raise ValueError(
             f"solve_discrete_lyapunov: a and q must have the same size, got a shape {tuple(a.shape)} {a.dtype}, "
@@ -862,3 +872,105 @@ def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool =
     dense = _take_last(flat, np.where(inside, row, 0) * n + j)
     dense = where(_constant_index(inside).astype(bool), dense, zeros_like(dense))
     return solve(dense, b)
+
+
+# ------------------------------------------------------------------ orth, null_space, subspace_angles
+def _numerical_rank(s, shape, rcond, name):
+    """SciPy's rank for orth and null_space: the singular values above max(s) * rcond (eps * max(m, n) by
+    default).  It sets the result's shape, so it is read eagerly (a traced value has none)."""
+    try:
+        values = s.numpy()
+    except Exception as e:  # a symbolic Tensor under tl.function
+        raise ValueError(
+            f"{name}: the number of columns is the numerical rank of the input, known only when it runs; "
+            f"call it outside tl.function (input shape {shape})"
+        ) from e
+    if rcond is None:
+        rcond = np.finfo(values.dtype).eps * max(shape)
+    return int(np.sum(values > (values.max(initial=0.0) * rcond)))
+
+
+def _matrix_2d(a, name):
+    from .linalg_ops import _as_float
+
+    a = _as_float(as_tensor(a))
+    if a.ndim != 2:
+        raise ValueError(f"{name}: expected a matrix (2-D), got shape {tuple(a.shape)} {a.dtype}")
+    return a
+
+
+def orth(A, rcond=None) -> Tensor:
+    """An orthonormal basis of the range of ``A`` (``scipy.linalg.orth``): the left singular vectors of the
+    singular values above ``max(s) * rcond``.  2-D, eager only (the rank sets the shape).  The basis is SVD's
+    (any rotation of it spans the same space): differentiate a quantity that does not depend on it (the
+    projector ``q @ q^H``), with distinct singular values (as ``svd``).
+
+    >>> import tensorlib as tl
+    >>> tl.linalg.orth(tl.tensor([[2.0, 0.0], [0.0, 0.0]])).numpy().round(6).tolist()
+    [[1.0], [0.0]]
+    """
+    from .linalg_ops import svd
+    from .shape import getitem
+
+    A = _matrix_2d(A, "orth")
+    u, s, _ = svd(A, full_matrices=False)
+    return getitem(u, (slice(None), slice(0, _numerical_rank(s, tuple(A.shape), rcond, "orth"))))
+
+
+def null_space(A, rcond=None, *, overwrite_a: bool = False, check_finite: bool = True, lapack_driver=None):
+    """An orthonormal basis of the null space of ``A`` (``scipy.linalg.null_space``): the conjugated right
+    singular vectors past the numerical rank (singular values above ``max(s) * rcond``).  2-D, eager only;
+    values only in effect: the basis of a null space of dimension above 1 is arbitrary and its singular values
+    repeat (0), so a gradient through it is NaN there, as ``svd``'s.
+
+    >>> import tensorlib as tl
+    >>> a = tl.tensor([[1.0, 1.0], [1.0, 1.0]])
+    >>> z = tl.linalg.null_space(a)
+    >>> z.shape, float(abs(a @ z).max()) < 1e-6
+    ((2, 1), True)
+    """
+    from .linalg_ops import svd
+    from .shape import getitem
+
+    A = _matrix_2d(A, "null_space")
+    _, s, vh = svd(A, full_matrices=True)
+    rank = _numerical_rank(s, tuple(A.shape), rcond, "null_space")
+    return _hermitian_transpose(getitem(vh, (slice(rank, None), slice(None))))
+
+
+def subspace_angles(A, B) -> Tensor:
+    """The principal angles between the column spaces of ``A`` and ``B``, descending
+    (``scipy.linalg.subspace_angles``, Knyazev and Argentati's algorithm: arcsin of the sines for the small
+    angles, arccos of the cosines for the others; SciPy swaps the two when small and large angles mix, and
+    loses the small ones).  2-D, eager only; differentiable where the singular values
+    involved are distinct.
+
+    >>> import tensorlib as tl
+    >>> x, y = tl.tensor([[1.0], [0.0]]), tl.tensor([[1.0], [1.0]])
+    >>> round(float(tl.linalg.subspace_angles(x, y)[0]), 6)
+    0.785398
+    """
+    from .array import flip
+    from .elementwise import arccos, arcsin
+    from .linalg_functions import svdvals
+    from .math import clip, where
+
+    A, B = _matrix_2d(A, "subspace_angles"), _matrix_2d(B, "subspace_angles")
+    if A.shape[0] != B.shape[0]:
+        raise ValueError(
+            f"subspace_angles: A and B must have the same number of rows, got A shape {tuple(A.shape)} "
+            f"{A.dtype}, B shape {tuple(B.shape)} {B.dtype}"
+        )
+    qa, qb = orth(A), orth(B)
+    qa_h_qb = _matmul(_hermitian_transpose(qa), qb)
+    sigma = svdvals(qa_h_qb)
+    if qa.shape[1] >= qb.shape[1]:
+        rest = qb - _matmul(qa, qa_h_qb)
+    else:
+        rest = qa - _matmul(qb, _hermitian_transpose(qa_h_qb))
+    # Descending angles: the sines of `rest` descend, the cosines ascend reversed.  arcsin where the angle is
+    # below pi / 4 (SciPy's mask reads sigma unreversed, so with one small and one large angle it takes
+    # arccos(cos(1e-10)) = 0 for the small one).
+    cosines = flip(sigma, -1)
+    sines = arcsin(clip(svdvals(rest), -1.0, 1.0))
+    return where(cosines * cosines >= 0.5, sines, arccos(clip(cosines, -1.0, 1.0)))

@@ -559,19 +559,12 @@ def _igamma_kernel(upper):
     return kernel
 
 
-_gammainc = _define(
-    "Igamma",
-    "gammainc",
-    inputs=("a", "x"),
-    doc="P(a, x), the regularized lower incomplete gamma.",
-    kernel=_igamma_kernel(upper=False),
-)
-_gammaincc = _define(
-    "Igammac",
-    "gammaincc",
-    inputs=("a", "x"),
-    doc="Q(a, x) = 1 - P(a, x), without cancellation.",
-    kernel=_igamma_kernel(upper=True),
+_gammainc, _gammaincc = (
+    _define(op_type, name, inputs=("a", "x"), doc=doc, kernel=_igamma_kernel(upper))
+    for op_type, name, doc, upper in (
+        ("Igamma", "gammainc", "P(a, x), the regularized lower incomplete gamma.", False),
+        ("Igammac", "gammaincc", "Q(a, x) = 1 - P(a, x), without cancellation.", True),
+    )
 )
 
 
