@@ -859,7 +859,12 @@ def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool =
         lower, upper = (int(v) for v in l_and_u)
     except (TypeError, ValueError):
         raise ValueError(f"solve_banded: (l, u) must be two integers, got {l_and_u!r}") from None
-    if ab.ndim < 2 or None in ab.shape[-2:] or ab.shape[-2] != lower + upper + 1 or min(lower, upper) < 0:
+    if ab.ndim >= 2 and None in ab.shape[-2:]:
+        raise ValueError(
+            f"solve_banded: the sizes of ab must be known (give them in the TensorSpec), got ab shape "
+            f"{tuple(ab.shape)} {ab.dtype}"
+        )
+    if ab.ndim < 2 or ab.shape[-2] != lower + upper + 1 or min(lower, upper) < 0:
         raise ValueError(
             f"solve_banded: ab must have l + u + 1 = {lower + upper + 1} rows for (l, u) = ({lower}, {upper}), "
             f"got ab shape {tuple(ab.shape)} {ab.dtype}"
