@@ -134,13 +134,37 @@ def _is_user_code(obj) -> bool:
     return path is not None and not os.path.realpath(path).startswith(_library_roots())
 
 
-def _new_class_reduce(reduced: tuple) -> tuple:
-    """cloudpickle's reduction of a class by value, without its tracker id: unpickled, it is always a new
-    class.  With the id, a process that holds the class -- the caller's own, where the local scheduler's
-    copy is made -- got that class back and had the pickled copies of its methods set on it, their globals
-    frozen at the call: the caller's class changed under them."""
+def _class_by_value(cls: type, reduced: tuple) -> tuple:
+    """cloudpickle's reduction ``reduced`` of class ``cls`` by value, made to leave the caller's class alone.
+
+    With the class's tracker id, a process that holds the class -- the caller's own, where the local
+    scheduler's copy is made -- got that class back and had the pickled copies of its methods set on it,
+    their globals frozen at the call: the caller's class changed under them.  So a class comes back as a
+    new class, without its id; except an exception class, which must stay the caller's own so that
+    ``except TheirError:`` catches what a block raised: it keeps its id, and a process that sent it skips
+    the setting of its state (``_sent_class_setstate``)."""
     make, args, *rest = reduced
+    if issubclass(cls, BaseException):
+        with _cache_lock:
+            _sent_classes.add(cls)
+        return (make, args, *rest[:-1], _sent_class_setstate)
     return (make, args[:-2] + (None,) + args[-1:], *rest)
+
+
+# The exception classes this process pickled by value: the caller's own, which unpickling leaves alone.
+_sent_classes: weakref.WeakSet = weakref.WeakSet()
+
+
+def _sent_class_setstate(cls: type, state) -> type:
+    """cloudpickle's ``_class_setstate``, except on a class this process sent itself (found again by its
+    tracker id), which stays as it is."""
+    with _cache_lock:
+        sent = cls in _sent_classes
+    if sent:
+        return cls
+    import cloudpickle
+
+    return cloudpickle.cloudpickle._class_setstate(cls, state)
 
 
 def _dumps(obj, parameters=()) -> bytes:
@@ -181,10 +205,10 @@ def _dumps(obj, parameters=()) -> bytes:
                 )
             if isinstance(value, type):
                 if self.by_value and _is_user_code(value):
-                    return _new_class_reduce(cloudpickle.cloudpickle._dynamic_class_reduce(value))
+                    return _class_by_value(value, cloudpickle.cloudpickle._dynamic_class_reduce(value))
                 reduced = super().reducer_override(value)
                 by_value = isinstance(reduced, tuple) and reduced[-1] is cloudpickle.cloudpickle._class_setstate
-                return _new_class_reduce(reduced) if by_value else reduced
+                return _class_by_value(value, reduced) if by_value else reduced
             if self.by_value and _is_user_code(value):
                 if isinstance(value, types.ModuleType):  # read as ``module.name``: its namespace, by value
                     namespace = {k: v for k, v in vars(value).items() if k != "__builtins__"}
