@@ -2,7 +2,8 @@
 (tensorlib, NumPy float64), block by block on dask's local schedulers and on a LocalCluster of two
 one-thread worker processes.
 
-What it attacks: exceptions raised on one block (do they reach the caller as the caller's own class), ...
+What it attacks: errors raised on one block (which block, and does the exception reach the caller whole),
+blocks whose output differs from the first block's, auxiliary outputs of a loss (``has_aux``), ...
 References: NumPy formulas in float64, eager ``tl.value_and_grad`` and eager calls of the function on all
 rows at once.
 """
@@ -54,6 +55,10 @@ def one_row_fails(b):
     return b * 2.0
 
 
+def one_row_doubles(b):
+    return tl.concat([b, b], axis=0) if b.shape[0] == 1 else b * 2.0
+
+
 @pytest.mark.parametrize("on_cluster", [False, True])
 def test_an_exception_of_the_callers_class_raised_on_a_block_is_caught_as_that_class(on_cluster, request):
     c = request.getfixturevalue("client") if on_cluster else None
@@ -66,3 +71,23 @@ def test_an_exception_of_the_callers_class_raised_on_a_block_is_caught_as_that_c
             tl.distributed.value_and_grad(lambda p, x: tl.mean(one_row_fails(x) * p), 1.0, x, client=c)
     if not on_cluster:  # the caller's class was left alone by the local scheduler's copy
         assert BlockError.__dict__["describe"] is ORIGINAL_DESCRIBE
+
+
+@pytest.mark.parametrize("on_cluster", [False, True])
+def test_an_error_on_one_block_reaches_the_caller_whole_naming_the_block(on_cluster, request):
+    c = request.getfixturevalue("client") if on_cluster else None
+    x = da.from_array(np.arange(14.0).reshape(7, 2), chunks=(3, 2))  # blocks of rows 0:3, 3:6, 6:7
+    with pytest.raises(BlockError, match="this block has one row") as info:
+        compute(tl.distributed.map_blocks(one_row_fails, x, client=c), c)
+    assert "tl.distributed.map_blocks: raised by one_row_fails on the block of rows 6:7" in info.value.__notes__
+    with pytest.raises(ValueError, match=r"one_row_doubles returned shape \(2, 2\) .* the block of rows 6:7"):
+        compute(tl.distributed.map_blocks(one_row_doubles, x, client=c), c)
+
+    def loss(p, x):
+        return tl.mean(one_row_fails(x) * p)
+
+    with pytest.raises(BlockError, match="this block has one row") as info:
+        tl.distributed.value_and_grad(loss, 1.0, x, client=c)
+    assert "tl.distributed.value_and_grad: raised by value_and_grad(loss) on the block of rows 6:7" in (
+        info.value.__notes__
+    )
