@@ -114,3 +114,30 @@ def test_gradients_through_max_with_initial_and_logsumexp_of_unknown_length_matc
         for f in (lambda a: tl.sum(tl.max(a, axis=axis, initial=0.5)), lambda a: tl.sum(tl.logsumexp(a, axis=axis))):
             eager = tl.grad(f)(x).numpy()
             np.testing.assert_allclose(_unknown_graph(tl.grad(f), x).numpy(), eager, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", _SHAPES + [(4, 5)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_median_nanmedian_and_nanquantile_of_slices_of_unknown_length_match_numpy(shape, dtype):
+    # Before: an empty slice raised IndexError (GatherV2 / TakeAlongAxis: index out of bounds for size 0)
+    # when the graph ran; NumPy's median and nanmedian of no elements are NaN, as eager tensorlib's.
+    x = _filled(shape, dtype, 4)
+    if dtype is not np.int64 and x.size > 3:
+        x.flat[2] = np.nan
+    for axis in _AXES:
+        for keepdims in (False, True):
+            with warnings.catch_warnings():  # NumPy warns of the empty slices it gives NaN for
+                warnings.simplefilter("ignore", RuntimeWarning)
+                references = [np.median(x, axis=axis, keepdims=keepdims)]
+                if dtype is not np.int64:
+                    references.append(np.nanmedian(x, axis=axis, keepdims=keepdims))
+            functions = [tl.median, tl.nanmedian][: len(references)]
+            for f, expected in zip(functions, references):
+                got = _unknown_graph(lambda a, f=f: f(a, axis=axis, keepdims=keepdims), x)
+                assert (got.dtype, got.shape) == (expected.dtype, expected.shape), (f.__name__, axis, keepdims)
+                np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, equal_nan=True)
+            if dtype is not np.int64:
+                eager = tl.nanquantile(x, [0.2, 0.7], axis=axis, keepdims=keepdims)
+                got = _unknown_graph(lambda a: tl.nanquantile(a, [0.2, 0.7], axis=axis, keepdims=keepdims), x)
+                assert (got.dtype, got.shape) == (eager.dtype, eager.shape)
+                np.testing.assert_allclose(got.numpy(), eager.numpy(), rtol=1e-6, equal_nan=True)
