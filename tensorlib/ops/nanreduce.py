@@ -284,10 +284,12 @@ def _nanquantile(a, q, axis, keepdims, method, name):
         _lerp,
         _quantile_indexes,
         _slices_last,
+        nan_after_unknown_slices,
         quantile,
         refuse_complex,
+        sort,
+        take_along_axis,
     )
-    from .array import nan_after_unknown_slices, sort, take_along_axis
 
     if method not in QUANTILE_METHODS:
         raise ValueError(f"{name}: method must be one of NumPy's {', '.join(QUANTILE_METHODS)}; got {method!r}")
