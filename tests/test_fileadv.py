@@ -90,3 +90,15 @@ def test_a_checkpoint_through_a_symlink_and_into_a_missing_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="save_variables: the folder .* does not exist"):
         tl.save_variables(tmp_path / "nowhere" / "c.safetensors", {"w": tl.Variable(1.0)})
     assert sorted(os.listdir(tmp_path)) == ["link.safetensors", "real.safetensors"]
+
+
+def test_a_graph_file_whose_version_is_true_is_refused(tmp_path):
+    import json
+
+    path = tmp_path / "g.json"
+    _times(2.0).save(path, SPEC)
+    doc = json.loads(path.read_text())
+    doc["version"] = True  # True == 1 in Python, but no writer wrote it
+    path.write_text(json.dumps(doc))
+    with pytest.raises(GraphFormatError, match="version True is not supported"):
+        tl.graph.load(path)

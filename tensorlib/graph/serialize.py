@@ -248,7 +248,7 @@ def load(path, backend=None) -> Graph:
             f"expected {FORMAT!r})"
         )
     version = doc.get("version")
-    if not isinstance(version, int) or not 1 <= version <= VERSION:
+    if type(version) is not int or not 1 <= version <= VERSION:  # JSON true is no version 1
         raise GraphFormatError(
             f"{json_path}: graph format version {version!r} is not supported "
             f"(this tensorlib reads versions 1 to {VERSION})"
