@@ -1,0 +1,104 @@
+"""Files as an adversary sees them: checkpoints, saved graphs, pickling and copying.
+
+Attacks the paths a save writes to (folders, symlinks, bytes paths, missing folders), the atomicity of a
+save that is refused or fails (the old files keep loading, no temporary is left), and what pickle and
+``copy`` make of traced functions and graphs.  References: the file system itself (what ``open(path,
+"w")`` would replace), NumPy for the values a loaded or copied graph computes, and float64 central
+finite differences for its gradients.
+"""
+
+import copy
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.graph.serialize import GraphFormatError
+
+
+def _times(k):
+    return tl.function(lambda x: x * k)
+
+
+SPEC = tl.TensorSpec((None,), "float32")
+ONES = np.ones(3, np.float32)
+
+
+def test_a_graph_saved_through_a_symlink_replaces_the_file_it_names(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    _times(2.0).save(real / "f.json", SPEC)
+    for name in ("f.json", "f.npz"):
+        os.symlink(real / name, tmp_path / name)
+    _times(3.0).save(tmp_path / "f.json", SPEC)
+    # The links stay links, and what they name is the new graph (open(path, "w") would write there too).
+    assert os.path.islink(tmp_path / "f.json") and os.path.islink(tmp_path / "f.npz")
+    np.testing.assert_array_equal(tl.graph.load(real / "f.json")(ONES).numpy(), 3.0 * ONES)
+    assert sorted(os.listdir(real)) == ["f.json", "f.npz"]
+
+
+def test_a_folder_in_the_way_of_either_graph_file_changes_nothing(tmp_path):
+    path = tmp_path / "g.json"
+    _times(2.0).save(path, SPEC)
+    os.remove(path)
+    os.mkdir(path)  # the .npz of the old save is still there, and must stay as it was
+    before = (tmp_path / "g.npz").read_bytes()
+    with pytest.raises(IsADirectoryError, match=r"graph.save: .*g.json' is a folder; give the graph's file name"):
+        _times(3.0).save(path, SPEC)
+    assert (tmp_path / "g.npz").read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["g.json", "g.npz"]
+    # A folder given without .json: its .npz went beside the folder, then the JSON's rename failed.
+    with pytest.raises(IsADirectoryError, match="graph.save: .* is a folder"):
+        _times(3.0).save(tmp_path, SPEC)
+    assert not os.path.exists(f"{tmp_path}.npz")
+    with pytest.raises(IsADirectoryError, match="graph.load: .*g.json' is a folder, not a graph file"):
+        tl.graph.load(path)
+
+
+def test_a_graph_path_may_be_bytes_and_its_folder_must_exist(tmp_path):
+    path = os.fsencode(tmp_path / "g.json")
+    _times(2.0).save(path, SPEC)
+    np.testing.assert_array_equal(tl.graph.load(path)(ONES).numpy(), 2.0 * ONES)
+    with pytest.raises(FileNotFoundError, match=r"graph.save: the folder .*nowhere' of .* does not exist"):
+        _times(2.0).save(tmp_path / "nowhere" / "g.json", SPEC)
+    assert sorted(os.listdir(tmp_path)) == ["g.json", "g.npz"]
+
+
+def test_graph_files_get_the_permissions_open_gives_and_keep_their_own(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "g.json"
+        _times(2.0).save(path, SPEC)
+        # mkstemp's 0o600 had made a saved graph unreadable to the group and others.
+        assert os.stat(path).st_mode & 0o777 == 0o644 and os.stat(tmp_path / "g.npz").st_mode & 0o777 == 0o644
+        os.chmod(path, 0o600)
+        _times(3.0).save(path, SPEC)
+        assert os.stat(path).st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_a_checkpoint_through_a_symlink_and_into_a_missing_folder(tmp_path):
+    real = tmp_path / "real.safetensors"
+    tl.save_variables(real, {"w": tl.Variable(np.zeros(2))})
+    os.symlink(real, tmp_path / "link.safetensors")
+    tl.save_variables(os.fsencode(tmp_path / "link.safetensors"), {"w": tl.Variable(np.ones(2))})
+    assert os.path.islink(tmp_path / "link.safetensors")
+    np.testing.assert_array_equal(tl.load_variables(real)["w"].numpy(), np.ones(2))
+    with pytest.raises(FileNotFoundError, match="save_variables: the folder .* does not exist"):
+        tl.save_variables(tmp_path / "nowhere" / "c.safetensors", {"w": tl.Variable(1.0)})
+    assert sorted(os.listdir(tmp_path)) == ["link.safetensors", "real.safetensors"]
+
+
+def test_a_graph_file_whose_version_is_true_is_refused(tmp_path):
+    import json
+
+    path = tmp_path / "g.json"
+    _times(2.0).save(path, SPEC)
+    doc = json.loads(path.read_text())
+    doc["version"] = True  # True == 1 in Python, but no writer wrote it
+    path.write_text(json.dumps(doc))
+    with pytest.raises(GraphFormatError, match="version True is not supported"):
+        tl.graph.load(path)
