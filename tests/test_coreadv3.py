@@ -45,3 +45,38 @@ def test_integer_data_inside_the_requested_dtype_converts_exactly():
         np.testing.assert_array_equal(t.numpy(), data)
     assert tl.full((2,), np.int64(7), dtype="int32").numpy().tolist() == [7, 7]
     assert tl.tensor(np.array([True, False]), dtype="int32").numpy().tolist() == [1, 0]
+
+
+class _MyVariable(tl.Variable):
+    """A user's subclass of Variable (as torch.nn.Parameter subclasses Tensor)."""
+
+
+def _square_sum_tape(v):
+    with tl.GradientTape(persistent=True) as tape:
+        y = tl.sum(v * v)
+    return tape, y
+
+
+def test_a_variable_subclass_is_watched_automatically_like_a_variable():
+    # A trainable subclass instance gave a silent None gradient: the tape matched the exact class only.
+    v = _MyVariable(np.array([1.0, 2.0]))
+    tape, y = _square_sum_tape(v)
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), [2.0, 4.0])
+    assert tape.watched_variables() == (v,)
+
+
+def test_a_variable_subclass_keeps_its_value_at_record_time_in_the_tape():
+    # Assigned after the tape read it, the subclass's gradient used the new value ([10, 10] instead of 2 * [1, 2]).
+    v = _MyVariable(np.array([1.0, 2.0]))
+    tape, y = _square_sum_tape(v)
+    v.assign([5.0, 5.0])
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), [2.0, 4.0])
+
+
+def test_assigning_a_variable_subclass_that_a_recording_tape_read_is_refused():
+    v = _MyVariable(np.array([1.0, 2.0]))
+    with tl.GradientTape():
+        _ = v * 2.0
+        with pytest.raises(RuntimeError, match=r"read by a GradientTape that is still recording"):
+            v.assign([5.0, 5.0])
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
