@@ -8,6 +8,7 @@ finite differences for its gradients.
 """
 
 import copy
+import json
 import os
 import pickle
 
@@ -23,6 +24,18 @@ def _times(k):
 
 
 SPEC = tl.TensorSpec((None,), "float32")
+SCALE = tl.Variable(np.array([0.5, -1.5, 2.0], np.float32), name="scale")
+
+
+@tl.function
+def scaled_softplus(x):
+    return tl.sum(tl.nn.softplus(x * SCALE), axis=-1)
+
+
+def _softplus_reference(x, scale):
+    return np.log1p(np.exp(x * scale)).sum(-1)
+
+
 ONES = np.ones(3, np.float32)
 
 
@@ -93,8 +106,6 @@ def test_a_checkpoint_through_a_symlink_and_into_a_missing_folder(tmp_path):
 
 
 def test_a_graph_file_whose_version_is_true_is_refused(tmp_path):
-    import json
-
     path = tmp_path / "g.json"
     _times(2.0).save(path, SPEC)
     doc = json.loads(path.read_text())
@@ -102,3 +113,13 @@ def test_a_graph_file_whose_version_is_true_is_refused(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(GraphFormatError, match="version True is not supported"):
         tl.graph.load(path)
+
+
+def test_a_module_level_tl_function_pickles_by_name_and_copies_into_a_new_function():
+    x = np.array([[0.3, -0.2, 1.0], [2.0, 0.5, -1.0]], np.float32)
+    # pickle.dumps had failed: its Python function, pickled by name, was found to be this Function instead.
+    loaded = pickle.loads(pickle.dumps(scaled_softplus))
+    assert loaded is scaled_softplus
+    for copied in (copy.copy(scaled_softplus), copy.deepcopy(scaled_softplus)):
+        assert copied is not scaled_softplus and isinstance(copied, tl.graph.Function)
+        np.testing.assert_allclose(copied(x).numpy(), _softplus_reference(x, SCALE.numpy()), rtol=1e-6)
