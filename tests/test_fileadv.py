@@ -8,6 +8,7 @@ finite differences for its gradients.
 """
 
 import copy
+import json
 import os
 import pickle
 
@@ -23,6 +24,18 @@ def _times(k):
 
 
 SPEC = tl.TensorSpec((None,), "float32")
+SCALE = tl.Variable(np.array([0.5, -1.5, 2.0], np.float32), name="scale")
+
+
+@tl.function
+def scaled_softplus(x):
+    return tl.sum(tl.nn.softplus(x * SCALE), axis=-1)
+
+
+def _softplus_reference(x, scale):
+    return np.log1p(np.exp(x * scale)).sum(-1)
+
+
 ONES = np.ones(3, np.float32)
 
 
@@ -93,8 +106,6 @@ def test_a_checkpoint_through_a_symlink_and_into_a_missing_folder(tmp_path):
 
 
 def test_a_graph_file_whose_version_is_true_is_refused(tmp_path):
-    import json
-
     path = tmp_path / "g.json"
     _times(2.0).save(path, SPEC)
     doc = json.loads(path.read_text())
@@ -102,3 +113,60 @@ def test_a_graph_file_whose_version_is_true_is_refused(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(GraphFormatError, match="version True is not supported"):
         tl.graph.load(path)
+
+
+def test_a_module_level_tl_function_pickles_by_name_and_copies_into_a_new_function():
+    x = np.array([[0.3, -0.2, 1.0], [2.0, 0.5, -1.0]], np.float32)
+    # pickle.dumps had failed: its Python function, pickled by name, was found to be this Function instead.
+    loaded = pickle.loads(pickle.dumps(scaled_softplus))
+    assert loaded is scaled_softplus
+    for copied in (copy.copy(scaled_softplus), copy.deepcopy(scaled_softplus)):
+        assert copied is not scaled_softplus and isinstance(copied, tl.graph.Function)
+        np.testing.assert_allclose(copied(x).numpy(), _softplus_reference(x, SCALE.numpy()), rtol=1e-6)
+
+
+def _finite_difference(fn, x, eps=1e-6):
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        grad[i] = (fn(x + d) - fn(x - d)).sum() / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_a_graph_pickles_and_deep_copies_with_its_values_results_and_gradients(how):
+    scale = tl.Variable(np.array([0.5, -1.5, 2.0]), name="scale")
+    shift = np.array([0.1, 0.2, -0.3])
+    f = tl.function(lambda x: tl.sum(tl.nn.softplus(x * scale + shift), axis=-1))
+    graph = f.get_graph(tl.TensorSpec((None, 3), "float64"))
+    # Both had raised "a symbolic tensor has no value while tl.function traces", naming no graph.
+    copied = pickle.loads(pickle.dumps(graph)) if how == "pickle" else copy.deepcopy(graph)
+    assert [c.name for c in copied.captures] == [c.name for c in graph.captures]
+    x = np.random.default_rng(0).normal(size=(4, 3))
+
+    def reference(x):
+        return np.log1p(np.exp(x * np.array([0.5, -1.5, 2.0]) + shift)).sum(-1)
+
+    np.testing.assert_allclose(copied(x).numpy(), reference(x), rtol=1e-12)
+    xt = tl.tensor(x)
+    with tl.GradientTape() as tape:
+        tape.watch(xt)
+        y = tl.sum(copied(xt))
+    np.testing.assert_allclose(tape.gradient(y, xt).numpy(), _finite_difference(reference, x), rtol=1e-6)
+    # The copy's Variable is its own: assigning either leaves the other as it was.
+    [variable] = [c.source for c in copied.captures if c.kind == "variable"]
+    variable.assign([1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(scale.numpy(), [0.5, -1.5, 2.0])
+    np.testing.assert_allclose(graph(x).numpy(), reference(x), rtol=1e-12)
+    np.testing.assert_allclose(copied(x).numpy(), np.log1p(np.exp(x + shift)).sum(-1), rtol=1e-12)
+
+
+def test_a_graph_that_holds_a_python_gradient_function_refuses_to_pickle():
+    @tl.custom_gradient
+    def clip_gradient(x):
+        return x, lambda g: tl.clip_by_value(g, -1.0, 1.0)
+
+    graph = tl.function(lambda x: clip_gradient(x) * 2.0).get_graph(SPEC)
+    with pytest.raises(ValueError, match="Python callable .* cannot be saved"):
+        pickle.dumps(graph)

@@ -20,6 +20,7 @@ turns anything malformed into one :class:`GraphFormatError`; it runs no kernel.
 from __future__ import annotations
 
 import collections
+import io
 import json
 import os
 import secrets
@@ -101,6 +102,22 @@ def save(graph: Graph, path, include_captures: bool = False) -> None:
         _files.discard(temporaries)
         raise
     _files.commit(zip(temporaries, targets))
+
+
+def reduce(graph: Graph):
+    """``pickle`` and ``copy.deepcopy`` of a Graph: its file format in memory, captures' values included (a
+    copy of a Variable capture is a new Variable, as a Module's copy has); a graph holding a Python function
+    (``tl.custom_gradient``) is refused as :func:`save` refuses it."""
+    arrays = {}
+    doc = {"format": FORMAT, "version": VERSION, **_graph_doc(graph, arrays, True, "")}
+    data = io.BytesIO()
+    np.savez(data, **arrays)
+    return _from_memory, (json.dumps(doc, allow_nan=False), data.getvalue())
+
+
+def _from_memory(text: str, data: bytes) -> Graph:
+    with _Arrays(io.BytesIO(data)) as arrays:
+        return _build(json.loads(text), arrays, None)
 
 
 def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) -> dict:
