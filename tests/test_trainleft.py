@@ -36,3 +36,40 @@ def test_keras_normal_initializers_are_truncated_at_two_deviations_with_the_vari
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.99 * bound
     kurtosis = np.mean((w / w.std()) ** 4)
     np.testing.assert_allclose(kurtosis, _TRUNCATED.stats(moments="k") + 3.0, rtol=0.02)
+
+
+@pytest.mark.parametrize("magnitude", [3e20, 1e25, 1e-30, 1e-40])
+@pytest.mark.parametrize("traced", [False, True])
+def test_global_norm_clipping_in_float32_is_right_where_the_squares_overflow_or_underflow(magnitude, traced):
+    # 3e20 ** 2 overflows float32: the norm was inf and every clipped gradient NaN; 1e-30 ** 2 underflows: the
+    # norm was 0.  The reference is the same computation in float64, where the squares fit.
+    rng = np.random.default_rng(0)
+    grads = [(rng.uniform(0.5, 1.0, size=s) * magnitude).astype(np.float32) for s in [(3, 2), (4,)]]
+    wide = [g.astype(np.float64) for g in grads]
+    norm = np.sqrt(sum((g**2).sum() for g in wide))
+
+    def clip(a, b):
+        return tl.optimizers.clip_by_global_norm([a, b], 1.0)
+
+    clipped, got = (tl.function(clip) if traced else clip)(*grads)
+    np.testing.assert_allclose(float(got), norm, rtol=1e-6)
+    for c, g in zip(clipped, wide):
+        assert c.dtype == tl.float32
+        np.testing.assert_allclose(c.numpy(), g * min(1.0, 1.0 / norm), rtol=1e-6, atol=0)
+    one = tl.optimizers.clip_by_norm(grads[0], 1.0, axes=1).numpy()
+    rows = np.sqrt((wide[0] ** 2).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(one, wide[0] / np.maximum(rows, 1.0), rtol=1e-6, atol=0)
+
+
+def test_global_norm_gradient_is_the_normalized_tensors_and_zero_at_zero():
+    x = np.array([3.0, -4.0, 1.0])
+    g = tl.grad(lambda t: tl.optimizers.global_norm([t, 2.0 * t]))(x).numpy()
+    eps = 1e-6
+    numeric = [
+        (np.sqrt(5 * ((x + eps * e) ** 2).sum()) - np.sqrt(5 * ((x - eps * e) ** 2).sum())) / (2 * eps)
+        for e in np.eye(3)
+    ]
+    np.testing.assert_allclose(g, numeric, rtol=1e-7)
+    assert np.array_equal(tl.grad(lambda t: tl.optimizers.global_norm([t]))(np.zeros(2)).numpy(), np.zeros(2))
+    assert np.isposinf(float(tl.optimizers.global_norm([np.array([np.inf, 1.0])])))
+    assert np.isnan(float(tl.optimizers.global_norm([np.array([np.nan, np.inf])])))
