@@ -73,3 +73,68 @@ def test_global_norm_gradient_is_the_normalized_tensors_and_zero_at_zero():
     assert np.array_equal(tl.grad(lambda t: tl.optimizers.global_norm([t]))(np.zeros(2)).numpy(), np.zeros(2))
     assert np.isposinf(float(tl.optimizers.global_norm([np.array([np.inf, 1.0])])))
     assert np.isnan(float(tl.optimizers.global_norm([np.array([np.nan, np.inf])])))
+
+
+class _Block(tl.Module):
+    """A user's Module whose forward takes no ``training``: the mode reaches its layers through the call."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = tl.nn.Dense(6, 6, seed=0, dtype=tl.float64)
+        self.norm = tl.nn.BatchNorm(6, momentum=0.5, dtype=tl.float64)
+        self.drop = tl.nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.norm(self.dense(x)))
+
+
+def _containers():
+    return [
+        ("Sequential", lambda: tl.nn.Sequential(_Block())),
+        ("nested Sequential", lambda: tl.nn.Sequential(tl.nn.Sequential([_Block()]))),
+        ("user Module", _Block),
+        ("TimeDistributed", lambda: tl.nn.TimeDistributed(_Block())),
+    ]
+
+
+@pytest.mark.parametrize("name, make", _containers())
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_containers_training_argument_reaches_every_layer_inside(name, make, traced):
+    # Sequential(...)(x, training=False) raised TypeError (forward(x) takes no training), and a user's Module
+    # or TimeDistributed called with training=False let its Dropout drop and its BatchNorm use (and move) batch
+    # statistics.  Keras passes the call's training to every layer called inside it.  Reference: NumPy.
+    model = make()
+    block = next(m for m in model.modules() if isinstance(m, _Block))
+    x = np.random.default_rng(1).normal(size=(2, 5, 6) if name == "TimeDistributed" else (5, 6))
+    call = tl.function(lambda x, training: model(x, training=training)) if traced else model
+    kernel, bias = block.dense.kernel.numpy(), block.dense.bias.numpy()
+    h = x @ kernel + bias
+    y = call(x, training=False).numpy()  # running statistics 0 and 1, no dropout
+    np.testing.assert_allclose(y, h / np.sqrt(1.0 + 1e-5), rtol=1e-12)
+    assert np.array_equal(block.norm.running_mean.numpy(), np.zeros(6))
+    model.eval()
+    y = call(x, training=True).numpy()  # batch statistics, dropout, even in eval() mode
+    flat = h.reshape(-1, 6)
+    normed = (h - flat.mean(0)) / np.sqrt(flat.var(0) + 1e-5)
+    kept = y != 0
+    assert 0 < kept.mean() < 1
+    np.testing.assert_allclose(y[kept], 2.0 * normed[kept], rtol=1e-10)
+    np.testing.assert_allclose(block.norm.running_mean.numpy(), 0.5 * flat.mean(0), rtol=1e-12)
+    assert block.drop.training is False  # the call's mode is not the layer's
+
+
+def test_an_explicit_training_argument_inside_wins_and_non_bool_is_refused():
+    class Inner(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.drop = tl.nn.Dropout(0.5)
+
+        def forward(self, x):
+            return self.drop(x, training=True)
+
+    x = np.ones((100,))
+    assert (tl.nn.Sequential(Inner())(x, training=False).numpy() == 0).any()
+    with pytest.raises(TypeError, match="Sequential: training must be True, False or None, got 'no'"):
+        tl.nn.Sequential(Inner())(x, training="no")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'trainig'"):
+        tl.nn.Sequential(Inner())(x, trainig=False)
