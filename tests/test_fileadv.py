@@ -170,3 +170,32 @@ def test_a_graph_that_holds_a_python_gradient_function_refuses_to_pickle():
     graph = tl.function(lambda x: clip_gradient(x) * 2.0).get_graph(SPEC)
     with pytest.raises(ValueError, match="Python callable .* cannot be saved"):
         pickle.dumps(graph)
+
+
+class _Unconvertible:
+    """A value NumPy cannot convert, as a torch bfloat16 tensor is."""
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("Got unsupported ScalarType BFloat16")
+
+
+def test_load_state_dict_names_a_value_numpy_cannot_convert_and_changes_nothing():
+    model = tl.nn.Dense(3, 2, seed=0)
+    before = tl.checkpoint.state_dict(model)
+    state = {"kernel": np.ones((3, 2), np.float32), "bias": _Unconvertible()}
+    # The converter's own TypeError had escaped, naming neither load_state_dict nor the entry.
+    with pytest.raises(ValueError, match=r"load_state_dict: .*'bias' cannot be read: _Unconvertible \(Got unsupported"):
+        model.load_state_dict(state)
+    np.testing.assert_array_equal(model.kernel.numpy(), before["kernel"])
+    np.testing.assert_array_equal(model.bias.numpy(), before["bias"])
+
+
+def test_load_state_dict_takes_a_torch_state_dict_and_names_its_bfloat16_entries():
+    torch = pytest.importorskip("torch")
+    model = tl.nn.Dense(3, 2, seed=0)
+    state = {"kernel": torch.randn(3, 2), "bias": torch.randn(2)}
+    model.load_state_dict(state)
+    np.testing.assert_array_equal(model.kernel.numpy(), state["kernel"].numpy())
+    with pytest.raises(ValueError, match=r"'bias' cannot be read: Tensor .*BFloat16"):
+        model.load_state_dict({"kernel": torch.zeros(3, 2), "bias": torch.zeros(2, dtype=torch.bfloat16)})
+    np.testing.assert_array_equal(model.kernel.numpy(), state["kernel"].numpy())
