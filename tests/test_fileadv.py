@@ -199,3 +199,32 @@ def test_load_state_dict_takes_a_torch_state_dict_and_names_its_bfloat16_entries
     with pytest.raises(ValueError, match=r"'bias' cannot be read: Tensor .*BFloat16"):
         model.load_state_dict({"kernel": torch.zeros(3, 2), "bias": torch.zeros(2, dtype=torch.bfloat16)})
     np.testing.assert_array_equal(model.kernel.numpy(), state["kernel"].numpy())
+
+
+@pytest.mark.parametrize("how", ["file", "pickle"])
+def test_a_saved_non_trainable_variable_comes_back_non_trainable(tmp_path, how):
+    norm = tl.nn.BatchNorm(2, dtype=np.float64)
+    f = tl.function(lambda x: tl.sum(norm(x, training=True) ** 3, axis=-1))
+    spec = tl.TensorSpec((None, 2), "float64")
+    if how == "file":
+        f.save(tmp_path / "bn.json", spec, include_captures=True)
+        graph = tl.graph.load(tmp_path / "bn.json")
+    else:
+        graph = pickle.loads(pickle.dumps(f.get_graph(spec)))
+    flags = {c.name: c.source.trainable for c in graph.captures}
+    # Loaded trainable, the running statistics were watched by every tape, which then refused their update.
+    assert flags == {"running_mean": False, "running_var": False, "scale": True, "offset": True}
+    x = np.array([[0.5, -1.0], [2.0, 0.25], [-0.75, 1.5]])
+
+    def reference(x):
+        z = (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5)
+        return (z**3).sum(-1)
+
+    xt = tl.tensor(x)
+    with tl.GradientTape() as tape:
+        tape.watch(xt)
+        y = tl.sum(graph(xt))
+    np.testing.assert_allclose(y.numpy(), reference(x).sum(), rtol=1e-12)
+    np.testing.assert_allclose(tape.gradient(y, xt).numpy(), _finite_difference(reference, x), rtol=1e-5, atol=1e-8)
+    running_mean = next(c.source for c in graph.captures if c.name == "running_mean")
+    np.testing.assert_allclose(running_mean.numpy(), 0.1 * x.mean(0), rtol=1e-12)
