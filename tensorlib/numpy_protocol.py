@@ -10,7 +10,8 @@ its gradient.  ``np.asarray(t)`` (``__array__``) still gives the values, without
 Predicates and reductions run tensorlib's too (``np.isnan(t)`` is ``tl.isnan(t)``, a bool Tensor;
 ``np.allclose`` and ``np.array_equal`` give Python bools); the few value queries tensorlib lacks
 (``np.array_equiv``, ``np.array_repr``) compare the values and return NumPy results; ``np.save``,
-``np.savez`` and ``np.savetxt`` write the values.
+``np.savez`` and ``np.savetxt`` write the values.  ``np.vectorize(f)(t)`` maps ``f`` over a Tensor's elements
+with ``tl.vmap`` (``signature=`` and ``excluded=`` as NumPy's), as ``jax.numpy.vectorize`` does.
 
 >>> import numpy as np, tensorlib as tl
 >>> x = tl.tensor([0.0, 1.0], dtype="float64")
@@ -23,6 +24,7 @@ Predicates and reductions run tensorlib's too (``np.isnan(t)`` is ``tl.isnan(t)`
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import operator
@@ -768,7 +770,78 @@ def _compress_method(self, condition, axis=None, out=None):
     return np.compress(condition, self, axis, out)
 
 
+_numpy_vectorize_call = getattr(np.vectorize.__call__, "numpys", np.vectorize.__call__)
+
+
+def _vectorize_call(self, *args, **kwargs):
+    """``np.vectorize(f)(t)`` with a Tensor argument maps ``f`` over the elements with ``tl.vmap``, as
+    ``jax.numpy.vectorize`` does, so the result is a Tensor recorded by tapes and traced; NumPy's own loop
+    read the values with ``__array__`` and silently dropped the gradient.  Without a Tensor it is NumPy's."""
+    if not any(isinstance(v, Tensor) for v in tree.leaves((args, kwargs))):
+        return _numpy_vectorize_call(self, *args, **kwargs)
+    return _vectorize_tensors(self, args, kwargs)
+
+
+_vectorize_call.numpys = _numpy_vectorize_call
+
+
+def _call_with_keywords(fn, n, names, fixed, *args):
+    return fn(*args[:n], **dict(zip(names, args[n:])), **fixed)
+
+
+def _vectorize_tensors(vectorized, args, kwargs):
+    from .grad.vmap import BatchedValueError, vmap
+    from .ops import creation, shape
+
+    fn = vectorized.pyfunc
+    if kwargs:  # excluded keywords pass as they are; the others map as positional arguments do
+        names = [k for k in kwargs if k not in vectorized.excluded]
+        fixed = {k: v for k, v in kwargs.items() if k in vectorized.excluded}
+        fn = functools.partial(_call_with_keywords, fn, len(args), names, fixed)
+        args = (*args, *(kwargs[k] for k in names))
+    mapped = [i for i in range(len(args)) if i not in vectorized.excluded]
+    if vectorized.signature is None:
+        core_dims = [()] * len(mapped)
+    else:
+        core_dims = np.lib._function_base_impl._parse_gufunc_signature(vectorized.signature)[0]
+        if len(core_dims) != len(mapped):
+            raise TypeError(
+                f"np.vectorize: signature {vectorized.signature!r} has {len(core_dims)} inputs, the call "
+                f"maps {len(mapped)} arguments"
+            )
+    values = [args[i] if isinstance(args[i], Tensor) else creation.tensor(np.asarray(args[i])) for i in mapped]
+    for v, core in zip(values, core_dims):
+        if v.ndim < len(core):
+            raise ValueError(
+                f"np.vectorize: an argument of shape {v.shape} ({v.dtype}) has fewer dimensions than its core "
+                f"dimensions {core} in signature {vectorized.signature!r}"
+            )
+    loop = np.broadcast_shapes(*(v.shape[: v.ndim - len(c)] for v, c in zip(values, core_dims)))
+    size = math.prod(loop)
+    flat = [
+        shape.reshape(shape.broadcast_to(v, loop + v.shape[v.ndim - len(c) :]), (size, *v.shape[v.ndim - len(c) :]))
+        for v, c in zip(values, core_dims)
+    ]
+
+    def one(*elements):
+        full = list(args)
+        for i, e in zip(mapped, elements):
+            full[i] = e
+        return fn(*full)
+
+    try:
+        out = vmap(one, axis_size=size)(*flat)
+    except BatchedValueError as e:
+        name = getattr(vectorized.pyfunc, "__name__", "f")
+        raise BatchedValueError(
+            f"np.vectorize({name}) of a Tensor maps {name} over the elements with tl.vmap (keeping the gradient), "
+            f"so {name} must be written with tensorlib ops; it used an element's value: {e}"
+        ) from None
+    return tree.map(lambda o: shape.reshape(o, loop + tuple(o.shape[1:])), out)
+
+
 def install():
+    np.vectorize.__call__ = _vectorize_call
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
     Tensor.reshape = _reshape_method

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
 import functools
 import inspect
 import itertools
@@ -1007,8 +1008,25 @@ class Function:
         # A copy (copy.deepcopy or pickle of a Module that holds one) is a new tl.function of the copied Python
         # function, with the same options and no graphs: the graphs captured the original's Variables (and
         # hold a lock and symbolic tensors, which made the copy fail).  A bound method is copied with its
-        # Module, so the copy runs on the copy's Variables.
+        # Module, so the copy runs on the copy's Variables.  A decorated module-level function pickles by its
+        # name, as functions do (pickling its Python function by name found this Function under that name
+        # and failed: "it's not the same object").
+        if self._importable():
+            return self.__qualname__
         return (Function, (self.python_function, *self._options))
+
+    def __copy__(self):
+        return Function(self.python_function, *self._options)
+
+    def __deepcopy__(self, memo):
+        return Function(*copy.deepcopy((self.python_function, *self._options), memo))
+
+    def _importable(self) -> bool:
+        """Whether this Function is what its module's global of its qualified name is."""
+        found = sys.modules.get(getattr(self, "__module__", None))
+        for part in getattr(self, "__qualname__", "<locals>").split("."):
+            found = getattr(found, part, None)
+        return found is self
 
     def __get__(self, instance, owner=None):
         if instance is None:

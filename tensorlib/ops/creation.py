@@ -43,6 +43,8 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
                 return cast(data, dtype)
             return data
         target = data.backend if backend is None else _backends.get(backend)
+        if dtype is not None:
+            dispatch.check_int_array_range(data._value, _dt.as_dtype(dtype), "tensor: data")
         if target is data.backend and dispatch.current_state().tapes:
             # Under a tape the result stays a function of ``data``, as when traced (and as TensorFlow's and
             # JAX's conversions do): a copy of the value would be a silent zero gradient.  Values are
@@ -65,6 +67,8 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
     if hasattr(data, "dtype") and hasattr(data, "shape"):
         src = _dt.of_array(data.dtype) if dtype is None else dtype
         host = data if b.is_array(data) else np.asarray(data)
+        if dtype is not None:  # as for Python ints: integers that the dtype asked for cannot hold are never wrapped
+            dispatch.check_int_array_range(host, dtype, "tensor: data")
         arr = b.asarray(host, dtype=src)
         if arr is data or (
             isinstance(arr, np.ndarray) and isinstance(data, np.ndarray) and np.shares_memory(arr, data)
@@ -115,6 +119,8 @@ def full(shape, value, dtype=None, backend=None) -> Tensor:
     _dt.check_keeps_imaginary(np.asarray(value).dtype, dtype, "full: value")
     shape = _shape_tuple(shape, "full")
     dispatch.check_int_range(value, dtype, "full: value")
+    if isinstance(value, np.generic):
+        dispatch.check_int_array_range(np.asarray(value), dtype, "full: value")
     return make(b.xp.full(shape, value, dtype=dtype), b)
 
 
@@ -130,7 +136,13 @@ def ones(shape, dtype=_dt.float32, backend=None) -> Tensor:
 
 
 def arange(start, stop=None, step=1, dtype=None, backend=None) -> Tensor:
-    """Like ``numpy.arange``; int64 for integer arguments, float32 otherwise."""
+    """Like ``numpy.arange``; the dtype follows the bounds (:func:`bounds_dtype`): int64 for Python ints,
+    float32 for Python floats, a NumPy scalar's dtype otherwise.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.arange(3).dtype, tl.arange(0.0, 1.0, 0.5).dtype, tl.arange(np.float64(1.0)).dtype
+    (dtype('int64'), dtype('float32'), dtype('float64'))
+    """
     b = _backend(backend)
     if stop is None:
         start, stop = 0, start
@@ -138,17 +150,41 @@ def arange(start, stop=None, step=1, dtype=None, backend=None) -> Tensor:
     if any((v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype).kind == "c" for v in bounds):
         # NumPy's arange(1j, 3) is empty; Python's error named no function ("must be real number").
         raise TypeError(f"arange: start, stop and step must be real numbers, got {start!r}, {stop!r}, {step!r}")
-    if dtype is None:
-        dtype = (
-            _dt.default_int if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else _dt.default_float
-        )
-    return make(b.xp.arange(start, stop, step, dtype=_dt.as_dtype(dtype)), b)
+    dtype = bounds_dtype(bounds, dtype)
+    start, stop, step = (v.item() if isinstance(v, Tensor) else v for v in bounds)
+    return make(b.xp.arange(start, stop, step, dtype=dtype), b)
+
+
+def bounds_dtype(values, dtype=None, float_valued: bool = False) -> np.dtype:
+    """The dtype of a creation function's result from its bounds, by DESIGN's promotion rules: ``dtype`` if
+    given; else NumPy scalars, arrays and tensors are strong and promote as NumPy does, and Python numbers are
+    weak (alone they give int64, float32 or complex64).  A ``float_valued`` function (linspace, logspace) of
+    integer bounds gives the default float, or float64 where an integer bound is strong, as ``mean`` does.
+
+    >>> import numpy as np
+    >>> [str(bounds_dtype(b, float_valued=True)) for b in [(0, 1), (np.float64(0), 1), (np.int32(0), 2), (0, 1j)]]
+    ['float32', 'float64', 'float64', 'complex64']
+    """
+    if dtype is not None:
+        return _dt.as_dtype(dtype)
+    strong = [_dt.of_array(v.dtype) for v in values if hasattr(v, "dtype") and v.__class__ is not dispatch.WeakScalar]
+    weak = [v.dtype if hasattr(v, "dtype") else _dt.weak_scalar_dtype(v, None) for v in values]
+    if strong:
+        result = _dt.promote_types(*strong)
+        for kind in {d.kind for d in weak}:
+            result = _dt.promote_types(result, _dt.weak_kind_dtype(kind, result))
+    else:
+        result = max(weak, key=lambda d: "bifc".index(d.kind))
+    if float_valued and result.kind in "biu":
+        return _dt.float64 if strong else _dt.default_float
+    return result
 
 
 def linspace(start, stop, num=50, dtype=None, backend=None) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop``, as NumPy computes them (in float64 or
-    complex128, then cast).  The default dtype is float32, or for complex bounds a complex tensor bound's
-    dtype, else complex64; complex bounds of a real dtype raise.  A 0-d float or complex tensor bound of a
+    complex128, then cast).  The default dtype follows the bounds (:func:`bounds_dtype`): float32 for
+    Python numbers (complex64 for complex ones), a NumPy scalar's or tensor's float dtype (float64 for integer
+    ones, as NumPy gives); complex bounds of a real dtype raise.  A 0-d float or complex tensor bound of a
     float or complex result is an input: gradients reach it and a traced one stays symbolic; other tensor
     bounds are read as Python numbers.
 
@@ -170,18 +206,12 @@ def linspace(start, stop, num=50, dtype=None, backend=None) -> Tensor:
 def _linspace_dtype(start, stop, dtype) -> np.dtype:
     """float32 unless asked; complex bounds give complex (a tensor's dtype, or complex64 as a list of complex
     numbers does) and refuse a real dtype: their imaginary parts were dropped with only a ComplexWarning."""
-    complex_dtypes = [
-        v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype
-        for v in (start, stop)
-        if (v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype).kind == "c"
-    ]
-    if dtype is None:
-        tensors = [d for v, d in zip((start, stop), complex_dtypes) if isinstance(v, Tensor)]
-        return _dt.promote_types(*tensors) if tensors else _dt.default_complex if complex_dtypes else _dt.default_float
-    dtype = _dt.as_dtype(dtype)
-    for source in complex_dtypes:
-        _dt.check_keeps_imaginary(source, dtype, "linspace: start and stop")
-    return dtype
+    result = bounds_dtype((start, stop), dtype, float_valued=True)
+    for v in (start, stop):
+        _dt.check_keeps_imaginary(
+            v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype, result, "linspace: start and stop"
+        )
+    return result
 
 
 def _linspace_of_tensors(start, stop, num, dtype, backend) -> Tensor:

@@ -108,15 +108,6 @@ def broadcast_arrays(*args) -> tuple:
 
 
 # ------------------------------------------------------------------ ranges
-def _float_result(dtype, *values):
-    """The dtype asked for, else the first float or complex tensor's, else float32; complex if a value is."""
-    kinds = [(v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype).kind for v in values]
-    if dtype is not None:
-        return _dt.as_dtype(dtype)
-    result = next((v.dtype for v in values if isinstance(v, Tensor) and v.dtype.kind in "fc"), _dt.default_float)
-    return _dt.complex_dtype(result) if "c" in kinds else result
-
-
 def _ends(start, stop, num, endpoint, name):
     num = as_int(num, f"{name}: num")
     if num < 0:
@@ -135,8 +126,8 @@ def _steps(start, stop, num, endpoint, dtype):
 
 
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None, axis: int = 0) -> Tensor:
-    """``numpy.logspace``: ``base ** linspace(start, stop, num)``.  The default dtype is the default float
-    (float32; NumPy's is float64) or a tensor bound's float dtype; 0-d float tensor bounds are inputs
+    """``numpy.logspace``: ``base ** linspace(start, stop, num)``.  The default dtype follows the bounds as
+    ``linspace``'s does (float32 for Python numbers; NumPy's is float64); 0-d float tensor bounds are inputs
     (gradients reach them).  Only scalar bounds and ``base`` (so ``axis`` must be 0 or -1).
 
     >>> import tensorlib as tl
@@ -146,7 +137,7 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     num = _ends(start, stop, num, endpoint, "logspace")
     if as_int(axis, "logspace: axis") not in (0, -1):
         raise ValueError(f"logspace: axis {axis} is out of bounds for the 1-d result (scalar start and stop)")
-    dtype = _float_result(dtype, start, stop, base)
+    dtype = creation.bounds_dtype((start, stop, base), dtype, float_valued=True)
     wide = _dt.complex128 if dtype.kind == "c" else _dt.float64
     for v in (start, stop, base):  # NumPy drops their imaginary parts with a ComplexWarning
         _dt.check_keeps_imaginary(v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype, dtype, "logspace")
@@ -167,7 +158,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     num = _ends(start, stop, num, endpoint, "geomspace")
     if as_int(axis, "geomspace: axis") not in (0, -1):
         raise ValueError(f"geomspace: axis {axis} is out of bounds for the 1-d result (scalar start and stop)")
-    dtype = _float_result(dtype, start, stop)
+    dtype = creation.bounds_dtype((start, stop), dtype, float_valued=True)
     # The bounds' values are checked where known (a traced bound is checked by nothing: NaNs then).
     s0, s1 = (v if not isinstance(v, Tensor) else None if v._value is None else v.item() for v in (start, stop))
     known = [v for v in (s0, s1) if v is not None]

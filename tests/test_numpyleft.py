@@ -1,0 +1,75 @@
+"""Attacks on what was left open in the NumPy-style functions and linalg: the dtypes of the creation
+functions' results from NumPy-scalar bounds, ``np.vectorize`` on tensors, ``unique`` with ``size=`` and
+``axis=``, and the linalg gaps.  References: NumPy and SciPy results, JAX's documented forms where NumPy has
+none, and float64 central finite differences (``tl.testing.check_grads``) for every gradient."""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+
+@pytest.mark.parametrize(
+    ("make", "reference"),
+    [
+        (lambda a, b: tl.linspace(a, b, 5), lambda a, b: np.linspace(a, b, 5)),
+        (lambda a, b: tl.logspace(a, b, 4), lambda a, b: np.logspace(a, b, 4)),
+        (lambda a, b: tl.geomspace(a + 1, b + 1, 4), lambda a, b: np.geomspace(a + 1, b + 1, 4)),
+        (lambda a, b: tl.arange(a, b + 1, 0.25), lambda a, b: np.arange(a, b + 1, 0.25)),
+    ],
+)
+def test_creation_from_numpy_scalar_bounds_keeps_their_dtype(make, reference):
+    # NumPy scalars are strong as NumPy arrays are (DESIGN §6); only Python numbers are weak.  float64 bounds
+    # gave float32, rounding 0.1-spaced values to 7 digits.
+    for a, b, expected in [
+        (np.float64(0.1), np.float64(1.3), np.float64),
+        (np.float32(0.1), np.float32(1.3), np.float32),
+        (0.1, 1.3, np.float32),
+        (np.float64(0.1), 1.3, np.float64),
+    ]:
+        got = make(a, b)
+        assert got.dtype == expected, (a, b, got.dtype)
+        np.testing.assert_allclose(
+            got.numpy(), reference(a, b).astype(expected), rtol=1e-6 if expected == np.float32 else 1e-14
+        )
+
+
+def test_float_valued_creation_of_integer_bounds_is_numpys_float64_unless_they_are_python_ints():
+    assert tl.linspace(np.int32(0), np.int32(3), 4).dtype == np.linspace(np.int32(0), np.int32(3), 4).dtype
+    assert tl.linspace(0, 3, 4).dtype == np.float32 and tl.arange(3).dtype == np.int64
+    assert tl.linspace(tl.tensor(np.float64(0.0)), 1, 3).dtype == np.float64
+    assert tl.linspace(0, 2j, 3).dtype == np.complex64
+    assert tl.linspace(np.float64(0), 1, 3, dtype="float32").dtype == np.float32
+
+
+def test_np_vectorize_of_a_tensor_maps_with_vmap_and_keeps_the_gradient():
+    # NumPy's loop read the tensor with __array__: a NumPy array and a silently lost gradient (tl.grad raised
+    # "f must return a scalar Tensor").  jax.numpy.vectorize's rule: f is mapped over the elements.
+    x = np.array([[0.5, 1.0, 2.0], [1.5, -1.0, 3.0]])
+    f = np.vectorize(lambda v: v * v + tl.sin(v))
+    y = f(tl.tensor(x))
+    assert isinstance(y, tl.Tensor)
+    np.testing.assert_allclose(y.numpy(), x * x + np.sin(x), rtol=1e-14)
+    np.testing.assert_allclose(tl.grad(lambda t: tl.sum(f(t)))(tl.tensor(x)).numpy(), 2 * x + np.cos(x), rtol=1e-14)
+    tl.testing.check_grads(lambda t: f(t), (tl.tensor(x),), order=2)
+    np.testing.assert_allclose(tl.function(f)(tl.tensor(x)).numpy(), x * x + np.sin(x), rtol=1e-14)
+    np.testing.assert_array_equal(np.vectorize(lambda v: v * v)(x), x * x)  # arrays still take NumPy's loop
+
+
+def test_np_vectorize_of_tensors_takes_signature_excluded_and_keywords_as_numpy():
+    x = np.arange(6.0).reshape(2, 3) - 2.5
+    w = np.array([1.0, -2.0, 0.5])
+    dot = np.vectorize(lambda a, b: tl.sum(a * b), signature="(n),(n)->()")
+    np.testing.assert_allclose(dot(tl.tensor(x), w).numpy(), np.vectorize(np.dot, signature="(n),(n)->()")(x, w))
+    tl.testing.check_grads(lambda t: dot(t, w), (tl.tensor(x),), order=1)
+    power = np.vectorize(lambda a, p: a**p, excluded={1})
+    np.testing.assert_allclose(power(tl.tensor(x), 3).numpy(), x**3)
+    scaled = np.vectorize(lambda a, k=1.0, s=0.0: a * k + s, excluded={"k"})
+    np.testing.assert_allclose(scaled(tl.tensor(x), k=3.0, s=w).numpy(), x * 3.0 + w)
+    both = np.vectorize(lambda a, b: (a + b, a * b))(tl.tensor(x), w)
+    np.testing.assert_allclose([both[0].numpy(), both[1].numpy()], [x + w, x * w])
+
+
+def test_np_vectorize_of_a_tensor_with_python_control_flow_raises_naming_vectorize():
+    with pytest.raises(TypeError, match=r"np.vectorize\(<lambda>\).*tl.vmap.*tl.where"):
+        np.vectorize(lambda v: v if v > 0 else -v)(tl.tensor([1.0, -2.0]))
