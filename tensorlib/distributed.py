@@ -134,13 +134,37 @@ def _is_user_code(obj) -> bool:
     return path is not None and not os.path.realpath(path).startswith(_library_roots())
 
 
-def _new_class_reduce(reduced: tuple) -> tuple:
-    """cloudpickle's reduction of a class by value, without its tracker id: unpickled, it is always a new
-    class.  With the id, a process that holds the class -- the caller's own, where the local scheduler's
-    copy is made -- got that class back and had the pickled copies of its methods set on it, their globals
-    frozen at the call: the caller's class changed under them."""
+def _class_by_value(cls: type, reduced: tuple) -> tuple:
+    """cloudpickle's reduction ``reduced`` of class ``cls`` by value, made to leave the caller's class alone.
+
+    With the class's tracker id, a process that holds the class -- the caller's own, where the local
+    scheduler's copy is made -- got that class back and had the pickled copies of its methods set on it,
+    their globals frozen at the call: the caller's class changed under them.  So a class comes back as a
+    new class, without its id; except an exception class, which must stay the caller's own so that
+    ``except TheirError:`` catches what a block raised: it keeps its id, and a process that sent it skips
+    the setting of its state (``_sent_class_setstate``)."""
     make, args, *rest = reduced
+    if issubclass(cls, BaseException):
+        with _cache_lock:
+            _sent_classes.add(cls)
+        return (make, args, *rest[:-1], _sent_class_setstate)
     return (make, args[:-2] + (None,) + args[-1:], *rest)
+
+
+# The exception classes this process pickled by value: the caller's own, which unpickling leaves alone.
+_sent_classes: weakref.WeakSet = weakref.WeakSet()
+
+
+def _sent_class_setstate(cls: type, state) -> type:
+    """cloudpickle's ``_class_setstate``, except on a class this process sent itself (found again by its
+    tracker id), which stays as it is."""
+    with _cache_lock:
+        sent = cls in _sent_classes
+    if sent:
+        return cls
+    import cloudpickle
+
+    return cloudpickle.cloudpickle._class_setstate(cls, state)
 
 
 def _dumps(obj, parameters=()) -> bytes:
@@ -181,10 +205,10 @@ def _dumps(obj, parameters=()) -> bytes:
                 )
             if isinstance(value, type):
                 if self.by_value and _is_user_code(value):
-                    return _new_class_reduce(cloudpickle.cloudpickle._dynamic_class_reduce(value))
+                    return _class_by_value(value, cloudpickle.cloudpickle._dynamic_class_reduce(value))
                 reduced = super().reducer_override(value)
                 by_value = isinstance(reduced, tuple) and reduced[-1] is cloudpickle.cloudpickle._class_setstate
-                return _new_class_reduce(reduced) if by_value else reduced
+                return _class_by_value(value, reduced) if by_value else reduced
             if self.by_value and _is_user_code(value):
                 if isinstance(value, types.ModuleType):  # read as ``module.name``: its namespace, by value
                     namespace = {k: v for k, v in vars(value).items() if k != "__builtins__"}
@@ -362,21 +386,43 @@ def _indexed(arrays, first_letter=0):
     return pairs, letters
 
 
-def _run_block(shipped, *blocks, out_shape, out_dtype):
+def _block_rows(rows):
+    """A blockwise argument (index ``"i"``) that gives each task ``(slice of the rows its block holds,)``,
+    so that an error can name the block."""
+    from dask.layers import ArraySliceDep
+
+    return ArraySliceDep((tuple(rows),))
+
+
+def _block_name(rows: slice) -> str:
+    return f"the block of rows {rows.start}:{rows.stop}"
+
+
+def _run_on_block(what, fn, rows, run):
+    """``run()``, with a note naming the function and the block on any exception it raises (the exception
+    itself, its type and message, reach the caller unchanged)."""
+    try:
+        return run()
+    except Exception as e:
+        e.add_note(f"{what}: raised by {_name(fn)} on {_block_name(rows)}")
+        raise
+
+
+def _run_block(shipped, rows, *blocks, out_shape, out_dtype):
+    (rows,) = rows
     if blocks[0].shape[0] == 0:  # no rows in, none out: f is not run on an empty block (a max of it fails)
         return np.empty((0,) + out_shape, out_dtype)
-    out = shipped(*blocks)
+    what = "tl.distributed.map_blocks"
+    out = _run_on_block(what, shipped.fn, rows, lambda: shipped(*blocks))
     if not isinstance(out, Tensor):
-        raise TypeError(
-            f"tl.distributed.map_blocks: {_name(shipped.fn)} must return one Tensor per block, got {type(out).__name__}"
-        )
-    rows = blocks[0].shape[0]
+        raise TypeError(f"{what}: {_name(shipped.fn)} must return one Tensor per block, got {type(out).__name__}")
+    n = blocks[0].shape[0]
     value = out.numpy()
-    if value.shape != (rows,) + out_shape or value.dtype != out_dtype:
+    if value.shape != (n,) + out_shape or value.dtype != out_dtype:
         raise ValueError(
-            f"tl.distributed.map_blocks: {_name(shipped.fn)} returned shape {value.shape} dtype "
-            f"{value.dtype} for a block of {rows} rows; expected {(rows,) + out_shape} {out_dtype} "
-            "(the output must have one row per input row)"
+            f"{what}: {_name(shipped.fn)} returned shape {value.shape} dtype {value.dtype} for "
+            f"{_block_name(rows)} ({n} rows); expected {(n,) + out_shape} {out_dtype}, as for the first block "
+            "(the output must have one row per input row, its other axes and dtype the same for every block)"
         )
     return value
 
@@ -467,9 +513,12 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
         "i" + new,
         _reference(shipped, client),
         None,
+        _block_rows(rows),
+        "i",
         *pairs,
         new_axes=dict(zip(new, out_shape)),
         concatenate=True,
+        align_arrays=False,  # _aligned cut them already; the block slices are no array to align
         dtype=out_dtype,
         meta=np.empty((0,) * (1 + len(out_shape)), out_dtype),
     )
@@ -506,21 +555,26 @@ def _block_value_and_grad(loss_fn, treedef, variables):
     return block_value_and_grad
 
 
-def _weighted_partial(shipped, params, *blocks, dtype, weighted):
+def _weighted_partial(shipped, params, rows, *blocks, dtype, weighted):
     """One row: the block's loss and flattened gradients, each times the block's number of rows when
     ``weighted`` (a mean loss)."""
-    rows = blocks[0].shape[0]
-    if rows == 0:  # the mean loss of no rows is NaN; a block without rows adds nothing
+    (rows,) = rows
+    n = blocks[0].shape[0]
+    if n == 0:  # the mean loss of no rows is NaN; a block without rows adds nothing
         return np.zeros((1, 1 + sum(np.size(p) for p in params)), dtype)
-    with _run_lock:
+
+    def run():
         for var, value in zip(shipped.fn.variables, params):
             if var is not None:
                 var.assign(value)
-        value, grads = shipped.run(params, *blocks)
+        return shipped.run(params, *blocks)
+
+    with _run_lock:
+        value, grads = _run_on_block("tl.distributed.value_and_grad", shipped.fn, rows, run)
     parts = [np.asarray(value.numpy(), dtype).reshape(1)] + [np.asarray(g.numpy(), dtype).ravel() for g in grads]
     row = np.concatenate(parts)
     if weighted:
-        row *= rows
+        row *= n
     return row[None, :]
 
 
@@ -617,10 +671,13 @@ def value_and_grad(
         None,
         params_ref,
         None,
+        _block_rows(rows),
+        "i",
         *pairs,
         new_axes={"j": size},
         adjust_chunks={"i": 1},
         concatenate=True,
+        align_arrays=False,
         dtype=dtype,
         meta=np.empty((0, 0), dtype),
     )

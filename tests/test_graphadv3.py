@@ -6,13 +6,15 @@ What it attacks, and against which references:
   constant on constant inputs, nor merged with an identical call (the eager call count is the reference);
 - unknown sizes: reductions traced with every size None, run on slices that are empty or of length 1
   (max/min with initial, logsumexp and the softmaxes built on it, median, nanmedian, nanquantile): NumPy's
-  and SciPy's values, eager's dtypes and shapes, and their gradients against eager;
+  and SciPy's values, eager's dtypes and shapes, and their gradients against eager; the Frechet derivative of
+  expm (and expm's gradient, which is one) of matrices of unknown size, against scipy.linalg.expm_frechet;
 """
 
 import warnings
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.special
 
 import tensorlib as tl
@@ -141,3 +143,20 @@ def test_median_nanmedian_and_nanquantile_of_slices_of_unknown_length_match_nump
                 got = _unknown_graph(lambda a: tl.nanquantile(a, [0.2, 0.7], axis=axis, keepdims=keepdims), x)
                 assert (got.dtype, got.shape) == (eager.dtype, eager.shape)
                 np.testing.assert_allclose(got.numpy(), eager.numpy(), rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_expm_frechet_and_the_gradient_of_expm_of_unknown_size_match_scipy(n):
+    # Before: at n = 0 both raised "zero-size array to reduction operation maximum" when the graph ran (the
+    # scale of E and A is a max); eagerly they are empty, as SciPy's.
+    a = np.random.default_rng(n).standard_normal((n, n))
+    e = np.random.default_rng(n + 10).standard_normal((n, n))
+    spec = tl.TensorSpec((None, None), "float64")
+    expm, frechet = tl.function(tl.linalg.expm_frechet).get_graph(spec, spec)(a, e)
+    expected = scipy.linalg.expm_frechet(a, e) if n else (np.zeros((0, 0)), np.zeros((0, 0)))
+    np.testing.assert_allclose(expm.numpy(), expected[0], rtol=1e-12)
+    np.testing.assert_allclose(frechet.numpy(), expected[1], rtol=1e-10, atol=1e-12)
+    # <e, expm(a)>'s gradient is the Frechet derivative at a^T along e
+    gradient = tl.function(tl.grad(lambda x: tl.sum(tl.linalg.expm(x) * e))).get_graph(spec)(a)
+    expected = scipy.linalg.expm_frechet(a.T, e)[1] if n else np.zeros((0, 0))
+    np.testing.assert_allclose(gradient.numpy(), expected, rtol=1e-10, atol=1e-12)
