@@ -2147,10 +2147,10 @@ class _Recurrent(Module):
                 f"{self.name}: input must be (batch, time, input_size={self.input_size}), got shape "
                 f"{tuple(x.shape)} ({x.dtype})"
             )
-        if x.shape[1] is None:
+        if x.shape[1] is None and self.unroll:
             raise ValueError(
-                f"{self.name}: the number of time steps must be known (tl.scan runs over them), got input shape "
-                f"{tuple(x.shape)}: give the TensorSpec that size"
+                f"{self.name}: unroll=True needs the number of time steps (one copy of the step each), got input "
+                f"shape {tuple(x.shape)}: give the TensorSpec that size, or unroll=False"
             )
         batch, given = x.shape[0], initial_state is not None
         if not given:
