@@ -560,6 +560,11 @@ def _block_value_and_grad(loss_fn, treedef, variables, has_aux):
                     f"{what}: {_name(loss_fn)} must return the scalar loss of its batch "
                     f"(its mean, or its sum with reduction='sum'), got {got}"
                 )
+            if loss.dtype.kind != "f":  # tl.value_and_grad's rule, told in this function's name
+                raise TypeError(
+                    f"{what}: {_name(loss_fn)} must return a real float loss, got dtype {loss.dtype}; differentiate "
+                    "a float (tl.real(loss) or tl.abs(loss) of a complex one, tl.cast an integer one)"
+                )
             return (loss, tree.map(_aux_tensor, aux)) if has_aux else loss
 
         sources = [leaf if var is None else var for leaf, var in zip(leaves, variables)]

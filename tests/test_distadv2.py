@@ -181,3 +181,10 @@ def test_has_aux_refuses_an_aux_with_a_row_per_example_even_when_the_blocks_are_
     x = da.from_array(np.arange(12.0).reshape(6, 2), chunks=(2, 2))
     with pytest.raises(ValueError, match=r"aux .* shapes \[\(2,\)\] for a block of 2 rows but \[\(3,\)\] for 3 rows"):
         tl.distributed.value_and_grad(lambda w, x: (tl.mean(x * w), x[:, 0] * w), 1.0, x, has_aux=True)
+
+
+@pytest.mark.parametrize("make_loss", [lambda x, w: tl.mean(tl.cast(x, "complex128") * w), lambda x, w: tl.sum(x > w)])
+def test_a_loss_that_is_not_real_float_is_refused_naming_the_distributed_function(make_loss, sync_scheduler):
+    x = da.from_array(np.arange(6.0).reshape(6, 1), chunks=(4, 1))
+    with pytest.raises(TypeError, match=r"^tl.distributed.value_and_grad: <lambda> must return a real float loss, got"):
+        tl.distributed.value_and_grad(lambda w, x: make_loss(x, w), 1.0, x)
