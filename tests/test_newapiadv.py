@@ -203,3 +203,30 @@ def test_torch_lstm_traced_with_unknown_time_matches_torch_with_gradients():
     np.testing.assert_allclose(float(loss), want.item(), rtol=1e-12)
     for name, got, expected in zip(["input"] + names, grads, want_grads):
         np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-10, err_msg=name)
+
+
+# ---------------------------------------------------------------- Variable.assign_add from several threads
+@pytest.mark.parametrize("method", ["assign_add", "assign_sub"])
+def test_eager_assign_add_from_threads_loses_no_update(method):
+    # TF's assign_add is one atomic read-modify-write; here another thread's update between the read and the
+    # write was lost (8 threads x 300 adds of 1 ended short of 2400).
+    import sys
+    import threading
+
+    counter = tl.Variable(np.float64(0.0))
+
+    def work():
+        for _ in range(300):
+            getattr(counter, method)(1.0)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert float(counter.numpy()) == (2400.0 if method == "assign_add" else -2400.0)
