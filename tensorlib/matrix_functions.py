@@ -28,7 +28,7 @@ def funm(A, func, disp: bool = True):
     returns an inaccurate result there) gives NaN, and so does a real ``A`` whose ``f(A)`` is not real (pass a
     complex matrix), as ``sqrtm``.  ``disp=False`` returns ``(f(A), errest)`` with ``errest`` the relative
     residual ``||A f(A) - f(A) A||_1 / (||A||_1 ||f(A)||_1)`` (ours: SciPy's estimate is of its Schur-Parlett
-    recurrence).
+    recurrence); an empty matrix gives an empty one (SciPy raises).
 
     The gradient is the Frechet derivative's adjoint from divided differences of ``func`` (``func'`` from
     ``tl.vjp`` where eigenvalues coincide), exact at repeated eigenvalues: at ``A = I`` the gradient of
@@ -47,7 +47,7 @@ def funm(A, func, disp: bool = True):
         raise ValueError(f"funm: expected square matrices of known size, got shape {tuple(A.shape)} {A.dtype}")
     if not callable(func):
         raise TypeError(f"funm: func must be a function of a Tensor, got {type(func).__name__}")
-    value = _funm(A, func)
+    value = _funm(A, func) if A.shape[-1] else A + 0  # an empty matrix's function is empty (SciPy raises)
     if disp:
         return value
     residual = linalg_ops._matmul(A, value) - linalg_ops._matmul(value, A)

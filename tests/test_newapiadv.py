@@ -230,3 +230,18 @@ def test_eager_assign_add_from_threads_loses_no_update(method):
     finally:
         sys.setswitchinterval(interval)
     assert float(counter.numpy()) == (2400.0 if method == "assign_add" else -2400.0)
+
+
+# ---------------------------------------------------------------- funm
+def test_funm_of_empty_matrices_is_empty_not_a_reduction_error():
+    # SciPy's funm raises IndexError on a 0x0 matrix; expm, sqrtm, cosm and tl.linalg's other matrix functions
+    # return it (an empty matrix's function is empty).  funm raised "Max: zero-size array ...", naming no funm.
+    for shape in [(0, 0), (2, 0, 0)]:
+        out = L.funm(np.zeros(shape), tl.exp)
+        assert out.shape == shape and out.dtype == tl.float64
+        value, errest = L.funm(np.zeros(shape, np.complex128), tl.exp, disp=False)
+        assert value.shape == shape and value.dtype == tl.complex128 and errest.shape == shape[:-2]
+        np.testing.assert_array_equal(errest.numpy(), 0.0)
+        grad = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(np.zeros(shape)))
+        assert grad.shape == shape
+
