@@ -245,3 +245,17 @@ def test_funm_of_empty_matrices_is_empty_not_a_reduction_error():
         grad = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(np.zeros(shape)))
         assert grad.shape == shape
 
+
+def test_funm_gradient_is_nan_where_its_value_is_undefined_not_a_finite_wrong_number():
+    # At a defective matrix (a Jordan block) funm's value is NaN (documented: the eigenvector basis is
+    # singular); its gradient was finite and wrong (8.6 off float64 differences of scipy.linalg.expm).
+    jordan = np.array([[2.0, 1.0], [0.0, 2.0]])
+    assert np.isnan(L.funm(jordan, tl.exp).numpy()).all()
+    grad = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(jordan)).numpy()
+    assert np.isnan(grad).all()
+    # batched: only the defective matrix's gradient is NaN; the other's matches differences of expm
+    sl = pytest.importorskip("scipy.linalg")
+    other = np.array([[0.5, 0.2], [0.1, -0.3]])
+    grads = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(np.stack([jordan, other]))).numpy()
+    assert np.isnan(grads[0]).all()
+    np.testing.assert_allclose(grads[1], _central_differences(lambda a: sl.expm(a).sum(), other), atol=1e-7)
