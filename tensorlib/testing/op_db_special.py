@@ -539,9 +539,9 @@ _SPECIAL = [
         op_types=("LambertW",),
         dtypes=FLOATS,
     ),
-    # first order in a, b and x (the series of the derivatives; the second in a and b is not implemented), every
-    # order in x
-    _special("hyp1f1", [(0.2, 3.0), (0.5, 3.0), (-2.0, 2.0)], ("Hyp1f1", "Hyp1f1Grad"), second_order=False),
+    # to the second order in a, b and x (the series of the derivatives; the third in a and b is not implemented),
+    # every order in x
+    _special("hyp1f1", [(0.2, 3.0), (0.5, 3.0), (-2.0, 2.0)], ("Hyp1f1", "Hyp1f1Grad")),
     OpInfo(
         "special.hyp1f1_in_x",
         tl.special.hyp1f1,
