@@ -23,6 +23,10 @@ import os
 import stat
 import uuid
 
+# The mode each temporary was given (a writer that recreates its file, as safetensors' save_file does, resets it
+# to mkstemp's 0o600, and commit gives it back).
+_MODES: dict = {}
+
 
 def fspath(path) -> str:
     """A path as a str: a ``str``, ``bytes`` or ``os.PathLike`` (a bytes path failed when joined with a str)."""
@@ -57,10 +61,12 @@ def temporary(target: str) -> str:
     # Never more open than the target will be while it is written (only its owner may also write it).
     os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if kept is None else kept & 0o666 | 0o600))
     try:
-        os.chmod(tmp, os.stat(tmp).st_mode & 0o777 if kept is None else kept)
+        mode = os.stat(tmp).st_mode & 0o777 if kept is None else kept
+        os.chmod(tmp, mode)
     except BaseException:
         os.remove(tmp)
         raise
+    _MODES[tmp] = mode
     return tmp
 
 
@@ -71,11 +77,15 @@ def commit(pairs) -> None:
     pairs = list(pairs)
     try:
         for tmp, target in pairs:
-            if os.path.exists(target):  # a writer that recreated the temporary (safetensors may) reset its mode
-                os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+            # A writer that recreated the temporary (safetensors does) reset its mode: the target's own, or for a
+            # new file the one temporary() gave it.
+            mode = stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else _MODES.get(tmp)
+            if mode is not None:
+                os.chmod(tmp, mode)
             _fsync(tmp, os.O_RDONLY)
         for tmp, target in pairs:
             os.replace(tmp, target)
+            _MODES.pop(tmp, None)
     except BaseException:
         discard(tmp for tmp, _ in pairs)
         raise
@@ -86,6 +96,7 @@ def commit(pairs) -> None:
 def discard(temporaries) -> None:
     """Remove the temporaries that still exist (after a failed write)."""
     for tmp in temporaries:
+        _MODES.pop(tmp, None)
         if os.path.exists(tmp):
             os.remove(tmp)
 

@@ -198,8 +198,17 @@ def load_state_dict(target, state: dict, strict: bool = True) -> tuple:
     _refuse_tracing("load_state_dict")
     if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
         raise TypeError(f"load_state_dict: state must be a dict of names (str) to arrays, got {type(state).__name__}")
-    arrays = {k: np.asarray(v.numpy() if isinstance(v, Tensor) else v) for k, v in state.items()}
-    return _IncompatibleKeys(*_assign_all(arrays, {}, target, strict, "load_state_dict", "the state", "the state"))
+    # A value NumPy cannot take (a torch bfloat16 or requires_grad tensor) is named with the reason, as a file's
+    # entry tensorlib cannot hold is (its converter's own error had named neither the function nor the entry).
+    arrays, unreadable = {}, {}
+    for name, value in state.items():
+        try:
+            arrays[name] = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+        except (TypeError, ValueError, RuntimeError) as e:
+            unreadable[name] = f"{type(value).__name__} ({e})"
+    return _IncompatibleKeys(
+        *_assign_all(arrays, unreadable, target, strict, "load_state_dict", "the state", "the state")
+    )
 
 
 def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, source: str, where: str) -> tuple:

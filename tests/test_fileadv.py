@@ -170,3 +170,74 @@ def test_a_graph_that_holds_a_python_gradient_function_refuses_to_pickle():
     graph = tl.function(lambda x: clip_gradient(x) * 2.0).get_graph(SPEC)
     with pytest.raises(ValueError, match="Python callable .* cannot be saved"):
         pickle.dumps(graph)
+
+
+class _Unconvertible:
+    """A value NumPy cannot convert, as a torch bfloat16 tensor is."""
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("Got unsupported ScalarType BFloat16")
+
+
+def test_load_state_dict_names_a_value_numpy_cannot_convert_and_changes_nothing():
+    model = tl.nn.Dense(3, 2, seed=0)
+    before = tl.checkpoint.state_dict(model)
+    state = {"kernel": np.ones((3, 2), np.float32), "bias": _Unconvertible()}
+    # The converter's own TypeError had escaped, naming neither load_state_dict nor the entry.
+    with pytest.raises(ValueError, match=r"load_state_dict: .*'bias' cannot be read: _Unconvertible \(Got unsupported"):
+        model.load_state_dict(state)
+    np.testing.assert_array_equal(model.kernel.numpy(), before["kernel"])
+    np.testing.assert_array_equal(model.bias.numpy(), before["bias"])
+
+
+def test_load_state_dict_takes_a_torch_state_dict_and_names_its_bfloat16_entries():
+    torch = pytest.importorskip("torch")
+    model = tl.nn.Dense(3, 2, seed=0)
+    state = {"kernel": torch.randn(3, 2), "bias": torch.randn(2)}
+    model.load_state_dict(state)
+    np.testing.assert_array_equal(model.kernel.numpy(), state["kernel"].numpy())
+    with pytest.raises(ValueError, match=r"'bias' cannot be read: Tensor .*BFloat16"):
+        model.load_state_dict({"kernel": torch.zeros(3, 2), "bias": torch.zeros(2, dtype=torch.bfloat16)})
+    np.testing.assert_array_equal(model.kernel.numpy(), state["kernel"].numpy())
+
+
+@pytest.mark.parametrize("how", ["file", "pickle"])
+def test_a_saved_non_trainable_variable_comes_back_non_trainable(tmp_path, how):
+    norm = tl.nn.BatchNorm(2, dtype=np.float64)
+    f = tl.function(lambda x: tl.sum(norm(x, training=True) ** 3, axis=-1))
+    spec = tl.TensorSpec((None, 2), "float64")
+    if how == "file":
+        f.save(tmp_path / "bn.json", spec, include_captures=True)
+        graph = tl.graph.load(tmp_path / "bn.json")
+    else:
+        graph = pickle.loads(pickle.dumps(f.get_graph(spec)))
+    flags = {c.name: c.source.trainable for c in graph.captures}
+    # Loaded trainable, the running statistics were watched by every tape, which then refused their update.
+    assert flags == {"running_mean": False, "running_var": False, "scale": True, "offset": True}
+    x = np.array([[0.5, -1.0], [2.0, 0.25], [-0.75, 1.5]])
+
+    def reference(x):
+        z = (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5)
+        return (z**3).sum(-1)
+
+    xt = tl.tensor(x)
+    with tl.GradientTape() as tape:
+        tape.watch(xt)
+        y = tl.sum(graph(xt))
+    np.testing.assert_allclose(y.numpy(), reference(x).sum(), rtol=1e-12)
+    np.testing.assert_allclose(tape.gradient(y, xt).numpy(), _finite_difference(reference, x), rtol=1e-5, atol=1e-8)
+    running_mean = next(c.source for c in graph.captures if c.name == "running_mean")
+    np.testing.assert_allclose(running_mean.numpy(), 0.1 * x.mean(0), rtol=1e-12)
+
+
+def test_a_graph_file_with_two_captures_of_one_name_is_refused(tmp_path):
+    a, b = np.ones(3, np.float32), np.full(3, 2.0, np.float32)
+    path = tmp_path / "g.json"
+    tl.function(lambda x: x * a + b).save(path, tl.TensorSpec((3,), "float32"))
+    doc = json.loads(path.read_text())
+    assert [c["name"] for c in doc["captures"]] == ["a", "b"]
+    doc["captures"][1]["name"] = "a"
+    path.write_text(json.dumps(doc))
+    # It loaded, and then asked for 'a' however it was called: captures are fed by name.
+    with pytest.raises(GraphFormatError, match="two captures are named 'a'"):
+        tl.graph.load(path)

@@ -142,6 +142,9 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
                 "kind": c.kind,
                 "site": c.site,
                 "saved": saved,
+                # A saved Variable comes back with its flag: loaded trainable, a BatchNorm's running statistics
+                # were watched by every tape and trained by optimizers, and a tape refused their update.
+                **({"trainable": c.source.trainable} if saved and isinstance(c.source, Variable) else {}),
             }
         )
     nodes = []
@@ -399,9 +402,16 @@ def _build(doc, arrays, backend) -> Graph:
         name, kind, source = _get(entry, "name", str), _get(entry, "kind", str), None
         if kind not in _CAPTURE_KINDS:
             raise GraphFormatError(f"capture {name!r} has an unknown kind {kind!r}")
+        if any(c.name == name for c in graph.captures):  # fed by name: a second one could never be fed
+            raise GraphFormatError(f"two captures are named {name!r}")
         if _get(entry, "saved", bool):
             source = _array(arrays, f"capture_{name}", shape, dtype, f"capture {name!r}")
-            source = Variable(source, name=name) if kind == "variable" else backend.asarray(source)
+            if kind == "variable":  # files of tensorlib before the flag was saved: trainable, as before
+                source = Variable(
+                    source, name=name, trainable=_get(entry, "trainable", bool) if "trainable" in entry else True
+                )
+            else:
+                source = backend.asarray(source)
         site = entry.get("site") if isinstance(entry.get("site"), str) else None
         graph.add_capture(name, shape, dtype, source, kind if source is not None else "feed", site)
         define(entry, graph.captures[-1].tensor)
