@@ -862,9 +862,9 @@ class _NpyFile:
     def _map(self):
         try:
             mapped = np.load(self.path, mmap_mode="r", allow_pickle=False)
-        except (FileNotFoundError, IsADirectoryError):
-            raise
         except Exception as e:
+            if isinstance(e, OSError) and e.errno is not None:  # no file, a folder, no permission: the same
+                raise type(e)(e.errno, f"tl.distributed.from_npy: {e.strerror}", self.path) from None  # error
             raise ValueError(
                 f"tl.distributed.from_npy: {self.path} is not a .npy file NumPy can memory-map ({e})"
             ) from None

@@ -202,3 +202,15 @@ def test_big_endian_dask_arrays_are_taken_in_native_byte_order(dtype, sync_sched
     want = native.astype(np.complex128) @ w
     np.testing.assert_allclose(loss.numpy(), np.mean(np.abs(want) ** 2), rtol=1e-12)
     np.testing.assert_allclose(grad.numpy(), 2 * np.real(native.conj().T @ want) / 6, rtol=1e-12)
+
+
+def test_from_npy_of_a_missing_file_or_a_folder_names_the_function_and_keeps_the_error_type(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"tl.distributed.from_npy: No such file or directory: .*nope.npy"):
+        tl.distributed.from_npy(tmp_path / "nope.npy", 2)
+    with pytest.raises(IsADirectoryError, match=r"tl.distributed.from_npy: Is a directory"):
+        tl.distributed.from_npy(tmp_path, 2)
+    np.save(tmp_path / "gone.npy", np.arange(6.0).reshape(3, 2))
+    x = tl.distributed.from_npy(tmp_path / "gone.npy", 2)
+    (tmp_path / "gone.npy").unlink()  # deleted after the dask array was made: the block task says so
+    with pytest.raises(FileNotFoundError, match=r"tl.distributed.from_npy: No such file or directory: .*gone.npy"):
+        x.compute(scheduler="sync")
