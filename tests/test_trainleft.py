@@ -138,3 +138,23 @@ def test_an_explicit_training_argument_inside_wins_and_non_bool_is_refused():
         tl.nn.Sequential(Inner())(x, training="no")
     with pytest.raises(TypeError, match="unexpected keyword argument 'trainig'"):
         tl.nn.Sequential(Inner())(x, trainig=False)
+
+
+@pytest.mark.parametrize("kind", ["SimpleRNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_recurrent_layers_seed_seeds_its_dropout_masks(kind, traced):
+    # tl.nn.LSTM(..., seed=1, dropout=0.5) drew its masks from the global stream: two layers of one seed gave
+    # different outputs, and tl.random.seed(...) between calls changed them.  As Keras 3's (and tl.nn.Dropout's
+    # seed): the masks of a layer's n-th call are a function of its seed and n.
+    x = np.random.default_rng(0).normal(size=(3, 5, 2))
+    make = getattr(tl.nn, kind)
+    layers = [make(2, 4, seed=1, dropout=0.5, recurrent_dropout=0.3, dtype=tl.float64) for _ in range(2)]
+    calls = [tl.function(lambda t, m=m: m(t)) if traced else m for m in layers]
+    tl.random.seed(3)
+    first = calls[0](x).numpy()
+    tl.random.seed(4)
+    assert np.array_equal(calls[1](x).numpy(), first)
+    second = calls[0](x).numpy()
+    assert not np.array_equal(second, first) and np.array_equal(calls[1](x).numpy(), second)
+    assert not np.array_equal(first, layers[0](x, training=False).numpy())
+    assert sorted(layers[0].variables) == sorted(make(2, 4).variables)  # the stream's counter is no weight
