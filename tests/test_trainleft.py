@@ -158,3 +158,76 @@ def test_a_recurrent_layers_seed_seeds_its_dropout_masks(kind, traced):
     assert not np.array_equal(second, first) and np.array_equal(calls[1](x).numpy(), second)
     assert not np.array_equal(first, layers[0](x, training=False).numpy())
     assert sorted(layers[0].variables) == sorted(make(2, 4).variables)  # the stream's counter is no weight
+
+
+_OPTIMIZERS = [
+    ("SGD", dict(learning_rate=0.1, momentum=0.9, nesterov=True, weight_decay=0.01, dampening=0.0)),
+    ("Adam", dict(learning_rate=0.05, beta_1=0.8, beta_2=0.95, epsilon=1e-3, weight_decay=0.02)),
+    ("AdamW", dict(learning_rate=0.05, beta_1=0.7, beta_2=0.9, epsilon=1e-4, weight_decay=0.1, amsgrad=True)),
+    ("RMSprop", dict(learning_rate=0.02, rho=0.8, momentum=0.5, epsilon=1e-3, centered=True, weight_decay=0.01)),
+    ("Adagrad", dict(learning_rate=0.1, lr_decay=0.01, weight_decay=0.01, epsilon=1e-5)),
+    ("NAdam", dict(learning_rate=0.05, beta_1=0.8, beta_2=0.9, epsilon=1e-4, momentum_decay=0.003)),
+    ("Lion", dict(learning_rate=0.01, beta_1=0.8, beta_2=0.95, weight_decay=0.1)),
+]
+
+
+def _quadratic_grads(w, step):
+    """The gradient of ``sum((w - target_t) ** 2 * scale)`` at step ``t``: it changes with the step."""
+    target = np.sin(np.arange(w.size).reshape(w.shape) + step)
+    return 2.0 * (w.numpy() - target) * np.linspace(0.5, 2.0, w.size).reshape(w.shape)
+
+
+@pytest.mark.parametrize("name, settings", _OPTIMIZERS, ids=[n for n, _ in _OPTIMIZERS])
+@pytest.mark.parametrize("schedule", [False, True])
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_run_resumed_from_a_saved_optimizer_equals_the_uninterrupted_run(name, settings, schedule, traced, tmp_path):
+    # state_dict() kept the learning rate and the slots but none of the other hyperparameters: an Adam(beta_1=0.8,
+    # ...) saved and loaded into Adam() (PyTorch's load_state_dict restores every param group value) resumed with
+    # beta_1=0.9, beta_2=0.999, epsilon=1e-7: a silently different run.  Reference: the uninterrupted run, step by
+    # step, through a file (tl.save_variables / tl.load_variables) and through state_dict().
+    make = getattr(tl.optimizers, name)
+    if schedule:
+        settings = dict(settings, learning_rate=tl.optimizers.ExponentialDecay(settings["learning_rate"], 2, 0.5))
+    start = np.random.default_rng(0).normal(size=(2, 3))
+
+    def run(opt, w, steps):
+        step = tl.function(lambda g: opt.apply([g], [w])) if traced else (lambda g: opt.apply([g], [w]))
+        for t in steps:
+            step(tl.tensor(_quadratic_grads(w, t)))
+            yield w.numpy().copy()
+
+    w = tl.Variable(start.copy())
+    uninterrupted = list(run(make(**settings), w, range(8)))
+
+    w, opt = tl.Variable(start.copy()), make(**settings)
+    first = list(run(opt, w, range(4)))
+    tl.save_variables(tmp_path / "opt.safetensors", {"opt": opt, "w": w})
+    saved = opt.state_dict()
+    for how in ("file", "state_dict"):
+        # What picks the rule's ops and slots (nesterov, amsgrad, centered, a momentum > 0) is the optimizer's
+        # structure, given to the constructor as Keras' config is; the numbers come from the checkpoint.
+        flags = {k: v for k, v in settings.items() if isinstance(v, bool)}
+        if flags.get("nesterov") or flags.get("centered"):
+            flags["momentum"] = 0.3
+        fresh = make(**flags, **({"learning_rate": settings["learning_rate"]} if schedule else {}))
+        w = tl.Variable(np.zeros((2, 3)))
+        if how == "file":
+            tl.load_variables(tmp_path / "opt.safetensors", {"opt": fresh, "w": w})
+        else:
+            w.assign(first[-1])
+            fresh.load_state_dict(saved)
+        for k, v in settings.items():
+            if k != "learning_rate" and not isinstance(v, bool):
+                assert getattr(fresh, k) == v, k
+        resumed = first + list(run(fresh, w, range(4, 8)))
+        np.testing.assert_allclose(resumed, uninterrupted, rtol=1e-12, atol=1e-15)
+
+
+def test_old_optimizer_files_without_hyperparameters_still_load():
+    opt = tl.optimizers.Adam(0.1, beta_1=0.5)
+    w = tl.Variable([1.0, 2.0])
+    opt.apply([tl.tensor([1.0, -1.0])], [w])
+    state = {k: v for k, v in opt.state_dict().items() if not k.startswith("hyperparameters.")}
+    fresh = tl.optimizers.Adam(0.1, beta_1=0.5)
+    assert fresh.load_state_dict(state) == ([], [])
+    assert fresh.beta_1 == 0.5 and fresh.iterations.numpy() == 1
