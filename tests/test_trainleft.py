@@ -231,3 +231,48 @@ def test_old_optimizer_files_without_hyperparameters_still_load():
     fresh = tl.optimizers.Adam(0.1, beta_1=0.5)
     assert fresh.load_state_dict(state) == ([], [])
     assert fresh.beta_1 == 0.5 and fresh.iterations.numpy() == 1
+
+
+@pytest.mark.parametrize("how", ["eager", "traced", "traced constant"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_enable_check_numerics_refuses_a_nan_or_inf_assigned_to_a_variable(how, bad):
+    # v.assign(array with NaN) under enable_check_numerics went through (no op produced it), eagerly and as a
+    # graph's assign step, so a NaN reached the weights unreported.  The Variable keeps its value.
+    v = tl.Variable(np.array([1.0, 2.0], np.float32), name="w")
+    value = np.array([bad, 1.0], np.float32)
+    assign = {
+        "eager": lambda: v.assign(value),
+        "traced": lambda: tl.function(lambda a: v.assign(a))(value),
+        "traced constant": lambda: tl.function(lambda: v.assign(tl.tensor([bad, 1.0])))(),
+    }[how]
+    kind = "NaN" if np.isnan(bad) else "Inf"
+    with tl.debugging.enable_check_numerics():
+        with pytest.raises(tl.debugging.NumericsError, match=rf"variable 'w' \(shape \(2,\), float32\) has {kind}"):
+            assign()
+        assert v.numpy().tolist() == [1.0, 2.0]
+        v.assign(np.array([3.0, 4.0], np.float32))  # finite values pass
+        tl.function(lambda a: v.assign(a * 2.0))(np.array([1.0, 1.0], np.float32))
+    assert v.numpy().tolist() == [2.0, 2.0]
+    assign()  # without the check, as before
+    assert np.isnan(v.numpy()[0]) == np.isnan(bad)
+
+
+def test_the_profile_shows_variable_assigns_in_graphs_and_eagerly(tmp_path):
+    # A traced optimizer step's assigns (the weights and slots) were missing from tl.profile: only the ops
+    # computing the values showed, so the profile of a training step did not show that it trained anything.
+    w = tl.Variable(np.ones((2, 3)), name="w")
+    opt = tl.optimizers.SGD(0.1, momentum=0.9)
+    step = tl.function(lambda g: opt.apply([g], [w]))
+    step(np.ones((2, 3)))
+    with tl.profile() as prof:
+        step(np.ones((2, 3)))
+        w.assign(np.zeros((2, 3)))
+    assigns = [(e.mode, e.input_shapes, e.dtypes) for e in prof.events if e.op_type == "AssignVariable"]
+    # graph: the momentum slot, the weight, the step counter; then the eager assign
+    assert sorted(assigns[:3]) == sorted(
+        [("graph", ((2, 3),), ("float64",)), ("graph", ((2, 3),), ("float64",)), ("graph", ((),), ("int64",))]
+    )
+    assert assigns[3:] == [("eager", ((2, 3),), ("float64",))]
+    prof.export_chrome_trace(tmp_path / "trace.json")
+    rows = {(op, mode): calls for op, mode, _, _, calls, _, _ in prof.summary()}
+    assert rows[("AssignVariable", "graph")] == 3 and rows[("AssignVariable", "eager")] == 1
