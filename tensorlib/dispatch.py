@@ -819,17 +819,22 @@ def _promote(op, args):
 # ---------------------------------------------------------------- variables
 
 
+def read_by(var: Variable, tapes) -> bool:
+    """Whether one of ``tapes`` recorded a read of ``var``: membership tests only, since other threads' tapes
+    join ``var._readers`` at any time (listing the set then raised 'Set changed size during iteration')."""
+    readers = var._readers
+    return any(tape in readers for tape in tapes)
+
+
 def check_assignable(var: Variable, backend=None, how: str = "assign") -> None:
     """The one check before a Variable's value changes, eagerly, in a trace or in a compiled graph: no
     GradientTape that is still recording has read it, and the new value (on ``backend``) is on its backend."""
-    tapes = current_state().tapes
-    for tape in list(var._readers):
-        if tape in tapes:
-            raise RuntimeError(
-                f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
-                "GradientTape that is still recording; its gradient would mix old and new values. "
-                "Assign after tape.gradient(), or inside `with tape.stop_recording():`."
-            )
+    if read_by(var, current_state().tapes):
+        raise RuntimeError(
+            f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
+            "GradientTape that is still recording; its gradient would mix old and new values. "
+            "Assign after tape.gradient(), or inside `with tape.stop_recording():`."
+        )
     if backend is not None and backend is not var.backend:
         raise ValueError(
             f"Variable.{how}: value is on backend {backend.name}, variable {var.name!r} on {var.backend.name}"

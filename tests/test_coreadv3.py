@@ -118,3 +118,28 @@ def test_a_complex_cotangent_for_a_complex_output_is_kept():
     (g,) = vjp_fn(tl.tensor(np.array([1.0j])))
     # tensorlib's (JAX's) convention: the cotangent times the derivative, 1j * (3 - 1j)
     np.testing.assert_allclose(g.numpy(), [1.0j * (3.0 - 1.0j)])
+
+
+def test_assign_checks_its_readers_while_other_threads_add_theirs():
+    # check_assignable listed the Variable's readers while tapes of other threads added themselves:
+    # RuntimeError('Set changed size during iteration') from a plain assign.
+    import weakref
+
+    class _GrowingReaders(weakref.WeakSet):
+        """A reader set that another thread's tape joins while it is iterated."""
+
+        joined: list = []
+
+        def __iter__(self):
+            for tape in super().__iter__():
+                self.joined.append(tl.GradientTape())
+                self.add(self.joined[-1])
+                yield tape
+
+    v = tl.Variable(np.array([1.0]))
+    with tl.GradientTape() as tape:
+        _ = v * 2.0
+    kept = tl.GradientTape()
+    v._readers = _GrowingReaders([tape, kept])
+    v.assign([4.0])
+    np.testing.assert_array_equal(v.numpy(), [4.0])
