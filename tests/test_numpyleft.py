@@ -73,3 +73,38 @@ def test_np_vectorize_of_tensors_takes_signature_excluded_and_keywords_as_numpy(
 def test_np_vectorize_of_a_tensor_with_python_control_flow_raises_naming_vectorize():
     with pytest.raises(TypeError, match=r"np.vectorize\(<lambda>\).*tl.vmap.*tl.where"):
         np.vectorize(lambda v: v if v > 0 else -v)(tl.tensor([1.0, -2.0]))
+
+
+def _unique_padded_reference(x, axis, size, fill_value):
+    """jnp.unique(x, True, True, True, axis=, size=, fill_value=) from NumPy's unique: the first ``size``
+    subarrays, padded with fill_value (or the first subarray), the indices with the first one's, counts 0."""
+    values, index, inverse, counts = np.unique(x, True, True, True, axis=axis)
+    values, index, counts = np.moveaxis(values, axis, 0)[:size], index[:size], counts[:size]
+    pads = size - len(index)
+    pad = values[:1] if fill_value is None else np.full((1,) + values.shape[1:], fill_value, x.dtype)
+    values = np.concatenate([values] + [pad] * pads)
+    index = np.concatenate([index, np.full(pads, index[0])])
+    counts = np.concatenate([counts, np.zeros(pads, counts.dtype)])
+    return np.moveaxis(values, 0, axis), index, inverse.reshape(-1), counts
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize(("size", "fill_value"), [(2, None), (4, None), (6, -7.0), (1, 3.0)])
+def test_unique_with_size_and_axis_is_jax_unique(axis, size, fill_value):
+    # It raised NotImplementedError; jnp.unique(size=, axis=, fill_value=) is the reference.
+    x = np.random.default_rng(3).integers(0, 2, (3, 5, 2)).astype(np.float64)
+    x[:, 1] = x[:, 3]  # repeated subarrays along every axis
+    got = tl.unique(tl.tensor(x), True, True, True, axis=axis, size=size, fill_value=fill_value)
+    for g, r in zip(got, _unique_padded_reference(x, axis % 3, size, fill_value)):
+        np.testing.assert_array_equal(g.numpy(), r)
+    traced = tl.function(lambda t: tl.unique(t, axis=axis, size=size, fill_value=fill_value))(tl.tensor(x))
+    np.testing.assert_array_equal(traced.numpy(), got[0].numpy())
+    # The subarrays are gathered from x: their gradient reaches each one's first occurrence.
+    tl.testing.check_grads(lambda t: tl.unique(t, axis=axis, size=size, fill_value=fill_value), (tl.tensor(x),))
+
+
+def test_unique_with_size_and_axis_of_an_empty_axis_is_all_fill():
+    got = tl.unique(tl.tensor(np.zeros((0, 2))), axis=0, size=2, fill_value=3)
+    np.testing.assert_array_equal(got.numpy(), np.full((2, 2), 3.0))
+    with pytest.raises(ValueError, match="unique: size=2 of an empty input needs a fill_value"):
+        tl.unique(tl.tensor(np.zeros((0, 2))), axis=0, size=2)
