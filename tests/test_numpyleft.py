@@ -108,3 +108,31 @@ def test_unique_with_size_and_axis_of_an_empty_axis_is_all_fill():
     np.testing.assert_array_equal(got.numpy(), np.full((2, 2), 3.0))
     with pytest.raises(ValueError, match="unique: size=2 of an empty input needs a fill_value"):
         tl.unique(tl.tensor(np.zeros((0, 2))), axis=0, size=2)
+
+
+_REDUCEAT_UFUNCS = [np.add, np.multiply, np.maximum, np.minimum, np.logaddexp, np.fmax, np.fmin]
+
+
+@pytest.mark.parametrize("ufunc", _REDUCEAT_UFUNCS, ids=lambda u: u.__name__)
+def test_reduceat_with_batched_indices_under_vmap_is_numpys_per_row(ufunc):
+    # Batched (or traced) indices have no value to read: it raised BatchedValueError.  Overlapping and
+    # non-increasing indices follow NumPy's rule (x[i] alone where the next index is not larger).
+    rng = np.random.default_rng(1)
+    xs = rng.normal(size=(3, 4, 7))
+    idx = np.array([[0, 2, 5, 5], [1, 4, 3, 6], [6, 0, 0, 2]])
+    mapped = tl.vmap(lambda x, i: ufunc.reduceat(x, i, axis=-1))
+    expected = np.stack([ufunc.reduceat(x, i, axis=-1) for x, i in zip(xs, idx)])
+    np.testing.assert_allclose(mapped(tl.tensor(xs), tl.tensor(idx)).numpy(), expected, rtol=1e-12)
+    traced = tl.function(lambda x, i: ufunc.reduceat(x, i, axis=1))(tl.tensor(xs[0]), tl.tensor(idx[0]))
+    np.testing.assert_allclose(traced.numpy(), ufunc.reduceat(xs[0], idx[0], axis=1), rtol=1e-12)
+    tl.testing.check_grads(lambda x: mapped(x, tl.tensor(idx)), (tl.tensor(xs),), order=1)
+
+
+def test_reduceat_with_batched_integer_indices_keeps_numpys_dtype():
+    xi = np.random.default_rng(2).integers(-5, 5, (3, 7))
+    idx = np.array([[0, 2, 5], [1, 4, 3], [6, 0, 2]])
+    for ufunc in (np.add, np.maximum, np.minimum, np.logical_and, np.logical_or):
+        got = tl.vmap(lambda x, i: ufunc.reduceat(x, i))(tl.tensor(xi), tl.tensor(idx))
+        expected = np.stack([ufunc.reduceat(x, i) for x, i in zip(xi, idx)])
+        np.testing.assert_array_equal(got.numpy(), expected)
+        assert got.dtype == expected.dtype
