@@ -136,3 +136,13 @@ def test_reduceat_with_batched_integer_indices_keeps_numpys_dtype():
         expected = np.stack([ufunc.reduceat(x, i) for x, i in zip(xi, idx)])
         np.testing.assert_array_equal(got.numpy(), expected)
         assert got.dtype == expected.dtype
+
+
+def test_unique_with_size_and_return_inverse_traces_with_unknown_sizes():
+    # The inverse was reshaped to x.shape, (None, None) when traced: a TypeError instead of a graph.
+    x = np.array([[1.0, 2.0], [2.0, 5.0]])
+    fn = tl.function(lambda t: tl.unique(t, return_inverse=True, size=3, fill_value=0))
+    values, inverse = fn.get_graph(tl.TensorSpec((None, None), "float64"))(x)
+    expected_values, expected_inverse = np.unique(x, return_inverse=True)
+    np.testing.assert_array_equal(values.numpy(), expected_values)
+    np.testing.assert_array_equal(inverse.numpy(), expected_inverse.reshape(x.shape))

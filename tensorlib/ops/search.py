@@ -422,7 +422,7 @@ def _unique_of_size(x, flags, size, fill_value):
     if flags["return_index"]:
         out.append(index)
     if flags["return_inverse"]:
-        out.append(shape_ops.reshape(inverse, x.shape))
+        out.append(shape_ops.reshape_like(inverse, x))
     if flags["return_counts"]:
         out.append(counts)
     return out[0] if len(out) == 1 else tuple(out)
