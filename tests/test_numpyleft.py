@@ -146,3 +146,51 @@ def test_unique_with_size_and_return_inverse_traces_with_unknown_sizes():
     expected_values, expected_inverse = np.unique(x, return_inverse=True)
     np.testing.assert_array_equal(values.numpy(), expected_values)
     np.testing.assert_array_equal(inverse.numpy(), expected_inverse.reshape(x.shape))
+
+
+def _symmetric_indefinite(rng, shape):
+    a = rng.normal(size=shape)
+    a = a + np.swapaxes(a, -1, -2)
+    a[..., 0, 0], a[..., 1, 1] = 0.0, 0.01  # small pivots: Bunch-Kaufman takes 2 x 2 blocks
+    return a
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_ldl_is_scipys_and_its_gradient_is_scipys_by_finite_differences(lower):
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    rng = np.random.default_rng(4)
+    a = _symmetric_indefinite(rng, (5, 5))
+    a[np.triu_indices(5, 1) if lower else np.tril_indices(5, -1)] = 9.0  # the triangle not read
+    lu, d, perm = tl.linalg.ldl(tl.tensor(a), lower=lower)
+    ref = scipy_linalg.ldl(a, lower=lower)
+    assert np.count_nonzero(np.diag(ref[1], 1)) > 0  # a 2 x 2 block is exercised
+    for got, expected in zip((lu, d, perm), ref):
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12, atol=1e-12)
+    # Reverse mode against central differences of scipy.linalg.ldl itself (same pivots nearby).
+    for k in (0, 1):
+        weights = rng.normal(size=(5, 5))
+        grad = tl.grad(lambda x: tl.sum(tl.linalg.ldl(x, lower=lower)[k] * tl.tensor(weights)))(tl.tensor(a)).numpy()
+        numeric = np.zeros_like(a)
+        for i, j in np.ndindex(5, 5):
+            e = np.zeros_like(a)
+            e[i, j] = 1e-6
+            plus, minus = scipy_linalg.ldl(a + e, lower=lower)[k], scipy_linalg.ldl(a - e, lower=lower)[k]
+            numeric[i, j] = np.sum((plus - minus) * weights) / 2e-6
+        np.testing.assert_allclose(grad, numeric, atol=1e-7)
+
+
+def test_ldl_batched_rebuilds_the_matrix_and_has_second_order_gradients():
+    a = _symmetric_indefinite(np.random.default_rng(5), (2, 3, 4, 4))
+    lu, d, perm = tl.linalg.ldl(tl.tensor(a))
+    rebuilt = lu.numpy() @ d.numpy() @ np.swapaxes(lu.numpy(), -1, -2)
+    np.testing.assert_allclose(rebuilt, a, atol=1e-12)
+    triangular = np.take_along_axis(lu.numpy(), perm.numpy()[..., None], axis=-2)
+    np.testing.assert_array_equal(triangular, np.tril(triangular))
+    tl.testing.check_grads(lambda x: tl.linalg.ldl(x)[:2], (tl.tensor(a),), order=2)
+
+
+def test_ldl_refuses_complex_and_non_square_naming_the_op():
+    with pytest.raises(TypeError, match=r"LDL: complex matrices are not supported"):
+        tl.linalg.ldl(tl.tensor(np.eye(2) + 0j))
+    with pytest.raises(ValueError, match=r"LDL: expected square matrices in the last two axes, got 2x3"):
+        tl.linalg.ldl(np.ones((2, 3)))
