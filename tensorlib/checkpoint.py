@@ -22,13 +22,11 @@ from __future__ import annotations
 import errno
 import json
 import os
-import stat
-import uuid
 from typing import NamedTuple
 
 import numpy as np
 
-from . import dtypes as _dtypes, tree
+from . import _files, dtypes as _dtypes, tree
 from .dispatch import current_state
 from .tensor import Tensor, Variable
 
@@ -101,7 +99,7 @@ def save_variables(path, target) -> None:
     :func:`load_variables` gives it back complex; other readers see the pairs.
     """
     _refuse_tracing("save_variables")
-    path = _file_path(path)
+    path = _files.fspath(path)
     st = _safetensors_numpy()
     named = _named(target, "save_variables")
     if "__metadata__" in named:  # the format's own header key: the file would not load
@@ -116,43 +114,14 @@ def save_variables(path, target) -> None:
     metadata = {"format": "tensorlib"}
     if complex_names:
         metadata[_COMPLEX_KEY] = json.dumps(complex_names)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"save_variables: {path!r} is a folder; give the checkpoint's file name")
-    # Through a symlink: the rename replaces the file it names, as open(path, "w") writes it (renamed over
-    # the link itself, the link became a file and its target kept the old checkpoint).
-    target = os.path.realpath(path)
-    folder = os.path.dirname(target)
-    if not os.path.isdir(folder):  # the error named the temporary file, not the checkpoint
-        raise FileNotFoundError(f"save_variables: the folder {folder!r} of {path!r} does not exist")
-    # The permissions open(path, "w") gives: a new file's 0o666 less the umask (os.open, not mkstemp's 0o600),
-    # an overwritten file's own (a checkpoint kept at 0o600 had become 0o644 at the next save).  The
-    # temporary file is never more open than that (only its owner may also write it while it is written);
-    # safetensors may recreate the file, so the mode is set again after.
+    dest = _files.resolve(path, "save_variables", "checkpoint")
+    tmp = _files.temporary(dest)
     try:
-        kept = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        kept = None
-    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}.safetensors")
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if kept is None else kept & 0o666 | 0o600))
-    try:
-        mode = os.stat(tmp).st_mode & 0o777 if kept is None else kept
         st.save_file(arrays, tmp, metadata=metadata)
-        os.chmod(tmp, mode)
-        # The bytes reach the disk before the new name does: after a power cut or an OS crash the path
-        # holds the old checkpoint or the new one, never an empty or partial file under the new name.
-        _fsync(tmp, os.O_RDONLY)
-        os.replace(tmp, target)
     except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        _files.discard([tmp])
         raise
-    _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))  # the rename itself
-
-
-def _file_path(path) -> str:
-    """A checkpoint's path as a str: a ``str``, ``bytes`` or ``os.PathLike`` (a bytes path failed when joined
-    with the temporary file's str name)."""
-    return os.fsdecode(os.fspath(path))
+    _files.commit([(tmp, dest)])
 
 
 def _refuse_tracing(who: str) -> None:
@@ -163,17 +132,6 @@ def _refuse_tracing(who: str) -> None:
             f"{who}: called while tl.function traces; a checkpoint is read and written in Python, once, at trace "
             "time, so the graph would replay stale values. Call it outside the traced function"
         )
-
-
-def _fsync(path: str, flags: int) -> None:
-    try:
-        fd = os.open(path, flags)
-    except OSError:  # a folder cannot be opened on Windows, where the rename is durable by itself
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def load_variables(path, target=None, strict: bool = True):
@@ -192,7 +150,7 @@ def load_variables(path, target=None, strict: bool = True):
     training from a checkpoint.  Returns ``target``.
     """
     _refuse_tracing("load_variables")
-    path = _file_path(path)
+    path = _files.fspath(path)
     arrays, unreadable = _read(path)
     if target is None:
         from .ops.creation import tensor
@@ -240,8 +198,17 @@ def load_state_dict(target, state: dict, strict: bool = True) -> tuple:
     _refuse_tracing("load_state_dict")
     if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
         raise TypeError(f"load_state_dict: state must be a dict of names (str) to arrays, got {type(state).__name__}")
-    arrays = {k: np.asarray(v.numpy() if isinstance(v, Tensor) else v) for k, v in state.items()}
-    return _IncompatibleKeys(*_assign_all(arrays, {}, target, strict, "load_state_dict", "the state", "the state"))
+    # A value NumPy cannot take (a torch bfloat16 or requires_grad tensor) is named with the reason, as a file's
+    # entry tensorlib cannot hold is (its converter's own error had named neither the function nor the entry).
+    arrays, unreadable = {}, {}
+    for name, value in state.items():
+        try:
+            arrays[name] = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+        except (TypeError, ValueError, RuntimeError) as e:
+            unreadable[name] = f"{type(value).__name__} ({e})"
+    return _IncompatibleKeys(
+        *_assign_all(arrays, unreadable, target, strict, "load_state_dict", "the state", "the state")
+    )
 
 
 def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, source: str, where: str) -> tuple:

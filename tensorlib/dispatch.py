@@ -492,7 +492,9 @@ def record(op, inputs, outputs, attrs):
         hit = False
         has_variable = False
         for t in inputs:
-            if t.__class__ is Variable:
+            # A user's subclass of Variable is one too (isinstance only off the plain-Tensor fast path).
+            cls = t.__class__
+            if cls is Variable or cls is not Tensor and isinstance(t, Variable):
                 has_variable = True
                 if t.trainable and tape._watch_accessed_variables:
                     tape._watch_variable(t)
@@ -502,14 +504,14 @@ def record(op, inputs, outputs, attrs):
             continue
         if node is None:
             if has_variable:
-                ins = tuple(_snapshot(t) if t.__class__ is Variable else t for t in inputs)
+                ins = tuple(_snapshot(t) if isinstance(t, Variable) else t for t in inputs)
             else:
                 ins = inputs
             outs = outputs if outputs.__class__ is tuple else (outputs,)
             node = Node(op, ins, outs, attrs, None if op.has_gradient else user_site())
         if has_variable:
             for t in inputs:
-                if t.__class__ is Variable:
+                if isinstance(t, Variable):
                     t._readers.add(tape)
         for o in node.outputs:
             if o.dtype.kind in "fc":

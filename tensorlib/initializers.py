@@ -10,8 +10,10 @@ Fans follow Keras: a ``(in, out)`` matrix has ``fan_in = in``; a conv filter
 Keras' set: :func:`variance_scaling` and its special cases :func:`lecun_uniform`, :func:`lecun_normal`,
 :func:`glorot_uniform`, :func:`he_uniform`; :func:`random_normal`, :func:`random_uniform`,
 :func:`truncated_normal`, :func:`constant`, :func:`identity` and :func:`orthogonal`.  torch.nn.init's:
-:func:`kaiming_uniform`, :func:`kaiming_normal` with :func:`calculate_gain`, ``xavier_*`` as
-:func:`glorot_uniform`/:func:`glorot_normal` and ``eye_``/``dirac_`` as :func:`identity`.  Parameters follow
+:func:`kaiming_uniform`, :func:`kaiming_normal` with :func:`calculate_gain`, ``xavier_uniform_`` as
+:func:`glorot_uniform`, ``xavier_normal_`` as :func:`variance_scaling` with ``mode="fan_avg"`` and
+``distribution="untruncated_normal"`` (Keras' :func:`glorot_normal` is truncated), and ``eye_``/``dirac_`` as
+:func:`identity`.  Parameters follow
 the dtype as keywords; bind them with ``functools.partial`` to hand one to a layer, as
 ``Dense(..., kernel_initializer=partial(tl.initializers.variance_scaling, scale=2.0))``.
 
@@ -126,10 +128,17 @@ def glorot_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
 
 
 def glorot_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
-    """Normal with standard deviation ``sqrt(2 / (fan_in + fan_out))``."""
-    shape = _as_shape(shape, "glorot_normal")
-    fan_in, fan_out = _fans(shape, "glorot_normal")
-    return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / (fan_in + fan_out)), "glorot_normal")
+    """Keras' ``GlorotNormal``: a normal truncated at two deviations, of variance ``2 / (fan_in + fan_out)`` (its
+    deviation before truncation divided by 0.8796...; an untruncated normal had tails past 4.7 deviations where
+    Keras' draws stop at 2.27).  PyTorch's untruncated ``xavier_normal_`` is :func:`variance_scaling` with
+    ``mode="fan_avg"`` and ``distribution="untruncated_normal"``.
+
+    >>> import tensorlib as tl
+    >>> w = tl.initializers.glorot_normal((300, 500), seed=0).numpy()
+    >>> round(float(w.std() * (800 / 2) ** 0.5), 2), bool(abs(w).max() <= 2 * (2 / 800) ** 0.5 / 0.87962566)
+    (1.0, True)
+    """
+    return _scaled(shape, seed, dtype, 1.0, "fan_avg", "truncated_normal", "glorot_normal")
 
 
 def he_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
@@ -141,10 +150,15 @@ def he_uniform(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
 
 
 def he_normal(shape, seed: int | None = None, dtype=_dt.float32) -> Tensor:
-    """Normal with standard deviation ``sqrt(2 / fan_in)``."""
-    shape = _as_shape(shape, "he_normal")
-    fan_in, _ = _fans(shape, "he_normal")
-    return _draw("normal", shape, seed, dtype, 0.0, math.sqrt(2.0 / fan_in), "he_normal")
+    """Keras' ``HeNormal``: a normal truncated at two deviations, of variance ``2 / fan_in`` (He et al. 2015, for
+    ReLU layers); PyTorch's untruncated ``kaiming_normal_`` is :func:`kaiming_normal`.
+
+    >>> import tensorlib as tl
+    >>> w = tl.initializers.he_normal((400, 300), seed=0).numpy()
+    >>> round(float(w.std() * (400 / 2) ** 0.5), 2), bool(abs(w).max() <= 2 * (2 / 400) ** 0.5 / 0.87962566)
+    (1.0, True)
+    """
+    return _scaled(shape, seed, dtype, 2.0, "fan_in", "truncated_normal", "he_normal")
 
 
 _MODES = ("fan_in", "fan_out", "fan_avg")
@@ -300,7 +314,7 @@ def kaiming_normal(
     shape, seed: int | None = None, dtype=_dt.float32, a: float = 0.0, mode: str = "fan_in", nonlinearity="leaky_relu"
 ) -> Tensor:
     """PyTorch's ``nn.init.kaiming_normal_``: a normal of deviation ``calculate_gain(nonlinearity, a) / sqrt(fan)``
-    (untruncated).  The defaults give :func:`he_normal`.
+    (untruncated).  The defaults give the variance of :func:`he_normal` (Keras' truncated normal).
 
     >>> import tensorlib as tl
     >>> w = tl.initializers.kaiming_normal((500, 400), seed=0, mode="fan_out", nonlinearity="relu").numpy()

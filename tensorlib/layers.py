@@ -31,6 +31,7 @@ from . import initializers as _init
 from . import tree as _tree
 from .debugging import check_numerics
 from .module import Module
+from .module import in_training as _in_training
 from .ops import array as _array
 from .ops import control_flow as _control_flow
 from .ops import elementwise as _elementwise
@@ -249,16 +250,6 @@ def _seed(value, layer: str):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValueError(f"{layer}: seed must be None or an integer >= 0, got {value!r}")
     return int(value)
-
-
-def _in_training(layer, training) -> bool:
-    """A call's mode: Keras' ``training`` call argument (``layer(x, training=False)``) or, where it is None, the
-    layer's ``train()``/``eval()``."""
-    if training is None:
-        return layer.training
-    if not isinstance(training, (bool, np.bool_)):
-        raise TypeError(f"{type(layer).__name__}: training must be True, False or None, got {training!r}")
-    return bool(training)
 
 
 def _seed_for(seed, k: int):
@@ -2156,10 +2147,10 @@ class _Recurrent(Module):
                 f"{self.name}: input must be (batch, time, input_size={self.input_size}), got shape "
                 f"{tuple(x.shape)} ({x.dtype})"
             )
-        if x.shape[1] is None:
+        if x.shape[1] is None and self.unroll:
             raise ValueError(
-                f"{self.name}: the number of time steps must be known (tl.scan runs over them), got input shape "
-                f"{tuple(x.shape)}: give the TensorSpec that size"
+                f"{self.name}: unroll=True needs the number of time steps (one copy of the step each), got input "
+                f"shape {tuple(x.shape)}: give the TensorSpec that size, or unroll=False"
             )
         batch, given = x.shape[0], initial_state is not None
         if not given:
@@ -2800,7 +2791,7 @@ class MultiHeadAttention(Module):
             )
         q, k, v, mask = self._mask(attn_mask, key_padding_mask, is_causal, batch, length, source, q, k, v)
         out, weights = attend(
-            q, k, v, mask, self.dropout if self.training else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
+            q, k, v, mask, self.dropout if _in_training(self) else 0.0, 1.0 / math.sqrt(self.embed_dim // self.num_heads),
             None, "MultiHeadAttention: attn_mask", causal=is_causal,  # dropout: new draws on every call
         )  # fmt: skip
         out = _shape.concat([out[:, h] for h in range(self.num_heads)], axis=-1)  # the heads side by side

@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import threading
 
 import numpy as np
 
@@ -121,7 +122,9 @@ class Module:
         raise TypeError(f"{type(self).__name__}: a Module subclass must define forward(...)")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        if "training" not in kwargs:
+            return self.forward(*args, **kwargs)
+        return _call_with_training(self, args, kwargs)
 
     def _children(self) -> dict:
         """Sub-Modules by name, in attribute order (a list of Modules ``blocks`` gives ``blocks.0`` ...)."""
@@ -676,6 +679,50 @@ def _check_names(source: dict) -> None:
                     f"{str(k)!r} in the variable tree; give them keys that differ as strings"
                 )
             seen[str(k)] = k
+
+
+_CALL = threading.local()  # the training= of the calls in progress on this thread (Keras' call context)
+
+
+def in_training(module: Module, training=None) -> bool:
+    """A call's mode: its ``training`` argument, else that of the Module call it runs inside (Keras' call
+    context: ``model(x, training=False)`` puts every layer it calls in inference), else the Module's
+    ``train()``/``eval()``.  A Sequential, a TimeDistributed, a Lambda or a user's Module passed ``training=`` to
+    none of its layers before, so their dropout dropped (and BatchNorm moved its statistics) at inference.
+
+    >>> import tensorlib as tl
+    >>> model = tl.nn.Sequential(tl.nn.Dropout(0.5))
+    >>> model(tl.ones((4,)), training=False).numpy().tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    if training is None:
+        training = getattr(_CALL, "training", None)
+        return module.training if training is None else training
+    if not isinstance(training, (bool, np.bool_)):
+        raise TypeError(f"{type(module).__name__}: training must be True, False or None, got {training!r}")
+    return bool(training)
+
+
+@functools.cache
+def _takes_training(forward) -> bool:
+    parameters = inspect.signature(forward).parameters.values()
+    return any(p.name == "training" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def _call_with_training(module: Module, args: tuple, kwargs: dict):
+    """``module(*args, training=..., ...)``: the mode holds for every Module called inside; ``training`` reaches
+    ``forward`` only where it takes it (Keras passes it only to a ``call`` that has it)."""
+    training = kwargs["training"]
+    if not _takes_training(type(module).forward):
+        del kwargs["training"]
+    if training is None:
+        return module.forward(*args, **kwargs)
+    outer = getattr(_CALL, "training", None)
+    _CALL.training = in_training(module, training)
+    try:
+        return module.forward(*args, **kwargs)
+    finally:
+        _CALL.training = outer
 
 
 class _ModuleList(Module):

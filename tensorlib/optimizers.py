@@ -21,6 +21,7 @@ the step counter for the same reason.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import math
@@ -157,20 +158,44 @@ def _as_tensors(tensors):
 def global_norm(tensors) -> Tensor:
     """``sqrt(sum of squares)`` over every tensor of a nested structure (None entries ignored; none at all: 0).
 
+    The squares are summed scaled by the largest magnitude, so a norm that the dtype holds is found even where
+    the squares are not (float32 entries of 3e20 gave inf, 1e-30 gave 0).
+
     >>> import tensorlib as tl
     >>> float(tl.optimizers.global_norm([tl.tensor([3.0]), {"b": tl.tensor([4.0])}, None]))
     5.0
+    >>> print(f"{float(tl.optimizers.global_norm([tl.tensor([3e20]), tl.tensor([4e20])])):.6g}")
+    5e+20
     """
     leaves = tree.leaves(_as_tensors(tensors))
     if not leaves:  # all None (no variable got a gradient): 0, as in TensorFlow (it was a ValueError)
         return _creation.tensor(np.float32(0.0))
-    total = None
-    for t in leaves:
-        if t.dtype.kind == "c":  # |z|^2, as torch.linalg.vector_norm: z^2 made the norm complex
-            t = _math_ops.abs(t)
-        s = _reduce_ops.sum(_math_ops.square(_math_ops.cast(t, _dt.float32) if t.dtype == _dt.float16 else t))
-        total = s if total is None else total + s
-    return _math_ops.sqrt(total)
+    return _scaled_norm([_magnitude(t) for t in leaves])
+
+
+def _magnitude(t: Tensor) -> Tensor:
+    """``|t|`` (real: |z| of a complex z, as torch.linalg.vector_norm; z^2 made the norm complex), float16 in float32
+    (65000 ** 2 is inf in float16)."""
+    if t.dtype.kind == "c":
+        t = _math_ops.abs(t)
+    return _math_ops.cast(t, _dt.float32) if t.dtype == _dt.float16 else t
+
+
+def _scaled_norm(magnitudes: list, axes=None, keepdims: bool = False) -> Tensor:
+    """The L2 norm of the tensors ``magnitudes`` together (of one, over ``axes``), as
+    ``peak * sqrt(sum((m / peak) ** 2))`` with ``peak`` the largest magnitude, held constant for the gradient (the
+    norm is homogeneous in it): the plain sum of squares overflowed past the square root of the dtype's largest
+    value (NaN after clipping) and underflowed to 0 below that of its smallest.  An all-zero norm has the zero
+    gradient (the square root's argument is kept away from 0)."""
+    peaks = [_reduce_ops.max(_math_ops.abs(m), axis=axes, keepdims=keepdims, initial=0.0) for m in magnitudes]
+    peak = _math_ops.stop_gradient(functools.reduce(_math_ops.maximum, peaks))
+    divisor = _math_ops.where((peak > 0) & (peak < math.inf), peak, 1.0)
+    squares = None
+    for m in magnitudes:
+        s = _reduce_ops.sum(_math_ops.square(m / divisor), axis=axes, keepdims=keepdims)
+        squares = s if squares is None else squares + s
+    positive = squares > 0
+    return _math_ops.where(positive, _math_ops.sqrt(_math_ops.where(positive, squares, 1.0)), squares) * divisor
 
 
 def clip_by_global_norm(tensors, clip_norm: float):
@@ -246,14 +271,10 @@ def clip_by_norm(t, clip_norm: float, axes=None) -> Tensor:
         raise TypeError(
             f"clip_by_norm: t has dtype {t.dtype} (shape {t.shape}); only float or complex tensors are clipped"
         )
-    magnitude = _math_ops.abs(t) if t.dtype.kind == "c" else t
-    if magnitude.dtype == _dt.float16:  # the squares are summed in float32 (65000 ** 2 is inf in float16)
-        magnitude = _math_ops.cast(magnitude, _dt.float32)
+    magnitude = _magnitude(t)
     if _clips_nothing(clip_norm, magnitude.dtype):
         return t
-    squares = _reduce_ops.sum(_math_ops.square(magnitude), axis=axes, keepdims=True)
-    positive = squares > 0
-    norm = _math_ops.where(positive, _math_ops.sqrt(_math_ops.where(positive, squares, 1.0)), squares)
+    norm = _scaled_norm([magnitude], axes, keepdims=True)
     return _scaled(t, clip_norm / _math_ops.maximum(norm, clip_norm))
 
 

@@ -26,6 +26,7 @@ from . import dtypes as _dt
 from . import initializers as _init
 from .layers import _as_tensor, _float_dtype, _given_arguments, _number_in, _positive, _seed, _seed_for
 from .module import Module
+from .module import in_training as _in_training
 from .ops import control_flow as _control_flow
 from .ops import linalg as _linalg
 from .ops import math as _math
@@ -112,7 +113,7 @@ class _TorchRecurrent(Module):
         states = self._initial_states(hx, x, unbatched, dtype)
         finals = [[] for _ in range(self.states)]
         for layer in range(self.num_layers):
-            if layer and self.dropout and self.training:
+            if layer and self.dropout and _in_training(self):
                 x = _nn.dropout(x, self.dropout)  # torch's dropout on each layer's output but the last
             outputs = []
             for d, suffix in enumerate(self._suffixes()):

@@ -135,14 +135,14 @@ def test_unknown_distribution_is_a_clear_error():
 
 def test_initializers_draw_with_the_current_backends_generator(device_like):
     with tl.backend("device_like"):
-        w = tl.initializers.he_normal((4, 3), seed=6, dtype="float64")
+        w = tl.initializers.kaiming_normal((4, 3), seed=6, dtype="float64")
         u = tl.initializers.glorot_uniform((4, 3), seed=6, dtype="float64")
     assert w.backend is device_like and u.backend is device_like
     assert [s.calls for s in device_like.streams] == [[("normal", (4, 3))], [("uniform", (4, 3))]]
     np.testing.assert_allclose(w.numpy(), np.sqrt(2.0 / 4) * np.random.default_rng(1006).standard_normal((4, 3)))
     # On NumPy: the same stream as before, NumPy's PCG64 of the seed.
     want = np.random.default_rng(6).normal(0.0, np.sqrt(2.0 / 4), size=(4, 3)).astype(np.float32)
-    np.testing.assert_array_equal(tl.initializers.he_normal((4, 3), seed=6).numpy(), want)
+    np.testing.assert_array_equal(tl.initializers.kaiming_normal((4, 3), seed=6).numpy(), want)
 
 
 def test_cupy_backend_draws_poisson_counts_with_its_generator():

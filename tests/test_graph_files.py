@@ -34,14 +34,14 @@ def test_save_replaces_both_files_and_leaves_no_temporaries(tmp_path):
 
 
 def test_a_refused_rename_leaves_no_temporaries(tmp_path):
-    os.mkdir(tmp_path / "g.json")  # the JSON's path is a folder: its rename fails after the .npz's
+    os.mkdir(tmp_path / "g.json")  # the JSON's path is a folder: refused before either file is written
     with pytest.raises(OSError):
         _save(tmp_path, 3.0)
-    assert sorted(os.listdir(tmp_path)) == ["g.json", "g.npz"]
+    assert sorted(os.listdir(tmp_path)) == ["g.json"]
     os.mkdir(tmp_path / "h.npz")
     with pytest.raises(OSError):
         _save(tmp_path, 3.0, "h")
-    assert sorted(os.listdir(tmp_path)) == ["g.json", "g.npz", "h.npz"]
+    assert sorted(os.listdir(tmp_path)) == ["g.json", "h.npz"]
 
 
 def test_a_fault_while_writing_leaves_the_old_files_loading(tmp_path, monkeypatch):

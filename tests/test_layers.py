@@ -48,6 +48,7 @@ LAYERS = [
 # Where each module sits: the first pattern (fnmatch on the dotted name) that fits decides.
 PLACEMENT = [
     ("tensorlib.dtypes", "dtypes"),
+    ("tensorlib._files", "dtypes"),  # atomic file writes: the standard library only
     ("tensorlib.backends.*", "backends"),  # kernels are leaves: raw arrays in, raw arrays out
     ("tensorlib.tensor", "tensor"),  # Tensor, Variable, TensorSpec, Node: data
     ("tensorlib.tree", "tree"),

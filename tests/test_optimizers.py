@@ -370,11 +370,14 @@ def test_clip_by_global_norm_of_an_infinite_or_nan_norm_is_all_nan_as_in_tensorf
     # [inf, 4], [1] clipped to 1 gave [nan, 0], [0]: the finite entries were scaled by 1 / inf = 0 and a
     # step with them silently did nothing.  tf.clip_by_global_norm makes every entry NaN.
     clip = tl.function(tl.optimizers.clip_by_global_norm) if traced else tl.optimizers.clip_by_global_norm
-    for bad in (np.inf, np.nan, 1e200):  # 1e200 squared overflows float64, as in TensorFlow
+    for bad in (np.inf, np.nan):
         grads = [tl.tensor(np.array([bad, 4.0])), tl.tensor(np.array([1.0], np.float32))]
         clipped, norm = clip(grads, 1.0)
         assert np.isnan(float(norm)) if np.isnan(bad) else float(norm) == np.inf
         assert all(np.isnan(c.numpy()).all() for c in clipped) and clipped[1].dtype == tl.float32
+    # 1e200, whose square overflows float64 (TensorFlow's norm is inf there), is a finite norm, clipped right.
+    clipped, norm = clip([tl.tensor(np.array([1e200, 4.0])), tl.tensor(np.array([1.0], np.float32))], 1.0)
+    assert float(norm) == 1e200 and [c.numpy().tolist() for c in clipped] == [[1.0, 4e-200], [0.0]]
     # A clip_norm past float32's range is no clipping (it was inf in float32, and inf / inf gave NaN).
     clipped, norm = clip([tl.tensor(np.array([3.0, 4.0], np.float32))], 1e300)
     assert float(norm) == 5.0 and clipped[0].numpy().tolist() == [3.0, 4.0]

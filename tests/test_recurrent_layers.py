@@ -161,11 +161,16 @@ def test_bad_recurrent_inputs_raise_one_clear_error(call, match):
         call()
 
 
-def test_recurrent_layers_need_a_known_number_of_steps_when_traced():
-    lstm = tl.nn.LSTM(3, 4, seed=0)
-    x = RNG.normal(size=(2, 5, 3)).astype(np.float32)
-    with pytest.raises(ValueError, match="LSTM: the number of time steps must be known"):
-        tl.function(lambda x: lstm(x), input_signature=[tl.TensorSpec((None, None, 3), "float32")])(x)
+def test_recurrent_layers_traced_with_unknown_steps_run_any_number_unless_unrolled():
+    # Keras' default Input((None, features)): one graph for every sequence length (tl.scan over a run-time size).
+    lstm = tl.nn.LSTM(3, 4, seed=0, return_sequences=True)
+    f = tl.function(lambda x: lstm(x), input_signature=[tl.TensorSpec((None, None, 3), "float32")])
+    for steps in (5, 2):
+        x = RNG.normal(size=(2, steps, 3)).astype(np.float32)
+        np.testing.assert_allclose(f(x).numpy(), lstm(x).numpy(), rtol=1e-6, atol=1e-6)
+    unrolled = tl.nn.LSTM(3, 4, seed=0, unroll=True)
+    with pytest.raises(ValueError, match="LSTM: unroll=True needs the number of time steps"):
+        tl.function(lambda x: unrolled(x), input_signature=[tl.TensorSpec((None, None, 3), "float32")])(x)
 
 
 # ---------------------------------------------------------------- SimpleRNN, go_backwards, Bidirectional

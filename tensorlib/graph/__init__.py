@@ -32,6 +32,7 @@ Graph.__call__ = executor.call_graph
 Graph.optimize = passes.optimized
 Graph.executable = executor.executable
 Graph.save = serialize.save
+Graph.__reduce__ = serialize.reduce
 Graph.to_dot = visualize.to_dot
 Graph.render = visualize.render
 

@@ -67,9 +67,11 @@ def optimize(graph: Graph, keep_gradients: bool = False) -> Graph:
 
 
 def _is_stateful(node) -> bool:
-    """Nodes whose results are not a function of inputs and attrs alone are never folded or merged: a
-    stateful op's, and a control-flow node's whose subgraphs draw (a random draw in a loop body)."""
-    return _in_node(node, lambda n: n.op.stateful)
+    """Nodes that are never folded or merged: a stateful op's, whose results are not a function of inputs and
+    attrs alone; a side-effect op's, which runs at every call as often as eagerly (folded, it ran once, when
+    the graph was optimized; merged, two calls ran once); and a control-flow node's whose subgraphs hold one
+    (a random draw in a loop body)."""
+    return _in_node(node, lambda n: n.op.stateful or n.op.side_effect)
 
 
 def _has_side_effect(node) -> bool:

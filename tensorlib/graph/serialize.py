@@ -20,16 +20,16 @@ turns anything malformed into one :class:`GraphFormatError`; it runs no kernel.
 from __future__ import annotations
 
 import collections
+import io
 import json
 import os
 import secrets
-import tempfile
 import zipfile
 import zlib
 
 import numpy as np
 
-from .. import dispatch
+from .. import _files, dispatch
 from .. import dtypes as _dtypes
 from .. import tree
 from ..backends import base as _backends
@@ -72,7 +72,7 @@ class GraphFormatError(ValueError):
 
 
 def _paths(path) -> tuple[str, str]:
-    path = os.fspath(path)
+    path = _files.fspath(path)  # a bytes or PathLike path too (bytes failed at its .json suffix)
     base = path[:-5] if path.endswith(".json") else path
     return path, base + ".npz"
 
@@ -81,6 +81,9 @@ def _paths(path) -> tuple[str, str]:
 def save(graph: Graph, path, include_captures: bool = False) -> None:
     """Write ``graph`` to ``path`` (JSON) and ``<path without .json>.npz`` (constants, captures if asked)."""
     json_path, npz_path = _paths(path)
+    # Both targets are checked before either is written: a folder at the JSON's path had its .npz replaced
+    # first, and its rename then failed, leaving a pair that no longer loads.
+    targets = [_files.resolve(p, "graph.save", "graph") for p in (npz_path, json_path)]
     arrays = {}
     doc = {"format": FORMAT, "version": VERSION, **_graph_doc(graph, arrays, include_captures, "")}
     token = secrets.token_hex(16)
@@ -89,35 +92,32 @@ def save(graph: Graph, path, include_captures: bool = False) -> None:
     text = json.dumps(doc, indent=1, allow_nan=False).encode("utf-8")
     # Each file is written to a temporary beside it and renamed over the old one (atomic); a fault between
     # the two renames leaves files whose tokens differ, which load refuses rather than mixing two saves.
-    npz_tmp = _write_temp(npz_path, lambda fh: np.savez(fh, **arrays))
+    temporaries = []
     try:
-        json_tmp = _write_temp(json_path, lambda fh: fh.write(text))
+        for target, write in zip(targets, (lambda fh: np.savez(fh, **arrays), lambda fh: fh.write(text))):
+            temporaries.append(_files.temporary(target))
+            with open(temporaries[-1], "wb") as fh:
+                write(fh)
     except BaseException:
-        os.unlink(npz_tmp)
+        _files.discard(temporaries)
         raise
-    try:
-        os.replace(npz_tmp, npz_path)
-        os.replace(json_tmp, json_path)
-    except BaseException:
-        # A rename refused (the path is a folder, a read-only file system): no temporary is left behind.
-        for tmp in (npz_tmp, json_tmp):
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        raise
+    _files.commit(zip(temporaries, targets))
 
 
-def _write_temp(path, write) -> str:
-    """Write a temporary file in ``path``'s folder with ``write(fh)``, flushed to disk; return its name."""
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=os.path.dirname(path) or ".")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return tmp
+def reduce(graph: Graph):
+    """``pickle`` and ``copy.deepcopy`` of a Graph: its file format in memory, captures' values included (a
+    copy of a Variable capture is a new Variable, as a Module's copy has); a graph holding a Python function
+    (``tl.custom_gradient``) is refused as :func:`save` refuses it."""
+    arrays = {}
+    doc = {"format": FORMAT, "version": VERSION, **_graph_doc(graph, arrays, True, "")}
+    data = io.BytesIO()
+    np.savez(data, **arrays)
+    return _from_memory, (json.dumps(doc, allow_nan=False), data.getvalue())
+
+
+def _from_memory(text: str, data: bytes) -> Graph:
+    with _Arrays(io.BytesIO(data)) as arrays:
+        return _build(json.loads(text), arrays, None)
 
 
 def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) -> dict:
@@ -142,6 +142,9 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
                 "kind": c.kind,
                 "site": c.site,
                 "saved": saved,
+                # A saved Variable comes back with its flag: loaded trainable, a BatchNorm's running statistics
+                # were watched by every tape and trained by optimizers, and a tape refused their update.
+                **({"trainable": c.source.trainable} if saved and isinstance(c.source, Variable) else {}),
             }
         )
     nodes = []
@@ -248,6 +251,8 @@ def load(path, backend=None) -> Graph:
     the backend the graph was saved on.
     """
     json_path, npz_path = _paths(path)
+    if os.path.isdir(json_path):
+        raise IsADirectoryError(f"graph.load: {json_path!r} is a folder, not a graph file")
     with open(json_path, "rb") as fh:
         raw_text = fh.read()
     try:
@@ -263,7 +268,7 @@ def load(path, backend=None) -> Graph:
             f"expected {FORMAT!r})"
         )
     version = doc.get("version")
-    if not isinstance(version, int) or not 1 <= version <= VERSION:
+    if type(version) is not int or not 1 <= version <= VERSION:  # JSON true is no version 1
         raise GraphFormatError(
             f"{json_path}: graph format version {version!r} is not supported "
             f"(this tensorlib reads versions 1 to {VERSION})"
@@ -397,9 +402,16 @@ def _build(doc, arrays, backend) -> Graph:
         name, kind, source = _get(entry, "name", str), _get(entry, "kind", str), None
         if kind not in _CAPTURE_KINDS:
             raise GraphFormatError(f"capture {name!r} has an unknown kind {kind!r}")
+        if any(c.name == name for c in graph.captures):  # fed by name: a second one could never be fed
+            raise GraphFormatError(f"two captures are named {name!r}")
         if _get(entry, "saved", bool):
             source = _array(arrays, f"capture_{name}", shape, dtype, f"capture {name!r}")
-            source = Variable(source, name=name) if kind == "variable" else backend.asarray(source)
+            if kind == "variable":  # files of tensorlib before the flag was saved: trainable, as before
+                source = Variable(
+                    source, name=name, trainable=_get(entry, "trainable", bool) if "trainable" in entry else True
+                )
+            else:
+                source = backend.asarray(source)
         site = entry.get("site") if isinstance(entry.get("site"), str) else None
         graph.add_capture(name, shape, dtype, source, kind if source is not None else "feed", site)
         define(entry, graph.captures[-1].tensor)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
 import functools
 import inspect
 import itertools
@@ -1007,19 +1008,43 @@ class Function:
         # A copy (copy.deepcopy or pickle of a Module that holds one) is a new tl.function of the copied Python
         # function, with the same options and no graphs: the graphs captured the original's Variables (and
         # hold a lock and symbolic tensors, which made the copy fail).  A bound method is copied with its
-        # Module, so the copy runs on the copy's Variables.
+        # Module, so the copy runs on the copy's Variables.  A decorated module-level function pickles by its
+        # name, as functions do (pickling its Python function by name found this Function under that name
+        # and failed: "it's not the same object").
+        if self._importable():
+            return self.__qualname__
         return (Function, (self.python_function, *self._options))
+
+    def __copy__(self):
+        return Function(self.python_function, *self._options)
+
+    def __deepcopy__(self, memo):
+        return Function(*copy.deepcopy((self.python_function, *self._options), memo))
+
+    def _importable(self) -> bool:
+        """Whether this Function is what its module's global of its qualified name is."""
+        found = sys.modules.get(getattr(self, "__module__", None))
+        for part in getattr(self, "__qualname__", "<locals>").split("."):
+            found = getattr(found, part, None)
+        return found is self
 
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        return functools.partial(self, instance)
+        # A method's graphs are per instance, as tf.function's: the instance is keyed by identity (held weakly)
+        # even where its class compares by value (two equal layers hold different Variables: a graph shared by
+        # value ran the first one's), and an input_signature describes the arguments after it.
+        return functools.partial(self._call, True, instance)
 
     def __call__(self, *args, **kwargs):
+        return self._call(False, *args, **kwargs)
+
+    def _call(self, method, *args, **kwargs):
+        """A call; ``method``: ``args[0]`` is the instance a method is bound to."""
         if dispatch.modes:
             # Called while another function traces: inline it into that trace.
             return self.python_function(*args, **kwargs)
-        concrete, feeds = self._concrete_for(args, kwargs)
+        concrete, feeds = self._concrete_for(args, kwargs, method=method)
         if len(feeds) != len(concrete.graph.inputs):
             raise TypeError(
                 f"tl.function {self.__name__}: TensorSpec arguments are for get_graph() and save(); "
@@ -1027,17 +1052,21 @@ class Function:
             )
         return executor.run(concrete.graph, feeds)
 
-    def _key(self, args, kwargs):
+    def _key(self, args, kwargs, method=False):
         feeds, keep = [], []
+        instance = ()
+        if method:
+            keep.append(args[0])
+            instance = (("id", id(args[0])),)
         if self.input_signature is not None:
-            return ("input_signature", _grad_registry.override_key()), feeds, keep
+            return ("input_signature", *instance, _grad_registry.override_key()), feeds, keep
         statics = self._static_pos
         # Plain leaves (the common case) skip the tree walk.
-        key = [
+        key = [*instance] + [
             _nested_key(a, feeds, keep, statics.get(i, False))
             if isinstance(a, _NESTED) or a.__class__ in _NODES
             else _leaf_key(a, feeds, keep, statics.get(i, False))
-            for i, a in enumerate(args)
+            for i, a in enumerate(args[len(instance) :], len(instance))
         ]
         for k, v in sorted(kwargs.items()):
             static = self._static_names.get(k, False)
@@ -1052,14 +1081,14 @@ class Function:
         key.append(_grad_registry.override_key())
         return tuple(key), feeds, keep
 
-    def _concrete_for(self, args, kwargs, warn=True):
+    def _concrete_for(self, args, kwargs, warn=True, method=False):
         if self.input_signature is not None:
-            args, kwargs = self._check_signature(args, kwargs), {}
+            args, kwargs = self._check_signature(args, kwargs, method), {}
         elif kwargs:
             args, kwargs = self._positional_form(args, kwargs)
         while True:
             try:
-                key, feeds, keep = self._key(args, kwargs)
+                key, feeds, keep = self._key(args, kwargs, method)
             except _UnhashableStatic as e:
                 raise TypeError(
                     f"tl.function {self.__name__}: static argument {self._path_of(args, kwargs, e.value)} is a "
@@ -1067,7 +1096,7 @@ class Function:
                     "value: pass a hashable one (a tuple, a number, a string), or leave the argument traced"
                 ) from None
             if self.input_signature is not None:
-                feeds = list(args)
+                feeds = list(args[1:] if method else args)
             base_key, key = key, self._with_state(key)
             hit = self._cached(key)
             if hit is not None:
@@ -1080,7 +1109,7 @@ class Function:
                         return hit, feeds
                     concrete = self._cache.get(key)
                     stale = concrete.stale() if concrete is not None and concrete.guards else None
-                    return self._trace(args, kwargs, base_key, keep, stale, warn), feeds
+                    return self._trace(args, kwargs, base_key, keep, stale, warn, method), feeds
             except _NeedsValue as e:
                 # The float was needed as a Python value: it is static from now on, and the call traces again.
                 for position, name in e.arguments:
@@ -1147,18 +1176,20 @@ class Function:
             pass
         return concrete
 
-    def _check_signature(self, args, kwargs):
-        """Bind the call to the signature; every argument must be a tensor that fits its TensorSpec."""
+    def _check_signature(self, args, kwargs, method=False):
+        """Bind the call to the signature; every argument (after a method's instance) must be a tensor that fits
+        its TensorSpec."""
         if kwargs:
             bound = inspect.signature(self.python_function).bind(*args, **kwargs)
             args = bound.args
+        instance, args = (args[:1], args[1:]) if method else ((), args)
         specs = self.input_signature
         if len(args) != len(specs):
             raise TypeError(
                 f"tl.function {self.__name__}: called with {len(args)} arguments, the input_signature has {len(specs)}"
             )
-        out = []
-        for i, (a, spec) in enumerate(zip(args, specs)):
+        out = list(instance)
+        for i, (a, spec) in enumerate(zip(args, specs), len(instance)):
             if not isinstance(a, Tensor) and not hasattr(a, "shape"):
                 # Converted as an op converts it next to a tensor of the spec's dtype: an int fits a float spec,
                 # but 2.5 for an int32 spec becomes float32 and is refused below, never truncated to 2.
@@ -1170,7 +1201,7 @@ class Function:
             if not spec.is_compatible_with(shape, dtype):
                 raise ValueError(
                     f"tl.function {self.__name__}: {self._arg_name(i)} has shape {shape} and dtype "
-                    f"{dtype}, which does not fit input_signature[{i}] = {spec}"
+                    f"{dtype}, which does not fit input_signature[{i - len(instance)}] = {spec}"
                 )
             out.append(a)
         return tuple(out)
@@ -1180,15 +1211,16 @@ class Function:
         n = len(self._positional)
         return self._positional[i] if i < n else f"{self._varargs or 'args'}[{i - n}]"
 
-    def _describe_call(self, args, kwargs) -> dict:
-        call = {}
+    def _describe_call(self, args, kwargs, method=False) -> dict:
+        # A method's instance is keyed by identity: say what it is (a new one may have the old one's repr)
+        call = {self._arg_name(0): ("object", f"{type(args[0]).__name__} object")} if method else {}
         if self.input_signature is not None:
-            call = {
-                self._arg_name(i): ("tensor", s.shape, s.dtype.name, "signature")
-                for i, s in enumerate(self.input_signature)
-            }
+            call.update(
+                (self._arg_name(i), ("tensor", s.shape, s.dtype.name, "signature"))
+                for i, s in enumerate(self.input_signature, int(method))
+            )
         else:
-            for i, a in enumerate(args):
+            for i, a in enumerate(args[int(method) :], int(method)):
                 _describe(a, self._arg_name(i), call, self._static_pos.get(i, False))
             for k, v in sorted(kwargs.items()):
                 _describe(v, k, call, self._static_names.get(k, False))
@@ -1203,8 +1235,8 @@ class Function:
         )
         return call
 
-    def _trace(self, args, kwargs, key, keep, stale=None, warn=True):
-        call = self._describe_call(args, kwargs)
+    def _trace(self, args, kwargs, key, keep, stale=None, warn=True, method=False):
+        call = self._describe_call(args, kwargs, method)
         if self._last_call is None:
             reason = "first call"
         else:
@@ -1222,7 +1254,7 @@ class Function:
                 "or pass changing Python values as tensors"
             )
         if self.input_signature is not None:
-            args, kwargs = self.input_signature, {}
+            args, kwargs = (*args[: int(method)], *self.input_signature), {}
         tops = [(i, self._positional[i] if i < len(self._positional) else None) for i in range(len(args))]
         graph, sources, state_reads = trace_graph(
             self.python_function,

@@ -1375,7 +1375,7 @@ def _quantile(a, q, axis, keepdims, method, name):
         # Under tl.function with an unknown slice length, the positions are computed in the graph from
         # the length: the same NumPy calls below then dispatch to tensorlib ops (tensorlib.numpy_protocol).
         n = shape_ops.shape_size(flat, (flat.ndim - 1,))
-    ordered = sort(flat, axis=-1)
+    ordered = sort(nan_after_unknown_slices(flat) if name == "median" else flat, axis=-1)
     if method in ("linear", "midpoint"):
         position = q * (n - 1)
         below = np.floor(position).astype(np.int64)
@@ -1456,6 +1456,16 @@ def median(a, axis=None, keepdims: bool = False) -> Tensor:
     # quantile's interpolation gives inf - inf = nan).
     empty = _empty_slice_nans(a, axis, keepdims, "median")
     return empty if empty is not None else _quantile(a, 0.5, axis, keepdims, "midpoint", "median")
+
+
+def nan_after_unknown_slices(flat):
+    """``flat`` with a NaN after each slice along its last axis when that axis's length is unknown (traced): a
+    slice that is empty when the graph runs reads that NaN, NumPy's median of no elements (indexing the empty
+    slice raised); sorted, the NaN goes last, so the elements of a non-empty slice keep their positions."""
+    if flat.shape[-1] is not None:
+        return flat
+    nan = complex(np.nan, np.nan) if flat.dtype.kind == "c" else np.nan
+    return shape_ops.pad(flat, [(0, 0)] * (flat.ndim - 1) + [(0, 1)], constant_values=nan)
 
 
 def _empty_slice_nans(a, axis, keepdims, name):

@@ -566,6 +566,14 @@ _scan_op = defop(
 def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse, history):
     carry = list(args[:n_carry])
     xs, outer = args[n_carry : n_carry + n_xs], list(args[n_carry + n_xs :])
+    if xs and {x.shape[0] for x in xs} != {xs[0].shape[0] if length is None else length}:
+        # traced with a leading size known only now
+        raise ValueError(
+            f"tl.scan: every leaf of xs needs the same leading size"
+            + (f" (length={length})" if length is not None else "")
+            + f", got shapes {[tuple(x.shape) for x in xs]}"
+        )
+    length = xs[0].shape[0] if length is None else length
     n_ys = len(body.outputs) - n_carry
     ys = [[None] * length for _ in range(n_ys)]
     history = [[None] * length for _ in range(n_carry)] if history else []
@@ -602,7 +610,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     must keep its structure (dicts pair by key), shapes and dtypes; a Python number in ``init`` is
     weakly typed, as in JAX, and takes the dtype ``f`` returns it with
     (``tl.scan(f, 0.0, xs)`` carries ``xs``'s float type).  Traced, one ``Scan`` node runs
-    the body subgraph; its gradient is a reverse scan of the body's
+    the body subgraph, over a leading size that may be known only at run time (``TensorSpec((None, ...))``,
+    as TF's ``tf.scan``); its gradient is a reverse scan of the body's
     vector-Jacobian product.
 
     >>> import tensorlib as tl
@@ -616,17 +625,24 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     if length is not None:
         length = _count(length, "tl.scan", "length")
     x_leaves, x_structure = _flatten(xs, "tl.scan xs")
-    lengths = {x.shape[0] if x.shape else None for x in x_leaves}
-    if None in lengths or len(lengths) > 1 or (length is not None and lengths and lengths != {length}):
+    # Traced, a leading size may be known only at run time (TF's tf.scan): the Scan node checks it then.
+    known = {x.shape[0] for x in x_leaves if x.shape and x.shape[0] is not None}
+    unknown = any(x.shape[0] is None for x in x_leaves if x.shape)
+    if (
+        any(not x.shape for x in x_leaves)
+        or len(known) > 1
+        or (length is not None and known and known != {length})
+        or (unknown and _runs_python())
+    ):
         raise ValueError(
-            f"tl.scan: every leaf of xs needs the same known leading size"
+            f"tl.scan: every leaf of xs needs the same leading size"
             + (f" (length={length})" if length is not None else "")
             + f", got {_types(x_leaves)}"
         )
     if length is None:
-        if not lengths:
+        if not x_leaves:
             raise ValueError("tl.scan: give xs or length")
-        length = lengths.pop()
+        length = known.pop() if known else None
     if _runs_python():
         return _scan_eager(f, init, x_leaves, x_structure, length, reverse)
     from ..graph.tracing import keyed_call, trace_subgraph
@@ -646,6 +662,11 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         if body.structure.kind not in ("tuple", "list") or len(body.structure.children) != 2:
             raise TypeError(f"tl.scan: f must return a pair (carry, y), got {body.structure!r}")
         if keys is None and sub.drew:
+            if length is None:
+                raise ValueError(
+                    f"tl.scan: f draws random numbers, which needs the number of steps when it is traced; xs are "
+                    f"{_types(x_leaves)} (give their leading size in the TensorSpec, or length=)"
+                )
             keys = _random_keys((length,))
             continue
         carry_structure, y_structure = body.structure.children

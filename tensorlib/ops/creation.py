@@ -43,6 +43,8 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
                 return cast(data, dtype)
             return data
         target = data.backend if backend is None else _backends.get(backend)
+        if dtype is not None:
+            dispatch.check_int_array_range(data._value, _dt.as_dtype(dtype), "tensor: data")
         if target is data.backend and dispatch.current_state().tapes:
             # Under a tape the result stays a function of ``data``, as when traced (and as TensorFlow's and
             # JAX's conversions do): a copy of the value would be a silent zero gradient.  Values are
@@ -65,6 +67,8 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
     if hasattr(data, "dtype") and hasattr(data, "shape"):
         src = _dt.of_array(data.dtype) if dtype is None else dtype
         host = data if b.is_array(data) else np.asarray(data)
+        if dtype is not None:  # as for Python ints: integers that the dtype asked for cannot hold are never wrapped
+            dispatch.check_int_array_range(host, dtype, "tensor: data")
         arr = b.asarray(host, dtype=src)
         if arr is data or (
             isinstance(arr, np.ndarray) and isinstance(data, np.ndarray) and np.shares_memory(arr, data)
@@ -115,6 +119,8 @@ def full(shape, value, dtype=None, backend=None) -> Tensor:
     _dt.check_keeps_imaginary(np.asarray(value).dtype, dtype, "full: value")
     shape = _shape_tuple(shape, "full")
     dispatch.check_int_range(value, dtype, "full: value")
+    if isinstance(value, np.generic):
+        dispatch.check_int_array_range(np.asarray(value), dtype, "full: value")
     return make(b.xp.full(shape, value, dtype=dtype), b)
 
 

@@ -109,8 +109,10 @@ def _frechet_block(function, x, e):
     n = x.shape[-1]
     if n == 0:
         return zeros_like(e)
-    size = stop_gradient(reduce_max(absolute(e), axis=(-2, -1), keepdims=True))
-    scale = stop_gradient(maximum(reduce_max(absolute(x), axis=(-2, -1), keepdims=True), 1.0))
+    # A size unknown while tracing may be 0 when the graph runs: an initial gives those matrices a max.
+    initial = 0.0 if n is None else None
+    size = stop_gradient(reduce_max(absolute(e), axis=(-2, -1), keepdims=True, initial=initial))
+    scale = stop_gradient(maximum(reduce_max(absolute(x), axis=(-2, -1), keepdims=True, initial=initial), 1.0))
     nonzero = size > 0
     ratio = where(nonzero, scale / where(nonzero, size, ones_like(size)), ones_like(size))
     block = function(concat([concat([x, e * ratio], axis=-1), concat([zeros_like(x), x], axis=-1)], axis=-2))

@@ -924,9 +924,11 @@ def orth(A, rcond=None) -> Tensor:
 
 def null_space(A, rcond=None, *, overwrite_a: bool = False, check_finite: bool = True, lapack_driver=None):
     """An orthonormal basis of the null space of ``A`` (``scipy.linalg.null_space``): the conjugated right
-    singular vectors past the numerical rank (singular values above ``max(s) * rcond``).  2-D, eager only;
-    values only in effect: the basis of a null space of dimension above 1 is arbitrary and its singular values
-    repeat (0), so a gradient through it is NaN there, as ``svd``'s.
+    singular vectors past the numerical rank (singular values above ``max(s) * rcond``).  2-D, eager only.
+
+    Differentiable where the rank is constant: the basis moves as ``dz = -pinv(A) dA z`` (the least change that
+    keeps ``A z = 0`` and ``z`` orthonormal), so quantities that do not depend on the basis chosen (the
+    projector ``z @ z^H``) get their exact gradients, to every order.
 
     >>> import tensorlib as tl
     >>> a = tl.tensor([[1.0, 1.0], [1.0, 1.0]])
@@ -935,12 +937,31 @@ def null_space(A, rcond=None, *, overwrite_a: bool = False, check_finite: bool =
     ((2, 1), True)
     """
     from .linalg_ops import svd
+    from .math import stop_gradient
     from .shape import getitem
 
     A = _matrix_2d(A, "null_space")
     _, s, vh = svd(A, full_matrices=True)
     rank = _numerical_rank(s, tuple(A.shape), rcond, "null_space")
-    return _hermitian_transpose(getitem(vh, (slice(rank, None), slice(None))))
+    basis = _hermitian_transpose(getitem(vh, (slice(rank, None), slice(None))))
+    if rank == 0 or basis.shape[-1] == 0:  # the whole space (its dimension jumps with A) or none
+        return basis
+    return _following(A, stop_gradient(basis), rcond)
+
+
+def _following(A, basis, rcond):
+    """``basis`` (of the null space of ``A``, its gradient stopped) as a value whose derivatives are those of the
+    orthonormal basis ``y (y^H y)^(-1/2)`` with ``y = (I - pinv(A) A) basis``, the projection of ``basis`` onto the
+    null space of a nearby ``A``: an exact basis of it, equal to ``basis`` at ``A`` (its rows past ``min(m, n)``
+    came from ``svd(full_matrices=True)``, whose gradient ignores them: the gradient was 0)."""
+    from .linalg_ops import cholesky, pinv, solve_triangular
+    from .math import stop_gradient
+
+    cutoff = np.finfo(np.dtype(A.dtype)).eps * max(A.shape) if rcond is None else rcond
+    y = basis - _matmul(pinv(A, rcond=cutoff), _matmul(A, basis))
+    lower = cholesky(_matmul(_hermitian_transpose(y), y))
+    moving = _hermitian_transpose(solve_triangular(lower, _hermitian_transpose(y), lower=True))
+    return basis + (moving - stop_gradient(moving))  # the value is exactly basis (SciPy's)
 
 
 def subspace_angles(A, B) -> Tensor:

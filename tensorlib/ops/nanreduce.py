@@ -284,10 +284,12 @@ def _nanquantile(a, q, axis, keepdims, method, name):
         _lerp,
         _quantile_indexes,
         _slices_last,
+        nan_after_unknown_slices,
         quantile,
         refuse_complex,
+        sort,
+        take_along_axis,
     )
-    from .array import sort, take_along_axis
 
     if method not in QUANTILE_METHODS:
         raise ValueError(f"{name}: method must be one of NumPy's {', '.join(QUANTILE_METHODS)}; got {method!r}")
@@ -316,7 +318,8 @@ def _nanquantile(a, q, axis, keepdims, method, name):
         out = _empty_slice_nans(a, axis, keepdims, "nanquantile")
         return shape_ops.broadcast_to(out, q.shape + out.shape) if q.ndim else out
     flat = _slices_last(a, axes, "nanquantile")
-    ordered = sort(flat, axis=-1)  # NaNs last: the first `count` elements are the slice's numbers
+    # NaNs last: the first `count` elements are the slice's numbers (an empty slice of unknown length reads a NaN)
+    ordered = sort(nan_after_unknown_slices(flat), axis=-1)
     real = _dt.real_dtype(dtype)  # positions of complex numbers are real
     count = _counts(flat, -1, True, real)  # lead + (1,)
     qs = shape_ops.reshape(math_ops.cast(q, real), (1,) * (flat.ndim - 1) + (q.size,))

@@ -336,9 +336,21 @@ def _masked_from_initial(reduction, name, x, axis, keepdims, where, initial, ide
         # joins after: as initial it tied with an equal maximum and took a share of its gradient, lost.
         fill = identity if identity is not None else _extreme(x.dtype, lowest=reduction is max)
         x = math_ops.where(mask, x, _in_dtype(fill, x.dtype))
-    if identity is None and initial is not None and 0 in (x.shape[a] for a in normalize_axes(axis, x.ndim)):
+    axes = normalize_axes(axis, x.ndim)
+    sizes = [x.shape[a] for a in axes]
+    if identity is None and initial is not None and 0 in sizes:
         # Empty slices: initial alone (max and min of no elements have no identity), in the reduced shape.
         return math_ops.cast(sum(math_ops.zeros_like(x), axis, keepdims), x.dtype) + _in_dtype(initial, x.dtype)
+    if identity is None and initial is not None and None in sizes:
+        # Traced with a reduced size unknown, the slices may be empty when the graph runs (the max raised
+        # there): one more element, the dtype's lowest (highest), along each such axis, which initial
+        # outweighs, gives every slice a max (min) and leaves a non-empty slice's as it was.
+        from .shape import pad
+
+        fill = _extreme(x.dtype, lowest=reduction is max)
+        x = pad(
+            x, [(0, 1) if a in axes and x.shape[a] is None else (0, 0) for a in range(x.ndim)], constant_values=fill
+        )
     out = reduction(x, axis, keepdims)
     return out if initial is None else combine(out, _in_dtype(initial, out.dtype))
 
@@ -683,12 +695,14 @@ def logsumexp(x, axis=None, keepdims: bool = False, b=None, return_sign: bool = 
         # SciPy drops the terms whose weight is 0, so they neither set the shift (a dropped x above the
         # others would underflow every kept term to 0: log 0 = -inf) nor give 0 * inf or 0 * nan.
         dropped = math_ops.equal(b, 0)
-    if 0 in (x.shape[a] for a in normalize_axes(axis, x.ndim) if a < x.ndim):
+    sizes = [x.shape[a] for a in normalize_axes(axis, x.ndim) if a < x.ndim]
+    if 0 in sizes:
         # An empty slice sums to 0 and logs to -inf (SciPy); its max, which has no identity, is not needed.
         shift = math_ops.stop_gradient(sum(x, axis, keepdims=True))
     else:
         kept = x if dropped is None else math_ops.where(dropped, -math.inf, x)
-        shift = math_ops.stop_gradient(max(kept, axis, keepdims=True))
+        # A size unknown while tracing may be 0 when the graph runs: -inf, the max of no terms, is shifted by 0.
+        shift = math_ops.stop_gradient(max(kept, axis, keepdims=True, initial=-math.inf if None in sizes else None))
     shift = math_ops.where(
         math_ops.logical_and(shift > -float("inf"), shift < float("inf")), shift, math_ops.zeros_like(shift)
     )

@@ -115,13 +115,15 @@ def _refuse(message):
     return rule
 
 
-def _define_partials(op_type, inputs, partials, doc, reason):
+def _define_partials(op_type, inputs, partials, doc, reason, picks=False):
     """The op of the partial derivatives that have no closed form (``BetaincGrad``, ...): its attribute ``wrt`` picks
-    one of ``partials(*arrays)`` (NumPy, float64), rounded once to the rule's dtype."""
+    one of ``partials(*arrays)`` (NumPy, float64; with ``picks``, ``partials(*arrays, wrt=wrt)`` computes only that
+    one), rounded once to the rule's dtype."""
 
     def kernel(*arrays, wrt):
         dtype = _result_dtype(*(a.dtype for a in arrays))
-        return np.asarray(partials(*arrays)[wrt]).astype(dtype, copy=False)
+        out = partials(*arrays, wrt=wrt) if picks else partials(*arrays)[wrt]
+        return np.asarray(out).astype(dtype, copy=False)
 
     kernel.__name__ = kernel.__qualname__ = partials.__name__.lstrip("_") + "_kernel"
     op = defop(

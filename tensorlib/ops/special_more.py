@@ -259,11 +259,29 @@ _ellipkinc, _ellipeinc = (
 )
 
 
-def _elliptic_inc_partials_in_m(phi, m):
-    """``(dF/dm, dE/dm)`` of F(phi | m) and E(phi | m) in float64.  dE/dm = (E - F) / (2m) = -1/2 int_0^phi sin(t)**2 /
-    sqrt(1 - m sin(t)**2) dt, Carlson's -sin(p)**3 / 6 R_D(cos(p)**2, 1 - m sin(p)**2, 1) for p = phi - k pi in
-    [-pi/2, pi/2], plus k times the complete integral's (the quotient cancels near m = 0); dF/dm = (dE/dm + F / 2 -
-    sin(phi) cos(phi) / (2 sqrt(1 - m sin(phi)**2))) / (1 - m)."""
+# Gauss-Legendre on [0, p] for the second derivatives in m where |m sin(p)**2| <= 1/2: the integrand's poles, sin(t)**2
+# = 1 / m, lie at least 2.8 half-lengths from the interval there, so 32 nodes leave an error below 1e-40
+_GAUSS_NODES, _GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(32)
+
+
+def _sine_fourth_integral(p, m, power):
+    """``int_0^p sin(t)**4 (1 - m sin(t)**2)**(-power / 2) dt`` by Gauss-Legendre (terms of one sign: no cancellation
+    for a small p)."""
+    t = p[..., None] * (0.5 * (_GAUSS_NODES + 1.0))
+    square = np.sin(t) ** 2
+    integrand = square * square * (1.0 - m[..., None] * square) ** (-0.5 * power)
+    return 0.5 * p * np.sum(_GAUSS_WEIGHTS * integrand, axis=-1)
+
+
+def _elliptic_inc_partials_in_m(phi, m, wrt=None):
+    """``(dF/dm, dE/dm, d2F/dm2, d2E/dm2)`` of F(phi | m) and E(phi | m) in float64 (only the one ``wrt`` if given).
+    dE/dm = (E - F) / (2m) = -1/2 int_0^phi sin(t)**2 / sqrt(1 - m sin(t)**2) dt, Carlson's -sin(p)**3 / 6
+    R_D(cos(p)**2, 1 - m sin(p)**2, 1) for p = phi - k pi in [-pi/2, pi/2], plus k times the complete integral's (the
+    quotient cancels near m = 0); dF/dm = (dE/dm + F / 2 - sin(phi) cos(phi) / (2 sqrt(1 - m sin(phi)**2))) / (1 - m).
+    The second: d2E/dm2 = -1/4 int sin**4 / delta**3 and d2F/dm2 = 3/4 int sin**4 / delta**5 (delta**2 = 1 - m sin**2),
+    by _sine_fourth_integral where |m sin(p)**2| <= 1/2 (and |m| < 1/2 if k != 0), elsewhere from the first: d2E/dm2 =
+    -(dE/dm + dF/dm) / (2m), d2F/dm2 = (3/2 dF/dm + d2E/dm2 - sin(phi)**3 cos(phi) / (4 delta**3)) / (1 - m), which
+    cancel only where m or p is small."""
     sp = scipy_special()
     phi64, m64 = np.broadcast_arrays(phi.astype(np.float64), m.astype(np.float64))
     with np.errstate(all="ignore"):
@@ -274,15 +292,32 @@ def _elliptic_inc_partials_in_m(phi, m):
         by_e = -(s**3 / 6.0) * sp.elliprd(c * c, 1.0 - m64 * s * s, 1.0) - whole
         delta = np.sqrt(1.0 - m64 * s * s)
         by_f = (by_e + 0.5 * sp.ellipkinc(phi64, m64) - s * c / (2.0 * delta)) / (1.0 - m64)
-    return by_f, by_e
+        if wrt is not None and wrt < 2:
+            return (by_f, by_e)[wrt]
+        quadrature = (np.abs(m64) * s * s <= 0.5) & ((turns == 0) | (np.abs(m64) < 0.5))
+        mq, pq = np.where(quadrature, m64, 0.0), np.where(quadrature, p, 0.0)
+        half = np.full_like(pq, 0.5 * np.pi)
+
+        def integral(power):
+            return _sine_fourth_integral(pq, mq, power) + 2.0 * turns * _sine_fourth_integral(half, mq, power)
+
+        by_ee = np.where(quadrature, -0.25 * integral(3), -(by_e + by_f) / (2.0 * m64))
+        by_ff = np.where(
+            quadrature,
+            0.75 * integral(5),
+            (1.5 * by_f + by_ee - s**3 * c / (4.0 * delta**3)) / (1.0 - m64),
+        )
+    partials = (by_f, by_e, by_ff, by_ee)
+    return partials if wrt is None else partials[wrt]
 
 
 _elliptic_inc_by_m = _define_partials(
     "EllipticIncGradM",
     ("phi", "m"),
     _elliptic_inc_partials_in_m,
-    "d/dm of the incomplete elliptic integral F(phi | m) (wrt=0) or E(phi | m) (wrt=1).",
+    "d/dm of the incomplete elliptic integral F(phi | m) (wrt=0) or E(phi | m) (wrt=1); d2/dm2 of F (2) or E (3).",
     "scipy.special.elliprd; the Array API standard has no special functions",
+    picks=True,
 )
 
 
@@ -290,22 +325,34 @@ def _delta_squared(phi, m):
     return 1.0 - m * math_ops.square(math_ops.sin(phi))
 
 
-_no_second_order_in_m = _refuse(
-    "EllipticIncGradM: the second derivatives of ellipkinc and ellipeinc in m are not implemented; the first "
-    "derivatives in phi and m and those of every order in phi are"
-)
-
-
 def _by_m_then_phi(node, g):
-    """d/dphi of dF/dm = d/dm (1 / delta) = sin(phi)**2 / (2 delta**3); of dE/dm, d/dm delta = -sin(phi)**2 / (2 delta)."""
+    """d/dphi of the partials in m: d/dm (1 / delta) = sin(phi)**2 / (2 delta**3) for dF/dm, d/dm delta = -sin(phi)**2 /
+    (2 delta) for dE/dm, and their derivatives in m, 3 sin(phi)**4 / (4 delta**5) and -sin(phi)**4 / (4 delta**3)."""
     phi, m = node.inputs
     square, sine_square = _delta_squared(phi, m), math_ops.square(math_ops.sin(phi))
-    if node.attrs["wrt"] == 0:
-        return g * sine_square / (2.0 * square * math_ops.sqrt(square))
-    return -g * sine_square / (2.0 * math_ops.sqrt(square))
+    wrt = node.attrs["wrt"]
+    power = (3.0, 1.0, 5.0, 3.0)[wrt]
+    factor = (
+        0.5 * sine_square,
+        -0.5 * sine_square,
+        0.75 * math_ops.square(sine_square),
+        -0.25 * math_ops.square(sine_square),
+    )[wrt]
+    return g * factor / square ** (0.5 * power)
 
 
-register_gradient("EllipticIncGradM", _by_m_then_phi, _no_second_order_in_m)
+def _by_m_then_m(node, g):
+    """The second derivative in m (from the first); the third raises."""
+    wrt = node.attrs["wrt"]
+    if wrt >= 2:
+        raise LookupError(
+            "EllipticIncGradM: the third derivatives of ellipkinc and ellipeinc in m are not implemented; the first "
+            "and second in m and those of every order in phi are"
+        )
+    return g * apply(_elliptic_inc_by_m, node.inputs, {"wrt": wrt + 2})
+
+
+register_gradient("EllipticIncGradM", _by_m_then_phi, _by_m_then_m)
 register_gradient(
     "EllipticF",
     lambda node, g: g / math_ops.sqrt(_delta_squared(*node.inputs)),
@@ -321,7 +368,8 @@ register_gradient(
 def ellipkinc(phi, m) -> Tensor:
     """The incomplete elliptic integral of the first kind ``F(phi | m) = int_0^phi (1 - m sin(t)**2)**-1/2 dt`` (SciPy's
     ``ellipkinc``, parameter ``m = k**2``).  Differentiable in ``phi`` to every order (``(1 - m sin(phi)**2)**-1/2``)
-    and in ``m`` once (``EllipticIncGradM``, Carlson's R_D, no cancellation at m = 0).
+    and in ``m`` twice (``EllipticIncGradM``: Carlson's R_D, and Gauss-Legendre for the second; no cancellation at
+    m = 0).
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.ellipkinc(tl.tensor(1.0, "float64"), 0.5)), 6)
@@ -332,7 +380,7 @@ def ellipkinc(phi, m) -> Tensor:
 
 def ellipeinc(phi, m) -> Tensor:
     """The incomplete elliptic integral of the second kind ``E(phi | m) = int_0^phi (1 - m sin(t)**2)**1/2 dt`` (SciPy's
-    ``ellipeinc``).  Differentiable in ``phi`` to every order (``(1 - m sin(phi)**2)**1/2``) and in ``m`` once
+    ``ellipeinc``).  Differentiable in ``phi`` to every order (``(1 - m sin(phi)**2)**1/2``) and in ``m`` twice
     (``(E - F) / (2m)``, from Carlson's R_D).
 
     >>> import tensorlib as tl
@@ -390,7 +438,7 @@ register_gradient("EllipticJ", _ellipj_by_u, _ellipj_by_m)
 def ellipj(u, m) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Jacobi's elliptic functions ``(sn, cn, dn, ph)`` of ``u`` for the parameter ``m`` in [0, 1] (SciPy's ``ellipj``:
     ``ph = am(u | m)``, the amplitude, ``sn = sin(ph)``, ``cn = cos(ph)``, ``dn = sqrt(1 - m sn**2)``; NaN outside).
-    Differentiable in ``u`` to every order (``sn' = cn dn``, ...) and in ``m`` once (through ``dF/dm`` of the
+    Differentiable in ``u`` to every order (``sn' = cn dn``, ...) and in ``m`` twice (through ``dF/dm`` of the
     amplitude).
 
     >>> import tensorlib as tl
@@ -492,30 +540,40 @@ _HYP1F1_MAX_TERMS = 100000  # the series in |x| peaks near k = |x| and has conve
 _HYP1F1_RESCALE = 1e250  # terms past it are rescaled (their count kept): exp(|x|) of |x| = 5000 has 2172 digits
 
 
-def _kummer_series(a, b, y):
-    """``(log scale, F, dF/da, dF/db)`` of ``F = 1F1(a; b; y) = scale sum_k t_k`` in float64 for y >= 0, ``t_{k+1} =
-    t_k r_k``, ``r_k = (a + k) y / ((b + k)(k + 1))``, differentiated along the recurrence (``dr_k / da = y / ((b +
-    k)(k + 1))``, no division by a + k; ``dr_k / db = -r_k / (b + k)``).  Raises where the series has not converged
-    after _HYP1F1_MAX_TERMS terms.  Its terms change sign only while a + k or b + k is negative, so the cancellation
-    is that of the first max(-a, -b) terms."""
-    t, u, v = np.ones_like(y), np.zeros_like(y), np.zeros_like(y)
-    total, by_a, by_b = t.copy(), u.copy(), v.copy()
+def _kummer_series(a, b, y, second):
+    """``(log scale, F, F_a, F_b)`` (and ``F_aa, F_ab, F_bb`` if ``second``) of ``F = 1F1(a; b; y) = scale sum_k t_k``
+    in float64 for y >= 0, ``t_{k+1} = t_k (a + k) s_k``, ``s_k = y / ((b + k)(k + 1))``, differentiated along the
+    recurrence (no division by a + k): ``d/da`` of ``(a + k) s_k`` is ``s_k``, ``d/db`` of ``s_k`` is ``-s_k / (b +
+    k)``, of that ``2 s_k / (b + k)**2``.  Raises where the series has not converged after _HYP1F1_MAX_TERMS terms.
+    Its terms change sign only while a + k or b + k is negative, so the cancellation is that of the first max(-a, -b)
+    terms."""
+    # the terms and their d/da, d/db (then d2/da2, d2/dadb, d2/db2)
+    terms = [np.ones_like(y)] + [np.zeros_like(y) for _ in range(5 if second else 2)]
+    sums = [term.copy() for term in terms]
     log_scale = np.zeros_like(y)
     undefined = ~np.isfinite(a + b + y) | ((b <= 0) & (b == np.round(b)))
     done = undefined.copy()
     for k in range(_HYP1F1_MAX_TERMS):
-        step = y / ((b + k) * (k + 1.0))
-        t, u, v = t * (a + k) * step, (u * (a + k) + t) * step, (v - t / (b + k)) * (a + k) * step
-        total, by_a, by_b = total + t, by_a + u, by_b + v
-        past = (k > y) & (k + a > 0) & (k + b > 0)
-        small = (np.abs(t) <= 1e-17 * np.abs(total)) & (np.abs(u) <= 1e-17 * np.abs(by_a))
-        done |= past & small & (np.abs(v) <= 1e-17 * np.abs(by_b))
+        step, over, rising = y / ((b + k) * (k + 1.0)), 1.0 / (b + k), a + k
+        t, u, v = terms[:3]
+        new = [t * rising * step, (u * rising + t) * step, (v - t * over) * rising * step]
+        if second:
+            p, q, r = terms[3:]
+            new += [
+                (p * rising + 2.0 * u) * step,
+                (q * rising + v - (u * rising + t) * over) * step,
+                (r - 2.0 * v * over + 2.0 * t * over * over) * rising * step,
+            ]
+        terms = new
+        sums = [total + term for total, term in zip(sums, terms)]
+        small = np.logical_and.reduce([np.abs(term) <= 1e-17 * np.abs(total) for term, total in zip(terms, sums)])
+        done |= (k > y) & (k + a > 0) & (k + b > 0) & small
         if done.all():
             break
-        big = np.abs(total) > _HYP1F1_RESCALE
+        big = np.abs(sums[0]) > _HYP1F1_RESCALE
         if big.any():
             shrink = np.where(big, 1.0 / _HYP1F1_RESCALE, 1.0)
-            t, u, v, total, by_a, by_b = (w * shrink for w in (t, u, v, total, by_a, by_b))
+            terms, sums = [w * shrink for w in terms], [w * shrink for w in sums]
             log_scale = log_scale + np.where(big, _math.log(_HYP1F1_RESCALE), 0.0)
     if not done.all():
         where = np.flatnonzero(~done)[0]
@@ -524,45 +582,91 @@ def _kummer_series(a, b, y):
             f"a = {float(a.flat[where])!r}, b = {float(b.flat[where])!r}, |x| = {float(y.flat[where])!r} (it takes "
             "about |x| terms); differentiate in x only there"
         )
-    return log_scale, total, np.where(undefined, np.nan, by_a), np.where(undefined, np.nan, by_b)
+    return (log_scale, sums[0], *(np.where(undefined, np.nan, d) for d in sums[1:]))
 
 
-def _hyp1f1_partials(a, b, x):
-    """``(dF/da, dF/db)`` of ``F = 1F1(a; b; x)`` in float64: the series of the derivatives where x >= 0; Kummer's
-    transformation ``F(a; b; x) = exp(x) F(b - a; b; -x)`` where x < 0 (its terms have one sign from k = a - b on;
-    those of F(a; b; x) alternate and cancel like exp(|x|)), so ``dF/da = -exp(x) F_1`` and ``dF/db = exp(x) (F_1 +
-    F_2)``, the partials of F(b - a; b; -x)."""
+# Hyp1f1Grad's ``wrt``: the derivative's orders (in a, in b)
+_HYP1F1_ORDERS = ((1, 0), (0, 1), (2, 0), (1, 1), (0, 2))
+
+
+def _hyp1f1_partials(a, b, x, wrt=None):
+    """``(F_a, F_b, F_aa, F_ab, F_bb)``, the partials of ``F = 1F1(a; b; x)`` in its parameters (orders _HYP1F1_ORDERS;
+    only the one ``wrt`` if given, the series of the second only when it is one of them), in float64: the series of the
+    derivatives where x >= 0; Kummer's transformation ``F(a; b; x) = exp(x) G(b - a; b; -x)`` where x < 0 (its terms
+    have one sign from k = a - b on; those of F(a; b; x) alternate and cancel like exp(|x|)), so ``F_a = -e**x G_1``,
+    ``F_b = e**x (G_1 + G_2)``, ``F_aa = e**x G_11``, ``F_ab = -e**x (G_11 + G_12)``, ``F_bb = e**x (G_11 + 2 G_12 +
+    G_22)``, with G's partials in its two parameters."""
     a, b, x = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, x)))
     negative = x < 0
-    log_scale, _, first, second = _kummer_series(np.where(negative, b - a, a), b, np.abs(x))
-    by_a, by_b = np.where(negative, -first, first), np.where(negative, first + second, second)
+    second = wrt is None or wrt >= 2
+    log_scale, _, g1, g2, *g = _kummer_series(np.where(negative, b - a, a), b, np.abs(x), second)
+    transformed, same = [-g1, g1 + g2], [g1, g2]
+    if second:
+        g11, g12, g22 = g
+        transformed, same = transformed + [g11, -(g11 + g12), g11 + 2.0 * g12 + g22], same + g
+    partials = [np.where(negative, d, kept) for d, kept in zip(transformed, same)]
     log_scale = log_scale + np.where(negative, x, 0.0)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        return tuple(np.sign(d) * np.exp(np.log(np.abs(d)) + log_scale) for d in (by_a, by_b))
+        partials = tuple(np.sign(d) * np.exp(np.log(np.abs(d)) + log_scale) for d in partials)
+    return partials if wrt is None else partials[wrt]
 
 
 _hyp1f1_grad = _define_partials(
     "Hyp1f1Grad",
     ("a", "b", "x"),
     _hyp1f1_partials,
-    "d/da (wrt=0) or d/db (wrt=1) of Kummer's function 1F1(a; b; x), from the series of the derivatives.",
+    "A partial derivative of Kummer's function 1F1(a; b; x) in a and b, of the orders _HYP1F1_ORDERS[wrt] (d/da, d/db, "
+    "d2/da2, d2/dadb, d2/db2), from the series of the derivatives.",
     "a NumPy series; the Array API standard has no special functions",
+    picks=True,
 )
 
 
-_no_second_order_in_parameters = _refuse(
-    "Hyp1f1Grad: the second derivatives of hyp1f1 in a and b are not implemented (JAX has no first); the first "
-    "derivatives in a, b and x and the derivatives of every order in x are"
-)
+def _hyp1f1_partial(a, b, x, orders):
+    """``d^i/da^i d^j/db^j 1F1(a; b; x)`` for ``orders = (i, j)`` (``(0, 0)``: the function)."""
+    if orders == (0, 0):
+        return hyp1f1(a, b, x)
+    return apply(_hyp1f1_grad, (a, b, x), {"wrt": _HYP1F1_ORDERS.index(orders)})
+
+
+def _a_over_b_partial(a, b, i, j):
+    """``d^i/da^i d^j/db^j (a / b)``: ``(a, 1, 0)[i] (-1)**j j! / b**(j + 1)``."""
+    if i > 1:
+        return None
+    return (a if i == 0 else 1.0) * ((-1.0) ** j * _math.factorial(j)) / b ** (j + 1)
+
+
+def _hyp1f1_grad_by_parameter(by):
+    """The rule in ``a`` (``by`` 0) or ``b`` (1) of Hyp1f1Grad: one order more, up to two in all; the third raises."""
+
+    def rule(node, g):
+        orders = list(_HYP1F1_ORDERS[node.attrs["wrt"]])
+        orders[by] += 1
+        if sum(orders) > 2:
+            raise LookupError(
+                "Hyp1f1Grad: the third derivatives of hyp1f1 in a and b are not implemented (JAX has no first); the "
+                "first and second derivatives in a and b, and those of every order in x, are"
+            )
+        return g * _hyp1f1_partial(*node.inputs, tuple(orders))
+
+    return rule
 
 
 def _hyp1f1_grad_by_x(node, g):
-    """d/dx of dF/da = d/da ((a / b) F(a + 1; b + 1; x)), and of dF/db = d/db of the same."""
+    """d/dx of ``d^i/da^i d^j/db^j F`` = the same partial of ``(a / b) F(a + 1; b + 1; x)``, by Leibniz's rule."""
     a, b, x = node.inputs
-    shifted = apply(_hyp1f1_grad, (a + 1.0, b + 1.0, x), node.attrs)
-    if node.attrs["wrt"] == 0:
-        return g * (hyp1f1(a + 1.0, b + 1.0, x) / b + (a / b) * shifted)
-    return g * (a / b) * (shifted - hyp1f1(a + 1.0, b + 1.0, x) / b)
+    i, j = _HYP1F1_ORDERS[node.attrs["wrt"]]
+    total = None
+    for i1 in range(i + 1):
+        for j1 in range(j + 1):
+            factor = _a_over_b_partial(a, b, i1, j1)
+            if factor is None:
+                continue
+            term = (
+                _math.comb(i, i1) * _math.comb(j, j1) * factor * _hyp1f1_partial(a + 1.0, b + 1.0, x, (i - i1, j - j1))
+            )
+            total = term if total is None else total + term
+    return g * total
 
 
 def _hyp1f1_by_x(node, g):
@@ -570,11 +674,11 @@ def _hyp1f1_by_x(node, g):
     return g * (a / b) * hyp1f1(a + 1.0, b + 1.0, x)
 
 
-register_gradient("Hyp1f1Grad", _no_second_order_in_parameters, _no_second_order_in_parameters, _hyp1f1_grad_by_x)
+register_gradient("Hyp1f1Grad", _hyp1f1_grad_by_parameter(0), _hyp1f1_grad_by_parameter(1), _hyp1f1_grad_by_x)
 register_gradient(
     "Hyp1f1",
-    lambda node, g: g * apply(_hyp1f1_grad, node.inputs, {"wrt": 0}),
-    lambda node, g: g * apply(_hyp1f1_grad, node.inputs, {"wrt": 1}),
+    lambda node, g: g * _hyp1f1_partial(*node.inputs, (1, 0)),
+    lambda node, g: g * _hyp1f1_partial(*node.inputs, (0, 1)),
     _hyp1f1_by_x,
 )
 
@@ -582,9 +686,9 @@ register_gradient(
 def hyp1f1(a, b, x) -> Tensor:
     """Kummer's confluent hypergeometric function ``1F1(a; b; x) = sum_k (a)_k / ((b)_k k!) x**k`` (SciPy's
     ``hyp1f1``); differentiable in ``x`` to every order, ``(a / b) 1F1(a + 1; b + 1; x)``, as
-    ``jax.scipy.special.hyp1f1``, and in ``a`` and ``b`` once (``Hyp1f1Grad``, the series of the derivatives,
-    ``sum_k (a)_k / ((b)_k k!) x**k (psi(a + k) - psi(a))`` in ``a``, on Kummer's transformation for ``x < 0``; JAX
-    has none), raising ValueError where that series does not converge (``|x|`` near 1e5).
+    ``jax.scipy.special.hyp1f1``, and in ``a`` and ``b`` to the second order (``Hyp1f1Grad``, the series of the
+    derivatives, ``sum_k (a)_k / ((b)_k k!) x**k (psi(a + k) - psi(a))`` in ``a``, on Kummer's transformation for
+    ``x < 0``; JAX has none; the third order raises LookupError), raising ValueError where that series does not converge (``|x|`` near 1e5).
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.hyp1f1(tl.tensor(1.0, "float64"), 2.0, 1.0)), 6)   # (e - 1) / 1

@@ -274,7 +274,7 @@ _SCAN_ERRORS = (
         (np.zeros(()), np.ones(()), np.ones(())),
         {},
         ValueError,
-        r"tl.scan: every leaf of xs needs the same known leading size, got \[float64\[\]\]",
+        r"tl.scan: every leaf of xs needs the same leading size, got \[float64\[\]\]",
     ),
     ErrorInput(
         (np.zeros(()), np.ones((2, 3)), np.ones(3)),

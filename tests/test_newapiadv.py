@@ -1,0 +1,261 @@
+"""Last session's new APIs attacked as an adversary and as a SciPy / PyTorch / JAX user would use them:
+``tl.linalg.null_space`` / ``funm``, ``tl.scan`` (and ``tl.nn.torch``'s recurrent layers) traced with a length known
+only at run time, and ``Variable.assign_add`` from several threads.
+
+References: ``scipy.linalg`` values and float64 central differences of them (no torch/jax/tensorflow needed),
+Python loops written out by hand, and ``torch.nn.LSTM``/``GRU`` with the same weights where torch is installed
+(importorskip).
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+L = tl.linalg
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def _central_differences(f, x, eps=1e-6):
+    """The float64 central-difference gradient of the NumPy scalar function f at the array x."""
+    grad = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[index] = eps
+        grad[index] = (f(x + step) - f(x - step)) / (2 * eps)
+    return grad
+
+
+# ---------------------------------------------------------------- null_space's gradient
+@pytest.mark.parametrize("shape", [(4, 5), (3, 5), (2, 6)])
+def test_null_space_gradient_matches_differences_of_scipys_projector(shape):
+    # The projector z z^T onto the null space is smooth where the rank is constant; its gradient was 0 (the
+    # basis came from svd's full_matrices rows, whose gradient svd ignores).
+    sl = pytest.importorskip("scipy.linalg")
+    rng = _rng(1)
+    a, w = rng.normal(size=shape), rng.normal(size=(shape[1], shape[1]))
+
+    def projected(z):
+        return z @ z.T
+
+    got = tl.grad(lambda x: tl.sum(projected(L.null_space(x)) * tl.tensor(w)))(tl.tensor(a)).numpy()
+    want = _central_differences(lambda x: np.sum(projected(sl.null_space(x)) * w), a)
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    assert np.abs(want).max() > 0.1
+
+
+def test_null_space_gradient_of_a_basis_dependent_loss_moves_it_out_of_the_row_space():
+    # d z = -pinv(a) da z (the minimal change keeping a z = 0 and z orthonormal to first order): for the loss
+    # sum(g * z) the gradient is -pinv(a)^T g z^T; the value stays SciPy's basis.
+    sl = pytest.importorskip("scipy.linalg")
+    rng = _rng(2)
+    a, g = rng.normal(size=(2, 4)), rng.normal(size=(4, 2))
+    z = sl.null_space(a)
+    np.testing.assert_allclose(L.null_space(a).numpy(), z, atol=1e-12)
+    got = tl.grad(lambda x: tl.sum(L.null_space(x) * tl.tensor(g)))(tl.tensor(a)).numpy()
+    np.testing.assert_allclose(got, -np.linalg.pinv(a).T @ g @ z.T, atol=1e-10)
+
+
+def test_null_space_gradient_complex_projector():
+    sl = pytest.importorskip("scipy.linalg")
+    rng = _rng(3)
+    a = rng.normal(size=(2, 4)) + 1j * rng.normal(size=(2, 4))
+    w = rng.normal(size=(4, 4))
+
+    def loss_np(re, im):
+        z = sl.null_space(re + 1j * im)
+        return np.sum(np.real(z @ z.conj().T) * w)
+
+    got = tl.grad(lambda x: tl.sum(tl.real(L.null_space(x) @ tl.conj(tl.transpose(L.null_space(x)))) * w))(
+        tl.tensor(a)
+    ).numpy()
+    d_re = _central_differences(lambda re: loss_np(re, a.imag), a.real)
+    d_im = _central_differences(lambda im: loss_np(a.real, im), a.imag)
+    # JAX's convention for a real loss of a complex input: the gradient is d/d re - i d/d im.
+    np.testing.assert_allclose(got, d_re - 1j * d_im, atol=1e-6)
+
+
+def test_null_space_projector_second_derivative_matches_differences():
+    rng = _rng(5)
+    a, w = rng.normal(size=(2, 4)), rng.normal(size=(4, 4))
+    tl.testing.check_grads(lambda x: tl.sum((lambda z: z @ tl.transpose(z))(L.null_space(x)) * w), (a,), order=2)
+
+
+# ---------------------------------------------------------------- tl.scan over a length known only at run time
+def _running(c, x):
+    c = c * 0.5 + tl.sin(x)
+    return c, c * x
+
+
+def _running_reference(c, xs):
+    ys = []
+    for x in xs:
+        c = c * 0.5 + np.sin(x)
+        ys.append(c * x)
+    return c, np.array(ys).reshape((len(xs),) + np.shape(c))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_traced_with_unknown_length_runs_every_length(reverse):
+    # TF's tf.scan runs over a leading size known only at run time; tl.scan refused ("needs the same known
+    # leading size"), so an LSTM could not be traced for sequences of any length.
+    f = tl.function(lambda c, xs: tl.scan(_running, c, xs, reverse=reverse))
+    graph = f.get_graph(tl.TensorSpec((2,), tl.float64), tl.TensorSpec((None, 2), tl.float64))
+    assert sum(node.op_type == "Scan" for node in graph.nodes) == 1
+    rng = _rng(4)
+    for steps in (0, 1, 5):
+        c0, xs = rng.normal(size=2), rng.normal(size=(steps, 2))
+        c, ys = f(c0, xs)
+        order = xs[::-1] if reverse else xs
+        want_c, want_ys = _running_reference(c0, order)
+        np.testing.assert_allclose(c.numpy(), want_c, atol=1e-12)
+        np.testing.assert_allclose(ys.numpy(), want_ys[::-1] if reverse else want_ys, atol=1e-12)
+
+
+def test_scan_traced_with_unknown_length_gradient_matches_differences():
+    def loss(c, xs):
+        c, ys = tl.scan(_running, c, xs)
+        return tl.sum(ys) + tl.sum(c * c)
+
+    grad = tl.function(tl.grad(loss, argnums=(0, 1)))
+    grad.get_graph(tl.TensorSpec((2,), tl.float64), tl.TensorSpec((None, 2), tl.float64))
+    rng = _rng(5)
+
+    def loss_np(c, xs):
+        c, ys = _running_reference(c, xs)
+        return ys.sum() + (c * c).sum()
+
+    for steps in (1, 4):
+        c0, xs = rng.normal(size=2), rng.normal(size=(steps, 2))
+        g_c, g_xs = grad(c0, xs)
+        np.testing.assert_allclose(g_c.numpy(), _central_differences(lambda c: loss_np(c, xs), c0), atol=1e-7)
+        np.testing.assert_allclose(g_xs.numpy(), _central_differences(lambda x: loss_np(c0, x), xs), atol=1e-7)
+
+
+def test_scan_traced_with_unknown_length_refuses_xs_of_different_lengths():
+    f = tl.function(lambda xs, ys: tl.scan(lambda c, x: (c + x[0] * x[1], c), 0.0, (xs, ys)))
+    graph = f.get_graph(tl.TensorSpec((None,), tl.float64), tl.TensorSpec((None,), tl.float64))
+    np.testing.assert_allclose(graph(np.arange(3.0), np.ones(3))[0].numpy(), 3.0)
+    with pytest.raises(ValueError, match=r"tl.scan: every leaf of xs needs the same leading size.*\(3,\).*\(4,\)"):
+        graph(np.arange(3.0), np.ones(4))
+    with pytest.raises(ValueError, match=r"tl.scan: every leaf of xs needs the same leading size.*\[3\].*\[4\]"):
+        f(np.arange(3.0), np.ones(4))
+
+
+def _numpy_gru(x, weights, hidden):
+    """torch.nn.GRU's equations for one layer, one direction, (time, batch, features), written in NumPy."""
+    w_ih, w_hh, b_ih, b_hh = weights
+    h = np.zeros((x.shape[1], hidden))
+    sigmoid = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+    out = []
+    for x_t in x:
+        gi, gh = x_t @ w_ih.T + b_ih, h @ w_hh.T + b_hh
+        r, z = (
+            sigmoid(gi[:, :hidden] + gh[:, :hidden]),
+            sigmoid(gi[:, hidden : 2 * hidden] + gh[:, hidden : 2 * hidden]),
+        )
+        n = np.tanh(gi[:, 2 * hidden :] + r * gh[:, 2 * hidden :])
+        h = (1 - z) * n + z * h
+        out.append(h)
+    return np.array(out).reshape(len(x), x.shape[1], hidden), h
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_torch_gru_traced_with_unknown_time_and_batch_matches_numpy(batch_first):
+    gru = tl.nn.torch.GRU(3, 4, batch_first=batch_first, dtype=tl.float64, seed=0)
+    weights = [getattr(gru, f"{w}_l0").numpy() for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    f = tl.function(lambda x: gru(x))
+    f.get_graph(tl.TensorSpec((None, None, 3), tl.float64))
+    rng = _rng(6)
+    for time, batch in ((5, 2), (1, 3), (7, 1)):
+        x = rng.normal(size=(time, batch, 3))
+        output, h_n = f(np.swapaxes(x, 0, 1) if batch_first else x)
+        want_output, want_h = _numpy_gru(x, weights, 4)
+        np.testing.assert_allclose(output.numpy(), np.swapaxes(want_output, 0, 1) if batch_first else want_output)
+        np.testing.assert_allclose(h_n.numpy(), want_h[None], atol=1e-12)
+
+
+def test_torch_lstm_traced_with_unknown_time_matches_torch_with_gradients():
+    torch = pytest.importorskip("torch")
+    torch_lstm = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
+    lstm = tl.nn.torch.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True, dtype=tl.float64)
+    lstm.load_state_dict({k: v.detach().numpy() for k, v in torch_lstm.state_dict().items()})
+    names = [name for name, _ in torch_lstm.named_parameters()]
+
+    def loss_and_grads(x):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            output, (h_n, c_n) = lstm(x)
+            loss = tl.sum(output * output) + tl.sum(c_n)
+        return loss, tape.gradient(loss, [x] + [getattr(lstm, n) for n in names])
+
+    f = tl.function(loss_and_grads)
+    f.get_graph(tl.TensorSpec((None, None, 3), tl.float64))
+    x = _rng(7).normal(size=(2, 6, 3))
+    loss, grads = f(x)
+    tx = torch.tensor(x, requires_grad=True)
+    output, (h_n, c_n) = torch_lstm(tx)
+    want = (output * output).sum() + c_n.sum()
+    want_grads = torch.autograd.grad(want, [tx] + list(torch_lstm.parameters()))
+    np.testing.assert_allclose(float(loss), want.item(), rtol=1e-12)
+    for name, got, expected in zip(["input"] + names, grads, want_grads):
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-10, err_msg=name)
+
+
+# ---------------------------------------------------------------- Variable.assign_add from several threads
+@pytest.mark.parametrize("method", ["assign_add", "assign_sub"])
+def test_eager_assign_add_from_threads_loses_no_update(method):
+    # TF's assign_add is one atomic read-modify-write; here another thread's update between the read and the
+    # write was lost (8 threads x 300 adds of 1 ended short of 2400).
+    import sys
+    import threading
+
+    counter = tl.Variable(np.float64(0.0))
+
+    def work():
+        for _ in range(300):
+            getattr(counter, method)(1.0)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert float(counter.numpy()) == (2400.0 if method == "assign_add" else -2400.0)
+
+
+# ---------------------------------------------------------------- funm
+def test_funm_of_empty_matrices_is_empty_not_a_reduction_error():
+    # SciPy's funm raises IndexError on a 0x0 matrix; expm, sqrtm, cosm and tl.linalg's other matrix functions
+    # return it (an empty matrix's function is empty).  funm raised "Max: zero-size array ...", naming no funm.
+    for shape in [(0, 0), (2, 0, 0)]:
+        out = L.funm(np.zeros(shape), tl.exp)
+        assert out.shape == shape and out.dtype == tl.float64
+        value, errest = L.funm(np.zeros(shape, np.complex128), tl.exp, disp=False)
+        assert value.shape == shape and value.dtype == tl.complex128 and errest.shape == shape[:-2]
+        np.testing.assert_array_equal(errest.numpy(), 0.0)
+        grad = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(np.zeros(shape)))
+        assert grad.shape == shape
+
+
+def test_funm_gradient_is_nan_where_its_value_is_undefined_not_a_finite_wrong_number():
+    # At a defective matrix (a Jordan block) funm's value is NaN (documented: the eigenvector basis is
+    # singular); its gradient was finite and wrong (8.6 off float64 differences of scipy.linalg.expm).
+    jordan = np.array([[2.0, 1.0], [0.0, 2.0]])
+    assert np.isnan(L.funm(jordan, tl.exp).numpy()).all()
+    grad = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(jordan)).numpy()
+    assert np.isnan(grad).all()
+    # batched: only the defective matrix's gradient is NaN; the other's matches differences of expm
+    sl = pytest.importorskip("scipy.linalg")
+    other = np.array([[0.5, 0.2], [0.1, -0.3]])
+    grads = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(np.stack([jordan, other]))).numpy()
+    assert np.isnan(grads[0]).all()
+    np.testing.assert_allclose(grads[1], _central_differences(lambda a: sl.expm(a).sum(), other), atol=1e-7)
