@@ -104,6 +104,13 @@ def save_variables(path, target) -> None:
     named = _named(target, "save_variables")
     if "__metadata__" in named:  # the format's own header key: the file would not load
         raise ValueError("save_variables: the name '__metadata__' is reserved by the safetensors format")
+    for name in named:  # the header is UTF-8 JSON: a lone surrogate (os.fsdecode's escape) had raised in its encoder
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"save_variables: the name {name!r} is not UTF-8 text, as a checkpoint's names are ({e.reason})"
+            ) from None
     # np.array, not ascontiguousarray, which would turn a 0-d value (a step counter) into 1-d.
     arrays = {name: np.array(t.numpy(), order="C") for name, t in named.items()}
     # The format has no complex128 (and complex64 only from safetensors 0.6): a complex entry is stored as its

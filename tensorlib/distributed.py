@@ -54,8 +54,9 @@ CACHE_BYTES = 256 * 2**20
 
 _worker_cache: collections.OrderedDict = collections.OrderedDict()  # token -> _Shipped, per process
 _client_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Client -> {token: Future}
-# (token of a shipped value_and_grad, parameter and block signatures) -> the dtype of its loss.
-_loss_dtypes: collections.OrderedDict = collections.OrderedDict()
+# (token of a shipped value_and_grad, parameter and block signatures) -> the dtype of its loss, the
+# treedef and specs of its aux.
+_step_signatures: collections.OrderedDict = collections.OrderedDict()
 _cache_lock = threading.Lock()
 # A worker's copy of a function is shared by the worker's threads, and a
 # tl.function is not guarded against two threads tracing it at once; so a
@@ -525,8 +526,9 @@ def map_blocks(f: Callable, x, *args: Any, client=None, **kwargs: Any):
 
 
 # ---------------------------------------------------------------- data-parallel gradients
-def _block_value_and_grad(loss_fn, treedef, variables):
-    """The per-block step: ``(loss, gradients of every parameter leaf)``; traced on the worker.
+def _block_value_and_grad(loss_fn, treedef, variables, has_aux):
+    """The per-block step: ``(loss, aux, gradients of every parameter leaf)`` (``aux`` None without
+    ``has_aux``, its leaves Tensors with it); traced on the worker.
 
     ``variables`` holds, per leaf, the Variable given as that parameter (else None).  As in
     ``tl.value_and_grad``, those are differentiated themselves, so a loss that reads them (a model's
@@ -536,32 +538,67 @@ def _block_value_and_grad(loss_fn, treedef, variables):
 
     argnums = tuple(range(treedef.num_leaves))
 
+    what = "tl.distributed.value_and_grad"
+
     def block_value_and_grad(leaves, *batch):
         def loss_of_leaves(*values):
             loss = loss_fn(tree.unflatten(treedef, values), *batch)
+            if has_aux:
+                if not (isinstance(loss, (tuple, list)) and len(loss) == 2):
+                    got = (
+                        f"a {type(loss).__name__} of length {len(loss)}"
+                        if isinstance(loss, (tuple, list))
+                        else type(loss).__name__
+                    )
+                    raise TypeError(
+                        f"{what}: with has_aux=True, {_name(loss_fn)} must return a pair (loss, aux), got {got}"
+                    )
+                loss, aux = loss
             if not isinstance(loss, Tensor) or loss.shape != ():
                 got = f"a Tensor of shape {loss.shape}" if isinstance(loss, Tensor) else type(loss).__name__
                 raise TypeError(
-                    f"tl.distributed.value_and_grad: {_name(loss_fn)} must return the scalar loss of its batch "
+                    f"{what}: {_name(loss_fn)} must return the scalar loss of its batch "
                     f"(its mean, or its sum with reduction='sum'), got {got}"
                 )
-            return loss
+            if loss.dtype.kind != "f":  # tl.value_and_grad's rule, told in this function's name
+                raise TypeError(
+                    f"{what}: {_name(loss_fn)} must return a real float loss, got dtype {loss.dtype}; differentiate "
+                    "a float (tl.real(loss) or tl.abs(loss) of a complex one, tl.cast an integer one)"
+                )
+            return (loss, tree.map(_aux_tensor, aux)) if has_aux else loss
 
         sources = [leaf if var is None else var for leaf, var in zip(leaves, variables)]
-        return tl_value_and_grad(loss_of_leaves, argnums=argnums)(*sources)
+        value, grads = tl_value_and_grad(loss_of_leaves, argnums=argnums, has_aux=has_aux)(*sources)
+        value, aux = value if has_aux else (value, None)
+        return value, aux, grads
+
+    def _aux_tensor(leaf):
+        from .ops.creation import tensor
+
+        if isinstance(leaf, Tensor):
+            return leaf
+        try:
+            return tensor(leaf)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{what}: the aux of {_name(loss_fn)} must hold Tensors or numbers (reduced over the blocks as "
+                f"the loss is), got a {type(leaf).__name__}"
+            ) from None
 
     block_value_and_grad.__name__ = f"value_and_grad({_name(loss_fn)})"
     block_value_and_grad.variables = tuple(variables)
     return block_value_and_grad
 
 
-def _weighted_partial(shipped, params, rows, *blocks, dtype, weighted):
-    """One row: the block's loss and flattened gradients, each times the block's number of rows when
-    ``weighted`` (a mean loss)."""
+def _weighted_partial(shipped, params, rows, *blocks, dtype, weighted, aux_shapes):
+    """One row: the block's loss, flattened aux and flattened gradients, each times the block's number of
+    rows when ``weighted`` (a mean loss).  ``aux_shapes``: the aux leaves' shapes, as traced for the first
+    block; each block's must be the same."""
     (rows,) = rows
     n = blocks[0].shape[0]
+    width = 1 + sum(int(np.prod(s)) for s in aux_shapes) + sum(np.size(p) for p in params)
     if n == 0:  # the mean loss of no rows is NaN; a block without rows adds nothing
-        return np.zeros((1, 1 + sum(np.size(p) for p in params)), dtype)
+        return np.zeros((1, width), dtype)
 
     def run():
         for var, value in zip(shipped.fn.variables, params):
@@ -570,8 +607,16 @@ def _weighted_partial(shipped, params, rows, *blocks, dtype, weighted):
         return shipped.run(params, *blocks)
 
     with _run_lock:
-        value, grads = _run_on_block("tl.distributed.value_and_grad", shipped.fn, rows, run)
-    parts = [np.asarray(value.numpy(), dtype).reshape(1)] + [np.asarray(g.numpy(), dtype).ravel() for g in grads]
+        value, aux, grads = _run_on_block("tl.distributed.value_and_grad", shipped.fn, rows, run)
+    aux = tree.leaves(aux)
+    got = [tuple(a.shape) for a in aux]
+    if got != list(aux_shapes):
+        raise ValueError(
+            f"tl.distributed.value_and_grad: the aux of {_name(shipped.fn)} has shapes {got} for "
+            f"{_block_name(rows)} ({n} rows) but {list(aux_shapes)} for the first block: aux is reduced over the "
+            "blocks as the loss is, so its shapes must not depend on the block's rows"
+        )
+    parts = [np.asarray(t.numpy(), dtype).ravel() for t in [value, *aux, *grads]]
     row = np.concatenate(parts)
     if weighted:
         row *= n
@@ -588,7 +633,13 @@ def _node_sum(rows, axis, keepdims, dtype=None):
 
 
 def value_and_grad(
-    loss_fn: Callable, params, *data, client=None, split_every: int | None = None, reduction: str = "mean"
+    loss_fn: Callable,
+    params,
+    *data,
+    client=None,
+    split_every: int | None = None,
+    reduction: str = "mean",
+    has_aux: bool = False,
 ):
     """The mean (or sum) loss over all rows of ``data`` and its gradient with respect to ``params``, computed
     block by block on the workers and summed with dask's tree reduction.
@@ -611,13 +662,30 @@ def value_and_grad(
     single-machine gradient up to float rounding.  The parameters go to each
     worker once per call; the loss function once per worker and cluster.
 
-    Returns ``(loss, grads)``: a scalar Tensor and Tensors nested like ``params``.
+    With ``has_aux=True`` (as in ``tl.value_and_grad``), ``loss_fn`` returns
+    ``(loss, aux)``, ``aux`` a nested structure of Tensors or numbers whose
+    shapes do not depend on the batch's rows (an accuracy, a count); it is
+    reduced over the blocks as the loss is: the rows-weighted mean of the
+    blocks' values (or their sum), so again a mean (or sum) of per-row
+    terms comes out as over all rows at once.
+
+    Returns ``(loss, grads)``, or ``((loss, aux), grads)`` with ``has_aux``: a
+    scalar Tensor, Tensors nested like ``params`` (and like ``aux``: a float
+    aux keeps its dtype; an integer or bool one becomes float64 for a mean,
+    int64 for a sum).
 
     >>> import numpy as np, dask.array as da, tensorlib as tl
     >>> x = da.from_array(np.arange(6.0).reshape(6, 1), chunks=(4, 1))
     >>> loss, g = tl.distributed.value_and_grad(lambda p, x: tl.mean((x * p["w"]) ** 2), {"w": 2.0}, x)
     >>> float(loss), float(g["w"]), g["w"].dtype   # mean(4 x^2) = 4 * 55/6; d/dw = 2 w mean(x^2)
     (36.666666666666664, 36.66666793823242, dtype('float32'))
+    >>> y = da.from_array(np.array([0, 1, 1, 0, 1, 1]), chunks=4)
+    >>> def loss_fn(w, x, y):
+    ...     p = tl.sigmoid(x[:, 0] * w)
+    ...     return tl.mean((p - y) ** 2), {"accuracy": tl.mean(tl.cast((p > 0.5) == (y == 1), "float64"))}
+    >>> (loss, aux), g = tl.distributed.value_and_grad(loss_fn, 0.5, x, y, has_aux=True)
+    >>> float(aux["accuracy"])  # right on 5 of the 6 rows (x > 0 predicts 1), as over all rows at once
+    0.8333333333333334
     """
     from .ops.creation import tensor
 
@@ -655,17 +723,22 @@ def value_and_grad(
     if sum(rows) == 0 and reduction == "mean":
         raise ValueError(f"{what}: data[0] has shape {data[0].shape}: no rows to average the loss over")
     variables = [v if isinstance(v, Variable) else None for v in leaves]
-    shipped = _shipped(_block_value_and_grad(loss_fn, treedef, variables), [_SLOT] * (1 + len(blocked)), {}, what)
+    step = _block_value_and_grad(loss_fn, treedef, variables, bool(has_aux))
+    shipped = _shipped(step, [_SLOT] * (1 + len(blocked)), {}, what)
     client = _default_client(client)
-    loss_dtype = _loss_dtype(_traced(shipped, client), values, blocked, rows)
-    # The partial sums carry the loss and every gradient in one dtype that holds them all.
-    dtype = np.result_type(np.float32, loss_dtype, *values)
+    loss_dtype, aux_treedef, aux_specs = _step_outputs(_traced(shipped, client), values, blocked, rows)
+    # An integer or bool aux is added up as float64 (exact to 2**53), the others in their own dtypes.
+    aux_dtypes = [s.dtype if s.dtype.kind in "fc" else np.dtype(np.float64) for s in aux_specs]
+    # The partial sums carry the loss, the aux and every gradient in one dtype that holds them all.
+    dtype = np.result_type(np.float32, loss_dtype, *aux_dtypes, *values)
     # Parameters go out with every call: once to each worker, not once per block.
     params_ref = client.scatter([values], broadcast=True, hash=False)[0] if client is not None else values
     pairs, _ = _indexed(blocked, first_letter=1)
-    size = 1 + sum(v.size for v in values)
+    aux_shapes = tuple(tuple(s.shape) for s in aux_specs)
+    size = 1 + sum(int(np.prod(s)) for s in aux_shapes) + sum(v.size for v in values)
+    weighted = reduction == "mean"
     partial_sums = da.blockwise(
-        functools.partial(_weighted_partial, dtype=dtype, weighted=reduction == "mean"),
+        functools.partial(_weighted_partial, dtype=dtype, weighted=weighted, aux_shapes=aux_shapes),
         "ij",
         _reference(shipped, client),
         None,
@@ -705,32 +778,71 @@ def value_and_grad(
             params_ref.release()
     if reduction == "mean":
         total = total / sum(rows)
-    grads, start = [], 1
-    for v in values:
-        grads.append(tensor(total[start : start + v.size].reshape(v.shape).astype(v.dtype)))
-        start += v.size
-    # The loss is real; its row is complex only when a parameter is.
-    return tensor(total[0].real.astype(loss_dtype)), tree.unflatten(treedef, grads)
+    parts = np.split(total[1:], np.cumsum([int(np.prod(s)) for s in aux_shapes] + [v.size for v in values])[:-1])
+    aux = [_aux_result(part, spec, weighted) for part, spec in zip(parts, aux_specs)]
+    grads = [tensor(part.reshape(v.shape).astype(v.dtype)) for part, v in zip(parts[len(aux) :], values)]
+    # The loss is real; its row is complex only when a parameter (or the aux) is.
+    loss = tensor(total[0].real.astype(loss_dtype))
+    grads = tree.unflatten(treedef, grads)
+    return ((loss, tree.unflatten(aux_treedef, aux)), grads) if has_aux else (loss, grads)
 
 
-def _loss_dtype(shipped: _Shipped, values, blocked, rows) -> np.dtype:
-    """The dtype of the loss, as the single-process ``tl.value_and_grad`` gives it: from a trace of the block
-    step on the client, once per signature (the training loop's later steps find it here); a ``loss_fn``
-    that fails to trace fails here, before any task runs."""
+def _aux_result(total: np.ndarray, spec: TensorSpec, weighted: bool) -> Tensor:
+    """An aux leaf of the whole batch from its sum over the blocks (already divided by the rows for a mean):
+    in its own dtype when float or complex; an integer or bool one in float64 for a mean, int64 for a sum."""
+    from .ops.creation import tensor
+
+    if spec.dtype.kind in "fc":
+        dtype = spec.dtype
+    else:
+        dtype, total = (np.dtype(np.float64), total.real) if weighted else (np.dtype(np.int64), np.rint(total.real))
+    return tensor(total.reshape(spec.shape).astype(dtype))
+
+
+def _step_outputs(shipped: _Shipped, values, blocked, rows):
+    """``(loss dtype, aux treedef, aux specs)`` as the single-process ``tl.value_and_grad`` gives them: from a
+    trace of the block step on the client, once per signature (the training loop's later steps find them
+    here); a ``loss_fn`` that fails to trace fails here, before any task runs."""
     n = next((r for r in rows if r), 0)
-    specs = (
-        [TensorSpec(v.shape, v.dtype) for v in values],
-        *(TensorSpec((n,) + a.shape[1:], a.dtype) for a in blocked),
-    )
+    specs = _step_specs(values, blocked, n)
     key = (shipped.token, tuple((s.shape, s.dtype) for s in specs[0]), tuple((s.shape, s.dtype) for s in specs[1:]))
     with _cache_lock:
-        dtype = _loss_dtypes.get(key)
-    if dtype is None:
-        dtype = np.dtype(shipped.function().get_graph(*specs).outputs[0].dtype)
+        outputs = _step_signatures.get(key)
+    if outputs is None:
+        loss, aux = _traced_step(shipped.function(), specs)
+        aux_specs, aux_treedef = tree.flatten(aux)
+        aux_specs = [TensorSpec(tuple(a.shape), np.dtype(a.dtype.name)) for a in aux_specs]
+        if aux_specs:
+            # Blocks of one size would not show it: an aux with a row per example (predictions) summed over
+            # blocks of the same size adds up the predictions of different rows.
+            from .graph.tracing import Function
+
+            _, other = _traced_step(Function(shipped.fn), _step_specs(values, blocked, n + 1))
+            other = [tuple(a.shape) for a in tree.leaves(other)]
+            if other != [s.shape for s in aux_specs]:
+                raise ValueError(
+                    f"tl.distributed.value_and_grad: the aux of {_name(shipped.fn)} has shapes "
+                    f"{[s.shape for s in aux_specs]} for a block of {n} rows but {other} for {n + 1} rows: aux is "
+                    "reduced over the blocks as the loss is, so its shapes must not depend on the block's rows "
+                    "(compute per-row outputs with tl.distributed.map_blocks)"
+                )
+        outputs = np.dtype(loss.dtype.name), aux_treedef, aux_specs
         with _cache_lock:
-            _loss_dtypes[key] = dtype
-            _trim(_loss_dtypes, lambda dtype: 0)
-    return dtype
+            _step_signatures[key] = outputs
+            _trim(_step_signatures, lambda outputs: 0)
+    return outputs
+
+
+def _step_specs(values, blocked, n: int) -> tuple:
+    """The block step's argument specs: the parameters, and each data array as a block of ``n`` rows."""
+    return ([TensorSpec(v.shape, v.dtype) for v in values], *(TensorSpec((n,) + a.shape[1:], a.dtype) for a in blocked))
+
+
+def _traced_step(function, specs) -> tuple:
+    """``(loss, aux)`` of the block step's graph for ``specs`` (symbolic)."""
+    graph = function.get_graph(*specs)
+    loss, aux, _ = tree.unflatten(graph.structure, graph.outputs)
+    return loss, aux
 
 
 # ---------------------------------------------------------------- data that does not fit in memory

@@ -80,3 +80,93 @@ def test_assigning_a_variable_subclass_that_a_recording_tape_read_is_refused():
         with pytest.raises(RuntimeError, match=r"read by a GradientTape that is still recording"):
             v.assign([5.0, 5.0])
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+
+
+def _vjp_of_double(x, ct):
+    _, vjp_fn = tl.vjp(lambda x: x * 2.0, x)
+    return vjp_fn(ct)[0]
+
+
+def _tape_of_double(x, ct):
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = x * 2.0
+    return tape.gradient(y, x, output_gradients=ct)
+
+
+@pytest.mark.parametrize("pullback", [_vjp_of_double, _tape_of_double], ids=["vjp", "tape"])
+@pytest.mark.parametrize("tensor", [True, False], ids=["tensor", "array"])
+def test_a_complex_cotangent_for_a_real_output_is_a_type_error_not_its_real_part(pullback, tensor):
+    # The imaginary part was dropped silently (the result was 2 * Re(ct) = [2, 2]); a complex tangent for a real
+    # primal is refused by tl.jvp, and JAX's vjp refuses a cotangent of the wrong dtype too.
+    x = tl.tensor(np.array([0.5, 2.0]))
+    with pytest.raises(TypeError, match=r"complex128 for a real output \(float64, shape \(2,\)\)"):
+        ct = np.array([1 + 1j, 1.0])
+        pullback(x, tl.tensor(ct) if tensor else ct)
+
+
+@pytest.mark.parametrize("pullback", [_vjp_of_double, _tape_of_double], ids=["vjp", "tape"])
+def test_real_cotangents_of_any_real_dtype_still_weigh_the_output(pullback):
+    x = tl.tensor(np.array([0.5, 2.0]))
+    for ct in (tl.tensor([1, 3]), tl.tensor(np.float32([1.0, 3.0])), np.array([1.0, 3.0])):
+        np.testing.assert_allclose(pullback(x, ct).numpy(), [2.0, 6.0])
+
+
+def test_a_complex_cotangent_for_a_complex_output_is_kept():
+    z = tl.tensor(np.array([1.0 + 2.0j]))
+    _, vjp_fn = tl.vjp(lambda z: z * (3.0 - 1.0j), z)
+    (g,) = vjp_fn(tl.tensor(np.array([1.0j])))
+    # tensorlib's (JAX's) convention: the cotangent times the derivative, 1j * (3 - 1j)
+    np.testing.assert_allclose(g.numpy(), [1.0j * (3.0 - 1.0j)])
+
+
+def test_a_tape_records_the_variable_value_that_the_kernel_computed_with():
+    # Another thread assigned the Variable while an op read it: the kernel computed with the old value, but the
+    # tape read the Variable again after the kernel and recorded the new one, so x * v's gradient for x was the
+    # new value (a silent wrong answer: a tape must record the values its op computed with, as TF's reads do).
+    import threading
+
+    v = tl.Variable(np.array([2.0, 3.0]))
+    op = tl.ops.defop("CoreAdv3MulWhileAssigned", inputs=("x", "y"), infer=lambda x, y: x)
+
+    @op.kernel("numpy")
+    def _kernel(x, y):
+        other = threading.Thread(target=v.assign, args=([100.0, 100.0],))  # another thread's concurrent assign
+        other.start()
+        other.join()
+        return x * y
+
+    tl.grad.register_gradient(
+        "CoreAdv3MulWhileAssigned", lambda node, g: g * node.inputs[1], lambda node, g: g * node.inputs[0]
+    )
+    x = tl.tensor(np.array([1.0, 1.0]))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.sum(op(x, v))
+    np.testing.assert_allclose(y.numpy(), 5.0)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [2.0, 3.0])  # d(x * v)/dx = v as the kernel read it
+
+
+def test_assign_checks_its_readers_while_other_threads_add_theirs():
+    # check_assignable listed the Variable's readers while tapes of other threads added themselves:
+    # RuntimeError('Set changed size during iteration') from a plain assign.
+    import weakref
+
+    class _GrowingReaders(weakref.WeakSet):
+        """A reader set that another thread's tape joins while it is iterated."""
+
+        joined: list = []
+
+        def __iter__(self):
+            for tape in super().__iter__():
+                self.joined.append(tl.GradientTape())
+                self.add(self.joined[-1])
+                yield tape
+
+    v = tl.Variable(np.array([1.0]))
+    with tl.GradientTape() as tape:
+        _ = v * 2.0
+    kept = tl.GradientTape()
+    v._readers = _GrowingReaders([tape, kept])
+    v.assign([4.0])
+    np.testing.assert_array_equal(v.numpy(), [4.0])

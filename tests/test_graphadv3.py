@@ -4,12 +4,18 @@ What it attacks, and against which references:
 - the passes: an op declared ``side_effect`` (run for more than its result, as TensorFlow's stateful
   ``tf.print``) runs at every call of the traced function, as often as eagerly: it is never folded into a
   constant on constant inputs, nor merged with an identical call (the eager call count is the reference);
+- tracing and the cache: a tl.function method runs each instance's Variables, also where instances compare by
+  value, and takes an input_signature for the arguments after the instance (tf.function's per-instance
+  methods; the eager method call is the reference);
+- modes agree: the gradient of histogram's default edges (the data's min and max) in the data, eager against
+  traced, float64 central differences and NumPy's edges (values exact);
 - unknown sizes: reductions traced with every size None, run on slices that are empty or of length 1
   (max/min with initial, logsumexp and the softmaxes built on it, median, nanmedian, nanquantile): NumPy's
   and SciPy's values, eager's dtypes and shapes, and their gradients against eager; the Frechet derivative of
   expm (and expm's gradient, which is one) of matrices of unknown size, against scipy.linalg.expm_frechet;
 """
 
+import gc
 import warnings
 
 import numpy as np
@@ -160,3 +166,102 @@ def test_expm_frechet_and_the_gradient_of_expm_of_unknown_size_match_scipy(n):
     gradient = tl.function(tl.grad(lambda x: tl.sum(tl.linalg.expm(x) * e))).get_graph(spec)(a)
     expected = scipy.linalg.expm_frechet(a.T, e)[1] if n else np.zeros((0, 0))
     np.testing.assert_allclose(gradient.numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- methods: graphs per instance
+class _Scaled:
+    """A layer whose instances compare (and hash) by their size alone, as a config-keyed class may."""
+
+    def __init__(self, size, value):
+        self.size = size
+        self.w = tl.Variable(np.full(size, value))
+
+    def __eq__(self, other):
+        return isinstance(other, _Scaled) and self.size == other.size
+
+    def __hash__(self):
+        return hash(self.size)
+
+    def eager(self, x):
+        return x * self.w + 1.0
+
+    traced = tl.function(eager)
+    served = tl.function(eager, input_signature=[tl.TensorSpec((None,), "float64")])
+
+
+def test_a_method_runs_its_own_instances_variables_where_instances_compare_equal():
+    # Before: the second layer, equal to the first by value, reused the first one's graph and ran the first
+    # one's Variable: [2, 2] instead of [6, 6].
+    first, second = _Scaled(2, 1.0), _Scaled(2, 5.0)
+    x = np.array([1.0, 2.0])
+    for layer in (first, second, first, second):
+        np.testing.assert_array_equal(layer.traced(x).numpy(), x * layer.w.numpy() + 1.0)
+        np.testing.assert_array_equal(layer.traced(x).numpy(), layer.eager(x).numpy())
+    assert _Scaled.traced.retrace_reasons[-1] == "self: another _Scaled object (objects are keyed by identity)"
+
+
+def test_a_method_takes_an_input_signature_for_the_arguments_after_the_instance():
+    # Before: every call raised "called with 2 arguments, the input_signature has 1" (the instance counted).
+    first, second = _Scaled(3, 2.0), _Scaled(3, -1.0)
+    before = _Scaled.served.trace_count
+    for layer in (first, second):
+        for x in (np.array([1.0, 2.0, 3.0]), np.array([4.0])):  # a size 1 broadcasts against w
+            np.testing.assert_array_equal(layer.served(x).numpy(), x * layer.w.numpy() + 1.0)
+            np.testing.assert_array_equal(layer.served(x=x).numpy(), layer.eager(x).numpy())
+    assert _Scaled.served.trace_count - before == 2  # one graph per instance, for every size
+    with pytest.raises(ValueError, match=r"eager: x has shape \(3,\) and dtype float32, .*input_signature\[0\]"):
+        first.served(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="called with 2 arguments, the input_signature has 1"):
+        first.served(np.ones(3), np.ones(3))
+    graphs = _Scaled.served.cache_info()["cached_graphs"]
+    del second, layer
+    gc.collect()
+    assert _Scaled.served.cache_info()["cached_graphs"] == graphs - 1  # the instance's graph left with it
+
+
+# ---------------------------------------------------------------- histogram edges: eager and traced gradients
+def _edges_loss(a, bins, density):
+    hist, edges = tl.histogram(a, bins, density=density)
+    return tl.sum(hist * np.arange(1.0, bins + 1.0)) + tl.sum(edges * edges)
+
+
+@pytest.mark.parametrize("density", [False, True])
+@pytest.mark.parametrize("bins", [1, 3])
+def test_the_gradient_of_histogram_edges_in_the_data_is_the_same_eager_and_traced(bins, density):
+    # Before: eagerly the default edges were NumPy constants, so their gradient in the data was 0 ([0, 0, 0, 0]
+    # for bins=3, density=False); traced, JAX and central differences give [0, 2 * ..., 0, ...] at the min and max.
+    x = np.array([[0.1, -0.5], [0.7, 2.0]])
+    eager = tl.grad(lambda a: _edges_loss(a, bins, density))(x).numpy()
+    traced = tl.function(tl.grad(lambda a: _edges_loss(a, bins, density)))(x).numpy()
+
+    def numeric(a):
+        hist, edges = np.histogram(a, bins, density=density)
+        return np.sum(hist * np.arange(1.0, bins + 1.0)) + np.sum(edges * edges)
+
+    step = 1e-6
+    expected = np.array(
+        [(numeric(x + step * e) - numeric(x - step * e)) / (2 * step) for e in np.eye(4).reshape(4, 2, 2)]
+    ).reshape(2, 2)
+    np.testing.assert_allclose(eager, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(traced, expected, rtol=1e-6, atol=1e-8)
+    assert np.abs(eager).sum() > 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_histogram_default_edges_stay_numpys_exactly(dtype):
+    rng = np.random.default_rng(5)
+    for k in range(200):
+        a = (rng.standard_normal(int(rng.integers(1, 12))) * 10.0 ** int(rng.integers(-20, 20))).astype(dtype)
+        if k % 9 == 0:
+            a[:] = a[0]  # equal min and max: widened by 0.5 each way
+        bins = int(rng.integers(1, 40))
+        try:
+            counts, edges = np.histogram(a, bins)
+        except ValueError:  # too many bins for the range, in the dtype
+            with pytest.raises(ValueError, match="too many bins"):
+                tl.histogram(a, bins)
+            continue
+        got = tl.histogram(a, bins)
+        assert got[1].dtype == edges.dtype
+        np.testing.assert_array_equal(got[1].numpy(), edges)
+        np.testing.assert_array_equal(got[0].numpy(), counts)

@@ -83,3 +83,59 @@ def test_hyp1f1_third_derivative_in_the_parameters_refuses_clearly():
     f = lambda a: tl.grad(lambda a: tl.grad(tl.special.hyp1f1)(a, 2.0, 1.0))(a)
     with pytest.raises(LookupError, match=r"Hyp1f1Grad: the third derivatives of hyp1f1 in a and b are not"):
         tl.grad(f)(*_f64(1.0))
+
+
+# ---------------------------------------------------------------- elliptic integrals: second derivatives in m
+ELLIPTIC_POINTS = [(phi, m) for phi in (1e-4, 0.3, 1.5, 4.0, -2.5) for m in (-50.0, -0.3, 0.0, 1e-8, 0.49, 0.51, 0.9)]
+
+
+@pytest.mark.parametrize("name, reference", [("ellipkinc", "ellipf"), ("ellipeinc", "ellipe")])
+def test_incomplete_elliptic_second_derivatives_in_m_match_mpmath(name, reference):
+    mpmath = pytest.importorskip("mpmath")
+    phi, m = (np.array(v) for v in zip(*ELLIPTIC_POINTS))
+    got = _second(getattr(tl.special, name), phi, m, first=1, then=1)
+    with mpmath.workdps(40):
+        f = getattr(mpmath, reference)
+        want = [float(mpmath.diff(lambda t: f(mpmath.mpf(p), t), mpmath.mpf(q), 2)) for p, q in ELLIPTIC_POINTS]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["ellipkinc", "ellipeinc"])
+def test_incomplete_elliptic_second_derivatives_match_differences_of_scipy_and_the_complete_ones(name):
+    rng = np.random.default_rng(2)
+    phi, m = rng.uniform(-4.0, 4.0, 40), rng.uniform(-3.0, 0.9, 40)
+    f, h = getattr(sp, name), 1e-3
+    want = (f(phi, m + h) - 2 * f(phi, m) + f(phi, m - h)) / h**2
+    np.testing.assert_allclose(_second(getattr(tl.special, name), phi, m, first=1, then=1), want, rtol=1e-5, atol=1e-8)
+    # mixed: d/dphi d/dm against differences in phi of SciPy's m-differences
+    k = 1e-4
+    mixed = (f(phi + k, m + h) - f(phi + k, m - h) - f(phi - k, m + h) + f(phi - k, m - h)) / (4 * h * k)
+    np.testing.assert_allclose(_second(getattr(tl.special, name), phi, m, first=1, then=0), mixed, rtol=1e-5, atol=1e-7)
+    # at phi = pi/2 they are the complete integrals (whose second derivatives are formulas in K and E)
+    complete = getattr(tl.special, {"ellipkinc": "ellipk", "ellipeinc": "ellipe"}[name])
+    m = np.array([-2.0, 1e-9, 0.3, 0.8])
+    got = _second(getattr(tl.special, name), np.full(4, np.pi / 2), m, first=1, then=1)
+    np.testing.assert_allclose(got, _second(complete, m, first=0, then=0), rtol=1e-12)
+    with pytest.raises(LookupError, match=r"EllipticIncGradM: the third derivatives of ellipkinc and ellipeinc"):
+        by_m = tl.grad(lambda m: getattr(tl.special, name)(1.0, m))
+        tl.grad(tl.grad(by_m))(*_f64(0.3))
+
+
+def test_ellipj_second_derivatives_in_m_match_differences_of_scipy_and_mpmath():
+    u, m = np.array([0.3, 1.0, 2.5, -1.7, 1.0]), np.array([0.2, 0.7, 0.95, 0.4, 0.0])
+    h = 1e-3
+    for k in range(4):
+        inside = m > 0  # SciPy is NaN below m = 0
+        f = lambda m: sp.ellipj(u[inside], m)[k]
+        got = _second(lambda u, m: tl.special.ellipj(u, m)[k], u, m, first=1, then=1)
+        want = (f(m[inside] + h) - 2 * f(m[inside]) + f(m[inside] - h)) / h**2
+        np.testing.assert_allclose(got[inside], want, rtol=1e-5, atol=1e-8)
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(40):
+        for k, name in enumerate(["sn", "cn", "dn"]):
+            got = _second(lambda u, m: tl.special.ellipj(u, m)[k], u, m, first=1, then=1)
+            want = [
+                float(mpmath.re(mpmath.diff(lambda t: mpmath.ellipfun(name, mpmath.mpf(a), m=t), mpmath.mpf(b), 2)))
+                for a, b in zip(u, m)
+            ]
+            np.testing.assert_allclose(got, want, rtol=1e-10)

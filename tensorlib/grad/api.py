@@ -17,7 +17,7 @@ from .. import dispatch
 from .. import tree
 from ..tensor import Tensor
 from .backprop import backprop
-from .tape import GradientTape
+from .tape import GradientTape, check_cotangent_kind
 
 
 def _as_tensor(x):
@@ -277,8 +277,10 @@ def _vjp(f, primals, has_aux, what, integers: bool = False):
                     f"vjp_fn: cotangent shape {tuple(getattr(c, 'shape', ()))} does not match output shape {shape}"
                 )
             if o is not None:
+                weight = c if isinstance(c, Tensor) else dispatch.to_tensor(c, o.backend, o.dtype)
+                check_cotangent_kind(weight, o, "vjp_fn: cotangent")
                 targets.append(o)
-                weights.append(c if isinstance(c, Tensor) else dispatch.to_tensor(c, o.backend, o.dtype))
+                weights.append(weight)
         grads = iter(backprop(tape._nodes, targets, weights, wrt, "zero"))
         return tuple(_split([next(grads) if x.dtype.kind in "fc" else None for x in xs], treedefs))
 

@@ -136,6 +136,7 @@ class GradientTape:
                     raise ValueError(
                         f"GradientTape.gradient: output_gradients shape {w.shape} does not match target shape {t.shape}"
                     )
+                check_cotangent_kind(w, t, "GradientTape.gradient: output_gradients")
         # Called inside its own context, a persistent tape records the gradient's ops, so that it can be
         # differentiated again (TensorFlow's rule); else it was a silent None for the second order.
         recording = self._persistent and self in dispatch.tapes
@@ -281,6 +282,16 @@ class GradientTape:
         # An empty target has an empty Jacobian (JAX's shape), not None.
         real_of_complex = target.dtype.kind == "c" and src.dtype.kind == "f"
         return creation.zeros(shape, _dt.complex_dtype(src.dtype) if real_of_complex else src.dtype, src.backend)
+
+
+def check_cotangent_kind(cotangent, output, what) -> None:
+    """A complex cotangent for a real output is a TypeError: the engine keeps only the real part of a complex
+    gradient for a real tensor, so its imaginary part was dropped silently (``tl.jvp`` and JAX refuse it too)."""
+    if cotangent.dtype.kind == "c" and output.dtype.kind != "c":
+        raise TypeError(
+            f"{what} is {cotangent.dtype} for a real output ({output.dtype}, shape {tuple(output.shape)}); "
+            "a real output's cotangent is real (pass its real part, or make the output complex)"
+        )
 
 
 def _check_target(target, what) -> None:

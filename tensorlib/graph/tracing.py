@@ -359,7 +359,7 @@ class _TapeReads:
         dispatch.check_assignable(var, value_backend)
         reads = self
         while reads is not None:
-            if reads.read.get(var._id) or any(tape in reads.tapes for tape in var._readers):
+            if reads.read.get(var._id) or dispatch.read_by(var, reads.tapes):
                 raise RuntimeError(
                     f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
                     f"GradientTape that is still recording{later}; its gradient would mix old and new values. "
@@ -1031,13 +1031,20 @@ class Function:
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        return functools.partial(self, instance)
+        # A method's graphs are per instance, as tf.function's: the instance is keyed by identity (held weakly)
+        # even where its class compares by value (two equal layers hold different Variables: a graph shared by
+        # value ran the first one's), and an input_signature describes the arguments after it.
+        return functools.partial(self._call, True, instance)
 
     def __call__(self, *args, **kwargs):
+        return self._call(False, *args, **kwargs)
+
+    def _call(self, method, *args, **kwargs):
+        """A call; ``method``: ``args[0]`` is the instance a method is bound to."""
         if dispatch.modes:
             # Called while another function traces: inline it into that trace.
             return self.python_function(*args, **kwargs)
-        concrete, feeds = self._concrete_for(args, kwargs)
+        concrete, feeds = self._concrete_for(args, kwargs, method=method)
         if len(feeds) != len(concrete.graph.inputs):
             raise TypeError(
                 f"tl.function {self.__name__}: TensorSpec arguments are for get_graph() and save(); "
@@ -1045,17 +1052,21 @@ class Function:
             )
         return executor.run(concrete.graph, feeds)
 
-    def _key(self, args, kwargs):
+    def _key(self, args, kwargs, method=False):
         feeds, keep = [], []
+        instance = ()
+        if method:
+            keep.append(args[0])
+            instance = (("id", id(args[0])),)
         if self.input_signature is not None:
-            return ("input_signature", _grad_registry.override_key()), feeds, keep
+            return ("input_signature", *instance, _grad_registry.override_key()), feeds, keep
         statics = self._static_pos
         # Plain leaves (the common case) skip the tree walk.
-        key = [
+        key = [*instance] + [
             _nested_key(a, feeds, keep, statics.get(i, False))
             if isinstance(a, _NESTED) or a.__class__ in _NODES
             else _leaf_key(a, feeds, keep, statics.get(i, False))
-            for i, a in enumerate(args)
+            for i, a in enumerate(args[len(instance) :], len(instance))
         ]
         for k, v in sorted(kwargs.items()):
             static = self._static_names.get(k, False)
@@ -1070,14 +1081,14 @@ class Function:
         key.append(_grad_registry.override_key())
         return tuple(key), feeds, keep
 
-    def _concrete_for(self, args, kwargs, warn=True):
+    def _concrete_for(self, args, kwargs, warn=True, method=False):
         if self.input_signature is not None:
-            args, kwargs = self._check_signature(args, kwargs), {}
+            args, kwargs = self._check_signature(args, kwargs, method), {}
         elif kwargs:
             args, kwargs = self._positional_form(args, kwargs)
         while True:
             try:
-                key, feeds, keep = self._key(args, kwargs)
+                key, feeds, keep = self._key(args, kwargs, method)
             except _UnhashableStatic as e:
                 raise TypeError(
                     f"tl.function {self.__name__}: static argument {self._path_of(args, kwargs, e.value)} is a "
@@ -1085,7 +1096,7 @@ class Function:
                     "value: pass a hashable one (a tuple, a number, a string), or leave the argument traced"
                 ) from None
             if self.input_signature is not None:
-                feeds = list(args)
+                feeds = list(args[1:] if method else args)
             base_key, key = key, self._with_state(key)
             hit = self._cached(key)
             if hit is not None:
@@ -1098,7 +1109,7 @@ class Function:
                         return hit, feeds
                     concrete = self._cache.get(key)
                     stale = concrete.stale() if concrete is not None and concrete.guards else None
-                    return self._trace(args, kwargs, base_key, keep, stale, warn), feeds
+                    return self._trace(args, kwargs, base_key, keep, stale, warn, method), feeds
             except _NeedsValue as e:
                 # The float was needed as a Python value: it is static from now on, and the call traces again.
                 for position, name in e.arguments:
@@ -1165,18 +1176,20 @@ class Function:
             pass
         return concrete
 
-    def _check_signature(self, args, kwargs):
-        """Bind the call to the signature; every argument must be a tensor that fits its TensorSpec."""
+    def _check_signature(self, args, kwargs, method=False):
+        """Bind the call to the signature; every argument (after a method's instance) must be a tensor that fits
+        its TensorSpec."""
         if kwargs:
             bound = inspect.signature(self.python_function).bind(*args, **kwargs)
             args = bound.args
+        instance, args = (args[:1], args[1:]) if method else ((), args)
         specs = self.input_signature
         if len(args) != len(specs):
             raise TypeError(
                 f"tl.function {self.__name__}: called with {len(args)} arguments, the input_signature has {len(specs)}"
             )
-        out = []
-        for i, (a, spec) in enumerate(zip(args, specs)):
+        out = list(instance)
+        for i, (a, spec) in enumerate(zip(args, specs), len(instance)):
             if not isinstance(a, Tensor) and not hasattr(a, "shape"):
                 # Converted as an op converts it next to a tensor of the spec's dtype: an int fits a float spec,
                 # but 2.5 for an int32 spec becomes float32 and is refused below, never truncated to 2.
@@ -1188,7 +1201,7 @@ class Function:
             if not spec.is_compatible_with(shape, dtype):
                 raise ValueError(
                     f"tl.function {self.__name__}: {self._arg_name(i)} has shape {shape} and dtype "
-                    f"{dtype}, which does not fit input_signature[{i}] = {spec}"
+                    f"{dtype}, which does not fit input_signature[{i - len(instance)}] = {spec}"
                 )
             out.append(a)
         return tuple(out)
@@ -1198,15 +1211,16 @@ class Function:
         n = len(self._positional)
         return self._positional[i] if i < n else f"{self._varargs or 'args'}[{i - n}]"
 
-    def _describe_call(self, args, kwargs) -> dict:
-        call = {}
+    def _describe_call(self, args, kwargs, method=False) -> dict:
+        # A method's instance is keyed by identity: say what it is (a new one may have the old one's repr)
+        call = {self._arg_name(0): ("object", f"{type(args[0]).__name__} object")} if method else {}
         if self.input_signature is not None:
-            call = {
-                self._arg_name(i): ("tensor", s.shape, s.dtype.name, "signature")
-                for i, s in enumerate(self.input_signature)
-            }
+            call.update(
+                (self._arg_name(i), ("tensor", s.shape, s.dtype.name, "signature"))
+                for i, s in enumerate(self.input_signature, int(method))
+            )
         else:
-            for i, a in enumerate(args):
+            for i, a in enumerate(args[int(method) :], int(method)):
                 _describe(a, self._arg_name(i), call, self._static_pos.get(i, False))
             for k, v in sorted(kwargs.items()):
                 _describe(v, k, call, self._static_names.get(k, False))
@@ -1221,8 +1235,8 @@ class Function:
         )
         return call
 
-    def _trace(self, args, kwargs, key, keep, stale=None, warn=True):
-        call = self._describe_call(args, kwargs)
+    def _trace(self, args, kwargs, key, keep, stale=None, warn=True, method=False):
+        call = self._describe_call(args, kwargs, method)
         if self._last_call is None:
             reason = "first call"
         else:
@@ -1240,7 +1254,7 @@ class Function:
                 "or pass changing Python values as tensors"
             )
         if self.input_signature is not None:
-            args, kwargs = self.input_signature, {}
+            args, kwargs = (*args[: int(method)], *self.input_signature), {}
         tops = [(i, self._positional[i] if i < len(self._positional) else None) for i in range(len(args))]
         graph, sources, state_reads = trace_graph(
             self.python_function,

@@ -259,11 +259,29 @@ _ellipkinc, _ellipeinc = (
 )
 
 
-def _elliptic_inc_partials_in_m(phi, m):
-    """``(dF/dm, dE/dm)`` of F(phi | m) and E(phi | m) in float64.  dE/dm = (E - F) / (2m) = -1/2 int_0^phi sin(t)**2 /
-    sqrt(1 - m sin(t)**2) dt, Carlson's -sin(p)**3 / 6 R_D(cos(p)**2, 1 - m sin(p)**2, 1) for p = phi - k pi in
-    [-pi/2, pi/2], plus k times the complete integral's (the quotient cancels near m = 0); dF/dm = (dE/dm + F / 2 -
-    sin(phi) cos(phi) / (2 sqrt(1 - m sin(phi)**2))) / (1 - m)."""
+# Gauss-Legendre on [0, p] for the second derivatives in m where |m sin(p)**2| <= 1/2: the integrand's poles, sin(t)**2
+# = 1 / m, lie at least 2.8 half-lengths from the interval there, so 32 nodes leave an error below 1e-40
+_GAUSS_NODES, _GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(32)
+
+
+def _sine_fourth_integral(p, m, power):
+    """``int_0^p sin(t)**4 (1 - m sin(t)**2)**(-power / 2) dt`` by Gauss-Legendre (terms of one sign: no cancellation
+    for a small p)."""
+    t = p[..., None] * (0.5 * (_GAUSS_NODES + 1.0))
+    square = np.sin(t) ** 2
+    integrand = square * square * (1.0 - m[..., None] * square) ** (-0.5 * power)
+    return 0.5 * p * np.sum(_GAUSS_WEIGHTS * integrand, axis=-1)
+
+
+def _elliptic_inc_partials_in_m(phi, m, wrt=None):
+    """``(dF/dm, dE/dm, d2F/dm2, d2E/dm2)`` of F(phi | m) and E(phi | m) in float64 (only the one ``wrt`` if given).
+    dE/dm = (E - F) / (2m) = -1/2 int_0^phi sin(t)**2 / sqrt(1 - m sin(t)**2) dt, Carlson's -sin(p)**3 / 6
+    R_D(cos(p)**2, 1 - m sin(p)**2, 1) for p = phi - k pi in [-pi/2, pi/2], plus k times the complete integral's (the
+    quotient cancels near m = 0); dF/dm = (dE/dm + F / 2 - sin(phi) cos(phi) / (2 sqrt(1 - m sin(phi)**2))) / (1 - m).
+    The second: d2E/dm2 = -1/4 int sin**4 / delta**3 and d2F/dm2 = 3/4 int sin**4 / delta**5 (delta**2 = 1 - m sin**2),
+    by _sine_fourth_integral where |m sin(p)**2| <= 1/2 (and |m| < 1/2 if k != 0), elsewhere from the first: d2E/dm2 =
+    -(dE/dm + dF/dm) / (2m), d2F/dm2 = (3/2 dF/dm + d2E/dm2 - sin(phi)**3 cos(phi) / (4 delta**3)) / (1 - m), which
+    cancel only where m or p is small."""
     sp = scipy_special()
     phi64, m64 = np.broadcast_arrays(phi.astype(np.float64), m.astype(np.float64))
     with np.errstate(all="ignore"):
@@ -274,15 +292,32 @@ def _elliptic_inc_partials_in_m(phi, m):
         by_e = -(s**3 / 6.0) * sp.elliprd(c * c, 1.0 - m64 * s * s, 1.0) - whole
         delta = np.sqrt(1.0 - m64 * s * s)
         by_f = (by_e + 0.5 * sp.ellipkinc(phi64, m64) - s * c / (2.0 * delta)) / (1.0 - m64)
-    return by_f, by_e
+        if wrt is not None and wrt < 2:
+            return (by_f, by_e)[wrt]
+        quadrature = (np.abs(m64) * s * s <= 0.5) & ((turns == 0) | (np.abs(m64) < 0.5))
+        mq, pq = np.where(quadrature, m64, 0.0), np.where(quadrature, p, 0.0)
+        half = np.full_like(pq, 0.5 * np.pi)
+
+        def integral(power):
+            return _sine_fourth_integral(pq, mq, power) + 2.0 * turns * _sine_fourth_integral(half, mq, power)
+
+        by_ee = np.where(quadrature, -0.25 * integral(3), -(by_e + by_f) / (2.0 * m64))
+        by_ff = np.where(
+            quadrature,
+            0.75 * integral(5),
+            (1.5 * by_f + by_ee - s**3 * c / (4.0 * delta**3)) / (1.0 - m64),
+        )
+    partials = (by_f, by_e, by_ff, by_ee)
+    return partials if wrt is None else partials[wrt]
 
 
 _elliptic_inc_by_m = _define_partials(
     "EllipticIncGradM",
     ("phi", "m"),
     _elliptic_inc_partials_in_m,
-    "d/dm of the incomplete elliptic integral F(phi | m) (wrt=0) or E(phi | m) (wrt=1).",
+    "d/dm of the incomplete elliptic integral F(phi | m) (wrt=0) or E(phi | m) (wrt=1); d2/dm2 of F (2) or E (3).",
     "scipy.special.elliprd; the Array API standard has no special functions",
+    picks=True,
 )
 
 
@@ -290,22 +325,34 @@ def _delta_squared(phi, m):
     return 1.0 - m * math_ops.square(math_ops.sin(phi))
 
 
-_no_second_order_in_m = _refuse(
-    "EllipticIncGradM: the second derivatives of ellipkinc and ellipeinc in m are not implemented; the first "
-    "derivatives in phi and m and those of every order in phi are"
-)
-
-
 def _by_m_then_phi(node, g):
-    """d/dphi of dF/dm = d/dm (1 / delta) = sin(phi)**2 / (2 delta**3); of dE/dm, d/dm delta = -sin(phi)**2 / (2 delta)."""
+    """d/dphi of the partials in m: d/dm (1 / delta) = sin(phi)**2 / (2 delta**3) for dF/dm, d/dm delta = -sin(phi)**2 /
+    (2 delta) for dE/dm, and their derivatives in m, 3 sin(phi)**4 / (4 delta**5) and -sin(phi)**4 / (4 delta**3)."""
     phi, m = node.inputs
     square, sine_square = _delta_squared(phi, m), math_ops.square(math_ops.sin(phi))
-    if node.attrs["wrt"] == 0:
-        return g * sine_square / (2.0 * square * math_ops.sqrt(square))
-    return -g * sine_square / (2.0 * math_ops.sqrt(square))
+    wrt = node.attrs["wrt"]
+    power = (3.0, 1.0, 5.0, 3.0)[wrt]
+    factor = (
+        0.5 * sine_square,
+        -0.5 * sine_square,
+        0.75 * math_ops.square(sine_square),
+        -0.25 * math_ops.square(sine_square),
+    )[wrt]
+    return g * factor / square ** (0.5 * power)
 
 
-register_gradient("EllipticIncGradM", _by_m_then_phi, _no_second_order_in_m)
+def _by_m_then_m(node, g):
+    """The second derivative in m (from the first); the third raises."""
+    wrt = node.attrs["wrt"]
+    if wrt >= 2:
+        raise LookupError(
+            "EllipticIncGradM: the third derivatives of ellipkinc and ellipeinc in m are not implemented; the first "
+            "and second in m and those of every order in phi are"
+        )
+    return g * apply(_elliptic_inc_by_m, node.inputs, {"wrt": wrt + 2})
+
+
+register_gradient("EllipticIncGradM", _by_m_then_phi, _by_m_then_m)
 register_gradient(
     "EllipticF",
     lambda node, g: g / math_ops.sqrt(_delta_squared(*node.inputs)),
@@ -321,7 +368,8 @@ register_gradient(
 def ellipkinc(phi, m) -> Tensor:
     """The incomplete elliptic integral of the first kind ``F(phi | m) = int_0^phi (1 - m sin(t)**2)**-1/2 dt`` (SciPy's
     ``ellipkinc``, parameter ``m = k**2``).  Differentiable in ``phi`` to every order (``(1 - m sin(phi)**2)**-1/2``)
-    and in ``m`` once (``EllipticIncGradM``, Carlson's R_D, no cancellation at m = 0).
+    and in ``m`` twice (``EllipticIncGradM``: Carlson's R_D, and Gauss-Legendre for the second; no cancellation at
+    m = 0).
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.ellipkinc(tl.tensor(1.0, "float64"), 0.5)), 6)
@@ -332,7 +380,7 @@ def ellipkinc(phi, m) -> Tensor:
 
 def ellipeinc(phi, m) -> Tensor:
     """The incomplete elliptic integral of the second kind ``E(phi | m) = int_0^phi (1 - m sin(t)**2)**1/2 dt`` (SciPy's
-    ``ellipeinc``).  Differentiable in ``phi`` to every order (``(1 - m sin(phi)**2)**1/2``) and in ``m`` once
+    ``ellipeinc``).  Differentiable in ``phi`` to every order (``(1 - m sin(phi)**2)**1/2``) and in ``m`` twice
     (``(E - F) / (2m)``, from Carlson's R_D).
 
     >>> import tensorlib as tl
@@ -390,7 +438,7 @@ register_gradient("EllipticJ", _ellipj_by_u, _ellipj_by_m)
 def ellipj(u, m) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Jacobi's elliptic functions ``(sn, cn, dn, ph)`` of ``u`` for the parameter ``m`` in [0, 1] (SciPy's ``ellipj``:
     ``ph = am(u | m)``, the amplitude, ``sn = sin(ph)``, ``cn = cos(ph)``, ``dn = sqrt(1 - m sn**2)``; NaN outside).
-    Differentiable in ``u`` to every order (``sn' = cn dn``, ...) and in ``m`` once (through ``dF/dm`` of the
+    Differentiable in ``u`` to every order (``sn' = cn dn``, ...) and in ``m`` twice (through ``dF/dm`` of the
     amplitude).
 
     >>> import tensorlib as tl
@@ -542,11 +590,12 @@ _HYP1F1_ORDERS = ((1, 0), (0, 1), (2, 0), (1, 1), (0, 2))
 
 
 def _hyp1f1_partials(a, b, x, wrt=None):
-    """``(F_a, F_b, F_aa, F_ab, F_bb)``, the partials of ``F = 1F1(a; b; x)`` in its parameters (orders
-    _HYP1F1_ORDERS; only the one ``wrt`` if given, the series of the second only when it is one of them), in float64: the series of the derivatives where x >= 0; Kummer's transformation ``F(a; b; x) =
-    exp(x) G(b - a; b; -x)`` where x < 0 (its terms have one sign from k = a - b on; those of F(a; b; x) alternate and
-    cancel like exp(|x|)), so ``F_a = -e**x G_1``, ``F_b = e**x (G_1 + G_2)``, ``F_aa = e**x G_11``, ``F_ab = -e**x
-    (G_11 + G_12)``, ``F_bb = e**x (G_11 + 2 G_12 + G_22)``, with G's partials in its two parameters."""
+    """``(F_a, F_b, F_aa, F_ab, F_bb)``, the partials of ``F = 1F1(a; b; x)`` in its parameters (orders _HYP1F1_ORDERS;
+    only the one ``wrt`` if given, the series of the second only when it is one of them), in float64: the series of the
+    derivatives where x >= 0; Kummer's transformation ``F(a; b; x) = exp(x) G(b - a; b; -x)`` where x < 0 (its terms
+    have one sign from k = a - b on; those of F(a; b; x) alternate and cancel like exp(|x|)), so ``F_a = -e**x G_1``,
+    ``F_b = e**x (G_1 + G_2)``, ``F_aa = e**x G_11``, ``F_ab = -e**x (G_11 + G_12)``, ``F_bb = e**x (G_11 + 2 G_12 +
+    G_22)``, with G's partials in its two parameters."""
     a, b, x = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, x)))
     negative = x < 0
     second = wrt is None or wrt >= 2

@@ -486,7 +486,7 @@ _SPECIAL = [
     ),
     _special("ellipk", [(-2.0, 0.9)], ("EllipticK",)),
     _special("ellipe", [(-2.0, 0.9)], ("EllipticE",)),
-    # four outputs; first order in m (through EllipticIncGradM), every order in u
+    # four outputs; to the second order in m (through EllipticIncGradM), every order in u
     OpInfo(
         "special.ellipj",
         tl.special.ellipj,
@@ -494,7 +494,6 @@ _SPECIAL = [
         _uniform((-4.0, 4.0), (0.05, 0.9)),
         op_types=("EllipticJ", "EllipticIncGradM"),
         dtypes=FLOATS,
-        second_order=False,
     ),
     OpInfo(
         "special.ellipj_in_u",
@@ -504,9 +503,9 @@ _SPECIAL = [
         op_types=("EllipticJ",),
         dtypes=FLOATS,
     ),
-    # first order in phi and m (the second in m is not implemented), every order in phi
-    _special("ellipkinc", [(-4.0, 4.0), (-2.0, 0.9)], ("EllipticF", "EllipticIncGradM"), second_order=False),
-    _special("ellipeinc", [(-4.0, 4.0), (-2.0, 0.9)], ("EllipticEInc", "EllipticIncGradM"), second_order=False),
+    # to the second order in m (the third is not implemented), every order in phi
+    _special("ellipkinc", [(-4.0, 4.0), (-2.0, 0.9)], ("EllipticF", "EllipticIncGradM")),
+    _special("ellipeinc", [(-4.0, 4.0), (-2.0, 0.9)], ("EllipticEInc", "EllipticIncGradM")),
     *(
         OpInfo(
             f"special.{name}_in_phi",
