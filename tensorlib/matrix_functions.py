@@ -25,10 +25,10 @@ def funm(A, func, disp: bool = True):
     Computed from the eigendecomposition ``A = v diag(w) v^-1`` (``func`` gets the complex eigenvalues): exact
     for diagonalizable ``A`` with a well-conditioned eigenvector basis (symmetric and normal matrices, and
     repeated eigenvalues among them).  A defective or nearly defective ``A`` (``cond(v) > 1 / sqrt(eps)``; SciPy
-    returns an inaccurate result there) gives NaN, and so does a real ``A`` whose ``f(A)`` is not real (pass a
-    complex matrix), as ``sqrtm``.  ``disp=False`` returns ``(f(A), errest)`` with ``errest`` the relative
+    returns an inaccurate result there) gives NaN (its gradient too), and so does a real ``A`` whose ``f(A)`` is
+    not real (pass a complex matrix), as ``sqrtm``.  ``disp=False`` returns ``(f(A), errest)`` with ``errest`` the relative
     residual ``||A f(A) - f(A) A||_1 / (||A||_1 ||f(A)||_1)`` (ours: SciPy's estimate is of its Schur-Parlett
-    recurrence).
+    recurrence); an empty matrix gives an empty one (SciPy raises).
 
     The gradient is the Frechet derivative's adjoint from divided differences of ``func`` (``func'`` from
     ``tl.vjp`` where eigenvalues coincide), exact at repeated eigenvalues: at ``A = I`` the gradient of
@@ -47,7 +47,7 @@ def funm(A, func, disp: bool = True):
         raise ValueError(f"funm: expected square matrices of known size, got shape {tuple(A.shape)} {A.dtype}")
     if not callable(func):
         raise TypeError(f"funm: func must be a function of a Tensor, got {type(func).__name__}")
-    value = _funm(A, func)
+    value = _funm(A, func) if A.shape[-1] else A + 0  # an empty matrix's function is empty (SciPy raises)
     if disp:
         return value
     residual = linalg_ops._matmul(A, value) - linalg_ops._matmul(value, A)
@@ -71,14 +71,15 @@ def _funm(A, func):
         fw = math.cast(fw, dtype=v.dtype)
         # v diag(f(w)) v^-1 = (v^-T (v diag(f(w)))^T)^T
         out = linalg_ops._mT(linalg_ops.solve(linalg_ops._mT(v), linalg_ops._mT(v * linalg_ops._row(fw))))
-        out = _undefined_as_nan(out, v, real_input, eps)
+        out, defined = _undefined_as_nan(out, v, real_input, eps)
 
         def grad_fn(g):
             v_t = linalg_ops._mT(v)
             v_inv_t = linalg_ops.inv(v_t)
             inner = linalg_ops._matmul(v_t, linalg_ops._matmul(math.cast(g, dtype=v.dtype), v_inv_t))
             grad = linalg_ops._matmul(v_inv_t, linalg_ops._matmul(_divided_differences(func, w, fw, eps) * inner, v_t))
-            return elementwise.real(grad) if real_input else grad
+            grad = elementwise.real(grad) if real_input else grad
+            return math.where(defined, grad, math.full_like(grad, np.nan))  # NaN as the value, not a wrong number
 
         return out, grad_fn
 
@@ -101,7 +102,7 @@ def _divided_differences(func, w, fw, eps):
 
 def _undefined_as_nan(out, v, real_input, eps):
     """NaN for a matrix whose eigenvector basis v is too ill-conditioned (a defective matrix) or, for a real
-    matrix, whose f is not real; the real part otherwise."""
+    matrix, whose f is not real; the real part otherwise.  Also the mask (..., 1, 1) of the defined ones."""
     singular_values = linalg_functions.svdvals(v)
     largest, smallest = reduce.max(singular_values, axis=-1), reduce.min(singular_values, axis=-1)
     defined = smallest * (1.0 / np.sqrt(eps)) >= largest
@@ -111,4 +112,4 @@ def _undefined_as_nan(out, v, real_input, eps):
         defined = math.logical_and(defined, imaginary <= size * np.sqrt(eps))
         out = elementwise.real(out)
     defined = shape.expand_dims(defined, (-2, -1))
-    return math.where(defined, out, math.full_like(out, np.nan))
+    return math.where(defined, out, math.full_like(out, np.nan)), defined

@@ -203,3 +203,59 @@ def test_torch_lstm_traced_with_unknown_time_matches_torch_with_gradients():
     np.testing.assert_allclose(float(loss), want.item(), rtol=1e-12)
     for name, got, expected in zip(["input"] + names, grads, want_grads):
         np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-10, err_msg=name)
+
+
+# ---------------------------------------------------------------- Variable.assign_add from several threads
+@pytest.mark.parametrize("method", ["assign_add", "assign_sub"])
+def test_eager_assign_add_from_threads_loses_no_update(method):
+    # TF's assign_add is one atomic read-modify-write; here another thread's update between the read and the
+    # write was lost (8 threads x 300 adds of 1 ended short of 2400).
+    import sys
+    import threading
+
+    counter = tl.Variable(np.float64(0.0))
+
+    def work():
+        for _ in range(300):
+            getattr(counter, method)(1.0)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert float(counter.numpy()) == (2400.0 if method == "assign_add" else -2400.0)
+
+
+# ---------------------------------------------------------------- funm
+def test_funm_of_empty_matrices_is_empty_not_a_reduction_error():
+    # SciPy's funm raises IndexError on a 0x0 matrix; expm, sqrtm, cosm and tl.linalg's other matrix functions
+    # return it (an empty matrix's function is empty).  funm raised "Max: zero-size array ...", naming no funm.
+    for shape in [(0, 0), (2, 0, 0)]:
+        out = L.funm(np.zeros(shape), tl.exp)
+        assert out.shape == shape and out.dtype == tl.float64
+        value, errest = L.funm(np.zeros(shape, np.complex128), tl.exp, disp=False)
+        assert value.shape == shape and value.dtype == tl.complex128 and errest.shape == shape[:-2]
+        np.testing.assert_array_equal(errest.numpy(), 0.0)
+        grad = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(np.zeros(shape)))
+        assert grad.shape == shape
+
+
+def test_funm_gradient_is_nan_where_its_value_is_undefined_not_a_finite_wrong_number():
+    # At a defective matrix (a Jordan block) funm's value is NaN (documented: the eigenvector basis is
+    # singular); its gradient was finite and wrong (8.6 off float64 differences of scipy.linalg.expm).
+    jordan = np.array([[2.0, 1.0], [0.0, 2.0]])
+    assert np.isnan(L.funm(jordan, tl.exp).numpy()).all()
+    grad = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(jordan)).numpy()
+    assert np.isnan(grad).all()
+    # batched: only the defective matrix's gradient is NaN; the other's matches differences of expm
+    sl = pytest.importorskip("scipy.linalg")
+    other = np.array([[0.5, 0.2], [0.1, -0.3]])
+    grads = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(np.stack([jordan, other]))).numpy()
+    assert np.isnan(grads[0]).all()
+    np.testing.assert_allclose(grads[1], _central_differences(lambda a: sl.expm(a).sum(), other), atol=1e-7)

@@ -402,6 +402,8 @@ def _build(doc, arrays, backend) -> Graph:
         name, kind, source = _get(entry, "name", str), _get(entry, "kind", str), None
         if kind not in _CAPTURE_KINDS:
             raise GraphFormatError(f"capture {name!r} has an unknown kind {kind!r}")
+        if any(c.name == name for c in graph.captures):  # fed by name: a second one could never be fed
+            raise GraphFormatError(f"two captures are named {name!r}")
         if _get(entry, "saved", bool):
             source = _array(arrays, f"capture_{name}", shape, dtype, f"capture {name!r}")
             if kind == "variable":  # files of tensorlib before the flag was saved: trainable, as before

@@ -13,6 +13,8 @@ does the same for its tracers).  ``tensorlib/ops/__init__.py`` imports this modu
 
 from __future__ import annotations
 
+import operator
+import threading
 import weakref
 
 import numpy as np
@@ -145,19 +147,27 @@ def _assign(self, value):
     return dispatch.assign_variable(self, value, "assign")
 
 
+# Eager updates read, add and write: one at a time, so that no thread's update falls between another's read
+# and write and is lost (TF's assign_add is one atomic op).  Reentrant: an observer may update a Variable.
+_UPDATE_LOCK = threading.RLock()
+
+
+def _update(var, delta, combine, how: str):
+    with _UPDATE_LOCK:
+        # An update is no differentiable read: recorded, it made the tape a reader that forbids the update itself.
+        with dispatch.tapes_paused():
+            new = combine(var, delta)
+        return dispatch.assign_variable(var, new, how)
+
+
 def _assign_add(self, delta):
-    """Add ``delta`` to the value (see :meth:`assign`)."""
-    # An update is no differentiable read: recorded, it made the tape a reader that forbids the update itself.
-    with dispatch.tapes_paused():
-        new = self + delta
-    return dispatch.assign_variable(self, new, "assign_add")
+    """Add ``delta`` to the value (see :meth:`assign`); atomic among threads."""
+    return _update(self, delta, operator.add, "assign_add")
 
 
 def _assign_sub(self, delta):
-    """Subtract ``delta`` from the value (see :meth:`assign`)."""
-    with dispatch.tapes_paused():
-        new = self - delta
-    return dispatch.assign_variable(self, new, "assign_sub")
+    """Subtract ``delta`` from the value (see :meth:`assign`); atomic among threads."""
+    return _update(self, delta, operator.sub, "assign_sub")
 
 
 def _read_value(self) -> Tensor:
