@@ -560,6 +560,11 @@ def _block_value_and_grad(loss_fn, treedef, variables, has_aux):
                     f"{what}: {_name(loss_fn)} must return the scalar loss of its batch "
                     f"(its mean, or its sum with reduction='sum'), got {got}"
                 )
+            if loss.dtype.kind != "f":  # tl.value_and_grad's rule, told in this function's name
+                raise TypeError(
+                    f"{what}: {_name(loss_fn)} must return a real float loss, got dtype {loss.dtype}; differentiate "
+                    "a float (tl.real(loss) or tl.abs(loss) of a complex one, tl.cast an integer one)"
+                )
             return (loss, tree.map(_aux_tensor, aux)) if has_aux else loss
 
         sources = [leaf if var is None else var for leaf, var in zip(leaves, variables)]
@@ -799,23 +804,45 @@ def _step_outputs(shipped: _Shipped, values, blocked, rows):
     trace of the block step on the client, once per signature (the training loop's later steps find them
     here); a ``loss_fn`` that fails to trace fails here, before any task runs."""
     n = next((r for r in rows if r), 0)
-    specs = (
-        [TensorSpec(v.shape, v.dtype) for v in values],
-        *(TensorSpec((n,) + a.shape[1:], a.dtype) for a in blocked),
-    )
+    specs = _step_specs(values, blocked, n)
     key = (shipped.token, tuple((s.shape, s.dtype) for s in specs[0]), tuple((s.shape, s.dtype) for s in specs[1:]))
     with _cache_lock:
         outputs = _step_signatures.get(key)
     if outputs is None:
-        graph = shipped.function().get_graph(*specs)
-        loss, aux, _ = tree.unflatten(graph.structure, graph.outputs)
+        loss, aux = _traced_step(shipped.function(), specs)
         aux_specs, aux_treedef = tree.flatten(aux)
         aux_specs = [TensorSpec(tuple(a.shape), np.dtype(a.dtype.name)) for a in aux_specs]
+        if aux_specs:
+            # Blocks of one size would not show it: an aux with a row per example (predictions) summed over
+            # blocks of the same size adds up the predictions of different rows.
+            from .graph.tracing import Function
+
+            _, other = _traced_step(Function(shipped.fn), _step_specs(values, blocked, n + 1))
+            other = [tuple(a.shape) for a in tree.leaves(other)]
+            if other != [s.shape for s in aux_specs]:
+                raise ValueError(
+                    f"tl.distributed.value_and_grad: the aux of {_name(shipped.fn)} has shapes "
+                    f"{[s.shape for s in aux_specs]} for a block of {n} rows but {other} for {n + 1} rows: aux is "
+                    "reduced over the blocks as the loss is, so its shapes must not depend on the block's rows "
+                    "(compute per-row outputs with tl.distributed.map_blocks)"
+                )
         outputs = np.dtype(loss.dtype.name), aux_treedef, aux_specs
         with _cache_lock:
             _step_signatures[key] = outputs
             _trim(_step_signatures, lambda outputs: 0)
     return outputs
+
+
+def _step_specs(values, blocked, n: int) -> tuple:
+    """The block step's argument specs: the parameters, and each data array as a block of ``n`` rows."""
+    return ([TensorSpec(v.shape, v.dtype) for v in values], *(TensorSpec((n,) + a.shape[1:], a.dtype) for a in blocked))
+
+
+def _traced_step(function, specs) -> tuple:
+    """``(loss, aux)`` of the block step's graph for ``specs`` (symbolic)."""
+    graph = function.get_graph(*specs)
+    loss, aux, _ = tree.unflatten(graph.structure, graph.outputs)
+    return loss, aux
 
 
 # ---------------------------------------------------------------- data that does not fit in memory

@@ -172,4 +172,19 @@ def test_has_aux_refuses_a_loss_that_is_not_a_pair_and_an_aux_that_depends_on_th
     with pytest.raises(
         ValueError, match=r"aux .* shapes \[\(1,\)\] for the block of rows 4:5 .* \[\(2,\)\] for the first"
     ):
-        tl.distributed.value_and_grad(lambda w, x: (tl.mean(x * w), x[:, 0]), 1.0, x, has_aux=True)
+        # the first two rows' values: of shape (2,) for blocks of 2 or 3 rows, (1,) for the last block of 1
+        tl.distributed.value_and_grad(lambda w, x: (tl.mean(x * w), x[:2, 0]), 1.0, x, has_aux=True)
+
+
+def test_has_aux_refuses_an_aux_with_a_row_per_example_even_when_the_blocks_are_of_one_size(sync_scheduler):
+    # Blocks of 2, 2 and 2 rows: summing the blocks' per-row predictions would add those of different rows.
+    x = da.from_array(np.arange(12.0).reshape(6, 2), chunks=(2, 2))
+    with pytest.raises(ValueError, match=r"aux .* shapes \[\(2,\)\] for a block of 2 rows but \[\(3,\)\] for 3 rows"):
+        tl.distributed.value_and_grad(lambda w, x: (tl.mean(x * w), x[:, 0] * w), 1.0, x, has_aux=True)
+
+
+@pytest.mark.parametrize("make_loss", [lambda x, w: tl.mean(tl.cast(x, "complex128") * w), lambda x, w: tl.sum(x > w)])
+def test_a_loss_that_is_not_real_float_is_refused_naming_the_distributed_function(make_loss, sync_scheduler):
+    x = da.from_array(np.arange(6.0).reshape(6, 1), chunks=(4, 1))
+    with pytest.raises(TypeError, match=r"^tl.distributed.value_and_grad: <lambda> must return a real float loss, got"):
+        tl.distributed.value_and_grad(lambda w, x: make_loss(x, w), 1.0, x)
