@@ -432,15 +432,22 @@ def _reduceat(name, ufunc, x, indices, axis=0, dtype=None):
     import tensorlib as tl
 
     x = tl.asarray(x)
-    indices = indices.numpy() if isinstance(indices, Tensor) else np.asarray(indices)
-    if indices.size == 0:  # [] reads as float64
-        indices = indices.astype(np.intp)
     if x.ndim == 0:
         raise TypeError(f"{name}: cannot reduceat on a scalar (x shape (), {x.dtype}), as in NumPy")
     axis = operator.index(axis)
     if not -x.ndim <= axis < x.ndim:
         raise np.exceptions.AxisError(f"{name}: axis {axis} is out of bounds for shape {x.shape}")
     axis %= x.ndim
+    if dtype is not None or ufunc.__name__.startswith("logical_"):  # a logical ufunc's result is bool
+        x = tl.astype(x, _numpy_dtype(dtype) if dtype is not None else bool)
+    if isinstance(indices, Tensor):
+        try:
+            indices = indices.numpy()
+        except TypeError:  # traced, or one per element under tl.vmap: no value to read
+            return _reduceat_of_symbolic_indices(name, ufunc, x, indices, axis)
+    indices = np.asarray(indices)
+    if indices.size == 0:  # [] reads as float64
+        indices = indices.astype(np.intp)
     length = x.shape[axis]
     # NumPy's own checks and errors (index types, bounds, dimensions) on a stand-in of the axis' length.
     try:
@@ -449,8 +456,6 @@ def _reduceat(name, ufunc, x, indices, axis=0, dtype=None):
         raise type(e)(f"{name}: {e} (x shape {x.shape}, {x.dtype}; indices {indices.dtype})") from None
     indices = np.asarray(indices, dtype=np.intp).tolist()
     reduce = getattr(tl, _REDUCE[ufunc.__name__])
-    if dtype is not None or ufunc.__name__.startswith("logical_"):  # a logical ufunc's result is bool
-        x = tl.astype(x, _numpy_dtype(dtype) if dtype is not None else bool)
     parts = []
     for i, start in enumerate(indices):
         stop = indices[i + 1] if i + 1 < len(indices) else length
@@ -461,6 +466,41 @@ def _reduceat(name, ufunc, x, indices, axis=0, dtype=None):
     if not parts:
         return tl.take(x, tl.zeros((0,), dtype="int64"), axis=axis)
     return tl.concat(parts, axis=axis)
+
+
+def _reduceat_of_symbolic_indices(name, ufunc, x, indices, axis):
+    """``reduceat`` with indices whose values are not known (traced, or batched under ``tl.vmap``): output ``i``
+    reduces ``x`` where a (k, n) mask holds NumPy's rule (``indices[i] <= j < indices[i+1]``, or ``j ==
+    indices[i]`` where the next index is not larger), the rest set to the reduction's identity.  Indices out
+    of range cannot be checked there: their outputs are the identity."""
+    import tensorlib as tl
+
+    if indices.dtype.kind not in "iu" or indices.ndim != 1:
+        raise TypeError(f"{name}: indices must be 1-d integers, got shape {indices.shape} {indices.dtype}")
+    length = x.shape[axis]
+    if length is None:
+        raise ValueError(f"{name}: the length of axis {axis} must be known (x shape {x.shape}, {x.dtype})")
+    starts = tl.reshape(tl.astype(indices, "int64"), (-1, 1))
+    stops = tl.concat([starts[1:], tl.full((1, 1), length, "int64")], axis=0)
+    position = tl.arange(length)
+    inside = tl.where(stops > starts, (position >= starts) & (position < stops), position == starts)
+    reduction = _REDUCE[ufunc.__name__]
+    identity = _reduction_identity(reduction, x.dtype)
+    values = tl.where(inside, tl.expand_dims(tl.moveaxis(x, axis, -1), -2), tl.astype(identity, x.dtype))
+    return tl.moveaxis(getattr(tl, reduction)(values, axis=-1), -1, axis)
+
+
+def _reduction_identity(reduction: str, dtype: np.dtype):
+    """The value that leaves ``reduction`` unchanged: 0, 1, True, False, or the lowest or highest of ``dtype``."""
+    fixed = {"sum": 0, "prod": 1, "all": True, "any": False}
+    if reduction in fixed:
+        return fixed[reduction]
+    lowest = reduction in ("max", "nanmax", "logsumexp")
+    if dtype.kind in "fc":
+        return -np.inf if lowest else np.inf
+    if dtype.kind == "b":
+        return not lowest
+    return np.iinfo(dtype).min if lowest else np.iinfo(dtype).max
 
 
 def _core_axes(name, ufunc, inputs, axes, axis):

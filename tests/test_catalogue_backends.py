@@ -111,6 +111,7 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "MatrixLogarithm",
     "Schur",
     "Hessenberg",
+    "LDL",  # nor an LDL^T (Bunch-Kaufman) factorization
 }
 LOG_TAILS = {
     "LogIgammaFactor",
@@ -278,7 +279,7 @@ def test_ops_without_a_strict_kernel_are_exactly_the_listed_ones_and_explain_say
     assert set(ops_without_kernel("array_api_strict")) == NUMPY_ONLY
     for op_type in sorted(NUMPY_ONLY):
         text = tl.ops.explain(op_type)
-        scipy_linalg = ("MatrixSquareRoot", "MatrixLogarithm", "Schur", "Hessenberg")
+        scipy_linalg = ("MatrixSquareRoot", "MatrixLogarithm", "Schur", "Hessenberg", "LDL")
         needs = (
             "LAPACK's geev"
             if op_type == "Eig"
@@ -295,7 +296,7 @@ def test_ops_without_a_strict_kernel_are_exactly_the_listed_ones_and_explain_say
 def test_each_listed_op_raises_naming_op_and_backend_on_strict(op_type):
     _strict()
     op = tl.ops.get(op_type)
-    square = op_type in ("Eig", "MatrixSquareRoot", "MatrixLogarithm", "Schur", "Hessenberg")
+    square = op_type in ("Eig", "MatrixSquareRoot", "MatrixLogarithm", "Schur", "Hessenberg", "LDL")
     x = tl.tensor(np.array([[0.25, 0.5], [1.0, 2.0]] if square else [0.25, 0.5]), backend="array_api_strict")
     attrs = {"n": 1} if op_type == "Polygamma" else {}
     args = [x] * len(op.input_names)

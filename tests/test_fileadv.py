@@ -241,3 +241,15 @@ def test_a_graph_file_with_two_captures_of_one_name_is_refused(tmp_path):
     # It loaded, and then asked for 'a' however it was called: captures are fed by name.
     with pytest.raises(GraphFormatError, match="two captures are named 'a'"):
         tl.graph.load(path)
+
+
+def test_a_checkpoint_name_that_is_not_utf8_text_is_refused_by_name(tmp_path):
+    path = tmp_path / "c.safetensors"
+    tl.save_variables(path, {"w": tl.Variable(1.0)})
+    before = path.read_bytes()
+    # A lone surrogate (what os.fsdecode makes of a non-UTF-8 file name) had raised the encoder's own error.
+    with pytest.raises(ValueError, match=r"save_variables: the name '\\udcff' is not UTF-8 text"):
+        tl.save_variables(path, {"\udcff": tl.Variable(2.0)})
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["c.safetensors"]
+    tl.save_variables(path, {"é/ü": tl.Variable(2.0)})  # any UTF-8 text is a name, separators included
+    assert list(tl.load_variables(path)) == ["é/ü"]

@@ -73,3 +73,124 @@ def test_np_vectorize_of_tensors_takes_signature_excluded_and_keywords_as_numpy(
 def test_np_vectorize_of_a_tensor_with_python_control_flow_raises_naming_vectorize():
     with pytest.raises(TypeError, match=r"np.vectorize\(<lambda>\).*tl.vmap.*tl.where"):
         np.vectorize(lambda v: v if v > 0 else -v)(tl.tensor([1.0, -2.0]))
+
+
+def _unique_padded_reference(x, axis, size, fill_value):
+    """jnp.unique(x, True, True, True, axis=, size=, fill_value=) from NumPy's unique: the first ``size``
+    subarrays, padded with fill_value (or the first subarray), the indices with the first one's, counts 0."""
+    values, index, inverse, counts = np.unique(x, True, True, True, axis=axis)
+    values, index, counts = np.moveaxis(values, axis, 0)[:size], index[:size], counts[:size]
+    pads = size - len(index)
+    pad = values[:1] if fill_value is None else np.full((1,) + values.shape[1:], fill_value, x.dtype)
+    values = np.concatenate([values] + [pad] * pads)
+    index = np.concatenate([index, np.full(pads, index[0])])
+    counts = np.concatenate([counts, np.zeros(pads, counts.dtype)])
+    return np.moveaxis(values, 0, axis), index, inverse.reshape(-1), counts
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize(("size", "fill_value"), [(2, None), (4, None), (6, -7.0), (1, 3.0)])
+def test_unique_with_size_and_axis_is_jax_unique(axis, size, fill_value):
+    # It raised NotImplementedError; jnp.unique(size=, axis=, fill_value=) is the reference.
+    x = np.random.default_rng(3).integers(0, 2, (3, 5, 2)).astype(np.float64)
+    x[:, 1] = x[:, 3]  # repeated subarrays along every axis
+    got = tl.unique(tl.tensor(x), True, True, True, axis=axis, size=size, fill_value=fill_value)
+    for g, r in zip(got, _unique_padded_reference(x, axis % 3, size, fill_value)):
+        np.testing.assert_array_equal(g.numpy(), r)
+    traced = tl.function(lambda t: tl.unique(t, axis=axis, size=size, fill_value=fill_value))(tl.tensor(x))
+    np.testing.assert_array_equal(traced.numpy(), got[0].numpy())
+    # The subarrays are gathered from x: their gradient reaches each one's first occurrence.
+    tl.testing.check_grads(lambda t: tl.unique(t, axis=axis, size=size, fill_value=fill_value), (tl.tensor(x),))
+
+
+def test_unique_with_size_and_axis_of_an_empty_axis_is_all_fill():
+    got = tl.unique(tl.tensor(np.zeros((0, 2))), axis=0, size=2, fill_value=3)
+    np.testing.assert_array_equal(got.numpy(), np.full((2, 2), 3.0))
+    with pytest.raises(ValueError, match="unique: size=2 of an empty input needs a fill_value"):
+        tl.unique(tl.tensor(np.zeros((0, 2))), axis=0, size=2)
+
+
+_REDUCEAT_UFUNCS = [np.add, np.multiply, np.maximum, np.minimum, np.logaddexp, np.fmax, np.fmin]
+
+
+@pytest.mark.parametrize("ufunc", _REDUCEAT_UFUNCS, ids=lambda u: u.__name__)
+def test_reduceat_with_batched_indices_under_vmap_is_numpys_per_row(ufunc):
+    # Batched (or traced) indices have no value to read: it raised BatchedValueError.  Overlapping and
+    # non-increasing indices follow NumPy's rule (x[i] alone where the next index is not larger).
+    rng = np.random.default_rng(1)
+    xs = rng.normal(size=(3, 4, 7))
+    idx = np.array([[0, 2, 5, 5], [1, 4, 3, 6], [6, 0, 0, 2]])
+    mapped = tl.vmap(lambda x, i: ufunc.reduceat(x, i, axis=-1))
+    expected = np.stack([ufunc.reduceat(x, i, axis=-1) for x, i in zip(xs, idx)])
+    np.testing.assert_allclose(mapped(tl.tensor(xs), tl.tensor(idx)).numpy(), expected, rtol=1e-12)
+    traced = tl.function(lambda x, i: ufunc.reduceat(x, i, axis=1))(tl.tensor(xs[0]), tl.tensor(idx[0]))
+    np.testing.assert_allclose(traced.numpy(), ufunc.reduceat(xs[0], idx[0], axis=1), rtol=1e-12)
+    tl.testing.check_grads(lambda x: mapped(x, tl.tensor(idx)), (tl.tensor(xs),), order=1)
+
+
+def test_reduceat_with_batched_integer_indices_keeps_numpys_dtype():
+    xi = np.random.default_rng(2).integers(-5, 5, (3, 7))
+    idx = np.array([[0, 2, 5], [1, 4, 3], [6, 0, 2]])
+    for ufunc in (np.add, np.maximum, np.minimum, np.logical_and, np.logical_or):
+        got = tl.vmap(lambda x, i: ufunc.reduceat(x, i))(tl.tensor(xi), tl.tensor(idx))
+        expected = np.stack([ufunc.reduceat(x, i) for x, i in zip(xi, idx)])
+        np.testing.assert_array_equal(got.numpy(), expected)
+        assert got.dtype == expected.dtype
+
+
+def test_unique_with_size_and_return_inverse_traces_with_unknown_sizes():
+    # The inverse was reshaped to x.shape, (None, None) when traced: a TypeError instead of a graph.
+    x = np.array([[1.0, 2.0], [2.0, 5.0]])
+    fn = tl.function(lambda t: tl.unique(t, return_inverse=True, size=3, fill_value=0))
+    values, inverse = fn.get_graph(tl.TensorSpec((None, None), "float64"))(x)
+    expected_values, expected_inverse = np.unique(x, return_inverse=True)
+    np.testing.assert_array_equal(values.numpy(), expected_values)
+    np.testing.assert_array_equal(inverse.numpy(), expected_inverse.reshape(x.shape))
+
+
+def _symmetric_indefinite(rng, shape):
+    a = rng.normal(size=shape)
+    a = a + np.swapaxes(a, -1, -2)
+    a[..., 0, 0], a[..., 1, 1] = 0.0, 0.01  # small pivots: Bunch-Kaufman takes 2 x 2 blocks
+    return a
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_ldl_is_scipys_and_its_gradient_is_scipys_by_finite_differences(lower):
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    rng = np.random.default_rng(4)
+    a = _symmetric_indefinite(rng, (5, 5))
+    a[np.triu_indices(5, 1) if lower else np.tril_indices(5, -1)] = 9.0  # the triangle not read
+    lu, d, perm = tl.linalg.ldl(tl.tensor(a), lower=lower)
+    ref = scipy_linalg.ldl(a, lower=lower)
+    assert np.count_nonzero(np.diag(ref[1], 1)) > 0  # a 2 x 2 block is exercised
+    for got, expected in zip((lu, d, perm), ref):
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12, atol=1e-12)
+    # Reverse mode against central differences of scipy.linalg.ldl itself (same pivots nearby).
+    for k in (0, 1):
+        weights = rng.normal(size=(5, 5))
+        grad = tl.grad(lambda x: tl.sum(tl.linalg.ldl(x, lower=lower)[k] * tl.tensor(weights)))(tl.tensor(a)).numpy()
+        numeric = np.zeros_like(a)
+        for i, j in np.ndindex(5, 5):
+            e = np.zeros_like(a)
+            e[i, j] = 1e-6
+            plus, minus = scipy_linalg.ldl(a + e, lower=lower)[k], scipy_linalg.ldl(a - e, lower=lower)[k]
+            numeric[i, j] = np.sum((plus - minus) * weights) / 2e-6
+        np.testing.assert_allclose(grad, numeric, atol=1e-7)
+
+
+def test_ldl_batched_rebuilds_the_matrix_and_has_second_order_gradients():
+    a = _symmetric_indefinite(np.random.default_rng(5), (2, 3, 4, 4))
+    lu, d, perm = tl.linalg.ldl(tl.tensor(a))
+    rebuilt = lu.numpy() @ d.numpy() @ np.swapaxes(lu.numpy(), -1, -2)
+    np.testing.assert_allclose(rebuilt, a, atol=1e-12)
+    triangular = np.take_along_axis(lu.numpy(), perm.numpy()[..., None], axis=-2)
+    np.testing.assert_array_equal(triangular, np.tril(triangular))
+    tl.testing.check_grads(lambda x: tl.linalg.ldl(x)[:2], (tl.tensor(a),), order=2)
+
+
+def test_ldl_refuses_complex_and_non_square_naming_the_op():
+    with pytest.raises(TypeError, match=r"LDL: complex matrices are not supported"):
+        tl.linalg.ldl(tl.tensor(np.eye(2) + 0j))
+    with pytest.raises(ValueError, match=r"LDL: expected square matrices in the last two axes, got 2x3"):
+        tl.linalg.ldl(np.ones((2, 3)))

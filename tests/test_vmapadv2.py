@@ -317,8 +317,6 @@ def test_unique_with_size_values_carry_the_gradient_to_first_occurrences():
 
 
 def test_unique_with_size_errors():
-    with pytest.raises(NotImplementedError, match=r"unique: size= with axis= is not implemented"):
-        tl.unique(np.ones((2, 2)), size=2, axis=0)
     with pytest.raises(ValueError, match=r"unique: size=2 of an empty input needs a fill_value"):
         tl.unique(np.ones(0), size=2)
     with pytest.raises(ValueError, match=r"unique: fill_value is for size="):

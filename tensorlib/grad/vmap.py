@@ -1290,7 +1290,7 @@ _RULES.update(
         + ("MatrixDeterminant", "MatrixExponential", "MatrixInverse", "MatrixPseudoInverse", "MatrixSolve")
         + ("MatrixTriangularSolve", "LogMatrixDeterminant", "Qr", "SelfAdjointEigV2", "Svd")
         + ("MatrixLogarithm", "MatrixSquareRoot", "PolarUnitary", "SylvesterSolve", "MatrixAdjugateGrad")
-        + ("Schur", "Hessenberg")
+        + ("Schur", "Hessenberg", "LDL")
     }
 )
 _RULES["MatrixAdjugate"] = _batched_matrices(cores=(2, 0))  # the matrices and their determinants

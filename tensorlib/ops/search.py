@@ -401,14 +401,15 @@ def _unique_of_size(x, flags, size, fill_value):
     size = as_int(size, "unique: size")
     if size < 0:
         raise ValueError(f"unique: size must be non-negative, got {size} ({where})")
-    if flags["axis"] is not None:
-        raise NotImplementedError(f"unique: size= with axis= is not implemented; flatten x or give axis=None ({where})")
-    if fill_value is None and size and 0 in x.shape:
+    axis = flags["axis"]
+    if fill_value is None and size and (0 in x.shape if axis is None else x.shape[axis] == 0):
         raise ValueError(f"unique: size={size} of an empty input needs a fill_value ({where})")
     if fill_value is not None and not isinstance(fill_value, (bool, int, float, complex)):
         raise TypeError(
             f"unique: fill_value must be a Python number or None, got {type(fill_value).__name__} ({where})"
         )
+    if axis is not None:
+        return _unique_of_size_along(x, flags, size, fill_value)
     flat = shape_ops.reshape(x, (1, -1))
     values, index, inverse, counts = apply(
         _unique_sized, (flat,), {"size": size, "fill_value": fill_value, "equal_nan": flags["equal_nan"]}
@@ -421,7 +422,35 @@ def _unique_of_size(x, flags, size, fill_value):
     if flags["return_index"]:
         out.append(index)
     if flags["return_inverse"]:
-        out.append(shape_ops.reshape(inverse, x.shape))
+        out.append(shape_ops.reshape_like(inverse, x))
+    if flags["return_counts"]:
+        out.append(counts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_of_size_along(x, flags, size, fill_value):
+    """``unique(x, axis=, size=)``: the subarrays' group numbers (``unique``'s inverse along ``axis``, sorted as
+    the subarrays are) made distinct with ``size`` slots by UniqueSized, the subarrays gathered from ``x``
+    (so they carry its gradient), pads filled as ``jnp.unique``'s: ``fill_value``, or the first subarray."""
+    from .creation import full
+
+    axis = flags["axis"]
+    _, groups = apply(_unique, (x,), {**flags, "return_index": False, "return_inverse": True, "return_counts": False})
+    sized = {"size": size, "fill_value": None, "equal_nan": False}
+    _, index, _, counts = apply(_unique_sized, (shape_ops.reshape(groups, (1, -1)),), sized)
+    index, counts = (shape_ops.getitem(t, 0) for t in (index, counts))
+    if x.shape[axis] == 0:
+        values = full(x.shape[:axis] + (size,) + x.shape[axis + 1 :], fill_value, x.dtype, x.backend)
+    else:
+        values = shape_ops.take(x, index, axis=axis)
+        if fill_value is not None:
+            found = shape_ops.reshape(counts > 0, (size,) + (1,) * (x.ndim - axis - 1))
+            values = math_ops.where(found, values, math_ops.cast(fill_value, x.dtype))
+    out = [values]
+    if flags["return_index"]:
+        out.append(index)
+    if flags["return_inverse"]:
+        out.append(groups)
     if flags["return_counts"]:
         out.append(counts)
     return out[0] if len(out) == 1 else tuple(out)
@@ -446,7 +475,8 @@ def unique(
 
     ``size`` (``jnp.unique``'s, for a shape known before the values: ``tl.function``, ``tl.vmap``): the first
     ``size`` distinct values, padded with ``fill_value`` (default: the smallest value); the indices are padded
-    with the first one's, the counts with 0 (the inverse may point past ``size``).  Not with ``axis``.
+    with the first one's, the counts with 0 (the inverse may point past ``size``); with ``axis`` the distinct
+    subarrays, padded with ``fill_value`` or the first subarray.
 
     >>> import tensorlib as tl
     >>> values, counts = tl.unique(tl.tensor([3, 1, 3, 2, 3]), return_counts=True)

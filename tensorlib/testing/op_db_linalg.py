@@ -774,6 +774,23 @@ def _hessenberg_ref(a, calc_q=False):
     return tuple(t.astype(a.dtype) for t in out) if calc_q else out.astype(a.dtype)
 
 
+@st.composite
+def _ldl_draw(draw, dtype):
+    """Symmetric indefinite matrices (2 x 2 pivots happen), their off-diagonal pivots kept clear of ties."""
+    seed, batch, n = draw(SEEDS), draw(BATCHES), draw(st.sampled_from([4, 3, 1]))
+    rng = _rng(seed)
+    a = rng.uniform(-1, 1, batch + (n, n))
+    a = a + np.swapaxes(a, -1, -2) + np.eye(n) * rng.choice([-3.0, 3.0], batch + (n,))[..., None]
+    return SampleInput((a.astype(dtype),), {"lower": draw(st.booleans())})
+
+
+def _ldl_ref(a, lower=True):
+    import scipy.linalg
+
+    out = _each_matrix(lambda m: scipy.linalg.ldl(m.astype(np.float64), lower=lower), a)
+    return out[0].astype(a.dtype), out[1].astype(a.dtype), out[2]
+
+
 # ---------------------------------------------------------------- error inputs
 def _not_square(op_type, fn_args=()):
     return ErrorInput(
@@ -1473,5 +1490,17 @@ OPINFOS = [
         differentiable=False,
         atol=1e-5,
         error_inputs=(_not_square("Hessenberg"), _half("Hessenberg")),
+    ),
+    OpInfo(
+        "linalg.ldl",
+        tl.linalg.ldl,
+        _ldl_ref,
+        _ldl_draw,
+        op_types=("LDL",),
+        dtypes=FLOATS,
+        atol=1e-5,
+        grad_atol=1e-4,
+        grad_rtol=1e-3,
+        error_inputs=(_not_square("LDL"), _half("LDL")),
     ),
 ]

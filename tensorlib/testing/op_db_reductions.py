@@ -365,7 +365,6 @@ OPINFOS = [
         op_types=("UniqueSized", "GatherV2"),
         dtypes=NUMERIC + (_dt.bool_,),
         error_inputs=(
-            ErrorInput((np.ones((2, 2)),), {"size": 2, "axis": 0}, NotImplementedError, "unique: size= with axis="),
             ErrorInput((np.ones(0),), {"size": 2}, ValueError, r"unique: size=2 of an empty input needs a fill_value"),
         ),
     ),
