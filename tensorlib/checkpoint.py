@@ -228,9 +228,12 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     problems += slot_problems + _refused_by_optimizers(arrays, optimizers, where)
     arrays.update({name: None for name in unreadable})  # present in the file, for the missing/extra lists
     # An optimizer's learning rate is optional both ways: files written before it was saved have none, and
-    # one with a schedule (or the caller's rate Variable) keeps that and ignores the file's.
+    # one with a schedule (or the caller's rate Variable) keeps that and ignores the file's.  Its other
+    # hyperparameters may be missing from a file written before they were saved.
     rates = {f"{prefix}.learning_rate" if prefix else "learning_rate" for prefix in optimizers}
-    missing = [n for n in named if n not in arrays and n not in rates] + slots_missing
+    heads = tuple(f"{prefix}.hyperparameters." if prefix else "hyperparameters." for prefix in optimizers)
+    missing = [n for n in named if n not in arrays and n not in rates and not n.startswith(heads)]
+    missing += slots_missing
     extra = [n for n in arrays if n not in named and n not in later and n not in rates]
     if strict and missing:
         problems.append(f"missing from {where}: {missing}")
@@ -272,6 +275,8 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
         raise
     for opt, slots in restore:
         opt._restore_slots(slots)
+    for opt in optimizers.values():
+        opt._hyperparameters_loaded()
     return missing, extra
 
 
