@@ -321,3 +321,22 @@ def test_a_frozen_batch_norm_runs_in_inference_mode_as_keras(traced):
     model.trainable = True  # unfrozen: batch statistics again, and the running ones move
     np.testing.assert_allclose(call(x).numpy(), (h - h.mean(0)) / np.sqrt(h.var(0) + 1e-5), rtol=1e-10)
     np.testing.assert_allclose(model[1].running_mean.numpy(), 0.9 * 0.5 + 0.1 * h.mean(0), rtol=1e-12)
+
+
+def test_a_traced_forward_retraces_for_the_mode_of_the_call_around_it():
+    # A Module whose forward is a tl.function traced its graph in the mode of the first call
+    # (model(x, training=False): no dropout) and reused it for model(x, training=True).
+    class Block(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.drop = tl.nn.Dropout(0.5)
+
+        @tl.function
+        def forward(self, x):
+            return self.drop(x)
+
+    block, x = Block(), np.ones(1000)
+    for training in (False, True, False, True):
+        y = block(x, training=training).numpy()
+        assert (y == 0).any() == training
+        np.testing.assert_array_equal(y[y != 0], 2.0 if training else 1.0)
