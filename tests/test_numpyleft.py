@@ -3,6 +3,8 @@ functions' results from NumPy-scalar bounds, ``np.vectorize`` on tensors, ``uniq
 ``axis=``, and the linalg gaps.  References: NumPy and SciPy results, JAX's documented forms where NumPy has
 none, and float64 central finite differences (``tl.testing.check_grads``) for every gradient."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -194,3 +196,17 @@ def test_ldl_refuses_complex_and_non_square_naming_the_op():
         tl.linalg.ldl(tl.tensor(np.eye(2) + 0j))
     with pytest.raises(ValueError, match=r"LDL: expected square matrices in the last two axes, got 2x3"):
         tl.linalg.ldl(np.ones((2, 3)))
+
+
+def test_expm_of_a_matrix_holding_inf_is_nan_without_touching_the_rest_of_the_batch():
+    # JAX's and PyTorch's matrix_exp give NaN for every matrix below (SciPy special-cases triangular ones and
+    # disagrees with both); tensorlib follows JAX and PyTorch, now without overflow RuntimeWarnings, and
+    # the finite matrices of the same batch are SciPy's.
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    finite = np.array([[0.5, 1.0], [-0.3, 0.2]])
+    batch = np.stack([[[1.0, np.inf], [0.0, 1.0]], [[-np.inf, 0.0], [0.0, 1.0]], finite, [[np.nan, 0.0], [0, 0]]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = tl.linalg.expm(tl.tensor(batch)).numpy()
+    assert np.isnan(got[[0, 1, 3]]).all()
+    np.testing.assert_allclose(got[2], scipy_linalg.expm(finite), rtol=1e-14)
