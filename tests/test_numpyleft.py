@@ -240,3 +240,28 @@ def test_det_third_derivative_of_a_large_batch_is_worked_in_chunks(monkeypatch):
         np.testing.assert_allclose(np.sum(got[b] * h), expected, rtol=1e-8, atol=1e-8)
     with pytest.raises(NotImplementedError, match=r"MatrixDeterminantDerivative: derivative 3 of det of 5 x 5"):
         op(tl.tensor(np.eye(5)), tl.tensor(np.ones((2, 5, 5))))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "edge", "wrap", "mean", "maximum", "linear_ramp"])
+def test_tl_pad_takes_numpys_modes(mode):
+    # tl.pad(x, p, mode="reflect") was a TypeError (unexpected keyword 'mode') though np.pad(t, mode=) worked:
+    # both NumPy's np.pad and TensorFlow's tf.pad take mode.
+    x = np.arange(12.0).reshape(3, 4) ** 1.5
+    widths = ((1, 2), (2, 1))
+    np.testing.assert_allclose(tl.pad(tl.tensor(x), widths, mode=mode).numpy(), np.pad(x, widths, mode=mode))
+    tl.testing.check_grads(lambda t: tl.pad(t, widths, mode=mode), (tl.tensor(x + 0.1),), order=1)
+
+
+def test_tl_pad_takes_tensorflows_upper_case_modes_and_refuses_a_constant_for_another_mode():
+    x = np.arange(6.0).reshape(2, 3)
+    for mode in ("REFLECT", "SYMMETRIC"):
+        np.testing.assert_array_equal(
+            tl.pad(x, [[1, 1], [2, 2]], mode=mode).numpy(), np.pad(x, [[1, 1], [2, 2]], mode=mode.lower())
+        )
+    np.testing.assert_array_equal(
+        tl.pad(x, 1, mode="CONSTANT", constant_values=5.0).numpy(), np.pad(x, 1, constant_values=5.0)
+    )
+    with pytest.raises(TypeError, match=r"pad: constant_values is for mode='constant', got mode='reflect'"):
+        tl.pad(x, 1, 3.0, mode="reflect")
+    with pytest.raises(TypeError, match=r"pad: mode='empty' is not supported"):
+        tl.pad(x, 1, mode="empty")
