@@ -2081,8 +2081,9 @@ class _Recurrent(Module):
 
     ``dropout`` and ``recurrent_dropout`` act in training mode (``train()``, a Module's default; ``eval()`` turns
     them off), as Keras 3's: one mask per sequence for the input and one for the recurrent state ``h``, drawn
-    at every call from the stream ``tl.random.seed`` resets (fresh at every call of a ``tl.function`` too), kept
-    for all the steps and scaled by ``1 / (1 - rate)``.  With ``recurrent_dropout`` each gate has masks of its
+    at every call (of a ``tl.function`` too) from the stream ``tl.random.seed`` resets or, with ``seed``, from
+    the layer's own (as ``Dropout``'s: the same masks for two layers of one seed), kept for all the steps and
+    scaled by ``1 / (1 - rate)``.  With ``recurrent_dropout`` each gate has masks of its
     own, for the input and for ``h`` (Keras 3's ``implementation=1``); with ``dropout`` alone the gates share
     the input's.
 
@@ -2110,6 +2111,7 @@ class _Recurrent(Module):
         self.input_size = _positive("input_size", input_size, name)
         self.units = _positive("units", units, name)
         seed = _seed(seed, name)
+        self._draws = _SeedStream(seed, name)  # the dropout masks' (the layer's seed drew only its weights)
         # None is the identity, as in Keras (the step called None: a raw "'NoneType' object is not callable").
         self.activation = _activation(activation, name) or _linear
         self.recurrent_activation = _activation(recurrent_activation, name) or _linear
@@ -2201,9 +2203,9 @@ class _Recurrent(Module):
         inputs = recurrent = None
         if self.dropout > 0:
             ones = _math.ones_like(_reduce.sum(x[:, :1], axis=1))  # (batch, input_size), also for 0 steps
-            inputs = [_nn.dropout(ones, self.dropout) for _ in range(self.gates if per_gate else 1)]
+            inputs = [self._draws.dropout(ones, self.dropout) for _ in range(self.gates if per_gate else 1)]
         if per_gate:
-            recurrent = [_nn.dropout(_math.ones_like(h), self.recurrent_dropout) for _ in range(self.gates)]
+            recurrent = [self._draws.dropout(_math.ones_like(h), self.recurrent_dropout) for _ in range(self.gates)]
         return inputs, recurrent
 
     def _mask(self, mask, x):

@@ -7,6 +7,8 @@ What it attacks, and against which references:
 - tracing and the cache: a tl.function method runs each instance's Variables, also where instances compare by
   value, and takes an input_signature for the arguments after the instance (tf.function's per-instance
   methods; the eager method call is the reference);
+- modes agree: the gradient of histogram's default edges (the data's min and max) in the data, eager against
+  traced, float64 central differences and NumPy's edges (values exact);
 - unknown sizes: reductions traced with every size None, run on slices that are empty or of length 1
   (max/min with initial, logsumexp and the softmaxes built on it, median, nanmedian, nanquantile): NumPy's
   and SciPy's values, eager's dtypes and shapes, and their gradients against eager; the Frechet derivative of
@@ -215,3 +217,51 @@ def test_a_method_takes_an_input_signature_for_the_arguments_after_the_instance(
     del second, layer
     gc.collect()
     assert _Scaled.served.cache_info()["cached_graphs"] == graphs - 1  # the instance's graph left with it
+
+
+# ---------------------------------------------------------------- histogram edges: eager and traced gradients
+def _edges_loss(a, bins, density):
+    hist, edges = tl.histogram(a, bins, density=density)
+    return tl.sum(hist * np.arange(1.0, bins + 1.0)) + tl.sum(edges * edges)
+
+
+@pytest.mark.parametrize("density", [False, True])
+@pytest.mark.parametrize("bins", [1, 3])
+def test_the_gradient_of_histogram_edges_in_the_data_is_the_same_eager_and_traced(bins, density):
+    # Before: eagerly the default edges were NumPy constants, so their gradient in the data was 0 ([0, 0, 0, 0]
+    # for bins=3, density=False); traced, JAX and central differences give [0, 2 * ..., 0, ...] at the min and max.
+    x = np.array([[0.1, -0.5], [0.7, 2.0]])
+    eager = tl.grad(lambda a: _edges_loss(a, bins, density))(x).numpy()
+    traced = tl.function(tl.grad(lambda a: _edges_loss(a, bins, density)))(x).numpy()
+
+    def numeric(a):
+        hist, edges = np.histogram(a, bins, density=density)
+        return np.sum(hist * np.arange(1.0, bins + 1.0)) + np.sum(edges * edges)
+
+    step = 1e-6
+    expected = np.array(
+        [(numeric(x + step * e) - numeric(x - step * e)) / (2 * step) for e in np.eye(4).reshape(4, 2, 2)]
+    ).reshape(2, 2)
+    np.testing.assert_allclose(eager, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(traced, expected, rtol=1e-6, atol=1e-8)
+    assert np.abs(eager).sum() > 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_histogram_default_edges_stay_numpys_exactly(dtype):
+    rng = np.random.default_rng(5)
+    for k in range(200):
+        a = (rng.standard_normal(int(rng.integers(1, 12))) * 10.0 ** int(rng.integers(-20, 20))).astype(dtype)
+        if k % 9 == 0:
+            a[:] = a[0]  # equal min and max: widened by 0.5 each way
+        bins = int(rng.integers(1, 40))
+        try:
+            counts, edges = np.histogram(a, bins)
+        except ValueError:  # too many bins for the range, in the dtype
+            with pytest.raises(ValueError, match="too many bins"):
+                tl.histogram(a, bins)
+            continue
+        got = tl.histogram(a, bins)
+        assert got[1].dtype == edges.dtype
+        np.testing.assert_array_equal(got[1].numpy(), edges)
+        np.testing.assert_array_equal(got[0].numpy(), counts)

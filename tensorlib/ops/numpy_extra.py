@@ -1386,6 +1386,14 @@ def _traced_edges(a, bins: int):
     return shape_ops.concat([steps[:-1], shape_ops.reshape(last, (1,))], axis=0)
 
 
+def _with_edge_gradients(a, edges, bins: int):
+    """NumPy's ``edges`` over the data's min and max, differentiable in ``a`` as the traced edges are (and JAX's):
+    their value, exactly (``edges - spaced`` is a few ulps, so exact, and adding it back gives ``edges``), with the
+    gradient of ``first + k * (last - first) / bins``.  Eagerly they were NumPy constants: a zero gradient."""
+    spaced = _traced_edges(a, bins)
+    return spaced + math_ops.stop_gradient(edges - spaced)
+
+
 def bin_index(a, edges):
     """The bin of each value of the 1-d ``a`` between increasing ``edges``, int64: bin i holds
     ``edges[i] <= v < edges[i + 1]``, the last one also ``v == edges[-1]``; -1 for a value outside (or NaN)."""
@@ -1445,6 +1453,8 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
                     f"{first} and {last} in {np.dtype(edge_type)} {where}"
                 )
             edges = as_tensor(spaced)
+            if range is None and a.dtype.kind == "f":
+                edges = _with_edge_gradients(a, edges, int(bins))
     else:
         edges = as_tensor(bins)
         if isinstance(bins, (list, tuple)) and edges.dtype.kind == "f":  # NumPy reads listed edges as float64
