@@ -900,8 +900,7 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
     for log in st.assign_logs:
         log.setdefault(var._id, (var, var._value))
     # A value converted from the caller's array may alias it: keep a copy, as Variable() does.
-    var._value = var.backend.copy(value._value) if from_caller else value._value
-    var._version += 1
+    put_value(var, var.backend.copy(value._value) if from_caller else value._value, "eager")
     return var
 
 
@@ -918,7 +917,21 @@ def assigns_logged():
         del logs[next(i for i, other in enumerate(logs) if other is log)]  # by identity: empty logs are equal
 
 
-def put_value(var: Variable, raw) -> None:
-    """Give ``var`` the raw backend value ``raw`` (checked by the caller)."""
+def put_value(var: Variable, raw, mode: str | None = None) -> None:
+    """Give ``var`` the raw backend value ``raw`` (checked by the caller).  ``mode`` (``"eager"``, or ``"graph"`` for
+    a graph's assign step) makes it an assign the observers see first, as they see ops: each one's
+    ``on_assign(var, raw, mode)`` where it has one (a profile records it; ``enable_check_numerics`` refuses a
+    NaN or Inf before the Variable changes).  Without ``mode`` (a value put back), nothing is reported."""
+    if mode is not None:
+        observers = current_state().observers
+        if observers:
+            _report_assign(var, raw, mode, observers)
     var._value = raw
     var._version += 1
+
+
+def _report_assign(var: Variable, raw, mode: str, observers) -> None:
+    for obs in observers:
+        on_assign = getattr(obs, "on_assign", None)
+        if on_assign is not None:
+            on_assign(var, raw, mode)
