@@ -104,6 +104,13 @@ def save_variables(path, target) -> None:
     named = _named(target, "save_variables")
     if "__metadata__" in named:  # the format's own header key: the file would not load
         raise ValueError("save_variables: the name '__metadata__' is reserved by the safetensors format")
+    for name in named:  # the header is UTF-8 JSON: a lone surrogate (os.fsdecode's escape) had raised in its encoder
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"save_variables: the name {name!r} is not UTF-8 text, as a checkpoint's names are ({e.reason})"
+            ) from None
     # np.array, not ascontiguousarray, which would turn a 0-d value (a step counter) into 1-d.
     arrays = {name: np.array(t.numpy(), order="C") for name, t in named.items()}
     # The format has no complex128 (and complex64 only from safetensors 0.6): a complex entry is stored as its
@@ -218,12 +225,15 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     named = _named(target, who, optimizers=optimizers)
     problems = [f"{name!r} cannot be read: {why}" for name, why in unreadable.items() if name in named]
     later, restore, slot_problems, slots_missing = _slots_not_built(arrays, named, optimizers)
-    problems += slot_problems
+    problems += slot_problems + _refused_by_optimizers(arrays, optimizers, where)
     arrays.update({name: None for name in unreadable})  # present in the file, for the missing/extra lists
     # An optimizer's learning rate is optional both ways: files written before it was saved have none, and
-    # one with a schedule (or the caller's rate Variable) keeps that and ignores the file's.
+    # one with a schedule (or the caller's rate Variable) keeps that and ignores the file's.  Its other
+    # hyperparameters may be missing from a file written before they were saved.
     rates = {f"{prefix}.learning_rate" if prefix else "learning_rate" for prefix in optimizers}
-    missing = [n for n in named if n not in arrays and n not in rates] + slots_missing
+    heads = tuple(f"{prefix}.hyperparameters." if prefix else "hyperparameters." for prefix in optimizers)
+    missing = [n for n in named if n not in arrays and n not in rates and not n.startswith(heads)]
+    missing += slots_missing
     extra = [n for n in arrays if n not in named and n not in later and n not in rates]
     if strict and missing:
         problems.append(f"missing from {where}: {missing}")
@@ -265,7 +275,30 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
         raise
     for opt, slots in restore:
         opt._restore_slots(slots)
+    for opt in optimizers.values():
+        opt._hyperparameters_loaded()
     return missing, extra
+
+
+def _refused_by_optimizers(arrays: dict, optimizers: dict, where: str) -> list:
+    """The learning rates and step counters in ``arrays`` that their optimizer would refuse: a negative or NaN
+    rate (its constructor and setter refuse one: it climbs the loss) or a negative counter (Adam's bias
+    correction of step -5 is no step's).  Loaded, either had trained silently wrong."""
+    problems = []
+    for prefix, opt in optimizers.items():
+        head = f"{prefix}." if prefix else ""
+        counters = {n for n, kind in opt._slot_kinds().items() if kind == "counter"}
+        for name, a in arrays.items():
+            rest = name[len(head) :] if name.startswith(head) else None
+            if rest == "learning_rate":
+                what = "learning rate"
+            elif rest == "iterations" or (rest or "").startswith("slots.") and rest.rpartition(".")[2] in counters:
+                what = "step counter"
+            else:
+                continue
+            if a is not None and a.ndim == 0 and a.dtype.kind in "fiu" and not a >= 0:
+                problems.append(f"{name!r} is {a.item()} in {where}, but a {what} of {type(opt).__name__} must be >= 0")
+    return problems
 
 
 def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:

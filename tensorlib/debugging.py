@@ -136,6 +136,15 @@ class _NumericsChecker:
                     f"at {dispatch.user_site()}; inputs: {ins}"
                 )
 
+    def on_assign(self, var, raw, mode):
+        bad = _bad_kind(var.backend.xp, raw)
+        if bad is not None:
+            where = f"at {dispatch.user_site()}" if mode == "eager" else "in a tl.function's graph"
+            raise NumericsError(
+                f"Variable.assign: the value for variable {var.name!r} (shape {var.shape}, {var.dtype}) has {bad} "
+                f"values, {where}; the variable keeps its value"
+            )
+
 
 _checker = _NumericsChecker()
 
@@ -156,7 +165,8 @@ class _Enabled:
 
 def enable_check_numerics():
     """Check every op's outputs (forward and backward, eager and graph) for NaN/Inf, in real and complex
-    floating results.
+    floating results, and every value assigned to a Variable (``v.assign(...)``, eager or in a graph: it
+    was not seen, so a NaN reached the weights unreported; the Variable keeps its value).
 
     Also usable as a context manager, which on exit disables the check unless it was enabled before.  In the
     body of a ``tl.function`` the ops traced in the block get ``CheckNumerics`` nodes, so the graph checks them

@@ -300,6 +300,7 @@ def apply(op, args, attrs=_EMPTY):
             specs = op.infer(*args)
         except (ValueError, TypeError, IndexError) as e:
             raise type(e)(f"{op.name}: {e} ({describe_inputs(op, given)})") from None
+    inputs = args
     if st.modes:
         outputs = st.modes[-1].bind(op, args, attrs, specs)
         if st.observers:
@@ -308,9 +309,11 @@ def apply(op, args, attrs=_EMPTY):
         backend = args[0].backend if args else _backends.current()
         for t in args:
             if t.backend is not backend or t._value is None:
-                args = _runnable(op, args)
+                args = inputs = _runnable(op, args)
                 backend = args[0].backend
                 break
+        if st.tapes and op.differentiable:
+            args = _read_variables(args)
         kernel = op.kernels.get(backend.name) or op.resolve_kernel(backend)
         try:
             if st.observers:
@@ -348,8 +351,19 @@ def apply(op, args, attrs=_EMPTY):
                 raise
             raise error from e
     if st.tapes and op.differentiable:
-        record(op, args, outputs, attrs)
+        record(op, inputs, outputs, attrs, args)
     return outputs
+
+
+def _read_variables(args) -> tuple:
+    """``args`` with each Variable replaced by its value, read once, for the kernel and the tapes alike: read
+    again after the kernel, the value another thread assigned meanwhile was recorded (a gradient computed with
+    values the op never saw)."""
+    for t in args:
+        cls = t.__class__
+        if cls is Variable or cls is not Tensor and isinstance(t, Variable):
+            return tuple(_snapshot(a) if isinstance(a, Variable) else a for a in args)
+    return args
 
 
 def _in_float64(op, args) -> tuple:
@@ -490,8 +504,9 @@ def _run_observed(op, args, attrs, specs, backend, kernel, observers):
     return outputs
 
 
-def record(op, inputs, outputs, attrs):
-    """Record the op on every active tape that watches one of its inputs."""
+def record(op, inputs, outputs, attrs, read=None):
+    """Record the op on every active tape that watches one of its inputs; ``read``: the inputs as the kernel
+    read them (each Variable's value, see :func:`_read_variables`), by default ``inputs``."""
     node = None
     for tape in current_state().tapes:
         watched = tape._watched
@@ -510,7 +525,7 @@ def record(op, inputs, outputs, attrs):
             continue
         if node is None:
             if has_variable:
-                ins = tuple(_snapshot(t) if isinstance(t, Variable) else t for t in inputs)
+                ins = tuple(_snapshot(t) if isinstance(t, Variable) else t for t in (inputs if read is None else read))
             else:
                 ins = inputs
             outs = outputs if outputs.__class__ is tuple else (outputs,)
@@ -825,17 +840,22 @@ def _promote(op, args):
 # ---------------------------------------------------------------- variables
 
 
+def read_by(var: Variable, tapes) -> bool:
+    """Whether one of ``tapes`` recorded a read of ``var``: membership tests only, since other threads' tapes
+    join ``var._readers`` at any time (listing the set then raised 'Set changed size during iteration')."""
+    readers = var._readers
+    return any(tape in readers for tape in tapes)
+
+
 def check_assignable(var: Variable, backend=None, how: str = "assign") -> None:
     """The one check before a Variable's value changes, eagerly, in a trace or in a compiled graph: no
     GradientTape that is still recording has read it, and the new value (on ``backend``) is on its backend."""
-    tapes = current_state().tapes
-    for tape in list(var._readers):
-        if tape in tapes:
-            raise RuntimeError(
-                f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
-                "GradientTape that is still recording; its gradient would mix old and new values. "
-                "Assign after tape.gradient(), or inside `with tape.stop_recording():`."
-            )
+    if read_by(var, current_state().tapes):
+        raise RuntimeError(
+            f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
+            "GradientTape that is still recording; its gradient would mix old and new values. "
+            "Assign after tape.gradient(), or inside `with tape.stop_recording():`."
+        )
     if backend is not None and backend is not var.backend:
         raise ValueError(
             f"Variable.{how}: value is on backend {backend.name}, variable {var.name!r} on {var.backend.name}"
@@ -886,8 +906,7 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
     for log in st.assign_logs:
         log.setdefault(var._id, (var, var._value))
     # A value converted from the caller's array may alias it: keep a copy, as Variable() does.
-    var._value = var.backend.copy(value._value) if from_caller else value._value
-    var._version += 1
+    put_value(var, var.backend.copy(value._value) if from_caller else value._value, "eager")
     return var
 
 
@@ -904,7 +923,21 @@ def assigns_logged():
         del logs[next(i for i, other in enumerate(logs) if other is log)]  # by identity: empty logs are equal
 
 
-def put_value(var: Variable, raw) -> None:
-    """Give ``var`` the raw backend value ``raw`` (checked by the caller)."""
+def put_value(var: Variable, raw, mode: str | None = None) -> None:
+    """Give ``var`` the raw backend value ``raw`` (checked by the caller).  ``mode`` (``"eager"``, or ``"graph"`` for
+    a graph's assign step) makes it an assign the observers see first, as they see ops: each one's
+    ``on_assign(var, raw, mode)`` where it has one (a profile records it; ``enable_check_numerics`` refuses a
+    NaN or Inf before the Variable changes).  Without ``mode`` (a value put back), nothing is reported."""
+    if mode is not None:
+        observers = current_state().observers
+        if observers:
+            _report_assign(var, raw, mode, observers)
     var._value = raw
     var._version += 1
+
+
+def _report_assign(var: Variable, raw, mode: str, observers) -> None:
+    for obs in observers:
+        on_assign = getattr(obs, "on_assign", None)
+        if on_assign is not None:
+            on_assign(var, raw, mode)

@@ -1547,10 +1547,15 @@ class _SeedStream:
             return _nn.dropout(x, rate, noise_shape=noise_shape)
         return _keyed_dropout(x, rate, self._key(), self.seed, noise_shape)
 
-    def normal(self, shape: tuple, mean: float, stddev: float, dtype) -> Tensor:
-        if self.seed is None:
-            return _random.normal(shape, mean, stddev, dtype=dtype)
-        return _random.keyed_normal(shape, self._key(), self.seed, mean, stddev, dtype)
+    def normal(self, x, mean: float, stddev: float) -> Tensor:
+        """Normal draws of ``x``'s shape and dtype; of a shape known only when a graph runs, per-mean draws of the
+        same numbers (up to rounding)."""
+        key = None if self.seed is None else self._key()
+        if None in x.shape:
+            return _random.normal_like(x, mean, stddev, key, self.seed)
+        if key is None:
+            return _random.normal(x.shape, mean, stddev, dtype=x.dtype)
+        return _random.keyed_normal(x.shape, key, self.seed, mean, stddev, x.dtype)
 
 
 class Dropout(Module):
@@ -2081,8 +2086,9 @@ class _Recurrent(Module):
 
     ``dropout`` and ``recurrent_dropout`` act in training mode (``train()``, a Module's default; ``eval()`` turns
     them off), as Keras 3's: one mask per sequence for the input and one for the recurrent state ``h``, drawn
-    at every call from the stream ``tl.random.seed`` resets (fresh at every call of a ``tl.function`` too), kept
-    for all the steps and scaled by ``1 / (1 - rate)``.  With ``recurrent_dropout`` each gate has masks of its
+    at every call (of a ``tl.function`` too) from the stream ``tl.random.seed`` resets or, with ``seed``, from
+    the layer's own (as ``Dropout``'s: the same masks for two layers of one seed), kept for all the steps and
+    scaled by ``1 / (1 - rate)``.  With ``recurrent_dropout`` each gate has masks of its
     own, for the input and for ``h`` (Keras 3's ``implementation=1``); with ``dropout`` alone the gates share
     the input's.
 
@@ -2110,6 +2116,7 @@ class _Recurrent(Module):
         self.input_size = _positive("input_size", input_size, name)
         self.units = _positive("units", units, name)
         seed = _seed(seed, name)
+        self._draws = _SeedStream(seed, name)  # the dropout masks' (the layer's seed drew only its weights)
         # None is the identity, as in Keras (the step called None: a raw "'NoneType' object is not callable").
         self.activation = _activation(activation, name) or _linear
         self.recurrent_activation = _activation(recurrent_activation, name) or _linear
@@ -2201,9 +2208,9 @@ class _Recurrent(Module):
         inputs = recurrent = None
         if self.dropout > 0:
             ones = _math.ones_like(_reduce.sum(x[:, :1], axis=1))  # (batch, input_size), also for 0 steps
-            inputs = [_nn.dropout(ones, self.dropout) for _ in range(self.gates if per_gate else 1)]
+            inputs = [self._draws.dropout(ones, self.dropout) for _ in range(self.gates if per_gate else 1)]
         if per_gate:
-            recurrent = [_nn.dropout(_math.ones_like(h), self.recurrent_dropout) for _ in range(self.gates)]
+            recurrent = [self._draws.dropout(_math.ones_like(h), self.recurrent_dropout) for _ in range(self.gates)]
         return inputs, recurrent
 
     def _mask(self, mask, x):
@@ -3722,14 +3729,6 @@ class _Noise(Module):
             raise TypeError(f"{type(self).__name__}: input must be floating, got shape {_shown(x)}")
         return x
 
-    def _normal(self, x, mean: float, stddev: float) -> Tensor:
-        if None in x.shape:
-            raise ValueError(
-                f"{type(self).__name__}: traced with unknown sizes, got input shape {_shown(x)}; give the TensorSpec "
-                "every size, or trace in eval() mode"
-            )
-        return self._draws.normal(x.shape, mean, stddev, x.dtype)
-
     def extra_repr(self) -> str:
         return f"rate={self.rate}"
 
@@ -3754,7 +3753,7 @@ class GaussianNoise(_Noise):
         x = self._float_input(x)
         if not _in_training(self, training) or self.stddev == 0:
             return _as_result(x, self)
-        return x + self._normal(x, 0.0, self.stddev)
+        return x + self._draws.normal(x, 0.0, self.stddev)
 
     def extra_repr(self) -> str:
         return f"stddev={self.stddev}"
@@ -3773,7 +3772,7 @@ class GaussianDropout(_Noise):
         x = self._float_input(x)
         if not _in_training(self, training) or self.rate == 0:
             return _as_result(x, self)
-        return x * self._normal(x, 1.0, math.sqrt(self.rate / (1.0 - self.rate)))
+        return x * self._draws.normal(x, 1.0, math.sqrt(self.rate / (1.0 - self.rate)))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717

@@ -209,13 +209,14 @@ class Module:
     def state_dict(self) -> dict:
         """``{dotted name: NumPy array}``, a copy of every Variable (PyTorch's ``state_dict``; names as in a
         checkpoint): :func:`tl.checkpoint.state_dict`.  Optimizers have this method too: theirs holds the
-        step counter, a constant learning rate and the slots.
+        step counter, a constant learning rate, the other hyperparameters and the slots.
 
         >>> import tensorlib as tl
-        >>> opt, w = tl.optimizers.Adam(0.1), tl.Variable([1.0, 2.0])
+        >>> opt, w = tl.optimizers.SGD(0.1, momentum=0.9), tl.Variable([1.0, 2.0])
         >>> opt.apply([tl.tensor([1.0, -1.0])], [w])
-        >>> sorted(opt.state_dict())
-        ['iterations', 'learning_rate', 'slots.0.m', 'slots.0.step', 'slots.0.v']
+        >>> sorted(opt.state_dict())  # doctest: +NORMALIZE_WHITESPACE
+        ['hyperparameters.dampening', 'hyperparameters.momentum', 'hyperparameters.weight_decay', 'iterations',
+         'learning_rate', 'slots.0.momentum']
         """
         from .checkpoint import state_dict
 

@@ -1197,13 +1197,26 @@ class Optimizer:
         are ``"path/name"`` each, so they restore by name in whatever order ``apply`` sees them.  ``learning_rate`` is there for a constant rate (one
         changed during training is restored, as by ``torch.optim``'s ``load_state_dict`` and Keras'
         optimizer variables); not for a schedule (a function of ``iterations``) or a rate Variable
-        given by the caller, which is the caller's to save.
+        given by the caller, which is the caller's to save.  ``hyperparameters`` holds the numbers of the rule
+        (``beta_1``, ``epsilon``, ``momentum``, ``weight_decay``, ...), restored as ``torch.optim``'s
+        ``load_state_dict`` restores its param groups' (a file without them, written before they were saved,
+        loads and keeps the optimizer's own).
         """
         slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
         slots.update({key: dict(named) for key, _, named in self._slots.values()})
+        state = {"iterations": self.iterations}
         if self._schedule is None and self._lr is self._own_lr:
-            return {"iterations": self.iterations, "learning_rate": self._lr, "slots": slots}
-        return {"iterations": self.iterations, "slots": slots}
+            state["learning_rate"] = self._lr
+        hypers = self.__dict__.get("_hypers")
+        if hypers:
+            state["hyperparameters"] = dict(hypers)
+        return {**state, "slots": slots}
+
+    def _hyperparameters_loaded(self) -> None:
+        """After a checkpoint assigned the hyperparameters' Variables: the floats an eager step and the rule's
+        branches read take their values (set as ``opt.beta_1 = value`` sets both)."""
+        for name, held in self.__dict__.get("_hypers", {}).items():
+            setattr(self, name, float(held.numpy()))
 
 
 def _check_betas(who: str, **betas) -> None:

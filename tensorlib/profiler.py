@@ -130,6 +130,18 @@ class Profile:
             )
         )
 
+    def on_assign(self, var, raw, mode):
+        """A Variable's assign, eager or a graph's step, as an ``AssignVariable`` event (an instant: the value
+        is handed over, not computed)."""
+        now = time.perf_counter() - self._origin
+        shape, dtype = (tuple(var.shape),), (str(var.dtype),)
+        self.events.append(
+            OpEvent(
+                "AssignVariable", shape, dtype, var.backend.name, "Variable.assign", now, 0.0, mode, current_phase(),
+                "/".join(_scopes.get()), "", threading.current_thread().name,
+            )
+        )  # fmt: skip
+
     def __enter__(self):
         if self in dispatch.observers:
             # Entered twice, it would record every op twice and stay active after the outer block.

@@ -502,6 +502,23 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     return _narrowed(_restrict(logp - _math_ops.log(scale), inside, _all(a > 0, b > 0, scale > 0), standard), dtype)
 
 
+def _beta_pdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
+    """Beta density, ``exp(logpdf)``; at the ends ``z**(a - 1) / B(a, b)`` and ``(1 - z)**(b - 1) / B(a, b)``, whose
+    gradients are the limits from inside (the exp's was 0 * inf = NaN for a > 1 or b > 1).
+
+    >>> import tensorlib as tl
+    >>> float(tl.grad(lambda x: tl.stats.beta.pdf(x, 2.0, 2.0))(tl.tensor(1.0, "float64")))   # (6 z (1 - z))' at 1
+    -6.0
+    """
+    dtype, (x, a, b, loc, scale) = _args("beta.pdf", x=x, a=a, b=b, loc=loc, scale=scale)
+    low, high = _math_ops.equal(x, loc), _math_ops.equal(x, loc + scale)
+    z, y = _from_the_end(low, x - loc, scale), _from_the_end(high, loc + scale - x, scale)
+    norm = _math_ops.exp(-_sp.betaln(a, b)) / scale
+    inner = _math_ops.where(_math_ops.logical_or(low, high), loc + 0.5 * scale, x)
+    density = _math_ops.exp(_beta_logpdf(inner, a, b, loc, scale))
+    return _narrowed(_density_with_ends(density, [(low, z ** (a - 1.0) * norm), (high, y ** (b - 1.0) * norm)]), dtype)
+
+
 def _beta_tail(name, x, a, b, loc, scale, upper, log=False) -> Tensor:
     """P(X <= x) as ``I_z(a, b)``, or P(X > x) as ``betaincc(a, b, z)`` (accurate near the upper end, where
     ``1 - I_z(a, b)`` is 0, and near the lower, where ``1 - z`` would round to 1), with ``z = (x - loc) / scale``;
@@ -567,7 +584,7 @@ beta = SimpleNamespace(
     ppf=_beta_ppf,
     isf=_beta_isf,
     logpdf=_beta_logpdf,
-    pdf=lambda x, a, b, loc=0.0, scale=1.0: _math_ops.exp(_beta_logpdf(x, a, b, loc, scale)),
+    pdf=_beta_pdf,
     cdf=_beta_cdf,
     sf=_beta_sf,
     logcdf=lambda x, a, b, loc=0.0, scale=1.0: _beta_tail("beta.logcdf", x, a, b, loc, scale, upper=False, log=True),
@@ -588,6 +605,22 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     z = _math_ops.where(inside, standard, 1.0)
     logp = gamma_log_density(a, z) - _math_ops.log(scale)
     return _narrowed(_restrict(logp, inside, _all(a > 0, scale > 0), standard), dtype)
+
+
+def _gamma_pdf(x, a, loc=0.0, scale=1.0) -> Tensor:
+    """Gamma density, ``exp(logpdf)``; at ``x = loc`` ``z**(a - 1) e**-z / Gamma(a)``, whose gradients are the limits
+    from inside (the exp's was 0 * inf = NaN for a > 1).
+
+    >>> import tensorlib as tl
+    >>> float(tl.grad(lambda x: tl.stats.gamma.pdf(x, 2.0))(tl.tensor(0.0, "float64")))   # (z e**-z)' at 0
+    1.0
+    """
+    dtype, (x, a, loc, scale) = _args("gamma.pdf", x=x, a=a, loc=loc, scale=scale)
+    edge = _math_ops.equal(x, loc)
+    z = _from_the_end(edge, x - loc, scale)
+    at_loc = z ** (a - 1.0) * _math_ops.exp(-z - _sp.gammaln(a)) / scale
+    density = _math_ops.exp(_gamma_logpdf(_math_ops.where(edge, loc + scale, x), a, loc, scale))
+    return _narrowed(_density_with_ends(density, [(edge, at_loc)]), dtype)
 
 
 def _gamma_tail(name, x, a, loc, scale, upper, log=False) -> Tensor:
@@ -657,7 +690,7 @@ gamma = SimpleNamespace(
     ppf=_gamma_ppf,
     isf=_gamma_isf,
     logpdf=_gamma_logpdf,
-    pdf=lambda x, a, loc=0.0, scale=1.0: _math_ops.exp(_gamma_logpdf(x, a, loc, scale)),
+    pdf=_gamma_pdf,
     cdf=_gamma_cdf,
     sf=_gamma_sf,
     logcdf=lambda x, a, loc=0.0, scale=1.0: _gamma_tail("gamma.logcdf", x, a, loc, scale, upper=False, log=True),
@@ -858,6 +891,20 @@ def _bound(where, first, x, shapes, defaults, args, kwargs) -> tuple:
     return _args(where, **{first: x, **{n: values.get(n, defaults.get(n)) for n in names}})
 
 
+def _from_the_end(edge, offset, scale) -> Tensor:
+    """``offset / scale`` where ``edge`` (the standardized distance from the support's end, 0 there), 1 elsewhere,
+    with no derivative in the scale: it is 0 for every scale there, and the densities' powers of it have infinite
+    derivatives (0 * inf was NaN)."""
+    return _math_ops.where(edge, offset / _math_ops.stop_gradient(scale), 1.0)
+
+
+def _density_with_ends(density, ends) -> Tensor:
+    """``density`` (``exp(logpdf)``), replaced by ``value`` at each ``(edge, value)`` of ``ends`` where it is not NaN."""
+    for edge, value in ends:
+        density = _math_ops.where(_all(edge, _math_ops.equal(density, density)), value, density)
+    return density
+
+
 def _family(
     name,
     low,
@@ -872,13 +919,17 @@ def _family(
     logsf=None,
     shapes=(),
     valid=None,
+    near_low=None,
 ):
     """A SimpleNamespace of SciPy's methods for the distribution ``name`` of ``loc + scale * Z``, ``Z``'s support
     ``[low, high]``: each formula takes the standardized ``z = (x - loc) / scale`` (``stand_in`` where ``z`` is off
     the support, so no gradient meets a NaN) and the shape parameters ``shapes`` (``valid`` checks them), and returns
     the standard distribution's value; off the support every method takes SciPy's end values, NaN for invalid
     parameters or a NaN ``x``.  ``logcdf``/``logsf`` default to the log of ``cdf``/``sf``; ``ppf``/``isf`` take ``q``
-    in (0, 1) and give the ends at 0 and 1, NaN outside."""
+    in (0, 1) and give the ends at 0 and 1, NaN outside.  ``near_low(z, *shapes) -> (k, log_rest)``, the density as
+    ``z**k exp(log_rest)``, gives ``pdf`` at the lower end ``z = low`` of a support that has one (where ``exp(logpdf)``
+    is ``exp(-inf)`` and its gradient ``0 * inf``): its gradients there are the limits from inside (0, a constant or
+    inf as ``k`` > 1, = 1, < 1; rayleigh.pdf's at 0 is 1)."""
     w = _math_ops.where
     log = _math_ops.log
 
@@ -899,12 +950,20 @@ def _family(
                 under = _math_ops.logical_or(under, _math_ops.equal(z, -_math.inf))
                 over = _math_ops.logical_or(over, _math_ops.equal(z, _math.inf))
             inside = _math_ops.logical_not(_math_ops.logical_or(under, over))
+            edge = None
+            if exp and near_low is not None:
+                edge = _all(inside, _math_ops.equal(z, low))
+                inside = _math_ops.logical_and(inside, _math_ops.logical_not(edge))
             value = formula(w(inside, z, stand_in), *params)
             if minus_log_scale:
                 value = value - log(scale)
             value = w(under, below, w(over, above, value))
             if exp:
                 value = _math_ops.exp(value)
+            if edge is not None:
+                at_low = _from_the_end(edge, x - loc, scale)
+                power, log_rest = near_low(at_low, *params)
+                value = w(edge, at_low**power * _math_ops.exp(log_rest) / scale, value)
             return _narrowed(w(ok, w(_math_ops.not_equal(z, z), _math.nan, value), _math.nan), dtype)
 
         run.__name__ = run.__qualname__ = f"{name}_{method}"
@@ -1176,6 +1235,7 @@ chi2 = _family(
     _math.inf,
     1.0,
     logpdf=lambda z, df: gamma_log_density(0.5 * df, 0.5 * z) - _math.log(2.0),
+    near_low=lambda z, df: (0.5 * df - 1.0, -0.5 * z - 0.5 * df * _math.log(2.0) - _sp.gammaln(0.5 * df)),
     cdf=lambda z, df: _sp.gammainc(0.5 * df, 0.5 * z),
     sf=lambda z, df: _sp.gammaincc(0.5 * df, 0.5 * z),
     logcdf=lambda z, df: _log_gamma_tail(0.5 * df, 0.5 * z, upper=False),
@@ -1276,6 +1336,7 @@ weibull_min = _family(
     _math.inf,
     1.0,
     logpdf=lambda z, c: _math_ops.log(c) + _sp.xlogy(c - 1.0, z) - z**c,
+    near_low=lambda z, c: (c - 1.0, _math_ops.log(c) - z**c),
     cdf=lambda z, c: -_math_ops.expm1(-(z**c)),
     sf=lambda z, c: _math_ops.exp(-(z**c)),
     logcdf=lambda z, c: _log1mexp_exp(_log_power(z, c)),
@@ -1316,6 +1377,7 @@ rayleigh = _family(
     _math.inf,
     1.0,
     logpdf=lambda z: _math_ops.log(z) - 0.5 * z * z,
+    near_low=lambda z: (1.0, -0.5 * z * z),
     cdf=lambda z: -_math_ops.expm1(-0.5 * z * z),
     sf=lambda z: _math_ops.exp(-0.5 * z * z),
     logcdf=lambda z: _log1mexp_exp(_log_power(z, 2.0) - _math.log(2.0)),

@@ -118,3 +118,87 @@ def test_a_complex_cotangent_for_a_complex_output_is_kept():
     (g,) = vjp_fn(tl.tensor(np.array([1.0j])))
     # tensorlib's (JAX's) convention: the cotangent times the derivative, 1j * (3 - 1j)
     np.testing.assert_allclose(g.numpy(), [1.0j * (3.0 - 1.0j)])
+
+
+def test_a_tape_records_the_variable_value_that_the_kernel_computed_with():
+    # Another thread assigned the Variable while an op read it: the kernel computed with the old value, but the
+    # tape read the Variable again after the kernel and recorded the new one, so x * v's gradient for x was the
+    # new value (a silent wrong answer: a tape must record the values its op computed with, as TF's reads do).
+    import threading
+
+    v = tl.Variable(np.array([2.0, 3.0]))
+    op = tl.ops.defop("CoreAdv3MulWhileAssigned", inputs=("x", "y"), infer=lambda x, y: x)
+
+    @op.kernel("numpy")
+    def _kernel(x, y):
+        other = threading.Thread(target=v.assign, args=([100.0, 100.0],))  # another thread's concurrent assign
+        other.start()
+        other.join()
+        return x * y
+
+    tl.grad.register_gradient(
+        "CoreAdv3MulWhileAssigned", lambda node, g: g * node.inputs[1], lambda node, g: g * node.inputs[0]
+    )
+    x = tl.tensor(np.array([1.0, 1.0]))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.sum(op(x, v))
+    np.testing.assert_allclose(y.numpy(), 5.0)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [2.0, 3.0])  # d(x * v)/dx = v as the kernel read it
+
+
+def test_assign_checks_its_readers_while_other_threads_add_theirs():
+    # check_assignable listed the Variable's readers while tapes of other threads added themselves:
+    # RuntimeError('Set changed size during iteration') from a plain assign.
+    import weakref
+
+    class _GrowingReaders(weakref.WeakSet):
+        """A reader set that another thread's tape joins while it is iterated."""
+
+        joined: list = []
+
+        def __iter__(self):
+            for tape in super().__iter__():
+                self.joined.append(tl.GradientTape())
+                self.add(self.joined[-1])
+                yield tape
+
+    v = tl.Variable(np.array([1.0]))
+    with tl.GradientTape() as tape:
+        _ = v * 2.0
+    kept = tl.GradientTape()
+    v._readers = _GrowingReaders([tape, kept])
+    v.assign([4.0])
+    np.testing.assert_array_equal(v.numpy(), [4.0])
+
+
+def _cumprod_second_directional(x, w, u):
+    """NumPy reference: D^2 f(x)[u, u] for f(x) = sum_j w_j prod_{i <= j} x_i, exactly, from the polynomial
+    f(x + t u) in t (twice its t^2 coefficient)."""
+    poly, total = np.array([1.0]), np.zeros(3)
+    for xi, ui, wj in zip(x, u, w):
+        poly = np.polynomial.polynomial.polymul(poly, [xi, ui])
+        total[: min(3, poly.size)] += wj * poly[:3]
+    return 2.0 * total[2]
+
+
+@pytest.mark.parametrize(
+    "x",
+    [[0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 0.0, 3.0, 0.0], [0.5, 0.0, -2.0, 0.0, 0.0, 1.5]],
+)
+def test_third_derivative_of_cumprod_at_three_or_more_zeros(x):
+    # The rule handled the first two zeros along the axis exactly and gave later zeros a constant 0 gradient,
+    # right to second order only: the third derivative at [0, 0, 0, 0] was off by up to 0.16 (JAX agrees with
+    # the reference below).  D^2 f[u, u] is linear in each x_k, so its central difference is exact.
+    x = np.array(x)
+    rng = np.random.default_rng(len(x))
+    w, u = rng.standard_normal(len(x)), rng.standard_normal(len(x))
+
+    def second(z):
+        inner = lambda z: tl.sum(tl.grad(lambda v: tl.sum(tl.cumprod(v) * tl.tensor(w)))(z) * tl.tensor(u))
+        return tl.sum(tl.grad(inner)(z) * tl.tensor(u))
+
+    np.testing.assert_allclose(float(second(tl.tensor(x))), _cumprod_second_directional(x, w, u), atol=1e-12)
+    eye = np.eye(len(x))
+    ref = [(_cumprod_second_directional(x + e, w, u) - _cumprod_second_directional(x - e, w, u)) / 2.0 for e in eye]
+    np.testing.assert_allclose(tl.grad(second)(tl.tensor(x)).numpy(), ref, rtol=1e-10, atol=1e-10)

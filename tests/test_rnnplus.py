@@ -368,7 +368,8 @@ def test_dropout_matches_keras_given_the_same_masks(name, options, dropout, recu
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_dropout_keeps_one_mask_per_sequence_fresh_at_every_call_also_traced(name):
     x = np.ones((4, 6, 3), np.float32)
-    layer = LAYERS[name](3, 5, return_sequences=True, dropout=0.5, recurrent_dropout=0.5, seed=0)
+    # No seed: the masks come from the global stream (a seed gives the layer its own, see test_trainleft).
+    layer = LAYERS[name](3, 5, return_sequences=True, dropout=0.5, recurrent_dropout=0.5)
     f = tl.function(lambda t: layer(t))
     tl.random.seed(3)
     first, second = f(x).numpy(), f(x).numpy()

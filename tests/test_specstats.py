@@ -139,3 +139,49 @@ def test_ellipj_second_derivatives_in_m_match_differences_of_scipy_and_mpmath():
                 for a, b in zip(u, m)
             ]
             np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+# ---------------------------------------------------------------- densities at the end of their support
+# (family, shape parameters, the end, the sign of "inside"); the density is C d**k near the end (d the distance)
+DENSITY_ENDS = [
+    ("rayleigh", (), 0.0, 1),  # k = 1
+    ("weibull_min", (1.7,), 0.0, 1),  # k = 0.7: inf
+    ("weibull_min", (2.0,), 0.0, 1),
+    ("weibull_min", (3.5,), 0.0, 1),
+    ("weibull_min", (1.0,), 0.0, 1),  # k = 0: the exponential
+    ("chi2", (3.0,), 0.0, 1),
+    ("chi2", (4.0,), 0.0, 1),
+    ("chi2", (2.0,), 0.0, 1),
+    ("gamma", (2.5,), 0.0, 1),
+    ("gamma", (2.0,), 0.0, 1),
+    ("gamma", (1.5,), 0.0, 1),
+    ("beta", (2.0, 1.5), 0.0, 1),
+    ("beta", (2.0, 1.5), 1.0, -1),  # k = 0.5 at 1
+    ("beta", (3.0, 2.0), 1.0, -1),
+]
+
+
+@pytest.mark.parametrize("name, shapes, end, inside", DENSITY_ENDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_pdf_gradients_at_the_end_of_the_support_are_the_limits_from_inside(name, shapes, end, inside, dtype):
+    # exp(logpdf) at the end was exp(-inf) with the gradient 0 * inf = NaN (rayleigh.pdf'(0) is 1, gamma(2).pdf'(0) 1)
+    ss = pytest.importorskip("scipy.stats")
+    loc, scale = 0.5, 2.0
+    x = loc + scale * end
+    f = lambda x, loc, scale: getattr(tl.stats, name).pdf(x, *shapes, loc=loc, scale=scale)
+    args = [tl.tensor(np.asarray(v, dtype)) for v in (x, loc, scale)]
+    by_x, by_loc, by_scale = (g.numpy() for g in tl.grad(f, argnums=(0, 1, 2))(*args))
+    reference = lambda x: getattr(ss, name).pdf(x, *shapes, loc=loc, scale=scale)
+    h = 1e-7 * inside
+    one_sided = (reference(x + h) - reference(x)) / h
+    closer = (reference(x + h / 100) - reference(x)) / (h / 100)
+    if np.abs(closer) > 2 * np.abs(one_sided):  # a power below 1: the limit is infinite, with the difference's sign
+        assert by_x == np.sign(one_sided) * np.inf and by_loc == -by_x
+    else:
+        # the one-sided difference's error shrinks with the step (like h**(k - 1) between k = 1 and 2)
+        np.testing.assert_allclose(by_x, closer, rtol=1e-5, atol=2 * np.abs(closer - one_sided) + 1e-6)
+        np.testing.assert_allclose(by_loc, -by_x, rtol=1e-6)
+    # d/dscale of pdf((x - loc) / scale) / scale = -z d/dx - pdf / scale: the far end (beta's z = 1) moves, loc not
+    want_scale = (-by_x * end if end else 0.0) - reference(x) / scale
+    np.testing.assert_allclose(by_scale, want_scale, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(f(*args).numpy(), reference(x), rtol=1e-6, atol=1e-300)

@@ -138,3 +138,166 @@ def test_an_explicit_training_argument_inside_wins_and_non_bool_is_refused():
         tl.nn.Sequential(Inner())(x, training="no")
     with pytest.raises(TypeError, match="unexpected keyword argument 'trainig'"):
         tl.nn.Sequential(Inner())(x, trainig=False)
+
+
+@pytest.mark.parametrize("kind", ["SimpleRNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_recurrent_layers_seed_seeds_its_dropout_masks(kind, traced):
+    # tl.nn.LSTM(..., seed=1, dropout=0.5) drew its masks from the global stream: two layers of one seed gave
+    # different outputs, and tl.random.seed(...) between calls changed them.  As Keras 3's (and tl.nn.Dropout's
+    # seed): the masks of a layer's n-th call are a function of its seed and n.
+    x = np.random.default_rng(0).normal(size=(3, 5, 2))
+    make = getattr(tl.nn, kind)
+    layers = [make(2, 4, seed=1, dropout=0.5, recurrent_dropout=0.3, dtype=tl.float64) for _ in range(2)]
+    calls = [tl.function(lambda t, m=m: m(t)) if traced else m for m in layers]
+    tl.random.seed(3)
+    first = calls[0](x).numpy()
+    tl.random.seed(4)
+    assert np.array_equal(calls[1](x).numpy(), first)
+    second = calls[0](x).numpy()
+    assert not np.array_equal(second, first) and np.array_equal(calls[1](x).numpy(), second)
+    assert not np.array_equal(first, layers[0](x, training=False).numpy())
+    assert sorted(layers[0].variables) == sorted(make(2, 4).variables)  # the stream's counter is no weight
+
+
+_OPTIMIZERS = [
+    ("SGD", dict(learning_rate=0.1, momentum=0.9, nesterov=True, weight_decay=0.01, dampening=0.0)),
+    ("Adam", dict(learning_rate=0.05, beta_1=0.8, beta_2=0.95, epsilon=1e-3, weight_decay=0.02)),
+    ("AdamW", dict(learning_rate=0.05, beta_1=0.7, beta_2=0.9, epsilon=1e-4, weight_decay=0.1, amsgrad=True)),
+    ("RMSprop", dict(learning_rate=0.02, rho=0.8, momentum=0.5, epsilon=1e-3, centered=True, weight_decay=0.01)),
+    ("Adagrad", dict(learning_rate=0.1, lr_decay=0.01, weight_decay=0.01, epsilon=1e-5)),
+    ("NAdam", dict(learning_rate=0.05, beta_1=0.8, beta_2=0.9, epsilon=1e-4, momentum_decay=0.003)),
+    ("Lion", dict(learning_rate=0.01, beta_1=0.8, beta_2=0.95, weight_decay=0.1)),
+]
+
+
+def _quadratic_grads(w, step):
+    """The gradient of ``sum((w - target_t) ** 2 * scale)`` at step ``t``: it changes with the step."""
+    target = np.sin(np.arange(w.size).reshape(w.shape) + step)
+    return 2.0 * (w.numpy() - target) * np.linspace(0.5, 2.0, w.size).reshape(w.shape)
+
+
+@pytest.mark.parametrize("name, settings", _OPTIMIZERS, ids=[n for n, _ in _OPTIMIZERS])
+@pytest.mark.parametrize("schedule", [False, True])
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_run_resumed_from_a_saved_optimizer_equals_the_uninterrupted_run(name, settings, schedule, traced, tmp_path):
+    # state_dict() kept the learning rate and the slots but none of the other hyperparameters: an Adam(beta_1=0.8,
+    # ...) saved and loaded into Adam() (PyTorch's load_state_dict restores every param group value) resumed with
+    # beta_1=0.9, beta_2=0.999, epsilon=1e-7: a silently different run.  Reference: the uninterrupted run, step by
+    # step, through a file (tl.save_variables / tl.load_variables) and through state_dict().
+    make = getattr(tl.optimizers, name)
+    if schedule:
+        settings = dict(settings, learning_rate=tl.optimizers.ExponentialDecay(settings["learning_rate"], 2, 0.5))
+    start = np.random.default_rng(0).normal(size=(2, 3))
+
+    def run(opt, w, steps):
+        step = tl.function(lambda g: opt.apply([g], [w])) if traced else (lambda g: opt.apply([g], [w]))
+        for t in steps:
+            step(tl.tensor(_quadratic_grads(w, t)))
+            yield w.numpy().copy()
+
+    w = tl.Variable(start.copy())
+    uninterrupted = list(run(make(**settings), w, range(8)))
+
+    w, opt = tl.Variable(start.copy()), make(**settings)
+    first = list(run(opt, w, range(4)))
+    tl.save_variables(tmp_path / "opt.safetensors", {"opt": opt, "w": w})
+    saved = opt.state_dict()
+    for how in ("file", "state_dict"):
+        # What picks the rule's ops and slots (nesterov, amsgrad, centered, a momentum > 0) is the optimizer's
+        # structure, given to the constructor as Keras' config is; the numbers come from the checkpoint.
+        flags = {k: v for k, v in settings.items() if isinstance(v, bool)}
+        if flags.get("nesterov") or flags.get("centered"):
+            flags["momentum"] = 0.3
+        fresh = make(**flags, **({"learning_rate": settings["learning_rate"]} if schedule else {}))
+        w = tl.Variable(np.zeros((2, 3)))
+        if how == "file":
+            tl.load_variables(tmp_path / "opt.safetensors", {"opt": fresh, "w": w})
+        else:
+            w.assign(first[-1])
+            fresh.load_state_dict(saved)
+        for k, v in settings.items():
+            if k != "learning_rate" and not isinstance(v, bool):
+                assert getattr(fresh, k) == v, k
+        resumed = first + list(run(fresh, w, range(4, 8)))
+        np.testing.assert_allclose(resumed, uninterrupted, rtol=1e-12, atol=1e-15)
+
+
+def test_old_optimizer_files_without_hyperparameters_still_load():
+    opt = tl.optimizers.Adam(0.1, beta_1=0.5)
+    w = tl.Variable([1.0, 2.0])
+    opt.apply([tl.tensor([1.0, -1.0])], [w])
+    state = {k: v for k, v in opt.state_dict().items() if not k.startswith("hyperparameters.")}
+    fresh = tl.optimizers.Adam(0.1, beta_1=0.5)
+    assert fresh.load_state_dict(state) == ([], [])
+    assert fresh.beta_1 == 0.5 and fresh.iterations.numpy() == 1
+
+
+@pytest.mark.parametrize("how", ["eager", "traced", "traced constant"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_enable_check_numerics_refuses_a_nan_or_inf_assigned_to_a_variable(how, bad):
+    # v.assign(array with NaN) under enable_check_numerics went through (no op produced it), eagerly and as a
+    # graph's assign step, so a NaN reached the weights unreported.  The Variable keeps its value.
+    v = tl.Variable(np.array([1.0, 2.0], np.float32), name="w")
+    value = np.array([bad, 1.0], np.float32)
+    assign = {
+        "eager": lambda: v.assign(value),
+        "traced": lambda: tl.function(lambda a: v.assign(a))(value),
+        "traced constant": lambda: tl.function(lambda: v.assign(tl.tensor([bad, 1.0])))(),
+    }[how]
+    kind = "NaN" if np.isnan(bad) else "Inf"
+    with tl.debugging.enable_check_numerics():
+        with pytest.raises(tl.debugging.NumericsError, match=rf"variable 'w' \(shape \(2,\), float32\) has {kind}"):
+            assign()
+        assert v.numpy().tolist() == [1.0, 2.0]
+        v.assign(np.array([3.0, 4.0], np.float32))  # finite values pass
+        tl.function(lambda a: v.assign(a * 2.0))(np.array([1.0, 1.0], np.float32))
+    assert v.numpy().tolist() == [2.0, 2.0]
+    assign()  # without the check, as before
+    assert np.isnan(v.numpy()[0]) == np.isnan(bad)
+
+
+def test_the_profile_shows_variable_assigns_in_graphs_and_eagerly(tmp_path):
+    # A traced optimizer step's assigns (the weights and slots) were missing from tl.profile: only the ops
+    # computing the values showed, so the profile of a training step did not show that it trained anything.
+    w = tl.Variable(np.ones((2, 3)), name="w")
+    opt = tl.optimizers.SGD(0.1, momentum=0.9)
+    step = tl.function(lambda g: opt.apply([g], [w]))
+    step(np.ones((2, 3)))
+    with tl.profile() as prof:
+        step(np.ones((2, 3)))
+        w.assign(np.zeros((2, 3)))
+    assigns = [(e.mode, e.input_shapes, e.dtypes) for e in prof.events if e.op_type == "AssignVariable"]
+    # graph: the momentum slot, the weight, the step counter; then the eager assign
+    assert sorted(assigns[:3]) == sorted(
+        [("graph", ((2, 3),), ("float64",)), ("graph", ((2, 3),), ("float64",)), ("graph", ((),), ("int64",))]
+    )
+    assert assigns[3:] == [("eager", ((2, 3),), ("float64",))]
+    prof.export_chrome_trace(tmp_path / "trace.json")
+    rows = {(op, mode): calls for op, mode, _, _, calls, _, _ in prof.summary()}
+    assert rows[("AssignVariable", "graph")] == 3 and rows[("AssignVariable", "eager")] == 1
+
+
+@pytest.mark.parametrize("name", ["GaussianNoise", "GaussianDropout"])
+@pytest.mark.parametrize("seed", [None, 3])
+def test_gaussian_noise_layers_traced_with_an_unknown_batch_draw_what_eager_calls_draw(name, seed):
+    # Traced with TensorSpec((None, 4, 3)) in training mode they raised "traced with unknown sizes" (Dropout and
+    # AlphaDropout worked).  Reference: the same layer's eager draws for the same seed (the numbers of NumPy's
+    # normal(mean, stddev)), and the definitions x + N(0, s) and x * N(1, sqrt(rate / (1 - rate))).
+    x = np.random.default_rng(0).uniform(1.0, 2.0, size=(64, 4, 3))
+
+    def make():
+        return getattr(tl.nn, name)(0.3, seed=seed)
+
+    traced_layer, eager_layer = make(), make()
+    f = tl.function(lambda t: traced_layer(t, training=True), input_signature=[tl.TensorSpec((None, 4, 3), tl.float64)])
+    for n in (64, 5):
+        tl.random.seed(11)
+        got = f(x[:n]).numpy()
+        tl.random.seed(11)
+        np.testing.assert_allclose(got, eager_layer(x[:n], training=True).numpy(), rtol=1e-12)
+    tl.random.seed(11)
+    noise = f(x).numpy() - x if name == "GaussianNoise" else f(x).numpy() / x - 1.0
+    std = 0.3 if name == "GaussianNoise" else np.sqrt(0.3 / 0.7)
+    assert abs(noise.mean()) < 4 * std / np.sqrt(noise.size)
+    np.testing.assert_allclose(noise.std(), std, rtol=0.05)

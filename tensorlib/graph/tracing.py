@@ -368,7 +368,7 @@ class _TapeReads:
         dispatch.check_assignable(var, value_backend)
         reads = self
         while reads is not None:
-            if reads.read.get(var._id) or any(tape in reads.tapes for tape in var._readers):
+            if reads.read.get(var._id) or dispatch.read_by(var, reads.tapes):
                 raise RuntimeError(
                     f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
                     f"GradientTape that is still recording{later}; its gradient would mix old and new values. "
