@@ -1424,9 +1424,11 @@ class BatchNorm(Module):
 
     def forward(self, x, training: bool | None = None):
         """``training`` (Keras' call argument): batch statistics (moving the running ones) or the running ones for
-        this call; None follows ``train()``/``eval()``."""
+        this call; None follows ``train()``/``eval()``.  A frozen layer (``trainable = False``, itself or a Module
+        above it) runs in inference mode whatever ``training`` says, as Keras' ``BatchNormalization``: fine-tuning
+        a model with frozen normalization layers had kept moving their running statistics."""
         x = _as_tensor(x, self)
-        training = _in_training(self, training)
+        training = _in_training(self, training) and self.trainable
         channel = -1 if self.data_format == "NHWC" else 1
         if len(x.shape) < 2 or x.shape[channel] != self.num_features:
             where = "last" if channel == -1 else "second (NCHW)"
@@ -1547,10 +1549,15 @@ class _SeedStream:
             return _nn.dropout(x, rate, noise_shape=noise_shape)
         return _keyed_dropout(x, rate, self._key(), self.seed, noise_shape)
 
-    def normal(self, shape: tuple, mean: float, stddev: float, dtype) -> Tensor:
-        if self.seed is None:
-            return _random.normal(shape, mean, stddev, dtype=dtype)
-        return _random.keyed_normal(shape, self._key(), self.seed, mean, stddev, dtype)
+    def normal(self, x, mean: float, stddev: float) -> Tensor:
+        """Normal draws of ``x``'s shape and dtype; of a shape known only when a graph runs, per-mean draws of the
+        same numbers (up to rounding)."""
+        key = None if self.seed is None else self._key()
+        if None in x.shape:
+            return _random.normal_like(x, mean, stddev, key, self.seed)
+        if key is None:
+            return _random.normal(x.shape, mean, stddev, dtype=x.dtype)
+        return _random.keyed_normal(x.shape, key, self.seed, mean, stddev, x.dtype)
 
 
 class Dropout(Module):
@@ -2314,8 +2321,11 @@ class _Recurrent(Module):
         return ", ".join([f"{self.input_size}, {self.units}", *_given_arguments(self, ("input_size", "units", "seed"))])
 
     def _mirrored(self):
-        """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
-        config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=None)
+        """A new layer like this one (fresh weights) running the other way: Bidirectional's backward half.  A seeded
+        layer's gets a seed of its own made from it (with none, two Bidirectional(LSTM(..., seed=1)) had different
+        backward weights and masks: the seed did not make the model reproducible)."""
+        seed = None if self._draws.seed is None else _seed_for(self._draws.seed, 20)
+        config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=seed)
         return type(self)(**config)
 
 
@@ -3724,14 +3734,6 @@ class _Noise(Module):
             raise TypeError(f"{type(self).__name__}: input must be floating, got shape {_shown(x)}")
         return x
 
-    def _normal(self, x, mean: float, stddev: float) -> Tensor:
-        if None in x.shape:
-            raise ValueError(
-                f"{type(self).__name__}: traced with unknown sizes, got input shape {_shown(x)}; give the TensorSpec "
-                "every size, or trace in eval() mode"
-            )
-        return self._draws.normal(x.shape, mean, stddev, x.dtype)
-
     def extra_repr(self) -> str:
         return f"rate={self.rate}"
 
@@ -3756,7 +3758,7 @@ class GaussianNoise(_Noise):
         x = self._float_input(x)
         if not _in_training(self, training) or self.stddev == 0:
             return _as_result(x, self)
-        return x + self._normal(x, 0.0, self.stddev)
+        return x + self._draws.normal(x, 0.0, self.stddev)
 
     def extra_repr(self) -> str:
         return f"stddev={self.stddev}"
@@ -3775,7 +3777,7 @@ class GaussianDropout(_Noise):
         x = self._float_input(x)
         if not _in_training(self, training) or self.rate == 0:
             return _as_result(x, self)
-        return x * self._normal(x, 1.0, math.sqrt(self.rate / (1.0 - self.rate)))
+        return x * self._draws.normal(x, 1.0, math.sqrt(self.rate / (1.0 - self.rate)))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
