@@ -118,6 +118,7 @@ LOG_TAILS = {
     "LogBetaincFraction",
     "LogBetaincFractionGrad",
     "Hyp1f1Grad",
+    "BivariateNormalCdf",
 }  # a NumPy series, continued fractions
 NUMPY_ONLY |= LOG_TAILS
 
