@@ -225,7 +225,7 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     named = _named(target, who, optimizers=optimizers)
     problems = [f"{name!r} cannot be read: {why}" for name, why in unreadable.items() if name in named]
     later, restore, slot_problems, slots_missing = _slots_not_built(arrays, named, optimizers)
-    problems += slot_problems
+    problems += slot_problems + _refused_by_optimizers(arrays, optimizers, where)
     arrays.update({name: None for name in unreadable})  # present in the file, for the missing/extra lists
     # An optimizer's learning rate is optional both ways: files written before it was saved have none, and
     # one with a schedule (or the caller's rate Variable) keeps that and ignores the file's.  Its other
@@ -278,6 +278,27 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     for opt in optimizers.values():
         opt._hyperparameters_loaded()
     return missing, extra
+
+
+def _refused_by_optimizers(arrays: dict, optimizers: dict, where: str) -> list:
+    """The learning rates and step counters in ``arrays`` that their optimizer would refuse: a negative or NaN
+    rate (its constructor and setter refuse one: it climbs the loss) or a negative counter (Adam's bias
+    correction of step -5 is no step's).  Loaded, either had trained silently wrong."""
+    problems = []
+    for prefix, opt in optimizers.items():
+        head = f"{prefix}." if prefix else ""
+        counters = {n for n, kind in opt._slot_kinds().items() if kind == "counter"}
+        for name, a in arrays.items():
+            rest = name[len(head) :] if name.startswith(head) else None
+            if rest == "learning_rate":
+                what = "learning rate"
+            elif rest == "iterations" or (rest or "").startswith("slots.") and rest.rpartition(".")[2] in counters:
+                what = "step counter"
+            else:
+                continue
+            if a is not None and a.ndim == 0 and a.dtype.kind in "fiu" and not a >= 0:
+                problems.append(f"{name!r} is {a.item()} in {where}, but a {what} of {type(opt).__name__} must be >= 0")
+    return problems
 
 
 def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:

@@ -367,10 +367,11 @@ def _aligned(arrays, rows, what):
 
 
 def _tensorlib_dtype(dtype, what: str) -> np.dtype:
-    """The dtype tensorlib holds values of ``dtype`` in (uint8 -> int32, as ``tl.tensor``); ``what`` names
-    the data in the error for a dtype it cannot hold."""
+    """The dtype tensorlib holds values of ``dtype`` in (uint8 -> int32, as ``tl.tensor``), in native byte
+    order (a big-endian array from a FITS or HDF5 source is converted block by block, as ``from_npy``
+    converts a big-endian file); ``what`` names the data in the error for a dtype it cannot hold."""
     try:
-        return _dtypes.of_array(dtype)
+        return _dtypes.of_array(np.dtype(dtype).newbyteorder("="))
     except TypeError:
         raise TypeError(
             f"{what} has dtype {dtype}, which tensorlib cannot hold "
@@ -861,9 +862,9 @@ class _NpyFile:
     def _map(self):
         try:
             mapped = np.load(self.path, mmap_mode="r", allow_pickle=False)
-        except (FileNotFoundError, IsADirectoryError):
-            raise
         except Exception as e:
+            if isinstance(e, OSError) and e.errno is not None:  # no file, a folder, no permission: the same
+                raise type(e)(e.errno, f"tl.distributed.from_npy: {e.strerror}", self.path) from None  # error
             raise ValueError(
                 f"tl.distributed.from_npy: {self.path} is not a .npy file NumPy can memory-map ({e})"
             ) from None

@@ -1547,10 +1547,15 @@ class _SeedStream:
             return _nn.dropout(x, rate, noise_shape=noise_shape)
         return _keyed_dropout(x, rate, self._key(), self.seed, noise_shape)
 
-    def normal(self, shape: tuple, mean: float, stddev: float, dtype) -> Tensor:
-        if self.seed is None:
-            return _random.normal(shape, mean, stddev, dtype=dtype)
-        return _random.keyed_normal(shape, self._key(), self.seed, mean, stddev, dtype)
+    def normal(self, x, mean: float, stddev: float) -> Tensor:
+        """Normal draws of ``x``'s shape and dtype; of a shape known only when a graph runs, per-mean draws of the
+        same numbers (up to rounding)."""
+        key = None if self.seed is None else self._key()
+        if None in x.shape:
+            return _random.normal_like(x, mean, stddev, key, self.seed)
+        if key is None:
+            return _random.normal(x.shape, mean, stddev, dtype=x.dtype)
+        return _random.keyed_normal(x.shape, key, self.seed, mean, stddev, x.dtype)
 
 
 class Dropout(Module):
@@ -3724,14 +3729,6 @@ class _Noise(Module):
             raise TypeError(f"{type(self).__name__}: input must be floating, got shape {_shown(x)}")
         return x
 
-    def _normal(self, x, mean: float, stddev: float) -> Tensor:
-        if None in x.shape:
-            raise ValueError(
-                f"{type(self).__name__}: traced with unknown sizes, got input shape {_shown(x)}; give the TensorSpec "
-                "every size, or trace in eval() mode"
-            )
-        return self._draws.normal(x.shape, mean, stddev, x.dtype)
-
     def extra_repr(self) -> str:
         return f"rate={self.rate}"
 
@@ -3756,7 +3753,7 @@ class GaussianNoise(_Noise):
         x = self._float_input(x)
         if not _in_training(self, training) or self.stddev == 0:
             return _as_result(x, self)
-        return x + self._normal(x, 0.0, self.stddev)
+        return x + self._draws.normal(x, 0.0, self.stddev)
 
     def extra_repr(self) -> str:
         return f"stddev={self.stddev}"
@@ -3775,7 +3772,7 @@ class GaussianDropout(_Noise):
         x = self._float_input(x)
         if not _in_training(self, training) or self.rate == 0:
             return _as_result(x, self)
-        return x * self._normal(x, 1.0, math.sqrt(self.rate / (1.0 - self.rate)))
+        return x * self._draws.normal(x, 1.0, math.sqrt(self.rate / (1.0 - self.rate)))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717

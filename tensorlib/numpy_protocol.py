@@ -34,7 +34,7 @@ import numpy as np
 
 from . import tree
 from .dtypes import as_dtype
-from .ops.numpy_more import _PAD_STATISTICS, pad_by_statistic, pad_linear_ramp
+from .ops.numpy_more import pad_with_mode
 from .tensor import Tensor
 
 _NO_VALUE = getattr(np, "_NoValue", object())
@@ -600,42 +600,12 @@ def _clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_
     return tl.clip(a, lo, hi)  # tl.clip's gradient: x keeps it at a bound (maximum and minimum split ties)
 
 
-# np.pad's modes that only repeat x's own cells: each axis is x taken at np.pad(np.arange(n), width, mode).
-_PAD_BY_INDEX = ("edge", "wrap", "reflect", "symmetric")
-
-
 def _pad(array, pad_width, mode="constant", **kwargs):
     import tensorlib as tl
 
     if mode == "constant":
         return tl.pad(array, pad_width, **kwargs)
-    if (
-        mode in _PAD_STATISTICS
-        and set(kwargs) <= {"stat_length"}
-        or mode == "linear_ramp"
-        and set(kwargs) <= {"end_values"}
-    ):
-        widths = np.broadcast_to(np.asarray(_numpy_of(pad_width)), (array.ndim, 2))
-        if mode == "linear_ramp":
-            return pad_linear_ramp(tl.asarray(array), widths, kwargs.get("end_values", 0))
-        return pad_by_statistic(tl.asarray(array), widths, mode, kwargs.get("stat_length"))
-    if mode not in _PAD_BY_INDEX or set(kwargs) - {"reflect_type"} or kwargs.get("reflect_type", "even") != "even":
-        given = "".join(f" with {k}={v!r}" for k, v in kwargs.items())
-        raise TypeError(
-            f"numpy.pad: mode={mode!r}{given} is not supported on tensorlib Tensors (constant, linear_ramp, "
-            f"{', '.join(_PAD_STATISTICS)}, and {', '.join(_PAD_BY_INDEX)} with reflect_type='even', are); shape "
-            f"{tuple(array.shape)} {array.dtype}"
-        )
-    widths = np.broadcast_to(np.asarray(_numpy_of(pad_width)), (array.ndim, 2))
-    for axis, width in enumerate(widths):
-        if width.any():
-            if array.shape[axis] is None:
-                raise ValueError(
-                    f"numpy.pad: mode={mode!r} needs the size of axis {axis}, unknown while tl.function traces "
-                    f"(shape {tuple(array.shape)}); give it in the TensorSpec"
-                )
-            array = tl.take(array, np.pad(np.arange(array.shape[axis]), width, mode=mode), axis=axis)
-    return array
+    return pad_with_mode(tl.asarray(array), pad_width, mode, "numpy.pad", **kwargs)
 
 
 def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):

@@ -6,8 +6,8 @@ so ``load_state_dict`` takes a ``torch.nn.LSTM``'s state dict) and its return va
 
 They live apart from Keras' ``tl.nn.SimpleRNN``/``LSTM``/``GRU`` (``units``, ``return_sequences``, batch-major,
 one bias, the gates of a GRU in Keras' order), whose names they share.  Each layer and direction runs one
-``tl.scan`` over time (one ``Scan`` node when traced), its input's product with ``weight_ih`` computed for
-every step at once before it.  Not offered: packed sequences and LSTM's ``proj_size``.
+``tl.scan`` over time (one ``Scan`` node when traced, for any number of steps), its input's product with
+``weight_ih`` computed for every step at once before it.  Not offered: packed sequences.
 
 >>> import tensorlib as tl
 >>> lstm = tl.nn.torch.LSTM(3, 4, num_layers=2, bidirectional=True, seed=0)
@@ -47,6 +47,7 @@ class _TorchRecurrent(Module):
 
     gates = 1
     states = 1  # LSTM carries (h, c)
+    proj_size = 0  # LSTM's: h projected by weight_hr to this size
 
     def __init__(
         self,
@@ -74,11 +75,13 @@ class _TorchRecurrent(Module):
         bound = 1.0 / math.sqrt(self.hidden_size)
         width, k = self.gates * self.hidden_size, 0
         for layer in range(self.num_layers):
-            fan_in = self.input_size if layer == 0 else self.hidden_size * self.directions
+            fan_in = self.input_size if layer == 0 else self.output_size * self.directions
             for suffix in self._suffixes():
-                shapes = {"weight_ih": (width, fan_in), "weight_hh": (width, self.hidden_size)}
+                shapes = {"weight_ih": (width, fan_in), "weight_hh": (width, self.output_size)}
                 if self.bias:
                     shapes.update(bias_ih=(width,), bias_hh=(width,))
+                if self.proj_size:
+                    shapes.update(weight_hr=(self.proj_size, self.hidden_size))
                 for what, shape in shapes.items():
                     draw = _init.random_uniform(shape, _seed_for(seed, k), dtype, -bound, bound)
                     setattr(self, f"{what}_l{layer}{suffix}", Variable(draw, name=f"{what}_l{layer}{suffix}"))
@@ -87,6 +90,11 @@ class _TorchRecurrent(Module):
     @property
     def directions(self) -> int:
         return 2 if self.bidirectional else 1
+
+    @property
+    def output_size(self) -> int:
+        """The size of ``h`` (and of each direction's output): ``proj_size`` if set, else ``hidden_size``."""
+        return self.proj_size or self.hidden_size
 
     def _suffixes(self) -> tuple:
         return ("", "_reverse") if self.bidirectional else ("",)
@@ -130,44 +138,45 @@ class _TorchRecurrent(Module):
 
     def _scan(self, x, init: tuple, layer: int, suffix: str, reverse: bool) -> tuple:
         """One layer and direction over time: its final states and its outputs ``(time, batch, hidden_size)``."""
-        weight = {
-            w: getattr(self, f"{w}_l{layer}{suffix}", None) for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-        }
+        names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")
+        weight = {w: getattr(self, f"{w}_l{layer}{suffix}", None) for w in names}
         cast = {w: v if v is None or v.dtype == x.dtype else _math.cast(v, x.dtype) for w, v in weight.items()}
         projected = _linalg.matmul(x, _shape.transpose(cast["weight_ih"]))  # every step at once
         if cast["bias_ih"] is not None:
             projected = projected + cast["bias_ih"]
 
         def step(carry, p):
-            carry = self._cell(*carry, p, cast["weight_hh"], cast["bias_hh"])
+            carry = self._cell(*carry, p, cast)
             return carry, carry[0]
 
         carry, ys = _control_flow.scan(step, init, projected, reverse=reverse)
         return carry, ys
 
     def _initial_states(self, hx, x, unbatched: bool, dtype) -> tuple:
-        """``hx`` as a tuple of ``(layers * directions, batch, hidden_size)`` states in ``dtype`` (zeros if None)."""
+        """``hx`` as a tuple of ``(layers * directions, batch, size)`` states in ``dtype`` (zeros if None): ``h``'s size
+        is ``output_size``, LSTM's ``c``'s ``hidden_size``."""
         name = type(self).__name__
-        want = (self.num_layers * self.directions, x.shape[1], self.hidden_size)
+        sizes = (self.output_size, self.hidden_size)[: self.states]
+        wants = [(self.num_layers * self.directions, x.shape[1], size) for size in sizes]
         if hx is None:
             if x.shape[1] is not None:
-                zeros = _zeros(want, dtype=dtype, backend=x.backend.name)
-            else:  # a batch of unknown size (traced): zeros (1, batch, 1) + zeros (layers, 1, hidden)
-                first = _math.zeros_like(_reduce.sum(x[:, :, :1], axis=0, keepdims=True), dtype=dtype)
-                zeros = first + _zeros((want[0], 1, want[2]), dtype=dtype, backend=x.backend.name)
-            return (zeros,) * self.states
+                return tuple(_zeros(want, dtype=dtype, backend=x.backend.name) for want in wants)
+            # a batch of unknown size (traced): zeros (1, batch, 1) + zeros (layers, 1, size)
+            first = _math.zeros_like(_reduce.sum(x[:, :, :1], axis=0, keepdims=True), dtype=dtype)
+            return tuple(first + _zeros((want[0], 1, want[2]), dtype=dtype, backend=x.backend.name) for want in wants)
         given = tuple(hx) if self.states == 2 and isinstance(hx, (tuple, list)) else (hx,)
         given = tuple(h if isinstance(h, Tensor) else _tensor(h) for h in given)
-        shape = want[:1] + want[2:] if unbatched else want
+        shapes = [want[:1] + want[2:] if unbatched else want for want in wants]
         if len(given) != self.states or any(
             len(h.shape) != len(shape)
             or any(a is not None and b is not None and a != b for a, b in zip(h.shape, shape))
             or h.dtype.kind != "f"
-            for h in given
+            for h, shape in zip(given, shapes)
         ):
-            what = "a pair (h_0, c_0) of" if self.states == 2 else ""
+            what = "a pair (h_0, c_0) of floating states" if self.states == 2 else "a floating state"
+            shown = f"shape {shapes[0]}" if len(set(shapes)) == 1 else f"shapes {shapes[0]} and {shapes[1]}"
             raise ValueError(
-                f"{name}: hx must be {what} floating states of shape {shape}, got "
+                f"{name}: hx must be {what} of {shown}, got "
                 f"{[(tuple(h.shape), str(h.dtype)) for h in given]} for input shape {tuple(x.shape)}"
             )
         given = tuple(_shape.expand_dims(h, 1) if unbatched else h for h in given)
@@ -181,6 +190,12 @@ class _TorchRecurrent(Module):
 
 def _gate(z, i: int, size: int):
     return z[..., i * size : (i + 1) * size]
+
+
+def _recurrent_product(h, weights):
+    """``h W_hh^T + b_hh`` (no bias with ``bias=False``)."""
+    z = _linalg.matmul(h, _shape.transpose(weights["weight_hh"]))
+    return z if weights["bias_hh"] is None else z + weights["bias_hh"]
 
 
 class RNN(_TorchRecurrent):
@@ -212,16 +227,16 @@ class RNN(_TorchRecurrent):
         self.nonlinearity = nonlinearity
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, seed, dtype)
 
-    def _cell(self, h, projected, weight_hh, bias_hh) -> tuple:
-        z = projected + _linalg.matmul(h, _shape.transpose(weight_hh))
-        z = z if bias_hh is None else z + bias_hh
+    def _cell(self, h, projected, weights) -> tuple:
+        z = projected + _recurrent_product(h, weights)
         return ((_math.tanh(z) if self.nonlinearity == "tanh" else _nn.relu(z)),)
 
 
 class LSTM(_TorchRecurrent):
     """PyTorch's ``nn.LSTM`` (gates ``i, f, g, o`` in ``weight_ih``'s rows, two biases), ``num_layers`` stacked,
-    ``bidirectional``; returns ``(output, (h_n, c_n))`` and takes ``hx=(h_0, c_0)``.  See
-    :mod:`tensorlib.torch_layers`.
+    ``bidirectional``; returns ``(output, (h_n, c_n))`` and takes ``hx=(h_0, c_0)``.  ``proj_size`` (below
+    ``hidden_size``) projects ``h`` by ``weight_hr_l{k}`` ``(proj_size, hidden_size)``: ``h``, the output and
+    ``h_0`` then have ``proj_size`` features, as torch's.  See :mod:`tensorlib.torch_layers`.
 
     >>> import tensorlib as tl
     >>> lstm = tl.nn.torch.LSTM(3, 4, seed=0)
@@ -233,12 +248,33 @@ class LSTM(_TorchRecurrent):
     gates = 4
     states = 2
 
-    def _cell(self, h, c, projected, weight_hh, bias_hh) -> tuple:
-        z = projected + _linalg.matmul(h, _shape.transpose(weight_hh))
-        z = z if bias_hh is None else z + bias_hh
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        seed: int | None = None,
+        dtype=_dt.float32,
+    ):
+        whole = not isinstance(proj_size, bool) and _number_in(proj_size, 0, math.inf) and proj_size == int(proj_size)
+        if not whole or (_number_in(hidden_size, 1, math.inf) and proj_size >= hidden_size):
+            raise ValueError(f"LSTM: proj_size must be an integer in [0, hidden_size={hidden_size}), got {proj_size!r}")
+        self.proj_size = int(proj_size)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, seed, dtype)
+
+    def _cell(self, h, c, projected, weights) -> tuple:
+        z = projected + _recurrent_product(h, weights)
         i, f, g, o = (_gate(z, k, self.hidden_size) for k in range(4))
         c = _math.sigmoid(f) * c + _math.sigmoid(i) * _math.tanh(g)
-        return _math.sigmoid(o) * _math.tanh(c), c
+        h = _math.sigmoid(o) * _math.tanh(c)
+        if weights["weight_hr"] is not None:  # proj_size: h_t = (o * tanh(c_t)) W_hr^T
+            h = _linalg.matmul(h, _shape.transpose(weights["weight_hr"]))
+        return h, c
 
 
 class GRU(_TorchRecurrent):
@@ -255,9 +291,8 @@ class GRU(_TorchRecurrent):
 
     gates = 3
 
-    def _cell(self, h, projected, weight_hh, bias_hh) -> tuple:
-        recurrent = _linalg.matmul(h, _shape.transpose(weight_hh))
-        recurrent = recurrent if bias_hh is None else recurrent + bias_hh
+    def _cell(self, h, projected, weights) -> tuple:
+        recurrent = _recurrent_product(h, weights)
         size = self.hidden_size
         r = _math.sigmoid(_gate(projected, 0, size) + _gate(recurrent, 0, size))
         z = _math.sigmoid(_gate(projected, 1, size) + _gate(recurrent, 1, size))

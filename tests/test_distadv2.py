@@ -188,3 +188,29 @@ def test_a_loss_that_is_not_real_float_is_refused_naming_the_distributed_functio
     x = da.from_array(np.arange(6.0).reshape(6, 1), chunks=(4, 1))
     with pytest.raises(TypeError, match=r"^tl.distributed.value_and_grad: <lambda> must return a real float loss, got"):
         tl.distributed.value_and_grad(lambda w, x: make_loss(x, w), 1.0, x)
+
+
+@pytest.mark.parametrize("dtype", [">f8", ">f4", ">i4", ">i2", ">c16"])
+def test_big_endian_dask_arrays_are_taken_in_native_byte_order(dtype, sync_scheduler):
+    a = (np.arange(12).reshape(6, 2) - 5).astype(dtype)  # as a FITS or big-endian HDF5 dataset gives them
+    native = a.astype(a.dtype.newbyteorder("="))
+    x = da.from_array(a, chunks=(4, 2))
+    y = tl.distributed.map_blocks(lambda b: b * 3, x).compute()
+    np.testing.assert_array_equal(y, (tl.tensor(native) * 3).numpy())
+    w = np.array([0.5, -2.0])
+    loss, grad = tl.distributed.value_and_grad(lambda w, x: tl.mean(tl.abs(x @ w) ** 2), w, x)
+    want = native.astype(np.complex128) @ w
+    np.testing.assert_allclose(loss.numpy(), np.mean(np.abs(want) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(grad.numpy(), 2 * np.real(native.conj().T @ want) / 6, rtol=1e-12)
+
+
+def test_from_npy_of_a_missing_file_or_a_folder_names_the_function_and_keeps_the_error_type(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"tl.distributed.from_npy: No such file or directory: .*nope.npy"):
+        tl.distributed.from_npy(tmp_path / "nope.npy", 2)
+    with pytest.raises(IsADirectoryError, match=r"tl.distributed.from_npy: Is a directory"):
+        tl.distributed.from_npy(tmp_path, 2)
+    np.save(tmp_path / "gone.npy", np.arange(6.0).reshape(3, 2))
+    x = tl.distributed.from_npy(tmp_path / "gone.npy", 2)
+    (tmp_path / "gone.npy").unlink()  # deleted after the dask array was made: the block task says so
+    with pytest.raises(FileNotFoundError, match=r"tl.distributed.from_npy: No such file or directory: .*gone.npy"):
+        x.compute(scheduler="sync")

@@ -94,6 +94,7 @@ def test_graph_files_get_the_permissions_open_gives_and_keep_their_own(tmp_path)
 
 
 def test_a_checkpoint_through_a_symlink_and_into_a_missing_folder(tmp_path):
+    pytest.importorskip("safetensors")
     real = tmp_path / "real.safetensors"
     tl.save_variables(real, {"w": tl.Variable(np.zeros(2))})
     os.symlink(real, tmp_path / "link.safetensors")
@@ -244,6 +245,7 @@ def test_a_graph_file_with_two_captures_of_one_name_is_refused(tmp_path):
 
 
 def test_a_checkpoint_name_that_is_not_utf8_text_is_refused_by_name(tmp_path):
+    pytest.importorskip("safetensors")
     path = tmp_path / "c.safetensors"
     tl.save_variables(path, {"w": tl.Variable(1.0)})
     before = path.read_bytes()
@@ -253,3 +255,45 @@ def test_a_checkpoint_name_that_is_not_utf8_text_is_refused_by_name(tmp_path):
     assert path.read_bytes() == before and os.listdir(tmp_path) == ["c.safetensors"]
     tl.save_variables(path, {"é/ü": tl.Variable(2.0)})  # any UTF-8 text is a name, separators included
     assert list(tl.load_variables(path)) == ["é/ü"]
+
+
+def _adam_after_one_step():
+    model = tl.nn.Dense(3, 2, seed=0)
+    opt = tl.optimizers.Adam(0.1)
+    x = tl.tensor(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3))
+    with tl.GradientTape() as tape:
+        loss = tl.sum(model(x) ** 2)
+    opt.apply(tape.gradient(loss, model.variables), model.variables)
+    return model, opt
+
+
+@pytest.mark.parametrize(
+    "name, value, what",
+    [
+        ("learning_rate", -1.0, "learning rate"),
+        ("learning_rate", np.nan, "learning rate"),
+        ("iterations", -5, "step counter"),
+        ("slots.kernel.step", -5, "step counter"),
+    ],
+)
+@pytest.mark.parametrize("fresh", [False, True])
+def test_an_optimizer_state_its_constructor_would_refuse_is_refused_and_changes_nothing(
+    tmp_path, name, value, what, fresh
+):
+    _, opt = _adam_after_one_step()
+    state = opt.state_dict()
+    state[name] = np.array(value, state[name].dtype)
+    target = tl.optimizers.Adam(0.01) if fresh else _adam_after_one_step()[1]
+    before = target.state_dict()
+    # Adam(-1.0) and opt.learning_rate = nan are refused; loaded, they had made the optimizer climb the loss.
+    message = rf"'{name}' is {value} in the state, but a {what} of Adam must be >= 0"
+    with pytest.raises(ValueError, match=message):
+        target.load_state_dict(state)
+    after = target.state_dict()
+    assert sorted(after) == sorted(before)
+    for key, array in before.items():
+        np.testing.assert_array_equal(after[key], array)
+    path = tmp_path / "opt.safetensors"
+    pytest.importorskip("safetensors.numpy").save_file(state, str(path))
+    with pytest.raises(ValueError, match=message.replace("the state", "the file")):
+        tl.load_variables(path, target)

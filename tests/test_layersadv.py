@@ -344,7 +344,7 @@ def test_torch_style_layers_config_repr_and_errors():
         ValueError, match=r"LSTM: hx must be a pair \(h_0, c_0\) of floating states of shape \(2, 2, 4\)"
     ):
         lstm(np.ones((5, 2, 3), np.float32), np.zeros((2, 2, 4), np.float32))
-    with pytest.raises(ValueError, match=r"GRU: hx must be  floating states of shape \(1, 2, 4\), got \[\(\(2, 2, 4\)"):
+    with pytest.raises(ValueError, match=r"GRU: hx must be a floating state of shape \(1, 2, 4\), got \[\(\(2, 2, 4\)"):
         tl.nn.torch.GRU(3, 4)(np.ones((5, 2, 3), np.float32), np.zeros((2, 2, 4), np.float32))
     with pytest.raises(ValueError, match=r"RNN: nonlinearity must be 'tanh' or 'relu', got 'gelu'"):
         tl.nn.torch.RNN(3, 4, nonlinearity="gelu")

@@ -259,3 +259,87 @@ def test_funm_gradient_is_nan_where_its_value_is_undefined_not_a_finite_wrong_nu
     grads = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(np.stack([jordan, other]))).numpy()
     assert np.isnan(grads[0]).all()
     np.testing.assert_allclose(grads[1], _central_differences(lambda a: sl.expm(a).sum(), other), atol=1e-7)
+
+
+# ---------------------------------------------------------------- tl.nn.torch.LSTM's proj_size
+def _numpy_projected_lstm(x, weights, h, c):
+    """torch.nn.LSTM's equations with proj_size for one layer, one direction, (time, batch, features), in NumPy:
+    gates i, f, g, o; c = f c + i g; h = (o tanh(c)) W_hr^T."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    sigmoid = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+    hidden, out = w_hr.shape[1], []
+    for x_t in x:
+        z = x_t @ w_ih.T + b_ih + h @ w_hh.T + b_hh
+        i, f, g, o = (z[:, k * hidden : (k + 1) * hidden] for k in range(4))
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        h = (sigmoid(o) * np.tanh(c)) @ w_hr.T
+        out.append(h)
+    return np.array(out), h, c
+
+
+def test_torch_lstm_proj_size_matches_numpy_equations_with_gradients():
+    lstm = tl.nn.torch.LSTM(3, 5, proj_size=2, dtype=tl.float64, seed=0)
+    assert lstm.weight_hr_l0.shape == (2, 5) and lstm.weight_hh_l0.shape == (20, 2)
+    weights = [getattr(lstm, f"{w}_l0").numpy() for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")]
+    rng = _rng(8)
+    x, h0, c0 = rng.normal(size=(4, 2, 3)), rng.normal(size=(1, 2, 2)), rng.normal(size=(1, 2, 5))
+    output, (h_n, c_n) = lstm(x, (h0, c0))
+    want_output, want_h, want_c = _numpy_projected_lstm(x, weights, h0[0], c0[0])
+    np.testing.assert_allclose(output.numpy(), want_output, atol=1e-12)
+    np.testing.assert_allclose(h_n.numpy(), want_h[None], atol=1e-12)
+    np.testing.assert_allclose(c_n.numpy(), want_c[None], atol=1e-12)
+
+    def loss_np(w_hr):
+        out, _, c = _numpy_projected_lstm(x, weights[:4] + [w_hr], h0[0], c0[0])
+        return (out**2).sum() + c.sum()
+
+    with tl.GradientTape() as tape:
+        output, (_, c_n) = lstm(x, (h0, c0))
+        loss = tl.sum(output * output) + tl.sum(c_n)
+    np.testing.assert_allclose(
+        tape.gradient(loss, lstm.weight_hr_l0).numpy(), _central_differences(loss_np, weights[4]), atol=1e-7
+    )
+
+
+@pytest.mark.parametrize("proj_size", [0, -1, 5, 7, 1.5])
+def test_torch_lstm_proj_size_must_be_below_hidden_size(proj_size):
+    if proj_size == 0:
+        assert tl.nn.torch.LSTM(3, 5, proj_size=0).weight_hh_l0.shape == (20, 5)
+        return
+    with pytest.raises(
+        ValueError, match=rf"LSTM: proj_size must be an integer in \[0, hidden_size=5\), got {proj_size}"
+    ):
+        tl.nn.torch.LSTM(3, 5, proj_size=proj_size)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_torch_lstm_proj_size_matches_torch_stacked(bidirectional):
+    torch = pytest.importorskip("torch")
+    kw = dict(num_layers=2, bidirectional=bidirectional, batch_first=True, proj_size=3)
+    torch_lstm = torch.nn.LSTM(4, 6, **kw).double()
+    lstm = tl.nn.torch.LSTM(4, 6, dtype=tl.float64, **kw)
+    assert sorted(lstm.state_dict()) == sorted(torch_lstm.state_dict())
+    lstm.load_state_dict({k: v.detach().numpy() for k, v in torch_lstm.state_dict().items()})
+    directions = 2 if bidirectional else 1
+    rng = _rng(9)
+    x, h0, c0 = (
+        rng.normal(size=(2, 5, 4)),
+        rng.normal(size=(2 * directions, 2, 3)),
+        rng.normal(size=(2 * directions, 2, 6)),
+    )
+    for hx in (None, (h0, c0)):
+        output, (h_n, c_n) = lstm(x, hx)
+        want, (want_h, want_c) = torch_lstm(torch.tensor(x), None if hx is None else tuple(map(torch.tensor, hx)))
+        for got, expected in ((output, want), (h_n, want_h), (c_n, want_c)):
+            np.testing.assert_allclose(got.numpy(), expected.detach().numpy(), atol=1e-12)
+    tx = torch.tensor(x, requires_grad=True)
+    want, _ = torch_lstm(tx)
+    want_grads = torch.autograd.grad((want**2).sum(), [tx] + list(torch_lstm.parameters()))
+    names = [name for name, _ in torch_lstm.named_parameters()]
+    xt = tl.tensor(x)
+    with tl.GradientTape() as tape:
+        tape.watch(xt)
+        loss = tl.sum(lstm(xt)[0] ** 2)
+    grads = tape.gradient(loss, [xt] + [getattr(lstm, n) for n in names])
+    for name, got, expected in zip(["input"] + names, grads, want_grads):
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-10, err_msg=name)

@@ -3,6 +3,8 @@ functions' results from NumPy-scalar bounds, ``np.vectorize`` on tensors, ``uniq
 ``axis=``, and the linalg gaps.  References: NumPy and SciPy results, JAX's documented forms where NumPy has
 none, and float64 central finite differences (``tl.testing.check_grads``) for every gradient."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -194,3 +196,72 @@ def test_ldl_refuses_complex_and_non_square_naming_the_op():
         tl.linalg.ldl(tl.tensor(np.eye(2) + 0j))
     with pytest.raises(ValueError, match=r"LDL: expected square matrices in the last two axes, got 2x3"):
         tl.linalg.ldl(np.ones((2, 3)))
+
+
+def test_expm_of_a_matrix_holding_inf_is_nan_without_touching_the_rest_of_the_batch():
+    # JAX's and PyTorch's matrix_exp give NaN for every matrix below (SciPy special-cases triangular ones and
+    # disagrees with both); tensorlib follows JAX and PyTorch, now without overflow RuntimeWarnings, and
+    # the finite matrices of the same batch are SciPy's.
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    finite = np.array([[0.5, 1.0], [-0.3, 0.2]])
+    batch = np.stack([[[1.0, np.inf], [0.0, 1.0]], [[-np.inf, 0.0], [0.0, 1.0]], finite, [[np.nan, 0.0], [0, 0]]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = tl.linalg.expm(tl.tensor(batch)).numpy()
+    assert np.isnan(got[[0, 1, 3]]).all()
+    np.testing.assert_allclose(got[2], scipy_linalg.expm(finite), rtol=1e-14)
+
+
+def _mixed_third_difference(x, d1, d2, d3, step=0.1):
+    """D^3 det(x)[d1, d2, d3] by central differences: exact for det of a 4 x 4 (degree 4), up to rounding."""
+    total = 0.0
+    for signs in np.ndindex(2, 2, 2):
+        s = [1 if b == 0 else -1 for b in signs]
+        total += s[0] * s[1] * s[2] * np.linalg.det(x + step * (s[0] * d1 + s[1] * d2 + s[2] * d3))
+    return total / (8 * step**3)
+
+
+def test_det_third_derivative_of_a_large_batch_is_worked_in_chunks(monkeypatch):
+    # A batch whose table passed _DET_DERIVATIVE_TABLE_LIMIT raised NotImplementedError although each
+    # matrix's table fits; the batch is now worked through in chunks (the limit lowered here to make a 5-batch
+    # of 4 x 4 third derivatives take 3 chunks).
+    from tensorlib.ops import linalg_ops
+
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(5, 4, 4))
+    x[0, 3] = x[0, 2]  # singular matrices included
+    directions = rng.normal(size=(5, 2, 4, 4))
+    op = tl.ops.get("MatrixDeterminantDerivative")
+    monkeypatch.setattr(linalg_ops, "_DET_DERIVATIVE_TABLE_LIMIT", 4**4 * 2)
+    got = op(tl.tensor(x), tl.tensor(directions)).numpy()
+    h = rng.normal(size=(4, 4))
+    for b in range(5):
+        expected = _mixed_third_difference(x[b], directions[b, 0], directions[b, 1], h)
+        np.testing.assert_allclose(np.sum(got[b] * h), expected, rtol=1e-8, atol=1e-8)
+    with pytest.raises(NotImplementedError, match=r"MatrixDeterminantDerivative: derivative 3 of det of 5 x 5"):
+        op(tl.tensor(np.eye(5)), tl.tensor(np.ones((2, 5, 5))))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "edge", "wrap", "mean", "maximum", "linear_ramp"])
+def test_tl_pad_takes_numpys_modes(mode):
+    # tl.pad(x, p, mode="reflect") was a TypeError (unexpected keyword 'mode') though np.pad(t, mode=) worked:
+    # both NumPy's np.pad and TensorFlow's tf.pad take mode.
+    x = np.arange(12.0).reshape(3, 4) ** 1.5
+    widths = ((1, 2), (2, 1))
+    np.testing.assert_allclose(tl.pad(tl.tensor(x), widths, mode=mode).numpy(), np.pad(x, widths, mode=mode))
+    tl.testing.check_grads(lambda t: tl.pad(t, widths, mode=mode), (tl.tensor(x + 0.1),), order=1)
+
+
+def test_tl_pad_takes_tensorflows_upper_case_modes_and_refuses_a_constant_for_another_mode():
+    x = np.arange(6.0).reshape(2, 3)
+    for mode in ("REFLECT", "SYMMETRIC"):
+        np.testing.assert_array_equal(
+            tl.pad(x, [[1, 1], [2, 2]], mode=mode).numpy(), np.pad(x, [[1, 1], [2, 2]], mode=mode.lower())
+        )
+    np.testing.assert_array_equal(
+        tl.pad(x, 1, mode="CONSTANT", constant_values=5.0).numpy(), np.pad(x, 1, constant_values=5.0)
+    )
+    with pytest.raises(TypeError, match=r"pad: constant_values is for mode='constant', got mode='reflect'"):
+        tl.pad(x, 1, 3.0, mode="reflect")
+    with pytest.raises(TypeError, match=r"pad: mode='empty' is not supported"):
+        tl.pad(x, 1, mode="empty")

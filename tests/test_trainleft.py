@@ -276,3 +276,28 @@ def test_the_profile_shows_variable_assigns_in_graphs_and_eagerly(tmp_path):
     prof.export_chrome_trace(tmp_path / "trace.json")
     rows = {(op, mode): calls for op, mode, _, _, calls, _, _ in prof.summary()}
     assert rows[("AssignVariable", "graph")] == 3 and rows[("AssignVariable", "eager")] == 1
+
+
+@pytest.mark.parametrize("name", ["GaussianNoise", "GaussianDropout"])
+@pytest.mark.parametrize("seed", [None, 3])
+def test_gaussian_noise_layers_traced_with_an_unknown_batch_draw_what_eager_calls_draw(name, seed):
+    # Traced with TensorSpec((None, 4, 3)) in training mode they raised "traced with unknown sizes" (Dropout and
+    # AlphaDropout worked).  Reference: the same layer's eager draws for the same seed (the numbers of NumPy's
+    # normal(mean, stddev)), and the definitions x + N(0, s) and x * N(1, sqrt(rate / (1 - rate))).
+    x = np.random.default_rng(0).uniform(1.0, 2.0, size=(64, 4, 3))
+
+    def make():
+        return getattr(tl.nn, name)(0.3, seed=seed)
+
+    traced_layer, eager_layer = make(), make()
+    f = tl.function(lambda t: traced_layer(t, training=True), input_signature=[tl.TensorSpec((None, 4, 3), tl.float64)])
+    for n in (64, 5):
+        tl.random.seed(11)
+        got = f(x[:n]).numpy()
+        tl.random.seed(11)
+        np.testing.assert_allclose(got, eager_layer(x[:n], training=True).numpy(), rtol=1e-12)
+    tl.random.seed(11)
+    noise = f(x).numpy() - x if name == "GaussianNoise" else f(x).numpy() / x - 1.0
+    std = 0.3 if name == "GaussianNoise" else np.sqrt(0.3 / 0.7)
+    assert abs(noise.mean()) < 4 * std / np.sqrt(noise.size)
+    np.testing.assert_allclose(noise.std(), std, rtol=0.05)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor, as_tensors
+from ..dispatch import apply, as_tensor, as_tensors, current_state
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -101,9 +101,12 @@ def _cumprod_op(x, axis, reverse=False):
 def _cumprod_grad(node, g):
     # d y_j / d x_k (j at or after k) is the running product to j with x_k left out.  Where x_k is not 0
     # that is y_j / x_k, so the gradient is a reversed running sum of g * y over x_k (PyTorch's rule).  At
-    # the first zero along the axis (and at the second: second order needs it) it is the running product
-    # of x with that zero replaced by 1, an exact function of every other entry; at later zeros it is 0
-    # with a zero first derivative too (at least two other zeros remain in each product).
+    # the m-th zero along the axis it is the running product of x with that zero replaced by 1, an exact
+    # function of every other entry; it holds m - 1 other zeros, so it and its derivatives below order m - 1
+    # are 0 there.  The zeros up to ``exact`` are computed so (one running product each); later ones get a
+    # constant 0, right to derivatives of order ``exact`` of cumprod.  A first-order pass needs the first
+    # zero only; a pass that may be differentiated again (recorded or traced) the first _EXACT_ZEROS (it had
+    # the first two only: third derivatives at three zeros were wrong).
     x, y = node.inputs[0], node.outputs[0]
     axis, reverse = node.attrs["axis"], node.attrs["reverse"]
     if x.shape[axis] == 1:  # y is x (g * y / x is NaN at an infinite x)
@@ -114,14 +117,26 @@ def _cumprod_grad(node, g):
     if not x.is_symbolic and (x.size == 0 or not bool(reduce_ops.max(zero))):
         return grad
     zeros_so_far = _cumsum_op(zero, axis, reverse)  # int64: how many zeros up to and including each entry
-    for k in (1, 2):
+    if x.is_symbolic:
+        exact = _EXACT_ZEROS if x.shape[axis] is None else min(x.shape[axis], _EXACT_ZEROS)
+    elif current_state().tapes:
+        exact = min(int(reduce_ops.max(zeros_so_far)), _EXACT_ZEROS)
+    else:
+        exact = 1
+    for k in range(1, exact + 1):
         at = math_ops.logical_and(zero, math_ops.equal(zeros_so_far, k))
         others = _cumprod_op(math_ops.where(at, ones, x), axis, reverse)
         terms = math_ops.where(math_ops.greater_equal(zeros_so_far, k), g * others, math_ops.zeros_like(g))
         grad = math_ops.where(at, reduce_ops.sum(terms, axis, keepdims=True), grad)
     return math_ops.where(
-        math_ops.logical_and(zero, math_ops.greater(zeros_so_far, 2)), math_ops.zeros_like(grad), grad
+        math_ops.logical_and(zero, math_ops.greater(zeros_so_far, exact)), math_ops.zeros_like(grad), grad
     )
+
+
+# Zeros along the axis that a Cumprod gradient to be differentiated again handles exactly: derivatives are right
+# to order 4 at any zeros.  Each costs a running product over x, kept by the tape: every zero would be
+# quadratic in the axis length (10^4 zeros, 10^4 saved copies of x).
+_EXACT_ZEROS = 4
 
 
 register_gradient("Cumprod", _cumprod_grad)

@@ -66,6 +66,7 @@ _expm = defop(
 
 
 @_expm.generic
+@_nan_if_not_finite()
 def _expm_kernel(xp, x):
     if x.size == 0:  # float64 for integers and bools, as the shape rule says
         return xp.zeros(
@@ -138,7 +139,9 @@ def matrix_exp(x) -> Tensor:
     Scaling and squaring with a [13/13] Pade approximant (Higham 2005, as SciPy
     and JAX); the gradient is the Frechet derivative from the block matrix
     ``exp([[x.T, g], [0, x.T]])``, itself differentiable.  Integer input gives
-    float64; complex input is supported (gradients with JAX's convention).
+    float64; complex input is supported (gradients with JAX's convention).  A matrix holding a NaN or an
+    infinity gives NaN everywhere, as ``jax.scipy.linalg.expm`` and ``torch.linalg.matrix_exp`` give (SciPy
+    special-cases triangular ones: ``expm([[-inf]])`` is 0 there); the other matrices of a batch are exact.
 
     >>> import tensorlib as tl
     >>> tl.linalg.matrix_exp(tl.tensor([[0.0, 1.0], [0.0, 0.0]])).numpy().tolist()

@@ -477,19 +477,14 @@ _det_derivative = defop(
     "derivative, at any x, singular ones included (from the SVD, without division).",
 )
 
-# The table of products of all singular values but k of them has n^(k+1) entries per matrix.
+# The table of products of all singular values but k of them has n^k entries per matrix, n^(k+1) in the
+# permutation terms: the batch is worked through in chunks of at most this many entries.
 _DET_DERIVATIVE_TABLE_LIMIT = 2**25
 
 
 @_det_derivative.generic
 @_nan_if_not_finite(2)
 def _det_derivative_kernel(xp, x, directions):
-    # x = u diag(s) vh, so det(x + e) = c det(diag(s) + u^H e v), c = det(u) det(vh).  At diag(s), the mixed
-    # derivative along e_1 .. e_k is the sum over distinct rows r_1 .. r_k and permutations p of them of
-    # sgn(p) prod_i e_i[r_i, r_p(i)] times the product of the s_j over the other rows j: a polynomial in s,
-    # no division.  Its gradient in e_k is mapped back by conj(u) (.) v^T (JAX's convention: plain transposes).
-    import itertools
-
     m, n = directions.shape[-3], x.shape[-1]
     k = m + 1
     batch = tuple(np.broadcast_shapes(x.shape[:-2], directions.shape[:-3]))
@@ -498,13 +493,31 @@ def _det_derivative_kernel(xp, x, directions):
         dtype = xp.float64
     if k > n or 0 in batch or n == 0:  # det is a polynomial of degree n
         return xp.zeros(batch + (n, n), dtype=dtype)
-    if n ** (k + 1) * math.prod(batch) > _DET_DERIVATIVE_TABLE_LIMIT:
+    if n ** (k + 1) > _DET_DERIVATIVE_TABLE_LIMIT:
         raise NotImplementedError(
-            f"derivative {k + 1} of det of {n} x {n} matrices (batch {batch}) needs a table of "
-            f"{n ** (k + 1)} products per matrix; more than this kernel builds"
+            f"derivative {k} of det of {n} x {n} matrices needs a table of {n ** (k + 1)} products per "
+            f"matrix, more than this kernel builds ({_DET_DERIVATIVE_TABLE_LIMIT})"
         )
-    x = xp.broadcast_to(xp.astype(x, dtype), batch + (n, n))
-    directions = xp.broadcast_to(xp.astype(directions, dtype), batch + (m, n, n))
+    x = xp.reshape(xp.broadcast_to(xp.astype(x, dtype), batch + (n, n)), (-1, n, n))
+    directions = xp.reshape(xp.broadcast_to(xp.astype(directions, dtype), batch + (m, n, n)), (-1, m, n, n))
+    chunk = max(1, _DET_DERIVATIVE_TABLE_LIMIT // n ** (k + 1))
+    parts = [
+        _det_derivative_of(xp, x[i : i + chunk], directions[i : i + chunk], dtype) for i in range(0, x.shape[0], chunk)
+    ]
+    return xp.reshape(parts[0] if len(parts) == 1 else xp.concat(parts, axis=0), batch + (n, n))
+
+
+def _det_derivative_of(xp, x, directions, dtype):
+    """The kernel on a flat batch x (b, n, n), directions (b, m, n, n) of ``dtype``."""
+    # x = u diag(s) vh, so det(x + e) = c det(diag(s) + u^H e v), c = det(u) det(vh).  At diag(s), the mixed
+    # derivative along e_1 .. e_k is the sum over distinct rows r_1 .. r_k and permutations p of them of
+    # sgn(p) prod_i e_i[r_i, r_p(i)] times the product of the s_j over the other rows j: a polynomial in s,
+    # no division.  Its gradient in e_k is mapped back by conj(u) (.) v^T (JAX's convention: plain transposes).
+    import itertools
+
+    m, n = directions.shape[-3], x.shape[-1]
+    k = m + 1
+    batch = (x.shape[0],)
     u, s, vh = xp.linalg.svd(x)
     u_h, v = xp.conj(xp.matrix_transpose(u)), xp.conj(xp.matrix_transpose(vh))
     e = xp.matmul(xp.matmul(u_h[..., None, :, :], directions), v[..., None, :, :])

@@ -911,3 +911,45 @@ def pad_linear_ramp(x, widths, end_values=0) -> Tensor:
             parts.append(ramp)
         x = shape_ops.concat([p for p in (parts[0], x, parts[1]) if p is not None], axis=axis)
     return x
+
+
+# np.pad's modes that only repeat x's own cells: each axis is x taken at np.pad(np.arange(n), width, mode).
+_PAD_BY_INDEX = ("edge", "wrap", "reflect", "symmetric")
+
+
+def pad_with_mode(x, pad_width, mode: str, what: str, **kwargs) -> Tensor:
+    """``numpy.pad``'s modes other than ``"constant"`` (``what`` names the caller in errors): the statistics,
+    ``linear_ramp``, and the modes that repeat x's cells (``edge``, ``wrap``, ``reflect``, ``symmetric``), each
+    a gather or reduction of x (so differentiable)."""
+    array = as_tensor(x)
+    if (
+        mode in _PAD_STATISTICS
+        and set(kwargs) <= {"stat_length"}
+        or mode == "linear_ramp"
+        and set(kwargs) <= {"end_values"}
+    ):
+        widths = np.broadcast_to(
+            np.asarray(pad_width.numpy() if isinstance(pad_width, Tensor) else pad_width), (array.ndim, 2)
+        )
+        if mode == "linear_ramp":
+            return pad_linear_ramp(array, widths, kwargs.get("end_values", 0))
+        return pad_by_statistic(array, widths, mode, kwargs.get("stat_length"))
+    if mode not in _PAD_BY_INDEX or set(kwargs) - {"reflect_type"} or kwargs.get("reflect_type", "even") != "even":
+        given = "".join(f" with {k}={v!r}" for k, v in kwargs.items())
+        raise TypeError(
+            f"{what}: mode={mode!r}{given} is not supported on tensorlib Tensors (constant, linear_ramp, "
+            f"{', '.join(_PAD_STATISTICS)}, and {', '.join(_PAD_BY_INDEX)} with reflect_type='even', are); shape "
+            f"{tuple(array.shape)} {array.dtype}"
+        )
+    widths = np.broadcast_to(
+        np.asarray(pad_width.numpy() if isinstance(pad_width, Tensor) else pad_width), (array.ndim, 2)
+    )
+    for axis, width in enumerate(widths):
+        if width.any():
+            if array.shape[axis] is None:
+                raise ValueError(
+                    f"{what}: mode={mode!r} needs the size of axis {axis}, unknown while tl.function traces "
+                    f"(shape {tuple(array.shape)}); give it in the TensorSpec"
+                )
+            array = shape_ops.take(array, np.pad(np.arange(array.shape[axis]), width, mode=mode), axis=axis)
+    return array

@@ -497,6 +497,33 @@ _poisson_tensor = _tensor_draw_op("RandomPoissonV2", "poisson", ">=", "One Poiss
 _bernoulli_tensor = _tensor_draw_op(
     "RandomBernoulliV2", "bernoulli", "[0, 1]", "True with probability p, one draw per p.", False
 )
+_normal_tensor = _tensor_draw_op(
+    "RandomNormalV2",
+    "normal",
+    None,
+    "One normal sample of standard deviation 1 per mean (its shape the means').",
+    False,
+)
+
+
+def normal_like(x, mean: float, stddev: float, key=None, salt=None) -> Tensor:
+    """Normal samples of ``x``'s shape and float dtype, also where that shape is known only when a graph runs (a
+    ``TensorSpec`` of unknown batch: the scalar draws need their shape when traced): the draws of
+    :func:`normal`'s (NumPy's ``normal(mean, stddev)``) from the stream ``tl.random.seed`` resets, or with ``key``
+    (an int64 scalar tensor) a function of the key and ``salt``, as :func:`keyed_normal`'s.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> noisy = tl.function(lambda x: x + tl.random.normal_like(x, 0.0, 0.1))
+    >>> noisy.get_graph(tl.TensorSpec((None, 2))).outputs[0].shape
+    (None, 2)
+    >>> noisy(np.zeros((3, 2), np.float32)).shape
+    (3, 2)
+    """
+    from .math import zeros_like
+
+    inputs = (zeros_like(x),) if key is None else (zeros_like(x), key)
+    samples = apply(_normal_tensor, inputs, {"dtype": x.dtype, "seed": None if salt is None else int(salt)})
+    return samples * stddev + mean
 
 
 def _per_sample(op, who, name, value, shape, dtype, seed, backend, bound, param_dtype) -> Tensor:

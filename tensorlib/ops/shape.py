@@ -978,16 +978,29 @@ def tile(x, reps) -> Tensor:
     return apply(_tile, (x,), {"reps": reps})
 
 
-def pad(x, paddings, constant_values=0) -> Tensor:
+def pad(x, paddings, constant_values=0, *, mode: str = "constant", **kwargs) -> Tensor:
     """Pad each axis by (before, after) with ``constant_values``; ``paddings`` takes NumPy's forms of
     ``pad_width`` too (n, (n,), (before, after) for every axis).  A constant that x's dtype cannot hold
     exactly (2.5 for an integer x, a complex one for a real x) is a TypeError, as in TensorFlow; NumPy
-    truncates it.
+    truncates it.  ``mode`` is NumPy's (``"reflect"``, ``"symmetric"``, ``"edge"``, ``"wrap"``,
+    ``"linear_ramp"``, the statistics, with their keyword arguments) or TensorFlow's upper-case one
+    (``"CONSTANT"``, ``"REFLECT"``, ``"SYMMETRIC"``).
 
     >>> import tensorlib as tl
     >>> tl.pad(tl.ones((1, 2)), 1).shape
     (3, 4)
+    >>> tl.pad(tl.tensor([1, 2, 3]), 2, mode="reflect").numpy().tolist()
+    [3, 2, 1, 2, 3, 2, 1]
     """
+    if not isinstance(mode, str):
+        raise TypeError(f"pad: mode must be a string, got {mode!r}")
+    mode = mode.lower() if mode.upper() in ("CONSTANT", "REFLECT", "SYMMETRIC") else mode  # TensorFlow's names
+    if mode != "constant" or kwargs:
+        if not (isinstance(constant_values, (int, float)) and constant_values == 0):
+            raise TypeError(f"pad: constant_values is for mode='constant', got mode={mode!r}")
+        from .numpy_more import pad_with_mode
+
+        return pad_with_mode(x, paddings, mode, "pad", **kwargs)
     x = as_tensor(x)
     given = paddings.numpy() if isinstance(paddings, Tensor) else paddings
     table = np.asarray(given)

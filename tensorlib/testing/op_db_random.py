@@ -104,6 +104,22 @@ OPINFOS = [
         ),
     ),
     OpInfo(
+        "random.normal_per_mean",
+        lambda mean, seed, dtype: apply(get("RandomNormalV2"), (mean,), {"seed": seed, "dtype": dtype}),
+        lambda mean, seed, dtype: np.asarray(np.random.default_rng(seed).normal(mean, 1.0)).astype(dtype),
+        _parameters(-3.0, 3.0),
+        op_types=("RandomNormalV2",),
+        differentiable=False,
+        error_inputs=(
+            ErrorInput(
+                (np.array([0.0, np.nan]),),
+                {"seed": 0, "dtype": _dt.float64},
+                exc=ValueError,
+                match=r"RandomNormalV2: the parameters must be finite numbers",
+            ),
+        ),
+    ),
+    OpInfo(
         "random.gamma_grad",
         lambda alpha, sample: apply(get("RandomGammaGrad"), (alpha, sample)),
         _gamma_grad_reference,
