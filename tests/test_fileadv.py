@@ -297,3 +297,29 @@ def test_an_optimizer_state_its_constructor_would_refuse_is_refused_and_changes_
     pytest.importorskip("safetensors.numpy").save_file(state, str(path))
     with pytest.raises(ValueError, match=message.replace("the state", "the file")):
         tl.load_variables(path, target)
+
+
+def test_a_compressed_array_member_is_refused_before_it_is_inflated(tmp_path):
+    import tracemalloc
+    import zipfile
+
+    n = 1 << 20  # 8 MiB of float64 zeros: a few KB deflated
+    f = tl.function(lambda x: x + tl.sum(tl.tensor(np.zeros(n))))  # a temporary too big for a constant: saved
+    path = tmp_path / "g.json"
+    f.save(path, tl.TensorSpec((), "float64"))
+    npz = tmp_path / "g.npz"
+    with zipfile.ZipFile(npz) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    [name] = [m for m in members if m.startswith("capture_")]
+    assert len(members[name]) > n * 8
+    with zipfile.ZipFile(npz, "w") as z:  # as graph.save wrote it, but this member deflated
+        for member, data in members.items():
+            z.writestr(member, data, zipfile.ZIP_DEFLATED if member == name else zipfile.ZIP_STORED)
+    assert os.path.getsize(npz) < n
+    tracemalloc.start()
+    # It was inflated into its declared size: a file of a few KB made the loader allocate 8 MiB (or any size).
+    with pytest.raises(GraphFormatError, match=r"array '.*' in .*g.npz is compressed .* graph.save never writes"):
+        tl.graph.load(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < n

@@ -343,3 +343,52 @@ def test_torch_lstm_proj_size_matches_torch_stacked(bidirectional):
     grads = tape.gradient(loss, [xt] + [getattr(lstm, n) for n in names])
     for name, got, expected in zip(["input"] + names, grads, want_grads):
         np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-10, err_msg=name)
+
+
+# ---------------------------------------------------------------- solve_banded, solve_continuous_lyapunov: errors
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        # the error named MatrixSolve, an op the caller never called
+        (
+            lambda: L.solve_banded((1, 1), np.ones((3, 5)), np.ones(4)),
+            r"solve_banded: b must have n = 5 rows .*ab shape \(3, 5\) float64, b shape \(4,\) float64",
+        ),
+        # "ab must have l + u + 1 = 1 rows ..., got ab shape (1, 5)": it has 1 row
+        (
+            lambda: L.solve_banded((-1, 1), np.ones((1, 5)), np.ones(5)),
+            r"solve_banded: \(l, u\) must be two non-negative integers, got \(-1, 1\)",
+        ),
+        # int(1.5) read (1.5, 1) as (1, 1)
+        (
+            lambda: L.solve_banded((1.5, 1), np.ones((3, 5)), np.ones(5)),
+            r"solve_banded: \(l, u\) must be two non-negative integers, got \(1.5, 1\)",
+        ),
+        # the error named SylvesterSolve
+        (
+            lambda: L.solve_continuous_lyapunov(np.ones((3, 3)), np.ones((2, 2))),
+            r"solve_continuous_lyapunov: a and q must have the same size, got a shape \(3, 3\) float64, q shape "
+            r"\(2, 2\) float64",
+        ),
+        (
+            lambda: L.solve_continuous_lyapunov(np.ones((3, 2)), np.ones((3, 3))),
+            r"solve_continuous_lyapunov: expected square matrices .*\(3, 2\)",
+        ),
+    ],
+)
+def test_banded_and_lyapunov_bad_inputs_raise_one_error_naming_the_function(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_solve_banded_and_lyapunov_match_scipy():
+    sl = pytest.importorskip("scipy.linalg")
+    rng = _rng(10)
+    ab, b = rng.normal(size=(4, 6)), rng.normal(size=(6, 2))
+    ab[2] += 6.0
+    np.testing.assert_allclose(L.solve_banded((2, 1), ab, b).numpy(), sl.solve_banded((2, 1), ab, b), atol=1e-12)
+    np.testing.assert_allclose(L.solve_banded((2, 1), ab, b[:, 0]).numpy(), sl.solve_banded((2, 1), ab, b[:, 0]))
+    a, q = rng.normal(size=(3, 3)) - 3 * np.eye(3), rng.normal(size=(3, 3))
+    np.testing.assert_allclose(
+        L.solve_continuous_lyapunov(a, q).numpy(), sl.solve_continuous_lyapunov(a, q), atol=1e-12
+    )

@@ -346,6 +346,13 @@ class _Arrays:
                 f"array {key!r} takes {info.file_size} bytes in {self.path}, not the "
                 f"{_nbytes(shape, dtype)} its shape {list(shape)} needs"
             )
+        # graph.save stores its arrays (np.savez): a compressed member is not one it wrote, and its declared size
+        # is no bound on the bytes behind it (a 390 KB file decompressed into 381 MiB), so its body is never read.
+        if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
+            raise GraphFormatError(
+                f"array {key!r} in {self.path} is compressed ({info.compress_size} bytes for {info.file_size}), "
+                "which graph.save never writes: the file is corrupt or foreign"
+            )
         return self._read(info)
 
     def _read(self, info):

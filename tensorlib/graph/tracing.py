@@ -88,6 +88,7 @@ class _Trace(dispatch.Mode):
         # _id of a weak Python-float placeholder, or of a value computed from those and literals alone -> the
         # (position, name) of the top-level arguments it comes from (made static if its value is needed)
         self.weak_args: dict = {}
+        self.observers = tuple(dispatch.observers)  # active when the trace began: they watch every run
 
     def placeholder(self, shape, dtype, backend, name):
         t = self.graph.add_input(shape, dtype, name)
@@ -140,6 +141,14 @@ class _Trace(dispatch.Mode):
                 if weak:
                     o.__class__ = dispatch.WeakScalar
         return outs if isinstance(specs, tuple) else outs[0]
+
+    def observe(self, op, outputs):
+        """An observer started inside the traced function (``with tl.debugging.enable_check_numerics():`` in its
+        body) watches the ops bound under it at every run, as it would eagerly: its ``on_trace(op, outputs)``
+        adds the nodes that do (a CheckNumerics per output); when it runs, the graph has no observer of it."""
+        for obs in dispatch.observers:
+            if obs not in self.observers and hasattr(obs, "on_trace"):
+                obs.on_trace(op, outputs)
 
     def _weak_arguments(self, ins):
         """The arguments behind ``ins`` if every input is a weak float argument, a value computed from such
@@ -383,6 +392,8 @@ class _SubTrace(_Trace):
     def __init__(self, graph, parent, loop: bool = False):
         super().__init__(graph)
         self.parent = parent
+        # a branch or body traced inside the block is in the block (a parent that does not trace: tl.vmap's mode)
+        self.observers = getattr(parent, "observers", self.observers)
         self.outer: list = []  # values of the enclosing trace, in the order of their inputs here
         self.outer_map: dict = {}  # _id of an outer value -> its placeholder here
         # Unseeded random draws here take a key (see ops.random.KEYED): a replay for a gradient must draw

@@ -14,6 +14,7 @@ transposes, JAX's convention for complex gradients (``docs/complex.md``).
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -791,8 +792,19 @@ def solve_continuous_lyapunov(a, q) -> Tensor:
     >>> tl.linalg.solve_continuous_lyapunov(tl.tensor([[-1.0, 0.0], [0.0, -2.0]]), tl.eye(2)).numpy().tolist()
     [[-0.5, 0.0], [0.0, -0.25]]
     """
-    a = as_tensor(a)
+    a, q = _lyapunov_operands(a, q, "solve_continuous_lyapunov")
     return solve_sylvester(a, _hermitian_transpose(a), q)
+
+
+def _lyapunov_operands(a, q, name):
+    """``a`` and ``q`` as Tensors of square matrices of one size (where known); one error naming ``name``."""
+    a, q = _square_float(a, name), _square_float(q, name)
+    if None not in (a.shape[-1], q.shape[-1]) and a.shape[-1] != q.shape[-1]:
+        raise ValueError(
+            f"{name}: a and q must have the same size, got a shape {tuple(a.shape)} {a.dtype}, "
+            f"q shape {tuple(q.shape)} {q.dtype}"
+        )
+    return a, q
 
 
 def solve_discrete_lyapunov(a, q, method=None) -> Tensor:
@@ -812,17 +824,12 @@ def solve_discrete_lyapunov(a, q, method=None) -> Tensor:
 
     if method not in (None, "direct", "bilinear"):
         raise ValueError(f"solve_discrete_lyapunov: method must be None, 'direct' or 'bilinear', got {method!r}")
-    a, q = _square_float(a, "solve_discrete_lyapunov"), _square_float(q, "solve_discrete_lyapunov")
+    a, q = _lyapunov_operands(a, q, "solve_discrete_lyapunov")
     n = a.shape[-1]
     if None in (n, q.shape[-1]):
         raise ValueError(
             f"solve_discrete_lyapunov: the matrix sizes must be known (give them in the TensorSpec), got a shape "
             f"{tuple(a.shape)} {a.dtype}, q shape {tuple(q.shape)} {q.dtype}"
-        )
-    if n != q.shape[-1]:
-        raise ValueError(
-            f"solve_discrete_lyapunov: a and q must have the same size, got a shape {tuple(a.shape)} {a.dtype}, "
-            f"q shape {tuple(q.shape)} {q.dtype}"
         )
     if method == "direct" or method is None and n < 10:
         lhs = kron(a, conj(a) if a.dtype.kind == "c" else a)
@@ -854,22 +861,30 @@ def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool =
     from .math import where, zeros_like
     from .shape import reshape
 
-    ab = as_tensor(ab)
+    ab, b = as_tensors(ab, b)
     try:
-        lower, upper = (int(v) for v in l_and_u)
+        lower, upper = (operator.index(v) for v in l_and_u)  # int(1.5) read (1.5, 1) as (1, 1)
     except (TypeError, ValueError):
-        raise ValueError(f"solve_banded: (l, u) must be two integers, got {l_and_u!r}") from None
+        lower = upper = -1
+    if min(lower, upper) < 0:
+        raise ValueError(f"solve_banded: (l, u) must be two non-negative integers, got {l_and_u!r}")
     if ab.ndim >= 2 and None in ab.shape[-2:]:
         raise ValueError(
             f"solve_banded: the sizes of ab must be known (give them in the TensorSpec), got ab shape "
             f"{tuple(ab.shape)} {ab.dtype}"
         )
-    if ab.ndim < 2 or ab.shape[-2] != lower + upper + 1 or min(lower, upper) < 0:
+    if ab.ndim < 2 or ab.shape[-2] != lower + upper + 1:
         raise ValueError(
             f"solve_banded: ab must have l + u + 1 = {lower + upper + 1} rows for (l, u) = ({lower}, {upper}), "
             f"got ab shape {tuple(ab.shape)} {ab.dtype}"
         )
     n = ab.shape[-1]
+    rows = b.shape[-1] if b.ndim == 1 else b.shape[-2] if b.ndim else None
+    if rows != n and rows is not None:
+        raise ValueError(
+            f"solve_banded: b must have n = {n} rows (ab's columns), (n,) or (..., n, k), got ab shape "
+            f"{tuple(ab.shape)} {ab.dtype}, b shape {tuple(b.shape)} {b.dtype}"
+        )
     i, j = np.arange(n)[:, None], np.arange(n)[None, :]
     row = upper + i - j
     inside = (row >= 0) & (row <= lower + upper)
