@@ -1424,9 +1424,11 @@ class BatchNorm(Module):
 
     def forward(self, x, training: bool | None = None):
         """``training`` (Keras' call argument): batch statistics (moving the running ones) or the running ones for
-        this call; None follows ``train()``/``eval()``."""
+        this call; None follows ``train()``/``eval()``.  A frozen layer (``trainable = False``, itself or a Module
+        above it) runs in inference mode whatever ``training`` says, as Keras' ``BatchNormalization``: fine-tuning
+        a model with frozen normalization layers had kept moving their running statistics."""
         x = _as_tensor(x, self)
-        training = _in_training(self, training)
+        training = _in_training(self, training) and self.trainable
         channel = -1 if self.data_format == "NHWC" else 1
         if len(x.shape) < 2 or x.shape[channel] != self.num_features:
             where = "last" if channel == -1 else "second (NCHW)"

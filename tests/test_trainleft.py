@@ -301,3 +301,42 @@ def test_gaussian_noise_layers_traced_with_an_unknown_batch_draw_what_eager_call
     std = 0.3 if name == "GaussianNoise" else np.sqrt(0.3 / 0.7)
     assert abs(noise.mean()) < 4 * std / np.sqrt(noise.size)
     np.testing.assert_allclose(noise.std(), std, rtol=0.05)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_frozen_batch_norm_runs_in_inference_mode_as_keras(traced):
+    # model[1].trainable = False (Keras' way to fine-tune with frozen normalization) still normalised with the
+    # batch's statistics and moved the running ones at every training step.  Keras' BatchNormalization runs in
+    # inference mode when frozen, whatever training says.  Reference: NumPy with the running statistics.
+    x = np.random.default_rng(0).normal(2.0, 3.0, size=(8, 4))
+    model = tl.nn.Sequential(tl.nn.Dense(4, 4, seed=0, dtype=tl.float64), tl.nn.BatchNorm(4, dtype=tl.float64))
+    model[1].running_mean.assign(np.full(4, 0.5))
+    model[1].running_var.assign(np.full(4, 4.0))
+    call = tl.function(lambda x: model(x, training=True)) if traced else (lambda x: model(x, training=True))
+    h = x @ model[0].kernel.numpy() + model[0].bias.numpy()
+    model.trainable = False
+    for _ in range(2):
+        np.testing.assert_allclose(call(x).numpy(), (h - 0.5) / np.sqrt(4.0 + 1e-5), rtol=1e-12)
+    assert model[1].running_mean.numpy().tolist() == [0.5] * 4
+    model.trainable = True  # unfrozen: batch statistics again, and the running ones move
+    np.testing.assert_allclose(call(x).numpy(), (h - h.mean(0)) / np.sqrt(h.var(0) + 1e-5), rtol=1e-10)
+    np.testing.assert_allclose(model[1].running_mean.numpy(), 0.9 * 0.5 + 0.1 * h.mean(0), rtol=1e-12)
+
+
+def test_a_traced_forward_retraces_for_the_mode_of_the_call_around_it():
+    # A Module whose forward is a tl.function traced its graph in the mode of the first call
+    # (model(x, training=False): no dropout) and reused it for model(x, training=True).
+    class Block(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.drop = tl.nn.Dropout(0.5)
+
+        @tl.function
+        def forward(self, x):
+            return self.drop(x)
+
+    block, x = Block(), np.ones(1000)
+    for training in (False, True, False, True):
+        y = block(x, training=training).numpy()
+        assert (y == 0).any() == training
+        np.testing.assert_array_equal(y[y != 0], 2.0 if training else 1.0)
