@@ -14,6 +14,7 @@ import pickle
 
 import numpy as np
 import pytest
+from _helpers import central_differences
 
 import tensorlib as tl
 from tensorlib.graph.serialize import GraphFormatError
@@ -126,15 +127,6 @@ def test_a_module_level_tl_function_pickles_by_name_and_copies_into_a_new_functi
         np.testing.assert_allclose(copied(x).numpy(), _softplus_reference(x, SCALE.numpy()), rtol=1e-6)
 
 
-def _finite_difference(fn, x, eps=1e-6):
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        grad[i] = (fn(x + d) - fn(x - d)).sum() / (2 * eps)
-    return grad
-
-
 @pytest.mark.parametrize("how", ["pickle", "deepcopy"])
 def test_a_graph_pickles_and_deep_copies_with_its_values_results_and_gradients(how):
     scale = tl.Variable(np.array([0.5, -1.5, 2.0]), name="scale")
@@ -154,7 +146,9 @@ def test_a_graph_pickles_and_deep_copies_with_its_values_results_and_gradients(h
     with tl.GradientTape() as tape:
         tape.watch(xt)
         y = tl.sum(copied(xt))
-    np.testing.assert_allclose(tape.gradient(y, xt).numpy(), _finite_difference(reference, x), rtol=1e-6)
+    np.testing.assert_allclose(
+        tape.gradient(y, xt).numpy(), central_differences(lambda v: reference(v).sum(), x), rtol=1e-6
+    )
     # The copy's Variable is its own: assigning either leaves the other as it was.
     [variable] = [c.source for c in copied.captures if c.kind == "variable"]
     variable.assign([1.0, 1.0, 1.0])
@@ -226,7 +220,9 @@ def test_a_saved_non_trainable_variable_comes_back_non_trainable(tmp_path, how):
         tape.watch(xt)
         y = tl.sum(graph(xt))
     np.testing.assert_allclose(y.numpy(), reference(x).sum(), rtol=1e-12)
-    np.testing.assert_allclose(tape.gradient(y, xt).numpy(), _finite_difference(reference, x), rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(
+        tape.gradient(y, xt).numpy(), central_differences(lambda v: reference(v).sum(), x), rtol=1e-5, atol=1e-8
+    )
     running_mean = next(c.source for c in graph.captures if c.name == "running_mean")
     np.testing.assert_allclose(running_mean.numpy(), 0.1 * x.mean(0), rtol=1e-12)
 
