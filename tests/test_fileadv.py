@@ -350,3 +350,31 @@ def test_tied_weights_saved_once_load_into_every_name_and_stay_tied(tmp_path):
     with pytest.raises(ValueError, match=r"missing from the file: \['decoder.kernel', 'decoder.bias'\]"):
         tl.load_variables(path, other)
     np.testing.assert_array_equal(other.decoder.kernel.numpy(), before)
+
+
+@pytest.mark.parametrize("who", ["save_variables", "graph.save"])
+def test_a_folder_that_refuses_writes_is_named_and_the_old_file_stays(tmp_path, monkeypatch, who):
+    pytest.importorskip("safetensors")
+    path = tmp_path / ("c.safetensors" if who == "save_variables" else "g.json")
+
+    def save(value):
+        if who == "save_variables":
+            tl.save_variables(path, {"w": tl.Variable(value)})
+        else:
+            _times(value).save(path, SPEC)
+
+    save(2.0)
+    before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
+    real_open = os.open
+
+    def read_only_folder(name, flags, *args):  # as a folder without write permission answers (root ignores chmod)
+        if flags & os.O_CREAT:
+            raise PermissionError(13, "Permission denied", name)
+        return real_open(name, flags, *args)
+
+    monkeypatch.setattr(os, "open", read_only_folder)
+    # It had said "[Errno 13] Permission denied: '.../.tmp-...'": a temporary's name, not the function or the file.
+    with pytest.raises(PermissionError, match=rf"{who}: cannot write a file in the folder .* \(Permission denied\)"):
+        save(3.0)
+    monkeypatch.undo()
+    assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
