@@ -116,6 +116,15 @@ def assert_shapes(shapes, message: str = "") -> list:
 
 
 class _NumericsChecker:
+    def on_trace(self, op, outputs):
+        """Enabled inside a traced function: the graph checks each real or complex floating output of the ops
+        traced under it (naming the op and where it was traced) at every run, as eager calls are checked."""
+        if op is _check:
+            return
+        for i, t in enumerate(outputs if isinstance(outputs, tuple) else (outputs,)):
+            if t.dtype.kind in "fc":
+                check_numerics(t, f"{op.name} output {i}, traced at {dispatch.user_site()}")
+
     def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
         outs = outputs if isinstance(outputs, tuple) else (outputs,)
         for i, t in enumerate(outs):
@@ -159,7 +168,9 @@ def enable_check_numerics():
     floating results, and every value assigned to a Variable (``v.assign(...)``, eager or in a graph: it
     was not seen, so a NaN reached the weights unreported; the Variable keeps its value).
 
-    Also usable as a context manager, which on exit disables the check unless it was enabled before.
+    Also usable as a context manager, which on exit disables the check unless it was enabled before.  In the
+    body of a ``tl.function`` the ops traced in the block get ``CheckNumerics`` nodes, so the graph checks them
+    at every run, as the eager calls are checked.
     """
     was_enabled = _checker in dispatch.observers
     if not was_enabled:

@@ -138,6 +138,10 @@ class Mode(abc.ABC):
         """Called when Python state that decides which ops run (a Module's ``training``) is read inside
         the mode: ``getattr(owner, name)``.  By default nothing to do; tracing keys its graph by it."""
 
+    def observe(self, op, outputs) -> None:
+        """Called after ``bind`` while observers (profilers, numerics checks) are active; by default nothing to
+        do.  Tracing gives the observers started inside the traced function their say (see ``on_trace``)."""
+
 
 def state_read(owner, name: str) -> None:
     """Tell every active mode that ``getattr(owner, name)``, Python state that picks ops, was read."""
@@ -299,6 +303,8 @@ def apply(op, args, attrs=_EMPTY):
     inputs = args
     if st.modes:
         outputs = st.modes[-1].bind(op, args, attrs, specs)
+        if st.observers:
+            st.modes[-1].observe(op, outputs)
     else:
         backend = args[0].backend if args else _backends.current()
         for t in args:

@@ -1424,9 +1424,11 @@ class BatchNorm(Module):
 
     def forward(self, x, training: bool | None = None):
         """``training`` (Keras' call argument): batch statistics (moving the running ones) or the running ones for
-        this call; None follows ``train()``/``eval()``."""
+        this call; None follows ``train()``/``eval()``.  A frozen layer (``trainable = False``, itself or a Module
+        above it) runs in inference mode whatever ``training`` says, as Keras' ``BatchNormalization``: fine-tuning
+        a model with frozen normalization layers had kept moving their running statistics."""
         x = _as_tensor(x, self)
-        training = _in_training(self, training)
+        training = _in_training(self, training) and self.trainable
         channel = -1 if self.data_format == "NHWC" else 1
         if len(x.shape) < 2 or x.shape[channel] != self.num_features:
             where = "last" if channel == -1 else "second (NCHW)"
@@ -2319,8 +2321,11 @@ class _Recurrent(Module):
         return ", ".join([f"{self.input_size}, {self.units}", *_given_arguments(self, ("input_size", "units", "seed"))])
 
     def _mirrored(self):
-        """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
-        config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=None)
+        """A new layer like this one (fresh weights) running the other way: Bidirectional's backward half.  A seeded
+        layer's gets a seed of its own made from it (with none, two Bidirectional(LSTM(..., seed=1)) had different
+        backward weights and masks: the seed did not make the model reproducible)."""
+        seed = None if self._draws.seed is None else _seed_for(self._draws.seed, 20)
+        config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=seed)
         return type(self)(**config)
 
 

@@ -682,7 +682,13 @@ def _check_names(source: dict) -> None:
             seen[str(k)] = k
 
 
-_CALL = threading.local()  # the training= of the calls in progress on this thread (Keras' call context)
+class _CallContext(threading.local):
+    """The ``training=`` of the Module calls in progress on this thread (Keras' call context); None: none given."""
+
+    training = None
+
+
+_CALL = _CallContext()
 
 
 def in_training(module: Module, training=None) -> bool:
@@ -697,7 +703,9 @@ def in_training(module: Module, training=None) -> bool:
     [1.0, 1.0, 1.0, 1.0]
     """
     if training is None:
-        training = getattr(_CALL, "training", None)
+        if current_state().modes:  # a tl.function tracing here keys its graph by the call's mode
+            state_read(_CALL, "training")
+        training = _CALL.training
         return module.training if training is None else training
     if not isinstance(training, (bool, np.bool_)):
         raise TypeError(f"{type(module).__name__}: training must be True, False or None, got {training!r}")
@@ -718,7 +726,7 @@ def _call_with_training(module: Module, args: tuple, kwargs: dict):
         del kwargs["training"]
     if training is None:
         return module.forward(*args, **kwargs)
-    outer = getattr(_CALL, "training", None)
+    outer = _CALL.training
     _CALL.training = in_training(module, training)
     try:
         return module.forward(*args, **kwargs)

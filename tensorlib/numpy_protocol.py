@@ -636,21 +636,14 @@ def _fortran(order, name, orders) -> bool:
 
 def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """``numpy.linspace`` with Tensor bounds: NumPy's dtype (float64 for float64 or Python bounds, where
-    ``tl.linspace`` defaults to float32), ``endpoint=False`` as the first ``num`` of ``num + 1`` points, and
-    ``retstep``'s step; gradients reach 0-d bounds."""
+    ``tl.linspace`` defaults to float32); the rest is ``tl.linspace``'s (gradients reach the bounds)."""
     import tensorlib as tl
 
-    bounds = (start, stop)
-    if device is not None or any(np.ndim(v) for v in bounds):
-        raise TypeError(
-            "numpy.linspace: tensorlib Tensors take 0-d bounds and no device= (got shapes "
-            f"{[tuple(np.shape(v)) for v in bounds]}, device={device!r})"
-        )
-    kinds = [np.dtype(v.dtype) if hasattr(v, "dtype") else v for v in bounds]
+    if device is not None:
+        raise TypeError(f"numpy.linspace: device= is not supported on tensorlib Tensors, got {device!r}")
+    kinds = [np.dtype(v.dtype) if hasattr(v, "dtype") else v for v in (start, stop)]
     dtype = np.dtype(_numpy_dtype(dtype)) if dtype is not None else np.result_type(*kinds, float(num))
-    div = (num - 1) if endpoint else num
-    points = tl.linspace(start, stop, num + (not endpoint), dtype=dtype)[:num]
-    return (points, (tl.cast(stop, dtype) - start) / div if div > 0 else np.nan) if retstep else points
+    return tl.linspace(start, stop, num, dtype, endpoint=endpoint, retstep=retstep, axis=axis)
 
 
 def _einsum(*operands, out=None, optimize=False, **kwargs):

@@ -4,6 +4,8 @@ What it attacks, and against which references:
 - the passes: an op declared ``side_effect`` (run for more than its result, as TensorFlow's stateful
   ``tf.print``) runs at every call of the traced function, as often as eagerly: it is never folded into a
   constant on constant inputs, nor merged with an identical call (the eager call count is the reference);
+- debugging inside a trace: ``with tl.debugging.enable_check_numerics():`` in a traced function's body checks
+  the ops under it at every run, branches included, and nothing outside it (the eager calls are the reference);
 - tracing and the cache: a tl.function method runs each instance's Variables, also where instances compare by
   value, and takes an input_signature for the arguments after the instance (tf.function's per-instance
   methods; the eager method call is the reference);
@@ -16,6 +18,7 @@ What it attacks, and against which references:
 """
 
 import gc
+import inspect
 import warnings
 
 import numpy as np
@@ -198,6 +201,7 @@ def test_a_method_runs_its_own_instances_variables_where_instances_compare_equal
         np.testing.assert_array_equal(layer.traced(x).numpy(), x * layer.w.numpy() + 1.0)
         np.testing.assert_array_equal(layer.traced(x).numpy(), layer.eager(x).numpy())
     assert _Scaled.traced.retrace_reasons[-1] == "self: another _Scaled object (objects are keyed by identity)"
+    assert str(inspect.signature(first.traced)) == "(x)"  # a bound method's, as a Python method's
 
 
 def test_a_method_takes_an_input_signature_for_the_arguments_after_the_instance():
@@ -265,3 +269,39 @@ def test_histogram_default_edges_stay_numpys_exactly(dtype):
         assert got[1].dtype == edges.dtype
         np.testing.assert_array_equal(got[1].numpy(), edges)
         np.testing.assert_array_equal(got[0].numpy(), counts)
+
+
+# ---------------------------------------------------------------- check_numerics enabled inside a traced body
+def _logged(x):
+    outside = x / 0.0  # not checked, eagerly or traced: inf and NaN pass
+    with tl.debugging.enable_check_numerics():
+        y = tl.log(x)
+        z = tl.cond(tl.sum(x) > 2.0, lambda: tl.sqrt(x - 5.0), lambda: x * 1.0)
+    return y, z, outside
+
+
+def test_check_numerics_enabled_inside_a_traced_function_checks_its_ops_at_every_run():
+    # Before: the traced function returned log(-1) = NaN silently at every call; eagerly it raises naming Log.
+    traced = tl.function(_logged)
+    for value, bad_op in (([1.0, 0.5], None), ([-1.0, 0.5], "Log"), ([3.0, 0.5], "Sqrt"), ([-1.0, 0.5], "Log")):
+        x = tl.tensor(np.array(value))
+        if bad_op is None:
+            for got, eager in zip(traced(x), _logged(x)):
+                np.testing.assert_array_equal(got.numpy(), eager.numpy())
+            continue
+        with pytest.raises(tl.debugging.NumericsError, match=bad_op):
+            _logged(x)
+        with pytest.raises(tl.debugging.NumericsError, match=rf"{bad_op} output 0, traced at .*test_graphadv3.py"):
+            traced(x)
+    assert not tl.dispatch.observers  # the block ended: nothing is left enabled
+
+
+def test_a_function_traced_while_check_numerics_is_on_outside_is_checked_only_while_it_is_on():
+    f = tl.function(lambda x: tl.log(x) * 2.0)
+    x = tl.tensor(np.array([-1.0]))
+    with tl.debugging.enable_check_numerics():
+        graph = f.get_graph(x)
+        with pytest.raises(tl.debugging.NumericsError, match="Log"):
+            f(x)
+    assert [n.op_type for n in graph.nodes] == ["Log", "Mul"]  # the observer checks the runs, not the graph
+    assert np.isnan(f(x).numpy()).all()  # off again, as eagerly

@@ -265,3 +265,36 @@ def test_tl_pad_takes_tensorflows_upper_case_modes_and_refuses_a_constant_for_an
         tl.pad(x, 1, 3.0, mode="reflect")
     with pytest.raises(TypeError, match=r"pad: mode='empty' is not supported"):
         tl.pad(x, 1, mode="empty")
+
+
+@pytest.mark.parametrize(
+    ("start", "stop", "kwargs"),
+    [
+        (np.array([0.0, 1.0]), np.array([1.0, 3.0]), {"num": 4, "axis": 1}),
+        (np.array([0.0, 1.0]), 2.0, {"num": 3, "endpoint": False, "retstep": True, "axis": -1}),
+        (np.array([[0.0], [1.0]]), np.array([1.0, 3.0, 5.0]), {"num": 4, "axis": 1}),
+        (np.array([0.0, 1.0]), 2.0, {"num": 1, "retstep": True}),
+        (0.0, 1.0, {"num": 0, "retstep": True}),
+        (-3.0, 2.0, {"num": 4, "dtype": np.int64}),
+    ],
+)
+def test_linspace_of_array_bounds_with_endpoint_retstep_and_axis_is_numpys(start, stop, kwargs):
+    # Array bounds raised TypeError ("tensorlib Tensors take 0-d bounds"); tl.linspace had no endpoint,
+    # retstep or axis.  NumPy's results, through np.linspace on tensors and tl.linspace alike.
+    expected = np.linspace(start, stop, **kwargs)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    options = {k: v for k, v in kwargs.items() if k not in ("num", "dtype")}
+    for got in (
+        np.linspace(tl.tensor(np.asarray(start)), tl.tensor(np.asarray(stop)), **kwargs),
+        tl.linspace(tl.tensor(np.asarray(start)), stop, kwargs["num"], kwargs.get("dtype", "float64"), **options),
+    ):
+        got = got if isinstance(got, tuple) else (got,)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g.numpy() if isinstance(g, tl.Tensor) else g, e, rtol=1e-14)
+
+
+def test_linspace_gradient_reaches_array_bounds():
+    start, stop = tl.tensor(np.array([0.0, 1.0])), tl.tensor(np.array([1.0, 3.0]))
+    tl.testing.check_grads(lambda s, e: tl.linspace(s, e, 4, axis=1, endpoint=False), (start, stop), order=2)
+    traced = tl.function(lambda s, e: tl.linspace(s, e, 3, axis=-1))(start, stop)
+    np.testing.assert_allclose(traced.numpy(), np.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=-1))

@@ -301,3 +301,74 @@ def test_gaussian_noise_layers_traced_with_an_unknown_batch_draw_what_eager_call
     std = 0.3 if name == "GaussianNoise" else np.sqrt(0.3 / 0.7)
     assert abs(noise.mean()) < 4 * std / np.sqrt(noise.size)
     np.testing.assert_allclose(noise.std(), std, rtol=0.05)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_frozen_batch_norm_runs_in_inference_mode_as_keras(traced):
+    # model[1].trainable = False (Keras' way to fine-tune with frozen normalization) still normalised with the
+    # batch's statistics and moved the running ones at every training step.  Keras' BatchNormalization runs in
+    # inference mode when frozen, whatever training says.  Reference: NumPy with the running statistics.
+    x = np.random.default_rng(0).normal(2.0, 3.0, size=(8, 4))
+    model = tl.nn.Sequential(tl.nn.Dense(4, 4, seed=0, dtype=tl.float64), tl.nn.BatchNorm(4, dtype=tl.float64))
+    model[1].running_mean.assign(np.full(4, 0.5))
+    model[1].running_var.assign(np.full(4, 4.0))
+    call = tl.function(lambda x: model(x, training=True)) if traced else (lambda x: model(x, training=True))
+    h = x @ model[0].kernel.numpy() + model[0].bias.numpy()
+    model.trainable = False
+    for _ in range(2):
+        np.testing.assert_allclose(call(x).numpy(), (h - 0.5) / np.sqrt(4.0 + 1e-5), rtol=1e-12)
+    assert model[1].running_mean.numpy().tolist() == [0.5] * 4
+    model.trainable = True  # unfrozen: batch statistics again, and the running ones move
+    np.testing.assert_allclose(call(x).numpy(), (h - h.mean(0)) / np.sqrt(h.var(0) + 1e-5), rtol=1e-10)
+    np.testing.assert_allclose(model[1].running_mean.numpy(), 0.9 * 0.5 + 0.1 * h.mean(0), rtol=1e-12)
+
+
+def test_a_traced_forward_retraces_for_the_mode_of_the_call_around_it():
+    # A Module whose forward is a tl.function traced its graph in the mode of the first call
+    # (model(x, training=False): no dropout) and reused it for model(x, training=True).
+    class Block(tl.Module):
+        def __init__(self):
+            super().__init__()
+            self.drop = tl.nn.Dropout(0.5)
+
+        @tl.function
+        def forward(self, x):
+            return self.drop(x)
+
+    block, x = Block(), np.ones(1000)
+    for training in (False, True, False, True):
+        y = block(x, training=training).numpy()
+        assert (y == 0).any() == training
+        np.testing.assert_array_equal(y[y != 0], 2.0 if training else 1.0)
+
+
+@pytest.mark.parametrize("kind", ["SimpleRNN", "LSTM", "GRU"])
+def test_a_seeded_bidirectional_layer_is_reproducible_in_both_halves(kind):
+    # The backward half of Bidirectional(LSTM(..., seed=1)) was made with no seed: its weights (and dropout masks)
+    # came from the global stream, so two models built from the same seeded code differed.
+    make = getattr(tl.nn, kind)
+    x = np.random.default_rng(0).normal(size=(3, 5, 2))
+    tl.random.seed(1)
+    a = tl.nn.Bidirectional(make(2, 4, seed=1, dropout=0.3, return_sequences=True, dtype=tl.float64))
+    tl.random.seed(2)
+    b = tl.nn.Bidirectional(make(2, 4, seed=1, dropout=0.3, return_sequences=True, dtype=tl.float64))
+    for name in ("kernel", "recurrent_kernel"):
+        np.testing.assert_array_equal(getattr(a.backward_layer, name).numpy(), getattr(b.backward_layer, name).numpy())
+        assert not np.array_equal(getattr(a.backward_layer, name).numpy(), getattr(a.forward_layer, name).numpy())
+    np.testing.assert_array_equal(a(x, training=True).numpy(), b(x, training=True).numpy())
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_a_torch_style_recurrent_layers_seed_seeds_its_dropout_between_layers(kind):
+    # tl.nn.torch.LSTM(..., num_layers=2, dropout=0.5, seed=1): the seed drew the weights, the dropout masks came
+    # from the global stream (as the Keras-style layers' did).
+    make = getattr(tl.nn.torch, kind)
+    x = np.random.default_rng(0).normal(size=(5, 3, 2))
+    a, b = (make(2, 4, num_layers=2, dropout=0.5, seed=1, dtype=tl.float64) for _ in range(2))
+    tl.random.seed(1)
+    first = a(x)[0].numpy()
+    tl.random.seed(2)
+    np.testing.assert_array_equal(b(x)[0].numpy(), first)
+    assert not np.array_equal(a(x)[0].numpy(), first)  # a new mask per call
+    a.eval()
+    assert not np.array_equal(a(x)[0].numpy(), first)

@@ -88,6 +88,7 @@ class _Trace(dispatch.Mode):
         # _id of a weak Python-float placeholder, or of a value computed from those and literals alone -> the
         # (position, name) of the top-level arguments it comes from (made static if its value is needed)
         self.weak_args: dict = {}
+        self.observers = tuple(dispatch.observers)  # active when the trace began: they watch every run
 
     def placeholder(self, shape, dtype, backend, name):
         t = self.graph.add_input(shape, dtype, name)
@@ -140,6 +141,14 @@ class _Trace(dispatch.Mode):
                 if weak:
                     o.__class__ = dispatch.WeakScalar
         return outs if isinstance(specs, tuple) else outs[0]
+
+    def observe(self, op, outputs):
+        """An observer started inside the traced function (``with tl.debugging.enable_check_numerics():`` in its
+        body) watches the ops bound under it at every run, as it would eagerly: its ``on_trace(op, outputs)``
+        adds the nodes that do (a CheckNumerics per output); when it runs, the graph has no observer of it."""
+        for obs in dispatch.observers:
+            if obs not in self.observers and hasattr(obs, "on_trace"):
+                obs.on_trace(op, outputs)
 
     def _weak_arguments(self, ins):
         """The arguments behind ``ins`` if every input is a weak float argument, a value computed from such
@@ -383,6 +392,8 @@ class _SubTrace(_Trace):
     def __init__(self, graph, parent, loop: bool = False):
         super().__init__(graph)
         self.parent = parent
+        # a branch or body traced inside the block is in the block (a parent that does not trace: tl.vmap's mode)
+        self.observers = getattr(parent, "observers", self.observers)
         self.outer: list = []  # values of the enclosing trace, in the order of their inputs here
         self.outer_map: dict = {}  # _id of an outer value -> its placeholder here
         # Unseeded random draws here take a key (see ops.random.KEYED): a replay for a gradient must draw
@@ -929,6 +940,18 @@ def _global_names(code) -> set:
     return names
 
 
+class _MethodCall:
+    """A ``Function`` called as a method: ``__get__`` binds it to the instance with ``functools.partial``, and the
+    first argument is that instance.  ``__wrapped__`` gives the bound method the function's signature."""
+
+    def __init__(self, function):
+        self.function = function
+        self.__wrapped__ = function.python_function
+
+    def __call__(self, instance, *args, **kwargs):
+        return self.function._call(True, instance, *args, **kwargs)
+
+
 class Function:
     """A Python function traced into graphs, one per input signature; see :func:`function`."""
 
@@ -1034,10 +1057,14 @@ class Function:
         # A method's graphs are per instance, as tf.function's: the instance is keyed by identity (held weakly)
         # even where its class compares by value (two equal layers hold different Variables: a graph shared by
         # value ran the first one's), and an input_signature describes the arguments after it.
-        return functools.partial(self._call, True, instance)
+        return functools.partial(self._as_method, instance)
 
     def __call__(self, *args, **kwargs):
         return self._call(False, *args, **kwargs)
+
+    @functools.cached_property
+    def _as_method(self):
+        return _MethodCall(self)
 
     def _call(self, method, *args, **kwargs):
         """A call; ``method``: ``args[0]`` is the instance a method is bound to."""

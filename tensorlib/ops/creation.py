@@ -180,27 +180,33 @@ def bounds_dtype(values, dtype=None, float_valued: bool = False) -> np.dtype:
     return result
 
 
-def linspace(start, stop, num=50, dtype=None, backend=None) -> Tensor:
+def linspace(
+    start, stop, num=50, dtype=None, backend=None, *, endpoint: bool = True, retstep: bool = False, axis: int = 0
+):
     """``num`` evenly spaced values from ``start`` to ``stop``, as NumPy computes them (in float64 or
-    complex128, then cast).  The default dtype follows the bounds (:func:`bounds_dtype`): float32 for
-    Python numbers (complex64 for complex ones), a NumPy scalar's or tensor's float dtype (float64 for integer
-    ones, as NumPy gives); complex bounds of a real dtype raise.  A 0-d float or complex tensor bound of a
-    float or complex result is an input: gradients reach it and a traced one stays symbolic; other tensor
-    bounds are read as Python numbers.
+    complex128, then cast; floored for an integer dtype).  The default dtype follows the bounds
+    (:func:`bounds_dtype`): float32 for Python numbers (complex64 for complex ones), a NumPy scalar's or
+    tensor's float dtype (float64 for integer ones, as NumPy gives); complex bounds of a real dtype raise.
+    ``endpoint``, ``retstep`` and ``axis`` are NumPy's: bounds may be arrays or tensors (broadcast together),
+    the samples along ``axis``.  Tensor bounds are inputs: gradients reach them and traced ones stay symbolic.
 
     >>> import tensorlib as tl
     >>> tl.linspace(0.0, tl.tensor(1.0), 3).numpy().tolist()
     [0.0, 0.5, 1.0]
     >>> tl.linspace(0, 2j, 3).numpy().tolist()
     [0j, 1j, 2j]
+    >>> tl.linspace(tl.tensor([0.0, 1.0]), 2.0, 2, endpoint=False, axis=-1).numpy().tolist()
+    [[0.0, 1.0], [1.0, 1.5]]
     """
     dtype = _linspace_dtype(start, stop, dtype)
-    bounds = [v for v in (start, stop) if isinstance(v, Tensor)]
-    if bounds and dtype.kind in "fc" and all(v.ndim == 0 and v.dtype.kind in "fc" for v in bounds):
-        return _linspace_of_tensors(start, stop, num, dtype, backend)
+    if any(isinstance(v, Tensor) or np.ndim(v) for v in (start, stop)):
+        return _linspace_of_tensors(start, stop, num, dtype, backend, endpoint, retstep, axis)
     b = _backend(backend)
-    start, stop = (v.item() if isinstance(v, Tensor) else v for v in (start, stop))
-    return make(b.xp.linspace(start, stop, num, dtype=dtype), b)
+    if as_int(axis, "linspace: axis") not in (0, -1):
+        raise ValueError(f"linspace: axis {axis} is out of bounds for the 1-d result of scalar start and stop")
+    values, step = np.linspace(start, stop, as_int(num, "linspace: num"), endpoint=bool(endpoint), retstep=True)
+    values = make(b.asarray(np.floor(values) if dtype.kind in "iu" else values, dtype=dtype), b)
+    return (values, step) if retstep else values
 
 
 def _linspace_dtype(start, stop, dtype) -> np.dtype:
@@ -214,23 +220,40 @@ def _linspace_dtype(start, stop, dtype) -> np.dtype:
     return result
 
 
-def _linspace_of_tensors(start, stop, num, dtype, backend) -> Tensor:
-    """NumPy's steps, ``start + i * ((stop - start) / (num - 1))`` with the last value ``stop``, in tensor ops
-    (it read 0-d tensor bounds with ``.item()``: their gradient was silently 0, and a traced one raised)."""
-    from .math import cast, where
-    from .shape import reshape
+def _linspace_of_tensors(start, stop, num, dtype, backend, endpoint, retstep, axis):
+    """NumPy's steps, ``start + i * ((stop - start) / div)`` (``div`` is ``num - 1``, or ``num`` without the
+    endpoint) with the last value ``stop``, in tensor ops over the bounds' broadcast shape (it read 0-d tensor
+    bounds with ``.item()``: their gradient was silently 0, and a traced one raised)."""
+    from .array import moveaxis
+    from .math import cast, floor, where
+    from .shape import broadcast_to
 
     num = as_int(num, "linspace: num")
     if num < 0:
         raise ValueError(f"linspace: number of samples {num} must be non-negative")
-    b = next(v.backend for v in (start, stop) if isinstance(v, Tensor)) if backend is None else _backend(backend)
+    b = next((v.backend for v in (start, stop) if isinstance(v, Tensor)), None) if backend is None else None
+    b = b or _backend(backend)
     wide = _dt.complex128 if dtype.kind == "c" else _dt.float64
-    start, stop = (tensor(v, wide) if isinstance(v, Tensor) else tensor(v, wide, b) for v in (start, stop))
-    if num <= 1:
-        return cast(reshape(start, (1,))[:num], dtype=dtype)
-    steps = tensor(np.arange(num, dtype=np.float64), _dt.float64, b)
-    values = steps * ((stop - start) / (num - 1)) + start
-    return cast(where(steps == num - 1, stop, values), dtype=dtype)
+    start, stop = (cast(v, wide) if isinstance(v, Tensor) else tensor(np.asarray(v), wide, b) for v in (start, stop))
+    shape = np.broadcast_shapes(tuple(start.shape), tuple(stop.shape))
+    start, stop = broadcast_to(start, shape), broadcast_to(stop, shape)
+    steps = tensor(np.arange(num, dtype=np.float64).reshape((num,) + (1,) * len(shape)), _dt.float64, b)
+    div = num - 1 if endpoint else num
+    delta = stop - start
+    if div > 0:
+        step = delta / div
+        values = steps * step + start
+        if endpoint:
+            values = where(steps == num - 1, stop, values)
+    else:  # NumPy's: no step (NaN), the samples arange(num) * delta + start
+        step = np.nan
+        values = steps * delta + start
+    values = cast(floor(values) if dtype.kind in "iu" else values, dtype=dtype)
+    if axis != 0:
+        values = moveaxis(values, 0, as_int(axis, "linspace: axis"))
+    if retstep and isinstance(step, Tensor) and dtype.kind in "fc":
+        step = cast(step, dtype)
+    return (values, step) if retstep else values
 
 
 def eye(n: int, m: int | None = None, dtype=_dt.float32, backend=None) -> Tensor:
