@@ -232,7 +232,17 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     # hyperparameters may be missing from a file written before they were saved.
     rates = {f"{prefix}.learning_rate" if prefix else "learning_rate" for prefix in optimizers}
     heads = tuple(f"{prefix}.hyperparameters." if prefix else "hyperparameters." for prefix in optimizers)
-    missing = [n for n in named if n not in arrays and n not in rates and not n.startswith(heads)]
+    # A shared (tied) Variable is named at every path, but a file that gives it under one of them (saved once, as
+    # safetensors.torch.save_model keeps one name of tied weights) gives its value: its other names are not missing.
+    given = {t._id for n, t in named.items() if n in arrays and isinstance(t, Variable)}
+    missing = [
+        n
+        for n, t in named.items()
+        if n not in arrays
+        and n not in rates
+        and not n.startswith(heads)
+        and not (isinstance(t, Variable) and t._id in given)
+    ]
     missing += slots_missing
     extra = [n for n in arrays if n not in named and n not in later and n not in rates]
     if strict and missing:

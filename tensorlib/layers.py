@@ -2321,8 +2321,11 @@ class _Recurrent(Module):
         return ", ".join([f"{self.input_size}, {self.units}", *_given_arguments(self, ("input_size", "units", "seed"))])
 
     def _mirrored(self):
-        """A new layer like this one (fresh weights, no seed) running the other way: Bidirectional's backward half."""
-        config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=None)
+        """A new layer like this one (fresh weights) running the other way: Bidirectional's backward half.  A seeded
+        layer's gets a seed of its own made from it (with none, two Bidirectional(LSTM(..., seed=1)) had different
+        backward weights and masks: the seed did not make the model reproducible)."""
+        seed = None if self._draws.seed is None else _seed_for(self._draws.seed, 20)
+        config = dict(self._arguments(), go_backwards=not self.go_backwards, seed=seed)
         return type(self)(**config)
 
 

@@ -323,3 +323,34 @@ def test_a_compressed_array_member_is_refused_before_it_is_inflated(tmp_path):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < n
+
+
+class _Tied(tl.Module):
+    def __init__(self, seed):
+        super().__init__()
+        self.encoder = tl.nn.Dense(3, 3, seed=seed)
+        self.decoder = self.encoder  # tied: one layer under two names
+
+    def __call__(self, x):
+        return self.decoder(tl.tanh(self.encoder(x)))
+
+
+def test_tied_weights_saved_once_load_into_every_name_and_stay_tied(tmp_path):
+    pytest.importorskip("safetensors")
+    source = tl.nn.Dense(3, 3, seed=0)
+    path = tmp_path / "once.safetensors"
+    tl.save_variables(path, {"encoder": source})  # the tied layer under one of its names only
+    model = _Tied(seed=1)
+    # strict had said "missing from the file: ['decoder.kernel', 'decoder.bias']": the same Variables.
+    assert tl.load_variables(path, model) is model
+    assert model.decoder is model.encoder
+    x = np.array([[0.5, -1.0, 2.0]], np.float32)
+    k, b = source.kernel.numpy().astype(np.float64), source.bias.numpy().astype(np.float64)
+    np.testing.assert_allclose(model(x).numpy(), np.tanh(x @ k + b) @ k + b, rtol=1e-6)
+    # A name whose Variable is given by no other name is still missing, and nothing changes.
+    other = _Tied(seed=2)
+    other.decoder = tl.nn.Dense(3, 3, seed=3)
+    before = other.decoder.kernel.numpy().copy()
+    with pytest.raises(ValueError, match=r"missing from the file: \['decoder.kernel', 'decoder.bias'\]"):
+        tl.load_variables(path, other)
+    np.testing.assert_array_equal(other.decoder.kernel.numpy(), before)

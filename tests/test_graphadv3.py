@@ -18,6 +18,7 @@ What it attacks, and against which references:
 """
 
 import gc
+import inspect
 import warnings
 
 import numpy as np
@@ -200,6 +201,7 @@ def test_a_method_runs_its_own_instances_variables_where_instances_compare_equal
         np.testing.assert_array_equal(layer.traced(x).numpy(), x * layer.w.numpy() + 1.0)
         np.testing.assert_array_equal(layer.traced(x).numpy(), layer.eager(x).numpy())
     assert _Scaled.traced.retrace_reasons[-1] == "self: another _Scaled object (objects are keyed by identity)"
+    assert str(inspect.signature(first.traced)) == "(x)"  # a bound method's, as a Python method's
 
 
 def test_a_method_takes_an_input_signature_for_the_arguments_after_the_instance():

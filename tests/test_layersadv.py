@@ -321,7 +321,8 @@ def test_torch_style_dropout_acts_between_layers_in_training_only():
     output, (h_n, _) = lstm(x)
     tl.random.seed(3)
     middle, (h_first, _) = first(x)
-    want, (h_second, _) = second(tl.nn.dropout(middle, 0.5))  # torch: on each layer's output but the last
+    # torch: on each layer's output but the last; the masks from the layer's seed, as a Dropout(seed=0)'s first
+    want, (h_second, _) = second(tl.nn.Dropout(0.5, seed=0)(middle))
     np.testing.assert_allclose(output.numpy(), want.numpy(), rtol=1e-12)
     np.testing.assert_allclose(h_n.numpy(), np.concatenate([h_first.numpy(), h_second.numpy()]), rtol=1e-12)
     lstm.eval()

@@ -940,6 +940,18 @@ def _global_names(code) -> set:
     return names
 
 
+class _MethodCall:
+    """A ``Function`` called as a method: ``__get__`` binds it to the instance with ``functools.partial``, and the
+    first argument is that instance.  ``__wrapped__`` gives the bound method the function's signature."""
+
+    def __init__(self, function):
+        self.function = function
+        self.__wrapped__ = function.python_function
+
+    def __call__(self, instance, *args, **kwargs):
+        return self.function._call(True, instance, *args, **kwargs)
+
+
 class Function:
     """A Python function traced into graphs, one per input signature; see :func:`function`."""
 
@@ -1045,10 +1057,14 @@ class Function:
         # A method's graphs are per instance, as tf.function's: the instance is keyed by identity (held weakly)
         # even where its class compares by value (two equal layers hold different Variables: a graph shared by
         # value ran the first one's), and an input_signature describes the arguments after it.
-        return functools.partial(self._call, True, instance)
+        return functools.partial(self._as_method, instance)
 
     def __call__(self, *args, **kwargs):
         return self._call(False, *args, **kwargs)
+
+    @functools.cached_property
+    def _as_method(self):
+        return _MethodCall(self)
 
     def _call(self, method, *args, **kwargs):
         """A call; ``method``: ``args[0]`` is the instance a method is bound to."""
