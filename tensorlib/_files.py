@@ -9,7 +9,7 @@ clear error naming the function; a symlink is followed (the file it names is rep
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt")
 >>> target = resolve(path, "example", "notes")
->>> tmp = temporary(target)
+>>> tmp = temporary(target, "example")
 >>> with open(tmp, "w") as fh:
 ...     _ = fh.write("hello")
 >>> commit([(tmp, target)])
@@ -49,7 +49,7 @@ def resolve(path, who: str, what: str) -> str:
     return target
 
 
-def temporary(target: str) -> str:
+def temporary(target: str, who: str) -> str:
     """An empty temporary file beside ``target`` (a path from :func:`resolve`), with the permissions the
     target will have: ``open(path, "w")``'s for a new file (0o666 less the umask, not ``mkstemp``'s 0o600),
     the old file's own for an overwritten one (a file kept at 0o600 had become 0o644 at the next save)."""
@@ -59,7 +59,12 @@ def temporary(target: str) -> str:
         kept = None
     tmp = os.path.join(os.path.dirname(target), f".tmp-{os.getpid()}-{uuid.uuid4().hex}-{os.path.basename(target)}")
     # Never more open than the target will be while it is written (only its owner may also write it).
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if kept is None else kept & 0o666 | 0o600))
+    try:
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if kept is None else kept & 0o666 | 0o600))
+    except OSError as e:  # a read-only folder or file system: the OS's error named the temporary, not the target
+        why = os.strerror(e.errno) if e.errno else str(e)
+        folder = os.path.dirname(target)
+        raise type(e)(e.errno, f"{who}: cannot write a file in the folder {folder!r} ({why})", target) from None
     try:
         mode = os.stat(tmp).st_mode & 0o777 if kept is None else kept
         os.chmod(tmp, mode)

@@ -122,7 +122,7 @@ def save_variables(path, target) -> None:
     if complex_names:
         metadata[_COMPLEX_KEY] = json.dumps(complex_names)
     dest = _files.resolve(path, "save_variables", "checkpoint")
-    tmp = _files.temporary(dest)
+    tmp = _files.temporary(dest, "save_variables")
     try:
         st.save_file(arrays, tmp, metadata=metadata)
     except BaseException:

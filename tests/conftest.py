@@ -33,3 +33,11 @@ def pytest_runtest_call(item):
     yield
     if own is not None:
         fn._hypothesis_internal_use_settings = own
+
+
+@pytest.fixture
+def sync_scheduler():
+    """dask's single-threaded scheduler for one test (the tl.distributed tests; skipped without dask)."""
+    dask = pytest.importorskip("dask")
+    with dask.config.set(scheduler="sync"):
+        yield

@@ -31,12 +31,6 @@ def client():
         yield c
 
 
-@pytest.fixture
-def sync_scheduler():
-    with dask.config.set(scheduler="sync"):
-        yield
-
-
 # ---------------------------------------------------------------- functions that live in a module
 USERMOD = """
 import tensorlib as tl

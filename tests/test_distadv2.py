@@ -4,7 +4,8 @@ one-thread worker processes.
 
 What it attacks: errors raised on one block (which block, and does the exception reach the caller whole,
 as the caller's own class), blocks whose output differs from the first block's, auxiliary outputs of a
-loss (``has_aux``: means, sums, nested, integer, shapes that depend on the block), ...
+loss (``has_aux``: means, sums, nested, integer, per-row shapes hidden by blocks of one size), losses that
+are not real floats, big-endian dask arrays, ``from_npy`` of missing or deleted files.
 References: NumPy formulas in float64, eager ``tl.value_and_grad`` and eager calls of the function on all
 rows at once.
 """
@@ -15,14 +16,13 @@ import numpy as np
 import pytest
 
 da = pytest.importorskip("dask.array")
-dask = pytest.importorskip("dask")
-distributed = pytest.importorskip("distributed")
-cloudpickle = pytest.importorskip("cloudpickle")
+pytest.importorskip("distributed")  # the LocalCluster
+# This module's functions and classes travel by value, as a script's would: the workers cannot import it.
+pytest.importorskip("cloudpickle").register_pickle_by_value(sys.modules[__name__])
 
 import tensorlib as tl  # noqa: E402
 from _helpers import local_cluster  # noqa: E402
 
-cloudpickle.register_pickle_by_value(sys.modules[__name__])
 TIMEOUT = 60
 
 
@@ -30,12 +30,6 @@ TIMEOUT = 60
 def client():
     with local_cluster(2, "1GiB", timeout=TIMEOUT) as c:
         yield c
-
-
-@pytest.fixture
-def sync_scheduler():
-    with dask.config.set(scheduler="sync"):
-        yield
 
 
 def compute(y, client):

@@ -14,6 +14,7 @@ import pickle
 
 import numpy as np
 import pytest
+from _helpers import central_differences
 
 import tensorlib as tl
 from tensorlib.graph.serialize import GraphFormatError
@@ -126,15 +127,6 @@ def test_a_module_level_tl_function_pickles_by_name_and_copies_into_a_new_functi
         np.testing.assert_allclose(copied(x).numpy(), _softplus_reference(x, SCALE.numpy()), rtol=1e-6)
 
 
-def _finite_difference(fn, x, eps=1e-6):
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        grad[i] = (fn(x + d) - fn(x - d)).sum() / (2 * eps)
-    return grad
-
-
 @pytest.mark.parametrize("how", ["pickle", "deepcopy"])
 def test_a_graph_pickles_and_deep_copies_with_its_values_results_and_gradients(how):
     scale = tl.Variable(np.array([0.5, -1.5, 2.0]), name="scale")
@@ -154,7 +146,9 @@ def test_a_graph_pickles_and_deep_copies_with_its_values_results_and_gradients(h
     with tl.GradientTape() as tape:
         tape.watch(xt)
         y = tl.sum(copied(xt))
-    np.testing.assert_allclose(tape.gradient(y, xt).numpy(), _finite_difference(reference, x), rtol=1e-6)
+    np.testing.assert_allclose(
+        tape.gradient(y, xt).numpy(), central_differences(lambda v: reference(v).sum(), x), rtol=1e-6
+    )
     # The copy's Variable is its own: assigning either leaves the other as it was.
     [variable] = [c.source for c in copied.captures if c.kind == "variable"]
     variable.assign([1.0, 1.0, 1.0])
@@ -226,7 +220,9 @@ def test_a_saved_non_trainable_variable_comes_back_non_trainable(tmp_path, how):
         tape.watch(xt)
         y = tl.sum(graph(xt))
     np.testing.assert_allclose(y.numpy(), reference(x).sum(), rtol=1e-12)
-    np.testing.assert_allclose(tape.gradient(y, xt).numpy(), _finite_difference(reference, x), rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(
+        tape.gradient(y, xt).numpy(), central_differences(lambda v: reference(v).sum(), x), rtol=1e-5, atol=1e-8
+    )
     running_mean = next(c.source for c in graph.captures if c.name == "running_mean")
     np.testing.assert_allclose(running_mean.numpy(), 0.1 * x.mean(0), rtol=1e-12)
 
@@ -354,3 +350,31 @@ def test_tied_weights_saved_once_load_into_every_name_and_stay_tied(tmp_path):
     with pytest.raises(ValueError, match=r"missing from the file: \['decoder.kernel', 'decoder.bias'\]"):
         tl.load_variables(path, other)
     np.testing.assert_array_equal(other.decoder.kernel.numpy(), before)
+
+
+@pytest.mark.parametrize("who", ["save_variables", "graph.save"])
+def test_a_folder_that_refuses_writes_is_named_and_the_old_file_stays(tmp_path, monkeypatch, who):
+    pytest.importorskip("safetensors")
+    path = tmp_path / ("c.safetensors" if who == "save_variables" else "g.json")
+
+    def save(value):
+        if who == "save_variables":
+            tl.save_variables(path, {"w": tl.Variable(value)})
+        else:
+            _times(value).save(path, SPEC)
+
+    save(2.0)
+    before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
+    real_open = os.open
+
+    def read_only_folder(name, flags, *args):  # as a folder without write permission answers (root ignores chmod)
+        if flags & os.O_CREAT:
+            raise PermissionError(13, "Permission denied", name)
+        return real_open(name, flags, *args)
+
+    monkeypatch.setattr(os, "open", read_only_folder)
+    # It had said "[Errno 13] Permission denied: '.../.tmp-...'": a temporary's name, not the function or the file.
+    with pytest.raises(PermissionError, match=rf"{who}: cannot write a file in the folder .* \(Permission denied\)"):
+        save(3.0)
+    monkeypatch.undo()
+    assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before

@@ -95,7 +95,7 @@ def save(graph: Graph, path, include_captures: bool = False) -> None:
     temporaries = []
     try:
         for target, write in zip(targets, (lambda fh: np.savez(fh, **arrays), lambda fh: fh.write(text))):
-            temporaries.append(_files.temporary(target))
+            temporaries.append(_files.temporary(target, "graph.save"))
             with open(temporaries[-1], "wb") as fh:
                 write(fh)
     except BaseException:

@@ -500,14 +500,14 @@ def _det_derivative_kernel(xp, x, directions):
         )
     x = xp.reshape(xp.broadcast_to(xp.astype(x, dtype), batch + (n, n)), (-1, n, n))
     directions = xp.reshape(xp.broadcast_to(xp.astype(directions, dtype), batch + (m, n, n)), (-1, m, n, n))
-    chunk, total = max(1, _DET_DERIVATIVE_TABLE_LIMIT // n ** (k + 1)), x.shape[0]
-    if total <= chunk:
-        return xp.reshape(_det_derivative_of(xp, x, directions, dtype), batch + (n, n))
-    parts = [  # the Array API's slices stay within the axis
+    chunk = max(1, _DET_DERIVATIVE_TABLE_LIMIT // n ** (k + 1))
+    total = x.shape[0]
+    # Each slice names every axis and stops inside the batch: the array API (array_api_strict) allows no less.
+    parts = [
         _det_derivative_of(xp, x[i : min(i + chunk, total), ...], directions[i : min(i + chunk, total), ...], dtype)
         for i in range(0, total, chunk)
     ]
-    return xp.reshape(xp.concat(parts, axis=0), batch + (n, n))
+    return xp.reshape(parts[0] if len(parts) == 1 else xp.concat(parts, axis=0), batch + (n, n))
 
 
 def _det_derivative_of(xp, x, directions, dtype):
