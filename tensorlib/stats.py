@@ -514,7 +514,7 @@ def _beta_pdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     low, high = _math_ops.equal(x, loc), _math_ops.equal(x, loc + scale)
     z, y = _from_the_end(low, x - loc, scale), _from_the_end(high, loc + scale - x, scale)
     norm = _math_ops.exp(-_sp.betaln(a, b)) / scale
-    inner = _math_ops.where(_math_ops.logical_or(low, high), loc + 0.5 * scale, x)
+    inner = _math_ops.where(_math_ops.logical_or(low, high), loc + 0.5 * _finite_or_one(scale), x)
     density = _math_ops.exp(_beta_logpdf(inner, a, b, loc, scale))
     return _narrowed(_density_with_ends(density, [(low, z ** (a - 1.0) * norm), (high, y ** (b - 1.0) * norm)]), dtype)
 
@@ -619,7 +619,7 @@ def _gamma_pdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     edge = _math_ops.equal(x, loc)
     z = _from_the_end(edge, x - loc, scale)
     at_loc = z ** (a - 1.0) * _math_ops.exp(-z - _sp.gammaln(a)) / scale
-    density = _math_ops.exp(_gamma_logpdf(_math_ops.where(edge, loc + scale, x), a, loc, scale))
+    density = _math_ops.exp(_gamma_logpdf(_math_ops.where(edge, loc + _finite_or_one(scale), x), a, loc, scale))
     return _narrowed(_density_with_ends(density, [(edge, at_loc)]), dtype)
 
 
@@ -866,8 +866,55 @@ multinomial = SimpleNamespace(
 )
 
 
+def _mvn_cdf(x, mean, cov) -> Tensor:
+    """P(X <= x) (componentwise) for ``X ~ N(mean, cov)``, ``x`` of shape (..., k), SciPy's ``cdf`` with the shapes
+    and shorthands of ``logpdf`` (a scalar or 1-D ``cov``: independent components, a product of ``ndtr``).  A full
+    ``cov`` (..., k, k) for k = 1 and 2 only, exact (to rounding in absolute terms; SciPy's Genz integration defaults
+    to 1e-5): ``ndtr`` and the bivariate normal by Owen's T (the op ``BivariateNormalCdf``); NotImplementedError for
+    k > 2.  Differentiable to every order in ``x``, ``mean`` and ``cov`` (the density's closed forms; ``cov``'s
+    gradient is symmetric).
+
+    >>> import tensorlib as tl
+    >>> cov = tl.tensor([[1.0, 0.5], [0.5, 1.0]], "float64")
+    >>> round(float(tl.stats.multivariate_normal.cdf(tl.zeros(2, "float64"), tl.zeros(2, "float64"), cov)), 6)
+    0.333333
+    """
+    from .ops.special_more import bivariate_normal_cdf
+
+    dtype, (x, mean, cov) = _args("multivariate_normal.cdf", broadcast=False, x=x, mean=mean, cov=cov)
+    if cov.ndim < 2:
+        if mean.ndim == 0 and cov.ndim == 0:
+            probability = _sp.ndtr((x - mean) / _math_ops.sqrt(cov))
+        else:
+            _mvn_diagonal_logpdf(x, mean, cov, dtype)  # the shapes' checks
+            probability = _reduce_ops.prod(_sp.ndtr((x - mean) / _math_ops.sqrt(cov)), axis=-1)
+        return _narrowed(probability, dtype)
+    k = cov.shape[-1]
+    if k is None:
+        raise ValueError(
+            f"multivariate_normal.cdf: the number of dimensions must be known under tl.function (cov shape "
+            f"{tuple(cov.shape)} {dtype}): give the TensorSpec a known last size"
+        )
+    if x.ndim == 0 or cov.shape[-2] != k or x.shape[-1] != k or mean.shape[-1:] not in ((k,), ()):
+        raise ValueError(
+            f"multivariate_normal.cdf: x (..., k), mean (..., k) and cov (..., k, k) must agree (x shape "
+            f"{tuple(x.shape)} {dtype}, mean shape {tuple(mean.shape)} {dtype}, cov shape {tuple(cov.shape)} {dtype})"
+        )
+    if k not in (1, 2):
+        raise NotImplementedError(
+            f"multivariate_normal.cdf: a full covariance of {k} dimensions (cov shape {tuple(cov.shape)} {dtype}); "
+            "it is implemented, exactly, for 1 and 2 (and for a diagonal cov given as 1-D, in any)"
+        )
+    z = x - mean
+    if k == 1:
+        return _narrowed(_sp.ndtr(z[..., 0] / _math_ops.sqrt(cov[..., 0, 0])), dtype)
+    first, second = _math_ops.sqrt(cov[..., 0, 0]), _math_ops.sqrt(cov[..., 1, 1])
+    rho = 0.5 * (cov[..., 0, 1] + cov[..., 1, 0]) / (first * second)  # the symmetric part, as logpdf's Cholesky
+    return _narrowed(bivariate_normal_cdf(z[..., 0] / first, z[..., 1] / second, rho), dtype)
+
+
 multivariate_normal = SimpleNamespace(
-    logpdf=_mvn_logpdf, pdf=lambda x, mean, cov: _math_ops.exp(_mvn_logpdf(x, mean, cov))
+    logpdf=_mvn_logpdf, pdf=lambda x, mean, cov: _math_ops.exp(_mvn_logpdf(x, mean, cov)), cdf=_mvn_cdf
 )
 
 
@@ -896,6 +943,12 @@ def _from_the_end(edge, offset, scale) -> Tensor:
     with no derivative in the scale: it is 0 for every scale there, and the densities' powers of it have infinite
     derivatives (0 * inf was NaN)."""
     return _math_ops.where(edge, offset / _math_ops.stop_gradient(scale), 1.0)
+
+
+def _finite_or_one(scale) -> Tensor:
+    """``scale``, or 1 where it is infinite: a stand-in point ``loc + scale`` inside the support must be finite, so
+    that its density is the standardized one at 0 (SciPy's pdf for an infinite scale is 0), not inf / inf = NaN."""
+    return _math_ops.where(_math_ops.equal(_math_ops.abs(scale), _math.inf), 1.0, scale)
 
 
 def _density_with_ends(density, ends) -> Tensor:

@@ -106,6 +106,7 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "EllipticJ",
     "ExpnOfOrders",
     "PolygammaOfOrders",
+    "BivariateNormalCdf",
     "Eig",  # the standard has no eigensolver for general (non-symmetric) matrices
     "MatrixSquareRoot",  # nor a Schur decomposition (SciPy's sqrtm and logm)
     "MatrixLogarithm",

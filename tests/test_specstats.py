@@ -185,3 +185,99 @@ def test_pdf_gradients_at_the_end_of_the_support_are_the_limits_from_inside(name
     want_scale = (-by_x * end if end else 0.0) - reference(x) / scale
     np.testing.assert_allclose(by_scale, want_scale, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(f(*args).numpy(), reference(x), rtol=1e-6, atol=1e-300)
+
+
+# ---------------------------------------------------------------- multivariate_normal.cdf (k = 1, 2, diagonal)
+def _bivariate_by_quadrature(h, k, rho):
+    """P(X <= h, Y <= k) = int_{-inf}^h phi(t) Phi((k - rho t) / sqrt(1 - rho**2)) dt by SciPy's quad."""
+    from scipy.integrate import quad
+
+    s = np.sqrt(1.0 - rho * rho)
+    density = lambda t: np.exp(-0.5 * t * t) / np.sqrt(2 * np.pi) * sp.ndtr((k - rho * t) / s)
+    return quad(density, -np.inf, h, epsabs=1e-15, epsrel=1e-13)[0]
+
+
+BIVARIATE_POINTS = [
+    (0.0, 0.0, 0.5),
+    (0.0, 1.0, 0.3),
+    (1.0, -0.0, 0.0),
+    (1e-200, -1e-210, 0.0),  # h k underflows: its sign still picks Owen's branch
+    (0.0, -2.0, 0.2),
+    (-1.0, 2.0, 0.9),
+    (2.0, -1.0, -0.95),
+    (-3.0, -3.0, 0.5),
+    (-3.0, -3.0, -0.5),
+    (5.0, 5.0, 0.99),
+    (-8.0, 1.0, 0.7),
+    (1.5, 0.7, -0.3),
+]
+
+
+def test_multivariate_normal_cdf_in_two_dimensions_matches_quadrature_and_its_gradients_the_closed_forms():
+    h, k, rho = (np.array(v) for v in zip(*BIVARIATE_POINTS))
+    mean, sd = np.array([0.3, -1.2]), np.array([1.5, 0.4])
+    x = np.stack([mean[0] + sd[0] * h, mean[1] + sd[1] * k], axis=-1)
+    covs = np.array([[[sd[0] ** 2, r * sd[0] * sd[1]], [r * sd[0] * sd[1], sd[1] ** 2]] for r in rho])
+    want = np.array([_bivariate_by_quadrature(*p) for p in BIVARIATE_POINTS])
+    cdf = tl.stats.multivariate_normal.cdf
+    np.testing.assert_allclose(cdf(x, mean, covs).numpy(), want, rtol=1e-13, atol=1e-15)
+    # d/dx_0 = phi(h) Phi((k - rho h) / s) / sd_0 (central differences of the quadrature agree), d/drho the density
+    by_x, by_cov = tl.grad(lambda x, c: tl.sum(cdf(x, mean, c)), argnums=(0, 1))(*_f64(x, covs))
+    s = np.sqrt(1 - rho**2)
+    phi = lambda t: np.exp(-0.5 * t * t) / np.sqrt(2 * np.pi)
+    np.testing.assert_allclose(by_x.numpy()[:, 0], phi(h) * sp.ndtr((k - rho * h) / s) / sd[0], rtol=1e-12)
+    np.testing.assert_allclose(by_x.numpy()[:, 1], phi(k) * sp.ndtr((h - rho * k) / s) / sd[1], rtol=1e-12)
+    density = np.exp(-(h * h - 2 * rho * h * k + k * k) / (2 * s * s)) / (2 * np.pi * s)
+    # the covariance's off-diagonal pair shares d/dcov01 = density / (sd_0 sd_1) (the gradient is symmetric)
+    np.testing.assert_allclose(by_cov.numpy()[:, 0, 1], 0.5 * density / (sd[0] * sd[1]), rtol=1e-12, atol=1e-300)
+    np.testing.assert_array_equal(by_cov.numpy()[:, 0, 1], by_cov.numpy()[:, 1, 0])
+    i, step = 7, 1e-6  # a central difference of the quadrature in h
+    central = _bivariate_by_quadrature(h[i] + step, k[i], rho[i]) - _bivariate_by_quadrature(h[i] - step, k[i], rho[i])
+    np.testing.assert_allclose(by_x.numpy()[i, 0] * sd[0], central / (2 * step), rtol=1e-6)
+
+
+def test_multivariate_normal_cdf_edges_one_dimension_diagonal_and_refusals():
+    cdf = tl.stats.multivariate_normal.cdf
+    eye = np.eye(2)
+    inf = np.inf
+    x = np.array([[inf, 0.5], [0.5, inf], [-inf, 0.5], [inf, inf], [np.nan, 0.0]])
+    np.testing.assert_allclose(cdf(x, np.zeros(2), eye).numpy()[:4], [sp.ndtr(0.5), sp.ndtr(0.5), 0.0, 1.0])
+    assert np.isnan(cdf(x, np.zeros(2), eye).numpy()[4])
+    for r, want in ((1.0, sp.ndtr(-0.3)), (-1.0, sp.ndtr(0.4) - sp.ndtr(0.3))):  # degenerate: min and max(.., 0)
+        got = cdf(np.array([0.4, -0.3]), np.zeros(2), np.array([[1.0, r], [r, 1.0]])).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    # one dimension, a diagonal (1-D cov) in three, a scalar cov: ndtr and their products
+    np.testing.assert_allclose(cdf(np.array([0.7]), np.array([0.2]), np.array([[4.0]])).numpy(), sp.ndtr(0.25))
+    x3, var = np.array([0.1, -0.4, 1.2]), np.array([1.0, 0.25, 9.0])
+    np.testing.assert_allclose(cdf(x3, np.zeros(3), var).numpy(), np.prod(sp.ndtr(x3 / np.sqrt(var))), rtol=1e-14)
+    np.testing.assert_allclose(cdf(x3, 0.0, 4.0).numpy(), sp.ndtr(x3 / 2.0), rtol=1e-14)
+    # float32: the float64 value rounded once
+    got32 = cdf(np.float32([0.4, -0.3]), np.zeros(2, np.float32), np.float32([[1.0, 0.3], [0.3, 1.0]]))
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32.numpy(), _bivariate_by_quadrature(0.4, -0.3, np.float32(0.3)), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match=r"multivariate_normal.cdf: a full covariance of 3 dimensions"):
+        cdf(x3, np.zeros(3), np.eye(3))
+    with pytest.raises(ValueError, match=r"multivariate_normal.cdf: x \(..., k\), mean \(..., k\) and cov"):
+        cdf(x3, np.zeros(2), eye)
+    g = tl.function(lambda x, m, c: cdf(x, m, c))
+    with pytest.raises(ValueError, match=r"multivariate_normal.cdf: the number of dimensions must be known"):
+        g.get_graph(
+            tl.TensorSpec((None,), "float64"), tl.TensorSpec((None,), "float64"), tl.TensorSpec((None, None), "float64")
+        )
+
+
+def test_multivariate_normal_cdf_second_order_modes_and_scipy():
+    ss = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(3)
+    cov, mean, x = np.array([[2.0, 0.6], [0.6, 0.5]]), np.array([0.3, -0.2]), rng.normal(size=(6, 2))
+    cdf = lambda x: tl.stats.multivariate_normal.cdf(x, mean, cov)
+    want = ss.multivariate_normal(mean, cov).cdf(x)  # Genz's integration, 1e-5 absolute by default
+    np.testing.assert_allclose(cdf(x).numpy(), want, atol=1e-5)
+    np.testing.assert_array_equal(tl.function(cdf)(x).numpy(), cdf(x).numpy())
+    # the Hessian in x of one point against central differences of the gradient
+    point = x[0]
+    hess = tl.hessian(cdf)(*_f64(point)).numpy()
+    grad = lambda p: tl.grad(cdf)(*_f64(p)).numpy()
+    step = 1e-6
+    numeric = np.stack([(grad(point + step * e) - grad(point - step * e)) / (2 * step) for e in np.eye(2)])
+    np.testing.assert_allclose(hess, numeric, rtol=1e-6, atol=1e-9)

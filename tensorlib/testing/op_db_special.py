@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
+from ..ops.special_more import bivariate_normal_cdf
 from .op_db_control_flow import traced_node
 from .opinfo import ErrorInput, OpInfo, SampleInput
 from .strategies import scalars, tensors
@@ -70,6 +71,20 @@ def _bernoulli_ref(n):
     import scipy.special
 
     return np.asarray(scipy.special.bernoulli(n), np.float64)
+
+
+def _bivariate_normal_ref(h, k, rho):
+    """P(X <= h, Y <= k) as SciPy's quadrature of ``phi(t) Phi((k - rho t) / sqrt(1 - rho**2))`` over t <= h."""
+    import scipy.integrate
+    import scipy.special
+
+    def one(h, k, rho):
+        s = np.sqrt(1.0 - rho * rho)
+        density = lambda t: np.exp(-0.5 * t * t) / np.sqrt(2 * np.pi) * scipy.special.ndtr((k - rho * t) / s)
+        return scipy.integrate.quad(density, -np.inf, h, epsabs=1e-15, epsrel=1e-13)[0]
+
+    dtype = np.result_type(h, k, rho)
+    return np.vectorize(one, otypes=[np.float64])(h, k, rho).astype(dtype)
 
 
 def _stats(dist, method):
@@ -736,6 +751,14 @@ _STATS = [
                 r"float64\)",
             ),
         ),
+    ),
+    OpInfo(
+        "special.bivariate_normal_cdf",
+        bivariate_normal_cdf,
+        _bivariate_normal_ref,
+        _uniform((-3.0, 3.0), (-3.0, 3.0), (-0.9, 0.9)),
+        op_types=("BivariateNormalCdf",),
+        dtypes=FLOATS,
     ),
     OpInfo(
         "stats.multivariate_normal.logpdf",
