@@ -514,10 +514,9 @@ def _beta_pdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     low, high = _math_ops.equal(x, loc), _math_ops.equal(x, loc + scale)
     z, y = _from_the_end(low, x - loc, scale), _from_the_end(high, loc + scale - x, scale)
     norm = _math_ops.exp(-_sp.betaln(a, b)) / scale
-    inner = _math_ops.where(_math_ops.logical_or(low, high), loc + 0.5 * scale, x)
+    inner = _math_ops.where(_math_ops.logical_or(low, high), loc + 0.5 * _finite_or_one(scale), x)
     density = _math_ops.exp(_beta_logpdf(inner, a, b, loc, scale))
-    ends = [(low, z ** (a - 1.0) * norm), (high, y ** (b - 1.0) * norm)]
-    return _narrowed(_density_with_ends(density, ends, _all(a > 0, b > 0, scale > 0)), dtype)
+    return _narrowed(_density_with_ends(density, [(low, z ** (a - 1.0) * norm), (high, y ** (b - 1.0) * norm)]), dtype)
 
 
 def _beta_tail(name, x, a, b, loc, scale, upper, log=False) -> Tensor:
@@ -620,8 +619,8 @@ def _gamma_pdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     edge = _math_ops.equal(x, loc)
     z = _from_the_end(edge, x - loc, scale)
     at_loc = z ** (a - 1.0) * _math_ops.exp(-z - _sp.gammaln(a)) / scale
-    density = _math_ops.exp(_gamma_logpdf(_math_ops.where(edge, loc + scale, x), a, loc, scale))
-    return _narrowed(_density_with_ends(density, [(edge, at_loc)], _all(a > 0, scale > 0)), dtype)
+    density = _math_ops.exp(_gamma_logpdf(_math_ops.where(edge, loc + _finite_or_one(scale), x), a, loc, scale))
+    return _narrowed(_density_with_ends(density, [(edge, at_loc)]), dtype)
 
 
 def _gamma_tail(name, x, a, loc, scale, upper, log=False) -> Tensor:
@@ -946,11 +945,16 @@ def _from_the_end(edge, offset, scale) -> Tensor:
     return _math_ops.where(edge, offset / _math_ops.stop_gradient(scale), 1.0)
 
 
-def _density_with_ends(density, ends, valid) -> Tensor:
-    """``density`` (``exp(logpdf)``), replaced by ``value`` at each ``(edge, value)`` of ``ends`` where the parameters
-    are ``valid``."""
+def _finite_or_one(scale) -> Tensor:
+    """``scale``, or 1 where it is infinite: a stand-in point ``loc + scale`` inside the support must be finite, so
+    that its density is the standardized one at 0 (SciPy's pdf for an infinite scale is 0), not inf / inf = NaN."""
+    return _math_ops.where(_math_ops.equal(_math_ops.abs(scale), _math.inf), 1.0, scale)
+
+
+def _density_with_ends(density, ends) -> Tensor:
+    """``density`` (``exp(logpdf)``), replaced by ``value`` at each ``(edge, value)`` of ``ends`` where it is not NaN."""
     for edge, value in ends:
-        density = _math_ops.where(_all(edge, valid), value, density)
+        density = _math_ops.where(_all(edge, _math_ops.equal(density, density)), value, density)
     return density
 
 

@@ -9,6 +9,7 @@ Python loops written out by hand, and ``torch.nn.LSTM``/``GRU`` with the same we
 
 import numpy as np
 import pytest
+from _helpers import central_differences
 
 import tensorlib as tl
 
@@ -17,16 +18,6 @@ L = tl.linalg
 
 def _rng(seed=0):
     return np.random.default_rng(seed)
-
-
-def _central_differences(f, x, eps=1e-6):
-    """The float64 central-difference gradient of the NumPy scalar function f at the array x."""
-    grad = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[index] = eps
-        grad[index] = (f(x + step) - f(x - step)) / (2 * eps)
-    return grad
 
 
 # ---------------------------------------------------------------- null_space's gradient
@@ -42,7 +33,7 @@ def test_null_space_gradient_matches_differences_of_scipys_projector(shape):
         return z @ z.T
 
     got = tl.grad(lambda x: tl.sum(projected(L.null_space(x)) * tl.tensor(w)))(tl.tensor(a)).numpy()
-    want = _central_differences(lambda x: np.sum(projected(sl.null_space(x)) * w), a)
+    want = central_differences(lambda x: np.sum(projected(sl.null_space(x)) * w), a)
     np.testing.assert_allclose(got, want, atol=1e-6)
     assert np.abs(want).max() > 0.1
 
@@ -72,8 +63,8 @@ def test_null_space_gradient_complex_projector():
     got = tl.grad(lambda x: tl.sum(tl.real(L.null_space(x) @ tl.conj(tl.transpose(L.null_space(x)))) * w))(
         tl.tensor(a)
     ).numpy()
-    d_re = _central_differences(lambda re: loss_np(re, a.imag), a.real)
-    d_im = _central_differences(lambda im: loss_np(a.real, im), a.imag)
+    d_re = central_differences(lambda re: loss_np(re, a.imag), a.real)
+    d_im = central_differences(lambda im: loss_np(a.real, im), a.imag)
     # JAX's convention for a real loss of a complex input: the gradient is d/d re - i d/d im.
     np.testing.assert_allclose(got, d_re - 1j * d_im, atol=1e-6)
 
@@ -131,8 +122,8 @@ def test_scan_traced_with_unknown_length_gradient_matches_differences():
     for steps in (1, 4):
         c0, xs = rng.normal(size=2), rng.normal(size=(steps, 2))
         g_c, g_xs = grad(c0, xs)
-        np.testing.assert_allclose(g_c.numpy(), _central_differences(lambda c: loss_np(c, xs), c0), atol=1e-7)
-        np.testing.assert_allclose(g_xs.numpy(), _central_differences(lambda x: loss_np(c0, x), xs), atol=1e-7)
+        np.testing.assert_allclose(g_c.numpy(), central_differences(lambda c: loss_np(c, xs), c0), atol=1e-7)
+        np.testing.assert_allclose(g_xs.numpy(), central_differences(lambda x: loss_np(c0, x), xs), atol=1e-7)
 
 
 def test_scan_traced_with_unknown_length_refuses_xs_of_different_lengths():
@@ -258,7 +249,7 @@ def test_funm_gradient_is_nan_where_its_value_is_undefined_not_a_finite_wrong_nu
     other = np.array([[0.5, 0.2], [0.1, -0.3]])
     grads = tl.grad(lambda a: tl.sum(L.funm(a, tl.exp)))(tl.tensor(np.stack([jordan, other]))).numpy()
     assert np.isnan(grads[0]).all()
-    np.testing.assert_allclose(grads[1], _central_differences(lambda a: sl.expm(a).sum(), other), atol=1e-7)
+    np.testing.assert_allclose(grads[1], central_differences(lambda a: sl.expm(a).sum(), other), atol=1e-7)
 
 
 # ---------------------------------------------------------------- tl.nn.torch.LSTM's proj_size
@@ -297,7 +288,7 @@ def test_torch_lstm_proj_size_matches_numpy_equations_with_gradients():
         output, (_, c_n) = lstm(x, (h0, c0))
         loss = tl.sum(output * output) + tl.sum(c_n)
     np.testing.assert_allclose(
-        tape.gradient(loss, lstm.weight_hr_l0).numpy(), _central_differences(loss_np, weights[4]), atol=1e-7
+        tape.gradient(loss, lstm.weight_hr_l0).numpy(), central_differences(loss_np, weights[4]), atol=1e-7
     )
 
 

@@ -501,8 +501,11 @@ def _det_derivative_kernel(xp, x, directions):
     x = xp.reshape(xp.broadcast_to(xp.astype(x, dtype), batch + (n, n)), (-1, n, n))
     directions = xp.reshape(xp.broadcast_to(xp.astype(directions, dtype), batch + (m, n, n)), (-1, m, n, n))
     chunk = max(1, _DET_DERIVATIVE_TABLE_LIMIT // n ** (k + 1))
+    total = x.shape[0]
+    # Each slice names every axis and stops inside the batch: the array API (array_api_strict) allows no less.
     parts = [
-        _det_derivative_of(xp, x[i : i + chunk], directions[i : i + chunk], dtype) for i in range(0, x.shape[0], chunk)
+        _det_derivative_of(xp, x[i : min(i + chunk, total), ...], directions[i : min(i + chunk, total), ...], dtype)
+        for i in range(0, total, chunk)
     ]
     return xp.reshape(parts[0] if len(parts) == 1 else xp.concat(parts, axis=0), batch + (n, n))
 
