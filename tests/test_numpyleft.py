@@ -191,6 +191,14 @@ def test_ldl_batched_rebuilds_the_matrix_and_has_second_order_gradients():
     tl.testing.check_grads(lambda x: tl.linalg.ldl(x)[:2], (tl.tensor(a),), order=2)
 
 
+def test_ldl_of_empty_matrices_and_batches_is_empty():
+    # A 0 x 0 matrix raised ValueError (LDL: cannot reshape array of size 0 into shape (0,0)); SciPy gives
+    # empty factors.
+    for shape in [(0, 0), (2, 0, 0), (0, 3, 3)]:
+        lu, d, perm = tl.linalg.ldl(np.zeros(shape))
+        assert (lu.shape, d.shape, perm.shape) == (shape, shape, shape[:-1])
+
+
 def test_ldl_refuses_complex_and_non_square_naming_the_op():
     with pytest.raises(TypeError, match=r"LDL: complex matrices are not supported"):
         tl.linalg.ldl(tl.tensor(np.eye(2) + 0j))

@@ -1039,13 +1039,13 @@ _ldl = defop(
 @_lapack("LDL")
 def _ldl_kernel(x, *, lower):
     n, dtype = x.shape[-1], _float_dtype(x)
+    if x.size == 0:
+        return np.zeros(x.shape, dtype), np.zeros(x.shape, dtype), np.zeros(x.shape[:-1], np.int64)
     flat = x.astype(np.result_type(x, np.float64)).reshape((-1, n, n))
     nan = (np.full((n, n), np.nan), np.full((n, n), np.nan), np.arange(n))  # a NaN or inf: NaN, as _each_matrix
     out = [_scipy_linalg().ldl(m, lower=lower, hermitian=True) if np.isfinite(m).all() else nan for m in flat]
     lu, d, perm = ([o[k] for o in out] for k in range(3))
     batch = x.shape[:-2]
-    if not out:
-        return np.zeros(x.shape, dtype), np.zeros(x.shape, dtype), np.zeros(x.shape[:-1], np.int64)
     return (
         np.stack(lu).reshape(x.shape).astype(dtype),
         np.stack(d).reshape(x.shape).astype(dtype),
