@@ -1429,7 +1429,8 @@ rayleigh = _family(
     0.0,
     _math.inf,
     1.0,
-    logpdf=lambda z: _math_ops.log(z) - 0.5 * z * z,
+    # -inf at z = inf, as SciPy (log z - z**2 / 2 reads inf - inf there)
+    logpdf=lambda z: _math_ops.where(z < _math.inf, _math_ops.log(z) - 0.5 * z * z, -_math.inf),
     near_low=lambda z: (1.0, -0.5 * z * z),
     cdf=lambda z: -_math_ops.expm1(-0.5 * z * z),
     sf=lambda z: _math_ops.exp(-0.5 * z * z),
@@ -1452,7 +1453,12 @@ invgamma = _family(
     _math.inf,
     1.0,
     # the Gamma(a) density of 1 / z (Loader's form, accurate for a large a) times |d(1/z)/dz| = 1 / z**2
-    logpdf=lambda z, a: _invgamma_at(z, lambda y: gamma_log_density(a, y) + 2.0 * _math_ops.log(y), -_math.inf),
+    # at z = inf (y = 0) -inf, as SciPy: (a - 1) log y + 2 log y read inf - inf there for a < 1
+    logpdf=lambda z, a: _invgamma_at(
+        z,
+        lambda y: _math_ops.where(y > 0, gamma_log_density(a, y) + 2.0 * _math_ops.log(y), -_math.inf),
+        -_math.inf,
+    ),
     cdf=lambda z, a: _invgamma_at(z, lambda y: _sp.gammaincc(a, y), 0.0),
     sf=lambda z, a: _invgamma_at(z, lambda y: _sp.gammainc(a, y), 1.0),
     logcdf=lambda z, a: _invgamma_at(z, lambda y: _log_gamma_tail(a, y, upper=True), -_math.inf),

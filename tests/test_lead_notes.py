@@ -536,3 +536,24 @@ def test_overlap_and_add_with_unknown_frames_and_unknown_leading_axes_is_one_cle
         ValueError, match=r"overlap_and_add: .*unknown frame count and unknown leading axes.*\(None, None, 4\)"
     ):
         traced(np.ones((2, 3, 4)))
+
+
+@pytest.mark.parametrize(
+    "name, args", [("rayleigh", ()), ("invgamma", (0.7,)), ("invgamma", (1.0,)), ("invgamma", (2.5,))]
+)
+def test_densities_at_an_infinite_x_are_zero_not_nan(name, args):
+    # rayleigh's log z - z**2 / 2 and invgamma's (a - 1) log y + 2 log y (y = 1 / z, a < 1) read inf - inf at x = inf;
+    # the density's limit there is 0 (SciPy: 0 and -inf), and traced as eagerly.
+    dist = getattr(tl.stats, name)
+    x = np.array([np.inf, 1e300, 2.5, -np.inf, np.nan])
+    for scale in (1.0, 2.0):
+        logpdf = dist.logpdf(x, *args, scale=scale).numpy()
+        pdf = dist.pdf(x, *args, scale=scale).numpy()
+        traced = tl.function(lambda v, s=scale: dist.pdf(v, *args, scale=s))(x).numpy()
+        assert logpdf[0] == -np.inf and logpdf[1] < -600 and np.isfinite(logpdf[2]) and logpdf[3] == -np.inf
+        np.testing.assert_array_equal(pdf[[0, 1, 3]], 0.0)
+        assert np.isnan(logpdf[4]) and np.isnan(pdf[4])
+        np.testing.assert_allclose(pdf, np.exp(logpdf), rtol=1e-15)
+        np.testing.assert_allclose(traced, pdf, rtol=1e-15)
+    stats = pytest.importorskip("scipy.stats")
+    np.testing.assert_allclose(dist.logpdf(x, *args).numpy(), getattr(stats, name).logpdf(x, *args), rtol=1e-13)
