@@ -11,7 +11,9 @@ with respect to locations, scales, shapes, concentrations, means or
 covariances works as for any other function.  Values match
 ``scipy.stats.<dist>.<method>``, off the support too: a log-density of -inf
 outside it, nan for an invalid parameter (a scale, shape or rate that is not
-positive).
+positive).  At an infinite ``x`` a density is its limit, 0 (SciPy's chi2,
+weibull_min, gamma, f and loggamma read inf - inf there: NaN; periodic vonmises
+has no limit: NaN), and every method's gradient is finite.
 
 >>> import tensorlib as tl
 >>> round(float(tl.stats.norm.logpdf(tl.tensor(0.0))), 6)
@@ -110,6 +112,17 @@ def _restrict(logp, inside, valid, x=None) -> Tensor:
     return out if x is None else w(_math_ops.not_equal(x, x), _math.nan, out)
 
 
+def _standard(x, loc, scale) -> Tensor:
+    """``(x - loc) / scale``; where that is infinite (an infinite ``x``, or one past float64's range) or NaN, the value
+    with no gradient: every method is constant there (an end value, or the density's limit 0), and the quotient's
+    derivative in the scale, ``-z / scale``, is infinite (0 * inf made every family's scale gradient NaN at x = inf,
+    and float32 x = 1e150 is inf)."""
+    w = _math_ops.where
+    z = (x - loc) / scale
+    finite = _math_ops.abs(z) < _math.inf
+    return w(finite, (w(finite, x, loc) - loc) / scale, _math_ops.stop_gradient(z))
+
+
 # ------------------------------------------------------------------ norm
 def _norm_logpdf(x, loc=0.0, scale=1.0) -> Tensor:
     """log N(x; loc, scale**2).
@@ -119,7 +132,7 @@ def _norm_logpdf(x, loc=0.0, scale=1.0) -> Tensor:
     -1.612086
     """
     dtype, (x, loc, scale) = _args("norm.logpdf", x=x, loc=loc, scale=scale)
-    z = (x - loc) / scale
+    z = _standard(x, loc, scale)
     return _narrowed(_restrict(-0.5 * z * z - _math_ops.log(scale) - 0.5 * _LOG_2PI, True, scale > 0), dtype)
 
 
@@ -127,7 +140,8 @@ def _standardized(name, function, x, loc, scale, upper=False) -> Tensor:
     """``function`` of the standardized ``(x - loc) / scale`` (of its negative for the upper tail), nan where
     ``scale <= 0``: the normal's cdf, sf and their logs."""
     dtype, (x, loc, scale) = _args(name, x=x, loc=loc, scale=scale)
-    return _narrowed(_restrict(function((loc - x) / scale if upper else (x - loc) / scale), True, scale > 0), dtype)
+    z = _standard(x, loc, scale)
+    return _narrowed(_restrict(function(-z if upper else z), True, scale > 0), dtype)
 
 
 def _norm_logcdf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -234,7 +248,11 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
     -1.14473
     """
     dtype, (x, df, loc, scale) = _args("t.logpdf", x=x, df=df, loc=loc, scale=scale)
-    z = (x - loc) / scale
+    z = _standard(x, loc, scale)
+    far = _math_ops.equal(
+        _math_ops.abs(z), _math.inf
+    )  # the density's limit there, 0 (its formula's df gradient was NaN)
+    z = _math_ops.where(far, 0.0, z)
     infinite = df == _math.inf  # the normal limit, as SciPy gives (the formula reads inf - inf there)
     finite_df = _math_ops.where(infinite, 1.0, df)
     half = (finite_df + 1.0) * 0.5
@@ -247,7 +265,8 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
         - half * _log1p_square(z / _math_ops.sqrt(finite_df))
     )
     normal = -0.5 * z * z - _math_ops.log(scale) - 0.5 * _LOG_2PI
-    return _narrowed(_restrict(_math_ops.where(infinite, normal, logp), True, _all(df > 0, scale > 0)), dtype)
+    inside = _math_ops.logical_not(far)
+    return _narrowed(_restrict(_math_ops.where(infinite, normal, logp), inside, _all(df > 0, scale > 0)), dtype)
 
 
 def _half_plus(centre, s, density, bend=0.0) -> Tensor:
@@ -280,7 +299,9 @@ def _t_tail(name, x, df, loc, scale, upper, log=False) -> Tensor:
     1e-5 sqrt(min(df, 1))``) the series ``_half_plus``, exact there to the last digit."""
     dtype, (x, df, loc, scale) = _args(name, x=x, df=df, loc=loc, scale=scale)
     w = _math_ops.where
-    exact = (x - loc) / scale
+    standard = _standard(x, loc, scale)
+    ends = _math_ops.equal(_math_ops.abs(standard), _math.inf)  # 0 and 1 there: the formulas at a stand-in
+    exact = w(ends, 1.0, standard)  # (at z = inf, df's gradient met 0 * inf)
     nan = _math_ops.not_equal(exact, exact)
     infinite = df == _math.inf
     nu = w(infinite, 1.0, df)
@@ -319,7 +340,10 @@ def _t_tail(name, x, df, loc, scale, upper, log=False) -> Tensor:
         value = w(centre, _math_ops.log(half), w(far, _math_ops.log1p(-tail), log_tail))
     else:
         value = w(centre, half, w(far, 1.0 - tail, tail))
-    return _narrowed(w(_all(df > 0, scale > 0), w(nan, _math.nan, value), _math.nan), dtype)
+    value = w(nan, _math.nan, value)
+    return _narrowed(
+        _probability(value, standard, _math_ops.equal(standard, -_math.inf), _all(df > 0, scale > 0), upper, log), dtype
+    )
 
 
 def _t_cdf(x, df, loc=0.0, scale=1.0) -> Tensor:
@@ -495,7 +519,7 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     0.405465
     """
     dtype, (x, a, b, loc, scale) = _args("beta.logpdf", x=x, a=a, b=b, loc=loc, scale=scale)
-    standard = (x - loc) / scale  # nan for a nan x or loc, and for inf / inf, as in SciPy
+    standard = _standard(x, loc, scale)  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = _all(standard >= 0, standard <= 1)
     z = _math_ops.where(inside, standard, 0.5)
     logp = beta_log_density(z, a, b)
@@ -525,7 +549,7 @@ def _beta_tail(name, x, a, b, loc, scale, upper, log=False) -> Tensor:
     SciPy's 0 and 1 off the support."""
     dtype, (x, a, b, loc, scale) = _args(name, x=x, a=a, b=b, loc=loc, scale=scale)
     w = _math_ops.where
-    z = (x - loc) / scale
+    z = _standard(x, loc, scale)
     below, over = z <= 0, z >= 1
     inside = w(_math_ops.logical_or(below, over), 0.5, z)
     if log:  # finite where the tail underflows; log(1 - I_z(a, b)) = log I_{1 - z}(b, a), 1 - z exact near 1
@@ -600,8 +624,8 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     -1.0
     """
     dtype, (x, a, loc, scale) = _args("gamma.logpdf", x=x, a=a, loc=loc, scale=scale)
-    standard = (x - loc) / scale  # nan for a nan x or loc, and for inf / inf, as in SciPy
-    inside = standard >= 0
+    standard = _standard(x, loc, scale)  # nan for a nan x or loc, and for inf / inf, as in SciPy
+    inside = _all(standard >= 0, standard < _math.inf)  # the density's limit at inf, 0 (SciPy's NaN: inf - inf)
     z = _math_ops.where(inside, standard, 1.0)
     logp = gamma_log_density(a, z) - _math_ops.log(scale)
     return _narrowed(_restrict(logp, inside, _all(a > 0, scale > 0), standard), dtype)
@@ -625,9 +649,10 @@ def _gamma_pdf(x, a, loc=0.0, scale=1.0) -> Tensor:
 
 def _gamma_tail(name, x, a, loc, scale, upper, log=False) -> Tensor:
     dtype, (x, a, loc, scale) = _args(name, x=x, a=a, loc=loc, scale=scale)
-    standard = (x - loc) / scale
+    standard = _standard(x, loc, scale)
     below = standard < 0
-    z = _math_ops.where(below, 0.0, standard)  # nan stays nan
+    # nan stays nan; off the support and at inf a stand-in, whose gradients in a are finite (log P(a, 0) was -inf)
+    z = _math_ops.where(_math_ops.logical_or(below, _math_ops.equal(standard, _math.inf)), 1.0, standard)
     if log:  # finite where the tail underflows: gamma.logsf(800, 2.5) is -783.66
         value = _log_gamma_tail(_math_ops.where(a > 0, a, 1.0), z, upper)
     else:
@@ -973,6 +998,7 @@ def _family(
     shapes=(),
     valid=None,
     near_low=None,
+    periodic=False,
 ):
     """A SimpleNamespace of SciPy's methods for the distribution ``name`` of ``loc + scale * Z``, ``Z``'s support
     ``[low, high]``: each formula takes the standardized ``z = (x - loc) / scale`` (``stand_in`` where ``z`` is off
@@ -982,7 +1008,9 @@ def _family(
     in (0, 1) and give the ends at 0 and 1, NaN outside.  ``near_low(z, *shapes) -> (k, log_rest)``, the density as
     ``z**k exp(log_rest)``, gives ``pdf`` at the lower end ``z = low`` of a support that has one (where ``exp(logpdf)``
     is ``exp(-inf)`` and its gradient ``0 * inf``): its gradients there are the limits from inside (0, a constant or
-    inf as ``k`` > 1, = 1, < 1; rayleigh.pdf's at 0 is 1)."""
+    inf as ``k`` > 1, = 1, < 1; rayleigh.pdf's at 0 is 1).  The density at an infinite ``x`` is its limit, 0, where SciPy's
+    formula reads inf - inf (chi2, weibull_min, f, loggamma: NaN), as SciPy's own norm.pdf and rayleigh.pdf give;
+    NaN for a ``periodic`` one (vonmises), which has no limit there."""
     w = _math_ops.where
     log = _math_ops.log
 
@@ -997,11 +1025,12 @@ def _family(
     def at_x(method, formula, below, above, minus_log_scale=False, exp=False):
         def run(x, *args, **kwargs):
             dtype, x, loc, scale, params, ok = prepare(method, "x", x, args, kwargs)
-            z = (x - loc) / scale
-            under, over = z < low, z > high
-            if not minus_log_scale:  # the distribution functions' ends at +-inf (their formulas read inf - inf)
-                under = _math_ops.logical_or(under, _math_ops.equal(z, -_math.inf))
-                over = _math_ops.logical_or(over, _math_ops.equal(z, _math.inf))
+            z = _standard(x, loc, scale)
+            # the ends at +-inf, each formula's limit (they read inf - inf there): the distribution functions' 0 and 1,
+            # and the density's 0 (chi2.pdf, weibull_min.pdf (c > 1), gamma.pdf, f.pdf and loggamma.pdf at inf were
+            # NaN as in SciPy, whose rayleigh.pdf, norm.pdf and invgamma.pdf there give that limit)
+            under = _math_ops.logical_or(z < low, _math_ops.equal(z, -_math.inf))
+            over = _math_ops.logical_or(z > high, _math_ops.equal(z, _math.inf))
             inside = _math_ops.logical_not(_math_ops.logical_or(under, over))
             edge = None
             if exp and near_low is not None:
@@ -1035,9 +1064,10 @@ def _family(
         run.__name__ = run.__qualname__ = f"{name}_{method}"
         return run
 
+    end = _math.nan if periodic else -_math.inf
     methods = dict(
-        logpdf=at_x("logpdf", logpdf, -_math.inf, -_math.inf, minus_log_scale=True),
-        pdf=at_x("pdf", logpdf, -_math.inf, -_math.inf, minus_log_scale=True, exp=True),
+        logpdf=at_x("logpdf", logpdf, end, end, minus_log_scale=True),
+        pdf=at_x("pdf", logpdf, end, end, minus_log_scale=True, exp=True),
     )
     if cdf is not None:  # a density without a closed-form distribution function (vonmises) has none
         methods.update(
@@ -1213,6 +1243,7 @@ vonmises = _family(
     sf=lambda z, kappa: _vonmises_probability(z, kappa, upper=True),
     shapes=("kappa",),
     valid=lambda kappa: kappa >= 0,  # SciPy's: kappa = 0 is the uniform distribution on the circle
+    periodic=True,
 )
 wrapcauchy = _family(
     "wrapcauchy",
@@ -1658,7 +1689,7 @@ def _truncnorm_method(method):
             z = w(_math_ops.equal(x, 0.0), ends[0], w(_math_ops.equal(x, 1.0), ends[1], z))
             value = w(inside, loc + scale * z, _math.nan)
             return _narrowed(w(ok, value, _math.nan), dtype)
-        z = (x - loc) / scale
+        z = _standard(x, loc, scale)
         under, over = z < a, z > b
         zs = w(_math_ops.logical_or(under, over), 0.5 * (a + b), z)
         if method in ("logpdf", "pdf"):
