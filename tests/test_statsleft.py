@@ -101,3 +101,57 @@ def test_vonmises_density_at_infinity_stays_nan():
     # periodic: no limit at +-inf (SciPy: NaN), unlike the other families
     got = tl.stats.vonmises.pdf(np.array([np.inf, -np.inf]), 1.0).numpy()
     assert np.isnan(got).all()
+
+
+# ------------------------------------------------------------------ ive / kve at a huge x
+def _half_integer_scaled(name, v, x):
+    """Closed forms (x large, e**-2x dropped): ive(1/2, x) = 1 / sqrt(2 pi x), ive(3/2, x) = (1 - 1/x) / sqrt(2 pi x),
+    kve(1/2, x) = sqrt(pi / (2 x)), kve(3/2, x) = sqrt(pi / (2 x)) (1 + 1/x); with their first two derivatives."""
+    s = 1.0 if v == 0.5 else (-1.0 if name == "ive" else 1.0)
+    c = 1.0 / math.sqrt(2 * math.pi) if name == "ive" else math.sqrt(math.pi / 2)
+    # c (x**-1/2 + s x**-3/2)
+    value = c * (x**-0.5 + (s * x**-1.5 if v == 1.5 else 0.0))
+    first = c * (-0.5 * x**-1.5 + (-1.5 * s * x**-2.5 if v == 1.5 else 0.0))
+    second = c * (0.75 * x**-2.5 + (3.75 * s * x**-3.5 if v == 1.5 else 0.0))
+    return value, first, second
+
+
+@pytest.mark.parametrize("name", ["ive", "kve"])
+@pytest.mark.parametrize("v", [0.5, 1.5])
+def test_scaled_bessel_slopes_at_a_huge_x_match_closed_forms(name, v):
+    # the recurrence ive' = (ive_{v-1} + ive_{v+1}) / 2 - ive is an O(1 / x) difference of O(1) terms: ive'(0.5, 1e7)
+    # was 1e-9 relative off, its second derivative 3%, at 1e9 180 times off; and SciPy's ive / kve are NaN past
+    # x ~ 1.07e9 (AMOS), so the value and both derivatives were NaN at 1e12
+    f = getattr(tl.special, name)
+    x = np.array([1e3, 1e7, 1e9, 1e12, 1e20, 1e100])
+    first = tl.grad(lambda t: tl.sum(f(v, t)))
+    second = tl.grad(lambda t: tl.sum(first(t)))
+    want = _half_integer_scaled(name, v, x)
+    for got, ref in zip((f(v, tl.tensor(x)), first(tl.tensor(x)), second(tl.tensor(x))), want):
+        np.testing.assert_allclose(got.numpy(), ref, rtol=2e-14)
+
+
+def test_ive_of_an_integer_order_keeps_its_parity_at_a_huge_negative_x():
+    # ive(n, -x) = (-1)**n ive(n, x), and its slope is -(-1)**n ive'(n, x): past AMOS's range too
+    x = np.array([1e7, 1e12])
+    for n in (0.0, 1.0, 2.0):
+        value = tl.special.ive(n, tl.tensor(-x)).numpy()
+        np.testing.assert_allclose(value, (-1) ** n * tl.special.ive(n, tl.tensor(x)).numpy(), rtol=1e-15)
+        slope = tl.grad(lambda t: tl.sum(tl.special.ive(n, t)))
+        np.testing.assert_allclose(slope(tl.tensor(-x)).numpy(), -((-1) ** n) * slope(tl.tensor(x)).numpy(), rtol=1e-15)
+    assert np.isnan(tl.special.ive(2.5, tl.tensor(np.array([-1e12]))).numpy()).all()  # SciPy's NaN: x < 0, v not whole
+
+
+def test_scaled_bessel_slopes_match_mpmath():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 60
+    for name in ("ive", "kve"):
+        f = getattr(tl.special, name)
+        for v in (0.0, 1.0, 2.5, 10.0):
+            for x in (50.0, 1e4, 1e7, 1e10):
+                if name == "ive":
+                    want = mp.exp(-x) * ((mp.besseli(v - 1, x) + mp.besseli(v + 1, x)) / 2 - mp.besseli(v, x))
+                else:
+                    want = mp.exp(x) * (mp.besselk(v, x) - (mp.besselk(v - 1, x) + mp.besselk(v + 1, x)) / 2)
+                got = tl.grad(lambda t, f=f, v=v: f(v, t))(tl.tensor(np.float64(x))).numpy()
+                np.testing.assert_allclose(got, float(want), rtol=5e-14, err_msg=f"{name}({v}, {x})")
